@@ -1,0 +1,86 @@
+// The public functions of leangrad (like at:: in LibTorch): every tensor operation a user calls,
+// and the layer where autograd will record graph nodes (the autograd issue adds each op's
+// backward beside its forward in functions.cpp). Tensor's methods and operators forward here.
+// Each function calls the tensor-level kernel entry of kernels/ops.h.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace leangrad {
+
+// ---- Elementwise arithmetic (broadcasting, PyTorch type promotion) ---------------------------
+Tensor add(const Tensor& a, const Tensor& b);
+Tensor sub(const Tensor& a, const Tensor& b);
+Tensor mul(const Tensor& a, const Tensor& b);
+Tensor div(const Tensor& a, const Tensor& b);
+Tensor pow(const Tensor& a, const Tensor& b);
+Tensor maximum(const Tensor& a, const Tensor& b);
+Tensor minimum(const Tensor& a, const Tensor& b);
+Tensor add(const Tensor& a, double b);
+Tensor sub(const Tensor& a, double b);
+Tensor mul(const Tensor& a, double b);
+Tensor div(const Tensor& a, double b);
+Tensor pow(const Tensor& a, double exponent);
+Tensor rsub(const Tensor& a, double b);  // b - a
+Tensor rdiv(const Tensor& a, double b);  // b / a
+
+Tensor neg(const Tensor& a);
+Tensor abs(const Tensor& a);
+Tensor exp(const Tensor& a);
+Tensor log(const Tensor& a);
+Tensor sqrt(const Tensor& a);
+Tensor tanh(const Tensor& a);
+Tensor sigmoid(const Tensor& a);
+Tensor relu(const Tensor& a);
+
+// ---- Comparisons (Bool results, not differentiable) ------------------------------------------
+Tensor gt(const Tensor& a, const Tensor& b);
+Tensor lt(const Tensor& a, const Tensor& b);
+Tensor ge(const Tensor& a, const Tensor& b);
+Tensor le(const Tensor& a, const Tensor& b);
+Tensor eq(const Tensor& a, const Tensor& b);
+Tensor ne(const Tensor& a, const Tensor& b);
+Tensor gt(const Tensor& a, double b);
+Tensor lt(const Tensor& a, double b);
+Tensor ge(const Tensor& a, double b);
+Tensor le(const Tensor& a, double b);
+Tensor eq(const Tensor& a, double b);
+Tensor ne(const Tensor& a, double b);
+
+// cond ? a : b, broadcasting all three; cond must be Bool.
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
+
+// ---- Reductions ------------------------------------------------------------------------------
+// Empty dims = all dims.
+Tensor sum(const Tensor& a, const std::vector<std::int64_t>& dims = {}, bool keepdim = false);
+Tensor mean(const Tensor& a, const std::vector<std::int64_t>& dims = {}, bool keepdim = false);
+Tensor max(const Tensor& a, const std::vector<std::int64_t>& dims = {}, bool keepdim = false);
+Tensor argmax(const Tensor& a);
+Tensor argmax(const Tensor& a, std::int64_t dim, bool keepdim = false);
+
+// ---- Linear algebra, joining -----------------------------------------------------------------
+Tensor matmul(const Tensor& a, const Tensor& b);
+Tensor cat(const std::vector<Tensor>& tensors, std::int64_t dim = 0);
+Tensor stack(const std::vector<Tensor>& tensors, std::int64_t dim = 0);
+
+// ---- Views and copies ------------------------------------------------------------------------
+Tensor view(const Tensor& a, const Shape& shape);
+Tensor reshape(const Tensor& a, const Shape& shape);
+Tensor permute(const Tensor& a, const std::vector<std::int64_t>& dims);
+Tensor transpose(const Tensor& a, std::int64_t dim0, std::int64_t dim1);
+Tensor slice(const Tensor& a, std::int64_t dim, std::int64_t start, std::int64_t end,
+             std::int64_t step = 1);
+Tensor select(const Tensor& a, std::int64_t dim, std::int64_t index);
+Tensor unsqueeze(const Tensor& a, std::int64_t dim);
+Tensor squeeze(const Tensor& a);
+Tensor squeeze(const Tensor& a, std::int64_t dim);
+Tensor expand(const Tensor& a, const Shape& shape);
+Tensor flatten(const Tensor& a, std::int64_t start_dim = 0, std::int64_t end_dim = -1);
+Tensor clone(const Tensor& a);
+// A copy on `device` and/or with `dtype` (no copy when both already match).
+Tensor to(const Tensor& a, Device device, DType dtype, bool non_blocking = false);
+
+}  // namespace leangrad

@@ -1,0 +1,44 @@
+# Third-party dependencies: Debian packages first, then sources in LEANGRAD_DEPS_DIR (offline
+# builds). Nothing is downloaded at build time.
+find_package(Threads REQUIRED)
+find_package(OpenMP REQUIRED COMPONENTS CXX)
+
+find_package(Eigen3 3.3 QUIET NO_MODULE)
+if(NOT TARGET Eigen3::Eigen)
+  if(EXISTS "${LEANGRAD_DEPS_DIR}/eigen3/Eigen/Core")
+    add_library(Eigen3::Eigen INTERFACE IMPORTED)
+    target_include_directories(Eigen3::Eigen INTERFACE "${LEANGRAD_DEPS_DIR}/eigen3")
+  else()
+    message(FATAL_ERROR "Eigen 3 not found: apt-get install libeigen3-dev, "
+                        "or put its headers in ${LEANGRAD_DEPS_DIR}/eigen3")
+  endif()
+endif()
+
+if(LEANGRAD_BUILD_TESTS)
+  find_package(GTest QUIET)
+  if(NOT TARGET GTest::gtest_main)
+    if(EXISTS "${LEANGRAD_DEPS_DIR}/googletest/CMakeLists.txt")
+      set(INSTALL_GTEST OFF CACHE BOOL "" FORCE)
+      add_subdirectory("${LEANGRAD_DEPS_DIR}/googletest" "${CMAKE_BINARY_DIR}/_deps/googletest"
+                       EXCLUDE_FROM_ALL SYSTEM)
+    else()
+      message(FATAL_ERROR "GoogleTest not found: apt-get install libgtest-dev, "
+                          "or put its sources in ${LEANGRAD_DEPS_DIR}/googletest")
+    endif()
+  endif()
+endif()
+
+if(LEANGRAD_BUILD_BENCHMARKS)
+  find_package(benchmark QUIET)
+  if(NOT TARGET benchmark::benchmark)
+    if(EXISTS "${LEANGRAD_DEPS_DIR}/benchmark/CMakeLists.txt")
+      set(BENCHMARK_ENABLE_TESTING OFF CACHE BOOL "" FORCE)
+      set(BENCHMARK_ENABLE_INSTALL OFF CACHE BOOL "" FORCE)
+      add_subdirectory("${LEANGRAD_DEPS_DIR}/benchmark" "${CMAKE_BINARY_DIR}/_deps/benchmark"
+                       EXCLUDE_FROM_ALL SYSTEM)
+    else()
+      message(STATUS "Google Benchmark not found: benchmarks are not built")
+      set(LEANGRAD_BUILD_BENCHMARKS OFF)
+    endif()
+  endif()
+endif()

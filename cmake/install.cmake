@@ -1,0 +1,27 @@
+# `cmake --install` produces a package that find_package(leangrad) consumes:
+#   <prefix>/include/leangrad/leangrad.h          the umbrella header
+#   <prefix>/include/leangrad/{core,kernels,...}  the headers it includes
+#   <prefix>/lib/cmake/leangrad/                  leangradConfig.cmake and the exported target
+include(CMakePackageConfigHelpers)
+
+install(TARGETS leangrad EXPORT leangradTargets
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(FILES include/leangrad/leangrad.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/leangrad)
+foreach(layer IN ITEMS core kernels autograd)
+  install(DIRECTORY ${layer}/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/leangrad/${layer}
+    FILES_MATCHING PATTERN "*.h"
+    PATTERN "cuda" EXCLUDE PATTERN "no_cuda" EXCLUDE PATTERN "cpu" EXCLUDE)
+endforeach()
+
+install(EXPORT leangradTargets NAMESPACE leangrad::
+  DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/leangrad)
+configure_package_config_file(cmake/leangradConfig.cmake.in
+  "${CMAKE_CURRENT_BINARY_DIR}/leangradConfig.cmake"
+  INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/leangrad)
+write_basic_package_version_file("${CMAKE_CURRENT_BINARY_DIR}/leangradConfigVersion.cmake"
+  COMPATIBILITY SameMinorVersion)
+install(FILES "${CMAKE_CURRENT_BINARY_DIR}/leangradConfig.cmake"
+              "${CMAKE_CURRENT_BINARY_DIR}/leangradConfigVersion.cmake"
+  DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/leangrad)

@@ -1,0 +1,99 @@
+// The public CUDA runtime surface: device queries, streams, events.
+// Works in every build: without CUDA (LEANGRAD_WITH_CUDA=OFF) is_available() is false,
+// device_count() is 0, and everything else throws DeviceError saying CUDA was not built in.
+// No CUDA header is included here, so programs using leangrad need no CUDA toolkit.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "core/allocator.h"
+
+namespace leangrad::cuda {
+
+// True when leangrad was built with CUDA and at least one GPU is visible.
+bool is_available();
+// Number of visible GPUs (0 without CUDA or without a GPU).
+int device_count();
+// Waits for all work on the current device.
+void synchronize(int device = -1);
+// The device that kernels launch on for this thread (as cudaGetDevice); -1 means "current".
+int current_device();
+void set_device(int device);
+
+class Event;
+
+// A CUDA stream. The default stream has id 0 and needs no ownership; streams made by create()
+// are destroyed when the last Stream copy referring to them goes away.
+class Stream {
+ public:
+  Stream() = default;  // the default (legacy) stream of device 0
+  // A new stream that does not synchronize with the default stream.
+  static Stream create(int device = -1);
+  static Stream default_stream(int device = -1);
+
+  StreamId id() const { return id_; }
+  int device() const { return device_; }
+  void synchronize() const;
+  // True when all work queued on the stream has completed.
+  bool query() const;
+  // Work queued on this stream after the call waits for `event` (no host wait).
+  void wait(const Event& event) const;
+
+  friend bool operator==(const Stream& a, const Stream& b) {
+    return a.id_ == b.id_ && a.device_ == b.device_;
+  }
+
+ private:
+  Stream(StreamId id, int device, std::shared_ptr<void> owner)
+      : id_(id), device_(device), owner_(std::move(owner)) {}
+  StreamId id_ = 0;
+  int device_ = 0;
+  std::shared_ptr<void> owner_;
+};
+
+// The stream kernels and copies of this thread go to on `device` (default: current device).
+Stream current_stream(int device = -1);
+void set_current_stream(const Stream& stream);
+
+// Makes `stream` current for the scope, restoring the previous one on exit.
+class StreamGuard {
+ public:
+  explicit StreamGuard(const Stream& stream);
+  ~StreamGuard();
+  StreamGuard(const StreamGuard&) = delete;
+  StreamGuard& operator=(const StreamGuard&) = delete;
+
+ private:
+  Stream previous_;
+};
+
+// A CUDA event: a marker in a stream's work queue.
+class Event {
+ public:
+  explicit Event(bool enable_timing = true);
+  ~Event();
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  Event(Event&& other) noexcept;
+  Event& operator=(Event&& other) noexcept;
+
+  void record(const Stream& stream);
+  void record();  // on the current stream
+  void synchronize() const;
+  bool query() const;
+  // Milliseconds between this event and `end` (both recorded and completed).
+  float elapsed_ms(const Event& end) const;
+  void* handle() const { return event_; }
+
+ private:
+  void* event_ = nullptr;
+  int device_ = 0;
+};
+
+// cuBLAS math mode for float32 matmul: false (default) keeps full f32 precision; true lets
+// cuBLAS use TF32 tensor cores (like torch.backends.cuda.matmul.allow_tf32).
+void set_allow_tf32(bool allow);
+bool allow_tf32();
+
+}  // namespace leangrad::cuda

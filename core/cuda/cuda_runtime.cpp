@@ -1,0 +1,223 @@
+// The CUDA runtime surface of core/cuda.h: device queries, streams, events and the TF32 switch,
+// over the CUDA runtime API. Built only with LEANGRAD_WITH_CUDA=ON; core/no_cuda/
+// cuda_runtime_stub.cpp provides the same symbols otherwise.
+//   - is_available()/device_count() never throw: no GPU or no driver simply means 0 devices.
+//   - The current stream is per thread and per device (thread_local), the default stream (id 0)
+//     until set_current_stream or a StreamGuard changes it, as in PyTorch.
+//   - Streams from Stream::create are owned by a shared_ptr whose deleter destroys them when the
+//     last Stream copy goes; deleters and Event's destructor report failures but never throw.
+#include <cuda_runtime.h>
+
+#include <atomic>
+#include <vector>
+
+#include "core/cuda.h"
+#include "core/error.h"
+#include "kernels/cuda/cuda_check.h"
+
+namespace leangrad::cuda {
+namespace {
+
+std::atomic<bool> g_allow_tf32{false};
+
+cudaStream_t to_cuda_stream(StreamId id) { return reinterpret_cast<cudaStream_t>(id); }
+
+// -1 -> the current device; anything else must name a visible device.
+int resolve_device(int device) {
+  if (device == -1) return current_device();
+  const int count = device_count();
+  LG_CHECK_DEVICE(device >= 0 && device < count, "invalid CUDA device index ", device, ": ",
+                  count, " CUDA device(s) are visible");
+  return device;
+}
+
+// This thread's current stream of each device; filled with default streams on first use.
+std::vector<Stream>& thread_current_streams(int device) {
+  thread_local std::vector<Stream> streams;
+  while (static_cast<int>(streams.size()) <= device) {
+    streams.push_back(Stream::default_stream(static_cast<int>(streams.size())));
+  }
+  return streams;
+}
+
+}  // namespace
+
+// ---- Devices ---------------------------------------------------------------------------------
+
+int device_count() {
+  // Read once: the set of visible devices does not change during a process.
+  static const int count = [] {
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+      (void)cudaGetLastError();  // cudaErrorNoDevice, cudaErrorInsufficientDriver, ...
+      return 0;
+    }
+    return n;
+  }();
+  return count;
+}
+
+bool is_available() { return device_count() > 0; }
+
+void synchronize(int device) {
+  CudaDeviceGuard guard(resolve_device(device));
+  LG_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+int current_device() {
+  LG_CHECK_DEVICE(is_available(), "no CUDA device is available");
+  int device = 0;
+  LG_CUDA_CHECK(cudaGetDevice(&device));
+  return device;
+}
+
+void set_device(int device) { LG_CUDA_CHECK(cudaSetDevice(resolve_device(device))); }
+
+// ---- Streams ---------------------------------------------------------------------------------
+
+Stream Stream::create(int device) {
+  device = resolve_device(device);
+  CudaDeviceGuard guard(device);
+  cudaStream_t stream = nullptr;
+  LG_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  std::shared_ptr<void> owner(static_cast<void*>(stream), [device](void* s) noexcept {
+    // cudaStreamDestroy returns at once; queued work still completes. Called from any thread
+    // and possibly after another device was made current, hence the device switch.
+    int previous = device;
+    if (cudaGetDevice(&previous) != cudaSuccess) (void)cudaGetLastError();
+    if (previous != device) LG_CUDA_WARN(cudaSetDevice(device));
+    LG_CUDA_WARN(cudaStreamDestroy(static_cast<cudaStream_t>(s)));
+    if (previous != device) LG_CUDA_WARN(cudaSetDevice(previous));
+  });
+  return Stream(reinterpret_cast<StreamId>(stream), device, std::move(owner));
+}
+
+Stream Stream::default_stream(int device) { return Stream(0, resolve_device(device), nullptr); }
+
+void Stream::synchronize() const {
+  CudaDeviceGuard guard(device_);  // stream 0 means the default stream of the current device
+  LG_CUDA_CHECK(cudaStreamSynchronize(to_cuda_stream(id_)));
+}
+
+bool Stream::query() const {
+  CudaDeviceGuard guard(device_);
+  const cudaError_t status = cudaStreamQuery(to_cuda_stream(id_));
+  if (status == cudaErrorNotReady) {
+    (void)cudaGetLastError();  // "not ready" is an answer, not an error to report later
+    return false;
+  }
+  LG_CUDA_CHECK(status);
+  return true;
+}
+
+void Stream::wait(const Event& event) const {
+  LG_CHECK(event.handle() != nullptr, "Stream::wait: the event was moved from");
+  CudaDeviceGuard guard(device_);
+  LG_CUDA_CHECK(
+      cudaStreamWaitEvent(to_cuda_stream(id_), static_cast<cudaEvent_t>(event.handle()), 0));
+}
+
+Stream current_stream(int device) {
+  device = resolve_device(device);
+  return thread_current_streams(device)[static_cast<std::size_t>(device)];
+}
+
+void set_current_stream(const Stream& stream) {
+  const int device = resolve_device(stream.device());
+  thread_current_streams(device)[static_cast<std::size_t>(device)] = stream;
+}
+
+StreamGuard::StreamGuard(const Stream& stream) : previous_(current_stream(stream.device())) {
+  set_current_stream(stream);
+}
+
+StreamGuard::~StreamGuard() {
+  // Only a thread_local vector element is assigned: nothing here can fail once constructed.
+  try {
+    set_current_stream(previous_);
+  } catch (...) {
+  }
+}
+
+// ---- Events ----------------------------------------------------------------------------------
+
+Event::Event(bool enable_timing) {
+  device_ = current_device();
+  cudaEvent_t event = nullptr;
+  LG_CUDA_CHECK(
+      cudaEventCreateWithFlags(&event, enable_timing ? cudaEventDefault : cudaEventDisableTiming));
+  event_ = event;
+}
+
+Event::~Event() {
+  if (event_ == nullptr) return;
+  // cudaEventDestroy needs no particular current device and returns at once.
+  LG_CUDA_WARN(cudaEventDestroy(static_cast<cudaEvent_t>(event_)));
+}
+
+Event::Event(Event&& other) noexcept : event_(other.event_), device_(other.device_) {
+  other.event_ = nullptr;
+}
+
+Event& Event::operator=(Event&& other) noexcept {
+  if (this != &other) {
+    if (event_ != nullptr) LG_CUDA_WARN(cudaEventDestroy(static_cast<cudaEvent_t>(event_)));
+    event_ = other.event_;
+    device_ = other.device_;
+    other.event_ = nullptr;
+  }
+  return *this;
+}
+
+void Event::record(const Stream& stream) {
+  LG_CHECK(event_ != nullptr, "Event::record: the event was moved from");
+  LG_CHECK_DEVICE(stream.device() == device_, "Event::record: the event belongs to cuda:",
+                  device_, " but the stream to cuda:", stream.device());
+  CudaDeviceGuard guard(device_);
+  LG_CUDA_CHECK(
+      cudaEventRecord(static_cast<cudaEvent_t>(event_), to_cuda_stream(stream.id())));
+}
+
+void Event::record() { record(current_stream(device_)); }
+
+void Event::synchronize() const {
+  LG_CHECK(event_ != nullptr, "Event::synchronize: the event was moved from");
+  LG_CUDA_CHECK(cudaEventSynchronize(static_cast<cudaEvent_t>(event_)));
+}
+
+bool Event::query() const {
+  LG_CHECK(event_ != nullptr, "Event::query: the event was moved from");
+  const cudaError_t status = cudaEventQuery(static_cast<cudaEvent_t>(event_));
+  if (status == cudaErrorNotReady) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  LG_CUDA_CHECK(status);
+  return true;
+}
+
+float Event::elapsed_ms(const Event& end) const {
+  LG_CHECK(event_ != nullptr && end.event_ != nullptr, "Event::elapsed_ms: an event was moved from");
+  float ms = 0.0f;
+  const cudaError_t status = cudaEventElapsedTime(&ms, static_cast<cudaEvent_t>(event_),
+                                                  static_cast<cudaEvent_t>(end.event_));
+  if (status == cudaErrorNotReady) {
+    (void)cudaGetLastError();
+    LG_THROW(Error, "Event::elapsed_ms: an event has not completed yet (call synchronize() on ",
+             "the end event first)");
+  }
+  if (status == cudaErrorInvalidResourceHandle) {
+    (void)cudaGetLastError();
+    LG_THROW(Error, "Event::elapsed_ms: both events must be recorded, on the same device, and ",
+             "created with enable_timing = true");
+  }
+  LG_CUDA_CHECK(status);
+  return ms;
+}
+
+// ---- Math modes ------------------------------------------------------------------------------
+
+void set_allow_tf32(bool allow) { g_allow_tf32.store(allow, std::memory_order_relaxed); }
+bool allow_tf32() { return g_allow_tf32.load(std::memory_order_relaxed); }
+
+}  // namespace leangrad::cuda

@@ -1,0 +1,61 @@
+// Shape helpers: printing, numel, strides, dim wrapping and broadcasting.
+#include "core/shape.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "core/error.h"
+
+namespace leangrad {
+
+std::string shape_str(const Shape& shape) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (i > 0) s += ", ";
+    s += std::to_string(shape[i]);
+  }
+  return s + "]";
+}
+
+std::int64_t shape_numel(const Shape& shape) {
+  std::int64_t n = 1;
+  for (std::int64_t size : shape) {
+    LG_CHECK_SHAPE(size >= 0, "invalid shape ", shape, ": sizes must be non-negative");
+    LG_CHECK_SHAPE(size == 0 || n <= std::numeric_limits<std::int64_t>::max() / size,
+                   "invalid shape ", shape, ": number of elements overflows int64");
+    n *= size;
+  }
+  return n;
+}
+
+Strides contiguous_strides(const Shape& shape) {
+  Strides strides(shape.size());
+  std::int64_t stride = 1;
+  for (std::size_t i = shape.size(); i-- > 0;) {
+    strides[i] = stride;
+    stride *= std::max<std::int64_t>(shape[i], 1);
+  }
+  return strides;
+}
+
+std::int64_t wrap_dim(std::int64_t dim, std::int64_t ndim, const char* op) {
+  const std::int64_t n = std::max<std::int64_t>(ndim, 1);
+  LG_CHECK_SHAPE(dim >= -n && dim < n, op, ": dimension ", dim, " is out of range for a ", ndim,
+                 "-d tensor (expected a dim in [", -n, ", ", n - 1, "])");
+  return dim < 0 ? dim + n : dim;
+}
+
+Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
+  const std::size_t ndim = std::max(a.size(), b.size());
+  Shape out(ndim);
+  for (std::size_t i = 0; i < ndim; ++i) {
+    const std::int64_t sa = i < ndim - a.size() ? 1 : a[i - (ndim - a.size())];
+    const std::int64_t sb = i < ndim - b.size() ? 1 : b[i - (ndim - b.size())];
+    LG_CHECK_SHAPE(sa == sb || sa == 1 || sb == 1, op, ": shapes ", a, " and ", b,
+                   " cannot be broadcast together (dimension ", i, ": ", sa, " vs ", sb, ")");
+    out[i] = sa == 1 ? sb : sa;
+  }
+  return out;
+}
+
+}  // namespace leangrad

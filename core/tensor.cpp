@@ -1,0 +1,65 @@
+// Tensor metadata: sizes, strides, contiguity, raw pointers, and construction of new tensors.
+#include "core/tensor.h"
+
+#include "core/cuda.h"
+
+namespace leangrad {
+
+Tensor make_tensor(std::shared_ptr<Storage> storage, DType dtype, Shape sizes, Strides strides,
+                   std::int64_t storage_offset) {
+  auto impl = std::make_shared<TensorImpl>();
+  impl->storage = std::move(storage);
+  impl->storage_offset = storage_offset;
+  impl->sizes = std::move(sizes);
+  impl->strides = std::move(strides);
+  impl->dtype = dtype;
+  return Tensor(std::move(impl));
+}
+
+std::int64_t Tensor::size(std::int64_t dim) const {
+  return shape()[wrap_dim(dim, this->dim(), "size")];
+}
+
+std::int64_t Tensor::stride(std::int64_t dim) const {
+  return strides()[wrap_dim(dim, this->dim(), "stride")];
+}
+
+std::int64_t Tensor::numel() const {
+  std::int64_t n = 1;
+  for (std::int64_t s : shape()) n *= s;
+  return n;
+}
+
+bool Tensor::is_contiguous() const {
+  // Size-1 dims may have any stride; a tensor without elements is contiguous.
+  std::int64_t expected = 1;
+  for (std::int64_t d = dim() - 1; d >= 0; --d) {
+    const std::int64_t size = shape()[d];
+    if (size == 0) return true;
+    if (size != 1 && strides()[d] != expected) return false;
+    expected *= size;
+  }
+  return true;
+}
+
+bool Tensor::shares_storage(const Tensor& other) const {
+  return defined() && other.defined() && storage() == other.storage();
+}
+
+void* Tensor::data_ptr() const {
+  auto* base = static_cast<char*>(storage()->data());
+  if (base == nullptr) return nullptr;
+  return base + storage_offset() * static_cast<std::int64_t>(element_size());
+}
+
+void Tensor::record_stream(const cuda::Stream& stream) const {
+  LG_CHECK_DEVICE(is_cuda() || is_pinned(),
+                  "record_stream: expected a CUDA tensor or a pinned CPU tensor, got a tensor on ",
+                  device());
+  const DataPtr& data = storage()->data_ptr();
+  if (!data) return;
+  CachingAllocator& allocator = is_pinned() ? pinned_allocator() : allocator_for(device());
+  allocator.record_stream(data, stream.id());
+}
+
+}  // namespace leangrad

@@ -1,0 +1,207 @@
+// Tensor: a cheap shared handle to a strided view of a Storage (copying a Tensor aliases it,
+// as in PyTorch). This header holds the data model; the computing methods (arithmetic, views,
+// reductions, conversions) are thin forwards to the differentiable functions of
+// autograd/functions.h, which call the kernels listed in kernels/ops.h.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "core/device.h"
+#include "core/dtype.h"
+#include "core/error.h"
+#include "core/shape.h"
+#include "core/storage.h"
+#include "core/tensor_options.h"
+
+namespace leangrad {
+
+namespace cuda {
+class Stream;
+}
+namespace autograd {
+struct AutogradMeta;  // defined by the autograd layer
+}
+
+// Counts in-place modifications of a tensor's data. Shared by a tensor and all its views, so a
+// write through any of them is seen by autograd's saved-tensor checks.
+struct VersionCounter {
+  std::atomic<std::uint32_t> version{0};
+};
+
+// The state behind a Tensor handle. Plain data: the invariants (sizes/strides within the
+// storage) are established by the functions that create tensors and views.
+struct TensorImpl {
+  std::shared_ptr<Storage> storage;
+  std::int64_t storage_offset = 0;  // in elements
+  Shape sizes;
+  Strides strides;  // in elements
+  DType dtype = DType::Float32;
+  std::shared_ptr<VersionCounter> version_counter = std::make_shared<VersionCounter>();
+  // Null until autograd needs it (requires_grad, grad_fn, grad, hooks).
+  std::shared_ptr<autograd::AutogradMeta> autograd_meta;
+};
+
+class Tensor {
+ public:
+  Tensor() = default;  // an undefined tensor ("no tensor": no bias, no gradient yet)
+  explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
+
+  bool defined() const { return impl_ != nullptr; }
+
+  // ---- Metadata ----------------------------------------------------------------------------
+  const Shape& shape() const { return impl().sizes; }
+  const Shape& sizes() const { return impl().sizes; }
+  std::int64_t size(std::int64_t dim) const;
+  const Strides& strides() const { return impl().strides; }
+  std::int64_t stride(std::int64_t dim) const;
+  std::int64_t dim() const { return static_cast<std::int64_t>(impl().sizes.size()); }
+  std::int64_t numel() const;
+  DType dtype() const { return impl().dtype; }
+  Device device() const { return impl().storage->device(); }
+  TensorOptions options() const { return TensorOptions(dtype()).device(device()); }
+  std::int64_t storage_offset() const { return impl().storage_offset; }
+  std::size_t element_size() const { return leangrad::element_size(dtype()); }
+  std::size_t nbytes() const { return static_cast<std::size_t>(numel()) * element_size(); }
+  bool is_contiguous() const;
+  bool is_cuda() const { return device().is_cuda(); }
+  bool is_pinned() const { return impl().storage->is_pinned(); }
+  const std::shared_ptr<Storage>& storage() const { return impl().storage; }
+  // Same TensorImpl (not merely equal values).
+  bool is_same(const Tensor& other) const { return impl_ == other.impl_; }
+  // True when both view the same storage.
+  bool shares_storage(const Tensor& other) const;
+
+  // ---- Raw data ----------------------------------------------------------------------------
+  // Address of element 0 of this view. data_ptr<T>() checks that T matches dtype().
+  void* data_ptr() const;
+  template <typename T>
+  T* data_ptr() const {
+    LG_CHECK_DTYPE(dtype_of<T> == dtype(), "data_ptr<", dtype_name(dtype_of<T>),
+                   ">: tensor has dtype ", dtype());
+    return static_cast<T*>(data_ptr());
+  }
+  // The value of a one-element tensor (copied to the host if needed), converted to T.
+  template <typename T>
+  T item() const;
+
+  // ---- Conversions (copy when needed, return *this otherwise) ------------------------------
+  Tensor to(Device device, bool non_blocking = false) const;
+  Tensor to(DeviceType type) const { return to(Device(type)); }
+  Tensor to(DType dtype) const;
+  Tensor cpu() const { return to(Device::cpu()); }
+  Tensor cuda(int index = 0) const { return to(Device::cuda(index)); }
+  Tensor contiguous() const;
+  Tensor clone() const;
+  // A copy in the pinned host pool (CPU tensors only).
+  Tensor pin_memory() const;
+  // Tells the allocator this tensor's memory is used by work queued on `stream` (as in torch).
+  void record_stream(const cuda::Stream& stream) const;
+
+  // ---- Views (share storage; no data is copied) --------------------------------------------
+  Tensor view(const Shape& shape) const;
+  Tensor reshape(const Shape& shape) const;  // a view when possible, else a copy
+  Tensor permute(const std::vector<std::int64_t>& dims) const;
+  Tensor transpose(std::int64_t dim0, std::int64_t dim1) const;
+  Tensor slice(std::int64_t dim, std::int64_t start, std::int64_t end,
+               std::int64_t step = 1) const;
+  Tensor select(std::int64_t dim, std::int64_t index) const;
+  Tensor unsqueeze(std::int64_t dim) const;
+  Tensor squeeze() const;
+  Tensor squeeze(std::int64_t dim) const;
+  Tensor expand(const Shape& shape) const;
+  Tensor flatten(std::int64_t start_dim = 0, std::int64_t end_dim = -1) const;
+
+  // ---- In-place (bump the version counter) -------------------------------------------------
+  Tensor& add_(const Tensor& other, double alpha = 1.0);
+  Tensor& add_(double other);
+  Tensor& mul_(const Tensor& other);
+  Tensor& mul_(double other);
+  Tensor& zero_();
+  Tensor& fill_(double value);
+  // Copies src into this tensor: any dtype, any device, broadcasting src to this shape.
+  Tensor& copy_(const Tensor& src, bool non_blocking = false);
+
+  // ---- Reductions --------------------------------------------------------------------------
+  Tensor sum() const;
+  Tensor sum(const std::vector<std::int64_t>& dims, bool keepdim = false) const;
+  Tensor mean() const;
+  Tensor mean(const std::vector<std::int64_t>& dims, bool keepdim = false) const;
+  Tensor max() const;
+  Tensor max(const std::vector<std::int64_t>& dims, bool keepdim = false) const;
+  Tensor argmax() const;  // index into the flattened tensor
+  Tensor argmax(std::int64_t dim, bool keepdim = false) const;
+
+  // ---- Elementwise -------------------------------------------------------------------------
+  Tensor exp() const;
+  Tensor log() const;
+  Tensor tanh() const;
+  Tensor sigmoid() const;
+  Tensor relu() const;
+  Tensor sqrt() const;
+  Tensor abs() const;
+  Tensor neg() const;
+  Tensor pow(const Tensor& exponent) const;
+  Tensor pow(double exponent) const;
+  Tensor gt(const Tensor& other) const;
+  Tensor gt(double other) const;
+  Tensor lt(const Tensor& other) const;
+  Tensor lt(double other) const;
+  Tensor ge(const Tensor& other) const;
+  Tensor ge(double other) const;
+  Tensor le(const Tensor& other) const;
+  Tensor le(double other) const;
+  Tensor eq(const Tensor& other) const;
+  Tensor eq(double other) const;
+  Tensor matmul(const Tensor& other) const;
+
+  // ---- Autograd state (the engine lives in autograd/) --------------------------------------
+  bool requires_grad() const;
+  Tensor& requires_grad_(bool requires_grad = true);
+  // A tensor sharing this one's data (and version counter) that autograd does not track.
+  Tensor detach() const;
+
+  // ---- Versions ----------------------------------------------------------------------------
+  std::uint32_t version() const { return impl().version_counter->version.load(); }
+  void bump_version() const { impl().version_counter->version.fetch_add(1); }
+
+  // ---- Access to the implementation (for the library's own layers) -------------------------
+  TensorImpl& impl() const {
+    LG_CHECK(impl_ != nullptr, "operation on an undefined tensor (Tensor())");
+    return *impl_;
+  }
+  const std::shared_ptr<TensorImpl>& impl_ptr() const { return impl_; }
+
+  // "tensor([[1.0000, 2.0000]], dtype=float32)"-style text (at most a few elements per dim).
+  std::string str() const;
+
+ private:
+  std::shared_ptr<TensorImpl> impl_;
+};
+
+std::ostream& operator<<(std::ostream& out, const Tensor& t);
+
+// Arithmetic operators: broadcasting, dtype promotion as in PyTorch.
+Tensor operator+(const Tensor& a, const Tensor& b);
+Tensor operator-(const Tensor& a, const Tensor& b);
+Tensor operator*(const Tensor& a, const Tensor& b);
+Tensor operator/(const Tensor& a, const Tensor& b);
+Tensor operator+(const Tensor& a, double b);
+Tensor operator-(const Tensor& a, double b);
+Tensor operator*(const Tensor& a, double b);
+Tensor operator/(const Tensor& a, double b);
+Tensor operator+(double a, const Tensor& b);
+Tensor operator-(double a, const Tensor& b);
+Tensor operator*(double a, const Tensor& b);
+Tensor operator/(double a, const Tensor& b);
+Tensor operator-(const Tensor& a);
+
+// Internal: a new tensor viewing `storage` (used by creation functions and views).
+Tensor make_tensor(std::shared_ptr<Storage> storage, DType dtype, Shape sizes, Strides strides,
+                   std::int64_t storage_offset = 0);
+
+}  // namespace leangrad

@@ -1,0 +1,255 @@
+// Reductions in CUDA: sum, mean, max and argmax of contiguous runs (one run per output).
+// kernels/cpu/reduce.cpp is the reference; the merge rules are shared through reduce_math.h.
+//
+// Policy (every choice depends only on the sizes, so results are deterministic; no atomics):
+//   - runs of at most kThreadRunMax elements: one thread per output, a plain loop;
+//   - runs of at most kSegmentLen elements: one block per output, each thread striding over the
+//     run (coalesced), then a warp-shuffle block reduction;
+//   - longer runs: each run is cut into segments of kSegmentLen, one block per (output, segment)
+//     writes a partial to a workspace, and the partials are reduced again by the same rules
+//     (a second pass, recursively for very long runs). A 16M-element sum thus uses 1024 blocks
+//     instead of one, and no thread adds more than kSegmentLen / kThreads values in sequence.
+// Argmax carries (value, index) pairs, merged with first-index tie breaking.
+#include "kernels/cuda/reduce.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "core/allocator.h"
+#include "core/cuda.h"
+#include "kernels/cuda/cuda_check.h"
+#include "kernels/dispatch.h"
+#include "kernels/reduce_math.h"
+
+namespace leangrad::kernels::cuda {
+
+namespace {
+
+using reduce_math::ArgmaxPair;
+
+constexpr int kWarpSize = 32;
+constexpr int kThreads = 256;                // block size of the block-per-segment kernel
+constexpr std::int64_t kThreadRunMax = 16;   // runs this short: one thread per output
+constexpr std::int64_t kSegmentLen = 16384;  // elements one block reduces
+constexpr std::int64_t kMaxGrid = 1 << 20;   // blocks per launch; kernels loop beyond that
+
+// ---- Device helpers --------------------------------------------------------------------------
+
+template <typename T>
+__device__ __forceinline__ T shfl_down(T v, int offset) {
+  return __shfl_down_sync(0xffffffffu, v, offset);
+}
+template <typename Acc>
+__device__ __forceinline__ ArgmaxPair<Acc> shfl_down(ArgmaxPair<Acc> v, int offset) {
+  return {shfl_down(v.value, offset), shfl_down(v.index, offset)};
+}
+
+// Lane 0 gets the merge of the warp's 32 values, in a fixed tree.
+template <typename Acc, typename Combine>
+__device__ __forceinline__ Acc warp_reduce(Acc v, Combine combine) {
+#pragma unroll
+  for (int offset = kWarpSize / 2; offset > 0; offset /= 2)
+    v = combine(v, shfl_down(v, offset));
+  return v;
+}
+
+// Thread 0 gets the merge of the block's values. blockDim.x is a multiple of 32, at most
+// kThreads. Ends with a barrier, so the block may call it again right away.
+template <typename Acc, typename Combine>
+__device__ Acc block_reduce(Acc v, Acc identity, Combine combine) {
+  __shared__ Acc warp_results[kThreads / kWarpSize];
+  const int lane = threadIdx.x % kWarpSize;
+  const int warp = threadIdx.x / kWarpSize;
+  v = warp_reduce(v, combine);
+  if (lane == 0) warp_results[warp] = v;
+  __syncthreads();
+  if (warp == 0) {
+    const int num_warps = blockDim.x / kWarpSize;
+    v = warp_reduce(lane < num_warps ? warp_results[lane] : identity, combine);
+  }
+  __syncthreads();
+  return v;
+}
+
+// What a reduction does, as small function objects the kernels are templated on.
+// Load: element i of a run -> accumulator. Combine: merge two accumulators. Store: write output o.
+template <typename In, typename Acc>
+struct LoadValue {
+  __device__ Acc operator()(const In* run, std::int64_t i) const {
+    return static_cast<Acc>(run[i]);
+  }
+};
+template <typename In, typename Acc>
+struct LoadIndexed {
+  __device__ ArgmaxPair<Acc> operator()(const In* run, std::int64_t i) const {
+    return {static_cast<Acc>(run[i]), i};
+  }
+};
+
+template <typename Acc>
+struct SumCombine {
+  __device__ Acc operator()(Acc a, Acc b) const { return a + b; }
+};
+template <typename Acc>
+struct MaxCombine {
+  __device__ Acc operator()(Acc a, Acc b) const { return reduce_math::max_propagate_nan(a, b); }
+};
+template <typename Acc>
+struct ArgmaxCombine {
+  __device__ ArgmaxPair<Acc> operator()(ArgmaxPair<Acc> a, ArgmaxPair<Acc> b) const {
+    return reduce_math::argmax_merge(a, b);
+  }
+};
+
+template <typename Out>
+struct StoreCast {
+  template <typename Acc>
+  __device__ void operator()(Out* out, std::int64_t o, Acc v) const {
+    out[o] = static_cast<Out>(v);
+  }
+};
+template <typename Out, typename Acc>
+struct StoreMean {
+  Acc count;  // the run length; 0 gives 0 / 0 = NaN, as in PyTorch
+  __device__ void operator()(Out* out, std::int64_t o, Acc v) const {
+    out[o] = static_cast<Out>(v / count);
+  }
+};
+struct StoreIndex {
+  template <typename Acc>
+  __device__ void operator()(std::int64_t* out, std::int64_t o, ArgmaxPair<Acc> v) const {
+    out[o] = v.index;
+  }
+};
+
+// ---- Kernels ---------------------------------------------------------------------------------
+
+// One thread per output: for short runs, where a block per output would idle most threads.
+template <typename Acc, typename In, typename Out, typename Load, typename Combine, typename Store>
+__global__ void reduce_thread_per_run_kernel(Out* out, const In* in, std::int64_t num_outputs,
+                                             std::int64_t run_len, Acc identity, Load load,
+                                             Combine combine, Store store) {
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t o = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+       o < num_outputs; o += stride) {
+    const In* run = in + o * run_len;
+    Acc acc = identity;
+    for (std::int64_t i = 0; i < run_len; ++i)
+      acc = combine(acc, load(run, i));
+    store(out, o, acc);
+  }
+}
+
+// One block per (output, segment): item = output * num_segments + segment, and out[item] gets
+// the merge of elements [segment * segment_len, (segment + 1) * segment_len) of the run.
+template <typename Acc, typename In, typename Out, typename Load, typename Combine, typename Store>
+__global__ void reduce_block_per_segment_kernel(Out* out, const In* in, std::int64_t num_items,
+                                                std::int64_t run_len, std::int64_t num_segments,
+                                                std::int64_t segment_len, Acc identity, Load load,
+                                                Combine combine, Store store) {
+  for (std::int64_t item = blockIdx.x; item < num_items; item += gridDim.x) {
+    const std::int64_t o = item / num_segments;
+    const std::int64_t begin = (item % num_segments) * segment_len;
+    const std::int64_t end = begin + segment_len < run_len ? begin + segment_len : run_len;
+    const In* run = in + o * run_len;
+    Acc acc = identity;
+    for (std::int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
+      acc = combine(acc, load(run, i));
+    }
+    acc = block_reduce(acc, identity, combine);
+    if (threadIdx.x == 0) store(out, item, acc);
+  }
+}
+
+// ---- Launchers -------------------------------------------------------------------------------
+
+cudaStream_t current_cuda_stream() {
+  return reinterpret_cast<cudaStream_t>(leangrad::cuda::current_stream().id());
+}
+
+unsigned int grid_size(std::int64_t blocks) {
+  return static_cast<unsigned int>(std::clamp<std::int64_t>(blocks, 1, kMaxGrid));
+}
+
+// Reduces num_outputs runs of run_len elements of `in` into `out` by the policy at the top.
+template <typename Acc, typename In, typename Out, typename Load, typename Combine, typename Store>
+void launch_reduce(Out* out, const In* in, std::int64_t num_outputs, std::int64_t run_len,
+                   Acc identity, Load load, Combine combine, Store store) {
+  if (num_outputs == 0) return;
+  const cudaStream_t stream = current_cuda_stream();
+  if (run_len <= kThreadRunMax) {
+    reduce_thread_per_run_kernel<<<grid_size((num_outputs + kThreads - 1) / kThreads), kThreads, 0,
+                                   stream>>>(out, in, num_outputs, run_len, identity, load, combine,
+                                             store);
+    LG_CUDA_CHECK_LAUNCH();
+    return;
+  }
+  if (run_len <= kSegmentLen) {
+    // Enough threads to cover the run once, in whole warps.
+    const int threads = static_cast<int>(
+        std::min<std::int64_t>(kThreads, (run_len + kWarpSize - 1) / kWarpSize * kWarpSize));
+    reduce_block_per_segment_kernel<<<grid_size(num_outputs), threads, 0, stream>>>(
+        out, in, num_outputs, run_len, 1, run_len, identity, load, combine, store);
+    LG_CUDA_CHECK_LAUNCH();
+    return;
+  }
+  // Long runs: partials per segment into a workspace from the caching allocator (stream-ordered:
+  // freeing it when this function returns is safe, later work on the stream runs after ours).
+  const std::int64_t num_segments = (run_len + kSegmentLen - 1) / kSegmentLen;
+  const std::int64_t num_items = num_outputs * num_segments;
+  const StreamId stream_id = leangrad::cuda::current_stream().id();
+  DataPtr workspace = allocator_for(Device::cuda(leangrad::cuda::current_device()))
+                          .allocate(static_cast<std::size_t>(num_items) * sizeof(Acc), stream_id);
+  Acc* partials = static_cast<Acc*>(workspace.get());
+  reduce_block_per_segment_kernel<<<grid_size(num_items), kThreads, 0, stream>>>(
+      partials, in, num_items, run_len, num_segments, kSegmentLen, identity, load, combine,
+      StoreCast<Acc>{});
+  LG_CUDA_CHECK_LAUNCH();
+  launch_reduce(out, static_cast<const Acc*>(partials), num_outputs, num_segments, identity,
+                LoadValue<Acc, Acc>{}, combine, store);
+}
+
+}  // namespace
+
+void reduce(ReduceOp op, DType dtype, void* out, const void* in, std::int64_t num_outputs,
+            std::int64_t reduce_size) {
+  switch (op) {
+    case ReduceOp::Sum:
+      dispatch_all(dtype, "sum", [&]<typename T>() {
+        using Acc = reduce_math::sum_acc_t<T>;
+        using Out = reduce_math::sum_out_t<T>;
+        launch_reduce(static_cast<Out*>(out), static_cast<const T*>(in), num_outputs, reduce_size,
+                      Acc(0), LoadValue<T, Acc>{}, SumCombine<Acc>{}, StoreCast<Out>{});
+      });
+      return;
+    case ReduceOp::Mean:
+      dispatch_floating(dtype, "mean", [&]<typename T>() {
+        using Acc = reduce_math::sum_acc_t<T>;
+        launch_reduce(static_cast<T*>(out), static_cast<const T*>(in), num_outputs, reduce_size,
+                      Acc(0), LoadValue<T, Acc>{}, SumCombine<Acc>{},
+                      StoreMean<T, Acc>{static_cast<Acc>(reduce_size)});
+      });
+      return;
+    case ReduceOp::Max:
+      dispatch_all(dtype, "max", [&]<typename T>() {
+        using Acc = reduce_math::max_acc_t<T>;
+        launch_reduce(static_cast<T*>(out), static_cast<const T*>(in), num_outputs, reduce_size,
+                      reduce_math::max_identity<Acc>(), LoadValue<T, Acc>{}, MaxCombine<Acc>{},
+                      StoreCast<T>{});
+      });
+      return;
+  }
+  LG_THROW(Error, "reduce: unknown op ", static_cast<int>(op));
+}
+
+void argmax(DType dtype, std::int64_t* out, const void* in, std::int64_t num_outputs,
+            std::int64_t reduce_size) {
+  dispatch_all(dtype, "argmax", [&]<typename T>() {
+    using Acc = reduce_math::max_acc_t<T>;
+    launch_reduce(out, static_cast<const T*>(in), num_outputs, reduce_size,
+                  reduce_math::argmax_identity<Acc>(), LoadIndexed<T, Acc>{}, ArgmaxCombine<Acc>{},
+                  StoreIndex{});
+  });
+}
+
+}  // namespace leangrad::kernels::cuda

@@ -1,0 +1,119 @@
+// Randomness: Philox against the published known-answer vectors (Random123), the statistics of
+// rand/randn, reproducibility under manual_seed, and generator state replay.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "autograd/functions.h"
+#include "core/creation.h"
+#include "core/generator.h"
+#include "core/philox.h"
+#include "kernels/ops.h"
+#include "testing/tensor_testing.h"
+
+namespace leangrad {
+namespace {
+
+TEST(Random, PhiloxMatchesRandom123KnownAnswers) {
+  // Known-answer vectors of Philox4x32-10 from the Random123 distribution (kat_vectors).
+  const philox::Block zeros_out = philox::philox4x32_10(philox::Block{{0, 0, 0, 0}}, 0, 0);
+  EXPECT_EQ(zeros_out.x[0], 0x6627e8d5u);
+  EXPECT_EQ(zeros_out.x[1], 0xe169c58du);
+  EXPECT_EQ(zeros_out.x[2], 0xbc57ac4cu);
+  EXPECT_EQ(zeros_out.x[3], 0x9b00dbd8u);
+  const philox::Block ones_out = philox::philox4x32_10(
+      philox::Block{{0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu}}, 0xffffffffu,
+      0xffffffffu);
+  EXPECT_EQ(ones_out.x[0], 0x408f276du);
+  EXPECT_EQ(ones_out.x[1], 0x41c83b0eu);
+  EXPECT_EQ(ones_out.x[2], 0xa20bc7c6u);
+  EXPECT_EQ(ones_out.x[3], 0x6d5451fdu);
+  const philox::Block pi_out = philox::philox4x32_10(
+      philox::Block{{0x243f6a88u, 0x85a308d3u, 0x13198a2eu, 0x03707344u}}, 0xa4093822u,
+      0x299f31d0u);
+  EXPECT_EQ(pi_out.x[0], 0xd16cfe09u);
+  EXPECT_EQ(pi_out.x[1], 0x94fdccebu);
+  EXPECT_EQ(pi_out.x[2], 0x5001e420u);
+  EXPECT_EQ(pi_out.x[3], 0x24126ea1u);
+}
+
+struct Moments {
+  double mean = 0, variance = 0, min = INFINITY, max = -INFINITY;
+};
+Moments moments(const Tensor& t) {
+  const auto v = test::to_vector(t);
+  Moments m;
+  for (double x : v) {
+    m.mean += x;
+    m.min = std::min(m.min, x);
+    m.max = std::max(m.max, x);
+  }
+  m.mean /= static_cast<double>(v.size());
+  for (double x : v) m.variance += (x - m.mean) * (x - m.mean);
+  m.variance /= static_cast<double>(v.size());
+  return m;
+}
+
+TEST(Random, UniformStatistics) {
+  manual_seed(1);
+  for (DType dtype : {kFloat32, kFloat64, kFloat16, kBFloat16}) {
+    SCOPED_TRACE(dtype_name(dtype));
+    const Moments m = moments(rand({1 << 20}, dtype));
+    // Standard error of the mean: sqrt(1/12 / 2^20) ~ 2.8e-4.
+    EXPECT_NEAR(m.mean, 0.5, 2e-3);
+    EXPECT_NEAR(m.variance, 1.0 / 12.0, 2e-3);
+    EXPECT_GE(m.min, 0.0);
+    EXPECT_LE(m.max, 1.0);  // 16-bit dtypes may round values near 1 up to 1
+  }
+  EXPECT_LT(moments(rand({1 << 16}, kFloat32)).max, 1.0);
+}
+
+TEST(Random, NormalStatistics) {
+  manual_seed(2);
+  for (DType dtype : {kFloat32, kFloat64}) {
+    SCOPED_TRACE(dtype_name(dtype));
+    Tensor x = randn({1 << 20}, dtype);
+    const Moments m = moments(x);
+    EXPECT_NEAR(m.mean, 0.0, 5e-3);
+    EXPECT_NEAR(m.variance, 1.0, 5e-3);
+    const double within_one_sigma = (x.abs().lt(1.0)).to(kFloat64).mean().item<double>();
+    EXPECT_NEAR(within_one_sigma, 0.682689, 3e-3);
+  }
+}
+
+TEST(Random, ManualSeedReproducesAndCallsAdvance) {
+  manual_seed(123);
+  const auto first = test::to_vector(randn({1000}));
+  const auto second = test::to_vector(randn({1000}));
+  manual_seed(123);
+  EXPECT_EQ(test::to_vector(randn({1000})), first);
+  EXPECT_EQ(test::to_vector(randn({1000})), second);
+  EXPECT_NE(first, second);
+}
+
+TEST(Random, GeneratorStateReplaysExactly) {
+  Generator& gen = default_generator(Device::cpu());
+  manual_seed(7);
+  rand({33});
+  const Generator::State saved = gen.state();
+  const auto a = test::to_vector(rand({257}, kFloat64));
+  gen.set_state(saved);
+  EXPECT_EQ(test::to_vector(rand({257}, kFloat64)), a);
+}
+
+TEST(Random, ElementsDoNotDependOnLayoutOrThreads) {
+  // Element i in row-major order is the same whether the target is contiguous or a transposed
+  // view, and whatever the number of threads.
+  Generator gen(99);
+  Tensor contiguous = empty({64, 48});
+  ops::uniform_(contiguous, -1, 1, gen);
+  Generator gen2(99);
+  Tensor transposed = empty({48, 64}).transpose(0, 1);
+  ops::uniform_(transposed, -1, 1, gen2);
+  EXPECT_EQ(test::to_vector(contiguous), test::to_vector(transposed));
+  EXPECT_THROW(ops::uniform_(empty({2}, kInt32), 0, 1, gen), DTypeError);
+  EXPECT_THROW(ops::normal_(empty({2}), 0, -1, gen), Error);
+}
+
+}  // namespace
+}  // namespace leangrad

@@ -1,0 +1,134 @@
+// Tensor basics: creation functions, metadata, item, dtype conversion, printing, from_blob,
+// copies between dtypes, and the errors of bad input.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "autograd/functions.h"
+#include "core/creation.h"
+#include "core/cuda.h"
+#include "core/generator.h"
+#include "testing/tensor_testing.h"
+
+namespace leangrad {
+namespace {
+
+TEST(Tensor, CreationFunctions) {
+  Tensor z = zeros({2, 3});
+  EXPECT_EQ(z.shape(), (Shape{2, 3}));
+  EXPECT_EQ(z.dtype(), kFloat32);
+  EXPECT_EQ(z.device(), Device::cpu());
+  EXPECT_TRUE(test::all_close(z, std::vector<double>(6, 0.0)));
+  EXPECT_TRUE(test::all_close(ones({4}, kInt32), {1, 1, 1, 1}));
+  EXPECT_TRUE(test::all_close(full({2}, -2.5, kFloat64), {-2.5, -2.5}));
+  EXPECT_TRUE(test::all_close(arange(5), {0, 1, 2, 3, 4}));
+  EXPECT_TRUE(test::all_close(arange(1, 2, 0.25, kFloat64), {1, 1.25, 1.5, 1.75}));
+  EXPECT_TRUE(test::all_close(arange(5, 0, -2, kInt64), {5, 3, 1}));
+  EXPECT_EQ(arange(3, kInt64).dtype(), kInt64);
+  EXPECT_THROW(arange(0, 5, 0), Error);
+  EXPECT_THROW(arange(0, 5, -1), Error);
+  Tensor e = empty({0, 7});
+  EXPECT_EQ(e.numel(), 0);
+  EXPECT_TRUE(e.is_contiguous());
+  Tensor scalar = full({}, 3.0);
+  EXPECT_EQ(scalar.dim(), 0);
+  EXPECT_EQ(scalar.numel(), 1);
+  EXPECT_EQ(scalar.item<float>(), 3.0f);
+  EXPECT_THROW(zeros({2, -1}), ShapeError);
+}
+
+TEST(Tensor, FromVectorAndBlob) {
+  Tensor t = tensor(std::vector<std::int64_t>{1, 2, 3, 4, 5, 6}, {2, 3});
+  EXPECT_EQ(t.dtype(), kInt64);
+  EXPECT_EQ(t.strides(), (Strides{3, 1}));
+  EXPECT_EQ(t.select(1, 2).select(0, 1).item<std::int64_t>(), 6);
+  EXPECT_EQ(tensor(std::vector<bool>{true, false}).dtype(), kBool);
+  EXPECT_THROW(tensor(std::vector<float>{1, 2, 3}, {2, 2}), ShapeError);
+
+  float data[6] = {1, 2, 3, 4, 5, 6};
+  bool deleted = false;
+  {
+    Tensor b = from_blob(data, {3, 2}, kFloat32, [&](void* p) { deleted = p == data; });
+    b.mul_(2.0);  // writes through to the caller's memory
+    EXPECT_EQ(b.data_ptr<float>(), data);
+  }
+  EXPECT_TRUE(deleted);
+  EXPECT_EQ(data[5], 12.0f);
+}
+
+TEST(Tensor, ItemAndDataPtrCheckTheirArguments) {
+  Tensor t = zeros({2});
+  EXPECT_THROW(t.item<float>(), ShapeError);
+  EXPECT_THROW(t.data_ptr<double>(), DTypeError);
+  EXPECT_THROW(Tensor().shape(), Error);
+  EXPECT_EQ(tensor(std::vector<std::int32_t>{-7}).item<double>(), -7.0);
+}
+
+TEST(Tensor, ConversionsRoundToNearestEven) {
+  // 1 + 2^-11 is halfway between two float16 values: rounds to the even one (1.0).
+  // 1 + 3 * 2^-11 is halfway too: rounds up to 1 + 2^-9 (even mantissa).
+  Tensor x = test::make_tensor({1 + std::ldexp(1.0, -11), 1 + 3 * std::ldexp(1.0, -11), 65520.0,
+                                -0.0, 1e-8},
+                               {5}, kFloat32);
+  const auto h = test::to_vector(x.to(kFloat16));
+  EXPECT_EQ(h[0], 1.0);
+  EXPECT_EQ(h[1], 1 + std::ldexp(1.0, -9));
+  EXPECT_TRUE(std::isinf(h[2]));  // 65520 rounds up past the largest half (65504)
+  EXPECT_EQ(h[3], 0.0);
+  EXPECT_EQ(h[4], 0.0);           // below half the smallest subnormal
+  // bfloat16 keeps 8 bits of mantissa: 1 + 2^-8 is halfway, ties to even (1.0).
+  Tensor y = test::make_tensor({1 + std::ldexp(1.0, -8), 1 + 3 * std::ldexp(1.0, -8)}, {2});
+  const auto b = test::to_vector(y.to(kBFloat16));
+  EXPECT_EQ(b[0], 1.0);
+  EXPECT_EQ(b[1], 1 + std::ldexp(1.0, -6));
+  // Float to integer truncates toward zero; to bool is x != 0.
+  Tensor f = test::make_tensor({-2.7, -0.5, 0.0, 0.5, 2.7}, {5});
+  EXPECT_TRUE(test::all_close(f.to(kInt32), {-2, 0, 0, 0, 2}));
+  EXPECT_TRUE(test::all_close(f.to(kBool), {1, 1, 0, 1, 1}));
+  EXPECT_TRUE(f.to(kFloat32).is_same(f));  // same dtype: no copy
+}
+
+TEST(Tensor, CopyBroadcastsAndConvertsIntoStridedViews) {
+  Tensor dst = zeros({3, 4}, kFloat64);
+  Tensor src = test::make_tensor({1, 2, 3, 4}, {4}, kInt32);
+  dst.slice(0, 0, 3, 2).copy_(src);  // rows 0 and 2
+  EXPECT_TRUE(test::all_close(dst, {1, 2, 3, 4, 0, 0, 0, 0, 1, 2, 3, 4}));
+  EXPECT_THROW(dst.copy_(zeros({5})), ShapeError);
+  Tensor c = dst.clone();
+  EXPECT_FALSE(c.shares_storage(dst));
+  c.zero_();
+  EXPECT_EQ(dst.sum().item<double>(), 20.0);
+}
+
+TEST(Tensor, PrintsLikePyTorch) {
+  EXPECT_EQ(test::make_tensor({1, 2.5, -3}, {3}).str(), "tensor([1.0000, 2.5000, -3.0000])");
+  EXPECT_EQ(tensor(std::vector<std::int64_t>{1, 2, 3, 4}, {2, 2}).str(),
+            "tensor([[1, 2],\n        [3, 4]])");
+  EXPECT_EQ(test::make_tensor({1}, {1}, kFloat64).str(), "tensor([1.0000], dtype=float64)");
+  EXPECT_EQ(tensor(std::vector<bool>{true, false}).str(), "tensor([True, False])");
+  EXPECT_EQ(Tensor().str(), "Tensor()");
+  const std::string big = arange(2000).str();
+  EXPECT_NE(big.find("..."), std::string::npos);
+  EXPECT_LT(big.size(), 200u);
+}
+
+TEST(Tensor, RequiresGradOnlyForFloatingTensors) {
+  Tensor x = zeros({2}, TensorOptions().requires_grad(true));
+  EXPECT_TRUE(x.requires_grad());
+  EXPECT_FALSE(x.detach().requires_grad());
+  EXPECT_THROW(zeros({2}, kInt64).requires_grad_(), DTypeError);
+}
+
+TEST(Tensor, CudaWithoutGpuThrowsDeviceError) {
+  if (cuda::is_available()) GTEST_SKIP() << "a CUDA device is present";
+  try {
+    zeros({2}, Device::cuda());
+    FAIL() << "expected DeviceError";
+  } catch (const DeviceError& e) {
+    EXPECT_NE(std::string(e.what()).find("cuda"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(zeros({2}).to(kCUDA), DeviceError);
+}
+
+}  // namespace
+}  // namespace leangrad

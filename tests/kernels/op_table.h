@@ -1,0 +1,76 @@
+// The table of op cases that drives the device tests (STYLE.md habit 3): each row applies one op
+// through the public API to seeded random inputs; test_device_ops.cpp runs every row on the CPU
+// (the reference) and on CUDA and compares. Adding an op means adding a row in op_table.cpp.
+//   {"add_f32", [](const Inputs& x) { return Outputs{x[0] + x[1]}; },
+//    {input({33, 65}), input({33, 65})}, kTolF32}
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/tensor.h"
+#include "testing/tensor_testing.h"
+
+namespace leangrad::test {
+
+using Inputs = std::vector<Tensor>;
+using Outputs = std::vector<Tensor>;
+
+// How an input is laid out in memory. The data is made contiguous on the CPU, copied to each
+// device as is, and only then turned into the view, so the CUDA kernels see the same strides
+// as the CPU ones (a copy to another device is always contiguous).
+enum class Layout {
+  Contiguous,
+  Transposed,  // the last two dims swapped: a transpose of a contiguous tensor
+  StepSliced,  // every other element along the last dim: slice(step = 2)
+  Offset,      // starts one element into its storage: misaligned for vector loads
+  Expanded,    // dim 0 broadcast from size 1 (stride 0)
+};
+
+struct InputSpec {
+  Shape shape;  // the shape the op sees (after the layout's view)
+  DType dtype = kFloat32;
+  // Values are uniform in [low, high) (integer dtypes truncate toward zero; Bool is
+  // value < (low + high) / 2). Keep ranges away from domain edges: log and sqrt positive.
+  double low = -1.0;
+  double high = 1.0;
+  Layout layout = Layout::Contiguous;
+};
+
+InputSpec input(Shape shape, DType dtype = kFloat32, double low = -1.0, double high = 1.0,
+                Layout layout = Layout::Contiguous);
+
+// Tolerances are testing/tensor_testing.h's {rtol, atol}; both 0 means identical results.
+// Outputs agree when |cuda - cpu| <= atol + rtol * |cpu| element by element.
+inline constexpr Tolerance kTolExact{0.0, 0.0};
+inline constexpr Tolerance kTolF64{1e-12, 1e-14};
+inline constexpr Tolerance kTolF32{1e-5, 1e-6};
+// One or two ulps of the 16-bit formats: the float math before the rounding may differ by an
+// ulp of float between libm and CUDA's math library, which can flip one rounding.
+inline constexpr Tolerance kTolF16{2e-3, 1e-5};
+inline constexpr Tolerance kTolBF16{1.6e-2, 1e-4};
+// Reductions and GEMMs sum in a different order on each device.
+inline constexpr Tolerance kTolF32Sum{1e-5, 1e-5};
+// K <= 96 with inputs in [-1, 1]: order-of-summation differences stay near 1e-6; TF32 (which
+// must be off by default) would miss this by an order of magnitude.
+inline constexpr Tolerance kTolF32Gemm{1e-4, 1e-4};
+
+struct OpCase {
+  std::string name;  // unique; letters, digits and '_' (a GoogleTest parameter name)
+  std::function<Outputs(const Inputs&)> fn;
+  std::vector<InputSpec> inputs;
+  Tolerance tolerance;
+};
+
+// Every row; each name appears once.
+const std::vector<OpCase>& device_op_cases();
+
+// The contiguous CPU tensor behind input `spec` (the data before the layout's view); `seed`
+// makes it reproducible.
+Tensor make_input_storage(const InputSpec& spec, std::uint64_t seed);
+// The view of `storage` (on any device) that the op sees, of shape spec.shape.
+Tensor apply_layout(const Tensor& storage, const InputSpec& spec);
+
+}  // namespace leangrad::test

@@ -1,0 +1,822 @@
+// Tests of the elementwise ops (kernels/ops_elementwise.cpp) and their CPU kernels
+// (kernels/cpu/elementwise.cpp, kernels/elementwise_geometry.cpp): every op and dtype against a
+// plain reference loop in double, with broadcasting, strided and expanded inputs, empty and 0-d
+// tensors, dtype promotion, in-place ops on views, and the errors bad input must raise.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "core/creation.h"
+#include "kernels/elementwise_geometry.h"
+#include "kernels/ops.h"
+#include "testing/tensor_testing.h"
+
+namespace leangrad {
+namespace {
+
+using test::all_close;
+using test::make_tensor;
+using test::to_vector;
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+const DType kAllDTypes[] = {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32, kUInt8, kBool};
+const DType kNumericDTypes[] = {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32, kUInt8};
+const DType kFloatingDTypes[] = {kFloat32, kFloat64, kFloat16, kBFloat16};
+const BinaryOp kBinaryOps[] = {BinaryOp::Add, BinaryOp::Sub,     BinaryOp::Mul,    BinaryOp::Div,
+                               BinaryOp::Pow, BinaryOp::Maximum, BinaryOp::Minimum};
+const UnaryOp kUnaryOps[] = {UnaryOp::Neg,  UnaryOp::Abs,  UnaryOp::Exp,     UnaryOp::Log,
+                             UnaryOp::Sqrt, UnaryOp::Tanh, UnaryOp::Sigmoid, UnaryOp::Relu};
+const CompareOp kCompareOps[] = {CompareOp::Gt, CompareOp::Lt, CompareOp::Ge,
+                                 CompareOp::Le, CompareOp::Eq, CompareOp::Ne};
+
+struct BroadcastCase {
+  Shape a, b, out;
+};
+const BroadcastCase kBroadcastCases[] = {
+    {{3, 1}, {1, 4}, {3, 4}},     // both sides broadcast
+    {{2, 3, 4}, {4}, {2, 3, 4}},  // missing leading dims
+    {{}, {5}, {5}},               // 0-d with 1-D
+    {{5}, {}, {5}},
+    {{}, {}, {}},              // 0-d result
+    {{2, 3}, {2, 3}, {2, 3}},  // same shape, contiguous
+    {{0, 3}, {0, 3}, {0, 3}},  // empty
+    {{0, 3}, {3}, {0, 3}},
+};
+
+// ---- Reference helpers (plain double math) ---------------------------------------------------
+
+std::int64_t numel_of(const Shape& shape) {
+  std::int64_t n = 1;
+  for (std::int64_t s : shape)
+    n *= s;
+  return n;
+}
+
+// Deterministic values exactly representable in `dtype`: multiples of 0.25 in [-4, 4] for
+// floating dtypes, [-5, 5] for signed, [0, 10] for uint8, a pattern of 0/1 for bool.
+std::vector<double> sample_values(std::int64_t n, DType dtype, int seed) {
+  std::vector<double> v(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) {
+    const std::int64_t k = i * 7 + seed * 5;
+    double x = 0;
+    if (is_floating(dtype))
+      x = static_cast<double>(k % 33 - 16) * 0.25;
+    else if (dtype == kUInt8)
+      x = static_cast<double>(k % 11);
+    else if (dtype == kBool)
+      x = (k % 3 == 0) ? 1 : 0;
+    else
+      x = static_cast<double>(k % 11 - 5);
+    v[static_cast<std::size_t>(i)] = x;
+  }
+  return v;
+}
+
+// Element of `values` (row-major over `in`) that broadcasts to the flat index `i` of `out`.
+double broadcast_at(const std::vector<double>& values, const Shape& in, const Shape& out,
+                    std::int64_t i) {
+  std::int64_t offset = 0;
+  std::int64_t stride = 1;
+  for (std::size_t d = out.size(); d-- > 0;) {
+    const std::int64_t index = i % out[d];
+    i /= out[d];
+    const std::size_t lead = out.size() - in.size();
+    if (d >= lead && in[d - lead] != 1) {
+      offset += index * stride;
+    }
+    if (d >= lead) stride *= in[d - lead];
+  }
+  return values[static_cast<std::size_t>(offset)];
+}
+
+// Integer results wrap modulo 2^bits (Note [Defined integer semantics]).
+double wrap_to(double v, DType dtype) {
+  const auto i = static_cast<std::int64_t>(v);
+  switch (dtype) {
+    case DType::UInt8:
+      return static_cast<double>(((i % 256) + 256) % 256);
+    case DType::Int32:
+      return static_cast<double>(static_cast<std::int32_t>(i));
+    default:
+      return v;
+  }
+}
+
+double reference_powi(std::int64_t base, std::int64_t exponent) {
+  if (exponent < 0) {
+    if (base == 1) return 1;
+    if (base == -1) return (exponent % 2 != 0) ? -1 : 1;
+    return 0;
+  }
+  double r = 1;
+  for (std::int64_t k = 0; k < exponent; ++k)
+    r *= static_cast<double>(base);
+  return r;
+}
+
+// a op b as a result of `dtype` (the compute dtype).
+double reference_binary(BinaryOp op, double a, double b, DType dtype) {
+  const bool integral = !is_floating(dtype);
+  double r = 0;
+  switch (op) {
+    case BinaryOp::Add:
+      r = a + b;
+      break;
+    case BinaryOp::Sub:
+      r = a - b;
+      break;
+    case BinaryOp::Mul:
+      r = a * b;
+      break;
+    case BinaryOp::Div:
+      r = a / b;
+      break;
+    case BinaryOp::Pow:
+      r = integral ? reference_powi(static_cast<std::int64_t>(a), static_cast<std::int64_t>(b))
+                   : std::pow(a, b);
+      break;
+    case BinaryOp::Maximum:
+      r = (std::isnan(a) || std::isnan(b)) ? kNaN : std::max(a, b);
+      break;
+    case BinaryOp::Minimum:
+      r = (std::isnan(a) || std::isnan(b)) ? kNaN : std::min(a, b);
+      break;
+  }
+  return integral ? wrap_to(r, dtype) : r;
+}
+
+double reference_unary(UnaryOp op, double a, DType dtype) {
+  switch (op) {
+    case UnaryOp::Neg:
+      return is_floating(dtype) ? -a : wrap_to(-a, dtype);
+    case UnaryOp::Abs:
+      return std::fabs(a);
+    case UnaryOp::Exp:
+      return std::exp(a);
+    case UnaryOp::Log:
+      return std::log(a);
+    case UnaryOp::Sqrt:
+      return std::sqrt(a);
+    case UnaryOp::Tanh:
+      return std::tanh(a);
+    case UnaryOp::Sigmoid:
+      return 1.0 / (1.0 + std::exp(-a));
+    case UnaryOp::Relu:
+      return std::isnan(a) ? a : std::max(a, 0.0);
+  }
+  return kNaN;
+}
+
+bool reference_compare(CompareOp op, double a, double b) {
+  switch (op) {
+    case CompareOp::Gt:
+      return a > b;
+    case CompareOp::Lt:
+      return a < b;
+    case CompareOp::Ge:
+      return a >= b;
+    case CompareOp::Le:
+      return a <= b;
+    case CompareOp::Eq:
+      return a == b;
+    case CompareOp::Ne:
+      return a != b;
+  }
+  return false;
+}
+
+// The result dtype of tensor-tensor arithmetic (ops.h): promotion, int / int -> float32.
+DType binary_dtype(BinaryOp op, DType a, DType b) {
+  const DType p = promote_types(a, b);
+  return op == BinaryOp::Div && !is_floating(p) ? kFloat32 : p;
+}
+
+std::string trace(const char* what, DType dtype, const Shape& a, const Shape& b) {
+  return std::string(what) + " dtype " + dtype_name(dtype) + " shapes " + shape_str(a) + " " +
+         shape_str(b);
+}
+
+// Expected values of a op b for tensors a, b (already made), broadcast to `out`.
+std::vector<double> expected_binary(BinaryOp op, const Tensor& a, const Tensor& b, const Shape& out,
+                                    DType dtype) {
+  const std::vector<double> va = to_vector(a);
+  const std::vector<double> vb = to_vector(b);
+  std::vector<double> expected;
+  for (std::int64_t i = 0; i < numel_of(out); ++i) {
+    expected.push_back(reference_binary(op, broadcast_at(va, a.shape(), out, i),
+                                        broadcast_at(vb, b.shape(), out, i), dtype));
+  }
+  return expected;
+}
+
+// ---- Geometry --------------------------------------------------------------------------------
+
+TEST(ElementwiseGeometry, ContiguousMergesToOneDim) {
+  const Tensor out = empty({2, 3, 4});
+  const Tensor a = empty({2, 3, 4});
+  const ElementwiseGeometry g = make_elementwise_geometry("add", out, {&a});
+  EXPECT_EQ(g.ndim, 1);
+  EXPECT_EQ(g.num_operands, 2);
+  EXPECT_EQ(g.numel, 24);
+  EXPECT_EQ(g.sizes[0], 24);
+  EXPECT_TRUE(g.is_contiguous(0));
+  EXPECT_TRUE(g.is_contiguous(1));
+}
+
+TEST(ElementwiseGeometry, BroadcastGivesZeroStridesAndDropsSizeOneDims) {
+  const Tensor out = empty({3, 1, 4});
+  const Tensor a = empty({4});
+  const Tensor b = empty({3, 1, 1});
+  const ElementwiseGeometry g = make_elementwise_geometry("add", out, {&a, &b});
+  ASSERT_EQ(g.ndim, 2);
+  EXPECT_EQ(g.sizes[0], 3);
+  EXPECT_EQ(g.sizes[1], 4);
+  EXPECT_EQ(g.strides[0][0], 4);
+  EXPECT_EQ(g.strides[0][1], 1);
+  EXPECT_EQ(g.strides[1][0], 0);
+  EXPECT_EQ(g.strides[1][1], 1);
+  EXPECT_EQ(g.strides[2][0], 1);
+  EXPECT_EQ(g.strides[2][1], 0);
+  EXPECT_FALSE(g.is_contiguous(1));
+}
+
+TEST(ElementwiseGeometry, TransposedInputKeepsTwoDims) {
+  const Tensor out = empty({3, 4});
+  const Tensor a = empty({4, 3}).transpose(0, 1);
+  const ElementwiseGeometry g = make_elementwise_geometry("add", out, {&a});
+  ASSERT_EQ(g.ndim, 2);
+  EXPECT_EQ(g.strides[1][0], 1);
+  EXPECT_EQ(g.strides[1][1], 3);
+  EXPECT_EQ(g.offset(1, 5), 1 * 1 + 1 * 3);  // element (1, 1)
+}
+
+TEST(ElementwiseGeometry, ZeroDimAndSizeOneShapesHaveNoDims) {
+  const Tensor out = empty({});
+  const Tensor a = empty({1, 1});
+  EXPECT_THROW(make_elementwise_geometry("add", out, {&a}), ShapeError);  // more dims than out
+  const Tensor b = empty({});
+  const ElementwiseGeometry g = make_elementwise_geometry("add", out, {&b});
+  EXPECT_EQ(g.ndim, 0);
+  EXPECT_EQ(g.numel, 1);
+  const Tensor out11 = empty({1, 1});
+  const ElementwiseGeometry g11 = make_elementwise_geometry("add", out11, {&b});
+  EXPECT_EQ(g11.ndim, 0);
+  EXPECT_EQ(g11.numel, 1);
+}
+
+TEST(ElementwiseGeometry, EmptyHasZeroNumel) {
+  const Tensor out = empty({0, 3});
+  const ElementwiseGeometry g = make_elementwise_geometry("add", out, {});
+  EXPECT_EQ(g.numel, 0);
+}
+
+TEST(ElementwiseGeometry, BadBroadcastNamesOpAndShapes) {
+  const Tensor out = empty({4, 3});
+  const Tensor a = empty({2, 3});
+  try {
+    make_elementwise_geometry("add", out, {&a});
+    FAIL() << "expected ShapeError";
+  } catch (const ShapeError& e) {
+    EXPECT_NE(std::string(e.what()).find("add: cannot broadcast [2, 3] to [4, 3]"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(ElementwiseGeometry, TooManyDimsIsShapeError) {
+  const Tensor out = empty(Shape(kMaxDims + 1, 1));
+  EXPECT_THROW(make_elementwise_geometry("add", out, {}), ShapeError);
+}
+
+// ---- Binary ----------------------------------------------------------------------------------
+
+TEST(ElementwiseBinary, EveryOpDTypeAndBroadcastShape) {
+  for (BinaryOp op : kBinaryOps) {
+    for (DType dtype : kNumericDTypes) {
+      for (const BroadcastCase& c : kBroadcastCases) {
+        SCOPED_TRACE(trace(op_name(op), dtype, c.a, c.b));
+        const Tensor a = make_tensor(sample_values(numel_of(c.a), dtype, 1), c.a, dtype);
+        const Tensor b = make_tensor(sample_values(numel_of(c.b), dtype, 2), c.b, dtype);
+        const Tensor out = ops::binary(op, a, b);
+        const DType out_dtype = binary_dtype(op, dtype, dtype);
+        EXPECT_EQ(out.shape(), c.out);
+        EXPECT_EQ(out.dtype(), out_dtype);
+        EXPECT_TRUE(out.is_contiguous());
+        EXPECT_TRUE(all_close(out, expected_binary(op, a, b, c.out, out_dtype)));
+      }
+    }
+  }
+}
+
+TEST(ElementwiseBinary, StridedAndExpandedInputs) {
+  for (BinaryOp op : kBinaryOps) {
+    for (DType dtype : {kFloat32, kBFloat16, kInt32}) {
+      SCOPED_TRACE(trace(op_name(op), dtype, {3, 4}, {3, 4}));
+      const Tensor transposed =
+          make_tensor(sample_values(12, dtype, 3), {4, 3}, dtype).transpose(0, 1);
+      const Tensor stepped =
+          make_tensor(sample_values(24, dtype, 4), {3, 8}, dtype).slice(1, 0, 8, 2);
+      const Tensor expanded = make_tensor(sample_values(3, dtype, 5), {3, 1}, dtype).expand({3, 4});
+      ASSERT_FALSE(transposed.is_contiguous());
+      ASSERT_FALSE(stepped.is_contiguous());
+      const DType out_dtype = binary_dtype(op, dtype, dtype);
+      for (const auto& [x, y] : {std::pair{transposed, stepped}, std::pair{stepped, expanded},
+                                 std::pair{expanded, transposed}}) {
+        const Tensor out = ops::binary(op, x, y);
+        EXPECT_EQ(out.shape(), (Shape{3, 4}));
+        EXPECT_TRUE(all_close(out, expected_binary(op, x, y, {3, 4}, out_dtype)));
+      }
+    }
+  }
+}
+
+TEST(ElementwiseBinary, LargeStridedTensorSplitAcrossThreads) {
+  // More than two grains of elements, transposed: chunks start in the middle of rows.
+  const Shape shape = {301, 257};
+  const Tensor a = make_tensor(sample_values(301 * 257, kFloat32, 1), {257, 301}).transpose(0, 1);
+  const Tensor b = make_tensor(sample_values(301, kFloat32, 2), {301, 1});
+  const Tensor out = ops::binary(BinaryOp::Mul, a, b);
+  EXPECT_TRUE(all_close(out, expected_binary(BinaryOp::Mul, a, b, shape, kFloat32)));
+  const Tensor c = make_tensor(sample_values(301 * 257, kFloat32, 3), shape);
+  const Tensor sum = ops::binary(BinaryOp::Add, c, c);  // contiguous fast path
+  EXPECT_TRUE(all_close(sum, expected_binary(BinaryOp::Add, c, c, shape, kFloat32)));
+}
+
+TEST(ElementwiseBinary, DTypePromotion) {
+  struct Case {
+    DType a, b;
+    BinaryOp op;
+    DType out;
+  };
+  const Case cases[] = {
+      {kInt32, kFloat32, BinaryOp::Add, kFloat32},
+      {kInt64, kInt64, BinaryOp::Div, kFloat32},
+      {kFloat16, kBFloat16, BinaryOp::Mul, kFloat32},
+      {kUInt8, kInt32, BinaryOp::Sub, kInt32},
+      {kBool, kInt32, BinaryOp::Add, kInt32},
+      {kFloat16, kFloat64, BinaryOp::Add, kFloat64},
+      {kInt32, kInt64, BinaryOp::Pow, kInt64},
+      {kBool, kFloat16, BinaryOp::Maximum, kFloat16},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(trace(op_name(c.op), c.a, {3, 1}, {4}));
+    const Tensor a = make_tensor(sample_values(3, c.a, 1), {3, 1}, c.a);
+    const Tensor b = make_tensor(sample_values(4, c.b, 2), {4}, c.b);
+    const Tensor out = ops::binary(c.op, a, b);
+    EXPECT_EQ(out.dtype(), c.out);
+    EXPECT_TRUE(all_close(out, expected_binary(c.op, a, b, {3, 4}, c.out)));
+  }
+}
+
+TEST(ElementwiseBinary, IntegerDivisionIsTrueDivision) {
+  const Tensor a = make_tensor({7, -7, 1, 0, 5}, {5}, kInt64);
+  const Tensor b = make_tensor({2, 2, 0, 0, -4}, {5}, kInt64);
+  const Tensor out = ops::binary(BinaryOp::Div, a, b);
+  EXPECT_EQ(out.dtype(), kFloat32);
+  EXPECT_TRUE(all_close(out, {3.5, -3.5, kInf, kNaN, -1.25}));
+}
+
+TEST(ElementwiseBinary, MaximumMinimumPropagateNaN) {
+  for (DType dtype : kFloatingDTypes) {
+    SCOPED_TRACE(dtype_name(dtype));
+    const Tensor a = make_tensor({kNaN, 1, kNaN, -2, 3}, {5}, dtype);
+    const Tensor b = make_tensor({1, kNaN, kNaN, 5, kInf}, {5}, dtype);
+    EXPECT_TRUE(all_close(ops::binary(BinaryOp::Maximum, a, b), {kNaN, kNaN, kNaN, 5, kInf}));
+    EXPECT_TRUE(all_close(ops::binary(BinaryOp::Minimum, a, b), {kNaN, kNaN, kNaN, -2, 3}));
+  }
+}
+
+TEST(ElementwiseBinary, HalfPrecisionRoundsOnceFromFloat) {
+  // 1 + 2^-11 is not a float16; float math then one rounding to even gives exactly 1.
+  const Tensor a = make_tensor({1.0, 2048.0}, {2}, kFloat16);
+  const Tensor b = make_tensor({0.00048828125, 1.0}, {2}, kFloat16);
+  EXPECT_TRUE(all_close(ops::binary(BinaryOp::Add, a, b), {1.0, 2048.0}, 0, 0));
+}
+
+TEST(ElementwiseBinary, DefinedIntegerSemantics) {
+  // See Note [Defined integer semantics] in kernels/elementwise_math.h.
+  const double int32_max = std::numeric_limits<std::int32_t>::max();
+  const double int32_min = std::numeric_limits<std::int32_t>::min();
+  const Tensor big = make_tensor({int32_max, int32_min}, {2}, kInt32);
+  const Tensor one = make_tensor({1, 1}, {2}, kInt32);
+  EXPECT_TRUE(all_close(ops::binary(BinaryOp::Add, big, one), {int32_min, int32_min + 1}));
+  EXPECT_TRUE(all_close(ops::binary(BinaryOp::Sub, big, one), {int32_max - 1, int32_max}));
+  EXPECT_TRUE(all_close(ops::unary(UnaryOp::Abs, big), {int32_max, int32_min}));
+  EXPECT_TRUE(all_close(ops::unary(UnaryOp::Neg, big), {-int32_max, int32_min}));
+
+  const Tensor base = make_tensor({2, 1, -1, -1, 0, 3, 2}, {7}, kInt64);
+  const Tensor exponent = make_tensor({-1, -5, -3, -2, -1, 0, 62}, {7}, kInt64);
+  EXPECT_TRUE(all_close(ops::binary(BinaryOp::Pow, base, exponent),
+                        {0, 1, -1, 1, 0, 1, 4611686018427387904.0}));
+
+  const Tensor bytes = make_tensor({250, 1, 0}, {3}, kUInt8);
+  EXPECT_TRUE(all_close(ops::binary(BinaryOp::Add, bytes, make_tensor({10, 0, 0}, {3}, kUInt8)),
+                        {4, 1, 0}));
+  EXPECT_TRUE(all_close(ops::unary(UnaryOp::Neg, bytes), {6, 255, 0}));
+  EXPECT_TRUE(all_close(
+      ops::binary(BinaryOp::Pow, make_tensor({2}, {1}, kUInt8), make_tensor({9}, {1}, kUInt8)),
+      {0}));  // 512 mod 256
+}
+
+TEST(ElementwiseBinary, ScalarOperand) {
+  const double scalars[] = {2.0, 0.5, -1.5};
+  for (BinaryOp op : kBinaryOps) {
+    for (DType dtype : {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32, kUInt8}) {
+      for (double s : scalars) {
+        for (bool scalar_first : {false, true}) {
+          SCOPED_TRACE(trace(op_name(op), dtype, {2, 3}, {}) + " scalar " + std::to_string(s) +
+                       (scalar_first ? " first" : " second"));
+          const Tensor a = make_tensor(sample_values(6, dtype, 1), {2, 3}, dtype);
+          const Tensor out = ops::binary(op, a, s, scalar_first);
+          DType out_dtype = dtype;
+          if (!is_floating(dtype) && s != std::trunc(s)) out_dtype = kFloat32;
+          if (op == BinaryOp::Div && !is_floating(out_dtype)) out_dtype = kFloat32;
+          EXPECT_EQ(out.dtype(), out_dtype);
+          std::vector<double> expected;
+          for (double x : to_vector(a)) {
+            expected.push_back(scalar_first ? reference_binary(op, s, x, out_dtype)
+                                            : reference_binary(op, x, s, out_dtype));
+          }
+          EXPECT_TRUE(all_close(out, expected));
+        }
+      }
+    }
+  }
+}
+
+TEST(ElementwiseBinary, BoolTensorWithScalarPromotes) {
+  const Tensor flags = make_tensor({1, 0}, {2}, kBool);
+  const Tensor plus_one = ops::binary(BinaryOp::Add, flags, 1.0);
+  EXPECT_EQ(plus_one.dtype(), kInt64);
+  EXPECT_TRUE(all_close(plus_one, {2, 1}));
+  const Tensor half = ops::binary(BinaryOp::Mul, flags, 0.5);
+  EXPECT_EQ(half.dtype(), kFloat32);
+  EXPECT_TRUE(all_close(half, {0.5, 0}));
+}
+
+TEST(ElementwiseBinary, ArithmeticOnBoolIsDTypeError) {
+  const Tensor a = make_tensor({1, 0}, {2}, kBool);
+  for (BinaryOp op : kBinaryOps) {
+    if (op == BinaryOp::Div) continue;  // true division: float32, as PyTorch
+    try {
+      ops::binary(op, a, a);
+      FAIL() << "expected DTypeError for " << op_name(op);
+    } catch (const DTypeError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find(op_name(op)), std::string::npos) << what;
+      EXPECT_NE(what.find("bool"), std::string::npos) << what;
+    }
+  }
+  const Tensor quotient = ops::binary(BinaryOp::Div, a, make_tensor({1, 1}, {2}, kBool));
+  EXPECT_EQ(quotient.dtype(), kFloat32);
+  EXPECT_TRUE(all_close(quotient, {1, 0}));
+}
+
+TEST(ElementwiseBinary, ShapeMismatchNamesBothShapes) {
+  const Tensor a = empty({2, 3});
+  const Tensor b = empty({4, 3});
+  try {
+    ops::binary(BinaryOp::Add, a, b);
+    FAIL() << "expected ShapeError";
+  } catch (const ShapeError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("add"), std::string::npos) << what;
+    EXPECT_NE(what.find("[2, 3]"), std::string::npos) << what;
+    EXPECT_NE(what.find("[4, 3]"), std::string::npos) << what;
+  }
+}
+
+TEST(ElementwiseBinary, UndefinedTensorIsError) {
+  EXPECT_THROW(ops::binary(BinaryOp::Add, Tensor(), empty({2})), Error);
+  EXPECT_THROW(ops::unary(UnaryOp::Exp, Tensor()), Error);
+}
+
+// ---- In place --------------------------------------------------------------------------------
+
+TEST(ElementwiseInplace, StridedViewChangesOnlyItsElements) {
+  for (DType dtype : {kFloat32, kFloat16, kInt64}) {
+    SCOPED_TRACE(dtype_name(dtype));
+    const Tensor base = make_tensor(sample_values(24, dtype, 1), {4, 6}, dtype);
+    const std::vector<double> before = to_vector(base);
+    const Tensor view = base.slice(1, 1, 6, 2);  // (4, 3), columns 1, 3, 5
+    const Tensor other = make_tensor({1, 2, 3}, {3}, dtype);
+    const std::uint32_t version = base.version();
+    ops::binary_(BinaryOp::Add, view, other);
+    EXPECT_GT(base.version(), version);  // the version counter is shared with the view
+    std::vector<double> expected = before;
+    for (int r = 0; r < 4; ++r) {
+      for (int c = 0; c < 3; ++c)
+        expected[static_cast<std::size_t>(r * 6 + 1 + 2 * c)] += c + 1;
+    }
+    EXPECT_TRUE(all_close(base, expected));
+  }
+}
+
+TEST(ElementwiseInplace, ScalarOnTransposedView) {
+  const Tensor base = make_tensor({1, 2, 3, 4, 5, 6}, {2, 3});
+  ops::binary_(BinaryOp::Mul, base.transpose(0, 1), 10.0);
+  EXPECT_TRUE(all_close(base, {10, 20, 30, 40, 50, 60}));
+  ops::binary_(BinaryOp::Sub, base, 5.0);
+  EXPECT_TRUE(all_close(base, {5, 15, 25, 35, 45, 55}));
+}
+
+TEST(ElementwiseInplace, ComputesInPromotedDTypeThenCasts) {
+  // float16 self + float32 other: computed in float32, rounded once into float16.
+  const Tensor self = make_tensor({1.0, 3.0}, {2}, kFloat16);
+  // 2^-11 + 2^-22 is not a float16: rounding it first would give 1 + 2^-11, a tie, and 1.0.
+  const Tensor other = make_tensor({0.0004885196685791015625, 0.5}, {2}, kFloat32);
+  ops::binary_(BinaryOp::Add, self, other);
+  EXPECT_EQ(self.dtype(), kFloat16);
+  EXPECT_TRUE(all_close(self, {1.0009765625, 3.5}, 0, 0));
+  // int self with an int scalar keeps int.
+  const Tensor counts = make_tensor({1, 2}, {2}, kInt32);
+  ops::binary_(BinaryOp::Add, counts, 3.0);
+  EXPECT_TRUE(all_close(counts, {4, 5}));
+}
+
+TEST(ElementwiseInplace, OverlappingOtherIsReadBeforeWriting) {
+  const Tensor x = make_tensor({1, 2, 3, 4, 5, 6, 7, 8, 9}, {3, 3});
+  ops::binary_(BinaryOp::Add, x, x.transpose(0, 1));
+  EXPECT_TRUE(all_close(x, {2, 6, 10, 6, 10, 14, 10, 14, 18}));
+  ops::binary_(BinaryOp::Mul, x, x);
+  EXPECT_TRUE(all_close(x, {4, 36, 100, 36, 100, 196, 100, 196, 324}));
+}
+
+TEST(ElementwiseInplace, Errors) {
+  const Tensor self = empty({2, 3});
+  // other must broadcast to self's shape, not the reverse.
+  try {
+    ops::binary_(BinaryOp::Add, self, empty({4, 2, 3}));
+    FAIL() << "expected ShapeError";
+  } catch (const ShapeError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("[4, 2, 3]"), std::string::npos) << what;
+    EXPECT_NE(what.find("[2, 3]"), std::string::npos) << what;
+  }
+  EXPECT_THROW(ops::binary_(BinaryOp::Add, empty({1, 3}), empty({2, 3})), ShapeError);
+  // float result into an integral tensor, anything into bool.
+  EXPECT_THROW(ops::binary_(BinaryOp::Add, zeros({2}, kInt64), zeros({2})), DTypeError);
+  EXPECT_THROW(ops::binary_(BinaryOp::Div, zeros({2}, kInt64), zeros({2}, kInt64)), DTypeError);
+  EXPECT_THROW(ops::binary_(BinaryOp::Mul, zeros({2}, kInt64), 0.5), DTypeError);
+  EXPECT_THROW(ops::binary_(BinaryOp::Add, zeros({2}, kBool), 1.0), DTypeError);
+  // An expanded tensor has several elements per memory location.
+  EXPECT_THROW(ops::binary_(BinaryOp::Add, zeros({3, 1}).expand({3, 4}), 1.0), Error);
+}
+
+TEST(ElementwiseInplace, EmptyTensorBumpsVersion) {
+  const Tensor self = empty({0, 3});
+  const std::uint32_t version = self.version();
+  ops::binary_(BinaryOp::Add, self, empty({3}));
+  EXPECT_EQ(self.version(), version + 1);
+}
+
+// ---- Unary -----------------------------------------------------------------------------------
+
+TEST(ElementwiseUnary, EveryOpOnFloatingDTypes) {
+  const Shape shapes[] = {{2, 3, 4}, {}, {0, 3}};
+  for (UnaryOp op : kUnaryOps) {
+    for (DType dtype : kFloatingDTypes) {
+      for (const Shape& shape : shapes) {
+        SCOPED_TRACE(trace(op_name(op), dtype, shape, {}));
+        const Tensor a = make_tensor(sample_values(numel_of(shape), dtype, 1), shape, dtype);
+        const Tensor out = ops::unary(op, a);
+        EXPECT_EQ(out.dtype(), dtype);
+        EXPECT_EQ(out.shape(), shape);
+        std::vector<double> expected;
+        for (double x : to_vector(a))
+          expected.push_back(reference_unary(op, x, dtype));
+        EXPECT_TRUE(all_close(out, expected));
+      }
+    }
+  }
+}
+
+TEST(ElementwiseUnary, StridedInput) {
+  const Tensor a = make_tensor(sample_values(24, kFloat32, 2), {4, 6}).slice(1, 0, 6, 2);
+  for (UnaryOp op : kUnaryOps) {
+    SCOPED_TRACE(op_name(op));
+    std::vector<double> expected;
+    for (double x : to_vector(a))
+      expected.push_back(reference_unary(op, x, kFloat32));
+    EXPECT_TRUE(all_close(ops::unary(op, a), expected));
+  }
+}
+
+TEST(ElementwiseUnary, IntegralInput) {
+  for (UnaryOp op : kUnaryOps) {
+    for (DType dtype : {kInt64, kInt32, kUInt8, kBool}) {
+      SCOPED_TRACE(trace(op_name(op), dtype, {7}, {}));
+      const Tensor a = make_tensor(sample_values(7, dtype, 1), {7}, dtype);
+      const bool floating_only = op == UnaryOp::Exp || op == UnaryOp::Log || op == UnaryOp::Sqrt ||
+                                 op == UnaryOp::Tanh || op == UnaryOp::Sigmoid;
+      if (dtype == kBool && !floating_only) {
+        EXPECT_THROW(ops::unary(op, a), DTypeError);
+        continue;
+      }
+      const Tensor out = ops::unary(op, a);
+      const DType out_dtype = floating_only ? kFloat32 : dtype;
+      EXPECT_EQ(out.dtype(), out_dtype);
+      std::vector<double> expected;
+      for (double x : to_vector(a))
+        expected.push_back(reference_unary(op, x, out_dtype));
+      EXPECT_TRUE(all_close(out, expected));
+    }
+  }
+}
+
+TEST(ElementwiseUnary, ReluKeepsNaN) {
+  for (DType dtype : kFloatingDTypes) {
+    const Tensor a = make_tensor({kNaN, -1, 2, -kInf}, {4}, dtype);
+    EXPECT_TRUE(all_close(ops::unary(UnaryOp::Relu, a), {kNaN, 0, 2, 0}));
+  }
+}
+
+TEST(ElementwiseUnary, SigmoidIsStableForLargeInputs) {
+  const std::vector<double> x = {-1000, -100, -20, 0, 20, 100, 1000};
+  for (DType dtype : kFloatingDTypes) {
+    SCOPED_TRACE(dtype_name(dtype));
+    std::vector<double> expected;
+    for (double v : x)
+      expected.push_back(1.0 / (1.0 + std::exp(-v)));
+    const Tensor out = ops::unary(UnaryOp::Sigmoid, make_tensor(x, {7}, dtype));
+    // exp(-100) is a float32 subnormal: compare small values absolutely.
+    const test::Tolerance tol = test::tolerance_for(dtype);
+    EXPECT_TRUE(all_close(out, expected, tol.rtol, std::max(tol.atol, 1e-30)));
+    for (double v : to_vector(out))
+      EXPECT_FALSE(std::isnan(v));
+  }
+}
+
+// ---- Compare ---------------------------------------------------------------------------------
+
+TEST(ElementwiseCompare, EveryOpDTypeAndBroadcastShape) {
+  for (CompareOp op : kCompareOps) {
+    for (DType dtype : kAllDTypes) {
+      for (const BroadcastCase& c : kBroadcastCases) {
+        SCOPED_TRACE(trace(op_name(op), dtype, c.a, c.b));
+        const Tensor a = make_tensor(sample_values(numel_of(c.a), dtype, 1), c.a, dtype);
+        const Tensor b = make_tensor(sample_values(numel_of(c.b), dtype, 4), c.b, dtype);
+        const Tensor out = ops::compare(op, a, b);
+        EXPECT_EQ(out.dtype(), kBool);
+        EXPECT_EQ(out.shape(), c.out);
+        const std::vector<double> va = to_vector(a);
+        const std::vector<double> vb = to_vector(b);
+        std::vector<double> expected;
+        for (std::int64_t i = 0; i < numel_of(c.out); ++i) {
+          expected.push_back(reference_compare(op, broadcast_at(va, c.a, c.out, i),
+                                               broadcast_at(vb, c.b, c.out, i)));
+        }
+        EXPECT_TRUE(all_close(out, expected));
+      }
+    }
+  }
+}
+
+TEST(ElementwiseCompare, PromotesMixedDTypesAndHandlesNaN) {
+  const Tensor ints = make_tensor({1, 2, 3}, {3}, kInt32);
+  const Tensor floats = make_tensor({1.5, 2, kNaN}, {3}, kFloat32);
+  EXPECT_TRUE(all_close(ops::compare(CompareOp::Lt, ints, floats), {1, 0, 0}));
+  EXPECT_TRUE(all_close(ops::compare(CompareOp::Eq, ints, floats), {0, 1, 0}));
+  EXPECT_TRUE(all_close(ops::compare(CompareOp::Ne, ints, floats), {1, 0, 1}));
+  EXPECT_TRUE(all_close(ops::compare(CompareOp::Ge, ints, floats), {0, 1, 0}));
+  const Tensor strided = make_tensor({1, 9, 2, 9, 3, 9}, {6}, kInt64).slice(0, 0, 6, 2);
+  EXPECT_TRUE(all_close(ops::compare(CompareOp::Eq, strided, ints), {1, 1, 1}));
+}
+
+TEST(ElementwiseCompare, Scalar) {
+  // A float32 tensor holding 0.1 equals the scalar 0.1 (the scalar is rounded to float32).
+  EXPECT_TRUE(all_close(ops::compare(CompareOp::Eq, make_tensor({0.1}, {1}), 0.1), {1}));
+  EXPECT_TRUE(all_close(ops::compare(CompareOp::Eq, make_tensor({0.1}, {1}, kFloat16), 0.1), {1}));
+  const Tensor ints = make_tensor({2, 3}, {2}, kInt32);
+  EXPECT_TRUE(all_close(ops::compare(CompareOp::Lt, ints, 2.5), {1, 0}));
+  EXPECT_TRUE(all_close(ops::compare(CompareOp::Gt, ints, 2.5), {0, 1}));
+  EXPECT_TRUE(all_close(ops::compare(CompareOp::Ge, ints, 3.0), {0, 1}));
+  const Tensor bytes = make_tensor({255, 0}, {2}, kUInt8);
+  EXPECT_TRUE(all_close(ops::compare(CompareOp::Lt, bytes, 300.0), {1, 1}));
+  EXPECT_TRUE(all_close(ops::compare(CompareOp::Gt, bytes, -1.0), {1, 1}));
+  const Tensor flags = make_tensor({1, 0}, {2}, kBool);
+  EXPECT_TRUE(all_close(ops::compare(CompareOp::Eq, flags, 1.0), {1, 0}));
+  EXPECT_TRUE(all_close(ops::compare(CompareOp::Lt, flags, 0.5), {0, 1}));
+  const Tensor big = make_tensor({9e18, -9e18}, {2}, kInt64);
+  EXPECT_TRUE(all_close(ops::compare(CompareOp::Lt, big, 1e19), {1, 1}));
+  EXPECT_TRUE(all_close(ops::compare(CompareOp::Ne, make_tensor({kNaN}, {1}), kNaN), {1}));
+  EXPECT_TRUE(all_close(ops::compare(CompareOp::Eq, empty({0, 2}), 1.0), std::vector<double>{}));
+}
+
+// ---- Where -----------------------------------------------------------------------------------
+
+TEST(ElementwiseWhere, BroadcastsAllThreeAndPromotes) {
+  const Tensor cond = make_tensor({1, 0, 1}, {3, 1}, kBool);
+  const Tensor a = make_tensor({1, 2, 3, 4}, {1, 4}, kInt32);
+  const Tensor b = make_tensor({-0.5}, {}, kFloat32);
+  const Tensor out = ops::where(cond, a, b);
+  EXPECT_EQ(out.dtype(), kFloat32);
+  EXPECT_EQ(out.shape(), (Shape{3, 4}));
+  EXPECT_TRUE(all_close(out, {1, 2, 3, 4, -0.5, -0.5, -0.5, -0.5, 1, 2, 3, 4}));
+}
+
+TEST(ElementwiseWhere, EveryDTypeWithStridedInputs) {
+  for (DType dtype : kAllDTypes) {
+    SCOPED_TRACE(dtype_name(dtype));
+    const Tensor cond = make_tensor({1, 0, 0, 1, 1, 0}, {2, 3}, kBool).transpose(0, 1);  // (3, 2)
+    const Tensor a = make_tensor(sample_values(6, dtype, 1), {3, 2}, dtype);
+    const Tensor b = make_tensor(sample_values(12, dtype, 2), {3, 4}, dtype).slice(1, 0, 4, 2);
+    const Tensor out = ops::where(cond, a, b);
+    EXPECT_EQ(out.dtype(), dtype);
+    const std::vector<double> vc = to_vector(cond);
+    const std::vector<double> va = to_vector(a);
+    const std::vector<double> vb = to_vector(b);
+    std::vector<double> expected;
+    for (std::size_t i = 0; i < 6; ++i)
+      expected.push_back(vc[i] != 0 ? va[i] : vb[i]);
+    EXPECT_TRUE(all_close(out, expected, 0, 0));
+  }
+  EXPECT_EQ(ops::where(empty({0}, kBool), empty({0}), empty({})).shape(), (Shape{0}));
+}
+
+TEST(ElementwiseWhere, NonBoolConditionIsDTypeError) {
+  try {
+    ops::where(zeros({2}, kInt32), zeros({2}), zeros({2}));
+    FAIL() << "expected DTypeError";
+  } catch (const DTypeError& e) {
+    EXPECT_NE(std::string(e.what()).find("int32"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(ops::where(zeros({2}, kBool), zeros({2}), zeros({3})), ShapeError);
+}
+
+// ---- Cast and fill (ops_copy.cpp drives the CPU cast and fill kernels) -----------------------
+
+// What cast_value does to one double (Note [Defined integer semantics]).
+double reference_cast(double v, DType to) {
+  if (to == kBool) return v != 0 ? 1 : 0;  // NaN != 0
+  if (is_floating(to)) return v;
+  if (std::isnan(v)) return 0;
+  double t = std::trunc(v);
+  if (to == kInt64) return std::clamp(t, -9223372036854775808.0, 9223372036854775807.0);
+  return wrap_to(t, to);
+}
+
+TEST(ElementwiseCast, EveryPairOfDTypes) {
+  for (DType from : kAllDTypes) {
+    // Values representable in `from`; fractional and negative ones where `from` has them.
+    std::vector<double> values = {0, 1, 3, 100};
+    if (is_floating(from))
+      values.insert(values.end(), {-2.75, 3.5, -0.75, 0.25});
+    else if (from != kUInt8 && from != kBool)
+      values.insert(values.end(), {-2, -100, 7, 42});
+    if (from == kBool) values = {0, 1, 1, 0};
+    for (DType to : kAllDTypes) {
+      SCOPED_TRACE(std::string(dtype_name(from)) + " -> " + dtype_name(to));
+      const Tensor src =
+          make_tensor(values, {2, static_cast<std::int64_t>(values.size() / 2)}, from)
+              .transpose(0, 1);
+      const Tensor out = ops::cast(src, to);
+      EXPECT_EQ(out.dtype(), to);
+      EXPECT_EQ(out.shape(), src.shape());
+      std::vector<double> expected;
+      for (double v : to_vector(src))
+        expected.push_back(reference_cast(v, to));
+      EXPECT_TRUE(all_close(out, expected));
+    }
+  }
+}
+
+TEST(ElementwiseCast, SpecialValues) {
+  const Tensor special = make_tensor({kNaN, kInf, -kInf, 1e20, -1.0, -0.5, 255.9}, {7}, kFloat64);
+  const double int64_max = 9223372036854775807.0;
+  EXPECT_TRUE(
+      all_close(ops::cast(special, kInt64), {0, int64_max, -int64_max - 1, int64_max, -1, 0, 255}));
+  EXPECT_TRUE(all_close(ops::cast(special, kUInt8), {0, 255, 0, 255, 255, 0, 255}));
+  EXPECT_TRUE(all_close(ops::cast(special, kBool), {1, 1, 1, 1, 1, 1, 1}));
+  // Beyond float16's range: infinity; NaN stays NaN.
+  EXPECT_TRUE(all_close(ops::cast(special, kFloat16),
+                        {kNaN, kInf, -kInf, kInf, -1.0, -0.5, 255.875}, 0, 0));
+  EXPECT_TRUE(
+      all_close(ops::cast(make_tensor({70000.0, 65519.0}, {2}), kFloat16), {kInf, 65504}, 0, 0));
+}
+
+TEST(ElementwiseFill, EveryDTypeOnStridedView) {
+  for (DType dtype : kAllDTypes) {
+    SCOPED_TRACE(dtype_name(dtype));
+    const Tensor base = zeros({3, 4}, dtype);
+    ops::fill_(base.slice(1, 0, 4, 3), 2.0);  // columns 0 and 3
+    const double v = dtype == kBool ? 1 : 2;
+    EXPECT_TRUE(all_close(base, {v, 0, 0, v, v, 0, 0, v, v, 0, 0, v}));
+  }
+  const Tensor ints = zeros({2}, kInt32);
+  ops::fill_(ints, kNaN);
+  EXPECT_TRUE(all_close(ints, {0, 0}));
+  const Tensor scalar = zeros({}, kBFloat16);
+  ops::fill_(scalar, 1.5);
+  EXPECT_TRUE(all_close(scalar, {1.5}));
+}
+
+}  // namespace
+}  // namespace leangrad

@@ -1,0 +1,508 @@
+// Tests of the reductions (kernels/ops_reduce.cpp, kernels/cpu/reduce.cpp): sum, mean, max and
+// argmax against a plain reference loop in double, over single, multiple, negative and all dims,
+// keepdim, non-contiguous inputs, 0-d and empty tensors, every dtype, NaN and ties; the accuracy
+// of long float32 sums, results independent of the thread count, the errors bad input raises,
+// and CUDA against the CPU when a GPU is present.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/creation.h"
+#include "core/cuda.h"
+#include "core/parallel.h"
+#include "core/views.h"
+#include "kernels/ops.h"
+#include "testing/tensor_testing.h"
+
+namespace leangrad {
+namespace {
+
+using test::all_close;
+using test::make_tensor;
+using test::to_vector;
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+const DType kAllDTypes[] = {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32, kUInt8, kBool};
+const DType kFloatingDTypes[] = {kFloat32, kFloat64, kFloat16, kBFloat16};
+const ReduceOp kReduceOps[] = {ReduceOp::Sum, ReduceOp::Mean, ReduceOp::Max};
+
+// ---- Reference (plain loops in double) -------------------------------------------------------
+
+struct Expected {
+  Shape shape;
+  std::vector<double> values;
+};
+
+// Which dims are reduced (every dim for an empty list), wrapped.
+std::vector<bool> reduced_mask(const Shape& shape, const std::vector<std::int64_t>& dims) {
+  const auto ndim = static_cast<std::int64_t>(shape.size());
+  std::vector<bool> mask(shape.size(), dims.empty());
+  for (std::int64_t d : dims) {
+    if (ndim > 0) mask[d < 0 ? d + ndim : d] = true;
+  }
+  return mask;
+}
+
+// For each input element (row-major), the flat output index it reduces into and its flat index
+// within the reduced dims; also the output shape.
+struct ReferenceIndexing {
+  Shape out_shape;
+  std::vector<std::int64_t> out_index, inner_index;
+  std::int64_t num_outputs = 1;
+};
+
+ReferenceIndexing reference_indexing(const Shape& shape, const std::vector<std::int64_t>& dims,
+                                     bool keepdim) {
+  const std::vector<bool> mask = reduced_mask(shape, dims);
+  ReferenceIndexing r;
+  for (std::size_t d = 0; d < shape.size(); ++d) {
+    if (!mask[d]) {
+      r.out_shape.push_back(shape[d]);
+      r.num_outputs *= shape[d];
+    } else if (keepdim) {
+      r.out_shape.push_back(1);
+    }
+  }
+  std::int64_t numel = 1;
+  for (std::int64_t s : shape)
+    numel *= s;
+  for (std::int64_t i = 0; i < numel; ++i) {
+    std::int64_t rest = i, out = 0, inner = 0, out_scale = 1, inner_scale = 1;
+    for (std::size_t d = shape.size(); d-- > 0;) {
+      const std::int64_t coord = rest % shape[d];
+      rest /= shape[d];
+      if (mask[d]) {
+        inner += coord * inner_scale;
+        inner_scale *= shape[d];
+      } else {
+        out += coord * out_scale;
+        out_scale *= shape[d];
+      }
+    }
+    r.out_index.push_back(out);
+    r.inner_index.push_back(inner);
+  }
+  return r;
+}
+
+Expected reference_reduce(ReduceOp op, const std::vector<double>& x, const Shape& shape,
+                          const std::vector<std::int64_t>& dims, bool keepdim) {
+  const ReferenceIndexing r = reference_indexing(shape, dims, keepdim);
+  const auto n = static_cast<std::size_t>(r.num_outputs);
+  std::vector<double> acc(n, op == ReduceOp::Max ? -kInf : 0.0);
+  std::vector<std::int64_t> count(n, 0);
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const auto o = static_cast<std::size_t>(r.out_index[i]);
+    ++count[o];
+    if (op == ReduceOp::Max) {
+      acc[o] = std::isnan(acc[o]) || std::isnan(x[i]) ? kNaN : std::max(acc[o], x[i]);
+    } else {
+      acc[o] += x[i];
+    }
+  }
+  if (op == ReduceOp::Mean) {
+    for (std::size_t o = 0; o < n; ++o)
+      acc[o] /= static_cast<double>(count[o]);
+  }
+  return {r.out_shape, acc};
+}
+
+Expected reference_argmax(const std::vector<double>& x, const Shape& shape,
+                          std::vector<std::int64_t> dims, bool keepdim) {
+  const ReferenceIndexing r = reference_indexing(shape, dims, keepdim);
+  const auto n = static_cast<std::size_t>(r.num_outputs);
+  std::vector<double> best(n, kNaN), index(n, -1);
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const auto o = static_cast<std::size_t>(r.out_index[i]);
+    const bool better =
+        index[o] < 0 || (!std::isnan(best[o]) && (std::isnan(x[i]) || x[i] > best[o]));
+    if (better) {
+      best[o] = x[i];
+      index[o] = static_cast<double>(r.inner_index[i]);
+    }
+  }
+  return {r.out_shape, index};
+}
+
+// Deterministic pseudo-random values: uniform in [low, high), or integers when `integral`.
+std::vector<double> random_values(std::int64_t n, std::uint32_t seed, double low = -4.0,
+                                  double high = 4.0, bool integral = false) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<double> dist(low, high);
+  std::vector<double> v(static_cast<std::size_t>(n));
+  for (double& x : v)
+    x = integral ? std::floor(dist(gen)) : dist(gen);
+  return v;
+}
+
+// Values that every dtype holds exactly: small non-negative integers (0/1 for bool).
+std::vector<double> exact_values(std::int64_t n, DType dtype, std::uint32_t seed) {
+  std::vector<double> v = random_values(n, seed, 0.0, dtype == kBool ? 2.0 : 10.0, true);
+  return v;
+}
+
+std::int64_t numel_of(const Shape& shape) {
+  std::int64_t n = 1;
+  for (std::int64_t s : shape)
+    n *= s;
+  return n;
+}
+
+// Checks op(x, dims, keepdim) against the reference computed from x's own values.
+void expect_reduce_matches(ReduceOp op, const Tensor& x, const std::vector<std::int64_t>& dims,
+                           bool keepdim) {
+  SCOPED_TRACE(std::string(op_name(op)) + " of " + shape_str(x.shape()) + " " +
+               dtype_name(x.dtype()) + " over dims " + shape_str(dims) +
+               (keepdim ? " keepdim" : ""));
+  const Expected e = reference_reduce(op, to_vector(x), x.shape(), dims, keepdim);
+  const Tensor y = ops::reduce(op, x, dims, keepdim);
+  EXPECT_EQ(y.shape(), e.shape);
+  // Results are rounded once to the output dtype; 16-bit sums of many terms may round in between
+  // when converted back, so their tolerance is that of one rounding of the result.
+  EXPECT_TRUE(all_close(y, e.values));
+}
+
+void expect_argmax_matches(const Tensor& x, std::optional<std::int64_t> dim, bool keepdim) {
+  SCOPED_TRACE("argmax of " + shape_str(x.shape()) + " " + dtype_name(x.dtype()) +
+               (dim ? " over dim " + std::to_string(*dim) : " flattened") +
+               (keepdim ? " keepdim" : ""));
+  std::vector<std::int64_t> dims;
+  if (dim) dims.push_back(*dim);
+  Expected e = reference_argmax(to_vector(x), x.shape(), dims, keepdim);
+  if (!dim && !keepdim) e.shape = {};
+  const Tensor y = ops::argmax(x, dim, keepdim);
+  EXPECT_EQ(y.dtype(), kInt64);
+  EXPECT_EQ(y.shape(), e.shape);
+  EXPECT_TRUE(all_close(y, e.values, 0, 0));
+}
+
+// ---- Dims, keepdim, dtypes -------------------------------------------------------------------
+
+const std::vector<std::vector<std::int64_t>> kDimLists = {
+    {}, {0}, {1}, {2}, {-1}, {-3}, {0, 2}, {2, 0}, {1, 2}, {-1, 0}, {0, 1, 2}};
+
+TEST(Reduce, MatchesReferenceOverEveryDimList) {
+  for (DType dtype : {kFloat32, kFloat64}) {
+    const Tensor x = make_tensor(random_values(2 * 3 * 5, 1), {2, 3, 5}, dtype);
+    for (ReduceOp op : kReduceOps) {
+      for (const auto& dims : kDimLists) {
+        for (bool keepdim : {false, true})
+          expect_reduce_matches(op, x, dims, keepdim);
+      }
+    }
+  }
+}
+
+TEST(Reduce, EveryDtype) {
+  for (DType dtype : kAllDTypes) {
+    const Tensor x = make_tensor(exact_values(4 * 6, dtype, 2), {4, 6}, dtype);
+    for (ReduceOp op : kReduceOps) {
+      if (op == ReduceOp::Mean && !is_floating(dtype)) continue;
+      for (const auto& dims : std::vector<std::vector<std::int64_t>>{{}, {0}, {1}}) {
+        expect_reduce_matches(op, x, dims, false);
+      }
+    }
+  }
+}
+
+TEST(Reduce, OutputDtypes) {
+  for (DType dtype : kAllDTypes) {
+    SCOPED_TRACE(dtype_name(dtype));
+    const Tensor x = make_tensor({1, 0, 1, 1}, {2, 2}, dtype);
+    EXPECT_EQ(ops::reduce(ReduceOp::Sum, x, {}, false).dtype(),
+              is_floating(dtype) ? dtype : kInt64);
+    EXPECT_EQ(ops::reduce(ReduceOp::Max, x, {0}, false).dtype(), dtype);
+    EXPECT_EQ(ops::argmax(x, 1, false).dtype(), kInt64);
+    if (is_floating(dtype)) {
+      EXPECT_EQ(ops::reduce(ReduceOp::Mean, x, {}, false).dtype(), dtype);
+    } else {
+      EXPECT_THROW(ops::reduce(ReduceOp::Mean, x, {}, false), DTypeError);
+    }
+  }
+  // bool sums count the true elements.
+  EXPECT_TRUE(
+      all_close(ops::reduce(ReduceOp::Sum, make_tensor({1, 0, 1, 1}, {2, 2}, kBool), {1}, false),
+                {1, 2}, 0, 0));
+}
+
+TEST(Reduce, SixteenBitFloatsAccumulateInFloat) {
+  // 4096 ones: a float16 accumulator would stop at 2048 (2048 + 1 rounds back to 2048).
+  for (DType dtype : {kFloat16, kBFloat16}) {
+    const Tensor x = make_tensor(std::vector<double>(4096, 1.0), {4096}, dtype);
+    EXPECT_TRUE(all_close(ops::reduce(ReduceOp::Sum, x, {}, false), {4096}, 0, 0));
+    EXPECT_TRUE(all_close(ops::reduce(ReduceOp::Mean, x, {}, false), {1}, 0, 0));
+  }
+}
+
+TEST(Reduce, IntegerSumsDoNotOverflowTheInputDtype) {
+  const Tensor x = make_tensor(std::vector<double>(1000, 200), {1000}, kUInt8);
+  EXPECT_TRUE(all_close(ops::reduce(ReduceOp::Sum, x, {}, false), {200000}, 0, 0));
+  const Tensor y = make_tensor({2147483647.0, 2147483647.0}, {2}, kInt32);
+  EXPECT_TRUE(all_close(ops::reduce(ReduceOp::Sum, y, {}, false), {4294967294.0}, 0, 0));
+}
+
+// ---- Layouts ---------------------------------------------------------------------------------
+
+TEST(Reduce, NonContiguousInputs) {
+  const Tensor base = make_tensor(random_values(4 * 6 * 5, 3), {4, 6, 5}, kFloat32);
+  const Tensor transposed = views::transpose(base, 0, 2);   // (5, 6, 4)
+  const Tensor sliced = views::slice(base, 1, 1, 6, 2);     // (4, 3, 5), step 2
+  const Tensor permuted = views::permute(base, {1, 2, 0});  // (6, 5, 4)
+  const Tensor expanded = views::expand(views::slice(base, 0, 0, 1, 1), {3, 6, 5});  // stride 0
+  for (const Tensor& x : {transposed, sliced, permuted, expanded}) {
+    ASSERT_FALSE(x.is_contiguous());
+    for (ReduceOp op : kReduceOps) {
+      for (const auto& dims : kDimLists)
+        expect_reduce_matches(op, x, dims, true);
+    }
+    for (std::int64_t d = -3; d < 3; ++d)
+      expect_argmax_matches(x, d, false);
+    expect_argmax_matches(x, std::nullopt, false);
+  }
+}
+
+TEST(Reduce, ZeroDim) {
+  const Tensor x = make_tensor({2.5}, {}, kFloat32);
+  for (ReduceOp op : kReduceOps) {
+    for (const auto& dims : std::vector<std::vector<std::int64_t>>{{}, {0}, {-1}}) {
+      for (bool keepdim : {false, true}) {
+        const Tensor y = ops::reduce(op, x, dims, keepdim);
+        EXPECT_EQ(y.shape(), Shape{});
+        EXPECT_TRUE(all_close(y, {2.5}, 0, 0));
+      }
+    }
+  }
+  EXPECT_TRUE(all_close(ops::argmax(x, std::nullopt, false), {0}, 0, 0));
+  EXPECT_TRUE(all_close(ops::argmax(x, 0, true), {0}, 0, 0));
+  EXPECT_THROW(ops::reduce(ReduceOp::Sum, x, {1}, false), ShapeError);
+}
+
+TEST(Reduce, EmptyTensors) {
+  const Tensor x = empty({0, 3}, kFloat32);
+  auto check = [](const Tensor& y, const Shape& shape, const std::vector<double>& values) {
+    EXPECT_EQ(y.shape(), shape);
+    EXPECT_TRUE(all_close(y, values, 0, 0));
+  };
+  check(ops::reduce(ReduceOp::Sum, x, {0}, false), {3}, {0, 0, 0});
+  check(ops::reduce(ReduceOp::Sum, x, {}, false), {}, {0});
+  check(ops::reduce(ReduceOp::Sum, x, {1}, false), {0}, {});
+  check(ops::reduce(ReduceOp::Sum, x, {0}, true), {1, 3}, {0, 0, 0});
+  check(ops::reduce(ReduceOp::Mean, x, {0}, false), {3}, {kNaN, kNaN, kNaN});
+  check(ops::reduce(ReduceOp::Mean, x, {}, false), {}, {kNaN});
+  check(ops::reduce(ReduceOp::Max, x, {1}, false), {0}, {});  // nothing to reduce per output
+  check(ops::argmax(x, 1, false), {0}, {});
+  check(ops::reduce(ReduceOp::Sum, empty({0}, kInt32), {}, false), {}, {0});
+  for (const auto& dims : std::vector<std::vector<std::int64_t>>{{}, {0}, {0, 1}}) {
+    try {
+      ops::reduce(ReduceOp::Max, x, dims, false);
+      ADD_FAILURE() << "max over a zero-size dimension did not throw";
+    } catch (const Error& e) {
+      EXPECT_NE(e.message().find("max: cannot reduce over a zero-size dimension"),
+                std::string::npos)
+          << e.message();
+    }
+  }
+  EXPECT_THROW(ops::argmax(x, 0, false), Error);
+  EXPECT_THROW(ops::argmax(x, std::nullopt, false), Error);
+}
+
+// ---- NaN, infinities, ties -------------------------------------------------------------------
+
+TEST(Reduce, MaxPropagatesNaN) {
+  const Tensor x = make_tensor({1, kNaN, 3, -kInf, -kInf, -kInf, 2, 5, kNaN}, {3, 3}, kFloat32);
+  EXPECT_TRUE(all_close(ops::reduce(ReduceOp::Max, x, {1}, false), {kNaN, -kInf, kNaN}, 0, 0));
+  EXPECT_TRUE(all_close(ops::reduce(ReduceOp::Max, x, {0}, false), {2, kNaN, kNaN}, 0, 0));
+  EXPECT_TRUE(all_close(ops::reduce(ReduceOp::Max, x, {}, false), {kNaN}, 0, 0));
+  EXPECT_TRUE(all_close(ops::reduce(ReduceOp::Sum, x, {1}, false), {kNaN, -kInf, kNaN}, 0, 0));
+}
+
+TEST(Reduce, ArgmaxNaNCountsAsMaximumAndTiesTakeTheFirst) {
+  const Tensor x = make_tensor({1, kNaN, 3, kNaN,            //
+                                -kInf, -kInf, -kInf, -kInf,  //
+                                2, 7, 7, 1,                  //
+                                5, 5, 5, 5},
+                               {4, 4}, kFloat32);
+  EXPECT_TRUE(all_close(ops::argmax(x, 1, false), {1, 0, 1, 0}, 0, 0));
+  EXPECT_TRUE(all_close(ops::argmax(x, 0, false), {3, 0, 2, 0}, 0, 0));
+  EXPECT_TRUE(all_close(ops::argmax(x, std::nullopt, false), {1}, 0, 0));
+  const Tensor ints = make_tensor({3, 9, 9, 2, 9}, {5}, kInt32);
+  EXPECT_TRUE(all_close(ops::argmax(ints, std::nullopt, false), {1}, 0, 0));
+  const Tensor bools = make_tensor({0, 0, 1, 1}, {4}, kBool);
+  EXPECT_TRUE(all_close(ops::argmax(bools, 0, false), {2}, 0, 0));
+}
+
+TEST(Reduce, ArgmaxShapesAndDtypes) {
+  for (DType dtype : kAllDTypes) {
+    const Tensor x = make_tensor(exact_values(3 * 4 * 5, dtype, 4), {3, 4, 5}, dtype);
+    for (std::int64_t d = -3; d < 3; ++d) {
+      for (bool keepdim : {false, true})
+        expect_argmax_matches(x, d, keepdim);
+    }
+    expect_argmax_matches(x, std::nullopt, false);
+    expect_argmax_matches(x, std::nullopt, true);  // shape (1, 1, 1)
+  }
+}
+
+// ---- Long runs: accuracy, chunked paths, determinism ------------------------------------------
+
+TEST(Reduce, LongFloat32SumIsAccurate) {
+  constexpr std::int64_t n = 10'000'000;
+  Tensor x = full({n}, 0.1, kFloat32);
+  const double exact = static_cast<double>(0.1f) * static_cast<double>(n);
+  const double sum = ops::reduce(ReduceOp::Sum, x, {}, false).item<double>();
+  EXPECT_NEAR(sum, exact, 1e-5 * exact);  // naive float accumulation gives ~1.09e6
+  const double mean = ops::reduce(ReduceOp::Mean, x, {}, false).item<double>();
+  EXPECT_NEAR(mean, static_cast<double>(0.1f), 1e-5 * 0.1);
+  // Two long rows, split into chunks across threads.
+  const Tensor rows = views::view(x, {2, n / 2});
+  const Tensor row_sums = ops::reduce(ReduceOp::Sum, rows, {1}, false);
+  EXPECT_TRUE(all_close(row_sums, {exact / 2, exact / 2}, 1e-5, 0));
+}
+
+TEST(Reduce, LongRunsMatchReference) {
+  // Runs longer than one parallel chunk (32768 elements), not a multiple of it, few outputs.
+  const std::int64_t rows = 3, cols = 100'003;
+  std::vector<double> values = random_values(rows * cols, 5);
+  values[1 * cols + 40'000] = 100;  // the maximum of row 1, tied later on
+  values[1 * cols + 70'000] = 100;
+  values[2 * cols + 90'000] = kNaN;  // row 2: NaN late in the run
+  const Tensor x = make_tensor(values, {rows, cols}, kFloat32);
+  const Expected sum = reference_reduce(ReduceOp::Sum, values, {rows, cols}, {1}, false);
+  EXPECT_TRUE(all_close(ops::reduce(ReduceOp::Sum, x, {1}, false), sum.values, 1e-5, 1e-3));
+  EXPECT_TRUE(all_close(ops::reduce(ReduceOp::Max, x, {1}, false),
+                        reference_reduce(ReduceOp::Max, values, {rows, cols}, {1}, false).values, 0,
+                        0));
+  const Tensor idx = ops::argmax(x, 1, false);
+  const std::vector<double> got = to_vector(idx);
+  EXPECT_EQ(got[1], 40'000);
+  EXPECT_EQ(got[2], 90'000);
+  EXPECT_TRUE(all_close(idx, reference_argmax(values, {rows, cols}, {1}, false).values, 0, 0));
+}
+
+// Raw bytes of a contiguous CPU tensor.
+std::vector<unsigned char> bytes_of(const Tensor& t) {
+  std::vector<unsigned char> b(t.nbytes());
+  if (!b.empty()) std::memcpy(b.data(), t.data_ptr(), b.size());
+  return b;
+}
+
+TEST(Reduce, ResultsDoNotDependOnTheThreadCount) {
+  const int saved_threads = get_num_threads();
+  const std::int64_t n = 3 * (1 << 20) + 17;
+  const Tensor x = make_tensor(random_values(n, 6, -1, 1), {n}, kFloat32);
+  const Tensor h = make_tensor(random_values(n, 7, -1, 1), {n}, kFloat16);
+  struct Case {
+    const Tensor* input;
+    Shape shape;
+    std::vector<std::int64_t> dims;
+  };
+  const std::vector<Case> cases = {
+      {&x, {n}, {}},            // one output: chunks across threads
+      {&x, {1, n}, {1}},        // same, through a dim
+      {&h, {n}, {}},            // float16 input, float accumulation
+      {&x, {n / 64, 64}, {1}},  // many short runs: split over outputs
+      {&x, {64, n / 64}, {0}},  // reduce the leading dim (permuted copy)
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE("shape " + shape_str(c.shape) + " dims " + shape_str(c.dims));
+    const std::int64_t used = numel_of(c.shape);
+    const Tensor in = views::view(views::slice(*c.input, 0, 0, used, 1), c.shape);
+    std::vector<std::vector<unsigned char>> results[2];
+    for (int threads : {1, 2}) {
+      set_num_threads(threads);
+      auto& r = results[threads - 1];
+      for (ReduceOp op : kReduceOps)
+        r.push_back(bytes_of(ops::reduce(op, in, c.dims, false)));
+      if (c.dims.size() == 1) r.push_back(bytes_of(ops::argmax(in, c.dims[0], false)));
+    }
+    set_num_threads(saved_threads);
+    EXPECT_EQ(results[0], results[1]);
+  }
+}
+
+// ---- Bad input -------------------------------------------------------------------------------
+
+TEST(Reduce, BadDimsAreShapeErrorsNamingDimAndShape) {
+  const Tensor x = empty({2, 3}, kFloat32);
+  for (ReduceOp op : kReduceOps) {
+    try {
+      ops::reduce(op, x, {2}, false);
+      ADD_FAILURE() << "out-of-range dim did not throw";
+    } catch (const ShapeError& e) {
+      EXPECT_NE(e.message().find("dim 2"), std::string::npos) << e.message();
+      EXPECT_NE(e.message().find("[2, 3]"), std::string::npos) << e.message();
+      EXPECT_EQ(e.message().rfind(op_name(op), 0), 0u) << e.message();
+    }
+    EXPECT_THROW(ops::reduce(op, x, {-3}, false), ShapeError);
+    EXPECT_THROW(ops::reduce(op, x, {1, 1}, false), ShapeError);   // repeated
+    EXPECT_THROW(ops::reduce(op, x, {0, -2}, false), ShapeError);  // repeated after wrapping
+    EXPECT_THROW(ops::reduce(op, Tensor(), {}, false), Error);
+  }
+  try {
+    ops::argmax(x, -3, false);
+    ADD_FAILURE() << "out-of-range dim did not throw";
+  } catch (const ShapeError& e) {
+    EXPECT_NE(e.message().find("dim -3"), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find("[2, 3]"), std::string::npos) << e.message();
+  }
+  EXPECT_THROW(ops::argmax(Tensor(), std::nullopt, false), Error);
+}
+
+// ---- CUDA against the CPU --------------------------------------------------------------------
+
+TEST(Reduce, CudaMatchesCpu) {
+  if (!cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  struct Case {
+    Shape shape;
+    std::vector<std::int64_t> dims;
+  };
+  const std::vector<Case> cases = {
+      {{2, 3, 5}, {}},     {{2, 3, 5}, {1}}, {{2, 3, 5}, {0, 2}},
+      {{1000, 7}, {1}},    {{7, 1000}, {1}}, {{300, 5000}, {1}},   // thread / block per run
+      {{3, 100'003}, {1}}, {{1 << 22}, {}},  {{1 << 20, 3}, {0}},  // split runs
+      {{0, 3}, {0}},       {{}, {}},
+  };
+  for (DType dtype : kAllDTypes) {
+    for (const Case& c : cases) {
+      const std::int64_t n = numel_of(c.shape);
+      const Tensor x =
+          make_tensor(is_floating(dtype) ? random_values(n, 8, -2, 2) : exact_values(n, dtype, 8),
+                      c.shape, dtype);
+      const Tensor xc = x.to(Device::cuda());
+      for (ReduceOp op : kReduceOps) {
+        if (op == ReduceOp::Mean && !is_floating(dtype)) continue;
+        if (op == ReduceOp::Max && n == 0) continue;
+        SCOPED_TRACE(std::string(op_name(op)) + " " + dtype_name(dtype) + " " + shape_str(c.shape) +
+                     " dims " + shape_str(c.dims));
+        const Tensor expected = ops::reduce(op, x, c.dims, false);
+        const Tensor got = ops::reduce(op, xc, c.dims, false);
+        EXPECT_EQ(got.shape(), expected.shape());
+        EXPECT_EQ(got.dtype(), expected.dtype());
+        // The GPU adds in a different order: allow for rounding growing with the run length.
+        const double run = static_cast<double>(n) / std::max<double>(1, expected.numel());
+        const double rtol = dtype == kFloat32 ? 1e-5 : test::tolerance_for(got.dtype()).rtol;
+        const double atol = is_floating(dtype) ? 1e-4 + 1e-6 * run : 0;
+        EXPECT_TRUE(all_close(got, to_vector(expected), rtol, atol));
+      }
+      if (n > 0 && c.dims.size() <= 1) {
+        const std::optional<std::int64_t> dim =
+            c.dims.empty() ? std::nullopt : std::optional<std::int64_t>(c.dims[0]);
+        EXPECT_TRUE(
+            all_close(ops::argmax(xc, dim, false), to_vector(ops::argmax(x, dim, false)), 0, 0));
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace leangrad

@@ -1,0 +1,138 @@
+// Implementation of the shared test helpers (tests/testing/tensor_testing.h).
+#include "testing/tensor_testing.h"
+
+#include <cmath>
+#include <sstream>
+
+#include "core/creation.h"
+#include "kernels/dispatch.h"
+
+namespace leangrad::test {
+namespace {
+
+template <typename T>
+T from_double(double v) {
+  if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
+    return T(static_cast<float>(v));
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return v != 0;
+  } else {
+    return static_cast<T>(v);
+  }
+}
+
+template <typename T>
+double to_double(T v) {
+  if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
+    return static_cast<double>(static_cast<float>(v));
+  } else {
+    return static_cast<double>(v);
+  }
+}
+
+// Row-major multi-index of the flat index `i` in `shape`.
+std::vector<std::int64_t> unravel(std::int64_t i, const Shape& shape) {
+  std::vector<std::int64_t> index(shape.size());
+  for (std::size_t d = shape.size(); d-- > 0;) {
+    index[d] = i % shape[d];
+    i /= shape[d];
+  }
+  return index;
+}
+
+bool close(double actual, double expected, double rtol, double atol) {
+  if (std::isnan(expected)) return std::isnan(actual);
+  if (std::isinf(expected)) return actual == expected;
+  return std::fabs(actual - expected) <= atol + rtol * std::fabs(expected);
+}
+
+}  // namespace
+
+Tensor make_tensor(const std::vector<double>& values, const Shape& shape, DType dtype) {
+  Tensor t = empty(shape, TensorOptions(dtype));
+  EXPECT_EQ(static_cast<std::size_t>(t.numel()), values.size())
+      << "make_tensor: " << values.size() << " values for shape " << shape_str(shape);
+  dispatch_all(dtype, "make_tensor", [&]<typename T>() {
+    T* data = static_cast<T*>(t.data_ptr());
+    for (std::size_t i = 0; i < values.size() && i < static_cast<std::size_t>(t.numel()); ++i) {
+      data[i] = from_double<T>(values[i]);
+    }
+  });
+  return t;
+}
+
+std::vector<double> to_vector(const Tensor& t) {
+  const Tensor host = t.device().is_cpu() ? t : t.cpu();
+  std::vector<double> out;
+  out.reserve(static_cast<std::size_t>(host.numel()));
+  dispatch_all(host.dtype(), "to_vector", [&]<typename T>() {
+    const T* base = static_cast<const T*>(host.data_ptr());
+    for (std::int64_t i = 0; i < host.numel(); ++i) {
+      const std::vector<std::int64_t> index = unravel(i, host.shape());
+      std::int64_t offset = 0;
+      for (std::size_t d = 0; d < index.size(); ++d)
+        offset += index[d] * host.strides()[d];
+      out.push_back(to_double(base[offset]));
+    }
+  });
+  return out;
+}
+
+Tolerance tolerance_for(DType dtype) {
+  switch (dtype) {
+    case DType::Float64:
+      return {1e-12, 1e-12};
+    case DType::Float32:
+      return {1e-5, 1e-6};
+    case DType::Float16:
+      return {1e-3, 1e-4};
+    case DType::BFloat16:
+      return {8e-3, 1e-3};
+    default:
+      return {0, 0};
+  }
+}
+
+::testing::AssertionResult all_close(const Tensor& t, const std::vector<double>& expected,
+                                     double rtol, double atol) {
+  if (!t.defined()) return ::testing::AssertionFailure() << "tensor is undefined";
+  const std::vector<double> actual = to_vector(t);
+  if (actual.size() != expected.size()) {
+    return ::testing::AssertionFailure()
+           << "tensor of shape " << shape_str(t.shape()) << " has " << actual.size()
+           << " elements, expected " << expected.size();
+  }
+  std::size_t mismatches = 0;
+  std::size_t first = 0;
+  for (std::size_t i = 0; i < actual.size(); ++i) {
+    if (!close(actual[i], expected[i], rtol, atol)) {
+      if (mismatches == 0) first = i;
+      ++mismatches;
+    }
+  }
+  if (mismatches == 0) return ::testing::AssertionSuccess();
+  std::ostringstream message;
+  message.precision(17);
+  message << "first mismatch at index " << first << " "
+          << shape_str(unravel(static_cast<std::int64_t>(first), t.shape())) << ": actual "
+          << actual[first] << ", expected " << expected[first] << " (rtol " << rtol << ", atol "
+          << atol << "); " << mismatches << " of " << actual.size()
+          << " elements differ; tensor shape " << shape_str(t.shape()) << ", dtype "
+          << dtype_name(t.dtype());
+  return ::testing::AssertionFailure() << message.str();
+}
+
+::testing::AssertionResult all_close(const Tensor& t, const std::vector<double>& expected) {
+  const Tolerance tol = tolerance_for(t.defined() ? t.dtype() : DType::Float32);
+  return all_close(t, expected, tol.rtol, tol.atol);
+}
+
+void expect_close(const Tensor& t, const std::vector<double>& expected, double rtol, double atol) {
+  EXPECT_TRUE(all_close(t, expected, rtol, atol));
+}
+
+void expect_close(const Tensor& t, const std::vector<double>& expected) {
+  EXPECT_TRUE(all_close(t, expected));
+}
+
+}  // namespace leangrad::test
