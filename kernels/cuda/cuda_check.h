@@ -45,27 +45,27 @@ inline void warn_cuda_error(cudaError_t status, const char* expr, const char* fi
 
 }  // namespace leangrad::detail
 
-#define LG_CUDA_CHECK(expr)                                                            \
-  do {                                                                                 \
-    const cudaError_t lg_cuda_status_ = (expr);                                        \
-    if (lg_cuda_status_ != cudaSuccess) [[unlikely]]                                   \
+#define LG_CUDA_CHECK(expr)                                                             \
+  do {                                                                                  \
+    const cudaError_t lg_cuda_status_ = (expr);                                         \
+    if (lg_cuda_status_ != cudaSuccess) [[unlikely]]                                    \
       ::leangrad::detail::throw_cuda_error(lg_cuda_status_, #expr, __FILE__, __LINE__); \
   } while (0)
 
 // After every kernel launch: reports bad launch configurations (and earlier asynchronous errors).
 #define LG_CUDA_CHECK_LAUNCH() LG_CUDA_CHECK(cudaGetLastError())
 
-#define LG_CUBLAS_CHECK(expr)                                                              \
-  do {                                                                                     \
-    const cublasStatus_t lg_cublas_status_ = (expr);                                       \
-    if (lg_cublas_status_ != CUBLAS_STATUS_SUCCESS) [[unlikely]]                           \
+#define LG_CUBLAS_CHECK(expr)                                                               \
+  do {                                                                                      \
+    const cublasStatus_t lg_cublas_status_ = (expr);                                        \
+    if (lg_cublas_status_ != CUBLAS_STATUS_SUCCESS) [[unlikely]]                            \
       ::leangrad::detail::throw_cublas_error(lg_cublas_status_, #expr, __FILE__, __LINE__); \
   } while (0)
 
-#define LG_CUDA_WARN(expr)                                                            \
-  do {                                                                                \
-    const cudaError_t lg_cuda_status_ = (expr);                                       \
-    if (lg_cuda_status_ != cudaSuccess) [[unlikely]]                                  \
+#define LG_CUDA_WARN(expr)                                                             \
+  do {                                                                                 \
+    const cudaError_t lg_cuda_status_ = (expr);                                        \
+    if (lg_cuda_status_ != cudaSuccess) [[unlikely]]                                   \
       ::leangrad::detail::warn_cuda_error(lg_cuda_status_, #expr, __FILE__, __LINE__); \
   } while (0)
 

@@ -100,7 +100,8 @@ __device__ __forceinline__ AlignedVector<Out> apply_lanes(const F& f,
                                                           const AlignedVector<In>&... in) {
   AlignedVector<Out> out;
 #pragma unroll
-  for (int lane = 0; lane < kVectorWidth; ++lane) out.val[lane] = f(in.val[lane]...);
+  for (int lane = 0; lane < kVectorWidth; ++lane)
+    out.val[lane] = f(in.val[lane]...);
   return out;
 }
 
@@ -110,13 +111,15 @@ template <int kNumOperands>
 __device__ __forceinline__ void operand_offsets(const ElementwiseGeometry& g, std::int64_t i,
                                                 std::int64_t (&offsets)[kNumOperands]) {
 #pragma unroll
-  for (int k = 0; k < kNumOperands; ++k) offsets[k] = 0;
+  for (int k = 0; k < kNumOperands; ++k)
+    offsets[k] = 0;
   for (int d = g.ndim - 1; d >= 0; --d) {
     const std::int64_t size = g.sizes[d];
     const std::int64_t index = i % size;
     i /= size;
 #pragma unroll
-    for (int k = 0; k < kNumOperands; ++k) offsets[k] += index * g.strides[k][d];
+    for (int k = 0; k < kNumOperands; ++k)
+      offsets[k] += index * g.strides[k][d];
   }
 }
 
@@ -196,7 +199,8 @@ std::int64_t max_resident_blocks() {
 
 unsigned int grid_size(std::int64_t work_items) {
   const std::int64_t needed = (work_items + kThreadsPerBlock - 1) / kThreadsPerBlock;
-  return static_cast<unsigned int>(std::max<std::int64_t>(1, std::min(needed, max_resident_blocks())));
+  return static_cast<unsigned int>(
+      std::max<std::int64_t>(1, std::min(needed, max_resident_blocks())));
 }
 
 template <typename T>
@@ -213,13 +217,14 @@ void launch_elementwise(const ElementwiseGeometry& g, const F& f, Out* out, cons
                      1 + sizeof...(In));
   if (g.numel == 0) return;
   bool contiguous = true;
-  for (int k = 0; k < g.num_operands; ++k) contiguous = contiguous && g.is_contiguous(k);
+  for (int k = 0; k < g.num_operands; ++k)
+    contiguous = contiguous && g.is_contiguous(k);
   const bool aligned = is_vector_aligned(out) && (is_vector_aligned(in) && ...);
   const cudaStream_t stream = current_cuda_stream();
   if (contiguous && aligned) {
     const std::int64_t vectors = (g.numel + kVectorWidth - 1) / kVectorWidth;
-    elementwise_contiguous_kernel<<<grid_size(vectors), kThreadsPerBlock, 0, stream>>>(
-        g.numel, f, out, in...);
+    elementwise_contiguous_kernel<<<grid_size(vectors), kThreadsPerBlock, 0, stream>>>(g.numel, f,
+                                                                                       out, in...);
   } else {
     elementwise_strided_kernel<<<grid_size(g.numel), kThreadsPerBlock, 0, stream>>>(g, f, out,
                                                                                     in...);
@@ -231,13 +236,20 @@ void launch_elementwise(const ElementwiseGeometry& g, const F& f, Out* out, cons
 template <typename F>
 void dispatch_binary_op(BinaryOp op, F&& f) {
   switch (op) {
-    case BinaryOp::Add: return f.template operator()<BinaryOp::Add>();
-    case BinaryOp::Sub: return f.template operator()<BinaryOp::Sub>();
-    case BinaryOp::Mul: return f.template operator()<BinaryOp::Mul>();
-    case BinaryOp::Div: return f.template operator()<BinaryOp::Div>();
-    case BinaryOp::Pow: return f.template operator()<BinaryOp::Pow>();
-    case BinaryOp::Maximum: return f.template operator()<BinaryOp::Maximum>();
-    case BinaryOp::Minimum: return f.template operator()<BinaryOp::Minimum>();
+    case BinaryOp::Add:
+      return f.template operator()<BinaryOp::Add>();
+    case BinaryOp::Sub:
+      return f.template operator()<BinaryOp::Sub>();
+    case BinaryOp::Mul:
+      return f.template operator()<BinaryOp::Mul>();
+    case BinaryOp::Div:
+      return f.template operator()<BinaryOp::Div>();
+    case BinaryOp::Pow:
+      return f.template operator()<BinaryOp::Pow>();
+    case BinaryOp::Maximum:
+      return f.template operator()<BinaryOp::Maximum>();
+    case BinaryOp::Minimum:
+      return f.template operator()<BinaryOp::Minimum>();
   }
   LG_THROW(Error, "CUDA elementwise: unknown binary op ", static_cast<int>(op));
 }
@@ -245,14 +257,22 @@ void dispatch_binary_op(BinaryOp op, F&& f) {
 template <typename F>
 void dispatch_unary_op(UnaryOp op, F&& f) {
   switch (op) {
-    case UnaryOp::Neg: return f.template operator()<UnaryOp::Neg>();
-    case UnaryOp::Abs: return f.template operator()<UnaryOp::Abs>();
-    case UnaryOp::Exp: return f.template operator()<UnaryOp::Exp>();
-    case UnaryOp::Log: return f.template operator()<UnaryOp::Log>();
-    case UnaryOp::Sqrt: return f.template operator()<UnaryOp::Sqrt>();
-    case UnaryOp::Tanh: return f.template operator()<UnaryOp::Tanh>();
-    case UnaryOp::Sigmoid: return f.template operator()<UnaryOp::Sigmoid>();
-    case UnaryOp::Relu: return f.template operator()<UnaryOp::Relu>();
+    case UnaryOp::Neg:
+      return f.template operator()<UnaryOp::Neg>();
+    case UnaryOp::Abs:
+      return f.template operator()<UnaryOp::Abs>();
+    case UnaryOp::Exp:
+      return f.template operator()<UnaryOp::Exp>();
+    case UnaryOp::Log:
+      return f.template operator()<UnaryOp::Log>();
+    case UnaryOp::Sqrt:
+      return f.template operator()<UnaryOp::Sqrt>();
+    case UnaryOp::Tanh:
+      return f.template operator()<UnaryOp::Tanh>();
+    case UnaryOp::Sigmoid:
+      return f.template operator()<UnaryOp::Sigmoid>();
+    case UnaryOp::Relu:
+      return f.template operator()<UnaryOp::Relu>();
   }
   LG_THROW(Error, "CUDA elementwise: unknown unary op ", static_cast<int>(op));
 }
@@ -260,12 +280,18 @@ void dispatch_unary_op(UnaryOp op, F&& f) {
 template <typename F>
 void dispatch_compare_op(CompareOp op, F&& f) {
   switch (op) {
-    case CompareOp::Gt: return f.template operator()<CompareOp::Gt>();
-    case CompareOp::Lt: return f.template operator()<CompareOp::Lt>();
-    case CompareOp::Ge: return f.template operator()<CompareOp::Ge>();
-    case CompareOp::Le: return f.template operator()<CompareOp::Le>();
-    case CompareOp::Eq: return f.template operator()<CompareOp::Eq>();
-    case CompareOp::Ne: return f.template operator()<CompareOp::Ne>();
+    case CompareOp::Gt:
+      return f.template operator()<CompareOp::Gt>();
+    case CompareOp::Lt:
+      return f.template operator()<CompareOp::Lt>();
+    case CompareOp::Ge:
+      return f.template operator()<CompareOp::Ge>();
+    case CompareOp::Le:
+      return f.template operator()<CompareOp::Le>();
+    case CompareOp::Eq:
+      return f.template operator()<CompareOp::Eq>();
+    case CompareOp::Ne:
+      return f.template operator()<CompareOp::Ne>();
   }
   LG_THROW(Error, "CUDA elementwise: unknown compare op ", static_cast<int>(op));
 }
@@ -278,19 +304,19 @@ void binary(BinaryOp op, DType dtype, const ElementwiseGeometry& g, void* out, c
             const void* b) {
   dispatch_numeric(dtype, op_name(op), [&]<typename T>() {
     dispatch_binary_op(op, [&]<BinaryOp kOp>() {
-      launch_elementwise(g, BinaryFunctor<kOp, T>{}, static_cast<T*>(out),
-                         static_cast<const T*>(a), static_cast<const T*>(b));
+      launch_elementwise(g, BinaryFunctor<kOp, T>{}, static_cast<T*>(out), static_cast<const T*>(a),
+                         static_cast<const T*>(b));
     });
   });
 }
 
-void binary_scalar(BinaryOp op, DType dtype, const ElementwiseGeometry& g, void* out,
-                   const void* a, double s, bool scalar_first) {
+void binary_scalar(BinaryOp op, DType dtype, const ElementwiseGeometry& g, void* out, const void* a,
+                   double s, bool scalar_first) {
   dispatch_numeric(dtype, op_name(op), [&]<typename T>() {
     const opmath_t<T> scalar = cast_value<opmath_t<T>>(s);
     dispatch_binary_op(op, [&]<BinaryOp kOp>() {
-      launch_elementwise(g, BinaryScalarFunctor<kOp, T>{scalar, scalar_first},
-                         static_cast<T*>(out), static_cast<const T*>(a));
+      launch_elementwise(g, BinaryScalarFunctor<kOp, T>{scalar, scalar_first}, static_cast<T*>(out),
+                         static_cast<const T*>(a));
     });
   });
 }
@@ -298,8 +324,7 @@ void binary_scalar(BinaryOp op, DType dtype, const ElementwiseGeometry& g, void*
 void unary(UnaryOp op, DType dtype, const ElementwiseGeometry& g, void* out, const void* a) {
   dispatch_unary_op(op, [&]<UnaryOp kOp>() {
     const auto launch = [&]<typename T>() {
-      launch_elementwise(g, UnaryFunctor<kOp, T>{}, static_cast<T*>(out),
-                         static_cast<const T*>(a));
+      launch_elementwise(g, UnaryFunctor<kOp, T>{}, static_cast<T*>(out), static_cast<const T*>(a));
     };
     // exp, log, ... exist only for floating types (ops::unary computes integers in float32).
     if constexpr (is_floating_only(kOp)) {

@@ -1,7 +1,9 @@
-// Reductions in CUDA: sum, mean, max and argmax of contiguous runs (one run per output).
-// kernels/cpu/reduce.cpp is the reference; the merge rules are shared through reduce_math.h.
+// Reductions in CUDA: sum, mean, max and argmax of contiguous runs or columns
+// (kernels/cuda/reduce.h). kernels/cpu/reduce.cpp is the reference; the merge rules are shared
+// through reduce_math.h.
 //
 // Policy (every choice depends only on the sizes, so results are deterministic; no atomics):
+// runs (inner == 1, each output reduces a contiguous run):
 //   - runs of at most kThreadRunMax elements: one thread per output, a plain loop;
 //   - runs of at most kSegmentLen elements: one block per output, each thread striding over the
 //     run (coalesced), then a warp-shuffle block reduction;
@@ -9,6 +11,10 @@
 //     writes a partial to a workspace, and the partials are reduced again by the same rules
 //     (a second pass, recursively for very long runs). A 16M-element sum thus uses 1024 blocks
 //     instead of one, and no thread adds more than kSegmentLen / kThreads values in sequence.
+// columns (inner > 1, each output reduces a column of an (R, inner) slab):
+//   - one thread per output, consecutive threads on consecutive columns (coalesced rows); runs
+//     longer than kColumnSegmentLen rows are cut into segments whose partials, laid out as an
+//     (outer, num_segments, inner) block, are reduced again the same way.
 // Argmax carries (value, index) pairs, merged with first-index tie breaking.
 #include "kernels/cuda/reduce.h"
 
@@ -28,10 +34,11 @@ namespace {
 using reduce_math::ArgmaxPair;
 
 constexpr int kWarpSize = 32;
-constexpr int kThreads = 256;                // block size of the block-per-segment kernel
-constexpr std::int64_t kThreadRunMax = 16;   // runs this short: one thread per output
-constexpr std::int64_t kSegmentLen = 16384;  // elements one block reduces
-constexpr std::int64_t kMaxGrid = 1 << 20;   // blocks per launch; kernels loop beyond that
+constexpr int kThreads = 256;                    // block size of the block-per-segment kernel
+constexpr std::int64_t kThreadRunMax = 16;       // runs this short: one thread per output
+constexpr std::int64_t kSegmentLen = 16384;      // elements one block reduces
+constexpr std::int64_t kColumnSegmentLen = 256;  // rows one thread reduces (column layout)
+constexpr std::int64_t kMaxGrid = 1 << 20;       // blocks per launch; kernels loop beyond that
 
 // ---- Device helpers --------------------------------------------------------------------------
 
@@ -72,17 +79,18 @@ __device__ Acc block_reduce(Acc v, Acc identity, Combine combine) {
 }
 
 // What a reduction does, as small function objects the kernels are templated on.
-// Load: element i of a run -> accumulator. Combine: merge two accumulators. Store: write output o.
+// Load: element i of a run (base[i * stride]) -> accumulator. Combine: merge two accumulators.
+// Store: write output o.
 template <typename In, typename Acc>
 struct LoadValue {
-  __device__ Acc operator()(const In* run, std::int64_t i) const {
-    return static_cast<Acc>(run[i]);
+  __device__ Acc operator()(const In* base, std::int64_t i, std::int64_t stride) const {
+    return static_cast<Acc>(base[i * stride]);
   }
 };
 template <typename In, typename Acc>
 struct LoadIndexed {
-  __device__ ArgmaxPair<Acc> operator()(const In* run, std::int64_t i) const {
-    return {static_cast<Acc>(run[i]), i};
+  __device__ ArgmaxPair<Acc> operator()(const In* base, std::int64_t i, std::int64_t stride) const {
+    return {static_cast<Acc>(base[i * stride]), i};
   }
 };
 
@@ -135,7 +143,7 @@ __global__ void reduce_thread_per_run_kernel(Out* out, const In* in, std::int64_
     const In* run = in + o * run_len;
     Acc acc = identity;
     for (std::int64_t i = 0; i < run_len; ++i)
-      acc = combine(acc, load(run, i));
+      acc = combine(acc, load(run, i, 1));
     store(out, o, acc);
   }
 }
@@ -154,10 +162,34 @@ __global__ void reduce_block_per_segment_kernel(Out* out, const In* in, std::int
     const In* run = in + o * run_len;
     Acc acc = identity;
     for (std::int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
-      acc = combine(acc, load(run, i));
+      acc = combine(acc, load(run, i, 1));
     }
     acc = block_reduce(acc, identity, combine);
     if (threadIdx.x == 0) store(out, item, acc);
+  }
+}
+
+// Column layout: one thread per item = (o * num_segments + segment) * inner + j, and out[item]
+// gets the merge of rows [segment * segment_len, (segment + 1) * segment_len) of column j of
+// slab o. Consecutive threads read consecutive columns of a row.
+template <typename Acc, typename In, typename Out, typename Load, typename Combine, typename Store>
+__global__ void reduce_columns_kernel(Out* out, const In* in, std::int64_t num_items,
+                                      std::int64_t run_len, std::int64_t inner,
+                                      std::int64_t num_segments, std::int64_t segment_len,
+                                      Acc identity, Load load, Combine combine, Store store) {
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t item = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+       item < num_items; item += stride) {
+    const std::int64_t j = item % inner;
+    const std::int64_t slab_segment = item / inner;
+    const std::int64_t o = slab_segment / num_segments;
+    const std::int64_t begin = (slab_segment % num_segments) * segment_len;
+    const std::int64_t end = begin + segment_len < run_len ? begin + segment_len : run_len;
+    const In* column = in + o * run_len * inner + j;
+    Acc acc = identity;
+    for (std::int64_t r = begin; r < end; ++r)
+      acc = combine(acc, load(column, r, inner));
+    store(out, item, acc);
   }
 }
 
@@ -209,33 +241,73 @@ void launch_reduce(Out* out, const In* in, std::int64_t num_outputs, std::int64_
                 LoadValue<Acc, Acc>{}, combine, store);
 }
 
+// Reduces the columns of outer (run_len, inner) slabs of `in` into `out` (outer, inner).
+template <typename Acc, typename In, typename Out, typename Load, typename Combine, typename Store>
+void launch_columns(Out* out, const In* in, std::int64_t outer, std::int64_t run_len,
+                    std::int64_t inner, Acc identity, Load load, Combine combine, Store store) {
+  if (outer * inner == 0) return;
+  const cudaStream_t stream = current_cuda_stream();
+  const std::int64_t num_segments = (run_len + kColumnSegmentLen - 1) / kColumnSegmentLen;
+  if (num_segments <= 1) {
+    const std::int64_t num_items = outer * inner;
+    reduce_columns_kernel<<<grid_size((num_items + kThreads - 1) / kThreads), kThreads, 0,
+                            stream>>>(out, in, num_items, run_len, inner, 1, run_len, identity,
+                                      load, combine, store);
+    LG_CUDA_CHECK_LAUNCH();
+    return;
+  }
+  // Partials (outer, num_segments, inner) in a workspace, then the same again over segments.
+  const std::int64_t num_items = outer * num_segments * inner;
+  DataPtr workspace = allocator_for(Device::cuda(leangrad::cuda::current_device()))
+                          .allocate(static_cast<std::size_t>(num_items) * sizeof(Acc),
+                                    leangrad::cuda::current_stream().id());
+  Acc* partials = static_cast<Acc*>(workspace.get());
+  reduce_columns_kernel<<<grid_size((num_items + kThreads - 1) / kThreads), kThreads, 0, stream>>>(
+      partials, in, num_items, run_len, inner, num_segments, kColumnSegmentLen, identity, load,
+      combine, StoreCast<Acc>{});
+  LG_CUDA_CHECK_LAUNCH();
+  launch_columns(out, static_cast<const Acc*>(partials), outer, num_segments, inner, identity,
+                 LoadValue<Acc, Acc>{}, combine, store);
+}
+
+// Runs or columns, as the launcher's layout says.
+template <typename Acc, typename In, typename Out, typename Load, typename Combine, typename Store>
+void launch(Out* out, const In* in, std::int64_t outer, std::int64_t run_len, std::int64_t inner,
+            Acc identity, Load load, Combine combine, Store store) {
+  if (inner == 1) {
+    launch_reduce(out, in, outer, run_len, identity, load, combine, store);
+  } else {
+    launch_columns(out, in, outer, run_len, inner, identity, load, combine, store);
+  }
+}
+
 }  // namespace
 
-void reduce(ReduceOp op, DType dtype, void* out, const void* in, std::int64_t num_outputs,
-            std::int64_t reduce_size) {
+void reduce(ReduceOp op, DType dtype, void* out, const void* in, std::int64_t outer,
+            std::int64_t reduce_size, std::int64_t inner) {
   switch (op) {
     case ReduceOp::Sum:
       dispatch_all(dtype, "sum", [&]<typename T>() {
         using Acc = reduce_math::sum_acc_t<T>;
         using Out = reduce_math::sum_out_t<T>;
-        launch_reduce(static_cast<Out*>(out), static_cast<const T*>(in), num_outputs, reduce_size,
-                      Acc(0), LoadValue<T, Acc>{}, SumCombine<Acc>{}, StoreCast<Out>{});
+        launch(static_cast<Out*>(out), static_cast<const T*>(in), outer, reduce_size, inner, Acc(0),
+               LoadValue<T, Acc>{}, SumCombine<Acc>{}, StoreCast<Out>{});
       });
       return;
     case ReduceOp::Mean:
       dispatch_floating(dtype, "mean", [&]<typename T>() {
         using Acc = reduce_math::sum_acc_t<T>;
-        launch_reduce(static_cast<T*>(out), static_cast<const T*>(in), num_outputs, reduce_size,
-                      Acc(0), LoadValue<T, Acc>{}, SumCombine<Acc>{},
-                      StoreMean<T, Acc>{static_cast<Acc>(reduce_size)});
+        launch(static_cast<T*>(out), static_cast<const T*>(in), outer, reduce_size, inner, Acc(0),
+               LoadValue<T, Acc>{}, SumCombine<Acc>{},
+               StoreMean<T, Acc>{static_cast<Acc>(reduce_size)});
       });
       return;
     case ReduceOp::Max:
       dispatch_all(dtype, "max", [&]<typename T>() {
         using Acc = reduce_math::max_acc_t<T>;
-        launch_reduce(static_cast<T*>(out), static_cast<const T*>(in), num_outputs, reduce_size,
-                      reduce_math::max_identity<Acc>(), LoadValue<T, Acc>{}, MaxCombine<Acc>{},
-                      StoreCast<T>{});
+        launch(static_cast<T*>(out), static_cast<const T*>(in), outer, reduce_size, inner,
+               reduce_math::max_identity<Acc>(), LoadValue<T, Acc>{}, MaxCombine<Acc>{},
+               StoreCast<T>{});
       });
       return;
   }

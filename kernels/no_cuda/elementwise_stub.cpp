@@ -32,7 +32,11 @@ void compare_scalar(CompareOp op, DType, const ElementwiseGeometry&, bool*, cons
 void where(DType, const ElementwiseGeometry&, void*, const bool*, const void*, const void*) {
   throw_not_built("where");
 }
-void cast(DType, DType, const ElementwiseGeometry&, void*, const void*) { throw_not_built("cast"); }
-void fill(DType, const ElementwiseGeometry&, void*, double) { throw_not_built("fill"); }
+void cast(DType, DType, const ElementwiseGeometry&, void*, const void*) {
+  throw_not_built("cast");
+}
+void fill(DType, const ElementwiseGeometry&, void*, double) {
+  throw_not_built("fill");
+}
 
 }  // namespace leangrad::kernels::cuda

@@ -5,8 +5,8 @@
 
 namespace leangrad::kernels::cuda {
 
-void reduce(ReduceOp op, DType /*dtype*/, void* /*out*/, const void* /*in*/,
-            std::int64_t /*num_outputs*/, std::int64_t /*reduce_size*/) {
+void reduce(ReduceOp op, DType /*dtype*/, void* /*out*/, const void* /*in*/, std::int64_t /*outer*/,
+            std::int64_t /*reduce_size*/, std::int64_t /*inner*/) {
   LG_THROW(DeviceError, op_name(op), " on cuda: leangrad was built without CUDA ",
            "(LEANGRAD_WITH_CUDA=OFF)");
 }

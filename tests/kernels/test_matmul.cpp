@@ -58,7 +58,7 @@ Expected reference_matmul(const Tensor& a, const Tensor& b) {
     return {s[0], s[1], s[2]};
   };
   const auto da = dims3(a, true), db = dims3(b, false);
-  const std::int64_t batch = std::max(da[0], db[0]), m = da[1], k = da[2], n = db[2];
+  const std::int64_t batch = da[0] == 1 ? db[0] : da[0], m = da[1], k = da[2], n = db[2];
   Expected e;
   if (a.dim() == 3 || b.dim() == 3) e.shape.push_back(batch);
   if (a.dim() >= 2) e.shape.push_back(m);

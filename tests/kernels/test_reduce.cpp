@@ -369,6 +369,25 @@ TEST(Reduce, LongFloat32SumIsAccurate) {
   EXPECT_TRUE(all_close(row_sums, {exact / 2, exact / 2}, 1e-5, 0));
 }
 
+TEST(Reduce, LongColumnsMatchReference) {
+  // Sum over dim 0 of a tall contiguous matrix: the column layout, rows split in chunks.
+  const std::int64_t rows = 100'003, cols = 70;
+  std::vector<double> values = random_values(rows * cols, 9);
+  values[40'000 * cols + 3] = 100;
+  values[90'000 * cols + 5] = kNaN;
+  const Tensor x = make_tensor(values, {rows, cols}, kFloat32);
+  values = to_vector(x);
+  for (ReduceOp op : kReduceOps) {
+    SCOPED_TRACE(op_name(op));
+    const Expected e = reference_reduce(op, values, {rows, cols}, {0}, false);
+    EXPECT_TRUE(all_close(ops::reduce(op, x, {0}, false), e.values, 1e-5, 1e-3));
+  }
+  const Tensor x3 = views::view(x, {rows, 7, 10});  // (outer 1, R, inner 70) over dims {0}
+  EXPECT_TRUE(all_close(ops::reduce(ReduceOp::Max, x3, {0}, false),
+                        reference_reduce(ReduceOp::Max, values, {rows, 7, 10}, {0}, false).values,
+                        0, 0));
+}
+
 TEST(Reduce, LongRunsMatchReference) {
   // Runs longer than one parallel chunk (32768 elements), not a multiple of it, few outputs.
   const std::int64_t rows = 3, cols = 100'003;
@@ -377,6 +396,7 @@ TEST(Reduce, LongRunsMatchReference) {
   values[1 * cols + 70'000] = 100;
   values[2 * cols + 90'000] = kNaN;  // row 2: NaN late in the run
   const Tensor x = make_tensor(values, {rows, cols}, kFloat32);
+  values = to_vector(x);  // as stored: rounded to float32
   const Expected sum = reference_reduce(ReduceOp::Sum, values, {rows, cols}, {1}, false);
   EXPECT_TRUE(all_close(ops::reduce(ReduceOp::Sum, x, {1}, false), sum.values, 1e-5, 1e-3));
   EXPECT_TRUE(all_close(ops::reduce(ReduceOp::Max, x, {1}, false),
@@ -407,11 +427,13 @@ TEST(Reduce, ResultsDoNotDependOnTheThreadCount) {
     std::vector<std::int64_t> dims;
   };
   const std::vector<Case> cases = {
-      {&x, {n}, {}},            // one output: chunks across threads
-      {&x, {1, n}, {1}},        // same, through a dim
-      {&h, {n}, {}},            // float16 input, float accumulation
-      {&x, {n / 64, 64}, {1}},  // many short runs: split over outputs
-      {&x, {64, n / 64}, {0}},  // reduce the leading dim (permuted copy)
+      {&x, {n}, {}},               // one output: chunks across threads
+      {&x, {1, n}, {1}},           // same, through a dim
+      {&h, {n}, {}},               // float16 input, float accumulation
+      {&x, {n / 64, 64}, {1}},     // many short runs: split over outputs
+      {&x, {64, n / 64}, {0}},     // reduce the leading dim: columns, split over columns
+      {&x, {n / 64, 64}, {0}},     // few long columns: chunks of rows across threads
+      {&x, {n / 64, 64}, {0, 1}},  // all dims
   };
   for (const Case& c : cases) {
     SCOPED_TRACE("shape " + shape_str(c.shape) + " dims " + shape_str(c.dims));
@@ -467,9 +489,13 @@ TEST(Reduce, CudaMatchesCpu) {
     std::vector<std::int64_t> dims;
   };
   const std::vector<Case> cases = {
-      {{2, 3, 5}, {}},     {{2, 3, 5}, {1}}, {{2, 3, 5}, {0, 2}},
-      {{1000, 7}, {1}},    {{7, 1000}, {1}}, {{300, 5000}, {1}},   // thread / block per run
-      {{3, 100'003}, {1}}, {{1 << 22}, {}},  {{1 << 20, 3}, {0}},  // split runs
+      {{2, 3, 5}, {}},     {{2, 3, 5}, {1}},
+      {{2, 3, 5}, {0, 2}}, {{1000, 7}, {1}},
+      {{7, 1000}, {1}},    {{300, 5000}, {1}},  // thread / block per run
+      {{3, 100'003}, {1}}, {{1 << 22}, {}},
+      {{1 << 20, 3}, {0}},  // split runs
+      {{5000, 300}, {0}},  {{3, 1000, 7}, {1}},
+      {{100'003, 3}, {0}},  // columns
       {{0, 3}, {0}},       {{}, {}},
   };
   for (DType dtype : kAllDTypes) {

@@ -1,0 +1,128 @@
+// CPU throughput of the core kernels through their tensor-level entries (kernels/ops.h):
+// reductions and the elementwise add in GB/s of memory touched, matmul in GFLOP/s (2 M N K per
+// product). Each benchmark checks its result against a plain double loop once before timing.
+// Threads: the default (OMP_NUM_THREADS or all cores); set OMP_NUM_THREADS to compare.
+// Reading the numbers: sums and adds are memory-bound (compare with the machine's copy bandwidth,
+// e.g. `bench_ops --benchmark_filter=Add` against STREAM); matmul is compute-bound (Eigen's GEMM).
+#include <benchmark/benchmark.h>
+
+#include <cmath>
+#include <cstdint>
+
+#include "core/creation.h"
+#include "kernels/ops.h"
+
+namespace {
+
+using leangrad::kFloat32;
+using leangrad::ReduceOp;
+using leangrad::Tensor;
+
+constexpr std::int64_t k16M = 16 * 1024 * 1024;
+
+// Sum of a contiguous float32 tensor in double, the reference the timed kernels are checked with.
+double reference_sum(const Tensor& t) {
+  const auto* x = static_cast<const float*>(t.data_ptr());
+  double sum = 0;
+  for (std::int64_t i = 0; i < t.numel(); ++i)
+    sum += x[i];
+  return sum;
+}
+
+bool close(double actual, double expected, double rtol) {
+  return std::fabs(actual - expected) <= rtol * std::fabs(expected) + 1e-3;
+}
+
+void BM_SumAll_F32_16M(benchmark::State& state) {
+  const Tensor x = leangrad::rand({k16M}, kFloat32);
+  const double got = leangrad::ops::reduce(ReduceOp::Sum, x, {}, false).item<double>();
+  if (!close(got, reference_sum(x), 1e-5)) state.SkipWithError("sum differs from the reference");
+  for (auto _ : state) {
+    Tensor y = leangrad::ops::reduce(ReduceOp::Sum, x, {}, false);
+    benchmark::DoNotOptimize(y.data_ptr());
+  }
+  state.SetBytesProcessed(state.iterations() * k16M * 4);
+}
+BENCHMARK(BM_SumAll_F32_16M)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// Sum over one dim of a (4096, 4096) float32 matrix: dim 1 reduces contiguous rows in place,
+// dim 0 first permutes the reduced dim last (one transposing copy; see kernels/ops_reduce.cpp).
+void BM_SumDim_F32_4096x4096(benchmark::State& state) {
+  const std::int64_t dim = state.range(0);
+  const Tensor x = leangrad::rand({4096, 4096}, kFloat32);
+  const Tensor check = leangrad::ops::reduce(ReduceOp::Sum, x, {dim}, false);
+  const Tensor total = leangrad::ops::reduce(ReduceOp::Sum, check, {}, false);
+  if (!close(total.item<double>(), reference_sum(x), 1e-5)) {
+    state.SkipWithError("sum differs from the reference");
+  }
+  for (auto _ : state) {
+    Tensor y = leangrad::ops::reduce(ReduceOp::Sum, x, {dim}, false);
+    benchmark::DoNotOptimize(y.data_ptr());
+  }
+  state.SetBytesProcessed(state.iterations() * 4096 * 4096 * 4);
+}
+BENCHMARK(BM_SumDim_F32_4096x4096)
+    ->ArgName("dim")
+    ->Arg(0)
+    ->Arg(1)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+// (n, n) @ (n, n) in float32.
+void BM_Matmul_F32(benchmark::State& state) {
+  const std::int64_t n = state.range(0);
+  const Tensor a = leangrad::rand({n, n}, kFloat32);
+  const Tensor b = leangrad::rand({n, n}, kFloat32);
+  {
+    // One row of the product against a double loop.
+    const Tensor c = leangrad::ops::matmul(a, b);
+    const auto* pa = static_cast<const float*>(a.data_ptr());
+    const auto* pb = static_cast<const float*>(b.data_ptr());
+    const auto* pc = static_cast<const float*>(c.data_ptr());
+    for (std::int64_t j = 0; j < n; ++j) {
+      double acc = 0;
+      for (std::int64_t k = 0; k < n; ++k)
+        acc += static_cast<double>(pa[k]) * pb[k * n + j];
+      if (!close(pc[j], acc, 1e-4)) {
+        state.SkipWithError("matmul differs from the reference");
+        break;
+      }
+    }
+  }
+  for (auto _ : state) {
+    Tensor c = leangrad::ops::matmul(a, b);
+    benchmark::DoNotOptimize(c.data_ptr());
+  }
+  const double gflop_per_product = 2.0 * static_cast<double>(n * n * n) * 1e-9;
+  state.counters["GFLOP/s"] = benchmark::Counter(
+      gflop_per_product * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_Matmul_F32)->Arg(512)->Arg(1024)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// a + b of two 16M-element float32 tensors: reads 2 x 4 bytes and writes 4 bytes per element.
+void BM_Add_F32_16M(benchmark::State& state) {
+  const Tensor a = leangrad::rand({k16M}, kFloat32);
+  const Tensor b = leangrad::rand({k16M}, kFloat32);
+  {
+    const Tensor c = leangrad::ops::binary(leangrad::BinaryOp::Add, a, b);
+    const auto* pa = static_cast<const float*>(a.data_ptr());
+    const auto* pb = static_cast<const float*>(b.data_ptr());
+    const auto* pc = static_cast<const float*>(c.data_ptr());
+    for (std::int64_t i = 0; i < k16M; i += 4099) {
+      if (pc[i] != pa[i] + pb[i]) {
+        state.SkipWithError("add differs from the reference");
+        break;
+      }
+    }
+  }
+  for (auto _ : state) {
+    Tensor c = leangrad::ops::binary(leangrad::BinaryOp::Add, a, b);
+    benchmark::DoNotOptimize(c.data_ptr());
+  }
+  state.SetBytesProcessed(state.iterations() * k16M * 3 * 4);
+}
+BENCHMARK(BM_Add_F32_16M)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+}  // namespace
+
+BENCHMARK_MAIN();
