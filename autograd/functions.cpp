@@ -1,40 +1,250 @@
-// The public functions: each validates nothing itself and calls its kernel entry in kernels/ops.h
-// (which checks shapes, dtypes and devices). The autograd layer records each op's backward here,
-// next to its forward (see docs/architecture.md).
+// The public functions, each with its backward beside its forward (STYLE.md habit 1).
+// A function computes its result with the kernel entry of kernels/ops.h, then record_op attaches
+// a graph node when grad mode is on and an input requires grad. Backward formulas are written
+// with these same public functions (they run with grad mode off). Broadcasting is undone by
+// sum_to; dtypes and devices of gradients are restored by the node (autograd/graph.cpp).
 #include "autograd/functions.h"
 
+#include <algorithm>
+
+#include "autograd/grad_mode.h"
+#include "autograd/graph.h"
 #include "core/creation.h"
 #include "core/views.h"
 #include "kernels/ops.h"
 
 namespace leangrad {
 
+using autograd::BackwardContext;
+using autograd::record_op;
+
+namespace {
+
+// Sums `g` over the dims that broadcasting added or expanded, so it has `shape` again.
+Tensor sum_to(const Tensor& g, const Shape& shape) {
+  if (g.shape() == shape) return g;
+  const std::int64_t lead = g.dim() - static_cast<std::int64_t>(shape.size());
+  std::vector<std::int64_t> dims;
+  for (std::int64_t d = 0; d < g.dim(); ++d) {
+    if (d < lead || (shape[d - lead] == 1 && g.shape()[d] != 1)) dims.push_back(d);
+  }
+  Tensor summed = dims.empty() ? g : sum(g, dims, /*keepdim=*/true);
+  return summed.reshape(shape);
+}
+
+Tensor zero_like_scalar(const Tensor& g) { return zeros({}, g.options()); }
+
+// The sorted, wrapped dims a reduction runs over (empty list = every dim).
+std::vector<std::int64_t> reduction_dims(const Tensor& a, const std::vector<std::int64_t>& dims) {
+  std::vector<std::int64_t> out;
+  if (dims.empty()) {
+    for (std::int64_t d = 0; d < a.dim(); ++d) out.push_back(d);
+    return out;
+  }
+  for (std::int64_t d : dims) out.push_back(wrap_dim(d, a.dim(), "reduction"));
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// `shape` with the reduced dims kept as size 1.
+Shape keepdim_shape(const Shape& shape, const std::vector<std::int64_t>& dims) {
+  Shape out = shape;
+  for (std::int64_t d : dims) out[d] = 1;
+  return out;
+}
+
+// The gradient of a reduction's output, reshaped so it broadcasts against the input.
+Tensor unreduce(const Tensor& g, const Shape& input_shape, const std::vector<std::int64_t>& dims) {
+  return g.reshape(keepdim_shape(input_shape, dims));
+}
+
+Tensor sign(const Tensor& a) { return gt(a, 0.0).to(a.dtype()) - lt(a, 0.0).to(a.dtype()); }
+
+}  // namespace
+
 // ---- Elementwise arithmetic ------------------------------------------------------------------
-Tensor add(const Tensor& a, const Tensor& b) { return ops::binary(BinaryOp::Add, a, b); }
-Tensor sub(const Tensor& a, const Tensor& b) { return ops::binary(BinaryOp::Sub, a, b); }
-Tensor mul(const Tensor& a, const Tensor& b) { return ops::binary(BinaryOp::Mul, a, b); }
-Tensor div(const Tensor& a, const Tensor& b) { return ops::binary(BinaryOp::Div, a, b); }
-Tensor pow(const Tensor& a, const Tensor& b) { return ops::binary(BinaryOp::Pow, a, b); }
-Tensor maximum(const Tensor& a, const Tensor& b) { return ops::binary(BinaryOp::Maximum, a, b); }
-Tensor minimum(const Tensor& a, const Tensor& b) { return ops::binary(BinaryOp::Minimum, a, b); }
-Tensor add(const Tensor& a, double b) { return ops::binary(BinaryOp::Add, a, b); }
-Tensor sub(const Tensor& a, double b) { return ops::binary(BinaryOp::Sub, a, b); }
-Tensor mul(const Tensor& a, double b) { return ops::binary(BinaryOp::Mul, a, b); }
-Tensor div(const Tensor& a, double b) { return ops::binary(BinaryOp::Div, a, b); }
-Tensor pow(const Tensor& a, double exponent) { return ops::binary(BinaryOp::Pow, a, exponent); }
-Tensor rsub(const Tensor& a, double b) { return ops::binary(BinaryOp::Sub, a, b, true); }
-Tensor rdiv(const Tensor& a, double b) { return ops::binary(BinaryOp::Div, a, b, true); }
 
-Tensor neg(const Tensor& a) { return ops::unary(UnaryOp::Neg, a); }
-Tensor abs(const Tensor& a) { return ops::unary(UnaryOp::Abs, a); }
-Tensor exp(const Tensor& a) { return ops::unary(UnaryOp::Exp, a); }
-Tensor log(const Tensor& a) { return ops::unary(UnaryOp::Log, a); }
-Tensor sqrt(const Tensor& a) { return ops::unary(UnaryOp::Sqrt, a); }
-Tensor tanh(const Tensor& a) { return ops::unary(UnaryOp::Tanh, a); }
-Tensor sigmoid(const Tensor& a) { return ops::unary(UnaryOp::Sigmoid, a); }
-Tensor relu(const Tensor& a) { return ops::unary(UnaryOp::Relu, a); }
+Tensor add(const Tensor& a, const Tensor& b) {
+  return record_op("add", ops::binary(BinaryOp::Add, a, b), {a, b}, {},
+                   [](const BackwardContext& c) -> std::vector<Tensor> {
+                     return {sum_to(c.grad, c.shape(0)), sum_to(c.grad, c.shape(1))};
+                   });
+}
 
-// ---- Comparisons -----------------------------------------------------------------------------
+Tensor sub(const Tensor& a, const Tensor& b) {
+  return record_op("sub", ops::binary(BinaryOp::Sub, a, b), {a, b}, {},
+                   [](const BackwardContext& c) -> std::vector<Tensor> {
+                     return {sum_to(c.grad, c.shape(0)),
+                             c.needs(1) ? sum_to(neg(c.grad), c.shape(1)) : Tensor()};
+                   });
+}
+
+Tensor mul(const Tensor& a, const Tensor& b) {
+  return record_op("mul", ops::binary(BinaryOp::Mul, a, b), {a, b}, {a, b},
+                   [](const BackwardContext& c) -> std::vector<Tensor> {
+                     const Tensor& x = c.saved[0];
+                     const Tensor& y = c.saved[1];
+                     return {c.needs(0) ? sum_to(c.grad * y, c.shape(0)) : Tensor(),
+                             c.needs(1) ? sum_to(c.grad * x, c.shape(1)) : Tensor()};
+                   });
+}
+
+Tensor div(const Tensor& a, const Tensor& b) {
+  const Tensor out = ops::binary(BinaryOp::Div, a, b);
+  return record_op("div", out, {a, b}, {b, out},
+                   [](const BackwardContext& c) -> std::vector<Tensor> {
+                     const Tensor& y = c.saved[0];
+                     const Tensor& q = c.saved[1];  // a / b
+                     return {c.needs(0) ? sum_to(c.grad / y, c.shape(0)) : Tensor(),
+                             c.needs(1) ? sum_to(neg(c.grad * q / y), c.shape(1)) : Tensor()};
+                   });
+}
+
+Tensor pow(const Tensor& a, const Tensor& b) {
+  const Tensor out = ops::binary(BinaryOp::Pow, a, b);
+  return record_op(
+      "pow", out, {a, b}, {a, b, out}, [](const BackwardContext& c) -> std::vector<Tensor> {
+        const Tensor& x = c.saved[0];
+        const Tensor& e = c.saved[1];
+        const Tensor& p = c.saved[2];
+        Tensor ga, gb;
+        if (c.needs(0)) ga = sum_to(c.grad * e * pow(x, e - 1.0), c.shape(0));
+        // d/de x^e = x^e log x; taken as 0 where x == 0 (x^e is 0 there for e > 0).
+        if (c.needs(1)) {
+          gb = sum_to(where(eq(x, 0.0), zero_like_scalar(c.grad), c.grad * p * log(x)),
+                      c.shape(1));
+        }
+        return {ga, gb};
+      });
+}
+
+Tensor maximum(const Tensor& a, const Tensor& b) {
+  return record_op("maximum", ops::binary(BinaryOp::Maximum, a, b), {a, b}, {a, b},
+                   [](const BackwardContext& c) -> std::vector<Tensor> {
+                     // Ties split the gradient evenly, as PyTorch does.
+                     const Tensor& x = c.saved[0];
+                     const Tensor& y = c.saved[1];
+                     const Tensor zero = zero_like_scalar(c.grad);
+                     const Tensor half = c.grad * 0.5;
+                     const Tensor tie = eq(x, y);
+                     return {sum_to(where(tie, half, where(gt(x, y), c.grad, zero)), c.shape(0)),
+                             sum_to(where(tie, half, where(gt(y, x), c.grad, zero)), c.shape(1))};
+                   });
+}
+
+Tensor minimum(const Tensor& a, const Tensor& b) {
+  return record_op("minimum", ops::binary(BinaryOp::Minimum, a, b), {a, b}, {a, b},
+                   [](const BackwardContext& c) -> std::vector<Tensor> {
+                     const Tensor& x = c.saved[0];
+                     const Tensor& y = c.saved[1];
+                     const Tensor zero = zero_like_scalar(c.grad);
+                     const Tensor half = c.grad * 0.5;
+                     const Tensor tie = eq(x, y);
+                     return {sum_to(where(tie, half, where(lt(x, y), c.grad, zero)), c.shape(0)),
+                             sum_to(where(tie, half, where(lt(y, x), c.grad, zero)), c.shape(1))};
+                   });
+}
+
+Tensor add(const Tensor& a, double b) {
+  return record_op("add", ops::binary(BinaryOp::Add, a, b), {a}, {},
+                   [](const BackwardContext& c) -> std::vector<Tensor> { return {c.grad}; });
+}
+
+Tensor sub(const Tensor& a, double b) {
+  return record_op("sub", ops::binary(BinaryOp::Sub, a, b), {a}, {},
+                   [](const BackwardContext& c) -> std::vector<Tensor> { return {c.grad}; });
+}
+
+Tensor mul(const Tensor& a, double b) {
+  return record_op("mul", ops::binary(BinaryOp::Mul, a, b), {a}, {},
+                   [b](const BackwardContext& c) -> std::vector<Tensor> { return {c.grad * b}; });
+}
+
+Tensor div(const Tensor& a, double b) {
+  return record_op("div", ops::binary(BinaryOp::Div, a, b), {a}, {},
+                   [b](const BackwardContext& c) -> std::vector<Tensor> { return {c.grad / b}; });
+}
+
+Tensor pow(const Tensor& a, double exponent) {
+  return record_op("pow", ops::binary(BinaryOp::Pow, a, exponent), {a}, {a},
+                   [exponent](const BackwardContext& c) -> std::vector<Tensor> {
+                     if (exponent == 0.0) return {zeros_like(c.grad)};
+                     return {c.grad * exponent * pow(c.saved[0], exponent - 1.0)};
+                   });
+}
+
+Tensor rsub(const Tensor& a, double b) {
+  return record_op("rsub", ops::binary(BinaryOp::Sub, a, b, /*scalar_first=*/true), {a}, {},
+                   [](const BackwardContext& c) -> std::vector<Tensor> { return {neg(c.grad)}; });
+}
+
+Tensor rdiv(const Tensor& a, double b) {
+  const Tensor out = ops::binary(BinaryOp::Div, a, b, /*scalar_first=*/true);
+  return record_op("rdiv", out, {a}, {a, out},
+                   [](const BackwardContext& c) -> std::vector<Tensor> {
+                     // d/da (b / a) = -(b / a) / a
+                     return {neg(c.grad * c.saved[1] / c.saved[0])};
+                   });
+}
+
+Tensor neg(const Tensor& a) {
+  return record_op("neg", ops::unary(UnaryOp::Neg, a), {a}, {},
+                   [](const BackwardContext& c) -> std::vector<Tensor> { return {neg(c.grad)}; });
+}
+
+Tensor abs(const Tensor& a) {
+  return record_op("abs", ops::unary(UnaryOp::Abs, a), {a}, {a},
+                   [](const BackwardContext& c) -> std::vector<Tensor> {
+                     return {c.grad * sign(c.saved[0])};
+                   });
+}
+
+Tensor exp(const Tensor& a) {
+  const Tensor out = ops::unary(UnaryOp::Exp, a);
+  return record_op("exp", out, {a}, {out}, [](const BackwardContext& c) -> std::vector<Tensor> {
+    return {c.grad * c.saved[0]};
+  });
+}
+
+Tensor log(const Tensor& a) {
+  return record_op("log", ops::unary(UnaryOp::Log, a), {a}, {a},
+                   [](const BackwardContext& c) -> std::vector<Tensor> {
+                     return {c.grad / c.saved[0]};
+                   });
+}
+
+Tensor sqrt(const Tensor& a) {
+  const Tensor out = ops::unary(UnaryOp::Sqrt, a);
+  return record_op("sqrt", out, {a}, {out}, [](const BackwardContext& c) -> std::vector<Tensor> {
+    return {c.grad / (c.saved[0] * 2.0)};
+  });
+}
+
+Tensor tanh(const Tensor& a) {
+  const Tensor out = ops::unary(UnaryOp::Tanh, a);
+  return record_op("tanh", out, {a}, {out}, [](const BackwardContext& c) -> std::vector<Tensor> {
+    const Tensor& y = c.saved[0];
+    return {c.grad * rsub(y * y, 1.0)};
+  });
+}
+
+Tensor sigmoid(const Tensor& a) {
+  const Tensor out = ops::unary(UnaryOp::Sigmoid, a);
+  return record_op("sigmoid", out, {a}, {out},
+                   [](const BackwardContext& c) -> std::vector<Tensor> {
+                     const Tensor& y = c.saved[0];
+                     return {c.grad * y * rsub(y, 1.0)};
+                   });
+}
+
+Tensor relu(const Tensor& a) {
+  const Tensor out = ops::unary(UnaryOp::Relu, a);
+  return record_op("relu", out, {a}, {out}, [](const BackwardContext& c) -> std::vector<Tensor> {
+    return {c.grad * gt(c.saved[0], 0.0)};
+  });
+}
+
+// ---- Comparisons (no gradient) ---------------------------------------------------------------
 Tensor gt(const Tensor& a, const Tensor& b) { return ops::compare(CompareOp::Gt, a, b); }
 Tensor lt(const Tensor& a, const Tensor& b) { return ops::compare(CompareOp::Lt, a, b); }
 Tensor ge(const Tensor& a, const Tensor& b) { return ops::compare(CompareOp::Ge, a, b); }
@@ -49,27 +259,103 @@ Tensor eq(const Tensor& a, double b) { return ops::compare(CompareOp::Eq, a, b);
 Tensor ne(const Tensor& a, double b) { return ops::compare(CompareOp::Ne, a, b); }
 
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
-  return ops::where(cond, a, b);
+  return record_op("where", ops::where(cond, a, b), {a, b}, {cond},
+                   [](const BackwardContext& c) -> std::vector<Tensor> {
+                     const Tensor& mask = c.saved[0];
+                     const Tensor zero = zero_like_scalar(c.grad);
+                     return {c.needs(0) ? sum_to(where(mask, c.grad, zero), c.shape(0)) : Tensor(),
+                             c.needs(1) ? sum_to(where(mask, zero, c.grad), c.shape(1)) : Tensor()};
+                   });
 }
 
 // ---- Reductions ------------------------------------------------------------------------------
+
 Tensor sum(const Tensor& a, const std::vector<std::int64_t>& dims, bool keepdim) {
-  return ops::reduce(ReduceOp::Sum, a, dims, keepdim);
+  const Tensor out = ops::reduce(ReduceOp::Sum, a, dims, keepdim);
+  if (!autograd::any_requires_grad({&a})) return out;
+  const std::vector<std::int64_t> reduced = reduction_dims(a, dims);
+  return record_op("sum", out, {a}, {}, [reduced](const BackwardContext& c) -> std::vector<Tensor> {
+    return {unreduce(c.grad, c.shape(0), reduced).expand(c.shape(0))};
+  });
 }
+
 Tensor mean(const Tensor& a, const std::vector<std::int64_t>& dims, bool keepdim) {
-  return ops::reduce(ReduceOp::Mean, a, dims, keepdim);
+  const Tensor out = ops::reduce(ReduceOp::Mean, a, dims, keepdim);
+  if (!autograd::any_requires_grad({&a})) return out;
+  const std::vector<std::int64_t> reduced = reduction_dims(a, dims);
+  return record_op("mean", out, {a}, {},
+                   [reduced](const BackwardContext& c) -> std::vector<Tensor> {
+                     std::int64_t count = 1;
+                     for (std::int64_t d : reduced) count *= c.shape(0)[d];
+                     const Tensor g = unreduce(c.grad, c.shape(0), reduced);
+                     return {(g / static_cast<double>(count)).expand(c.shape(0))};
+                   });
 }
+
 Tensor max(const Tensor& a, const std::vector<std::int64_t>& dims, bool keepdim) {
-  return ops::reduce(ReduceOp::Max, a, dims, keepdim);
+  const Tensor out = ops::reduce(ReduceOp::Max, a, dims, keepdim);
+  if (!autograd::any_requires_grad({&a})) return out;
+  const std::vector<std::int64_t> reduced = reduction_dims(a, dims);
+  return record_op("max", out, {a}, {a, out},
+                   [reduced](const BackwardContext& c) -> std::vector<Tensor> {
+                     // The gradient goes to the maxima, split evenly among ties (like amax).
+                     const Tensor& x = c.saved[0];
+                     const Tensor m = unreduce(c.saved[1], c.shape(0), reduced);
+                     const Tensor mask = eq(x, m).to(c.grad.dtype());
+                     const Tensor count = sum(mask, reduced, /*keepdim=*/true);
+                     return {unreduce(c.grad, c.shape(0), reduced) * mask / count};
+                   });
 }
+
 Tensor argmax(const Tensor& a) { return ops::argmax(a, std::nullopt, false); }
 Tensor argmax(const Tensor& a, std::int64_t dim, bool keepdim) {
   return ops::argmax(a, dim, keepdim);
 }
 
 // ---- Linear algebra, joining -----------------------------------------------------------------
-Tensor matmul(const Tensor& a, const Tensor& b) { return ops::matmul(a, b); }
-Tensor cat(const std::vector<Tensor>& tensors, std::int64_t dim) { return ops::cat(tensors, dim); }
+
+Tensor matmul(const Tensor& a, const Tensor& b) {
+  // 1-D operands are matrices with a unit dim added (and removed from the result), so the
+  // node below only sees 2-D and batched 3-D operands.
+  if (a.defined() && b.defined() && (a.dim() == 1 || b.dim() == 1) &&
+      autograd::any_requires_grad({&a, &b})) {
+    const Tensor a2 = a.dim() == 1 ? a.unsqueeze(0) : a;
+    const Tensor b2 = b.dim() == 1 ? b.unsqueeze(-1) : b;
+    Tensor out = matmul(a2, b2);
+    if (b.dim() == 1) out = out.squeeze(-1);
+    if (a.dim() == 1) out = out.squeeze(out.dim() == 1 ? 0 : -2);
+    return out;
+  }
+  return record_op("matmul", ops::matmul(a, b), {a, b}, {a, b},
+                   [](const BackwardContext& c) -> std::vector<Tensor> {
+                     const Tensor& x = c.saved[0];  // (B?, M, K)
+                     const Tensor& y = c.saved[1];  // (B?, K, N)
+                     Tensor gx, gy;
+                     if (c.needs(0)) gx = sum_to(matmul(c.grad, y.transpose(-1, -2)), c.shape(0));
+                     if (c.needs(1)) gy = sum_to(matmul(x.transpose(-1, -2), c.grad), c.shape(1));
+                     return {gx, gy};
+                   });
+}
+
+Tensor cat(const std::vector<Tensor>& tensors, std::int64_t dim) {
+  const Tensor out = ops::cat(tensors, dim);
+  if (!autograd::any_requires_grad(tensors)) return out;
+  const std::int64_t d = wrap_dim(dim, out.dim(), "cat");
+  return record_op("cat", out, tensors, {}, [d](const BackwardContext& c) -> std::vector<Tensor> {
+    std::vector<Tensor> grads;
+    std::int64_t offset = 0;
+    for (const autograd::TensorMeta& in : c.inputs) {
+      if (in.shape.size() == 1 && in.shape[0] == 0 && c.grad.dim() != 1) {
+        grads.push_back(zeros(in.shape, c.grad.options()));  // a skipped legacy empty tensor
+        continue;
+      }
+      const std::int64_t n = in.shape[d];
+      grads.push_back(c.grad.slice(d, offset, offset + n));
+      offset += n;
+    }
+    return grads;
+  });
+}
 
 Tensor stack(const std::vector<Tensor>& tensors, std::int64_t dim) {
   LG_CHECK(!tensors.empty(), "stack: expected a non-empty list of tensors");
@@ -85,7 +371,15 @@ Tensor stack(const std::vector<Tensor>& tensors, std::int64_t dim) {
 }
 
 // ---- Views and copies ------------------------------------------------------------------------
-Tensor view(const Tensor& a, const Shape& shape) { return views::view(a, shape); }
+// A view's gradient is the gradient of the base, reshaped, permuted back or scattered into
+// zeros; the view itself shares the base's storage as in the forward.
+
+Tensor view(const Tensor& a, const Shape& shape) {
+  return record_op("view", views::view(a, shape), {a}, {},
+                   [](const BackwardContext& c) -> std::vector<Tensor> {
+                     return {c.grad.reshape(c.shape(0))};
+                   });
+}
 
 Tensor reshape(const Tensor& a, const Shape& shape) {
   const Shape new_shape = views::infer_size(shape, a.numel(), "reshape");
@@ -94,22 +388,71 @@ Tensor reshape(const Tensor& a, const Shape& shape) {
 }
 
 Tensor permute(const Tensor& a, const std::vector<std::int64_t>& dims) {
-  return views::permute(a, dims);
+  const Tensor out = views::permute(a, dims);
+  std::vector<std::int64_t> inverse(dims.size());
+  for (std::size_t i = 0; i < dims.size(); ++i) {
+    inverse[static_cast<std::size_t>(wrap_dim(dims[i], a.dim(), "permute"))] =
+        static_cast<std::int64_t>(i);
+  }
+  return record_op("permute", out, {a}, {},
+                   [inverse](const BackwardContext& c) -> std::vector<Tensor> {
+                     return {c.grad.permute(inverse)};
+                   });
 }
+
 Tensor transpose(const Tensor& a, std::int64_t dim0, std::int64_t dim1) {
-  return views::transpose(a, dim0, dim1);
+  return record_op("transpose", views::transpose(a, dim0, dim1), {a}, {},
+                   [dim0, dim1](const BackwardContext& c) -> std::vector<Tensor> {
+                     return {c.grad.transpose(dim0, dim1)};
+                   });
 }
+
 Tensor slice(const Tensor& a, std::int64_t dim, std::int64_t start, std::int64_t end,
              std::int64_t step) {
-  return views::slice(a, dim, start, end, step);
+  return record_op("slice", views::slice(a, dim, start, end, step), {a}, {},
+                   [dim, start, end, step](const BackwardContext& c) -> std::vector<Tensor> {
+                     Tensor g = zeros(c.shape(0), c.grad.options());
+                     ops::copy_(views::slice(g, dim, start, end, step), c.grad);
+                     return {g};
+                   });
 }
+
 Tensor select(const Tensor& a, std::int64_t dim, std::int64_t index) {
-  return views::select(a, dim, index);
+  return record_op("select", views::select(a, dim, index), {a}, {},
+                   [dim, index](const BackwardContext& c) -> std::vector<Tensor> {
+                     Tensor g = zeros(c.shape(0), c.grad.options());
+                     ops::copy_(views::select(g, dim, index), c.grad);
+                     return {g};
+                   });
 }
-Tensor unsqueeze(const Tensor& a, std::int64_t dim) { return views::unsqueeze(a, dim); }
-Tensor squeeze(const Tensor& a) { return views::squeeze(a); }
-Tensor squeeze(const Tensor& a, std::int64_t dim) { return views::squeeze(a, dim); }
-Tensor expand(const Tensor& a, const Shape& shape) { return views::expand(a, shape); }
+
+Tensor unsqueeze(const Tensor& a, std::int64_t dim) {
+  return record_op("unsqueeze", views::unsqueeze(a, dim), {a}, {},
+                   [](const BackwardContext& c) -> std::vector<Tensor> {
+                     return {c.grad.reshape(c.shape(0))};
+                   });
+}
+
+Tensor squeeze(const Tensor& a) {
+  return record_op("squeeze", views::squeeze(a), {a}, {},
+                   [](const BackwardContext& c) -> std::vector<Tensor> {
+                     return {c.grad.reshape(c.shape(0))};
+                   });
+}
+
+Tensor squeeze(const Tensor& a, std::int64_t dim) {
+  return record_op("squeeze", views::squeeze(a, dim), {a}, {},
+                   [](const BackwardContext& c) -> std::vector<Tensor> {
+                     return {c.grad.reshape(c.shape(0))};
+                   });
+}
+
+Tensor expand(const Tensor& a, const Shape& shape) {
+  return record_op("expand", views::expand(a, shape), {a}, {},
+                   [](const BackwardContext& c) -> std::vector<Tensor> {
+                     return {sum_to(c.grad, c.shape(0))};
+                   });
+}
 
 Tensor flatten(const Tensor& a, std::int64_t start_dim, std::int64_t end_dim) {
   if (a.dim() == 0) return reshape(a, {1});
@@ -128,7 +471,8 @@ Tensor flatten(const Tensor& a, std::int64_t start_dim, std::int64_t end_dim) {
 Tensor clone(const Tensor& a) {
   Tensor out = empty(a.shape(), a.options());
   ops::copy_(out, a);
-  return out;
+  return record_op("clone", out, {a}, {},
+                   [](const BackwardContext& c) -> std::vector<Tensor> { return {c.grad}; });
 }
 
 Tensor to(const Tensor& a, Device device, DType dtype, bool non_blocking) {
@@ -137,7 +481,9 @@ Tensor to(const Tensor& a, Device device, DType dtype, bool non_blocking) {
   const bool pinned = non_blocking && device.is_cpu() && a.is_cuda();
   Tensor out = empty(a.shape(), TensorOptions(dtype).device(device).pinned_memory(pinned));
   ops::copy_(out, a, non_blocking);
-  return out;
+  // The node casts the gradient back to a's dtype and device.
+  return record_op("to", out, {a}, {},
+                   [](const BackwardContext& c) -> std::vector<Tensor> { return {c.grad}; });
 }
 
 }  // namespace leangrad

@@ -1,7 +1,7 @@
 // Tensor's computing methods and the arithmetic operators: one-line forwards to the public
 // functions of autograd/functions.h, so there is one implementation of each op.
-#include "autograd/autograd_meta.h"
 #include "autograd/functions.h"
+#include "autograd/grad_mode.h"
 #include "core/creation.h"
 #include "core/views.h"
 #include "kernels/dispatch.h"
@@ -70,31 +70,49 @@ Tensor Tensor::flatten(std::int64_t start_dim, std::int64_t end_dim) const {
 }
 
 // ---- In-place --------------------------------------------------------------------------------
+// Autograd does not track in-place ops: a tensor that requires grad may be written in place only
+// with grad mode off (optimizer steps, initialisation), as PyTorch requires for leaves. Saved
+// tensors written in place are caught at backward time by the version counter.
+namespace {
+void check_inplace(const char* op, const Tensor& self) {
+  LG_CHECK(!(self.requires_grad() && autograd::grad_mode_enabled()), op,
+           ": in-place operation on a tensor that requires grad (shape ", self.shape(),
+           "); run it under NoGradGuard, or use the out-of-place op");
+}
+}  // namespace
+
 Tensor& Tensor::add_(const Tensor& other, double alpha) {
+  check_inplace("add_", *this);
   ops::binary_(BinaryOp::Add, *this, alpha == 1.0 ? other : leangrad::mul(other, alpha));
   return *this;
 }
 Tensor& Tensor::add_(double other) {
+  check_inplace("add_", *this);
   ops::binary_(BinaryOp::Add, *this, other);
   return *this;
 }
 Tensor& Tensor::mul_(const Tensor& other) {
+  check_inplace("mul_", *this);
   ops::binary_(BinaryOp::Mul, *this, other);
   return *this;
 }
 Tensor& Tensor::mul_(double other) {
+  check_inplace("mul_", *this);
   ops::binary_(BinaryOp::Mul, *this, other);
   return *this;
 }
 Tensor& Tensor::zero_() {
+  check_inplace("zero_", *this);
   ops::fill_(*this, 0.0);
   return *this;
 }
 Tensor& Tensor::fill_(double value) {
+  check_inplace("fill_", *this);
   ops::fill_(*this, value);
   return *this;
 }
 Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) {
+  check_inplace("copy_", *this);
   ops::copy_(*this, src, non_blocking);
   return *this;
 }
@@ -139,26 +157,6 @@ Tensor Tensor::le(double other) const { return leangrad::le(*this, other); }
 Tensor Tensor::eq(const Tensor& other) const { return leangrad::eq(*this, other); }
 Tensor Tensor::eq(double other) const { return leangrad::eq(*this, other); }
 Tensor Tensor::matmul(const Tensor& other) const { return leangrad::matmul(*this, other); }
-
-// ---- Autograd state --------------------------------------------------------------------------
-bool Tensor::requires_grad() const {
-  return impl().autograd_meta != nullptr && impl().autograd_meta->requires_grad;
-}
-
-Tensor& Tensor::requires_grad_(bool requires_grad) {
-  LG_CHECK_DTYPE(!requires_grad || is_floating(dtype()),
-                 "requires_grad_: only floating tensors can require gradients, got ", dtype());
-  if (impl().autograd_meta == nullptr) {
-    impl().autograd_meta = std::make_shared<autograd::AutogradMeta>();
-  }
-  impl().autograd_meta->requires_grad = requires_grad;
-  return *this;
-}
-
-Tensor Tensor::detach() const {
-  Tensor out = views::as_strided(*this, shape(), strides(), storage_offset());
-  return out;
-}
 
 // ---- Operators -------------------------------------------------------------------------------
 Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }

@@ -6,7 +6,9 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <type_traits>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -25,6 +27,7 @@ class Stream;
 }
 namespace autograd {
 struct AutogradMeta;  // defined by the autograd layer
+class Node;
 }
 
 // Counts in-place modifications of a tensor's data. Shared by a tensor and all its views, so a
@@ -159,11 +162,37 @@ class Tensor {
   Tensor eq(double other) const;
   Tensor matmul(const Tensor& other) const;
 
-  // ---- Autograd state (the engine lives in autograd/) --------------------------------------
+  // ---- Autograd (autograd/tensor_autograd.cpp; the engine is autograd/engine.cpp) -----------
   bool requires_grad() const;
+  // Leaves only (a tensor with a grad_fn gets requires_grad from its inputs).
   Tensor& requires_grad_(bool requires_grad = true);
   // A tensor sharing this one's data (and version counter) that autograd does not track.
   Tensor detach() const;
+  // Backpropagates from this tensor: `grad` is the gradient of some scalar with respect to it
+  // (undefined means ones, for one-element tensors). Accumulates into the leaves' grad().
+  void backward(const Tensor& grad = Tensor(), bool retain_graph = false) const;
+  // The accumulated gradient of a leaf (undefined until a backward reaches it).
+  Tensor grad() const;
+  Tensor& mutable_grad();
+  void set_grad(const Tensor& grad);
+  // The node that produced this tensor (null for leaves and tensors that need no grad).
+  std::shared_ptr<autograd::Node> grad_fn() const;
+  bool is_leaf() const;
+  // A hook on this tensor's gradient: `hook(grad)` runs when the gradient is computed and may
+  // return a replacement (or nothing: a hook returning void, or an undefined Tensor, keeps it).
+  template <typename F>
+  void register_hook(F&& hook) {
+    if constexpr (std::is_void_v<std::invoke_result_t<F, const Tensor&>>) {
+      add_grad_hook([h = std::forward<F>(hook)](const Tensor& g) {
+        h(g);
+        return Tensor();
+      });
+    } else {
+      add_grad_hook(std::forward<F>(hook));
+    }
+  }
+  // Leaves only: `hook(tensor)` runs once grad() is final for the current backward.
+  void register_post_accumulate_grad_hook(std::function<void(const Tensor&)> hook);
 
   // ---- Versions ----------------------------------------------------------------------------
   std::uint32_t version() const { return impl().version_counter->version.load(); }
@@ -180,6 +209,8 @@ class Tensor {
   std::string str() const;
 
  private:
+  void add_grad_hook(std::function<Tensor(const Tensor&)> hook);
+
   std::shared_ptr<TensorImpl> impl_;
 };
 

@@ -193,20 +193,6 @@ void launch_binary_scalar(BinaryOp op, const char* name, const Tensor& out, cons
   }
 }
 
-// dst (a view, any strides) = src converted to dst's dtype; src broadcasts to dst's shape.
-void launch_cast(const char* name, const Tensor& dst, const Tensor& src) {
-  if (dst.numel() == 0) return;
-  const ElementwiseGeometry g = make_elementwise_geometry(name, dst, {&src});
-  switch (dst.device().type) {
-    case DeviceType::CPU:
-      kernels::cpu::cast(dst.dtype(), src.dtype(), g, dst.data_ptr(), src.data_ptr());
-      break;
-    case DeviceType::CUDA:
-      kernels::cuda::cast(dst.dtype(), src.dtype(), g, dst.data_ptr(), src.data_ptr());
-      break;
-  }
-}
-
 // An in-place op writes each element of self once; a stride-0 dim would make several elements
 // share one memory location.
 void check_writable(const char* op, const Tensor& self) {
@@ -266,7 +252,7 @@ void binary_(BinaryOp op, const Tensor& self, const Tensor& other) {
     const Tensor source = overlaps ? cast(other, dtype) : to_dtype(other, dtype);
     launch_binary(op, name, self, self, source);
   } else {
-    launch_cast(name, self, binary(op, self, other));
+    copy_(self, binary(op, self, other));  // compute in the promoted dtype, cast back
   }
   self.bump_version();
 }
@@ -283,7 +269,7 @@ void binary_(BinaryOp op, const Tensor& self, double s) {
   if (dtype == self.dtype()) {
     launch_binary_scalar(op, name, self, self, s, /*scalar_first=*/false);
   } else {
-    launch_cast(name, self, binary(op, self, s));
+    copy_(self, binary(op, self, s));
   }
   self.bump_version();
 }

@@ -1,11 +1,8 @@
 // ops::cat: concatenation along one dim (kernels/ops.h). The output is allocated once; each input
-// is copied (and converted to the promoted dtype) into its slice of the output by the strided
-// cast kernel, so non-contiguous inputs need no intermediate copy.
+// is copied (and converted to the promoted dtype) into its slice of the output with copy_, whose
+// strided cast kernel reads non-contiguous inputs directly.
 #include "core/creation.h"
 #include "core/views.h"
-#include "kernels/cpu/elementwise.h"
-#include "kernels/cuda/elementwise.h"
-#include "kernels/elementwise_geometry.h"
 #include "kernels/ops.h"
 
 namespace leangrad::ops {
@@ -76,15 +73,7 @@ Tensor cat(const std::vector<Tensor>& tensors, std::int64_t dim) {
     const std::int64_t n = t.shape()[d];
     if (n > 0 && t.numel() > 0) {
       const Tensor slot = views::slice(out, d, offset, offset + n, 1);  // a strided view of out
-      const ElementwiseGeometry g = make_elementwise_geometry("cat", slot, {&t});
-      switch (device.type) {
-        case DeviceType::CPU:
-          kernels::cpu::cast(dtype, t.dtype(), g, slot.data_ptr(), t.data_ptr());
-          break;
-        case DeviceType::CUDA:
-          kernels::cuda::cast(dtype, t.dtype(), g, slot.data_ptr(), t.data_ptr());
-          break;
-      }
+      copy_(slot, t);  // converts to the promoted dtype
     }
     offset += n;
   }

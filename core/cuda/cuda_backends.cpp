@@ -7,23 +7,11 @@
 #include <cstdio>
 
 #include "core/allocator_backends.h"
+#include "core/cuda/cuda_check.h"
 #include "core/error.h"
 
 namespace leangrad {
 namespace {
-
-void check_cuda(cudaError_t status, const char* call) {
-  if (status == cudaSuccess) return;
-  cudaGetLastError();  // clear the error so it is not reported again by the next call
-  LG_THROW(Error, call, " failed: ", cudaGetErrorString(status));
-}
-
-// For paths that must not throw (deallocate, destructors): report and go on.
-void log_cuda_error(cudaError_t status, const char* call) noexcept {
-  if (status == cudaSuccess) return;
-  cudaGetLastError();
-  std::fprintf(stderr, "leangrad: %s failed: %s\n", call, cudaGetErrorString(status));
-}
 
 int visible_device_count() noexcept {
   int count = 0;
@@ -34,35 +22,14 @@ int visible_device_count() noexcept {
   return count;
 }
 
-// Makes `device` current for the scope and restores the previous device (a no-op when it is
-// already current, the usual case).
-class DeviceGuard {
- public:
-  explicit DeviceGuard(int device) {
-    check_cuda(cudaGetDevice(&previous_), "cudaGetDevice");
-    if (previous_ == device) return;
-    check_cuda(cudaSetDevice(device), "cudaSetDevice");
-    switched_ = true;
-  }
-  ~DeviceGuard() {
-    if (switched_) log_cuda_error(cudaSetDevice(previous_), "cudaSetDevice");
-  }
-  DeviceGuard(const DeviceGuard&) = delete;
-  DeviceGuard& operator=(const DeviceGuard&) = delete;
-
- private:
-  int previous_ = 0;
-  bool switched_ = false;
-};
-
 // Events shared by both backends; the caller has made the stream's device current.
 void* record_event_on(StreamId stream) {
   cudaEvent_t event = nullptr;
-  check_cuda(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "cudaEventCreateWithFlags");
+  LG_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
   const cudaError_t status = cudaEventRecord(event, reinterpret_cast<cudaStream_t>(stream));
   if (status != cudaSuccess) {
     cudaEventDestroy(event);
-    check_cuda(status, "cudaEventRecord");
+    LG_CUDA_CHECK(status);
   }
   return event;
 }
@@ -70,16 +37,16 @@ void* record_event_on(StreamId stream) {
 bool query_event(void* event) {
   const cudaError_t status = cudaEventQuery(static_cast<cudaEvent_t>(event));
   if (status == cudaErrorNotReady) return false;
-  check_cuda(status, "cudaEventQuery");
+  LG_CUDA_CHECK(status);
   return true;
 }
 
 void synchronize_event_handle(void* event) {
-  check_cuda(cudaEventSynchronize(static_cast<cudaEvent_t>(event)), "cudaEventSynchronize");
+  LG_CUDA_CHECK(cudaEventSynchronize(static_cast<cudaEvent_t>(event)));
 }
 
 void destroy_event_handle(void* event) noexcept {
-  log_cuda_error(cudaEventDestroy(static_cast<cudaEvent_t>(event)), "cudaEventDestroy");
+  LG_CUDA_WARN(cudaEventDestroy(static_cast<cudaEvent_t>(event)));
 }
 
 class CudaBackend final : public AllocatorBackend {
@@ -87,30 +54,30 @@ class CudaBackend final : public AllocatorBackend {
   explicit CudaBackend(int device) : device_(device) {}
 
   void* allocate(std::size_t nbytes) override {
-    DeviceGuard guard(device_);
+    CudaDeviceGuard guard(device_);
     void* ptr = nullptr;
     const cudaError_t status = cudaMalloc(&ptr, nbytes);
     if (status == cudaErrorMemoryAllocation) {
       cudaGetLastError();  // out of memory is an answer, not a sticky error
       return nullptr;
     }
-    check_cuda(status, "cudaMalloc");
+    LG_CUDA_CHECK(status);
     return ptr;
   }
 
   void deallocate(void* ptr, std::size_t /*nbytes*/) override {
     int previous = device_;
     cudaGetDevice(&previous);
-    if (previous != device_) log_cuda_error(cudaSetDevice(device_), "cudaSetDevice");
-    log_cuda_error(cudaFree(ptr), "cudaFree");
-    if (previous != device_) log_cuda_error(cudaSetDevice(previous), "cudaSetDevice");
+    if (previous != device_) LG_CUDA_WARN(cudaSetDevice(device_));
+    LG_CUDA_WARN(cudaFree(ptr));
+    if (previous != device_) LG_CUDA_WARN(cudaSetDevice(previous));
   }
 
   Device device() const override { return Device::cuda(device_); }
   std::string name() const override { return Device::cuda(device_).str(); }
 
   void* record_event(StreamId stream) override {
-    DeviceGuard guard(device_);
+    CudaDeviceGuard guard(device_);
     return record_event_on(stream);
   }
   bool event_completed(void* event) override { return query_event(event); }
@@ -130,12 +97,12 @@ class PinnedBackend final : public AllocatorBackend {
       cudaGetLastError();
       return nullptr;
     }
-    check_cuda(status, "cudaHostAlloc");
+    LG_CUDA_CHECK(status);
     return ptr;
   }
 
   void deallocate(void* ptr, std::size_t /*nbytes*/) override {
-    log_cuda_error(cudaFreeHost(ptr), "cudaFreeHost");
+    LG_CUDA_WARN(cudaFreeHost(ptr));
   }
 
   Device device() const override { return Device::cpu(); }
@@ -144,9 +111,8 @@ class PinnedBackend final : public AllocatorBackend {
   // A copy stream may belong to any GPU: the event is made on the stream's own device.
   void* record_event(StreamId stream) override {
     int device = 0;
-    check_cuda(cudaStreamGetDevice(reinterpret_cast<cudaStream_t>(stream), &device),
-               "cudaStreamGetDevice");
-    DeviceGuard guard(device);
+    LG_CUDA_CHECK(cudaStreamGetDevice(reinterpret_cast<cudaStream_t>(stream), &device));
+    CudaDeviceGuard guard(device);
     return record_event_on(stream);
   }
   bool event_completed(void* event) override { return query_event(event); }

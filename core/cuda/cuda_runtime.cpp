@@ -13,7 +13,7 @@
 
 #include "core/cuda.h"
 #include "core/error.h"
-#include "kernels/cuda/cuda_check.h"
+#include "core/cuda/cuda_check.h"
 
 namespace leangrad::cuda {
 namespace {

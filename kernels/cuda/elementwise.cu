@@ -15,17 +15,11 @@
 #include <utility>
 
 #include "core/cuda.h"
-#include "kernels/cuda/cuda_check.h"
+#include "core/cuda/cuda_check.h"
 #include "kernels/cuda/elementwise.h"
 #include "kernels/dispatch.h"
 
-// The shared math is generic over integer types, so instantiating it for uint8 (relu's `a < 0`)
-// makes nvcc report "pointless comparison of unsigned integer with zero" (#186), which --Werror
-// turns into an error. The comparison is correct and folds away.
-#pragma nv_diagnostic push
-#pragma nv_diag_suppress 186
 #include "kernels/elementwise_math.h"
-#pragma nv_diagnostic pop
 
 namespace leangrad::kernels::cuda {
 namespace {

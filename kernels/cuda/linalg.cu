@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "core/cuda.h"
-#include "kernels/cuda/cuda_check.h"
+#include "core/cuda/cuda_check.h"
 
 namespace leangrad::kernels::cuda {
 

@@ -3,7 +3,7 @@
 #include "kernels/cuda/random.h"
 
 #include "core/cuda.h"
-#include "kernels/cuda/cuda_check.h"
+#include "core/cuda/cuda_check.h"
 #include "kernels/dispatch.h"
 #include "kernels/random_math.h"
 

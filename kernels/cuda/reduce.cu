@@ -23,7 +23,7 @@
 
 #include "core/allocator.h"
 #include "core/cuda.h"
-#include "kernels/cuda/cuda_check.h"
+#include "core/cuda/cuda_check.h"
 #include "kernels/dispatch.h"
 #include "kernels/reduce_math.h"
 
