@@ -22,8 +22,8 @@
 #include <queue>
 #include <unordered_map>
 
-#include "autograd/grad_mode.h"
 #include "autograd/functions.h"
+#include "autograd/grad_mode.h"
 #include "core/creation.h"
 
 namespace leangrad::autograd {
@@ -68,8 +68,10 @@ void check_anomaly(const Node& node, const std::vector<Tensor>& grads) {
   for (std::size_t i = 0; i < grads.size(); ++i) {
     if (!grads[i].defined() || !has_non_finite(grads[i])) continue;
     const auto* fn = dynamic_cast<const FunctionNode*>(&node);
-    LG_THROW(Error, "AnomalyMode: ", node.name(), " returned NaN or Inf values in its gradient for "
-             "input ", i, " (shape ", grads[i].shape(), ")",
+    LG_THROW(Error, "AnomalyMode: ", node.name(),
+             " returned NaN or Inf values in its gradient for "
+             "input ",
+             i, " (shape ", grads[i].shape(), ")",
              fn ? " ; the forward op that created it was '" + fn->forward_op() + "'" : "");
   }
 }
@@ -132,8 +134,8 @@ void run_backward(const std::vector<Edge>& roots, std::vector<Tensor> root_grads
     if (anomaly_mode_enabled()) check_anomaly(*node, outputs);
 
     LG_INTERNAL_ASSERT(outputs.empty() || outputs.size() == node->next_edges.size(), node->name(),
-                       " returned ", outputs.size(), " gradients for ",
-                       node->next_edges.size(), " inputs");
+                       " returned ", outputs.size(), " gradients for ", node->next_edges.size(),
+                       " inputs");
     for (std::size_t i = 0; i < node->next_edges.size(); ++i) {
       const Edge& e = node->next_edges[i];
       if (!e.valid()) continue;
@@ -158,8 +160,10 @@ void backward(const std::vector<Tensor>& tensors, const std::vector<Tensor>& gra
              "NoGradGuard, or forget requires_grad_()?");
     Tensor grad = grad_tensors.empty() ? Tensor() : grad_tensors[i];
     if (!grad.defined()) {
-      LG_CHECK_SHAPE(t.numel() == 1, "backward: a gradient can be created implicitly only for "
-                     "one-element outputs, got shape ", t.shape(), "; pass backward(grad)");
+      LG_CHECK_SHAPE(t.numel() == 1,
+                     "backward: a gradient can be created implicitly only for "
+                     "one-element outputs, got shape ",
+                     t.shape(), "; pass backward(grad)");
       grad = ones(t.shape(), t.options());
     } else {
       LG_CHECK_SHAPE(grad.shape() == t.shape(), "backward: gradient of shape ", grad.shape(),

@@ -32,16 +32,20 @@ Tensor sum_to(const Tensor& g, const Shape& shape) {
   return summed.reshape(shape);
 }
 
-Tensor zero_like_scalar(const Tensor& g) { return zeros({}, g.options()); }
+Tensor zero_like_scalar(const Tensor& g) {
+  return zeros({}, g.options());
+}
 
 // The sorted, wrapped dims a reduction runs over (empty list = every dim).
 std::vector<std::int64_t> reduction_dims(const Tensor& a, const std::vector<std::int64_t>& dims) {
   std::vector<std::int64_t> out;
   if (dims.empty()) {
-    for (std::int64_t d = 0; d < a.dim(); ++d) out.push_back(d);
+    for (std::int64_t d = 0; d < a.dim(); ++d)
+      out.push_back(d);
     return out;
   }
-  for (std::int64_t d : dims) out.push_back(wrap_dim(d, a.dim(), "reduction"));
+  for (std::int64_t d : dims)
+    out.push_back(wrap_dim(d, a.dim(), "reduction"));
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -49,7 +53,8 @@ std::vector<std::int64_t> reduction_dims(const Tensor& a, const std::vector<std:
 // `shape` with the reduced dims kept as size 1.
 Shape keepdim_shape(const Shape& shape, const std::vector<std::int64_t>& dims) {
   Shape out = shape;
-  for (std::int64_t d : dims) out[d] = 1;
+  for (std::int64_t d : dims)
+    out[d] = 1;
   return out;
 }
 
@@ -58,7 +63,9 @@ Tensor unreduce(const Tensor& g, const Shape& input_shape, const std::vector<std
   return g.reshape(keepdim_shape(input_shape, dims));
 }
 
-Tensor sign(const Tensor& a) { return gt(a, 0.0).to(a.dtype()) - lt(a, 0.0).to(a.dtype()); }
+Tensor sign(const Tensor& a) {
+  return gt(a, 0.0).to(a.dtype()) - lt(a, 0.0).to(a.dtype());
+}
 
 }  // namespace
 
@@ -111,8 +118,7 @@ Tensor pow(const Tensor& a, const Tensor& b) {
         if (c.needs(0)) ga = sum_to(c.grad * e * pow(x, e - 1.0), c.shape(0));
         // d/de x^e = x^e log x; taken as 0 where x == 0 (x^e is 0 there for e > 0).
         if (c.needs(1)) {
-          gb = sum_to(where(eq(x, 0.0), zero_like_scalar(c.grad), c.grad * p * log(x)),
-                      c.shape(1));
+          gb = sum_to(where(eq(x, 0.0), zero_like_scalar(c.grad), c.grad * p * log(x)), c.shape(1));
         }
         return {ga, gb};
       });
@@ -180,11 +186,10 @@ Tensor rsub(const Tensor& a, double b) {
 
 Tensor rdiv(const Tensor& a, double b) {
   const Tensor out = ops::binary(BinaryOp::Div, a, b, /*scalar_first=*/true);
-  return record_op("rdiv", out, {a}, {a, out},
-                   [](const BackwardContext& c) -> std::vector<Tensor> {
-                     // d/da (b / a) = -(b / a) / a
-                     return {neg(c.grad * c.saved[1] / c.saved[0])};
-                   });
+  return record_op("rdiv", out, {a}, {a, out}, [](const BackwardContext& c) -> std::vector<Tensor> {
+    // d/da (b / a) = -(b / a) / a
+    return {neg(c.grad * c.saved[1] / c.saved[0])};
+  });
 }
 
 Tensor neg(const Tensor& a) {
@@ -193,10 +198,9 @@ Tensor neg(const Tensor& a) {
 }
 
 Tensor abs(const Tensor& a) {
-  return record_op("abs", ops::unary(UnaryOp::Abs, a), {a}, {a},
-                   [](const BackwardContext& c) -> std::vector<Tensor> {
-                     return {c.grad * sign(c.saved[0])};
-                   });
+  return record_op(
+      "abs", ops::unary(UnaryOp::Abs, a), {a}, {a},
+      [](const BackwardContext& c) -> std::vector<Tensor> { return {c.grad * sign(c.saved[0])}; });
 }
 
 Tensor exp(const Tensor& a) {
@@ -207,10 +211,9 @@ Tensor exp(const Tensor& a) {
 }
 
 Tensor log(const Tensor& a) {
-  return record_op("log", ops::unary(UnaryOp::Log, a), {a}, {a},
-                   [](const BackwardContext& c) -> std::vector<Tensor> {
-                     return {c.grad / c.saved[0]};
-                   });
+  return record_op(
+      "log", ops::unary(UnaryOp::Log, a), {a}, {a},
+      [](const BackwardContext& c) -> std::vector<Tensor> { return {c.grad / c.saved[0]}; });
 }
 
 Tensor sqrt(const Tensor& a) {
@@ -230,11 +233,10 @@ Tensor tanh(const Tensor& a) {
 
 Tensor sigmoid(const Tensor& a) {
   const Tensor out = ops::unary(UnaryOp::Sigmoid, a);
-  return record_op("sigmoid", out, {a}, {out},
-                   [](const BackwardContext& c) -> std::vector<Tensor> {
-                     const Tensor& y = c.saved[0];
-                     return {c.grad * y * rsub(y, 1.0)};
-                   });
+  return record_op("sigmoid", out, {a}, {out}, [](const BackwardContext& c) -> std::vector<Tensor> {
+    const Tensor& y = c.saved[0];
+    return {c.grad * y * rsub(y, 1.0)};
+  });
 }
 
 Tensor relu(const Tensor& a) {
@@ -245,18 +247,42 @@ Tensor relu(const Tensor& a) {
 }
 
 // ---- Comparisons (no gradient) ---------------------------------------------------------------
-Tensor gt(const Tensor& a, const Tensor& b) { return ops::compare(CompareOp::Gt, a, b); }
-Tensor lt(const Tensor& a, const Tensor& b) { return ops::compare(CompareOp::Lt, a, b); }
-Tensor ge(const Tensor& a, const Tensor& b) { return ops::compare(CompareOp::Ge, a, b); }
-Tensor le(const Tensor& a, const Tensor& b) { return ops::compare(CompareOp::Le, a, b); }
-Tensor eq(const Tensor& a, const Tensor& b) { return ops::compare(CompareOp::Eq, a, b); }
-Tensor ne(const Tensor& a, const Tensor& b) { return ops::compare(CompareOp::Ne, a, b); }
-Tensor gt(const Tensor& a, double b) { return ops::compare(CompareOp::Gt, a, b); }
-Tensor lt(const Tensor& a, double b) { return ops::compare(CompareOp::Lt, a, b); }
-Tensor ge(const Tensor& a, double b) { return ops::compare(CompareOp::Ge, a, b); }
-Tensor le(const Tensor& a, double b) { return ops::compare(CompareOp::Le, a, b); }
-Tensor eq(const Tensor& a, double b) { return ops::compare(CompareOp::Eq, a, b); }
-Tensor ne(const Tensor& a, double b) { return ops::compare(CompareOp::Ne, a, b); }
+Tensor gt(const Tensor& a, const Tensor& b) {
+  return ops::compare(CompareOp::Gt, a, b);
+}
+Tensor lt(const Tensor& a, const Tensor& b) {
+  return ops::compare(CompareOp::Lt, a, b);
+}
+Tensor ge(const Tensor& a, const Tensor& b) {
+  return ops::compare(CompareOp::Ge, a, b);
+}
+Tensor le(const Tensor& a, const Tensor& b) {
+  return ops::compare(CompareOp::Le, a, b);
+}
+Tensor eq(const Tensor& a, const Tensor& b) {
+  return ops::compare(CompareOp::Eq, a, b);
+}
+Tensor ne(const Tensor& a, const Tensor& b) {
+  return ops::compare(CompareOp::Ne, a, b);
+}
+Tensor gt(const Tensor& a, double b) {
+  return ops::compare(CompareOp::Gt, a, b);
+}
+Tensor lt(const Tensor& a, double b) {
+  return ops::compare(CompareOp::Lt, a, b);
+}
+Tensor ge(const Tensor& a, double b) {
+  return ops::compare(CompareOp::Ge, a, b);
+}
+Tensor le(const Tensor& a, double b) {
+  return ops::compare(CompareOp::Le, a, b);
+}
+Tensor eq(const Tensor& a, double b) {
+  return ops::compare(CompareOp::Eq, a, b);
+}
+Tensor ne(const Tensor& a, double b) {
+  return ops::compare(CompareOp::Ne, a, b);
+}
 
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   return record_op("where", ops::where(cond, a, b), {a, b}, {cond},
@@ -286,7 +312,8 @@ Tensor mean(const Tensor& a, const std::vector<std::int64_t>& dims, bool keepdim
   return record_op("mean", out, {a}, {},
                    [reduced](const BackwardContext& c) -> std::vector<Tensor> {
                      std::int64_t count = 1;
-                     for (std::int64_t d : reduced) count *= c.shape(0)[d];
+                     for (std::int64_t d : reduced)
+                       count *= c.shape(0)[d];
                      const Tensor g = unreduce(c.grad, c.shape(0), reduced);
                      return {(g / static_cast<double>(count)).expand(c.shape(0))};
                    });
@@ -307,7 +334,9 @@ Tensor max(const Tensor& a, const std::vector<std::int64_t>& dims, bool keepdim)
                    });
 }
 
-Tensor argmax(const Tensor& a) { return ops::argmax(a, std::nullopt, false); }
+Tensor argmax(const Tensor& a) {
+  return ops::argmax(a, std::nullopt, false);
+}
 Tensor argmax(const Tensor& a, std::int64_t dim, bool keepdim) {
   return ops::argmax(a, dim, keepdim);
 }
@@ -375,10 +404,9 @@ Tensor stack(const std::vector<Tensor>& tensors, std::int64_t dim) {
 // zeros; the view itself shares the base's storage as in the forward.
 
 Tensor view(const Tensor& a, const Shape& shape) {
-  return record_op("view", views::view(a, shape), {a}, {},
-                   [](const BackwardContext& c) -> std::vector<Tensor> {
-                     return {c.grad.reshape(c.shape(0))};
-                   });
+  return record_op(
+      "view", views::view(a, shape), {a}, {},
+      [](const BackwardContext& c) -> std::vector<Tensor> { return {c.grad.reshape(c.shape(0))}; });
 }
 
 Tensor reshape(const Tensor& a, const Shape& shape) {
@@ -427,31 +455,27 @@ Tensor select(const Tensor& a, std::int64_t dim, std::int64_t index) {
 }
 
 Tensor unsqueeze(const Tensor& a, std::int64_t dim) {
-  return record_op("unsqueeze", views::unsqueeze(a, dim), {a}, {},
-                   [](const BackwardContext& c) -> std::vector<Tensor> {
-                     return {c.grad.reshape(c.shape(0))};
-                   });
+  return record_op(
+      "unsqueeze", views::unsqueeze(a, dim), {a}, {},
+      [](const BackwardContext& c) -> std::vector<Tensor> { return {c.grad.reshape(c.shape(0))}; });
 }
 
 Tensor squeeze(const Tensor& a) {
-  return record_op("squeeze", views::squeeze(a), {a}, {},
-                   [](const BackwardContext& c) -> std::vector<Tensor> {
-                     return {c.grad.reshape(c.shape(0))};
-                   });
+  return record_op(
+      "squeeze", views::squeeze(a), {a}, {},
+      [](const BackwardContext& c) -> std::vector<Tensor> { return {c.grad.reshape(c.shape(0))}; });
 }
 
 Tensor squeeze(const Tensor& a, std::int64_t dim) {
-  return record_op("squeeze", views::squeeze(a, dim), {a}, {},
-                   [](const BackwardContext& c) -> std::vector<Tensor> {
-                     return {c.grad.reshape(c.shape(0))};
-                   });
+  return record_op(
+      "squeeze", views::squeeze(a, dim), {a}, {},
+      [](const BackwardContext& c) -> std::vector<Tensor> { return {c.grad.reshape(c.shape(0))}; });
 }
 
 Tensor expand(const Tensor& a, const Shape& shape) {
-  return record_op("expand", views::expand(a, shape), {a}, {},
-                   [](const BackwardContext& c) -> std::vector<Tensor> {
-                     return {sum_to(c.grad, c.shape(0))};
-                   });
+  return record_op(
+      "expand", views::expand(a, shape), {a}, {},
+      [](const BackwardContext& c) -> std::vector<Tensor> { return {sum_to(c.grad, c.shape(0))}; });
 }
 
 Tensor flatten(const Tensor& a, std::int64_t start_dim, std::int64_t end_dim) {
@@ -462,7 +486,8 @@ Tensor flatten(const Tensor& a, std::int64_t start_dim, std::int64_t end_dim) {
                  " for shape ", a.shape());
   Shape shape(a.shape().begin(), a.shape().begin() + start);
   std::int64_t merged = 1;
-  for (std::int64_t d = start; d <= end; ++d) merged *= a.shape()[d];
+  for (std::int64_t d = start; d <= end; ++d)
+    merged *= a.shape()[d];
   shape.push_back(merged);
   shape.insert(shape.end(), a.shape().begin() + end + 1, a.shape().end());
   return reshape(a, shape);

@@ -83,7 +83,8 @@ std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>&& grad_outputs) {
   } else {
     meta.grad.add_(grad);
   }
-  for (const auto& hook : meta.post_accumulate_grad_hooks) hook(leaf);
+  for (const auto& hook : meta.post_accumulate_grad_hooks)
+    hook(leaf);
   return {};
 }
 
@@ -106,9 +107,11 @@ std::vector<Tensor> FunctionNode::apply(std::vector<Tensor>&& grad_outputs) {
     ctx.grad = zeros(out.shape, TensorOptions(out.dtype).device(out.device));
   }
   ctx.saved.reserve(saved_.size());
-  for (const SavedTensor& s : saved_) ctx.saved.push_back(s.unpack(name()));
+  for (const SavedTensor& s : saved_)
+    ctx.saved.push_back(s.unpack(name()));
   ctx.needs_grad.reserve(next_edges.size());
-  for (const Edge& e : next_edges) ctx.needs_grad.push_back(e.valid());
+  for (const Edge& e : next_edges)
+    ctx.needs_grad.push_back(e.valid());
 
   std::vector<Tensor> grads = backward_(ctx);
   LG_INTERNAL_ASSERT(grads.size() == input_meta_.size(), name(), " returned ", grads.size(),
@@ -129,11 +132,13 @@ std::vector<Tensor> FunctionNode::apply(std::vector<Tensor>&& grad_outputs) {
 }
 
 void FunctionNode::release_saved() {
-  for (SavedTensor& s : saved_) s.release();
+  for (SavedTensor& s : saved_)
+    s.release();
 }
 
 void FunctionNode::prefetch_saved() {
-  for (SavedTensor& s : saved_) s.prefetch();
+  for (SavedTensor& s : saved_)
+    s.prefetch();
 }
 
 // ---- Recording -------------------------------------------------------------------------------
@@ -187,12 +192,13 @@ Tensor record_op(const char* forward_op, const Tensor& out, const std::vector<Te
   }
   std::vector<SavedTensor> saved_tensors;
   saved_tensors.reserve(saved.size());
-  for (const Tensor& s : saved) saved_tensors.emplace_back(s);
-  auto node = make_node<FunctionNode>(backward_name(forward_op), forward_op,
-                                             std::move(input_meta), std::move(saved_tensors),
-                                             std::move(backward));
+  for (const Tensor& s : saved)
+    saved_tensors.emplace_back(s);
+  auto node = make_node<FunctionNode>(backward_name(forward_op), forward_op, std::move(input_meta),
+                                      std::move(saved_tensors), std::move(backward));
   node->next_edges.reserve(inputs.size());
-  for (const Tensor& in : inputs) node->next_edges.push_back(gradient_edge(in));
+  for (const Tensor& in : inputs)
+    node->next_edges.push_back(gradient_edge(in));
   node->output_meta.push_back(TensorMeta::of(out));
   set_history(out, node, 0);
   return out;

@@ -22,9 +22,13 @@ SavedTensorHooksGuard::SavedTensorHooksGuard(PackHook pack, UnpackHook unpack) {
   hooks_stack.push_back(Hooks{std::move(pack), std::move(unpack)});
 }
 
-SavedTensorHooksGuard::~SavedTensorHooksGuard() { hooks_stack.pop_back(); }
+SavedTensorHooksGuard::~SavedTensorHooksGuard() {
+  hooks_stack.pop_back();
+}
 
-int saved_tensor_hooks_depth() { return static_cast<int>(hooks_stack.size()); }
+int saved_tensor_hooks_depth() {
+  return static_cast<int>(hooks_stack.size());
+}
 
 SavedTensor::SavedTensor(const Tensor& t) {
   if (!t.defined()) return;

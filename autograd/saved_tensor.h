@@ -52,9 +52,9 @@ class SavedTensor {
   bool released() const { return released_; }
 
  private:
-  Tensor data_;           // without hooks: the detached alias
-  std::any packed_;       // with hooks: what pack returned
-  UnpackHook unpack_;     // with hooks: the matching unpack
+  Tensor data_;        // without hooks: the detached alias
+  std::any packed_;    // with hooks: what pack returned
+  UnpackHook unpack_;  // with hooks: the matching unpack
   mutable Tensor prefetched_;
   std::shared_ptr<VersionCounter> version_counter_;
   std::uint32_t saved_version_ = 0;

@@ -35,9 +35,11 @@ Tensor Tensor::grad() const {
   return meta != nullptr ? meta->grad : Tensor();
 }
 
-Tensor& Tensor::mutable_grad() { return autograd::autograd_meta(*this).grad; }
+Tensor& Tensor::mutable_grad() const {
+  return autograd::autograd_meta(*this).grad;
+}
 
-void Tensor::set_grad(const Tensor& grad) {
+void Tensor::set_grad(const Tensor& grad) const {
   LG_CHECK_SHAPE(!grad.defined() || grad.shape() == shape(), "set_grad: gradient of shape ",
                  grad.defined() ? grad.shape() : Shape{}, " for a tensor of shape ", shape());
   autograd::autograd_meta(*this).grad = grad;
@@ -48,7 +50,9 @@ std::shared_ptr<autograd::Node> Tensor::grad_fn() const {
   return meta != nullptr ? meta->grad_fn : nullptr;
 }
 
-bool Tensor::is_leaf() const { return grad_fn() == nullptr; }
+bool Tensor::is_leaf() const {
+  return grad_fn() == nullptr;
+}
 
 void Tensor::add_grad_hook(std::function<Tensor(const Tensor&)> hook) {
   LG_CHECK(requires_grad(), "register_hook: the tensor does not require grad");

@@ -13,9 +13,15 @@ namespace leangrad {
 Tensor Tensor::to(Device device, bool non_blocking) const {
   return leangrad::to(*this, device, dtype(), non_blocking);
 }
-Tensor Tensor::to(DType dtype) const { return leangrad::to(*this, device(), dtype); }
-Tensor Tensor::contiguous() const { return is_contiguous() ? *this : leangrad::clone(*this); }
-Tensor Tensor::clone() const { return leangrad::clone(*this); }
+Tensor Tensor::to(DType dtype) const {
+  return leangrad::to(*this, device(), dtype);
+}
+Tensor Tensor::contiguous() const {
+  return is_contiguous() ? *this : leangrad::clone(*this);
+}
+Tensor Tensor::clone() const {
+  return leangrad::clone(*this);
+}
 
 Tensor Tensor::pin_memory() const {
   LG_CHECK_DEVICE(device().is_cpu(), "pin_memory: expected a CPU tensor, got one on ", device());
@@ -46,8 +52,12 @@ template std::uint8_t Tensor::item<std::uint8_t>() const;
 template bool Tensor::item<bool>() const;
 
 // ---- Views -----------------------------------------------------------------------------------
-Tensor Tensor::view(const Shape& shape) const { return leangrad::view(*this, shape); }
-Tensor Tensor::reshape(const Shape& shape) const { return leangrad::reshape(*this, shape); }
+Tensor Tensor::view(const Shape& shape) const {
+  return leangrad::view(*this, shape);
+}
+Tensor Tensor::reshape(const Shape& shape) const {
+  return leangrad::reshape(*this, shape);
+}
 Tensor Tensor::permute(const std::vector<std::int64_t>& dims) const {
   return leangrad::permute(*this, dims);
 }
@@ -61,10 +71,18 @@ Tensor Tensor::slice(std::int64_t dim, std::int64_t start, std::int64_t end,
 Tensor Tensor::select(std::int64_t dim, std::int64_t index) const {
   return leangrad::select(*this, dim, index);
 }
-Tensor Tensor::unsqueeze(std::int64_t dim) const { return leangrad::unsqueeze(*this, dim); }
-Tensor Tensor::squeeze() const { return leangrad::squeeze(*this); }
-Tensor Tensor::squeeze(std::int64_t dim) const { return leangrad::squeeze(*this, dim); }
-Tensor Tensor::expand(const Shape& shape) const { return leangrad::expand(*this, shape); }
+Tensor Tensor::unsqueeze(std::int64_t dim) const {
+  return leangrad::unsqueeze(*this, dim);
+}
+Tensor Tensor::squeeze() const {
+  return leangrad::squeeze(*this);
+}
+Tensor Tensor::squeeze(std::int64_t dim) const {
+  return leangrad::squeeze(*this, dim);
+}
+Tensor Tensor::expand(const Shape& shape) const {
+  return leangrad::expand(*this, shape);
+}
 Tensor Tensor::flatten(std::int64_t start_dim, std::int64_t end_dim) const {
   return leangrad::flatten(*this, start_dim, end_dim);
 }
@@ -118,59 +136,135 @@ Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) {
 }
 
 // ---- Reductions ------------------------------------------------------------------------------
-Tensor Tensor::sum() const { return leangrad::sum(*this); }
+Tensor Tensor::sum() const {
+  return leangrad::sum(*this);
+}
 Tensor Tensor::sum(const std::vector<std::int64_t>& dims, bool keepdim) const {
   return leangrad::sum(*this, dims, keepdim);
 }
-Tensor Tensor::mean() const { return leangrad::mean(*this); }
+Tensor Tensor::mean() const {
+  return leangrad::mean(*this);
+}
 Tensor Tensor::mean(const std::vector<std::int64_t>& dims, bool keepdim) const {
   return leangrad::mean(*this, dims, keepdim);
 }
-Tensor Tensor::max() const { return leangrad::max(*this); }
+Tensor Tensor::max() const {
+  return leangrad::max(*this);
+}
 Tensor Tensor::max(const std::vector<std::int64_t>& dims, bool keepdim) const {
   return leangrad::max(*this, dims, keepdim);
 }
-Tensor Tensor::argmax() const { return leangrad::argmax(*this); }
+Tensor Tensor::argmax() const {
+  return leangrad::argmax(*this);
+}
 Tensor Tensor::argmax(std::int64_t dim, bool keepdim) const {
   return leangrad::argmax(*this, dim, keepdim);
 }
 
 // ---- Elementwise -----------------------------------------------------------------------------
-Tensor Tensor::exp() const { return leangrad::exp(*this); }
-Tensor Tensor::log() const { return leangrad::log(*this); }
-Tensor Tensor::tanh() const { return leangrad::tanh(*this); }
-Tensor Tensor::sigmoid() const { return leangrad::sigmoid(*this); }
-Tensor Tensor::relu() const { return leangrad::relu(*this); }
-Tensor Tensor::sqrt() const { return leangrad::sqrt(*this); }
-Tensor Tensor::abs() const { return leangrad::abs(*this); }
-Tensor Tensor::neg() const { return leangrad::neg(*this); }
-Tensor Tensor::pow(const Tensor& exponent) const { return leangrad::pow(*this, exponent); }
-Tensor Tensor::pow(double exponent) const { return leangrad::pow(*this, exponent); }
-Tensor Tensor::gt(const Tensor& other) const { return leangrad::gt(*this, other); }
-Tensor Tensor::gt(double other) const { return leangrad::gt(*this, other); }
-Tensor Tensor::lt(const Tensor& other) const { return leangrad::lt(*this, other); }
-Tensor Tensor::lt(double other) const { return leangrad::lt(*this, other); }
-Tensor Tensor::ge(const Tensor& other) const { return leangrad::ge(*this, other); }
-Tensor Tensor::ge(double other) const { return leangrad::ge(*this, other); }
-Tensor Tensor::le(const Tensor& other) const { return leangrad::le(*this, other); }
-Tensor Tensor::le(double other) const { return leangrad::le(*this, other); }
-Tensor Tensor::eq(const Tensor& other) const { return leangrad::eq(*this, other); }
-Tensor Tensor::eq(double other) const { return leangrad::eq(*this, other); }
-Tensor Tensor::matmul(const Tensor& other) const { return leangrad::matmul(*this, other); }
+Tensor Tensor::exp() const {
+  return leangrad::exp(*this);
+}
+Tensor Tensor::log() const {
+  return leangrad::log(*this);
+}
+Tensor Tensor::tanh() const {
+  return leangrad::tanh(*this);
+}
+Tensor Tensor::sigmoid() const {
+  return leangrad::sigmoid(*this);
+}
+Tensor Tensor::relu() const {
+  return leangrad::relu(*this);
+}
+Tensor Tensor::sqrt() const {
+  return leangrad::sqrt(*this);
+}
+Tensor Tensor::abs() const {
+  return leangrad::abs(*this);
+}
+Tensor Tensor::neg() const {
+  return leangrad::neg(*this);
+}
+Tensor Tensor::pow(const Tensor& exponent) const {
+  return leangrad::pow(*this, exponent);
+}
+Tensor Tensor::pow(double exponent) const {
+  return leangrad::pow(*this, exponent);
+}
+Tensor Tensor::gt(const Tensor& other) const {
+  return leangrad::gt(*this, other);
+}
+Tensor Tensor::gt(double other) const {
+  return leangrad::gt(*this, other);
+}
+Tensor Tensor::lt(const Tensor& other) const {
+  return leangrad::lt(*this, other);
+}
+Tensor Tensor::lt(double other) const {
+  return leangrad::lt(*this, other);
+}
+Tensor Tensor::ge(const Tensor& other) const {
+  return leangrad::ge(*this, other);
+}
+Tensor Tensor::ge(double other) const {
+  return leangrad::ge(*this, other);
+}
+Tensor Tensor::le(const Tensor& other) const {
+  return leangrad::le(*this, other);
+}
+Tensor Tensor::le(double other) const {
+  return leangrad::le(*this, other);
+}
+Tensor Tensor::eq(const Tensor& other) const {
+  return leangrad::eq(*this, other);
+}
+Tensor Tensor::eq(double other) const {
+  return leangrad::eq(*this, other);
+}
+Tensor Tensor::matmul(const Tensor& other) const {
+  return leangrad::matmul(*this, other);
+}
 
 // ---- Operators -------------------------------------------------------------------------------
-Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
-Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
-Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
-Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
-Tensor operator+(const Tensor& a, double b) { return add(a, b); }
-Tensor operator-(const Tensor& a, double b) { return sub(a, b); }
-Tensor operator*(const Tensor& a, double b) { return mul(a, b); }
-Tensor operator/(const Tensor& a, double b) { return div(a, b); }
-Tensor operator+(double a, const Tensor& b) { return add(b, a); }
-Tensor operator-(double a, const Tensor& b) { return rsub(b, a); }
-Tensor operator*(double a, const Tensor& b) { return mul(b, a); }
-Tensor operator/(double a, const Tensor& b) { return rdiv(b, a); }
-Tensor operator-(const Tensor& a) { return neg(a); }
+Tensor operator+(const Tensor& a, const Tensor& b) {
+  return add(a, b);
+}
+Tensor operator-(const Tensor& a, const Tensor& b) {
+  return sub(a, b);
+}
+Tensor operator*(const Tensor& a, const Tensor& b) {
+  return mul(a, b);
+}
+Tensor operator/(const Tensor& a, const Tensor& b) {
+  return div(a, b);
+}
+Tensor operator+(const Tensor& a, double b) {
+  return add(a, b);
+}
+Tensor operator-(const Tensor& a, double b) {
+  return sub(a, b);
+}
+Tensor operator*(const Tensor& a, double b) {
+  return mul(a, b);
+}
+Tensor operator/(const Tensor& a, double b) {
+  return div(a, b);
+}
+Tensor operator+(double a, const Tensor& b) {
+  return add(b, a);
+}
+Tensor operator-(double a, const Tensor& b) {
+  return rsub(b, a);
+}
+Tensor operator*(double a, const Tensor& b) {
+  return mul(b, a);
+}
+Tensor operator/(double a, const Tensor& b) {
+  return rdiv(b, a);
+}
+Tensor operator-(const Tensor& a) {
+  return neg(a);
+}
 
 }  // namespace leangrad

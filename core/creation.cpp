@@ -28,12 +28,22 @@ Tensor full(const Shape& shape, double value, const TensorOptions& options) {
 Tensor zeros(const Shape& shape, const TensorOptions& options) {
   return full(shape, 0.0, options);
 }
-Tensor ones(const Shape& shape, const TensorOptions& options) { return full(shape, 1.0, options); }
-Tensor empty_like(const Tensor& t) { return empty(t.shape(), t.options()); }
-Tensor zeros_like(const Tensor& t) { return zeros(t.shape(), t.options()); }
-Tensor ones_like(const Tensor& t) { return ones(t.shape(), t.options()); }
+Tensor ones(const Shape& shape, const TensorOptions& options) {
+  return full(shape, 1.0, options);
+}
+Tensor empty_like(const Tensor& t) {
+  return empty(t.shape(), t.options());
+}
+Tensor zeros_like(const Tensor& t) {
+  return zeros(t.shape(), t.options());
+}
+Tensor ones_like(const Tensor& t) {
+  return ones(t.shape(), t.options());
+}
 
-Tensor arange(double end, const TensorOptions& options) { return arange(0.0, end, 1.0, options); }
+Tensor arange(double end, const TensorOptions& options) {
+  return arange(0.0, end, 1.0, options);
+}
 
 Tensor arange(double start, double end, double step, const TensorOptions& options) {
   LG_CHECK(step != 0.0, "arange: step must be non-zero");
@@ -44,7 +54,8 @@ Tensor arange(double start, double end, double step, const TensorOptions& option
   const auto n = static_cast<std::int64_t>(std::ceil((end - start) / step));
   // Computed in double on the host, then converted: exact for every integer range.
   std::vector<double> values(static_cast<std::size_t>(std::max<std::int64_t>(n, 0)));
-  for (std::size_t i = 0; i < values.size(); ++i) values[i] = start + static_cast<double>(i) * step;
+  for (std::size_t i = 0; i < values.size(); ++i)
+    values[i] = start + static_cast<double>(i) * step;
   Tensor t = tensor(values).to(options.dtype()).to(options.device());
   if (options.requires_grad()) t.requires_grad_(true);
   return t;
@@ -94,7 +105,8 @@ Tensor tensor(const std::vector<T>& values, const Shape& shape, const TensorOpti
                  "tensor: ", values.size(), " values do not fill shape ", final_shape);
   Tensor t = empty(final_shape, TensorOptions(dtype_of<T>));
   T* out = t.data_ptr<T>();
-  for (std::size_t i = 0; i < values.size(); ++i) out[i] = values[i];  // vector<bool> too
+  for (std::size_t i = 0; i < values.size(); ++i)
+    out[i] = values[i];  // vector<bool> too
   t = t.to(options.device());
   if (options.requires_grad()) t.requires_grad_(true);
   return t;

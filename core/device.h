@@ -38,6 +38,8 @@ struct Device {
   }
 };
 
-inline std::ostream& operator<<(std::ostream& out, const Device& d) { return out << d.str(); }
+inline std::ostream& operator<<(std::ostream& out, const Device& d) {
+  return out << d.str();
+}
 
 }  // namespace leangrad

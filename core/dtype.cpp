@@ -7,14 +7,21 @@ namespace {
 // Rank within a category: bool < uint8 < int32 < int64 < (float16 | bfloat16) < float32 < float64.
 int rank(DType t) {
   switch (t) {
-    case DType::Bool: return 0;
-    case DType::UInt8: return 1;
-    case DType::Int32: return 2;
-    case DType::Int64: return 3;
+    case DType::Bool:
+      return 0;
+    case DType::UInt8:
+      return 1;
+    case DType::Int32:
+      return 2;
+    case DType::Int64:
+      return 3;
     case DType::Float16:
-    case DType::BFloat16: return 4;
-    case DType::Float32: return 5;
-    case DType::Float64: return 6;
+    case DType::BFloat16:
+      return 4;
+    case DType::Float32:
+      return 5;
+    case DType::Float64:
+      return 6;
   }
   return 0;
 }

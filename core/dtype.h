@@ -42,23 +42,32 @@ constexpr std::size_t element_size(DType t) {
 // "float32", "bfloat16", "int64", ... (PyTorch's spelling).
 constexpr const char* dtype_name(DType t) {
   switch (t) {
-    case DType::Float32: return "float32";
-    case DType::Float64: return "float64";
-    case DType::Float16: return "float16";
-    case DType::BFloat16: return "bfloat16";
-    case DType::Int64: return "int64";
-    case DType::Int32: return "int32";
-    case DType::UInt8: return "uint8";
-    case DType::Bool: return "bool";
+    case DType::Float32:
+      return "float32";
+    case DType::Float64:
+      return "float64";
+    case DType::Float16:
+      return "float16";
+    case DType::BFloat16:
+      return "bfloat16";
+    case DType::Int64:
+      return "int64";
+    case DType::Int32:
+      return "int32";
+    case DType::UInt8:
+      return "uint8";
+    case DType::Bool:
+      return "bool";
   }
   return "unknown";
 }
 
-inline std::ostream& operator<<(std::ostream& out, DType t) { return out << dtype_name(t); }
+inline std::ostream& operator<<(std::ostream& out, DType t) {
+  return out << dtype_name(t);
+}
 
 constexpr bool is_floating(DType t) {
-  return t == DType::Float32 || t == DType::Float64 || t == DType::Float16 ||
-         t == DType::BFloat16;
+  return t == DType::Float32 || t == DType::Float64 || t == DType::Float16 || t == DType::BFloat16;
 }
 constexpr bool is_integral(DType t, bool include_bool = false) {
   return t == DType::Int64 || t == DType::Int32 || t == DType::UInt8 ||
@@ -74,24 +83,24 @@ struct CppTypeToDType;
 template <DType D>
 struct DTypeToCppType;
 
-#define LG_FORALL_DTYPES(_) \
-  _(float, Float32)         \
-  _(double, Float64)        \
-  _(::leangrad::Half, Float16) \
+#define LG_FORALL_DTYPES(_)         \
+  _(float, Float32)                 \
+  _(double, Float64)                \
+  _(::leangrad::Half, Float16)      \
   _(::leangrad::BFloat16, BFloat16) \
-  _(std::int64_t, Int64)    \
-  _(std::int32_t, Int32)    \
-  _(std::uint8_t, UInt8)    \
+  _(std::int64_t, Int64)            \
+  _(std::int32_t, Int32)            \
+  _(std::uint8_t, UInt8)            \
   _(bool, Bool)
 
-#define LG_DEFINE_DTYPE_TRAITS(cpp_type, name)                         \
-  template <>                                                          \
-  struct CppTypeToDType<cpp_type> {                                    \
-    static constexpr DType value = DType::name;                        \
-  };                                                                   \
-  template <>                                                          \
-  struct DTypeToCppType<DType::name> {                                 \
-    using type = cpp_type;                                             \
+#define LG_DEFINE_DTYPE_TRAITS(cpp_type, name)  \
+  template <>                                   \
+  struct CppTypeToDType<cpp_type> {             \
+    static constexpr DType value = DType::name; \
+  };                                            \
+  template <>                                   \
+  struct DTypeToCppType<DType::name> {          \
+    using type = cpp_type;                      \
   };
 LG_FORALL_DTYPES(LG_DEFINE_DTYPE_TRAITS)
 #undef LG_DEFINE_DTYPE_TRAITS

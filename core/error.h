@@ -48,7 +48,8 @@ void stream_arg(std::ostream& out, const T& value) {
 template <typename T>
 void stream_arg(std::ostream& out, const std::vector<T>& values) {
   out << "[";
-  for (std::size_t i = 0; i < values.size(); ++i) out << (i > 0 ? ", " : "") << values[i];
+  for (std::size_t i = 0; i < values.size(); ++i)
+    out << (i > 0 ? ", " : "") << values[i];
   out << "]";
 }
 
@@ -69,10 +70,10 @@ template <typename E, typename... Args>
 
 // LG_CHECK(cond, "op: expected ..., got ", shape): throws leangrad::Error when cond is false.
 // The typed variants throw the matching subclass. Message parts are streamed with operator<<.
-#define LG_CHECK_TYPED(ErrorType, cond, ...)                                                   \
-  do {                                                                                         \
-    if (!(cond)) [[unlikely]]                                                                  \
-      ::leangrad::detail::throw_error<ErrorType>(__FILE__, __LINE__, __VA_ARGS__);              \
+#define LG_CHECK_TYPED(ErrorType, cond, ...)                                       \
+  do {                                                                             \
+    if (!(cond)) [[unlikely]]                                                      \
+      ::leangrad::detail::throw_error<ErrorType>(__FILE__, __LINE__, __VA_ARGS__); \
   } while (0)
 
 #define LG_CHECK(cond, ...) LG_CHECK_TYPED(::leangrad::Error, cond, __VA_ARGS__)
@@ -81,10 +82,11 @@ template <typename E, typename... Args>
 #define LG_CHECK_DEVICE(cond, ...) LG_CHECK_TYPED(::leangrad::DeviceError, cond, __VA_ARGS__)
 
 // Unconditional throw.
-#define LG_THROW(ErrorType, ...) ::leangrad::detail::throw_error<ErrorType>(__FILE__, __LINE__, __VA_ARGS__)
+#define LG_THROW(ErrorType, ...) \
+  ::leangrad::detail::throw_error<ErrorType>(__FILE__, __LINE__, __VA_ARGS__)
 
 // Internal invariant: a failure here is a bug in leangrad, not in the caller's input.
-#define LG_INTERNAL_ASSERT(cond, ...)                                                          \
+#define LG_INTERNAL_ASSERT(cond, ...) \
   LG_CHECK(cond, "leangrad internal error (please report): " #cond " ", ##__VA_ARGS__)
 
 namespace leangrad::detail {

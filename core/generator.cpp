@@ -54,7 +54,24 @@ void manual_seed(std::uint64_t seed) {
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mutex);
   r.seed = seed;
-  for (auto& [key, gen] : r.generators) gen.manual_seed(seed);
+  for (auto& [key, gen] : r.generators)
+    gen.manual_seed(seed);
+}
+
+RngSnapshot snapshot_rng() {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  RngSnapshot snapshot;
+  for (auto& [key, gen] : r.generators) {
+    snapshot.states.emplace_back(Device(static_cast<DeviceType>(key.first), key.second),
+                                 gen.state());
+  }
+  return snapshot;
+}
+
+void restore_rng(const RngSnapshot& snapshot) {
+  for (const auto& [device, state] : snapshot.states)
+    default_generator(device).set_state(state);
 }
 
 }  // namespace leangrad

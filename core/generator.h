@@ -5,6 +5,8 @@
 
 #include <cstdint>
 #include <mutex>
+#include <utility>
+#include <vector>
 
 #include "core/device.h"
 
@@ -39,5 +41,13 @@ Generator& default_generator(Device device);
 
 // Seeds every default generator: afterwards rand/randn give the same numbers on every device.
 void manual_seed(std::uint64_t seed);
+
+// The state of every default generator created so far (for recompute and training checkpoints):
+// restoring it replays exactly the random numbers drawn after it was taken.
+struct RngSnapshot {
+  std::vector<std::pair<Device, Generator::State>> states;
+};
+RngSnapshot snapshot_rng();
+void restore_rng(const RngSnapshot& snapshot);
 
 }  // namespace leangrad

@@ -47,7 +47,7 @@ LG_HOST_DEVICE LG_INLINE std::uint16_t float_to_half_bits(float f) {
     if (abs < 0x33000000u) return static_cast<std::uint16_t>(sign);  // < 2^-25 rounds to 0
     const std::uint32_t exponent = abs >> 23;                        // 102..112
     const std::uint32_t mantissa = (abs & 0x7fffffu) | 0x800000u;    // implicit 1
-    const std::uint32_t shift = 126u - exponent;                      // 14..24
+    const std::uint32_t shift = 126u - exponent;                     // 14..24
     std::uint32_t half = mantissa >> shift;
     const std::uint32_t remainder = mantissa & ((1u << shift) - 1u);
     const std::uint32_t halfway = 1u << (shift - 1u);
@@ -94,7 +94,7 @@ LG_HOST_DEVICE LG_INLINE float bfloat16_bits_to_float(std::uint16_t b) {
 struct Half {
   std::uint16_t bits = 0;
   Half() = default;
-  LG_HOST_DEVICE Half(float f) : bits(detail::float_to_half_bits(f)) {}  // NOLINT
+  LG_HOST_DEVICE Half(float f) : bits(detail::float_to_half_bits(f)) {}               // NOLINT
   LG_HOST_DEVICE operator float() const { return detail::half_bits_to_float(bits); }  // NOLINT
   LG_HOST_DEVICE static Half from_bits(std::uint16_t b) {
     Half h;
@@ -106,7 +106,7 @@ struct Half {
 struct BFloat16 {
   std::uint16_t bits = 0;
   BFloat16() = default;
-  LG_HOST_DEVICE BFloat16(float f) : bits(detail::float_to_bfloat16_bits(f)) {}  // NOLINT
+  LG_HOST_DEVICE BFloat16(float f) : bits(detail::float_to_bfloat16_bits(f)) {}           // NOLINT
   LG_HOST_DEVICE operator float() const { return detail::bfloat16_bits_to_float(bits); }  // NOLINT
   LG_HOST_DEVICE static BFloat16 from_bits(std::uint16_t b) {
     BFloat16 h;

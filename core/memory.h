@@ -10,15 +10,15 @@
 namespace leangrad {
 
 struct MemoryStats {
-  std::int64_t allocated = 0;        // bytes in blocks handed out to tensors
-  std::int64_t reserved = 0;         // bytes obtained from the backend (segments)
-  std::int64_t peak_allocated = 0;   // high-water mark of `allocated` since reset_peak
-  std::int64_t peak_reserved = 0;    // high-water mark of `reserved` since reset_peak
-  std::int64_t active_blocks = 0;    // blocks handed out and not yet freed
-  std::int64_t backend_allocs = 0;   // real malloc / cudaMalloc / cudaHostAlloc calls
-  std::int64_t backend_frees = 0;    // real free / cudaFree / cudaFreeHost calls
-  std::int64_t oom_count = 0;        // OutOfMemoryError thrown
-  std::int64_t alloc_retries = 0;    // backend failures followed by cache release and retry
+  std::int64_t allocated = 0;       // bytes in blocks handed out to tensors
+  std::int64_t reserved = 0;        // bytes obtained from the backend (segments)
+  std::int64_t peak_allocated = 0;  // high-water mark of `allocated` since reset_peak
+  std::int64_t peak_reserved = 0;   // high-water mark of `reserved` since reset_peak
+  std::int64_t active_blocks = 0;   // blocks handed out and not yet freed
+  std::int64_t backend_allocs = 0;  // real malloc / cudaMalloc / cudaHostAlloc calls
+  std::int64_t backend_frees = 0;   // real free / cudaFree / cudaFreeHost calls
+  std::int64_t oom_count = 0;       // OutOfMemoryError thrown
+  std::int64_t alloc_retries = 0;   // backend failures followed by cache release and retry
 };
 
 namespace memory {

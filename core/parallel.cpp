@@ -12,6 +12,8 @@ void set_num_threads(int num_threads) {
   omp_set_num_threads(num_threads);
 }
 
-int get_num_threads() { return omp_get_max_threads(); }
+int get_num_threads() {
+  return omp_get_max_threads();
+}
 
 }  // namespace leangrad

@@ -42,8 +42,8 @@ LG_HOST_DEVICE LG_INLINE Block philox4x32_10(Block counter, std::uint32_t k0, st
 
 // leangrad's use: a 64-bit counter (upper counter words zero) and the 64-bit seed as the key.
 LG_HOST_DEVICE LG_INLINE Block philox4x32_10(std::uint64_t counter, std::uint64_t seed) {
-  const Block c{{static_cast<std::uint32_t>(counter), static_cast<std::uint32_t>(counter >> 32),
-                 0u, 0u}};
+  const Block c{
+      {static_cast<std::uint32_t>(counter), static_cast<std::uint32_t>(counter >> 32), 0u, 0u}};
   return philox4x32_10(c, static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32));
 }
 

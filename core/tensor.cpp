@@ -26,7 +26,8 @@ std::int64_t Tensor::stride(std::int64_t dim) const {
 
 std::int64_t Tensor::numel() const {
   std::int64_t n = 1;
-  for (std::int64_t s : shape()) n *= s;
+  for (std::int64_t s : shape())
+    n *= s;
   return n;
 }
 

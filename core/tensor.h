@@ -8,9 +8,9 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <type_traits>
 #include <ostream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/device.h"
@@ -28,7 +28,7 @@ class Stream;
 namespace autograd {
 struct AutogradMeta;  // defined by the autograd layer
 class Node;
-}
+}  // namespace autograd
 
 // Counts in-place modifications of a tensor's data. Shared by a tensor and all its views, so a
 // write through any of them is seen by autograd's saved-tensor checks.
@@ -110,8 +110,7 @@ class Tensor {
   Tensor reshape(const Shape& shape) const;  // a view when possible, else a copy
   Tensor permute(const std::vector<std::int64_t>& dims) const;
   Tensor transpose(std::int64_t dim0, std::int64_t dim1) const;
-  Tensor slice(std::int64_t dim, std::int64_t start, std::int64_t end,
-               std::int64_t step = 1) const;
+  Tensor slice(std::int64_t dim, std::int64_t start, std::int64_t end, std::int64_t step = 1) const;
   Tensor select(std::int64_t dim, std::int64_t index) const;
   Tensor unsqueeze(std::int64_t dim) const;
   Tensor squeeze() const;
@@ -173,8 +172,8 @@ class Tensor {
   void backward(const Tensor& grad = Tensor(), bool retain_graph = false) const;
   // The accumulated gradient of a leaf (undefined until a backward reaches it).
   Tensor grad() const;
-  Tensor& mutable_grad();
-  void set_grad(const Tensor& grad);
+  Tensor& mutable_grad() const;  // (a handle: the gradient lives in the shared state)
+  void set_grad(const Tensor& grad) const;
   // The node that produced this tensor (null for leaves and tensors that need no grad).
   std::shared_ptr<autograd::Node> grad_fn() const;
   bool is_leaf() const;

@@ -10,7 +10,7 @@ namespace leangrad {
 class TensorOptions {
  public:
   TensorOptions() = default;
-  TensorOptions(DType dtype) : dtype_(dtype) {}     // NOLINT: implicit, as in LibTorch
+  TensorOptions(DType dtype) : dtype_(dtype) {}      // NOLINT: implicit, as in LibTorch
   TensorOptions(Device device) : device_(device) {}  // NOLINT
   TensorOptions(DeviceType type) : device_(type) {}  // NOLINT
 

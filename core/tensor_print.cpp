@@ -90,6 +90,8 @@ std::string Tensor::str() const {
   return printer.out.str();
 }
 
-std::ostream& operator<<(std::ostream& out, const Tensor& t) { return out << t.str(); }
+std::ostream& operator<<(std::ostream& out, const Tensor& t) {
+  return out << t.str();
+}
 
 }  // namespace leangrad

@@ -190,8 +190,8 @@ Tensor expand(const Tensor& t, const Shape& shape) {
   const std::int64_t lead = ndim - t.dim();
   for (std::int64_t d = 0; d < ndim; ++d) {
     if (d < lead) {
-      LG_CHECK_SHAPE(shape[d] >= 0, "expand: size -1 is not allowed in a new leading dim (",
-                     shape, ")");
+      LG_CHECK_SHAPE(shape[d] >= 0, "expand: size -1 is not allowed in a new leading dim (", shape,
+                     ")");
       sizes[d] = shape[d];
       strides[d] = 0;
       continue;

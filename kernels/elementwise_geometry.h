@@ -12,11 +12,11 @@
 
 namespace leangrad {
 
-constexpr int kMaxDims = 12;      // the most dims a tensor in an elementwise op may have
-constexpr int kMaxOperands = 4;   // output + up to 3 inputs (where(cond, a, b))
+constexpr int kMaxDims = 12;     // the most dims a tensor in an elementwise op may have
+constexpr int kMaxOperands = 4;  // output + up to 3 inputs (where(cond, a, b))
 
 struct ElementwiseGeometry {
-  int ndim = 0;           // after merging; 0 for a single element
+  int ndim = 0;  // after merging; 0 for a single element
   int num_operands = 0;
   std::int64_t numel = 0;
   std::int64_t sizes[kMaxDims] = {};

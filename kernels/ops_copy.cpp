@@ -39,10 +39,11 @@ void copy_across_devices(const Tensor& dst, const Tensor& src, bool non_blocking
   const bool direct = dst.is_contiguous() && dst.dtype() == source.dtype();
   // Bytes land directly in dst, or in a staging tensor on dst's device (same dtype as source)
   // that a same-device kernel then converts and re-strides into dst.
-  Tensor landing = direct ? dst : empty(dst.shape(), TensorOptions(source.dtype()).device(dst.device()));
+  Tensor landing =
+      direct ? dst : empty(dst.shape(), TensorOptions(source.dtype()).device(dst.device()));
   kernels::cuda::copy_bytes(landing.data_ptr(), landing.device(), landing.is_pinned(),
-                            source.data_ptr(), source.device(), source.is_pinned(),
-                            source.nbytes(), non_blocking && direct);
+                            source.data_ptr(), source.device(), source.is_pinned(), source.nbytes(),
+                            non_blocking && direct);
   const Tensor& host = source.device().is_cpu() ? source : landing;
   const Tensor& gpu = source.device().is_cuda() ? source : landing;
   if (non_blocking && direct && host.is_pinned()) {

@@ -33,9 +33,8 @@ LG_HOST_DEVICE LG_INLINE double uniform_at(std::int64_t i, std::uint64_t seed, s
   const philox::Block block =
       philox::philox4x32_10(offset + static_cast<std::uint64_t>(i / per_block), seed);
   const int lane = static_cast<int>(i % per_block);
-  const double u = per_block == 2
-                       ? philox::uniform_double(block.x[2 * lane], block.x[2 * lane + 1])
-                       : static_cast<double>(philox::uniform_float(block.x[lane]));
+  const double u = per_block == 2 ? philox::uniform_double(block.x[2 * lane], block.x[2 * lane + 1])
+                                  : static_cast<double>(philox::uniform_float(block.x[lane]));
   return fma(u, range, low);
 }
 

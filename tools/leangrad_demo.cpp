@@ -65,15 +65,15 @@ int main(int argc, char** argv) {
     manual_seed(0);
     const std::int64_t n = 4096, features = 64;
     const TensorOptions opts = TensorOptions(kFloat32).device(device);
-    Tensor x = randn({n, features}, opts);                          // (N, F)
-    Tensor w_true = randn({features, 1}, opts);                     // (F, 1)
-    Tensor y = matmul(x, w_true) + randn({n, 1}, opts) * 0.01;      // (N, 1)
+    Tensor x = randn({n, features}, opts);                      // (N, F)
+    Tensor w_true = randn({features, 1}, opts);                 // (F, 1)
+    Tensor y = matmul(x, w_true) + randn({n, 1}, opts) * 0.01;  // (N, 1)
     Tensor w = zeros({features, 1}, opts);
     const double lr = 0.1;
     std::int64_t backend_allocs_after_first = -1;
     for (int step = 1; step <= options.steps; ++step) {
-      Tensor residual = matmul(x, w) - y;                              // (N, 1)
-      Tensor grad = matmul(x.transpose(0, 1), residual) * (2.0 / n);   // (F, 1)
+      Tensor residual = matmul(x, w) - y;                             // (N, 1)
+      Tensor grad = matmul(x.transpose(0, 1), residual) * (2.0 / n);  // (F, 1)
       w.add_(grad, -lr);
       if (step == 1) backend_allocs_after_first = memory::stats(device).backend_allocs;
       if (step == 1 || step % 50 == 0 || step == options.steps) {

@@ -101,9 +101,7 @@ class PinnedBackend final : public AllocatorBackend {
     return ptr;
   }
 
-  void deallocate(void* ptr, std::size_t /*nbytes*/) override {
-    LG_CUDA_WARN(cudaFreeHost(ptr));
-  }
+  void deallocate(void* ptr, std::size_t /*nbytes*/) override { LG_CUDA_WARN(cudaFreeHost(ptr)); }
 
   Device device() const override { return Device::cpu(); }
   std::string name() const override { return "pinned"; }

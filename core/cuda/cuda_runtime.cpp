@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "core/cuda.h"
-#include "core/error.h"
 #include "core/cuda/cuda_check.h"
+#include "core/error.h"
 
 namespace leangrad::cuda {
 namespace {

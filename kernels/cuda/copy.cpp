@@ -11,8 +11,8 @@
 #include <cuda_runtime.h>
 
 #include "core/cuda.h"
-#include "core/error.h"
 #include "core/cuda/cuda_check.h"
+#include "core/error.h"
 
 namespace leangrad::kernels::cuda {
 namespace {

@@ -13,7 +13,7 @@ namespace leangrad::kernels::cuda {
 // waiting (the caller marks the pinned block as used on the stream, so the pinned pool does not
 // reuse it early). Otherwise it returns once the data is in place: a device-to-host or pageable
 // copy synchronizes the stream.
-void copy_bytes(void* dst, Device dst_device, bool dst_pinned, const void* src,
-                Device src_device, bool src_pinned, std::size_t nbytes, bool non_blocking);
+void copy_bytes(void* dst, Device dst_device, bool dst_pinned, const void* src, Device src_device,
+                bool src_pinned, std::size_t nbytes, bool non_blocking);
 
 }  // namespace leangrad::kernels::cuda

@@ -14,19 +14,19 @@ namespace {
 constexpr int kThreads = 256;
 
 template <typename T>
-__global__ void uniform_kernel(T* out, std::int64_t numel, std::uint64_t seed,
-                               std::uint64_t offset, double low, double range) {
-  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
-       i < numel; i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+__global__ void uniform_kernel(T* out, std::int64_t numel, std::uint64_t seed, std::uint64_t offset,
+                               double low, double range) {
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < numel;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
     out[i] = static_cast<T>(random_math::uniform_at<T>(i, seed, offset, low, range));
   }
 }
 
 template <typename T>
-__global__ void normal_kernel(T* out, std::int64_t numel, std::uint64_t seed,
-                              std::uint64_t offset, double mean, double stddev) {
-  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
-       i < numel; i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+__global__ void normal_kernel(T* out, std::int64_t numel, std::uint64_t seed, std::uint64_t offset,
+                              double mean, double stddev) {
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < numel;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
     out[i] = static_cast<T>(random_math::normal_at<T>(i, seed, offset, mean, stddev));
   }
 }
@@ -47,7 +47,7 @@ void uniform(DType dtype, void* out, std::int64_t numel, std::uint64_t seed, std
   if (numel == 0) return;
   dispatch_floating(dtype, "uniform_", [&]<typename T>() {
     uniform_kernel<T><<<grid_for(numel), kThreads, 0, current()>>>(static_cast<T*>(out), numel,
-                                                                    seed, offset, low, high - low);
+                                                                   seed, offset, low, high - low);
     LG_CUDA_CHECK_LAUNCH();
   });
 }
@@ -56,8 +56,8 @@ void normal(DType dtype, void* out, std::int64_t numel, std::uint64_t seed, std:
             double mean, double stddev) {
   if (numel == 0) return;
   dispatch_floating(dtype, "normal_", [&]<typename T>() {
-    normal_kernel<T><<<grid_for(numel), kThreads, 0, current()>>>(static_cast<T*>(out), numel,
-                                                                   seed, offset, mean, stddev);
+    normal_kernel<T><<<grid_for(numel), kThreads, 0, current()>>>(static_cast<T*>(out), numel, seed,
+                                                                  offset, mean, stddev);
     LG_CUDA_CHECK_LAUNCH();
   });
 }

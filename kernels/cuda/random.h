@@ -1,4 +1,5 @@
-// CUDA launchers of the Philox random fills (on the current stream); kernels/cpu/random.cpp is the reference.
+// CUDA launchers of the Philox random fills (on the current stream); kernels/cpu/random.cpp is the
+// reference.
 #pragma once
 
 #include <cstdint>

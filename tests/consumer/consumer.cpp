@@ -41,7 +41,7 @@ int main() {
   const MemoryStats stats = memory::stats(kCPU);
   check(stats.allocated > 0 && stats.reserved >= stats.allocated, "memory::stats");
   check(!memory::summary(kCPU).empty(), "memory::summary");
-  std::cout << "consumer: leangrad " << (cuda::is_available() ? "with" : "without")
-            << " a GPU, " << get_num_threads() << " threads, " << failures << " failures\n";
+  std::cout << "consumer: leangrad " << (cuda::is_available() ? "with" : "without") << " a GPU, "
+            << get_num_threads() << " threads, " << failures << " failures\n";
   return failures == 0 ? 0 : 1;
 }

@@ -21,16 +21,16 @@ TEST(Random, PhiloxMatchesRandom123KnownAnswers) {
   EXPECT_EQ(zeros_out.x[1], 0xe169c58du);
   EXPECT_EQ(zeros_out.x[2], 0xbc57ac4cu);
   EXPECT_EQ(zeros_out.x[3], 0x9b00dbd8u);
-  const philox::Block ones_out = philox::philox4x32_10(
-      philox::Block{{0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu}}, 0xffffffffu,
-      0xffffffffu);
+  const philox::Block ones_out =
+      philox::philox4x32_10(philox::Block{{0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu}},
+                            0xffffffffu, 0xffffffffu);
   EXPECT_EQ(ones_out.x[0], 0x408f276du);
   EXPECT_EQ(ones_out.x[1], 0x41c83b0eu);
   EXPECT_EQ(ones_out.x[2], 0xa20bc7c6u);
   EXPECT_EQ(ones_out.x[3], 0x6d5451fdu);
-  const philox::Block pi_out = philox::philox4x32_10(
-      philox::Block{{0x243f6a88u, 0x85a308d3u, 0x13198a2eu, 0x03707344u}}, 0xa4093822u,
-      0x299f31d0u);
+  const philox::Block pi_out =
+      philox::philox4x32_10(philox::Block{{0x243f6a88u, 0x85a308d3u, 0x13198a2eu, 0x03707344u}},
+                            0xa4093822u, 0x299f31d0u);
   EXPECT_EQ(pi_out.x[0], 0xd16cfe09u);
   EXPECT_EQ(pi_out.x[1], 0x94fdccebu);
   EXPECT_EQ(pi_out.x[2], 0x5001e420u);
@@ -49,7 +49,8 @@ Moments moments(const Tensor& t) {
     m.max = std::max(m.max, x);
   }
   m.mean /= static_cast<double>(v.size());
-  for (double x : v) m.variance += (x - m.mean) * (x - m.mean);
+  for (double x : v)
+    m.variance += (x - m.mean) * (x - m.mean);
   m.variance /= static_cast<double>(v.size());
   return m;
 }

@@ -67,15 +67,14 @@ TEST(Tensor, ItemAndDataPtrCheckTheirArguments) {
 TEST(Tensor, ConversionsRoundToNearestEven) {
   // 1 + 2^-11 is halfway between two float16 values: rounds to the even one (1.0).
   // 1 + 3 * 2^-11 is halfway too: rounds up to 1 + 2^-9 (even mantissa).
-  Tensor x = test::make_tensor({1 + std::ldexp(1.0, -11), 1 + 3 * std::ldexp(1.0, -11), 65520.0,
-                                -0.0, 1e-8},
-                               {5}, kFloat32);
+  Tensor x = test::make_tensor(
+      {1 + std::ldexp(1.0, -11), 1 + 3 * std::ldexp(1.0, -11), 65520.0, -0.0, 1e-8}, {5}, kFloat32);
   const auto h = test::to_vector(x.to(kFloat16));
   EXPECT_EQ(h[0], 1.0);
   EXPECT_EQ(h[1], 1 + std::ldexp(1.0, -9));
   EXPECT_TRUE(std::isinf(h[2]));  // 65520 rounds up past the largest half (65504)
   EXPECT_EQ(h[3], 0.0);
-  EXPECT_EQ(h[4], 0.0);           // below half the smallest subnormal
+  EXPECT_EQ(h[4], 0.0);  // below half the smallest subnormal
   // bfloat16 keeps 8 bits of mantissa: 1 + 2^-8 is halfway, ties to even (1.0).
   Tensor y = test::make_tensor({1 + std::ldexp(1.0, -8), 1 + 3 * std::ldexp(1.0, -8)}, {2});
   const auto b = test::to_vector(y.to(kBFloat16));

@@ -12,7 +12,8 @@ namespace {
 // 0..n-1 as float32 in `shape`.
 Tensor iota(const Shape& shape) {
   std::vector<double> values(static_cast<std::size_t>(shape_numel(shape)));
-  for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<double>(i);
+  for (std::size_t i = 0; i < values.size(); ++i)
+    values[i] = static_cast<double>(i);
   return test::make_tensor(values, shape);
 }
 
@@ -82,7 +83,8 @@ TEST(Views, ExpandUsesZeroStrides) {
   Tensor e = col.expand({2, 3, 4});
   EXPECT_EQ(e.strides(), (Strides{0, 1, 0}));
   const auto values = test::to_vector(e);
-  for (std::int64_t i = 0; i < 24; ++i) EXPECT_EQ(values[i], static_cast<double>((i / 4) % 3));
+  for (std::int64_t i = 0; i < 24; ++i)
+    EXPECT_EQ(values[i], static_cast<double>((i / 4) % 3));
   EXPECT_EQ(col.expand({-1, 5}).shape(), (Shape{3, 5}));
 }
 
@@ -95,7 +97,8 @@ TEST(Views, ReshapeCopiesOnlyWhenItMust) {
   EXPECT_FALSE(flat.shares_storage(a));
   std::vector<double> expected;
   for (int j = 0; j < 6; ++j)
-    for (int i = 0; i < 4; ++i) expected.push_back(i * 6 + j);
+    for (int i = 0; i < 4; ++i)
+      expected.push_back(i * 6 + j);
   EXPECT_TRUE(test::all_close(flat, expected));
   // A transposed tensor can still be viewed where its chunks allow: split the leading dim.
   EXPECT_EQ(t.view({3, 2, 4}).strides(), (Strides{2, 1, 6}));

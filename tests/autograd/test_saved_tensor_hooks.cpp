@@ -1,0 +1,124 @@
+// Saved-tensor hooks: every saved tensor passes through pack exactly once and through unpack at
+// backward; the innermost guard applies; an identity round trip changes nothing, bit for bit.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "autograd/functions.h"
+#include "autograd/grad_mode.h"
+#include "autograd/saved_tensor.h"
+#include "core/creation.h"
+#include "core/generator.h"
+#include "testing/tensor_testing.h"
+
+namespace leangrad {
+namespace {
+
+struct Counting {
+  int packs = 0;
+  int unpacks = 0;
+  autograd::PackHook pack() {
+    return [this](const Tensor& t) -> std::any {
+      ++packs;
+      return t.clone();  // the hook owns a copy, as an offloading hook would
+    };
+  }
+  autograd::UnpackHook unpack() {
+    return [this](const std::any& packed) {
+      ++unpacks;
+      return std::any_cast<Tensor>(packed);
+    };
+  }
+};
+
+// y = sum(exp(x * w)): mul saves x and w, exp saves its output, sum saves nothing.
+Tensor small_graph(const Tensor& x, const Tensor& w) {
+  return exp(x * w).sum();
+}
+
+TEST(SavedTensorHooks, EverySavedTensorIsPackedOnceAndUnpackedAtBackward) {
+  Tensor x = test::make_tensor({0.1, 0.2, 0.3}, {3}, kFloat64).requires_grad_();
+  Tensor w = test::make_tensor({1, -2, 3}, {3}, kFloat64).requires_grad_();
+  Counting counting;
+  Tensor y;
+  {
+    autograd::SavedTensorHooksGuard guard(counting.pack(), counting.unpack());
+    EXPECT_EQ(autograd::saved_tensor_hooks_depth(), 1);
+    y = small_graph(x, w);
+  }
+  EXPECT_EQ(autograd::saved_tensor_hooks_depth(), 0);
+  EXPECT_EQ(counting.packs, 3);
+  EXPECT_EQ(counting.unpacks, 0);
+  y.backward(Tensor(), /*retain_graph=*/true);
+  EXPECT_EQ(counting.unpacks, 3);
+  y.backward();  // a retained graph unpacks again
+  EXPECT_EQ(counting.unpacks, 6);
+  EXPECT_EQ(counting.packs, 3);
+}
+
+TEST(SavedTensorHooks, IdentityRoundTripGivesBitwiseEqualGradients) {
+  manual_seed(4);
+  Tensor x = randn({16, 8}, kFloat32).requires_grad_();
+  Tensor w = randn({8, 4}, kFloat32).requires_grad_();
+  auto loss = [&] { return sigmoid(matmul(tanh(x), w)).mean(); };
+  loss().backward();
+  const auto gx = test::to_vector(x.grad());
+  const auto gw = test::to_vector(w.grad());
+  x.set_grad(Tensor());
+  w.set_grad(Tensor());
+  Counting counting;
+  Tensor y;
+  {
+    autograd::SavedTensorHooksGuard guard(counting.pack(), counting.unpack());
+    y = loss();
+  }
+  y.backward();
+  EXPECT_GT(counting.packs, 0);
+  EXPECT_EQ(counting.packs, counting.unpacks);
+  EXPECT_EQ(test::to_vector(x.grad()), gx);
+  EXPECT_EQ(test::to_vector(w.grad()), gw);
+}
+
+TEST(SavedTensorHooks, InnermostGuardApplies) {
+  Tensor x = test::make_tensor({1, 2}, {2}, kFloat64).requires_grad_();
+  Counting outer, inner;
+  Tensor a, b;
+  {
+    autograd::SavedTensorHooksGuard outer_guard(outer.pack(), outer.unpack());
+    a = x * x;  // saves x twice through the outer hooks
+    {
+      autograd::SavedTensorHooksGuard inner_guard(inner.pack(), inner.unpack());
+      EXPECT_EQ(autograd::saved_tensor_hooks_depth(), 2);
+      b = exp(x);  // saves its output through the inner hooks only
+    }
+  }
+  EXPECT_EQ(outer.packs, 2);
+  EXPECT_EQ(inner.packs, 1);
+  (a + b).sum().backward();
+  EXPECT_EQ(outer.unpacks, 2);
+  EXPECT_EQ(inner.unpacks, 1);
+  EXPECT_TRUE(test::all_close(x.grad(), {2 + std::exp(1.0), 4 + std::exp(2.0)}, 1e-12, 0));
+}
+
+TEST(SavedTensorHooks, VersionCheckStillAppliesToPackedTensors) {
+  Tensor x = test::make_tensor({1, 2}, {2}, kFloat64).requires_grad_();
+  Counting counting;
+  Tensor h = x * 1.0;
+  Tensor y;
+  {
+    autograd::SavedTensorHooksGuard guard(counting.pack(), counting.unpack());
+    y = (h * h).sum();
+  }
+  {
+    NoGradGuard no_grad;
+    h.mul_(3.0);  // h was saved (packed as a copy), then changed: backward must refuse
+  }
+  EXPECT_THROW(y.backward(), Error);
+}
+
+TEST(SavedTensorHooks, GuardRequiresBothHooks) {
+  EXPECT_THROW(autograd::SavedTensorHooksGuard(nullptr, nullptr), Error);
+}
+
+}  // namespace
+}  // namespace leangrad
