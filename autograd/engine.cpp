@@ -171,6 +171,8 @@ void backward(const std::vector<Tensor>& tensors, const std::vector<Tensor>& gra
       LG_CHECK_DEVICE(grad.device() == t.device(), "backward: gradient on ", grad.device(),
                       " for a tensor on ", t.device());
       grad = grad.detach();
+      // A leaf root has no node to cast its gradient: do it here, as PyTorch does.
+      if (grad.dtype() != t.dtype()) grad = grad.to(t.dtype());
     }
     roots.push_back(gradient_edge(t));
     grads.push_back(std::move(grad));

@@ -44,8 +44,11 @@ std::vector<std::int64_t> reduction_dims(const Tensor& a, const std::vector<std:
       out.push_back(d);
     return out;
   }
-  for (std::int64_t d : dims)
-    out.push_back(wrap_dim(d, a.dim(), "reduction"));
+  for (std::int64_t d : dims) {
+    const std::int64_t wrapped = wrap_dim(d, a.dim(), "reduction");
+    // A 0-d tensor accepts dim 0 or -1 (as PyTorch does) but has no dim to reduce.
+    if (a.dim() > 0) out.push_back(wrapped);
+  }
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -115,7 +118,12 @@ Tensor pow(const Tensor& a, const Tensor& b) {
         const Tensor& e = c.saved[1];
         const Tensor& p = c.saved[2];
         Tensor ga, gb;
-        if (c.needs(0)) ga = sum_to(c.grad * e * pow(x, e - 1.0), c.shape(0));
+        // d/dx x^e = e x^(e-1); taken as 0 where e == 0 (x^0 is constant, and 0 * 0^-1 at
+        // x == 0 would be NaN), as PyTorch does.
+        if (c.needs(0)) {
+          ga = sum_to(where(eq(e, 0.0), zero_like_scalar(c.grad), c.grad * e * pow(x, e - 1.0)),
+                      c.shape(0));
+        }
         // d/de x^e = x^e log x; taken as 0 where x == 0 (x^e is 0 there for e > 0).
         if (c.needs(1)) {
           gb = sum_to(where(eq(x, 0.0), zero_like_scalar(c.grad), c.grad * p * log(x)), c.shape(1));

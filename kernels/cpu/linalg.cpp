@@ -8,6 +8,8 @@
 
 #include <omp.h>
 
+#include <algorithm>
+
 #include <Eigen/Core>
 
 #include "core/error.h"
@@ -48,10 +50,14 @@ void matmul_batch(const MatmulGeometry& g, T* out, std::int64_t batch) {
 template <typename T>
 void matmul_typed(const MatmulGeometry& g, T* out) {
   if (g.batch >= omp_get_max_threads()) {
-    parallel_for(g.batch, 1, [&](std::int64_t begin, std::int64_t end) {
-      for (std::int64_t i = begin; i < end; ++i)
-        matmul_batch(g, out, i);
-    });
+    // Threads only when each gets enough multiply-adds to pay for starting them.
+    constexpr std::int64_t kMinMacsPerTask = 1 << 18;
+    const std::int64_t macs = std::max<std::int64_t>(g.m * g.n * g.k, 1);
+    parallel_for(g.batch, std::max<std::int64_t>(1, kMinMacsPerTask / macs),
+                 [&](std::int64_t begin, std::int64_t end) {
+                   for (std::int64_t i = begin; i < end; ++i)
+                     matmul_batch(g, out, i);
+                 });
   } else {
     for (std::int64_t i = 0; i < g.batch; ++i)
       matmul_batch(g, out, i);
