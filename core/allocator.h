@@ -18,6 +18,9 @@ namespace leangrad {
 // A CUDA stream as an opaque integer (cudaStream_t cast to uintptr_t); 0 is the default stream.
 // On the CPU every allocation is on stream 0.
 using StreamId = std::uintptr_t;
+// The "stream" of pinned host blocks: host memory belongs to no CUDA stream, so a use on any
+// stream, the default stream 0 included, must be recorded before the block may be reused.
+constexpr StreamId kHostStream = ~StreamId{0};
 
 // Owning handle to a block of memory. The deleter is called with (context, ptr) on destruction.
 class DataPtr {

@@ -9,7 +9,8 @@ namespace leangrad {
 std::shared_ptr<Storage> Storage::allocate(std::size_t nbytes, Device device, bool pinned) {
   if (pinned) {
     LG_CHECK_DEVICE(device.is_cpu(), "pinned memory is host memory: cannot pin on ", device);
-    return std::make_shared<Storage>(pinned_allocator().allocate(nbytes), nbytes, device, true);
+    return std::make_shared<Storage>(pinned_allocator().allocate(nbytes, kHostStream), nbytes,
+                                     device, true);
   }
   const StreamId stream = device.is_cuda() ? cuda::current_stream(device.index).id() : 0;
   return std::make_shared<Storage>(allocator_for(device).allocate(nbytes, stream), nbytes, device,

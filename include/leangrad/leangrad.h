@@ -29,10 +29,16 @@
 // END EXAMPLE
 //
 // Where things are: core/ (Tensor, DType, Device, memory, CUDA streams), kernels/ops.h (every
-// kernel), autograd/functions.h (the functions above). docs/architecture.md walks through it.
+// kernel), autograd/functions.h (the functions above), offload/ (saved activations on the host).
+// docs/architecture.md walks through it.
 #pragma once
 
+#include "autograd/checkpoint.h"
+#include "autograd/engine.h"
+#include "autograd/function.h"
 #include "autograd/functions.h"
+#include "autograd/grad_mode.h"
+#include "autograd/saved_tensor.h"
 #include "core/creation.h"
 #include "core/cuda.h"
 #include "core/device.h"
@@ -44,3 +50,4 @@
 #include "core/shape.h"
 #include "core/tensor.h"
 #include "core/tensor_options.h"
+#include "offload/save_on_cpu.h"

@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+"""PyTorch counterpart of bench/offload_mlp.cpp: same MLP, same step, same table.
+
+An MLP of 24 layers (x @ W + b, then tanh; W is (4096, 4096)), batch 256, float32 with TF32 off;
+one step = forward, sum, backward (no optimizer), gradients set to None first. Modes:
+  plain                    autograd as is
+  save_on_cpu              torch.autograd.graph.save_on_cpu(pin_memory=True): every saved tensor,
+                           the weights included, copied to pinned memory (synchronously) and back
+  save_on_cpu_keep_params  the same hooks, but parameters are saved as they are
+  checkpoint               torch.utils.checkpoint.checkpoint around each layer (use_reentrant=False)
+20 steps timed with CUDA events after 3 warm-up steps. peak MiB is torch.cuda.max_memory_allocated
+over the timed steps; activations MiB is memory_allocated after the forward minus before it;
+max |dgrad| is the largest gradient difference from plain.
+Run both on the GPU machine:  build/bench/offload_mlp && python3 bench/compare/offload_mlp_torch.py
+"""
+import math
+
+import torch
+import torch.utils.checkpoint
+
+LAYERS = 24
+WIDTH = 4096
+BATCH = 256
+WARMUP_STEPS = 3
+TIMED_STEPS = 20
+MIB = 1024.0 * 1024.0
+
+
+class Mlp:
+    def __init__(self, device):
+        torch.manual_seed(0)
+        scale = 1.0 / math.sqrt(WIDTH)
+        self.weights = [(torch.randn(WIDTH, WIDTH) * scale).to(device).requires_grad_()
+                        for _ in range(LAYERS)]
+        self.biases = [torch.zeros(WIDTH, device=device).requires_grad_() for _ in range(LAYERS)]
+
+    def layer(self, i, x):  # (B, width) -> (B, width)
+        return torch.tanh(x @ self.weights[i] + self.biases[i])
+
+    def parameters(self):
+        return self.weights + self.biases
+
+
+def save_on_cpu_keeping(params):
+    """save_on_cpu's pack/unpack, but the given parameters are saved as they are."""
+    kept = {p.data_ptr() for p in params}
+
+    def pack(t):
+        if t.data_ptr() in kept or not t.is_cuda:
+            return (None, t)
+        host = torch.empty(t.size(), dtype=t.dtype, layout=t.layout, pin_memory=True)
+        host.copy_(t)
+        return (t.device, host)
+
+    def unpack(packed):
+        device, t = packed
+        return t if device is None else t.to(device, non_blocking=True)
+
+    return torch.autograd.graph.saved_tensors_hooks(pack, unpack)
+
+
+def forward_loss(mlp, x, mode):
+    if mode == "checkpoint":
+        for i in range(LAYERS):
+            x = torch.utils.checkpoint.checkpoint(mlp.layer, i, x, use_reentrant=False)
+        return x.sum()
+    for i in range(LAYERS):
+        x = mlp.layer(i, x)
+    return x.sum()
+
+
+def step(mlp, x, mode):
+    """One step; returns the bytes the forward allocated and still holds at its end."""
+    for p in mlp.parameters():
+        p.grad = None
+    before = torch.cuda.memory_allocated()
+    if mode == "save_on_cpu":
+        with torch.autograd.graph.save_on_cpu(pin_memory=True):
+            loss = forward_loss(mlp, x, mode)
+    elif mode == "save_on_cpu_keep_params":
+        with save_on_cpu_keeping(mlp.parameters()):
+            loss = forward_loss(mlp, x, mode)
+    else:
+        loss = forward_loss(mlp, x, mode)
+    resident = torch.cuda.memory_allocated() - before
+    loss.backward()
+    return resident
+
+
+def gradients(mlp):
+    return [p.grad.clone() for p in mlp.parameters()]
+
+
+def main():
+    if not torch.cuda.is_available():
+        print("no CUDA device: skipped")
+        return
+    torch.backends.cuda.matmul.allow_tf32 = False
+    device = torch.device("cuda")
+    mlp = Mlp(device)
+    torch.manual_seed(1)
+    x = torch.randn(BATCH, WIDTH).to(device)
+
+    step(mlp, x, "plain")
+    reference = gradients(mlp)
+
+    print(f"MLP {LAYERS} x {WIDTH}, batch {BATCH}, float32; {TIMED_STEPS} timed steps after "
+          f"{WARMUP_STEPS} warm-up steps (torch {torch.__version__})")
+    print(f"{'mode':<26} {'ms/step':>10} {'peak MiB':>10} {'activations MiB':>17} "
+          f"{'max |dgrad|':>15}")
+    for mode in ("plain", "save_on_cpu", "save_on_cpu_keep_params", "checkpoint"):
+        step(mlp, x, mode)
+        difference = max((g - r).abs().max().item() for g, r in zip(gradients(mlp), reference))
+        for _ in range(1, WARMUP_STEPS):
+            step(mlp, x, mode)
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        start.record()
+        resident = 0
+        for _ in range(TIMED_STEPS):
+            resident = step(mlp, x, mode)
+        end.record()
+        end.synchronize()
+        ms_per_step = start.elapsed_time(end) / TIMED_STEPS
+        peak_mib = torch.cuda.max_memory_allocated() / MIB
+        print(f"{mode:<26} {ms_per_step:>10.2f} {peak_mib:>10.1f} {resident / MIB:>17.1f} "
+              f"{difference:>15.3g}")
+
+
+if __name__ == "__main__":
+    main()
