@@ -14,6 +14,18 @@ if(NOT TARGET Eigen3::Eigen)
   endif()
 endif()
 
+find_package(nlohmann_json 3 QUIET)
+if(NOT TARGET nlohmann_json::nlohmann_json)
+  if(EXISTS "${LEANGRAD_DEPS_DIR}/nlohmann_json/include/nlohmann/json.hpp")
+    add_library(nlohmann_json::nlohmann_json INTERFACE IMPORTED)
+    target_include_directories(nlohmann_json::nlohmann_json INTERFACE
+                               "${LEANGRAD_DEPS_DIR}/nlohmann_json/include")
+  else()
+    message(FATAL_ERROR "nlohmann-json not found: apt-get install nlohmann-json3-dev, "
+                        "or put its include/ in ${LEANGRAD_DEPS_DIR}/nlohmann_json")
+  endif()
+endif()
+
 if(LEANGRAD_BUILD_TESTS)
   find_package(GTest QUIET)
   if(NOT TARGET GTest::gtest_main)

@@ -53,6 +53,18 @@ void* Tensor::data_ptr() const {
   return base + storage_offset() * static_cast<std::int64_t>(element_size());
 }
 
+void Tensor::set_data(const Tensor& other) const {
+  LG_CHECK(other.defined(), "set_data: expected a defined tensor");
+  TensorImpl& self = impl();
+  const TensorImpl& source = other.impl();
+  self.storage = source.storage;
+  self.storage_offset = source.storage_offset;
+  self.sizes = source.sizes;
+  self.strides = source.strides;
+  self.dtype = source.dtype;
+  bump_version();
+}
+
 void Tensor::record_stream(const cuda::Stream& stream) const {
   LG_CHECK_DEVICE(is_cuda() || is_pinned(),
                   "record_stream: expected a CUDA tensor or a pinned CPU tensor, got a tensor on ",

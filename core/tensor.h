@@ -102,6 +102,10 @@ class Tensor {
   Tensor clone() const;
   // A copy in the pinned host pool (CPU tensors only).
   Tensor pin_memory() const;
+  // Makes this tensor hold `other`'s data (storage, sizes, strides, dtype) while keeping its
+  // identity and autograd state: every handle to it sees the new data (Module::to uses this so
+  // the parameters an optimizer holds move with the module). Bumps the version.
+  void set_data(const Tensor& other) const;
   // Tells the allocator this tensor's memory is used by work queued on `stream` (as in torch).
   void record_stream(const cuda::Stream& stream) const;
 

@@ -11,6 +11,8 @@
 //   ops_reduce.cpp       sum, mean, max, argmax
 //   ops_linalg.cpp       matmul
 //   ops_random.cpp       uniform, normal (Philox: same numbers on every device)
+//   ops_activation.cpp   TanhExp;  ops_norm.cpp  GroupNorm;  ops_conv.cpp  conv2d
+//   ops_layers.cpp       pixel shuffle, pooling, dropout, softmax, losses
 #pragma once
 
 #include <cstdint>
@@ -83,6 +85,15 @@ Tensor matmul(const Tensor& a, const Tensor& b);
 // tensor gets the same number on every device for the same generator state.
 void uniform_(const Tensor& self, double low, double high, Generator& gen);
 void normal_(const Tensor& self, double mean, double std, Generator& gen);
+
+// ---- Activations and normalization (ops_activation.cpp, ops_norm.cpp) -----------------------
+// (TanhExp, GroupNorm: added with their kernels)
+
+// ---- Convolution (ops_conv.cpp) --------------------------------------------------------------
+// (conv2d forward, input gradient, weight gradient: added with their kernels)
+
+// ---- Layers (ops_layers.cpp) -----------------------------------------------------------------
+// (pixel shuffle, pooling, dropout, softmax and losses: added with their kernels)
 
 }  // namespace ops
 }  // namespace leangrad

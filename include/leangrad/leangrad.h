@@ -50,4 +50,5 @@
 #include "core/shape.h"
 #include "core/tensor.h"
 #include "core/tensor_options.h"
+#include "nn/nn.h"
 #include "offload/save_on_cpu.h"

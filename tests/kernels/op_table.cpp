@@ -761,7 +761,13 @@ InputSpec input(Shape shape, DType dtype, double low, double high, Layout layout
 }
 
 const std::vector<OpCase>& device_op_cases() {
-  static const std::vector<OpCase> cases = make_cases();
+  static const std::vector<OpCase> cases = [] {
+    std::vector<OpCase> all = make_cases();
+    for (auto family : {activation_norm_op_cases, conv_op_cases, layer_op_cases}) {
+      for (OpCase& c : family()) all.push_back(std::move(c));
+    }
+    return all;
+  }();
   return cases;
 }
 

@@ -1,0 +1,210 @@
+// nn::Module: registration, traversal with dotted names, train/eval, to(), state dicts, printing.
+#include "nn/module.h"
+
+#include <map>
+#include <sstream>
+
+#include "autograd/grad_mode.h"
+#include "core/error.h"
+
+namespace leangrad::nn {
+
+Tensor Module::forward(const Tensor& /*input*/) {
+  LG_THROW(Error, name_, ": forward(const Tensor&) is not implemented for this module");
+}
+
+void Module::check_new_name(const std::string& name, const char* what) const {
+  LG_CHECK(!name.empty() && name.find('.') == std::string::npos, name_, ": invalid ", what,
+           " name '", name, "' (names are non-empty and contain no '.')");
+  auto taken = [&](const auto& list) {
+    for (const auto& [n, v] : list) {
+      if (n == name) return true;
+    }
+    return false;
+  };
+  LG_CHECK(!taken(parameters_) && !taken(buffers_) && !taken(children_), name_, ": the name '",
+           name, "' is already used by a parameter, buffer or submodule");
+}
+
+Tensor& Module::register_parameter(const std::string& name, Tensor tensor, bool requires_grad) {
+  check_new_name(name, "parameter");
+  if (tensor.defined() && requires_grad) tensor.requires_grad_(true);
+  parameters_.emplace_back(name, std::move(tensor));
+  return parameters_.back().second;
+}
+
+Tensor& Module::register_buffer(const std::string& name, Tensor tensor) {
+  check_new_name(name, "buffer");
+  buffers_.emplace_back(name, std::move(tensor));
+  return buffers_.back().second;
+}
+
+void Module::add_child(const std::string& name, std::shared_ptr<Module> module) {
+  check_new_name(name, "submodule");
+  LG_CHECK(module != nullptr, name_, ": register_module('", name, "') got a null module");
+  children_.emplace_back(name, std::move(module));
+}
+
+NamedTensors Module::named_parameters(bool recurse) const {
+  NamedTensors out;
+  for (const auto& [name, t] : parameters_) {
+    if (t.defined()) out.emplace_back(name, t);
+  }
+  if (recurse) {
+    for (const auto& [child_name, child] : children_) {
+      for (auto& [name, t] : child->named_parameters(true)) {
+        out.emplace_back(child_name + "." + name, t);
+      }
+    }
+  }
+  return out;
+}
+
+NamedTensors Module::named_buffers(bool recurse) const {
+  NamedTensors out;
+  for (const auto& [name, t] : buffers_) {
+    if (t.defined()) out.emplace_back(name, t);
+  }
+  if (recurse) {
+    for (const auto& [child_name, child] : children_) {
+      for (auto& [name, t] : child->named_buffers(true)) {
+        out.emplace_back(child_name + "." + name, t);
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<Tensor> Module::parameters(bool recurse) const {
+  std::vector<Tensor> out;
+  for (auto& [name, t] : named_parameters(recurse))
+    out.push_back(t);
+  return out;
+}
+
+std::vector<Tensor> Module::buffers(bool recurse) const {
+  std::vector<Tensor> out;
+  for (auto& [name, t] : named_buffers(recurse))
+    out.push_back(t);
+  return out;
+}
+
+std::vector<std::shared_ptr<Module>> Module::children() const {
+  std::vector<std::shared_ptr<Module>> out;
+  for (const auto& [name, child] : children_)
+    out.push_back(child);
+  return out;
+}
+
+void Module::train(bool on) {
+  training_ = on;
+  for (auto& [name, child] : children_)
+    child->train(on);
+}
+
+template <typename F>
+void Module::visit_tensors(const F& f) {
+  for (auto& [name, t] : parameters_) {
+    if (t.defined()) f(t);
+  }
+  for (auto& [name, t] : buffers_) {
+    if (t.defined()) f(t);
+  }
+  for (auto& [name, child] : children_)
+    child->visit_tensors(f);
+}
+
+void Module::to(Device device) {
+  NoGradGuard no_grad;
+  visit_tensors([&](Tensor& t) {
+    if (t.device() == device) return;
+    t.set_data(t.to(device));
+    if (t.grad().defined()) t.set_grad(t.grad().to(device));
+  });
+}
+
+void Module::to(DType dtype) {
+  NoGradGuard no_grad;
+  visit_tensors([&](Tensor& t) {
+    if (!is_floating(t.dtype()) || t.dtype() == dtype) return;
+    t.set_data(t.to(dtype));
+    if (t.grad().defined()) t.set_grad(t.grad().to(dtype));
+  });
+}
+
+void Module::zero_grad(bool set_to_none) {
+  for (const Tensor& p : parameters()) {
+    if (!p.grad().defined()) continue;
+    if (set_to_none) {
+      p.set_grad(Tensor());
+    } else {
+      NoGradGuard no_grad;
+      p.mutable_grad().zero_();
+    }
+  }
+}
+
+NamedTensors Module::state_dict() const {
+  NamedTensors out = named_parameters(true);
+  for (auto& entry : named_buffers(true))
+    out.push_back(std::move(entry));
+  return out;
+}
+
+void Module::load_state_dict(const NamedTensors& state, bool strict) {
+  std::map<std::string, const Tensor*> given;
+  for (const auto& [name, t] : state)
+    given[name] = &t;
+  NamedTensors own = state_dict();
+  std::vector<std::string> missing;
+  NoGradGuard no_grad;
+  for (auto& [name, target] : own) {
+    auto it = given.find(name);
+    if (it == given.end()) {
+      missing.push_back(name);
+      continue;
+    }
+    const Tensor& source = *it->second;
+    LG_CHECK_SHAPE(source.shape() == target.shape(), "load_state_dict: '", name, "' has shape ",
+                   source.shape(), " in the state dict and ", target.shape(), " in ", name_);
+    target.copy_(source);
+    given.erase(it);
+  }
+  if (strict && (!missing.empty() || !given.empty())) {
+    std::ostringstream message;
+    message << "load_state_dict (strict) for " << name_ << ":";
+    if (!missing.empty()) {
+      message << " missing keys:";
+      for (const auto& m : missing)
+        message << " '" << m << "'";
+      message << ";";
+    }
+    if (!given.empty()) {
+      message << " unexpected keys:";
+      for (const auto& [name, t] : given)
+        message << " '" << name << "'";
+    }
+    LG_THROW(Error, message.str());
+  }
+}
+
+void Module::pretty_print(std::ostream& out, int indent) const {
+  out << name_ << "(" << extra_repr();
+  if (!children_.empty()) {
+    out << "\n";
+    for (const auto& [child_name, child] : children_) {
+      out << std::string(indent + 2, ' ') << "(" << child_name << "): ";
+      child->pretty_print(out, indent + 2);
+      out << "\n";
+    }
+    out << std::string(indent, ' ');
+  }
+  out << ")";
+}
+
+std::ostream& operator<<(std::ostream& out, const Module& module) {
+  module.pretty_print(out);
+  return out;
+}
+
+}  // namespace leangrad::nn

@@ -1,0 +1,97 @@
+// nn::Module: the base of every layer, as in LibTorch. A module owns named parameters, buffers
+// and submodules; names compose with dots the way PyTorch forms them ("fc1.weight",
+// "layers.0.bias"), so a state dict maps one-to-one onto a PyTorch model's.
+//   struct Net : nn::Module {
+//     std::shared_ptr<nn::Linear> fc1 = register_module("fc1", std::make_shared<nn::Linear>(784,
+//     128)); Tensor forward(const Tensor& x) override { return relu(fc1->forward(x)); }
+//   };
+#pragma once
+
+#include <memory>
+#include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace leangrad::nn {
+
+// Named tensors in a fixed order (registration order, depth first): state dicts, checkpoints.
+using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
+
+class Module : public std::enable_shared_from_this<Module> {
+ public:
+  explicit Module(std::string name = "Module") : name_(std::move(name)) {}
+  virtual ~Module() = default;
+  Module(const Module&) = delete;
+  Module& operator=(const Module&) = delete;
+
+  // The computation. Modules that are not single-input (containers, losses) throw by default.
+  virtual Tensor forward(const Tensor& input);
+  Tensor operator()(const Tensor& input) { return forward(input); }
+
+  // Registration: names must be non-empty, unique within the module and contain no '.'.
+  Tensor& register_parameter(const std::string& name, Tensor tensor, bool requires_grad = true);
+  Tensor& register_buffer(const std::string& name, Tensor tensor);
+  template <typename M>
+  std::shared_ptr<M> register_module(const std::string& name, std::shared_ptr<M> module) {
+    add_child(name, module);
+    return module;
+  }
+
+  std::vector<Tensor> parameters(bool recurse = true) const;
+  NamedTensors named_parameters(bool recurse = true) const;
+  std::vector<Tensor> buffers(bool recurse = true) const;
+  NamedTensors named_buffers(bool recurse = true) const;
+  std::vector<std::shared_ptr<Module>> children() const;
+  const std::vector<std::pair<std::string, std::shared_ptr<Module>>>& named_children() const {
+    return children_;
+  }
+
+  // Training mode (dropout active, ...) for this module and all its submodules.
+  virtual void train(bool on = true);
+  void eval() { train(false); }
+  bool is_training() const { return training_; }
+
+  // Moves / converts every parameter and buffer in place: tensors keep their identity, so an
+  // optimizer built on parameters() stays valid. Only floating tensors change dtype.
+  void to(Device device);
+  void to(DType dtype);
+  // Drops (set_to_none) or zeroes every parameter's gradient.
+  void zero_grad(bool set_to_none = true);
+
+  // Parameters and buffers by their dotted names.
+  NamedTensors state_dict() const;
+  // Copies values into the module's tensors (shapes must match; dtypes are converted). strict:
+  // every key of the module must be given and nothing else; the error lists what is missing and
+  // what is unexpected.
+  void load_state_dict(const NamedTensors& state, bool strict = true);
+
+  const std::string& name() const { return name_; }
+  // One line describing this module ("Linear(in_features=784, out_features=128, bias=true)").
+  virtual std::string extra_repr() const { return ""; }
+  // The module tree, as PyTorch prints it.
+  void pretty_print(std::ostream& out, int indent = 0) const;
+
+ protected:
+  // Parameters and buffers of this module only (not submodules), in registration order.
+  NamedTensors& own_parameters() { return parameters_; }
+  NamedTensors& own_buffers() { return buffers_; }
+
+ private:
+  void add_child(const std::string& name, std::shared_ptr<Module> module);
+  void check_new_name(const std::string& name, const char* what) const;
+  template <typename F>
+  void visit_tensors(const F& f);
+
+  std::string name_;
+  bool training_ = true;
+  NamedTensors parameters_;
+  NamedTensors buffers_;
+  std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
+};
+
+std::ostream& operator<<(std::ostream& out, const Module& module);
+
+}  // namespace leangrad::nn

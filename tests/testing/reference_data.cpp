@@ -1,0 +1,62 @@
+// Loader for the PyTorch reference data in tests/data.
+#include "testing/reference_data.h"
+
+#include <fstream>
+
+#include "core/creation.h"
+#include "core/error.h"
+
+namespace leangrad::test {
+
+namespace {
+
+DType dtype_from_name(const std::string& name) {
+  for (DType t : {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32, kUInt8, kBool}) {
+    if (name == dtype_name(t)) return t;
+  }
+  LG_THROW(DTypeError, "reference data: unknown dtype '", name, "'");
+}
+
+Tensor tensor_from_json(const nlohmann::json& j) {
+  const Shape shape = j.at("shape").get<Shape>();
+  const std::vector<double> data = j.at("data").get<std::vector<double>>();
+  LG_CHECK(static_cast<std::int64_t>(data.size()) == shape_numel(shape),
+           "reference data: ", data.size(), " values for shape ", shape);
+  // Exact for every float32 / int value: the JSON holds them with full precision.
+  return tensor(data, shape.empty() ? Shape{1} : shape)
+      .reshape(shape)
+      .to(dtype_from_name(j.at("dtype").get<std::string>()));
+}
+
+}  // namespace
+
+const Tensor& ReferenceCase::at(const std::string& key) const {
+  auto it = tensors.find(key);
+  LG_CHECK(it != tensors.end(), "reference case '", name, "' has no tensor '", key, "'");
+  return it->second;
+}
+
+std::vector<ReferenceCase> load_reference(const std::string& file) {
+  const std::string path = std::string(LEANGRAD_TEST_DATA_DIR) + "/" + file;
+  std::ifstream in(path);
+  LG_CHECK(in.good(), "reference data: cannot open ", path);
+  nlohmann::json root;
+  try {
+    in >> root;
+  } catch (const nlohmann::json::exception& e) {
+    LG_THROW(Error, "reference data: ", path, " is not valid JSON: ", e.what());
+  }
+  std::vector<ReferenceCase> cases;
+  for (const auto& c : root.at("cases")) {
+    ReferenceCase rc;
+    rc.name = c.at("name").get<std::string>();
+    rc.params = c.value("params", nlohmann::json::object());
+    for (const auto& [key, value] : c.at("tensors").items()) {
+      rc.tensors.emplace(key, tensor_from_json(value));
+    }
+    cases.push_back(std::move(rc));
+  }
+  return cases;
+}
+
+}  // namespace leangrad::test

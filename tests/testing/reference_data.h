@@ -1,0 +1,30 @@
+// Reference values computed by PyTorch and committed as data (tests/data/<op>.json, each beside
+// the script that wrote it, tests/data/make_<op>.py, run with Debian's python3-torch).
+// File format:
+//   {"generator": "make_x.py", "torch_version": "1.13.1",
+//    "cases": [{"name": "stride2", "params": {...},
+//               "tensors": {"x": {"dtype": "float32", "shape": [2, 3], "data": [...]}, ...}}]}
+// Values are written with enough digits to round-trip exactly in their dtype.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/tensor.h"
+
+namespace leangrad::test {
+
+struct ReferenceCase {
+  std::string name;
+  nlohmann::json params;                  // op arguments (stride, padding, eps, ...)
+  std::map<std::string, Tensor> tensors;  // inputs and expected outputs, CPU tensors
+  const Tensor& at(const std::string& key) const;
+};
+
+// Loads LEANGRAD_TEST_DATA_DIR/<file>; throws Error naming the file if it is missing or malformed.
+std::vector<ReferenceCase> load_reference(const std::string& file);
+
+}  // namespace leangrad::test
