@@ -15,6 +15,7 @@
 //   ops_layers.cpp       pixel shuffle, pooling, dropout, softmax, losses
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -87,13 +88,109 @@ void uniform_(const Tensor& self, double low, double high, Generator& gen);
 void normal_(const Tensor& self, double mean, double std, Generator& gen);
 
 // ---- Activations and normalization (ops_activation.cpp, ops_norm.cpp) -----------------------
-// (TanhExp, GroupNorm: added with their kernels)
+// TanhExp (kernels/tanhexp_math.h): y = x * tanh(exp(x)) elementwise, finite for every finite x.
+// Any layout in, a contiguous result of x's dtype out (floating dtypes only).
+Tensor tanhexp(const Tensor& x);
+// dx = dy * d/dx[x tanh(e^x)]; dy and x of one shape, floating dtype and device.
+Tensor tanhexp_backward(const Tensor& grad_output, const Tensor& x);
+
+// GroupNorm over x: (N, C, *), C divisible by num_groups; weight, bias: (C,) of x's dtype and
+// device, or undefined. mean and rstd (what backward needs) are (N, num_groups), float32
+// (float64 for float64 input). See Note [GroupNorm layout and math] in kernels/groupnorm_math.h.
+struct GroupNormOutput {
+  Tensor output;
+  Tensor mean;
+  Tensor rstd;
+};
+GroupNormOutput group_norm(const Tensor& x, std::int64_t num_groups, const Tensor& weight,
+                           const Tensor& bias, double eps);
+// The gradients of group_norm's inputs from dy (x's shape); each is computed only when asked for
+// (undefined otherwise). grad_weight/grad_bias need a defined weight/bias in the forward; an
+// undefined weight here means all ones.
+struct GroupNormGrads {
+  Tensor grad_input;
+  Tensor grad_weight;
+  Tensor grad_bias;
+};
+GroupNormGrads group_norm_backward(const Tensor& grad_output, const Tensor& x, const Tensor& mean,
+                                   const Tensor& rstd, const Tensor& weight,
+                                   std::int64_t num_groups, bool need_input, bool need_weight,
+                                   bool need_bias);
 
 // ---- Convolution (ops_conv.cpp) --------------------------------------------------------------
-// (conv2d forward, input gradient, weight gradient: added with their kernels)
+// Stride, padding, dilation (height, width) and groups of a 2-D convolution.
+struct Conv2dParams {
+  std::int64_t stride_h = 1, stride_w = 1;
+  std::int64_t pad_h = 0, pad_w = 0;
+  std::int64_t dilation_h = 1, dilation_w = 1;
+  std::int64_t groups = 1;
+};
+// x (N, C_in, H, W), weight (C_out, C_in / groups, kH, kW), bias (C_out,) or undefined
+// -> (N, C_out, H_out, W_out). Any strides in; one floating dtype, one device. CPU: im2col +
+// Eigen GEMM (f16/bf16 computed in f32). CUDA: implicit GEMM (tensor cores for f16/bf16, TF32
+// when cuda::allow_tf32()) or cuDNN, see conv2d_backend.
+Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, const Conv2dParams& p);
+// dL/dx (input_shape) from grad_out (N, C_out, H_out, W_out) and weight.
+Tensor conv2d_input_grad(const Tensor& grad_out, const Tensor& weight, const Shape& input_shape,
+                         const Conv2dParams& p);
+// dL/dweight (weight_shape) from grad_out and x.
+Tensor conv2d_weight_grad(const Tensor& grad_out, const Tensor& x, const Shape& weight_shape,
+                          const Conv2dParams& p);
+// Which CUDA implementation conv2d and its gradients use: our implicit-GEMM kernels (default;
+// cuDNN for the shapes they do not cover) or cuDNN throughout. The default comes from the
+// environment, read once: LEANGRAD_CONV=cudnn.
+enum class Conv2dBackend : std::uint8_t { ImplicitGemm, Cudnn };
+void set_conv2d_backend(Conv2dBackend backend);
+Conv2dBackend conv2d_backend();
 
 // ---- Layers (ops_layers.cpp) -----------------------------------------------------------------
-// (pixel shuffle, pooling, dropout, softmax and losses: added with their kernels)
+// Pixel shuffle and linear need no kernel of their own: they are views, copies and matmul in
+// autograd/nn_layers.cpp. Every entry below accepts any strides (it makes operands contiguous).
+// Pooling over (N, C, H, W) or (C, H, W): stride > 0, padding <= kernel / 2, PyTorch's output size
+// (H + 2 padding - kernel) / stride + 1 (ceil_mode = false). Max pooling pads with -inf and
+// returns the int64 index h * W + w of each maximum within its plane (as PyTorch's indices).
+using Pool2dSize = std::array<std::int64_t, 2>;
+struct MaxPool2dResult {
+  Tensor out;
+  Tensor indices;
+};
+MaxPool2dResult max_pool2d(const Tensor& x, Pool2dSize kernel, Pool2dSize stride,
+                           Pool2dSize padding);
+Tensor max_pool2d_backward(const Tensor& grad_out, const Tensor& indices, const Shape& input_shape,
+                           Pool2dSize kernel, Pool2dSize stride, Pool2dSize padding);
+// Average pooling with count_include_pad = true: every window divides by kernel[0] * kernel[1].
+Tensor avg_pool2d(const Tensor& x, Pool2dSize kernel, Pool2dSize stride, Pool2dSize padding);
+Tensor avg_pool2d_backward(const Tensor& grad_out, const Shape& input_shape, Pool2dSize kernel,
+                           Pool2dSize stride, Pool2dSize padding);
+// Dropout with 0 <= p <= 1: out = mask ? x / (1 - p) : 0, mask (Bool, x's shape) from the Philox
+// stream of `gen` by element index (layers_math::dropout_keep): the same on every device.
+struct DropoutResult {
+  Tensor out;
+  Tensor mask;
+};
+DropoutResult dropout(const Tensor& x, double p, Generator& gen);
+Tensor dropout_backward(const Tensor& grad_out, const Tensor& mask, double p);
+// softmax / log_softmax along `dim` (numerically stable: shifted by the maximum); the backward
+// takes the forward's output.
+Tensor softmax(const Tensor& x, std::int64_t dim, bool log);
+Tensor softmax_backward(const Tensor& grad_out, const Tensor& out, std::int64_t dim, bool log);
+// Per-sample losses of logits / log-probabilities (N, C) against int64 class indices (N,); an
+// ignored sample's loss is 0. A target outside [0, C) (and not ignore_index) throws Error on the
+// CPU; on CUDA it gives a NaN loss for that sample (no synchronisation to check it).
+// cross_entropy also returns the logsumexp of each row (N,) for the backward, in float32 (float64
+// for float64 logits).
+struct CrossEntropyResult {
+  Tensor losses;
+  Tensor logsumexp;
+};
+CrossEntropyResult cross_entropy(const Tensor& logits, const Tensor& target,
+                                 std::int64_t ignore_index);
+Tensor cross_entropy_backward(const Tensor& grad_losses, const Tensor& logits,
+                              const Tensor& logsumexp, const Tensor& target,
+                              std::int64_t ignore_index);
+Tensor nll_loss(const Tensor& logp, const Tensor& target, std::int64_t ignore_index);
+Tensor nll_loss_backward(const Tensor& grad_losses, const Tensor& target, std::int64_t num_classes,
+                         std::int64_t ignore_index);
 
 }  // namespace ops
 }  // namespace leangrad

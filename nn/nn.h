@@ -2,4 +2,11 @@
 #pragma once
 
 #include "autograd/nn_functions.h"
+#include "nn/activation.h"
+#include "nn/conv.h"
+#include "nn/dropout.h"
+#include "nn/linear.h"
+#include "nn/loss.h"
 #include "nn/module.h"
+#include "nn/normalization.h"
+#include "nn/pooling.h"

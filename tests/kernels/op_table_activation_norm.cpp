@@ -1,8 +1,128 @@
-// Device op table rows for TanhExp and GroupNorm (see op_table.h).
+// Device op table rows for TanhExp and GroupNorm (see op_table.h): forward in every floating
+// dtype, backward through autograd (inputs are created without requires_grad, so each row
+// clones them into leaves), and GroupNorm shapes that reach every CUDA path: vector and scalar
+// loads (HxW a multiple of the vector width or not), C not a multiple of anything, (N, C) input,
+// and groups long enough to be split across several blocks (kernels/cuda/groupnorm.cu, Policy).
 #include "kernels/op_table.h"
 
-namespace leangrad::test {
+#include "autograd/functions.h"
+#include "autograd/nn_functions.h"
 
-std::vector<OpCase> activation_norm_op_cases() { return {}; }
+namespace leangrad::test {
+namespace {
+
+constexpr Layout kTransposed = Layout::Transposed;
+constexpr Layout kOffset = Layout::Offset;
+
+// A leaf copy of an input, so a row can ask for its gradient.
+Tensor leaf(const Tensor& t) {
+  return t.clone().requires_grad_();
+}
+
+// tanhexp(x).backward(dy) -> dx.  Inputs: x, dy.
+Outputs tanhexp_grad(const Inputs& in) {
+  Tensor x = leaf(in[0]);
+  tanhexp(x).backward(in[1]);
+  return {x.grad()};
+}
+
+// group_norm(x, groups, w, b).backward(dy) -> y, dx, dw, db.  Inputs: x, w, b, dy.
+Outputs group_norm_grads(const Inputs& in, std::int64_t groups) {
+  Tensor x = leaf(in[0]);
+  Tensor w = leaf(in[1]);
+  Tensor b = leaf(in[2]);
+  Tensor y = group_norm(x, groups, w, b);
+  y.backward(in[3]);
+  return {y.detach(), x.grad(), w.grad(), b.grad()};
+}
+
+void add_group_norm_rows(std::vector<OpCase>& c, const std::string& name, const Shape& shape,
+                         std::int64_t groups, DType dtype, Tolerance tol,
+                         Layout layout = Layout::Contiguous) {
+  const Shape channels = {shape[1]};
+  c.push_back({"group_norm_" + name,
+               [groups](const Inputs& x) { return Outputs{group_norm(x[0], groups, x[1], x[2])}; },
+               {input(shape, dtype, -2.0, 3.0, layout), input(channels, dtype, 0.5, 1.5),
+                input(channels, dtype)},
+               tol});
+  c.push_back({"group_norm_backward_" + name,
+               [groups](const Inputs& x) { return group_norm_grads(x, groups); },
+               {input(shape, dtype, -2.0, 3.0, layout), input(channels, dtype, 0.5, 1.5),
+                input(channels, dtype), input(shape, dtype)},
+               tol});
+}
+
+}  // namespace
+
+std::vector<OpCase> activation_norm_op_cases() {
+  std::vector<OpCase> c;
+  const Shape kOdd = {33, 65};  // not a multiple of any vector width
+
+  // ---- TanhExp --------------------------------------------------------------------------------
+  // Range [-100, 100] reaches both the saturated (x > 20) and the vanishing (x << 0) regime.
+  c.push_back({"tanhexp_f32",
+               [](const Inputs& x) { return Outputs{tanhexp(x[0])}; },
+               {input(kOdd, kFloat32, -6.0, 6.0)},
+               kTolF32});
+  c.push_back({"tanhexp_wide_range_f32",
+               [](const Inputs& x) { return Outputs{tanhexp(x[0])}; },
+               {input({4096}, kFloat32, -100.0, 100.0)},
+               kTolF32});
+  c.push_back({"tanhexp_f64",
+               [](const Inputs& x) { return Outputs{tanhexp(x[0])}; },
+               {input(kOdd, kFloat64, -6.0, 6.0)},
+               kTolF64});
+  c.push_back({"tanhexp_f16",
+               [](const Inputs& x) { return Outputs{tanhexp(x[0])}; },
+               {input(kOdd, kFloat16, -6.0, 6.0)},
+               kTolF16});
+  c.push_back({"tanhexp_bf16",
+               [](const Inputs& x) { return Outputs{tanhexp(x[0])}; },
+               {input(kOdd, kBFloat16, -6.0, 6.0)},
+               kTolBF16});
+  c.push_back({"tanhexp_offset_f32",
+               [](const Inputs& x) { return Outputs{tanhexp(x[0])}; },
+               {input({1001}, kFloat32, -6.0, 6.0, kOffset)},
+               kTolF32});
+  c.push_back({"tanhexp_transposed_f16",
+               [](const Inputs& x) { return Outputs{tanhexp(x[0])}; },
+               {input(kOdd, kFloat16, -6.0, 6.0, kTransposed)},
+               kTolF16});
+  c.push_back({"tanhexp_backward_f32",
+               tanhexp_grad,
+               {input(kOdd, kFloat32, -6.0, 6.0), input(kOdd, kFloat32)},
+               kTolF32});
+  c.push_back({"tanhexp_backward_wide_range_f32",
+               tanhexp_grad,
+               {input({4096}, kFloat32, -100.0, 100.0), input({4096}, kFloat32)},
+               kTolF32});
+  c.push_back({"tanhexp_backward_f64",
+               tanhexp_grad,
+               {input(kOdd, kFloat64, -6.0, 6.0), input(kOdd, kFloat64)},
+               kTolF64});
+  c.push_back({"tanhexp_backward_f16",
+               tanhexp_grad,
+               {input(kOdd, kFloat16, -6.0, 6.0), input(kOdd, kFloat16)},
+               kTolF16});
+  c.push_back({"tanhexp_backward_bf16",
+               tanhexp_grad,
+               {input(kOdd, kBFloat16, -6.0, 6.0), input(kOdd, kBFloat16)},
+               kTolBF16});
+
+  // ---- GroupNorm ------------------------------------------------------------------------------
+  // Sums over whole groups differ in order between devices: the reduction tolerance.
+  add_group_norm_rows(c, "f32", {2, 6, 8, 8}, 3, kFloat32, kTolF32Sum);       // vector loads
+  add_group_norm_rows(c, "odd_f32", {3, 10, 7, 7}, 5, kFloat32, kTolF32Sum);  // scalar loads
+  add_group_norm_rows(c, "nc_f32", {5, 12}, 4, kFloat32, kTolF32Sum);         // no spatial dims
+  add_group_norm_rows(c, "1d_f64", {2, 6, 17}, 2, kFloat64, kTolF64);
+  add_group_norm_rows(c, "f16", {2, 4, 8, 8}, 2, kFloat16, kTolF16);
+  add_group_norm_rows(c, "bf16", {2, 4, 8, 8}, 2, kBFloat16, kTolBF16);
+  add_group_norm_rows(c, "transposed_f32", {2, 4, 6, 5}, 2, kFloat32, kTolF32Sum, kTransposed);
+  // Few long rows: groups of 27648 elements (forward, 6 segments per group) and channels of
+  // 9216 (backward, 2 segments per channel) go through the split-across-blocks path.
+  add_group_norm_rows(c, "split_one_group_f32", {1, 3, 96, 96}, 1, kFloat32, kTolF32Sum);
+  add_group_norm_rows(c, "split_f16", {2, 3, 96, 96}, 3, kFloat16, kTolF16);
+  return c;
+}
 
 }  // namespace leangrad::test

@@ -1,8 +1,189 @@
-// Device op table rows for pooling, pixel shuffle, dropout, losses and linear (see op_table.h).
+// Device op table rows for pooling, pixel shuffle, dropout, softmax, losses and linear (see
+// op_table.h). Each differentiable row returns the output and the input gradients for a fixed
+// upstream gradient (computed in the row from the output's shape), so forward and backward
+// kernels are both compared. Dropout rows re-seed inside the row: CPU and CUDA must then draw the
+// same mask. Class targets are int64 inputs in [0, C) (integer specs truncate toward zero).
 #include "kernels/op_table.h"
 
-namespace leangrad::test {
+#include "autograd/functions.h"
+#include "autograd/nn_functions.h"
+#include "core/creation.h"
+#include "core/generator.h"
 
-std::vector<OpCase> layer_op_cases() { return {}; }
+namespace leangrad::test {
+namespace {
+
+// Outputs {y, dy/dx_i for each input that is floating}: x leaves are re-made so that they
+// require grad on whatever device the row runs on, and y is back-propagated with a fixed
+// upstream gradient (tanh of 0.37 times the element index) so every output element matters.
+Outputs with_grads(const Inputs& x, const std::function<Tensor(const Inputs&)>& fn) {
+  Inputs leaves;
+  for (const Tensor& t : x) {
+    Tensor leaf = t;
+    if (is_floating(t.dtype())) leaf = t.detach().requires_grad_();
+    leaves.push_back(leaf);
+  }
+  const Tensor y = fn(leaves);
+  // Computed on the CPU and copied, so both devices see the same bits.
+  const Tensor idx = arange(static_cast<double>(y.numel()), TensorOptions(y.dtype()));
+  const Tensor g = (idx * 0.37).tanh().reshape(y.shape()).to(y.device());
+  y.backward(g);
+  Outputs out{y.detach()};
+  for (const Tensor& leaf : leaves) {
+    if (is_floating(leaf.dtype())) out.push_back(leaf.grad());
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<OpCase> layer_op_cases() {
+  std::vector<OpCase> c;
+  const Layout kT = Layout::Transposed;
+
+  // ---- Linear (matmul path) ----
+  c.push_back({"linear_f32",
+               [](const Inputs& x) {
+                 return with_grads(x, [](const Inputs& v) { return linear(v[0], v[1], v[2]); });
+               },
+               {input({3, 17, 40}), input({24, 40}), input({24})},
+               kTolF32Gemm});
+
+  // ---- Pixel shuffle ----
+  c.push_back({"pixel_shuffle_f32",
+               [](const Inputs& x) {
+                 return with_grads(x, [](const Inputs& v) { return pixel_shuffle(v[0], 3); });
+               },
+               {input({2, 18, 5, 7})},
+               kTolExact});
+  c.push_back({"pixel_unshuffle_bf16",
+               [](const Inputs& x) { return Outputs{pixel_unshuffle(x[0], 2)}; },
+               {input({2, 3, 6, 10}, kBFloat16)},
+               kTolExact});
+
+  // ---- Pooling ----
+  c.push_back({"max_pool2d_k2_f32",
+               [](const Inputs& x) {
+                 return with_grads(x, [](const Inputs& v) { return max_pool2d(v[0], {2, 2}); });
+               },
+               {input({4, 5, 29, 31})},
+               kTolExact});
+  c.push_back({"max_pool2d_k3s1p1_f32",
+               [](const Inputs& x) {
+                 return with_grads(x, [](const Inputs& v) {
+                   return max_pool2d(v[0], {3, 3}, {1, 1}, {1, 1});
+                 });
+               },
+               {input({2, 3, 13, 11}, kFloat32, -1, 1, kT)},
+               kTolF32});
+  c.push_back({"max_pool2d_bf16",
+               [](const Inputs& x) {
+                 return Outputs{max_pool2d(x[0], {3, 2}, {2, 1}, {1, 1})};
+               },
+               {input({2, 3, 13, 11}, kBFloat16)},
+               kTolExact});
+  c.push_back({"avg_pool2d_k3s2p1_f32",
+               [](const Inputs& x) {
+                 return with_grads(x, [](const Inputs& v) {
+                   return avg_pool2d(v[0], {3, 3}, {2, 2}, {1, 1});
+                 });
+               },
+               {input({3, 4, 17, 15})},
+               kTolF32});
+  c.push_back({"avg_pool2d_bf16",
+               [](const Inputs& x) {
+                 return Outputs{avg_pool2d(x[0], {2, 2})};
+               },
+               {input({3, 4, 16, 14}, kBFloat16)},
+               kTolBF16});
+
+  // ---- Dropout: the same mask on both devices ----
+  c.push_back({"dropout_f32",
+               [](const Inputs& x) {
+                 return with_grads(x, [](const Inputs& v) {
+                   manual_seed(2024);
+                   return dropout(v[0], 0.3, true);
+                 });
+               },
+               {input({37, 101}, kFloat32, -1, 1, kT)},
+               kTolExact});
+  c.push_back({"dropout_bf16",
+               [](const Inputs& x) {
+                 manual_seed(77);
+                 return Outputs{dropout(x[0], 0.5, true)};
+               },
+               {input({1001}, kBFloat16)},
+               kTolExact});
+
+  // ---- Softmax ----
+  for (std::int64_t dim : {0, 1, 2}) {
+    c.push_back({"softmax_dim" + std::to_string(dim) + "_f32",
+                 [dim](const Inputs& x) {
+                   return with_grads(x, [dim](const Inputs& v) { return softmax(v[0], dim); });
+                 },
+                 {input({7, 33, 65}, kFloat32, -4, 4)},
+                 kTolF32});
+    c.push_back({"log_softmax_dim" + std::to_string(dim) + "_f32",
+                 [dim](const Inputs& x) {
+                   return with_grads(x, [dim](const Inputs& v) { return log_softmax(v[0], dim); });
+                 },
+                 {input({7, 33, 65}, kFloat32, -4, 4)},
+                 kTolF32Sum});
+  }
+  c.push_back({"softmax_long_row_f32",
+               [](const Inputs& x) {
+                 return with_grads(x, [](const Inputs& v) { return softmax(v[0], -1); });
+               },
+               {input({5, 5000}, kFloat32, -8, 8)},
+               kTolF32});
+  c.push_back({"softmax_bf16",
+               [](const Inputs& x) { return Outputs{softmax(x[0], -1)}; },
+               {input({33, 65}, kBFloat16, -4, 4)},
+               kTolBF16});
+
+  // ---- Losses ----
+  const Reduction reductions[] = {Reduction::Mean, Reduction::Sum, Reduction::None};
+  const char* names[] = {"mean", "sum", "none"};
+  for (int k = 0; k < 3; ++k) {
+    const Reduction r = reductions[k];
+    // ignore_index 3: about one sample in ten is ignored.
+    c.push_back({std::string("cross_entropy_ignore_") + names[k] + "_f32",
+                 [r](const Inputs& x) {
+                   return with_grads(
+                       x, [r](const Inputs& v) { return cross_entropy(v[0], v[1], r, 3); });
+                 },
+                 {input({67, 10}, kFloat32, -4, 4), input({67}, kInt64, 0, 10)},
+                 kTolF32Sum});
+    c.push_back({std::string("nll_loss_") + names[k] + "_f32",
+                 [r](const Inputs& x) {
+                   return with_grads(x, [r](const Inputs& v) { return nll_loss(v[0], v[1], r); });
+                 },
+                 {input({67, 10}, kFloat32, -4, 0), input({67}, kInt64, 0, 10)},
+                 kTolF32Sum});
+    c.push_back({std::string("mse_loss_") + names[k] + "_f32",
+                 [r](const Inputs& x) {
+                   return with_grads(x, [r](const Inputs& v) { return mse_loss(v[0], v[1], r); });
+                 },
+                 {input({33, 65}), input({33, 65})},
+                 kTolF32Sum});
+    c.push_back({std::string("l1_loss_") + names[k] + "_f32",
+                 [r](const Inputs& x) {
+                   return with_grads(x, [r](const Inputs& v) { return l1_loss(v[0], v[1], r); });
+                 },
+                 {input({33, 65}), input({33, 65})},
+                 kTolF32Sum});
+  }
+  c.push_back({"cross_entropy_1000_classes_f32",
+               [](const Inputs& x) {
+                 return with_grads(x, [](const Inputs& v) { return cross_entropy(v[0], v[1]); });
+               },
+               {input({64, 1000}, kFloat32, -4, 4, kT), input({64}, kInt64, 0, 1000)},
+               kTolF32Sum});
+  c.push_back({"cross_entropy_bf16",
+               [](const Inputs& x) { return Outputs{cross_entropy(x[0], x[1], Reduction::None)}; },
+               {input({16, 50}, kBFloat16, -4, 4), input({16}, kInt64, 0, 50)},
+               kTolBF16});
+  return c;
+}
 
 }  // namespace leangrad::test

@@ -1,0 +1,214 @@
+// The layer functions of autograd/nn_functions.h, each forward beside its backward (STYLE.md
+// habit 1). Kernel-backed ops (pooling, dropout, softmax, the per-sample losses) call
+// kernels/ops.h and record a node; composite ops are written with the differentiable functions:
+//   linear         matmul(x, W^T) + b: the bias gradient is add's broadcast reduction
+//   pixel_shuffle  reshape -> permute -> reshape (one strided copy; views carry the gradient)
+//   mse / l1       sub, mul / abs, mean / sum
+// Loss reductions: a kernel gives per-sample losses (N,); Mean divides their sum by the number of
+// non-ignored samples, computed on the device (no synchronisation; all ignored gives 0/0 = NaN,
+// as PyTorch).
+#include <algorithm>
+#include <vector>
+
+#include "autograd/functions.h"
+#include "autograd/graph.h"
+#include "autograd/nn_functions.h"
+#include "core/generator.h"
+#include "kernels/ops.h"
+
+namespace leangrad {
+
+using autograd::BackwardContext;
+using autograd::record_op;
+
+namespace {
+
+Tensor reduce_losses(const Tensor& losses, Reduction reduction) {
+  switch (reduction) {
+    case Reduction::None:
+      return losses;
+    case Reduction::Sum:
+      return sum(losses);
+    case Reduction::Mean:
+      return mean(losses);
+  }
+  return losses;
+}
+
+// Per-sample losses (N,) reduced, where samples whose target is ignore_index do not count.
+Tensor reduce_class_losses(const Tensor& losses, const Tensor& target, Reduction reduction,
+                           std::int64_t ignore_index) {
+  if (reduction != Reduction::Mean) return reduce_losses(losses, reduction);
+  const Tensor count = sum(ne(target, static_cast<double>(ignore_index))).to(losses.dtype());
+  return div(sum(losses), count);
+}
+
+}  // namespace
+
+// ---- Linear ----------------------------------------------------------------------------------
+
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  LG_CHECK(x.defined() && weight.defined(), "linear: expected defined input and weight");
+  LG_CHECK_SHAPE(weight.dim() == 2, "linear: expected weight of shape (out_features, in_features),",
+                 " got ", weight.shape());
+  const std::int64_t in_features = weight.size(1), out_features = weight.size(0);
+  LG_CHECK_SHAPE(x.dim() >= 1 && x.size(-1) == in_features, "linear: expected input of shape (*, ",
+                 in_features, ") for weight ", weight.shape(), ", got ", x.shape());
+  LG_CHECK_SHAPE(!bias.defined() || bias.shape() == Shape{out_features},
+                 "linear: expected bias of shape ", shape_str({out_features}), ", got ",
+                 bias.defined() ? bias.shape() : Shape{});
+  Tensor y;
+  if (x.dim() <= 2) {
+    y = matmul(x, transpose(weight, 0, 1));  // (B, in) @ (in, out)
+  } else {
+    // (*, in) -> (M, in) @ (in, out) -> (*, out)
+    Shape out_shape = x.shape();
+    out_shape.back() = out_features;
+    y = reshape(
+        matmul(reshape(x, {x.numel() / std::max<std::int64_t>(in_features, 1), in_features}),
+               transpose(weight, 0, 1)),
+        out_shape);
+  }
+  return bias.defined() ? add(y, bias) : y;
+}
+
+// ---- Pixel shuffle ---------------------------------------------------------------------------
+
+Tensor pixel_shuffle(const Tensor& x, std::int64_t upscale_factor) {
+  const std::int64_t r = upscale_factor;
+  LG_CHECK(x.defined(), "pixel_shuffle: expected a defined input");
+  LG_CHECK(r > 0, "pixel_shuffle: expected a positive upscale_factor, got ", r);
+  LG_CHECK_SHAPE(x.dim() >= 3, "pixel_shuffle: expected input of shape (*, C r^2, H, W), got ",
+                 x.shape());
+  const std::int64_t nd = x.dim();
+  const std::int64_t c = x.size(-3), h = x.size(-2), w = x.size(-1);
+  LG_CHECK_SHAPE(c % (r * r) == 0, "pixel_shuffle: expected the channel dim ", c,
+                 " of input of shape ", x.shape(),
+                 " to be divisible by upscale_factor^2 = ", r * r);
+  const Shape lead(x.shape().begin(), x.shape().end() - 3);
+  Shape split = lead, out = lead;
+  split.insert(split.end(), {c / (r * r), r, r, h, w});  // (*, C, r, r, H, W)
+  out.insert(out.end(), {c / (r * r), h * r, w * r});    // (*, C, H r, W r)
+  std::vector<std::int64_t> perm;
+  for (std::int64_t d = 0; d < nd - 3; ++d)
+    perm.push_back(d);
+  const std::int64_t b = nd - 3;
+  perm.insert(perm.end(), {b, b + 3, b + 1, b + 4, b + 2});  // (*, C, H, r, W, r)
+  return reshape(permute(reshape(x, split), perm), out);
+}
+
+Tensor pixel_unshuffle(const Tensor& x, std::int64_t downscale_factor) {
+  const std::int64_t r = downscale_factor;
+  LG_CHECK(x.defined(), "pixel_unshuffle: expected a defined input");
+  LG_CHECK(r > 0, "pixel_unshuffle: expected a positive downscale_factor, got ", r);
+  LG_CHECK_SHAPE(x.dim() >= 3, "pixel_unshuffle: expected input of shape (*, C, H r, W r), got ",
+                 x.shape());
+  const std::int64_t nd = x.dim();
+  const std::int64_t c = x.size(-3), h = x.size(-2), w = x.size(-1);
+  LG_CHECK_SHAPE(h % r == 0 && w % r == 0, "pixel_unshuffle: expected H and W of input of shape ",
+                 x.shape(), " to be divisible by downscale_factor = ", r);
+  const Shape lead(x.shape().begin(), x.shape().end() - 3);
+  Shape split = lead, out = lead;
+  split.insert(split.end(), {c, h / r, r, w / r, r});  // (*, C, H, r, W, r)
+  out.insert(out.end(), {c * r * r, h / r, w / r});    // (*, C r^2, H, W)
+  std::vector<std::int64_t> perm;
+  for (std::int64_t d = 0; d < nd - 3; ++d)
+    perm.push_back(d);
+  const std::int64_t b = nd - 3;
+  perm.insert(perm.end(), {b, b + 2, b + 4, b + 1, b + 3});  // (*, C, r, r, H, W)
+  return reshape(permute(reshape(x, split), perm), out);
+}
+
+// ---- Pooling ---------------------------------------------------------------------------------
+
+Tensor max_pool2d(const Tensor& x, Size2 kernel, Size2 stride, Size2 padding) {
+  ops::MaxPool2dResult r = ops::max_pool2d(x, kernel, stride, padding);
+  return record_op(
+      "max_pool2d", r.out, {x}, {r.indices}, [=](const BackwardContext& c) -> std::vector<Tensor> {
+        return {ops::max_pool2d_backward(c.grad, c.saved[0], c.shape(0), kernel, stride, padding)};
+      });
+}
+
+Tensor avg_pool2d(const Tensor& x, Size2 kernel, Size2 stride, Size2 padding) {
+  return record_op("avg_pool2d", ops::avg_pool2d(x, kernel, stride, padding), {x}, {},
+                   [=](const BackwardContext& c) -> std::vector<Tensor> {
+                     return {ops::avg_pool2d_backward(c.grad, c.shape(0), kernel, stride, padding)};
+                   });
+}
+
+// ---- Dropout ---------------------------------------------------------------------------------
+
+Tensor dropout(const Tensor& x, double p, bool training) {
+  LG_CHECK(p >= 0.0 && p <= 1.0, "dropout: expected a probability p in [0, 1], got ", p);
+  if (!training || p == 0.0) return x;
+  // Only the mask (1 byte an element) is saved: the backward is grad * mask / (1 - p).
+  ops::DropoutResult r = ops::dropout(x, p, default_generator(x.device()));
+  return record_op("dropout", r.out, {x}, {r.mask},
+                   [p](const BackwardContext& c) -> std::vector<Tensor> {
+                     return {ops::dropout_backward(c.grad, c.saved[0], p)};
+                   });
+}
+
+// ---- Softmax ---------------------------------------------------------------------------------
+
+Tensor softmax(const Tensor& x, std::int64_t dim) {
+  const Tensor out = ops::softmax(x, dim, /*log=*/false);
+  return record_op("softmax", out, {x}, {out},
+                   [dim](const BackwardContext& c) -> std::vector<Tensor> {
+                     return {ops::softmax_backward(c.grad, c.saved[0], dim, /*log=*/false)};
+                   });
+}
+
+Tensor log_softmax(const Tensor& x, std::int64_t dim) {
+  const Tensor out = ops::softmax(x, dim, /*log=*/true);
+  return record_op("log_softmax", out, {x}, {out},
+                   [dim](const BackwardContext& c) -> std::vector<Tensor> {
+                     return {ops::softmax_backward(c.grad, c.saved[0], dim, /*log=*/true)};
+                   });
+}
+
+// ---- Losses ----------------------------------------------------------------------------------
+
+Tensor nll_loss(const Tensor& logp, const Tensor& target, Reduction reduction,
+                std::int64_t ignore_index) {
+  const Tensor losses = ops::nll_loss(logp, target, ignore_index);
+  const std::int64_t num_classes = logp.size(1);
+  const Tensor per_sample =
+      record_op("nll_loss", losses, {logp}, {target},
+                [num_classes, ignore_index](const BackwardContext& c) -> std::vector<Tensor> {
+                  return {ops::nll_loss_backward(c.grad, c.saved[0], num_classes, ignore_index)};
+                });
+  return reduce_class_losses(per_sample, target, reduction, ignore_index);
+}
+
+Tensor cross_entropy(const Tensor& logits, const Tensor& target, Reduction reduction,
+                     std::int64_t ignore_index) {
+  // One kernel gives each row's loss and logsumexp; the backward is softmax - onehot in one pass.
+  ops::CrossEntropyResult r = ops::cross_entropy(logits, target, ignore_index);
+  const Tensor per_sample =
+      record_op("cross_entropy", r.losses, {logits}, {logits, r.logsumexp, target},
+                [ignore_index](const BackwardContext& c) -> std::vector<Tensor> {
+                  return {ops::cross_entropy_backward(c.grad, c.saved[0], c.saved[1], c.saved[2],
+                                                      ignore_index)};
+                });
+  return reduce_class_losses(per_sample, target, reduction, ignore_index);
+}
+
+Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
+  LG_CHECK(input.defined() && target.defined(), "mse_loss: expected defined input and target");
+  LG_CHECK_SHAPE(input.shape() == target.shape(),
+                 "mse_loss: expected input and target of one shape, got ", input.shape(), " and ",
+                 target.shape());
+  const Tensor d = sub(input, target);
+  return reduce_losses(mul(d, d), reduction);
+}
+
+Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
+  LG_CHECK(input.defined() && target.defined(), "l1_loss: expected defined input and target");
+  LG_CHECK_SHAPE(input.shape() == target.shape(),
+                 "l1_loss: expected input and target of one shape, got ", input.shape(), " and ",
+                 target.shape());
+  return reduce_losses(abs(sub(input, target)), reduction);
+}
+
+}  // namespace leangrad

@@ -1,0 +1,98 @@
+// CPU throughput of conv2d (im2col + Eigen, kernels/cpu/conv.cpp) through the kernel entries of
+// kernels/ops.h: forward, input gradient and weight gradient, in GFLOP/s (2 N C_out H_out W_out
+// C_in/g kH kW per operation). Shapes: the Fashion-MNIST CNN (batch 64: 1 -> 32 on 28 x 28,
+// 32 -> 64 on 14 x 14, 3 x 3 pad 1) and a 64 -> 64 3 x 3 on (4, 64, 48, 48). The forward is
+// checked once against a direct loop at one output point before timing.
+#include <benchmark/benchmark.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+
+#include "core/creation.h"
+#include "kernels/ops.h"
+
+namespace {
+
+using leangrad::Shape;
+using leangrad::Tensor;
+namespace ops = leangrad::ops;
+
+struct ConvShape {
+  std::int64_t n, c_in, h, w, c_out;
+};
+constexpr ConvShape kShapes[] = {
+    {64, 1, 28, 28, 32},   // Fashion-MNIST conv1
+    {64, 32, 14, 14, 64},  // Fashion-MNIST conv2
+    {4, 64, 48, 48, 64},   // super-resolution block, small batch
+};
+
+ops::Conv2dParams pad1() {
+  ops::Conv2dParams p;
+  p.pad_h = p.pad_w = 1;
+  return p;
+}
+
+double conv_flops(const ConvShape& s) {
+  return 2.0 * s.n * s.c_out * s.h * s.w * s.c_in * 9;  // pad 1, stride 1: H_out = H
+}
+
+// y[0, 0, 1, 1] by the definition: the forward sees real data before it is timed.
+bool forward_checks(const Tensor& x, const Tensor& w, const Tensor& y, const ConvShape& s) {
+  const auto* xp = static_cast<const float*>(x.data_ptr());
+  const auto* wp = static_cast<const float*>(w.data_ptr());
+  double acc = 0;
+  for (std::int64_t c = 0; c < s.c_in; ++c)
+    for (int r = 0; r < 3; ++r)
+      for (int q = 0; q < 3; ++q)
+        acc += xp[(c * s.h + r) * s.w + q] * wp[(c * 3 + r) * 3 + q];
+  return std::fabs(static_cast<const float*>(y.data_ptr())[s.w + 1] - acc) < 1e-3;
+}
+
+enum class Which { Forward, InputGrad, WeightGrad };
+
+void BM_Conv2d(benchmark::State& state, Which which) {
+  const ConvShape s = kShapes[state.range(0)];
+  const Tensor x = leangrad::rand({s.n, s.c_in, s.h, s.w});
+  const Tensor w = leangrad::rand({s.c_out, s.c_in, 3, 3});
+  const Tensor dy = leangrad::rand({s.n, s.c_out, s.h, s.w});
+  const Tensor y = ops::conv2d(x, w, Tensor(), pad1());
+  if (!forward_checks(x, w, y, s)) state.SkipWithError("conv2d differs from the direct loop");
+  for (auto _ : state) {
+    Tensor out;
+    switch (which) {
+      case Which::Forward:
+        out = ops::conv2d(x, w, Tensor(), pad1());
+        break;
+      case Which::InputGrad:
+        out = ops::conv2d_input_grad(dy, w, x.shape(), pad1());
+        break;
+      case Which::WeightGrad:
+        out = ops::conv2d_weight_grad(dy, x, w.shape(), pad1());
+        break;
+    }
+    benchmark::DoNotOptimize(out.data_ptr());
+  }
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(conv_flops(s) * 1e-9 * state.iterations(), benchmark::Counter::kIsRate);
+  char label[96];
+  std::snprintf(label, sizeof(label), "(%lld, %lld, %lld, %lld) -> %lld",
+                static_cast<long long>(s.n), static_cast<long long>(s.c_in),
+                static_cast<long long>(s.h), static_cast<long long>(s.w),
+                static_cast<long long>(s.c_out));
+  state.SetLabel(label);
+}
+
+BENCHMARK_CAPTURE(BM_Conv2d, Forward, Which::Forward)
+    ->DenseRange(0, 2)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Conv2d, InputGrad, Which::InputGrad)
+    ->DenseRange(0, 2)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Conv2d, WeightGrad, Which::WeightGrad)
+    ->DenseRange(0, 2)
+    ->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,33 @@
+// The normalization modules of nn/normalization.h.
+#include "nn/normalization.h"
+
+#include <sstream>
+
+#include "autograd/nn_functions.h"
+#include "core/creation.h"
+#include "core/error.h"
+
+namespace leangrad::nn {
+
+GroupNorm::GroupNorm(const GroupNormOptions& options) : Module("GroupNorm"), options_(options) {
+  LG_CHECK(options.num_groups() > 0 && options.num_channels() % options.num_groups() == 0,
+           "GroupNorm: num_groups (", options.num_groups(),
+           ") must be positive and divide num_channels (", options.num_channels(), ")");
+  if (options.affine()) {
+    weight = register_parameter("weight", ones({options.num_channels()}));
+    bias = register_parameter("bias", zeros({options.num_channels()}));
+  }
+}
+
+Tensor GroupNorm::forward(const Tensor& input) {
+  return group_norm(input, options_.num_groups(), weight, bias, options_.eps());
+}
+
+std::string GroupNorm::extra_repr() const {
+  std::ostringstream out;
+  out << options_.num_groups() << ", " << options_.num_channels() << ", eps=" << options_.eps()
+      << ", affine=" << (options_.affine() ? "true" : "false");
+  return out.str();
+}
+
+}  // namespace leangrad::nn

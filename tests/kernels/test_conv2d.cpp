@@ -1,0 +1,247 @@
+// Tests of conv2d (autograd/nn_conv.cpp, kernels/ops_conv.cpp, kernels/cpu/conv.cpp): the forward
+// against a direct seven-deep loop, float64 finite-difference gradient checks of x, weight and
+// bias over the odd cases (stride, dilation, groups, depthwise, 1x1 and 7x7 kernels, padding,
+// batch 1, non-square and non-contiguous input, no bias, channel counts off the tile sizes),
+// PyTorch's values (tests/data/conv2d.json), float16/bfloat16 and the errors bad input raises.
+// CUDA against the CPU is in the device op table (op_table_conv.cpp).
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "autograd/functions.h"
+#include "autograd/nn_functions.h"
+#include "core/creation.h"
+#include "core/cuda.h"
+#include "kernels/ops.h"
+#include "testing/gradcheck.h"
+#include "testing/reference_data.h"
+#include "testing/tensor_testing.h"
+
+namespace leangrad {
+namespace {
+
+using test::all_close;
+using test::gradcheck;
+using test::to_vector;
+using test::uniform_input;
+
+struct ConvCase {
+  std::string name;
+  Shape x, w;
+  bool bias = true;
+  Size2 stride = {1, 1}, padding = {0, 0}, dilation = {1, 1};
+  std::int64_t groups = 1;
+  bool permuted_input = false;  // x a (N, H, C, W) tensor permuted to (N, C, H, W)
+};
+
+// The odd cases every check below runs over.
+std::vector<ConvCase> odd_cases() {
+  return {
+      {"basic_3x3_pad1", {2, 3, 5, 5}, {4, 3, 3, 3}, true, {1, 1}, {1, 1}},
+      {"stride2", {2, 3, 7, 6}, {2, 3, 3, 3}, true, {2, 2}, {1, 1}},
+      {"stride_2x3_nonsquare", {1, 2, 8, 11}, {3, 2, 3, 2}, true, {2, 3}, {0, 1}},
+      {"dilation2", {1, 3, 7, 8}, {2, 3, 3, 3}, true, {1, 1}, {2, 2}, {2, 2}},
+      {"groups2", {2, 4, 5, 5}, {6, 2, 3, 3}, true, {1, 1}, {1, 1}, {1, 1}, 2},
+      {"depthwise", {2, 3, 6, 5}, {3, 1, 3, 3}, true, {1, 1}, {1, 1}, {1, 1}, 3},
+      {"pointwise_1x1", {2, 5, 4, 3}, {3, 5, 1, 1}},
+      {"pointwise_1x1_stride2", {1, 3, 5, 5}, {2, 3, 1, 1}, true, {2, 2}},
+      {"kernel_7x7_pad3", {1, 2, 9, 8}, {2, 2, 7, 7}, true, {1, 1}, {3, 3}},
+      {"batch1_pad2", {1, 3, 4, 6}, {2, 3, 3, 3}, true, {1, 1}, {2, 2}},
+      {"permuted_input", {2, 3, 5, 4}, {2, 3, 3, 3}, true, {1, 1}, {1, 1}, {1, 1}, 1, true},
+      {"no_bias", {2, 3, 5, 5}, {2, 3, 3, 3}, false, {1, 1}, {1, 1}},
+      {"channels_5_to_7", {1, 5, 4, 4}, {7, 5, 3, 3}, true, {1, 1}, {1, 1}},
+      {"stride2_dilation2_groups3", {1, 6, 9, 9}, {3, 2, 3, 3}, true, {2, 2}, {2, 2}, {2, 2}, 3},
+  };
+}
+
+// The inputs of a case, float64 leaves requiring grad; bias undefined for no-bias cases.
+std::vector<Tensor> make_inputs(const ConvCase& c, std::uint64_t seed) {
+  Tensor x;
+  if (c.permuted_input) {
+    x = uniform_input({c.x[0], c.x[2], c.x[1], c.x[3]}, -1.0, 1.0, seed)
+            .detach()
+            .permute({0, 2, 1, 3});
+    x.requires_grad_();
+  } else {
+    x = uniform_input(c.x, -1.0, 1.0, seed);
+  }
+  Tensor w = uniform_input(c.w, -1.0, 1.0, seed + 1);
+  Tensor b = c.bias ? uniform_input({c.w[0]}, -1.0, 1.0, seed + 2) : Tensor();
+  return {x, w, b};
+}
+
+// y[n, co, oh, ow] = b[co] + sum over (ci, r, s) of x[n, g cin_g + ci, ih, iw] w[co, ci, r, s]:
+// the definition, with no shared index math.
+std::vector<double> direct_conv(const ConvCase& c, const std::vector<double>& x,
+                                const std::vector<double>& w, const std::vector<double>& b,
+                                Shape& out_shape) {
+  const std::int64_t n = c.x[0], cin = c.x[1], h = c.x[2], wd = c.x[3];
+  const std::int64_t cout = c.w[0], cin_g = c.w[1], kh = c.w[2], kw = c.w[3];
+  const std::int64_t cout_g = cout / c.groups;
+  const std::int64_t ho = (h + 2 * c.padding[0] - c.dilation[0] * (kh - 1) - 1) / c.stride[0] + 1;
+  const std::int64_t wo = (wd + 2 * c.padding[1] - c.dilation[1] * (kw - 1) - 1) / c.stride[1] + 1;
+  out_shape = {n, cout, ho, wo};
+  std::vector<double> y;
+  for (std::int64_t in = 0; in < n; ++in)
+    for (std::int64_t co = 0; co < cout; ++co)
+      for (std::int64_t oh = 0; oh < ho; ++oh)
+        for (std::int64_t ow = 0; ow < wo; ++ow) {
+          double acc = b.empty() ? 0.0 : b[co];
+          const std::int64_t group = co / cout_g;
+          for (std::int64_t ci = 0; ci < cin_g; ++ci)
+            for (std::int64_t r = 0; r < kh; ++r)
+              for (std::int64_t s = 0; s < kw; ++s) {
+                const std::int64_t ih = oh * c.stride[0] - c.padding[0] + r * c.dilation[0];
+                const std::int64_t iw = ow * c.stride[1] - c.padding[1] + s * c.dilation[1];
+                if (ih < 0 || ih >= h || iw < 0 || iw >= wd) continue;
+                const std::int64_t cx = group * cin_g + ci;
+                acc += x[((in * cin + cx) * h + ih) * wd + iw] *
+                       w[((co * cin_g + ci) * kh + r) * kw + s];
+              }
+          y.push_back(acc);
+        }
+  return y;
+}
+
+Tensor run_conv(const ConvCase& c, const std::vector<Tensor>& in) {
+  return conv2d(in[0], in[1], in[2], c.stride, c.padding, c.dilation, c.groups);
+}
+
+TEST(Conv2d, ForwardMatchesDirectLoop) {
+  for (const ConvCase& c : odd_cases()) {
+    SCOPED_TRACE(c.name);
+    const std::vector<Tensor> in = make_inputs(c, 7);
+    Shape expected_shape;
+    const std::vector<double> expected =
+        direct_conv(c, to_vector(in[0]), to_vector(in[1]),
+                    c.bias ? to_vector(in[2]) : std::vector<double>{}, expected_shape);
+    const Tensor y = run_conv(c, in);
+    EXPECT_EQ(y.shape(), expected_shape);
+    EXPECT_TRUE(all_close(y, expected, 1e-12, 1e-12));
+    // float32 agrees to float32 precision.
+    const Tensor y32 =
+        conv2d(in[0].to(kFloat32), in[1].to(kFloat32), c.bias ? in[2].to(kFloat32) : Tensor(),
+               c.stride, c.padding, c.dilation, c.groups);
+    EXPECT_TRUE(all_close(y32, expected, 1e-5, 1e-5));
+  }
+}
+
+TEST(Conv2d, GradcheckOddCases) {
+  for (const ConvCase& c : odd_cases()) {
+    SCOPED_TRACE(c.name);
+    EXPECT_TRUE(gradcheck([&c](const std::vector<Tensor>& in) { return run_conv(c, in); },
+                          make_inputs(c, 11)));
+  }
+}
+
+TEST(Conv2d, HalfAndBFloat16RoundTheFloat32Result) {
+  const ConvCase c{"f16", {2, 3, 6, 5}, {4, 3, 3, 3}, true, {1, 1}, {1, 1}};
+  const std::vector<Tensor> in = make_inputs(c, 3);
+  for (DType dtype : {kFloat16, kBFloat16}) {
+    const Tensor x = in[0].to(dtype), w = in[1].to(dtype), b = in[2].to(dtype);
+    const Tensor expected =
+        conv2d(x.to(kFloat32), w.to(kFloat32), b.to(kFloat32), c.stride, c.padding);
+    const Tensor y = conv2d(x, w, b, c.stride, c.padding);
+    EXPECT_EQ(y.dtype(), dtype);
+    EXPECT_TRUE(all_close(y, to_vector(expected.to(dtype)), 0, 0));
+  }
+}
+
+TEST(Conv2d, MatchesPyTorch) {
+  for (const test::ReferenceCase& rc : test::load_reference("conv2d.json")) {
+    SCOPED_TRACE(rc.name);
+    const auto& p = rc.params;
+    const Size2 stride = {p["stride"][0], p["stride"][1]};
+    const Size2 padding = {p["padding"][0], p["padding"][1]};
+    const Size2 dilation = {p["dilation"][0], p["dilation"][1]};
+    const std::int64_t groups = p["groups"];
+    const bool has_bias = rc.tensors.count("b") != 0;
+    Tensor x = rc.at("x").clone().requires_grad_();
+    Tensor w = rc.at("w").clone().requires_grad_();
+    Tensor b = has_bias ? rc.at("b").clone().requires_grad_() : Tensor();
+    const Tensor y = conv2d(x, w, b, stride, padding, dilation, groups);
+    y.backward(rc.at("grad_y"));
+    // PyTorch's default float32 tolerances (torch.testing.assert_close).
+    constexpr double kRtol = 1.3e-6, kAtol = 1e-5;
+    EXPECT_TRUE(all_close(y, to_vector(rc.at("y")), kRtol, kAtol));
+    EXPECT_TRUE(all_close(x.grad(), to_vector(rc.at("dx")), kRtol, kAtol));
+    EXPECT_TRUE(all_close(w.grad(), to_vector(rc.at("dw")), kRtol, kAtol));
+    if (has_bias) {
+      EXPECT_TRUE(all_close(b.grad(), to_vector(rc.at("db")), kRtol, kAtol));
+    }
+  }
+}
+
+// The message of the error `fn` throws (empty if none, or another type).
+template <typename E, typename F>
+std::string error_message(F&& fn) {
+  try {
+    fn();
+  } catch (const E& e) {
+    return e.what();
+  } catch (...) {
+    return "(another exception type)";
+  }
+  return "(no exception)";
+}
+
+TEST(Conv2d, BadShapesRaiseShapeErrorNamingTheShapes) {
+  const Tensor x = zeros({2, 4, 5, 5});
+  const Tensor w = zeros({6, 2, 3, 3});
+  std::string m = error_message<ShapeError>([&] { conv2d(zeros({4, 5, 5}), w); });
+  EXPECT_NE(m.find("expected a 4-D input"), std::string::npos) << m;
+  EXPECT_NE(m.find("[4, 5, 5]"), std::string::npos) << m;
+  m = error_message<ShapeError>([&] { conv2d(x, zeros({6, 2, 3})); });
+  EXPECT_NE(m.find("4-D weight"), std::string::npos) << m;
+  m = error_message<ShapeError>([&] {
+    conv2d(zeros({2, 5, 5, 5}), zeros({6, 1, 3, 3}), {}, {1, 1}, {0, 0}, {1, 1}, 2);
+  });
+  EXPECT_NE(m.find("not divisible by groups"), std::string::npos) << m;
+  m = error_message<ShapeError>([&] { conv2d(x, w); });  // 4 channels, weight wants 2
+  EXPECT_NE(m.find("[6, 2, 3, 3]"), std::string::npos) << m;
+  EXPECT_NE(m.find("[2, 4, 5, 5]"), std::string::npos) << m;
+  m = error_message<ShapeError>([&] { conv2d(x, zeros({6, 4, 7, 7}), {}, {1, 1}, {0, 0}); });
+  EXPECT_NE(m.find("larger than the padded input"), std::string::npos) << m;
+  // With padding 1 the 7x7 kernel fits the 5x5 input: no error.
+  EXPECT_EQ(conv2d(x, zeros({6, 4, 7, 7}), {}, {1, 1}, {1, 1}).shape(), (Shape{2, 6, 1, 1}));
+  m = error_message<ShapeError>([&] { conv2d(x, zeros({6, 4, 3, 3}), zeros({5})); });
+  EXPECT_NE(m.find("bias of shape"), std::string::npos) << m;
+  m = error_message<ShapeError>([&] { conv2d(x, zeros({6, 4, 3, 3}), {}, {0, 1}); });
+  EXPECT_NE(m.find("stride"), std::string::npos) << m;
+}
+
+TEST(Conv2d, DTypeMismatchRaisesDTypeError) {
+  const Tensor x = zeros({1, 2, 4, 4});
+  EXPECT_THROW(conv2d(x, zeros({3, 2, 3, 3}, kFloat64)), DTypeError);
+  EXPECT_THROW(conv2d(x, zeros({3, 2, 3, 3}), zeros({3}, kFloat16)), DTypeError);
+  EXPECT_THROW(conv2d(zeros({1, 2, 4, 4}, kInt64), zeros({3, 2, 3, 3}, kInt64)), DTypeError);
+}
+
+TEST(Conv2d, DeviceMismatchRaisesDeviceError) {
+  if (!cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  const Tensor x = zeros({1, 2, 4, 4});
+  EXPECT_THROW(conv2d(x, zeros({3, 2, 3, 3}).cuda()), DeviceError);
+  EXPECT_THROW(conv2d(x.cuda(), zeros({3, 2, 3, 3}).cuda(), zeros({3})), DeviceError);
+}
+
+TEST(Conv2d, BackendSwitchRoundTrips) {
+  const ops::Conv2dBackend before = ops::conv2d_backend();
+  ops::set_conv2d_backend(ops::Conv2dBackend::Cudnn);
+  EXPECT_EQ(ops::conv2d_backend(), ops::Conv2dBackend::Cudnn);
+  // The CPU ignores the backend.
+  EXPECT_EQ(conv2d(ones({1, 1, 3, 3}), ones({1, 1, 3, 3})).item<float>(), 9.0f);
+  ops::set_conv2d_backend(before);
+}
+
+TEST(Conv2d, EmptyBatchGivesEmptyOutputAndZeroWeightGrad) {
+  Tensor x = zeros({0, 2, 5, 5}).requires_grad_();
+  Tensor w = ones({3, 2, 3, 3}).requires_grad_();
+  const Tensor y = conv2d(x, w);
+  EXPECT_EQ(y.shape(), (Shape{0, 3, 3, 3}));
+  y.sum().backward();
+  EXPECT_TRUE(all_close(w.grad(), std::vector<double>(54, 0.0), 0, 0));
+}
+
+}  // namespace
+}  // namespace leangrad

@@ -1,0 +1,142 @@
+// TanhExp (kernels/tanhexp_math.h, kernels/ops_activation.cpp, autograd/nn_activation.cpp) on
+// the CPU: PyTorch reference values, finiteness at extreme inputs in every floating dtype, the
+// NaN that the composed formula produces and the fused op avoids, and the float64 gradcheck.
+// The CUDA kernel is checked against this CPU path by the device op table
+// (op_table_activation_norm.cpp).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "autograd/functions.h"
+#include "autograd/nn_functions.h"
+#include "core/creation.h"
+#include "core/error.h"
+#include "kernels/ops.h"
+#include "kernels/tanhexp_math.h"
+#include "testing/gradcheck.h"
+#include "testing/reference_data.h"
+#include "testing/tensor_testing.h"
+
+namespace leangrad::test {
+namespace {
+
+const std::vector<double> kExtremes = {-1e4, -100, -20, 0, 20, 88, 89, 1e4};
+
+// y = tanhexp(x) and dx for upstream g, through the public function.
+std::pair<Tensor, Tensor> forward_backward(const Tensor& x_in, const Tensor& g) {
+  Tensor x = x_in.clone().requires_grad_();
+  Tensor y = tanhexp(x);
+  y.backward(g);
+  return {y.detach(), x.grad()};
+}
+
+TEST(TanhExp, MatchesPyTorchReference) {
+  int checked = 0;
+  for (const ReferenceCase& c : load_reference("tanhexp_groupnorm.json")) {
+    if (c.name.rfind("tanhexp", 0) != 0) continue;
+    SCOPED_TRACE(c.name);
+    const Tensor& x = c.at("x");
+    // PyTorch's default tolerances of torch.testing.assert_close.
+    const double rtol = x.dtype() == kBFloat16 ? 1.6e-2 : 1.3e-6;
+    const double atol = 1e-5;
+    const auto [y, dx] = forward_backward(x, c.at("g"));
+    EXPECT_EQ(y.dtype(), x.dtype());
+    EXPECT_TRUE(all_close(y, to_vector(c.at("y")), rtol, atol));
+    EXPECT_TRUE(all_close(dx, to_vector(c.at("dx")), rtol, atol));
+    ++checked;
+  }
+  EXPECT_EQ(checked, 2);
+}
+
+TEST(TanhExp, FiniteForwardAndGradientAtExtremesInEveryDtype) {
+  for (DType dtype : {kFloat32, kFloat64, kFloat16, kBFloat16}) {
+    SCOPED_TRACE(dtype_name(dtype));
+    const Tensor x = make_tensor(kExtremes, {static_cast<std::int64_t>(kExtremes.size())}, dtype);
+    const auto [y, dx] = forward_backward(x, ones_like(x));
+    const std::vector<double> yv = to_vector(y);
+    const std::vector<double> dxv = to_vector(dx);
+    const std::vector<double> xv = to_vector(x);
+    for (std::size_t i = 0; i < xv.size(); ++i) {
+      SCOPED_TRACE("x = " + std::to_string(xv[i]));
+      EXPECT_TRUE(std::isfinite(yv[i]));
+      EXPECT_TRUE(std::isfinite(dxv[i]));
+    }
+    // Saturated: f(x) = x and f'(x) = 1 from x = 20 on; f(0) = 0, f'(0) = tanh(1).
+    EXPECT_EQ(yv[4], xv[4]);
+    EXPECT_EQ(yv[7], xv[7]);
+    EXPECT_EQ(dxv[6], 1.0);
+    EXPECT_EQ(dxv[7], 1.0);
+    EXPECT_EQ(yv[3], 0.0);
+    EXPECT_NEAR(dxv[3], std::tanh(1.0), 4e-3);
+    // Very negative: f and f' vanish.
+    EXPECT_EQ(yv[0], 0.0);
+    EXPECT_EQ(dxv[0], 0.0);
+  }
+}
+
+// The formula one would compose from PyTorch ops, where(x > 20, x, x * tanh(exp(x))), overflows
+// exp at x = 89 in float32: the masked branch's gradient is 0 * inf = NaN. The fused op is finite.
+TEST(TanhExp, ComposedFormulaIsNaNAt89InFloat32WhileFusedIsFinite) {
+  const Tensor x0 = make_tensor({89.0}, {1}, kFloat32);
+  Tensor x = x0.clone().requires_grad_();
+  Tensor composed = where(gt(x, 20.0), x, x * tanh(exp(x)));
+  composed.backward(ones_like(composed));
+  EXPECT_TRUE(std::isnan(to_vector(x.grad())[0])) << "the composed formula's gradient at 89";
+  EXPECT_EQ(to_vector(composed)[0], 89.0);
+
+  const auto [y, dx] = forward_backward(x0, ones_like(x0));
+  EXPECT_EQ(to_vector(y)[0], 89.0);
+  EXPECT_EQ(to_vector(dx)[0], 1.0);
+}
+
+TEST(TanhExp, GradcheckFloat64) {
+  // Away from nothing special: the function is smooth everywhere.
+  const Tensor x = uniform_input({4, 5}, -4.0, 3.0, /*seed=*/7);
+  EXPECT_TRUE(gradcheck([](const std::vector<Tensor>& in) { return tanhexp(in[0]); }, {x}));
+  // Non-contiguous input (a transposed view).
+  Tensor xt = uniform_input({5, 3}, -2.0, 2.0, /*seed=*/8).detach().transpose(0, 1);
+  xt.requires_grad_();
+  EXPECT_TRUE(gradcheck([](const std::vector<Tensor>& in) { return tanhexp(in[0]); }, {xt}));
+}
+
+TEST(TanhExp, SixteenBitDtypesRoundTheFloat64ResultOnce) {
+  const Tensor x64 = uniform_input({257}, -6.0, 6.0, /*seed=*/3).detach();
+  for (DType dtype : {kFloat16, kBFloat16}) {
+    SCOPED_TRACE(dtype_name(dtype));
+    const Tensor x = x64.to(dtype);
+    const Tensor expected = ops::tanhexp(x.to(kFloat64)).to(dtype);
+    EXPECT_TRUE(all_close(ops::tanhexp(x), to_vector(expected)));
+    const Tensor g = ones_like(x);
+    const Tensor expected_dx = ops::tanhexp_backward(g.to(kFloat64), x.to(kFloat64)).to(dtype);
+    EXPECT_TRUE(all_close(ops::tanhexp_backward(g, x), to_vector(expected_dx)));
+  }
+}
+
+TEST(TanhExp, StridedInputEqualsContiguous) {
+  const Tensor base = uniform_input({6, 8}, -3.0, 3.0, /*seed=*/5).detach().to(kFloat32);
+  const Tensor strided = base.transpose(0, 1);
+  ASSERT_FALSE(strided.is_contiguous());
+  EXPECT_TRUE(
+      all_close(ops::tanhexp(strided), to_vector(ops::tanhexp(strided.contiguous())), 0, 0));
+}
+
+TEST(TanhExp, SharedMathMatchesTheDefinitionInFloat64) {
+  for (double x : {-30.0, -5.0, -1.0, -0.1, 0.0, 0.2, 1.0, 2.0, 3.0}) {
+    const double u = std::exp(x);
+    EXPECT_NEAR(kernels::tanhexp_forward_math(x), x * std::tanh(u), 1e-15);
+    const double t = std::tanh(u);
+    EXPECT_NEAR(kernels::tanhexp_derivative_math(x), t - x * u * (t * t - 1.0), 1e-12);
+  }
+}
+
+TEST(TanhExp, RejectsNonFloatingInput) {
+  const Tensor x = make_tensor({1, 2, 3}, {3}, kInt64);
+  EXPECT_THROW(ops::tanhexp(x), DTypeError);
+  EXPECT_THROW(ops::tanhexp_backward(make_tensor({1, 2}, {2}), make_tensor({1, 2, 3}, {3})),
+               ShapeError);
+}
+
+}  // namespace
+}  // namespace leangrad::test
