@@ -2,6 +2,7 @@
 # builds). Nothing is downloaded at build time.
 find_package(Threads REQUIRED)
 find_package(OpenMP REQUIRED COMPONENTS CXX)
+find_package(ZLIB REQUIRED)  # gzipped IDX files (data/mnist.cpp)
 
 find_package(Eigen3 3.3 QUIET NO_MODULE)
 if(NOT TARGET Eigen3::Eigen)
