@@ -70,6 +70,20 @@ Tensor sign(const Tensor& a) {
   return gt(a, 0.0).to(a.dtype()) - lt(a, 0.0).to(a.dtype());
 }
 
+// maximum / minimum: the gradient goes to the input that was picked; ties split it evenly, as
+// PyTorch does. saved = {a, b}.
+std::vector<Tensor> extremum_backward(const BackwardContext& c, bool is_max) {
+  const Tensor& x = c.saved[0];
+  const Tensor& y = c.saved[1];
+  const Tensor zero = zero_like_scalar(c.grad);
+  const Tensor half = c.grad * 0.5;
+  const Tensor tie = eq(x, y);
+  const Tensor x_picked = is_max ? gt(x, y) : lt(x, y);
+  const Tensor y_picked = is_max ? gt(y, x) : lt(y, x);
+  return {sum_to(where(tie, half, where(x_picked, c.grad, zero)), c.shape(0)),
+          sum_to(where(tie, half, where(y_picked, c.grad, zero)), c.shape(1))};
+}
+
 }  // namespace
 
 // ---- Elementwise arithmetic ------------------------------------------------------------------
@@ -134,29 +148,12 @@ Tensor pow(const Tensor& a, const Tensor& b) {
 
 Tensor maximum(const Tensor& a, const Tensor& b) {
   return record_op("maximum", ops::binary(BinaryOp::Maximum, a, b), {a, b}, {a, b},
-                   [](const BackwardContext& c) -> std::vector<Tensor> {
-                     // Ties split the gradient evenly, as PyTorch does.
-                     const Tensor& x = c.saved[0];
-                     const Tensor& y = c.saved[1];
-                     const Tensor zero = zero_like_scalar(c.grad);
-                     const Tensor half = c.grad * 0.5;
-                     const Tensor tie = eq(x, y);
-                     return {sum_to(where(tie, half, where(gt(x, y), c.grad, zero)), c.shape(0)),
-                             sum_to(where(tie, half, where(gt(y, x), c.grad, zero)), c.shape(1))};
-                   });
+                   [](const BackwardContext& c) { return extremum_backward(c, /*is_max=*/true); });
 }
 
 Tensor minimum(const Tensor& a, const Tensor& b) {
   return record_op("minimum", ops::binary(BinaryOp::Minimum, a, b), {a, b}, {a, b},
-                   [](const BackwardContext& c) -> std::vector<Tensor> {
-                     const Tensor& x = c.saved[0];
-                     const Tensor& y = c.saved[1];
-                     const Tensor zero = zero_like_scalar(c.grad);
-                     const Tensor half = c.grad * 0.5;
-                     const Tensor tie = eq(x, y);
-                     return {sum_to(where(tie, half, where(lt(x, y), c.grad, zero)), c.shape(0)),
-                             sum_to(where(tie, half, where(lt(y, x), c.grad, zero)), c.shape(1))};
-                   });
+                   [](const BackwardContext& c) { return extremum_backward(c, /*is_max=*/false); });
 }
 
 Tensor add(const Tensor& a, double b) {

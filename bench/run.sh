@@ -6,6 +6,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${1:-$root/build}"
 machine="${2:-cpu-$(nproc)core}"
+mkdir -p "$root/bench/results"
 out="$root/bench/results/$(date +%F)-$machine.md"
 commit="$(git -C "$root" rev-parse --short HEAD)$(git -C "$root" diff --quiet || echo '+dirty')"
 {
