@@ -50,5 +50,6 @@
 #include "core/shape.h"
 #include "core/tensor.h"
 #include "core/tensor_options.h"
+#include "data/data.h"
 #include "nn/nn.h"
 #include "offload/save_on_cpu.h"

@@ -1,0 +1,300 @@
+// TensorDataset and DataLoader (data/dataset.h, data/dataloader.h): batch order independent of
+// num_workers, partial and dropped last batches, seeded shuffles per epoch, pinned batches, the
+// prefetch bound, worker exceptions and early destruction.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <numeric>
+#include <set>
+#include <thread>
+
+#include "core/creation.h"
+#include "core/cuda.h"
+#include "core/generator.h"
+#include "data/dataloader.h"
+#include "data_loading/data_testing.h"
+#include "testing/tensor_testing.h"
+
+namespace leangrad::data {
+namespace {
+
+using test::tensor_bytes;
+
+constexpr std::int64_t kExamples = 103;
+
+// (103, 3, 2) float32 data and targets 0..102.
+TensorDataset make_dataset() {
+  manual_seed(3);
+  return TensorDataset(randn({kExamples, 3, 2}), arange(kExamples, kInt64));
+}
+
+std::vector<Batch> collect(DataLoader& loader) {
+  std::vector<Batch> batches;
+  for (const auto& batch : loader)
+    batches.push_back(batch);
+  return batches;
+}
+
+std::vector<std::int64_t> targets_of(const std::vector<Batch>& batches) {
+  std::vector<std::int64_t> out;
+  for (const Batch& b : batches) {
+    const std::int64_t* p = b.target.data_ptr<std::int64_t>();
+    out.insert(out.end(), p, p + b.target.numel());
+  }
+  return out;
+}
+
+TEST(Dataset, TensorDatasetSlicesAlongDimZero) {
+  const TensorDataset ds = make_dataset();
+  EXPECT_EQ(ds.size(), kExamples);
+  const Example e = ds.get(7);
+  EXPECT_EQ(e.data.shape(), (Shape{3, 2}));
+  EXPECT_EQ(e.target.item<std::int64_t>(), 7);
+  EXPECT_EQ(tensor_bytes(e.data), tensor_bytes(ds.data().select(0, 7)));
+  EXPECT_THROW(ds.get(kExamples), Error);
+  EXPECT_THROW(TensorDataset(zeros({4, 2}), zeros({5})), ShapeError);
+  EXPECT_THROW(TensorDataset(zeros({}), Tensor()), ShapeError);
+  const TensorDataset unlabeled(zeros({4, 2}), Tensor());
+  EXPECT_FALSE(unlabeled.get(0).target.defined());
+}
+
+TEST(DataLoader, BatchesAreBitwiseIdenticalFor0And1And4Workers) {
+  std::vector<std::vector<Batch>> runs;
+  for (const int workers : {0, 1, 4}) {
+    for (const int prefetch : {1, 3}) {
+      DataLoader loader(make_dataset(), DataLoaderOptions()
+                                            .batch_size(8)
+                                            .shuffle(true)
+                                            .seed(11)
+                                            .num_workers(workers)
+                                            .prefetch_factor(prefetch));
+      runs.push_back(collect(loader));
+    }
+  }
+  for (std::size_t r = 1; r < runs.size(); ++r) {
+    ASSERT_EQ(runs[r].size(), runs[0].size());
+    for (std::size_t b = 0; b < runs[0].size(); ++b) {
+      EXPECT_EQ(runs[r][b].data.shape(), runs[0][b].data.shape());
+      EXPECT_EQ(tensor_bytes(runs[r][b].data), tensor_bytes(runs[0][b].data)) << "batch " << b;
+      EXPECT_EQ(tensor_bytes(runs[r][b].target), tensor_bytes(runs[0][b].target));
+    }
+  }
+}
+
+TEST(DataLoader, InOrderWithALastPartialBatch) {
+  const TensorDataset ds = make_dataset();
+  DataLoader loader(ds, DataLoaderOptions().batch_size(8).num_workers(2));
+  EXPECT_EQ(loader.size(), 13);
+  const std::vector<Batch> batches = collect(loader);
+  ASSERT_EQ(batches.size(), 13u);
+  EXPECT_EQ(batches[0].data.shape(), (Shape{8, 3, 2}));
+  EXPECT_EQ(batches.back().data.shape(), (Shape{7, 3, 2}));  // 103 = 12 * 8 + 7
+  std::vector<std::int64_t> expected(kExamples);
+  std::iota(expected.begin(), expected.end(), 0);
+  EXPECT_EQ(targets_of(batches), expected);
+  EXPECT_EQ(tensor_bytes(batches[1].data), tensor_bytes(ds.data().slice(0, 8, 16)));
+}
+
+TEST(DataLoader, DropLastDropsThePartialBatch) {
+  DataLoader loader(make_dataset(), DataLoaderOptions().batch_size(8).drop_last(true));
+  EXPECT_EQ(loader.size(), 12);
+  const std::vector<Batch> batches = collect(loader);
+  ASSERT_EQ(batches.size(), 12u);
+  for (const Batch& b : batches)
+    EXPECT_EQ(b.data.size(0), 8);
+  DataLoader exact(make_dataset(), DataLoaderOptions().batch_size(103).drop_last(true));
+  EXPECT_EQ(collect(exact).size(), 1u);
+  DataLoader too_big(make_dataset(), DataLoaderOptions().batch_size(200).drop_last(true));
+  EXPECT_TRUE(collect(too_big).empty());
+}
+
+TEST(DataLoader, SeededShuffleDependsOnSeedAndEpoch) {
+  DataLoader loader(make_dataset(),
+                    DataLoaderOptions().batch_size(10).shuffle(true).seed(4).num_workers(2));
+  const auto epoch0 = targets_of(collect(loader));
+  const auto epoch1 = targets_of(collect(loader));  // begin() advances the epoch
+  loader.set_epoch(0);
+  const auto epoch0_again = targets_of(collect(loader));
+  loader.set_epoch(1);
+  const auto epoch1_again = targets_of(collect(loader));
+  EXPECT_EQ(epoch0, epoch0_again);
+  EXPECT_EQ(epoch1, epoch1_again);
+  EXPECT_NE(epoch0, epoch1);
+  std::vector<std::int64_t> sorted = epoch0;
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<std::int64_t> all(kExamples);
+  std::iota(all.begin(), all.end(), 0);
+  EXPECT_EQ(sorted, all);  // a permutation: every example once
+  // The order is random_permutation(size, seed, epoch).
+  EXPECT_EQ(epoch0, random_permutation(kExamples, 4, 0));
+  DataLoader other_seed(make_dataset(), DataLoaderOptions().batch_size(10).shuffle(true).seed(5));
+  EXPECT_NE(targets_of(collect(other_seed)), epoch0);
+}
+
+TEST(DataLoader, PinMemoryAssemblesBatchesInThePinnedPool) {
+  for (const int workers : {0, 2}) {
+    DataLoader loader(make_dataset(),
+                      DataLoaderOptions().batch_size(16).pin_memory(true).num_workers(workers));
+    for (const auto& [data, target] : loader) {
+      EXPECT_TRUE(data.is_pinned());
+      EXPECT_TRUE(target.is_pinned());
+      EXPECT_FALSE(data.is_cuda());
+    }
+    DataLoader pageable(make_dataset(), DataLoaderOptions().batch_size(16).num_workers(workers));
+    EXPECT_FALSE((*pageable.begin()).data.is_pinned());
+  }
+}
+
+// Counts gets and remembers the largest index asked for; may throw at one index or sleep.
+class ProbeDataset : public Dataset {
+ public:
+  explicit ProbeDataset(std::int64_t size, std::int64_t throw_at = -1, int sleep_ms = 0)
+      : size_(size), throw_at_(throw_at), sleep_ms_(sleep_ms) {}
+  std::int64_t size() const override { return size_; }
+  Example get(std::int64_t index) const override {
+    if (sleep_ms_ > 0) std::this_thread::sleep_for(std::chrono::milliseconds(sleep_ms_));
+    gets->fetch_add(1);
+    std::int64_t seen = largest->load();
+    while (index > seen && !largest->compare_exchange_weak(seen, index)) {
+    }
+    LG_CHECK(index != throw_at_, "ProbeDataset: example ", index, " is broken");
+    return {full({2}, static_cast<double>(index)), full({}, static_cast<double>(index), kInt64)};
+  }
+  std::shared_ptr<std::atomic<std::int64_t>> gets = std::make_shared<std::atomic<std::int64_t>>(0);
+  std::shared_ptr<std::atomic<std::int64_t>> largest =
+      std::make_shared<std::atomic<std::int64_t>>(-1);
+
+ private:
+  std::int64_t size_, throw_at_;
+  int sleep_ms_;
+};
+
+TEST(DataLoader, WorkerExceptionIsRethrownAtItsBatch) {
+  for (const int workers : {0, 1, 3}) {
+    SCOPED_TRACE(workers);
+    DataLoader loader(ProbeDataset(100, /*throw_at=*/37),
+                      DataLoaderOptions().batch_size(4).num_workers(workers));
+    std::int64_t delivered = 0;
+    try {
+      for (const auto& batch : loader) {
+        EXPECT_EQ(batch.target.data_ptr<std::int64_t>()[0], delivered * 4);
+        ++delivered;
+      }
+      ADD_FAILURE() << "the broken example did not raise";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("example 37 is broken"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(delivered, 9);  // batches 0..8 hold examples 0..35; batch 9 holds 37
+    // The loader is usable again after the error.
+    loader.set_epoch(0);
+    EXPECT_EQ((*loader.begin()).target.data_ptr<std::int64_t>()[0], 0);
+  }
+}
+
+TEST(DataLoader, MismatchedExamplesAreAnError) {
+  class Ragged : public Dataset {
+   public:
+    std::int64_t size() const override { return 4; }
+    Example get(std::int64_t i) const override { return {zeros({i + 1}), Tensor()}; }
+  };
+  DataLoader loader(Ragged(), DataLoaderOptions().batch_size(2).num_workers(1));
+  EXPECT_THROW(loader.begin(), ShapeError);
+  DataLoader singles(Ragged(), DataLoaderOptions().batch_size(1));
+  std::int64_t n = 0;
+  for (const auto& [data, target] : singles) {
+    EXPECT_EQ(data.shape(), (Shape{1, n + 1}));
+    EXPECT_FALSE(target.defined());
+    ++n;
+  }
+  EXPECT_EQ(n, 4);
+}
+
+TEST(DataLoader, PrefetchIsBoundedByWorkersTimesFactor) {
+  ProbeDataset ds(1000);
+  DataLoader loader(ds, DataLoaderOptions().batch_size(1).num_workers(2).prefetch_factor(2));
+  auto it = loader.begin();  // batch 0 taken: batches 1..4 may be claimed, not 5
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(ds.largest->load(), 4);
+  ++it;
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(ds.largest->load(), 5);
+}
+
+TEST(DataLoader, DestroyedMidEpochJoinsCleanly) {
+  ProbeDataset ds(10000, -1, /*sleep_ms=*/1);
+  const auto start = std::chrono::steady_clock::now();
+  {
+    DataLoader loader(ds, DataLoaderOptions().batch_size(4).num_workers(4).prefetch_factor(4));
+    int taken = 0;
+    for (const auto& batch : loader) {
+      (void)batch;
+      if (++taken == 3) break;
+    }
+    // A second begin() while the first epoch's workers run stops them first.
+    EXPECT_EQ((*loader.begin()).data.size(0), 4);
+  }
+  { DataLoader never_iterated(ds, DataLoaderOptions().num_workers(2)); }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(seconds, 5.0);
+  EXPECT_LT(ds.gets->load(), 1000);  // far from the 10000 a full epoch would read
+}
+
+TEST(DataLoader, UsesADistributedSamplersShare) {
+  const DistributedSampler sampler(kExamples, /*rank=*/1, /*world_size=*/4, /*shuffle=*/true, 9);
+  DataLoader loader(make_dataset(),
+                    DataLoaderOptions().batch_size(5).num_workers(2).sampler(sampler));
+  EXPECT_EQ(loader.size(), 6);  // 26 indices per rank
+  loader.set_epoch(3);
+  DistributedSampler expected = sampler;
+  expected.set_epoch(3);
+  EXPECT_EQ(targets_of(collect(loader)), expected.indices());
+}
+
+TEST(DataLoader, RejectsInvalidOptions) {
+  EXPECT_THROW(DataLoader(make_dataset(), DataLoaderOptions().batch_size(0)), Error);
+  EXPECT_THROW(DataLoader(make_dataset(), DataLoaderOptions().num_workers(-1)), Error);
+  EXPECT_THROW(DataLoader(make_dataset(), DataLoaderOptions().num_workers(1).prefetch_factor(0)),
+               Error);
+  EXPECT_THROW(DataLoader(make_dataset(), DataLoaderOptions().shuffle(true).sampler(
+                                              DistributedSampler(kExamples, 0, 2))),
+               Error);
+  EXPECT_THROW(
+      DataLoader(make_dataset(), DataLoaderOptions().sampler(DistributedSampler(500, 0, 2))),
+      Error);
+  if (!cuda::is_available()) {
+    EXPECT_THROW(DataLoader(make_dataset(), DataLoaderOptions().device(Device::cuda())),
+                 DeviceError);
+  }
+}
+
+TEST(DataLoader, DeviceBatchesMatchHostBatches) {
+  if (!cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  for (const bool pinned : {false, true}) {
+    for (const int workers : {0, 2}) {
+      DataLoader host(make_dataset(), DataLoaderOptions().batch_size(8).shuffle(true));
+      DataLoader device(make_dataset(), DataLoaderOptions()
+                                            .batch_size(8)
+                                            .shuffle(true)
+                                            .num_workers(workers)
+                                            .pin_memory(pinned)
+                                            .device(Device::cuda()));
+      const std::vector<Batch> expected = collect(host);
+      std::size_t b = 0;
+      for (const auto& [data, target] : device) {
+        ASSERT_TRUE(data.is_cuda());
+        ASSERT_TRUE(target.is_cuda());
+        // Work on the consumer's stream sees the copied data (it waited on the copy's event).
+        EXPECT_EQ(tensor_bytes((data * 1.0).cpu()), tensor_bytes(expected[b].data));
+        EXPECT_EQ(tensor_bytes(target.cpu()), tensor_bytes(expected[b].target));
+        ++b;
+      }
+      EXPECT_EQ(b, expected.size());
+    }
+  }
+}
+
+}  // namespace
+}  // namespace leangrad::data
