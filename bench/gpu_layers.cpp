@@ -83,7 +83,7 @@ int main() {
       Tensor t = (leangrad::rand({n}, f32) * static_cast<double>(c) - 0.5).relu();
       return std::vector<Tensor>{leangrad::randn({n, c}, f32), t.to(leangrad::kInt64)};
     };
-    const std::string shape = "(" + std::to_string(n) + ", " + std::to_string(c) + ")";
+    const std::string shape = leangrad::shape_str({n, c});
     time_op(
         "cross_entropy fwd " + shape, make,
         [](const std::vector<Tensor>& x) { return ops::cross_entropy(x[0], x[1], -100).losses; },
