@@ -9,7 +9,7 @@ install(TARGETS leangrad EXPORT leangradTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(FILES include/leangrad/leangrad.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/leangrad)
-foreach(layer IN ITEMS core kernels autograd nn offload data)
+foreach(layer IN ITEMS core kernels autograd nn offload data optim)
   install(DIRECTORY ${layer}/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/leangrad/${layer}
     FILES_MATCHING PATTERN "*.h"
     PATTERN "cuda" EXCLUDE PATTERN "no_cuda" EXCLUDE PATTERN "cpu" EXCLUDE)

@@ -53,3 +53,4 @@
 #include "data/data.h"
 #include "nn/nn.h"
 #include "offload/save_on_cpu.h"
+#include "optim/optim.h"

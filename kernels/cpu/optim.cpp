@@ -1,0 +1,168 @@
+// CPU optimizer loops (kernels/cpu/optim.h): for each tensor, parallel_for over its elements,
+// gathering the streams of one element into registers, calling the shared update functor of
+// kernels/optim_math.h and scattering the results. Adam8bit goes block by block
+// (optim/quantization.h). Deliberately plain: these loops are the specification the CUDA
+// kernels are tested against.
+#include "kernels/cpu/optim.h"
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include "kernels/cpu/parallel_for.h"
+#include "optim/quantization.h"
+
+namespace leangrad::kernels::cpu {
+namespace {
+
+// Every element of every tensor through `update`; returns true when an element was skipped.
+template <typename Update>
+bool apply_update(const Update& update, const std::vector<OptimTensor<Update>>& tensors) {
+  constexpr int kStreams = Update::kNumStreams;
+  std::atomic<bool> skipped{false};
+  for (const OptimTensor<Update>& t : tensors) {
+    parallel_for(t.numel, kElementwiseGrain, [&](std::int64_t begin, std::int64_t end) {
+      bool local_skipped = false;
+      for (std::int64_t i = begin; i < end; ++i) {
+        float x[kStreams];
+        for (int k = 0; k < kStreams; ++k)
+          x[k] = t.data[k] != nullptr ? t.data[k][i] : 0.0f;
+        local_skipped |= !update(t.scalars, x);
+        for (int k = 0; k < kStreams; ++k)
+          if (k != kGradSlot && t.data[k] != nullptr) t.data[k][i] = x[k];
+      }
+      if (local_skipped) skipped.store(true, std::memory_order_relaxed);
+    });
+  }
+  return skipped.load();
+}
+
+// The two dynamic maps, built once (optim/quantization.h).
+struct QuantMaps {
+  std::array<float, optim::kQuantCodes> signed_map;
+  std::array<float, optim::kQuantCodes> unsigned_map;
+  QuantMaps() {
+    for (int c = 0; c < optim::kQuantCodes; ++c) {
+      signed_map[c] = optim::dynamic_map_value(c, true);
+      unsigned_map[c] = optim::dynamic_map_value(c, false);
+    }
+  }
+};
+
+const QuantMaps& quant_maps() {
+  static const QuantMaps maps;
+  return maps;
+}
+
+// One block of Adam8bit: elements [begin, end) of t, block index `block`.
+bool adam8bit_block(const AdamUpdate& update, const Adam8bitTensor& t, std::int64_t block,
+                    const QuantMaps& maps) {
+  const std::int64_t begin = block * optim::kQuantBlockSize;
+  const int count =
+      static_cast<int>(std::min<std::int64_t>(optim::kQuantBlockSize, t.numel - begin));
+  const float old_absmax1 = t.absmax1[block];
+  const float old_absmax2 = t.absmax2[block];
+  float m[optim::kQuantBlockSize];
+  float v[optim::kQuantBlockSize];
+  float new_absmax1 = 0.0f;
+  float new_absmax2 = 0.0f;
+  bool skipped = false;
+  for (int j = 0; j < count; ++j) {
+    const std::int64_t i = begin + j;
+    float x[AdamUpdate::kNumStreams] = {
+        t.param[i], t.grad[i],
+        optim::dequantize_state(maps.signed_map.data(), t.state1[i], old_absmax1),
+        optim::dequantize_state(maps.unsigned_map.data(), t.state2[i], old_absmax2), 0.0f};
+    skipped |= !update(t.scalars, x);
+    t.param[i] = x[kParamSlot];
+    m[j] = x[2];
+    v[j] = x[3];
+    new_absmax1 = std::max(new_absmax1, std::fabs(m[j]));
+    new_absmax2 = std::max(new_absmax2, v[j]);
+  }
+  t.absmax1[block] = new_absmax1;
+  t.absmax2[block] = new_absmax2;
+  for (int j = 0; j < count; ++j) {
+    t.state1[begin + j] = optim::quantize_state(maps.signed_map.data(), m[j], new_absmax1, true);
+    t.state2[begin + j] = optim::quantize_state(maps.unsigned_map.data(), v[j], new_absmax2, false);
+  }
+  return skipped;
+}
+
+void flag_nonfinite(bool skipped, int* found_inf) {
+  if (skipped && found_inf != nullptr) *found_inf = 1;
+}
+
+}  // namespace
+
+void sgd_step(const SgdUpdate& update, const std::vector<OptimTensor<SgdUpdate>>& tensors) {
+  apply_update(update, tensors);
+}
+
+void adam_step(const AdamUpdate& update, const std::vector<OptimTensor<AdamUpdate>>& tensors,
+               int* found_inf) {
+  flag_nonfinite(apply_update(update, tensors), found_inf);
+}
+
+void radam_step(const RAdamUpdate& update, const std::vector<OptimTensor<RAdamUpdate>>& tensors) {
+  apply_update(update, tensors);
+}
+
+void adam8bit_step(const AdamUpdate& update, const std::vector<Adam8bitTensor>& tensors,
+                   int* found_inf) {
+  const QuantMaps& maps = quant_maps();
+  std::atomic<bool> skipped{false};
+  for (const Adam8bitTensor& t : tensors) {
+    const std::int64_t num_blocks = (t.numel + optim::kQuantBlockSize - 1) / optim::kQuantBlockSize;
+    const std::int64_t grain = kElementwiseGrain / optim::kQuantBlockSize;
+    parallel_for(num_blocks, grain, [&](std::int64_t begin, std::int64_t end) {
+      bool local_skipped = false;
+      for (std::int64_t b = begin; b < end; ++b)
+        local_skipped |= adam8bit_block(update, t, b, maps);
+      if (local_skipped) skipped.store(true, std::memory_order_relaxed);
+    });
+  }
+  flag_nonfinite(skipped.load(), found_inf);
+}
+
+void clip_grad_norm(const std::vector<GradSpan>& grads, float max_norm, float norm_type,
+                    float* total_norm) {
+  // Fixed chunks summed in a fixed order: the same total for any number of threads.
+  constexpr std::int64_t kChunk = 16384;
+  const bool inf_norm = std::isinf(norm_type);
+  double total = 0.0;
+  for (const GradSpan& g : grads) {
+    const std::int64_t num_chunks = (g.numel + kChunk - 1) / kChunk;
+    std::vector<double> partial(static_cast<std::size_t>(num_chunks), 0.0);
+    parallel_for(num_chunks, 1, [&](std::int64_t begin, std::int64_t end) {
+      for (std::int64_t c = begin; c < end; ++c) {
+        double acc = 0.0;
+        const std::int64_t stop = std::min(g.numel, (c + 1) * kChunk);
+        for (std::int64_t i = c * kChunk; i < stop; ++i) {
+          if (inf_norm) {
+            acc = std::max(acc, static_cast<double>(std::fabs(g.data[i])));
+          } else {
+            acc += norm_term(g.data[i], norm_type);
+          }
+        }
+        partial[static_cast<std::size_t>(c)] = acc;
+      }
+    });
+    for (double p : partial)
+      total = inf_norm ? std::max(total, p) : total + p;
+  }
+  const float norm = static_cast<float>(inf_norm ? total : std::pow(total, 1.0 / norm_type));
+  *total_norm = norm;
+  const float coef = std::min(max_norm / (norm + 1e-6f), 1.0f);
+  for (const GradSpan& g : grads) {
+    parallel_for(g.numel, kElementwiseGrain, [&](std::int64_t begin, std::int64_t end) {
+      for (std::int64_t i = begin; i < end; ++i)
+        g.data[i] *= coef;
+    });
+  }
+}
+
+}  // namespace leangrad::kernels::cpu

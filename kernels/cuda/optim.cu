@@ -1,0 +1,460 @@
+// The fused CUDA optimizer kernels behind kernels/cuda/optim.h: one launch updates many parameter
+// tensors, reading each of p, g and the states once and writing each once. The per-element math
+// is the CPU's own (kernels/optim_math.h, optim/quantization.h). Layout: multi-tensor lists ->
+// device helpers -> kernels (f32 optimizers, Adam8bit, clip_grad_norm) -> launchers.
+//
+// Note [Multi-tensor launch]
+//   - The host packs the tensors into a TensorList passed BY VALUE as the kernel argument: per
+//     tensor its pointers, size and scalars, plus first_chunk[t], the index of tensor t's first
+//     chunk (a prefix sum). The list is sized to stay within the portable 4 KiB kernel-parameter
+//     limit; longer lists take several launches (GPT-2 small, 148 tensors: 3 or 4).
+//   - One CUDA block per chunk: kChunkElements (16384) elements for the f32 optimizers, 32 quant
+//     blocks (8192 elements) for Adam8bit. A block finds its tensor by binary search over
+//     first_chunk, so no block-to-tensor table is needed.
+//   - f32 kernels load and store float4 (16-byte) vectors when every pointer of the launch is
+//     16-byte aligned (the caching allocator's blocks are), else single floats.
+//   - Adam8bit: one warp per quant block of 256 elements, 8 per lane (two float4 of p and g,
+//     two 4-byte words of codes per moment); the block's new absmax is a warp max (shuffles),
+//     so no shared memory beyond the two 256-entry maps, which each CUDA block computes itself.
+//   - NaN/Inf gradients (Adam8bit): the element keeps its states and parameter and the kernel
+//     stores 1 into *found_inf; nothing waits for the GPU.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+
+#include "core/cuda.h"
+#include "core/cuda/cuda_check.h"
+#include "kernels/cuda/optim.h"
+#include "optim/quantization.h"
+
+namespace leangrad::kernels::cuda {
+namespace {
+
+constexpr int kThreadsPerBlock = 256;
+constexpr int kWarpSize = 32;
+constexpr int kWarpsPerBlock = kThreadsPerBlock / kWarpSize;
+constexpr int kVectorWidth = 4;                 // float4
+constexpr std::int64_t kChunkElements = 16384;  // f32 kernels: elements per CUDA block
+constexpr int kQuantBlocksPerWarp = 4;          // Adam8bit: quant blocks per warp per chunk
+constexpr std::int64_t kQuantBlocksPerChunk = kWarpsPerBlock * kQuantBlocksPerWarp;
+constexpr int kElementsPerLane = optim::kQuantBlockSize / kWarpSize;  // 8
+constexpr std::size_t kMaxKernelArgBytes = 4096;
+static_assert(kThreadsPerBlock == optim::kQuantCodes, "one thread per map entry");
+static_assert(kElementsPerLane == 2 * kVectorWidth, "two vectors per lane per quant block");
+
+// ---- Multi-tensor lists (Note [Multi-tensor launch]) -----------------------------------------
+
+template <typename Entry>
+struct TensorList {
+  static constexpr int kMaxTensors =
+      static_cast<int>((kMaxKernelArgBytes - 256) / (sizeof(Entry) + sizeof(std::int64_t)));
+  Entry tensors[kMaxTensors];
+  std::int64_t first_chunk[kMaxTensors + 1];
+  int num_tensors;
+};
+
+// Calls launch(list, num_chunks) for successive lists holding every entry with chunks > 0.
+template <typename Entry, typename NumChunks, typename Launch>
+void for_each_tensor_list(const std::vector<Entry>& entries, const NumChunks& num_chunks,
+                          const Launch& launch) {
+  static_assert(sizeof(TensorList<Entry>) + 128 <= kMaxKernelArgBytes, "kernel argument too big");
+  TensorList<Entry> list;
+  std::memset(&list, 0, sizeof(list));
+  auto flush = [&] {
+    if (list.num_tensors == 0) return;
+    launch(list, list.first_chunk[list.num_tensors]);
+    list.num_tensors = 0;
+  };
+  for (const Entry& entry : entries) {
+    const std::int64_t chunks = num_chunks(entry);
+    if (chunks == 0) continue;
+    const int t = list.num_tensors;
+    list.tensors[t] = entry;
+    list.first_chunk[t + 1] = list.first_chunk[t] + chunks;
+    list.num_tensors = t + 1;
+    if (list.num_tensors == TensorList<Entry>::kMaxTensors) flush();
+  }
+  flush();
+}
+
+__host__ __device__ std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
+  return (a + b - 1) / b;
+}
+
+bool aligned16(const void* p) {
+  return reinterpret_cast<std::uintptr_t>(p) % 16 == 0;
+}
+
+cudaStream_t current_cuda_stream() {
+  return reinterpret_cast<cudaStream_t>(leangrad::cuda::current_stream().id());
+}
+
+// ---- Device helpers --------------------------------------------------------------------------
+
+struct alignas(16) Float4 {
+  float val[kVectorWidth];
+};
+struct alignas(4) Byte4 {
+  std::uint8_t val[kVectorWidth];
+};
+
+// The tensor of the list that owns chunk `chunk`: the last t with first_chunk[t] <= chunk.
+template <typename List>
+__device__ __forceinline__ int locate_tensor(const List& list, std::int64_t chunk) {
+  int lo = 0;
+  int hi = list.num_tensors - 1;
+  while (lo < hi) {
+    const int mid = (lo + hi + 1) / 2;
+    if (list.first_chunk[mid] <= chunk) {
+      lo = mid;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  return lo;
+}
+
+__device__ __forceinline__ float warp_max(float x) {
+#pragma unroll
+  for (int offset = kWarpSize / 2; offset > 0; offset /= 2)
+    x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, offset));
+  return x;
+}
+
+// Sum (or max) of x over the CUDA block; the result is valid in thread 0.
+template <typename T>
+__device__ __forceinline__ T block_reduce(T x, bool take_max) {
+  __shared__ T warp_results[kWarpsPerBlock];
+#pragma unroll
+  for (int offset = kWarpSize / 2; offset > 0; offset /= 2) {
+    const T other = __shfl_xor_sync(0xffffffffu, x, offset);
+    x = take_max ? (other > x ? other : x) : x + other;
+  }
+  const int warp = static_cast<int>(threadIdx.x) / kWarpSize;
+  if (threadIdx.x % kWarpSize == 0) warp_results[warp] = x;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    x = warp_results[0];
+    for (int w = 1; w < kWarpsPerBlock; ++w)
+      x = take_max ? (warp_results[w] > x ? warp_results[w] : x) : x + warp_results[w];
+  }
+  return x;
+}
+
+// ---- Kernels: f32 optimizers -----------------------------------------------------------------
+
+// One chunk of one tensor through `update` (Note [Optimizer streams] in kernels/optim_math.h).
+template <typename Update, bool kVectorized>
+__global__ void __launch_bounds__(kThreadsPerBlock)
+    multi_tensor_update_kernel(TensorList<OptimTensor<Update>> list, Update update,
+                               int* found_inf) {
+  constexpr int kStreams = Update::kNumStreams;
+  const int t = locate_tensor(list, blockIdx.x);
+  const OptimTensor<Update>& entry = list.tensors[t];
+  const std::int64_t begin = (blockIdx.x - list.first_chunk[t]) * kChunkElements;
+  const std::int64_t end = min(begin + kChunkElements, entry.numel);
+  bool skipped = false;
+  std::int64_t scalar_begin = begin;
+  if constexpr (kVectorized) {
+    const std::int64_t vector_end = begin + (end - begin) / kVectorWidth * kVectorWidth;
+    for (std::int64_t i = begin + threadIdx.x * kVectorWidth; i < vector_end;
+         i += kThreadsPerBlock * kVectorWidth) {
+      Float4 v[kStreams];
+#pragma unroll
+      for (int k = 0; k < kStreams; ++k)
+        v[k] = entry.data[k] != nullptr ? *reinterpret_cast<const Float4*>(entry.data[k] + i)
+                                        : Float4{};
+#pragma unroll
+      for (int lane = 0; lane < kVectorWidth; ++lane) {
+        float x[kStreams];
+#pragma unroll
+        for (int k = 0; k < kStreams; ++k)
+          x[k] = v[k].val[lane];
+        skipped |= !update(entry.scalars, x);
+#pragma unroll
+        for (int k = 0; k < kStreams; ++k)
+          v[k].val[lane] = x[k];
+      }
+#pragma unroll
+      for (int k = 0; k < kStreams; ++k)
+        if (k != kGradSlot && entry.data[k] != nullptr)
+          *reinterpret_cast<Float4*>(entry.data[k] + i) = v[k];
+    }
+    scalar_begin = vector_end;
+  }
+  for (std::int64_t i = scalar_begin + threadIdx.x; i < end; i += kThreadsPerBlock) {
+    float x[kStreams];
+#pragma unroll
+    for (int k = 0; k < kStreams; ++k)
+      x[k] = entry.data[k] != nullptr ? entry.data[k][i] : 0.0f;
+    skipped |= !update(entry.scalars, x);
+#pragma unroll
+    for (int k = 0; k < kStreams; ++k)
+      if (k != kGradSlot && entry.data[k] != nullptr) entry.data[k][i] = x[k];
+  }
+  if (skipped && found_inf != nullptr) *found_inf = 1;  // every writer stores the same value
+}
+
+// ---- Kernel: Adam8bit ------------------------------------------------------------------------
+
+// Element j (0..7) of a lane within its quant block: two float4 per lane, lanes contiguous.
+__device__ __forceinline__ int lane_element(int lane, int j) {
+  return (j / kVectorWidth) * (kWarpSize * kVectorWidth) + lane * kVectorWidth + j % kVectorWidth;
+}
+
+template <bool kVectorized>
+__global__ void __launch_bounds__(kThreadsPerBlock)
+    adam8bit_kernel(TensorList<Adam8bitTensor> list, AdamUpdate update, int* found_inf) {
+  __shared__ float signed_map[optim::kQuantCodes];
+  __shared__ float unsigned_map[optim::kQuantCodes];
+  signed_map[threadIdx.x] = optim::dynamic_map_value(static_cast<int>(threadIdx.x), true);
+  unsigned_map[threadIdx.x] = optim::dynamic_map_value(static_cast<int>(threadIdx.x), false);
+  __syncthreads();
+
+  const int t = locate_tensor(list, blockIdx.x);
+  const Adam8bitTensor& e = list.tensors[t];
+  const int warp = static_cast<int>(threadIdx.x) / kWarpSize;
+  const int lane = static_cast<int>(threadIdx.x) % kWarpSize;
+  const std::int64_t num_blocks = ceil_div(e.numel, optim::kQuantBlockSize);
+  const std::int64_t first_block = (blockIdx.x - list.first_chunk[t]) * kQuantBlocksPerChunk;
+  bool skipped = false;
+  for (int k = 0; k < kQuantBlocksPerWarp; ++k) {
+    const std::int64_t block = first_block + k * kWarpsPerBlock + warp;
+    if (block >= num_blocks) break;  // warp-uniform
+    const std::int64_t base = block * optim::kQuantBlockSize;
+    const bool full = kVectorized && base + optim::kQuantBlockSize <= e.numel;
+    float p[kElementsPerLane], g[kElementsPerLane];
+    std::uint8_t c1[kElementsPerLane], c2[kElementsPerLane];
+    if (full) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const std::int64_t i = base + lane_element(lane, h * kVectorWidth);
+        const Float4 pv = *reinterpret_cast<const Float4*>(e.param + i);
+        const Float4 gv = *reinterpret_cast<const Float4*>(e.grad + i);
+        const Byte4 b1 = *reinterpret_cast<const Byte4*>(e.state1 + i);
+        const Byte4 b2 = *reinterpret_cast<const Byte4*>(e.state2 + i);
+#pragma unroll
+        for (int l = 0; l < kVectorWidth; ++l) {
+          p[h * kVectorWidth + l] = pv.val[l];
+          g[h * kVectorWidth + l] = gv.val[l];
+          c1[h * kVectorWidth + l] = b1.val[l];
+          c2[h * kVectorWidth + l] = b2.val[l];
+        }
+      }
+    } else {
+#pragma unroll
+      for (int j = 0; j < kElementsPerLane; ++j) {
+        const std::int64_t i = base + lane_element(lane, j);
+        const bool valid = i < e.numel;
+        p[j] = valid ? e.param[i] : 0.0f;
+        g[j] = valid ? e.grad[i] : 0.0f;
+        c1[j] = valid ? e.state1[i] : std::uint8_t{127};  // code of 0 (signed map)
+        c2[j] = valid ? e.state2[i] : std::uint8_t{0};    // code of 0 (unsigned map)
+      }
+    }
+    const float old_absmax1 = e.absmax1[block];
+    const float old_absmax2 = e.absmax2[block];
+    float m[kElementsPerLane], v[kElementsPerLane];
+    float max1 = 0.0f, max2 = 0.0f;
+#pragma unroll
+    for (int j = 0; j < kElementsPerLane; ++j) {
+      float x[AdamUpdate::kNumStreams] = {
+          p[j], g[j], optim::dequantize_state(signed_map, c1[j], old_absmax1),
+          optim::dequantize_state(unsigned_map, c2[j], old_absmax2), 0.0f};
+      // Elements past the end (zeros, all states 0) give m = v = 0: no effect on the absmax.
+      skipped |= !update(e.scalars, x);
+      p[j] = x[kParamSlot];
+      m[j] = x[2];
+      v[j] = x[3];
+      max1 = fmaxf(max1, fabsf(m[j]));
+      max2 = fmaxf(max2, v[j]);
+    }
+    const float new_absmax1 = warp_max(max1);
+    const float new_absmax2 = warp_max(max2);
+    if (lane == 0) {
+      e.absmax1[block] = new_absmax1;
+      e.absmax2[block] = new_absmax2;
+    }
+#pragma unroll
+    for (int j = 0; j < kElementsPerLane; ++j) {
+      c1[j] = optim::quantize_state(signed_map, m[j], new_absmax1, true);
+      c2[j] = optim::quantize_state(unsigned_map, v[j], new_absmax2, false);
+    }
+    if (full) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const std::int64_t i = base + lane_element(lane, h * kVectorWidth);
+        Float4 pv;
+        Byte4 b1, b2;
+#pragma unroll
+        for (int l = 0; l < kVectorWidth; ++l) {
+          pv.val[l] = p[h * kVectorWidth + l];
+          b1.val[l] = c1[h * kVectorWidth + l];
+          b2.val[l] = c2[h * kVectorWidth + l];
+        }
+        *reinterpret_cast<Float4*>(e.param + i) = pv;
+        *reinterpret_cast<Byte4*>(e.state1 + i) = b1;
+        *reinterpret_cast<Byte4*>(e.state2 + i) = b2;
+      }
+    } else {
+#pragma unroll
+      for (int j = 0; j < kElementsPerLane; ++j) {
+        const std::int64_t i = base + lane_element(lane, j);
+        if (i < e.numel) {
+          e.param[i] = p[j];
+          e.state1[i] = c1[j];
+          e.state2[i] = c2[j];
+        }
+      }
+    }
+  }
+  if (skipped && found_inf != nullptr) *found_inf = 1;
+}
+
+// ---- Kernels: clip_grad_norm -----------------------------------------------------------------
+
+// partials[chunk] = sum of |g|^p (max |g| for the inf-norm) over one chunk.
+__global__ void __launch_bounds__(kThreadsPerBlock)
+    grad_norm_partials_kernel(TensorList<GradSpan> list, float norm_type, bool inf_norm,
+                              float* partials) {
+  const int t = locate_tensor(list, blockIdx.x);
+  const GradSpan& g = list.tensors[t];
+  const std::int64_t begin = (blockIdx.x - list.first_chunk[t]) * kChunkElements;
+  const std::int64_t end = min(begin + kChunkElements, g.numel);
+  float acc = 0.0f;
+  for (std::int64_t i = begin + threadIdx.x; i < end; i += kThreadsPerBlock)
+    acc = inf_norm ? fmaxf(acc, fabsf(g.data[i])) : acc + norm_term(g.data[i], norm_type);
+  acc = block_reduce(acc, inf_norm);
+  if (threadIdx.x == 0) partials[blockIdx.x] = acc;
+}
+
+// One block: total_norm = the norm from the partials; clip_coef = min(1, max / (norm + 1e-6)).
+__global__ void __launch_bounds__(kThreadsPerBlock)
+    grad_norm_finish_kernel(const float* partials, std::int64_t num_partials, float norm_type,
+                            bool inf_norm, float max_norm, float* total_norm, float* clip_coef) {
+  double acc = 0.0;
+  for (std::int64_t i = threadIdx.x; i < num_partials; i += kThreadsPerBlock)
+    acc = inf_norm ? fmax(acc, static_cast<double>(partials[i])) : acc + partials[i];
+  acc = block_reduce(acc, inf_norm);
+  if (threadIdx.x == 0) {
+    const float norm = static_cast<float>(inf_norm ? acc : pow(acc, 1.0 / norm_type));
+    *total_norm = norm;
+    *clip_coef = fminf(max_norm / (norm + 1e-6f), 1.0f);
+  }
+}
+
+__global__ void __launch_bounds__(kThreadsPerBlock)
+    scale_grads_kernel(TensorList<GradSpan> list, const float* clip_coef) {
+  const int t = locate_tensor(list, blockIdx.x);
+  const GradSpan& g = list.tensors[t];
+  const std::int64_t begin = (blockIdx.x - list.first_chunk[t]) * kChunkElements;
+  const std::int64_t end = min(begin + kChunkElements, g.numel);
+  const float coef = *clip_coef;
+  for (std::int64_t i = begin + threadIdx.x; i < end; i += kThreadsPerBlock)
+    g.data[i] *= coef;
+}
+
+// ---- Launchers -------------------------------------------------------------------------------
+
+template <typename Update>
+void launch_update(const Update& update, const std::vector<OptimTensor<Update>>& tensors,
+                   int* found_inf) {
+  bool aligned = true;
+  for (const OptimTensor<Update>& t : tensors)
+    for (float* p : t.data)
+      aligned = aligned && aligned16(p);
+  const cudaStream_t stream = current_cuda_stream();
+  for_each_tensor_list(
+      tensors, [](const OptimTensor<Update>& t) { return ceil_div(t.numel, kChunkElements); },
+      [&](const TensorList<OptimTensor<Update>>& list, std::int64_t num_chunks) {
+        const auto blocks = static_cast<unsigned int>(num_chunks);
+        if (aligned) {
+          multi_tensor_update_kernel<Update, true>
+              <<<blocks, kThreadsPerBlock, 0, stream>>>(list, update, found_inf);
+        } else {
+          multi_tensor_update_kernel<Update, false>
+              <<<blocks, kThreadsPerBlock, 0, stream>>>(list, update, found_inf);
+        }
+        LG_CUDA_CHECK_LAUNCH();
+      });
+}
+
+std::int64_t grad_chunks(const GradSpan& g) {
+  return ceil_div(g.numel, kChunkElements);
+}
+
+}  // namespace
+
+void sgd_step(const SgdUpdate& update, const std::vector<OptimTensor<SgdUpdate>>& tensors) {
+  launch_update(update, tensors, nullptr);
+}
+
+void adam_step(const AdamUpdate& update, const std::vector<OptimTensor<AdamUpdate>>& tensors,
+               int* found_inf) {
+  launch_update(update, tensors, found_inf);
+}
+
+void radam_step(const RAdamUpdate& update, const std::vector<OptimTensor<RAdamUpdate>>& tensors) {
+  launch_update(update, tensors, nullptr);
+}
+
+void adam8bit_step(const AdamUpdate& update, const std::vector<Adam8bitTensor>& tensors,
+                   int* found_inf) {
+  bool aligned = true;
+  for (const Adam8bitTensor& t : tensors) {
+    aligned = aligned && aligned16(t.param) && aligned16(t.grad);
+    aligned = aligned && reinterpret_cast<std::uintptr_t>(t.state1) % 4 == 0 &&
+              reinterpret_cast<std::uintptr_t>(t.state2) % 4 == 0;
+  }
+  const cudaStream_t stream = current_cuda_stream();
+  for_each_tensor_list(
+      tensors,
+      [](const Adam8bitTensor& t) {
+        return ceil_div(ceil_div(t.numel, optim::kQuantBlockSize), kQuantBlocksPerChunk);
+      },
+      [&](const TensorList<Adam8bitTensor>& list, std::int64_t num_chunks) {
+        const auto blocks = static_cast<unsigned int>(num_chunks);
+        if (aligned) {
+          adam8bit_kernel<true><<<blocks, kThreadsPerBlock, 0, stream>>>(list, update, found_inf);
+        } else {
+          adam8bit_kernel<false><<<blocks, kThreadsPerBlock, 0, stream>>>(list, update, found_inf);
+        }
+        LG_CUDA_CHECK_LAUNCH();
+      });
+}
+
+std::int64_t clip_grad_norm_scratch_floats(const std::vector<GradSpan>& grads) {
+  std::int64_t chunks = 0;
+  for (const GradSpan& g : grads)
+    chunks += grad_chunks(g);
+  return 1 + chunks;  // the clip coefficient, then one partial per chunk
+}
+
+void clip_grad_norm(const std::vector<GradSpan>& grads, float max_norm, float norm_type,
+                    float* total_norm, float* scratch) {
+  const cudaStream_t stream = current_cuda_stream();
+  const bool inf_norm = norm_type > 3.0e38f;
+  float* clip_coef = scratch;
+  float* partials = scratch + 1;
+  std::int64_t offset = 0;
+  for_each_tensor_list(
+      grads, grad_chunks, [&](const TensorList<GradSpan>& list, std::int64_t num_chunks) {
+        grad_norm_partials_kernel<<<static_cast<unsigned int>(num_chunks), kThreadsPerBlock, 0,
+                                    stream>>>(list, norm_type, inf_norm, partials + offset);
+        LG_CUDA_CHECK_LAUNCH();
+        offset += num_chunks;
+      });
+  grad_norm_finish_kernel<<<1, kThreadsPerBlock, 0, stream>>>(partials, offset, norm_type, inf_norm,
+                                                              max_norm, total_norm, clip_coef);
+  LG_CUDA_CHECK_LAUNCH();
+  for_each_tensor_list(
+      grads, grad_chunks, [&](const TensorList<GradSpan>& list, std::int64_t num_chunks) {
+        scale_grads_kernel<<<static_cast<unsigned int>(num_chunks), kThreadsPerBlock, 0, stream>>>(
+            list, clip_coef);
+        LG_CUDA_CHECK_LAUNCH();
+      });
+}
+
+}  // namespace leangrad::kernels::cuda

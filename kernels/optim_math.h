@@ -1,0 +1,175 @@
+// The per-element math of the optimizers, shared by the CPU loops (kernels/cpu/optim.cpp) and the
+// fused CUDA kernels (kernels/cuda/optim.cu): both call these LG_HOST_DEVICE functors, so the CPU
+// tests against PyTorch check the formulas the GPU runs (STYLE.md habit 2).
+//
+// Note [Optimizer streams]
+//   An update reads and writes kNumStreams float32 arrays of one parameter tensor, element by
+//   element: slot 0 the parameter, slot 1 its gradient (read only), then the states. A state that
+//   an option turns off (SGD without momentum, Adam without amsgrad) has a null pointer and
+//   reads as 0. Hyperparameters common to a launch live in the functor; those that differ per
+//   tensor (the group's lr and weight decay, bias corrections of the tensor's own step) in its
+//   TensorScalars. Scalars are computed in double on the host and rounded to float once, in the
+//   order PyTorch's single-tensor implementations use (torch 1.13 optim/*.py).
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#include "core/macros.h"
+
+namespace leangrad::kernels {
+
+inline constexpr int kParamSlot = 0;
+inline constexpr int kGradSlot = 1;
+
+// True for finite x (NaN - NaN and inf - inf are NaN); the same on host and device.
+LG_HOST_DEVICE LG_INLINE bool is_finite(float x) {
+  return x - x == 0.0f;
+}
+
+// One tensor of a multi-tensor launch: its streams (see Note [Optimizer streams]), its size and
+// its scalars.
+template <typename Update>
+struct OptimTensor {
+  float* data[Update::kNumStreams];
+  std::int64_t numel;
+  typename Update::TensorScalars scalars;
+};
+
+// torch.optim.SGD: g += wd p; buf = first ? g : momentum buf + (1 - dampening) g;
+// g = nesterov ? g + momentum buf : buf; p -= lr g.
+struct SgdUpdate {
+  static constexpr int kNumStreams = 3;  // param, grad, momentum_buffer (null without momentum)
+  struct TensorScalars {
+    float lr;
+    float weight_decay;
+    bool first_step;  // the buffer starts as a copy of the gradient
+  };
+  float momentum;
+  float one_minus_dampening;
+  bool nesterov;
+
+  LG_HOST_DEVICE LG_INLINE bool operator()(const TensorScalars& s, float (&x)[3]) const {
+    float g = x[kGradSlot];
+    if (s.weight_decay != 0.0f) g = g + s.weight_decay * x[kParamSlot];
+    if (momentum != 0.0f) {
+      const float buf = s.first_step ? g : x[2] * momentum + one_minus_dampening * g;
+      x[2] = buf;
+      g = nesterov ? g + momentum * buf : buf;
+    }
+    x[kParamSlot] = x[kParamSlot] + (-s.lr) * g;
+    return true;
+  }
+};
+
+// torch.optim.Adam / AdamW (decoupled weight decay): with bias corrections bc1 = 1 - beta1^t,
+// bc2 = 1 - beta2^t,
+//   m = beta1 m + (1 - beta1) g;  v = beta2 v + (1 - beta2) g^2;  vmax = max(vmax, v) (amsgrad)
+//   p -= (lr / bc1) m / (sqrt(v or vmax) / sqrt(bc2) + eps)
+// With skip_nonfinite (Adam8bit), an element whose gradient is NaN/Inf is left as it was and the
+// call returns false.
+struct AdamUpdate {
+  static constexpr int kNumStreams = 5;  // param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq
+  struct TensorScalars {
+    float lr;
+    float weight_decay;
+    float step_size;              // lr / bc1
+    float bias_correction2_sqrt;  // sqrt(bc2)
+  };
+  float beta1, one_minus_beta1;
+  float beta2, one_minus_beta2;
+  float eps;
+  bool amsgrad;
+  bool decoupled_weight_decay;  // AdamW: p *= 1 - lr wd, instead of g += wd p
+  bool skip_nonfinite;
+
+  LG_HOST_DEVICE LG_INLINE bool operator()(const TensorScalars& s, float (&x)[5]) const {
+    float g = x[kGradSlot];
+    if (skip_nonfinite && !is_finite(g)) return false;
+    float p = x[kParamSlot];
+    if (s.weight_decay != 0.0f) {
+      if (decoupled_weight_decay) {
+        p = p * (1.0f - s.lr * s.weight_decay);
+      } else {
+        g = g + s.weight_decay * p;
+      }
+    }
+    const float m = x[2] * beta1 + one_minus_beta1 * g;
+    const float v = x[3] * beta2 + one_minus_beta2 * g * g;
+    x[2] = m;
+    x[3] = v;
+    float second = v;
+    if (amsgrad) {
+      second = x[4] > v ? x[4] : v;
+      x[4] = second;
+    }
+    const float denom = std::sqrt(second) / s.bias_correction2_sqrt + eps;
+    x[kParamSlot] = p + (-s.step_size) * (m / denom);
+    return true;
+  }
+};
+
+// torch.optim.RAdam (Liu et al., 2020): Adam's moments; while the variance of the adaptive
+// learning rate is intractable (rho_t <= 5, the first steps) a plain momentum step
+// p -= lr m / bc1, afterwards p -= (m / bc1) lr (sqrt(bc2) / (sqrt(v) + eps)) rect.
+// rho_t and rect depend only on the step: the host computes them (optim/radam.cpp).
+struct RAdamUpdate {
+  static constexpr int kNumStreams = 4;  // param, grad, exp_avg, exp_avg_sq
+  struct TensorScalars {
+    float lr;
+    float weight_decay;
+    float bias_correction1;
+    float bias_correction2_sqrt;
+    float rect;
+    bool rectified;  // rho_t > 5
+  };
+  float beta1, one_minus_beta1;
+  float beta2, one_minus_beta2;
+  float eps;
+
+  LG_HOST_DEVICE LG_INLINE bool operator()(const TensorScalars& s, float (&x)[4]) const {
+    float g = x[kGradSlot];
+    if (s.weight_decay != 0.0f) g = g + s.weight_decay * x[kParamSlot];
+    const float m = x[2] * beta1 + one_minus_beta1 * g;
+    const float v = x[3] * beta2 + one_minus_beta2 * g * g;
+    x[2] = m;
+    x[3] = v;
+    const float corrected = m / s.bias_correction1;
+    if (s.rectified) {
+      const float adaptive_lr = s.bias_correction2_sqrt / (std::sqrt(v) + eps);
+      x[kParamSlot] = x[kParamSlot] + (-1.0f) * (corrected * s.lr * adaptive_lr * s.rect);
+    } else {
+      x[kParamSlot] = x[kParamSlot] + (-1.0f) * (corrected * s.lr);
+    }
+    return true;
+  }
+};
+
+// One parameter of Adam8bit with quantised states (optim/quantization.h): state1/state2 hold one
+// uint8 code per element, absmax1/absmax2 one float per block of kQuantBlockSize elements.
+struct Adam8bitTensor {
+  float* param;
+  const float* grad;
+  std::uint8_t* state1;  // first moment, signed dynamic map
+  std::uint8_t* state2;  // second moment, unsigned dynamic map
+  float* absmax1;
+  float* absmax2;
+  std::int64_t numel;
+  AdamUpdate::TensorScalars scalars;
+};
+
+// A gradient for clip_grad_norm_: contiguous float32.
+struct GradSpan {
+  float* data;
+  std::int64_t numel;
+};
+
+// The contribution of one element to a p-norm (|g|^p; p = inf reduces with max instead of +).
+LG_HOST_DEVICE LG_INLINE float norm_term(float g, float norm_type) {
+  const float a = std::fabs(g);
+  if (norm_type == 2.0f) return a * a;
+  if (norm_type == 1.0f) return a;
+  return std::pow(a, norm_type);
+}
+
+}  // namespace leangrad::kernels

@@ -1,0 +1,59 @@
+// optim::Adam and optim::AdamW (Kingma & Ba, 2015; Loshchilov & Hutter, 2019), as torch.optim.Adam
+// and torch.optim.AdamW: the same moments, bias corrections, amsgrad and defaults. Adam adds the
+// weight decay to the gradient (L2); AdamW decays the weights directly (p *= 1 - lr wd) and has
+// weight_decay 1e-2 by default. The math: kernels/optim_math.h AdamUpdate.
+//   optim::AdamW opt(model.parameters(), optim::AdamWOptions(3e-4).betas({0.9, 0.95}));
+#pragma once
+
+#include <tuple>
+#include <vector>
+
+#include "optim/optimizer.h"
+
+namespace leangrad::optim {
+
+class AdamOptions {
+ public:
+  explicit AdamOptions(double lr = 1e-3) : lr_(lr) {}
+  LG_OPTIM_ARG(double, lr, 1e-3)
+  using Betas = std::tuple<double, double>;
+  LG_OPTIM_ARG(Betas, betas, Betas(0.9, 0.999))
+  LG_OPTIM_ARG(double, eps, 1e-8)
+  LG_OPTIM_ARG(double, weight_decay, 0.0)
+  LG_OPTIM_ARG(bool, amsgrad, false)
+};
+
+class AdamWOptions {
+ public:
+  explicit AdamWOptions(double lr = 1e-3) : lr_(lr) {}
+  LG_OPTIM_ARG(double, lr, 1e-3)
+  using Betas = std::tuple<double, double>;
+  LG_OPTIM_ARG(Betas, betas, Betas(0.9, 0.999))
+  LG_OPTIM_ARG(double, eps, 1e-8)
+  LG_OPTIM_ARG(double, weight_decay, 1e-2)
+  LG_OPTIM_ARG(bool, amsgrad, false)
+};
+
+class Adam : public Optimizer {
+ public:
+  Adam(std::vector<Tensor> params, AdamOptions options = AdamOptions());
+  Adam(std::vector<ParamGroup> groups, AdamOptions options = AdamOptions());
+  const AdamOptions& options() const { return options_; }
+
+ protected:
+  Adam(std::vector<ParamGroup> groups, AdamOptions options, bool decoupled_weight_decay);
+
+ private:
+  void update(Device device, const std::vector<ParamRef>& params) override;
+  bool valid_state(const Tensor& param, const std::string& name, const Shape& shape) const override;
+  AdamOptions options_;
+  bool decoupled_weight_decay_;
+};
+
+class AdamW : public Adam {
+ public:
+  AdamW(std::vector<Tensor> params, AdamWOptions options = AdamWOptions());
+  AdamW(std::vector<ParamGroup> groups, AdamWOptions options = AdamWOptions());
+};
+
+}  // namespace leangrad::optim

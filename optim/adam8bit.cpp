@@ -1,0 +1,107 @@
+// optim::Adam8bit (optim/adam8bit.h): parameters below min_8bit_size go through the float32 Adam
+// launcher, the others through the block-wise 8-bit one; both skip NaN/Inf gradient elements and
+// raise the found_inf flag on the device.
+#include "optim/adam8bit.h"
+
+#include <cmath>
+
+#include "core/creation.h"
+#include "kernels/cpu/optim.h"
+#include "kernels/cuda/optim.h"
+#include "optim/quantization.h"
+
+namespace leangrad::optim {
+namespace {
+
+std::int64_t num_quant_blocks(std::int64_t numel) {
+  return (numel + kQuantBlockSize - 1) / kQuantBlockSize;
+}
+
+}  // namespace
+
+Adam8bit::Adam8bit(std::vector<Tensor> params, Adam8bitOptions options)
+    : Adam8bit(std::vector<ParamGroup>{ParamGroup(std::move(params))}, options) {}
+
+Adam8bit::Adam8bit(std::vector<ParamGroup> groups, Adam8bitOptions options)
+    : Optimizer(std::move(groups), options.lr(), options.weight_decay()), options_(options) {
+  const auto [beta1, beta2] = options.betas();
+  LG_CHECK(beta1 >= 0 && beta1 < 1 && beta2 >= 0 && beta2 < 1, "Adam8bit: invalid betas (", beta1,
+           ", ", beta2, "): each must be in [0, 1)");
+  LG_CHECK(options.eps() >= 0, "Adam8bit: invalid eps ", options.eps());
+  LG_CHECK(options.min_8bit_size() >= 0, "Adam8bit: invalid min_8bit_size ",
+           options.min_8bit_size());
+}
+
+void Adam8bit::update(Device device, const std::vector<ParamRef>& params) {
+  const auto [beta1, beta2] = options_.betas();
+  const kernels::AdamUpdate update{static_cast<float>(beta1),
+                                   static_cast<float>(1.0 - beta1),
+                                   static_cast<float>(beta2),
+                                   static_cast<float>(1.0 - beta2),
+                                   static_cast<float>(options_.eps()),
+                                   /*amsgrad=*/false,
+                                   options_.decoupled_weight_decay(),
+                                   /*skip_nonfinite=*/true};
+  if (!found_inf_.defined() || found_inf_.device() != device)
+    found_inf_ = zeros({}, TensorOptions(kInt32).device(device));
+  found_inf_.zero_();  // on the device's stream: no host wait
+  std::vector<kernels::OptimTensor<kernels::AdamUpdate>> small;
+  std::vector<kernels::Adam8bitTensor> large;
+  for (const ParamRef& ref : params) {
+    ParamState& state = *ref.state;
+    const std::int64_t n = ref.param.numel();
+    if (state.tensors.empty()) {
+      if (quantized(ref.param)) {
+        const auto codes = TensorOptions(kUInt8).device(device);
+        // Codes of 0: 127 in the signed map, 0 in the unsigned one (absmax 0 makes any code 0).
+        state.set("state1", full(ref.param.shape(), 127, codes));
+        state.set("state2", zeros(ref.param.shape(), codes));
+        state.set("absmax1", zeros({num_quant_blocks(n)}, TensorOptions(kFloat32).device(device)));
+        state.set("absmax2", zeros({num_quant_blocks(n)}, TensorOptions(kFloat32).device(device)));
+      } else {
+        state.set("exp_avg", zeros_like(ref.param));
+        state.set("exp_avg_sq", zeros_like(ref.param));
+      }
+    }
+    const double step = static_cast<double>(state.step);
+    const double bias_correction1 = 1.0 - std::pow(beta1, step);
+    const double bias_correction2 = 1.0 - std::pow(beta2, step);
+    const kernels::AdamUpdate::TensorScalars scalars{
+        static_cast<float>(ref.lr), static_cast<float>(ref.weight_decay),
+        static_cast<float>(ref.lr / bias_correction1),
+        static_cast<float>(std::sqrt(bias_correction2))};
+    if (quantized(ref.param)) {
+      large.push_back({ref.param.data_ptr<float>(), ref.grad.data_ptr<float>(),
+                       state.at("state1").data_ptr<std::uint8_t>(),
+                       state.at("state2").data_ptr<std::uint8_t>(),
+                       state.at("absmax1").data_ptr<float>(), state.at("absmax2").data_ptr<float>(),
+                       n, scalars});
+    } else {
+      small.push_back({{ref.param.data_ptr<float>(), ref.grad.data_ptr<float>(),
+                        state.at("exp_avg").data_ptr<float>(),
+                        state.at("exp_avg_sq").data_ptr<float>(), nullptr},
+                       n,
+                       scalars});
+    }
+  }
+  int* found_inf = found_inf_.data_ptr<std::int32_t>();
+  if (device.is_cuda()) {
+    if (!small.empty()) kernels::cuda::adam_step(update, small, found_inf);
+    if (!large.empty()) kernels::cuda::adam8bit_step(update, large, found_inf);
+  } else {
+    if (!small.empty()) kernels::cpu::adam_step(update, small, found_inf);
+    if (!large.empty()) kernels::cpu::adam8bit_step(update, large, found_inf);
+  }
+  found_inf_.bump_version();
+}
+
+bool Adam8bit::valid_state(const Tensor& param, const std::string& name, const Shape& shape) const {
+  if (!quantized(param))
+    return (name == "exp_avg" || name == "exp_avg_sq") && shape == param.shape();
+  if (name == "state1" || name == "state2") return shape == param.shape();
+  if (name == "absmax1" || name == "absmax2")
+    return shape == Shape{num_quant_blocks(param.numel())};
+  return false;
+}
+
+}  // namespace leangrad::optim

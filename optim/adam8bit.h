@@ -1,0 +1,53 @@
+// optim::Adam8bit: Adam with both moments stored block-wise in 8 bits (Dettmers et al., "8-bit
+// Optimizers via Block-wise Quantization", 2022; bitsandbytes' Adam8bit). Per parameter of at
+// least min_8bit_size elements the state is one uint8 code per element for each moment plus one
+// float absmax per block of 256 (2.03 bytes per parameter instead of Adam's 8); smaller tensors
+// (biases, norms) keep float32 states, as in bitsandbytes. Each step dequantises a block, updates
+// it in float32 exactly as Adam, and requantises it with the block's new absmax to the nearest
+// code (optim/quantization.h, Note [Dynamic quantisation map]; docs/optimizers.md has a worked
+// example). Gradient elements that are NaN/Inf are not applied: the element keeps its parameter
+// and states, and found_inf() reads 1 for that step, without the step waiting for the GPU.
+#pragma once
+
+#include <cstdint>
+#include <tuple>
+#include <vector>
+
+#include "optim/optimizer.h"
+
+namespace leangrad::optim {
+
+class Adam8bitOptions {
+ public:
+  explicit Adam8bitOptions(double lr = 1e-3) : lr_(lr) {}
+  LG_OPTIM_ARG(double, lr, 1e-3)
+  using Betas = std::tuple<double, double>;
+  LG_OPTIM_ARG(Betas, betas, Betas(0.9, 0.999))
+  LG_OPTIM_ARG(double, eps, 1e-8)
+  LG_OPTIM_ARG(double, weight_decay, 0.0)
+  // AdamW-style decay (p *= 1 - lr wd) instead of L2 added to the gradient.
+  LG_OPTIM_ARG(bool, decoupled_weight_decay, false)
+  // Parameters with fewer elements keep float32 states.
+  LG_OPTIM_ARG(std::int64_t, min_8bit_size, 4096)
+};
+
+class Adam8bit : public Optimizer {
+ public:
+  Adam8bit(std::vector<Tensor> params, Adam8bitOptions options = Adam8bitOptions());
+  Adam8bit(std::vector<ParamGroup> groups, Adam8bitOptions options = Adam8bitOptions());
+  const Adam8bitOptions& options() const { return options_; }
+
+  // An int32 0-d tensor on the parameters' device: 1 when the last step met a NaN/Inf gradient
+  // element (and skipped it), else 0. Undefined before the first step. Reading it (item())
+  // waits for the GPU; step() itself never does.
+  const Tensor& found_inf() const { return found_inf_; }
+
+ private:
+  void update(Device device, const std::vector<ParamRef>& params) override;
+  bool valid_state(const Tensor& param, const std::string& name, const Shape& shape) const override;
+  bool quantized(const Tensor& param) const { return param.numel() >= options_.min_8bit_size(); }
+  Adam8bitOptions options_;
+  Tensor found_inf_;
+};
+
+}  // namespace leangrad::optim

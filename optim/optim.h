@@ -1,0 +1,22 @@
+// leangrad's optimizers (namespace leangrad::optim), as torch.optim: SGD, Adam, AdamW, RAdam and
+// the block-wise 8-bit Adam8bit, clip_grad_norm_ and learning-rate schedulers.
+//   optim::AdamW opt(model.parameters(), optim::AdamWOptions(1e-3));
+//   for (auto& [x, y] : batches) {
+//     opt.zero_grad();
+//     cross_entropy(model.forward(x), y).backward();
+//     optim::clip_grad_norm_(model.parameters(), 1.0);
+//     opt.step();
+//   }
+// Each optimizer updates all its parameters with one fused multi-tensor kernel per device
+// (kernels/cpu/optim.h, kernels/cuda/optim.h). docs/optimizers.md explains the options, the
+// 8-bit quantisation and gradient accumulation.
+#pragma once
+
+#include "optim/adam.h"
+#include "optim/adam8bit.h"
+#include "optim/clip_grad.h"
+#include "optim/optimizer.h"
+#include "optim/quantization.h"
+#include "optim/radam.h"
+#include "optim/schedulers.h"
+#include "optim/sgd.h"

@@ -1,0 +1,190 @@
+// The optimizer base (optim/optimizer.h): parameter groups, the step() loop shared by every
+// optimizer, zero_grad, and the state dict as named tensors.
+#include "optim/optimizer.h"
+
+#include <map>
+#include <utility>
+
+#include "autograd/grad_mode.h"
+#include "core/creation.h"
+
+namespace leangrad::optim {
+
+Tensor* ParamState::find(const std::string& name) {
+  for (auto& [key, value] : tensors)
+    if (key == name) return &value;
+  return nullptr;
+}
+
+bool ParamState::contains(const std::string& name) const {
+  for (const auto& named : tensors)
+    if (named.first == name) return true;
+  return false;
+}
+
+const Tensor& ParamState::at(const std::string& name) const {
+  for (const auto& [key, value] : tensors)
+    if (key == name) return value;
+  LG_THROW(Error, "optimizer state has no tensor '", name,
+           "' (a state dict that was loaded without it?)");
+}
+
+void ParamState::set(const std::string& name, Tensor value) {
+  if (Tensor* existing = find(name)) {
+    *existing = std::move(value);
+  } else {
+    tensors.emplace_back(name, std::move(value));
+  }
+}
+
+Optimizer::Optimizer(std::vector<ParamGroup> groups, double default_lr, double default_weight_decay)
+    : groups_(std::move(groups)) {
+  LG_CHECK(default_lr >= 0, "optimizer: invalid learning rate ", default_lr);
+  LG_CHECK(default_weight_decay >= 0, "optimizer: invalid weight_decay ", default_weight_decay);
+  std::size_t count = 0;
+  for (ParamGroup& group : groups_) {
+    if (!group.lr) group.lr = default_lr;
+    if (!group.weight_decay) group.weight_decay = default_weight_decay;
+    LG_CHECK(*group.lr >= 0, "optimizer: invalid learning rate ", *group.lr, " in a group");
+    for (const Tensor& p : group.params) {
+      LG_CHECK(p.defined(), "optimizer: parameter ", count, " is an undefined tensor");
+      LG_CHECK_DTYPE(p.dtype() == kFloat32, "optimizer: parameter ", count,
+                     " must be float32, got ", p.dtype());
+      LG_CHECK(p.is_contiguous(), "optimizer: parameter ", count, " (shape ", p.shape(),
+               ") must be contiguous: it is updated in place");
+      ++count;
+    }
+  }
+  states_.resize(count);
+}
+
+void Optimizer::step() {
+  NoGradGuard no_grad;
+  // Parameters with a gradient, grouped by device (one multi-tensor launch per device).
+  std::map<std::pair<int, int>, std::vector<ParamRef>> by_device;
+  std::vector<Device> devices;
+  std::size_t index = 0;
+  for (ParamGroup& group : groups_) {
+    for (const Tensor& p : group.params) {
+      ParamState& state = states_[index++];
+      Tensor grad = p.grad();
+      if (!grad.defined()) continue;
+      LG_CHECK_SHAPE(grad.shape() == p.shape(), "optimizer step: gradient shape ", grad.shape(),
+                     " differs from its parameter's ", p.shape());
+      LG_CHECK_DEVICE(grad.device() == p.device(), "optimizer step: gradient on ", grad.device(),
+                      ", parameter on ", p.device());
+      if (grad.dtype() != kFloat32) grad = grad.to(kFloat32);
+      grad = grad.contiguous();
+      ++state.step;
+      const auto key = std::make_pair(static_cast<int>(p.device().type), p.device().index);
+      if (by_device.find(key) == by_device.end()) devices.push_back(p.device());
+      by_device[key].push_back(ParamRef{p, grad, &state, *group.lr, *group.weight_decay});
+    }
+  }
+  for (const Device& device : devices) {
+    const std::vector<ParamRef>& refs =
+        by_device[std::make_pair(static_cast<int>(device.type), device.index)];
+    update(device, refs);
+    for (const ParamRef& ref : refs) {
+      ref.param.bump_version();
+      for (auto& named : ref.state->tensors)
+        named.second.bump_version();
+    }
+  }
+}
+
+void Optimizer::zero_grad(bool set_to_none) {
+  NoGradGuard no_grad;
+  for (ParamGroup& group : groups_) {
+    for (const Tensor& p : group.params) {
+      Tensor grad = p.grad();
+      if (!grad.defined()) continue;
+      if (set_to_none) {
+        p.set_grad(Tensor());
+      } else {
+        grad.zero_();
+      }
+    }
+  }
+}
+
+NamedTensors Optimizer::state_dict() const {
+  NamedTensors out;
+  for (std::size_t i = 0; i < states_.size(); ++i) {
+    const ParamState& state = states_[i];
+    if (state.empty()) continue;
+    const std::string prefix = "state." + std::to_string(i) + ".";
+    out.emplace_back(prefix + "step", full({}, static_cast<double>(state.step), kInt64));
+    for (const auto& [name, value] : state.tensors)
+      out.emplace_back(prefix + name, value);
+  }
+  for (std::size_t g = 0; g < groups_.size(); ++g) {
+    const std::string prefix = "param_groups." + std::to_string(g) + ".";
+    out.emplace_back(prefix + "lr", full({}, *groups_[g].lr, kFloat64));
+    out.emplace_back(prefix + "weight_decay", full({}, *groups_[g].weight_decay, kFloat64));
+  }
+  return out;
+}
+
+namespace {
+
+// "state.<i>.<name>" -> (i, name); "param_groups.<g>.<name>" likewise.
+bool split_key(const std::string& key, const std::string& head, std::size_t* index,
+               std::string* name) {
+  if (key.rfind(head, 0) != 0) return false;
+  const std::size_t dot = key.find('.', head.size());
+  LG_CHECK(dot != std::string::npos && dot > head.size(), "load_state_dict: malformed key '", key,
+           "'");
+  const std::string number = key.substr(head.size(), dot - head.size());
+  for (char c : number)
+    LG_CHECK(c >= '0' && c <= '9', "load_state_dict: malformed key '", key, "'");
+  *index = std::stoull(number);
+  *name = key.substr(dot + 1);
+  return true;
+}
+
+}  // namespace
+
+void Optimizer::load_state_dict(const NamedTensors& state) {
+  std::vector<Tensor> params;
+  for (const ParamGroup& group : groups_)
+    for (const Tensor& p : group.params)
+      params.push_back(p);
+  std::vector<ParamState> loaded(states_.size());
+  std::vector<ParamGroup> groups = groups_;
+  for (const auto& [key, value] : state) {
+    std::size_t index = 0;
+    std::string name;
+    if (split_key(key, "state.", &index, &name)) {
+      LG_CHECK(index < params.size(), "load_state_dict: '", key, "' names parameter ", index,
+               " but the optimizer has ", params.size());
+      if (name == "step") {
+        loaded[index].step = value.item<std::int64_t>();
+        continue;
+      }
+      LG_CHECK(valid_state(params[index], name, value.shape()), "load_state_dict: '", key,
+               "' (shape ", value.shape(), ") is not a state of parameter ", index, " (shape ",
+               params[index].shape(), ")");
+      Tensor copy = value.to(params[index].device()).clone();
+      if (is_floating(copy.dtype()) && copy.dtype() != kFloat32) copy = copy.to(kFloat32);
+      loaded[index].set(name, copy);
+    } else if (split_key(key, "param_groups.", &index, &name)) {
+      LG_CHECK(index < groups.size(), "load_state_dict: '", key, "' names group ", index,
+               " but the optimizer has ", groups.size());
+      if (name == "lr") {
+        groups[index].lr = value.item<double>();
+      } else if (name == "weight_decay") {
+        groups[index].weight_decay = value.item<double>();
+      } else {
+        LG_THROW(Error, "load_state_dict: unknown group key '", key, "'");
+      }
+    } else {
+      LG_THROW(Error, "load_state_dict: unknown key '", key,
+               "' (expected state.<i>.<name> or param_groups.<g>.<name>)");
+    }
+  }
+  states_ = std::move(loaded);
+  groups_ = std::move(groups);
+}
+
+}  // namespace leangrad::optim

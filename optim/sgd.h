@@ -1,0 +1,34 @@
+// optim::SGD: stochastic gradient descent with momentum, dampening, Nesterov momentum and L2
+// weight decay, as torch.optim.SGD (same formulas, same defaults: kernels/optim_math.h SgdUpdate).
+//   optim::SGD sgd(model.parameters(), optim::SGDOptions(0.1).momentum(0.9).nesterov(true));
+#pragma once
+
+#include <vector>
+
+#include "optim/optimizer.h"
+
+namespace leangrad::optim {
+
+class SGDOptions {
+ public:
+  explicit SGDOptions(double lr) : lr_(lr) {}
+  LG_OPTIM_ARG(double, lr, 0.0)
+  LG_OPTIM_ARG(double, momentum, 0.0)
+  LG_OPTIM_ARG(double, dampening, 0.0)
+  LG_OPTIM_ARG(double, weight_decay, 0.0)
+  LG_OPTIM_ARG(bool, nesterov, false)
+};
+
+class SGD : public Optimizer {
+ public:
+  SGD(std::vector<Tensor> params, SGDOptions options);
+  SGD(std::vector<ParamGroup> groups, SGDOptions options);
+  const SGDOptions& options() const { return options_; }
+
+ private:
+  void update(Device device, const std::vector<ParamRef>& params) override;
+  bool valid_state(const Tensor& param, const std::string& name, const Shape& shape) const override;
+  SGDOptions options_;
+};
+
+}  // namespace leangrad::optim

@@ -1,0 +1,124 @@
+"""Reference data for tests/optim: optimizer trajectories, clip_grad_norm_ and LR schedules.
+
+Run with Debian's python3-torch: /usr/bin/python3 tests/data/make_optim.py  (writes optim.json).
+Every optimizer case runs 20 steps on three small parameters with given gradients and records
+the parameters after each step (traj<k>: (20, *shape)). has_grad<k> (20,) marks the steps where
+parameter k has a gradient (torch skips parameters whose .grad is None, step counts included).
+"""
+import torch
+
+from reference import write
+
+STEPS = 20
+SHAPES = [(4, 5), (5,), (3, 2)]
+
+
+def optimizer_case(name, opt, options, groups=None, skip_param2_on_even=False):
+    gen = torch.Generator().manual_seed(sum(map(ord, name)))
+    init = [torch.randn(s, generator=gen) for s in SHAPES]
+    grads = [torch.randn((STEPS,) + s, generator=gen) for s in SHAPES]
+    has_grad = [torch.ones(STEPS, dtype=torch.int64) for _ in SHAPES]
+    if skip_param2_on_even:
+        has_grad[2][0::2] = 0
+    params = [p.clone().requires_grad_(True) for p in init]
+    cls = {"sgd": torch.optim.SGD, "adam": torch.optim.Adam, "adamw": torch.optim.AdamW,
+           "radam": torch.optim.RAdam}[opt]
+    kwargs = dict(options)
+    if "betas" in kwargs:
+        kwargs["betas"] = tuple(kwargs["betas"])
+    if groups is None:
+        optimizer = cls(params, **kwargs)
+    else:
+        optimizer = cls([dict(params=[params[i] for i in g["params"]],
+                              **{k: v for k, v in g.items() if k != "params"})
+                         for g in groups], **kwargs)
+    traj = [torch.empty((STEPS,) + s) for s in SHAPES]
+    for step in range(STEPS):
+        for k, p in enumerate(params):
+            p.grad = grads[k][step].clone() if has_grad[k][step] else None
+        optimizer.step()
+        for k, p in enumerate(params):
+            traj[k][step] = p.detach()
+    tensors = {}
+    for k in range(len(SHAPES)):
+        tensors[f"param{k}"] = init[k]
+        tensors[f"grad{k}"] = grads[k]
+        tensors[f"has_grad{k}"] = has_grad[k]
+        tensors[f"traj{k}"] = traj[k]
+    params_json = {"optimizer": opt, "options": options}
+    if groups is not None:
+        params_json["groups"] = groups
+    return {"name": name, "params": params_json, "tensors": tensors}
+
+
+def clip_case(name, max_norm, norm_type):
+    gen = torch.Generator().manual_seed(len(name))
+    params = [torch.zeros(s, requires_grad=True) for s in SHAPES]
+    grads = [torch.randn(s, generator=gen) for s in SHAPES]
+    for p, g in zip(params, grads):
+        p.grad = g.clone()
+    total = torch.nn.utils.clip_grad_norm_(params, max_norm, norm_type)
+    tensors = {"total_norm": total.reshape(1)}
+    for k, (p, g) in enumerate(zip(params, grads)):
+        tensors[f"grad{k}"] = g
+        tensors[f"clipped{k}"] = p.grad
+    # JSON has no infinity: the inf-norm is written as the string "inf".
+    norm_json = "inf" if norm_type == float("inf") else norm_type
+    return {"name": name, "params": {"max_norm": max_norm, "norm_type": norm_json},
+            "tensors": tensors}
+
+
+def scheduler_case(name, make, base_lr=0.1):
+    p = torch.zeros(1, requires_grad=True)
+    optimizer = torch.optim.SGD([p], lr=base_lr)
+    scheduler, params = make(optimizer)
+    lrs = []
+    for _ in range(STEPS):
+        lrs.append(optimizer.param_groups[0]["lr"])
+        optimizer.step()
+        scheduler.step()
+    params["base_lr"] = base_lr
+    return {"name": name, "params": params,
+            "tensors": {"lr": torch.tensor(lrs, dtype=torch.float64)}}
+
+
+def main():
+    two_groups = [{"params": [0], "lr": 0.02, "weight_decay": 0.0},
+                  {"params": [1, 2], "lr": 0.005, "weight_decay": 0.1}]
+    cases = [
+        optimizer_case("sgd_plain", "sgd", {"lr": 0.1}),
+        optimizer_case("sgd_momentum", "sgd", {"lr": 0.1, "momentum": 0.9}),
+        optimizer_case("sgd_momentum_dampening_wd", "sgd",
+                       {"lr": 0.05, "momentum": 0.9, "dampening": 0.1, "weight_decay": 0.01}),
+        optimizer_case("sgd_nesterov_wd", "sgd",
+                       {"lr": 0.05, "momentum": 0.8, "nesterov": True, "weight_decay": 0.01}),
+        optimizer_case("sgd_two_groups", "sgd", {"lr": 0.1, "momentum": 0.9}, two_groups),
+        optimizer_case("adam_default", "adam", {"lr": 0.01}),
+        optimizer_case("adam_wd_amsgrad", "adam",
+                       {"lr": 0.01, "betas": [0.8, 0.99], "eps": 1e-6, "weight_decay": 0.1,
+                        "amsgrad": True}),
+        optimizer_case("adam_two_groups_skip", "adam", {"lr": 0.01}, two_groups,
+                       skip_param2_on_even=True),
+        optimizer_case("adamw_default", "adamw", {"lr": 0.01}),
+        optimizer_case("adamw_amsgrad", "adamw",
+                       {"lr": 0.01, "weight_decay": 0.1, "amsgrad": True}),
+        optimizer_case("adamw_two_groups", "adamw", {"lr": 0.01}, two_groups),
+        optimizer_case("radam_default", "radam", {"lr": 0.01}),
+        optimizer_case("radam_wd_beta", "radam",
+                       {"lr": 0.01, "betas": [0.9, 0.99], "eps": 1e-6, "weight_decay": 0.1}),
+        optimizer_case("radam_two_groups", "radam", {"lr": 0.01}, two_groups),
+        clip_case("clip_l2", 1.0, 2.0),
+        clip_case("clip_l1", 2.0, 1.0),
+        clip_case("clip_inf", 0.5, float("inf")),
+        clip_case("clip_noop", 100.0, 2.0),
+        scheduler_case("step_lr", lambda o: (torch.optim.lr_scheduler.StepLR(o, 3, 0.5),
+                                             {"step_size": 3, "gamma": 0.5})),
+        scheduler_case("cosine", lambda o: (
+            torch.optim.lr_scheduler.CosineAnnealingLR(o, T_max=10, eta_min=0.001),
+            {"t_max": 10, "eta_min": 0.001})),
+    ]
+    write("optim.json", "make_optim.py", cases)
+
+
+if __name__ == "__main__":
+    main()

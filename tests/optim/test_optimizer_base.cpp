@@ -1,0 +1,137 @@
+// The optimizer base (optim/optimizer.h): zero_grad, skipped parameters, state dicts, option
+// defaults and errors, and the gradient-accumulation pattern of docs/optimizers.md.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "autograd/functions.h"
+#include "core/creation.h"
+#include "core/generator.h"
+#include "optim/optim.h"
+#include "optim_test_util.h"
+#include "testing/tensor_testing.h"
+
+namespace leangrad {
+namespace {
+
+TEST(OptimizerBase, ZeroGradDropsOrZeroes) {
+  Tensor p = ones({2}).requires_grad_(true);
+  optim::SGD sgd({p}, optim::SGDOptions(0.1));
+  p.set_grad(full({2}, 3.0));
+  sgd.zero_grad(/*set_to_none=*/false);
+  ASSERT_TRUE(p.grad().defined());
+  EXPECT_TRUE(test::all_close(p.grad(), {0, 0}));
+  sgd.zero_grad();
+  EXPECT_FALSE(p.grad().defined());
+}
+
+TEST(OptimizerBase, SkipsParametersWithoutGradient) {
+  Tensor a = ones({3}).requires_grad_(true);
+  Tensor b = ones({3}).requires_grad_(true);
+  optim::Adam adam({a, b}, optim::AdamOptions(0.1));
+  a.set_grad(ones({3}));
+  adam.step();
+  EXPECT_TRUE(test::all_close(a.detach(), {0.9, 0.9, 0.9}, 1e-6, 1e-6));
+  EXPECT_TRUE(test::all_close(b.detach(), {1, 1, 1}, 0, 0));
+  EXPECT_EQ(adam.state(0).step, 1);
+  EXPECT_TRUE(adam.state(1).empty());
+}
+
+TEST(OptimizerBase, OptionDefaultsArePyTorchs) {
+  EXPECT_EQ(optim::AdamOptions().lr(), 1e-3);
+  EXPECT_EQ(std::get<0>(optim::AdamOptions().betas()), 0.9);
+  EXPECT_EQ(std::get<1>(optim::AdamOptions().betas()), 0.999);
+  EXPECT_EQ(optim::AdamOptions().eps(), 1e-8);
+  EXPECT_EQ(optim::AdamOptions().weight_decay(), 0.0);
+  EXPECT_EQ(optim::AdamWOptions().weight_decay(), 1e-2);
+  EXPECT_EQ(optim::RAdamOptions().lr(), 1e-3);
+  EXPECT_EQ(optim::Adam8bitOptions().min_8bit_size(), 4096);
+  EXPECT_EQ(optim::SGDOptions(0.1).momentum(), 0.0);
+  EXPECT_FALSE(optim::SGDOptions(0.1).nesterov());
+}
+
+TEST(OptimizerBase, RejectsBadArguments) {
+  Tensor p = ones({2}).requires_grad_(true);
+  EXPECT_THROW(optim::SGD({p}, optim::SGDOptions(0.1).nesterov(true)), Error);
+  EXPECT_THROW(optim::Adam({p}, optim::AdamOptions().betas({1.0, 0.9})), Error);
+  EXPECT_THROW(optim::Adam({ones({2}, kFloat64)}), DTypeError);
+  EXPECT_THROW(optim::Adam({ones({2, 3}).transpose(0, 1)}), Error);
+  optim::Adam adam({p});
+  EXPECT_THROW(adam.load_state_dict({{"bogus", ones({1})}}), Error);
+  EXPECT_THROW(adam.load_state_dict({{"state.5.exp_avg", ones({2})}}), Error);
+  EXPECT_THROW(adam.load_state_dict({{"state.0.exp_avg", ones({3})}}), Error);
+}
+
+// Steps `opt_a` and `opt_b` with the same gradients; every parameter and state stays bitwise equal.
+void expect_same_future(optim::Optimizer& opt_a, const std::vector<Tensor>& a,
+                        optim::Optimizer& opt_b, const std::vector<Tensor>& b, int steps) {
+  for (int s = 0; s < steps; ++s) {
+    for (std::size_t k = 0; k < a.size(); ++k) {
+      const Tensor g = randn(a[k].shape());
+      a[k].set_grad(g);
+      b[k].set_grad(g.clone());
+    }
+    opt_a.step();
+    opt_b.step();
+  }
+  for (std::size_t k = 0; k < a.size(); ++k)
+    EXPECT_TRUE(test::bitwise_equal(a[k], b[k])) << "parameter " << k;
+  const optim::NamedTensors sa = opt_a.state_dict();
+  const optim::NamedTensors sb = opt_b.state_dict();
+  ASSERT_EQ(sa.size(), sb.size());
+  for (std::size_t i = 0; i < sa.size(); ++i) {
+    EXPECT_EQ(sa[i].first, sb[i].first);
+    EXPECT_TRUE(test::bitwise_equal(sa[i].second, sb[i].second)) << sa[i].first;
+  }
+}
+
+TEST(OptimizerBase, StateDictRoundTripContinuesBitExactly) {
+  manual_seed(3);
+  std::vector<Tensor> a = {randn({5, 4}).requires_grad_(true), randn({4}).requires_grad_(true)};
+  optim::Adam opt_a(a, optim::AdamOptions(0.01).amsgrad(true).weight_decay(0.1));
+  for (int s = 0; s < 3; ++s) {
+    for (Tensor& p : a)
+      p.set_grad(randn(p.shape()));
+    opt_a.step();
+  }
+  std::vector<Tensor> b = {a[0].detach().clone(), a[1].detach().clone()};
+  optim::Adam opt_b(b, optim::AdamOptions(0.5).amsgrad(true).weight_decay(0.1));
+  optim::NamedTensors saved;
+  for (const auto& [name, t] : opt_a.state_dict())
+    saved.emplace_back(name, t.clone());
+  opt_b.load_state_dict(saved);
+  EXPECT_EQ(*opt_b.param_groups()[0].lr, 0.01);  // the group's lr comes back too
+  EXPECT_EQ(opt_b.state(0).step, 3);
+  expect_same_future(opt_a, a, opt_b, b, 3);
+}
+
+// Gradient accumulation: 4 micro-batches with loss / 4 and no zero_grad in between give the
+// gradient (and the step) of the whole batch.
+TEST(OptimizerBase, GradientAccumulationMatchesFullBatch) {
+  manual_seed(5);
+  const Tensor x = randn({16, 3});
+  const Tensor y = randn({16, 1});
+  const Tensor w0 = randn({3, 1});
+  Tensor w_full = w0.clone().requires_grad_(true);
+  Tensor w_acc = w0.clone().requires_grad_(true);
+  optim::SGD full_opt({w_full}, optim::SGDOptions(0.1).momentum(0.9));
+  optim::SGD acc_opt({w_acc}, optim::SGDOptions(0.1).momentum(0.9));
+  for (int step = 0; step < 3; ++step) {
+    full_opt.zero_grad();
+    ((matmul(x, w_full) - y).pow(2.0).mean()).backward();
+    full_opt.step();
+    acc_opt.zero_grad();
+    constexpr int kMicroBatches = 4;
+    for (int m = 0; m < kMicroBatches; ++m) {
+      const Tensor xm = x.slice(0, 4 * m, 4 * m + 4);
+      const Tensor ym = y.slice(0, 4 * m, 4 * m + 4);
+      ((matmul(xm, w_acc) - ym).pow(2.0).mean() / kMicroBatches).backward();
+    }
+    acc_opt.step();
+  }
+  EXPECT_TRUE(test::all_close(w_acc.detach(), test::to_vector(w_full), 1e-5, 1e-6));
+}
+
+}  // namespace
+}  // namespace leangrad
