@@ -55,3 +55,18 @@ if(LEANGRAD_BUILD_BENCHMARKS)
     endif()
   endif()
 endif()
+
+# CLI11 parses the command lines of the programs in tools/ (leangrad-train); header-only.
+if(LEANGRAD_BUILD_TOOLS)
+  find_package(CLI11 CONFIG QUIET)
+  if(NOT TARGET CLI11::CLI11)
+    if(EXISTS "${LEANGRAD_DEPS_DIR}/CLI11/include/CLI/CLI.hpp")
+      add_library(CLI11::CLI11 INTERFACE IMPORTED)
+      target_include_directories(CLI11::CLI11 INTERFACE "${LEANGRAD_DEPS_DIR}/CLI11/include")
+    else()
+      message(FATAL_ERROR "CLI11 not found (needed by the programs in tools/): "
+                          "apt-get install libcli11-dev, or put its include/ in "
+                          "${LEANGRAD_DEPS_DIR}/CLI11, or configure with -DLEANGRAD_BUILD_TOOLS=OFF")
+    endif()
+  endif()
+endif()

@@ -3,6 +3,7 @@
 
 #include "autograd/nn_functions.h"
 #include "nn/activation.h"
+#include "nn/container.h"
 #include "nn/conv.h"
 #include "nn/dropout.h"
 #include "nn/linear.h"

@@ -1,0 +1,109 @@
+// Tests of nn::Sequential and nn::ModuleList (nn/container.h): children named by index, parameter
+// and state-dict names as PyTorch forms them, forward equal to the chain written by hand.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "autograd/functions.h"
+#include "core/creation.h"
+#include "core/generator.h"
+#include "nn/activation.h"
+#include "nn/container.h"
+#include "nn/linear.h"
+#include "nn/pooling.h"
+#include "testing/tensor_testing.h"
+
+namespace leangrad {
+namespace {
+
+std::vector<std::string> keys(const nn::NamedTensors& named) {
+  std::vector<std::string> out;
+  for (const auto& [name, tensor] : named)
+    out.push_back(name);
+  return out;
+}
+
+// The classic Fashion-MNIST MLP, as torch.nn.Sequential(Flatten(), Linear(784, 128), ReLU(),
+// Linear(128, 10)).
+std::shared_ptr<nn::Sequential> classic_mlp() {
+  return std::make_shared<nn::Sequential>(std::vector<std::shared_ptr<nn::Module>>{
+      std::make_shared<nn::Flatten>(), std::make_shared<nn::Linear>(784, 128),
+      std::make_shared<nn::ReLU>(), std::make_shared<nn::Linear>(128, 10)});
+}
+
+TEST(Sequential, StateDictKeysMatchPyTorch) {
+  auto mlp = classic_mlp();
+  EXPECT_EQ(mlp->size(), 4u);
+  // torch: list(nn.Sequential(nn.Flatten(), nn.Linear(784, 128), nn.ReLU(),
+  //        nn.Linear(128, 10)).state_dict())
+  const std::vector<std::string> expected = {"1.weight", "1.bias", "3.weight", "3.bias"};
+  EXPECT_EQ(keys(mlp->state_dict()), expected);
+  EXPECT_EQ(keys(mlp->named_parameters()), expected);
+  EXPECT_EQ(mlp->named_children()[2].first, "2");
+}
+
+TEST(Sequential, ForwardEqualsManualChain) {
+  manual_seed(0);
+  auto fc1 = std::make_shared<nn::Linear>(6, 5);
+  auto fc2 = std::make_shared<nn::Linear>(5, 3);
+  nn::Sequential seq({fc1, std::make_shared<nn::Tanh>(), fc2});
+  const Tensor x = randn({4, 6});  // (B, in_features)
+  const Tensor expected = linear(tanh(linear(x, fc1->weight, fc1->bias)), fc2->weight, fc2->bias);
+  EXPECT_TRUE(test::all_close(seq.forward(x), test::to_vector(expected), 0, 0));
+  EXPECT_TRUE(test::all_close(seq(x), test::to_vector(expected), 0, 0));
+}
+
+TEST(Sequential, PushBackIndexingAndEmptyForward) {
+  nn::Sequential seq;
+  const Tensor x = randn({2, 3});
+  EXPECT_TRUE(test::all_close(seq(x), test::to_vector(x), 0, 0));  // empty: the identity
+  seq.push_back(std::make_shared<nn::Linear>(3, 4));
+  seq.push_back(std::make_shared<nn::ReLU>());
+  EXPECT_EQ(seq.size(), 2u);
+  EXPECT_EQ(seq[1]->name(), "ReLU");
+  EXPECT_EQ(seq.ptr<nn::Linear>(0)->weight.shape(), (Shape{4, 3}));
+  EXPECT_THROW(seq.ptr<nn::Linear>(1), Error);
+  EXPECT_THROW(seq[2], Error);
+  EXPECT_EQ(keys(seq.named_parameters()), (std::vector<std::string>{"0.weight", "0.bias"}));
+  EXPECT_EQ(seq(x).shape(), (Shape{2, 4}));
+}
+
+TEST(Sequential, NestedNamesAndTrainEval) {
+  auto inner = std::make_shared<nn::Sequential>(std::vector<std::shared_ptr<nn::Module>>{
+      std::make_shared<nn::Linear>(2, 2), std::make_shared<nn::ReLU>()});
+  nn::Sequential outer({inner, std::make_shared<nn::Linear>(2, 1)});
+  EXPECT_EQ(keys(outer.state_dict()),
+            (std::vector<std::string>{"0.0.weight", "0.0.bias", "1.weight", "1.bias"}));
+  outer.eval();
+  EXPECT_FALSE(inner->is_training());
+  EXPECT_FALSE(inner->ptr<nn::Linear>(0)->is_training());
+  std::ostringstream printed;
+  printed << outer;
+  EXPECT_NE(printed.str().find("(0): Sequential("), std::string::npos) << printed.str();
+}
+
+TEST(ModuleList, IndexNamesAndNoForward) {
+  nn::ModuleList layers;
+  for (int i = 0; i < 3; ++i)
+    layers.push_back(std::make_shared<nn::Linear>(4, 4));
+  EXPECT_EQ(layers.size(), 3u);
+  EXPECT_EQ(
+      keys(layers.named_parameters()),
+      (std::vector<std::string>{"0.weight", "0.bias", "1.weight", "1.bias", "2.weight", "2.bias"}));
+  EXPECT_EQ(layers.parameters().size(), 6u);
+  EXPECT_EQ(layers[2]->name(), "Linear");
+  EXPECT_THROW(layers.forward(randn({1, 4})), Error);
+  // The usual use: a module holding a list of blocks under one name.
+  struct Net : nn::Module {
+    std::shared_ptr<nn::ModuleList> blocks =
+        register_module("blocks", std::make_shared<nn::ModuleList>());
+  } net;
+  net.blocks->push_back(std::make_shared<nn::Linear>(2, 2));
+  EXPECT_EQ(keys(net.state_dict()), (std::vector<std::string>{"blocks.0.weight", "blocks.0.bias"}));
+}
+
+}  // namespace
+}  // namespace leangrad

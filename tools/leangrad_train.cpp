@@ -1,0 +1,382 @@
+// leangrad-train: trains a classifier on Fashion-MNIST end to end with leangrad's public API
+// (data::DataLoader, nn::Sequential, cross_entropy, backward, an optimizer) and reports the test
+// accuracy per epoch, step times and where the memory went. docs/training.md shows every option.
+//   leangrad-train --model mlp --epochs 1
+//   leangrad-train --model cnn --optimizer adam --lr 1e-3 --log-json cnn.json
+// Exit codes: 0 success, 1 runtime error (missing data, no CUDA device...), 2 bad command line.
+#include <leangrad/leangrad.h>
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "train_models.h"
+
+namespace {
+
+using namespace leangrad;
+using Clock = std::chrono::steady_clock;
+
+constexpr std::int64_t kLogEverySteps = 100;
+constexpr std::int64_t kEvalBatchSize = 1000;
+
+struct TrainOptions {
+  std::string model = "mlp";
+  std::string device;  // empty: cuda when available, else cpu
+  int epochs = 10;
+  std::int64_t batch_size = 64;
+  double lr = 0.0;  // 0: the optimizer's default (default_lr)
+  std::string optimizer = "sgd";
+  int workers = 0;
+  bool pin_memory = false;
+  std::uint64_t seed = 0;
+  int threads = 0;  // 0: leave the library's default
+  std::string data = "/usr/share/datasets/fashion-mnist";
+  std::int64_t limit_train = 0;  // 0: the whole training set
+  std::string log_json;
+};
+
+// The learning rate when --lr is not given: the classic recipe's for SGD, Adam's for the others.
+double default_lr(const std::string& optimizer) {
+  return optimizer == "sgd" ? 0.1 : 1e-3;
+}
+
+// A number > 0. (CLI::PositiveNumber's message spells out the whole range of a double.)
+std::string check_positive(std::string& value) {
+  char* end = nullptr;
+  const double number = std::strtod(value.c_str(), &end);
+  if (end == value.c_str() || *end != '\0' || !(number > 0))
+    return "expected a number > 0, got '" + value + "'";
+  return "";
+}
+
+void add_options(CLI::App& app, TrainOptions& o) {
+  const CLI::Validator positive(check_positive, "POSITIVE");
+  const std::vector<std::string> optimizers = {"sgd", "adam", "adamw", "radam", "adam8bit"};
+  app.add_option("--model", o.model, "mlp, cnn (srnet: not implemented yet)")
+      ->check(CLI::IsMember(tools::model_names()))
+      ->capture_default_str();
+  app.add_option("--device", o.device, "cpu or cuda (default: cuda when available, else cpu)")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
+  app.add_option("--epochs", o.epochs, "passes over the training set")
+      ->check(positive)
+      ->capture_default_str();
+  app.add_option("--batch-size", o.batch_size, "training examples per step")
+      ->check(positive)
+      ->capture_default_str();
+  app.add_option("--lr", o.lr, "learning rate (default: 0.1 for sgd, 1e-3 for the others)")
+      ->check(positive);
+  app.add_option("--optimizer", o.optimizer, "sgd, adam, adamw, radam or adam8bit")
+      ->check(CLI::IsMember(optimizers))
+      ->capture_default_str();
+  app.add_option("--workers", o.workers, "DataLoader worker threads (0: the training thread)")
+      ->check(CLI::Range(0, 256))
+      ->capture_default_str();
+  app.add_flag("--pin-memory", o.pin_memory, "assemble batches in pinned host memory");
+  app.add_option("--seed", o.seed, "seeds the initialisation and the shuffle")
+      ->capture_default_str();
+  app.add_option("--threads", o.threads, "CPU threads for the kernels (default: all cores)")
+      ->check(positive);
+  app.add_option("--data", o.data, "folder with the Fashion-MNIST IDX files (gzipped or not)")
+      ->capture_default_str();
+  app.add_option("--limit-train", o.limit_train, "train on the first N training images only")
+      ->check(positive);
+  app.add_option("--log-json", o.log_json, "write per-epoch records to this JSON file");
+}
+
+std::unique_ptr<optim::Optimizer> make_optimizer(const std::string& name,
+                                                 std::vector<Tensor> params, double lr) {
+  if (name == "sgd") return std::make_unique<optim::SGD>(params, optim::SGDOptions(lr));
+  if (name == "adam") return std::make_unique<optim::Adam>(params, optim::AdamOptions(lr));
+  if (name == "adamw") return std::make_unique<optim::AdamW>(params, optim::AdamWOptions(lr));
+  if (name == "radam") return std::make_unique<optim::RAdam>(params, optim::RAdamOptions(lr));
+  if (name == "adam8bit")
+    return std::make_unique<optim::Adam8bit>(params, optim::Adam8bitOptions(lr));
+  LG_THROW(Error, "unknown optimizer '", name, "'");
+}
+
+Device choose_device(const std::string& requested) {
+  if (requested.empty()) return cuda::is_available() ? Device::cuda() : Device::cpu();
+  if (requested == "cpu") return Device::cpu();
+  LG_CHECK(cuda::is_available(), "--device cuda: no CUDA device is available (",
+           LEANGRAD_WITH_CUDA ? "no GPU visible" : "leangrad was built without CUDA",
+           "); use --device cpu");
+  return Device::cuda();
+}
+
+// Fraction of the test set classified correctly (eval mode, no graph), as argmax of the logits.
+double evaluate(nn::Module& model, data::DataLoader& test_loader) {
+  model.eval();
+  NoGradGuard no_grad;
+  std::int64_t correct = 0, total = 0;
+  for (const auto& [images, labels] : test_loader) {
+    const Tensor predicted = model.forward(images).argmax(1);  // (B,) int64
+    correct += predicted.eq(labels).to(kInt64).sum().item<std::int64_t>();
+    total += labels.numel();
+  }
+  model.train();
+  return total > 0 ? static_cast<double>(correct) / static_cast<double>(total) : 0.0;
+}
+
+// Nearest-rank percentile (0 < q <= 1) of unsorted values.
+double percentile(std::vector<double> values, double q) {
+  if (values.empty()) return 0.0;
+  std::sort(values.begin(), values.end());
+  const auto rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(values.size())));
+  return values[std::clamp<std::size_t>(rank, 1, values.size()) - 1];
+}
+
+double mean(const std::vector<double>& values, std::size_t from = 0) {
+  if (values.size() <= from) return 0.0;
+  double sum = 0;
+  for (std::size_t i = from; i < values.size(); ++i)
+    sum += values[i];
+  return sum / static_cast<double>(values.size() - from);
+}
+
+std::string format_mib(std::int64_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%9.2f MiB", static_cast<double>(bytes) / (1 << 20));
+  return text;
+}
+
+// Writes `log` to `path` atomically: a reader sees the previous version or this one, never half.
+void write_json_atomically(const std::string& path, const nlohmann::json& log) {
+  const std::string temp_path = path + ".tmp";
+  {
+    std::ofstream out(temp_path, std::ios::trunc);
+    LG_CHECK(out.is_open(), "--log-json: cannot write '", temp_path, "'");
+    out << log.dump(2) << "\n";
+    out.close();
+    LG_CHECK(out.good(), "--log-json: writing '", temp_path, "' failed");
+  }
+  std::error_code error;
+  std::filesystem::rename(temp_path, path, error);
+  LG_CHECK(!error, "--log-json: cannot rename '", temp_path, "' to '", path,
+           "': ", error.message());
+}
+
+// Where the training memory went: the peak of the device's allocator, split into what the model
+// and optimizer hold and the rest (activations saved for backward, temporaries, the cache's
+// rounding). `resident` is what was allocated before the first step beside the parameters (on
+// the CPU: the datasets themselves).
+struct MemoryReport {
+  std::int64_t peak_allocated = 0;
+  std::int64_t peak_reserved = 0;
+  std::int64_t parameters = 0;
+  std::int64_t gradients = 0;
+  std::int64_t optimizer_state = 0;
+  std::int64_t resident = 0;
+  std::int64_t activations_and_slack() const {
+    return peak_allocated - parameters - gradients - optimizer_state - resident;
+  }
+};
+
+std::int64_t optimizer_state_bytes(const optim::Optimizer& optimizer) {
+  // The per-parameter state tensors ("state.<i>.<name>"), not the 0-d step counts and group
+  // hyperparameters that state_dict() builds on the CPU.
+  std::int64_t bytes = 0;
+  for (const auto& [name, tensor] : optimizer.state_dict()) {
+    const bool bookkeeping = name.rfind("param_groups.", 0) == 0 ||
+                             (name.size() >= 5 && name.compare(name.size() - 5, 5, ".step") == 0);
+    if (!bookkeeping) bytes += static_cast<std::int64_t>(tensor.nbytes());
+  }
+  return bytes;
+}
+
+void print_memory_report(const MemoryReport& m, Device device) {
+  std::cout << "memory on " << device << " (training peak):\n"
+            << "  peak allocated            " << format_mib(m.peak_allocated) << "  (reserved "
+            << format_mib(m.peak_reserved) << ")\n"
+            << "  parameters                " << format_mib(m.parameters) << "\n"
+            << "  gradients                 " << format_mib(m.gradients) << "\n"
+            << "  optimizer state           " << format_mib(m.optimizer_state) << "\n"
+            << "  resident data             " << format_mib(m.resident)
+            << "  (allocated before the first step: datasets on this device)\n"
+            << "  activations + slack       " << format_mib(m.activations_and_slack())
+            << "  (the rest of the peak)\n";
+}
+
+int train(const TrainOptions& o) {
+  if (o.threads > 0) set_num_threads(o.threads);
+  const Device device = choose_device(o.device);
+  const double lr = o.lr > 0 ? o.lr : default_lr(o.optimizer);
+  manual_seed(o.seed);
+
+  // ---- Model and optimizer --------------------------------------------------------------------
+  std::shared_ptr<nn::Sequential> model = tools::make_model(o.model);
+  model->to(device);
+  std::unique_ptr<optim::Optimizer> optimizer =
+      make_optimizer(o.optimizer, model->parameters(), lr);
+  std::int64_t num_parameters = 0;
+  for (const Tensor& p : model->parameters())
+    num_parameters += p.numel();
+
+  // ---- Data -----------------------------------------------------------------------------------
+  const data::FashionMNIST full_train(o.data, data::Split::Train);
+  const data::FashionMNIST test(o.data, data::Split::Test);
+  std::shared_ptr<const data::Dataset> train_set;
+  if (o.limit_train > 0 && o.limit_train < full_train.size()) {
+    train_set =
+        std::make_shared<data::TensorDataset>(full_train.images().slice(0, 0, o.limit_train),
+                                              full_train.targets().slice(0, 0, o.limit_train));
+  } else {
+    train_set = std::make_shared<data::FashionMNIST>(full_train);
+  }
+  data::DataLoader train_loader(train_set, data::DataLoaderOptions()
+                                               .batch_size(o.batch_size)
+                                               .shuffle(true)
+                                               .seed(o.seed)
+                                               .num_workers(o.workers)
+                                               .pin_memory(o.pin_memory)
+                                               .device(device));
+  data::DataLoader test_loader(
+      test,
+      data::DataLoaderOptions().batch_size(kEvalBatchSize).pin_memory(o.pin_memory).device(device));
+
+  std::cout << "leangrad-train: model " << o.model << " (" << num_parameters << " parameters), "
+            << o.optimizer << " lr " << lr << ", batch " << o.batch_size << ", " << o.epochs
+            << " epochs on " << device << " (" << get_num_threads() << " CPU threads, " << o.workers
+            << " loader workers)\n"
+            << "data: " << train_set->size() << " training / " << test.size()
+            << " test images from " << o.data << "\n"
+            << std::flush;
+
+  nlohmann::json log = {{"model", o.model},
+                        {"optimizer", o.optimizer},
+                        {"lr", lr},
+                        {"batch_size", o.batch_size},
+                        {"device", device.str()},
+                        {"threads", get_num_threads()},
+                        {"train_examples", train_set->size()},
+                        {"test_examples", test.size()},
+                        {"seed", o.seed},
+                        {"epochs", nlohmann::json::array()}};
+  if (!o.log_json.empty()) write_json_atomically(o.log_json, log);  // a bad path fails now
+
+  // ---- Training -------------------------------------------------------------------------------
+  // Each step ends with loss.item(), which waits for the device: the step times below are the
+  // real time per step (data wait included), not the time to queue work.
+  MemoryReport memory_report;
+  memory_report.resident = memory::stats(device).allocated;
+  for (const Tensor& p : model->parameters())
+    memory_report.parameters += static_cast<std::int64_t>(p.nbytes());
+  memory_report.resident -= memory_report.parameters;
+  memory::reset_peak(device);
+
+  std::vector<double> step_ms_all;
+  const std::int64_t steps_per_epoch = train_loader.size();
+  for (int epoch = 1; epoch <= o.epochs; ++epoch) {
+    model->train();
+    std::vector<double> step_ms;
+    double loss_sum = 0, window_loss_sum = 0;
+    std::int64_t step = 0, window_start = 0;
+    const Clock::time_point epoch_start = Clock::now();
+    Clock::time_point last = epoch_start;
+    for (const auto& [images, labels] : train_loader) {  // (B, 1, 28, 28), (B,)
+      optimizer->zero_grad();
+      const Tensor loss = cross_entropy(model->forward(images), labels);
+      loss.backward();
+      optimizer->step();
+      const double loss_value = loss.item<float>();
+      const Clock::time_point now = Clock::now();
+      step_ms.push_back(std::chrono::duration<double, std::milli>(now - last).count());
+      last = now;
+      ++step;
+      loss_sum += loss_value;
+      window_loss_sum += loss_value;
+      if (step % kLogEverySteps == 0 || step == steps_per_epoch) {
+        char line[128];
+        std::snprintf(line, sizeof(line), "epoch %d step %lld/%lld loss %.4f %.1f ms/step", epoch,
+                      static_cast<long long>(step), static_cast<long long>(steps_per_epoch),
+                      window_loss_sum / static_cast<double>(step - window_start),
+                      mean(step_ms, static_cast<std::size_t>(window_start)));
+        std::cout << line << std::endl;
+        window_loss_sum = 0;
+        window_start = step;
+      }
+    }
+    const double train_seconds = std::chrono::duration<double>(Clock::now() - epoch_start).count();
+    const MemoryStats after_training = memory::stats(device);
+    memory_report.peak_allocated =
+        std::max(memory_report.peak_allocated, after_training.peak_allocated);
+    memory_report.peak_reserved =
+        std::max(memory_report.peak_reserved, after_training.peak_reserved);
+
+    const double accuracy = evaluate(*model, test_loader);
+    memory::reset_peak(device);  // evaluation's batches are not part of the training peak
+    const double epoch_loss = step > 0 ? loss_sum / static_cast<double>(step) : 0.0;
+    char line[192];
+    std::snprintf(line, sizeof(line),
+                  "epoch %d/%d: train loss %.4f, test accuracy %.2f%%, %.2f ms/step, %.1f s", epoch,
+                  o.epochs, epoch_loss, 100.0 * accuracy, mean(step_ms), train_seconds);
+    std::cout << line << std::endl;
+    step_ms_all.insert(step_ms_all.end(), step_ms.begin(), step_ms.end());
+
+    log["epochs"].push_back({{"epoch", epoch},
+                             {"loss", epoch_loss},
+                             {"accuracy", accuracy},
+                             {"ms_per_step", mean(step_ms)},
+                             {"seconds", train_seconds}});
+    if (!o.log_json.empty()) write_json_atomically(o.log_json, log);
+  }
+
+  // ---- Report ---------------------------------------------------------------------------------
+  for (const Tensor& p : model->parameters()) {
+    const Tensor grad = p.grad();
+    if (grad.defined()) memory_report.gradients += static_cast<std::int64_t>(grad.nbytes());
+  }
+  memory_report.optimizer_state = optimizer_state_bytes(*optimizer);
+  const double median_ms = percentile(step_ms_all, 0.5), p90_ms = percentile(step_ms_all, 0.9);
+  char line[128];
+  std::snprintf(line, sizeof(line), "step time: median %.2f ms, p90 %.2f ms over %zu steps",
+                median_ms, p90_ms, step_ms_all.size());
+  std::cout << line << "\n";
+  print_memory_report(memory_report, device);
+
+  log["step_ms"] = {{"median", median_ms}, {"p90", p90_ms}};
+  log["memory_bytes"] = {{"peak_allocated", memory_report.peak_allocated},
+                         {"peak_reserved", memory_report.peak_reserved},
+                         {"parameters", memory_report.parameters},
+                         {"gradients", memory_report.gradients},
+                         {"optimizer_state", memory_report.optimizer_state},
+                         {"resident_data", memory_report.resident},
+                         {"activations_and_slack", memory_report.activations_and_slack()}};
+  if (!o.log_json.empty()) write_json_atomically(o.log_json, log);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"leangrad-train: trains a classifier on Fashion-MNIST with leangrad"};
+  TrainOptions options;
+  add_options(app, options);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help
+    std::cerr << "leangrad-train: error: " << e.what() << "\n"
+              << "Run 'leangrad-train --help' for the options.\n";
+    return 2;
+  }
+  try {
+    return train(options);
+  } catch (const leangrad::Error& e) {
+    std::cerr << "leangrad-train: error: " << e.message() << "\n";
+  } catch (const std::exception& e) {
+    std::cerr << "leangrad-train: error: " << e.what() << "\n";
+  }
+  return 1;
+}

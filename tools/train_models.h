@@ -1,0 +1,21 @@
+// The models leangrad-train knows, built from nn::Sequential. Each takes Fashion-MNIST images
+// (B, 1, 28, 28) and returns class logits (B, 10).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <leangrad/leangrad.h>
+
+namespace leangrad::tools {
+
+// Every name --model accepts, implemented or not: "mlp", "cnn", "srnet".
+const std::vector<std::string>& model_names();
+
+// The model called `name`, its parameters initialised from the CPU default generator (call
+// manual_seed first for a reproducible run). Throws Error for "srnet" (not implemented yet) and
+// for an unknown name.
+std::shared_ptr<nn::Sequential> make_model(const std::string& name);
+
+}  // namespace leangrad::tools
