@@ -764,7 +764,8 @@ const std::vector<OpCase>& device_op_cases() {
   static const std::vector<OpCase> cases = [] {
     std::vector<OpCase> all = make_cases();
     for (auto family : {activation_norm_op_cases, conv_op_cases, layer_op_cases}) {
-      for (OpCase& c : family()) all.push_back(std::move(c));
+      for (OpCase& c : family())
+        all.push_back(std::move(c));
     }
     return all;
   }();

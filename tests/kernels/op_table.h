@@ -70,7 +70,7 @@ struct OpCase {
 const std::vector<OpCase>& device_op_cases();
 std::vector<OpCase> activation_norm_op_cases();  // op_table_activation_norm.cpp: TanhExp, GroupNorm
 std::vector<OpCase> conv_op_cases();             // op_table_conv.cpp: conv2d
-std::vector<OpCase> layer_op_cases();            // op_table_layers.cpp: pooling, dropout, losses, ...
+std::vector<OpCase> layer_op_cases();  // op_table_layers.cpp: pooling, dropout, losses, ...
 
 // The contiguous CPU tensor behind input `spec` (the data before the layout's view); `seed`
 // makes it reproducible.

@@ -26,7 +26,9 @@ struct OptimCase {
 };
 
 // How GoogleTest prints a case (in test listings and failures).
-void PrintTo(const OptimCase& c, std::ostream* out) { *out << c.name; }
+void PrintTo(const OptimCase& c, std::ostream* out) {
+  *out << c.name;
+}
 
 std::vector<optim::ParamGroup> two_groups(const std::vector<Tensor>& p) {
   return {optim::ParamGroup({p[0], p[1]}), optim::ParamGroup({p[2], p[3]}, 0.003, 0.05)};
