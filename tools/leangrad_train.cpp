@@ -3,6 +3,8 @@
 // accuracy per epoch, step times and where the memory went. docs/training.md shows every option.
 //   leangrad-train --model mlp --epochs 1
 //   leangrad-train --model cnn --optimizer adam --lr 1e-3 --log-json cnn.json
+//   leangrad-train --checkpoint-dir ckpt --checkpoint-every 500   (resumes from ckpt when rerun)
+//   leangrad-train --batch-size 32 --accumulate 2                 (the update of batch 64)
 // Exit codes: 0 success, 1 runtime error (missing data, no CUDA device...), 2 bad command line.
 #include <leangrad/leangrad.h>
 #include <CLI/CLI.hpp>
@@ -18,6 +20,8 @@
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -45,6 +49,12 @@ struct TrainOptions {
   std::string data = "/usr/share/datasets/fashion-mnist";
   std::int64_t limit_train = 0;  // 0: the whole training set
   std::string log_json;
+  int accumulate = 1;                 // micro-batches per optimizer step
+  std::string checkpoint_dir;         // empty: no checkpoints
+  std::int64_t checkpoint_every = 0;  // optimizer steps; 0: at the end of each epoch
+  int keep = 3;                       // checkpoints kept in checkpoint_dir
+  std::int64_t max_steps = 0;         // 0: no limit
+  std::string save_model;             // empty: the final model is not saved
 };
 
 // The learning rate when --lr is not given: the classic recipe's for SGD, Adam's for the others.
@@ -93,6 +103,26 @@ void add_options(CLI::App& app, TrainOptions& o) {
   app.add_option("--limit-train", o.limit_train, "train on the first N training images only")
       ->check(positive);
   app.add_option("--log-json", o.log_json, "write per-epoch records to this JSON file");
+  app.add_option("--accumulate", o.accumulate,
+                 "micro-batches of --batch-size per optimizer step (gradient accumulation)")
+      ->check(positive)
+      ->capture_default_str();
+  CLI::Option* dir =
+      app.add_option("--checkpoint-dir", o.checkpoint_dir,
+                     "save checkpoints here, and resume from the newest one found here at start");
+  app.add_option("--checkpoint-every", o.checkpoint_every,
+                 "optimizer steps between checkpoints (default: at the end of each epoch)")
+      ->check(positive)
+      ->needs(dir);
+  app.add_option("--keep", o.keep, "checkpoints to keep (older ones are deleted)")
+      ->check(positive)
+      ->capture_default_str()
+      ->needs(dir);
+  app.add_option("--max-steps", o.max_steps,
+                 "stop after this many optimizer steps in all (after saving a checkpoint)")
+      ->check(positive);
+  app.add_option("--save-model", o.save_model,
+                 "write the final model's state_dict to this safetensors file");
 }
 
 std::unique_ptr<optim::Optimizer> make_optimizer(const std::string& name,
@@ -208,6 +238,171 @@ void print_memory_report(const MemoryReport& m, Device device) {
             << "  (the rest of the peak)\n";
 }
 
+// ---- Checkpoints ---------------------------------------------------------------------------
+// One safetensors file per checkpoint, DIR/step-<global step, 8 digits>.safetensors: the model's
+// state_dict under "model.", the optimizer's under "optim.", and in __metadata__ the training
+// position, the RNG states, the epoch records logged so far and the options a resumed run must
+// share (docs/training.md).
+
+constexpr const char* kCheckpointFormat = "leangrad-train checkpoint 1";
+
+// Where training stands after an optimizer step: `epoch` (1-based) has had `step_in_epoch`
+// optimizer steps, whose losses add up to `loss_sum`; `epochs_log` holds the records of the
+// epochs finished before it.
+struct TrainPosition {
+  int epoch = 1;
+  std::int64_t step_in_epoch = 0;
+  std::int64_t global_step = 0;
+  double loss_sum = 0;
+  nlohmann::json epochs_log = nlohmann::json::array();
+};
+
+// The options a checkpoint must have been written with to be resumed (the data order, the
+// model and the update rule depend on them; --epochs may change).
+SafetensorsMetadata matching_options(const TrainOptions& o, double lr) {
+  char lr_text[40];
+  std::snprintf(lr_text, sizeof(lr_text), "%.17g", lr);
+  return {{"model", o.model},
+          {"optimizer", o.optimizer},
+          {"batch-size", std::to_string(o.batch_size)},
+          {"accumulate", std::to_string(o.accumulate)},
+          {"lr", lr_text},
+          {"seed", std::to_string(o.seed)},
+          {"limit-train", std::to_string(o.limit_train)}};
+}
+
+std::string exact_double(double value) {  // hexadecimal: strtod reads back the same bits
+  char text[40];
+  std::snprintf(text, sizeof(text), "%a", value);
+  return text;
+}
+
+std::string checkpoint_path(const std::string& dir, std::int64_t global_step) {
+  char name[48];
+  std::snprintf(name, sizeof(name), "step-%08lld.safetensors", static_cast<long long>(global_step));
+  return (std::filesystem::path(dir) / name).string();
+}
+
+// The checkpoints in `dir`, oldest (lowest global step) first.
+std::vector<std::filesystem::path> list_checkpoints(const std::string& dir) {
+  static const std::regex pattern(R"(step-([0-9]+)\.safetensors)");
+  std::vector<std::pair<long long, std::filesystem::path>> found;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, error)) {
+    const std::string name = entry.path().filename().string();
+    std::smatch match;
+    if (entry.is_regular_file() && std::regex_match(name, match, pattern))
+      found.emplace_back(std::stoll(match[1].str()), entry.path());
+  }
+  std::sort(found.begin(), found.end());
+  std::vector<std::filesystem::path> paths;
+  for (auto& [step, path] : found)
+    paths.push_back(std::move(path));
+  return paths;
+}
+
+void save_checkpoint(const TrainOptions& o, double lr, const nn::Module& model,
+                     const optim::Optimizer& optimizer, std::uint64_t loader_epoch,
+                     const TrainPosition& position) {
+  nn::NamedTensors tensors;
+  for (const auto& [name, tensor] : model.state_dict())
+    tensors.emplace_back("model." + name, tensor);
+  for (const auto& [name, tensor] : optimizer.state_dict())
+    tensors.emplace_back("optim." + name, tensor);
+  SafetensorsMetadata metadata = matching_options(o, lr);
+  metadata["format"] = kCheckpointFormat;
+  metadata["epoch"] = std::to_string(position.epoch);
+  metadata["step_in_epoch"] = std::to_string(position.step_in_epoch);
+  metadata["global_step"] = std::to_string(position.global_step);
+  metadata["loss_sum"] = exact_double(position.loss_sum);
+  metadata["epochs_log"] = position.epochs_log.dump();
+  metadata["dataloader_epoch"] = std::to_string(loader_epoch);
+  std::string devices;
+  for (const auto& [device, state] : snapshot_rng().states) {
+    devices += (devices.empty() ? "" : ",") + device.str();
+    metadata["rng." + device.str() + ".seed"] = std::to_string(state.seed);
+    metadata["rng." + device.str() + ".offset"] = std::to_string(state.offset);
+  }
+  metadata["rng_devices"] = devices;
+
+  std::filesystem::create_directories(o.checkpoint_dir);
+  const std::string path = checkpoint_path(o.checkpoint_dir, position.global_step);
+  save_safetensors(path, tensors, metadata);
+  std::cout << "checkpoint: " << path << std::endl;
+  std::vector<std::filesystem::path> checkpoints = list_checkpoints(o.checkpoint_dir);
+  for (std::size_t i = 0; i + static_cast<std::size_t>(o.keep) < checkpoints.size(); ++i)
+    std::filesystem::remove(checkpoints[i]);
+}
+
+const std::string& metadata_at(const SafetensorsMetadata& metadata, const std::string& key,
+                               const std::string& path) {
+  const auto it = metadata.find(key);
+  LG_CHECK(it != metadata.end(), "checkpoint '", path, "': no '", key, "' in its metadata");
+  return it->second;
+}
+
+Device parse_device(const std::string& text) {
+  if (text == "cpu") return Device::cpu();
+  LG_CHECK(text.rfind("cuda:", 0) == 0, "checkpoint: unknown RNG device '", text, "'");
+  return Device::cuda(std::stoi(text.substr(5)));
+}
+
+// Restores the newest checkpoint of o.checkpoint_dir into the model, the optimizer and the RNG,
+// and returns its position (nullopt when the folder has none). Throws Error when it was written
+// with other options.
+std::optional<TrainPosition> resume(const TrainOptions& o, double lr, nn::Module& model,
+                                    optim::Optimizer& optimizer) {
+  const std::vector<std::filesystem::path> checkpoints = list_checkpoints(o.checkpoint_dir);
+  if (checkpoints.empty()) return std::nullopt;
+  const std::string path = checkpoints.back().string();
+  const SafetensorsMetadata metadata = load_safetensors_metadata(path);
+  LG_CHECK(metadata.count("format") && metadata.at("format") == kCheckpointFormat, "checkpoint '",
+           path, "' is not a leangrad-train checkpoint");
+  for (const auto& [option, value] : matching_options(o, lr)) {
+    const std::string& saved = metadata_at(metadata, option, path);
+    LG_CHECK(saved == value, "cannot resume from '", path, "': it was written with --", option, " ",
+             saved, ", this run has --", option, " ", value,
+             " (use the same options or another --checkpoint-dir)");
+  }
+  nn::NamedTensors model_state, optim_state;
+  for (auto& [name, tensor] : load_safetensors(path)) {
+    if (name.rfind("model.", 0) == 0) {
+      model_state.emplace_back(name.substr(6), std::move(tensor));
+    } else {
+      LG_CHECK(name.rfind("optim.", 0) == 0, "checkpoint '", path, "': unexpected tensor '", name,
+               "'");
+      optim_state.emplace_back(name.substr(6), std::move(tensor));
+    }
+  }
+  model.load_state_dict(model_state);
+  optimizer.load_state_dict(optim_state);
+
+  RngSnapshot rng;
+  std::string devices = metadata_at(metadata, "rng_devices", path);
+  for (std::size_t start = 0; start < devices.size();) {
+    std::size_t end = devices.find(',', start);
+    if (end == std::string::npos) end = devices.size();
+    const std::string device = devices.substr(start, end - start);
+    Generator::State state;
+    state.seed = std::stoull(metadata_at(metadata, "rng." + device + ".seed", path));
+    state.offset = std::stoull(metadata_at(metadata, "rng." + device + ".offset", path));
+    rng.states.emplace_back(parse_device(device), state);
+    start = end + 1;
+  }
+  restore_rng(rng);
+
+  TrainPosition position;
+  position.epoch = std::stoi(metadata_at(metadata, "epoch", path));
+  position.step_in_epoch = std::stoll(metadata_at(metadata, "step_in_epoch", path));
+  position.global_step = std::stoll(metadata_at(metadata, "global_step", path));
+  position.loss_sum = std::strtod(metadata_at(metadata, "loss_sum", path).c_str(), nullptr);
+  position.epochs_log = nlohmann::json::parse(metadata_at(metadata, "epochs_log", path));
+  std::cout << "resuming from " << path << ": epoch " << position.epoch << ", step "
+            << position.step_in_epoch << " of the epoch, global step " << position.global_step
+            << std::endl;
+  return position;
+}
+
 int train(const TrainOptions& o) {
   if (o.threads > 0) set_num_threads(o.threads);
   const Device device = choose_device(o.device);
@@ -253,6 +448,13 @@ int train(const TrainOptions& o) {
             << " test images from " << o.data << "\n"
             << std::flush;
 
+  // ---- Resume ---------------------------------------------------------------------------------
+  TrainPosition position;
+  if (!o.checkpoint_dir.empty()) {
+    if (std::optional<TrainPosition> resumed = resume(o, lr, *model, *optimizer))
+      position = std::move(*resumed);
+  }
+
   nlohmann::json log = {{"model", o.model},
                         {"optimizer", o.optimizer},
                         {"lr", lr},
@@ -262,7 +464,8 @@ int train(const TrainOptions& o) {
                         {"train_examples", train_set->size()},
                         {"test_examples", test.size()},
                         {"seed", o.seed},
-                        {"epochs", nlohmann::json::array()}};
+                        {"accumulate", o.accumulate},
+                        {"epochs", position.epochs_log}};
   if (!o.log_json.empty()) write_json_atomically(o.log_json, log);  // a bad path fails now
 
   // ---- Training -------------------------------------------------------------------------------
@@ -276,36 +479,69 @@ int train(const TrainOptions& o) {
   memory::reset_peak(device);
 
   std::vector<double> step_ms_all;
-  const std::int64_t steps_per_epoch = train_loader.size();
-  for (int epoch = 1; epoch <= o.epochs; ++epoch) {
+  const std::int64_t batches_per_epoch = train_loader.size();
+  const std::int64_t steps_per_epoch = (batches_per_epoch + o.accumulate - 1) / o.accumulate;
+  bool stopped = false;  // by --max-steps
+  for (int epoch = position.epoch; epoch <= o.epochs && !stopped; ++epoch) {
     model->train();
     std::vector<double> step_ms;
-    double loss_sum = 0, window_loss_sum = 0;
-    std::int64_t step = 0, window_start = 0;
+    const bool resumed_epoch = epoch == position.epoch;
+    std::int64_t step = resumed_epoch ? position.step_in_epoch : 0;
+    double loss_sum = resumed_epoch ? position.loss_sum : 0;
+    double window_loss_sum = 0;
+    std::int64_t window_steps = 0;
+    // The order of an epoch depends only on (seed, epoch): a resumed run re-creates it and
+    // skips the batches the checkpointed steps consumed.
+    train_loader.set_epoch(static_cast<std::uint64_t>(epoch - 1));
+    const std::int64_t skip = std::min(step * o.accumulate, batches_per_epoch);
+    std::int64_t batch_index = 0, group_size = 0, in_group = 0;
+    double step_loss = 0;
     const Clock::time_point epoch_start = Clock::now();
     Clock::time_point last = epoch_start;
     for (const auto& [images, labels] : train_loader) {  // (B, 1, 28, 28), (B,)
-      optimizer->zero_grad();
-      const Tensor loss = cross_entropy(model->forward(images), labels);
-      loss.backward();
+      if (batch_index++ < skip) continue;
+      if (in_group == 0) {  // the first micro-batch of an optimizer step
+        optimizer->zero_grad();
+        group_size = std::min<std::int64_t>(o.accumulate, batches_per_epoch - (batch_index - 1));
+        step_loss = 0;
+      }
+      const double scale = 1.0 / static_cast<double>(group_size);
+      step_loss +=
+          scale * static_cast<double>(tools::accumulate_micro_batch(*model, images, labels, scale));
+      if (++in_group < group_size) continue;
+      in_group = 0;
       optimizer->step();
-      const double loss_value = loss.item<float>();
       const Clock::time_point now = Clock::now();
       step_ms.push_back(std::chrono::duration<double, std::milli>(now - last).count());
       last = now;
       ++step;
-      loss_sum += loss_value;
-      window_loss_sum += loss_value;
+      ++position.global_step;
+      ++window_steps;
+      loss_sum += step_loss;
+      window_loss_sum += step_loss;
       if (step % kLogEverySteps == 0 || step == steps_per_epoch) {
         char line[128];
         std::snprintf(line, sizeof(line), "epoch %d step %lld/%lld loss %.4f %.1f ms/step", epoch,
                       static_cast<long long>(step), static_cast<long long>(steps_per_epoch),
-                      window_loss_sum / static_cast<double>(step - window_start),
-                      mean(step_ms, static_cast<std::size_t>(window_start)));
+                      window_loss_sum / static_cast<double>(window_steps),
+                      mean(step_ms, step_ms.size() - static_cast<std::size_t>(window_steps)));
         std::cout << line << std::endl;
         window_loss_sum = 0;
-        window_start = step;
+        window_steps = 0;
       }
+      stopped = o.max_steps > 0 && position.global_step >= o.max_steps;
+      const bool checkpoint_now = o.checkpoint_every > 0
+                                      ? position.global_step % o.checkpoint_every == 0
+                                      : step == steps_per_epoch;
+      if (!o.checkpoint_dir.empty() && (checkpoint_now || stopped)) {
+        position.epoch = epoch;
+        position.step_in_epoch = step;
+        position.loss_sum = loss_sum;
+        position.epochs_log = log["epochs"];
+        save_checkpoint(o, lr, *model, *optimizer, static_cast<std::uint64_t>(epoch - 1), position);
+        last = Clock::now();  // the save is not part of the step times
+      }
+      if (stopped) break;
     }
     const double train_seconds = std::chrono::duration<double>(Clock::now() - epoch_start).count();
     const MemoryStats after_training = memory::stats(device);
@@ -313,6 +549,12 @@ int train(const TrainOptions& o) {
         std::max(memory_report.peak_allocated, after_training.peak_allocated);
     memory_report.peak_reserved =
         std::max(memory_report.peak_reserved, after_training.peak_reserved);
+    step_ms_all.insert(step_ms_all.end(), step_ms.begin(), step_ms.end());
+    if (stopped) {
+      std::cout << "stopped by --max-steps " << o.max_steps << " at epoch " << epoch << " step "
+                << step << "/" << steps_per_epoch << std::endl;
+      break;
+    }
 
     const double accuracy = evaluate(*model, test_loader);
     memory::reset_peak(device);  // evaluation's batches are not part of the training peak
@@ -322,7 +564,6 @@ int train(const TrainOptions& o) {
                   "epoch %d/%d: train loss %.4f, test accuracy %.2f%%, %.2f ms/step, %.1f s", epoch,
                   o.epochs, epoch_loss, 100.0 * accuracy, mean(step_ms), train_seconds);
     std::cout << line << std::endl;
-    step_ms_all.insert(step_ms_all.end(), step_ms.begin(), step_ms.end());
 
     log["epochs"].push_back({{"epoch", epoch},
                              {"loss", epoch_loss},
@@ -330,6 +571,10 @@ int train(const TrainOptions& o) {
                              {"ms_per_step", mean(step_ms)},
                              {"seconds", train_seconds}});
     if (!o.log_json.empty()) write_json_atomically(o.log_json, log);
+  }
+  if (!o.save_model.empty()) {
+    model->save(o.save_model);
+    std::cout << "model saved to " << o.save_model << std::endl;
   }
 
   // ---- Report ---------------------------------------------------------------------------------

@@ -45,4 +45,15 @@ std::shared_ptr<nn::Sequential> make_model(const std::string& name) {
   LG_THROW(Error, "unknown model '", name, "' (expected mlp, cnn or srnet)");
 }
 
+float accumulate_micro_batch(nn::Module& model, const Tensor& images, const Tensor& labels,
+                             double scale) {
+  const Tensor loss = cross_entropy(model.forward(images), labels);
+  if (scale == 1.0) {
+    loss.backward();
+  } else {
+    (loss * scale).backward();
+  }
+  return loss.item<float>();
+}
+
 }  // namespace leangrad::tools

@@ -18,4 +18,12 @@ const std::vector<std::string>& model_names();
 // for an unknown name.
 std::shared_ptr<nn::Sequential> make_model(const std::string& name);
 
+// One micro-batch of gradient accumulation: forward, cross_entropy(logits, labels), then backward
+// of the loss times `scale` (1 / the number of micro-batches of the optimizer step), adding into
+// the parameters' gradients. Returns the unscaled loss. With scale 1 this is the plain step's
+// forward and backward (no extra multiply). The caller zeroes the gradients before the first
+// micro-batch of a step and calls optimizer.step() after the last.
+float accumulate_micro_batch(nn::Module& model, const Tensor& images, const Tensor& labels,
+                             double scale);
+
 }  // namespace leangrad::tools

@@ -5,6 +5,11 @@
 #   batch 64, 94 steps an epoch) one epoch gives 60-67% in leangrad and in a NumPy reference of
 #   the same model alike; four give 77-80% over seeds 0-3 (80.3% with seed 0, which is used). Prints "SKIPPED:" (the test's SKIP_REGULAR_EXPRESSION:
 #   a -P script cannot choose its exit code) when the dataset is not installed.
+# MODE resume: a run interrupted by --max-steps and resumed from its --checkpoint-dir ends with a
+#   model bitwise equal (same --save-model bytes) to the uninterrupted run's, and the same logged
+#   per-epoch losses (as --log-json writes them: every digit of the double); for SGD with batch 64
+#   and for Adam with --accumulate 2; a checkpoint written with another --seed is refused.
+#   Prints "SKIPPED:" when the dataset is not installed.
 # MODE errors: bad options exit 2, runtime errors exit 1, each with a one-line message.
 
 function(run_train expected_rc expected_message)
@@ -21,7 +26,68 @@ function(run_train expected_rc expected_message)
   message(STATUS "leangrad-train ${ARGN} -> ${rc}: ${err}")
 endfunction()
 
-if(MODE STREQUAL "accuracy")
+# Runs leangrad-train with ARGN and fails the test unless it exits 0; returns its stdout in `out`.
+function(train_ok out)
+  execute_process(COMMAND "${TRAIN}" ${ARGN}
+    RESULT_VARIABLE rc OUTPUT_VARIABLE stdout ERROR_VARIABLE stderr)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "leangrad-train ${ARGN} failed (exit code ${rc}):\n${stdout}\n${stderr}")
+  endif()
+  set(${out} "${stdout}" PARENT_SCOPE)
+endfunction()
+
+# The "loss" values of a --log-json file, as written (all the digits nlohmann::json prints).
+function(logged_losses file out)
+  file(READ "${file}" json)
+  string(REGEX MATCHALL "\"loss\": [-0-9.eE+]+" losses "${json}")
+  set(${out} "${losses}" PARENT_SCOPE)
+endfunction()
+
+# An uninterrupted run vs. one stopped at step 25 (checkpoints every 10 steps) and resumed.
+function(check_resume name)
+  set(dir "${WORK_DIR}/resume_${name}")
+  file(REMOVE_RECURSE "${dir}")
+  file(MAKE_DIRECTORY "${dir}")
+  set(common --limit-train 2000 --epochs 2 --threads 1 --seed 3 --device cpu --data "${DATA}"
+             ${ARGN})
+  train_ok(out ${common} --log-json "${dir}/full.json" --save-model "${dir}/full.safetensors")
+  set(resumable ${common} --checkpoint-dir "${dir}/ckpt" --checkpoint-every 10
+                --log-json "${dir}/resumed.json" --save-model "${dir}/resumed.safetensors")
+  train_ok(out ${resumable} --max-steps 25)
+  file(GLOB checkpoints RELATIVE "${dir}/ckpt" "${dir}/ckpt/*.safetensors")
+  if(NOT checkpoints STREQUAL "step-00000010.safetensors;step-00000020.safetensors;step-00000025.safetensors")
+    message(FATAL_ERROR "${name}: checkpoints after --max-steps 25: '${checkpoints}'")
+  endif()
+  train_ok(out ${resumable})
+  string(FIND "${out}" "resuming from ${dir}/ckpt/step-00000025.safetensors" found)
+  if(found EQUAL -1)
+    message(FATAL_ERROR "${name}: the second run did not resume from step 25:\n${out}")
+  endif()
+  file(GLOB checkpoints "${dir}/ckpt/*.safetensors")
+  list(LENGTH checkpoints count)
+  if(NOT count EQUAL 3)
+    message(FATAL_ERROR "${name}: ${count} checkpoints kept, expected 3 (--keep's default)")
+  endif()
+  execute_process(COMMAND ${CMAKE_COMMAND} -E compare_files "${dir}/full.safetensors"
+                          "${dir}/resumed.safetensors" RESULT_VARIABLE different)
+  if(different)
+    message(FATAL_ERROR "${name}: the resumed run's final model differs from the uninterrupted "
+                        "run's (${dir}/full.safetensors vs resumed.safetensors)")
+  endif()
+  logged_losses("${dir}/full.json" full)
+  logged_losses("${dir}/resumed.json" resumed)
+  list(LENGTH full epochs)
+  if(NOT epochs EQUAL 2 OR NOT full STREQUAL resumed)
+    message(FATAL_ERROR "${name}: per-epoch losses differ: '${full}' vs '${resumed}'")
+  endif()
+  message(STATUS "${name}: resumed run bitwise equal to the uninterrupted one; ${full}")
+  if(name STREQUAL "sgd")
+    list(TRANSFORM resumable REPLACE "^3$" "4")  # --seed 4 (no other argument is "3")
+    run_train(1 "it was written with --seed 3, this run has --seed 4" ${resumable})
+  endif()
+endfunction()
+
+if(MODE STREQUAL "accuracy" OR MODE STREQUAL "resume")
   foreach(name train-images-idx3-ubyte train-labels-idx1-ubyte t10k-images-idx3-ubyte
                t10k-labels-idx1-ubyte)
     if(NOT EXISTS "${DATA}/${name}" AND NOT EXISTS "${DATA}/${name}.gz")
@@ -30,6 +96,12 @@ if(MODE STREQUAL "accuracy")
       return()
     endif()
   endforeach()
+endif()
+
+if(MODE STREQUAL "resume")
+  check_resume(sgd --batch-size 64)
+  check_resume(adam_accumulate --batch-size 32 --accumulate 2 --optimizer adam)
+elseif(MODE STREQUAL "accuracy")
   file(MAKE_DIRECTORY "${WORK_DIR}")
   set(log "${WORK_DIR}/mlp_6000.json")
   file(REMOVE "${log}")
@@ -57,6 +129,9 @@ elseif(MODE STREQUAL "errors")
   run_train(2 "not expected:" --bogus-option)
   run_train(2 "--lr: expected a number > 0" --lr -1)
   run_train(2 "--workers" --workers -1)
+  run_train(2 "--accumulate: expected a number > 0" --accumulate 0)
+  run_train(2 "--checkpoint-every requires --checkpoint-dir" --checkpoint-every 5)
+  run_train(2 "--keep requires --checkpoint-dir" --keep 2)
   run_train(1 "--model srnet: not implemented yet" --model srnet --data "${DATA}")
   run_train(1 "FashionMNIST: neither" --data "${WORK_DIR}/no-such-folder" --device cpu)
 else()
