@@ -83,6 +83,15 @@ struct AdamUpdate {
   bool decoupled_weight_decay;  // AdamW: p *= 1 - lr wd, instead of g += wd p
   bool skip_nonfinite;
 
+  // From the optimizer's options (the 1 - beta terms computed in double, then rounded).
+  static AdamUpdate make(double beta1, double beta2, double eps, bool amsgrad,
+                         bool decoupled_weight_decay, bool skip_nonfinite) {
+    return AdamUpdate{static_cast<float>(beta1), static_cast<float>(1.0 - beta1),
+                      static_cast<float>(beta2), static_cast<float>(1.0 - beta2),
+                      static_cast<float>(eps),   amsgrad,
+                      decoupled_weight_decay,    skip_nonfinite};
+  }
+
   LG_HOST_DEVICE LG_INLINE bool operator()(const TensorScalars& s, float (&x)[5]) const {
     float g = x[kGradSlot];
     if (skip_nonfinite && !is_finite(g)) return false;

@@ -46,14 +46,9 @@ AdamW::AdamW(std::vector<ParamGroup> groups, AdamWOptions options)
 
 void Adam::update(Device device, const std::vector<ParamRef>& params) {
   const auto [beta1, beta2] = options_.betas();
-  const kernels::AdamUpdate update{static_cast<float>(beta1),
-                                   static_cast<float>(1.0 - beta1),
-                                   static_cast<float>(beta2),
-                                   static_cast<float>(1.0 - beta2),
-                                   static_cast<float>(options_.eps()),
-                                   options_.amsgrad(),
-                                   decoupled_weight_decay_,
-                                   /*skip_nonfinite=*/false};
+  const kernels::AdamUpdate update =
+      kernels::AdamUpdate::make(beta1, beta2, options_.eps(), options_.amsgrad(),
+                                decoupled_weight_decay_, /*skip_nonfinite=*/false);
   std::vector<kernels::OptimTensor<kernels::AdamUpdate>> tensors;
   for (const ParamRef& ref : params) {
     ParamState& state = *ref.state;

@@ -34,14 +34,9 @@ Adam8bit::Adam8bit(std::vector<ParamGroup> groups, Adam8bitOptions options)
 
 void Adam8bit::update(Device device, const std::vector<ParamRef>& params) {
   const auto [beta1, beta2] = options_.betas();
-  const kernels::AdamUpdate update{static_cast<float>(beta1),
-                                   static_cast<float>(1.0 - beta1),
-                                   static_cast<float>(beta2),
-                                   static_cast<float>(1.0 - beta2),
-                                   static_cast<float>(options_.eps()),
-                                   /*amsgrad=*/false,
-                                   options_.decoupled_weight_decay(),
-                                   /*skip_nonfinite=*/true};
+  const kernels::AdamUpdate update =
+      kernels::AdamUpdate::make(beta1, beta2, options_.eps(), /*amsgrad=*/false,
+                                options_.decoupled_weight_decay(), /*skip_nonfinite=*/true);
   if (!found_inf_.defined() || found_inf_.device() != device)
     found_inf_ = zeros({}, TensorOptions(kInt32).device(device));
   found_inf_.zero_();  // on the device's stream: no host wait
