@@ -52,7 +52,9 @@ LG_HOST_DEVICE LG_INLINE M tanhexp_forward_math(M x) {
 template <typename M>
 LG_HOST_DEVICE LG_INLINE M tanhexp_derivative_math(M x) {
   const M u = tanhexp_clamped_exp(x);
-  return std::tanh(u) + x * u * sech_squared_nonnegative(u);
+  // x * (u sech^2(u)), not (x u) sech^2(u): x u overflows for x > ~1e29 (float) while
+  // u sech^2(u) is already 0 there, and inf * 0 would be NaN.
+  return std::tanh(u) + x * (u * sech_squared_nonnegative(u));
 }
 
 // What a kernel calls for one element of T (float, double, Half, BFloat16).

@@ -76,6 +76,25 @@ TEST(TanhExp, FiniteForwardAndGradientAtExtremesInEveryDtype) {
   }
 }
 
+// Up to the largest finite value of each dtype: f = x, f' = 1 (and 0, 0 on the negative side).
+// (x e^x, formed first, overflowed there for x > ~1e29 in float32 and made the gradient NaN.)
+TEST(TanhExp, LimitsAtTheLargestFiniteValueOfEachDtype) {
+  const std::vector<std::pair<DType, double>> largest = {
+      {kFloat32, 3.4e38}, {kFloat64, 1.7e308}, {kFloat16, 65504.0}, {kBFloat16, 3.38e38}};
+  for (const auto& [dtype, big] : largest) {
+    SCOPED_TRACE(dtype_name(dtype));
+    const Tensor x = make_tensor({big, 1e30, -1e30, -big}, {4}, dtype);
+    const auto [y, dx] = forward_backward(x, ones_like(x));
+    const std::vector<double> xv = to_vector(x), yv = to_vector(y), dxv = to_vector(dx);
+    for (std::size_t i = 0; i < xv.size(); ++i) {
+      SCOPED_TRACE("x = " + std::to_string(xv[i]));
+      if (std::isinf(xv[i])) continue;  // 1e30 is beyond float16
+      EXPECT_EQ(yv[i], xv[i] > 0 ? xv[i] : 0.0);
+      EXPECT_EQ(dxv[i], xv[i] > 0 ? 1.0 : 0.0);
+    }
+  }
+}
+
 // The formula one would compose from PyTorch ops, where(x > 20, x, x * tanh(exp(x))), overflows
 // exp at x = 89 in float32: the masked branch's gradient is 0 * inf = NaN. The fused op is finite.
 TEST(TanhExp, ComposedFormulaIsNaNAt89InFloat32WhileFusedIsFinite) {
