@@ -1,14 +1,16 @@
-// leangrad-train: trains a classifier on Fashion-MNIST end to end with leangrad's public API
-// (data::DataLoader, nn::Sequential, cross_entropy, backward, an optimizer) and reports the test
-// accuracy per epoch, step times and where the memory went. docs/training.md shows every option.
+// leangrad-train: trains a model on Fashion-MNIST end to end with leangrad's public API
+// (data::DataLoader, nn modules, a loss, backward, an optimizer) and reports the test accuracy
+// (or PSNR) per epoch, step times and where the memory went. docs/training.md shows every option.
 //   leangrad-train --model mlp --epochs 1
 //   leangrad-train --model cnn --optimizer adam --lr 1e-3 --log-json cnn.json
+//   leangrad-train --model srnet --width 64 --blocks 4 --optimizer adam --recompute
 //   leangrad-train --checkpoint-dir ckpt --checkpoint-every 500   (resumes from ckpt when rerun)
 //   leangrad-train --batch-size 32 --accumulate 2                 (the update of batch 64)
 // Exit codes: 0 success, 1 runtime error (missing data, no CUDA device...), 2 bad command line.
 #include <leangrad/leangrad.h>
 #include <CLI/CLI.hpp>
 
+#include <unistd.h>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -37,6 +39,10 @@ constexpr std::int64_t kEvalBatchSize = 1000;
 
 struct TrainOptions {
   std::string model = "mlp";
+  std::int64_t width = 16;  // srnet
+  std::int64_t blocks = 2;  // srnet
+  bool save_on_cpu = false;
+  bool recompute = false;
   std::string device;  // empty: cuda when available, else cpu
   int epochs = 10;
   std::int64_t batch_size = 64;
@@ -44,6 +50,7 @@ struct TrainOptions {
   std::string optimizer = "sgd";
   int workers = 0;
   bool pin_memory = false;
+  int prefetch = 2;  // batches each worker prepares ahead
   std::uint64_t seed = 0;
   int threads = 0;  // 0: leave the library's default
   std::string data = "/usr/share/datasets/fashion-mnist";
@@ -74,9 +81,20 @@ std::string check_positive(std::string& value) {
 void add_options(CLI::App& app, TrainOptions& o) {
   const CLI::Validator positive(check_positive, "POSITIVE");
   const std::vector<std::string> optimizers = {"sgd", "adam", "adamw", "radam", "adam8bit"};
-  app.add_option("--model", o.model, "mlp, cnn (srnet: not implemented yet)")
+  app.add_option("--model", o.model, "mlp, cnn or srnet (super-resolution, docs/training.md)")
       ->check(CLI::IsMember(tools::model_names()))
       ->capture_default_str();
+  app.add_option("--width", o.width, "srnet: channels of the residual blocks")
+      ->check(positive)
+      ->capture_default_str();
+  app.add_option("--blocks", o.blocks, "srnet: residual blocks")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_flag("--save-on-cpu", o.save_on_cpu,
+               "keep the activations saved for backward in pinned host memory (CUDA)");
+  app.add_flag(
+      "--recompute", o.recompute,
+      "srnet: recompute each residual block in backward instead of saving its activations");
   app.add_option("--device", o.device, "cpu or cuda (default: cuda when available, else cpu)")
       ->check(CLI::IsMember({"cpu", "cuda"}));
   app.add_option("--epochs", o.epochs, "passes over the training set")
@@ -94,6 +112,9 @@ void add_options(CLI::App& app, TrainOptions& o) {
       ->check(CLI::Range(0, 256))
       ->capture_default_str();
   app.add_flag("--pin-memory", o.pin_memory, "assemble batches in pinned host memory");
+  app.add_option("--prefetch", o.prefetch, "batches each loader worker prepares ahead")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
   app.add_option("--seed", o.seed, "seeds the initialisation and the shuffle")
       ->capture_default_str();
   app.add_option("--threads", o.threads, "CPU threads for the kernels (default: all cores)")
@@ -145,20 +166,6 @@ Device choose_device(const std::string& requested) {
   return Device::cuda();
 }
 
-// Fraction of the test set classified correctly (eval mode, no graph), as argmax of the logits.
-double evaluate(nn::Module& model, data::DataLoader& test_loader) {
-  model.eval();
-  NoGradGuard no_grad;
-  std::int64_t correct = 0, total = 0;
-  for (const auto& [images, labels] : test_loader) {
-    const Tensor predicted = model.forward(images).argmax(1);  // (B,) int64
-    correct += predicted.eq(labels).to(kInt64).sum().item<std::int64_t>();
-    total += labels.numel();
-  }
-  model.train();
-  return total > 0 ? static_cast<double>(correct) / static_cast<double>(total) : 0.0;
-}
-
 // Nearest-rank percentile (0 < q <= 1) of unsorted values.
 double percentile(std::vector<double> values, double q) {
   if (values.empty()) return 0.0;
@@ -175,9 +182,10 @@ double mean(const std::vector<double>& values, std::size_t from = 0) {
   return sum / static_cast<double>(values.size() - from);
 }
 
-std::string format_mib(std::int64_t bytes) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%9.2f MiB", static_cast<double>(bytes) / (1 << 20));
+// "   247.23 MiB" in a column `width` characters wide (0: no padding).
+std::string format_mib(std::int64_t bytes, int width = 9) {
+  char text[40];
+  std::snprintf(text, sizeof(text), "%*.2f MiB", width, static_cast<double>(bytes) / (1 << 20));
   return text;
 }
 
@@ -198,9 +206,11 @@ void write_json_atomically(const std::string& path, const nlohmann::json& log) {
 }
 
 // Where the training memory went: the peak of the device's allocator, split into what the model
-// and optimizer hold and the rest (activations saved for backward, temporaries, the cache's
-// rounding). `resident` is what was allocated before the first step beside the parameters (on
-// the CPU: the datasets themselves).
+// and optimizer hold, the activations saved for backward, the other temporaries and the cache's
+// slack. `resident` is what was allocated before the first step beside the parameters (on the
+// CPU: the datasets themselves). The parts are measured at different moments (the gradients
+// after the last step, the saved activations at the end of the largest forward), so "other" is
+// what the peak holds beyond them.
 struct MemoryReport {
   std::int64_t peak_allocated = 0;
   std::int64_t peak_reserved = 0;
@@ -208,8 +218,10 @@ struct MemoryReport {
   std::int64_t gradients = 0;
   std::int64_t optimizer_state = 0;
   std::int64_t resident = 0;
-  std::int64_t activations_and_slack() const {
-    return peak_allocated - parameters - gradients - optimizer_state - resident;
+  std::int64_t saved_activations = 0;  // the largest MicroBatch::forward_bytes
+  std::int64_t pinned_peak = 0;  // the pinned host pool's peak (offloaded activations, batches)
+  std::int64_t other() const {
+    return peak_allocated - parameters - gradients - optimizer_state - resident - saved_activations;
   }
 };
 
@@ -226,17 +238,64 @@ std::int64_t optimizer_state_bytes(const optim::Optimizer& optimizer) {
 }
 
 void print_memory_report(const MemoryReport& m, Device device) {
-  std::cout << "memory on " << device << " (training peak):\n"
-            << "  peak allocated            " << format_mib(m.peak_allocated) << "  (reserved "
-            << format_mib(m.peak_reserved) << ")\n"
+  std::cout << "memory on " << device << " at the training peak:\n"
+            << "  peak reserved             " << format_mib(m.peak_reserved)
+            << "  (what the allocator held: the lines below)\n"
             << "  parameters                " << format_mib(m.parameters) << "\n"
             << "  gradients                 " << format_mib(m.gradients) << "\n"
             << "  optimizer state           " << format_mib(m.optimizer_state) << "\n"
             << "  resident data             " << format_mib(m.resident)
             << "  (allocated before the first step: datasets on this device)\n"
-            << "  activations + slack       " << format_mib(m.activations_and_slack())
-            << "  (the rest of the peak)\n";
+            << "  saved activations         " << format_mib(m.saved_activations)
+            << "  (held from the end of a forward to its backward; the largest)\n"
+            << "  other                     " << format_mib(m.other())
+            << "  (temporaries of forward and backward: the peak allocated "
+            << format_mib(m.peak_allocated, 0) << " minus the above)\n"
+            << "  allocator slack           " << format_mib(m.peak_reserved - m.peak_allocated)
+            << "  (reserved but not allocated: cached free blocks, rounding)\n"
+            << "pinned host memory: peak  " << format_mib(m.pinned_peak)
+            << "  (--save-on-cpu activations, --pin-memory batches)\n";
 }
+
+// The one-line progress bar shown when the standard output is a terminal: redrawn in place at
+// most ten times a second, erased before any other line is printed.
+class ProgressBar {
+ public:
+  explicit ProgressBar(bool enabled) : enabled_(enabled) {}
+
+  bool enabled() const { return enabled_; }
+
+  void update(int epoch, int epochs, std::int64_t step, std::int64_t steps, double loss,
+              double samples_per_second, double eta_seconds) {
+    if (!enabled_) return;
+    const Clock::time_point now = Clock::now();
+    if (step != steps && now - last_draw_ < std::chrono::milliseconds(100)) return;
+    last_draw_ = now;
+    constexpr int kWidth = 30;
+    const int filled = steps > 0 ? static_cast<int>(kWidth * step / steps) : kWidth;
+    std::string bar(static_cast<std::size_t>(filled), '=');
+    if (filled < kWidth)
+      bar += '>' + std::string(static_cast<std::size_t>(kWidth - filled - 1), ' ');
+    const long long eta = std::llround(std::max(0.0, eta_seconds));
+    char line[192];
+    std::snprintf(line, sizeof(line),
+                  "\r\033[Kepoch %d/%d [%s] %lld/%lld loss %.4f %.0f samples/s ETA %lld:%02lld",
+                  epoch, epochs, bar.c_str(), static_cast<long long>(step),
+                  static_cast<long long>(steps), loss, samples_per_second, eta / 60, eta % 60);
+    std::cout << line << std::flush;
+    drawn_ = true;
+  }
+
+  void clear() {
+    if (drawn_) std::cout << "\r\033[K" << std::flush;
+    drawn_ = false;
+  }
+
+ private:
+  bool enabled_;
+  bool drawn_ = false;
+  Clock::time_point last_draw_{};
+};
 
 // ---- Checkpoints ---------------------------------------------------------------------------
 // One safetensors file per checkpoint, DIR/step-<global step, 8 digits>.safetensors: the model's
@@ -268,7 +327,9 @@ SafetensorsMetadata matching_options(const TrainOptions& o, double lr) {
           {"accumulate", std::to_string(o.accumulate)},
           {"lr", lr_text},
           {"seed", std::to_string(o.seed)},
-          {"limit-train", std::to_string(o.limit_train)}};
+          {"limit-train", std::to_string(o.limit_train)},
+          {"width", tools::is_super_resolution(o.model) ? std::to_string(o.width) : "-"},
+          {"blocks", tools::is_super_resolution(o.model) ? std::to_string(o.blocks) : "-"}};
 }
 
 std::string exact_double(double value) {  // hexadecimal: strtod reads back the same bits
@@ -403,14 +464,31 @@ std::optional<TrainPosition> resume(const TrainOptions& o, double lr, nn::Module
   return position;
 }
 
+// "test accuracy 87.06%" or "test PSNR 27.41 dB".
+std::string format_score(const std::string& model_name, double score) {
+  char text[48];
+  if (tools::is_super_resolution(model_name)) {
+    std::snprintf(text, sizeof(text), "test PSNR %.2f dB", score);
+  } else {
+    std::snprintf(text, sizeof(text), "test accuracy %.2f%%", 100.0 * score);
+  }
+  return text;
+}
+
 int train(const TrainOptions& o) {
   if (o.threads > 0) set_num_threads(o.threads);
   const Device device = choose_device(o.device);
   const double lr = o.lr > 0 ? o.lr : default_lr(o.optimizer);
+  const bool srnet = tools::is_super_resolution(o.model);
   manual_seed(o.seed);
 
   // ---- Model and optimizer --------------------------------------------------------------------
-  std::shared_ptr<nn::Sequential> model = tools::make_model(o.model);
+  tools::ModelOptions model_options;
+  model_options.name = o.model;
+  model_options.width = o.width;
+  model_options.blocks = o.blocks;
+  model_options.recompute = o.recompute;
+  std::shared_ptr<nn::Module> model = tools::make_model(model_options);
   model->to(device);
   std::unique_ptr<optim::Optimizer> optimizer =
       make_optimizer(o.optimizer, model->parameters(), lr);
@@ -434,19 +512,39 @@ int train(const TrainOptions& o) {
                                                .shuffle(true)
                                                .seed(o.seed)
                                                .num_workers(o.workers)
+                                               .prefetch_factor(o.prefetch)
                                                .pin_memory(o.pin_memory)
                                                .device(device));
+  // srnet's activations grow with its width: evaluate it in training-sized batches.
+  const std::int64_t eval_batch = srnet ? o.batch_size : kEvalBatchSize;
   data::DataLoader test_loader(
       test,
-      data::DataLoaderOptions().batch_size(kEvalBatchSize).pin_memory(o.pin_memory).device(device));
+      data::DataLoaderOptions().batch_size(eval_batch).pin_memory(o.pin_memory).device(device));
 
-  std::cout << "leangrad-train: model " << o.model << " (" << num_parameters << " parameters), "
-            << o.optimizer << " lr " << lr << ", batch " << o.batch_size << ", " << o.epochs
-            << " epochs on " << device << " (" << get_num_threads() << " CPU threads, " << o.workers
-            << " loader workers)\n"
+  std::cout << "leangrad-train: model " << o.model;
+  if (srnet) {
+    std::cout << " (width " << o.width << ", " << o.blocks << " blocks"
+              << (o.recompute ? ", recomputed" : "") << ")";
+  }
+  std::cout << ", " << num_parameters << " parameters, " << o.optimizer << " lr " << lr
+            << ", batch " << o.batch_size << ", " << o.epochs << " epochs on " << device << " ("
+            << get_num_threads() << " CPU threads, " << o.workers << " loader workers)\n"
             << "data: " << train_set->size() << " training / " << test.size()
-            << " test images from " << o.data << "\n"
-            << std::flush;
+            << " test images from " << o.data << "\n";
+  if (o.save_on_cpu) {
+    std::cout << (device.is_cuda() ? "saved activations: offloaded to pinned host memory\n"
+                                   : "saved activations: --save-on-cpu has nothing to move on "
+                                     "the CPU (the activations are in host memory already)\n");
+  }
+  std::cout << std::flush;
+  double baseline_psnr = 0;
+  if (srnet) {
+    baseline_psnr = tools::nearest_upsampling_psnr(test_loader);
+    char line[96];
+    std::snprintf(line, sizeof(line), "baseline: nearest-neighbour upsampling, test PSNR %.2f dB",
+                  baseline_psnr);
+    std::cout << line << std::endl;
+  }
 
   // ---- Resume ---------------------------------------------------------------------------------
   TrainPosition position;
@@ -463,9 +561,17 @@ int train(const TrainOptions& o) {
                         {"threads", get_num_threads()},
                         {"train_examples", train_set->size()},
                         {"test_examples", test.size()},
+                        {"parameters", num_parameters},
                         {"seed", o.seed},
                         {"accumulate", o.accumulate},
+                        {"save_on_cpu", o.save_on_cpu},
+                        {"recompute", o.recompute},
                         {"epochs", position.epochs_log}};
+  if (srnet) {
+    log["width"] = o.width;
+    log["blocks"] = o.blocks;
+    log["baseline_psnr_db"] = baseline_psnr;
+  }
   if (!o.log_json.empty()) write_json_atomically(o.log_json, log);  // a bad path fails now
 
   // ---- Training -------------------------------------------------------------------------------
@@ -478,6 +584,7 @@ int train(const TrainOptions& o) {
   memory_report.resident -= memory_report.parameters;
   memory::reset_peak(device);
 
+  ProgressBar bar(isatty(STDOUT_FILENO) != 0);
   std::vector<double> step_ms_all;
   const std::int64_t batches_per_epoch = train_loader.size();
   const std::int64_t steps_per_epoch = (batches_per_epoch + o.accumulate - 1) / o.accumulate;
@@ -494,7 +601,7 @@ int train(const TrainOptions& o) {
     // skips the batches the checkpointed steps consumed.
     train_loader.set_epoch(static_cast<std::uint64_t>(epoch - 1));
     const std::int64_t skip = std::min(step * o.accumulate, batches_per_epoch);
-    std::int64_t batch_index = 0, group_size = 0, in_group = 0;
+    std::int64_t batch_index = 0, group_size = 0, in_group = 0, step_samples = 0;
     double step_loss = 0;
     const Clock::time_point epoch_start = Clock::now();
     Clock::time_point last = epoch_start;
@@ -504,10 +611,15 @@ int train(const TrainOptions& o) {
         optimizer->zero_grad();
         group_size = std::min<std::int64_t>(o.accumulate, batches_per_epoch - (batch_index - 1));
         step_loss = 0;
+        step_samples = 0;
       }
       const double scale = 1.0 / static_cast<double>(group_size);
-      step_loss +=
-          scale * static_cast<double>(tools::accumulate_micro_batch(*model, images, labels, scale));
+      const tools::MicroBatch micro =
+          tools::accumulate_micro_batch(o.model, *model, images, labels, scale, o.save_on_cpu);
+      step_loss += scale * static_cast<double>(micro.loss);
+      step_samples += images.size(0);
+      memory_report.saved_activations =
+          std::max(memory_report.saved_activations, micro.forward_bytes);
       if (++in_group < group_size) continue;
       in_group = 0;
       optimizer->step();
@@ -519,13 +631,21 @@ int train(const TrainOptions& o) {
       ++window_steps;
       loss_sum += step_loss;
       window_loss_sum += step_loss;
+      if (bar.enabled()) {
+        const double ms = mean(step_ms);
+        bar.update(epoch, o.epochs, step, steps_per_epoch, window_loss_sum / window_steps,
+                   1000.0 * static_cast<double>(step_samples) / step_ms.back(),
+                   ms * static_cast<double>(steps_per_epoch - step) / 1000.0);
+      }
       if (step % kLogEverySteps == 0 || step == steps_per_epoch) {
-        char line[128];
-        std::snprintf(line, sizeof(line), "epoch %d step %lld/%lld loss %.4f %.1f ms/step", epoch,
-                      static_cast<long long>(step), static_cast<long long>(steps_per_epoch),
-                      window_loss_sum / static_cast<double>(window_steps),
-                      mean(step_ms, step_ms.size() - static_cast<std::size_t>(window_steps)));
-        std::cout << line << std::endl;
+        if (!bar.enabled()) {
+          char line[128];
+          std::snprintf(line, sizeof(line), "epoch %d step %lld/%lld loss %.4f %.1f ms/step", epoch,
+                        static_cast<long long>(step), static_cast<long long>(steps_per_epoch),
+                        window_loss_sum / static_cast<double>(window_steps),
+                        mean(step_ms, step_ms.size() - static_cast<std::size_t>(window_steps)));
+          std::cout << line << std::endl;
+        }
         window_loss_sum = 0;
         window_steps = 0;
       }
@@ -538,11 +658,13 @@ int train(const TrainOptions& o) {
         position.step_in_epoch = step;
         position.loss_sum = loss_sum;
         position.epochs_log = log["epochs"];
+        bar.clear();
         save_checkpoint(o, lr, *model, *optimizer, static_cast<std::uint64_t>(epoch - 1), position);
         last = Clock::now();  // the save is not part of the step times
       }
       if (stopped) break;
     }
+    bar.clear();
     const double train_seconds = std::chrono::duration<double>(Clock::now() - epoch_start).count();
     const MemoryStats after_training = memory::stats(device);
     memory_report.peak_allocated =
@@ -556,18 +678,18 @@ int train(const TrainOptions& o) {
       break;
     }
 
-    const double accuracy = evaluate(*model, test_loader);
+    const double score = tools::evaluate(o.model, *model, test_loader);
     memory::reset_peak(device);  // evaluation's batches are not part of the training peak
     const double epoch_loss = step > 0 ? loss_sum / static_cast<double>(step) : 0.0;
     char line[192];
-    std::snprintf(line, sizeof(line),
-                  "epoch %d/%d: train loss %.4f, test accuracy %.2f%%, %.2f ms/step, %.1f s", epoch,
-                  o.epochs, epoch_loss, 100.0 * accuracy, mean(step_ms), train_seconds);
+    std::snprintf(line, sizeof(line), "epoch %d/%d: train loss %.4f, %s, %.2f ms/step, %.1f s",
+                  epoch, o.epochs, epoch_loss, format_score(o.model, score).c_str(), mean(step_ms),
+                  train_seconds);
     std::cout << line << std::endl;
 
     log["epochs"].push_back({{"epoch", epoch},
                              {"loss", epoch_loss},
-                             {"accuracy", accuracy},
+                             {srnet ? "psnr_db" : "accuracy", score},
                              {"ms_per_step", mean(step_ms)},
                              {"seconds", train_seconds}});
     if (!o.log_json.empty()) write_json_atomically(o.log_json, log);
@@ -583,6 +705,7 @@ int train(const TrainOptions& o) {
     if (grad.defined()) memory_report.gradients += static_cast<std::int64_t>(grad.nbytes());
   }
   memory_report.optimizer_state = optimizer_state_bytes(*optimizer);
+  memory_report.pinned_peak = memory::pinned_stats().peak_allocated;
   const double median_ms = percentile(step_ms_all, 0.5), p90_ms = percentile(step_ms_all, 0.9);
   char line[128];
   std::snprintf(line, sizeof(line), "step time: median %.2f ms, p90 %.2f ms over %zu steps",
@@ -591,21 +714,41 @@ int train(const TrainOptions& o) {
   print_memory_report(memory_report, device);
 
   log["step_ms"] = {{"median", median_ms}, {"p90", p90_ms}};
-  log["memory_bytes"] = {{"peak_allocated", memory_report.peak_allocated},
-                         {"peak_reserved", memory_report.peak_reserved},
-                         {"parameters", memory_report.parameters},
-                         {"gradients", memory_report.gradients},
-                         {"optimizer_state", memory_report.optimizer_state},
-                         {"resident_data", memory_report.resident},
-                         {"activations_and_slack", memory_report.activations_and_slack()}};
+  log["memory_bytes"] = {
+      {"peak_allocated", memory_report.peak_allocated},
+      {"peak_reserved", memory_report.peak_reserved},
+      {"parameters", memory_report.parameters},
+      {"gradients", memory_report.gradients},
+      {"optimizer_state", memory_report.optimizer_state},
+      {"resident_data", memory_report.resident},
+      {"saved_activations", memory_report.saved_activations},
+      {"other", memory_report.other()},
+      {"allocator_slack", memory_report.peak_reserved - memory_report.peak_allocated},
+      {"pinned_peak", memory_report.pinned_peak}};
   if (!o.log_json.empty()) write_json_atomically(o.log_json, log);
   return 0;
+}
+
+// train(), reporting an out-of-memory error with the allocator's state and what to try.
+int train_reporting_oom(const TrainOptions& o) {
+  try {
+    return train(o);
+  } catch (const OutOfMemoryError& e) {
+    if (isatty(STDOUT_FILENO) != 0) std::cout << "\n" << std::flush;  // end a progress bar
+    std::cerr << "leangrad-train: out of memory: " << e.message() << "\n";
+    for (const Device device : {Device::cpu(), Device::cuda()}) {
+      if (device.is_cpu() || cuda::is_available()) std::cerr << memory::summary(device);
+    }
+    std::cerr << "To fit: --save-on-cpu (activations in pinned host memory, CUDA), --recompute "
+                 "(srnet), a smaller --batch-size with --accumulate, or --optimizer adam8bit.\n";
+    return 1;
+  }
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"leangrad-train: trains a classifier on Fashion-MNIST with leangrad"};
+  CLI::App app{"leangrad-train: trains a model on Fashion-MNIST with leangrad"};
   TrainOptions options;
   add_options(app, options);
   try {
@@ -617,7 +760,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    return train(options);
+    return train_reporting_oom(options);
   } catch (const leangrad::Error& e) {
     std::cerr << "leangrad-train: error: " << e.message() << "\n";
   } catch (const std::exception& e) {

@@ -1,6 +1,10 @@
 // The models of leangrad-train (tools/train_models.h), written as the PyTorch recipes write them.
 #include "train_models.h"
 
+#include <cmath>
+#include <numeric>
+#include <optional>
+
 namespace leangrad::tools {
 
 namespace {
@@ -31,6 +35,114 @@ std::shared_ptr<nn::Sequential> make_cnn() {
       std::make_shared<nn::Linear>(128, 10)});                                // (B, 10)
 }
 
+// x + GroupNorm(Conv(TanhExp(GroupNorm(Conv(x))))), all at the block's width and resolution.
+// With recompute, the block saves only x for backward (autograd::checkpoint) and reruns its
+// forward during backward.
+class ResidualBlock : public nn::Module {
+ public:
+  ResidualBlock(std::int64_t width, bool recompute)
+      : Module("ResidualBlock"), recompute_(recompute) {
+    const std::int64_t groups = std::gcd(width, std::int64_t{32});
+    // No conv bias: the GroupNorm after each conv subtracts it again (its gradient is zero).
+    const nn::Conv2dOptions conv = nn::Conv2dOptions(width, width, 3).padding(1).bias(false);
+    conv1 = register_module("conv1", std::make_shared<nn::Conv2d>(conv));
+    norm1 = register_module("norm1",
+                            std::make_shared<nn::GroupNorm>(nn::GroupNormOptions(groups, width)));
+    act = register_module("act", std::make_shared<nn::TanhExp>());
+    conv2 = register_module("conv2", std::make_shared<nn::Conv2d>(conv));
+    norm2 = register_module("norm2",
+                            std::make_shared<nn::GroupNorm>(nn::GroupNormOptions(groups, width)));
+  }
+
+  Tensor forward(const Tensor& x) override {  // (B, width, H, W) -> the same
+    if (!recompute_ || !autograd::grad_mode_enabled()) return x + branch(x);
+    const std::vector<Tensor> out = autograd::checkpoint(
+        [this](const std::vector<Tensor>& in) { return std::vector<Tensor>{branch(in[0])}; }, {x});
+    return x + out[0];
+  }
+
+  std::string extra_repr() const override { return recompute_ ? "recompute=true" : ""; }
+
+  std::shared_ptr<nn::Conv2d> conv1, conv2;
+  std::shared_ptr<nn::GroupNorm> norm1, norm2;
+  std::shared_ptr<nn::TanhExp> act;
+
+ private:
+  Tensor branch(const Tensor& x) {
+    return norm2->forward(conv2->forward(act->forward(norm1->forward(conv1->forward(x)))));
+  }
+
+  bool recompute_;
+};
+
+// Nearest-neighbour upsampling 2x of (B, C, H, W): each pixel repeated in a 2x2 square.
+Tensor upsample_nearest2x(const Tensor& x) {
+  if (x.size(1) == 1) return pixel_shuffle(cat({x, x, x, x}, 1), 2);
+  std::vector<Tensor> channels;
+  for (std::int64_t c = 0; c < x.size(1); ++c) {
+    const Tensor xc = x.slice(1, c, c + 1);
+    channels.push_back(pixel_shuffle(cat({xc, xc, xc, xc}, 1), 2));
+  }
+  return cat(channels, 1);
+}
+
+// Super-resolution 2x of single-channel images (B, 1, H, W) -> (B, 1, 2H, 2W):
+//   head     3x3 convolution to 4 * width channels at the input's resolution,
+//   shuffle  pixel shuffle to width channels at twice the resolution,
+//   blocks   the residual blocks there,
+//   tail     3x3 convolution to one channel, added to logit(nearest-neighbour upsampling of the
+//            input), then a sigmoid: pixels in (0, 1).
+// The global skip makes the blocks learn only the detail the upsampling misses; with the tail
+// initialised to zero the untrained model outputs the upsampling itself (up to squeezing the
+// pixels into [0.001, 0.999] for the logit), so training starts from the baseline, not from grey.
+class SRNet : public nn::Module {
+ public:
+  explicit SRNet(const ModelOptions& o) : Module("SRNet") {
+    LG_CHECK(o.width >= 1 && o.blocks >= 0,
+             "--model srnet: --width must be >= 1 and --blocks >= 0, got ", o.width, " and ",
+             o.blocks);
+    head = register_module(
+        "head", std::make_shared<nn::Conv2d>(nn::Conv2dOptions(1, 4 * o.width, 3).padding(1)));
+    shuffle = register_module("shuffle", std::make_shared<nn::PixelShuffle>(2));
+    std::vector<std::shared_ptr<nn::Module>> residual;
+    for (std::int64_t i = 0; i < o.blocks; ++i)
+      residual.push_back(std::make_shared<ResidualBlock>(o.width, o.recompute));
+    blocks = register_module("blocks", std::make_shared<nn::Sequential>(std::move(residual)));
+    tail = register_module(
+        "tail", std::make_shared<nn::Conv2d>(nn::Conv2dOptions(o.width, 1, 3).padding(1)));
+    NoGradGuard no_grad;
+    tail->weight.zero_();
+    tail->bias.zero_();
+  }
+
+  Tensor forward(const Tensor& x) override {  // (B, 1, H, W) -> (B, 1, 2H, 2W)
+    const Tensor features = blocks->forward(shuffle->forward(head->forward(x)));  // (B, w, 2H, 2W)
+    const Tensor up = upsample_nearest2x(x) * 0.998 + 0.001;                      // (B, 1, 2H, 2W)
+    return sigmoid(tail->forward(features) + (up.log() - (1.0 - up).log()));
+  }
+
+  std::shared_ptr<nn::Conv2d> head, tail;
+  std::shared_ptr<nn::PixelShuffle> shuffle;
+  std::shared_ptr<nn::Sequential> blocks;
+};
+
+// The 3x3 Laplacian of single-channel images (B, 1, H, W), zero-padded to the same size.
+Tensor laplacian(const Tensor& images) {
+  const Tensor kernel =
+      tensor(std::vector<float>{0, 1, 0, 1, -4, 1, 0, 1, 0}, {1, 1, 3, 3}).to(images.device());
+  return conv2d(images, kernel, Tensor(), {1, 1}, {1, 1});
+}
+
+// Mean over the batch of 10 log10(1 / MSE) per image; an exact image counts as 100 dB.
+double sum_psnr(const Tensor& output, const Tensor& target) {
+  const Tensor mse = (output - target).pow(2.0).mean({1, 2, 3}).to(kFloat64).to(Device::cpu());
+  const double* values = mse.contiguous().data_ptr<double>();
+  double sum = 0;
+  for (std::int64_t i = 0; i < mse.numel(); ++i)
+    sum += values[i] > 1e-10 ? -10.0 * std::log10(values[i]) : 100.0;
+  return sum;
+}
+
 }  // namespace
 
 const std::vector<std::string>& model_names() {
@@ -38,22 +150,81 @@ const std::vector<std::string>& model_names() {
   return names;
 }
 
-std::shared_ptr<nn::Sequential> make_model(const std::string& name) {
-  if (name == "mlp") return make_mlp();
-  if (name == "cnn") return make_cnn();
-  LG_CHECK(name != "srnet", "--model srnet: not implemented yet (only mlp and cnn for now)");
-  LG_THROW(Error, "unknown model '", name, "' (expected mlp, cnn or srnet)");
+bool is_super_resolution(const std::string& model_name) {
+  return model_name == "srnet";
 }
 
-float accumulate_micro_batch(nn::Module& model, const Tensor& images, const Tensor& labels,
-                             double scale) {
-  const Tensor loss = cross_entropy(model.forward(images), labels);
+std::shared_ptr<nn::Module> make_model(const ModelOptions& options) {
+  const bool srnet = is_super_resolution(options.name);
+  LG_CHECK(srnet || !options.recompute,
+           "--recompute: only srnet has residual blocks to recompute (", options.name,
+           " keeps its few activations)");
+  if (options.name == "mlp") return make_mlp();
+  if (options.name == "cnn") return make_cnn();
+  if (srnet) return std::make_shared<SRNet>(options);
+  LG_THROW(Error, "unknown model '", options.name, "' (expected mlp, cnn or srnet)");
+}
+
+Tensor model_input(const std::string& model_name, const Tensor& images) {
+  return is_super_resolution(model_name) ? avg_pool2d(images, {2, 2}) : images;
+}
+
+Tensor training_loss(const std::string& model_name, const Tensor& output, const Tensor& images,
+                     const Tensor& labels) {
+  if (!is_super_resolution(model_name)) return cross_entropy(output, labels);
+  return l1_loss(output, images) + kEdgeWeight * l1_loss(laplacian(output), laplacian(images));
+}
+
+MicroBatch accumulate_micro_batch(const std::string& model_name, nn::Module& model,
+                                  const Tensor& images, const Tensor& labels, double scale,
+                                  bool save_on_cpu) {
+  const Device device = images.device();
+  const std::int64_t before = memory::stats(device).allocated;
+  Tensor loss;
+  {
+    std::optional<offload::SaveOnCpu> offload;
+    if (save_on_cpu) offload.emplace(/*pin_memory=*/true, model.parameters());
+    const Tensor output = model.forward(model_input(model_name, images));
+    loss = training_loss(model_name, output, images, labels);
+  }
+  MicroBatch result;
+  result.forward_bytes = memory::stats(device).allocated - before;
   if (scale == 1.0) {
     loss.backward();
   } else {
     (loss * scale).backward();
   }
-  return loss.item<float>();
+  result.loss = loss.item<float>();
+  return result;
+}
+
+double evaluate(const std::string& model_name, nn::Module& model, data::DataLoader& loader) {
+  model.eval();
+  NoGradGuard no_grad;
+  double score = 0;  // correct predictions, or the PSNRs summed
+  std::int64_t total = 0;
+  for (const auto& [images, labels] : loader) {
+    const Tensor output = model.forward(model_input(model_name, images));
+    if (is_super_resolution(model_name)) {
+      score += sum_psnr(output, images);
+    } else {
+      const Tensor predicted = output.argmax(1);  // (B,) int64
+      score += static_cast<double>(predicted.eq(labels).to(kInt64).sum().item<std::int64_t>());
+    }
+    total += labels.numel();
+  }
+  model.train();
+  return total > 0 ? score / static_cast<double>(total) : 0.0;
+}
+
+double nearest_upsampling_psnr(data::DataLoader& loader) {
+  double score = 0;
+  std::int64_t total = 0;
+  for (const auto& [images, labels] : loader) {
+    score += sum_psnr(upsample_nearest2x(model_input("srnet", images)), images);
+    total += labels.numel();
+  }
+  return total > 0 ? score / static_cast<double>(total) : 0.0;
 }
 
 }  // namespace leangrad::tools

@@ -1,7 +1,11 @@
-// The models leangrad-train knows, built from nn::Sequential. Each takes Fashion-MNIST images
-// (B, 1, 28, 28) and returns class logits (B, 10).
+// The models leangrad-train knows and the task each is trained on.
+//   mlp, cnn  classify Fashion-MNIST images (B, 1, 28, 28) into 10 classes: cross-entropy loss,
+//             test accuracy.
+//   srnet     super-resolution: the image downsampled 2x (B, 1, 14, 14) in, the full image
+//             (B, 1, 28, 28) out; L1 loss plus an L1 term on Laplacian-filtered edges, test PSNR.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -10,20 +14,60 @@
 
 namespace leangrad::tools {
 
-// Every name --model accepts, implemented or not: "mlp", "cnn", "srnet".
+// Every name --model accepts: "mlp", "cnn", "srnet".
 const std::vector<std::string>& model_names();
 
-// The model called `name`, its parameters initialised from the CPU default generator (call
-// manual_seed first for a reproducible run). Throws Error for "srnet" (not implemented yet) and
-// for an unknown name.
-std::shared_ptr<nn::Sequential> make_model(const std::string& name);
+struct ModelOptions {
+  std::string name = "mlp";
+  // srnet only: channels of the residual blocks (GroupNorm uses gcd(width, 32) groups) and how
+  // many blocks. --width 1024 --blocks 19 has 359M
+  // parameters, the size of the super-resolution CNN that motivated leangrad's offload.
+  std::int64_t width = 16;
+  std::int64_t blocks = 2;
+  // srnet only: each residual block keeps only its input for backward and recomputes the rest
+  // (autograd::checkpoint), trading one more forward per block for its activations.
+  bool recompute = false;
+};
 
-// One micro-batch of gradient accumulation: forward, cross_entropy(logits, labels), then backward
-// of the loss times `scale` (1 / the number of micro-batches of the optimizer step), adding into
-// the parameters' gradients. Returns the unscaled loss. With scale 1 this is the plain step's
-// forward and backward (no extra multiply). The caller zeroes the gradients before the first
-// micro-batch of a step and calls optimizer.step() after the last.
-float accumulate_micro_batch(nn::Module& model, const Tensor& images, const Tensor& labels,
-                             double scale);
+bool is_super_resolution(const std::string& model_name);
+
+// The model `options` describe, its parameters initialised from the CPU default generator (call
+// manual_seed first for a reproducible run). Throws Error for an unknown name or bad sizes.
+std::shared_ptr<nn::Module> make_model(const ModelOptions& options);
+
+// What the model is given for a batch of dataset images (B, 1, 28, 28): the images themselves for
+// the classifiers, their 2x average-pooled version (B, 1, 14, 14) for srnet.
+Tensor model_input(const std::string& model_name, const Tensor& images);
+
+// The training loss of the model's output for a batch: cross_entropy(logits, labels) for the
+// classifiers; for srnet l1(output, images) + kEdgeWeight * l1(laplacian(output),
+// laplacian(images)), where laplacian is the 3x3 filter [0 1 0; 1 -4 1; 0 1 0].
+Tensor training_loss(const std::string& model_name, const Tensor& output, const Tensor& images,
+                     const Tensor& labels);
+inline constexpr double kEdgeWeight = 0.5;
+
+// One micro-batch of gradient accumulation: forward, training_loss, then backward of the loss
+// times `scale` (1 / the number of micro-batches of the optimizer step), adding into the
+// parameters' gradients. With scale 1 this is the plain step's forward and backward (no extra
+// multiply). The caller zeroes the gradients before the first micro-batch of a step and calls
+// optimizer.step() after the last. save_on_cpu: the forward runs under offload::SaveOnCpu (pinned,
+// the parameters kept on the device), so the activations it saves wait for backward in host memory.
+struct MicroBatch {
+  float loss = 0;  // unscaled
+  // What the forward left allocated on the images' device until backward: the activations saved
+  // for backward (with save_on_cpu, only those still on the device) and the loss.
+  std::int64_t forward_bytes = 0;
+};
+MicroBatch accumulate_micro_batch(const std::string& model_name, nn::Module& model,
+                                  const Tensor& images, const Tensor& labels, double scale,
+                                  bool save_on_cpu = false);
+
+// How well the model does on `loader`'s batches (eval mode, no graph): the fraction of images
+// classified correctly (argmax of the logits) for the classifiers, the mean PSNR over the images
+// in dB (10 log10(1 / MSE), pixels in [0, 1]) for srnet.
+double evaluate(const std::string& model_name, nn::Module& model, data::DataLoader& loader);
+
+// srnet's yardstick: the mean PSNR of nearest-neighbour upsampling of the same inputs.
+double nearest_upsampling_psnr(data::DataLoader& loader);
 
 }  // namespace leangrad::tools

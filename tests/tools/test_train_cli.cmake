@@ -3,13 +3,17 @@
 # MODE accuracy: the MLP trained on the first 6000 training images must reach >= 75% test
 #   accuracy (read from the --log-json file). Four epochs, not one: with this recipe (SGD lr 0.1,
 #   batch 64, 94 steps an epoch) one epoch gives 60-67% in leangrad and in a NumPy reference of
-#   the same model alike; four give 77-80% over seeds 0-3 (80.3% with seed 0, which is used). Prints "SKIPPED:" (the test's SKIP_REGULAR_EXPRESSION:
-#   a -P script cannot choose its exit code) when the dataset is not installed.
+#   the same model alike; four give 77-80% over seeds 0-3 (80.3% with seed 0, which is used).
+#   Prints "SKIPPED:" (the test's SKIP_REGULAR_EXPRESSION: a -P script cannot choose its exit
+#   code) when the dataset is not installed.
 # MODE resume: a run interrupted by --max-steps and resumed from its --checkpoint-dir ends with a
 #   model bitwise equal (same --save-model bytes) to the uninterrupted run's, and the same logged
 #   per-epoch losses (as --log-json writes them: every digit of the double); for SGD with batch 64
 #   and for Adam with --accumulate 2; a checkpoint written with another --seed is refused.
 #   Prints "SKIPPED:" when the dataset is not installed.
+# MODE srnet: a small srnet beats nearest-neighbour upsampling's PSNR; --recompute trains the
+#   same model bitwise with fewer saved activations; a memory cap between the two peaks makes the plain run
+#   fail with an out-of-memory report and lets the recomputing one train. SKIPPED as above.
 # MODE errors: bad options exit 2, runtime errors exit 1, each with a one-line message.
 
 function(run_train expected_rc expected_message)
@@ -87,7 +91,66 @@ function(check_resume name)
   endif()
 endfunction()
 
-if(MODE STREQUAL "accuracy" OR MODE STREQUAL "resume")
+# srnet, small: it learns (test PSNR 1 dB above nearest-neighbour upsampling's after 100 steps),
+# --recompute trains the same model bitwise while holding fewer saved activations, and under a
+# memory cap between the two peaks the plain run fails with an out-of-memory report while the
+# recomputing one trains.
+function(check_srnet)
+  set(dir "${WORK_DIR}/srnet")
+  file(REMOVE_RECURSE "${dir}")
+  file(MAKE_DIRECTORY "${dir}")
+  set(common --model srnet --width 8 --optimizer adam --threads 1 --seed 0 --device cpu
+             --data "${DATA}")
+  train_ok(out ${common} --blocks 2 --limit-train 3200 --epochs 1 --batch-size 32
+                         --log-json "${dir}/learn.json")
+  file(READ "${dir}/learn.json" learn)
+  string(JSON psnr GET "${learn}" epochs 0 psnr_db)
+  string(JSON baseline GET "${learn}" baseline_psnr_db)
+  # psnr > floor(baseline) + 2 >= baseline + 1 (math() has only integers).
+  string(REGEX REPLACE "\\..*$" "" baseline_floor "${baseline}")
+  math(EXPR threshold "${baseline_floor} + 2")
+  if(NOT psnr GREATER threshold)
+    message(FATAL_ERROR "srnet: test PSNR ${psnr} dB after 100 steps, not above ${threshold} dB "
+                        "(nearest-neighbour upsampling: ${baseline} dB)")
+  endif()
+  message(STATUS "srnet: test PSNR ${psnr} dB after 100 steps, baseline ${baseline} dB")
+
+  set(small ${common} --blocks 4 --batch-size 128 --limit-train 1280 --epochs 1 --max-steps 3)
+  foreach(run plain recompute)
+    set(flags)
+    if(run STREQUAL "recompute")
+      set(flags --recompute)
+    endif()
+    train_ok(out ${small} ${flags} --log-json "${dir}/${run}.json"
+                          --save-model "${dir}/${run}.safetensors")
+    file(READ "${dir}/${run}.json" json)
+    string(JSON ${run}_saved GET "${json}" memory_bytes saved_activations)
+    string(JSON ${run}_peak GET "${json}" memory_bytes peak_reserved)
+  endforeach()
+  execute_process(COMMAND ${CMAKE_COMMAND} -E compare_files "${dir}/plain.safetensors"
+                          "${dir}/recompute.safetensors" RESULT_VARIABLE different)
+  if(different)
+    message(FATAL_ERROR "srnet: --recompute trained another model than the plain run")
+  endif()
+  if(NOT recompute_saved LESS plain_saved OR NOT recompute_peak LESS plain_peak)
+    message(FATAL_ERROR "srnet: --recompute saved ${recompute_saved} bytes (peak "
+                        "${recompute_peak}), the plain run ${plain_saved} (peak ${plain_peak})")
+  endif()
+  message(STATUS "srnet: --recompute trains the same model bitwise; saved activations "
+                 "${plain_saved} -> ${recompute_saved} bytes, peak reserved ${plain_peak} -> "
+                 "${recompute_peak}")
+
+  # A cap halfway between the two peaks (in MiB, rounded down).
+  math(EXPR cap_mb "(${plain_peak} + ${recompute_peak}) / 2 / 1048576")
+  set(ENV{LEANGRAD_ALLOC_CONF} "memory_cap_mb:${cap_mb}")
+  run_train(1 "out of memory" ${small})
+  train_ok(out ${small} --recompute)
+  unset(ENV{LEANGRAD_ALLOC_CONF})
+  message(STATUS "srnet: under memory_cap_mb:${cap_mb} the plain run fails with an OOM report, "
+                 "the recomputing one trains")
+endfunction()
+
+if(MODE STREQUAL "accuracy" OR MODE STREQUAL "resume" OR MODE STREQUAL "srnet")
   foreach(name train-images-idx3-ubyte train-labels-idx1-ubyte t10k-images-idx3-ubyte
                t10k-labels-idx1-ubyte)
     if(NOT EXISTS "${DATA}/${name}" AND NOT EXISTS "${DATA}/${name}.gz")
@@ -123,6 +186,8 @@ elseif(MODE STREQUAL "accuracy")
                         "expected 4 epochs and >= 0.75")
   endif()
   message(STATUS "test accuracy ${accuracy} >= 0.75")
+elseif(MODE STREQUAL "srnet")
+  check_srnet()
 elseif(MODE STREQUAL "errors")
   run_train(2 "--model: nope not in" --model nope)
   run_train(2 "--epochs: expected a number > 0, got '0'" --epochs 0)
@@ -132,7 +197,10 @@ elseif(MODE STREQUAL "errors")
   run_train(2 "--accumulate: expected a number > 0" --accumulate 0)
   run_train(2 "--checkpoint-every requires --checkpoint-dir" --checkpoint-every 5)
   run_train(2 "--keep requires --checkpoint-dir" --keep 2)
-  run_train(1 "--model srnet: not implemented yet" --model srnet --data "${DATA}")
+  run_train(1 "--recompute: only srnet has residual blocks" --model mlp --recompute
+            --data "${DATA}")
+  run_train(2 "--width: expected a number > 0" --model srnet --width 0)
+  run_train(2 "--prefetch" --prefetch 0)
   run_train(1 "FashionMNIST: neither" --data "${WORK_DIR}/no-such-folder" --device cpu)
 else()
   message(FATAL_ERROR "test_train_cli.cmake: unknown MODE '${MODE}'")
