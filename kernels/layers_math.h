@@ -56,10 +56,10 @@ LG_HOST_DEVICE LG_INLINE void max_pool2d_at(const T* plane, const Pool2dShape& g
   for (std::int64_t h = h_begin; h < h_end; ++h) {
     for (std::int64_t w = w_begin; w < w_end; ++w) {
       const M v = static_cast<M>(plane[h * g.W + w]);
-      if (v > best || (v != v && best == best)) {
-        best = v;
-        best_index = h * g.W + w;
-      }
+      // Selects, not branches: which element wins is data-dependent and unpredictable.
+      const bool take = (v > best) | ((v != v) & (best == best));
+      best = take ? v : best;
+      best_index = take ? h * g.W + w : best_index;
     }
   }
   *value = static_cast<T>(best);

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "kernels/cpu/parallel_for.h"
 #include "kernels/dispatch.h"
@@ -25,16 +26,54 @@ std::int64_t run_grain(std::int64_t run_len) {
 
 // ---- Pooling ---------------------------------------------------------------------------------
 
+// Pooling walks whole rows, so the index arithmetic (divisions) is done once a row, not once an
+// element: per element it cost more than the comparisons themselves.
 void max_pool2d(DType dtype, void* out, std::int64_t* indices, const void* in,
                 const Pool2dShape& g) {
+  // Every window inside the plane (no padding): a whole output row is compared one window
+  // element at a time, in the order max_pool2d_at visits them, so the result (ties and NaNs
+  // included) is the same; the loop over the row has no dependency chain and vectorizes, where
+  // one window at a time waited on each comparison.
+  const bool inside =
+      g.ph == 0 && g.pw == 0 && (g.OH - 1) * g.sh + g.kh <= g.H && (g.OW - 1) * g.sw + g.kw <= g.W;
   dispatch_floating(dtype, "max_pool2d", [&]<typename T>() {
+    using M = opmath_t<T>;
     const T* x = static_cast<const T*>(in);
     T* y = static_cast<T*>(out);
-    const std::int64_t plane_out = g.OH * g.OW;
-    parallel_for(g.planes * plane_out, kElementwiseGrain / 16, [&](std::int64_t b, std::int64_t e) {
-      for (std::int64_t i = b; i < e; ++i) {
-        const std::int64_t p = i / plane_out, o = i % plane_out;
-        layers_math::max_pool2d_at(x + p * g.H * g.W, g, o / g.OW, o % g.OW, &y[i], &indices[i]);
+    parallel_for(g.planes * g.OH, run_grain(16 * g.OW), [&](std::int64_t b, std::int64_t e) {
+      std::vector<M> best(inside ? static_cast<std::size_t>(g.OW) : 0);
+      for (std::int64_t row = b; row < e; ++row) {  // row = plane * OH + oh
+        const T* plane = x + row / g.OH * g.H * g.W;
+        const std::int64_t oh = row % g.OH;
+        T* y_row = y + row * g.OW;
+        std::int64_t* index_row = indices + row * g.OW;
+        if (!inside) {
+          for (std::int64_t ow = 0; ow < g.OW; ++ow)
+            layers_math::max_pool2d_at(plane, g, oh, ow, &y_row[ow], &index_row[ow]);
+          continue;
+        }
+        // Locals, so that the stores to the rows cannot be taken for changes of g.
+        const std::int64_t W = g.W, OW = g.OW, sw = g.sw, h0 = oh * g.sh;
+        M* best_row = best.data();
+        for (std::int64_t ow = 0; ow < OW; ++ow) {
+          best_row[ow] = static_cast<M>(plane[h0 * W + ow * sw]);
+          index_row[ow] = h0 * W + ow * sw;
+        }
+        for (std::int64_t dh = 0; dh < g.kh; ++dh) {
+          for (std::int64_t dw = dh == 0 ? 1 : 0; dw < g.kw; ++dw) {
+            const std::int64_t offset = (h0 + dh) * W + dw;
+            const T* x_row = plane + offset;
+            for (std::int64_t ow = 0; ow < OW; ++ow) {
+              const M v = static_cast<M>(x_row[ow * sw]);
+              const M current = best_row[ow];
+              const bool take = (v > current) | ((v != v) & (current == current));
+              best_row[ow] = take ? v : current;
+              index_row[ow] = take ? offset + ow * sw : index_row[ow];
+            }
+          }
+        }
+        for (std::int64_t ow = 0; ow < g.OW; ++ow)
+          y_row[ow] = static_cast<T>(best[static_cast<std::size_t>(ow)]);
       }
     });
   });
@@ -46,11 +85,25 @@ void max_pool2d_backward(DType dtype, void* grad_in, const void* grad_out,
     const T* gy = static_cast<const T*>(grad_out);
     T* gx = static_cast<T*>(grad_in);
     const std::int64_t plane_in = g.H * g.W, plane_out = g.OH * g.OW;
-    parallel_for(g.planes * plane_in, kElementwiseGrain / 8, [&](std::int64_t b, std::int64_t e) {
-      for (std::int64_t i = b; i < e; ++i) {
-        const std::int64_t p = i / plane_in, o = i % plane_in;
-        gx[i] = layers_math::max_pool2d_grad_at(gy + p * plane_out, indices + p * plane_out, g,
-                                                o / g.W, o % g.W);
+    if (g.kh <= g.sh && g.kw <= g.sw) {
+      // Windows that do not overlap (the usual kernel = stride): each input receives at most one
+      // output's gradient, so scattering gives exactly what max_pool2d_grad_at's gather gives.
+      parallel_for(g.planes, run_grain(8 * plane_in), [&](std::int64_t b, std::int64_t e) {
+        std::fill(gx + b * plane_in, gx + e * plane_in, T(0));
+        for (std::int64_t p = b; p < e; ++p) {
+          for (std::int64_t o = 0; o < plane_out; ++o)
+            gx[p * plane_in + indices[p * plane_out + o]] = gy[p * plane_out + o];
+        }
+      });
+      return;
+    }
+    parallel_for(g.planes * g.H, run_grain(8 * g.W), [&](std::int64_t b, std::int64_t e) {
+      for (std::int64_t row = b; row < e; ++row) {  // row = plane * H + h
+        const std::int64_t p = row / g.H, h = row % g.H;
+        for (std::int64_t w = 0; w < g.W; ++w) {
+          gx[row * g.W + w] =
+              layers_math::max_pool2d_grad_at(gy + p * plane_out, indices + p * plane_out, g, h, w);
+        }
       }
     });
   });

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "autograd/functions.h"
 #include "autograd/nn_functions.h"
@@ -114,6 +115,52 @@ TEST(PoolForward, MaxPoolPadsWithMinusInfinityAndReturnsIndices) {
   EXPECT_TRUE(test::all_close(r.out, {-1, -2, -4, -5}, 0, 0));
   EXPECT_TRUE(test::all_close(r.indices, {0, 1, 3, 4}, 0, 0));
   EXPECT_EQ(max_pool2d(zeros({2, 3, 7, 6}), {2, 2}).shape(), (Shape{2, 3, 3, 3}));
+}
+
+// The window's first maximum in row-major order wins a tie, and the first NaN wins over numbers:
+// checked against a loop here, for non-square, overlapping and strided windows without padding
+// (the CPU's row-at-a-time path) and with padding (the per-window path).
+TEST(PoolForward, MaxPoolTiesAndNaNsPickTheFirstInWindowOrder) {
+  const std::int64_t H = 5, W = 7;
+  std::vector<double> values(static_cast<std::size_t>(H * W));
+  for (std::size_t i = 0; i < values.size(); ++i)
+    values[i] = static_cast<double>((i * 7) % 4);  // many ties
+  values[9] = std::nan("");
+  values[23] = std::nan("");
+  const Tensor x = test::make_tensor(values, {1, 1, H, W});
+  struct Geometry {
+    std::int64_t kh, kw, sh, sw, ph, pw;
+  };
+  for (const Geometry& c : {Geometry{2, 3, 2, 3, 0, 0}, Geometry{3, 3, 1, 1, 0, 0},
+                            Geometry{2, 2, 1, 2, 0, 0}, Geometry{3, 3, 2, 2, 1, 1}}) {
+    SCOPED_TRACE(testing::Message() << "kernel " << c.kh << "x" << c.kw << " stride " << c.sh << "x"
+                                    << c.sw << " padding " << c.ph);
+    const ops::MaxPool2dResult r = ops::max_pool2d(x, {c.kh, c.kw}, {c.sh, c.sw}, {c.ph, c.pw});
+    const std::vector<double> out = test::to_vector(r.out), indices = test::to_vector(r.indices);
+    const std::int64_t OH = (H + 2 * c.ph - c.kh) / c.sh + 1, OW = (W + 2 * c.pw - c.kw) / c.sw + 1;
+    ASSERT_EQ(out.size(), static_cast<std::size_t>(OH * OW));
+    for (std::int64_t oh = 0; oh < OH; ++oh) {
+      for (std::int64_t ow = 0; ow < OW; ++ow) {
+        std::int64_t best = -1;
+        for (std::int64_t h = oh * c.sh - c.ph; h < oh * c.sh - c.ph + c.kh; ++h) {
+          for (std::int64_t w = ow * c.sw - c.pw; w < ow * c.sw - c.pw + c.kw; ++w) {
+            if (h < 0 || h >= H || w < 0 || w >= W) continue;
+            const double v = values[static_cast<std::size_t>(h * W + w)];
+            const double b = best < 0 ? 0 : values[static_cast<std::size_t>(best)];
+            if (best < 0 || (!std::isnan(b) && (std::isnan(v) || v > b))) best = h * W + w;
+          }
+        }
+        const std::size_t o = static_cast<std::size_t>(oh * OW + ow);
+        EXPECT_EQ(indices[o], static_cast<double>(best)) << "output " << oh << ", " << ow;
+        const double expected = values[static_cast<std::size_t>(best)];
+        if (std::isnan(expected)) {
+          EXPECT_TRUE(std::isnan(out[o])) << "output " << oh << ", " << ow;
+        } else {
+          EXPECT_EQ(out[o], expected) << "output " << oh << ", " << ow;
+        }
+      }
+    }
+  }
 }
 
 TEST(PoolForward, AvgPoolCountsPadding) {
