@@ -42,6 +42,14 @@ LG_HOST_DEVICE LG_INLINE OutputRange windows_containing(std::int64_t i, std::int
   return {begin, min64((i + p) / s + 1, num_outputs)};
 }
 
+// Whether max pooling replaces the window's best so far with the next element v (row-major
+// order): a strictly greater value (ties keep the first), or the first NaN, which then stays.
+// Selects, not branches: which element wins is data-dependent and unpredictable.
+template <typename M>
+LG_HOST_DEVICE LG_INLINE bool max_pool_takes(M v, M best) {
+  return (v > best) | ((v != v) & (best == best));
+}
+
 // Output (oh, ow) of one plane of max pooling: the maximum (NaN wins, the first maximum on ties)
 // and its index h * W + w in the plane.
 template <typename T>
@@ -56,8 +64,7 @@ LG_HOST_DEVICE LG_INLINE void max_pool2d_at(const T* plane, const Pool2dShape& g
   for (std::int64_t h = h_begin; h < h_end; ++h) {
     for (std::int64_t w = w_begin; w < w_end; ++w) {
       const M v = static_cast<M>(plane[h * g.W + w]);
-      // Selects, not branches: which element wins is data-dependent and unpredictable.
-      const bool take = (v > best) | ((v != v) & (best == best));
+      const bool take = max_pool_takes(v, best);
       best = take ? v : best;
       best_index = take ? h * g.W + w : best_index;
     }

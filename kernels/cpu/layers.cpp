@@ -66,7 +66,7 @@ void max_pool2d(DType dtype, void* out, std::int64_t* indices, const void* in,
             for (std::int64_t ow = 0; ow < OW; ++ow) {
               const M v = static_cast<M>(x_row[ow * sw]);
               const M current = best_row[ow];
-              const bool take = (v > current) | ((v != v) & (current == current));
+              const bool take = layers_math::max_pool_takes(v, current);
               best_row[ow] = take ? v : current;
               index_row[ow] = take ? offset + ow * sw : index_row[ow];
             }
