@@ -3,14 +3,11 @@
 # Runs one epoch and fails unless the program exits 0 and prints "epoch 1: test accuracy N%" with
 # N >= MIN_ACCURACY. Prints "SKIPPED:" (the test's SKIP_REGULAR_EXPRESSION: a -P script cannot
 # choose its exit code) when the dataset is not installed.
-foreach(name train-images-idx3-ubyte train-labels-idx1-ubyte t10k-images-idx3-ubyte
-             t10k-labels-idx1-ubyte)
-  if(NOT EXISTS "${DATA}/${name}" AND NOT EXISTS "${DATA}/${name}.gz")
-    message("SKIPPED: Fashion-MNIST not installed in ${DATA} "
-            "(apt-get install dataset-fashion-mnist)")
-    return()
-  endif()
-endforeach()
+include("${CMAKE_CURRENT_LIST_DIR}/../cmake/fashion_mnist_present.cmake")
+fashion_mnist_present("${DATA}" present)
+if(NOT present)
+  return()
+endif()
 
 execute_process(COMMAND "${PROGRAM}" "${DATA}" 1
   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)

@@ -151,14 +151,11 @@ function(check_srnet)
 endfunction()
 
 if(MODE STREQUAL "accuracy" OR MODE STREQUAL "resume" OR MODE STREQUAL "srnet")
-  foreach(name train-images-idx3-ubyte train-labels-idx1-ubyte t10k-images-idx3-ubyte
-               t10k-labels-idx1-ubyte)
-    if(NOT EXISTS "${DATA}/${name}" AND NOT EXISTS "${DATA}/${name}.gz")
-      message("SKIPPED: Fashion-MNIST not installed in ${DATA} "
-              "(apt-get install dataset-fashion-mnist)")
-      return()
-    endif()
-  endforeach()
+  include("${CMAKE_CURRENT_LIST_DIR}/../../cmake/fashion_mnist_present.cmake")
+  fashion_mnist_present("${DATA}" present)
+  if(NOT present)
+    return()
+  endif()
 endif()
 
 if(MODE STREQUAL "resume")
