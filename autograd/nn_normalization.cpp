@@ -1,7 +1,7 @@
 // The normalization layers of autograd/nn_functions.h, each forward beside its backward
 // (STYLE.md habit 1). GroupNorm saves x, the per-group mean and rstd the forward computed, and
 // the weight when there is one; its backward is ops::group_norm_backward, which computes only
-// the gradients that are needed (Note [GroupNorm layout and math] in kernels/groupnorm_math.h).
+// the gradients that are needed (Note [GroupNorm layout and math] in kernels/group_norm_math.h).
 #include "autograd/graph.h"
 #include "autograd/nn_functions.h"
 #include "kernels/ops.h"

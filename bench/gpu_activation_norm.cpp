@@ -1,5 +1,5 @@
 // gpu_activation_norm: the CUDA kernels of TanhExp and GroupNorm (kernels/cuda/tanhexp.cu,
-// kernels/cuda/groupnorm.cu) timed through their tensor-level entries (kernels/ops.h).
+// kernels/cuda/group_norm.cu) timed through their tensor-level entries (kernels/ops.h).
 // Each row is first checked against the CPU reference (largest difference printed), then timed
 // with cuda::Event over kTimedIters calls after kWarmupIters, rotating through kBuffers input
 // sets of 32+ MiB each (so no call finds its inputs in the 50 MB L2 of an H100).

@@ -15,12 +15,19 @@
 
 namespace leangrad {
 
-// A CUDA stream as an opaque integer (cudaStream_t cast to uintptr_t); 0 is the default stream.
-// On the CPU every allocation is on stream 0.
-using StreamId = std::uintptr_t;
+// A stream as the allocator sees it. `id` keys the free lists and is never reused within a
+// process: the driver hands out the cudaStream_t of a destroyed stream again, and a new stream
+// keyed by that handle would be given blocks still in use by the old stream's queued work.
+// `handle` is the cudaStream_t (0: the default stream) that stream events are recorded on.
+// On the CPU every allocation is on the default StreamRef{}. See Note [Stream-ordered reuse].
+struct StreamRef {
+  std::uint64_t id = 0;
+  std::uintptr_t handle = 0;
+  friend bool operator==(const StreamRef& a, const StreamRef& b) { return a.id == b.id; }
+};
 // The "stream" of pinned host blocks: host memory belongs to no CUDA stream, so a use on any
-// stream, the default stream 0 included, must be recorded before the block may be reused.
-constexpr StreamId kHostStream = ~StreamId{0};
+// stream, the default stream included, must be recorded before the block may be reused.
+constexpr StreamRef kHostStream{~std::uint64_t{0}, 0};
 
 // Owning handle to a block of memory. The deleter is called with (context, ptr) on destruction.
 class DataPtr {
@@ -83,7 +90,7 @@ class AllocatorBackend {
 
   // Stream-ordered reuse (see Note [Stream-ordered reuse]). Backends without streams return
   // nullptr from record_event, and a nullptr event counts as completed.
-  virtual void* record_event(StreamId /*stream*/) { return nullptr; }
+  virtual void* record_event(StreamRef /*stream*/) { return nullptr; }
   virtual bool event_completed(void* /*event*/) { return true; }
   // Blocks until the event has completed (empty_cache, and before giving up on an allocation).
   // A backend whose record_event returns events must override it.
@@ -113,11 +120,11 @@ class CachingAllocator {
 
   // A block of at least nbytes usable on `stream`. nbytes == 0 gives an empty DataPtr.
   // Throws OutOfMemoryError after releasing the cache and retrying once.
-  DataPtr allocate(std::size_t nbytes, StreamId stream = 0);
+  DataPtr allocate(std::size_t nbytes, StreamRef stream = {});
 
   // Marks the block behind `ptr` (a DataPtr from this allocator) as used on `stream`: when freed,
   // it becomes reusable only after the work queued on `stream` up to now has completed.
-  void record_stream(const DataPtr& ptr, StreamId stream);
+  void record_stream(const DataPtr& ptr, StreamRef stream);
 
   // True when `ptr` came from this allocator (a DataPtr's deleter and context identify it).
   bool owns(const DataPtr& ptr) const;

@@ -91,12 +91,12 @@ struct Block {
   char* ptr = nullptr;
   std::size_t size = 0;           // bytes, a multiple of 512
   std::size_t request_bytes = 0;  // the rounded request while allocated (for the stats)
-  StreamId stream = 0;            // the stream the segment was allocated for
+  StreamRef stream;               // the stream the segment was allocated for
   Block* prev = nullptr;          // neighbours in the same segment
   Block* next = nullptr;
   State state = State::kFree;
   int pending_events = 0;
-  std::vector<StreamId> stream_uses;  // other streams given to record_stream
+  std::vector<StreamRef> stream_uses;  // other streams given to record_stream
 
   bool is_whole_segment() const { return prev == nullptr && next == nullptr; }
 };
@@ -104,7 +104,7 @@ struct Block {
 // Free blocks ordered by (stream, size, address): lower_bound gives the best fit on a stream.
 struct BlockOrder {
   bool operator()(const Block* a, const Block* b) const {
-    if (a->stream != b->stream) return a->stream < b->stream;
+    if (a->stream.id != b->stream.id) return a->stream.id < b->stream.id;
     if (a->size != b->size) return a->size < b->size;
     return a->ptr < b->ptr;
   }
@@ -123,9 +123,9 @@ struct CachingAllocator::Impl {
   Impl(AllocatorBackend& backend, AllocatorConfig config)
       : backend(backend), device(backend.device()), name(backend.name()), config(config) {}
 
-  DataPtr allocate(std::size_t nbytes, StreamId stream);
+  DataPtr allocate(std::size_t nbytes, StreamRef stream);
   void free(Block* block) noexcept;
-  void record_stream(Block* block, StreamId stream);
+  void record_stream(Block* block, StreamRef stream);
   void empty_cache();
   std::string summary() const;
   void set_config(const AllocatorConfig& new_config);
@@ -136,8 +136,8 @@ struct CachingAllocator::Impl {
   std::size_t segment_size(std::size_t size) const;
   bool is_oversize(const Block* block) const;
   bool should_split(const Block* block, std::size_t size) const;
-  Block* take_free_block(Pool& pool, StreamId stream, std::size_t size);
-  Block* allocate_segment(Pool& pool, StreamId stream, std::size_t size, std::size_t nbytes);
+  Block* take_free_block(Pool& pool, StreamRef stream, std::size_t size);
+  Block* allocate_segment(Pool& pool, StreamRef stream, std::size_t size, std::size_t nbytes);
   void* try_backend_allocate(std::size_t bytes);
   void split(Block* block, std::size_t size);
   void return_to_pool(Block* block);
@@ -208,12 +208,12 @@ bool CachingAllocator::Impl::should_split(const Block* block, std::size_t size) 
 }
 
 // Best fit: the smallest free block of `pool` on `stream` with at least `size` bytes.
-Block* CachingAllocator::Impl::take_free_block(Pool& pool, StreamId stream, std::size_t size) {
+Block* CachingAllocator::Impl::take_free_block(Pool& pool, StreamRef stream, std::size_t size) {
   Block key;
   key.stream = stream;
   key.size = size;
   auto it = pool.free_blocks.lower_bound(&key);
-  if (it == pool.free_blocks.end() || (*it)->stream != stream) return nullptr;
+  if (it == pool.free_blocks.end() || !((*it)->stream == stream)) return nullptr;
   Block* block = *it;
   // The set is ordered by size, so if the best fit is refused every larger block is too.
   if (is_oversize(block) &&
@@ -253,7 +253,7 @@ void* CachingAllocator::Impl::try_backend_allocate(std::size_t bytes) {
 // segment to the backend, and (4) asks the backend once more. Only then OutOfMemoryError is
 // thrown, with enough numbers in its message to tell fragmentation (reserved >> allocated) from
 // a real shortage. alloc_retries counts the failures that went through this path.
-Block* CachingAllocator::Impl::allocate_segment(Pool& pool, StreamId stream, std::size_t size,
+Block* CachingAllocator::Impl::allocate_segment(Pool& pool, StreamRef stream, std::size_t size,
                                                 std::size_t nbytes) {
   const std::size_t segment_bytes = segment_size(size);
   void* ptr = try_backend_allocate(segment_bytes);
@@ -296,7 +296,7 @@ void CachingAllocator::Impl::throw_out_of_memory(std::size_t nbytes, std::size_t
            device.str(), ") shows the pools.");
 }
 
-DataPtr CachingAllocator::Impl::allocate(std::size_t nbytes, StreamId stream) {
+DataPtr CachingAllocator::Impl::allocate(std::size_t nbytes, StreamRef stream) {
   if (nbytes == 0) return DataPtr(nullptr, nullptr, nullptr, device);
   std::lock_guard<std::mutex> lock(mutex);
   if (nbytes > kMaxRequestBytes) throw_out_of_memory(nbytes, nbytes);
@@ -321,14 +321,14 @@ DataPtr CachingAllocator::Impl::allocate(std::size_t nbytes, StreamId stream) {
 // earlier may still be reading it. Reusing it on the same stream is safe at once: later work on
 // that stream runs after the earlier work. So each segment belongs to the stream it was
 // allocated for, and its blocks are only handed out on that stream (the free sets are keyed by
-// stream first). When a tensor is also used on another stream S2, its owner calls
-// record_stream(ptr, S2). On free, the allocator records an event on every such stream and keeps
-// the block out of the pool (state kWaitingEvents) until all those events have completed:
-// pending events are polled at the start of every allocate, and waited for in empty_cache and
-// before giving up on an allocation (Note [OOM retry]). The pinned host pool uses the same
-// mechanism: a host-to-device copy records its stream on the pinned source block, so the block is
-// not overwritten while the copy is still reading it. Backends without streams return nullptr
-// events, which count as completed.
+// stream first; by a stream id that is never reused, see StreamRef). When a tensor is also used on
+// another stream S2, its owner calls record_stream(ptr, S2). On free, the allocator records an
+// event on every such stream and keeps the block out of the pool (state kWaitingEvents) until all
+// those events have completed: pending events are polled at the start of every allocate, and waited
+// for in empty_cache and before giving up on an allocation (Note [OOM retry]). The pinned host pool
+// uses the same mechanism: a host-to-device copy records its stream on the pinned source block, so
+// the block is not overwritten while the copy is still reading it. Backends without streams return
+// nullptr events, which count as completed.
 void CachingAllocator::Impl::free(Block* block) noexcept {
   std::lock_guard<std::mutex> lock(mutex);
   stats.allocated -= static_cast<std::int64_t>(block->request_bytes);
@@ -337,7 +337,7 @@ void CachingAllocator::Impl::free(Block* block) noexcept {
   block->state = Block::State::kWaitingEvents;
   if (!block->stream_uses.empty()) {
     try {
-      for (StreamId stream : block->stream_uses) {
+      for (StreamRef stream : block->stream_uses) {
         void* event = backend.record_event(stream);
         if (event == nullptr) continue;
         pending_events.emplace_back(event, block);
@@ -425,7 +425,7 @@ void CachingAllocator::Impl::synchronize_pending_events() {
   }
 }
 
-void CachingAllocator::Impl::record_stream(Block* block, StreamId stream) {
+void CachingAllocator::Impl::record_stream(Block* block, StreamRef stream) {
   std::lock_guard<std::mutex> lock(mutex);
   if (stream == block->stream) return;
   auto& uses = block->stream_uses;
@@ -505,11 +505,11 @@ CachingAllocator::~CachingAllocator() {
   impl_->release_free_segments();
 }
 
-DataPtr CachingAllocator::allocate(std::size_t nbytes, StreamId stream) {
+DataPtr CachingAllocator::allocate(std::size_t nbytes, StreamRef stream) {
   return impl_->allocate(nbytes, stream);
 }
 
-void CachingAllocator::record_stream(const DataPtr& ptr, StreamId stream) {
+void CachingAllocator::record_stream(const DataPtr& ptr, StreamRef stream) {
   if (!ptr) return;  // an empty allocation is used by nobody
   LG_CHECK(owns(ptr), "record_stream: the pointer was not allocated by the ", impl_->name,
            " caching allocator");

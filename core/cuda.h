@@ -21,10 +21,26 @@ void synchronize(int device = -1);
 int current_device();
 void set_device(int device);
 
+// Makes `device` current for the scope when it is a CUDA device, restoring the previous device
+// on exit; does nothing for the CPU. Every op entry on CUDA tensors holds one (kernels/ops.h), so
+// kernels launch, and their workspaces are allocated, on their tensors' device, whatever device
+// the calling thread had current. (As c10::cuda::CUDAGuard.)
+class DeviceGuard {
+ public:
+  explicit DeviceGuard(Device device);
+  ~DeviceGuard();
+  DeviceGuard(const DeviceGuard&) = delete;
+  DeviceGuard& operator=(const DeviceGuard&) = delete;
+
+ private:
+  int previous_ = -1;  // -1: nothing to restore
+};
+
 class Event;
 
 // A CUDA stream. The default stream has id 0 and needs no ownership; streams made by create()
-// are destroyed when the last Stream copy referring to them goes away.
+// get ids 1, 2, ... (never reused in a process, unlike the driver's handles) and are destroyed
+// when the last Stream copy referring to them goes away.
 class Stream {
  public:
   Stream() = default;  // the default (legacy) stream of device 0
@@ -32,7 +48,11 @@ class Stream {
   static Stream create(int device = -1);
   static Stream default_stream(int device = -1);
 
-  StreamId id() const { return id_; }
+  std::uint64_t id() const { return id_; }
+  // The cudaStream_t, as an opaque pointer (null: the default stream).
+  void* handle() const { return handle_; }
+  // What the caching allocator keys blocks by (see StreamRef in core/allocator.h).
+  StreamRef ref() const { return StreamRef{id_, reinterpret_cast<std::uintptr_t>(handle_)}; }
   int device() const { return device_; }
   void synchronize() const;
   // True when all work queued on the stream has completed.
@@ -45,9 +65,10 @@ class Stream {
   }
 
  private:
-  Stream(StreamId id, int device, std::shared_ptr<void> owner)
-      : id_(id), device_(device), owner_(std::move(owner)) {}
-  StreamId id_ = 0;
+  Stream(std::uint64_t id, void* handle, int device, std::shared_ptr<void> owner)
+      : id_(id), handle_(handle), device_(device), owner_(std::move(owner)) {}
+  std::uint64_t id_ = 0;
+  void* handle_ = nullptr;
   int device_ = 0;
   std::shared_ptr<void> owner_;
 };

@@ -12,7 +12,8 @@ std::shared_ptr<Storage> Storage::allocate(std::size_t nbytes, Device device, bo
     return std::make_shared<Storage>(pinned_allocator().allocate(nbytes, kHostStream), nbytes,
                                      device, true);
   }
-  const StreamId stream = device.is_cuda() ? cuda::current_stream(device.index).id() : 0;
+  const StreamRef stream =
+      device.is_cuda() ? cuda::current_stream(device.index).ref() : StreamRef{};
   return std::make_shared<Storage>(allocator_for(device).allocate(nbytes, stream), nbytes, device,
                                    false);
 }

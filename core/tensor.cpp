@@ -72,7 +72,7 @@ void Tensor::record_stream(const cuda::Stream& stream) const {
   const DataPtr& data = storage()->data_ptr();
   if (!data) return;
   CachingAllocator& allocator = is_pinned() ? pinned_allocator() : allocator_for(device());
-  allocator.record_stream(data, stream.id());
+  allocator.record_stream(data, stream.ref());
 }
 
 }  // namespace leangrad

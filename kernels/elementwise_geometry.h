@@ -39,6 +39,38 @@ struct ElementwiseGeometry {
   }
 };
 
+// Division by a fixed 32-bit divisor as a multiply-high, add and shift (Granlund & Montgomery,
+// 1994; as PyTorch's IntDivider): the strided CUDA kernels split a linear index into coordinates
+// with it when every index fits in 31 bits, where a 64-bit division would cost ~40 instructions.
+// Exact for every divisor >= 1 and numerator < 2^31 (tests/kernels/test_elementwise.cpp checks
+// it against / and %); LG_HOST_DEVICE, so the CPU test runs the code the GPU runs.
+struct FastDivmod {
+  std::uint32_t divisor = 1;
+  std::uint32_t multiplier = 0;
+  std::uint32_t shift = 0;
+
+  FastDivmod() = default;
+  LG_HOST_DEVICE explicit FastDivmod(std::uint32_t d) : divisor(d) {
+    while ((std::uint64_t{1} << shift) < d)
+      ++shift;  // shift = ceil(log2 d)
+    multiplier = static_cast<std::uint32_t>(
+        ((std::uint64_t{1} << 32) * ((std::uint64_t{1} << shift) - d)) / d + 1);
+  }
+  // n / divisor, for n < 2^31.
+  LG_HOST_DEVICE std::uint32_t div(std::uint32_t n) const {
+#if defined(__CUDA_ARCH__)
+    const std::uint32_t high = __umulhi(n, multiplier);
+#else
+    const auto high = static_cast<std::uint32_t>((std::uint64_t{n} * multiplier) >> 32);
+#endif
+    return (high + n) >> shift;
+  }
+  // n % divisor, given q = div(n).
+  LG_HOST_DEVICE std::uint32_t mod(std::uint32_t n, std::uint32_t q) const {
+    return n - q * divisor;
+  }
+};
+
 // Builds the geometry of `out` (already shaped as the broadcast result) and the inputs, each
 // broadcast to out's shape. Throws ShapeError naming `op` if an input cannot broadcast to it.
 ElementwiseGeometry make_elementwise_geometry(const char* op, const Tensor& out,

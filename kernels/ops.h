@@ -1,18 +1,19 @@
 // kernels/ops.h — the table of contents of every kernel leangrad has.
 //
-// Each function here is the tensor-level entry of one op (STYLE.md habit 1): it checks dtypes,
-// devices and shapes, allocates the output, and switches on the device to a raw-pointer launcher
-// in kernels/cpu/ (declared in cpu/cpu_kernels.h) or kernels/cuda/ (cuda/cuda_kernels.h).
-// These functions know nothing of autograd; the differentiable public functions in
-// autograd/functions.h call them. Implementations are grouped by family:
-//   ops_elementwise.cpp  binary, unary, compare, where
-//   ops_copy.cpp         copy_, cast, fill_
-//   ops_shape.cpp        cat
-//   ops_reduce.cpp       sum, mean, max, argmax
-//   ops_linalg.cpp       matmul
-//   ops_random.cpp       uniform, normal (Philox: same numbers on every device)
-//   ops_activation.cpp   TanhExp;  ops_norm.cpp  GroupNorm;  ops_conv.cpp  conv2d
-//   ops_layers.cpp       pixel shuffle, pooling, dropout, softmax, losses
+// Each function here is the tensor-level entry of one op: it checks dtypes, devices and shapes
+// (errors name them), allocates the output, makes operands contiguous where its launcher needs
+// it, makes the tensors' CUDA device current (cuda::DeviceGuard) and switches on the device to a
+// raw-pointer launcher of the backend contract (kernels/backend.h): kernels::cpu::X in
+// kernels/cpu/, kernels::cuda::X in kernels/cuda/. These functions know nothing of autograd; the
+// differentiable public functions (autograd/functions.h, autograd/nn_functions.h) call them.
+// Implementations, one file per op or family:
+//   ops_elementwise.cpp  binary, unary, compare, where     ops_copy.cpp    copy_, cast, fill_,
+//   ops_shape.cpp        cat                                               contiguous
+//   ops_reduce.cpp       sum, mean, max, argmax            ops_linalg.cpp  matmul
+//   ops_random.cpp       uniform, normal (Philox: the same numbers on every device)
+//   ops_tanhexp.cpp      TanhExp                           ops_group_norm.cpp  GroupNorm
+//   ops_conv.cpp         conv2d                            ops_layers.cpp  pooling, dropout,
+//   ops_optim.cpp        the optimizers, clip_grad_norm                    softmax, losses
 #pragma once
 
 #include <array>
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include "core/tensor.h"
+#include "kernels/optim_math.h"
 
 namespace leangrad {
 
@@ -58,6 +60,10 @@ Tensor compare(CompareOp op, const Tensor& a, double s);
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
 // A contiguous copy converted to `dtype` (float16/bfloat16 round to nearest even).
 Tensor cast(const Tensor& a, DType dtype);
+// `a` itself when it is contiguous, else a contiguous copy of it. Never recorded by autograd
+// (unlike Tensor::contiguous(), which is the differentiable clone): what every entry below uses
+// to hand contiguous operands to its launcher.
+Tensor contiguous(const Tensor& a);
 // self[...] = value (converted to self's dtype). Bumps the version.
 void fill_(const Tensor& self, double value);
 // dst[...] = src: any dtypes, any devices (CPU <-> CUDA; asynchronous from pinned memory when
@@ -96,7 +102,7 @@ Tensor tanhexp_backward(const Tensor& grad_output, const Tensor& x);
 
 // GroupNorm over x: (N, C, *), C divisible by num_groups; weight, bias: (C,) of x's dtype and
 // device, or undefined. mean and rstd (what backward needs) are (N, num_groups), float32
-// (float64 for float64 input). See Note [GroupNorm layout and math] in kernels/groupnorm_math.h.
+// (float64 for float64 input). See Note [GroupNorm layout and math] in kernels/group_norm_math.h.
 struct GroupNormOutput {
   Tensor output;
   Tensor mean;
@@ -191,6 +197,49 @@ Tensor cross_entropy_backward(const Tensor& grad_losses, const Tensor& logits,
 Tensor nll_loss(const Tensor& logp, const Tensor& target, std::int64_t ignore_index);
 Tensor nll_loss_backward(const Tensor& grad_losses, const Tensor& target, std::int64_t num_classes,
                          std::int64_t ignore_index);
+
+// ---- Optimizers (ops_optim.cpp) ----------------------------------------------------------------
+// The fused updates of kernels/optim_math.h over every parameter of one device at once (one
+// multi-tensor launch on CUDA). Every tensor is float32 (the codes of Adam8bit uint8), contiguous,
+// of its parameter's shape and on one device; parameters and states are updated in place and
+// their versions bumped. found_inf (Adam, Adam8bit): an int32 0-d tensor on that device set to 1
+// when a NaN/Inf gradient element was skipped (update.skip_nonfinite), or undefined.
+
+// One parameter of an elementwise update: the states in the functor's slot order (Note
+// [Optimizer streams] in kernels/optim_math.h), undefined where an option turns one off.
+template <typename Update>
+struct OptimParam {
+  Tensor param;
+  Tensor grad;
+  std::array<Tensor, Update::kNumStreams - 2> states;
+  typename Update::TensorScalars scalars;
+};
+void sgd_step(const kernels::SgdUpdate& update,
+              const std::vector<OptimParam<kernels::SgdUpdate>>& params);
+void adam_step(const kernels::AdamUpdate& update,
+               const std::vector<OptimParam<kernels::AdamUpdate>>& params,
+               const Tensor& found_inf = Tensor());
+void radam_step(const kernels::RAdamUpdate& update,
+                const std::vector<OptimParam<kernels::RAdamUpdate>>& params);
+
+// One parameter of Adam8bit: codes of the param's shape, one absmax per block of
+// kernels::kQuantBlockSize elements (kernels/quantization_math.h).
+struct Adam8bitParam {
+  Tensor param;
+  Tensor grad;
+  Tensor state1;  // uint8, first moment (signed map)
+  Tensor state2;  // uint8, second moment (unsigned map)
+  Tensor absmax1;
+  Tensor absmax2;
+  kernels::AdamUpdate::TensorScalars scalars;
+};
+void adam8bit_step(const kernels::AdamUpdate& update, const std::vector<Adam8bitParam>& params,
+                   const Tensor& found_inf = Tensor());
+
+// Scales the float32 gradients `grads` (one device) in place so that their joint norm_type-norm
+// is at most max_norm (torch.nn.utils.clip_grad_norm_) and returns that norm before scaling, a
+// 0-d float32 tensor on their device (nothing waits for the GPU).
+Tensor clip_grad_norm(const std::vector<Tensor>& grads, double max_norm, double norm_type);
 
 }  // namespace ops
 }  // namespace leangrad

@@ -1,18 +1,19 @@
 // Tensor-level entries of the 2-D convolution (kernels/ops.h): ops::conv2d, conv2d_input_grad and
 // conv2d_weight_grad. Each checks dtypes, devices and shapes (errors name the shapes), fills in a
 // Conv2dGeometry (kernels/conv_geometry.h), makes the operands contiguous NCHW, allocates the
-// result and calls the CPU launcher (im2col + Eigen, kernels/cpu/conv.h) or a CUDA one
-// (kernels/cuda/conv.h): our implicit-GEMM kernels, or cuDNN when selected (LEANGRAD_CONV=cudnn,
-// set_conv2d_backend) or when the implicit GEMM does not cover the problem.
-// float16/bfloat16 on the CPU are computed in float32 and rounded back once, as matmul does.
+// result and switches to the conv2d launchers of kernels/backend.h: im2col + Eigen on the CPU;
+// on CUDA our implicit-GEMM kernels, or cuDNN when selected (LEANGRAD_CONV=cudnn,
+// set_conv2d_backend) or when the implicit GEMM does not cover the problem (kernels/cuda/conv.cu
+// decides). float16/bfloat16 on the CPU are computed in float32 and rounded back once, as matmul
+// does.
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
 
 #include "core/creation.h"
+#include "core/cuda.h"
+#include "kernels/backend.h"
 #include "kernels/conv_geometry.h"
-#include "kernels/cpu/conv.h"
-#include "kernels/cuda/conv.h"
 #include "kernels/ops.h"
 
 namespace leangrad::ops {
@@ -28,12 +29,6 @@ Conv2dBackend backend_from_environment() {
 std::atomic<Conv2dBackend>& backend_setting() {
   static std::atomic<Conv2dBackend> backend{backend_from_environment()};  // read once
   return backend;
-}
-
-// True when CUDA work for `g` goes to cuDNN.
-bool use_cudnn(DType dtype, const Conv2dGeometry& g) {
-  return conv2d_backend() == Conv2dBackend::Cudnn ||
-         !kernels::cuda::conv2d_implicit_gemm_supports(dtype, g);
 }
 
 void check_operand_pair(const char* op, const char* name_a, const Tensor& a, const char* name_b,
@@ -128,24 +123,20 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, const C
     return cast(conv2d(cast(x, kFloat32), cast(weight, kFloat32), b32, p), x.dtype());
   }
 
-  const Tensor xc = x.contiguous();
-  const Tensor wc = weight.contiguous();
-  const Tensor bc = bias.defined() ? bias.contiguous() : Tensor();
+  const Tensor xc = contiguous(x);
+  const Tensor wc = contiguous(weight);
+  const Tensor bc = bias.defined() ? contiguous(bias) : Tensor();
   const void* bias_ptr = bc.defined() ? bc.data_ptr() : nullptr;
   Tensor out = empty(out_shape, x.options());
+  const cuda::DeviceGuard guard(x.device());
   switch (x.device().type) {
     case DeviceType::CPU:
       kernels::cpu::conv2d_forward(x.dtype(), g, out.data_ptr(), xc.data_ptr(), wc.data_ptr(),
                                    bias_ptr);
       break;
     case DeviceType::CUDA:
-      if (use_cudnn(x.dtype(), g)) {
-        kernels::cuda::conv2d_forward_cudnn(x.dtype(), g, out.data_ptr(), xc.data_ptr(),
-                                            wc.data_ptr(), bias_ptr);
-      } else {
-        kernels::cuda::conv2d_forward(x.dtype(), g, out.data_ptr(), xc.data_ptr(), wc.data_ptr(),
-                                      bias_ptr);
-      }
+      kernels::cuda::conv2d_forward(x.dtype(), g, out.data_ptr(), xc.data_ptr(), wc.data_ptr(),
+                                    bias_ptr);
       break;
   }
   return out;
@@ -163,21 +154,16 @@ Tensor conv2d_input_grad(const Tensor& grad_out, const Tensor& weight, const Sha
                 grad_out.dtype());
   }
 
-  const Tensor dyc = grad_out.contiguous();
-  const Tensor wc = weight.contiguous();
+  const Tensor dyc = contiguous(grad_out);
+  const Tensor wc = contiguous(weight);
   Tensor dx = empty(input_shape, grad_out.options());
+  const cuda::DeviceGuard guard(grad_out.device());
   switch (grad_out.device().type) {
     case DeviceType::CPU:
       kernels::cpu::conv2d_input_grad(dx.dtype(), g, dx.data_ptr(), dyc.data_ptr(), wc.data_ptr());
       break;
     case DeviceType::CUDA:
-      if (use_cudnn(dx.dtype(), g)) {
-        kernels::cuda::conv2d_input_grad_cudnn(dx.dtype(), g, dx.data_ptr(), dyc.data_ptr(),
-                                               wc.data_ptr());
-      } else {
-        kernels::cuda::conv2d_input_grad(dx.dtype(), g, dx.data_ptr(), dyc.data_ptr(),
-                                         wc.data_ptr());
-      }
+      kernels::cuda::conv2d_input_grad(dx.dtype(), g, dx.data_ptr(), dyc.data_ptr(), wc.data_ptr());
       break;
   }
   return dx;
@@ -195,31 +181,19 @@ Tensor conv2d_weight_grad(const Tensor& grad_out, const Tensor& x, const Shape& 
                 x.dtype());
   }
 
-  const Tensor dyc = grad_out.contiguous();
-  const Tensor xc = x.contiguous();
+  const Tensor dyc = contiguous(grad_out);
+  const Tensor xc = contiguous(x);
+  Tensor dw = empty(weight_shape, x.options());
+  const cuda::DeviceGuard guard(x.device());
   switch (x.device().type) {
-    case DeviceType::CPU: {
-      Tensor dw = empty(weight_shape, x.options());
+    case DeviceType::CPU:
       kernels::cpu::conv2d_weight_grad(x.dtype(), g, dw.data_ptr(), dyc.data_ptr(), xc.data_ptr());
-      return dw;
-    }
-    case DeviceType::CUDA: {
-      if (use_cudnn(x.dtype(), g)) {
-        Tensor dw = empty(weight_shape, x.options());
-        kernels::cuda::conv2d_weight_grad_cudnn(x.dtype(), g, dw.data_ptr(), dyc.data_ptr(),
-                                                xc.data_ptr());
-        return dw;
-      }
-      // The implicit GEMM splits the long reduction over N * H_out * W_out across blocks that
-      // add atomically into a float32 (float64) accumulator.
-      const DType accum_dtype = x.dtype() == kFloat64 ? kFloat64 : kFloat32;
-      Tensor dw_accum = zeros(weight_shape, TensorOptions(accum_dtype).device(x.device()));
-      kernels::cuda::conv2d_weight_grad_accumulate(x.dtype(), g, dw_accum.data_ptr(),
-                                                   dyc.data_ptr(), xc.data_ptr());
-      return accum_dtype == x.dtype() ? dw_accum : cast(dw_accum, x.dtype());
-    }
+      break;
+    case DeviceType::CUDA:
+      kernels::cuda::conv2d_weight_grad(x.dtype(), g, dw.data_ptr(), dyc.data_ptr(), xc.data_ptr());
+      break;
   }
-  LG_THROW(DeviceError, "conv2d_weight_grad: unknown device ", x.device());
+  return dw;
 }
 
 }  // namespace leangrad::ops

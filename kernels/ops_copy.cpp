@@ -1,12 +1,11 @@
-// copy_, cast and fill_: moving and converting data within and across devices.
+// copy_, cast, contiguous and fill_: moving and converting data within and across devices.
 // Same-device copies are one strided cast kernel (which also broadcasts and converts dtypes).
 // Cross-device copies move contiguous bytes with kernels::cuda::copy_bytes and do any dtype
 // conversion or re-striding on the destination device. See Note [Pinned copies].
 #include "core/creation.h"
 #include "core/cuda.h"
-#include "kernels/cpu/elementwise.h"
+#include "kernels/backend.h"
 #include "kernels/cuda/copy.h"
-#include "kernels/cuda/elementwise.h"
 #include "kernels/elementwise_geometry.h"
 #include "kernels/ops.h"
 
@@ -17,6 +16,7 @@ namespace {
 // dst and src on the same device: one strided conversion kernel.
 void copy_same_device(const Tensor& dst, const Tensor& src) {
   const ElementwiseGeometry g = make_elementwise_geometry("copy_", dst, {&src});
+  const cuda::DeviceGuard guard(dst.device());
   switch (dst.device().type) {
     case DeviceType::CPU:
       kernels::cpu::cast(dst.dtype(), src.dtype(), g, dst.data_ptr(), src.data_ptr());
@@ -35,7 +35,7 @@ void copy_same_device(const Tensor& dst, const Tensor& src) {
 void copy_across_devices(const Tensor& dst, const Tensor& src, bool non_blocking) {
   // Bring src to dst's shape and a dense layout on its own device.
   Tensor source = src.shape() == dst.shape() ? src : src.expand(dst.shape());
-  source = source.contiguous();
+  source = contiguous(source);
   const bool direct = dst.is_contiguous() && dst.dtype() == source.dtype();
   // Bytes land directly in dst, or in a staging tensor on dst's device (same dtype as source)
   // that a same-device kernel then converts and re-strides into dst.
@@ -77,10 +77,16 @@ Tensor cast(const Tensor& a, DType dtype) {
   return out;
 }
 
+Tensor contiguous(const Tensor& a) {
+  LG_CHECK(a.defined(), "contiguous: expected a defined tensor");
+  return a.is_contiguous() ? a : cast(a, a.dtype());
+}
+
 void fill_(const Tensor& self, double value) {
   LG_CHECK(self.defined(), "fill_: expected a defined tensor");
   if (self.numel() > 0) {
     const ElementwiseGeometry g = make_elementwise_geometry("fill_", self, {});
+    const cuda::DeviceGuard guard(self.device());
     switch (self.device().type) {
       case DeviceType::CPU:
         kernels::cpu::fill(self.dtype(), g, self.data_ptr(), value);

@@ -1,7 +1,7 @@
 // Tensor-level entries of the elementwise ops (kernels/ops.h): binary, binary_, unary, compare,
 // where, and the op names. Each checks devices, dtypes and shapes, converts the inputs to the
 // compute dtype, allocates the output and switches on the device to a raw-pointer launcher in
-// kernels/cpu/elementwise.h or kernels/cuda/elementwise.h.
+// kernels/backend.h.
 //
 // Note [Elementwise dtype rules] (PyTorch's, unless said otherwise)
 //   - tensor op tensor: promote_types(a, b); Div of two integral tensors gives float32.
@@ -23,8 +23,8 @@
 #include <string>
 
 #include "core/creation.h"
-#include "kernels/cpu/elementwise.h"
-#include "kernels/cuda/elementwise.h"
+#include "core/cuda.h"
+#include "kernels/backend.h"
 #include "kernels/elementwise_geometry.h"
 #include "kernels/elementwise_math.h"
 #include "kernels/ops.h"
@@ -167,6 +167,7 @@ void launch_binary(BinaryOp op, const char* name, const Tensor& out, const Tenso
                    const Tensor& b) {
   if (out.numel() == 0) return;
   const ElementwiseGeometry g = make_elementwise_geometry(name, out, {&a, &b});
+  const cuda::DeviceGuard guard(out.device());
   switch (out.device().type) {
     case DeviceType::CPU:
       kernels::cpu::binary(op, out.dtype(), g, out.data_ptr(), a.data_ptr(), b.data_ptr());
@@ -181,6 +182,7 @@ void launch_binary_scalar(BinaryOp op, const char* name, const Tensor& out, cons
                           double s, bool scalar_first) {
   if (out.numel() == 0) return;
   const ElementwiseGeometry g = make_elementwise_geometry(name, out, {&a});
+  const cuda::DeviceGuard guard(out.device());
   switch (out.device().type) {
     case DeviceType::CPU:
       kernels::cpu::binary_scalar(op, out.dtype(), g, out.data_ptr(), a.data_ptr(), s,
@@ -284,6 +286,7 @@ Tensor unary(UnaryOp op, const Tensor& a) {
   Tensor out = new_output(a.shape(), dtype, a.device());
   if (out.numel() == 0) return out;
   const ElementwiseGeometry g = make_elementwise_geometry(name, out, {&a_cast});
+  const cuda::DeviceGuard guard(out.device());
   switch (out.device().type) {
     case DeviceType::CPU:
       kernels::cpu::unary(op, dtype, g, out.data_ptr(), a_cast.data_ptr());
@@ -307,6 +310,7 @@ Tensor compare(CompareOp op, const Tensor& a, const Tensor& b) {
   if (out.numel() == 0) return out;
   const ElementwiseGeometry g = make_elementwise_geometry(name, out, {&a_cast, &b_cast});
   bool* out_ptr = static_cast<bool*>(out.data_ptr());
+  const cuda::DeviceGuard guard(out.device());
   switch (out.device().type) {
     case DeviceType::CPU:
       kernels::cpu::compare(op, dtype, g, out_ptr, a_cast.data_ptr(), b_cast.data_ptr());
@@ -359,6 +363,7 @@ Tensor compare(CompareOp op, const Tensor& a, double s) {
   if (out.numel() == 0) return out;
   const ElementwiseGeometry g = make_elementwise_geometry(name, out, {&a_cast});
   bool* out_ptr = static_cast<bool*>(out.data_ptr());
+  const cuda::DeviceGuard guard(out.device());
   switch (out.device().type) {
     case DeviceType::CPU:
       kernels::cpu::compare_scalar(op, dtype, g, out_ptr, a_cast.data_ptr(), s);
@@ -385,6 +390,7 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   if (out.numel() == 0) return out;
   const ElementwiseGeometry g = make_elementwise_geometry("where", out, {&cond, &a_cast, &b_cast});
   const bool* cond_ptr = static_cast<const bool*>(cond.data_ptr());
+  const cuda::DeviceGuard guard(out.device());
   switch (out.device().type) {
     case DeviceType::CPU:
       kernels::cpu::where(dtype, g, out.data_ptr(), cond_ptr, a_cast.data_ptr(), b_cast.data_ptr());

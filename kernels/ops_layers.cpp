@@ -1,12 +1,12 @@
 // Tensor-level entries of the layer kernels (kernels/ops.h, "Layers"): pooling, dropout, softmax
 // and the per-sample losses. Each checks its operands, makes them contiguous, allocates the
-// outputs and switches on the device to kernels/cpu/layers.h or kernels/cuda/layers.h.
+// outputs and switches on the device to the layer launchers of kernels/backend.h.
 #include <algorithm>
 
 #include "core/creation.h"
+#include "core/cuda.h"
 #include "core/generator.h"
-#include "kernels/cpu/layers.h"
-#include "kernels/cuda/layers.h"
+#include "kernels/backend.h"
 #include "kernels/layers_math.h"
 #include "kernels/ops.h"
 
@@ -15,17 +15,6 @@ namespace leangrad::ops {
 namespace {
 
 using layers_math::Pool2dShape;
-
-// Calls the CPU or the CUDA launcher of the same name with the same arguments.
-#define LG_LAYERS_LAUNCH(device, fn, ...) \
-  switch ((device).type) {                \
-    case DeviceType::CPU:                 \
-      kernels::cpu::fn(__VA_ARGS__);      \
-      break;                              \
-    case DeviceType::CUDA:                \
-      kernels::cuda::fn(__VA_ARGS__);     \
-      break;                              \
-  }
 
 void check_floating(const char* op, const Tensor& x) {
   LG_CHECK(x.defined(), op, ": expected a defined tensor, got an undefined Tensor()");
@@ -116,13 +105,22 @@ MaxPool2dResult max_pool2d(const Tensor& x, Pool2dSize kernel, Pool2dSize stride
                            Pool2dSize padding) {
   check_floating("max_pool2d", x);
   const Pool2dShape g = pool_shape("max_pool2d", x.shape(), kernel, stride, padding);
-  const Tensor in = x.contiguous();
+  const Tensor in = contiguous(x);
   const Shape out_shape = pooled_shape(x.shape(), g);
   MaxPool2dResult r{empty(out_shape, x.options()),
                     empty(out_shape, TensorOptions(kInt64).device(x.device()))};
   if (r.out.numel() == 0) return r;
-  LG_LAYERS_LAUNCH(x.device(), max_pool2d, x.dtype(), r.out.data_ptr(),
-                   r.indices.data_ptr<std::int64_t>(), in.data_ptr(), g);
+  const cuda::DeviceGuard guard(x.device());
+  switch (x.device().type) {
+    case DeviceType::CPU:
+      kernels::cpu::max_pool2d(x.dtype(), r.out.data_ptr(), r.indices.data_ptr<std::int64_t>(),
+                               in.data_ptr(), g);
+      break;
+    case DeviceType::CUDA:
+      kernels::cuda::max_pool2d(x.dtype(), r.out.data_ptr(), r.indices.data_ptr<std::int64_t>(),
+                                in.data_ptr(), g);
+      break;
+  }
   return r;
 }
 
@@ -136,22 +134,39 @@ Tensor max_pool2d_backward(const Tensor& grad_out, const Tensor& indices, const 
                  "max_pool2d_backward: expected grad_out and int64 indices of shape ",
                  pooled_shape(input_shape, g), ", got ", grad_out.shape(), " and ",
                  indices.shape());
-  const Tensor gy = grad_out.contiguous();
-  const Tensor idx = indices.contiguous();
+  const Tensor gy = contiguous(grad_out);
+  const Tensor idx = contiguous(indices);
   Tensor gx = empty(input_shape, grad_out.options());
   if (gx.numel() == 0) return gx;
-  LG_LAYERS_LAUNCH(gx.device(), max_pool2d_backward, gx.dtype(), gx.data_ptr(), gy.data_ptr(),
-                   idx.data_ptr<std::int64_t>(), g);
+  const cuda::DeviceGuard guard(gx.device());
+  switch (gx.device().type) {
+    case DeviceType::CPU:
+      kernels::cpu::max_pool2d_backward(gx.dtype(), gx.data_ptr(), gy.data_ptr(),
+                                        idx.data_ptr<std::int64_t>(), g);
+      break;
+    case DeviceType::CUDA:
+      kernels::cuda::max_pool2d_backward(gx.dtype(), gx.data_ptr(), gy.data_ptr(),
+                                         idx.data_ptr<std::int64_t>(), g);
+      break;
+  }
   return gx;
 }
 
 Tensor avg_pool2d(const Tensor& x, Pool2dSize kernel, Pool2dSize stride, Pool2dSize padding) {
   check_floating("avg_pool2d", x);
   const Pool2dShape g = pool_shape("avg_pool2d", x.shape(), kernel, stride, padding);
-  const Tensor in = x.contiguous();
+  const Tensor in = contiguous(x);
   Tensor out = empty(pooled_shape(x.shape(), g), x.options());
   if (out.numel() == 0) return out;
-  LG_LAYERS_LAUNCH(x.device(), avg_pool2d, x.dtype(), out.data_ptr(), in.data_ptr(), g);
+  const cuda::DeviceGuard guard(x.device());
+  switch (x.device().type) {
+    case DeviceType::CPU:
+      kernels::cpu::avg_pool2d(x.dtype(), out.data_ptr(), in.data_ptr(), g);
+      break;
+    case DeviceType::CUDA:
+      kernels::cuda::avg_pool2d(x.dtype(), out.data_ptr(), in.data_ptr(), g);
+      break;
+  }
   return out;
 }
 
@@ -162,10 +177,18 @@ Tensor avg_pool2d_backward(const Tensor& grad_out, const Shape& input_shape, Poo
   LG_CHECK_SHAPE(grad_out.shape() == pooled_shape(input_shape, g),
                  "avg_pool2d_backward: expected grad_out of shape ", pooled_shape(input_shape, g),
                  ", got ", grad_out.shape());
-  const Tensor gy = grad_out.contiguous();
+  const Tensor gy = contiguous(grad_out);
   Tensor gx = empty(input_shape, grad_out.options());
   if (gx.numel() == 0) return gx;
-  LG_LAYERS_LAUNCH(gx.device(), avg_pool2d_backward, gx.dtype(), gx.data_ptr(), gy.data_ptr(), g);
+  const cuda::DeviceGuard guard(gx.device());
+  switch (gx.device().type) {
+    case DeviceType::CPU:
+      kernels::cpu::avg_pool2d_backward(gx.dtype(), gx.data_ptr(), gy.data_ptr(), g);
+      break;
+    case DeviceType::CUDA:
+      kernels::cuda::avg_pool2d_backward(gx.dtype(), gx.data_ptr(), gy.data_ptr(), g);
+      break;
+  }
   return gx;
 }
 
@@ -180,7 +203,7 @@ double dropout_scale(double p) {
 DropoutResult dropout(const Tensor& x, double p, Generator& gen) {
   check_floating("dropout", x);
   LG_CHECK(p >= 0.0 && p <= 1.0, "dropout: expected a probability p in [0, 1], got ", p);
-  const Tensor in = x.contiguous();
+  const Tensor in = contiguous(x);
   DropoutResult r{empty(x.shape(), x.options()),
                   empty(x.shape(), TensorOptions(kBool).device(x.device()))};
   const std::int64_t numel = x.numel();
@@ -188,8 +211,17 @@ DropoutResult dropout(const Tensor& x, double p, Generator& gen) {
   const auto counters = static_cast<std::uint64_t>((numel + layers_math::kDropoutPerCounter - 1) /
                                                    layers_math::kDropoutPerCounter);
   const Generator::State s = gen.reserve(counters);
-  LG_LAYERS_LAUNCH(x.device(), dropout, x.dtype(), r.out.data_ptr(), r.mask.data_ptr<bool>(),
-                   in.data_ptr(), numel, p, dropout_scale(p), s.seed, s.offset);
+  const cuda::DeviceGuard guard(x.device());
+  switch (x.device().type) {
+    case DeviceType::CPU:
+      kernels::cpu::dropout(x.dtype(), r.out.data_ptr(), r.mask.data_ptr<bool>(), in.data_ptr(),
+                            numel, p, dropout_scale(p), s.seed, s.offset);
+      break;
+    case DeviceType::CUDA:
+      kernels::cuda::dropout(x.dtype(), r.out.data_ptr(), r.mask.data_ptr<bool>(), in.data_ptr(),
+                             numel, p, dropout_scale(p), s.seed, s.offset);
+      break;
+  }
   return r;
 }
 
@@ -199,12 +231,21 @@ Tensor dropout_backward(const Tensor& grad_out, const Tensor& mask, double p) {
   LG_CHECK_SHAPE(mask.dtype() == kBool && mask.shape() == grad_out.shape(),
                  "dropout_backward: expected a bool mask of shape ", grad_out.shape(), ", got ",
                  mask.dtype(), " ", mask.shape());
-  const Tensor gy = grad_out.contiguous();
-  const Tensor m = mask.contiguous();
+  const Tensor gy = contiguous(grad_out);
+  const Tensor m = contiguous(mask);
   Tensor gx = empty(grad_out.shape(), grad_out.options());
   if (gx.numel() == 0) return gx;
-  LG_LAYERS_LAUNCH(gx.device(), dropout_backward, gx.dtype(), gx.data_ptr(), gy.data_ptr(),
-                   m.data_ptr<bool>(), gx.numel(), dropout_scale(p));
+  const cuda::DeviceGuard guard(gx.device());
+  switch (gx.device().type) {
+    case DeviceType::CPU:
+      kernels::cpu::dropout_backward(gx.dtype(), gx.data_ptr(), gy.data_ptr(), m.data_ptr<bool>(),
+                                     gx.numel(), dropout_scale(p));
+      break;
+    case DeviceType::CUDA:
+      kernels::cuda::dropout_backward(gx.dtype(), gx.data_ptr(), gy.data_ptr(), m.data_ptr<bool>(),
+                                      gx.numel(), dropout_scale(p));
+      break;
+  }
   return gx;
 }
 
@@ -214,12 +255,19 @@ Tensor softmax(const Tensor& x, std::int64_t dim, bool log) {
   const char* op = log ? "log_softmax" : "softmax";
   check_floating(op, x);
   const std::int64_t d = x.dim() == 0 ? 0 : wrap_dim(dim, x.dim(), op);
-  const Tensor in = x.contiguous();
+  const Tensor in = contiguous(x);
   Tensor out = empty(x.shape(), x.options());
   if (out.numel() == 0) return out;
   const RunLayout l = run_layout(x.shape(), d);
-  LG_LAYERS_LAUNCH(x.device(), softmax, x.dtype(), out.data_ptr(), in.data_ptr(), l.outer, l.R,
-                   l.inner, log);
+  const cuda::DeviceGuard guard(x.device());
+  switch (x.device().type) {
+    case DeviceType::CPU:
+      kernels::cpu::softmax(x.dtype(), out.data_ptr(), in.data_ptr(), l.outer, l.R, l.inner, log);
+      break;
+    case DeviceType::CUDA:
+      kernels::cuda::softmax(x.dtype(), out.data_ptr(), in.data_ptr(), l.outer, l.R, l.inner, log);
+      break;
+  }
   return out;
 }
 
@@ -230,13 +278,22 @@ Tensor softmax_backward(const Tensor& grad_out, const Tensor& out, std::int64_t 
   LG_CHECK_SHAPE(grad_out.shape() == out.shape() && grad_out.dtype() == out.dtype(), op,
                  ": expected grad_out like the output ", out.shape(), ", got ", grad_out.shape());
   const std::int64_t d = out.dim() == 0 ? 0 : wrap_dim(dim, out.dim(), op);
-  const Tensor gy = grad_out.contiguous();
-  const Tensor y = out.contiguous();
+  const Tensor gy = contiguous(grad_out);
+  const Tensor y = contiguous(out);
   Tensor gx = empty(out.shape(), out.options());
   if (gx.numel() == 0) return gx;
   const RunLayout l = run_layout(out.shape(), d);
-  LG_LAYERS_LAUNCH(gx.device(), softmax_backward, gx.dtype(), gx.data_ptr(), gy.data_ptr(),
-                   y.data_ptr(), l.outer, l.R, l.inner, log);
+  const cuda::DeviceGuard guard(gx.device());
+  switch (gx.device().type) {
+    case DeviceType::CPU:
+      kernels::cpu::softmax_backward(gx.dtype(), gx.data_ptr(), gy.data_ptr(), y.data_ptr(),
+                                     l.outer, l.R, l.inner, log);
+      break;
+    case DeviceType::CUDA:
+      kernels::cuda::softmax_backward(gx.dtype(), gx.data_ptr(), gy.data_ptr(), y.data_ptr(),
+                                      l.outer, l.R, l.inner, log);
+      break;
+  }
   return gx;
 }
 
@@ -245,9 +302,9 @@ Tensor softmax_backward(const Tensor& grad_out, const Tensor& out, std::int64_t 
 CrossEntropyResult cross_entropy(const Tensor& logits, const Tensor& target,
                                  std::int64_t ignore_index) {
   const std::int64_t C = check_loss_operands("cross_entropy", logits, target);
-  const Tensor t = target.contiguous();
+  const Tensor t = contiguous(target);
   check_targets_on_cpu("cross_entropy", t, C, ignore_index);
-  const Tensor x = logits.contiguous();
+  const Tensor x = contiguous(logits);
   const std::int64_t N = logits.size(0);
   const DType lse_dtype = logits.dtype() == kFloat64 ? kFloat64 : kFloat32;
   CrossEntropyResult r{empty({N}, logits.options()),
@@ -255,9 +312,17 @@ CrossEntropyResult cross_entropy(const Tensor& logits, const Tensor& target,
   if (N == 0) return r;
   LG_CHECK_SHAPE(C > 0, "cross_entropy: expected at least one class, got input of shape ",
                  logits.shape());
-  LG_LAYERS_LAUNCH(x.device(), cross_entropy, x.dtype(), r.losses.data_ptr(),
-                   r.logsumexp.data_ptr(), x.data_ptr(), t.data_ptr<std::int64_t>(), N, C,
-                   ignore_index);
+  const cuda::DeviceGuard guard(x.device());
+  switch (x.device().type) {
+    case DeviceType::CPU:
+      kernels::cpu::cross_entropy(x.dtype(), r.losses.data_ptr(), r.logsumexp.data_ptr(),
+                                  x.data_ptr(), t.data_ptr<std::int64_t>(), N, C, ignore_index);
+      break;
+    case DeviceType::CUDA:
+      kernels::cuda::cross_entropy(x.dtype(), r.losses.data_ptr(), r.logsumexp.data_ptr(),
+                                   x.data_ptr(), t.data_ptr<std::int64_t>(), N, C, ignore_index);
+      break;
+  }
   return r;
 }
 
@@ -269,28 +334,48 @@ Tensor cross_entropy_backward(const Tensor& grad_losses, const Tensor& logits,
   LG_CHECK_SHAPE(grad_losses.shape() == Shape{N} && logsumexp.shape() == Shape{N},
                  "cross_entropy_backward: expected grad_losses and logsumexp of shape ",
                  shape_str({N}), ", got ", grad_losses.shape(), " and ", logsumexp.shape());
-  const Tensor gl = grad_losses.dtype() == logits.dtype() ? grad_losses.contiguous()
+  const Tensor gl = grad_losses.dtype() == logits.dtype() ? contiguous(grad_losses)
                                                           : cast(grad_losses, logits.dtype());
-  const Tensor x = logits.contiguous();
-  const Tensor lse = logsumexp.contiguous();
-  const Tensor t = target.contiguous();
+  const Tensor x = contiguous(logits);
+  const Tensor lse = contiguous(logsumexp);
+  const Tensor t = contiguous(target);
   Tensor gx = empty(logits.shape(), logits.options());
   if (gx.numel() == 0) return gx;
-  LG_LAYERS_LAUNCH(gx.device(), cross_entropy_backward, gx.dtype(), gx.data_ptr(), gl.data_ptr(),
-                   x.data_ptr(), lse.data_ptr(), t.data_ptr<std::int64_t>(), N, C, ignore_index);
+  const cuda::DeviceGuard guard(gx.device());
+  switch (gx.device().type) {
+    case DeviceType::CPU:
+      kernels::cpu::cross_entropy_backward(gx.dtype(), gx.data_ptr(), gl.data_ptr(), x.data_ptr(),
+                                           lse.data_ptr(), t.data_ptr<std::int64_t>(), N, C,
+                                           ignore_index);
+      break;
+    case DeviceType::CUDA:
+      kernels::cuda::cross_entropy_backward(gx.dtype(), gx.data_ptr(), gl.data_ptr(), x.data_ptr(),
+                                            lse.data_ptr(), t.data_ptr<std::int64_t>(), N, C,
+                                            ignore_index);
+      break;
+  }
   return gx;
 }
 
 Tensor nll_loss(const Tensor& logp, const Tensor& target, std::int64_t ignore_index) {
   const std::int64_t C = check_loss_operands("nll_loss", logp, target);
-  const Tensor t = target.contiguous();
+  const Tensor t = contiguous(target);
   check_targets_on_cpu("nll_loss", t, C, ignore_index);
-  const Tensor x = logp.contiguous();
+  const Tensor x = contiguous(logp);
   const std::int64_t N = logp.size(0);
   Tensor losses = empty({N}, logp.options());
   if (N == 0) return losses;
-  LG_LAYERS_LAUNCH(x.device(), nll_loss, x.dtype(), losses.data_ptr(), x.data_ptr(),
-                   t.data_ptr<std::int64_t>(), N, C, ignore_index);
+  const cuda::DeviceGuard guard(x.device());
+  switch (x.device().type) {
+    case DeviceType::CPU:
+      kernels::cpu::nll_loss(x.dtype(), losses.data_ptr(), x.data_ptr(), t.data_ptr<std::int64_t>(),
+                             N, C, ignore_index);
+      break;
+    case DeviceType::CUDA:
+      kernels::cuda::nll_loss(x.dtype(), losses.data_ptr(), x.data_ptr(),
+                              t.data_ptr<std::int64_t>(), N, C, ignore_index);
+      break;
+  }
   return losses;
 }
 
@@ -302,15 +387,22 @@ Tensor nll_loss_backward(const Tensor& grad_losses, const Tensor& target, std::i
   LG_CHECK_SHAPE(grad_losses.shape() == Shape{N} && target.dtype() == kInt64,
                  "nll_loss_backward: expected grad_losses of shape ", shape_str({N}),
                  " and int64 target, got ", grad_losses.shape(), " and ", target.dtype());
-  const Tensor gl = grad_losses.contiguous();
-  const Tensor t = target.contiguous();
+  const Tensor gl = contiguous(grad_losses);
+  const Tensor t = contiguous(target);
   Tensor gx = empty({N, num_classes}, grad_losses.options());
   if (gx.numel() == 0) return gx;
-  LG_LAYERS_LAUNCH(gx.device(), nll_loss_backward, gx.dtype(), gx.data_ptr(), gl.data_ptr(),
-                   t.data_ptr<std::int64_t>(), N, num_classes, ignore_index);
+  const cuda::DeviceGuard guard(gx.device());
+  switch (gx.device().type) {
+    case DeviceType::CPU:
+      kernels::cpu::nll_loss_backward(gx.dtype(), gx.data_ptr(), gl.data_ptr(),
+                                      t.data_ptr<std::int64_t>(), N, num_classes, ignore_index);
+      break;
+    case DeviceType::CUDA:
+      kernels::cuda::nll_loss_backward(gx.dtype(), gx.data_ptr(), gl.data_ptr(),
+                                       t.data_ptr<std::int64_t>(), N, num_classes, ignore_index);
+      break;
+  }
   return gx;
 }
-
-#undef LG_LAYERS_LAUNCH
 
 }  // namespace leangrad::ops

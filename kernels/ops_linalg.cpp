@@ -1,7 +1,7 @@
 // Tensor-level entry of the matrix product (kernels/ops.h): ops::matmul. Checks dtypes, devices
 // and shapes, views both operands as (batch, rows, cols) with BLAS-compatible strides (copying an
 // operand only when it has none, see MatmulGeometry), allocates the output and calls the Eigen
-// (kernels/cpu/linalg.h) or cuBLAS (kernels/cuda/linalg.h) launcher.
+// or cuBLAS launcher (matmul of kernels/backend.h).
 //
 // Shapes, as torch.matmul for up to 3 dims:
 //   (M, K) @ (K, N) -> (M, N)                 (B, M, K) @ (B, K, N) -> (B, M, N)
@@ -16,8 +16,8 @@
 #include <optional>
 
 #include "core/creation.h"
-#include "kernels/cpu/linalg.h"
-#include "kernels/cuda/linalg.h"
+#include "core/cuda.h"
+#include "kernels/backend.h"
 #include "kernels/matmul_geometry.h"
 #include "kernels/ops.h"
 
@@ -142,6 +142,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   g.a = operand_for(a, /*left=*/true, a_holder);
   g.b = operand_for(b, /*left=*/false, b_holder);
   Tensor out = empty(out_shape, a.options());
+  const cuda::DeviceGuard guard(a.device());
   switch (a.device().type) {
     case DeviceType::CPU:
       kernels::cpu::matmul(a.dtype(), g, out.data_ptr());

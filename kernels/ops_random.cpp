@@ -2,9 +2,9 @@
 // A non-contiguous target is filled through a contiguous temporary, so element i (in row-major
 // order) gets the same number whatever the target's strides.
 #include "core/creation.h"
+#include "core/cuda.h"
 #include "core/generator.h"
-#include "kernels/cpu/random.h"
-#include "kernels/cuda/random.h"
+#include "kernels/backend.h"
 #include "kernels/ops.h"
 #include "kernels/random_math.h"
 
@@ -32,6 +32,7 @@ void uniform_(const Tensor& self, double low, double high, Generator& gen) {
                                                           : random_math::uniform_per_block<float>;
   random_fill(self, "uniform_", per_block, [&](const Tensor& t, std::uint64_t counters) {
     const Generator::State s = gen.reserve(counters);
+    const cuda::DeviceGuard guard(t.device());
     switch (t.device().type) {
       case DeviceType::CPU:
         kernels::cpu::uniform(t.dtype(), t.data_ptr(), t.numel(), s.seed, s.offset, low, high);
@@ -49,6 +50,7 @@ void normal_(const Tensor& self, double mean, double std, Generator& gen) {
                                                           : random_math::normal_per_block<float>;
   random_fill(self, "normal_", per_block, [&](const Tensor& t, std::uint64_t counters) {
     const Generator::State s = gen.reserve(counters);
+    const cuda::DeviceGuard guard(t.device());
     switch (t.device().type) {
       case DeviceType::CPU:
         kernels::cpu::normal(t.dtype(), t.data_ptr(), t.numel(), s.seed, s.offset, mean, std);

@@ -1,5 +1,5 @@
 // Tensor-level entries of the reductions (kernels/ops.h): sum, mean, max and argmax over any set
-// of dims, with keepdim. Launchers: kernels/cpu/reduce.h and kernels/cuda/reduce.h.
+// of dims, with keepdim. Launchers: reduce and argmax of kernels/backend.h.
 //
 // Strategy: bring the input to a contiguous (outer, R, inner) layout, R = product of the reduced
 // sizes, so the launchers see out[o, j] = op over r of in[o, r, j]:
@@ -22,9 +22,9 @@
 #include <algorithm>
 
 #include "core/creation.h"
+#include "core/cuda.h"
 #include "core/views.h"
-#include "kernels/cpu/reduce.h"
-#include "kernels/cuda/reduce.h"
+#include "kernels/backend.h"
 #include "kernels/ops.h"
 
 namespace leangrad::ops {
@@ -98,8 +98,7 @@ ReductionLayout make_layout(const Tensor& a, const std::vector<bool>& reduced, b
   perm.insert(perm.end(), reduced_list.begin(), reduced_list.end());
   const bool identity = std::is_sorted(perm.begin(), perm.end());
   const Tensor permuted = identity ? a : views::permute(a, perm);
-  // A plain contiguous copy (ops::cast to the same dtype), outside autograd.
-  layout.input = permuted.is_contiguous() ? permuted : cast(permuted, a.dtype());
+  layout.input = contiguous(permuted);
   layout.outer = num_outputs;
   return layout;
 }
@@ -128,6 +127,7 @@ Tensor reduce(ReduceOp op, const Tensor& a, const std::vector<std::int64_t>& dim
   const DType out_dtype = op == ReduceOp::Sum && !is_floating(a.dtype()) ? DType::Int64 : a.dtype();
   Tensor out = empty(layout.out_shape, TensorOptions(out_dtype).device(a.device()));
   if (out.numel() == 0) return out;
+  const cuda::DeviceGuard guard(a.device());
   switch (a.device().type) {
     case DeviceType::CPU:
       kernels::cpu::reduce(op, a.dtype(), out.data_ptr(), layout.input.data_ptr(), layout.outer,
@@ -152,6 +152,7 @@ Tensor argmax(const Tensor& a, std::optional<std::int64_t> dim, bool keepdim) {
   Tensor out = empty(layout.out_shape, TensorOptions(DType::Int64).device(a.device()));
   if (out.numel() == 0) return out;
   auto* out_data = static_cast<std::int64_t*>(out.data_ptr());
+  const cuda::DeviceGuard guard(a.device());
   switch (a.device().type) {
     case DeviceType::CPU:
       kernels::cpu::argmax(a.dtype(), out_data, layout.input.data_ptr(), layout.outer,

@@ -154,8 +154,8 @@ struct RAdamUpdate {
   }
 };
 
-// One parameter of Adam8bit with quantised states (optim/quantization.h): state1/state2 hold one
-// uint8 code per element, absmax1/absmax2 one float per block of kQuantBlockSize elements.
+// One parameter of Adam8bit with quantised states (kernels/quantization_math.h): state1/state2 hold
+// one uint8 code per element, absmax1/absmax2 one float per block of kQuantBlockSize elements.
 struct Adam8bitTensor {
   float* param;
   const float* grad;

@@ -25,30 +25,24 @@ constexpr std::int64_t normal_per_block = sizeof(T) == 8 ? 2 : 4;
 
 constexpr double kTwoPi = 6.283185307179586476925286766559;
 
-// U[low, high) as double, before the final conversion to T.
+// The value of lane `lane` of a Philox block as U[low, high), in double (before the final
+// conversion to T).
 template <typename T>
-LG_HOST_DEVICE LG_INLINE double uniform_at(std::int64_t i, std::uint64_t seed, std::uint64_t offset,
-                                           double low, double range) {
-  constexpr std::int64_t per_block = uniform_per_block<T>;
-  const philox::Block block =
-      philox::philox4x32_10(offset + static_cast<std::uint64_t>(i / per_block), seed);
-  const int lane = static_cast<int>(i % per_block);
-  const double u = per_block == 2 ? philox::uniform_double(block.x[2 * lane], block.x[2 * lane + 1])
-                                  : static_cast<double>(philox::uniform_float(block.x[lane]));
+LG_HOST_DEVICE LG_INLINE double uniform_lane(const philox::Block& block, int lane, double low,
+                                             double range) {
+  const double u = uniform_per_block<T> == 2
+                       ? philox::uniform_double(block.x[2 * lane], block.x[2 * lane + 1])
+                       : static_cast<double>(philox::uniform_float(block.x[lane]));
   return fma(u, range, low);
 }
 
-// N(mean, std) as double, before the final conversion to T.
+// N(mean, std) of lane `lane` of a Philox block, in double.
 template <typename T>
-LG_HOST_DEVICE LG_INLINE double normal_at(std::int64_t i, std::uint64_t seed, std::uint64_t offset,
-                                          double mean, double stddev) {
-  constexpr std::int64_t per_block = normal_per_block<T>;
-  const philox::Block block =
-      philox::philox4x32_10(offset + static_cast<std::uint64_t>(i / per_block), seed);
-  const int lane = static_cast<int>(i % per_block);
+LG_HOST_DEVICE LG_INLINE double normal_lane(const philox::Block& block, int lane, double mean,
+                                            double stddev) {
   double u1, u2;
   bool use_sin;
-  if (per_block == 2) {
+  if (normal_per_block<T> == 2) {
     u1 = 1.0 - philox::uniform_double(block.x[0], block.x[1]);  // (0, 1]: log is finite
     u2 = philox::uniform_double(block.x[2], block.x[3]);
     use_sin = lane == 1;
@@ -62,6 +56,27 @@ LG_HOST_DEVICE LG_INLINE double normal_at(std::int64_t i, std::uint64_t seed, st
   const double angle = kTwoPi * u2;
   const double z = radius * (use_sin ? sin(angle) : cos(angle));
   return fma(z, stddev, mean);
+}
+
+// Element i of a U[low, low + range) tensor: the specification. Kernels compute whole blocks
+// (one Philox call for uniform_per_block<T> elements) with uniform_lane, which gives the same bits.
+template <typename T>
+LG_HOST_DEVICE LG_INLINE double uniform_at(std::int64_t i, std::uint64_t seed, std::uint64_t offset,
+                                           double low, double range) {
+  constexpr std::int64_t per_block = uniform_per_block<T>;
+  const philox::Block block =
+      philox::philox4x32_10(offset + static_cast<std::uint64_t>(i / per_block), seed);
+  return uniform_lane<T>(block, static_cast<int>(i % per_block), low, range);
+}
+
+// Element i of an N(mean, std) tensor (as uniform_at: the specification of normal_lane's blocks).
+template <typename T>
+LG_HOST_DEVICE LG_INLINE double normal_at(std::int64_t i, std::uint64_t seed, std::uint64_t offset,
+                                          double mean, double stddev) {
+  constexpr std::int64_t per_block = normal_per_block<T>;
+  const philox::Block block =
+      philox::philox4x32_10(offset + static_cast<std::uint64_t>(i / per_block), seed);
+  return normal_lane<T>(block, static_cast<int>(i % per_block), mean, stddev);
 }
 
 }  // namespace leangrad::random_math

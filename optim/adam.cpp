@@ -1,13 +1,11 @@
 // optim::Adam / optim::AdamW (optim/adam.h): per-tensor bias corrections from each parameter's own
-// step count, then one multi-tensor launch of AdamUpdate (kernels/cpu/optim.h,
-// kernels/cuda/optim.h).
+// step count, then one fused AdamUpdate over every parameter (ops::adam_step).
 #include "optim/adam.h"
 
 #include <cmath>
 
 #include "core/creation.h"
-#include "kernels/cpu/optim.h"
-#include "kernels/cuda/optim.h"
+#include "kernels/ops.h"
 
 namespace leangrad::optim {
 namespace {
@@ -44,12 +42,12 @@ AdamW::AdamW(std::vector<Tensor> params, AdamWOptions options)
 AdamW::AdamW(std::vector<ParamGroup> groups, AdamWOptions options)
     : Adam(std::move(groups), from_adamw(options), true) {}
 
-void Adam::update(Device device, const std::vector<ParamRef>& params) {
+void Adam::update(Device /*device*/, const std::vector<ParamRef>& params) {
   const auto [beta1, beta2] = options_.betas();
   const kernels::AdamUpdate update =
       kernels::AdamUpdate::make(beta1, beta2, options_.eps(), options_.amsgrad(),
                                 decoupled_weight_decay_, /*skip_nonfinite=*/false);
-  std::vector<kernels::OptimTensor<kernels::AdamUpdate>> tensors;
+  std::vector<ops::OptimParam<kernels::AdamUpdate>> list;
   for (const ParamRef& ref : params) {
     ParamState& state = *ref.state;
     if (state.find("exp_avg") == nullptr) {
@@ -61,21 +59,15 @@ void Adam::update(Device device, const std::vector<ParamRef>& params) {
     const double step = static_cast<double>(state.step);
     const double bias_correction1 = 1.0 - std::pow(beta1, step);
     const double bias_correction2 = 1.0 - std::pow(beta2, step);
-    float* max_exp_avg_sq =
-        options_.amsgrad() ? state.at("max_exp_avg_sq").data_ptr<float>() : nullptr;
-    tensors.push_back({{ref.param.data_ptr<float>(), ref.grad.data_ptr<float>(),
-                        state.at("exp_avg").data_ptr<float>(),
-                        state.at("exp_avg_sq").data_ptr<float>(), max_exp_avg_sq},
-                       ref.param.numel(),
-                       {static_cast<float>(ref.lr), static_cast<float>(ref.weight_decay),
-                        static_cast<float>(ref.lr / bias_correction1),
-                        static_cast<float>(std::sqrt(bias_correction2))}});
+    const Tensor max_exp_avg_sq = options_.amsgrad() ? state.at("max_exp_avg_sq") : Tensor();
+    list.push_back({ref.param,
+                    ref.grad,
+                    {state.at("exp_avg"), state.at("exp_avg_sq"), max_exp_avg_sq},
+                    {static_cast<float>(ref.lr), static_cast<float>(ref.weight_decay),
+                     static_cast<float>(ref.lr / bias_correction1),
+                     static_cast<float>(std::sqrt(bias_correction2))}});
   }
-  if (device.is_cuda()) {
-    kernels::cuda::adam_step(update, tensors, nullptr);
-  } else {
-    kernels::cpu::adam_step(update, tensors, nullptr);
-  }
+  ops::adam_step(update, list);
 }
 
 bool Adam::valid_state(const Tensor& param, const std::string& name, const Shape& shape) const {

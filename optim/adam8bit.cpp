@@ -1,20 +1,19 @@
-// optim::Adam8bit (optim/adam8bit.h): parameters below min_8bit_size go through the float32 Adam
-// launcher, the others through the block-wise 8-bit one; both skip NaN/Inf gradient elements and
-// raise the found_inf flag on the device.
+// optim::Adam8bit (optim/adam8bit.h): parameters below min_8bit_size go through the fused float32
+// Adam (ops::adam_step), the others through the block-wise 8-bit one (ops::adam8bit_step); both
+// skip NaN/Inf gradient elements and raise the found_inf flag on the device.
 #include "optim/adam8bit.h"
 
 #include <cmath>
 
 #include "core/creation.h"
-#include "kernels/cpu/optim.h"
-#include "kernels/cuda/optim.h"
-#include "optim/quantization.h"
+#include "kernels/ops.h"
+#include "kernels/quantization_math.h"
 
 namespace leangrad::optim {
 namespace {
 
 std::int64_t num_quant_blocks(std::int64_t numel) {
-  return (numel + kQuantBlockSize - 1) / kQuantBlockSize;
+  return (numel + kernels::kQuantBlockSize - 1) / kernels::kQuantBlockSize;
 }
 
 }  // namespace
@@ -40,8 +39,8 @@ void Adam8bit::update(Device device, const std::vector<ParamRef>& params) {
   if (!found_inf_.defined() || found_inf_.device() != device)
     found_inf_ = zeros({}, TensorOptions(kInt32).device(device));
   found_inf_.zero_();  // on the device's stream: no host wait
-  std::vector<kernels::OptimTensor<kernels::AdamUpdate>> small;
-  std::vector<kernels::Adam8bitTensor> large;
+  std::vector<ops::OptimParam<kernels::AdamUpdate>> small;
+  std::vector<ops::Adam8bitParam> large;
   for (const ParamRef& ref : params) {
     ParamState& state = *ref.state;
     const std::int64_t n = ref.param.numel();
@@ -66,28 +65,15 @@ void Adam8bit::update(Device device, const std::vector<ParamRef>& params) {
         static_cast<float>(ref.lr / bias_correction1),
         static_cast<float>(std::sqrt(bias_correction2))};
     if (quantized(ref.param)) {
-      large.push_back({ref.param.data_ptr<float>(), ref.grad.data_ptr<float>(),
-                       state.at("state1").data_ptr<std::uint8_t>(),
-                       state.at("state2").data_ptr<std::uint8_t>(),
-                       state.at("absmax1").data_ptr<float>(), state.at("absmax2").data_ptr<float>(),
-                       n, scalars});
+      large.push_back({ref.param, ref.grad, state.at("state1"), state.at("state2"),
+                       state.at("absmax1"), state.at("absmax2"), scalars});
     } else {
-      small.push_back({{ref.param.data_ptr<float>(), ref.grad.data_ptr<float>(),
-                        state.at("exp_avg").data_ptr<float>(),
-                        state.at("exp_avg_sq").data_ptr<float>(), nullptr},
-                       n,
-                       scalars});
+      small.push_back(
+          {ref.param, ref.grad, {state.at("exp_avg"), state.at("exp_avg_sq")}, scalars});
     }
   }
-  int* found_inf = found_inf_.data_ptr<std::int32_t>();
-  if (device.is_cuda()) {
-    if (!small.empty()) kernels::cuda::adam_step(update, small, found_inf);
-    if (!large.empty()) kernels::cuda::adam8bit_step(update, large, found_inf);
-  } else {
-    if (!small.empty()) kernels::cpu::adam_step(update, small, found_inf);
-    if (!large.empty()) kernels::cpu::adam8bit_step(update, large, found_inf);
-  }
-  found_inf_.bump_version();
+  ops::adam_step(update, small, found_inf_);
+  ops::adam8bit_step(update, large, found_inf_);
 }
 
 bool Adam8bit::valid_state(const Tensor& param, const std::string& name, const Shape& shape) const {

@@ -4,9 +4,10 @@
 // float absmax per block of 256 (2.03 bytes per parameter instead of Adam's 8); smaller tensors
 // (biases, norms) keep float32 states, as in bitsandbytes. Each step dequantises a block, updates
 // it in float32 exactly as Adam, and requantises it with the block's new absmax to the nearest
-// code (optim/quantization.h, Note [Dynamic quantisation map]; docs/optimizers.md has a worked
-// example). Gradient elements that are NaN/Inf are not applied: the element keeps its parameter
-// and states, and found_inf() reads 1 for that step, without the step waiting for the GPU.
+// code (kernels/quantization_math.h, Note [Dynamic quantisation map]; docs/optimizers.md has a
+// worked example). Gradient elements that are NaN/Inf are not applied: the element keeps its
+// parameter and states, and found_inf() reads 1 for that step, without the step waiting for the
+// GPU.
 #pragma once
 
 #include <cstdint>

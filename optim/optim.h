@@ -8,15 +8,15 @@
 //     opt.step();
 //   }
 // Each optimizer updates all its parameters with one fused multi-tensor kernel per device
-// (kernels/cpu/optim.h, kernels/cuda/optim.h). docs/optimizers.md explains the options, the
+// (kernels/ops.h "Optimizers", kernels/backend.h). docs/optimizers.md explains the options, the
 // 8-bit quantisation and gradient accumulation.
 #pragma once
 
+#include "kernels/quantization_math.h"
 #include "optim/adam.h"
 #include "optim/adam8bit.h"
 #include "optim/clip_grad.h"
 #include "optim/optimizer.h"
-#include "optim/quantization.h"
 #include "optim/radam.h"
 #include "optim/schedulers.h"
 #include "optim/sgd.h"

@@ -84,12 +84,7 @@ void Optimizer::step() {
   for (const Device& device : devices) {
     const std::vector<ParamRef>& refs =
         by_device[std::make_pair(static_cast<int>(device.type), device.index)];
-    update(device, refs);
-    for (const ParamRef& ref : refs) {
-      ref.param.bump_version();
-      for (auto& named : ref.state->tensors)
-        named.second.bump_version();
-    }
+    update(device, refs);  // the ops entries bump the versions of what they update
   }
 }
 

@@ -5,8 +5,7 @@
 #include <cmath>
 
 #include "core/creation.h"
-#include "kernels/cpu/optim.h"
-#include "kernels/cuda/optim.h"
+#include "kernels/ops.h"
 
 namespace leangrad::optim {
 
@@ -21,14 +20,14 @@ RAdam::RAdam(std::vector<ParamGroup> groups, RAdamOptions options)
   LG_CHECK(options.eps() >= 0, "RAdam: invalid eps ", options.eps());
 }
 
-void RAdam::update(Device device, const std::vector<ParamRef>& params) {
+void RAdam::update(Device /*device*/, const std::vector<ParamRef>& params) {
   const auto [beta1, beta2] = options_.betas();
   const kernels::RAdamUpdate update{static_cast<float>(beta1), static_cast<float>(1.0 - beta1),
                                     static_cast<float>(beta2), static_cast<float>(1.0 - beta2),
                                     static_cast<float>(options_.eps())};
   // The maximum length of the approximated simple moving average.
   const double rho_inf = 2.0 / (1.0 - beta2) - 1.0;
-  std::vector<kernels::OptimTensor<kernels::RAdamUpdate>> tensors;
+  std::vector<ops::OptimParam<kernels::RAdamUpdate>> list;
   for (const ParamRef& ref : params) {
     ParamState& state = *ref.state;
     if (state.find("exp_avg") == nullptr) {
@@ -44,19 +43,15 @@ void RAdam::update(Device device, const std::vector<ParamRef>& params) {
     const double rect = rectified ? std::sqrt((rho_t - 4) * (rho_t - 2) * rho_inf /
                                               ((rho_inf - 4) * (rho_inf - 2) * rho_t))
                                   : 0.0;
-    tensors.push_back(
-        {{ref.param.data_ptr<float>(), ref.grad.data_ptr<float>(),
-          state.at("exp_avg").data_ptr<float>(), state.at("exp_avg_sq").data_ptr<float>()},
-         ref.param.numel(),
+    list.push_back(
+        {ref.param,
+         ref.grad,
+         {state.at("exp_avg"), state.at("exp_avg_sq")},
          {static_cast<float>(ref.lr), static_cast<float>(ref.weight_decay),
           static_cast<float>(bias_correction1), static_cast<float>(std::sqrt(bias_correction2)),
           static_cast<float>(rect), rectified}});
   }
-  if (device.is_cuda()) {
-    kernels::cuda::radam_step(update, tensors);
-  } else {
-    kernels::cpu::radam_step(update, tensors);
-  }
+  ops::radam_step(update, list);
 }
 
 bool RAdam::valid_state(const Tensor& param, const std::string& name, const Shape& shape) const {

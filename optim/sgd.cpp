@@ -1,10 +1,9 @@
-// optim::SGD (optim/sgd.h): builds the multi-tensor list of SgdUpdate and calls the CPU or CUDA
-// launcher (kernels/cpu/optim.h, kernels/cuda/optim.h).
+// optim::SGD (optim/sgd.h): builds the list of parameters for one fused SgdUpdate
+// (ops::sgd_step, kernels/optim_math.h).
 #include "optim/sgd.h"
 
 #include "core/creation.h"
-#include "kernels/cpu/optim.h"
-#include "kernels/cuda/optim.h"
+#include "kernels/ops.h"
 
 namespace leangrad::optim {
 
@@ -18,13 +17,13 @@ SGD::SGD(std::vector<ParamGroup> groups, SGDOptions options)
            "SGD: Nesterov momentum requires a momentum and zero dampening");
 }
 
-void SGD::update(Device device, const std::vector<ParamRef>& params) {
+void SGD::update(Device /*device*/, const std::vector<ParamRef>& params) {
   const kernels::SgdUpdate update{static_cast<float>(options_.momentum()),
                                   static_cast<float>(1.0 - options_.dampening()),
                                   options_.nesterov()};
-  std::vector<kernels::OptimTensor<kernels::SgdUpdate>> tensors;
+  std::vector<ops::OptimParam<kernels::SgdUpdate>> list;
   for (const ParamRef& ref : params) {
-    float* buffer = nullptr;
+    Tensor buffer;
     bool first_step = false;
     if (options_.momentum() != 0) {
       Tensor* existing = ref.state->find("momentum_buffer");
@@ -33,18 +32,15 @@ void SGD::update(Device device, const std::vector<ParamRef>& params) {
         existing = ref.state->find("momentum_buffer");
         first_step = true;
       }
-      buffer = existing->data_ptr<float>();
+      buffer = *existing;
     }
-    tensors.push_back(
-        {{ref.param.data_ptr<float>(), ref.grad.data_ptr<float>(), buffer},
-         ref.param.numel(),
+    list.push_back(
+        {ref.param,
+         ref.grad,
+         {buffer},
          {static_cast<float>(ref.lr), static_cast<float>(ref.weight_decay), first_step}});
   }
-  if (device.is_cuda()) {
-    kernels::cuda::sgd_step(update, tensors);
-  } else {
-    kernels::cpu::sgd_step(update, tensors);
-  }
+  ops::sgd_step(update, list);
 }
 
 bool SGD::valid_state(const Tensor& param, const std::string& name, const Shape& shape) const {

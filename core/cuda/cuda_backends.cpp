@@ -23,10 +23,10 @@ int visible_device_count() noexcept {
 }
 
 // Events shared by both backends; the caller has made the stream's device current.
-void* record_event_on(StreamId stream) {
+void* record_event_on(StreamRef stream) {
   cudaEvent_t event = nullptr;
   LG_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
-  const cudaError_t status = cudaEventRecord(event, reinterpret_cast<cudaStream_t>(stream));
+  const cudaError_t status = cudaEventRecord(event, reinterpret_cast<cudaStream_t>(stream.handle));
   if (status != cudaSuccess) {
     cudaEventDestroy(event);
     LG_CUDA_CHECK(status);
@@ -36,7 +36,12 @@ void* record_event_on(StreamId stream) {
 
 bool query_event(void* event) {
   const cudaError_t status = cudaEventQuery(static_cast<cudaEvent_t>(event));
-  if (status == cudaErrorNotReady) return false;
+  if (status == cudaErrorNotReady) {
+    // "Not ready" is an answer, but the runtime also keeps it as its last error: left there, the
+    // next kernel launch's LG_CUDA_CHECK_LAUNCH would report it (as pytorch/pytorch#18584).
+    (void)cudaGetLastError();
+    return false;
+  }
   LG_CUDA_CHECK(status);
   return true;
 }
@@ -76,7 +81,7 @@ class CudaBackend final : public AllocatorBackend {
   Device device() const override { return Device::cuda(device_); }
   std::string name() const override { return Device::cuda(device_).str(); }
 
-  void* record_event(StreamId stream) override {
+  void* record_event(StreamRef stream) override {
     CudaDeviceGuard guard(device_);
     return record_event_on(stream);
   }
@@ -107,9 +112,9 @@ class PinnedBackend final : public AllocatorBackend {
   std::string name() const override { return "pinned"; }
 
   // A copy stream may belong to any GPU: the event is made on the stream's own device.
-  void* record_event(StreamId stream) override {
+  void* record_event(StreamRef stream) override {
     int device = 0;
-    LG_CUDA_CHECK(cudaStreamGetDevice(reinterpret_cast<cudaStream_t>(stream), &device));
+    LG_CUDA_CHECK(cudaStreamGetDevice(reinterpret_cast<cudaStream_t>(stream.handle), &device));
     CudaDeviceGuard guard(device);
     return record_event_on(stream);
   }

@@ -6,6 +6,8 @@
 //     until set_current_stream or a StreamGuard changes it, as in PyTorch.
 //   - Streams from Stream::create are owned by a shared_ptr whose deleter destroys them when the
 //     last Stream copy goes; deleters and Event's destructor report failures but never throw.
+//     Each gets the next id of a process-wide counter: ids name streams for the caching
+//     allocator, and unlike cudaStream_t values they are never reused.
 #include <cuda_runtime.h>
 
 #include <atomic>
@@ -19,9 +21,10 @@ namespace leangrad::cuda {
 namespace {
 
 std::atomic<bool> g_allow_tf32{false};
+std::atomic<std::uint64_t> g_next_stream_id{1};  // 0 is every device's default stream
 
-cudaStream_t to_cuda_stream(StreamId id) {
-  return reinterpret_cast<cudaStream_t>(id);
+cudaStream_t to_cuda_stream(const Stream& stream) {
+  return static_cast<cudaStream_t>(stream.handle());
 }
 
 // -1 -> the current device; anything else must name a visible device.
@@ -94,6 +97,19 @@ void set_device(int device) {
   LG_CUDA_CHECK(cudaSetDevice(resolve_device(device)));
 }
 
+DeviceGuard::DeviceGuard(Device device) {
+  if (!device.is_cuda()) return;
+  int current = 0;
+  LG_CUDA_CHECK(cudaGetDevice(&current));
+  if (current == device.index) return;
+  LG_CUDA_CHECK(cudaSetDevice(resolve_device(device.index)));
+  previous_ = current;
+}
+
+DeviceGuard::~DeviceGuard() {
+  if (previous_ >= 0) LG_CUDA_WARN(cudaSetDevice(previous_));
+}
+
 // ---- Streams ---------------------------------------------------------------------------------
 
 Stream Stream::create(int device) {
@@ -106,21 +122,22 @@ Stream Stream::create(int device) {
     on_device_noexcept(device,
                        [s] { LG_CUDA_WARN(cudaStreamDestroy(static_cast<cudaStream_t>(s))); });
   });
-  return Stream(reinterpret_cast<StreamId>(stream), device, std::move(owner));
+  return Stream(g_next_stream_id.fetch_add(1, std::memory_order_relaxed), stream, device,
+                std::move(owner));
 }
 
 Stream Stream::default_stream(int device) {
-  return Stream(0, resolve_device(device), nullptr);
+  return Stream(0, nullptr, resolve_device(device), nullptr);
 }
 
 void Stream::synchronize() const {
   CudaDeviceGuard guard(device_);  // stream 0 means the default stream of the current device
-  LG_CUDA_CHECK(cudaStreamSynchronize(to_cuda_stream(id_)));
+  LG_CUDA_CHECK(cudaStreamSynchronize(to_cuda_stream(*this)));
 }
 
 bool Stream::query() const {
   CudaDeviceGuard guard(device_);
-  const cudaError_t status = cudaStreamQuery(to_cuda_stream(id_));
+  const cudaError_t status = cudaStreamQuery(to_cuda_stream(*this));
   if (status == cudaErrorNotReady) {
     (void)cudaGetLastError();  // "not ready" is an answer, not an error to report later
     return false;
@@ -133,7 +150,7 @@ void Stream::wait(const Event& event) const {
   LG_CHECK(event.handle() != nullptr, "Stream::wait: the event was moved from");
   CudaDeviceGuard guard(device_);
   LG_CUDA_CHECK(
-      cudaStreamWaitEvent(to_cuda_stream(id_), static_cast<cudaEvent_t>(event.handle()), 0));
+      cudaStreamWaitEvent(to_cuda_stream(*this), static_cast<cudaEvent_t>(event.handle()), 0));
 }
 
 Stream current_stream(int device) {
@@ -201,7 +218,7 @@ void Event::record(const Stream& stream) {
   LG_CHECK_DEVICE(stream.device() == device_, "Event::record: the event belongs to cuda:", device_,
                   " but the stream to cuda:", stream.device());
   CudaDeviceGuard guard(device_);
-  LG_CUDA_CHECK(cudaEventRecord(static_cast<cudaEvent_t>(event_), to_cuda_stream(stream.id())));
+  LG_CUDA_CHECK(cudaEventRecord(static_cast<cudaEvent_t>(event_), to_cuda_stream(stream)));
 }
 
 void Event::record() {

@@ -33,6 +33,12 @@ void set_device(int /*device*/) {
   throw_not_built("cuda::set_device");
 }
 
+// No CUDA tensor can exist without CUDA: a guard for a CPU device has nothing to do.
+DeviceGuard::DeviceGuard(Device device) {
+  if (device.is_cuda()) throw_not_built("cuda::DeviceGuard");
+}
+DeviceGuard::~DeviceGuard() = default;
+
 Stream Stream::create(int /*device*/) {
   throw_not_built("cuda::Stream::create");
 }

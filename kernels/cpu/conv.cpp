@@ -6,7 +6,7 @@
 //   weight grad: dw[g] (C_out/g, K) += dy[n, g] @ col^T                 (summed over n)
 // Index math is kernels/conv_geometry.h, shared with the CUDA implicit GEMM. A 1x1 convolution
 // with stride 1 and no padding needs no im2col: col is x itself.
-#include "kernels/cpu/conv.h"
+#include "kernels/backend.h"
 
 #include <omp.h>
 

@@ -1,4 +1,4 @@
-// CPU launchers of the elementwise kernels (kernels/cpu/elementwise.h): the reference
+// CPU launchers of the elementwise kernels (kernels/backend.h): the reference
 // implementations the CUDA kernels are tested against. The per-element math is shared with CUDA
 // through kernels/elementwise_math.h; this file only walks the iteration space.
 //
@@ -8,7 +8,7 @@
 //   the innermost dim with a plain strided loop and carries into the outer dims by counters.
 //   When every operand is contiguous (the geometry merged everything into one dim of stride 1)
 //   the loop is a plain `out[i] = f(in[i]...)`, which the compiler vectorises.
-#include "kernels/cpu/elementwise.h"
+#include "kernels/backend.h"
 
 #include <algorithm>
 #include <type_traits>

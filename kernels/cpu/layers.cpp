@@ -2,7 +2,7 @@
 // (kernels/layers_math.h), split across threads with parallel_for. Softmax and the losses walk one
 // run (a row, or a strided column of an (outer, R, inner) block) per task, accumulating in
 // opmath_t (float for the 16-bit floats, double for float64).
-#include "kernels/cpu/layers.h"
+#include "kernels/backend.h"
 
 #include <algorithm>
 #include <cmath>
@@ -13,6 +13,8 @@
 #include "kernels/dispatch.h"
 
 namespace leangrad::kernels::cpu {
+
+using layers_math::Pool2dShape;
 
 namespace {
 

@@ -4,7 +4,7 @@
 // (Eigen then stays single-threaded inside each: it does not nest OpenMP regions); otherwise the
 // batches run one after another and Eigen parallelizes each product (it is built with OpenMP and
 // follows omp_get_max_threads, i.e. set_num_threads).
-#include "kernels/cpu/linalg.h"
+#include "kernels/backend.h"
 
 #include <omp.h>
 

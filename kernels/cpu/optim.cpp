@@ -1,9 +1,9 @@
-// CPU optimizer loops (kernels/cpu/optim.h): for each tensor, parallel_for over its elements,
+// CPU optimizer loops (kernels/backend.h): for each tensor, parallel_for over its elements,
 // gathering the streams of one element into registers, calling the shared update functor of
 // kernels/optim_math.h and scattering the results. Adam8bit goes block by block
-// (optim/quantization.h). Deliberately plain: these loops are the specification the CUDA
+// (kernels/quantization_math.h). Deliberately plain: these loops are the specification the CUDA
 // kernels are tested against.
-#include "kernels/cpu/optim.h"
+#include "kernels/backend.h"
 
 #include <algorithm>
 #include <array>
@@ -13,7 +13,7 @@
 #include <limits>
 
 #include "kernels/cpu/parallel_for.h"
-#include "optim/quantization.h"
+#include "kernels/quantization_math.h"
 
 namespace leangrad::kernels::cpu {
 namespace {
@@ -40,14 +40,14 @@ bool apply_update(const Update& update, const std::vector<OptimTensor<Update>>& 
   return skipped.load();
 }
 
-// The two dynamic maps, built once (optim/quantization.h).
+// The two dynamic maps, built once (kernels/quantization_math.h).
 struct QuantMaps {
-  std::array<float, optim::kQuantCodes> signed_map;
-  std::array<float, optim::kQuantCodes> unsigned_map;
+  std::array<float, kQuantCodes> signed_map;
+  std::array<float, kQuantCodes> unsigned_map;
   QuantMaps() {
-    for (int c = 0; c < optim::kQuantCodes; ++c) {
-      signed_map[c] = optim::dynamic_map_value(c, true);
-      unsigned_map[c] = optim::dynamic_map_value(c, false);
+    for (int c = 0; c < kQuantCodes; ++c) {
+      signed_map[c] = dynamic_map_value(c, true);
+      unsigned_map[c] = dynamic_map_value(c, false);
     }
   }
 };
@@ -60,22 +60,20 @@ const QuantMaps& quant_maps() {
 // One block of Adam8bit: elements [begin, end) of t, block index `block`.
 bool adam8bit_block(const AdamUpdate& update, const Adam8bitTensor& t, std::int64_t block,
                     const QuantMaps& maps) {
-  const std::int64_t begin = block * optim::kQuantBlockSize;
-  const int count =
-      static_cast<int>(std::min<std::int64_t>(optim::kQuantBlockSize, t.numel - begin));
+  const std::int64_t begin = block * kQuantBlockSize;
+  const int count = static_cast<int>(std::min<std::int64_t>(kQuantBlockSize, t.numel - begin));
   const float old_absmax1 = t.absmax1[block];
   const float old_absmax2 = t.absmax2[block];
-  float m[optim::kQuantBlockSize];
-  float v[optim::kQuantBlockSize];
+  float m[kQuantBlockSize];
+  float v[kQuantBlockSize];
   float new_absmax1 = 0.0f;
   float new_absmax2 = 0.0f;
   bool skipped = false;
   for (int j = 0; j < count; ++j) {
     const std::int64_t i = begin + j;
     float x[AdamUpdate::kNumStreams] = {
-        t.param[i], t.grad[i],
-        optim::dequantize_state(maps.signed_map.data(), t.state1[i], old_absmax1),
-        optim::dequantize_state(maps.unsigned_map.data(), t.state2[i], old_absmax2), 0.0f};
+        t.param[i], t.grad[i], dequantize_state(maps.signed_map.data(), t.state1[i], old_absmax1),
+        dequantize_state(maps.unsigned_map.data(), t.state2[i], old_absmax2), 0.0f};
     skipped |= !update(t.scalars, x);
     t.param[i] = x[kParamSlot];
     m[j] = x[2];
@@ -86,8 +84,8 @@ bool adam8bit_block(const AdamUpdate& update, const Adam8bitTensor& t, std::int6
   t.absmax1[block] = new_absmax1;
   t.absmax2[block] = new_absmax2;
   for (int j = 0; j < count; ++j) {
-    t.state1[begin + j] = optim::quantize_state(maps.signed_map.data(), m[j], new_absmax1, true);
-    t.state2[begin + j] = optim::quantize_state(maps.unsigned_map.data(), v[j], new_absmax2, false);
+    t.state1[begin + j] = quantize_state(maps.signed_map.data(), m[j], new_absmax1, true);
+    t.state2[begin + j] = quantize_state(maps.unsigned_map.data(), v[j], new_absmax2, false);
   }
   return skipped;
 }
@@ -116,8 +114,8 @@ void adam8bit_step(const AdamUpdate& update, const std::vector<Adam8bitTensor>& 
   const QuantMaps& maps = quant_maps();
   std::atomic<bool> skipped{false};
   for (const Adam8bitTensor& t : tensors) {
-    const std::int64_t num_blocks = (t.numel + optim::kQuantBlockSize - 1) / optim::kQuantBlockSize;
-    const std::int64_t grain = kElementwiseGrain / optim::kQuantBlockSize;
+    const std::int64_t num_blocks = (t.numel + kQuantBlockSize - 1) / kQuantBlockSize;
+    const std::int64_t grain = kElementwiseGrain / kQuantBlockSize;
     parallel_for(num_blocks, grain, [&](std::int64_t begin, std::int64_t end) {
       bool local_skipped = false;
       for (std::int64_t b = begin; b < end; ++b)

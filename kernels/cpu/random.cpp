@@ -1,5 +1,5 @@
 // Philox random fills on the CPU: element i computed independently (see kernels/random_math.h).
-#include "kernels/cpu/random.h"
+#include "kernels/backend.h"
 
 #include "kernels/cpu/parallel_for.h"
 #include "kernels/dispatch.h"

@@ -1,5 +1,5 @@
 // Reductions on the CPU: sum, mean, max and argmax, the reference implementation for
-// kernels/cuda/reduce.cu. Two layouts (kernels/cpu/reduce.h):
+// kernels/cuda/reduce.cu. Two layouts (kernels/backend.h):
 //   runs    (inner == 1): each output reduces one contiguous run;
 //   columns (inner > 1):  each output reduces a column of an (R, inner) slab, e.g. sum over dim 0
 //                         of a contiguous matrix; kColumns adjacent columns are reduced together
@@ -12,7 +12,7 @@
 //     reduced range is cut into fixed chunks of kChunk reduced in parallel and merged in a fixed
 //     tree (Note [Deterministic splitting]). Either way the result is bit-for-bit the same,
 //     whatever the number of threads.
-#include "kernels/cpu/reduce.h"
+#include "kernels/backend.h"
 
 #include <omp.h>
 

@@ -1,6 +1,6 @@
 // TanhExp on the CPU: one loop each way over contiguous data, the per-element math from
 // kernels/tanhexp_math.h (see Note [Stable TanhExp] there).
-#include "kernels/cpu/tanhexp.h"
+#include "kernels/backend.h"
 
 #include "kernels/cpu/parallel_for.h"
 #include "kernels/dispatch.h"

@@ -1,32 +1,24 @@
-// The CUDA elementwise kernels behind kernels/cuda/elementwise.h: binary, binary_scalar, unary,
-// compare, compare_scalar, where, cast and fill. The per-element math is the CPU's own
+// The CUDA elementwise kernels of kernels/backend.h: binary, binary_scalar, unary, compare,
+// compare_scalar, where, cast and fill. The per-element math is the CPU's own
 // (kernels/elementwise_math.h); this file only walks the iteration space, in three layers:
 //   per-element functors (one per family)  -> what one output element is
-//   two generic grid-stride kernels        -> contiguous (vector loads) or strided (geometry)
+//   two generic grid-stride kernels        -> contiguous (16-byte vectors of every dtype) or
+//                                             strided (geometry; 32-bit FastDivmod index math
+//                                             below 2^31 elements, int64 above)
 //   launchers                              -> dtype/op dispatch, choice of kernel, launch + check
 // Every family shares the two kernels, so the profiler shows e.g.
-// elementwise_contiguous_kernel<BinaryFunctor<Add, float>, ...>. Indices are int64 throughout.
-#include <cuda_runtime.h>
-
+// elementwise_contiguous_kernel<4, BinaryFunctor<Add, float>, ...>.
 #include <algorithm>
-#include <array>
-#include <atomic>
 #include <cstdint>
 #include <utility>
 
-#include "core/cuda.h"
-#include "core/cuda/cuda_check.h"
-#include "kernels/cuda/elementwise.h"
+#include "kernels/backend.h"
+#include "kernels/cuda/cuda_common.cuh"
 #include "kernels/dispatch.h"
-
 #include "kernels/elementwise_math.h"
 
 namespace leangrad::kernels::cuda {
 namespace {
-
-constexpr int kThreadsPerBlock = 256;
-// Elements per thread per step of the contiguous kernel: 16-byte loads for float32.
-constexpr int kVectorWidth = 4;
 
 // ---- Per-element functors --------------------------------------------------------------------
 // Each holds what a family needs beyond its inputs (a scalar, a fill value) and calls the shared
@@ -83,24 +75,24 @@ struct FillFunctor {
 
 // ---- Device helpers --------------------------------------------------------------------------
 
-// kVectorWidth elements of T loaded or stored as one aligned access (16 bytes for float32).
-template <typename T>
-struct alignas(sizeof(T) * kVectorWidth) AlignedVector {
-  T val[kVectorWidth];
-};
+// The vector width of an op: 16 bytes of its widest operand type (4 float32, 8 float16, 2 int64,
+// 16 uint8/bool; a float32 -> bool compare reads 4 floats and writes 4 bools per step).
+template <typename... Types>
+inline constexpr int kOpVectorWidth = kVectorBytes / static_cast<int>(std::max({sizeof(Types)...}));
 
-template <typename Out, typename F, typename... In>
-__device__ __forceinline__ AlignedVector<Out> apply_lanes(const F& f,
-                                                          const AlignedVector<In>&... in) {
-  AlignedVector<Out> out;
+template <int kWidth, typename Out, typename F, typename... In>
+__device__ __forceinline__ Vector<Out, kWidth> apply_lanes(const F& f,
+                                                           const Vector<In, kWidth>&... in) {
+  Vector<Out, kWidth> out;
 #pragma unroll
-  for (int lane = 0; lane < kVectorWidth; ++lane)
+  for (int lane = 0; lane < kWidth; ++lane)
     out.val[lane] = f(in.val[lane]...);
   return out;
 }
 
 // The element offsets of all operands for linear output index i: ElementwiseGeometry::offset
 // for every operand in one pass, so the divisions are done once per element, not per operand.
+// Index is int64 (any size) or uint32 with FastDivmod (numel < 2^31, see launch_elementwise).
 template <int kNumOperands>
 __device__ __forceinline__ void operand_offsets(const ElementwiseGeometry& g, std::int64_t i,
                                                 std::int64_t (&offsets)[kNumOperands]) {
@@ -117,46 +109,60 @@ __device__ __forceinline__ void operand_offsets(const ElementwiseGeometry& g, st
   }
 }
 
+// The geometry with a FastDivmod per dim, for iteration spaces of fewer than 2^31 elements.
+struct ElementwiseGeometry32 {
+  int ndim = 0;
+  FastDivmod sizes[kMaxDims];
+  std::int64_t strides[kMaxOperands][kMaxDims] = {};
+};
+
+template <int kNumOperands>
+__device__ __forceinline__ void operand_offsets(const ElementwiseGeometry32& g, std::uint32_t i,
+                                                std::int64_t (&offsets)[kNumOperands]) {
+#pragma unroll
+  for (int k = 0; k < kNumOperands; ++k)
+    offsets[k] = 0;
+  for (int d = g.ndim - 1; d >= 0; --d) {
+    const std::uint32_t quotient = g.sizes[d].div(i);
+    const std::int64_t index = g.sizes[d].mod(i, quotient);
+    i = quotient;
+#pragma unroll
+    for (int k = 0; k < kNumOperands; ++k)
+      offsets[k] += index * g.strides[k][d];
+  }
+}
+
 template <typename F, typename Out, typename... In, std::size_t... k>
 __device__ __forceinline__ void apply_strided(const F& f, Out* out, const std::int64_t* offsets,
                                               std::index_sequence<k...>, const In*... in) {
   out[offsets[0]] = f(in[offsets[k + 1]]...);
 }
 
-__device__ __forceinline__ std::int64_t global_thread_index() {
-  return static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-}
-
-__device__ __forceinline__ std::int64_t grid_stride() {
-  return static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-}
-
 // ---- Kernels ---------------------------------------------------------------------------------
 
-// out[i] = f(in[i]...) for i < n, every operand contiguous and aligned to AlignedVector: whole
-// vectors first, then the last n % kVectorWidth elements one by one. out may alias an input
+// out[i] = f(in[i]...) for i < n, every operand contiguous and aligned to Vector<., kWidth>:
+// whole vectors first, then the last n % kWidth elements one by one. out may alias an input
 // (in-place ops): each element is read before it is written, by the same thread.
-template <typename F, typename Out, typename... In>
+template <int kWidth, typename F, typename Out, typename... In>
 __global__ void elementwise_contiguous_kernel(std::int64_t n, F f, Out* out, const In*... in) {
-  const std::int64_t num_vectors = n / kVectorWidth;
-  const std::int64_t step = grid_stride();
-  for (std::int64_t v = global_thread_index(); v < num_vectors; v += step) {
-    const std::int64_t base = v * kVectorWidth;
-    *reinterpret_cast<AlignedVector<Out>*>(out + base) =
-        apply_lanes<Out>(f, *reinterpret_cast<const AlignedVector<In>*>(in + base)...);
-  }
-  for (std::int64_t i = num_vectors * kVectorWidth + global_thread_index(); i < n; i += step) {
+  const std::int64_t num_vectors = n / kWidth;
+  const std::int64_t step = grid_thread_count();
+  for (std::int64_t v = global_thread_index(); v < num_vectors; v += step)
+    store_vector<kWidth>(out, v, apply_lanes<kWidth, Out>(f, load_vector<kWidth>(in, v)...));
+  for (std::int64_t i = num_vectors * kWidth + global_thread_index(); i < n; i += step)
     out[i] = f(in[i]...);
-  }
 }
 
 // out[off0(i)] = f(in[offk(i)]...) for every linear index i of the geometry (any strides,
-// broadcast inputs with stride 0). g is passed by value (kernel parameter space, ~0.5 KB).
-template <typename F, typename Out, typename... In>
-__global__ void elementwise_strided_kernel(ElementwiseGeometry g, F f, Out* out, const In*... in) {
+// broadcast inputs with stride 0). Geometry is ElementwiseGeometry (int64 indices) or
+// ElementwiseGeometry32 (uint32 indices, numel < 2^31), passed by value (kernel parameter
+// space, ~0.5 KB).
+template <typename Geometry, typename Index, typename F, typename Out, typename... In>
+__global__ void elementwise_strided_kernel(Geometry g, Index numel, F f, Out* out,
+                                           const In*... in) {
   constexpr int kNumOperands = 1 + static_cast<int>(sizeof...(In));
-  const std::int64_t step = grid_stride();
-  for (std::int64_t i = global_thread_index(); i < g.numel; i += step) {
+  const auto step = static_cast<Index>(grid_thread_count());
+  for (auto i = static_cast<Index>(global_thread_index()); i < numel; i += step) {
     std::int64_t offsets[kNumOperands];
     operand_offsets(g, i, offsets);
     apply_strided(f, out, offsets, std::index_sequence_for<In...>{}, in...);
@@ -165,63 +171,49 @@ __global__ void elementwise_strided_kernel(ElementwiseGeometry g, F f, Out* out,
 
 // ---- Launch helpers --------------------------------------------------------------------------
 
-cudaStream_t current_cuda_stream() {
-  return reinterpret_cast<cudaStream_t>(leangrad::cuda::current_stream().id());
-}
+constexpr int kThreadsPerBlock = 256;
 
-// Blocks that fit on the current device at once (SMs x blocks per SM), cached per device: grids
-// are capped at this and the kernels' grid-stride loops cover the rest.
-std::int64_t max_resident_blocks() {
-  constexpr int kMaxCachedDevices = 64;
-  static std::array<std::atomic<std::int64_t>, kMaxCachedDevices> cache{};
-  int device = 0;
-  LG_CUDA_CHECK(cudaGetDevice(&device));
-  if (device < kMaxCachedDevices) {
-    const std::int64_t cached = cache[device].load(std::memory_order_relaxed);
-    if (cached > 0) return cached;
+ElementwiseGeometry32 to_geometry32(const ElementwiseGeometry& g) {
+  ElementwiseGeometry32 g32;
+  g32.ndim = g.ndim;
+  for (int d = 0; d < g.ndim; ++d) {
+    g32.sizes[d] = FastDivmod(static_cast<std::uint32_t>(g.sizes[d]));
+    for (int k = 0; k < g.num_operands; ++k)
+      g32.strides[k][d] = g.strides[k][d];
   }
-  int sm_count = 0;
-  int threads_per_sm = 0;
-  LG_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device));
-  LG_CUDA_CHECK(
-      cudaDeviceGetAttribute(&threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, device));
-  const std::int64_t blocks =
-      static_cast<std::int64_t>(sm_count) * std::max(1, threads_per_sm / kThreadsPerBlock);
-  if (device < kMaxCachedDevices) cache[device].store(blocks, std::memory_order_relaxed);
-  return blocks;
-}
-
-unsigned int grid_size(std::int64_t work_items) {
-  const std::int64_t needed = (work_items + kThreadsPerBlock - 1) / kThreadsPerBlock;
-  return static_cast<unsigned int>(
-      std::max<std::int64_t>(1, std::min(needed, max_resident_blocks())));
-}
-
-template <typename T>
-bool is_vector_aligned(const T* ptr) {
-  return reinterpret_cast<std::uintptr_t>(ptr) % alignof(AlignedVector<T>) == 0;
+  return g32;
 }
 
 // Runs f over the geometry: the contiguous kernel when every operand is contiguous and aligned
-// for vector access, the strided kernel otherwise. Operand 0 of g is out, then in... in order.
+// for vector access, the strided kernel otherwise (32-bit index math below 2^31 elements).
+// Operand 0 of g is out, then in... in order.
 template <typename F, typename Out, typename... In>
 void launch_elementwise(const ElementwiseGeometry& g, const F& f, Out* out, const In*... in) {
   LG_INTERNAL_ASSERT(g.num_operands == 1 + static_cast<int>(sizeof...(In)),
                      "elementwise launch: geometry has ", g.num_operands, " operands, kernel ",
                      1 + sizeof...(In));
   if (g.numel == 0) return;
+  constexpr int kWidth = kOpVectorWidth<Out, In...>;
   bool contiguous = true;
   for (int k = 0; k < g.num_operands; ++k)
     contiguous = contiguous && g.is_contiguous(k);
-  const bool aligned = is_vector_aligned(out) && (is_vector_aligned(in) && ...);
-  const cudaStream_t stream = current_cuda_stream();
-  if (contiguous && aligned) {
-    const std::int64_t vectors = (g.numel + kVectorWidth - 1) / kVectorWidth;
-    elementwise_contiguous_kernel<<<grid_size(vectors), kThreadsPerBlock, 0, stream>>>(g.numel, f,
-                                                                                       out, in...);
+  const cudaStream_t stream = current_stream();
+  if (contiguous && vector_aligned<Out, kWidth>(out) && (vector_aligned<In, kWidth>(in) && ...)) {
+    auto* kernel = elementwise_contiguous_kernel<kWidth, F, Out, In...>;
+    const unsigned int blocks =
+        grid_size(kernel, kThreadsPerBlock, ceil_div(ceil_div(g.numel, kWidth), kThreadsPerBlock));
+    kernel<<<blocks, kThreadsPerBlock, 0, stream>>>(g.numel, f, out, in...);
+  } else if (g.numel < (std::int64_t{1} << 31)) {
+    auto* kernel = elementwise_strided_kernel<ElementwiseGeometry32, std::uint32_t, F, Out, In...>;
+    const unsigned int blocks =
+        grid_size(kernel, kThreadsPerBlock, ceil_div(g.numel, kThreadsPerBlock));
+    kernel<<<blocks, kThreadsPerBlock, 0, stream>>>(
+        to_geometry32(g), static_cast<std::uint32_t>(g.numel), f, out, in...);
   } else {
-    elementwise_strided_kernel<<<grid_size(g.numel), kThreadsPerBlock, 0, stream>>>(g, f, out,
-                                                                                    in...);
+    auto* kernel = elementwise_strided_kernel<ElementwiseGeometry, std::int64_t, F, Out, In...>;
+    const unsigned int blocks =
+        grid_size(kernel, kThreadsPerBlock, ceil_div(g.numel, kThreadsPerBlock));
+    kernel<<<blocks, kThreadsPerBlock, 0, stream>>>(g, g.numel, f, out, in...);
   }
   LG_CUDA_CHECK_LAUNCH();
 }

@@ -1,5 +1,5 @@
-// Matrix products in CUDA with cuBLAS (cublasGemmStridedBatchedEx), the Eigen launcher in
-// kernels/cpu/linalg.cpp being the reference.
+// Matrix products in CUDA with cuBLAS (cublasGemmStridedBatchedEx): matmul of kernels/backend.h,
+// the Eigen launcher in kernels/cpu/linalg.cpp being the reference.
 //
 // Note [Row-major GEMM with cuBLAS]
 // cuBLAS is column-major; our out is row-major (m, n). Memory holding a row-major (m, n) matrix
@@ -16,14 +16,19 @@
 // binding it to the caller's current stream and enqueueing the GEMM (both only queue work, so the
 // lock is short). Handles are never destroyed: at process exit the CUDA runtime may already be
 // torn down, and destroying then crashes (PyTorch leaks them for the same reason).
-#include "kernels/cuda/linalg.h"
-
+// cuBLAS's own workspace would be shared by every stream the handle is bound to, so two streams'
+// GEMMs could use it at once: each (device, stream) gets its own (kWorkspaceBytes, from the
+// caching allocator, on that stream), set with cublasSetWorkspace before each GEMM. Workspaces
+// live as long as the process, keyed by the stream's id, which is never reused.
 #include <climits>
+#include <map>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 #include "core/cuda.h"
-#include "core/cuda/cuda_check.h"
+#include "kernels/backend.h"
+#include "kernels/cuda/cuda_common.cuh"
 
 namespace leangrad::kernels::cuda {
 
@@ -32,6 +37,23 @@ namespace {
 std::mutex& handles_mutex() {
   static std::mutex mutex;
   return mutex;
+}
+
+// cuBLAS's recommended workspace: 32 MiB on Hopper (sm_90) and later, 4 MiB before.
+std::size_t workspace_bytes(int device) {
+  int major = 0;
+  LG_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  return (major >= 9 ? 32 : 4) * std::size_t{1024 * 1024};
+}
+
+// The workspace of (device, stream); call with handles_mutex() held. See Note [cuBLAS handles].
+const DataPtr& workspace_for(int device, const leangrad::cuda::Stream& stream) {
+  static auto* workspaces = new std::map<std::pair<int, std::uint64_t>, DataPtr>();  // leaked
+  DataPtr& workspace = (*workspaces)[{device, stream.id()}];
+  if (!workspace) {
+    workspace = allocator_for(Device::cuda(device)).allocate(workspace_bytes(device), stream.ref());
+  }
+  return workspace;
 }
 
 // The handle of `device`; call with handles_mutex() held. See Note [cuBLAS handles].
@@ -104,12 +126,14 @@ void matmul(DType dtype, const MatmulGeometry& g, void* out) {
   const int batch = checked_int(g.batch, "batch size");
   const CublasOperand first = cublas_operand(g.b);   // b^T (n, k)
   const CublasOperand second = cublas_operand(g.a);  // a^T (k, m)
-  const auto stream = reinterpret_cast<cudaStream_t>(leangrad::cuda::current_stream().id());
+  const leangrad::cuda::Stream stream = leangrad::cuda::current_stream();
   const int device = leangrad::cuda::current_device();
 
   std::lock_guard<std::mutex> lock(handles_mutex());
   cublasHandle_t handle = handle_for_device(device);
-  LG_CUBLAS_CHECK(cublasSetStream(handle, stream));
+  const DataPtr& workspace = workspace_for(device, stream);
+  LG_CUBLAS_CHECK(cublasSetStream(handle, static_cast<cudaStream_t>(stream.handle())));
+  LG_CUBLAS_CHECK(cublasSetWorkspace(handle, workspace.get(), workspace_bytes(device)));
   LG_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
       handle, first.op, second.op, n, m, k, alpha, g.b.data, data_type, first.ld,
       static_cast<long long>(g.b.batch_stride), g.a.data, data_type, second.ld,

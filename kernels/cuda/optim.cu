@@ -1,7 +1,7 @@
-// The fused CUDA optimizer kernels behind kernels/cuda/optim.h: one launch updates many parameter
+// The fused CUDA optimizer kernels of kernels/backend.h: one launch updates many parameter
 // tensors, reading each of p, g and the states once and writing each once. The per-element math
-// is the CPU's own (kernels/optim_math.h, optim/quantization.h). Layout: multi-tensor lists ->
-// device helpers -> kernels (f32 optimizers, Adam8bit, clip_grad_norm) -> launchers.
+// is the CPU's own (kernels/optim_math.h, kernels/quantization_math.h). Layout: multi-tensor lists
+// -> device helpers -> kernels (f32 optimizers, Adam8bit, clip_grad_norm) -> launchers.
 //
 // Note [Multi-tensor launch]
 //   - The host packs the tensors into a TensorList passed BY VALUE as the kernel argument: per
@@ -18,31 +18,27 @@
 //     so no shared memory beyond the two 256-entry maps, which each CUDA block computes itself.
 //   - NaN/Inf gradients (Adam8bit): the element keeps its states and parameter and the kernel
 //     stores 1 into *found_inf; nothing waits for the GPU.
-#include <cuda_runtime.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
 
-#include "core/cuda.h"
-#include "core/cuda/cuda_check.h"
-#include "kernels/cuda/optim.h"
-#include "optim/quantization.h"
+#include "kernels/backend.h"
+#include "kernels/cuda/cuda_common.cuh"
+#include "kernels/quantization_math.h"
 
 namespace leangrad::kernels::cuda {
 namespace {
 
 constexpr int kThreadsPerBlock = 256;
-constexpr int kWarpSize = 32;
 constexpr int kWarpsPerBlock = kThreadsPerBlock / kWarpSize;
-constexpr int kVectorWidth = 4;                 // float4
+constexpr int kFloatsPerVector = 4;             // float4
 constexpr std::int64_t kChunkElements = 16384;  // f32 kernels: elements per CUDA block
 constexpr int kQuantBlocksPerWarp = 4;          // Adam8bit: quant blocks per warp per chunk
 constexpr std::int64_t kQuantBlocksPerChunk = kWarpsPerBlock * kQuantBlocksPerWarp;
-constexpr int kElementsPerLane = optim::kQuantBlockSize / kWarpSize;  // 8
+constexpr int kElementsPerLane = kQuantBlockSize / kWarpSize;  // 8
 constexpr std::size_t kMaxKernelArgBytes = 4096;
-static_assert(kThreadsPerBlock == optim::kQuantCodes, "one thread per map entry");
-static_assert(kElementsPerLane == 2 * kVectorWidth, "two vectors per lane per quant block");
+static_assert(kThreadsPerBlock == kQuantCodes, "one thread per map entry");
+static_assert(kElementsPerLane == 2 * kFloatsPerVector, "two vectors per lane per quant block");
 
 // ---- Multi-tensor lists (Note [Multi-tensor launch]) -----------------------------------------
 
@@ -79,25 +75,17 @@ void for_each_tensor_list(const std::vector<Entry>& entries, const NumChunks& nu
   flush();
 }
 
-__host__ __device__ std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
-  return (a + b - 1) / b;
-}
-
 bool aligned16(const void* p) {
   return reinterpret_cast<std::uintptr_t>(p) % 16 == 0;
-}
-
-cudaStream_t current_cuda_stream() {
-  return reinterpret_cast<cudaStream_t>(leangrad::cuda::current_stream().id());
 }
 
 // ---- Device helpers --------------------------------------------------------------------------
 
 struct alignas(16) Float4 {
-  float val[kVectorWidth];
+  float val[kFloatsPerVector];
 };
 struct alignas(4) Byte4 {
-  std::uint8_t val[kVectorWidth];
+  std::uint8_t val[kFloatsPerVector];
 };
 
 // The tensor of the list that owns chunk `chunk`: the last t with first_chunk[t] <= chunk.
@@ -116,32 +104,12 @@ __device__ __forceinline__ int locate_tensor(const List& list, std::int64_t chun
   return lo;
 }
 
-__device__ __forceinline__ float warp_max(float x) {
-#pragma unroll
-  for (int offset = kWarpSize / 2; offset > 0; offset /= 2)
-    x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, offset));
-  return x;
-}
-
-// Sum (or max) of x over the CUDA block; the result is valid in thread 0.
-template <typename T>
-__device__ __forceinline__ T block_reduce(T x, bool take_max) {
-  __shared__ T warp_results[kWarpsPerBlock];
-#pragma unroll
-  for (int offset = kWarpSize / 2; offset > 0; offset /= 2) {
-    const T other = __shfl_xor_sync(0xffffffffu, x, offset);
-    x = take_max ? (other > x ? other : x) : x + other;
+struct MaxMerge {
+  template <typename T>
+  __device__ T operator()(T a, T b) const {
+    return a > b ? a : b;
   }
-  const int warp = static_cast<int>(threadIdx.x) / kWarpSize;
-  if (threadIdx.x % kWarpSize == 0) warp_results[warp] = x;
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    x = warp_results[0];
-    for (int w = 1; w < kWarpsPerBlock; ++w)
-      x = take_max ? (warp_results[w] > x ? warp_results[w] : x) : x + warp_results[w];
-  }
-  return x;
-}
+};
 
 // ---- Kernels: f32 optimizers -----------------------------------------------------------------
 
@@ -158,16 +126,16 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
   bool skipped = false;
   std::int64_t scalar_begin = begin;
   if constexpr (kVectorized) {
-    const std::int64_t vector_end = begin + (end - begin) / kVectorWidth * kVectorWidth;
-    for (std::int64_t i = begin + threadIdx.x * kVectorWidth; i < vector_end;
-         i += kThreadsPerBlock * kVectorWidth) {
+    const std::int64_t vector_end = begin + (end - begin) / kFloatsPerVector * kFloatsPerVector;
+    for (std::int64_t i = begin + threadIdx.x * kFloatsPerVector; i < vector_end;
+         i += kThreadsPerBlock * kFloatsPerVector) {
       Float4 v[kStreams];
 #pragma unroll
       for (int k = 0; k < kStreams; ++k)
         v[k] = entry.data[k] != nullptr ? *reinterpret_cast<const Float4*>(entry.data[k] + i)
                                         : Float4{};
 #pragma unroll
-      for (int lane = 0; lane < kVectorWidth; ++lane) {
+      for (int lane = 0; lane < kFloatsPerVector; ++lane) {
         float x[kStreams];
 #pragma unroll
         for (int k = 0; k < kStreams; ++k)
@@ -201,46 +169,47 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
 
 // Element j (0..7) of a lane within its quant block: two float4 per lane, lanes contiguous.
 __device__ __forceinline__ int lane_element(int lane, int j) {
-  return (j / kVectorWidth) * (kWarpSize * kVectorWidth) + lane * kVectorWidth + j % kVectorWidth;
+  return (j / kFloatsPerVector) * (kWarpSize * kFloatsPerVector) + lane * kFloatsPerVector +
+         j % kFloatsPerVector;
 }
 
 template <bool kVectorized>
 __global__ void __launch_bounds__(kThreadsPerBlock)
     adam8bit_kernel(TensorList<Adam8bitTensor> list, AdamUpdate update, int* found_inf) {
-  __shared__ float signed_map[optim::kQuantCodes];
-  __shared__ float unsigned_map[optim::kQuantCodes];
-  signed_map[threadIdx.x] = optim::dynamic_map_value(static_cast<int>(threadIdx.x), true);
-  unsigned_map[threadIdx.x] = optim::dynamic_map_value(static_cast<int>(threadIdx.x), false);
+  __shared__ float signed_map[kQuantCodes];
+  __shared__ float unsigned_map[kQuantCodes];
+  signed_map[threadIdx.x] = dynamic_map_value(static_cast<int>(threadIdx.x), true);
+  unsigned_map[threadIdx.x] = dynamic_map_value(static_cast<int>(threadIdx.x), false);
   __syncthreads();
 
   const int t = locate_tensor(list, blockIdx.x);
   const Adam8bitTensor& e = list.tensors[t];
   const int warp = static_cast<int>(threadIdx.x) / kWarpSize;
   const int lane = static_cast<int>(threadIdx.x) % kWarpSize;
-  const std::int64_t num_blocks = ceil_div(e.numel, optim::kQuantBlockSize);
+  const std::int64_t num_blocks = ceil_div(e.numel, kQuantBlockSize);
   const std::int64_t first_block = (blockIdx.x - list.first_chunk[t]) * kQuantBlocksPerChunk;
   bool skipped = false;
   for (int k = 0; k < kQuantBlocksPerWarp; ++k) {
     const std::int64_t block = first_block + k * kWarpsPerBlock + warp;
     if (block >= num_blocks) break;  // warp-uniform
-    const std::int64_t base = block * optim::kQuantBlockSize;
-    const bool full = kVectorized && base + optim::kQuantBlockSize <= e.numel;
+    const std::int64_t base = block * kQuantBlockSize;
+    const bool full = kVectorized && base + kQuantBlockSize <= e.numel;
     float p[kElementsPerLane], g[kElementsPerLane];
     std::uint8_t c1[kElementsPerLane], c2[kElementsPerLane];
     if (full) {
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        const std::int64_t i = base + lane_element(lane, h * kVectorWidth);
+        const std::int64_t i = base + lane_element(lane, h * kFloatsPerVector);
         const Float4 pv = *reinterpret_cast<const Float4*>(e.param + i);
         const Float4 gv = *reinterpret_cast<const Float4*>(e.grad + i);
         const Byte4 b1 = *reinterpret_cast<const Byte4*>(e.state1 + i);
         const Byte4 b2 = *reinterpret_cast<const Byte4*>(e.state2 + i);
 #pragma unroll
-        for (int l = 0; l < kVectorWidth; ++l) {
-          p[h * kVectorWidth + l] = pv.val[l];
-          g[h * kVectorWidth + l] = gv.val[l];
-          c1[h * kVectorWidth + l] = b1.val[l];
-          c2[h * kVectorWidth + l] = b2.val[l];
+        for (int l = 0; l < kFloatsPerVector; ++l) {
+          p[h * kFloatsPerVector + l] = pv.val[l];
+          g[h * kFloatsPerVector + l] = gv.val[l];
+          c1[h * kFloatsPerVector + l] = b1.val[l];
+          c2[h * kFloatsPerVector + l] = b2.val[l];
         }
       }
     } else {
@@ -260,9 +229,9 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
     float max1 = 0.0f, max2 = 0.0f;
 #pragma unroll
     for (int j = 0; j < kElementsPerLane; ++j) {
-      float x[AdamUpdate::kNumStreams] = {
-          p[j], g[j], optim::dequantize_state(signed_map, c1[j], old_absmax1),
-          optim::dequantize_state(unsigned_map, c2[j], old_absmax2), 0.0f};
+      float x[AdamUpdate::kNumStreams] = {p[j], g[j],
+                                          dequantize_state(signed_map, c1[j], old_absmax1),
+                                          dequantize_state(unsigned_map, c2[j], old_absmax2), 0.0f};
       // Elements past the end (zeros, all states 0) give m = v = 0: no effect on the absmax.
       skipped |= !update(e.scalars, x);
       p[j] = x[kParamSlot];
@@ -271,28 +240,28 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
       max1 = fmaxf(max1, fabsf(m[j]));
       max2 = fmaxf(max2, v[j]);
     }
-    const float new_absmax1 = warp_max(max1);
-    const float new_absmax2 = warp_max(max2);
+    const float new_absmax1 = warp_allreduce(max1, MaxMerge{});
+    const float new_absmax2 = warp_allreduce(max2, MaxMerge{});
     if (lane == 0) {
       e.absmax1[block] = new_absmax1;
       e.absmax2[block] = new_absmax2;
     }
 #pragma unroll
     for (int j = 0; j < kElementsPerLane; ++j) {
-      c1[j] = optim::quantize_state(signed_map, m[j], new_absmax1, true);
-      c2[j] = optim::quantize_state(unsigned_map, v[j], new_absmax2, false);
+      c1[j] = quantize_state(signed_map, m[j], new_absmax1, true);
+      c2[j] = quantize_state(unsigned_map, v[j], new_absmax2, false);
     }
     if (full) {
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        const std::int64_t i = base + lane_element(lane, h * kVectorWidth);
+        const std::int64_t i = base + lane_element(lane, h * kFloatsPerVector);
         Float4 pv;
         Byte4 b1, b2;
 #pragma unroll
-        for (int l = 0; l < kVectorWidth; ++l) {
-          pv.val[l] = p[h * kVectorWidth + l];
-          b1.val[l] = c1[h * kVectorWidth + l];
-          b2.val[l] = c2[h * kVectorWidth + l];
+        for (int l = 0; l < kFloatsPerVector; ++l) {
+          pv.val[l] = p[h * kFloatsPerVector + l];
+          b1.val[l] = c1[h * kFloatsPerVector + l];
+          b2.val[l] = c2[h * kFloatsPerVector + l];
         }
         *reinterpret_cast<Float4*>(e.param + i) = pv;
         *reinterpret_cast<Byte4*>(e.state1 + i) = b1;
@@ -326,7 +295,8 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
   float acc = 0.0f;
   for (std::int64_t i = begin + threadIdx.x; i < end; i += kThreadsPerBlock)
     acc = inf_norm ? fmaxf(acc, fabsf(g.data[i])) : acc + norm_term(g.data[i], norm_type);
-  acc = block_reduce(acc, inf_norm);
+  acc = inf_norm ? block_reduce<kThreadsPerBlock>(acc, MaxMerge{}, 0.0f)
+                 : block_reduce<kThreadsPerBlock>(acc, SumMerge{}, 0.0f);
   if (threadIdx.x == 0) partials[blockIdx.x] = acc;
 }
 
@@ -337,7 +307,8 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
   double acc = 0.0;
   for (std::int64_t i = threadIdx.x; i < num_partials; i += kThreadsPerBlock)
     acc = inf_norm ? fmax(acc, static_cast<double>(partials[i])) : acc + partials[i];
-  acc = block_reduce(acc, inf_norm);
+  acc = inf_norm ? block_reduce<kThreadsPerBlock>(acc, MaxMerge{}, 0.0)
+                 : block_reduce<kThreadsPerBlock>(acc, SumMerge{}, 0.0);
   if (threadIdx.x == 0) {
     const float norm = static_cast<float>(inf_norm ? acc : pow(acc, 1.0 / norm_type));
     *total_norm = norm;
@@ -365,7 +336,7 @@ void launch_update(const Update& update, const std::vector<OptimTensor<Update>>&
   for (const OptimTensor<Update>& t : tensors)
     for (float* p : t.data)
       aligned = aligned && aligned16(p);
-  const cudaStream_t stream = current_cuda_stream();
+  const cudaStream_t stream = current_stream();
   for_each_tensor_list(
       tensors, [](const OptimTensor<Update>& t) { return ceil_div(t.numel, kChunkElements); },
       [&](const TensorList<OptimTensor<Update>>& list, std::int64_t num_chunks) {
@@ -408,11 +379,11 @@ void adam8bit_step(const AdamUpdate& update, const std::vector<Adam8bitTensor>& 
     aligned = aligned && reinterpret_cast<std::uintptr_t>(t.state1) % 4 == 0 &&
               reinterpret_cast<std::uintptr_t>(t.state2) % 4 == 0;
   }
-  const cudaStream_t stream = current_cuda_stream();
+  const cudaStream_t stream = current_stream();
   for_each_tensor_list(
       tensors,
       [](const Adam8bitTensor& t) {
-        return ceil_div(ceil_div(t.numel, optim::kQuantBlockSize), kQuantBlocksPerChunk);
+        return ceil_div(ceil_div(t.numel, kQuantBlockSize), kQuantBlocksPerChunk);
       },
       [&](const TensorList<Adam8bitTensor>& list, std::int64_t num_chunks) {
         const auto blocks = static_cast<unsigned int>(num_chunks);
@@ -425,16 +396,15 @@ void adam8bit_step(const AdamUpdate& update, const std::vector<Adam8bitTensor>& 
       });
 }
 
-std::int64_t clip_grad_norm_scratch_floats(const std::vector<GradSpan>& grads) {
+void clip_grad_norm(const std::vector<GradSpan>& grads, float max_norm, float norm_type,
+                    float* total_norm) {
   std::int64_t chunks = 0;
   for (const GradSpan& g : grads)
     chunks += grad_chunks(g);
-  return 1 + chunks;  // the clip coefficient, then one partial per chunk
-}
-
-void clip_grad_norm(const std::vector<GradSpan>& grads, float max_norm, float norm_type,
-                    float* total_norm, float* scratch) {
-  const cudaStream_t stream = current_cuda_stream();
+  // The clip coefficient, then one partial per chunk.
+  Workspace workspace(Workspace::bytes_for<float>(1 + chunks));
+  float* scratch = workspace.take<float>(1 + chunks);
+  const cudaStream_t stream = current_stream();
   const bool inf_norm = norm_type > 3.0e38f;
   float* clip_coef = scratch;
   float* partials = scratch + 1;

@@ -1,43 +1,56 @@
-// Philox random fills in CUDA: one thread per element (grid-stride), the same per-element math as
-// the CPU reference (kernels/random_math.h), so both devices give the same numbers.
-#include "kernels/cuda/random.h"
-
-#include "core/cuda.h"
-#include "core/cuda/cuda_check.h"
+// Philox random fills in CUDA (uniform, normal of kernels/backend.h): one thread per Philox block,
+// one philox4x32_10 call giving all the block's elements (4 for float32/16, 2 for float64), with
+// the per-element math of the CPU reference (kernels/random_math.h), so both devices give the
+// same numbers.
+#include "kernels/backend.h"
+#include "kernels/cuda/cuda_common.cuh"
 #include "kernels/dispatch.h"
 #include "kernels/random_math.h"
 
 namespace leangrad::kernels::cuda {
-
 namespace {
 
 constexpr int kThreads = 256;
 
-template <typename T>
-__global__ void uniform_kernel(T* out, std::int64_t numel, std::uint64_t seed, std::uint64_t offset,
-                               double low, double range) {
-  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < numel;
-       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    out[i] = static_cast<T>(random_math::uniform_at<T>(i, seed, offset, low, range));
+// Elements [c * kPerBlock, min(numel, (c + 1) * kPerBlock)) of out for every Philox block c.
+// Lane(block, lane) is the value of one element.
+template <typename T, std::int64_t kPerBlock, typename Lane>
+__global__ void philox_fill_kernel(T* __restrict__ out, std::int64_t numel, std::uint64_t seed,
+                                   std::uint64_t offset, Lane lane_value) {
+  const std::int64_t num_blocks = ceil_div(numel, kPerBlock);
+  for (std::int64_t c = global_thread_index(); c < num_blocks; c += grid_thread_count()) {
+    const philox::Block block = philox::philox4x32_10(offset + static_cast<std::uint64_t>(c), seed);
+    const std::int64_t base = c * kPerBlock;
+#pragma unroll
+    for (int lane = 0; lane < kPerBlock; ++lane)
+      if (base + lane < numel) out[base + lane] = static_cast<T>(lane_value(block, lane));
   }
 }
 
 template <typename T>
-__global__ void normal_kernel(T* out, std::int64_t numel, std::uint64_t seed, std::uint64_t offset,
-                              double mean, double stddev) {
-  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < numel;
-       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    out[i] = static_cast<T>(random_math::normal_at<T>(i, seed, offset, mean, stddev));
+struct UniformLane {
+  double low, range;
+  __device__ double operator()(const philox::Block& block, int lane) const {
+    return random_math::uniform_lane<T>(block, lane, low, range);
   }
-}
+};
 
-unsigned int grid_for(std::int64_t numel) {
-  const std::int64_t blocks = (numel + kThreads - 1) / kThreads;
-  return static_cast<unsigned int>(blocks < 65535 ? blocks : 65535);
-}
+template <typename T>
+struct NormalLane {
+  double mean, stddev;
+  __device__ double operator()(const philox::Block& block, int lane) const {
+    return random_math::normal_lane<T>(block, lane, mean, stddev);
+  }
+};
 
-cudaStream_t current() {
-  return reinterpret_cast<cudaStream_t>(leangrad::cuda::current_stream().id());
+template <typename T, std::int64_t kPerBlock, typename Lane>
+void launch_fill(T* out, std::int64_t numel, std::uint64_t seed, std::uint64_t offset,
+                 const Lane& lane) {
+  auto* kernel = philox_fill_kernel<T, kPerBlock, Lane>;
+  const unsigned int blocks =
+      grid_size(kernel, kThreads, ceil_div(ceil_div(numel, kPerBlock), kThreads));
+  kernel<<<blocks, kThreads, 0, current_stream()>>>(out, numel, seed, offset, lane);
+  LG_CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace
@@ -46,9 +59,8 @@ void uniform(DType dtype, void* out, std::int64_t numel, std::uint64_t seed, std
              double low, double high) {
   if (numel == 0) return;
   dispatch_floating(dtype, "uniform_", [&]<typename T>() {
-    uniform_kernel<T><<<grid_for(numel), kThreads, 0, current()>>>(static_cast<T*>(out), numel,
-                                                                   seed, offset, low, high - low);
-    LG_CUDA_CHECK_LAUNCH();
+    launch_fill<T, random_math::uniform_per_block<T>>(static_cast<T*>(out), numel, seed, offset,
+                                                      UniformLane<T>{low, high - low});
   });
 }
 
@@ -56,9 +68,8 @@ void normal(DType dtype, void* out, std::int64_t numel, std::uint64_t seed, std:
             double mean, double stddev) {
   if (numel == 0) return;
   dispatch_floating(dtype, "normal_", [&]<typename T>() {
-    normal_kernel<T><<<grid_for(numel), kThreads, 0, current()>>>(static_cast<T*>(out), numel, seed,
-                                                                  offset, mean, stddev);
-    LG_CUDA_CHECK_LAUNCH();
+    launch_fill<T, random_math::normal_per_block<T>>(static_cast<T*>(out), numel, seed, offset,
+                                                     NormalLane<T>{mean, stddev});
   });
 }
 

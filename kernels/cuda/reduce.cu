@@ -1,5 +1,5 @@
 // Reductions in CUDA: sum, mean, max and argmax of contiguous runs or columns
-// (kernels/cuda/reduce.h). kernels/cpu/reduce.cpp is the reference; the merge rules are shared
+// (kernels/backend.h). kernels/cpu/reduce.cpp is the reference; the merge rules are shared
 // through reduce_math.h.
 //
 // Policy (every choice depends only on the sizes, so results are deterministic; no atomics):
@@ -16,14 +16,11 @@
 //     longer than kColumnSegmentLen rows are cut into segments whose partials, laid out as an
 //     (outer, num_segments, inner) block, are reduced again the same way.
 // Argmax carries (value, index) pairs, merged with first-index tie breaking.
-#include "kernels/cuda/reduce.h"
-
 #include <algorithm>
 #include <limits>
 
-#include "core/allocator.h"
-#include "core/cuda.h"
-#include "core/cuda/cuda_check.h"
+#include "kernels/backend.h"
+#include "kernels/cuda/cuda_common.cuh"
 #include "kernels/dispatch.h"
 #include "kernels/reduce_math.h"
 
@@ -33,50 +30,12 @@ namespace {
 
 using reduce_math::ArgmaxPair;
 
-constexpr int kWarpSize = 32;
 constexpr int kThreads = 256;                    // block size of the block-per-segment kernel
 constexpr std::int64_t kThreadRunMax = 16;       // runs this short: one thread per output
 constexpr std::int64_t kSegmentLen = 16384;      // elements one block reduces
 constexpr std::int64_t kColumnSegmentLen = 256;  // rows one thread reduces (column layout)
-constexpr std::int64_t kMaxGrid = 1 << 20;       // blocks per launch; kernels loop beyond that
 
 // ---- Device helpers --------------------------------------------------------------------------
-
-template <typename T>
-__device__ __forceinline__ T shfl_down(T v, int offset) {
-  return __shfl_down_sync(0xffffffffu, v, offset);
-}
-template <typename Acc>
-__device__ __forceinline__ ArgmaxPair<Acc> shfl_down(ArgmaxPair<Acc> v, int offset) {
-  return {shfl_down(v.value, offset), shfl_down(v.index, offset)};
-}
-
-// Lane 0 gets the merge of the warp's 32 values, in a fixed tree.
-template <typename Acc, typename Combine>
-__device__ __forceinline__ Acc warp_reduce(Acc v, Combine combine) {
-#pragma unroll
-  for (int offset = kWarpSize / 2; offset > 0; offset /= 2)
-    v = combine(v, shfl_down(v, offset));
-  return v;
-}
-
-// Thread 0 gets the merge of the block's values. blockDim.x is a multiple of 32, at most
-// kThreads. Ends with a barrier, so the block may call it again right away.
-template <typename Acc, typename Combine>
-__device__ Acc block_reduce(Acc v, Acc identity, Combine combine) {
-  __shared__ Acc warp_results[kThreads / kWarpSize];
-  const int lane = threadIdx.x % kWarpSize;
-  const int warp = threadIdx.x / kWarpSize;
-  v = warp_reduce(v, combine);
-  if (lane == 0) warp_results[warp] = v;
-  __syncthreads();
-  if (warp == 0) {
-    const int num_warps = blockDim.x / kWarpSize;
-    v = warp_reduce(lane < num_warps ? warp_results[lane] : identity, combine);
-  }
-  __syncthreads();
-  return v;
-}
 
 // What a reduction does, as small function objects the kernels are templated on.
 // Load: element i of a run (base[i * stride]) -> accumulator. Combine: merge two accumulators.
@@ -164,7 +123,7 @@ __global__ void reduce_block_per_segment_kernel(Out* out, const In* in, std::int
     for (std::int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
       acc = combine(acc, load(run, i, 1));
     }
-    acc = block_reduce(acc, identity, combine);
+    acc = block_reduce<kThreads>(acc, combine, identity);
     if (threadIdx.x == 0) store(out, item, acc);
   }
 }
@@ -195,45 +154,37 @@ __global__ void reduce_columns_kernel(Out* out, const In* in, std::int64_t num_i
 
 // ---- Launchers -------------------------------------------------------------------------------
 
-cudaStream_t current_cuda_stream() {
-  return reinterpret_cast<cudaStream_t>(leangrad::cuda::current_stream().id());
-}
-
-unsigned int grid_size(std::int64_t blocks) {
-  return static_cast<unsigned int>(std::clamp<std::int64_t>(blocks, 1, kMaxGrid));
-}
-
 // Reduces num_outputs runs of run_len elements of `in` into `out` by the policy at the top.
 template <typename Acc, typename In, typename Out, typename Load, typename Combine, typename Store>
 void launch_reduce(Out* out, const In* in, std::int64_t num_outputs, std::int64_t run_len,
                    Acc identity, Load load, Combine combine, Store store) {
   if (num_outputs == 0) return;
-  const cudaStream_t stream = current_cuda_stream();
+  const cudaStream_t stream = current_stream();
   if (run_len <= kThreadRunMax) {
-    reduce_thread_per_run_kernel<<<grid_size((num_outputs + kThreads - 1) / kThreads), kThreads, 0,
-                                   stream>>>(out, in, num_outputs, run_len, identity, load, combine,
-                                             store);
+    auto* kernel = reduce_thread_per_run_kernel<Acc, In, Out, Load, Combine, Store>;
+    kernel<<<grid_size(kernel, kThreads, ceil_div(num_outputs, kThreads)), kThreads, 0, stream>>>(
+        out, in, num_outputs, run_len, identity, load, combine, store);
     LG_CUDA_CHECK_LAUNCH();
     return;
   }
   if (run_len <= kSegmentLen) {
     // Enough threads to cover the run once, in whole warps.
     const int threads = static_cast<int>(
-        std::min<std::int64_t>(kThreads, (run_len + kWarpSize - 1) / kWarpSize * kWarpSize));
-    reduce_block_per_segment_kernel<<<grid_size(num_outputs), threads, 0, stream>>>(
+        std::min<std::int64_t>(kThreads, ceil_div(run_len, kWarpSize) * kWarpSize));
+    auto* kernel = reduce_block_per_segment_kernel<Acc, In, Out, Load, Combine, Store>;
+    kernel<<<grid_size(kernel, threads, num_outputs), threads, 0, stream>>>(
         out, in, num_outputs, run_len, 1, run_len, identity, load, combine, store);
     LG_CUDA_CHECK_LAUNCH();
     return;
   }
   // Long runs: partials per segment into a workspace from the caching allocator (stream-ordered:
   // freeing it when this function returns is safe, later work on the stream runs after ours).
-  const std::int64_t num_segments = (run_len + kSegmentLen - 1) / kSegmentLen;
+  const std::int64_t num_segments = ceil_div(run_len, kSegmentLen);
   const std::int64_t num_items = num_outputs * num_segments;
-  const StreamId stream_id = leangrad::cuda::current_stream().id();
-  DataPtr workspace = allocator_for(Device::cuda(leangrad::cuda::current_device()))
-                          .allocate(static_cast<std::size_t>(num_items) * sizeof(Acc), stream_id);
-  Acc* partials = static_cast<Acc*>(workspace.get());
-  reduce_block_per_segment_kernel<<<grid_size(num_items), kThreads, 0, stream>>>(
+  Workspace workspace(Workspace::bytes_for<Acc>(num_items));
+  Acc* partials = workspace.take<Acc>(num_items);
+  auto* kernel = reduce_block_per_segment_kernel<Acc, In, Acc, Load, Combine, StoreCast<Acc>>;
+  kernel<<<grid_size(kernel, kThreads, num_items), kThreads, 0, stream>>>(
       partials, in, num_items, run_len, num_segments, kSegmentLen, identity, load, combine,
       StoreCast<Acc>{});
   LG_CUDA_CHECK_LAUNCH();
@@ -246,23 +197,22 @@ template <typename Acc, typename In, typename Out, typename Load, typename Combi
 void launch_columns(Out* out, const In* in, std::int64_t outer, std::int64_t run_len,
                     std::int64_t inner, Acc identity, Load load, Combine combine, Store store) {
   if (outer * inner == 0) return;
-  const cudaStream_t stream = current_cuda_stream();
-  const std::int64_t num_segments = (run_len + kColumnSegmentLen - 1) / kColumnSegmentLen;
+  const cudaStream_t stream = current_stream();
+  const std::int64_t num_segments = ceil_div(run_len, kColumnSegmentLen);
   if (num_segments <= 1) {
     const std::int64_t num_items = outer * inner;
-    reduce_columns_kernel<<<grid_size((num_items + kThreads - 1) / kThreads), kThreads, 0,
-                            stream>>>(out, in, num_items, run_len, inner, 1, run_len, identity,
-                                      load, combine, store);
+    auto* kernel = reduce_columns_kernel<Acc, In, Out, Load, Combine, Store>;
+    kernel<<<grid_size(kernel, kThreads, ceil_div(num_items, kThreads)), kThreads, 0, stream>>>(
+        out, in, num_items, run_len, inner, 1, run_len, identity, load, combine, store);
     LG_CUDA_CHECK_LAUNCH();
     return;
   }
   // Partials (outer, num_segments, inner) in a workspace, then the same again over segments.
   const std::int64_t num_items = outer * num_segments * inner;
-  DataPtr workspace = allocator_for(Device::cuda(leangrad::cuda::current_device()))
-                          .allocate(static_cast<std::size_t>(num_items) * sizeof(Acc),
-                                    leangrad::cuda::current_stream().id());
-  Acc* partials = static_cast<Acc*>(workspace.get());
-  reduce_columns_kernel<<<grid_size((num_items + kThreads - 1) / kThreads), kThreads, 0, stream>>>(
+  Workspace workspace(Workspace::bytes_for<Acc>(num_items));
+  Acc* partials = workspace.take<Acc>(num_items);
+  auto* kernel = reduce_columns_kernel<Acc, In, Acc, Load, Combine, StoreCast<Acc>>;
+  kernel<<<grid_size(kernel, kThreads, ceil_div(num_items, kThreads)), kThreads, 0, stream>>>(
       partials, in, num_items, run_len, inner, num_segments, kColumnSegmentLen, identity, load,
       combine, StoreCast<Acc>{});
   LG_CUDA_CHECK_LAUNCH();

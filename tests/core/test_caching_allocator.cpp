@@ -65,11 +65,11 @@ class HostTestBackend : public AllocatorBackend {
 class StreamTestBackend : public HostTestBackend {
  public:
   struct FakeEvent {
-    StreamId stream;
+    StreamRef stream;
     bool done = false;
   };
 
-  void* record_event(StreamId stream) override {
+  void* record_event(StreamRef stream) override {
     ++live_events;
     events_.push_back(std::make_unique<FakeEvent>(FakeEvent{stream}));
     return events_.back().get();
@@ -82,7 +82,7 @@ class StreamTestBackend : public HostTestBackend {
   }
 
   // The work queued on `stream` so far has finished.
-  void complete_stream(StreamId stream) {
+  void complete_stream(StreamRef stream) {
     for (auto& event : events_) {
       if (event->stream == stream) event->done = true;
     }
@@ -147,7 +147,7 @@ TEST(CachingAllocatorTest, DataPtrCarriesTheBackendDevice) {
   EXPECT_TRUE(alloc->owns(a));
   TestAllocator other;
   EXPECT_FALSE(other->owns(a));
-  EXPECT_THROW(other->record_stream(a, 1), Error);
+  EXPECT_THROW(other->record_stream(a, StreamRef{1, 0x10}), Error);
 }
 
 TEST(CachingAllocatorTest, SegmentSizesOfSmallAndLargePools) {
@@ -376,10 +376,33 @@ TEST(CachingAllocatorTest, SummaryNamesPoolsAndConfig) {
   }
 }
 
+// The driver reuses the cudaStream_t of a destroyed stream for the next one it creates. Blocks are
+// keyed by the stream's id, which is never reused: a new stream with the old handle must not be
+// handed the old stream's blocks (its queued work may still be using them), and events are
+// recorded on the handle.
+TEST(CachingAllocatorTest, StreamIdsNotHandlesKeyTheFreeLists) {
+  TestAllocator<StreamTestBackend> alloc;
+  StreamTestBackend& backend = *alloc.backend;
+  constexpr std::uintptr_t kReusedHandle = 0x1234;
+  constexpr StreamRef kOldStream{41, kReusedHandle}, kNewStream{42, kReusedHandle};
+  DataPtr a = alloc->allocate(4096, kOldStream);
+  char* old_block = address(a);
+  a.reset();
+  DataPtr b = alloc->allocate(4096, kNewStream);
+  EXPECT_EQ(backend.allocs, 2);  // a segment of its own
+  EXPECT_TRUE(address(b) < old_block || address(b) >= old_block + 2 * kMiB);
+  DataPtr c = alloc->allocate(4096, kOldStream);  // the same id finds its block again
+  EXPECT_EQ(address(c), old_block);
+  alloc->record_stream(c, kNewStream);  // same handle, other stream: an event is needed
+  c.reset();
+  EXPECT_EQ(backend.live_events, 1);
+  backend.complete_stream(kNewStream);
+}
+
 TEST(CachingAllocatorTest, StreamOrderedReuse) {
   TestAllocator<StreamTestBackend> alloc;
   StreamTestBackend& backend = *alloc.backend;
-  constexpr StreamId kStream1 = 1, kStream2 = 2, kCopyStream = 7;
+  constexpr StreamRef kStream1{1, 0x10}, kStream2{2, 0x20}, kCopyStream{7, 0x70};
 
   // Freed on its own stream: reusable on that stream at once.
   DataPtr a = alloc->allocate(4096, kStream1);
@@ -394,7 +417,7 @@ TEST(CachingAllocatorTest, StreamOrderedReuse) {
   EXPECT_EQ(backend.allocs, 2);
   EXPECT_TRUE(address(c) < base || address(c) >= base + 2 * kMiB);
   c.reset();
-  DataPtr z = alloc->allocate(4096, 0);  // free blocks of streams 1 and 2 exist, none for 0
+  DataPtr z = alloc->allocate(4096, {});  // free blocks of streams 1 and 2 exist, none for 0
   EXPECT_EQ(backend.allocs, 3);
   z.reset();
   c = alloc->allocate(4096, kStream2);
@@ -466,7 +489,7 @@ std::size_t random_size(std::mt19937_64& rng) {
 void run_stress(AllocatorConfig config, int operations, std::uint64_t seed) {
   TestAllocator<StreamTestBackend> alloc(config);
   StreamTestBackend& backend = *alloc.backend;
-  constexpr StreamId kCopyStream = 9;
+  constexpr StreamRef kCopyStream{9, 0x90};
   std::mt19937_64 rng(seed);
   std::vector<LiveBlock> live;
   std::map<std::uintptr_t, std::uintptr_t> intervals;  // begin -> end of live rounded blocks
@@ -478,7 +501,8 @@ void run_stress(AllocatorConfig config, int operations, std::uint64_t seed) {
     const bool do_allocate = live.empty() || (live.size() < 400 && rng() % 100 < 55);
     if (do_allocate) {
       const std::size_t nbytes = random_size(rng);
-      const StreamId stream = rng() % 2;
+      const std::uint64_t id = rng() % 2;
+      const StreamRef stream{id, id * 0x10};
       LiveBlock block{alloc->allocate(nbytes, stream), nbytes, next_tag};
       next_tag = static_cast<unsigned char>(next_tag % 255 + 1);
       ASSERT_TRUE(block.ptr);

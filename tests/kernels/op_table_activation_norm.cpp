@@ -2,7 +2,7 @@
 // dtype, backward through autograd (inputs are created without requires_grad, so each row
 // clones them into leaves), and GroupNorm shapes that reach every CUDA path: vector and scalar
 // loads (HxW a multiple of the vector width or not), C not a multiple of anything, (N, C) input,
-// and groups long enough to be split across several blocks (kernels/cuda/groupnorm.cu, Policy).
+// and groups long enough to be split across several blocks (kernels/cuda/group_norm.cu, Note [GroupNorm strategies]).
 #include "kernels/op_table.h"
 
 #include "autograd/functions.h"

@@ -1,4 +1,4 @@
-// GroupNorm (kernels/groupnorm_math.h, kernels/ops_norm.cpp, autograd/nn_normalization.cpp) on
+// GroupNorm (kernels/group_norm_math.h, kernels/ops_norm.cpp, autograd/nn_normalization.cpp) on
 // the CPU: PyTorch reference values (output and the gradients of x, weight and bias), float64
 // gradchecks over the shapes that exercise the layout (affine or not, one group, one channel per
 // group, 1-D and 2-D spatial dims, (N, C) input, batch 1, non-contiguous input), Welford's
@@ -12,7 +12,7 @@
 #include "autograd/nn_functions.h"
 #include "core/creation.h"
 #include "core/error.h"
-#include "kernels/groupnorm_math.h"
+#include "kernels/group_norm_math.h"
 #include "kernels/ops.h"
 #include "testing/gradcheck.h"
 #include "testing/reference_data.h"

@@ -1,6 +1,6 @@
-// Adam8bit and its quantisation (optim/adam8bit.h, optim/quantization.h): the maps' properties,
-// agreement with float32 Adam on bitsandbytes' test shape, bit-exact state round trips, the
-// memory it saves, and NaN/Inf gradients.
+// Adam8bit and its quantisation (optim/adam8bit.h, kernels/quantization_math.h): the maps'
+// properties, agreement with float32 Adam on bitsandbytes' test shape, bit-exact state round trips,
+// the memory it saves, and NaN/Inf gradients.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -23,8 +23,8 @@ namespace {
 
 std::vector<float> map_of(bool is_signed) {
   std::vector<float> map;
-  for (int c = 0; c < optim::kQuantCodes; ++c)
-    map.push_back(optim::dynamic_map_value(c, is_signed));
+  for (int c = 0; c < kernels::kQuantCodes; ++c)
+    map.push_back(kernels::dynamic_map_value(c, is_signed));
   return map;
 }
 
@@ -32,7 +32,7 @@ TEST(QuantizationMap, MonotonicWithExactZeroAndOne) {
   for (bool is_signed : {true, false}) {
     SCOPED_TRACE(is_signed ? "signed" : "unsigned");
     const std::vector<float> map = map_of(is_signed);
-    for (int c = 1; c < optim::kQuantCodes; ++c)
+    for (int c = 1; c < kernels::kQuantCodes; ++c)
       EXPECT_LT(map[c - 1], map[c]) << "code " << c;
     EXPECT_EQ(map[is_signed ? 127 : 0], 0.0f);
     EXPECT_EQ(map[255], 1.0f);
@@ -45,20 +45,20 @@ TEST(QuantizationMap, MonotonicWithExactZeroAndOne) {
 TEST(QuantizationMap, NearestCodeSearch) {
   for (bool is_signed : {true, false}) {
     const std::vector<float> map = map_of(is_signed);
-    for (int c = 0; c < optim::kQuantCodes; ++c)
-      ASSERT_EQ(optim::quantize_nearest(map.data(), map[c]), c);
+    for (int c = 0; c < kernels::kQuantCodes; ++c)
+      ASSERT_EQ(kernels::quantize_nearest(map.data(), map[c]), c);
     // Brute force on a sweep of values: the chosen code is never farther than another.
     for (int i = -2000; i <= 2000; ++i) {
       const float x = std::sinh(i / 2000.0f * 3.0f) / std::sinh(3.0f) * (is_signed ? 1.0f : 0.5f) +
                       (is_signed ? 0.0f : 0.5f);
-      const int code = optim::quantize_nearest(map.data(), x);
-      for (int c = 0; c < optim::kQuantCodes; ++c)
+      const int code = kernels::quantize_nearest(map.data(), x);
+      for (int c = 0; c < kernels::kQuantCodes; ++c)
         ASSERT_LE(std::fabs(map[code] - x), std::fabs(map[c] - x)) << "x " << x;
     }
   }
   const std::vector<float> map = map_of(true);
-  EXPECT_EQ(optim::quantize_state(map.data(), 0.0f, 0.0f, true), 127);  // an all-zero block
-  EXPECT_EQ(optim::quantize_state(map.data(), -5.0f, 5.0f, true), 0);
+  EXPECT_EQ(kernels::quantize_state(map.data(), 0.0f, 0.0f, true), 127);  // an all-zero block
+  EXPECT_EQ(kernels::quantize_state(map.data(), -5.0f, 5.0f, true), 0);
 }
 
 // quantize_state (a guess, then exact moves) gives quantize_nearest's answer for every value:
@@ -68,7 +68,7 @@ TEST(QuantizationMap, GuessedSearchEqualsBinarySearch) {
     SCOPED_TRACE(is_signed ? "signed" : "unsigned");
     const std::vector<float> map = map_of(is_signed);
     std::vector<float> values = {0.0f, -0.0f, 1.0f, 1.0000001f, -1.0f, 1e-30f, -1e-30f};
-    for (int c = 0; c + 1 < optim::kQuantCodes; ++c) {
+    for (int c = 0; c + 1 < kernels::kQuantCodes; ++c) {
       const float mid = (map[c] + map[c + 1]) / 2;
       for (float v : {map[c], mid, std::nextafter(mid, -2.0f), std::nextafter(mid, 2.0f)})
         values.push_back(v);
@@ -77,8 +77,8 @@ TEST(QuantizationMap, GuessedSearchEqualsBinarySearch) {
       values.push_back(std::pow(10.0f, -7.5f * std::fabs(i) / 100000.0f) * (i < 0 ? -1.0f : 1.0f));
     for (float v : values) {
       if (!is_signed && v < 0) continue;
-      ASSERT_EQ(optim::quantize_state(map.data(), v, 1.0f, is_signed),
-                optim::quantize_nearest(map.data(), v))
+      ASSERT_EQ(kernels::quantize_state(map.data(), v, 1.0f, is_signed),
+                kernels::quantize_nearest(map.data(), v))
           << "value " << v;
     }
   }
@@ -92,7 +92,7 @@ Tensor dequantize(const Tensor& codes, const Tensor& absmax, bool is_signed) {
   const float* a = absmax.data_ptr<float>();
   float* o = out.data_ptr<float>();
   for (std::int64_t i = 0; i < codes.numel(); ++i)
-    o[i] = map[c[i]] * a[i / optim::kQuantBlockSize];
+    o[i] = map[c[i]] * a[i / kernels::kQuantBlockSize];
   return out;
 }
 

@@ -1,7 +1,8 @@
 // Block-wise dynamic quantisation of optimizer states (Dettmers et al., "8-bit Optimizers via
 // Block-wise Quantization", 2022; the bitsandbytes library): the maps from 8-bit codes to values
-// in [-1, 1] and the nearest-code search. LG_HOST_DEVICE: the CPU loops and the CUDA kernel of
-// Adam8bit (kernels/cpu/optim.cpp, kernels/cuda/optim.cu) call these same functions.
+// in [-1, 1] and the nearest-code search. Kernel math beside kernels/optim_math.h: LG_HOST_DEVICE,
+// so the CPU loops and the CUDA kernel of Adam8bit (kernels/cpu/optim.cpp, kernels/cuda/optim.cu)
+// call these same functions; optim/adam8bit.cpp only needs the block size.
 //
 // Note [Dynamic quantisation map]
 //   A state tensor is cut into blocks of kQuantBlockSize elements; each block stores its absmax
@@ -24,7 +25,7 @@
 
 #include "core/macros.h"
 
-namespace leangrad::optim {
+namespace leangrad::kernels {
 
 inline constexpr int kQuantBlockSize = 256;  // elements per absmax
 inline constexpr int kQuantCodes = 256;      // 8-bit codes
@@ -142,4 +143,4 @@ LG_HOST_DEVICE LG_INLINE float dequantize_state(const float* map, std::uint8_t c
   return map[code] * absmax;
 }
 
-}  // namespace leangrad::optim
+}  // namespace leangrad::kernels

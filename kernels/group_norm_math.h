@@ -1,7 +1,8 @@
-// The math of GroupNorm shared by the CPU reference (kernels/cpu/groupnorm.cpp) and the CUDA
-// kernels (kernels/cuda/groupnorm.cu), all LG_HOST_DEVICE (STYLE.md habit 2): Welford's running
-// statistics and their merge, the per-channel affine map of the forward, and the per-group
-// coefficients of the input gradient. Kernels differ only in how they split the work.
+// The math of GroupNorm shared by the CPU reference (kernels/cpu/group_norm.cpp) and the CUDA
+// kernels (kernels/cuda/group_norm.cu), all LG_HOST_DEVICE so the CPU tests exercise it:
+// Welford's running statistics and their merge, the per-channel affine map of the forward, and
+// the per-group coefficients of the input gradient. Kernels differ only in how they split the
+// work.
 //
 // Note [GroupNorm layout and math]
 //   x is (N, C, *), contiguous; HxW = the product of the trailing dims, G groups of D = C / G
@@ -52,6 +53,25 @@ LG_HOST_DEVICE LG_INLINE WelfordState<Acc> welford_update(WelfordState<Acc> s, A
   const Acc delta = x - s.mean;
   s.mean += delta / static_cast<Acc>(s.count);
   s.m2 += delta * (x - s.mean);
+  return s;
+}
+
+// The statistics of kWidth values at once (a vector load): their mean (one multiplication by
+// 1 / kWidth) and sum of squared deviations from it, merged into a running state with one
+// welford_merge. Per element this is an add and a fused multiply-add, where welford_update costs
+// a division and an int64 -> float conversion; test_group_norm.cpp bounds the difference.
+template <int kWidth, typename Acc>
+LG_HOST_DEVICE LG_INLINE WelfordState<Acc> welford_of_values(const Acc (&v)[kWidth]) {
+  Acc sum = Acc(0);
+  for (int i = 0; i < kWidth; ++i)
+    sum += v[i];
+  WelfordState<Acc> s;
+  s.mean = sum * (Acc(1) / static_cast<Acc>(kWidth));
+  for (int i = 0; i < kWidth; ++i) {
+    const Acc d = v[i] - s.mean;
+    s.m2 += d * d;
+  }
+  s.count = kWidth;
   return s;
 }
 

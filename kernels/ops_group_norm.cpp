@@ -1,11 +1,11 @@
 // Tensor-level entries of the normalization layers (kernels/ops.h): GroupNorm forward and
-// backward. Launchers: kernels/cpu/groupnorm.h and kernels/cuda/groupnorm.h; layout and formulas:
-// Note [GroupNorm layout and math] in kernels/groupnorm_math.h. x and dy are made contiguous
+// backward. Launchers: group_norm_forward/backward of kernels/backend.h; layout and formulas:
+// Note [GroupNorm layout and math] in kernels/group_norm_math.h. x and dy are made contiguous
 // (a copy only when they are not) and seen as (N, C, HxW); mean and rstd are kept in the
 // accumulation dtype (float32, or float64 for float64 input), as the kernels compute them.
 #include "core/creation.h"
-#include "kernels/cpu/groupnorm.h"
-#include "kernels/cuda/groupnorm.h"
+#include "core/cuda.h"
+#include "kernels/backend.h"
 #include "kernels/ops.h"
 
 namespace leangrad::ops {
@@ -13,10 +13,6 @@ namespace leangrad::ops {
 using kernels::GroupNormSizes;
 
 namespace {
-
-Tensor contiguous_data(const Tensor& t) {
-  return t.is_contiguous() ? t : cast(t, t.dtype());
-}
 
 DType accumulation_dtype(DType dtype) {
   return dtype == DType::Float64 ? DType::Float64 : DType::Float32;
@@ -63,15 +59,16 @@ GroupNormOutput group_norm(const Tensor& x, std::int64_t num_groups, const Tenso
   const GroupNormSizes sizes = check_input("group_norm", x, num_groups);
   check_parameter("group_norm", "weight", weight, x);
   check_parameter("group_norm", "bias", bias, x);
-  const Tensor in = contiguous_data(x);
-  const Tensor w = weight.defined() ? contiguous_data(weight) : Tensor();
-  const Tensor b = bias.defined() ? contiguous_data(bias) : Tensor();
+  const Tensor in = contiguous(x);
+  const Tensor w = weight.defined() ? contiguous(weight) : Tensor();
+  const Tensor b = bias.defined() ? contiguous(bias) : Tensor();
   const TensorOptions stats_options =
       TensorOptions(accumulation_dtype(x.dtype())).device(x.device());
   GroupNormOutput result{empty(x.shape(), x.options()),
                          empty({sizes.batch, num_groups}, stats_options),
                          empty({sizes.batch, num_groups}, stats_options)};
   if (x.numel() == 0) return result;
+  const cuda::DeviceGuard guard(x.device());
   switch (x.device().type) {
     case DeviceType::CPU:
       kernels::cpu::group_norm_forward(x.dtype(), sizes, result.output.data_ptr(),
@@ -108,9 +105,9 @@ GroupNormGrads group_norm_backward(const Tensor& grad_output, const Tensor& x, c
              op, ": mean and rstd must be what group_norm returned for this input (", stats_shape,
              ", ", accumulation_dtype(x.dtype()), ")");
   }
-  const Tensor dy = contiguous_data(grad_output);
-  const Tensor in = contiguous_data(x);
-  const Tensor w = weight.defined() ? contiguous_data(weight) : Tensor();
+  const Tensor dy = contiguous(grad_output);
+  const Tensor in = contiguous(x);
+  const Tensor w = weight.defined() ? contiguous(weight) : Tensor();
   GroupNormGrads grads;
   if (need_input) grads.grad_input = empty(x.shape(), x.options());
   if (need_weight) grads.grad_weight = empty({sizes.channels}, x.options());
@@ -124,6 +121,7 @@ GroupNormGrads group_norm_backward(const Tensor& grad_output, const Tensor& x, c
   void* dx = need_input ? grads.grad_input.data_ptr() : nullptr;
   void* dw = need_weight ? grads.grad_weight.data_ptr() : nullptr;
   void* db = need_bias ? grads.grad_bias.data_ptr() : nullptr;
+  const cuda::DeviceGuard guard(x.device());
   switch (x.device().type) {
     case DeviceType::CPU:
       kernels::cpu::group_norm_backward(x.dtype(), sizes, dx, dw, db, dy.data_ptr(), in.data_ptr(),

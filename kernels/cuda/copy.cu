@@ -8,17 +8,15 @@
 //   device -> device, two GPUs: after the copy has completed (both streams synchronized).
 #include "kernels/cuda/copy.h"
 
-#include <cuda_runtime.h>
-
 #include "core/cuda.h"
-#include "core/cuda/cuda_check.h"
 #include "core/error.h"
+#include "kernels/cuda/cuda_common.cuh"
 
 namespace leangrad::kernels::cuda {
 namespace {
 
-cudaStream_t current_cuda_stream(int device) {
-  return reinterpret_cast<cudaStream_t>(leangrad::cuda::current_stream(device).id());
+cudaStream_t device_stream(int device) {
+  return static_cast<cudaStream_t>(leangrad::cuda::current_stream(device).handle());
 }
 
 }  // namespace
@@ -34,19 +32,19 @@ void copy_bytes(void* dst, Device dst_device, bool dst_pinned, const void* src, 
     if (dst_device.index == src_device.index) {
       CudaDeviceGuard guard(dst_device.index);
       LG_CUDA_CHECK(cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyDeviceToDevice,
-                                    current_cuda_stream(dst_device.index)));
+                                    device_stream(dst_device.index)));
       return;
     }
     // Two GPUs: the source must be complete before the copy reads it, and the copy complete
     // before either block can be reused by its allocator (which orders reuse only on its own
     // device's stream). Rare enough that synchronizing both sides is the right trade.
-    const cudaStream_t src_stream = current_cuda_stream(src_device.index);
+    const cudaStream_t src_stream = device_stream(src_device.index);
     {
       CudaDeviceGuard guard(src_device.index);
       LG_CUDA_CHECK(cudaStreamSynchronize(src_stream));
     }
     CudaDeviceGuard guard(dst_device.index);
-    const cudaStream_t dst_stream = current_cuda_stream(dst_device.index);
+    const cudaStream_t dst_stream = device_stream(dst_device.index);
     LG_CUDA_CHECK(
         cudaMemcpyPeerAsync(dst, dst_device.index, src, src_device.index, nbytes, dst_stream));
     LG_CUDA_CHECK(cudaStreamSynchronize(dst_stream));
@@ -57,7 +55,7 @@ void copy_bytes(void* dst, Device dst_device, bool dst_pinned, const void* src, 
   const int device = host_to_device ? dst_device.index : src_device.index;
   const bool host_pinned = host_to_device ? src_pinned : dst_pinned;
   CudaDeviceGuard guard(device);
-  const cudaStream_t stream = current_cuda_stream(device);
+  const cudaStream_t stream = device_stream(device);
   LG_CUDA_CHECK(cudaMemcpyAsync(
       dst, src, nbytes, host_to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost, stream));
   // Pageable memory gives no asynchrony worth keeping, and a blocking copy must have landed.

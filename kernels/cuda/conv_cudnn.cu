@@ -1,8 +1,9 @@
-// The cuDNN implementation of conv2d and its gradients (kernels/cuda/conv.h): the baseline our
-// implicit-GEMM kernels (conv.cu) are measured against, selected with LEANGRAD_CONV=cudnn or
+// The cuDNN implementation of conv2d and its gradients (kernels/cuda/conv_cudnn.h): the baseline
+// our implicit-GEMM kernels (conv.cu) are measured against, selected with LEANGRAD_CONV=cudnn or
 // ops::set_conv2d_backend, and the fallback for problems those kernels do not take.
-// cuDNN's legacy convolution API: descriptors for NCHW tensors, the algorithm its heuristics rank
-// first (as PyTorch does without cudnn.benchmark), workspace from leangrad's caching allocator.
+// cuDNN's legacy convolution API: descriptors for NCHW tensors and, as PyTorch does without
+// cudnn.benchmark, the best-ranked algorithm of cuDNN's heuristics that is usable here (Note
+// [cuDNN algorithm choice]); workspace from leangrad's caching allocator.
 // Math: float16/bfloat16 on tensor cores with float32 accumulation; float32 with FMA only unless
 // cuda::allow_tf32(); float64 in double.
 //
@@ -11,12 +12,12 @@
 #include <cudnn.h>
 
 #include <mutex>
+#include <optional>
 #include <vector>
 
-#include "core/creation.h"
 #include "core/cuda.h"
-#include "core/cuda/cuda_check.h"
-#include "kernels/cuda/conv.h"
+#include "kernels/cuda/conv_cudnn.h"
+#include "kernels/cuda/cuda_common.cuh"
 
 #define LG_CUDNN_CHECK(expr)                                                                      \
   do {                                                                                            \
@@ -57,7 +58,8 @@ class ConvDescriptors {
     cudnnMathType_t math = CUDNN_DEFAULT_MATH;
     switch (dtype) {
       case DType::Float32:
-        math = leangrad::cuda::allow_tf32() ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH;
+        fma_only_ = !leangrad::cuda::allow_tf32();
+        math = fma_only_ ? CUDNN_FMA_MATH : CUDNN_DEFAULT_MATH;
         break;
       case DType::Float64:
         data = compute = CUDNN_DATA_DOUBLE;
@@ -76,7 +78,6 @@ class ConvDescriptors {
     double_scalars_ = dtype == DType::Float64;
     LG_CUDNN_CHECK(cudnnCreateTensorDescriptor(&x));
     LG_CUDNN_CHECK(cudnnCreateTensorDescriptor(&y));
-    LG_CUDNN_CHECK(cudnnCreateTensorDescriptor(&bias));
     LG_CUDNN_CHECK(cudnnCreateFilterDescriptor(&w));
     LG_CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&conv));
     LG_CUDNN_CHECK(cudnnSetTensor4dDescriptor(x, CUDNN_TENSOR_NCHW, data, as_int(g.batch),
@@ -85,8 +86,6 @@ class ConvDescriptors {
     LG_CUDNN_CHECK(cudnnSetTensor4dDescriptor(y, CUDNN_TENSOR_NCHW, data, as_int(g.batch),
                                               as_int(g.out_channels), as_int(g.out_h),
                                               as_int(g.out_w)));
-    LG_CUDNN_CHECK(
-        cudnnSetTensor4dDescriptor(bias, CUDNN_TENSOR_NCHW, data, 1, as_int(g.out_channels), 1, 1));
     LG_CUDNN_CHECK(cudnnSetFilter4dDescriptor(w, data, CUDNN_TENSOR_NCHW, as_int(g.out_channels),
                                               as_int(g.in_channels_per_group()), as_int(g.kernel_h),
                                               as_int(g.kernel_w)));
@@ -99,12 +98,14 @@ class ConvDescriptors {
   ~ConvDescriptors() {
     cudnnDestroyConvolutionDescriptor(conv);
     cudnnDestroyFilterDescriptor(w);
-    cudnnDestroyTensorDescriptor(bias);
     cudnnDestroyTensorDescriptor(y);
     cudnnDestroyTensorDescriptor(x);
   }
   ConvDescriptors(const ConvDescriptors&) = delete;
   ConvDescriptors& operator=(const ConvDescriptors&) = delete;
+
+  // float32 without TF32: only FMA math (no tensor-op conversion) is allowed.
+  bool fma_only() const { return fma_only_; }
 
   // alpha = 1 and beta = 0 or 1, in the scalar type cuDNN expects (double for double data).
   const void* one() const { return double_scalars_ ? static_cast<const void*>(&one_d_) : &one_f_; }
@@ -112,97 +113,134 @@ class ConvDescriptors {
     return double_scalars_ ? static_cast<const void*>(&zero_d_) : &zero_f_;
   }
 
-  cudnnTensorDescriptor_t x = nullptr, y = nullptr, bias = nullptr;
+  cudnnTensorDescriptor_t x = nullptr, y = nullptr;
   cudnnFilterDescriptor_t w = nullptr;
   cudnnConvolutionDescriptor_t conv = nullptr;
 
  private:
   static int as_int(std::int64_t v) { return static_cast<int>(v); }
   bool double_scalars_ = false;
+  bool fma_only_ = false;
   float one_f_ = 1.0f, zero_f_ = 0.0f;
   double one_d_ = 1.0, zero_d_ = 0.0;
 };
 
-// Workspace bytes on the current device, freed (stream-ordered) when the returned tensor dies.
-Tensor workspace(std::size_t bytes) {
-  return empty({static_cast<std::int64_t>(bytes)},
-               TensorOptions(kUInt8).device(Device::cuda(leangrad::cuda::current_device())));
-}
+// Note [cuDNN algorithm choice]
+//   cuDNN's heuristics rank every algorithm for the problem, each with the math type it assumes
+//   and the workspace it needs. We take the first in rank order that
+//     - reported success,
+//     - needs at most kMaxWorkspaceBytes (1 GiB) of workspace, and a workspace the caching
+//       allocator can actually give (an out-of-memory here moves on to the next algorithm: one
+//       needing no workspace is always ranked),
+//     - for float32 without TF32, does not convert to tensor-op math,
+//   and set the descriptor's math type to the one the heuristic ranked it with (the workspace
+//   size is then asked for that math type).
+constexpr std::size_t kMaxWorkspaceBytes = std::size_t{1} << 30;
 
-// The first algorithm of cuDNN's ranking that reports success.
-template <typename Perf>
-auto first_usable(const std::vector<Perf>& perf, int returned, const char* what) {
+template <typename Perf, typename WorkspaceSize, typename Run>
+void run_first_usable(ConvDescriptors& d, const std::vector<Perf>& perf, int returned,
+                      const char* what, const WorkspaceSize& workspace_size, const Run& run) {
   for (int i = 0; i < returned; ++i) {
-    if (perf[i].status == CUDNN_STATUS_SUCCESS) return perf[i].algo;
+    const Perf& candidate = perf[i];
+    if (candidate.status != CUDNN_STATUS_SUCCESS || candidate.memory > kMaxWorkspaceBytes) continue;
+    const bool tensor_op = candidate.mathType == CUDNN_TENSOR_OP_MATH ||
+                           candidate.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
+    if (d.fma_only() && tensor_op) continue;
+    LG_CUDNN_CHECK(
+        cudnnSetConvolutionMathType(d.conv, d.fma_only() ? CUDNN_FMA_MATH : candidate.mathType));
+    const std::size_t bytes = workspace_size(candidate.algo);
+    if (bytes > kMaxWorkspaceBytes) continue;
+    std::optional<Workspace> workspace;
+    try {
+      workspace.emplace(bytes);
+    } catch (const OutOfMemoryError&) {
+      continue;
+    }
+    run(candidate.algo, workspace->take<unsigned char>(static_cast<std::int64_t>(bytes)), bytes);
+    return;
   }
-  LG_THROW(Error, "conv2d (cudnn): no ", what, " algorithm supports this problem");
+  LG_THROW(Error, "conv2d (cudnn): no ", what,
+           " algorithm fits this problem within the workspace limit and the free memory");
 }
 
 // Runs `body(handle)` with the device's handle bound to the current stream.
 template <typename F>
 void with_handle(const F& body) {
-  const auto stream = reinterpret_cast<cudaStream_t>(leangrad::cuda::current_stream().id());
   std::lock_guard<std::mutex> lock(handles_mutex());
   cudnnHandle_t handle = handle_for_device(leangrad::cuda::current_device());
-  LG_CUDNN_CHECK(cudnnSetStream(handle, stream));
+  LG_CUDNN_CHECK(cudnnSetStream(handle, current_stream()));
   body(handle);
 }
 
 }  // namespace
 
 void conv2d_forward_cudnn(DType dtype, const Conv2dGeometry& g, void* y, const void* x,
-                          const void* w, const void* bias) {
-  const ConvDescriptors d(dtype, g);
+                          const void* w) {
+  ConvDescriptors d(dtype, g);
   with_handle([&](cudnnHandle_t handle) {
     std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(CUDNN_CONVOLUTION_FWD_ALGO_COUNT);
     int returned = 0;
     LG_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(
         handle, d.x, d.w, d.conv, d.y, static_cast<int>(perf.size()), &returned, perf.data()));
-    const cudnnConvolutionFwdAlgo_t algo = first_usable(perf, returned, "forward");
-    std::size_t bytes = 0;
-    LG_CUDNN_CHECK(
-        cudnnGetConvolutionForwardWorkspaceSize(handle, d.x, d.w, d.conv, d.y, algo, &bytes));
-    const Tensor ws = workspace(bytes);
-    LG_CUDNN_CHECK(cudnnConvolutionForward(handle, d.one(), d.x, x, d.w, w, d.conv, algo,
-                                           ws.data_ptr(), bytes, d.zero(), d.y, y));
-    if (bias != nullptr)
-      LG_CUDNN_CHECK(cudnnAddTensor(handle, d.one(), d.bias, bias, d.one(), d.y, y));
+    run_first_usable(
+        d, perf, returned, "forward",
+        [&](cudnnConvolutionFwdAlgo_t algo) {
+          std::size_t bytes = 0;
+          LG_CUDNN_CHECK(
+              cudnnGetConvolutionForwardWorkspaceSize(handle, d.x, d.w, d.conv, d.y, algo, &bytes));
+          return bytes;
+        },
+        [&](cudnnConvolutionFwdAlgo_t algo, void* workspace, std::size_t bytes) {
+          LG_CUDNN_CHECK(cudnnConvolutionForward(handle, d.one(), d.x, x, d.w, w, d.conv, algo,
+                                                 workspace, bytes, d.zero(), d.y, y));
+        });
   });
 }
 
 void conv2d_input_grad_cudnn(DType dtype, const Conv2dGeometry& g, void* dx, const void* dy,
                              const void* w) {
-  const ConvDescriptors d(dtype, g);
+  ConvDescriptors d(dtype, g);
   with_handle([&](cudnnHandle_t handle) {
     std::vector<cudnnConvolutionBwdDataAlgoPerf_t> perf(CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT);
     int returned = 0;
     LG_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(
         handle, d.w, d.y, d.conv, d.x, static_cast<int>(perf.size()), &returned, perf.data()));
-    const cudnnConvolutionBwdDataAlgo_t algo = first_usable(perf, returned, "input-gradient");
-    std::size_t bytes = 0;
-    LG_CUDNN_CHECK(
-        cudnnGetConvolutionBackwardDataWorkspaceSize(handle, d.w, d.y, d.conv, d.x, algo, &bytes));
-    const Tensor ws = workspace(bytes);
-    LG_CUDNN_CHECK(cudnnConvolutionBackwardData(handle, d.one(), d.w, w, d.y, dy, d.conv, algo,
-                                                ws.data_ptr(), bytes, d.zero(), d.x, dx));
+    run_first_usable(
+        d, perf, returned, "input-gradient",
+        [&](cudnnConvolutionBwdDataAlgo_t algo) {
+          std::size_t bytes = 0;
+          LG_CUDNN_CHECK(cudnnGetConvolutionBackwardDataWorkspaceSize(handle, d.w, d.y, d.conv, d.x,
+                                                                      algo, &bytes));
+          return bytes;
+        },
+        [&](cudnnConvolutionBwdDataAlgo_t algo, void* workspace, std::size_t bytes) {
+          LG_CUDNN_CHECK(cudnnConvolutionBackwardData(handle, d.one(), d.w, w, d.y, dy, d.conv,
+                                                      algo, workspace, bytes, d.zero(), d.x, dx));
+        });
   });
 }
 
 void conv2d_weight_grad_cudnn(DType dtype, const Conv2dGeometry& g, void* dw, const void* dy,
-                              const void* x) {
-  const ConvDescriptors d(dtype, g);
+                              const void* x, bool accumulate) {
+  ConvDescriptors d(dtype, g);
   with_handle([&](cudnnHandle_t handle) {
     std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> perf(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT);
     int returned = 0;
     LG_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
         handle, d.x, d.y, d.conv, d.w, static_cast<int>(perf.size()), &returned, perf.data()));
-    const cudnnConvolutionBwdFilterAlgo_t algo = first_usable(perf, returned, "weight-gradient");
-    std::size_t bytes = 0;
-    LG_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterWorkspaceSize(handle, d.x, d.y, d.conv, d.w,
-                                                                  algo, &bytes));
-    const Tensor ws = workspace(bytes);
-    LG_CUDNN_CHECK(cudnnConvolutionBackwardFilter(handle, d.one(), d.x, x, d.y, dy, d.conv, algo,
-                                                  ws.data_ptr(), bytes, d.zero(), d.w, dw));
+    run_first_usable(
+        d, perf, returned, "weight-gradient",
+        [&](cudnnConvolutionBwdFilterAlgo_t algo) {
+          std::size_t bytes = 0;
+          LG_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterWorkspaceSize(handle, d.x, d.y, d.conv,
+                                                                        d.w, algo, &bytes));
+          return bytes;
+        },
+        [&](cudnnConvolutionBwdFilterAlgo_t algo, void* workspace, std::size_t bytes) {
+          LG_CUDNN_CHECK(cudnnConvolutionBackwardFilter(handle, d.one(), d.x, x, d.y, dy, d.conv,
+                                                        algo, workspace, bytes,
+                                                        accumulate ? d.one() : d.zero(), d.w, dw));
+        });
   });
 }
 

@@ -1,10 +1,10 @@
-// Tensor-level entries of the fused activations (kernels/ops.h): TanhExp forward and backward.
-// Launchers: kernels/cpu/tanhexp.h and kernels/cuda/tanhexp.h; the math: kernels/tanhexp_math.h.
+// Tensor-level entries of TanhExp (kernels/ops.h): forward and backward. Launchers:
+// tanhexp_forward/backward of kernels/backend.h; the math: kernels/tanhexp_math.h.
 // Operands are made contiguous (a copy only when they are not), so each launcher is one flat
 // loop or kernel reading x (and dy) once and writing once.
 #include "core/creation.h"
-#include "kernels/cpu/tanhexp.h"
-#include "kernels/cuda/tanhexp.h"
+#include "core/cuda.h"
+#include "kernels/backend.h"
 #include "kernels/ops.h"
 
 namespace leangrad::ops {
@@ -17,18 +17,14 @@ void check_floating_input(const char* op, const char* what, const Tensor& t) {
                  " (float32, float64, float16, bfloat16), got ", t.dtype());
 }
 
-// t itself when contiguous, else a contiguous copy (ops::cast to the same dtype, no autograd).
-Tensor contiguous_data(const Tensor& t) {
-  return t.is_contiguous() ? t : cast(t, t.dtype());
-}
-
 }  // namespace
 
 Tensor tanhexp(const Tensor& x) {
   check_floating_input("tanhexp", "input", x);
-  const Tensor in = contiguous_data(x);
+  const Tensor in = contiguous(x);
   Tensor out = empty(x.shape(), x.options());
   if (out.numel() == 0) return out;
+  const cuda::DeviceGuard guard(x.device());
   switch (x.device().type) {
     case DeviceType::CPU:
       kernels::cpu::tanhexp_forward(x.dtype(), x.numel(), out.data_ptr(), in.data_ptr());
@@ -49,10 +45,11 @@ Tensor tanhexp_backward(const Tensor& grad_output, const Tensor& x) {
                  grad_output.dtype(), " differs from the input's ", x.dtype());
   LG_CHECK_DEVICE(grad_output.device() == x.device(), "tanhexp_backward: gradient on ",
                   grad_output.device(), ", input on ", x.device());
-  const Tensor dy = contiguous_data(grad_output);
-  const Tensor in = contiguous_data(x);
+  const Tensor dy = contiguous(grad_output);
+  const Tensor in = contiguous(x);
   Tensor dx = empty(x.shape(), x.options());
   if (dx.numel() == 0) return dx;
+  const cuda::DeviceGuard guard(x.device());
   switch (x.device().type) {
     case DeviceType::CPU:
       kernels::cpu::tanhexp_backward(x.dtype(), x.numel(), dx.data_ptr(), dy.data_ptr(),

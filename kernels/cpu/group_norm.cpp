@@ -1,11 +1,11 @@
 // GroupNorm on the CPU, the reference for the CUDA kernels. Plain loops over the layout of
-// Note [GroupNorm layout and math] (kernels/groupnorm_math.h), with the shared math:
+// Note [GroupNorm layout and math] (kernels/group_norm_math.h), with the shared math:
 //   forward:  per group, Welford over chunks of kWelfordChunk elements merged with welford_merge
 //             (the same merge the CUDA blocks use), then y = scale[n, c] * x + shift[n, c];
 //   backward: per (n, c) sums of dy and dy * x; dweight and dbias from them; per group the
 //             coefficients of dx; then dx = rstd w dy + x_coef x + const_coef.
 // Accumulation is in opmath_t<T> (float for float32/16/bf16, double for float64).
-#include "kernels/cpu/groupnorm.h"
+#include "kernels/backend.h"
 
 #include <algorithm>
 #include <vector>
