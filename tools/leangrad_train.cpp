@@ -7,6 +7,9 @@
 //   leangrad-train --checkpoint-dir ckpt --checkpoint-every 500   (resumes from ckpt when rerun)
 //   leangrad-train --batch-size 32 --accumulate 2                 (the update of batch 64)
 // Exit codes: 0 success, 1 runtime error (missing data, no CUDA device...), 2 bad command line.
+// Layout: the options (TrainOptions, add_options); helpers for the report (step-time statistics,
+// JSON, MemoryReport, ProgressBar); Checkpoints (save, resume); One training run (set_up, Trainer:
+// the epochs, then the report) and train(); main.
 #include <leangrad/leangrad.h>
 #include <CLI/CLI.hpp>
 
@@ -475,257 +478,361 @@ std::string format_score(const std::string& model_name, double score) {
   return text;
 }
 
-int train(const TrainOptions& o) {
+// ---- One training run ------------------------------------------------------------------------
+// train() runs the phases below in order: set_up (threads, device, seed, model, optimizer, data),
+// print_run and the srnet baseline, resume, the epochs (Trainer: the optimizer steps of each
+// epoch, then its evaluation and log record), saving the model, and the final report.
+
+// What set_up builds for a run.
+struct Run {
+  Device device;
+  double lr = 0;
+  bool srnet = false;
+  std::shared_ptr<nn::Module> model;
+  std::unique_ptr<optim::Optimizer> optimizer;
+  std::int64_t num_parameters = 0;
+  std::shared_ptr<const data::Dataset> train_set;
+  std::int64_t test_size = 0;
+  std::unique_ptr<data::DataLoader> train_loader;
+  std::unique_ptr<data::DataLoader> test_loader;
+};
+
+// The training set: Fashion-MNIST's, or its first --limit-train images.
+std::shared_ptr<const data::Dataset> make_train_set(const TrainOptions& o) {
+  const data::FashionMNIST full_train(o.data, data::Split::Train);
+  if (o.limit_train > 0 && o.limit_train < full_train.size()) {
+    return std::make_shared<data::TensorDataset>(full_train.images().slice(0, 0, o.limit_train),
+                                                 full_train.targets().slice(0, 0, o.limit_train));
+  }
+  return std::make_shared<data::FashionMNIST>(full_train);
+}
+
+// Threads, device, seed, then the model and its optimizer, then the data.
+Run set_up(const TrainOptions& o) {
   if (o.threads > 0) set_num_threads(o.threads);
-  const Device device = choose_device(o.device);
-  const double lr = o.lr > 0 ? o.lr : default_lr(o.optimizer);
-  const bool srnet = tools::is_super_resolution(o.model);
+  Run run;
+  run.device = choose_device(o.device);
+  run.lr = o.lr > 0 ? o.lr : default_lr(o.optimizer);
+  run.srnet = tools::is_super_resolution(o.model);
   manual_seed(o.seed);
 
-  // ---- Model and optimizer --------------------------------------------------------------------
   tools::ModelOptions model_options;
   model_options.name = o.model;
   model_options.width = o.width;
   model_options.blocks = o.blocks;
   model_options.recompute = o.recompute;
-  std::shared_ptr<nn::Module> model = tools::make_model(model_options);
-  model->to(device);
-  std::unique_ptr<optim::Optimizer> optimizer =
-      make_optimizer(o.optimizer, model->parameters(), lr);
-  std::int64_t num_parameters = 0;
-  for (const Tensor& p : model->parameters())
-    num_parameters += p.numel();
+  run.model = tools::make_model(model_options);
+  run.model->to(run.device);
+  run.optimizer = make_optimizer(o.optimizer, run.model->parameters(), run.lr);
+  for (const Tensor& p : run.model->parameters())
+    run.num_parameters += p.numel();
 
-  // ---- Data -----------------------------------------------------------------------------------
-  const data::FashionMNIST full_train(o.data, data::Split::Train);
+  run.train_set = make_train_set(o);
   const data::FashionMNIST test(o.data, data::Split::Test);
-  std::shared_ptr<const data::Dataset> train_set;
-  if (o.limit_train > 0 && o.limit_train < full_train.size()) {
-    train_set =
-        std::make_shared<data::TensorDataset>(full_train.images().slice(0, 0, o.limit_train),
-                                              full_train.targets().slice(0, 0, o.limit_train));
-  } else {
-    train_set = std::make_shared<data::FashionMNIST>(full_train);
-  }
-  data::DataLoader train_loader(train_set, data::DataLoaderOptions()
-                                               .batch_size(o.batch_size)
-                                               .shuffle(true)
-                                               .seed(o.seed)
-                                               .num_workers(o.workers)
-                                               .prefetch_factor(o.prefetch)
-                                               .pin_memory(o.pin_memory)
-                                               .device(device));
+  run.test_size = test.size();
+  run.train_loader =
+      std::make_unique<data::DataLoader>(run.train_set, data::DataLoaderOptions()
+                                                            .batch_size(o.batch_size)
+                                                            .shuffle(true)
+                                                            .seed(o.seed)
+                                                            .num_workers(o.workers)
+                                                            .prefetch_factor(o.prefetch)
+                                                            .pin_memory(o.pin_memory)
+                                                            .device(run.device));
   // srnet's activations grow with its width: evaluate it in training-sized batches.
-  const std::int64_t eval_batch = srnet ? o.batch_size : kEvalBatchSize;
-  data::DataLoader test_loader(
+  const std::int64_t eval_batch = run.srnet ? o.batch_size : kEvalBatchSize;
+  run.test_loader = std::make_unique<data::DataLoader>(
       test,
-      data::DataLoaderOptions().batch_size(eval_batch).pin_memory(o.pin_memory).device(device));
+      data::DataLoaderOptions().batch_size(eval_batch).pin_memory(o.pin_memory).device(run.device));
+  return run;
+}
 
+// The run's header: model, optimizer, device and data.
+void print_run(const TrainOptions& o, const Run& run) {
   std::cout << "leangrad-train: model " << o.model;
-  if (srnet) {
+  if (run.srnet) {
     std::cout << " (width " << o.width << ", " << o.blocks << " blocks"
               << (o.recompute ? ", recomputed" : "") << ")";
   }
-  std::cout << ", " << num_parameters << " parameters, " << o.optimizer << " lr " << lr
-            << ", batch " << o.batch_size << ", " << o.epochs << " epochs on " << device << " ("
+  std::cout << ", " << run.num_parameters << " parameters, " << o.optimizer << " lr " << run.lr
+            << ", batch " << o.batch_size << ", " << o.epochs << " epochs on " << run.device << " ("
             << get_num_threads() << " CPU threads, " << o.workers << " loader workers)\n"
-            << "data: " << train_set->size() << " training / " << test.size()
+            << "data: " << run.train_set->size() << " training / " << run.test_size
             << " test images from " << o.data << "\n";
   if (o.save_on_cpu) {
-    std::cout << (device.is_cuda() ? "saved activations: offloaded to pinned host memory\n"
-                                   : "saved activations: --save-on-cpu has nothing to move on "
-                                     "the CPU (the activations are in host memory already)\n");
+    std::cout << (run.device.is_cuda() ? "saved activations: offloaded to pinned host memory\n"
+                                       : "saved activations: --save-on-cpu has nothing to move on "
+                                         "the CPU (the activations are in host memory already)\n");
   }
   std::cout << std::flush;
-  double baseline_psnr = 0;
-  if (srnet) {
-    baseline_psnr = tools::nearest_upsampling_psnr(test_loader);
-    char line[96];
-    std::snprintf(line, sizeof(line), "baseline: nearest-neighbour upsampling, test PSNR %.2f dB",
-                  baseline_psnr);
-    std::cout << line << std::endl;
-  }
+}
 
-  // ---- Resume ---------------------------------------------------------------------------------
-  TrainPosition position;
-  if (!o.checkpoint_dir.empty()) {
-    if (std::optional<TrainPosition> resumed = resume(o, lr, *model, *optimizer))
-      position = std::move(*resumed);
-  }
+// srnet's yardstick, printed: nearest-neighbour upsampling's test PSNR.
+double print_baseline_psnr(Run& run) {
+  const double psnr = tools::nearest_upsampling_psnr(*run.test_loader);
+  char line[96];
+  std::snprintf(line, sizeof(line), "baseline: nearest-neighbour upsampling, test PSNR %.2f dB",
+                psnr);
+  std::cout << line << std::endl;
+  return psnr;
+}
 
+// The --log-json record of the run, with the epochs logged so far.
+nlohmann::json make_log(const TrainOptions& o, const Run& run, const TrainPosition& position,
+                        double baseline_psnr) {
   nlohmann::json log = {{"model", o.model},
                         {"optimizer", o.optimizer},
-                        {"lr", lr},
+                        {"lr", run.lr},
                         {"batch_size", o.batch_size},
-                        {"device", device.str()},
+                        {"device", run.device.str()},
                         {"threads", get_num_threads()},
-                        {"train_examples", train_set->size()},
-                        {"test_examples", test.size()},
-                        {"parameters", num_parameters},
+                        {"train_examples", run.train_set->size()},
+                        {"test_examples", run.test_size},
+                        {"parameters", run.num_parameters},
                         {"seed", o.seed},
                         {"accumulate", o.accumulate},
                         {"save_on_cpu", o.save_on_cpu},
                         {"recompute", o.recompute},
                         {"epochs", position.epochs_log}};
-  if (srnet) {
+  if (run.srnet) {
     log["width"] = o.width;
     log["blocks"] = o.blocks;
     log["baseline_psnr_db"] = baseline_psnr;
   }
-  if (!o.log_json.empty()) write_json_atomically(o.log_json, log);  // a bad path fails now
+  return log;
+}
 
-  // ---- Training -------------------------------------------------------------------------------
-  // Each step ends with loss.item(), which waits for the device: the step times below are the
-  // real time per step (data wait included), not the time to queue work.
-  MemoryReport memory_report;
-  memory_report.resident = memory::stats(device).allocated;
-  for (const Tensor& p : model->parameters())
-    memory_report.parameters += static_cast<std::int64_t>(p.nbytes());
-  memory_report.resident -= memory_report.parameters;
-  memory::reset_peak(device);
+// Where an epoch stands: its optimizer steps and their losses, the times of the steps this
+// process ran, and the window of steps since the last progress line.
+struct EpochProgress {
+  int epoch = 1;
+  std::int64_t step = 0;
+  double loss_sum = 0;
+  std::vector<double> step_ms;
+  double window_loss_sum = 0;
+  std::int64_t window_steps = 0;
+  Clock::time_point start;
+  Clock::time_point last_step_end;
+};
 
-  ProgressBar bar(isatty(STDOUT_FILENO) != 0);
-  std::vector<double> step_ms_all;
-  const std::int64_t batches_per_epoch = train_loader.size();
-  const std::int64_t steps_per_epoch = (batches_per_epoch + o.accumulate - 1) / o.accumulate;
-  bool stopped = false;  // by --max-steps
-  for (int epoch = position.epoch; epoch <= o.epochs && !stopped; ++epoch) {
-    model->train();
-    std::vector<double> step_ms;
-    const bool resumed_epoch = epoch == position.epoch;
-    std::int64_t step = resumed_epoch ? position.step_in_epoch : 0;
-    double loss_sum = resumed_epoch ? position.loss_sum : 0;
-    double window_loss_sum = 0;
-    std::int64_t window_steps = 0;
-    // The order of an epoch depends only on (seed, epoch): a resumed run re-creates it and
-    // skips the batches the checkpointed steps consumed.
-    train_loader.set_epoch(static_cast<std::uint64_t>(epoch - 1));
-    const std::int64_t skip = std::min(step * o.accumulate, batches_per_epoch);
-    std::int64_t batch_index = 0, group_size = 0, in_group = 0, step_samples = 0;
-    double step_loss = 0;
-    const Clock::time_point epoch_start = Clock::now();
-    Clock::time_point last = epoch_start;
-    for (const auto& [images, labels] : train_loader) {  // (B, 1, 28, 28), (B,)
-      if (batch_index++ < skip) continue;
-      if (in_group == 0) {  // the first micro-batch of an optimizer step
-        optimizer->zero_grad();
-        group_size = std::min<std::int64_t>(o.accumulate, batches_per_epoch - (batch_index - 1));
-        step_loss = 0;
-        step_samples = 0;
-      }
-      const double scale = 1.0 / static_cast<double>(group_size);
-      const tools::MicroBatch micro =
-          tools::accumulate_micro_batch(o.model, *model, images, labels, scale, o.save_on_cpu);
-      step_loss += scale * static_cast<double>(micro.loss);
-      step_samples += images.size(0);
-      memory_report.saved_activations =
-          std::max(memory_report.saved_activations, micro.forward_bytes);
-      if (++in_group < group_size) continue;
-      in_group = 0;
-      optimizer->step();
-      const Clock::time_point now = Clock::now();
-      step_ms.push_back(std::chrono::duration<double, std::milli>(now - last).count());
-      last = now;
-      ++step;
-      ++position.global_step;
-      ++window_steps;
-      loss_sum += step_loss;
-      window_loss_sum += step_loss;
-      if (bar.enabled()) {
-        const double ms = mean(step_ms);
-        bar.update(epoch, o.epochs, step, steps_per_epoch, window_loss_sum / window_steps,
-                   1000.0 * static_cast<double>(step_samples) / step_ms.back(),
-                   ms * static_cast<double>(steps_per_epoch - step) / 1000.0);
-      }
-      if (step % kLogEverySteps == 0 || step == steps_per_epoch) {
-        if (!bar.enabled()) {
-          char line[128];
-          std::snprintf(line, sizeof(line), "epoch %d step %lld/%lld loss %.4f %.1f ms/step", epoch,
-                        static_cast<long long>(step), static_cast<long long>(steps_per_epoch),
-                        window_loss_sum / static_cast<double>(window_steps),
-                        mean(step_ms, step_ms.size() - static_cast<std::size_t>(window_steps)));
-          std::cout << line << std::endl;
-        }
-        window_loss_sum = 0;
-        window_steps = 0;
-      }
-      stopped = o.max_steps > 0 && position.global_step >= o.max_steps;
-      const bool checkpoint_now = o.checkpoint_every > 0
-                                      ? position.global_step % o.checkpoint_every == 0
-                                      : step == steps_per_epoch;
-      if (!o.checkpoint_dir.empty() && (checkpoint_now || stopped)) {
-        position.epoch = epoch;
-        position.step_in_epoch = step;
-        position.loss_sum = loss_sum;
-        position.epochs_log = log["epochs"];
-        bar.clear();
-        save_checkpoint(o, lr, *model, *optimizer, static_cast<std::uint64_t>(epoch - 1), position);
-        last = Clock::now();  // the save is not part of the step times
-      }
-      if (stopped) break;
-    }
-    bar.clear();
-    const double train_seconds = std::chrono::duration<double>(Clock::now() - epoch_start).count();
-    const MemoryStats after_training = memory::stats(device);
-    memory_report.peak_allocated =
-        std::max(memory_report.peak_allocated, after_training.peak_allocated);
-    memory_report.peak_reserved =
-        std::max(memory_report.peak_reserved, after_training.peak_reserved);
-    step_ms_all.insert(step_ms_all.end(), step_ms.begin(), step_ms.end());
-    if (stopped) {
-      std::cout << "stopped by --max-steps " << o.max_steps << " at epoch " << epoch << " step "
-                << step << "/" << steps_per_epoch << std::endl;
+// The epochs of a run: training steps (with accumulation, progress, timing and checkpoints),
+// then evaluation and the epoch's log record; then the memory and step-time report.
+class Trainer {
+ public:
+  Trainer(const TrainOptions& o, Run& run, TrainPosition position, nlohmann::json& log);
+
+  void train_epochs();
+  void report();
+
+ private:
+  void train_steps(EpochProgress& e);
+  void end_step(EpochProgress& e, double step_loss, std::int64_t step_samples);
+  void checkpoint(const EpochProgress& e);
+  void evaluate(const EpochProgress& e, double train_seconds);
+
+  const TrainOptions& o_;
+  Run& run_;
+  TrainPosition position_;
+  nlohmann::json& log_;
+  MemoryReport memory_;
+  ProgressBar bar_;
+  std::vector<double> step_ms_all_;
+  const std::int64_t batches_per_epoch_;
+  const std::int64_t steps_per_epoch_;
+  bool stopped_ = false;  // by --max-steps
+};
+
+Trainer::Trainer(const TrainOptions& o, Run& run, TrainPosition position, nlohmann::json& log)
+    : o_(o),
+      run_(run),
+      position_(std::move(position)),
+      log_(log),
+      bar_(isatty(STDOUT_FILENO) != 0),
+      batches_per_epoch_(run.train_loader->size()),
+      steps_per_epoch_((batches_per_epoch_ + o.accumulate - 1) / o.accumulate) {
+  // What is allocated now beside the parameters is resident data (MemoryReport).
+  memory_.resident = memory::stats(run.device).allocated;
+  for (const Tensor& p : run.model->parameters())
+    memory_.parameters += static_cast<std::int64_t>(p.nbytes());
+  memory_.resident -= memory_.parameters;
+  memory::reset_peak(run.device);
+}
+
+void Trainer::train_epochs() {
+  for (int epoch = position_.epoch; epoch <= o_.epochs && !stopped_; ++epoch) {
+    run_.model->train();
+    EpochProgress e;
+    e.epoch = epoch;
+    const bool resumed_epoch = epoch == position_.epoch;
+    e.step = resumed_epoch ? position_.step_in_epoch : 0;
+    e.loss_sum = resumed_epoch ? position_.loss_sum : 0;
+    train_steps(e);
+    bar_.clear();
+    const double train_seconds = std::chrono::duration<double>(Clock::now() - e.start).count();
+    const MemoryStats after_training = memory::stats(run_.device);
+    memory_.peak_allocated = std::max(memory_.peak_allocated, after_training.peak_allocated);
+    memory_.peak_reserved = std::max(memory_.peak_reserved, after_training.peak_reserved);
+    step_ms_all_.insert(step_ms_all_.end(), e.step_ms.begin(), e.step_ms.end());
+    if (stopped_) {
+      std::cout << "stopped by --max-steps " << o_.max_steps << " at epoch " << epoch << " step "
+                << e.step << "/" << steps_per_epoch_ << std::endl;
       break;
     }
-
-    const double score = tools::evaluate(o.model, *model, test_loader);
-    memory::reset_peak(device);  // evaluation's batches are not part of the training peak
-    const double epoch_loss = step > 0 ? loss_sum / static_cast<double>(step) : 0.0;
-    char line[192];
-    std::snprintf(line, sizeof(line), "epoch %d/%d: train loss %.4f, %s, %.2f ms/step, %.1f s",
-                  epoch, o.epochs, epoch_loss, format_score(o.model, score).c_str(), mean(step_ms),
-                  train_seconds);
-    std::cout << line << std::endl;
-
-    log["epochs"].push_back({{"epoch", epoch},
-                             {"loss", epoch_loss},
-                             {srnet ? "psnr_db" : "accuracy", score},
-                             {"ms_per_step", mean(step_ms)},
-                             {"seconds", train_seconds}});
-    if (!o.log_json.empty()) write_json_atomically(o.log_json, log);
+    evaluate(e, train_seconds);
   }
-  if (!o.save_model.empty()) {
-    model->save(o.save_model);
-    std::cout << "model saved to " << o.save_model << std::endl;
-  }
+}
 
-  // ---- Report ---------------------------------------------------------------------------------
-  for (const Tensor& p : model->parameters()) {
+// The optimizer steps of epoch e.epoch from step e.step on, each over --accumulate micro-batches
+// (fewer for the last step of an epoch), until the epoch ends or --max-steps stops the run.
+void Trainer::train_steps(EpochProgress& e) {
+  // The order of an epoch depends only on (seed, epoch): a resumed run re-creates it and
+  // skips the batches the checkpointed steps consumed.
+  run_.train_loader->set_epoch(static_cast<std::uint64_t>(e.epoch - 1));
+  const std::int64_t skip = std::min(e.step * o_.accumulate, batches_per_epoch_);
+  std::int64_t batch_index = 0, group_size = 0, in_group = 0, step_samples = 0;
+  double step_loss = 0;
+  e.start = Clock::now();
+  e.last_step_end = e.start;
+  for (const auto& [images, labels] : *run_.train_loader) {  // (B, 1, 28, 28), (B,)
+    if (batch_index++ < skip) continue;
+    if (in_group == 0) {  // the first micro-batch of an optimizer step
+      run_.optimizer->zero_grad();
+      group_size = std::min<std::int64_t>(o_.accumulate, batches_per_epoch_ - (batch_index - 1));
+      step_loss = 0;
+      step_samples = 0;
+    }
+    const double scale = 1.0 / static_cast<double>(group_size);
+    const tools::MicroBatch micro =
+        tools::accumulate_micro_batch(o_.model, *run_.model, images, labels, scale, o_.save_on_cpu);
+    step_loss += scale * static_cast<double>(micro.loss);
+    step_samples += images.size(0);
+    memory_.saved_activations = std::max(memory_.saved_activations, micro.forward_bytes);
+    if (++in_group < group_size) continue;
+    in_group = 0;
+    run_.optimizer->step();
+    end_step(e, step_loss, step_samples);
+    if (stopped_) break;
+  }
+}
+
+// After an optimizer step: its time and loss, the progress bar or line, a checkpoint when due.
+void Trainer::end_step(EpochProgress& e, double step_loss, std::int64_t step_samples) {
+  // Each step ends with loss.item(), which waits for the device: the step times are the real
+  // time per step (data wait included), not the time to queue work.
+  const Clock::time_point now = Clock::now();
+  e.step_ms.push_back(std::chrono::duration<double, std::milli>(now - e.last_step_end).count());
+  e.last_step_end = now;
+  ++e.step;
+  ++position_.global_step;
+  ++e.window_steps;
+  e.loss_sum += step_loss;
+  e.window_loss_sum += step_loss;
+  if (bar_.enabled()) {
+    const double ms = mean(e.step_ms);
+    bar_.update(e.epoch, o_.epochs, e.step, steps_per_epoch_, e.window_loss_sum / e.window_steps,
+                1000.0 * static_cast<double>(step_samples) / e.step_ms.back(),
+                ms * static_cast<double>(steps_per_epoch_ - e.step) / 1000.0);
+  }
+  if (e.step % kLogEverySteps == 0 || e.step == steps_per_epoch_) {
+    if (!bar_.enabled()) {
+      char line[128];
+      std::snprintf(line, sizeof(line), "epoch %d step %lld/%lld loss %.4f %.1f ms/step", e.epoch,
+                    static_cast<long long>(e.step), static_cast<long long>(steps_per_epoch_),
+                    e.window_loss_sum / static_cast<double>(e.window_steps),
+                    mean(e.step_ms, e.step_ms.size() - static_cast<std::size_t>(e.window_steps)));
+      std::cout << line << std::endl;
+    }
+    e.window_loss_sum = 0;
+    e.window_steps = 0;
+  }
+  stopped_ = o_.max_steps > 0 && position_.global_step >= o_.max_steps;
+  const bool checkpoint_now = o_.checkpoint_every > 0
+                                  ? position_.global_step % o_.checkpoint_every == 0
+                                  : e.step == steps_per_epoch_;
+  if (!o_.checkpoint_dir.empty() && (checkpoint_now || stopped_)) {
+    checkpoint(e);
+    e.last_step_end = Clock::now();  // the save is not part of the step times
+  }
+}
+
+// Saves where training stands after e's latest step (see Checkpoints above).
+void Trainer::checkpoint(const EpochProgress& e) {
+  position_.epoch = e.epoch;
+  position_.step_in_epoch = e.step;
+  position_.loss_sum = e.loss_sum;
+  position_.epochs_log = log_["epochs"];
+  bar_.clear();
+  save_checkpoint(o_, run_.lr, *run_.model, *run_.optimizer,
+                  static_cast<std::uint64_t>(e.epoch - 1), position_);
+}
+
+// The end of a finished epoch: test score, the epoch's line and its --log-json record.
+void Trainer::evaluate(const EpochProgress& e, double train_seconds) {
+  const double score = tools::evaluate(o_.model, *run_.model, *run_.test_loader);
+  memory::reset_peak(run_.device);  // evaluation's batches are not part of the training peak
+  const double epoch_loss = e.step > 0 ? e.loss_sum / static_cast<double>(e.step) : 0.0;
+  char line[192];
+  std::snprintf(line, sizeof(line), "epoch %d/%d: train loss %.4f, %s, %.2f ms/step, %.1f s",
+                e.epoch, o_.epochs, epoch_loss, format_score(o_.model, score).c_str(),
+                mean(e.step_ms), train_seconds);
+  std::cout << line << std::endl;
+
+  log_["epochs"].push_back({{"epoch", e.epoch},
+                            {"loss", epoch_loss},
+                            {run_.srnet ? "psnr_db" : "accuracy", score},
+                            {"ms_per_step", mean(e.step_ms)},
+                            {"seconds", train_seconds}});
+  if (!o_.log_json.empty()) write_json_atomically(o_.log_json, log_);
+}
+
+// Step times and where the memory went, printed and added to the --log-json record.
+void Trainer::report() {
+  for (const Tensor& p : run_.model->parameters()) {
     const Tensor grad = p.grad();
-    if (grad.defined()) memory_report.gradients += static_cast<std::int64_t>(grad.nbytes());
+    if (grad.defined()) memory_.gradients += static_cast<std::int64_t>(grad.nbytes());
   }
-  memory_report.optimizer_state = optimizer_state_bytes(*optimizer);
-  memory_report.pinned_peak = memory::pinned_stats().peak_allocated;
-  const double median_ms = percentile(step_ms_all, 0.5), p90_ms = percentile(step_ms_all, 0.9);
+  memory_.optimizer_state = optimizer_state_bytes(*run_.optimizer);
+  memory_.pinned_peak = memory::pinned_stats().peak_allocated;
+  const double median_ms = percentile(step_ms_all_, 0.5), p90_ms = percentile(step_ms_all_, 0.9);
   char line[128];
   std::snprintf(line, sizeof(line), "step time: median %.2f ms, p90 %.2f ms over %zu steps",
-                median_ms, p90_ms, step_ms_all.size());
+                median_ms, p90_ms, step_ms_all_.size());
   std::cout << line << "\n";
-  print_memory_report(memory_report, device);
+  print_memory_report(memory_, run_.device);
 
-  log["step_ms"] = {{"median", median_ms}, {"p90", p90_ms}};
-  log["memory_bytes"] = {
-      {"peak_allocated", memory_report.peak_allocated},
-      {"peak_reserved", memory_report.peak_reserved},
-      {"parameters", memory_report.parameters},
-      {"gradients", memory_report.gradients},
-      {"optimizer_state", memory_report.optimizer_state},
-      {"resident_data", memory_report.resident},
-      {"saved_activations", memory_report.saved_activations},
-      {"other", memory_report.other()},
-      {"allocator_slack", memory_report.peak_reserved - memory_report.peak_allocated},
-      {"pinned_peak", memory_report.pinned_peak}};
-  if (!o.log_json.empty()) write_json_atomically(o.log_json, log);
+  log_["step_ms"] = {{"median", median_ms}, {"p90", p90_ms}};
+  log_["memory_bytes"] = {{"peak_allocated", memory_.peak_allocated},
+                          {"peak_reserved", memory_.peak_reserved},
+                          {"parameters", memory_.parameters},
+                          {"gradients", memory_.gradients},
+                          {"optimizer_state", memory_.optimizer_state},
+                          {"resident_data", memory_.resident},
+                          {"saved_activations", memory_.saved_activations},
+                          {"other", memory_.other()},
+                          {"allocator_slack", memory_.peak_reserved - memory_.peak_allocated},
+                          {"pinned_peak", memory_.pinned_peak}};
+  if (!o_.log_json.empty()) write_json_atomically(o_.log_json, log_);
+}
+
+int train(const TrainOptions& o) {
+  Run run = set_up(o);
+  print_run(o, run);
+  const double baseline_psnr = run.srnet ? print_baseline_psnr(run) : 0.0;
+  TrainPosition position;
+  if (!o.checkpoint_dir.empty()) {
+    if (std::optional<TrainPosition> resumed = resume(o, run.lr, *run.model, *run.optimizer))
+      position = std::move(*resumed);
+  }
+  nlohmann::json log = make_log(o, run, position, baseline_psnr);
+  if (!o.log_json.empty()) write_json_atomically(o.log_json, log);  // a bad path fails now
+
+  Trainer trainer(o, run, std::move(position), log);
+  trainer.train_epochs();
+  if (!o.save_model.empty()) {
+    run.model->save(o.save_model);
+    std::cout << "model saved to " << o.save_model << std::endl;
+  }
+  trainer.report();
   return 0;
 }
 

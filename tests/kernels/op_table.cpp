@@ -1,9 +1,15 @@
-// The rows of the device op table (see op_table.h): every elementwise family, casts, fills and
-// copies, broadcasting and strided layouts, cat/stack, reductions, matmul and the random fills,
-// each through the public API. Sections follow kernels/ops.h. Shapes are odd on purpose (33 x 65,
+// The rows of the device op table (see op_table.h) for the foundation ops: every elementwise
+// family, casts, fills and copies, broadcasting and strided layouts, cat/stack, reductions, matmul
+// and the random fills, each through the public API. Sections follow kernels/ops.h; each is a
+// short table, and a small generator turns it into rows. The elementwise ops and the reductions
+// are grids: every op crossed with every floating dtype (named <op>_<dtype>, e.g. "div_bf16"),
+// every reduction with every dim (e.g. "mean_dim0_keepdim"); the rows that test one thing
+// (integer ranges, broadcasting, layouts) are spelled out. Shapes are odd on purpose (33 x 65,
 // 1001): vector loads leave tails, blocks are partly filled.
 #include "kernels/op_table.h"
 
+#include <functional>
+#include <optional>
 #include <utility>
 
 #include "autograd/functions.h"
@@ -20,432 +26,287 @@ constexpr Layout kStepSliced = Layout::StepSliced;
 constexpr Layout kOffset = Layout::Offset;
 constexpr Layout kExpanded = Layout::Expanded;
 
-// Options for a tensor created inside a row, on the device the row runs on.
-TensorOptions on_device_of(const Tensor& t, DType dtype) {
-  return TensorOptions(dtype).device(t.device());
+const Shape kMatrix = {33, 65};        // 2145 elements: not a multiple of the vector width
+const Shape kVector = {1001};          // a vector tail, and a partly filled last block
+const Shape kReduceShape = {37, 129};  // neither dim a multiple of a warp or of a block
+
+using RowFn = std::function<Outputs(const Inputs&)>;
+
+// Where an input's values are drawn from: uniform in [low, high).
+struct Range {
+  double low = -1.0;
+  double high = 1.0;
+};
+constexpr Range kUnit{-1.0, 1.0};
+
+// An op of the elementwise tables: row names start with `name`.
+struct Op {
+  const char* name;
+  Outputs (*apply)(const Inputs&);
+};
+
+// ---- The elementwise ops, applied to a row's inputs ---------------------------------------------
+constexpr Op kAdd{"add", [](const Inputs& x) { return Outputs{x[0] + x[1]}; }};
+constexpr Op kSub{"sub", [](const Inputs& x) { return Outputs{x[0] - x[1]}; }};
+constexpr Op kMul{"mul", [](const Inputs& x) { return Outputs{x[0] * x[1]}; }};
+constexpr Op kDiv{"div", [](const Inputs& x) { return Outputs{x[0] / x[1]}; }};
+constexpr Op kPow{"pow", [](const Inputs& x) { return Outputs{pow(x[0], x[1])}; }};
+constexpr Op kMaximum{"maximum", [](const Inputs& x) { return Outputs{maximum(x[0], x[1])}; }};
+constexpr Op kMinimum{"minimum", [](const Inputs& x) { return Outputs{minimum(x[0], x[1])}; }};
+constexpr Op kNeg{"neg", [](const Inputs& x) { return Outputs{neg(x[0])}; }};
+constexpr Op kAbs{"abs", [](const Inputs& x) { return Outputs{abs(x[0])}; }};
+constexpr Op kExp{"exp", [](const Inputs& x) { return Outputs{exp(x[0])}; }};
+constexpr Op kLog{"log", [](const Inputs& x) { return Outputs{log(x[0])}; }};
+constexpr Op kSqrt{"sqrt", [](const Inputs& x) { return Outputs{sqrt(x[0])}; }};
+constexpr Op kTanh{"tanh", [](const Inputs& x) { return Outputs{tanh(x[0])}; }};
+constexpr Op kSigmoid{"sigmoid", [](const Inputs& x) { return Outputs{sigmoid(x[0])}; }};
+constexpr Op kRelu{"relu", [](const Inputs& x) { return Outputs{relu(x[0])}; }};
+constexpr Op kGt{"gt", [](const Inputs& x) { return Outputs{gt(x[0], x[1])}; }};
+constexpr Op kLt{"lt", [](const Inputs& x) { return Outputs{lt(x[0], x[1])}; }};
+constexpr Op kEq{"eq", [](const Inputs& x) { return Outputs{eq(x[0], x[1])}; }};
+constexpr Op kNe{"ne", [](const Inputs& x) { return Outputs{ne(x[0], x[1])}; }};
+constexpr Op kWhere{"where", [](const Inputs& x) { return Outputs{where(x[0], x[1], x[2])}; }};
+
+// `op` on inputs of one shape and dtype, input i drawn from ranges[i]; named
+// <op>_<dtype><suffix>.
+OpCase elementwise_row(const Op& op, DType dtype, const Shape& shape,
+                       const std::vector<Range>& ranges, Tolerance tolerance,
+                       const std::string& suffix = "") {
+  std::vector<InputSpec> inputs;
+  for (const Range& r : ranges)
+    inputs.push_back(input(shape, dtype, r.low, r.high));
+  return {std::string(op.name) + "_" + dtype_suffix(dtype) + suffix, op.apply, inputs, tolerance};
 }
 
-std::vector<OpCase> make_cases() {
+// ---- Elementwise, every floating dtype ----------------------------------------------------------
+// An op and its inputs' ranges, which keep it away from domain edges and saturation: divisors
+// and pow's base in [0.5, 2), log and sqrt of positive numbers, exp and tanh in [-3, 3). An
+// `exact` op returns one of its inputs' values, so both devices agree to the bit; the others
+// round in the dtype (elementwise_tolerance).
+struct FloatingOp {
+  Op op;
+  std::vector<Range> ranges;  // one per input
+  bool exact = false;
+};
+
+// Every op of `ops` on every floating dtype, on inputs of `shape`.
+void add_floating_grid(std::vector<OpCase>& c, const std::vector<FloatingOp>& ops,
+                       const Shape& shape) {
+  for (DType dtype : kFloatingDTypes) {
+    for (const FloatingOp& f : ops) {
+      const Tolerance tolerance = f.exact ? kTolExact : elementwise_tolerance(dtype);
+      c.push_back(elementwise_row(f.op, dtype, shape, f.ranges, tolerance));
+    }
+  }
+}
+
+std::vector<OpCase> floating_elementwise_cases() {
+  const std::vector<FloatingOp> binary = {
+      {kAdd, {kUnit, kUnit}},
+      {kSub, {kUnit, kUnit}},
+      {kMul, {kUnit, kUnit}},
+      {kDiv, {kUnit, {0.5, 2.0}}},
+      {kPow, {{0.5, 2.0}, {-2.0, 2.0}}},
+      {kMaximum, {kUnit, kUnit}, /*exact=*/true},
+      {kMinimum, {kUnit, kUnit}, /*exact=*/true},
+  };
+  const std::vector<FloatingOp> unary = {
+      {kNeg, {kUnit}, /*exact=*/true},
+      {kAbs, {kUnit}, /*exact=*/true},
+      {kExp, {{-3, 3}}},
+      {kLog, {{0.1, 10}}},
+      {kSqrt, {{0.01, 10}}},
+      {kTanh, {{-3, 3}}},
+      {kSigmoid, {{-8, 8}}},
+      {kRelu, {kUnit}, /*exact=*/true},
+  };
   std::vector<OpCase> c;
-  const Shape kMatrix = {33, 65};  // 2145 elements: not a multiple of the vector width
-
-  // ---- Binary, tensor op tensor --------------------------------------------------------------
-  c.push_back({"add_f32",
-               [](const Inputs& x) { return Outputs{x[0] + x[1]}; },
-               {input(kMatrix), input(kMatrix)},
-               kTolF32});
-  c.push_back({"sub_f32",
-               [](const Inputs& x) { return Outputs{x[0] - x[1]}; },
-               {input(kMatrix), input(kMatrix)},
-               kTolF32});
-  c.push_back({"mul_f32",
-               [](const Inputs& x) { return Outputs{x[0] * x[1]}; },
-               {input(kMatrix), input(kMatrix)},
-               kTolF32});
-  c.push_back({"div_f32",
-               [](const Inputs& x) { return Outputs{x[0] / x[1]}; },
-               {input(kMatrix), input(kMatrix, kFloat32, 0.5, 2.0)},
-               kTolF32});
-  c.push_back({"pow_f32",
-               [](const Inputs& x) { return Outputs{pow(x[0], x[1])}; },
-               {input(kMatrix, kFloat32, 0.5, 2.0), input(kMatrix, kFloat32, -2.0, 2.0)},
-               kTolF32});
-  c.push_back({"maximum_f32",
-               [](const Inputs& x) { return Outputs{maximum(x[0], x[1])}; },
-               {input(kMatrix), input(kMatrix)},
-               kTolExact});
-  c.push_back({"minimum_f32",
-               [](const Inputs& x) { return Outputs{minimum(x[0], x[1])}; },
-               {input(kMatrix), input(kMatrix)},
-               kTolExact});
-  c.push_back({"add_f64",
-               [](const Inputs& x) { return Outputs{x[0] + x[1]}; },
-               {input(kMatrix, kFloat64), input(kMatrix, kFloat64)},
-               kTolF64});
-  c.push_back({"div_f64",
-               [](const Inputs& x) { return Outputs{x[0] / x[1]}; },
-               {input(kMatrix, kFloat64), input(kMatrix, kFloat64, 0.5, 2.0)},
-               kTolF64});
-  c.push_back({"pow_f64",
-               [](const Inputs& x) { return Outputs{pow(x[0], x[1])}; },
-               {input(kMatrix, kFloat64, 0.5, 2.0), input(kMatrix, kFloat64, -2.0, 2.0)},
-               kTolF64});
-  c.push_back({"add_f16",
-               [](const Inputs& x) { return Outputs{x[0] + x[1]}; },
-               {input(kMatrix, kFloat16), input(kMatrix, kFloat16)},
-               kTolF16});
-  c.push_back({"mul_f16",
-               [](const Inputs& x) { return Outputs{x[0] * x[1]}; },
-               {input(kMatrix, kFloat16), input(kMatrix, kFloat16)},
-               kTolF16});
-  c.push_back({"div_f16",
-               [](const Inputs& x) { return Outputs{x[0] / x[1]}; },
-               {input(kMatrix, kFloat16), input(kMatrix, kFloat16, 0.5, 2.0)},
-               kTolF16});
-  c.push_back({"pow_f16",
-               [](const Inputs& x) { return Outputs{pow(x[0], x[1])}; },
-               {input(kMatrix, kFloat16, 0.5, 2.0), input(kMatrix, kFloat16, -2.0, 2.0)},
-               kTolF16});
-  c.push_back({"add_bf16",
-               [](const Inputs& x) { return Outputs{x[0] + x[1]}; },
-               {input(kMatrix, kBFloat16), input(kMatrix, kBFloat16)},
-               kTolBF16});
-  c.push_back({"sub_bf16",
-               [](const Inputs& x) { return Outputs{x[0] - x[1]}; },
-               {input(kMatrix, kBFloat16), input(kMatrix, kBFloat16)},
-               kTolBF16});
-  c.push_back({"maximum_bf16",
-               [](const Inputs& x) { return Outputs{maximum(x[0], x[1])}; },
-               {input(kMatrix, kBFloat16), input(kMatrix, kBFloat16)},
-               kTolExact});
-  c.push_back({"add_i32",
-               [](const Inputs& x) { return Outputs{x[0] + x[1]}; },
-               {input(kMatrix, kInt32, -1000, 1000), input(kMatrix, kInt32, -1000, 1000)},
-               kTolExact});
-  c.push_back({"sub_i64",
-               [](const Inputs& x) { return Outputs{x[0] - x[1]}; },
-               {input(kMatrix, kInt64, -1e9, 1e9), input(kMatrix, kInt64, -1e9, 1e9)},
-               kTolExact});
-  c.push_back({"mul_i64",
-               [](const Inputs& x) { return Outputs{x[0] * x[1]}; },
-               {input(kMatrix, kInt64, -1e5, 1e5), input(kMatrix, kInt64, -1e5, 1e5)},
-               kTolExact});
-  c.push_back({"mul_u8_wraps",
-               [](const Inputs& x) { return Outputs{x[0] * x[1]}; },
-               {input(kMatrix, kUInt8, 0, 255), input(kMatrix, kUInt8, 0, 255)},
-               kTolExact});
-  c.push_back({"pow_i64",
-               [](const Inputs& x) { return Outputs{pow(x[0], x[1])}; },
-               {input(kMatrix, kInt64, -4, 5), input(kMatrix, kInt64, 0, 6)},
-               kTolExact});
-  c.push_back({"maximum_i32",
-               [](const Inputs& x) { return Outputs{maximum(x[0], x[1])}; },
-               {input(kMatrix, kInt32, -50, 50), input(kMatrix, kInt32, -50, 50)},
-               kTolExact});
-  c.push_back({"minimum_u8",
-               [](const Inputs& x) { return Outputs{minimum(x[0], x[1])}; },
-               {input(kMatrix, kUInt8, 0, 255), input(kMatrix, kUInt8, 0, 255)},
-               kTolExact});
-  // Integer division is true division in float32.
-  c.push_back({"div_i32",
-               [](const Inputs& x) { return Outputs{x[0] / x[1]}; },
-               {input(kMatrix, kInt32, -100, 100), input(kMatrix, kInt32, 1, 10)},
-               kTolF32});
-
-  // ---- Binary, tensor op scalar --------------------------------------------------------------
-  c.push_back({"add_scalar_f32",
-               [](const Inputs& x) { return Outputs{x[0] + 0.5}; },
-               {input(kMatrix)},
-               kTolF32});
-  c.push_back({"rsub_scalar_f32",
-               [](const Inputs& x) { return Outputs{2.0 - x[0]}; },
-               {input(kMatrix)},
-               kTolF32});
-  c.push_back({"rdiv_scalar_f32",
-               [](const Inputs& x) { return Outputs{1.0 / x[0]}; },
-               {input(kMatrix, kFloat32, 0.5, 2.0)},
-               kTolF32});
-  c.push_back({"pow_scalar_f32",
-               [](const Inputs& x) { return Outputs{pow(x[0], 2.5)}; },
-               {input(kMatrix, kFloat32, 0.1, 2.0)},
-               kTolF32});
-  c.push_back({"mul_scalar_f16",
-               [](const Inputs& x) { return Outputs{x[0] * 3.0}; },
-               {input(kMatrix, kFloat16)},
-               kTolF16});
-  c.push_back({"sub_scalar_bf16",
-               [](const Inputs& x) { return Outputs{x[0] - 0.3}; },
-               {input(kMatrix, kBFloat16)},
-               kTolBF16});
-  c.push_back({"add_scalar_i32",
-               [](const Inputs& x) { return Outputs{x[0] + 3.0}; },
-               {input(kMatrix, kInt32, -100, 100)},
-               kTolExact});
-  c.push_back({"mul_scalar_i64_fractional",
-               [](const Inputs& x) { return Outputs{x[0] * 0.5}; },
-               {input(kMatrix, kInt64, -100, 100)},
-               kTolF32});
-
-  // ---- Broadcasting ---------------------------------------------------------------------------
-  c.push_back({"add_broadcast_3d",
-               [](const Inputs& x) { return Outputs{x[0] + x[1]}; },
-               {input({4, 1, 6}), input({5, 1})},
-               kTolF32});
-  c.push_back({"mul_broadcast_outer",
-               [](const Inputs& x) { return Outputs{x[0] * x[1]}; },
-               {input({31, 1}), input({1, 43})},
-               kTolF32});
-  c.push_back({"sub_broadcast_0d",
-               [](const Inputs& x) { return Outputs{x[0] - x[1]}; },
-               {input({}), input({7})},
-               kTolF32});
-  c.push_back({"add_broadcast_row_f16",
-               [](const Inputs& x) { return Outputs{x[0] + x[1]}; },
-               {input({8, 16}, kFloat16), input({16}, kFloat16)},
-               kTolF16});
-  c.push_back({"add_0d_0d",
-               [](const Inputs& x) { return Outputs{x[0] + x[1]}; },
-               {input({}), input({})},
-               kTolF32});
-  c.push_back({"add_empty",
-               [](const Inputs& x) { return Outputs{x[0] + x[1]}; },
-               {input({0, 3}), input({3})},
-               kTolExact});
-
-  // ---- Non-contiguous and misaligned inputs ---------------------------------------------------
-  c.push_back({"add_transposed",
-               [](const Inputs& x) { return Outputs{x[0] + x[1]}; },
-               {input({48, 40}, kFloat32, -1, 1, kTransposed), input({48, 40})},
-               kTolF32});
-  c.push_back({"mul_step_sliced",
-               [](const Inputs& x) { return Outputs{x[0] * x[1]}; },
-               {input({20, 30}, kFloat32, -1, 1, kStepSliced),
-                input({20, 30}, kFloat32, -1, 1, kTransposed)},
-               kTolF32});
-  c.push_back({"add_offset_1d",
-               [](const Inputs& x) { return Outputs{x[0] + x[1]}; },
-               {input({1001}, kFloat32, -1, 1, kOffset), input({1001})},
-               kTolF32});
-  c.push_back({"add_expanded",
-               [](const Inputs& x) { return Outputs{x[0] + x[1]}; },
-               {input({6, 50}, kFloat32, -1, 1, kExpanded), input({6, 50})},
-               kTolF32});
-  c.push_back({"add_transposed_4d",
-               [](const Inputs& x) { return Outputs{x[0] + x[1]}; },
-               {input({2, 3, 8, 5}, kFloat32, -1, 1, kTransposed), input({3, 1, 5})},
-               kTolF32});
-  c.push_back({"exp_step_sliced",
-               [](const Inputs& x) { return Outputs{exp(x[0])}; },
-               {input({17, 19}, kFloat32, -3, 3, kStepSliced)},
-               kTolF32});
-  c.push_back({"sub_offset_f16",
-               [](const Inputs& x) { return Outputs{x[0] - x[1]}; },
-               {input({9, 7}, kFloat16, -1, 1, kOffset), input({7}, kFloat16)},
-               kTolF16});
-
-  // ---- Large (grid-stride loops run several rounds) -------------------------------------------
-  c.push_back({"add_large_f32",
-               [](const Inputs& x) { return Outputs{x[0] + x[1]}; },
-               {input({(1 << 22) + 3}), input({(1 << 22) + 3})},
-               kTolF32});
-
-  // ---- In place -------------------------------------------------------------------------------
-  c.push_back({"add_inplace_f32",
-               [](const Inputs& x) {
-                 Tensor t = x[0].clone();
-                 t.add_(x[1]);
-                 return Outputs{t};
-               },
-               {input(kMatrix), input(kMatrix)},
-               kTolF32});
-  c.push_back({"add_inplace_broadcast",
-               [](const Inputs& x) {
-                 Tensor t = x[0].clone();
-                 t.add_(x[1]);
-                 return Outputs{t};
-               },
-               {input({4, 5}), input({5})},
-               kTolF32});
-  c.push_back({"mul_inplace_scalar_f16",
-               [](const Inputs& x) {
-                 Tensor t = x[0].clone();
-                 t.mul_(0.5);
-                 return Outputs{t};
-               },
-               {input(kMatrix, kFloat16)},
-               kTolF16});
-  c.push_back({"add_inplace_into_view",
-               [](const Inputs& x) {
-                 Tensor t = x[0].clone();
-                 t.transpose(0, 1).add_(x[1]);
-                 return Outputs{t};
-               },
-               {input({6, 9}), input({9, 6})},
-               kTolF32});
-
-  // ---- Unary ----------------------------------------------------------------------------------
-  const Shape kVector = {1001};
-  c.push_back(
-      {"neg_f32", [](const Inputs& x) { return Outputs{neg(x[0])}; }, {input(kVector)}, kTolExact});
-  c.push_back(
-      {"abs_f32", [](const Inputs& x) { return Outputs{abs(x[0])}; }, {input(kVector)}, kTolExact});
-  c.push_back({"exp_f32",
-               [](const Inputs& x) { return Outputs{exp(x[0])}; },
-               {input(kVector, kFloat32, -3, 3)},
-               kTolF32});
-  c.push_back({"log_f32",
-               [](const Inputs& x) { return Outputs{log(x[0])}; },
-               {input(kVector, kFloat32, 0.1, 10)},
-               kTolF32});
-  c.push_back({"sqrt_f32",
-               [](const Inputs& x) { return Outputs{sqrt(x[0])}; },
-               {input(kVector, kFloat32, 0.01, 10)},
-               kTolF32});
-  c.push_back({"tanh_f32",
-               [](const Inputs& x) { return Outputs{tanh(x[0])}; },
-               {input(kVector, kFloat32, -3, 3)},
-               kTolF32});
-  c.push_back({"sigmoid_f32",
-               [](const Inputs& x) { return Outputs{sigmoid(x[0])}; },
-               {input(kVector, kFloat32, -8, 8)},
-               kTolF32});
-  c.push_back({"relu_f32",
-               [](const Inputs& x) { return Outputs{relu(x[0])}; },
-               {input(kVector)},
-               kTolExact});
+  add_floating_grid(c, binary, kMatrix);
+  add_floating_grid(c, unary, kVector);
   c.push_back({"tanh_f32_3d",
                [](const Inputs& x) { return Outputs{x[0].tanh()}; },
                {input({5, 7, 11}, kFloat32, -3, 3)},
                kTolF32});
-  c.push_back({"exp_f64",
-               [](const Inputs& x) { return Outputs{exp(x[0])}; },
-               {input(kVector, kFloat64, -3, 3)},
-               kTolF64});
-  c.push_back({"log_f64",
-               [](const Inputs& x) { return Outputs{log(x[0])}; },
-               {input(kVector, kFloat64, 0.1, 10)},
-               kTolF64});
-  c.push_back({"sigmoid_f64",
-               [](const Inputs& x) { return Outputs{sigmoid(x[0])}; },
-               {input(kVector, kFloat64, -8, 8)},
-               kTolF64});
-  c.push_back({"exp_f16",
-               [](const Inputs& x) { return Outputs{exp(x[0])}; },
-               {input(kVector, kFloat16, -3, 3)},
-               kTolF16});
-  c.push_back({"log_f16",
-               [](const Inputs& x) { return Outputs{log(x[0])}; },
-               {input(kVector, kFloat16, 0.1, 10)},
-               kTolF16});
-  c.push_back({"tanh_f16",
-               [](const Inputs& x) { return Outputs{tanh(x[0])}; },
-               {input(kVector, kFloat16, -3, 3)},
-               kTolF16});
-  c.push_back({"sigmoid_f16",
-               [](const Inputs& x) { return Outputs{sigmoid(x[0])}; },
-               {input(kVector, kFloat16, -8, 8)},
-               kTolF16});
-  c.push_back({"sqrt_bf16",
-               [](const Inputs& x) { return Outputs{sqrt(x[0])}; },
-               {input(kVector, kBFloat16, 0.01, 10)},
-               kTolBF16});
-  c.push_back({"exp_bf16",
-               [](const Inputs& x) { return Outputs{exp(x[0])}; },
-               {input(kVector, kBFloat16, -3, 3)},
-               kTolBF16});
-  c.push_back({"relu_bf16",
-               [](const Inputs& x) { return Outputs{relu(x[0])}; },
-               {input(kVector, kBFloat16)},
-               kTolExact});
-  c.push_back({"abs_bf16",
-               [](const Inputs& x) { return Outputs{abs(x[0])}; },
-               {input(kVector, kBFloat16)},
-               kTolExact});
-  c.push_back({"neg_i64",
-               [](const Inputs& x) { return Outputs{neg(x[0])}; },
-               {input(kVector, kInt64, -1e6, 1e6)},
-               kTolExact});
-  c.push_back({"abs_i32",
-               [](const Inputs& x) { return Outputs{abs(x[0])}; },
-               {input(kVector, kInt32, -1e6, 1e6)},
-               kTolExact});
-  c.push_back({"relu_i32",
-               [](const Inputs& x) { return Outputs{relu(x[0])}; },
-               {input(kVector, kInt32, -100, 100)},
-               kTolExact});
-  c.push_back({"relu_u8",
-               [](const Inputs& x) { return Outputs{relu(x[0])}; },
-               {input(kVector, kUInt8, 0, 255)},
-               kTolExact});
-  // Floating ops of integers compute in float32.
-  c.push_back({"exp_i64",
-               [](const Inputs& x) { return Outputs{exp(x[0])}; },
-               {input(kVector, kInt64, -5, 5)},
-               kTolF32});
-  c.push_back({"sqrt_i32",
-               [](const Inputs& x) { return Outputs{sqrt(x[0])}; },
-               {input(kVector, kInt32, 0, 100)},
-               kTolF32});
+  return c;
+}
 
-  // ---- Compare --------------------------------------------------------------------------------
-  c.push_back({"gt_f32",
-               [](const Inputs& x) { return Outputs{gt(x[0], x[1])}; },
-               {input(kMatrix), input(kMatrix)},
-               kTolExact});
-  c.push_back({"lt_f32",
-               [](const Inputs& x) { return Outputs{lt(x[0], x[1])}; },
-               {input(kMatrix), input(kMatrix)},
-               kTolExact});
-  // Integer-valued floats, so that equal pairs are common.
-  c.push_back({"ge_f32_ties",
-               [](const Inputs& x) { return Outputs{ge(x[0].to(kFloat32), x[1].to(kFloat32))}; },
-               {input(kMatrix, kInt32, 0, 3), input(kMatrix, kInt32, 0, 3)},
-               kTolExact});
-  c.push_back({"le_f16_ties",
-               [](const Inputs& x) { return Outputs{le(x[0].to(kFloat16), x[1].to(kFloat16))}; },
-               {input(kMatrix, kInt32, 0, 3), input(kMatrix, kInt32, 0, 3)},
-               kTolExact});
-  c.push_back({"eq_i32",
-               [](const Inputs& x) { return Outputs{eq(x[0], x[1])}; },
-               {input(kMatrix, kInt32, 0, 3), input(kMatrix, kInt32, 0, 3)},
-               kTolExact});
-  c.push_back({"ne_i64",
-               [](const Inputs& x) { return Outputs{ne(x[0], x[1])}; },
-               {input(kMatrix, kInt64, 0, 3), input(kMatrix, kInt64, 0, 3)},
-               kTolExact});
-  c.push_back({"eq_bool",
-               [](const Inputs& x) { return Outputs{eq(x[0], x[1])}; },
-               {input(kMatrix, kBool), input(kMatrix, kBool)},
-               kTolExact});
-  c.push_back({"gt_broadcast_bf16",
-               [](const Inputs& x) { return Outputs{gt(x[0], x[1])}; },
-               {input({12, 9}, kBFloat16), input({9}, kBFloat16)},
-               kTolExact});
-  c.push_back({"gt_scalar_f32",
-               [](const Inputs& x) { return Outputs{gt(x[0], 0.25)}; },
-               {input(kMatrix)},
-               kTolExact});
-  c.push_back({"le_scalar_f16",
-               [](const Inputs& x) { return Outputs{le(x[0], 0.1)}; },
-               {input(kMatrix, kFloat16)},
-               kTolExact});
-  c.push_back({"eq_scalar_i64",
-               [](const Inputs& x) { return Outputs{eq(x[0], 2.0)}; },
-               {input(kMatrix, kInt64, 0, 4)},
-               kTolExact});
-  c.push_back({"ne_scalar_bf16",
-               [](const Inputs& x) { return Outputs{ne(x[0], 0.5)}; },
-               {input(kMatrix, kBFloat16, 0, 2)},
-               kTolExact});
-  c.push_back({"lt_scalar_u8",
-               [](const Inputs& x) { return Outputs{lt(x[0], 100.0)}; },
-               {input(kMatrix, kUInt8, 0, 255)},
-               kTolExact});
-  c.push_back({"ge_scalar_transposed",
-               [](const Inputs& x) { return Outputs{ge(x[0], 0.0)}; },
-               {input({30, 20}, kFloat32, -1, 1, kTransposed)},
-               kTolExact});
+// ---- Elementwise rows spelled out: integer dtypes, comparisons ----------------------------------
+// `op` on `dtype` inputs, input i drawn from ranges[i]; named <op>_<dtype><suffix>.
+struct ElementwiseRow {
+  Op op;
+  DType dtype;
+  std::vector<Range> ranges;  // one per input
+  Tolerance tolerance = kTolExact;
+  const char* suffix = "";
+};
 
-  // ---- Where ----------------------------------------------------------------------------------
-  c.push_back({"where_f32",
-               [](const Inputs& x) { return Outputs{where(x[0], x[1], x[2])}; },
-               {input({4, 5}, kBool), input({4, 5}), input({5})},
-               kTolExact});
-  c.push_back({"where_f16_broadcast_cond",
-               [](const Inputs& x) { return Outputs{where(x[0], x[1], x[2])}; },
-               {input({7, 1}, kBool), input({7, 9}, kFloat16), input({7, 9}, kFloat16)},
-               kTolExact});
-  c.push_back({"where_i64_strided",
-               [](const Inputs& x) { return Outputs{where(x[0], x[1], x[2])}; },
-               {input({10, 12}, kBool, -1, 1, kExpanded),
-                input({10, 12}, kInt64, -100, 100, kTransposed), input({}, kInt64, -100, 100)},
-               kTolExact});
-  c.push_back({"where_large",
-               [](const Inputs& x) { return Outputs{where(x[0], x[1], x[2])}; },
-               {input({100003}, kBool), input({100003}), input({100003})},
-               kTolExact});
+void add_rows(std::vector<OpCase>& c, const std::vector<ElementwiseRow>& rows, const Shape& shape) {
+  for (const ElementwiseRow& r : rows)
+    c.push_back(elementwise_row(r.op, r.dtype, shape, r.ranges, r.tolerance, r.suffix));
+}
 
-  // ---- Cast (Tensor::to(DType)): one shared conversion function, so results are identical -----
+// Integer ranges keep the results inside the dtype, except in the rows named *_wraps, where both
+// devices must wrap alike. Division and the floating ops of integers compute in float32.
+std::vector<OpCase> integer_and_compare_cases() {
+  const std::vector<ElementwiseRow> binary = {
+      {kAdd, kInt32, {{-1000, 1000}, {-1000, 1000}}},
+      {kSub, kInt64, {{-1e9, 1e9}, {-1e9, 1e9}}},
+      {kMul, kInt64, {{-1e5, 1e5}, {-1e5, 1e5}}},
+      {kMul, kUInt8, {{0, 255}, {0, 255}}, kTolExact, "_wraps"},
+      {kPow, kInt64, {{-4, 5}, {0, 6}}},
+      {kMaximum, kInt32, {{-50, 50}, {-50, 50}}},
+      {kMinimum, kUInt8, {{0, 255}, {0, 255}}},
+      {kDiv, kInt32, {{-100, 100}, {1, 10}}, kTolF32},
+      // Comparisons; small integer ranges make equal pairs common.
+      {kGt, kFloat32, {kUnit, kUnit}},
+      {kLt, kFloat32, {kUnit, kUnit}},
+      {kEq, kInt32, {{0, 3}, {0, 3}}},
+      {kNe, kInt64, {{0, 3}, {0, 3}}},
+      {kEq, kBool, {kUnit, kUnit}},
+  };
+  const std::vector<ElementwiseRow> unary = {
+      {kNeg, kInt64, {{-1e6, 1e6}}},      {kAbs, kInt32, {{-1e6, 1e6}}},
+      {kRelu, kInt32, {{-100, 100}}},     {kRelu, kUInt8, {{0, 255}}},
+      {kExp, kInt64, {{-5, 5}}, kTolF32}, {kSqrt, kInt32, {{0, 100}}, kTolF32},
+  };
+  std::vector<OpCase> c;
+  add_rows(c, binary, kMatrix);
+  add_rows(c, unary, kVector);
+  return c;
+}
+
+// ---- Tensor op scalar, scalar op tensor (rsub, rdiv) --------------------------------------------
+struct ScalarRow {
+  const char* name;
+  Tensor (*apply)(const Tensor&, double);
+  double scalar;
+  InputSpec input;
+  Tolerance tolerance;
+};
+
+std::vector<OpCase> scalar_cases() {
+  const ScalarRow rows[] = {
+      {"add_scalar_f32", [](const Tensor& t, double s) { return t + s; }, 0.5, input(kMatrix),
+       kTolF32},
+      {"rsub_scalar_f32", [](const Tensor& t, double s) { return s - t; }, 2.0, input(kMatrix),
+       kTolF32},
+      {"rdiv_scalar_f32", [](const Tensor& t, double s) { return s / t; }, 1.0,
+       input(kMatrix, kFloat32, 0.5, 2.0), kTolF32},
+      {"pow_scalar_f32", [](const Tensor& t, double s) { return pow(t, s); }, 2.5,
+       input(kMatrix, kFloat32, 0.1, 2.0), kTolF32},
+      {"mul_scalar_f16", [](const Tensor& t, double s) { return t * s; }, 3.0,
+       input(kMatrix, kFloat16), kTolF16},
+      {"sub_scalar_bf16", [](const Tensor& t, double s) { return t - s; }, 0.3,
+       input(kMatrix, kBFloat16), kTolBF16},
+      {"add_scalar_i32", [](const Tensor& t, double s) { return t + s; }, 3.0,
+       input(kMatrix, kInt32, -100, 100), kTolExact},
+      // A fractional scalar makes the integer result float32.
+      {"mul_scalar_i64_fractional", [](const Tensor& t, double s) { return t * s; }, 0.5,
+       input(kMatrix, kInt64, -100, 100), kTolF32},
+      // Comparisons with a scalar.
+      {"gt_scalar_f32", [](const Tensor& t, double s) { return gt(t, s); }, 0.25, input(kMatrix),
+       kTolExact},
+      {"le_scalar_f16", [](const Tensor& t, double s) { return le(t, s); }, 0.1,
+       input(kMatrix, kFloat16), kTolExact},
+      {"eq_scalar_i64", [](const Tensor& t, double s) { return eq(t, s); }, 2.0,
+       input(kMatrix, kInt64, 0, 4), kTolExact},
+      {"ne_scalar_bf16", [](const Tensor& t, double s) { return ne(t, s); }, 0.5,
+       input(kMatrix, kBFloat16, 0, 2), kTolExact},
+      {"lt_scalar_u8", [](const Tensor& t, double s) { return lt(t, s); }, 100.0,
+       input(kMatrix, kUInt8, 0, 255), kTolExact},
+      {"ge_scalar_transposed", [](const Tensor& t, double s) { return ge(t, s); }, 0.0,
+       input({30, 20}, kFloat32, -1, 1, kTransposed), kTolExact},
+  };
+  std::vector<OpCase> c;
+  for (const ScalarRow& r : rows) {
+    const auto apply = r.apply;
+    const double scalar = r.scalar;
+    c.push_back({r.name,
+                 [apply, scalar](const Inputs& x) { return Outputs{apply(x[0], scalar)}; },
+                 {r.input},
+                 r.tolerance});
+  }
+  return c;
+}
+
+// ---- Broadcasting, non-contiguous and misaligned inputs, large tensors --------------------------
+std::vector<OpCase> broadcast_and_layout_cases() {
+  return {
+      {"add_broadcast_3d", kAdd.apply, {input({4, 1, 6}), input({5, 1})}, kTolF32},
+      {"mul_broadcast_outer", kMul.apply, {input({31, 1}), input({1, 43})}, kTolF32},
+      {"sub_broadcast_0d", kSub.apply, {input({}), input({7})}, kTolF32},
+      {"add_broadcast_row_f16",
+       kAdd.apply,
+       {input({8, 16}, kFloat16), input({16}, kFloat16)},
+       kTolF16},
+      {"add_0d_0d", kAdd.apply, {input({}), input({})}, kTolF32},
+      {"add_empty", kAdd.apply, {input({0, 3}), input({3})}, kTolExact},
+      {"add_transposed",
+       kAdd.apply,
+       {input({48, 40}, kFloat32, -1, 1, kTransposed), input({48, 40})},
+       kTolF32},
+      {"mul_step_sliced",
+       kMul.apply,
+       {input({20, 30}, kFloat32, -1, 1, kStepSliced),
+        input({20, 30}, kFloat32, -1, 1, kTransposed)},
+       kTolF32},
+      {"add_offset_1d",
+       kAdd.apply,
+       {input({1001}, kFloat32, -1, 1, kOffset), input({1001})},
+       kTolF32},
+      {"add_expanded",
+       kAdd.apply,
+       {input({6, 50}, kFloat32, -1, 1, kExpanded), input({6, 50})},
+       kTolF32},
+      {"add_transposed_4d",
+       kAdd.apply,
+       {input({2, 3, 8, 5}, kFloat32, -1, 1, kTransposed), input({3, 1, 5})},
+       kTolF32},
+      {"exp_step_sliced", kExp.apply, {input({17, 19}, kFloat32, -3, 3, kStepSliced)}, kTolF32},
+      {"sub_offset_f16",
+       kSub.apply,
+       {input({9, 7}, kFloat16, -1, 1, kOffset), input({7}, kFloat16)},
+       kTolF16},
+      // Grid-stride loops run several rounds.
+      {"add_large_f32", kAdd.apply, {input({(1 << 22) + 3}), input({(1 << 22) + 3})}, kTolF32},
+  };
+}
+
+// ---- Compare (ties, broadcasting), where --------------------------------------------------------
+std::vector<OpCase> compare_and_where_cases() {
+  return {
+      // Integer-valued floats, so that equal pairs are common.
+      {"ge_f32_ties",
+       [](const Inputs& x) { return Outputs{ge(x[0].to(kFloat32), x[1].to(kFloat32))}; },
+       {input(kMatrix, kInt32, 0, 3), input(kMatrix, kInt32, 0, 3)},
+       kTolExact},
+      {"le_f16_ties",
+       [](const Inputs& x) { return Outputs{le(x[0].to(kFloat16), x[1].to(kFloat16))}; },
+       {input(kMatrix, kInt32, 0, 3), input(kMatrix, kInt32, 0, 3)},
+       kTolExact},
+      {"gt_broadcast_bf16",
+       kGt.apply,
+       {input({12, 9}, kBFloat16), input({9}, kBFloat16)},
+       kTolExact},
+      {"where_f32", kWhere.apply, {input({4, 5}, kBool), input({4, 5}), input({5})}, kTolExact},
+      {"where_f16_broadcast_cond",
+       kWhere.apply,
+       {input({7, 1}, kBool), input({7, 9}, kFloat16), input({7, 9}, kFloat16)},
+       kTolExact},
+      {"where_i64_strided",
+       kWhere.apply,
+       {input({10, 12}, kBool, -1, 1, kExpanded), input({10, 12}, kInt64, -100, 100, kTransposed),
+        input({}, kInt64, -100, 100)},
+       kTolExact},
+      {"where_large",
+       kWhere.apply,
+       {input({100003}, kBool), input({100003}), input({100003})},
+       kTolExact},
+  };
+}
+
+// ---- Cast (Tensor::to(DType)): one shared conversion function, so results are identical ---------
+std::vector<OpCase> cast_cases() {
   struct CastRow {
     const char* name;
     DType from, to;
@@ -473,6 +334,7 @@ std::vector<OpCase> make_cases() {
       {"cast_bool_to_f32", kBool, kFloat32, 0, 1},
       {"cast_bool_to_i64", kBool, kInt64, 0, 1},
   };
+  std::vector<OpCase> c;
   for (const CastRow& row : casts) {
     const DType to = row.to;
     c.push_back({row.name,
@@ -484,8 +346,37 @@ std::vector<OpCase> make_cases() {
                [](const Inputs& x) { return Outputs{x[0].to(kFloat16)}; },
                {input({40, 24}, kFloat32, -10, 10, kTransposed)},
                kTolExact});
+  return c;
+}
 
-  // ---- Fill -----------------------------------------------------------------------------------
+// ---- In place, fill, copy -----------------------------------------------------------------------
+// `change` applied in place to a copy of x[0]: the row's output.
+template <typename F>
+RowFn on_copy(F change) {
+  return [change](const Inputs& x) {
+    Tensor t = x[0].clone();
+    change(t, x);
+    return Outputs{t};
+  };
+}
+
+std::vector<OpCase> inplace_cases() {
+  const auto add_ = on_copy([](Tensor& t, const Inputs& x) { t.add_(x[1]); });
+  return {
+      {"add_inplace_f32", add_, {input(kMatrix), input(kMatrix)}, kTolF32},
+      {"add_inplace_broadcast", add_, {input({4, 5}), input({5})}, kTolF32},
+      {"mul_inplace_scalar_f16",
+       on_copy([](Tensor& t, const Inputs&) { t.mul_(0.5); }),
+       {input(kMatrix, kFloat16)},
+       kTolF16},
+      {"add_inplace_into_view",
+       on_copy([](Tensor& t, const Inputs& x) { t.transpose(0, 1).add_(x[1]); }),
+       {input({6, 9}), input({9, 6})},
+       kTolF32},
+  };
+}
+
+std::vector<OpCase> fill_cases() {
   struct FillRow {
     const char* name;
     DType dtype;
@@ -495,225 +386,180 @@ std::vector<OpCase> make_cases() {
                            {"fill_f16", kFloat16, 0.1}, {"fill_bf16", kBFloat16, 3.3},
                            {"fill_i64", kInt64, -7},    {"fill_i32", kInt32, 123456},
                            {"fill_u8", kUInt8, 200},    {"fill_bool", kBool, 1}};
+  std::vector<OpCase> c;
   for (const FillRow& row : fills) {
     const double value = row.value;
     c.push_back({row.name,
-                 [value](const Inputs& x) {
-                   Tensor t = x[0].clone();
-                   t.fill_(value);
-                   return Outputs{t};
-                 },
+                 on_copy([value](Tensor& t, const Inputs&) { t.fill_(value); }),
                  {input(kMatrix, row.dtype)},
                  kTolExact});
   }
   c.push_back({"fill_transposed_view",
-               [](const Inputs& x) {
-                 Tensor t = x[0].clone();
-                 t.transpose(0, 1).fill_(3.0);
-                 return Outputs{t};
-               },
+               on_copy([](Tensor& t, const Inputs&) { t.transpose(0, 1).fill_(3.0); }),
                {input({13, 17})},
                kTolExact});
   c.push_back({"fill_step_sliced_view",
-               [](const Inputs& x) {
-                 Tensor t = x[0].clone();
-                 t.slice(1, 0, 17, 2).fill_(-1.0);
-                 return Outputs{t};
-               },
+               on_copy([](Tensor& t, const Inputs&) { t.slice(1, 0, 17, 2).fill_(-1.0); }),
                {input({13, 17}, kFloat16)},
                kTolExact});
+  return c;
+}
 
-  // ---- Copy -----------------------------------------------------------------------------------
-  c.push_back({"contiguous_of_transposed",
-               [](const Inputs& x) { return Outputs{x[0].contiguous()}; },
-               {input({64, 48}, kFloat32, -1, 1, kTransposed)},
-               kTolExact});
-  c.push_back({"clone_step_sliced_i64",
-               [](const Inputs& x) { return Outputs{x[0].clone()}; },
-               {input({9, 31}, kInt64, -100, 100, kStepSliced)},
-               kTolExact});
-  c.push_back({"copy_broadcast",
-               [](const Inputs& x) {
-                 Tensor dst = zeros({4, 5}, on_device_of(x[0], kFloat32));
-                 dst.copy_(x[0]);
-                 return Outputs{dst};
-               },
-               {input({5})},
-               kTolExact});
-  c.push_back({"copy_cast_into_transposed_view",
-               [](const Inputs& x) {
-                 Tensor dst = zeros({6, 8}, on_device_of(x[0], kFloat16));
-                 dst.transpose(0, 1).copy_(x[0]);
-                 return Outputs{dst};
-               },
-               {input({8, 6})},
-               kTolExact});
+// Options for a tensor created inside a row, on the device the row runs on.
+TensorOptions on_device_of(const Tensor& t, DType dtype) {
+  return TensorOptions(dtype).device(t.device());
+}
 
-  // ---- cat, stack -----------------------------------------------------------------------------
-  c.push_back({"cat_dim0",
-               [](const Inputs& x) {
-                 return Outputs{cat({x[0], x[1]}, 0)};
-               },
-               {input({3, 5}), input({4, 5})},
-               kTolExact});
-  c.push_back({"cat_dim1_three",
-               [](const Inputs& x) {
-                 return Outputs{cat({x[0], x[1], x[2]}, 1)};
-               },
-               {input({3, 2}), input({3, 7}), input({3, 1})},
-               kTolExact});
-  c.push_back({"cat_f16_transposed",
-               [](const Inputs& x) {
-                 return Outputs{cat({x[0], x[1]}, 1)};
-               },
-               {input({6, 4}, kFloat16, -1, 1, kTransposed), input({6, 3}, kFloat16)},
-               kTolExact});
-  c.push_back({"cat_i64_3d_last",
-               [](const Inputs& x) {
-                 return Outputs{cat({x[0], x[1]}, 2)};
-               },
-               {input({2, 3, 4}, kInt64, -9, 9), input({2, 3, 5}, kInt64, -9, 9)},
-               kTolExact});
-  c.push_back({"stack_dim0",
-               [](const Inputs& x) {
-                 return Outputs{stack({x[0], x[1], x[2]}, 0)};
-               },
-               {input({3, 4}), input({3, 4}), input({3, 4})},
-               kTolExact});
-  c.push_back({"stack_dim2",
-               [](const Inputs& x) {
-                 return Outputs{stack({x[0], x[1]}, 2)};
-               },
-               {input({3, 4}, kBFloat16), input({3, 4}, kBFloat16, -1, 1, kTransposed)},
-               kTolExact});
+std::vector<OpCase> copy_cases() {
+  return {
+      {"contiguous_of_transposed",
+       [](const Inputs& x) { return Outputs{x[0].contiguous()}; },
+       {input({64, 48}, kFloat32, -1, 1, kTransposed)},
+       kTolExact},
+      {"clone_step_sliced_i64",
+       [](const Inputs& x) { return Outputs{x[0].clone()}; },
+       {input({9, 31}, kInt64, -100, 100, kStepSliced)},
+       kTolExact},
+      {"copy_broadcast",
+       [](const Inputs& x) {
+         Tensor dst = zeros({4, 5}, on_device_of(x[0], kFloat32));
+         dst.copy_(x[0]);
+         return Outputs{dst};
+       },
+       {input({5})},
+       kTolExact},
+      {"copy_cast_into_transposed_view",
+       [](const Inputs& x) {
+         Tensor dst = zeros({6, 8}, on_device_of(x[0], kFloat16));
+         dst.transpose(0, 1).copy_(x[0]);
+         return Outputs{dst};
+       },
+       {input({8, 6})},
+       kTolExact},
+  };
+}
 
-  // ---- Reductions -----------------------------------------------------------------------------
-  const Shape kReduceShape = {37, 129};
-  c.push_back({"sum_dim0",
-               [](const Inputs& x) { return Outputs{x[0].sum({0})}; },
-               {input(kReduceShape)},
-               kTolF32Sum});
-  c.push_back({"sum_dim1",
-               [](const Inputs& x) { return Outputs{x[0].sum({1})}; },
-               {input(kReduceShape)},
-               kTolF32Sum});
-  c.push_back({"sum_all",
-               [](const Inputs& x) { return Outputs{x[0].sum()}; },
-               {input(kReduceShape)},
-               kTolF32Sum});
-  c.push_back({"sum_dim1_keepdim",
-               [](const Inputs& x) { return Outputs{x[0].sum({1}, true)}; },
-               {input(kReduceShape)},
-               kTolF32Sum});
-  c.push_back({"sum_dims02_3d",
-               [](const Inputs& x) {
-                 return Outputs{x[0].sum({0, 2})};
-               },
-               {input({6, 7, 8})},
-               kTolF32Sum});
-  c.push_back({"sum_transposed",
-               [](const Inputs& x) { return Outputs{x[0].sum({1})}; },
-               {input({50, 40}, kFloat32, -1, 1, kTransposed)},
-               kTolF32Sum});
-  c.push_back({"sum_i32_to_i64",
-               [](const Inputs& x) { return Outputs{x[0].sum({1})}; },
-               {input(kReduceShape, kInt32, -1000, 1000)},
-               kTolExact});
-  c.push_back({"sum_f16",
-               [](const Inputs& x) { return Outputs{x[0].sum({1})}; },
-               {input({16, 100}, kFloat16)},
-               kTolF16});
-  c.push_back({"sum_f64_all",
-               [](const Inputs& x) { return Outputs{x[0].sum()}; },
-               {input(kReduceShape, kFloat64)},
-               kTolF64});
-  c.push_back({"sum_large",
-               [](const Inputs& x) { return Outputs{x[0].sum()}; },
-               {input({1 << 22}, kFloat32, 0, 1)},
-               kTolF32Sum});
-  c.push_back({"mean_dim1",
-               [](const Inputs& x) { return Outputs{x[0].mean({1})}; },
-               {input(kReduceShape)},
-               kTolF32Sum});
-  c.push_back({"mean_all",
-               [](const Inputs& x) { return Outputs{x[0].mean()}; },
-               {input(kReduceShape)},
-               kTolF32Sum});
-  c.push_back({"mean_dim0_keepdim",
-               [](const Inputs& x) { return Outputs{x[0].mean({0}, true)}; },
-               {input(kReduceShape)},
-               kTolF32Sum});
-  c.push_back({"mean_large",
-               [](const Inputs& x) { return Outputs{x[0].mean()}; },
-               {input({1 << 22}, kFloat32, 0, 1)},
-               kTolF32Sum});
-  c.push_back({"max_dim0",
-               [](const Inputs& x) { return Outputs{x[0].max({0})}; },
-               {input(kReduceShape)},
-               kTolExact});
-  c.push_back({"max_dim1_keepdim",
-               [](const Inputs& x) { return Outputs{x[0].max({1}, true)}; },
-               {input(kReduceShape)},
-               kTolExact});
-  c.push_back({"max_all",
-               [](const Inputs& x) { return Outputs{x[0].max()}; },
-               {input(kReduceShape)},
-               kTolExact});
-  c.push_back({"max_i64_dim1",
-               [](const Inputs& x) { return Outputs{x[0].max({1})}; },
-               {input(kReduceShape, kInt64, -1e6, 1e6)},
-               kTolExact});
-  c.push_back({"max_bf16_all",
-               [](const Inputs& x) { return Outputs{x[0].max()}; },
-               {input({1000}, kBFloat16)},
-               kTolExact});
-  c.push_back({"argmax_dim1",
-               [](const Inputs& x) { return Outputs{x[0].argmax(1)}; },
-               {input(kReduceShape)},
-               kTolExact});
-  c.push_back({"argmax_dim0_keepdim",
-               [](const Inputs& x) { return Outputs{x[0].argmax(0, true)}; },
-               {input(kReduceShape)},
-               kTolExact});
-  c.push_back({"argmax_all",
-               [](const Inputs& x) { return Outputs{x[0].argmax()}; },
-               {input(kReduceShape)},
-               kTolExact});
-  c.push_back({"argmax_3d_dim1",
-               [](const Inputs& x) { return Outputs{x[0].argmax(1)}; },
-               {input({5, 33, 7})},
-               kTolExact});
-  // Many ties: the first maximum wins on both devices.
-  c.push_back({"argmax_ties_i32",
-               [](const Inputs& x) { return Outputs{x[0].argmax(1)}; },
-               {input({40, 50}, kInt32, 0, 3)},
-               kTolExact});
+// ---- cat, stack: all of a row's inputs along `dim` ----------------------------------------------
+RowFn cat_along(std::int64_t dim) {
+  return [dim](const Inputs& x) { return Outputs{cat(x, dim)}; };
+}
+RowFn stack_along(std::int64_t dim) {
+  return [dim](const Inputs& x) { return Outputs{stack(x, dim)}; };
+}
 
-  // ---- Matmul (f32; TF32 is off by default) ---------------------------------------------------
-  c.push_back({"matmul_2d",
-               [](const Inputs& x) { return Outputs{matmul(x[0], x[1])}; },
-               {input({64, 96}), input({96, 80})},
-               kTolF32Gemm});
-  c.push_back({"matmul_2d_odd",
-               [](const Inputs& x) { return Outputs{matmul(x[0], x[1])}; },
-               {input({33, 17}), input({17, 45})},
-               kTolF32Gemm});
-  c.push_back({"matmul_3d",
-               [](const Inputs& x) { return Outputs{matmul(x[0], x[1])}; },
-               {input({4, 32, 48}), input({4, 48, 24})},
-               kTolF32Gemm});
-  c.push_back({"matmul_3d_2d",
-               [](const Inputs& x) { return Outputs{matmul(x[0], x[1])}; },
-               {input({3, 20, 30}), input({30, 10})},
-               kTolF32Gemm});
-  c.push_back({"matmul_transposed_operands",
-               [](const Inputs& x) { return Outputs{matmul(x[0], x[1])}; },
-               {input({40, 50}, kFloat32, -1, 1, kTransposed),
-                input({50, 30}, kFloat32, -1, 1, kTransposed)},
-               kTolF32Gemm});
+std::vector<OpCase> cat_stack_cases() {
+  return {
+      {"cat_dim0", cat_along(0), {input({3, 5}), input({4, 5})}, kTolExact},
+      {"cat_dim1_three", cat_along(1), {input({3, 2}), input({3, 7}), input({3, 1})}, kTolExact},
+      {"cat_f16_transposed",
+       cat_along(1),
+       {input({6, 4}, kFloat16, -1, 1, kTransposed), input({6, 3}, kFloat16)},
+       kTolExact},
+      {"cat_i64_3d_last",
+       cat_along(2),
+       {input({2, 3, 4}, kInt64, -9, 9), input({2, 3, 5}, kInt64, -9, 9)},
+       kTolExact},
+      {"stack_dim0", stack_along(0), {input({3, 4}), input({3, 4}), input({3, 4})}, kTolExact},
+      {"stack_dim2",
+       stack_along(2),
+       {input({3, 4}, kBFloat16), input({3, 4}, kBFloat16, -1, 1, kTransposed)},
+       kTolExact},
+  };
+}
 
-  // ---- Random: the same seed gives the same numbers on every device ----------------------------
-  // The input only tells the row which device it runs on.
+// ---- Reductions ---------------------------------------------------------------------------------
+// A reduction over one dim (keepdim or not) or over all elements. Sums and means add in a
+// different order on each device (kTolF32Sum); max and argmax pick an element (exact).
+struct ReduceOp {
+  const char* name;
+  Tensor (*over_dim)(const Tensor&, std::int64_t dim, bool keepdim);
+  Tensor (*over_all)(const Tensor&);
+  Tolerance tolerance;  // for float32
+};
+
+constexpr ReduceOp kSum{"sum",
+                        [](const Tensor& t, std::int64_t d, bool k) { return t.sum({d}, k); },
+                        [](const Tensor& t) { return t.sum(); }, kTolF32Sum};
+constexpr ReduceOp kMean{"mean",
+                         [](const Tensor& t, std::int64_t d, bool k) { return t.mean({d}, k); },
+                         [](const Tensor& t) { return t.mean(); }, kTolF32Sum};
+constexpr ReduceOp kMax{"max",
+                        [](const Tensor& t, std::int64_t d, bool k) { return t.max({d}, k); },
+                        [](const Tensor& t) { return t.max(); }, kTolExact};
+constexpr ReduceOp kArgmax{"argmax",
+                           [](const Tensor& t, std::int64_t d, bool k) { return t.argmax(d, k); },
+                           [](const Tensor& t) { return t.argmax(); }, kTolExact};
+
+// x[0] reduced by `r` over `dim`, or over all elements when dim is nullopt.
+RowFn reduce(const ReduceOp& r, std::optional<std::int64_t> dim, bool keepdim = false) {
+  const auto over_dim = r.over_dim;
+  const auto over_all = r.over_all;
+  return [over_dim, over_all, dim, keepdim](const Inputs& x) {
+    return Outputs{dim ? over_dim(x[0], *dim, keepdim) : over_all(x[0])};
+  };
+}
+
+// Every reduction over dim 0, dim 1 (each with and without keepdim) and everything.
+void add_reduction_grid(std::vector<OpCase>& c) {
+  for (const ReduceOp* r : {&kSum, &kMean, &kMax, &kArgmax}) {
+    const std::string name = r->name;
+    for (std::int64_t dim : {0, 1}) {
+      const std::string over = name + "_dim" + std::to_string(dim);
+      c.push_back({over, reduce(*r, dim), {input(kReduceShape)}, r->tolerance});
+      c.push_back({over + "_keepdim", reduce(*r, dim, true), {input(kReduceShape)}, r->tolerance});
+    }
+    c.push_back({name + "_all", reduce(*r, std::nullopt), {input(kReduceShape)}, r->tolerance});
+  }
+}
+
+std::vector<OpCase> reduction_cases() {
+  std::vector<OpCase> c;
+  add_reduction_grid(c);
+  const std::vector<OpCase> rows = {
+      {"sum_dims02_3d",
+       [](const Inputs& x) {
+         return Outputs{x[0].sum({0, 2})};
+       },
+       {input({6, 7, 8})},
+       kTolF32Sum},
+      {"sum_transposed",
+       reduce(kSum, 1),
+       {input({50, 40}, kFloat32, -1, 1, kTransposed)},
+       kTolF32Sum},
+      {"sum_i32_to_i64", reduce(kSum, 1), {input(kReduceShape, kInt32, -1000, 1000)}, kTolExact},
+      {"sum_f16", reduce(kSum, 1), {input({16, 100}, kFloat16)}, kTolF16},
+      {"sum_f64_all", reduce(kSum, std::nullopt), {input(kReduceShape, kFloat64)}, kTolF64},
+      {"sum_large", reduce(kSum, std::nullopt), {input({1 << 22}, kFloat32, 0, 1)}, kTolF32Sum},
+      {"mean_large", reduce(kMean, std::nullopt), {input({1 << 22}, kFloat32, 0, 1)}, kTolF32Sum},
+      {"max_i64_dim1", reduce(kMax, 1), {input(kReduceShape, kInt64, -1e6, 1e6)}, kTolExact},
+      {"max_bf16_all", reduce(kMax, std::nullopt), {input({1000}, kBFloat16)}, kTolExact},
+      {"argmax_3d_dim1", reduce(kArgmax, 1), {input({5, 33, 7})}, kTolExact},
+      // Many ties: the first maximum wins on both devices.
+      {"argmax_ties_i32", reduce(kArgmax, 1), {input({40, 50}, kInt32, 0, 3)}, kTolExact},
+  };
+  c.insert(c.end(), rows.begin(), rows.end());
+  return c;
+}
+
+// ---- Matmul (f32; TF32 is off by default) -------------------------------------------------------
+std::vector<OpCase> matmul_cases() {
+  const RowFn mm = [](const Inputs& x) { return Outputs{matmul(x[0], x[1])}; };
+  return {
+      {"matmul_2d", mm, {input({64, 96}), input({96, 80})}, kTolF32Gemm},
+      {"matmul_2d_odd", mm, {input({33, 17}), input({17, 45})}, kTolF32Gemm},
+      {"matmul_3d", mm, {input({4, 32, 48}), input({4, 48, 24})}, kTolF32Gemm},
+      {"matmul_3d_2d", mm, {input({3, 20, 30}), input({30, 10})}, kTolF32Gemm},
+      {"matmul_transposed_operands",
+       mm,
+       {input({40, 50}, kFloat32, -1, 1, kTransposed),
+        input({50, 30}, kFloat32, -1, 1, kTransposed)},
+       kTolF32Gemm},
+  };
+}
+
+// ---- Random: the same seed gives the same numbers on every device -------------------------------
+// The input only tells the row which device it runs on.
+std::vector<OpCase> random_cases() {
   struct RandomRow {
     const char* name;
     bool normal;
@@ -729,6 +575,7 @@ std::vector<OpCase> make_cases() {
       // Box-Muller in double: log/sin/cos may differ by an ulp between libm and CUDA.
       {"randn_f64", true, kFloat64, {1e-14, 1e-15}},
   };
+  std::vector<OpCase> c;
   for (const RandomRow& row : randoms) {
     const bool normal = row.normal;
     const DType dtype = row.dtype;
@@ -760,11 +607,52 @@ InputSpec input(Shape shape, DType dtype, double low, double high, Layout layout
   return InputSpec{std::move(shape), dtype, low, high, layout};
 }
 
+Tolerance elementwise_tolerance(DType dtype) {
+  switch (dtype) {
+    case kFloat32:
+      return kTolF32;
+    case kFloat64:
+      return kTolF64;
+    case kFloat16:
+      return kTolF16;
+    case kBFloat16:
+      return kTolBF16;
+    default:
+      return kTolExact;
+  }
+}
+
+const char* dtype_suffix(DType dtype) {
+  switch (dtype) {
+    case kFloat32:
+      return "f32";
+    case kFloat64:
+      return "f64";
+    case kFloat16:
+      return "f16";
+    case kBFloat16:
+      return "bf16";
+    case kInt64:
+      return "i64";
+    case kInt32:
+      return "i32";
+    case kUInt8:
+      return "u8";
+    case kBool:
+      return "bool";
+  }
+  LG_THROW(Error, "op table: unknown dtype");
+}
+
 const std::vector<OpCase>& device_op_cases() {
   static const std::vector<OpCase> cases = [] {
-    std::vector<OpCase> all = make_cases();
-    for (auto family : {activation_norm_op_cases, conv_op_cases, layer_op_cases}) {
-      for (OpCase& c : family())
+    std::vector<OpCase> all;
+    for (auto section :
+         {floating_elementwise_cases, integer_and_compare_cases, scalar_cases,
+          broadcast_and_layout_cases, compare_and_where_cases, cast_cases, inplace_cases,
+          fill_cases, copy_cases, cat_stack_cases, reduction_cases, matmul_cases, random_cases,
+          activation_norm_op_cases, conv_op_cases, layer_op_cases}) {
+      for (OpCase& c : section())
         all.push_back(std::move(c));
     }
     return all;

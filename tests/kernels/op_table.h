@@ -1,8 +1,9 @@
 // The table of op cases that drives the device tests (STYLE.md habit 3): each row applies one op
 // through the public API to seeded random inputs; test_device_ops.cpp runs every row on the CPU
-// (the reference) and on CUDA and compares. Adding an op means adding a row in op_table.cpp.
-//   {"add_f32", [](const Inputs& x) { return Outputs{x[0] + x[1]}; },
-//    {input({33, 65}), input({33, 65})}, kTolF32}
+// (the reference) and on CUDA and compares. Adding an op means adding a row in op_table.cpp:
+//   {"add_broadcast_3d", [](const Inputs& x) { return Outputs{x[0] + x[1]}; },
+//    {input({4, 1, 6}), input({5, 1})}, kTolF32}
+// or, for an elementwise op, one entry in a grid there that crosses it with every dtype.
 #pragma once
 
 #include <cstdint>
@@ -57,6 +58,14 @@ inline constexpr Tolerance kTolF32Sum{1e-5, 1e-4};
 // K <= 96 with inputs in [-1, 1]: order-of-summation differences stay near 1e-6; TF32 (which
 // must be off by default) would miss this by an order of magnitude.
 inline constexpr Tolerance kTolF32Gemm{1e-4, 1e-4};
+
+// The floating dtypes, which the tables cross elementwise ops with.
+inline constexpr DType kFloatingDTypes[] = {kFloat32, kFloat64, kFloat16, kBFloat16};
+// The tolerance of an elementwise result computed in `dtype`: kTolF32, kTolF64, kTolF16 or
+// kTolBF16; kTolExact for the integer dtypes and bool.
+Tolerance elementwise_tolerance(DType dtype);
+// How row names spell a dtype: "f32", "f64", "f16", "bf16", "i64", "i32", "u8", "bool".
+const char* dtype_suffix(DType dtype);
 
 struct OpCase {
   std::string name;  // unique; letters, digits and '_' (a GoogleTest parameter name)

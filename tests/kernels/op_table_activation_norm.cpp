@@ -19,6 +19,11 @@ Tensor leaf(const Tensor& t) {
   return t.clone().requires_grad_();
 }
 
+// tanhexp(x) -> y.  Inputs: x.
+Outputs tanhexp_forward(const Inputs& in) {
+  return {tanhexp(in[0])};
+}
+
 // tanhexp(x).backward(dy) -> dx.  Inputs: x, dy.
 Outputs tanhexp_grad(const Inputs& in) {
   Tensor x = leaf(in[0]);
@@ -52,62 +57,44 @@ void add_group_norm_rows(std::vector<OpCase>& c, const std::string& name, const 
                tol});
 }
 
-}  // namespace
-
-std::vector<OpCase> activation_norm_op_cases() {
-  std::vector<OpCase> c;
+// ---- TanhExp --------------------------------------------------------------------------------
+std::vector<OpCase> tanhexp_cases() {
   const Shape kOdd = {33, 65};  // not a multiple of any vector width
-
-  // ---- TanhExp --------------------------------------------------------------------------------
+  std::vector<OpCase> c;
+  // Forward and backward in every floating dtype.
+  for (DType dtype : kFloatingDTypes) {
+    const std::string suffix = dtype_suffix(dtype);
+    const Tolerance tolerance = elementwise_tolerance(dtype);
+    c.push_back({"tanhexp_" + suffix, tanhexp_forward, {input(kOdd, dtype, -6.0, 6.0)}, tolerance});
+    c.push_back({"tanhexp_backward_" + suffix,
+                 tanhexp_grad,
+                 {input(kOdd, dtype, -6.0, 6.0), input(kOdd, dtype)},
+                 tolerance});
+  }
   // Range [-100, 100] reaches both the saturated (x > 20) and the vanishing (x << 0) regime.
-  c.push_back({"tanhexp_f32",
-               [](const Inputs& x) { return Outputs{tanhexp(x[0])}; },
-               {input(kOdd, kFloat32, -6.0, 6.0)},
-               kTolF32});
   c.push_back({"tanhexp_wide_range_f32",
-               [](const Inputs& x) { return Outputs{tanhexp(x[0])}; },
+               tanhexp_forward,
                {input({4096}, kFloat32, -100.0, 100.0)},
-               kTolF32});
-  c.push_back({"tanhexp_f64",
-               [](const Inputs& x) { return Outputs{tanhexp(x[0])}; },
-               {input(kOdd, kFloat64, -6.0, 6.0)},
-               kTolF64});
-  c.push_back({"tanhexp_f16",
-               [](const Inputs& x) { return Outputs{tanhexp(x[0])}; },
-               {input(kOdd, kFloat16, -6.0, 6.0)},
-               kTolF16});
-  c.push_back({"tanhexp_bf16",
-               [](const Inputs& x) { return Outputs{tanhexp(x[0])}; },
-               {input(kOdd, kBFloat16, -6.0, 6.0)},
-               kTolBF16});
-  c.push_back({"tanhexp_offset_f32",
-               [](const Inputs& x) { return Outputs{tanhexp(x[0])}; },
-               {input({1001}, kFloat32, -6.0, 6.0, kOffset)},
-               kTolF32});
-  c.push_back({"tanhexp_transposed_f16",
-               [](const Inputs& x) { return Outputs{tanhexp(x[0])}; },
-               {input(kOdd, kFloat16, -6.0, 6.0, kTransposed)},
-               kTolF16});
-  c.push_back({"tanhexp_backward_f32",
-               tanhexp_grad,
-               {input(kOdd, kFloat32, -6.0, 6.0), input(kOdd, kFloat32)},
                kTolF32});
   c.push_back({"tanhexp_backward_wide_range_f32",
                tanhexp_grad,
                {input({4096}, kFloat32, -100.0, 100.0), input({4096}, kFloat32)},
                kTolF32});
-  c.push_back({"tanhexp_backward_f64",
-               tanhexp_grad,
-               {input(kOdd, kFloat64, -6.0, 6.0), input(kOdd, kFloat64)},
-               kTolF64});
-  c.push_back({"tanhexp_backward_f16",
-               tanhexp_grad,
-               {input(kOdd, kFloat16, -6.0, 6.0), input(kOdd, kFloat16)},
+  c.push_back({"tanhexp_offset_f32",
+               tanhexp_forward,
+               {input({1001}, kFloat32, -6.0, 6.0, kOffset)},
+               kTolF32});
+  c.push_back({"tanhexp_transposed_f16",
+               tanhexp_forward,
+               {input(kOdd, kFloat16, -6.0, 6.0, kTransposed)},
                kTolF16});
-  c.push_back({"tanhexp_backward_bf16",
-               tanhexp_grad,
-               {input(kOdd, kBFloat16, -6.0, 6.0), input(kOdd, kBFloat16)},
-               kTolBF16});
+  return c;
+}
+
+}  // namespace
+
+std::vector<OpCase> activation_norm_op_cases() {
+  std::vector<OpCase> c = tanhexp_cases();
 
   // ---- GroupNorm ------------------------------------------------------------------------------
   // Sums over whole groups differ in order between devices: the reduction tolerance.

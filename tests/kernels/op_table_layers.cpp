@@ -5,6 +5,10 @@
 // same mask. Class targets are int64 inputs in [0, C) (integer specs truncate toward zero).
 #include "kernels/op_table.h"
 
+#include <functional>
+#include <string>
+#include <utility>
+
 #include "autograd/functions.h"
 #include "autograd/nn_functions.h"
 #include "core/creation.h"
@@ -35,154 +39,144 @@ Outputs with_grads(const Inputs& x, const std::function<Tensor(const Inputs&)>& 
   return out;
 }
 
-}  // namespace
+// The row function that returns with_grads(x, fn): the output and the input gradients.
+std::function<Outputs(const Inputs&)> grads_of(std::function<Tensor(const Inputs&)> fn) {
+  return [fn](const Inputs& x) { return with_grads(x, fn); };
+}
 
-std::vector<OpCase> layer_op_cases() {
-  std::vector<OpCase> c;
-  const Layout kT = Layout::Transposed;
+constexpr Layout kT = Layout::Transposed;
 
-  // ---- Linear (matmul path) ----
-  c.push_back({"linear_f32",
-               [](const Inputs& x) {
-                 return with_grads(x, [](const Inputs& v) { return linear(v[0], v[1], v[2]); });
-               },
-               {input({3, 17, 40}), input({24, 40}), input({24})},
-               kTolF32Gemm});
+// ---- Linear (matmul path), pixel shuffle, pooling -------------------------------------------
+std::vector<OpCase> linear_shuffle_pool_cases() {
+  return {
+      {"linear_f32",
+       grads_of([](const Inputs& v) { return linear(v[0], v[1], v[2]); }),
+       {input({3, 17, 40}), input({24, 40}), input({24})},
+       kTolF32Gemm},
+      {"pixel_shuffle_f32",
+       grads_of([](const Inputs& v) { return pixel_shuffle(v[0], 3); }),
+       {input({2, 18, 5, 7})},
+       kTolExact},
+      {"pixel_unshuffle_bf16",
+       [](const Inputs& x) { return Outputs{pixel_unshuffle(x[0], 2)}; },
+       {input({2, 3, 6, 10}, kBFloat16)},
+       kTolExact},
+      {"max_pool2d_k2_f32",
+       grads_of([](const Inputs& v) {
+         return max_pool2d(v[0], {2, 2});
+       }),
+       {input({4, 5, 29, 31})},
+       kTolExact},
+      {"max_pool2d_k3s1p1_f32",
+       grads_of([](const Inputs& v) {
+         return max_pool2d(v[0], {3, 3}, {1, 1}, {1, 1});
+       }),
+       {input({2, 3, 13, 11}, kFloat32, -1, 1, kT)},
+       kTolF32},
+      {"max_pool2d_bf16",
+       [](const Inputs& x) {
+         return Outputs{max_pool2d(x[0], {3, 2}, {2, 1}, {1, 1})};
+       },
+       {input({2, 3, 13, 11}, kBFloat16)},
+       kTolExact},
+      {"avg_pool2d_k3s2p1_f32",
+       grads_of([](const Inputs& v) {
+         return avg_pool2d(v[0], {3, 3}, {2, 2}, {1, 1});
+       }),
+       {input({3, 4, 17, 15})},
+       kTolF32},
+      {"avg_pool2d_bf16",
+       [](const Inputs& x) {
+         return Outputs{avg_pool2d(x[0], {2, 2})};
+       },
+       {input({3, 4, 16, 14}, kBFloat16)},
+       kTolBF16},
+  };
+}
 
-  // ---- Pixel shuffle ----
-  c.push_back({"pixel_shuffle_f32",
-               [](const Inputs& x) {
-                 return with_grads(x, [](const Inputs& v) { return pixel_shuffle(v[0], 3); });
-               },
-               {input({2, 18, 5, 7})},
-               kTolExact});
-  c.push_back({"pixel_unshuffle_bf16",
-               [](const Inputs& x) { return Outputs{pixel_unshuffle(x[0], 2)}; },
-               {input({2, 3, 6, 10}, kBFloat16)},
-               kTolExact});
-
-  // ---- Pooling ----
-  c.push_back({"max_pool2d_k2_f32",
-               [](const Inputs& x) {
-                 return with_grads(x, [](const Inputs& v) { return max_pool2d(v[0], {2, 2}); });
-               },
-               {input({4, 5, 29, 31})},
-               kTolExact});
-  c.push_back({"max_pool2d_k3s1p1_f32",
-               [](const Inputs& x) {
-                 return with_grads(x, [](const Inputs& v) {
-                   return max_pool2d(v[0], {3, 3}, {1, 1}, {1, 1});
-                 });
-               },
-               {input({2, 3, 13, 11}, kFloat32, -1, 1, kT)},
-               kTolF32});
-  c.push_back({"max_pool2d_bf16",
-               [](const Inputs& x) {
-                 return Outputs{max_pool2d(x[0], {3, 2}, {2, 1}, {1, 1})};
-               },
-               {input({2, 3, 13, 11}, kBFloat16)},
-               kTolExact});
-  c.push_back({"avg_pool2d_k3s2p1_f32",
-               [](const Inputs& x) {
-                 return with_grads(x, [](const Inputs& v) {
-                   return avg_pool2d(v[0], {3, 3}, {2, 2}, {1, 1});
-                 });
-               },
-               {input({3, 4, 17, 15})},
-               kTolF32});
-  c.push_back({"avg_pool2d_bf16",
-               [](const Inputs& x) {
-                 return Outputs{avg_pool2d(x[0], {2, 2})};
-               },
-               {input({3, 4, 16, 14}, kBFloat16)},
-               kTolBF16});
-
-  // ---- Dropout: the same mask on both devices ----
-  c.push_back({"dropout_f32",
-               [](const Inputs& x) {
-                 return with_grads(x, [](const Inputs& v) {
-                   manual_seed(2024);
-                   return dropout(v[0], 0.3, true);
-                 });
-               },
-               {input({37, 101}, kFloat32, -1, 1, kT)},
-               kTolExact});
-  c.push_back({"dropout_bf16",
-               [](const Inputs& x) {
-                 manual_seed(77);
-                 return Outputs{dropout(x[0], 0.5, true)};
-               },
-               {input({1001}, kBFloat16)},
-               kTolExact});
-
-  // ---- Softmax ----
+// ---- Dropout (the same mask on both devices), softmax ---------------------------------------
+std::vector<OpCase> dropout_softmax_cases() {
+  std::vector<OpCase> c = {
+      {"dropout_f32",
+       grads_of([](const Inputs& v) {
+         manual_seed(2024);
+         return dropout(v[0], 0.3, true);
+       }),
+       {input({37, 101}, kFloat32, -1, 1, kT)},
+       kTolExact},
+      {"dropout_bf16",
+       [](const Inputs& x) {
+         manual_seed(77);
+         return Outputs{dropout(x[0], 0.5, true)};
+       },
+       {input({1001}, kBFloat16)},
+       kTolExact},
+  };
   for (std::int64_t dim : {0, 1, 2}) {
     c.push_back({"softmax_dim" + std::to_string(dim) + "_f32",
-                 [dim](const Inputs& x) {
-                   return with_grads(x, [dim](const Inputs& v) { return softmax(v[0], dim); });
-                 },
+                 grads_of([dim](const Inputs& v) { return softmax(v[0], dim); }),
                  {input({7, 33, 65}, kFloat32, -4, 4)},
                  kTolF32});
     c.push_back({"log_softmax_dim" + std::to_string(dim) + "_f32",
-                 [dim](const Inputs& x) {
-                   return with_grads(x, [dim](const Inputs& v) { return log_softmax(v[0], dim); });
-                 },
+                 grads_of([dim](const Inputs& v) { return log_softmax(v[0], dim); }),
                  {input({7, 33, 65}, kFloat32, -4, 4)},
                  kTolF32Sum});
   }
   c.push_back({"softmax_long_row_f32",
-               [](const Inputs& x) {
-                 return with_grads(x, [](const Inputs& v) { return softmax(v[0], -1); });
-               },
+               grads_of([](const Inputs& v) { return softmax(v[0], -1); }),
                {input({5, 5000}, kFloat32, -8, 8)},
                kTolF32});
   c.push_back({"softmax_bf16",
                [](const Inputs& x) { return Outputs{softmax(x[0], -1)}; },
                {input({33, 65}, kBFloat16, -4, 4)},
                kTolBF16});
+  return c;
+}
 
-  // ---- Losses ----
-  const Reduction reductions[] = {Reduction::Mean, Reduction::Sum, Reduction::None};
-  const char* names[] = {"mean", "sum", "none"};
-  for (int k = 0; k < 3; ++k) {
-    const Reduction r = reductions[k];
+// ---- Losses, with each reduction ------------------------------------------------------------
+std::vector<OpCase> loss_cases() {
+  const std::pair<Reduction, const char*> reductions[] = {
+      {Reduction::Mean, "mean"}, {Reduction::Sum, "sum"}, {Reduction::None, "none"}};
+  std::vector<OpCase> c;
+  for (const auto& [reduction, name] : reductions) {
+    const Reduction r = reduction;  // lambdas capture it (clang < 16 cannot capture a binding)
     // ignore_index 3: about one sample in ten is ignored.
-    c.push_back({std::string("cross_entropy_ignore_") + names[k] + "_f32",
-                 [r](const Inputs& x) {
-                   return with_grads(
-                       x, [r](const Inputs& v) { return cross_entropy(v[0], v[1], r, 3); });
-                 },
+    c.push_back({std::string("cross_entropy_ignore_") + name + "_f32",
+                 grads_of([r](const Inputs& v) { return cross_entropy(v[0], v[1], r, 3); }),
                  {input({67, 10}, kFloat32, -4, 4), input({67}, kInt64, 0, 10)},
                  kTolF32Sum});
-    c.push_back({std::string("nll_loss_") + names[k] + "_f32",
-                 [r](const Inputs& x) {
-                   return with_grads(x, [r](const Inputs& v) { return nll_loss(v[0], v[1], r); });
-                 },
+    c.push_back({std::string("nll_loss_") + name + "_f32",
+                 grads_of([r](const Inputs& v) { return nll_loss(v[0], v[1], r); }),
                  {input({67, 10}, kFloat32, -4, 0), input({67}, kInt64, 0, 10)},
                  kTolF32Sum});
-    c.push_back({std::string("mse_loss_") + names[k] + "_f32",
-                 [r](const Inputs& x) {
-                   return with_grads(x, [r](const Inputs& v) { return mse_loss(v[0], v[1], r); });
-                 },
+    c.push_back({std::string("mse_loss_") + name + "_f32",
+                 grads_of([r](const Inputs& v) { return mse_loss(v[0], v[1], r); }),
                  {input({33, 65}), input({33, 65})},
                  kTolF32Sum});
-    c.push_back({std::string("l1_loss_") + names[k] + "_f32",
-                 [r](const Inputs& x) {
-                   return with_grads(x, [r](const Inputs& v) { return l1_loss(v[0], v[1], r); });
-                 },
+    c.push_back({std::string("l1_loss_") + name + "_f32",
+                 grads_of([r](const Inputs& v) { return l1_loss(v[0], v[1], r); }),
                  {input({33, 65}), input({33, 65})},
                  kTolF32Sum});
   }
   c.push_back({"cross_entropy_1000_classes_f32",
-               [](const Inputs& x) {
-                 return with_grads(x, [](const Inputs& v) { return cross_entropy(v[0], v[1]); });
-               },
+               grads_of([](const Inputs& v) { return cross_entropy(v[0], v[1]); }),
                {input({64, 1000}, kFloat32, -4, 4, kT), input({64}, kInt64, 0, 1000)},
                kTolF32Sum});
   c.push_back({"cross_entropy_bf16",
                [](const Inputs& x) { return Outputs{cross_entropy(x[0], x[1], Reduction::None)}; },
                {input({16, 50}, kBFloat16, -4, 4), input({16}, kInt64, 0, 50)},
                kTolBF16});
+  return c;
+}
+
+}  // namespace
+
+std::vector<OpCase> layer_op_cases() {
+  std::vector<OpCase> c;
+  for (auto section : {linear_shuffle_pool_cases, dropout_softmax_cases, loss_cases}) {
+    for (OpCase& row : section())
+      c.push_back(std::move(row));
+  }
   return c;
 }
 
