@@ -24,7 +24,7 @@
 
 #include "autograd/functions.h"
 #include "autograd/grad_mode.h"
-#include "core/creation.h"
+#include "kernels/creation.h"
 
 namespace leangrad::autograd {
 

@@ -4,8 +4,8 @@
 #include <cctype>
 
 #include "autograd/grad_mode.h"
-#include "core/creation.h"
 #include "core/views.h"
+#include "kernels/creation.h"
 
 namespace leangrad::autograd {
 

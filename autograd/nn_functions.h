@@ -13,22 +13,22 @@ namespace leangrad {
 // A pair of sizes (height, width) for 2-D ops: {1, 1}, {2, 2}...
 using Size2 = std::array<std::int64_t, 2>;
 
-// ---- Activations (autograd/nn_activation.cpp) ------------------------------------------------
+// ---- Activations --------------------------------------------------------------------------------
 // TanhExp (Liu & Di, 2020): x * tanh(exp(x)), fused, finite for every finite input.
 Tensor tanhexp(const Tensor& x);
 
-// ---- Normalization (autograd/nn_normalization.cpp) -------------------------------------------
+// ---- Normalization ------------------------------------------------------------------------------
 // x: (N, C, *); weight, bias: (C,) or undefined.
 Tensor group_norm(const Tensor& x, std::int64_t num_groups, const Tensor& weight = Tensor(),
                   const Tensor& bias = Tensor(), double eps = 1e-5);
 
-// ---- Convolution (autograd/nn_conv.cpp) ------------------------------------------------------
+// ---- Convolution --------------------------------------------------------------------------------
 // x: (N, C_in, H, W); weight: (C_out, C_in / groups, kH, kW); bias: (C_out,) or undefined.
 Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(),
               Size2 stride = {1, 1}, Size2 padding = {0, 0}, Size2 dilation = {1, 1},
               std::int64_t groups = 1);
 
-// ---- Layers (autograd/nn_layers.cpp) ---------------------------------------------------------
+// ---- Layers -------------------------------------------------------------------------------------
 // y = x W^T + b; x: (*, in_features), weight: (out_features, in_features), bias: (out_features,).
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor());
 // (N, C r^2, H, W) -> (N, C, H r, W r) and back.

@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "autograd/functions.h"
-#include "core/creation.h"
 #include "core/generator.h"
+#include "kernels/creation.h"
 #include "offload/save_on_cpu.h"
 
 namespace {

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <cstdio>
 
-#include "core/creation.h"
+#include "kernels/creation.h"
 #include "kernels/ops.h"
 
 namespace {

@@ -9,9 +9,9 @@
 #include <filesystem>
 #include <memory>
 
-#include "core/creation.h"
 #include "core/generator.h"
 #include "data/data.h"
+#include "kernels/creation.h"
 
 namespace {
 
@@ -81,7 +81,7 @@ BENCHMARK(BM_FashionMnistDecode)->Unit(benchmark::kMillisecond);
 void BM_SafetensorsRoundTrip(benchmark::State& state) {
   const std::string path =
       (std::filesystem::temp_directory_path() / "leangrad_bench_data.safetensors").string();
-  const nn::NamedTensors tensors = {{"w", zeros({16, 1024, 1024})}};
+  const NamedTensors tensors = {{"w", zeros({16, 1024, 1024})}};
   for (auto _ : state) {
     save_safetensors(path, tensors);
     benchmark::DoNotOptimize(load_safetensors(path).front().second.data_ptr());

@@ -12,7 +12,7 @@
 #include "autograd/functions.h"
 #include "autograd/grad_mode.h"
 #include "autograd/nn_functions.h"
-#include "core/creation.h"
+#include "kernels/creation.h"
 #include "kernels/ops.h"
 
 namespace {

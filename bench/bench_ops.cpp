@@ -9,7 +9,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "core/creation.h"
+#include "kernels/creation.h"
 #include "kernels/ops.h"
 
 namespace {

@@ -11,8 +11,8 @@
 #include <functional>
 #include <memory>
 
-#include "core/creation.h"
 #include "core/generator.h"
+#include "kernels/creation.h"
 #include "optim/optim.h"
 
 namespace {

@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "core/creation.h"
 #include "core/cuda.h"
+#include "kernels/creation.h"
 #include "kernels/ops.h"
 
 namespace {

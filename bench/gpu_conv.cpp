@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "autograd/functions.h"
-#include "core/creation.h"
 #include "core/cuda.h"
+#include "kernels/creation.h"
 #include "kernels/ops.h"
 
 namespace {

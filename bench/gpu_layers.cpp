@@ -14,9 +14,9 @@
 #include "autograd/functions.h"
 #include "autograd/grad_mode.h"
 #include "autograd/nn_functions.h"
-#include "core/creation.h"
 #include "core/cuda.h"
 #include "core/generator.h"
+#include "kernels/creation.h"
 #include "kernels/ops.h"
 
 namespace {

@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "core/creation.h"
 #include "core/cuda.h"
 #include "core/generator.h"
+#include "kernels/creation.h"
 #include "optim/optim.h"
 
 namespace {

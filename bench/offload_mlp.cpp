@@ -19,10 +19,10 @@
 
 #include "autograd/checkpoint.h"
 #include "autograd/functions.h"
-#include "core/creation.h"
 #include "core/cuda.h"
 #include "core/generator.h"
 #include "core/memory.h"
+#include "kernels/creation.h"
 #include "offload/save_on_cpu.h"
 
 namespace {

@@ -11,6 +11,7 @@
 #include <ostream>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "core/device.h"
@@ -233,6 +234,10 @@ Tensor operator-(double a, const Tensor& b);
 Tensor operator*(double a, const Tensor& b);
 Tensor operator/(double a, const Tensor& b);
 Tensor operator-(const Tensor& a);
+
+// Named tensors in a fixed order: state dicts (registration order, depth first), optimizer
+// states, checkpoint files.
+using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
 
 // Internal: a new tensor viewing `storage` (used by creation functions and views).
 Tensor make_tensor(std::shared_ptr<Storage> storage, DType dtype, Shape sizes, Strides strides,

@@ -13,6 +13,7 @@
 
 #include "core/cuda.h"
 #include "core/device.h"
+#include "core/macros.h"
 #include "data/dataset.h"
 #include "data/sampler.h"
 
@@ -24,36 +25,22 @@ class DataLoaderOptions {
  public:
   DataLoaderOptions() = default;
 
-#define LG_DATALOADER_OPTION(type, name, default_value) \
- public:                                                \
-  DataLoaderOptions& name(type value) {                 \
-    name##_ = value;                                    \
-    return *this;                                       \
-  }                                                     \
-  type name() const {                                   \
-    return name##_;                                     \
-  }                                                     \
-                                                        \
- private:                                               \
-  type name##_ = default_value;
-
   // Examples per batch (the last batch of an epoch may be smaller unless drop_last).
-  LG_DATALOADER_OPTION(std::int64_t, batch_size, 1)
+  LG_ARG(std::int64_t, batch_size) = 1;
   // A new permutation per epoch, random_permutation(size, seed, epoch); else dataset order.
-  LG_DATALOADER_OPTION(bool, shuffle, false)
+  LG_ARG(bool, shuffle) = false;
   // Worker threads assembling batches; 0 assembles them in the consumer's thread on demand.
-  LG_DATALOADER_OPTION(int, num_workers, 0)
+  LG_ARG(int, num_workers) = 0;
   // Batches are assembled in the pinned host pool (fast asynchronous copies to a GPU).
-  LG_DATALOADER_OPTION(bool, pin_memory, false)
+  LG_ARG(bool, pin_memory) = false;
   // Batches each worker may have ready ahead of the consumer (num_workers * this in total).
-  LG_DATALOADER_OPTION(int, prefetch_factor, 2)
+  LG_ARG(int, prefetch_factor) = 2;
   // Drop the last batch of an epoch when it is smaller than batch_size.
-  LG_DATALOADER_OPTION(bool, drop_last, false)
-  LG_DATALOADER_OPTION(std::uint64_t, seed, 0)
+  LG_ARG(bool, drop_last) = false;
+  LG_ARG(std::uint64_t, seed) = 0;
   // Where batches are handed out. A CUDA device: each batch is copied there ahead of use on a
   // copy stream (non_blocking from pinned memory), and the consumer's stream waits for it.
-  LG_DATALOADER_OPTION(Device, device, Device::cpu())
-#undef LG_DATALOADER_OPTION
+  LG_ARG(Device, device) = Device::cpu();
 
  public:
   // Indices from a DistributedSampler instead of the whole dataset (shuffle must be false: the
@@ -62,9 +49,7 @@ class DataLoaderOptions {
     sampler_ = sampler;
     return *this;
   }
-  const std::optional<DistributedSampler>& sampler() const {
-    return sampler_;
-  }
+  const std::optional<DistributedSampler>& sampler() const { return sampler_; }
 
  private:
   std::optional<DistributedSampler> sampler_;

@@ -331,7 +331,7 @@ FileDescriptor open_for_reading(const std::string& path) {
 
 }  // namespace
 
-void save_safetensors(const std::string& path, const nn::NamedTensors& tensors,
+void save_safetensors(const std::string& path, const NamedTensors& tensors,
                       const SafetensorsMetadata& metadata) {
   NoGradGuard no_grad;
   nlohmann::ordered_json header = nlohmann::ordered_json::object();
@@ -361,10 +361,10 @@ void save_safetensors(const std::string& path, const nn::NamedTensors& tensors,
   write_file_atomically(path, text, host_tensors);
 }
 
-nn::NamedTensors load_safetensors(const std::string& path, Device device) {
+NamedTensors load_safetensors(const std::string& path, Device device) {
   FileDescriptor fd = open_for_reading(path);
   const Header header = read_header(fd.get(), path);
-  nn::NamedTensors out;
+  NamedTensors out;
   out.reserve(header.entries.size());
   for (const Entry& e : header.entries) {
     // Read into pinned memory when the tensor goes on to a GPU.

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "core/device.h"
-#include "nn/module.h"
+#include "core/tensor.h"
 
 namespace leangrad {
 
@@ -20,14 +20,14 @@ using SafetensorsMetadata = std::map<std::string, std::string>;
 // is flushed, fsync'ed and renamed over `path`, so `path` is always either the old file or the
 // complete new one. Throws Error on duplicate or empty names and on any I/O failure (the
 // temporary file is removed and an existing `path` is left untouched).
-void save_safetensors(const std::string& path, const nn::NamedTensors& tensors,
+void save_safetensors(const std::string& path, const NamedTensors& tensors,
                       const SafetensorsMetadata& metadata = {});
 
 // Reads every tensor of a safetensors file onto `device`, in the order of their bytes in the
 // file (the order save_safetensors was given). Every field is validated (see docs/data.md):
 // a malformed or hostile file throws Error naming the file and the problem, never reads out of
 // bounds.
-nn::NamedTensors load_safetensors(const std::string& path, Device device = Device::cpu());
+NamedTensors load_safetensors(const std::string& path, Device device = Device::cpu());
 
 // The "__metadata__" of a safetensors file (empty when it has none). Reads only the header,
 // which is validated as in load_safetensors.

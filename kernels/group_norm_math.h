@@ -107,8 +107,8 @@ struct ChannelAffine {
 };
 
 template <typename Acc>
-LG_HOST_DEVICE LG_INLINE ChannelAffine<Acc> groupnorm_channel_affine(Acc mean, Acc rstd, Acc weight,
-                                                                     Acc bias) {
+LG_HOST_DEVICE LG_INLINE ChannelAffine<Acc> group_norm_channel_affine(Acc mean, Acc rstd,
+                                                                      Acc weight, Acc bias) {
   const Acc scale = rstd * weight;
   return {scale, bias - mean * scale};
 }
@@ -122,7 +122,7 @@ struct GroupInputGradCoefs {
 };
 
 template <typename Acc>
-LG_HOST_DEVICE LG_INLINE GroupInputGradCoefs<Acc> groupnorm_input_grad_coefs(
+LG_HOST_DEVICE LG_INLINE GroupInputGradCoefs<Acc> group_norm_input_grad_coefs(
     Acc mean, Acc rstd, Acc sum_w_dy, Acc sum_w_dy_x, std::int64_t group_size) {
   const Acc inv_m = Acc(1) / static_cast<Acc>(group_size);
   const Acc x_coef = (sum_w_dy * mean - sum_w_dy_x) * rstd * rstd * rstd * inv_m;

@@ -151,7 +151,7 @@ Conv2dBackend conv2d_backend();
 
 // ---- Layers (ops_layers.cpp) -----------------------------------------------------------------
 // Pixel shuffle and linear need no kernel of their own: they are views, copies and matmul in
-// autograd/nn_layers.cpp. Every entry below accepts any strides (it makes operands contiguous).
+// autograd/nn_functions.cpp. Every entry below accepts any strides (it makes operands contiguous).
 // Pooling over (N, C, H, W) or (C, H, W): stride > 0, padding <= kernel / 2, PyTorch's output size
 // (H + 2 padding - kernel) / stride + 1 (ceil_mode = false). Max pooling pads with -inf and
 // returns the int64 index h * W + w of each maximum within its plane (as PyTorch's indices).

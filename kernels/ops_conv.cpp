@@ -10,10 +10,10 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "core/creation.h"
 #include "core/cuda.h"
 #include "kernels/backend.h"
 #include "kernels/conv_geometry.h"
+#include "kernels/creation.h"
 #include "kernels/ops.h"
 
 namespace leangrad::ops {

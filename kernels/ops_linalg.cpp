@@ -15,9 +15,9 @@
 #include <algorithm>
 #include <optional>
 
-#include "core/creation.h"
 #include "core/cuda.h"
 #include "kernels/backend.h"
+#include "kernels/creation.h"
 #include "kernels/matmul_geometry.h"
 #include "kernels/ops.h"
 

@@ -6,9 +6,9 @@
 #include <cmath>
 #include <limits>
 
-#include "core/creation.h"
 #include "core/cuda.h"
 #include "kernels/backend.h"
+#include "kernels/creation.h"
 #include "kernels/ops.h"
 #include "kernels/quantization_math.h"
 

@@ -1,28 +1,16 @@
 // nn::Conv2d, as LibTorch's: nn::Conv2d(nn::Conv2dOptions(1, 32, 3).stride(1).padding(1)).
 // Parameters `weight` (C_out, C_in / groups, kH, kW) and `bias` (C_out,), initialised as
-// PyTorch does; forward is leangrad::conv2d (autograd/nn_conv.cpp).
+// PyTorch does; forward is leangrad::conv2d (autograd/nn_functions.cpp).
 #pragma once
 
 #include <cstdint>
 #include <string>
 
 #include "autograd/nn_functions.h"
+#include "core/macros.h"
 #include "nn/module.h"
 
 namespace leangrad::nn {
-
-#define LG_CONV_OPTION(type, name)         \
- public:                                   \
-  Conv2dOptions& name(const type& value) { \
-    name##_ = value;                       \
-    return *this;                          \
-  }                                        \
-  const type& name() const {               \
-    return name##_;                        \
-  }                                        \
-                                           \
- private:                                  \
-  type name##_
 
 class Conv2dOptions {
  public:
@@ -39,17 +27,15 @@ class Conv2dOptions {
   Conv2dOptions& padding(std::int64_t p) { return padding(Size2{p, p}); }
   Conv2dOptions& dilation(std::int64_t d) { return dilation(Size2{d, d}); }
 
-  LG_CONV_OPTION(std::int64_t, in_channels);
-  LG_CONV_OPTION(std::int64_t, out_channels);
-  LG_CONV_OPTION(Size2, kernel_size);
-  LG_CONV_OPTION(Size2, stride) = {1, 1};
-  LG_CONV_OPTION(Size2, padding) = {0, 0};
-  LG_CONV_OPTION(Size2, dilation) = {1, 1};
-  LG_CONV_OPTION(std::int64_t, groups) = 1;
-  LG_CONV_OPTION(bool, bias) = true;
+  LG_ARG(std::int64_t, in_channels);
+  LG_ARG(std::int64_t, out_channels);
+  LG_ARG(Size2, kernel_size);
+  LG_ARG(Size2, stride) = {1, 1};
+  LG_ARG(Size2, padding) = {0, 0};
+  LG_ARG(Size2, dilation) = {1, 1};
+  LG_ARG(std::int64_t, groups) = 1;
+  LG_ARG(bool, bias) = true;
 };
-
-#undef LG_CONV_OPTION
 
 class Conv2d : public Module {
  public:

@@ -1,4 +1,4 @@
-// nn::Linear: y = x W^T + b over the last dim (autograd/nn_layers.cpp's linear), with PyTorch's
+// nn::Linear: y = x W^T + b over the last dim (autograd/nn_functions.cpp's linear), with PyTorch's
 // default initialisation, so the same recipe trains the same way.
 //   nn::Linear fc(784, 128);  nn::Linear head(nn::LinearOptions(128, 10).bias(false));
 #pragma once
@@ -6,25 +6,19 @@
 #include <cstdint>
 #include <string>
 
+#include "core/macros.h"
 #include "nn/module.h"
 
 namespace leangrad::nn {
 
-struct LinearOptions {
+class LinearOptions {
+ public:
   LinearOptions(std::int64_t in_features, std::int64_t out_features)
       : in_features_(in_features), out_features_(out_features) {}
-  LinearOptions& bias(bool on) {
-    bias_ = on;
-    return *this;
-  }
-  std::int64_t in_features() const { return in_features_; }
-  std::int64_t out_features() const { return out_features_; }
-  bool bias() const { return bias_; }
 
- private:
-  std::int64_t in_features_;
-  std::int64_t out_features_;
-  bool bias_ = true;
+  LG_ARG(std::int64_t, in_features);
+  LG_ARG(std::int64_t, out_features);
+  LG_ARG(bool, bias) = true;
 };
 
 class Linear : public Module {

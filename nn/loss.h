@@ -8,37 +8,19 @@
 #include <string>
 
 #include "autograd/nn_functions.h"
+#include "core/macros.h"
 #include "nn/module.h"
 
 namespace leangrad::nn {
 
-struct CrossEntropyLossOptions {
-  CrossEntropyLossOptions& reduction(Reduction r) {
-    reduction_ = r;
-    return *this;
-  }
-  CrossEntropyLossOptions& ignore_index(std::int64_t i) {
-    ignore_index_ = i;
-    return *this;
-  }
-  Reduction reduction() const { return reduction_; }
-  std::int64_t ignore_index() const { return ignore_index_; }
-
- private:
-  Reduction reduction_ = Reduction::Mean;
-  std::int64_t ignore_index_ = -100;
+class CrossEntropyLossOptions {
+  LG_ARG(Reduction, reduction) = Reduction::Mean;
+  LG_ARG(std::int64_t, ignore_index) = -100;
 };
 
 // Options of the elementwise losses (MSELoss, L1Loss).
-struct LossOptions {
-  LossOptions& reduction(Reduction r) {
-    reduction_ = r;
-    return *this;
-  }
-  Reduction reduction() const { return reduction_; }
-
- private:
-  Reduction reduction_ = Reduction::Mean;
+class LossOptions {
+  LG_ARG(Reduction, reduction) = Reduction::Mean;
 };
 using MSELossOptions = LossOptions;
 using L1LossOptions = LossOptions;

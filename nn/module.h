@@ -17,9 +17,6 @@
 
 namespace leangrad::nn {
 
-// Named tensors in a fixed order (registration order, depth first): state dicts, checkpoints.
-using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
-
 class Module : public std::enable_shared_from_this<Module> {
  public:
   explicit Module(std::string name = "Module") : name_(std::move(name)) {}

@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "core/creation.h"
+#include "kernels/creation.h"
 #include "kernels/ops.h"
 
 namespace leangrad::optim {

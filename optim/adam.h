@@ -15,23 +15,23 @@ namespace leangrad::optim {
 class AdamOptions {
  public:
   explicit AdamOptions(double lr = 1e-3) : lr_(lr) {}
-  LG_OPTIM_ARG(double, lr, 1e-3)
+  LG_ARG(double, lr) = 1e-3;
   using Betas = std::tuple<double, double>;
-  LG_OPTIM_ARG(Betas, betas, Betas(0.9, 0.999))
-  LG_OPTIM_ARG(double, eps, 1e-8)
-  LG_OPTIM_ARG(double, weight_decay, 0.0)
-  LG_OPTIM_ARG(bool, amsgrad, false)
+  LG_ARG(Betas, betas) = Betas(0.9, 0.999);
+  LG_ARG(double, eps) = 1e-8;
+  LG_ARG(double, weight_decay) = 0.0;
+  LG_ARG(bool, amsgrad) = false;
 };
 
 class AdamWOptions {
  public:
   explicit AdamWOptions(double lr = 1e-3) : lr_(lr) {}
-  LG_OPTIM_ARG(double, lr, 1e-3)
+  LG_ARG(double, lr) = 1e-3;
   using Betas = std::tuple<double, double>;
-  LG_OPTIM_ARG(Betas, betas, Betas(0.9, 0.999))
-  LG_OPTIM_ARG(double, eps, 1e-8)
-  LG_OPTIM_ARG(double, weight_decay, 1e-2)
-  LG_OPTIM_ARG(bool, amsgrad, false)
+  LG_ARG(Betas, betas) = Betas(0.9, 0.999);
+  LG_ARG(double, eps) = 1e-8;
+  LG_ARG(double, weight_decay) = 1e-2;
+  LG_ARG(bool, amsgrad) = false;
 };
 
 class Adam : public Optimizer {

@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-#include "core/creation.h"
+#include "kernels/creation.h"
 #include "kernels/ops.h"
 #include "kernels/quantization_math.h"
 

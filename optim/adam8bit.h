@@ -21,15 +21,15 @@ namespace leangrad::optim {
 class Adam8bitOptions {
  public:
   explicit Adam8bitOptions(double lr = 1e-3) : lr_(lr) {}
-  LG_OPTIM_ARG(double, lr, 1e-3)
+  LG_ARG(double, lr) = 1e-3;
   using Betas = std::tuple<double, double>;
-  LG_OPTIM_ARG(Betas, betas, Betas(0.9, 0.999))
-  LG_OPTIM_ARG(double, eps, 1e-8)
-  LG_OPTIM_ARG(double, weight_decay, 0.0)
+  LG_ARG(Betas, betas) = Betas(0.9, 0.999);
+  LG_ARG(double, eps) = 1e-8;
+  LG_ARG(double, weight_decay) = 0.0;
   // AdamW-style decay (p *= 1 - lr wd) instead of L2 added to the gradient.
-  LG_OPTIM_ARG(bool, decoupled_weight_decay, false)
+  LG_ARG(bool, decoupled_weight_decay) = false;
   // Parameters with fewer elements keep float32 states.
-  LG_OPTIM_ARG(std::int64_t, min_8bit_size, 4096)
+  LG_ARG(std::int64_t, min_8bit_size) = 4096;
 };
 
 class Adam8bit : public Optimizer {

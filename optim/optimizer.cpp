@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "autograd/grad_mode.h"
-#include "core/creation.h"
+#include "kernels/creation.h"
 
 namespace leangrad::optim {
 

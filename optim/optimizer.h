@@ -11,26 +11,11 @@
 #include <string>
 #include <vector>
 
+#include "core/macros.h"
 #include "core/tensor.h"
-#include "nn/module.h"
 
 namespace leangrad::optim {
 
-using nn::NamedTensors;
-
-// Options builders: `AdamOptions(1e-3).betas({0.9, 0.999}).eps(1e-8)` (as LibTorch's TORCH_ARG).
-#define LG_OPTIM_ARG(T, name, default_value) \
- public:                                     \
-  auto& name(const T& value) {               \
-    name##_ = value;                         \
-    return *this;                            \
-  }                                          \
-  const T& name() const {                    \
-    return name##_;                          \
-  }                                          \
-                                             \
- private:                                    \
-  T name##_ = default_value;
 
 // A set of parameters with its own hyperparameters; unset ones take the optimizer's options.
 // After the optimizer is built, lr and weight_decay are always set (schedulers change lr).

@@ -15,11 +15,11 @@ namespace leangrad::optim {
 class RAdamOptions {
  public:
   explicit RAdamOptions(double lr = 1e-3) : lr_(lr) {}
-  LG_OPTIM_ARG(double, lr, 1e-3)
+  LG_ARG(double, lr) = 1e-3;
   using Betas = std::tuple<double, double>;
-  LG_OPTIM_ARG(Betas, betas, Betas(0.9, 0.999))
-  LG_OPTIM_ARG(double, eps, 1e-8)
-  LG_OPTIM_ARG(double, weight_decay, 0.0)
+  LG_ARG(Betas, betas) = Betas(0.9, 0.999);
+  LG_ARG(double, eps) = 1e-8;
+  LG_ARG(double, weight_decay) = 0.0;
 };
 
 class RAdam : public Optimizer {

@@ -2,7 +2,7 @@
 // (ops::sgd_step, kernels/optim_math.h).
 #include "optim/sgd.h"
 
-#include "core/creation.h"
+#include "kernels/creation.h"
 #include "kernels/ops.h"
 
 namespace leangrad::optim {

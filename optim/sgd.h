@@ -12,11 +12,11 @@ namespace leangrad::optim {
 class SGDOptions {
  public:
   explicit SGDOptions(double lr) : lr_(lr) {}
-  LG_OPTIM_ARG(double, lr, 0.0)
-  LG_OPTIM_ARG(double, momentum, 0.0)
-  LG_OPTIM_ARG(double, dampening, 0.0)
-  LG_OPTIM_ARG(double, weight_decay, 0.0)
-  LG_OPTIM_ARG(bool, nesterov, false)
+  LG_ARG(double, lr) = 0.0;
+  LG_ARG(double, momentum) = 0.0;
+  LG_ARG(double, dampening) = 0.0;
+  LG_ARG(double, weight_decay) = 0.0;
+  LG_ARG(bool, nesterov) = false;
 };
 
 class SGD : public Optimizer {

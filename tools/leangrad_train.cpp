@@ -368,7 +368,7 @@ std::vector<std::filesystem::path> list_checkpoints(const std::string& dir) {
 void save_checkpoint(const TrainOptions& o, double lr, const nn::Module& model,
                      const optim::Optimizer& optimizer, std::uint64_t loader_epoch,
                      const TrainPosition& position) {
-  nn::NamedTensors tensors;
+  NamedTensors tensors;
   for (const auto& [name, tensor] : model.state_dict())
     tensors.emplace_back("model." + name, tensor);
   for (const auto& [name, tensor] : optimizer.state_dict())
@@ -428,7 +428,7 @@ std::optional<TrainPosition> resume(const TrainOptions& o, double lr, nn::Module
              saved, ", this run has --", option, " ", value,
              " (use the same options or another --checkpoint-dir)");
   }
-  nn::NamedTensors model_state, optim_state;
+  NamedTensors model_state, optim_state;
   for (auto& [name, tensor] : load_safetensors(path)) {
     if (name.rfind("model.", 0) == 0) {
       model_state.emplace_back(name.substr(6), std::move(tensor));

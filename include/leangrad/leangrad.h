@@ -34,8 +34,8 @@
 #pragma once
 
 #include "autograd/checkpoint.h"
+#include "autograd/custom_function.h"
 #include "autograd/engine.h"
-#include "autograd/function.h"
 #include "autograd/functions.h"
 #include "autograd/grad_mode.h"
 #include "autograd/saved_tensor.h"
@@ -51,6 +51,7 @@
 #include "core/tensor.h"
 #include "core/tensor_options.h"
 #include "data/data.h"
+#include "kernels/creation.h"
 #include "nn/nn.h"
 #include "offload/save_on_cpu.h"
 #include "optim/optim.h"

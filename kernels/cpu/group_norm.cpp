@@ -63,7 +63,7 @@ void group_norm_forward(DType dtype, const GroupNormSizes& sizes, void* out, voi
                      const std::int64_t g = row % sizes.groups;
                      for (std::int64_t k = 0; k < per_group; ++k) {
                        const std::int64_t c = g * per_group + k;
-                       const ChannelAffine<Acc> a = groupnorm_channel_affine(
+                       const ChannelAffine<Acc> a = group_norm_channel_affine(
                            total.mean, r, load_or(w, c, Acc(1)), load_or(b, c, Acc(0)));
                        const T* channel_in = group_in + k * hw;
                        T* channel_out = y + row * group_size + k * hw;
@@ -139,7 +139,7 @@ void group_norm_backward(DType dtype, const GroupNormSizes& sizes, void* grad_in
                        a += wc * sum_dy[n * channels + c];
                        b += wc * sum_dy_x[n * channels + c];
                      }
-                     const GroupInputGradCoefs<Acc> k = groupnorm_input_grad_coefs(
+                     const GroupInputGradCoefs<Acc> k = group_norm_input_grad_coefs(
                          mean_in[row], rstd_in[row], a, b, sizes.group_size());
                      for (std::int64_t c = c0; c < c0 + per_group; ++c) {
                        const Acc dy_coef = rstd_in[row] * load_or(w, c, Acc(1));

@@ -146,7 +146,7 @@ __global__ void __launch_bounds__(kThreads)
     T* out = y + row * sizes.group_size();
     for (std::int64_t v = threadIdx.x; v < num_vectors; v += kThreads) {
       const std::int64_t c = c0 + v / vectors_per_channel;
-      const ChannelAffine<Acc> a = groupnorm_channel_affine(
+      const ChannelAffine<Acc> a = group_norm_channel_affine(
           s.mean, group_rstd, load_or(weight, c, Acc(1)), load_or(bias, c, Acc(0)));
       Vector<T, kWidth> o;
 #pragma unroll
@@ -204,7 +204,7 @@ __global__ void __launch_bounds__(kThreads)
     }
     weighted = block_reduce<kThreads>(weighted, DySumsMerge{}, DySums<Acc>{});
     if (threadIdx.x == 0) {
-      const GroupInputGradCoefs<Acc> k = groupnorm_input_grad_coefs(
+      const GroupInputGradCoefs<Acc> k = group_norm_input_grad_coefs(
           mean[row], rstd[row], weighted.dy, weighted.dy_x, sizes.group_size());
       group_coefs[0] = k.x_coef;
       group_coefs[1] = k.const_coef;
@@ -253,7 +253,7 @@ __global__ void __launch_bounds__(kThreads)
 
 // Forward statistics, pass 2: block `row` = (n, g) merges the row's partials (fixed tree), writes
 // mean and rstd, and the scale/shift of each of the group's channels: scale[n * C + c],
-// shift[n * C + c] (groupnorm_channel_affine).
+// shift[n * C + c] (group_norm_channel_affine).
 template <typename T, typename Acc>
 __global__ void __launch_bounds__(kThreads)
     group_norm_forward_finalize_kernel(GroupNormSizes sizes, std::int64_t num_segments,
@@ -276,7 +276,7 @@ __global__ void __launch_bounds__(kThreads)
     const std::int64_t n = row / sizes.groups;
     const std::int64_t c0 = (row % sizes.groups) * per_group;
     for (std::int64_t c = c0 + threadIdx.x; c < c0 + per_group; c += kThreads) {
-      const ChannelAffine<Acc> a = groupnorm_channel_affine(
+      const ChannelAffine<Acc> a = group_norm_channel_affine(
           s.mean, group_rstd, load_or(weight, c, Acc(1)), load_or(bias, c, Acc(0)));
       scale[n * sizes.channels + c] = a.scale;
       shift[n * sizes.channels + c] = a.shift;
@@ -358,7 +358,7 @@ __global__ void __launch_bounds__(kThreads)
       weighted.dy_x += w * s.dy_x;
     }
     weighted = block_allreduce<kThreads>(weighted, DySumsMerge{}, DySums<Acc>{});
-    const GroupInputGradCoefs<Acc> k = groupnorm_input_grad_coefs(
+    const GroupInputGradCoefs<Acc> k = group_norm_input_grad_coefs(
         mean[row], rstd[row], weighted.dy, weighted.dy_x, sizes.group_size());
     const Acc r = rstd[row];
     for (std::int64_t c = c0 + threadIdx.x; c < c0 + per_group; c += kThreads) {

@@ -8,9 +8,9 @@
 #include "autograd/functions.h"
 #include "autograd/grad_mode.h"
 #include "autograd/saved_tensor.h"
-#include "core/creation.h"
 #include "core/generator.h"
 #include "core/memory.h"
+#include "kernels/creation.h"
 #include "testing/tensor_testing.h"
 
 namespace leangrad {

@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "autograd/function.h"
+#include "autograd/custom_function.h"
 #include "autograd/functions.h"
 #include "core/creation.h"
 #include "testing/tensor_testing.h"

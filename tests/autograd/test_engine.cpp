@@ -11,7 +11,7 @@
 #include "autograd/functions.h"
 #include "autograd/grad_mode.h"
 #include "autograd/graph.h"
-#include "core/creation.h"
+#include "kernels/creation.h"
 #include "testing/tensor_testing.h"
 
 namespace leangrad {

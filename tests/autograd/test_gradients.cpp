@@ -12,8 +12,8 @@
 #include "autograd/functions.h"
 #include "autograd/grad_mode.h"
 #include "autograd/graph.h"
-#include "core/creation.h"
 #include "core/views.h"
+#include "kernels/creation.h"
 #include "testing/gradcheck.h"
 #include "testing/tensor_testing.h"
 

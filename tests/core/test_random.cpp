@@ -5,9 +5,9 @@
 #include <cmath>
 
 #include "autograd/functions.h"
-#include "core/creation.h"
 #include "core/generator.h"
 #include "core/philox.h"
+#include "kernels/creation.h"
 #include "kernels/ops.h"
 #include "testing/tensor_testing.h"
 

@@ -5,9 +5,9 @@
 #include <cmath>
 
 #include "autograd/functions.h"
-#include "core/creation.h"
 #include "core/cuda.h"
 #include "core/generator.h"
+#include "kernels/creation.h"
 #include "testing/tensor_testing.h"
 
 namespace leangrad {

@@ -1,4 +1,4 @@
-"""PyTorch reference data for conv2d (tests/data/conv2d.json), read by tests/kernels/test_conv2d.cpp.
+"""PyTorch reference data for conv2d (tests/data/conv2d.json), read by tests/kernels/test_conv.cpp.
 
 Each case: input x, weight w, bias b (absent for no-bias cases), an upstream gradient grad_y,
 the forward output y and the three gradients dx, dw, db, all float32. Run with /usr/bin/python3.

@@ -12,11 +12,11 @@
 #include <filesystem>
 #include <random>
 
-#include "core/creation.h"
 #include "core/cuda.h"
 #include "core/generator.h"
 #include "data/safetensors.h"
 #include "data_loading/data_testing.h"
+#include "kernels/creation.h"
 #include "nn/linear.h"
 #include "testing/tensor_testing.h"
 
@@ -31,7 +31,7 @@ using test::write_bytes;
 
 // The tensors whose file leangrad_written.safetensors holds (the Python script checks the same
 // values: leangrad_expected() there).
-nn::NamedTensors leangrad_fixture_tensors() {
+NamedTensors leangrad_fixture_tensors() {
   const Tensor f32 = make_tensor({-1.5, -0.5, 0.0, 0.25, 1.0, 3.5}, {2, 3}, kFloat32);
   return {
       {"f32", f32},
@@ -50,7 +50,7 @@ nn::NamedTensors leangrad_fixture_tensors() {
 
 const SafetensorsMetadata kFixtureMetadata = {{"format", "pt"}, {"writer", "leangrad"}};
 
-void expect_same(const nn::NamedTensors& got, const nn::NamedTensors& want) {
+void expect_same(const NamedTensors& got, const NamedTensors& want) {
   ASSERT_EQ(got.size(), want.size());
   for (std::size_t i = 0; i < want.size(); ++i) {
     SCOPED_TRACE(want[i].first);
@@ -64,7 +64,7 @@ void expect_same(const nn::NamedTensors& got, const nn::NamedTensors& want) {
 
 TEST(Safetensors, RoundTripEveryDTypeScalarEmptyAndStridedInputs) {
   TempDir dir;
-  const nn::NamedTensors tensors = leangrad_fixture_tensors();
+  const NamedTensors tensors = leangrad_fixture_tensors();
   save_safetensors(dir.file("all.safetensors"), tensors, kFixtureMetadata);
   expect_same(load_safetensors(dir.file("all.safetensors")), tensors);
   EXPECT_EQ(load_safetensors_metadata(dir.file("all.safetensors")), kFixtureMetadata);
@@ -74,7 +74,7 @@ TEST(Safetensors, RoundTripEveryDTypeScalarEmptyAndStridedInputs) {
   const Tensor view = base.slice(1, 1, 6, 2).slice(0, 1, 4);  // (3, 3), strides (6, 2)
   ASSERT_FALSE(view.is_contiguous());
   save_safetensors(dir.file("view.safetensors"), {{"v", view}});
-  const nn::NamedTensors loaded = load_safetensors(dir.file("view.safetensors"));
+  const NamedTensors loaded = load_safetensors(dir.file("view.safetensors"));
   EXPECT_TRUE(test::all_close(loaded.at(0).second, {7, 9, 11, 13, 15, 17, 19, 21, 23}));
   EXPECT_TRUE(load_safetensors_metadata(dir.file("view.safetensors")).empty());
 
@@ -106,16 +106,16 @@ TEST(Safetensors, RejectsBadNamesAndUndefinedTensors) {
 TEST(Safetensors, LoadsOntoCuda) {
   if (!cuda::is_available()) GTEST_SKIP() << "no CUDA device";
   TempDir dir;
-  const nn::NamedTensors tensors = leangrad_fixture_tensors();
+  const NamedTensors tensors = leangrad_fixture_tensors();
   save_safetensors(dir.file("a.safetensors"), tensors);
-  nn::NamedTensors loaded = load_safetensors(dir.file("a.safetensors"), Device::cuda());
+  NamedTensors loaded = load_safetensors(dir.file("a.safetensors"), Device::cuda());
   for (auto& [name, t] : loaded) {
     EXPECT_TRUE(t.is_cuda()) << name;
     t = t.cpu();
   }
   expect_same(loaded, tensors);
   // And CUDA tensors are saved through the host.
-  nn::NamedTensors on_gpu;
+  NamedTensors on_gpu;
   for (const auto& [name, t] : tensors)
     on_gpu.emplace_back(name, t.cuda());
   save_safetensors(dir.file("b.safetensors"), on_gpu);
@@ -126,7 +126,7 @@ TEST(Safetensors, LoadsOntoCuda) {
 
 TEST(SafetensorsInterop, ReadsFileWrittenByPythonSafetensors) {
   const std::string path = std::string(LEANGRAD_TEST_DATA_DIR) + "/python_written.safetensors";
-  nn::NamedTensors loaded = load_safetensors(path);
+  NamedTensors loaded = load_safetensors(path);
   std::map<std::string, Tensor> by_name(loaded.begin(), loaded.end());
   ASSERT_EQ(by_name.size(), 9u);
   EXPECT_TRUE(test::all_close(by_name.at("f32"), {-1.5, -0.5, 0.0, 0.25, 1.0, 3.5}));
@@ -208,7 +208,7 @@ TEST(SafetensorsAtomic, OverwriteReplacesTheWholeFile) {
   const std::string path = dir.file("ckpt.safetensors");
   save_safetensors(path, {{"a", ones({1000})}});
   save_safetensors(path, {{"b", zeros({2})}});
-  const nn::NamedTensors loaded = load_safetensors(path);
+  const NamedTensors loaded = load_safetensors(path);
   ASSERT_EQ(loaded.size(), 1u);
   EXPECT_EQ(loaded[0].first, "b");
   expect_only(dir, {"ckpt.safetensors"});

@@ -1,6 +1,6 @@
 // Device op table rows for conv2d (see op_table.h): the forward and both gradients (through the
 // kernel entries of kernels/ops.h, with a random upstream gradient as the last input) over the
-// odd cases of tests/kernels/test_conv2d.cpp, in float32; float16/bfloat16 forwards; and the same
+// odd cases of tests/kernels/test_conv.cpp, in float32; float16/bfloat16 forwards; and the same
 // problems through cuDNN (ops::set_conv2d_backend), which the CPU ignores.
 #include "kernels/op_table.h"
 

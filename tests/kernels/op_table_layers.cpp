@@ -11,8 +11,8 @@
 
 #include "autograd/functions.h"
 #include "autograd/nn_functions.h"
-#include "core/creation.h"
 #include "core/generator.h"
+#include "kernels/creation.h"
 
 namespace leangrad::test {
 namespace {

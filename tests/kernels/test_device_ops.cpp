@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "autograd/functions.h"
-#include "core/creation.h"
 #include "core/cuda.h"
 #include "core/error.h"
+#include "kernels/creation.h"
 #include "kernels/op_table.h"
 #include "testing/tensor_testing.h"
 

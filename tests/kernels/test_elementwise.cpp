@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "core/creation.h"
+#include "kernels/creation.h"
 #include "kernels/elementwise_geometry.h"
 #include "kernels/ops.h"
 #include "testing/tensor_testing.h"

@@ -1,4 +1,4 @@
-// Tests of the layer functions (autograd/nn_layers.cpp over kernels/ops_layers.cpp): float64
+// Tests of the layer functions (autograd/nn_functions.cpp over kernels/ops_layers.cpp): float64
 // gradchecks of every differentiable op (batch 1, non-contiguous inputs), PyTorch reference cases
 // (tests/data/layers.json from make_layers.py), dropout's mask rules and the error messages.
 // The CUDA side is compared with the CPU in op_table_layers.cpp.
@@ -11,9 +11,9 @@
 
 #include "autograd/functions.h"
 #include "autograd/nn_functions.h"
-#include "core/creation.h"
 #include "core/error.h"
 #include "core/generator.h"
+#include "kernels/creation.h"
 #include "kernels/ops.h"
 #include "testing/gradcheck.h"
 #include "testing/reference_data.h"

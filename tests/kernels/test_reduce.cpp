@@ -15,10 +15,10 @@
 #include <string>
 #include <vector>
 
-#include "core/creation.h"
 #include "core/cuda.h"
 #include "core/parallel.h"
 #include "core/views.h"
+#include "kernels/creation.h"
 #include "kernels/ops.h"
 #include "testing/tensor_testing.h"
 

@@ -1,8 +1,8 @@
-// TanhExp (kernels/tanhexp_math.h, kernels/ops_activation.cpp, autograd/nn_activation.cpp) on
+// TanhExp (kernels/tanhexp_math.h, kernels/ops_tanhexp.cpp, autograd/nn_functions.cpp) on
 // the CPU: PyTorch reference values, finiteness at extreme inputs in every floating dtype, the
 // NaN that the composed formula produces and the fused op avoids, and the float64 gradcheck.
 // The CUDA kernel is checked against this CPU path by the device op table
-// (op_table_activation_norm.cpp).
+// (op_table_tanhexp_group_norm.cpp).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -11,8 +11,8 @@
 
 #include "autograd/functions.h"
 #include "autograd/nn_functions.h"
-#include "core/creation.h"
 #include "core/error.h"
+#include "kernels/creation.h"
 #include "kernels/ops.h"
 #include "kernels/tanhexp_math.h"
 #include "testing/gradcheck.h"
@@ -34,7 +34,7 @@ std::pair<Tensor, Tensor> forward_backward(const Tensor& x_in, const Tensor& g) 
 
 TEST(TanhExp, MatchesPyTorchReference) {
   int checked = 0;
-  for (const ReferenceCase& c : load_reference("tanhexp_groupnorm.json")) {
+  for (const ReferenceCase& c : load_reference("tanhexp_group_norm.json")) {
     if (c.name.rfind("tanhexp", 0) != 0) continue;
     SCOPED_TRACE(c.name);
     const Tensor& x = c.at("x");

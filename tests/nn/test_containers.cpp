@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "autograd/functions.h"
-#include "core/creation.h"
 #include "core/generator.h"
+#include "kernels/creation.h"
 #include "nn/activation.h"
 #include "nn/container.h"
 #include "nn/linear.h"
@@ -19,7 +19,7 @@
 namespace leangrad {
 namespace {
 
-std::vector<std::string> keys(const nn::NamedTensors& named) {
+std::vector<std::string> keys(const NamedTensors& named) {
   std::vector<std::string> out;
   for (const auto& [name, tensor] : named)
     out.push_back(name);

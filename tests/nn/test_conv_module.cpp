@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "autograd/functions.h"
-#include "core/creation.h"
+#include "kernels/creation.h"
 #include "nn/conv.h"
 #include "testing/tensor_testing.h"
 
@@ -19,7 +19,7 @@ using test::to_vector;
 
 TEST(Conv2dModule, ParametersAreNamedAndShapedAsPyTorch) {
   nn::Conv2d conv(nn::Conv2dOptions(4, 6, 3).groups(2));
-  const nn::NamedTensors params = conv.named_parameters();
+  const NamedTensors params = conv.named_parameters();
   ASSERT_EQ(params.size(), 2u);
   EXPECT_EQ(params[0].first, "weight");
   EXPECT_EQ(params[0].second.shape(), (Shape{6, 2, 3, 3}));

@@ -6,8 +6,8 @@
 #include <sstream>
 
 #include "autograd/functions.h"
-#include "core/creation.h"
 #include "core/generator.h"
+#include "kernels/creation.h"
 #include "nn/dropout.h"
 #include "nn/linear.h"
 #include "nn/loss.h"
@@ -20,7 +20,7 @@ namespace {
 TEST(LinearModule, NamesShapesAndInitBounds) {
   manual_seed(0);
   nn::Linear fc(300, 20);
-  const nn::NamedTensors params = fc.named_parameters();
+  const NamedTensors params = fc.named_parameters();
   ASSERT_EQ(params.size(), 2u);
   EXPECT_EQ(params[0].first, "weight");
   EXPECT_EQ(params[1].first, "bias");

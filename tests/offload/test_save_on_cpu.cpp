@@ -13,10 +13,10 @@
 #include "autograd/functions.h"
 #include "autograd/grad_mode.h"
 #include "autograd/saved_tensor.h"
-#include "core/creation.h"
 #include "core/cuda.h"
 #include "core/generator.h"
 #include "core/memory.h"
+#include "kernels/creation.h"
 #include "offload/save_on_cpu.h"
 #include "testing/tensor_testing.h"
 

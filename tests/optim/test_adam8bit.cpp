@@ -11,9 +11,9 @@
 
 #include "autograd/functions.h"
 #include "autograd/grad_mode.h"
-#include "core/creation.h"
 #include "core/generator.h"
 #include "core/memory.h"
+#include "kernels/creation.h"
 #include "optim/optim.h"
 #include "optim_test_util.h"
 #include "testing/tensor_testing.h"
@@ -181,7 +181,7 @@ TEST(Adam8bit, StateDictRoundTripIsBitExact) {
       p.set_grad(randn(p.shape()));
     opt_a.step();
   }
-  optim::NamedTensors saved;
+  NamedTensors saved;
   for (const auto& [name, t] : opt_a.state_dict())
     saved.emplace_back(name, t.clone());
   EXPECT_EQ(opt_a.state(0).at("state1").dtype(), kUInt8);
@@ -191,7 +191,7 @@ TEST(Adam8bit, StateDictRoundTripIsBitExact) {
                            a[1].detach().clone().requires_grad_(true)};
   optim::Adam8bit opt_b(b, optim::Adam8bitOptions(1e-2).weight_decay(0.01));
   opt_b.load_state_dict(saved);
-  const optim::NamedTensors loaded = opt_b.state_dict();
+  const NamedTensors loaded = opt_b.state_dict();
   ASSERT_EQ(loaded.size(), saved.size());
   for (std::size_t i = 0; i < saved.size(); ++i)
     EXPECT_TRUE(test::bitwise_equal(saved[i].second, loaded[i].second)) << saved[i].first;

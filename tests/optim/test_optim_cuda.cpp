@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "core/creation.h"
 #include "core/cuda.h"
 #include "core/generator.h"
+#include "kernels/creation.h"
 #include "optim/optim.h"
 #include "testing/tensor_testing.h"
 
@@ -102,8 +102,8 @@ TEST_P(OptimCuda, MatchesCpu) {
     EXPECT_TRUE(
         test::all_close(gpu_params[k].detach(), test::to_vector(cpu_params[k]), 1e-4, 1e-5));
   }
-  const optim::NamedTensors cpu_state = cpu_opt->state_dict();
-  const optim::NamedTensors gpu_state = gpu_opt->state_dict();
+  const NamedTensors cpu_state = cpu_opt->state_dict();
+  const NamedTensors gpu_state = gpu_opt->state_dict();
   ASSERT_EQ(cpu_state.size(), gpu_state.size());
   for (std::size_t i = 0; i < cpu_state.size(); ++i) {
     SCOPED_TRACE(cpu_state[i].first);

@@ -11,8 +11,8 @@
 #include "autograd/functions.h"
 #include "autograd/grad_mode.h"
 #include "autograd/nn_functions.h"
-#include "core/creation.h"
 #include "core/generator.h"
+#include "kernels/creation.h"
 #include "optim/optim.h"
 
 namespace leangrad {

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "core/creation.h"
+#include "kernels/creation.h"
 #include "optim/optim.h"
 #include "optim_test_util.h"
 #include "testing/reference_data.h"

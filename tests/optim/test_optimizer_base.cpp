@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "autograd/functions.h"
-#include "core/creation.h"
 #include "core/generator.h"
+#include "kernels/creation.h"
 #include "optim/optim.h"
 #include "optim_test_util.h"
 #include "testing/tensor_testing.h"
@@ -77,8 +77,8 @@ void expect_same_future(optim::Optimizer& opt_a, const std::vector<Tensor>& a,
   }
   for (std::size_t k = 0; k < a.size(); ++k)
     EXPECT_TRUE(test::bitwise_equal(a[k], b[k])) << "parameter " << k;
-  const optim::NamedTensors sa = opt_a.state_dict();
-  const optim::NamedTensors sb = opt_b.state_dict();
+  const NamedTensors sa = opt_a.state_dict();
+  const NamedTensors sb = opt_b.state_dict();
   ASSERT_EQ(sa.size(), sb.size());
   for (std::size_t i = 0; i < sa.size(); ++i) {
     EXPECT_EQ(sa[i].first, sb[i].first);
@@ -97,7 +97,7 @@ TEST(OptimizerBase, StateDictRoundTripContinuesBitExactly) {
   }
   std::vector<Tensor> b = {a[0].detach().clone(), a[1].detach().clone()};
   optim::Adam opt_b(b, optim::AdamOptions(0.5).amsgrad(true).weight_decay(0.1));
-  optim::NamedTensors saved;
+  NamedTensors saved;
   for (const auto& [name, t] : opt_a.state_dict())
     saved.emplace_back(name, t.clone());
   opt_b.load_state_dict(saved);

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "core/macros.h"
 #include "nn/module.h"
 
 namespace leangrad::nn {
@@ -18,32 +19,10 @@ class GroupNormOptions {
   GroupNormOptions(std::int64_t num_groups, std::int64_t num_channels)
       : num_groups_(num_groups), num_channels_(num_channels) {}
 
-  std::int64_t num_groups() const { return num_groups_; }
-  GroupNormOptions& num_groups(std::int64_t value) {
-    num_groups_ = value;
-    return *this;
-  }
-  std::int64_t num_channels() const { return num_channels_; }
-  GroupNormOptions& num_channels(std::int64_t value) {
-    num_channels_ = value;
-    return *this;
-  }
-  double eps() const { return eps_; }
-  GroupNormOptions& eps(double value) {
-    eps_ = value;
-    return *this;
-  }
-  bool affine() const { return affine_; }
-  GroupNormOptions& affine(bool value) {
-    affine_ = value;
-    return *this;
-  }
-
- private:
-  std::int64_t num_groups_;
-  std::int64_t num_channels_;
-  double eps_ = 1e-5;
-  bool affine_ = true;
+  LG_ARG(std::int64_t, num_groups);
+  LG_ARG(std::int64_t, num_channels);
+  LG_ARG(double, eps) = 1e-5;
+  LG_ARG(bool, affine) = true;
 };
 
 // y = group_norm(x, num_groups, weight, bias, eps) on x: (N, num_channels, *).

@@ -1,8 +1,8 @@
-// GroupNorm (kernels/group_norm_math.h, kernels/ops_norm.cpp, autograd/nn_normalization.cpp) on
+// GroupNorm (kernels/group_norm_math.h, kernels/ops_group_norm.cpp, autograd/nn_functions.cpp) on
 // the CPU: PyTorch reference values (output and the gradients of x, weight and bias), float64
 // gradchecks over the shapes that exercise the layout (affine or not, one group, one channel per
 // group, 1-D and 2-D spatial dims, (N, C) input, batch 1, non-contiguous input), Welford's
-// stability, 16-bit dtypes and errors. CUDA against this CPU path: op_table_activation_norm.cpp.
+// stability, 16-bit dtypes and errors. CUDA against this CPU path: op_table_tanhexp_group_norm.cpp.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "autograd/nn_functions.h"
-#include "core/creation.h"
 #include "core/error.h"
+#include "kernels/creation.h"
 #include "kernels/group_norm_math.h"
 #include "kernels/ops.h"
 #include "testing/gradcheck.h"
@@ -23,7 +23,7 @@ namespace {
 
 TEST(GroupNorm, MatchesPyTorchReference) {
   int checked = 0;
-  for (const ReferenceCase& c : load_reference("tanhexp_groupnorm.json")) {
+  for (const ReferenceCase& c : load_reference("tanhexp_group_norm.json")) {
     if (c.name.rfind("group_norm", 0) != 0) continue;
     SCOPED_TRACE(c.name);
     const bool affine = c.params.at("affine").get<bool>();

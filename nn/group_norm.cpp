@@ -1,11 +1,11 @@
-// The normalization modules of nn/normalization.h.
-#include "nn/normalization.h"
+// The normalization modules of nn/group_norm.h.
+#include "nn/group_norm.h"
 
 #include <sstream>
 
 #include "autograd/nn_functions.h"
-#include "core/creation.h"
 #include "core/error.h"
+#include "kernels/creation.h"
 
 namespace leangrad::nn {
 

@@ -29,8 +29,8 @@
 
 #include "autograd/grad_mode.h"
 #include "autograd/graph.h"
-#include "core/creation.h"
 #include "core/views.h"
+#include "kernels/creation.h"
 
 namespace leangrad::autograd {
 

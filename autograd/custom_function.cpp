@@ -1,5 +1,5 @@
 // Context of custom autograd functions (the template side is in function.h).
-#include "autograd/function.h"
+#include "autograd/custom_function.h"
 
 namespace leangrad::autograd {
 

@@ -1,4 +1,4 @@
-// The modules of nn/activation.h and nn/normalization.h: parameter names and PyTorch's default
+// The modules of nn/activation.h and nn/group_norm.h: parameter names and PyTorch's default
 // initialisation, the options builder, printing, and forward equal to the function it wraps.
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include "core/creation.h"
 #include "core/error.h"
 #include "nn/activation.h"
-#include "nn/normalization.h"
+#include "nn/group_norm.h"
 #include "testing/gradcheck.h"
 #include "testing/tensor_testing.h"
 
@@ -25,7 +25,7 @@ std::string printed(const nn::Module& m) {
 
 TEST(ActivationNormModules, GroupNormParametersAndDefaultInit) {
   nn::GroupNorm gn(nn::GroupNormOptions(2, 6));
-  const nn::NamedTensors params = gn.named_parameters();
+  const NamedTensors params = gn.named_parameters();
   ASSERT_EQ(params.size(), 2u);
   EXPECT_EQ(params[0].first, "weight");
   EXPECT_EQ(params[1].first, "bias");

@@ -1,5 +1,5 @@
 """PyTorch reference data for TanhExp and GroupNorm (tests/kernels/test_tanhexp.cpp,
-tests/kernels/test_groupnorm.cpp). Run: /usr/bin/python3 tests/data/make_tanhexp_groupnorm.py
+tests/kernels/test_group_norm.cpp). Run: /usr/bin/python3 tests/data/make_tanhexp_group_norm.py
 
 TanhExp has no PyTorch op: it is written with the stable formula x * tanh(exp(min(x, 20)))
 (tanh(e^20) == 1 in float64, so the clamp changes nothing) and its gradient comes from autograd.
@@ -66,7 +66,7 @@ def main():
         group_norm_case("group_norm_1d_no_affine", (3, 4, 7), 2, False),
         group_norm_case("group_norm_one_group_eps", (2, 5, 3, 3), 1, True, eps=1e-3),
     ]
-    write("tanhexp_groupnorm.json", "make_tanhexp_groupnorm.py", cases)
+    write("tanhexp_group_norm.json", "make_tanhexp_group_norm.py", cases)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
-// Tests of conv2d (autograd/nn_conv.cpp, kernels/ops_conv.cpp, kernels/cpu/conv.cpp): the forward
-// against a direct seven-deep loop, float64 finite-difference gradient checks of x, weight and
-// bias over the odd cases (stride, dilation, groups, depthwise, 1x1 and 7x7 kernels, padding,
+// Tests of conv2d (autograd/nn_functions.cpp, kernels/ops_conv.cpp, kernels/cpu/conv.cpp): the
+// forward against a direct seven-deep loop, float64 finite-difference gradient checks of x, weight
+// and bias over the odd cases (stride, dilation, groups, depthwise, 1x1 and 7x7 kernels, padding,
 // batch 1, non-square and non-contiguous input, no bias, channel counts off the tile sizes),
 // PyTorch's values (tests/data/conv2d.json), float16/bfloat16 and the errors bad input raises.
 // CUDA against the CPU is in the device op table (op_table_conv.cpp).
@@ -11,8 +11,8 @@
 
 #include "autograd/functions.h"
 #include "autograd/nn_functions.h"
-#include "core/creation.h"
 #include "core/cuda.h"
+#include "kernels/creation.h"
 #include "kernels/ops.h"
 #include "testing/gradcheck.h"
 #include "testing/reference_data.h"

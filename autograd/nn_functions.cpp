@@ -1,6 +1,14 @@
-// The layer functions of autograd/nn_functions.h, each forward beside its backward (STYLE.md
-// habit 1). Kernel-backed ops (pooling, dropout, softmax, the per-sample losses) call
-// kernels/ops.h and record a node; composite ops are written with the differentiable functions:
+// The neural-network functions of autograd/nn_functions.h, each forward beside its backward.
+// Kernel-backed ops (TanhExp, GroupNorm, conv2d, pooling, dropout, softmax, the per-sample losses)
+// call kernels/ops.h and record a node with the backward their kernels provide:
+//   tanhexp        saves only x: its derivative is recomputed from x in one fused kernel
+//                  (ops::tanhexp_backward), which costs less than storing tanh(e^x) beside y
+//   group_norm     saves x, the per-group mean and rstd the forward computed and the weight;
+//                  ops::group_norm_backward computes only the gradients that are needed
+//   conv2d         the input gradient (a convolution of grad with the flipped weight, gathered
+//                  per input pixel), the weight gradient (grad correlated with the input over
+//                  every sample and pixel), the bias gradient (grad summed over N, H, W)
+// Composite ops are written with the differentiable functions:
 //   linear         matmul(x, W^T) + b: the bias gradient is add's broadcast reduction
 //   pixel_shuffle  reshape -> permute -> reshape (one strided copy; views carry the gradient)
 //   mse / l1       sub, mul / abs, mean / sum
@@ -44,6 +52,56 @@ Tensor reduce_class_losses(const Tensor& losses, const Tensor& target, Reduction
 }
 
 }  // namespace
+
+// ---- TanhExp, GroupNorm, conv2d ----------------------------------------------------------------
+
+Tensor tanhexp(const Tensor& x) {
+  return record_op("tanhexp", ops::tanhexp(x), {x}, {x},
+                   [](const BackwardContext& c) -> std::vector<Tensor> {
+                     return {ops::tanhexp_backward(c.grad, c.saved[0])};
+                   });
+}
+
+Tensor group_norm(const Tensor& x, std::int64_t num_groups, const Tensor& weight,
+                  const Tensor& bias, double eps) {
+  ops::GroupNormOutput forward = ops::group_norm(x, num_groups, weight, bias, eps);
+  std::vector<Tensor> saved = {x, forward.mean, forward.rstd};
+  if (weight.defined()) saved.push_back(weight);
+  return record_op("group_norm", forward.output, {x, weight, bias}, saved,
+                   [num_groups](const BackwardContext& c) -> std::vector<Tensor> {
+                     const Tensor weight = c.saved.size() > 3 ? c.saved[3] : Tensor();
+                     ops::GroupNormGrads g = ops::group_norm_backward(
+                         c.grad, c.saved[0], c.saved[1], c.saved[2], weight, num_groups, c.needs(0),
+                         c.needs(1), c.needs(2));
+                     return {g.grad_input, g.grad_weight, g.grad_bias};
+                   });
+}
+
+Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, Size2 stride,
+              Size2 padding, Size2 dilation, std::int64_t groups) {
+  ops::Conv2dParams p;
+  p.stride_h = stride[0], p.stride_w = stride[1];
+  p.pad_h = padding[0], p.pad_w = padding[1];
+  p.dilation_h = dilation[0], p.dilation_w = dilation[1];
+  p.groups = groups;
+  const Tensor out = ops::conv2d(x, weight, bias, p);
+  std::vector<Tensor> inputs = {x, weight};
+  if (bias.defined()) inputs.push_back(bias);
+  return record_op("conv2d", out, inputs, {x, weight},
+                   [p](const BackwardContext& c) -> std::vector<Tensor> {
+                     const Tensor& x_saved = c.saved[0];
+                     const Tensor& w_saved = c.saved[1];
+                     std::vector<Tensor> grads(c.inputs.size());
+                     if (c.needs(0))
+                       grads[0] = ops::conv2d_input_grad(c.grad, w_saved, x_saved.shape(), p);
+                     if (c.needs(1))
+                       grads[1] = ops::conv2d_weight_grad(c.grad, x_saved, w_saved.shape(), p);
+                     if (c.inputs.size() == 3 && c.needs(2)) grads[2] = sum(c.grad, {0, 2, 3});
+                     return grads;
+                   });
+}
+
+// ---- Layers and losses --------------------------------------------------------------------------
 
 // ---- Linear ----------------------------------------------------------------------------------
 

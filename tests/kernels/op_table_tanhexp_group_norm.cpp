@@ -2,7 +2,8 @@
 // dtype, backward through autograd (inputs are created without requires_grad, so each row
 // clones them into leaves), and GroupNorm shapes that reach every CUDA path: vector and scalar
 // loads (HxW a multiple of the vector width or not), C not a multiple of anything, (N, C) input,
-// and groups long enough to be split across several blocks (kernels/cuda/group_norm.cu, Note [GroupNorm strategies]).
+// and groups long enough to be split across several blocks (kernels/cuda/group_norm.cu, Note
+// [GroupNorm strategies]).
 #include "kernels/op_table.h"
 
 #include "autograd/functions.h"
@@ -93,7 +94,7 @@ std::vector<OpCase> tanhexp_cases() {
 
 }  // namespace
 
-std::vector<OpCase> activation_norm_op_cases() {
+std::vector<OpCase> tanhexp_group_norm_op_cases() {
   std::vector<OpCase> c = tanhexp_cases();
 
   // ---- GroupNorm ------------------------------------------------------------------------------

@@ -1,0 +1,26 @@
+// The creation functions that fill: constants, ranges and random numbers, run by kernels on the
+// tensor's device. All take a shape and TensorOptions (dtype float32 on the CPU by default), as in
+// LibTorch. empty(), from_blob() and tensor() are in core/creation.h, included here.
+#pragma once
+
+#include "core/creation.h"
+
+namespace leangrad {
+
+Tensor zeros(const Shape& shape, const TensorOptions& options = {});
+Tensor ones(const Shape& shape, const TensorOptions& options = {});
+Tensor full(const Shape& shape, double value, const TensorOptions& options = {});
+Tensor zeros_like(const Tensor& t);
+Tensor ones_like(const Tensor& t);
+
+// [start, end) in steps of `step` (the dtype comes from options: float32 by default; pass kInt64
+// for integer ranges). Throws Error for step 0 or a step that moves away from end.
+Tensor arange(double end, const TensorOptions& options = {});
+Tensor arange(double start, double end, double step = 1.0, const TensorOptions& options = {});
+
+// U[0, 1) and N(0, 1) from the device's default Philox generator (see manual_seed). Floating
+// dtypes only. The same seed gives the same numbers on the CPU and on CUDA.
+Tensor rand(const Shape& shape, const TensorOptions& options = {});
+Tensor randn(const Shape& shape, const TensorOptions& options = {});
+
+}  // namespace leangrad
