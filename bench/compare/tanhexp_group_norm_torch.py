@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""PyTorch counterpart of bench/gpu_activation_norm.cpp: same kernels, same shapes, same table.
+"""PyTorch counterpart of bench/gpu_tanhexp_group_norm.cpp: same kernels, same shapes, same table.
 
 Rows: TanhExp forward and backward, eager (x * tanh(exp(x)), the composed formula: 3 kernels
 forward, several backward) and torch.compile (one fused Triton kernel each way), on 2^24
@@ -9,7 +9,7 @@ at the shapes of the leangrad program. Timed with CUDA events over 20 calls afte
 calls, rotating through 4 input sets (each larger than L2). GB/s counts the bytes the op must
 move at least, as the C++ program does; "of HBM" is that over H100 HBM3's 3.35 TB/s.
 Run both on the GPU machine:
-  build/bench/gpu_activation_norm && python3 bench/compare/activation_norm_torch.py
+  build/bench/gpu_tanhexp_group_norm && python3 bench/compare/tanhexp_group_norm_torch.py
 """
 import torch
 import torch.nn.functional as F

@@ -1,4 +1,4 @@
-// gpu_activation_norm: the CUDA kernels of TanhExp and GroupNorm (kernels/cuda/tanhexp.cu,
+// gpu_tanhexp_group_norm: the CUDA kernels of TanhExp and GroupNorm (kernels/cuda/tanhexp.cu,
 // kernels/cuda/group_norm.cu) timed through their tensor-level entries (kernels/ops.h).
 // Each row is first checked against the CPU reference (largest difference printed), then timed
 // with cuda::Event over kTimedIters calls after kWarmupIters, rotating through kBuffers input
@@ -6,7 +6,7 @@
 // Columns: time per call (us); GB/s of the bytes the op must move at least (tanhexp fwd: read x,
 // write y; bwd: read dy, x, write dx; group_norm fwd: read x twice (statistics, then normalize),
 // write y; bwd: read dy, x twice, write dx), and that as a fraction of H100 HBM3's 3.35 TB/s.
-// bench/compare/activation_norm_torch.py prints the same table for PyTorch. A plain program
+// bench/compare/tanhexp_group_norm_torch.py prints the same table for PyTorch. A plain program
 // (no Google Benchmark); without a GPU it says so and exits 0.
 #include <algorithm>
 #include <cmath>
