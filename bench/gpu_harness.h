@@ -4,13 +4,14 @@
 // one table format (optionally also as markdown, for bench/results/). Plain C++ against
 // leangrad's public headers; the raw CUDA runtime calls live in gpu_device_properties.cu.
 //
-// A program is a body handed to gpu_main:
+// A program is a body handed to gpu_main (gpu_tanhexp_group_norm.cpp in full):
 //   int main(int argc, char** argv) {
 //     return bench::gpu_main(argc, argv, "gpu_example", [](bench::GpuBench& bench) {
 //       const Tensor x = leangrad::randn({n}, cuda_f32);
-//       const bench::Check check = bench::check_close(ops::tanhexp(x), ops::tanhexp(x.cpu()),
-//       1e-5); bench.run("tanhexp fwd", bench::Work::bytes(8.0 * n), check, [&] { ops::tanhexp(x);
-//       });
+//       const Tensor y = ops::tanhexp(x);
+//       bench.run("tanhexp fwd", bench::Work::bytes(8.0 * n),
+//                 bench::check_close(y, ops::tanhexp(x.cpu()), 1e-5),
+//                 [&] { ops::tanhexp(x); });
 //     });
 //   }
 //
