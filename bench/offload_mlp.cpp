@@ -6,35 +6,36 @@
 //                            (what torch.autograd.graph.save_on_cpu does)
 //   save_on_cpu_keep_params  SaveOnCpu(true, parameters): only the activations cross the bus
 //   checkpoint               autograd::checkpoint around each layer (recompute in backward)
-// Times 20 steps with cuda::Event after 3 warm-up steps. Columns: ms/step; peak MiB (the caching
-// allocator's peak_allocated over the timed steps: weights, gradients and activations);
-// activations MiB resident (allocated after the forward minus before it); the largest gradient
-// difference from plain (0 means bitwise equal). bench/compare/offload_mlp_torch.py prints the
-// same table for PyTorch. A plain program (no Google Benchmark); without a GPU it says so, exits 0.
+// Each mode's gradients are checked against one plain step's (0 means bitwise equal), then its
+// steps are timed with the GPU bench harness (bench/gpu_harness.h; no L2 flush: a step moves
+// gigabytes). The note column: peak MiB (the caching allocator's peak_allocated over the steps:
+// weights, gradients and activations) and activations MiB resident (allocated after the forward
+// minus before it). bench/compare/offload_mlp_torch.py prints the same rows for PyTorch.
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
 #include <string>
 #include <vector>
 
 #include "autograd/checkpoint.h"
 #include "autograd/functions.h"
+#include "bench/gpu_harness.h"
+#include "kernels/creation.h"
 #include "core/cuda.h"
 #include "core/generator.h"
 #include "core/memory.h"
-#include "kernels/creation.h"
 #include "offload/save_on_cpu.h"
 
 namespace {
 
 using leangrad::Device;
 using leangrad::Tensor;
+namespace bench = leangrad::bench;
 
 constexpr int kLayers = 24;
 constexpr std::int64_t kWidth = 4096;
 constexpr std::int64_t kBatch = 256;
-constexpr int kWarmupSteps = 3;
-constexpr int kTimedSteps = 20;
+// On max |dgrad| / max |grad|: every mode runs the same kernels on the same values.
+constexpr double kTolerance = 1e-6;
 constexpr double kMiB = 1024.0 * 1024.0;
 
 enum class Mode { Plain, SaveOnCpu, SaveOnCpuKeepParams, Checkpoint };
@@ -113,14 +114,6 @@ std::int64_t step(const Mlp& mlp, const Tensor& x, Mode mode) {
   return resident;
 }
 
-double max_abs_difference(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
-  double worst = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    worst = std::fmax(worst, (a[i] - b[i]).abs().max().item<double>());
-  }
-  return worst;
-}
-
 std::vector<Tensor> gradients(const Mlp& mlp) {
   std::vector<Tensor> grads;
   for (const Tensor& p : mlp.parameters())
@@ -130,45 +123,38 @@ std::vector<Tensor> gradients(const Mlp& mlp) {
 
 }  // namespace
 
-int main() {
-  if (!leangrad::cuda::is_available()) {
-    std::printf("no CUDA device: skipped\n");
-    return 0;
-  }
-  const Device cuda = Device::cuda();
-  const Mlp mlp;
-  leangrad::manual_seed(1);
-  const Tensor x = leangrad::randn({kBatch, kWidth}).cuda();  // (B, width)
+int main(int argc, char** argv) {
+  return bench::gpu_main(argc, argv, "offload_mlp", [](bench::GpuBench& bench) {
+    const Device cuda = Device::cuda();
+    const Mlp mlp;
+    leangrad::manual_seed(1);
+    const Tensor x = leangrad::randn({kBatch, kWidth}).cuda();  // (B, width)
 
-  // Reference gradients from one plain step; every mode is checked against them.
-  step(mlp, x, Mode::Plain);
-  const std::vector<Tensor> reference = gradients(mlp);
+    // Reference gradients from one plain step; every mode is checked against them.
+    step(mlp, x, Mode::Plain);
+    const std::vector<Tensor> reference = gradients(mlp);
 
-  std::printf("MLP %d x %lld, batch %lld, float32; %d timed steps after %d warm-up steps\n",
-              kLayers, static_cast<long long>(kWidth), static_cast<long long>(kBatch), kTimedSteps,
-              kWarmupSteps);
-  std::printf("%-26s %10s %10s %17s %15s\n", "mode", "ms/step", "peak MiB", "activations MiB",
-              "max |dgrad|");
-  for (Mode mode : {Mode::Plain, Mode::SaveOnCpu, Mode::SaveOnCpuKeepParams, Mode::Checkpoint}) {
-    step(mlp, x, mode);
-    const double difference = max_abs_difference(gradients(mlp), reference);
-    for (int i = 1; i < kWarmupSteps; ++i)
+    bench.note(
+        bench::format("MLP %d x %lld, batch %lld, float32 (TF32 off); one row = one training "
+                      "step (forward, sum, backward), L2 not flushed",
+                      kLayers, static_cast<long long>(kWidth), static_cast<long long>(kBatch)));
+    bench::TimingOptions steps = bench.options().timing;
+    steps.flush_l2 = false;
+    for (Mode mode : {Mode::Plain, Mode::SaveOnCpu, Mode::SaveOnCpuKeepParams, Mode::Checkpoint}) {
       step(mlp, x, mode);
-    leangrad::cuda::synchronize();
-    leangrad::memory::reset_peak(cuda);
-    leangrad::cuda::Event start;
-    leangrad::cuda::Event end;
-    std::int64_t resident = 0;
-    start.record();
-    for (int i = 0; i < kTimedSteps; ++i)
-      resident = step(mlp, x, mode);
-    end.record();
-    end.synchronize();
-    const double ms_per_step = start.elapsed_ms(end) / kTimedSteps;
-    const double peak_mib =
-        static_cast<double>(leangrad::memory::stats(cuda).peak_allocated) / kMiB;
-    std::printf("%-26s %10.2f %10.1f %17.1f %15.3g\n", mode_name(mode), ms_per_step, peak_mib,
-                static_cast<double>(resident) / kMiB, difference);
-  }
-  return 0;
+      const bench::Check check = bench::check_close(gradients(mlp), reference, kTolerance);
+      // Peak over the warm-up and timed steps: every step allocates the same.
+      leangrad::cuda::synchronize();
+      leangrad::memory::reset_peak(cuda);
+      std::int64_t resident = 0;
+      bench::Row row = bench.measure(
+          mode_name(mode), bench::Work::none(), check, [&] { resident = step(mlp, x, mode); },
+          steps);
+      row.note =
+          bench::format("peak %.1f MiB, activations %.1f MiB",
+                        static_cast<double>(leangrad::memory::stats(cuda).peak_allocated) / kMiB,
+                        static_cast<double>(resident) / kMiB);
+      bench.add_row(row);
+    }
+  });
 }

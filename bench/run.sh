@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every benchmark program of a build and writes one results file:
 #   bench/results/<date>-<machine>.md   (date, machine, commit, then each program's table)
+# The bench_* programs (CPU) always; the gpu_* programs and offload_mlp when a GPU is visible.
 # Usage: bench/run.sh [build-dir] [machine-name]   (defaults: build, cpu-<nproc>core)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -28,4 +29,12 @@ commit="$(git -C "$root" rev-parse --short HEAD)$(git -C "$root" diff --quiet ||
     echo '```'
   done
 } > "$out"
+# With a GPU: every GPU program appends its table to the same file as markdown (bench/README.md,
+# "The GPU harness"); the console shows the same rows.
+if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
+  for program in "$build"/bench/gpu_* "$build"/bench/offload_mlp; do
+    [ -x "$program" ] || continue
+    "$program" --markdown "$out" || echo "$(basename "$program") failed (exit $?)"
+  done
+fi
 echo "wrote $out"

@@ -1,39 +1,32 @@
+#!/usr/bin/env python3
 """PyTorch's conv2d on the same GPU, shapes and precisions as bench/gpu_conv.cpp, same table.
 
 Forward, input gradient (dgrad) and weight gradient (wgrad) of 3x3 pad-1 convolutions through
-torch.nn.grad / torch.ops (cuDNN underneath, cudnn.benchmark off as leangrad's heuristic choice),
-timed with CUDA events over 20 runs after 3 warm-up runs. Run with PyTorch 2.x on the GPU machine:
-    python bench/compare/conv_torch.py
+torch.nn.grad / torch.ops (cuDNN underneath, cudnn.benchmark off as leangrad's heuristic choice).
+Rows are named as gpu_conv's with the implementation "torch" last (gpu_conv: "ours", "cudnn");
+timed as the harness does (compare/gpu_table.py: L2 flushed before each run, CUDA events, median
+and min). Run with PyTorch 2.x on the GPU machine:
+    build/bench/gpu_conv && python3 bench/compare/conv_torch.py
 """
 import torch
 
-WARMUP, TIMED = 3, 20
+from gpu_table import GpuTable
+
 SHAPES = [("sr_96", 16, 64, 96, 96, 64), ("sr_192", 16, 64, 192, 192, 64),
           ("fmnist_conv1", 64, 1, 28, 28, 32), ("fmnist_conv2", 64, 32, 14, 14, 64)]
-PRECISIONS = [("f32", torch.float32, False, 67.0), ("tf32", torch.float32, True, 495.0),
-              ("bf16", torch.bfloat16, False, 989.0)]
-
-
-def time_ms(fn):
-    for _ in range(WARMUP):
-        fn()
-    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    for _ in range(TIMED):
-        fn()
-    stop.record()
-    stop.synchronize()
-    return start.elapsed_time(stop) / TIMED
+PRECISIONS = [("f32", torch.float32, False), ("tf32", torch.float32, True),
+              ("bf16", torch.bfloat16, False)]
 
 
 def main():
     if not torch.cuda.is_available():
-        print("conv_torch: no CUDA device: skipped")
+        print("no CUDA device: skipped")
         return
     torch.backends.cudnn.benchmark = False
-    print(f"{'shape':<13} {'prec':<5} {'op':<6} {'impl':<7} {'ms':>9} {'TFLOP/s':>9} {'of_H100':>8}")
+    bench = GpuTable("conv_torch")
+    bench.note("3x3 pad-1 conv2d; torch = torch.nn.functional.conv2d / torch.nn.grad (cuDNN)")
     for name, n, c_in, h, w, c_out in SHAPES:
-        for prec, dtype, tf32, limit in PRECISIONS:
+        for prec, dtype, tf32 in PRECISIONS:
             torch.backends.cuda.matmul.allow_tf32 = tf32
             torch.backends.cudnn.allow_tf32 = tf32
             x = torch.randn(n, c_in, h, w, device="cuda", dtype=dtype)
@@ -46,10 +39,8 @@ def main():
                 "wgrad": lambda: torch.nn.grad.conv2d_weight(x, wt.shape, dy, 1, 1),
             }
             for op, fn in fns.items():
-                ms = time_ms(fn)
-                tflops = flops / (ms * 1e-3) * 1e-12
-                print(f"{name:<13} {prec:<5} {op:<6} {'torch':<7} {ms:9.3f} {tflops:9.1f} "
-                      f"{100 * tflops / limit:7.1f}%")
+                bench.run(f"{name} {prec} {op} torch", fn, flops=flops, precision=prec)
+    bench.finish()
 
 
 if __name__ == "__main__":

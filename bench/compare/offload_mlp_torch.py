@@ -8,9 +8,10 @@ one step = forward, sum, backward (no optimizer), gradients set to None first. M
                            the weights included, copied to pinned memory (synchronously) and back
   save_on_cpu_keep_params  the same hooks, but parameters are saved as they are
   checkpoint               torch.utils.checkpoint.checkpoint around each layer (use_reentrant=False)
-20 steps timed with CUDA events after 3 warm-up steps. peak MiB is torch.cuda.max_memory_allocated
-over the timed steps; activations MiB is memory_allocated after the forward minus before it;
-max |dgrad| is the largest gradient difference from plain.
+Timed as the harness does (compare/gpu_table.py; no L2 flush: a step moves gigabytes). The note
+column: peak MiB is torch.cuda.max_memory_allocated over the steps; activations MiB is
+memory_allocated after the forward minus before it. The check is the largest gradient difference
+from plain (0: bitwise equal).
 Run both on the GPU machine:  build/bench/offload_mlp && python3 bench/compare/offload_mlp_torch.py
 """
 import math
@@ -18,11 +19,12 @@ import math
 import torch
 import torch.utils.checkpoint
 
+from gpu_table import GpuTable
+
 LAYERS = 24
 WIDTH = 4096
 BATCH = 256
-WARMUP_STEPS = 3
-TIMED_STEPS = 20
+TOLERANCE = 1e-6  # on max |dgrad| / max |grad|, as offload_mlp.cpp
 MIB = 1024.0 * 1024.0
 
 
@@ -104,29 +106,27 @@ def main():
     step(mlp, x, "plain")
     reference = gradients(mlp)
 
-    print(f"MLP {LAYERS} x {WIDTH}, batch {BATCH}, float32; {TIMED_STEPS} timed steps after "
-          f"{WARMUP_STEPS} warm-up steps (torch {torch.__version__})")
-    print(f"{'mode':<26} {'ms/step':>10} {'peak MiB':>10} {'activations MiB':>17} "
-          f"{'max |dgrad|':>15}")
+    bench = GpuTable("offload_mlp_torch")
+    bench.note(f"MLP {LAYERS} x {WIDTH}, batch {BATCH}, float32 (TF32 off); one row = one "
+               "training step (forward, sum, backward), L2 not flushed")
     for mode in ("plain", "save_on_cpu", "save_on_cpu_keep_params", "checkpoint"):
         step(mlp, x, mode)
-        difference = max((g - r).abs().max().item() for g, r in zip(gradients(mlp), reference))
-        for _ in range(1, WARMUP_STEPS):
-            step(mlp, x, mode)
+        grads = gradients(mlp)
+        check = (max((g - r).abs().max().item() for g, r in zip(grads, reference)),
+                 max(r.abs().max().item() for r in reference), TOLERANCE)
+        # Peak over the warm-up and timed steps: every step allocates the same.
         torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats()
-        start = torch.cuda.Event(enable_timing=True)
-        end = torch.cuda.Event(enable_timing=True)
-        start.record()
-        resident = 0
-        for _ in range(TIMED_STEPS):
-            resident = step(mlp, x, mode)
-        end.record()
-        end.synchronize()
-        ms_per_step = start.elapsed_time(end) / TIMED_STEPS
+        resident = [0]
+
+        def one_step():
+            resident[0] = step(mlp, x, mode)
+
+        median, minimum = bench.time(one_step, flush_l2=False)
         peak_mib = torch.cuda.max_memory_allocated() / MIB
-        print(f"{mode:<26} {ms_per_step:>10.2f} {peak_mib:>10.1f} {resident / MIB:>17.1f} "
-              f"{difference:>15.3g}")
+        bench.add_row(mode, median, minimum, check=check,
+                      note=f"peak {peak_mib:.1f} MiB, activations {resident[0] / MIB:.1f} MiB")
+    bench.finish()
 
 
 if __name__ == "__main__":
