@@ -65,7 +65,8 @@ LG_HOST_DEVICE LG_INLINE float dynamic_map_value(int code, bool is_signed) {
 
 // The nearest code to x in a sorted 256-entry map (ties go to the lower code); x outside the
 // map's range gets the first or last code. Eight branch-free steps of binary search: the
-// specification of quantize_state, which gets the same answer faster.
+// specification of quantize_state, which gets the same answer faster (Note [Code search from a
+// guess]).
 LG_HOST_DEVICE LG_INLINE std::uint8_t quantize_nearest(const float* map, float x) {
   int lo = 0;  // the largest index with map[lo] <= x (0 when x < map[0])
   for (int step = kQuantCodes / 2; step > 0; step /= 2)
@@ -78,10 +79,16 @@ LG_HOST_DEVICE LG_INLINE std::uint8_t quantize_nearest(const float* map, float x
 //   A binary search costs 8 dependent, data-dependent loads per value (branch mispredictions on
 //   the CPU, shared-memory bank conflicts on the GPU, where each lane looks up a different
 //   value). The map's layout gives the answer almost directly: the decade from log10|x|, the
-//   step within the decade from a linear formula. That guess is then moved to the exact
-//   answer by comparing against the map itself (usually zero or one move), so the result is
-//   identical to quantize_nearest for any guess (the guess takes log10 from the float's bits).
+//   step within the decade from a linear formula (guess_code, from the float's bits). The guess
+//   is then settled against a table of thresholds: thresholds[c] (c < 255) is the midpoint of
+//   map[c] and map[c + 1], so code c + 1 is the nearer exactly when x > thresholds[c] (a tie
+//   goes to the lower code, as in quantize_nearest). The midpoint is computed exactly in double
+//   and rounded down to a float, which keeps "x > midpoint" exact for every float x. One step up
+//   and one step down settle any guess that is off by at most one, and the guess never is more:
+//   QuantizationMap.ThresholdSearchEqualsBinarySearch checks all 3.2 billion floats of the two
+//   maps' domains ([-1, 1] signed, [0, 1] unsigned) against quantize_nearest.
 LG_HOST_DEVICE LG_INLINE int guess_code(float x, bool is_signed) {
+  if (!is_signed && !(x > 0.0f)) return 0;  // the unsigned map's domain starts at 0
   const float a = x < 0.0f ? -x : x;
   if (!(a > 1e-7f)) return is_signed ? 127 : 0;  // zero (and NaN)
     // log2(a) from the float's bits (exponent + mantissa, linear between powers of two: off by
@@ -113,30 +120,40 @@ LG_HOST_DEVICE LG_INLINE int guess_code(float x, bool is_signed) {
   return x > 0.0f ? 128 + rank : 126 - rank;
 }
 
-// quantize_nearest(map, x), starting from a guess (Note [Code search from a guess]).
-LG_HOST_DEVICE LG_INLINE std::uint8_t quantize_nearest_from(const float* map, float x, int guess) {
-  constexpr int kLast = kQuantCodes - 1;
-  // Two branch-free moves up from guess - 1 settle a guess that is off by one either way (the
-  // common case: unpredictable branches cost more than the search on a CPU).
-  int lo = guess > 0 ? guess - 1 : 0;
-  for (int k = 0; k < 2; ++k)
-    lo += static_cast<int>((lo < kLast) & (map[lo < kLast ? lo + 1 : kLast] <= x));
-  // Any other guess: walk (rarely taken, so well predicted).
-  while (lo < kLast && map[lo + 1] <= x)
-    ++lo;
-  while (lo > 0 && map[lo] > x)
-    --lo;
-  const int up = lo < kLast ? lo + 1 : kLast;
-  lo += static_cast<int>((lo < kLast) & (map[up] - x < x - map[lo]));
-  return static_cast<std::uint8_t>(lo);
+// The midpoint of two neighbouring map values, exactly, rounded down to a float (Note [Code
+// search from a guess]): for every float x, x > threshold iff x is above the exact midpoint.
+LG_HOST_DEVICE LG_INLINE float midpoint_threshold(float lo, float hi) {
+  const double mid = (static_cast<double>(lo) + static_cast<double>(hi)) * 0.5;  // exact
+#if defined(__CUDA_ARCH__)
+  return __double2float_rd(mid);
+#else
+  const auto f = static_cast<float>(mid);
+  return static_cast<double>(f) > mid ? std::nextafter(f, -HUGE_VALF) : f;
+#endif
 }
 
-// The code of `value` in a block whose absmax is `absmax` (0 when the block is all zeros), in
-// the signed or unsigned map `map`.
-LG_HOST_DEVICE LG_INLINE std::uint8_t quantize_state(const float* map, float value, float absmax,
-                                                     bool is_signed) {
-  const float normalized = absmax > 0.0f ? value * (1.0f / absmax) : 0.0f;
-  return quantize_nearest_from(map, normalized, guess_code(normalized, is_signed));
+// quantize_nearest's code for x from a guess that is off by at most one: one step up, one down.
+LG_HOST_DEVICE LG_INLINE std::uint8_t quantize_from_guess(const float* thresholds, float x,
+                                                          int guess) {
+  constexpr int kLast = kQuantCodes - 1;
+  int c = guess;
+  c += static_cast<int>((c < kLast) && (x > thresholds[c < kLast ? c : 0]));
+  c -= static_cast<int>((c > 0) && !(x > thresholds[c > 0 ? c - 1 : 0]));
+  return static_cast<std::uint8_t>(c);
+}
+
+// The code of `value` in a block whose absmax has the reciprocal `inv_absmax` (0 when the block
+// is all zeros, which gives the code of 0), in the signed or unsigned map whose thresholds are
+// `thresholds`. Kernels compute inv_absmax once per block.
+LG_HOST_DEVICE LG_INLINE std::uint8_t quantize_state(const float* thresholds, float value,
+                                                     float inv_absmax, bool is_signed) {
+  const float normalized = value * inv_absmax;
+  return quantize_from_guess(thresholds, normalized, guess_code(normalized, is_signed));
+}
+
+// 1 / absmax, or 0 for an all-zero block.
+LG_HOST_DEVICE LG_INLINE float inverse_absmax(float absmax) {
+  return absmax > 0.0f ? 1.0f / absmax : 0.0f;
 }
 
 LG_HOST_DEVICE LG_INLINE float dequantize_state(const float* map, std::uint8_t code, float absmax) {

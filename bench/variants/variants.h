@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "bench/gpu_harness.h"
-#include "core/creation.h"
+#include "kernels/creation.h"
 #include "core/error.h"
 
 namespace leangrad::bench {

@@ -81,6 +81,9 @@ void group_norm_backward(DType dtype, const GroupNormSizes& sizes, void* grad_in
                          const void* mean, const void* rstd, const void* weight) {
   dispatch_floating(dtype, "group_norm_backward", [&]<typename T>() {
     using Acc = opmath_t<T>;
+    // The reference accumulates in double whatever T is: sums of thousands of float terms in
+    // order lose ~n eps, more than the tolerance the CUDA kernels are held to.
+    using Sum = double;
     const std::int64_t n_batch = sizes.batch;
     const std::int64_t channels = sizes.channels;
     const std::int64_t per_group = sizes.channels_per_group();
@@ -92,16 +95,16 @@ void group_norm_backward(DType dtype, const GroupNormSizes& sizes, void* grad_in
     const Acc* rstd_in = static_cast<const Acc*>(rstd);
 
     // Pass 1: per (n, c) sums over the spatial dims.
-    std::vector<Acc> sum_dy(static_cast<std::size_t>(n_batch * channels));
-    std::vector<Acc> sum_dy_x(sum_dy.size());
+    std::vector<Sum> sum_dy(static_cast<std::size_t>(n_batch * channels));
+    std::vector<Sum> sum_dy_x(sum_dy.size());
     parallel_for(n_batch * channels, grain_for(hw), [&](std::int64_t begin, std::int64_t end) {
       for (std::int64_t nc = begin; nc < end; ++nc) {
-        Acc s = 0;
-        Acc sx = 0;
+        Sum s = 0;
+        Sum sx = 0;
         for (std::int64_t i = nc * hw; i < (nc + 1) * hw; ++i) {
-          const Acc g = static_cast<Acc>(dy[i]);
+          const Sum g = static_cast<Sum>(static_cast<Acc>(dy[i]));
           s += g;
-          sx += g * static_cast<Acc>(in[i]);
+          sx += g * static_cast<Sum>(static_cast<Acc>(in[i]));
         }
         sum_dy[nc] = s;
         sum_dy_x[nc] = sx;
@@ -111,8 +114,8 @@ void group_norm_backward(DType dtype, const GroupNormSizes& sizes, void* grad_in
     // dweight, dbias: per channel, over the batch.
     if (grad_weight != nullptr || grad_bias != nullptr) {
       for (std::int64_t c = 0; c < channels; ++c) {
-        Acc dw = 0;
-        Acc db = 0;
+        Sum dw = 0;
+        Sum db = 0;
         for (std::int64_t n = 0; n < n_batch; ++n) {
           const std::int64_t row = n * sizes.groups + c / per_group;
           const std::int64_t nc = n * channels + c;
@@ -132,21 +135,23 @@ void group_norm_backward(DType dtype, const GroupNormSizes& sizes, void* grad_in
                    for (std::int64_t row = begin; row < end; ++row) {
                      const std::int64_t n = row / sizes.groups;
                      const std::int64_t c0 = (row % sizes.groups) * per_group;
-                     Acc a = 0;
-                     Acc b = 0;
+                     Sum a = 0;
+                     Sum b = 0;
                      for (std::int64_t c = c0; c < c0 + per_group; ++c) {
-                       const Acc wc = load_or(w, c, Acc(1));
+                       const Sum wc = load_or(w, c, Sum(1));
                        a += wc * sum_dy[n * channels + c];
                        b += wc * sum_dy_x[n * channels + c];
                      }
-                     const GroupInputGradCoefs<Acc> k = group_norm_input_grad_coefs(
-                         mean_in[row], rstd_in[row], a, b, sizes.group_size());
+                     const Sum r = rstd_in[row];
+                     const GroupInputGradCoefs<Sum> k = group_norm_input_grad_coefs<Sum>(
+                         mean_in[row], r, a, b, sizes.group_size());
                      for (std::int64_t c = c0; c < c0 + per_group; ++c) {
-                       const Acc dy_coef = rstd_in[row] * load_or(w, c, Acc(1));
+                       const Sum dy_coef = r * load_or(w, c, Sum(1));
                        const std::int64_t base = (n * channels + c) * hw;
                        for (std::int64_t i = base; i < base + hw; ++i)
-                         dx[i] = static_cast<T>(dy_coef * static_cast<Acc>(dy[i]) +
-                                                k.x_coef * static_cast<Acc>(in[i]) + k.const_coef);
+                         dx[i] = static_cast<T>(
+                             dy_coef * static_cast<Sum>(static_cast<Acc>(dy[i])) +
+                             k.x_coef * static_cast<Sum>(static_cast<Acc>(in[i])) + k.const_coef);
                      }
                    }
                  });

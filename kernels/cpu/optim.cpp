@@ -40,14 +40,20 @@ bool apply_update(const Update& update, const std::vector<OptimTensor<Update>>& 
   return skipped.load();
 }
 
-// The two dynamic maps, built once (kernels/quantization_math.h).
+// The two dynamic maps and their midpoint thresholds, built once (kernels/quantization_math.h).
 struct QuantMaps {
   std::array<float, kQuantCodes> signed_map;
   std::array<float, kQuantCodes> unsigned_map;
+  std::array<float, kQuantCodes - 1> signed_thresholds;
+  std::array<float, kQuantCodes - 1> unsigned_thresholds;
   QuantMaps() {
     for (int c = 0; c < kQuantCodes; ++c) {
       signed_map[c] = dynamic_map_value(c, true);
       unsigned_map[c] = dynamic_map_value(c, false);
+    }
+    for (int c = 0; c + 1 < kQuantCodes; ++c) {
+      signed_thresholds[c] = midpoint_threshold(signed_map[c], signed_map[c + 1]);
+      unsigned_thresholds[c] = midpoint_threshold(unsigned_map[c], unsigned_map[c + 1]);
     }
   }
 };
@@ -57,7 +63,9 @@ const QuantMaps& quant_maps() {
   return maps;
 }
 
-// One block of Adam8bit: elements [begin, end) of t, block index `block`.
+// One block of Adam8bit: elements [begin, end) of t, block index `block`. A skipped (NaN/Inf
+// gradient) element keeps its parameter and the dequantised moments, which are requantised with
+// the block's new absmax like every other element.
 bool adam8bit_block(const AdamUpdate& update, const Adam8bitTensor& t, std::int64_t block,
                     const QuantMaps& maps) {
   const std::int64_t begin = block * kQuantBlockSize;
@@ -83,9 +91,11 @@ bool adam8bit_block(const AdamUpdate& update, const Adam8bitTensor& t, std::int6
   }
   t.absmax1[block] = new_absmax1;
   t.absmax2[block] = new_absmax2;
+  const float inv1 = inverse_absmax(new_absmax1);
+  const float inv2 = inverse_absmax(new_absmax2);
   for (int j = 0; j < count; ++j) {
-    t.state1[begin + j] = quantize_state(maps.signed_map.data(), m[j], new_absmax1, true);
-    t.state2[begin + j] = quantize_state(maps.unsigned_map.data(), v[j], new_absmax2, false);
+    t.state1[begin + j] = quantize_state(maps.signed_thresholds.data(), m[j], inv1, true);
+    t.state2[begin + j] = quantize_state(maps.unsigned_thresholds.data(), v[j], inv2, false);
   }
   return skipped;
 }

@@ -15,9 +15,13 @@
 //     16-byte aligned (the caching allocator's blocks are), else single floats.
 //   - Adam8bit: one warp per quant block of 256 elements, 8 per lane (two float4 of p and g,
 //     two 4-byte words of codes per moment); the block's new absmax is a warp max (shuffles),
-//     so no shared memory beyond the two 256-entry maps, which each CUDA block computes itself.
-//   - NaN/Inf gradients (Adam8bit): the element keeps its states and parameter and the kernel
-//     stores 1 into *found_inf; nothing waits for the GPU.
+//     its reciprocal is taken once, and each code comes from a guess and the maps' midpoint
+//     thresholds (Note [Code search from a guess]): shared memory holds only the two maps and
+//     their thresholds, which each CUDA block computes itself. A warp's next quant block is
+//     loaded before the current one's math, so its loads are in flight meanwhile.
+//   - NaN/Inf gradients (Adam8bit): the element keeps its parameter and its (dequantised)
+//     moments, requantised with the block's new absmax like the others; the kernel stores 1 into
+//     *found_inf; nothing waits for the GPU.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -173,30 +177,43 @@ __device__ __forceinline__ int lane_element(int lane, int j) {
          j % kFloatsPerVector;
 }
 
-template <bool kVectorized>
-__global__ void __launch_bounds__(kThreadsPerBlock)
-    adam8bit_kernel(TensorList<Adam8bitTensor> list, AdamUpdate update, int* found_inf) {
-  __shared__ float signed_map[kQuantCodes];
-  __shared__ float unsigned_map[kQuantCodes];
-  signed_map[threadIdx.x] = dynamic_map_value(static_cast<int>(threadIdx.x), true);
-  unsigned_map[threadIdx.x] = dynamic_map_value(static_cast<int>(threadIdx.x), false);
-  __syncthreads();
+// The maps and their midpoint thresholds (Note [Code search from a guess]), in shared memory,
+// built by each CUDA block: one entry per thread.
+struct QuantTables {
+  float signed_map[kQuantCodes];
+  float unsigned_map[kQuantCodes];
+  float signed_thresholds[kQuantCodes - 1];
+  float unsigned_thresholds[kQuantCodes - 1];
 
-  const int t = locate_tensor(list, blockIdx.x);
-  const Adam8bitTensor& e = list.tensors[t];
-  const int warp = static_cast<int>(threadIdx.x) / kWarpSize;
-  const int lane = static_cast<int>(threadIdx.x) % kWarpSize;
-  const std::int64_t num_blocks = ceil_div(e.numel, kQuantBlockSize);
-  const std::int64_t first_block = (blockIdx.x - list.first_chunk[t]) * kQuantBlocksPerChunk;
-  bool skipped = false;
-  for (int k = 0; k < kQuantBlocksPerWarp; ++k) {
-    const std::int64_t block = first_block + k * kWarpsPerBlock + warp;
-    if (block >= num_blocks) break;  // warp-uniform
+  __device__ void build() {
+    const int c = static_cast<int>(threadIdx.x);
+    signed_map[c] = dynamic_map_value(c, true);
+    unsigned_map[c] = dynamic_map_value(c, false);
+    __syncthreads();
+    if (c + 1 < kQuantCodes) {
+      signed_thresholds[c] = midpoint_threshold(signed_map[c], signed_map[c + 1]);
+      unsigned_thresholds[c] = midpoint_threshold(unsigned_map[c], unsigned_map[c + 1]);
+    }
+    __syncthreads();
+  }
+};
+
+// One lane's 8 elements of one quant block: parameter, gradient and the two codes.
+struct Adam8bitLane {
+  float p[kElementsPerLane];
+  float g[kElementsPerLane];
+  std::uint8_t c1[kElementsPerLane];
+  std::uint8_t c2[kElementsPerLane];
+  float old_absmax1;
+  float old_absmax2;
+
+  // Loads quant block `block` of e (`full`: all 256 elements exist, 16-byte loads).
+  template <bool kVectorized>
+  __device__ void load(const Adam8bitTensor& e, std::int64_t block, int lane) {
     const std::int64_t base = block * kQuantBlockSize;
-    const bool full = kVectorized && base + kQuantBlockSize <= e.numel;
-    float p[kElementsPerLane], g[kElementsPerLane];
-    std::uint8_t c1[kElementsPerLane], c2[kElementsPerLane];
-    if (full) {
+    old_absmax1 = e.absmax1[block];
+    old_absmax2 = e.absmax2[block];
+    if (kVectorized && base + kQuantBlockSize <= e.numel) {
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const std::int64_t i = base + lane_element(lane, h * kFloatsPerVector);
@@ -212,28 +229,33 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
           c2[h * kFloatsPerVector + l] = b2.val[l];
         }
       }
-    } else {
-#pragma unroll
-      for (int j = 0; j < kElementsPerLane; ++j) {
-        const std::int64_t i = base + lane_element(lane, j);
-        const bool valid = i < e.numel;
-        p[j] = valid ? e.param[i] : 0.0f;
-        g[j] = valid ? e.grad[i] : 0.0f;
-        c1[j] = valid ? e.state1[i] : std::uint8_t{127};  // code of 0 (signed map)
-        c2[j] = valid ? e.state2[i] : std::uint8_t{0};    // code of 0 (unsigned map)
-      }
+      return;
     }
-    const float old_absmax1 = e.absmax1[block];
-    const float old_absmax2 = e.absmax2[block];
-    float m[kElementsPerLane], v[kElementsPerLane];
-    float max1 = 0.0f, max2 = 0.0f;
 #pragma unroll
     for (int j = 0; j < kElementsPerLane; ++j) {
-      float x[AdamUpdate::kNumStreams] = {p[j], g[j],
-                                          dequantize_state(signed_map, c1[j], old_absmax1),
-                                          dequantize_state(unsigned_map, c2[j], old_absmax2), 0.0f};
+      const std::int64_t i = base + lane_element(lane, j);
+      const bool valid = i < e.numel;
+      p[j] = valid ? e.param[i] : 0.0f;
+      g[j] = valid ? e.grad[i] : 0.0f;
+      c1[j] = valid ? e.state1[i] : std::uint8_t{127};  // code of 0 (signed map)
+      c2[j] = valid ? e.state2[i] : std::uint8_t{0};    // code of 0 (unsigned map)
+    }
+  }
+
+  // Dequantise, update, take the warp's new absmax, requantise (p and the codes in place).
+  // Returns false when an element was skipped (NaN/Inf gradient).
+  __device__ bool update(const AdamUpdate& adam, const AdamUpdate::TensorScalars& scalars,
+                         const QuantTables& tables, float* absmax1, float* absmax2, int lane) {
+    float m[kElementsPerLane], v[kElementsPerLane];
+    float max1 = 0.0f, max2 = 0.0f;
+    bool all_applied = true;
+#pragma unroll
+    for (int j = 0; j < kElementsPerLane; ++j) {
+      float x[AdamUpdate::kNumStreams] = {
+          p[j], g[j], dequantize_state(tables.signed_map, c1[j], old_absmax1),
+          dequantize_state(tables.unsigned_map, c2[j], old_absmax2), 0.0f};
       // Elements past the end (zeros, all states 0) give m = v = 0: no effect on the absmax.
-      skipped |= !update(e.scalars, x);
+      all_applied &= adam(scalars, x);
       p[j] = x[kParamSlot];
       m[j] = x[2];
       v[j] = x[3];
@@ -243,15 +265,23 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
     const float new_absmax1 = warp_allreduce(max1, MaxMerge{});
     const float new_absmax2 = warp_allreduce(max2, MaxMerge{});
     if (lane == 0) {
-      e.absmax1[block] = new_absmax1;
-      e.absmax2[block] = new_absmax2;
+      *absmax1 = new_absmax1;
+      *absmax2 = new_absmax2;
     }
+    const float inv1 = inverse_absmax(new_absmax1);
+    const float inv2 = inverse_absmax(new_absmax2);
 #pragma unroll
     for (int j = 0; j < kElementsPerLane; ++j) {
-      c1[j] = quantize_state(signed_map, m[j], new_absmax1, true);
-      c2[j] = quantize_state(unsigned_map, v[j], new_absmax2, false);
+      c1[j] = quantize_state(tables.signed_thresholds, m[j], inv1, true);
+      c2[j] = quantize_state(tables.unsigned_thresholds, v[j], inv2, false);
     }
-    if (full) {
+    return all_applied;
+  }
+
+  template <bool kVectorized>
+  __device__ void store(const Adam8bitTensor& e, std::int64_t block, int lane) const {
+    const std::int64_t base = block * kQuantBlockSize;
+    if (kVectorized && base + kQuantBlockSize <= e.numel) {
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const std::int64_t i = base + lane_element(lane, h * kFloatsPerVector);
@@ -267,17 +297,46 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
         *reinterpret_cast<Byte4*>(e.state1 + i) = b1;
         *reinterpret_cast<Byte4*>(e.state2 + i) = b2;
       }
-    } else {
+      return;
+    }
 #pragma unroll
-      for (int j = 0; j < kElementsPerLane; ++j) {
-        const std::int64_t i = base + lane_element(lane, j);
-        if (i < e.numel) {
-          e.param[i] = p[j];
-          e.state1[i] = c1[j];
-          e.state2[i] = c2[j];
-        }
+    for (int j = 0; j < kElementsPerLane; ++j) {
+      const std::int64_t i = base + lane_element(lane, j);
+      if (i < e.numel) {
+        e.param[i] = p[j];
+        e.state1[i] = c1[j];
+        e.state2[i] = c2[j];
       }
     }
+  }
+};
+
+// Each warp updates kQuantBlocksPerWarp quant blocks of the chunk, loading the next block's
+// elements before the current block's math so the loads are in flight during it.
+template <bool kVectorized>
+__global__ void __launch_bounds__(kThreadsPerBlock)
+    adam8bit_kernel(TensorList<Adam8bitTensor> list, AdamUpdate update, int* found_inf) {
+  __shared__ QuantTables tables;
+  tables.build();
+  const int t = locate_tensor(list, blockIdx.x);
+  const Adam8bitTensor& e = list.tensors[t];
+  const int warp = static_cast<int>(threadIdx.x) / kWarpSize;
+  const int lane = static_cast<int>(threadIdx.x) % kWarpSize;
+  const std::int64_t num_blocks = ceil_div(e.numel, kQuantBlockSize);
+  const std::int64_t first_block = (blockIdx.x - list.first_chunk[t]) * kQuantBlocksPerChunk + warp;
+  bool skipped = false;
+  Adam8bitLane current{}, next{};
+  if (first_block < num_blocks) current.load<kVectorized>(e, first_block, lane);
+  for (int k = 0; k < kQuantBlocksPerWarp; ++k) {
+    const std::int64_t block = first_block + k * kWarpsPerBlock;
+    if (block >= num_blocks) break;  // warp-uniform
+    const std::int64_t following = block + kWarpsPerBlock;
+    if (k + 1 < kQuantBlocksPerWarp && following < num_blocks)
+      next.load<kVectorized>(e, following, lane);
+    skipped |=
+        !current.update(update, e.scalars, tables, e.absmax1 + block, e.absmax2 + block, lane);
+    current.store<kVectorized>(e, block, lane);
+    current = next;
   }
   if (skipped && found_inf != nullptr) *found_inf = 1;
 }

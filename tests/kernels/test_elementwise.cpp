@@ -765,6 +765,40 @@ double reference_cast(double v, DType to) {
   return wrap_to(t, to);
 }
 
+// FastDivmod (the strided CUDA kernels' 32-bit index division) against / and % for every
+// divisor up to 2^16, powers of two and their neighbours up to 2^31, and numerators at 0, around
+// multiples of the divisor and at the top of the 31-bit range, plus a sweep.
+TEST(FastDivmod, EqualsDivisionForNumeratorsBelow2To31) {
+  std::vector<std::uint32_t> divisors;
+  for (std::uint32_t d = 1; d <= 65536; ++d)
+    divisors.push_back(d);
+  for (int shift = 17; shift <= 31; ++shift)
+    for (std::int64_t delta : {-1, 0, 1})
+      divisors.push_back(static_cast<std::uint32_t>((std::int64_t{1} << shift) + delta));
+  divisors.push_back(3 * 7 * 11 * 13 * 17 * 19 * 23);  // large odd divisors
+  divisors.push_back(2147483647u);
+  constexpr std::uint32_t kTop = 0x7fffffffu;
+  for (std::uint32_t d : divisors) {
+    if (d > kTop) continue;
+    const FastDivmod fast(d);
+    std::vector<std::uint32_t> numerators = {0, 1, d - 1, d, kTop, kTop - 1, kTop - d + 1};
+    for (std::uint32_t m : {2u, 3u, 1000u, kTop / d})
+      if (static_cast<std::uint64_t>(m) * d + 1 <= kTop) {
+        numerators.push_back(m * d - 1);
+        numerators.push_back(m * d);
+        numerators.push_back(m * d + 1);
+      }
+    for (std::uint32_t n = 0; n < kTop - 982451653u; n += 982451653u)
+      numerators.push_back(n + (d % 977));
+    for (std::uint32_t n : numerators) {
+      if (n > kTop) continue;
+      const std::uint32_t q = fast.div(n);
+      ASSERT_EQ(q, n / d) << n << " / " << d;
+      ASSERT_EQ(fast.mod(n, q), n % d) << n << " % " << d;
+    }
+  }
+}
+
 TEST(ElementwiseCast, EveryPairOfDTypes) {
   for (DType from : kAllDTypes) {
     // Values representable in `from`; fractional and negative ones where `from` has them.

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <iostream>
 #include <vector>
 
 #include "autograd/nn_functions.h"
@@ -45,6 +46,69 @@ TEST(GroupNorm, MatchesPyTorchReference) {
     ++checked;
   }
   EXPECT_EQ(checked, 3);
+}
+
+// Welford statistics of `values` in float: one welford_update per value (the former CUDA
+// kernels' and the CPU reference's way), or vectors of kWidth merged with welford_of_values
+// (the CUDA kernels' way now: Note [GroupNorm strategies]).
+kernels::WelfordState<float> welford_per_value(const std::vector<float>& values) {
+  kernels::WelfordState<float> s;
+  for (float v : values)
+    s = kernels::welford_update(s, v);
+  return s;
+}
+template <int kWidth>
+kernels::WelfordState<float> welford_per_vector(const std::vector<float>& values) {
+  kernels::WelfordState<float> s;
+  for (std::size_t i = 0; i < values.size(); i += kWidth) {
+    float v[kWidth];
+    for (int k = 0; k < kWidth; ++k)
+      v[k] = values[i + k];
+    s = kernels::welford_merge(s, kernels::welford_of_values<kWidth>(v));
+  }
+  return s;
+}
+
+// The per-vector statistics against the per-value ones and a double two-pass reference, on
+// groups of 4 .. 65536 values with a mean up to 8 standard deviations off 0. The bound is the
+// forward error of Welford's updating algorithm (Chan, Golub & LeVeque, 1983): relative error of
+// M2 within n * kappa * eps, kappa = sqrt(1 + mean^2 / var) its condition number; the mean
+// within n * eps relative to sqrt(mean^2 + var).
+TEST(GroupNorm, PerVectorWelfordStatisticsMatchPerValueWelford) {
+  constexpr double kEps = 5.9604644775390625e-8;  // 2^-24
+  std::uint64_t seed = 1;
+  for (std::int64_t n : {8, 64, 1000, 4096, 65536}) {
+    for (double offset : {0.0, 3.0, -8.0}) {
+      SCOPED_TRACE(::testing::Message() << "n " << n << ", mean " << offset);
+      const std::vector<double> draws = to_vector(uniform_input({n}, -1.7, 1.7, seed++));
+      std::vector<float> values;
+      for (double d : draws)
+        values.push_back(static_cast<float>(d + offset));
+      double sum = 0;
+      for (float v : values)
+        sum += v;
+      const double mean = sum / static_cast<double>(n);
+      double m2 = 0;
+      for (float v : values)
+        m2 += (v - mean) * (v - mean);
+      const double kappa = std::sqrt(1.0 + mean * mean * static_cast<double>(n) / m2);
+      const double m2_bound = static_cast<double>(n) * kappa * kEps * m2;
+      const double mean_bound =
+          static_cast<double>(n) * kEps * std::sqrt(mean * mean + m2 / static_cast<double>(n));
+      for (const kernels::WelfordState<float>& s :
+           {welford_per_value(values), welford_per_vector<4>(values),
+            welford_per_vector<8>(values)}) {
+        EXPECT_EQ(s.count, n);
+        EXPECT_NEAR(s.mean, mean, mean_bound);
+        EXPECT_NEAR(s.m2, m2, m2_bound);
+      }
+      // The two float estimates are far closer to each other than the bound says.
+      const kernels::WelfordState<float> a = welford_per_value(values);
+      const kernels::WelfordState<float> b = welford_per_vector<4>(values);
+      std::cout << "[ GroupNorm ] n " << n << ", mean " << offset << ": M2 relative difference "
+                << std::fabs(a.m2 - b.m2) / m2 << " (bound " << m2_bound / m2 << ")\n";
+    }
+  }
 }
 
 // gradcheck of group_norm(x, groups, w, b) over every input that requires grad.

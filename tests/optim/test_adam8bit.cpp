@@ -4,9 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <iostream>
+#include <thread>
 #include <vector>
 
 #include "autograd/functions.h"
@@ -42,6 +44,14 @@ TEST(QuantizationMap, MonotonicWithExactZeroAndOne) {
   EXPECT_EQ(map_of(true)[128], 5.5e-7f);
 }
 
+// The midpoint thresholds of a map (Note [Code search from a guess]).
+std::vector<float> thresholds_of(const std::vector<float>& map) {
+  std::vector<float> t;
+  for (int c = 0; c + 1 < kernels::kQuantCodes; ++c)
+    t.push_back(kernels::midpoint_threshold(map[c], map[c + 1]));
+  return t;
+}
+
 TEST(QuantizationMap, NearestCodeSearch) {
   for (bool is_signed : {true, false}) {
     const std::vector<float> map = map_of(is_signed);
@@ -56,31 +66,60 @@ TEST(QuantizationMap, NearestCodeSearch) {
         ASSERT_LE(std::fabs(map[code] - x), std::fabs(map[c] - x)) << "x " << x;
     }
   }
-  const std::vector<float> map = map_of(true);
-  EXPECT_EQ(kernels::quantize_state(map.data(), 0.0f, 0.0f, true), 127);  // an all-zero block
-  EXPECT_EQ(kernels::quantize_state(map.data(), -5.0f, 5.0f, true), 0);
+  const std::vector<float> thresholds = thresholds_of(map_of(true));
+  EXPECT_EQ(kernels::quantize_state(thresholds.data(), 0.0f, kernels::inverse_absmax(0.0f), true),
+            127);  // an all-zero block
+  EXPECT_EQ(kernels::quantize_state(thresholds.data(), -5.0f, kernels::inverse_absmax(5.0f), true),
+            0);
 }
 
-// quantize_state (a guess, then exact moves) gives quantize_nearest's answer for every value:
-// each code, the midpoints between codes and their float neighbours, and a dense sweep.
-TEST(QuantizationMap, GuessedSearchEqualsBinarySearch) {
+// quantize_state (a guess, one step each way against the midpoint thresholds) gives
+// quantize_nearest's code for every float of the maps' domains: [-1, 1] signed, [0, 1] unsigned
+// (3.2 billion floats). The proof has two parts:
+//   1. quantize_nearest (Q) is monotone in x (the binary search's lo is, and so is the final
+//      comparison of the two correctly rounded differences), so it equals the threshold rule
+//      T(x) = #{c : x > thresholds[c]} everywhere iff it steps from c to c + 1 exactly between
+//      thresholds[c] and the next float: checked at all 255 thresholds.
+//   2. quantize_state's code F(x) is T(x), i.e. thresholds[F - 1] < x <= thresholds[F]: checked
+//      for every float of the domain (two comparisons each, on every hardware thread).
+TEST(QuantizationMap, ThresholdSearchEqualsBinarySearch) {
   for (bool is_signed : {true, false}) {
     SCOPED_TRACE(is_signed ? "signed" : "unsigned");
     const std::vector<float> map = map_of(is_signed);
-    std::vector<float> values = {0.0f, -0.0f, 1.0f, 1.0000001f, -1.0f, 1e-30f, -1e-30f};
+    const std::vector<float> thresholds = thresholds_of(map);
     for (int c = 0; c + 1 < kernels::kQuantCodes; ++c) {
-      const float mid = (map[c] + map[c + 1]) / 2;
-      for (float v : {map[c], mid, std::nextafter(mid, -2.0f), std::nextafter(mid, 2.0f)})
-        values.push_back(v);
+      ASSERT_LT(map[c], thresholds[c]);
+      ASSERT_LT(thresholds[c], map[c + 1]);
+      ASSERT_EQ(kernels::quantize_nearest(map.data(), thresholds[c]), c);
+      ASSERT_EQ(kernels::quantize_nearest(map.data(), std::nextafter(thresholds[c], 2.0f)), c + 1);
     }
-    for (int i = -100000; i <= 100000; ++i)
-      values.push_back(std::pow(10.0f, -7.5f * std::fabs(i) / 100000.0f) * (i < 0 ? -1.0f : 1.0f));
-    for (float v : values) {
-      if (!is_signed && v < 0) continue;
-      ASSERT_EQ(kernels::quantize_state(map.data(), v, 1.0f, is_signed),
-                kernels::quantize_nearest(map.data(), v))
-          << "value " << v;
+    // Every float bit pattern of [0, 1] (0x00000000 .. 0x3f800000), and of [-1, 0) for signed.
+    constexpr std::uint32_t kOneBits = 0x3f800000u;
+    const std::uint32_t num_patterns = is_signed ? 2 * (kOneBits + 1) : kOneBits + 1;
+    const unsigned num_threads = std::max(1u, std::thread::hardware_concurrency());
+    std::vector<std::int64_t> failures(num_threads, 0);
+    std::vector<float> first_failure(num_threads, 0.0f);
+    std::vector<std::thread> workers;
+    for (unsigned w = 0; w < num_threads; ++w) {
+      workers.emplace_back([&, w] {
+        const std::uint32_t begin =
+            static_cast<std::uint32_t>(static_cast<std::uint64_t>(num_patterns) * w / num_threads);
+        const std::uint32_t end = static_cast<std::uint32_t>(
+            static_cast<std::uint64_t>(num_patterns) * (w + 1) / num_threads);
+        for (std::uint32_t k = begin; k < end; ++k) {
+          const std::uint32_t bits = k <= kOneBits ? k : (k - kOneBits - 1) | 0x80000000u;
+          const float x = std::bit_cast<float>(bits);
+          const int f = kernels::quantize_state(thresholds.data(), x, 1.0f, is_signed);
+          const bool above_lower = f == 0 || x > thresholds[f - 1];
+          const bool below_upper = f == kernels::kQuantCodes - 1 || !(x > thresholds[f]);
+          if (!(above_lower && below_upper) && failures[w]++ == 0) first_failure[w] = x;
+        }
+      });
     }
+    for (std::thread& t : workers)
+      t.join();
+    for (unsigned w = 0; w < num_threads; ++w)
+      EXPECT_EQ(failures[w], 0) << "first at x = " << first_failure[w];
   }
 }
 
