@@ -1,4 +1,4 @@
-// The public functions, each with its backward beside its forward (STYLE.md habit 1).
+// The public functions, each with its backward beside its forward.
 // A function computes its result with the kernel entry of kernels/ops.h, then record_op attaches
 // a graph node when grad mode is on and an input requires grad. Backward formulas are written
 // with these same public functions (they run with grad mode off). Broadcasting is undone by

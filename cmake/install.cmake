@@ -11,7 +11,7 @@ install(TARGETS leangrad EXPORT leangradTargets
 install(FILES include/leangrad/leangrad.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/leangrad)
 foreach(layer IN ITEMS core kernels autograd nn offload data optim)
   install(DIRECTORY ${layer}/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/leangrad/${layer}
-    FILES_MATCHING PATTERN "*.h"
+    FILES_MATCHING PATTERN "*.h" PATTERN "*.inc"
     PATTERN "cuda" EXCLUDE PATTERN "no_cuda" EXCLUDE PATTERN "cpu" EXCLUDE)
 endforeach()
 

@@ -75,6 +75,9 @@ LG_HOST_DEVICE LG_INLINE std::uint16_t float_to_half_bits(float f) {
 }
 
 LG_HOST_DEVICE LG_INLINE float half_bits_to_float(std::uint16_t h) {
+#if defined(__CUDA_ARCH__)
+  return __half2float(__ushort_as_half(h));  // exact, NaN payloads kept, as below
+#else
   const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
   const std::uint32_t exponent = (h >> 10) & 0x1fu;
   std::uint32_t mantissa = h & 0x3ffu;
@@ -86,6 +89,7 @@ LG_HOST_DEVICE LG_INLINE float half_bits_to_float(std::uint16_t h) {
     return sign ? -magnitude : magnitude;
   }
   return bits_float(sign | ((exponent + 112u) << 23) | (mantissa << 13));
+#endif
 }
 
 // float -> bfloat16 bits: keep the top 16 bits, round to nearest even.

@@ -1,7 +1,9 @@
 // Macros shared by every layer: portability between host C++ and CUDA sources, and options
 // builders.
-// LG_HOST_DEVICE marks math that must give identical results on the CPU and in CUDA kernels
-// (STYLE.md habit 2): the Philox generator, half-precision conversions, reduction merges.
+//
+// LG_HOST_DEVICE marks math that must give identical results on the CPU and in CUDA kernels, so
+// the CPU tests exercise what the GPU runs: the Philox generator, half-precision conversions,
+// reduction merges.
 #pragma once
 
 #if defined(__CUDACC__)

@@ -1,6 +1,6 @@
 // The index math of a 2-D convolution, shared by the CPU im2col kernels (kernels/cpu/conv.cpp) and
 // the CUDA implicit-GEMM kernels (kernels/cuda/conv.cu), so the CPU tests exercise the same
-// formulas the GPU runs (STYLE.md habit 2). Layouts are NCHW throughout:
+// formulas the GPU runs. Layouts are NCHW throughout:
 //   x (N, C_in, H, W), weight (C_out, C_in / groups, kH, kW), y (N, C_out, H_out, W_out).
 #pragma once
 

@@ -1,5 +1,5 @@
 // The per-element math of the elementwise kernels, shared by the CPU loops (kernels/cpu/) and the
-// CUDA kernels (kernels/cuda/) so both compute with the same formulas (STYLE.md habit 2).
+// CUDA kernels (kernels/cuda/) so both compute with the same formulas.
 // Every function is LG_HOST_DEVICE and works on one element; the loops around them live in the
 // backends. Three layers:
 //   *_op_apply<op>(m...)      the math, on the math type M = opmath_t<T> (float for Half/BFloat16)

@@ -1,6 +1,6 @@
 // The per-element math of the layer kernels (pooling, dropout, losses), shared by the CPU
 // references (kernels/cpu/layers.cpp) and the CUDA kernels (kernels/cuda/layers.cu), so both
-// devices follow one set of rules (STYLE.md habit 2). Kernels differ only in how they split work.
+// devices follow one set of rules. Kernels differ only in how they split work.
 // Pooling uses PyTorch's window arithmetic (ceil_mode = false): window (oh, ow) covers input rows
 // [oh * sh - ph, oh * sh - ph + kh) clipped to [0, H); padding counts as -inf for max and as 0
 // for avg (count_include_pad = true, so the divisor is always kh * kw).

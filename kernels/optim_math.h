@@ -1,6 +1,6 @@
 // The per-element math of the optimizers, shared by the CPU loops (kernels/cpu/optim.cpp) and the
 // fused CUDA kernels (kernels/cuda/optim.cu): both call these LG_HOST_DEVICE functors, so the CPU
-// tests against PyTorch check the formulas the GPU runs (STYLE.md habit 2).
+// tests against PyTorch check the formulas the GPU runs.
 //
 // Note [Optimizer streams]
 //   An update reads and writes kNumStreams float32 arrays of one parameter tensor, element by

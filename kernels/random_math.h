@@ -1,5 +1,5 @@
 // The value of element i of a random tensor, shared by the CPU and CUDA kernels so both devices
-// produce the same numbers (STYLE.md habit 2). Element i uses Philox counter
+// produce the same numbers. Element i uses Philox counter
 // `offset + i / per_block` and one or two of that block's four words:
 //   uniform float32/16:  4 elements per block, one word each (24 bits)
 //   uniform float64:     2 elements per block, two words each (53 bits)

@@ -1,4 +1,4 @@
-// The math of the reductions, shared by the CPU and CUDA kernels (STYLE.md habit 2): the
+// The math of the reductions, shared by the CPU and CUDA kernels: the
 // accumulator types, the NaN-propagating max, and the (value, index) merge of argmax with
 // first-index tie breaking. Kernels differ only in how they split the work; every merge goes
 // through these functions, so the CPU tests exercise the rules the GPU follows.

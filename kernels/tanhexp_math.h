@@ -15,17 +15,21 @@
 //     each; no overflow, and sech^2 has no cancellation (for large u, t underflows to 0: the
 //     right limit).
 //   - 1 - t cancels when u is small (x very negative: tanh(u) ~ u). In float, below u = 1/2 it
-//     is computed as its Taylor series in v = 2u, v (1 - v/2 (1 - v/3 (... (1 - v/11)))), whose
-//     first omitted term is below 2^-24 relative; from u = 1/2 on, 1 - t >= 1 - 1/e and the
-//     subtraction loses less than one bit. Both are computed and one selected: no divergence
-//     on the GPU. In double it is -expm1(-2u).
+//     is computed as its Taylor series in v = 2u, v (1 - v/2! + v^2/3! - ... - v^10/11!) (Horner's
+//     form: one fused multiply-add per term), whose first omitted term is below 2^-24 relative;
+//     from u = 1/2 on, 1 - t >= 1 - 1/e and the subtraction loses less than one bit. Both are
+//     computed and one selected: no divergence on the GPU. In double it is -expm1(-2u).
 //   - For very negative x, u underflows to 0: f = x * 0 = -0 and f' = 0 + x * 0 * 1 = 0, finite.
+//   - Float16/BFloat16 are computed in float and rounded once. On the GPU they use the hardware's
+//     approximate exp and division (exp_of, reciprocal_of): within ~25 ulps of float for the
+//     clamped range, 10^-6 relative, which a 16-bit result (2^-9 or 2^-12) never shows except in
+//     the rare rounding tie it moves by one 16-bit ulp; the exact functions would cost more
+//     instructions per element than HBM allows at 2 bytes an element (docs/kernels.md).
 //   Every finite input thus gives a finite f and f' (NaN propagates; +-inf are not special-cased).
 //   Accuracy (tests/kernels/test_tanhexp.cpp, every 97th float32 above -87): within 5 ulps of
 //   a double-precision reference for f, and for f' within 5 ulps of |tanh(u)| + |x u sech^2(u)|
 //   (f' crosses 0 near x = -1.08, where a relative bound means nothing); the former
-//   tanhf-based formulas were within 4. Float16/BFloat16 are computed in float (opmath_t) and
-//   rounded once.
+//   tanhf-based formulas were within 4.
 #pragma once
 
 #include <cmath>
@@ -38,11 +42,32 @@ namespace leangrad::kernels {
 // Beyond this exponent tanh(e^x) == 1 in double and float (see Note [Stable TanhExp]).
 inline constexpr double kTanhExpMaxExponent = 20.0;
 
+// e^x and 1 / d in M. With kApproximate, device code uses the hardware's approximations
+// (__expf: an FMUL and an EX2, within 2 + 1.16 |x| ulps of float; __fdividef: within 2 ulps),
+// a quarter of the instructions of the accurate functions: the 16-bit dtypes use them, whose
+// results are rounded to 8 or 11 bits anyway (Note [Stable TanhExp]). Host code always computes
+// the accurate functions: the CPU reference is the formula itself.
+template <bool kApproximate, typename M>
+LG_HOST_DEVICE LG_INLINE M exp_of(M x) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (kApproximate && sizeof(M) == sizeof(float)) return __expf(x);
+#endif
+  return std::exp(x);
+}
+
+template <bool kApproximate, typename M>
+LG_HOST_DEVICE LG_INLINE M reciprocal_of(M d) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (kApproximate && sizeof(M) == sizeof(float)) return __fdividef(1.0f, d);
+#endif
+  return M(1) / d;
+}
+
 // u = e^min(x, 20); NaN stays NaN through x in the callers (NaN < 20 is false: u = e^20).
-template <typename M>
+template <typename M, bool kApproximate = false>
 LG_HOST_DEVICE LG_INLINE M tanhexp_clamped_exp(M x) {
   const M max_exponent = static_cast<M>(kTanhExpMaxExponent);
-  return std::exp(x < max_exponent ? x : max_exponent);
+  return exp_of<kApproximate>(x < max_exponent ? x : max_exponent);
 }
 
 // tanh(u) and sech^2(u) for u >= 0 from one exponential (Note [Stable TanhExp]).
@@ -52,58 +77,67 @@ struct TanhSech2 {
   M sech2;
 };
 
-template <typename M>
+template <typename M, bool kApproximate = false>
 LG_HOST_DEVICE LG_INLINE TanhSech2<M> tanh_sech2_nonnegative(M u) {
-  const M t = std::exp(M(-2) * u);  // in (0, 1]
-  const M r = M(1) / (M(1) + t);
+  const M t = exp_of<kApproximate>(M(-2) * u);  // in (0, 1]
+  const M r = reciprocal_of<kApproximate>(M(1) + t);
   const M v = M(2) * u;
   M one_minus_t;
   if constexpr (sizeof(M) == sizeof(double)) {
     one_minus_t = -std::expm1(-v);  // double: the library's expm1 (11 Taylor terms are not enough)
   } else {
-    // 1 - e^{-v} for v = 2u < 1: the Taylor series, nested (the factors are 1/k, k = 11 .. 2).
-    M p = M(1) - v * M(1.0 / 11);
-    p = M(1) - v * M(1.0 / 10) * p;
-    p = M(1) - v * M(1.0 / 9) * p;
-    p = M(1) - v * M(1.0 / 8) * p;
-    p = M(1) - v * M(1.0 / 7) * p;
-    p = M(1) - v * M(1.0 / 6) * p;
-    p = M(1) - v * M(1.0 / 5) * p;
-    p = M(1) - v * M(1.0 / 4) * p;
-    p = M(1) - v * M(1.0 / 3) * p;
-    p = M(1) - v * M(1.0 / 2) * p;
+    // 1 - e^{-v} for v = 2u < 1: v (1 - v/2! + v^2/3! - ... - v^10/11!), in Horner's form
+    // (one fused multiply-add per term).
+    M p = M(-1.0 / 39916800);
+    p = p * v + M(1.0 / 3628800);
+    p = p * v + M(-1.0 / 362880);
+    p = p * v + M(1.0 / 40320);
+    p = p * v + M(-1.0 / 5040);
+    p = p * v + M(1.0 / 720);
+    p = p * v + M(-1.0 / 120);
+    p = p * v + M(1.0 / 24);
+    p = p * v + M(-1.0 / 6);
+    p = p * v + M(1.0 / 2);
+    p = p * v * M(-1) + M(1);
     one_minus_t = u < M(0.5) ? v * p : M(1) - t;
   }
   return {one_minus_t * r, M(4) * t * r * r};
 }
 
 // f(x) = x tanh(e^x), in the math type M (float or double).
-template <typename M>
+template <typename M, bool kApproximate = false>
 LG_HOST_DEVICE LG_INLINE M tanhexp_forward_math(M x) {
-  return x * tanh_sech2_nonnegative(tanhexp_clamped_exp(x)).tanh;
+  const M u = tanhexp_clamped_exp<M, kApproximate>(x);
+  return x * tanh_sech2_nonnegative<M, kApproximate>(u).tanh;
 }
 
 // f'(x) = tanh(u) + x u sech^2(u), u = e^x.
-template <typename M>
+template <typename M, bool kApproximate = false>
 LG_HOST_DEVICE LG_INLINE M tanhexp_derivative_math(M x) {
-  const M u = tanhexp_clamped_exp(x);
-  const TanhSech2<M> ts = tanh_sech2_nonnegative(u);
+  const M u = tanhexp_clamped_exp<M, kApproximate>(x);
+  const TanhSech2<M> ts = tanh_sech2_nonnegative<M, kApproximate>(u);
   // x * (u sech^2(u)), not (x u) sech^2(u): x u overflows for x > ~1e29 (float) while
   // u sech^2(u) is already 0 there, and inf * 0 would be NaN.
   return ts.tanh + x * (u * ts.sech2);
 }
 
+// Whether elements of T take the approximate exp and division on the GPU: the 16-bit dtypes.
+template <typename T>
+inline constexpr bool kTanhExpApproximate = sizeof(T) == 2;
+
 // What a kernel calls for one element of T (float, double, Half, BFloat16).
 template <typename T>
 LG_HOST_DEVICE LG_INLINE T tanhexp_forward_element(T x) {
-  return static_cast<T>(tanhexp_forward_math(static_cast<opmath_t<T>>(x)));
+  using M = opmath_t<T>;
+  return static_cast<T>(tanhexp_forward_math<M, kTanhExpApproximate<T>>(static_cast<M>(x)));
 }
 
 // dx = dy * f'(x).
 template <typename T>
 LG_HOST_DEVICE LG_INLINE T tanhexp_backward_element(T dy, T x) {
   using M = opmath_t<T>;
-  return static_cast<T>(static_cast<M>(dy) * tanhexp_derivative_math(static_cast<M>(x)));
+  return static_cast<T>(static_cast<M>(dy) *
+                        tanhexp_derivative_math<M, kTanhExpApproximate<T>>(static_cast<M>(x)));
 }
 
 }  // namespace leangrad::kernels

@@ -4,7 +4,7 @@
 //   kernel<<<grid, block, 0, stream>>>(...); LG_CUDA_CHECK_LAUNCH();
 //   LG_CUBLAS_CHECK(cublasSgemm(...));
 //   LG_CUDA_WARN(cudaFree(ptr));            for destructors and deleters: prints, never throws
-// plus CudaDeviceGuard, which makes a device current for a scope. STYLE.md habit 6.
+// plus CudaDeviceGuard, which makes a device current for a scope.
 #pragma once
 
 #include <cublas_v2.h>

@@ -1,6 +1,6 @@
 // core/cuda.h for builds without CUDA (LEANGRAD_WITH_CUDA=OFF): no devices, the TF32 switch
-// still works, and everything that would need a GPU throws DeviceError saying so (STYLE.md
-// habit 13). core/cuda/cuda_runtime.cpp is the real implementation.
+// still works, and everything that would need a GPU throws DeviceError saying so: a build
+// without CUDA links and tells the user clearly. core/cuda/cuda_runtime.cpp is the real one.
 #include <atomic>
 
 #include "core/cuda.h"

@@ -1,8 +1,8 @@
 // Finite-difference gradient checks (tests/testing/gradcheck.h) for every differentiable function
-// of autograd/functions.h, in float64 on the CPU, with inputs nudged away from kinks (STYLE.md
-// habit 4). First the checker itself is shown to catch wrong backward formulas; then each op:
-// arithmetic with broadcasting, scalar forms, unary functions, where, reductions, matmul,
-// joining, views, copies, composites, and non-contiguous inputs.
+// of autograd/functions.h, in float64 on the CPU, with inputs nudged away from kinks. First the
+// checker itself is shown to catch wrong backward formulas; then each op: arithmetic with
+// broadcasting, scalar forms, unary functions, where, reductions, matmul, joining, views, copies,
+// composites, and non-contiguous inputs.
 #include <gtest/gtest.h>
 
 #include <cmath>

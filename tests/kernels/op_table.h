@@ -1,4 +1,4 @@
-// The table of op cases that drives the device tests (STYLE.md habit 3): each row applies one op
+// The table of op cases that drives the device tests: each row applies one op
 // through the public API to seeded random inputs; test_device_ops.cpp runs every row on the CPU
 // (the reference) and on CUDA and compares. Adding an op means adding a row in op_table.cpp:
 //   {"add_broadcast_3d", [](const Inputs& x) { return Outputs{x[0] + x[1]}; },

@@ -1,5 +1,5 @@
 // The device tests: every row of the op table (op_table.cpp) runs on the CPU, the reference, and
-// on CUDA, and the outputs must agree within the row's tolerance (STYLE.md habit 3). Below the
+// on CUDA, and the outputs must agree within the row's tolerance. Below the
 // table, the CUDA runtime itself: device queries, streams, events, pinned asynchronous copies.
 // Without a GPU every CUDA test reports SKIPPED; the checks that need no GPU still run.
 #include <gtest/gtest.h>

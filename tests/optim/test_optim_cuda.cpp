@@ -1,5 +1,5 @@
-// CUDA against CPU for every optimizer and clip_grad_norm_ (one table of cases, STYLE.md
-// habit 3): the same parameters and gradients on both devices, 12 steps (past RAdam's
+// CUDA against CPU for every optimizer and clip_grad_norm_, one table of cases: the same
+// parameters and gradients on both devices, 12 steps (past RAdam's
 // rectification threshold), parameters and float states compared. SKIPPED without a GPU.
 #include <gtest/gtest.h>
 

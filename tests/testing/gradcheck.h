@@ -1,5 +1,5 @@
-// gradcheck: the finite-difference gradient check every differentiable op is tested with
-// (STYLE.md habit 4), as torch.autograd.gradcheck and flashlight's Jacobian tests. It compares
+// gradcheck: the finite-difference gradient check every differentiable op is tested with, in
+// float64 on the CPU, as torch.autograd.gradcheck and flashlight's Jacobian tests. It compares
 // the vector-Jacobian product autograd computes, backward(v) for a random v, with central
 // differences in float64 on the CPU:
 //   Tensor x = test::uniform_input({3, 4}, 0.5, 2.0);  // float64, requires grad
