@@ -1,6 +1,6 @@
 // Checkpoints in the safetensors format (the one PyTorch and Hugging Face read): an 8-byte
 // little-endian header length, a JSON header naming each tensor's dtype, shape and byte range,
-// then the raw little-endian bytes. Module::save / Module::load (nn/module_io.cpp) use these.
+// then the raw little-endian bytes. Module::save / Module::load (nn/module.cpp) use these.
 // docs/data.md describes the format and the checks the reader makes.
 #pragma once
 

@@ -1,4 +1,5 @@
-// nn::Module: registration, traversal with dotted names, train/eval, to(), state dicts, printing.
+// nn::Module: registration, traversal with dotted names, train/eval, to(), state dicts and their
+// safetensors checkpoints (save, load), printing.
 #include "nn/module.h"
 
 #include <map>
@@ -6,6 +7,7 @@
 
 #include "autograd/grad_mode.h"
 #include "core/error.h"
+#include "data/safetensors.h"
 
 namespace leangrad::nn {
 
@@ -205,6 +207,20 @@ void Module::pretty_print(std::ostream& out, int indent) const {
 std::ostream& operator<<(std::ostream& out, const Module& module) {
   module.pretty_print(out);
   return out;
+}
+
+// ---- Checkpoints -------------------------------------------------------------------------------
+// state_dict() as a safetensors file (data/safetensors.h), readable by PyTorch
+// (safetensors.torch.load_file) with the same names.
+
+void Module::save(const std::string& path) const {
+  // "format": "pt" is what Hugging Face's loaders look for in a PyTorch-layout checkpoint.
+  save_safetensors(path, state_dict(), {{"format", "pt"}});
+}
+
+void Module::load(const std::string& path, bool strict) {
+  // Loaded on the CPU; load_state_dict copies each tensor to its parameter's device and dtype.
+  load_state_dict(load_safetensors(path, Device::cpu()), strict);
 }
 
 }  // namespace leangrad::nn

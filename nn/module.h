@@ -64,7 +64,7 @@ class Module : public std::enable_shared_from_this<Module> {
   // every key of the module must be given and nothing else; the error lists what is missing and
   // what is unexpected.
   void load_state_dict(const NamedTensors& state, bool strict = true);
-  // state_dict() to / from a safetensors file (nn/module_io.cpp): save writes atomically, load
+  // state_dict() to / from a safetensors file (nn/module.cpp): save writes atomically, load
   // reads onto the CPU and copies into the module's tensors as load_state_dict(state, strict).
   void save(const std::string& path) const;
   void load(const std::string& path, bool strict = true);

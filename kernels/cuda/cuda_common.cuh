@@ -101,33 +101,31 @@ __device__ __forceinline__ std::int64_t grid_thread_count() {
 // For any trivially copyable T (float, a Welford state, an (value, index) pair) and any
 // associative merge; every tree is fixed, so results depend only on the sizes, never on timing.
 
-// v from the lane `offset` above (shuffled as 32-bit words).
-template <typename T>
-__device__ __forceinline__ T shfl_down(const T& v, int offset) {
+// v shuffled across the warp as 32-bit words: shuffle(word) is one __shfl_*_sync of a word.
+template <typename T, typename Shuffle>
+__device__ __forceinline__ T shuffle_words(const T& v, const Shuffle& shuffle) {
   static_assert(std::is_trivially_copyable_v<T>, "shuffled values must be trivially copyable");
   constexpr int kWords = static_cast<int>((sizeof(T) + 3) / 4);
   unsigned int words[kWords] = {};
   std::memcpy(words, &v, sizeof(T));
 #pragma unroll
   for (int w = 0; w < kWords; ++w)
-    words[w] = __shfl_down_sync(kFullWarpMask, words[w], offset);
+    words[w] = shuffle(words[w]);
   T out;
   std::memcpy(&out, words, sizeof(T));
   return out;
 }
 
+// v from the lane `offset` above; v from the lane whose index differs by `mask`.
+template <typename T>
+__device__ __forceinline__ T shfl_down(const T& v, int offset) {
+  return shuffle_words(
+      v, [offset](unsigned int w) { return __shfl_down_sync(kFullWarpMask, w, offset); });
+}
 template <typename T>
 __device__ __forceinline__ T shfl_xor(const T& v, int mask) {
-  static_assert(std::is_trivially_copyable_v<T>, "shuffled values must be trivially copyable");
-  constexpr int kWords = static_cast<int>((sizeof(T) + 3) / 4);
-  unsigned int words[kWords] = {};
-  std::memcpy(words, &v, sizeof(T));
-#pragma unroll
-  for (int w = 0; w < kWords; ++w)
-    words[w] = __shfl_xor_sync(kFullWarpMask, words[w], mask);
-  T out;
-  std::memcpy(&out, words, sizeof(T));
-  return out;
+  return shuffle_words(v,
+                       [mask](unsigned int w) { return __shfl_xor_sync(kFullWarpMask, w, mask); });
 }
 
 // Lane 0 gets merge() of the warp's 32 values (a halving tree: lane i takes lane i + offset).
@@ -139,11 +137,14 @@ __device__ __forceinline__ T warp_reduce(T v, Merge merge) {
   return v;
 }
 
-// Every lane gets merge() of the warp's 32 values (a butterfly; the same value in every lane).
-template <typename T, typename Merge>
+// Every lane gets merge() of the values of its kLanes-lane segment of the warp (segments of
+// consecutive lanes, kLanes a power of two up to 32: the whole warp by default), by a butterfly:
+// the same value in every lane of a segment.
+template <int kLanes = kWarpSize, typename T, typename Merge>
 __device__ __forceinline__ T warp_allreduce(T v, Merge merge) {
+  static_assert(kLanes > 0 && kLanes <= kWarpSize && (kLanes & (kLanes - 1)) == 0);
 #pragma unroll
-  for (int offset = kWarpSize / 2; offset > 0; offset /= 2)
+  for (int offset = kLanes / 2; offset > 0; offset /= 2)
     v = merge(v, shfl_xor(v, offset));
   return v;
 }

@@ -103,16 +103,6 @@ __device__ __forceinline__ DySums<Acc> dy_sums_add(DySums<Acc> s, const Vector<T
   return s;
 }
 
-// merge() over the kSegment consecutive lanes of a warp that share a row (kSegment a power of
-// two, at most 32): every lane of the segment gets the result.
-template <int kSegment, typename State, typename Merge>
-__device__ __forceinline__ State segment_allreduce(State v, Merge merge) {
-#pragma unroll
-  for (int offset = kSegment / 2; offset > 0; offset /= 2)
-    v = merge(v, shfl_xor(v, offset));
-  return v;
-}
-
 // ---- One-pass kernels (Note [GroupNorm strategies]) ------------------------------------------
 
 // Block `row` = (n, g): the group's D * HxW values of x into shared memory, their statistics,
@@ -302,7 +292,7 @@ __global__ void __launch_bounds__(kThreads)
     DySums<Acc> s;
     for (std::int64_t i = sub; i < row_vectors; i += kThreadsPerRow)
       s = dy_sums_add<Acc>(s, load_vector<kWidth>(g, i), load_vector<kWidth>(v, i));
-    s = segment_allreduce<kThreadsPerRow>(s, DySumsMerge{});
+    s = warp_allreduce<kThreadsPerRow>(s, DySumsMerge{});
     if (sub == 0) sums[row] = s;
   }
 }

@@ -1,4 +1,4 @@
-// safetensors checkpoints (data/safetensors.h, nn/module_io.cpp): round trips of every dtype,
+// safetensors checkpoints (data/safetensors.h, nn/module.cpp): round trips of every dtype,
 // files exchanged with the Python `safetensors` package (tests/data/make_safetensors_fixture.py),
 // atomic writes, and malformed files, which must raise Error and never crash.
 #include <gtest/gtest.h>
