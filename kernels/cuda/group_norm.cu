@@ -275,7 +275,8 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 // Backward pass 1, short rows: each row (n, c) of row_vectors vectors is summed by a segment of
-// kThreadsPerRow lanes, kThreads / kThreadsPerRow rows per block.
+// kThreadsPerRow lanes, kThreads / kThreadsPerRow rows per block. The loop runs the same number of
+// times in every lane of a warp (a row past the end sums nothing), so the shuffles see full warps.
 template <typename T, typename Acc, int kWidth, int kThreadsPerRow>
 __global__ void __launch_bounds__(kThreads)
     group_norm_channel_sums_rows_kernel(const T* __restrict__ dy, const T* __restrict__ x,
@@ -283,17 +284,20 @@ __global__ void __launch_bounds__(kThreads)
                                         DySums<Acc>* __restrict__ sums) {
   constexpr int kRowsPerBlock = kThreads / kThreadsPerRow;
   const int sub = static_cast<int>(threadIdx.x) % kThreadsPerRow;
-  const std::int64_t first_row = static_cast<std::int64_t>(blockIdx.x) * kRowsPerBlock +
-                                 static_cast<int>(threadIdx.x) / kThreadsPerRow;
-  for (std::int64_t row = first_row; row < num_rows;
-       row += static_cast<std::int64_t>(gridDim.x) * kRowsPerBlock) {
-    const T* g = dy + row * row_vectors * kWidth;
-    const T* v = x + row * row_vectors * kWidth;
+  const int block_row = static_cast<int>(threadIdx.x) / kThreadsPerRow;
+  for (std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * kRowsPerBlock; first < num_rows;
+       first += static_cast<std::int64_t>(gridDim.x) * kRowsPerBlock) {
+    const std::int64_t row = first + block_row;
+    const bool valid = row < num_rows;
     DySums<Acc> s;
-    for (std::int64_t i = sub; i < row_vectors; i += kThreadsPerRow)
-      s = dy_sums_add<Acc>(s, load_vector<kWidth>(g, i), load_vector<kWidth>(v, i));
+    if (valid) {
+      const T* g = dy + row * row_vectors * kWidth;
+      const T* v = x + row * row_vectors * kWidth;
+      for (std::int64_t i = sub; i < row_vectors; i += kThreadsPerRow)
+        s = dy_sums_add<Acc>(s, load_vector<kWidth>(g, i), load_vector<kWidth>(v, i));
+    }
     s = warp_allreduce<kThreadsPerRow>(s, DySumsMerge{});
-    if (sub == 0) sums[row] = s;
+    if (valid && sub == 0) sums[row] = s;
   }
 }
 
