@@ -243,5 +243,50 @@ TEST(Conv2d, EmptyBatchGivesEmptyOutputAndZeroWeightGrad) {
   EXPECT_TRUE(all_close(w.grad(), std::vector<double>(54, 0.0), 0, 0));
 }
 
+// Note [Huge convolutions] in kernels/cuda/conv.cu: an input of 2^31 or more elements runs as
+// sub-batches. Checked against the same convolution done by hand on two halves of the batch
+// (each below the limit): the forward's halves concatenated, the input gradient likewise, the
+// weight gradient their sum. bfloat16 keeps it to ~20 GB of device memory; on both CUDA
+// implementations.
+TEST(Conv2d, CudaInputsOf2To31ElementsRunAsSubBatches) {
+  if (!cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  constexpr std::int64_t kBatch = 514;  // 514 x 64 x 256 x 256 = 2.16e9 elements
+  const auto options = TensorOptions(kBFloat16).device(Device::cuda());
+  const Tensor x = rand({kBatch, 64, 256, 256}, options);
+  const Tensor w = rand({8, 64, 3, 3}, options) * 0.05;
+  ops::Conv2dParams p;
+  p.pad_h = p.pad_w = 1;
+  const Tensor first = x.slice(0, 0, kBatch / 2);
+  const Tensor second = x.slice(0, kBatch / 2, kBatch);
+  for (ops::Conv2dBackend backend : {ops::Conv2dBackend::ImplicitGemm, ops::Conv2dBackend::Cudnn}) {
+    SCOPED_TRACE(backend == ops::Conv2dBackend::Cudnn ? "cudnn" : "implicit gemm");
+    const ops::Conv2dBackend before = ops::conv2d_backend();
+    ops::set_conv2d_backend(backend);
+    const Tensor y = ops::conv2d(x, w, Tensor(), p);
+    const Tensor y_halves =
+        cat({ops::conv2d(first, w, Tensor(), p), ops::conv2d(second, w, Tensor(), p)}, 0);
+    // The implicit GEMM reduces each output in the same order whatever the batch: equal; cuDNN
+    // may pick another algorithm for another batch size: within an ulp of bfloat16.
+    const auto max_abs = [](const Tensor& t) {
+      return ops::reduce(ReduceOp::Max, ops::unary(UnaryOp::Abs, t.to(kFloat32)), {}, false)
+          .item<float>();
+    };
+    const double y_tolerance =
+        backend == ops::Conv2dBackend::Cudnn ? 0.0078125 * max_abs(y_halves) : 0.0;
+    EXPECT_LE(max_abs(y - y_halves), y_tolerance);
+    const Tensor dy = y.detach();
+    const Tensor dw = ops::conv2d_weight_grad(dy, x, w.shape(), p).to(kFloat32);
+    const Tensor dw_halves =
+        (ops::conv2d_weight_grad(dy.slice(0, 0, kBatch / 2), first, w.shape(), p).to(kFloat32) +
+         ops::conv2d_weight_grad(dy.slice(0, kBatch / 2, kBatch), second, w.shape(), p)
+             .to(kFloat32));
+    // The sub-batches of one call add in float32 (implicit GEMM) or bfloat16 (cuDNN's beta = 1),
+    // the two hand-made halves in float32 after rounding each to bfloat16: at most a few
+    // bfloat16 ulps apart.
+    EXPECT_LE(max_abs(dw - dw_halves), 4 * 0.0078125 * max_abs(dw_halves));
+    ops::set_conv2d_backend(before);
+  }
+}
+
 }  // namespace
 }  // namespace leangrad

@@ -193,6 +193,54 @@ TEST(CudaStreams, KernelsRunOnTheCurrentStreamAndEventsTimeThem) {
   EXPECT_TRUE(all_close(y, to_vector(expected), 0.0, 0.0));
 }
 
+// The allocator keys blocks by stream id, not cudaStream_t: a stream created after another was
+// destroyed (the driver often hands it the same handle) gets none of the old stream's blocks,
+// and the ids are never reused.
+TEST(CudaStreams, ANewStreamGetsNoBlockOfADestroyedOne) {
+  SKIP_WITHOUT_CUDA();
+  const auto options = TensorOptions(kFloat32).device(Device::cuda());
+  void* old_block = nullptr;
+  std::uint64_t old_id = 0;
+  {
+    const cuda::Stream old_stream = cuda::Stream::create();
+    old_id = old_stream.id();
+    cuda::StreamGuard guard(old_stream);
+    Tensor t = empty({4096}, options);
+    old_block = t.data_ptr();
+    cuda::synchronize();
+  }  // the tensor's block is free (cached) and the stream destroyed
+  const cuda::Stream new_stream = cuda::Stream::create();
+  EXPECT_NE(new_stream.id(), old_id);
+  cuda::StreamGuard guard(new_stream);
+  const Tensor t = empty({4096}, options);
+  EXPECT_NE(t.data_ptr(), old_block);
+}
+
+// A block freed while another stream still uses it waits for an event; the allocator polls that
+// event at the next allocation. "Not ready" must not stay behind as the runtime's last error:
+// the next kernel launch's check would report it (issue pytorch/pytorch#18584).
+TEST(CudaStreams, PollingAPendingEventLeavesNoErrorForTheNextLaunch) {
+  SKIP_WITHOUT_CUDA();
+  const auto options = TensorOptions(kFloat32).device(Device::cuda());
+  const Tensor a = rand({2048, 2048}, options);
+  const cuda::Stream side = cuda::Stream::create();
+  {
+    Tensor used_on_side = rand({1 << 20}, options);
+    cuda::synchronize();
+    cuda::StreamGuard guard(side);
+    Tensor busy = a;
+    for (int i = 0; i < 20; ++i)
+      busy = matmul(busy, a) * 1e-3;  // keeps the side stream busy for a while
+    used_on_side.record_stream(side);
+  }  // freed while the side stream may still run: an event is pending
+  EXPECT_NO_THROW({
+    const Tensor polled = empty({1 << 20}, options);  // polls the pending event
+    const Tensor y = a * 2.0;                         // a launch right after the poll
+    cuda::synchronize();
+  });
+  side.synchronize();
+}
+
 TEST(CudaEvents, MoveTransfersTheEvent) {
   SKIP_WITHOUT_CUDA();
   cuda::Event a(/*enable_timing=*/false);
