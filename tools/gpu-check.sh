@@ -1,0 +1,640 @@
+#!/usr/bin/env bash
+# The GPU pass in one script (docs/gpu-pass.md). On a lent GPU machine, which has no network and
+# no -dev packages, it unpacks carried .deb files into a prefix of its own, takes cuDNN from the
+# CUDA toolkit or PyTorch's pip wheel, builds build-gpu/, records the device, and runs the tests,
+# compute-sanitizer and the benchmarks; logs and one results file go to $OUT.
+#   tools/gpu-check.sh --fetch-debs    here, with network: the .deb files into .gpu-debs/
+#   tools/gpu-check.sh MODE...         there: build, test, sanitize, bench, all (in the order given)
+# Each mode ends with a one-line summary; every step is cut off before the time budget runs out.
+set -Eeuo pipefail
+
+usage() {
+  cat <<'EOF'
+usage: tools/gpu-check.sh --fetch-debs | MODE...
+  --fetch-debs  (a Debian 12 machine with network) apt-get download the dependencies into .gpu-debs/
+  build         unpack .gpu-debs/ into a private prefix, find cuDNN, configure and build build-gpu/
+  test          the CUDA tests (ctest -R), then the rest (ctest -E); builds first where needed
+  sanitize      compute-sanitizer memcheck (CUDA tests), racecheck and synccheck (a subset)
+  bench         gpu_*, offload_mlp, variants/variant_*, then bench/compare/*_torch.py: one .md file
+  all           build test sanitize bench
+Environment: OUT (logs; default build-gpu-out/), GPU_CHECK_COMMIT (the commit, where .git is not
+copied), GPU_CHECK_BUDGET_S (seconds for the whole run; default 570, 3600 with all),
+GPU_CHECK_FRESH=1 (delete build-gpu/ first), GPU_CHECK_GTEST_FROM_SOURCE=1 (build GoogleTest from
+the carried sources instead of linking Debian's libgtest.a), LEANGRAD_CUDNN_ROOT (a folder holding
+include/cudnn.h and lib*/libcudnn.so*), LEANGRAD_CUDA_ARCHITECTURES (default 90),
+GPU_CHECK_MEMCHECK_FILTER / GPU_CHECK_RACECHECK_FILTER (GoogleTest filters).
+EOF
+}
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="${GPU_CHECK_BUILD:-$root/build-gpu}"
+debs="${GPU_CHECK_DEBS:-$root/.gpu-debs}"
+prefix="${GPU_CHECK_PREFIX:-/tmp/leangrad-deps}"
+# build-gpu-out/ rather than gpu-check-out/: the /build*/ line of .gitignore already covers it, so
+# a local run's logs never travel with the working tree to the GPU machine.
+out="${OUT:-$root/build-gpu-out}"
+jobs="${GPU_CHECK_JOBS:-$(nproc)}"
+arch="${LEANGRAD_CUDA_ARCHITECTURES:-90}"
+
+# Every dependency cmake/dependencies.cmake looks for (tools/bootstrap.sh installs the same with
+# apt), the runtime .so files of those that are neither header-only nor static (benchmark, zlib),
+# and googletest's sources (libgtest-dev depends on them; GPU_CHECK_GTEST_FROM_SOURCE builds them).
+# OpenMP and Threads come with the compiler. About 3.4 MiB in all.
+deb_packages=(libeigen3-dev libgtest-dev libgmock-dev googletest libbenchmark-dev
+              libbenchmark1debian nlohmann-json3-dev libcli11-dev zlib1g-dev zlib1g)
+debs_limit_mib=20
+
+# The CUDA tests: ctest's regular expression over the test names, and the same set as a
+# GoogleTest filter for compute-sanitizer over the test binary (374 tests on 2026-11-24).
+cuda_tests_regex='OpTable|Cuda|SaveOnCpu|DataLoader.Device|OptimCuda|Device'
+memcheck_filter="${GPU_CHECK_MEMCHECK_FILTER:-*OpTable*:*Cuda*:*Device*:*SaveOnCpu*}"
+# racecheck and synccheck find hazards in shared memory, warp shuffles and barriers, so they run
+# over the ops whose kernels use them (reduce.cu; layers.cu's softmax and cross-entropy;
+# group_norm.cu; conv.cu, three shapes of each direction; optim.cu): 108 tests on 2026-11-24.
+racecheck_filter="${GPU_CHECK_RACECHECK_FILTER:-OpTable/*softmax*:OpTable/*cross_entropy*:\
+OpTable/*sum*:OpTable/*mean*:OpTable/*max*:OpTable/*group_norm*:OpTable/*conv2d_*_basic_3x3*:\
+OpTable/*conv2d_*_tiles_partial*:OpTable/*conv2d_*_groups2*:*OptimCuda*:Reduce.CudaMatchesCpu}"
+
+started_s=$SECONDS
+budget_s=570
+overall=()  # "build OK", "test FAILED", ... per mode, for the last line
+
+# ---- Reporting -----------------------------------------------------------------------------
+# say: the console. record: the console and $out/summary.txt (the modes' lines and timings).
+say() { echo "gpu-check: $*"; }
+record() {
+  echo "gpu-check: $*"
+  [ -d "$out" ] && echo "$*" >>"$out/summary.txt"
+  return 0
+}
+# An unexpected failure (set -e) says where, so that the reply's last lines tell what happened.
+on_error() {
+  ((BASH_SUBSHELL == 0)) || return 0
+  echo "gpu-check: ERROR: unexpected exit status $1 at line $2: $3" >&2
+  [ -d "$out" ] && echo "ERROR: unexpected exit status $1 at line $2: $3" >>"$out/summary.txt"
+  return 0
+}
+trap 'on_error $? $LINENO "$BASH_COMMAND"' ERR
+die() {
+  echo "gpu-check: ERROR: $*" >&2
+  [ -d "$out" ] && echo "ERROR: $*" >>"$out/summary.txt"
+  exit 1
+}
+
+# limit SECONDS: SECONDS, or less where the budget has less left (30 s kept for the summaries).
+limit() {
+  local left=$((budget_s - (SECONDS - started_s) - 30))
+  if ((left < $1)); then echo "$left"; else echo "$1"; fi
+}
+
+# run_limited SECONDS LOG COMMAND...: COMMAND's output appended to LOG; its exit status, 124 when
+# cut off by the time limit (timeout signals the whole process group: ctest's children too).
+run_limited() {
+  local seconds=$1 log=$2
+  shift 2
+  if ((seconds <= 0)); then
+    echo "not run: the time budget is spent ($*)" >>"$log"
+    return 124
+  fi
+  local rc=0
+  timeout --kill-after=10 "$seconds" "$@" >>"$log" 2>&1 || rc=$?
+  ((rc == 137)) && rc=124
+  return "$rc"
+}
+
+# ---- Dependencies (here): the .deb files -----------------------------------------------------
+fetch_debs() {
+  command -v apt-get >/dev/null 2>&1 || die "--fetch-debs needs apt-get (a Debian 12 machine)"
+  local as_root=() apt_options=() p
+  if [ "$(id -u)" -ne 0 ]; then
+    as_root=(sudo)
+  else
+    # apt downloads as the user _apt, who cannot write to a folder that only root may write to.
+    apt_options=(-o APT::Sandbox::User=root)
+  fi
+  for p in "${deb_packages[@]}"; do
+    if ! apt-cache show "$p" >/dev/null 2>&1; then
+      say "apt does not know $p yet: apt-get update"
+      "${as_root[@]}" apt-get update -qq
+      break
+    fi
+  done
+  mkdir -p "$debs"
+  rm -f "$debs"/*.deb
+  (cd "$debs" && apt-get "${apt_options[@]}" download "${deb_packages[@]}") ||
+    die "apt-get download failed (network? package names?)"
+  local total_bytes
+  total_bytes=$(du -cb "$debs"/*.deb | tail -1 | cut -f1)
+  (cd "$debs" && ls -l -- *.deb)
+  say "$(find "$debs" -name '*.deb' | wc -l) .deb files in $debs, $((total_bytes / 1024)) KiB in all"
+  ((total_bytes <= debs_limit_mib * 1024 * 1024)) ||
+    die "the .deb files exceed ${debs_limit_mib} MiB: they travel with every device call"
+  if git -C "$root" rev-parse --git-dir >/dev/null 2>&1 && ! git -C "$root" check-ignore -q "$debs"; then
+    say "warning: $debs is not ignored by git: add it to .gitignore, or 'carry' cannot name it"
+  fi
+  say "next: name .gpu-debs in the device tool's carry (docs/gpu-pass.md)"
+}
+
+# ---- Dependencies (there): the prefix, cuDNN, the environment ----------------------------------
+# extract_deb FILE DIR: dpkg -x, or ar and tar where dpkg is missing.
+extract_deb() {
+  if command -v dpkg-deb >/dev/null 2>&1; then
+    dpkg-deb -x "$1" "$2"
+    return
+  fi
+  local tmp member
+  tmp="$(mktemp -d)"
+  member="$(ar t "$1" | grep '^data\.tar')"
+  (cd "$tmp" && ar x "$1" "$member")
+  tar -xf "$tmp/$member" -C "$2"
+  rm -rf "$tmp"
+}
+
+# Unpacks every .deb of $debs into $prefix (never into /), once per set of files, and fills
+# dependency_args with the CMake cache entries that point at it.
+unpack_debs() {
+  [ -d "$debs" ] || die "no $debs: run 'tools/gpu-check.sh --fetch-debs' on a machine with network, \
+then name .gpu-debs in the device tool's carry (docs/gpu-pass.md)"
+  local missing=() p f link target stamp
+  for p in "${deb_packages[@]}"; do
+    compgen -G "$debs/${p}_*.deb" >/dev/null || missing+=("$p")
+  done
+  ((${#missing[@]} == 0)) || die "missing in $debs: ${missing[*]} (run tools/gpu-check.sh --fetch-debs \
+again and carry .gpu-debs)"
+  stamp="$(find "$debs" -maxdepth 1 -name '*.deb' -printf '%f %s\n' | sort)"
+  if [ ! -f "$prefix/.unpacked" ] || [ "$(cat "$prefix/.unpacked")" != "$stamp" ]; then
+    rm -rf "$prefix"
+    mkdir -p "$prefix"
+    for f in "$debs"/*.deb; do
+      extract_deb "$f" "$prefix" || die "could not unpack $f"
+    done
+    # Absolute symbolic links (zlib1g-dev's libz.so -> /lib/x86_64-linux-gnu/libz.so.1.2.13) would
+    # point at the system: point them into the prefix.
+    while IFS= read -r link; do
+      target="$(readlink "$link")"
+      if [ -e "$prefix$target" ]; then ln -sfn "$prefix$target" "$link"; fi
+    done < <(find "$prefix" -type l -lname '/*')
+    # googletest's sources where LEANGRAD_DEPS_DIR's fallback looks for them.
+    mkdir -p "$prefix/deps"
+    ln -sfn "$prefix/usr/src/googletest" "$prefix/deps/googletest"
+    echo "$stamp" >"$prefix/.unpacked"
+  fi
+  local lib="$prefix/usr/lib/x86_64-linux-gnu"
+  dependency_args=(
+    -DCMAKE_PREFIX_PATH:PATH="$prefix/usr"
+    -DEigen3_DIR:PATH="$prefix/usr/share/eigen3/cmake"
+    -DGTest_DIR:PATH="$lib/cmake/GTest"
+    -Dbenchmark_DIR:PATH="$lib/cmake/benchmark"
+    -Dnlohmann_json_DIR:PATH="$prefix/usr/share/cmake/nlohmann_json"
+    -DCLI11_DIR:PATH="$prefix/usr/share/cmake/CLI11"
+    -DZLIB_INCLUDE_DIR:PATH="$prefix/usr/include"
+    -DZLIB_LIBRARY:FILEPATH="$lib/libz.so"
+    -DLEANGRAD_DEPS_DIR:PATH="$prefix/deps")
+  for f in "$prefix/usr/share/eigen3/cmake" "$lib/cmake/GTest" "$lib/cmake/benchmark" \
+           "$prefix/usr/share/cmake/nlohmann_json" "$prefix/usr/share/cmake/CLI11" \
+           "$prefix/usr/include/zlib.h" "$lib/libz.so"; do
+    [ -e "$f" ] || die "the unpacked .debs lack $f (a package's layout changed?)"
+  done
+  if [ "${GPU_CHECK_GTEST_FROM_SOURCE:-0}" = 1 ]; then
+    dependency_args+=(-DCMAKE_DISABLE_FIND_PACKAGE_GTest=ON)
+  fi
+}
+
+# find_cuda: nvcc on the PATH or in /usr/local/cuda/bin; sets cuda_home.
+find_cuda() {
+  if ! command -v nvcc >/dev/null 2>&1 && [ -x /usr/local/cuda/bin/nvcc ]; then
+    export PATH="/usr/local/cuda/bin:$PATH"
+  fi
+  command -v nvcc >/dev/null 2>&1 || die "nvcc not found (PATH, /usr/local/cuda/bin): no CUDA toolkit"
+  cuda_home="$(dirname "$(dirname "$(readlink -f "$(command -v nvcc)")")")"
+  export PATH="$PATH:$cuda_home/bin"  # compute-sanitizer and ncu beside nvcc
+}
+
+# The folders under python3's import path named nvidia/ (the pip wheels of NVIDIA's libraries).
+python_nvidia_dirs() {
+  command -v python3 >/dev/null 2>&1 || return 0
+  timeout 60 python3 -c 'import os, sys
+for p in dict.fromkeys(sys.path):
+    if p and os.path.isdir(os.path.join(p, "nvidia")):
+        print(os.path.join(p, "nvidia"))' 2>/dev/null || true
+}
+
+# find_cudnn: cudnn.h and libcudnn.so* in LEANGRAD_CUDNN_ROOT, else the CUDA toolkit, else PyTorch's
+# wheel (nvidia-cudnn-cu13: nvidia/cudnn/{include,lib}, only libcudnn.so.9 there). Every
+# libcudnn*.so* is linked into $prefix/cudnn-lib beside an unversioned libcudnn.so, for the linker;
+# sets cudnn_args (the cache entries of CMakeLists.txt), cudnn_lib_dir and cudnn_description.
+find_cudnn() {
+  local roots=() root header="" library="" version f
+  if [ -n "${LEANGRAD_CUDNN_ROOT:-}" ]; then
+    roots=("$LEANGRAD_CUDNN_ROOT")
+  else
+    roots=("$cuda_home")
+    while IFS= read -r f; do roots+=("$f"); done < <(python_nvidia_dirs)
+  fi
+  for root in "${roots[@]}"; do
+    header="$(find "$root/" -maxdepth 4 -name cudnn.h 2>/dev/null | head -1 || true)"
+    library="$(find "$root/" -maxdepth 4 \( -name libcudnn.so -o -name 'libcudnn.so.[0-9]*' \) \
+               2>/dev/null | sort | head -1 || true)"
+    [ -n "$header" ] && [ -n "$library" ] && break
+    header="" library=""
+  done
+  [ -n "$header" ] || die "cuDNN not found (cudnn.h and libcudnn.so*) in: ${roots[*]}. \
+PyTorch's wheel (nvidia-cudnn-cu13) holds it under site-packages/nvidia/cudnn; \
+or set LEANGRAD_CUDNN_ROOT to a folder with include/cudnn.h and lib/libcudnn.so*"
+  cudnn_lib_dir="$(dirname "$library")"
+  rm -rf "$prefix/cudnn-lib"
+  mkdir -p "$prefix/cudnn-lib"
+  for f in "$cudnn_lib_dir"/libcudnn*.so*; do ln -sfn "$f" "$prefix/cudnn-lib/"; done
+  [ -e "$prefix/cudnn-lib/libcudnn.so" ] || ln -sfn "$library" "$prefix/cudnn-lib/libcudnn.so"
+  cudnn_args=(-DLEANGRAD_CUDNN_INCLUDE_DIR:PATH="$(dirname "$header")"
+              -DLEANGRAD_CUDNN_LIBRARY:FILEPATH="$prefix/cudnn-lib/libcudnn.so")
+  version="$(awk '/#define CUDNN_(MAJOR|MINOR|PATCHLEVEL) /{printf "%s%s", sep, $3; sep="."}' \
+             "$(dirname "$header")/cudnn_version.h" 2>/dev/null || true)"
+  cudnn_description="cuDNN ${version:-?} (headers $(dirname "$header"), libraries $cudnn_lib_dir)"
+}
+
+# prepare: everything a mode needs before it builds or runs (cheap when the machine is warm).
+prepared=0
+prepare() {
+  ((prepared)) && return 0
+  find_cuda
+  unpack_debs
+  find_cudnn
+  # cuDNN loads its sub-libraries (libcudnn_graph.so.9, ...) by name: their folder on the search
+  # path of leangrad's programs. Debian's libbenchmark.so.1debian is found through the build RPATH.
+  # python3 (PyTorch) keeps the original search path: python_env.
+  original_ld_library_path="${LD_LIBRARY_PATH:-}"
+  export LD_LIBRARY_PATH="$prefix/cudnn-lib:$cudnn_lib_dir:$prefix/usr/lib/x86_64-linux-gnu${original_ld_library_path:+:$original_ld_library_path}"
+  prepared=1
+}
+python_env() { LD_LIBRARY_PATH="$original_ld_library_path" "$@"; }
+
+require_gpu() {
+  if ! { command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; }; then
+    die "no GPU visible (nvidia-smi -L failed): mode '$1' needs the GPU machine (build runs anywhere with nvcc)"
+  fi
+}
+
+commit_id() {
+  if [ -n "${GPU_CHECK_COMMIT:-}" ]; then
+    echo "$GPU_CHECK_COMMIT"
+  elif git -C "$root" rev-parse --short HEAD >/dev/null 2>&1; then
+    echo "$(git -C "$root" rev-parse --short HEAD)$(git -C "$root" diff --quiet HEAD || echo '+dirty')"
+  else
+    echo "unknown (no .git here: pass GPU_CHECK_COMMIT=<sha>)"
+  fi
+}
+
+# ---- The device record -----------------------------------------------------------------------
+device_recorded=0
+record_device() {
+  ((device_recorded)) && return 0
+  device_recorded=1
+  local file="$out/device.txt"
+  {
+    echo "date: $(date -u '+%F %T UTC')"
+    echo "commit: $(commit_id)"
+    echo "host: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores, \
+$(awk '/MemTotal/{printf "%.0f GiB", $2 / 1048576}' /proc/meminfo); $(uname -r); \
+$(# shellcheck disable=SC1091
+. /etc/os-release 2>/dev/null && echo "$PRETTY_NAME"); $(ldd --version 2>/dev/null | head -1)"
+    echo
+    echo "\$ nvidia-smi --query-gpu=name,memory.total,clocks.max.memory,clocks.max.sm,driver_version --format=csv"
+    timeout 30 nvidia-smi --query-gpu=name,memory.total,clocks.max.memory,clocks.max.sm,driver_version \
+      --format=csv 2>&1 || echo "(nvidia-smi failed: no GPU?)"
+    echo
+    echo "\$ nvcc --version"
+    nvcc --version 2>&1 | tail -2
+    echo "g++: $(g++ --version 2>&1 | head -1)"
+    echo "cmake: $(cmake --version 2>&1 | head -1); ninja $(ninja --version 2>&1)"
+    echo "compute-sanitizer: $(compute-sanitizer --version 2>&1 | grep -m1 -i version || echo 'not found')"
+    echo "ncu: $(ncu --version 2>&1 | grep -m1 -i version || echo 'not found')"
+    echo "CUDA toolkit: $cuda_home ($(find "$cuda_home/lib64/" "$cuda_home/lib/" -maxdepth 1 \
+      -name 'libcublas.so*' 2>/dev/null | head -1 || true))"
+    echo "$cudnn_description"
+    echo "NCCL wheel: $(python_nvidia_dirs | while IFS= read -r d; do find "$d/" -maxdepth 3 \
+      -name 'libnccl.so*' 2>/dev/null; done | head -1)"
+    echo
+    echo "\$ python3 (torch.cuda.get_device_properties)"
+    python_env timeout 120 python3 - <<'EOF' 2>&1 || echo "(python3 with torch failed)"
+import torch
+print(f"torch {torch.__version__}, CUDA {torch.version.cuda}, cuDNN {torch.backends.cudnn.version()}")
+if torch.cuda.is_available():
+    p = torch.cuda.get_device_properties(0)
+    l2 = getattr(p, "L2_cache_size", 0) / 2**20
+    print(f"{p.name}: sm_{p.major}{p.minor}, {p.multi_processor_count} SMs, L2 {l2:.0f} MiB, "
+          f"{p.total_memory / 2**30:.1f} GiB")
+else:
+    print("torch sees no CUDA device")
+EOF
+  } >"$file" 2>&1
+  say "device: $(grep -m1 -E 'SMs' "$file" || echo 'no GPU seen (see device.txt)')"
+}
+
+# ---- build -----------------------------------------------------------------------------------
+configure() {
+  local log="$out/build.log" t0=$SECONDS rc=0
+  {
+    echo "=== configure $(date -u '+%T UTC'): $build"
+    echo "cmake: $(cmake --version | head -1); g++: $(g++ --version | head -1)"
+    echo "$cudnn_description"
+    echo "dependencies: $prefix (from $(find "$debs" -name '*.deb' | wc -l) .deb files)"
+  } >>"$log"
+  run_limited "$(limit 300)" "$log" cmake -S "$root" -B "$build" -G Ninja \
+    -DCMAKE_BUILD_TYPE=Release -DLEANGRAD_WITH_CUDA=ON \
+    -DLEANGRAD_CUDA_ARCHITECTURES="$arch" -DLEANGRAD_WARNINGS_AS_ERRORS=OFF \
+    -DCMAKE_CUDA_COMPILER="$(command -v nvcc)" \
+    "${dependency_args[@]}" "${cudnn_args[@]}" || rc=$?
+  record "  configure: $((SECONDS - t0)) s (exit $rc)"
+  if ((rc != 0)); then
+    tail -40 "$log"
+    return "$rc"
+  fi
+  # Where each dependency was found (all under $prefix, except CUDA's).
+  grep -E '^(Eigen3_DIR|GTest_DIR|benchmark_DIR|nlohmann_json_DIR|CLI11_DIR|ZLIB_INCLUDE_DIR|ZLIB_LIBRARY|ZLIB_LIBRARY_RELEASE|LEANGRAD_CUDNN_[A-Z_]+|CUDAToolkit_[A-Z_]*DIR):' \
+    "$build/CMakeCache.txt" >>"$log" || true
+  # The configs in $prefix refused (a compiler or CMake too different)? dependencies.cmake then
+  # builds GoogleTest from the carried sources, or leaves Google Benchmark out: say so.
+  if grep -q 'Google Benchmark not found' "$log"; then
+    record "  warning: Google Benchmark not found in $prefix: the bench_* programs are not built"
+  fi
+  if [ -d "$build/_deps/googletest" ] && [ "${GPU_CHECK_GTEST_FROM_SOURCE:-0}" != 1 ]; then
+    record "  warning: Debian's GoogleTest config was refused: GoogleTest is built from its sources"
+  fi
+}
+
+# A warm machine keeps build-gpu/ between calls; a fresh one (the machine goes back 30 s after a
+# call) configures and builds it again, only the targets the mode needs.
+ensure_configured() {
+  prepare
+  [ -f "$build/build.ninja" ] && return 0
+  say "no $build/build.ninja (a fresh machine): configuring"
+  configure
+}
+
+# ensure_built TARGET...: builds TARGETs (all when none), configuring first where needed.
+ensure_built() {
+  local log="$out/build.log" rc=0 t0
+  ensure_configured || return $?
+  t0=$SECONDS
+  echo "=== build $(date -u '+%T UTC'): ${*:-all}" >>"$log"
+  local targets=()
+  (($#)) && targets=(--target "$@")
+  run_limited "$(limit 600)" "$log" cmake --build "$build" -j "$jobs" "${targets[@]}" || rc=$?
+  local cut=""
+  ((rc == 124)) && cut=", cut off by the time budget"
+  record "  build ${*:-all}: $((SECONDS - t0)) s (exit $rc$cut)"
+  if ((rc != 0)); then
+    grep -E -m 20 'error:|FAILED:' "$log" || true
+    tail -20 "$log"
+  fi
+  return "$rc"
+}
+
+mode_build() {
+  local t0=$SECONDS rc=0
+  prepare
+  record_device
+  if [ "${GPU_CHECK_FRESH:-0}" = 1 ]; then rm -rf "$build"; fi
+  configure || rc=$?
+  ((rc == 0)) && { ensure_built || rc=$?; }
+  if ((rc == 0)); then
+    record "gpu-check build: OK in $((SECONDS - t0)) s ($build; log build.log)"
+    overall+=("build OK")
+  else
+    record "gpu-check build: FAILED (exit $rc) after $((SECONDS - t0)) s: see build.log"
+    overall+=("build FAILED")
+  fi
+}
+
+# ---- test ------------------------------------------------------------------------------------
+# ctest_counts LOG: "P passed, F failed, S skipped of T" from ctest's last summary in LOG.
+ctest_counts() {
+  local line failed total skipped
+  line="$(grep -E '[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "$1" | tail -1 || true)"
+  [ -n "$line" ] || { echo "no ctest summary"; return; }
+  failed="$(sed -E 's/.* ([0-9]+) tests? failed.*/\1/' <<<"$line")"
+  total="$(sed -E 's/.*out of ([0-9]+).*/\1/' <<<"$line")"
+  skipped="$(grep -c '(Skipped)' "$1" || true)"
+  echo "$((total - failed - skipped)) passed, $failed failed, $skipped skipped of $total"
+}
+
+# run_ctest NAME LOG ARGS...: ctest with ARGS, then the failed tests again one at a time (a test
+# that fails only beside others on the one GPU is a different finding).
+run_ctest() {
+  local name=$1 log=$2 t0=$SECONDS rc=0
+  shift 2
+  : >"$log"
+  run_limited "$(limit 420)" "$log" ctest --test-dir "$build" --output-on-failure \
+    --no-tests=error -j "$jobs" "$@" || rc=$?
+  local counts
+  counts="$(ctest_counts "$log")"
+  if ((rc != 0 && rc != 124)) && grep -q 'tests failed out of' "$log"; then
+    echo "=== the failed tests again, one at a time" >>"$log"
+    run_limited "$(limit 300)" "$log" ctest --test-dir "$build" --output-on-failure \
+      --rerun-failed -j 1 || true
+    counts="$counts; alone: $(ctest_counts "$log" | sed 's/ of .*//')"
+    sed -n '/The following tests FAILED/,$p' "$log" | head -30
+  fi
+  ((rc == 124)) && counts="$counts; CUT OFF by the time budget"
+  record "  $name: $counts ($((SECONDS - t0)) s, $(basename "$log"))"
+  return "$rc"
+}
+
+mode_test() {
+  local t0=$SECONDS rc=0
+  require_gpu test
+  ensure_built || { overall+=("test NOT RUN (build failed)"); record "gpu-check test: NOT RUN (build failed)"; return; }
+  record_device
+  run_ctest "CUDA tests" "$out/test-cuda.log" -R "$cuda_tests_regex" || rc=$?
+  # A handful skip where a GPU exists (the no-device error paths); most skipping means the CUDA
+  # runtime sees no device although nvidia-smi does.
+  local skipped
+  skipped="$(grep -c '(Skipped)' "$out/test-cuda.log" || true)"
+  if ((skipped > 10)); then
+    record "  FAILED: $skipped CUDA tests SKIPPED although nvidia-smi sees a GPU (the CUDA runtime sees none?)"
+    rc=1
+  fi
+  run_ctest "other tests" "$out/test-rest.log" -E "$cuda_tests_regex" || rc=$?
+  if ((rc == 0)); then
+    record "gpu-check test: OK in $((SECONDS - t0)) s (test-cuda.log, test-rest.log)"
+    overall+=("test OK")
+  else
+    record "gpu-check test: FAILED in $((SECONDS - t0)) s (test-cuda.log, test-rest.log)"
+    overall+=("test FAILED")
+  fi
+}
+
+# ---- sanitize --------------------------------------------------------------------------------
+# sanitize_with TOOL FILTER SECONDS: compute-sanitizer over leangrad_tests, the caching allocator
+# off so that every tensor is its own cudaMalloc (LEANGRAD_ALLOC_CONF, docs/memory.md).
+sanitize_with() {
+  local tool=$1 filter=$2 seconds=$3 t0=$SECONDS rc=0
+  local part="$build/sanitize-$tool.log" log="$out/sanitize.log"
+  : >"$part"
+  LEANGRAD_ALLOC_CONF=caching:0 run_limited "$seconds" "$part" compute-sanitizer --tool "$tool" \
+    --error-exitcode 99 --print-limit 20 "$build/tests/leangrad_tests" --gtest_filter="$filter" ||
+    rc=$?
+  local errors tests_ok tests_failed tests_skipped verdict
+  errors="$(grep -E 'ERROR SUMMARY' "$part" | tail -1 | sed -E 's/.*ERROR SUMMARY: //' || true)"
+  tests_ok="$(grep -c '^\[       OK \]' "$part" || true)"
+  tests_failed="$(grep -cE '^\[  FAILED  \] .* \([0-9]+ ms\)$' "$part" || true)"
+  tests_skipped="$(grep -cE '^\[  SKIPPED \] .* \([0-9]+ ms\)$' "$part" || true)"
+  # Skipped tests ran nothing under the tool: as many as the test mode allows (see mode_test).
+  if ((rc == 0 && tests_skipped > 10)); then rc=1; fi
+  case $rc in
+    0) verdict="clean" ;;
+    1) verdict="test failures or $tests_skipped tests SKIPPED" ;;
+    99) verdict="HAZARDS FOUND" ;;
+    124) verdict="CUT OFF after ${seconds} s (partial)" ;;
+    *) verdict="exit $rc" ;;
+  esac
+  {
+    echo "=== compute-sanitizer --tool $tool, LEANGRAD_ALLOC_CONF=caching:0, limit ${seconds} s"
+    echo "=== --gtest_filter=$filter"
+    head -c 5000000 "$part"
+    echo
+  } >>"$log"
+  record "  $tool: $verdict; ${errors:-no error summary}; tests $tests_ok ok, $tests_failed failed, $tests_skipped skipped ($((SECONDS - t0)) s)"
+  [ "$rc" = 0 ]
+}
+
+mode_sanitize() {
+  local t0=$SECONDS rc=0 share
+  require_gpu sanitize
+  prepare
+  command -v compute-sanitizer >/dev/null 2>&1 || export PATH="$PATH:$cuda_home/compute-sanitizer"
+  command -v compute-sanitizer >/dev/null 2>&1 ||
+    die "compute-sanitizer not found (PATH, $cuda_home/bin, $cuda_home/compute-sanitizer)"
+  ensure_built leangrad_tests || { overall+=("sanitize NOT RUN (build failed)"); record "gpu-check sanitize: NOT RUN (build failed)"; return; }
+  record_device
+  : >"$out/sanitize.log"
+  # The budget left: half to memcheck over every CUDA test, a quarter to each of the others.
+  share=$(limit 100000)
+  sanitize_with memcheck "$memcheck_filter" $((share / 2)) || rc=1
+  share=$(limit 100000)
+  sanitize_with racecheck "$racecheck_filter" $((share / 2)) || rc=1
+  sanitize_with synccheck "$racecheck_filter" "$(limit 100000)" || rc=1
+  if ((rc == 0)); then
+    record "gpu-check sanitize: OK in $((SECONDS - t0)) s (sanitize.log)"
+    overall+=("sanitize OK")
+  else
+    record "gpu-check sanitize: NOT CLEAN in $((SECONDS - t0)) s (sanitize.log: hazards, failures or cut off)"
+    overall+=("sanitize NOT CLEAN")
+  fi
+}
+
+# ---- bench -----------------------------------------------------------------------------------
+cut_off_note() {
+  if (($1 == 124)); then echo " (cut off)"; fi
+}
+
+mode_bench() {
+  local t0=$SECONDS rc=0
+  require_gpu bench
+  ensure_configured ||
+    { overall+=("bench NOT RUN (configure failed)"); record "gpu-check bench: NOT RUN (configure failed)"; return; }
+  # The GPU programs' targets, as CMake named them (bench/CMakeLists.txt, bench/variants/).
+  local targets=()
+  mapfile -t targets < <(ninja -C "$build" -t targets all |
+    sed -n -E 's/^(gpu_[a-z0-9_]+|offload_mlp|variant_[a-z0-9_]+): phony$/\1/p')
+  ((${#targets[@]})) || die "no gpu_*, offload_mlp or variant_* target in $build (a build without CUDA?)"
+  ensure_built "${targets[@]}" ||
+    { overall+=("bench NOT RUN (build failed)"); record "gpu-check bench: NOT RUN (build failed)"; return; }
+  record_device
+  local gpu slug results log="$out/bench.log"
+  gpu="$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)"
+  slug="$(cut -d, -f1 <<<"$gpu" | tr '[:upper:]' '[:lower:]' | sed -E 's/nvidia//; s/[^a-z0-9]+/-/g; s/^-+|-+$//g')"
+  results="$out/$(date -u +%F)-${slug:-gpu}.md"
+  : >"$log"
+  {
+    echo "# GPU benchmarks $(date -u +%F) on $gpu"
+    echo
+    echo "- commit: $(commit_id)"
+    echo "- GPU: $(nvidia-smi --query-gpu=name,memory.total,clocks.max.memory,driver_version \
+      --format=csv,noheader | head -1); $(grep -m1 'SMs' "$out/device.txt" || echo 'SMs: see device.txt')"
+    echo "- CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores"
+    echo "- build: Release, LEANGRAD_CUDA_ARCHITECTURES=$arch, nvcc $(nvcc --version | grep -o 'V[0-9][0-9.]*' | head -1), \
+$(g++ --version | head -1); $cudnn_description"
+    echo "- PyTorch: $(grep -m1 '^torch ' "$out/device.txt" || echo 'see device.txt')"
+    echo "- command: tools/gpu-check.sh bench (docs/gpu-pass.md): each program below run as"
+    echo "  \`build-gpu/bench/<program> --markdown FILE\`, each torch script as"
+    echo "  \`python3 bench/compare/<script> --markdown FILE\`, defaults --warmup 3 --runs 20"
+  } >"$results"
+  local statuses=() program name prc ok=0 all=0
+  for program in "$build"/bench/gpu_* "$build"/bench/offload_mlp "$build"/bench/variants/variant_*; do
+    if [ ! -f "$program" ] || [ ! -x "$program" ]; then continue; fi
+    name="$(basename "$program")"
+    echo "=== $name" >>"$log"
+    prc=0
+    run_limited "$(limit 180)" "$log" "$program" --markdown "$results" || prc=$?
+    statuses+=("$name: exit $prc$(cut_off_note "$prc")")
+    all=$((all + 1)); ((prc == 0)) && ok=$((ok + 1))
+    say "  $name: exit $prc"
+  done
+  local tok=0 tall=0 script
+  for script in "$root"/bench/compare/*_torch.py; do
+    name="$(basename "$script")"
+    echo "=== $name" >>"$log"
+    prc=0
+    PYTHONUNBUFFERED=1 python_env run_limited "$(limit 180)" "$log" python3 "$script" \
+      --markdown "$results" || prc=$?
+    statuses+=("$name: exit $prc$(cut_off_note "$prc")")
+    tall=$((tall + 1)); ((prc == 0)) && tok=$((tok + 1))
+    say "  $name: exit $prc"
+  done
+  {
+    echo
+    echo "## Exit status of each program"
+    echo
+    printf -- '- %s\n' "${statuses[@]}"
+  } >>"$results"
+  ((ok == all && tok == tall && all > 0)) || rc=1
+  if grep -q 'no CUDA device: skipped' "$log"; then
+    record "  FAILED: a program printed 'no CUDA device: skipped' although nvidia-smi sees a GPU"
+    rc=1
+  fi
+  local line
+  line="leangrad $ok/$all programs OK, torch $tok/$tall scripts OK; $(basename "$results") \
+(commit it under bench/results/), bench.log"
+  if ((rc == 0)); then
+    record "gpu-check bench: OK in $((SECONDS - t0)) s: $line"
+    overall+=("bench OK")
+  else
+    record "gpu-check bench: FAILED in $((SECONDS - t0)) s: $line"
+    overall+=("bench FAILED")
+  fi
+}
+
+# ---- Main ------------------------------------------------------------------------------------
+(($#)) || { usage; exit 2; }
+case $1 in
+  -h | --help) usage; exit 0 ;;
+  --fetch-debs) fetch_debs; exit 0 ;;
+esac
+modes=()
+for m in "$@"; do
+  case $m in
+    build | test | sanitize | bench) modes+=("$m") ;;
+    all) modes+=(build test sanitize bench); budget_s=3600 ;;
+    *) usage >&2; die "unknown mode '$m'" ;;
+  esac
+done
+budget_s="${GPU_CHECK_BUDGET_S:-$budget_s}"
+mkdir -p "$out"
+out="$(cd "$out" && pwd)"
+record "=== tools/gpu-check.sh $* ($(date -u '+%F %T UTC'), commit $(commit_id), budget ${budget_s} s)"
+for m in "${modes[@]}"; do
+  "mode_$m"
+done
+# $OUT's files come back only up to 16 MiB each: cut any longer log.
+for f in "$out"/*; do
+  if [ "$(stat -c %s "$f")" -gt $((15 * 1024 * 1024)) ]; then truncate -s 15M "$f"; fi
+done
+joined="$(IFS=,; echo "${overall[*]}")"
+line="gpu-check: ${joined//,/, } in $((SECONDS - started_s)) s; logs in $out"
+echo "$line" >>"$out/summary.txt"
+echo "$line"
+case "${overall[*]}" in
+  *FAILED* | *NOT*) exit 1 ;;
+esac
