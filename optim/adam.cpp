@@ -27,7 +27,7 @@ Adam::Adam(std::vector<ParamGroup> groups, AdamOptions options)
     : Adam(std::move(groups), options, false) {}
 
 Adam::Adam(std::vector<ParamGroup> groups, AdamOptions options, bool decoupled_weight_decay)
-    : Optimizer(std::move(groups), options.lr(), options.weight_decay()),
+    : OptimizerWithState(std::move(groups), options.lr(), options.weight_decay()),
       options_(options),
       decoupled_weight_decay_(decoupled_weight_decay) {
   const auto [beta1, beta2] = options.betas();
@@ -49,20 +49,20 @@ void Adam::update(Device /*device*/, const std::vector<ParamRef>& params) {
                                 decoupled_weight_decay_, /*skip_nonfinite=*/false);
   std::vector<ops::OptimParam<kernels::AdamUpdate>> list;
   for (const ParamRef& ref : params) {
-    ParamState& state = *ref.state;
-    if (state.find("exp_avg") == nullptr) {
-      state.set("exp_avg", zeros_like(ref.param));
-      state.set("exp_avg_sq", zeros_like(ref.param));
+    AdamState& state = state_of(ref.index);
+    if (!state.exp_avg.defined()) {
+      state.exp_avg = zeros_like(ref.param);
+      state.exp_avg_sq = zeros_like(ref.param);
     }
-    if (options_.amsgrad() && state.find("max_exp_avg_sq") == nullptr)
-      state.set("max_exp_avg_sq", zeros_like(ref.param));
-    const double step = static_cast<double>(state.step);
+    if (options_.amsgrad() && !state.max_exp_avg_sq.defined())
+      state.max_exp_avg_sq = zeros_like(ref.param);
+    const double step = static_cast<double>(ref.step);
     const double bias_correction1 = 1.0 - std::pow(beta1, step);
     const double bias_correction2 = 1.0 - std::pow(beta2, step);
-    const Tensor max_exp_avg_sq = options_.amsgrad() ? state.at("max_exp_avg_sq") : Tensor();
+    const Tensor max_exp_avg_sq = options_.amsgrad() ? state.max_exp_avg_sq : Tensor();
     list.push_back({ref.param,
                     ref.grad,
-                    {state.at("exp_avg"), state.at("exp_avg_sq"), max_exp_avg_sq},
+                    {state.exp_avg, state.exp_avg_sq, max_exp_avg_sq},
                     {static_cast<float>(ref.lr), static_cast<float>(ref.weight_decay),
                      static_cast<float>(ref.lr / bias_correction1),
                      static_cast<float>(std::sqrt(bias_correction2))}});

@@ -34,7 +34,20 @@ class AdamWOptions {
   LG_ARG(bool, amsgrad) = false;
 };
 
-class Adam : public Optimizer {
+// Adam's (and AdamW's) state of one parameter: the moments, and their running maximum with
+// amsgrad.
+struct AdamState {
+  Tensor exp_avg;
+  Tensor exp_avg_sq;
+  Tensor max_exp_avg_sq;
+  static constexpr std::array<StateField<AdamState>, 3> fields() {
+    return {{{"exp_avg", &AdamState::exp_avg},
+             {"exp_avg_sq", &AdamState::exp_avg_sq},
+             {"max_exp_avg_sq", &AdamState::max_exp_avg_sq}}};
+  }
+};
+
+class Adam : public OptimizerWithState<AdamState> {
  public:
   Adam(std::vector<Tensor> params, AdamOptions options = AdamOptions());
   Adam(std::vector<ParamGroup> groups, AdamOptions options = AdamOptions());

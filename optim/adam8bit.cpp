@@ -22,7 +22,8 @@ Adam8bit::Adam8bit(std::vector<Tensor> params, Adam8bitOptions options)
     : Adam8bit(std::vector<ParamGroup>{ParamGroup(std::move(params))}, options) {}
 
 Adam8bit::Adam8bit(std::vector<ParamGroup> groups, Adam8bitOptions options)
-    : Optimizer(std::move(groups), options.lr(), options.weight_decay()), options_(options) {
+    : OptimizerWithState(std::move(groups), options.lr(), options.weight_decay()),
+      options_(options) {
   const auto [beta1, beta2] = options.betas();
   LG_CHECK(beta1 >= 0 && beta1 < 1 && beta2 >= 0 && beta2 < 1, "Adam8bit: invalid betas (", beta1,
            ", ", beta2, "): each must be in [0, 1)");
@@ -42,22 +43,20 @@ void Adam8bit::update(Device device, const std::vector<ParamRef>& params) {
   std::vector<ops::OptimParam<kernels::AdamUpdate>> small;
   std::vector<ops::Adam8bitParam> large;
   for (const ParamRef& ref : params) {
-    ParamState& state = *ref.state;
+    Adam8bitState& state = state_of(ref.index);
     const std::int64_t n = ref.param.numel();
-    if (state.tensors.empty()) {
-      if (quantized(ref.param)) {
-        const auto codes = TensorOptions(kUInt8).device(device);
-        // Codes of 0: 127 in the signed map, 0 in the unsigned one (absmax 0 makes any code 0).
-        state.set("state1", full(ref.param.shape(), 127, codes));
-        state.set("state2", zeros(ref.param.shape(), codes));
-        state.set("absmax1", zeros({num_quant_blocks(n)}, TensorOptions(kFloat32).device(device)));
-        state.set("absmax2", zeros({num_quant_blocks(n)}, TensorOptions(kFloat32).device(device)));
-      } else {
-        state.set("exp_avg", zeros_like(ref.param));
-        state.set("exp_avg_sq", zeros_like(ref.param));
-      }
+    if (quantized(ref.param) && !state.state1.defined()) {
+      const auto codes = TensorOptions(kUInt8).device(device);
+      // Codes of 0: 127 in the signed map, 0 in the unsigned one (absmax 0 makes any code 0).
+      state.state1 = full(ref.param.shape(), 127, codes);
+      state.state2 = zeros(ref.param.shape(), codes);
+      state.absmax1 = zeros({num_quant_blocks(n)}, TensorOptions(kFloat32).device(device));
+      state.absmax2 = zeros({num_quant_blocks(n)}, TensorOptions(kFloat32).device(device));
+    } else if (!quantized(ref.param) && !state.exp_avg.defined()) {
+      state.exp_avg = zeros_like(ref.param);
+      state.exp_avg_sq = zeros_like(ref.param);
     }
-    const double step = static_cast<double>(state.step);
+    const double step = static_cast<double>(ref.step);
     const double bias_correction1 = 1.0 - std::pow(beta1, step);
     const double bias_correction2 = 1.0 - std::pow(beta2, step);
     const kernels::AdamUpdate::TensorScalars scalars{
@@ -65,11 +64,10 @@ void Adam8bit::update(Device device, const std::vector<ParamRef>& params) {
         static_cast<float>(ref.lr / bias_correction1),
         static_cast<float>(std::sqrt(bias_correction2))};
     if (quantized(ref.param)) {
-      large.push_back({ref.param, ref.grad, state.at("state1"), state.at("state2"),
-                       state.at("absmax1"), state.at("absmax2"), scalars});
+      large.push_back(
+          {ref.param, ref.grad, state.state1, state.state2, state.absmax1, state.absmax2, scalars});
     } else {
-      small.push_back(
-          {ref.param, ref.grad, {state.at("exp_avg"), state.at("exp_avg_sq")}, scalars});
+      small.push_back({ref.param, ref.grad, {state.exp_avg, state.exp_avg_sq}, scalars});
     }
   }
   ops::adam_step(update, small, found_inf_);

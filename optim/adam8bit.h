@@ -32,7 +32,26 @@ class Adam8bitOptions {
   LG_ARG(std::int64_t, min_8bit_size) = 4096;
 };
 
-class Adam8bit : public Optimizer {
+// Adam8bit's state of one parameter: quantised moments (codes and block absmaxes) for a large
+// parameter, float32 moments for a small one.
+struct Adam8bitState {
+  Tensor state1;   // uint8 codes of the first moment (signed map)
+  Tensor state2;   // uint8 codes of the second moment (unsigned map)
+  Tensor absmax1;  // float32, one per block of 256
+  Tensor absmax2;
+  Tensor exp_avg;  // the float32 moments of a parameter below min_8bit_size
+  Tensor exp_avg_sq;
+  static constexpr std::array<StateField<Adam8bitState>, 6> fields() {
+    return {{{"state1", &Adam8bitState::state1},
+             {"state2", &Adam8bitState::state2},
+             {"absmax1", &Adam8bitState::absmax1},
+             {"absmax2", &Adam8bitState::absmax2},
+             {"exp_avg", &Adam8bitState::exp_avg},
+             {"exp_avg_sq", &Adam8bitState::exp_avg_sq}}};
+  }
+};
+
+class Adam8bit : public OptimizerWithState<Adam8bitState> {
  public:
   Adam8bit(std::vector<Tensor> params, Adam8bitOptions options = Adam8bitOptions());
   Adam8bit(std::vector<ParamGroup> groups, Adam8bitOptions options = Adam8bitOptions());

@@ -2,19 +2,15 @@
 // optimizer, zero_grad, and the state dict as named tensors.
 #include "optim/optimizer.h"
 
+#include <cmath>
 #include <map>
+#include <type_traits>
 #include <utility>
 
 #include "autograd/grad_mode.h"
 #include "kernels/creation.h"
 
 namespace leangrad::optim {
-
-Tensor* ParamState::find(const std::string& name) {
-  for (auto& [key, value] : tensors)
-    if (key == name) return &value;
-  return nullptr;
-}
 
 bool ParamState::contains(const std::string& name) const {
   for (const auto& named : tensors)
@@ -29,33 +25,38 @@ const Tensor& ParamState::at(const std::string& name) const {
            "' (a state dict that was loaded without it?)");
 }
 
-void ParamState::set(const std::string& name, Tensor value) {
-  if (Tensor* existing = find(name)) {
-    *existing = std::move(value);
-  } else {
-    tensors.emplace_back(name, std::move(value));
-  }
-}
-
 Optimizer::Optimizer(std::vector<ParamGroup> groups, double default_lr, double default_weight_decay)
     : groups_(std::move(groups)) {
   LG_CHECK(default_lr >= 0, "optimizer: invalid learning rate ", default_lr);
   LG_CHECK(default_weight_decay >= 0, "optimizer: invalid weight_decay ", default_weight_decay);
-  std::size_t count = 0;
+  std::vector<const void*> seen;  // parameters by identity: one given twice would step twice
   for (ParamGroup& group : groups_) {
     if (!group.lr) group.lr = default_lr;
     if (!group.weight_decay) group.weight_decay = default_weight_decay;
     LG_CHECK(*group.lr >= 0, "optimizer: invalid learning rate ", *group.lr, " in a group");
+    LG_CHECK(*group.weight_decay >= 0, "optimizer: invalid weight_decay ", *group.weight_decay,
+             " in a group");
     for (const Tensor& p : group.params) {
-      LG_CHECK(p.defined(), "optimizer: parameter ", count, " is an undefined tensor");
-      LG_CHECK_DTYPE(p.dtype() == kFloat32, "optimizer: parameter ", count,
+      const std::size_t index = steps_.size();
+      LG_CHECK(p.defined(), "optimizer: parameter ", index, " is an undefined tensor");
+      LG_CHECK_DTYPE(p.dtype() == kFloat32, "optimizer: parameter ", index,
                      " must be float32, got ", p.dtype());
-      LG_CHECK(p.is_contiguous(), "optimizer: parameter ", count, " (shape ", p.shape(),
+      LG_CHECK(p.is_contiguous(), "optimizer: parameter ", index, " (shape ", p.shape(),
                ") must be contiguous: it is updated in place");
-      ++count;
+      const void* identity = &p.impl();
+      for (std::size_t j = 0; j < seen.size(); ++j)
+        LG_CHECK(seen[j] != identity, "optimizer: parameters ", j, " and ", index,
+                 " are the same tensor; each parameter may appear once");
+      seen.push_back(identity);
+      steps_.push_back(0);
     }
   }
-  states_.resize(count);
+}
+
+ParamState Optimizer::state(std::size_t i) const {
+  LG_CHECK(i < steps_.size(), "optimizer state: parameter ", i, " out of range (", steps_.size(),
+           " parameters)");
+  return ParamState{steps_[i], named_state(i)};
 }
 
 void Optimizer::step() {
@@ -66,7 +67,7 @@ void Optimizer::step() {
   std::size_t index = 0;
   for (ParamGroup& group : groups_) {
     for (const Tensor& p : group.params) {
-      ParamState& state = states_[index++];
+      const std::size_t i = index++;
       Tensor grad = p.grad();
       if (!grad.defined()) continue;
       LG_CHECK_SHAPE(grad.shape() == p.shape(), "optimizer step: gradient shape ", grad.shape(),
@@ -75,17 +76,18 @@ void Optimizer::step() {
                       ", parameter on ", p.device());
       if (grad.dtype() != kFloat32) grad = grad.to(kFloat32);
       grad = grad.contiguous();
-      ++state.step;
       const auto key = std::make_pair(static_cast<int>(p.device().type), p.device().index);
       if (by_device.find(key) == by_device.end()) devices.push_back(p.device());
-      by_device[key].push_back(ParamRef{p, grad, &state, *group.lr, *group.weight_decay});
+      by_device[key].push_back(ParamRef{p, grad, i, steps_[i] + 1, *group.lr, *group.weight_decay});
     }
   }
-  for (const Device& device : devices) {
-    const std::vector<ParamRef>& refs =
-        by_device[std::make_pair(static_cast<int>(device.type), device.index)];
-    update(device, refs);  // the ops entries bump the versions of what they update
-  }
+  // The ops entries check every parameter and state tensor (shape, dtype, device, contiguity)
+  // and bump the versions of what they update. Step counts advance once every update succeeded.
+  for (const Device& device : devices)
+    update(device, by_device[std::make_pair(static_cast<int>(device.type), device.index)]);
+  for (const auto& [key, refs] : by_device)
+    for (const ParamRef& ref : refs)
+      steps_[ref.index] = ref.step;
 }
 
 void Optimizer::zero_grad(bool set_to_none) {
@@ -105,12 +107,12 @@ void Optimizer::zero_grad(bool set_to_none) {
 
 NamedTensors Optimizer::state_dict() const {
   NamedTensors out;
-  for (std::size_t i = 0; i < states_.size(); ++i) {
-    const ParamState& state = states_[i];
-    if (state.empty()) continue;
+  for (std::size_t i = 0; i < steps_.size(); ++i) {
+    const NamedTensors tensors = named_state(i);
+    if (steps_[i] == 0 && tensors.empty()) continue;
     const std::string prefix = "state." + std::to_string(i) + ".";
-    out.emplace_back(prefix + "step", full({}, static_cast<double>(state.step), kInt64));
-    for (const auto& [name, value] : state.tensors)
+    out.emplace_back(prefix + "step", full({}, static_cast<double>(steps_[i]), kInt64));
+    for (const auto& [name, value] : tensors)
       out.emplace_back(prefix + name, value);
   }
   for (std::size_t g = 0; g < groups_.size(); ++g) {
@@ -133,9 +135,27 @@ bool split_key(const std::string& key, const std::string& head, std::size_t* ind
   const std::string number = key.substr(head.size(), dot - head.size());
   for (char c : number)
     LG_CHECK(c >= '0' && c <= '9', "load_state_dict: malformed key '", key, "'");
+  LG_CHECK(number.size() <= 18, "load_state_dict: index out of range in key '", key, "'");
   *index = std::stoull(number);
   *name = key.substr(dot + 1);
   return true;
+}
+
+// The one finite value of a 0-d (or one-element) state entry, in [low, high]; an error naming
+// the key otherwise. A step stored as NaN or 1e300 in a hostile file is refused, not cast.
+template <typename T>
+T scalar_of(const std::string& key, const Tensor& value, T low, std::optional<T> high) {
+  LG_CHECK(value.numel() == 1, "load_state_dict: '", key, "' must hold one value, got shape ",
+           value.shape());
+  const double v = value.to(Device::cpu()).to(kFloat64).item<double>();
+  LG_CHECK(std::isfinite(v), "load_state_dict: '", key, "' is ", v, ", not a finite number");
+  LG_CHECK(v >= static_cast<double>(low) && (!high || v <= static_cast<double>(*high)),
+           "load_state_dict: '", key, "' = ", v, " is out of range");
+  if constexpr (std::is_integral_v<T>) {
+    LG_CHECK(v == std::floor(v) && v < 9.2e18, "load_state_dict: '", key, "' = ", v,
+             " is not a step count");
+  }
+  return static_cast<T>(v);
 }
 
 }  // namespace
@@ -145,16 +165,18 @@ void Optimizer::load_state_dict(const NamedTensors& state) {
   for (const ParamGroup& group : groups_)
     for (const Tensor& p : group.params)
       params.push_back(p);
-  std::vector<ParamState> loaded(states_.size());
+  std::vector<std::int64_t> steps(steps_.size(), 0);
+  std::vector<NamedTensors> tensors(steps_.size());
   std::vector<ParamGroup> groups = groups_;
   for (const auto& [key, value] : state) {
     std::size_t index = 0;
     std::string name;
+    LG_CHECK(value.defined(), "load_state_dict: '", key, "' is an undefined tensor");
     if (split_key(key, "state.", &index, &name)) {
       LG_CHECK(index < params.size(), "load_state_dict: '", key, "' names parameter ", index,
                " but the optimizer has ", params.size());
       if (name == "step") {
-        loaded[index].step = value.item<std::int64_t>();
+        steps[index] = scalar_of<std::int64_t>(key, value, 0, std::nullopt);
         continue;
       }
       LG_CHECK(valid_state(params[index], name, value.shape()), "load_state_dict: '", key,
@@ -162,14 +184,14 @@ void Optimizer::load_state_dict(const NamedTensors& state) {
                params[index].shape(), ")");
       Tensor copy = value.to(params[index].device()).clone();
       if (is_floating(copy.dtype()) && copy.dtype() != kFloat32) copy = copy.to(kFloat32);
-      loaded[index].set(name, copy);
+      tensors[index].emplace_back(name, copy);
     } else if (split_key(key, "param_groups.", &index, &name)) {
       LG_CHECK(index < groups.size(), "load_state_dict: '", key, "' names group ", index,
                " but the optimizer has ", groups.size());
       if (name == "lr") {
-        groups[index].lr = value.item<double>();
+        groups[index].lr = scalar_of<double>(key, value, 0.0, std::nullopt);
       } else if (name == "weight_decay") {
-        groups[index].weight_decay = value.item<double>();
+        groups[index].weight_decay = scalar_of<double>(key, value, 0.0, std::nullopt);
       } else {
         LG_THROW(Error, "load_state_dict: unknown group key '", key, "'");
       }
@@ -178,7 +200,8 @@ void Optimizer::load_state_dict(const NamedTensors& state) {
                "' (expected state.<i>.<name> or param_groups.<g>.<name>)");
     }
   }
-  states_ = std::move(loaded);
+  replace_states(std::move(tensors));
+  steps_ = std::move(steps);
   groups_ = std::move(groups);
 }
 

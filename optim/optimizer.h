@@ -1,11 +1,15 @@
 // optim::Optimizer: the base of every optimizer, as torch.optim.Optimizer. It holds parameter
-// groups (each with its own lr and weight decay), the per-parameter state (a step count and
-// named tensors), and does what all optimizers share: step() runs without recording a graph,
-// skips parameters whose gradient is undefined, and hands the rest, grouped by device, to the
-// optimizer's update(); zero_grad(); state_dict() / load_state_dict() as named tensors (so the
-// state fits in a safetensors checkpoint beside the model's, see docs/optimizers.md).
+// groups (each with its own lr and weight decay) and each parameter's step count, and does what
+// all optimizers share: step() runs without recording a graph, skips parameters whose gradient
+// is undefined, hands the rest, grouped by device, to the optimizer's update(), and advances the
+// step counts only once update() has succeeded (an error inside a step, out-of-memory say,
+// leaves the optimizer as it was); zero_grad(); state_dict() / load_state_dict() as named tensors
+// (so the state fits in a safetensors checkpoint beside the model's, see docs/optimizers.md).
+// Each optimizer keeps its per-parameter state as a typed struct of tensors
+// (OptimizerWithState<State>), which names its fields as PyTorch names them.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -15,7 +19,6 @@
 #include "core/tensor.h"
 
 namespace leangrad::optim {
-
 
 // A set of parameters with its own hyperparameters; unset ones take the optimizer's options.
 // After the optimizer is built, lr and weight_decay are always set (schedulers change lr).
@@ -29,17 +32,16 @@ struct ParamGroup {
       : params(std::move(params_)), lr(lr_), weight_decay(weight_decay_) {}
 };
 
-// What an optimizer keeps per parameter: the number of steps taken with a gradient and named
-// state tensors ("exp_avg", "momentum_buffer", ...) on the parameter's device.
+// A parameter's state as state_dict() shows it: the number of steps taken with a gradient and the
+// state tensors under PyTorch's names ("exp_avg", "momentum_buffer", ...), on the parameter's
+// device. A view built on demand (Optimizer::state), for tests and tools.
 struct ParamState {
   std::int64_t step = 0;
   NamedTensors tensors;
 
   bool empty() const { return step == 0 && tensors.empty(); }
-  Tensor* find(const std::string& name);  // null when absent
   bool contains(const std::string& name) const;
   const Tensor& at(const std::string& name) const;
-  void set(const std::string& name, Tensor value);
 };
 
 class Optimizer {
@@ -48,7 +50,9 @@ class Optimizer {
   Optimizer(const Optimizer&) = delete;
   Optimizer& operator=(const Optimizer&) = delete;
 
-  // One update of every parameter that has a gradient (under NoGradGuard).
+  // One update of every parameter that has a gradient (under NoGradGuard). Transactional: when
+  // it throws, step counts and states are as before the call (a state created for a first step
+  // stays, still zero).
   void step();
   // Drops every parameter's gradient (set_to_none) or zeroes it in place. Gradient accumulation
   // over micro-batches is simply not calling this between backward passes (docs/optimizers.md).
@@ -57,37 +61,98 @@ class Optimizer {
   std::vector<ParamGroup>& param_groups() { return groups_; }
   const std::vector<ParamGroup>& param_groups() const { return groups_; }
   // State of parameter i, numbering the parameters of all groups in order.
-  const ParamState& state(std::size_t i) const { return states_.at(i); }
-  std::size_t num_params() const { return states_.size(); }
+  ParamState state(std::size_t i) const;
+  std::size_t num_params() const { return steps_.size(); }
 
   // "state.<i>.step" (int64, 0-d, CPU), "state.<i>.<name>" (the state tensors themselves, not
   // copies), "param_groups.<g>.lr" and "param_groups.<g>.weight_decay" (float64, 0-d, CPU).
   NamedTensors state_dict() const;
   // Restores what state_dict() gave (tensors are copied to each parameter's device). Throws Error
-  // on an unknown key, a parameter index out of range or a state whose shape does not fit.
+  // on an unknown key, a parameter index out of range, a state whose shape does not fit or a
+  // hyperparameter the constructor would refuse; the optimizer is unchanged then.
   void load_state_dict(const NamedTensors& state);
 
  protected:
   Optimizer(std::vector<ParamGroup> groups, double default_lr, double default_weight_decay);
 
-  // One parameter to update: its gradient (contiguous float32), its state and its group's
-  // hyperparameters. step() has already incremented state.step.
+  // One parameter to update: its gradient (contiguous float32), its index among all parameters,
+  // the step count this update makes (1 on its first) and its group's hyperparameters.
   struct ParamRef {
     Tensor param;
     Tensor grad;
-    ParamState* state;
+    std::size_t index;
+    std::int64_t step;
     double lr;
     double weight_decay;
   };
   // Updates params, all on `device`; creates their state on first use.
   virtual void update(Device device, const std::vector<ParamRef>& params) = 0;
+  // Parameter i's defined state tensors under their names, in a fixed order.
+  virtual NamedTensors named_state(std::size_t i) const = 0;
+  // Replaces the states of every parameter (load_state_dict, after valid_state accepted each).
+  virtual void replace_states(std::vector<NamedTensors> states) = 0;
   // Whether `name` with `shape` is a valid state tensor for parameter `param` (load_state_dict).
   virtual bool valid_state(const Tensor& param, const std::string& name,
                            const Shape& shape) const = 0;
 
  private:
   std::vector<ParamGroup> groups_;
-  std::vector<ParamState> states_;
+  std::vector<std::int64_t> steps_;
+};
+
+// One state tensor of an optimizer's per-parameter State struct: its name in state dicts and
+// the member holding it.
+template <typename State>
+struct StateField {
+  const char* name;
+  Tensor State::*member;
+};
+
+// An optimizer whose per-parameter state is State: a struct of Tensors whose static fields()
+// lists every member with its state-dict name, e.g.
+//   struct SGDState {
+//     Tensor momentum_buffer;
+//     static constexpr std::array<StateField<SGDState>, 1> fields() {
+//       return {{{"momentum_buffer", &SGDState::momentum_buffer}}};
+//     }
+//   };
+// Undefined members are absent from the state dict (Adam's max_exp_avg_sq without amsgrad).
+template <typename State>
+class OptimizerWithState : public Optimizer {
+ protected:
+  OptimizerWithState(std::vector<ParamGroup> groups, double default_lr, double default_wd)
+      : Optimizer(std::move(groups), default_lr, default_wd), states_(num_params()) {}
+
+  State& state_of(std::size_t index) { return states_.at(index); }
+  const State& state_of(std::size_t index) const { return states_.at(index); }
+
+  NamedTensors named_state(std::size_t index) const override {
+    NamedTensors out;
+    for (const StateField<State>& field : State::fields()) {
+      const Tensor& t = states_.at(index).*field.member;
+      if (t.defined()) out.emplace_back(field.name, t);
+    }
+    return out;
+  }
+
+  void replace_states(std::vector<NamedTensors> states) override {
+    std::vector<State> loaded(states.size());
+    for (std::size_t i = 0; i < states.size(); ++i) {
+      for (auto& [name, tensor] : states[i]) {
+        bool known = false;
+        for (const StateField<State>& field : State::fields()) {
+          if (name != field.name) continue;
+          loaded[i].*field.member = std::move(tensor);
+          known = true;
+        }
+        LG_CHECK(known, "load_state_dict: parameter ", i, " has no state named '", name, "'");
+      }
+    }
+    states_ = std::move(loaded);
+  }
+
+ private:
+  std::vector<State> states_;
 };
 
 }  // namespace leangrad::optim

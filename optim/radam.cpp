@@ -13,7 +13,8 @@ RAdam::RAdam(std::vector<Tensor> params, RAdamOptions options)
     : RAdam(std::vector<ParamGroup>{ParamGroup(std::move(params))}, options) {}
 
 RAdam::RAdam(std::vector<ParamGroup> groups, RAdamOptions options)
-    : Optimizer(std::move(groups), options.lr(), options.weight_decay()), options_(options) {
+    : OptimizerWithState(std::move(groups), options.lr(), options.weight_decay()),
+      options_(options) {
   const auto [beta1, beta2] = options.betas();
   LG_CHECK(beta1 >= 0 && beta1 < 1 && beta2 >= 0 && beta2 < 1, "RAdam: invalid betas (", beta1,
            ", ", beta2, "): each must be in [0, 1)");
@@ -29,12 +30,12 @@ void RAdam::update(Device /*device*/, const std::vector<ParamRef>& params) {
   const double rho_inf = 2.0 / (1.0 - beta2) - 1.0;
   std::vector<ops::OptimParam<kernels::RAdamUpdate>> list;
   for (const ParamRef& ref : params) {
-    ParamState& state = *ref.state;
-    if (state.find("exp_avg") == nullptr) {
-      state.set("exp_avg", zeros_like(ref.param));
-      state.set("exp_avg_sq", zeros_like(ref.param));
+    RAdamState& state = state_of(ref.index);
+    if (!state.exp_avg.defined()) {
+      state.exp_avg = zeros_like(ref.param);
+      state.exp_avg_sq = zeros_like(ref.param);
     }
-    const double step = static_cast<double>(state.step);
+    const double step = static_cast<double>(ref.step);
     const double bias_correction1 = 1.0 - std::pow(beta1, step);
     const double bias_correction2 = 1.0 - std::pow(beta2, step);
     // Its length at this step; the variance is tractable (rectified steps) once it exceeds 5.
@@ -46,7 +47,7 @@ void RAdam::update(Device /*device*/, const std::vector<ParamRef>& params) {
     list.push_back(
         {ref.param,
          ref.grad,
-         {state.at("exp_avg"), state.at("exp_avg_sq")},
+         {state.exp_avg, state.exp_avg_sq},
          {static_cast<float>(ref.lr), static_cast<float>(ref.weight_decay),
           static_cast<float>(bias_correction1), static_cast<float>(std::sqrt(bias_correction2)),
           static_cast<float>(rect), rectified}});

@@ -22,7 +22,16 @@ class RAdamOptions {
   LG_ARG(double, weight_decay) = 0.0;
 };
 
-class RAdam : public Optimizer {
+// RAdam's state of one parameter: the moments.
+struct RAdamState {
+  Tensor exp_avg;
+  Tensor exp_avg_sq;
+  static constexpr std::array<StateField<RAdamState>, 2> fields() {
+    return {{{"exp_avg", &RAdamState::exp_avg}, {"exp_avg_sq", &RAdamState::exp_avg_sq}}};
+  }
+};
+
+class RAdam : public OptimizerWithState<RAdamState> {
  public:
   RAdam(std::vector<Tensor> params, RAdamOptions options = RAdamOptions());
   RAdam(std::vector<ParamGroup> groups, RAdamOptions options = RAdamOptions());

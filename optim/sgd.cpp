@@ -11,7 +11,8 @@ SGD::SGD(std::vector<Tensor> params, SGDOptions options)
     : SGD(std::vector<ParamGroup>{ParamGroup(std::move(params))}, options) {}
 
 SGD::SGD(std::vector<ParamGroup> groups, SGDOptions options)
-    : Optimizer(std::move(groups), options.lr(), options.weight_decay()), options_(options) {
+    : OptimizerWithState(std::move(groups), options.lr(), options.weight_decay()),
+      options_(options) {
   LG_CHECK(options.momentum() >= 0, "SGD: invalid momentum ", options.momentum());
   LG_CHECK(!options.nesterov() || (options.momentum() > 0 && options.dampening() == 0),
            "SGD: Nesterov momentum requires a momentum and zero dampening");
@@ -23,21 +24,16 @@ void SGD::update(Device /*device*/, const std::vector<ParamRef>& params) {
                                   options_.nesterov()};
   std::vector<ops::OptimParam<kernels::SgdUpdate>> list;
   for (const ParamRef& ref : params) {
-    Tensor buffer;
+    SGDState& state = state_of(ref.index);
     bool first_step = false;
-    if (options_.momentum() != 0) {
-      Tensor* existing = ref.state->find("momentum_buffer");
-      if (existing == nullptr) {
-        ref.state->set("momentum_buffer", zeros_like(ref.param));
-        existing = ref.state->find("momentum_buffer");
-        first_step = true;
-      }
-      buffer = *existing;
+    if (options_.momentum() != 0 && !state.momentum_buffer.defined()) {
+      state.momentum_buffer = zeros_like(ref.param);
+      first_step = true;
     }
     list.push_back(
         {ref.param,
          ref.grad,
-         {buffer},
+         {state.momentum_buffer},
          {static_cast<float>(ref.lr), static_cast<float>(ref.weight_decay), first_step}});
   }
   ops::sgd_step(update, list);

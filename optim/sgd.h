@@ -19,7 +19,15 @@ class SGDOptions {
   LG_ARG(bool, nesterov) = false;
 };
 
-class SGD : public Optimizer {
+// SGD's state of one parameter: the momentum buffer (with momentum only).
+struct SGDState {
+  Tensor momentum_buffer;
+  static constexpr std::array<StateField<SGDState>, 1> fields() {
+    return {{{"momentum_buffer", &SGDState::momentum_buffer}}};
+  }
+};
+
+class SGD : public OptimizerWithState<SGDState> {
  public:
   SGD(std::vector<Tensor> params, SGDOptions options);
   SGD(std::vector<ParamGroup> groups, SGDOptions options);

@@ -2,10 +2,12 @@
 // defaults and errors, and the gradient-accumulation pattern of docs/optimizers.md.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <string>
 #include <vector>
 
 #include "autograd/functions.h"
+#include "autograd/grad_mode.h"
 #include "core/generator.h"
 #include "kernels/creation.h"
 #include "optim/optim.h"
@@ -61,6 +63,99 @@ TEST(OptimizerBase, RejectsBadArguments) {
   EXPECT_THROW(adam.load_state_dict({{"bogus", ones({1})}}), Error);
   EXPECT_THROW(adam.load_state_dict({{"state.5.exp_avg", ones({2})}}), Error);
   EXPECT_THROW(adam.load_state_dict({{"state.0.exp_avg", ones({3})}}), Error);
+}
+
+// A parameter given twice would be updated twice per step: refused when the optimizer is built.
+TEST(OptimizerBase, RejectsTheSameParameterTwice) {
+  Tensor p = ones({2}).requires_grad_(true);
+  Tensor q = ones({2}).requires_grad_(true);
+  EXPECT_THROW(optim::SGD({p, q, p}, optim::SGDOptions(0.1)), Error);
+  EXPECT_THROW(
+      optim::Adam(std::vector<optim::ParamGroup>{optim::ParamGroup({p}), optim::ParamGroup({p})}),
+      Error);
+}
+
+// Tensor::set_data (what Module::to uses) can give a parameter another size or a strided layout
+// after the optimizer sized its state. The step then refuses with a clear error (it used to
+// write past exp_avg, or update the wrong elements), and the failed step changes nothing: the
+// step count, the state and the parameter are as before.
+TEST(OptimizerBase, AStepWhoseStateNoLongerFitsFailsAndChangesNothing) {
+  Tensor p = randn({4}).requires_grad_(true);
+  optim::Adam adam({p});
+  p.set_grad(ones({4}));
+  adam.step();
+  const Tensor exp_avg_before = adam.state(0).at("exp_avg").clone();
+  {
+    NoGradGuard no_grad;
+    p.set_data(randn({8}));
+  }
+  p.set_grad(ones({8}));
+  const Tensor p_before = p.detach().clone();
+  EXPECT_THROW(adam.step(), ShapeError);
+  EXPECT_EQ(adam.state(0).step, 1);
+  EXPECT_TRUE(test::bitwise_equal(adam.state(0).at("exp_avg"), exp_avg_before));
+  EXPECT_TRUE(test::bitwise_equal(p.detach(), p_before));
+
+  Tensor m = randn({2, 2}).requires_grad_(true);
+  optim::SGD sgd({m}, optim::SGDOptions(0.1));
+  {
+    NoGradGuard no_grad;
+    m.set_data(randn({2, 2}).transpose(0, 1));  // same shape, not contiguous
+  }
+  m.set_grad(ones({2, 2}));
+  EXPECT_THROW(sgd.step(), Error);
+  EXPECT_EQ(sgd.state(0).step, 0);
+}
+
+// A step that throws half-way leaves the step counts where they were, so retrying it gives
+// exactly the update of a step that never failed (it used to count the failed step: the retry
+// ran as step 2, with step 2's bias corrections).
+TEST(OptimizerBase, AFailedStepIsNotCounted) {
+  manual_seed(5);
+  Tensor a = randn({3}).requires_grad_(true);
+  Tensor b = randn({3}).requires_grad_(true);
+  Tensor a_ref = a.detach().clone().requires_grad_(true);
+  optim::Adam adam({a, b}, optim::AdamOptions(0.1));
+  optim::Adam reference({a_ref}, optim::AdamOptions(0.1));
+  a.set_grad(ones({3}));
+  b.set_grad(ones({3}));  // a valid gradient ...
+  {
+    NoGradGuard no_grad;
+    b.set_data(randn({3, 1}));  // ... for a parameter whose shape then changes
+  }
+  EXPECT_THROW(adam.step(), ShapeError);
+  EXPECT_EQ(adam.state(0).step, 0);
+  b.set_grad(Tensor());  // the retry leaves b alone
+  adam.step();
+  a_ref.set_grad(ones({3}));
+  reference.step();
+  EXPECT_EQ(adam.state(0).step, 1);
+  EXPECT_TRUE(test::bitwise_equal(a.detach(), a_ref.detach()));
+}
+
+// A state dict is data from a file: its numbers are checked like the constructor's options, and
+// a failed load leaves the optimizer as it was.
+TEST(OptimizerBase, LoadStateDictRefusesHostileNumbers) {
+  Tensor p = ones({2}).requires_grad_(true);
+  optim::Adam adam({p}, optim::AdamOptions(0.1));
+  const auto nan = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_THROW(adam.load_state_dict({{"state.0.step", full({}, nan, kFloat64)}}), Error);
+  EXPECT_THROW(adam.load_state_dict({{"state.0.step", full({}, -3.0, kInt64)}}), Error);
+  EXPECT_THROW(adam.load_state_dict({{"state.0.step", full({}, 2.5, kFloat64)}}), Error);
+  EXPECT_THROW(adam.load_state_dict({{"state.0.step", full({}, 1e300, kFloat64)}}), Error);
+  EXPECT_THROW(adam.load_state_dict({{"state.0.step", ones({2}, kInt64)}}), Error);
+  EXPECT_THROW(adam.load_state_dict({{"param_groups.0.lr", full({}, -1.0, kFloat64)}}), Error);
+  EXPECT_THROW(adam.load_state_dict({{"param_groups.0.lr", full({}, nan, kFloat64)}}), Error);
+  EXPECT_THROW(adam.load_state_dict({{"param_groups.0.weight_decay", full({}, -0.5, kFloat64)}}),
+               Error);
+  EXPECT_THROW(adam.load_state_dict({{"state.99999999999999999999.step", ones({})}}), Error);
+  EXPECT_THROW(adam.load_state_dict({{"state.0.exp_avg", Tensor()}}), Error);
+  // A valid entry followed by a bad one: nothing of the first is kept.
+  EXPECT_THROW(adam.load_state_dict({{"param_groups.0.lr", full({}, 0.5, kFloat64)},
+                                     {"state.0.step", full({}, nan, kFloat64)}}),
+               Error);
+  EXPECT_EQ(*adam.param_groups()[0].lr, 0.1);
+  EXPECT_TRUE(adam.state(0).empty());
 }
 
 // Steps `opt_a` and `opt_b` with the same gradients; every parameter and state stays bitwise equal.
