@@ -6,8 +6,8 @@
 namespace leangrad {
 
 Tensor empty(const Shape& shape, const TensorOptions& options) {
-  const std::int64_t numel = shape_numel(shape);
-  const std::size_t nbytes = static_cast<std::size_t>(numel) * element_size(options.dtype());
+  const std::size_t nbytes =
+      checked_nbytes(shape_numel(shape), element_size(options.dtype()), "empty");
   auto storage = Storage::allocate(nbytes, options.device(), options.pinned_memory());
   Tensor t = make_tensor(std::move(storage), options.dtype(), shape, contiguous_strides(shape));
   if (options.requires_grad()) t.requires_grad_(true);
@@ -33,7 +33,7 @@ Tensor from_blob(void* data, const Shape& shape, const TensorOptions& options,
                  std::function<void(void*)> deleter) {
   const std::int64_t numel = shape_numel(shape);
   LG_CHECK(data != nullptr || numel == 0, "from_blob: null data pointer for shape ", shape);
-  const std::size_t nbytes = static_cast<std::size_t>(numel) * element_size(options.dtype());
+  const std::size_t nbytes = checked_nbytes(numel, element_size(options.dtype()), "from_blob");
   DataPtr ptr(data, new BlobContext{std::move(deleter)}, &delete_blob, options.device());
   auto storage = std::make_shared<Storage>(std::move(ptr), nbytes, options.device(), false);
   Tensor t = make_tensor(std::move(storage), options.dtype(), shape, contiguous_strides(shape));

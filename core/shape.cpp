@@ -33,9 +33,48 @@ Strides contiguous_strides(const Shape& shape) {
   std::int64_t stride = 1;
   for (std::size_t i = shape.size(); i-- > 0;) {
     strides[i] = stride;
-    stride *= std::max<std::int64_t>(shape[i], 1);
+    if (i > 0) stride = checked_mul(stride, std::max<std::int64_t>(shape[i], 1), "strides");
   }
   return strides;
+}
+
+std::int64_t checked_mul(std::int64_t a, std::int64_t b, const char* what) {
+  std::int64_t out = 0;
+  LG_CHECK_SHAPE(!__builtin_mul_overflow(a, b, &out), what, ": ", a, " * ", b,
+                 " overflows int64 (a size or stride too large)");
+  return out;
+}
+
+std::int64_t checked_add(std::int64_t a, std::int64_t b, const char* what) {
+  std::int64_t out = 0;
+  LG_CHECK_SHAPE(!__builtin_add_overflow(a, b, &out), what, ": ", a, " + ", b,
+                 " overflows int64 (a size or offset too large)");
+  return out;
+}
+
+std::size_t checked_nbytes(std::int64_t numel, std::size_t element_size, const char* what) {
+  LG_CHECK_SHAPE(numel >= 0, what, ": negative number of elements ", numel);
+  const std::int64_t nbytes = checked_mul(numel, static_cast<std::int64_t>(element_size), what);
+  LG_CHECK_SHAPE(nbytes <= kMaxTensorBytes, what, ": ", numel, " elements of ", element_size,
+                 " bytes are ", nbytes, " bytes, more than any memory (at most 2^62)");
+  return static_cast<std::size_t>(nbytes);
+}
+
+std::int64_t checked_extent(const Shape& sizes, const Strides& strides, std::int64_t offset,
+                            std::size_t element_size, const char* what) {
+  LG_CHECK_SHAPE(sizes.size() == strides.size(), what, ": ", sizes.size(), " sizes but ",
+                 strides.size(), " strides");
+  LG_CHECK_SHAPE(offset >= 0, what, ": negative storage offset ", offset);
+  if (shape_numel(sizes) == 0) return 0;
+  std::int64_t last = offset;
+  for (std::size_t d = 0; d < sizes.size(); ++d) {
+    LG_CHECK_SHAPE(strides[d] >= 0, what, ": negative stride ", strides[d], " in dim ", d,
+                   " (shape ", sizes, ")");
+    last = checked_add(last, checked_mul(sizes[d] - 1, strides[d], what), what);
+  }
+  const std::int64_t extent = checked_add(last, 1, what);
+  checked_nbytes(extent, element_size, what);
+  return extent;
 }
 
 std::int64_t wrap_dim(std::int64_t dim, std::int64_t ndim, const char* op) {

@@ -22,8 +22,24 @@ inline std::ostream& operator<<(std::ostream& out, const Shape& shape) {
 // Product of the sizes (1 for a 0-d shape). Throws ShapeError on negative sizes or overflow.
 std::int64_t shape_numel(const Shape& shape);
 
-// Row-major strides for `shape`.
+// Row-major strides for `shape` (a size-0 dim counts as 1, as PyTorch). Throws ShapeError when a
+// stride overflows int64 (a shape like [0, 2^32, 2^32] has no elements but no strides either).
 Strides contiguous_strides(const Shape& shape);
+
+// Checked size arithmetic. Every shape, stride, offset, element count and byte count computed
+// from input (user calls, file headers) goes through these or shape_numel: a size too large is a
+// ShapeError naming `what`, never an integer that wrapped around.
+std::int64_t checked_mul(std::int64_t a, std::int64_t b, const char* what);
+std::int64_t checked_add(std::int64_t a, std::int64_t b, const char* what);
+// The bytes of numel elements of element_size bytes: at most kMaxTensorBytes.
+std::size_t checked_nbytes(std::int64_t numel, std::size_t element_size, const char* what);
+inline constexpr std::int64_t kMaxTensorBytes = std::int64_t{1} << 62;
+// The elements a view addresses, checked: numel fits, every element offset is non-negative and
+// offset + sum over dims of (size - 1) * stride stays in int64, and so do their byte offsets.
+// Returns one past the largest element offset (the storage elements the view needs; 0 when it
+// has no element).
+std::int64_t checked_extent(const Shape& sizes, const Strides& strides, std::int64_t offset,
+                            std::size_t element_size, const char* what);
 
 // Maps dim in [-ndim, ndim) to [0, ndim); `op` names the caller in the error message.
 // With ndim == 0, dims -1 and 0 are accepted (as PyTorch does for scalars).

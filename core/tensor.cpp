@@ -7,6 +7,14 @@ namespace leangrad {
 
 Tensor make_tensor(std::shared_ptr<Storage> storage, DType dtype, Shape sizes, Strides strides,
                    std::int64_t storage_offset) {
+  // Every tensor's elements lie inside its storage: numel() and the kernels' offsets can then be
+  // computed without overflow checks.
+  const std::int64_t extent =
+      checked_extent(sizes, strides, storage_offset, element_size(dtype), "tensor");
+  LG_CHECK_SHAPE(storage == nullptr ||
+                     static_cast<std::size_t>(extent) * element_size(dtype) <= storage->nbytes(),
+                 "tensor of shape ", sizes, " (strides ", shape_str(strides), ", offset ",
+                 storage_offset, ") reaches past its storage of ", storage->nbytes(), " bytes");
   auto impl = std::make_shared<TensorImpl>();
   impl->storage = std::move(storage);
   impl->storage_offset = storage_offset;

@@ -6,6 +6,13 @@
 namespace leangrad::views {
 
 Tensor as_strided(const Tensor& base, Shape sizes, Strides strides, std::int64_t storage_offset) {
+  // A view addresses only elements of its base's storage (every view below relies on it).
+  const std::int64_t extent =
+      checked_extent(sizes, strides, storage_offset, base.element_size(), "view");
+  LG_CHECK_SHAPE(static_cast<std::size_t>(extent) * base.element_size() <= base.storage()->nbytes(),
+                 "view of shape ", sizes, " (strides ", shape_str(strides), ", offset ",
+                 storage_offset, ") reaches past its storage of ", base.storage()->nbytes(),
+                 " bytes");
   auto impl = std::make_shared<TensorImpl>();
   impl->storage = base.storage();
   impl->storage_offset = storage_offset;
@@ -26,7 +33,7 @@ Shape infer_size(const Shape& shape, std::int64_t numel, const char* op) {
       infer_dim = d;
     } else {
       LG_CHECK_SHAPE(shape[d] >= 0, op, ": invalid size ", shape[d], " in shape ", shape);
-      known *= shape[d];
+      known = checked_mul(known, shape[d], op);
     }
   }
   if (infer_dim) {
@@ -125,9 +132,14 @@ Tensor slice(const Tensor& t, std::int64_t dim, std::int64_t start, std::int64_t
   end = std::clamp<std::int64_t>(end, start, size);
   Shape sizes = t.shape();
   Strides strides = t.strides();
-  sizes[d] = (end - start + step - 1) / step;
-  const std::int64_t offset = t.storage_offset() + (sizes[d] > 0 ? start * strides[d] : 0);
-  strides[d] *= step;
+  // ceil((end - start) / step) without forming end - start + step, which overflows for huge steps.
+  sizes[d] = end == start ? 0 : 1 + (end - start - 1) / step;
+  const std::int64_t offset =
+      sizes[d] > 0
+          ? checked_add(t.storage_offset(), checked_mul(start, strides[d], "slice"), "slice")
+          : t.storage_offset();
+  // A one-element slice never steps: keep the stride (step * stride could overflow).
+  if (sizes[d] > 1) strides[d] = checked_mul(strides[d], step, "slice");
   return as_strided(t, sizes, strides, offset);
 }
 
@@ -151,7 +163,7 @@ Tensor unsqueeze(const Tensor& t, std::int64_t dim) {
   const std::int64_t d = wrap_dim(dim, t.dim() + 1, "unsqueeze");
   Shape sizes = t.shape();
   Strides strides = t.strides();
-  const std::int64_t stride = d < t.dim() ? sizes[d] * strides[d] : 1;
+  const std::int64_t stride = d < t.dim() ? checked_mul(sizes[d], strides[d], "unsqueeze") : 1;
   sizes.insert(sizes.begin() + d, 1);
   strides.insert(strides.begin() + d, stride);
   return as_strided(t, sizes, strides, t.storage_offset());

@@ -39,7 +39,11 @@ Tensor arange(double start, double end, double step, const TensorOptions& option
            "arange: start, end and step must be finite, got ", start, ", ", end, ", ", step);
   LG_CHECK((end - start) / step >= 0 || start == end, "arange: step ", step,
            " moves away from end (start ", start, ", end ", end, ")");
-  const auto n = static_cast<std::int64_t>(std::ceil((end - start) / step));
+  const double count = std::ceil((end - start) / step);
+  // A count past what fits in memory would also be undefined to convert to int64 (1e30).
+  LG_CHECK_SHAPE(count <= static_cast<double>(kMaxTensorBytes / 8), "arange: [", start, ", ", end,
+                 ") in steps of ", step, " has ", count, " elements, too many for memory");
+  const auto n = static_cast<std::int64_t>(count);
   // Computed in double on the host, then converted: exact for every integer range.
   std::vector<double> values(static_cast<std::size_t>(std::max<std::int64_t>(n, 0)));
   for (std::size_t i = 0; i < values.size(); ++i)

@@ -51,6 +51,14 @@ Conv2dGeometry make_geometry(const char* op, const Shape& x, const Shape& w,
   LG_CHECK_SHAPE(w.size() == 4, op, ": expected a 4-D weight (C_out, C_in / groups, kH, kW), ",
                  "got shape ", w);
   LG_CHECK_SHAPE(p.groups >= 1, op, ": expected groups >= 1, got ", p.groups);
+  // Below 2^31 the output-size arithmetic (in + 2 padding - dilation (kernel - 1)) cannot overflow.
+  constexpr std::int64_t kMaxParam = std::int64_t{1} << 31;
+  LG_CHECK_SHAPE(p.stride_h < kMaxParam && p.stride_w < kMaxParam && p.pad_h < kMaxParam &&
+                     p.pad_w < kMaxParam && p.dilation_h < kMaxParam && p.dilation_w < kMaxParam &&
+                     x[2] < kMaxParam && x[3] < kMaxParam && w[2] < kMaxParam && w[3] < kMaxParam,
+                 op, ": sizes, stride, padding and dilation must be below 2^31 (input ", x,
+                 ", weight ", w, ", stride (", p.stride_h, ", ", p.stride_w, "), padding (",
+                 p.pad_h, ", ", p.pad_w, "), dilation (", p.dilation_h, ", ", p.dilation_w, "))");
   LG_CHECK_SHAPE(p.stride_h >= 1 && p.stride_w >= 1 && p.dilation_h >= 1 && p.dilation_w >= 1 &&
                      p.pad_h >= 0 && p.pad_w >= 0,
                  op, ": expected stride and dilation >= 1 and padding >= 0, got stride (",

@@ -34,6 +34,12 @@ Pool2dShape pool_shape(const char* op, const Shape& in, Pool2dSize kernel, Pool2
   const std::int64_t kh = kernel[0], kw = kernel[1];
   const std::int64_t sh = stride[0] == 0 ? kh : stride[0], sw = stride[1] == 0 ? kw : stride[1];
   LG_CHECK(kh > 0 && kw > 0, op, ": expected a positive kernel size, got ", shape_str({kh, kw}));
+  // Below 2^31 the window arithmetic (H + 2 padding - kernel) cannot overflow.
+  constexpr std::int64_t kMaxParam = std::int64_t{1} << 31;
+  LG_CHECK(kh < kMaxParam && kw < kMaxParam && stride[0] < kMaxParam && stride[1] < kMaxParam &&
+               in[in.size() - 1] < kMaxParam && in[in.size() - 2] < kMaxParam,
+           op, ": kernel, stride and plane sizes must be below 2^31, got kernel ",
+           shape_str({kh, kw}), ", stride ", shape_str({stride[0], stride[1]}), " on input ", in);
   LG_CHECK(sh > 0 && sw > 0, op, ": expected a positive stride, got ", shape_str({sh, sw}));
   LG_CHECK(padding[0] >= 0 && padding[1] >= 0 && padding[0] <= kh / 2 && padding[1] <= kw / 2, op,
            ": padding should be at most half the kernel size, got padding ",

@@ -71,7 +71,7 @@ ReductionLayout make_layout(const Tensor& a, const std::vector<bool>& reduced, b
     const std::int64_t size = a.shape()[d];
     if (reduced[d]) {
       reduced_list.push_back(d);
-      layout.reduce_size *= size;
+      layout.reduce_size = checked_mul(layout.reduce_size, size, "reduction");
       if (keepdim) layout.out_shape.push_back(1);
       if (size != 1) {
         if (first < 0) first = d;
@@ -79,7 +79,7 @@ ReductionLayout make_layout(const Tensor& a, const std::vector<bool>& reduced, b
       }
     } else {
       kept_dims.push_back(d);
-      num_outputs *= size;
+      num_outputs = checked_mul(num_outputs, size, "reduction");
       layout.out_shape.push_back(size);
     }
   }
@@ -90,7 +90,10 @@ ReductionLayout make_layout(const Tensor& a, const std::vector<bool>& reduced, b
   if (adjacent && first >= 0 && layout.reduce_size > 0) {
     layout.input = a;
     for (std::int64_t d = 0; d < a.dim(); ++d) {
-      if (!reduced[d]) (d < first ? layout.outer : layout.inner) *= a.shape()[d];
+      if (!reduced[d]) {
+        std::int64_t& part = d < first ? layout.outer : layout.inner;
+        part = checked_mul(part, a.shape()[d], "reduction");
+      }
     }
     return layout;
   }

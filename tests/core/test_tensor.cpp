@@ -3,8 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <limits>
 
 #include "autograd/functions.h"
+#include "autograd/nn_functions.h"
 #include "core/cuda.h"
 #include "core/generator.h"
 #include "kernels/creation.h"
@@ -116,6 +119,48 @@ TEST(Tensor, RequiresGradOnlyForFloatingTensors) {
   EXPECT_TRUE(x.requires_grad());
   EXPECT_FALSE(x.detach().requires_grad());
   EXPECT_THROW(zeros({2}, kInt64).requires_grad_(), DTypeError);
+}
+
+// Sizes whose element or byte counts, strides or offsets do not fit in int64 are a ShapeError
+// wherever they come from (each line a reproducer of an overflow that used to allocate too
+// little, return a null pointer or report a wrong numel).
+TEST(Tensor, SizesThatOverflowAreShapeErrors) {
+  constexpr std::int64_t k2to31 = std::int64_t{1} << 31;
+  constexpr std::int64_t k2to62 = std::int64_t{1} << 62;
+  EXPECT_THROW(ones({k2to62 + 16}), ShapeError);                       // bytes wrapped to 64
+  EXPECT_THROW(zeros({std::int64_t{1} << 61}, kFloat64), ShapeError);  // 2^64 bytes: null
+  EXPECT_THROW(empty({k2to62 + 1}), ShapeError);                       // nbytes() was 4
+  EXPECT_THROW(ones({1}).expand({k2to31, k2to31}) + 1.0, ShapeError);  // the output's bytes
+  EXPECT_THROW(ones({1, 1}).expand({k2to62, k2to62}), ShapeError);     // numel() was 0
+  EXPECT_THROW(empty({0, std::int64_t{1} << 32, std::int64_t{1} << 32}), ShapeError);  // strides
+  EXPECT_THROW(ones({4}).view({-1, k2to62, k2to62}), ShapeError);                      // infer_size
+  EXPECT_THROW(ones({4}).reshape({k2to62, k2to62, 0}), ShapeError);
+  EXPECT_THROW(arange(0.0, 1e30), ShapeError);  // the count as int64
+  // No elements, but the reduced size does not fit: refused, not wrapped.
+  const Tensor empty_huge = zeros({0, 1, 1}).expand({0, std::int64_t{1} << 40, 1LL << 40});
+  EXPECT_EQ(empty_huge.numel(), 0);
+  EXPECT_THROW(empty_huge.sum({1, 2}), ShapeError);
+}
+
+// Stride, padding, dilation and kernel sizes from a caller are bounded before any output size
+// is computed from them (in + 2 padding could overflow).
+TEST(Tensor, HugeConvAndPoolParametersAreShapeErrors) {
+  constexpr std::int64_t kHuge = std::int64_t{1} << 62;
+  const Tensor x = ones({1, 1, 4, 4});
+  EXPECT_THROW(conv2d(x, ones({1, 1, 3, 3}), Tensor(), {1, 1}, {kHuge, kHuge}), ShapeError);
+  EXPECT_THROW(conv2d(x, ones({1, 1, 3, 3}), Tensor(), {kHuge, 1}), ShapeError);
+  EXPECT_THROW(conv2d(x, ones({1, 1, 3, 3}), Tensor(), {1, 1}, {0, 0}, {kHuge, 1}), ShapeError);
+  EXPECT_THROW(max_pool2d(x, {kHuge, kHuge}, {1, 1}, {kHuge / 2, kHuge / 2}), Error);
+}
+
+// A huge slice step is a one-element slice (its stride times the step would overflow).
+TEST(Tensor, SliceWithAHugeStepKeepsOneElement) {
+  const Tensor x = arange(10.0);
+  const Tensor s = x.slice(0, 3, 10, std::numeric_limits<std::int64_t>::max());
+  EXPECT_EQ(s.shape(), (Shape{1}));
+  EXPECT_EQ(s.item<float>(), 3.0f);
+  EXPECT_EQ(x.slice(0, 0, 10, 4).shape(), (Shape{3}));
+  EXPECT_EQ(x.slice(0, 5, 5, 3).shape(), (Shape{0}));
 }
 
 TEST(Tensor, CudaWithoutGpuThrowsDeviceError) {

@@ -110,6 +110,11 @@ TEST(IdxReader, RejectsBadHeaders) {
   expect_idx_error(make_idx(0x0E, {0xffffffffu, 0xffffffffu, 0xffffffffu}, ""), "overflow");
 }
 
+// A 16-byte IDX file declaring (0, 2^32 - 1, 2^32 - 1) uint8: no elements, strides that overflow.
+TEST(IdxReader, RejectsEmptyShapesWithHugeDims) {
+  expect_idx_error(make_idx(0x08, {0, 0xffffffffu, 0xffffffffu}, ""), "overflows int64");
+}
+
 TEST(IdxReader, RejectsWrongSizes) {
   expect_idx_error(make_idx(0x08, {2, 3}, "abcde"), "truncated");
   expect_idx_error(make_idx(0x0C, {2}, "abcd"), "truncated");

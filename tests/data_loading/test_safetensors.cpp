@@ -359,6 +359,16 @@ TEST(SafetensorsMalformed, Shapes) {
       "must be an integer");
 }
 
+// No elements, but no strides either: [0, 2^32, 2^32] used to overflow contiguous_strides (the
+// fuzzer's most frequent report).
+TEST(SafetensorsMalformed, EmptyShapesWithHugeDims) {
+  expect_rejected(
+      make_file(
+          R"({"a": {"dtype": "F32", "shape": [0, 4294967296, 4294967296], "data_offsets": [0, 0]}})",
+          0),
+      "overflows int64");
+}
+
 TEST(SafetensorsMalformed, Offsets) {
   // Byte count that does not match the shape.
   expect_rejected(make_file(R"({"a": {"dtype": "F32", "shape": [3], "data_offsets": [0, 8]}})", 8),
