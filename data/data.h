@@ -8,6 +8,7 @@
 
 #include "data/dataloader.h"
 #include "data/dataset.h"
+#include "data/file_io.h"
 #include "data/mnist.h"
 #include "data/safetensors.h"
 #include "data/sampler.h"

@@ -8,13 +8,14 @@
 
 #include <bit>
 #include <cstring>
-#include <fstream>
+#include <filesystem>
 #include <functional>
 #include <optional>
 #include <vector>
 
 #include "core/creation.h"
 #include "core/error.h"
+#include "data/file_io.h"
 
 namespace leangrad::data {
 namespace {
@@ -87,18 +88,6 @@ std::optional<IdxHeader> parse_idx_header(const std::uint8_t* p, std::size_t n,
                header.total_bytes <= static_cast<std::uint64_t>(INT64_MAX),
            "read_idx: '", path, "': dims ", header.dims, " overflow");
   return header;
-}
-
-Bytes read_file(const std::string& path) {
-  std::ifstream file(path, std::ios::binary | std::ios::ate);
-  LG_CHECK(file.is_open(), "read_idx: cannot open '", path, "'");
-  const std::streamoff size = file.tellg();
-  LG_CHECK(size >= 0, "read_idx: cannot read the size of '", path, "'");
-  Bytes bytes(static_cast<std::size_t>(size));
-  file.seekg(0);
-  file.read(reinterpret_cast<char*>(bytes.data()), size);
-  LG_CHECK(file.gcount() == size, "read_idx: reading '", path, "' failed");
-  return bytes;
 }
 
 bool is_gzip(const Bytes& bytes) {
@@ -187,7 +176,8 @@ Tensor decode_idx(const Bytes& bytes, const std::string& path) {
 std::string find_idx_file(const std::string& root, const std::string& name,
                           const char* dataset_name) {
   for (const std::string& candidate : {root + "/" + name, root + "/" + name + ".gz"}) {
-    if (std::ifstream(candidate).good()) return candidate;
+    std::error_code error;
+    if (std::filesystem::exists(candidate, error)) return candidate;  // read_idx checks its type
   }
   LG_THROW(Error, dataset_name, ": neither '", root, "/", name, "' nor '", root, "/", name,
            ".gz' exists");
@@ -196,7 +186,7 @@ std::string find_idx_file(const std::string& root, const std::string& name,
 }  // namespace
 
 Tensor read_idx(const std::string& path) {
-  const Bytes bytes = read_file(path);
+  const Bytes bytes = read_whole_file(path, "read_idx");
   return decode_idx(is_gzip(bytes) ? gunzip_idx(bytes, path) : bytes, path);
 }
 

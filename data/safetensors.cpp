@@ -1,22 +1,17 @@
 // save_safetensors / load_safetensors: the safetensors checkpoint format, written atomically and
 // read with every field validated. The reader treats the file as hostile: each number in the
 // header is range-checked before it is used, so a malformed file raises Error and never makes
-// us read or allocate out of bounds. See Note [Atomic checkpoint writes] and
+// us read or allocate out of bounds. See Note [Atomic file writes] (data/file_io.cpp) and
 // Note [Validating a safetensors header].
 #include "data/safetensors.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <atomic>
 #include <bit>
-#include <cerrno>
+#include <cstdio>
 #include <cstdint>
-#include <cstring>
 #include <limits>
 #include <set>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -24,6 +19,7 @@
 #include "autograd/grad_mode.h"
 #include "core/creation.h"
 #include "core/error.h"
+#include "data/file_io.h"
 
 namespace leangrad {
 
@@ -38,6 +34,7 @@ constexpr std::uint64_t kMaxHeaderBytes = 100'000'000;
 // A safetensors header nests three levels deep; anything much deeper is hostile.
 constexpr int kMaxJsonDepth = 16;
 constexpr const char* kMetadataKey = "__metadata__";
+constexpr const char* kLoad = "load_safetensors";
 
 struct DTypeName {
   const char* name;
@@ -56,108 +53,6 @@ const char* safetensors_dtype_name(DType dtype) {
   for (const auto& entry : kDTypeNames)
     if (entry.dtype == dtype) return entry.name;
   LG_THROW(DTypeError, "save_safetensors: no safetensors name for dtype ", dtype);
-}
-
-std::string errno_text() {
-  return std::strerror(errno);
-}
-
-// A file descriptor closed on scope exit.
-class FileDescriptor {
- public:
-  explicit FileDescriptor(int fd) : fd_(fd) {}
-  ~FileDescriptor() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  FileDescriptor(const FileDescriptor&) = delete;
-  FileDescriptor& operator=(const FileDescriptor&) = delete;
-  int get() const { return fd_; }
-  // Closes now, reporting the error (close can report a failed delayed write).
-  bool close() {
-    const int fd = fd_;
-    fd_ = -1;
-    return ::close(fd) == 0;
-  }
-
- private:
-  int fd_;
-};
-
-// ---- Writing ---------------------------------------------------------------------------------
-
-void write_all(int fd, const void* data, std::size_t nbytes, const std::string& path) {
-  const char* p = static_cast<const char*>(data);
-  while (nbytes > 0) {
-    const ssize_t n = ::write(fd, p, nbytes);
-    if (n < 0 && errno == EINTR) continue;
-    LG_CHECK(n > 0, "save_safetensors: writing '", path, "' failed: ", errno_text());
-    p += n;
-    nbytes -= static_cast<std::size_t>(n);
-  }
-}
-
-std::string folder_of(const std::string& path) {
-  const auto slash = path.find_last_of('/');
-  if (slash == std::string::npos) return ".";
-  return slash == 0 ? "/" : path.substr(0, slash);
-}
-
-// A name no other writer (thread or process) picks: the folder of `path`, the pid and a counter.
-std::string temporary_path_for(const std::string& path) {
-  static std::atomic<std::uint64_t> counter{0};
-  const auto slash = path.find_last_of('/');
-  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
-  const std::string folder = slash == std::string::npos ? "" : path.substr(0, slash + 1);
-  return folder + "." + base + ".tmp." + std::to_string(::getpid()) + "." +
-         std::to_string(counter.fetch_add(1));
-}
-
-// Note [Atomic checkpoint writes]: a crash (or a full disk) in the middle of a save must never
-// leave a half-written checkpoint where a good one was. The bytes go to a temporary file in the
-// target's folder (same file system, so rename is atomic); the file is fsync'ed before the
-// rename so the rename cannot reach the disk before the data; then the folder is fsync'ed so
-// the rename itself survives a power cut. Any failure removes the temporary file and leaves the
-// target as it was.
-void write_file_atomically(const std::string& path, const std::string& header,
-                           const std::vector<Tensor>& host_tensors) {
-  const std::string temporary = temporary_path_for(path);
-  FileDescriptor fd(::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666));
-  LG_CHECK(fd.get() >= 0, "save_safetensors: cannot create a temporary file next to '", path, "' (",
-           temporary, "): ", errno_text());
-  try {
-    const std::uint64_t header_bytes = header.size();
-    write_all(fd.get(), &header_bytes, sizeof(header_bytes), temporary);
-    write_all(fd.get(), header.data(), header.size(), temporary);
-    for (const Tensor& t : host_tensors)
-      if (t.nbytes() > 0) write_all(fd.get(), t.data_ptr(), t.nbytes(), temporary);
-    LG_CHECK(::fsync(fd.get()) == 0, "save_safetensors: fsync of '", temporary,
-             "' failed: ", errno_text());
-    LG_CHECK(fd.close(), "save_safetensors: closing '", temporary, "' failed: ", errno_text());
-    LG_CHECK(::rename(temporary.c_str(), path.c_str()) == 0, "save_safetensors: cannot rename '",
-             temporary, "' to '", path, "': ", errno_text());
-  } catch (...) {
-    ::unlink(temporary.c_str());
-    throw;
-  }
-  // Best effort: some file systems refuse fsync on a folder, and the data is already in place.
-  FileDescriptor folder(::open(folder_of(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (folder.get() >= 0) ::fsync(folder.get());
-}
-
-// ---- Reading ---------------------------------------------------------------------------------
-
-void read_exactly(int fd, void* data, std::size_t nbytes, std::uint64_t offset,
-                  const std::string& path) {
-  char* p = static_cast<char*>(data);
-  while (nbytes > 0) {
-    const ssize_t n = ::pread(fd, p, nbytes, static_cast<off_t>(offset));
-    if (n < 0 && errno == EINTR) continue;
-    LG_CHECK(n > 0, "load_safetensors: reading '", path, "' failed at byte ", offset, ": ",
-             n == 0 ? std::string("unexpected end of file") : errno_text());
-    p += n;
-    offset += static_cast<std::uint64_t>(n);
-    nbytes -= static_cast<std::size_t>(n);
-  }
 }
 
 struct Entry {
@@ -265,15 +160,12 @@ Entry parse_entry(const std::string& name, const nlohmann::json& value, const st
 // tile the data section exactly (start at 0, no gap, no overlap, end at the end of the file).
 // After these checks every read is inside the file and every allocation has the size the file
 // really holds.
-Header read_header(int fd, const std::string& path) {
-  struct stat info {};
-  LG_CHECK(::fstat(fd, &info) == 0, "load_safetensors: cannot stat '", path, "': ", errno_text());
-  LG_CHECK(S_ISREG(info.st_mode), "load_safetensors: '", path, "' is not a regular file");
-  const auto file_bytes = static_cast<std::uint64_t>(info.st_size);
+Header read_header(const FileDescriptor& fd, const std::string& path) {
+  const std::uint64_t file_bytes = file_size(fd, path, kLoad);
   LG_CHECK(file_bytes >= kHeaderLengthBytes, "load_safetensors: '", path, "' has ", file_bytes,
            " bytes, too short for the 8-byte header length");
   std::uint64_t header_bytes = 0;
-  read_exactly(fd, &header_bytes, sizeof(header_bytes), 0, path);
+  read_exactly(fd, &header_bytes, sizeof(header_bytes), 0, path, kLoad);
   LG_CHECK(header_bytes <= file_bytes - kHeaderLengthBytes, "load_safetensors: '", path,
            "' declares a ", header_bytes, "-byte header but the file has only ",
            file_bytes - kHeaderLengthBytes, " bytes after the length");
@@ -281,7 +173,7 @@ Header read_header(int fd, const std::string& path) {
            header_bytes, "-byte header (at most ", kMaxHeaderBytes, " accepted)");
 
   std::string text(header_bytes, '\0');
-  read_exactly(fd, text.data(), text.size(), kHeaderLengthBytes, path);
+  read_exactly(fd, text.data(), text.size(), kHeaderLengthBytes, path, kLoad);
   LG_CHECK(json_depth(text) <= kMaxJsonDepth, "load_safetensors: '", path,
            "': the header nests deeper than ", kMaxJsonDepth, " levels");
   const nlohmann::json json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
@@ -323,10 +215,58 @@ Header read_header(int fd, const std::string& path) {
   return header;
 }
 
-FileDescriptor open_for_reading(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  LG_CHECK(fd >= 0, "load_safetensors: cannot open '", path, "': ", errno_text());
-  return FileDescriptor(fd);
+// JSON strings are UTF-8, so every tensor name and metadata string must be (the reference
+// reader rejects anything else). A well-formed sequence: no stray continuation byte, no overlong
+// form, no surrogate, nothing above U+10FFFF.
+bool is_utf8(std::string_view text) {
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const auto lead = static_cast<unsigned char>(text[i]);
+    std::size_t length = 0;
+    std::uint32_t code = 0, min_code = 0;
+    if (lead < 0x80) {
+      ++i;
+      continue;
+    } else if ((lead & 0xE0) == 0xC0) {
+      length = 2, code = lead & 0x1F, min_code = 0x80;
+    } else if ((lead & 0xF0) == 0xE0) {
+      length = 3, code = lead & 0x0F, min_code = 0x800;
+    } else if ((lead & 0xF8) == 0xF0) {
+      length = 4, code = lead & 0x07, min_code = 0x10000;
+    } else {
+      return false;
+    }
+    if (text.size() - i < length) return false;
+    for (std::size_t k = 1; k < length; ++k) {
+      const auto next = static_cast<unsigned char>(text[i + k]);
+      if ((next & 0xC0) != 0x80) return false;
+      code = (code << 6) | (next & 0x3F);
+    }
+    if (code < min_code || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF)) return false;
+    i += length;
+  }
+  return true;
+}
+
+// `text` with every byte outside printable ASCII written as \xNN, for messages.
+std::string escaped(std::string_view text) {
+  std::string out;
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte >= 0x20 && byte < 0x7F) {
+      out += c;
+    } else {
+      char hex[8];
+      std::snprintf(hex, sizeof(hex), "\\x%02X", byte);
+      out += hex;
+    }
+  }
+  return out;
+}
+
+void check_utf8(const std::string& text, const char* what) {
+  LG_CHECK(is_utf8(text), "save_safetensors: ", what, " '", escaped(text),
+           "' is not valid UTF-8 (safetensors headers are JSON)");
 }
 
 }  // namespace
@@ -335,6 +275,11 @@ void save_safetensors(const std::string& path, const NamedTensors& tensors,
                       const SafetensorsMetadata& metadata) {
   NoGradGuard no_grad;
   nlohmann::ordered_json header = nlohmann::ordered_json::object();
+  for (const auto& [key, value] : metadata) {
+    check_utf8(key, "metadata key");
+    LG_CHECK(is_utf8(value), "save_safetensors: the value of metadata key '", escaped(key),
+             "' is not valid UTF-8 (safetensors headers are JSON)");
+  }
   if (!metadata.empty()) header[kMetadataKey] = metadata;
   std::set<std::string> names;
   std::vector<Tensor> host_tensors;
@@ -342,6 +287,7 @@ void save_safetensors(const std::string& path, const NamedTensors& tensors,
   for (const auto& [name, tensor] : tensors) {
     LG_CHECK(!name.empty() && name != kMetadataKey, "save_safetensors: invalid tensor name '", name,
              "'");
+    check_utf8(name, "tensor name");
     LG_CHECK(names.insert(name).second, "save_safetensors: duplicate tensor name '", name, "'");
     LG_CHECK(tensor.defined(), "save_safetensors: tensor '", name, "' is undefined");
     // Contiguous host bytes (a CUDA tensor is copied to the host first).
@@ -358,19 +304,25 @@ void save_safetensors(const std::string& path, const NamedTensors& tensors,
   std::string text = header.dump();
   // Pad with spaces so the data section starts 8-byte aligned (as the reference writer does).
   text.append((kHeaderLengthBytes - text.size() % kHeaderLengthBytes) % kHeaderLengthBytes, ' ');
-  write_file_atomically(path, text, host_tensors);
+  const std::uint64_t header_bytes = text.size();
+  std::vector<std::string_view> pieces = {
+      {reinterpret_cast<const char*>(&header_bytes), sizeof(header_bytes)}, text};
+  for (const Tensor& t : host_tensors)
+    pieces.emplace_back(static_cast<const char*>(t.data_ptr()), t.nbytes());
+  write_file_atomically(path, pieces, "save_safetensors");
 }
 
 NamedTensors load_safetensors(const std::string& path, Device device) {
-  FileDescriptor fd = open_for_reading(path);
-  const Header header = read_header(fd.get(), path);
+  const FileDescriptor fd = open_regular_file(path, kLoad);
+  const Header header = read_header(fd, path);
   NamedTensors out;
   out.reserve(header.entries.size());
   for (const Entry& e : header.entries) {
     // Read into pinned memory when the tensor goes on to a GPU.
     Tensor host = empty(e.shape, TensorOptions(e.dtype).pinned_memory(device.is_cuda()));
     if (e.end > e.begin)
-      read_exactly(fd.get(), host.data_ptr(), e.end - e.begin, header.data_start + e.begin, path);
+      read_exactly(fd, host.data_ptr(), e.end - e.begin, header.data_start + e.begin, path,
+                   kLoad);
     if (e.dtype == kBool) {
       // Any byte other than 0 or 1 would be an invalid bool: normalise as numpy does (x != 0).
       auto* bytes = static_cast<std::uint8_t*>(host.data_ptr());
@@ -383,8 +335,8 @@ NamedTensors load_safetensors(const std::string& path, Device device) {
 }
 
 SafetensorsMetadata load_safetensors_metadata(const std::string& path) {
-  FileDescriptor fd = open_for_reading(path);
-  return read_header(fd.get(), path).metadata;
+  const FileDescriptor fd = open_regular_file(path, kLoad);
+  return read_header(fd, path).metadata;
 }
 
 }  // namespace leangrad

@@ -1,0 +1,195 @@
+// data/file_io.h: readers refuse directories, FIFOs and devices without blocking; atomic writes
+// leave nothing behind on failure; temporaries of dead writers are found and removed; and
+// save_safetensors refuses names JSON cannot hold.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <functional>
+#include <future>
+#include <string>
+#include <vector>
+
+#include "core/creation.h"
+#include "data/file_io.h"
+#include "data/mnist.h"
+#include "data/safetensors.h"
+#include "data_loading/data_testing.h"
+#include "kernels/creation.h"
+
+namespace leangrad {
+namespace {
+
+using test::read_bytes;
+using test::TempDir;
+using test::write_bytes;
+
+std::vector<std::string> names_in(const TempDir& dir) {
+  std::vector<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path()))
+    names.push_back(entry.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// Runs `read`, which must throw Error mentioning each of `words`.
+void expect_error(const std::function<void()>& read, const std::vector<std::string>& words) {
+  try {
+    read();
+    ADD_FAILURE() << "no error; expected one mentioning '" << words.front() << "'";
+  } catch (const Error& e) {
+    for (const std::string& word : words)
+      EXPECT_NE(std::string(e.what()).find(word), std::string::npos) << e.what();
+  }
+}
+
+// Runs `read` on a FIFO nobody writes to: it must throw Error naming the FIFO within seconds.
+// Were it to block in open(), the test opens the writing end, which releases it, and fails.
+void expect_fifo_refused(const std::function<void(const std::string&)>& read,
+                         const std::string& caller) {
+  TempDir dir;
+  const std::string fifo = dir.file("fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0) << std::strerror(errno);
+  auto result = std::async(std::launch::async, [&] {
+    expect_error([&] { read(fifo); }, {caller, fifo, "is a FIFO"});
+  });
+  if (result.wait_for(std::chrono::seconds(20)) != std::future_status::ready) {
+    ADD_FAILURE() << caller << " blocked on a FIFO";
+    const int writer = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK);
+    if (writer >= 0) ::close(writer);
+  }
+  result.get();
+}
+
+TEST(FileIo, ReadersRefuseFifosWithoutBlocking) {
+  expect_fifo_refused([](const std::string& path) { data::read_idx(path); }, "read_idx");
+  expect_fifo_refused([](const std::string& path) { load_safetensors(path); }, "load_safetensors");
+  expect_fifo_refused([](const std::string& path) { load_safetensors_metadata(path); },
+                      "load_safetensors");
+}
+
+TEST(FileIo, ReadersRefuseDirectoriesAndDevices) {
+  TempDir dir;
+  expect_error([&] { data::read_idx(dir.path()); }, {"read_idx", dir.path(), "is a directory"});
+  expect_error([&] { load_safetensors(dir.path()); },
+               {"load_safetensors", dir.path(), "is a directory"});
+  expect_error([] { data::read_idx("/dev/null"); }, {"read_idx", "is a character device"});
+  expect_error([&] { data::read_idx(dir.file("missing")); },
+               {"read_idx", "cannot open", "No such file"});
+}
+
+TEST(FileIo, DatasetWithADirectoryInPlaceOfAFileIsAnError) {
+  TempDir dir;
+  for (const char* name : {"train-images-idx3-ubyte", "train-labels-idx1-ubyte"})
+    std::filesystem::create_directory(dir.file(name));
+  expect_error([&] { data::FashionMNIST(dir.path(), data::Split::Train); },
+               {"read_idx", "train-images-idx3-ubyte", "is a directory"});
+}
+
+TEST(FileIo, ReadWholeFileReturnsTheBytes) {
+  TempDir dir;
+  const std::string bytes("\x00\x01\xff leangrad", 12);
+  write_bytes(dir.file("f"), bytes);
+  const std::vector<std::uint8_t> read = read_whole_file(dir.file("f"), "test");
+  EXPECT_EQ(std::string(read.begin(), read.end()), bytes);
+  EXPECT_TRUE(read_whole_file((write_bytes(dir.file("empty"), ""), dir.file("empty")), "test")
+                  .empty());
+}
+
+TEST(FileIo, AtomicWriteReplacesTheFileAndLeavesNoTemporary) {
+  TempDir dir;
+  const std::string path = dir.file("log.json");
+  write_file_atomically(path, "old", "test");
+  const std::string_view pieces[] = {"new ", "", "bytes"};
+  write_file_atomically(path, pieces, "test");
+  EXPECT_EQ(read_bytes(path), "new bytes");
+  EXPECT_EQ(names_in(dir), std::vector<std::string>{"log.json"});
+}
+
+// A write that fails part-way (EFBIG past a 4 KiB file-size limit stands in for a full disk,
+// and works as root) names the caller and the system's reason, removes the temporary file and
+// leaves the old file as it was.
+TEST(FileIo, FailedAtomicWriteKeepsTheOldFileAndSaysWhy) {
+  TempDir dir;
+  const std::string path = dir.file("log.json");
+  write_file_atomically(path, "old", "test");
+  struct rlimit saved {};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &saved), 0);
+  struct sigaction ignore {
+  }, previous{};
+  ignore.sa_handler = SIG_IGN;
+  ASSERT_EQ(::sigaction(SIGXFSZ, &ignore, &previous), 0);
+  struct rlimit small = saved;
+  small.rlim_cur = 4096;
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+  const std::string big(1 << 16, 'x');
+  expect_error([&] { write_file_atomically(path, big, "--log-json"); },
+               {"--log-json", "writing", std::strerror(EFBIG)});
+  ::setrlimit(RLIMIT_FSIZE, &saved);
+  ::sigaction(SIGXFSZ, &previous, nullptr);
+  EXPECT_EQ(read_bytes(path), "old");
+  EXPECT_EQ(names_in(dir), std::vector<std::string>{"log.json"});
+}
+
+TEST(FileIo, CheckWritable) {
+  TempDir dir;
+  check_writable(dir.file("model.safetensors"), "--save-model");
+  EXPECT_TRUE(names_in(dir).empty());
+  expect_error([&] { check_writable(dir.file("missing/model.safetensors"), "--save-model"); },
+               {"--save-model", "cannot write", "missing/model.safetensors", "No such file"});
+  write_bytes(dir.file("file"), "x");
+  expect_error([&] { check_writable(dir.file("file/model.safetensors"), "--save-model"); },
+               {"--save-model", "Not a directory"});
+}
+
+// The pid of a process that has exited (and been reaped).
+pid_t exited_pid() {
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  return child;
+}
+
+TEST(FileIo, RemovesOnlyTheTemporariesOfExitedWriters) {
+  TempDir dir;
+  const std::string dead = ".step-00000010.safetensors.tmp." + std::to_string(exited_pid()) + ".0";
+  const std::string mine = ".step-00000020.safetensors.tmp." + std::to_string(::getpid()) + ".3";
+  const std::string parent = ".log.json.tmp." + std::to_string(::getppid()) + ".0";
+  const std::vector<std::string> kept = {mine, parent, "step-00000010.safetensors", "x.tmp.1.2"};
+  for (const std::string& name : kept)
+    write_bytes(dir.file(name), "x");
+  write_bytes(dir.file(dead), "x");
+  EXPECT_EQ(remove_abandoned_temporaries(dir.path()), std::vector<std::string>{dir.file(dead)});
+  std::vector<std::string> expected = kept;
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(names_in(dir), expected);
+  EXPECT_TRUE(remove_abandoned_temporaries(dir.file("missing")).empty());
+}
+
+TEST(FileIo, SafetensorsNamesMustBeUtf8) {
+  TempDir dir;
+  const std::string path = dir.file("x.safetensors");
+  expect_error([&] { save_safetensors(path, {{"bad\xff", ones({1})}}); },
+               {"save_safetensors", "tensor name", "bad\\xFF", "UTF-8"});
+  expect_error([&] { save_safetensors(path, {{"a", ones({1})}}, {{"key", "\xc0\xaf"}}); },
+               {"save_safetensors", "metadata key 'key'", "UTF-8"});
+  expect_error([&] { save_safetensors(path, {{"a", ones({1})}}, {{"\xed\xa0\x80", "v"}}); },
+               {"save_safetensors", "metadata key", "UTF-8"});  // a surrogate
+  EXPECT_FALSE(std::filesystem::exists(path));
+  // Multi-byte UTF-8 round-trips.
+  const std::string name = "gr\xc3\xb6\xc3\x9f" "e.\xe6\x97\xa5\xf0\x9f\x98\x80";
+  save_safetensors(path, {{name, ones({2})}}, {{name, name}});
+  ASSERT_EQ(load_safetensors(path).at(0).first, name);
+  EXPECT_EQ(load_safetensors_metadata(path).at(name), name);
+}
+
+}  // namespace
+}  // namespace leangrad
