@@ -6,6 +6,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -88,6 +89,12 @@ template <typename E, typename... Args>
 // Internal invariant: a failure here is a bug in leangrad, not in the caller's input.
 #define LG_INTERNAL_ASSERT(cond, ...) \
   LG_CHECK(cond, "leangrad internal error (please report): " #cond " ", ##__VA_ARGS__)
+
+namespace leangrad {
+// `text` as an error message shows it: bytes outside printable ASCII as \xNN, cut after
+// `max_chars` characters with "..." (names and fields read from files may hold anything).
+std::string printable(std::string_view text, std::size_t max_chars = 64);
+}  // namespace leangrad
 
 namespace leangrad::detail {
 // Thrown by every CUDA entry point of a build without CUDA (the stubs in */no_cuda/).

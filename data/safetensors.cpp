@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <bit>
-#include <cstdio>
 #include <cstdint>
 #include <limits>
 #include <set>
@@ -248,24 +247,8 @@ bool is_utf8(std::string_view text) {
   return true;
 }
 
-// `text` with every byte outside printable ASCII written as \xNN, for messages.
-std::string escaped(std::string_view text) {
-  std::string out;
-  for (const char c : text) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (byte >= 0x20 && byte < 0x7F) {
-      out += c;
-    } else {
-      char hex[8];
-      std::snprintf(hex, sizeof(hex), "\\x%02X", byte);
-      out += hex;
-    }
-  }
-  return out;
-}
-
 void check_utf8(const std::string& text, const char* what) {
-  LG_CHECK(is_utf8(text), "save_safetensors: ", what, " '", escaped(text),
+  LG_CHECK(is_utf8(text), "save_safetensors: ", what, " '", printable(text),
            "' is not valid UTF-8 (safetensors headers are JSON)");
 }
 
@@ -277,7 +260,7 @@ void save_safetensors(const std::string& path, const NamedTensors& tensors,
   nlohmann::ordered_json header = nlohmann::ordered_json::object();
   for (const auto& [key, value] : metadata) {
     check_utf8(key, "metadata key");
-    LG_CHECK(is_utf8(value), "save_safetensors: the value of metadata key '", escaped(key),
+    LG_CHECK(is_utf8(value), "save_safetensors: the value of metadata key '", printable(key),
              "' is not valid UTF-8 (safetensors headers are JSON)");
   }
   if (!metadata.empty()) header[kMetadataKey] = metadata;

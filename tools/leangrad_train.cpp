@@ -21,15 +21,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <regex>
 #include <string>
 #include <vector>
 
+#include "train_checkpoint.h"
 #include "train_models.h"
 
 namespace {
@@ -194,18 +193,7 @@ std::string format_mib(std::int64_t bytes, int width = 9) {
 
 // Writes `log` to `path` atomically: a reader sees the previous version or this one, never half.
 void write_json_atomically(const std::string& path, const nlohmann::json& log) {
-  const std::string temp_path = path + ".tmp";
-  {
-    std::ofstream out(temp_path, std::ios::trunc);
-    LG_CHECK(out.is_open(), "--log-json: cannot write '", temp_path, "'");
-    out << log.dump(2) << "\n";
-    out.close();
-    LG_CHECK(out.good(), "--log-json: writing '", temp_path, "' failed");
-  }
-  std::error_code error;
-  std::filesystem::rename(temp_path, path, error);
-  LG_CHECK(!error, "--log-json: cannot rename '", temp_path, "' to '", path,
-           "': ", error.message());
+  write_file_atomically(path, log.dump(2) + "\n", "--log-json");
 }
 
 // Where the training memory went: the peak of the device's allocator, split into what the model
@@ -300,171 +288,32 @@ class ProgressBar {
   Clock::time_point last_draw_{};
 };
 
-// ---- Checkpoints ---------------------------------------------------------------------------
-// One safetensors file per checkpoint, DIR/step-<global step, 8 digits>.safetensors: the model's
-// state_dict under "model.", the optimizer's under "optim.", and in __metadata__ the training
-// position, the RNG states, the epoch records logged so far and the options a resumed run must
-// share (docs/training.md).
+// ---- Checkpoints (train_checkpoint.h) --------------------------------------------------------
 
-constexpr const char* kCheckpointFormat = "leangrad-train checkpoint 1";
-
-// Where training stands after an optimizer step: `epoch` (1-based) has had `step_in_epoch`
-// optimizer steps, whose losses add up to `loss_sum`; `epochs_log` holds the records of the
-// epochs finished before it.
-struct TrainPosition {
-  int epoch = 1;
-  std::int64_t step_in_epoch = 0;
-  std::int64_t global_step = 0;
-  double loss_sum = 0;
-  nlohmann::json epochs_log = nlohmann::json::array();
-};
+using tools::TrainPosition;
 
 // The options a checkpoint must have been written with to be resumed (the data order, the
-// model and the update rule depend on them; --epochs may change).
-SafetensorsMetadata matching_options(const TrainOptions& o, double lr) {
+// model and the update rule depend on them; --epochs may change), and what bounds its position.
+tools::CheckpointSpec checkpoint_spec(const TrainOptions& o, double lr,
+                                      std::int64_t steps_per_epoch) {
   char lr_text[40];
   std::snprintf(lr_text, sizeof(lr_text), "%.17g", lr);
-  return {{"model", o.model},
-          {"optimizer", o.optimizer},
-          {"batch-size", std::to_string(o.batch_size)},
-          {"accumulate", std::to_string(o.accumulate)},
-          {"lr", lr_text},
-          {"seed", std::to_string(o.seed)},
-          {"limit-train", std::to_string(o.limit_train)},
-          {"width", tools::is_super_resolution(o.model) ? std::to_string(o.width) : "-"},
-          {"blocks", tools::is_super_resolution(o.model) ? std::to_string(o.blocks) : "-"}};
-}
-
-std::string exact_double(double value) {  // hexadecimal: strtod reads back the same bits
-  char text[40];
-  std::snprintf(text, sizeof(text), "%a", value);
-  return text;
-}
-
-std::string checkpoint_path(const std::string& dir, std::int64_t global_step) {
-  char name[48];
-  std::snprintf(name, sizeof(name), "step-%08lld.safetensors", static_cast<long long>(global_step));
-  return (std::filesystem::path(dir) / name).string();
-}
-
-// The checkpoints in `dir`, oldest (lowest global step) first.
-std::vector<std::filesystem::path> list_checkpoints(const std::string& dir) {
-  static const std::regex pattern(R"(step-([0-9]+)\.safetensors)");
-  std::vector<std::pair<long long, std::filesystem::path>> found;
-  std::error_code error;
-  for (const auto& entry : std::filesystem::directory_iterator(dir, error)) {
-    const std::string name = entry.path().filename().string();
-    std::smatch match;
-    if (entry.is_regular_file() && std::regex_match(name, match, pattern))
-      found.emplace_back(std::stoll(match[1].str()), entry.path());
-  }
-  std::sort(found.begin(), found.end());
-  std::vector<std::filesystem::path> paths;
-  for (auto& [step, path] : found)
-    paths.push_back(std::move(path));
-  return paths;
-}
-
-void save_checkpoint(const TrainOptions& o, double lr, const nn::Module& model,
-                     const optim::Optimizer& optimizer, std::uint64_t loader_epoch,
-                     const TrainPosition& position) {
-  NamedTensors tensors;
-  for (const auto& [name, tensor] : model.state_dict())
-    tensors.emplace_back("model." + name, tensor);
-  for (const auto& [name, tensor] : optimizer.state_dict())
-    tensors.emplace_back("optim." + name, tensor);
-  SafetensorsMetadata metadata = matching_options(o, lr);
-  metadata["format"] = kCheckpointFormat;
-  metadata["epoch"] = std::to_string(position.epoch);
-  metadata["step_in_epoch"] = std::to_string(position.step_in_epoch);
-  metadata["global_step"] = std::to_string(position.global_step);
-  metadata["loss_sum"] = exact_double(position.loss_sum);
-  metadata["epochs_log"] = position.epochs_log.dump();
-  metadata["dataloader_epoch"] = std::to_string(loader_epoch);
-  std::string devices;
-  for (const auto& [device, state] : snapshot_rng().states) {
-    devices += (devices.empty() ? "" : ",") + device.str();
-    metadata["rng." + device.str() + ".seed"] = std::to_string(state.seed);
-    metadata["rng." + device.str() + ".offset"] = std::to_string(state.offset);
-  }
-  metadata["rng_devices"] = devices;
-
-  std::filesystem::create_directories(o.checkpoint_dir);
-  const std::string path = checkpoint_path(o.checkpoint_dir, position.global_step);
-  save_safetensors(path, tensors, metadata);
-  std::cout << "checkpoint: " << path << std::endl;
-  std::vector<std::filesystem::path> checkpoints = list_checkpoints(o.checkpoint_dir);
-  for (std::size_t i = 0; i + static_cast<std::size_t>(o.keep) < checkpoints.size(); ++i)
-    std::filesystem::remove(checkpoints[i]);
-}
-
-const std::string& metadata_at(const SafetensorsMetadata& metadata, const std::string& key,
-                               const std::string& path) {
-  const auto it = metadata.find(key);
-  LG_CHECK(it != metadata.end(), "checkpoint '", path, "': no '", key, "' in its metadata");
-  return it->second;
-}
-
-Device parse_device(const std::string& text) {
-  if (text == "cpu") return Device::cpu();
-  LG_CHECK(text.rfind("cuda:", 0) == 0, "checkpoint: unknown RNG device '", text, "'");
-  return Device::cuda(std::stoi(text.substr(5)));
-}
-
-// Restores the newest checkpoint of o.checkpoint_dir into the model, the optimizer and the RNG,
-// and returns its position (nullopt when the folder has none). Throws Error when it was written
-// with other options.
-std::optional<TrainPosition> resume(const TrainOptions& o, double lr, nn::Module& model,
-                                    optim::Optimizer& optimizer) {
-  const std::vector<std::filesystem::path> checkpoints = list_checkpoints(o.checkpoint_dir);
-  if (checkpoints.empty()) return std::nullopt;
-  const std::string path = checkpoints.back().string();
-  const SafetensorsMetadata metadata = load_safetensors_metadata(path);
-  LG_CHECK(metadata.count("format") && metadata.at("format") == kCheckpointFormat, "checkpoint '",
-           path, "' is not a leangrad-train checkpoint");
-  for (const auto& [option, value] : matching_options(o, lr)) {
-    const std::string& saved = metadata_at(metadata, option, path);
-    LG_CHECK(saved == value, "cannot resume from '", path, "': it was written with --", option, " ",
-             saved, ", this run has --", option, " ", value,
-             " (use the same options or another --checkpoint-dir)");
-  }
-  NamedTensors model_state, optim_state;
-  for (auto& [name, tensor] : load_safetensors(path)) {
-    if (name.rfind("model.", 0) == 0) {
-      model_state.emplace_back(name.substr(6), std::move(tensor));
-    } else {
-      LG_CHECK(name.rfind("optim.", 0) == 0, "checkpoint '", path, "': unexpected tensor '", name,
-               "'");
-      optim_state.emplace_back(name.substr(6), std::move(tensor));
-    }
-  }
-  model.load_state_dict(model_state);
-  optimizer.load_state_dict(optim_state);
-
-  RngSnapshot rng;
-  std::string devices = metadata_at(metadata, "rng_devices", path);
-  for (std::size_t start = 0; start < devices.size();) {
-    std::size_t end = devices.find(',', start);
-    if (end == std::string::npos) end = devices.size();
-    const std::string device = devices.substr(start, end - start);
-    Generator::State state;
-    state.seed = std::stoull(metadata_at(metadata, "rng." + device + ".seed", path));
-    state.offset = std::stoull(metadata_at(metadata, "rng." + device + ".offset", path));
-    rng.states.emplace_back(parse_device(device), state);
-    start = end + 1;
-  }
-  restore_rng(rng);
-
-  TrainPosition position;
-  position.epoch = std::stoi(metadata_at(metadata, "epoch", path));
-  position.step_in_epoch = std::stoll(metadata_at(metadata, "step_in_epoch", path));
-  position.global_step = std::stoll(metadata_at(metadata, "global_step", path));
-  position.loss_sum = std::strtod(metadata_at(metadata, "loss_sum", path).c_str(), nullptr);
-  position.epochs_log = nlohmann::json::parse(metadata_at(metadata, "epochs_log", path));
-  std::cout << "resuming from " << path << ": epoch " << position.epoch << ", step "
-            << position.step_in_epoch << " of the epoch, global step " << position.global_step
-            << std::endl;
-  return position;
+  const bool srnet = tools::is_super_resolution(o.model);
+  tools::CheckpointSpec spec;
+  spec.options = {{"model", o.model},
+                  {"optimizer", o.optimizer},
+                  {"batch-size", std::to_string(o.batch_size)},
+                  {"accumulate", std::to_string(o.accumulate)},
+                  {"lr", lr_text},
+                  {"seed", std::to_string(o.seed)},
+                  {"limit-train", std::to_string(o.limit_train)},
+                  {"width", srnet ? std::to_string(o.width) : "-"},
+                  {"blocks", srnet ? std::to_string(o.blocks) : "-"}};
+  spec.seed = o.seed;
+  spec.lr = lr;
+  spec.steps_per_epoch = steps_per_epoch;
+  spec.score_name = srnet ? "psnr_db" : "accuracy";
+  return spec;
 }
 
 // "test accuracy 87.06%" or "test PSNR 27.41 dB".
@@ -495,6 +344,8 @@ struct Run {
   std::int64_t test_size = 0;
   std::unique_ptr<data::DataLoader> train_loader;
   std::unique_ptr<data::DataLoader> test_loader;
+  std::int64_t steps_per_epoch = 0;  // optimizer steps: --accumulate batches each
+  tools::CheckpointSpec checkpoint;
 };
 
 // The training set: Fashion-MNIST's, or its first --limit-train images.
@@ -544,6 +395,8 @@ Run set_up(const TrainOptions& o) {
   run.test_loader = std::make_unique<data::DataLoader>(
       test,
       data::DataLoaderOptions().batch_size(eval_batch).pin_memory(o.pin_memory).device(run.device));
+  run.steps_per_epoch = (run.train_loader->size() + o.accumulate - 1) / o.accumulate;
+  run.checkpoint = checkpoint_spec(o, run.lr, run.steps_per_epoch);
   return run;
 }
 
@@ -638,7 +491,7 @@ class Trainer {
   ProgressBar bar_;
   std::vector<double> step_ms_all_;
   const std::int64_t batches_per_epoch_;
-  const std::int64_t steps_per_epoch_;
+  const std::int64_t steps_per_epoch_;  // run_.steps_per_epoch
   bool stopped_ = false;  // by --max-steps
 };
 
@@ -649,7 +502,7 @@ Trainer::Trainer(const TrainOptions& o, Run& run, TrainPosition position, nlohma
       log_(log),
       bar_(isatty(STDOUT_FILENO) != 0),
       batches_per_epoch_(run.train_loader->size()),
-      steps_per_epoch_((batches_per_epoch_ + o.accumulate - 1) / o.accumulate) {
+      steps_per_epoch_(run.steps_per_epoch) {
   // What is allocated now beside the parameters is resident data (MemoryReport).
   memory_.resident = memory::stats(run.device).allocated;
   for (const Tensor& p : run.model->parameters())
@@ -762,8 +615,10 @@ void Trainer::checkpoint(const EpochProgress& e) {
   position_.loss_sum = e.loss_sum;
   position_.epochs_log = log_["epochs"];
   bar_.clear();
-  save_checkpoint(o_, run_.lr, *run_.model, *run_.optimizer,
-                  static_cast<std::uint64_t>(e.epoch - 1), position_);
+  tools::save_checkpoint(o_.checkpoint_dir, o_.keep, run_.checkpoint, *run_.model,
+                         *run_.optimizer, position_);
+  std::cout << "checkpoint: " << tools::checkpoint_path(o_.checkpoint_dir, position_.global_step)
+            << std::endl;
 }
 
 // The end of a finished epoch: test score, the epoch's line and its --log-json record.
@@ -814,19 +669,43 @@ void Trainer::report() {
   if (!o_.log_json.empty()) write_json_atomically(o_.log_json, log_);
 }
 
-int train(const TrainOptions& o) {
+// The files the run will write can be written: a long run must not learn at its end that it
+// cannot save its model. Also clears the checkpoint folder of the temporaries of killed saves.
+void check_outputs(const TrainOptions& o) {
+  if (!o.save_model.empty()) check_writable(o.save_model, "--save-model");
+  if (!o.log_json.empty()) check_writable(o.log_json, "--log-json");
+  if (o.checkpoint_dir.empty()) return;
+  const std::size_t removed = tools::prepare_checkpoint_dir(o.checkpoint_dir);
+  if (removed > 0) {
+    std::cout << "removed " << removed << " temporary file(s) of interrupted checkpoint saves from "
+              << o.checkpoint_dir << std::endl;
+  }
+}
+
+// Where train() is: out of memory while setting up means the model or the data do not fit; while
+// training, the activations and the optimizer's state are what can be made smaller.
+enum class Phase { kSetUp, kTraining };
+
+int train(const TrainOptions& o, Phase& phase) {
+  check_outputs(o);
   Run run = set_up(o);
   print_run(o, run);
   const double baseline_psnr = run.srnet ? print_baseline_psnr(run) : 0.0;
   TrainPosition position;
   if (!o.checkpoint_dir.empty()) {
-    if (std::optional<TrainPosition> resumed = resume(o, run.lr, *run.model, *run.optimizer))
-      position = std::move(*resumed);
+    if (std::optional<tools::Resumed> resumed = tools::resume(
+            o.checkpoint_dir, run.checkpoint, *run.model, *run.optimizer, std::cerr)) {
+      position = std::move(resumed->position);
+      std::cout << "resuming from " << resumed->path << ": epoch " << position.epoch << ", step "
+                << position.step_in_epoch << " of the epoch, global step " << position.global_step
+                << std::endl;
+    }
   }
   nlohmann::json log = make_log(o, run, position, baseline_psnr);
-  if (!o.log_json.empty()) write_json_atomically(o.log_json, log);  // a bad path fails now
+  if (!o.log_json.empty()) write_json_atomically(o.log_json, log);
 
   Trainer trainer(o, run, std::move(position), log);
+  phase = Phase::kTraining;
   trainer.train_epochs();
   if (!o.save_model.empty()) {
     run.model->save(o.save_model);
@@ -838,16 +717,24 @@ int train(const TrainOptions& o) {
 
 // train(), reporting an out-of-memory error with the allocator's state and what to try.
 int train_reporting_oom(const TrainOptions& o) {
+  Phase phase = Phase::kSetUp;
   try {
-    return train(o);
+    return train(o, phase);
   } catch (const OutOfMemoryError& e) {
     if (isatty(STDOUT_FILENO) != 0) std::cout << "\n" << std::flush;  // end a progress bar
     std::cerr << "leangrad-train: out of memory: " << e.message() << "\n";
     for (const Device device : {Device::cpu(), Device::cuda()}) {
       if (device.is_cpu() || cuda::is_available()) std::cerr << memory::summary(device);
     }
-    std::cerr << "To fit: --save-on-cpu (activations in pinned host memory, CUDA), --recompute "
-                 "(srnet), a smaller --batch-size with --accumulate, or --optimizer adam8bit.\n";
+    if (phase == Phase::kSetUp) {
+      std::cerr << "The model and the datasets did not fit before training started. To fit: a "
+                   "smaller model (srnet: --width, --blocks), fewer training images "
+                   "(--limit-train), or more memory (LEANGRAD_ALLOC_CONF memory_cap_mb).\n";
+    } else {
+      std::cerr << "To fit: --save-on-cpu (activations in pinned host memory, CUDA), "
+                << (tools::is_super_resolution(o.model) ? "--recompute, " : "")
+                << "a smaller --batch-size with --accumulate, or --optimizer adam8bit.\n";
+    }
     return 1;
   }
 }

@@ -8,8 +8,6 @@
 // with stride 1 and no padding needs no im2col: col is x itself.
 #include "kernels/backend.h"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <vector>
 
@@ -140,7 +138,7 @@ void weight_grad_typed(const Conv2dGeometry& g, T* dw, const T* dy, const T* x) 
   const std::int64_t dw_size = g.out_channels * k;
   // Samples are split into `chunks` contiguous ranges, each summed into its own partial dw; the
   // partials are then added in chunk order, so the result does not depend on thread timing.
-  const std::int64_t chunks = std::clamp<std::int64_t>(omp_get_max_threads(), 1, g.batch);
+  const std::int64_t chunks = std::clamp<std::int64_t>(max_threads(), 1, g.batch);
   std::vector<std::vector<T>> partial(chunks, std::vector<T>(dw_size, T(0)));
   parallel_for(chunks, 1, [&](std::int64_t chunk_begin, std::int64_t chunk_end) {
     std::vector<T> col(is_pointwise(g) ? 0 : k * p);

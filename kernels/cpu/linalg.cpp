@@ -3,10 +3,8 @@
 // multiplied in place. Threads: with at least as many batches as threads, batches run in parallel
 // (Eigen then stays single-threaded inside each: it does not nest OpenMP regions); otherwise the
 // batches run one after another and Eigen parallelizes each product (it is built with OpenMP and
-// follows omp_get_max_threads, i.e. set_num_threads).
+// follows the calling thread's OpenMP default, which max_threads() sets to set_num_threads's count).
 #include "kernels/backend.h"
-
-#include <omp.h>
 
 #include <algorithm>
 
@@ -49,7 +47,7 @@ void matmul_batch(const MatmulGeometry& g, T* out, std::int64_t batch) {
 
 template <typename T>
 void matmul_typed(const MatmulGeometry& g, T* out) {
-  if (g.batch >= omp_get_max_threads()) {
+  if (g.batch >= max_threads()) {
     // Threads only when each gets enough multiply-adds to pay for starting them.
     constexpr std::int64_t kMinMacsPerTask = 1 << 18;
     const std::int64_t macs = std::max<std::int64_t>(g.m * g.n * g.k, 1);

@@ -8,7 +8,19 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "core/parallel.h"
+
 namespace leangrad::kernels::cpu {
+
+// The thread count of set_num_threads, made the calling thread's OpenMP default first: OpenMP
+// keeps that default per thread, so a thread the program started itself (a DataLoader worker)
+// would otherwise split work over every core, and Eigen's GEMM, which follows that default,
+// would too. Kernels ask here, never omp_get_max_threads().
+inline int max_threads() {
+  const int n = get_num_threads();
+  if (!omp_in_parallel() && omp_get_max_threads() != n) omp_set_num_threads(n);
+  return n;
+}
 
 // Elements per task below which threading costs more than it saves (elementwise kernels).
 constexpr std::int64_t kElementwiseGrain = 32768;
@@ -19,7 +31,7 @@ void parallel_for(std::int64_t n, std::int64_t grain_size, const F& fn) {
   const std::int64_t max_tasks =
       std::max<std::int64_t>(1, n / std::max<std::int64_t>(grain_size, 1));
   const int num_threads =
-      static_cast<int>(std::min<std::int64_t>(omp_get_max_threads(), max_tasks));
+      static_cast<int>(std::min<std::int64_t>(max_threads(), max_tasks));
   if (num_threads <= 1 || omp_in_parallel()) {
     fn(std::int64_t{0}, n);
     return;

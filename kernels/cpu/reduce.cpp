@@ -14,8 +14,6 @@
 //     whatever the number of threads.
 #include "kernels/backend.h"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <limits>
 #include <vector>
@@ -136,7 +134,7 @@ template <typename Acc, typename Run, typename Merge, typename Store>
 void reduce_runs(std::int64_t num_outputs, std::int64_t reduce_size, const Run& run,
                  const Merge& merge, const Store& store) {
   const std::int64_t num_chunks = (reduce_size + kChunk - 1) / kChunk;
-  if (num_outputs >= omp_get_max_threads() || num_chunks <= 1) {
+  if (num_outputs >= max_threads() || num_chunks <= 1) {
     const std::int64_t grain =
         std::max<std::int64_t>(1, kReduceGrain / std::max<std::int64_t>(reduce_size, 1));
     parallel_for(num_outputs, grain, [&](std::int64_t begin, std::int64_t end) {
@@ -201,7 +199,7 @@ void reduce_columns(std::int64_t outer, std::int64_t reduce_size, std::int64_t i
         [&](std::int64_t r0, std::int64_t n, Acc* o) { leaf(b, r0, n, o); }, merge);
   };
   const std::int64_t num_chunks = (reduce_size + kChunk - 1) / kChunk;
-  if (num_blocks >= omp_get_max_threads() || num_chunks <= 1) {
+  if (num_blocks >= max_threads() || num_chunks <= 1) {
     const std::int64_t grain =
         std::max<std::int64_t>(1, kReduceGrain / std::max<std::int64_t>(reduce_size * kColumns, 1));
     parallel_for(num_blocks, grain, [&](std::int64_t begin, std::int64_t end) {

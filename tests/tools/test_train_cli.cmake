@@ -9,12 +9,15 @@
 # MODE resume: a run interrupted by --max-steps and resumed from its --checkpoint-dir ends with a
 #   model bitwise equal (same --save-model bytes) to the uninterrupted run's, and the same logged
 #   per-epoch losses (as --log-json writes them: every digit of the double); for SGD with batch 64
-#   and for Adam with --accumulate 2; a checkpoint written with another --seed is refused.
+#   and for Adam with --accumulate 2; a checkpoint written with another --seed is refused; a
+#   damaged newest checkpoint is skipped (resuming from the one before) and the temporary file
+#   of a killed save is removed.
 #   Prints "SKIPPED:" when the dataset is not installed.
 # MODE srnet: a small srnet beats nearest-neighbour upsampling's PSNR; --recompute trains the
 #   same model bitwise with fewer saved activations; a memory cap between the two peaks makes the plain run
 #   fail with an out-of-memory report and lets the recomputing one train. SKIPPED as above.
-# MODE errors: bad options exit 2, runtime errors exit 1, each with a one-line message.
+# MODE errors: bad options exit 2, runtime errors exit 1, each with a one-line message; outputs
+#   that cannot be written are refused at start.
 
 function(run_train expected_rc expected_message)
   execute_process(COMMAND "${TRAIN}" ${ARGN}
@@ -30,14 +33,23 @@ function(run_train expected_rc expected_message)
   message(STATUS "leangrad-train ${ARGN} -> ${rc}: ${err}")
 endfunction()
 
-# Runs leangrad-train with ARGN and fails the test unless it exits 0; returns its stdout in `out`.
+# Runs leangrad-train with ARGN and fails the test unless it exits 0; returns what it printed
+# (stdout and stderr) in `out`.
 function(train_ok out)
   execute_process(COMMAND "${TRAIN}" ${ARGN}
-    RESULT_VARIABLE rc OUTPUT_VARIABLE stdout ERROR_VARIABLE stderr)
+    RESULT_VARIABLE rc OUTPUT_VARIABLE printed ERROR_VARIABLE printed)
   if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "leangrad-train ${ARGN} failed (exit code ${rc}):\n${stdout}\n${stderr}")
+    message(FATAL_ERROR "leangrad-train ${ARGN} failed (exit code ${rc}):\n${printed}")
   endif()
-  set(${out} "${stdout}" PARENT_SCOPE)
+  set(${out} "${printed}" PARENT_SCOPE)
+endfunction()
+
+# Fails unless `text` contains `expected`.
+function(expect_printed what text expected)
+  string(FIND "${text}" "${expected}" found)
+  if(found EQUAL -1)
+    message(FATAL_ERROR "${what}: the output does not say '${expected}':\n${text}")
+  endif()
 endfunction()
 
 # The "loss" values of a --log-json file, as written (all the digits nlohmann::json prints).
@@ -47,8 +59,11 @@ function(logged_losses file out)
   set(${out} "${losses}" PARENT_SCOPE)
 endfunction()
 
-# An uninterrupted run vs. one stopped at step 25 (checkpoints every 10 steps) and resumed.
-function(check_resume name)
+# An uninterrupted run vs. one stopped at step 25 (checkpoints every 10 steps) and resumed. With
+# DAMAGE, the checkpoint of step 25 is truncated and a save killed mid-write is left behind before
+# resuming: the run removes the temporary file, skips the damaged checkpoint, saying so, resumes
+# from step 20 and still ends bitwise equal.
+function(check_resume name damage)
   set(dir "${WORK_DIR}/resume_${name}")
   file(REMOVE_RECURSE "${dir}")
   file(MAKE_DIRECTORY "${dir}")
@@ -62,10 +77,21 @@ function(check_resume name)
   if(NOT checkpoints STREQUAL "step-00000010.safetensors;step-00000020.safetensors;step-00000025.safetensors")
     message(FATAL_ERROR "${name}: checkpoints after --max-steps 25: '${checkpoints}'")
   endif()
+  set(resumed_step 25)
+  if(damage)
+    file(WRITE "${dir}/ckpt/step-00000025.safetensors" "a damaged checkpoint")
+    # pid 999999999 is above every Linux pid_max (at most 2^22): a writer that no longer runs.
+    file(WRITE "${dir}/ckpt/.step-00000030.safetensors.tmp.999999999.0" "partial")
+    set(resumed_step 20)
+  endif()
   train_ok(out ${resumable})
-  string(FIND "${out}" "resuming from ${dir}/ckpt/step-00000025.safetensors" found)
-  if(found EQUAL -1)
-    message(FATAL_ERROR "${name}: the second run did not resume from step 25:\n${out}")
+  expect_printed("${name}" "${out}" "resuming from ${dir}/ckpt/step-000000${resumed_step}.safetensors")
+  if(damage)
+    expect_printed("${name}" "${out}" "removed 1 temporary file(s) of interrupted checkpoint saves")
+    expect_printed("${name}" "${out}" "warning: skipping a damaged checkpoint: load_safetensors: '${dir}/ckpt/step-00000025.safetensors'")
+    if(EXISTS "${dir}/ckpt/.step-00000030.safetensors.tmp.999999999.0")
+      message(FATAL_ERROR "${name}: the temporary file of the killed save is still there")
+    endif()
   endif()
   file(GLOB checkpoints "${dir}/ckpt/*.safetensors")
   list(LENGTH checkpoints count)
@@ -159,8 +185,8 @@ if(MODE STREQUAL "accuracy" OR MODE STREQUAL "resume" OR MODE STREQUAL "srnet")
 endif()
 
 if(MODE STREQUAL "resume")
-  check_resume(sgd --batch-size 64)
-  check_resume(adam_accumulate --batch-size 32 --accumulate 2 --optimizer adam)
+  check_resume(sgd TRUE --batch-size 64)
+  check_resume(adam_accumulate FALSE --batch-size 32 --accumulate 2 --optimizer adam)
 elseif(MODE STREQUAL "accuracy")
   file(MAKE_DIRECTORY "${WORK_DIR}")
   set(log "${WORK_DIR}/mlp_6000.json")
@@ -199,6 +225,13 @@ elseif(MODE STREQUAL "errors")
   run_train(2 "--width: expected a number > 0" --model srnet --width 0)
   run_train(2 "--prefetch" --prefetch 0)
   run_train(1 "FashionMNIST: neither" --data "${WORK_DIR}/no-such-folder" --device cpu)
+  # Outputs that cannot be written fail at start, before any data is read or step is run.
+  file(WRITE "${WORK_DIR}/a-file" "x")
+  run_train(1 "--save-model: cannot write '${WORK_DIR}/no-such-folder/model.safetensors'"
+            --save-model "${WORK_DIR}/no-such-folder/model.safetensors" --data "${WORK_DIR}/none")
+  run_train(1 "--log-json: cannot write" --log-json "${WORK_DIR}/a-file/log.json")
+  run_train(1 "--checkpoint-dir: cannot create '${WORK_DIR}/a-file/ckpt'"
+            --checkpoint-dir "${WORK_DIR}/a-file/ckpt")
 else()
   message(FATAL_ERROR "test_train_cli.cmake: unknown MODE '${MODE}'")
 endif()
