@@ -58,12 +58,6 @@ std::unordered_map<Node*, int> count_dependencies(const std::vector<Edge>& roots
   return dependencies;
 }
 
-bool has_non_finite(const Tensor& t) {
-  if (!is_floating(t.dtype())) return false;
-  const Tensor d = t - t;  // 0 where finite, NaN where t is NaN or +-Inf
-  return ne(d, d).sum().item<std::int64_t>() > 0;
-}
-
 void check_anomaly(const Node& node, const std::vector<Tensor>& grads) {
   for (std::size_t i = 0; i < grads.size(); ++i) {
     if (!grads[i].defined() || !has_non_finite(grads[i])) continue;
