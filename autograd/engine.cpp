@@ -121,7 +121,9 @@ void run_backward(const std::vector<Edge>& roots, std::vector<Tensor> root_grads
     for (const auto& [output_nr, hook] : node->pre_hooks) {
       if (!inputs[output_nr].defined()) continue;
       Tensor replaced = hook(inputs[output_nr]);
-      if (replaced.defined()) inputs[output_nr] = std::move(replaced);
+      if (!replaced.defined()) continue;
+      check_hook_result(replaced, node->output_meta.at(output_nr), "the output of " + node->name());
+      inputs[output_nr] = std::move(replaced);
     }
     std::vector<Tensor> outputs = node->apply(std::move(inputs));
     if (!retain_graph) node->release_saved();
