@@ -58,12 +58,6 @@ std::unordered_map<Node*, int> count_dependencies(const std::vector<Edge>& roots
   return dependencies;
 }
 
-bool has_non_finite(const Tensor& t) {
-  if (!is_floating(t.dtype())) return false;
-  const Tensor d = t - t;  // 0 where finite, NaN where t is NaN or +-Inf
-  return ne(d, d).sum().item<std::int64_t>() > 0;
-}
-
 void check_anomaly(const Node& node, const std::vector<Tensor>& grads) {
   for (std::size_t i = 0; i < grads.size(); ++i) {
     if (!grads[i].defined() || !has_non_finite(grads[i])) continue;
@@ -127,7 +121,9 @@ void run_backward(const std::vector<Edge>& roots, std::vector<Tensor> root_grads
     for (const auto& [output_nr, hook] : node->pre_hooks) {
       if (!inputs[output_nr].defined()) continue;
       Tensor replaced = hook(inputs[output_nr]);
-      if (replaced.defined()) inputs[output_nr] = std::move(replaced);
+      if (!replaced.defined()) continue;
+      check_hook_result(replaced, node->output_meta.at(output_nr), "the output of " + node->name());
+      inputs[output_nr] = std::move(replaced);
     }
     std::vector<Tensor> outputs = node->apply(std::move(inputs));
     if (!retain_graph) node->release_saved();

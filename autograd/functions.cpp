@@ -299,6 +299,12 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
                    });
 }
 
+bool has_non_finite(const Tensor& a) {
+  if (!is_floating(a.dtype())) return false;
+  const Tensor d = sub(a, a);  // 0 where finite, NaN where a is NaN or +-Inf
+  return ne(d, d).sum().item<std::int64_t>() > 0;
+}
+
 // ---- Reductions ------------------------------------------------------------------------------
 
 Tensor sum(const Tensor& a, const std::vector<std::int64_t>& dims, bool keepdim) {
@@ -509,7 +515,8 @@ Tensor to(const Tensor& a, Device device, DType dtype, bool non_blocking) {
   if (a.device() == device && a.dtype() == dtype) return a;
   // A non_blocking copy to the host lands in pinned memory, so it can really be asynchronous.
   const bool pinned = non_blocking && device.is_cpu() && a.is_cuda();
-  Tensor out = empty(a.shape(), TensorOptions(dtype).device(device).pinned_memory(pinned));
+  Tensor out =
+      empty_for("to", a.shape(), TensorOptions(dtype).device(device).pinned_memory(pinned));
   ops::copy_(out, a, non_blocking);
   // The node casts the gradient back to a's dtype and device.
   return record_op("to", out, {a}, {},

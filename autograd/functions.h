@@ -52,6 +52,9 @@ Tensor ne(const Tensor& a, double b);
 
 // cond ? a : b, broadcasting all three; cond must be Bool.
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
+// Whether `a` holds a NaN or an infinity (never for integral and bool dtypes). Waits for the
+// device: for checks (AnomalyMode, checkpoints), not for training loops.
+bool has_non_finite(const Tensor& a);
 
 // ---- Reductions ------------------------------------------------------------------------------
 // Empty dims = all dims.

@@ -56,6 +56,15 @@ std::string backward_name(const std::string& forward_op) {
   return name + "Backward";
 }
 
+void check_hook_result(const Tensor& grad, const TensorMeta& meta, const std::string& what) {
+  LG_CHECK_SHAPE(grad.shape() == meta.shape, "a gradient hook returned a gradient of shape ",
+                 grad.shape(), " for ", what, " of shape ", meta.shape);
+  LG_CHECK_DTYPE(grad.dtype() == meta.dtype, "a gradient hook returned a ", grad.dtype(),
+                 " gradient for ", what, " of dtype ", meta.dtype);
+  LG_CHECK_DEVICE(grad.device() == meta.device, "a gradient hook returned a gradient on ",
+                  grad.device(), " for ", what, " on ", meta.device);
+}
+
 // ---- AccumulateGrad --------------------------------------------------------------------------
 
 AccumulateGrad::AccumulateGrad(std::shared_ptr<TensorImpl> leaf)
@@ -70,10 +79,13 @@ std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>&& grad_outputs) {
   AutogradMeta& meta = autograd_meta(leaf);
   for (const auto& hook : meta.grad_hooks) {
     Tensor replaced = hook(grad);
-    if (replaced.defined()) grad = std::move(replaced);
+    if (!replaced.defined()) continue;
+    check_hook_result(replaced, TensorMeta::of(leaf), "a leaf");
+    grad = std::move(replaced);
   }
-  LG_CHECK_SHAPE(grad.shape() == leaf.shape(), "a gradient hook returned a gradient of shape ",
-                 grad.shape(), " for a leaf of shape ", leaf.shape());
+  LG_CHECK_SHAPE(grad.shape() == leaf.shape(), "AccumulateGrad: a gradient of shape ", grad.shape(),
+                 " for a leaf of shape ", leaf.shape(),
+                 " (was the leaf given other data with set_data after the forward?)");
   if (!meta.grad.defined()) {
     // Take the gradient over when nothing else refers to its memory; otherwise copy it, so that
     // .grad never aliases another tensor (the same gradient may reach several leaves).

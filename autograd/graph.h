@@ -37,6 +37,11 @@ struct TensorMeta {
 
 using GradHook = std::function<Tensor(const Tensor&)>;
 
+// Checks the gradient a hook returned against the tensor it is the gradient of (`meta`): the
+// same shape, dtype and device, else an error naming `what` ("a leaf", "the output of
+// MulBackward") and both.
+void check_hook_result(const Tensor& grad, const TensorMeta& meta, const std::string& what);
+
 class Node {
  public:
   explicit Node(std::string name);

@@ -51,6 +51,21 @@ Tensor reduce_class_losses(const Tensor& losses, const Tensor& target, Reduction
   return div(sum(losses), count);
 }
 
+// The operands of an elementwise loss: defined, of one shape, floating (PyTorch's losses are
+// not defined on integers either).
+void check_elementwise_loss(const char* op, const Tensor& input, const Tensor& target) {
+  LG_CHECK(input.defined() && target.defined(), op, ": expected defined input and target");
+  LG_CHECK_SHAPE(input.shape() == target.shape(), op,
+                 ": expected input and target of one shape, got ", input.shape(), " and ",
+                 target.shape());
+  LG_CHECK_DTYPE(is_floating(input.dtype()) && is_floating(target.dtype()), op,
+                 ": expected floating input and target, got ", input.dtype(), " and ",
+                 target.dtype());
+  LG_CHECK_DEVICE(input.device() == target.device(), op,
+                  ": expected input and target on one device, got ", input.device(), " and ",
+                  target.device());
+}
+
 }  // namespace
 
 // ---- TanhExp, GroupNorm, conv2d ----------------------------------------------------------------
@@ -115,6 +130,12 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   LG_CHECK_SHAPE(!bias.defined() || bias.shape() == Shape{out_features},
                  "linear: expected bias of shape ", shape_str({out_features}), ", got ",
                  bias.defined() ? bias.shape() : Shape{});
+  LG_CHECK_DTYPE(x.dtype() == weight.dtype(),
+                 "linear: expected input and weight of one dtype, got ", x.dtype(), " and ",
+                 weight.dtype(), " (convert one with .to(dtype))");
+  LG_CHECK_DEVICE(x.device() == weight.device(),
+                  "linear: expected input and weight on one device, got ", x.device(), " and ",
+                  weight.device());
   Tensor y;
   if (x.dim() <= 2) {
     y = matmul(x, transpose(weight, 0, 1));  // (B, in) @ (in, out)
@@ -140,13 +161,14 @@ Tensor pixel_shuffle(const Tensor& x, std::int64_t upscale_factor) {
                  x.shape());
   const std::int64_t nd = x.dim();
   const std::int64_t c = x.size(-3), h = x.size(-2), w = x.size(-1);
-  LG_CHECK_SHAPE(c % (r * r) == 0, "pixel_shuffle: expected the channel dim ", c,
-                 " of input of shape ", x.shape(),
-                 " to be divisible by upscale_factor^2 = ", r * r);
+  const std::int64_t r2 = checked_mul(r, r, "pixel_shuffle");
+  LG_CHECK_SHAPE(c % r2 == 0, "pixel_shuffle: expected the channel dim ", c, " of input of shape ",
+                 x.shape(), " to be divisible by upscale_factor^2 = ", r2);
   const Shape lead(x.shape().begin(), x.shape().end() - 3);
   Shape split = lead, out = lead;
-  split.insert(split.end(), {c / (r * r), r, r, h, w});  // (*, C, r, r, H, W)
-  out.insert(out.end(), {c / (r * r), h * r, w * r});    // (*, C, H r, W r)
+  split.insert(split.end(), {c / r2, r, r, h, w});  // (*, C, r, r, H, W)
+  out.insert(out.end(), {c / r2, checked_mul(h, r, "pixel_shuffle"),
+                         checked_mul(w, r, "pixel_shuffle")});  // (*, C, H r, W r)
   std::vector<std::int64_t> perm;
   for (std::int64_t d = 0; d < nd - 3; ++d)
     perm.push_back(d);
@@ -168,7 +190,8 @@ Tensor pixel_unshuffle(const Tensor& x, std::int64_t downscale_factor) {
   const Shape lead(x.shape().begin(), x.shape().end() - 3);
   Shape split = lead, out = lead;
   split.insert(split.end(), {c, h / r, r, w / r, r});  // (*, C, H, r, W, r)
-  out.insert(out.end(), {c * r * r, h / r, w / r});    // (*, C r^2, H, W)
+  out.insert(out.end(), {checked_mul(c, checked_mul(r, r, "pixel_unshuffle"), "pixel_unshuffle"),
+                         h / r, w / r});  // (*, C r^2, H, W)
   std::vector<std::int64_t> perm;
   for (std::int64_t d = 0; d < nd - 3; ++d)
     perm.push_back(d);
@@ -253,19 +276,13 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, Reduction reduc
 }
 
 Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
-  LG_CHECK(input.defined() && target.defined(), "mse_loss: expected defined input and target");
-  LG_CHECK_SHAPE(input.shape() == target.shape(),
-                 "mse_loss: expected input and target of one shape, got ", input.shape(), " and ",
-                 target.shape());
+  check_elementwise_loss("mse_loss", input, target);
   const Tensor d = sub(input, target);
   return reduce_losses(mul(d, d), reduction);
 }
 
 Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
-  LG_CHECK(input.defined() && target.defined(), "l1_loss: expected defined input and target");
-  LG_CHECK_SHAPE(input.shape() == target.shape(),
-                 "l1_loss: expected input and target of one shape, got ", input.shape(), " and ",
-                 target.shape());
+  check_elementwise_loss("l1_loss", input, target);
   return reduce_losses(abs(sub(input, target)), reduction);
 }
 

@@ -3,11 +3,24 @@
 // kernels and live a layer up, in kernels/creation.cpp.
 #include "core/creation.h"
 
+#include "core/cuda.h"
+
 namespace leangrad {
 
 Tensor empty(const Shape& shape, const TensorOptions& options) {
-  const std::size_t nbytes =
-      checked_nbytes(shape_numel(shape), element_size(options.dtype()), "empty");
+  return empty_for("empty", shape, options);
+}
+
+Tensor empty_for(const char* op, const Shape& shape, const TensorOptions& options) {
+  const std::int64_t numel = shape_numel(shape, op);
+  const auto element_bytes = static_cast<std::int64_t>(element_size(options.dtype()));
+  LG_CHECK_SHAPE(numel <= kMaxTensorBytes / element_bytes, op, ": a ", options.dtype(),
+                 " tensor of shape ", shape, " needs more bytes than any memory (2^62 at most)");
+  const std::size_t nbytes = checked_nbytes(numel, element_size(options.dtype()), op);
+  const Device device = options.device();
+  LG_CHECK_DEVICE(device.is_cpu() || (device.index >= 0 && device.index < cuda::device_count()), op,
+                  ": cannot make a tensor on ", device, ": ", cuda::device_count(),
+                  " CUDA device(s) visible (no GPU, or leangrad was built without CUDA)");
   auto storage = Storage::allocate(nbytes, options.device(), options.pinned_memory());
   Tensor t = make_tensor(std::move(storage), options.dtype(), shape, contiguous_strides(shape));
   if (options.requires_grad()) t.requires_grad_(true);
@@ -31,7 +44,7 @@ void delete_blob(void* context, void* ptr) {
 
 Tensor from_blob(void* data, const Shape& shape, const TensorOptions& options,
                  std::function<void(void*)> deleter) {
-  const std::int64_t numel = shape_numel(shape);
+  const std::int64_t numel = shape_numel(shape, "from_blob");
   LG_CHECK(data != nullptr || numel == 0, "from_blob: null data pointer for shape ", shape);
   const std::size_t nbytes = checked_nbytes(numel, element_size(options.dtype()), "from_blob");
   DataPtr ptr(data, new BlobContext{std::move(deleter)}, &delete_blob, options.device());
@@ -44,7 +57,7 @@ Tensor from_blob(void* data, const Shape& shape, const TensorOptions& options,
 template <typename T>
 Tensor tensor(const std::vector<T>& values, const Shape& shape, const TensorOptions& options) {
   const Shape final_shape = shape.empty() ? Shape{static_cast<std::int64_t>(values.size())} : shape;
-  LG_CHECK_SHAPE(shape_numel(final_shape) == static_cast<std::int64_t>(values.size()),
+  LG_CHECK_SHAPE(shape_numel(final_shape, "tensor") == static_cast<std::int64_t>(values.size()),
                  "tensor: ", values.size(), " values do not fill shape ", final_shape);
   Tensor t = empty(final_shape, TensorOptions(dtype_of<T>));
   T* out = t.data_ptr<T>();

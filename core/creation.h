@@ -14,6 +14,9 @@ namespace leangrad {
 
 Tensor empty(const Shape& shape, const TensorOptions& options = {});
 Tensor empty_like(const Tensor& t);
+// empty() for the library's own ops: a negative or too large shape is a ShapeError naming `op`
+// (zeros, add, ...), the function the caller called, rather than "empty".
+Tensor empty_for(const char* op, const Shape& shape, const TensorOptions& options);
 
 // A tensor over memory the caller owns (not copied, not freed): contiguous strides.
 // `deleter`, when given, is called with `data` once the last tensor using it is gone.

@@ -17,12 +17,12 @@ std::string shape_str(const Shape& shape) {
   return s + "]";
 }
 
-std::int64_t shape_numel(const Shape& shape) {
+std::int64_t shape_numel(const Shape& shape, const char* what) {
   std::int64_t n = 1;
   for (std::int64_t size : shape) {
-    LG_CHECK_SHAPE(size >= 0, "invalid shape ", shape, ": sizes must be non-negative");
-    LG_CHECK_SHAPE(size == 0 || n <= std::numeric_limits<std::int64_t>::max() / size,
-                   "invalid shape ", shape, ": number of elements overflows int64");
+    LG_CHECK_SHAPE(size >= 0, what, ": invalid shape ", shape, ": sizes must be non-negative");
+    LG_CHECK_SHAPE(size == 0 || n <= std::numeric_limits<std::int64_t>::max() / size, what,
+                   ": invalid shape ", shape, ": number of elements overflows int64");
     n *= size;
   }
   return n;
@@ -65,7 +65,7 @@ std::int64_t checked_extent(const Shape& sizes, const Strides& strides, std::int
   LG_CHECK_SHAPE(sizes.size() == strides.size(), what, ": ", sizes.size(), " sizes but ",
                  strides.size(), " strides");
   LG_CHECK_SHAPE(offset >= 0, what, ": negative storage offset ", offset);
-  if (shape_numel(sizes) == 0) return 0;
+  if (shape_numel(sizes, what) == 0) return 0;
   std::int64_t last = offset;
   for (std::size_t d = 0; d < sizes.size(); ++d) {
     LG_CHECK_SHAPE(strides[d] >= 0, what, ": negative stride ", strides[d], " in dim ", d,

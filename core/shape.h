@@ -19,8 +19,9 @@ inline std::ostream& operator<<(std::ostream& out, const Shape& shape) {
   return out << shape_str(shape);
 }
 
-// Product of the sizes (1 for a 0-d shape). Throws ShapeError on negative sizes or overflow.
-std::int64_t shape_numel(const Shape& shape);
+// Product of the sizes (1 for a 0-d shape). Throws ShapeError naming `what` (the op that was
+// given the shape) on negative sizes or overflow.
+std::int64_t shape_numel(const Shape& shape, const char* what = "tensor");
 
 // Row-major strides for `shape` (a size-0 dim counts as 1, as PyTorch). Throws ShapeError when a
 // stride overflows int64 (a shape like [0, 2^32, 2^32] has no elements but no strides either).

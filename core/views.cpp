@@ -109,9 +109,9 @@ Tensor permute(const Tensor& t, const std::vector<std::int64_t>& dims) {
 }
 
 Tensor transpose(const Tensor& t, std::int64_t dim0, std::int64_t dim1) {
-  if (t.dim() == 0) return as_strided(t, t.shape(), t.strides(), t.storage_offset());
   const std::int64_t d0 = wrap_dim(dim0, t.dim(), "transpose");
   const std::int64_t d1 = wrap_dim(dim1, t.dim(), "transpose");
+  if (t.dim() == 0) return as_strided(t, t.shape(), t.strides(), t.storage_offset());
   Shape sizes = t.shape();
   Strides strides = t.strides();
   std::swap(sizes[d0], sizes[d1]);
@@ -182,8 +182,8 @@ Tensor squeeze(const Tensor& t) {
 }
 
 Tensor squeeze(const Tensor& t, std::int64_t dim) {
-  if (t.dim() == 0) return as_strided(t, t.shape(), t.strides(), t.storage_offset());
   const std::int64_t d = wrap_dim(dim, t.dim(), "squeeze");
+  if (t.dim() == 0) return as_strided(t, t.shape(), t.strides(), t.storage_offset());
   Shape sizes = t.shape();
   Strides strides = t.strides();
   if (sizes[d] == 1) {  // as in PyTorch, squeezing a dim that is not 1 leaves the tensor as is
@@ -202,20 +202,22 @@ Tensor expand(const Tensor& t, const Shape& shape) {
   const std::int64_t lead = ndim - t.dim();
   for (std::int64_t d = 0; d < ndim; ++d) {
     if (d < lead) {
-      LG_CHECK_SHAPE(shape[d] >= 0, "expand: size -1 is not allowed in a new leading dim (", shape,
-                     ")");
+      LG_CHECK_SHAPE(shape[d] >= 0, "expand: size ", shape[d],
+                     " is not allowed in a new leading dim (", shape, ")");
       sizes[d] = shape[d];
       strides[d] = 0;
       continue;
     }
     const std::int64_t old_size = t.shape()[d - lead];
     const std::int64_t want = shape[d] == -1 ? old_size : shape[d];
+    LG_CHECK_SHAPE(want >= 0, "expand: invalid size ", want, " in the target shape ", shape);
     LG_CHECK_SHAPE(want == old_size || old_size == 1, "expand: cannot expand ", t.shape(), " to ",
                    shape, " (dimension ", d, ": ", old_size, " -> ", want,
                    "; only size-1 dims expand)");
     sizes[d] = want;
     strides[d] = want == old_size ? t.strides()[d - lead] : 0;
   }
+  shape_numel(sizes, "expand");  // every size is valid; their product must fit too
   return as_strided(t, sizes, strides, t.storage_offset());
 }
 

@@ -116,6 +116,9 @@ DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, DataLoaderOptions
   if (options_.device().is_cuda()) {
     LG_CHECK_DEVICE(cuda::is_available(), "DataLoader: batches requested on ", options_.device(),
                     " but CUDA is not available (not built in, or no GPU)");
+    LG_CHECK_DEVICE(options_.device().index >= 0 && options_.device().index < cuda::device_count(),
+                    "DataLoader: batches requested on ", options_.device(), " but ",
+                    cuda::device_count(), " CUDA device(s) are visible");
     copy_stream_ = cuda::Stream::create(options_.device().index);
   }
 }
@@ -130,7 +133,8 @@ std::int64_t DataLoader::num_indices() const {
 
 std::int64_t DataLoader::size() const {
   const std::int64_t n = num_indices(), b = options_.batch_size();
-  return options_.drop_last() ? n / b : (n + b - 1) / b;
+  // ceil(n / b) without forming n + b - 1, which overflows for a batch_size near INT64_MAX.
+  return options_.drop_last() || n == 0 ? n / b : (n - 1) / b + 1;
 }
 
 namespace {

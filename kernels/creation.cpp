@@ -2,6 +2,7 @@
 // written by the kernels of kernels/ops.h on the tensor's device.
 #include "kernels/creation.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/generator.h"
@@ -9,18 +10,36 @@
 
 namespace leangrad {
 
-Tensor full(const Shape& shape, double value, const TensorOptions& options) {
-  Tensor t = empty(shape, options.requires_grad(false));
+namespace {
+
+Tensor filled(const char* op, const Shape& shape, double value, const TensorOptions& options) {
+  Tensor t = empty_for(op, shape, options.requires_grad(false));
   ops::fill_(t, value);
   if (options.requires_grad()) t.requires_grad_(true);
   return t;
 }
 
+// A tensor of random numbers: `fill` is ops::uniform_ or ops::normal_ with their parameters.
+template <typename Fill>
+Tensor random(const char* op, const Shape& shape, const TensorOptions& options, Fill fill) {
+  LG_CHECK_DTYPE(is_floating(options.dtype()), op, ": expected a floating dtype, got ",
+                 options.dtype());
+  Tensor t = empty_for(op, shape, options.requires_grad(false));
+  fill(t, default_generator(options.device()));
+  if (options.requires_grad()) t.requires_grad_(true);
+  return t;
+}
+
+}  // namespace
+
+Tensor full(const Shape& shape, double value, const TensorOptions& options) {
+  return filled("full", shape, value, options);
+}
 Tensor zeros(const Shape& shape, const TensorOptions& options) {
-  return full(shape, 0.0, options);
+  return filled("zeros", shape, 0.0, options);
 }
 Tensor ones(const Shape& shape, const TensorOptions& options) {
-  return full(shape, 1.0, options);
+  return filled("ones", shape, 1.0, options);
 }
 Tensor zeros_like(const Tensor& t) {
   return zeros(t.shape(), t.options());
@@ -43,28 +62,26 @@ Tensor arange(double start, double end, double step, const TensorOptions& option
   // A count past what fits in memory would also be undefined to convert to int64 (1e30).
   LG_CHECK_SHAPE(count <= static_cast<double>(kMaxTensorBytes / 8), "arange: [", start, ", ", end,
                  ") in steps of ", step, " has ", count, " elements, too many for memory");
-  const auto n = static_cast<std::int64_t>(count);
-  // Computed in double on the host, then converted: exact for every integer range.
-  std::vector<double> values(static_cast<std::size_t>(std::max<std::int64_t>(n, 0)));
-  for (std::size_t i = 0; i < values.size(); ++i)
-    values[i] = start + static_cast<double>(i) * step;
-  Tensor t = tensor(values).to(options.dtype()).to(options.device());
+  const std::int64_t n = std::max<std::int64_t>(static_cast<std::int64_t>(count), 0);
+  // Computed in double on the host, then converted: exact for every integer range. The host
+  // buffer comes from the allocator, so a range too large for memory is an OutOfMemoryError.
+  Tensor values = empty_for("arange", {n}, kFloat64);
+  double* v = values.data_ptr<double>();
+  for (std::int64_t i = 0; i < n; ++i)
+    v[i] = start + static_cast<double>(i) * step;
+  Tensor t = values.to(options.dtype()).to(options.device());
   if (options.requires_grad()) t.requires_grad_(true);
   return t;
 }
 
 Tensor rand(const Shape& shape, const TensorOptions& options) {
-  Tensor t = empty(shape, options.requires_grad(false));
-  ops::uniform_(t, 0.0, 1.0, default_generator(options.device()));
-  if (options.requires_grad()) t.requires_grad_(true);
-  return t;
+  return random("rand", shape, options,
+                [](const Tensor& t, Generator& gen) { ops::uniform_(t, 0.0, 1.0, gen); });
 }
 
 Tensor randn(const Shape& shape, const TensorOptions& options) {
-  Tensor t = empty(shape, options.requires_grad(false));
-  ops::normal_(t, 0.0, 1.0, default_generator(options.device()));
-  if (options.requires_grad()) t.requires_grad_(true);
-  return t;
+  return random("randn", shape, options,
+                [](const Tensor& t, Generator& gen) { ops::normal_(t, 0.0, 1.0, gen); });
 }
 
 }  // namespace leangrad

@@ -69,4 +69,12 @@ ElementwiseGeometry make_elementwise_geometry(const char* op, const Tensor& out,
   return g;
 }
 
+void check_writable(const char* op, const Tensor& out) {
+  for (std::int64_t d = 0; d < out.dim(); ++d) {
+    LG_CHECK(out.shape()[d] <= 1 || out.strides()[d] != 0, op,
+             ": cannot write in place into an expanded tensor (shape ", shape_str(out.shape()),
+             ", strides ", shape_str(out.strides()), "); call .contiguous() first");
+  }
+}
+
 }  // namespace leangrad

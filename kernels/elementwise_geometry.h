@@ -76,4 +76,8 @@ struct FastDivmod {
 ElementwiseGeometry make_elementwise_geometry(const char* op, const Tensor& out,
                                               std::initializer_list<const Tensor*> inputs);
 
+// Checks that `out` can be written elementwise by `op` (copy_, fill_, add_, ...): no dim of size
+// > 1 has stride 0, so no two elements of an expanded tensor share one memory location.
+void check_writable(const char* op, const Tensor& out);
+
 }  // namespace leangrad

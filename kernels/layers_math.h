@@ -139,15 +139,16 @@ LG_HOST_DEVICE LG_INLINE bool dropout_keep(std::int64_t i, std::uint64_t seed, s
 }
 
 // Softmax and logsumexp: the running maximum (a NaN element is skipped here and poisons the sum
-// instead, on both devices), and the shift applied, 0 when the maximum is not finite (a row of
-// -inf would otherwise give inf - inf), as PyTorch.
+// instead, on both devices), and the shift applied: the maximum, or 0 for a row of -inf (whose
+// logsumexp is then -inf rather than NaN). A row holding +inf shifts by +inf, so all of its
+// softmax, log_softmax and cross-entropy values are NaN, as PyTorch's.
 template <typename M>
 LG_HOST_DEVICE LG_INLINE M running_max(M a, M b) {
   return b > a ? b : a;
 }
 template <typename M>
-LG_HOST_DEVICE LG_INLINE M finite_or_zero(M m) {
-  return m - m == M(0) ? m : M(0);
+LG_HOST_DEVICE LG_INLINE M softmax_shift(M max_value) {
+  return max_value < M(0) && max_value - max_value != M(0) ? M(0) : max_value;
 }
 
 }  // namespace leangrad::layers_math

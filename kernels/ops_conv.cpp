@@ -121,7 +121,7 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, const C
                    bias.shape());
   }
   const Shape out_shape = output_shape(g);
-  if (shape_numel(out_shape) == 0) return empty(out_shape, x.options());
+  if (shape_numel(out_shape, "conv2d") == 0) return empty(out_shape, x.options());
   if (g.patch_size() == 0) {  // C_in = 0: sums of nothing
     Tensor out = zeros(out_shape, x.options());
     return bias.defined() ? binary(BinaryOp::Add, out, bias.reshape({g.out_channels, 1, 1})) : out;

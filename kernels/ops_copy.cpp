@@ -4,6 +4,7 @@
 // conversion or re-striding on the destination device. See Note [Pinned copies].
 #include "core/creation.h"
 #include "core/cuda.h"
+#include "core/views.h"
 #include "kernels/backend.h"
 #include "kernels/cuda/copy.h"
 #include "kernels/elementwise_geometry.h"
@@ -60,6 +61,7 @@ void copy_(const Tensor& dst, const Tensor& src, bool non_blocking) {
   const Shape common = broadcast_shapes(dst.shape(), src.shape(), "copy_");
   LG_CHECK_SHAPE(common == dst.shape(), "copy_: cannot broadcast source of shape ", src.shape(),
                  " to destination of shape ", dst.shape());
+  check_writable("copy_", dst);
   if (dst.numel() > 0) {
     if (dst.device() == src.device()) {
       copy_same_device(dst, src);
@@ -85,14 +87,20 @@ Tensor contiguous(const Tensor& a) {
 void fill_(const Tensor& self, double value) {
   LG_CHECK(self.defined(), "fill_: expected a defined tensor");
   if (self.numel() > 0) {
-    const ElementwiseGeometry g = make_elementwise_geometry("fill_", self, {});
-    const cuda::DeviceGuard guard(self.device());
-    switch (self.device().type) {
+    // Every element gets the same value, so an expanded tensor may be filled (as in PyTorch):
+    // its stride-0 dims are written once, at size 1, rather than raced on.
+    Shape distinct = self.shape();
+    for (std::size_t d = 0; d < distinct.size(); ++d)
+      if (self.strides()[d] == 0) distinct[d] = 1;
+    const Tensor target = views::as_strided(self, distinct, self.strides(), self.storage_offset());
+    const ElementwiseGeometry g = make_elementwise_geometry("fill_", target, {});
+    const cuda::DeviceGuard guard(target.device());
+    switch (target.device().type) {
       case DeviceType::CPU:
-        kernels::cpu::fill(self.dtype(), g, self.data_ptr(), value);
+        kernels::cpu::fill(target.dtype(), g, target.data_ptr(), value);
         break;
       case DeviceType::CUDA:
-        kernels::cuda::fill(self.dtype(), g, self.data_ptr(), value);
+        kernels::cuda::fill(target.dtype(), g, target.data_ptr(), value);
         break;
     }
   }

@@ -158,8 +158,8 @@ Tensor to_dtype(const Tensor& t, DType dtype) {
   return t.dtype() == dtype ? t : cast(t, dtype);
 }
 
-Tensor new_output(const Shape& shape, DType dtype, Device device) {
-  return empty(shape, TensorOptions(dtype).device(device));
+Tensor new_output(const char* op, const Shape& shape, DType dtype, Device device) {
+  return empty_for(op, shape, TensorOptions(dtype).device(device));
 }
 
 // out (already shaped and typed) = a op b, with a and b of out's dtype.
@@ -195,16 +195,6 @@ void launch_binary_scalar(BinaryOp op, const char* name, const Tensor& out, cons
   }
 }
 
-// An in-place op writes each element of self once; a stride-0 dim would make several elements
-// share one memory location.
-void check_writable(const char* op, const Tensor& self) {
-  for (std::int64_t d = 0; d < self.dim(); ++d) {
-    LG_CHECK(self.shape()[d] <= 1 || self.strides()[d] != 0, op,
-             ": cannot write in place into an expanded tensor (shape ", shape_str(self.shape()),
-             ", strides ", shape_str(self.strides()), "); call .contiguous() first");
-  }
-}
-
 }  // namespace
 
 Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) {
@@ -216,7 +206,7 @@ Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) {
   const Shape shape = broadcast_shapes(a.shape(), b.shape(), name);
   const Tensor a_cast = to_dtype(a, dtype);
   const Tensor b_cast = to_dtype(b, dtype);
-  Tensor out = new_output(shape, dtype, a.device());
+  Tensor out = new_output(name, shape, dtype, a.device());
   launch_binary(op, name, out, a_cast, b_cast);
   return out;
 }
@@ -227,7 +217,7 @@ Tensor binary(BinaryOp op, const Tensor& a, double s, bool scalar_first) {
   const DType dtype = binary_result_dtype(op, scalar_result_dtype(a.dtype(), s));
   check_not_bool(name, dtype);
   const Tensor a_cast = to_dtype(a, dtype);
-  Tensor out = new_output(a.shape(), dtype, a.device());
+  Tensor out = new_output(name, a.shape(), dtype, a.device());
   launch_binary_scalar(op, name, out, a_cast, s, scalar_first);
   return out;
 }
@@ -283,7 +273,7 @@ Tensor unary(UnaryOp op, const Tensor& a) {
   if (!is_floating(dtype) && kernels::is_floating_only(op)) dtype = DType::Float32;
   check_not_bool(name, dtype);
   const Tensor a_cast = to_dtype(a, dtype);
-  Tensor out = new_output(a.shape(), dtype, a.device());
+  Tensor out = new_output(name, a.shape(), dtype, a.device());
   if (out.numel() == 0) return out;
   const ElementwiseGeometry g = make_elementwise_geometry(name, out, {&a_cast});
   const cuda::DeviceGuard guard(out.device());
@@ -306,7 +296,7 @@ Tensor compare(CompareOp op, const Tensor& a, const Tensor& b) {
   const Shape shape = broadcast_shapes(a.shape(), b.shape(), name);
   const Tensor a_cast = to_dtype(a, dtype);
   const Tensor b_cast = to_dtype(b, dtype);
-  Tensor out = new_output(shape, DType::Bool, a.device());
+  Tensor out = new_output(name, shape, DType::Bool, a.device());
   if (out.numel() == 0) return out;
   const ElementwiseGeometry g = make_elementwise_geometry(name, out, {&a_cast, &b_cast});
   bool* out_ptr = static_cast<bool*>(out.data_ptr());
@@ -359,7 +349,7 @@ Tensor compare(CompareOp op, const Tensor& a, double s) {
   check_defined(name, {&a});
   const DType dtype = compare_scalar_dtype(a.dtype(), s);
   const Tensor a_cast = to_dtype(a, dtype);
-  Tensor out = new_output(a.shape(), DType::Bool, a.device());
+  Tensor out = new_output(name, a.shape(), DType::Bool, a.device());
   if (out.numel() == 0) return out;
   const ElementwiseGeometry g = make_elementwise_geometry(name, out, {&a_cast});
   bool* out_ptr = static_cast<bool*>(out.data_ptr());
@@ -386,7 +376,7 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
       broadcast_shapes(broadcast_shapes(cond.shape(), a.shape(), "where"), b.shape(), "where");
   const Tensor a_cast = to_dtype(a, dtype);
   const Tensor b_cast = to_dtype(b, dtype);
-  Tensor out = new_output(shape, dtype, a.device());
+  Tensor out = new_output("where", shape, dtype, a.device());
   if (out.numel() == 0) return out;
   const ElementwiseGeometry g = make_elementwise_geometry("where", out, {&cond, &a_cast, &b_cast});
   const bool* cond_ptr = static_cast<const bool*>(cond.data_ptr());

@@ -260,7 +260,7 @@ Tensor dropout_backward(const Tensor& grad_out, const Tensor& mask, double p) {
 Tensor softmax(const Tensor& x, std::int64_t dim, bool log) {
   const char* op = log ? "log_softmax" : "softmax";
   check_floating(op, x);
-  const std::int64_t d = x.dim() == 0 ? 0 : wrap_dim(dim, x.dim(), op);
+  const std::int64_t d = wrap_dim(dim, x.dim(), op);  // a 0-d x takes dims 0 and -1
   const Tensor in = contiguous(x);
   Tensor out = empty(x.shape(), x.options());
   if (out.numel() == 0) return out;
@@ -283,7 +283,7 @@ Tensor softmax_backward(const Tensor& grad_out, const Tensor& out, std::int64_t 
   check_same_device(op, grad_out, out);
   LG_CHECK_SHAPE(grad_out.shape() == out.shape() && grad_out.dtype() == out.dtype(), op,
                  ": expected grad_out like the output ", out.shape(), ", got ", grad_out.shape());
-  const std::int64_t d = out.dim() == 0 ? 0 : wrap_dim(dim, out.dim(), op);
+  const std::int64_t d = wrap_dim(dim, out.dim(), op);
   const Tensor gy = contiguous(grad_out);
   const Tensor y = contiguous(out);
   Tensor gx = empty(out.shape(), out.options());

@@ -126,7 +126,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   if (a.dim() >= 2) out_shape.push_back(ma.rows);
   if (b.dim() >= 2) out_shape.push_back(mb.cols);
 
-  if (shape_numel(out_shape) == 0) return empty(out_shape, a.options());
+  if (shape_numel(out_shape, "matmul") == 0) return empty(out_shape, a.options());
   if (ma.cols == 0) return zeros(out_shape, a.options());  // K = 0: sums of nothing
 
   if (a.device().is_cpu() && (a.dtype() == DType::Float16 || a.dtype() == DType::BFloat16)) {

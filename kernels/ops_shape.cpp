@@ -63,10 +63,10 @@ Tensor cat(const std::vector<Tensor>& tensors, std::int64_t dim) {
                      shape_str(reference->shape()), " and ", shape_str(t.shape()), " (tensor ", i,
                      ")");
     }
-    out_shape[d] += t.shape()[d];
+    out_shape[d] = checked_add(out_shape[d], t.shape()[d], "cat");
   }
 
-  Tensor out = empty(out_shape, TensorOptions(dtype).device(device));
+  Tensor out = empty_for("cat", out_shape, TensorOptions(dtype).device(device));
   std::int64_t offset = 0;
   for (const Tensor& t : tensors) {
     if (is_legacy_empty(t)) continue;

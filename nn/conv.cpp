@@ -35,7 +35,7 @@ Conv2d::Conv2d(const Conv2dOptions& options) : Module("Conv2d"), options_(option
   // PyTorch's reset_parameters: kaiming_uniform_(weight, a = sqrt(5)) is U(-b, b) with
   // b = gain * sqrt(3 / fan_in), gain = sqrt(2 / (1 + 5)): b = 1 / sqrt(fan_in); the bias is
   // U(-1 / sqrt(fan_in), 1 / sqrt(fan_in)) too.
-  const std::int64_t fan_in = in / groups * k[0] * k[1];
+  const std::int64_t fan_in = checked_mul(checked_mul(in / groups, k[0], "Conv2d"), k[1], "Conv2d");
   const double bound = 1.0 / std::sqrt(static_cast<double>(fan_in));
   Generator& gen = default_generator(Device::cpu());
   Tensor w = empty({out, in / groups, k[0], k[1]});

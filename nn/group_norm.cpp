@@ -10,7 +10,8 @@
 namespace leangrad::nn {
 
 GroupNorm::GroupNorm(const GroupNormOptions& options) : Module("GroupNorm"), options_(options) {
-  LG_CHECK(options.num_groups() > 0 && options.num_channels() % options.num_groups() == 0,
+  LG_CHECK(options.num_groups() > 0 && options.num_channels() >= 0 &&
+               options.num_channels() % options.num_groups() == 0,
            "GroupNorm: num_groups (", options.num_groups(),
            ") must be positive and divide num_channels (", options.num_channels(), ")");
   if (options.affine()) {

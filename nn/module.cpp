@@ -157,19 +157,21 @@ void Module::load_state_dict(const NamedTensors& state, bool strict) {
   std::map<std::string, const Tensor*> given;
   for (const auto& [name, t] : state)
     given[name] = &t;
-  NamedTensors own = state_dict();
+  // Everything is checked before anything is copied: a state dict that does not fit leaves the
+  // module as it was.
+  std::vector<std::pair<Tensor, const Tensor*>> copies;  // (target, source)
   std::vector<std::string> missing;
-  NoGradGuard no_grad;
-  for (auto& [name, target] : own) {
+  for (auto& [name, target] : state_dict()) {
     auto it = given.find(name);
     if (it == given.end()) {
       missing.push_back(name);
       continue;
     }
     const Tensor& source = *it->second;
+    LG_CHECK(source.defined(), "load_state_dict: '", name, "' is an undefined tensor");
     LG_CHECK_SHAPE(source.shape() == target.shape(), "load_state_dict: '", name, "' has shape ",
                    source.shape(), " in the state dict and ", target.shape(), " in ", name_);
-    target.copy_(source);
+    copies.emplace_back(target, &source);
     given.erase(it);
   }
   if (strict && (!missing.empty() || !given.empty())) {
@@ -188,6 +190,9 @@ void Module::load_state_dict(const NamedTensors& state, bool strict) {
     }
     LG_THROW(Error, message.str());
   }
+  NoGradGuard no_grad;
+  for (auto& [target, source] : copies)
+    target.copy_(*source);
 }
 
 void Module::pretty_print(std::ostream& out, int indent) const {

@@ -62,7 +62,8 @@ class Module : public std::enable_shared_from_this<Module> {
   NamedTensors state_dict() const;
   // Copies values into the module's tensors (shapes must match; dtypes are converted). strict:
   // every key of the module must be given and nothing else; the error lists what is missing and
-  // what is unexpected.
+  // what is unexpected. Every entry is checked before any is copied: on an error the module is
+  // unchanged.
   void load_state_dict(const NamedTensors& state, bool strict = true);
   // state_dict() to / from a safetensors file (nn/module.cpp): save writes atomically, load
   // reads onto the CPU and copies into the module's tensors as load_state_dict(state, strict).

@@ -83,4 +83,8 @@ bool Adam8bit::valid_state(const Tensor& param, const std::string& name, const S
   return false;
 }
 
+DType Adam8bit::state_dtype(const std::string& name) const {
+  return name == "state1" || name == "state2" ? kUInt8 : kFloat32;
+}
+
 }  // namespace leangrad::optim

@@ -65,6 +65,7 @@ class Adam8bit : public OptimizerWithState<Adam8bitState> {
  private:
   void update(Device device, const std::vector<ParamRef>& params) override;
   bool valid_state(const Tensor& param, const std::string& name, const Shape& shape) const override;
+  DType state_dtype(const std::string& name) const override;
   bool quantized(const Tensor& param) const { return param.numel() >= options_.min_8bit_size(); }
   Adam8bitOptions options_;
   Tensor found_inf_;

@@ -7,7 +7,9 @@
 #include <type_traits>
 #include <utility>
 
+#include "autograd/functions.h"
 #include "autograd/grad_mode.h"
+#include "autograd/graph.h"
 #include "kernels/creation.h"
 
 namespace leangrad::optim {
@@ -39,6 +41,9 @@ Optimizer::Optimizer(std::vector<ParamGroup> groups, double default_lr, double d
     for (const Tensor& p : group.params) {
       const std::size_t index = steps_.size();
       LG_CHECK(p.defined(), "optimizer: parameter ", index, " is an undefined tensor");
+      LG_CHECK(p.is_leaf(), "optimizer: parameter ", index, " (shape ", p.shape(),
+               ") is not a leaf: it was computed by ", p.grad_fn() ? p.grad_fn()->name() : "",
+               "; optimize the leaf tensors it was computed from");
       LG_CHECK_DTYPE(p.dtype() == kFloat32, "optimizer: parameter ", index,
                      " must be float32, got ", p.dtype());
       LG_CHECK(p.is_contiguous(), "optimizer: parameter ", index, " (shape ", p.shape(),
@@ -51,6 +56,7 @@ Optimizer::Optimizer(std::vector<ParamGroup> groups, double default_lr, double d
       steps_.push_back(0);
     }
   }
+  LG_CHECK(!steps_.empty(), "optimizer: got an empty parameter list");
 }
 
 ParamState Optimizer::state(std::size_t i) const {
@@ -182,8 +188,12 @@ void Optimizer::load_state_dict(const NamedTensors& state) {
       LG_CHECK(valid_state(params[index], name, value.shape()), "load_state_dict: '", key,
                "' (shape ", value.shape(), ") is not a state of parameter ", index, " (shape ",
                params[index].shape(), ")");
-      Tensor copy = value.to(params[index].device()).clone();
-      if (is_floating(copy.dtype()) && copy.dtype() != kFloat32) copy = copy.to(kFloat32);
+      const DType dtype = state_dtype(name);
+      LG_CHECK_DTYPE(value.dtype() == dtype || (dtype == kFloat32 && is_floating(value.dtype())),
+                     "load_state_dict: '", key, "' has dtype ", value.dtype(), ", expected ",
+                     dtype);
+      const Tensor copy = value.to(dtype).to(params[index].device()).clone();
+      LG_CHECK(!has_non_finite(copy), "load_state_dict: '", key, "' holds NaN or Inf values");
       tensors[index].emplace_back(name, copy);
     } else if (split_key(key, "param_groups.", &index, &name)) {
       LG_CHECK(index < groups.size(), "load_state_dict: '", key, "' names group ", index,

@@ -68,11 +68,14 @@ class Optimizer {
   // copies), "param_groups.<g>.lr" and "param_groups.<g>.weight_decay" (float64, 0-d, CPU).
   NamedTensors state_dict() const;
   // Restores what state_dict() gave (tensors are copied to each parameter's device). Throws Error
-  // on an unknown key, a parameter index out of range, a state whose shape does not fit or a
-  // hyperparameter the constructor would refuse; the optimizer is unchanged then.
+  // on an unknown key, a parameter index out of range, a state whose shape or dtype does not fit
+  // or that holds NaN or Inf, or a hyperparameter the constructor would refuse; the optimizer is
+  // unchanged then.
   void load_state_dict(const NamedTensors& state);
 
  protected:
+  // Checks the parameters (at least one; each a defined, contiguous float32 leaf, given once)
+  // and the hyperparameters every optimizer has.
   Optimizer(std::vector<ParamGroup> groups, double default_lr, double default_weight_decay);
 
   // One parameter to update: its gradient (contiguous float32), its index among all parameters,
@@ -94,6 +97,9 @@ class Optimizer {
   // Whether `name` with `shape` is a valid state tensor for parameter `param` (load_state_dict).
   virtual bool valid_state(const Tensor& param, const std::string& name,
                            const Shape& shape) const = 0;
+  // The dtype state tensor `name` is kept in: float32 (a state dict may hold any floating dtype),
+  // or the exact dtype of a non-floating state (Adam8bit's uint8 codes).
+  virtual DType state_dtype(const std::string& /*name*/) const { return kFloat32; }
 
  private:
   std::vector<ParamGroup> groups_;

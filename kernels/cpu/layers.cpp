@@ -186,7 +186,7 @@ void softmax(DType dtype, void* out, const void* in, std::int64_t outer, std::in
         M max_value = -std::numeric_limits<M>::infinity();
         for (std::int64_t r = 0; r < R; ++r)
           max_value = layers_math::running_max(max_value, static_cast<M>(x[base + r * inner]));
-        max_value = layers_math::finite_or_zero(max_value);
+        max_value = layers_math::softmax_shift(max_value);
         M sum = 0;
         for (std::int64_t r = 0; r < R; ++r)
           sum += std::exp(static_cast<M>(x[base + r * inner]) - max_value);
@@ -241,7 +241,7 @@ void cross_entropy(DType dtype, void* losses, void* lse, const void* logits,
         M max_value = -std::numeric_limits<M>::infinity();
         for (std::int64_t j = 0; j < C; ++j)
           max_value = layers_math::running_max(max_value, static_cast<M>(row[j]));
-        max_value = layers_math::finite_or_zero(max_value);
+        max_value = layers_math::softmax_shift(max_value);
         M sum = 0;
         for (std::int64_t j = 0; j < C; ++j)
           sum += std::exp(static_cast<M>(row[j]) - max_value);

@@ -127,7 +127,7 @@ __global__ void softmax_block_per_row_kernel(T* out, const T* in, std::int64_t r
     M max_value = -std::numeric_limits<M>::infinity();
     for (std::int64_t r = threadIdx.x; r < R; r += blockDim.x)
       max_value = layers_math::running_max(max_value, static_cast<M>(x[r]));
-    max_value = layers_math::finite_or_zero(block_max(max_value));
+    max_value = layers_math::softmax_shift(block_max(max_value));
     M sum = 0;
     for (std::int64_t r = threadIdx.x; r < R; r += blockDim.x)
       sum += exp(static_cast<M>(x[r]) - max_value);
@@ -150,7 +150,7 @@ __global__ void softmax_thread_per_column_kernel(T* out, const T* in, std::int64
     M max_value = -std::numeric_limits<M>::infinity();
     for (std::int64_t r = 0; r < R; ++r)
       max_value = layers_math::running_max(max_value, static_cast<M>(in[base + r * inner]));
-    max_value = layers_math::finite_or_zero(max_value);
+    max_value = layers_math::softmax_shift(max_value);
     M sum = 0;
     for (std::int64_t r = 0; r < R; ++r)
       sum += exp(static_cast<M>(in[base + r * inner]) - max_value);
@@ -223,7 +223,7 @@ __global__ void cross_entropy_block_per_row_kernel(T* losses, opmath_t<T>* lse, 
     M max_value = -std::numeric_limits<M>::infinity();
     for (std::int64_t j = threadIdx.x; j < C; j += blockDim.x)
       max_value = layers_math::running_max(max_value, static_cast<M>(x[j]));
-    max_value = layers_math::finite_or_zero(block_max(max_value));
+    max_value = layers_math::softmax_shift(block_max(max_value));
     M sum = 0;
     for (std::int64_t j = threadIdx.x; j < C; j += blockDim.x)
       sum += exp(static_cast<M>(x[j]) - max_value);

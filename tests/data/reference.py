@@ -4,16 +4,22 @@ Each make_<op>.py builds cases with torch (Debian's python3-torch, run as /usr/b
 calls write(); the C++ tests load the JSON with test::load_reference.
 """
 import json
+import math
 import os
 
 import torch
+
+
+def number_json(v):
+    """JSON has no NaN or infinity: those are written as the strings "nan", "inf", "-inf"."""
+    return v if math.isfinite(v) else str(v)
 
 
 def tensor_json(t):
     t = t.detach().cpu()
     dtype = str(t.dtype).replace("torch.", "")
     data = t.reshape(-1).to(torch.float64 if t.is_floating_point() else torch.int64).tolist()
-    return {"dtype": dtype, "shape": list(t.shape), "data": data}
+    return {"dtype": dtype, "shape": list(t.shape), "data": [number_json(v) for v in data]}
 
 
 def write(filename, generator, cases):

@@ -2,6 +2,7 @@
 #include "testing/reference_data.h"
 
 #include <fstream>
+#include <limits>
 
 #include "core/creation.h"
 #include "core/error.h"
@@ -17,9 +18,21 @@ DType dtype_from_name(const std::string& name) {
   LG_THROW(DTypeError, "reference data: unknown dtype '", name, "'");
 }
 
+// A number, or one of the strings "nan", "inf", "-inf" that stand for what JSON cannot hold.
+double number_from_json(const nlohmann::json& j) {
+  if (j.is_number()) return j.get<double>();
+  const std::string text = j.get<std::string>();
+  if (text == "nan") return std::numeric_limits<double>::quiet_NaN();
+  if (text == "inf") return std::numeric_limits<double>::infinity();
+  if (text == "-inf") return -std::numeric_limits<double>::infinity();
+  LG_THROW(Error, "reference data: '", text, "' is not a number");
+}
+
 Tensor tensor_from_json(const nlohmann::json& j) {
   const Shape shape = j.at("shape").get<Shape>();
-  const std::vector<double> data = j.at("data").get<std::vector<double>>();
+  std::vector<double> data;
+  for (const nlohmann::json& value : j.at("data"))
+    data.push_back(number_from_json(value));
   LG_CHECK(static_cast<std::int64_t>(data.size()) == shape_numel(shape),
            "reference data: ", data.size(), " values for shape ", shape);
   // Exact for every float32 / int value: the JSON holds them with full precision.

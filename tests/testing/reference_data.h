@@ -4,7 +4,8 @@
 //   {"generator": "make_x.py", "torch_version": "1.13.1",
 //    "cases": [{"name": "stride2", "params": {...},
 //               "tensors": {"x": {"dtype": "float32", "shape": [2, 3], "data": [...]}, ...}}]}
-// Values are written with enough digits to round-trip exactly in their dtype.
+// Values are written with enough digits to round-trip exactly in their dtype; NaN and the
+// infinities, which JSON cannot hold, as the strings "nan", "inf" and "-inf".
 #pragma once
 
 #include <map>

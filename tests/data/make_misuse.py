@@ -1,0 +1,180 @@
+"""PyTorch's results for the inputs of the misuse suite that have a defined result
+(tests/misuse/test_misuse_defined.cpp): empty tensors, NaN and infinities, zero-size dims, edge
+points of gradients. Each case holds its inputs ("x", "t", ...), the output "y" and, for the
+gradient cases, the input gradient "dx". Non-finite values are written as "nan", "inf", "-inf".
+
+The misuse tables assert errors where PyTorch raises too; expect_error() below checks, when this
+script runs, that PyTorch does raise for those inputs, so the tables follow PyTorch's behaviour.
+Run with Debian's python3-torch: /usr/bin/python3 tests/data/make_misuse.py
+"""
+import math
+
+import torch
+import torch.nn.functional as F
+
+from reference import write
+
+nan, inf = math.nan, math.inf
+cases = []
+
+
+def case(name, y, **inputs):
+    tensors = dict(inputs)
+    tensors["y"] = y
+    cases.append({"name": name, "tensors": tensors})
+
+
+def grad_case(name, fn, x):
+    x = x.clone().requires_grad_()
+    y = fn(x)
+    y.backward()
+    cases.append({"name": name, "tensors": {"x": x, "y": y, "dx": x.grad}})
+
+
+def expect_error(what, fn):
+    try:
+        fn()
+    except (RuntimeError, IndexError, ValueError):
+        return
+    raise AssertionError(f"PyTorch does not raise for {what}: the misuse table should not either")
+
+
+f32 = torch.float32
+i64 = torch.int64
+
+# ---- Reductions over nothing, and over NaN and infinities ------------------------------------
+case("sum_of_empty", torch.zeros(0).sum())
+case("sum_over_empty_dim", torch.zeros(0, 3).sum(0))
+case("sum_of_empty_int64", torch.zeros(0, dtype=i64).sum())
+case("mean_of_empty", torch.zeros(0).mean())
+case("mean_over_empty_dim", torch.zeros(0, 3).mean(0))
+case("amax_of_empty_rows", torch.zeros(0, 3).amax(1))
+case("argmax_of_empty_rows", torch.zeros(0, 3).argmax(1))
+x = torch.tensor([1.0, nan, 3.0])
+case("max_propagates_nan", x.max(), x=x)
+case("argmax_picks_nan", x.argmax(), x=x)
+x = torch.tensor([[1.0, nan], [2.0, 3.0]])
+case("amax_rows_with_nan", x.amax(1), x=x)
+x = torch.tensor([inf, -inf])
+case("sum_of_opposite_infinities", x.sum(), x=x)
+x = torch.tensor([inf, 1.0])
+case("mean_with_infinity", x.mean(), x=x)
+case("sum_of_0d", torch.tensor(3.0).sum())
+expect_error("max of an empty tensor", lambda: torch.zeros(0).max())
+expect_error("amax over an empty dim", lambda: torch.zeros(2, 0).amax(1))
+expect_error("argmax of an empty tensor", lambda: torch.zeros(0, 3).argmax())
+expect_error("mean of an int64 tensor", lambda: torch.ones(2, dtype=i64).mean())
+
+# ---- Elementwise at the edges of their domains -------------------------------------------------
+x = torch.tensor([nan, -inf, inf, -0.0])
+case("relu_of_non_finite", F.relu(x), x=x)
+x = torch.tensor([-inf, inf, nan])
+case("sigmoid_of_non_finite", torch.sigmoid(x), x=x)
+case("tanh_of_non_finite", torch.tanh(x), x=x)
+case("exp_of_non_finite", torch.exp(x), x=x)
+x = torch.tensor([0.0, -1.0, inf, -0.0])
+case("log_at_domain_edges", torch.log(x), x=x)
+x = torch.tensor([-1.0, 0.0, inf])
+case("sqrt_at_domain_edges", torch.sqrt(x), x=x)
+x = torch.tensor([1.0, -1.0, 0.0])
+case("div_by_zero", x / 0.0, x=x)
+x, t = torch.tensor([1, 0, -3], dtype=i64), torch.tensor([0, 0, 0], dtype=i64)
+case("int64_div_by_zero", x / t, x=x, t=t)
+x, t = torch.tensor([0.0, -8.0]), torch.tensor([-1.0, 1.0 / 3.0])
+case("pow_negative_and_fractional", torch.pow(x, t), x=x, t=t)
+x, t = torch.tensor([nan, 1.0, nan]), torch.tensor([0.0, nan, nan])
+case("maximum_propagates_nan", torch.maximum(x, t), x=x, t=t)
+case("eq_of_nan", torch.eq(x, t), x=x, t=t)
+x = torch.tensor([nan, 2.0])
+case("where_keeps_nan", torch.where(torch.tensor([True, False]), x, torch.zeros(2)), x=x)
+expect_error("add of bool tensors", lambda: torch.ones(2, dtype=torch.bool) - torch.ones(2, dtype=torch.bool))
+expect_error("neg of a bool tensor", lambda: -torch.ones(2, dtype=torch.bool))
+
+# ---- Empty operands of the layer ops -----------------------------------------------------------
+case("matmul_inner_dim_zero", torch.zeros(2, 0) @ torch.zeros(0, 3))
+case("matmul_empty_batch", torch.zeros(0, 2, 3) @ torch.zeros(3, 4))
+case("cat_skips_legacy_empty", torch.cat([torch.zeros(0), torch.ones(2, 3)]))
+case("softmax_over_empty_dim", F.softmax(torch.zeros(2, 0), 1))
+case("conv2d_empty_batch", F.conv2d(torch.zeros(0, 1, 3, 3), torch.ones(2, 1, 2, 2)))
+case("group_norm_empty_batch", F.group_norm(torch.zeros(0, 4, 2), 2))
+case("group_norm_of_constant", F.group_norm(torch.ones(1, 2, 3), 1))
+case("arange_empty", torch.arange(0, 0, dtype=f32))
+case("arange_fractional_step", torch.arange(0, 1, 0.3))
+case("softmax_of_0d", F.softmax(torch.tensor(2.0), 0))
+expect_error("cat of no tensors", lambda: torch.cat([]))
+expect_error("matmul of a 0-d tensor", lambda: torch.matmul(torch.tensor(2.0), torch.ones(2)))
+expect_error("softmax over dim 3 of a 0-d tensor", lambda: F.softmax(torch.tensor(1.0), 3))
+expect_error("transpose of dims 0, 3 of a 0-d tensor", lambda: torch.tensor(1.0).transpose(0, 3))
+expect_error("squeeze of dim 2 of a 0-d tensor", lambda: torch.tensor(1.0).squeeze(2))
+expect_error("copy_ into an expanded tensor",
+             lambda: torch.zeros(1).expand(3).copy_(torch.arange(3.0)))
+x = torch.zeros(1, 2)
+x.expand(3, 2).fill_(1.0)  # allowed: every element gets the one value
+case("fill_of_expanded", x)
+
+# ---- Softmax, pooling and losses over NaN and infinities ---------------------------------------
+x = torch.tensor([-inf, 0.0, 0.0])
+case("softmax_with_minus_infinity", F.softmax(x, 0), x=x)
+case("log_softmax_with_minus_infinity", F.log_softmax(x, 0), x=x)
+x = torch.tensor([-inf, -inf])
+case("softmax_all_minus_infinity", F.softmax(x, 0), x=x)
+x = torch.tensor([inf, 0.0])
+case("softmax_with_infinity", F.softmax(x, 0), x=x)
+case("log_softmax_with_infinity", F.log_softmax(x, 0), x=x)
+x = torch.tensor([[[[nan, 1.0], [2.0, 3.0]]]])
+case("max_pool2d_propagates_nan", F.max_pool2d(x, 2), x=x)
+x = torch.tensor([[[[inf, 1.0], [2.0, 3.0]]]])
+case("avg_pool2d_with_infinity", F.avg_pool2d(x, 2), x=x)
+x, t = torch.tensor([[1.0, 2.0], [3.0, 4.0]]), torch.tensor([-100, -100])
+case("cross_entropy_all_ignored_mean", F.cross_entropy(x, t), x=x, t=t)
+case("cross_entropy_all_ignored_sum", F.cross_entropy(x, t, reduction="sum"), x=x, t=t)
+x, t = torch.zeros(0, 3), torch.zeros(0, dtype=i64)
+case("cross_entropy_empty_batch_mean", F.cross_entropy(x, t), x=x, t=t)
+case("cross_entropy_empty_batch_sum", F.cross_entropy(x, t, reduction="sum"), x=x, t=t)
+x, t = torch.tensor([[inf, 0.0]]), torch.tensor([1])
+case("cross_entropy_infinite_logit", F.cross_entropy(x, t, reduction="none"), x=x, t=t)
+case("mse_loss_of_empty", F.mse_loss(torch.zeros(0), torch.zeros(0)))
+x, t = torch.tensor([nan, 1.0]), torch.tensor([0.0, 1.0])
+case("l1_loss_with_nan", F.l1_loss(x, t), x=x, t=t)
+expect_error("cross_entropy with a target past the classes",
+             lambda: F.cross_entropy(torch.ones(2, 3), torch.tensor([0, 3])))
+expect_error("mse_loss of int64 tensors",
+             lambda: F.mse_loss(torch.ones(2, dtype=i64), torch.ones(2, dtype=i64)))
+
+# ---- Gradients at kinks and singular points ------------------------------------------------------
+grad_case("sqrt_gradient_at_zero", lambda x: torch.sqrt(x).sum(), torch.tensor([0.0, 4.0]))
+grad_case("abs_gradient_at_zero", lambda x: torch.abs(x).sum(), torch.tensor([0.0, -2.0, 3.0]))
+grad_case("relu_gradient_at_zero", lambda x: F.relu(x).sum(), torch.tensor([0.0, -1.0, 1.0]))
+grad_case("max_gradient_split_among_ties", lambda x: x.max(), torch.tensor([1.0, 3.0, 3.0]))
+grad_case("log_gradient_at_zero", lambda x: torch.log(x).sum(), torch.tensor([0.0, 2.0]))
+grad_case("mean_gradient_of_empty", lambda x: x.mean(), torch.zeros(0))
+
+x = torch.zeros(2).requires_grad_()
+y = (x + 1.0).sum()
+y.backward()
+y.backward()  # nothing was saved: a second backward is allowed and accumulates
+cases.append({"name": "backward_twice_without_saved_tensors",
+              "tensors": {"dx": x.grad}})
+
+
+def backward_twice_with_saved():
+    x = torch.ones(2).requires_grad_()
+    y = (x * x).sum()
+    y.backward()
+    y.backward()
+
+
+expect_error("backward twice through a saved tensor", backward_twice_with_saved)
+
+p = torch.ones(2).requires_grad_()
+p.grad = torch.tensor([nan, 1.0])
+norm = torch.nn.utils.clip_grad_norm_([p], 1.0)
+cases.append({"name": "clip_grad_norm_with_nan", "tensors": {"total_norm": norm, "grad": p.grad}})
+p = torch.ones(2).requires_grad_()
+norm = torch.nn.utils.clip_grad_norm_([p], 1.0)
+cases.append({"name": "clip_grad_norm_without_gradients", "tensors": {"total_norm": norm}})
+expect_error("an optimizer without parameters", lambda: torch.optim.SGD([], lr=0.1))
+expect_error("an optimizer of a non-leaf tensor",
+             lambda: torch.optim.SGD([torch.ones(2, requires_grad=True) * 2], lr=0.1))
+
+write("misuse.json", "make_misuse.py", cases)

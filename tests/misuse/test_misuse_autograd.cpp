@@ -1,0 +1,217 @@
+// Misuse of autograd: backward twice without retain_graph, backward of a non-scalar without a
+// gradient or with a wrong one, in-place writes to tensors saved for backward (version counter)
+// and to tensors that require grad, hooks that return the wrong gradient, custom functions whose
+// backward disagrees with their forward, NaN gradients under AnomalyMode. Tables of the misuse
+// suite (tests/misuse/misuse_testing.h).
+#include <any>
+#include <vector>
+
+#include "autograd/checkpoint.h"
+#include "autograd/custom_function.h"
+#include "autograd/engine.h"
+#include "autograd/functions.h"
+#include "autograd/grad_mode.h"
+#include "autograd/saved_tensor.h"
+#include "kernels/creation.h"
+#include "misuse/misuse_testing.h"
+
+namespace leangrad::test {
+namespace {
+
+Tensor leaf(const Shape& shape = {2}) {
+  return ones(shape).requires_grad_();
+}
+
+// A custom function whose backward returns two gradients for its one input.
+struct TooManyGradients : autograd::Function<TooManyGradients> {
+  static Tensor forward(autograd::Context* /*ctx*/, const Tensor& x) { return x * 2.0; }
+  static std::vector<Tensor> backward(autograd::Context* /*ctx*/, std::vector<Tensor> grads) {
+    return {grads[0], grads[0]};
+  }
+};
+
+// A custom function whose backward returns a gradient of the wrong shape.
+struct WrongGradientShape : autograd::Function<WrongGradientShape> {
+  static Tensor forward(autograd::Context* /*ctx*/, const Tensor& x) { return x * 2.0; }
+  static std::vector<Tensor> backward(autograd::Context* /*ctx*/, std::vector<Tensor> /*grads*/) {
+    return {ones({3})};
+  }
+};
+
+// A custom function that saves its input, which the caller then modifies in place.
+struct SavesInput : autograd::Function<SavesInput> {
+  static Tensor forward(autograd::Context* ctx, const Tensor& x) {
+    ctx->save_for_backward({x});
+    return x * 2.0;
+  }
+  static std::vector<Tensor> backward(autograd::Context* ctx, std::vector<Tensor> grads) {
+    return {grads[0] * ctx->saved()[0]};
+  }
+};
+
+std::vector<MisuseCase> backward_cases() {
+  MisuseTable t;
+  t.add("backward_twice_without_retain_graph", Raises::Error,
+        {"MulBackward", "second time", "retain_graph"}, [] {
+          const Tensor x = leaf();
+          const Tensor y = (x * x).sum();
+          y.backward();
+          y.backward();
+        });
+  t.add("backward_twice_through_custom_function", Raises::Error,
+        {"SavesInput", "second time", "retain_graph"}, [] {
+          const Tensor y = SavesInput::apply(leaf()).sum();
+          y.backward();
+          y.backward();
+        });
+  t.add("backward_of_non_scalar_without_gradient", Raises::ShapeError,
+        {"backward", "one-element", "[2, 3]"}, [] {
+          (leaf({2, 3}) * 2.0).backward();
+        });
+  t.add("backward_of_empty_without_gradient", Raises::ShapeError,
+        {"backward", "one-element", "[0]"}, [] { (leaf({0}) * 2.0).backward(); });
+  t.add("backward_gradient_shape", Raises::ShapeError, {"backward", "[3]", "[2]"},
+        [] { (leaf() * 2.0).backward(ones({3})); });
+  t.add("backward_of_tensor_without_grad", Raises::Error,
+        {"backward", "does not require grad", "[1]"}, [] { ones({1}).backward(); });
+  t.add("backward_of_output_under_no_grad", Raises::Error,
+        {"backward", "does not require grad", "NoGradGuard"}, [] {
+          const Tensor x = leaf({1});
+          Tensor y;
+          {
+            NoGradGuard no_grad;
+            y = x * 2.0;
+          }
+          y.backward();
+        });
+  t.add("backward_of_undefined", Raises::Error, {"backward", "undefined"},
+        [] { Tensor().backward(); });
+  t.add("backward_gradient_count", Raises::Error, {"backward", "2 gradients", "1 tensors"}, [] {
+    const Tensor y = (leaf() * 2.0).sum();
+    autograd::backward({y}, {ones({}), ones({})});
+  });
+  t.add("custom_backward_gradient_count", Raises::Error,
+        {"TooManyGradients", "returned 2 gradients", "expected 1"},
+        [] { TooManyGradients::apply(leaf()).sum().backward(); });
+  t.add("custom_backward_gradient_shape", Raises::ShapeError, {"WrongGradientShape", "[3]", "[2]"},
+        [] { WrongGradientShape::apply(leaf()).sum().backward(); });
+  t.add("anomaly_mode_names_the_op", Raises::Error, {"AnomalyMode", "SqrtBackward", "'sqrt'"}, [] {
+    const autograd::AnomalyMode anomaly;
+    sqrt(zeros({2}).requires_grad_()).sum().backward();  // d sqrt(x)/dx at 0 is inf
+  });
+  t.add("checkpoint_without_function", Raises::Error, {"checkpoint", "function"},
+        [] { autograd::checkpoint(nullptr, {leaf()}); });
+  return t.cases();
+}
+LG_MISUSE_SUITE(Backward, backward_cases());
+
+std::vector<MisuseCase> version_cases() {
+  MisuseTable t;
+  t.add("saved_tensor_modified_in_place", Raises::Error,
+        {"MulBackward", "modified by an in-place operation", "its version is"}, [] {
+          Tensor w = ones({2});
+          const Tensor y = (leaf() * w).sum();
+          w.add_(1.0);
+          y.backward();
+        });
+  t.add("saved_tensor_modified_through_a_view", Raises::Error,
+        {"MatmulBackward", "modified by an in-place operation"}, [] {
+          const Tensor w = ones({2, 2});
+          const Tensor y = matmul(leaf({2, 2}), w).sum();
+          w.select(0, 1).fill_(3.0);
+          y.backward();
+        });
+  t.add("saved_output_modified_in_place", Raises::Error,
+        {"ExpBackward", "modified by an in-place operation"}, [] {
+          const Tensor x = leaf();
+          const Tensor y = x.exp();  // ExpBackward saves its output
+          Tensor alias = y.detach();
+          alias.mul_(2.0);
+          y.sum().backward();
+        });
+  t.add("custom_function_input_modified_in_place", Raises::Error,
+        {"SavesInput", "modified by an in-place operation"}, [] {
+          Tensor x = leaf();
+          const Tensor y = SavesInput::apply(x).sum();
+          NoGradGuard no_grad;
+          x.zero_();
+          y.backward();
+        });
+  t.add("add_in_place_to_leaf_requiring_grad", Raises::Error, {"add_", "requires grad", "[2]"},
+        [] { leaf().add_(1.0); });
+  t.add("mul_in_place_to_leaf_requiring_grad", Raises::Error, {"mul_", "requires grad"},
+        [] { leaf().mul_(ones({2})); });
+  t.add("zero_leaf_requiring_grad", Raises::Error, {"zero_", "requires grad", "[3]"},
+        [] { leaf({3}).zero_(); });
+  t.add("fill_leaf_requiring_grad", Raises::Error, {"fill_", "requires grad"},
+        [] { leaf().fill_(0.5); });
+  t.add("copy_into_leaf_requiring_grad", Raises::Error, {"copy_", "requires grad"},
+        [] { leaf().copy_(zeros({2})); });
+  t.add("in_place_on_non_leaf_requiring_grad", Raises::Error, {"add_", "requires grad"},
+        [] { (leaf() * 2.0).add_(1.0); });
+  return t.cases();
+}
+LG_MISUSE_SUITE(VersionCounter, version_cases());
+
+std::vector<MisuseCase> hook_cases() {
+  MisuseTable t;
+  t.add("requires_grad_on_integral", Raises::DTypeError, {"requires_grad_", "int64"},
+        [] { ones({2}, kInt64).requires_grad_(); });
+  t.add("requires_grad_false_on_non_leaf", Raises::Error,
+        {"requires_grad_(false)", "MulBackward", "detach"},
+        [] { (leaf() * 2.0).requires_grad_(false); });
+  t.add("hook_on_tensor_without_grad", Raises::Error, {"register_hook", "does not require grad"},
+        [] {
+          Tensor x = ones({2});
+          x.register_hook([](const Tensor&) {});
+        });
+  t.add("post_accumulate_hook_on_non_leaf", Raises::Error,
+        {"register_post_accumulate_grad_hook", "leaf"}, [] {
+          Tensor y = leaf() * 2.0;
+          y.register_post_accumulate_grad_hook([](const Tensor&) {});
+        });
+  t.add("leaf_hook_returns_wrong_shape", Raises::ShapeError, {"hook", "[3]", "[2]"}, [] {
+    Tensor x = leaf();
+    x.register_hook([](const Tensor&) { return ones({3}); });
+    (x * 2.0).sum().backward();
+  });
+  // Issue 14 item 7: this was reported as an internal error of the node below the hook.
+  t.add("non_leaf_hook_returns_wrong_shape", Raises::ShapeError,
+        {"hook", "[3]", "[2]", "MulBackward"}, [] {
+          Tensor y = leaf() * 2.0;
+          y.register_hook([](const Tensor&) { return ones({3}); });
+          y.sum().backward();
+        });
+  t.add("leaf_hook_returns_wrong_dtype", Raises::DTypeError, {"hook", "float64", "float32"}, [] {
+    Tensor x = leaf();
+    x.register_hook([](const Tensor& g) { return g.to(kFloat64); });
+    (x * 2.0).sum().backward();
+  });
+  t.add("non_leaf_hook_returns_wrong_dtype", Raises::DTypeError,
+        {"hook", "float64", "float32", "MulBackward"}, [] {
+          Tensor y = leaf() * 2.0;
+          y.register_hook([](const Tensor& g) { return g.to(kFloat64); });
+          y.sum().backward();
+        });
+  t.add("saved_tensor_hooks_missing_unpack", Raises::Error, {"SavedTensorHooksGuard", "unpack"},
+        [] {
+          const autograd::SavedTensorHooksGuard guard([](const Tensor& t) { return std::any(t); },
+                                                      nullptr);
+        });
+  t.add("unpack_hook_returns_undefined", Raises::Error, {"unpack hook", "undefined", "MulBackward"},
+        [] {
+          const Tensor x = leaf();
+          Tensor y;
+          {
+            const autograd::SavedTensorHooksGuard guard([](const Tensor& t) { return std::any(t); },
+                                                        [](const std::any&) { return Tensor(); });
+            y = (x * x).sum();
+          }
+          y.backward();
+        });
+  return t.cases();
+}
+LG_MISUSE_SUITE(Hooks, hook_cases());
+
+}  // namespace
+}  // namespace leangrad::test

@@ -1,0 +1,275 @@
+// Misuse of the neural-network functions (autograd/nn_functions.h): convolution, pooling,
+// normalization, activations, dropout, softmax, linear, pixel shuffle and the losses, called
+// with wrong ranks, mismatched channels, dtypes and targets, and parameters out of range or too
+// large for the size arithmetic. Tables of the misuse suite (tests/misuse/misuse_testing.h).
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "autograd/functions.h"
+#include "autograd/nn_functions.h"
+#include "core/creation.h"
+#include "kernels/creation.h"
+#include "misuse/misuse_testing.h"
+
+namespace leangrad::test {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr std::int64_t k2Pow32 = std::int64_t{1} << 32;
+constexpr std::int64_t k2Pow40 = std::int64_t{1} << 40;
+
+Tensor image() {
+  return ones({1, 3, 5, 5});  // (N, C, H, W)
+}
+Tensor kernel() {
+  return ones({2, 3, 3, 3});  // (C_out, C_in, kH, kW)
+}
+Tensor targets(std::vector<std::int64_t> values) {
+  return tensor(values);
+}
+
+std::vector<MisuseCase> conv_cases() {
+  MisuseTable t;
+  t.add("conv2d_3d_input", Raises::ShapeError, {"conv2d", "4-D input", "[3, 5, 5]"}, [] {
+    conv2d(ones({3, 5, 5}), kernel());
+  });
+  t.add("conv2d_2d_weight", Raises::ShapeError, {"conv2d", "4-D weight", "[2, 27]"}, [] {
+    conv2d(image(), ones({2, 27}));
+  });
+  t.add("conv2d_channels_differ", Raises::ShapeError, {"conv2d", "[2, 2, 3, 3]", "[1, 3, 5, 5]"},
+        [] {
+          conv2d(image(), ones({2, 2, 3, 3}));
+        });
+  t.add("conv2d_zero_groups", Raises::ShapeError, {"conv2d", "groups", "0"}, [] {
+    conv2d(image(), kernel(), {}, {1, 1}, {0, 0}, {1, 1}, 0);
+  });
+  t.add("conv2d_groups_do_not_divide_channels", Raises::ShapeError,
+        {"conv2d", "channels 3", "groups = 2"}, [] {
+          conv2d(image(), ones({2, 1, 3, 3}), {}, {1, 1}, {0, 0}, {1, 1}, 2);
+        });
+  t.add("conv2d_zero_stride", Raises::ShapeError, {"conv2d", "stride (0, 1)"}, [] {
+    conv2d(image(), kernel(), {}, {0, 1});
+  });
+  t.add("conv2d_negative_padding", Raises::ShapeError, {"conv2d", "padding (-1, 0)"}, [] {
+    conv2d(image(), kernel(), {}, {1, 1}, {-1, 0});
+  });
+  t.add("conv2d_zero_dilation", Raises::ShapeError, {"conv2d", "dilation (1, 0)"}, [] {
+    conv2d(image(), kernel(), {}, {1, 1}, {0, 0}, {1, 0});
+  });
+  t.add("conv2d_kernel_larger_than_input", Raises::ShapeError, {"conv2d", "(3, 3)", "(2, 2)"}, [] {
+    conv2d(ones({1, 3, 2, 2}), kernel());
+  });
+  t.add("conv2d_dilated_kernel_larger_than_input", Raises::ShapeError,
+        {"conv2d", "(3, 3)", "dilation (3, 3)", "(5, 5)"}, [] {
+          conv2d(image(), kernel(), {}, {1, 1}, {0, 0}, {3, 3});
+        });
+  t.add("conv2d_huge_stride", Raises::ShapeError, {"conv2d", "2^31", "1099511627776"}, [] {
+    conv2d(image(), kernel(), {}, {k2Pow40, 1});
+  });
+  t.add("conv2d_huge_padding", Raises::ShapeError, {"conv2d", "2^31", "1099511627776"}, [] {
+    conv2d(image(), kernel(), {}, {1, 1}, {0, k2Pow40});
+  });
+  t.add("conv2d_bias_shape", Raises::ShapeError, {"conv2d", "bias", "(2)", "[3]"},
+        [] { conv2d(image(), kernel(), ones({3})); });
+  t.add("conv2d_dtypes_differ", Raises::DTypeError, {"conv2d", "float32", "float64"},
+        [] { conv2d(image(), kernel().to(kFloat64)); });
+  t.add("conv2d_bias_dtype", Raises::DTypeError, {"conv2d", "bias", "float64"},
+        [] { conv2d(image(), kernel(), ones({2}, kFloat64)); });
+  t.add("conv2d_integral", Raises::DTypeError, {"conv2d", "int64"},
+        [] { conv2d(image().to(kInt64), kernel().to(kInt64)); });
+  t.add("conv2d_undefined_weight", Raises::Error, {"conv2d", "weight"},
+        [] { conv2d(image(), Tensor()); });
+  return t.cases();
+}
+LG_MISUSE_SUITE(Conv, conv_cases());
+
+std::vector<MisuseCase> pool_cases() {
+  MisuseTable t;
+  t.add("max_pool2d_2d_input", Raises::ShapeError, {"max_pool2d", "[4, 4]"}, [] {
+    max_pool2d(ones({4, 4}), {2, 2});
+  });
+  t.add("max_pool2d_5d_input", Raises::ShapeError, {"max_pool2d", "[1, 1, 1, 4, 4]"}, [] {
+    max_pool2d(ones({1, 1, 1, 4, 4}), {2, 2});
+  });
+  t.add("max_pool2d_zero_kernel", Raises::Error, {"max_pool2d", "[0, 2]"}, [] {
+    max_pool2d(image(), {0, 2});
+  });
+  t.add("max_pool2d_negative_stride", Raises::Error, {"max_pool2d", "[-1, -1]"}, [] {
+    max_pool2d(image(), {2, 2}, {-1, -1});
+  });
+  t.add("max_pool2d_padding_over_half_kernel", Raises::Error, {"max_pool2d", "padding", "[2, 2]"},
+        [] {
+          max_pool2d(image(), {2, 2}, {1, 1}, {2, 2});
+        });
+  t.add("max_pool2d_negative_padding", Raises::Error, {"max_pool2d", "padding", "[-1, 0]"}, [] {
+    max_pool2d(image(), {2, 2}, {1, 1}, {-1, 0});
+  });
+  t.add("max_pool2d_input_smaller_than_kernel", Raises::ShapeError,
+        {"max_pool2d", "[1, 1, 1, 1]", "[2, 2]"}, [] {
+          max_pool2d(ones({1, 1, 1, 1}), {2, 2});
+        });
+  t.add("max_pool2d_integral", Raises::DTypeError, {"max_pool2d", "int64"}, [] {
+    max_pool2d(image().to(kInt64), {2, 2});
+  });
+  t.add("avg_pool2d_huge_kernel", Raises::Error, {"avg_pool2d", "2^31", "1099511627776"}, [] {
+    avg_pool2d(image(), {k2Pow40, k2Pow40});
+  });
+  t.add("avg_pool2d_huge_stride", Raises::Error, {"avg_pool2d", "2^31", "1099511627776"}, [] {
+    avg_pool2d(image(), {2, 2}, {k2Pow40, 1});
+  });
+  t.add("avg_pool2d_undefined", Raises::Error, {"avg_pool2d", "undefined"}, [] {
+    avg_pool2d(Tensor(), {2, 2});
+  });
+  return t.cases();
+}
+LG_MISUSE_SUITE(Pooling, pool_cases());
+
+std::vector<MisuseCase> norm_and_activation_cases() {
+  MisuseTable t;
+  t.add("group_norm_groups_do_not_divide", Raises::ShapeError,
+        {"group_norm", "num_groups (4)", "(6)"}, [] {
+          group_norm(ones({2, 6, 4}), 4);
+        });
+  t.add("group_norm_zero_groups", Raises::ShapeError, {"group_norm", "num_groups (0)"}, [] {
+    group_norm(ones({2, 6, 4}), 0);
+  });
+  t.add("group_norm_negative_groups", Raises::ShapeError, {"group_norm", "num_groups (-2)"}, [] {
+    group_norm(ones({2, 6, 4}), -2);
+  });
+  t.add("group_norm_1d_input", Raises::ShapeError, {"group_norm", "[6]"},
+        [] { group_norm(ones({6}), 2); });
+  t.add("group_norm_weight_shape", Raises::ShapeError, {"group_norm", "weight", "(6)", "[4]"}, [] {
+    group_norm(ones({2, 6, 4}), 2, ones({4}));
+  });
+  t.add("group_norm_bias_dtype", Raises::DTypeError, {"group_norm", "bias", "float64", "float32"},
+        [] {
+          group_norm(ones({2, 6}), 2, ones({6}), ones({6}, kFloat64));
+        });
+  t.add("group_norm_integral", Raises::DTypeError, {"group_norm", "int64"}, [] {
+    group_norm(ones({2, 6}, kInt64), 2);
+  });
+  t.add("tanhexp_integral", Raises::DTypeError, {"tanhexp", "int64"},
+        [] { tanhexp(ones({2}, kInt64)); });
+  t.add("tanhexp_undefined", Raises::Error, {"tanhexp", "undefined"}, [] { tanhexp(Tensor()); });
+  t.add("softmax_dim_out_of_range", Raises::ShapeError, {"softmax", "2", "2-d"}, [] {
+    softmax(ones({2, 3}), 2);
+  });
+  t.add("softmax_dim_of_0d", Raises::ShapeError, {"softmax", "3", "0-d"},
+        [] { softmax(full({}, 1.0), 3); });
+  t.add("log_softmax_dim_out_of_range", Raises::ShapeError, {"log_softmax", "-3"}, [] {
+    log_softmax(ones({2, 3}), -3);
+  });
+  t.add("softmax_integral", Raises::DTypeError, {"softmax", "int64"},
+        [] { softmax(ones({2}, kInt64), 0); });
+  t.add("dropout_negative_p", Raises::Error, {"dropout", "-0.1"},
+        [] { dropout(ones({4}), -0.1, true); });
+  t.add("dropout_p_above_one", Raises::Error, {"dropout", "1.5"},
+        [] { dropout(ones({4}), 1.5, true); });
+  t.add("dropout_nan_p", Raises::Error, {"dropout", "nan"},
+        [] { dropout(ones({4}), kNaN, false); });
+  t.add("dropout_integral", Raises::DTypeError, {"dropout", "int64"},
+        [] { dropout(ones({4}, kInt64), 0.5, true); });
+  return t.cases();
+}
+LG_MISUSE_SUITE(NormAndActivation, norm_and_activation_cases());
+
+std::vector<MisuseCase> layer_cases() {
+  MisuseTable t;
+  t.add("linear_in_features_differ", Raises::ShapeError, {"linear", "[2, 3]", "[4, 5]"}, [] {
+    linear(ones({2, 3}), ones({4, 5}));
+  });
+  t.add("linear_1d_weight", Raises::ShapeError, {"linear", "weight", "[3]"}, [] {
+    linear(ones({2, 3}), ones({3}));
+  });
+  t.add("linear_0d_input", Raises::ShapeError, {"linear", "[]"}, [] {
+    linear(full({}, 1.0), ones({2, 1}));
+  });
+  t.add("linear_bias_shape", Raises::ShapeError, {"linear", "bias", "[4]", "[3]"}, [] {
+    linear(ones({2, 3}), ones({4, 3}), ones({3}));
+  });
+  t.add("linear_dtypes_differ", Raises::DTypeError, {"linear", "float64", "float32"}, [] {
+    linear(ones({2, 3}, kFloat64), ones({4, 3}));
+  });
+  t.add("linear_undefined_weight", Raises::Error, {"linear", "weight"}, [] {
+    linear(ones({2, 3}), Tensor());
+  });
+  t.add("pixel_shuffle_zero_factor", Raises::Error, {"pixel_shuffle", "0"}, [] {
+    pixel_shuffle(ones({1, 4, 2, 2}), 0);
+  });
+  t.add("pixel_shuffle_channels_indivisible", Raises::ShapeError,
+        {"pixel_shuffle", "3", "[1, 3, 2, 2]", "4"}, [] {
+          pixel_shuffle(ones({1, 3, 2, 2}), 2);
+        });
+  t.add("pixel_shuffle_2d_input", Raises::ShapeError, {"pixel_shuffle", "[4, 4]"}, [] {
+    pixel_shuffle(ones({4, 4}), 2);
+  });
+  // factor^2 overflows int64 (it was computed unchecked: a division by zero).
+  t.add("pixel_shuffle_huge_factor", Raises::ShapeError, {"pixel_shuffle", "4294967296"}, [] {
+    pixel_shuffle(ones({1, 4, 2, 2}), k2Pow32);
+  });
+  t.add("pixel_unshuffle_indivisible", Raises::ShapeError, {"pixel_unshuffle", "[1, 1, 3, 4]", "2"},
+        [] {
+          pixel_unshuffle(ones({1, 1, 3, 4}), 2);
+        });
+  // C factor^2 overflows for a (1, 2^40, 0, 0) input and factor 2^20.
+  t.add("pixel_unshuffle_channels_overflow", Raises::ShapeError,
+        {"pixel_unshuffle", "1099511627776"}, [] {
+          pixel_unshuffle(zeros({1, 1, 0, 0}).expand({1, k2Pow40, 0, 0}), 1 << 20);
+        });
+  return t.cases();
+}
+LG_MISUSE_SUITE(Layers, layer_cases());
+
+std::vector<MisuseCase> loss_cases() {
+  MisuseTable t;
+  t.add("cross_entropy_float_target", Raises::DTypeError, {"cross_entropy", "int64", "float32"},
+        [] {
+          cross_entropy(ones({2, 3}), ones({2}));
+        });
+  t.add("cross_entropy_target_past_classes", Raises::Error,
+        {"cross_entropy", "target 3", "index 1", "3 classes"}, [] {
+          cross_entropy(ones({2, 3}), targets({0, 3}));
+        });
+  t.add("cross_entropy_negative_target", Raises::Error, {"cross_entropy", "target -1", "index 0"},
+        [] {
+          cross_entropy(ones({2, 3}), targets({-1, 0}));
+        });
+  t.add("cross_entropy_target_int64_max", Raises::Error, {"cross_entropy", "9223372036854775807"},
+        [] {
+          cross_entropy(ones({1, 3}), targets({std::numeric_limits<std::int64_t>::max()}));
+        });
+  t.add("cross_entropy_target_count", Raises::ShapeError, {"cross_entropy", "[3]", "[2, 3]"}, [] {
+    cross_entropy(ones({2, 3}), targets({0, 1, 2}));
+  });
+  t.add("cross_entropy_1d_input", Raises::ShapeError, {"cross_entropy", "(N, C)", "[3]"},
+        [] { cross_entropy(ones({3}), targets({1})); });
+  t.add("cross_entropy_zero_classes", Raises::Error, {"cross_entropy", "0 classes"}, [] {
+    cross_entropy(zeros({2, 0}), targets({0, 0}));
+  });
+  t.add("cross_entropy_integral_input", Raises::DTypeError, {"cross_entropy", "int64"}, [] {
+    cross_entropy(ones({2, 3}, kInt64), targets({0, 1}));
+  });
+  t.add("nll_loss_target_past_classes", Raises::Error, {"nll_loss", "target 5", "3 classes"}, [] {
+    nll_loss(ones({2, 3}), targets({5, 0}));
+  });
+  t.add("nll_loss_2d_target", Raises::ShapeError, {"nll_loss", "[2, 1]"}, [] {
+    nll_loss(ones({2, 3}), zeros({2, 1}, kInt64));
+  });
+  t.add("mse_loss_shapes_differ", Raises::ShapeError, {"mse_loss", "[2]", "[3]"},
+        [] { mse_loss(ones({2}), ones({3})); });
+  t.add("mse_loss_integral", Raises::DTypeError, {"mse_loss", "int64"},
+        [] { mse_loss(ones({2}, kInt64), ones({2}, kInt64)); });
+  t.add("l1_loss_shapes_differ", Raises::ShapeError, {"l1_loss", "[2, 1]", "[2]"}, [] {
+    l1_loss(ones({2, 1}), ones({2}));
+  });
+  t.add("l1_loss_integral", Raises::DTypeError, {"l1_loss", "int32"},
+        [] { l1_loss(ones({2}, kInt32), ones({2}, kInt32)); });
+  t.add("l1_loss_undefined_target", Raises::Error, {"l1_loss", "defined"},
+        [] { l1_loss(ones({2}), Tensor()); });
+  return t.cases();
+}
+LG_MISUSE_SUITE(Losses, loss_cases());
+
+}  // namespace
+}  // namespace leangrad::test

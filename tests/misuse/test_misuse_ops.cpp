@@ -1,0 +1,174 @@
+// Misuse of the tensor ops: elementwise arithmetic and comparisons with shapes that do not
+// broadcast and dtypes they do not take, reductions over dims that do not exist or hold nothing,
+// matmul with mismatched operands, cat and stack of incompatible lists. Tables of the misuse
+// suite (tests/misuse/misuse_testing.h).
+#include <cstdint>
+#include <vector>
+
+#include "autograd/functions.h"
+#include "core/creation.h"
+#include "kernels/creation.h"
+#include "misuse/misuse_testing.h"
+
+namespace leangrad::test {
+namespace {
+
+constexpr std::int64_t k2Pow31 = std::int64_t{1} << 31;
+constexpr std::int64_t k2Pow62 = std::int64_t{1} << 62;
+
+std::vector<MisuseCase> elementwise_cases() {
+  MisuseTable t;
+  t.add("add_shapes_do_not_broadcast", Raises::ShapeError, {"add", "[2, 3]", "[4]"}, [] {
+    ones({2, 3}) + ones({4});
+  });
+  t.add("sub_shapes_do_not_broadcast", Raises::ShapeError, {"sub", "[2, 1, 3]", "[2, 2]"}, [] {
+    ones({2, 1, 3}) - ones({2, 2});
+  });
+  t.add("mul_shapes_do_not_broadcast", Raises::ShapeError, {"mul", "[3]", "[0]"},
+        [] { ones({3}) * ones({0}); });
+  t.add("div_shapes_do_not_broadcast", Raises::ShapeError, {"div", "[5, 2]", "[2, 5, 4]"}, [] {
+    ones({5, 2}) / ones({2, 5, 4});
+  });
+  t.add("pow_shapes_do_not_broadcast", Raises::ShapeError, {"pow", "[2]", "[3]"},
+        [] { pow(ones({2}), ones({3})); });
+  t.add("maximum_shapes_do_not_broadcast", Raises::ShapeError, {"maximum", "[2]", "[3]"},
+        [] { maximum(ones({2}), ones({3})); });
+  t.add("gt_shapes_do_not_broadcast", Raises::ShapeError, {"gt", "[2]", "[3]"},
+        [] { gt(ones({2}), ones({3})); });
+  t.add("eq_shapes_do_not_broadcast", Raises::ShapeError, {"eq", "[2, 2]", "[3, 1]"}, [] {
+    eq(ones({2, 2}), ones({3, 1}));
+  });
+  t.add("where_shapes_do_not_broadcast", Raises::ShapeError, {"where", "[2]", "[3]"},
+        [] { where(ones({2}, kBool), ones({3}), ones({2})); });
+  t.add("where_float_condition", Raises::DTypeError, {"where", "bool", "float32"},
+        [] { where(ones({2}), ones({2}), zeros({2})); });
+  t.add("add_bool_tensors", Raises::DTypeError, {"add", "bool"},
+        [] { ones({2}, kBool) + ones({2}, kBool); });
+  t.add("mul_bool_by_bool", Raises::DTypeError, {"mul", "bool"},
+        [] { mul(ones({2}, kBool), ones({2}, kBool)); });
+  t.add("neg_bool", Raises::DTypeError, {"neg", "bool"}, [] { ones({2}, kBool).neg(); });
+  t.add("relu_bool", Raises::DTypeError, {"relu", "bool"}, [] { ones({2}, kBool).relu(); });
+  t.add("add_undefined", Raises::Error, {"add", "undefined"}, [] { Tensor() + ones({1}); });
+  t.add("exp_undefined", Raises::Error, {"exp", "undefined"}, [] { exp(Tensor()); });
+  t.add("lt_undefined", Raises::Error, {"lt", "undefined"}, [] { lt(ones({1}), Tensor()); });
+  t.add("add_more_than_12_dims", Raises::ShapeError,
+        {"add", "12", "[1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]"},
+        [] { empty(Shape(13, 1)) + 1.0; });
+  // (2^31, 2^31) float32 outputs are 2^64 bytes (issue 14 defect 1 reached the allocator).
+  t.add("add_scalar_to_huge_expanded", Raises::ShapeError, {"add", "[2147483648, 2147483648]"}, [] {
+    ones({1}).expand({k2Pow31, k2Pow31}) + 1.0;
+  });
+  t.add("mul_huge_broadcast", Raises::ShapeError, {"mul", "[2147483648, 2147483648]"}, [] {
+    ones({1, 1}).expand({k2Pow31, 1}) * ones({1, 1}).expand({1, k2Pow31});
+  });
+  // 2^62 + 1 bool results are more bytes than any memory.
+  t.add("gt_huge_expanded", Raises::ShapeError, {"gt", "[4611686018427387905]"},
+        [] { gt(ones({1}).expand({k2Pow62 + 1}), 0.0); });
+  return t.cases();
+}
+LG_MISUSE_SUITE(Elementwise, elementwise_cases());
+
+std::vector<MisuseCase> reduction_cases() {
+  MisuseTable t;
+  t.add("sum_dim_out_of_range", Raises::ShapeError, {"sum", "2", "[2, 3]"}, [] {
+    ones({2, 3}).sum({2});
+  });
+  t.add("sum_negative_dim_out_of_range", Raises::ShapeError, {"sum", "-3", "[2, 3]"}, [] {
+    ones({2, 3}).sum({-3});
+  });
+  t.add("sum_repeated_dim", Raises::ShapeError, {"sum", "[0, -2]"}, [] {
+    ones({2, 3}).sum({0, -2});
+  });
+  t.add("sum_dim_of_0d", Raises::ShapeError, {"sum", "1", "[]"}, [] { full({}, 1.0).sum({1}); });
+  t.add("mean_integral", Raises::DTypeError, {"mean", "int64"}, [] { ones({2}, kInt64).mean(); });
+  t.add("mean_bool", Raises::DTypeError, {"mean", "bool"}, [] { ones({2}, kBool).mean({0}); });
+  t.add("mean_dim_out_of_range", Raises::ShapeError, {"mean", "1", "[2]"},
+        [] { ones({2}).mean({1}); });
+  // PyTorch: the max of nothing is an error (the sum of nothing is 0, the mean NaN).
+  t.add("max_of_empty", Raises::ShapeError, {"max", "[0]"}, [] { zeros({0}).max(); });
+  t.add("max_over_empty_dim", Raises::ShapeError, {"max", "[2, 0]"}, [] {
+    zeros({2, 0}).max({1});
+  });
+  t.add("max_dim_out_of_range", Raises::ShapeError, {"max", "5", "[2, 3]"}, [] {
+    ones({2, 3}).max({5});
+  });
+  t.add("argmax_of_empty", Raises::ShapeError, {"argmax", "[0, 3]"}, [] {
+    zeros({0, 3}).argmax();
+  });
+  t.add("argmax_over_empty_dim", Raises::ShapeError, {"argmax", "[3, 0]"}, [] {
+    zeros({3, 0}).argmax(1);
+  });
+  t.add("argmax_dim_out_of_range", Raises::ShapeError, {"argmax", "1", "[2]"},
+        [] { ones({2}).argmax(1); });
+  t.add("sum_undefined", Raises::Error, {"sum", "undefined"}, [] { sum(Tensor()); });
+  t.add("argmax_undefined", Raises::Error, {"argmax", "undefined"}, [] { argmax(Tensor()); });
+  return t.cases();
+}
+LG_MISUSE_SUITE(Reductions, reduction_cases());
+
+std::vector<MisuseCase> matmul_cases() {
+  MisuseTable t;
+  t.add("matmul_inner_dims_differ", Raises::ShapeError, {"matmul", "[2, 3]", "[4, 5]", "3 != 4"},
+        [] {
+          matmul(ones({2, 3}), ones({4, 5}));
+        });
+  t.add("matmul_vectors_differ", Raises::ShapeError, {"matmul", "[3]", "[4]"},
+        [] { matmul(ones({3}), ones({4})); });
+  t.add("matmul_0d_operand", Raises::ShapeError, {"matmul", "[]", "[2]"},
+        [] { matmul(full({}, 2.0), ones({2})); });
+  t.add("matmul_4d_operand", Raises::ShapeError, {"matmul", "[1, 1, 2, 2]"}, [] {
+    matmul(ones({1, 1, 2, 2}), ones({2, 2}));
+  });
+  t.add("matmul_batches_differ", Raises::ShapeError, {"matmul", "[2, 2, 3]", "[3, 3, 4]", "2 != 3"},
+        [] {
+          matmul(ones({2, 2, 3}), ones({3, 3, 4}));
+        });
+  t.add("matmul_dtypes_differ", Raises::DTypeError, {"matmul", "float32", "float64"}, [] {
+    matmul(ones({2, 2}), ones({2, 2}, kFloat64));
+  });
+  t.add("matmul_integral", Raises::DTypeError, {"matmul", "int64"}, [] {
+    matmul(ones({2, 2}, kInt64), ones({2, 2}, kInt64));
+  });
+  t.add("matmul_undefined", Raises::Error, {"matmul", "defined"}, [] {
+    matmul(ones({2, 2}), Tensor());
+  });
+  return t.cases();
+}
+LG_MISUSE_SUITE(Matmul, matmul_cases());
+
+std::vector<MisuseCase> join_cases() {
+  MisuseTable t;
+  t.add("cat_empty_list", Raises::Error, {"cat", "non-empty"}, [] { cat({}); });
+  t.add("cat_undefined_tensor", Raises::Error, {"cat", "undefined", "position 1"}, [] {
+    cat({ones({2}), Tensor()});
+  });
+  t.add("cat_0d_tensors", Raises::ShapeError, {"cat", "zero-dimensional", "position 0"}, [] {
+    cat({full({}, 1.0), full({}, 2.0)});
+  });
+  t.add("cat_dim_out_of_range", Raises::ShapeError, {"cat", "1", "1-d"}, [] {
+    cat({ones({2}), ones({2})}, 1);
+  });
+  t.add("cat_ranks_differ", Raises::ShapeError, {"cat", "[2, 3]", "[3]", "tensor 1"}, [] {
+    cat({ones({2, 3}), ones({3})});
+  });
+  t.add("cat_sizes_differ_off_dim", Raises::ShapeError, {"cat", "[2, 3]", "[2, 4]", "dimension 0"},
+        [] {
+          cat({ones({2, 3}), ones({2, 4})}, 0);
+        });
+  // Two views of 2^62 elements each: the concatenation's size overflows int64.
+  t.add("cat_size_overflows", Raises::ShapeError, {"cat", "4611686018427387904", "overflows"}, [] {
+    cat({ones({1}).expand({k2Pow62}), ones({1}).expand({k2Pow62})});
+  });
+  t.add("stack_empty_list", Raises::Error, {"stack", "non-empty"}, [] { stack({}); });
+  t.add("stack_shapes_differ", Raises::ShapeError, {"stack", "[2]", "[3]"}, [] {
+    stack({ones({2}), ones({3})});
+  });
+  t.add("stack_dim_out_of_range", Raises::ShapeError, {"stack", "3"}, [] {
+    stack({ones({2}), ones({2})}, 3);
+  });
+  return t.cases();
+}
+LG_MISUSE_SUITE(Join, join_cases());
+
+}  // namespace
+}  // namespace leangrad::test

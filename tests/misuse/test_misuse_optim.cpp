@@ -1,0 +1,251 @@
+// Misuse of the optimizers: parameter lists that are empty or hold tensors an optimizer cannot
+// update, hyperparameters out of range or NaN, steps whose gradients or parameters no longer fit
+// the state, state dicts with wrong keys, shapes, dtypes and values, clip_grad_norm_ and the
+// schedulers out of range. Tables of the misuse suite (tests/misuse/misuse_testing.h).
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "autograd/functions.h"
+#include "autograd/grad_mode.h"
+#include "kernels/creation.h"
+#include "misuse/misuse_testing.h"
+#include "optim/optim.h"
+
+namespace leangrad::test {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+Tensor param(const Shape& shape = {2}) {
+  return ones(shape).requires_grad_();
+}
+
+// An optimizer over one parameter of shape (2,) that has taken one step.
+template <typename Optimizer, typename Options>
+std::pair<Tensor, std::unique_ptr<Optimizer>> stepped(Options options) {
+  Tensor p = param();
+  auto optimizer = std::make_unique<Optimizer>(std::vector<Tensor>{p}, options);
+  p.set_grad(full({2}, 0.5));
+  optimizer->step();
+  return {p, std::move(optimizer)};
+}
+
+void load_adam_state(const std::string& key, const Tensor& value) {
+  auto [p, adam] = stepped<optim::Adam>(optim::AdamOptions());
+  adam->load_state_dict({{key, value}});
+}
+
+std::vector<MisuseCase> construction_cases() {
+  MisuseTable t;
+  t.add("empty_parameter_list", Raises::Error, {"optimizer", "empty parameter list"},
+        [] { optim::SGD(std::vector<Tensor>{}, optim::SGDOptions(0.1)); });
+  t.add("no_parameter_groups", Raises::Error, {"optimizer", "empty parameter list"},
+        [] { optim::Adam(std::vector<optim::ParamGroup>{}); });
+  t.add("undefined_parameter", Raises::Error, {"optimizer", "parameter 1", "undefined"}, [] {
+    optim::SGD({param(), Tensor()}, optim::SGDOptions(0.1));
+  });
+  t.add("non_leaf_parameter", Raises::Error, {"optimizer", "parameter 0", "leaf", "MulBackward"},
+        [] { optim::Adam({param() * 2.0}); });
+  t.add("integral_parameter", Raises::DTypeError, {"optimizer", "parameter 0", "float32", "int64"},
+        [] { optim::SGD({ones({2}, kInt64)}, optim::SGDOptions(0.1)); });
+  t.add("float64_parameter", Raises::DTypeError, {"optimizer", "float32", "float64"},
+        [] { optim::RAdam({ones({2}, kFloat64).requires_grad_()}); });
+  t.add("non_contiguous_parameter", Raises::Error,
+        {"optimizer", "parameter 0", "[3, 2]", "contiguous"}, [] {
+          optim::Adam({ones({2, 3}).transpose(0, 1)});
+        });
+  t.add("parameter_given_twice", Raises::Error, {"optimizer", "parameters 0 and 2", "same tensor"},
+        [] {
+          const Tensor p = param();
+          optim::SGD({p, param(), p}, optim::SGDOptions(0.1));
+        });
+  t.add(
+      "parameter_in_two_groups", Raises::Error, {"optimizer", "parameters 0 and 1", "same tensor"},
+      [] {
+        const Tensor p = param();
+        optim::Adam(std::vector<optim::ParamGroup>{optim::ParamGroup({p}), optim::ParamGroup({p})});
+      });
+  t.add("negative_lr", Raises::Error, {"optimizer", "learning rate", "-0.1"},
+        [] { optim::SGD({param()}, optim::SGDOptions(-0.1)); });
+  t.add("nan_lr", Raises::Error, {"optimizer", "learning rate", "nan"},
+        [] { optim::Adam({param()}, optim::AdamOptions(kNaN)); });
+  t.add("negative_group_lr", Raises::Error, {"optimizer", "learning rate", "-1"},
+        [] { optim::Adam(std::vector<optim::ParamGroup>{optim::ParamGroup({param()}, -1.0)}); });
+  t.add("negative_weight_decay", Raises::Error, {"optimizer", "weight_decay", "-0.01"},
+        [] { optim::AdamW({param()}, optim::AdamWOptions().weight_decay(-0.01)); });
+  t.add("nan_group_weight_decay", Raises::Error, {"optimizer", "weight_decay", "nan"}, [] {
+    optim::SGD(std::vector<optim::ParamGroup>{optim::ParamGroup({param()}, 0.1, kNaN)},
+               optim::SGDOptions(0.1));
+  });
+  t.add("sgd_negative_momentum", Raises::Error, {"SGD", "momentum", "-0.9"},
+        [] { optim::SGD({param()}, optim::SGDOptions(0.1).momentum(-0.9)); });
+  t.add("sgd_nan_momentum", Raises::Error, {"SGD", "momentum", "nan"},
+        [] { optim::SGD({param()}, optim::SGDOptions(0.1).momentum(kNaN)); });
+  t.add("sgd_nesterov_without_momentum", Raises::Error, {"SGD", "Nesterov", "momentum"},
+        [] { optim::SGD({param()}, optim::SGDOptions(0.1).nesterov(true)); });
+  t.add("sgd_nesterov_with_dampening", Raises::Error, {"SGD", "Nesterov", "dampening"}, [] {
+    optim::SGD({param()}, optim::SGDOptions(0.1).momentum(0.9).dampening(0.1).nesterov(true));
+  });
+  t.add("adam_beta1_one", Raises::Error, {"Adam", "betas (1, 0.999)"}, [] {
+    optim::Adam({param()}, optim::AdamOptions().betas({1.0, 0.999}));
+  });
+  t.add("adam_negative_beta2", Raises::Error, {"Adam", "betas (0.9, -0.1)"}, [] {
+    optim::Adam({param()}, optim::AdamOptions().betas({0.9, -0.1}));
+  });
+  t.add("adamw_nan_beta", Raises::Error, {"AdamW", "betas (nan, 0.9)"}, [] {
+    optim::AdamW({param()}, optim::AdamWOptions().betas({kNaN, 0.9}));
+  });
+  t.add("adam_negative_eps", Raises::Error, {"Adam", "eps", "-1e-08"},
+        [] { optim::Adam({param()}, optim::AdamOptions().eps(-1e-8)); });
+  t.add("radam_nan_eps", Raises::Error, {"RAdam", "eps", "nan"},
+        [] { optim::RAdam({param()}, optim::RAdamOptions().eps(kNaN)); });
+  t.add("radam_beta2_above_one", Raises::Error, {"RAdam", "betas (0.9, 1.5)"}, [] {
+    optim::RAdam({param()}, optim::RAdamOptions().betas({0.9, 1.5}));
+  });
+  t.add("adam8bit_negative_min_size", Raises::Error, {"Adam8bit", "min_8bit_size", "-1"},
+        [] { optim::Adam8bit({param()}, optim::Adam8bitOptions().min_8bit_size(-1)); });
+  t.add("adam8bit_infinite_eps", Raises::Error, {"Adam8bit", "eps", "-inf"},
+        [] { optim::Adam8bit({param()}, optim::Adam8bitOptions().eps(-kInf)); });
+  return t.cases();
+}
+LG_MISUSE_SUITE(OptimizerConstruction, construction_cases());
+
+std::vector<MisuseCase> step_cases() {
+  MisuseTable t;
+  // set_grad checks the shape; mutable_grad() is the handle that does not.
+  t.add("step_gradient_shape", Raises::ShapeError, {"optimizer step", "[3]", "[2]"}, [] {
+    const Tensor p = param();
+    optim::SGD sgd({p}, optim::SGDOptions(0.1));
+    p.mutable_grad() = ones({3});
+    sgd.step();
+  });
+  // The parameter changed size after the state was made (issue 14 defect 2).
+  t.add("step_after_parameter_resized", Raises::ShapeError, {"adam_step", "state", "[2]", "[3]"},
+        [] {
+          auto [p, adam] = stepped<optim::Adam>(optim::AdamOptions());
+          p.set_data(zeros({3}));
+          p.set_grad(ones({3}));
+          adam->step();
+        });
+  t.add("step_after_parameter_became_float64", Raises::DTypeError,
+        {"sgd_step", "parameter", "float32", "float64"}, [] {
+          auto [p, sgd] = stepped<optim::SGD>(optim::SGDOptions(0.1).momentum(0.9));
+          p.set_data(zeros({2}, kFloat64));
+          sgd->step();
+        });
+  t.add("step_after_parameter_became_non_contiguous", Raises::Error,
+        {"radam_step", "[2, 2]", "contiguous"}, [] {
+          const Tensor p = ones({2, 2}).requires_grad_();
+          optim::RAdam radam({p});
+          p.set_data(zeros({2, 2}).transpose(0, 1));
+          p.set_grad(ones({2, 2}));
+          radam.step();
+        });
+  t.add("clip_grad_norm_zero_norm_type", Raises::Error, {"clip_grad_norm_", "norm_type", "0"}, [] {
+    const Tensor p = param();
+    p.set_grad(ones({2}));
+    optim::clip_grad_norm_({p}, 1.0, 0.0);
+  });
+  t.add("clip_grad_norm_nan_norm_type", Raises::Error, {"clip_grad_norm_", "norm_type", "nan"}, [] {
+    const Tensor p = param();
+    p.set_grad(ones({2}));
+    optim::clip_grad_norm_({p}, 1.0, kNaN);
+  });
+  t.add("clip_grad_norm_float64_gradient", Raises::DTypeError,
+        {"clip_grad_norm_", "float32", "float64"}, [] {
+          const Tensor p = ones({2}, kFloat64).requires_grad_();
+          p.set_grad(ones({2}, kFloat64));
+          optim::clip_grad_norm_({p}, 1.0, 2.0);
+        });
+  t.add("step_lr_zero_step_size", Raises::Error, {"StepLR", "step_size", "0"}, [] {
+    optim::SGD sgd({param()}, optim::SGDOptions(0.1));
+    optim::StepLR(sgd, 0);
+  });
+  t.add("cosine_negative_t_max", Raises::Error, {"CosineAnnealingLR", "t_max", "-5"}, [] {
+    optim::SGD sgd({param()}, optim::SGDOptions(0.1));
+    optim::CosineAnnealingLR(sgd, -5);
+  });
+  t.add("linear_warmup_zero_steps", Raises::Error, {"LinearWarmup", "warmup_steps", "0"}, [] {
+    optim::SGD sgd({param()}, optim::SGDOptions(0.1));
+    optim::LinearWarmup(sgd, 0);
+  });
+  return t.cases();
+}
+LG_MISUSE_SUITE(OptimizerStep, step_cases());
+
+std::vector<MisuseCase> load_state_dict_cases() {
+  MisuseTable t;
+  t.add("unknown_key", Raises::Error, {"load_state_dict", "'momentum'"},
+        [] { load_adam_state("momentum", ones({2})); });
+  t.add("malformed_index", Raises::Error, {"load_state_dict", "'state.x.exp_avg'"},
+        [] { load_adam_state("state.x.exp_avg", ones({2})); });
+  t.add("missing_state_name", Raises::Error, {"load_state_dict", "'state.0'"},
+        [] { load_adam_state("state.0", ones({2})); });
+  t.add("index_past_parameters", Raises::Error,
+        {"load_state_dict", "'state.5.exp_avg'", "parameter 5", "1"},
+        [] { load_adam_state("state.5.exp_avg", ones({2})); });
+  t.add("index_overflows", Raises::Error,
+        {"load_state_dict", "'state.99999999999999999999.exp_avg'"},
+        [] { load_adam_state("state.99999999999999999999.exp_avg", ones({2})); });
+  t.add("unknown_state_name", Raises::Error, {"load_state_dict", "'state.0.momentum_buffer'"},
+        [] { load_adam_state("state.0.momentum_buffer", ones({2})); });
+  t.add("amsgrad_state_without_amsgrad", Raises::Error,
+        {"load_state_dict", "'state.0.max_exp_avg_sq'"},
+        [] { load_adam_state("state.0.max_exp_avg_sq", ones({2})); });
+  t.add("state_shape", Raises::Error, {"load_state_dict", "'state.0.exp_avg'", "[3]", "[2]"},
+        [] { load_adam_state("state.0.exp_avg", ones({3})); });
+  t.add("state_integral_dtype", Raises::DTypeError,
+        {"load_state_dict", "'state.0.exp_avg'", "int64"},
+        [] { load_adam_state("state.0.exp_avg", ones({2}, kInt64)); });
+  t.add("state_bool_dtype", Raises::DTypeError, {"load_state_dict", "'state.0.exp_avg_sq'", "bool"},
+        [] { load_adam_state("state.0.exp_avg_sq", ones({2}, kBool)); });
+  t.add("state_nan_values", Raises::Error, {"load_state_dict", "'state.0.exp_avg'", "NaN"},
+        [] { load_adam_state("state.0.exp_avg", full({2}, kNaN)); });
+  t.add("state_infinite_values", Raises::Error,
+        {"load_state_dict", "'state.0.exp_avg_sq'", "NaN or Inf"}, [] {
+          load_adam_state("state.0.exp_avg_sq", tensor<float>({1.0f, INFINITY}));
+        });
+  t.add("state_undefined", Raises::Error, {"load_state_dict", "'state.0.exp_avg'", "undefined"},
+        [] { load_adam_state("state.0.exp_avg", Tensor()); });
+  t.add("adam8bit_codes_as_float", Raises::DTypeError,
+        {"load_state_dict", "'state.0.state1'", "uint8", "float32"}, [] {
+          const Tensor p = ones({300}).requires_grad_();
+          optim::Adam8bit adam(std::vector<Tensor>{p}, optim::Adam8bitOptions().min_8bit_size(256));
+          adam.load_state_dict({{"state.0.state1", zeros({300})}});
+        });
+  t.add("adam8bit_absmax_as_codes", Raises::DTypeError,
+        {"load_state_dict", "'state.0.absmax1'", "uint8"}, [] {
+          const Tensor p = ones({300}).requires_grad_();
+          optim::Adam8bit adam(std::vector<Tensor>{p}, optim::Adam8bitOptions().min_8bit_size(256));
+          adam.load_state_dict({{"state.0.absmax1", zeros({2}, kUInt8)}});
+        });
+  t.add("step_nan", Raises::Error, {"load_state_dict", "'state.0.step'", "nan"},
+        [] { load_adam_state("state.0.step", full({}, kNaN, kFloat64)); });
+  t.add("step_negative", Raises::Error, {"load_state_dict", "'state.0.step'", "-3"},
+        [] { load_adam_state("state.0.step", full({}, -3, kInt64)); });
+  t.add("step_fractional", Raises::Error, {"load_state_dict", "'state.0.step'", "2.5"},
+        [] { load_adam_state("state.0.step", full({}, 2.5, kFloat64)); });
+  t.add("step_beyond_int64", Raises::Error, {"load_state_dict", "'state.0.step'", "1e+300"},
+        [] { load_adam_state("state.0.step", full({}, 1e300, kFloat64)); });
+  t.add("step_of_two_values", Raises::Error, {"load_state_dict", "'state.0.step'", "[2]"},
+        [] { load_adam_state("state.0.step", ones({2}, kInt64)); });
+  t.add("lr_negative", Raises::Error, {"load_state_dict", "'param_groups.0.lr'", "-1"},
+        [] { load_adam_state("param_groups.0.lr", full({}, -1.0, kFloat64)); });
+  t.add("lr_nan", Raises::Error, {"load_state_dict", "'param_groups.0.lr'", "nan"},
+        [] { load_adam_state("param_groups.0.lr", full({}, kNaN, kFloat64)); });
+  t.add("weight_decay_infinite", Raises::Error,
+        {"load_state_dict", "'param_groups.0.weight_decay'", "inf"},
+        [] { load_adam_state("param_groups.0.weight_decay", full({}, kInf, kFloat64)); });
+  t.add("group_past_groups", Raises::Error, {"load_state_dict", "'param_groups.1.lr'", "group 1"},
+        [] { load_adam_state("param_groups.1.lr", full({}, 0.1, kFloat64)); });
+  t.add("unknown_group_key", Raises::Error, {"load_state_dict", "'param_groups.0.momentum'"},
+        [] { load_adam_state("param_groups.0.momentum", full({}, 0.9, kFloat64)); });
+  return t.cases();
+}
+LG_MISUSE_SUITE(OptimizerLoadStateDict, load_state_dict_cases());
+
+}  // namespace
+}  // namespace leangrad::test

@@ -1,0 +1,235 @@
+// Misuse of tensors themselves: creation with negative, overflowing or non-finite sizes, views
+// and indexing with wrong shapes and out-of-range dims, metadata and raw access, in-place writes
+// and conversions. Tables of the misuse suite (tests/misuse/misuse_testing.h).
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "autograd/functions.h"
+#include "core/creation.h"
+#include "kernels/creation.h"
+#include "misuse/misuse_testing.h"
+
+namespace leangrad::test {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr std::int64_t k2Pow31 = std::int64_t{1} << 31;
+constexpr std::int64_t k2Pow32 = std::int64_t{1} << 32;
+constexpr std::int64_t k2Pow62 = std::int64_t{1} << 62;
+constexpr std::int64_t kInt64Max = std::numeric_limits<std::int64_t>::max();
+
+std::vector<MisuseCase> creation_cases() {
+  MisuseTable t;
+  t.add("empty_negative_size", Raises::ShapeError, {"empty", "[2, -3]", "non-negative"}, [] {
+    empty({2, -3});
+  });
+  t.add("zeros_negative_size", Raises::ShapeError, {"zeros", "[-1]"}, [] { zeros({-1}); });
+  t.add("ones_numel_overflows", Raises::ShapeError,
+        {"ones", "[4294967296, 4294967296]", "overflows"}, [] {
+          ones({k2Pow32, k2Pow32});
+        });
+  t.add("full_size_int64_max", Raises::ShapeError, {"full", "9223372036854775807"},
+        [] { full({kInt64Max}, 1.0); });
+  // 2^62 + 16 float32 elements: the byte count wraps around in size_t (issue 14, defect 1).
+  t.add("ones_bytes_overflow", Raises::ShapeError, {"ones", "4611686018427387920"},
+        [] { ones({k2Pow62 + 16}); });
+  t.add("zeros_float64_bytes_overflow", Raises::ShapeError, {"zeros", "2305843009213693952"},
+        [] { zeros({std::int64_t{1} << 61}, kFloat64); });
+  t.add("empty_one_past_2_pow_62", Raises::ShapeError, {"empty", "4611686018427387905"},
+        [] { empty({k2Pow62 + 1}); });
+  t.add("rand_negative_size", Raises::ShapeError, {"rand", "[3, -1]"}, [] { rand({3, -1}); });
+  t.add("randn_numel_overflows", Raises::ShapeError, {"randn", "overflows"}, [] {
+    randn({kInt64Max, 2});
+  });
+  t.add("rand_integral_dtype", Raises::DTypeError, {"rand", "int64"}, [] { rand({2}, kInt64); });
+  t.add("randn_bool_dtype", Raises::DTypeError, {"randn", "bool"}, [] { randn({2}, kBool); });
+  t.add("tensor_values_do_not_fill_shape", Raises::ShapeError, {"tensor", "3 values", "[2, 2]"},
+        [] {
+          tensor<float>({1, 2, 3}, {2, 2});
+        });
+  t.add("tensor_negative_shape", Raises::ShapeError, {"tensor", "[-2, -1]"}, [] {
+    tensor<float>({1, 2}, {-2, -1});
+  });
+  t.add("from_blob_null_data", Raises::Error, {"from_blob", "null", "[2]"},
+        [] { from_blob(nullptr, {2}); });
+  t.add("from_blob_negative_size", Raises::ShapeError, {"from_blob", "[-2]"}, [] {
+    float data[2] = {};
+    from_blob(data, {-2});
+  });
+  t.add("arange_zero_step", Raises::Error, {"arange", "step must be non-zero"},
+        [] { arange(0, 10, 0); });
+  t.add("arange_step_away_from_end", Raises::Error, {"arange", "-1", "10"},
+        [] { arange(0, 10, -1); });
+  t.add("arange_nan_end", Raises::Error, {"arange", "nan"}, [] { arange(0, kNaN); });
+  t.add("arange_infinite_end", Raises::Error, {"arange", "inf"}, [] { arange(0, kInf); });
+  t.add("arange_nan_step", Raises::Error, {"arange", "nan"}, [] { arange(0, 1, kNaN); });
+  t.add("arange_count_too_large", Raises::ShapeError, {"arange", "1e+30"}, [] { arange(0, 1e30); });
+  t.add("requires_grad_integral_dtype", Raises::DTypeError, {"requires_grad", "int64"},
+        [] { zeros({2}, TensorOptions(kInt64).requires_grad(true)); });
+
+  if (!kAddressSanitizer) {
+    // Sizes that pass every check and are refused by the allocator (ASan aborts on such requests).
+    t.add("empty_larger_than_memory", Raises::OutOfMemoryError, {"out of memory", "cpu"},
+          [] { empty({std::int64_t{1} << 60}); });
+    // The range was built in a std::vector first: std::bad_alloc.
+    t.add("arange_larger_than_memory", Raises::OutOfMemoryError, {"out of memory", "cpu"},
+          [] { arange(0, 1e17); });
+  }
+  return t.cases();
+}
+LG_MISUSE_SUITE(Creation, creation_cases());
+
+std::vector<MisuseCase> view_cases() {
+  MisuseTable t;
+  t.add("view_numel_mismatch", Raises::ShapeError, {"view", "[4]", "size 6"}, [] {
+    ones({2, 3}).view({4});
+  });
+  t.add("view_two_inferred_dims", Raises::ShapeError, {"view", "[-1, -1]"}, [] {
+    ones({2, 3}).view({-1, -1});
+  });
+  t.add("view_negative_size", Raises::ShapeError, {"view", "-2", "[-2, -3]"}, [] {
+    ones({2, 3}).view({-2, -3});
+  });
+  t.add("view_infer_from_zero", Raises::ShapeError, {"view", "[0, -1]", "size 0"}, [] {
+    zeros({0, 4}).view({0, -1});
+  });
+  t.add("view_product_overflows", Raises::ShapeError, {"view", "4294967296", "overflows"}, [] {
+    ones({4}).view({k2Pow32, k2Pow32, -1});
+  });
+  t.add("view_of_transposed", Raises::ShapeError, {"view", "[6]", "[3, 2]", "reshape"}, [] {
+    ones({2, 3}).transpose(0, 1).view({6});
+  });
+  t.add("reshape_numel_mismatch", Raises::ShapeError, {"reshape", "[5]", "size 6"}, [] {
+    ones({2, 3}).reshape({5});
+  });
+  t.add("reshape_of_transposed_mismatch", Raises::ShapeError, {"reshape", "[4, 2]", "size 6"}, [] {
+    ones({2, 3}).transpose(0, 1).reshape({4, 2});
+  });
+  t.add("permute_too_few_dims", Raises::ShapeError, {"permute", "[0]", "[2, 3]"}, [] {
+    ones({2, 3}).permute({0});
+  });
+  t.add("permute_repeated_dim", Raises::ShapeError, {"permute", "[1, -1]", "1"}, [] {
+    ones({2, 3}).permute({1, -1});
+  });
+  t.add("permute_dim_out_of_range", Raises::ShapeError, {"permute", "2", "2-d"}, [] {
+    ones({2, 3}).permute({0, 2});
+  });
+  t.add("transpose_dim_out_of_range", Raises::ShapeError, {"transpose", "2", "2-d"}, [] {
+    ones({2, 3}).transpose(0, 2);
+  });
+  t.add("transpose_dim_of_0d", Raises::ShapeError, {"transpose", "3", "0-d"},
+        [] { full({}, 1.0).transpose(0, 3); });
+  t.add("squeeze_dim_out_of_range", Raises::ShapeError, {"squeeze", "2", "2-d"}, [] {
+    ones({2, 1}).squeeze(2);
+  });
+  t.add("squeeze_dim_of_0d", Raises::ShapeError, {"squeeze", "2", "0-d"},
+        [] { full({}, 1.0).squeeze(2); });
+  t.add("unsqueeze_dim_out_of_range", Raises::ShapeError, {"unsqueeze", "3"},
+        [] { ones({2}).unsqueeze(3); });
+  t.add("unsqueeze_negative_dim_out_of_range", Raises::ShapeError, {"unsqueeze", "-3"},
+        [] { ones({2}).unsqueeze(-3); });
+  t.add("expand_fewer_dims", Raises::ShapeError, {"expand", "[3]", "[2, 3]"}, [] {
+    ones({2, 3}).expand({3});
+  });
+  t.add("expand_non_singleton_dim", Raises::ShapeError, {"expand", "[2, 3]", "[4, 3]"}, [] {
+    ones({2, 3}).expand({4, 3});
+  });
+  t.add("expand_negative_size", Raises::ShapeError, {"expand", "-2"},
+        [] { ones({1}).expand({-2}); });
+  t.add("expand_negative_leading_size", Raises::ShapeError, {"expand", "[-1, 1]"}, [] {
+    ones({1}).expand({-1, 1});
+  });
+  // Every size fits, their product does not (Tensor::numel reported 0, issue 14 defect 1).
+  t.add("expand_numel_overflows", Raises::ShapeError,
+        {"expand", "[4611686018427387904, 4611686018427387904]", "overflows"}, [] {
+          ones({1, 1}).expand({k2Pow62, k2Pow62});
+        });
+  t.add("flatten_start_after_end", Raises::ShapeError, {"flatten", "2", "1", "[2, 3, 4]"}, [] {
+    ones({2, 3, 4}).flatten(2, 1);
+  });
+  t.add("flatten_dim_out_of_range", Raises::ShapeError, {"flatten", "3"}, [] {
+    ones({2, 3}).flatten(0, 3);
+  });
+  return t.cases();
+}
+LG_MISUSE_SUITE(Views, view_cases());
+
+std::vector<MisuseCase> indexing_cases() {
+  MisuseTable t;
+  t.add("slice_of_0d", Raises::ShapeError, {"slice", "0-d"}, [] { full({}, 1.0).slice(0, 0, 1); });
+  t.add("slice_zero_step", Raises::ShapeError, {"slice", "step", "0"},
+        [] { ones({4}).slice(0, 0, 2, 0); });
+  t.add("slice_negative_step", Raises::ShapeError, {"slice", "step", "-1"},
+        [] { ones({4}).slice(0, 3, 0, -1); });
+  t.add("slice_dim_out_of_range", Raises::ShapeError, {"slice", "2", "2-d"}, [] {
+    ones({2, 3}).slice(2, 0, 1);
+  });
+  t.add("slice_dim_int64_min", Raises::ShapeError, {"slice", "-9223372036854775808"},
+        [] { ones({2}).slice(std::numeric_limits<std::int64_t>::min(), 0, 1); });
+  t.add("select_index_out_of_range", Raises::ShapeError, {"select", "3", "size 3", "[2, 3]"}, [] {
+    ones({2, 3}).select(1, 3);
+  });
+  t.add("select_negative_index_out_of_range", Raises::ShapeError, {"select", "-3", "size 2"}, [] {
+    ones({2, 3}).select(0, -3);
+  });
+  t.add("select_index_int64_max", Raises::ShapeError, {"select", "9223372036854775807"},
+        [] { ones({2}).select(0, kInt64Max); });
+  t.add("select_from_0d", Raises::ShapeError, {"select", "0-d"},
+        [] { full({}, 1.0).select(0, 0); });
+  t.add("select_from_empty_dim", Raises::ShapeError, {"select", "0", "size 0"}, [] {
+    zeros({0, 2}).select(0, 0);
+  });
+  t.add("size_dim_out_of_range", Raises::ShapeError, {"size", "1"}, [] { ones({2}).size(1); });
+  t.add("stride_dim_out_of_range", Raises::ShapeError, {"stride", "-2"},
+        [] { ones({2}).stride(-2); });
+  t.add("item_of_two_elements", Raises::ShapeError, {"item", "[2]"},
+        [] { ones({2}).item<float>(); });
+  t.add("item_of_empty", Raises::ShapeError, {"item", "[0]"}, [] { zeros({0}).item<float>(); });
+  t.add("data_ptr_wrong_type", Raises::DTypeError, {"data_ptr", "float64", "float32"},
+        [] { ones({2}).data_ptr<double>(); });
+  t.add("metadata_of_undefined", Raises::Error, {"undefined tensor"}, [] { Tensor().shape(); });
+  t.add("set_data_undefined", Raises::Error, {"set_data", "defined"},
+        [] { ones({2}).set_data(Tensor()); });
+  t.add("set_grad_wrong_shape", Raises::ShapeError, {"set_grad", "[3]", "[2]"},
+        [] { ones({2}).set_grad(ones({3})); });
+  return t.cases();
+}
+LG_MISUSE_SUITE(Indexing, indexing_cases());
+
+std::vector<MisuseCase> in_place_cases() {
+  MisuseTable t;
+  t.add("copy_source_does_not_broadcast", Raises::ShapeError, {"copy_", "[4]", "[2, 3]"}, [] {
+    zeros({2, 3}).copy_(ones({4}));
+  });
+  t.add("copy_source_larger", Raises::ShapeError, {"copy_", "[2, 3]", "[3]"}, [] {
+    zeros({3}).copy_(ones({2, 3}));
+  });
+  t.add("copy_undefined_source", Raises::Error, {"copy_", "defined"},
+        [] { zeros({3}).copy_(Tensor()); });
+  // Several elements of an expanded tensor are one memory location (PyTorch refuses too).
+  t.add("copy_into_expanded", Raises::Error, {"copy_", "expanded", "[3]", "[0]"},
+        [] { zeros({1}).expand({3}).copy_(arange(3)); });
+  t.add("add_into_expanded", Raises::Error, {"add_", "expanded", "[3]"},
+        [] { zeros({1}).expand({3}).add_(1.0); });
+  t.add("add_other_larger_than_self", Raises::ShapeError, {"add_", "[2, 3]", "[3]"}, [] {
+    zeros({3}).add_(ones({2, 3}));
+  });
+  t.add("mul_other_does_not_broadcast", Raises::ShapeError, {"mul_", "[2]", "[3]"},
+        [] { zeros({3}).mul_(ones({2})); });
+  t.add("add_float_into_int64", Raises::DTypeError, {"add_", "float32", "int64"},
+        [] { zeros({2}, kInt64).add_(ones({2})); });
+  t.add("mul_fraction_into_int64", Raises::DTypeError, {"mul_", "float32", "int64"},
+        [] { zeros({2}, kInt64).mul_(0.5); });
+  t.add("add_int_into_bool", Raises::DTypeError, {"add_", "bool"},
+        [] { zeros({2}, kBool).add_(ones({2}, kInt64)); });
+  t.add("add_undefined_other", Raises::Error, {"add_", "undefined"},
+        [] { zeros({2}).add_(Tensor()); });
+  return t.cases();
+}
+LG_MISUSE_SUITE(InPlace, in_place_cases());
+
+}  // namespace
+}  // namespace leangrad::test
