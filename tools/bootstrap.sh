@@ -10,17 +10,7 @@ packages=(build-essential cmake ninja-build ccache libeigen3-dev libgtest-dev li
           libbenchmark-dev zlib1g-dev nlohmann-json3-dev libcli11-dev
           dataset-fashion-mnist)
 
-missing=()
-for p in "${packages[@]}"; do
-  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
-done
-if ((${#missing[@]})); then
-  echo "leangrad: installing ${missing[*]}"
-  sudo_cmd=""
-  [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
-  $sudo_cmd apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}" >/dev/null
-fi
+"$LEANGRAD_ROOT/tools/install_packages.sh" "${packages[@]}"
 
 if ! command -v nvcc >/dev/null 2>&1 && [ -x /usr/local/cuda/bin/nvcc ]; then
   export PATH="/usr/local/cuda/bin:$PATH"
