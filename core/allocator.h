@@ -108,7 +108,8 @@ struct AllocatorConfig {
 };
 
 // Parses "max_split_size_mb:256,memory_cap_mb:12288,caching:0" (the LEANGRAD_ALLOC_CONF syntax).
-// Unknown keys or malformed values throw Error naming the offending item.
+// Unknown keys or malformed values throw Error naming the offending item, its key and value; a
+// size of 0 is malformed (a key left out means no limit).
 AllocatorConfig parse_allocator_config(const std::string& conf);
 
 class CachingAllocator {

@@ -15,10 +15,13 @@
 //   was also used on other streams (record_stream) waits for events recorded on them.
 //   See Note [Stream-ordered reuse].
 // - Memory goes back to the backend only in empty_cache() and when an allocation fails: then
-//   every completely free segment is released and the allocation retried once, before
-//   OutOfMemoryError. memory_cap makes growth past the cap fail like the backend would.
+//   every completely free segment is released and the allocation retried once, and if the
+//   segment is larger than the request, once more with a segment of the request's own size,
+//   before OutOfMemoryError. memory_cap makes growth past the cap fail like the backend would.
 //   See Note [OOM retry].
 // - With caching off every allocate and every free is a backend call (for memory checkers).
+// - Under AddressSanitizer, host memory the caller may not touch is poisoned: the rounding tail
+//   of every block and every free block. See Note [AddressSanitizer and the pool].
 // - One mutex guards everything, backend calls included. The stats are exact: `allocated`
 //   counts the rounded request of every live block, `reserved` every live segment.
 #include <algorithm>
@@ -29,6 +32,11 @@
 
 #include "core/allocator.h"
 #include "core/error.h"
+#include "core/macros.h"
+
+#if LG_ADDRESS_SANITIZER
+#include <sanitizer/asan_interface.h>
+#endif
 
 namespace leangrad {
 namespace {
@@ -145,6 +153,8 @@ struct CachingAllocator::Impl {
   void release_free_segments();
   void process_completed_events();
   void synchronize_pending_events();
+  void poison(const char* ptr, std::size_t bytes) const;
+  void unpoison(const char* ptr, std::size_t bytes) const;
   [[noreturn]] void throw_out_of_memory(std::size_t nbytes, std::size_t segment_bytes);
 
   AllocatorBackend& backend;
@@ -250,12 +260,16 @@ void* CachingAllocator::Impl::try_backend_allocate(std::size_t bytes) {
 // cache itself: free segments of one pool or stream that the request cannot use. So before
 // giving up the allocator (1) waits for the events of blocks freed while in use on other streams
 // and puts those blocks back, (2) tries the free blocks again, (3) returns every completely free
-// segment to the backend, and (4) asks the backend once more. Only then OutOfMemoryError is
-// thrown, with enough numbers in its message to tell fragmentation (reserved >> allocated) from
-// a real shortage. alloc_retries counts the failures that went through this path.
+// segment to the backend, and (4) asks the backend once more; (5) when that segment is larger
+// than the request (a shared 20 MiB segment for an 8 MiB request, a 2 MiB small segment, a request
+// rounded up to 2 MiB), it asks for a segment of exactly the request's 512-rounded size, which
+// serves that block alone: under memory_cap_mb:16 an 8 MiB tensor must not fail for want of
+// 20 MiB. Only then OutOfMemoryError is thrown, with enough numbers in its message to tell
+// fragmentation (reserved >> allocated) from a real shortage. alloc_retries counts the failures
+// that went through this path.
 Block* CachingAllocator::Impl::allocate_segment(Pool& pool, StreamRef stream, std::size_t size,
                                                 std::size_t nbytes) {
-  const std::size_t segment_bytes = segment_size(size);
+  std::size_t segment_bytes = segment_size(size);
   void* ptr = try_backend_allocate(segment_bytes);
   if (ptr == nullptr) {
     ++stats.alloc_retries;
@@ -265,8 +279,13 @@ Block* CachingAllocator::Impl::allocate_segment(Pool& pool, StreamRef stream, st
     }
     release_free_segments();
     ptr = try_backend_allocate(segment_bytes);
+    if (ptr == nullptr && segment_bytes > size) {
+      segment_bytes = size;
+      ptr = try_backend_allocate(segment_bytes);
+    }
     if (ptr == nullptr) throw_out_of_memory(nbytes, segment_bytes);
   }
+  poison(static_cast<char*>(ptr), segment_bytes);  // nothing in it is handed out yet
   auto* block = new Block;
   block->owner = this;
   block->pool = &pool;
@@ -310,6 +329,7 @@ DataPtr CachingAllocator::Impl::allocate(std::size_t nbytes, StreamRef stream) {
 
   block->state = Block::State::kAllocated;
   block->request_bytes = size;
+  unpoison(block->ptr, nbytes);  // exactly the request: Note [AddressSanitizer and the pool]
   stats.allocated += static_cast<std::int64_t>(size);
   stats.peak_allocated = std::max(stats.peak_allocated, stats.allocated);
   ++stats.active_blocks;
@@ -331,6 +351,7 @@ DataPtr CachingAllocator::Impl::allocate(std::size_t nbytes, StreamRef stream) {
 // nullptr events, which count as completed.
 void CachingAllocator::Impl::free(Block* block) noexcept {
   std::lock_guard<std::mutex> lock(mutex);
+  poison(block->ptr, block->size);
   stats.allocated -= static_cast<std::int64_t>(block->request_bytes);
   --stats.active_blocks;
   block->request_bytes = 0;
@@ -384,6 +405,7 @@ void CachingAllocator::Impl::return_to_pool(Block* block) {
 void CachingAllocator::Impl::release_segment(Block* block) {
   Pool& pool = *block->pool;
   pool.free_blocks.erase(block);
+  unpoison(block->ptr, block->size);  // the backend's memory again, to reuse or unmap
   backend.deallocate(block->ptr, block->size);
   --pool.segments;
   ++stats.backend_frees;
@@ -423,6 +445,33 @@ void CachingAllocator::Impl::synchronize_pending_events() {
     pending_events.erase(pending_events.begin());
     if (--block->pending_events == 0) return_to_pool(block);
   }
+}
+
+// Note [AddressSanitizer and the pool]
+// AddressSanitizer sees only the backend's allocations: a 2 MiB segment is one addressable range
+// to it, and with every size rounded to 512 bytes even caching:0 leaves up to 511 bytes after a
+// tensor that ASan believes are in bounds. So in an ASan build (LG_ADDRESS_SANITIZER) the pool
+// tells ASan, through its manual poisoning interface, what callers may touch: exactly the
+// requested bytes of every live block. A new segment is poisoned whole, allocate unpoisons the
+// request (its rounding tail stays poisoned), free poisons the block again, and a segment is
+// unpoisoned just before it goes back to the backend (which may reuse or unmap it). So writing one
+// element past a tensor, or reading a tensor's memory after it was freed into the cache, is an
+// ASan report with or without caching. Only host memory is poisoned: ASan's shadow describes the
+// host's address space, and device pointers are not in it.
+void CachingAllocator::Impl::poison(const char* ptr, std::size_t bytes) const {
+#if LG_ADDRESS_SANITIZER
+  if (device.is_cpu()) ASAN_POISON_MEMORY_REGION(ptr, bytes);
+#else
+  (void)ptr, (void)bytes;
+#endif
+}
+
+void CachingAllocator::Impl::unpoison(const char* ptr, std::size_t bytes) const {
+#if LG_ADDRESS_SANITIZER
+  if (device.is_cpu()) ASAN_UNPOISON_MEMORY_REGION(ptr, bytes);
+#else
+  (void)ptr, (void)bytes;
+#endif
 }
 
 void CachingAllocator::Impl::record_stream(Block* block, StreamRef stream) {
@@ -558,22 +607,28 @@ std::string trim(const std::string& text) {
   return text.substr(begin, end - begin + 1);
 }
 
-// A size in MiB, as bytes. Throws naming `item` when `value` is not a plain non-negative integer.
-std::size_t parse_mib(const std::string& value, const std::string& item) {
+// A size in MiB, as bytes. Throws naming the key and the value of `item` unless `value` is a
+// plain positive integer. 0 is refused: AllocatorConfig spells "no limit" 0, but a user writing
+// memory_cap_mb:0 means something else (nothing may be allocated?) and must not silently get no
+// cap; leaving the key out is how the string says "none".
+std::size_t parse_mib(const std::string& key, const std::string& value, const std::string& item) {
   constexpr std::size_t kMaxMiB = std::size_t{1} << 40;  // 1 EiB: far beyond any device
   const bool digits_only =
       !value.empty() && value.size() <= 13 &&
       std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; });
   LG_CHECK(digits_only && std::stoull(value) <= kMaxMiB, "allocator config: bad value in '", item,
-           "': expected a non-negative integer number of MiB");
-  return static_cast<std::size_t>(std::stoull(value)) * kMiB;
+           "': expected ", key, " to be a positive integer number of MiB, got '", value, "'");
+  const std::size_t mib = std::stoull(value);
+  LG_CHECK(mib > 0, "allocator config: bad value in '", item, "': ", key,
+           " must be at least 1 MiB, got 0 (to set no limit, leave ", key, " out)");
+  return mib * kMiB;
 }
 
-bool parse_switch(const std::string& value, const std::string& item) {
+bool parse_switch(const std::string& key, const std::string& value, const std::string& item) {
   if (value == "1" || value == "true" || value == "on") return true;
   if (value == "0" || value == "false" || value == "off") return false;
-  LG_THROW(Error, "allocator config: bad value in '", item,
-           "': expected one of 0, 1, true, false, on, off");
+  LG_THROW(Error, "allocator config: bad value in '", item, "': expected ", key,
+           " to be one of 0, 1, true, false, on, off, got '", value, "'");
 }
 
 }  // namespace
@@ -590,11 +645,11 @@ AllocatorConfig parse_allocator_config(const std::string& conf) {
     const std::string key = trim(item.substr(0, colon));
     const std::string value = trim(item.substr(colon + 1));
     if (key == "max_split_size_mb") {
-      config.max_split_size_bytes = parse_mib(value, item);
+      config.max_split_size_bytes = parse_mib(key, value, item);
     } else if (key == "memory_cap_mb") {
-      config.memory_cap_bytes = parse_mib(value, item);
+      config.memory_cap_bytes = parse_mib(key, value, item);
     } else if (key == "caching") {
-      config.caching = parse_switch(value, item);
+      config.caching = parse_switch(key, value, item);
     } else {
       LG_THROW(Error, "allocator config: unknown key '", key, "' in '", item,
                "' (known keys: max_split_size_mb, memory_cap_mb, caching)");

@@ -88,7 +88,7 @@ template <typename E, typename... Args>
 
 // Internal invariant: a failure here is a bug in leangrad, not in the caller's input.
 #define LG_INTERNAL_ASSERT(cond, ...) \
-  LG_CHECK(cond, "leangrad internal error (please report): " #cond " " __VA_OPT__(, ) __VA_ARGS__)
+  LG_CHECK(cond, "leangrad internal error (please report): " #cond __VA_OPT__(" ", ) __VA_ARGS__)
 
 namespace leangrad {
 // `text` as an error message shows it: bytes outside printable ASCII as \xNN, cut after

@@ -1,10 +1,24 @@
-// Macros shared by every layer: portability between host C++ and CUDA sources, and options
-// builders.
+// Macros shared by every layer: portability between host C++ and CUDA sources, sanitizer
+// detection, and options builders.
 //
 // LG_HOST_DEVICE marks math that must give identical results on the CPU and in CUDA kernels, so
 // the CPU tests exercise what the GPU runs: the Philox generator, half-precision conversions,
 // reduction merges.
 #pragma once
+
+// LG_ADDRESS_SANITIZER is 1 in an AddressSanitizer build (GCC defines __SANITIZE_ADDRESS__, Clang
+// answers __has_feature), 0 otherwise: the caching allocator then tells ASan which bytes of its
+// pool callers may touch (Note [AddressSanitizer and the pool] in core/caching_allocator.cpp).
+#if defined(__SANITIZE_ADDRESS__)
+#define LG_ADDRESS_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define LG_ADDRESS_SANITIZER 1
+#endif
+#endif
+#ifndef LG_ADDRESS_SANITIZER
+#define LG_ADDRESS_SANITIZER 0
+#endif
 
 #if defined(__CUDACC__)
 #define LG_HOST_DEVICE __host__ __device__

@@ -10,8 +10,7 @@ packages=(build-essential cmake ninja-build ccache libeigen3-dev libgtest-dev li
           libbenchmark-dev zlib1g-dev nlohmann-json3-dev libcli11-dev
           dataset-fashion-mnist)
 
-source "$LEANGRAD_ROOT/tools/install_packages.sh"
-install_packages "${packages[@]}"
+"$LEANGRAD_ROOT/tools/install_packages.sh" "${packages[@]}"
 
 if ! command -v nvcc >/dev/null 2>&1 && [ -x /usr/local/cuda/bin/nvcc ]; then
   export PATH="/usr/local/cuda/bin:$PATH"

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The fuzz targets of tests/fuzz (libFuzzer, clang, ASan + UBSan; docs/testing.md, "Fuzzing"):
-# installs clang when missing, builds the library and the targets in build-fuzz, replays every
+# builds them in the ASan build of tools/sanitize.sh (build-asan), replays every
 # target's seed corpus and every saved crash, then fuzzes each target for SECONDS (as many at once
 # as there are cores). Fails on any crash, leak, sanitizer report or per-input timeout; a crashing
-# input is left in build-fuzz/crashes/<target>/ (copy it into tests/fuzz/crashes/<target>/ with
+# input is left in build-asan/crashes/<target>/ (copy it into tests/fuzz/crashes/<target>/ with
 # the fix, so that it is replayed from then on).
 #   tools/fuzz.sh                          CI: replay, then 60 s per target
 #   tools/fuzz.sh --time 600               the long run: 10 minutes per target
@@ -13,7 +13,7 @@
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-build="${LEANGRAD_FUZZ_BUILD:-$root/build-fuzz}"
+build="${LEANGRAD_ASAN_BUILD:-$root/build-asan}"
 seconds=60
 replay_only=0
 make_seeds=0
@@ -30,21 +30,9 @@ while (($#)); do
 done
 ((${#targets[@]})) || targets=(fuzz_safetensors fuzz_idx fuzz_checkpoint fuzz_checkpoint_fields)
 
-source "$root/tools/install_packages.sh"
-install_packages build-essential cmake ninja-build ccache libeigen3-dev zlib1g-dev \
-                 nlohmann-json3-dev clang libclang-rt-dev libomp-dev
-
-# The whole library is instrumented: coverage for the fuzzer, ASan and UBSan for memory errors and
-# undefined behaviour; every UBSan finding is fatal.
-flags="-fsanitize=address,undefined,fuzzer-no-link -fno-sanitize-recover=undefined"
-flags+=" -fno-omit-frame-pointer -gline-tables-only"
-cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
-  -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" \
-  -DLEANGRAD_WITH_CUDA=OFF -DBUILD_SHARED_LIBS=OFF -DLEANGRAD_BUILD_FUZZERS=ON \
-  -DLEANGRAD_BUILD_TESTS=OFF -DLEANGRAD_BUILD_BENCHMARKS=OFF -DLEANGRAD_BUILD_TOOLS=OFF \
-  -DLEANGRAD_BUILD_EXAMPLES=OFF >/dev/null
-cmake --build "$build" --target "${targets[@]}" fuzz_make_seeds
+# The targets live in the ASan + UBSan build of tools/sanitize.sh, whose library is compiled with
+# coverage instrumentation for them: one instrumented build serves the unit tests and the fuzzers.
+LEANGRAD_ASAN_BUILD="$build" "$root/tools/sanitize.sh" --build-only asan
 
 if ((make_seeds)); then
   "$build/tests/fuzz/fuzz_make_seeds" "$root/tests/fuzz/corpus"
@@ -68,7 +56,7 @@ replay() {
         >>"$build/logs/$target.replay.log" 2>&1; }
 }
 
-# Fuzzes the target for $seconds, growing build-fuzz/corpus/<target> from the seeds.
+# Fuzzes the target for $seconds, growing build-asan/corpus/<target> from the seeds.
 fuzz() {
   local target="$1" bin="$build/tests/fuzz/$1" dict=()
   [ -f "$root/tests/fuzz/dict/$target.dict" ] && dict=(-dict="$root/tests/fuzz/dict/$target.dict")
@@ -91,7 +79,7 @@ for target in "${targets[@]}"; do
   if replay "$target"; then
     echo "fuzz: $target: seed corpus and saved crashes replayed, no failure"
   else
-    echo "fuzz: $target: FAILED replaying (build-fuzz/logs/$target.replay.log):" >&2
+    echo "fuzz: $target: FAILED replaying (build-asan/logs/$target.replay.log):" >&2
     tail -40 "$build/logs/$target.replay.log" >&2
     failed=1
   fi

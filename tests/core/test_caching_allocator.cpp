@@ -288,6 +288,59 @@ TEST(CachingAllocatorTest, MemoryCapThrowsOutOfMemoryThenRecovers) {
   EXPECT_EQ(alloc.stats().oom_count, 1);
 }
 
+// Issue 14, defect 5: an 8 MiB request normally takes a shared 20 MiB segment, which a 16 MiB cap
+// refuses; the request itself fits, so the retry asks for a segment of exactly its size.
+TEST(CachingAllocatorTest, MemoryCapAdmitsARequestWhoseSegmentWouldNotFit) {
+  TestAllocator alloc(parse_allocator_config("memory_cap_mb:16"));
+  DataPtr a = alloc->allocate(8 * kMiB);
+  ASSERT_TRUE(a);
+  EXPECT_EQ(alloc.backend->alloc_sizes, (std::vector<std::size_t>{8 * kMiB}));
+  DataPtr b = alloc->allocate(7 * kMiB + 100);  // 7 MiB + 512 of exact segment: 15 MiB + 512
+  EXPECT_EQ(alloc.backend->alloc_sizes.back(), 7 * kMiB + 512);
+  MemoryStats stats = alloc.stats();
+  EXPECT_EQ(stats.reserved, static_cast<std::int64_t>(15 * kMiB + 512));
+  EXPECT_EQ(stats.allocated, stats.reserved);
+  EXPECT_EQ(stats.alloc_retries, 2);
+  EXPECT_EQ(stats.oom_count, 0);
+
+  // The cap still holds exactly: 1 MiB more would make 16 MiB + 512 bytes.
+  try {
+    DataPtr c = alloc->allocate(1 * kMiB);
+    FAIL() << "expected OutOfMemoryError";
+  } catch (const OutOfMemoryError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("a new segment of 1.00 MiB would exceed the memory cap"),
+              std::string::npos)
+        << message;
+  }
+  EXPECT_EQ(alloc.stats().oom_count, 1);
+
+  // The exact-size segments are cached like any other: the same request again is no backend call.
+  a.reset();
+  DataPtr again = alloc->allocate(8 * kMiB);
+  EXPECT_EQ(alloc.backend->allocs, 2);
+}
+
+// The small pool's 2 MiB segments pass a 1 MiB cap; a 4 KiB tensor still fits.
+TEST(CachingAllocatorTest, MemoryCapBelowTheSmallSegmentSize) {
+  TestAllocator alloc(parse_allocator_config("memory_cap_mb:1"));
+  DataPtr a = alloc->allocate(4000);
+  ASSERT_TRUE(a);
+  EXPECT_EQ(alloc.backend->alloc_sizes, (std::vector<std::size_t>{4096}));
+  EXPECT_EQ(alloc.stats().reserved, 4096);
+}
+
+// The same retry when the backend, not the cap, refuses the shared segment (a GPU with 10 MiB
+// left).
+TEST(CachingAllocatorTest, BackendRefusingTheSegmentGetsAskedForTheRequestAlone) {
+  TestAllocator alloc({}, std::make_unique<HostTestBackend>(/*budget_bytes=*/10 * kMiB));
+  DataPtr a = alloc->allocate(8 * kMiB);
+  ASSERT_TRUE(a);
+  EXPECT_EQ(alloc.backend->refusals, 2);  // 20 MiB, then 20 MiB after releasing the cache
+  EXPECT_EQ(alloc.backend->alloc_sizes, (std::vector<std::size_t>{8 * kMiB}));
+  EXPECT_EQ(alloc.stats().reserved, static_cast<std::int64_t>(8 * kMiB));
+}
+
 TEST(CachingAllocatorTest, BackendFailureReleasesCacheAndRetries) {
   TestAllocator alloc({}, std::make_unique<HostTestBackend>(/*budget_bytes=*/22 * kMiB));
   alloc->allocate(1 * kMiB).reset();  // leaves a cached, free 2 MiB small segment
@@ -626,9 +679,16 @@ TEST(AllocatorConfigTest, ParsesValidStrings) {
 }
 
 TEST(AllocatorConfigTest, RejectsInvalidStringsNamingTheItem) {
-  const char* bad[] = {"foo:1",          "max_split_size_mb:abc", "memory_cap_mb:-5",
-                       "caching:maybe",  "max_split_size_mb",     "max_split_size_mb:1.5",
-                       "memory_cap_mb:", "caching:1,bogus:2"};
+  const char* bad[] = {"foo:1",
+                       "max_split_size_mb:abc",
+                       "memory_cap_mb:-5",
+                       "caching:maybe",
+                       "max_split_size_mb",
+                       "max_split_size_mb:1.5",
+                       "memory_cap_mb:",
+                       "caching:1,bogus:2",
+                       "memory_cap_mb:0",
+                       "max_split_size_mb:0"};
   for (const char* conf : bad) {
     try {
       parse_allocator_config(conf);
@@ -639,6 +699,45 @@ TEST(AllocatorConfigTest, RejectsInvalidStringsNamingTheItem) {
       const std::string item = conf_text.substr(conf_text.find_last_of(',') + 1);
       EXPECT_NE(message.find(item), std::string::npos) << message;
     }
+  }
+}
+
+// Issue 14, defect 5: memory_cap_mb:0 silently meant "no cap". A size of 0 is now an error that
+// names the key and the value and says how to ask for no limit.
+TEST(AllocatorConfigTest, ZeroSizesAreRefusedNotTakenAsNoLimit) {
+  for (const std::string key : {"memory_cap_mb", "max_split_size_mb"}) {
+    try {
+      parse_allocator_config("caching:1, " + key + ":0");
+      ADD_FAILURE() << key << ":0 accepted";
+    } catch (const Error& e) {
+      const std::string message = e.what();
+      EXPECT_NE(message.find("'" + key + ":0'"), std::string::npos) << message;
+      EXPECT_NE(message.find(key + " must be at least 1 MiB, got 0"), std::string::npos) << message;
+      EXPECT_NE(message.find("leave " + key + " out"), std::string::npos) << message;
+    }
+  }
+  EXPECT_THROW(memory::configure("memory_cap_mb:0"), Error);
+  EXPECT_EQ(parse_allocator_config("memory_cap_mb:1").memory_cap_bytes, 1 * kMiB);
+}
+
+TEST(AllocatorConfigTest, BadValuesAreQuotedWithTheirKey) {
+  try {
+    parse_allocator_config("caching:maybe");
+    ADD_FAILURE() << "accepted caching:maybe";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("expected caching to be one of 0, 1, true, false, on, "
+                                         "off, got 'maybe'"),
+              std::string::npos)
+        << e.what();
+  }
+  try {
+    parse_allocator_config("memory_cap_mb:12GB");
+    ADD_FAILURE() << "accepted memory_cap_mb:12GB";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("expected memory_cap_mb to be a positive integer number "
+                                         "of MiB, got '12GB'"),
+              std::string::npos)
+        << e.what();
   }
 }
 

@@ -33,7 +33,6 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 const DType kAllDTypes[] = {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32, kUInt8, kBool};
-const DType kFloatingDTypes[] = {kFloat32, kFloat64, kFloat16, kBFloat16};
 const ReduceOp kReduceOps[] = {ReduceOp::Sum, ReduceOp::Mean, ReduceOp::Max};
 
 // ---- Reference (plain loops in double) -------------------------------------------------------

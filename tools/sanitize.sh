@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# The sanitizer jobs of CI (docs/testing.md), one command each, both by default:
+#   tools/sanitize.sh asan   the unit tests under AddressSanitizer + UndefinedBehaviorSanitizer,
+#                            every allocation a backend call (LEANGRAD_ALLOC_CONF=caching:0)
+#   tools/sanitize.sh tsan   the threaded tests under ThreadSanitizer
+#   tools/sanitize.sh --build-only asan   build, do not run (tools/fuzz.sh builds this way)
+# Each job builds only leangrad_tests (no CUDA, benchmarks, tools or examples) in a folder of its
+# own and runs it; any report fails the job. The ASan build also holds the fuzz targets of
+# tests/fuzz (tools/fuzz.sh runs them). tools/test.sh runs both jobs and the fuzzers when CI=true.
+# Environment: LEANGRAD_ASAN_BUILD, LEANGRAD_TSAN_BUILD (build folders; default build-asan/ and
+# build-tsan/), LEANGRAD_ASAN_FILTER, LEANGRAD_TSAN_FILTER (GoogleTest filters replacing the
+# ones below), LEANGRAD_JOBS (parallel compile jobs; default nproc).
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+jobs="${LEANGRAD_JOBS:-$(nproc)}"
+
+# Clang for both jobs. ThreadSanitizer needs it: the one OpenMP runtime TSan can follow is LLVM's
+# libomp with its Archer tool (libarcher.so), which tells TSan about every barrier, reduction and
+# task; GCC's libgomp synchronizes through futexes TSan cannot see, so every parallel region is a
+# false race (4 reports on each run of a 10-line `omp parallel for` under g++ -fsanitize=thread).
+# For ASan + UBSan either compiler would do: Clang's -fsanitize=undefined also checks
+# float-to-integer casts out of range (float-cast-overflow: a NaN step count read from a
+# checkpoint), which GCC's leaves out, and the regular build already compiles everything with GCC,
+# so these jobs add Clang's view of the code. -O1 keeps the tests fast enough and the reports
+# exact; NDEBUG stays undefined so Eigen's bounds assertions run too.
+packages=(cmake ninja-build ccache clang libclang-rt-14-dev libomp-dev llvm libeigen3-dev
+          libgtest-dev libgmock-dev zlib1g-dev nlohmann-json3-dev)
+
+# ASan + UBSan: the whole suite. LeakSanitizer runs at exit; UBSan stops at its first report
+# (-fno-sanitize-recover=undefined, CMakeLists.txt) with a stack trace.
+asan_filter="${LEANGRAD_ASAN_FILTER:-*}"
+asan_options="halt_on_error=1:detect_leaks=1:detect_stack_use_after_return=1"
+asan_options+=":check_initialization_order=1:strict_init_order=1:strict_string_checks=1"
+ubsan_options="halt_on_error=1:print_stacktrace=1"
+
+# TSan: every test that runs code on more than one thread. DataLoader workers (std::threads),
+# the allocator shared by threads, the autograd engine and its hooks (thread-local grad mode and
+# hook stacks), per-thread CUDA settings, and the OpenMP kernels: elementwise, reductions, matmul,
+# conv, the layers and the optimizers' multi-tensor steps.
+tsan_filter="${LEANGRAD_TSAN_FILTER:-DataLoader.*:Dataset.*:*Sampler*:Engine.*:Hooks.*:\
+*SavedTensorHooks*:*Checkpoint*:CachingAllocatorStressTest.ThreadsShareOneAllocator:\
+*Thread*:Elementwise*:Reduce*:Matmul*:Conv*:Layers*:GroupNorm*:Adam8bit*:OptimReference*}"
+tsan_options="halt_on_error=1:second_deadlock_stack=1:ignore_noninstrumented_modules=1"
+
+usage() {
+  sed -n '2,12p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+  exit 2
+}
+
+# configure_and_build FOLDER SANITIZERS FUZZERS TARGET...: a static Clang build of TARGETs with
+# -fsanitize=SANITIZERS; FUZZERS (ON/OFF) adds the fuzz targets and coverage instrumentation.
+configure_and_build() {
+  local build="$1" sanitizers="$2" fuzzers="$3"
+  shift 3
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" \
+    -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DLEANGRAD_WITH_CUDA=OFF -DBUILD_SHARED_LIBS=OFF \
+    -DLEANGRAD_SANITIZE="$sanitizers" -DLEANGRAD_BUILD_FUZZERS="$fuzzers" \
+    -DLEANGRAD_BUILD_BENCHMARKS=OFF -DLEANGRAD_BUILD_TOOLS=OFF -DLEANGRAD_BUILD_EXAMPLES=OFF \
+    >/dev/null
+  cmake --build "$build" --target "$@" -j "$jobs"
+}
+
+run_asan() {
+  local build="${LEANGRAD_ASAN_BUILD:-$root/build-asan}" start=$SECONDS
+  echo "== sanitize asan: building $build"
+  configure_and_build "$build" "address,undefined" ON leangrad_tests fuzz_safetensors fuzz_idx \
+    fuzz_checkpoint fuzz_checkpoint_fields fuzz_make_seeds
+  local built=$SECONDS
+  ((build_only)) && return
+  echo "== sanitize asan: running leangrad_tests --gtest_filter='$asan_filter'"
+  LEANGRAD_ALLOC_CONF=caching:0 \
+    ASAN_OPTIONS="$asan_options${ASAN_OPTIONS:+:$ASAN_OPTIONS}" \
+    UBSAN_OPTIONS="$ubsan_options${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}" \
+    "$build/tests/leangrad_tests" --gtest_brief=1 --gtest_filter="$asan_filter"
+  echo "== sanitize asan: passed (build $((built - start)) s, run $((SECONDS - built)) s)"
+}
+
+run_tsan() {
+  local build="${LEANGRAD_TSAN_BUILD:-$root/build-tsan}" start=$SECONDS
+  echo "== sanitize tsan: building $build"
+  configure_and_build "$build" "thread" OFF leangrad_tests
+  local built=$SECONDS
+  ((build_only)) && return
+  # Archer sits next to the libomp the tests link (/usr/lib/llvm-14/lib on Debian 12). Without it
+  # every OpenMP region would be reported, so its absence is an error, not a warning.
+  local libomp archer
+  libomp="$(ldd "$build/tests/leangrad_tests" | awk '/libomp/ { print $3 }')"
+  archer="$(dirname "$libomp")/libarcher.so"
+  if [[ ! -f "$archer" ]]; then
+    echo "tools/sanitize.sh: no libarcher.so beside '$libomp' (package libomp-14-dev)" >&2
+    exit 1
+  fi
+  echo "== sanitize tsan: running leangrad_tests --gtest_filter='$tsan_filter'"
+  OMP_TOOL_LIBRARIES="$archer" \
+    TSAN_OPTIONS="$tsan_options${TSAN_OPTIONS:+:$TSAN_OPTIONS}" \
+    "$build/tests/leangrad_tests" --gtest_brief=1 --gtest_filter="$tsan_filter"
+  echo "== sanitize tsan: passed (build $((built - start)) s, run $((SECONDS - built)) s)"
+}
+
+build_only=0
+if [[ "${1:-}" == --build-only ]]; then
+  build_only=1
+  shift
+fi
+modes=("$@")
+((${#modes[@]})) || modes=(asan tsan)
+for mode in "${modes[@]}"; do
+  case "$mode" in
+    asan | tsan) ;;
+    *) usage ;;
+  esac
+done
+"$root/tools/install_packages.sh" "${packages[@]}"
+for mode in "${modes[@]}"; do
+  "run_$mode"
+done
