@@ -6,7 +6,7 @@
 #   tools/sanitize.sh --build-only asan   build, do not run (tools/fuzz.sh builds this way)
 # Each job builds only leangrad_tests (no CUDA, benchmarks, tools or examples) in a folder of its
 # own and runs it; any report fails the job. The ASan build also holds the fuzz targets of
-# tests/fuzz (tools/fuzz.sh runs them). tools/test.sh runs both jobs and the fuzzers when CI=true.
+# tests/fuzz (tools/fuzz.sh runs them). tools/test.sh (README and CI) runs both jobs, then fuzz.sh.
 # Environment: LEANGRAD_ASAN_BUILD, LEANGRAD_TSAN_BUILD (build folders; default build-asan/ and
 # build-tsan/), LEANGRAD_ASAN_FILTER, LEANGRAD_TSAN_FILTER (GoogleTest filters replacing the
 # ones below), LEANGRAD_JOBS (parallel compile jobs; default nproc).
@@ -28,9 +28,12 @@ packages=(cmake ninja-build ccache clang libclang-rt-14-dev libomp-dev llvm libe
           libgtest-dev libgmock-dev zlib1g-dev nlohmann-json3-dev)
 
 # ASan + UBSan: the whole suite. LeakSanitizer runs at exit; UBSan stops at its first report
-# (-fno-sanitize-recover=undefined, CMakeLists.txt) with a stack trace.
+# (-fno-sanitize-recover=undefined, CMakeLists.txt) with a stack trace. A request larger than any
+# memory fails as it would with malloc (allocator_may_return_null), so the tests of
+# OutOfMemoryError run here too instead of ASan aborting the process.
 asan_filter="${LEANGRAD_ASAN_FILTER:-*}"
 asan_options="halt_on_error=1:detect_leaks=1:detect_stack_use_after_return=1"
+asan_options+=":allocator_may_return_null=1"
 asan_options+=":check_initialization_order=1:strict_init_order=1:strict_string_checks=1"
 ubsan_options="halt_on_error=1:print_stacktrace=1"
 

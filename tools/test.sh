@@ -1,7 +1,28 @@
 #!/usr/bin/env bash
 # README command (2): install, build everything (the CUDA code too when nvcc is present) and run
-# the whole test suite with CTest. CUDA tests report SKIPPED on a machine without a GPU.
+# the whole test suite with CTest; then the sanitizer jobs (tools/sanitize.sh: the unit tests under
+# ASan + UBSan and the threaded tests under TSan) and the fuzzers (tools/fuzz.sh: the saved inputs
+# replayed, then 60 s per target). CUDA tests report SKIPPED on a machine without a GPU.
+# .ci/run runs exactly this. docs/testing.md describes each stage.
+#   tools/test.sh                 everything
+#   tools/test.sh --quick         CTest only (the sanitizer builds take the most time)
+#   tools/test.sh [--quick] -- ARGS   ARGS passed to ctest, e.g. -- -R Misuse
 set -euo pipefail
+
+quick=0
+ctest_args=()
+while (($#)); do
+  case "$1" in
+    --quick) quick=1; shift ;;
+    --) shift; ctest_args=("$@"); break ;;
+    *) ctest_args+=("$1"); shift ;;
+  esac
+done
+
 source "$(dirname "${BASH_SOURCE[0]}")/bootstrap.sh"
 cmake --build "$LEANGRAD_BUILD"
-ctest --test-dir "$LEANGRAD_BUILD" --output-on-failure -j "$(nproc)" "$@"
+ctest --test-dir "$LEANGRAD_BUILD" --output-on-failure -j "$(nproc)" "${ctest_args[@]}"
+((quick)) && exit 0
+
+"$LEANGRAD_ROOT/tools/sanitize.sh" asan tsan
+"$LEANGRAD_ROOT/tools/fuzz.sh"

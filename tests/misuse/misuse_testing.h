@@ -45,20 +45,6 @@ class MisuseTable {
   std::vector<MisuseCase> cases_;
 };
 
-// Whether this build runs under AddressSanitizer, whose allocator aborts on a request larger than
-// any memory instead of failing it: cases that make such a request are left out there.
-#if defined(__SANITIZE_ADDRESS__)
-inline constexpr bool kAddressSanitizer = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-inline constexpr bool kAddressSanitizer = true;
-#else
-inline constexpr bool kAddressSanitizer = false;
-#endif
-#else
-inline constexpr bool kAddressSanitizer = false;
-#endif
-
 void PrintTo(const MisuseCase& misuse, std::ostream* out);
 std::string misuse_case_name(const ::testing::TestParamInfo<MisuseCase>& info);
 
