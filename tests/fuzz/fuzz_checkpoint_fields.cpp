@@ -79,7 +79,9 @@ std::string epochs_log(FuzzedDataProvider& in) {
       record[pick(in, keys)] = record_value(in);
     log.push_back(record);
   }
-  return log.dump();
+  // Fuzzed strings are any bytes; JSON text is UTF-8, so bytes that are not become U+FFFD here
+  // (a text field that is not UTF-8 at all is field_value's case 0).
+  return log.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 std::string field_value(FuzzedDataProvider& in) {
