@@ -1,0 +1,91 @@
+// The progress board (progress.h).
+//
+// Note [Naming the missing ranks]
+// When a collective fails, Gloo knows only that a peer's connection closed or that a receive
+// timed out; with a ring, the peer that is late is usually not even the one a rank talks to.
+// The store knows more, because of two records:
+// - g<n>/progress/<rank> = "<seq> <description>": every rank overwrites it as it enters each
+//   collective (one store round trip per collective, before any data moves);
+// - leangrad/left/<rank>: set by the TCP store's server when that rank's connection closes,
+//   which the kernel does for a process that exits or is killed.
+// A rank whose collective #s failed reads both for every other rank: a rank whose last record
+// is below s "did not arrive", a rank with a left key "has exited". The file store has no server
+// and so no left keys; its messages name the late ranks only.
+#include "distributed/progress.h"
+
+#include <charconv>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include "core/error.h"
+#include "distributed/store_keys.h"
+
+namespace leangrad::distributed {
+namespace {
+
+std::string join_ranks(const std::vector<int>& ranks) {
+  std::ostringstream out;
+  out << (ranks.size() == 1 ? "rank " : "ranks ");
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    out << (i == 0 ? "" : i + 1 == ranks.size() ? " and " : ", ") << ranks[i];
+  }
+  return out.str();
+}
+
+}  // namespace
+
+ProgressBoard::ProgressBoard(std::shared_ptr<Store> store, std::string prefix, int rank, int size)
+    : store_(std::move(store)), prefix_(std::move(prefix)), rank_(rank), size_(size) {}
+
+void ProgressBoard::enter(std::uint64_t seq, const std::string& what) {
+  store_->set(store_keys::progress(prefix_, rank_), std::to_string(seq) + " " + what);
+}
+
+std::string ProgressBoard::diagnose(std::uint64_t seq, bool timed_out) {
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
+  for (;;) {
+    std::vector<int> late;
+    std::vector<int> exited;
+    std::ostringstream whereabouts;  // where each late rank is
+    try {
+      for (int r = 0; r < size_; ++r) {
+        if (r == rank_) continue;
+        if (store_->try_get(store_keys::left(r))) exited.push_back(r);
+        const std::optional<std::string> record = store_->try_get(store_keys::progress(prefix_, r));
+        std::uint64_t reached = 0;
+        if (record) std::from_chars(record->data(), record->data() + record->size(), reached);
+        if (reached >= seq) continue;
+        late.push_back(r);
+        whereabouts << (late.size() > 1 ? "; " : "") << "rank " << r << ": ";
+        if (reached == 0) {
+          whereabouts << "no collective yet";
+        } else {
+          whereabouts << "#" << *record;
+        }
+      }
+    } catch (const Error& e) {
+      return "the store cannot be read either (" + e.message() +
+             "), so the missing ranks are unknown";
+    }
+    const bool nothing_found = late.empty() && exited.empty();
+    if (nothing_found && !timed_out && std::chrono::steady_clock::now() < give_up) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      continue;
+    }
+    std::ostringstream out;
+    if (!late.empty()) {
+      out << join_ranks(late) << " did not arrive (last collective entered: " << whereabouts.str()
+          << ")";
+    }
+    if (!exited.empty()) {
+      out << (late.empty() ? "" : "; ") << join_ranks(exited)
+          << (exited.size() == 1 ? " has exited (its connection to the store closed)"
+                                 : " have exited (their connections to the store closed)");
+    }
+    if (nothing_found) out << "every rank entered this collective and none has exited";
+    return out.str();
+  }
+}
+
+}  // namespace leangrad::distributed
