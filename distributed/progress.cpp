@@ -13,6 +13,7 @@
 // and so no left keys; its messages name the late ranks only.
 #include "distributed/progress.h"
 
+#include <algorithm>
 #include <charconv>
 #include <sstream>
 #include <thread>
@@ -35,6 +36,23 @@ std::string join_ranks(const std::vector<int>& ranks) {
 
 }  // namespace
 
+std::vector<int> ranks_that_left(Store& store, int size, int self) {
+  std::vector<std::pair<std::int64_t, int>> departures;  // (time, rank)
+  for (int r = 0; r < size; ++r) {
+    if (r == self) continue;
+    if (const std::optional<std::string> when = store.try_get(store_keys::left(r))) {
+      std::int64_t ms = 0;
+      std::from_chars(when->data(), when->data() + when->size(), ms);
+      departures.emplace_back(ms, r);
+    }
+  }
+  std::sort(departures.begin(), departures.end());
+  std::vector<int> ranks;
+  for (const auto& departure : departures)
+    ranks.push_back(departure.second);
+  return ranks;
+}
+
 ProgressBoard::ProgressBoard(std::shared_ptr<Store> store, std::string prefix, int rank, int size)
     : store_(std::move(store)), prefix_(std::move(prefix)), rank_(rank), size_(size) {}
 
@@ -49,9 +67,9 @@ std::string ProgressBoard::diagnose(std::uint64_t seq, bool timed_out) {
     std::vector<int> exited;
     std::ostringstream whereabouts;  // where each late rank is
     try {
+      exited = ranks_that_left(*store_, size_, rank_);
       for (int r = 0; r < size_; ++r) {
         if (r == rank_) continue;
-        if (store_->try_get(store_keys::left(r))) exited.push_back(r);
         const std::optional<std::string> record = store_->try_get(store_keys::progress(prefix_, r));
         std::uint64_t reached = 0;
         if (record) std::from_chars(record->data(), record->data() + record->size(), reached);
@@ -69,7 +87,7 @@ std::string ProgressBoard::diagnose(std::uint64_t seq, bool timed_out) {
              "), so the missing ranks are unknown";
     }
     const bool nothing_found = late.empty() && exited.empty();
-    if (nothing_found && !timed_out && std::chrono::steady_clock::now() < give_up) {
+    if (exited.empty() && !timed_out && std::chrono::steady_clock::now() < give_up) {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
       continue;
     }
@@ -79,9 +97,12 @@ std::string ProgressBoard::diagnose(std::uint64_t seq, bool timed_out) {
           << ")";
     }
     if (!exited.empty()) {
-      out << (late.empty() ? "" : "; ") << join_ranks(exited)
-          << (exited.size() == 1 ? " has exited (its connection to the store closed)"
-                                 : " have exited (their connections to the store closed)");
+      // The first to leave is the likely cause; the others may have exited because of it.
+      out << (late.empty() ? "" : "; ") << "rank " << exited[0]
+          << " has exited (its connection to the store closed)";
+      if (exited.size() > 1) {
+        out << ", then " << join_ranks(std::vector<int>(exited.begin() + 1, exited.end()));
+      }
     }
     if (nothing_found) out << "every rank entered this collective and none has exited";
     return out.str();

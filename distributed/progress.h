@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "distributed/store.h"
 
@@ -23,9 +24,9 @@ class ProgressBoard {
   // entered it and the ranks that exited, such as "rank 2 did not arrive (its last collective
   // is #6, broadcast from rank 0 of float32 [10]) and has exited". `timed_out` tells whether the
   // failure was the timeout (then the ranks were given all the time there was) or an error
-  // from a peer (then the board is read again for up to half a second if it shows nothing yet:
-  // the store may learn of a killed rank a moment after its peers do). Never throws: when the
-  // store cannot be read, the sentence says so.
+  // from a peer (then the board is read again for up to half a second until it shows a rank
+  // that exited: the store may learn of a killed rank a moment after its peers do). Never
+  // throws: when the store cannot be read, the sentence says so.
   std::string diagnose(std::uint64_t seq, bool timed_out);
 
  private:
@@ -34,5 +35,10 @@ class ProgressBoard {
   int rank_;
   int size_;
 };
+
+// The ranks of a group of `size`, other than `self`, whose connection to the TCP store has
+// closed, first leaver first (store_keys::left). Empty with the file store. Throws Error when
+// the store cannot be read.
+std::vector<int> ranks_that_left(Store& store, int size, int self);
 
 }  // namespace leangrad::distributed

@@ -10,8 +10,9 @@
 //   g<n>/gloo/...                (bytes)    Gloo's own rendezvous: hostnames and pair addresses
 //   g<n>/progress/<rank>         (text)     "<seq> <collective>": the last collective the rank
 //                                           entered; see Note [Naming the missing ranks]
-//   leangrad/left/<rank>         ("1")      written by the TCP store's server when the
-//                                           connection of <rank> closes (it exited or was killed)
+//   leangrad/left/<rank>         (decimal)  written by the TCP store's server when the
+//                                           connection of <rank> closes (it exited or was
+//                                           killed): milliseconds since the server started
 #pragma once
 
 #include <string>

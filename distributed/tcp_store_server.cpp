@@ -197,7 +197,11 @@ std::string TCPStoreServer::answer_hello(Client& client, int rank, int world_siz
 
 void TCPStoreServer::drop(Client& client) {
   if (client.rank >= 0) {
-    data_[store_keys::left(client.rank)] = std::string(1, '1');
+    // The value orders the departures: milliseconds since the server started.
+    data_[store_keys::left(client.rank)] =
+        std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
+                           std::chrono::steady_clock::now() - started_)
+                           .count());
     std::lock_guard lock(mutex_);
     connected_ranks_.erase(client.rank);
     ranks_changed_.notify_all();

@@ -4,8 +4,8 @@
 // - it refuses a joining rank whose WORLD_SIZE differs from rank 0's, whose RANK is out of range
 //   or already connected, and writes the reason under `init_error_key`, so every rank's
 //   rendezvous stops at once with that message;
-// - when a rank's connection closes it sets store_keys::left(rank), so a failed collective can
-//   say which ranks exited.
+// - when a rank's connection closes it sets store_keys::left(rank) to the time (milliseconds
+//   since the server started), so a failed collective can say which ranks exited, first first.
 #pragma once
 
 #include <chrono>
@@ -45,6 +45,7 @@ class TCPStoreServer {
 
   int world_size_;
   std::string init_error_key_;
+  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   net::Socket listener_;
   int port_ = 0;
   int wake_read_ = -1;  // a pipe the destructor writes to, waking the thread from poll()

@@ -19,6 +19,9 @@
 //   the ranks that did not arrive or exited (Note [Naming the missing ranks] in progress.cpp)
 //   and every later collective repeats it. A signature mismatch does not break it: no data
 //   moved, and every rank raised the same error.
+// - A rank that exits ends the collectives waiting on it within milliseconds: Gloo wakes most
+//   waits itself, and a watchdog the one kind it misses (Note [Waking Gloo] in
+//   gloo_watchdog.cpp).
 // - SIGPIPE never kills the process: Note [SIGPIPE].
 #include "distributed/gloo/process_group_gloo.h"
 
@@ -28,6 +31,7 @@
 #include <gloo/broadcast.h>
 #include <gloo/rendezvous/context.h>
 #include <gloo/transport/tcp/device.h>
+#include <gloo/transport/unbound_buffer.h>
 #include <signal.h>
 
 #include <cctype>
@@ -139,6 +143,7 @@ ProcessGroupGloo::ProcessGroupGloo(const ProcessGroupSetup& setup)
              size() - 1, " rank(s) within ", format_duration(timeout()), " (address '",
              attr.iface.empty() ? attr.hostname : "interface " + attr.iface, "'): ", e.what());
   }
+  watchdog_ = std::make_unique<GlooWatchdog>(store_, rank(), size());
   queue_ = std::make_unique<WorkQueue>();
 }
 
@@ -219,12 +224,15 @@ void ProcessGroupGloo::exchange_signatures(const Collective& c) {
   if (size() == 1) return;
   Signature mine = encode_signature(c);
   std::vector<std::int64_t> all(kSignatureWords * static_cast<std::size_t>(size()));
+  auto in = unbound(mine.data(), sizeof(mine));
+  auto out = unbound(all.data(), all.size() * sizeof(std::int64_t));
+  const std::vector<gloo::transport::UnboundBuffer*> buffers = {in.get(), out.get()};
   gloo::AllgatherOptions opts(context_);
-  opts.setInput(mine.data(), mine.size());
-  opts.setOutput(all.data(), all.size());
+  opts.setInput<std::int64_t>(std::move(in));
+  opts.setOutput<std::int64_t>(std::move(out));
   opts.setTag(static_cast<std::uint32_t>(2 * c.seq));
   opts.setTimeout(timeout());
-  gloo::allgather(opts);
+  watched(buffers, [&] { gloo::allgather(opts); });
   check_signatures(c, all, size());
 }
 
@@ -250,6 +258,23 @@ void ProcessGroupGloo::fail(const Collective& c, const std::string& cause, bool 
   LG_THROW(Error, message);
 }
 
+std::unique_ptr<gloo::transport::UnboundBuffer> ProcessGroupGloo::unbound(void* data,
+                                                                          std::size_t bytes) {
+  return context_->createUnboundBuffer(data, bytes);
+}
+
+void ProcessGroupGloo::watched(const std::vector<gloo::transport::UnboundBuffer*>& buffers,
+                               const std::function<void()>& gloo_call) {
+  GlooWatchdog::Call call(*watchdog_, buffers);
+  try {
+    gloo_call();
+  } catch (...) {
+    call.check();  // the watchdog's reason says more than the error of an aborted wait
+    throw;
+  }
+  call.check();
+}
+
 // ---- The collectives: each checks, queues, and gives the worker its payload ----------------
 
 std::shared_ptr<Work> ProcessGroupGloo::all_reduce_async(const Tensor& tensor, ReduceOp op) {
@@ -261,10 +286,11 @@ std::shared_ptr<Work> ProcessGroupGloo::all_reduce_async(const Tensor& tensor, R
     const std::size_t n = static_cast<std::size_t>(buffer.numel());
     const DType dtype = buffer.dtype();
     if (n > 0 && size() > 1) {
+      auto out = unbound(buffer.data_ptr(), buffer.nbytes());
+      const std::vector<gloo::transport::UnboundBuffer*> buffers = {out.get()};
       gloo::AllreduceOptions opts(context_);
-      with_element_type(buffer.element_size(), [&]<typename T>() {
-        opts.setOutput(static_cast<T*>(buffer.data_ptr()), n);
-      });
+      with_element_type(buffer.element_size(),
+                        [&]<typename T>() { opts.setOutput<T>(std::move(out)); });
       const ReduceOp combine = op == ReduceOp::Avg ? ReduceOp::Sum : op;
       opts.setReduceFunction(
           [combine, dtype](void* out, const void* a, const void* b, std::size_t count) {
@@ -272,7 +298,7 @@ std::shared_ptr<Work> ProcessGroupGloo::all_reduce_async(const Tensor& tensor, R
           });
       opts.setTag(tag);
       opts.setTimeout(timeout());
-      gloo::allreduce(opts);
+      watched(buffers, [&] { gloo::allreduce(opts); });
     }
     if (op == ReduceOp::Avg) divide_buffer(dtype, buffer.data_ptr(), n, size());
     write_back(tensor, buffer);
@@ -287,12 +313,14 @@ std::shared_ptr<Work> ProcessGroupGloo::broadcast_async(const Tensor& tensor, in
   return enqueue(c, tensor, {}, [this, tensor, root](std::uint32_t tag) {
     Tensor buffer = staged(tensor);
     if (buffer.nbytes() > 0 && size() > 1) {
+      auto out = unbound(buffer.data_ptr(), buffer.nbytes());
+      const std::vector<gloo::transport::UnboundBuffer*> buffers = {out.get()};
       gloo::BroadcastOptions opts(context_);
-      opts.setOutput(static_cast<std::uint8_t*>(buffer.data_ptr()), buffer.nbytes());
+      opts.setOutput<std::uint8_t>(std::move(out));
       opts.setRoot(root);
       opts.setTag(tag);
       opts.setTimeout(timeout());
-      gloo::broadcast(opts);
+      watched(buffers, [&] { gloo::broadcast(opts); });
     }
     if (rank() != root) write_back(tensor, buffer);
     return std::vector<Tensor>{};
@@ -309,12 +337,15 @@ std::shared_ptr<Work> ProcessGroupGloo::all_gather_async(const Tensor& tensor) {
     Tensor gathered = empty(gathered_shape, TensorOptions(tensor.dtype()));  // (size, ...)
     const std::size_t nbytes = input.nbytes();
     if (nbytes > 0 && size() > 1) {
+      auto in = unbound(input.data_ptr(), nbytes);
+      auto out = unbound(gathered.data_ptr(), nbytes * size());
+      const std::vector<gloo::transport::UnboundBuffer*> buffers = {in.get(), out.get()};
       gloo::AllgatherOptions opts(context_);
-      opts.setInput(static_cast<std::uint8_t*>(input.data_ptr()), nbytes);
-      opts.setOutput(static_cast<std::uint8_t*>(gathered.data_ptr()), nbytes * size());
+      opts.setInput<std::uint8_t>(std::move(in));
+      opts.setOutput<std::uint8_t>(std::move(out));
       opts.setTag(tag);
       opts.setTimeout(timeout());
-      gloo::allgather(opts);
+      watched(buffers, [&] { gloo::allgather(opts); });
     } else if (nbytes > 0) {
       std::memcpy(gathered.data_ptr(), input.data_ptr(), nbytes);
     }
@@ -349,12 +380,15 @@ std::shared_ptr<Work> ProcessGroupGloo::reduce_scatter_async(const Tensor& outpu
         std::memcpy(send_bytes + r * nbytes, piece.data_ptr(), nbytes);
       }
       if (size() > 1) {
+        auto in = unbound(send_bytes, nbytes * size());
+        auto out = unbound(received_bytes, nbytes * size());
+        const std::vector<gloo::transport::UnboundBuffer*> buffers = {in.get(), out.get()};
         gloo::AlltoallOptions opts(context_);
-        opts.setInput(send_bytes, nbytes * size());
-        opts.setOutput(received_bytes, nbytes * size());
+        opts.setInput<std::uint8_t>(std::move(in));
+        opts.setOutput<std::uint8_t>(std::move(out));
         opts.setTag(tag);
         opts.setTimeout(timeout());
-        gloo::alltoall(opts);
+        watched(buffers, [&] { gloo::alltoall(opts); });
       } else {
         std::memcpy(received_bytes, send_bytes, nbytes);
       }

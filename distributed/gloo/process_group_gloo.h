@@ -11,13 +11,17 @@
 #include <vector>
 
 #include "distributed/collective.h"
+#include "distributed/gloo/gloo_watchdog.h"
 #include "distributed/process_group.h"
 #include "distributed/progress.h"
 #include "distributed/work.h"
 
 namespace gloo {
 class Context;
+namespace transport {
+class UnboundBuffer;
 }
+}  // namespace gloo
 
 namespace leangrad::distributed {
 
@@ -48,6 +52,11 @@ class ProcessGroupGloo final : public ProcessGroup {
   // The worker's part of one collective.
   std::vector<Tensor> run(const Collective& c, const Payload& payload);
   void exchange_signatures(const Collective& c);
+  // Gloo's view of `bytes` bytes at `data`.
+  std::unique_ptr<gloo::transport::UnboundBuffer> unbound(void* data, std::size_t bytes);
+  // Runs one Gloo call under the watchdog, which may abort the waits on `buffers`.
+  void watched(const std::vector<gloo::transport::UnboundBuffer*>& buffers,
+               const std::function<void()>& gloo_call);
   // Turns a failure of Gloo (or of the store) in collective `c` into the Error the caller sees,
   // and marks the group broken.
   [[noreturn]] void fail(const Collective& c, const std::string& cause, bool timed_out,
@@ -56,6 +65,7 @@ class ProcessGroupGloo final : public ProcessGroup {
   std::shared_ptr<Store> store_;
   ProgressBoard progress_;
   std::shared_ptr<gloo::Context> context_;
+  std::unique_ptr<GlooWatchdog> watchdog_;
 
   std::mutex mutex_;  // guards next_seq_ and the order of pushes onto the queue
   std::uint64_t next_seq_ = 1;
