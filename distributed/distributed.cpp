@@ -79,6 +79,7 @@ void init_process_group(const InitOptions& options) {
   setup.size = config.world_size;
   setup.timeout = config.timeout;
   setup.local_address = met.local_address;
+  setup.check_signatures = config.check_signatures;
   s.group = make_gloo_process_group(setup);
   s.generation += 1;
   s.config = config;

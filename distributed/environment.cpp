@@ -142,6 +142,13 @@ ProcessGroupConfig resolve_init_options(const InitOptions& options, const Enviro
            "init_process_group: MASTER_PORT=0 lets the system pick rank 0's port, which the "
            "other ranks cannot know: give a fixed port (e.g. 29500)");
 
+  if (const std::optional<std::string> signatures = env("LEANGRAD_DIST_SIGNATURES")) {
+    LG_CHECK(*signatures == "0" || *signatures == "1",
+             "init_process_group: LEANGRAD_DIST_SIGNATURES='", printable(*signatures),
+             "' must be 1 (check that ranks call the same collectives) or 0");
+    config.check_signatures = *signatures == "1";
+  }
+
   // The timeout of rendezvous and of every collective.
   LG_CHECK(options.timeout().count() >= 0, "init_process_group: timeout ",
            options.timeout().count(), " ms is negative");

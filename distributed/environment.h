@@ -8,7 +8,7 @@
 //   Open MPI (mpirun)        OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_SIZE, OMPI_COMM_WORLD_LOCAL_RANK
 //   Slurm (srun)             SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID
 // and, with every family, MASTER_ADDR and MASTER_PORT (rank 0's host and the store's port),
-// LEANGRAD_DIST_TIMEOUT_S and LEANGRAD_STORE.
+// LEANGRAD_DIST_TIMEOUT_S, LEANGRAD_STORE and LEANGRAD_DIST_SIGNATURES.
 #pragma once
 
 #include <chrono>
@@ -30,6 +30,9 @@ struct ProcessGroupConfig {
   int master_port = 0;
   std::chrono::milliseconds timeout = kDefaultTimeout;
   std::string file_store_dir;  // empty: the TCP store
+  // Whether collectives exchange signatures first (Note [Signatures] in collective.cpp);
+  // LEANGRAD_DIST_SIGNATURES=0 turns it off.
+  bool check_signatures = true;
   // Where rank and world size came from, for messages: "RANK/WORLD_SIZE", "InitOptions", ...
   std::string source;
 };

@@ -77,6 +77,7 @@ struct ProcessGroupSetup {
   int size = 1;
   std::chrono::milliseconds timeout{0};
   std::string local_address;
+  bool check_signatures = true;  // Note [Signatures] in collective.cpp
 };
 
 // The Gloo process group (distributed/gloo/), or, in a build without Gloo

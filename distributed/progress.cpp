@@ -5,7 +5,8 @@
 // timed out; with a ring, the peer that is late is usually not even the one a rank talks to.
 // The store knows more, because of two records:
 // - g<n>/progress/<rank> = "<seq> <description>": every rank overwrites it as it enters each
-//   collective (one store round trip per collective, before any data moves);
+//   collective, before any data moves, with Store::post (a message to the TCP store without
+//   waiting for its answer: no round trip on the collective's path);
 // - leangrad/left/<rank>: set by the TCP store's server when that rank's connection closes,
 //   which the kernel does for a process that exits or is killed.
 // A rank whose collective #s failed reads both for every other rank: a rank whose last record
@@ -57,7 +58,7 @@ ProgressBoard::ProgressBoard(std::shared_ptr<Store> store, std::string prefix, i
     : store_(std::move(store)), prefix_(std::move(prefix)), rank_(rank), size_(size) {}
 
 void ProgressBoard::enter(std::uint64_t seq, const std::string& what) {
-  store_->set(store_keys::progress(prefix_, rank_), std::to_string(seq) + " " + what);
+  store_->post(store_keys::progress(prefix_, rank_), std::to_string(seq) + " " + what);
 }
 
 std::string ProgressBoard::diagnose(std::uint64_t seq, bool timed_out) {

@@ -23,6 +23,10 @@ class Store {
 
   // Sets (or replaces) the value of `key`. Values are bytes; they may hold anything.
   virtual void set(const std::string& key, const std::string& value) = 0;
+  // set() without waiting for the store to confirm: the TCP store sends the request and returns
+  // (no round trip; its requests are handled in order, so this rank's later requests see it).
+  // For records written on every collective (the progress board). Others: set().
+  virtual void post(const std::string& key, const std::string& value) { set(key, value); }
   // The value of `key`, or nothing when it is not set. Never waits.
   virtual std::optional<std::string> try_get(const std::string& key) = 0;
   // Adds `delta` to the integer stored at `key` (0 when absent; kept as decimal text) and

@@ -51,13 +51,14 @@ std::string TCPStore::describe() const {
   return "the TCP store at " + net::host_port(host_, port_) + " (served by rank 0)";
 }
 
-std::string TCPStore::request(const std::string& frame) {
+std::string TCPStore::request(const std::string& frame, bool answered) {
   std::lock_guard lock(mutex_);
   LG_CHECK(broken_.empty(), broken_);
   const auto deadline = net::Clock::now() + timeout();
   const std::string peer = net::host_port(host_, port_);
   try {
     net::send_all(socket_.fd(), frame.data(), frame.size(), deadline, peer);
+    if (!answered) return "";
     char prefix[4];
     net::recv_all(socket_.fd(), prefix, 4, deadline, peer);
     const std::uint32_t length = frame_length(prefix);
@@ -76,6 +77,11 @@ std::string TCPStore::request(const std::string& frame) {
 
 void TCPStore::set(const std::string& key, const std::string& value) {
   request(FrameWriter().u8(static_cast<std::uint8_t>(Command::Set)).str(key).str(value).frame());
+}
+
+void TCPStore::post(const std::string& key, const std::string& value) {
+  request(FrameWriter().u8(static_cast<std::uint8_t>(Command::Post)).str(key).str(value).frame(),
+          /*answered=*/false);
 }
 
 std::optional<std::string> TCPStore::try_get(const std::string& key) {

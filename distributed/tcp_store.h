@@ -30,6 +30,7 @@ class TCPStore final : public Store {
   ~TCPStore() override;
 
   void set(const std::string& key, const std::string& value) override;
+  void post(const std::string& key, const std::string& value) override;
   std::optional<std::string> try_get(const std::string& key) override;
   std::int64_t add(const std::string& key, std::int64_t delta) override;
   std::string describe() const override;
@@ -42,8 +43,8 @@ class TCPStore final : public Store {
   void wait_for_ranks_to_leave(net::Deadline deadline);
 
  private:
-  // Sends one request frame and returns the answer's payload.
-  std::string request(const std::string& frame);
+  // Sends one request frame and returns the answer's payload (nothing when !answered).
+  std::string request(const std::string& frame, bool answered = true);
 
   std::string host_;
   int port_;

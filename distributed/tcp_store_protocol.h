@@ -2,11 +2,12 @@
 // (tcp_store_server.cpp). Every message is a frame: a 4-byte big-endian length, then that many
 // bytes of payload. A request's payload is a command byte and its fields; the answer's is a
 // status byte and its fields. Strings are a 4-byte big-endian length and the bytes; integers
-// 8 bytes big-endian. Every request gets exactly one answer, at once (the server never waits;
-// see Note [Waiting by polling] in store.cpp):
+// 8 bytes big-endian. Every request but Post gets exactly one answer, at once (the server never
+// waits; see Note [Waiting by polling] in store.cpp):
 //
 //   Hello rank world_size  ->  Ok | Refused message   (first request of every connection)
 //   Set key value          ->  Ok
+//   Post key value         ->  (no answer: Store::post, the progress board's per-collective set)
 //   Get key                ->  Ok value | NotFound
 //   Add key delta          ->  Ok new_value
 #pragma once
@@ -18,7 +19,7 @@
 
 namespace leangrad::distributed::tcp_store_protocol {
 
-enum class Command : std::uint8_t { Hello = 1, Set = 2, Get = 3, Add = 4 };
+enum class Command : std::uint8_t { Hello = 1, Set = 2, Get = 3, Add = 4, Post = 5 };
 enum class Status : std::uint8_t { Ok = 0, NotFound = 1, Refused = 2 };
 
 // Larger frames are refused: a peer that sends one is not a leangrad store client.

@@ -138,9 +138,11 @@ std::string TCPStoreServer::answer(Client& client, const std::string& payload) {
   }
   LG_CHECK(client.rank >= 0, "TCP store: request before Hello");
   switch (command) {
-    case Command::Set: {
+    case Command::Set:
+    case Command::Post: {
       std::string key = request.str();
       data_[key] = request.str();
+      if (command == Command::Post) return "";  // the client does not wait for an answer
       return FrameWriter().u8(static_cast<std::uint8_t>(Status::Ok)).frame();
     }
     case Command::Get: {

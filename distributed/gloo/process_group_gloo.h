@@ -63,6 +63,7 @@ class ProcessGroupGloo final : public ProcessGroup {
                          double elapsed_s);
 
   std::shared_ptr<Store> store_;
+  bool check_signatures_;
   ProgressBoard progress_;
   std::shared_ptr<gloo::Context> context_;
   std::unique_ptr<GlooWatchdog> watchdog_;

@@ -114,6 +114,15 @@ TEST(DistributedEnvironment, TimeoutFromTheEnvironment) {
   EXPECT_NE(error_of(env).find("LEANGRAD_DIST_TIMEOUT_S='10s'"), std::string::npos);
 }
 
+TEST(DistributedEnvironment, SignatureChecksCanBeTurnedOff) {
+  Env env = kTorchrun;
+  EXPECT_TRUE(resolve(env).check_signatures);
+  env["LEANGRAD_DIST_SIGNATURES"] = "0";
+  EXPECT_FALSE(resolve(env).check_signatures);
+  env["LEANGRAD_DIST_SIGNATURES"] = "off";
+  EXPECT_NE(error_of(env).find("LEANGRAD_DIST_SIGNATURES='off' must be 1"), std::string::npos);
+}
+
 TEST(DistributedEnvironment, FileStore) {
   Env env = {{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"LEANGRAD_STORE", "file:///shared/job7"}};
   const ProcessGroupConfig c = resolve(env);  // no MASTER_ADDR/MASTER_PORT needed
