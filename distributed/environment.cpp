@@ -74,7 +74,7 @@ ProcessGroupConfig resolve_init_options(const InitOptions& options, const Enviro
   } else {
     LG_CHECK(family != nullptr,
              "init_process_group: this process was not told its rank: set RANK and WORLD_SIZE "
-             "(leangrad-run and torchrun do), start it with mpirun (OMPI_COMM_WORLD_RANK) or srun "
+             "(torchrun does), start it with mpirun (OMPI_COMM_WORLD_RANK) or srun "
              "(SLURM_PROCID), or pass InitOptions().rank(r).world_size(n)");
     config.rank = parse_int(family->rank, *env(family->rank), 0, kMaxRanks - 1);
     config.source = family->rank;
