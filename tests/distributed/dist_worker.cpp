@@ -310,7 +310,8 @@ void scenario_fault(bool hang) {
     dist::all_reduce(t);  // everyone is connected and warm
   if (rank == victim) {
     if (hang) {
-      std::this_thread::sleep_for(dist::default_process_group().timeout() * 2 +
+      // Past the others' timeout and their report, then gone.
+      std::this_thread::sleep_for(dist::default_process_group().timeout() +
                                   std::chrono::seconds(1));
       std::_Exit(0);
     }

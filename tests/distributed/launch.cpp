@@ -77,11 +77,16 @@ std::vector<RankOutcome> launch_once(const Launch& l, int port) {
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     posix_spawn_file_actions_adddup2(&actions, 1, 2);
-    std::string program = LEANGRAD_DIST_WORKER;
-    std::string scenario = l.scenario;
-    char* argv[] = {program.data(), scenario.data(), nullptr};
+    std::vector<std::string> command;
+    if (auto it = l.rank_prefix.find(rank); it != l.rank_prefix.end()) command = it->second;
+    command.push_back(LEANGRAD_DIST_WORKER);
+    command.push_back(l.scenario);
+    std::vector<char*> argv;
+    for (std::string& word : command)
+      argv.push_back(word.data());
+    argv.push_back(nullptr);
     pid_t pid = -1;
-    const int rc = posix_spawn(&pid, program.c_str(), &actions, nullptr, argv, envp.data());
+    const int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), envp.data());
     posix_spawn_file_actions_destroy(&actions);
     pids.push_back(rc == 0 ? pid : -1);
   }

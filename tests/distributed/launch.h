@@ -26,6 +26,8 @@ struct Launch {
   std::map<int, std::map<std::string, std::string>> rank_env;
   // The ranks to start (empty: all). A rank set to "" in rank_env/env keeps the variable unset.
   std::vector<int> ranks;
+  // A command to run a rank's dist_worker through, e.g. {"/usr/sbin/ip", "netns", "exec", "ns0"}.
+  std::map<int, std::vector<std::string>> rank_prefix;
   // MASTER_PORT: 0 picks a free port (and retries with another when the chosen one was taken
   // meanwhile by another test).
   int port = 0;
