@@ -26,12 +26,17 @@
 namespace leangrad::distributed {
 namespace {
 
+constexpr std::size_t kRanksNamed = 16;  // a message names at most this many ranks of a list
+
+// "rank 2", "ranks 1 and 3", "ranks 0, 1, ... 15 and 40 more".
 std::string join_ranks(const std::vector<int>& ranks) {
   std::ostringstream out;
   out << (ranks.size() == 1 ? "rank " : "ranks ");
-  for (std::size_t i = 0; i < ranks.size(); ++i) {
+  const std::size_t named = std::min(ranks.size(), kRanksNamed);
+  for (std::size_t i = 0; i < named; ++i) {
     out << (i == 0 ? "" : i + 1 == ranks.size() ? " and " : ", ") << ranks[i];
   }
+  if (named < ranks.size()) out << " and " << ranks.size() - named << " more";
   return out.str();
 }
 
@@ -76,6 +81,7 @@ std::string ProgressBoard::diagnose(std::uint64_t seq, bool timed_out) {
         if (record) std::from_chars(record->data(), record->data() + record->size(), reached);
         if (reached >= seq) continue;
         late.push_back(r);
+        if (late.size() > kRanksNamed) continue;
         whereabouts << (late.size() > 1 ? "; " : "") << "rank " << r << ": ";
         if (reached == 0) {
           whereabouts << "no collective yet";
