@@ -9,10 +9,11 @@ install(TARGETS leangrad EXPORT leangradTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(FILES include/leangrad/leangrad.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/leangrad)
-foreach(layer IN ITEMS core kernels autograd nn offload data optim)
+foreach(layer IN ITEMS core kernels autograd nn offload data optim distributed)
   install(DIRECTORY ${layer}/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/leangrad/${layer}
     FILES_MATCHING PATTERN "*.h" PATTERN "*.inc"
-    PATTERN "cuda" EXCLUDE PATTERN "no_cuda" EXCLUDE PATTERN "cpu" EXCLUDE)
+    PATTERN "cuda" EXCLUDE PATTERN "no_cuda" EXCLUDE PATTERN "cpu" EXCLUDE
+    PATTERN "gloo" EXCLUDE PATTERN "no_gloo" EXCLUDE)
 endforeach()
 
 install(EXPORT leangradTargets NAMESPACE leangrad::

@@ -55,6 +55,12 @@ LG_HOST_DEVICE LG_INLINE Acc max_propagate_nan(Acc a, Acc b) {
   return is_nan(b) || b > a ? b : a;
 }
 
+// min(a, b) where NaN wins, the mirror of max_propagate_nan (torch.min propagates NaN too).
+template <typename Acc>
+LG_HOST_DEVICE LG_INLINE Acc min_propagate_nan(Acc a, Acc b) {
+  return is_nan(b) || b < a ? b : a;
+}
+
 // A candidate for argmax: a value and the index it came from.
 template <typename Acc>
 struct ArgmaxPair {

@@ -7,7 +7,7 @@ set -euo pipefail
 LEANGRAD_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 LEANGRAD_BUILD="${LEANGRAD_BUILD:-$LEANGRAD_ROOT/build}"
 packages=(build-essential cmake ninja-build ccache libeigen3-dev libgtest-dev libgmock-dev
-          libbenchmark-dev zlib1g-dev nlohmann-json3-dev libcli11-dev
+          libbenchmark-dev zlib1g-dev nlohmann-json3-dev libcli11-dev libgloo-dev
           dataset-fashion-mnist)
 
 "$LEANGRAD_ROOT/tools/install_packages.sh" "${packages[@]}"

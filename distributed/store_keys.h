@@ -1,0 +1,48 @@
+// Every key leangrad writes into a Store, in one place (values in parentheses). Keys of one
+// process group start with its prefix, "g<generation>/": the n-th init_process_group of a job
+// uses generation n, so a group made after destroy_process_group never reads its predecessor's
+// keys.
+//
+//   g<n>/init/world_size/<rank>  (decimal)  written by each rank when it joins; see rendezvous.h
+//   g<n>/init/error              (text)     the first reason rendezvous failed, for every rank
+//                                           (the TCP store's server writes it too when it
+//                                           refuses a rank: see tcp_store_server.h)
+//   g<n>/gloo/...                (bytes)    Gloo's own rendezvous: hostnames and pair addresses
+//   g<n>/progress/<rank>         (text)     "<seq> <collective>": the last collective the rank
+//                                           entered; see Note [Naming the missing ranks]
+//   leangrad/left/<rank>         (decimal)  written by the TCP store's server when the
+//                                           connection of <rank> closes (it exited or was
+//                                           killed): milliseconds since the server started
+#pragma once
+
+#include <string>
+
+namespace leangrad::distributed::store_keys {
+
+// a + b + c by appending (GCC 12 warns, falsely, about `"text" + std::to_string(n)`: bug 105329).
+inline std::string join(std::string a, const std::string& b, const std::string& c = "") {
+  a.append(b);
+  a.append(c);
+  return a;
+}
+
+inline std::string group_prefix(int generation) {
+  return join("g", std::to_string(generation), "/");
+}
+inline std::string world_size(const std::string& prefix, int rank) {
+  return join(prefix, "init/world_size/", std::to_string(rank));
+}
+inline std::string init_error(const std::string& prefix) {
+  return join(prefix, "init/error");
+}
+inline std::string gloo(const std::string& prefix) {
+  return join(prefix, "gloo/");
+}
+inline std::string progress(const std::string& prefix, int rank) {
+  return join(prefix, "progress/", std::to_string(rank));
+}
+inline std::string left(int rank) {
+  return join("leangrad/left/", std::to_string(rank));
+}
+
+}  // namespace leangrad::distributed::store_keys

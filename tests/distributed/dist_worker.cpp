@@ -1,0 +1,378 @@
+// dist_worker: one rank of a multi-process test. The GoogleTest cases of tests/distributed/
+// start several of these (launch.h) with RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT set, each
+// running the scenario named on its command line:
+//   dist_worker <scenario>
+// It prints what it saw and exits 0 when every check passed, 1 when a check failed, 2 when a
+// leangrad::Error escaped (its message on the last line). Every rank computes the expected
+// results itself, from the inputs every rank would have (value() below), with plain loops.
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <map>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/creation.h"
+#include "core/error.h"
+#include "distributed/distributed.h"
+#include "testing/tensor_testing.h"
+
+namespace dist = leangrad::distributed;
+using leangrad::DType;
+using leangrad::Shape;
+using leangrad::Tensor;
+
+namespace {
+
+int g_checks = 0;
+
+struct CheckFailed {
+  std::string what;
+};
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+int env_int(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  return v != nullptr ? std::atoi(v) : fallback;
+}
+
+// The input of `rank` at flat index i, for variant `k` (different tensors of one scenario):
+// multiples of 1/4 in [-2, 2] for floating dtypes, so every sum, average, maximum and minimum of
+// up to 4 ranks is exact in float16 and bfloat16 too; integers with bits above 2^32 for int64.
+double value(DType dtype, int rank, std::int64_t i, int k = 0) {
+  const std::int64_t small = (rank * 7 + i * 13 + k * 5) % 17 - 8;
+  if (dtype == DType::Int64) return static_cast<double>(small + ((i + rank) % 3) * (1LL << 40));
+  return static_cast<double>(small) / 4.0;
+}
+
+std::int64_t numel_of(const Shape& shape) {
+  std::int64_t n = 1;
+  for (auto d : shape)
+    n *= d;
+  return n;
+}
+
+Tensor input(DType dtype, const Shape& shape, int rank, int k = 0) {
+  std::vector<double> values;
+  for (std::int64_t i = 0; i < numel_of(shape); ++i)
+    values.push_back(value(dtype, rank, i, k));
+  return leangrad::test::make_tensor(values, shape, dtype);
+}
+
+void expect_equal(const std::string& what, const Tensor& t, const Shape& shape,
+                  const std::vector<double>& expected) {
+  ++g_checks;
+  if (t.shape() != shape) {
+    throw CheckFailed{leangrad::detail::str_cat(what, ": shape ", t.shape(), ", expected ", shape)};
+  }
+  const std::vector<double> actual = leangrad::test::to_vector(t);
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    if (actual[i] != expected[i]) {
+      throw CheckFailed{leangrad::detail::str_cat(what, ": element ", i, " is ", actual[i],
+                                                  ", expected ", expected[i])};
+    }
+  }
+}
+
+double reduce_reference(dist::ReduceOp op, const std::vector<double>& xs) {
+  double r = xs[0];
+  for (std::size_t j = 1; j < xs.size(); ++j) {
+    switch (op) {
+      case dist::ReduceOp::Sum:
+      case dist::ReduceOp::Avg:
+        r += xs[j];
+        break;
+      case dist::ReduceOp::Max:
+        r = std::max(r, xs[j]);
+        break;
+      case dist::ReduceOp::Min:
+        r = std::min(r, xs[j]);
+        break;
+    }
+  }
+  return op == dist::ReduceOp::Avg ? r / static_cast<double>(xs.size()) : r;
+}
+
+const std::vector<DType> kDtypes = {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16,
+                                    DType::Int64};
+const std::vector<Shape> kShapes = {{0}, {}, {1}, {7}, {4099}, {3, 5}};
+const std::vector<dist::ReduceOp> kOps = {dist::ReduceOp::Sum, dist::ReduceOp::Avg,
+                                          dist::ReduceOp::Max, dist::ReduceOp::Min};
+
+std::string label(const char* op, DType dtype, const Shape& shape) {
+  return leangrad::detail::str_cat(op, " ", dtype, " ", shape);
+}
+
+// Every collective, dtype, size and reduction against the reference.
+void scenario_collectives() {
+  const int rank = dist::get_rank();
+  const int size = dist::get_world_size();
+  for (DType dtype : kDtypes) {
+    for (const Shape& shape : kShapes) {
+      const std::int64_t n = numel_of(shape);
+      for (dist::ReduceOp op : kOps) {
+        if (!dist::reduce_op_supports(op, dtype)) continue;
+        Tensor t = input(dtype, shape, rank);
+        dist::all_reduce(t, op);
+        std::vector<double> expected;
+        for (std::int64_t i = 0; i < n; ++i) {
+          std::vector<double> xs;
+          for (int r = 0; r < size; ++r)
+            xs.push_back(value(dtype, r, i));
+          expected.push_back(reduce_reference(op, xs));
+        }
+        expect_equal(label("all_reduce", dtype, shape) + " " + dist::reduce_op_name(op), t, shape,
+                     expected);
+
+        // reduce_scatter: rank r's inputs[j] is input(r, k = j); rank j gets the reduction of
+        // every rank's inputs[j].
+        std::vector<Tensor> inputs;
+        for (int j = 0; j < size; ++j)
+          inputs.push_back(input(dtype, shape, rank, j));
+        Tensor out = leangrad::empty(shape, leangrad::TensorOptions(dtype));
+        dist::reduce_scatter(out, inputs, op);
+        expected.clear();
+        for (std::int64_t i = 0; i < n; ++i) {
+          std::vector<double> xs;
+          for (int r = 0; r < size; ++r)
+            xs.push_back(value(dtype, r, i, rank));
+          expected.push_back(reduce_reference(op, xs));
+        }
+        expect_equal(label("reduce_scatter", dtype, shape) + " " + dist::reduce_op_name(op), out,
+                     shape, expected);
+      }
+      for (int root = 0; root < size; ++root) {
+        Tensor t = input(dtype, shape, rank);
+        dist::broadcast(t, root);
+        std::vector<double> expected;
+        for (std::int64_t i = 0; i < n; ++i)
+          expected.push_back(value(dtype, root, i));
+        expect_equal(label("broadcast", dtype, shape) + " root " + std::to_string(root), t, shape,
+                     expected);
+      }
+      const std::vector<Tensor> gathered = dist::all_gather(input(dtype, shape, rank));
+      ++g_checks;
+      if (static_cast<int>(gathered.size()) != size) {
+        throw CheckFailed{"all_gather returned " + std::to_string(gathered.size()) + " tensors"};
+      }
+      for (int r = 0; r < size; ++r) {
+        std::vector<double> expected;
+        for (std::int64_t i = 0; i < n; ++i)
+          expected.push_back(value(dtype, r, i));
+        expect_equal(label("all_gather", dtype, shape) + " from rank " + std::to_string(r),
+                     gathered[static_cast<std::size_t>(r)], shape, expected);
+      }
+    }
+  }
+  dist::barrier();
+}
+
+// Non-contiguous tensors are copied in and written back; async work runs in call order.
+void scenario_layouts_and_async() {
+  const int rank = dist::get_rank();
+  const int size = dist::get_world_size();
+  // all_reduce of a transposed view: the base tensor sees the sums.
+  Tensor base = input(DType::Float32, {5, 3}, rank);
+  Tensor view = base.transpose(0, 1);  // (3, 5), strides (1, 3)
+  dist::all_reduce(view);
+  std::vector<double> expected;
+  for (std::int64_t i = 0; i < 15; ++i) {
+    double sum = 0;
+    for (int r = 0; r < size; ++r)
+      sum += value(DType::Float32, r, i);
+    expected.push_back(sum);
+  }
+  expect_equal("all_reduce of a transposed view (base)", base, {5, 3}, expected);
+
+  // broadcast into every other element of a vector: the elements between keep their values.
+  Tensor vec = input(DType::Float64, {10}, rank);
+  dist::broadcast(vec.slice(0, 0, 10, 2), 0);
+  expected.clear();
+  for (std::int64_t i = 0; i < 10; ++i)
+    expected.push_back(value(DType::Float64, i % 2 ? rank : 0, i));
+  expect_equal("broadcast into a strided slice", vec, {10}, expected);
+
+  // all_gather of a strided input.
+  Tensor strided = input(DType::Int64, {4, 2}, rank).transpose(0, 1);  // (2, 4)
+  const std::vector<Tensor> gathered = dist::all_gather(strided);
+  for (int r = 0; r < size; ++r) {
+    expected = leangrad::test::to_vector(input(DType::Int64, {4, 2}, r).transpose(0, 1));
+    expect_equal("all_gather of a transposed input from rank " + std::to_string(r),
+                 gathered[static_cast<std::size_t>(r)], {2, 4}, expected);
+  }
+
+  // Four async collectives queued, waited for in reverse order.
+  std::vector<Tensor> tensors;
+  std::vector<std::shared_ptr<dist::Work>> works;
+  for (int k = 0; k < 3; ++k) {
+    tensors.push_back(input(DType::Float32, {33}, rank, k));
+    works.push_back(dist::all_reduce_async(tensors.back(), dist::ReduceOp::Max));
+  }
+  auto gather_work = dist::all_gather_async(input(DType::Float32, {2}, rank, 9));
+  const std::vector<Tensor> late = gather_work->result();
+  ++g_checks;
+  if (!gather_work->is_completed() || !gather_work->is_success() ||
+      late.size() != std::size_t(size)) {
+    throw CheckFailed{"all_gather_async: not completed after result()"};
+  }
+  for (int k = 2; k >= 0; --k) {
+    works[static_cast<std::size_t>(k)]->wait();
+    ++g_checks;
+    if (!works[static_cast<std::size_t>(k)]->is_completed()) {
+      throw CheckFailed{"all_reduce_async: not completed after wait()"};
+    }
+    expected.clear();
+    for (std::int64_t i = 0; i < 33; ++i) {
+      std::vector<double> xs;
+      for (int r = 0; r < size; ++r)
+        xs.push_back(value(DType::Float32, r, i, k));
+      expected.push_back(reduce_reference(dist::ReduceOp::Max, xs));
+    }
+    expect_equal("all_reduce_async #" + std::to_string(k), tensors[static_cast<std::size_t>(k)],
+                 {33}, expected);
+  }
+  dist::barrier_async()->wait();
+}
+
+// One 64 MiB float32 all_reduce (16 Mi elements).
+void scenario_big() {
+  const int rank = dist::get_rank();
+  const int size = dist::get_world_size();
+  const std::int64_t n = 16 << 20;
+  Tensor t = leangrad::empty({n}, leangrad::TensorOptions(DType::Float32));
+  float* p = t.data_ptr<float>();
+  for (std::int64_t i = 0; i < n; ++i)
+    p[i] = static_cast<float>((i % 1000) + rank);
+  dist::barrier();
+  const auto start = std::chrono::steady_clock::now();
+  dist::all_reduce(t);
+  const double took = seconds_since(start);
+  ++g_checks;
+  const float rank_sum = static_cast<float>(size * (size - 1) / 2);
+  for (std::int64_t i = 0; i < n; ++i) {
+    const float expected = static_cast<float>(size * (i % 1000)) + rank_sum;
+    if (p[i] != expected) {
+      throw CheckFailed{leangrad::detail::str_cat("64 MiB all_reduce: element ", i, " is ", p[i],
+                                                  ", expected ", expected)};
+    }
+  }
+  std::printf("64 MiB all_reduce on %d ranks: %.3f s (bus bandwidth %.2f GB/s)\n", size, took,
+              2.0 * (size - 1) / size * 64.0 * 1048576.0 / took / 1e9);
+}
+
+// Ranks that call different collectives: every rank raises the same error, and the group
+// still works afterwards.
+void scenario_mismatch(const std::string& kind) {
+  const int rank = dist::get_rank();
+  try {
+    if (kind == "shape") {
+      dist::all_reduce(input(DType::Float32, {rank == 0 ? 4 : 5}, rank));
+    } else if (kind == "dtype") {
+      dist::all_reduce(input(rank == 0 ? DType::Float32 : DType::Float64, {4}, rank));
+    } else {  // the operation
+      Tensor t = input(DType::Float32, {4}, rank);
+      if (rank == 0) {
+        dist::all_reduce(t);
+      } else {
+        dist::broadcast(t, 0);
+      }
+    }
+    throw CheckFailed{"the mismatched collective did not throw"};
+  } catch (const leangrad::ShapeError& e) {
+    std::printf("CAUGHT ShapeError: %s\n", e.what());
+  } catch (const leangrad::DTypeError& e) {
+    std::printf("CAUGHT DTypeError: %s\n", e.what());
+  } catch (const leangrad::Error& e) {
+    std::printf("CAUGHT Error: %s\n", e.what());
+  }
+  Tensor t = input(DType::Float32, {3}, rank);
+  dist::all_reduce(t, dist::ReduceOp::Max);
+  std::printf("the group works after the mismatch\n");
+}
+
+// Rank DIST_VICTIM kills itself (SIGKILL) while its peers are inside a stream of 4 MiB
+// all-reduces; or, with `hang`, stops calling collectives and sleeps past the timeout. The
+// others must raise an Error naming the collective and the victim.
+void scenario_fault(bool hang) {
+  const int rank = dist::get_rank();
+  const int victim = env_int("DIST_VICTIM", 1);
+  Tensor t = leangrad::empty({1 << 20}, leangrad::TensorOptions(DType::Float32));
+  for (int i = 0; i < 3; ++i)
+    dist::all_reduce(t);  // everyone is connected and warm
+  if (rank == victim) {
+    if (hang) {
+      // Past the others' timeout and their report, then gone.
+      std::this_thread::sleep_for(dist::default_process_group().timeout() +
+                                  std::chrono::seconds(1));
+      std::_Exit(0);
+    }
+    std::thread([] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(30));
+      ::raise(SIGKILL);
+    }).detach();
+  }
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    for (;;)
+      dist::all_reduce(t);
+  } catch (const leangrad::Error& e) {
+    std::printf("CAUGHT after %.2f s: %s\n", seconds_since(start), e.what());
+  }
+  try {
+    dist::all_reduce(t);
+    throw CheckFailed{"a collective after the failure did not throw"};
+  } catch (const leangrad::Error& e) {
+    std::printf("NEXT: %s\n", e.what());
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: dist_worker <scenario>\n");
+    return 3;
+  }
+  const std::string scenario = argv[1];
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  try {
+    const auto start = std::chrono::steady_clock::now();
+    dist::init_process_group(dist::Backend::Gloo);
+    std::printf("rank %d of %d joined in %.3f s\n", dist::get_rank(), dist::get_world_size(),
+                seconds_since(start));
+    if (scenario == "init_only") {
+      dist::barrier();
+    } else if (scenario == "collectives") {
+      scenario_collectives();
+    } else if (scenario == "layouts_async") {
+      scenario_layouts_and_async();
+    } else if (scenario == "big") {
+      scenario_big();
+    } else if (scenario.rfind("mismatch_", 0) == 0) {
+      scenario_mismatch(scenario.substr(9));
+    } else if (scenario == "die" || scenario == "hang") {
+      scenario_fault(scenario == "hang");
+    } else {
+      std::fprintf(stderr, "unknown scenario %s\n", scenario.c_str());
+      return 3;
+    }
+    dist::destroy_process_group();
+    std::printf("OK %s: %d checks\n", scenario.c_str(), g_checks);
+    return 0;
+  } catch (const CheckFailed& f) {
+    std::printf("CHECK FAILED: %s\n", f.what.c_str());
+    return 1;
+  } catch (const leangrad::Error& e) {
+    std::printf("ERROR: %s\n", e.what());
+    return 2;
+  }
+}

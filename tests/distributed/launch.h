@@ -1,0 +1,46 @@
+// Starting the ranks of a multi-process test: dist_worker processes spawned with posix_spawn
+// (safe from GoogleTest's threads), each with RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and
+// MASTER_PORT set and every other launcher's variables removed, their output collected in files.
+// A process still running at the deadline is killed, and its outcome says so.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace leangrad::test {
+
+struct RankOutcome {
+  int exit_code = -1;  // -1 when killed by a signal
+  int signal = 0;      // the signal that ended it, 0 when it exited
+  bool killed_at_deadline = false;
+  double seconds = 0;  // from spawn to exit
+  std::string output;  // stdout and stderr
+};
+
+struct Launch {
+  std::string scenario;
+  int world_size = 2;
+  // Variables for every rank (LEANGRAD_DIST_TIMEOUT_S defaults to 20 s), and per rank.
+  std::map<std::string, std::string> env;
+  std::map<int, std::map<std::string, std::string>> rank_env;
+  // The ranks to start (empty: all). A rank set to "" in rank_env/env keeps the variable unset.
+  std::vector<int> ranks;
+  // A command to run a rank's dist_worker through, e.g. {"/usr/sbin/ip", "netns", "exec", "ns0"}.
+  std::map<int, std::vector<std::string>> rank_prefix;
+  // MASTER_PORT: 0 picks a free port (and retries with another when the chosen one was taken
+  // meanwhile by another test).
+  int port = 0;
+  double deadline_s = 60;
+};
+
+// Runs the ranks to completion; outcomes are indexed like `ranks` (all ranks: by rank).
+std::vector<RankOutcome> launch(const Launch& launch);
+
+// A TCP port that was free a moment ago (bound to port 0 and released).
+int free_port();
+
+// "rank 0 (exit 0, 0.12 s):\n<output>...": every outcome, for failure messages.
+std::string describe(const std::vector<RankOutcome>& outcomes);
+
+}  // namespace leangrad::test

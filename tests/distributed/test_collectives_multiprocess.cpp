@@ -1,0 +1,142 @@
+// The collectives in several processes over loopback: dist_worker ranks (dist_worker.cpp) run a
+// scenario and check every result against the plain reference they compute themselves; these
+// tests start them (launch.h) with 2 and 4 ranks and read their exit codes and output.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "distributed/launch.h"
+#include "distributed/process_group.h"
+
+namespace leangrad::test {
+namespace {
+
+#define EXPECT_CONTAINS(text, part) \
+  EXPECT_NE(std::string(text).find(part), std::string::npos) << "in: " << (text)
+
+// Runs `scenario` on `world_size` ranks and expects every rank to pass its checks.
+void expect_scenario_passes(const std::string& scenario, int world_size) {
+  if (!distributed::is_gloo_available()) GTEST_SKIP() << "built without Gloo";
+  Launch l;
+  l.scenario = scenario;
+  l.world_size = world_size;
+  const std::vector<RankOutcome> outcomes = launch(l);
+  for (const RankOutcome& o : outcomes) {
+    ASSERT_EQ(o.exit_code, 0) << describe(outcomes);
+    EXPECT_CONTAINS(o.output, "OK " + scenario);
+  }
+}
+
+TEST(DistributedCollectives, EveryCollectiveDtypeSizeAndReductionOnTwoRanks) {
+  expect_scenario_passes("collectives", 2);
+}
+TEST(DistributedCollectives, EveryCollectiveDtypeSizeAndReductionOnFourRanks) {
+  expect_scenario_passes("collectives", 4);
+}
+TEST(DistributedCollectives, NonContiguousTensorsAndAsyncWorkOnTwoRanks) {
+  expect_scenario_passes("layouts_async", 2);
+}
+TEST(DistributedCollectives, NonContiguousTensorsAndAsyncWorkOnFourRanks) {
+  expect_scenario_passes("layouts_async", 4);
+}
+TEST(DistributedCollectives, AllReduceOf64MiBOnTwoRanks) {
+  expect_scenario_passes("big", 2);
+}
+TEST(DistributedCollectives, AllReduceOf64MiBOnFourRanks) {
+  expect_scenario_passes("big", 4);
+}
+
+// A group of one process needs no environment at all beyond its rank.
+TEST(DistributedCollectives, OneRankWithoutMasterAddress) {
+  if (!distributed::is_gloo_available()) GTEST_SKIP() << "built without Gloo";
+  Launch l;
+  l.scenario = "collectives";
+  l.world_size = 1;
+  l.env = {{"MASTER_ADDR", ""}, {"MASTER_PORT", ""}};
+  const std::vector<RankOutcome> outcomes = launch(l);
+  ASSERT_EQ(outcomes[0].exit_code, 0) << describe(outcomes);
+}
+
+// Mismatched calls: every rank raises the same error, naming who called what, and the group
+// still works afterwards (the worker checks with one more all_reduce).
+void expect_mismatch(const std::string& kind, const std::string& error_class,
+                     const std::vector<std::string>& words) {
+  if (!distributed::is_gloo_available()) GTEST_SKIP() << "built without Gloo";
+  Launch l;
+  l.scenario = "mismatch_" + kind;
+  l.world_size = 2;
+  const std::vector<RankOutcome> outcomes = launch(l);
+  for (const RankOutcome& o : outcomes) {
+    ASSERT_EQ(o.exit_code, 0) << describe(outcomes);
+    EXPECT_CONTAINS(o.output, "CAUGHT " + error_class +
+                                  ": distributed: the 2 ranks of the group "
+                                  "disagree about collective #1");
+    for (const std::string& word : words)
+      EXPECT_CONTAINS(o.output, word);
+    EXPECT_CONTAINS(o.output, "the group works after the mismatch");
+  }
+}
+
+TEST(DistributedCollectives, MismatchedShapesAreAShapeErrorOnEveryRank) {
+  expect_mismatch(
+      "shape", "ShapeError",
+      {"rank 0: all_reduce(sum) of float32 [4]", "rank 1: all_reduce(sum) of float32 [5]"});
+}
+TEST(DistributedCollectives, MismatchedDtypesAreADTypeErrorOnEveryRank) {
+  expect_mismatch(
+      "dtype", "DTypeError",
+      {"rank 0: all_reduce(sum) of float32 [4]", "rank 1: all_reduce(sum) of float64 [4]"});
+}
+TEST(DistributedCollectives, MismatchedCollectivesAreAnErrorOnEveryRank) {
+  expect_mismatch(
+      "op", "Error",
+      {"rank 0: all_reduce(sum) of float32 [4]", "rank 1: broadcast from rank 0 of float32 [4]"});
+}
+
+// Two "hosts": network namespaces joined by a veth pair (10.213.0.1 and 10.213.0.2), one rank in
+// each, MASTER_ADDR the first's address. Nothing but the veth link joins them, so this checks
+// that each rank gives Gloo an address the other can reach (the one its store connection uses).
+// Needs root; SKIPPED where network namespaces cannot be made.
+TEST(DistributedTwoHosts, RanksInTwoNetworkNamespacesJoinedByAVethPair) {
+  if (!distributed::is_gloo_available()) GTEST_SKIP() << "built without Gloo";
+  if (::geteuid() != 0) GTEST_SKIP() << "network namespaces need root";
+  const std::string id = std::to_string(::getpid());
+  const std::string ns_a = "lg" + id + "a";
+  const std::string ns_b = "lg" + id + "b";
+  auto sh = [](const std::string& command) {
+    return std::system((command + " >/dev/null 2>&1").c_str()) == 0;
+  };
+  if (!sh("ip netns add " + ns_a)) GTEST_SKIP() << "cannot make network namespaces here";
+  struct Cleanup {
+    std::string a, b;
+    ~Cleanup() {
+      std::system(
+          ("ip netns del " + a + " 2>/dev/null; ip netns del " + b + " 2>/dev/null").c_str());
+    }
+  } cleanup{ns_a, ns_b};
+  ASSERT_TRUE(sh("ip netns add " + ns_b));
+  ASSERT_TRUE(sh("ip link add lgv" + id + "a netns " + ns_a + " type veth peer name lgv" + id +
+                 "b netns " + ns_b));
+  ASSERT_TRUE(sh("ip -n " + ns_a + " addr add 10.213.0.1/24 dev lgv" + id + "a"));
+  ASSERT_TRUE(sh("ip -n " + ns_b + " addr add 10.213.0.2/24 dev lgv" + id + "b"));
+  for (const std::string& ns : {ns_a, ns_b}) {
+    ASSERT_TRUE(sh("ip -n " + ns + " link set lo up"));
+    ASSERT_TRUE(sh("ip -n " + ns + " link set lgv" + id + ns.back() + " up"));
+  }
+  Launch l;
+  l.scenario = "layouts_async";
+  l.world_size = 2;
+  l.env = {{"MASTER_ADDR", "10.213.0.1"}};
+  l.rank_prefix[0] = {"/usr/bin/env", "ip", "netns", "exec", ns_a};
+  l.rank_prefix[1] = {"/usr/bin/env", "ip", "netns", "exec", ns_b};
+  const std::vector<RankOutcome> outcomes = launch(l);
+  for (const RankOutcome& o : outcomes) {
+    ASSERT_EQ(o.exit_code, 0) << describe(outcomes);
+    EXPECT_CONTAINS(o.output, "OK layouts_async");
+  }
+}
+
+}  // namespace
+}  // namespace leangrad::test

@@ -1,0 +1,214 @@
+// The stores (distributed/tcp_store.h, the file store of distributed/store.h) in one process:
+// rank 0's server and the clients of other "ranks" on threads, over loopback.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <thread>
+#include <vector>
+
+#include "core/error.h"
+#include "distributed/process_group.h"
+#include "distributed/socket.h"
+#include "distributed/store_keys.h"
+#include "distributed/tcp_store.h"
+
+namespace leangrad::distributed {
+namespace {
+
+using std::chrono::milliseconds;
+
+// The message of what `f` throws as leangrad::Error.
+template <typename F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.message();
+  }
+  ADD_FAILURE() << "no Error thrown";
+  return "";
+}
+
+#define EXPECT_CONTAINS(text, part) \
+  EXPECT_NE(std::string(text).find(part), std::string::npos) << "in: " << (text)
+
+const std::string kInitError = store_keys::init_error(store_keys::group_prefix(1));
+
+std::unique_ptr<TCPStore> serve(int world_size, milliseconds timeout = milliseconds(2000)) {
+  return std::make_unique<TCPStore>("127.0.0.1", 0, 0, world_size, timeout, true, kInitError);
+}
+std::unique_ptr<TCPStore> join(int port, int rank, int world_size,
+                               milliseconds timeout = milliseconds(2000)) {
+  return std::make_unique<TCPStore>("127.0.0.1", port, rank, world_size, timeout, false,
+                                    kInitError);
+}
+
+TEST(TCPStore, SetGetAddCheck) {
+  auto server = serve(2);
+  auto client = join(server->port(), 1, 2);
+  EXPECT_FALSE(client->try_get("k").has_value());
+  server->set("k", std::string("v\0w", 3));  // values are bytes
+  EXPECT_EQ(client->get("k"), std::string("v\0w", 3));
+  client->set("k", "replaced");
+  EXPECT_EQ(server->get("k"), "replaced");
+  EXPECT_EQ(client->add("n", 5), 5);
+  EXPECT_EQ(server->add("n", -2), 3);
+  EXPECT_EQ(client->get("n"), "3");
+  EXPECT_TRUE(client->check({"k", "n"}));
+  EXPECT_FALSE(client->check({"k", "absent"}));
+  EXPECT_CONTAINS(error_of([&] { client->add("k", 1); }), "is not an integer");
+  EXPECT_CONTAINS(client->describe(), "127.0.0.1:" + std::to_string(server->port()));
+}
+
+TEST(TCPStore, ConcurrentAddsAllCount) {
+  auto server = serve(3);
+  std::vector<std::thread> threads;
+  for (int rank = 1; rank <= 2; ++rank) {
+    threads.emplace_back([&, rank] {
+      auto client = join(server->port(), rank, 3);
+      for (int i = 0; i < 200; ++i)
+        client->add("counter", 1);
+    });
+  }
+  for (int i = 0; i < 200; ++i)
+    server->add("counter", 1);
+  for (auto& t : threads)
+    t.join();
+  EXPECT_EQ(server->get("counter"), "600");
+}
+
+TEST(TCPStore, WaitSeesAKeySetLaterAndTimesOutNamingTheMissingKeys) {
+  auto server = serve(2);
+  auto client = join(server->port(), 1, 2);
+  std::thread setter([&] {
+    std::this_thread::sleep_for(milliseconds(100));
+    server->set("late", "1");
+  });
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(client->get("late"), "1");
+  EXPECT_GE(std::chrono::steady_clock::now() - start, milliseconds(90));
+  setter.join();
+
+  const std::string message = error_of([&] { client->wait({"late", "never"}, milliseconds(200)); });
+  EXPECT_CONTAINS(message, "waited 200 ms for key(s) [never]");
+  EXPECT_CONTAINS(message, "the TCP store at 127.0.0.1:");
+}
+
+TEST(TCPStore, PortInUseFailsAtOnce) {
+  auto server = serve(2);
+  const auto start = std::chrono::steady_clock::now();
+  const std::string message = error_of([&] {
+    TCPStore second("127.0.0.1", server->port(), 0, 2, milliseconds(5000), true, kInitError);
+  });
+  EXPECT_CONTAINS(message, "port " + std::to_string(server->port()) + " is already in use");
+  EXPECT_CONTAINS(message, "choose another MASTER_PORT");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, milliseconds(1000));
+}
+
+TEST(TCPStore, UnreachableStoreFailsAfterTheTimeoutNamingHostAndPort) {
+  int port = 0;
+  { net::listen_on(0, &port); }  // a port nobody listens on any more
+  const auto start = std::chrono::steady_clock::now();
+  const std::string message = error_of([&] { join(port, 1, 2, milliseconds(300)); });
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_CONTAINS(message,
+                  "rank 1 could not reach the store of rank 0 at MASTER_ADDR:MASTER_PORT "
+                  "= 127.0.0.1:" +
+                      std::to_string(port));
+  EXPECT_CONTAINS(message, "Connection refused");
+  EXPECT_GE(took, milliseconds(250));
+  EXPECT_LT(took, milliseconds(2000));
+}
+
+// A name that does not exist fails at once ("cannot resolve ..."); where no resolver answers at
+// all, the name is retried until the timeout, and the message names it too.
+TEST(TCPStore, UnresolvableHostIsNamed) {
+  const auto start = std::chrono::steady_clock::now();
+  const std::string message = error_of(
+      [] { TCPStore("no-such-host.invalid", 29500, 1, 2, milliseconds(1000), false, kInitError); });
+  EXPECT_CONTAINS(message, "no-such-host.invalid");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, milliseconds(3000));
+}
+
+TEST(TCPStore, RefusesAMismatchedWorldSizeAndTellsEveryRank) {
+  auto server = serve(2);
+  const std::string message = error_of([&] { join(server->port(), 1, 3); });
+  EXPECT_CONTAINS(message, "refused rank 1");
+  EXPECT_CONTAINS(message,
+                  "rank 1 was started with WORLD_SIZE=3 but rank 0, which serves the "
+                  "store, with WORLD_SIZE=2");
+  EXPECT_CONTAINS(server->get(kInitError), "WORLD_SIZE=3");
+}
+
+TEST(TCPStore, RefusesARankThatIsAlreadyConnected) {
+  auto server = serve(3);
+  auto first = join(server->port(), 2, 3);
+  EXPECT_CONTAINS(error_of([&] { join(server->port(), 2, 3); }),
+                  "rank 2 joined twice: two processes were started with RANK=2");
+}
+
+TEST(TCPStore, RecordsRanksThatLeave) {
+  auto server = serve(3);
+  auto one = join(server->port(), 1, 3);
+  auto two = join(server->port(), 2, 3);
+  EXPECT_FALSE(server->check({store_keys::left(1)}));
+  one.reset();  // closes its connection, as exiting or being killed does
+  server->wait({store_keys::left(1)}, milliseconds(2000));
+  EXPECT_FALSE(server->check({store_keys::left(2)}));
+  // Rank 0 waits for the others to leave before it stops serving.
+  std::thread leaver([&] {
+    std::this_thread::sleep_for(milliseconds(50));
+    two.reset();
+  });
+  const auto start = std::chrono::steady_clock::now();
+  server->wait_for_ranks_to_leave(net::Clock::now() + std::chrono::seconds(5));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+  leaver.join();
+}
+
+TEST(TCPStore, AStoreWhoseServerIsGoneSaysSo) {
+  auto server = serve(2);
+  auto client = join(server->port(), 1, 2);
+  server.reset();
+  const std::string message = error_of([&] { client->set("k", "v"); });
+  EXPECT_CONTAINS(message, "(served by rank 0) is unreachable");
+  EXPECT_CONTAINS(message, "rank 0 has probably exited");
+  // Later requests fail at once with the same reason.
+  EXPECT_CONTAINS(error_of([&] { client->try_get("k"); }), "rank 0 has probably exited");
+}
+
+TEST(FileStore, SetReplaceGetAddWait) {
+  if (!is_gloo_available()) GTEST_SKIP() << "the file store needs a build with Gloo";
+  const std::string dir = std::filesystem::temp_directory_path() /
+                          ("leangrad_file_store_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  {
+    auto store = make_file_store(dir, milliseconds(2000));
+    auto other = make_file_store(dir, milliseconds(2000));
+    EXPECT_FALSE(store->try_get("k").has_value());
+    store->set("k", "first");
+    EXPECT_EQ(other->get("k"), "first");
+    other->set("k", "second");  // Gloo's FileStore writes once; ours replaces
+    EXPECT_EQ(store->get("k"), "second");
+    std::thread adder([&] {
+      for (int i = 0; i < 50; ++i)
+        other->add("n", 1);
+    });
+    for (int i = 0; i < 50; ++i)
+      store->add("n", 2);
+    adder.join();
+    EXPECT_EQ(store->get("n"), "150");
+    EXPECT_CONTAINS(error_of([&] {
+                      store->wait({"k", "never"}, milliseconds(100));
+                    }),
+                    "key(s) [never] in the file store in " + dir);
+  }
+  std::filesystem::remove_all(dir);
+  EXPECT_CONTAINS(error_of([&] { make_file_store(dir, milliseconds(100)); }),
+                  "does not name a folder");
+}
+
+}  // namespace
+}  // namespace leangrad::distributed
