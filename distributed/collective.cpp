@@ -56,6 +56,11 @@ std::string rank_list(const std::vector<int>& ranks) {
   return out.str();
 }
 
+// What to add when a tensor is on the wrong kind of device for `backend`.
+const char* backend_hint(const Device& got) {
+  return got.is_cuda() ? " (CUDA tensors take Backend::NCCL)" : " (CPU tensors take Backend::Gloo)";
+}
+
 }  // namespace
 
 const char* collective_name(CollectiveKind kind) {
@@ -85,13 +90,13 @@ std::string Collective::describe() const {
 }
 
 void check_arguments(const Collective& c, const Tensor& tensor, const std::vector<Tensor>& inputs,
-                     int group_size, const char* backend) {
+                     int group_size, const char* backend, const Device& device) {
   const char* name = collective_name(c.kind);
   if (c.kind == CollectiveKind::Barrier) return;
   LG_CHECK(tensor.defined(), name, ": got an undefined tensor (Tensor())");
-  LG_CHECK_DEVICE(tensor.device().is_cpu(), name, ": the ", backend,
-                  " process group takes CPU tensors, got one on ", tensor.device(),
-                  " (CUDA tensors need the NCCL backend, which is not built yet)");
+  LG_CHECK_DEVICE(tensor.device() == device, name, ": the ", backend,
+                  " process group takes tensors on ", device, ", got one on ", tensor.device(),
+                  tensor.device().type != device.type ? backend_hint(tensor.device()) : "");
   LG_CHECK_SHAPE(tensor.dim() <= static_cast<std::int64_t>(kMaxCollectiveDims), name,
                  ": tensors of at most ", kMaxCollectiveDims, " dims, got ", tensor.shape());
   if (uses_reduce_op(c.kind)) {
@@ -116,8 +121,9 @@ void check_arguments(const Collective& c, const Tensor& tensor, const std::vecto
              "per rank (", group_size, "), got ", inputs.size());
     for (std::size_t i = 0; i < inputs.size(); ++i) {
       LG_CHECK(inputs[i].defined(), "reduce_scatter: input ", i, " is undefined (Tensor())");
-      LG_CHECK_DEVICE(inputs[i].device().is_cpu(), "reduce_scatter: the ", backend,
-                      " process group takes CPU tensors, input ", i, " is on ", inputs[i].device());
+      LG_CHECK_DEVICE(inputs[i].device() == device, "reduce_scatter: the ", backend,
+                      " process group takes tensors on ", device, ", input ", i, " is on ",
+                      inputs[i].device());
       LG_CHECK_DTYPE(inputs[i].dtype() == tensor.dtype(), "reduce_scatter: input ", i, " is ",
                      inputs[i].dtype(), " but the output is ", tensor.dtype());
       LG_CHECK_SHAPE(inputs[i].shape() == tensor.shape(), "reduce_scatter: input ", i,

@@ -45,9 +45,10 @@ struct Collective {
 };
 
 // The checks one rank can make alone; throws (ShapeError, DTypeError, DeviceError or Error)
-// naming the collective. `inputs` are reduce_scatter's (one per rank), empty otherwise.
+// naming the collective. `inputs` are reduce_scatter's (one per rank), empty otherwise; every
+// tensor must be on `device`, the group's (the CPU for Gloo, the group's GPU for NCCL).
 void check_arguments(const Collective& c, const Tensor& tensor, const std::vector<Tensor>& inputs,
-                     int group_size, const char* backend);
+                     int group_size, const char* backend, const Device& device);
 
 // A collective's signature: a fixed number of int64 the ranks exchange (Note [Signatures]).
 // Tensors of collectives have at most kMaxCollectiveDims dims (check_arguments says so).

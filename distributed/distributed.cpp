@@ -64,12 +64,15 @@ void init_process_group(const InitOptions& options) {
   LG_CHECK(s.group == nullptr, "init_process_group: already initialized (rank ", s.group->rank(),
            " of ", s.group->size(), "); call destroy_process_group first");
   ProcessGroupConfig config = resolve_init_options(options, process_environment());
-  LG_CHECK(config.backend == Backend::Gloo,
-           "init_process_group: Backend::NCCL is not built yet (it is the next step of "
-           "distributed/; see docs/distributed.md); use Backend::Gloo, which takes CPU tensors");
-  LG_CHECK(is_gloo_available(),
-           "init_process_group(Backend::Gloo): leangrad was built without Gloo "
-           "(LEANGRAD_WITH_GLOO=OFF); install libgloo-dev and configure again");
+  if (config.backend == Backend::Gloo) {
+    LG_CHECK(is_gloo_available(),
+             "init_process_group(Backend::Gloo): leangrad was built without Gloo "
+             "(LEANGRAD_WITH_GLOO=OFF); install libgloo-dev and configure again");
+  } else {
+    LG_CHECK(is_nccl_available(),
+             "init_process_group(Backend::NCCL): leangrad was built without NCCL "
+             "(LEANGRAD_WITH_NCCL=OFF, or without CUDA); use Backend::Gloo for CPU tensors");
+  }
   const std::string prefix = store_keys::group_prefix(s.generation + 1);
   Rendezvous met = rendezvous(config, prefix);
   ProcessGroupSetup setup;
@@ -80,7 +83,9 @@ void init_process_group(const InitOptions& options) {
   setup.timeout = config.timeout;
   setup.local_address = met.local_address;
   setup.check_signatures = config.check_signatures;
-  s.group = make_gloo_process_group(setup);
+  setup.local_rank = config.local_rank;
+  s.group = config.backend == Backend::Gloo ? make_gloo_process_group(setup)
+                                            : make_nccl_process_group(setup);
   s.generation += 1;
   s.config = config;
   s.rendezvous = std::move(met);
@@ -130,10 +135,6 @@ int get_local_rank() {
 ProcessGroup& default_process_group() {
   // The state keeps the group alive until destroy_process_group.
   return *current_group("default_process_group");
-}
-
-bool is_nccl_available() {
-  return false;
 }
 
 void all_reduce(const Tensor& tensor, ReduceOp op) {

@@ -10,7 +10,7 @@
 
 namespace leangrad::distributed {
 
-// Gloo: CPU tensors, over TCP. NCCL: CUDA tensors (not built yet; see docs/distributed.md).
+// Gloo: CPU tensors, over TCP. NCCL: CUDA tensors of one GPU per process (docs/distributed.md).
 enum class Backend { Gloo, NCCL };
 
 // "gloo", "nccl".

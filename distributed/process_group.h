@@ -29,6 +29,8 @@ class ProcessGroup {
   // The timeout of every collective: a collective that has not completed after it fails.
   std::chrono::milliseconds timeout() const { return timeout_; }
   virtual const char* backend_name() const = 0;
+  // The device whose tensors the collectives take: the CPU (Gloo) or the group's GPU (NCCL).
+  virtual Device device() const = 0;
 
   // ---- Collectives: every rank calls the same ones in the same order -----------------------
   // Reduces `tensor` over the ranks, in place: every rank ends with the same result.
@@ -78,11 +80,18 @@ struct ProcessGroupSetup {
   std::chrono::milliseconds timeout{0};
   std::string local_address;
   bool check_signatures = true;  // Note [Signatures] in collective.cpp
+  int local_rank = -1;           // the rank on this machine (-1: unknown); NCCL's GPU
 };
 
 // The Gloo process group (distributed/gloo/), or, in a build without Gloo
 // (LEANGRAD_WITH_GLOO=OFF), an Error saying so.
 std::shared_ptr<ProcessGroup> make_gloo_process_group(const ProcessGroupSetup& setup);
 bool is_gloo_available();
+
+// The NCCL process group (distributed/nccl/) for CUDA tensors on this process's GPU (cuda:
+// local_rank when the launcher gave one, else the current device), or, in a build without NCCL
+// (LEANGRAD_WITH_NCCL=OFF, always without CUDA), an Error saying so.
+std::shared_ptr<ProcessGroup> make_nccl_process_group(const ProcessGroupSetup& setup);
+bool is_nccl_available();
 
 }  // namespace leangrad::distributed

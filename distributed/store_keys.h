@@ -8,6 +8,8 @@
 //                                           (the TCP store's server writes it too when it
 //                                           refuses a rank: see tcp_store_server.h)
 //   g<n>/gloo/...                (bytes)    Gloo's own rendezvous: hostnames and pair addresses
+//   g<n>/nccl/unique_id          (bytes)    rank 0's ncclUniqueId, read by every rank to join
+//                                           the communicator (process_group_nccl.cpp)
 //   g<n>/progress/<rank>         (text)     "<seq> <collective>": the last collective the rank
 //                                           entered; see Note [Naming the missing ranks]
 //   leangrad/left/<rank>         (decimal)  written by the TCP store's server when the
@@ -37,6 +39,9 @@ inline std::string init_error(const std::string& prefix) {
 }
 inline std::string gloo(const std::string& prefix) {
   return join(prefix, "gloo/");
+}
+inline std::string nccl_unique_id(const std::string& prefix) {
+  return join(prefix, "nccl/unique_id");
 }
 inline std::string progress(const std::string& prefix, int rank) {
   return join(prefix, "progress/", std::to_string(rank));

@@ -29,14 +29,16 @@ std::vector<Tensor> Work::result() {
   return result_;
 }
 
-void Work::finish(std::vector<Tensor> result, std::exception_ptr error) {
+bool Work::finish(std::vector<Tensor> result, std::exception_ptr error) {
   {
     std::lock_guard lock(mutex_);
+    if (done_) return false;
     result_ = std::move(result);
     error_ = std::move(error);
     done_ = true;
   }
   done_changed_.notify_all();
+  return true;
 }
 
 WorkQueue::WorkQueue() {

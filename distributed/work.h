@@ -21,13 +21,17 @@ namespace leangrad::distributed {
 class Work {
  public:
   explicit Work(std::string description) : description_(std::move(description)) {}
+  virtual ~Work() = default;
+  Work(const Work&) = delete;
+  Work& operator=(const Work&) = delete;
 
   // Blocks until the collective has run, then throws the Error it failed with, if any. Every
   // collective has a timeout, so this returns (or throws) within the timeouts of the
-  // collectives queued before it and its own.
-  void wait();
+  // collectives queued before it and its own. (A backend whose collectives run on a GPU stream
+  // overrides it to poll the stream instead of waiting to be told.)
+  virtual void wait();
   // True once the collective has run, successfully or not (never blocks).
-  bool is_completed() const;
+  virtual bool is_completed() const;
   // True once the collective has run without error.
   bool is_success() const;
   // The tensors the collective produced (all_gather's, one per rank); empty for the others.
@@ -36,8 +40,9 @@ class Work {
   // "all_reduce(sum) of float32 [4] (collective #3)".
   const std::string& description() const { return description_; }
 
-  // Called once by the worker thread.
-  void finish(std::vector<Tensor> result, std::exception_ptr error);
+  // Marks the collective done, with its result or the error it failed with. The first call
+  // counts; later ones (a watchdog and a waiter racing) are ignored. Returns whether it counted.
+  bool finish(std::vector<Tensor> result, std::exception_ptr error);
 
  private:
   const std::string description_;

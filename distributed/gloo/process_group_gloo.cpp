@@ -177,7 +177,7 @@ bool ProcessGroupGloo::is_broken() const {
 std::shared_ptr<Work> ProcessGroupGloo::enqueue(Collective c, const Tensor& tensor,
                                                 const std::vector<Tensor>& inputs,
                                                 Payload payload) {
-  check_arguments(c, tensor, inputs, size(), "gloo");
+  check_arguments(c, tensor, inputs, size(), "gloo", Device::cpu());
   if (c.kind != CollectiveKind::Barrier) {
     c.dtype = tensor.dtype();
     c.shape = tensor.shape();

@@ -32,6 +32,7 @@ class ProcessGroupGloo final : public ProcessGroup {
   ~ProcessGroupGloo() override;
 
   const char* backend_name() const override { return "gloo"; }
+  Device device() const override { return Device::cpu(); }
   std::shared_ptr<Work> all_reduce_async(const Tensor& tensor, ReduceOp op) override;
   std::shared_ptr<Work> broadcast_async(const Tensor& tensor, int root) override;
   std::shared_ptr<Work> all_gather_async(const Tensor& tensor) override;

@@ -137,7 +137,7 @@ TEST(Signatures, MismatchesNameWhoCalledWhat) {
 TEST(CollectiveArguments, WhatOneRankChecksAlone) {
   auto check = [](Collective c, const Tensor& t, std::vector<Tensor> inputs = {}) {
     c.dtype = t.defined() ? t.dtype() : DType::Float32;
-    check_arguments(c, t, inputs, 2, "gloo");
+    check_arguments(c, t, inputs, 2, "gloo", Device::cpu());
   };
   const Tensor x = zeros({3});
   EXPECT_NO_THROW(check(all_reduce_of(kFloat32, {3}), x));
