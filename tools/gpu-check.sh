@@ -46,7 +46,7 @@ debs_limit_mib=20
 
 # The CUDA tests: ctest's regular expression over the test names, and the same set as a
 # GoogleTest filter for compute-sanitizer over the test binary (374 tests on 2026-11-24).
-cuda_tests_regex='OpTable|Cuda|SaveOnCpu|DataLoader.Device|OptimCuda|Device'
+cuda_tests_regex='OpTable|Cuda|SaveOnCpu|DataLoader.Device|OptimCuda|Device|Nccl'
 memcheck_filter="${GPU_CHECK_MEMCHECK_FILTER:-*OpTable*:*Cuda*:*Device*:*SaveOnCpu*}"
 # racecheck and synccheck find hazards in shared memory, warp shuffles and barriers, so they run
 # over the ops whose kernels use them (reduce.cu; layers.cu's softmax and cross-entropy;
@@ -253,6 +253,34 @@ or set LEANGRAD_CUDNN_ROOT to a folder with include/cudnn.h and lib/libcudnn.so*
   cudnn_description="cuDNN ${version:-?} (headers $(dirname "$header"), libraries $cudnn_lib_dir)"
 }
 
+# find_nccl: nccl.h and libnccl.so* in the CUDA toolkit, else PyTorch's wheel (nvidia-nccl-cu13:
+# nvidia/nccl/{include,lib}, only libnccl.so.2 there, linked as $prefix/nccl-lib/libnccl.so for the
+# linker). Sets nccl_args and nccl_description; without NCCL the build has the NCCL process group's
+# stubs (LEANGRAD_WITH_NCCL=OFF) and its tests are SKIPPED, which the description says.
+find_nccl() {
+  local roots=("$cuda_home") root header="" library=""
+  mapfile -t -O 1 roots < <(python_nvidia_dirs | sed 's|$|/nccl|')
+  for root in "${roots[@]}"; do
+    header="$(find "$root/" -maxdepth 3 -name nccl.h 2>/dev/null | head -1 || true)"
+    library="$(find "$root/" -maxdepth 4 \( -name libnccl.so -o -name 'libnccl.so.[0-9]*' \) \
+      2>/dev/null | head -1 || true)"
+    [ -n "$header" ] && [ -n "$library" ] && break
+    header="" library=""
+  done
+  if [ -z "$header" ]; then
+    nccl_args=(-DLEANGRAD_WITH_NCCL=OFF)
+    nccl_description="NCCL: not found (toolkit or PyTorch's wheel): built without it"
+    return 0
+  fi
+  rm -rf "$prefix/nccl-lib"
+  mkdir -p "$prefix/nccl-lib"
+  ln -sfn "$library" "$prefix/nccl-lib/libnccl.so"
+  nccl_lib_dir="$(dirname "$library")"
+  nccl_args=(-DLEANGRAD_WITH_NCCL=ON -DLEANGRAD_NCCL_INCLUDE_DIR:PATH="$(dirname "$header")"
+             -DLEANGRAD_NCCL_LIBRARY:FILEPATH="$prefix/nccl-lib/libnccl.so")
+  nccl_description="NCCL: headers $(dirname "$header"), library $library"
+}
+
 # prepare: everything a mode needs before it builds or runs (cheap when the machine is warm).
 prepared=0
 prepare() {
@@ -260,11 +288,13 @@ prepare() {
   find_cuda
   unpack_debs
   find_cudnn
+  nccl_lib_dir=""
+  find_nccl
   # cuDNN loads its sub-libraries (libcudnn_graph.so.9, ...) by name: their folder on the search
   # path of leangrad's programs. Debian's libbenchmark.so.1debian is found through the build RPATH.
   # python3 (PyTorch) keeps the original search path: python_env.
   original_ld_library_path="${LD_LIBRARY_PATH:-}"
-  export LD_LIBRARY_PATH="$prefix/cudnn-lib:$cudnn_lib_dir:$prefix/usr/lib/x86_64-linux-gnu${original_ld_library_path:+:$original_ld_library_path}"
+  export LD_LIBRARY_PATH="$prefix/cudnn-lib:$cudnn_lib_dir${nccl_lib_dir:+:$nccl_lib_dir}:$prefix/usr/lib/x86_64-linux-gnu${original_ld_library_path:+:$original_ld_library_path}"
   prepared=1
 }
 python_env() { LD_LIBRARY_PATH="$original_ld_library_path" "$@"; }
@@ -338,13 +368,14 @@ configure() {
     echo "=== configure $(date -u '+%T UTC'): $build"
     echo "cmake: $(cmake --version | head -1); g++: $(g++ --version | head -1)"
     echo "$cudnn_description"
+    echo "$nccl_description"
     echo "dependencies: $prefix (from $(find "$debs" -name '*.deb' | wc -l) .deb files)"
   } >>"$log"
   run_limited "$(limit 300)" "$log" cmake -S "$root" -B "$build" -G Ninja \
     -DCMAKE_BUILD_TYPE=Release -DLEANGRAD_WITH_CUDA=ON \
     -DLEANGRAD_CUDA_ARCHITECTURES="$arch" -DLEANGRAD_WARNINGS_AS_ERRORS=OFF \
     -DCMAKE_CUDA_COMPILER="$(command -v nvcc)" \
-    "${dependency_args[@]}" "${cudnn_args[@]}" || rc=$?
+    "${dependency_args[@]}" "${cudnn_args[@]}" "${nccl_args[@]}" || rc=$?
   record "  configure: $((SECONDS - t0)) s (exit $rc)"
   if ((rc != 0)); then
     tail -40 "$log"
