@@ -429,6 +429,18 @@ TEST(LeangradRun, BadCommandLinesExit2WithAMessage) {
   }
 }
 
+TEST(LeangradRun, AProgramThatCannotStartExits1) {
+  // Executable, but neither a binary nor a script with #!: posix_spawnp refuses it.
+  const std::string file = std::filesystem::temp_directory_path().string() +
+                           "/leangrad_run_noexec_" + std::to_string(::getpid());
+  std::ofstream(file) << "garbage\n";
+  std::filesystem::permissions(file, std::filesystem::perms::owner_all);
+  const Outcome o = run({"--nproc-per-node", "2", file});
+  std::remove(file.c_str());
+  EXPECT_EQ(o.exit_code, 1) << o.describe();
+  EXPECT_EQ(o.err, "leangrad-run: could not start rank 0 (" + file + "): Exec format error\n");
+}
+
 TEST(LeangradRun, HelpDescribesTheOptions) {
   const Outcome o = run({"--help"});
   EXPECT_EQ(o.exit_code, 0) << o.describe();
