@@ -14,12 +14,15 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <regex>
 #include <set>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "launch_plan.h"
 
 extern char** environ;
 
@@ -473,6 +476,32 @@ TEST(LeangradRun, RunsTheCollectivesOfTwoDistWorkerRanks) {
       << o.describe();
   EXPECT_TRUE(std::regex_search(o.out, std::regex(R"(\[rank 1\] OK collectives: \d+ checks)")))
       << o.describe();
+}
+
+TEST(LeangradRun, TwoLaunchersWithNnodes2FormOneJob) {
+  if (!LEANGRAD_TEST_WITH_GLOO) GTEST_SKIP() << "built without Gloo";
+  // Two "nodes" on this machine: each launcher starts 2 ranks of a world of 4.
+  for (int attempt = 0;; ++attempt) {
+    const std::string port = std::to_string(leangrad::tools::free_tcp_port());
+    std::vector<std::unique_ptr<Launcher>> nodes;
+    for (const char* node_rank : {"1", "0"}) {
+      nodes.push_back(std::make_unique<Launcher>(
+          std::vector<std::string>{"--nnodes", "2", "--node-rank", node_rank, "--master-addr",
+                                   "127.0.0.1", "--master-port", port, "--nproc-per-node", "2",
+                                   LEANGRAD_DIST_WORKER, "init_only"},
+          std::map<std::string, std::string>{{"LEANGRAD_DIST_TIMEOUT_S", "20"}}));
+    }
+    const Outcome node1 = nodes[0]->wait();
+    const Outcome node0 = nodes[1]->wait();
+    if (contains(node0.out, "is already in use") && attempt < 3) continue;
+    ASSERT_EQ(node0.exit_code, 0) << node0.describe();
+    ASSERT_EQ(node1.exit_code, 0) << node1.describe();
+    EXPECT_TRUE(contains(node0.out, "[rank 0] rank 0 of 4 joined")) << node0.describe();
+    EXPECT_TRUE(contains(node0.out, "[rank 1] rank 1 of 4 joined")) << node0.describe();
+    EXPECT_TRUE(contains(node1.out, "[rank 2] rank 2 of 4 joined")) << node1.describe();
+    EXPECT_TRUE(contains(node1.out, "[rank 3] rank 3 of 4 joined")) << node1.describe();
+    return;
+  }
 }
 
 TEST(LeangradRun, ADistWorkerRankKilledInACollectiveEndsTheJob) {
