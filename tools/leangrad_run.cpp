@@ -50,7 +50,8 @@ WORLD_SIZE (nnodes * N), LOCAL_RANK, LOCAL_WORLD_SIZE (N), MASTER_ADDR and MASTE
 torchrun does; OMP_NUM_THREADS, when unset, becomes the cores divided among the N ranks. Each
 line a rank prints is prefixed with "[rank R] " (stdout to stdout, stderr to stderr); the ranks'
 stdin is /dev/null. SIGINT, SIGTERM and SIGHUP are passed on to every rank. When a rank exits
-non-zero or is killed, the others get SIGTERM (SIGKILL after the grace period).
+non-zero or is killed, the others get SIGTERM (SIGKILL after the grace period). Ctrl-Z
+stops the ranks with the launcher.
 
 Exit code: 0 when every rank exits 0; else the code of the rank that failed first (128 + the
 signal's number when a signal killed it); when interrupted, leangrad-run dies of the same signal;

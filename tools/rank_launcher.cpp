@@ -9,7 +9,7 @@
 //   prefixed "[rank R] ", to the launcher's stdout or stderr (rank_output.h); signals and exits
 //   reach the same loop through a pipe (Note [Signals through a pipe]).
 // - SIGINT, SIGTERM and SIGHUP are passed on to every rank; the launcher then dies of the same
-//   signal, as a shell running it expects.
+//   signal, as a shell running it expects. Ctrl-Z stops the ranks and the launcher, fg continues.
 // - The first rank to exit non-zero or be killed by a signal fails the job: the other ranks get
 //   SIGTERM, SIGKILL after the grace period (5 s by default), and the launcher exits with the
 //   failed rank's code (128 + the signal's number for a signal), naming the rank.
@@ -50,11 +50,13 @@ using Clock = std::chrono::steady_clock;
 // Note [Signals through a pipe]
 // The handlers only write the signal's number into a pipe whose read end the poll loop watches
 // (the self-pipe trick): SIGCHLD wakes the loop to notice an exit, SIGINT, SIGTERM and SIGHUP to
-// pass the signal on. Everything else (kill, waitpid, printing) runs in the loop, where it may
-// allocate. A signal the launcher was started with ignored (nohup ignores SIGHUP) stays ignored and
-// is not passed on: the ranks inherit the ignoring, as with a shell.
+// pass the signal on, SIGTSTP and SIGCONT to stop and continue the ranks with the launcher.
+// Everything else (kill, waitpid, printing) runs in the loop, where it may allocate. A signal the
+// launcher was started with ignored (nohup ignores SIGHUP) stays ignored and is not passed on: the
+// ranks inherit the ignoring, as with a shell.
 
-constexpr int kForwardedSignals[] = {SIGINT, SIGTERM, SIGHUP};
+constexpr int kStoppingSignals[] = {SIGINT, SIGTERM, SIGHUP};  // passed on; they end the job
+constexpr int kJobControlSignals[] = {SIGTSTP, SIGCONT};       // Ctrl-Z, then fg or bg
 int g_wake_write_fd = -1;
 
 void on_signal(int signal_number) {
@@ -123,13 +125,15 @@ struct Rank {
 // signal aimed at a rank would miss the processes it started (a shell's children, helpers), which
 // could outlive the job. So each rank leads a process group of its own (POSIX_SPAWN_SETPGROUP),
 // and every signal goes to the group, kill(-pid): once, from the launcher, to the rank's whole
-// tree, including what is left of a rank that has exited. For that the pid must stay the group's:
-// the launcher notices exits with waitid(WNOWAIT) and reaps the ranks only at its end, so each
-// zombie keeps its pid from being reused while the launcher may still signal its group.
-// The price: ranks outside the terminal's foreground group would be stopped (SIGTTIN) if they read
-// the terminal, so their stdin is /dev/null; and a launcher killed by SIGKILL passes nothing on:
-// its ranks then die of SIGPIPE when they next write output, or at their collectives' timeout
-// when another rank is gone.
+// tree, including what is left of a rank that has exited (but not a process that made a group of
+// its own, as daemons do). For that the pid must stay the group's: the launcher notices exits with
+// waitid(WNOWAIT) and reaps the ranks only at its end, so each zombie keeps its pid from being
+// reused while the launcher may still signal its group.
+// The price: the terminal's job control reaches the launcher alone, so it relays Ctrl-Z (SIGTSTP)
+// and SIGCONT itself; ranks outside the terminal's foreground group would be stopped (SIGTTIN) if
+// they read the terminal, so their stdin is /dev/null; and a launcher killed by SIGKILL passes
+// nothing on: its ranks then die of SIGPIPE when they next write output, or at their collectives'
+// timeout when another rank is gone.
 
 class Launcher {
  public:
@@ -164,20 +168,21 @@ class Launcher {
       throw std::system_error(errno, std::generic_category(), "pipe");
     wake_read_fd_ = wake[0];
     g_wake_write_fd = wake[1];
-    struct sigaction action {};
-    action.sa_handler = on_signal;
-    action.sa_flags = SA_RESTART | SA_NOCLDSTOP;
-    sigemptyset(&action.sa_mask);
+    action_.sa_handler = on_signal;
+    action_.sa_flags = SA_RESTART | SA_NOCLDSTOP;
+    sigemptyset(&action_.sa_mask);
     sigset_t unblock;
     sigemptyset(&unblock);
-    for (int s : kForwardedSignals) {
+    std::vector<int> handled(std::begin(kStoppingSignals), std::end(kStoppingSignals));
+    handled.insert(handled.end(), std::begin(kJobControlSignals), std::end(kJobControlSignals));
+    for (int s : handled) {
       struct sigaction old {};
       ::sigaction(s, nullptr, &old);
       if (old.sa_handler == SIG_IGN) continue;  // Note [Signals through a pipe]
-      ::sigaction(s, &action, nullptr);
+      ::sigaction(s, &action_, nullptr);
       sigaddset(&unblock, s);
     }
-    ::sigaction(SIGCHLD, &action, nullptr);
+    ::sigaction(SIGCHLD, &action_, nullptr);
     sigaddset(&unblock, SIGCHLD);
     ::sigprocmask(SIG_UNBLOCK, &unblock, nullptr);
     // A write to a closed output pipe is an error to handle (write_all), not death; the ranks
@@ -311,9 +316,30 @@ class Launcher {
     ssize_t n;
     while ((n = ::read(wake_read_fd_, received, sizeof(received))) > 0) {
       for (ssize_t i = 0; i < n; ++i) {
-        if (received[i] != SIGCHLD) pass_on(received[i]);  // SIGCHLD: notice_exits() follows
+        switch (received[i]) {
+          case SIGCHLD:  // notice_exits() follows
+            break;
+          case SIGTSTP:
+            suspend();
+            break;
+          case SIGCONT:
+            signal_ranks(SIGCONT);
+            break;
+          default:
+            pass_on(received[i]);
+        }
       }
     }
+  }
+
+  // Ctrl-Z: the ranks stop, then the launcher, as a shell expects of its foreground job. When the
+  // shell continues the launcher (fg, bg), the launcher continues the ranks.
+  void suspend() {
+    signal_ranks(SIGTSTP);
+    ::signal(SIGTSTP, SIG_DFL);
+    ::raise(SIGTSTP);  // stopped here until SIGCONT
+    ::sigaction(SIGTSTP, &action_, nullptr);
+    signal_ranks(SIGCONT);
   }
 
   void pass_on(int signal_number) {
@@ -388,10 +414,15 @@ class Launcher {
   }
 
   // Signals every rank's process group, the exited ranks' too (what they left running).
-  void stop_ranks(int signal_number) {
+  void signal_ranks(int signal_number) {
     for (Rank& r : ranks_) {
       if (r.started()) ::kill(-r.pid, signal_number);  // Note [One process group per rank]
     }
+  }
+
+  // Asks every rank to stop; SIGKILL follows after the grace period (kill_the_rest).
+  void stop_ranks(int signal_number) {
+    signal_ranks(signal_number);
     if (!kill_deadline_)
       kill_deadline_ = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                           std::chrono::duration<double>(options_.grace_period_s));
@@ -453,6 +484,7 @@ class Launcher {
   LaunchOptions options_;
   std::vector<Rank> ranks_;
   int wake_read_fd_ = -1;
+  struct sigaction action_ {};  // the handler of the signals it handles (on_signal)
   bool sigpipe_was_default_ = true;
   Cause cause_ = Cause::kNone;
   int exit_code_ = 0;

@@ -102,14 +102,17 @@ class Launcher {
     posix_spawn_file_actions_addopen(&actions, 2, err_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
                                      0644);
     // Whatever the test runner ignores or blocks, the launcher starts with the defaults (it leaves
-    // an ignored SIGINT ignored, as shells do).
+    // an ignored SIGINT ignored, as shells do), in a process group of its own whose parent (this
+    // test) is outside it, as a shell's job: so SIGTSTP stops it.
     posix_spawnattr_t attributes;
     posix_spawnattr_init(&attributes);
-    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+    posix_spawnattr_setflags(
+        &attributes, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&attributes, 0);
     sigset_t signals;
     sigemptyset(&signals);
     posix_spawnattr_setsigmask(&attributes, &signals);
-    for (int s : {SIGINT, SIGTERM, SIGHUP, SIGPIPE})
+    for (int s : {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGTSTP, SIGCONT})
       sigaddset(&signals, s);
     posix_spawnattr_setsigdefault(&attributes, &signals);
     start_ = Clock::now();
@@ -141,6 +144,8 @@ class Launcher {
   }
 
   void send(int signal_number) { ::kill(pid_, signal_number); }
+  pid_t pid() const { return pid_; }
+  std::string stdout_so_far() const { return read_file(out_path_); }
 
   // Waits for the launcher to end (killing it after `deadline_s`, which fails the test).
   Outcome wait(double deadline_s = 30) {
@@ -321,11 +326,25 @@ TEST(LeangradRun, RanksIgnoringSigtermAreKilledAfterTheGracePeriod) {
   EXPECT_TRUE(contains(o.err, "rank(s) 0 still running after 0.5 s: SIGKILL")) << o.describe();
 }
 
-// Whether process `pid` has exited and waits to be reaped (state Z in /proc/<pid>/stat).
-bool is_zombie(pid_t pid) {
+// The state letter of process `pid` in /proc/<pid>/stat (R, S, T: stopped, Z: exited and waiting
+// to be reaped), or '?'.
+char state_of(pid_t pid) {
   const std::string stat = read_file("/proc/" + std::to_string(pid) + "/stat");
   const std::size_t name_end = stat.rfind(')');
-  return name_end != std::string::npos && stat.compare(name_end, 3, ") Z") == 0;
+  return name_end != std::string::npos && name_end + 2 < stat.size() ? stat[name_end + 2] : '?';
+}
+
+bool is_zombie(pid_t pid) {
+  return state_of(pid) == 'Z';
+}
+
+// Waits until process `pid` is in state `state`; false after 10 s.
+bool wait_for_state(pid_t pid, char state) {
+  for (int i = 0; i < 1000; ++i) {
+    if (state_of(pid) == state) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
 }
 
 TEST(LeangradRun, NothingOfAStoppedRankOutlivesTheLauncher) {
@@ -388,6 +407,33 @@ INSTANTIATE_TEST_SUITE_P(Signals, LeangradRunSignal, ::testing::Values(SIGINT, S
                          [](const ::testing::TestParamInfo<int>& info) {
                            return std::string(sigabbrev_np(info.param));
                          });
+
+TEST(LeangradRun, CtrlZStopsTheRanksAndTheLauncherAndSigcontContinuesThem) {
+  // Each rank counts to 20 in 50 ms steps; while stopped it does not count.
+  Launcher launcher({"--nproc-per-node", "2", "sh", "-c",
+                     "echo pid $$; i=0; while [ $i -lt 20 ]; do sleep 0.05; i=$((i+1)); done; "
+                     "echo done"});
+  ASSERT_TRUE(launcher.wait_for_stdout("pid ", 2));
+  std::vector<pid_t> ranks;
+  const std::regex line(R"(\[rank \d\] pid (\d+))");
+  for (const std::string& l : lines_of(launcher.stdout_so_far())) {
+    std::smatch m;
+    if (std::regex_match(l, m, line)) ranks.push_back(std::stoi(m[1]));
+  }
+  ASSERT_EQ(ranks.size(), 2u);
+  launcher.send(SIGTSTP);
+  EXPECT_TRUE(wait_for_state(launcher.pid(), 'T')) << "the launcher did not stop";
+  for (pid_t r : ranks)
+    EXPECT_TRUE(wait_for_state(r, 'T')) << "rank process " << r << " did not stop";
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  for (pid_t r : ranks)
+    EXPECT_EQ(state_of(r), 'T') << "rank process " << r << " runs while the job is stopped";
+  launcher.send(SIGCONT);
+  const Outcome o = launcher.wait();
+  EXPECT_EQ(o.exit_code, 0) << o.describe();
+  EXPECT_TRUE(contains(o.out, "[rank 0] done\n")) << o.describe();
+  EXPECT_TRUE(contains(o.out, "[rank 1] done\n")) << o.describe();
+}
 
 TEST(LeangradRun, RanksThatExitOnSigtermEndItQuickly) {
   Launcher launcher({"--nproc-per-node", "2", "sh", "-c", "echo ready; exec sleep 1000"});
