@@ -1,7 +1,7 @@
 // dist_all_reduce: the Gloo process group's all_reduce (float32, sum) timed against message size,
 // and the fixed cost of one collective (a barrier: the progress record and the signature
-// exchange, no data). One rank of a job: start it with the launcher's variables set, e.g.
-//   bench/run_distributed.sh 2 build/bench/dist_all_reduce
+// exchange, no data). One rank of a job: start it with a launcher, e.g.
+//   build/tools/leangrad-run --nproc-per-node 2 build/bench/dist_all_reduce
 // Rank 0 prints the table: median and minimum time of `repeats` calls, algorithm bandwidth
 // (bytes / median time) and bus bandwidth as nccl-tests defines it for all-reduce
 // (algbw * 2 (n - 1) / n: what each link carries), which is comparable across rank counts.

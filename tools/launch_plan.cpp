@@ -1,0 +1,145 @@
+// leangrad-run's options, program lookup and rank environments (launch_plan.h).
+#include "launch_plan.h"
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <map>
+
+namespace leangrad::tools {
+
+void check_and_complete(LaunchOptions& o) {
+  if (o.nproc_per_node < 1)
+    throw UsageError("--nproc-per-node must be at least 1, got " +
+                     std::to_string(o.nproc_per_node));
+  if (o.nnodes < 1)
+    throw UsageError("--nnodes must be at least 1, got " + std::to_string(o.nnodes));
+  if (o.node_rank < 0 || o.node_rank >= o.nnodes) {
+    throw UsageError("--node-rank " + std::to_string(o.node_rank) + " is not a node of the " +
+                     std::to_string(o.nnodes) + " given by --nnodes (node ranks are 0.." +
+                     std::to_string(o.nnodes - 1) + ")");
+  }
+  if (static_cast<std::int64_t>(o.nnodes) * o.nproc_per_node > INT_MAX) {
+    throw UsageError("--nnodes " + std::to_string(o.nnodes) + " times --nproc-per-node " +
+                     std::to_string(o.nproc_per_node) + " ranks is too large a world");
+  }
+  if (o.master_port < 0 || o.master_port > 65535) {
+    throw UsageError("--master-port must be a TCP port, 1..65535, got " +
+                     std::to_string(o.master_port));
+  }
+  if (!std::isfinite(o.grace_period_s) || o.grace_period_s < 0 || o.grace_period_s > 86400) {
+    throw UsageError("--grace-period must be between 0 and 86400 seconds");
+  }
+  if (o.command.empty()) {
+    throw UsageError("no program to run: leangrad-run [options] program [args...]");
+  }
+  if (o.nnodes > 1) {
+    // Each node's launcher must name the same master: a default could differ between nodes.
+    if (o.master_addr.empty()) {
+      throw UsageError("--nnodes " + std::to_string(o.nnodes) +
+                       " needs --master-addr: the address of node 0, whose rank 0 serves the "
+                       "store, the same on every node");
+    }
+    if (o.master_port == 0) {
+      throw UsageError("--nnodes " + std::to_string(o.nnodes) +
+                       " needs --master-port: a free port on node 0, the same on every node");
+    }
+  }
+  if (o.master_addr.empty()) o.master_addr = "127.0.0.1";
+  if (o.master_port == 0) o.master_port = free_tcp_port();
+}
+
+std::string find_program(const std::string& program, const char* path_variable) {
+  if (program.empty()) throw UsageError("the program's name is empty");
+  // What exec would run: an existing regular file with execute permission.
+  const auto executable = [](const std::string& file) {
+    struct stat info {};
+    return ::stat(file.c_str(), &info) == 0 && S_ISREG(info.st_mode) &&
+           ::access(file.c_str(), X_OK) == 0;
+  };
+  if (program.find('/') != std::string::npos) {
+    if (executable(program)) return program;
+    struct stat info {};
+    if (::stat(program.c_str(), &info) != 0)
+      throw UsageError("program " + program + ": " + std::strerror(errno));
+    throw UsageError("program " + program + " is not an executable file");
+  }
+  std::string path;
+  if (path_variable != nullptr) {
+    path = path_variable;
+  } else {
+    // As execvp does without PATH: the system's default path.
+    path.resize(::confstr(_CS_PATH, nullptr, 0));
+    ::confstr(_CS_PATH, path.data(), path.size());
+    path.resize(std::strlen(path.c_str()));
+  }
+  std::size_t begin = 0;
+  while (true) {
+    const std::size_t end = path.find(':', begin);
+    const std::string folder = path.substr(begin, end == std::string::npos ? end : end - begin);
+    // An empty entry means the current folder.
+    const std::string file = (folder.empty() ? std::string(".") : folder) + "/" + program;
+    if (executable(file)) return file;
+    if (end == std::string::npos) break;
+    begin = end + 1;
+  }
+  throw UsageError("program '" + program +
+                   "' not found: no executable file of that name in PATH (" + path + ")");
+}
+
+std::vector<std::string> rank_environment(const LaunchOptions& o, int local_rank,
+                                          const std::vector<std::string>& inherited,
+                                          int omp_threads) {
+  const std::int64_t rank = static_cast<std::int64_t>(o.node_rank) * o.nproc_per_node + local_rank;
+  const std::int64_t world_size = static_cast<std::int64_t>(o.nnodes) * o.nproc_per_node;
+  std::map<std::string, std::string> set = {
+      {"RANK", std::to_string(rank)},
+      {"WORLD_SIZE", std::to_string(world_size)},
+      {"LOCAL_RANK", std::to_string(local_rank)},
+      {"LOCAL_WORLD_SIZE", std::to_string(o.nproc_per_node)},
+      {"MASTER_ADDR", o.master_addr},
+      {"MASTER_PORT", std::to_string(o.master_port)},
+  };
+  std::vector<std::string> environment;
+  bool omp_inherited = false;
+  for (const std::string& entry : inherited) {
+    const std::string name = entry.substr(0, entry.find('='));
+    omp_inherited |= name == "OMP_NUM_THREADS";
+    if (set.count(name) == 0) environment.push_back(entry);
+  }
+  for (const auto& [name, value] : set)
+    environment.push_back(name + "=" + value);
+  if (!omp_inherited && omp_threads > 0)
+    environment.push_back("OMP_NUM_THREADS=" + std::to_string(omp_threads));
+  return environment;
+}
+
+int default_omp_threads(int cores, int nproc_per_node) {
+  if (nproc_per_node <= 1) return 0;
+  return cores / nproc_per_node > 1 ? cores / nproc_per_node : 1;
+}
+
+int free_tcp_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) throw std::runtime_error(std::string("socket: ") + std::strerror(errno));
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_ANY);  // free on every address, whichever rank 0 binds
+  address.sin_port = 0;
+  socklen_t length = sizeof(address);
+  const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0 &&
+                  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0;
+  const int error = errno;
+  ::close(fd);
+  if (!ok) throw std::runtime_error(std::string("no free TCP port: ") + std::strerror(error));
+  return ntohs(address.sin_port);
+}
+
+}  // namespace leangrad::tools

@@ -1,0 +1,108 @@
+// leangrad-run: starts the ranks of a distributed job on this machine, as torchrun does, and
+// watches them until they end (docs/distributed.md, "Launching").
+//   leangrad-run --nproc-per-node 2 program args...
+//   leangrad-run --nnodes 2 --node-rank 0 --master-addr 10.0.0.1 --master-port 29500
+//                --nproc-per-node 4 program args...     (and --node-rank 1 on the second machine)
+// This file holds the command line; launch_plan.h checks it and makes each rank's environment,
+// rank_launcher.cpp (its design at its top) starts the ranks, prefixes their output with
+// "[rank R] ", passes signals on and stops them all when one fails.
+// Exit codes: 0 when every rank exits 0, else the code of the rank that failed first (128 + the
+// signal's number when a signal killed it); interrupted, it dies of the signal it passed on; its
+// own: 2 for a bad command line or a program not found, 1 when a rank cannot be started.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <string>
+
+#include "launch_plan.h"
+#include "rank_launcher.h"
+
+namespace {
+
+using namespace leangrad::tools;
+
+void add_options(CLI::App& app, LaunchOptions& o) {
+  app.add_option("--nproc-per-node,--nproc_per_node", o.nproc_per_node,
+                 "ranks to start on this machine")
+      ->required();
+  app.add_option("--nnodes", o.nnodes, "machines of the job, each running one leangrad-run")
+      ->capture_default_str();
+  app.add_option("--node-rank,--node_rank", o.node_rank,
+                 "this machine's index, 0..nnodes-1; its ranks are node-rank * N + 0..N-1")
+      ->capture_default_str();
+  app.add_option("--master-addr,--master_addr", o.master_addr,
+                 "host of rank 0, whose store every rank joins (default: $MASTER_ADDR, else "
+                 "127.0.0.1 on one machine; needed with --nnodes > 1)")
+      ->envname("MASTER_ADDR");
+  app.add_option("--master-port,--master_port", o.master_port,
+                 "TCP port of rank 0's store (default: $MASTER_PORT, else a free port on one "
+                 "machine; needed with --nnodes > 1)")
+      ->envname("MASTER_PORT");
+  app.add_option("--grace-period", o.grace_period_s,
+                 "seconds the ranks have to exit after SIGTERM (or a signal passed on) before "
+                 "SIGKILL")
+      ->capture_default_str();
+  app.prefix_command();  // the first word that is not an option is the program
+  app.footer(
+      R"(Starts N processes of `program` (looked up in PATH), each with RANK (node-rank * N + local rank),
+WORLD_SIZE (nnodes * N), LOCAL_RANK, LOCAL_WORLD_SIZE (N), MASTER_ADDR and MASTER_PORT set, as
+torchrun does; OMP_NUM_THREADS, when unset, becomes the cores divided among the N ranks. Each
+line a rank prints is prefixed with "[rank R] " (stdout to stdout, stderr to stderr); the ranks'
+stdin is /dev/null. SIGINT, SIGTERM and SIGHUP are passed on to every rank. When a rank exits
+non-zero or is killed, the others get SIGTERM (SIGKILL after the grace period). Ctrl-Z
+stops the ranks with the launcher.
+
+Exit code: 0 when every rank exits 0; else the code of the rank that failed first (128 + the
+signal's number when a signal killed it); when interrupted, leangrad-run dies of the same signal;
+2 for a bad command line or a program not found, 1 when a rank could not be started.
+
+Examples:
+  leangrad-run --nproc-per-node 2 build/tests/dist_worker collectives
+  leangrad-run --nnodes 2 --node-rank 0 --master-addr 10.0.0.1 --master-port 29500 \
+               --nproc-per-node 4 app --flag       (and --node-rank 1 on the second machine))");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "leangrad-run: starts the ranks of a distributed program on this machine\n"
+      "  leangrad-run --nproc-per-node N [options] [--] program [args...]",
+      "leangrad-run"};
+  LaunchOptions options;
+  add_options(app, options);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help
+    std::fprintf(stderr, "leangrad-run: error: %s\nRun 'leangrad-run --help' for the options.\n",
+                 e.what());
+    return 2;
+  }
+  try {
+    options.command = app.remaining();
+    if (!options.command.empty() && options.command.front() == "--") {
+      options.command.erase(options.command.begin());
+    } else if (!options.command.empty() && options.command.front().size() > 1 &&
+               options.command.front()[0] == '-') {
+      throw UsageError("unknown option " + options.command.front() +
+                       " (a program whose name starts with '-' goes after --)");
+    }
+    check_and_complete(options);
+    find_program(options.command.front(), std::getenv("PATH"));
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "leangrad-run: error: %s\nRun 'leangrad-run --help' for the options.\n",
+                 e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "leangrad-run: error: %s\n", e.what());
+    return 1;
+  }
+  try {
+    return run_ranks(std::move(options));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "leangrad-run: error: %s\n", e.what());
+    return 1;
+  }
+}
