@@ -132,6 +132,10 @@ ProcessGroup& default_process_group() {
   return *current_group("default_process_group");
 }
 
+std::shared_ptr<ProcessGroup> default_process_group_handle() {
+  return current_group("default_process_group_handle");
+}
+
 bool is_nccl_available() {
   return false;
 }

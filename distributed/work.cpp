@@ -29,9 +29,25 @@ std::vector<Tensor> Work::result() {
   return result_;
 }
 
+Work::Clock::time_point Work::started_at() const {
+  std::lock_guard lock(mutex_);
+  return started_at_;
+}
+
+Work::Clock::time_point Work::finished_at() const {
+  std::lock_guard lock(mutex_);
+  return finished_at_;
+}
+
+void Work::start() {
+  std::lock_guard lock(mutex_);
+  started_at_ = Clock::now();
+}
+
 void Work::finish(std::vector<Tensor> result, std::exception_ptr error) {
   {
     std::lock_guard lock(mutex_);
+    finished_at_ = Clock::now();
     result_ = std::move(result);
     error_ = std::move(error);
     done_ = true;
@@ -93,6 +109,7 @@ void WorkQueue::run() {
     }
     std::vector<Tensor> result;
     std::exception_ptr error;
+    next.first->start();
     try {
       result = next.second();
     } catch (...) {

@@ -4,6 +4,7 @@
 // blocking and async calls interleave in call order.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <exception>
@@ -20,6 +21,8 @@ namespace leangrad::distributed {
 
 class Work {
  public:
+  using Clock = std::chrono::steady_clock;
+
   explicit Work(std::string description) : description_(std::move(description)) {}
 
   // Blocks until the collective has run, then throws the Error it failed with, if any. Every
@@ -36,7 +39,13 @@ class Work {
   // "all_reduce(sum) of float32 [4] (collective #3)".
   const std::string& description() const { return description_; }
 
-  // Called once by the worker thread.
+  // When the worker thread started running the collective and when it finished it (Clock's
+  // epoch until then): DistributedDataParallel's bucket timeline is made of these.
+  Clock::time_point started_at() const;
+  Clock::time_point finished_at() const;
+
+  // Called once each by the worker thread, before and after running the collective.
+  void start();
   void finish(std::vector<Tensor> result, std::exception_ptr error);
 
  private:
@@ -44,6 +53,8 @@ class Work {
   mutable std::mutex mutex_;
   std::condition_variable done_changed_;
   bool done_ = false;
+  Clock::time_point started_at_{};
+  Clock::time_point finished_at_{};
   std::exception_ptr error_;
   std::vector<Tensor> result_;
 };
