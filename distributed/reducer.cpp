@@ -22,10 +22,8 @@
 //   bucket, its parameters and the process group's reason (the missing ranks).
 #include "distributed/reducer.h"
 
-#include <algorithm>
 #include <utility>
 
-#include "autograd/autograd_meta.h"
 #include "autograd/engine.h"
 #include "autograd/grad_mode.h"
 #include "core/error.h"
@@ -67,8 +65,12 @@ Reducer::Reducer(std::shared_ptr<ProcessGroup> group, bool find_unused_parameter
     : group_(std::move(group)), find_unused_parameters_(find_unused_parameters) {}
 
 Reducer::~Reducer() {
-  // Nothing may still write into the buckets once they are freed. Errors were or will be
-  // reported by backward; a destructor never throws.
+  drain();  // nothing may still write into the buckets once they are freed
+}
+
+// Waits for every all-reduce in flight, ignoring its error: the group reports a failure to
+// whoever waits on it properly (backward), and a broken group fails every later collective.
+void Reducer::drain() noexcept {
   for (Bucket& b : buckets_) {
     if (!b.work) continue;
     try {
@@ -87,8 +89,7 @@ std::shared_ptr<Reducer> Reducer::make(NamedTensors parameters, std::shared_ptr<
   for (auto& [name, param] : parameters) {
     LG_CHECK_DTYPE(is_floating(param.dtype()), "DistributedDataParallel: parameter '", name,
                    "' has dtype ", param.dtype(),
-                   "; gradients are averaged, which needs floating "
-                   "parameters");
+                   "; gradients are averaged, which needs floating parameters");
     candidates.push_back(
         {param.dtype(), param.device(), static_cast<std::int64_t>(param.nbytes())});
     Slot slot;
@@ -164,17 +165,8 @@ void Reducer::refuse_second_gradient(std::size_t s) {
 // end-of-backward callback disarms again, so a second backward through the same graph
 // (retain_graph) accumulates locally too.
 void Reducer::prepare_for_backward() {
-  if (step_started_) {
-    // The previous armed backward threw before its end: let its all-reduces finish (their
-    // errors, if any, were or will be reported by the group) and start clean.
-    for (Bucket& b : buckets_) {
-      if (!b.work) continue;
-      try {
-        b.work->wait();
-      } catch (...) {
-      }
-    }
-  }
+  // An armed backward that threw before its end may have left all-reduces in flight.
+  if (step_started_) drain();
   reset_step();
   armed_ = true;
 }

@@ -77,6 +77,7 @@ class Reducer : public std::enable_shared_from_this<Reducer> {
   void make_grad_a_view(Slot& slot);
   void mark_slot_done(Slot& slot);
   void launch_ready_buckets();
+  void drain() noexcept;
   std::exception_ptr wait_for_buckets();
   void reset_step();
   std::string describe_bucket(std::size_t b) const;
