@@ -39,11 +39,14 @@ ubsan_options="halt_on_error=1:print_stacktrace=1"
 
 # TSan: every test that runs code on more than one thread. DataLoader workers (std::threads),
 # the allocator shared by threads, the autograd engine and its hooks (thread-local grad mode and
-# hook stacks), per-thread CUDA settings, and the OpenMP kernels: elementwise, reductions, matmul,
-# conv, the layers and the optimizers' multi-tensor steps.
+# hook stacks, end-of-backward callbacks), per-thread CUDA settings, the OpenMP kernels:
+# elementwise, reductions, matmul, conv, the layers and the optimizers' multi-tensor steps; and
+# DistributedDataParallel, whose buckets the process group's worker thread reduces while backward
+# runs (in one process, and in instrumented dist_worker ranks).
 tsan_filter="${LEANGRAD_TSAN_FILTER:-DataLoader.*:Dataset.*:*Sampler*:Engine.*:Hooks.*:\
 *SavedTensorHooks*:*Checkpoint*:CachingAllocatorStressTest.ThreadsShareOneAllocator:\
-*Thread*:Elementwise*:Reduce*:Matmul*:Conv*:Layers*:GroupNorm*:Adam8bit*:OptimReference*}"
+*Thread*:Elementwise*:Reduce*:Matmul*:Conv*:Layers*:GroupNorm*:Adam8bit*:OptimReference*:\
+EndOfBackwardCallbacks.*:DDPOneProcess.*:DistributedDDP.*}"
 tsan_options="halt_on_error=1:second_deadlock_stack=1:ignore_noninstrumented_modules=1"
 
 usage() {
