@@ -17,6 +17,8 @@
 // - Unless retain_graph, each node frees its saved tensors right after it ran; a second backward
 //   through it then throws an Error naming the node.
 // - AnomalyMode checks every result for NaN/Inf and names the node and its forward op.
+// - Callbacks queued during a backward (queue_callback) run after its last node, before it
+//   returns. See Note [End-of-backward callbacks].
 #include "autograd/engine.h"
 
 #include <queue>
@@ -78,6 +80,15 @@ struct ReadyOrder {
   bool operator()(const Node* a, const Node* b) const { return priority(a) < priority(b); }
 };
 
+// Note [End-of-backward callbacks]: a hook sees one gradient; some work needs the whole backward
+// done (DistributedDataParallel waits there for the all-reduces its hooks started, so that
+// backward() returns only reduced gradients). Each thread has at most one list of callbacks,
+// owned by its outermost run_backward; nested runs (checkpoint recomputes and backpropagates
+// from inside a node) add to it. The outermost run calls them, in order, after its last node;
+// a callback may queue another, which runs after it. If the backward throws, the list dies with
+// the run's frame: nothing half-done runs after an error.
+thread_local std::vector<std::function<void()>>* tls_callbacks = nullptr;
+
 void accumulate(Tensor& slot, Tensor grad) {
   if (!grad.defined()) return;
   slot = slot.defined() ? slot + grad : std::move(grad);
@@ -89,6 +100,15 @@ void run_backward(const std::vector<Edge>& roots, std::vector<Tensor> root_grads
                   bool retain_graph) {
   LG_INTERNAL_ASSERT(roots.size() == root_grads.size());
   NoGradGuard no_grad;
+  std::vector<std::function<void()>> callbacks;  // Note [End-of-backward callbacks]
+  const bool outermost = tls_callbacks == nullptr;
+  struct CallbacksScope {
+    bool active;
+    ~CallbacksScope() {
+      if (active) tls_callbacks = nullptr;
+    }
+  } scope{outermost};
+  if (outermost) tls_callbacks = &callbacks;
   std::unordered_map<Node*, int> dependencies = count_dependencies(roots);
   std::unordered_map<Node*, std::vector<Tensor>> buffers;
   auto buffer_of = [&](Node* node) -> std::vector<Tensor>& {
@@ -140,6 +160,18 @@ void run_backward(const std::vector<Edge>& roots, std::vector<Tensor> root_grads
       if (--dependencies[next] == 0) ready.push(next);
     }
   }
+  if (!outermost) return;
+  for (std::size_t i = 0; i < callbacks.size(); ++i) {
+    std::function<void()> callback = std::move(callbacks[i]);  // it may queue more (reallocate)
+    callback();
+  }
+}
+
+void queue_callback(std::function<void()> callback) {
+  LG_CHECK(tls_callbacks != nullptr,
+           "autograd::queue_callback: no backward is running on this thread (call it from a "
+           "gradient hook or a node while backward runs)");
+  tls_callbacks->push_back(std::move(callback));
 }
 
 void backward(const std::vector<Tensor>& tensors, const std::vector<Tensor>& grad_tensors,

@@ -1,6 +1,7 @@
 // The backward engine: runs the graph from some root tensors to the leaves. See engine.cpp.
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include "autograd/graph.h"
@@ -17,5 +18,14 @@ void backward(const std::vector<Tensor>& tensors, const std::vector<Tensor>& gra
 // (checkpoint recomputes a segment and backpropagates through it from inside its node).
 void run_backward(const std::vector<Edge>& roots, std::vector<Tensor> root_grads,
                   bool retain_graph);
+
+// Runs `callback` once the backward running on this thread has run every node, just before
+// backward() returns: the end-of-backward hook that data parallelism waits for its all-reduces
+// in (PyTorch's queue_callback). Only callable while a backward runs (from a hook or a node);
+// callbacks run in the order queued, with grad mode off, and may queue more. A backward nested
+// in another (checkpoint's recompute) hands its callbacks to the outermost one. A backward that
+// throws drops the callbacks not yet run; a callback that throws ends backward with its error.
+// See Note [End-of-backward callbacks].
+void queue_callback(std::function<void()> callback);
 
 }  // namespace leangrad::autograd

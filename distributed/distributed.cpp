@@ -137,6 +137,10 @@ ProcessGroup& default_process_group() {
   return *current_group("default_process_group");
 }
 
+std::shared_ptr<ProcessGroup> default_process_group_handle() {
+  return current_group("default_process_group_handle");
+}
+
 void all_reduce(const Tensor& tensor, ReduceOp op) {
   current_group("all_reduce")->all_reduce(tensor, op);
 }

@@ -42,6 +42,9 @@ int get_world_size();
 int get_local_rank();
 // The default group itself (for what the free functions below do not cover).
 ProcessGroup& default_process_group();
+// The same as a shared handle, for objects that keep using the group (DistributedDataParallel):
+// after destroy_process_group its collectives throw instead of touching freed memory.
+std::shared_ptr<ProcessGroup> default_process_group_handle();
 
 bool is_gloo_available();
 bool is_nccl_available();

@@ -29,10 +29,26 @@ std::vector<Tensor> Work::result() {
   return result_;
 }
 
+Work::Clock::time_point Work::started_at() const {
+  std::lock_guard lock(mutex_);
+  return started_at_;
+}
+
+Work::Clock::time_point Work::finished_at() const {
+  std::lock_guard lock(mutex_);
+  return finished_at_;
+}
+
+void Work::start() {
+  std::lock_guard lock(mutex_);
+  started_at_ = Clock::now();
+}
+
 bool Work::finish(std::vector<Tensor> result, std::exception_ptr error) {
   {
     std::lock_guard lock(mutex_);
     if (done_) return false;
+    finished_at_ = Clock::now();
     result_ = std::move(result);
     error_ = std::move(error);
     done_ = true;
@@ -95,6 +111,7 @@ void WorkQueue::run() {
     }
     std::vector<Tensor> result;
     std::exception_ptr error;
+    next.first->start();
     try {
       result = next.second();
     } catch (...) {

@@ -4,6 +4,7 @@
 // blocking and async calls interleave in call order.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <exception>
@@ -20,6 +21,8 @@ namespace leangrad::distributed {
 
 class Work {
  public:
+  using Clock = std::chrono::steady_clock;
+
   explicit Work(std::string description) : description_(std::move(description)) {}
   virtual ~Work() = default;
   Work(const Work&) = delete;
@@ -40,6 +43,13 @@ class Work {
   // "all_reduce(sum) of float32 [4] (collective #3)".
   const std::string& description() const { return description_; }
 
+  // When the worker thread started running the collective and when it finished it (Clock's
+  // epoch until then): DistributedDataParallel's bucket timeline is made of these.
+  Clock::time_point started_at() const;
+  Clock::time_point finished_at() const;
+
+  // Called by the backend before running the collective.
+  void start();
   // Marks the collective done, with its result or the error it failed with. The first call
   // counts; later ones (a watchdog and a waiter racing) are ignored. Returns whether it counted.
   bool finish(std::vector<Tensor> result, std::exception_ptr error);
@@ -49,6 +59,8 @@ class Work {
   mutable std::mutex mutex_;
   std::condition_variable done_changed_;
   bool done_ = false;
+  Clock::time_point started_at_{};
+  Clock::time_point finished_at_{};
   std::exception_ptr error_;
   std::vector<Tensor> result_;
 };

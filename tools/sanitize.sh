@@ -39,14 +39,16 @@ ubsan_options="halt_on_error=1:print_stacktrace=1"
 
 # TSan: every test that runs code on more than one thread. DataLoader workers (std::threads),
 # the allocator shared by threads, the autograd engine and its hooks (thread-local grad mode and
-# hook stacks), per-thread CUDA settings, and the OpenMP kernels: elementwise, reductions, matmul,
-# conv, the layers and the optimizers' multi-tensor steps; the TCP store (a server thread and its
-# clients) and the process groups' worker and watchdog threads, in every rank of the multi-process
-# tests (dist_worker is built with the same flags).
+# hook stacks, end-of-backward callbacks), per-thread CUDA settings, the OpenMP kernels:
+# elementwise, reductions, matmul, conv, the layers and the optimizers' multi-tensor steps; the TCP
+# store (a server thread and its clients), the process groups' worker and watchdog threads, and
+# DistributedDataParallel, whose buckets the worker thread reduces while backward runs (in one
+# process, and in every rank of the multi-process tests: dist_worker is built with the same flags).
 tsan_filter="${LEANGRAD_TSAN_FILTER:-DataLoader.*:Dataset.*:*Sampler*:Engine.*:Hooks.*:\
 *SavedTensorHooks*:*Checkpoint*:CachingAllocatorStressTest.ThreadsShareOneAllocator:\
 *Thread*:Elementwise*:Reduce*:Matmul*:Conv*:Layers*:GroupNorm*:Adam8bit*:OptimReference*:\
-TCPStore.*:FileStore.*:DistributedCollectives.*:DistributedFaults.*}"
+TCPStore.*:FileStore.*:DistributedCollectives.*:DistributedFaults.*:\
+EndOfBackwardCallbacks.*:DDPOneProcess.*:DistributedDDP.*}"
 tsan_options="halt_on_error=1:second_deadlock_stack=1:ignore_noninstrumented_modules=1"
 
 usage() {

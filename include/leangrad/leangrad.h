@@ -51,6 +51,7 @@
 #include "core/tensor.h"
 #include "core/tensor_options.h"
 #include "data/data.h"
+#include "distributed/ddp.h"
 #include "distributed/distributed.h"
 #include "kernels/creation.h"
 #include "nn/nn.h"

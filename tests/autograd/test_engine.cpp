@@ -7,6 +7,7 @@
 #include <cmath>
 #include <string>
 
+#include "autograd/checkpoint.h"
 #include "autograd/engine.h"
 #include "autograd/functions.h"
 #include "autograd/grad_mode.h"
@@ -463,6 +464,83 @@ TEST(Hooks, PostAccumulateGradHookRunsOnceAfterAllContributions) {
   (x * x + x).sum().backward();  // accumulated: 2 * (2x + 1)
   EXPECT_EQ(calls, 2);
   EXPECT_EQ(grad_at_call, (std::vector<double>{6, 10}));
+}
+
+// ---- End-of-backward callbacks (Note [End-of-backward callbacks]) -----------------------------
+
+TEST(EndOfBackwardCallbacks, RunOnceAfterEveryNodeInOrder) {
+  Tensor x = leaf({1, 2});
+  Tensor w = leaf({3});
+  std::vector<std::string> events;
+  x.register_post_accumulate_grad_hook([&](const Tensor&) {
+    events.push_back("x ready");
+    autograd::queue_callback([&] {
+      events.push_back("first callback, x.grad " + std::to_string(x.grad().sum().item<double>()));
+      autograd::queue_callback([&] { events.push_back("queued by a callback"); });
+    });
+  });
+  w.register_post_accumulate_grad_hook([&](const Tensor&) {
+    events.push_back("w ready");
+    autograd::queue_callback([&] { events.push_back("second callback"); });
+  });
+  (x * w).sum().backward();
+  // Both leaves were final before any callback ran; callbacks ran in the order queued.
+  ASSERT_EQ(events.size(), 5u);
+  EXPECT_EQ(events[3], "second callback");
+  EXPECT_EQ(events[4], "queued by a callback");
+  EXPECT_EQ(events[2], "first callback, x.grad 6.000000");
+  events.clear();
+  (x * w).sum().backward();  // a new backward starts with an empty list
+  EXPECT_EQ(events.size(), 5u);
+}
+
+TEST(EndOfBackwardCallbacks, OutsideABackwardIsAnError) {
+  EXPECT_NE(error_message([] { autograd::queue_callback([] {}); }).find("no backward is running"),
+            std::string::npos);
+}
+
+TEST(EndOfBackwardCallbacks, ANestedBackwardHandsThemToTheOutermost) {
+  // checkpoint's recompute runs a backward of its own inside the outer one: a callback queued
+  // from inside the segment runs once, after the outer backward's last node (x's accumulator).
+  Tensor x = leaf({1, 2});
+  Tensor w = leaf({3});
+  std::vector<std::string> events;
+  w.register_post_accumulate_grad_hook([&](const Tensor&) {
+    events.push_back("w ready");
+    autograd::queue_callback([&] { events.push_back("callback"); });
+  });
+  x.register_post_accumulate_grad_hook([&](const Tensor&) { events.push_back("x ready"); });
+  Tensor y = autograd::checkpoint(
+      [&](const std::vector<Tensor>& in) { return std::vector<Tensor>{in[0] * w}; }, {x * 2.0})[0];
+  y.sum().backward();
+  EXPECT_EQ(events, (std::vector<std::string>{"w ready", "x ready", "callback"}));
+}
+
+TEST(EndOfBackwardCallbacks, ABackwardThatThrowsDropsThem) {
+  Tensor x = leaf({1, 2});
+  Tensor w = leaf({3, 4});
+  int calls = 0;
+  w.register_post_accumulate_grad_hook(
+      [&](const Tensor&) { autograd::queue_callback([&] { ++calls; }); });
+  Tensor y = x.exp();
+  Tensor z = (y * w).sum();
+  {
+    NoGradGuard no_grad;
+    y.mul_(2.0);  // modifies what ExpBackward saved: it throws, after w's hook queued its callback
+  }
+  EXPECT_THROW(z.backward(), Error);
+  EXPECT_EQ(calls, 0);
+  (w * 2.0).sum().backward();  // the next backward has a list of its own
+  EXPECT_EQ(calls, 1);
+}
+
+TEST(EndOfBackwardCallbacks, ACallbackThatThrowsEndsBackwardWithItsError) {
+  Tensor x = leaf({1, 2});
+  x.register_post_accumulate_grad_hook([&](const Tensor&) {
+    autograd::queue_callback([] { LG_THROW(Error, "the callback failed"); });
+  });
+  EXPECT_NE(error_message([&] { x.sum().backward(); }).find("the callback failed"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // dist_worker: one rank of a multi-process test. The GoogleTest cases of tests/distributed/
 // start several of these (launch.h) with RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT set, each
-// running the scenario named on its command line:
+// running the scenario named on its command line (the DistributedDataParallel ones, ddp_*, are
+// in ddp_scenarios.cpp):
 //   dist_worker <scenario>
 // It prints what it saw and exits 0 when every check passed, 1 when a check failed, 2 when a
 // leangrad::Error escaped (its message on the last line). Every rank computes the expected
@@ -20,6 +21,7 @@
 
 #include "core/creation.h"
 #include "core/error.h"
+#include "distributed/ddp_scenarios.h"
 #include "distributed/distributed.h"
 #include "testing/tensor_testing.h"
 
@@ -361,6 +363,8 @@ int main(int argc, char** argv) {
       scenario_mismatch(scenario.substr(9));
     } else if (scenario == "die" || scenario == "hang") {
       scenario_fault(scenario == "hang");
+    } else if (scenario.rfind("ddp_", 0) == 0) {
+      g_checks += leangrad::test::run_ddp_scenario(scenario);
     } else {
       std::fprintf(stderr, "unknown scenario %s\n", scenario.c_str());
       return 3;
@@ -369,6 +373,9 @@ int main(int argc, char** argv) {
     std::printf("OK %s: %d checks\n", scenario.c_str(), g_checks);
     return 0;
   } catch (const CheckFailed& f) {
+    std::printf("CHECK FAILED: %s\n", f.what.c_str());
+    return 1;
+  } catch (const leangrad::test::ScenarioCheckFailed& f) {
     std::printf("CHECK FAILED: %s\n", f.what.c_str());
     return 1;
   } catch (const leangrad::Error& e) {

@@ -209,6 +209,8 @@ std::vector<MisuseCase> hook_cases() {
           }
           y.backward();
         });
+  t.add("queue_callback_outside_backward", Raises::Error,
+        {"queue_callback", "no backward is running"}, [] { autograd::queue_callback([] {}); });
   return t.cases();
 }
 LG_MISUSE_SUITE(Hooks, hook_cases());

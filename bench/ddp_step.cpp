@@ -1,0 +1,171 @@
+// ddp_step: what DistributedDataParallel costs per training step, and how much of its
+// all-reduce time backward hides. One rank of a job (leangrad-run starts them):
+//   build/tools/leangrad-run --nproc-per-node 2 build/bench/ddp_step [steps] [batch per rank]
+// Each rank trains leangrad-train's `cnn` (tools/train_models.h) three ways, interleaved step by
+// step so that drift in the machine's load hits all three alike: the plain model, DDP with the
+// optimizer's default zero_grad (set_to_none: every backward copies each gradient into its
+// bucket once), and DDP with zero_grad(false) (gradients accumulate straight into the buckets).
+// A step is forward + backward + SGD step. Rank 0 prints median and minimum step times and, from
+// each DDP step's bucket timeline (Reducer::last_step), the all-reduce time (the worker thread
+// busy with the buckets' all-reduces), the part of it that ran before the engine had run its last
+// node (hidden by backward's compute; the percentage is the median step's) and the wait it added at
+// backward's end (from the engine's last node to every bucket reduced); "engine" is backward
+// up to its last node, the compute that hides the all-reduces. Medians over the steps.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "train_models.h"
+
+namespace dist = leangrad::distributed;
+using leangrad::Tensor;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double seconds(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+double minimum(const std::vector<double>& v) {
+  return *std::min_element(v.begin(), v.end());
+}
+
+// The overlap of [a0, a1] with [b0, b1], in seconds.
+double overlap(Clock::time_point a0, Clock::time_point a1, Clock::time_point b0,
+               Clock::time_point b1) {
+  const Clock::time_point lo = std::max(a0, b0), hi = std::min(a1, b1);
+  return hi > lo ? seconds(lo, hi) : 0.0;
+}
+
+struct Trainer {
+  std::shared_ptr<leangrad::nn::Module> model;  // the plain model or the DDP wrapper
+  std::shared_ptr<dist::DistributedDataParallel> ddp;
+  std::unique_ptr<leangrad::optim::SGD> optimizer;
+  bool set_to_none = true;
+  std::vector<double> step_s;
+  // DDP only, per step: all-reduce busy time, the part before backward_done, the end wait.
+  std::vector<double> reduce_s, hidden_s, hidden_fraction, wait_s, engine_s, backward_s;
+};
+
+Trainer make_trainer(bool ddp, bool set_to_none) {
+  leangrad::manual_seed(7);
+  Trainer t;
+  std::shared_ptr<leangrad::nn::Module> cnn =
+      leangrad::tools::make_model(leangrad::tools::ModelOptions{"cnn"});
+  if (ddp) {
+    t.ddp = std::make_shared<dist::DistributedDataParallel>(cnn);
+    t.model = t.ddp;
+  } else {
+    t.model = cnn;
+  }
+  t.optimizer = std::make_unique<leangrad::optim::SGD>(t.model->parameters(),
+                                                       leangrad::optim::SGDOptions(0.01));
+  t.set_to_none = set_to_none;
+  return t;
+}
+
+void step(Trainer& t, const Tensor& images, const Tensor& labels, bool record) {
+  const Clock::time_point start = Clock::now();
+  t.optimizer->zero_grad(t.set_to_none);
+  const Tensor loss = leangrad::cross_entropy(t.model->forward(images), labels);
+  const Clock::time_point backward_start = Clock::now();
+  loss.backward();
+  const Clock::time_point backward_end = Clock::now();
+  t.optimizer->step();
+  if (!record) return;
+  t.step_s.push_back(seconds(start, Clock::now()));
+  t.backward_s.push_back(seconds(backward_start, backward_end));
+  if (!t.ddp) return;
+  const dist::StepTimeline& line = t.ddp->reducer().last_step();
+  double busy = 0, hidden = 0;
+  for (const dist::BucketTimeline& b : line.buckets) {
+    busy += seconds(b.started, b.finished);
+    hidden += overlap(b.started, b.finished, backward_start, line.backward_done);
+  }
+  t.reduce_s.push_back(busy);
+  t.hidden_s.push_back(hidden);
+  t.hidden_fraction.push_back(busy > 0 ? hidden / busy : 1.0);
+  t.wait_s.push_back(seconds(line.backward_done, line.reduced));
+  t.engine_s.push_back(seconds(backward_start, line.backward_done));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int steps = argc > 1 ? std::atoi(argv[1]) : 30;
+  const std::int64_t batch = argc > 2 ? std::atoll(argv[2]) : 32;
+  dist::init_process_group(dist::Backend::Gloo);
+  const int rank = dist::get_rank();
+
+  leangrad::manual_seed(100 + static_cast<std::uint64_t>(rank));
+  const Tensor images = leangrad::randn({batch, 1, 28, 28});  // (N, 1, 28, 28)
+  std::vector<std::int64_t> label_values;
+  for (std::int64_t i = 0; i < batch; ++i)
+    label_values.push_back((i * 7 + rank) % 10);
+  const Tensor labels = leangrad::tensor(label_values);  // (N,) int64
+
+  std::vector<Trainer> trainers;
+  trainers.push_back(make_trainer(false, true));
+  trainers.push_back(make_trainer(true, true));
+  trainers.push_back(make_trainer(true, false));
+  const char* names[] = {"plain", "DDP, zero_grad()", "DDP, zero_grad(false)"};
+  for (int i = 0; i < steps + 3; ++i)
+    for (Trainer& t : trainers)
+      step(t, images, labels, /*record=*/i >= 3);
+
+  if (rank == 0) {
+    const dist::DistributedDataParallel& ddp = *trainers[1].ddp;
+    std::printf(
+        "cnn, %d rank(s), batch %lld per rank, %d steps (after 3 warm-up), OMP threads %s\n",
+        dist::get_world_size(), static_cast<long long>(batch), steps,
+        std::getenv("OMP_NUM_THREADS") ? std::getenv("OMP_NUM_THREADS") : "default");
+    for (std::size_t b = 0; b < ddp.buckets().size(); ++b) {
+      const dist::BucketInfo& info = ddp.buckets()[b];
+      std::printf("bucket %zu: %lld elements (%.2f MB), %zu parameters, first %s\n", b,
+                  static_cast<long long>(info.numel), info.numel * 4 / 1e6, info.parameters.size(),
+                  info.parameters.front().c_str());
+    }
+    const double plain = median(trainers[0].step_s);
+    std::printf("\n%-22s %12s %10s %12s %10s\n", "step", "median (ms)", "min (ms)", "backward (ms)",
+                "overhead");
+    for (std::size_t k = 0; k < trainers.size(); ++k) {
+      const double m = median(trainers[k].step_s);
+      std::printf("%-22s %12.2f %10.2f %12.2f %9.1f%%\n", names[k], m * 1e3,
+                  minimum(trainers[k].step_s) * 1e3, median(trainers[k].backward_s) * 1e3,
+                  (m - plain) / plain * 100);
+    }
+    std::printf("\n%-22s %12s %16s %12s %10s %14s\n", "bucket timeline", "engine (ms)",
+                "all-reduce (ms)", "hidden (ms)", "hidden", "end wait (ms)");
+    for (std::size_t k = 1; k < trainers.size(); ++k) {
+      const Trainer& t = trainers[k];
+      std::printf("%-22s %12.2f %16.2f %12.2f %9.0f%% %14.2f\n", names[k], median(t.engine_s) * 1e3,
+                  median(t.reduce_s) * 1e3, median(t.hidden_s) * 1e3,
+                  median(t.hidden_fraction) * 100, median(t.wait_s) * 1e3);
+    }
+    // One step's timeline, relative to the first gradient, for the docs.
+    const dist::StepTimeline& line = ddp.reducer().last_step();
+    std::printf("\nlast step of \"%s\" (ms from the first gradient):\n", names[1]);
+    for (std::size_t b = 0; b < line.buckets.size(); ++b) {
+      const dist::BucketTimeline& bt = line.buckets[b];
+      std::printf("  bucket %zu: ready %.2f, all-reduce %.2f .. %.2f\n", b,
+                  seconds(line.first_gradient, bt.ready) * 1e3,
+                  seconds(line.first_gradient, bt.started) * 1e3,
+                  seconds(line.first_gradient, bt.finished) * 1e3);
+    }
+    std::printf("  backward's last node done %.2f, every bucket reduced %.2f\n",
+                seconds(line.first_gradient, line.backward_done) * 1e3,
+                seconds(line.first_gradient, line.reduced) * 1e3);
+  }
+  trainers.clear();
+  dist::destroy_process_group();
+  return 0;
+}

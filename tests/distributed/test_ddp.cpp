@@ -1,0 +1,235 @@
+// DistributedDataParallel in one process (a group of one, no launcher needed): gradients as
+// views of the buckets across steps and both kinds of zero_grad, the optimizers on those views,
+// bucket layout, no_sync, the errors (unused parameters, a parameter reduced twice, options) and
+// the step timeline. The multi-process behaviour is test_ddp_multiprocess.cpp.
+#include <gtest/gtest.h>
+
+#include <memory>
+
+#include "autograd/checkpoint.h"
+#include "autograd/grad_mode.h"
+#include "autograd/nn_functions.h"
+#include "core/generator.h"
+#include "distributed/ddp.h"
+#include "distributed/distributed.h"
+#include "kernels/creation.h"
+#include "nn/nn.h"
+#include "optim/optim.h"
+#include "testing/tensor_testing.h"
+
+namespace leangrad::distributed {
+namespace {
+
+#define EXPECT_CONTAINS(text, part) \
+  EXPECT_NE(std::string(text).find(part), std::string::npos) << "in: " << (text)
+
+class DDPOneProcess : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!is_gloo_available()) GTEST_SKIP() << "built without Gloo";
+    init_process_group(InitOptions().rank(0).world_size(1));
+  }
+  void TearDown() override {
+    if (is_initialized()) destroy_process_group();
+  }
+};
+
+std::shared_ptr<nn::Sequential> mlp(std::uint64_t seed) {  // (N, 6) -> (N, 3)
+  manual_seed(seed);
+  return std::make_shared<nn::Sequential>(std::vector<std::shared_ptr<nn::Module>>{
+      std::make_shared<nn::Linear>(6, 8), std::make_shared<nn::ReLU>(),
+      std::make_shared<nn::Linear>(8, 3)});
+}
+
+Tensor batch_x(int step) {
+  manual_seed(100 + static_cast<std::uint64_t>(step));
+  return randn({5, 6});
+}
+Tensor batch_y() {
+  return test::make_tensor({0, 1, 2, 1, 0}, {5}, kInt64);
+}
+
+// mlp plus a head that forward never uses.
+struct WithHead : nn::Module {
+  explicit WithHead(std::uint64_t seed) : Module("WithHead") {
+    body = register_module("body", mlp(seed));
+    head = register_module("head", std::make_shared<nn::Linear>(3, 2));
+  }
+  Tensor forward(const Tensor& x) override { return body->forward(x); }
+  std::shared_ptr<nn::Sequential> body;
+  std::shared_ptr<nn::Linear> head;
+};
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST_F(DDPOneProcess, GradientsStayViewsOfTheBucketsAndTrainAsThePlainModel) {
+  auto plain = mlp(1);
+  DistributedDataParallel ddp(mlp(1), DDPOptions().first_bucket_mb(0.0001));
+  ASSERT_EQ(ddp.buckets().size(), 2u);  // (8,3)+(3) = 108 B > 104.8 B closes bucket 0
+  EXPECT_EQ(ddp.buckets()[0].parameters,
+            (std::vector<std::string>{"module.2.bias", "module.2.weight"}));
+  EXPECT_EQ(ddp.buckets()[1].parameters,
+            (std::vector<std::string>{"module.0.bias", "module.0.weight"}));
+  EXPECT_EQ(ddp.buckets()[1].numel, 8 + 48);
+  optim::SGD opt_plain(plain->parameters(), optim::SGDOptions(0.1).momentum(0.9));
+  optim::SGD opt_ddp(ddp.parameters(), optim::SGDOptions(0.1).momentum(0.9));
+  const std::vector<Tensor> params = ddp.parameters();
+  for (int step = 0; step < 4; ++step) {
+    const bool set_to_none = step % 2 == 1;
+    opt_plain.zero_grad(set_to_none);
+    opt_ddp.zero_grad(set_to_none);
+    if (step > 0 && set_to_none) {
+      EXPECT_FALSE(params[0].grad().defined());
+    }
+    cross_entropy(plain->forward(batch_x(step)), batch_y()).backward();
+    cross_entropy(ddp.forward(batch_x(step)), batch_y()).backward();
+    // Every gradient is its slot of a bucket, whichever zero_grad ran.
+    for (std::size_t i = 0; i < params.size(); ++i) {
+      const std::size_t b = i < 2 ? 1 : 0;  // module.0.* are in bucket 1
+      EXPECT_TRUE(params[i].grad().storage() == ddp.reducer().bucket_tensor(b).storage())
+          << "parameter " << i << " at step " << step;
+    }
+    opt_plain.step();
+    opt_ddp.step();
+  }
+  // Averaging over one rank changes nothing: bitwise the plain model's training.
+  const std::vector<Tensor> expected = plain->parameters();
+  for (std::size_t i = 0; i < params.size(); ++i)
+    EXPECT_EQ(test::to_vector(params[i]), test::to_vector(expected[i])) << "parameter " << i;
+  // The bucket holds exactly what .grad shows.
+  EXPECT_EQ(test::to_vector(ddp.reducer().bucket_tensor(0).slice(0, 0, 3)),
+            test::to_vector(params[3].grad()));
+}
+
+TEST_F(DDPOneProcess, AGradientPresentAtConstructionMovesIntoItsBucket) {
+  auto model = mlp(2);
+  cross_entropy(model->forward(batch_x(0)), batch_y()).backward();
+  const std::vector<double> before = test::to_vector(model->parameters()[0].grad());
+  DistributedDataParallel ddp(model);
+  const Tensor grad = model->parameters()[0].grad();
+  EXPECT_TRUE(grad.storage() == ddp.reducer().bucket_tensor(0).storage());
+  EXPECT_EQ(test::to_vector(grad), before);
+}
+
+TEST_F(DDPOneProcess, NoSyncForwardsLeaveTheReducerAlone) {
+  DistributedDataParallel ddp(mlp(3));
+  {
+    auto no_sync = ddp.no_sync();
+    cross_entropy(ddp.forward(batch_x(0)), batch_y()).backward();
+  }
+  EXPECT_TRUE(ddp.reducer().last_step().buckets.empty());  // no synchronised backward yet
+  // The gradient is a fresh local tensor until a synchronised backward moves it in.
+  const Tensor w = ddp.parameters()[0];
+  EXPECT_FALSE(w.grad().storage() == ddp.reducer().bucket_tensor(0).storage());
+  const std::vector<double> local = test::to_vector(w.grad());
+  cross_entropy(ddp.forward(batch_x(1)), batch_y()).backward();
+  EXPECT_TRUE(w.grad().storage() == ddp.reducer().bucket_tensor(0).storage());
+  EXPECT_EQ(ddp.reducer().last_step().buckets.size(), 1u);
+  EXPECT_NE(test::to_vector(w.grad()), local);  // accumulated: both micro-batches
+}
+
+TEST_F(DDPOneProcess, ForwardWithoutGradModeDoesNotArm) {
+  DistributedDataParallel ddp(mlp(4));
+  {
+    leangrad::NoGradGuard no_grad;
+    ddp.forward(batch_x(0));
+  }
+  // A graph built outside DDP's forward: the hooks do nothing (Note [Armed by forward]).
+  cross_entropy(ddp.module()->forward(batch_x(0)), batch_y()).backward();
+  EXPECT_TRUE(ddp.reducer().last_step().buckets.empty());
+}
+
+TEST_F(DDPOneProcess, TheTimelineOrdersReadyStartedFinished) {
+  DistributedDataParallel ddp(mlp(5), DDPOptions().first_bucket_mb(0.0001));
+  cross_entropy(ddp.forward(batch_x(0)), batch_y()).backward();
+  const StepTimeline& t = ddp.reducer().last_step();
+  ASSERT_EQ(t.buckets.size(), 2u);
+  for (const BucketTimeline& b : t.buckets) {
+    EXPECT_LE(t.first_gradient, b.ready);
+    EXPECT_LE(b.ready, b.started);
+    EXPECT_LE(b.started, b.finished);
+    EXPECT_LE(b.finished, t.reduced);
+  }
+  EXPECT_LE(t.buckets[0].ready, t.buckets[1].ready);
+  EXPECT_LE(t.backward_done, t.reduced);
+}
+
+TEST_F(DDPOneProcess, AnUnusedParameterIsNamedAndTheNextStepWorks) {
+  auto model = std::make_shared<WithHead>(6);
+  DistributedDataParallel ddp(model);
+  const std::string message =
+      error_of([&] { cross_entropy(ddp.forward(batch_x(0)), batch_y()).backward(); });
+  EXPECT_CONTAINS(message,
+                  "DistributedDataParallel: 2 parameters received no gradient in this "
+                  "backward on rank 0: module.head.weight, module.head.bias.");
+  // The unused layer frozen in a new wrapper: training goes on.
+  for (Tensor& p : model->head->parameters())
+    p.requires_grad_(false);
+  DistributedDataParallel frozen(model);
+  cross_entropy(frozen.forward(batch_x(1)), batch_y()).backward();
+  EXPECT_EQ(frozen.reducer().last_step().buckets.size(), 1u);
+}
+
+TEST_F(DDPOneProcess, FindUnusedParametersLeavesAnUnusedGradientUndefined) {
+  auto model = std::make_shared<WithHead>(7);
+  DistributedDataParallel ddp(model, DDPOptions().find_unused_parameters(true));
+  for (int step = 0; step < 2; ++step) {
+    cross_entropy(ddp.forward(batch_x(step)), batch_y()).backward();
+    EXPECT_FALSE(model->head->weight.grad().defined());
+    EXPECT_TRUE(model->body->parameters()[0].grad().defined());
+  }
+}
+
+TEST_F(DDPOneProcess, AParameterReducedTwiceInOneBackwardIsNamed) {
+  // A checkpointed segment runs its own backward: a weight used inside and outside it
+  // accumulates twice.
+  struct Shared : nn::Module {
+    Shared() : Module("Shared") {
+      lin = register_module("lin", std::make_shared<nn::Linear>(6, 6));
+    }
+    Tensor forward(const Tensor& x) override {
+      Tensor inside = autograd::checkpoint(
+          [this](const std::vector<Tensor>& in) {
+            return std::vector<Tensor>{lin->forward(in[0])};
+          },
+          {x})[0];
+      return lin->forward(inside);
+    }
+    std::shared_ptr<nn::Linear> lin;
+  };
+  DistributedDataParallel ddp(std::make_shared<Shared>());
+  Tensor x = batch_x(0).requires_grad_();
+  EXPECT_CONTAINS(error_of([&] { ddp.forward(x).sum().backward(); }),
+                  "parameter 'module.lin.bias' received its gradient twice in one backward");
+  // The next forward starts clean.
+  EXPECT_CONTAINS(error_of([&] { ddp.forward(x).sum().backward(); }),
+                  "received its gradient twice");
+}
+
+TEST_F(DDPOneProcess, OptionsAndModulesAreChecked) {
+  EXPECT_CONTAINS(error_of([] { DistributedDataParallel(mlp(8), DDPOptions().bucket_cap_mb(0)); }),
+                  "bucket_cap_mb must be positive, got 0");
+  EXPECT_CONTAINS(error_of([] { DistributedDataParallel(nullptr); }), "the module is null");
+  DistributedDataParallel ddp(mlp(8));
+  EXPECT_EQ(ddp.named_parameters()[0].first, "module.0.weight");
+  EXPECT_CONTAINS(ddp.extra_repr(), "world_size=1, buckets=1, bucket_cap_mb=25");
+}
+
+TEST_F(DDPOneProcess, MixedDtypesGetBucketsOfTheirOwn) {
+  auto model = mlp(9);
+  model->ptr<nn::Linear>(0)->to(kFloat64);
+  DistributedDataParallel ddp(model);
+  ASSERT_EQ(ddp.buckets().size(), 2u);
+  EXPECT_EQ(ddp.buckets()[0].dtype, kFloat32);
+  EXPECT_EQ(ddp.buckets()[1].dtype, kFloat64);
+}
+
+}  // namespace
+}  // namespace leangrad::distributed

@@ -1,0 +1,115 @@
+// DistributedDataParallel in several processes (dist_worker's ddp_* scenarios, ddp_scenarios.cpp):
+// equal to one process with the global batch (MLP and CNN, float32 and float64), no_sync
+// accumulation, unused parameters (an error naming them, or find_unused_parameters), the
+// construction broadcast, mismatched models, and a rank killed in the middle of backward.
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <cstdlib>
+#include <string>
+
+#include "distributed/launch.h"
+#include "distributed/process_group.h"
+
+namespace leangrad::test {
+namespace {
+
+#define EXPECT_CONTAINS(text, part) \
+  EXPECT_NE(std::string(text).find(part), std::string::npos) << "in: " << (text)
+
+#define SKIP_WITHOUT_GLOO() \
+  if (!distributed::is_gloo_available()) GTEST_SKIP() << "built without Gloo"
+
+// Runs `scenario` on `world_size` ranks and expects every rank to pass its checks.
+std::vector<RankOutcome> expect_all_pass(const std::string& scenario, int world_size = 2) {
+  Launch l;
+  l.scenario = scenario;
+  l.world_size = world_size;
+  l.deadline_s = 60;
+  const std::vector<RankOutcome> outcomes = launch(l);
+  for (const RankOutcome& o : outcomes)
+    EXPECT_EQ(o.exit_code, 0) << describe(outcomes);
+  return outcomes;
+}
+
+TEST(DistributedDDP, TwoRanksEqualOneProcessMlpFloat32) {
+  SKIP_WITHOUT_GLOO();
+  expect_all_pass("ddp_equal_mlp_f32");
+}
+TEST(DistributedDDP, TwoRanksEqualOneProcessMlpFloat64) {
+  SKIP_WITHOUT_GLOO();
+  expect_all_pass("ddp_equal_mlp_f64");
+}
+TEST(DistributedDDP, TwoRanksEqualOneProcessCnnFloat32) {
+  SKIP_WITHOUT_GLOO();
+  expect_all_pass("ddp_equal_cnn_f32");
+}
+TEST(DistributedDDP, TwoRanksEqualOneProcessCnnFloat64) {
+  SKIP_WITHOUT_GLOO();
+  expect_all_pass("ddp_equal_cnn_f64");
+}
+TEST(DistributedDDP, FourRanksEqualOneProcessCnnFloat64) {
+  SKIP_WITHOUT_GLOO();
+  expect_all_pass("ddp_equal_cnn_f64", 4);
+}
+
+TEST(DistributedDDP, NoSyncAccumulationEqualsOneProcess) {
+  SKIP_WITHOUT_GLOO();
+  expect_all_pass("ddp_no_sync");
+}
+
+TEST(DistributedDDP, AnUnusedParameterIsAnErrorNamingIt) {
+  SKIP_WITHOUT_GLOO();
+  for (const RankOutcome& o : expect_all_pass("ddp_unused_error")) {
+    EXPECT_CONTAINS(o.output,
+                    "CAUGHT: DistributedDataParallel: 2 parameters received no gradient "
+                    "in this backward on rank ");
+    EXPECT_CONTAINS(o.output, "module.c.weight, module.c.bias");
+    EXPECT_CONTAINS(o.output, "find_unused_parameters(true)");
+  }
+}
+
+TEST(DistributedDDP, FindUnusedParametersReducesWhatSomeRankUsed) {
+  SKIP_WITHOUT_GLOO();
+  expect_all_pass("ddp_find_unused");
+}
+
+TEST(DistributedDDP, ConstructionBroadcastsRankZerosParametersAndBuffers) {
+  SKIP_WITHOUT_GLOO();
+  expect_all_pass("ddp_broadcast");
+}
+
+TEST(DistributedDDP, MismatchedModelsAreNamedOnEveryRank) {
+  SKIP_WITHOUT_GLOO();
+  for (const RankOutcome& o : expect_all_pass("ddp_mismatched_models")) {
+    EXPECT_CONTAINS(o.output,
+                    "CAUGHT: DistributedDataParallel: the ranks wrap different models (rank 0: 6 "
+                    "parameters and 0 buffers; rank 1: 8 parameters and 0 buffers)");
+  }
+}
+
+// Rank 1 is killed in the middle of a backward (after launching its first bucket): rank 0's
+// backward raises within the 5 s timeout, naming the bucket and the dead rank.
+TEST(DistributedDDP, ARankKilledInBackwardMakesTheOthersRaise) {
+  SKIP_WITHOUT_GLOO();
+  Launch l;
+  l.scenario = "ddp_die";
+  l.world_size = 2;
+  l.env = {{"LEANGRAD_DIST_TIMEOUT_S", "5"}, {"DIST_VICTIM", "1"}};
+  l.deadline_s = 30;
+  const std::vector<RankOutcome> outcomes = launch(l);
+  EXPECT_EQ(outcomes[1].signal, SIGKILL) << describe(outcomes);
+  const RankOutcome& o = outcomes[0];
+  ASSERT_EQ(o.exit_code, 0) << describe(outcomes);
+  const std::size_t at = o.output.find("CAUGHT after ");
+  ASSERT_NE(at, std::string::npos) << o.output;
+  EXPECT_LT(std::atof(o.output.c_str() + at + 13), 5.0) << o.output;
+  EXPECT_CONTAINS(o.output, "in step 3: DistributedDataParallel: the all-reduce of bucket ");
+  EXPECT_CONTAINS(o.output, "failed in backward: all_reduce(avg) of float32");
+  EXPECT_CONTAINS(o.output, "failed on rank 0 of a group of 2 after ");
+  EXPECT_CONTAINS(o.output, "(timeout 5 s): ");
+  EXPECT_CONTAINS(o.output, "rank 1 has exited");
+}
+
+}  // namespace
+}  // namespace leangrad::test
