@@ -292,6 +292,7 @@ std::shared_ptr<Work> ProcessGroupNccl::launch(
     break_group(message);
     throw Error(message, __FILE__, __LINE__);
   }
+  work->start();  // enqueued: NCCL runs it once the caller's earlier work is done
   work->done_.record(stream_);
   for (const Tensor& b : buffers)
     b.record_stream(stream_);
