@@ -6,10 +6,11 @@
 //   leangrad-train --model srnet --width 64 --blocks 4 --optimizer adam --recompute
 //   leangrad-train --checkpoint-dir ckpt --checkpoint-every 500   (resumes from ckpt when rerun)
 //   leangrad-train --batch-size 32 --accumulate 2                 (the update of batch 64)
+//   leangrad-run --nproc-per-node 2 leangrad-train --batch-size 32  (DDP: the update of batch 64)
 // Exit codes: 0 success, 1 runtime error (missing data, no CUDA device...), 2 bad command line.
 // Layout: the options (TrainOptions, add_options); helpers for the report (step-time statistics,
 // JSON, MemoryReport, ProgressBar); Checkpoints (save, resume); One training run (set_up, Trainer:
-// the epochs, then the report) and train(); main.
+// the epochs, then the report) and train(); main. Several processes: see Note [Several processes].
 #include <leangrad/leangrad.h>
 #include <CLI/CLI.hpp>
 
@@ -28,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "distributed/environment.h"
 #include "train_checkpoint.h"
 #include "train_models.h"
 
@@ -64,6 +66,7 @@ struct TrainOptions {
   int keep = 3;                       // checkpoints kept in checkpoint_dir
   std::int64_t max_steps = 0;         // 0: no limit
   std::string save_model;             // empty: the final model is not saved
+  std::string backend;                // several processes: gloo or nccl (empty: by device)
 };
 
 // The learning rate when --lr is not given: the classic recipe's for SGD, Adam's for the others.
@@ -146,6 +149,10 @@ void add_options(CLI::App& app, TrainOptions& o) {
       ->check(positive);
   app.add_option("--save-model", o.save_model,
                  "write the final model's state_dict to this safetensors file");
+  app.add_option("--backend", o.backend,
+                 "under leangrad-run (several processes): gloo or nccl (default: nccl on CUDA, "
+                 "gloo on the CPU)")
+      ->check(CLI::IsMember({"gloo", "nccl"}));
 }
 
 std::unique_ptr<optim::Optimizer> make_optimizer(const std::string& name,
@@ -333,11 +340,65 @@ std::string format_score(const std::string& model_name, double score) {
 // epoch, then its evaluation and log record), saving the model, and the final report.
 
 // What set_up builds for a run.
+// Note [Several processes]
+// Started by leangrad-run (or torchrun, mpirun, srun: WORLD_SIZE > 1), every process trains a
+// replica as DistributedDataParallel (docs/distributed.md):
+// - each rank reads its own share of every epoch's shuffled order (DistributedSampler), so
+//   --batch-size is the batch of one process and the global batch is world size times it;
+// - DDP averages the gradients, so every rank takes the same optimizer step; --accumulate runs
+//   the first micro-batches of a step under no_sync (one all-reduce per step);
+// - the loss in the progress lines and the epoch lines is averaged over the ranks, and the test
+//   set is split among them (rank r takes images r, r + W, ...), the correct predictions summed;
+// - only rank 0 prints (the other ranks' stdout is closed for writing), writes --log-json,
+//   checkpoints and --save-model; the checkpoint folder must be one every rank sees: each rank
+//   resumes from it, and the ranks check that they resumed at the same step.
+struct World {
+  int rank = 0;
+  int size = 1;
+  bool is_main() const { return rank == 0; }
+};
+
+// Several processes when the launcher says so: the process group joined, the GPU chosen by
+// LOCAL_RANK. One process otherwise (no collective is ever called).
+World join_world(const TrainOptions& o, Device& device) {
+  const distributed::ProcessGroupConfig env =
+      distributed::resolve_init_options(distributed::InitOptions(), distributed::process_environment());
+  World world;
+  if (env.world_size <= 1) return world;
+  if (device.is_cuda() && env.local_rank >= 0) device = Device::cuda(env.local_rank);
+  const std::string backend = !o.backend.empty() ? o.backend : device.is_cuda() ? "nccl" : "gloo";
+  LG_CHECK(backend == "nccl" || device.is_cpu(), "--backend gloo takes CPU tensors; train with "
+           "--device cpu, or use --backend nccl on CUDA");
+  LG_CHECK(backend == "gloo" || device.is_cuda(), "--backend nccl takes CUDA tensors; train with "
+           "--device cuda, or use --backend gloo on the CPU");
+  distributed::init_process_group(distributed::InitOptions().backend(
+      backend == "nccl" ? distributed::Backend::NCCL : distributed::Backend::Gloo));
+  world.rank = distributed::get_rank();
+  world.size = distributed::get_world_size();
+  if (!world.is_main()) std::cout.setstate(std::ios::badbit);  // Note [Several processes]
+  return world;
+}
+
+// The element-wise reduction of `values` over the ranks (the values themselves with one process).
+std::vector<double> reduce_over_ranks(const World& world, std::vector<double> values, Device device,
+                                      distributed::ReduceOp op = distributed::ReduceOp::Sum) {
+  if (world.size == 1) return values;
+  Tensor t = tensor(values, {}, TensorOptions(device));
+  distributed::all_reduce(t, op);
+  const Tensor host = t.cpu();
+  for (std::size_t i = 0; i < values.size(); ++i)
+    values[i] = host.data_ptr<double>()[i];
+  return values;
+}
+
 struct Run {
+  World world;
   Device device;
   double lr = 0;
   bool srnet = false;
-  std::shared_ptr<nn::Module> model;
+  std::shared_ptr<nn::Module> model;  // what is checkpointed and saved
+  // With several processes, model wrapped to average the gradients (wrap_for_training).
+  std::shared_ptr<distributed::DistributedDataParallel> ddp;
   std::unique_ptr<optim::Optimizer> optimizer;
   std::int64_t num_parameters = 0;
   std::shared_ptr<const data::Dataset> train_set;
@@ -359,10 +420,11 @@ std::shared_ptr<const data::Dataset> make_train_set(const TrainOptions& o) {
 }
 
 // Threads, device, seed, then the model and its optimizer, then the data.
-Run set_up(const TrainOptions& o) {
+Run set_up(const TrainOptions& o, const World& world, Device device) {
   if (o.threads > 0) set_num_threads(o.threads);
   Run run;
-  run.device = choose_device(o.device);
+  run.device = device;
+  run.world = world;
   run.lr = o.lr > 0 ? o.lr : default_lr(o.optimizer);
   run.srnet = tools::is_super_resolution(o.model);
   manual_seed(o.seed);
@@ -381,20 +443,32 @@ Run set_up(const TrainOptions& o) {
   run.train_set = make_train_set(o);
   const data::FashionMNIST test(o.data, data::Split::Test);
   run.test_size = test.size();
-  run.train_loader =
-      std::make_unique<data::DataLoader>(run.train_set, data::DataLoaderOptions()
-                                                            .batch_size(o.batch_size)
-                                                            .shuffle(true)
-                                                            .seed(o.seed)
-                                                            .num_workers(o.workers)
-                                                            .prefetch_factor(o.prefetch)
-                                                            .pin_memory(o.pin_memory)
-                                                            .device(run.device));
+  data::DataLoaderOptions train_options = data::DataLoaderOptions()
+                                              .batch_size(o.batch_size)
+                                              .shuffle(true)
+                                              .seed(o.seed)
+                                              .num_workers(o.workers)
+                                              .prefetch_factor(o.prefetch)
+                                              .pin_memory(o.pin_memory)
+                                              .device(run.device);
+  if (run.world.size > 1) {  // this rank's share of each epoch's order
+    train_options.shuffle(false).sampler(data::DistributedSampler(
+        run.train_set->size(), run.world.rank, run.world.size, /*shuffle=*/true, o.seed));
+  }
+  run.train_loader = std::make_unique<data::DataLoader>(run.train_set, train_options);
   // srnet's activations grow with its width: evaluate it in training-sized batches.
   const std::int64_t eval_batch = run.srnet ? o.batch_size : kEvalBatchSize;
-  run.test_loader = std::make_unique<data::DataLoader>(
-      test,
-      data::DataLoaderOptions().batch_size(eval_batch).pin_memory(o.pin_memory).device(run.device));
+  const data::DataLoaderOptions test_options =
+      data::DataLoaderOptions().batch_size(eval_batch).pin_memory(o.pin_memory).device(run.device);
+  if (run.world.size > 1) {  // images rank, rank + W, ...: every image once over the ranks
+    const std::int64_t n = test.size(), r = run.world.rank, w = run.world.size;
+    run.test_loader = std::make_unique<data::DataLoader>(
+        data::TensorDataset(test.images().slice(0, r, n, w).contiguous(),
+                            test.targets().slice(0, r, n, w).contiguous()),
+        test_options);
+  } else {
+    run.test_loader = std::make_unique<data::DataLoader>(test, test_options);
+  }
   run.steps_per_epoch = (run.train_loader->size() + o.accumulate - 1) / o.accumulate;
   run.checkpoint = checkpoint_spec(o, run.lr, run.steps_per_epoch);
   return run;
@@ -409,7 +483,13 @@ void print_run(const TrainOptions& o, const Run& run) {
   }
   std::cout << ", " << run.num_parameters << " parameters, " << o.optimizer << " lr " << run.lr
             << ", batch " << o.batch_size << ", " << o.epochs << " epochs on " << run.device << " ("
-            << get_num_threads() << " CPU threads, " << o.workers << " loader workers)\n"
+            << get_num_threads() << " CPU threads, " << o.workers << " loader workers)\n";
+  if (run.world.size > 1) {
+    std::cout << "distributed: " << run.world.size << " processes ("
+              << distributed::default_process_group().backend_name() << "), DistributedDataParallel, "
+              << "global batch " << o.batch_size * run.world.size << "\n";
+  }
+  std::cout
             << "data: " << run.train_set->size() << " training / " << run.test_size
             << " test images from " << o.data << "\n";
   if (o.save_on_cpu) {
@@ -555,8 +635,17 @@ void Trainer::train_steps(EpochProgress& e) {
       step_samples = 0;
     }
     const double scale = 1.0 / static_cast<double>(group_size);
-    const tools::MicroBatch micro =
-        tools::accumulate_micro_batch(o_.model, *run_.model, images, labels, scale, o_.save_on_cpu);
+    tools::MicroBatch micro;
+    if (run_.ddp) {
+      // Every micro-batch but the step's last accumulates locally: one all-reduce per step.
+      std::optional<distributed::NoSyncGuard> no_sync;
+      if (in_group + 1 < group_size) no_sync.emplace(*run_.ddp);
+      micro = tools::accumulate_micro_batch(o_.model, *run_.ddp, images, labels, scale,
+                                            o_.save_on_cpu);
+    } else {
+      micro = tools::accumulate_micro_batch(o_.model, *run_.model, images, labels, scale,
+                                            o_.save_on_cpu);
+    }
     step_loss += scale * static_cast<double>(micro.loss);
     step_samples += images.size(0);
     memory_.saved_activations = std::max(memory_.saved_activations, micro.forward_bytes);
@@ -587,6 +676,9 @@ void Trainer::end_step(EpochProgress& e, double step_loss, std::int64_t step_sam
                 ms * static_cast<double>(steps_per_epoch_ - e.step) / 1000.0);
   }
   if (e.step % kLogEverySteps == 0 || e.step == steps_per_epoch_) {
+    // Every rank reaches the same steps (DistributedSampler pads its shares to one length).
+    e.window_loss_sum = reduce_over_ranks(run_.world, {e.window_loss_sum}, run_.device)[0] /
+                        static_cast<double>(run_.world.size);
     if (!bar_.enabled()) {
       char line[128];
       std::snprintf(line, sizeof(line), "epoch %d step %lld/%lld loss %.4f %.1f ms/step", e.epoch,
@@ -602,7 +694,7 @@ void Trainer::end_step(EpochProgress& e, double step_loss, std::int64_t step_sam
   const bool checkpoint_now = o_.checkpoint_every > 0
                                   ? position_.global_step % o_.checkpoint_every == 0
                                   : e.step == steps_per_epoch_;
-  if (!o_.checkpoint_dir.empty() && (checkpoint_now || stopped_)) {
+  if (!o_.checkpoint_dir.empty() && (checkpoint_now || stopped_) && run_.world.is_main()) {
     checkpoint(e);
     e.last_step_end = Clock::now();  // the save is not part of the step times
   }
@@ -623,9 +715,16 @@ void Trainer::checkpoint(const EpochProgress& e) {
 
 // The end of a finished epoch: test score, the epoch's line and its --log-json record.
 void Trainer::evaluate(const EpochProgress& e, double train_seconds) {
-  const double score = tools::evaluate(o_.model, *run_.model, *run_.test_loader);
+  // Each rank scores its share of the test set; the sums over the ranks give the whole set's.
+  const auto share = static_cast<double>(run_.test_loader->dataset().size());
+  const double local_score = tools::evaluate(o_.model, *run_.model, *run_.test_loader);
+  const std::vector<double> sums =
+      reduce_over_ranks(run_.world, {local_score * share, share, e.loss_sum}, run_.device);
+  const double score = sums[1] > 0 ? sums[0] / sums[1] : 0.0;
   memory::reset_peak(run_.device);  // evaluation's batches are not part of the training peak
-  const double epoch_loss = e.step > 0 ? e.loss_sum / static_cast<double>(e.step) : 0.0;
+  const double epoch_loss =
+      e.step > 0 ? sums[2] / static_cast<double>(run_.world.size) / static_cast<double>(e.step)
+                 : 0.0;
   char line[192];
   std::snprintf(line, sizeof(line), "epoch %d/%d: train loss %.4f, %s, %.2f ms/step, %.1f s",
                 e.epoch, o_.epochs, epoch_loss, format_score(o_.model, score).c_str(),
@@ -637,7 +736,7 @@ void Trainer::evaluate(const EpochProgress& e, double train_seconds) {
                             {run_.srnet ? "psnr_db" : "accuracy", score},
                             {"ms_per_step", mean(e.step_ms)},
                             {"seconds", train_seconds}});
-  if (!o_.log_json.empty()) write_json_atomically(o_.log_json, log_);
+  if (!o_.log_json.empty() && run_.world.is_main()) write_json_atomically(o_.log_json, log_);
 }
 
 // Step times and where the memory went, printed and added to the --log-json record.
@@ -666,7 +765,7 @@ void Trainer::report() {
                           {"other", memory_.other()},
                           {"allocator_slack", memory_.peak_reserved - memory_.peak_allocated},
                           {"pinned_peak", memory_.pinned_peak}};
-  if (!o_.log_json.empty()) write_json_atomically(o_.log_json, log_);
+  if (!o_.log_json.empty() && run_.world.is_main()) write_json_atomically(o_.log_json, log_);
 }
 
 // The files the run will write can be written: a long run must not learn at its end that it
@@ -686,9 +785,24 @@ void check_outputs(const TrainOptions& o) {
 // training, the activations and the optimizer's state are what can be made smaller.
 enum class Phase { kSetUp, kTraining };
 
+// With several processes: the ranks resumed at the same step (they read one checkpoint folder),
+// then the model wrapped in DistributedDataParallel, which copies rank 0's weights to every rank.
+void wrap_for_training(Run& run, const TrainPosition& position) {
+  if (run.world.size == 1) return;
+  const auto step = static_cast<double>(position.global_step);
+  const std::vector<double> most =
+      reduce_over_ranks(run.world, {step, -step}, run.device, distributed::ReduceOp::Max);
+  LG_CHECK(most[0] == -most[1], "rank ", run.world.rank, " resumed at global step ",
+           position.global_step, ", but the ranks resumed at steps from ", -most[1], " to ",
+           most[0], ": every rank must see the same --checkpoint-dir");
+  run.ddp = std::make_shared<distributed::DistributedDataParallel>(run.model);
+}
+
 int train(const TrainOptions& o, Phase& phase) {
-  check_outputs(o);
-  Run run = set_up(o);
+  Device device = choose_device(o.device);
+  const World world = join_world(o, device);
+  if (world.is_main()) check_outputs(o);
+  Run run = set_up(o, world, device);
   print_run(o, run);
   const double baseline_psnr = run.srnet ? print_baseline_psnr(run) : 0.0;
   TrainPosition position;
@@ -701,17 +815,20 @@ int train(const TrainOptions& o, Phase& phase) {
                 << std::endl;
     }
   }
+  wrap_for_training(run, position);
   nlohmann::json log = make_log(o, run, position, baseline_psnr);
-  if (!o.log_json.empty()) write_json_atomically(o.log_json, log);
+  if (run.world.size > 1) log["world_size"] = run.world.size;
+  if (!o.log_json.empty() && run.world.is_main()) write_json_atomically(o.log_json, log);
 
   Trainer trainer(o, run, std::move(position), log);
   phase = Phase::kTraining;
   trainer.train_epochs();
-  if (!o.save_model.empty()) {
+  if (!o.save_model.empty() && run.world.is_main()) {
     run.model->save(o.save_model);
     std::cout << "model saved to " << o.save_model << std::endl;
   }
   trainer.report();
+  if (run.world.size > 1) distributed::destroy_process_group();
   return 0;
 }
 
