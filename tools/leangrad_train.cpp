@@ -361,9 +361,11 @@ struct World {
 // Several processes when the launcher says so: the process group joined, the GPU chosen by
 // LOCAL_RANK. One process otherwise (no collective is ever called).
 World join_world(const TrainOptions& o, Device& device) {
-  const distributed::ProcessGroupConfig env =
-      distributed::resolve_init_options(distributed::InitOptions(), distributed::process_environment());
   World world;
+  const distributed::EnvironmentLookup lookup = distributed::process_environment();
+  if (!lookup("RANK") && !lookup("OMPI_COMM_WORLD_RANK") && !lookup("SLURM_PROCID")) return world;
+  const distributed::ProcessGroupConfig env =
+      distributed::resolve_init_options(distributed::InitOptions(), lookup);
   if (env.world_size <= 1) return world;
   if (device.is_cuda() && env.local_rank >= 0) device = Device::cuda(env.local_rank);
   const std::string backend = !o.backend.empty() ? o.backend : device.is_cuda() ? "nccl" : "gloo";
@@ -560,7 +562,7 @@ class Trainer {
  private:
   void train_steps(EpochProgress& e);
   void end_step(EpochProgress& e, double step_loss, std::int64_t step_samples);
-  void checkpoint(const EpochProgress& e);
+  void checkpoint(const EpochProgress& e, double loss_sum);
   void evaluate(const EpochProgress& e, double train_seconds);
 
   const TrainOptions& o_;
@@ -694,17 +696,22 @@ void Trainer::end_step(EpochProgress& e, double step_loss, std::int64_t step_sam
   const bool checkpoint_now = o_.checkpoint_every > 0
                                   ? position_.global_step % o_.checkpoint_every == 0
                                   : e.step == steps_per_epoch_;
-  if (!o_.checkpoint_dir.empty() && (checkpoint_now || stopped_) && run_.world.is_main()) {
-    checkpoint(e);
+  if (!o_.checkpoint_dir.empty() && (checkpoint_now || stopped_)) {
+    // The epoch's loss so far, averaged over the ranks: each rank resumes from this mean, and
+    // the epoch's end averages the ranks' sums again (every rank takes this branch at once).
+    const double loss_sum = reduce_over_ranks(run_.world, {e.loss_sum}, run_.device)[0] /
+                            static_cast<double>(run_.world.size);
+    if (run_.world.is_main()) checkpoint(e, loss_sum);
     e.last_step_end = Clock::now();  // the save is not part of the step times
   }
 }
 
-// Saves where training stands after e's latest step (see Checkpoints above).
-void Trainer::checkpoint(const EpochProgress& e) {
+// Saves where training stands after e's latest step (see Checkpoints above); `loss_sum` is the
+// epoch's loss so far (over the ranks).
+void Trainer::checkpoint(const EpochProgress& e, double loss_sum) {
   position_.epoch = e.epoch;
   position_.step_in_epoch = e.step;
-  position_.loss_sum = e.loss_sum;
+  position_.loss_sum = loss_sum;
   position_.epochs_log = log_["epochs"];
   bar_.clear();
   tools::save_checkpoint(o_.checkpoint_dir, o_.keep, run_.checkpoint, *run_.model,
