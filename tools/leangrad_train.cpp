@@ -10,7 +10,7 @@
 // Exit codes: 0 success, 1 runtime error (missing data, no CUDA device...), 2 bad command line.
 // Layout: the options (TrainOptions, add_options); helpers for the report (step-time statistics,
 // JSON, MemoryReport, ProgressBar); Checkpoints (save, resume); One training run (set_up, Trainer:
-// the epochs, then the report) and train(); main. Several processes: see Note [Several processes].
+// the epochs, then the report) and train(); main. Several processes: train_distributed.h.
 #include <leangrad/leangrad.h>
 #include <CLI/CLI.hpp>
 
@@ -29,8 +29,8 @@
 #include <string>
 #include <vector>
 
-#include "distributed/environment.h"
 #include "train_checkpoint.h"
+#include "train_distributed.h"
 #include "train_models.h"
 
 namespace {
@@ -340,61 +340,8 @@ std::string format_score(const std::string& model_name, double score) {
 // epoch, then its evaluation and log record), saving the model, and the final report.
 
 // What set_up builds for a run.
-// Note [Several processes]
-// Started by leangrad-run (or torchrun, mpirun, srun: WORLD_SIZE > 1), every process trains a
-// replica as DistributedDataParallel (docs/distributed.md):
-// - each rank reads its own share of every epoch's shuffled order (DistributedSampler), so
-//   --batch-size is the batch of one process and the global batch is world size times it;
-// - DDP averages the gradients, so every rank takes the same optimizer step; --accumulate runs
-//   the first micro-batches of a step under no_sync (one all-reduce per step);
-// - the loss in the progress lines and the epoch lines is averaged over the ranks, and the test
-//   set is split among them (rank r takes images r, r + W, ...), the correct predictions summed;
-// - only rank 0 prints (the other ranks' stdout is closed for writing), writes --log-json,
-//   checkpoints and --save-model; the checkpoint folder must be one every rank sees: each rank
-//   resumes from it, and the ranks check that they resumed at the same step.
-struct World {
-  int rank = 0;
-  int size = 1;
-  bool is_main() const { return rank == 0; }
-};
-
-// Several processes when the launcher says so: the process group joined, the GPU chosen by
-// LOCAL_RANK. One process otherwise (no collective is ever called).
-World join_world(const TrainOptions& o, Device& device) {
-  World world;
-  const distributed::EnvironmentLookup lookup = distributed::process_environment();
-  if (!lookup("RANK") && !lookup("OMPI_COMM_WORLD_RANK") && !lookup("SLURM_PROCID")) return world;
-  const distributed::ProcessGroupConfig env =
-      distributed::resolve_init_options(distributed::InitOptions(), lookup);
-  if (env.world_size <= 1) return world;
-  if (device.is_cuda() && env.local_rank >= 0) device = Device::cuda(env.local_rank);
-  const std::string backend = !o.backend.empty() ? o.backend : device.is_cuda() ? "nccl" : "gloo";
-  LG_CHECK(backend == "nccl" || device.is_cpu(), "--backend gloo takes CPU tensors; train with "
-           "--device cpu, or use --backend nccl on CUDA");
-  LG_CHECK(backend == "gloo" || device.is_cuda(), "--backend nccl takes CUDA tensors; train with "
-           "--device cuda, or use --backend gloo on the CPU");
-  distributed::init_process_group(distributed::InitOptions().backend(
-      backend == "nccl" ? distributed::Backend::NCCL : distributed::Backend::Gloo));
-  world.rank = distributed::get_rank();
-  world.size = distributed::get_world_size();
-  if (!world.is_main()) std::cout.setstate(std::ios::badbit);  // Note [Several processes]
-  return world;
-}
-
-// The element-wise reduction of `values` over the ranks (the values themselves with one process).
-std::vector<double> reduce_over_ranks(const World& world, std::vector<double> values, Device device,
-                                      distributed::ReduceOp op = distributed::ReduceOp::Sum) {
-  if (world.size == 1) return values;
-  Tensor t = tensor(values, {}, TensorOptions(device));
-  distributed::all_reduce(t, op);
-  const Tensor host = t.cpu();
-  for (std::size_t i = 0; i < values.size(); ++i)
-    values[i] = host.data_ptr<double>()[i];
-  return values;
-}
-
 struct Run {
-  World world;
+  tools::World world;
   Device device;
   double lr = 0;
   bool srnet = false;
@@ -422,7 +369,7 @@ std::shared_ptr<const data::Dataset> make_train_set(const TrainOptions& o) {
 }
 
 // Threads, device, seed, then the model and its optimizer, then the data.
-Run set_up(const TrainOptions& o, const World& world, Device device) {
+Run set_up(const TrainOptions& o, const tools::World& world, Device device) {
   if (o.threads > 0) set_num_threads(o.threads);
   Run run;
   run.device = device;
@@ -679,7 +626,7 @@ void Trainer::end_step(EpochProgress& e, double step_loss, std::int64_t step_sam
   }
   if (e.step % kLogEverySteps == 0 || e.step == steps_per_epoch_) {
     // Every rank reaches the same steps (DistributedSampler pads its shares to one length).
-    e.window_loss_sum = reduce_over_ranks(run_.world, {e.window_loss_sum}, run_.device)[0] /
+    e.window_loss_sum = tools::reduce_over_ranks(run_.world, {e.window_loss_sum}, run_.device)[0] /
                         static_cast<double>(run_.world.size);
     if (!bar_.enabled()) {
       char line[128];
@@ -699,7 +646,7 @@ void Trainer::end_step(EpochProgress& e, double step_loss, std::int64_t step_sam
   if (!o_.checkpoint_dir.empty() && (checkpoint_now || stopped_)) {
     // The epoch's loss so far, averaged over the ranks: each rank resumes from this mean, and
     // the epoch's end averages the ranks' sums again (every rank takes this branch at once).
-    const double loss_sum = reduce_over_ranks(run_.world, {e.loss_sum}, run_.device)[0] /
+    const double loss_sum = tools::reduce_over_ranks(run_.world, {e.loss_sum}, run_.device)[0] /
                             static_cast<double>(run_.world.size);
     if (run_.world.is_main()) checkpoint(e, loss_sum);
     e.last_step_end = Clock::now();  // the save is not part of the step times
@@ -726,7 +673,7 @@ void Trainer::evaluate(const EpochProgress& e, double train_seconds) {
   const auto share = static_cast<double>(run_.test_loader->dataset().size());
   const double local_score = tools::evaluate(o_.model, *run_.model, *run_.test_loader);
   const std::vector<double> sums =
-      reduce_over_ranks(run_.world, {local_score * share, share, e.loss_sum}, run_.device);
+      tools::reduce_over_ranks(run_.world, {local_score * share, share, e.loss_sum}, run_.device);
   const double score = sums[1] > 0 ? sums[0] / sums[1] : 0.0;
   memory::reset_peak(run_.device);  // evaluation's batches are not part of the training peak
   const double epoch_loss =
@@ -798,7 +745,7 @@ void wrap_for_training(Run& run, const TrainPosition& position) {
   if (run.world.size == 1) return;
   const auto step = static_cast<double>(position.global_step);
   const std::vector<double> most =
-      reduce_over_ranks(run.world, {step, -step}, run.device, distributed::ReduceOp::Max);
+      tools::reduce_over_ranks(run.world, {step, -step}, run.device, distributed::ReduceOp::Max);
   LG_CHECK(most[0] == -most[1], "rank ", run.world.rank, " resumed at global step ",
            position.global_step, ", but the ranks resumed at steps from ", -most[1], " to ",
            most[0], ": every rank must see the same --checkpoint-dir");
@@ -807,7 +754,7 @@ void wrap_for_training(Run& run, const TrainPosition& position) {
 
 int train(const TrainOptions& o, Phase& phase) {
   Device device = choose_device(o.device);
-  const World world = join_world(o, device);
+  const tools::World world = tools::join_world(o.backend, device);
   if (world.is_main()) check_outputs(o);
   Run run = set_up(o, world, device);
   print_run(o, run);

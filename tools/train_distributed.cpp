@@ -1,0 +1,43 @@
+// leangrad-train in several processes (train_distributed.h).
+#include "train_distributed.h"
+
+#include <iostream>
+
+#include "distributed/environment.h"
+
+namespace leangrad::tools {
+
+World join_world(const std::string& backend_option, Device& device) {
+  World world;
+  const distributed::EnvironmentLookup lookup = distributed::process_environment();
+  if (!lookup("RANK") && !lookup("OMPI_COMM_WORLD_RANK") && !lookup("SLURM_PROCID")) return world;
+  const distributed::ProcessGroupConfig env =
+      distributed::resolve_init_options(distributed::InitOptions(), lookup);
+  if (env.world_size <= 1) return world;
+  if (device.is_cuda() && env.local_rank >= 0) device = Device::cuda(env.local_rank);
+  const std::string backend =
+      !backend_option.empty() ? backend_option : device.is_cuda() ? "nccl" : "gloo";
+  LG_CHECK(backend == "nccl" || device.is_cpu(),
+           "--backend gloo takes CPU tensors; train with --device cpu, or use --backend nccl");
+  LG_CHECK(backend == "gloo" || device.is_cuda(),
+           "--backend nccl takes CUDA tensors; train with --device cuda, or use --backend gloo");
+  distributed::init_process_group(distributed::InitOptions().backend(
+      backend == "nccl" ? distributed::Backend::NCCL : distributed::Backend::Gloo));
+  world.rank = distributed::get_rank();
+  world.size = distributed::get_world_size();
+  if (!world.is_main()) std::cout.setstate(std::ios::badbit);  // Note [Several processes]
+  return world;
+}
+
+std::vector<double> reduce_over_ranks(const World& world, std::vector<double> values,
+                                      Device device, distributed::ReduceOp op) {
+  if (world.size == 1) return values;
+  Tensor t = tensor(values, {}, TensorOptions(device));
+  distributed::all_reduce(t, op);
+  const Tensor host = t.cpu();
+  for (std::size_t i = 0; i < values.size(); ++i)
+    values[i] = host.data_ptr<double>()[i];
+  return values;
+}
+
+}  // namespace leangrad::tools
