@@ -10,6 +10,7 @@
 // - Gloo sees bytes: the tensor itself when it is contiguous, else a contiguous copy written back
 //   afterwards. Reductions use reduce_op.h's loops, which also do float16 and bfloat16 (Gloo's
 //   own functions have no bfloat16).
+// - CUDA tensors are staged through pinned host buffers: Note [CUDA tensors on Gloo].
 // - all_reduce is Gloo's ring all-reduce (avg: sum, then divide by the group size); broadcast
 //   Gloo's binomial tree; all_gather Gloo's ring all-gather into one (size, ...) buffer;
 //   reduce_scatter Gloo's all-to-all, after which each rank reduces the pieces it received in
@@ -40,6 +41,7 @@
 #include <cstring>
 
 #include "core/creation.h"
+#include "core/cuda.h"
 #include "core/error.h"
 #include "distributed/gloo/gloo_store.h"
 #include "distributed/store_keys.h"
@@ -95,15 +97,44 @@ void with_element_type(std::size_t element_size, F&& f) {
   LG_INTERNAL_ASSERT(false, "element size ", element_size);
 }
 
-// The contiguous tensor Gloo reads and writes: `t` itself, or a contiguous copy of it.
+// Note [CUDA tensors on Gloo]
+// Gloo moves host memory, so a CUDA tensor goes through a pinned host buffer (how a build without
+// NCCL, or two processes sharing one GPU, which NCCL refuses, can still run CUDA collectives):
+// 1. the caller's thread records an event on its current stream when it queues the collective
+//    (enqueue), and the worker waits for that event before it reads the tensor, so the copy sees
+//    every kernel the caller queued before the collective;
+// 2. the worker copies the tensor into a pinned buffer and waits for the copy (staged), runs
+//    Gloo's collective on the buffer, copies the result back and waits for that copy too
+//    (write_back, to_device), all on its own thread with the tensor's device current;
+// 3. so when Work::wait() returns the tensor holds the result, and kernels the caller queues
+//    after it read it. As with CPU tensors, the caller must not write the tensor while the
+//    collective is in flight.
+
+// The contiguous host tensor Gloo reads and writes: `t` itself, a contiguous copy of it, or, for
+// a CUDA tensor, a pinned host copy (Note [CUDA tensors on Gloo]).
 Tensor staged(const Tensor& t) {
-  return ops::contiguous(t);
+  if (!t.device().is_cuda()) return ops::contiguous(t);
+  Tensor host = empty(t.shape(), TensorOptions(t.dtype()).pinned_memory(true));
+  ops::copy_(host, t);
+  cuda::current_stream(t.device().index).synchronize();
+  return host;
+}
+
+// `host` on `device`, the copy finished (a CPU `device` returns `host`).
+Tensor to_device(const Tensor& host, const Device& device) {
+  if (!device.is_cuda()) return host;
+  Tensor moved = host.to(device);
+  cuda::current_stream(device.index).synchronize();
+  return moved;
 }
 
 // Writes a collective's result back into the caller's tensor and bumps its version, since the
 // data changed in place (autograd's saved-tensor checks see it).
 void write_back(const Tensor& t, const Tensor& buffer) {
-  if (!buffer.is_same(t)) ops::copy_(t, buffer);
+  if (!buffer.is_same(t)) {
+    ops::copy_(t, buffer);
+    if (t.device().is_cuda()) cuda::current_stream(t.device().index).synchronize();
+  }
   t.bump_version();
 }
 
@@ -177,16 +208,30 @@ bool ProcessGroupGloo::is_broken() const {
 std::shared_ptr<Work> ProcessGroupGloo::enqueue(Collective c, const Tensor& tensor,
                                                 const std::vector<Tensor>& inputs,
                                                 Payload payload) {
-  check_arguments(c, tensor, inputs, size(), "gloo", Device::cpu());
+  // CPU tensors, or CUDA tensors all on the first one's GPU (staged: Note [CUDA tensors on Gloo]).
+  const Device device =
+      tensor.defined() && tensor.device().is_cuda() ? tensor.device() : Device::cpu();
+  check_arguments(c, tensor, inputs, size(), "gloo", device);
   if (c.kind != CollectiveKind::Barrier) {
     c.dtype = tensor.dtype();
     c.shape = tensor.shape();
+  }
+  std::shared_ptr<cuda::Event> ready;
+  if (device.is_cuda()) {
+    cuda::DeviceGuard guard(device);
+    ready = std::make_shared<cuda::Event>(/*enable_timing=*/false);
+    ready->record(cuda::current_stream(device.index));
   }
   std::lock_guard lock(mutex_);
   LG_CHECK(queue_ != nullptr, c.describe(), ": the process group was shut down");
   c.seq = next_seq_++;
   auto work = std::make_shared<Work>(c.describe() + " (collective #" + std::to_string(c.seq) + ")");
-  queue_->push(work, [this, c, payload = std::move(payload)] { return run(c, payload); });
+  queue_->push(work, [this, c, device, ready, payload = std::move(payload)] {
+    if (!ready) return run(c, payload);
+    cuda::DeviceGuard guard(device);
+    ready->synchronize();
+    return run(c, payload);
+  });
   return work;
 }
 
@@ -351,6 +396,7 @@ std::shared_ptr<Work> ProcessGroupGloo::all_gather_async(const Tensor& tensor) {
     } else if (nbytes > 0) {
       std::memcpy(gathered.data_ptr(), input.data_ptr(), nbytes);
     }
+    gathered = to_device(gathered, tensor.device());
     std::vector<Tensor> per_rank;
     for (int r = 0; r < size(); ++r)
       per_rank.push_back(gathered.select(0, r));

@@ -70,9 +70,22 @@ Tensor input(DType dtype, const Shape& shape, int rank, int k = 0) {
   return leangrad::test::make_tensor(values, shape, dtype);
 }
 
-void expect_equal(const std::string& what, const Tensor& t, const Shape& shape,
+// Where the collectives scenario's tensors live: the CPU, or the GPU for collectives_cuda (the
+// Gloo group stages CUDA tensors through pinned host buffers).
+leangrad::Device g_device = leangrad::Device::cpu();
+
+Tensor on_device(const Tensor& t) {
+  return g_device.is_cuda() ? t.to(g_device) : t;
+}
+
+void expect_equal(const std::string& what, const Tensor& t_on_device, const Shape& shape,
                   const std::vector<double>& expected) {
   ++g_checks;
+  if (t_on_device.device() != g_device) {
+    throw CheckFailed{leangrad::detail::str_cat(what, ": on ", t_on_device.device(), ", expected ",
+                                                g_device)};
+  }
+  const Tensor t = t_on_device.cpu();
   if (t.shape() != shape) {
     throw CheckFailed{leangrad::detail::str_cat(what, ": shape ", t.shape(), ", expected ", shape)};
   }
@@ -123,7 +136,7 @@ void scenario_collectives() {
       const std::int64_t n = numel_of(shape);
       for (dist::ReduceOp op : kOps) {
         if (!dist::reduce_op_supports(op, dtype)) continue;
-        Tensor t = input(dtype, shape, rank);
+        Tensor t = on_device(input(dtype, shape, rank));
         dist::all_reduce(t, op);
         std::vector<double> expected;
         for (std::int64_t i = 0; i < n; ++i) {
@@ -139,8 +152,8 @@ void scenario_collectives() {
         // every rank's inputs[j].
         std::vector<Tensor> inputs;
         for (int j = 0; j < size; ++j)
-          inputs.push_back(input(dtype, shape, rank, j));
-        Tensor out = leangrad::empty(shape, leangrad::TensorOptions(dtype));
+          inputs.push_back(on_device(input(dtype, shape, rank, j)));
+        Tensor out = leangrad::empty(shape, leangrad::TensorOptions(dtype).device(g_device));
         dist::reduce_scatter(out, inputs, op);
         expected.clear();
         for (std::int64_t i = 0; i < n; ++i) {
@@ -153,7 +166,7 @@ void scenario_collectives() {
                      shape, expected);
       }
       for (int root = 0; root < size; ++root) {
-        Tensor t = input(dtype, shape, rank);
+        Tensor t = on_device(input(dtype, shape, rank));
         dist::broadcast(t, root);
         std::vector<double> expected;
         for (std::int64_t i = 0; i < n; ++i)
@@ -161,7 +174,7 @@ void scenario_collectives() {
         expect_equal(label("broadcast", dtype, shape) + " root " + std::to_string(root), t, shape,
                      expected);
       }
-      const std::vector<Tensor> gathered = dist::all_gather(input(dtype, shape, rank));
+      const std::vector<Tensor> gathered = dist::all_gather(on_device(input(dtype, shape, rank)));
       ++g_checks;
       if (static_cast<int>(gathered.size()) != size) {
         throw CheckFailed{"all_gather returned " + std::to_string(gathered.size()) + " tensors"};
@@ -354,6 +367,9 @@ int main(int argc, char** argv) {
     if (scenario == "init_only") {
       dist::barrier();
     } else if (scenario == "collectives") {
+      scenario_collectives();
+    } else if (scenario == "collectives_cuda") {
+      g_device = leangrad::Device::cuda(0);
       scenario_collectives();
     } else if (scenario == "layouts_async") {
       scenario_layouts_and_async();

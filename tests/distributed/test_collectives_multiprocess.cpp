@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "core/cuda.h"
 #include "distributed/launch.h"
 #include "distributed/process_group.h"
 
@@ -27,6 +28,13 @@ void expect_scenario_passes(const std::string& scenario, int world_size) {
     ASSERT_EQ(o.exit_code, 0) << describe(outcomes);
     EXPECT_CONTAINS(o.output, "OK " + scenario);
   }
+}
+
+// CUDA tensors through the Gloo group, staged through pinned host buffers (Note [CUDA tensors on
+// Gloo]): two ranks sharing GPU 0, which NCCL would refuse. SKIPPED without a GPU.
+TEST(DistributedCollectives, CudaTensorsStagedThroughGlooOnTwoRanksSharingOneGpu) {
+  if (!cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  expect_scenario_passes("collectives_cuda", 2);
 }
 
 TEST(DistributedCollectives, EveryCollectiveDtypeSizeAndReductionOnTwoRanks) {
