@@ -1,6 +1,6 @@
 // ddp_step: what DistributedDataParallel costs per training step, and how much of its
 // all-reduce time backward hides. One rank of a job (bench/run_distributed.sh N starts them):
-//   bench/run_distributed.sh 2 build/bench/ddp_step [steps] [batch per rank]
+//   bench/run_distributed.sh 2 build/bench/ddp_step [steps] [batch per rank] [first_bucket_mb]
 // Each rank trains leangrad-train's `cnn` (tools/train_models.h) three ways, interleaved step by
 // step so that drift in the machine's load hits all three alike: the plain model, DDP with the
 // optimizer's default zero_grad (set_to_none: every backward copies each gradient into its
@@ -56,13 +56,13 @@ struct Trainer {
   std::vector<double> reduce_s, hidden_s, hidden_fraction, wait_s, engine_s, backward_s;
 };
 
-Trainer make_trainer(bool ddp, bool set_to_none) {
+Trainer make_trainer(bool ddp, bool set_to_none, const dist::DDPOptions& options) {
   leangrad::manual_seed(7);
   Trainer t;
   std::shared_ptr<leangrad::nn::Module> cnn =
       leangrad::tools::make_model(leangrad::tools::ModelOptions{"cnn"});
   if (ddp) {
-    t.ddp = std::make_shared<dist::DistributedDataParallel>(cnn);
+    t.ddp = std::make_shared<dist::DistributedDataParallel>(cnn, options);
     t.model = t.ddp;
   } else {
     t.model = cnn;
@@ -103,6 +103,9 @@ void step(Trainer& t, const Tensor& images, const Tensor& labels, bool record) {
 int main(int argc, char** argv) {
   const int steps = argc > 1 ? std::atoi(argv[1]) : 30;
   const std::int64_t batch = argc > 2 ? std::atoll(argv[2]) : 32;
+  // A first bucket of 25 MiB holds the whole cnn: one all-reduce after backward, no overlap.
+  const double first_bucket_mb = argc > 3 ? std::atof(argv[3]) : 1.0;
+  const dist::DDPOptions options = dist::DDPOptions().first_bucket_mb(first_bucket_mb);
   dist::init_process_group(dist::Backend::Gloo);
   const int rank = dist::get_rank();
 
@@ -114,9 +117,9 @@ int main(int argc, char** argv) {
   const Tensor labels = leangrad::tensor(label_values);  // (N,) int64
 
   std::vector<Trainer> trainers;
-  trainers.push_back(make_trainer(false, true));
-  trainers.push_back(make_trainer(true, true));
-  trainers.push_back(make_trainer(true, false));
+  trainers.push_back(make_trainer(false, true, options));
+  trainers.push_back(make_trainer(true, true, options));
+  trainers.push_back(make_trainer(true, false, options));
   const char* names[] = {"plain", "DDP, zero_grad()", "DDP, zero_grad(false)"};
   for (int i = 0; i < steps + 3; ++i)
     for (Trainer& t : trainers)
