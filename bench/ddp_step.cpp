@@ -1,10 +1,11 @@
 // ddp_step: what DistributedDataParallel costs per training step, and how much of its
 // all-reduce time backward hides. One rank of a job (bench/run_distributed.sh N starts them):
-//   bench/run_distributed.sh 2 build/bench/ddp_step [steps] [batch per rank] [first_bucket_mb]
-// Each rank trains leangrad-train's `cnn` (tools/train_models.h) three ways, interleaved step by
-// step so that drift in the machine's load hits all three alike: the plain model, DDP with the
+//   bench/run_distributed.sh 2 build/bench/ddp_step [steps] [batch per rank]
+// Each rank trains leangrad-train's `cnn` (tools/train_models.h) four ways, interleaved step by
+// step so that drift in the machine's load hits all alike: the plain model, DDP with the
 // optimizer's default zero_grad (set_to_none: every backward copies each gradient into its
-// bucket once), and DDP with zero_grad(false) (gradients accumulate straight into the buckets).
+// bucket once), DDP with zero_grad(false) (gradients accumulate straight into the buckets), and
+// the same with the whole model in one bucket, reduced after backward (the no-overlap baseline).
 // A step is forward + backward + SGD step. Rank 0 prints median and minimum step times and, from
 // each DDP step's bucket timeline (Reducer::last_step), the all-reduce time (the worker thread
 // busy with the buckets' all-reduces), the part of it that ran before the engine had run its last
@@ -104,8 +105,7 @@ int main(int argc, char** argv) {
   const int steps = argc > 1 ? std::atoi(argv[1]) : 30;
   const std::int64_t batch = argc > 2 ? std::atoll(argv[2]) : 32;
   // A first bucket of 25 MiB holds the whole cnn: one all-reduce after backward, no overlap.
-  const double first_bucket_mb = argc > 3 ? std::atof(argv[3]) : 1.0;
-  const dist::DDPOptions options = dist::DDPOptions().first_bucket_mb(first_bucket_mb);
+  const dist::DDPOptions overlapped, one_bucket = dist::DDPOptions().first_bucket_mb(25);
   dist::init_process_group(dist::Backend::Gloo);
   const int rank = dist::get_rank();
 
@@ -117,10 +117,12 @@ int main(int argc, char** argv) {
   const Tensor labels = leangrad::tensor(label_values);  // (N,) int64
 
   std::vector<Trainer> trainers;
-  trainers.push_back(make_trainer(false, true, options));
-  trainers.push_back(make_trainer(true, true, options));
-  trainers.push_back(make_trainer(true, false, options));
-  const char* names[] = {"plain", "DDP, zero_grad()", "DDP, zero_grad(false)"};
+  trainers.push_back(make_trainer(false, true, overlapped));
+  trainers.push_back(make_trainer(true, true, overlapped));
+  trainers.push_back(make_trainer(true, false, overlapped));
+  trainers.push_back(make_trainer(true, false, one_bucket));
+  const char* names[] = {"plain", "DDP, zero_grad()", "DDP, zero_grad(false)",
+                         "DDP, 1 bucket (false)"};
   for (int i = 0; i < steps + 3; ++i)
     for (Trainer& t : trainers)
       step(t, images, labels, /*record=*/i >= 3);
