@@ -7,11 +7,11 @@
 // bucket once), DDP with zero_grad(false) (gradients accumulate straight into the buckets), and
 // the same with the whole model in one bucket, reduced after backward (the no-overlap baseline).
 // A step is forward + backward + SGD step. Rank 0 prints median and minimum step times and, from
-// each DDP step's bucket timeline (Reducer::last_step), the all-reduce time (the worker thread
-// busy with the buckets' all-reduces), the part of it that ran before the engine had run its last
-// node (hidden by backward's compute; the percentage is the median step's) and the wait it added at
-// backward's end (from the engine's last node to every bucket reduced); "engine" is backward
-// up to its last node, the compute that hides the all-reduces. Medians over the steps.
+// each DDP step's bucket timeline (Reducer::last_step): "engine", backward up to its last gradient
+// (the compute that can hide the all-reduces); "all-reduce", the worker thread busy with the
+// buckets' all-reduces (waiting for the other ranks included); "hidden", the part of it before the
+// last gradient (the percentage is the median step's); "end wait", from the last gradient to every
+// bucket reduced (what backward's end adds). Medians over the steps.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -53,7 +53,7 @@ struct Trainer {
   std::unique_ptr<leangrad::optim::SGD> optimizer;
   bool set_to_none = true;
   std::vector<double> step_s;
-  // DDP only, per step: all-reduce busy time, the part before backward_done, the end wait.
+  // DDP only, per step: all-reduce busy time, the part before the last gradient, the end wait.
   std::vector<double> reduce_s, hidden_s, hidden_fraction, wait_s, engine_s, backward_s;
 };
 
@@ -90,13 +90,13 @@ void step(Trainer& t, const Tensor& images, const Tensor& labels, bool record) {
   double busy = 0, hidden = 0;
   for (const dist::BucketTimeline& b : line.buckets) {
     busy += seconds(b.started, b.finished);
-    hidden += overlap(b.started, b.finished, backward_start, line.backward_done);
+    hidden += overlap(b.started, b.finished, backward_start, line.last_gradient);
   }
   t.reduce_s.push_back(busy);
   t.hidden_s.push_back(hidden);
   t.hidden_fraction.push_back(busy > 0 ? hidden / busy : 1.0);
-  t.wait_s.push_back(seconds(line.backward_done, line.reduced));
-  t.engine_s.push_back(seconds(backward_start, line.backward_done));
+  t.wait_s.push_back(seconds(line.last_gradient, line.reduced));
+  t.engine_s.push_back(seconds(backward_start, line.last_gradient));
 }
 
 }  // namespace
@@ -166,7 +166,8 @@ int main(int argc, char** argv) {
                   seconds(line.first_gradient, bt.started) * 1e3,
                   seconds(line.first_gradient, bt.finished) * 1e3);
     }
-    std::printf("  backward's last node done %.2f, every bucket reduced %.2f\n",
+    std::printf("  last gradient %.2f, backward's last node done %.2f, every bucket reduced %.2f\n",
+                seconds(line.first_gradient, line.last_gradient) * 1e3,
                 seconds(line.first_gradient, line.backward_done) * 1e3,
                 seconds(line.first_gradient, line.reduced) * 1e3);
   }

@@ -159,6 +159,8 @@ TEST_F(DDPOneProcess, TheTimelineOrdersReadyStartedFinished) {
     EXPECT_LE(b.finished, t.reduced);
   }
   EXPECT_LE(t.buckets[0].ready, t.buckets[1].ready);
+  EXPECT_LE(t.buckets[1].ready, t.last_gradient);
+  EXPECT_LE(t.last_gradient, t.backward_done);
   EXPECT_LE(t.backward_done, t.reduced);
 }
 
