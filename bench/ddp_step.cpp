@@ -1,16 +1,17 @@
 // ddp_step: what DistributedDataParallel costs per training step, and how much of its
 // all-reduce time backward hides. One rank of a job (leangrad-run starts them):
 //   build/tools/leangrad-run --nproc-per-node 2 build/bench/ddp_step [steps] [batch per rank]
-// Each rank trains leangrad-train's `cnn` (tools/train_models.h) three ways, interleaved step by
-// step so that drift in the machine's load hits all three alike: the plain model, DDP with the
+// Each rank trains leangrad-train's `cnn` (tools/train_models.h) four ways, interleaved step by
+// step so that drift in the machine's load hits all alike: the plain model, DDP with the
 // optimizer's default zero_grad (set_to_none: every backward copies each gradient into its
-// bucket once), and DDP with zero_grad(false) (gradients accumulate straight into the buckets).
+// bucket once), DDP with zero_grad(false) (gradients accumulate straight into the buckets), and
+// the same with the whole model in one bucket, reduced after backward (the no-overlap baseline).
 // A step is forward + backward + SGD step. Rank 0 prints median and minimum step times and, from
-// each DDP step's bucket timeline (Reducer::last_step), the all-reduce time (the worker thread
-// busy with the buckets' all-reduces), the part of it that ran before the engine had run its last
-// node (hidden by backward's compute; the percentage is the median step's) and the wait it added at
-// backward's end (from the engine's last node to every bucket reduced); "engine" is backward
-// up to its last node, the compute that hides the all-reduces. Medians over the steps.
+// each DDP step's bucket timeline (Reducer::last_step): "engine", backward up to its last gradient
+// (the compute that can hide the all-reduces); "all-reduce", the worker thread busy with the
+// buckets' all-reduces (waiting for the other ranks included); "hidden", the part of it before the
+// last gradient (the percentage is the median step's); "end wait", from the last gradient to every
+// bucket reduced (what backward's end adds). Medians over the steps.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -52,17 +53,17 @@ struct Trainer {
   std::unique_ptr<leangrad::optim::SGD> optimizer;
   bool set_to_none = true;
   std::vector<double> step_s;
-  // DDP only, per step: all-reduce busy time, the part before backward_done, the end wait.
+  // DDP only, per step: all-reduce busy time, the part before the last gradient, the end wait.
   std::vector<double> reduce_s, hidden_s, hidden_fraction, wait_s, engine_s, backward_s;
 };
 
-Trainer make_trainer(bool ddp, bool set_to_none) {
+Trainer make_trainer(bool ddp, bool set_to_none, const dist::DDPOptions& options) {
   leangrad::manual_seed(7);
   Trainer t;
   std::shared_ptr<leangrad::nn::Module> cnn =
       leangrad::tools::make_model(leangrad::tools::ModelOptions{"cnn"});
   if (ddp) {
-    t.ddp = std::make_shared<dist::DistributedDataParallel>(cnn);
+    t.ddp = std::make_shared<dist::DistributedDataParallel>(cnn, options);
     t.model = t.ddp;
   } else {
     t.model = cnn;
@@ -89,13 +90,13 @@ void step(Trainer& t, const Tensor& images, const Tensor& labels, bool record) {
   double busy = 0, hidden = 0;
   for (const dist::BucketTimeline& b : line.buckets) {
     busy += seconds(b.started, b.finished);
-    hidden += overlap(b.started, b.finished, backward_start, line.backward_done);
+    hidden += overlap(b.started, b.finished, backward_start, line.last_gradient);
   }
   t.reduce_s.push_back(busy);
   t.hidden_s.push_back(hidden);
   t.hidden_fraction.push_back(busy > 0 ? hidden / busy : 1.0);
-  t.wait_s.push_back(seconds(line.backward_done, line.reduced));
-  t.engine_s.push_back(seconds(backward_start, line.backward_done));
+  t.wait_s.push_back(seconds(line.last_gradient, line.reduced));
+  t.engine_s.push_back(seconds(backward_start, line.last_gradient));
 }
 
 }  // namespace
@@ -103,6 +104,8 @@ void step(Trainer& t, const Tensor& images, const Tensor& labels, bool record) {
 int main(int argc, char** argv) {
   const int steps = argc > 1 ? std::atoi(argv[1]) : 30;
   const std::int64_t batch = argc > 2 ? std::atoll(argv[2]) : 32;
+  // A first bucket of 25 MiB holds the whole cnn: one all-reduce after backward, no overlap.
+  const dist::DDPOptions overlapped, one_bucket = dist::DDPOptions().first_bucket_mb(25);
   dist::init_process_group(dist::Backend::Gloo);
   const int rank = dist::get_rank();
 
@@ -114,10 +117,12 @@ int main(int argc, char** argv) {
   const Tensor labels = leangrad::tensor(label_values);  // (N,) int64
 
   std::vector<Trainer> trainers;
-  trainers.push_back(make_trainer(false, true));
-  trainers.push_back(make_trainer(true, true));
-  trainers.push_back(make_trainer(true, false));
-  const char* names[] = {"plain", "DDP, zero_grad()", "DDP, zero_grad(false)"};
+  trainers.push_back(make_trainer(false, true, overlapped));
+  trainers.push_back(make_trainer(true, true, overlapped));
+  trainers.push_back(make_trainer(true, false, overlapped));
+  trainers.push_back(make_trainer(true, false, one_bucket));
+  const char* names[] = {"plain", "DDP, zero_grad()", "DDP, zero_grad(false)",
+                         "DDP, 1 bucket (false)"};
   for (int i = 0; i < steps + 3; ++i)
     for (Trainer& t : trainers)
       step(t, images, labels, /*record=*/i >= 3);
@@ -161,7 +166,8 @@ int main(int argc, char** argv) {
                   seconds(line.first_gradient, bt.started) * 1e3,
                   seconds(line.first_gradient, bt.finished) * 1e3);
     }
-    std::printf("  backward's last node done %.2f, every bucket reduced %.2f\n",
+    std::printf("  last gradient %.2f, backward's last node done %.2f, every bucket reduced %.2f\n",
+                seconds(line.first_gradient, line.last_gradient) * 1e3,
                 seconds(line.first_gradient, line.backward_done) * 1e3,
                 seconds(line.first_gradient, line.reduced) * 1e3);
   }

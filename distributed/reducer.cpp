@@ -228,6 +228,7 @@ void Reducer::mark_ready(std::size_t s) {
   make_grad_a_view(slot);
   slot.used = true;
   mark_slot_done(slot);
+  step_.last_gradient = Work::Clock::now();  // before the launch, which may yield to the worker
   launch_ready_buckets();
 }
 

@@ -35,6 +35,7 @@ struct BucketTimeline {
 };
 struct StepTimeline {
   Work::Clock::time_point first_gradient;  // the first hook of the backward ran
+  Work::Clock::time_point last_gradient;   // the last one did: backward's compute is over
   Work::Clock::time_point backward_done;   // the engine had run every node (end-of-backward)
   Work::Clock::time_point reduced;         // every bucket reduced: backward returns after this
   std::vector<BucketTimeline> buckets;     // in bucket order

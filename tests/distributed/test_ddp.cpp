@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "autograd/checkpoint.h"
+#include "autograd/functions.h"
 #include "autograd/grad_mode.h"
 #include "autograd/nn_functions.h"
 #include "core/generator.h"
@@ -158,6 +159,8 @@ TEST_F(DDPOneProcess, TheTimelineOrdersReadyStartedFinished) {
     EXPECT_LE(b.finished, t.reduced);
   }
   EXPECT_LE(t.buckets[0].ready, t.buckets[1].ready);
+  EXPECT_LE(t.buckets[1].ready, t.last_gradient);
+  EXPECT_LE(t.last_gradient, t.backward_done);
   EXPECT_LE(t.backward_done, t.reduced);
 }
 
@@ -211,6 +214,45 @@ TEST_F(DDPOneProcess, AParameterReducedTwiceInOneBackwardIsNamed) {
   // The next forward starts clean.
   EXPECT_CONTAINS(error_of([&] { ddp.forward(x).sum().backward(); }),
                   "received its gradient twice");
+}
+
+TEST_F(DDPOneProcess, ACheckpointedSegmentIsReducedWithTheRest) {
+  // The segment's parameters get their gradients in the recompute's own backward, nested in the
+  // outer one; the end-of-backward callback still runs once, after both.
+  struct Recomputed : nn::Module {
+    explicit Recomputed(std::uint64_t seed) : Module("Recomputed") {
+      manual_seed(seed);
+      first = register_module("first", std::make_shared<nn::Linear>(6, 8));
+      inner = register_module("inner", std::make_shared<nn::Linear>(8, 8));
+      last = register_module("last", std::make_shared<nn::Linear>(8, 3));
+    }
+    Tensor forward(const Tensor& x) override {
+      Tensor h = relu(first->forward(x));
+      h = autograd::checkpoint(
+          [this](const std::vector<Tensor>& in) {
+            return std::vector<Tensor>{relu(inner->forward(in[0]))};
+          },
+          {h})[0];
+      return last->forward(h);
+    }
+    std::shared_ptr<nn::Linear> first, inner, last;
+  };
+  auto plain = std::make_shared<Recomputed>(10);
+  DistributedDataParallel ddp(std::make_shared<Recomputed>(10),
+                              DDPOptions().first_bucket_mb(0.0001).bucket_cap_mb(0.0001));
+  ASSERT_EQ(ddp.buckets().size(), 3u);  // one per layer: last, inner (recomputed), first
+  cross_entropy(plain->forward(batch_x(0)), batch_y()).backward();
+  cross_entropy(ddp.forward(batch_x(0)), batch_y()).backward();
+  EXPECT_EQ(ddp.reducer().last_step().buckets.size(), 3u);
+  const std::vector<Tensor> expected = plain->parameters(), params = ddp.parameters();
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    EXPECT_EQ(test::to_vector(params[i].grad()), test::to_vector(expected[i].grad()));
+    bool in_a_bucket = false;
+    for (std::size_t b = 0; b < 3; ++b)
+      in_a_bucket =
+          in_a_bucket || params[i].grad().storage() == ddp.reducer().bucket_tensor(b).storage();
+    EXPECT_TRUE(in_a_bucket) << "parameter " << i;
+  }
 }
 
 TEST_F(DDPOneProcess, OptionsAndModulesAreChecked) {
