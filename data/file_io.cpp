@@ -148,8 +148,8 @@ void write_file_atomically(const std::string& path, std::span<const std::string_
       write_all(fd.get(), piece, temporary, caller);
     LG_CHECK(::fsync(fd.get()) == 0, caller, ": fsync of '", temporary, "' failed: ", errno_text());
     LG_CHECK(fd.close(), caller, ": closing '", temporary, "' failed: ", errno_text());
-    LG_CHECK(::rename(temporary.c_str(), path.c_str()) == 0, caller, ": cannot rename '",
-             temporary, "' to '", path, "': ", errno_text());
+    LG_CHECK(::rename(temporary.c_str(), path.c_str()) == 0, caller, ": cannot rename '", temporary,
+             "' to '", path, "': ", errno_text());
   } catch (...) {
     ::unlink(temporary.c_str());
     throw;

@@ -304,8 +304,7 @@ NamedTensors load_safetensors(const std::string& path, Device device) {
     // Read into pinned memory when the tensor goes on to a GPU.
     Tensor host = empty(e.shape, TensorOptions(e.dtype).pinned_memory(device.is_cuda()));
     if (e.end > e.begin)
-      read_exactly(fd, host.data_ptr(), e.end - e.begin, header.data_start + e.begin, path,
-                   kLoad);
+      read_exactly(fd, host.data_ptr(), e.end - e.begin, header.data_start + e.begin, path, kLoad);
     if (e.dtype == kBool) {
       // Any byte other than 0 or 1 would be an invalid bool: normalise as numpy does (x != 0).
       auto* bytes = static_cast<std::uint8_t*>(host.data_ptr());

@@ -435,11 +435,11 @@ void print_run(const TrainOptions& o, const Run& run) {
             << get_num_threads() << " CPU threads, " << o.workers << " loader workers)\n";
   if (run.world.size > 1) {
     std::cout << "distributed: " << run.world.size << " processes ("
-              << distributed::default_process_group().backend_name() << "), DistributedDataParallel, "
+              << distributed::default_process_group().backend_name()
+              << "), DistributedDataParallel, "
               << "global batch " << o.batch_size * run.world.size << "\n";
   }
-  std::cout
-            << "data: " << run.train_set->size() << " training / " << run.test_size
+  std::cout << "data: " << run.train_set->size() << " training / " << run.test_size
             << " test images from " << o.data << "\n";
   if (o.save_on_cpu) {
     std::cout << (run.device.is_cuda() ? "saved activations: offloaded to pinned host memory\n"
@@ -521,7 +521,7 @@ class Trainer {
   std::vector<double> step_ms_all_;
   const std::int64_t batches_per_epoch_;
   const std::int64_t steps_per_epoch_;  // run_.steps_per_epoch
-  bool stopped_ = false;  // by --max-steps
+  bool stopped_ = false;                // by --max-steps
 };
 
 Trainer::Trainer(const TrainOptions& o, Run& run, TrainPosition position, nlohmann::json& log)
@@ -589,8 +589,8 @@ void Trainer::train_steps(EpochProgress& e) {
       // Every micro-batch but the step's last accumulates locally: one all-reduce per step.
       std::optional<distributed::NoSyncGuard> no_sync;
       if (in_group + 1 < group_size) no_sync.emplace(*run_.ddp);
-      micro = tools::accumulate_micro_batch(o_.model, *run_.ddp, images, labels, scale,
-                                            o_.save_on_cpu);
+      micro =
+          tools::accumulate_micro_batch(o_.model, *run_.ddp, images, labels, scale, o_.save_on_cpu);
     } else {
       micro = tools::accumulate_micro_batch(o_.model, *run_.model, images, labels, scale,
                                             o_.save_on_cpu);
@@ -661,8 +661,8 @@ void Trainer::checkpoint(const EpochProgress& e, double loss_sum) {
   position_.loss_sum = loss_sum;
   position_.epochs_log = log_["epochs"];
   bar_.clear();
-  tools::save_checkpoint(o_.checkpoint_dir, o_.keep, run_.checkpoint, *run_.model,
-                         *run_.optimizer, position_);
+  tools::save_checkpoint(o_.checkpoint_dir, o_.keep, run_.checkpoint, *run_.model, *run_.optimizer,
+                         position_);
   std::cout << "checkpoint: " << tools::checkpoint_path(o_.checkpoint_dir, position_.global_step)
             << std::endl;
 }

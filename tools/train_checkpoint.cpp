@@ -67,8 +67,8 @@ class MetadataReader {
     const char* begin = value.data() + (hex ? 2 : 0);
     const char* last = value.data() + value.size();
     double x = 0;
-    const auto [end, error] = std::from_chars(
-        begin, last, x, hex ? std::chars_format::hex : std::chars_format::general);
+    const auto [end, error] =
+        std::from_chars(begin, last, x, hex ? std::chars_format::hex : std::chars_format::general);
     if (error != std::errc() || end != last || !std::isfinite(x) || x < 0)
       invalid(key, "a finite number >= 0", value);
     return x;
@@ -121,12 +121,13 @@ SafetensorsMetadata checkpoint_metadata(const CheckpointSpec& spec, const TrainP
 // then the tensors: model.* and optim.* only, loaded by the model's and the optimizer's own
 // checked load_state_dict, after which every parameter group must have the hyperparameters the
 // run built it with (the checkpoint may not change the learning rate or the weight decay) and no
-// parameter may have taken more steps than global_step. Numbers are parsed strictly (std::from_chars
-// over the whole field): "-5" is not an offset, "12abc" not a step.
+// parameter may have taken more steps than global_step. Numbers are parsed strictly
+// (std::from_chars over the whole field): "-5" is not an offset, "12abc" not a step.
 
 void check_options(const MetadataReader& reader, const CheckpointSpec& spec) {
   LG_CHECK(reader.text("format") == kCheckpointFormat, "checkpoint '", reader.path(),
-           "' is not a leangrad-train checkpoint (format '", printable(reader.text("format")), "')");
+           "' is not a leangrad-train checkpoint (format '", printable(reader.text("format")),
+           "')");
   for (const auto& [option, value] : spec.options) {
     const std::string& saved = reader.text(option);
     LG_CHECK_TYPED(CheckpointMismatch, saved == value, "cannot resume from '", reader.path(),
@@ -151,9 +152,9 @@ nlohmann::json parse_epochs_log(const MetadataReader& reader, const CheckpointSp
   if (log.is_discarded()) reader.invalid("epochs_log", "valid JSON", text);
   const auto expected_records = static_cast<std::size_t>(epoch - 1);
   if (!log.is_array() || log.size() != expected_records)
-    reader.invalid("epochs_log", "an array of " + std::to_string(expected_records) +
-                                     " epoch records (the epochs before epoch " +
-                                     std::to_string(epoch) + ")",
+    reader.invalid("epochs_log",
+                   "an array of " + std::to_string(expected_records) +
+                       " epoch records (the epochs before epoch " + std::to_string(epoch) + ")",
                    text);
   const char* numbers[] = {"loss", spec.score_name.c_str(), "ms_per_step", "seconds"};
   for (std::size_t i = 0; i < log.size(); ++i) {
@@ -165,9 +166,9 @@ nlohmann::json parse_epochs_log(const MetadataReader& reader, const CheckpointSp
       valid = valid && record.contains(key) && record[key].is_number() &&
               std::isfinite(record[key].get<double>());
     if (!valid)
-      reader.invalid("epochs_log", "epoch records {epoch: " + std::to_string(i + 1) +
-                                       ", loss, " + spec.score_name +
-                                       ", ms_per_step, seconds}; record " + std::to_string(i),
+      reader.invalid("epochs_log",
+                     "epoch records {epoch: " + std::to_string(i + 1) + ", loss, " +
+                         spec.score_name + ", ms_per_step, seconds}; record " + std::to_string(i),
                      record.dump());
   }
   return log;
@@ -176,20 +177,19 @@ nlohmann::json parse_epochs_log(const MetadataReader& reader, const CheckpointSp
 TrainPosition read_position(const MetadataReader& reader, const CheckpointSpec& spec,
                             std::int64_t step_in_name) {
   TrainPosition position;
-  position.epoch = static_cast<int>(
-      reader.integer("epoch", 1, std::numeric_limits<int>::max() - 1));
+  position.epoch =
+      static_cast<int>(reader.integer("epoch", 1, std::numeric_limits<int>::max() - 1));
   position.step_in_epoch = reader.integer("step_in_epoch", 0, spec.steps_per_epoch);
-  position.global_step =
-      reader.integer("global_step", 0, std::numeric_limits<std::int64_t>::max());
+  position.global_step = reader.integer("global_step", 0, std::numeric_limits<std::int64_t>::max());
   std::int64_t expected = 0;
-  LG_CHECK(!__builtin_mul_overflow(std::int64_t{position.epoch - 1}, spec.steps_per_epoch,
-                                   &expected) &&
-               !__builtin_add_overflow(expected, position.step_in_epoch, &expected) &&
-               expected == position.global_step,
-           "checkpoint '", reader.path(), "': field 'global_step' is ", position.global_step,
-           ", which is not (epoch - 1) * ", spec.steps_per_epoch, " + step_in_epoch for epoch ",
-           position.epoch, ", step_in_epoch ", position.step_in_epoch, " (",
-           spec.steps_per_epoch, " steps per epoch)");
+  LG_CHECK(
+      !__builtin_mul_overflow(std::int64_t{position.epoch - 1}, spec.steps_per_epoch, &expected) &&
+          !__builtin_add_overflow(expected, position.step_in_epoch, &expected) &&
+          expected == position.global_step,
+      "checkpoint '", reader.path(), "': field 'global_step' is ", position.global_step,
+      ", which is not (epoch - 1) * ", spec.steps_per_epoch, " + step_in_epoch for epoch ",
+      position.epoch, ", step_in_epoch ", position.step_in_epoch, " (", spec.steps_per_epoch,
+      " steps per epoch)");
   LG_CHECK(step_in_name == position.global_step, "checkpoint '", reader.path(),
            "': its name says global step ", step_in_name, ", its field 'global_step' says ",
            position.global_step);
@@ -223,8 +223,7 @@ RngSnapshot read_rng(const MetadataReader& reader, const CheckpointSpec& spec) {
     if (end == std::string::npos) end = devices.size();
     const std::string name = devices.substr(start, end - start);
     const Device device = parse_rng_device(reader, name);
-    if (!seen.insert(name).second)
-      reader.invalid("rng_devices", "distinct devices", devices);
+    if (!seen.insert(name).second) reader.invalid("rng_devices", "distinct devices", devices);
     Generator::State state;
     state.seed = reader.unsigned_integer("rng." + name + ".seed");
     if (state.seed != spec.seed)
@@ -267,8 +266,7 @@ void load_tensors(const std::string& path, nn::Module& model, optim::Optimizer& 
 }
 
 void check_optimizer(const std::string& path, const optim::Optimizer& optimizer,
-                     const std::vector<optim::ParamGroup>& built,
-                     const TrainPosition& position) {
+                     const std::vector<optim::ParamGroup>& built, const TrainPosition& position) {
   const std::vector<optim::ParamGroup>& loaded = optimizer.param_groups();
   for (std::size_t g = 0; g < loaded.size(); ++g) {
     LG_CHECK(loaded[g].lr == built[g].lr && loaded[g].weight_decay == built[g].weight_decay,
@@ -352,9 +350,8 @@ TrainPosition load_checkpoint(const std::string& path, const CheckpointSpec& spe
   return position;
 }
 
-std::optional<Resumed> resume(const std::string& dir, const CheckpointSpec& spec,
-                              nn::Module& model, optim::Optimizer& optimizer,
-                              std::ostream& warnings) {
+std::optional<Resumed> resume(const std::string& dir, const CheckpointSpec& spec, nn::Module& model,
+                              optim::Optimizer& optimizer, std::ostream& warnings) {
   const std::vector<std::filesystem::path> checkpoints = list_checkpoints(dir);
   for (auto it = checkpoints.rbegin(); it != checkpoints.rend(); ++it) {
     try {

@@ -36,10 +36,10 @@ struct CheckpointSpec {
   // The options the checkpoint must have been written with ("model", "batch-size", ...: the data
   // order, the model and the update rule depend on them), as strings.
   SafetensorsMetadata options;
-  std::uint64_t seed = 0;             // --seed: every RNG stream's seed
-  double lr = 0;                      // every parameter group's learning rate
-  std::int64_t steps_per_epoch = 0;   // optimizer steps in one epoch
-  std::string score_name;             // the epoch records' score: "accuracy" or "psnr_db"
+  std::uint64_t seed = 0;            // --seed: every RNG stream's seed
+  double lr = 0;                     // every parameter group's learning rate
+  std::int64_t steps_per_epoch = 0;  // optimizer steps in one epoch
+  std::string score_name;            // the epoch records' score: "accuracy" or "psnr_db"
 };
 
 // A checkpoint written with options other than the run's: not corrupt, so resume does not fall
@@ -80,8 +80,7 @@ struct Resumed {
   std::string path;
   TrainPosition position;
 };
-std::optional<Resumed> resume(const std::string& dir, const CheckpointSpec& spec,
-                              nn::Module& model, optim::Optimizer& optimizer,
-                              std::ostream& warnings);
+std::optional<Resumed> resume(const std::string& dir, const CheckpointSpec& spec, nn::Module& model,
+                              optim::Optimizer& optimizer, std::ostream& warnings);
 
 }  // namespace leangrad::tools

@@ -15,8 +15,9 @@ World join_world(const std::string& backend_option, Device& device) {
       distributed::resolve_init_options(distributed::InitOptions(), lookup);
   if (env.world_size <= 1) return world;
   if (device.is_cuda() && env.local_rank >= 0) device = Device::cuda(env.local_rank);
-  const std::string backend =
-      !backend_option.empty() ? backend_option : device.is_cuda() ? "nccl" : "gloo";
+  const std::string backend = !backend_option.empty() ? backend_option
+                              : device.is_cuda()      ? "nccl"
+                                                      : "gloo";
   LG_CHECK(backend == "nccl" || device.is_cpu(),
            "--backend gloo takes CPU tensors; train with --device cpu, or use --backend nccl");
   LG_CHECK(backend == "gloo" || device.is_cuda(),
@@ -29,8 +30,8 @@ World join_world(const std::string& backend_option, Device& device) {
   return world;
 }
 
-std::vector<double> reduce_over_ranks(const World& world, std::vector<double> values,
-                                      Device device, distributed::ReduceOp op) {
+std::vector<double> reduce_over_ranks(const World& world, std::vector<double> values, Device device,
+                                      distributed::ReduceOp op) {
   if (world.size == 1) return values;
   Tensor t = tensor(values, {}, TensorOptions(device));
   distributed::all_reduce(t, op);

@@ -35,8 +35,7 @@ World join_world(const std::string& backend, Device& device);
 
 // The element-wise reduction of `values` over the ranks, through a float64 tensor on `device`
 // (the process group's); the values themselves with one process. Every rank must call it.
-std::vector<double> reduce_over_ranks(const World& world, std::vector<double> values,
-                                      Device device,
+std::vector<double> reduce_over_ranks(const World& world, std::vector<double> values, Device device,
                                       distributed::ReduceOp op = distributed::ReduceOp::Sum);
 
 }  // namespace leangrad::tools

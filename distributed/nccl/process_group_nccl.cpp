@@ -210,10 +210,11 @@ void ProcessGroupNccl::shutdown() {
     }
   }
   for (auto& work : left) {
-    work->finish({}, std::make_exception_ptr(Error(
-                         detail::str_cat(work->description(), ": destroy_process_group was called "
-                                                      "before it completed"),
-                         __FILE__, __LINE__)));
+    work->finish({},
+                 std::make_exception_ptr(Error(detail::str_cat(work->description(),
+                                                               ": destroy_process_group was called "
+                                                               "before it completed"),
+                                               __FILE__, __LINE__)));
   }
   if (comm_ != nullptr) {
     if (is_broken()) {
@@ -275,9 +276,9 @@ std::shared_ptr<Work> ProcessGroupNccl::launch(
   }
   c.seq = next_seq_++;
   progress_.enter(c.seq, c.describe());
-  auto work = std::make_shared<NcclWork>(
-      c.describe() + " (collective #" + std::to_string(c.seq) + ")", this, c,
-      Clock::now() + timeout());
+  auto work =
+      std::make_shared<NcclWork>(c.describe() + " (collective #" + std::to_string(c.seq) + ")",
+                                 this, c, Clock::now() + timeout());
   work->result_ = std::move(result);
 
   const cuda::Stream caller = cuda::current_stream(device_.index);
@@ -355,12 +356,10 @@ std::shared_ptr<Work> ProcessGroupNccl::all_gather_async(const Tensor& tensor) {
   for (int r = 0; r < size(); ++r)
     result.push_back(gathered.select(0, r));
   const ncclDataType_t type = nccl_dtype(c.dtype, "all_gather");
-  return launch(c, tensor, {input, gathered}, std::move(result), {},
-                [&](cudaStream_t stream) {
-                  return ncclAllGather(input.data_ptr(), gathered.data_ptr(),
-                                       static_cast<std::size_t>(input.numel()), type, comm_,
-                                       stream);
-                });
+  return launch(c, tensor, {input, gathered}, std::move(result), {}, [&](cudaStream_t stream) {
+    return ncclAllGather(input.data_ptr(), gathered.data_ptr(),
+                         static_cast<std::size_t>(input.numel()), type, comm_, stream);
+  });
 }
 
 std::shared_ptr<Work> ProcessGroupNccl::reduce_scatter_async(const Tensor& output,
@@ -432,9 +431,9 @@ void ProcessGroupNccl::watchdog() {
     const std::string cause =
         failed ? detail::str_cat("NCCL reported ", nccl_error_text(async, comm_))
                : detail::str_cat("did not complete within ", format_duration(timeout()));
-    break_group(detail::str_cat(oldest->description(), " on rank ", rank(), " of a group of ", size(),
-                        ": ", cause, "; ", progress_.diagnose(oldest->collective().seq,
-                                                              timed_out && !failed)));
+    break_group(detail::str_cat(
+        oldest->description(), " on rank ", rank(), " of a group of ", size(), ": ", cause, "; ",
+        progress_.diagnose(oldest->collective().seq, timed_out && !failed)));
     lock.lock();
   }
 }

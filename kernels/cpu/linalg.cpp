@@ -3,7 +3,8 @@
 // multiplied in place. Threads: with at least as many batches as threads, batches run in parallel
 // (Eigen then stays single-threaded inside each: it does not nest OpenMP regions); otherwise the
 // batches run one after another and Eigen parallelizes each product (it is built with OpenMP and
-// follows the calling thread's OpenMP default, which max_threads() sets to set_num_threads's count).
+// follows the calling thread's OpenMP default, which max_threads() sets to set_num_threads's
+// count).
 #include "kernels/backend.h"
 
 #include <algorithm>

@@ -30,8 +30,7 @@ void parallel_for(std::int64_t n, std::int64_t grain_size, const F& fn) {
   if (n <= 0) return;
   const std::int64_t max_tasks =
       std::max<std::int64_t>(1, n / std::max<std::int64_t>(grain_size, 1));
-  const int num_threads =
-      static_cast<int>(std::min<std::int64_t>(max_threads(), max_tasks));
+  const int num_threads = static_cast<int>(std::min<std::int64_t>(max_threads(), max_tasks));
   if (num_threads <= 1 || omp_in_parallel()) {
     fn(std::int64_t{0}, n);
     return;

@@ -99,8 +99,8 @@ TEST(FileIo, ReadWholeFileReturnsTheBytes) {
   write_bytes(dir.file("f"), bytes);
   const std::vector<std::uint8_t> read = read_whole_file(dir.file("f"), "test");
   EXPECT_EQ(std::string(read.begin(), read.end()), bytes);
-  EXPECT_TRUE(read_whole_file((write_bytes(dir.file("empty"), ""), dir.file("empty")), "test")
-                  .empty());
+  EXPECT_TRUE(
+      read_whole_file((write_bytes(dir.file("empty"), ""), dir.file("empty")), "test").empty());
 }
 
 TEST(FileIo, AtomicWriteReplacesTheFileAndLeavesNoTemporary) {
@@ -177,15 +177,26 @@ TEST(FileIo, RemovesOnlyTheTemporariesOfExitedWriters) {
 TEST(FileIo, SafetensorsNamesMustBeUtf8) {
   TempDir dir;
   const std::string path = dir.file("x.safetensors");
-  expect_error([&] { save_safetensors(path, {{"bad\xff", ones({1})}}); },
-               {"save_safetensors", "tensor name", "bad\\xFF", "UTF-8"});
-  expect_error([&] { save_safetensors(path, {{"a", ones({1})}}, {{"key", "\xc0\xaf"}}); },
-               {"save_safetensors", "metadata key 'key'", "UTF-8"});
-  expect_error([&] { save_safetensors(path, {{"a", ones({1})}}, {{"\xed\xa0\x80", "v"}}); },
-               {"save_safetensors", "metadata key", "UTF-8"});  // a surrogate
+  expect_error(
+      [&] {
+        save_safetensors(path, {{"bad\xff", ones({1})}});
+      },
+      {"save_safetensors", "tensor name", "bad\\xFF", "UTF-8"});
+  expect_error(
+      [&] {
+        save_safetensors(path, {{"a", ones({1})}}, {{"key", "\xc0\xaf"}});
+      },
+      {"save_safetensors", "metadata key 'key'", "UTF-8"});
+  expect_error(
+      [&] {
+        save_safetensors(path, {{"a", ones({1})}}, {{"\xed\xa0\x80", "v"}});
+      },
+      {"save_safetensors", "metadata key", "UTF-8"});  // a surrogate
   EXPECT_FALSE(std::filesystem::exists(path));
   // Multi-byte UTF-8 round-trips.
-  const std::string name = "gr\xc3\xb6\xc3\x9f" "e.\xe6\x97\xa5\xf0\x9f\x98\x80";
+  const std::string name =
+      "gr\xc3\xb6\xc3\x9f"
+      "e.\xe6\x97\xa5\xf0\x9f\x98\x80";
   save_safetensors(path, {{name, ones({2})}}, {{name, name}});
   ASSERT_EQ(load_safetensors(path).at(0).first, name);
   EXPECT_EQ(load_safetensors_metadata(path).at(name), name);

@@ -82,8 +82,8 @@ void expect_equal(const std::string& what, const Tensor& t_on_device, const Shap
                   const std::vector<double>& expected) {
   ++g_checks;
   if (t_on_device.device() != g_device) {
-    throw CheckFailed{leangrad::detail::str_cat(what, ": on ", t_on_device.device(), ", expected ",
-                                                g_device)};
+    throw CheckFailed{
+        leangrad::detail::str_cat(what, ": on ", t_on_device.device(), ", expected ", g_device)};
   }
   const Tensor t = t_on_device.cpu();
   if (t.shape() != shape) {

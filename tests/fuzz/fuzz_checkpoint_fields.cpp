@@ -21,16 +21,29 @@ namespace {
 
 using namespace leangrad;
 
-const char* const kFields[] = {
-    "format",         "epoch",       "step_in_epoch",    "global_step",  "loss_sum",
-    "epochs_log",     "dataloader_epoch", "rng_devices", "rng.cpu.seed", "rng.cpu.offset",
-    "rng.cuda:0.seed", "rng.cuda:0.offset", "model",     "seed"};
-const char* const kTensors[] = {
-    "model.weight",           "model.bias",
-    "optim.state.0.step",     "optim.state.0.exp_avg",
-    "optim.state.1.exp_avg_sq", "optim.state.2.step",
-    "optim.param_groups.0.lr", "optim.param_groups.0.weight_decay",
-    "optim.param_groups.1.lr"};
+const char* const kFields[] = {"format",
+                               "epoch",
+                               "step_in_epoch",
+                               "global_step",
+                               "loss_sum",
+                               "epochs_log",
+                               "dataloader_epoch",
+                               "rng_devices",
+                               "rng.cpu.seed",
+                               "rng.cpu.offset",
+                               "rng.cuda:0.seed",
+                               "rng.cuda:0.offset",
+                               "model",
+                               "seed"};
+const char* const kTensors[] = {"model.weight",
+                                "model.bias",
+                                "optim.state.0.step",
+                                "optim.state.0.exp_avg",
+                                "optim.state.1.exp_avg_sq",
+                                "optim.state.2.step",
+                                "optim.param_groups.0.lr",
+                                "optim.param_groups.0.weight_decay",
+                                "optim.param_groups.1.lr"};
 const DType kDTypes[] = {kFloat64, kFloat32, kInt64, kInt32, kBool, kUInt8, kFloat16};
 
 template <typename T, std::size_t N>
@@ -97,7 +110,8 @@ std::string field_value(FuzzedDataProvider& in) {
 
 Tensor fuzzed_tensor(FuzzedDataProvider& in) {
   const DType dtype = pick(in, kDTypes);
-  const Shape shape = in.ConsumeBool() ? Shape{} : Shape{in.ConsumeIntegralInRange<std::int64_t>(0, 7)};
+  const Shape shape =
+      in.ConsumeBool() ? Shape{} : Shape{in.ConsumeIntegralInRange<std::int64_t>(0, 7)};
   Tensor t = empty(shape, TensorOptions(kFloat64));
   auto* values = static_cast<double*>(t.data_ptr());
   for (std::int64_t i = 0; i < t.numel(); ++i)

@@ -24,8 +24,9 @@ namespace leangrad::fuzz {
 class ScratchDir {
  public:
   ScratchDir() {
-    const std::filesystem::path base =
-        std::filesystem::is_directory("/dev/shm") ? "/dev/shm" : std::filesystem::temp_directory_path();
+    const std::filesystem::path base = std::filesystem::is_directory("/dev/shm")
+                                           ? "/dev/shm"
+                                           : std::filesystem::temp_directory_path();
     std::string pattern = (base / "leangrad_fuzz.XXXXXX").string();
     if (::mkdtemp(pattern.data()) == nullptr) ::abort();
     path_ = pattern;

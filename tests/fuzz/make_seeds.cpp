@@ -99,7 +99,8 @@ int main(int argc, char** argv) {
   // FuzzedDataProvider reads choices from the end of the input and strings from the front: any
   // bytes are a valid edit script; these make a few edits each.
   write_file(corpus / "fuzz_checkpoint_fields" / "edits-1", std::string(24, '\x03'));
-  write_file(corpus / "fuzz_checkpoint_fields" / "edits-2", "7\x01-5\x02[{\"epoch\":1}]\x05\x09\x02");
+  write_file(corpus / "fuzz_checkpoint_fields" / "edits-2",
+             "7\x01-5\x02[{\"epoch\":1}]\x05\x09\x02");
   std::cout << "seeds written to " << corpus.string() << "\n";
   return 0;
 }

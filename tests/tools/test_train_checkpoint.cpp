@@ -156,14 +156,13 @@ void expect_refused(const std::string& path, const std::vector<std::string>& wor
 TEST(TrainCheckpoint, RoundTripsModelOptimizerRngAndPosition) {
   TempDir dir;
   const Training original(1, 3);
-  tools::save_checkpoint(dir.path(), 3, spec(), *original.model, *original.optimizer,
-                         position(3));
+  tools::save_checkpoint(dir.path(), 3, spec(), *original.model, *original.optimizer, position(3));
   const std::vector<float> next_draw = values(randn({5}));  // what the run draws after saving
 
   Training resumed(2);
   manual_seed(99);
-  const tools::TrainPosition p = tools::load_checkpoint(
-      tools::checkpoint_path(dir.path(), 8), spec(), *resumed.model, *resumed.optimizer);
+  const tools::TrainPosition p = tools::load_checkpoint(tools::checkpoint_path(dir.path(), 8),
+                                                        spec(), *resumed.model, *resumed.optimizer);
   EXPECT_EQ(values(randn({5})), next_draw);
   EXPECT_EQ(parameters_of(resumed), parameters_of(original));
   const NamedTensors a = original.optimizer->state_dict(), b = resumed.optimizer->state_dict();
@@ -193,7 +192,8 @@ TEST(TrainCheckpoint, RefusesOutOfRangeAndMalformedNumbers) {
     std::string words;
   };
   const std::vector<Case> cases = {
-      {"step_in_epoch", std::to_string(INT64_MAX), "field 'step_in_epoch' must be an integer in [0, 5]"},
+      {"step_in_epoch", std::to_string(INT64_MAX),
+       "field 'step_in_epoch' must be an integer in [0, 5]"},
       {"step_in_epoch", "99999999999999999999999", "field 'step_in_epoch' must be an integer"},
       {"epoch", std::to_string(INT_MIN), "field 'epoch' must be an integer in [1, "},
       {"epoch", "0", "field 'epoch' must be an integer in [1, "},
@@ -252,11 +252,15 @@ TEST(TrainCheckpoint, RefusesBadOptimizerAndModelTensors) {
   };
   const std::vector<Case> cases = {
       {"optim.state.0.step", full({}, NAN, kFloat64), {"step"}},
-      {"optim.state.0.step", full({}, 100.0, kInt64), {"state.0.step is 100, more than the 8 steps"}},
+      {"optim.state.0.step",
+       full({}, 100.0, kInt64),
+       {"state.0.step is 100, more than the 8 steps"}},
       {"optim.param_groups.0.lr", full({}, -1.0, kFloat64), {"lr"}},
-      {"optim.param_groups.0.lr", full({}, 0.5, kFloat64),
+      {"optim.param_groups.0.lr",
+       full({}, 0.5, kFloat64),
        {"param_groups.0 has lr 0.5", "the run has lr 0.01"}},
-      {"optim.param_groups.0.weight_decay", full({}, 0.25, kFloat64),
+      {"optim.param_groups.0.weight_decay",
+       full({}, 0.25, kFloat64),
        {"param_groups.0 has lr 0.01 and weight_decay 0.25"}},
       {"model.weight", zeros({3, 3}), {"weight"}},
       {"junk", zeros({1}), {"unexpected tensor 'junk'"}},
@@ -335,8 +339,8 @@ TEST(TrainCheckpoint, ResumeWithoutCheckpointsStartsFresh) {
   Training training(2);
   std::ostringstream warnings;
   EXPECT_FALSE(tools::resume(dir.path(), spec(), *training.model, *training.optimizer, warnings));
-  EXPECT_FALSE(tools::resume(dir.path() + "/missing", spec(), *training.model,
-                             *training.optimizer, warnings));
+  EXPECT_FALSE(tools::resume(dir.path() + "/missing", spec(), *training.model, *training.optimizer,
+                             warnings));
   EXPECT_TRUE(warnings.str().empty());
 }
 
