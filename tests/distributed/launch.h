@@ -4,9 +4,18 @@
 // A process still running at the deadline is killed, and its outcome says so.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <map>
 #include <string>
 #include <vector>
+
+#include "distributed/process_group.h"
+
+// In a test body: SKIPPED in a build without Gloo (LEANGRAD_WITH_GLOO=OFF), where no rank could
+// join a process group.
+#define SKIP_WITHOUT_GLOO() \
+  if (!distributed::is_gloo_available()) GTEST_SKIP() << "built without Gloo"
 
 namespace leangrad::test {
 

@@ -17,9 +17,6 @@
 namespace leangrad::distributed {
 namespace {
 
-#define EXPECT_CONTAINS(text, part) \
-  EXPECT_NE(std::string(text).find(part), std::string::npos) << "in: " << (text)
-
 TEST(ReduceBuffers, EveryOpOnFloat32AndInt64) {
   const std::vector<float> a = {1.5f, -2.0f, 3.0f, 0.0f};
   const std::vector<float> b = {0.25f, 5.0f, -3.0f, -0.0f};

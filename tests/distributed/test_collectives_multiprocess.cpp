@@ -10,16 +10,14 @@
 #include "core/cuda.h"
 #include "distributed/launch.h"
 #include "distributed/process_group.h"
+#include "testing/tensor_testing.h"
 
 namespace leangrad::test {
 namespace {
 
-#define EXPECT_CONTAINS(text, part) \
-  EXPECT_NE(std::string(text).find(part), std::string::npos) << "in: " << (text)
-
 // Runs `scenario` on `world_size` ranks and expects every rank to pass its checks.
 void expect_scenario_passes(const std::string& scenario, int world_size) {
-  if (!distributed::is_gloo_available()) GTEST_SKIP() << "built without Gloo";
+  SKIP_WITHOUT_GLOO();
   Launch l;
   l.scenario = scenario;
   l.world_size = world_size;
@@ -58,7 +56,7 @@ TEST(DistributedCollectives, AllReduceOf64MiBOnFourRanks) {
 
 // A group of one process needs no environment at all beyond its rank.
 TEST(DistributedCollectives, OneRankWithoutMasterAddress) {
-  if (!distributed::is_gloo_available()) GTEST_SKIP() << "built without Gloo";
+  SKIP_WITHOUT_GLOO();
   Launch l;
   l.scenario = "collectives";
   l.world_size = 1;
@@ -71,7 +69,7 @@ TEST(DistributedCollectives, OneRankWithoutMasterAddress) {
 // still works afterwards (the worker checks with one more all_reduce).
 void expect_mismatch(const std::string& kind, const std::string& error_class,
                      const std::vector<std::string>& words) {
-  if (!distributed::is_gloo_available()) GTEST_SKIP() << "built without Gloo";
+  SKIP_WITHOUT_GLOO();
   Launch l;
   l.scenario = "mismatch_" + kind;
   l.world_size = 2;
@@ -108,7 +106,7 @@ TEST(DistributedCollectives, MismatchedCollectivesAreAnErrorOnEveryRank) {
 // that each rank gives Gloo an address the other can reach (the one its store connection uses).
 // Needs root; SKIPPED where network namespaces cannot be made.
 TEST(DistributedTwoHosts, RanksInTwoNetworkNamespacesJoinedByAVethPair) {
-  if (!distributed::is_gloo_available()) GTEST_SKIP() << "built without Gloo";
+  SKIP_WITHOUT_GLOO();
   if (::geteuid() != 0) GTEST_SKIP() << "network namespaces need root";
   const std::string id = std::to_string(::getpid());
   const std::string ns_a = "lg" + id + "a";

@@ -21,9 +21,6 @@
 namespace leangrad::distributed {
 namespace {
 
-#define EXPECT_CONTAINS(text, part) \
-  EXPECT_NE(std::string(text).find(part), std::string::npos) << "in: " << (text)
-
 class DDPOneProcess : public ::testing::Test {
  protected:
   void SetUp() override {

@@ -10,15 +10,10 @@
 
 #include "distributed/launch.h"
 #include "distributed/process_group.h"
+#include "testing/tensor_testing.h"
 
 namespace leangrad::test {
 namespace {
-
-#define EXPECT_CONTAINS(text, part) \
-  EXPECT_NE(std::string(text).find(part), std::string::npos) << "in: " << (text)
-
-#define SKIP_WITHOUT_GLOO() \
-  if (!distributed::is_gloo_available()) GTEST_SKIP() << "built without Gloo"
 
 // Runs `scenario` on `world_size` ranks and expects every rank to pass its checks.
 std::vector<RankOutcome> expect_all_pass(const std::string& scenario, int world_size = 2) {

@@ -11,15 +11,10 @@
 #include "distributed/launch.h"
 #include "distributed/process_group.h"
 #include "distributed/socket.h"
+#include "testing/tensor_testing.h"
 
 namespace leangrad::test {
 namespace {
-
-#define EXPECT_CONTAINS(text, part) \
-  EXPECT_NE(std::string(text).find(part), std::string::npos) << "in: " << (text)
-
-#define SKIP_WITHOUT_GLOO() \
-  if (!distributed::is_gloo_available()) GTEST_SKIP() << "built without Gloo"
 
 // The seconds in "CAUGHT after 0.03 s: ..." of a dist_worker's output (-1 when absent).
 double caught_after_s(const std::string& output) {

@@ -97,10 +97,9 @@ TEST_F(NcclGroupTest, CpuTensorsAreRefusedNamingTheBackend) {
     all_reduce(ones({3}));
     ADD_FAILURE() << "no DeviceError";
   } catch (const DeviceError& e) {
-    EXPECT_NE(e.message().find("all_reduce: the nccl process group takes tensors on cuda:0, got "
-                               "one on cpu (CPU tensors take Backend::Gloo)"),
-              std::string::npos)
-        << e.message();
+    EXPECT_CONTAINS(e.message(),
+                    "all_reduce: the nccl process group takes tensors on cuda:0, "
+                    "got one on cpu (CPU tensors take Backend::Gloo)");
   }
 }
 
@@ -110,7 +109,7 @@ TEST(NcclAvailability, ABuildWithoutNcclSaysSo) {
     init_process_group(InitOptions().backend(Backend::NCCL).rank(0).world_size(1));
     ADD_FAILURE() << "no Error";
   } catch (const Error& e) {
-    EXPECT_NE(e.message().find("built without NCCL"), std::string::npos) << e.message();
+    EXPECT_CONTAINS(e.message(), "built without NCCL");
   }
   EXPECT_FALSE(is_initialized());
 }

@@ -13,6 +13,7 @@
 #include "distributed/socket.h"
 #include "distributed/store_keys.h"
 #include "distributed/tcp_store.h"
+#include "testing/tensor_testing.h"
 
 namespace leangrad::distributed {
 namespace {
@@ -30,9 +31,6 @@ std::string error_of(F&& f) {
   ADD_FAILURE() << "no Error thrown";
   return "";
 }
-
-#define EXPECT_CONTAINS(text, part) \
-  EXPECT_NE(std::string(text).find(part), std::string::npos) << "in: " << (text)
 
 const std::string kInitError = store_keys::init_error(store_keys::group_prefix(1));
 

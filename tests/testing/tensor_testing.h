@@ -8,9 +8,14 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
 
 #include "core/tensor.h"
+
+// EXPECT_CONTAINS(message, "part"): the text contains the part, else a failure showing the text.
+#define EXPECT_CONTAINS(text, part) \
+  EXPECT_NE(std::string(text).find(part), std::string::npos) << "in: " << (text)
 
 namespace leangrad::test {
 
