@@ -3,8 +3,6 @@
 // save_safetensors refuses names JSON cannot hold.
 #include <fcntl.h>
 #include <gtest/gtest.h>
-#include <signal.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -23,6 +21,7 @@
 #include "data/safetensors.h"
 #include "data_loading/data_testing.h"
 #include "kernels/creation.h"
+#include "testing/file_size_limit.h"
 
 namespace leangrad {
 namespace {
@@ -120,20 +119,13 @@ TEST(FileIo, FailedAtomicWriteKeepsTheOldFileAndSaysWhy) {
   TempDir dir;
   const std::string path = dir.file("log.json");
   write_file_atomically(path, "old", "test");
-  struct rlimit saved {};
-  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &saved), 0);
-  struct sigaction ignore {
-  }, previous{};
-  ignore.sa_handler = SIG_IGN;
-  ASSERT_EQ(::sigaction(SIGXFSZ, &ignore, &previous), 0);
-  struct rlimit small = saved;
-  small.rlim_cur = 4096;
-  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
-  const std::string big(1 << 16, 'x');
-  expect_error([&] { write_file_atomically(path, big, "--log-json"); },
-               {"--log-json", "writing", std::strerror(EFBIG)});
-  ::setrlimit(RLIMIT_FSIZE, &saved);
-  ::sigaction(SIGXFSZ, &previous, nullptr);
+  {
+    test::FileSizeLimit limit(4096);
+    ASSERT_TRUE(limit.active());
+    const std::string big(1 << 16, 'x');
+    expect_error([&] { write_file_atomically(path, big, "--log-json"); },
+                 {"--log-json", "writing", std::strerror(EFBIG)});
+  }
   EXPECT_EQ(read_bytes(path), "old");
   EXPECT_EQ(names_in(dir), std::vector<std::string>{"log.json"});
 }

@@ -2,8 +2,6 @@
 // files exchanged with the Python `safetensors` package (tests/data/make_safetensors_fixture.py),
 // atomic writes, and malformed files, which must raise Error and never crash.
 #include <gtest/gtest.h>
-#include <signal.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -18,6 +16,7 @@
 #include "data_loading/data_testing.h"
 #include "kernels/creation.h"
 #include "nn/linear.h"
+#include "testing/file_size_limit.h"
 #include "testing/tensor_testing.h"
 
 namespace leangrad {
@@ -221,24 +220,17 @@ TEST(SafetensorsAtomic, FailedWriteLeavesTheOldFileIntact) {
   const std::string old_bytes = read_bytes(path);
 
   // Make write() fail part-way (EFBIG past a 4 KiB file-size limit; works even as root).
-  struct rlimit saved {};
-  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &saved), 0);
-  struct sigaction ignore {
-  }, previous{};
-  ignore.sa_handler = SIG_IGN;
-  ASSERT_EQ(::sigaction(SIGXFSZ, &ignore, &previous), 0);
-  struct rlimit small = saved;
-  small.rlim_cur = 4096;
-  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
   bool threw = false;
-  try {
-    save_safetensors(path, {{"new", ones({1 << 20})}});
-  } catch (const Error& e) {
-    threw = true;
-    EXPECT_NE(std::string(e.what()).find("failed"), std::string::npos) << e.what();
+  {
+    test::FileSizeLimit limit(4096);
+    ASSERT_TRUE(limit.active());
+    try {
+      save_safetensors(path, {{"new", ones({1 << 20})}});
+    } catch (const Error& e) {
+      threw = true;
+      EXPECT_NE(std::string(e.what()).find("failed"), std::string::npos) << e.what();
+    }
   }
-  ::setrlimit(RLIMIT_FSIZE, &saved);
-  ::sigaction(SIGXFSZ, &previous, nullptr);
   EXPECT_TRUE(threw);
   EXPECT_EQ(read_bytes(path), old_bytes);
   expect_only(dir, {"ckpt.safetensors"});
