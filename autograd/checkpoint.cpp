@@ -2,6 +2,7 @@
 // See Note [Checkpoint recompute].
 #include "autograd/checkpoint.h"
 
+#include "autograd/autocast.h"
 #include "autograd/engine.h"
 #include "autograd/grad_mode.h"
 #include "autograd/graph.h"
@@ -17,12 +18,15 @@ namespace {
 // (2) rewinds the generators so random ops (dropout) draw the same numbers as in the forward,
 // (3) reruns fn with grad mode on, (4) restores the generators to where the outer program had
 // them, and (5) backpropagates the incoming gradients through the recomputed graph with its own
-// run of the engine. The input leaves' .grad are this node's results; parameters captured by fn
-// are leaves of the recomputed graph and accumulate their gradients directly.
+// run of the engine. The recompute runs under the autocast state of the forward (so it computes
+// the same dtypes), whatever the state is where backward runs. The input leaves' .grad are this
+// node's results; parameters captured by fn are leaves of the recomputed graph and accumulate their
+// gradients directly.
 class CheckpointNode final : public Node {
  public:
-  CheckpointNode(CheckpointFn fn, const std::vector<Tensor>& inputs, RngSnapshot rng)
-      : Node("CheckpointBackward"), fn_(std::move(fn)), rng_(std::move(rng)) {
+  CheckpointNode(CheckpointFn fn, const std::vector<Tensor>& inputs, RngSnapshot rng,
+                 amp::AutocastState autocast)
+      : Node("CheckpointBackward"), fn_(std::move(fn)), rng_(std::move(rng)), autocast_(autocast) {
     saved_inputs_.reserve(inputs.size());
     for (const Tensor& in : inputs)
       saved_inputs_.emplace_back(in);
@@ -45,6 +49,7 @@ class CheckpointNode final : public Node {
       const RngSnapshot outer = snapshot_rng();
       restore_rng(rng_);
       GradModeGuard enable_grad(true);
+      amp::AutocastGuard forward_autocast(autocast_);
       outputs = fn_(inputs);
       restore_rng(outer);
     }
@@ -81,6 +86,7 @@ class CheckpointNode final : public Node {
   CheckpointFn fn_;
   std::vector<SavedTensor> saved_inputs_;
   RngSnapshot rng_;
+  amp::AutocastState autocast_;
 };
 
 }  // namespace
@@ -102,7 +108,7 @@ std::vector<Tensor> checkpoint(const CheckpointFn& fn, const std::vector<Tensor>
   }
   // Parameters used by fn may require grad even when no input does, so the node is recorded
   // whenever grad mode is on.
-  auto node = make_node<CheckpointNode>(fn, inputs, std::move(rng));
+  auto node = make_node<CheckpointNode>(fn, inputs, std::move(rng), amp::autocast_state());
   for (const Tensor& in : inputs)
     node->next_edges.push_back(gradient_edge(in));
   for (std::uint32_t i = 0; i < outputs.size(); ++i) {

@@ -24,6 +24,7 @@
 #include <queue>
 #include <unordered_map>
 
+#include "autograd/autocast.h"
 #include "autograd/functions.h"
 #include "autograd/grad_mode.h"
 #include "kernels/creation.h"
@@ -100,6 +101,9 @@ void run_backward(const std::vector<Edge>& roots, std::vector<Tensor> root_grads
                   bool retain_graph) {
   LG_INTERNAL_ASSERT(roots.size() == root_grads.size());
   NoGradGuard no_grad;
+  // Gradients are computed in the dtypes the forward ran in, whatever autocast says here
+  // (autograd/autocast.h).
+  amp::AutocastGuard no_autocast(kBFloat16, std::nullopt, /*enabled=*/false);
   std::vector<std::function<void()>> callbacks;  // Note [End-of-backward callbacks]
   const bool outermost = tls_callbacks == nullptr;
   struct CallbacksScope {

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "autograd/autocast.h"
 #include "autograd/grad_mode.h"
 #include "autograd/graph.h"
 #include "core/views.h"
@@ -124,7 +125,9 @@ Tensor div(const Tensor& a, const Tensor& b) {
                    });
 }
 
-Tensor pow(const Tensor& a, const Tensor& b) {
+Tensor pow(const Tensor& a_in, const Tensor& b_in) {
+  const Tensor a = amp::autocast_operand(a_in, amp::CastPolicy::Float32);
+  const Tensor b = amp::autocast_operand(b_in, amp::CastPolicy::Float32);
   const Tensor out = ops::binary(BinaryOp::Pow, a, b);
   return record_op(
       "pow", out, {a, b}, {a, b, out}, [](const BackwardContext& c) -> std::vector<Tensor> {
@@ -176,7 +179,8 @@ Tensor div(const Tensor& a, double b) {
                    [b](const BackwardContext& c) -> std::vector<Tensor> { return {c.grad / b}; });
 }
 
-Tensor pow(const Tensor& a, double exponent) {
+Tensor pow(const Tensor& a_in, double exponent) {
+  const Tensor a = amp::autocast_operand(a_in, amp::CastPolicy::Float32);
   return record_op("pow", ops::binary(BinaryOp::Pow, a, exponent), {a}, {a},
                    [exponent](const BackwardContext& c) -> std::vector<Tensor> {
                      if (exponent == 0.0) return {zeros_like(c.grad)};
@@ -208,14 +212,16 @@ Tensor abs(const Tensor& a) {
       [](const BackwardContext& c) -> std::vector<Tensor> { return {c.grad * sign(c.saved[0])}; });
 }
 
-Tensor exp(const Tensor& a) {
+Tensor exp(const Tensor& a_in) {
+  const Tensor a = amp::autocast_operand(a_in, amp::CastPolicy::Float32);
   const Tensor out = ops::unary(UnaryOp::Exp, a);
   return record_op("exp", out, {a}, {out}, [](const BackwardContext& c) -> std::vector<Tensor> {
     return {c.grad * c.saved[0]};
   });
 }
 
-Tensor log(const Tensor& a) {
+Tensor log(const Tensor& a_in) {
+  const Tensor a = amp::autocast_operand(a_in, amp::CastPolicy::Float32);
   return record_op(
       "log", ops::unary(UnaryOp::Log, a), {a}, {a},
       [](const BackwardContext& c) -> std::vector<Tensor> { return {c.grad / c.saved[0]}; });
@@ -307,7 +313,8 @@ bool has_non_finite(const Tensor& a) {
 
 // ---- Reductions ------------------------------------------------------------------------------
 
-Tensor sum(const Tensor& a, const std::vector<std::int64_t>& dims, bool keepdim) {
+Tensor sum(const Tensor& a_in, const std::vector<std::int64_t>& dims, bool keepdim) {
+  const Tensor a = amp::autocast_operand(a_in, amp::CastPolicy::Float32);
   const Tensor out = ops::reduce(ReduceOp::Sum, a, dims, keepdim);
   if (!autograd::any_requires_grad({&a})) return out;
   const std::vector<std::int64_t> reduced = reduction_dims(a, dims);
@@ -316,7 +323,8 @@ Tensor sum(const Tensor& a, const std::vector<std::int64_t>& dims, bool keepdim)
   });
 }
 
-Tensor mean(const Tensor& a, const std::vector<std::int64_t>& dims, bool keepdim) {
+Tensor mean(const Tensor& a_in, const std::vector<std::int64_t>& dims, bool keepdim) {
+  const Tensor a = amp::autocast_operand(a_in, amp::CastPolicy::Float32);
   const Tensor out = ops::reduce(ReduceOp::Mean, a, dims, keepdim);
   if (!autograd::any_requires_grad({&a})) return out;
   const std::vector<std::int64_t> reduced = reduction_dims(a, dims);
@@ -354,7 +362,9 @@ Tensor argmax(const Tensor& a, std::int64_t dim, bool keepdim) {
 
 // ---- Linear algebra, joining -----------------------------------------------------------------
 
-Tensor matmul(const Tensor& a, const Tensor& b) {
+Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
+  const Tensor a = amp::autocast_operand(a_in, amp::CastPolicy::LowerPrecision);
+  const Tensor b = amp::autocast_operand(b_in, amp::CastPolicy::LowerPrecision);
   // 1-D operands are matrices with a unit dim added (and removed from the result), so the
   // node below only sees 2-D and batched 3-D operands.
   if (a.defined() && b.defined() && (a.dim() == 1 || b.dim() == 1) &&

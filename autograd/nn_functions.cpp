@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "autograd/autocast.h"
 #include "autograd/functions.h"
 #include "autograd/graph.h"
 #include "autograd/nn_functions.h"
@@ -77,8 +78,11 @@ Tensor tanhexp(const Tensor& x) {
                    });
 }
 
-Tensor group_norm(const Tensor& x, std::int64_t num_groups, const Tensor& weight,
-                  const Tensor& bias, double eps) {
+Tensor group_norm(const Tensor& x, std::int64_t num_groups, const Tensor& weight_in,
+                  const Tensor& bias_in, double eps) {
+  // Under autocast: x's dtype with float32 statistics; the affine parameters follow x.
+  const Tensor weight = x.defined() ? amp::autocast_operand_to(weight_in, x.dtype()) : weight_in;
+  const Tensor bias = x.defined() ? amp::autocast_operand_to(bias_in, x.dtype()) : bias_in;
   ops::GroupNormOutput forward = ops::group_norm(x, num_groups, weight, bias, eps);
   std::vector<Tensor> saved = {x, forward.mean, forward.rstd};
   if (weight.defined()) saved.push_back(weight);
@@ -92,8 +96,11 @@ Tensor group_norm(const Tensor& x, std::int64_t num_groups, const Tensor& weight
                    });
 }
 
-Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, Size2 stride,
+Tensor conv2d(const Tensor& x_in, const Tensor& weight_in, const Tensor& bias_in, Size2 stride,
               Size2 padding, Size2 dilation, std::int64_t groups) {
+  const Tensor x = amp::autocast_operand(x_in, amp::CastPolicy::LowerPrecision);
+  const Tensor weight = amp::autocast_operand(weight_in, amp::CastPolicy::LowerPrecision);
+  const Tensor bias = amp::autocast_operand(bias_in, amp::CastPolicy::LowerPrecision);
   ops::Conv2dParams p;
   p.stride_h = stride[0], p.stride_w = stride[1];
   p.pad_h = padding[0], p.pad_w = padding[1];
@@ -120,7 +127,10 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, Size2 s
 
 // ---- Linear ----------------------------------------------------------------------------------
 
-Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+Tensor linear(const Tensor& x_in, const Tensor& weight_in, const Tensor& bias_in) {
+  const Tensor x = amp::autocast_operand(x_in, amp::CastPolicy::LowerPrecision);
+  const Tensor weight = amp::autocast_operand(weight_in, amp::CastPolicy::LowerPrecision);
+  const Tensor bias = amp::autocast_operand(bias_in, amp::CastPolicy::LowerPrecision);
   LG_CHECK(x.defined() && weight.defined(), "linear: expected defined input and weight");
   LG_CHECK_SHAPE(weight.dim() == 2, "linear: expected weight of shape (out_features, in_features),",
                  " got ", weight.shape());
@@ -232,7 +242,8 @@ Tensor dropout(const Tensor& x, double p, bool training) {
 
 // ---- Softmax ---------------------------------------------------------------------------------
 
-Tensor softmax(const Tensor& x, std::int64_t dim) {
+Tensor softmax(const Tensor& x_in, std::int64_t dim) {
+  const Tensor x = amp::autocast_operand(x_in, amp::CastPolicy::Float32);
   const Tensor out = ops::softmax(x, dim, /*log=*/false);
   return record_op("softmax", out, {x}, {out},
                    [dim](const BackwardContext& c) -> std::vector<Tensor> {
@@ -240,7 +251,8 @@ Tensor softmax(const Tensor& x, std::int64_t dim) {
                    });
 }
 
-Tensor log_softmax(const Tensor& x, std::int64_t dim) {
+Tensor log_softmax(const Tensor& x_in, std::int64_t dim) {
+  const Tensor x = amp::autocast_operand(x_in, amp::CastPolicy::Float32);
   const Tensor out = ops::softmax(x, dim, /*log=*/true);
   return record_op("log_softmax", out, {x}, {out},
                    [dim](const BackwardContext& c) -> std::vector<Tensor> {
@@ -250,8 +262,9 @@ Tensor log_softmax(const Tensor& x, std::int64_t dim) {
 
 // ---- Losses ----------------------------------------------------------------------------------
 
-Tensor nll_loss(const Tensor& logp, const Tensor& target, Reduction reduction,
+Tensor nll_loss(const Tensor& logp_in, const Tensor& target, Reduction reduction,
                 std::int64_t ignore_index) {
+  const Tensor logp = amp::autocast_operand(logp_in, amp::CastPolicy::Float32);
   const Tensor losses = ops::nll_loss(logp, target, ignore_index);
   const std::int64_t num_classes = logp.size(1);
   const Tensor per_sample =
@@ -262,8 +275,9 @@ Tensor nll_loss(const Tensor& logp, const Tensor& target, Reduction reduction,
   return reduce_class_losses(per_sample, target, reduction, ignore_index);
 }
 
-Tensor cross_entropy(const Tensor& logits, const Tensor& target, Reduction reduction,
+Tensor cross_entropy(const Tensor& logits_in, const Tensor& target, Reduction reduction,
                      std::int64_t ignore_index) {
+  const Tensor logits = amp::autocast_operand(logits_in, amp::CastPolicy::Float32);
   // One kernel gives each row's loss and logsumexp; the backward is softmax - onehot in one pass.
   ops::CrossEntropyResult r = ops::cross_entropy(logits, target, ignore_index);
   const Tensor per_sample =
@@ -275,13 +289,17 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, Reduction reduc
   return reduce_class_losses(per_sample, target, reduction, ignore_index);
 }
 
-Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
+Tensor mse_loss(const Tensor& input_in, const Tensor& target_in, Reduction reduction) {
+  const Tensor input = amp::autocast_operand(input_in, amp::CastPolicy::Float32);
+  const Tensor target = amp::autocast_operand(target_in, amp::CastPolicy::Float32);
   check_elementwise_loss("mse_loss", input, target);
   const Tensor d = sub(input, target);
   return reduce_losses(mul(d, d), reduction);
 }
 
-Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
+Tensor l1_loss(const Tensor& input_in, const Tensor& target_in, Reduction reduction) {
+  const Tensor input = amp::autocast_operand(input_in, amp::CastPolicy::Float32);
+  const Tensor target = amp::autocast_operand(target_in, amp::CastPolicy::Float32);
   check_elementwise_loss("l1_loss", input, target);
   return reduce_losses(abs(sub(input, target)), reduction);
 }

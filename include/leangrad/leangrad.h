@@ -33,6 +33,7 @@
 // docs/architecture.md walks through it.
 #pragma once
 
+#include "autograd/autocast.h"
 #include "autograd/checkpoint.h"
 #include "autograd/custom_function.h"
 #include "autograd/engine.h"
