@@ -40,8 +40,11 @@ arch="${LEANGRAD_CUDA_ARCHITECTURES:-90}"
 # apt), the runtime .so files of those that are neither header-only nor static (benchmark, zlib),
 # and googletest's sources (libgtest-dev depends on them; GPU_CHECK_GTEST_FROM_SOURCE builds them).
 # OpenMP and Threads come with the compiler. About 3.4 MiB in all.
+# Gloo (distributed/'s CPU collectives, and CUDA tensors staged through pinned host memory)
+# with the libraries libgloo.so.0 needs at run time.
 deb_packages=(libeigen3-dev libgtest-dev libgmock-dev googletest libbenchmark-dev
-              libbenchmark1debian nlohmann-json3-dev libcli11-dev zlib1g-dev zlib1g)
+              libbenchmark1debian nlohmann-json3-dev libcli11-dev zlib1g-dev zlib1g
+              libgloo-dev libgloo0 libhiredis0.14 libibverbs1 libnl-route-3-200 libnl-3-200)
 debs_limit_mib=20
 
 # The CUDA tests: ctest's regular expression over the test names, and the same set as a
@@ -174,6 +177,10 @@ again and carry .gpu-debs)"
       target="$(readlink "$link")"
       if [ -e "$prefix$target" ]; then ln -sfn "$prefix$target" "$link"; fi
     done < <(find "$prefix" -type l -lname '/*')
+    # Gloo's CMake package names its library by absolute path (/usr/lib/libgloo.so.0.5.0):
+    # point it into the prefix.
+    sed -i "s|\"/usr/lib/libgloo|\"$prefix/usr/lib/libgloo|" \
+      "$prefix"/usr/share/cmake/Gloo/GlooTargets-*.cmake
     # googletest's sources where LEANGRAD_DEPS_DIR's fallback looks for them.
     mkdir -p "$prefix/deps"
     ln -sfn "$prefix/usr/src/googletest" "$prefix/deps/googletest"
@@ -189,10 +196,12 @@ again and carry .gpu-debs)"
     -DCLI11_DIR:PATH="$prefix/usr/share/cmake/CLI11"
     -DZLIB_INCLUDE_DIR:PATH="$prefix/usr/include"
     -DZLIB_LIBRARY:FILEPATH="$lib/libz.so"
-    -DLEANGRAD_DEPS_DIR:PATH="$prefix/deps")
+    -DLEANGRAD_DEPS_DIR:PATH="$prefix/deps"
+    -DGloo_DIR:PATH="$prefix/usr/share/cmake/Gloo")
   for f in "$prefix/usr/share/eigen3/cmake" "$lib/cmake/GTest" "$lib/cmake/benchmark" \
            "$prefix/usr/share/cmake/nlohmann_json" "$prefix/usr/share/cmake/CLI11" \
-           "$prefix/usr/include/zlib.h" "$lib/libz.so"; do
+           "$prefix/usr/include/zlib.h" "$lib/libz.so" "$prefix/usr/share/cmake/Gloo" \
+           "$prefix/usr/lib/libgloo.so.0"; do
     [ -e "$f" ] || die "the unpacked .debs lack $f (a package's layout changed?)"
   done
   if [ "${GPU_CHECK_GTEST_FROM_SOURCE:-0}" = 1 ]; then
@@ -292,9 +301,11 @@ prepare() {
   find_nccl
   # cuDNN loads its sub-libraries (libcudnn_graph.so.9, ...) by name: their folder on the search
   # path of leangrad's programs. Debian's libbenchmark.so.1debian is found through the build RPATH.
+  # libgloo.so.0 (in usr/lib) needs libhiredis, libibverbs and libnl (libnl-3 in lib/): at link
+  # time (ld resolves a library's dependencies through this path) and at run time.
   # python3 (PyTorch) keeps the original search path: python_env.
   original_ld_library_path="${LD_LIBRARY_PATH:-}"
-  export LD_LIBRARY_PATH="$prefix/cudnn-lib:$cudnn_lib_dir${nccl_lib_dir:+:$nccl_lib_dir}:$prefix/usr/lib/x86_64-linux-gnu${original_ld_library_path:+:$original_ld_library_path}"
+  export LD_LIBRARY_PATH="$prefix/cudnn-lib:$cudnn_lib_dir${nccl_lib_dir:+:$nccl_lib_dir}:$prefix/usr/lib/x86_64-linux-gnu:$prefix/usr/lib:$prefix/lib/x86_64-linux-gnu${original_ld_library_path:+:$original_ld_library_path}"
   prepared=1
 }
 python_env() { LD_LIBRARY_PATH="$original_ld_library_path" "$@"; }
