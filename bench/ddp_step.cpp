@@ -1,6 +1,11 @@
 // ddp_step: what DistributedDataParallel costs per training step, and how much of its
 // all-reduce time backward hides. One rank of a job (leangrad-run starts them):
 //   build/tools/leangrad-run --nproc-per-node 2 build/bench/ddp_step [steps] [batch per rank]
+//                                                                    [cpu|cuda] [gloo|nccl]
+// On cuda each rank uses GPU LOCAL_RANK % device count (two ranks may share one GPU with gloo,
+// which stages CUDA tensors through pinned host memory; NCCL wants one GPU per rank) and a step
+// ends with cuda::synchronize(), so its time is the GPU's. The backend defaults to nccl on cuda,
+// gloo on cpu.
 // Each rank trains leangrad-train's `cnn` (tools/train_models.h) four ways, interleaved step by
 // step so that drift in the machine's load hits all alike: the plain model, DDP with the
 // optimizer's default zero_grad (set_to_none: every backward copies each gradient into its
@@ -57,11 +62,13 @@ struct Trainer {
   std::vector<double> reduce_s, hidden_s, hidden_fraction, wait_s, engine_s, backward_s;
 };
 
-Trainer make_trainer(bool ddp, bool set_to_none, const dist::DDPOptions& options) {
+Trainer make_trainer(bool ddp, bool set_to_none, const dist::DDPOptions& options,
+                     leangrad::Device device) {
   leangrad::manual_seed(7);
   Trainer t;
   std::shared_ptr<leangrad::nn::Module> cnn =
       leangrad::tools::make_model(leangrad::tools::ModelOptions{"cnn"});
+  cnn->to(device);
   if (ddp) {
     t.ddp = std::make_shared<dist::DistributedDataParallel>(cnn, options);
     t.model = t.ddp;
@@ -82,6 +89,7 @@ void step(Trainer& t, const Tensor& images, const Tensor& labels, bool record) {
   loss.backward();
   const Clock::time_point backward_end = Clock::now();
   t.optimizer->step();
+  if (images.is_cuda()) leangrad::cuda::synchronize();
   if (!record) return;
   t.step_s.push_back(seconds(start, Clock::now()));
   t.backward_s.push_back(seconds(backward_start, backward_end));
@@ -105,22 +113,39 @@ int main(int argc, char** argv) {
   const int steps = argc > 1 ? std::atoi(argv[1]) : 30;
   const std::int64_t batch = argc > 2 ? std::atoll(argv[2]) : 32;
   // A first bucket of 25 MiB holds the whole cnn: one all-reduce after backward, no overlap.
+  const std::string device_name = argc > 3 ? argv[3] : "cpu";
+  const std::string backend_name = argc > 4 ? argv[4] : (device_name == "cuda" ? "nccl" : "gloo");
+  if ((device_name != "cpu" && device_name != "cuda") ||
+      (backend_name != "gloo" && backend_name != "nccl")) {
+    std::fprintf(stderr, "ddp_step: usage: ddp_step [steps] [batch] [cpu|cuda] [gloo|nccl]\n");
+    return 2;
+  }
+  if (device_name == "cuda" && !leangrad::cuda::is_available()) {
+    std::printf("ddp_step: no CUDA device: skipped\n");
+    return 0;
+  }
+  // A first bucket of 25 MiB holds the whole cnn: one all-reduce after backward, no overlap.
   const dist::DDPOptions overlapped, one_bucket = dist::DDPOptions().first_bucket_mb(25);
-  dist::init_process_group(dist::Backend::Gloo);
+  dist::init_process_group(backend_name == "nccl" ? dist::Backend::NCCL : dist::Backend::Gloo);
   const int rank = dist::get_rank();
+  const char* local_rank = std::getenv("LOCAL_RANK");
+  const leangrad::Device device =
+      device_name == "cuda" ? leangrad::Device::cuda((local_rank ? std::atoi(local_rank) : 0) %
+                                                     leangrad::cuda::device_count())
+                            : leangrad::Device::cpu();
 
   leangrad::manual_seed(100 + static_cast<std::uint64_t>(rank));
-  const Tensor images = leangrad::randn({batch, 1, 28, 28});  // (N, 1, 28, 28)
+  const Tensor images = leangrad::randn({batch, 1, 28, 28}).to(device);  // (N, 1, 28, 28)
   std::vector<std::int64_t> label_values;
   for (std::int64_t i = 0; i < batch; ++i)
     label_values.push_back((i * 7 + rank) % 10);
-  const Tensor labels = leangrad::tensor(label_values);  // (N,) int64
+  const Tensor labels = leangrad::tensor(label_values).to(device);  // (N,) int64
 
   std::vector<Trainer> trainers;
-  trainers.push_back(make_trainer(false, true, overlapped));
-  trainers.push_back(make_trainer(true, true, overlapped));
-  trainers.push_back(make_trainer(true, false, overlapped));
-  trainers.push_back(make_trainer(true, false, one_bucket));
+  trainers.push_back(make_trainer(false, true, overlapped, device));
+  trainers.push_back(make_trainer(true, true, overlapped, device));
+  trainers.push_back(make_trainer(true, false, overlapped, device));
+  trainers.push_back(make_trainer(true, false, one_bucket, device));
   const char* names[] = {"plain", "DDP, zero_grad()", "DDP, zero_grad(false)",
                          "DDP, 1 bucket (false)"};
   for (int i = 0; i < steps + 3; ++i)
@@ -130,8 +155,10 @@ int main(int argc, char** argv) {
   if (rank == 0) {
     const dist::DistributedDataParallel& ddp = *trainers[1].ddp;
     std::printf(
-        "cnn, %d rank(s), batch %lld per rank, %d steps (after 3 warm-up), OMP threads %s\n",
-        dist::get_world_size(), static_cast<long long>(batch), steps,
+        "cnn on %s, %d rank(s) (%s), batch %lld per rank, %d steps (after 3 warm-up), OMP "
+        "threads %s\n",
+        device.str().c_str(), dist::get_world_size(), backend_name.c_str(),
+        static_cast<long long>(batch), steps,
         std::getenv("OMP_NUM_THREADS") ? std::getenv("OMP_NUM_THREADS") : "default");
     for (std::size_t b = 0; b < ddp.buckets().size(); ++b) {
       const dist::BucketInfo& info = ddp.buckets()[b];

@@ -581,6 +581,7 @@ mode_bench() {
   mapfile -t targets < <(ninja -C "$build" -t targets all |
     sed -n -E 's/^(gpu_[a-z0-9_]+|offload_mlp|variant_[a-z0-9_]+): phony$/\1/p')
   ((${#targets[@]})) || die "no gpu_*, offload_mlp or variant_* target in $build (a build without CUDA?)"
+  targets+=(ddp_step leangrad-run)
   ensure_built "${targets[@]}" ||
     { overall+=("bench NOT RUN (build failed)"); record "gpu-check bench: NOT RUN (build failed)"; return; }
   record_device
@@ -623,6 +624,30 @@ $(g++ --version | head -1); $cudnn_description"
       --markdown "$results" || prc=$?
     statuses+=("$name: exit $prc$(cut_off_note "$prc")")
     tall=$((tall + 1)); ((prc == 0)) && tok=$((tok + 1))
+    say "  $name: exit $prc"
+  done
+  # DistributedDataParallel on the GPU (docs/distributed.md): NCCL at world size 1, and two
+  # processes sharing the one GPU over Gloo (CUDA tensors staged through pinned host memory).
+  local spec nproc backend
+  for spec in "1 nccl" "2 gloo"; do
+    read -r nproc backend <<<"$spec"
+    name="ddp_step cuda $nproc x $backend"
+    echo "=== $name" >>"$log"
+    prc=0
+    run_limited "$(limit 180)" "$out/ddp_step_${nproc}_${backend}.log" \
+      "$build/tools/leangrad-run" --nproc-per-node "$nproc" "$build/bench/ddp_step" 30 64 cuda \
+      "$backend" || prc=$?
+    cat "$out/ddp_step_${nproc}_${backend}.log" >>"$log"
+    {
+      echo
+      echo "## ddp_step: cnn on cuda, $nproc process(es), $backend (batch 64 per rank)"
+      echo
+      echo '```'
+      sed -n 's/^\[rank 0\] //p' "$out/ddp_step_${nproc}_${backend}.log"
+      echo '```'
+    } >>"$results"
+    statuses+=("$name: exit $prc$(cut_off_note "$prc")")
+    all=$((all + 1)); ((prc == 0)) && ok=$((ok + 1))
     say "  $name: exit $prc"
   done
   {
