@@ -59,6 +59,7 @@ struct TrainOptions {
   int threads = 0;  // 0: leave the library's default
   std::string data = "/usr/share/datasets/fashion-mnist";
   std::int64_t limit_train = 0;  // 0: the whole training set
+  std::int64_t limit_test = 0;   // 0: the whole test set
   std::string log_json;
   int accumulate = 1;                 // micro-batches per optimizer step
   std::string checkpoint_dir;         // empty: no checkpoints
@@ -67,6 +68,7 @@ struct TrainOptions {
   std::int64_t max_steps = 0;         // 0: no limit
   std::string save_model;             // empty: the final model is not saved
   std::string backend;                // several processes: gloo or nccl (empty: by device)
+  std::string precision = "f32";      // f32 or bf16 (tools::Precision)
 };
 
 // The learning rate when --lr is not given: the classic recipe's for SGD, Adam's for the others.
@@ -128,7 +130,11 @@ void add_options(CLI::App& app, TrainOptions& o) {
       ->capture_default_str();
   app.add_option("--limit-train", o.limit_train, "train on the first N training images only")
       ->check(positive);
+  app.add_option("--limit-test", o.limit_test, "evaluate on the first N test images only")
+      ->check(positive);
   app.add_option("--log-json", o.log_json, "write per-epoch records to this JSON file");
+  app.add_option("--precision", o.precision, "f32 or bf16 (autocast); parameters stay f32")
+      ->check(CLI::IsMember({"f32", "bf16"}));
   app.add_option("--accumulate", o.accumulate,
                  "micro-batches of --batch-size per optimizer step (gradient accumulation)")
       ->check(positive)
@@ -235,8 +241,8 @@ std::int64_t optimizer_state_bytes(const optim::Optimizer& optimizer) {
   return bytes;
 }
 
-void print_memory_report(const MemoryReport& m, Device device) {
-  std::cout << "memory on " << device << " at the training peak:\n"
+void print_memory_report(const MemoryReport& m, Device device, const std::string& precision) {
+  std::cout << "memory on " << device << " at the training peak (precision " << precision << "):\n"
             << "  peak reserved             " << format_mib(m.peak_reserved)
             << "  (what the allocator held: the lines below)\n"
             << "  parameters                " << format_mib(m.parameters) << "\n"
@@ -311,6 +317,7 @@ tools::CheckpointSpec checkpoint_spec(const TrainOptions& o, double lr,
                   {"optimizer", o.optimizer},
                   {"batch-size", std::to_string(o.batch_size)},
                   {"accumulate", std::to_string(o.accumulate)},
+                  {"precision", o.precision},
                   {"lr", lr_text},
                   {"seed", std::to_string(o.seed)},
                   {"limit-train", std::to_string(o.limit_train)},
@@ -349,6 +356,7 @@ struct Run {
   // With several processes, model wrapped to average the gradients (wrap_for_training).
   std::shared_ptr<distributed::DistributedDataParallel> ddp;
   std::unique_ptr<optim::Optimizer> optimizer;
+  tools::Precision precision = tools::Precision::F32;
   std::int64_t num_parameters = 0;
   std::shared_ptr<const data::Dataset> train_set;
   std::int64_t test_size = 0;
@@ -386,12 +394,16 @@ Run set_up(const TrainOptions& o, const tools::World& world, Device device) {
   run.model = tools::make_model(model_options);
   run.model->to(run.device);
   run.optimizer = make_optimizer(o.optimizer, run.model->parameters(), run.lr);
+  run.precision = tools::parse_precision(o.precision);
   for (const Tensor& p : run.model->parameters())
     run.num_parameters += p.numel();
 
   run.train_set = make_train_set(o);
   const data::FashionMNIST test(o.data, data::Split::Test);
-  run.test_size = test.size();
+  // The test images scored: all of them, or the first --limit-test.
+  const std::int64_t test_size =
+      o.limit_test > 0 ? std::min(o.limit_test, test.size()) : test.size();
+  run.test_size = test_size;
   data::DataLoaderOptions train_options = data::DataLoaderOptions()
                                               .batch_size(o.batch_size)
                                               .shuffle(true)
@@ -409,8 +421,9 @@ Run set_up(const TrainOptions& o, const tools::World& world, Device device) {
   const std::int64_t eval_batch = run.srnet ? o.batch_size : kEvalBatchSize;
   const data::DataLoaderOptions test_options =
       data::DataLoaderOptions().batch_size(eval_batch).pin_memory(o.pin_memory).device(run.device);
-  if (run.world.size > 1) {  // images rank, rank + W, ...: every image once over the ranks
-    const std::int64_t n = test.size(), r = run.world.rank, w = run.world.size;
+  if (run.world.size > 1 || test_size < test.size()) {
+    // Images rank, rank + W, ... of the first test_size: every image once over the ranks.
+    const std::int64_t n = test_size, r = run.world.rank, w = run.world.size;
     run.test_loader = std::make_unique<data::DataLoader>(
         data::TensorDataset(test.images().slice(0, r, n, w).contiguous(),
                             test.targets().slice(0, r, n, w).contiguous()),
@@ -433,6 +446,10 @@ void print_run(const TrainOptions& o, const Run& run) {
   std::cout << ", " << run.num_parameters << " parameters, " << o.optimizer << " lr " << run.lr
             << ", batch " << o.batch_size << ", " << o.epochs << " epochs on " << run.device << " ("
             << get_num_threads() << " CPU threads, " << o.workers << " loader workers)\n";
+  if (run.precision != tools::Precision::F32) {
+    std::cout << "precision: " << o.precision
+              << " (autocast to bfloat16; parameters, gradients and optimizer state float32)\n";
+  }
   if (run.world.size > 1) {
     std::cout << "distributed: " << run.world.size << " processes ("
               << distributed::default_process_group().backend_name()
@@ -473,6 +490,7 @@ nlohmann::json make_log(const TrainOptions& o, const Run& run, const TrainPositi
                         {"parameters", run.num_parameters},
                         {"seed", o.seed},
                         {"accumulate", o.accumulate},
+                        {"precision", o.precision},
                         {"save_on_cpu", o.save_on_cpu},
                         {"recompute", o.recompute},
                         {"epochs", position.epochs_log}};
@@ -589,11 +607,11 @@ void Trainer::train_steps(EpochProgress& e) {
       // Every micro-batch but the step's last accumulates locally: one all-reduce per step.
       std::optional<distributed::NoSyncGuard> no_sync;
       if (in_group + 1 < group_size) no_sync.emplace(*run_.ddp);
-      micro =
-          tools::accumulate_micro_batch(o_.model, *run_.ddp, images, labels, scale, o_.save_on_cpu);
+      micro = tools::accumulate_micro_batch(o_.model, *run_.ddp, images, labels, scale,
+                                            o_.save_on_cpu, run_.precision);
     } else {
       micro = tools::accumulate_micro_batch(o_.model, *run_.model, images, labels, scale,
-                                            o_.save_on_cpu);
+                                            o_.save_on_cpu, run_.precision);
     }
     step_loss += scale * static_cast<double>(micro.loss);
     step_samples += images.size(0);
@@ -671,7 +689,8 @@ void Trainer::checkpoint(const EpochProgress& e, double loss_sum) {
 void Trainer::evaluate(const EpochProgress& e, double train_seconds) {
   // Each rank scores its share of the test set; the sums over the ranks give the whole set's.
   const auto share = static_cast<double>(run_.test_loader->dataset().size());
-  const double local_score = tools::evaluate(o_.model, *run_.model, *run_.test_loader);
+  const double local_score =
+      tools::evaluate(o_.model, *run_.model, *run_.test_loader, run_.precision);
   const std::vector<double> sums =
       tools::reduce_over_ranks(run_.world, {local_score * share, share, e.loss_sum}, run_.device);
   const double score = sums[1] > 0 ? sums[0] / sums[1] : 0.0;
@@ -706,7 +725,7 @@ void Trainer::report() {
   std::snprintf(line, sizeof(line), "step time: median %.2f ms, p90 %.2f ms over %zu steps",
                 median_ms, p90_ms, step_ms_all_.size());
   std::cout << line << "\n";
-  print_memory_report(memory_, run_.device);
+  print_memory_report(memory_, run_.device, o_.precision);
 
   log_["step_ms"] = {{"median", median_ms}, {"p90", p90_ms}};
   log_["memory_bytes"] = {{"peak_allocated", memory_.peak_allocated},

@@ -172,17 +172,44 @@ Tensor training_loss(const std::string& model_name, const Tensor& output, const 
   return l1_loss(output, images) + kEdgeWeight * l1_loss(laplacian(output), laplacian(images));
 }
 
+const char* precision_name(Precision precision) {
+  switch (precision) {
+    case Precision::F32:
+      return "f32";
+    case Precision::BF16:
+      return "bf16";
+  }
+  return "?";
+}
+
+Precision parse_precision(const std::string& name) {
+  for (Precision p : {Precision::F32, Precision::BF16})
+    if (name == precision_name(p)) return p;
+  LG_THROW(Error, "--precision: expected f32 or bf16, got '", name, "'");
+}
+
+namespace {
+
+// Enters autocast for a forward in `precision` (nothing for f32) until `guard` dies.
+void enter_autocast(std::optional<amp::AutocastGuard>& guard, Precision precision) {
+  if (precision == Precision::BF16) guard.emplace(kBFloat16);
+}
+
+}  // namespace
+
 MicroBatch accumulate_micro_batch(const std::string& model_name, nn::Module& model,
                                   const Tensor& images, const Tensor& labels, double scale,
-                                  bool save_on_cpu) {
+                                  bool save_on_cpu, Precision precision) {
   const Device device = images.device();
   const std::int64_t before = memory::stats(device).allocated;
   Tensor loss;
   {
     std::optional<offload::SaveOnCpu> offload;
     if (save_on_cpu) offload.emplace(/*pin_memory=*/true, model.parameters());
+    std::optional<amp::AutocastGuard> autocast;
+    enter_autocast(autocast, precision);
     const Tensor output = model.forward(model_input(model_name, images));
-    loss = training_loss(model_name, output, images, labels);
+    loss = training_loss(model_name, output, images, labels);  // float32 under autocast too
   }
   MicroBatch result;
   result.forward_bytes = memory::stats(device).allocated - before;
@@ -195,9 +222,12 @@ MicroBatch accumulate_micro_batch(const std::string& model_name, nn::Module& mod
   return result;
 }
 
-double evaluate(const std::string& model_name, nn::Module& model, data::DataLoader& loader) {
+double evaluate(const std::string& model_name, nn::Module& model, data::DataLoader& loader,
+                Precision precision) {
   model.eval();
   NoGradGuard no_grad;
+  std::optional<amp::AutocastGuard> autocast;
+  enter_autocast(autocast, precision);
   double score = 0;  // correct predictions, or the PSNRs summed
   std::int64_t total = 0;
   for (const auto& [images, labels] : loader) {

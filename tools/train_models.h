@@ -46,12 +46,21 @@ Tensor training_loss(const std::string& model_name, const Tensor& output, const 
                      const Tensor& labels);
 inline constexpr double kEdgeWeight = 0.5;
 
+// --precision: the dtype the forward computes in. F32: no autocast. BF16: autocast to bfloat16
+// (amp::AutocastGuard). Parameters, gradients and optimizer state stay float32 in both. (f16
+// needs the loss scaler, amp::GradScaler, and comes with it.)
+enum class Precision { F32, BF16 };
+// "f32", "bf16" and back (Error naming the value for anything else).
+const char* precision_name(Precision precision);
+Precision parse_precision(const std::string& name);
+
 // One micro-batch of gradient accumulation: forward, training_loss, then backward of the loss
 // times `scale` (1 / the number of micro-batches of the optimizer step), adding into the
 // parameters' gradients. With scale 1 this is the plain step's forward and backward (no extra
 // multiply). The caller zeroes the gradients before the first micro-batch of a step and calls
 // optimizer.step() after the last. save_on_cpu: the forward runs under offload::SaveOnCpu (pinned,
 // the parameters kept on the device), so the activations it saves wait for backward in host memory.
+// precision: the forward and the loss run under autocast to bf16.
 struct MicroBatch {
   float loss = 0;  // unscaled
   // What the forward left allocated on the images' device until backward: the activations saved
@@ -60,12 +69,13 @@ struct MicroBatch {
 };
 MicroBatch accumulate_micro_batch(const std::string& model_name, nn::Module& model,
                                   const Tensor& images, const Tensor& labels, double scale,
-                                  bool save_on_cpu = false);
+                                  bool save_on_cpu = false, Precision precision = Precision::F32);
 
 // How well the model does on `loader`'s batches (eval mode, no graph): the fraction of images
 // classified correctly (argmax of the logits) for the classifiers, the mean PSNR over the images
-// in dB (10 log10(1 / MSE), pixels in [0, 1]) for srnet.
-double evaluate(const std::string& model_name, nn::Module& model, data::DataLoader& loader);
+// in dB (10 log10(1 / MSE), pixels in [0, 1]) for srnet. The forward runs in `precision`.
+double evaluate(const std::string& model_name, nn::Module& model, data::DataLoader& loader,
+                Precision precision = Precision::F32);
 
 // srnet's yardstick: the mean PSNR of nearest-neighbour upsampling of the same inputs.
 double nearest_upsampling_psnr(data::DataLoader& loader);

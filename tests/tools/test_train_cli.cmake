@@ -244,8 +244,69 @@ function(check_distributed)
   message(STATUS "2 processes: interrupted at step 70 and resumed, the final model is bitwise equal")
 endfunction()
 
+# MODE precision: the MLP trained as in MODE accuracy in f32 and bf16 (autocast): bf16 reaches
+#   the f32 run's test accuracy within 1 point, and each says its precision in the header and the memory report. Then bench/memory_table.sh (-DMEMORY_TABLE)
+#   at a CI-sized srnet: every row completes, and the peak allocated training memory of
+#   recompute, accumulate 4, bf16 and all together is below the baseline's (exact on the CPU:
+#   each removes or halves saved activations). SKIPPED as above.
+function(mlp_accuracy precision out)
+  set(log "${WORK_DIR}/mlp_${precision}.json")
+  file(REMOVE "${log}")
+  train_ok(printed --model mlp --epochs 4 --limit-train 6000 --batch-size 64 --lr 0.1 --seed 0
+           --device cpu --threads 1 --data "${DATA}" --precision ${precision} --log-json "${log}")
+  expect_printed("--precision ${precision}" "${printed}" "(precision ${precision})")
+  if(NOT precision STREQUAL "f32")
+    expect_printed("--precision ${precision}" "${printed}" "precision: ${precision} (autocast")
+  endif()
+  file(READ "${log}" json)
+  string(JSON accuracy GET "${json}" epochs 3 accuracy)
+  set(${out} ${accuracy} PARENT_SCOPE)
+endfunction()
+
+function(check_precision)
+  file(MAKE_DIRECTORY "${WORK_DIR}")
+  mlp_accuracy(f32 f32)
+  foreach(precision bf16)
+    mlp_accuracy(${precision} accuracy)
+    execute_process(COMMAND awk "BEGIN { d = ${accuracy} - ${f32}; exit (d < -0.01 || d > 0.01) }"
+                    RESULT_VARIABLE far)
+    if(far)
+      message(FATAL_ERROR "--precision ${precision}: test accuracy ${accuracy}, f32 ${f32}: "
+                          "more than 1 point apart")
+    endif()
+    message(STATUS "--precision ${precision}: test accuracy ${accuracy} (f32 ${f32})")
+  endforeach()
+
+  execute_process(COMMAND bash "${MEMORY_TABLE}" --train "${TRAIN}" --data "${DATA}" --width 32
+                          --blocks 2 --batch-size 32 --steps 8 --threads 1
+                          --work "${WORK_DIR}/memory_table"
+    RESULT_VARIABLE rc OUTPUT_VARIABLE table ERROR_VARIABLE err)
+  message("${table}")
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "bench/memory_table.sh failed (exit code ${rc}):\n${err}")
+  endif()
+  # "| name | allocated MiB | vs baseline | ..." -> the allocated MiB of each row.
+  foreach(row baseline recompute "accumulate 4" bf16 adam8bit "all together")
+    string(REGEX MATCH "\\| ${row} \\| ([0-9.]+) \\|" line "${table}")
+    if(NOT line)
+      message(FATAL_ERROR "the memory table has no row '${row}'")
+    endif()
+    set(mib_${row} ${CMAKE_MATCH_1})
+  endforeach()
+  foreach(row recompute "accumulate 4" bf16 "all together")
+    execute_process(COMMAND awk "BEGIN { exit !(${mib_${row}} < ${mib_baseline}) }"
+                    RESULT_VARIABLE not_below)
+    if(not_below)
+      message(FATAL_ERROR "memory table: '${row}' peaks at ${mib_${row}} MiB, not below the "
+                          "baseline's ${mib_baseline} MiB")
+    endif()
+  endforeach()
+  message(STATUS "memory table: recompute, accumulate 4, bf16 and all together peak below the "
+                 "baseline (${mib_baseline} MiB)")
+endfunction()
+
 if(MODE STREQUAL "accuracy" OR MODE STREQUAL "resume" OR MODE STREQUAL "srnet" OR
-   MODE STREQUAL "distributed")
+   MODE STREQUAL "distributed" OR MODE STREQUAL "precision")
   include("${CMAKE_CURRENT_LIST_DIR}/../../cmake/fashion_mnist_present.cmake")
   fashion_mnist_present("${DATA}" present)
   if(NOT present)
@@ -282,6 +343,8 @@ elseif(MODE STREQUAL "srnet")
   check_srnet()
 elseif(MODE STREQUAL "distributed")
   check_distributed()
+elseif(MODE STREQUAL "precision")
+  check_precision()
 elseif(MODE STREQUAL "errors")
   run_train(2 "--model: nope not in" --model nope)
   run_train(2 "--epochs: expected a number > 0, got '0'" --epochs 0)
@@ -289,6 +352,8 @@ elseif(MODE STREQUAL "errors")
   run_train(2 "--lr: expected a number > 0" --lr -1)
   run_train(2 "--workers" --workers -1)
   run_train(2 "--accumulate: expected a number > 0" --accumulate 0)
+  run_train(2 "--precision: f8 not in" --precision f8)
+  run_train(2 "--limit-test: expected a number > 0" --limit-test 0)
   run_train(2 "--checkpoint-every requires --checkpoint-dir" --checkpoint-every 5)
   run_train(2 "--keep requires --checkpoint-dir" --keep 2)
   run_train(1 "--recompute: only srnet has residual blocks" --model mlp --recompute
