@@ -2,9 +2,8 @@
 // classification task (labels of a random linear teacher, 30% replaced by random classes; fresh
 // batches every step), trained with Adam from one initialisation and one batch sequence in
 // float32 and under bfloat16 autocast (float16 with a loss scaler joins when amp::GradScaler
-// lands). The accuracy on
-// 4096 held-out samples must agree within 1 point (the bar), and the float32 model must
-// have learned the task.
+// lands). The accuracy on 4096 held-out samples must agree within 1 point (the bar), and
+// the float32 model must have learned the task.
 #include <gtest/gtest.h>
 
 #include <cmath>
