@@ -45,6 +45,7 @@
 #include "core/dtype.h"
 #include "core/error.h"
 #include "core/generator.h"
+#include "core/host_sync.h"
 #include "core/memory.h"
 #include "core/parallel.h"
 #include "core/shape.h"
