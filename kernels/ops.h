@@ -263,5 +263,20 @@ void adam8bit_step(const kernels::AdamUpdate& update, const std::vector<Adam8bit
 // 0-d float32 tensor on their device (nothing waits for the GPU).
 Tensor clip_grad_norm(const std::vector<Tensor>& grads, double max_norm, double norm_type);
 
+// ---- Gradient scaling (ops_optim.cpp; amp::GradScaler) -----------------------------------------
+// Nothing here reads a value on the host: the scale, the growth tracker and found_inf stay on
+// the device (as torch._amp_foreach_non_finite_check_and_unscale_ and torch._amp_update_scale_).
+
+// Multiplies every gradient (float32, contiguous, one device) in place by 1 / scale (computed on
+// the device, kernels::inverse_scale) and sets found_inf to 1 when any element is NaN or Inf; it
+// never clears it. scale: float32, found_inf: int32, one element each, on the gradients' device.
+void unscale_and_check_finite(const std::vector<Tensor>& grads, const Tensor& scale,
+                              const Tensor& found_inf);
+
+// One step of the dynamic loss scale (kernels::update_scale_state): scale (float32) and
+// growth_tracker (int32) updated in place from found_inf (int32), all one element on one device.
+void update_scale(const Tensor& scale, const Tensor& growth_tracker, const Tensor& found_inf,
+                  double growth_factor, double backoff_factor, std::int64_t growth_interval);
+
 }  // namespace ops
 }  // namespace leangrad

@@ -1,8 +1,9 @@
-// Tensor-level entries of the fused optimizer updates and of clip_grad_norm (kernels/ops.h,
-// "Optimizers"): each checks every tensor of the list (float32 or uint8 codes, contiguous, the
-// parameter's shape, one device; the int32 flags and skip counts), turns the list into the
-// raw-pointer list of kernels/optim_math.h and switches on the device to the launchers of
-// kernels/backend.h. optim/ builds these lists from its parameter groups and states.
+// Tensor-level entries of the fused optimizer updates, clip_grad_norm and the gradient scaling of
+// amp::GradScaler (kernels/ops.h, "Optimizers", "Gradient scaling"): each checks every tensor of
+// the list (float32 or uint8 codes, contiguous, the parameter's shape, one device; the int32
+// flags and skip counts), turns the list into the raw-pointer list of kernels/optim_math.h and
+// switches on the device to the launchers of kernels/backend.h. optim/ builds these lists from
+// its parameter groups and states.
 #include <cmath>
 #include <limits>
 
@@ -233,6 +234,62 @@ Tensor clip_grad_norm(const std::vector<Tensor>& grads, double max_norm, double 
   for (const Tensor& g : grads)
     g.bump_version();
   return total_norm;
+}
+
+void unscale_and_check_finite(const std::vector<Tensor>& grads, const Tensor& scale,
+                              const Tensor& found_inf) {
+  const char* op = "unscale_and_check_finite";
+  LG_CHECK(scale.defined() && found_inf.defined(), op, ": scale and found_inf must be defined");
+  const Device device = found_inf.device();
+  check_scalar(op, "scale", scale, kFloat32, device);
+  check_scalar(op, "found_inf", found_inf, kInt32, device);
+  std::vector<kernels::GradSpan> spans;
+  for (std::size_t i = 0; i < grads.size(); ++i) {
+    check_tensor(op, i, "gradient", grads[i], kFloat32, device, grads[i].shape());
+    spans.push_back({grads[i].data_ptr<float>(), grads[i].numel()});
+  }
+  const cuda::DeviceGuard guard(device);
+  switch (device.type) {
+    case DeviceType::CPU:
+      kernels::cpu::unscale_and_check_finite(spans, scale.data_ptr<float>(),
+                                             found_inf.data_ptr<std::int32_t>());
+      break;
+    case DeviceType::CUDA:
+      kernels::cuda::unscale_and_check_finite(spans, scale.data_ptr<float>(),
+                                              found_inf.data_ptr<std::int32_t>());
+      break;
+  }
+  for (const Tensor& g : grads)
+    g.bump_version();
+  found_inf.bump_version();
+}
+
+void update_scale(const Tensor& scale, const Tensor& growth_tracker, const Tensor& found_inf,
+                  double growth_factor, double backoff_factor, std::int64_t growth_interval) {
+  const char* op = "update_scale";
+  LG_CHECK(scale.defined() && growth_tracker.defined() && found_inf.defined(), op,
+           ": scale, growth_tracker and found_inf must be defined");
+  const Device device = scale.device();
+  check_scalar(op, "scale", scale, kFloat32, device);
+  check_scalar(op, "growth_tracker", growth_tracker, kInt32, device);
+  check_scalar(op, "found_inf", found_inf, kInt32, device);
+  LG_CHECK(growth_interval >= 1 && growth_interval <= std::numeric_limits<std::int32_t>::max(), op,
+           ": growth_interval must be in [1, 2^31), got ", growth_interval);
+  const cuda::DeviceGuard guard(device);
+  switch (device.type) {
+    case DeviceType::CPU:
+      kernels::cpu::update_scale(scale.data_ptr<float>(), growth_tracker.data_ptr<std::int32_t>(),
+                                 found_inf.data_ptr<std::int32_t>(), growth_factor, backoff_factor,
+                                 static_cast<int>(growth_interval));
+      break;
+    case DeviceType::CUDA:
+      kernels::cuda::update_scale(scale.data_ptr<float>(), growth_tracker.data_ptr<std::int32_t>(),
+                                  found_inf.data_ptr<std::int32_t>(), growth_factor, backoff_factor,
+                                  static_cast<int>(growth_interval));
+      break;
+  }
+  scale.bump_version();
+  growth_tracker.bump_version();
 }
 
 }  // namespace leangrad::ops

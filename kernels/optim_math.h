@@ -284,4 +284,42 @@ LG_HOST_DEVICE LG_INLINE float norm_term(float g, float norm_type) {
   return std::pow(a, norm_type);
 }
 
+// ---- Gradient scaling (amp::GradScaler) --------------------------------------------------------
+
+// 1 / scale as torch.cuda.amp.GradScaler.unscale_ takes it: in double, rounded to float (exact
+// for the powers of two a scaler normally holds).
+LG_HOST_DEVICE LG_INLINE float inverse_scale(float scale) {
+  return static_cast<float>(1.0 / static_cast<double>(scale));
+}
+
+// One gradient element unscaled (torch._amp_foreach_non_finite_check_and_unscale_): g * inv_scale,
+// and *nonfinite raised when g is NaN or Inf (the product is stored either way).
+LG_HOST_DEVICE LG_INLINE float unscale_element(float g, float inv_scale, bool* nonfinite) {
+  if (!is_finite(g)) *nonfinite = true;
+  return inv_scale == 1.0f ? g : g * inv_scale;
+}
+
+// The scale after a step (torch._amp_update_scale_): backed off (and the tracker reset) when the
+// step found an Inf or NaN; otherwise the tracker counts clean steps and every growth_interval-th
+// multiplies the scale by growth_factor (kept only if finite). The factors are applied in double,
+// as PyTorch's kernel does.
+LG_HOST_DEVICE LG_INLINE void update_scale_state(float* scale, std::int32_t* growth_tracker,
+                                                 std::int32_t found_inf, double growth_factor,
+                                                 double backoff_factor,
+                                                 std::int32_t growth_interval) {
+  if (found_inf != 0) {
+    *scale = static_cast<float>(static_cast<double>(*scale) * backoff_factor);
+    *growth_tracker = 0;
+    return;
+  }
+  const std::int32_t successful = *growth_tracker + 1;
+  if (successful == growth_interval) {
+    const float grown = static_cast<float>(static_cast<double>(*scale) * growth_factor);
+    if (is_finite(grown)) *scale = grown;
+    *growth_tracker = 0;
+  } else {
+    *growth_tracker = successful;
+  }
+}
+
 }  // namespace leangrad::kernels

@@ -2,8 +2,9 @@
 // (resolve_step: the host's, or computed from its step net of skipped ones, or none when found_inf
 // skips the step; Note [Gated step]), then parallel_for over its elements, gathering the streams
 // of one element into registers, calling the shared update functor of kernels/optim_math.h and
-// scattering the results. Adam8bit goes block by block (kernels/quantization_math.h). Deliberately
-// plain: these loops are the specification the CUDA kernels are tested against.
+// scattering the results. Adam8bit goes block by block (kernels/quantization_math.h). Then the
+// gradient scaling of amp::GradScaler. Deliberately plain: these loops are the specification the
+// CUDA kernels are tested against.
 #include "kernels/backend.h"
 
 #include <algorithm>
@@ -180,6 +181,27 @@ void clip_grad_norm(const std::vector<GradSpan>& grads, float max_norm, float no
         g.data[i] *= coef;
     });
   }
+}
+
+void unscale_and_check_finite(const std::vector<GradSpan>& grads, const float* scale,
+                              int* found_inf) {
+  const float inv_scale = inverse_scale(*scale);
+  std::atomic<bool> nonfinite{false};
+  for (const GradSpan& g : grads) {
+    parallel_for(g.numel, kElementwiseGrain, [&](std::int64_t begin, std::int64_t end) {
+      bool local_nonfinite = false;
+      for (std::int64_t i = begin; i < end; ++i)
+        g.data[i] = unscale_element(g.data[i], inv_scale, &local_nonfinite);
+      if (local_nonfinite) nonfinite.store(true, std::memory_order_relaxed);
+    });
+  }
+  if (nonfinite.load()) *found_inf = 1;
+}
+
+void update_scale(float* scale, int* growth_tracker, const int* found_inf, double growth_factor,
+                  double backoff_factor, int growth_interval) {
+  update_scale_state(scale, growth_tracker, *found_inf, growth_factor, backoff_factor,
+                     growth_interval);
 }
 
 }  // namespace leangrad::kernels::cpu

@@ -1,7 +1,8 @@
 // The fused CUDA optimizer kernels of kernels/backend.h: one launch updates many parameter
 // tensors, reading each of p, g and the states once and writing each once. The per-element math
 // is the CPU's own (kernels/optim_math.h, kernels/quantization_math.h). Layout: multi-tensor lists
-// -> device helpers -> kernels (f32 optimizers, Adam8bit, clip_grad_norm) -> launchers.
+// -> device helpers -> kernels (f32 optimizers, Adam8bit, clip_grad_norm, gradient scaling) ->
+// launchers.
 //
 // Note [Multi-tensor launch]
 //   - The host packs the tensors into a TensorList passed BY VALUE as the kernel argument: per
@@ -410,6 +411,30 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
     g.data[i] *= coef;
 }
 
+// ---- Kernels: gradient scaling (amp::GradScaler) ---------------------------------------------
+
+// One chunk of the gradients times 1 / *scale; *found_inf = 1 when an element is NaN or Inf.
+__global__ void __launch_bounds__(kThreadsPerBlock)
+    unscale_grads_kernel(TensorList<GradSpan> list, const float* scale, int* found_inf) {
+  const int t = locate_tensor(list, blockIdx.x);
+  const GradSpan& g = list.tensors[t];
+  const std::int64_t begin = (blockIdx.x - list.first_chunk[t]) * kChunkElements;
+  const std::int64_t end = min(begin + kChunkElements, g.numel);
+  const float inv_scale = inverse_scale(*scale);
+  bool nonfinite = false;
+  for (std::int64_t i = begin + threadIdx.x; i < end; i += kThreadsPerBlock)
+    g.data[i] = unscale_element(g.data[i], inv_scale, &nonfinite);
+  if (nonfinite) *found_inf = 1;  // every writer stores the same value
+}
+
+// One thread: the scale and growth tracker after a step.
+__global__ void update_scale_kernel(float* scale, int* growth_tracker, const int* found_inf,
+                                    double growth_factor, double backoff_factor,
+                                    int growth_interval) {
+  update_scale_state(scale, growth_tracker, *found_inf, growth_factor, backoff_factor,
+                     growth_interval);
+}
+
 // ---- Launchers -------------------------------------------------------------------------------
 
 template <typename Update>
@@ -512,6 +537,24 @@ void clip_grad_norm(const std::vector<GradSpan>& grads, float max_norm, float no
             list, clip_coef);
         LG_CUDA_CHECK_LAUNCH();
       });
+}
+
+void unscale_and_check_finite(const std::vector<GradSpan>& grads, const float* scale,
+                              int* found_inf) {
+  const cudaStream_t stream = current_stream();
+  for_each_tensor_list(
+      grads, grad_chunks, [&](const TensorList<GradSpan>& list, std::int64_t num_chunks) {
+        unscale_grads_kernel<<<static_cast<unsigned int>(num_chunks), kThreadsPerBlock, 0,
+                               stream>>>(list, scale, found_inf);
+        LG_CUDA_CHECK_LAUNCH();
+      });
+}
+
+void update_scale(float* scale, int* growth_tracker, const int* found_inf, double growth_factor,
+                  double backoff_factor, int growth_interval) {
+  update_scale_kernel<<<1, 1, 0, current_stream()>>>(
+      scale, growth_tracker, found_inf, growth_factor, backoff_factor, growth_interval);
+  LG_CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace leangrad::kernels::cuda

@@ -139,6 +139,12 @@ void adam8bit_step(const AdamUpdate&, const std::vector<Adam8bitTensor>&, const 
 void clip_grad_norm(const std::vector<GradSpan>&, float, float, float*) {
   throw_cuda_not_built("clip_grad_norm_");
 }
+void unscale_and_check_finite(const std::vector<GradSpan>&, const float*, int*) {
+  throw_cuda_not_built("unscale_and_check_finite");
+}
+void update_scale(float*, int*, const int*, double, double, int) {
+  throw_cuda_not_built("update_scale");
+}
 
 void copy_bytes(void*, Device dst_device, bool, const void*, Device src_device, bool, std::size_t,
                 bool) {
