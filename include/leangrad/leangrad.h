@@ -57,4 +57,5 @@
 #include "kernels/creation.h"
 #include "nn/nn.h"
 #include "offload/save_on_cpu.h"
+#include "optim/grad_scaler.h"
 #include "optim/optim.h"
