@@ -6,6 +6,8 @@
 //              then the flags are zeroed for the next step
 // Only get_scale() and load_state_dict() read values on the host. The flags are kept per
 // optimizer and device and reused, so a step's tensors are the same from one step to the next.
+// With gradients on several devices the flags are summed across them (copies between devices,
+// which core/host_sync.h counts where they wait): an Inf anywhere skips the step everywhere.
 #include "optim/grad_scaler.h"
 
 #include <cmath>
@@ -129,7 +131,19 @@ void GradScaler::step(optim::Optimizer& optimizer) {
            "GradScaler.step: step() has already been called since the last update()");
   if (records_[&optimizer].stage == Stage::Ready) unscale_(optimizer);
   OptimizerRecord& record = records_[&optimizer];
-  optimizer.step_unless(record.found_inf);
+  // An Inf on any device skips the step on every device (as PyTorch): with several devices each
+  // gets the sum of all the flags (copies between devices; one device needs none).
+  std::vector<Tensor> found_inf = record.found_inf;
+  if (found_inf.size() > 1) {
+    NoGradGuard no_grad;
+    for (Tensor& combined : found_inf) {
+      const Device device = combined.device();
+      combined = zeros({}, TensorOptions(kInt32).device(device));
+      for (const Tensor& flag : record.found_inf)
+        combined.add_(flag.device() == device ? flag : flag.to(device));
+    }
+  }
+  optimizer.step_unless(found_inf);
   record.stage = Stage::Stepped;
 }
 
