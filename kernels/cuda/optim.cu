@@ -87,6 +87,13 @@ bool aligned16(const void* p) {
   return reinterpret_cast<std::uintptr_t>(p) % 16 == 0;
 }
 
+// The chunks of an optimizer tensor: at least one when it counts skipped steps, so that an empty
+// parameter's count is kept too (its block touches no element).
+template <typename Entry>
+std::int64_t update_chunks(const Entry& t, std::int64_t chunks) {
+  return t.step_args.skipped != nullptr ? std::max<std::int64_t>(chunks, 1) : chunks;
+}
+
 // ---- Device helpers --------------------------------------------------------------------------
 
 struct alignas(16) Float4 {
@@ -446,7 +453,10 @@ void launch_update(const Update& update, const std::vector<OptimTensor<Update>>&
       aligned = aligned && aligned16(p);
   const cudaStream_t stream = current_stream();
   for_each_tensor_list(
-      tensors, [](const OptimTensor<Update>& t) { return ceil_div(t.numel, kChunkElements); },
+      tensors,
+      [](const OptimTensor<Update>& t) {
+        return update_chunks(t, ceil_div(t.numel, kChunkElements));
+      },
       [&](const TensorList<OptimTensor<Update>>& list, std::int64_t num_chunks) {
         const auto blocks = static_cast<unsigned int>(num_chunks);
         if (aligned) {
@@ -493,7 +503,7 @@ void adam8bit_step(const AdamUpdate& update, const std::vector<Adam8bitTensor>& 
   for_each_tensor_list(
       tensors,
       [](const Adam8bitTensor& t) {
-        return ceil_div(ceil_div(t.numel, kQuantBlockSize), kQuantBlocksPerChunk);
+        return update_chunks(t, ceil_div(ceil_div(t.numel, kQuantBlockSize), kQuantBlocksPerChunk));
       },
       [&](const TensorList<Adam8bitTensor>& list, std::int64_t num_chunks) {
         const auto blocks = static_cast<unsigned int>(num_chunks);
