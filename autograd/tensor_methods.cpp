@@ -3,6 +3,7 @@
 #include "autograd/functions.h"
 #include "autograd/grad_mode.h"
 #include "core/creation.h"
+#include "core/host_sync.h"
 #include "core/views.h"
 #include "kernels/dispatch.h"
 #include "kernels/ops.h"
@@ -34,6 +35,8 @@ Tensor Tensor::pin_memory() const {
 template <typename T>
 T Tensor::item() const {
   LG_CHECK_SHAPE(numel() == 1, "item: expected a tensor with one element, got shape ", shape());
+  // A host read of a value (core/host_sync.h); a CUDA tensor's counts in its copy to the host.
+  if (device().is_cpu()) count_host_sync();
   const Tensor host = cpu();
   return dispatch_all(dtype(), "item", [&]<typename S>() {
     const S value = *static_cast<const S*>(host.data_ptr());

@@ -202,8 +202,26 @@ Tensor nll_loss_backward(const Tensor& grad_losses, const Tensor& target, std::i
 // The fused updates of kernels/optim_math.h over every parameter of one device at once (one
 // multi-tensor launch on CUDA). Every tensor is float32 (the codes of Adam8bit uint8), contiguous,
 // of its parameter's shape and on one device; parameters and states are updated in place and
-// their versions bumped. found_inf (Adam, Adam8bit): an int32 0-d tensor on that device set to 1
-// when a NaN/Inf gradient element was skipped (update.skip_nonfinite), or undefined.
+// their versions bumped.
+
+// A parameter's step on the device (Note [Gated step] in kernels/optim_math.h): once its optimizer
+// took a gated step, `skipped` is its int32 0-d count of skipped steps and the device computes the
+// scalars from (lr, weight_decay, step - skipped); undefined, the host's `scalars` hold.
+struct DeviceStep {
+  Tensor skipped{};
+  double lr = 0.0;
+  double weight_decay = 0.0;
+  std::int64_t step = 0;  // the host's count for this update
+};
+
+// The flags of one launch, int32 0-d tensors on the parameters' device, or undefined.
+struct StepFlags {
+  // Read on the device: nonzero skips the whole step (amp::GradScaler's; Note [Gated step]).
+  Tensor found_inf{};
+  // Written on the device: set to 1 when update.skip_nonfinite left an element with a NaN/Inf
+  // gradient as it was (Adam8bit's per-element skip; SGD and RAdam never set it).
+  Tensor skipped_nonfinite{};
+};
 
 // One parameter of an elementwise update: the states in the functor's slot order (Note
 // [Optimizer streams] in kernels/optim_math.h), undefined where an option turns one off.
@@ -213,14 +231,17 @@ struct OptimParam {
   Tensor grad;
   std::array<Tensor, Update::kNumStreams - 2> states;
   typename Update::TensorScalars scalars;
+  DeviceStep device_step{};
 };
 void sgd_step(const kernels::SgdUpdate& update,
-              const std::vector<OptimParam<kernels::SgdUpdate>>& params);
+              const std::vector<OptimParam<kernels::SgdUpdate>>& params,
+              const StepFlags& flags = {});
 void adam_step(const kernels::AdamUpdate& update,
                const std::vector<OptimParam<kernels::AdamUpdate>>& params,
-               const Tensor& found_inf = Tensor());
+               const StepFlags& flags = {});
 void radam_step(const kernels::RAdamUpdate& update,
-                const std::vector<OptimParam<kernels::RAdamUpdate>>& params);
+                const std::vector<OptimParam<kernels::RAdamUpdate>>& params,
+                const StepFlags& flags = {});
 
 // One parameter of Adam8bit: codes of the param's shape, one absmax per block of
 // kernels::kQuantBlockSize elements (kernels/quantization_math.h).
@@ -232,14 +253,30 @@ struct Adam8bitParam {
   Tensor absmax1;
   Tensor absmax2;
   kernels::AdamUpdate::TensorScalars scalars;
+  DeviceStep device_step{};
 };
 void adam8bit_step(const kernels::AdamUpdate& update, const std::vector<Adam8bitParam>& params,
-                   const Tensor& found_inf = Tensor());
+                   const StepFlags& flags = {});
 
 // Scales the float32 gradients `grads` (one device) in place so that their joint norm_type-norm
 // is at most max_norm (torch.nn.utils.clip_grad_norm_) and returns that norm before scaling, a
 // 0-d float32 tensor on their device (nothing waits for the GPU).
 Tensor clip_grad_norm(const std::vector<Tensor>& grads, double max_norm, double norm_type);
+
+// ---- Gradient scaling (ops_optim.cpp; amp::GradScaler) -----------------------------------------
+// Nothing here reads a value on the host: the scale, the growth tracker and found_inf stay on
+// the device (as torch._amp_foreach_non_finite_check_and_unscale_ and torch._amp_update_scale_).
+
+// Multiplies every gradient (float32, contiguous, one device) in place by 1 / scale (computed on
+// the device, kernels::inverse_scale) and sets found_inf to 1 when any element is NaN or Inf; it
+// never clears it. scale: float32, found_inf: int32, one element each, on the gradients' device.
+void unscale_and_check_finite(const std::vector<Tensor>& grads, const Tensor& scale,
+                              const Tensor& found_inf);
+
+// One step of the dynamic loss scale (kernels::update_scale_state): scale (float32) and
+// growth_tracker (int32) updated in place from found_inf (int32), all one element on one device.
+void update_scale(const Tensor& scale, const Tensor& growth_tracker, const Tensor& found_inf,
+                  double growth_factor, double backoff_factor, std::int64_t growth_interval);
 
 }  // namespace ops
 }  // namespace leangrad

@@ -1,8 +1,7 @@
 // optim::Adam / optim::AdamW (optim/adam.h): per-tensor bias corrections from each parameter's own
-// step count, then one fused AdamUpdate over every parameter (ops::adam_step).
+// step count (AdamUpdate::scalars_at), then one fused AdamUpdate over every parameter
+// (ops::adam_step).
 #include "optim/adam.h"
-
-#include <cmath>
 
 #include "kernels/creation.h"
 #include "kernels/ops.h"
@@ -43,7 +42,7 @@ AdamW::AdamW(std::vector<Tensor> params, AdamWOptions options)
 AdamW::AdamW(std::vector<ParamGroup> groups, AdamWOptions options)
     : Adam(std::move(groups), from_adamw(options), true) {}
 
-void Adam::update(Device /*device*/, const std::vector<ParamRef>& params) {
+void Adam::update(Device /*device*/, const std::vector<ParamRef>& params, const Tensor& found_inf) {
   const auto [beta1, beta2] = options_.betas();
   const kernels::AdamUpdate update =
       kernels::AdamUpdate::make(beta1, beta2, options_.eps(), options_.amsgrad(),
@@ -57,18 +56,14 @@ void Adam::update(Device /*device*/, const std::vector<ParamRef>& params) {
     }
     if (options_.amsgrad() && !state.max_exp_avg_sq.defined())
       state.max_exp_avg_sq = zeros_like(ref.param);
-    const double step = static_cast<double>(ref.step);
-    const double bias_correction1 = 1.0 - std::pow(beta1, step);
-    const double bias_correction2 = 1.0 - std::pow(beta2, step);
     const Tensor max_exp_avg_sq = options_.amsgrad() ? state.max_exp_avg_sq : Tensor();
     list.push_back({ref.param,
                     ref.grad,
                     {state.exp_avg, state.exp_avg_sq, max_exp_avg_sq},
-                    {static_cast<float>(ref.lr), static_cast<float>(ref.weight_decay),
-                     static_cast<float>(ref.lr / bias_correction1),
-                     static_cast<float>(std::sqrt(bias_correction2))}});
+                    update.scalars_at(ref.lr, ref.weight_decay, ref.step),
+                    ref.device_step()});
   }
-  ops::adam_step(update, list);
+  ops::adam_step(update, list, {.found_inf = found_inf});
 }
 
 bool Adam::valid_state(const Tensor& param, const std::string& name, const Shape& shape) const {

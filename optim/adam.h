@@ -57,7 +57,7 @@ class Adam : public OptimizerWithState<AdamState> {
   Adam(std::vector<ParamGroup> groups, AdamOptions options, bool decoupled_weight_decay);
 
  private:
-  void update(Device device, const std::vector<ParamRef>& params) override;
+  void update(Device device, const std::vector<ParamRef>& params, const Tensor& found_inf) override;
   bool valid_state(const Tensor& param, const std::string& name, const Shape& shape) const override;
   AdamOptions options_;
   bool decoupled_weight_decay_;

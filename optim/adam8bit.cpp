@@ -1,9 +1,7 @@
 // optim::Adam8bit (optim/adam8bit.h): parameters below min_8bit_size go through the fused float32
 // Adam (ops::adam_step), the others through the block-wise 8-bit one (ops::adam8bit_step); both
-// skip NaN/Inf gradient elements and raise the found_inf flag on the device.
+// skip NaN/Inf gradient elements and raise the skipped_nonfinite flag on the device.
 #include "optim/adam8bit.h"
-
-#include <cmath>
 
 #include "kernels/creation.h"
 #include "kernels/ops.h"
@@ -32,14 +30,14 @@ Adam8bit::Adam8bit(std::vector<ParamGroup> groups, Adam8bitOptions options)
            options.min_8bit_size());
 }
 
-void Adam8bit::update(Device device, const std::vector<ParamRef>& params) {
+void Adam8bit::update(Device device, const std::vector<ParamRef>& params, const Tensor& found_inf) {
   const auto [beta1, beta2] = options_.betas();
   const kernels::AdamUpdate update =
       kernels::AdamUpdate::make(beta1, beta2, options_.eps(), /*amsgrad=*/false,
                                 options_.decoupled_weight_decay(), /*skip_nonfinite=*/true);
-  if (!found_inf_.defined() || found_inf_.device() != device)
-    found_inf_ = zeros({}, TensorOptions(kInt32).device(device));
-  found_inf_.zero_();  // on the device's stream: no host wait
+  if (!skipped_nonfinite_.defined() || skipped_nonfinite_.device() != device)
+    skipped_nonfinite_ = zeros({}, TensorOptions(kInt32).device(device));
+  skipped_nonfinite_.zero_();  // on the device's stream: no host wait
   std::vector<ops::OptimParam<kernels::AdamUpdate>> small;
   std::vector<ops::Adam8bitParam> large;
   for (const ParamRef& ref : params) {
@@ -56,22 +54,19 @@ void Adam8bit::update(Device device, const std::vector<ParamRef>& params) {
       state.exp_avg = zeros_like(ref.param);
       state.exp_avg_sq = zeros_like(ref.param);
     }
-    const double step = static_cast<double>(ref.step);
-    const double bias_correction1 = 1.0 - std::pow(beta1, step);
-    const double bias_correction2 = 1.0 - std::pow(beta2, step);
-    const kernels::AdamUpdate::TensorScalars scalars{
-        static_cast<float>(ref.lr), static_cast<float>(ref.weight_decay),
-        static_cast<float>(ref.lr / bias_correction1),
-        static_cast<float>(std::sqrt(bias_correction2))};
+    const kernels::AdamUpdate::TensorScalars scalars =
+        update.scalars_at(ref.lr, ref.weight_decay, ref.step);
     if (quantized(ref.param)) {
-      large.push_back(
-          {ref.param, ref.grad, state.state1, state.state2, state.absmax1, state.absmax2, scalars});
+      large.push_back({ref.param, ref.grad, state.state1, state.state2, state.absmax1,
+                       state.absmax2, scalars, ref.device_step()});
     } else {
-      small.push_back({ref.param, ref.grad, {state.exp_avg, state.exp_avg_sq}, scalars});
+      small.push_back(
+          {ref.param, ref.grad, {state.exp_avg, state.exp_avg_sq}, scalars, ref.device_step()});
     }
   }
-  ops::adam_step(update, small, found_inf_);
-  ops::adam8bit_step(update, large, found_inf_);
+  const ops::StepFlags flags{.found_inf = found_inf, .skipped_nonfinite = skipped_nonfinite_};
+  ops::adam_step(update, small, flags);
+  ops::adam8bit_step(update, large, flags);
 }
 
 bool Adam8bit::valid_state(const Tensor& param, const std::string& name, const Shape& shape) const {

@@ -6,8 +6,9 @@
 // it in float32 exactly as Adam, and requantises it with the block's new absmax to the nearest
 // code (kernels/quantization_math.h, Note [Dynamic quantisation map]; docs/optimizers.md has a
 // worked example). Gradient elements that are NaN/Inf are not applied: the element keeps its
-// parameter and states, and found_inf() reads 1 for that step, without the step waiting for the
-// GPU.
+// parameter and states, and skipped_nonfinite() reads 1 for that step, without the step waiting
+// for the GPU. (Under amp::GradScaler a NaN/Inf gradient skips the whole step instead, and
+// skipped_nonfinite() reads 0.)
 #pragma once
 
 #include <cstdint>
@@ -60,15 +61,15 @@ class Adam8bit : public OptimizerWithState<Adam8bitState> {
   // An int32 0-d tensor on the parameters' device: 1 when the last step met a NaN/Inf gradient
   // element (and skipped it), else 0. Undefined before the first step. Reading it (item())
   // waits for the GPU; step() itself never does.
-  const Tensor& found_inf() const { return found_inf_; }
+  const Tensor& skipped_nonfinite() const { return skipped_nonfinite_; }
 
  private:
-  void update(Device device, const std::vector<ParamRef>& params) override;
+  void update(Device device, const std::vector<ParamRef>& params, const Tensor& found_inf) override;
   bool valid_state(const Tensor& param, const std::string& name, const Shape& shape) const override;
   DType state_dtype(const std::string& name) const override;
   bool quantized(const Tensor& param) const { return param.numel() >= options_.min_8bit_size(); }
   Adam8bitOptions options_;
-  Tensor found_inf_;
+  Tensor skipped_nonfinite_;
 };
 
 }  // namespace leangrad::optim

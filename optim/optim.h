@@ -1,5 +1,6 @@
 // leangrad's optimizers (namespace leangrad::optim), as torch.optim: SGD, Adam, AdamW, RAdam and
-// the block-wise 8-bit Adam8bit, clip_grad_norm_ and learning-rate schedulers.
+// the block-wise 8-bit Adam8bit, clip_grad_norm_ and learning-rate schedulers; and the loss
+// scaler of mixed-precision training, amp::GradScaler (optim/grad_scaler.h).
 //   optim::AdamW opt(model.parameters(), optim::AdamWOptions(1e-3));
 //   for (auto& [x, y] : batches) {
 //     opt.zero_grad();
@@ -16,6 +17,7 @@
 #include "optim/adam.h"
 #include "optim/adam8bit.h"
 #include "optim/clip_grad.h"
+#include "optim/grad_scaler.h"
 #include "optim/optimizer.h"
 #include "optim/radam.h"
 #include "optim/schedulers.h"

@@ -1,5 +1,6 @@
-// The optimizer base (optim/optimizer.h): parameter groups, the step() loop shared by every
-// optimizer, zero_grad, and the state dict as named tensors.
+// The optimizer base (optim/optimizer.h): parameter groups, the step loop shared by every
+// optimizer (plain, or gated on the device by found_inf), zero_grad, and the state dict as named
+// tensors.
 #include "optim/optimizer.h"
 
 #include <cmath>
@@ -11,6 +12,7 @@
 #include "autograd/grad_mode.h"
 #include "autograd/graph.h"
 #include "kernels/creation.h"
+#include "kernels/ops.h"
 
 namespace leangrad::optim {
 
@@ -54,18 +56,45 @@ Optimizer::Optimizer(std::vector<ParamGroup> groups, double default_lr, double d
                  " are the same tensor; each parameter may appear once");
       seen.push_back(identity);
       steps_.push_back(0);
+      skipped_.emplace_back();
     }
   }
   LG_CHECK(!steps_.empty(), "optimizer: got an empty parameter list");
 }
 
+ops::DeviceStep Optimizer::ParamRef::device_step() const {
+  return ops::DeviceStep{skipped, lr, weight_decay, step};
+}
+
+std::int64_t Optimizer::steps_taken(std::size_t i) const {
+  if (!skipped_[i].defined()) return steps_[i];
+  return steps_[i] - skipped_[i].item<std::int32_t>();
+}
+
 ParamState Optimizer::state(std::size_t i) const {
   LG_CHECK(i < steps_.size(), "optimizer state: parameter ", i, " out of range (", steps_.size(),
            " parameters)");
-  return ParamState{steps_[i], named_state(i)};
+  return ParamState{steps_taken(i), named_state(i)};
 }
 
 void Optimizer::step() {
+  run_step(nullptr);
+}
+
+void Optimizer::step_unless(const std::vector<Tensor>& found_inf) {
+  for (std::size_t k = 0; k < found_inf.size(); ++k) {
+    const Tensor& flag = found_inf[k];
+    LG_CHECK(flag.defined(), "step_unless: found_inf ", k, " is an undefined tensor");
+    LG_CHECK_DTYPE(flag.dtype() == kInt32 && flag.numel() == 1, "step_unless: found_inf ", k,
+                   " must be one int32, got ", flag.dtype(), " of shape ", flag.shape());
+    for (std::size_t j = 0; j < k; ++j)
+      LG_CHECK_DEVICE(found_inf[j].device() != flag.device(), "step_unless: found_inf ", j, " and ",
+                      k, " are both on ", flag.device(), "; give one per device");
+  }
+  run_step(&found_inf);
+}
+
+void Optimizer::run_step(const std::vector<Tensor>* found_inf) {
   NoGradGuard no_grad;
   // Parameters with a gradient, grouped by device (one multi-tensor launch per device).
   std::map<std::pair<int, int>, std::vector<ParamRef>> by_device;
@@ -84,13 +113,35 @@ void Optimizer::step() {
       grad = grad.contiguous();
       const auto key = std::make_pair(static_cast<int>(p.device().type), p.device().index);
       if (by_device.find(key) == by_device.end()) devices.push_back(p.device());
-      by_device[key].push_back(ParamRef{p, grad, i, steps_[i] + 1, *group.lr, *group.weight_decay});
+      by_device[key].push_back(
+          ParamRef{p, grad, i, steps_[i] + 1, *group.lr, *group.weight_decay, skipped_[i]});
+    }
+  }
+  // A gated step: each device's flag, found before anything changes; each parameter's skip count
+  // made on its first gated step (zeros: a fill on the device, nothing waits).
+  std::vector<Tensor> flags(devices.size());
+  if (found_inf != nullptr) {
+    for (std::size_t d = 0; d < devices.size(); ++d) {
+      for (const Tensor& flag : *found_inf)
+        if (flag.device() == devices[d]) flags[d] = flag;
+      LG_CHECK_DEVICE(flags[d].defined(), "step_unless: parameters on ", devices[d],
+                      " have gradients but no found_inf is on ", devices[d]);
+    }
+    for (const Device& device : devices) {
+      for (ParamRef& ref : by_device[std::make_pair(static_cast<int>(device.type), device.index)]) {
+        if (!skipped_[ref.index].defined())
+          skipped_[ref.index] = zeros({}, TensorOptions(kInt32).device(device));
+        ref.skipped = skipped_[ref.index];
+      }
     }
   }
   // The ops entries check every parameter and state tensor (shape, dtype, device, contiguity)
   // and bump the versions of what they update. Step counts advance once every update succeeded.
-  for (const Device& device : devices)
-    update(device, by_device[std::make_pair(static_cast<int>(device.type), device.index)]);
+  for (std::size_t d = 0; d < devices.size(); ++d) {
+    const Device& device = devices[d];
+    update(device, by_device[std::make_pair(static_cast<int>(device.type), device.index)],
+           flags[d]);
+  }
   for (const auto& [key, refs] : by_device)
     for (const ParamRef& ref : refs)
       steps_[ref.index] = ref.step;
@@ -115,9 +166,10 @@ NamedTensors Optimizer::state_dict() const {
   NamedTensors out;
   for (std::size_t i = 0; i < steps_.size(); ++i) {
     const NamedTensors tensors = named_state(i);
-    if (steps_[i] == 0 && tensors.empty()) continue;
+    const std::int64_t steps = steps_taken(i);
+    if (steps == 0 && tensors.empty()) continue;
     const std::string prefix = "state." + std::to_string(i) + ".";
-    out.emplace_back(prefix + "step", full({}, static_cast<double>(steps_[i]), kInt64));
+    out.emplace_back(prefix + "step", full({}, static_cast<double>(steps), kInt64));
     for (const auto& [name, value] : tensors)
       out.emplace_back(prefix + name, value);
   }
@@ -213,6 +265,7 @@ void Optimizer::load_state_dict(const NamedTensors& state) {
   replace_states(std::move(tensors));
   steps_ = std::move(steps);
   groups_ = std::move(groups);
+  skipped_.assign(steps_.size(), Tensor());
 }
 
 }  // namespace leangrad::optim

@@ -7,6 +7,13 @@
 // (so the state fits in a safetensors checkpoint beside the model's, see docs/optimizers.md).
 // Each optimizer keeps its per-parameter state as a typed struct of tensors
 // (OptimizerWithState<State>), which names its fields as PyTorch names them.
+//
+// step_unless(found_inf) is the step amp::GradScaler takes: the device, not the host, decides
+// whether it happens (Note [Gated step] in kernels/optim_math.h). The host counts every step;
+// from the first such step on, each parameter also counts on its device the steps found_inf
+// skipped, and every later update (gated or not) computes its step-dependent scalars there from
+// the difference, so step counts, bias corrections and SGD's first momentum step stay those of
+// the steps that happened, without the host reading a flag.
 #pragma once
 
 #include <array>
@@ -17,6 +24,10 @@
 
 #include "core/macros.h"
 #include "core/tensor.h"
+
+namespace leangrad::ops {
+struct DeviceStep;  // kernels/ops.h
+}  // namespace leangrad::ops
 
 namespace leangrad::optim {
 
@@ -54,22 +65,33 @@ class Optimizer {
   // it throws, step counts and states are as before the call (a state created for a first step
   // stays, still zero).
   void step();
+  // The same step, unless found_inf says otherwise, decided on the device without the host
+  // waiting (amp::GradScaler::step): found_inf holds one int32 one-element tensor per device that
+  // has parameters with gradients (more are ignored); where it reads nonzero, every parameter and
+  // state on that device is left bitwise as it was and their step counts do not advance
+  // (state(i).step). Each parameter stepped here gets an int32 count of skipped steps on its
+  // device (kept until load_state_dict), so an optimizer that used this once computes its
+  // step-dependent scalars on the device from then on.
+  void step_unless(const std::vector<Tensor>& found_inf);
   // Drops every parameter's gradient (set_to_none) or zeroes it in place. Gradient accumulation
   // over micro-batches is simply not calling this between backward passes (docs/optimizers.md).
   void zero_grad(bool set_to_none = true);
 
   std::vector<ParamGroup>& param_groups() { return groups_; }
   const std::vector<ParamGroup>& param_groups() const { return groups_; }
-  // State of parameter i, numbering the parameters of all groups in order.
+  // State of parameter i, numbering the parameters of all groups in order. After step_unless, the
+  // step is the host's count minus the skipped steps, read from the device (a host wait).
   ParamState state(std::size_t i) const;
   std::size_t num_params() const { return steps_.size(); }
 
-  // "state.<i>.step" (int64, 0-d, CPU), "state.<i>.<name>" (the state tensors themselves, not
-  // copies), "param_groups.<g>.lr" and "param_groups.<g>.weight_decay" (float64, 0-d, CPU).
+  // "state.<i>.step" (int64, 0-d, CPU: the steps taken, as state(i).step), "state.<i>.<name>"
+  // (the state tensors themselves, not copies), "param_groups.<g>.lr" and
+  // "param_groups.<g>.weight_decay" (float64, 0-d, CPU).
   NamedTensors state_dict() const;
-  // Restores what state_dict() gave (tensors are copied to each parameter's device). Throws Error
-  // on an unknown key, a parameter index out of range, a state whose shape or dtype does not fit
-  // or that holds NaN or Inf, or a hyperparameter the constructor would refuse; the optimizer is
+  // Restores what state_dict() gave (tensors are copied to each parameter's device) and drops
+  // the skip counts of step_unless (the loaded steps are the steps taken). Throws Error on an
+  // unknown key, a parameter index out of range, a state whose shape or dtype does not fit or
+  // that holds NaN or Inf, or a hyperparameter the constructor would refuse; the optimizer is
   // unchanged then.
   void load_state_dict(const NamedTensors& state);
 
@@ -79,7 +101,9 @@ class Optimizer {
   Optimizer(std::vector<ParamGroup> groups, double default_lr, double default_weight_decay);
 
   // One parameter to update: its gradient (contiguous float32), its index among all parameters,
-  // the step count this update makes (1 on its first) and its group's hyperparameters.
+  // the host's step count for this update (1 on its first), its group's hyperparameters and,
+  // once step_unless was used, its count of skipped steps on the device (the update's
+  // ops::DeviceStep; undefined before).
   struct ParamRef {
     Tensor param;
     Tensor grad;
@@ -87,9 +111,15 @@ class Optimizer {
     std::int64_t step;
     double lr;
     double weight_decay;
+    Tensor skipped;
+
+    // What the ops entries take to compute this update's scalars on the device.
+    ops::DeviceStep device_step() const;
   };
-  // Updates params, all on `device`; creates their state on first use.
-  virtual void update(Device device, const std::vector<ParamRef>& params) = 0;
+  // Updates params, all on `device`; creates their state on first use. found_inf (an int32 on
+  // `device`, or undefined) goes to the ops entries: nonzero skips the step on the device.
+  virtual void update(Device device, const std::vector<ParamRef>& params,
+                      const Tensor& found_inf) = 0;
   // Parameter i's defined state tensors under their names, in a fixed order.
   virtual NamedTensors named_state(std::size_t i) const = 0;
   // Replaces the states of every parameter (load_state_dict, after valid_state accepted each).
@@ -102,8 +132,16 @@ class Optimizer {
   virtual DType state_dtype(const std::string& /*name*/) const { return kFloat32; }
 
  private:
+  // step() and step_unless(): found_inf null for a plain step.
+  void run_step(const std::vector<Tensor>* found_inf);
+  // Steps taken by parameter i: the host's count less those the device skipped.
+  std::int64_t steps_taken(std::size_t i) const;
+
   std::vector<ParamGroup> groups_;
   std::vector<std::int64_t> steps_;
+  // Per parameter: its int32 0-d count of steps that step_unless skipped, on its device;
+  // undefined until its first step_unless.
+  std::vector<Tensor> skipped_;
 };
 
 // One state tensor of an optimizer's per-parameter State struct: its name in state dicts and

@@ -38,7 +38,7 @@ class RAdam : public OptimizerWithState<RAdamState> {
   const RAdamOptions& options() const { return options_; }
 
  private:
-  void update(Device device, const std::vector<ParamRef>& params) override;
+  void update(Device device, const std::vector<ParamRef>& params, const Tensor& found_inf) override;
   bool valid_state(const Tensor& param, const std::string& name, const Shape& shape) const override;
   RAdamOptions options_;
 };

@@ -1,5 +1,7 @@
 // optim::SGD (optim/sgd.h): builds the list of parameters for one fused SgdUpdate
-// (ops::sgd_step, kernels/optim_math.h).
+// (ops::sgd_step, kernels/optim_math.h). The one step-dependent scalar is whether the momentum
+// buffer starts as a copy of the gradient: on the buffer's first update, counted from when it was
+// made, so that a first step that found_inf skipped leaves the next one still first.
 #include "optim/sgd.h"
 
 #include "kernels/creation.h"
@@ -18,25 +20,26 @@ SGD::SGD(std::vector<ParamGroup> groups, SGDOptions options)
            "SGD: Nesterov momentum requires a momentum and zero dampening");
 }
 
-void SGD::update(Device /*device*/, const std::vector<ParamRef>& params) {
+void SGD::update(Device /*device*/, const std::vector<ParamRef>& params, const Tensor& found_inf) {
   const kernels::SgdUpdate update{static_cast<float>(options_.momentum()),
                                   static_cast<float>(1.0 - options_.dampening()),
                                   options_.nesterov()};
   std::vector<ops::OptimParam<kernels::SgdUpdate>> list;
   for (const ParamRef& ref : params) {
     SGDState& state = state_of(ref.index);
-    bool first_step = false;
     if (options_.momentum() != 0 && !state.momentum_buffer.defined()) {
       state.momentum_buffer = zeros_like(ref.param);
-      first_step = true;
+      state.steps_before_buffer = ref.step - 1;
     }
-    list.push_back(
-        {ref.param,
-         ref.grad,
-         {state.momentum_buffer},
-         {static_cast<float>(ref.lr), static_cast<float>(ref.weight_decay), first_step}});
+    ops::DeviceStep device_step = ref.device_step();
+    device_step.step = ref.step - state.steps_before_buffer;
+    list.push_back({ref.param,
+                    ref.grad,
+                    {state.momentum_buffer},
+                    update.scalars_at(ref.lr, ref.weight_decay, device_step.step),
+                    device_step});
   }
-  ops::sgd_step(update, list);
+  ops::sgd_step(update, list, {.found_inf = found_inf});
 }
 
 bool SGD::valid_state(const Tensor& param, const std::string& name, const Shape& shape) const {

@@ -3,6 +3,7 @@
 //   optim::SGD sgd(model.parameters(), optim::SGDOptions(0.1).momentum(0.9).nesterov(true));
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "optim/optimizer.h"
@@ -22,6 +23,9 @@ class SGDOptions {
 // SGD's state of one parameter: the momentum buffer (with momentum only).
 struct SGDState {
   Tensor momentum_buffer;
+  // The parameter's host step count before the buffer's first update (0 unless the buffer was
+  // made after a state dict without one was loaded): SgdUpdate's step is the buffer's own.
+  std::int64_t steps_before_buffer = 0;
   static constexpr std::array<StateField<SGDState>, 1> fields() {
     return {{{"momentum_buffer", &SGDState::momentum_buffer}}};
   }
@@ -34,7 +38,7 @@ class SGD : public OptimizerWithState<SGDState> {
   const SGDOptions& options() const { return options_; }
 
  private:
-  void update(Device device, const std::vector<ParamRef>& params) override;
+  void update(Device device, const std::vector<ParamRef>& params, const Tensor& found_inf) override;
   bool valid_state(const Tensor& param, const std::string& name, const Shape& shape) const override;
   SGDOptions options_;
 };

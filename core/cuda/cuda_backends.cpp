@@ -9,6 +9,7 @@
 #include "core/allocator_backends.h"
 #include "core/cuda/cuda_check.h"
 #include "core/error.h"
+#include "core/host_sync.h"
 
 namespace leangrad {
 namespace {
@@ -47,6 +48,7 @@ bool query_event(void* event) {
 }
 
 void synchronize_event_handle(void* event) {
+  count_host_sync();
   LG_CUDA_CHECK(cudaEventSynchronize(static_cast<cudaEvent_t>(event)));
 }
 

@@ -16,6 +16,7 @@
 #include "core/cuda.h"
 #include "core/cuda/cuda_check.h"
 #include "core/error.h"
+#include "core/host_sync.h"
 
 namespace leangrad::cuda {
 namespace {
@@ -83,6 +84,7 @@ bool is_available() {
 
 void synchronize(int device) {
   CudaDeviceGuard guard(resolve_device(device));
+  count_host_sync();
   LG_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
@@ -132,6 +134,7 @@ Stream Stream::default_stream(int device) {
 
 void Stream::synchronize() const {
   CudaDeviceGuard guard(device_);  // stream 0 means the default stream of the current device
+  count_host_sync();
   LG_CUDA_CHECK(cudaStreamSynchronize(to_cuda_stream(*this)));
 }
 
@@ -228,6 +231,7 @@ void Event::record() {
 void Event::synchronize() const {
   LG_CHECK(event_ != nullptr, "Event::synchronize: the event was moved from");
   CudaDeviceGuard guard(device_);
+  count_host_sync();
   LG_CUDA_CHECK(cudaEventSynchronize(static_cast<cudaEvent_t>(event_)));
 }
 

@@ -46,6 +46,7 @@
 #include "core/dtype.h"
 #include "core/error.h"
 #include "core/generator.h"
+#include "core/host_sync.h"
 #include "core/memory.h"
 #include "core/parallel.h"
 #include "core/shape.h"
@@ -57,4 +58,5 @@
 #include "kernels/creation.h"
 #include "nn/nn.h"
 #include "offload/save_on_cpu.h"
+#include "optim/grad_scaler.h"
 #include "optim/optim.h"

@@ -1,8 +1,10 @@
-// CPU optimizer loops (kernels/backend.h): for each tensor, parallel_for over its elements,
-// gathering the streams of one element into registers, calling the shared update functor of
-// kernels/optim_math.h and scattering the results. Adam8bit goes block by block
-// (kernels/quantization_math.h). Deliberately plain: these loops are the specification the CUDA
-// kernels are tested against.
+// CPU optimizer loops (kernels/backend.h): for each tensor, its scalars for this launch
+// (resolve_step: the host's, or computed from its step net of skipped ones, or none when found_inf
+// skips the step; Note [Gated step]), then parallel_for over its elements, gathering the streams
+// of one element into registers, calling the shared update functor of kernels/optim_math.h and
+// scattering the results. Adam8bit goes block by block (kernels/quantization_math.h). Then the
+// gradient scaling of amp::GradScaler. Deliberately plain: these loops are the specification the
+// CUDA kernels are tested against.
 #include "kernels/backend.h"
 
 #include <algorithm>
@@ -18,19 +20,23 @@
 namespace leangrad::kernels::cpu {
 namespace {
 
-// Every element of every tensor through `update`; returns true when an element was skipped.
+// Every element of every tensor through `update` (none when found_inf skips the step); returns
+// true when an element was skipped for its non-finite gradient.
 template <typename Update>
-bool apply_update(const Update& update, const std::vector<OptimTensor<Update>>& tensors) {
+bool apply_update(const Update& update, const std::vector<OptimTensor<Update>>& tensors,
+                  const int* found_inf) {
   constexpr int kStreams = Update::kNumStreams;
   std::atomic<bool> skipped{false};
   for (const OptimTensor<Update>& t : tensors) {
+    typename Update::TensorScalars scalars;
+    if (!resolve_step(update, t, found_inf, /*owner=*/true, &scalars)) continue;
     parallel_for(t.numel, kElementwiseGrain, [&](std::int64_t begin, std::int64_t end) {
       bool local_skipped = false;
       for (std::int64_t i = begin; i < end; ++i) {
         float x[kStreams];
         for (int k = 0; k < kStreams; ++k)
           x[k] = t.data[k] != nullptr ? t.data[k][i] : 0.0f;
-        local_skipped |= !update(t.scalars, x);
+        local_skipped |= !update(scalars, x);
         for (int k = 0; k < kStreams; ++k)
           if (k != kGradSlot && t.data[k] != nullptr) t.data[k][i] = x[k];
       }
@@ -66,8 +72,8 @@ const QuantMaps& quant_maps() {
 // One block of Adam8bit: elements [begin, end) of t, block index `block`. A skipped (NaN/Inf
 // gradient) element keeps its parameter and the dequantised moments, which are requantised with
 // the block's new absmax like every other element.
-bool adam8bit_block(const AdamUpdate& update, const Adam8bitTensor& t, std::int64_t block,
-                    const QuantMaps& maps) {
+bool adam8bit_block(const AdamUpdate& update, const AdamUpdate::TensorScalars& scalars,
+                    const Adam8bitTensor& t, std::int64_t block, const QuantMaps& maps) {
   const std::int64_t begin = block * kQuantBlockSize;
   const int count = static_cast<int>(std::min<std::int64_t>(kQuantBlockSize, t.numel - begin));
   const float old_absmax1 = t.absmax1[block];
@@ -82,7 +88,7 @@ bool adam8bit_block(const AdamUpdate& update, const Adam8bitTensor& t, std::int6
     float x[AdamUpdate::kNumStreams] = {
         t.param[i], t.grad[i], dequantize_state(maps.signed_map.data(), t.state1[i], old_absmax1),
         dequantize_state(maps.unsigned_map.data(), t.state2[i], old_absmax2), 0.0f};
-    skipped |= !update(t.scalars, x);
+    skipped |= !update(scalars, x);
     t.param[i] = x[kParamSlot];
     m[j] = x[2];
     v[j] = x[3];
@@ -100,40 +106,44 @@ bool adam8bit_block(const AdamUpdate& update, const Adam8bitTensor& t, std::int6
   return skipped;
 }
 
-void flag_nonfinite(bool skipped, int* found_inf) {
-  if (skipped && found_inf != nullptr) *found_inf = 1;
+void flag_nonfinite(bool skipped, int* skipped_nonfinite) {
+  if (skipped && skipped_nonfinite != nullptr) *skipped_nonfinite = 1;
 }
 
 }  // namespace
 
-void sgd_step(const SgdUpdate& update, const std::vector<OptimTensor<SgdUpdate>>& tensors) {
-  apply_update(update, tensors);
+void sgd_step(const SgdUpdate& update, const std::vector<OptimTensor<SgdUpdate>>& tensors,
+              const int* found_inf) {
+  apply_update(update, tensors, found_inf);
 }
 
 void adam_step(const AdamUpdate& update, const std::vector<OptimTensor<AdamUpdate>>& tensors,
-               int* found_inf) {
-  flag_nonfinite(apply_update(update, tensors), found_inf);
+               const int* found_inf, int* skipped_nonfinite) {
+  flag_nonfinite(apply_update(update, tensors, found_inf), skipped_nonfinite);
 }
 
-void radam_step(const RAdamUpdate& update, const std::vector<OptimTensor<RAdamUpdate>>& tensors) {
-  apply_update(update, tensors);
+void radam_step(const RAdamUpdate& update, const std::vector<OptimTensor<RAdamUpdate>>& tensors,
+                const int* found_inf) {
+  apply_update(update, tensors, found_inf);
 }
 
 void adam8bit_step(const AdamUpdate& update, const std::vector<Adam8bitTensor>& tensors,
-                   int* found_inf) {
+                   const int* found_inf, int* skipped_nonfinite) {
   const QuantMaps& maps = quant_maps();
   std::atomic<bool> skipped{false};
   for (const Adam8bitTensor& t : tensors) {
+    AdamUpdate::TensorScalars scalars;
+    if (!resolve_step(update, t, found_inf, /*owner=*/true, &scalars)) continue;
     const std::int64_t num_blocks = (t.numel + kQuantBlockSize - 1) / kQuantBlockSize;
     const std::int64_t grain = kElementwiseGrain / kQuantBlockSize;
     parallel_for(num_blocks, grain, [&](std::int64_t begin, std::int64_t end) {
       bool local_skipped = false;
       for (std::int64_t b = begin; b < end; ++b)
-        local_skipped |= adam8bit_block(update, t, b, maps);
+        local_skipped |= adam8bit_block(update, scalars, t, b, maps);
       if (local_skipped) skipped.store(true, std::memory_order_relaxed);
     });
   }
-  flag_nonfinite(skipped.load(), found_inf);
+  flag_nonfinite(skipped.load(), skipped_nonfinite);
 }
 
 void clip_grad_norm(const std::vector<GradSpan>& grads, float max_norm, float norm_type,
@@ -171,6 +181,27 @@ void clip_grad_norm(const std::vector<GradSpan>& grads, float max_norm, float no
         g.data[i] *= coef;
     });
   }
+}
+
+void unscale_and_check_finite(const std::vector<GradSpan>& grads, const float* scale,
+                              int* found_inf) {
+  const float inv_scale = inverse_scale(*scale);
+  std::atomic<bool> nonfinite{false};
+  for (const GradSpan& g : grads) {
+    parallel_for(g.numel, kElementwiseGrain, [&](std::int64_t begin, std::int64_t end) {
+      bool local_nonfinite = false;
+      for (std::int64_t i = begin; i < end; ++i)
+        g.data[i] = unscale_element(g.data[i], inv_scale, &local_nonfinite);
+      if (local_nonfinite) nonfinite.store(true, std::memory_order_relaxed);
+    });
+  }
+  if (nonfinite.load()) *found_inf = 1;
+}
+
+void update_scale(float* scale, int* growth_tracker, const int* found_inf, double growth_factor,
+                  double backoff_factor, int growth_interval) {
+  update_scale_state(scale, growth_tracker, *found_inf, growth_factor, backoff_factor,
+                     growth_interval);
 }
 
 }  // namespace leangrad::kernels::cpu

@@ -6,10 +6,12 @@
 //   host <-> device otherwise (pageable memory, or blocking): after the stream has synchronized;
 //   device -> device, one GPU: at once; the copy is ordered on the stream like a kernel;
 //   device -> device, two GPUs: after the copy has completed (both streams synchronized).
+// Every stream synchronisation here counts as a host sync (core/host_sync.h).
 #include "kernels/cuda/copy.h"
 
 #include "core/cuda.h"
 #include "core/error.h"
+#include "core/host_sync.h"
 #include "kernels/cuda/cuda_common.cuh"
 
 namespace leangrad::kernels::cuda {
@@ -41,12 +43,14 @@ void copy_bytes(void* dst, Device dst_device, bool dst_pinned, const void* src, 
     const cudaStream_t src_stream = device_stream(src_device.index);
     {
       CudaDeviceGuard guard(src_device.index);
+      count_host_sync();
       LG_CUDA_CHECK(cudaStreamSynchronize(src_stream));
     }
     CudaDeviceGuard guard(dst_device.index);
     const cudaStream_t dst_stream = device_stream(dst_device.index);
     LG_CUDA_CHECK(
         cudaMemcpyPeerAsync(dst, dst_device.index, src, src_device.index, nbytes, dst_stream));
+    count_host_sync();
     LG_CUDA_CHECK(cudaStreamSynchronize(dst_stream));
     return;
   }
@@ -59,7 +63,10 @@ void copy_bytes(void* dst, Device dst_device, bool dst_pinned, const void* src, 
   LG_CUDA_CHECK(cudaMemcpyAsync(
       dst, src, nbytes, host_to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost, stream));
   // Pageable memory gives no asynchrony worth keeping, and a blocking copy must have landed.
-  if (!(non_blocking && host_pinned)) LG_CUDA_CHECK(cudaStreamSynchronize(stream));
+  if (!(non_blocking && host_pinned)) {
+    count_host_sync();
+    LG_CUDA_CHECK(cudaStreamSynchronize(stream));
+  }
 }
 
 }  // namespace leangrad::kernels::cuda

@@ -1,7 +1,8 @@
 // The fused CUDA optimizer kernels of kernels/backend.h: one launch updates many parameter
 // tensors, reading each of p, g and the states once and writing each once. The per-element math
 // is the CPU's own (kernels/optim_math.h, kernels/quantization_math.h). Layout: multi-tensor lists
-// -> device helpers -> kernels (f32 optimizers, Adam8bit, clip_grad_norm) -> launchers.
+// -> device helpers -> kernels (f32 optimizers, Adam8bit, clip_grad_norm, gradient scaling) ->
+// launchers.
 //
 // Note [Multi-tensor launch]
 //   - The host packs the tensors into a TensorList passed BY VALUE as the kernel argument: per
@@ -21,7 +22,10 @@
 //     loaded before the current one's math, so its loads are in flight meanwhile.
 //   - NaN/Inf gradients (Adam8bit): the element keeps its parameter and its (dequantised)
 //     moments, requantised with the block's new absmax like the others; the kernel stores 1 into
-//     *found_inf; nothing waits for the GPU.
+//     *skipped_nonfinite; nothing waits for the GPU.
+//   - Gated steps (Note [Gated step] in kernels/optim_math.h): thread 0 of each block resolves its
+//     tensor's scalars (block_scalars) before any element is touched; when found_inf skips the
+//     step the whole block returns, and the block of the tensor's first chunk counts the skip.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -83,6 +87,13 @@ bool aligned16(const void* p) {
   return reinterpret_cast<std::uintptr_t>(p) % 16 == 0;
 }
 
+// The chunks of an optimizer tensor: at least one when it counts skipped steps, so that an empty
+// parameter's count is kept too (its block touches no element).
+template <typename Entry>
+std::int64_t update_chunks(const Entry& t, std::int64_t chunks) {
+  return t.step_args.skipped != nullptr ? std::max<std::int64_t>(chunks, 1) : chunks;
+}
+
 // ---- Device helpers --------------------------------------------------------------------------
 
 struct alignas(16) Float4 {
@@ -115,16 +126,34 @@ struct MaxMerge {
   }
 };
 
+// The scalars of tensor t for this block, resolved once by thread 0 (resolve_step) and shared;
+// false, for every thread of the block, when found_inf skips the step. Called by all threads.
+template <typename Update, typename List>
+__device__ bool block_scalars(const Update& update, const List& list, int t, const int* found_inf,
+                              typename Update::TensorScalars* scalars) {
+  __shared__ typename Update::TensorScalars shared_scalars;
+  __shared__ bool apply;
+  if (threadIdx.x == 0) {
+    const bool owner = blockIdx.x == list.first_chunk[t];
+    apply = resolve_step(update, list.tensors[t], found_inf, owner, &shared_scalars);
+  }
+  __syncthreads();
+  *scalars = shared_scalars;
+  return apply;
+}
+
 // ---- Kernels: f32 optimizers -----------------------------------------------------------------
 
 // One chunk of one tensor through `update` (Note [Optimizer streams] in kernels/optim_math.h).
 template <typename Update, bool kVectorized>
 __global__ void __launch_bounds__(kThreadsPerBlock)
     multi_tensor_update_kernel(TensorList<OptimTensor<Update>> list, Update update,
-                               int* found_inf) {
+                               const int* found_inf, int* skipped_nonfinite) {
   constexpr int kStreams = Update::kNumStreams;
   const int t = locate_tensor(list, blockIdx.x);
   const OptimTensor<Update>& entry = list.tensors[t];
+  typename Update::TensorScalars scalars;
+  if (!block_scalars(update, list, t, found_inf, &scalars)) return;
   const std::int64_t begin = (blockIdx.x - list.first_chunk[t]) * kChunkElements;
   const std::int64_t end = min(begin + kChunkElements, entry.numel);
   bool skipped = false;
@@ -144,7 +173,7 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
 #pragma unroll
         for (int k = 0; k < kStreams; ++k)
           x[k] = v[k].val[lane];
-        skipped |= !update(entry.scalars, x);
+        skipped |= !update(scalars, x);
 #pragma unroll
         for (int k = 0; k < kStreams; ++k)
           v[k].val[lane] = x[k];
@@ -161,12 +190,13 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
 #pragma unroll
     for (int k = 0; k < kStreams; ++k)
       x[k] = entry.data[k] != nullptr ? entry.data[k][i] : 0.0f;
-    skipped |= !update(entry.scalars, x);
+    skipped |= !update(scalars, x);
 #pragma unroll
     for (int k = 0; k < kStreams; ++k)
       if (k != kGradSlot && entry.data[k] != nullptr) entry.data[k][i] = x[k];
   }
-  if (skipped && found_inf != nullptr) *found_inf = 1;  // every writer stores the same value
+  // Every writer stores the same value.
+  if (skipped && skipped_nonfinite != nullptr) *skipped_nonfinite = 1;
 }
 
 // ---- Kernel: Adam8bit ------------------------------------------------------------------------
@@ -315,11 +345,14 @@ struct Adam8bitLane {
 // elements before the current block's math so the loads are in flight during it.
 template <bool kVectorized>
 __global__ void __launch_bounds__(kThreadsPerBlock)
-    adam8bit_kernel(TensorList<Adam8bitTensor> list, AdamUpdate update, int* found_inf) {
+    adam8bit_kernel(TensorList<Adam8bitTensor> list, AdamUpdate update, const int* found_inf,
+                    int* skipped_nonfinite) {
   __shared__ QuantTables tables;
-  tables.build();
   const int t = locate_tensor(list, blockIdx.x);
   const Adam8bitTensor& e = list.tensors[t];
+  AdamUpdate::TensorScalars scalars;
+  if (!block_scalars(update, list, t, found_inf, &scalars)) return;
+  tables.build();
   const int warp = static_cast<int>(threadIdx.x) / kWarpSize;
   const int lane = static_cast<int>(threadIdx.x) % kWarpSize;
   const std::int64_t num_blocks = ceil_div(e.numel, kQuantBlockSize);
@@ -333,12 +366,11 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
     const std::int64_t following = block + kWarpsPerBlock;
     if (k + 1 < kQuantBlocksPerWarp && following < num_blocks)
       next.load<kVectorized>(e, following, lane);
-    skipped |=
-        !current.update(update, e.scalars, tables, e.absmax1 + block, e.absmax2 + block, lane);
+    skipped |= !current.update(update, scalars, tables, e.absmax1 + block, e.absmax2 + block, lane);
     current.store<kVectorized>(e, block, lane);
     current = next;
   }
-  if (skipped && found_inf != nullptr) *found_inf = 1;
+  if (skipped && skipped_nonfinite != nullptr) *skipped_nonfinite = 1;
 }
 
 // ---- Kernels: clip_grad_norm -----------------------------------------------------------------
@@ -386,26 +418,53 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
     g.data[i] *= coef;
 }
 
+// ---- Kernels: gradient scaling (amp::GradScaler) ---------------------------------------------
+
+// One chunk of the gradients times 1 / *scale; *found_inf = 1 when an element is NaN or Inf.
+__global__ void __launch_bounds__(kThreadsPerBlock)
+    unscale_grads_kernel(TensorList<GradSpan> list, const float* scale, int* found_inf) {
+  const int t = locate_tensor(list, blockIdx.x);
+  const GradSpan& g = list.tensors[t];
+  const std::int64_t begin = (blockIdx.x - list.first_chunk[t]) * kChunkElements;
+  const std::int64_t end = min(begin + kChunkElements, g.numel);
+  const float inv_scale = inverse_scale(*scale);
+  bool nonfinite = false;
+  for (std::int64_t i = begin + threadIdx.x; i < end; i += kThreadsPerBlock)
+    g.data[i] = unscale_element(g.data[i], inv_scale, &nonfinite);
+  if (nonfinite) *found_inf = 1;  // every writer stores the same value
+}
+
+// One thread: the scale and growth tracker after a step.
+__global__ void update_scale_kernel(float* scale, int* growth_tracker, const int* found_inf,
+                                    double growth_factor, double backoff_factor,
+                                    int growth_interval) {
+  update_scale_state(scale, growth_tracker, *found_inf, growth_factor, backoff_factor,
+                     growth_interval);
+}
+
 // ---- Launchers -------------------------------------------------------------------------------
 
 template <typename Update>
 void launch_update(const Update& update, const std::vector<OptimTensor<Update>>& tensors,
-                   int* found_inf) {
+                   const int* found_inf, int* skipped_nonfinite) {
   bool aligned = true;
   for (const OptimTensor<Update>& t : tensors)
     for (float* p : t.data)
       aligned = aligned && aligned16(p);
   const cudaStream_t stream = current_stream();
   for_each_tensor_list(
-      tensors, [](const OptimTensor<Update>& t) { return ceil_div(t.numel, kChunkElements); },
+      tensors,
+      [](const OptimTensor<Update>& t) {
+        return update_chunks(t, ceil_div(t.numel, kChunkElements));
+      },
       [&](const TensorList<OptimTensor<Update>>& list, std::int64_t num_chunks) {
         const auto blocks = static_cast<unsigned int>(num_chunks);
         if (aligned) {
           multi_tensor_update_kernel<Update, true>
-              <<<blocks, kThreadsPerBlock, 0, stream>>>(list, update, found_inf);
+              <<<blocks, kThreadsPerBlock, 0, stream>>>(list, update, found_inf, skipped_nonfinite);
         } else {
           multi_tensor_update_kernel<Update, false>
-              <<<blocks, kThreadsPerBlock, 0, stream>>>(list, update, found_inf);
+              <<<blocks, kThreadsPerBlock, 0, stream>>>(list, update, found_inf, skipped_nonfinite);
         }
         LG_CUDA_CHECK_LAUNCH();
       });
@@ -417,21 +476,23 @@ std::int64_t grad_chunks(const GradSpan& g) {
 
 }  // namespace
 
-void sgd_step(const SgdUpdate& update, const std::vector<OptimTensor<SgdUpdate>>& tensors) {
-  launch_update(update, tensors, nullptr);
+void sgd_step(const SgdUpdate& update, const std::vector<OptimTensor<SgdUpdate>>& tensors,
+              const int* found_inf) {
+  launch_update(update, tensors, found_inf, nullptr);
 }
 
 void adam_step(const AdamUpdate& update, const std::vector<OptimTensor<AdamUpdate>>& tensors,
-               int* found_inf) {
-  launch_update(update, tensors, found_inf);
+               const int* found_inf, int* skipped_nonfinite) {
+  launch_update(update, tensors, found_inf, skipped_nonfinite);
 }
 
-void radam_step(const RAdamUpdate& update, const std::vector<OptimTensor<RAdamUpdate>>& tensors) {
-  launch_update(update, tensors, nullptr);
+void radam_step(const RAdamUpdate& update, const std::vector<OptimTensor<RAdamUpdate>>& tensors,
+                const int* found_inf) {
+  launch_update(update, tensors, found_inf, nullptr);
 }
 
 void adam8bit_step(const AdamUpdate& update, const std::vector<Adam8bitTensor>& tensors,
-                   int* found_inf) {
+                   const int* found_inf, int* skipped_nonfinite) {
   bool aligned = true;
   for (const Adam8bitTensor& t : tensors) {
     aligned = aligned && aligned16(t.param) && aligned16(t.grad);
@@ -442,14 +503,16 @@ void adam8bit_step(const AdamUpdate& update, const std::vector<Adam8bitTensor>& 
   for_each_tensor_list(
       tensors,
       [](const Adam8bitTensor& t) {
-        return ceil_div(ceil_div(t.numel, kQuantBlockSize), kQuantBlocksPerChunk);
+        return update_chunks(t, ceil_div(ceil_div(t.numel, kQuantBlockSize), kQuantBlocksPerChunk));
       },
       [&](const TensorList<Adam8bitTensor>& list, std::int64_t num_chunks) {
         const auto blocks = static_cast<unsigned int>(num_chunks);
         if (aligned) {
-          adam8bit_kernel<true><<<blocks, kThreadsPerBlock, 0, stream>>>(list, update, found_inf);
+          adam8bit_kernel<true>
+              <<<blocks, kThreadsPerBlock, 0, stream>>>(list, update, found_inf, skipped_nonfinite);
         } else {
-          adam8bit_kernel<false><<<blocks, kThreadsPerBlock, 0, stream>>>(list, update, found_inf);
+          adam8bit_kernel<false>
+              <<<blocks, kThreadsPerBlock, 0, stream>>>(list, update, found_inf, skipped_nonfinite);
         }
         LG_CUDA_CHECK_LAUNCH();
       });
@@ -484,6 +547,24 @@ void clip_grad_norm(const std::vector<GradSpan>& grads, float max_norm, float no
             list, clip_coef);
         LG_CUDA_CHECK_LAUNCH();
       });
+}
+
+void unscale_and_check_finite(const std::vector<GradSpan>& grads, const float* scale,
+                              int* found_inf) {
+  const cudaStream_t stream = current_stream();
+  for_each_tensor_list(
+      grads, grad_chunks, [&](const TensorList<GradSpan>& list, std::int64_t num_chunks) {
+        unscale_grads_kernel<<<static_cast<unsigned int>(num_chunks), kThreadsPerBlock, 0,
+                               stream>>>(list, scale, found_inf);
+        LG_CUDA_CHECK_LAUNCH();
+      });
+}
+
+void update_scale(float* scale, int* growth_tracker, const int* found_inf, double growth_factor,
+                  double backoff_factor, int growth_interval) {
+  update_scale_kernel<<<1, 1, 0, current_stream()>>>(
+      scale, growth_tracker, found_inf, growth_factor, backoff_factor, growth_interval);
+  LG_CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace leangrad::kernels::cuda

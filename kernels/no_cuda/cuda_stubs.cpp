@@ -124,20 +124,26 @@ void nll_loss_backward(DType, void*, const void*, const std::int64_t*, std::int6
   throw_cuda_not_built("nll_loss_backward");
 }
 
-void sgd_step(const SgdUpdate&, const std::vector<OptimTensor<SgdUpdate>>&) {
+void sgd_step(const SgdUpdate&, const std::vector<OptimTensor<SgdUpdate>>&, const int*) {
   throw_cuda_not_built("sgd_step");
 }
-void adam_step(const AdamUpdate&, const std::vector<OptimTensor<AdamUpdate>>&, int*) {
+void adam_step(const AdamUpdate&, const std::vector<OptimTensor<AdamUpdate>>&, const int*, int*) {
   throw_cuda_not_built("adam_step");
 }
-void radam_step(const RAdamUpdate&, const std::vector<OptimTensor<RAdamUpdate>>&) {
+void radam_step(const RAdamUpdate&, const std::vector<OptimTensor<RAdamUpdate>>&, const int*) {
   throw_cuda_not_built("radam_step");
 }
-void adam8bit_step(const AdamUpdate&, const std::vector<Adam8bitTensor>&, int*) {
+void adam8bit_step(const AdamUpdate&, const std::vector<Adam8bitTensor>&, const int*, int*) {
   throw_cuda_not_built("adam8bit_step");
 }
 void clip_grad_norm(const std::vector<GradSpan>&, float, float, float*) {
   throw_cuda_not_built("clip_grad_norm_");
+}
+void unscale_and_check_finite(const std::vector<GradSpan>&, const float*, int*) {
+  throw_cuda_not_built("unscale_and_check_finite");
+}
+void update_scale(float*, int*, const int*, double, double, int) {
+  throw_cuda_not_built("update_scale");
 }
 
 void copy_bytes(void*, Device dst_device, bool, const void*, Device src_device, bool, std::size_t,

@@ -1,7 +1,9 @@
 // Misuse of the optimizers: parameter lists that are empty or hold tensors an optimizer cannot
 // update, hyperparameters out of range or NaN, steps whose gradients or parameters no longer fit
 // the state, state dicts with wrong keys, shapes, dtypes and values, clip_grad_norm_ and the
-// schedulers out of range. Tables of the misuse suite (tests/misuse/misuse_testing.h).
+// schedulers out of range; amp::GradScaler's options out of range, calls out of order and bad
+// state dicts, and bad flags for Optimizer::step_unless. Tables of the misuse suite
+// (tests/misuse/misuse_testing.h).
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -246,6 +248,144 @@ std::vector<MisuseCase> load_state_dict_cases() {
   return t.cases();
 }
 LG_MISUSE_SUITE(OptimizerLoadStateDict, load_state_dict_cases());
+
+// An Adam over one parameter of shape (2,) with a gradient, and a scaler that has scaled a loss.
+struct Scaled {
+  Tensor p = param();
+  optim::Adam adam{std::vector<Tensor>{p}};
+  amp::GradScaler scaler;
+  Scaled() { scaler.scale((p * 2.0).sum()).backward(); }
+};
+
+NamedTensors scaler_state_with(const std::string& key, const Tensor& value) {
+  NamedTensors state = amp::GradScaler().state_dict();
+  for (auto& [name, t] : state)
+    if (name == key) t = value;
+  return state;
+}
+
+std::vector<MisuseCase> grad_scaler_cases() {
+  using amp::GradScaler;
+  using amp::GradScalerOptions;
+  MisuseTable t;
+  t.add("growth_factor_one", Raises::Error, {"GradScaler", "growth_factor", "> 1", "got 1"},
+        [] { GradScaler(GradScalerOptions().growth_factor(1.0)); });
+  t.add("growth_factor_nan", Raises::Error, {"GradScaler", "growth_factor", "nan"},
+        [] { GradScaler(GradScalerOptions().growth_factor(kNaN)); });
+  t.add("backoff_factor_zero", Raises::Error, {"GradScaler", "backoff_factor", "(0, 1)", "got 0"},
+        [] { GradScaler(GradScalerOptions().backoff_factor(0.0)); });
+  t.add("backoff_factor_one", Raises::Error, {"GradScaler", "backoff_factor", "got 1"},
+        [] { GradScaler(GradScalerOptions().backoff_factor(1.0)); });
+  t.add("growth_interval_zero", Raises::Error, {"GradScaler", "growth_interval", "got 0"},
+        [] { GradScaler(GradScalerOptions().growth_interval(0)); });
+  t.add("growth_interval_past_int32", Raises::Error,
+        {"GradScaler", "growth_interval", "4294967296"},
+        [] { GradScaler(GradScalerOptions().growth_interval(std::int64_t{1} << 32)); });
+  t.add("init_scale_zero", Raises::Error, {"GradScaler", "init_scale", "got 0"},
+        [] { GradScaler(GradScalerOptions().init_scale(0.0)); });
+  t.add("init_scale_infinite", Raises::Error, {"GradScaler", "init_scale", "inf"},
+        [] { GradScaler(GradScalerOptions().init_scale(kInf)); });
+  t.add("init_scale_past_float32", Raises::Error, {"GradScaler", "init_scale", "1e+39"},
+        [] { GradScaler(GradScalerOptions().init_scale(1e39)); });
+  t.add("scale_integral_loss", Raises::DTypeError, {"GradScaler.scale", "floating", "int64"},
+        [] { GradScaler().scale(ones({}, kInt64)); });
+  t.add("scale_undefined_loss", Raises::Error, {"GradScaler.scale", "undefined"},
+        [] { GradScaler().scale(Tensor()); });
+  t.add("unscale_before_scale", Raises::Error, {"GradScaler.unscale_", "scale(loss)"}, [] {
+    Tensor p = param();
+    optim::SGD sgd({p}, optim::SGDOptions(0.1));
+    GradScaler().unscale_(sgd);
+  });
+  t.add("unscale_twice", Raises::Error, {"GradScaler.unscale_", "already been called"}, [] {
+    Scaled s;
+    s.scaler.unscale_(s.adam);
+    s.scaler.unscale_(s.adam);
+  });
+  t.add("unscale_after_step", Raises::Error, {"GradScaler.unscale_", "after step()"}, [] {
+    Scaled s;
+    s.scaler.step(s.adam);
+    s.scaler.unscale_(s.adam);
+  });
+  t.add("step_twice", Raises::Error, {"GradScaler.step", "already been called"}, [] {
+    Scaled s;
+    s.scaler.step(s.adam);
+    s.scaler.step(s.adam);
+  });
+  t.add("unscale_float64_gradient", Raises::DTypeError,
+        {"GradScaler.unscale_", "parameter 0", "float64", "float32"}, [] {
+          Scaled s;
+          s.p.set_grad(ones({2}, kFloat64));
+          s.scaler.unscale_(s.adam);
+        });
+  t.add("unscale_strided_gradient", Raises::Error,
+        {"GradScaler.unscale_", "parameter 0", "contiguous"}, [] {
+          Scaled s;
+          s.p.set_grad(ones({2, 2}).select(1, 0));
+          s.scaler.unscale_(s.adam);
+        });
+  t.add("update_before_scale", Raises::Error, {"GradScaler.update", "scale(loss)"},
+        [] { GradScaler().update(); });
+  t.add("update_without_step", Raises::Error, {"GradScaler.update", "no inf checks"}, [] {
+    Scaled s;
+    s.scaler.update();
+  });
+  t.add("update_to_zero", Raises::Error, {"GradScaler.update", "new_scale", "got 0"}, [] {
+    Scaled s;
+    s.scaler.update(0.0);
+  });
+  t.add("update_to_nan", Raises::Error, {"GradScaler.update", "new_scale", "nan"}, [] {
+    Scaled s;
+    s.scaler.update(kNaN);
+  });
+  t.add("load_empty_state", Raises::Error, {"GradScaler.load_state_dict", "empty", "disabled"},
+        [] { GradScaler().load_state_dict({}); });
+  t.add("load_unknown_key", Raises::Error, {"GradScaler.load_state_dict", "'scale_'"}, [] {
+    GradScaler().load_state_dict({{"scale_", ones({})}});
+  });
+  t.add("load_without_tracker", Raises::Error, {"GradScaler.load_state_dict", "'_growth_tracker'"},
+        [] {
+          NamedTensors state = GradScaler().state_dict();
+          state.pop_back();
+          GradScaler().load_state_dict(state);
+        });
+  t.add("load_negative_scale", Raises::Error, {"GradScaler.load_state_dict", "init_scale", "-2"},
+        [] { GradScaler().load_state_dict(scaler_state_with("scale", full({}, -2.0))); });
+  t.add("load_nan_scale", Raises::Error, {"GradScaler.load_state_dict", "'scale'", "nan"},
+        [] { GradScaler().load_state_dict(scaler_state_with("scale", full({}, kNaN))); });
+  t.add(
+      "load_backoff_above_one", Raises::Error,
+      {"GradScaler.load_state_dict", "backoff_factor", "got 2"}, [] {
+        GradScaler().load_state_dict(scaler_state_with("backoff_factor", full({}, 2.0, kFloat64)));
+      });
+  t.add(
+      "load_fractional_interval", Raises::Error,
+      {"GradScaler.load_state_dict", "'growth_interval'", "2.5", "integer"}, [] {
+        GradScaler().load_state_dict(scaler_state_with("growth_interval", full({}, 2.5, kFloat64)));
+      });
+  t.add(
+      "load_tracker_at_interval", Raises::Error,
+      {"GradScaler.load_state_dict", "_growth_tracker = 2000", "[0, growth_interval = 2000)"}, [] {
+        GradScaler().load_state_dict(scaler_state_with("_growth_tracker", full({}, 2000, kInt32)));
+      });
+  t.add("load_two_scales", Raises::Error, {"GradScaler.load_state_dict", "'scale'", "[2]"},
+        [] { GradScaler().load_state_dict(scaler_state_with("scale", ones({2}))); });
+  t.add("step_unless_float_flag", Raises::DTypeError, {"step_unless", "int32", "float32"}, [] {
+    Scaled s;
+    s.adam.step_unless({zeros({})});
+  });
+  t.add("step_unless_two_flags_on_one_device", Raises::DeviceError,
+        {"step_unless", "found_inf 0 and 1", "cpu"}, [] {
+          Scaled s;
+          s.adam.step_unless({zeros({}, kInt32), zeros({}, kInt32)});
+        });
+  t.add("step_unless_no_flag_for_device", Raises::DeviceError,
+        {"step_unless", "no found_inf", "cpu"}, [] {
+          Scaled s;
+          s.adam.step_unless({});
+        });
+  return t.cases();
+}
+LG_MISUSE_SUITE(GradScaler, grad_scaler_cases());
 
 }  // namespace
 }  // namespace leangrad::test

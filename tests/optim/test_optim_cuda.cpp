@@ -1,17 +1,22 @@
 // CUDA against CPU for every optimizer and clip_grad_norm_, one table of cases: the same
 // parameters and gradients on both devices, 12 steps (past RAdam's
-// rectification threshold), parameters and float states compared. SKIPPED without a GPU.
+// rectification threshold), parameters and float states compared; the same table through
+// amp::GradScaler (steps skipped on the device, step counts kept there), and the scaler's own
+// kernels (unscale_and_check_finite, update_scale). SKIPPED without a GPU.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <functional>
 #include <limits>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "autograd/functions.h"
 #include "core/cuda.h"
 #include "core/generator.h"
 #include "kernels/creation.h"
+#include "kernels/ops.h"
 #include "optim/optim.h"
 #include "testing/tensor_testing.h"
 
@@ -114,6 +119,63 @@ TEST_P(OptimCuda, MatchesCpu) {
   }
 }
 
+// sum_k (p[k] * g[k]).sum(): its gradient with respect to p[k] is g[k].
+Tensor linear_loss(const std::vector<Tensor>& p, const std::vector<Tensor>& g) {
+  Tensor loss = (p[0] * g[0]).sum();
+  for (std::size_t k = 1; k < p.size(); ++k)
+    loss = loss + (p[k] * g[k]).sum();
+  return loss;
+}
+
+// Through amp::GradScaler: steps 3, 6 and 7 have an Inf in one gradient and are skipped on the
+// device (the CUDA kernels count the skips and take the step from the device), the rest match
+// the CPU's; step counts and scales are equal.
+TEST_P(OptimCuda, GatedStepsMatchCpu) {
+  if (!cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  std::vector<Tensor> cpu_params = make_params(kCPU);
+  std::vector<Tensor> gpu_params = make_params(kCUDA);
+  std::unique_ptr<optim::Optimizer> cpu_opt = GetParam().make(cpu_params);
+  std::unique_ptr<optim::Optimizer> gpu_opt = GetParam().make(gpu_params);
+  amp::GradScaler cpu_scaler(amp::GradScalerOptions().growth_interval(3));
+  amp::GradScaler gpu_scaler(amp::GradScalerOptions().growth_interval(3));
+  manual_seed(24);
+  for (int step = 1; step <= 12; ++step) {
+    std::vector<Tensor> grads;
+    for (const Shape& shape : kShapes)
+      grads.push_back(randn(shape));
+    if (step == 3 || step == 6 || step == 7)
+      grads[1].data_ptr<float>()[step] = std::numeric_limits<float>::infinity();
+    std::vector<Tensor> gpu_grads;
+    for (const Tensor& g : grads)
+      gpu_grads.push_back(g.to(kCUDA));
+    cpu_opt->zero_grad();
+    gpu_opt->zero_grad();
+    cpu_scaler.scale(linear_loss(cpu_params, grads)).backward();
+    gpu_scaler.scale(linear_loss(gpu_params, gpu_grads)).backward();
+    cpu_scaler.step(*cpu_opt);
+    gpu_scaler.step(*gpu_opt);
+    cpu_scaler.update();
+    gpu_scaler.update();
+  }
+  EXPECT_EQ(gpu_scaler.get_scale(), cpu_scaler.get_scale());
+  for (std::size_t k = 0; k < kShapes.size(); ++k) {
+    SCOPED_TRACE("param " + std::to_string(k));
+    EXPECT_EQ(gpu_opt->state(k).step, 9);
+    EXPECT_EQ(cpu_opt->state(k).step, 9);
+    EXPECT_TRUE(
+        test::all_close(gpu_params[k].detach(), test::to_vector(cpu_params[k]), 1e-4, 1e-5));
+  }
+  const NamedTensors cpu_state = cpu_opt->state_dict();
+  const NamedTensors gpu_state = gpu_opt->state_dict();
+  ASSERT_EQ(cpu_state.size(), gpu_state.size());
+  for (std::size_t i = 0; i < cpu_state.size(); ++i) {
+    SCOPED_TRACE(cpu_state[i].first);
+    if (cpu_state[i].second.dtype() != kFloat32) continue;  // codes may differ by one step
+    EXPECT_TRUE(
+        test::all_close(gpu_state[i].second, test::to_vector(cpu_state[i].second), 1e-4, 1e-6));
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Optim, OptimCuda, ::testing::ValuesIn(optim_cases()),
                          [](const auto& info) { return info.param.name; });
 
@@ -137,6 +199,73 @@ TEST(OptimCudaClip, ClipGradNormMatchesCpu) {
       EXPECT_TRUE(
           test::all_close(gpu_params[k].grad(), test::to_vector(cpu_params[k].grad()), 1e-4, 1e-7));
   }
+}
+
+// One multiplication per element on both devices: bitwise equal, for a power of two and for a
+// scale whose reciprocal rounds; found_inf raised on both by an Inf, a NaN, or neither.
+TEST(OptimCudaScaler, UnscaleMatchesCpu) {
+  if (!cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  for (const float scale : {65536.0f, 3.0f}) {
+    for (const float bad : {0.0f, std::numeric_limits<float>::infinity(), std::nanf("")}) {
+      SCOPED_TRACE("scale " + std::to_string(scale) + ", bad " + std::to_string(bad));
+      manual_seed(25);
+      std::vector<Tensor> cpu_grads, gpu_grads;
+      for (const Shape& shape : kShapes) {
+        cpu_grads.push_back(randn(shape) * 1000.0);
+        gpu_grads.push_back(cpu_grads.back().to(kCUDA));
+      }
+      if (bad != 0.0f) {
+        cpu_grads[0].data_ptr<float>()[7] = bad;
+        gpu_grads[0] = cpu_grads[0].to(kCUDA);
+      }
+      const Tensor cpu_found = zeros({}, kInt32);
+      const Tensor gpu_found = zeros({}, TensorOptions(kInt32).device(kCUDA));
+      ops::unscale_and_check_finite(cpu_grads, full({}, scale), cpu_found);
+      ops::unscale_and_check_finite(gpu_grads, full({}, scale).to(kCUDA), gpu_found);
+      EXPECT_EQ(cpu_found.item<std::int32_t>(), bad != 0.0f ? 1 : 0);
+      EXPECT_EQ(gpu_found.item<std::int32_t>(), cpu_found.item<std::int32_t>());
+      for (std::size_t k = 0; k < kShapes.size(); ++k)
+        EXPECT_TRUE(
+            test::all_close(gpu_grads[k], test::to_vector(cpu_grads[k]), 0, 0));  // NaN = NaN
+    }
+  }
+}
+
+// torch._amp_update_scale_'s rule on both devices: the same scales and trackers, step by step.
+TEST(OptimCudaScaler, UpdateScaleMatchesCpu) {
+  if (!cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  const Tensor cpu_scale = full({}, 1024.0);
+  const Tensor cpu_tracker = zeros({}, kInt32);
+  const Tensor gpu_scale = cpu_scale.to(kCUDA);
+  const Tensor gpu_tracker = cpu_tracker.to(kCUDA);
+  for (const int found : {0, 0, 1, 0, 0, 0, 1, 1, 0, 0}) {
+    const Tensor cpu_found = full({}, found, kInt32);
+    ops::update_scale(cpu_scale, cpu_tracker, cpu_found, 2.0, 0.5, 3);
+    ops::update_scale(gpu_scale, gpu_tracker, cpu_found.to(kCUDA), 2.0, 0.5, 3);
+    EXPECT_EQ(gpu_scale.item<float>(), cpu_scale.item<float>());
+    EXPECT_EQ(gpu_tracker.item<std::int32_t>(), cpu_tracker.item<std::int32_t>());
+  }
+  EXPECT_EQ(cpu_scale.item<float>(), 512.0f);
+}
+
+// One optimizer over a CPU and a CUDA parameter: an Inf in the CPU gradient alone skips the step
+// on the GPU too (the flags are summed across devices, as PyTorch does).
+TEST(OptimCudaScaler, InfOnOneDeviceSkipsEveryDevice) {
+  if (!cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  Tensor on_cpu = ones({4}).requires_grad_(true);
+  Tensor on_gpu = ones({4}).to(kCUDA).requires_grad_(true);
+  optim::Adam opt({on_cpu, on_gpu}, optim::AdamOptions(0.1));
+  amp::GradScaler scaler;
+  Tensor bad = ones({4});
+  bad.data_ptr<float>()[2] = std::numeric_limits<float>::infinity();
+  scaler.scale((on_cpu * bad).sum()).backward();
+  scaler.scale((on_gpu * ones({4}).to(kCUDA)).sum()).backward();
+  scaler.step(opt);
+  scaler.update();
+  EXPECT_TRUE(test::all_close(on_cpu.detach(), {1, 1, 1, 1}, 0, 0));
+  EXPECT_TRUE(test::all_close(on_gpu.detach(), {1, 1, 1, 1}, 0, 0));
+  EXPECT_EQ(opt.state(1).step, 0);
+  EXPECT_EQ(scaler.get_scale(), 32768.0);
 }
 
 }  // namespace
