@@ -68,7 +68,7 @@ struct TrainOptions {
   std::int64_t max_steps = 0;         // 0: no limit
   std::string save_model;             // empty: the final model is not saved
   std::string backend;                // several processes: gloo or nccl (empty: by device)
-  std::string precision = "f32";      // f32 or bf16 (tools::Precision)
+  std::string precision = "f32";      // f32, bf16 or f16 (tools::Precision)
 };
 
 // The learning rate when --lr is not given: the classic recipe's for SGD, Adam's for the others.
@@ -133,8 +133,9 @@ void add_options(CLI::App& app, TrainOptions& o) {
   app.add_option("--limit-test", o.limit_test, "evaluate on the first N test images only")
       ->check(positive);
   app.add_option("--log-json", o.log_json, "write per-epoch records to this JSON file");
-  app.add_option("--precision", o.precision, "f32 or bf16 (autocast); parameters stay f32")
-      ->check(CLI::IsMember({"f32", "bf16"}));
+  app.add_option("--precision", o.precision,
+                 "f32, bf16 (autocast) or f16 (autocast and a GradScaler); parameters stay f32")
+      ->check(CLI::IsMember({"f32", "bf16", "f16"}));
   app.add_option("--accumulate", o.accumulate,
                  "micro-batches of --batch-size per optimizer step (gradient accumulation)")
       ->check(positive)
@@ -357,6 +358,7 @@ struct Run {
   std::shared_ptr<distributed::DistributedDataParallel> ddp;
   std::unique_ptr<optim::Optimizer> optimizer;
   tools::Precision precision = tools::Precision::F32;
+  std::unique_ptr<amp::GradScaler> scaler;  // f16 only
   std::int64_t num_parameters = 0;
   std::shared_ptr<const data::Dataset> train_set;
   std::int64_t test_size = 0;
@@ -395,6 +397,7 @@ Run set_up(const TrainOptions& o, const tools::World& world, Device device) {
   run.model->to(run.device);
   run.optimizer = make_optimizer(o.optimizer, run.model->parameters(), run.lr);
   run.precision = tools::parse_precision(o.precision);
+  if (run.precision == tools::Precision::F16) run.scaler = std::make_unique<amp::GradScaler>();
   for (const Tensor& p : run.model->parameters())
     run.num_parameters += p.numel();
 
@@ -447,8 +450,10 @@ void print_run(const TrainOptions& o, const Run& run) {
             << ", batch " << o.batch_size << ", " << o.epochs << " epochs on " << run.device << " ("
             << get_num_threads() << " CPU threads, " << o.workers << " loader workers)\n";
   if (run.precision != tools::Precision::F32) {
-    std::cout << "precision: " << o.precision
-              << " (autocast to bfloat16; parameters, gradients and optimizer state float32)\n";
+    std::cout << "precision: " << o.precision << " (autocast to "
+              << (run.precision == tools::Precision::BF16 ? "bfloat16" : "float16")
+              << (run.scaler ? ", dynamic loss scaling" : "")
+              << "; parameters, gradients and optimizer state float32)\n";
   }
   if (run.world.size > 1) {
     std::cout << "distributed: " << run.world.size << " processes ("
@@ -608,17 +613,22 @@ void Trainer::train_steps(EpochProgress& e) {
       std::optional<distributed::NoSyncGuard> no_sync;
       if (in_group + 1 < group_size) no_sync.emplace(*run_.ddp);
       micro = tools::accumulate_micro_batch(o_.model, *run_.ddp, images, labels, scale,
-                                            o_.save_on_cpu, run_.precision);
+                                            o_.save_on_cpu, run_.precision, run_.scaler.get());
     } else {
       micro = tools::accumulate_micro_batch(o_.model, *run_.model, images, labels, scale,
-                                            o_.save_on_cpu, run_.precision);
+                                            o_.save_on_cpu, run_.precision, run_.scaler.get());
     }
     step_loss += scale * static_cast<double>(micro.loss);
     step_samples += images.size(0);
     memory_.saved_activations = std::max(memory_.saved_activations, micro.forward_bytes);
     if (++in_group < group_size) continue;
     in_group = 0;
-    run_.optimizer->step();
+    if (run_.scaler) {  // f16: skips the update on the device when a gradient overflowed
+      run_.scaler->step(*run_.optimizer);
+      run_.scaler->update();
+    } else {
+      run_.optimizer->step();
+    }
     end_step(e, step_loss, step_samples);
     if (stopped_) break;
   }

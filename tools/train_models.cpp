@@ -178,28 +178,31 @@ const char* precision_name(Precision precision) {
       return "f32";
     case Precision::BF16:
       return "bf16";
+    case Precision::F16:
+      return "f16";
   }
   return "?";
 }
 
 Precision parse_precision(const std::string& name) {
-  for (Precision p : {Precision::F32, Precision::BF16})
+  for (Precision p : {Precision::F32, Precision::BF16, Precision::F16})
     if (name == precision_name(p)) return p;
-  LG_THROW(Error, "--precision: expected f32 or bf16, got '", name, "'");
+  LG_THROW(Error, "--precision: expected f32, bf16 or f16, got '", name, "'");
 }
 
 namespace {
 
 // Enters autocast for a forward in `precision` (nothing for f32) until `guard` dies.
 void enter_autocast(std::optional<amp::AutocastGuard>& guard, Precision precision) {
-  if (precision == Precision::BF16) guard.emplace(kBFloat16);
+  if (precision != Precision::F32)
+    guard.emplace(precision == Precision::BF16 ? kBFloat16 : kFloat16);
 }
 
 }  // namespace
 
 MicroBatch accumulate_micro_batch(const std::string& model_name, nn::Module& model,
                                   const Tensor& images, const Tensor& labels, double scale,
-                                  bool save_on_cpu, Precision precision) {
+                                  bool save_on_cpu, Precision precision, amp::GradScaler* scaler) {
   const Device device = images.device();
   const std::int64_t before = memory::stats(device).allocated;
   Tensor loss;
@@ -213,11 +216,9 @@ MicroBatch accumulate_micro_batch(const std::string& model_name, nn::Module& mod
   }
   MicroBatch result;
   result.forward_bytes = memory::stats(device).allocated - before;
-  if (scale == 1.0) {
-    loss.backward();
-  } else {
-    (loss * scale).backward();
-  }
+  Tensor objective = scale == 1.0 ? loss : loss * scale;
+  if (scaler != nullptr) objective = scaler->scale(objective);
+  objective.backward();
   result.loss = loss.item<float>();
   return result;
 }

@@ -47,10 +47,10 @@ Tensor training_loss(const std::string& model_name, const Tensor& output, const 
 inline constexpr double kEdgeWeight = 0.5;
 
 // --precision: the dtype the forward computes in. F32: no autocast. BF16: autocast to bfloat16
-// (amp::AutocastGuard). Parameters, gradients and optimizer state stay float32 in both. (f16
-// needs the loss scaler, amp::GradScaler, and comes with it.)
-enum class Precision { F32, BF16 };
-// "f32", "bf16" and back (Error naming the value for anything else).
+// (amp::AutocastGuard). F16: autocast to float16, the loss scaled by an amp::GradScaler before
+// backward. Parameters, gradients and optimizer state stay float32 in all three.
+enum class Precision { F32, BF16, F16 };
+// "f32", "bf16", "f16" and back (Error naming the value for anything else).
 const char* precision_name(Precision precision);
 Precision parse_precision(const std::string& name);
 
@@ -60,7 +60,8 @@ Precision parse_precision(const std::string& name);
 // multiply). The caller zeroes the gradients before the first micro-batch of a step and calls
 // optimizer.step() after the last. save_on_cpu: the forward runs under offload::SaveOnCpu (pinned,
 // the parameters kept on the device), so the activations it saves wait for backward in host memory.
-// precision: the forward and the loss run under autocast to bf16.
+// precision: the forward and the loss run under autocast to bf16/f16; with a scaler (f16) the
+// backward starts from scaler->scale(loss).
 struct MicroBatch {
   float loss = 0;  // unscaled
   // What the forward left allocated on the images' device until backward: the activations saved
@@ -69,7 +70,8 @@ struct MicroBatch {
 };
 MicroBatch accumulate_micro_batch(const std::string& model_name, nn::Module& model,
                                   const Tensor& images, const Tensor& labels, double scale,
-                                  bool save_on_cpu = false, Precision precision = Precision::F32);
+                                  bool save_on_cpu = false, Precision precision = Precision::F32,
+                                  amp::GradScaler* scaler = nullptr);
 
 // How well the model does on `loader`'s batches (eval mode, no graph): the fraction of images
 // classified correctly (argmax of the logits) for the classifiers, the mean PSNR over the images

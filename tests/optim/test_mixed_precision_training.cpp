@@ -1,9 +1,9 @@
 // Mixed-precision training reaches the float32 result: a small MLP (32 -> 128 -> 4) on a synthetic
 // classification task (labels of a random linear teacher, 30% replaced by random classes; fresh
 // batches every step), trained with Adam from one initialisation and one batch sequence in
-// float32 and under bfloat16 autocast (float16 with a loss scaler joins when amp::GradScaler
-// lands). The accuracy on 4096 held-out samples must agree within 1 point (the bar), and
-// the float32 model must have learned the task.
+// float32, under bfloat16 autocast, and under float16 autocast with a GradScaler. The accuracy on
+// 4096 held-out samples must agree within 1 point (the bar), and the float32 model must
+// have learned the task.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -58,8 +58,10 @@ struct Result {
 };
 
 // kSteps Adam steps on fresh batches (the same sequence for every precision), the forward under
-// autocast to `dtype` when given; then the float32 evaluation.
-Result train(std::optional<DType> dtype, const Tensor& teacher, const Batch& eval) {
+// autocast to `dtype` when given, the loss scaled by `scaler` when given; then the float32
+// evaluation.
+Result train(std::optional<DType> dtype, amp::GradScaler* scaler, const Tensor& teacher,
+             const Batch& eval) {
   std::vector<Tensor> params = init_params();
   optim::Adam adam(params, optim::AdamOptions(3e-3));
   manual_seed(13);
@@ -73,8 +75,14 @@ Result train(std::optional<DType> dtype, const Tensor& teacher, const Batch& eva
       loss = cross_entropy(logits_of(params, batch.x), batch.target);
     }
     EXPECT_EQ(loss.dtype(), kFloat32);
-    loss.backward();
-    adam.step();
+    if (scaler != nullptr) {
+      scaler->scale(loss).backward();
+      scaler->step(adam);
+      scaler->update();
+    } else {
+      loss.backward();
+      adam.step();
+    }
   }
   for (const Tensor& p : params)
     EXPECT_EQ(p.grad().dtype(), kFloat32);  // master weights and their gradients stay float32
@@ -92,7 +100,7 @@ class MixedPrecisionTraining : public ::testing::Test {
     manual_seed(11);
     teacher_ = randn({kInputs, kClasses});
     eval_ = sample(kEvalSamples, teacher_);
-    f32_ = train(std::nullopt, teacher_, eval_);
+    f32_ = train(std::nullopt, nullptr, teacher_, eval_);
     // Chance is 25%; 400 steps reach about 71% (the Bayes rate is 77.5%).
     EXPECT_GT(f32_.accuracy, 0.6) << "the float32 model did not learn the task";
   }
@@ -102,10 +110,19 @@ class MixedPrecisionTraining : public ::testing::Test {
 };
 
 TEST_F(MixedPrecisionTraining, Bfloat16AutocastReachesFloat32Accuracy) {
-  const Result bf16 = train(kBFloat16, teacher_, eval_);
+  const Result bf16 = train(kBFloat16, nullptr, teacher_, eval_);
   std::cout << "[ MixedPrecision ] accuracy f32 " << f32_.accuracy << " (loss " << f32_.loss
             << "), bf16 " << bf16.accuracy << " (loss " << bf16.loss << ")\n";
   EXPECT_NEAR(bf16.accuracy, f32_.accuracy, 0.01);
+}
+
+TEST_F(MixedPrecisionTraining, Float16AutocastWithGradScalerReachesFloat32Accuracy) {
+  amp::GradScaler scaler;
+  const Result f16 = train(kFloat16, &scaler, teacher_, eval_);
+  std::cout << "[ MixedPrecision ] accuracy f32 " << f32_.accuracy << " (loss " << f32_.loss
+            << "), f16 + GradScaler " << f16.accuracy << " (loss " << f16.loss << "), scale "
+            << scaler.get_scale() << "\n";
+  EXPECT_NEAR(f16.accuracy, f32_.accuracy, 0.01);
 }
 
 }  // namespace

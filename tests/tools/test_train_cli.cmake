@@ -244,8 +244,9 @@ function(check_distributed)
   message(STATUS "2 processes: interrupted at step 70 and resumed, the final model is bitwise equal")
 endfunction()
 
-# MODE precision: the MLP trained as in MODE accuracy in f32 and bf16 (autocast): bf16 reaches
-#   the f32 run's test accuracy within 1 point, and each says its precision in the header and the memory report. Then bench/memory_table.sh (-DMEMORY_TABLE)
+# MODE precision: the MLP trained as in MODE accuracy in f32, bf16 (autocast) and f16 (autocast
+#   and GradScaler): each reaches the f32 run's test accuracy within 1 point, and says its
+#   precision in the header and the memory report. Then bench/memory_table.sh (-DMEMORY_TABLE)
 #   at a CI-sized srnet: every row completes, and the peak allocated training memory of
 #   recompute, accumulate 4, bf16 and all together is below the baseline's (exact on the CPU:
 #   each removes or halves saved activations). SKIPPED as above.
@@ -266,7 +267,7 @@ endfunction()
 function(check_precision)
   file(MAKE_DIRECTORY "${WORK_DIR}")
   mlp_accuracy(f32 f32)
-  foreach(precision bf16)
+  foreach(precision bf16 f16)
     mlp_accuracy(${precision} accuracy)
     execute_process(COMMAND awk "BEGIN { d = ${accuracy} - ${f32}; exit (d < -0.01 || d > 0.01) }"
                     RESULT_VARIABLE far)
