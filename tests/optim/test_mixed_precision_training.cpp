@@ -18,26 +18,15 @@
 #include "core/generator.h"
 #include "kernels/creation.h"
 #include "optim/optim.h"
+#include "optim/teacher_task.h"
 
 namespace leangrad {
 namespace {
 
 constexpr std::int64_t kBatch = 128, kEvalSamples = 4096, kSteps = 400;
-constexpr std::int64_t kInputs = 32, kHidden = 128, kClasses = 4;
+constexpr std::int64_t kInputs = test::kTaskInputs, kHidden = 128, kClasses = test::kTaskClasses;
 
-struct Batch {
-  Tensor x;       // (B, kInputs)
-  Tensor target;  // (B,) int64
-};
-
-Batch sample(std::int64_t n, const Tensor& teacher) {
-  Batch b;
-  b.x = randn({n, kInputs});
-  const Tensor labels = matmul(b.x, teacher).argmax(1);
-  const Tensor noisy = (rand({n}) * static_cast<double>(kClasses)).to(kInt64);
-  b.target = where(rand({n}).lt(0.3), noisy, labels);
-  return b;
-}
+using Batch = test::TeacherBatch;
 
 // w1 (kHidden, kInputs), b1, w2 (kClasses, kHidden), b2, as nn::Linear holds them.
 std::vector<Tensor> init_params() {
@@ -66,7 +55,7 @@ Result train(std::optional<DType> dtype, amp::GradScaler* scaler, const Tensor& 
   optim::Adam adam(params, optim::AdamOptions(3e-3));
   manual_seed(13);
   for (std::int64_t step = 0; step < kSteps; ++step) {
-    const Batch batch = sample(kBatch, teacher);
+    const Batch batch = test::sample_teacher_task(kBatch, teacher);
     adam.zero_grad();
     Tensor loss;
     {
@@ -99,7 +88,7 @@ class MixedPrecisionTraining : public ::testing::Test {
   void SetUp() override {
     manual_seed(11);
     teacher_ = randn({kInputs, kClasses});
-    eval_ = sample(kEvalSamples, teacher_);
+    eval_ = test::sample_teacher_task(kEvalSamples, teacher_);
     f32_ = train(std::nullopt, nullptr, teacher_, eval_);
     // Chance is 25%; 400 steps reach about 71% (the Bayes rate is 77.5%).
     EXPECT_GT(f32_.accuracy, 0.6) << "the float32 model did not learn the task";

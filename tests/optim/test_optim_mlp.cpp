@@ -14,29 +14,15 @@
 #include "core/generator.h"
 #include "kernels/creation.h"
 #include "optim/optim.h"
+#include "optim/teacher_task.h"
 
 namespace leangrad {
 namespace {
 
 constexpr std::int64_t kBatch = 128, kEvalSamples = 4096;
-constexpr std::int64_t kInputs = 32, kHidden = 128, kClasses = 4;
+constexpr std::int64_t kInputs = test::kTaskInputs, kHidden = 128, kClasses = test::kTaskClasses;
 
-struct Batch {
-  Tensor x;       // (B, kInputs)
-  Tensor target;  // (B,) int64
-};
-
-// Samples of the task: labels from a fixed random linear teacher, 30% replaced by random classes
-// (an irreducible loss: the model cannot reach 0). Fresh samples every step, so nothing is
-// memorised and the loss plateaus.
-Batch sample(std::int64_t n, const Tensor& teacher) {
-  Batch b;
-  b.x = randn({n, kInputs});
-  const Tensor labels = matmul(b.x, teacher).argmax(1);
-  const Tensor noisy = (rand({n}) * static_cast<double>(kClasses)).to(kInt64);
-  b.target = where(rand({n}).lt(0.3), noisy, labels);
-  return b;
-}
+using Batch = test::TeacherBatch;
 
 // The MLP's parameters: w1 (kInputs, kHidden) with 4096 elements (8-bit states), b1, w2, b2.
 std::vector<Tensor> init_params() {
@@ -57,7 +43,7 @@ double train(optim::Optimizer& opt, const std::vector<Tensor>& params, const Ten
              const Batch& eval) {
   manual_seed(13);
   for (int step = 0; step < 500; ++step) {
-    const Batch batch = sample(kBatch, teacher);
+    const Batch batch = test::sample_teacher_task(kBatch, teacher);
     opt.zero_grad();
     loss_of(params, batch).backward();
     opt.step();
@@ -69,7 +55,7 @@ double train(optim::Optimizer& opt, const std::vector<Tensor>& params, const Ten
 TEST(AdamMlp, Adam8bitReachesAdamLoss) {
   manual_seed(11);
   const Tensor teacher = randn({kInputs, kClasses});
-  const Batch eval = sample(kEvalSamples, teacher);
+  const Batch eval = test::sample_teacher_task(kEvalSamples, teacher);
   std::vector<Tensor> p32 = init_params();
   std::vector<Tensor> p8 = init_params();
   optim::Adam adam(p32, optim::AdamOptions(3e-3));
