@@ -86,6 +86,21 @@ std::vector<Tensor> make_params(Device device) {
 
 class OptimCuda : public ::testing::TestWithParam<OptimCase> {};
 
+// The two optimizers' state dicts name the same entries, and the float32 ones agree (uint8 codes
+// may differ by one step).
+void expect_states_close(const optim::Optimizer& cpu_opt, const optim::Optimizer& gpu_opt) {
+  const NamedTensors cpu_state = cpu_opt.state_dict();
+  const NamedTensors gpu_state = gpu_opt.state_dict();
+  ASSERT_EQ(cpu_state.size(), gpu_state.size());
+  for (std::size_t i = 0; i < cpu_state.size(); ++i) {
+    SCOPED_TRACE(cpu_state[i].first);
+    EXPECT_EQ(cpu_state[i].first, gpu_state[i].first);
+    if (cpu_state[i].second.dtype() != kFloat32) continue;
+    EXPECT_TRUE(
+        test::all_close(gpu_state[i].second, test::to_vector(cpu_state[i].second), 1e-4, 1e-6));
+  }
+}
+
 TEST_P(OptimCuda, MatchesCpu) {
   if (!cuda::is_available()) GTEST_SKIP() << "no CUDA device";
   std::vector<Tensor> cpu_params = make_params(kCPU);
@@ -107,16 +122,7 @@ TEST_P(OptimCuda, MatchesCpu) {
     EXPECT_TRUE(
         test::all_close(gpu_params[k].detach(), test::to_vector(cpu_params[k]), 1e-4, 1e-5));
   }
-  const NamedTensors cpu_state = cpu_opt->state_dict();
-  const NamedTensors gpu_state = gpu_opt->state_dict();
-  ASSERT_EQ(cpu_state.size(), gpu_state.size());
-  for (std::size_t i = 0; i < cpu_state.size(); ++i) {
-    SCOPED_TRACE(cpu_state[i].first);
-    EXPECT_EQ(cpu_state[i].first, gpu_state[i].first);
-    if (cpu_state[i].second.dtype() != kFloat32) continue;  // codes may differ by one step
-    EXPECT_TRUE(
-        test::all_close(gpu_state[i].second, test::to_vector(cpu_state[i].second), 1e-4, 1e-6));
-  }
+  expect_states_close(*cpu_opt, *gpu_opt);
 }
 
 // sum_k (p[k] * g[k]).sum(): its gradient with respect to p[k] is g[k].
@@ -165,15 +171,7 @@ TEST_P(OptimCuda, GatedStepsMatchCpu) {
     EXPECT_TRUE(
         test::all_close(gpu_params[k].detach(), test::to_vector(cpu_params[k]), 1e-4, 1e-5));
   }
-  const NamedTensors cpu_state = cpu_opt->state_dict();
-  const NamedTensors gpu_state = gpu_opt->state_dict();
-  ASSERT_EQ(cpu_state.size(), gpu_state.size());
-  for (std::size_t i = 0; i < cpu_state.size(); ++i) {
-    SCOPED_TRACE(cpu_state[i].first);
-    if (cpu_state[i].second.dtype() != kFloat32) continue;  // codes may differ by one step
-    EXPECT_TRUE(
-        test::all_close(gpu_state[i].second, test::to_vector(cpu_state[i].second), 1e-4, 1e-6));
-  }
+  expect_states_close(*cpu_opt, *gpu_opt);
 }
 
 INSTANTIATE_TEST_SUITE_P(Optim, OptimCuda, ::testing::ValuesIn(optim_cases()),
