@@ -107,7 +107,7 @@ Tensor DistributedDataParallel::forward(const Tensor& input) {
   } else {
     reducer_->disarm();
   }
-  return module_->forward(input);
+  return (*module_)(input);
 }
 
 std::string DistributedDataParallel::extra_repr() const {

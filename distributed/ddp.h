@@ -59,7 +59,7 @@ class DistributedDataParallel : public nn::Module {
   explicit DistributedDataParallel(std::shared_ptr<nn::Module> module,
                                    const DDPOptions& options = DDPOptions());
 
-  // module()->forward(input); with sync on and grad mode on, the backward of the result
+  // (*module())(input) (its hooks run); with sync on and grad mode on, the backward of the result
   // all-reduces the gradients (Note [Armed by forward] in reducer.cpp).
   Tensor forward(const Tensor& input) override;
 

@@ -24,7 +24,7 @@ std::shared_ptr<Module> IndexedModules::operator[](std::size_t index) const {
 Tensor Sequential::forward(const Tensor& input) {
   Tensor x = input;
   for (const auto& [name, module] : named_children())
-    x = module->forward(x);
+    x = (*module)(x);  // hooks and wrappers run (Note [Module call])
   return x;
 }
 

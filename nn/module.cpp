@@ -4,6 +4,8 @@
 
 #include <map>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include "autograd/grad_mode.h"
 #include "core/error.h"
@@ -13,6 +15,80 @@ namespace leangrad::nn {
 
 Tensor Module::forward(const Tensor& /*input*/) {
   LG_THROW(Error, name_, ": forward(const Tensor&) is not implemented for this module");
+}
+
+// Note [Module call]
+// module(x) is the one entry that runs what others attach to a module; forward(x) is only the
+// computation. Order of one call:
+//   wrapper(x, call)            the memory policy, if any (checkpoint: call now without a graph,
+//                               and again during backward; SaveOnCpu: call under its guard)
+//     call(x) = pre-hooks(x); y = forward(x); hooks(x, y); return y
+// The hooks sit inside the wrapper so that a recompute materialises offloaded parameters again
+// (ParameterOffload's pre-hook) exactly as the first forward did. Hooks are copied before they
+// run, so a hook may remove itself or add others; those take effect from the next call.
+struct HookHandle::Hooks {
+  std::int64_t next_id = 0;
+  std::vector<std::pair<std::int64_t, ForwardPreHook>> pre;
+  std::vector<std::pair<std::int64_t, ForwardHook>> post;
+  ForwardWrapper wrapper;
+};
+
+void HookHandle::remove() {
+  if (const std::shared_ptr<Hooks> hooks = hooks_.lock()) {
+    std::erase_if(hooks->pre, [&](const auto& entry) { return entry.first == id_; });
+    std::erase_if(hooks->post, [&](const auto& entry) { return entry.first == id_; });
+  }
+  hooks_.reset();
+}
+
+HookHandle Module::register_forward_pre_hook(ForwardPreHook hook) {
+  LG_CHECK(hook != nullptr, name_, ": register_forward_pre_hook got an empty function");
+  if (!hooks_) hooks_ = std::make_shared<HookHandle::Hooks>();
+  const std::int64_t id = hooks_->next_id++;
+  hooks_->pre.emplace_back(id, std::move(hook));
+  return HookHandle(hooks_, id);
+}
+
+HookHandle Module::register_forward_hook(ForwardHook hook) {
+  LG_CHECK(hook != nullptr, name_, ": register_forward_hook got an empty function");
+  if (!hooks_) hooks_ = std::make_shared<HookHandle::Hooks>();
+  const std::int64_t id = hooks_->next_id++;
+  hooks_->post.emplace_back(id, std::move(hook));
+  return HookHandle(hooks_, id);
+}
+
+void Module::set_forward_wrapper(ForwardWrapper wrapper) {
+  if (!hooks_) hooks_ = std::make_shared<HookHandle::Hooks>();
+  hooks_->wrapper = std::move(wrapper);
+}
+
+bool Module::has_forward_wrapper() const {
+  return hooks_ && hooks_->wrapper != nullptr;
+}
+
+Tensor Module::call_with_hooks(const Tensor& input) {
+  if (!hooks_) return forward(input);
+  const auto pre = hooks_->pre;
+  for (const auto& [id, hook] : pre)
+    hook(*this, input);
+  Tensor output = forward(input);
+  const auto post = hooks_->post;
+  for (const auto& [id, hook] : post)
+    hook(*this, input, output);
+  return output;
+}
+
+Tensor Module::operator()(const Tensor& input) {
+  if (!hooks_ || !hooks_->wrapper) return call_with_hooks(input);
+  // The wrapper may keep `call` past this call (a recompute): it holds the module, not `this`
+  // frame. A module that is not owned by a shared_ptr is captured by address.
+  const ForwardWrapper wrapper = hooks_->wrapper;
+  std::shared_ptr<Module> self = weak_from_this().lock();
+  Module* raw = this;
+  const ForwardCall call = [self = std::move(self), raw](const Tensor& x) {
+    return raw->call_with_hooks(x);
+  };
+  return wrapper(input, call);
 }
 
 void Module::check_new_name(const std::string& name, const char* what) const {

@@ -7,6 +7,8 @@
 //   };
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -17,6 +19,29 @@
 
 namespace leangrad::nn {
 
+class Module;
+
+// What register_forward_pre_hook / register_forward_hook / set_forward_wrapper take.
+using ForwardPreHook = std::function<void(Module& module, const Tensor& input)>;
+using ForwardHook = std::function<void(Module& module, const Tensor& input, const Tensor& output)>;
+using ForwardCall = std::function<Tensor(const Tensor& input)>;
+using ForwardWrapper = std::function<Tensor(const Tensor& input, const ForwardCall& call)>;
+
+// Returned by register_forward_pre_hook / register_forward_hook: remove() takes the hook off
+// (PyTorch's RemovableHandle). Safe to call twice, or after the module is gone.
+class HookHandle {
+ public:
+  HookHandle() = default;
+  void remove();
+
+ private:
+  friend class Module;
+  struct Hooks;
+  HookHandle(std::weak_ptr<Hooks> hooks, std::int64_t id) : hooks_(std::move(hooks)), id_(id) {}
+  std::weak_ptr<Hooks> hooks_;
+  std::int64_t id_ = -1;
+};
+
 class Module : public std::enable_shared_from_this<Module> {
  public:
   explicit Module(std::string name = "Module") : name_(std::move(name)) {}
@@ -26,7 +51,23 @@ class Module : public std::enable_shared_from_this<Module> {
 
   // The computation. Modules that are not single-input (containers, losses) throw by default.
   virtual Tensor forward(const Tensor& input);
-  Tensor operator()(const Tensor& input) { return forward(input); }
+  // Calls the module: forward(input) with the hooks and the wrapper below around it. Containers
+  // call their children this way; calling forward() directly skips the hooks, as in PyTorch.
+  // See Note [Module call].
+  Tensor operator()(const Tensor& input);
+
+  // Hooks run by operator(), in registration order: pre-hooks before forward, hooks after it
+  // with its output (PyTorch's register_forward_pre_hook / register_forward_hook; here they
+  // observe and cannot replace the input or output). What ParameterOffload and the memory planner
+  // use to act around each submodule.
+  HookHandle register_forward_pre_hook(ForwardPreHook hook);
+  HookHandle register_forward_hook(ForwardHook hook);
+  // One wrapper around the whole call, hooks included: wrapper(input, call) returns the output
+  // and must call `call`; it may keep a copy of `call` to run it again later (a recompute during
+  // backward runs the hooks again too). A null wrapper removes it. Used to apply a per-module
+  // memory policy (autograd::checkpoint, offload::SaveOnCpu) without changing the module.
+  void set_forward_wrapper(ForwardWrapper wrapper);
+  bool has_forward_wrapper() const;
 
   // Registration: names must be non-empty, unique within the module and contain no '.'.
   Tensor& register_parameter(const std::string& name, Tensor tensor, bool requires_grad = true);
@@ -87,8 +128,11 @@ class Module : public std::enable_shared_from_this<Module> {
   template <typename F>
   void visit_tensors(const F& f);
 
+  Tensor call_with_hooks(const Tensor& input);
+
   std::string name_;
   bool training_ = true;
+  std::shared_ptr<HookHandle::Hooks> hooks_;  // created by the first hook or wrapper
   NamedTensors parameters_;
   NamedTensors buffers_;
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;

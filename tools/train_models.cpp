@@ -68,9 +68,7 @@ class ResidualBlock : public nn::Module {
   std::shared_ptr<nn::TanhExp> act;
 
  private:
-  Tensor branch(const Tensor& x) {
-    return norm2->forward(conv2->forward(act->forward(norm1->forward(conv1->forward(x)))));
-  }
+  Tensor branch(const Tensor& x) { return (*norm2)((*conv2)((*act)((*norm1)((*conv1)(x))))); }
 
   bool recompute_;
 };
@@ -112,10 +110,10 @@ class SRNet : public nn::Module {
     tail->bias.zero_();
   }
 
-  Tensor forward(const Tensor& x) override {  // (B, 1, H, W) -> (B, 1, 2H, 2W)
-    const Tensor features = blocks->forward(shuffle->forward(head->forward(x)));  // (B, w, 2H, 2W)
-    const Tensor up = upsample_nearest2x(x) * 0.998 + 0.001;                      // (B, 1, 2H, 2W)
-    return sigmoid(tail->forward(features) + (up.log() - (1.0 - up).log()));
+  Tensor forward(const Tensor& x) override {                    // (B, 1, H, W) -> (B, 1, 2H, 2W)
+    const Tensor features = (*blocks)((*shuffle)((*head)(x)));  // (B, w, 2H, 2W)
+    const Tensor up = upsample_nearest2x(x) * 0.998 + 0.001;    // (B, 1, 2H, 2W)
+    return sigmoid((*tail)(features) + (up.log() - (1.0 - up).log()));
   }
 
   std::shared_ptr<nn::Conv2d> head, tail;
@@ -211,7 +209,7 @@ MicroBatch accumulate_micro_batch(const std::string& model_name, nn::Module& mod
     if (save_on_cpu) offload.emplace(/*pin_memory=*/true, model.parameters());
     std::optional<amp::AutocastGuard> autocast;
     enter_autocast(autocast, precision);
-    const Tensor output = model.forward(model_input(model_name, images));
+    const Tensor output = model(model_input(model_name, images));
     loss = training_loss(model_name, output, images, labels);  // float32 under autocast too
   }
   MicroBatch result;
@@ -232,7 +230,7 @@ double evaluate(const std::string& model_name, nn::Module& model, data::DataLoad
   double score = 0;  // correct predictions, or the PSNRs summed
   std::int64_t total = 0;
   for (const auto& [images, labels] : loader) {
-    const Tensor output = model.forward(model_input(model_name, images));
+    const Tensor output = model(model_input(model_name, images));
     if (is_super_resolution(model_name)) {
       score += sum_psnr(output, images);
     } else {
