@@ -69,6 +69,7 @@ struct TrainOptions {
   std::string save_model;             // empty: the final model is not saved
   std::string backend;                // several processes: gloo or nccl (empty: by device)
   std::string precision = "f32";      // f32, bf16 or f16 (tools::Precision)
+  std::optional<double> init_scale;   // f16: the loss scaler's first scale (default 2^16)
 };
 
 // The learning rate when --lr is not given: the classic recipe's for SGD, Adam's for the others.
@@ -136,6 +137,10 @@ void add_options(CLI::App& app, TrainOptions& o) {
   app.add_option("--precision", o.precision,
                  "f32, bf16 (autocast) or f16 (autocast and a GradScaler); parameters stay f32")
       ->check(CLI::IsMember({"f32", "bf16", "f16"}));
+  app.add_option("--init-scale", o.init_scale,
+                 "with --precision f16: the loss scaler's first scale (default 65536 = 2^16); it "
+                 "halves on every overflow and doubles after 2000 clean steps")
+      ->check(positive);
   app.add_option("--accumulate", o.accumulate,
                  "micro-batches of --batch-size per optimizer step (gradient accumulation)")
       ->check(positive)
@@ -397,7 +402,14 @@ Run set_up(const TrainOptions& o, const tools::World& world, Device device) {
   run.model->to(run.device);
   run.optimizer = make_optimizer(o.optimizer, run.model->parameters(), run.lr);
   run.precision = tools::parse_precision(o.precision);
-  if (run.precision == tools::Precision::F16) run.scaler = std::make_unique<amp::GradScaler>();
+  LG_CHECK(!o.init_scale || run.precision == tools::Precision::F16,
+           "--init-scale: only --precision f16 scales the loss (this run has --precision ",
+           o.precision, ")");
+  if (run.precision == tools::Precision::F16) {
+    amp::GradScalerOptions scaler;
+    if (o.init_scale) scaler.init_scale(*o.init_scale);
+    run.scaler = std::make_unique<amp::GradScaler>(scaler);
+  }
   for (const Tensor& p : run.model->parameters())
     run.num_parameters += p.numel();
 
@@ -690,7 +702,7 @@ void Trainer::checkpoint(const EpochProgress& e, double loss_sum) {
   position_.epochs_log = log_["epochs"];
   bar_.clear();
   tools::save_checkpoint(o_.checkpoint_dir, o_.keep, run_.checkpoint, *run_.model, *run_.optimizer,
-                         position_);
+                         position_, run_.scaler.get());
   std::cout << "checkpoint: " << tools::checkpoint_path(o_.checkpoint_dir, position_.global_step)
             << std::endl;
 }
@@ -790,8 +802,9 @@ int train(const TrainOptions& o, Phase& phase) {
   const double baseline_psnr = run.srnet ? print_baseline_psnr(run) : 0.0;
   TrainPosition position;
   if (!o.checkpoint_dir.empty()) {
-    if (std::optional<tools::Resumed> resumed = tools::resume(
-            o.checkpoint_dir, run.checkpoint, *run.model, *run.optimizer, std::cerr)) {
+    if (std::optional<tools::Resumed> resumed =
+            tools::resume(o.checkpoint_dir, run.checkpoint, *run.model, *run.optimizer, std::cerr,
+                          run.scaler.get())) {
       position = std::move(resumed->position);
       std::cout << "resuming from " << resumed->path << ": epoch " << position.epoch << ", step "
                 << position.step_in_epoch << " of the epoch, global step " << position.global_step

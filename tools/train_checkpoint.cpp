@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <map>
 #include <ostream>
 #include <regex>
 #include <set>
@@ -26,6 +27,10 @@ std::string exact_double(double value) {  // hexadecimal: read back to the same 
   return text;
 }
 
+// Options that checkpoints of the same format written by earlier versions lack, and the value
+// those runs had: --precision came with mixed precision, and every run before it was float32.
+const std::map<std::string, std::string> kOptionsAddedLater = {{"precision", "f32"}};
+
 // Strict readers of a checkpoint's metadata: each field must be present and hold exactly what the
 // writer writes (no sign or space where none belongs, nothing after the number); an error names
 // the file, the field, what was expected and what is there.
@@ -39,6 +44,13 @@ class MetadataReader {
     LG_CHECK(it != metadata_.end(), "checkpoint '", path_, "': no field '", key,
              "' in its metadata");
     return it->second;
+  }
+
+  // text(key), or the value a checkpoint written before the option existed was trained with.
+  const std::string& text_or_default(const std::string& key) const {
+    const auto added = kOptionsAddedLater.find(key);
+    if (added != kOptionsAddedLater.end() && !metadata_.count(key)) return added->second;
+    return text(key);
   }
 
   std::int64_t integer(const std::string& key, std::int64_t min, std::int64_t max) const {
@@ -118,18 +130,19 @@ SafetensorsMetadata checkpoint_metadata(const CheckpointSpec& spec, const TrainP
 // - epochs_log is JSON at most kMaxEpochsLogDepth deep: an array of exactly epoch - 1 records
 //   {epoch = its 1-based index, loss, <score>, ms_per_step, seconds}, all finite numbers;
 // - the RNG devices are distinct, include the CPU, and each has the run's seed and an offset;
-// then the tensors: model.* and optim.* only, loaded by the model's and the optimizer's own
-// checked load_state_dict, after which every parameter group must have the hyperparameters the
-// run built it with (the checkpoint may not change the learning rate or the weight decay) and no
-// parameter may have taken more steps than global_step. Numbers are parsed strictly
-// (std::from_chars over the whole field): "-5" is not an offset, "12abc" not a step.
+// then the tensors: model.* and optim.* (and scaler.* exactly when the run has a loss scaler),
+// loaded by the model's, the optimizer's and the scaler's own checked load_state_dict, after which
+// every parameter group must have the hyperparameters the run built it with (the checkpoint may not
+// change the learning rate or the weight decay) and no parameter may have taken more steps than
+// global_step. Numbers are parsed strictly (std::from_chars over the whole field): "-5" is not an
+// offset, "12abc" not a step.
 
 void check_options(const MetadataReader& reader, const CheckpointSpec& spec) {
   LG_CHECK(reader.text("format") == kCheckpointFormat, "checkpoint '", reader.path(),
            "' is not a leangrad-train checkpoint (format '", printable(reader.text("format")),
            "')");
   for (const auto& [option, value] : spec.options) {
-    const std::string& saved = reader.text(option);
+    const std::string& saved = reader.text_or_default(option);
     LG_CHECK_TYPED(CheckpointMismatch, saved == value, "cannot resume from '", reader.path(),
                    "': it was written with --", option, " ", printable(saved), ", this run has --",
                    option, " ", value, " (use the same options or another --checkpoint-dir)");
@@ -250,19 +263,28 @@ void naming_the_checkpoint(const std::string& path, const F& load) {
   }
 }
 
-void load_tensors(const std::string& path, nn::Module& model, optim::Optimizer& optimizer) {
-  NamedTensors model_state, optim_state;
+void load_tensors(const std::string& path, nn::Module& model, optim::Optimizer& optimizer,
+                  amp::GradScaler* scaler) {
+  NamedTensors model_state, optim_state, scaler_state;
   for (auto& [name, tensor] : load_safetensors(path)) {
     if (name.rfind("model.", 0) == 0) {
       model_state.emplace_back(name.substr(6), std::move(tensor));
-    } else {
-      LG_CHECK(name.rfind("optim.", 0) == 0, "checkpoint '", path, "': unexpected tensor '",
-               printable(name), "' (expected model.* and optim.*)");
+    } else if (name.rfind("optim.", 0) == 0) {
       optim_state.emplace_back(name.substr(6), std::move(tensor));
+    } else {
+      LG_CHECK(scaler != nullptr && name.rfind("scaler.", 0) == 0, "checkpoint '", path,
+               "': unexpected tensor '", printable(name), "' (expected model.*, optim.*",
+               scaler ? " and scaler.*)" : "; scaler.* only with --precision f16)");
+      scaler_state.emplace_back(name.substr(7), std::move(tensor));
     }
   }
   naming_the_checkpoint(path, [&] { model.load_state_dict(model_state); });
   naming_the_checkpoint(path, [&] { optimizer.load_state_dict(optim_state); });
+  if (scaler != nullptr) {
+    LG_CHECK(!scaler_state.empty(), "checkpoint '", path,
+             "': no loss-scaler state (scaler.*) for this --precision f16 run");
+    naming_the_checkpoint(path, [&] { scaler->load_state_dict(scaler_state); });
+  }
 }
 
 void check_optimizer(const std::string& path, const optim::Optimizer& optimizer,
@@ -321,12 +343,16 @@ std::size_t prepare_checkpoint_dir(const std::string& dir) {
 
 void save_checkpoint(const std::string& dir, int keep, const CheckpointSpec& spec,
                      const nn::Module& model, const optim::Optimizer& optimizer,
-                     const TrainPosition& position) {
+                     const TrainPosition& position, const amp::GradScaler* scaler) {
   NamedTensors tensors;
   for (const auto& [name, tensor] : model.state_dict())
     tensors.emplace_back("model." + name, tensor);
   for (const auto& [name, tensor] : optimizer.state_dict())
     tensors.emplace_back("optim." + name, tensor);
+  if (scaler != nullptr) {
+    for (const auto& [name, tensor] : scaler->state_dict())
+      tensors.emplace_back("scaler." + name, tensor);
+  }
   const auto loader_epoch = static_cast<std::uint64_t>(position.epoch - 1);
   const std::string path = checkpoint_path(dir, position.global_step);
   save_safetensors(path, tensors, checkpoint_metadata(spec, position, loader_epoch));
@@ -336,7 +362,8 @@ void save_checkpoint(const std::string& dir, int keep, const CheckpointSpec& spe
 }
 
 TrainPosition load_checkpoint(const std::string& path, const CheckpointSpec& spec,
-                              nn::Module& model, optim::Optimizer& optimizer) {
+                              nn::Module& model, optim::Optimizer& optimizer,
+                              amp::GradScaler* scaler) {
   const SafetensorsMetadata metadata = load_safetensors_metadata(path);
   const MetadataReader reader(metadata, path);
   check_options(reader, spec);
@@ -344,18 +371,19 @@ TrainPosition load_checkpoint(const std::string& path, const CheckpointSpec& spe
   const RngSnapshot rng = read_rng(reader, spec);
 
   const std::vector<optim::ParamGroup> built = optimizer.param_groups();
-  load_tensors(path, model, optimizer);
+  load_tensors(path, model, optimizer, scaler);
   check_optimizer(path, optimizer, built, position);
   restore_rng(rng);
   return position;
 }
 
 std::optional<Resumed> resume(const std::string& dir, const CheckpointSpec& spec, nn::Module& model,
-                              optim::Optimizer& optimizer, std::ostream& warnings) {
+                              optim::Optimizer& optimizer, std::ostream& warnings,
+                              amp::GradScaler* scaler) {
   const std::vector<std::filesystem::path> checkpoints = list_checkpoints(dir);
   for (auto it = checkpoints.rbegin(); it != checkpoints.rend(); ++it) {
     try {
-      return Resumed{it->string(), load_checkpoint(it->string(), spec, model, optimizer)};
+      return Resumed{it->string(), load_checkpoint(it->string(), spec, model, optimizer, scaler)};
     } catch (const CheckpointMismatch&) {
       throw;
     } catch (const OutOfMemoryError&) {

@@ -1,9 +1,10 @@
 // leangrad-train's checkpoints: one safetensors file per checkpoint,
 // DIR/step-<global step, 8 digits>.safetensors, holding the model's state_dict under "model.", the
-// optimizer's under "optim.", and in __metadata__ the training position, the RNG states, the epoch
-// records logged so far and the options a resumed run must share (docs/training.md). A checkpoint
-// is read as hostile input: every field is validated before anything is loaded
-// (Note [Validating a checkpoint]), and resume falls back to the newest intact one.
+// optimizer's under "optim.", the f16 loss scaler's under "scaler.", and in __metadata__ the
+// training position, the RNG states, the epoch records logged so far and the options a resumed run
+// must share (docs/training.md). A checkpoint is read as hostile input: every field is validated
+// before anything is loaded (Note [Validating a checkpoint]), and resume falls back to the newest
+// intact one.
 #pragma once
 
 #include <cstdint>
@@ -60,17 +61,21 @@ std::vector<std::filesystem::path> list_checkpoints(const std::string& dir);
 std::size_t prepare_checkpoint_dir(const std::string& dir);
 
 // Writes the checkpoint of `position` to `dir` atomically, then deletes all but the `keep`
-// newest checkpoints there.
+// newest checkpoints there. `scaler`: the run's loss scaler (--precision f16), saved beside the
+// optimizer so that a resumed run scales, skips and grows exactly as the uninterrupted one.
 void save_checkpoint(const std::string& dir, int keep, const CheckpointSpec& spec,
                      const nn::Module& model, const optim::Optimizer& optimizer,
-                     const TrainPosition& position);
+                     const TrainPosition& position, const amp::GradScaler* scaler = nullptr);
 
 // Reads the checkpoint at `path`, validates every field against `spec`, then loads the model, the
 // optimizer and the RNG states and returns its position. Throws CheckpointMismatch for other
 // options, Error naming the file and the field for anything corrupt or invalid; the model and the
 // optimizer may then hold part of the checkpoint (resume loads an older one in full, or fails).
+// With a `scaler` the checkpoint must hold its state (scaler.*) and it is loaded too; without one
+// it must hold none.
 TrainPosition load_checkpoint(const std::string& path, const CheckpointSpec& spec,
-                              nn::Module& model, optim::Optimizer& optimizer);
+                              nn::Module& model, optim::Optimizer& optimizer,
+                              amp::GradScaler* scaler = nullptr);
 
 // Loads the newest checkpoint of `dir` that load_checkpoint accepts, warning on `warnings` about
 // each newer one it skips and why; nullopt when `dir` has none. Throws CheckpointMismatch as
@@ -81,6 +86,7 @@ struct Resumed {
   TrainPosition position;
 };
 std::optional<Resumed> resume(const std::string& dir, const CheckpointSpec& spec, nn::Module& model,
-                              optim::Optimizer& optimizer, std::ostream& warnings);
+                              optim::Optimizer& optimizer, std::ostream& warnings,
+                              amp::GradScaler* scaler = nullptr);
 
 }  // namespace leangrad::tools

@@ -7,6 +7,7 @@
 //   at fault.
 // - resume falls back to the newest intact checkpoint and says so, refuses to start over when none
 //   is intact, and does not fall back past a checkpoint of other options.
+// - The f16 loss scaler's state round-trips too, and is required exactly when the run has one.
 #include <gtest/gtest.h>
 
 #include <leangrad/leangrad.h>
@@ -271,6 +272,80 @@ TEST(TrainCheckpoint, RefusesBadOptimizerAndModelTensors) {
     expect_refused(path, c.words, /*model_untouched=*/false);
     fs::copy_file(moved, path, fs::copy_options::overwrite_existing);
   }
+}
+
+// A loss scaler after one overflowing and three clean steps: scale 2^15, growth tracker 3.
+std::unique_ptr<amp::GradScaler> stepped_scaler(Training& training) {
+  auto scaler = std::make_unique<amp::GradScaler>(amp::GradScalerOptions().growth_interval(10));
+  for (int i = 0; i < 4; ++i) {
+    training.optimizer->zero_grad();
+    const Tensor loss = training.model->forward(randn({4, 3})).sum() * (i == 0 ? INFINITY : 1.0);
+    scaler->scale(loss).backward();
+    scaler->step(*training.optimizer);
+    scaler->update();
+  }
+  return scaler;
+}
+
+TEST(TrainCheckpoint, RoundTripsTheLossScaler) {
+  TempDir dir;
+  Training original(1);
+  const std::unique_ptr<amp::GradScaler> scaler = stepped_scaler(original);
+  ASSERT_EQ(scaler->get_scale(), 32768.0);
+  tools::save_checkpoint(dir.path(), 3, spec(), *original.model, *original.optimizer, position(3),
+                         scaler.get());
+  const std::string path = tools::checkpoint_path(dir.path(), 8);
+
+  Training resumed(2);
+  amp::GradScaler fresh(amp::GradScalerOptions().growth_interval(10));
+  tools::load_checkpoint(path, spec(), *resumed.model, *resumed.optimizer, &fresh);
+  const NamedTensors a = scaler->state_dict(), b = fresh.state_dict();
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].first, b[i].first);
+    EXPECT_EQ(values(a[i].second), values(b[i].second)) << a[i].first;
+  }
+  EXPECT_EQ(fresh.get_scale(), 32768.0);
+
+  // A run without a scaler refuses the scaler's state; a run with one needs it.
+  expect_refused(path, {"unexpected tensor 'scaler.scale'", "only with --precision f16"},
+                 /*model_untouched=*/false);
+  const std::string plain = write_checkpoint(dir.path(), 4);
+  Training training(2);
+  amp::GradScaler needs_state;
+  try {
+    tools::load_checkpoint(plain, spec(), *training.model, *training.optimizer, &needs_state);
+    ADD_FAILURE() << "an f16 run resumed without the scaler's state";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no loss-scaler state (scaler.*)"), std::string::npos)
+        << e.what();
+  }
+  set_tensor(path, "scaler._growth_tracker", full({}, 10.0, kInt32));
+  try {
+    tools::load_checkpoint(path, spec(), *training.model, *training.optimizer, &needs_state);
+    ADD_FAILURE() << "accepted a growth tracker outside [0, growth_interval)";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'" + path + "'"), std::string::npos) << e.what();
+  }
+}
+
+// Checkpoints written before --precision existed lack the option; they were float32 runs.
+TEST(TrainCheckpoint, AMissingPrecisionMeansFloat32) {
+  TempDir dir;
+  tools::CheckpointSpec with_precision = spec();
+  with_precision.options["precision"] = "f32";
+  const Training original(1, 3);
+  tools::save_checkpoint(dir.path(), 3, with_precision, *original.model, *original.optimizer,
+                         position(3));
+  const std::string path = tools::checkpoint_path(dir.path(), 8);
+  set_field(path, "precision", std::nullopt);
+  Training resumed(2);
+  tools::load_checkpoint(path, with_precision, *resumed.model, *resumed.optimizer);
+  EXPECT_EQ(parameters_of(resumed), parameters_of(original));
+
+  with_precision.options["precision"] = "bf16";
+  EXPECT_THROW(tools::load_checkpoint(path, with_precision, *resumed.model, *resumed.optimizer),
+               tools::CheckpointMismatch);
 }
 
 TEST(TrainCheckpoint, NameAndGlobalStepMustAgree) {

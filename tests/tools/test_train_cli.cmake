@@ -318,6 +318,11 @@ endif()
 if(MODE STREQUAL "resume")
   check_resume(sgd TRUE --batch-size 64)
   check_resume(adam_accumulate FALSE --batch-size 32 --accumulate 2 --optimizer adam)
+  # f16 from a scale of 2^30: the first steps overflow and are skipped while the scale halves; a
+  # resumed run must carry on with the scale and growth tracker the checkpoint saved (starting
+  # over at 2^30 would skip those steps again).
+  check_resume(adam_f16 FALSE --batch-size 64 --optimizer adam --precision f16
+               --init-scale 1073741824)
 elseif(MODE STREQUAL "accuracy")
   file(MAKE_DIRECTORY "${WORK_DIR}")
   set(log "${WORK_DIR}/mlp_6000.json")
@@ -355,6 +360,9 @@ elseif(MODE STREQUAL "errors")
   run_train(2 "--accumulate: expected a number > 0" --accumulate 0)
   run_train(2 "--precision: f8 not in" --precision f8)
   run_train(2 "--limit-test: expected a number > 0" --limit-test 0)
+  run_train(2 "--init-scale: expected a number > 0" --init-scale 0)
+  run_train(1 "--init-scale: only --precision f16 scales the loss" --init-scale 1024
+            --data "${DATA}")
   run_train(2 "--checkpoint-every requires --checkpoint-dir" --checkpoint-every 5)
   run_train(2 "--keep requires --checkpoint-dir" --keep 2)
   run_train(1 "--recompute: only srnet has residual blocks" --model mlp --recompute
