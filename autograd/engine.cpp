@@ -171,6 +171,10 @@ void run_backward(const std::vector<Edge>& roots, std::vector<Tensor> root_grads
   }
 }
 
+bool backward_running() {
+  return tls_callbacks != nullptr;
+}
+
 void queue_callback(std::function<void()> callback) {
   LG_CHECK(tls_callbacks != nullptr,
            "autograd::queue_callback: no backward is running on this thread (call it from a "

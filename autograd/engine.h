@@ -28,4 +28,8 @@ void run_backward(const std::vector<Edge>& roots, std::vector<Tensor> root_grads
 // See Note [End-of-backward callbacks].
 void queue_callback(std::function<void()> callback);
 
+// True while a backward runs on this thread (in its nodes, hooks and callbacks, and in the
+// forward of a checkpoint's recompute).
+bool backward_running();
+
 }  // namespace leangrad::autograd

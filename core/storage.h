@@ -25,6 +25,14 @@ class Storage {
   bool is_pinned() const { return pinned_; }
   const DataPtr& data_ptr() const { return data_; }
 
+  // For offload::ParameterOffload (Note [Releasable device storage] in
+  // offload/parameter_offload.cpp): the memory can be handed back while tensors (saved for
+  // backward) still refer to this storage, and a new block of nbytes() put in its place before
+  // they are used again. Tensor::data_ptr() refuses a storage without its memory with an Error.
+  DataPtr release_memory() { return std::move(data_); }
+  void adopt_memory(DataPtr data) { data_ = std::move(data); }
+  bool has_memory() const { return data_.get() != nullptr || nbytes_ == 0; }
+
  private:
   DataPtr data_;
   std::size_t nbytes_;

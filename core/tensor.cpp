@@ -57,7 +57,13 @@ bool Tensor::shares_storage(const Tensor& other) const {
 
 void* Tensor::data_ptr() const {
   auto* base = static_cast<char*>(storage()->data());
-  if (base == nullptr) return nullptr;
+  if (base == nullptr) {
+    LG_CHECK(storage()->has_memory(), "a tensor of shape ", shape(), " on ", device(),
+             " refers to memory that was given back (an offloaded parameter's device copy used "
+             "outside the forward or backward of its module: call the module as module(x), not "
+             "module.forward(x), so that ParameterOffload's hooks run)");
+    return nullptr;
+  }
   return base + storage_offset() * static_cast<std::int64_t>(element_size());
 }
 

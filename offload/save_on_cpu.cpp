@@ -1,9 +1,11 @@
 // offload::SaveOnCpu: saved-tensor hooks that park the CUDA tensors autograd saves in host memory.
 //
 // Policy
-// - CPU tensors, and tensors sharing storage with keep_on_device, are saved as they are.
+// - CPU tensors, tensors sharing storage with keep_on_device, and the device copies of parameters
+//   that offload::ParameterOffload streams in (it brings them back itself), are saved as they are.
 // - One copy stream per GPU, process-wide, made on first use; every offload copy runs on it, so
-//   the compute stream never waits for a copy to the host. See Note [One copy stream per device].
+//   the compute stream never waits for a copy to the host. See Note [One copy stream per device]
+//   in offload/copy_stream.cpp.
 // - pack: the copy stream waits for the compute stream's work so far (an event, no host wait),
 //   copies the tensor's contiguous form into a pinned host block and records an event that the
 //   copy back will wait for. See Note [Copy stream ordering].
@@ -21,13 +23,17 @@
 // - Without CUDA, or without a GPU, every tensor is a CPU tensor and nothing is copied.
 #include "offload/save_on_cpu.h"
 
-#include <mutex>
-
 #include "core/creation.h"
 #include "core/cuda.h"
+#include "offload/copy_stream.h"
+#include "offload/parameter_offload.h"
 
 namespace leangrad::offload {
 namespace {
+
+using detail::copy_stream;
+using detail::CurrentDeviceScope;
+using detail::record_event;
 
 // What pack returns: either the tensor itself (kept) or its host copy.
 struct PackedTensor {
@@ -36,52 +42,6 @@ struct PackedTensor {
   Device device;                        // ... the device it came from
   std::shared_ptr<cuda::Event> copied;  // ... recorded on the copy stream after the copy to host
 };
-
-// Makes `device` current for a scope: cuda::Event belongs to the device current at construction.
-class CurrentDeviceScope {
- public:
-  explicit CurrentDeviceScope(int device) : previous_(cuda::current_device()), device_(device) {
-    if (previous_ != device_) cuda::set_device(device_);
-  }
-  ~CurrentDeviceScope() {
-    if (previous_ == device_) return;
-    try {
-      cuda::set_device(previous_);
-    } catch (...) {  // a destructor never throws; the device was valid when we left it
-    }
-  }
-  CurrentDeviceScope(const CurrentDeviceScope&) = delete;
-  CurrentDeviceScope& operator=(const CurrentDeviceScope&) = delete;
-
- private:
-  int previous_;
-  int device_;
-};
-
-// Note [One copy stream per device]
-// Process-wide rather than per guard: a guard usually lives for one forward, but its copies are
-// waited on during the backward, after the guard is gone; a guard-owned stream would have to be
-// kept alive by every packed tensor, and a new stream per step would give the caching allocator a
-// new stream id to track each step. One stream also keeps the copies in order: the copy back of a
-// tensor is queued behind the copy that produced its host block. Copies in the two directions
-// happen in different phases (forward, backward), so one stream costs no parallelism. The streams
-// are leaked on purpose: destroying them at exit would race with the CUDA runtime's own teardown.
-cuda::Stream copy_stream(int device) {
-  static std::mutex mutex;
-  static auto* streams = new std::vector<cuda::Stream>();  // id 0: not created yet
-  std::lock_guard<std::mutex> lock(mutex);
-  if (static_cast<int>(streams->size()) <= device) streams->resize(device + 1);
-  cuda::Stream& stream = (*streams)[static_cast<std::size_t>(device)];
-  if (stream.id() == 0) stream = cuda::Stream::create(device);
-  return stream;
-}
-
-// An event recorded on `stream` now; timing off (cheaper to record and wait on).
-std::shared_ptr<cuda::Event> record_event(const cuda::Stream& stream) {
-  auto event = std::make_shared<cuda::Event>(/*enable_timing=*/false);
-  event->record(stream);
-  return event;
-}
 
 // Note [Copy stream ordering]
 // The compute stream S has queued the kernel that writes t, possibly not run yet. The copy stream
@@ -190,6 +150,7 @@ SaveOnCpu::SaveOnCpu(bool pin_memory, const std::vector<Tensor>& keep_on_device)
       hooks_([this](const Tensor& t) { return pack(t); }, unpack) {}
 
 bool SaveOnCpu::keeps(const Tensor& t) const {
+  if (detail::is_offloaded_parameter_storage(t.storage().get())) return true;
   for (const auto& storage : kept_storages_) {
     if (storage == t.storage()) return true;
   }

@@ -3,7 +3,7 @@
 # #include "..." of the library's sources. The test suite runs it (ctest -R layers), so .ci/run
 # fails on an upward include, naming the file and line.
 #
-#   core <- kernels <- autograd <- data, nn, optim, offload, distributed <- tools, tests, bench
+#   core <- kernels <- autograd <- data, nn, optim <- offload, distributed <- tools, tests, bench
 #
 # A layer includes only the layers listed for it (and itself). Besides, the backend contract and
 # the launchers (kernels/backend.h, kernels/cpu/, kernels/cuda/) are private to kernels/: every
@@ -19,7 +19,7 @@ declare -A allowed=(
   [data]="core kernels autograd"
   [nn]="core kernels autograd data"            # Module::save and load write safetensors
   [optim]="core kernels autograd"
-  [offload]="core kernels autograd"
+  [offload]="core kernels autograd data nn"     # ParameterOffload hooks into nn::Module calls
   [distributed]="core kernels autograd data nn"  # DistributedDataParallel wraps an nn::Module
 )
 private_to_kernels='^kernels/(backend\.h|backend_launchers\.inc|cpu/|cuda/)'

@@ -1,0 +1,273 @@
+// offload::ParameterOffload (offload/parameter_offload.cpp), run with the CPU as the computing
+// device (device copies from the CPU allocator, host copies from the pinned pool: the same life
+// cycle, with synchronous copies), and on CUDA when a GPU is present (SKIPPED otherwise):
+// - five training steps leave the parameters bitwise equal to resident training, also with a
+//   checkpointed block and SaveOnCpu, with SGD momentum and Adam;
+// - after backward every gradient is in host memory, and between steps the parameters are too;
+// - units are copied in module order in the forward and in reverse order in the backward;
+// - the computing device's peak holds about two units' parameters, not the model's;
+// - misuse is refused before anything changes.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "autograd/checkpoint.h"
+#include "autograd/functions.h"
+#include "autograd/grad_mode.h"
+#include "core/cuda.h"
+#include "core/error.h"
+#include "core/generator.h"
+#include "core/memory.h"
+#include "kernels/creation.h"
+#include "nn/activation.h"
+#include "nn/container.h"
+#include "nn/conv.h"
+#include "nn/group_norm.h"
+#include "nn/linear.h"
+#include "nn/pooling.h"
+#include "offload/parameter_offload.h"
+#include "offload/save_on_cpu.h"
+#include "optim/adam.h"
+#include "optim/sgd.h"
+#include "testing/tensor_testing.h"
+
+namespace leangrad {
+namespace {
+
+// (B, 2, 6, 6) -> (B, 3): a conv block, then two linear layers.
+std::shared_ptr<nn::Sequential> small_cnn(Device device) {
+  manual_seed(11);
+  auto model = std::make_shared<nn::Sequential>(std::vector<std::shared_ptr<nn::Module>>{
+      std::make_shared<nn::Conv2d>(nn::Conv2dOptions(2, 4, 3).padding(1)),
+      std::make_shared<nn::GroupNorm>(nn::GroupNormOptions(2, 4)), std::make_shared<nn::TanhExp>(),
+      std::make_shared<nn::Flatten>(), std::make_shared<nn::Linear>(4 * 6 * 6, 8),
+      std::make_shared<nn::TanhExp>(), std::make_shared<nn::Linear>(8, 3)});
+  model->to(device);
+  return model;
+}
+
+// Recompute for module `index` of the model (autograd::checkpoint around its call).
+void checkpoint_module(nn::Sequential& model, std::size_t index) {
+  model[index]->set_forward_wrapper([](const Tensor& input, const nn::ForwardCall& call) {
+    return autograd::checkpoint(
+        [call](const std::vector<Tensor>& in) { return std::vector<Tensor>{call(in[0])}; },
+        {input})[0];
+  });
+}
+
+enum class Technique { Plain, Checkpoint, SaveOnCpu };
+
+struct Case {
+  std::string optimizer;
+  Technique technique;
+};
+
+std::unique_ptr<optim::Optimizer> make_optimizer(const std::string& name, nn::Module& model) {
+  if (name == "sgd")
+    return std::make_unique<optim::SGD>(model.parameters(), optim::SGDOptions(0.05).momentum(0.9));
+  return std::make_unique<optim::Adam>(model.parameters(), optim::AdamOptions(0.01));
+}
+
+// Five steps of `technique` on `model` (inputs drawn from one seed), returns the parameters on
+// the CPU. With `offload`, checks after each backward that the gradients are in host memory.
+std::vector<std::vector<double>> train_five_steps(const std::shared_ptr<nn::Sequential>& model,
+                                                  const Case& c, Device device,
+                                                  const offload::ParameterOffload* offload) {
+  if (c.technique == Technique::Checkpoint) checkpoint_module(*model, 1);
+  std::unique_ptr<optim::Optimizer> optimizer = make_optimizer(c.optimizer, *model);
+  manual_seed(5);
+  for (int step = 0; step < 5; ++step) {
+    const Tensor x = randn({4, 2, 6, 6}).to(device);
+    const Tensor target = randn({4, 3}).to(device);
+    optimizer->zero_grad();
+    Tensor loss;
+    {
+      std::unique_ptr<offload::SaveOnCpu> save_on_cpu;
+      if (c.technique == Technique::SaveOnCpu)
+        save_on_cpu = std::make_unique<offload::SaveOnCpu>(true, model->parameters());
+      loss = ((*model)(x)-target).pow(2.0).mean();
+    }
+    loss.backward();
+    if (offload != nullptr) {
+      for (const auto& [name, p] : model->named_parameters()) {
+        EXPECT_TRUE(p.device().is_cpu() && p.is_pinned()) << name << " is on " << p.device();
+        EXPECT_TRUE(p.grad().defined() && p.grad().device().is_cpu() && p.grad().is_pinned())
+            << name << ": its gradient is not in pinned host memory";
+      }
+    }
+    optimizer->step();
+  }
+  std::vector<std::vector<double>> out;
+  for (const Tensor& p : model->parameters())
+    out.push_back(test::to_vector(p));
+  return out;
+}
+
+class ParameterOffloadTraining : public ::testing::TestWithParam<Case> {};
+
+TEST_P(ParameterOffloadTraining, SameParametersAsResidentTrainingOnTheCpu) {
+  const Device cpu = Device::cpu();
+  const auto resident = train_five_steps(small_cnn(cpu), GetParam(), cpu, nullptr);
+  auto model = small_cnn(cpu);
+  offload::ParameterOffload offload(model, offload::ParameterOffloadOptions(cpu));
+  const auto offloaded = train_five_steps(model, GetParam(), cpu, &offload);
+  EXPECT_EQ(offloaded, resident);  // bitwise: the same kernels on the same values
+  EXPECT_GT(offload.stats().to_device_bytes, 0);
+  EXPECT_GT(offload.stats().to_host_bytes, 0);
+}
+
+TEST_P(ParameterOffloadTraining, SameParametersAsResidentTrainingOnCuda) {
+  if (!cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  const Device gpu = Device::cuda();
+  const auto resident = train_five_steps(small_cnn(gpu), GetParam(), gpu, nullptr);
+  auto model = small_cnn(gpu);
+  offload::ParameterOffload offload(model, offload::ParameterOffloadOptions(gpu));
+  const auto offloaded = train_five_steps(model, GetParam(), gpu, &offload);
+  // The same kernels on the same values, in the same order on one stream: bitwise too.
+  EXPECT_EQ(offloaded, resident);
+}
+
+std::string case_name(const ::testing::TestParamInfo<Case>& info) {
+  const char* technique[] = {"Plain", "Checkpoint", "SaveOnCpu"};
+  return info.param.optimizer + technique[static_cast<int>(info.param.technique)];
+}
+
+void PrintTo(const Case& c, std::ostream* out) {
+  *out << case_name(::testing::TestParamInfo<Case>(c, 0));
+}
+
+INSTANTIATE_TEST_SUITE_P(, ParameterOffloadTraining,
+                         ::testing::Values(Case{"sgd", Technique::Plain},
+                                           Case{"adam", Technique::Plain},
+                                           Case{"adam", Technique::Checkpoint},
+                                           Case{"sgd", Technique::SaveOnCpu}),
+                         case_name);
+
+TEST(ParameterOffload, CopiesUnitsInModuleOrderThenInReverseForBackward) {
+  auto model = small_cnn(Device::cpu());
+  offload::ParameterOffload offload(model, offload::ParameterOffloadOptions(Device::cpu()));
+  const std::vector<std::string> units = {"0", "1", "4", "6"};  // the modules owning parameters
+  EXPECT_EQ(offload.unit_names(), units);
+
+  manual_seed(2);
+  const Tensor x = randn({4, 2, 6, 6});
+  (*model)(x).sum().backward();  // the first forward learns the order
+  offload.clear_copy_log();
+  const Tensor loss = (*model)(x).sum();
+  EXPECT_EQ(offload.copy_log(), units);  // each unit once, in order, the next one prefetched
+  offload.clear_copy_log();
+  loss.backward();
+  // Backward brings back the units whose parameters autograd saved, last first: the linears'
+  // weights (their inputs need gradients) and GroupNorm's weight at least.
+  const std::vector<std::string>& back = offload.copy_log();
+  ASSERT_GE(back.size(), 3u);
+  EXPECT_EQ(back[0], "6");
+  EXPECT_EQ(back[1], "4");
+  EXPECT_EQ(back[2], "1");
+  for (std::size_t i = 1; i < back.size(); ++i)
+    EXPECT_GT(back[i - 1], back[i]) << "not in reverse module order";
+}
+
+TEST(ParameterOffload, ComputingDeviceHoldsAboutTwoUnitsNotTheModel) {
+  const Device cpu = Device::cpu();
+  auto make = [] {
+    manual_seed(3);
+    std::vector<std::shared_ptr<nn::Module>> layers;
+    for (int i = 0; i < 6; ++i) {
+      layers.push_back(std::make_shared<nn::Linear>(256, 256));
+      layers.push_back(std::make_shared<nn::TanhExp>());
+    }
+    return std::make_shared<nn::Sequential>(std::move(layers));
+  };
+  manual_seed(4);
+  const Tensor x = randn({2, 256});
+  auto step_peak = [&](nn::Module& model) {
+    model.zero_grad();
+    memory::reset_peak(cpu);
+    const std::int64_t before = memory::stats(cpu).allocated;
+    (*model.shared_from_this())(x).sum().backward();
+    return memory::stats(cpu).peak_allocated - before;
+  };
+  auto resident = make();
+  step_peak(*resident);  // warm up
+  const std::int64_t resident_peak = step_peak(*resident);
+
+  auto model = make();
+  offload::ParameterOffload offload(model, offload::ParameterOffloadOptions(cpu));
+  step_peak(*model);
+  const std::int64_t offloaded_peak = step_peak(*model);
+
+  // At most the unit computing, the one prefetched and one gradient on its way to the host, plus
+  // the activations: (2, 256) float32 = 2 KiB each, a few per layer, and their gradients.
+  const std::int64_t unit = offload.largest_unit_bytes();
+  const std::int64_t activations = 6 * 4 * 2 * 256 * 4;
+  EXPECT_EQ(unit, (256 * 256 + 256) * 4);
+  EXPECT_LE(offloaded_peak, 3 * unit + activations);
+  // Resident, the gradients of all six units (and the parameters, allocated before the peak was
+  // reset) are on the device.
+  EXPECT_GE(resident_peak, 6 * unit);
+
+  // Between steps nothing of the model is on the computing device.
+  const std::int64_t allocated = memory::stats(cpu).allocated;
+  model->zero_grad();
+  {
+    NoGradGuard no_grad;
+    (*model)(x);
+  }
+  EXPECT_EQ(memory::stats(cpu).allocated, allocated);
+}
+
+TEST(ParameterOffload, RefusesMisuseBeforeChangingAnything) {
+  auto model = small_cnn(Device::cpu());
+  {
+    offload::ParameterOffload first(model, offload::ParameterOffloadOptions(Device::cpu()));
+    try {
+      offload::ParameterOffload second(model, offload::ParameterOffloadOptions(Device::cpu()));
+      ADD_FAILURE() << "offloaded twice";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("parameter '0.weight' is already offloaded"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  // A parameter registered by two modules (tied weights), and one that is a transposed view.
+  struct Holder : nn::Module {
+    explicit Holder(const Tensor& w) : Module("Holder") { register_parameter("w", w); }
+  };
+  struct Pair : nn::Module {
+    Pair(const Tensor& a, const Tensor& b) : Module("Pair") {
+      register_module("a", std::make_shared<Holder>(a));
+      register_module("b", std::make_shared<Holder>(b));
+    }
+  };
+  const Tensor shared = randn({3, 3});
+  auto expect_refused = [](const std::shared_ptr<nn::Module>& m, const std::string& words) {
+    const std::vector<std::vector<double>> before = [&] {
+      std::vector<std::vector<double>> v;
+      for (const Tensor& p : m->parameters())
+        v.push_back(test::to_vector(p));
+      return v;
+    }();
+    try {
+      offload::ParameterOffload offload(m, offload::ParameterOffloadOptions(Device::cpu()));
+      ADD_FAILURE() << "accepted; expected '" << words << "'";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+    }
+    for (const Tensor& p : m->parameters())
+      EXPECT_FALSE(p.is_pinned()) << "the module changed";
+    std::size_t i = 0;
+    for (const Tensor& p : m->parameters())
+      EXPECT_EQ(test::to_vector(p), before[i++]);
+  };
+  expect_refused(std::make_shared<Pair>(shared, shared),
+                 "parameter 'b.w' is registered twice (tied weights are not supported)");
+  expect_refused(std::make_shared<Pair>(randn({3, 3}), randn({4, 3}).transpose(0, 1)),
+                 "parameter 'b.w' of shape [3, 4] must be contiguous");
+}
+
+}  // namespace
+}  // namespace leangrad
