@@ -46,6 +46,7 @@ struct TrainOptions {
   std::int64_t width = 16;  // srnet
   std::int64_t blocks = 2;  // srnet
   bool save_on_cpu = false;
+  bool offload_params = false;
   bool recompute = false;
   std::string device;  // empty: cuda when available, else cpu
   int epochs = 10;
@@ -100,6 +101,10 @@ void add_options(CLI::App& app, TrainOptions& o) {
       ->capture_default_str();
   app.add_flag("--save-on-cpu", o.save_on_cpu,
                "keep the activations saved for backward in pinned host memory (CUDA)");
+  app.add_flag("--offload-params", o.offload_params,
+               "keep the parameters, gradients and optimizer state in pinned host memory and "
+               "copy each layer's parameters to the device only while it computes "
+               "(offload::ParameterOffload); the optimizer steps on the host");
   app.add_flag(
       "--recompute", o.recompute,
       "srnet: recompute each residual block in backward instead of saving its activations");
@@ -235,14 +240,21 @@ struct MemoryReport {
   }
 };
 
-std::int64_t optimizer_state_bytes(const optim::Optimizer& optimizer) {
+// Bytes of `t` held by `device`'s allocator (not the pinned pool: --offload-params keeps the
+// parameters, gradients and optimizer state there, off the device).
+std::int64_t device_bytes(const Tensor& t, Device device) {
+  const bool on_device = t.defined() && t.device() == device && !t.is_pinned();
+  return on_device ? static_cast<std::int64_t>(t.nbytes()) : 0;
+}
+
+std::int64_t optimizer_state_bytes(const optim::Optimizer& optimizer, Device device) {
   // The per-parameter state tensors ("state.<i>.<name>"), not the 0-d step counts and group
   // hyperparameters that state_dict() builds on the CPU.
   std::int64_t bytes = 0;
   for (const auto& [name, tensor] : optimizer.state_dict()) {
     const bool bookkeeping = name.rfind("param_groups.", 0) == 0 ||
                              (name.size() >= 5 && name.compare(name.size() - 5, 5, ".step") == 0);
-    if (!bookkeeping) bytes += static_cast<std::int64_t>(tensor.nbytes());
+    if (!bookkeeping) bytes += device_bytes(tensor, device);
   }
   return bytes;
 }
@@ -264,7 +276,8 @@ void print_memory_report(const MemoryReport& m, Device device, const std::string
             << "  allocator slack           " << format_mib(m.peak_reserved - m.peak_allocated)
             << "  (reserved but not allocated: cached free blocks, rounding)\n"
             << "pinned host memory: peak  " << format_mib(m.pinned_peak)
-            << "  (--save-on-cpu activations, --pin-memory batches)\n";
+            << "  (--save-on-cpu activations, --offload-params parameters, gradients and "
+               "optimizer state, --pin-memory batches)\n";
 }
 
 // The one-line progress bar shown when the standard output is a terminal: redrawn in place at
@@ -358,7 +371,8 @@ struct Run {
   Device device;
   double lr = 0;
   bool srnet = false;
-  std::shared_ptr<nn::Module> model;  // what is checkpointed and saved
+  std::shared_ptr<nn::Module> model;                             // what is checkpointed and saved
+  std::unique_ptr<offload::ParameterOffload> parameter_offload;  // --offload-params
   // With several processes, model wrapped to average the gradients (wrap_for_training).
   std::shared_ptr<distributed::DistributedDataParallel> ddp;
   std::unique_ptr<optim::Optimizer> optimizer;
@@ -400,6 +414,14 @@ Run set_up(const TrainOptions& o, const tools::World& world, Device device) {
   model_options.recompute = o.recompute;
   run.model = tools::make_model(model_options);
   run.model->to(run.device);
+  if (o.offload_params) {
+    LG_CHECK(run.world.size == 1,
+             "--offload-params: not with several processes yet (DistributedDataParallel reduces "
+             "the gradients on the device)");
+    // Before the optimizer is built: its state is then made where the parameters are, the host.
+    run.parameter_offload = std::make_unique<offload::ParameterOffload>(
+        run.model, offload::ParameterOffloadOptions(run.device));
+  }
   run.optimizer = make_optimizer(o.optimizer, run.model->parameters(), run.lr);
   run.precision = tools::parse_precision(o.precision);
   LG_CHECK(!o.init_scale || run.precision == tools::Precision::F16,
@@ -480,6 +502,12 @@ void print_run(const TrainOptions& o, const Run& run) {
                                        : "saved activations: --save-on-cpu has nothing to move on "
                                          "the CPU (the activations are in host memory already)\n");
   }
+  if (run.parameter_offload) {
+    std::cout << "parameters: in pinned host memory, " << run.parameter_offload->unit_names().size()
+              << " layers copied to " << run.device << " one at a time (largest "
+              << format_mib(run.parameter_offload->largest_unit_bytes(), 0)
+              << "), the optimizer steps on the host\n";
+  }
   std::cout << std::flush;
 }
 
@@ -509,6 +537,7 @@ nlohmann::json make_log(const TrainOptions& o, const Run& run, const TrainPositi
                         {"accumulate", o.accumulate},
                         {"precision", o.precision},
                         {"save_on_cpu", o.save_on_cpu},
+                        {"offload_params", o.offload_params},
                         {"recompute", o.recompute},
                         {"epochs", position.epochs_log}};
   if (run.srnet) {
@@ -570,7 +599,7 @@ Trainer::Trainer(const TrainOptions& o, Run& run, TrainPosition position, nlohma
   // What is allocated now beside the parameters is resident data (MemoryReport).
   memory_.resident = memory::stats(run.device).allocated;
   for (const Tensor& p : run.model->parameters())
-    memory_.parameters += static_cast<std::int64_t>(p.nbytes());
+    memory_.parameters += device_bytes(p, run.device);
   memory_.resident -= memory_.parameters;
   memory::reset_peak(run.device);
 }
@@ -736,11 +765,9 @@ void Trainer::evaluate(const EpochProgress& e, double train_seconds) {
 
 // Step times and where the memory went, printed and added to the --log-json record.
 void Trainer::report() {
-  for (const Tensor& p : run_.model->parameters()) {
-    const Tensor grad = p.grad();
-    if (grad.defined()) memory_.gradients += static_cast<std::int64_t>(grad.nbytes());
-  }
-  memory_.optimizer_state = optimizer_state_bytes(*run_.optimizer);
+  for (const Tensor& p : run_.model->parameters())
+    memory_.gradients += device_bytes(p.grad(), run_.device);
+  memory_.optimizer_state = optimizer_state_bytes(*run_.optimizer, run_.device);
   memory_.pinned_peak = memory::pinned_stats().peak_allocated;
   const double median_ms = percentile(step_ms_all_, 0.5), p90_ms = percentile(step_ms_all_, 0.9);
   char line[128];

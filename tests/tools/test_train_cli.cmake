@@ -173,6 +173,17 @@ function(check_srnet)
                  "${plain_saved} -> ${recompute_saved} bytes, peak reserved ${plain_peak} -> "
                  "${recompute_peak}")
 
+  # --offload-params (the CPU as the computing device: the parameters move to the pinned pool and
+  # visit the CPU allocator one layer at a time) trains the same model bitwise.
+  train_ok(out ${small} --offload-params --save-model "${dir}/offload.safetensors")
+  expect_printed("srnet --offload-params" "${out}" "parameters: in pinned host memory, 18 layers")
+  execute_process(COMMAND ${CMAKE_COMMAND} -E compare_files "${dir}/plain.safetensors"
+                          "${dir}/offload.safetensors" RESULT_VARIABLE different)
+  if(different)
+    message(FATAL_ERROR "srnet: --offload-params trained another model than the plain run")
+  endif()
+  message(STATUS "srnet: --offload-params trains the same model bitwise")
+
   # A cap halfway between the two peaks (in MiB, rounded down).
   math(EXPR cap_mb "(${plain_peak} + ${recompute_peak}) / 2 / 1048576")
   set(ENV{LEANGRAD_ALLOC_CONF} "memory_cap_mb:${cap_mb}")
