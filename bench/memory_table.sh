@@ -16,6 +16,8 @@
 #   bf16              --precision bf16 (autocast)
 #   adam8bit          --optimizer adam8bit
 #   save-on-cpu       --save-on-cpu (CUDA only: on the CPU there is nothing to move)
+#   offload-params    --offload-params (CUDA only; not in "all together": issue 16's table is the
+#                     reference's techniques, this row is offload::ParameterOffload's cost)
 #   all together      every one of the above at once
 # Peak memory is the allocator's peak during training (allocated: what tensors held; reserved:
 # what the caching allocator took from the system, cached free blocks and rounding included) less
@@ -81,6 +83,7 @@ add_row "adam8bit" --batch-size "$batch" --optimizer adam8bit
 all=(--batch-size "$quarter" --accumulate 4 --recompute --precision bf16 --optimizer adam8bit)
 if [[ "$device" == cuda ]]; then
   add_row "save-on-cpu" --batch-size "$batch" "${adam[@]}" --save-on-cpu
+  add_row "offload-params" --batch-size "$batch" "${adam[@]}" --offload-params
   all+=(--save-on-cpu)
 fi
 add_row "all together" "${all[@]}"
