@@ -42,10 +42,12 @@ arch="${LEANGRAD_CUDA_ARCHITECTURES:-90}"
 # OpenMP and Threads come with the compiler. About 3.4 MiB in all.
 # Gloo (distributed/'s CPU collectives, and CUDA tensors staged through pinned host memory)
 # with the libraries libgloo.so.0 needs at run time.
+# Fashion-MNIST (30 MiB) for leangrad-train's GPU runs in bench (the memory table on CUDA).
 deb_packages=(libeigen3-dev libgtest-dev libgmock-dev googletest libbenchmark-dev
               libbenchmark1debian nlohmann-json3-dev libcli11-dev zlib1g-dev zlib1g
-              libgloo-dev libgloo0 libhiredis0.14 libibverbs1 libnl-route-3-200 libnl-3-200)
-debs_limit_mib=20
+              libgloo-dev libgloo0 libhiredis0.14 libibverbs1 libnl-route-3-200 libnl-3-200
+              dataset-fashion-mnist)
+debs_limit_mib=48
 
 # The CUDA tests: ctest's regular expression over the test names, and the same set as a
 # GoogleTest filter for compute-sanitizer over the test binary (374 tests on 2026-11-24).
@@ -581,7 +583,7 @@ mode_bench() {
   mapfile -t targets < <(ninja -C "$build" -t targets all |
     sed -n -E 's/^(gpu_[a-z0-9_]+|offload_mlp|variant_[a-z0-9_]+): phony$/\1/p')
   ((${#targets[@]})) || die "no gpu_*, offload_mlp or variant_* target in $build (a build without CUDA?)"
-  targets+=(ddp_step leangrad-run)
+  targets+=(ddp_step leangrad-run leangrad-train)
   ensure_built "${targets[@]}" ||
     { overall+=("bench NOT RUN (build failed)"); record "gpu-check bench: NOT RUN (build failed)"; return; }
   record_device
@@ -650,6 +652,24 @@ $(g++ --version | head -1); $cudnn_description"
     all=$((all + 1)); ((prc == 0)) && ok=$((ok + 1))
     say "  $name: exit $prc"
   done
+  # The memory-technique table on the GPU (issues 16 and 17): srnet wide enough for the GPU's
+  # step time to count, each technique one leangrad-train process on the carried Fashion-MNIST.
+  name="memory_table cuda width 256 blocks 8"
+  echo "=== $name" >>"$log"
+  prc=0
+  run_limited "$(limit 300)" "$out/memory_table.log" bash "$root/bench/memory_table.sh" \
+    --train "$build/tools/leangrad-train" --device cuda --width 256 --blocks 8 \
+    --data "$prefix/usr/share/datasets/fashion-mnist" --work "$out/memory_table" || prc=$?
+  cat "$out/memory_table.log" >>"$log"
+  {
+    echo
+    echo "## memory_table.sh --device cuda --width 256 --blocks 8 (srnet, batch 32, 16 steps)"
+    echo
+    grep '^|' "$out/memory_table.log" || echo "(no table: see memory_table.log)"
+  } >>"$results"
+  statuses+=("$name: exit $prc$(cut_off_note "$prc")")
+  all=$((all + 1)); ((prc == 0)) && ok=$((ok + 1))
+  say "  $name: exit $prc"
   {
     echo
     echo "## Exit status of each program"
