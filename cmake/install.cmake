@@ -4,6 +4,14 @@
 #   <prefix>/lib/cmake/leangrad/                  leangradConfig.cmake and the exported target
 include(CMakePackageConfigHelpers)
 
+# Installed programs (leangrad-train, leangrad-run, leangrad-demo) find libleangrad beside them,
+# in ../lib of wherever the prefix is moved: no LD_LIBRARY_PATH needed.
+if(TARGET leangrad-train)
+  file(RELATIVE_PATH _lib_from_bin "/${CMAKE_INSTALL_BINDIR}" "/${CMAKE_INSTALL_LIBDIR}")
+  set_target_properties(leangrad-demo leangrad-train leangrad-run PROPERTIES
+    INSTALL_RPATH "$ORIGIN/${_lib_from_bin}")
+endif()
+
 install(TARGETS leangrad EXPORT leangradTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}

@@ -21,3 +21,11 @@ execute_process(COMMAND "${WORK_DIR}/build/consumer" RESULT_VARIABLE result)
 if(NOT result EQUAL 0)
   message(FATAL_ERROR "the consumer program failed (${result})")
 endif()
+# The installed tools start from the prefix (their RUNPATH finds libleangrad in ../lib).
+foreach(tool leangrad-train leangrad-run)
+  execute_process(COMMAND "${prefix}/bin/${tool}" --help RESULT_VARIABLE result
+                  OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT result EQUAL 0 OR NOT out MATCHES "Usage|usage")
+    message(FATAL_ERROR "the installed ${tool} --help failed (${result}):\n${out}${err}")
+  endif()
+endforeach()
