@@ -2,8 +2,12 @@
 // safetensors checkpoints (save, load), printing.
 #include "nn/module.h"
 
+#include <cxxabi.h>
+
+#include <cstdlib>
 #include <map>
 #include <sstream>
+#include <typeinfo>
 #include <utility>
 #include <vector>
 
@@ -13,8 +17,27 @@
 
 namespace leangrad::nn {
 
+namespace {
+
+// The dynamic type's name as written in C++ ("Net", "leangrad::nn::Sequential").
+std::string class_name(const Module& module) {
+  const char* mangled = typeid(module).name();
+  int status = 0;
+  std::unique_ptr<char, void (*)(void*)> demangled(
+      abi::__cxa_demangle(mangled, nullptr, nullptr, &status), std::free);
+  return status == 0 && demangled ? demangled.get() : mangled;
+}
+
+}  // namespace
+
 Tensor Module::forward(const Tensor& /*input*/) {
-  LG_THROW(Error, name_, ": forward(const Tensor&) is not implemented for this module");
+  // The usual cause: a subclass declared LibTorch's spelling `Tensor forward(Tensor x)`, which
+  // hides this virtual instead of overriding it (register_module catches that at compile time).
+  LG_THROW(Error, name_, " (", class_name(*this),
+           "): forward(const Tensor&) is not implemented; a module called through nn::Module "
+           "(containers, DistributedDataParallel, module(x)) must override "
+           "`Tensor forward(const Tensor& input) override` (a `forward(Tensor)` taking its "
+           "argument by value hides it instead)");
 }
 
 // Note [Module call]

@@ -74,9 +74,20 @@ class Module : public std::enable_shared_from_this<Module> {
   Tensor& register_buffer(const std::string& name, Tensor tensor);
   template <typename M>
   std::shared_ptr<M> register_module(const std::string& name, std::shared_ptr<M> module) {
+    static_assert(overrides_forward<M>,
+                  "register_module: this module's forward hides nn::Module::forward instead of "
+                  "overriding it; declare it `Tensor forward(const Tensor& input) override` "
+                  "(LibTorch's `Tensor forward(Tensor x)` takes its argument by value)");
     add_child(name, module);
     return module;
   }
+
+  // False when M declares a forward other than forward(const Tensor&) (LibTorch's by-value
+  // spelling, say), which hides the virtual one: calls through nn::Module would then throw.
+  template <typename M>
+  static constexpr bool overrides_forward = requires {
+    static_cast<Tensor (M::*)(const Tensor&)>(&M::forward);
+  };
 
   std::vector<Tensor> parameters(bool recurse = true) const;
   NamedTensors named_parameters(bool recurse = true) const;

@@ -130,5 +130,35 @@ TEST(ModuleForwardWrapper, CheckpointWrapperRecomputesWithHooksAndSameGradients)
   EXPECT_EQ(forward_calls, 3);
 }
 
+// LibTorch's spelling of forward takes its argument by value, which hides nn::Module's virtual
+// forward(const Tensor&) instead of overriding it.
+struct ByValue : nn::Module {
+  ByValue() : Module("ByValue") {}
+  Tensor forward(Tensor x) { return x * 2.0; }  // NOLINT: the trap under test
+};
+struct ByReference : nn::Module {
+  ByReference() : Module("ByReference") {}
+  Tensor forward(const Tensor& x) override { return x * 2.0; }
+};
+static_assert(!nn::Module::overrides_forward<ByValue>, "register_module must refuse ByValue");
+static_assert(nn::Module::overrides_forward<ByReference>);
+static_assert(nn::Module::overrides_forward<nn::Linear>);
+static_assert(nn::Module::overrides_forward<nn::Sequential>);
+
+TEST(ModuleForward, AHiddenForwardIsReportedWithTheClassAndTheFix) {
+  // Through a container (which holds nn::Module pointers, so no compile-time check applies).
+  nn::Sequential seq(std::vector<std::shared_ptr<nn::Module>>{std::make_shared<ByValue>()});
+  try {
+    seq(randn({2}));
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    for (const char* words : {"ByValue (leangrad::(anonymous namespace)::ByValue)",
+                              "forward(const Tensor&) is not implemented",
+                              "Tensor forward(const Tensor& input) override"})
+      EXPECT_NE(what.find(words), std::string::npos) << what;
+  }
+}
+
 }  // namespace
 }  // namespace leangrad
