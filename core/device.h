@@ -1,5 +1,6 @@
 // Device: where a tensor's memory lives. DeviceType::CPU or DeviceType::CUDA plus an index.
-// Converts implicitly from a DeviceType so `x.to(kCUDA)` works as in LibTorch.
+// Converts implicitly from a DeviceType and from a string ("cpu", "cuda", "cuda:1") so
+// `x.to(kCUDA)` and `x.to("cuda:0")` work as in LibTorch.
 #pragma once
 
 #include <cstdint>
@@ -20,6 +21,9 @@ struct Device {
 
   constexpr Device() = default;
   constexpr Device(DeviceType type, int index = 0) : type(type), index(index) {}  // NOLINT
+  // "cpu", "cuda" (device 0) or "cuda:N"; anything else throws Error naming the string.
+  Device(const std::string& spec);  // NOLINT: implicit, as LibTorch's
+  Device(const char* spec) : Device(std::string(spec == nullptr ? "" : spec)) {}  // NOLINT
 
   static constexpr Device cpu() { return Device(DeviceType::CPU, 0); }
   static constexpr Device cuda(int index = 0) { return Device(DeviceType::CUDA, index); }

@@ -176,3 +176,29 @@ TEST(Tensor, CudaWithoutGpuThrowsDeviceError) {
 
 }  // namespace
 }  // namespace leangrad
+
+namespace leangrad {
+namespace {
+
+TEST(DeviceText, ParsesLibTorchSpellingsAndRefusesTheRest) {
+  EXPECT_EQ(Device("cpu"), Device::cpu());
+  EXPECT_EQ(Device("cuda"), Device::cuda(0));
+  EXPECT_EQ(Device(std::string("cuda:3")), Device::cuda(3));
+  EXPECT_EQ(Device("cuda:12").index, 12);
+  for (const char* bad : {"", "gpu", "cuda:", "cuda:-1", "cuda:1x", "CPU", "cuda: 1", "cuda:+1",
+                          "cuda:99999999999"}) {
+    try {
+      Device d(bad);
+      ADD_FAILURE() << "accepted \"" << bad << "\" as " << d;
+    } catch (const DeviceError& e) {
+      EXPECT_NE(std::string(e.what()).find(std::string("got \"") + bad + "\""), std::string::npos)
+          << e.what();
+    }
+  }
+  // A tensor's to() takes the text too (to the CPU here, which every machine has).
+  const Tensor t = zeros({2}).to("cpu");
+  EXPECT_TRUE(t.device().is_cpu());
+}
+
+}  // namespace
+}  // namespace leangrad
