@@ -20,6 +20,13 @@ constexpr DType kInt64 = DType::Int64;
 constexpr DType kInt32 = DType::Int32;
 constexpr DType kUInt8 = DType::UInt8;
 constexpr DType kBool = DType::Bool;
+// LibTorch's other names for the same dtypes.
+constexpr DType kFloat = kFloat32;
+constexpr DType kDouble = kFloat64;
+constexpr DType kHalf = kFloat16;
+constexpr DType kLong = kInt64;
+constexpr DType kInt = kInt32;
+constexpr DType kByte = kUInt8;
 
 constexpr std::size_t element_size(DType t) {
   switch (t) {

@@ -180,6 +180,15 @@ TEST(Tensor, CudaWithoutGpuThrowsDeviceError) {
 namespace leangrad {
 namespace {
 
+TEST(DTypeNames, LibTorchAliasesNameTheSameDtypes) {
+  EXPECT_EQ(zeros({2}, kFloat).dtype(), kFloat32);
+  EXPECT_EQ(zeros({2}, kDouble).dtype(), kFloat64);
+  EXPECT_EQ(zeros({2}, kHalf).dtype(), kFloat16);
+  EXPECT_EQ(zeros({2}, kLong).dtype(), kInt64);
+  EXPECT_EQ(zeros({2}, kInt).dtype(), kInt32);
+  EXPECT_EQ(zeros({2}, kByte).dtype(), kUInt8);
+}
+
 TEST(DeviceText, ParsesLibTorchSpellingsAndRefusesTheRest) {
   EXPECT_EQ(Device("cpu"), Device::cpu());
   EXPECT_EQ(Device("cuda"), Device::cuda(0));
