@@ -29,8 +29,8 @@
 // END EXAMPLE
 //
 // Where things are: core/ (Tensor, DType, Device, memory, CUDA streams), kernels/ops.h (every
-// kernel), autograd/functions.h (the functions above), offload/ (saved activations on the host).
-// docs/architecture.md walks through it.
+// kernel), autograd/functions.h (the functions above), offload/ (saved activations on the host, the
+// memory planner). docs/architecture.md walks through it.
 #pragma once
 
 #include "autograd/autocast.h"
@@ -57,6 +57,7 @@
 #include "distributed/distributed.h"
 #include "kernels/creation.h"
 #include "nn/nn.h"
+#include "offload/memory_planner.h"
 #include "offload/save_on_cpu.h"
 #include "optim/grad_scaler.h"
 #include "optim/optim.h"
