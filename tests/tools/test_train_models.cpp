@@ -54,8 +54,8 @@ std::vector<Tensor> one_step(const std::string& model_name, const std::string& o
     // 1e-5 difference of the update, on some CPUs and not others (the GEMM's blocking decides
     // the rounding). With eps = 1e-3 the update moves at most lr / eps = 1 times the gradient's
     // difference, so the comparison below tests the accumulation, not Adam's kink at 0.
-    optimizer = std::make_unique<optim::Adam>(model->parameters(),
-                                              optim::AdamOptions(1e-3).eps(1e-3));
+    optimizer =
+        std::make_unique<optim::Adam>(model->parameters(), optim::AdamOptions(1e-3).eps(1e-3));
   }
   const std::int64_t size = images.size(0) / micro_batches;
   optimizer->zero_grad();
@@ -167,8 +167,8 @@ TEST(Srnet, ParameterNamesCountAndOutput) {
 
 TEST(Srnet, BadOptionsAreErrors) {
   tools::ModelOptions options = model_options("mlp");
-  options.recompute = true;
-  EXPECT_THROW(tools::make_model(options), Error);
+  const std::shared_ptr<nn::Module> mlp = tools::make_model(options);
+  EXPECT_THROW(tools::memory_blocks("mlp", *mlp, "--recompute"), Error);
   options = model_options("srnet");
   options.width = 0;
   EXPECT_THROW(tools::make_model(options), Error);
@@ -205,7 +205,8 @@ TEST(Srnet, LossIsL1PlusLaplacianEdgeTerm) {
   EXPECT_NEAR(loss.item<float>(), expected, 1e-6 * expected);
 }
 
-// --recompute reruns each block's forward in backward: the same loss and the same gradients.
+// --recompute reruns each block's forward in backward (a Recompute policy on each of
+// memory_blocks): the same loss and the same gradients.
 TEST(Srnet, RecomputeGivesTheSameGradients) {
   manual_seed(2);
   const Tensor images = rand({4, 1, 28, 28});
@@ -214,9 +215,15 @@ TEST(Srnet, RecomputeGivesTheSameGradients) {
   for (bool recompute : {false, true}) {
     tools::ModelOptions options = model_options("srnet");
     options.blocks = 2;
-    options.recompute = recompute;
     manual_seed(7);
     std::shared_ptr<nn::Module> model = make_model("srnet", options);
+    const std::vector<std::shared_ptr<nn::Module>> blocks =
+        tools::memory_blocks("srnet", *model, "--recompute");
+    ASSERT_EQ(blocks.size(), 2u);
+    const offload::AppliedPlan applied = offload::apply_policies(
+        blocks, std::vector<offload::BlockPolicy>(
+                    2, recompute ? offload::BlockPolicy::Recompute : offload::BlockPolicy::Keep));
+    EXPECT_EQ(blocks[0]->has_forward_wrapper(), recompute);
     losses.push_back(tools::accumulate_micro_batch("srnet", *model, images, Tensor(), 1.0).loss);
     grads.emplace_back();
     for (const Tensor& p : model->parameters())
