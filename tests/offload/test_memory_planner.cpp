@@ -8,6 +8,7 @@
 #include <any>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <functional>
 #include <memory>
 #include <vector>
@@ -159,6 +160,7 @@ TEST(MemoryPlanner, PredictedPeakWithinTenPercentForEveryPlan) {
   Fixture f;
   const StepProfile profile = profile_step(*f.model, f.blocks, f.step_function());
   const BlockPolicy keep = BlockPolicy::Keep, recompute = BlockPolicy::Recompute;
+  double worst = 0;
   for (int code = 0; code < 8; ++code) {
     const std::vector<BlockPolicy> policies = {(code & 1) ? keep : recompute,
                                                (code & 2) ? keep : recompute,
@@ -166,6 +168,7 @@ TEST(MemoryPlanner, PredictedPeakWithinTenPercentForEveryPlan) {
     const std::int64_t predicted = predict_peak_bytes(profile, policies, false);
     const std::int64_t measured = measured_peak(f, policies);
     const double error = std::abs(static_cast<double>(predicted - measured)) / measured;
+    worst = std::max(worst, error);
     EXPECT_LE(error, 0.10) << "plan " << code << ": predicted " << predicted << ", measured "
                            << measured;
     // Keeping every block peaks higher than recomputing every block.
@@ -173,6 +176,8 @@ TEST(MemoryPlanner, PredictedPeakWithinTenPercentForEveryPlan) {
       EXPECT_GT(predicted, predict_peak_bytes(profile, {recompute, recompute, recompute}, false));
     }
   }
+  std::printf("residual MLP, 3 blocks: predicted peaks within %.4f%% of the measured ones\n",
+              100.0 * worst);
 }
 
 TEST(MemoryPlanner, AppliedPoliciesGiveBitwiseTheSameGradients) {
