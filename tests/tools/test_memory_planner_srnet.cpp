@@ -99,7 +99,11 @@ class CpuMemoryCap {
   }
   ~CpuMemoryCap() {
     const char* conf = std::getenv("LEANGRAD_ALLOC_CONF");
-    memory::configure(conf != nullptr ? conf : "");
+    try {
+      memory::configure(conf != nullptr ? conf : "");
+    } catch (const Error&) {  // a malformed environment: no cap, rather than throw here
+      memory::configure("");
+    }
     memory::empty_cache(Device::cpu());
   }
   CpuMemoryCap(const CpuMemoryCap&) = delete;
