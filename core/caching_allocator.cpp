@@ -658,4 +658,13 @@ AllocatorConfig parse_allocator_config(const std::string& conf) {
   return config;
 }
 
+namespace memory {
+
+std::int64_t allocated_size(std::int64_t nbytes) {
+  if (nbytes <= 0) return 0;
+  return static_cast<std::int64_t>(round_up(static_cast<std::size_t>(nbytes), kMinBlockBytes));
+}
+
+}  // namespace memory
+
 }  // namespace leangrad

@@ -32,6 +32,10 @@ std::string summary(Device device);
 // Applies to every allocator, those already created included; call it before the first
 // allocation to be sure every block obeys it.
 void configure(const std::string& conf);
+// The bytes `allocated` grows by for a request of `nbytes`: the request rounded up to the
+// allocator's block granularity (512 bytes; 0 for 0). What the memory planner counts a saved
+// tensor's storage as (offload/memory_planner.h).
+std::int64_t allocated_size(std::int64_t nbytes);
 
 }  // namespace memory
 }  // namespace leangrad

@@ -4,6 +4,7 @@
 # fails on an upward include, naming the file and line.
 #
 #   core <- kernels <- autograd <- data, nn, optim <- offload, distributed <- tools, tests, bench
+#   (nn may include data; offload and distributed include nn: they act on modules)
 #
 # A layer includes only the layers listed for it (and itself). Besides, the backend contract and
 # the launchers (kernels/backend.h, kernels/cpu/, kernels/cuda/) are private to kernels/: every
@@ -19,7 +20,7 @@ declare -A allowed=(
   [data]="core kernels autograd"
   [nn]="core kernels autograd data"            # Module::save and load write safetensors
   [optim]="core kernels autograd"
-  [offload]="core kernels autograd data nn"     # ParameterOffload hooks into nn::Module calls
+  [offload]="core kernels autograd data nn"     # ParameterOffload and the planner act on modules
   [distributed]="core kernels autograd data nn"  # DistributedDataParallel wraps an nn::Module
 )
 private_to_kernels='^kernels/(backend\.h|backend_launchers\.inc|cpu/|cuda/)'

@@ -4,13 +4,15 @@
 //   leangrad-train --model mlp --epochs 1
 //   leangrad-train --model cnn --optimizer adam --lr 1e-3 --log-json cnn.json
 //   leangrad-train --model srnet --width 64 --blocks 4 --optimizer adam --recompute
+//   leangrad-train --model srnet --width 64 --blocks 8 --memory-budget 900  (the memory planner)
 //   leangrad-train --checkpoint-dir ckpt --checkpoint-every 500   (resumes from ckpt when rerun)
 //   leangrad-train --batch-size 32 --accumulate 2                 (the update of batch 64)
 //   leangrad-run --nproc-per-node 2 leangrad-train --batch-size 32  (DDP: the update of batch 64)
 // Exit codes: 0 success, 1 runtime error (missing data, no CUDA device...), 2 bad command line.
 // Layout: the options (TrainOptions, add_options); helpers for the report (step-time statistics,
-// JSON, MemoryReport, ProgressBar); Checkpoints (save, resume); One training run (set_up, Trainer:
-// the epochs, then the report) and train(); main. Several processes: train_distributed.h.
+// JSON, MemoryReport, ProgressBar); Checkpoints (save, resume); One training run (set_up, the
+// memory plan, Trainer: the epochs, then the report) and train(); main. Several processes:
+// train_distributed.h.
 #include <leangrad/leangrad.h>
 #include <CLI/CLI.hpp>
 
@@ -48,7 +50,8 @@ struct TrainOptions {
   bool save_on_cpu = false;
   bool offload_params = false;
   bool recompute = false;
-  std::string device;  // empty: cuda when available, else cpu
+  double memory_budget_mb = 0;  // 0: no memory planner
+  std::string device;           // empty: cuda when available, else cpu
   int epochs = 10;
   std::int64_t batch_size = 64;
   double lr = 0.0;  // 0: the optimizer's default (default_lr)
@@ -99,15 +102,24 @@ void add_options(CLI::App& app, TrainOptions& o) {
   app.add_option("--blocks", o.blocks, "srnet: residual blocks")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  app.add_flag("--save-on-cpu", o.save_on_cpu,
-               "keep the activations saved for backward in pinned host memory (CUDA)");
-  app.add_flag("--offload-params", o.offload_params,
-               "keep the parameters, gradients and optimizer state in pinned host memory and "
-               "copy each layer's parameters to the device only while it computes "
-               "(offload::ParameterOffload); the optimizer steps on the host");
-  app.add_flag(
+  CLI::Option* save_on_cpu =
+      app.add_flag("--save-on-cpu", o.save_on_cpu,
+                   "keep the activations saved for backward in pinned host memory (CUDA)");
+  CLI::Option* offload_params = app.add_flag(
+      "--offload-params", o.offload_params,
+      "keep the parameters, gradients and optimizer state in pinned host memory and copy each "
+      "layer's parameters to the device only while it computes (offload::ParameterOffload); "
+      "the optimizer steps on the host");
+  CLI::Option* recompute = app.add_flag(
       "--recompute", o.recompute,
       "srnet: recompute each residual block in backward instead of saving its activations");
+  app.add_option("--memory-budget", o.memory_budget_mb,
+                 "srnet: profile one step, then keep, recompute or (CUDA) offload each residual "
+                 "block's activations so the peak allocated memory fits this many MiB")
+      ->check(positive)
+      ->excludes(recompute)
+      ->excludes(save_on_cpu)
+      ->excludes(offload_params);
   app.add_option("--device", o.device, "cpu or cuda (default: cuda when available, else cpu)")
       ->check(CLI::IsMember({"cpu", "cuda"}));
   app.add_option("--epochs", o.epochs, "passes over the training set")
@@ -385,6 +397,10 @@ struct Run {
   std::unique_ptr<data::DataLoader> test_loader;
   std::int64_t steps_per_epoch = 0;  // optimizer steps: --accumulate batches each
   tools::CheckpointSpec checkpoint;
+  // --recompute and --memory-budget: srnet's residual blocks and the policies installed on them.
+  std::vector<std::shared_ptr<nn::Module>> blocks;
+  offload::AppliedPlan applied_plan;
+  std::optional<offload::MemoryPlan> memory_plan;  // --memory-budget's, for the final report
 };
 
 // The training set: Fashion-MNIST's, or its first --limit-train images.
@@ -411,16 +427,24 @@ Run set_up(const TrainOptions& o, const tools::World& world, Device device) {
   model_options.name = o.model;
   model_options.width = o.width;
   model_options.blocks = o.blocks;
-  model_options.recompute = o.recompute;
   run.model = tools::make_model(model_options);
   run.model->to(run.device);
-  if (o.offload_params) {
-    LG_CHECK(run.world.size == 1,
-             "--offload-params: not with several processes yet (DistributedDataParallel reduces "
-             "the gradients on the device)");
-    // Before the optimizer is built: its state is then made where the parameters are, the host.
-    run.parameter_offload = std::make_unique<offload::ParameterOffload>(
-        run.model, offload::ParameterOffloadOptions(run.device));
+  if (o.recompute || o.memory_budget_mb > 0) {
+    run.blocks =
+        tools::memory_blocks(o.model, *run.model, o.recompute ? "--recompute" : "--memory-budget");
+  }
+  if (o.recompute) {  // one policy for every block; --memory-budget chooses per block
+    run.applied_plan = offload::apply_policies(
+        run.blocks,
+        std::vector<offload::BlockPolicy>(run.blocks.size(), offload::BlockPolicy::Recompute));
+    if (o.offload_params) {
+      LG_CHECK(run.world.size == 1,
+               "--offload-params: not with several processes yet (DistributedDataParallel reduces "
+               "the gradients on the device)");
+      // Before the optimizer is built: its state is then made where the parameters are, the host.
+      run.parameter_offload = std::make_unique<offload::ParameterOffload>(
+          run.model, offload::ParameterOffloadOptions(run.device));
+    }
   }
   run.optimizer = make_optimizer(o.optimizer, run.model->parameters(), run.lr);
   run.precision = tools::parse_precision(o.precision);
@@ -478,7 +502,9 @@ void print_run(const TrainOptions& o, const Run& run) {
   std::cout << "leangrad-train: model " << o.model;
   if (run.srnet) {
     std::cout << " (width " << o.width << ", " << o.blocks << " blocks"
-              << (o.recompute ? ", recomputed" : "") << ")";
+              << (o.recompute ? ", recomputed" : "");
+    if (o.memory_budget_mb > 0) std::cout << ", memory budget " << o.memory_budget_mb << " MiB";
+    std::cout << ")";
   }
   std::cout << ", " << run.num_parameters << " parameters, " << o.optimizer << " lr " << run.lr
             << ", batch " << o.batch_size << ", " << o.epochs << " epochs on " << run.device << " ("
@@ -519,6 +545,73 @@ double print_baseline_psnr(Run& run) {
                 psnr);
   std::cout << line << std::endl;
   return psnr;
+}
+
+// ---- The memory plan (--memory-budget) ---------------------------------------------------------
+// One step on the first training batch is profiled (offload::profile_step: every block
+// recomputed, the smallest footprint, so the profile fits wherever a plan does); then the model
+// is put back and the optimizer started afresh, so the run trains exactly as it would have
+// without the profile. The fastest plan that fits the budget is printed and installed on the
+// blocks; the final report sets its predictions beside what training measured.
+
+// The model's parameters and buffers, copied to pinned host memory: a pool of its own (on the
+// CPU too), so the copy counts against neither the budget nor a memory cap.
+NamedTensors host_snapshot(const nn::Module& model) {
+  NamedTensors snapshot;
+  for (const auto& [name, t] : model.state_dict()) {
+    Tensor copy = empty(t.shape(), TensorOptions(t.dtype()).pinned_memory(true));
+    copy.copy_(t);
+    snapshot.emplace_back(name, copy);
+  }
+  return snapshot;
+}
+
+void plan_memory_budget(const TrainOptions& o, Run& run) {
+  if (o.memory_budget_mb <= 0) return;
+  const auto budget_bytes = static_cast<std::int64_t>(std::llround(o.memory_budget_mb * (1 << 20)));
+  const NamedTensors snapshot = host_snapshot(*run.model);
+  offload::StepProfile profile;
+  {
+    data::DataLoader first(run.train_set, data::DataLoaderOptions()
+                                              .batch_size(o.batch_size)
+                                              .pin_memory(o.pin_memory)
+                                              .device(run.device));
+    const data::Batch batch = *first.begin();
+    const double scale = 1.0 / o.accumulate;
+    auto step = [&] {  // one optimizer step, as Trainer::train_steps runs it
+      run.optimizer->zero_grad();
+      for (int i = 0; i < o.accumulate; ++i) {
+        tools::accumulate_micro_batch(o.model, *run.model, batch.data, batch.target, scale,
+                                      /*save_on_cpu=*/false, run.precision, run.scaler.get());
+      }
+      if (run.scaler) {
+        run.scaler->step(*run.optimizer);
+        run.scaler->update();
+      } else {
+        run.optimizer->step();
+      }
+    };
+    offload::ProfileOptions options;
+    options.measured_steps = 2;
+    try {
+      profile = offload::profile_step(*run.model, run.blocks, step, options);
+    } catch (const OutOfMemoryError& e) {
+      LG_THROW(Error,
+               "--memory-budget: the profiling step ran out of memory with every block "
+               "recomputed, the smallest footprint a plan has: ",
+               e.message());
+    }
+    profile.optimizer_state_bytes = optimizer_state_bytes(*run.optimizer);
+  }
+  run.model->load_state_dict(snapshot);
+  run.model->zero_grad();
+  run.optimizer = make_optimizer(o.optimizer, run.model->parameters(), run.lr);
+  if (run.scaler) run.scaler = std::make_unique<amp::GradScaler>();
+
+  const offload::MemoryPlan plan = offload::plan_memory(profile, budget_bytes);
+  std::cout << offload::describe_plan(profile, plan) << std::flush;
+  run.applied_plan = offload::apply_plan(plan, run.blocks);
+  run.memory_plan = plan;
 }
 
 // The --log-json record of the run, with the epochs logged so far.
@@ -575,6 +668,7 @@ class Trainer {
   void end_step(EpochProgress& e, double step_loss, std::int64_t step_samples);
   void checkpoint(const EpochProgress& e, double loss_sum);
   void evaluate(const EpochProgress& e, double train_seconds);
+  void report_memory_plan(const offload::MemoryPlan& plan, double median_ms) const;
 
   const TrainOptions& o_;
   Run& run_;
@@ -763,6 +857,23 @@ void Trainer::evaluate(const EpochProgress& e, double train_seconds) {
   if (!o_.log_json.empty() && run_.world.is_main()) write_json_atomically(o_.log_json, log_);
 }
 
+// --memory-budget's predictions beside what training measured.
+void Trainer::report_memory_plan(const offload::MemoryPlan& plan, double median_ms) const {
+  auto percent = [](double measured, double predicted) {
+    return measured > 0 ? 100.0 * (predicted - measured) / measured : 0.0;
+  };
+  const auto measured_peak = static_cast<double>(memory_.peak_allocated);
+  char line[256];
+  std::snprintf(line, sizeof(line),
+                "memory plan: predicted peak %.2f MiB, step %.2f ms; measured peak allocated "
+                "%.2f MiB (prediction %+.1f%%), median step %.2f ms (prediction %+.1f%%)",
+                static_cast<double>(plan.predicted_peak_bytes) / (1 << 20), plan.predicted_step_ms,
+                measured_peak / (1 << 20),
+                percent(measured_peak, static_cast<double>(plan.predicted_peak_bytes)), median_ms,
+                percent(median_ms, plan.predicted_step_ms));
+  std::cout << line << "\n";
+}
+
 // Step times and where the memory went, printed and added to the --log-json record.
 void Trainer::report() {
   for (const Tensor& p : run_.model->parameters())
@@ -775,6 +886,7 @@ void Trainer::report() {
                 median_ms, p90_ms, step_ms_all_.size());
   std::cout << line << "\n";
   print_memory_report(memory_, run_.device, o_.precision);
+  if (run_.memory_plan) report_memory_plan(*run_.memory_plan, median_ms);
 
   log_["step_ms"] = {{"median", median_ms}, {"p90", p90_ms}};
   log_["memory_bytes"] = {{"peak_allocated", memory_.peak_allocated},
@@ -787,6 +899,17 @@ void Trainer::report() {
                           {"other", memory_.other()},
                           {"allocator_slack", memory_.peak_reserved - memory_.peak_allocated},
                           {"pinned_peak", memory_.pinned_peak}};
+  if (run_.memory_plan) {
+    const offload::MemoryPlan& plan = *run_.memory_plan;
+    nlohmann::json policies = nlohmann::json::array();
+    for (const offload::BlockPolicy policy : plan.policies)
+      policies.push_back(offload::policy_name(policy));
+    log_["memory_plan"] = {{"budget_bytes", plan.budget_bytes},
+                           {"policies", policies},
+                           {"offload_parameters", plan.offload_parameters},
+                           {"predicted_peak_bytes", plan.predicted_peak_bytes},
+                           {"predicted_step_ms", plan.predicted_step_ms}};
+  }
   if (!o_.log_json.empty() && run_.world.is_main()) write_json_atomically(o_.log_json, log_);
 }
 
@@ -827,6 +950,7 @@ int train(const TrainOptions& o, Phase& phase) {
   Run run = set_up(o, world, device);
   print_run(o, run);
   const double baseline_psnr = run.srnet ? print_baseline_psnr(run) : 0.0;
+  plan_memory_budget(o, run);
   TrainPosition position;
   if (!o.checkpoint_dir.empty()) {
     if (std::optional<tools::Resumed> resumed =
@@ -872,7 +996,7 @@ int train_reporting_oom(const TrainOptions& o) {
                    "(--limit-train), or more memory (LEANGRAD_ALLOC_CONF memory_cap_mb).\n";
     } else {
       std::cerr << "To fit: --save-on-cpu (activations in pinned host memory, CUDA), "
-                << (tools::is_super_resolution(o.model) ? "--recompute, " : "")
+                << (tools::is_super_resolution(o.model) ? "--recompute, --memory-budget MiB, " : "")
                 << "a smaller --batch-size with --accumulate, or --optimizer adam8bit.\n";
     }
     return 1;

@@ -36,12 +36,11 @@ std::shared_ptr<nn::Sequential> make_cnn() {
 }
 
 // x + GroupNorm(Conv(TanhExp(GroupNorm(Conv(x))))), all at the block's width and resolution.
-// With recompute, the block saves only x for backward (autograd::checkpoint) and reruns its
-// forward during backward.
+// --recompute and --memory-budget act on it from outside, through its forward wrapper
+// (memory_blocks).
 class ResidualBlock : public nn::Module {
  public:
-  ResidualBlock(std::int64_t width, bool recompute)
-      : Module("ResidualBlock"), recompute_(recompute) {
+  explicit ResidualBlock(std::int64_t width) : Module("ResidualBlock") {
     const std::int64_t groups = std::gcd(width, std::int64_t{32});
     // No conv bias: the GroupNorm after each conv subtracts it again (its gradient is zero).
     const nn::Conv2dOptions conv = nn::Conv2dOptions(width, width, 3).padding(1).bias(false);
@@ -55,22 +54,12 @@ class ResidualBlock : public nn::Module {
   }
 
   Tensor forward(const Tensor& x) override {  // (B, width, H, W) -> the same
-    if (!recompute_ || !autograd::grad_mode_enabled()) return x + branch(x);
-    const std::vector<Tensor> out = autograd::checkpoint(
-        [this](const std::vector<Tensor>& in) { return std::vector<Tensor>{branch(in[0])}; }, {x});
-    return x + out[0];
+    return x + (*norm2)((*conv2)((*act)((*norm1)((*conv1)(x)))));
   }
-
-  std::string extra_repr() const override { return recompute_ ? "recompute=true" : ""; }
 
   std::shared_ptr<nn::Conv2d> conv1, conv2;
   std::shared_ptr<nn::GroupNorm> norm1, norm2;
   std::shared_ptr<nn::TanhExp> act;
-
- private:
-  Tensor branch(const Tensor& x) { return (*norm2)((*conv2)((*act)((*norm1)((*conv1)(x))))); }
-
-  bool recompute_;
 };
 
 // Nearest-neighbour upsampling 2x of (B, C, H, W): each pixel repeated in a 2x2 square.
@@ -101,7 +90,7 @@ class SRNet : public nn::Module {
     shuffle = register_module("shuffle", std::make_shared<nn::PixelShuffle>(2));
     std::vector<std::shared_ptr<nn::Module>> residual;
     for (std::int64_t i = 0; i < o.blocks; ++i)
-      residual.push_back(std::make_shared<ResidualBlock>(o.width, o.recompute));
+      residual.push_back(std::make_shared<ResidualBlock>(o.width));
     blocks = register_module("blocks", std::make_shared<nn::Sequential>(std::move(residual)));
     tail = register_module(
         "tail", std::make_shared<nn::Conv2d>(nn::Conv2dOptions(o.width, 1, 3).padding(1)));
@@ -150,14 +139,20 @@ bool is_super_resolution(const std::string& model_name) {
 }
 
 std::shared_ptr<nn::Module> make_model(const ModelOptions& options) {
-  const bool srnet = is_super_resolution(options.name);
-  LG_CHECK(srnet || !options.recompute,
-           "--recompute: only srnet has residual blocks to recompute (", options.name,
-           " keeps its few activations)");
   if (options.name == "mlp") return make_mlp();
   if (options.name == "cnn") return make_cnn();
-  if (srnet) return std::make_shared<SRNet>(options);
+  if (is_super_resolution(options.name)) return std::make_shared<SRNet>(options);
   LG_THROW(Error, "unknown model '", options.name, "' (expected mlp, cnn or srnet)");
+}
+
+std::vector<std::shared_ptr<nn::Module>> memory_blocks(const std::string& model_name,
+                                                       const nn::Module& model,
+                                                       const std::string& option) {
+  const auto* srnet = dynamic_cast<const SRNet*>(&model);
+  LG_CHECK(is_super_resolution(model_name) && srnet != nullptr, option,
+           ": only srnet has residual blocks to recompute or offload (", model_name,
+           " keeps its few activations)");
+  return srnet->blocks->children();
 }
 
 Tensor model_input(const std::string& model_name, const Tensor& images) {

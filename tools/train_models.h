@@ -24,9 +24,6 @@ struct ModelOptions {
   // parameters, the size of the super-resolution CNN that motivated leangrad's offload.
   std::int64_t width = 16;
   std::int64_t blocks = 2;
-  // srnet only: each residual block keeps only its input for backward and recomputes the rest
-  // (autograd::checkpoint), trading one more forward per block for its activations.
-  bool recompute = false;
 };
 
 bool is_super_resolution(const std::string& model_name);
@@ -34,6 +31,13 @@ bool is_super_resolution(const std::string& model_name);
 // The model `options` describe, its parameters initialised from the CPU default generator (call
 // manual_seed first for a reproducible run). Throws Error for an unknown name or bad sizes.
 std::shared_ptr<nn::Module> make_model(const ModelOptions& options);
+
+// The blocks whose activations --recompute and --memory-budget manage (offload/memory_planner.h:
+// a policy per block, installed as the block's forward wrapper): srnet's residual blocks, in
+// order. Error naming `option` for the other models, whose few activations are not worth it.
+std::vector<std::shared_ptr<nn::Module>> memory_blocks(const std::string& model_name,
+                                                       const nn::Module& model,
+                                                       const std::string& option);
 
 // What the model is given for a batch of dataset images (B, 1, 28, 28): the images themselves for
 // the classifiers, their 2x average-pooled version (B, 1, 14, 14) for srnet.

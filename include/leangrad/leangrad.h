@@ -30,8 +30,7 @@
 //
 // Where things are: core/ (Tensor, DType, Device, memory, CUDA streams), kernels/ops.h (every
 // kernel), autograd/functions.h (the functions above), offload/ (saved activations and
-// parameters on the host).
-// docs/architecture.md walks through it.
+// parameters on the host, the memory planner). docs/architecture.md walks through it.
 #pragma once
 
 #include "autograd/autocast.h"
@@ -59,6 +58,7 @@
 #include "kernels/creation.h"
 #include "nn/nn.h"
 #include "offload/parameter_offload.h"
+#include "offload/memory_planner.h"
 #include "offload/save_on_cpu.h"
 #include "optim/grad_scaler.h"
 #include "optim/optim.h"

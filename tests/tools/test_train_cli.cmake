@@ -16,6 +16,11 @@
 # MODE srnet: a small srnet beats nearest-neighbour upsampling's PSNR; --recompute trains the
 #   same model bitwise with fewer saved activations; a memory cap between the two peaks makes the plain run
 #   fail with an out-of-memory report and lets the recomputing one train. SKIPPED as above.
+# MODE planner: --memory-budget on a small srnet under a memory cap between the smallest peak a
+#   plan reaches and the plain run's: the plain run fails with an out-of-memory report, the planned
+#   run prints its plan, trains within the budget (its measured peak allocated within 10% of the
+#   predicted one) and saves the same model, byte for byte, as the plain run without a cap; a
+#   budget no plan reaches is an error naming the smallest peak. SKIPPED as above.
 # MODE errors: bad options exit 2, runtime errors exit 1, each with a one-line message; outputs
 #   that cannot be written are refused at start.
 # MODE distributed (needs -DRUN=<leangrad-run>): 2 processes with batch 32 (Gloo, DDP) against 1
@@ -194,6 +199,72 @@ function(check_srnet)
                  "the recomputing one trains")
 endfunction()
 
+# srnet under --memory-budget (MODE planner above).
+function(check_planner)
+  set(dir "${WORK_DIR}/planner")
+  file(REMOVE_RECURSE "${dir}")
+  file(MAKE_DIRECTORY "${dir}")
+  set(small --model srnet --width 16 --blocks 4 --batch-size 64 --optimizer adam --threads 1
+            --seed 0 --device cpu --limit-train 640 --limit-test 500 --max-steps 4
+            --data "${DATA}")
+  train_ok(out ${small} --log-json "${dir}/plain.json" --save-model "${dir}/plain.safetensors")
+  file(READ "${dir}/plain.json" json)
+  string(JSON plain_peak GET "${json}" memory_bytes peak_allocated)
+
+  # A budget no plan reaches: the error says the smallest peak one does.
+  run_train(1 "memory planner: no plan fits the budget of 1.00 MiB" ${small} --memory-budget 1)
+  execute_process(COMMAND "${TRAIN}" ${small} --memory-budget 1 ERROR_VARIABLE err OUTPUT_QUIET)
+  if(NOT err MATCHES "the smallest peak a plan reaches is ([0-9]+)\\.[0-9]+ MiB")
+    message(FATAL_ERROR "--memory-budget 1: no smallest peak in:\n${err}")
+  endif()
+  set(smallest_mib ${CMAKE_MATCH_1})
+
+  # Halfway between the smallest peak and the plain one; the cap 8 MiB above (the allocator's
+  # segments), below the plain peak.
+  math(EXPR budget_mib "(${smallest_mib} + 1 + ${plain_peak} / 1048576) / 2")
+  math(EXPR cap_mib "${budget_mib} + 8")
+  math(EXPR cap_bytes "${cap_mib} * 1048576")
+  if(NOT cap_bytes LESS plain_peak)
+    message(FATAL_ERROR "planner: no room between the smallest peak (${smallest_mib} MiB) and "
+                        "the plain one (${plain_peak} bytes)")
+  endif()
+  set(ENV{LEANGRAD_ALLOC_CONF} "memory_cap_mb:${cap_mib}")
+  run_train(1 "out of memory" ${small})
+  train_ok(out ${small} --memory-budget ${budget_mib} --log-json "${dir}/planned.json"
+                        --save-model "${dir}/planned.safetensors")
+  unset(ENV{LEANGRAD_ALLOC_CONF})
+  message(STATUS "${out}")
+  expect_printed("planner" "${out}" "memory plan for a budget of ${budget_mib}.00 MiB on cpu (4 blocks")
+  expect_printed("planner" "${out}" "blocks.3")
+  expect_printed("planner" "${out}" "memory plan: predicted peak")
+
+  file(READ "${dir}/planned.json" json)
+  string(JSON measured GET "${json}" memory_bytes peak_allocated)
+  string(JSON predicted GET "${json}" memory_plan predicted_peak_bytes)
+  math(EXPR budget_bytes "${budget_mib} * 1048576")
+  if(measured GREATER budget_bytes)
+    message(FATAL_ERROR "planner: the planned run peaked at ${measured} bytes, over the budget "
+                        "of ${budget_bytes}")
+  endif()
+  math(EXPR error "${predicted} - ${measured}")
+  if(error LESS 0)
+    math(EXPR error "-${error}")
+  endif()
+  math(EXPR error_permille "${error} * 1000 / ${measured}")
+  if(error_permille GREATER 100)
+    message(FATAL_ERROR "planner: predicted peak ${predicted} bytes, measured ${measured}: "
+                        "${error_permille} per mille apart (at most 100)")
+  endif()
+  execute_process(COMMAND ${CMAKE_COMMAND} -E compare_files "${dir}/plain.safetensors"
+                          "${dir}/planned.safetensors" RESULT_VARIABLE different)
+  if(different)
+    message(FATAL_ERROR "planner: the planned run trained another model than the plain run")
+  endif()
+  message(STATUS "planner: under memory_cap_mb:${cap_mib} the plain run fails; --memory-budget "
+                 "${budget_mib} trains the same model, peak ${measured} bytes (predicted "
+                 "${predicted}, ${error_permille} per mille apart)")
+endfunction()
+
 # The last epoch's test accuracy in a --log-json file.
 function(logged_accuracy file out)
   file(READ "${file}" json)
@@ -318,7 +389,7 @@ function(check_precision)
 endfunction()
 
 if(MODE STREQUAL "accuracy" OR MODE STREQUAL "resume" OR MODE STREQUAL "srnet" OR
-   MODE STREQUAL "distributed" OR MODE STREQUAL "precision")
+   MODE STREQUAL "distributed" OR MODE STREQUAL "precision" OR MODE STREQUAL "planner")
   include("${CMAKE_CURRENT_LIST_DIR}/../../cmake/fashion_mnist_present.cmake")
   fashion_mnist_present("${DATA}" present)
   if(NOT present)
@@ -362,6 +433,8 @@ elseif(MODE STREQUAL "distributed")
   check_distributed()
 elseif(MODE STREQUAL "precision")
   check_precision()
+elseif(MODE STREQUAL "planner")
+  check_planner()
 elseif(MODE STREQUAL "errors")
   run_train(2 "--model: nope not in" --model nope)
   run_train(2 "--epochs: expected a number > 0, got '0'" --epochs 0)
@@ -379,6 +452,14 @@ elseif(MODE STREQUAL "errors")
   run_train(1 "--recompute: only srnet has residual blocks" --model mlp --recompute
             --data "${DATA}")
   run_train(2 "--width: expected a number > 0" --model srnet --width 0)
+  run_train(2 "--memory-budget: expected a number > 0, got '0'" --memory-budget 0)
+  run_train(2 "--memory-budget: expected a number > 0, got '-5'" --memory-budget -5)
+  run_train(2 "--memory-budget: expected a number > 0, got 'lots'" --memory-budget lots)
+  run_train(2 "--recompute excludes --memory-budget" --model srnet --memory-budget 100 --recompute)
+  run_train(2 "--save-on-cpu excludes --memory-budget" --model srnet --memory-budget 100
+            --save-on-cpu)
+  run_train(1 "--memory-budget: only srnet has residual blocks" --model mlp --memory-budget 100
+            --data "${DATA}")
   run_train(2 "--prefetch" --prefetch 0)
   run_train(1 "FashionMNIST: neither" --data "${WORK_DIR}/no-such-folder" --device cpu)
   # Outputs that cannot be written fail at start, before any data is read or step is run.

@@ -206,8 +206,8 @@ TEST(Srnet, ParameterNamesCountAndOutput) {
 
 TEST(Srnet, BadOptionsAreErrors) {
   tools::ModelOptions options = model_options("mlp");
-  options.recompute = true;
-  EXPECT_THROW(tools::make_model(options), Error);
+  const std::shared_ptr<nn::Module> mlp = tools::make_model(options);
+  EXPECT_THROW(tools::memory_blocks("mlp", *mlp, "--recompute"), Error);
   options = model_options("srnet");
   options.width = 0;
   EXPECT_THROW(tools::make_model(options), Error);
@@ -244,7 +244,8 @@ TEST(Srnet, LossIsL1PlusLaplacianEdgeTerm) {
   EXPECT_NEAR(loss.item<float>(), expected, 1e-6 * expected);
 }
 
-// --recompute reruns each block's forward in backward: the same loss and the same gradients.
+// --recompute reruns each block's forward in backward (a Recompute policy on each of
+// memory_blocks): the same loss and the same gradients.
 TEST(Srnet, RecomputeGivesTheSameGradients) {
   manual_seed(2);
   const Tensor images = rand({4, 1, 28, 28});
@@ -253,9 +254,15 @@ TEST(Srnet, RecomputeGivesTheSameGradients) {
   for (bool recompute : {false, true}) {
     tools::ModelOptions options = model_options("srnet");
     options.blocks = 2;
-    options.recompute = recompute;
     manual_seed(7);
     std::shared_ptr<nn::Module> model = make_model("srnet", options);
+    const std::vector<std::shared_ptr<nn::Module>> blocks =
+        tools::memory_blocks("srnet", *model, "--recompute");
+    ASSERT_EQ(blocks.size(), 2u);
+    const offload::AppliedPlan applied = offload::apply_policies(
+        blocks, std::vector<offload::BlockPolicy>(
+                    2, recompute ? offload::BlockPolicy::Recompute : offload::BlockPolicy::Keep));
+    EXPECT_EQ(blocks[0]->has_forward_wrapper(), recompute);
     losses.push_back(tools::accumulate_micro_batch("srnet", *model, images, Tensor(), 1.0).loss);
     grads.emplace_back();
     for (const Tensor& p : model->parameters())
