@@ -483,7 +483,8 @@ AppliedPlan::~AppliedPlan() {
   remove();
 }
 
-AppliedPlan::AppliedPlan(AppliedPlan&& other) noexcept : blocks_(std::move(other.blocks_)) {
+AppliedPlan::AppliedPlan(AppliedPlan&& other) noexcept
+    : blocks_(std::move(other.blocks_)), parameter_offload_(std::move(other.parameter_offload_)) {
   other.blocks_.clear();
 }
 
@@ -491,12 +492,14 @@ AppliedPlan& AppliedPlan::operator=(AppliedPlan&& other) noexcept {
   if (this != &other) {
     remove();
     blocks_ = std::move(other.blocks_);
+    parameter_offload_ = std::move(other.parameter_offload_);
     other.blocks_.clear();
   }
   return *this;
 }
 
 void AppliedPlan::remove() {
+  parameter_offload_.reset();  // the parameters stay in host memory (ParameterOffload's destructor)
   for (const std::weak_ptr<nn::Module>& weak : blocks_) {
     if (const std::shared_ptr<nn::Module> block = weak.lock()) block->set_forward_wrapper(nullptr);
   }
@@ -545,9 +548,19 @@ AppliedPlan apply_policies(const std::vector<std::shared_ptr<nn::Module>>& block
 AppliedPlan apply_plan(const MemoryPlan& plan,
                        const std::vector<std::shared_ptr<nn::Module>>& blocks) {
   LG_CHECK(!plan.offload_parameters,
-           "apply_plan: the plan offloads the parameters, which needs offload::ParameterOffload "
-           "(not in the library yet); plan with PlanOptions::allow_parameter_offload = false");
+           "apply_plan: the plan offloads the parameters: pass the model and the offload options "
+           "(apply_plan(plan, blocks, model, ParameterOffloadOptions(device)))");
   return apply_policies(blocks, plan.policies);
+}
+
+AppliedPlan apply_plan(const MemoryPlan& plan,
+                       const std::vector<std::shared_ptr<nn::Module>>& blocks,
+                       const std::shared_ptr<nn::Module>& model,
+                       const ParameterOffloadOptions& offload) {
+  AppliedPlan applied = apply_policies(blocks, plan.policies);
+  if (plan.offload_parameters)
+    applied.parameter_offload_ = std::make_unique<ParameterOffload>(model, offload);
+  return applied;
 }
 
 }  // namespace leangrad::offload

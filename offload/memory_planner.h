@@ -16,6 +16,7 @@
 
 #include "core/device.h"
 #include "nn/module.h"
+#include "offload/parameter_offload.h"
 
 namespace leangrad::offload {
 
@@ -145,11 +146,16 @@ class AppliedPlan {
   AppliedPlan& operator=(const AppliedPlan&) = delete;
 
   void remove();
+  // The parameter offload the plan installed (null when the parameters stay on the device).
+  const ParameterOffload* parameter_offload() const { return parameter_offload_.get(); }
 
  private:
   friend AppliedPlan apply_policies(const std::vector<std::shared_ptr<nn::Module>>&,
                                     const std::vector<BlockPolicy>&);
+  friend AppliedPlan apply_plan(const MemoryPlan&, const std::vector<std::shared_ptr<nn::Module>>&,
+                                const std::shared_ptr<nn::Module>&, const ParameterOffloadOptions&);
   std::vector<std::weak_ptr<nn::Module>> blocks_;
+  std::unique_ptr<ParameterOffload> parameter_offload_;
 };
 
 // Installs policies[i] on blocks[i] with nn::Module::set_forward_wrapper: Recompute wraps the
@@ -157,9 +163,16 @@ class AppliedPlan {
 // parameters on the device, Keep installs nothing. Blocks must have no wrapper yet.
 AppliedPlan apply_policies(const std::vector<std::shared_ptr<nn::Module>>& blocks,
                            const std::vector<BlockPolicy>& policies);
-// apply_policies(blocks, plan.policies). A plan that offloads parameters is refused (Error):
-// offload::ParameterOffload is not part of the library yet.
+// apply_policies(blocks, plan.policies). A plan that offloads parameters needs the model: it is
+// refused here (Error), use the overload below.
 AppliedPlan apply_plan(const MemoryPlan& plan,
                        const std::vector<std::shared_ptr<nn::Module>>& blocks);
+// The same, and when the plan offloads parameters an offload::ParameterOffload of `model` (the
+// module the blocks belong to) with `offload` options, held by the AppliedPlan. Build the
+// optimizer after this call (its state is then made on the host) and profile before it.
+AppliedPlan apply_plan(const MemoryPlan& plan,
+                       const std::vector<std::shared_ptr<nn::Module>>& blocks,
+                       const std::shared_ptr<nn::Module>& model,
+                       const ParameterOffloadOptions& offload);
 
 }  // namespace leangrad::offload

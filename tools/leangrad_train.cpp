@@ -413,6 +413,13 @@ std::shared_ptr<const data::Dataset> make_train_set(const TrainOptions& o) {
   return std::make_shared<data::FashionMNIST>(full_train);
 }
 
+// --precision f16's loss scaler, from --init-scale.
+std::unique_ptr<amp::GradScaler> make_scaler(const TrainOptions& o) {
+  amp::GradScalerOptions options;
+  if (o.init_scale) options.init_scale(*o.init_scale);
+  return std::make_unique<amp::GradScaler>(options);
+}
+
 // Threads, device, seed, then the model and its optimizer, then the data.
 Run set_up(const TrainOptions& o, const tools::World& world, Device device) {
   if (o.threads > 0) set_num_threads(o.threads);
@@ -437,25 +444,21 @@ Run set_up(const TrainOptions& o, const tools::World& world, Device device) {
     run.applied_plan = offload::apply_policies(
         run.blocks,
         std::vector<offload::BlockPolicy>(run.blocks.size(), offload::BlockPolicy::Recompute));
-    if (o.offload_params) {
-      LG_CHECK(run.world.size == 1,
-               "--offload-params: not with several processes yet (DistributedDataParallel reduces "
-               "the gradients on the device)");
-      // Before the optimizer is built: its state is then made where the parameters are, the host.
-      run.parameter_offload = std::make_unique<offload::ParameterOffload>(
-          run.model, offload::ParameterOffloadOptions(run.device));
-    }
+  }
+  if (o.offload_params) {
+    LG_CHECK(run.world.size == 1,
+             "--offload-params: not with several processes yet (DistributedDataParallel reduces "
+             "the gradients on the device)");
+    // Before the optimizer is built: its state is then made where the parameters are, the host.
+    run.parameter_offload = std::make_unique<offload::ParameterOffload>(
+        run.model, offload::ParameterOffloadOptions(run.device));
   }
   run.optimizer = make_optimizer(o.optimizer, run.model->parameters(), run.lr);
   run.precision = tools::parse_precision(o.precision);
   LG_CHECK(!o.init_scale || run.precision == tools::Precision::F16,
            "--init-scale: only --precision f16 scales the loss (this run has --precision ",
            o.precision, ")");
-  if (run.precision == tools::Precision::F16) {
-    amp::GradScalerOptions scaler;
-    if (o.init_scale) scaler.init_scale(*o.init_scale);
-    run.scaler = std::make_unique<amp::GradScaler>(scaler);
-  }
+  if (run.precision == tools::Precision::F16) run.scaler = make_scaler(o);
   for (const Tensor& p : run.model->parameters())
     run.num_parameters += p.numel();
 
@@ -566,6 +569,28 @@ NamedTensors host_snapshot(const nn::Module& model) {
   return snapshot;
 }
 
+// What the run's optimizer moves per millisecond stepping host tensors (parameters, gradients
+// and its state), for the planner's parameter-offload cost: one step over host copies of up to
+// 16M parameters, timed after a first step that makes the state.
+double host_optimizer_bytes_per_ms(const TrainOptions& o, const Run& run) {
+  std::int64_t numel = 0;
+  for (const Tensor& p : run.model->parameters())
+    numel += p.numel();
+  numel = std::clamp<std::int64_t>(numel, 1, std::int64_t{1} << 24);
+  const TensorOptions host = TensorOptions(kFloat32).pinned_memory(true);
+  Tensor p = zeros({numel}, host).requires_grad_(true);
+  p.set_grad(full({numel}, 1e-3, host));
+  const std::unique_ptr<optim::Optimizer> optimizer = make_optimizer(o.optimizer, {p}, run.lr);
+  optimizer->step();
+  const auto start = std::chrono::steady_clock::now();
+  optimizer->step();
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  const double bytes = 2.0 * static_cast<double>(p.nbytes()) +
+                       static_cast<double>(optimizer_state_bytes(*optimizer, Device::cpu()));
+  return bytes / std::max(ms, 1e-3);
+}
+
 void plan_memory_budget(const TrainOptions& o, Run& run) {
   if (o.memory_budget_mb <= 0) return;
   const auto budget_bytes = static_cast<std::int64_t>(std::llround(o.memory_budget_mb * (1 << 20)));
@@ -601,16 +626,25 @@ void plan_memory_budget(const TrainOptions& o, Run& run) {
                "recomputed, the smallest footprint a plan has: ",
                e.message());
     }
-    profile.optimizer_state_bytes = optimizer_state_bytes(*run.optimizer);
+    profile.optimizer_state_bytes = optimizer_state_bytes(*run.optimizer, run.device);
   }
   run.model->load_state_dict(snapshot);
   run.model->zero_grad();
-  run.optimizer = make_optimizer(o.optimizer, run.model->parameters(), run.lr);
-  if (run.scaler) run.scaler = std::make_unique<amp::GradScaler>();
 
-  const offload::MemoryPlan plan = offload::plan_memory(profile, budget_bytes);
+  // On CUDA the planner may also move the parameters and the optimizer to the host
+  // (offload::ParameterOffload), at the cost of the host step it is given here.
+  offload::PlanOptions plan_options;
+  if (run.device.is_cuda() && run.world.size == 1) {
+    profile.host_optimizer_bytes_per_ms = host_optimizer_bytes_per_ms(o, run);
+    plan_options.allow_parameter_offload = true;
+  }
+  const offload::MemoryPlan plan = offload::plan_memory(profile, budget_bytes, plan_options);
   std::cout << offload::describe_plan(profile, plan) << std::flush;
-  run.applied_plan = offload::apply_plan(plan, run.blocks);
+  run.applied_plan = offload::apply_plan(plan, run.blocks, run.model,
+                                         offload::ParameterOffloadOptions(run.device));
+  // Built after the plan: with offloaded parameters its state is then made on the host.
+  run.optimizer = make_optimizer(o.optimizer, run.model->parameters(), run.lr);
+  if (run.scaler) run.scaler = make_scaler(o);
   run.memory_plan = plan;
 }
 

@@ -221,6 +221,40 @@ TEST(MemoryPlanner, AppliedPoliciesGiveBitwiseTheSameGradients) {
   EXPECT_THROW((void)apply_policies(f.blocks, {BlockPolicy::Keep}), Error);
 }
 
+// A plan that offloads the parameters, applied with the model (the CPU as the computing device:
+// ParameterOffload's bookkeeping without a GPU): the parameters move to pinned host memory, the
+// gradients are bitwise those of the plain model, and remove() takes the policies and the
+// offload's hooks off.
+TEST(MemoryPlanner, AppliedPlanOffloadsTheParametersWhenThePlanSaysSo) {
+  Fixture f;
+  auto gradients = [&] {
+    f.model->zero_grad();
+    mse_loss((*f.model)(f.input), f.target).backward();
+    std::vector<std::vector<double>> grads;
+    for (const Tensor& p : f.model->parameters())
+      grads.push_back(test::to_vector(p.grad()));
+    return grads;
+  };
+  const auto plain = gradients();
+  MemoryPlan plan;
+  plan.policies = {BlockPolicy::Recompute, BlockPolicy::Keep, BlockPolicy::Recompute};
+  plan.offload_parameters = true;
+  AppliedPlan applied = apply_plan(plan, f.blocks, f.model, ParameterOffloadOptions(Device::cpu()));
+  ASSERT_NE(applied.parameter_offload(), nullptr);
+  for (const Tensor& p : f.model->parameters())
+    EXPECT_TRUE(p.is_pinned());
+  EXPECT_EQ(gradients(), plain);
+  for (const Tensor& p : f.model->parameters())
+    EXPECT_TRUE(p.grad().is_pinned());
+  EXPECT_GT(applied.parameter_offload()->stats().to_host_bytes, 0);
+  applied.remove();
+  EXPECT_EQ(applied.parameter_offload(), nullptr);
+  EXPECT_FALSE(f.blocks[0]->has_forward_wrapper());
+  EXPECT_EQ(gradients(), plain);  // hooks off: plain gradients again, not copied to pinned memory
+  for (const Tensor& p : f.model->parameters())
+    EXPECT_FALSE(p.grad().is_pinned());
+}
+
 TEST(MemoryPlanner, ProfileRefusesMisuse) {
   Fixture f;
   auto expect_error = [&](const std::vector<std::shared_ptr<nn::Module>>& blocks,

@@ -285,7 +285,7 @@ TEST(MemoryPlannerSearch, SaveOnCpuAndParameterOffloadOnlyWhereTheyFreeMemory) {
   // host step reads parameters, gradients and state (240 bytes at 1000 bytes/ms).
   EXPECT_NEAR(offloaded.predicted_step_ms, predict_step_ms(p, offloaded.policies, false) + 0.24,
               1e-12);
-  // apply_plan refuses it: ParameterOffload is not in the library yet.
+  // apply_plan without the model cannot offload it: refused.
   EXPECT_THROW((void)apply_plan(offloaded, {nullptr, nullptr}), Error);
 }
 
