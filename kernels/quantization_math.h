@@ -2,7 +2,8 @@
 // Block-wise Quantization", 2022; the bitsandbytes library): the maps from 8-bit codes to values
 // in [-1, 1] and the nearest-code search. Kernel math beside kernels/optim_math.h: LG_HOST_DEVICE,
 // so the CPU loops and the CUDA kernel of Adam8bit (kernels/cpu/optim.cpp, kernels/cuda/optim.cu)
-// call these same functions; optim/adam8bit.cpp only needs the block size.
+// call these same functions (the vectorised CPU kernel finds codes in a table tested to give
+// quantize_state's, kernels/cpu/quant_code_table.h); optim/adam8bit.cpp only needs the block size.
 //
 // Note [Dynamic quantisation map]
 //   A state tensor is cut into blocks of kQuantBlockSize elements; each block stores its absmax
