@@ -213,7 +213,7 @@ template <bool kAbsolute>
 float block_max(const float* x, int n) {
   float lanes[kMaxLanes] = {};
   for (int j = 0; j < n; j += kMaxLanes) {
-#pragma omp simd
+#pragma GCC unroll 1  // a loop the vectoriser makes one vector operation (unrolled, it does not)
     for (int l = 0; l < kMaxLanes; ++l) {
       const float a = kAbsolute ? std::fabs(x[j + l]) : x[j + l];
       lanes[l] = lanes[l] < a ? a : lanes[l];
@@ -267,7 +267,7 @@ bool adam8bit_blocks(AdamUpdate update, AdamUpdate::TensorScalars scalars, const
     t.absmax2[block] = new_absmax2;
     const float inv1 = inverse_absmax(new_absmax1);
     const float inv2 = inverse_absmax(new_absmax2);
-#pragma omp simd
+#pragma GCC ivdep
     for (int j = 0; j < count; ++j) {
       state1[j] = signed_codes.code(m[j], inv1);
       state2[j] = unsigned_codes.code(v[j], inv2);
