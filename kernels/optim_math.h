@@ -1,5 +1,6 @@
-// The per-element math of the optimizers, shared by the CPU loops (kernels/cpu/optim.cpp) and the
-// fused CUDA kernels (kernels/cuda/optim.cu): both call these LG_HOST_DEVICE functors, so the CPU
+// The per-element math of the optimizers, shared by the CPU reference loops
+// (kernels/cpu/optim.cpp), the vectorised CPU kernels (kernels/cpu/optim_vectorized.cpp) and the
+// fused CUDA kernels (kernels/cuda/optim.cu): all call these LG_HOST_DEVICE functors, so the CPU
 // tests against PyTorch check the formulas the GPU runs.
 //
 // Note [Optimizer streams]

@@ -2,7 +2,8 @@
 // Block-wise Quantization", 2022; the bitsandbytes library): the maps from 8-bit codes to values
 // in [-1, 1] and the nearest-code search. Kernel math beside kernels/optim_math.h: LG_HOST_DEVICE,
 // so the CPU loops and the CUDA kernel of Adam8bit (kernels/cpu/optim.cpp, kernels/cuda/optim.cu)
-// call these same functions; optim/adam8bit.cpp only needs the block size.
+// call these same functions (the vectorised CPU kernel finds codes in a table tested to give
+// quantize_state's, kernels/cpu/quant_code_table.h); optim/adam8bit.cpp only needs the block size.
 //
 // Note [Dynamic quantisation map]
 //   A state tensor is cut into blocks of kQuantBlockSize elements; each block stores its absmax
@@ -113,8 +114,12 @@ LG_HOST_DEVICE LG_INLINE int guess_code(float x, bool is_signed) {
     t *= 10.0f;
   }
   const int count = is_signed ? (1 << decade) : (2 << decade);
-  int j = static_cast<int>((t - 0.1f) * static_cast<float>(count) * (1.0f / 0.9f));
-  j = j < 0 ? 0 : (j > count - 1 ? count - 1 : j);
+  // Clamped before the conversion: x = +-Inf (a block whose absmax is so small that its
+  // reciprocal overflows) gives t = Inf, whose conversion to int would be undefined.
+  const float last = static_cast<float>(count - 1);
+  float position = (t - 0.1f) * static_cast<float>(count) * (1.0f / 0.9f);
+  position = position < 0.0f ? 0.0f : (position > last ? last : position);
+  const int j = static_cast<int>(position);
   const int rank = (is_signed ? count - 1 : count - 2) + j;  // values in lower decades: count - 1
   if (!is_signed) return 1 + rank;
   return x > 0.0f ? 128 + rank : 126 - rank;

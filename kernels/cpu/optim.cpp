@@ -1,11 +1,13 @@
-// CPU optimizer loops (kernels/backend.h): for each tensor, its scalars for this launch
-// (resolve_step: the host's, or computed from its step net of skipped ones, or none when found_inf
-// skips the step; Note [Gated step]), then parallel_for over its elements, gathering the streams
-// of one element into registers, calling the shared update functor of kernels/optim_math.h and
-// scattering the results. Adam8bit goes block by block (kernels/quantization_math.h). Then the
-// gradient scaling of amp::GradScaler. Deliberately plain: these loops are the specification the
-// CUDA kernels are tested against.
-#include "kernels/backend.h"
+// The reference loops of the CPU optimizer steps (kernels/cpu/optim_reference.h): for each tensor,
+// its scalars for this launch (resolve_step: the host's, or computed from its step net of skipped
+// ones, or none when found_inf skips the step; Note [Gated step]), then parallel_for over its
+// elements, gathering the streams of one element into registers, calling the shared update
+// functor of kernels/optim_math.h and scattering the results. Adam8bit goes block by block
+// (kernels/quantization_math.h). Deliberately plain: these loops are the specification the
+// vectorised CPU kernels (kernels/cpu/optim_vectorized.cpp, the launchers the library runs) and
+// the CUDA kernels are tested against. Then the launchers of clip_grad_norm_ and of the gradient
+// scaling of amp::GradScaler, which have only this one CPU kernel.
+#include "kernels/cpu/optim_reference.h"
 
 #include <algorithm>
 #include <array>
@@ -14,10 +16,29 @@
 #include <cstdint>
 #include <limits>
 
+#include "kernels/backend.h"
 #include "kernels/cpu/parallel_for.h"
 #include "kernels/quantization_math.h"
 
 namespace leangrad::kernels::cpu {
+
+QuantMaps::QuantMaps() {
+  for (int c = 0; c < kQuantCodes; ++c) {
+    signed_map[c] = dynamic_map_value(c, true);
+    unsigned_map[c] = dynamic_map_value(c, false);
+  }
+  for (int c = 0; c + 1 < kQuantCodes; ++c) {
+    signed_thresholds[c] = midpoint_threshold(signed_map[c], signed_map[c + 1]);
+    unsigned_thresholds[c] = midpoint_threshold(unsigned_map[c], unsigned_map[c + 1]);
+  }
+}
+
+const QuantMaps& quant_maps() {
+  static const QuantMaps maps;
+  return maps;
+}
+
+namespace reference {
 namespace {
 
 // Every element of every tensor through `update` (none when found_inf skips the step); returns
@@ -44,29 +65,6 @@ bool apply_update(const Update& update, const std::vector<OptimTensor<Update>>& 
     });
   }
   return skipped.load();
-}
-
-// The two dynamic maps and their midpoint thresholds, built once (kernels/quantization_math.h).
-struct QuantMaps {
-  std::array<float, kQuantCodes> signed_map;
-  std::array<float, kQuantCodes> unsigned_map;
-  std::array<float, kQuantCodes - 1> signed_thresholds;
-  std::array<float, kQuantCodes - 1> unsigned_thresholds;
-  QuantMaps() {
-    for (int c = 0; c < kQuantCodes; ++c) {
-      signed_map[c] = dynamic_map_value(c, true);
-      unsigned_map[c] = dynamic_map_value(c, false);
-    }
-    for (int c = 0; c + 1 < kQuantCodes; ++c) {
-      signed_thresholds[c] = midpoint_threshold(signed_map[c], signed_map[c + 1]);
-      unsigned_thresholds[c] = midpoint_threshold(unsigned_map[c], unsigned_map[c + 1]);
-    }
-  }
-};
-
-const QuantMaps& quant_maps() {
-  static const QuantMaps maps;
-  return maps;
 }
 
 // One block of Adam8bit: elements [begin, end) of t, block index `block`. A skipped (NaN/Inf
@@ -145,6 +143,8 @@ void adam8bit_step(const AdamUpdate& update, const std::vector<Adam8bitTensor>& 
   }
   flag_nonfinite(skipped.load(), skipped_nonfinite);
 }
+
+}  // namespace reference
 
 void clip_grad_norm(const std::vector<GradSpan>& grads, float max_norm, float norm_type,
                     float* total_norm) {

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <iostream>
+#include <limits>
 #include <thread>
 #include <vector>
 
@@ -71,6 +72,30 @@ TEST(QuantizationMap, NearestCodeSearch) {
             127);  // an all-zero block
   EXPECT_EQ(kernels::quantize_state(thresholds.data(), -5.0f, kernels::inverse_absmax(5.0f), true),
             0);
+}
+
+// Values outside the maps' domains, which a block reaches when its absmax is so small (a
+// denormal) that 1 / absmax overflows: +-Inf get the end codes, as the values beyond +-1 do; NaN
+// (0 times an infinite 1 / absmax) gets the code below that of 0 in the signed map and 0 in the
+// unsigned one, from the guess of 0 settled by a comparison that NaN fails.
+TEST(QuantizationMap, ValuesOutsideTheDomainGetDefinedCodes) {
+  const std::vector<float> signed_thresholds = thresholds_of(map_of(true));
+  const std::vector<float> unsigned_thresholds = thresholds_of(map_of(false));
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  auto code = [](const std::vector<float>& thresholds, float x, bool is_signed) {
+    return static_cast<int>(kernels::quantize_state(thresholds.data(), x, 1.0f, is_signed));
+  };
+  EXPECT_EQ(code(signed_thresholds, inf, true), 255);
+  EXPECT_EQ(code(signed_thresholds, 3e38f, true), 255);
+  EXPECT_EQ(code(signed_thresholds, 1.0000001f, true), 255);
+  EXPECT_EQ(code(signed_thresholds, -inf, true), 0);
+  EXPECT_EQ(code(signed_thresholds, -3e38f, true), 0);
+  EXPECT_EQ(code(signed_thresholds, nan, true), 126);
+  EXPECT_EQ(code(unsigned_thresholds, inf, false), 255);
+  EXPECT_EQ(code(unsigned_thresholds, 3e38f, false), 255);
+  EXPECT_EQ(code(unsigned_thresholds, -1.0f, false), 0);
+  EXPECT_EQ(code(unsigned_thresholds, nan, false), 0);
 }
 
 // quantize_state (a guess, one step each way against the midpoint thresholds) gives
