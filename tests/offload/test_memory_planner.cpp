@@ -74,6 +74,16 @@ struct Fixture {
   std::function<void()> step_function() {
     return [this] { step(); };
   }
+
+  // The parameters' gradients of one forward and backward (no optimizer step), as values.
+  std::vector<std::vector<double>> gradients() {
+    model->zero_grad();
+    mse_loss((*model)(input), target).backward();
+    std::vector<std::vector<double>> grads;
+    for (const Tensor& p : model->parameters())
+      grads.push_back(test::to_vector(p.grad()));
+    return grads;
+  }
 };
 
 std::int64_t activation_bytes() {
@@ -182,15 +192,7 @@ TEST(MemoryPlanner, PredictedPeakWithinTenPercentForEveryPlan) {
 
 TEST(MemoryPlanner, AppliedPoliciesGiveBitwiseTheSameGradients) {
   Fixture f;
-  auto gradients = [&] {
-    f.model->zero_grad();
-    mse_loss((*f.model)(f.input), f.target).backward();
-    std::vector<std::vector<double>> grads;
-    for (const Tensor& p : f.model->parameters())
-      grads.push_back(test::to_vector(p.grad()));
-    return grads;
-  };
-  const auto plain = gradients();
+  const auto plain = f.gradients();
   {
     // SaveOnCpu moves nothing on the CPU, but its wrapper runs the block all the same.
     const AppliedPlan applied = apply_policies(
@@ -198,7 +200,7 @@ TEST(MemoryPlanner, AppliedPoliciesGiveBitwiseTheSameGradients) {
     EXPECT_TRUE(f.blocks[0]->has_forward_wrapper());
     EXPECT_TRUE(f.blocks[1]->has_forward_wrapper());
     EXPECT_FALSE(f.blocks[2]->has_forward_wrapper());
-    EXPECT_EQ(gradients(), plain);
+    EXPECT_EQ(f.gradients(), plain);
     // Evaluation (no graph) goes through the wrappers too.
     NoGradGuard no_grad;
     EXPECT_EQ(test::to_vector((*f.model)(f.input)), test::to_vector(f.model->forward(f.input)));
@@ -209,7 +211,7 @@ TEST(MemoryPlanner, AppliedPoliciesGiveBitwiseTheSameGradients) {
   MemoryPlan plan;
   plan.policies = {BlockPolicy::Recompute, BlockPolicy::Recompute, BlockPolicy::Recompute};
   AppliedPlan applied = apply_plan(plan, f.blocks);
-  EXPECT_EQ(gradients(), plain);
+  EXPECT_EQ(f.gradients(), plain);
   try {
     (void)apply_plan(plan, f.blocks);
     ADD_FAILURE() << "a second plan on the same blocks was accepted";
@@ -227,15 +229,7 @@ TEST(MemoryPlanner, AppliedPoliciesGiveBitwiseTheSameGradients) {
 // offload's hooks off.
 TEST(MemoryPlanner, AppliedPlanOffloadsTheParametersWhenThePlanSaysSo) {
   Fixture f;
-  auto gradients = [&] {
-    f.model->zero_grad();
-    mse_loss((*f.model)(f.input), f.target).backward();
-    std::vector<std::vector<double>> grads;
-    for (const Tensor& p : f.model->parameters())
-      grads.push_back(test::to_vector(p.grad()));
-    return grads;
-  };
-  const auto plain = gradients();
+  const auto plain = f.gradients();
   MemoryPlan plan;
   plan.policies = {BlockPolicy::Recompute, BlockPolicy::Keep, BlockPolicy::Recompute};
   plan.offload_parameters = true;
@@ -243,14 +237,14 @@ TEST(MemoryPlanner, AppliedPlanOffloadsTheParametersWhenThePlanSaysSo) {
   ASSERT_NE(applied.parameter_offload(), nullptr);
   for (const Tensor& p : f.model->parameters())
     EXPECT_TRUE(p.is_pinned());
-  EXPECT_EQ(gradients(), plain);
+  EXPECT_EQ(f.gradients(), plain);
   for (const Tensor& p : f.model->parameters())
     EXPECT_TRUE(p.grad().is_pinned());
   EXPECT_GT(applied.parameter_offload()->stats().to_host_bytes, 0);
   applied.remove();
   EXPECT_EQ(applied.parameter_offload(), nullptr);
   EXPECT_FALSE(f.blocks[0]->has_forward_wrapper());
-  EXPECT_EQ(gradients(), plain);  // hooks off: plain gradients again, not copied to pinned memory
+  EXPECT_EQ(f.gradients(), plain);  // hooks off: plain gradients again, not copied to pinned memory
   for (const Tensor& p : f.model->parameters())
     EXPECT_FALSE(p.grad().is_pinned());
 }

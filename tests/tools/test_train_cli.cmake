@@ -64,6 +64,15 @@ function(expect_printed what text expected)
   endif()
 endfunction()
 
+# Fails with `message` unless files `a` and `b` are byte for byte the same (two saved models).
+function(expect_same_file a b message)
+  execute_process(COMMAND ${CMAKE_COMMAND} -E compare_files "${a}" "${b}"
+                  RESULT_VARIABLE different)
+  if(different)
+    message(FATAL_ERROR "${message} (${a} vs ${b})")
+  endif()
+endfunction()
+
 # The "loss" values of a --log-json file, as written (all the digits nlohmann::json prints).
 function(logged_losses file out)
   file(READ "${file}" json)
@@ -110,12 +119,8 @@ function(check_resume name damage)
   if(NOT count EQUAL 3)
     message(FATAL_ERROR "${name}: ${count} checkpoints kept, expected 3 (--keep's default)")
   endif()
-  execute_process(COMMAND ${CMAKE_COMMAND} -E compare_files "${dir}/full.safetensors"
-                          "${dir}/resumed.safetensors" RESULT_VARIABLE different)
-  if(different)
-    message(FATAL_ERROR "${name}: the resumed run's final model differs from the uninterrupted "
-                        "run's (${dir}/full.safetensors vs resumed.safetensors)")
-  endif()
+  expect_same_file("${dir}/full.safetensors" "${dir}/resumed.safetensors"
+                   "${name}: the resumed run's final model differs from the uninterrupted run's")
   logged_losses("${dir}/full.json" full)
   logged_losses("${dir}/resumed.json" resumed)
   list(LENGTH full epochs)
@@ -165,11 +170,8 @@ function(check_srnet)
     string(JSON ${run}_saved GET "${json}" memory_bytes saved_activations)
     string(JSON ${run}_peak GET "${json}" memory_bytes peak_reserved)
   endforeach()
-  execute_process(COMMAND ${CMAKE_COMMAND} -E compare_files "${dir}/plain.safetensors"
-                          "${dir}/recompute.safetensors" RESULT_VARIABLE different)
-  if(different)
-    message(FATAL_ERROR "srnet: --recompute trained another model than the plain run")
-  endif()
+  expect_same_file("${dir}/plain.safetensors" "${dir}/recompute.safetensors"
+                   "srnet: --recompute trained another model than the plain run")
   if(NOT recompute_saved LESS plain_saved OR NOT recompute_peak LESS plain_peak)
     message(FATAL_ERROR "srnet: --recompute saved ${recompute_saved} bytes (peak "
                         "${recompute_peak}), the plain run ${plain_saved} (peak ${plain_peak})")
@@ -182,11 +184,8 @@ function(check_srnet)
   # visit the CPU allocator one layer at a time) trains the same model bitwise.
   train_ok(out ${small} --offload-params --save-model "${dir}/offload.safetensors")
   expect_printed("srnet --offload-params" "${out}" "parameters: in pinned host memory, 18 layers")
-  execute_process(COMMAND ${CMAKE_COMMAND} -E compare_files "${dir}/plain.safetensors"
-                          "${dir}/offload.safetensors" RESULT_VARIABLE different)
-  if(different)
-    message(FATAL_ERROR "srnet: --offload-params trained another model than the plain run")
-  endif()
+  expect_same_file("${dir}/plain.safetensors" "${dir}/offload.safetensors"
+                   "srnet: --offload-params trained another model than the plain run")
   message(STATUS "srnet: --offload-params trains the same model bitwise")
 
   # A cap halfway between the two peaks (in MiB, rounded down).
@@ -255,11 +254,8 @@ function(check_planner)
     message(FATAL_ERROR "planner: predicted peak ${predicted} bytes, measured ${measured}: "
                         "${error_permille} per mille apart (at most 100)")
   endif()
-  execute_process(COMMAND ${CMAKE_COMMAND} -E compare_files "${dir}/plain.safetensors"
-                          "${dir}/planned.safetensors" RESULT_VARIABLE different)
-  if(different)
-    message(FATAL_ERROR "planner: the planned run trained another model than the plain run")
-  endif()
+  expect_same_file("${dir}/plain.safetensors" "${dir}/planned.safetensors"
+                   "planner: the planned run trained another model than the plain run")
   message(STATUS "planner: under memory_cap_mb:${cap_mib} the plain run fails; --memory-budget "
                  "${budget_mib} trains the same model, peak ${measured} bytes (predicted "
                  "${predicted}, ${error_permille} per mille apart)")
@@ -318,11 +314,8 @@ function(check_distributed)
     message(FATAL_ERROR "the resumed 2-process run failed (exit ${rc}):\n${printed}\n${err}")
   endif()
   expect_printed("resumed" "${printed}" "[rank 0] resuming from ${dir}/ckpt/step-00000070.safetensors")
-  execute_process(COMMAND ${CMAKE_COMMAND} -E compare_files "${dir}/full.safetensors"
-                          "${dir}/resumed.safetensors" RESULT_VARIABLE different)
-  if(different)
-    message(FATAL_ERROR "the resumed 2-process run's final model differs from the uninterrupted one's")
-  endif()
+  expect_same_file("${dir}/full.safetensors" "${dir}/resumed.safetensors"
+                   "the resumed 2-process run's final model differs from the uninterrupted one's")
   message(STATUS "2 processes: interrupted at step 70 and resumed, the final model is bitwise equal")
 endfunction()
 
