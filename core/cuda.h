@@ -103,13 +103,15 @@ class Event {
   void record();  // on the current stream
   void synchronize() const;
   bool query() const;
-  // Milliseconds between this event and `end` (both recorded and completed).
+  // Milliseconds between this event and `end` (both created with enable_timing, on one device,
+  // recorded and completed).
   float elapsed_ms(const Event& end) const;
   void* handle() const { return event_; }
 
  private:
   void* event_ = nullptr;
   int device_ = 0;
+  bool timing_ = true;
 };
 
 // cuBLAS math mode for float32 matmul: false (default) keeps full f32 precision; true lets

@@ -111,5 +111,11 @@ void configure(const std::string& conf) {
   }
 }
 
+bool caching_enabled() {
+  Registry& reg = registry();
+  std::lock_guard<std::mutex> lock(reg.mutex);
+  return current_config(reg).caching;
+}
+
 }  // namespace memory
 }  // namespace leangrad

@@ -32,6 +32,9 @@ std::string summary(Device device);
 // Applies to every allocator, those already created included; call it before the first
 // allocation to be sure every block obeys it.
 void configure(const std::string& conf);
+// False under caching:0: every free goes straight back to the device or the host (for memory
+// checkers such as compute-sanitizer).
+bool caching_enabled();
 // The bytes `allocated` grows by for a request of `nbytes`: the request rounded up to the
 // allocator's block granularity (512 bytes; 0 for 0). What the memory planner counts a saved
 // tensor's storage as (offload/memory_planner.h).

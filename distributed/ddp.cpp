@@ -33,10 +33,12 @@ void check_same_model(ProcessGroup& group, const NamedTensors& params,
   Tensor counts = zeros({2}, TensorOptions(kInt64));
   counts.data_ptr<std::int64_t>()[0] = static_cast<std::int64_t>(params.size());
   counts.data_ptr<std::int64_t>()[1] = static_cast<std::int64_t>(buffers.size());
-  const std::vector<Tensor> all = group.all_gather(counts);
+  // On the group's device (NCCL's collectives take CUDA tensors only), read back on the CPU.
+  std::vector<Tensor> all = group.all_gather(counts.to(group.device()));
   std::string ranks;
   bool differ = false;
   for (std::size_t r = 0; r < all.size(); ++r) {
+    all[r] = all[r].cpu();
     const auto* c = all[r].data_ptr<std::int64_t>();
     differ = differ || c[0] != static_cast<std::int64_t>(params.size()) ||
              c[1] != static_cast<std::int64_t>(buffers.size());

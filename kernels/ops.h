@@ -148,6 +148,19 @@ Tensor conv2d_weight_grad(const Tensor& grad_out, const Tensor& x, const Shape& 
 enum class Conv2dBackend : std::uint8_t { ImplicitGemm, Cudnn };
 void set_conv2d_backend(Conv2dBackend backend);
 Conv2dBackend conv2d_backend();
+// Sets the backend for a scope and restores the previous one on leaving it, also by an exception.
+class Conv2dBackendGuard {
+ public:
+  explicit Conv2dBackendGuard(Conv2dBackend backend) : previous_(conv2d_backend()) {
+    set_conv2d_backend(backend);
+  }
+  ~Conv2dBackendGuard() { set_conv2d_backend(previous_); }
+  Conv2dBackendGuard(const Conv2dBackendGuard&) = delete;
+  Conv2dBackendGuard& operator=(const Conv2dBackendGuard&) = delete;
+
+ private:
+  Conv2dBackend previous_;
+};
 
 // ---- Layers (ops_layers.cpp) -----------------------------------------------------------------
 // Pixel shuffle and linear need no kernel of their own: they are views, copies and matmul in

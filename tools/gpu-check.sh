@@ -475,8 +475,12 @@ run_ctest() {
   counts="$(ctest_counts "$log")"
   if ((rc != 0 && rc != 124)) && grep -q 'tests failed out of' "$log"; then
     echo "=== the failed tests again, one at a time" >>"$log"
+    # By name: --rerun-failed goes by test number, which a later filtered run may not share.
+    local names
+    names="$(sed -n 's/^[[:space:]]*[0-9]* - \(.*\) (.*)$/\1/p' <<<"$(sed -n '/The following tests FAILED/,$p' "$log")" |
+      sed 's/[][\.^$*+?(){}|]/\\&/g' | paste -sd '|')"
     run_limited "$(limit 300)" "$log" ctest --test-dir "$build" --output-on-failure \
-      --rerun-failed -j 1 || true
+      -R "^($names)\$" -j 1 || true
     counts="$counts; alone: $(ctest_counts "$log" | sed 's/ of .*//')"
     sed -n '/The following tests FAILED/,$p' "$log" | head -30
   fi
@@ -588,6 +592,10 @@ mode_bench() {
     { overall+=("bench NOT RUN (build failed)"); record "gpu-check bench: NOT RUN (build failed)"; return; }
   record_device
   local gpu slug results log="$out/bench.log"
+  # Per-run logs and work files go to scratch and are appended to bench.log: what comes back from
+  # $OUT is at most 8 files.
+  local scratch=/tmp/leangrad-gpu-bench
+  rm -rf "$scratch" && mkdir -p "$scratch"
   gpu="$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)"
   slug="$(cut -d, -f1 <<<"$gpu" | tr '[:upper:]' '[:lower:]' | sed -E 's/nvidia//; s/[^a-z0-9]+/-/g; s/^-+|-+$//g')"
   results="$out/$(date -u +%F)-${slug:-gpu}.md"
@@ -619,6 +627,9 @@ $(g++ --version | head -1); $cudnn_description"
   done
   local tok=0 tall=0 script
   for script in "$root"/bench/compare/*_torch.py; do
+    # The GPU scripts (bench/compare/gpu_table.py's GpuTable) write --markdown tables; the others
+    # (ddp_step_torch.py: Gloo on the CPU, started by bench/run_distributed.sh) are not this pass's.
+    grep -q 'GpuTable' "$script" || continue
     name="$(basename "$script")"
     echo "=== $name" >>"$log"
     prc=0
@@ -636,16 +647,16 @@ $(g++ --version | head -1); $cudnn_description"
     name="ddp_step cuda $nproc x $backend"
     echo "=== $name" >>"$log"
     prc=0
-    run_limited "$(limit 180)" "$out/ddp_step_${nproc}_${backend}.log" \
+    run_limited "$(limit 180)" "$scratch/ddp_step_${nproc}_${backend}.log" \
       "$build/tools/leangrad-run" --nproc-per-node "$nproc" "$build/bench/ddp_step" 30 64 cuda \
       "$backend" || prc=$?
-    cat "$out/ddp_step_${nproc}_${backend}.log" >>"$log"
+    cat "$scratch/ddp_step_${nproc}_${backend}.log" >>"$log"
     {
       echo
       echo "## ddp_step: cnn on cuda, $nproc process(es), $backend (batch 64 per rank)"
       echo
       echo '```'
-      sed -n 's/^\[rank 0\] //p' "$out/ddp_step_${nproc}_${backend}.log"
+      sed -n 's/^\[rank 0\] //p' "$scratch/ddp_step_${nproc}_${backend}.log"
       echo '```'
     } >>"$results"
     statuses+=("$name: exit $prc$(cut_off_note "$prc")")
@@ -657,15 +668,15 @@ $(g++ --version | head -1); $cudnn_description"
   name="memory_table cuda width 256 blocks 8"
   echo "=== $name" >>"$log"
   prc=0
-  run_limited "$(limit 300)" "$out/memory_table.log" bash "$root/bench/memory_table.sh" \
+  run_limited "$(limit 300)" "$scratch/memory_table.log" bash "$root/bench/memory_table.sh" \
     --train "$build/tools/leangrad-train" --device cuda --width 256 --blocks 8 \
-    --data "$prefix/usr/share/datasets/fashion-mnist" --work "$out/memory_table" || prc=$?
-  cat "$out/memory_table.log" >>"$log"
+    --data "$prefix/usr/share/datasets/fashion-mnist" --work "$scratch/memory_table" || prc=$?
+  cat "$scratch/memory_table.log" >>"$log"
   {
     echo
     echo "## memory_table.sh --device cuda --width 256 --blocks 8 (srnet, batch 32, 16 steps)"
     echo
-    grep '^|' "$out/memory_table.log" || echo "(no table: see memory_table.log)"
+    grep '^|' "$scratch/memory_table.log" || echo "(no table: see bench.log)"
   } >>"$results"
   statuses+=("$name: exit $prc$(cut_off_note "$prc")")
   all=$((all + 1)); ((prc == 0)) && ok=$((ok + 1))

@@ -180,7 +180,7 @@ StreamGuard::~StreamGuard() {
 
 // ---- Events ----------------------------------------------------------------------------------
 
-Event::Event(bool enable_timing) {
+Event::Event(bool enable_timing) : timing_(enable_timing) {
   device_ = current_device();
   cudaEvent_t event = nullptr;
   LG_CUDA_CHECK(
@@ -202,7 +202,8 @@ Event::~Event() {
   destroy_event_noexcept(event_, device_);
 }
 
-Event::Event(Event&& other) noexcept : event_(other.event_), device_(other.device_) {
+Event::Event(Event&& other) noexcept
+    : event_(other.event_), device_(other.device_), timing_(other.timing_) {
   other.event_ = nullptr;
 }
 
@@ -211,6 +212,7 @@ Event& Event::operator=(Event&& other) noexcept {
     destroy_event_noexcept(event_, device_);
     event_ = other.event_;
     device_ = other.device_;
+    timing_ = other.timing_;
     other.event_ = nullptr;
   }
   return *this;
@@ -250,6 +252,12 @@ bool Event::query() const {
 float Event::elapsed_ms(const Event& end) const {
   LG_CHECK(event_ != nullptr && end.event_ != nullptr,
            "Event::elapsed_ms: an event was moved from");
+  // Checked here rather than left to the runtime, whose error a memory checker reports.
+  LG_CHECK(timing_ && end.timing_, "Event::elapsed_ms: both events must be created with ",
+           "enable_timing = true (this one ", timing_ ? "is" : "is not", ", the end event ",
+           end.timing_ ? "is" : "is not", ")");
+  LG_CHECK_DEVICE(device_ == end.device_, "Event::elapsed_ms: the events are on cuda:", device_,
+                  " and cuda:", end.device_);
   CudaDeviceGuard guard(device_);
   float ms = 0.0f;
   const cudaError_t status = cudaEventElapsedTime(&ms, static_cast<cudaEvent_t>(event_),

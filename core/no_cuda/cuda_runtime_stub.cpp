@@ -71,7 +71,8 @@ Event::Event(bool /*enable_timing*/) {
   throw_not_built("cuda::Event");
 }
 Event::~Event() = default;  // no Event can exist: the constructor always throws
-Event::Event(Event&& other) noexcept : event_(other.event_), device_(other.device_) {
+Event::Event(Event&& other) noexcept
+    : event_(other.event_), device_(other.device_), timing_(other.timing_) {
   other.event_ = nullptr;
 }
 Event& Event::operator=(Event&& other) noexcept {

@@ -152,7 +152,8 @@ void run_first_usable(ConvDescriptors& d, const std::vector<Perf>& perf, int ret
     if (bytes > kMaxWorkspaceBytes) continue;
     std::optional<Workspace> workspace;
     try {
-      workspace.emplace(bytes);
+      // Workspace rounds every take up to 256 bytes: size it as take will ask.
+      workspace.emplace(Workspace::bytes_for<unsigned char>(static_cast<std::int64_t>(bytes)));
     } catch (const OutOfMemoryError&) {
       continue;
     }

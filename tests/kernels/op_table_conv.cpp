@@ -4,6 +4,9 @@
 // problems through cuDNN (ops::set_conv2d_backend), which the CPU ignores.
 #include "kernels/op_table.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include "kernels/conv_geometry.h"
 #include "kernels/ops.h"
 
@@ -50,47 +53,51 @@ std::vector<ConvRow> rows() {
   };
 }
 
-// Makes the CUDA backend `backend` for the scope.
-class BackendGuard {
- public:
-  explicit BackendGuard(ops::Conv2dBackend backend) : previous_(ops::conv2d_backend()) {
-    ops::set_conv2d_backend(backend);
-  }
-  ~BackendGuard() { ops::set_conv2d_backend(previous_); }
-  BackendGuard(const BackendGuard&) = delete;
-  BackendGuard& operator=(const BackendGuard&) = delete;
-
- private:
-  ops::Conv2dBackend previous_;
-};
+// The implicit GEMM sums each output's K products one by one in float (kTolF32Gemm). cuDNN may
+// choose FFT and Winograd algorithms for float32, as PyTorch's default heuristics do, whose error
+// is bounded norm-wise rather than term by term: |error| <= c * eps * log2(K) * |a| * |b| for a
+// reduction of K products a_k b_k, and with a and b uniform in [-1, 1], |a| |b| ~= K / 3. The
+// fashion_mnist_conv2 weight gradient (K = 784) differs from the CPU's by up to 1.1e-4 on an H100
+// (bench/results/2026-11-24-h100-80gb-hbm3.md), within this bound (3.0e-4) and outside 1e-4.
+Tolerance conv_tolerance(ops::Conv2dBackend backend, std::int64_t k) {
+  if (backend != ops::Conv2dBackend::Cudnn) return kTolF32Gemm;
+  const double eps = 0x1p-23;
+  const double norm_bound = eps * std::log2(static_cast<double>(k)) * static_cast<double>(k) / 3.0;
+  return {kTolF32Gemm.rtol, std::max(kTolF32Gemm.atol, norm_bound)};
+}
 
 void add_rows(std::vector<OpCase>& c, const ConvRow& r, ops::Conv2dBackend backend,
               const std::string& suffix) {
   const ops::Conv2dParams p = r.p;
   const bool bias = r.bias;
   const Shape out = output_shape(r);
+  // The reduction length of one output of each direction.
+  const std::int64_t kernel_area = r.w[2] * r.w[3];
+  const std::int64_t k_forward = r.w[1] * kernel_area;
+  const std::int64_t k_input_grad = r.w[0] / p.groups * kernel_area;
+  const std::int64_t k_weight_grad = out[0] * out[2] * out[3];
   // Inputs: x, w, bias (when used), then grad_out.
   std::vector<InputSpec> specs = {input(r.x, kFloat32, -1.0, 1.0, r.x_layout), input(r.w)};
   if (bias) specs.push_back(input({r.w[0]}));
   specs.push_back(input(out));
   c.push_back({"conv2d_fwd_" + r.name + suffix,
                [p, bias, backend](const Inputs& x) {
-                 BackendGuard guard(backend);
+                 ops::Conv2dBackendGuard guard(backend);
                  return Outputs{ops::conv2d(x[0], x[1], bias ? x[2] : Tensor(), p)};
                },
-               specs, kTolF32Gemm});
+               specs, conv_tolerance(backend, k_forward)});
   c.push_back({"conv2d_dgrad_" + r.name + suffix,
                [p, backend](const Inputs& x) {
-                 BackendGuard guard(backend);
+                 ops::Conv2dBackendGuard guard(backend);
                  return Outputs{ops::conv2d_input_grad(x.back(), x[1], x[0].shape(), p)};
                },
-               specs, kTolF32Gemm});
+               specs, conv_tolerance(backend, k_input_grad)});
   c.push_back({"conv2d_wgrad_" + r.name + suffix,
                [p, backend](const Inputs& x) {
-                 BackendGuard guard(backend);
+                 ops::Conv2dBackendGuard guard(backend);
                  return Outputs{ops::conv2d_weight_grad(x.back(), x[0], x[1].shape(), p)};
                },
-               specs, kTolF32Gemm});
+               specs, conv_tolerance(backend, k_weight_grad)});
 }
 
 void add_reduced_precision_rows(std::vector<OpCase>& c, const ConvRow& r, DType dtype,

@@ -6,6 +6,7 @@
 // CUDA against the CPU is in the device op table (op_table_conv.cpp).
 #include <gtest/gtest.h>
 
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -227,11 +228,19 @@ TEST(Conv2d, DeviceMismatchRaisesDeviceError) {
 
 TEST(Conv2d, BackendSwitchRoundTrips) {
   const ops::Conv2dBackend before = ops::conv2d_backend();
-  ops::set_conv2d_backend(ops::Conv2dBackend::Cudnn);
-  EXPECT_EQ(ops::conv2d_backend(), ops::Conv2dBackend::Cudnn);
-  // The CPU ignores the backend.
-  EXPECT_EQ(conv2d(ones({1, 1, 3, 3}), ones({1, 1, 3, 3})).item<float>(), 9.0f);
-  ops::set_conv2d_backend(before);
+  {
+    ops::Conv2dBackendGuard guard(ops::Conv2dBackend::Cudnn);
+    EXPECT_EQ(ops::conv2d_backend(), ops::Conv2dBackend::Cudnn);
+    // The CPU ignores the backend.
+    EXPECT_EQ(conv2d(ones({1, 1, 3, 3}), ones({1, 1, 3, 3})).item<float>(), 9.0f);
+    try {
+      ops::Conv2dBackendGuard inner(ops::Conv2dBackend::ImplicitGemm);
+      throw std::runtime_error("leaving by an exception");
+    } catch (const std::runtime_error&) {
+    }
+    EXPECT_EQ(ops::conv2d_backend(), ops::Conv2dBackend::Cudnn);
+  }
+  EXPECT_EQ(ops::conv2d_backend(), before);
 }
 
 TEST(Conv2d, EmptyBatchGivesEmptyOutputAndZeroWeightGrad) {
@@ -260,8 +269,7 @@ TEST(Conv2d, CudaInputsOf2To31ElementsRunAsSubBatches) {
   const Tensor second = x.slice(0, kBatch / 2, kBatch);
   for (ops::Conv2dBackend backend : {ops::Conv2dBackend::ImplicitGemm, ops::Conv2dBackend::Cudnn}) {
     SCOPED_TRACE(backend == ops::Conv2dBackend::Cudnn ? "cudnn" : "implicit gemm");
-    const ops::Conv2dBackend before = ops::conv2d_backend();
-    ops::set_conv2d_backend(backend);
+    const ops::Conv2dBackendGuard guard(backend);
     const Tensor y = ops::conv2d(x, w, Tensor(), p);
     const Tensor y_halves =
         cat({ops::conv2d(first, w, Tensor(), p), ops::conv2d(second, w, Tensor(), p)}, 0);
@@ -284,7 +292,6 @@ TEST(Conv2d, CudaInputsOf2To31ElementsRunAsSubBatches) {
     // the two hand-made halves in float32 after rounding each to bfloat16: at most a few
     // bfloat16 ulps apart.
     EXPECT_LE(max_abs(dw - dw_halves), 4 * 0.0078125 * max_abs(dw_halves));
-    ops::set_conv2d_backend(before);
   }
 }
 

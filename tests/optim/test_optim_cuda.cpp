@@ -243,7 +243,10 @@ TEST(OptimCudaScaler, UpdateScaleMatchesCpu) {
     EXPECT_EQ(gpu_scale.item<float>(), cpu_scale.item<float>());
     EXPECT_EQ(gpu_tracker.item<std::int32_t>(), cpu_tracker.item<std::int32_t>());
   }
-  EXPECT_EQ(cpu_scale.item<float>(), 512.0f);
+  // By hand, from 1024 with interval 3: two clean steps, Inf -> 512, three clean -> 1024,
+  // Inf -> 512, Inf -> 256, two clean steps (tracker 2): 256.
+  EXPECT_EQ(cpu_scale.item<float>(), 256.0f);
+  EXPECT_EQ(cpu_tracker.item<std::int32_t>(), 2);
 }
 
 // One optimizer over a CPU and a CUDA parameter: an Inf in the CPU gradient alone skips the step
