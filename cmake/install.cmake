@@ -2,6 +2,7 @@
 #   <prefix>/include/leangrad/leangrad.h          the umbrella header
 #   <prefix>/include/leangrad/{core,kernels,...}  the headers it includes
 #   <prefix>/lib/cmake/leangrad/                  leangradConfig.cmake and the exported target
+#   <prefix>/lib/pkgconfig/leangrad.pc             the same for pkg-config (Makefiles, Meson)
 include(CMakePackageConfigHelpers)
 
 # Installed programs (leangrad-train, leangrad-run, leangrad-demo) find libleangrad beside them,
@@ -34,3 +35,20 @@ write_basic_package_version_file("${CMAKE_CURRENT_BINARY_DIR}/leangradConfigVers
 install(FILES "${CMAKE_CURRENT_BINARY_DIR}/leangradConfig.cmake"
               "${CMAKE_CURRENT_BINARY_DIR}/leangradConfigVersion.cmake"
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/leangrad)
+
+# pkg-config: `c++ prog.cpp $(pkg-config --cflags --libs leangrad)`. A static leangrad lists its
+# private dependencies for `pkg-config --static`.
+file(RELATIVE_PATH LEANGRAD_PC_PREFIX_FROM_PCDIR "/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/")
+string(REGEX REPLACE "/$" "" LEANGRAD_PC_PREFIX_FROM_PCDIR "${LEANGRAD_PC_PREFIX_FROM_PCDIR}")
+if(LEANGRAD_WITH_CUDA)
+  set(LEANGRAD_PC_WITH_CUDA 1)
+else()
+  set(LEANGRAD_PC_WITH_CUDA 0)
+endif()
+set(LEANGRAD_PC_LIBS_PRIVATE "-fopenmp -lpthread -lz")
+if(LEANGRAD_WITH_CUDA)
+  string(APPEND LEANGRAD_PC_LIBS_PRIVATE " -lcudart -lcublas")
+endif()
+configure_file(cmake/leangrad.pc.in "${CMAKE_CURRENT_BINARY_DIR}/leangrad.pc" @ONLY)
+install(FILES "${CMAKE_CURRENT_BINARY_DIR}/leangrad.pc"
+  DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
