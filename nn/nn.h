@@ -7,6 +7,7 @@
 #include "nn/conv.h"
 #include "nn/dropout.h"
 #include "nn/group_norm.h"
+#include "nn/init.h"
 #include "nn/linear.h"
 #include "nn/loss.h"
 #include "nn/module.h"

@@ -4,6 +4,7 @@
 // written. Tables of the misuse suite (tests/misuse/misuse_testing.h).
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <memory>
@@ -12,6 +13,7 @@
 
 #include "kernels/creation.h"
 #include "misuse/misuse_testing.h"
+#include "nn/init.h"
 #include "nn/nn.h"
 
 namespace leangrad::test {
@@ -193,6 +195,27 @@ std::vector<MisuseCase> state_dict_cases() {
   return t.cases();
 }
 LG_MISUSE_SUITE(ModuleStateDict, state_dict_cases());
+
+std::vector<MisuseCase> init_cases() {
+  MisuseTable t;
+  t.add("kaiming_on_integers", Raises::DTypeError, {"kaiming_uniform_", "int64", "[4, 4]"}, [] {
+    nn::init::kaiming_uniform_(empty({4, 4}, kInt64));
+  });
+  t.add("kaiming_on_a_vector", Raises::Error, {"kaiming_normal_", "at least 2 dimensions", "[5]"},
+        [] { nn::init::kaiming_normal_(empty({5})); });
+  t.add("xavier_fan_of_zero", Raises::Error, {"xavier_uniform_", "fan out", "[0, 5]", "is 0"}, [] {
+    nn::init::xavier_uniform_(empty({0, 5}));
+  });
+  t.add("eye_of_three_dims", Raises::Error, {"eye_", "2-D", "[2, 2, 2]"}, [] {
+    nn::init::eye_(empty({2, 2, 2}));
+  });
+  t.add("zeros_of_undefined", Raises::Error, {"zeros_", "undefined"},
+        [] { nn::init::zeros_(Tensor()); });
+  t.add("leaky_relu_slope_nan", Raises::Error, {"calculate_gain", "nan"},
+        [] { nn::init::calculate_gain(kLeakyReLU, std::nan("")); });
+  return t.cases();
+}
+LG_MISUSE_SUITE(NnInit, init_cases());
 
 }  // namespace
 }  // namespace leangrad::test
