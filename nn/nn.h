@@ -6,6 +6,7 @@
 #include "nn/container.h"
 #include "nn/conv.h"
 #include "nn/dropout.h"
+#include "nn/functional.h"
 #include "nn/group_norm.h"
 #include "nn/init.h"
 #include "nn/linear.h"

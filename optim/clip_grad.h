@@ -20,3 +20,8 @@ Tensor clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm,
                        double norm_type = 2.0);
 
 }  // namespace leangrad::optim
+
+// LibTorch's spelling, torch::nn::utils::clip_grad_norm_.
+namespace leangrad::nn::utils {
+using optim::clip_grad_norm_;
+}  // namespace leangrad::nn::utils
