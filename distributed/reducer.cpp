@@ -243,9 +243,23 @@ void Reducer::mark_slot_done(Slot& slot) {
 // ranks must still call the same collectives in the same order, so bucket b is launched only
 // after buckets 0..b-1: a bucket that is complete early waits for its predecessors. The order is
 // the same on every rank, whatever the arrival order.
+//
+// Note [A group of one]
+// With one rank the average of a bucket over the ranks is the bucket itself (x / 1 == x in IEEE
+// arithmetic), so no collective is launched: the bucket is reduced as soon as it is complete
+// (its timeline's start and end are that moment), and the "used" flags of
+// find_unused_parameters are this rank's. On one GPU the two small all-reduces of the cnn cost
+// 0.35 ms of a 1 ms step over NCCL (bench/results/2026-11-24-h100-80gb-hbm3.md): DDP at world
+// size 1 now costs only its bucket bookkeeping, and gives bitwise the same gradients.
 void Reducer::launch_ready_buckets() {
   while (next_bucket_ < buckets_.size() && buckets_[next_bucket_].pending == 0) {
     Bucket& b = buckets_[next_bucket_];
+    if (group_->size() == 1) {
+      BucketTimeline& t = step_.buckets[next_bucket_];
+      t.started = t.finished = Work::Clock::now();
+      ++next_bucket_;
+      continue;
+    }
     try {
       b.work = group_->all_reduce_async(b.flat, ReduceOp::Avg);
     } catch (const Error& e) {
@@ -298,7 +312,8 @@ std::exception_ptr Reducer::wait_for_buckets() {
 //     it has one (accumulated under no_sync, or zeroed in place), is its contribution; otherwise
 //     the slot is zero-filled.
 //  2. The remaining buckets are launched; with find_unused_parameters, one more all-reduce (Max)
-//     of the "used" flags tells which parameters no rank used.
+//     of the "used" flags tells which parameters no rank used. (A group of one launches none:
+//     Note [A group of one].)
 //  3. Every bucket is waited for. A parameter no rank used keeps the .grad it had (undefined
 //     stays undefined, so the optimizer skips it, as in a single process); one used by some rank
 //     gets the averaged view.
@@ -336,7 +351,7 @@ void Reducer::finalize() {
       mark_slot_done(slot);
     }
     launch_ready_buckets();
-    if (find_unused_parameters_) {
+    if (find_unused_parameters_ && group_->size() > 1) {  // Note [A group of one]
       used_flags = zeros({static_cast<std::int64_t>(slots_.size())}, TensorOptions(kInt64));
       auto* flags = used_flags.data_ptr<std::int64_t>();
       for (std::size_t s = 0; s < slots_.size(); ++s)

@@ -154,6 +154,10 @@ TEST_F(DDPOneProcess, TheTimelineOrdersReadyStartedFinished) {
     EXPECT_LE(b.ready, b.started);
     EXPECT_LE(b.started, b.finished);
     EXPECT_LE(b.finished, t.reduced);
+    // A group of one launches no all-reduce (Note [A group of one] in reducer.cpp): the bucket
+    // is reduced the moment it is complete. (A collective through Gloo's worker thread takes
+    // microseconds, which the steady clock resolves.)
+    EXPECT_EQ(b.started, b.finished);
   }
   EXPECT_LE(t.buckets[0].ready, t.buckets[1].ready);
   EXPECT_LE(t.buckets[1].ready, t.last_gradient);
