@@ -1,6 +1,7 @@
-// The math of TanhExp (Liu & Di, 2020), f(x) = x * tanh(e^x), shared by the CPU loop
-// (kernels/cpu/tanhexp.cpp) and the CUDA kernel (kernels/cuda/tanhexp.cu): both call these
-// LG_HOST_DEVICE functions, so the CPU tests check the formulas the GPU runs.
+// The math of TanhExp (Liu & Di, 2020), f(x) = x * tanh(e^x), shared by the CPU reference loop
+// (kernels/cpu/tanhexp.cpp), the CPU's vectorised kernel (kernels/cpu/tanhexp_vectorized.cpp) and
+// the CUDA kernel (kernels/cuda/tanhexp.cu): all call these LG_HOST_DEVICE functions, so the CPU
+// tests check the formulas the GPU runs.
 //
 // Note [Stable TanhExp]
 //   With u = e^x:  f(x) = x tanh(u),
@@ -25,6 +26,10 @@
 //     clamped range, 10^-6 relative, which a 16-bit result (2^-9 or 2^-12) never shows except in
 //     the rare rounding tie it moves by one 16-bit ulp; the exact functions would cost more
 //     instructions per element than HBM allows at 2 bytes an element (docs/kernels.md).
+//   - The CPU's vectorised kernel (kernels/cpu/tanhexp_vectorized.cpp) runs these formulas with
+//     PolynomialExpMath: a polynomial exp within 1.02 ulps that SIMD lanes compute in place of
+//     libm's expf (Note [Vectorised TanhExp] derives its bounds: f within 9.08 ulps, f' within
+//     11.12; measured 3.97 and 4.58).
 //   Every finite input thus gives a finite f and f' (NaN propagates; +-inf are not special-cased).
 //   Accuracy (tests/kernels/test_tanhexp.cpp, every 97th float32 above -87): within 5 ulps of
 //   a double-precision reference for f, and for f' within 5 ulps of |tanh(u)| + |x u sech^2(u)|
@@ -63,11 +68,27 @@ LG_HOST_DEVICE LG_INLINE M reciprocal_of(M d) {
   return M(1) / d;
 }
 
+// The exp and 1 / d the formulas below are computed with: LibraryMath (exp_of and reciprocal_of
+// above: the library's functions, and on the GPU with kApproximate the hardware's
+// approximations), or on the CPU's vectorised path PolynomialExpMath (kernels/cpu/exp_polynomial.h,
+// an exp the compiler runs in SIMD lanes). The formulas are the same for both.
+template <bool kApproximate>
+struct LibraryMath {
+  template <typename M>
+  LG_HOST_DEVICE static LG_INLINE M exp(M x) {
+    return exp_of<kApproximate>(x);
+  }
+  template <typename M>
+  LG_HOST_DEVICE static LG_INLINE M reciprocal(M d) {
+    return reciprocal_of<kApproximate>(d);
+  }
+};
+
 // u = e^min(x, 20); NaN stays NaN through x in the callers (NaN < 20 is false: u = e^20).
-template <typename M, bool kApproximate = false>
+template <typename M, typename Math = LibraryMath<false>>
 LG_HOST_DEVICE LG_INLINE M tanhexp_clamped_exp(M x) {
   const M max_exponent = static_cast<M>(kTanhExpMaxExponent);
-  return exp_of<kApproximate>(x < max_exponent ? x : max_exponent);
+  return Math::exp(x < max_exponent ? x : max_exponent);
 }
 
 // tanh(u) and sech^2(u) for u >= 0 from one exponential (Note [Stable TanhExp]).
@@ -77,10 +98,10 @@ struct TanhSech2 {
   M sech2;
 };
 
-template <typename M, bool kApproximate = false>
+template <typename M, typename Math = LibraryMath<false>>
 LG_HOST_DEVICE LG_INLINE TanhSech2<M> tanh_sech2_nonnegative(M u) {
-  const M t = exp_of<kApproximate>(M(-2) * u);  // in (0, 1]
-  const M r = reciprocal_of<kApproximate>(M(1) + t);
+  const M t = Math::exp(M(-2) * u);  // in (0, 1]
+  const M r = Math::reciprocal(M(1) + t);
   const M v = M(2) * u;
   M one_minus_t;
   if constexpr (sizeof(M) == sizeof(double)) {
@@ -105,17 +126,17 @@ LG_HOST_DEVICE LG_INLINE TanhSech2<M> tanh_sech2_nonnegative(M u) {
 }
 
 // f(x) = x tanh(e^x), in the math type M (float or double).
-template <typename M, bool kApproximate = false>
+template <typename M, typename Math = LibraryMath<false>>
 LG_HOST_DEVICE LG_INLINE M tanhexp_forward_math(M x) {
-  const M u = tanhexp_clamped_exp<M, kApproximate>(x);
-  return x * tanh_sech2_nonnegative<M, kApproximate>(u).tanh;
+  const M u = tanhexp_clamped_exp<M, Math>(x);
+  return x * tanh_sech2_nonnegative<M, Math>(u).tanh;
 }
 
 // f'(x) = tanh(u) + x u sech^2(u), u = e^x.
-template <typename M, bool kApproximate = false>
+template <typename M, typename Math = LibraryMath<false>>
 LG_HOST_DEVICE LG_INLINE M tanhexp_derivative_math(M x) {
-  const M u = tanhexp_clamped_exp<M, kApproximate>(x);
-  const TanhSech2<M> ts = tanh_sech2_nonnegative<M, kApproximate>(u);
+  const M u = tanhexp_clamped_exp<M, Math>(x);
+  const TanhSech2<M> ts = tanh_sech2_nonnegative<M, Math>(u);
   // x * (u sech^2(u)), not (x u) sech^2(u): x u overflows for x > ~1e29 (float) while
   // u sech^2(u) is already 0 there, and inf * 0 would be NaN.
   return ts.tanh + x * (u * ts.sech2);
@@ -129,15 +150,17 @@ inline constexpr bool kTanhExpApproximate = sizeof(T) == 2;
 template <typename T>
 LG_HOST_DEVICE LG_INLINE T tanhexp_forward_element(T x) {
   using M = opmath_t<T>;
-  return static_cast<T>(tanhexp_forward_math<M, kTanhExpApproximate<T>>(static_cast<M>(x)));
+  return static_cast<T>(
+      tanhexp_forward_math<M, LibraryMath<kTanhExpApproximate<T>>>(static_cast<M>(x)));
 }
 
 // dx = dy * f'(x).
 template <typename T>
 LG_HOST_DEVICE LG_INLINE T tanhexp_backward_element(T dy, T x) {
   using M = opmath_t<T>;
-  return static_cast<T>(static_cast<M>(dy) *
-                        tanhexp_derivative_math<M, kTanhExpApproximate<T>>(static_cast<M>(x)));
+  return static_cast<T>(
+      static_cast<M>(dy) *
+      tanhexp_derivative_math<M, LibraryMath<kTanhExpApproximate<T>>>(static_cast<M>(x)));
 }
 
 }  // namespace leangrad::kernels

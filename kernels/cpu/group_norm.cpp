@@ -1,11 +1,13 @@
-// GroupNorm on the CPU, the reference for the CUDA kernels. Plain loops over the layout of
-// Note [GroupNorm layout and math] (kernels/group_norm_math.h), with the shared math:
+// GroupNorm's reference loops on the CPU (kernels/cpu/group_norm_reference.h): the specification
+// that the vectorised launchers (kernels/cpu/group_norm_vectorized.cpp) and the CUDA kernels are
+// tested against. Plain loops over the layout of Note [GroupNorm layout and math]
+// (kernels/group_norm_math.h), with the shared math:
 //   forward:  per group, Welford over chunks of kWelfordChunk elements merged with welford_merge
 //             (the same merge the CUDA blocks use), then y = scale[n, c] * x + shift[n, c];
 //   backward: per (n, c) sums of dy and dy * x; dweight and dbias from them; per group the
 //             coefficients of dx; then dx = rstd w dy + x_coef x + const_coef.
 // Accumulation is in opmath_t<T> (float for float32/16/bf16, double for float64).
-#include "kernels/backend.h"
+#include "kernels/cpu/group_norm_reference.h"
 
 #include <algorithm>
 #include <vector>
@@ -13,7 +15,7 @@
 #include "kernels/cpu/parallel_for.h"
 #include "kernels/dispatch.h"
 
-namespace leangrad::kernels::cpu {
+namespace leangrad::kernels::cpu::reference {
 
 namespace {
 
@@ -158,4 +160,4 @@ void group_norm_backward(DType dtype, const GroupNormSizes& sizes, void* grad_in
   });
 }
 
-}  // namespace leangrad::kernels::cpu
+}  // namespace leangrad::kernels::cpu::reference

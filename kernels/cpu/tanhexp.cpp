@@ -1,12 +1,14 @@
-// TanhExp on the CPU: one loop each way over contiguous data, the per-element math from
-// kernels/tanhexp_math.h (see Note [Stable TanhExp] there).
-#include "kernels/backend.h"
+// TanhExp's reference loops on the CPU (kernels/cpu/tanhexp_reference.h): one loop each way over
+// contiguous data, the per-element math from kernels/tanhexp_math.h (Note [Stable TanhExp]) with
+// the library's exp. The specification that the vectorised launchers
+// (kernels/cpu/tanhexp_vectorized.cpp) and the CUDA kernels are tested against.
+#include "kernels/cpu/tanhexp_reference.h"
 
 #include "kernels/cpu/parallel_for.h"
 #include "kernels/dispatch.h"
 #include "kernels/tanhexp_math.h"
 
-namespace leangrad::kernels::cpu {
+namespace leangrad::kernels::cpu::reference {
 
 void tanhexp_forward(DType dtype, std::int64_t n, void* out, const void* x) {
   dispatch_floating(dtype, "tanhexp", [&]<typename T>() {
@@ -32,4 +34,4 @@ void tanhexp_backward(DType dtype, std::int64_t n, void* grad_input, const void*
   });
 }
 
-}  // namespace leangrad::kernels::cpu
+}  // namespace leangrad::kernels::cpu::reference

@@ -31,6 +31,7 @@
 #include "kernels/backend.h"
 #include "kernels/cpu/optim_reference.h"
 #include "kernels/cpu/quant_code_table.h"
+#include "testing/thread_count.h"
 
 namespace leangrad {
 namespace {
@@ -68,18 +69,6 @@ template <typename T>
   }
   return ::testing::AssertionSuccess();
 }
-
-// Runs the body under `threads` CPU threads, restoring the count after.
-class ThreadCount {
- public:
-  explicit ThreadCount(int threads) : saved_(get_num_threads()) { set_num_threads(threads); }
-  ~ThreadCount() { set_num_threads(saved_); }
-  ThreadCount(const ThreadCount&) = delete;
-  ThreadCount& operator=(const ThreadCount&) = delete;
-
- private:
-  int saved_;
-};
 
 // What happens in one run of steps: which steps GradScaler skips (found_inf set), at which steps
 // some gradient elements are NaN or +-Inf, and which tensors count their skipped steps on the

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# leangrad's CPU TanhExp and GroupNorm against LibTorch 1.13 in one run, on issue 19's shapes:
+# TanhExp on activations (64, 64, 56, 56) (LibTorch: the composition where(x > 20, x,
+# x * tanh(exp(x))), as a LibTorch user writes it) and GroupNorm, 32 groups, on (16, 64, 56, 56)
+# with weight and bias (torch::group_norm); forward, and forward + backward through autograd; at 1
+# and then 2 threads, leangrad and LibTorch alternating. Same benchmark names, shapes and byte
+# counts on both sides (bench/bench_tanhexp_group_norm.cpp,
+# bench/compare/libtorch/libtorch_tanhexp_group_norm.cpp). Then leangrad's vectorised launchers
+# against its reference loops from the same runs. Builds bench/compare/libtorch (needs
+# libtorch-dev and libbenchmark-dev from apt) and prints markdown on stdout; logs go to stderr.
+#   bench/compare/tanhexp_group_norm_vs_libtorch.sh build [REPETITIONS=5]
+# Each row is the median over REPETITIONS of Google Benchmark's mean time. The LibTorch program is
+# built in $LIBTORCH_OPTIM_BUILD_DIR (default ${TMPDIR:-/tmp}/libtorch-optim-build), the build
+# of bench/compare/libtorch that optim_vs_libtorch.sh uses too.
+set -euo pipefail
+
+if [[ $# -lt 1 || $# -gt 2 ]]; then
+  echo "usage: $0 LEANGRAD_BUILD_DIR [REPETITIONS=5]" >&2
+  exit 2
+fi
+build=$1
+repetitions=${2:-5}
+bench=$build/bench/bench_tanhexp_group_norm
+[[ -x $bench ]] || { echo "$0: '$bench' is not an executable" >&2; exit 2; }
+
+source_dir=$(cd "$(dirname "$0")/libtorch" && pwd)
+build_dir=${LIBTORCH_OPTIM_BUILD_DIR:-${TMPDIR:-/tmp}/libtorch-optim-build}
+cmake -S "$source_dir" -B "$build_dir" -DCMAKE_BUILD_TYPE=Release >&2
+cmake --build "$build_dir" -j2 --target libtorch-tanhexp-group-norm >&2
+libtorch=$build_dir/libtorch-tanhexp-group-norm
+
+logs=$(mktemp -d)
+trap 'rm -rf "$logs"' EXIT
+common=(--benchmark_repetitions="$repetitions" --benchmark_report_aggregates_only=true
+        --benchmark_out_format=json)
+
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+for threads in 1 2; do
+  echo "== leangrad, $threads thread(s): $bench" >&2
+  OMP_NUM_THREADS=$threads "$bench" \
+    --benchmark_filter='^BM_(TanhExp|GroupNorm)_(Forward|ForwardBackward)/|^BM_Launcher_' \
+    "${common[@]}" --benchmark_out="$logs/leangrad-$threads.json" >&2
+  echo "== LibTorch, $threads thread(s): $libtorch" >&2
+  OMP_NUM_THREADS=$threads "$libtorch" --threads "$threads" "${common[@]}" \
+    --benchmark_out="$logs/libtorch-$threads.json" >&2
+done
+load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+
+python3 - "$logs" <<'EOF'
+import json
+import sys
+
+UNIT_MS = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
+
+
+def medians(path):
+    """run_name -> (ms, GB/s) of the median aggregate (the one run without repetitions)."""
+    with open(path) as f:
+        doc = json.load(f)
+    rows = {}
+    for b in doc["benchmarks"]:
+        if b.get("run_type") == "aggregate" and b.get("aggregate_name") != "median":
+            continue
+        name = b["run_name"].removesuffix("/real_time")
+        rows[name] = (b["real_time"] * UNIT_MS[b["time_unit"]], b["bytes_per_second"] / 1e9)
+    return rows, doc["context"]
+
+
+logs = sys.argv[1]
+runs = {t: (medians(f"{logs}/leangrad-{t}.json")[0], medians(f"{logs}/libtorch-{t}.json"))
+        for t in (1, 2)}
+context = runs[1][1][1]
+WORK = [("BM_TanhExp_Forward", "TanhExp forward", 2.0),
+        ("BM_TanhExp_ForwardBackward", "TanhExp forward + backward", 2.0),
+        ("BM_GroupNorm_Forward", "GroupNorm forward", 1.0),
+        ("BM_GroupNorm_ForwardBackward", "GroupNorm forward + backward", 1.0)]
+
+print("| work | threads | LibTorch ms | leangrad ms | leangrad GB/s | LibTorch / leangrad "
+      "| target | met |")
+print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
+for name, label, target in WORK:
+    for t in (1, 2):
+        leangrad, (libtorch, _) = runs[t]
+        lg_ms, lg_gbs = leangrad[name]
+        lt_ms, _ = libtorch[name]
+        ratio = lt_ms / lg_ms
+        print(f"| {label} | {t} | {lt_ms:.2f} | {lg_ms:.2f} | {lg_gbs:.1f} | {ratio:.2f} "
+              f"| >= {target:.1f} | {'yes' if ratio >= target else 'no'} |")
+print()
+print("| launcher (raw pointers, output preallocated) | threads | reference loop ms "
+      "| vectorised ms | GB/s | reference / vectorised |")
+print("| --- | ---: | ---: | ---: | ---: | ---: |")
+for name, label in [("BM_Launcher_TanhExp_Forward", "TanhExp forward"),
+                    ("BM_Launcher_TanhExp_Backward", "TanhExp backward"),
+                    ("BM_Launcher_GroupNorm_Forward", "GroupNorm forward"),
+                    ("BM_Launcher_GroupNorm_Backward", "GroupNorm backward")]:
+    for t in (1, 2):
+        leangrad = runs[t][0]
+        ref_ms, _ = leangrad[name + "/0"]
+        vec_ms, vec_gbs = leangrad[name + "/1"]
+        print(f"| {label} | {t} | {ref_ms:.2f} | {vec_ms:.2f} | {vec_gbs:.1f} "
+              f"| {ref_ms / vec_ms:.2f} |")
+print()
+print(f"LibTorch / leangrad: ratio of the median times, > 1 means leangrad is faster. LibTorch "
+      f"{context.get('torch_version', '?')}. GB/s: the bytes each benchmark must move (TanhExp "
+      f"8 forward, 20 forward + backward per element; GroupNorm 12 and 32) over the median time.")
+EOF
+echo
+echo "Load average (1, 5, 15 min): $load_before before, $load_after after."
+echo
+echo "LibTorch's build: $("$libtorch" --show-config | grep -E 'CPU capability' | sed 's/^ *- //')."

@@ -1,0 +1,339 @@
+// GroupNorm's vectorised CPU launchers (kernels/cpu/group_norm_vectorized.cpp, what the library
+// runs) against the reference loops (kernels/cpu/group_norm_reference.h): mean, rstd, output and
+// the three gradients in every dtype, affine or not, on shapes around the chunk and vector sizes
+// (one element per channel, one group, channels that straddle chunks, few rows and many), with a
+// mean far from 0; the tolerance is the error bound of float (or double) sums of the lengths
+// involved, per element. Also: the same bits at any thread count (rows split over threads, or
+// threads within rows), and non-contiguous inputs.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "kernels/backend.h"
+#include "kernels/cpu/group_norm_reference.h"
+#include "kernels/creation.h"
+#include "kernels/ops.h"
+#include "testing/tensor_testing.h"
+#include "testing/thread_count.h"
+
+namespace leangrad::test {
+namespace {
+
+using kernels::GroupNormSizes;
+
+struct Case {
+  std::int64_t batch, channels, spatial, groups;
+  double offset;  // added to x: a mean this far from 0, in standard deviations
+};
+
+// (N, C, HxW, G): tails of the 32 partial sums, one value per channel, a row of one channel,
+// channels that straddle the 2048-element chunks, rows longer than a chunk, few rows (threads
+// within rows) and many (threads over rows).
+const std::vector<Case> kCases = {
+    {2, 6, 7, 3, 0},     {3, 4, 1, 2, 0},     {1, 1, 5000, 1, 0}, {2, 8, 2049, 4, 0},
+    {1, 3, 4097, 1, 0},  {16, 32, 33, 8, 0},  {4, 64, 49, 32, 0}, {2, 4, 300, 2, 8},
+    {16, 32, 33, 8, 30}, {1, 2, 70001, 1, 0},
+};
+
+std::string describe(const Case& c) {
+  std::ostringstream s;
+  s << "(" << c.batch << ", " << c.channels << ", " << c.spatial << ") G = " << c.groups
+    << ", mean " << c.offset;
+  return s.str();
+}
+
+// Unit roundoff of the accumulation type, and the spacing of T's values relative to their size.
+double unit_roundoff(DType dtype) {
+  return dtype == kFloat64 ? 0x1p-53 : 0x1p-24;
+}
+double relative_spacing(DType dtype) {
+  switch (dtype) {
+    case DType::Float64:
+      return 0x1p-52;
+    case DType::Float16:
+      return 0x1p-10;
+    case DType::BFloat16:
+      return 0x1p-7;
+    default:
+      return 0x1p-23;
+  }
+}
+// One rounding to T of a value of size v (float16's subnormal step included).
+double rounding(DType dtype, double v) {
+  return relative_spacing(dtype) * std::fabs(v) + (dtype == kFloat16 ? 0x1p-24 : 0.0);
+}
+
+Tensor random_tensor(const Shape& shape, double offset, DType dtype, std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  std::int64_t n = 1;
+  for (std::int64_t d : shape)
+    n *= d;
+  std::vector<double> v(static_cast<std::size_t>(n));
+  for (double& x : v)
+    x = offset + normal(rng);
+  return make_tensor(v, shape, dtype);
+}
+
+// The exact statistics of each group of x (as stored in T), in double, two passes.
+struct GroupStats {
+  std::vector<double> mean, var;
+};
+GroupStats exact_stats(const std::vector<double>& x, std::int64_t rows, std::int64_t row_size) {
+  GroupStats s;
+  for (std::int64_t r = 0; r < rows; ++r) {
+    double sum = 0;
+    for (std::int64_t i = 0; i < row_size; ++i)
+      sum += x[r * row_size + i];
+    const double mean = sum / static_cast<double>(row_size);
+    double m2 = 0;
+    for (std::int64_t i = 0; i < row_size; ++i)
+      m2 += (x[r * row_size + i] - mean) * (x[r * row_size + i] - mean);
+    s.mean.push_back(mean);
+    s.var.push_back(m2 / static_cast<double>(row_size));
+  }
+  return s;
+}
+
+struct Buffers {
+  Tensor y, mean, rstd;
+  Tensor dx, dw, db;
+};
+
+Buffers run(bool reference, DType dtype, const GroupNormSizes& sizes, const Tensor& x,
+            const Tensor& w, const Tensor& b, double eps) {
+  const DType acc = dtype == kFloat64 ? kFloat64 : kFloat32;
+  const std::int64_t rows = sizes.batch * sizes.groups;
+  Buffers o{empty(x.shape(), dtype),
+            empty({rows}, acc),
+            empty({rows}, acc),
+            empty(x.shape(), dtype),
+            empty({sizes.channels}, dtype),
+            empty({sizes.channels}, dtype)};
+  const void* wp = w.defined() ? w.data_ptr() : nullptr;
+  const void* bp = b.defined() ? b.data_ptr() : nullptr;
+  if (reference) {
+    kernels::cpu::reference::group_norm_forward(dtype, sizes, o.y.data_ptr(), o.mean.data_ptr(),
+                                                o.rstd.data_ptr(), x.data_ptr(), wp, bp, eps);
+  } else {
+    kernels::cpu::group_norm_forward(dtype, sizes, o.y.data_ptr(), o.mean.data_ptr(),
+                                     o.rstd.data_ptr(), x.data_ptr(), wp, bp, eps);
+  }
+  return o;
+}
+
+// The backward of both kernels from the same mean and rstd (the reference's).
+void run_backward(bool reference, DType dtype, const GroupNormSizes& sizes, Buffers& o,
+                  const Tensor& x, const Tensor& w, const Tensor& dy, const Buffers& stats) {
+  const void* wp = w.defined() ? w.data_ptr() : nullptr;
+  if (reference) {
+    kernels::cpu::reference::group_norm_backward(dtype, sizes, o.dx.data_ptr(), o.dw.data_ptr(),
+                                                 o.db.data_ptr(), dy.data_ptr(), x.data_ptr(),
+                                                 stats.mean.data_ptr(), stats.rstd.data_ptr(), wp);
+  } else {
+    kernels::cpu::group_norm_backward(dtype, sizes, o.dx.data_ptr(), o.dw.data_ptr(),
+                                      o.db.data_ptr(), dy.data_ptr(), x.data_ptr(),
+                                      stats.mean.data_ptr(), stats.rstd.data_ptr(), wp);
+  }
+}
+
+// Forward and backward of both kernels; every value of the vectorised one within the sum of the
+// two kernels' error bounds of the reference's. With K = D * HxW terms per group, u the unit
+// roundoff of the accumulation (float, or double for float64) and sd the standard deviation:
+//   - each kernel's mean is within (K + 8) u (|mean| + sd) and its variance within
+//     (K + 8) u kappa var, kappa = 1 + |mean| / sd: the forward error of Welford's updates and of
+//     sums merged by Chan's formula (Chan, Golub & LeVeque 1983), where the 8 covers the
+//     vectorised kernel's 32 partial sums (5 levels of a tree) and its divisions; rstd is then
+//     within (K + 8) u kappa / 2 + 3u relative;
+//   - y within |w| (rstd |d mean| + |x - mean| |d rstd|) + 4u (|scale x| + |shift|) per kernel
+//     (the affine map's roundings), then one rounding to T each;
+//   - the backward's per-channel sums of HxW terms within (HxW + 8) u times the sum of the
+//     terms' sizes: the vectorised kernel sums dy (x - mean) in the accumulation type, the
+//     reference dy x in double (2^-53), then subtracts mean * sum dy; dx, dweight and dbias are
+//     within what those errors give through the formulas of Note [GroupNorm layout and math],
+//     plus 4u of each term of dx per kernel and one rounding to T each.
+// These are worst-case bounds, so loose for long rows; the short rows of kCases are where a
+// wrong or missing element would show.
+void check_case(const Case& c, DType dtype, bool affine) {
+  const GroupNormSizes sizes{c.batch, c.channels, c.spatial, c.groups};
+  const std::int64_t rows = c.batch * c.groups;
+  const std::int64_t row_size = sizes.group_size();
+  const std::int64_t per_group = c.channels / c.groups;
+  const std::int64_t hw = c.spatial;
+  const Shape shape = {c.batch, c.channels, c.spatial};
+  const std::uint32_t seed = static_cast<std::uint32_t>(c.batch * 1000 + c.channels + c.spatial);
+  const Tensor x = random_tensor(shape, c.offset, dtype, seed);
+  const Tensor dy = random_tensor(shape, 0.0, dtype, seed + 1);
+  const Tensor w = affine ? random_tensor({c.channels}, 1.0, dtype, seed + 2) : Tensor();
+  const Tensor b = affine ? random_tensor({c.channels}, 0.0, dtype, seed + 3) : Tensor();
+  const double eps = 1e-5;
+  Buffers fast = run(false, dtype, sizes, x, w, b, eps);
+  Buffers ref = run(true, dtype, sizes, x, w, b, eps);
+  run_backward(false, dtype, sizes, fast, x, w, dy, ref);
+  run_backward(true, dtype, sizes, ref, x, w, dy, ref);
+
+  const double u = unit_roundoff(dtype);
+  constexpr double kDoubleU = 0x1p-53;  // the reference backward's sums
+  const double k = static_cast<double>(row_size) + 8;
+  const double sum_error = (static_cast<double>(hw) + 8) * u;
+  const double reference_sum_error = (static_cast<double>(hw) + 8) * kDoubleU;
+  const std::vector<double> xv = to_vector(x), dyv = to_vector(dy);
+  const std::vector<double> wv = affine ? to_vector(w) : std::vector<double>(c.channels, 1.0);
+  const std::vector<double> bv = affine ? to_vector(b) : std::vector<double>(c.channels, 0.0);
+  const GroupStats exact = exact_stats(xv, rows, row_size);
+  const std::vector<double> mean_f = to_vector(fast.mean), mean_r = to_vector(ref.mean);
+  const std::vector<double> rstd_f = to_vector(fast.rstd), rstd_r = to_vector(ref.rstd);
+  const std::vector<double> y_f = to_vector(fast.y), y_r = to_vector(ref.y);
+  const std::vector<double> dx_f = to_vector(fast.dx), dx_r = to_vector(ref.dx);
+  const std::vector<double> dw_f = to_vector(fast.dw), dw_r = to_vector(ref.dw);
+  const std::vector<double> db_f = to_vector(fast.db), db_r = to_vector(ref.db);
+
+  // Per (n, c): the channel sums' errors, both kernels: of sum dy, and of the centred sum
+  // sum dy (x - mean) (the reference's: of sum dy x, and mean times that of sum dy).
+  std::vector<double> err_dy(c.batch * c.channels), err_centred(c.batch * c.channels);
+  for (std::int64_t nc = 0; nc < c.batch * c.channels; ++nc) {
+    const double m = mean_r[nc / per_group];
+    double abs_dy = 0, abs_centred = 0, abs_dy_x = 0;
+    for (std::int64_t i = nc * hw; i < (nc + 1) * hw; ++i) {
+      abs_dy += std::fabs(dyv[i]);
+      abs_centred += std::fabs(dyv[i] * (xv[i] - m));
+      abs_dy_x += std::fabs(dyv[i] * xv[i]);
+    }
+    err_dy[nc] = (sum_error + reference_sum_error) * abs_dy;
+    err_centred[nc] = sum_error * abs_centred +
+                      reference_sum_error * (abs_dy_x + std::fabs(m) * abs_dy) +
+                      kDoubleU * std::fabs(m) * abs_dy;
+  }
+
+  for (std::int64_t row = 0; row < rows; ++row) {
+    SCOPED_TRACE("group " + std::to_string(row));
+    const double sd = std::sqrt(exact.var[row]);
+    const double kappa = 1.0 + std::fabs(exact.mean[row]) / sd;
+    const double mean_tol = 2 * k * u * (std::fabs(exact.mean[row]) + sd);
+    const double rstd_rel_tol = 2 * (k * u * kappa / 2 + 3 * u);
+    ASSERT_NEAR(mean_f[row], mean_r[row], mean_tol);
+    ASSERT_NEAR(rstd_f[row], rstd_r[row], rstd_rel_tol * rstd_r[row]);
+    const double r = rstd_r[row];
+    const double m = mean_r[row];
+    const std::int64_t n = row / c.groups;
+    const std::int64_t c0 = (row % c.groups) * per_group;
+    // dx = r w dy + x_coef (x - mean) + constant, x_coef = -r^3 / K0 sum_c w_c S2_c,
+    // constant = -r / K0 sum_c w_c S1_c (K0 = D * HxW), and their errors.
+    const double k0 = static_cast<double>(row_size);
+    double x_coef = 0, constant = 0, d_x_coef = 0, d_constant = 0;
+    for (std::int64_t ch = c0; ch < c0 + per_group; ++ch) {
+      const std::int64_t nc = n * c.channels + ch;
+      double s1 = 0, s2 = 0;
+      for (std::int64_t i = nc * hw; i < (nc + 1) * hw; ++i) {
+        s1 += dyv[i];
+        s2 += dyv[i] * (xv[i] - m);
+      }
+      x_coef -= r * r * r / k0 * wv[ch] * s2;
+      constant -= r / k0 * wv[ch] * s1;
+      d_x_coef += r * r * r / k0 * std::fabs(wv[ch]) * err_centred[nc];
+      d_constant += r / k0 * std::fabs(wv[ch]) * err_dy[nc];
+    }
+    for (std::int64_t i = row * row_size; i < (row + 1) * row_size; ++i) {
+      const std::int64_t ch = c0 + (i - row * row_size) / hw;
+      const double scale = r * wv[ch];
+      const double y_tol =
+          std::fabs(wv[ch]) * r * (mean_tol + std::fabs(xv[i] - exact.mean[row]) * rstd_rel_tol) +
+          8 * u * (std::fabs(scale * xv[i]) + std::fabs(bv[ch] - m * scale)) +
+          2 * rounding(dtype, y_r[i]);
+      ASSERT_NEAR(y_f[i], y_r[i], y_tol) << "y[" << i << "]";
+      // The reference adds x_coef x and -x_coef mean - r a / K0 instead of x_coef (x - mean).
+      const double dx_tol =
+          std::fabs(xv[i] - m) * d_x_coef + d_constant +
+          4 * u *
+              (std::fabs(scale * dyv[i]) + std::fabs(x_coef * (xv[i] - m)) + std::fabs(constant)) +
+          4 * kDoubleU *
+              (std::fabs(scale * dyv[i]) + std::fabs(x_coef) * (std::fabs(xv[i]) + std::fabs(m)) +
+               std::fabs(constant)) +
+          2 * rounding(dtype, dx_r[i]);
+      ASSERT_NEAR(dx_f[i], dx_r[i], dx_tol) << "dx[" << i << "]";
+    }
+  }
+  for (std::int64_t ch = 0; ch < c.channels; ++ch) {
+    double dw_tol = 0, db_tol = 0;
+    for (std::int64_t n = 0; n < c.batch; ++n) {
+      const std::int64_t nc = n * c.channels + ch;
+      dw_tol += err_centred[nc] * rstd_r[n * c.groups + ch / per_group];
+      db_tol += err_dy[nc];
+    }
+    ASSERT_NEAR(dw_f[ch], dw_r[ch], dw_tol + 2 * rounding(dtype, dw_r[ch]))
+        << "dweight[" << ch << "]";
+    ASSERT_NEAR(db_f[ch], db_r[ch], db_tol + 2 * rounding(dtype, db_r[ch]))
+        << "dbias[" << ch << "]";
+  }
+}
+
+TEST(GroupNormVectorized, MatchesTheReferenceInEveryDtype) {
+  for (DType dtype : {kFloat32, kFloat64, kFloat16, kBFloat16})
+    for (const Case& c : kCases)
+      for (bool affine : {true, false}) {
+        SCOPED_TRACE(describe(c) + ", " + dtype_name(dtype) + (affine ? ", affine" : ""));
+        check_case(c, dtype, affine);
+        if (HasFatalFailure()) return;
+      }
+}
+
+// Threads over rows (rows >= 8 per thread) or within rows give the same bits: (16, 32, 33) G = 8
+// has 128 rows (rows at 1 to 3 threads); (1, 2, 70001) G = 1 one row of 34 chunks.
+TEST(GroupNormVectorized, SameBitsOnAnyThreadCount) {
+  for (const Case& c : {Case{16, 32, 33, 8, 0}, Case{2, 8, 2049, 1, 0}, Case{1, 2, 70001, 1, 0}}) {
+    SCOPED_TRACE(describe(c));
+    const Shape shape = {c.batch, c.channels, c.spatial};
+    const Tensor x = random_tensor(shape, 0.5, kFloat32, 1);
+    const Tensor dy = random_tensor(shape, 0.0, kFloat32, 2);
+    const Tensor w = random_tensor({c.channels}, 1.0, kFloat32, 3);
+    const Tensor b = random_tensor({c.channels}, 0.0, kFloat32, 4);
+    std::vector<std::vector<double>> results;
+    for (int threads : {1, 2, 3, 17}) {
+      const ThreadCount guard(threads);
+      const ops::GroupNormOutput f = ops::group_norm(x, c.groups, w, b, 1e-5);
+      const ops::GroupNormGrads g =
+          ops::group_norm_backward(dy, x, f.mean, f.rstd, w, c.groups, true, true, true);
+      std::vector<double> all;
+      for (const Tensor* t :
+           {&f.output, &f.mean, &f.rstd, &g.grad_input, &g.grad_weight, &g.grad_bias}) {
+        const std::vector<double> v = to_vector(*t);
+        all.insert(all.end(), v.begin(), v.end());
+      }
+      results.push_back(all);
+    }
+    for (std::size_t k = 1; k < results.size(); ++k)
+      for (std::size_t i = 0; i < results[0].size(); ++i)
+        ASSERT_EQ(results[k][i], results[0][i]) << "run " << k << ", value " << i;
+  }
+}
+
+// A non-contiguous input (a transposed view, made contiguous by the op) gives the contiguous
+// input's bits.
+TEST(GroupNormVectorized, StridedInputEqualsContiguous) {
+  for (DType dtype : {kFloat32, kBFloat16}) {
+    SCOPED_TRACE(dtype_name(dtype));
+    const Tensor base = random_tensor({4, 6, 5, 7}, 0.3, dtype, 9);
+    const Tensor x = base.transpose(2, 3);
+    const Tensor dy = random_tensor({4, 6, 5, 7}, 0.0, dtype, 10).transpose(2, 3);
+    ASSERT_FALSE(x.is_contiguous());
+    const Tensor w = random_tensor({6}, 1.0, dtype, 11);
+    const ops::GroupNormOutput f = ops::group_norm(x, 3, w, Tensor(), 1e-5);
+    const ops::GroupNormOutput fc = ops::group_norm(x.contiguous(), 3, w, Tensor(), 1e-5);
+    const ops::GroupNormGrads g =
+        ops::group_norm_backward(dy, x, f.mean, f.rstd, w, 3, true, true, false);
+    const ops::GroupNormGrads gc = ops::group_norm_backward(
+        dy.contiguous(), x.contiguous(), fc.mean, fc.rstd, w, 3, true, true, false);
+    EXPECT_EQ(to_vector(f.output), to_vector(fc.output));
+    EXPECT_EQ(to_vector(g.grad_input), to_vector(gc.grad_input));
+    EXPECT_EQ(to_vector(g.grad_weight), to_vector(gc.grad_weight));
+  }
+}
+
+}  // namespace
+}  // namespace leangrad::test
