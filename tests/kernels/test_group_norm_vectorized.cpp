@@ -283,10 +283,12 @@ TEST(GroupNormVectorized, MatchesTheReferenceInEveryDtype) {
       }
 }
 
-// Threads over rows (rows >= 8 per thread) or within rows give the same bits: (16, 32, 33) G = 8
-// has 128 rows (rows at 1 to 3 threads); (1, 2, 70001) G = 1 one row of 34 chunks.
+// Threads over rows (rows >= 8 per thread) or within rows give the same bits: (4, 32, 33) G = 4
+// has 16 rows, split by rows at 1 and 2 threads and within rows at 3 and 4, so the two paths meet
+// on one input; (1, 2, 70001) G = 1 is one row of 34 chunks. At most 4 threads: ThreadCount
+// (tests/testing/thread_count.h) says why.
 TEST(GroupNormVectorized, SameBitsOnAnyThreadCount) {
-  for (const Case& c : {Case{16, 32, 33, 8, 0}, Case{2, 8, 2049, 1, 0}, Case{1, 2, 70001, 1, 0}}) {
+  for (const Case& c : {Case{4, 32, 33, 4, 0}, Case{2, 8, 2049, 1, 0}, Case{1, 2, 70001, 1, 0}}) {
     SCOPED_TRACE(describe(c));
     const Shape shape = {c.batch, c.channels, c.spatial};
     const Tensor x = random_tensor(shape, 0.5, kFloat32, 1);
@@ -294,7 +296,7 @@ TEST(GroupNormVectorized, SameBitsOnAnyThreadCount) {
     const Tensor w = random_tensor({c.channels}, 1.0, kFloat32, 3);
     const Tensor b = random_tensor({c.channels}, 0.0, kFloat32, 4);
     std::vector<std::vector<double>> results;
-    for (int threads : {1, 2, 3, 17}) {
+    for (int threads : {1, 2, 3, 4}) {
       const ThreadCount guard(threads);
       const ops::GroupNormOutput f = ops::group_norm(x, c.groups, w, b, 1e-5);
       const ops::GroupNormGrads g =
