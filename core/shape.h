@@ -6,11 +6,22 @@
 #include <cstdint>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace leangrad {
 
-using Shape = std::vector<std::int64_t>;
+// A tensor's sizes: a std::vector<int64_t> (every vector operation works on it, and it converts
+// both ways), made a type of leangrad's own so that `std::cout << t.sizes()` finds the printer
+// below by argument-dependent lookup, without `using namespace leangrad` (as LibTorch's
+// IntArrayRef does).
+struct Shape : std::vector<std::int64_t> {
+  using std::vector<std::int64_t>::vector;
+  Shape() = default;
+  Shape(const std::vector<std::int64_t>& sizes) : std::vector<std::int64_t>(sizes) {}  // NOLINT
+  Shape(std::vector<std::int64_t>&& sizes)  // NOLINT: implicit, as the alias it replaces
+      : std::vector<std::int64_t>(std::move(sizes)) {}
+};
 using Strides = std::vector<std::int64_t>;
 
 // "[2, 3, 4]"
