@@ -313,7 +313,7 @@ bool has_non_finite(const Tensor& a) {
 
 // ---- Reductions ------------------------------------------------------------------------------
 
-Tensor sum(const Tensor& a_in, const std::vector<std::int64_t>& dims, bool keepdim) {
+Tensor sum(const Tensor& a_in, const DimList& dims, bool keepdim) {
   const Tensor a = amp::autocast_operand(a_in, amp::CastPolicy::Float32);
   const Tensor out = ops::reduce(ReduceOp::Sum, a, dims, keepdim);
   if (!autograd::any_requires_grad({&a})) return out;
@@ -323,7 +323,7 @@ Tensor sum(const Tensor& a_in, const std::vector<std::int64_t>& dims, bool keepd
   });
 }
 
-Tensor mean(const Tensor& a_in, const std::vector<std::int64_t>& dims, bool keepdim) {
+Tensor mean(const Tensor& a_in, const DimList& dims, bool keepdim) {
   const Tensor a = amp::autocast_operand(a_in, amp::CastPolicy::Float32);
   const Tensor out = ops::reduce(ReduceOp::Mean, a, dims, keepdim);
   if (!autograd::any_requires_grad({&a})) return out;
@@ -614,8 +614,11 @@ bool allclose(const Tensor& a, const Tensor& b, double rtol, double atol, bool e
   NoGradGuard no_grad;
   const Tensor x = a.to(DType::Float64);
   const Tensor y = b.to(DType::Float64);
-  // 1 where close: within the tolerance, or equal (equal infinities), or both NaN if asked.
+  // 1 where close: both finite and within the tolerance, or equal (equal infinities), or both
+  // NaN if asked. (v - v is 0 exactly when v is finite; an infinity would pass inf <= inf.)
+  const auto finite = [](const Tensor& v) { return eq(sub(v, v), 0.0).to(DType::Float64); };
   Tensor close = le(abs(sub(x, y)), add(mul(abs(y), rtol), atol)).to(DType::Float64);
+  close = mul(mul(close, finite(x)), finite(y));
   close = maximum(close, eq(x, y).to(DType::Float64));
   if (equal_nan) close = maximum(close, mul(ne(x, x).to(DType::Float64), ne(y, y).to(DType::Float64)));
   return close.numel() == 0 || min(close).item<double>() == 1.0;
@@ -659,7 +662,7 @@ Tensor argmin(const Tensor& a, std::int64_t dim, bool keepdim) {
   return argmax(order_reversed(a, "argmin"), dim, keepdim);
 }
 
-Tensor var(const Tensor& a, const std::vector<std::int64_t>& dims, bool unbiased, bool keepdim) {
+Tensor var(const Tensor& a, const DimList& dims, bool unbiased, bool keepdim) {
   LG_CHECK_DTYPE(is_floating(a.dtype()), "var: expected a floating dtype, got ", a.dtype(),
                  " (shape ", a.shape(), ")");
   std::int64_t count = 1;
@@ -672,7 +675,7 @@ Tensor var(const Tensor& a, const std::vector<std::int64_t>& dims, bool unbiased
   return div(squares, static_cast<double>(count - (unbiased ? 1 : 0)));
 }
 
-Tensor std(const Tensor& a, const std::vector<std::int64_t>& dims, bool unbiased, bool keepdim) {
+Tensor std(const Tensor& a, const DimList& dims, bool unbiased, bool keepdim) {
   LG_CHECK_DTYPE(is_floating(a.dtype()), "std: expected a floating dtype, got ", a.dtype(),
                  " (shape ", a.shape(), ")");
   return sqrt(var(a, dims, unbiased, keepdim));

@@ -75,8 +75,8 @@ bool equal(const Tensor& a, const Tensor& b);
 
 // ---- Reductions ------------------------------------------------------------------------------
 // Empty dims = all dims.
-Tensor sum(const Tensor& a, const std::vector<std::int64_t>& dims = {}, bool keepdim = false);
-Tensor mean(const Tensor& a, const std::vector<std::int64_t>& dims = {}, bool keepdim = false);
+Tensor sum(const Tensor& a, const DimList& dims = {}, bool keepdim = false);
+Tensor mean(const Tensor& a, const DimList& dims = {}, bool keepdim = false);
 Tensor max(const Tensor& a, const std::vector<std::int64_t>& dims = {}, bool keepdim = false);
 Tensor argmax(const Tensor& a);
 Tensor argmax(const Tensor& a, std::int64_t dim, bool keepdim = false);
@@ -91,10 +91,8 @@ Tensor argmin(const Tensor& a);
 Tensor argmin(const Tensor& a, std::int64_t dim, bool keepdim = false);
 // Variance over dims (empty: all) with divisor N - 1 (unbiased) or N, from the centred values
 // (two passes, no cancellation); std is its square root. Floating dtypes.
-Tensor var(const Tensor& a, const std::vector<std::int64_t>& dims = {}, bool unbiased = true,
-           bool keepdim = false);
-Tensor std(const Tensor& a, const std::vector<std::int64_t>& dims = {}, bool unbiased = true,
-           bool keepdim = false);
+Tensor var(const Tensor& a, const DimList& dims = {}, bool unbiased = true, bool keepdim = false);
+Tensor std(const Tensor& a, const DimList& dims = {}, bool unbiased = true, bool keepdim = false);
 
 // ---- Linear algebra, joining -----------------------------------------------------------------
 Tensor matmul(const Tensor& a, const Tensor& b);

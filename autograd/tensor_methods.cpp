@@ -245,13 +245,13 @@ Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) {
 Tensor Tensor::sum() const {
   return leangrad::sum(*this);
 }
-Tensor Tensor::sum(const std::vector<std::int64_t>& dims, bool keepdim) const {
+Tensor Tensor::sum(const DimList& dims, bool keepdim) const {
   return leangrad::sum(*this, dims, keepdim);
 }
 Tensor Tensor::mean() const {
   return leangrad::mean(*this);
 }
-Tensor Tensor::mean(const std::vector<std::int64_t>& dims, bool keepdim) const {
+Tensor Tensor::mean(const DimList& dims, bool keepdim) const {
   return leangrad::mean(*this, dims, keepdim);
 }
 Tensor Tensor::max() const {
@@ -287,10 +287,10 @@ Tensor Tensor::argmin() const {
 Tensor Tensor::argmin(std::int64_t dim, bool keepdim) const {
   return leangrad::argmin(*this, dim, keepdim);
 }
-Tensor Tensor::var(const std::vector<std::int64_t>& dims, bool unbiased, bool keepdim) const {
+Tensor Tensor::var(const DimList& dims, bool unbiased, bool keepdim) const {
   return leangrad::var(*this, dims, unbiased, keepdim);
 }
-Tensor Tensor::std(const std::vector<std::int64_t>& dims, bool unbiased, bool keepdim) const {
+Tensor Tensor::std(const DimList& dims, bool unbiased, bool keepdim) const {
   return leangrad::std(*this, dims, unbiased, keepdim);
 }
 

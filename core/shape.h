@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <ostream>
 #include <string>
 #include <utility>
@@ -23,6 +24,16 @@ struct Shape : std::vector<std::int64_t> {
       : std::vector<std::int64_t>(std::move(sizes)) {}
 };
 using Strides = std::vector<std::int64_t>;
+
+// The dims a reduction runs over, as LibTorch's IntArrayRef takes them: one dim (`sum(1)`), a
+// braced list (`sum({0, 1})`, `sum({})`: every dim) or a vector.
+struct DimList : std::vector<std::int64_t> {
+  DimList() = default;
+  DimList(std::int64_t dim) : std::vector<std::int64_t>{dim} {}  // NOLINT: implicit
+  DimList(std::initializer_list<std::int64_t> dims)                // NOLINT
+      : std::vector<std::int64_t>(dims) {}
+  DimList(const std::vector<std::int64_t>& dims) : std::vector<std::int64_t>(dims) {}  // NOLINT
+};
 
 // "[2, 3, 4]"
 std::string shape_str(const Shape& shape);

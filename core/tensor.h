@@ -162,11 +162,9 @@ class Tensor {
 
   // ---- Reductions --------------------------------------------------------------------------
   Tensor sum() const;
-  Tensor sum(const std::vector<std::int64_t>& dims, bool keepdim = false) const;
+  Tensor sum(const DimList& dims, bool keepdim = false) const;  // sum(1), sum({0, 1})
   Tensor mean() const;
-  Tensor mean(const std::vector<std::int64_t>& dims, bool keepdim = false) const;
-  Tensor sum(std::int64_t dim, bool keepdim = false) const { return sum({dim}, keepdim); }
-  Tensor mean(std::int64_t dim, bool keepdim = false) const { return mean({dim}, keepdim); }
+  Tensor mean(const DimList& dims, bool keepdim = false) const;
   // max() and min() of all elements; max(dims) and amax(dims) the maxima over dims (values
   // only; no dims: over all), amin the minima; max(dim) and min(dim) LibTorch's (values,
   // indices) pair of one dim (indices as argmax/argmin: the first extremum).
@@ -183,25 +181,17 @@ class Tensor {
   Tensor argmin(std::int64_t dim, bool keepdim = false) const;
   // Variance and standard deviation over dims (none: all), divided by N - 1 (unbiased, the
   // default) or N. LibTorch's spellings: var(), var(false), var(1), var({0, 1}, true, true).
-  Tensor var(const std::vector<std::int64_t>& dims = {}, bool unbiased = true,
-             bool keepdim = false) const;
-  Tensor var(std::int64_t dim, bool unbiased = true, bool keepdim = false) const {
-    return var(std::vector<std::int64_t>{dim}, unbiased, keepdim);
-  }
+  Tensor var(const DimList& dims = {}, bool unbiased = true, bool keepdim = false) const;
   template <typename B>
     requires std::same_as<B, bool>  // var(false) means "biased", not dim 0
   Tensor var(B unbiased) const {
-    return var(std::vector<std::int64_t>{}, unbiased, false);
+    return var(DimList(), unbiased, false);
   }
-  Tensor std(const std::vector<std::int64_t>& dims = {}, bool unbiased = true,
-             bool keepdim = false) const;
-  Tensor std(std::int64_t dim, bool unbiased = true, bool keepdim = false) const {
-    return std(std::vector<std::int64_t>{dim}, unbiased, keepdim);
-  }
+  Tensor std(const DimList& dims = {}, bool unbiased = true, bool keepdim = false) const;
   template <typename B>
     requires std::same_as<B, bool>
   Tensor std(B unbiased) const {
-    return std(std::vector<std::int64_t>{}, unbiased, false);
+    return std(DimList(), unbiased, false);
   }
 
   // ---- Elementwise -------------------------------------------------------------------------
