@@ -89,6 +89,7 @@ Tensor linspace(double start, double end, std::int64_t steps, const TensorOption
   for (std::int64_t i = 0; i < steps; ++i)
     v[i] = i < half ? start + step * static_cast<double>(i)
                     : end - step * static_cast<double>(steps - 1 - i);
+  if (steps == 1) v[0] = start;  // one value: start, as PyTorch
   Tensor t = values.to(options.dtype()).to(options.device());
   if (options.requires_grad()) t.requires_grad_(true);
   return t;

@@ -69,7 +69,7 @@ TEST(TensorApi, MaxAndMinOfOneDimGiveValuesAndFirstIndices) {
   EXPECT_EQ(max_indices.dtype(), kInt64);
   const auto [kept, kept_indices] = x.max(0, /*keepdim=*/true);
   EXPECT_EQ(kept.shape(), Shape({1, 3}));
-  EXPECT_TRUE(all_close(kept_indices, {0, 2, 1}));
+  EXPECT_TRUE(all_close(kept_indices, {0, 2, 2}));
   EXPECT_TRUE(all_close(x.slice(0, 0, 2).min(), {-2}));
   EXPECT_TRUE(all_close(x.slice(0, 0, 2).argmin(), {3}));
   EXPECT_TRUE(all_close(x.amin({0}), {-2, kNaN, -2}));
@@ -168,7 +168,7 @@ TEST(TensorApi, SquareTransposeAndMm) {
   EXPECT_EQ(a.select(0, 0).t().shape(), Shape({3}));
   EXPECT_THROW(zeros({2, 2, 2}).t(), ShapeError);
   // (2, 3) x (3, 2) by hand.
-  EXPECT_TRUE(all_close(a.mm(a.t()), {14, -4, -4, 77}));
+  EXPECT_TRUE(all_close(a.mm(a.t()), {14, -24, -24, 77}));
   EXPECT_THROW(a.mm(ones({3}, kFloat64)), ShapeError);
 }
 
@@ -229,10 +229,11 @@ TEST(TensorApi, BasicIndexingFollowsPython) {
 
 TEST(TensorApi, IndexPutWritesThroughTheView) {
   Tensor x = zeros({3, 4}, kFloat32);
+  const std::uint32_t version = x.version();
   x.index_put_({Slice(), 0}, 7.0);
   x.index_put_({1, Slice(1, None)}, make_tensor({1, 2, 3}, {3}, kFloat32));
   EXPECT_TRUE(all_close(x, {7, 0, 0, 0, 7, 1, 2, 3, 7, 0, 0, 0}));
-  EXPECT_EQ(x.version(), 2u);
+  EXPECT_EQ(x.version(), version + 2);
 }
 
 TEST(TensorApi, AllcloseAndEqual) {
