@@ -313,7 +313,7 @@ bool has_non_finite(const Tensor& a) {
 
 // ---- Reductions ------------------------------------------------------------------------------
 
-Tensor sum(const Tensor& a_in, const std::vector<std::int64_t>& dims, bool keepdim) {
+Tensor sum(const Tensor& a_in, const DimList& dims, bool keepdim) {
   const Tensor a = amp::autocast_operand(a_in, amp::CastPolicy::Float32);
   const Tensor out = ops::reduce(ReduceOp::Sum, a, dims, keepdim);
   if (!autograd::any_requires_grad({&a})) return out;
@@ -323,7 +323,7 @@ Tensor sum(const Tensor& a_in, const std::vector<std::int64_t>& dims, bool keepd
   });
 }
 
-Tensor mean(const Tensor& a_in, const std::vector<std::int64_t>& dims, bool keepdim) {
+Tensor mean(const Tensor& a_in, const DimList& dims, bool keepdim) {
   const Tensor a = amp::autocast_operand(a_in, amp::CastPolicy::Float32);
   const Tensor out = ops::reduce(ReduceOp::Mean, a, dims, keepdim);
   if (!autograd::any_requires_grad({&a})) return out;
@@ -531,6 +531,166 @@ Tensor to(const Tensor& a, Device device, DType dtype, bool non_blocking) {
   // The node casts the gradient back to a's dtype and device.
   return record_op("to", out, {a}, {},
                    [](const BackwardContext& c) -> std::vector<Tensor> { return {c.grad}; });
+}
+
+}  // namespace leangrad
+
+// ---- LibTorch's other tensor functions, composed from the ones above -------------------------
+// Each is written with differentiable functions, so its gradient is theirs (checked by the
+// gradchecks of tests/autograd/test_tensor_api.cpp).
+
+namespace leangrad {
+
+namespace {
+
+// A 0-d tensor holding `value` with a's dtype and device: the scalar operand of where.
+Tensor scalar_like(const Tensor& a, double value) {
+  return full({}, value, a.options());
+}
+
+// A strictly decreasing map of a's values onto values of the same dtype, exact and without
+// overflow, so that max and argmax of it are min and argmin of a: -a for floating dtypes (NaN
+// stays NaN, so it still wins, as min propagates NaN), -1 - a (the bitwise complement) for
+// signed integers, 255 - a for uint8. Bool goes through uint8.
+Tensor order_reversed(const Tensor& a, const char* op) {
+  switch (a.dtype()) {
+    case DType::Int64:
+    case DType::Int32:
+      return rsub(a, -1.0);
+    case DType::UInt8:
+      return rsub(a, 255.0);
+    default:
+      LG_CHECK_DTYPE(is_floating(a.dtype()), op, ": unsupported dtype ", a.dtype());
+      return neg(a);
+  }
+}
+
+}  // namespace
+
+Tensor square(const Tensor& a) {
+  return mul(a, a);
+}
+
+Tensor clamp(const Tensor& a, std::optional<double> min, std::optional<double> max) {
+  LG_CHECK(min.has_value() || max.has_value(),
+           "clamp: at least one of min and max must be given (shape ", a.shape(), ")");
+  LG_CHECK_DTYPE(a.dtype() != DType::Bool, "clamp: unsupported dtype bool");
+  // where(x < lo, lo, x) routes the gradient to x exactly where x >= lo (and then x <= hi):
+  // PyTorch's mask, bounds included. A NaN compares false, so it passes through.
+  Tensor out = a;
+  if (min.has_value()) out = where(lt(out, *min), scalar_like(a, *min), out);
+  if (max.has_value()) out = where(gt(out, *max), scalar_like(a, *max), out);
+  return out;
+}
+
+Tensor clamp_min(const Tensor& a, double min) {
+  return clamp(a, min, std::nullopt);
+}
+
+Tensor clamp_max(const Tensor& a, double max) {
+  return clamp(a, std::nullopt, max);
+}
+
+Tensor masked_fill(const Tensor& a, const Tensor& mask, const Tensor& value) {
+  LG_CHECK_DTYPE(mask.dtype() == DType::Bool, "masked_fill: the mask must be bool, got ",
+                 mask.dtype(), " (shape ", mask.shape(), ")");
+  LG_CHECK_SHAPE(value.dim() == 0, "masked_fill: the value must be a 0-d tensor, got shape ",
+                 value.shape());
+  LG_CHECK_SHAPE(broadcast_shapes(mask.shape(), a.shape(), "masked_fill") == a.shape(),
+                 "masked_fill: the mask of shape ", mask.shape(),
+                 " does not broadcast to the tensor's shape ", a.shape());
+  LG_CHECK_DEVICE(value.device() == a.device() || value.device().is_cpu(),
+                  "masked_fill: the value is on ", value.device(), ", the tensor on ", a.device());
+  return where(mask, value.to(a.device()).to(a.dtype()), a);
+}
+
+Tensor masked_fill(const Tensor& a, const Tensor& mask, double value) {
+  return masked_fill(a, mask, scalar_like(a, value));
+}
+
+bool allclose(const Tensor& a, const Tensor& b, double rtol, double atol, bool equal_nan) {
+  LG_CHECK(rtol >= 0 && atol >= 0, "allclose: rtol and atol must be >= 0, got ", rtol, " and ",
+           atol);
+  NoGradGuard no_grad;
+  const Tensor x = a.to(DType::Float64);
+  const Tensor y = b.to(DType::Float64);
+  // 1 where close: both finite and within the tolerance, or equal (equal infinities), or both
+  // NaN if asked. (v - v is 0 exactly when v is finite; an infinity would pass inf <= inf.)
+  const auto finite = [](const Tensor& v) { return eq(sub(v, v), 0.0).to(DType::Float64); };
+  Tensor close = le(abs(sub(x, y)), add(mul(abs(y), rtol), atol)).to(DType::Float64);
+  close = mul(mul(close, finite(x)), finite(y));
+  close = maximum(close, eq(x, y).to(DType::Float64));
+  if (equal_nan) close = maximum(close, mul(ne(x, x).to(DType::Float64), ne(y, y).to(DType::Float64)));
+  return close.numel() == 0 || min(close).item<double>() == 1.0;
+}
+
+bool equal(const Tensor& a, const Tensor& b) {
+  if (a.shape() != b.shape()) return false;
+  if (a.numel() == 0) return true;
+  NoGradGuard no_grad;
+  return min(eq(a, b).to(DType::UInt8)).item<std::int64_t>() == 1;
+}
+
+std::tuple<Tensor, Tensor> max(const Tensor& a, std::int64_t dim, bool keepdim) {
+  return {max(a, std::vector<std::int64_t>{dim}, keepdim), argmax(a, dim, keepdim)};
+}
+
+std::tuple<Tensor, Tensor> min(const Tensor& a, std::int64_t dim, bool keepdim) {
+  return {amin(a, {dim}, keepdim), argmin(a, dim, keepdim)};
+}
+
+Tensor amax(const Tensor& a, const std::vector<std::int64_t>& dims, bool keepdim) {
+  return max(a, dims, keepdim);
+}
+
+Tensor amin(const Tensor& a, const std::vector<std::int64_t>& dims, bool keepdim) {
+  if (a.dtype() == DType::Bool) return amin(a.to(DType::UInt8), dims, keepdim).to(DType::Bool);
+  return order_reversed(max(order_reversed(a, "amin"), dims, keepdim), "amin");
+}
+
+Tensor min(const Tensor& a) {
+  return amin(a);
+}
+
+Tensor argmin(const Tensor& a) {
+  if (a.dtype() == DType::Bool) return argmin(a.to(DType::UInt8));
+  return argmax(order_reversed(a, "argmin"));
+}
+
+Tensor argmin(const Tensor& a, std::int64_t dim, bool keepdim) {
+  if (a.dtype() == DType::Bool) return argmin(a.to(DType::UInt8), dim, keepdim);
+  return argmax(order_reversed(a, "argmin"), dim, keepdim);
+}
+
+Tensor var(const Tensor& a, const DimList& dims, bool unbiased, bool keepdim) {
+  LG_CHECK_DTYPE(is_floating(a.dtype()), "var: expected a floating dtype, got ", a.dtype(),
+                 " (shape ", a.shape(), ")");
+  std::int64_t count = 1;
+  for (std::int64_t d : reduction_dims(a, dims))
+    count *= a.shape()[static_cast<std::size_t>(d)];
+  // Two passes: the mean, then the sum of squared deviations from it (no cancellation). One
+  // element with unbiased = true divides 0 by 0: NaN, as PyTorch.
+  const Tensor centred = sub(a, mean(a, dims, /*keepdim=*/true));
+  const Tensor squares = sum(mul(centred, centred), dims, keepdim);
+  return div(squares, static_cast<double>(count - (unbiased ? 1 : 0)));
+}
+
+Tensor std(const Tensor& a, const DimList& dims, bool unbiased, bool keepdim) {
+  LG_CHECK_DTYPE(is_floating(a.dtype()), "std: expected a floating dtype, got ", a.dtype(),
+                 " (shape ", a.shape(), ")");
+  return sqrt(var(a, dims, unbiased, keepdim));
+}
+
+Tensor mm(const Tensor& a, const Tensor& b) {
+  LG_CHECK_SHAPE(a.dim() == 2 && b.dim() == 2, "mm: expected two matrices, got shapes ",
+                 a.shape(), " and ", b.shape(), " (matmul takes other dims)");
+  return matmul(a, b);
+}
+
+Tensor t(const Tensor& a) {
+  LG_CHECK_SHAPE(a.dim() <= 2, "t: expected a tensor of at most 2 dims, got shape ", a.shape(),
+                 " (use transpose(dim0, dim1))");
+  return a.dim() == 2 ? transpose(a, 0, 1) : view(a, a.shape());
 }
 
 }  // namespace leangrad

@@ -5,6 +5,8 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <tuple>
 #include <vector>
 
 #include "core/tensor.h"
@@ -35,6 +37,15 @@ Tensor sqrt(const Tensor& a);
 Tensor tanh(const Tensor& a);
 Tensor sigmoid(const Tensor& a);
 Tensor relu(const Tensor& a);
+Tensor square(const Tensor& a);  // a * a
+// Each element limited to [min, max], either bound optional; NaN stays NaN. The gradient passes
+// where min <= a <= max (bounds included), as PyTorch's.
+Tensor clamp(const Tensor& a, std::optional<double> min, std::optional<double> max = std::nullopt);
+Tensor clamp_min(const Tensor& a, double min);
+Tensor clamp_max(const Tensor& a, double max);
+// value where mask (Bool, broadcast to a's shape) is true, a elsewhere; a's dtype and shape.
+Tensor masked_fill(const Tensor& a, const Tensor& mask, double value);
+Tensor masked_fill(const Tensor& a, const Tensor& mask, const Tensor& value);
 
 // ---- Comparisons (Bool results, not differentiable) ------------------------------------------
 Tensor gt(const Tensor& a, const Tensor& b);
@@ -55,17 +66,39 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
 // Whether `a` holds a NaN or an infinity (never for integral and bool dtypes). Waits for the
 // device: for checks (AnomalyMode, checkpoints), not for training loops.
 bool has_non_finite(const Tensor& a);
+// |a - b| <= atol + rtol |b| for every element (broadcasting; NaNs count as equal only with
+// equal_nan), as torch.allclose. Waits for the device.
+bool allclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-8,
+              bool equal_nan = false);
+// Same shape and the same values (NaN unequal to itself), as torch.equal. Waits for the device.
+bool equal(const Tensor& a, const Tensor& b);
 
 // ---- Reductions ------------------------------------------------------------------------------
 // Empty dims = all dims.
-Tensor sum(const Tensor& a, const std::vector<std::int64_t>& dims = {}, bool keepdim = false);
-Tensor mean(const Tensor& a, const std::vector<std::int64_t>& dims = {}, bool keepdim = false);
+Tensor sum(const Tensor& a, const DimList& dims = {}, bool keepdim = false);
+Tensor mean(const Tensor& a, const DimList& dims = {}, bool keepdim = false);
 Tensor max(const Tensor& a, const std::vector<std::int64_t>& dims = {}, bool keepdim = false);
 Tensor argmax(const Tensor& a);
 Tensor argmax(const Tensor& a, std::int64_t dim, bool keepdim = false);
+// LibTorch's max(dim) / min(dim): (values, indices of the first extremum). The values'
+// gradient is amax's (split evenly among ties; PyTorch sends it to the index returned).
+std::tuple<Tensor, Tensor> max(const Tensor& a, std::int64_t dim, bool keepdim = false);
+std::tuple<Tensor, Tensor> min(const Tensor& a, std::int64_t dim, bool keepdim = false);
+Tensor amax(const Tensor& a, const std::vector<std::int64_t>& dims = {}, bool keepdim = false);
+Tensor amin(const Tensor& a, const std::vector<std::int64_t>& dims = {}, bool keepdim = false);
+Tensor min(const Tensor& a);
+Tensor argmin(const Tensor& a);
+Tensor argmin(const Tensor& a, std::int64_t dim, bool keepdim = false);
+// Variance over dims (empty: all) with divisor N - 1 (unbiased) or N, from the centred values
+// (two passes, no cancellation); std is its square root. Floating dtypes.
+Tensor var(const Tensor& a, const DimList& dims = {}, bool unbiased = true, bool keepdim = false);
+Tensor std(const Tensor& a, const DimList& dims = {}, bool unbiased = true, bool keepdim = false);
 
 // ---- Linear algebra, joining -----------------------------------------------------------------
 Tensor matmul(const Tensor& a, const Tensor& b);
+Tensor mm(const Tensor& a, const Tensor& b);  // 2-d operands only
+// The transpose of a matrix; 0-d and 1-d tensors as they are.
+Tensor t(const Tensor& a);
 Tensor cat(const std::vector<Tensor>& tensors, std::int64_t dim = 0);
 Tensor stack(const std::vector<Tensor>& tensors, std::int64_t dim = 0);
 

@@ -1,7 +1,13 @@
 // Tensor's computing methods and the arithmetic operators: one-line forwards to the public
 // functions of autograd/functions.h, so there is one implementation of each op.
+#include <algorithm>
+#include <optional>
+#include <tuple>
+#include <vector>
+
 #include "autograd/functions.h"
 #include "autograd/grad_mode.h"
+#include "autograd/nn_functions.h"
 #include "core/creation.h"
 #include "core/host_sync.h"
 #include "core/views.h"
@@ -86,6 +92,72 @@ Tensor Tensor::squeeze(std::int64_t dim) const {
 Tensor Tensor::expand(const Shape& shape) const {
   return leangrad::expand(*this, shape);
 }
+Tensor Tensor::t() const {
+  return leangrad::t(*this);
+}
+Tensor Tensor::operator[](std::int64_t index) const {
+  return this->index({index});
+}
+Tensor Tensor::index(std::initializer_list<indexing::TensorIndex> indices) const {
+  return index(std::vector<indexing::TensorIndex>(indices));
+}
+// Note [Basic indexing]
+//   Python's rules, by views: an integer selects (its dim goes), a slice keeps its dim with
+//   bounds wrapped from the end and clamped to [0, size] (an empty range when stop <= start),
+//   None inserts a dim of 1, and one Ellipsis stands for the full slices of the dims the other
+//   indices leave. Every step is a differentiable view (select, slice, unsqueeze).
+Tensor Tensor::index(const std::vector<indexing::TensorIndex>& indices) const {
+  using indexing::TensorIndex;
+  std::int64_t consumed = 0;
+  int ellipses = 0;
+  for (const TensorIndex& i : indices) {
+    if (i.kind() == TensorIndex::Kind::Integer || i.kind() == TensorIndex::Kind::Slice) ++consumed;
+    if (i.kind() == TensorIndex::Kind::Ellipsis) ++ellipses;
+  }
+  LG_CHECK(ellipses <= 1, "index: at most one Ellipsis (\"...\") in an index, got ", ellipses);
+  LG_CHECK_SHAPE(consumed <= dim(), "index: ", consumed, " indices for a tensor of ", dim(),
+                 " dims (shape ", shape(), ")");
+  Tensor out = *this;
+  std::int64_t d = 0;  // the dim of `out` the next index applies to
+  std::int64_t source_dim = 0;  // the dim of *this it came from (for messages)
+  for (const TensorIndex& i : indices) {
+    switch (i.kind()) {
+      case TensorIndex::Kind::Integer: {
+        const std::int64_t size = out.size(d);
+        const std::int64_t k = i.integer();
+        LG_CHECK_SHAPE(k >= -size && k < size, "index: index ", k, " is out of range for dim ",
+                       source_dim, " of size ", size, " (shape ", shape(), ")");
+        out = out.select(d, k < 0 ? k + size : k);
+        ++source_dim;
+        break;
+      }
+      case TensorIndex::Kind::Slice: {
+        const std::int64_t size = out.size(d);
+        const auto bound = [size](std::optional<std::int64_t> b, std::int64_t absent) {
+          if (!b.has_value()) return absent;
+          const std::int64_t v = *b < 0 ? *b + size : *b;
+          return std::clamp<std::int64_t>(v, 0, size);
+        };
+        const std::int64_t start = bound(i.slice().start(), 0);
+        const std::int64_t stop = std::max(start, bound(i.slice().stop(), size));
+        out = out.slice(d, start, stop, i.slice().step());
+        ++d;
+        ++source_dim;
+        break;
+      }
+      case TensorIndex::Kind::None:
+        out = out.unsqueeze(d);
+        ++d;
+        break;
+      case TensorIndex::Kind::Ellipsis:
+        d += dim() - consumed;
+        source_dim += dim() - consumed;
+        break;
+    }
+  }
+  // No index at all still gives a new view, as t[...] does.
+  return out.is_same(*this) ? out.view(shape()) : out;
+}
 Tensor Tensor::flatten(std::int64_t start_dim, std::int64_t end_dim) const {
   return leangrad::flatten(*this, start_dim, end_dim);
 }
@@ -122,6 +194,37 @@ Tensor& Tensor::mul_(double other) {
   ops::binary_(BinaryOp::Mul, *this, other);
   return *this;
 }
+Tensor& Tensor::sub_(const Tensor& other, double alpha) {
+  check_inplace("sub_", *this);
+  ops::binary_(BinaryOp::Sub, *this, alpha == 1.0 ? other : leangrad::mul(other, alpha));
+  return *this;
+}
+Tensor& Tensor::sub_(double other) {
+  check_inplace("sub_", *this);
+  ops::binary_(BinaryOp::Sub, *this, other);
+  return *this;
+}
+Tensor& Tensor::div_(const Tensor& other) {
+  check_inplace("div_", *this);
+  ops::binary_(BinaryOp::Div, *this, other);
+  return *this;
+}
+Tensor& Tensor::div_(double other) {
+  check_inplace("div_", *this);
+  ops::binary_(BinaryOp::Div, *this, other);
+  return *this;
+}
+Tensor& Tensor::index_put_(std::initializer_list<indexing::TensorIndex> indices,
+                           const Tensor& value) {
+  check_inplace("index_put_", *this);
+  index(indices).copy_(value);
+  return *this;
+}
+Tensor& Tensor::index_put_(std::initializer_list<indexing::TensorIndex> indices, double value) {
+  check_inplace("index_put_", *this);
+  index(indices).fill_(value);
+  return *this;
+}
 Tensor& Tensor::zero_() {
   check_inplace("zero_", *this);
   ops::fill_(*this, 0.0);
@@ -142,13 +245,13 @@ Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) {
 Tensor Tensor::sum() const {
   return leangrad::sum(*this);
 }
-Tensor Tensor::sum(const std::vector<std::int64_t>& dims, bool keepdim) const {
+Tensor Tensor::sum(const DimList& dims, bool keepdim) const {
   return leangrad::sum(*this, dims, keepdim);
 }
 Tensor Tensor::mean() const {
   return leangrad::mean(*this);
 }
-Tensor Tensor::mean(const std::vector<std::int64_t>& dims, bool keepdim) const {
+Tensor Tensor::mean(const DimList& dims, bool keepdim) const {
   return leangrad::mean(*this, dims, keepdim);
 }
 Tensor Tensor::max() const {
@@ -162,6 +265,33 @@ Tensor Tensor::argmax() const {
 }
 Tensor Tensor::argmax(std::int64_t dim, bool keepdim) const {
   return leangrad::argmax(*this, dim, keepdim);
+}
+std::tuple<Tensor, Tensor> Tensor::max(std::int64_t dim, bool keepdim) const {
+  return leangrad::max(*this, dim, keepdim);
+}
+Tensor Tensor::min() const {
+  return leangrad::min(*this);
+}
+std::tuple<Tensor, Tensor> Tensor::min(std::int64_t dim, bool keepdim) const {
+  return leangrad::min(*this, dim, keepdim);
+}
+Tensor Tensor::amax(const std::vector<std::int64_t>& dims, bool keepdim) const {
+  return leangrad::amax(*this, dims, keepdim);
+}
+Tensor Tensor::amin(const std::vector<std::int64_t>& dims, bool keepdim) const {
+  return leangrad::amin(*this, dims, keepdim);
+}
+Tensor Tensor::argmin() const {
+  return leangrad::argmin(*this);
+}
+Tensor Tensor::argmin(std::int64_t dim, bool keepdim) const {
+  return leangrad::argmin(*this, dim, keepdim);
+}
+Tensor Tensor::var(const DimList& dims, bool unbiased, bool keepdim) const {
+  return leangrad::var(*this, dims, unbiased, keepdim);
+}
+Tensor Tensor::std(const DimList& dims, bool unbiased, bool keepdim) const {
+  return leangrad::std(*this, dims, unbiased, keepdim);
 }
 
 // ---- Elementwise -----------------------------------------------------------------------------
@@ -227,6 +357,45 @@ Tensor Tensor::eq(double other) const {
 }
 Tensor Tensor::matmul(const Tensor& other) const {
   return leangrad::matmul(*this, other);
+}
+Tensor Tensor::mm(const Tensor& other) const {
+  return leangrad::mm(*this, other);
+}
+Tensor Tensor::square() const {
+  return leangrad::square(*this);
+}
+Tensor Tensor::clamp(std::optional<double> min, std::optional<double> max) const {
+  return leangrad::clamp(*this, min, max);
+}
+Tensor Tensor::clamp_min(double min) const {
+  return leangrad::clamp_min(*this, min);
+}
+Tensor Tensor::clamp_max(double max) const {
+  return leangrad::clamp_max(*this, max);
+}
+Tensor Tensor::masked_fill(const Tensor& mask, double value) const {
+  return leangrad::masked_fill(*this, mask, value);
+}
+Tensor Tensor::masked_fill(const Tensor& mask, const Tensor& value) const {
+  return leangrad::masked_fill(*this, mask, value);
+}
+Tensor Tensor::ne(const Tensor& other) const {
+  return leangrad::ne(*this, other);
+}
+Tensor Tensor::ne(double other) const {
+  return leangrad::ne(*this, other);
+}
+Tensor Tensor::softmax(std::int64_t dim) const {
+  return leangrad::softmax(*this, dim);
+}
+Tensor Tensor::log_softmax(std::int64_t dim) const {
+  return leangrad::log_softmax(*this, dim);
+}
+bool Tensor::allclose(const Tensor& other, double rtol, double atol, bool equal_nan) const {
+  return leangrad::allclose(*this, other, rtol, atol, equal_nan);
+}
+bool Tensor::equal(const Tensor& other) const {
+  return leangrad::equal(*this, other);
 }
 
 // ---- Operators -------------------------------------------------------------------------------

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <initializer_list>
 #include <vector>
 
 #include "core/tensor.h"
@@ -31,5 +32,11 @@ Tensor from_blob(void* data, const Shape& shape, const TensorOptions& options = 
 template <typename T>
 Tensor tensor(const std::vector<T>& values, const Shape& shape = {},
               const TensorOptions& options = {});
+// tensor({1.f, 2.f, 3.f}): the same from a braced list (1-D; dtype from the elements' type, so
+// {1, 2} is int32 and {1.0, 2.0} float64).
+template <typename T>
+Tensor tensor(std::initializer_list<T> values, const TensorOptions& options = {}) {
+  return tensor(std::vector<T>(values), {}, options);
+}
 
 }  // namespace leangrad

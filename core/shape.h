@@ -4,14 +4,36 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace leangrad {
 
-using Shape = std::vector<std::int64_t>;
+// A tensor's sizes: a std::vector<int64_t> (every vector operation works on it, and it converts
+// both ways), made a type of leangrad's own so that `std::cout << t.sizes()` finds the printer
+// below by argument-dependent lookup, without `using namespace leangrad` (as LibTorch's
+// IntArrayRef does).
+struct Shape : std::vector<std::int64_t> {
+  using std::vector<std::int64_t>::vector;
+  Shape() = default;
+  Shape(const std::vector<std::int64_t>& sizes) : std::vector<std::int64_t>(sizes) {}  // NOLINT
+  Shape(std::vector<std::int64_t>&& sizes)  // NOLINT: implicit, as the alias it replaces
+      : std::vector<std::int64_t>(std::move(sizes)) {}
+};
 using Strides = std::vector<std::int64_t>;
+
+// The dims a reduction runs over, as LibTorch's IntArrayRef takes them: one dim (`sum(1)`), a
+// braced list (`sum({0, 1})`, `sum({})`: every dim) or a vector.
+struct DimList : std::vector<std::int64_t> {
+  DimList() = default;
+  DimList(std::int64_t dim) : std::vector<std::int64_t>{dim} {}  // NOLINT: implicit
+  DimList(std::initializer_list<std::int64_t> dims)                // NOLINT
+      : std::vector<std::int64_t>(dims) {}
+  DimList(const std::vector<std::int64_t>& dims) : std::vector<std::int64_t>(dims) {}  // NOLINT
+};
 
 // "[2, 3, 4]"
 std::string shape_str(const Shape& shape);

@@ -5,11 +5,15 @@
 #pragma once
 
 #include <atomic>
+#include <concepts>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -17,6 +21,7 @@
 #include "core/device.h"
 #include "core/dtype.h"
 #include "core/error.h"
+#include "core/indexing.h"
 #include "core/shape.h"
 #include "core/storage.h"
 #include "core/tensor_options.h"
@@ -122,6 +127,13 @@ class Tensor {
   Tensor squeeze(std::int64_t dim) const;
   Tensor expand(const Shape& shape) const;
   Tensor flatten(std::int64_t start_dim = 0, std::int64_t end_dim = -1) const;
+  // The transpose of a matrix (0-d and 1-d tensors are returned as they are; more dims refused).
+  Tensor t() const;
+  // Basic indexing (core/indexing.h): t.index({Slice(0, 2), 1}) is Python's t[0:2, 1], a view.
+  Tensor index(std::initializer_list<indexing::TensorIndex> indices) const;
+  Tensor index(const std::vector<indexing::TensorIndex>& indices) const;
+  // t[i]: select(0, i).
+  Tensor operator[](std::int64_t index) const;
 
   // ---- In-place (bump the version counter) -------------------------------------------------
   Tensor& add_(const Tensor& other, double alpha = 1.0);
@@ -132,16 +144,55 @@ class Tensor {
   Tensor& fill_(double value);
   // Copies src into this tensor: any dtype, any device, broadcasting src to this shape.
   Tensor& copy_(const Tensor& src, bool non_blocking = false);
+  Tensor& sub_(const Tensor& other, double alpha = 1.0);
+  Tensor& sub_(double other);
+  Tensor& div_(const Tensor& other);
+  Tensor& div_(double other);
+  Tensor& operator+=(const Tensor& other) { return add_(other); }
+  Tensor& operator+=(double other) { return add_(other); }
+  Tensor& operator-=(const Tensor& other) { return sub_(other); }
+  Tensor& operator-=(double other) { return sub_(other); }
+  Tensor& operator*=(const Tensor& other) { return mul_(other); }
+  Tensor& operator*=(double other) { return mul_(other); }
+  Tensor& operator/=(const Tensor& other) { return div_(other); }
+  Tensor& operator/=(double other) { return div_(other); }
+  // t.index_put_({Slice(), 0}, v): copies v (broadcast) into the view t.index(indices).
+  Tensor& index_put_(std::initializer_list<indexing::TensorIndex> indices, const Tensor& value);
+  Tensor& index_put_(std::initializer_list<indexing::TensorIndex> indices, double value);
 
   // ---- Reductions --------------------------------------------------------------------------
   Tensor sum() const;
-  Tensor sum(const std::vector<std::int64_t>& dims, bool keepdim = false) const;
+  Tensor sum(const DimList& dims, bool keepdim = false) const;  // sum(1), sum({0, 1})
   Tensor mean() const;
-  Tensor mean(const std::vector<std::int64_t>& dims, bool keepdim = false) const;
+  Tensor mean(const DimList& dims, bool keepdim = false) const;
+  // max() and min() of all elements; max(dims) and amax(dims) the maxima over dims (values
+  // only; no dims: over all), amin the minima; max(dim) and min(dim) LibTorch's (values,
+  // indices) pair of one dim (indices as argmax/argmin: the first extremum).
   Tensor max() const;
   Tensor max(const std::vector<std::int64_t>& dims, bool keepdim = false) const;
+  std::tuple<Tensor, Tensor> max(std::int64_t dim, bool keepdim = false) const;
+  Tensor min() const;
+  std::tuple<Tensor, Tensor> min(std::int64_t dim, bool keepdim = false) const;
+  Tensor amax(const std::vector<std::int64_t>& dims = {}, bool keepdim = false) const;
+  Tensor amin(const std::vector<std::int64_t>& dims = {}, bool keepdim = false) const;
   Tensor argmax() const;  // index into the flattened tensor
   Tensor argmax(std::int64_t dim, bool keepdim = false) const;
+  Tensor argmin() const;
+  Tensor argmin(std::int64_t dim, bool keepdim = false) const;
+  // Variance and standard deviation over dims (none: all), divided by N - 1 (unbiased, the
+  // default) or N. LibTorch's spellings: var(), var(false), var(1), var({0, 1}, true, true).
+  Tensor var(const DimList& dims = {}, bool unbiased = true, bool keepdim = false) const;
+  template <typename B>
+    requires std::same_as<B, bool>  // var(false) means "biased", not dim 0
+  Tensor var(B unbiased) const {
+    return var(DimList(), unbiased, false);
+  }
+  Tensor std(const DimList& dims = {}, bool unbiased = true, bool keepdim = false) const;
+  template <typename B>
+    requires std::same_as<B, bool>
+  Tensor std(B unbiased) const {
+    return std(DimList(), unbiased, false);
+  }
 
   // ---- Elementwise -------------------------------------------------------------------------
   Tensor exp() const;
@@ -165,6 +216,24 @@ class Tensor {
   Tensor eq(const Tensor& other) const;
   Tensor eq(double other) const;
   Tensor matmul(const Tensor& other) const;
+  Tensor mm(const Tensor& other) const;  // matrices only
+  Tensor square() const;
+  // Each element limited to [min, max] (either bound may be absent); NaN stays NaN.
+  Tensor clamp(std::optional<double> min, std::optional<double> max = std::nullopt) const;
+  Tensor clamp_min(double min) const;
+  Tensor clamp_max(double max) const;
+  // value where mask (bool, broadcast to this shape) is true, this tensor's element elsewhere.
+  Tensor masked_fill(const Tensor& mask, double value) const;
+  Tensor masked_fill(const Tensor& mask, const Tensor& value) const;
+  Tensor ne(const Tensor& other) const;
+  Tensor ne(double other) const;
+  Tensor softmax(std::int64_t dim) const;
+  Tensor log_softmax(std::int64_t dim) const;
+  // |this - other| <= atol + rtol |other| everywhere (NaNs equal when equal_nan), broadcasting,
+  // as torch.allclose. equal: same shape and the same values (NaN is not equal to NaN).
+  bool allclose(const Tensor& other, double rtol = 1e-5, double atol = 1e-8,
+                bool equal_nan = false) const;
+  bool equal(const Tensor& other) const;
 
   // ---- Autograd (autograd/tensor_autograd.cpp; the engine is autograd/engine.cpp) -----------
   bool requires_grad() const;

@@ -48,4 +48,16 @@ class TensorOptions {
   bool pinned_memory_ = false;
 };
 
+// LibTorch's shorthands for a TensorOptions with one field set:
+//   zeros({2}, dtype(kFloat64)), ones({3}, requires_grad()), empty({4}, device(kCUDA))
+inline TensorOptions dtype(DType dtype) {
+  return TensorOptions().dtype(dtype);
+}
+inline TensorOptions device(Device device) {
+  return TensorOptions().device(device);
+}
+inline TensorOptions requires_grad(bool requires_grad = true) {
+  return TensorOptions().requires_grad(requires_grad);
+}
+
 }  // namespace leangrad

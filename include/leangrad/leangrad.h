@@ -18,7 +18,7 @@
 //   Tensor best = logits.argmax(1);                 // (B,) int64
 //   std::cout << "logits " << logits.shape() << ", first rows' classes "
 //             << best.slice(0, 0, 4) << "\n";
-//   std::cout << "mean of max logit: " << logits.max({1}).mean().item<float>() << "\n";
+//   std::cout << "mean of max logit: " << logits.amax({1}).mean().item<float>() << "\n";
 //   if (cuda::is_available()) {
 //     Tensor y = logits.to(kCUDA).relu().sum();     // same ops on the GPU
 //     std::cout << "sum of relu on cuda: " << y.item<float>() << "\n";

@@ -363,7 +363,7 @@ TEST(Engine, TiesSplitTheGradientEvenly) {
   x.max().backward();
   EXPECT_TRUE(test::all_close(x.grad(), {0, 0.5, 0.5, 0}));
   Tensor m = leaf({1, 3, 3, 2}, {2, 2});
-  m.max({1}).sum().backward();  // rows [1, 3] and [3, 2]: no ties within a row
+  m.amax({1}).sum().backward();  // rows [1, 3] and [3, 2]: no ties within a row
   EXPECT_TRUE(test::all_close(m.grad(), {0, 1, 1, 0}));
   Tensor a = leaf({1, 2});
   Tensor b = leaf({1, 3});

@@ -498,7 +498,7 @@ TEST(Gradients, ZeroDimAndSizeOneEdgeCases) {
   // A 0-d tensor accepts dim 0 or -1 in a reduction (and reduces nothing).
   EXPECT_TRUE(gradcheck([](const Inputs& in) { return in[0].mean({0}); }, {scalar}));
   EXPECT_TRUE(gradcheck([](const Inputs& in) { return in[0].sum({-1}, true); }, {scalar}));
-  EXPECT_TRUE(gradcheck([](const Inputs& in) { return in[0].max({0}); }, {scalar}));
+  EXPECT_TRUE(gradcheck([](const Inputs& in) { return in[0].amax({0}); }, {scalar}));
   EXPECT_TRUE(gradcheck([](const Inputs& in) { return in[0].view({1, 1}); }, {scalar}));
   EXPECT_TRUE(gradcheck([](const Inputs& in) { return in[0].expand({2, 3}); }, {scalar}));
   EXPECT_TRUE(gradcheck([](const Inputs& in) { return in[0].select(0, 1); }, {vector}));
@@ -557,7 +557,7 @@ TEST(Gradients, SoftmaxFromPrimitives) {
   Tensor logits = uniform_input({3, 5}, -2.0, 2.0);
   EXPECT_TRUE(gradcheck(
       [](const Inputs& in) {
-        const Tensor shifted = in[0] - in[0].max({1}, /*keepdim=*/true);
+        const Tensor shifted = in[0] - in[0].amax({1}, /*keepdim=*/true);
         const Tensor e = shifted.exp();
         return e / e.sum({1}, /*keepdim=*/true);
       },
@@ -579,7 +579,7 @@ TEST(Gradients, NonContiguousInputs) {
   EXPECT_TRUE(gradcheck([](const Inputs& in) { return in[0] / in[1]; }, {s, positive_t}));
   EXPECT_TRUE(gradcheck([](const Inputs& in) { return in[0].matmul(in[1]); }, {t, w}));
   EXPECT_TRUE(gradcheck([](const Inputs& in) { return in[0].sum({1}); }, {t}));
-  EXPECT_TRUE(gradcheck([](const Inputs& in) { return in[0].max({0}); }, {s}));
+  EXPECT_TRUE(gradcheck([](const Inputs& in) { return in[0].amax({0}); }, {s}));
   EXPECT_TRUE(gradcheck([](const Inputs& in) { return cat({in[0], in[1]}, 1); }, {t, s}));
   EXPECT_TRUE(gradcheck([](const Inputs& in) { return in[0].slice(1, 1, 4, 2); }, {t}));
 }

@@ -484,7 +484,7 @@ constexpr ReduceOp kMean{"mean",
                          [](const Tensor& t, std::int64_t d, bool k) { return t.mean({d}, k); },
                          [](const Tensor& t) { return t.mean(); }, kTolF32Sum};
 constexpr ReduceOp kMax{"max",
-                        [](const Tensor& t, std::int64_t d, bool k) { return t.max({d}, k); },
+                        [](const Tensor& t, std::int64_t d, bool k) { return t.amax({d}, k); },
                         [](const Tensor& t) { return t.max(); }, kTolExact};
 constexpr ReduceOp kArgmax{"argmax",
                            [](const Tensor& t, std::int64_t d, bool k) { return t.argmax(d, k); },

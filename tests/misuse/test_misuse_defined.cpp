@@ -87,7 +87,7 @@ std::vector<DefinedCase> defined_cases() {
             }),
       value("amax_of_empty_rows",
             [] {
-              return zeros({0, 3}).max({1});
+              return zeros({0, 3}).amax({1});
             }),
       value("argmax_of_empty_rows",
             [] {
@@ -95,7 +95,7 @@ std::vector<DefinedCase> defined_cases() {
             }),
       unary("max_propagates_nan", [](const Tensor& x) { return x.max(); }),
       unary("argmax_picks_nan", [](const Tensor& x) { return x.argmax(); }),
-      unary("amax_rows_with_nan", [](const Tensor& x) { return x.max({1}); }),
+      unary("amax_rows_with_nan", [](const Tensor& x) { return x.amax({1}); }),
       unary("sum_of_opposite_infinities", [](const Tensor& x) { return x.sum(); }),
       unary("mean_with_infinity", [](const Tensor& x) { return x.mean(); }),
       value("sum_of_0d", [] { return full({}, 3.0).sum(); }),
