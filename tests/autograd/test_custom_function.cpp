@@ -4,9 +4,9 @@
 
 #include <cmath>
 
-#include "autograd/custom_function.h"
-#include "autograd/functions.h"
-#include "core/creation.h"
+#include <leangrad/autograd/custom_function.h>
+#include <leangrad/autograd/functions.h>
+#include <leangrad/core/creation.h>
 #include "testing/tensor_testing.h"
 
 namespace leangrad {

@@ -7,12 +7,12 @@
 #include <cmath>
 #include <string>
 
-#include "autograd/checkpoint.h"
-#include "autograd/engine.h"
-#include "autograd/functions.h"
-#include "autograd/grad_mode.h"
-#include "autograd/graph.h"
-#include "kernels/creation.h"
+#include <leangrad/autograd/checkpoint.h>
+#include <leangrad/autograd/engine.h>
+#include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/grad_mode.h>
+#include <leangrad/autograd/graph.h>
+#include <leangrad/kernels/creation.h>
 #include "testing/tensor_testing.h"
 
 namespace leangrad {

@@ -6,17 +6,17 @@
 // every reduction with every dim (e.g. "mean_dim0_keepdim"); the rows that test one thing
 // (integer ranges, broadcasting, layouts) are spelled out. Shapes are odd on purpose (33 x 65,
 // 1001): vector loads leave tails, blocks are partly filled.
-#include "kernels/op_table.h"
+#include <leangrad/kernels/op_table.h>
 
 #include <functional>
 #include <optional>
 #include <utility>
 
-#include "autograd/functions.h"
-#include "core/error.h"
-#include "core/generator.h"
-#include "kernels/creation.h"
-#include "kernels/ops.h"
+#include <leangrad/autograd/functions.h>
+#include <leangrad/core/error.h>
+#include <leangrad/core/generator.h>
+#include <leangrad/kernels/creation.h>
+#include <leangrad/kernels/ops.h>
 
 namespace leangrad::test {
 namespace {

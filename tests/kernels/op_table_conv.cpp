@@ -2,13 +2,13 @@
 // kernel entries of kernels/ops.h, with a random upstream gradient as the last input) over the
 // odd cases of tests/kernels/test_conv.cpp, in float32; float16/bfloat16 forwards; and the same
 // problems through cuDNN (ops::set_conv2d_backend), which the CPU ignores.
-#include "kernels/op_table.h"
+#include <leangrad/kernels/op_table.h>
 
 #include <algorithm>
 #include <cmath>
 
-#include "kernels/conv_geometry.h"
-#include "kernels/ops.h"
+#include <leangrad/kernels/conv_geometry.h>
+#include <leangrad/kernels/ops.h>
 
 namespace leangrad::test {
 namespace {

@@ -3,16 +3,16 @@
 // upstream gradient (computed in the row from the output's shape), so forward and backward
 // kernels are both compared. Dropout rows re-seed inside the row: CPU and CUDA must then draw the
 // same mask. Class targets are int64 inputs in [0, C) (integer specs truncate toward zero).
-#include "kernels/op_table.h"
+#include <leangrad/kernels/op_table.h>
 
 #include <functional>
 #include <string>
 #include <utility>
 
-#include "autograd/functions.h"
-#include "autograd/nn_functions.h"
-#include "core/generator.h"
-#include "kernels/creation.h"
+#include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/nn_functions.h>
+#include <leangrad/core/generator.h>
+#include <leangrad/kernels/creation.h>
 
 namespace leangrad::test {
 namespace {

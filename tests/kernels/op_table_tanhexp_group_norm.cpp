@@ -4,10 +4,10 @@
 // loads (HxW a multiple of the vector width or not), C not a multiple of anything, (N, C) input,
 // and groups long enough to be split across several blocks (kernels/cuda/group_norm.cu, Note
 // [GroupNorm strategies]).
-#include "kernels/op_table.h"
+#include <leangrad/kernels/op_table.h>
 
-#include "autograd/functions.h"
-#include "autograd/nn_functions.h"
+#include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/nn_functions.h>
 
 namespace leangrad::test {
 namespace {

@@ -11,12 +11,12 @@
 #include <thread>
 #include <vector>
 
-#include "autograd/functions.h"
-#include "core/cuda.h"
-#include "core/error.h"
-#include "core/memory.h"
-#include "kernels/creation.h"
-#include "kernels/op_table.h"
+#include <leangrad/autograd/functions.h>
+#include <leangrad/core/cuda.h>
+#include <leangrad/core/error.h>
+#include <leangrad/core/memory.h>
+#include <leangrad/kernels/creation.h>
+#include <leangrad/kernels/op_table.h>
 #include "testing/tensor_testing.h"
 
 namespace leangrad::test {

@@ -6,13 +6,13 @@
 #include <any>
 #include <vector>
 
-#include "autograd/checkpoint.h"
-#include "autograd/custom_function.h"
-#include "autograd/engine.h"
-#include "autograd/functions.h"
-#include "autograd/grad_mode.h"
-#include "autograd/saved_tensor.h"
-#include "kernels/creation.h"
+#include <leangrad/autograd/checkpoint.h>
+#include <leangrad/autograd/custom_function.h>
+#include <leangrad/autograd/engine.h>
+#include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/grad_mode.h>
+#include <leangrad/autograd/saved_tensor.h>
+#include <leangrad/kernels/creation.h>
 #include "misuse/misuse_testing.h"
 
 namespace leangrad::test {

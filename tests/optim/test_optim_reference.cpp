@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "kernels/creation.h"
-#include "optim/optim.h"
+#include <leangrad/kernels/creation.h>
+#include <leangrad/optim/optim.h>
 #include "optim_test_util.h"
 #include "testing/reference_data.h"
 #include "testing/tensor_testing.h"
