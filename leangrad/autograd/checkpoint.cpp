@@ -33,6 +33,17 @@ class CheckpointNode final : public Node {
   }
 
   std::vector<Tensor> apply(std::vector<Tensor>&& grads) override {
+    // The recompute accumulates the segment's parameters' gradients into their .grad and hands
+    // back plain tensors: neither autograd::grad (which must touch no .grad) nor create_graph
+    // (which needs the backward's graph) can go through it. PyTorch's reentrant checkpoint
+    // refuses both as well.
+    LG_CHECK(!backward_captures(),
+             "checkpoint: autograd::grad cannot go through a "
+             "checkpointed segment (its recompute accumulates into the parameters' .grad); "
+             "call backward() instead");
+    LG_CHECK(!grad_mode_enabled(),
+             "checkpoint: double backward (create_graph=true) through "
+             "a checkpointed segment is not supported");
     std::vector<Tensor> inputs;
     inputs.reserve(saved_inputs_.size());
     for (std::size_t i = 0; i < saved_inputs_.size(); ++i) {

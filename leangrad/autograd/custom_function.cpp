@@ -14,7 +14,7 @@ std::vector<Tensor> Context::saved() const {
   std::vector<Tensor> out;
   out.reserve(saved_.size());
   for (const SavedTensor& s : saved_)
-    out.push_back(s.unpack(name_));
+    out.push_back(s.unpack(name_, owner_.lock()));
   return out;
 }
 

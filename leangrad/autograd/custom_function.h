@@ -20,6 +20,7 @@
 #include <any>
 
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <type_traits>
 #include <typeinfo>
@@ -50,6 +51,12 @@ class Context {
 
   // Engine side.
   void set_name(std::string name) { name_ = std::move(name); }
+  // The node this context belongs to (saved outputs point back at it under create_graph).
+  void set_owner(std::weak_ptr<Node> owner) { owner_ = std::move(owner); }
+  void mark_if_output(const Tensor& out, std::uint32_t output_nr) {
+    for (SavedTensor& s : saved_)
+      s.mark_if_output(out, output_nr);
+  }
   void set_needs_input_grad(std::vector<bool> needs) { needs_input_grad_ = std::move(needs); }
   void release() {
     for (SavedTensor& s : saved_)
@@ -62,6 +69,7 @@ class Context {
 
  private:
   std::vector<SavedTensor> saved_;
+  std::weak_ptr<Node> owner_;
   std::vector<bool> needs_input_grad_;
   std::string name_;
 };
@@ -145,6 +153,7 @@ struct Function {
     std::vector<bool> is_tensor;
     (detail::collect_tensor(inputs, is_tensor, args), ...);
     auto node = make_node<detail::CppNode<T>>();
+    node->ctx.set_owner(node);
     node->is_tensor_arg = is_tensor;
 
     using Output = decltype(T::forward(&node->ctx, std::forward<Args>(args)...));
@@ -174,6 +183,7 @@ struct Function {
         }
       }
       set_history(out, node, index);
+      node->ctx.mark_if_output(out, index);
     };
     if constexpr (std::is_same_v<Output, Tensor>) {
       attach(output, 0);

@@ -45,4 +45,31 @@ class NoGradGuard : public autograd::GradModeGuard {
   NoGradGuard() : GradModeGuard(false) {}
 };
 
+// LibTorch's other spellings of the same switch.
+// torch::AutoGradMode: grad mode on or off for a scope.
+class AutoGradMode : public autograd::GradModeGuard {
+ public:
+  explicit AutoGradMode(bool enabled) : GradModeGuard(enabled) {}
+};
+
+// torch::InferenceMode: no graph is recorded while it is alive (and enabled). leangrad has no
+// separate "inference tensors": this is NoGradGuard under LibTorch's name, so tensors made inside
+// may later be used with autograd (docs/api-notes.md).
+class InferenceMode : public autograd::GradModeGuard {
+ public:
+  explicit InferenceMode(bool enabled = true)
+      : GradModeGuard(enabled ? false : autograd::grad_mode_enabled()) {}
+};
+
+// torch::GradMode: the thread's switch itself.
+struct GradMode {
+  static bool is_enabled() { return autograd::grad_mode_enabled(); }
+  static void set_enabled(bool enabled) { autograd::set_grad_mode_enabled(enabled); }
+};
+
+namespace autograd {
+// torch::autograd::DetectAnomalyGuard: AnomalyMode under LibTorch's name.
+using DetectAnomalyGuard = AnomalyMode;
+}  // namespace autograd
+
 }  // namespace leangrad

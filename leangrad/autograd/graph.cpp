@@ -72,17 +72,23 @@ AccumulateGrad::AccumulateGrad(std::shared_ptr<TensorImpl> leaf)
   output_meta.push_back(TensorMeta::of(Tensor(leaf_)));
 }
 
-std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>&& grad_outputs) {
-  Tensor grad = std::move(grad_outputs.at(0));
-  if (!grad.defined()) return {};
+Tensor AccumulateGrad::run_hooks(Tensor grad) const {
   const Tensor leaf(leaf_);
-  AutogradMeta& meta = autograd_meta(leaf);
-  for (const auto& hook : meta.grad_hooks) {
+  for (const auto& hook : autograd_meta(leaf).grad_hooks) {
     Tensor replaced = hook(grad);
     if (!replaced.defined()) continue;
     check_hook_result(replaced, TensorMeta::of(leaf), "a leaf");
     grad = std::move(replaced);
   }
+  return grad;
+}
+
+std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>&& grad_outputs) {
+  Tensor grad = std::move(grad_outputs.at(0));
+  if (!grad.defined()) return {};
+  const Tensor leaf(leaf_);
+  AutogradMeta& meta = autograd_meta(leaf);
+  grad = run_hooks(std::move(grad));
   LG_CHECK_SHAPE(grad.shape() == leaf.shape(), "AccumulateGrad: a gradient of shape ", grad.shape(),
                  " for a leaf of shape ", leaf.shape(),
                  " (was the leaf given other data with set_data after the forward?)");
@@ -92,6 +98,8 @@ std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>&& grad_outputs) {
     const bool sole_owner = grad.impl_ptr().use_count() == 1 && grad.storage().use_count() == 1 &&
                             grad.is_contiguous() && grad.impl().autograd_meta == nullptr;
     meta.grad = sole_owner ? grad : grad.clone();
+  } else if (grad_mode_enabled()) {
+    meta.grad = meta.grad + grad;  // create_graph: keep the graph of both terms
   } else {
     meta.grad.add_(grad);
   }
@@ -102,14 +110,43 @@ std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>&& grad_outputs) {
 
 // ---- FunctionNode ----------------------------------------------------------------------------
 
+namespace {
+
+// Under create_graph, a backward computed by a fused kernel gives results with no graph: taken
+// as they are, a second derivative through them would silently miss terms. When what they
+// depend on (the incoming gradient, the saved tensors) requires grad, each result gets a node
+// ("Conv2dBackwardBackward") whose backward throws, naming the op. See Note [Double backward]
+// in engine.cpp.
+void refuse_double_backward(const std::string& node_name, const std::string& forward_op,
+                            const BackwardContext& ctx, std::vector<Tensor>& grads) {
+  std::vector<Tensor> sources{ctx.grad};
+  sources.insert(sources.end(), ctx.saved.begin(), ctx.saved.end());
+  if (!any_requires_grad(sources)) return;  // grad mode off, or nothing to differentiate
+  const std::string op = forward_op + "_backward";
+  for (Tensor& g : grads) {
+    if (!g.defined()) continue;
+    g = record_op(op.c_str(), g.detach(), sources, {},
+                  [node_name, forward_op](const BackwardContext&) -> std::vector<Tensor> {
+                    LG_THROW(Error, "autograd: double backward (create_graph=true) through ",
+                             forward_op, " is not implemented: ", node_name,
+                             " runs a fused kernel with no derivative of its own. Take the "
+                             "second derivative of a composition of differentiable functions "
+                             "instead (docs/autograd.md, \"Higher-order gradients\")");
+                  });
+  }
+}
+
+}  // namespace
+
 FunctionNode::FunctionNode(std::string name, std::string forward_op,
                            std::vector<TensorMeta> input_meta, std::vector<SavedTensor> saved,
-                           Backward backward)
+                           Backward backward, DoubleBackward double_backward)
     : Node(std::move(name)),
       forward_op_(std::move(forward_op)),
       input_meta_(std::move(input_meta)),
       saved_(std::move(saved)),
-      backward_(std::move(backward)) {}
+      backward_(std::move(backward)),
+      double_backward_(double_backward) {}
 
 std::vector<Tensor> FunctionNode::apply(std::vector<Tensor>&& grad_outputs) {
   LG_INTERNAL_ASSERT(grad_outputs.size() == 1, name(), " expects one gradient");
@@ -120,12 +157,15 @@ std::vector<Tensor> FunctionNode::apply(std::vector<Tensor>&& grad_outputs) {
   }
   ctx.saved.reserve(saved_.size());
   for (const SavedTensor& s : saved_)
-    ctx.saved.push_back(s.unpack(name()));
+    ctx.saved.push_back(s.unpack(name(), shared_from_this()));
   ctx.needs_grad.reserve(next_edges.size());
   for (const Edge& e : next_edges)
     ctx.needs_grad.push_back(e.valid());
 
   std::vector<Tensor> grads = backward_(ctx);
+  if (double_backward_ == DoubleBackward::NotImplemented) {
+    refuse_double_backward(name(), forward_op_, ctx, grads);
+  }
   LG_INTERNAL_ASSERT(grads.size() == input_meta_.size(), name(), " returned ", grads.size(),
                      " gradients for ", input_meta_.size(), " inputs");
   for (std::size_t i = 0; i < grads.size(); ++i) {
@@ -191,7 +231,8 @@ void set_history(const Tensor& t, const std::shared_ptr<Node>& fn, std::uint32_t
 }
 
 Tensor record_op(const char* forward_op, const Tensor& out, const std::vector<Tensor>& inputs,
-                 const std::vector<Tensor>& saved, FunctionNode::Backward backward) {
+                 const std::vector<Tensor>& saved, FunctionNode::Backward backward,
+                 DoubleBackward double_backward) {
   if (!any_requires_grad(inputs) || !is_floating(out.dtype())) return out;
   for (const Tensor& in : inputs) {
     // An op that returned one of its inputs unchanged (x.to(x.dtype())) records nothing.
@@ -205,9 +246,10 @@ Tensor record_op(const char* forward_op, const Tensor& out, const std::vector<Te
   std::vector<SavedTensor> saved_tensors;
   saved_tensors.reserve(saved.size());
   for (const Tensor& s : saved)
-    saved_tensors.emplace_back(s);
-  auto node = make_node<FunctionNode>(backward_name(forward_op), forward_op, std::move(input_meta),
-                                      std::move(saved_tensors), std::move(backward));
+    saved_tensors.emplace_back(s, s.defined() && s.is_same(out) ? 0 : -1);
+  auto node =
+      make_node<FunctionNode>(backward_name(forward_op), forward_op, std::move(input_meta),
+                              std::move(saved_tensors), std::move(backward), double_backward);
   node->next_edges.reserve(inputs.size());
   for (const Tensor& in : inputs)
     node->next_edges.push_back(gradient_edge(in));

@@ -42,7 +42,7 @@ using GradHook = std::function<Tensor(const Tensor&)>;
 // MulBackward") and both.
 void check_hook_result(const Tensor& grad, const TensorMeta& meta, const std::string& what);
 
-class Node {
+class Node : public std::enable_shared_from_this<Node> {
  public:
   explicit Node(std::string name);
   virtual ~Node() = default;
@@ -76,8 +76,12 @@ class AccumulateGrad final : public Node {
   explicit AccumulateGrad(std::shared_ptr<TensorImpl> leaf);
   // Runs the leaf's gradient hooks, accumulates into .grad, then runs its post-accumulate hooks:
   // the engine applies a node once per backward, after all contributions to it were summed, so
-  // .grad is final for this backward when they run.
+  // .grad is final for this backward when they run. Under create_graph (grad mode on) .grad
+  // becomes old + new out of place, so it keeps the graph of its computation.
   std::vector<Tensor> apply(std::vector<Tensor>&& grad_outputs) override;
+  // The leaf's gradient hooks alone: autograd::grad runs them on a leaf's gradient before
+  // returning it (it accumulates nothing).
+  Tensor run_hooks(Tensor grad) const;
 
  private:
   std::shared_ptr<TensorImpl> leaf_;
@@ -94,13 +98,21 @@ struct BackwardContext {
   const Shape& shape(std::size_t i) const { return inputs[i].shape; }
 };
 
+// Whether an op's backward formula can itself be differentiated (create_graph=true, double
+// backward). Formulas written with the public functions can (the engine records them like any
+// forward); a fused backward kernel of kernels/ops.h cannot, and its results then carry a node
+// that refuses a second backward by name instead of giving a silently wrong second derivative.
+// See Note [Double backward] in engine.cpp.
+enum class DoubleBackward : bool { Differentiable, NotImplemented };
+
 // The backward of one single-output op: gradients of the inputs from a BackwardContext.
 // Results are cast back to each input's dtype and device and checked against its shape.
 class FunctionNode final : public Node {
  public:
   using Backward = std::function<std::vector<Tensor>(const BackwardContext& ctx)>;
   FunctionNode(std::string name, std::string forward_op, std::vector<TensorMeta> input_meta,
-               std::vector<SavedTensor> saved, Backward backward);
+               std::vector<SavedTensor> saved, Backward backward,
+               DoubleBackward double_backward = DoubleBackward::Differentiable);
   std::vector<Tensor> apply(std::vector<Tensor>&& grad_outputs) override;
   void release_saved() override;
   void prefetch_saved() override;
@@ -111,6 +123,7 @@ class FunctionNode final : public Node {
   std::vector<TensorMeta> input_meta_;
   std::vector<SavedTensor> saved_;
   Backward backward_;
+  DoubleBackward double_backward_;
 };
 
 // Deletes a node and, iteratively, the nodes only it kept alive: destroying a graph of a million
@@ -139,8 +152,10 @@ void set_history(const Tensor& t, const std::shared_ptr<Node>& fn, std::uint32_t
 
 // Records a single-output op: when grad mode is on, an input requires grad and `out` is
 // floating, `out` gets a FunctionNode named after `forward_op` with edges to `inputs`, keeping
-// `saved` for `backward`. Returns `out`.
+// `saved` for `backward`. Returns `out`. A backward that calls a fused kernel of kernels/ops.h
+// (no derivative of its own) passes DoubleBackward::NotImplemented.
 Tensor record_op(const char* forward_op, const Tensor& out, const std::vector<Tensor>& inputs,
-                 const std::vector<Tensor>& saved, FunctionNode::Backward backward);
+                 const std::vector<Tensor>& saved, FunctionNode::Backward backward,
+                 DoubleBackward double_backward = DoubleBackward::Differentiable);
 
 }  // namespace leangrad::autograd

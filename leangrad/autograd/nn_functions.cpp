@@ -72,10 +72,12 @@ void check_elementwise_loss(const char* op, const Tensor& input, const Tensor& t
 // ---- TanhExp, GroupNorm, conv2d ----------------------------------------------------------------
 
 Tensor tanhexp(const Tensor& x) {
-  return record_op("tanhexp", ops::tanhexp(x), {x}, {x},
-                   [](const BackwardContext& c) -> std::vector<Tensor> {
-                     return {ops::tanhexp_backward(c.grad, c.saved[0])};
-                   });
+  return record_op(
+      "tanhexp", ops::tanhexp(x), {x}, {x},
+      [](const BackwardContext& c) -> std::vector<Tensor> {
+        return {ops::tanhexp_backward(c.grad, c.saved[0])};
+      },
+      autograd::DoubleBackward::NotImplemented);
 }
 
 Tensor group_norm(const Tensor& x, std::int64_t num_groups, const Tensor& weight_in,
@@ -86,14 +88,16 @@ Tensor group_norm(const Tensor& x, std::int64_t num_groups, const Tensor& weight
   ops::GroupNormOutput forward = ops::group_norm(x, num_groups, weight, bias, eps);
   std::vector<Tensor> saved = {x, forward.mean, forward.rstd};
   if (weight.defined()) saved.push_back(weight);
-  return record_op("group_norm", forward.output, {x, weight, bias}, saved,
-                   [num_groups](const BackwardContext& c) -> std::vector<Tensor> {
-                     const Tensor weight = c.saved.size() > 3 ? c.saved[3] : Tensor();
-                     ops::GroupNormGrads g = ops::group_norm_backward(
-                         c.grad, c.saved[0], c.saved[1], c.saved[2], weight, num_groups, c.needs(0),
-                         c.needs(1), c.needs(2));
-                     return {g.grad_input, g.grad_weight, g.grad_bias};
-                   });
+  return record_op(
+      "group_norm", forward.output, {x, weight, bias}, saved,
+      [num_groups](const BackwardContext& c) -> std::vector<Tensor> {
+        const Tensor weight = c.saved.size() > 3 ? c.saved[3] : Tensor();
+        ops::GroupNormGrads g =
+            ops::group_norm_backward(c.grad, c.saved[0], c.saved[1], c.saved[2], weight, num_groups,
+                                     c.needs(0), c.needs(1), c.needs(2));
+        return {g.grad_input, g.grad_weight, g.grad_bias};
+      },
+      autograd::DoubleBackward::NotImplemented);
 }
 
 Tensor conv2d(const Tensor& x_in, const Tensor& weight_in, const Tensor& bias_in, Size2 stride,
@@ -109,18 +113,18 @@ Tensor conv2d(const Tensor& x_in, const Tensor& weight_in, const Tensor& bias_in
   const Tensor out = ops::conv2d(x, weight, bias, p);
   std::vector<Tensor> inputs = {x, weight};
   if (bias.defined()) inputs.push_back(bias);
-  return record_op("conv2d", out, inputs, {x, weight},
-                   [p](const BackwardContext& c) -> std::vector<Tensor> {
-                     const Tensor& x_saved = c.saved[0];
-                     const Tensor& w_saved = c.saved[1];
-                     std::vector<Tensor> grads(c.inputs.size());
-                     if (c.needs(0))
-                       grads[0] = ops::conv2d_input_grad(c.grad, w_saved, x_saved.shape(), p);
-                     if (c.needs(1))
-                       grads[1] = ops::conv2d_weight_grad(c.grad, x_saved, w_saved.shape(), p);
-                     if (c.inputs.size() == 3 && c.needs(2)) grads[2] = sum(c.grad, {0, 2, 3});
-                     return grads;
-                   });
+  return record_op(
+      "conv2d", out, inputs, {x, weight},
+      [p](const BackwardContext& c) -> std::vector<Tensor> {
+        const Tensor& x_saved = c.saved[0];
+        const Tensor& w_saved = c.saved[1];
+        std::vector<Tensor> grads(c.inputs.size());
+        if (c.needs(0)) grads[0] = ops::conv2d_input_grad(c.grad, w_saved, x_saved.shape(), p);
+        if (c.needs(1)) grads[1] = ops::conv2d_weight_grad(c.grad, x_saved, w_saved.shape(), p);
+        if (c.inputs.size() == 3 && c.needs(2)) grads[2] = sum(c.grad, {0, 2, 3});
+        return grads;
+      },
+      autograd::DoubleBackward::NotImplemented);
 }
 
 // ---- Layers and losses --------------------------------------------------------------------------
@@ -215,16 +219,20 @@ Tensor pixel_unshuffle(const Tensor& x, std::int64_t downscale_factor) {
 Tensor max_pool2d(const Tensor& x, Size2 kernel, Size2 stride, Size2 padding) {
   ops::MaxPool2dResult r = ops::max_pool2d(x, kernel, stride, padding);
   return record_op(
-      "max_pool2d", r.out, {x}, {r.indices}, [=](const BackwardContext& c) -> std::vector<Tensor> {
+      "max_pool2d", r.out, {x}, {r.indices},
+      [=](const BackwardContext& c) -> std::vector<Tensor> {
         return {ops::max_pool2d_backward(c.grad, c.saved[0], c.shape(0), kernel, stride, padding)};
-      });
+      },
+      autograd::DoubleBackward::NotImplemented);
 }
 
 Tensor avg_pool2d(const Tensor& x, Size2 kernel, Size2 stride, Size2 padding) {
-  return record_op("avg_pool2d", ops::avg_pool2d(x, kernel, stride, padding), {x}, {},
-                   [=](const BackwardContext& c) -> std::vector<Tensor> {
-                     return {ops::avg_pool2d_backward(c.grad, c.shape(0), kernel, stride, padding)};
-                   });
+  return record_op(
+      "avg_pool2d", ops::avg_pool2d(x, kernel, stride, padding), {x}, {},
+      [=](const BackwardContext& c) -> std::vector<Tensor> {
+        return {ops::avg_pool2d_backward(c.grad, c.shape(0), kernel, stride, padding)};
+      },
+      autograd::DoubleBackward::NotImplemented);
 }
 
 // ---- Dropout ---------------------------------------------------------------------------------
@@ -234,10 +242,12 @@ Tensor dropout(const Tensor& x, double p, bool training) {
   if (!training || p == 0.0) return x;
   // Only the mask (1 byte an element) is saved: the backward is grad * mask / (1 - p).
   ops::DropoutResult r = ops::dropout(x, p, default_generator(x.device()));
-  return record_op("dropout", r.out, {x}, {r.mask},
-                   [p](const BackwardContext& c) -> std::vector<Tensor> {
-                     return {ops::dropout_backward(c.grad, c.saved[0], p)};
-                   });
+  return record_op(
+      "dropout", r.out, {x}, {r.mask},
+      [p](const BackwardContext& c) -> std::vector<Tensor> {
+        return {ops::dropout_backward(c.grad, c.saved[0], p)};
+      },
+      autograd::DoubleBackward::NotImplemented);
 }
 
 // ---- Softmax ---------------------------------------------------------------------------------
@@ -245,19 +255,23 @@ Tensor dropout(const Tensor& x, double p, bool training) {
 Tensor softmax(const Tensor& x_in, std::int64_t dim) {
   const Tensor x = amp::autocast_operand(x_in, amp::CastPolicy::Float32);
   const Tensor out = ops::softmax(x, dim, /*log=*/false);
-  return record_op("softmax", out, {x}, {out},
-                   [dim](const BackwardContext& c) -> std::vector<Tensor> {
-                     return {ops::softmax_backward(c.grad, c.saved[0], dim, /*log=*/false)};
-                   });
+  return record_op(
+      "softmax", out, {x}, {out},
+      [dim](const BackwardContext& c) -> std::vector<Tensor> {
+        return {ops::softmax_backward(c.grad, c.saved[0], dim, /*log=*/false)};
+      },
+      autograd::DoubleBackward::NotImplemented);
 }
 
 Tensor log_softmax(const Tensor& x_in, std::int64_t dim) {
   const Tensor x = amp::autocast_operand(x_in, amp::CastPolicy::Float32);
   const Tensor out = ops::softmax(x, dim, /*log=*/true);
-  return record_op("log_softmax", out, {x}, {out},
-                   [dim](const BackwardContext& c) -> std::vector<Tensor> {
-                     return {ops::softmax_backward(c.grad, c.saved[0], dim, /*log=*/true)};
-                   });
+  return record_op(
+      "log_softmax", out, {x}, {out},
+      [dim](const BackwardContext& c) -> std::vector<Tensor> {
+        return {ops::softmax_backward(c.grad, c.saved[0], dim, /*log=*/true)};
+      },
+      autograd::DoubleBackward::NotImplemented);
 }
 
 // ---- Losses ----------------------------------------------------------------------------------
@@ -267,11 +281,12 @@ Tensor nll_loss(const Tensor& logp_in, const Tensor& target, Reduction reduction
   const Tensor logp = amp::autocast_operand(logp_in, amp::CastPolicy::Float32);
   const Tensor losses = ops::nll_loss(logp, target, ignore_index);
   const std::int64_t num_classes = logp.size(1);
-  const Tensor per_sample =
-      record_op("nll_loss", losses, {logp}, {target},
-                [num_classes, ignore_index](const BackwardContext& c) -> std::vector<Tensor> {
-                  return {ops::nll_loss_backward(c.grad, c.saved[0], num_classes, ignore_index)};
-                });
+  const Tensor per_sample = record_op(
+      "nll_loss", losses, {logp}, {target},
+      [num_classes, ignore_index](const BackwardContext& c) -> std::vector<Tensor> {
+        return {ops::nll_loss_backward(c.grad, c.saved[0], num_classes, ignore_index)};
+      },
+      autograd::DoubleBackward::NotImplemented);
   return reduce_class_losses(per_sample, target, reduction, ignore_index);
 }
 
@@ -280,12 +295,13 @@ Tensor cross_entropy(const Tensor& logits_in, const Tensor& target, Reduction re
   const Tensor logits = amp::autocast_operand(logits_in, amp::CastPolicy::Float32);
   // One kernel gives each row's loss and logsumexp; the backward is softmax - onehot in one pass.
   ops::CrossEntropyResult r = ops::cross_entropy(logits, target, ignore_index);
-  const Tensor per_sample =
-      record_op("cross_entropy", r.losses, {logits}, {logits, r.logsumexp, target},
-                [ignore_index](const BackwardContext& c) -> std::vector<Tensor> {
-                  return {ops::cross_entropy_backward(c.grad, c.saved[0], c.saved[1], c.saved[2],
-                                                      ignore_index)};
-                });
+  const Tensor per_sample = record_op(
+      "cross_entropy", r.losses, {logits}, {logits, r.logsumexp, target},
+      [ignore_index](const BackwardContext& c) -> std::vector<Tensor> {
+        return {
+            ops::cross_entropy_backward(c.grad, c.saved[0], c.saved[1], c.saved[2], ignore_index)};
+      },
+      autograd::DoubleBackward::NotImplemented);
   return reduce_class_losses(per_sample, target, reduction, ignore_index);
 }
 

@@ -23,11 +23,12 @@ Tensor& Tensor::requires_grad_(bool requires_grad) {
 }
 
 Tensor Tensor::detach() const {
-  return views::as_strided(*this, shape(), strides(), storage_offset());
+  return views::alias(*this);
 }
 
-void Tensor::backward(const Tensor& grad, bool retain_graph) const {
-  autograd::backward({*this}, {grad}, retain_graph);
+void Tensor::backward(const Tensor& grad, std::optional<bool> retain_graph,
+                      bool create_graph) const {
+  autograd::backward({*this}, {grad}, retain_graph, create_graph);
 }
 
 Tensor Tensor::grad() const {

@@ -7,10 +7,12 @@
 
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/grad_mode.h>
+#include <leangrad/autograd/graph.h>
 #include <leangrad/autograd/nn_functions.h>
 #include <leangrad/core/creation.h>
 #include <leangrad/core/host_sync.h>
 #include <leangrad/core/views.h>
+#include <leangrad/kernels/creation.h>
 #include <leangrad/kernels/dispatch.h>
 #include <leangrad/kernels/ops.h>
 
@@ -118,7 +120,7 @@ Tensor Tensor::index(const std::vector<indexing::TensorIndex>& indices) const {
   LG_CHECK_SHAPE(consumed <= dim(), "index: ", consumed, " indices for a tensor of ", dim(),
                  " dims (shape ", shape(), ")");
   Tensor out = *this;
-  std::int64_t d = 0;  // the dim of `out` the next index applies to
+  std::int64_t d = 0;           // the dim of `out` the next index applies to
   std::int64_t source_dim = 0;  // the dim of *this it came from (for messages)
   for (const TensorIndex& i : indices) {
     switch (i.kind()) {
@@ -163,55 +165,146 @@ Tensor Tensor::flatten(std::int64_t start_dim, std::int64_t end_dim) const {
 }
 
 // ---- In-place --------------------------------------------------------------------------------
-// Autograd does not track in-place ops: a tensor that requires grad may be written in place only
-// with grad mode off (optimizer steps, initialisation), as PyTorch requires for leaves. Saved
-// tensors written in place are caught at backward time by the version counter.
+// Note [In-place ops in the graph]
+// - An in-place op is recorded when grad mode is on and self or the other operand requires grad
+//   (PyTorch's rule): it runs as its out-of-place twin, recorded like any op (its edges go to
+//   self's current history), the result is copied into self's memory (self's version goes up),
+//   and self's history becomes the twin's node (PyTorch's rebase_history). ResNet's
+//   ReLU(inplace) and `out += identity` train this way.
+// - A twin that saves self (mul_ and div_ by a tensor) computes on a copy of self, so what it
+//   saved is the value before the write. Twins that save their result (relu_) or nothing (add_,
+//   sub_, mul_ and div_ by a number) need no copy.
+// - Refused, naming the op: a leaf that requires grad (PyTorch refuses it too: run it under
+//   NoGradGuard, as optimizers and initialisers do), and memory that a live view shares (self is
+//   a view or has one): the other tensor's history would not follow the rewrite (PyTorch
+//   rewrites it, CopySlices; leangrad does not yet). index_put_ on a tensor that requires grad
+//   is refused for the same reason (it writes through a view).
+// - Otherwise (grad mode off, or nothing requires grad) the kernel writes in place directly;
+//   saved tensors written in place are caught at backward time by the version counter.
+// - Recorded, an in-place op costs its twin plus a copy: unlike PyTorch's, it saves no memory.
 namespace {
+
+// Whether the in-place op `op` on self (with `other`, if any) is recorded; throws where it is
+// refused.
+bool records_inplace(const char* op, const Tensor& self, const Tensor& other = Tensor()) {
+  if (!autograd::grad_mode_enabled()) return false;
+  const bool other_requires_grad = other.defined() && other.requires_grad();
+  if (!self.requires_grad() && !other_requires_grad) return false;
+  LG_CHECK(!(self.requires_grad() && self.is_leaf()), op,
+           ": in-place operation on a leaf tensor that requires grad (shape ", self.shape(),
+           "); run it under NoGradGuard (initialisation, optimizer steps), or use the "
+           "out-of-place op");
+  LG_CHECK(!self.impl().view.active() && self.impl().version_counter->live_views.load() == 0, op,
+           ": in-place operation recorded by autograd on a tensor (shape ", self.shape(),
+           ") whose memory a live view shares; the other tensor's gradient would not follow the "
+           "rewrite. Use the out-of-place op, or clone() first");
+  LG_CHECK_DTYPE(is_floating(self.dtype()), op, ": writing a tensor that requires grad into a ",
+                 self.dtype(), " tensor, which cannot carry a gradient");
+  return true;
+}
+
+// Writes the twin's `result` into self and makes its node self's history (Note [In-place ops
+// in the graph]). A result that needs no gradient (zero_, a copy_ of a constant) still gets a
+// node, so self keeps requiring grad, with no gradient for what it held before.
+void write_recorded(const char* op, Tensor& self, Tensor result) {
+  LG_CHECK_SHAPE(result.shape() == self.shape(), op, ": the result of shape ", result.shape(),
+                 " does not fit in self of shape ", self.shape(),
+                 " (in-place ops do not grow self)");
+  if (result.dtype() != self.dtype()) result = result.to(self.dtype());
+  if (!result.requires_grad()) {
+    result = autograd::record_op(
+        op, views::alias(result), {self}, {},
+        [](const autograd::BackwardContext&) -> std::vector<Tensor> { return {Tensor()}; });
+  }
+  {
+    NoGradGuard no_grad;
+    ops::copy_(self, result);
+  }
+  const autograd::Edge edge = autograd::gradient_edge(result);
+  autograd::set_history(self, edge.function, edge.input_nr);
+}
+
+// In-place ops not recorded at all: refused on a tensor that requires grad while grad mode is on.
 void check_inplace(const char* op, const Tensor& self) {
   LG_CHECK(!(self.requires_grad() && autograd::grad_mode_enabled()), op,
            ": in-place operation on a tensor that requires grad (shape ", self.shape(),
            "); run it under NoGradGuard, or use the out-of-place op");
 }
+
 }  // namespace
 
 Tensor& Tensor::add_(const Tensor& other, double alpha) {
-  check_inplace("add_", *this);
-  ops::binary_(BinaryOp::Add, *this, alpha == 1.0 ? other : leangrad::mul(other, alpha));
+  const Tensor scaled = alpha == 1.0 ? other : leangrad::mul(other, alpha);
+  if (records_inplace("add_", *this, other)) {
+    write_recorded("add_", *this, leangrad::add(*this, scaled));
+  } else {
+    ops::binary_(BinaryOp::Add, *this, scaled);
+  }
   return *this;
 }
 Tensor& Tensor::add_(double other) {
-  check_inplace("add_", *this);
-  ops::binary_(BinaryOp::Add, *this, other);
+  if (records_inplace("add_", *this)) {
+    write_recorded("add_", *this, leangrad::add(*this, other));
+  } else {
+    ops::binary_(BinaryOp::Add, *this, other);
+  }
   return *this;
 }
 Tensor& Tensor::mul_(const Tensor& other) {
-  check_inplace("mul_", *this);
-  ops::binary_(BinaryOp::Mul, *this, other);
+  if (records_inplace("mul_", *this, other)) {
+    write_recorded("mul_", *this, leangrad::mul(leangrad::clone(*this), other));
+  } else {
+    ops::binary_(BinaryOp::Mul, *this, other);
+  }
   return *this;
 }
 Tensor& Tensor::mul_(double other) {
-  check_inplace("mul_", *this);
-  ops::binary_(BinaryOp::Mul, *this, other);
+  if (records_inplace("mul_", *this)) {
+    write_recorded("mul_", *this, leangrad::mul(*this, other));
+  } else {
+    ops::binary_(BinaryOp::Mul, *this, other);
+  }
   return *this;
 }
 Tensor& Tensor::sub_(const Tensor& other, double alpha) {
-  check_inplace("sub_", *this);
-  ops::binary_(BinaryOp::Sub, *this, alpha == 1.0 ? other : leangrad::mul(other, alpha));
+  const Tensor scaled = alpha == 1.0 ? other : leangrad::mul(other, alpha);
+  if (records_inplace("sub_", *this, other)) {
+    write_recorded("sub_", *this, leangrad::sub(*this, scaled));
+  } else {
+    ops::binary_(BinaryOp::Sub, *this, scaled);
+  }
   return *this;
 }
 Tensor& Tensor::sub_(double other) {
-  check_inplace("sub_", *this);
-  ops::binary_(BinaryOp::Sub, *this, other);
+  if (records_inplace("sub_", *this)) {
+    write_recorded("sub_", *this, leangrad::sub(*this, other));
+  } else {
+    ops::binary_(BinaryOp::Sub, *this, other);
+  }
   return *this;
 }
 Tensor& Tensor::div_(const Tensor& other) {
-  check_inplace("div_", *this);
-  ops::binary_(BinaryOp::Div, *this, other);
+  if (records_inplace("div_", *this, other)) {
+    write_recorded("div_", *this, leangrad::div(leangrad::clone(*this), other));
+  } else {
+    ops::binary_(BinaryOp::Div, *this, other);
+  }
   return *this;
 }
 Tensor& Tensor::div_(double other) {
-  check_inplace("div_", *this);
-  ops::binary_(BinaryOp::Div, *this, other);
+  if (records_inplace("div_", *this)) {
+    write_recorded("div_", *this, leangrad::div(*this, other));
+  } else {
+    ops::binary_(BinaryOp::Div, *this, other);
+  }
+  return *this;
+}
+Tensor& Tensor::relu_() {
+  if (records_inplace("relu_", *this)) {
+    write_recorded("relu_", *this, leangrad::relu(*this));
+  } else {
+    ops::copy_(*this, ops::unary(UnaryOp::Relu, *this));
+  }
   return *this;
 }
 Tensor& Tensor::index_put_(std::initializer_list<indexing::TensorIndex> indices,
@@ -225,19 +318,32 @@ Tensor& Tensor::index_put_(std::initializer_list<indexing::TensorIndex> indices,
   index(indices).fill_(value);
   return *this;
 }
+namespace {
+Tensor& fill_named(const char* op, Tensor& self, double value) {
+  if (records_inplace(op, self)) {
+    write_recorded(op, self, full(self.shape(), value, self.options()));
+  } else {
+    ops::fill_(self, value);
+  }
+  return self;
+}
+}  // namespace
+
 Tensor& Tensor::zero_() {
-  check_inplace("zero_", *this);
-  ops::fill_(*this, 0.0);
-  return *this;
+  return fill_named("zero_", *this, 0.0);
 }
 Tensor& Tensor::fill_(double value) {
-  check_inplace("fill_", *this);
-  ops::fill_(*this, value);
-  return *this;
+  return fill_named("fill_", *this, value);
 }
 Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) {
-  check_inplace("copy_", *this);
-  ops::copy_(*this, src, non_blocking);
+  if (records_inplace("copy_", *this, src)) {
+    Tensor converted = src.to(device()).to(dtype());
+    if (converted.shape() != shape()) converted = leangrad::expand(converted, shape());
+    // A copy of its own, so self's history never aliases src's.
+    write_recorded("copy_", *this, leangrad::clone(converted));
+  } else {
+    ops::copy_(*this, src, non_blocking);
+  }
   return *this;
 }
 

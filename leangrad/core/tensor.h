@@ -40,6 +40,39 @@ class Node;
 // write through any of them is seen by autograd's saved-tensor checks.
 struct VersionCounter {
   std::atomic<std::uint32_t> version{0};
+  // Views of this memory alive now (not counting autograd's own aliases: saved tensors and
+  // detach()). Autograd records an in-place op only on memory no live view shares, because a
+  // view's gradient would not follow the rewrite (Note [In-place ops in the graph] in
+  // autograd/tensor_methods.cpp).
+  std::atomic<std::int32_t> live_views{0};
+};
+
+// Held by a view's TensorImpl: one count in live_views for as long as the view lives.
+class ViewRegistration {
+ public:
+  ViewRegistration() = default;
+  explicit ViewRegistration(std::shared_ptr<VersionCounter> counter)
+      : counter_(std::move(counter)) {
+    if (counter_) ++counter_->live_views;
+  }
+  ViewRegistration(const ViewRegistration& other) : ViewRegistration(other.counter_) {}
+  ViewRegistration& operator=(const ViewRegistration& other) {
+    if (this != &other) {
+      release();
+      counter_ = other.counter_;
+      if (counter_) ++counter_->live_views;
+    }
+    return *this;
+  }
+  ~ViewRegistration() { release(); }
+  bool active() const { return counter_ != nullptr; }
+
+ private:
+  void release() {
+    if (counter_) --counter_->live_views;
+    counter_.reset();
+  }
+  std::shared_ptr<VersionCounter> counter_;
 };
 
 // The state behind a Tensor handle. Plain data: the invariants (sizes/strides within the
@@ -53,6 +86,7 @@ struct TensorImpl {
   std::shared_ptr<VersionCounter> version_counter = std::make_shared<VersionCounter>();
   // Null until autograd needs it (requires_grad, grad_fn, grad, hooks).
   std::shared_ptr<autograd::AutogradMeta> autograd_meta;
+  ViewRegistration view;  // active when this tensor is a view (views::as_strided)
 };
 
 class Tensor {
@@ -148,6 +182,7 @@ class Tensor {
   Tensor& sub_(double other);
   Tensor& div_(const Tensor& other);
   Tensor& div_(double other);
+  Tensor& relu_();
   Tensor& operator+=(const Tensor& other) { return add_(other); }
   Tensor& operator+=(double other) { return add_(other); }
   Tensor& operator-=(const Tensor& other) { return sub_(other); }
@@ -183,16 +218,13 @@ class Tensor {
   // default) or N. LibTorch's spellings: var(), var(false), var(1), var({0, 1}, true, true).
   Tensor var(const DimList& dims = {}, bool unbiased = true, bool keepdim = false) const;
   template <typename B>
-    requires std::same_as<B, bool>  // var(false) means "biased", not dim 0
-  Tensor var(B unbiased) const {
-    return var(DimList(), unbiased, false);
-  }
+  requires std::same_as<B, bool>  // var(false) means "biased", not dim 0
+      Tensor var(B unbiased)
+  const { return var(DimList(), unbiased, false); }
   Tensor std(const DimList& dims = {}, bool unbiased = true, bool keepdim = false) const;
   template <typename B>
-    requires std::same_as<B, bool>
-  Tensor std(B unbiased) const {
-    return std(DimList(), unbiased, false);
-  }
+  requires std::same_as<B, bool> Tensor std(B unbiased)
+  const { return std(DimList(), unbiased, false); }
 
   // ---- Elementwise -------------------------------------------------------------------------
   Tensor exp() const;
@@ -243,7 +275,11 @@ class Tensor {
   Tensor detach() const;
   // Backpropagates from this tensor: `grad` is the gradient of some scalar with respect to it
   // (undefined means ones, for one-element tensors). Accumulates into the leaves' grad().
-  void backward(const Tensor& grad = Tensor(), bool retain_graph = false) const;
+  // Backpropagates into the leaves' .grad (torch's Tensor::backward): `grad` may be omitted
+  // for a one-element tensor; retain_graph defaults to create_graph; create_graph records the
+  // backward so the gradients can be differentiated again.
+  void backward(const Tensor& grad = Tensor(), std::optional<bool> retain_graph = std::nullopt,
+                bool create_graph = false) const;
   // The accumulated gradient of a leaf (undefined until a backward reaches it).
   Tensor grad() const;
   Tensor& mutable_grad() const;  // (a handle: the gradient lives in the shared state)

@@ -20,6 +20,18 @@ Tensor as_strided(const Tensor& base, Shape sizes, Strides strides, std::int64_t
   impl->strides = std::move(strides);
   impl->dtype = base.dtype();
   impl->version_counter = base.impl().version_counter;  // views share the version counter
+  impl->view = ViewRegistration(impl->version_counter);
+  return Tensor(std::move(impl));
+}
+
+Tensor alias(const Tensor& t) {
+  auto impl = std::make_shared<TensorImpl>();
+  impl->storage = t.storage();
+  impl->storage_offset = t.storage_offset();
+  impl->sizes = t.shape();
+  impl->strides = t.strides();
+  impl->dtype = t.dtype();
+  impl->version_counter = t.impl().version_counter;
   return Tensor(std::move(impl));
 }
 

@@ -11,8 +11,13 @@
 
 namespace leangrad::views {
 
-// A tensor sharing `base`'s storage and version counter with the given geometry.
+// A tensor sharing `base`'s storage and version counter with the given geometry: a view, counted
+// in the counter's live_views while it lives.
 Tensor as_strided(const Tensor& base, Shape sizes, Strides strides, std::int64_t storage_offset);
+// The same tensor again (same storage, geometry and version counter) under a new TensorImpl
+// without autograd state, not counted as a view: what autograd keeps for backward and what
+// detach() returns.
+Tensor alias(const Tensor& t);
 
 // Replaces a single -1 in `shape` by the size that makes numel match; checks the product.
 Shape infer_size(const Shape& shape, std::int64_t numel, const char* op);
