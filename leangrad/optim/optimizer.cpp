@@ -30,36 +30,59 @@ const Tensor& ParamState::at(const std::string& name) const {
 }
 
 Optimizer::Optimizer(std::vector<ParamGroup> groups, double default_lr, double default_weight_decay)
-    : groups_(std::move(groups)) {
+    : default_lr_(default_lr),
+      default_weight_decay_(default_weight_decay),
+      groups_(std::move(groups)) {
   LG_CHECK(default_lr >= 0, "optimizer: invalid learning rate ", default_lr);
   LG_CHECK(default_weight_decay >= 0, "optimizer: invalid weight_decay ", default_weight_decay);
   std::vector<const void*> seen;  // parameters by identity: one given twice would step twice
   for (ParamGroup& group : groups_) {
-    if (!group.lr) group.lr = default_lr;
-    if (!group.weight_decay) group.weight_decay = default_weight_decay;
-    LG_CHECK(*group.lr >= 0, "optimizer: invalid learning rate ", *group.lr, " in a group");
-    LG_CHECK(*group.weight_decay >= 0, "optimizer: invalid weight_decay ", *group.weight_decay,
-             " in a group");
-    for (const Tensor& p : group.params) {
-      const std::size_t index = steps_.size();
-      LG_CHECK(p.defined(), "optimizer: parameter ", index, " is an undefined tensor");
-      LG_CHECK(p.is_leaf(), "optimizer: parameter ", index, " (shape ", p.shape(),
-               ") is not a leaf: it was computed by ", p.grad_fn() ? p.grad_fn()->name() : "",
-               "; optimize the leaf tensors it was computed from");
-      LG_CHECK_DTYPE(p.dtype() == kFloat32, "optimizer: parameter ", index,
-                     " must be float32, got ", p.dtype());
-      LG_CHECK(p.is_contiguous(), "optimizer: parameter ", index, " (shape ", p.shape(),
-               ") must be contiguous: it is updated in place");
-      const void* identity = &p.impl();
-      for (std::size_t j = 0; j < seen.size(); ++j)
-        LG_CHECK(seen[j] != identity, "optimizer: parameters ", j, " and ", index,
-                 " are the same tensor; each parameter may appear once");
-      seen.push_back(identity);
-      steps_.push_back(0);
-      skipped_.emplace_back();
-    }
+    check_group(group, seen.size(), seen);
   }
+  steps_.assign(seen.size(), 0);
+  skipped_.resize(seen.size());
   LG_CHECK(!steps_.empty(), "optimizer: got an empty parameter list");
+}
+
+void Optimizer::check_group(ParamGroup& group, std::size_t first_index,
+                            std::vector<const void*>& seen) const {
+  if (!group.lr) group.lr = default_lr_;
+  if (!group.weight_decay) group.weight_decay = default_weight_decay_;
+  LG_CHECK(*group.lr >= 0, "optimizer: invalid learning rate ", *group.lr, " in a group");
+  LG_CHECK(*group.weight_decay >= 0, "optimizer: invalid weight_decay ", *group.weight_decay,
+           " in a group");
+  for (std::size_t k = 0; k < group.params.size(); ++k) {
+    const Tensor& p = group.params[k];
+    const std::size_t index = first_index + k;
+    LG_CHECK(p.defined(), "optimizer: parameter ", index, " is an undefined tensor");
+    LG_CHECK(p.is_leaf(), "optimizer: parameter ", index, " (shape ", p.shape(),
+             ") is not a leaf: it was computed by ", p.grad_fn() ? p.grad_fn()->name() : "",
+             "; optimize the leaf tensors it was computed from");
+    LG_CHECK_DTYPE(p.dtype() == kFloat32, "optimizer: parameter ", index, " must be float32, got ",
+                   p.dtype());
+    LG_CHECK(p.is_contiguous(), "optimizer: parameter ", index, " (shape ", p.shape(),
+             ") must be contiguous: it is updated in place");
+    const void* identity = &p.impl();
+    for (std::size_t j = 0; j < seen.size(); ++j)
+      LG_CHECK(seen[j] != identity, "optimizer: parameters ", j, " and ", index,
+               " are the same tensor; each parameter may appear once");
+    seen.push_back(identity);
+  }
+}
+
+void Optimizer::add_param_group(ParamGroup group) {
+  LG_CHECK(!group.params.empty(), "add_param_group: got an empty parameter list");
+  std::vector<const void*> seen;
+  for (const ParamGroup& g : groups_)
+    for (const Tensor& p : g.params)
+      seen.push_back(&p.impl());
+  const std::size_t first_index = seen.size();
+  check_group(group, first_index, seen);  // throws before anything changes
+  const std::size_t count = group.params.size();
+  grow_states(count);
+  steps_.resize(steps_.size() + count, 0);
+  skipped_.resize(skipped_.size() + count);
+  groups_.push_back(std::move(group));
 }
 
 ops::DeviceStep Optimizer::ParamRef::device_step() const {

@@ -41,6 +41,31 @@ struct ParamGroup {
   ParamGroup(std::vector<Tensor> params_, std::optional<double> lr_ = std::nullopt,
              std::optional<double> weight_decay_ = std::nullopt)
       : params(std::move(params_)), lr(lr_), weight_decay(weight_decay_) {}
+
+  // LibTorch's group.options().lr(0.01): the group's hyperparameters through one handle, getters
+  // and chainable setters (a LibTorch program casts options() to AdamOptions& first; here the
+  // handle is the same for every optimizer: docs/api-notes.md).
+  class Options {
+   public:
+    explicit Options(ParamGroup& group) : group_(group) {}
+    double lr() const { return group_.lr.value_or(0.0); }
+    Options& lr(double value) {
+      LG_CHECK(value >= 0, "param_groups()[i].options().lr: invalid learning rate ", value);
+      group_.lr = value;
+      return *this;
+    }
+    double weight_decay() const { return group_.weight_decay.value_or(0.0); }
+    Options& weight_decay(double value) {
+      LG_CHECK(value >= 0, "param_groups()[i].options().weight_decay: invalid weight_decay ",
+               value);
+      group_.weight_decay = value;
+      return *this;
+    }
+
+   private:
+    ParamGroup& group_;
+  };
+  Options options() { return Options(*this); }
 };
 
 // A parameter's state as state_dict() shows it: the number of steps taken with a gradient and the
@@ -76,6 +101,12 @@ class Optimizer {
   // Drops every parameter's gradient (set_to_none) or zeroes it in place. Gradient accumulation
   // over micro-batches is simply not calling this between backward passes (docs/optimizers.md).
   void zero_grad(bool set_to_none = true);
+
+  // Adds a group of parameters not yet in the optimizer (torch's add_param_group): unset
+  // hyperparameters take the optimizer's defaults; the new parameters start with no state and no
+  // steps, and are numbered after the existing ones (state(i), state dicts). The same checks as
+  // the constructor; on error the optimizer is unchanged.
+  void add_param_group(ParamGroup group);
 
   std::vector<ParamGroup>& param_groups() { return groups_; }
   const std::vector<ParamGroup>& param_groups() const { return groups_; }
@@ -127,6 +158,8 @@ class Optimizer {
   // Whether `name` with `shape` is a valid state tensor for parameter `param` (load_state_dict).
   virtual bool valid_state(const Tensor& param, const std::string& name,
                            const Shape& shape) const = 0;
+  // Makes room for the state of `count` more parameters (add_param_group).
+  virtual void grow_states(std::size_t count) = 0;
   // The dtype state tensor `name` is kept in: float32 (a state dict may hold any floating dtype),
   // or the exact dtype of a non-floating state (Adam8bit's uint8 codes).
   virtual DType state_dtype(const std::string& /*name*/) const { return kFloat32; }
@@ -137,6 +170,13 @@ class Optimizer {
   // Steps taken by parameter i: the host's count less those the device skipped.
   std::int64_t steps_taken(std::size_t i) const;
 
+  // Checks a group's hyperparameters and parameters (none already in `seen`, which it extends),
+  // filling unset hyperparameters with the defaults; `first_index` numbers its parameters.
+  void check_group(ParamGroup& group, std::size_t first_index,
+                   std::vector<const void*>& seen) const;
+
+  double default_lr_;
+  double default_weight_decay_;
   std::vector<ParamGroup> groups_;
   std::vector<std::int64_t> steps_;
   // Per parameter: its int32 0-d count of steps that step_unless skipped, on its device;
@@ -178,6 +218,8 @@ class OptimizerWithState : public Optimizer {
     }
     return out;
   }
+
+  void grow_states(std::size_t count) override { states_.resize(states_.size() + count); }
 
   void replace_states(std::vector<NamedTensors> states) override {
     std::vector<State> loaded(states.size());

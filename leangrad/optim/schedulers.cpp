@@ -63,4 +63,62 @@ double LinearWarmup::lr_at(double base_lr, std::int64_t epoch) const {
          std::min(1.0, static_cast<double>(epoch + 1) / static_cast<double>(warmup_steps_));
 }
 
+CosineWithWarmupLR::CosineWithWarmupLR(Optimizer& optimizer, std::int64_t warmup_steps,
+                                       std::int64_t total_steps, double eta_min)
+    : LRScheduler(optimizer),
+      warmup_steps_(warmup_steps),
+      total_steps_(total_steps),
+      eta_min_(eta_min) {
+  LG_CHECK(warmup_steps > 0 && total_steps > warmup_steps,
+           "CosineWithWarmupLR: expected 0 < warmup_steps < total_steps, got warmup_steps ",
+           warmup_steps, " and total_steps ", total_steps);
+  LG_CHECK(eta_min >= 0, "CosineWithWarmupLR: eta_min must be >= 0, got ", eta_min);
+  apply();
+}
+
+double CosineWithWarmupLR::lr_at(double base_lr, std::int64_t epoch) const {
+  if (epoch < warmup_steps_) {
+    return base_lr * static_cast<double>(epoch + 1) / static_cast<double>(warmup_steps_);
+  }
+  const double phase = std::numbers::pi * static_cast<double>(epoch - warmup_steps_) /
+                       static_cast<double>(total_steps_ - warmup_steps_);
+  return eta_min_ + (base_lr - eta_min_) * (1.0 + std::cos(phase)) / 2.0;
+}
+
+OneCycleLR::OneCycleLR(Optimizer& optimizer, double max_lr, std::int64_t total_steps,
+                       double pct_start, double div_factor, double final_div_factor)
+    : LRScheduler(optimizer),
+      max_lr_(max_lr),
+      total_steps_(total_steps),
+      initial_lr_(max_lr / div_factor),
+      min_lr_(max_lr / div_factor / final_div_factor),
+      warmup_end_(pct_start * static_cast<double>(total_steps) - 1.0) {
+  LG_CHECK(max_lr > 0 && total_steps > 1,
+           "OneCycleLR: expected max_lr > 0 and total_steps > 1, "
+           "got max_lr ",
+           max_lr, " and total_steps ", total_steps);
+  LG_CHECK(pct_start > 0 && pct_start < 1, "OneCycleLR: pct_start must be in (0, 1), got ",
+           pct_start);
+  LG_CHECK(div_factor > 0 && final_div_factor > 0,
+           "OneCycleLR: div_factor and final_div_factor must be positive, got ", div_factor,
+           " and ", final_div_factor);
+  LG_CHECK(warmup_end_ > 0 && warmup_end_ < static_cast<double>(total_steps - 1),
+           "OneCycleLR: pct_start ", pct_start, " of ", total_steps,
+           " steps leaves one of the two phases empty");
+  apply();
+}
+
+double OneCycleLR::lr_at(double /*base_lr*/, std::int64_t epoch) const {
+  LG_CHECK(epoch <= total_steps_, "OneCycleLR: stepped ", epoch, " times, but total_steps is ",
+           total_steps_);
+  // PyTorch's _annealing_cos: from start to end as pct goes from 0 to 1.
+  auto anneal = [](double start, double end, double pct) {
+    return end + (start - end) / 2.0 * (std::cos(std::numbers::pi * pct) + 1.0);
+  };
+  const double step = static_cast<double>(epoch);
+  if (step <= warmup_end_) return anneal(initial_lr_, max_lr_, step / warmup_end_);
+  const double last = static_cast<double>(total_steps_ - 1);
+  return anneal(max_lr_, min_lr_, (step - warmup_end_) / (last - warmup_end_));
+}
+
 }  // namespace leangrad::optim

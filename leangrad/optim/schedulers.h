@@ -68,4 +68,40 @@ class LinearWarmup : public LRScheduler {
   std::int64_t warmup_steps_;
 };
 
+// Cosine annealing after a linear warm-up, the schedule of most transformer recipes: epochs
+// [0, warmup_steps) as LinearWarmup, then from base_lr at epoch warmup_steps down to eta_min as
+// CosineAnnealingLR over total_steps - warmup_steps epochs. (PyTorch spells it
+// SequentialLR([LinearLR(1/W, 1, W - 1), CosineAnnealingLR(T - W, eta_min)], milestones=[W]);
+// tests/data/make_optim.py checks it against that.)
+class CosineWithWarmupLR : public LRScheduler {
+ public:
+  CosineWithWarmupLR(Optimizer& optimizer, std::int64_t warmup_steps, std::int64_t total_steps,
+                     double eta_min = 0.0);
+
+ private:
+  double lr_at(double base_lr, std::int64_t epoch) const override;
+  std::int64_t warmup_steps_;
+  std::int64_t total_steps_;
+  double eta_min_;
+};
+
+// torch.optim.lr_scheduler.OneCycleLR with cosine annealing (two phases): from max_lr /
+// div_factor up to max_lr over the first pct_start of total_steps, then down to
+// max_lr / (div_factor * final_div_factor). Every group gets the same max_lr; the groups' own lrs
+// are not used. Momentum is not cycled (cycle_momentum=False in PyTorch's terms). Stepping past
+// total_steps throws, as PyTorch does.
+class OneCycleLR : public LRScheduler {
+ public:
+  OneCycleLR(Optimizer& optimizer, double max_lr, std::int64_t total_steps, double pct_start = 0.3,
+             double div_factor = 25.0, double final_div_factor = 1e4);
+
+ private:
+  double lr_at(double base_lr, std::int64_t epoch) const override;
+  double max_lr_;
+  std::int64_t total_steps_;
+  double initial_lr_;
+  double min_lr_;
+  double warmup_end_;  // the epoch where the lr peaks: pct_start * total_steps - 1, as PyTorch
+};
+
 }  // namespace leangrad::optim
