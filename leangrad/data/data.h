@@ -12,3 +12,4 @@
 #include <leangrad/data/mnist.h>
 #include <leangrad/data/safetensors.h>
 #include <leangrad/data/sampler.h>
+#include <leangrad/data/transforms.h>

@@ -31,6 +31,12 @@ class DataLoaderOptions {
   LG_ARG(bool, shuffle) = false;
   // Worker threads assembling batches; 0 assembles them in the consumer's thread on demand.
   LG_ARG(int, num_workers) = 0;
+
+ public:
+  // LibTorch's name for num_workers.
+  DataLoaderOptions& workers(int value) { return num_workers(value); }
+  int workers() const { return num_workers(); }
+
   // Batches are assembled in the pinned host pool (fast asynchronous copies to a GPU).
   LG_ARG(bool, pin_memory) = false;
   // Batches each worker may have ready ahead of the consumer (num_workers * this in total).
@@ -116,5 +122,16 @@ class DataLoader {
   // Host-to-device copies of batches go here when options_.device() is a CUDA device.
   std::optional<cuda::Stream> copy_stream_;
 };
+
+// LibTorch's factory: `auto loader = data::make_data_loader(std::move(ds), options);` and then
+// `for (auto& batch : *loader)`. The loader owns the dataset.
+template <std::derived_from<Dataset> D>
+std::unique_ptr<DataLoader> make_data_loader(D dataset, DataLoaderOptions options = {}) {
+  return std::make_unique<DataLoader>(std::move(dataset), std::move(options));
+}
+template <std::derived_from<Dataset> D>
+std::unique_ptr<DataLoader> make_data_loader(D dataset, std::int64_t batch_size) {
+  return make_data_loader(std::move(dataset), DataLoaderOptions().batch_size(batch_size));
+}
 
 }  // namespace leangrad::data

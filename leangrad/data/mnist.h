@@ -18,7 +18,8 @@ namespace leangrad::data {
 // Error for a bad magic, a size that does not match the dims, or corrupt / truncated gzip data.
 Tensor read_idx(const std::string& path);
 
-enum class Split { Train, Test };
+// kTrain and kTest are LibTorch's spellings (MNIST::Mode::kTrain there).
+enum class Split { Train, Test, kTrain = Train, kTest = Test };
 
 // The 28x28 grey-level digit (MNIST) or clothing (Fashion-MNIST) images and their labels 0-9,
 // from the four files of the original distribution in `root` (each file gzipped or not):
@@ -26,8 +27,9 @@ enum class Split { Train, Test };
 //   t10k-images-idx3-ubyte   t10k-labels-idx1-ubyte   (10000 examples)
 // Images are float32 in [0, 1] (pixel / 255), one example's data has shape (1, 28, 28) (C, H, W);
 // targets are int64 class indices (0-d per example). Everything is decoded once, at construction.
-class MNIST : public Dataset {
+class MNIST : public MappableDataset<MNIST> {
  public:
+  using Mode = Split;  // LibTorch: MNIST(root, MNIST::Mode::kTrain)
   MNIST(const std::string& root, Split split = Split::Train);
 
   std::int64_t size() const override;
@@ -50,5 +52,12 @@ class FashionMNIST : public MNIST {
  public:
   FashionMNIST(const std::string& root, Split split = Split::Train);
 };
+
+// LibTorch's namespace for them: torch::data::datasets::MNIST.
+namespace datasets {
+using data::FashionMNIST;
+using data::MNIST;
+using data::TensorDataset;
+}  // namespace datasets
 
 }  // namespace leangrad::data
