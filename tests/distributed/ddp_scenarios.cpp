@@ -4,7 +4,7 @@
 // so only the construction broadcast can make it equal) trains on this rank's share. Parameters
 // are compared after the steps with the norm-wise relative difference
 // max |a - b| / max |b| per tensor; docs/distributed.md derives the tolerances.
-#include <leangrad/distributed/ddp_scenarios.h>
+#include "distributed/ddp_scenarios.h"
 
 #include <signal.h>
 

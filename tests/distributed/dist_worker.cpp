@@ -21,8 +21,8 @@
 
 #include <leangrad/core/creation.h>
 #include <leangrad/core/error.h>
-#include <leangrad/distributed/ddp_scenarios.h>
 #include <leangrad/distributed/distributed.h>
+#include "distributed/ddp_scenarios.h"
 #include "testing/tensor_testing.h"
 
 namespace dist = leangrad::distributed;

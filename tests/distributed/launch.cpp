@@ -1,5 +1,5 @@
 // Spawning dist_worker ranks for the multi-process tests (launch.h).
-#include <leangrad/distributed/launch.h>
+#include "distributed/launch.h"
 
 #include <fcntl.h>
 #include <netinet/in.h>

@@ -6,7 +6,7 @@
 // every reduction with every dim (e.g. "mean_dim0_keepdim"); the rows that test one thing
 // (integer ranges, broadcasting, layouts) are spelled out. Shapes are odd on purpose (33 x 65,
 // 1001): vector loads leave tails, blocks are partly filled.
-#include <leangrad/kernels/op_table.h>
+#include "kernels/op_table.h"
 
 #include <functional>
 #include <optional>

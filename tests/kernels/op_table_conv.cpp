@@ -2,7 +2,7 @@
 // kernel entries of kernels/ops.h, with a random upstream gradient as the last input) over the
 // odd cases of tests/kernels/test_conv.cpp, in float32; float16/bfloat16 forwards; and the same
 // problems through cuDNN (ops::set_conv2d_backend), which the CPU ignores.
-#include <leangrad/kernels/op_table.h>
+#include "kernels/op_table.h"
 
 #include <algorithm>
 #include <cmath>

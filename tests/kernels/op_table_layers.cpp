@@ -3,7 +3,7 @@
 // upstream gradient (computed in the row from the output's shape), so forward and backward
 // kernels are both compared. Dropout rows re-seed inside the row: CPU and CUDA must then draw the
 // same mask. Class targets are int64 inputs in [0, C) (integer specs truncate toward zero).
-#include <leangrad/kernels/op_table.h>
+#include "kernels/op_table.h"
 
 #include <functional>
 #include <string>

@@ -4,7 +4,7 @@
 // loads (HxW a multiple of the vector width or not), C not a multiple of anything, (N, C) input,
 // and groups long enough to be split across several blocks (kernels/cuda/group_norm.cu, Note
 // [GroupNorm strategies]).
-#include <leangrad/kernels/op_table.h>
+#include "kernels/op_table.h"
 
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/nn_functions.h>

@@ -16,7 +16,7 @@
 #include <leangrad/core/error.h>
 #include <leangrad/core/memory.h>
 #include <leangrad/kernels/creation.h>
-#include <leangrad/kernels/op_table.h>
+#include "kernels/op_table.h"
 #include "testing/tensor_testing.h"
 
 namespace leangrad::test {

@@ -23,7 +23,7 @@
 #include <leangrad/core/host_sync.h>
 #include <leangrad/kernels/creation.h>
 #include <leangrad/optim/optim.h>
-#include <leangrad/optim/optim_test_util.h>
+#include "optim/optim_test_util.h"
 #include "testing/tensor_testing.h"
 
 namespace leangrad {

@@ -18,7 +18,7 @@
 #include <leangrad/core/generator.h>
 #include <leangrad/kernels/creation.h>
 #include <leangrad/optim/optim.h>
-#include <leangrad/optim/teacher_task.h>
+#include "optim/teacher_task.h"
 
 namespace leangrad {
 namespace {
