@@ -28,6 +28,9 @@ Node::Node(std::string name) : name_(std::move(name)), sequence_nr_(next_sequenc
 void delete_node(Node* node) {
   std::vector<std::shared_ptr<Node>> stack;
   auto take_inputs = [&stack](Node* n) {
+    // A saved input keeps its own history alive too (SavedTensor::original_, for create_graph):
+    // drop the saved tensors first, so that the edges are the only owners counted below.
+    n->release_saved();
     for (Edge& e : n->next_edges) {
       if (e.function && e.function.use_count() == 1) stack.push_back(std::move(e.function));
     }

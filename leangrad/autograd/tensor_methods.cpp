@@ -172,7 +172,7 @@ Tensor Tensor::flatten(std::int64_t start_dim, std::int64_t end_dim) const {
 //   and self's history becomes the twin's node (PyTorch's rebase_history). ResNet's
 //   ReLU(inplace) and `out += identity` train this way.
 // - A twin that saves self (mul_ and div_ by a tensor) computes on a copy of self, so what it
-//   saved is the value before the write. Twins that save their result (relu_) or nothing (add_,
+//   saved is the value before the write (x *= x multiplies the copy by itself). Twins that save their result (relu_) or nothing (add_,
 //   sub_, mul_ and div_ by a number) need no copy.
 // - Refused, naming the op: a leaf that requires grad (PyTorch refuses it too: run it under
 //   NoGradGuard, as optimizers and initialisers do), and memory that a live view shares (self is
@@ -252,7 +252,8 @@ Tensor& Tensor::add_(double other) {
 }
 Tensor& Tensor::mul_(const Tensor& other) {
   if (records_inplace("mul_", *this, other)) {
-    write_recorded("mul_", *this, leangrad::mul(leangrad::clone(*this), other));
+    const Tensor before = leangrad::clone(*this);  // what the twin saves must outlive the write
+    write_recorded("mul_", *this, leangrad::mul(before, other.is_same(*this) ? before : other));
   } else {
     ops::binary_(BinaryOp::Mul, *this, other);
   }
@@ -285,7 +286,8 @@ Tensor& Tensor::sub_(double other) {
 }
 Tensor& Tensor::div_(const Tensor& other) {
   if (records_inplace("div_", *this, other)) {
-    write_recorded("div_", *this, leangrad::div(leangrad::clone(*this), other));
+    const Tensor before = leangrad::clone(*this);
+    write_recorded("div_", *this, leangrad::div(before, other.is_same(*this) ? before : other));
   } else {
     ops::binary_(BinaryOp::Div, *this, other);
   }

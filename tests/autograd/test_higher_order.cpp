@@ -27,8 +27,11 @@ namespace {
 
 using autograd::grad;
 
-// d/dx sum(f(x)), itself differentiable (create_graph).
+// d/dx sum(f(x)), itself differentiable (create_graph). gradcheck evaluates its function under
+// NoGradGuard for the finite differences; a first derivative needs the graph of f, so grad mode
+// is switched back on inside (LibTorch's AutoGradMode).
 Tensor gradient_of_sum(const std::function<Tensor(const Tensor&)>& f, const Tensor& x) {
+  AutoGradMode enable(true);
   return grad({f(x).sum()}, {x}, {}, std::nullopt, /*create_graph=*/true)[0];
 }
 
@@ -159,6 +162,7 @@ TEST(HigherOrder, MixedSecondDerivativesThroughMatmulAndWhere) {
   };
   EXPECT_TRUE(test::gradcheck(
       [&f](const std::vector<Tensor>& in) {
+        AutoGradMode enable(true);  // as in gradient_of_sum
         std::vector<Tensor> g = grad({f(in[0], in[1])}, {in[0], in[1]}, {}, std::nullopt,
                                      /*create_graph=*/true);
         return cat({g[0].flatten(), g[1].flatten()}, 0);
@@ -173,6 +177,7 @@ TEST(HigherOrder, GradientPenaltyThroughBackwardWithCreateGraph) {
   auto loss = [&x](const Tensor& w) { return tanh(matmul(x, w)).square().sum(); };
   EXPECT_TRUE(test::gradcheck(
       [&](const std::vector<Tensor>& in) {
+        AutoGradMode enable(true);  // as in gradient_of_sum
         Tensor gx = grad({loss(in[0])}, {x}, {}, std::nullopt, /*create_graph=*/true)[0];
         return (gx * gx).sum();
       },
