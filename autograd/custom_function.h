@@ -16,10 +16,9 @@
 // non-tensor ones). Saved tensors go through SavedTensor, so hooks and version checks apply.
 #pragma once
 
-#include <cxxabi.h>
+#include <algorithm>
 #include <any>
-
-#include <cstdlib>
+#include <cstddef>
 #include <string>
 #include <type_traits>
 #include <typeinfo>
@@ -29,10 +28,18 @@
 
 #include "autograd/grad_mode.h"
 #include "autograd/graph.h"
+#include "core/error.h"
 #include "core/views.h"
 #include "kernels/creation.h"
 
 namespace leangrad::autograd {
+
+class Context;
+// LibTorch's names, so that its custom functions port unchanged:
+//   static tensor_list backward(AutogradContext* ctx, tensor_list grad_outputs);
+using AutogradContext = Context;
+using tensor_list = std::vector<Tensor>;
+using variable_list = std::vector<Tensor>;
 
 class Context {
  public:
@@ -70,11 +77,7 @@ namespace detail {
 
 template <typename T>
 std::string type_name() {
-  int status = 0;
-  char* demangled = abi::__cxa_demangle(typeid(T).name(), nullptr, nullptr, &status);
-  std::string name = status == 0 && demangled != nullptr ? demangled : typeid(T).name();
-  std::free(demangled);
-  return name;
+  return leangrad::detail::demangle(typeid(T));
 }
 
 template <typename Arg>
@@ -108,6 +111,13 @@ class CppNode final : public Node {
         if (is_tensor_arg[i]) tensor_grads.push_back(std::move(results[i]));
       }
       results = std::move(tensor_grads);
+    }
+    // More results than inputs are allowed when the extra ones are undefined (LibTorch's rule:
+    // the gradient of a defaulted argument that apply was not given), and dropped.
+    if (results.size() > next_edges.size() &&
+        std::all_of(results.begin() + static_cast<std::ptrdiff_t>(next_edges.size()), results.end(),
+                    [](const Tensor& g) { return !g.defined(); })) {
+      results.resize(next_edges.size());
     }
     LG_CHECK(results.size() == next_edges.size(), name(), ": backward returned ", results.size(),
              " gradients, expected ", next_edges.size(), " (one per Tensor argument of forward)");

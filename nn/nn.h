@@ -1,4 +1,4 @@
-// All of leangrad::nn: the Module base and every module.
+// All of leangrad::nn: the Module base, the holders (LEANGRAD_MODULE) and every module.
 #pragma once
 
 #include "autograd/nn_functions.h"
@@ -12,4 +12,5 @@
 #include "nn/linear.h"
 #include "nn/loss.h"
 #include "nn/module.h"
+#include "nn/module_holder.h"
 #include "nn/pooling.h"

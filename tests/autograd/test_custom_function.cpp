@@ -6,6 +6,7 @@
 
 #include "autograd/custom_function.h"
 #include "autograd/functions.h"
+#include "autograd/nn_functions.h"
 #include "core/creation.h"
 #include "testing/tensor_testing.h"
 
@@ -109,6 +110,60 @@ TEST(CustomFunction, SavedTensorModifiedInPlaceIsReported) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("TanhExpFunction"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("in-place"), std::string::npos) << e.what();
+  }
+}
+
+// LibTorch's tutorial function, in its spelling (AutogradContext, tensor_list, by-value tensors,
+// a defaulted bias): backward returns three gradients also when apply was given two tensors.
+struct LinearFunction : autograd::Function<LinearFunction> {
+  static Tensor forward(autograd::AutogradContext* ctx, Tensor input, Tensor weight,
+                        Tensor bias = Tensor()) {
+    ctx->save_for_backward({input, weight, bias});
+    Tensor output = input.mm(weight.t());
+    if (bias.defined()) output += bias;
+    return output;
+  }
+  static autograd::tensor_list backward(autograd::AutogradContext* ctx,
+                                        autograd::tensor_list grad_outputs) {
+    const auto saved = ctx->get_saved_variables();
+    const Tensor& grad_output = grad_outputs[0];
+    Tensor grad_bias;
+    if (saved[2].defined()) grad_bias = grad_output.sum(0);
+    return {grad_output.mm(saved[1]), grad_output.t().mm(saved[0]), grad_bias};
+  }
+};
+
+TEST(CustomFunction, ExtraUndefinedGradientsAreDroppedAsInLibTorch) {
+  const Tensor x = test::make_tensor({1, 2, 3, 4, 5, 6}, {2, 3}).requires_grad_();
+  const Tensor w = test::make_tensor({0.5, -1, 2, 1, 0, -0.5}, {2, 3}).requires_grad_();
+  LinearFunction::apply(x, w).sum().backward();  // no bias: the third gradient is dropped
+  const Tensor x_ref = x.detach().requires_grad_();
+  const Tensor w_ref = w.detach().requires_grad_();
+  linear(x_ref, w_ref).sum().backward();
+  EXPECT_TRUE(test::all_close(x.grad(), test::to_vector(x_ref.grad()), 0, 0));
+  EXPECT_TRUE(test::all_close(w.grad(), test::to_vector(w_ref.grad()), 0, 0));
+  // With the bias given, its gradient is the third.
+  const Tensor b = test::make_tensor({1, 1}, {2}).requires_grad_();
+  LinearFunction::apply(x, w, b).sum().backward();
+  EXPECT_TRUE(test::all_close(b.grad(), {2.0, 2.0}, 0, 0));
+}
+
+// A defined extra gradient has no input to go to: an error naming the function.
+struct TooManyGradients : autograd::Function<TooManyGradients> {
+  static Tensor forward(autograd::Context*, const Tensor& x) { return x * 2.0; }
+  static std::vector<Tensor> backward(autograd::Context*, std::vector<Tensor> grads) {
+    return {grads[0] * 2.0, grads[0]};
+  }
+};
+
+TEST(CustomFunction, DefinedExtraGradientIsAnError) {
+  const Tensor x = test::make_tensor({1, 2}, {2}).requires_grad_();
+  try {
+    TooManyGradients::apply(x).sum().backward();
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_CONTAINS(e.what(), "TooManyGradients");
+    EXPECT_CONTAINS(e.what(), "backward returned 2 gradients, expected 1");
   }
 }
 
