@@ -44,6 +44,9 @@ using variable_list = std::vector<Tensor>;
 class Context {
  public:
   // Keeps tensors for backward (inputs or outputs of forward); call at most once per forward.
+  // As in LibTorch, they are saved (their versions recorded, the saved-tensor hooks run) when
+  // forward returns, and only when the call records a graph (grad mode on and an input that
+  // requires grad): under NoGradGuard, or in a checkpoint's first pass, nothing is kept.
   void save_for_backward(const std::vector<Tensor>& tensors);
   // The saved tensors; throws if one was modified in place since, or the graph was freed.
   std::vector<Tensor> saved() const;
@@ -58,6 +61,8 @@ class Context {
   // Engine side.
   void set_name(std::string name) { name_ = std::move(name); }
   void set_needs_input_grad(std::vector<bool> needs) { needs_input_grad_ = std::move(needs); }
+  // Saves what save_for_backward was given; Function::apply calls it once the node is recorded.
+  void save_pending();
   void release() {
     for (SavedTensor& s : saved_)
       s.release();
@@ -68,6 +73,8 @@ class Context {
   }
 
  private:
+  std::vector<Tensor> to_save_;  // given to save_for_backward, saved by save_pending
+  bool save_called_ = false;
   std::vector<SavedTensor> saved_;
   std::vector<bool> needs_input_grad_;
   std::string name_;
@@ -191,6 +198,7 @@ struct Function {
       for (std::uint32_t i = 0; i < output.size(); ++i)
         attach(output[i], i);
     }
+    node->ctx.save_pending();  // after the outputs are wrapped, as LibTorch's save_variables
     return output;
   }
 };

@@ -16,6 +16,7 @@ namespace torch = leangrad;  // LibTorch's names, leangrad's implementation
 // The label is the quadrant: 0 top left, 1 top right, 2 bottom left, 3 bottom right.
 constexpr int64_t kClasses = 4;
 constexpr int64_t kSize = 16;  // images are (1, kSize, kSize)
+constexpr double kNoiseStd = 0.75;  // per pixel; the square adds 1
 
 struct ConvNetImpl : torch::nn::Module {
   ConvNetImpl()
@@ -54,7 +55,7 @@ LEANGRAD_MODULE(ConvNet);  // LibTorch: TORCH_MODULE(ConvNet);
 // n noisy images, each with a 4x4 square of ones at a random place inside one quadrant, and the
 // quadrant as its label (int64).
 std::pair<torch::Tensor, torch::Tensor> make_data(int64_t n) {
-  torch::Tensor images = torch::randn({n, 1, kSize, kSize}) * 0.5;
+  torch::Tensor images = torch::randn({n, 1, kSize, kSize}) * kNoiseStd;
   torch::Tensor labels = torch::randint(0, kClasses, {n}, torch::kLong);
   torch::Tensor offsets = torch::randint(0, kSize / 2 - 4 + 1, {n, 2}, torch::kLong);
   for (int64_t i = 0; i < n; ++i) {

@@ -69,7 +69,8 @@ int main(int argc, char** argv) {
       std::cout << "step " << step << " loss " << loss.item<float>() << std::endl;
   }
 
-  // Predicting the mean scores the targets' variance; the noise alone scores kNoiseStd^2.
+  // Predicting the mean scores the targets' variance; the best model scores the noise's,
+  // kNoiseStd^2.
   net->eval();
   torch::NoGradGuard no_grad;
   const double variance = y_test.var().item<double>();
@@ -78,7 +79,7 @@ int main(int argc, char** argv) {
             << " (target variance " << variance << ", noise " << kNoiseStd * kNoiseStd << ")"
             << std::endl;
   bool ok = check(last_loss < first_loss / 10, "the training loss fell tenfold");
-  ok &= check(test_mse < 0.02 * variance, "test mse below 2% of the targets' variance");
+  ok &= check(test_mse < 2 * kNoiseStd * kNoiseStd, "test mse within twice the noise's variance");
 
   // Save, then load into a model with other initial weights: the outputs must be the same bits.
   const std::string path =
