@@ -86,6 +86,19 @@ std::vector<MisuseCase> constructor_cases() {
         [] { nn::Module("M").register_module("child", std::shared_ptr<nn::Module>()); });
   t.add("sequential_index_out_of_range", Raises::Error, {"Sequential", "[3]", "size 0"},
         [] { nn::Sequential()[3]; });
+  t.add("empty_holder_called", Raises::Error,
+        {"empty module holder leangrad::nn::Linear", "LinearImpl", "nullptr"}, [] {
+          nn::Linear fc{nullptr};
+          fc(ones({1, 2}));
+        });
+  t.add("empty_holder_registered", Raises::Error, {"empty module holder", "Conv2d"},
+        [] { nn::Module("M").register_module("conv", nn::Conv2d{nullptr}); });
+  t.add("named_parameters_missing_key", Raises::Error,
+        {"Linear parameter", "'wieght'", "not defined", "'weight'"},
+        [] { nn::Linear(2, 2)->named_parameters()["wieght"]; });
+  t.add("named_modules_of_a_module_not_held_by_shared_ptr", Raises::Error,
+        {"M", "named_modules", "shared_ptr", "include_self"},
+        [] { nn::Module("M").named_modules(); });
   t.add("sequential_ptr_of_wrong_type", Raises::Error, {"Sequential", "[0]", "ReLU"},
         [] { nn::Sequential(nn::ReLU())->ptr<nn::LinearImpl>(0); });
   return t.cases();
