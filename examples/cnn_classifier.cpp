@@ -1,8 +1,8 @@
 // A LibTorch program, ported: a small CNN (Conv2d, GroupNorm, MaxPool2d, Dropout, Linear) learns
 // which quadrant of a noisy 16x16 image holds a bright square, with SGD + momentum and a StepLR
 // schedule, train() for training and eval() for testing. Apart from the include, the namespace
-// alias, LEANGRAD_MODULE and the line reading the learning rate, it is LibTorch's C++ frontend as
-// written for LibTorch (docs/api-notes.md, "Porting a LibTorch program"). ctest runs it
+// alias and LEANGRAD_MODULE, it is LibTorch's C++ frontend as written for LibTorch
+// (docs/api-notes.md, "Porting a LibTorch program"). ctest runs it
 // (examples/CMakeLists.txt); it exits 1 when a check fails.
 //   example_cnn_classifier [epochs]
 #include <leangrad/leangrad.h>
@@ -117,8 +117,8 @@ int main(int argc, char** argv) {
   model->train();
   ok &= check(!torch::equal(model(test_images), model(test_images)),
               "train() outputs vary (dropout)");
-  // StepLR halved the rate every 2 epochs. LibTorch: ...param_groups()[0].options().get_lr()
-  const double lr = *optimizer.param_groups()[0].lr;
+  // StepLR halved the rate every 2 epochs.
+  const double lr = optimizer.param_groups()[0].options().get_lr();
   ok &= check(std::abs(lr - 0.02 * std::pow(0.5, epochs / 2)) < 1e-12, "StepLR set the rate");
   return ok ? 0 : 1;
 }

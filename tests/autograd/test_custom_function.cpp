@@ -5,11 +5,11 @@
 #include <any>
 #include <cmath>
 
-#include "autograd/custom_function.h"
-#include "autograd/functions.h"
-#include "autograd/nn_functions.h"
-#include "autograd/saved_tensor.h"
-#include "core/creation.h"
+#include <leangrad/autograd/custom_function.h>
+#include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/nn_functions.h>
+#include <leangrad/autograd/saved_tensor.h>
+#include <leangrad/core/creation.h>
 #include "testing/tensor_testing.h"
 
 namespace leangrad {

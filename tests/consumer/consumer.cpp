@@ -1,6 +1,12 @@
 // Uses only the core, memory and nn names of shared/API.md, through the installed umbrella
-// header. Exits non-zero (with a message) when a value is wrong.
+// header, and the kernel-level API of <leangrad/kernels/ops.h>. Its own data/dataset.h and
+// core/tensor.h (include/ here) are named like leangrad's headers and come first on the include
+// path. Exits non-zero (with a message) when a value is wrong.
+#include <leangrad/kernels/ops.h>
 #include <leangrad/leangrad.h>
+
+#include "core/tensor.h"
+#include "data/dataset.h"
 
 #include <cmath>
 #include <iostream>
@@ -56,6 +62,9 @@ int main() {
   const MemoryStats stats = memory::stats(kCPU);
   check(stats.allocated > 0 && stats.reserved >= stats.allocated, "memory::stats");
   check(!memory::summary(kCPU).empty(), "memory::summary");
+  check(ops::unary(UnaryOp::Neg, a).sum().item<double>() == -15.0, "ops::unary");
+  check(consumer::Dataset().size() == 3 && consumer::kTensorHeaderValue == 7,
+        "the consumer's own data/dataset.h and core/tensor.h");
   std::cout << "consumer: leangrad " << (cuda::is_available() ? "with" : "without") << " a GPU, "
             << get_num_threads() << " threads, " << failures << " failures\n";
   return failures == 0 ? 0 : 1;

@@ -10,12 +10,12 @@
 #include <filesystem>
 #include <random>
 
-#include "core/cuda.h"
-#include "core/generator.h"
-#include "data/safetensors.h"
+#include <leangrad/core/cuda.h>
+#include <leangrad/core/generator.h>
+#include <leangrad/data/safetensors.h>
+#include <leangrad/kernels/creation.h>
+#include <leangrad/nn/linear.h>
 #include "data_loading/data_testing.h"
-#include "kernels/creation.h"
-#include "nn/linear.h"
 #include "testing/file_size_limit.h"
 #include "testing/tensor_testing.h"
 

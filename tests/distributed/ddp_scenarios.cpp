@@ -18,14 +18,14 @@
 #include <string>
 #include <vector>
 
-#include "autograd/functions.h"
-#include "autograd/grad_mode.h"
-#include "autograd/nn_functions.h"
-#include "core/generator.h"
-#include "distributed/ddp.h"
-#include "distributed/distributed.h"
-#include "kernels/creation.h"
-#include "nn/nn.h"
+#include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/grad_mode.h>
+#include <leangrad/autograd/nn_functions.h>
+#include <leangrad/core/generator.h>
+#include <leangrad/distributed/ddp.h>
+#include <leangrad/distributed/distributed.h>
+#include <leangrad/kernels/creation.h>
+#include <leangrad/nn/nn.h>
 #include "testing/tensor_testing.h"
 
 namespace dist = leangrad::distributed;

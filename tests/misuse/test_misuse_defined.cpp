@@ -13,13 +13,13 @@
 #include <string>
 #include <vector>
 
-#include "autograd/functions.h"
-#include "autograd/nn_functions.h"
-#include "core/creation.h"
-#include "data/data.h"
-#include "kernels/creation.h"
-#include "nn/nn.h"
-#include "optim/optim.h"
+#include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/nn_functions.h>
+#include <leangrad/core/creation.h>
+#include <leangrad/data/data.h>
+#include <leangrad/kernels/creation.h>
+#include <leangrad/nn/nn.h>
+#include <leangrad/optim/optim.h>
 #include "testing/reference_data.h"
 #include "testing/tensor_testing.h"
 

@@ -5,15 +5,15 @@
 #include <cstdint>
 #include <vector>
 
-#include "autograd/functions.h"
-#include "autograd/nn_functions.h"
-#include "core/creation.h"
-#include "core/cuda.h"
-#include "data/data.h"
-#include "kernels/creation.h"
+#include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/nn_functions.h>
+#include <leangrad/core/creation.h>
+#include <leangrad/core/cuda.h>
+#include <leangrad/data/data.h>
+#include <leangrad/kernels/creation.h>
+#include <leangrad/nn/nn.h>
+#include <leangrad/optim/optim.h>
 #include "misuse/misuse_testing.h"
-#include "nn/nn.h"
-#include "optim/optim.h"
 
 namespace leangrad::test {
 namespace {

@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "kernels/creation.h"
+#include <leangrad/kernels/creation.h>
+#include <leangrad/nn/init.h>
+#include <leangrad/nn/nn.h>
 #include "misuse/misuse_testing.h"
-#include "nn/init.h"
-#include "nn/nn.h"
 
 namespace leangrad::test {
 namespace {

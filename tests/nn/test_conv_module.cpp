@@ -6,9 +6,9 @@
 #include <cmath>
 #include <sstream>
 
-#include "autograd/functions.h"
-#include "kernels/creation.h"
-#include "nn/conv.h"
+#include <leangrad/autograd/functions.h>
+#include <leangrad/kernels/creation.h>
+#include <leangrad/nn/conv.h>
 #include "testing/tensor_testing.h"
 
 namespace leangrad {

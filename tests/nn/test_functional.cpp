@@ -6,10 +6,10 @@
 #include <cmath>
 #include <vector>
 
-#include "core/generator.h"
-#include "kernels/creation.h"
-#include "nn/nn.h"
-#include "optim/clip_grad.h"
+#include <leangrad/core/generator.h>
+#include <leangrad/kernels/creation.h>
+#include <leangrad/nn/nn.h>
+#include <leangrad/optim/clip_grad.h>
 #include "testing/tensor_testing.h"
 
 namespace leangrad {

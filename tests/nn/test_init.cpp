@@ -12,10 +12,10 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/generator.h"
-#include "kernels/creation.h"
-#include "nn/init.h"
-#include "nn/linear.h"
+#include <leangrad/core/generator.h>
+#include <leangrad/kernels/creation.h>
+#include <leangrad/nn/init.h>
+#include <leangrad/nn/linear.h>
 #include "testing/tensor_testing.h"
 
 namespace leangrad {

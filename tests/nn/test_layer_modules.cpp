@@ -5,13 +5,13 @@
 #include <cmath>
 #include <sstream>
 
-#include "autograd/functions.h"
-#include "core/generator.h"
-#include "kernels/creation.h"
-#include "nn/dropout.h"
-#include "nn/linear.h"
-#include "nn/loss.h"
-#include "nn/pooling.h"
+#include <leangrad/autograd/functions.h>
+#include <leangrad/core/generator.h>
+#include <leangrad/kernels/creation.h>
+#include <leangrad/nn/dropout.h>
+#include <leangrad/nn/linear.h>
+#include <leangrad/nn/loss.h>
+#include <leangrad/nn/pooling.h>
 #include "testing/tensor_testing.h"
 
 namespace leangrad {

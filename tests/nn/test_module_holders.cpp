@@ -11,12 +11,12 @@
 #include <type_traits>
 #include <vector>
 
-#include "autograd/functions.h"
-#include "autograd/grad_mode.h"
-#include "core/error.h"
-#include "core/generator.h"
-#include "kernels/creation.h"
-#include "nn/nn.h"
+#include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/grad_mode.h>
+#include <leangrad/core/error.h>
+#include <leangrad/core/generator.h>
+#include <leangrad/kernels/creation.h>
+#include <leangrad/nn/nn.h>
 #include "testing/tensor_testing.h"
 
 namespace leangrad {

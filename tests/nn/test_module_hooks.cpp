@@ -7,14 +7,14 @@
 #include <string>
 #include <vector>
 
-#include "autograd/checkpoint.h"
-#include "autograd/functions.h"
-#include "core/error.h"
-#include "core/generator.h"
-#include "kernels/creation.h"
-#include "nn/activation.h"
-#include "nn/container.h"
-#include "nn/linear.h"
+#include <leangrad/autograd/checkpoint.h>
+#include <leangrad/autograd/functions.h>
+#include <leangrad/core/error.h>
+#include <leangrad/core/generator.h>
+#include <leangrad/kernels/creation.h>
+#include <leangrad/nn/activation.h>
+#include <leangrad/nn/container.h>
+#include <leangrad/nn/linear.h>
 #include "testing/tensor_testing.h"
 
 namespace leangrad {

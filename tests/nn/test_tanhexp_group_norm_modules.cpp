@@ -4,13 +4,13 @@
 
 #include <sstream>
 
-#include "autograd/functions.h"
-#include "autograd/grad_mode.h"
-#include "autograd/nn_functions.h"
-#include "core/creation.h"
-#include "core/error.h"
-#include "nn/activation.h"
-#include "nn/group_norm.h"
+#include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/grad_mode.h>
+#include <leangrad/autograd/nn_functions.h>
+#include <leangrad/core/creation.h>
+#include <leangrad/core/error.h>
+#include <leangrad/nn/activation.h>
+#include <leangrad/nn/group_norm.h>
 #include "testing/gradcheck.h"
 #include "testing/tensor_testing.h"
 

@@ -13,18 +13,18 @@
 #include <memory>
 #include <vector>
 
-#include "autograd/functions.h"
-#include "autograd/grad_mode.h"
-#include "autograd/nn_functions.h"
-#include "autograd/saved_tensor.h"
-#include "core/error.h"
-#include "core/generator.h"
-#include "core/memory.h"
-#include "kernels/creation.h"
-#include "nn/container.h"
-#include "nn/linear.h"
-#include "offload/memory_planner.h"
-#include "optim/adam.h"
+#include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/grad_mode.h>
+#include <leangrad/autograd/nn_functions.h>
+#include <leangrad/autograd/saved_tensor.h>
+#include <leangrad/core/error.h>
+#include <leangrad/core/generator.h>
+#include <leangrad/core/memory.h>
+#include <leangrad/kernels/creation.h>
+#include <leangrad/nn/container.h>
+#include <leangrad/nn/linear.h>
+#include <leangrad/offload/memory_planner.h>
+#include <leangrad/optim/adam.h>
 #include "testing/tensor_testing.h"
 
 namespace leangrad::offload {

@@ -15,24 +15,24 @@
 #include <string>
 #include <vector>
 
-#include "autograd/checkpoint.h"
-#include "autograd/functions.h"
-#include "autograd/grad_mode.h"
-#include "core/cuda.h"
-#include "core/error.h"
-#include "core/generator.h"
-#include "core/memory.h"
-#include "kernels/creation.h"
-#include "nn/activation.h"
-#include "nn/container.h"
-#include "nn/conv.h"
-#include "nn/group_norm.h"
-#include "nn/linear.h"
-#include "nn/pooling.h"
-#include "offload/parameter_offload.h"
-#include "offload/save_on_cpu.h"
-#include "optim/adam.h"
-#include "optim/sgd.h"
+#include <leangrad/autograd/checkpoint.h>
+#include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/grad_mode.h>
+#include <leangrad/core/cuda.h>
+#include <leangrad/core/error.h>
+#include <leangrad/core/generator.h>
+#include <leangrad/core/memory.h>
+#include <leangrad/kernels/creation.h>
+#include <leangrad/nn/activation.h>
+#include <leangrad/nn/container.h>
+#include <leangrad/nn/conv.h>
+#include <leangrad/nn/group_norm.h>
+#include <leangrad/nn/linear.h>
+#include <leangrad/nn/pooling.h>
+#include <leangrad/offload/parameter_offload.h>
+#include <leangrad/offload/save_on_cpu.h>
+#include <leangrad/optim/adam.h>
+#include <leangrad/optim/sgd.h>
 #include "testing/tensor_testing.h"
 
 namespace leangrad {

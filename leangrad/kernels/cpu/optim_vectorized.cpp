@@ -1,0 +1,369 @@
+// The CPU launchers of the optimizer steps (kernels/backend.h, "Optimizers"): SGD, Adam/AdamW,
+// RAdam and Adam8bit as one fused pass over the streams of every element, run in vector lanes and
+// on every thread. The second CPU kernel beside the reference loops of kernels/cpu/optim.cpp,
+// which stay the specification: tests/kernels/test_optim_vectorized.cpp checks every option
+// against them, bitwise (Note [Vectorised optimizer steps]).
+//
+// Note [Vectorised optimizer steps]
+//   - The math is the update functor of kernels/optim_math.h, as in the reference and on CUDA.
+//     Each loop takes a copy of it and sets the fields that select a formula (amsgrad, decoupled
+//     weight decay, NaN/Inf skipping, momentum, Nesterov) and the per-tensor switches of its
+//     scalars (weight decay on or off, RAdam's rectification, SGD's first step) to compile-time
+//     constants, chosen once per tensor and thread (with_constants). The compiler folds every
+//     branch on an option, so the loop body is straight-line code that it runs in vector lanes
+//     (8 floats with AVX2, 16 with AVX-512), reading each stream once. `#pragma GCC ivdep` says
+//     that elements do not depend on each other (`omp simd` would keep the functor's array of
+//     streams in memory where the NaN/Inf skip returns early, and not vectorise); the file is
+//     compiled with -fno-trapping-math and -fno-math-errno (CMakeLists.txt), without which
+//     sqrt and the skip's branch stay scalar.
+//   - Threads: one parallel region per launch over the concatenation of all the tensors'
+//     elements (Adam8bit: blocks), one contiguous range per thread; a thread walks the tensors
+//     its range crosses (for_each_part). The reference opens a region per tensor and runs each
+//     tensor smaller than kElementwiseGrain on one thread.
+//   - Adam8bit, block by block (kQuantBlockSize elements): dequantise both codes (a table
+//     lookup per lane), update, store the parameter and keep m and v in the block's scratch
+//     arrays; the block's absmax from kMaxLanes running maxima; then each code from one lookup
+//     in a table of the map (kernels/cpu/quant_code_table.h, Note [Code table]), which gives
+//     quantize_state's code for every float. Table lookups (gathers, about one element per
+//     cycle on the CPUs we measured) bound this loop: four per element.
+//   - Bitwise equal to the reference. This file and kernels/cpu/optim.cpp are compiled with
+//     -ffp-contract=off (CMakeLists.txt), so no multiply and add is fused into an FMA in one and
+//     not the other; the operations of an element are the same and in the same order, and the
+//     vector forms of add, multiply, divide, square root, compare, select and float <-> int
+//     conversion round exactly as the scalar ones (IEEE 754). The only results that combine
+//     elements are the OR of the skip flags and Adam8bit's absmax, a maximum that is the same in
+//     any order: both kernels start it at +0 and replace it only by a strictly larger value
+//     (`a < b ? b : a`, as std::max), so NaN never enters and ties keep the same bits.
+//   - Gating and flags as in the reference: resolve_step once per tensor before the threads start
+//     (Note [Gated step]); skipped_nonfinite is raised when an element was skipped.
+//   - A list whose states do not match its options (a state an option needs that is null, or
+//     one the options do not use), which optim/ never builds, runs the reference loop whole.
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <type_traits>
+#include <vector>
+
+#include <leangrad/kernels/backend.h>
+#include <leangrad/kernels/cpu/optim_reference.h>
+#include <leangrad/kernels/cpu/parallel_for.h>
+#include <leangrad/kernels/cpu/quant_code_table.h>
+#include <leangrad/kernels/quantization_math.h>
+
+namespace leangrad::kernels::cpu {
+namespace {
+
+// fn(std::bool_constant<b>...) for the runtime values b...: the instantiation of fn whose
+// options are those values, as constants.
+template <typename F>
+decltype(auto) with_constants(const F& fn) {
+  return fn();
+}
+template <typename F, typename... Bools>
+decltype(auto) with_constants(const F& fn, bool first, Bools... rest) {
+  if (first) return with_constants([&](auto... c) { return fn(std::true_type{}, c...); }, rest...);
+  return with_constants([&](auto... c) { return fn(std::false_type{}, c...); }, rest...);
+}
+
+// ---- The options of each update, fixed at compile time --------------------------------------
+// fix() sets the fields of the functor and of a tensor's scalars that select a formula; each
+// value it sets is the one the field had (with_constants picked the instantiation from it), so
+// the results do not change, only what the compiler knows. kPresent: bit k set when stream k
+// (Note [Optimizer streams]) is read and written; the *_streams functions say which streams the
+// options use.
+
+constexpr unsigned sgd_streams(bool momentum) {
+  return momentum ? 0b111u : 0b011u;  // param, grad (+ momentum_buffer)
+}
+constexpr unsigned adam_streams(bool amsgrad) {
+  return amsgrad ? 0b11111u : 0b01111u;  // param, grad, exp_avg, exp_avg_sq (+ max_exp_avg_sq)
+}
+constexpr unsigned kRAdamStreams = 0b1111u;  // param, grad, exp_avg, exp_avg_sq
+
+template <bool kMomentum, bool kNesterov, bool kWeightDecay, bool kFirstStep>
+struct SgdOptions {
+  static constexpr unsigned kPresent = sgd_streams(kMomentum);
+  static void fix(SgdUpdate& u, SgdUpdate::TensorScalars& s) {
+    if constexpr (!kMomentum) u.momentum = 0.0f;
+    u.nesterov = kNesterov;
+    if constexpr (!kWeightDecay) s.weight_decay = 0.0f;
+    s.first_step = kFirstStep;
+  }
+};
+
+template <bool kAmsgrad, bool kDecoupled, bool kWeightDecay, bool kSkipNonfinite>
+struct AdamOptions {
+  static constexpr unsigned kPresent = adam_streams(kAmsgrad);
+  static void fix(AdamUpdate& u, AdamUpdate::TensorScalars& s) {
+    u.amsgrad = kAmsgrad;
+    u.decoupled_weight_decay = kDecoupled;
+    u.skip_nonfinite = kSkipNonfinite;
+    if constexpr (!kWeightDecay) s.weight_decay = 0.0f;
+  }
+};
+
+template <bool kWeightDecay, bool kRectified>
+struct RAdamOptions {
+  static constexpr unsigned kPresent = kRAdamStreams;
+  static void fix(RAdamUpdate&, RAdamUpdate::TensorScalars& s) {
+    if constexpr (!kWeightDecay) s.weight_decay = 0.0f;
+    s.rectified = kRectified;
+  }
+};
+
+// True when the non-null streams of every non-empty tensor are `present` (the options'
+// *_streams): otherwise the launch runs the reference loop. (An empty tensor's pointers may be
+// null.)
+template <typename Update>
+bool streams_match_options(const std::vector<OptimTensor<Update>>& tensors, unsigned present) {
+  for (const OptimTensor<Update>& t : tensors) {
+    if (t.numel == 0) continue;
+    unsigned non_null = 0;
+    for (int k = 0; k < Update::kNumStreams; ++k)
+      non_null |= t.data[k] != nullptr ? 1u << k : 0u;
+    if (non_null != present) return false;
+  }
+  return true;
+}
+
+// ---- The fused loops -------------------------------------------------------------------------
+
+// Elements [begin, end) of one tensor's streams through `update` with Options fixed; returns true
+// when an element was skipped (NaN/Inf gradient).
+template <typename Options, typename Update>
+bool update_range(Update update, typename Update::TensorScalars scalars, float* const* data,
+                  std::int64_t begin, std::int64_t end) {
+  constexpr int kStreams = Update::kNumStreams;
+  Options::fix(update, scalars);
+  float* streams[kStreams];
+  for (int k = 0; k < kStreams; ++k)
+    streams[k] = data[k];
+  int skipped = 0;
+#pragma GCC ivdep
+  for (std::int64_t i = begin; i < end; ++i) {
+    float x[kStreams];
+    for (int k = 0; k < kStreams; ++k)
+      x[k] = (Options::kPresent >> k & 1u) != 0 ? streams[k][i] : 0.0f;
+    skipped |= update(scalars, x) ? 0 : 1;
+    for (int k = 0; k < kStreams; ++k)
+      if (k != kGradSlot && (Options::kPresent >> k & 1u) != 0) streams[k][i] = x[k];
+  }
+  return skipped != 0;
+}
+
+// The parts of the tensors that [begin, end) of their concatenation covers, as
+// fn(tensor, first, last) in the tensor's own indices; offsets[t] is where tensor t starts
+// (offsets.back(): the total).
+template <typename F>
+void for_each_part(const std::vector<std::int64_t>& offsets, std::int64_t begin, std::int64_t end,
+                   const F& fn) {
+  std::size_t t = static_cast<std::size_t>(std::upper_bound(offsets.begin(), offsets.end(), begin) -
+                                           offsets.begin() - 1);
+  for (; t + 1 < offsets.size() && offsets[t] < end; ++t) {
+    const std::int64_t first = std::max(begin, offsets[t]);
+    const std::int64_t last = std::min(end, offsets[t + 1]);
+    if (first < last) fn(t, first - offsets[t], last - offsets[t]);
+  }
+}
+
+// Each tensor's scalars for this launch (resolve_step, Note [Gated step]) and where it starts in
+// the concatenation of the `units` (elements or blocks) of the tensors that step: a tensor that
+// found_inf skips has none.
+template <typename Update, typename Entry, typename Units>
+std::vector<std::int64_t> resolve_launch(const Update& update, const std::vector<Entry>& tensors,
+                                         const int* found_inf, const Units& units,
+                                         std::vector<typename Update::TensorScalars>& scalars) {
+  scalars.resize(tensors.size());
+  std::vector<std::int64_t> offsets(tensors.size() + 1, 0);
+  for (std::size_t t = 0; t < tensors.size(); ++t) {
+    const bool steps = resolve_step(update, tensors[t], found_inf, /*owner=*/true, &scalars[t]);
+    offsets[t + 1] = offsets[t] + (steps ? units(tensors[t]) : 0);
+  }
+  return offsets;
+}
+
+// Every element of every tensor through run_range(scalars, data, first, last), which returns true
+// when it skipped an element; one parallel region. Returns true when an element was skipped.
+template <typename Update, typename RunRange>
+bool fused_step(const Update& update, const std::vector<OptimTensor<Update>>& tensors,
+                const int* found_inf, const RunRange& run_range) {
+  std::vector<typename Update::TensorScalars> scalars;
+  const std::vector<std::int64_t> offsets = resolve_launch(
+      update, tensors, found_inf, [](const OptimTensor<Update>& t) { return t.numel; }, scalars);
+  std::atomic<bool> skipped{false};
+  parallel_for(offsets.back(), kElementwiseGrain, [&](std::int64_t begin, std::int64_t end) {
+    bool local_skipped = false;
+    for_each_part(offsets, begin, end, [&](std::size_t t, std::int64_t first, std::int64_t last) {
+      local_skipped |= run_range(scalars[t], tensors[t].data, first, last);
+    });
+    if (local_skipped) skipped.store(true, std::memory_order_relaxed);
+  });
+  return skipped.load();
+}
+
+// ---- Adam8bit ----------------------------------------------------------------------------------
+
+constexpr int kMaxLanes = 16;  // running maxima of a block's absmax: one per lane of a vector
+static_assert(kQuantBlockSize % kMaxLanes == 0);
+
+// max(+0, the non-NaN values of x[0, n)) (of |x| with kAbsolute), as the reference's running
+// std::max gives it; n is a multiple of kMaxLanes.
+template <bool kAbsolute>
+float block_max(const float* x, int n) {
+  float lanes[kMaxLanes] = {};
+  for (int j = 0; j < n; j += kMaxLanes) {
+#pragma GCC unroll 1  // a loop the vectoriser makes one vector operation (unrolled, it does not)
+    for (int l = 0; l < kMaxLanes; ++l) {
+      const float a = kAbsolute ? std::fabs(x[j + l]) : x[j + l];
+      lanes[l] = lanes[l] < a ? a : lanes[l];
+    }
+  }
+  float result = 0.0f;
+  for (float lane : lanes)
+    result = std::max(result, lane);
+  return result;
+}
+
+// Blocks [first, last) of t with Options fixed (Note [Vectorised optimizer steps]); returns true
+// when an element was skipped. The same steps as the reference's adam8bit_block.
+template <typename Options>
+bool adam8bit_blocks(AdamUpdate update, AdamUpdate::TensorScalars scalars, const Adam8bitTensor& t,
+                     std::int64_t first, std::int64_t last, const QuantMaps& maps) {
+  Options::fix(update, scalars);
+  const float* signed_map = maps.signed_map.data();
+  const float* unsigned_map = maps.unsigned_map.data();
+  const QuantCodeTable::View signed_codes = signed_code_table().view();
+  const QuantCodeTable::View unsigned_codes = unsigned_code_table().view();
+  float m[kQuantBlockSize];  // the block's moments, unquantised
+  float v[kQuantBlockSize];
+  int skipped = 0;
+  for (std::int64_t block = first; block < last; ++block) {
+    const std::int64_t begin = block * kQuantBlockSize;
+    const int count = static_cast<int>(std::min<std::int64_t>(kQuantBlockSize, t.numel - begin));
+    float* param = t.param + begin;
+    const float* grad = t.grad + begin;
+    std::uint8_t* state1 = t.state1 + begin;
+    std::uint8_t* state2 = t.state2 + begin;
+    const float old_absmax1 = t.absmax1[block];
+    const float old_absmax2 = t.absmax2[block];
+#pragma GCC ivdep
+    for (int j = 0; j < count; ++j) {
+      float x[AdamUpdate::kNumStreams] = {
+          param[j], grad[j], dequantize_state(signed_map, state1[j], old_absmax1),
+          dequantize_state(unsigned_map, state2[j], old_absmax2), 0.0f};
+      skipped |= update(scalars, x) ? 0 : 1;
+      param[j] = x[kParamSlot];
+      m[j] = x[2];
+      v[j] = x[3];
+    }
+    // A last, partial block: zeros after the end leave the maxima as they are.
+    const int padded = (count + kMaxLanes - 1) / kMaxLanes * kMaxLanes;
+    for (int j = count; j < padded; ++j)
+      m[j] = v[j] = 0.0f;
+    const float new_absmax1 = block_max<true>(m, padded);
+    const float new_absmax2 = block_max<false>(v, padded);
+    t.absmax1[block] = new_absmax1;
+    t.absmax2[block] = new_absmax2;
+    const float inv1 = inverse_absmax(new_absmax1);
+    const float inv2 = inverse_absmax(new_absmax2);
+#pragma GCC ivdep
+    for (int j = 0; j < count; ++j) {
+      state1[j] = signed_codes.code(m[j], inv1);
+      state2[j] = unsigned_codes.code(v[j], inv2);
+    }
+  }
+  return skipped != 0;
+}
+
+}  // namespace
+
+void sgd_step(const SgdUpdate& update, const std::vector<OptimTensor<SgdUpdate>>& tensors,
+              const int* found_inf) {
+  const bool momentum = update.momentum != 0.0f;
+  if (!streams_match_options(tensors, sgd_streams(momentum))) {
+    reference::sgd_step(update, tensors, found_inf);
+    return;
+  }
+  fused_step(
+      update, tensors, found_inf,
+      [&](const SgdUpdate::TensorScalars& s, float* const* data, std::int64_t first,
+          std::int64_t last) {
+        return with_constants(
+            [&](auto momentum_on, auto nesterov, auto weight_decay, auto first_step) {
+              return update_range<SgdOptions<momentum_on, nesterov, weight_decay, first_step>>(
+                  update, s, data, first, last);
+            },
+            momentum, update.nesterov, s.weight_decay != 0.0f, s.first_step);
+      });
+}
+
+void adam_step(const AdamUpdate& update, const std::vector<OptimTensor<AdamUpdate>>& tensors,
+               const int* found_inf, int* skipped_nonfinite) {
+  if (!streams_match_options(tensors, adam_streams(update.amsgrad))) {
+    reference::adam_step(update, tensors, found_inf, skipped_nonfinite);
+    return;
+  }
+  const bool skipped = fused_step(
+      update, tensors, found_inf,
+      [&](const AdamUpdate::TensorScalars& s, float* const* data, std::int64_t first,
+          std::int64_t last) {
+        return with_constants(
+            [&](auto amsgrad, auto decoupled, auto weight_decay, auto skip_nonfinite) {
+              return update_range<AdamOptions<amsgrad, decoupled, weight_decay, skip_nonfinite>>(
+                  update, s, data, first, last);
+            },
+            update.amsgrad, update.decoupled_weight_decay, s.weight_decay != 0.0f,
+            update.skip_nonfinite);
+      });
+  if (skipped && skipped_nonfinite != nullptr) *skipped_nonfinite = 1;
+}
+
+void radam_step(const RAdamUpdate& update, const std::vector<OptimTensor<RAdamUpdate>>& tensors,
+                const int* found_inf) {
+  if (!streams_match_options(tensors, kRAdamStreams)) {
+    reference::radam_step(update, tensors, found_inf);
+    return;
+  }
+  fused_step(update, tensors, found_inf,
+             [&](const RAdamUpdate::TensorScalars& s, float* const* data, std::int64_t first,
+                 std::int64_t last) {
+               return with_constants(
+                   [&](auto weight_decay, auto rectified) {
+                     return update_range<RAdamOptions<weight_decay, rectified>>(update, s, data,
+                                                                                first, last);
+                   },
+                   s.weight_decay != 0.0f, s.rectified);
+             });
+}
+
+void adam8bit_step(const AdamUpdate& update, const std::vector<Adam8bitTensor>& tensors,
+                   const int* found_inf, int* skipped_nonfinite) {
+  if (update.amsgrad) {  // 8-bit states have no running maximum
+    reference::adam8bit_step(update, tensors, found_inf, skipped_nonfinite);
+    return;
+  }
+  const QuantMaps& maps = quant_maps();
+  std::vector<AdamUpdate::TensorScalars> scalars;
+  const std::vector<std::int64_t> offsets = resolve_launch(
+      update, tensors, found_inf,
+      [](const Adam8bitTensor& t) { return (t.numel + kQuantBlockSize - 1) / kQuantBlockSize; },
+      scalars);
+  std::atomic<bool> skipped{false};
+  const std::int64_t grain = kElementwiseGrain / kQuantBlockSize;
+  parallel_for(offsets.back(), grain, [&](std::int64_t begin, std::int64_t end) {
+    bool local_skipped = false;
+    for_each_part(offsets, begin, end, [&](std::size_t t, std::int64_t first, std::int64_t last) {
+      local_skipped |= with_constants(
+          [&](auto decoupled, auto weight_decay, auto skip_nonfinite) {
+            return adam8bit_blocks<AdamOptions<false, decoupled, weight_decay, skip_nonfinite>>(
+                update, scalars[t], tensors[t], first, last, maps);
+          },
+          update.decoupled_weight_decay, scalars[t].weight_decay != 0.0f, update.skip_nonfinite);
+    });
+    if (local_skipped) skipped.store(true, std::memory_order_relaxed);
+  });
+  if (skipped.load() && skipped_nonfinite != nullptr) *skipped_nonfinite = 1;
+}
+
+}  // namespace leangrad::kernels::cpu
