@@ -16,10 +16,9 @@
 // non-tensor ones). Saved tensors go through SavedTensor, so hooks and version checks apply.
 #pragma once
 
-#include <cxxabi.h>
+#include <algorithm>
 #include <any>
-
-#include <cstdlib>
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -30,14 +29,25 @@
 
 #include <leangrad/autograd/grad_mode.h>
 #include <leangrad/autograd/graph.h>
+#include <leangrad/core/error.h>
 #include <leangrad/core/views.h>
 #include <leangrad/kernels/creation.h>
 
 namespace leangrad::autograd {
 
+class Context;
+// LibTorch's names, so that its custom functions port unchanged:
+//   static tensor_list backward(AutogradContext* ctx, tensor_list grad_outputs);
+using AutogradContext = Context;
+using tensor_list = std::vector<Tensor>;
+using variable_list = std::vector<Tensor>;
+
 class Context {
  public:
   // Keeps tensors for backward (inputs or outputs of forward); call at most once per forward.
+  // As in LibTorch, they are saved (their versions recorded, the saved-tensor hooks run) when
+  // forward has returned, and only when the call records a graph (grad mode on and an input
+  // that requires grad): under NoGradGuard, or in a checkpoint's first pass, nothing is kept.
   void save_for_backward(const std::vector<Tensor>& tensors);
   // The saved tensors; throws if one was modified in place since, or the graph was freed.
   std::vector<Tensor> saved() const;
@@ -58,6 +68,8 @@ class Context {
       s.mark_if_output(out, output_nr);
   }
   void set_needs_input_grad(std::vector<bool> needs) { needs_input_grad_ = std::move(needs); }
+  // Saves what save_for_backward was given; Function::apply calls it when it records the node.
+  void save_pending();
   void release() {
     for (SavedTensor& s : saved_)
       s.release();
@@ -68,6 +80,8 @@ class Context {
   }
 
  private:
+  std::vector<Tensor> to_save_;  // given to save_for_backward, saved by save_pending
+  bool save_called_ = false;
   std::vector<SavedTensor> saved_;
   std::weak_ptr<Node> owner_;
   std::vector<bool> needs_input_grad_;
@@ -78,11 +92,7 @@ namespace detail {
 
 template <typename T>
 std::string type_name() {
-  int status = 0;
-  char* demangled = abi::__cxa_demangle(typeid(T).name(), nullptr, nullptr, &status);
-  std::string name = status == 0 && demangled != nullptr ? demangled : typeid(T).name();
-  std::free(demangled);
-  return name;
+  return leangrad::detail::demangle(typeid(T));
 }
 
 template <typename Arg>
@@ -116,6 +126,13 @@ class CppNode final : public Node {
         if (is_tensor_arg[i]) tensor_grads.push_back(std::move(results[i]));
       }
       results = std::move(tensor_grads);
+    }
+    // More results than inputs are allowed when the extra ones are undefined (LibTorch's rule:
+    // the gradient of a defaulted argument that apply was not given), and dropped.
+    if (results.size() > next_edges.size() &&
+        std::all_of(results.begin() + static_cast<std::ptrdiff_t>(next_edges.size()), results.end(),
+                    [](const Tensor& g) { return !g.defined(); })) {
+      results.resize(next_edges.size());
     }
     LG_CHECK(results.size() == next_edges.size(), name(), ": backward returned ", results.size(),
              " gradients, expected ", next_edges.size(), " (one per Tensor argument of forward)");
@@ -164,7 +181,10 @@ struct Function {
       NoGradGuard no_grad;
       output = T::forward(&node->ctx, std::forward<Args>(args)...);
     }
-    if (!any_requires_grad(inputs)) return output;
+    if (!any_requires_grad(inputs)) return output;  // no graph: nothing is saved
+    // What forward gave save_for_backward, saved now that a node is recorded and before the
+    // outputs get their history (attach marks the saved outputs).
+    node->ctx.save_pending();
 
     std::vector<bool> needs;
     for (const Tensor& in : inputs) {

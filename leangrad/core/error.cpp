@@ -1,7 +1,11 @@
 // Error construction: appends the throw site so every message says where it came from.
 #include <leangrad/core/error.h>
 
+#include <cxxabi.h>
+
 #include <cstdio>
+#include <cstdlib>
+#include <memory>
 
 namespace leangrad {
 
@@ -27,6 +31,13 @@ std::string printable(std::string_view text, std::size_t max_chars) {
 }  // namespace leangrad
 
 namespace leangrad::detail {
+
+std::string demangle(const std::type_info& type) {
+  int status = 0;
+  std::unique_ptr<char, void (*)(void*)> demangled(
+      abi::__cxa_demangle(type.name(), nullptr, nullptr, &status), std::free);
+  return status == 0 && demangled ? demangled.get() : type.name();
+}
 
 void throw_cuda_not_built(const char* what) {
   throw DeviceError(str_cat(what, ": leangrad was built without CUDA (LEANGRAD_WITH_CUDA=OFF);",

@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <typeinfo>
 #include <utility>
 #include <vector>
 
@@ -97,6 +98,8 @@ std::string printable(std::string_view text, std::size_t max_chars = 64);
 }  // namespace leangrad
 
 namespace leangrad::detail {
+// The C++ name of a type, demangled ("leangrad::nn::LinearImpl"): what messages call a class.
+std::string demangle(const std::type_info& type);
 // Thrown by every CUDA entry point of a build without CUDA (the stubs in */no_cuda/).
 [[noreturn]] void throw_cuda_not_built(const char* what);
 }  // namespace leangrad::detail

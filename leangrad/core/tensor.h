@@ -160,6 +160,7 @@ class Tensor {
   Tensor squeeze() const;
   Tensor squeeze(std::int64_t dim) const;
   Tensor expand(const Shape& shape) const;
+  Tensor expand_as(const Tensor& other) const { return expand(other.shape()); }
   Tensor flatten(std::int64_t start_dim = 0, std::int64_t end_dim = -1) const;
   // The transpose of a matrix (0-d and 1-d tensors are returned as they are; more dims refused).
   Tensor t() const;

@@ -84,8 +84,8 @@ DistributedDataParallel::DistributedDataParallel(std::shared_ptr<nn::Module> mod
   group_ = options.process_group() ? options.process_group() : default_process_group_handle();
   register_module("module", module_);
 
-  const NamedTensors params = distinct(named_parameters());
-  const NamedTensors buffers = distinct(named_buffers());
+  const NamedTensors params = distinct(named_parameters().pairs());
+  const NamedTensors buffers = distinct(named_buffers().pairs());
   check_same_model(*group_, params, buffers);
   broadcast_from_rank0(*group_, params, "parameter");
   broadcast_from_rank0(*group_, buffers, "buffer");

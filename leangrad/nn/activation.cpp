@@ -6,19 +6,19 @@
 
 namespace leangrad::nn {
 
-Tensor TanhExp::forward(const Tensor& input) {
+Tensor TanhExpImpl::forward(const Tensor& input) {
   return tanhexp(input);
 }
 
-Tensor ReLU::forward(const Tensor& input) {
+Tensor ReLUImpl::forward(const Tensor& input) {
   return relu(input);
 }
 
-Tensor Sigmoid::forward(const Tensor& input) {
+Tensor SigmoidImpl::forward(const Tensor& input) {
   return sigmoid(input);
 }
 
-Tensor Tanh::forward(const Tensor& input) {
+Tensor TanhImpl::forward(const Tensor& input) {
   return tanh(input);
 }
 

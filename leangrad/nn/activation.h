@@ -1,39 +1,43 @@
 // The stateless activation modules: TanhExp, ReLU, Sigmoid, Tanh. Each forward calls the
 // differentiable function of the same name (autograd/nn_functions.h, autograd/functions.h);
 // they exist so activations can sit in a Sequential and print in the module tree.
-//   auto act = std::make_shared<nn::TanhExp>();  Tensor y = act->forward(x);
+//   nn::TanhExp act;  Tensor y = act(x);
 #pragma once
 
-#include <leangrad/nn/module.h>
+#include <leangrad/nn/module_holder.h>
 
 namespace leangrad::nn {
 
 // y = x * tanh(exp(x)) (Liu & Di, 2020); see leangrad::tanhexp.
-class TanhExp : public Module {
+class TanhExpImpl : public Module {
  public:
-  TanhExp() : Module("TanhExp") {}
+  TanhExpImpl() : Module("TanhExp") {}
   Tensor forward(const Tensor& input) override;
 };
+LEANGRAD_MODULE(TanhExp);
 
 // y = max(x, 0).
-class ReLU : public Module {
+class ReLUImpl : public Module {
  public:
-  ReLU() : Module("ReLU") {}
+  ReLUImpl() : Module("ReLU") {}
   Tensor forward(const Tensor& input) override;
 };
+LEANGRAD_MODULE(ReLU);
 
 // y = 1 / (1 + exp(-x)).
-class Sigmoid : public Module {
+class SigmoidImpl : public Module {
  public:
-  Sigmoid() : Module("Sigmoid") {}
+  SigmoidImpl() : Module("Sigmoid") {}
   Tensor forward(const Tensor& input) override;
 };
+LEANGRAD_MODULE(Sigmoid);
 
 // y = tanh(x).
-class Tanh : public Module {
+class TanhImpl : public Module {
  public:
-  Tanh() : Module("Tanh") {}
+  TanhImpl() : Module("Tanh") {}
   Tensor forward(const Tensor& input) override;
 };
+LEANGRAD_MODULE(Tanh);
 
 }  // namespace leangrad::nn

@@ -22,7 +22,7 @@ std::string size2_str(const Size2& s) {
 
 }  // namespace
 
-Conv2d::Conv2d(const Conv2dOptions& options) : Module("Conv2d"), options_(options) {
+Conv2dImpl::Conv2dImpl(const Conv2dOptions& options) : Module("Conv2d"), options_(options) {
   const std::int64_t in = options.in_channels(), out = options.out_channels();
   const std::int64_t groups = options.groups();
   const Size2 k = options.kernel_size();
@@ -48,12 +48,12 @@ Conv2d::Conv2d(const Conv2dOptions& options) : Module("Conv2d"), options_(option
   }
 }
 
-Tensor Conv2d::forward(const Tensor& x) {
+Tensor Conv2dImpl::forward(const Tensor& x) {
   return conv2d(x, weight, bias, options_.stride(), options_.padding(), options_.dilation(),
                 options_.groups());
 }
 
-std::string Conv2d::extra_repr() const {
+std::string Conv2dImpl::extra_repr() const {
   std::ostringstream out;
   out << options_.in_channels() << ", " << options_.out_channels()
       << ", kernel_size=" << size2_str(options_.kernel_size())

@@ -8,7 +8,7 @@
 
 #include <leangrad/autograd/nn_functions.h>
 #include <leangrad/core/macros.h>
-#include <leangrad/nn/module.h>
+#include <leangrad/nn/module_holder.h>
 
 namespace leangrad::nn {
 
@@ -37,9 +37,9 @@ class Conv2dOptions {
   LG_ARG(bool, bias) = true;
 };
 
-class Conv2d : public Module {
+class Conv2dImpl : public Module {
  public:
-  explicit Conv2d(const Conv2dOptions& options);
+  explicit Conv2dImpl(const Conv2dOptions& options);
   // x (N, C_in, H, W) -> (N, C_out, H_out, W_out).
   Tensor forward(const Tensor& x) override;
   // "1, 32, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1)", as PyTorch prints it.
@@ -52,5 +52,6 @@ class Conv2d : public Module {
  private:
   Conv2dOptions options_;
 };
+LEANGRAD_MODULE(Conv2d);
 
 }  // namespace leangrad::nn

@@ -6,15 +6,15 @@
 
 namespace leangrad::nn {
 
-Dropout::Dropout(double p) : Module("Dropout"), p(p) {
+DropoutImpl::DropoutImpl(double p) : Module("Dropout"), p(p) {
   LG_CHECK(p >= 0.0 && p <= 1.0, "Dropout: expected a probability p in [0, 1], got ", p);
 }
 
-Tensor Dropout::forward(const Tensor& input) {
+Tensor DropoutImpl::forward(const Tensor& input) {
   return dropout(input, p, is_training());
 }
 
-std::string Dropout::extra_repr() const {
+std::string DropoutImpl::extra_repr() const {
   return detail::str_cat("p=", p);
 }
 

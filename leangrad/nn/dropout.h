@@ -4,16 +4,17 @@
 
 #include <string>
 
-#include <leangrad/nn/module.h>
+#include <leangrad/nn/module_holder.h>
 
 namespace leangrad::nn {
 
-class Dropout : public Module {
+class DropoutImpl : public Module {
  public:
-  explicit Dropout(double p = 0.5);
+  explicit DropoutImpl(double p = 0.5);
   Tensor forward(const Tensor& input) override;
   std::string extra_repr() const override;
   double p;
 };
+LEANGRAD_MODULE(Dropout);
 
 }  // namespace leangrad::nn

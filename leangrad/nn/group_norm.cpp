@@ -9,7 +9,8 @@
 
 namespace leangrad::nn {
 
-GroupNorm::GroupNorm(const GroupNormOptions& options) : Module("GroupNorm"), options_(options) {
+GroupNormImpl::GroupNormImpl(const GroupNormOptions& options)
+    : Module("GroupNorm"), options_(options) {
   LG_CHECK(options.num_groups() > 0 && options.num_channels() >= 0 &&
                options.num_channels() % options.num_groups() == 0,
            "GroupNorm: num_groups (", options.num_groups(),
@@ -20,11 +21,11 @@ GroupNorm::GroupNorm(const GroupNormOptions& options) : Module("GroupNorm"), opt
   }
 }
 
-Tensor GroupNorm::forward(const Tensor& input) {
+Tensor GroupNormImpl::forward(const Tensor& input) {
   return group_norm(input, options_.num_groups(), weight, bias, options_.eps());
 }
 
-std::string GroupNorm::extra_repr() const {
+std::string GroupNormImpl::extra_repr() const {
   std::ostringstream out;
   out << options_.num_groups() << ", " << options_.num_channels() << ", eps=" << options_.eps()
       << ", affine=" << (options_.affine() ? "true" : "false");

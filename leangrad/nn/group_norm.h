@@ -8,7 +8,7 @@
 #include <string>
 
 #include <leangrad/core/macros.h>
-#include <leangrad/nn/module.h>
+#include <leangrad/nn/module_holder.h>
 
 namespace leangrad::nn {
 
@@ -26,9 +26,9 @@ class GroupNormOptions {
 };
 
 // y = group_norm(x, num_groups, weight, bias, eps) on x: (N, num_channels, *).
-class GroupNorm : public Module {
+class GroupNormImpl : public Module {
  public:
-  explicit GroupNorm(const GroupNormOptions& options);
+  explicit GroupNormImpl(const GroupNormOptions& options);
   Tensor forward(const Tensor& input) override;
   // "32, 64, eps=1e-05, affine=true", as PyTorch prints its GroupNorm.
   std::string extra_repr() const override;
@@ -40,5 +40,6 @@ class GroupNorm : public Module {
  private:
   GroupNormOptions options_;
 };
+LEANGRAD_MODULE(GroupNorm);
 
 }  // namespace leangrad::nn

@@ -11,10 +11,10 @@
 
 namespace leangrad::nn {
 
-Linear::Linear(std::int64_t in_features, std::int64_t out_features)
-    : Linear(LinearOptions(in_features, out_features)) {}
+LinearImpl::LinearImpl(std::int64_t in_features, std::int64_t out_features)
+    : LinearImpl(LinearOptions(in_features, out_features)) {}
 
-Linear::Linear(const LinearOptions& opts) : Module("Linear"), options(opts) {
+LinearImpl::LinearImpl(const LinearOptions& opts) : Module("Linear"), options(opts) {
   LG_CHECK(opts.in_features() >= 0 && opts.out_features() >= 0,
            "Linear: expected non-negative in_features and out_features, got ", opts.in_features(),
            " and ", opts.out_features());
@@ -23,7 +23,7 @@ Linear::Linear(const LinearOptions& opts) : Module("Linear"), options(opts) {
   reset_parameters();
 }
 
-void Linear::reset_parameters() {
+void LinearImpl::reset_parameters() {
   // kaiming_uniform(a = sqrt(5)): gain = sqrt(2 / (1 + a^2)) = sqrt(1/3), bound = gain *
   // sqrt(3 / fan_in) = 1 / sqrt(fan_in). A fan_in of 0 leaves the (empty) tensors alone.
   const std::int64_t fan_in = options.in_features();
@@ -34,11 +34,11 @@ void Linear::reset_parameters() {
   if (bias.defined()) ops::uniform_(bias, -bound, bound, gen);
 }
 
-Tensor Linear::forward(const Tensor& input) {
+Tensor LinearImpl::forward(const Tensor& input) {
   return linear(input, weight, bias);
 }
 
-std::string Linear::extra_repr() const {
+std::string LinearImpl::extra_repr() const {
   std::ostringstream out;
   out << "in_features=" << options.in_features() << ", out_features=" << options.out_features()
       << ", bias=" << (options.bias() ? "true" : "false");

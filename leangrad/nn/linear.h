@@ -1,13 +1,14 @@
 // nn::Linear: y = x W^T + b over the last dim (autograd/nn_functions.cpp's linear), with PyTorch's
 // default initialisation, so the same recipe trains the same way.
 //   nn::Linear fc(784, 128);  nn::Linear head(nn::LinearOptions(128, 10).bias(false));
+//   Tensor y = fc(x);  fc->weight;  // nn::Linear holds an nn::LinearImpl (nn/module_holder.h)
 #pragma once
 
 #include <cstdint>
 #include <string>
 
 #include <leangrad/core/macros.h>
-#include <leangrad/nn/module.h>
+#include <leangrad/nn/module_holder.h>
 
 namespace leangrad::nn {
 
@@ -21,10 +22,10 @@ class LinearOptions {
   LG_ARG(bool, bias) = true;
 };
 
-class Linear : public Module {
+class LinearImpl : public Module {
  public:
-  Linear(std::int64_t in_features, std::int64_t out_features);
-  explicit Linear(const LinearOptions& options);
+  LinearImpl(std::int64_t in_features, std::int64_t out_features);
+  explicit LinearImpl(const LinearOptions& options);
 
   // (*, in_features) -> (*, out_features)
   Tensor forward(const Tensor& input) override;
@@ -37,5 +38,6 @@ class Linear : public Module {
   Tensor weight;  // (out_features, in_features)
   Tensor bias;    // (out_features,), undefined with bias(false)
 };
+LEANGRAD_MODULE(Linear);
 
 }  // namespace leangrad::nn

@@ -17,25 +17,25 @@ const char* reduction_name(Reduction reduction) {
   return "?";
 }
 
-Tensor CrossEntropyLoss::forward(const Tensor& input, const Tensor& target) {
+Tensor CrossEntropyLossImpl::forward(const Tensor& input, const Tensor& target) {
   return cross_entropy(input, target, options.reduction(), options.ignore_index());
 }
-std::string CrossEntropyLoss::extra_repr() const {
+std::string CrossEntropyLossImpl::extra_repr() const {
   return detail::str_cat("reduction=", reduction_name(options.reduction()),
                          ", ignore_index=", options.ignore_index());
 }
 
-Tensor MSELoss::forward(const Tensor& input, const Tensor& target) {
+Tensor MSELossImpl::forward(const Tensor& input, const Tensor& target) {
   return mse_loss(input, target, options.reduction());
 }
-std::string MSELoss::extra_repr() const {
+std::string MSELossImpl::extra_repr() const {
   return detail::str_cat("reduction=", reduction_name(options.reduction()));
 }
 
-Tensor L1Loss::forward(const Tensor& input, const Tensor& target) {
+Tensor L1LossImpl::forward(const Tensor& input, const Tensor& target) {
   return l1_loss(input, target, options.reduction());
 }
-std::string L1Loss::extra_repr() const {
+std::string L1LossImpl::extra_repr() const {
   return detail::str_cat("reduction=", reduction_name(options.reduction()));
 }
 

@@ -9,7 +9,7 @@
 
 #include <leangrad/autograd/nn_functions.h>
 #include <leangrad/core/macros.h>
-#include <leangrad/nn/module.h>
+#include <leangrad/nn/module_holder.h>
 
 namespace leangrad::nn {
 
@@ -28,35 +28,36 @@ using L1LossOptions = LossOptions;
 // "mean", "sum" or "none".
 const char* reduction_name(Reduction reduction);
 
-class CrossEntropyLoss : public Module {
+class CrossEntropyLossImpl : public Module {
  public:
-  explicit CrossEntropyLoss(const CrossEntropyLossOptions& options = {})
+  explicit CrossEntropyLossImpl(const CrossEntropyLossOptions& options = {})
       : Module("CrossEntropyLoss"), options(options) {}
   using Module::forward;  // the single-input form throws: a loss needs a target
+  // The holder calls it: loss(input, target).
   Tensor forward(const Tensor& input, const Tensor& target);
-  Tensor operator()(const Tensor& input, const Tensor& target) { return forward(input, target); }
   std::string extra_repr() const override;
   CrossEntropyLossOptions options;
 };
+LEANGRAD_MODULE(CrossEntropyLoss);
 
-class MSELoss : public Module {
+class MSELossImpl : public Module {
  public:
-  explicit MSELoss(const MSELossOptions& options = {}) : Module("MSELoss"), options(options) {}
+  explicit MSELossImpl(const MSELossOptions& options = {}) : Module("MSELoss"), options(options) {}
   using Module::forward;
   Tensor forward(const Tensor& input, const Tensor& target);
-  Tensor operator()(const Tensor& input, const Tensor& target) { return forward(input, target); }
   std::string extra_repr() const override;
   MSELossOptions options;
 };
+LEANGRAD_MODULE(MSELoss);
 
-class L1Loss : public Module {
+class L1LossImpl : public Module {
  public:
-  explicit L1Loss(const L1LossOptions& options = {}) : Module("L1Loss"), options(options) {}
+  explicit L1LossImpl(const L1LossOptions& options = {}) : Module("L1Loss"), options(options) {}
   using Module::forward;
   Tensor forward(const Tensor& input, const Tensor& target);
-  Tensor operator()(const Tensor& input, const Tensor& target) { return forward(input, target); }
   std::string extra_repr() const override;
   L1LossOptions options;
 };
+LEANGRAD_MODULE(L1Loss);
 
 }  // namespace leangrad::nn

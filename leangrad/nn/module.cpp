@@ -1,9 +1,9 @@
 // nn::Module: registration, traversal with dotted names, train/eval, to(), state dicts and their
 // safetensors checkpoints (save, load), printing.
 #include <leangrad/nn/module.h>
+#include <leangrad/nn/module_holder.h>
 
-#include <cxxabi.h>
-
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <sstream>
@@ -15,29 +15,37 @@
 #include <leangrad/core/error.h>
 #include <leangrad/data/safetensors.h>
 
-namespace leangrad::nn {
-
-namespace {
-
-// The dynamic type's name as written in C++ ("Net", "leangrad::nn::Sequential").
-std::string class_name(const Module& module) {
-  const char* mangled = typeid(module).name();
-  int status = 0;
-  std::unique_ptr<char, void (*)(void*)> demangled(
-      abi::__cxa_demangle(mangled, nullptr, nullptr, &status), std::free);
-  return status == 0 && demangled ? demangled.get() : mangled;
+void leangrad::detail::throw_empty_holder(const std::type_info& contained) {
+  // The holder's name is the module's less "Impl", as LEANGRAD_MODULE forms it.
+  const std::string impl = demangle(contained);
+  const bool suffixed = impl.size() > 4 && impl.ends_with("Impl");
+  const std::string holder = suffixed ? impl.substr(0, impl.size() - 4) : impl;
+  LG_THROW(Error, "empty module holder ", holder, (suffixed ? " (of " + impl + ")" : ""),
+           ": it was made from nullptr (`", holder, " m{nullptr};`) and no module was ",
+           "assigned to it; assign one first (`m = register_module(\"m\", ", holder, "(...));`)");
 }
 
-}  // namespace
+namespace leangrad::nn {
 
-Tensor Module::forward(const Tensor& /*input*/) {
-  // The usual cause: a subclass declared LibTorch's spelling `Tensor forward(Tensor x)`, which
-  // hides this virtual instead of overriding it (register_module catches that at compile time).
-  LG_THROW(Error, name_, " (", class_name(*this),
-           "): forward(const Tensor&) is not implemented; a module called through nn::Module "
-           "(containers, DistributedDataParallel, module(x)) must override "
-           "`Tensor forward(const Tensor& input) override` (a `forward(Tensor)` taking its "
-           "argument by value hides it instead)");
+std::string Module::name() const {
+  // typeid(*this) is the dynamic type here (not during construction, which is why the name is
+  // not computed in the constructor, as LibTorch's).
+  return name_.empty() ? detail::demangle(typeid(*this)) : name_;
+}
+
+Tensor Module::forward(const Tensor& input) {
+  if (bound_forward_ != nullptr) return bound_forward_(*this, input);  // Note [Bound forward]
+  const std::string class_name = detail::demangle(typeid(*this));
+  const std::string label = name_.empty() || name_ == class_name
+                                ? class_name
+                                : detail::str_cat(name_, " (", class_name, ")");
+  LG_THROW(Error, label,
+           ": forward(const Tensor&) is not implemented, or this module's own forward cannot be "
+           "reached through nn::Module (containers, DistributedDataParallel, module(x)). Either "
+           "override `Tensor forward(const Tensor& input) override`, or keep LibTorch's "
+           "`Tensor forward(Tensor x)` (one tensor in, one out) and make the module with its "
+           "holder (LEANGRAD_MODULE) or register it (register_module, Sequential), which binds "
+           "that forward; a forward taking other arguments is called through the holder only");
 }
 
 // Note [Module call]
@@ -65,7 +73,7 @@ void HookHandle::remove() {
 }
 
 HookHandle Module::register_forward_pre_hook(ForwardPreHook hook) {
-  LG_CHECK(hook != nullptr, name_, ": register_forward_pre_hook got an empty function");
+  LG_CHECK(hook != nullptr, name(), ": register_forward_pre_hook got an empty function");
   if (!hooks_) hooks_ = std::make_shared<HookHandle::Hooks>();
   const std::int64_t id = hooks_->next_id++;
   hooks_->pre.emplace_back(id, std::move(hook));
@@ -73,7 +81,7 @@ HookHandle Module::register_forward_pre_hook(ForwardPreHook hook) {
 }
 
 HookHandle Module::register_forward_hook(ForwardHook hook) {
-  LG_CHECK(hook != nullptr, name_, ": register_forward_hook got an empty function");
+  LG_CHECK(hook != nullptr, name(), ": register_forward_hook got an empty function");
   if (!hooks_) hooks_ = std::make_shared<HookHandle::Hooks>();
   const std::int64_t id = hooks_->next_id++;
   hooks_->post.emplace_back(id, std::move(hook));
@@ -90,11 +98,12 @@ bool Module::has_forward_wrapper() const {
 }
 
 Tensor Module::call_with_hooks(const Tensor& input) {
-  if (!hooks_) return forward(input);
+  // The bound forward first: a class derived from a built-in module may hide its forward too.
+  if (!hooks_) return bound_forward_ ? bound_forward_(*this, input) : forward(input);
   const auto pre = hooks_->pre;
   for (const auto& [id, hook] : pre)
     hook(*this, input);
-  Tensor output = forward(input);
+  Tensor output = bound_forward_ ? bound_forward_(*this, input) : forward(input);
   const auto post = hooks_->post;
   for (const auto& [id, hook] : post)
     hook(*this, input, output);
@@ -115,7 +124,7 @@ Tensor Module::operator()(const Tensor& input) {
 }
 
 void Module::check_new_name(const std::string& name, const char* what) const {
-  LG_CHECK(!name.empty() && name.find('.') == std::string::npos, name_, ": invalid ", what,
+  LG_CHECK(!name.empty() && name.find('.') == std::string::npos, this->name(), ": invalid ", what,
            " name '", name, "' (names are non-empty and contain no '.')");
   auto taken = [&](const auto& list) {
     for (const auto& [n, v] : list) {
@@ -123,8 +132,8 @@ void Module::check_new_name(const std::string& name, const char* what) const {
     }
     return false;
   };
-  LG_CHECK(!taken(parameters_) && !taken(buffers_) && !taken(children_), name_, ": the name '",
-           name, "' is already used by a parameter, buffer or submodule");
+  LG_CHECK(!taken(parameters_) && !taken(buffers_) && !taken(children_), this->name(),
+           ": the name '", name, "' is already used by a parameter, buffer or submodule");
 }
 
 Tensor& Module::register_parameter(const std::string& name, Tensor tensor, bool requires_grad) {
@@ -140,61 +149,108 @@ Tensor& Module::register_buffer(const std::string& name, Tensor tensor) {
   return buffers_.back().second;
 }
 
-void Module::add_child(const std::string& name, std::shared_ptr<Module> module) {
+void Module::add_child(const std::string& name, const std::shared_ptr<Module>& module) {
   check_new_name(name, "submodule");
-  LG_CHECK(module != nullptr, name_, ": register_module('", name, "') got a null module");
-  children_.emplace_back(name, std::move(module));
+  LG_CHECK(module != nullptr, this->name(), ": register_module('", name, "') got a null module");
+  children_.insert(name, module);
 }
 
-NamedTensors Module::named_parameters(bool recurse) const {
-  NamedTensors out;
-  for (const auto& [name, t] : parameters_) {
-    if (t.defined()) out.emplace_back(name, t);
+// The defined tensors of `list` in every module below `module`, keys prefixed with the path.
+template <typename List>
+void Module::collect_tensors(const List& list, const std::string& prefix, bool recurse,
+                             OrderedDict<std::string, Tensor>& out) const {
+  for (const auto& [name, t] : this->*list) {
+    if (t.defined()) out.insert(prefix + name, t);
   }
-  if (recurse) {
-    for (const auto& [child_name, child] : children_) {
-      for (auto& [name, t] : child->named_parameters(true)) {
-        out.emplace_back(child_name + "." + name, t);
-      }
-    }
-  }
+  if (!recurse) return;
+  for (const auto& [child_name, child] : children_)
+    child->collect_tensors(list, prefix + child_name + ".", true, out);
+}
+
+OrderedDict<std::string, Tensor> Module::named_parameters(bool recurse) const {
+  OrderedDict<std::string, Tensor> out(name() + " parameter");
+  collect_tensors(&Module::parameters_, "", recurse, out);
   return out;
 }
 
-NamedTensors Module::named_buffers(bool recurse) const {
-  NamedTensors out;
-  for (const auto& [name, t] : buffers_) {
-    if (t.defined()) out.emplace_back(name, t);
-  }
-  if (recurse) {
-    for (const auto& [child_name, child] : children_) {
-      for (auto& [name, t] : child->named_buffers(true)) {
-        out.emplace_back(child_name + "." + name, t);
-      }
-    }
-  }
+OrderedDict<std::string, Tensor> Module::named_buffers(bool recurse) const {
+  OrderedDict<std::string, Tensor> out(name() + " buffer");
+  collect_tensors(&Module::buffers_, "", recurse, out);
   return out;
+}
+
+// named_parameters' order without its names: parameters() runs every step (zero_grad).
+template <typename List>
+void Module::collect_values(const List& list, bool recurse, std::vector<Tensor>& out) const {
+  for (const auto& [name, t] : this->*list) {
+    if (t.defined()) out.push_back(t);
+  }
+  if (!recurse) return;
+  for (const auto& [child_name, child] : children_)
+    child->collect_values(list, true, out);
 }
 
 std::vector<Tensor> Module::parameters(bool recurse) const {
   std::vector<Tensor> out;
-  for (auto& [name, t] : named_parameters(recurse))
-    out.push_back(t);
+  collect_values(&Module::parameters_, recurse, out);
   return out;
 }
 
 std::vector<Tensor> Module::buffers(bool recurse) const {
   std::vector<Tensor> out;
-  for (auto& [name, t] : named_buffers(recurse))
-    out.push_back(t);
+  collect_values(&Module::buffers_, recurse, out);
   return out;
 }
 
 std::vector<std::shared_ptr<Module>> Module::children() const {
-  std::vector<std::shared_ptr<Module>> out;
-  for (const auto& [name, child] : children_)
-    out.push_back(child);
+  return children_.values();
+}
+
+void Module::collect_modules(const std::string& prefix,
+                             OrderedDict<std::string, std::shared_ptr<Module>>& out,
+                             std::vector<const Module*>& seen) const {
+  for (const auto& [child_name, child] : children_) {
+    if (std::find(seen.begin(), seen.end(), child.get()) != seen.end()) continue;
+    seen.push_back(child.get());
+    const std::string name = prefix.empty() ? child_name : prefix + "." + child_name;
+    out.insert(name, child);
+    child->collect_modules(name, out, seen);
+  }
+}
+
+OrderedDict<std::string, std::shared_ptr<Module>> Module::named_modules(
+    const std::string& name_prefix, bool include_self) const {
+  OrderedDict<std::string, std::shared_ptr<Module>> out(name() + " module");
+  std::vector<const Module*> seen = {this};
+  if (include_self) {
+    std::shared_ptr<const Module> self = weak_from_this().lock();
+    LG_CHECK(self != nullptr, name(),
+             ": named_modules/modules with include_self need the module to be held by a "
+             "std::shared_ptr (made by its holder or std::make_shared); this one is not, so pass "
+             "include_self = false");
+    out.insert(name_prefix, std::const_pointer_cast<Module>(self));
+  }
+  collect_modules(name_prefix, out, seen);
   return out;
+}
+
+std::vector<std::shared_ptr<Module>> Module::modules(bool include_self) const {
+  return named_modules("", include_self).values();
+}
+
+void Module::apply(const std::function<void(Module&)>& fn) {
+  apply([&fn](const std::string&, Module& module) { fn(module); });
+}
+
+void Module::apply(const std::function<void(const std::string&, Module&)>& fn,
+                   const std::string& name_prefix) {
+  // Not named_modules(): this module need not be held by a shared_ptr.
+  OrderedDict<std::string, std::shared_ptr<Module>> below;
+  std::vector<const Module*> seen = {this};
+  collect_modules(name_prefix, below, seen);
+  fn(name_prefix, *this);
+  for (const auto& [name, module] : below)
+    fn(name, *module);
 }
 
 void Module::train(bool on) {
@@ -246,8 +302,8 @@ void Module::zero_grad(bool set_to_none) {
 }
 
 NamedTensors Module::state_dict() const {
-  NamedTensors out = named_parameters(true);
-  for (auto& entry : named_buffers(true))
+  NamedTensors out = named_parameters(true).pairs();
+  for (auto& entry : named_buffers(true).pairs())
     out.push_back(std::move(entry));
   return out;
 }
@@ -269,13 +325,13 @@ void Module::load_state_dict(const NamedTensors& state, bool strict) {
     const Tensor& source = *it->second;
     LG_CHECK(source.defined(), "load_state_dict: '", name, "' is an undefined tensor");
     LG_CHECK_SHAPE(source.shape() == target.shape(), "load_state_dict: '", name, "' has shape ",
-                   source.shape(), " in the state dict and ", target.shape(), " in ", name_);
+                   source.shape(), " in the state dict and ", target.shape(), " in ", this->name());
     copies.emplace_back(target, &source);
     given.erase(it);
   }
   if (strict && (!missing.empty() || !given.empty())) {
     std::ostringstream message;
-    message << "load_state_dict (strict) for " << name_ << ":";
+    message << "load_state_dict (strict) for " << name() << ":";
     if (!missing.empty()) {
       message << " missing keys:";
       for (const auto& m : missing)
@@ -295,8 +351,8 @@ void Module::load_state_dict(const NamedTensors& state, bool strict) {
 }
 
 void Module::pretty_print(std::ostream& out, int indent) const {
-  out << name_ << "(" << extra_repr();
-  if (!children_.empty()) {
+  out << name() << "(" << extra_repr();
+  if (!children_.is_empty()) {
     out << "\n";
     for (const auto& [child_name, child] : children_) {
       out << std::string(indent + 2, ' ') << "(" << child_name << "): ";
@@ -328,3 +384,17 @@ void Module::load(const std::string& path, bool strict) {
 }
 
 }  // namespace leangrad::nn
+
+namespace leangrad {
+
+void save(const std::shared_ptr<nn::Module>& module, const std::string& path) {
+  LG_CHECK(module != nullptr, "save('", path, "'): the module is null (an empty holder?)");
+  module->save(path);
+}
+
+void load(const std::shared_ptr<nn::Module>& module, const std::string& path) {
+  LG_CHECK(module != nullptr, "load('", path, "'): the module is null (an empty holder?)");
+  module->load(path);
+}
+
+}  // namespace leangrad

@@ -1,4 +1,4 @@
-// All of leangrad::nn: the Module base and every module.
+// All of leangrad::nn: the Module base, the holders (LEANGRAD_MODULE) and every module.
 #pragma once
 
 #include <leangrad/autograd/nn_functions.h>
@@ -12,4 +12,5 @@
 #include <leangrad/nn/linear.h>
 #include <leangrad/nn/loss.h>
 #include <leangrad/nn/module.h>
+#include <leangrad/nn/module_holder.h>
 #include <leangrad/nn/pooling.h>

@@ -14,38 +14,38 @@ std::string pool_repr(Size2 kernel, Size2 stride, Size2 padding) {
 }
 }  // namespace
 
-Tensor MaxPool2d::forward(const Tensor& input) {
+Tensor MaxPool2dImpl::forward(const Tensor& input) {
   return max_pool2d(input, options.kernel_size(), options.stride(), options.padding());
 }
-std::string MaxPool2d::extra_repr() const {
+std::string MaxPool2dImpl::extra_repr() const {
   return pool_repr(options.kernel_size(), options.stride(), options.padding());
 }
 
-Tensor AvgPool2d::forward(const Tensor& input) {
+Tensor AvgPool2dImpl::forward(const Tensor& input) {
   return avg_pool2d(input, options.kernel_size(), options.stride(), options.padding());
 }
-std::string AvgPool2d::extra_repr() const {
+std::string AvgPool2dImpl::extra_repr() const {
   return pool_repr(options.kernel_size(), options.stride(), options.padding());
 }
 
-Tensor PixelShuffle::forward(const Tensor& input) {
+Tensor PixelShuffleImpl::forward(const Tensor& input) {
   return pixel_shuffle(input, upscale_factor);
 }
-std::string PixelShuffle::extra_repr() const {
+std::string PixelShuffleImpl::extra_repr() const {
   return detail::str_cat("upscale_factor=", upscale_factor);
 }
 
-Tensor PixelUnshuffle::forward(const Tensor& input) {
+Tensor PixelUnshuffleImpl::forward(const Tensor& input) {
   return pixel_unshuffle(input, downscale_factor);
 }
-std::string PixelUnshuffle::extra_repr() const {
+std::string PixelUnshuffleImpl::extra_repr() const {
   return detail::str_cat("downscale_factor=", downscale_factor);
 }
 
-Tensor Flatten::forward(const Tensor& input) {
+Tensor FlattenImpl::forward(const Tensor& input) {
   return flatten(input, start_dim, end_dim);
 }
-std::string Flatten::extra_repr() const {
+std::string FlattenImpl::extra_repr() const {
   return detail::str_cat("start_dim=", start_dim, ", end_dim=", end_dim);
 }
 

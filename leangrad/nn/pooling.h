@@ -7,7 +7,7 @@
 #include <string>
 
 #include <leangrad/autograd/nn_functions.h>
-#include <leangrad/nn/module.h>
+#include <leangrad/nn/module_holder.h>
 
 namespace leangrad::nn {
 
@@ -44,54 +44,59 @@ struct AvgPool2dOptions : Pool2dOptionsBase<AvgPool2dOptions> {
 };
 
 // (N, C, H, W) -> (N, C, OH, OW); padding counts as -inf.
-class MaxPool2d : public Module {
+class MaxPool2dImpl : public Module {
  public:
-  explicit MaxPool2d(std::int64_t kernel_size) : MaxPool2d(MaxPool2dOptions(kernel_size)) {}
-  explicit MaxPool2d(const MaxPool2dOptions& options) : Module("MaxPool2d"), options(options) {}
+  explicit MaxPool2dImpl(std::int64_t kernel_size) : MaxPool2dImpl(MaxPool2dOptions(kernel_size)) {}
+  explicit MaxPool2dImpl(const MaxPool2dOptions& options) : Module("MaxPool2d"), options(options) {}
   Tensor forward(const Tensor& input) override;
   std::string extra_repr() const override;
   MaxPool2dOptions options;
 };
+LEANGRAD_MODULE(MaxPool2d);
 
 // (N, C, H, W) -> (N, C, OH, OW); padding counts as 0 (count_include_pad = true).
-class AvgPool2d : public Module {
+class AvgPool2dImpl : public Module {
  public:
-  explicit AvgPool2d(std::int64_t kernel_size) : AvgPool2d(AvgPool2dOptions(kernel_size)) {}
-  explicit AvgPool2d(const AvgPool2dOptions& options) : Module("AvgPool2d"), options(options) {}
+  explicit AvgPool2dImpl(std::int64_t kernel_size) : AvgPool2dImpl(AvgPool2dOptions(kernel_size)) {}
+  explicit AvgPool2dImpl(const AvgPool2dOptions& options) : Module("AvgPool2d"), options(options) {}
   Tensor forward(const Tensor& input) override;
   std::string extra_repr() const override;
   AvgPool2dOptions options;
 };
+LEANGRAD_MODULE(AvgPool2d);
 
 // (N, C r^2, H, W) -> (N, C, H r, W r)
-class PixelShuffle : public Module {
+class PixelShuffleImpl : public Module {
  public:
-  explicit PixelShuffle(std::int64_t upscale_factor)
+  explicit PixelShuffleImpl(std::int64_t upscale_factor)
       : Module("PixelShuffle"), upscale_factor(upscale_factor) {}
   Tensor forward(const Tensor& input) override;
   std::string extra_repr() const override;
   std::int64_t upscale_factor;
 };
+LEANGRAD_MODULE(PixelShuffle);
 
 // (N, C, H r, W r) -> (N, C r^2, H, W)
-class PixelUnshuffle : public Module {
+class PixelUnshuffleImpl : public Module {
  public:
-  explicit PixelUnshuffle(std::int64_t downscale_factor)
+  explicit PixelUnshuffleImpl(std::int64_t downscale_factor)
       : Module("PixelUnshuffle"), downscale_factor(downscale_factor) {}
   Tensor forward(const Tensor& input) override;
   std::string extra_repr() const override;
   std::int64_t downscale_factor;
 };
+LEANGRAD_MODULE(PixelUnshuffle);
 
 // Merges dims start_dim..end_dim: (N, C, H, W) -> (N, C H W) by default.
-class Flatten : public Module {
+class FlattenImpl : public Module {
  public:
-  explicit Flatten(std::int64_t start_dim = 1, std::int64_t end_dim = -1)
+  explicit FlattenImpl(std::int64_t start_dim = 1, std::int64_t end_dim = -1)
       : Module("Flatten"), start_dim(start_dim), end_dim(end_dim) {}
   Tensor forward(const Tensor& input) override;
   std::string extra_repr() const override;
   std::int64_t start_dim;
   std::int64_t end_dim;
 };
+LEANGRAD_MODULE(Flatten);
 
 }  // namespace leangrad::nn

@@ -292,7 +292,7 @@ namespace {
 // Submodules owning parameters, depth first in registration order, with dotted names.
 void collect_units(nn::Module& module, const std::string& name,
                    std::vector<std::pair<std::string, nn::Module*>>& out) {
-  if (!module.named_parameters(/*recurse=*/false).empty()) out.emplace_back(name, &module);
+  if (!module.named_parameters(/*recurse=*/false).is_empty()) out.emplace_back(name, &module);
   for (const auto& [child_name, child] : module.named_children())
     collect_units(*child, name.empty() ? child_name : name + "." + child_name, out);
 }

@@ -54,6 +54,9 @@ struct ParamGroup {
       group_.lr = value;
       return *this;
     }
+    // LibTorch's OptimizerOptions::get_lr / set_lr (what a program reads without the cast).
+    double get_lr() const { return lr(); }
+    void set_lr(double value) { lr(value); }
     double weight_decay() const { return group_.weight_decay.value_or(0.0); }
     Options& weight_decay(double value) {
       LG_CHECK(value >= 0, "param_groups()[i].options().weight_decay: invalid weight_decay ",

@@ -37,29 +37,28 @@ constexpr std::int64_t kWidth = 128;
 class Residual : public nn::Module {
  public:
   Residual() : Module("Residual") {
-    fc1 = register_module("fc1", std::make_shared<nn::Linear>(kWidth, kWidth));
-    fc2 = register_module("fc2", std::make_shared<nn::Linear>(kWidth, kWidth));
+    fc1 = register_module("fc1", nn::Linear(kWidth, kWidth));
+    fc2 = register_module("fc2", nn::Linear(kWidth, kWidth));
   }
-  Tensor forward(const Tensor& x) override { return x + (*fc2)(tanh((*fc1)(x))); }
+  Tensor forward(const Tensor& x) override { return x + fc2(tanh(fc1(x))); }
 
-  std::shared_ptr<nn::Linear> fc1, fc2;
+  nn::Linear fc1{nullptr}, fc2{nullptr};
 };
 
 struct Fixture {
-  std::shared_ptr<nn::Sequential> model;
+  nn::Sequential model{nullptr};
   std::vector<std::shared_ptr<nn::Module>> blocks;
   std::unique_ptr<optim::Adam> optimizer;
   Tensor input, target;
 
   Fixture() {
     manual_seed(3);
-    std::vector<std::shared_ptr<nn::Module>> layers = {std::make_shared<nn::Linear>(32, kWidth)};
+    model = nn::Sequential(nn::Linear(32, kWidth));
     for (int i = 0; i < 3; ++i) {
       blocks.push_back(std::make_shared<Residual>());
-      layers.push_back(blocks.back());
+      model->push_back(blocks.back());
     }
-    layers.push_back(std::make_shared<nn::Linear>(kWidth, 10));
-    model = std::make_shared<nn::Sequential>(layers);
+    model->push_back(nn::Linear(kWidth, 10));
     optimizer = std::make_unique<optim::Adam>(model->parameters(), optim::AdamOptions(1e-3));
     input = randn({kBatch, 32});
     target = randn({kBatch, 10});

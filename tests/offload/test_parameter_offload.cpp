@@ -39,13 +39,11 @@ namespace leangrad {
 namespace {
 
 // (B, 2, 6, 6) -> (B, 3): a conv block, then two linear layers.
-std::shared_ptr<nn::Sequential> small_cnn(Device device) {
+nn::Sequential small_cnn(Device device) {
   manual_seed(11);
-  auto model = std::make_shared<nn::Sequential>(std::vector<std::shared_ptr<nn::Module>>{
-      std::make_shared<nn::Conv2d>(nn::Conv2dOptions(2, 4, 3).padding(1)),
-      std::make_shared<nn::GroupNorm>(nn::GroupNormOptions(2, 4)), std::make_shared<nn::TanhExp>(),
-      std::make_shared<nn::Flatten>(), std::make_shared<nn::Linear>(4 * 6 * 6, 8),
-      std::make_shared<nn::TanhExp>(), std::make_shared<nn::Linear>(8, 3)});
+  nn::Sequential model(nn::Conv2d(nn::Conv2dOptions(2, 4, 3).padding(1)),
+                       nn::GroupNorm(nn::GroupNormOptions(2, 4)), nn::TanhExp(), nn::Flatten(),
+                       nn::Linear(4 * 6 * 6, 8), nn::TanhExp(), nn::Linear(8, 3));
   model->to(device);
   return model;
 }
@@ -82,10 +80,9 @@ enum class ResidentOptimizer { OnTheDevice, Host };
 // Five steps of `technique` on `model` (inputs drawn from one seed), returns the parameters on
 // the CPU. With `offload`, checks after each backward that the gradients are in host memory.
 std::vector<std::vector<double>> train_five_steps(
-    const std::shared_ptr<nn::Sequential>& model, const Case& c, Device device,
-    const offload::ParameterOffload* offload,
+    nn::Sequential model, const Case& c, Device device, const offload::ParameterOffload* offload,
     ResidentOptimizer where = ResidentOptimizer::OnTheDevice) {
-  if (c.technique == Technique::Checkpoint) checkpoint_module(*model, 1);
+  if (c.technique == Technique::Checkpoint) checkpoint_module(model, 1);
   std::vector<Tensor> params = model->parameters();
   std::vector<Tensor> host_params;
   if (where == ResidentOptimizer::Host) {
@@ -202,12 +199,12 @@ TEST(ParameterOffload, ComputingDeviceHoldsAboutTwoUnitsNotTheModel) {
   const Device cpu = Device::cpu();
   auto make = [] {
     manual_seed(3);
-    std::vector<std::shared_ptr<nn::Module>> layers;
+    nn::Sequential layers;
     for (int i = 0; i < 6; ++i) {
-      layers.push_back(std::make_shared<nn::Linear>(256, 256));
-      layers.push_back(std::make_shared<nn::TanhExp>());
+      layers->push_back(nn::Linear(256, 256));
+      layers->push_back(nn::TanhExp());
     }
-    return std::make_shared<nn::Sequential>(std::move(layers));
+    return layers;
   };
   manual_seed(4);
   const Tensor x = randn({2, 256});

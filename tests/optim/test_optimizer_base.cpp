@@ -288,6 +288,10 @@ TEST(OptimizerBase, GroupOptionsSetTheLearningRate) {
   set_first.step();
   EXPECT_TRUE(a.detach().equal(b.detach()));
   EXPECT_THROW(set_later.param_groups()[0].options().lr(-0.5), Error);
+  // LibTorch's uncast OptimizerOptions spellings.
+  set_later.param_groups()[0].options().set_lr(0.25);
+  EXPECT_EQ(set_later.param_groups()[0].options().get_lr(), 0.25);
+  EXPECT_EQ(*set_later.param_groups()[0].lr, 0.25);
 }
 
 }  // namespace
