@@ -16,7 +16,6 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr std::int64_t k2Pow31 = std::int64_t{1} << 31;
 constexpr std::int64_t k2Pow32 = std::int64_t{1} << 32;
 constexpr std::int64_t k2Pow62 = std::int64_t{1} << 62;
 constexpr std::int64_t kInt64Max = std::numeric_limits<std::int64_t>::max();
