@@ -13,10 +13,10 @@
 #include <functional>
 #include <string>
 
-#include "bench/gpu_harness.h"
-#include <leangrad/kernels/creation.h>
 #include <leangrad/core/cuda.h>
+#include <leangrad/kernels/creation.h>
 #include <leangrad/kernels/ops.h>
+#include "bench/gpu_harness.h"
 
 namespace {
 

@@ -4,8 +4,8 @@
 // memory clock and bus width become a bandwidth.
 #include <cuda_runtime.h>
 
-#include "bench/gpu_harness.h"
 #include <leangrad/core/cuda/cuda_check.h>
+#include "bench/gpu_harness.h"
 
 namespace leangrad::bench {
 

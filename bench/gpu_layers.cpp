@@ -12,11 +12,11 @@
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/grad_mode.h>
 #include <leangrad/autograd/nn_functions.h>
-#include "bench/gpu_harness.h"
-#include <leangrad/kernels/creation.h>
 #include <leangrad/core/cuda.h>
 #include <leangrad/core/generator.h>
+#include <leangrad/kernels/creation.h>
 #include <leangrad/kernels/ops.h>
+#include "bench/gpu_harness.h"
 
 namespace {
 

@@ -11,11 +11,11 @@
 #include <string>
 #include <vector>
 
-#include "bench/gpu_harness.h"
-#include <leangrad/kernels/creation.h>
 #include <leangrad/core/cuda.h>
 #include <leangrad/core/generator.h>
+#include <leangrad/kernels/creation.h>
 #include <leangrad/optim/optim.h>
+#include "bench/gpu_harness.h"
 
 namespace {
 

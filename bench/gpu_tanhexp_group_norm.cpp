@@ -10,10 +10,10 @@
 #include <utility>
 #include <vector>
 
-#include "bench/gpu_harness.h"
-#include <leangrad/kernels/creation.h>
 #include <leangrad/core/cuda.h>
+#include <leangrad/kernels/creation.h>
 #include <leangrad/kernels/ops.h>
+#include "bench/gpu_harness.h"
 
 namespace {
 

@@ -18,12 +18,12 @@
 
 #include <leangrad/autograd/checkpoint.h>
 #include <leangrad/autograd/functions.h>
-#include "bench/gpu_harness.h"
-#include <leangrad/kernels/creation.h>
 #include <leangrad/core/cuda.h>
 #include <leangrad/core/generator.h>
 #include <leangrad/core/memory.h>
+#include <leangrad/kernels/creation.h>
 #include <leangrad/offload/save_on_cpu.h>
+#include "bench/gpu_harness.h"
 
 namespace {
 

@@ -15,7 +15,7 @@ namespace torch = leangrad;  // LibTorch's names, leangrad's implementation
 
 // The label is the quadrant: 0 top left, 1 top right, 2 bottom left, 3 bottom right.
 constexpr int64_t kClasses = 4;
-constexpr int64_t kSize = 16;  // images are (1, kSize, kSize)
+constexpr int64_t kSize = 16;       // images are (1, kSize, kSize)
 constexpr double kNoiseStd = 0.75;  // per pixel; the square adds 1
 
 struct ConvNetImpl : torch::nn::Module {

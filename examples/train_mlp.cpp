@@ -10,7 +10,7 @@
 using namespace leangrad;
 
 void train(const std::string& root, int epochs) {
-  manual_seed(0);  // the same initial weights on every run
+  manual_seed(0);                             // the same initial weights on every run
   nn::Sequential model(nn::Flatten(),         // (B, 1, 28, 28) -> (B, 784)
                        nn::Linear(784, 128),  // (B, 128)
                        nn::ReLU(),            //

@@ -25,11 +25,11 @@
 #include <cstdint>
 #include <string>
 
+#include <leangrad/core/half.h>
+#include <leangrad/kernels/tanhexp_math.h>
+#include <leangrad/kernels/cuda/cuda_common.cuh>
 #include "bench/gpu_harness.h"
 #include "bench/variants/variants.h"
-#include <leangrad/core/half.h>
-#include <leangrad/kernels/cuda/cuda_common.cuh>
-#include <leangrad/kernels/tanhexp_math.h>
 
 namespace {
 

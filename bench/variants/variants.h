@@ -11,9 +11,9 @@
 #include <system_error>
 #include <vector>
 
-#include "bench/gpu_harness.h"
-#include <leangrad/kernels/creation.h>
 #include <leangrad/core/error.h>
+#include <leangrad/kernels/creation.h>
+#include "bench/gpu_harness.h"
 
 namespace leangrad::bench {
 

@@ -172,8 +172,8 @@ Tensor Tensor::flatten(std::int64_t start_dim, std::int64_t end_dim) const {
 //   and self's history becomes the twin's node (PyTorch's rebase_history). ResNet's
 //   ReLU(inplace) and `out += identity` train this way.
 // - A twin that saves self (mul_ and div_ by a tensor) computes on a copy of self, so what it
-//   saved is the value before the write (x *= x multiplies the copy by itself). Twins that save their result (relu_) or nothing (add_,
-//   sub_, mul_ and div_ by a number) need no copy.
+//   saved is the value before the write (x *= x multiplies the copy by itself). Twins that save
+//   their result (relu_) or nothing (add_, sub_, mul_ and div_ by a number) need no copy.
 // - Refused, naming the op: a leaf that requires grad (PyTorch refuses it too: run it under
 //   NoGradGuard, as optimizers and initialisers do), and memory that a live view shares (self is
 //   a view or has one): the other tensor's history would not follow the rewrite (PyTorch

@@ -53,11 +53,11 @@ class TensorIndex {
 
   TensorIndex(std::int64_t integer) : kind_(Kind::Integer), integer_(integer) {}  // NOLINT
   TensorIndex(int integer) : TensorIndex(static_cast<std::int64_t>(integer)) {}   // NOLINT
-  TensorIndex(Slice slice) : kind_(Kind::Slice), slice_(slice) {}                  // NOLINT
-  TensorIndex(bool) = delete;  // PyTorch's t[True] adds a dim; not supported
-  TensorIndex(std::nullopt_t) : kind_(Kind::None) {}                               // NOLINT
-  TensorIndex(EllipsisIndexType) : kind_(Kind::Ellipsis) {}                        // NOLINT
-  TensorIndex(const char* text) : kind_(Kind::Ellipsis) {                          // NOLINT
+  TensorIndex(Slice slice) : kind_(Kind::Slice), slice_(slice) {}                 // NOLINT
+  TensorIndex(bool) = delete;                         // PyTorch's t[True] adds a dim; not supported
+  TensorIndex(std::nullopt_t) : kind_(Kind::None) {}  // NOLINT
+  TensorIndex(EllipsisIndexType) : kind_(Kind::Ellipsis) {}  // NOLINT
+  TensorIndex(const char* text) : kind_(Kind::Ellipsis) {    // NOLINT
     LG_CHECK(text != nullptr && std::string_view(text) == "...",
              "TensorIndex: the only string index is \"...\" (Ellipsis), got \"",
              text == nullptr ? "(null)" : text, "\"");

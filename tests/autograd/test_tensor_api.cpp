@@ -96,8 +96,7 @@ TEST(TensorApi, MinOfIntegersIsExactAtTheExtremes) {
 }
 
 // Two-pass variance in double over the rows of a (rows, cols) matrix.
-std::vector<double> row_variances(const std::vector<double>& x, int rows, int cols,
-                                  bool unbiased) {
+std::vector<double> row_variances(const std::vector<double>& x, int rows, int cols, bool unbiased) {
   std::vector<double> out;
   for (int r = 0; r < rows; ++r) {
     double mean = 0;
@@ -208,8 +207,8 @@ TEST(TensorApi, BasicIndexingFollowsPython) {
   const Tensor x = arange(24, kFloat64).view({2, 3, 4});  // x[i, j, k] = 12 i + 4 j + k
   EXPECT_TRUE(all_close(x.index({1, 2}), {20, 21, 22, 23}));
   EXPECT_TRUE(all_close(x.index({Slice(0, 2), 1, -1}), {7, 19}));
-  EXPECT_TRUE(all_close(x.index({Ellipsis, Slice(None, None, 2)}).select(0, 1).select(0, 0),
-                        {12, 14}));
+  EXPECT_TRUE(
+      all_close(x.index({Ellipsis, Slice(None, None, 2)}).select(0, 1).select(0, 0), {12, 14}));
   EXPECT_EQ(x.index({"...", 0}).shape(), Shape({2, 3}));
   EXPECT_EQ(x.index({None, 0, None}).shape(), Shape({1, 1, 3, 4}));
   EXPECT_EQ(x.index({0, Ellipsis, None}).shape(), Shape({3, 4, 1}));
@@ -347,8 +346,8 @@ TEST(TensorApiGradients, ElementwiseAndMatrices) {
   EXPECT_TRUE(gradcheck([](const Inputs& in) { return in[0].clamp_min(-0.5); }, {x}));
   EXPECT_TRUE(gradcheck([](const Inputs& in) { return in[0].clamp_max(0.5); }, {x}));
   EXPECT_TRUE(gradcheck([](const Inputs& in) { return in[0].square(); }, {x}));
-  EXPECT_TRUE(gradcheck([&](const Inputs& in) { return in[0].masked_fill(mask, in[1]); },
-                        {x, value}));
+  EXPECT_TRUE(
+      gradcheck([&](const Inputs& in) { return in[0].masked_fill(mask, in[1]); }, {x, value}));
   EXPECT_TRUE(gradcheck([](const Inputs& in) { return in[0].t(); }, {x}));
   EXPECT_TRUE(gradcheck([](const Inputs& in) { return in[0].mm(in[1]); }, {x, w}));
   EXPECT_TRUE(gradcheck([](const Inputs& in) { return in[0].softmax(1); }, {x}));
@@ -358,7 +357,9 @@ TEST(TensorApiGradients, ElementwiseAndMatrices) {
 TEST(TensorApiGradients, Indexing) {
   const Tensor x = uniform_input({3, 4, 5}, -1.0, 1.0, 26);
   EXPECT_TRUE(gradcheck(
-      [](const Inputs& in) { return in[0].index({Slice(1, None), None, -1, Slice(0, 5, 2)}); },
+      [](const Inputs& in) {
+        return in[0].index({Slice(1, None), None, -1, Slice(0, 5, 2)});
+      },
       {x}));
   EXPECT_TRUE(gradcheck([](const Inputs& in) { return in[0][2]; }, {x}));
   EXPECT_TRUE(gradcheck([](const Inputs& in) { return in[0].index({"...", 3}); }, {x}));

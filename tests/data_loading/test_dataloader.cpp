@@ -13,8 +13,8 @@
 #include <leangrad/core/cuda.h>
 #include <leangrad/core/generator.h>
 #include <leangrad/data/dataloader.h>
-#include "data_loading/data_testing.h"
 #include <leangrad/kernels/creation.h>
+#include "data_loading/data_testing.h"
 #include "testing/tensor_testing.h"
 
 namespace leangrad::data {

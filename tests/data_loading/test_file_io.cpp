@@ -19,8 +19,8 @@
 #include <leangrad/data/file_io.h>
 #include <leangrad/data/mnist.h>
 #include <leangrad/data/safetensors.h>
-#include "data_loading/data_testing.h"
 #include <leangrad/kernels/creation.h>
+#include "data_loading/data_testing.h"
 #include "testing/file_size_limit.h"
 
 namespace leangrad {

@@ -12,8 +12,8 @@
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/grad_mode.h>
 #include <leangrad/kernels/creation.h>
-#include "misuse/misuse_testing.h"
 #include <leangrad/optim/optim.h>
+#include "misuse/misuse_testing.h"
 
 namespace leangrad::test {
 namespace {
