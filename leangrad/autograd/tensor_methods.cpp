@@ -233,81 +233,85 @@ void check_inplace(const char* op, const Tensor& self) {
 
 }  // namespace
 
+namespace {
+
+// Every in-place op: recorded as its twin when autograd must see it, else the kernel alone
+// (Note [In-place ops in the graph]). `other` is the operand that may require grad, if any.
+template <typename Twin, typename Kernel>
+Tensor& in_place(const char* op, Tensor& self, const Tensor& other, const Twin& twin,
+                 const Kernel& kernel) {
+  if (records_inplace(op, self, other)) {
+    write_recorded(op, self, twin());
+  } else {
+    kernel();
+  }
+  return self;
+}
+
+// The twin of an op that saves self: computed on a copy of self, so what it saved is the value
+// before the write (x *= x multiplies the copy by itself).
+template <typename F>
+Tensor on_copy_of_self(const Tensor& self, const Tensor& other, const F& f) {
+  const Tensor before = leangrad::clone(self);
+  return f(before, other.is_same(self) ? before : other);
+}
+
+}  // namespace
+
 Tensor& Tensor::add_(const Tensor& other, double alpha) {
   const Tensor scaled = alpha == 1.0 ? other : leangrad::mul(other, alpha);
-  if (records_inplace("add_", *this, other)) {
-    write_recorded("add_", *this, leangrad::add(*this, scaled));
-  } else {
-    ops::binary_(BinaryOp::Add, *this, scaled);
-  }
-  return *this;
+  return in_place(
+      "add_", *this, other, [&] { return leangrad::add(*this, scaled); },
+      [&] { ops::binary_(BinaryOp::Add, *this, scaled); });
 }
 Tensor& Tensor::add_(double other) {
-  if (records_inplace("add_", *this)) {
-    write_recorded("add_", *this, leangrad::add(*this, other));
-  } else {
-    ops::binary_(BinaryOp::Add, *this, other);
-  }
-  return *this;
+  return in_place(
+      "add_", *this, Tensor(), [&] { return leangrad::add(*this, other); },
+      [&] { ops::binary_(BinaryOp::Add, *this, other); });
 }
 Tensor& Tensor::mul_(const Tensor& other) {
-  if (records_inplace("mul_", *this, other)) {
-    const Tensor before = leangrad::clone(*this);  // what the twin saves must outlive the write
-    write_recorded("mul_", *this, leangrad::mul(before, other.is_same(*this) ? before : other));
-  } else {
-    ops::binary_(BinaryOp::Mul, *this, other);
-  }
-  return *this;
+  return in_place(
+      "mul_", *this, other,
+      [&] {
+        return on_copy_of_self(
+            *this, other, [](const Tensor& a, const Tensor& b) { return leangrad::mul(a, b); });
+      },
+      [&] { ops::binary_(BinaryOp::Mul, *this, other); });
 }
 Tensor& Tensor::mul_(double other) {
-  if (records_inplace("mul_", *this)) {
-    write_recorded("mul_", *this, leangrad::mul(*this, other));
-  } else {
-    ops::binary_(BinaryOp::Mul, *this, other);
-  }
-  return *this;
+  return in_place(
+      "mul_", *this, Tensor(), [&] { return leangrad::mul(*this, other); },
+      [&] { ops::binary_(BinaryOp::Mul, *this, other); });
 }
 Tensor& Tensor::sub_(const Tensor& other, double alpha) {
   const Tensor scaled = alpha == 1.0 ? other : leangrad::mul(other, alpha);
-  if (records_inplace("sub_", *this, other)) {
-    write_recorded("sub_", *this, leangrad::sub(*this, scaled));
-  } else {
-    ops::binary_(BinaryOp::Sub, *this, scaled);
-  }
-  return *this;
+  return in_place(
+      "sub_", *this, other, [&] { return leangrad::sub(*this, scaled); },
+      [&] { ops::binary_(BinaryOp::Sub, *this, scaled); });
 }
 Tensor& Tensor::sub_(double other) {
-  if (records_inplace("sub_", *this)) {
-    write_recorded("sub_", *this, leangrad::sub(*this, other));
-  } else {
-    ops::binary_(BinaryOp::Sub, *this, other);
-  }
-  return *this;
+  return in_place(
+      "sub_", *this, Tensor(), [&] { return leangrad::sub(*this, other); },
+      [&] { ops::binary_(BinaryOp::Sub, *this, other); });
 }
 Tensor& Tensor::div_(const Tensor& other) {
-  if (records_inplace("div_", *this, other)) {
-    const Tensor before = leangrad::clone(*this);
-    write_recorded("div_", *this, leangrad::div(before, other.is_same(*this) ? before : other));
-  } else {
-    ops::binary_(BinaryOp::Div, *this, other);
-  }
-  return *this;
+  return in_place(
+      "div_", *this, other,
+      [&] {
+        return on_copy_of_self(
+            *this, other, [](const Tensor& a, const Tensor& b) { return leangrad::div(a, b); });
+      },
+      [&] { ops::binary_(BinaryOp::Div, *this, other); });
 }
 Tensor& Tensor::div_(double other) {
-  if (records_inplace("div_", *this)) {
-    write_recorded("div_", *this, leangrad::div(*this, other));
-  } else {
-    ops::binary_(BinaryOp::Div, *this, other);
-  }
-  return *this;
+  return in_place(
+      "div_", *this, Tensor(), [&] { return leangrad::div(*this, other); },
+      [&] { ops::binary_(BinaryOp::Div, *this, other); });
 }
 Tensor& Tensor::relu_() {
-  if (records_inplace("relu_", *this)) {
-    write_recorded("relu_", *this, leangrad::relu(*this));
-  } else {
-    ops::copy_(*this, ops::unary(UnaryOp::Relu, *this));
-  }
-  return *this;
+  return in_place(
+      "relu_", *this, Tensor(), [&] { return leangrad::relu(*this); },
+      [&] { ops::copy_(*this, ops::unary(UnaryOp::Relu, *this)); });
 }
 Tensor& Tensor::index_put_(std::initializer_list<indexing::TensorIndex> indices,
                            const Tensor& value) {
@@ -322,12 +326,9 @@ Tensor& Tensor::index_put_(std::initializer_list<indexing::TensorIndex> indices,
 }
 namespace {
 Tensor& fill_named(const char* op, Tensor& self, double value) {
-  if (records_inplace(op, self)) {
-    write_recorded(op, self, full(self.shape(), value, self.options()));
-  } else {
-    ops::fill_(self, value);
-  }
-  return self;
+  return in_place(
+      op, self, Tensor(), [&] { return full(self.shape(), value, self.options()); },
+      [&] { ops::fill_(self, value); });
 }
 }  // namespace
 
@@ -338,15 +339,14 @@ Tensor& Tensor::fill_(double value) {
   return fill_named("fill_", *this, value);
 }
 Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) {
-  if (records_inplace("copy_", *this, src)) {
-    Tensor converted = src.to(device()).to(dtype());
-    if (converted.shape() != shape()) converted = leangrad::expand(converted, shape());
-    // A copy of its own, so self's history never aliases src's.
-    write_recorded("copy_", *this, leangrad::clone(converted));
-  } else {
-    ops::copy_(*this, src, non_blocking);
-  }
-  return *this;
+  return in_place(
+      "copy_", *this, src,
+      [&] {
+        Tensor converted = src.to(device()).to(dtype());
+        if (converted.shape() != shape()) converted = leangrad::expand(converted, shape());
+        return leangrad::clone(converted);  // a copy of its own: self's history never aliases src's
+      },
+      [&] { ops::copy_(*this, src, non_blocking); });
 }
 
 // ---- Reductions ------------------------------------------------------------------------------

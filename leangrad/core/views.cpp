@@ -5,6 +5,21 @@
 
 namespace leangrad::views {
 
+namespace {
+// A new TensorImpl over `base`'s storage and version counter with this geometry (unchecked).
+Tensor share_storage(const Tensor& base, Shape sizes, Strides strides,
+                     std::int64_t storage_offset) {
+  auto impl = std::make_shared<TensorImpl>();
+  impl->storage = base.storage();
+  impl->storage_offset = storage_offset;
+  impl->sizes = std::move(sizes);
+  impl->strides = std::move(strides);
+  impl->dtype = base.dtype();
+  impl->version_counter = base.impl().version_counter;  // views share the version counter
+  return Tensor(std::move(impl));
+}
+}  // namespace
+
 Tensor as_strided(const Tensor& base, Shape sizes, Strides strides, std::int64_t storage_offset) {
   // A view addresses only elements of its base's storage (every view below relies on it).
   const std::int64_t extent =
@@ -13,26 +28,13 @@ Tensor as_strided(const Tensor& base, Shape sizes, Strides strides, std::int64_t
                  "view of shape ", sizes, " (strides ", shape_str(strides), ", offset ",
                  storage_offset, ") reaches past its storage of ", base.storage()->nbytes(),
                  " bytes");
-  auto impl = std::make_shared<TensorImpl>();
-  impl->storage = base.storage();
-  impl->storage_offset = storage_offset;
-  impl->sizes = std::move(sizes);
-  impl->strides = std::move(strides);
-  impl->dtype = base.dtype();
-  impl->version_counter = base.impl().version_counter;  // views share the version counter
-  impl->view = ViewRegistration(impl->version_counter);
-  return Tensor(std::move(impl));
+  Tensor view = share_storage(base, std::move(sizes), std::move(strides), storage_offset);
+  view.impl().view = ViewRegistration(view.impl().version_counter);
+  return view;
 }
 
 Tensor alias(const Tensor& t) {
-  auto impl = std::make_shared<TensorImpl>();
-  impl->storage = t.storage();
-  impl->storage_offset = t.storage_offset();
-  impl->sizes = t.shape();
-  impl->strides = t.strides();
-  impl->dtype = t.dtype();
-  impl->version_counter = t.impl().version_counter;
-  return Tensor(std::move(impl));
+  return share_storage(t, t.shape(), t.strides(), t.storage_offset());
 }
 
 Shape infer_size(const Shape& shape, std::int64_t numel, const char* op) {
