@@ -291,12 +291,26 @@ bool adam8bit_blocks_code_table(AdamUpdate update, AdamUpdate::TensorScalars sca
 #if LEANGRAD_QUANT_PERMUTE
 constexpr int kQuarter = kQuantBlockSize / 4;
 
+// Running maxima of a block's |m| and v, per lane (kMaxLanes each, as block_max).
+struct BlockMaxima {
+  float m[kMaxLanes] = {};
+  float v[kMaxLanes] = {};
+};
+
 // Elements [0, kQuarter) of param, grad and the moments m, v (dequantised in, updated out)
-// through `update`, the running maxima of |m| and v kept in max1 and max2 (kMaxLanes each, as
-// block_max); returns true when an element was skipped.
-inline bool update_quarter(const AdamUpdate& update, const AdamUpdate::TensorScalars& scalars,
-                           float* param, const float* grad, float* m, float* v, float* max1,
-                           float* max2) {
+// through `update` with Options fixed (here too, for a compiler that does not inline this), the
+// maxima into `maxima`; returns true when an element was skipped. The maxima are copied into
+// local arrays for the loop, which keeps them in registers (a store and a reload per iteration
+// would chain every step through memory).
+template <typename Options>
+bool update_quarter(AdamUpdate update, AdamUpdate::TensorScalars scalars, float* param,
+                    const float* grad, float* m, float* v, BlockMaxima& maxima) {
+  Options::fix(update, scalars);
+  float max1[kMaxLanes], max2[kMaxLanes];
+  for (int l = 0; l < kMaxLanes; ++l) {
+    max1[l] = maxima.m[l];
+    max2[l] = maxima.v[l];
+  }
   int skipped = 0;
   for (int j0 = 0; j0 < kQuarter; j0 += kMaxLanes) {
 #pragma GCC ivdep
@@ -311,6 +325,10 @@ inline bool update_quarter(const AdamUpdate& update, const AdamUpdate::TensorSca
       max1[l] = max1[l] < a ? a : max1[l];
       max2[l] = max2[l] < x[3] ? x[3] : max2[l];
     }
+  }
+  for (int l = 0; l < kMaxLanes; ++l) {
+    maxima.m[l] = max1[l];
+    maxima.v[l] = max2[l];
   }
   return skipped != 0;
 }
@@ -350,13 +368,12 @@ bool adam8bit_blocks_permute(AdamUpdate update, AdamUpdate::TensorScalars scalar
     float* v_current = v[(block - first) & 1];
     float* m_other = m[(block - first + 1) & 1];
     float* v_other = v[(block - first + 1) & 1];
-    float max1[kMaxLanes] = {};
-    float max2[kMaxLanes] = {};
+    BlockMaxima maxima;
     auto update_part = [&](int quarter) {
       if (!current) return;
       const int j = quarter * kQuarter;
-      skipped |= update_quarter(update, scalars, param + j, grad + j, m_current + j, v_current + j,
-                                max1, max2);
+      skipped |= update_quarter<Options>(update, scalars, param + j, grad + j, m_current + j,
+                                         v_current + j, maxima);
     };
     update_part(0);
     if (previous && !qp::quantize_signed(tables, m_other, inv1, state1 - kQuantBlockSize)) {
@@ -376,8 +393,8 @@ bool adam8bit_blocks_permute(AdamUpdate update, AdamUpdate::TensorScalars scalar
       qp::dequantize_unsigned(tables, state2 + kQuantBlockSize, t.absmax2[block + 1], v_other);
     }
     if (current) {
-      const float new_absmax1 = max_of_lanes(max1);
-      const float new_absmax2 = max_of_lanes(max2);
+      const float new_absmax1 = max_of_lanes(maxima.m);
+      const float new_absmax2 = max_of_lanes(maxima.v);
       t.absmax1[block] = new_absmax1;
       t.absmax2[block] = new_absmax2;
       inv1 = inverse_absmax(new_absmax1);
