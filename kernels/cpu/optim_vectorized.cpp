@@ -20,12 +20,25 @@
 //     elements (Adam8bit: blocks), one contiguous range per thread; a thread walks the tensors
 //     its range crosses (for_each_part). The reference opens a region per tensor and runs each
 //     tensor smaller than kElementwiseGrain on one thread.
-//   - Adam8bit, block by block (kQuantBlockSize elements): dequantise both codes (a table
-//     lookup per lane), update, store the parameter and keep m and v in the block's scratch
-//     arrays; the block's absmax from kMaxLanes running maxima; then each code from one lookup
-//     in a table of the map (kernels/cpu/quant_code_table.h, Note [Code table]), which gives
-//     quantize_state's code for every float. Table lookups (gathers, about one element per
-//     cycle on the CPUs we measured) bound this loop: four per element.
+//   - Adam8bit, block by block (kQuantBlockSize elements): dequantise both codes, update, store
+//     the parameter and keep m and v unquantised, the block's absmax from kMaxLanes running
+//     maxima (a tree over the lanes at the end), then quantise both. Four table lookups per
+//     element, which a compiler can only make gathers (about one element per cycle) or scalar
+//     loads; they, not memory, bounded this loop at 2.5 times float32 Adam's time. Two kernels:
+//       * AVX-512 VBMI builds (LEANGRAD_CPU_ARCH=native on Ice Lake, Zen 4 and later): full
+//         blocks go through adam8bit_blocks_permute, the lookups made 64 at a time with byte
+//         permutes from tables held in registers (kernels/cpu/quant_permute.h, Note [Byte-permute
+//         quantisation]: the one place with intrinsics, and why). Block b's update runs in
+//         four quarters, and between them the quantisation of block b - 1 and the
+//         dequantisation of block b + 1, so that the permutes execute while the update waits
+//         for its divisions and square root (two moment buffers alternate between blocks). A
+//         block holding a NaN or Inf (refused by the permutes) and a tensor's last partial block
+//         take the code tables below.
+//       * Every other build, and those blocks: one read per code of a 256-entry map, and each
+//         new code from one lookup in a table of the map (kernels/cpu/quant_code_table.h, Note
+//         [Code table]), which gives quantize_state's code for every float.
+//     Both are the reference's steps element for element (the tests run both, whichever the
+//     build has, against it), so they give the same bits on any machine.
 //   - Bitwise equal to the reference. This file and kernels/cpu/optim.cpp are compiled with
 //     -ffp-contract=off (CMakeLists.txt), so no multiply and add is fused into an FMA in one and
 //     not the other; the operations of an element are the same and in the same order, and the
