@@ -31,7 +31,8 @@
 //     buckets for |x| in the signed map, 442 for the unsigned one, against 3328 per sign at a
 //     uniform 7 bits. A 32-entry word table per map gives each binade its first bucket and r
 //     (one vpermw), the buckets' T(lo) are a byte table of 256 or 512 entries, the thresholds
-//     four byte planes by code: four permutes to the code, eight to assemble the threshold.
+//     four byte planes by code: a few permutes to the first code, four or eight to look its
+//     threshold up and eight to assemble it.
 //   - The signed map from |x|. The map is odd, and its thresholds are the midpoints m of
 //     neighbouring values rounded down to a float (midpoint_threshold): a negative x = -a meets
 //     the mirror images of the positive midpoints, rounded the other way. For x = a >= 0 the code
@@ -43,9 +44,9 @@
 //     code against rotl(bits(x), 1) = 2 bits(a) + sign gives [a > threshold] for x >= 0 and
 //     [a >= m] for x < 0.
 //   - Domain: finite values; for the unsigned map non-negative ones. A block holding a NaN, an
-//     Inf (a NaN gradient, or an absmax so small that its reciprocal overflows) or, unsigned, a
-//     negative value (never made by the update: v >= 0) is refused as a whole, and the kernel
-//     quantises it with the code table.
+//     Inf (NaN moments, an Inf moment times 1 / Inf, or an absmax whose reciprocal overflows) or,
+//     unsigned, a negative value (never made by the update: v >= 0) is refused as a whole, and the
+//     kernel quantises it with the code table.
 #pragma once
 
 #include <cstdint>
@@ -95,8 +96,8 @@ struct QuantPermuteTables {
 const QuantPermuteTables& quant_permute_tables();
 
 // True when this build has the permute lookups (LEANGRAD_QUANT_PERMUTE). The two functions below
-// run them on one block of kQuantBlockSize values (the tests' entry; the kernel inlines the same
-// code) and throw when they are not built in. quantize_block_permute returns false, and writes
+// run them on one block of kQuantBlockSize values (the tests' entry; the kernel calls the same
+// functions) and throw when they are not built in. quantize_block_permute returns false, and writes
 // nothing, for a block outside its domain (Note [Byte-permute quantisation]).
 bool quant_permute_built_in();
 void dequantize_block_permute(bool is_signed, const std::uint8_t* codes, float absmax, float* out);
