@@ -44,7 +44,7 @@
 //     code against rotl(bits(x), 1) = 2 bits(a) + sign gives [a > threshold] for x >= 0 and
 //     [a >= m] for x < 0.
 //   - Domain: finite values; for the unsigned map non-negative ones. A block holding a NaN, an
-//     Inf (NaN moments, an Inf moment times 1 / Inf, or an absmax whose reciprocal overflows) or,
+//     Inf (NaN or Inf moments, or an absmax so small that its reciprocal overflows) or,
 //     unsigned, a negative value (never made by the update: v >= 0) is refused as a whole, and the
 //     kernel quantises it with the code table.
 #pragma once
