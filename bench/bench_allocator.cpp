@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "core/allocator.h"
+#include <leangrad/core/allocator.h>
 
 namespace {
 

@@ -12,10 +12,10 @@
 #include <cstdint>
 #include <vector>
 
-#include "autograd/functions.h"
-#include "core/generator.h"
-#include "kernels/creation.h"
-#include "offload/save_on_cpu.h"
+#include <leangrad/autograd/functions.h>
+#include <leangrad/core/generator.h>
+#include <leangrad/kernels/creation.h>
+#include <leangrad/offload/save_on_cpu.h>
 
 namespace {
 

@@ -9,8 +9,8 @@
 #include <cstdint>
 #include <cstdio>
 
-#include "kernels/creation.h"
-#include "kernels/ops.h"
+#include <leangrad/kernels/creation.h>
+#include <leangrad/kernels/ops.h>
 
 namespace {
 

@@ -9,9 +9,9 @@
 #include <filesystem>
 #include <memory>
 
-#include "core/generator.h"
-#include "data/data.h"
-#include "kernels/creation.h"
+#include <leangrad/core/generator.h>
+#include <leangrad/data/data.h>
+#include <leangrad/kernels/creation.h>
 
 namespace {
 

@@ -9,11 +9,11 @@
 #include <cstdint>
 #include <limits>
 
-#include "autograd/functions.h"
-#include "autograd/grad_mode.h"
-#include "autograd/nn_functions.h"
-#include "kernels/creation.h"
-#include "kernels/ops.h"
+#include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/grad_mode.h>
+#include <leangrad/autograd/nn_functions.h>
+#include <leangrad/kernels/creation.h>
+#include <leangrad/kernels/ops.h>
 
 namespace {
 

@@ -9,8 +9,8 @@
 #include <cmath>
 #include <cstdint>
 
-#include "kernels/creation.h"
-#include "kernels/ops.h"
+#include <leangrad/kernels/creation.h>
+#include <leangrad/kernels/ops.h>
 
 namespace {
 

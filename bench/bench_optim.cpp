@@ -18,13 +18,13 @@
 #include <memory>
 #include <vector>
 
-#include "core/generator.h"
-#include "core/shape.h"
-#include "kernels/backend.h"
-#include "kernels/cpu/optim_reference.h"
-#include "kernels/cpu/quant_permute.h"
-#include "kernels/creation.h"
-#include "optim/optim.h"
+#include <leangrad/core/generator.h>
+#include <leangrad/core/shape.h>
+#include <leangrad/kernels/backend.h>
+#include <leangrad/kernels/cpu/optim_reference.h>
+#include <leangrad/kernels/cpu/quant_permute.h>
+#include <leangrad/kernels/creation.h>
+#include <leangrad/optim/optim.h>
 
 namespace {
 

@@ -19,12 +19,12 @@
 #include <cstdint>
 #include <vector>
 
-#include "autograd/nn_functions.h"
-#include "kernels/backend.h"
-#include "kernels/cpu/group_norm_reference.h"
-#include "kernels/cpu/tanhexp_reference.h"
-#include "kernels/creation.h"
-#include "kernels/ops.h"
+#include <leangrad/autograd/nn_functions.h>
+#include <leangrad/kernels/backend.h>
+#include <leangrad/kernels/cpu/group_norm_reference.h>
+#include <leangrad/kernels/cpu/tanhexp_reference.h>
+#include <leangrad/kernels/creation.h>
+#include <leangrad/kernels/ops.h>
 
 namespace {
 

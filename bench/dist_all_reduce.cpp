@@ -10,9 +10,9 @@
 #include <cstdio>
 #include <vector>
 
-#include "core/creation.h"
-#include "distributed/distributed.h"
-#include "kernels/creation.h"
+#include <leangrad/core/creation.h>
+#include <leangrad/distributed/distributed.h>
+#include <leangrad/kernels/creation.h>
 
 namespace dist = leangrad::distributed;
 

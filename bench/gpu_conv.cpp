@@ -14,9 +14,9 @@
 #include <string>
 
 #include "bench/gpu_harness.h"
-#include "kernels/creation.h"
-#include "core/cuda.h"
-#include "kernels/ops.h"
+#include <leangrad/kernels/creation.h>
+#include <leangrad/core/cuda.h>
+#include <leangrad/kernels/ops.h>
 
 namespace {
 

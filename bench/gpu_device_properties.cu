@@ -5,7 +5,7 @@
 #include <cuda_runtime.h>
 
 #include "bench/gpu_harness.h"
-#include "core/cuda/cuda_check.h"
+#include <leangrad/core/cuda/cuda_check.h>
 
 namespace leangrad::bench {
 

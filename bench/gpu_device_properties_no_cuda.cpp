@@ -1,7 +1,7 @@
 // The stub of bench/gpu_device_properties.cu for builds without CUDA (LEANGRAD_WITH_CUDA=OFF):
 // the GPU programs stop at "no CUDA device: skipped" before asking, so nothing reaches it.
 #include "bench/gpu_harness.h"
-#include "core/error.h"
+#include <leangrad/core/error.h>
 
 namespace leangrad::bench {
 

@@ -31,9 +31,9 @@
 #include <sstream>
 #include <utility>
 
-#include "core/creation.h"
-#include "core/cuda.h"
-#include "core/error.h"
+#include <leangrad/core/creation.h>
+#include <leangrad/core/cuda.h>
+#include <leangrad/core/error.h>
 
 namespace leangrad::bench {
 namespace {

@@ -34,7 +34,7 @@
 #include <string>
 #include <vector>
 
-#include "core/tensor.h"
+#include <leangrad/core/tensor.h>
 
 namespace leangrad::bench {
 

@@ -9,14 +9,14 @@
 #include <utility>
 #include <vector>
 
-#include "autograd/functions.h"
-#include "autograd/grad_mode.h"
-#include "autograd/nn_functions.h"
+#include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/grad_mode.h>
+#include <leangrad/autograd/nn_functions.h>
 #include "bench/gpu_harness.h"
-#include "kernels/creation.h"
-#include "core/cuda.h"
-#include "core/generator.h"
-#include "kernels/ops.h"
+#include <leangrad/kernels/creation.h>
+#include <leangrad/core/cuda.h>
+#include <leangrad/core/generator.h>
+#include <leangrad/kernels/ops.h>
 
 namespace {
 

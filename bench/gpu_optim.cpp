@@ -12,10 +12,10 @@
 #include <vector>
 
 #include "bench/gpu_harness.h"
-#include "kernels/creation.h"
-#include "core/cuda.h"
-#include "core/generator.h"
-#include "optim/optim.h"
+#include <leangrad/kernels/creation.h>
+#include <leangrad/core/cuda.h>
+#include <leangrad/core/generator.h>
+#include <leangrad/optim/optim.h>
 
 namespace {
 

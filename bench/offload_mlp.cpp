@@ -16,14 +16,14 @@
 #include <string>
 #include <vector>
 
-#include "autograd/checkpoint.h"
-#include "autograd/functions.h"
+#include <leangrad/autograd/checkpoint.h>
+#include <leangrad/autograd/functions.h>
 #include "bench/gpu_harness.h"
-#include "kernels/creation.h"
-#include "core/cuda.h"
-#include "core/generator.h"
-#include "core/memory.h"
-#include "offload/save_on_cpu.h"
+#include <leangrad/kernels/creation.h>
+#include <leangrad/core/cuda.h>
+#include <leangrad/core/generator.h>
+#include <leangrad/core/memory.h>
+#include <leangrad/offload/save_on_cpu.h>
 
 namespace {
 

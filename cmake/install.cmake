@@ -1,6 +1,7 @@
 # `cmake --install` produces a package that find_package(leangrad) consumes:
 #   <prefix>/include/leangrad/leangrad.h          the umbrella header
-#   <prefix>/include/leangrad/{core,kernels,...}  the headers it includes
+#   <prefix>/include/leangrad/{core,kernels,...}  the public headers: those the umbrella header
+#                                                 and kernels/ops.h include, and nothing else
 #   <prefix>/lib/cmake/leangrad/                  leangradConfig.cmake and the exported target
 #   <prefix>/lib/pkgconfig/leangrad.pc             the same for pkg-config (Makefiles, Meson)
 include(CMakePackageConfigHelpers)
@@ -17,13 +18,40 @@ install(TARGETS leangrad EXPORT leangradTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-install(FILES include/leangrad/leangrad.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/leangrad)
-foreach(layer IN ITEMS core kernels autograd nn offload data optim distributed)
-  install(DIRECTORY ${layer}/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/leangrad/${layer}
-    FILES_MATCHING PATTERN "*.h" PATTERN "*.inc"
-    PATTERN "cuda" EXCLUDE PATTERN "no_cuda" EXCLUDE PATTERN "cpu" EXCLUDE
-    PATTERN "gloo" EXCLUDE PATTERN "no_gloo" EXCLUDE)
+# The public headers are the umbrella header, kernels/ops.h (the kernel-level API that benchmarks
+# and kernel engineers call) and every header they include, found by following their
+# #include <leangrad/...> lines. The rest (the kernels' backend contract and launchers, dispatch,
+# geometry, the allocator's backends, the TCP store's protocol) is the library's own business and
+# is not installed, so no consumer can come to depend on it.
+function(leangrad_public_headers out_var)
+  set(pending ${ARGN})
+  set(found "")
+  while(pending)
+    list(POP_FRONT pending header)
+    if(header IN_LIST found)
+      continue()
+    endif()
+    list(APPEND found "${header}")
+    file(STRINGS "${PROJECT_SOURCE_DIR}/leangrad/${header}" includes
+      REGEX "^[ \t]*#[ \t]*include[ \t]*<leangrad/")
+    foreach(line IN LISTS includes)
+      string(REGEX REPLACE "^[^<]*<leangrad/([^>]+)>.*$" "\\1" included "${line}")
+      list(APPEND pending "${included}")
+    endforeach()
+  endwhile()
+  list(SORT found)
+  set(${out_var} "${found}" PARENT_SCOPE)
+endfunction()
+
+leangrad_public_headers(LEANGRAD_PUBLIC_HEADERS leangrad.h kernels/ops.h)
+foreach(header IN LISTS LEANGRAD_PUBLIC_HEADERS)
+  get_filename_component(header_dir "${header}" DIRECTORY)
+  install(FILES "leangrad/${header}" DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}/leangrad/${header_dir}")
 endforeach()
+# Headers are read at configure time: a new #include re-runs CMake.
+list(TRANSFORM LEANGRAD_PUBLIC_HEADERS PREPEND "${PROJECT_SOURCE_DIR}/leangrad/"
+     OUTPUT_VARIABLE _public_header_paths)
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${_public_header_paths})
 
 install(EXPORT leangradTargets NAMESPACE leangrad::
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/leangrad)

@@ -101,8 +101,8 @@ bool check_against_finite_differences() {
 // The function inside a model: Linear(1, 32), TanhExp, Linear(32, 1), fitted to x^2.
 struct Regressor : nn::Module {
   Regressor() : nn::Module("Regressor") {}
-  std::shared_ptr<nn::Linear> fc1 = register_module("fc1", std::make_shared<nn::Linear>(1, 32));
-  std::shared_ptr<nn::Linear> fc2 = register_module("fc2", std::make_shared<nn::Linear>(32, 1));
+  nn::Linear fc1 = register_module("fc1", nn::Linear(1, 32));
+  nn::Linear fc2 = register_module("fc2", nn::Linear(32, 1));
 
   Tensor forward(const Tensor& x) override {  // (B, 1) -> (B, 1)
     return fc2->forward(TanhExpFunction::apply(fc1->forward(x)));

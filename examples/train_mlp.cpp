@@ -5,19 +5,16 @@
 
 #include <cstdint>
 #include <cstdio>
-#include <memory>
 #include <string>
-#include <vector>
 
 using namespace leangrad;
 
 void train(const std::string& root, int epochs) {
   manual_seed(0);  // the same initial weights on every run
-  auto model = std::make_shared<nn::Sequential>(std::vector<std::shared_ptr<nn::Module>>{
-      std::make_shared<nn::Flatten>(),          // (B, 1, 28, 28) -> (B, 784)
-      std::make_shared<nn::Linear>(784, 128),   // (B, 128)
-      std::make_shared<nn::ReLU>(),             //
-      std::make_shared<nn::Linear>(128, 10)});  // (B, 10) class logits
+  nn::Sequential model(nn::Flatten(),         // (B, 1, 28, 28) -> (B, 784)
+                       nn::Linear(784, 128),  // (B, 128)
+                       nn::ReLU(),            //
+                       nn::Linear(128, 10));  // (B, 10) class logits
   optim::SGD optimizer(model->parameters(), optim::SGDOptions(0.1));
 
   data::DataLoader train_loader(data::FashionMNIST(root, data::Split::Train),

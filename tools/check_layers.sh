@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The library's layers and which may include which, written down as data and checked on every
-# #include "..." of the library's sources. The test suite runs it (ctest -R layers), so .ci/run
-# fails on an upward include, naming the file and line.
+# The library's layers (the folders of leangrad/) and which may include which, written down as
+# data and checked on every #include <leangrad/...> of the library's sources. The test suite runs
+# it (ctest -R layers), so .ci/run fails on an upward include, naming the file and line. The
+# library includes its own headers only by that full path (never #include "..."), so a consumer's
+# file of the same name cannot stand in for one of them.
 #
 #   core <- kernels <- autograd <- data, nn, optim <- offload, distributed <- tools, tests, bench
 #   (nn may include data; offload and distributed include nn: they act on modules)
@@ -32,24 +34,32 @@ report() {
 }
 
 for layer in "${!allowed[@]}"; do
-  [ -d "$root/$layer" ] || continue
+  [ -d "$root/leangrad/$layer" ] || continue
   while IFS= read -r match; do
     file="${match%%:*}"
     rest="${match#*:}"
     line="${rest%%:*}"
-    target="$(sed -E 's/^[^"]*#include "([^"]+)".*$/\1/' <<<"${rest#*:}")"
+    target="$(sed -E 's@^[^<]*#[[:space:]]*include[[:space:]]+<leangrad/([^>]+)>.*$@\1@' <<<"${rest#*:}")"
     to="${target%%/*}"
     [[ "$target" == */* ]] || continue  # a same-folder include
     [ -n "${allowed[$to]+x}" ] || continue  # not a layer (a system or third-party header)
     if [ "$to" != "$layer" ] && [[ " ${allowed[$layer]} " != *" $to "* ]]; then
-      report "$file" "$line" "$layer/ may not include $target (allowed: ${allowed[$layer]:-nothing})"
+      report "leangrad/$file" "$line" "$layer/ may not include $target (allowed: ${allowed[$layer]:-nothing})"
     elif [ "$layer" != kernels ] && [[ "$target" =~ $private_to_kernels ]]; then
-      report "$file" "$line" "$target is private to kernels/ (use kernels/ops.h)"
+      report "leangrad/$file" "$line" "$target is private to kernels/ (use kernels/ops.h)"
     fi
-  done < <(cd "$root" && grep -rnE '^[[:space:]]*#[[:space:]]*include[[:space:]]+"' "$layer" \
+  done < <(cd "$root/leangrad" && grep -rnE '^[[:space:]]*#[[:space:]]*include[[:space:]]+<leangrad/' "$layer" \
              --include='*.h' --include='*.cpp' --include='*.cu' --include='*.cuh' \
              --include='*.inc' || true)
 done
+
+while IFS= read -r match; do
+  file="${match%%:*}"
+  rest="${match#*:}"
+  report "leangrad/$file" "${rest%%:*}" "include the library's headers as <leangrad/...>, not \"...\""
+done < <(cd "$root/leangrad" && grep -rnE '^[[:space:]]*#[[:space:]]*include[[:space:]]+"' . \
+           --include='*.h' --include='*.cpp' --include='*.cu' --include='*.cuh' --include='*.inc' |
+         sed 's@^\./@@' || true)
 
 if ((violations > 0)); then
   echo "check_layers: $violations include(s) break the layering (see the table at the top of" \

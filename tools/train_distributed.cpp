@@ -3,7 +3,7 @@
 
 #include <iostream>
 
-#include "distributed/environment.h"
+#include <leangrad/distributed/environment.h>
 
 namespace leangrad::tools {
 

@@ -9,30 +9,26 @@ namespace leangrad::tools {
 
 namespace {
 
-using Layers = std::vector<std::shared_ptr<nn::Module>>;
-
 // Flatten, Linear(784, 128), ReLU, Linear(128, 10): PyTorch's Fashion-MNIST quickstart.
-std::shared_ptr<nn::Sequential> make_mlp() {
-  return std::make_shared<nn::Sequential>(
-      Layers{std::make_shared<nn::Flatten>(),          // (B, 1, 28, 28) -> (B, 784)
-             std::make_shared<nn::Linear>(784, 128),   // (B, 128)
-             std::make_shared<nn::ReLU>(),             //
-             std::make_shared<nn::Linear>(128, 10)});  // (B, 10)
+nn::Sequential make_mlp() {
+  return nn::Sequential(nn::Flatten(),         // (B, 1, 28, 28) -> (B, 784)
+                        nn::Linear(784, 128),  // (B, 128)
+                        nn::ReLU(),            //
+                        nn::Linear(128, 10));  // (B, 10)
 }
 
 // Two 3x3 convolutions, each followed by ReLU and a 2x2 max pool, then a two-layer classifier.
-std::shared_ptr<nn::Sequential> make_cnn() {
-  return std::make_shared<nn::Sequential>(Layers{
-      std::make_shared<nn::Conv2d>(nn::Conv2dOptions(1, 32, 3).padding(1)),   // (B, 32, 28, 28)
-      std::make_shared<nn::ReLU>(),                                           //
-      std::make_shared<nn::MaxPool2d>(2),                                     // (B, 32, 14, 14)
-      std::make_shared<nn::Conv2d>(nn::Conv2dOptions(32, 64, 3).padding(1)),  // (B, 64, 14, 14)
-      std::make_shared<nn::ReLU>(),                                           //
-      std::make_shared<nn::MaxPool2d>(2),                                     // (B, 64, 7, 7)
-      std::make_shared<nn::Flatten>(),                                        // (B, 3136)
-      std::make_shared<nn::Linear>(64 * 7 * 7, 128),                          // (B, 128)
-      std::make_shared<nn::ReLU>(),                                           //
-      std::make_shared<nn::Linear>(128, 10)});                                // (B, 10)
+nn::Sequential make_cnn() {
+  return nn::Sequential(nn::Conv2d(nn::Conv2dOptions(1, 32, 3).padding(1)),   // (B, 32, 28, 28)
+                        nn::ReLU(),                                           //
+                        nn::MaxPool2d(2),                                     // (B, 32, 14, 14)
+                        nn::Conv2d(nn::Conv2dOptions(32, 64, 3).padding(1)),  // (B, 64, 14, 14)
+                        nn::ReLU(),                                           //
+                        nn::MaxPool2d(2),                                     // (B, 64, 7, 7)
+                        nn::Flatten(),                                        // (B, 3136)
+                        nn::Linear(64 * 7 * 7, 128),                          // (B, 128)
+                        nn::ReLU(),                                           //
+                        nn::Linear(128, 10));                                 // (B, 10)
 }
 
 // x + GroupNorm(Conv(TanhExp(GroupNorm(Conv(x))))), all at the block's width and resolution.
@@ -44,22 +40,20 @@ class ResidualBlock : public nn::Module {
     const std::int64_t groups = std::gcd(width, std::int64_t{32});
     // No conv bias: the GroupNorm after each conv subtracts it again (its gradient is zero).
     const nn::Conv2dOptions conv = nn::Conv2dOptions(width, width, 3).padding(1).bias(false);
-    conv1 = register_module("conv1", std::make_shared<nn::Conv2d>(conv));
-    norm1 = register_module("norm1",
-                            std::make_shared<nn::GroupNorm>(nn::GroupNormOptions(groups, width)));
-    act = register_module("act", std::make_shared<nn::TanhExp>());
-    conv2 = register_module("conv2", std::make_shared<nn::Conv2d>(conv));
-    norm2 = register_module("norm2",
-                            std::make_shared<nn::GroupNorm>(nn::GroupNormOptions(groups, width)));
+    conv1 = register_module("conv1", nn::Conv2d(conv));
+    norm1 = register_module("norm1", nn::GroupNorm(nn::GroupNormOptions(groups, width)));
+    act = register_module("act", nn::TanhExp());
+    conv2 = register_module("conv2", nn::Conv2d(conv));
+    norm2 = register_module("norm2", nn::GroupNorm(nn::GroupNormOptions(groups, width)));
   }
 
   Tensor forward(const Tensor& x) override {  // (B, width, H, W) -> the same
-    return x + (*norm2)((*conv2)((*act)((*norm1)((*conv1)(x)))));
+    return x + norm2(conv2(act(norm1(conv1(x)))));
   }
 
-  std::shared_ptr<nn::Conv2d> conv1, conv2;
-  std::shared_ptr<nn::GroupNorm> norm1, norm2;
-  std::shared_ptr<nn::TanhExp> act;
+  nn::Conv2d conv1{nullptr}, conv2{nullptr};
+  nn::GroupNorm norm1{nullptr}, norm2{nullptr};
+  nn::TanhExp act{nullptr};
 };
 
 // Nearest-neighbour upsampling 2x of (B, C, H, W): each pixel repeated in a 2x2 square.
@@ -85,29 +79,26 @@ class SRNet : public nn::Module {
     LG_CHECK(o.width >= 1 && o.blocks >= 0,
              "--model srnet: --width must be >= 1 and --blocks >= 0, got ", o.width, " and ",
              o.blocks);
-    head = register_module(
-        "head", std::make_shared<nn::Conv2d>(nn::Conv2dOptions(1, 4 * o.width, 3).padding(1)));
-    shuffle = register_module("shuffle", std::make_shared<nn::PixelShuffle>(2));
-    std::vector<std::shared_ptr<nn::Module>> residual;
+    head = register_module("head", nn::Conv2d(nn::Conv2dOptions(1, 4 * o.width, 3).padding(1)));
+    shuffle = register_module("shuffle", nn::PixelShuffle(2));
+    blocks = register_module("blocks", nn::Sequential());
     for (std::int64_t i = 0; i < o.blocks; ++i)
-      residual.push_back(std::make_shared<ResidualBlock>(o.width));
-    blocks = register_module("blocks", std::make_shared<nn::Sequential>(std::move(residual)));
-    tail = register_module(
-        "tail", std::make_shared<nn::Conv2d>(nn::Conv2dOptions(o.width, 1, 3).padding(1)));
+      blocks->push_back(std::make_shared<ResidualBlock>(o.width));
+    tail = register_module("tail", nn::Conv2d(nn::Conv2dOptions(o.width, 1, 3).padding(1)));
     NoGradGuard no_grad;
     tail->weight.zero_();
     tail->bias.zero_();
   }
 
-  Tensor forward(const Tensor& x) override {                    // (B, 1, H, W) -> (B, 1, 2H, 2W)
-    const Tensor features = (*blocks)((*shuffle)((*head)(x)));  // (B, w, 2H, 2W)
-    const Tensor up = upsample_nearest2x(x) * 0.998 + 0.001;    // (B, 1, 2H, 2W)
-    return sigmoid((*tail)(features) + (up.log() - (1.0 - up).log()));
+  Tensor forward(const Tensor& x) override {                  // (B, 1, H, W) -> (B, 1, 2H, 2W)
+    const Tensor features = blocks(shuffle(head(x)));         // (B, w, 2H, 2W)
+    const Tensor up = upsample_nearest2x(x) * 0.998 + 0.001;  // (B, 1, 2H, 2W)
+    return sigmoid(tail(features) + (up.log() - (1.0 - up).log()));
   }
 
-  std::shared_ptr<nn::Conv2d> head, tail;
-  std::shared_ptr<nn::PixelShuffle> shuffle;
-  std::shared_ptr<nn::Sequential> blocks;
+  nn::Conv2d head{nullptr}, tail{nullptr};
+  nn::PixelShuffle shuffle{nullptr};
+  nn::Sequential blocks{nullptr};
 };
 
 // The 3x3 Laplacian of single-channel images (B, 1, H, W), zero-padded to the same size.

@@ -21,9 +21,9 @@
 
 #include "bench/gpu_harness.h"
 #include "bench/variants/variants.h"
-#include "core/half.h"
-#include "kernels/cuda/cuda_common.cuh"
-#include "kernels/elementwise_math.h"
+#include <leangrad/core/half.h>
+#include <leangrad/kernels/cuda/cuda_common.cuh>
+#include <leangrad/kernels/elementwise_math.h>
 
 namespace {
 

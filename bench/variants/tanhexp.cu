@@ -27,9 +27,9 @@
 
 #include "bench/gpu_harness.h"
 #include "bench/variants/variants.h"
-#include "core/half.h"
-#include "kernels/cuda/cuda_common.cuh"
-#include "kernels/tanhexp_math.h"
+#include <leangrad/core/half.h>
+#include <leangrad/kernels/cuda/cuda_common.cuh>
+#include <leangrad/kernels/tanhexp_math.h>
 
 namespace {
 

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "bench/gpu_harness.h"
-#include "kernels/creation.h"
-#include "core/error.h"
+#include <leangrad/kernels/creation.h>
+#include <leangrad/core/error.h>
 
 namespace leangrad::bench {
 

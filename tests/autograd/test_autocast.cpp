@@ -6,13 +6,13 @@
 #include <cmath>
 #include <vector>
 
-#include "autograd/autocast.h"
-#include "autograd/checkpoint.h"
-#include "autograd/functions.h"
-#include "autograd/grad_mode.h"
-#include "autograd/nn_functions.h"
-#include "core/generator.h"
-#include "kernels/creation.h"
+#include <leangrad/autograd/autocast.h>
+#include <leangrad/autograd/checkpoint.h>
+#include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/grad_mode.h>
+#include <leangrad/autograd/nn_functions.h>
+#include <leangrad/core/generator.h>
+#include <leangrad/kernels/creation.h>
 #include "testing/tensor_testing.h"
 
 namespace leangrad {

@@ -4,13 +4,13 @@
 
 #include <cmath>
 
-#include "autograd/checkpoint.h"
-#include "autograd/functions.h"
-#include "autograd/grad_mode.h"
-#include "autograd/saved_tensor.h"
-#include "core/generator.h"
-#include "core/memory.h"
-#include "kernels/creation.h"
+#include <leangrad/autograd/checkpoint.h>
+#include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/grad_mode.h>
+#include <leangrad/autograd/saved_tensor.h>
+#include <leangrad/core/generator.h>
+#include <leangrad/core/memory.h>
+#include <leangrad/kernels/creation.h>
 #include "testing/tensor_testing.h"
 
 namespace leangrad {

@@ -2,11 +2,14 @@
 // writes it, checked against finite differences and against the same formula built from ops.
 #include <gtest/gtest.h>
 
+#include <any>
 #include <cmath>
 
-#include "autograd/custom_function.h"
-#include "autograd/functions.h"
-#include "core/creation.h"
+#include <leangrad/autograd/custom_function.h>
+#include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/nn_functions.h>
+#include <leangrad/autograd/saved_tensor.h>
+#include <leangrad/core/creation.h>
 #include "testing/tensor_testing.h"
 
 namespace leangrad {
@@ -110,6 +113,63 @@ TEST(CustomFunction, SavedTensorModifiedInPlaceIsReported) {
     EXPECT_NE(std::string(e.what()).find("TanhExpFunction"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("in-place"), std::string::npos) << e.what();
   }
+}
+
+// LibTorch's tutorial function, in its spelling (AutogradContext, tensor_list, by-value tensors,
+// a defaulted bias): backward returns three gradients also when apply was given two tensors.
+struct LinearFunction : autograd::Function<LinearFunction> {
+  static Tensor forward(autograd::AutogradContext* ctx, Tensor input, Tensor weight,
+                        Tensor bias = Tensor()) {
+    ctx->save_for_backward({input, weight, bias});
+    Tensor output = input.mm(weight.t());
+    if (bias.defined()) output += bias;
+    return output;
+  }
+  static autograd::tensor_list backward(autograd::AutogradContext* ctx,
+                                        autograd::tensor_list grad_outputs) {
+    const auto saved = ctx->get_saved_variables();
+    const Tensor& grad_output = grad_outputs[0];
+    Tensor grad_bias;
+    if (saved[2].defined()) grad_bias = grad_output.sum(0);
+    return {grad_output.mm(saved[1]), grad_output.t().mm(saved[0]), grad_bias};
+  }
+};
+
+TEST(CustomFunction, ExtraUndefinedGradientsAreDroppedAsInLibTorch) {
+  const Tensor x = test::make_tensor({1, 2, 3, 4, 5, 6}, {2, 3}).requires_grad_();
+  const Tensor w = test::make_tensor({0.5, -1, 2, 1, 0, -0.5}, {2, 3}).requires_grad_();
+  LinearFunction::apply(x, w).sum().backward();  // no bias: the third gradient is dropped
+  const Tensor x_ref = x.detach().requires_grad_();
+  const Tensor w_ref = w.detach().requires_grad_();
+  linear(x_ref, w_ref).sum().backward();
+  EXPECT_TRUE(test::all_close(x.grad(), test::to_vector(x_ref.grad()), 0, 0));
+  EXPECT_TRUE(test::all_close(w.grad(), test::to_vector(w_ref.grad()), 0, 0));
+  // With the bias given, its gradient is the third.
+  const Tensor b = test::make_tensor({1, 1}, {2}).requires_grad_();
+  LinearFunction::apply(x, w, b).sum().backward();
+  EXPECT_TRUE(test::all_close(b.grad(), {2.0, 2.0}, 0, 0));
+}
+
+// As in LibTorch, what forward passes to save_for_backward is saved (through the saved-tensor
+// hooks) only when the call records a graph: under NoGradGuard, or when no input requires grad,
+// the hooks see nothing.
+TEST(CustomFunction, NothingIsSavedWithoutAGraph) {
+  int packed = 0;
+  autograd::SavedTensorHooksGuard guard(
+      [&](const Tensor& t) -> std::any {
+        ++packed;
+        return t;
+      },
+      [](const std::any& stored) { return std::any_cast<Tensor>(stored); });
+  const Tensor x = test::make_tensor({1, 2}, {2}, kFloat64).requires_grad_();
+  {
+    NoGradGuard no_grad;
+    TanhExpFunction::apply(x);
+  }
+  TanhExpFunction::apply(x.detach());
+  EXPECT_EQ(packed, 0);
+  TanhExpFunction::apply(x).sum().backward();
+  EXPECT_EQ(packed, 1);
 }
 
 }  // namespace

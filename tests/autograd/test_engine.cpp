@@ -7,12 +7,12 @@
 #include <cmath>
 #include <string>
 
-#include "autograd/checkpoint.h"
-#include "autograd/engine.h"
-#include "autograd/functions.h"
-#include "autograd/grad_mode.h"
-#include "autograd/graph.h"
-#include "kernels/creation.h"
+#include <leangrad/autograd/checkpoint.h>
+#include <leangrad/autograd/engine.h>
+#include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/grad_mode.h>
+#include <leangrad/autograd/graph.h>
+#include <leangrad/kernels/creation.h>
 #include "testing/tensor_testing.h"
 
 namespace leangrad {
@@ -256,13 +256,12 @@ TEST(Engine, InPlaceChangeThroughAViewIsSeenToo) {
   EXPECT_TRUE(contains(message, "in-place")) << message;
 }
 
-TEST(Engine, InPlaceOpOnATensorRequiringGradThrowsInGradMode) {
+TEST(Engine, InPlaceOpOnALeafRequiringGradThrowsInGradMode) {
   Tensor x = leaf({1, 2});
   EXPECT_THROW(x.add_(1.0), Error);
   EXPECT_THROW(x.mul_(2.0), Error);
   EXPECT_THROW(x.zero_(), Error);
-  Tensor y = x * 2.0;
-  EXPECT_THROW(y.fill_(0.0), Error);
+  // (On a non-leaf it is recorded: tests/autograd/test_inplace.cpp.)
   {
     NoGradGuard no_grad;  // an optimizer step
     x.add_(1.0);

@@ -9,11 +9,11 @@
 #include <functional>
 #include <string>
 
-#include "autograd/functions.h"
-#include "autograd/grad_mode.h"
-#include "autograd/graph.h"
-#include "core/views.h"
-#include "kernels/creation.h"
+#include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/grad_mode.h>
+#include <leangrad/autograd/graph.h>
+#include <leangrad/core/views.h>
+#include <leangrad/kernels/creation.h>
 #include "testing/gradcheck.h"
 #include "testing/tensor_testing.h"
 

@@ -4,11 +4,11 @@
 
 #include <cmath>
 
-#include "autograd/functions.h"
-#include "autograd/grad_mode.h"
-#include "autograd/saved_tensor.h"
-#include "core/generator.h"
-#include "kernels/creation.h"
+#include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/grad_mode.h>
+#include <leangrad/autograd/saved_tensor.h>
+#include <leangrad/core/generator.h>
+#include <leangrad/kernels/creation.h>
 #include "testing/tensor_testing.h"
 
 namespace leangrad {

@@ -13,13 +13,13 @@
 #include <tuple>
 #include <vector>
 
-#include "autograd/functions.h"
-#include "autograd/grad_mode.h"
-#include "autograd/nn_functions.h"
-#include "core/creation.h"
-#include "core/generator.h"
-#include "core/indexing.h"
-#include "kernels/creation.h"
+#include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/grad_mode.h>
+#include <leangrad/autograd/nn_functions.h>
+#include <leangrad/core/creation.h>
+#include <leangrad/core/generator.h>
+#include <leangrad/core/indexing.h>
+#include <leangrad/kernels/creation.h>
 #include "testing/gradcheck.h"
 #include "testing/tensor_testing.h"
 

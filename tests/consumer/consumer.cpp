@@ -1,12 +1,29 @@
-// Uses only the core and memory names of shared/API.md, through the installed umbrella header.
-// Exits non-zero (with a message) when a value is wrong.
+// Uses only the core, memory and nn names of shared/API.md, through the installed umbrella
+// header, and the kernel-level API of <leangrad/kernels/ops.h>. Its own data/dataset.h and
+// core/tensor.h (include/ here) are named like leangrad's headers and come first on the include
+// path. Exits non-zero (with a message) when a value is wrong.
+#include <leangrad/kernels/ops.h>
 #include <leangrad/leangrad.h>
+
+#include "core/tensor.h"
+#include "data/dataset.h"
 
 #include <cmath>
 #include <iostream>
+#include <string>
+#include <vector>
 
 namespace {
 int failures = 0;
+
+// A module in LibTorch's idiom: a holder member, registered by value.
+struct TinyImpl : leangrad::nn::Module {
+  TinyImpl() { fc = register_module("fc", leangrad::nn::Linear(3, 2)); }
+  leangrad::Tensor forward(const leangrad::Tensor& x) override { return fc(x); }
+  leangrad::nn::Linear fc{nullptr};
+};
+LEANGRAD_MODULE(Tiny);
+
 void check(bool ok, const char* what) {
   if (!ok) {
     std::cerr << "consumer: FAILED " << what << "\n";
@@ -38,9 +55,16 @@ int main() {
     threw = std::string(e.what()).find("[2, 3]") != std::string::npos;
   }
   check(threw, "ShapeError naming the shapes");
+  Tiny tiny;
+  check(tiny(ones({4, 3})).shape() == Shape{4, 2} &&
+            tiny->named_parameters().keys() == std::vector<std::string>{"fc.weight", "fc.bias"},
+        "nn module holders");
   const MemoryStats stats = memory::stats(kCPU);
   check(stats.allocated > 0 && stats.reserved >= stats.allocated, "memory::stats");
   check(!memory::summary(kCPU).empty(), "memory::summary");
+  check(ops::unary(UnaryOp::Neg, a).sum().item<double>() == -15.0, "ops::unary");
+  check(consumer::Dataset().size() == 3 && consumer::kTensorHeaderValue == 7,
+        "the consumer's own data/dataset.h and core/tensor.h");
   std::cout << "consumer: leangrad " << (cuda::is_available() ? "with" : "without") << " a GPU, "
             << get_num_threads() << " threads, " << failures << " failures\n";
   return failures == 0 ? 0 : 1;

@@ -7,6 +7,19 @@ execute_process(COMMAND ${CMAKE_COMMAND} --install "${BUILD_DIR}" --prefix "${pr
 if(NOT result EQUAL 0)
   message(FATAL_ERROR "cmake --install failed (${result})")
 endif()
+# Only the public headers are installed: the umbrella header, kernels/ops.h and what they include
+# (cmake/install.cmake); the kernels' backend contract, launchers and geometry stay private.
+foreach(private_header kernels/backend.h kernels/dispatch.h kernels/cpu/parallel_for.h
+                       kernels/conv_geometry.h core/allocator_backends.h distributed/tcp_store.h)
+  if(EXISTS "${prefix}/include/leangrad/${private_header}")
+    message(FATAL_ERROR "the private header ${private_header} was installed")
+  endif()
+endforeach()
+foreach(public_header leangrad.h kernels/ops.h core/tensor.h data/dataset.h)
+  if(NOT EXISTS "${prefix}/include/leangrad/${public_header}")
+    message(FATAL_ERROR "the public header ${public_header} was not installed")
+  endif()
+endforeach()
 execute_process(COMMAND ${CMAKE_COMMAND} -S "${SOURCE_DIR}/tests/consumer" -B "${WORK_DIR}/build"
                         -G "${GENERATOR}" -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_BUILD_TYPE=Release
                 RESULT_VARIABLE result)
@@ -47,7 +60,8 @@ if(PKG_CONFIG_EXECUTABLE AND CXX_COMPILER)
     message(FATAL_ERROR "pkg-config --cflags --libs leangrad failed (${result})")
   endif()
   separate_arguments(pc_flags UNIX_COMMAND "${pc_flags}")
-  execute_process(COMMAND "${CXX_COMPILER}" "${SOURCE_DIR}/tests/consumer/consumer.cpp"
+  execute_process(COMMAND "${CXX_COMPILER}" -I "${SOURCE_DIR}/tests/consumer/include"
+                          "${SOURCE_DIR}/tests/consumer/consumer.cpp"
                           -o "${WORK_DIR}/consumer_pkg_config" ${pc_flags}
                   RESULT_VARIABLE result ERROR_VARIABLE err)
   if(NOT result EQUAL 0)

@@ -14,10 +14,10 @@
 #include <thread>
 #include <vector>
 
-#include "core/allocator.h"
-#include "core/cuda.h"
-#include "core/error.h"
-#include "core/memory.h"
+#include <leangrad/core/allocator.h>
+#include <leangrad/core/cuda.h>
+#include <leangrad/core/error.h>
+#include <leangrad/core/memory.h>
 
 namespace leangrad {
 namespace {

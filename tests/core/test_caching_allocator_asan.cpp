@@ -7,11 +7,11 @@
 #include <cstring>
 #include <memory>
 
-#include "core/allocator.h"
-#include "core/allocator_backends.h"
-#include "core/creation.h"
-#include "core/macros.h"
-#include "core/tensor.h"
+#include <leangrad/core/allocator.h>
+#include <leangrad/core/allocator_backends.h>
+#include <leangrad/core/creation.h>
+#include <leangrad/core/macros.h>
+#include <leangrad/core/tensor.h>
 
 namespace leangrad {
 namespace {

@@ -8,7 +8,7 @@
 #include <cstring>
 #include <limits>
 
-#include "core/half.h"
+#include <leangrad/core/half.h>
 
 namespace leangrad {
 namespace {

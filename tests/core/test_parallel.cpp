@@ -7,9 +7,9 @@
 #include <atomic>
 #include <thread>
 
-#include "core/error.h"
-#include "core/parallel.h"
-#include "kernels/cpu/parallel_for.h"
+#include <leangrad/core/error.h>
+#include <leangrad/core/parallel.h>
+#include <leangrad/kernels/cpu/parallel_for.h>
 
 namespace leangrad {
 namespace {

@@ -4,11 +4,11 @@
 
 #include <cmath>
 
-#include "autograd/functions.h"
-#include "core/generator.h"
-#include "core/philox.h"
-#include "kernels/creation.h"
-#include "kernels/ops.h"
+#include <leangrad/autograd/functions.h>
+#include <leangrad/core/generator.h>
+#include <leangrad/core/philox.h>
+#include <leangrad/kernels/creation.h>
+#include <leangrad/kernels/ops.h>
 #include "testing/tensor_testing.h"
 
 namespace leangrad {

@@ -6,11 +6,11 @@
 #include <cstdint>
 #include <limits>
 
-#include "autograd/functions.h"
-#include "autograd/nn_functions.h"
-#include "core/cuda.h"
-#include "core/generator.h"
-#include "kernels/creation.h"
+#include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/nn_functions.h>
+#include <leangrad/core/cuda.h>
+#include <leangrad/core/generator.h>
+#include <leangrad/kernels/creation.h>
 #include "testing/tensor_testing.h"
 
 namespace leangrad {

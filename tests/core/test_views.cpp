@@ -2,8 +2,8 @@
 // shared storage and version counter, and the errors bad arguments raise.
 #include <gtest/gtest.h>
 
-#include "autograd/functions.h"
-#include "core/creation.h"
+#include <leangrad/autograd/functions.h>
+#include <leangrad/core/creation.h>
 #include "testing/tensor_testing.h"
 
 namespace leangrad {

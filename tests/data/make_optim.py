@@ -116,6 +116,22 @@ def main():
         scheduler_case("cosine", lambda o: (
             torch.optim.lr_scheduler.CosineAnnealingLR(o, T_max=10, eta_min=0.001),
             {"t_max": 10, "eta_min": 0.001})),
+        # OneCycleLR (cosine annealing, momentum cycling off: leangrad cycles only the lr).
+        scheduler_case("one_cycle", lambda o: (
+            torch.optim.lr_scheduler.OneCycleLR(o, max_lr=0.5, total_steps=STEPS, pct_start=0.3,
+                                                div_factor=25.0, final_div_factor=1e4,
+                                                cycle_momentum=False),
+            {"max_lr": 0.5, "total_steps": STEPS, "pct_start": 0.3, "div_factor": 25.0,
+             "final_div_factor": 1e4})),
+        # Cosine with linear warm-up (leangrad's CosineWithWarmupLR) built from PyTorch's own
+        # pieces: LinearLR from 1/W to 1 over W - 1 steps, then CosineAnnealingLR over the rest.
+        scheduler_case("cosine_with_warmup", lambda o: (
+            torch.optim.lr_scheduler.SequentialLR(o, [
+                torch.optim.lr_scheduler.LinearLR(o, start_factor=1.0 / 4, end_factor=1.0,
+                                                  total_iters=3),
+                torch.optim.lr_scheduler.CosineAnnealingLR(o, T_max=STEPS - 4, eta_min=0.002)],
+                milestones=[4]),
+            {"warmup_steps": 4, "total_steps": STEPS, "eta_min": 0.002})),
     ]
     write("optim.json", "make_optim.py", cases)
 

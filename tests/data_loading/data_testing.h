@@ -10,7 +10,7 @@
 #include <iterator>
 #include <string>
 
-#include "core/tensor.h"
+#include <leangrad/core/tensor.h>
 
 namespace leangrad::test {
 

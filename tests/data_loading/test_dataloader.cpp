@@ -10,11 +10,11 @@
 #include <set>
 #include <thread>
 
-#include "core/cuda.h"
-#include "core/generator.h"
-#include "data/dataloader.h"
+#include <leangrad/core/cuda.h>
+#include <leangrad/core/generator.h>
+#include <leangrad/data/dataloader.h>
 #include "data_loading/data_testing.h"
-#include "kernels/creation.h"
+#include <leangrad/kernels/creation.h>
 #include "testing/tensor_testing.h"
 
 namespace leangrad::data {

@@ -15,12 +15,12 @@
 #include <string>
 #include <vector>
 
-#include "core/creation.h"
-#include "data/file_io.h"
-#include "data/mnist.h"
-#include "data/safetensors.h"
+#include <leangrad/core/creation.h>
+#include <leangrad/data/file_io.h>
+#include <leangrad/data/mnist.h>
+#include <leangrad/data/safetensors.h>
 #include "data_loading/data_testing.h"
-#include "kernels/creation.h"
+#include <leangrad/kernels/creation.h>
 #include "testing/file_size_limit.h"
 
 namespace leangrad {

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "data/mnist.h"
+#include <leangrad/data/mnist.h>
 #include "data_loading/data_testing.h"
 #include "testing/tensor_testing.h"
 

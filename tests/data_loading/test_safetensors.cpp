@@ -10,12 +10,12 @@
 #include <filesystem>
 #include <random>
 
-#include "core/cuda.h"
-#include "core/generator.h"
-#include "data/safetensors.h"
+#include <leangrad/core/cuda.h>
+#include <leangrad/core/generator.h>
+#include <leangrad/data/safetensors.h>
+#include <leangrad/kernels/creation.h>
+#include <leangrad/nn/linear.h>
 #include "data_loading/data_testing.h"
-#include "kernels/creation.h"
-#include "nn/linear.h"
 #include "testing/file_size_limit.h"
 #include "testing/tensor_testing.h"
 
@@ -174,21 +174,21 @@ TEST(SafetensorsModule, SaveAndLoadRestoreParameters) {
   TempDir dir;
   manual_seed(1);
   nn::Linear source(4, 3);
-  source.save(dir.file("linear.safetensors"));
+  source->save(dir.file("linear.safetensors"));
   EXPECT_EQ(load_safetensors_metadata(dir.file("linear.safetensors")).at("format"), "pt");
   manual_seed(2);
   nn::Linear target(4, 3);
-  ASSERT_NE(tensor_bytes(target.state_dict()[0].second),
-            tensor_bytes(source.state_dict()[0].second));
-  target.load(dir.file("linear.safetensors"));
-  expect_same(target.state_dict(), source.state_dict());
+  ASSERT_NE(tensor_bytes(target->state_dict()[0].second),
+            tensor_bytes(source->state_dict()[0].second));
+  target->load(dir.file("linear.safetensors"));
+  expect_same(target->state_dict(), source->state_dict());
 
   nn::Linear wrong_shape(4, 2);
-  EXPECT_THROW(wrong_shape.load(dir.file("linear.safetensors")), ShapeError);
+  EXPECT_THROW(wrong_shape->load(dir.file("linear.safetensors")), ShapeError);
   nn::Linear no_bias(nn::LinearOptions(4, 3).bias(false));
-  EXPECT_THROW(no_bias.load(dir.file("linear.safetensors")), Error);  // unexpected 'bias'
-  no_bias.load(dir.file("linear.safetensors"), /*strict=*/false);
-  expect_same({no_bias.state_dict()[0]}, {source.state_dict()[0]});
+  EXPECT_THROW(no_bias->load(dir.file("linear.safetensors")), Error);  // unexpected 'bias'
+  no_bias->load(dir.file("linear.safetensors"), /*strict=*/false);
+  expect_same({no_bias->state_dict()[0]}, {source->state_dict()[0]});
 }
 
 // ---- Atomic writes -----------------------------------------------------------------------------

@@ -9,8 +9,8 @@
 #include <map>
 #include <numeric>
 
-#include "core/error.h"
-#include "data/sampler.h"
+#include <leangrad/core/error.h>
+#include <leangrad/data/sampler.h>
 
 namespace leangrad::data {
 namespace {

@@ -18,14 +18,14 @@
 #include <string>
 #include <vector>
 
-#include "autograd/functions.h"
-#include "autograd/grad_mode.h"
-#include "autograd/nn_functions.h"
-#include "core/generator.h"
-#include "distributed/ddp.h"
-#include "distributed/distributed.h"
-#include "kernels/creation.h"
-#include "nn/nn.h"
+#include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/grad_mode.h>
+#include <leangrad/autograd/nn_functions.h>
+#include <leangrad/core/generator.h>
+#include <leangrad/distributed/ddp.h>
+#include <leangrad/distributed/distributed.h>
+#include <leangrad/kernels/creation.h>
+#include <leangrad/nn/nn.h>
 #include "testing/tensor_testing.h"
 
 namespace dist = leangrad::distributed;
@@ -52,36 +52,33 @@ dist::DDPOptions small_buckets() {
 // ---- Models ---------------------------------------------------------------------------------
 
 std::shared_ptr<nn::Module> make_mlp() {  // (N, 20) -> (N, 10)
-  return std::make_shared<nn::Sequential>(std::vector<std::shared_ptr<nn::Module>>{
-      std::make_shared<nn::Linear>(20, 32), std::make_shared<nn::ReLU>(),
-      std::make_shared<nn::Linear>(32, 32), std::make_shared<nn::ReLU>(),
-      std::make_shared<nn::Linear>(32, 10)});
+  return nn::Sequential(nn::Linear(20, 32), nn::ReLU(), nn::Linear(32, 32), nn::ReLU(),
+                        nn::Linear(32, 10));
 }
 
 std::shared_ptr<nn::Module> make_cnn() {  // (N, 1, 8, 8) -> (N, 10)
-  return std::make_shared<nn::Sequential>(std::vector<std::shared_ptr<nn::Module>>{
-      std::make_shared<nn::Conv2d>(nn::Conv2dOptions(1, 4, 3).padding(1)),  // (N, 4, 8, 8)
-      std::make_shared<nn::ReLU>(), std::make_shared<nn::MaxPool2d>(2),     // (N, 4, 4, 4)
-      std::make_shared<nn::Conv2d>(nn::Conv2dOptions(4, 8, 3).padding(1)),  // (N, 8, 4, 4)
-      std::make_shared<nn::ReLU>(), std::make_shared<nn::MaxPool2d>(2),     // (N, 8, 2, 2)
-      std::make_shared<nn::Flatten>(),                                      // (N, 32)
-      std::make_shared<nn::Linear>(32, 10)});
+  return nn::Sequential(nn::Conv2d(nn::Conv2dOptions(1, 4, 3).padding(1)),  // (N, 4, 8, 8)
+                        nn::ReLU(), nn::MaxPool2d(2),                       // (N, 4, 4, 4)
+                        nn::Conv2d(nn::Conv2dOptions(4, 8, 3).padding(1)),  // (N, 8, 4, 4)
+                        nn::ReLU(), nn::MaxPool2d(2),                       // (N, 8, 2, 2)
+                        nn::Flatten(),                                      // (N, 32)
+                        nn::Linear(32, 10));
 }
 
 // a(x) [+ b(x) * mask]; c is never used. The reference passes a (N, 1) mask selecting the rows
 // whose rank uses b; a DDP replica uses b on all its rows or on none.
 struct Branches : nn::Module {
   Branches() : Module("Branches") {
-    a = register_module("a", std::make_shared<nn::Linear>(20, 10));
-    b = register_module("b", std::make_shared<nn::Linear>(20, 10));
-    c = register_module("c", std::make_shared<nn::Linear>(20, 10));
+    a = register_module("a", nn::Linear(20, 10));
+    b = register_module("b", nn::Linear(20, 10));
+    c = register_module("c", nn::Linear(20, 10));
   }
   Tensor forward(const Tensor& x) override {
     Tensor y = a->forward(x);
     if (use_b) y = y + (mask.defined() ? b->forward(x) * mask : b->forward(x));
     return y;
   }
-  std::shared_ptr<nn::Linear> a, b, c;
+  nn::Linear a{nullptr}, b{nullptr}, c{nullptr};
   bool use_b = true;
   Tensor mask;
 };
@@ -90,15 +87,15 @@ struct Branches : nn::Module {
 // the middle of backward, after second's gradients and before first's.
 struct TwoStages : nn::Module {
   TwoStages() : Module("TwoStages") {
-    first = register_module("first", std::make_shared<nn::Linear>(20, 256));
-    second = register_module("second", std::make_shared<nn::Linear>(256, 10));
+    first = register_module("first", nn::Linear(20, 256));
+    second = register_module("second", nn::Linear(256, 10));
   }
   Tensor forward(const Tensor& x) override {
     Tensor h = relu(first->forward(x));
     if (on_middle_of_backward) h.register_hook(on_middle_of_backward);
     return second->forward(h);
   }
-  std::shared_ptr<nn::Linear> first, second;
+  nn::Linear first{nullptr}, second{nullptr};
   std::function<void(const Tensor&)> on_middle_of_backward;
 };
 
@@ -246,8 +243,8 @@ void no_sync_accumulation() {
     local->load_state_dict(ddp.module()->state_dict());
     local->zero_grad();
     (cross_entropy(local->forward(half1.x), half1.y) * 0.5).backward();
-    const NamedTensors ours = ddp.module()->named_parameters();
-    const NamedTensors plain = local->named_parameters();
+    const auto ours = ddp.module()->named_parameters();
+    const auto plain = local->named_parameters();
     for (std::size_t i = 0; i < ours.size(); ++i) {
       check(to_vector(ours[i].second.grad()) == to_vector(plain[i].second.grad()),
             "step " + std::to_string(step) + ": the no_sync gradient of " + ours[i].first +
@@ -338,7 +335,7 @@ void construction_broadcast() {
 void mismatched_models() {
   const int rank = dist::get_rank();
   auto model = make_mlp();
-  if (rank == 1) model->register_module("extra", std::make_shared<nn::Linear>(2, 2));
+  if (rank == 1) model->register_module("extra", nn::Linear(2, 2));
   try {
     dist::DistributedDataParallel ddp(model);
     check(false, "wrapping different models did not throw");

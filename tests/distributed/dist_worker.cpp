@@ -19,10 +19,10 @@
 #include <thread>
 #include <vector>
 
-#include "core/creation.h"
-#include "core/error.h"
+#include <leangrad/core/creation.h>
+#include <leangrad/core/error.h>
+#include <leangrad/distributed/distributed.h>
 #include "distributed/ddp_scenarios.h"
-#include "distributed/distributed.h"
 #include "testing/tensor_testing.h"
 
 namespace dist = leangrad::distributed;

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "distributed/process_group.h"
+#include <leangrad/distributed/process_group.h>
 
 // In a test body: SKIPPED in a build without Gloo (LEANGRAD_WITH_GLOO=OFF), where no rank could
 // join a process group.

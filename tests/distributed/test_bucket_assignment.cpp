@@ -3,8 +3,8 @@
 // device per bucket, oversized parameters alone, and the launch order.
 #include <gtest/gtest.h>
 
-#include "core/error.h"
-#include "distributed/bucket_assignment.h"
+#include <leangrad/core/error.h>
+#include <leangrad/distributed/bucket_assignment.h>
 
 namespace leangrad::distributed {
 namespace {

@@ -6,12 +6,12 @@
 #include <cmath>
 #include <limits>
 
-#include "core/creation.h"
-#include "core/error.h"
-#include "core/half.h"
-#include "distributed/collective.h"
-#include "distributed/reduce_op.h"
-#include "kernels/creation.h"
+#include <leangrad/core/creation.h>
+#include <leangrad/core/error.h>
+#include <leangrad/core/half.h>
+#include <leangrad/distributed/collective.h>
+#include <leangrad/distributed/reduce_op.h>
+#include <leangrad/kernels/creation.h>
 #include "testing/tensor_testing.h"
 
 namespace leangrad::distributed {

@@ -7,9 +7,9 @@
 #include <cstdlib>
 #include <string>
 
-#include "core/cuda.h"
+#include <leangrad/core/cuda.h>
+#include <leangrad/distributed/process_group.h>
 #include "distributed/launch.h"
-#include "distributed/process_group.h"
 #include "testing/tensor_testing.h"
 
 namespace leangrad::test {

@@ -6,16 +6,16 @@
 
 #include <memory>
 
-#include "autograd/checkpoint.h"
-#include "autograd/functions.h"
-#include "autograd/grad_mode.h"
-#include "autograd/nn_functions.h"
-#include "core/generator.h"
-#include "distributed/ddp.h"
-#include "distributed/distributed.h"
-#include "kernels/creation.h"
-#include "nn/nn.h"
-#include "optim/optim.h"
+#include <leangrad/autograd/checkpoint.h>
+#include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/grad_mode.h>
+#include <leangrad/autograd/nn_functions.h>
+#include <leangrad/core/generator.h>
+#include <leangrad/distributed/ddp.h>
+#include <leangrad/distributed/distributed.h>
+#include <leangrad/kernels/creation.h>
+#include <leangrad/nn/nn.h>
+#include <leangrad/optim/optim.h>
 #include "testing/tensor_testing.h"
 
 namespace leangrad::distributed {
@@ -32,11 +32,9 @@ class DDPOneProcess : public ::testing::Test {
   }
 };
 
-std::shared_ptr<nn::Sequential> mlp(std::uint64_t seed) {  // (N, 6) -> (N, 3)
+nn::Sequential mlp(std::uint64_t seed) {  // (N, 6) -> (N, 3)
   manual_seed(seed);
-  return std::make_shared<nn::Sequential>(std::vector<std::shared_ptr<nn::Module>>{
-      std::make_shared<nn::Linear>(6, 8), std::make_shared<nn::ReLU>(),
-      std::make_shared<nn::Linear>(8, 3)});
+  return nn::Sequential(nn::Linear(6, 8), nn::ReLU(), nn::Linear(8, 3));
 }
 
 Tensor batch_x(int step) {
@@ -51,11 +49,11 @@ Tensor batch_y() {
 struct WithHead : nn::Module {
   explicit WithHead(std::uint64_t seed) : Module("WithHead") {
     body = register_module("body", mlp(seed));
-    head = register_module("head", std::make_shared<nn::Linear>(3, 2));
+    head = register_module("head", nn::Linear(3, 2));
   }
   Tensor forward(const Tensor& x) override { return body->forward(x); }
-  std::shared_ptr<nn::Sequential> body;
-  std::shared_ptr<nn::Linear> head;
+  nn::Sequential body{nullptr};
+  nn::Linear head{nullptr};
 };
 
 std::string error_of(const std::function<void()>& f) {
@@ -195,9 +193,7 @@ TEST_F(DDPOneProcess, AParameterReducedTwiceInOneBackwardIsNamed) {
   // A checkpointed segment runs its own backward: a weight used inside and outside it
   // accumulates twice.
   struct Shared : nn::Module {
-    Shared() : Module("Shared") {
-      lin = register_module("lin", std::make_shared<nn::Linear>(6, 6));
-    }
+    Shared() : Module("Shared") { lin = register_module("lin", nn::Linear(6, 6)); }
     Tensor forward(const Tensor& x) override {
       Tensor inside = autograd::checkpoint(
           [this](const std::vector<Tensor>& in) {
@@ -206,7 +202,7 @@ TEST_F(DDPOneProcess, AParameterReducedTwiceInOneBackwardIsNamed) {
           {x})[0];
       return lin->forward(inside);
     }
-    std::shared_ptr<nn::Linear> lin;
+    nn::Linear lin{nullptr};
   };
   DistributedDataParallel ddp(std::make_shared<Shared>());
   Tensor x = batch_x(0).requires_grad_();
@@ -223,9 +219,9 @@ TEST_F(DDPOneProcess, ACheckpointedSegmentIsReducedWithTheRest) {
   struct Recomputed : nn::Module {
     explicit Recomputed(std::uint64_t seed) : Module("Recomputed") {
       manual_seed(seed);
-      first = register_module("first", std::make_shared<nn::Linear>(6, 8));
-      inner = register_module("inner", std::make_shared<nn::Linear>(8, 8));
-      last = register_module("last", std::make_shared<nn::Linear>(8, 3));
+      first = register_module("first", nn::Linear(6, 8));
+      inner = register_module("inner", nn::Linear(8, 8));
+      last = register_module("last", nn::Linear(8, 3));
     }
     Tensor forward(const Tensor& x) override {
       Tensor h = relu(first->forward(x));
@@ -236,7 +232,7 @@ TEST_F(DDPOneProcess, ACheckpointedSegmentIsReducedWithTheRest) {
           {h})[0];
       return last->forward(h);
     }
-    std::shared_ptr<nn::Linear> first, inner, last;
+    nn::Linear first{nullptr}, inner{nullptr}, last{nullptr};
   };
   auto plain = std::make_shared<Recomputed>(10);
   DistributedDataParallel ddp(std::make_shared<Recomputed>(10),

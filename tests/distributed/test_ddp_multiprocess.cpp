@@ -8,8 +8,8 @@
 #include <cstdlib>
 #include <string>
 
+#include <leangrad/distributed/process_group.h>
 #include "distributed/launch.h"
-#include "distributed/process_group.h"
 #include "testing/tensor_testing.h"
 
 namespace leangrad::test {

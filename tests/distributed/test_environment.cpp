@@ -6,8 +6,8 @@
 #include <map>
 #include <string>
 
-#include "core/error.h"
-#include "distributed/environment.h"
+#include <leangrad/core/error.h>
+#include <leangrad/distributed/environment.h>
 
 namespace leangrad::distributed {
 namespace {

@@ -8,9 +8,9 @@
 #include <filesystem>
 #include <string>
 
+#include <leangrad/distributed/process_group.h>
+#include <leangrad/distributed/socket.h>
 #include "distributed/launch.h"
-#include "distributed/process_group.h"
-#include "distributed/socket.h"
 #include "testing/tensor_testing.h"
 
 namespace leangrad::test {

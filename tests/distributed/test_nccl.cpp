@@ -5,9 +5,9 @@
 // with several GPUs (DistributedNcclTest.TwoRanks..., SKIPPED with fewer).
 #include <gtest/gtest.h>
 
-#include "core/cuda.h"
-#include "distributed/distributed.h"
-#include "leangrad/leangrad.h"
+#include <leangrad/core/cuda.h>
+#include <leangrad/distributed/distributed.h>
+#include <leangrad/leangrad.h>
 #include "testing/tensor_testing.h"
 
 namespace leangrad::distributed {

@@ -8,11 +8,11 @@
 #include <thread>
 #include <vector>
 
-#include "core/error.h"
-#include "distributed/process_group.h"
-#include "distributed/socket.h"
-#include "distributed/store_keys.h"
-#include "distributed/tcp_store.h"
+#include <leangrad/core/error.h>
+#include <leangrad/distributed/process_group.h>
+#include <leangrad/distributed/socket.h>
+#include <leangrad/distributed/store_keys.h>
+#include <leangrad/distributed/tcp_store.h>
 #include "testing/tensor_testing.h"
 
 namespace leangrad::distributed {

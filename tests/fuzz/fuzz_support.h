@@ -83,14 +83,14 @@ inline tools::CheckpointSpec checkpoint_spec() {
 }
 
 struct Training {
-  std::shared_ptr<nn::Linear> model;
+  nn::Linear model{nullptr};
   std::unique_ptr<optim::Adam> optimizer;
 };
 
 // A fresh model and optimizer after `steps` Adam steps on random inputs.
 inline Training make_training(int steps) {
   manual_seed(kSeed);
-  Training t{std::make_shared<nn::Linear>(3, 2), nullptr};
+  Training t{nn::Linear(3, 2), nullptr};
   t.optimizer = std::make_unique<optim::Adam>(t.model->parameters(), optim::AdamOptions(kLr));
   for (int i = 0; i < steps; ++i) {
     t.optimizer->zero_grad();

@@ -12,11 +12,11 @@
 #include <optional>
 #include <utility>
 
-#include "autograd/functions.h"
-#include "core/error.h"
-#include "core/generator.h"
-#include "kernels/creation.h"
-#include "kernels/ops.h"
+#include <leangrad/autograd/functions.h>
+#include <leangrad/core/error.h>
+#include <leangrad/core/generator.h>
+#include <leangrad/kernels/creation.h>
+#include <leangrad/kernels/ops.h>
 
 namespace leangrad::test {
 namespace {

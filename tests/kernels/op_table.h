@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "core/tensor.h"
+#include <leangrad/core/tensor.h>
 #include "testing/tensor_testing.h"
 
 namespace leangrad::test {

@@ -7,8 +7,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "kernels/conv_geometry.h"
-#include "kernels/ops.h"
+#include <leangrad/kernels/conv_geometry.h>
+#include <leangrad/kernels/ops.h>
 
 namespace leangrad::test {
 namespace {

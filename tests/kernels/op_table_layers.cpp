@@ -9,10 +9,10 @@
 #include <string>
 #include <utility>
 
-#include "autograd/functions.h"
-#include "autograd/nn_functions.h"
-#include "core/generator.h"
-#include "kernels/creation.h"
+#include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/nn_functions.h>
+#include <leangrad/core/generator.h>
+#include <leangrad/kernels/creation.h>
 
 namespace leangrad::test {
 namespace {

@@ -6,8 +6,8 @@
 // [GroupNorm strategies]).
 #include "kernels/op_table.h"
 
-#include "autograd/functions.h"
-#include "autograd/nn_functions.h"
+#include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/nn_functions.h>
 
 namespace leangrad::test {
 namespace {

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "core/creation.h"
-#include "kernels/ops.h"
+#include <leangrad/core/creation.h>
+#include <leangrad/kernels/ops.h>
 #include "testing/tensor_testing.h"
 
 namespace leangrad {

@@ -11,11 +11,11 @@
 #include <thread>
 #include <vector>
 
-#include "autograd/functions.h"
-#include "core/cuda.h"
-#include "core/error.h"
-#include "core/memory.h"
-#include "kernels/creation.h"
+#include <leangrad/autograd/functions.h>
+#include <leangrad/core/cuda.h>
+#include <leangrad/core/error.h>
+#include <leangrad/core/memory.h>
+#include <leangrad/kernels/creation.h>
 #include "kernels/op_table.h"
 #include "testing/tensor_testing.h"
 

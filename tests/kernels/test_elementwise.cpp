@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "kernels/creation.h"
-#include "kernels/elementwise_geometry.h"
-#include "kernels/ops.h"
+#include <leangrad/kernels/creation.h>
+#include <leangrad/kernels/elementwise_geometry.h>
+#include <leangrad/kernels/ops.h>
 #include "testing/tensor_testing.h"
 
 namespace leangrad {

@@ -10,11 +10,11 @@
 #include <iostream>
 #include <vector>
 
-#include "autograd/nn_functions.h"
-#include "core/error.h"
-#include "kernels/creation.h"
-#include "kernels/group_norm_math.h"
-#include "kernels/ops.h"
+#include <leangrad/autograd/nn_functions.h>
+#include <leangrad/core/error.h>
+#include <leangrad/kernels/creation.h>
+#include <leangrad/kernels/group_norm_math.h>
+#include <leangrad/kernels/ops.h>
 #include "testing/gradcheck.h"
 #include "testing/reference_data.h"
 #include "testing/tensor_testing.h"

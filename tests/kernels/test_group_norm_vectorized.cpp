@@ -15,10 +15,10 @@
 #include <string>
 #include <vector>
 
-#include "kernels/backend.h"
-#include "kernels/cpu/group_norm_reference.h"
-#include "kernels/creation.h"
-#include "kernels/ops.h"
+#include <leangrad/kernels/backend.h>
+#include <leangrad/kernels/cpu/group_norm_reference.h>
+#include <leangrad/kernels/creation.h>
+#include <leangrad/kernels/ops.h>
 #include "testing/tensor_testing.h"
 #include "testing/thread_count.h"
 

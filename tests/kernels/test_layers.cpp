@@ -9,12 +9,12 @@
 #include <string>
 #include <vector>
 
-#include "autograd/functions.h"
-#include "autograd/nn_functions.h"
-#include "core/error.h"
-#include "core/generator.h"
-#include "kernels/creation.h"
-#include "kernels/ops.h"
+#include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/nn_functions.h>
+#include <leangrad/core/error.h>
+#include <leangrad/core/generator.h>
+#include <leangrad/kernels/creation.h>
+#include <leangrad/kernels/ops.h>
 #include "testing/gradcheck.h"
 #include "testing/reference_data.h"
 #include "testing/tensor_testing.h"

@@ -27,10 +27,10 @@
 #include <utility>
 #include <vector>
 
-#include "core/parallel.h"
-#include "kernels/backend.h"
-#include "kernels/cpu/optim_reference.h"
-#include "kernels/cpu/quant_code_table.h"
+#include <leangrad/core/parallel.h>
+#include <leangrad/kernels/backend.h>
+#include <leangrad/kernels/cpu/optim_reference.h>
+#include <leangrad/kernels/cpu/quant_code_table.h>
 #include "testing/thread_count.h"
 
 namespace leangrad {

@@ -15,8 +15,8 @@
 #include <thread>
 #include <vector>
 
-#include "kernels/cpu/optim_reference.h"
-#include "kernels/cpu/quant_permute.h"
+#include <leangrad/kernels/cpu/optim_reference.h>
+#include <leangrad/kernels/cpu/quant_permute.h>
 
 namespace leangrad {
 namespace {

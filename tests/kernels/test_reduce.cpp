@@ -15,11 +15,11 @@
 #include <string>
 #include <vector>
 
-#include "core/cuda.h"
-#include "core/parallel.h"
-#include "core/views.h"
-#include "kernels/creation.h"
-#include "kernels/ops.h"
+#include <leangrad/core/cuda.h>
+#include <leangrad/core/parallel.h>
+#include <leangrad/core/views.h>
+#include <leangrad/kernels/creation.h>
+#include <leangrad/kernels/ops.h>
 #include "testing/tensor_testing.h"
 
 namespace leangrad {

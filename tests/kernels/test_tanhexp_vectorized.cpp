@@ -17,13 +17,13 @@
 #include <type_traits>
 #include <vector>
 
-#include "core/dtype.h"
-#include "kernels/backend.h"
-#include "kernels/cpu/exp_polynomial.h"
-#include "kernels/cpu/tanhexp_reference.h"
-#include "kernels/creation.h"
-#include "kernels/ops.h"
-#include "kernels/tanhexp_math.h"
+#include <leangrad/core/dtype.h>
+#include <leangrad/kernels/backend.h>
+#include <leangrad/kernels/cpu/exp_polynomial.h>
+#include <leangrad/kernels/cpu/tanhexp_reference.h>
+#include <leangrad/kernels/creation.h>
+#include <leangrad/kernels/ops.h>
+#include <leangrad/kernels/tanhexp_math.h>
 #include "testing/tensor_testing.h"
 #include "testing/thread_count.h"
 

@@ -7,7 +7,7 @@
 #include <exception>
 #include <typeinfo>
 
-#include "core/error.h"
+#include <leangrad/core/error.h>
 
 namespace leangrad::test {
 

@@ -6,13 +6,13 @@
 #include <any>
 #include <vector>
 
-#include "autograd/checkpoint.h"
-#include "autograd/custom_function.h"
-#include "autograd/engine.h"
-#include "autograd/functions.h"
-#include "autograd/grad_mode.h"
-#include "autograd/saved_tensor.h"
-#include "kernels/creation.h"
+#include <leangrad/autograd/checkpoint.h>
+#include <leangrad/autograd/custom_function.h>
+#include <leangrad/autograd/engine.h>
+#include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/grad_mode.h>
+#include <leangrad/autograd/saved_tensor.h>
+#include <leangrad/kernels/creation.h>
 #include "misuse/misuse_testing.h"
 
 namespace leangrad::test {
@@ -147,8 +147,16 @@ std::vector<MisuseCase> version_cases() {
         [] { leaf().fill_(0.5); });
   t.add("copy_into_leaf_requiring_grad", Raises::Error, {"copy_", "requires grad"},
         [] { leaf().copy_(zeros({2})); });
-  t.add("in_place_on_non_leaf_requiring_grad", Raises::Error, {"add_", "requires grad"},
-        [] { (leaf() * 2.0).add_(1.0); });
+  t.add("in_place_on_non_leaf_with_a_live_view", Raises::Error, {"add_", "live view", "[2]"}, [] {
+    Tensor y = leaf() * 2.0;
+    const Tensor view = y.view({1, 2});
+    y.add_(1.0);
+  });
+  t.add("in_place_on_a_view_of_a_non_leaf", Raises::Error, {"relu_", "live view"}, [] {
+    (leaf() * 2.0).view({1, 2}).relu_();
+  });
+  t.add("in_place_of_a_gradient_into_an_integer_tensor", Raises::Error, {"add_", "int64"},
+        [] { zeros({2}, kInt64).add_(leaf()); });
   return t.cases();
 }
 LG_MISUSE_SUITE(VersionCounter, version_cases());

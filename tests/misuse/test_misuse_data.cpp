@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "data/data.h"
-#include "kernels/creation.h"
+#include <leangrad/data/data.h>
+#include <leangrad/kernels/creation.h>
 #include "misuse/misuse_testing.h"
 
 namespace leangrad::test {

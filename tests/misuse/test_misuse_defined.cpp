@@ -13,13 +13,13 @@
 #include <string>
 #include <vector>
 
-#include "autograd/functions.h"
-#include "autograd/nn_functions.h"
-#include "core/creation.h"
-#include "data/data.h"
-#include "kernels/creation.h"
-#include "nn/nn.h"
-#include "optim/optim.h"
+#include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/nn_functions.h>
+#include <leangrad/core/creation.h>
+#include <leangrad/data/data.h>
+#include <leangrad/kernels/creation.h>
+#include <leangrad/nn/nn.h>
+#include <leangrad/optim/optim.h>
 #include "testing/reference_data.h"
 #include "testing/tensor_testing.h"
 
@@ -247,12 +247,12 @@ TEST(DefinedResultTable, CoversEveryReferenceCase) {
 // copies those before it reports the others).
 TEST(DefinedResult, FailedModuleLoadChangesNothing) {
   nn::Linear linear(3, 2);
-  const std::vector<double> weight = to_vector(linear.weight);
+  const std::vector<double> weight = to_vector(linear->weight);
   NamedTensors state = {{"weight", zeros({2, 3})}, {"bias", zeros({3})}};
-  EXPECT_THROW(linear.load_state_dict(state), ShapeError);
+  EXPECT_THROW(linear->load_state_dict(state), ShapeError);
   state = {{"weight", zeros({2, 3})}, {"bogus", zeros({1})}};
-  EXPECT_THROW(linear.load_state_dict(state), Error);
-  EXPECT_TRUE(all_close(linear.weight, weight));
+  EXPECT_THROW(linear->load_state_dict(state), Error);
+  EXPECT_TRUE(all_close(linear->weight, weight));
 }
 
 // A step without gradients changes neither the parameters nor the optimizer.

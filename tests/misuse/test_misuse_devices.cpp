@@ -5,15 +5,15 @@
 #include <cstdint>
 #include <vector>
 
-#include "autograd/functions.h"
-#include "autograd/nn_functions.h"
-#include "core/creation.h"
-#include "core/cuda.h"
-#include "data/data.h"
-#include "kernels/creation.h"
+#include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/nn_functions.h>
+#include <leangrad/core/creation.h>
+#include <leangrad/core/cuda.h>
+#include <leangrad/data/data.h>
+#include <leangrad/kernels/creation.h>
+#include <leangrad/nn/nn.h>
+#include <leangrad/optim/optim.h>
 #include "misuse/misuse_testing.h"
-#include "nn/nn.h"
-#include "optim/optim.h"
 
 namespace leangrad::test {
 namespace {
@@ -29,7 +29,7 @@ std::vector<MisuseCase> device_cases() {
           [] { ones({2}, Device::cuda(1)); });
     t.add("to_cuda_without_gpu", Raises::DeviceError, {"to", "cuda:0"}, [] { ones({2}).to(kGpu); });
     t.add("module_to_cuda_without_gpu", Raises::DeviceError, {"to", "cuda:0"},
-          [] { nn::Linear(2, 2).to(kGpu); });
+          [] { nn::Linear(2, 2)->to(kGpu); });
     t.add("loader_batches_on_cuda_without_gpu", Raises::DeviceError,
           {"DataLoader", "cuda:0", "CUDA is not available"}, [] {
             data::DataLoader loader(data::TensorDataset(ones({4, 1}), Tensor()),
@@ -72,8 +72,8 @@ std::vector<MisuseCase> device_cases() {
         [] { mse_loss(ones({2}, kGpu), ones({2})); });
   t.add("module_on_gpu_input_on_cpu", Raises::DeviceError, {"linear", "cpu", "cuda:0"}, [] {
     nn::Linear linear(3, 2);
-    linear.to(kGpu);
-    linear.forward(ones({1, 3}));
+    linear->to(kGpu);
+    linear->forward(ones({1, 3}));
   });
   t.add("backward_gradient_on_cpu", Raises::DeviceError, {"backward", "cpu", "cuda:0"},
         [] { (ones({2}, TensorOptions(kGpu).requires_grad(true)) * 2.0).backward(ones({2})); });

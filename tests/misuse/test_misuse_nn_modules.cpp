@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "kernels/creation.h"
+#include <leangrad/kernels/creation.h>
+#include <leangrad/nn/init.h>
+#include <leangrad/nn/nn.h>
 #include "misuse/misuse_testing.h"
-#include "nn/init.h"
-#include "nn/nn.h"
 
 namespace leangrad::test {
 namespace {
@@ -25,11 +25,11 @@ constexpr std::int64_t k2Pow40 = std::int64_t{1} << 40;
 // A module with a parameter, a buffer and a child, to load state into.
 struct Net : nn::Module {
   Net() : Module("Net") {
-    fc = register_module("fc", std::make_shared<nn::Linear>(3, 2));
+    fc = register_module("fc", nn::Linear(3, 2));
     register_buffer("steps", zeros({}, kInt64));
   }
   Tensor forward(const Tensor& x) override { return fc->forward(x); }
-  std::shared_ptr<nn::Linear> fc;
+  nn::Linear fc{nullptr};
 };
 
 NamedTensors state_of_net() {
@@ -86,8 +86,21 @@ std::vector<MisuseCase> constructor_cases() {
         [] { nn::Module("M").register_module("child", std::shared_ptr<nn::Module>()); });
   t.add("sequential_index_out_of_range", Raises::Error, {"Sequential", "[3]", "size 0"},
         [] { nn::Sequential()[3]; });
+  t.add("empty_holder_called", Raises::Error,
+        {"empty module holder leangrad::nn::Linear", "LinearImpl", "nullptr"}, [] {
+          nn::Linear fc{nullptr};
+          fc(ones({1, 2}));
+        });
+  t.add("empty_holder_registered", Raises::Error, {"empty module holder", "Conv2d"},
+        [] { nn::Module("M").register_module("conv", nn::Conv2d{nullptr}); });
+  t.add("named_parameters_missing_key", Raises::Error,
+        {"Linear parameter", "'wieght'", "not defined", "'weight'"},
+        [] { nn::Linear(2, 2)->named_parameters()["wieght"]; });
+  t.add("named_modules_of_a_module_not_held_by_shared_ptr", Raises::Error,
+        {"M", "named_modules", "shared_ptr", "include_self"},
+        [] { nn::Module("M").named_modules(); });
   t.add("sequential_ptr_of_wrong_type", Raises::Error, {"Sequential", "[0]", "ReLU"},
-        [] { nn::Sequential({std::make_shared<nn::ReLU>()}).ptr<nn::Linear>(0); });
+        [] { nn::Sequential(nn::ReLU())->ptr<nn::LinearImpl>(0); });
   return t.cases();
 }
 LG_MISUSE_SUITE(ModuleConstruction, constructor_cases());
@@ -95,56 +108,55 @@ LG_MISUSE_SUITE(ModuleConstruction, constructor_cases());
 std::vector<MisuseCase> forward_cases() {
   MisuseTable t;
   t.add("linear_forward_feature_count", Raises::ShapeError, {"linear", "[4, 5]", "[2, 3]"}, [] {
-    nn::Linear(3, 2).forward(ones({4, 5}));
+    nn::Linear(3, 2)->forward(ones({4, 5}));
   });
   t.add("linear_forward_0d", Raises::ShapeError, {"linear", "[]"},
-        [] { nn::Linear(1, 2).forward(full({}, 1.0)); });
+        [] { nn::Linear(1, 2)->forward(full({}, 1.0)); });
   t.add("linear_forward_float64_input", Raises::DTypeError, {"linear", "float64", "float32"}, [] {
-    nn::Linear(3, 2).forward(ones({1, 3}, kFloat64));
+    nn::Linear(3, 2)->forward(ones({1, 3}, kFloat64));
   });
   t.add("conv2d_forward_3d_input", Raises::ShapeError, {"conv2d", "[1, 5, 5]"}, [] {
-    nn::Conv2d(nn::Conv2dOptions(1, 2, 3)).forward(ones({1, 5, 5}));
+    nn::Conv2d(nn::Conv2dOptions(1, 2, 3))->forward(ones({1, 5, 5}));
   });
   t.add("conv2d_forward_channel_count", Raises::ShapeError,
         {"conv2d", "[2, 1, 3, 3]", "[1, 3, 5, 5]"}, [] {
-          nn::Conv2d(nn::Conv2dOptions(1, 2, 3)).forward(ones({1, 3, 5, 5}));
+          nn::Conv2d(nn::Conv2dOptions(1, 2, 3))->forward(ones({1, 3, 5, 5}));
         });
   t.add("group_norm_forward_channel_count", Raises::ShapeError,
         {"group_norm", "weight", "(6)", "[4]"}, [] {
-          nn::GroupNorm(nn::GroupNormOptions(2, 4)).forward(ones({2, 6, 3}));
+          nn::GroupNorm(nn::GroupNormOptions(2, 4))->forward(ones({2, 6, 3}));
         });
   t.add("max_pool_forward_2d_input", Raises::ShapeError, {"max_pool2d", "[4, 4]"}, [] {
-    nn::MaxPool2d(2).forward(ones({4, 4}));
+    nn::MaxPool2d(2)->forward(ones({4, 4}));
   });
   t.add("avg_pool_forward_too_small", Raises::ShapeError, {"avg_pool2d", "[1, 1, 2, 2]", "[3, 3]"},
         [] {
-          nn::AvgPool2d(3).forward(ones({1, 1, 2, 2}));
+          nn::AvgPool2d(3)->forward(ones({1, 1, 2, 2}));
         });
   t.add("pixel_shuffle_forward_channels", Raises::ShapeError, {"pixel_shuffle", "[1, 2, 3, 3]"},
         [] {
-          nn::PixelShuffle(2).forward(ones({1, 2, 3, 3}));
+          nn::PixelShuffle(2)->forward(ones({1, 2, 3, 3}));
         });
   t.add("pixel_shuffle_negative_factor", Raises::Error, {"pixel_shuffle", "-2"}, [] {
-    nn::PixelShuffle(-2).forward(ones({1, 4, 3, 3}));
+    nn::PixelShuffle(-2)->forward(ones({1, 4, 3, 3}));
   });
   t.add("flatten_forward_dim_out_of_range", Raises::ShapeError, {"flatten", "5"}, [] {
-    nn::Flatten(1, 5).forward(ones({2, 3}));
+    nn::Flatten(1, 5)->forward(ones({2, 3}));
   });
   t.add("sequential_forward_mismatched_layers", Raises::ShapeError, {"linear", "[1, 3]", "[1, 2]"},
         [] {
-          nn::Sequential seq(
-              {std::make_shared<nn::Linear>(4, 3), std::make_shared<nn::Linear>(2, 1)});
-          seq.forward(ones({1, 4}));
+          nn::Sequential seq(nn::Linear(4, 3), nn::Linear(2, 1));
+          seq->forward(ones({1, 4}));
         });
   t.add("module_list_forward", Raises::Error, {"ModuleList", "forward"},
-        [] { nn::ModuleList().forward(ones({1})); });
+        [] { nn::ModuleList()->forward(ones({1})); });
   t.add("loss_module_forward_one_input", Raises::Error, {"MSELoss", "forward"}, [] {
     nn::MSELoss loss;
-    static_cast<nn::Module&>(loss).forward(ones({1}));
+    loss(ones({1}));  // compiles (nn::Module::forward is visible) and throws
   });
   t.add("cross_entropy_module_bad_target", Raises::Error,
         {"cross_entropy", "target 7", "3 classes"}, [] {
-          nn::CrossEntropyLoss().forward(ones({2, 3}), tensor<std::int64_t>({0, 7}));
+          nn::CrossEntropyLoss()->forward(ones({2, 3}), tensor<std::int64_t>({0, 7}));
         });
   return t.cases();
 }
@@ -183,10 +195,10 @@ std::vector<MisuseCase> state_dict_cases() {
         {"load_state_dict", "'weight'", "[2, 3]", "[2, 2]"}, [] {
           const std::string path = ::testing::TempDir() + "/misuse_linear_" +
                                    std::to_string(::getpid()) + ".safetensors";
-          nn::Linear(3, 2).save(path);
+          nn::Linear(3, 2)->save(path);
           nn::Linear other(2, 2);
           try {
-            other.load(path);
+            other->load(path);
           } catch (...) {
             std::remove(path.c_str());
             throw;

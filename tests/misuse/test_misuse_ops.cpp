@@ -5,9 +5,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "autograd/functions.h"
-#include "core/creation.h"
-#include "kernels/creation.h"
+#include <leangrad/autograd/functions.h>
+#include <leangrad/core/creation.h>
+#include <leangrad/kernels/creation.h>
 #include "misuse/misuse_testing.h"
 
 namespace leangrad::test {

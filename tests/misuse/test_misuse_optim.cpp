@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "autograd/functions.h"
-#include "autograd/grad_mode.h"
-#include "kernels/creation.h"
+#include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/grad_mode.h>
+#include <leangrad/kernels/creation.h>
 #include "misuse/misuse_testing.h"
-#include "optim/optim.h"
+#include <leangrad/optim/optim.h>
 
 namespace leangrad::test {
 namespace {

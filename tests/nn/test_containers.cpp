@@ -7,19 +7,20 @@
 #include <string>
 #include <vector>
 
-#include "autograd/functions.h"
-#include "core/generator.h"
-#include "kernels/creation.h"
-#include "nn/activation.h"
-#include "nn/container.h"
-#include "nn/linear.h"
-#include "nn/pooling.h"
+#include <leangrad/autograd/functions.h>
+#include <leangrad/core/generator.h>
+#include <leangrad/kernels/creation.h>
+#include <leangrad/nn/activation.h>
+#include <leangrad/nn/container.h>
+#include <leangrad/nn/linear.h>
+#include <leangrad/nn/pooling.h>
 #include "testing/tensor_testing.h"
 
 namespace leangrad {
 namespace {
 
-std::vector<std::string> keys(const NamedTensors& named) {
+template <typename Named>  // NamedTensors or OrderedDict<std::string, Tensor>
+std::vector<std::string> keys(const Named& named) {
   std::vector<std::string> out;
   for (const auto& [name, tensor] : named)
     out.push_back(name);
@@ -28,10 +29,8 @@ std::vector<std::string> keys(const NamedTensors& named) {
 
 // The classic Fashion-MNIST MLP, as torch.nn.Sequential(Flatten(), Linear(784, 128), ReLU(),
 // Linear(128, 10)).
-std::shared_ptr<nn::Sequential> classic_mlp() {
-  return std::make_shared<nn::Sequential>(std::vector<std::shared_ptr<nn::Module>>{
-      std::make_shared<nn::Flatten>(), std::make_shared<nn::Linear>(784, 128),
-      std::make_shared<nn::ReLU>(), std::make_shared<nn::Linear>(128, 10)});
+nn::Sequential classic_mlp() {
+  return nn::Sequential(nn::Flatten(), nn::Linear(784, 128), nn::ReLU(), nn::Linear(128, 10));
 }
 
 TEST(Sequential, StateDictKeysMatchPyTorch) {
@@ -47,12 +46,12 @@ TEST(Sequential, StateDictKeysMatchPyTorch) {
 
 TEST(Sequential, ForwardEqualsManualChain) {
   manual_seed(0);
-  auto fc1 = std::make_shared<nn::Linear>(6, 5);
-  auto fc2 = std::make_shared<nn::Linear>(5, 3);
-  nn::Sequential seq({fc1, std::make_shared<nn::Tanh>(), fc2});
+  nn::Linear fc1(6, 5);
+  nn::Linear fc2(5, 3);
+  nn::Sequential seq(fc1, nn::Tanh(), fc2);
   const Tensor x = randn({4, 6});  // (B, in_features)
   const Tensor expected = linear(tanh(linear(x, fc1->weight, fc1->bias)), fc2->weight, fc2->bias);
-  EXPECT_TRUE(test::all_close(seq.forward(x), test::to_vector(expected), 0, 0));
+  EXPECT_TRUE(test::all_close(seq->forward(x), test::to_vector(expected), 0, 0));
   EXPECT_TRUE(test::all_close(seq(x), test::to_vector(expected), 0, 0));
 }
 
@@ -60,24 +59,23 @@ TEST(Sequential, PushBackIndexingAndEmptyForward) {
   nn::Sequential seq;
   const Tensor x = randn({2, 3});
   EXPECT_TRUE(test::all_close(seq(x), test::to_vector(x), 0, 0));  // empty: the identity
-  seq.push_back(std::make_shared<nn::Linear>(3, 4));
-  seq.push_back(std::make_shared<nn::ReLU>());
-  EXPECT_EQ(seq.size(), 2u);
+  seq->push_back(nn::Linear(3, 4));
+  seq->push_back(nn::ReLU());
+  EXPECT_EQ(seq->size(), 2u);
   EXPECT_EQ(seq[1]->name(), "ReLU");
-  EXPECT_EQ(seq.ptr<nn::Linear>(0)->weight.shape(), (Shape{4, 3}));
-  EXPECT_THROW(seq.ptr<nn::Linear>(1), Error);
+  EXPECT_EQ(seq->ptr<nn::LinearImpl>(0)->weight.shape(), (Shape{4, 3}));
+  EXPECT_THROW(seq->ptr<nn::Linear>(1), Error);  // a holder type names its module type
   EXPECT_THROW(seq[2], Error);
-  EXPECT_EQ(keys(seq.named_parameters()), (std::vector<std::string>{"0.weight", "0.bias"}));
+  EXPECT_EQ(keys(seq->named_parameters()), (std::vector<std::string>{"0.weight", "0.bias"}));
   EXPECT_EQ(seq(x).shape(), (Shape{2, 4}));
 }
 
 TEST(Sequential, NestedNamesAndTrainEval) {
-  auto inner = std::make_shared<nn::Sequential>(std::vector<std::shared_ptr<nn::Module>>{
-      std::make_shared<nn::Linear>(2, 2), std::make_shared<nn::ReLU>()});
-  nn::Sequential outer({inner, std::make_shared<nn::Linear>(2, 1)});
-  EXPECT_EQ(keys(outer.state_dict()),
+  nn::Sequential inner(nn::Linear(2, 2), nn::ReLU());
+  nn::Sequential outer(inner, nn::Linear(2, 1));
+  EXPECT_EQ(keys(outer->state_dict()),
             (std::vector<std::string>{"0.0.weight", "0.0.bias", "1.weight", "1.bias"}));
-  outer.eval();
+  outer->eval();
   EXPECT_FALSE(inner->is_training());
   EXPECT_FALSE(inner->ptr<nn::Linear>(0)->is_training());
   std::ostringstream printed;
@@ -88,20 +86,19 @@ TEST(Sequential, NestedNamesAndTrainEval) {
 TEST(ModuleList, IndexNamesAndNoForward) {
   nn::ModuleList layers;
   for (int i = 0; i < 3; ++i)
-    layers.push_back(std::make_shared<nn::Linear>(4, 4));
-  EXPECT_EQ(layers.size(), 3u);
+    layers->push_back(nn::Linear(4, 4));
+  EXPECT_EQ(layers->size(), 3u);
   EXPECT_EQ(
-      keys(layers.named_parameters()),
+      keys(layers->named_parameters()),
       (std::vector<std::string>{"0.weight", "0.bias", "1.weight", "1.bias", "2.weight", "2.bias"}));
-  EXPECT_EQ(layers.parameters().size(), 6u);
+  EXPECT_EQ(layers->parameters().size(), 6u);
   EXPECT_EQ(layers[2]->name(), "Linear");
-  EXPECT_THROW(layers.forward(randn({1, 4})), Error);
+  EXPECT_THROW(layers->forward(randn({1, 4})), Error);
   // The usual use: a module holding a list of blocks under one name.
   struct Net : nn::Module {
-    std::shared_ptr<nn::ModuleList> blocks =
-        register_module("blocks", std::make_shared<nn::ModuleList>());
+    nn::ModuleList blocks = register_module("blocks", nn::ModuleList());
   } net;
-  net.blocks->push_back(std::make_shared<nn::Linear>(2, 2));
+  net.blocks->push_back(nn::Linear(2, 2));
   EXPECT_EQ(keys(net.state_dict()), (std::vector<std::string>{"blocks.0.weight", "blocks.0.bias"}));
 }
 

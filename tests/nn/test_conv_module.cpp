@@ -6,9 +6,9 @@
 #include <cmath>
 #include <sstream>
 
-#include "autograd/functions.h"
-#include "kernels/creation.h"
-#include "nn/conv.h"
+#include <leangrad/autograd/functions.h>
+#include <leangrad/kernels/creation.h>
+#include <leangrad/nn/conv.h>
 #include "testing/tensor_testing.h"
 
 namespace leangrad {
@@ -19,7 +19,7 @@ using test::to_vector;
 
 TEST(Conv2dModule, ParametersAreNamedAndShapedAsPyTorch) {
   nn::Conv2d conv(nn::Conv2dOptions(4, 6, 3).groups(2));
-  const NamedTensors params = conv.named_parameters();
+  const auto params = conv->named_parameters();
   ASSERT_EQ(params.size(), 2u);
   EXPECT_EQ(params[0].first, "weight");
   EXPECT_EQ(params[0].second.shape(), (Shape{6, 2, 3, 3}));
@@ -28,14 +28,14 @@ TEST(Conv2dModule, ParametersAreNamedAndShapedAsPyTorch) {
   EXPECT_TRUE(params[0].second.requires_grad());
 
   nn::Conv2d no_bias(nn::Conv2dOptions(3, 2, 5).bias(false));
-  ASSERT_EQ(no_bias.named_parameters().size(), 1u);
-  EXPECT_FALSE(no_bias.bias.defined());
+  ASSERT_EQ(no_bias->named_parameters().size(), 1u);
+  EXPECT_FALSE(no_bias->bias.defined());
 }
 
 TEST(Conv2dModule, InitialisationIsUniformWithinOneOverSqrtFanIn) {
   nn::Conv2d conv(nn::Conv2dOptions(16, 32, 3));
   const double bound = 1.0 / std::sqrt(16.0 * 9.0);
-  for (const Tensor& t : {conv.weight, conv.bias}) {
+  for (const Tensor& t : {conv->weight, conv->bias}) {
     double lo = 1e9, hi = -1e9, mean = 0;
     const std::vector<double> v = to_vector(t);
     for (double x : v) {
@@ -52,11 +52,11 @@ TEST(Conv2dModule, InitialisationIsUniformWithinOneOverSqrtFanIn) {
 }
 
 TEST(Conv2dModule, ExtraReprMatchesPyTorch) {
-  EXPECT_EQ(nn::Conv2d(nn::Conv2dOptions(1, 32, 3).stride(1).padding(1)).extra_repr(),
+  EXPECT_EQ(nn::Conv2d(nn::Conv2dOptions(1, 32, 3).stride(1).padding(1))->extra_repr(),
             "1, 32, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1)");
   EXPECT_EQ(
       nn::Conv2d(nn::Conv2dOptions(4, 8, Size2{3, 5}).stride(2).dilation(2).groups(4).bias(false))
-          .extra_repr(),
+          ->extra_repr(),
       "4, 8, kernel_size=(3, 5), stride=(2, 2), dilation=(2, 2), groups=4, bias=False");
   std::ostringstream out;
   out << nn::Conv2d(nn::Conv2dOptions(3, 3, 1));
@@ -67,15 +67,15 @@ TEST(Conv2dModule, ExtraReprMatchesPyTorch) {
 TEST(Conv2dModule, ForwardIsConv2dAndGradientsReachTheParameters) {
   nn::Conv2d conv(nn::Conv2dOptions(3, 4, 3).stride(2).padding(1));
   const Tensor x = rand({2, 3, 9, 8});
-  const Tensor y = conv.forward(x);
+  const Tensor y = conv->forward(x);
   EXPECT_EQ(y.shape(), (Shape{2, 4, 5, 4}));
-  const Tensor expected = conv2d(x, conv.weight, conv.bias, {2, 2}, {1, 1});
+  const Tensor expected = conv2d(x, conv->weight, conv->bias, {2, 2}, {1, 1});
   EXPECT_TRUE(all_close(y, to_vector(expected), 0, 0));
   y.sum().backward();
-  ASSERT_TRUE(conv.weight.grad().defined());
-  ASSERT_TRUE(conv.bias.grad().defined());
+  ASSERT_TRUE(conv->weight.grad().defined());
+  ASSERT_TRUE(conv->bias.grad().defined());
   // d(sum y)/d bias[c] = the number of output pixels per channel, over the batch.
-  EXPECT_TRUE(all_close(conv.bias.grad(), std::vector<double>(4, 2.0 * 5 * 4), 1e-6, 0));
+  EXPECT_TRUE(all_close(conv->bias.grad(), std::vector<double>(4, 2.0 * 5 * 4), 1e-6, 0));
 }
 
 }  // namespace

@@ -6,10 +6,10 @@
 #include <cmath>
 #include <vector>
 
-#include "core/generator.h"
-#include "kernels/creation.h"
-#include "nn/nn.h"
-#include "optim/clip_grad.h"
+#include <leangrad/core/generator.h>
+#include <leangrad/kernels/creation.h>
+#include <leangrad/nn/nn.h>
+#include <leangrad/optim/clip_grad.h>
 #include "testing/tensor_testing.h"
 
 namespace leangrad {
@@ -33,8 +33,8 @@ TEST(NnFunctional, ANetworkWrittenWithFMatchesTheModules) {
   const Tensor target = zeros({2}, kInt64);
   const Tensor with_modules = cross_entropy(
       fc(nn::Flatten()(nn::MaxPool2d(nn::MaxPool2dOptions(2))(nn::ReLU()(conv(x))))), target);
-  Tensor h = F::max_pool2d(F::relu(F::conv2d(x, conv.weight, conv.bias, {1, 1}, {1, 1})), {2, 2});
-  const Tensor with_f = F::cross_entropy(F::linear(h.flatten(1), fc.weight, fc.bias), target);
+  Tensor h = F::max_pool2d(F::relu(F::conv2d(x, conv->weight, conv->bias, {1, 1}, {1, 1})), {2, 2});
+  const Tensor with_f = F::cross_entropy(F::linear(h.flatten(1), fc->weight, fc->bias), target);
   EXPECT_TRUE(test::all_close(with_f, test::to_vector(with_modules), 0, 0));
 }
 

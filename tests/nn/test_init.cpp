@@ -12,10 +12,10 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/generator.h"
-#include "kernels/creation.h"
-#include "nn/init.h"
-#include "nn/linear.h"
+#include <leangrad/core/generator.h>
+#include <leangrad/kernels/creation.h>
+#include <leangrad/nn/init.h>
+#include <leangrad/nn/linear.h>
 #include "testing/tensor_testing.h"
 
 namespace leangrad {
@@ -133,7 +133,7 @@ TEST(NnInit, LinearsDefaultIsKaimingUniformOfSqrt5) {
   manual_seed(6);
   const Tensor w = empty({50, 100});
   nn::init::kaiming_uniform_(w, std::sqrt(5.0));
-  EXPECT_TRUE(test::all_close(linear.weight, test::to_vector(w), 0, 0));
+  EXPECT_TRUE(test::all_close(linear->weight, test::to_vector(w), 0, 0));
 }
 
 TEST(NnInit, ConstantsAndEye) {
@@ -153,15 +153,15 @@ TEST(NnInit, ConstantsAndEye) {
 // counter moved (autograd sees the change), and backward reaches it.
 TEST(NnInit, ParametersStayLeaves) {
   nn::Linear linear(4, 3);
-  const std::int64_t version = linear.weight.version();
-  nn::init::xavier_normal_(linear.weight);
-  nn::init::zeros_(linear.bias);
-  EXPECT_TRUE(linear.weight.requires_grad());
-  EXPECT_TRUE(linear.weight.is_leaf());
-  EXPECT_GT(linear.weight.version(), version);
+  const std::int64_t version = linear->weight.version();
+  nn::init::xavier_normal_(linear->weight);
+  nn::init::zeros_(linear->bias);
+  EXPECT_TRUE(linear->weight.requires_grad());
+  EXPECT_TRUE(linear->weight.is_leaf());
+  EXPECT_GT(linear->weight.version(), version);
   linear(ones({2, 4})).sum().backward();
-  EXPECT_TRUE(linear.weight.grad().defined());
-  EXPECT_TRUE(test::all_close(linear.bias.grad(), {2, 2, 2}, 0, 0));
+  EXPECT_TRUE(linear->weight.grad().defined());
+  EXPECT_TRUE(test::all_close(linear->bias.grad(), {2, 2, 2}, 0, 0));
 }
 
 }  // namespace

@@ -13,18 +13,18 @@
 #include <memory>
 #include <vector>
 
-#include "autograd/functions.h"
-#include "autograd/grad_mode.h"
-#include "autograd/nn_functions.h"
-#include "autograd/saved_tensor.h"
-#include "core/error.h"
-#include "core/generator.h"
-#include "core/memory.h"
-#include "kernels/creation.h"
-#include "nn/container.h"
-#include "nn/linear.h"
-#include "offload/memory_planner.h"
-#include "optim/adam.h"
+#include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/grad_mode.h>
+#include <leangrad/autograd/nn_functions.h>
+#include <leangrad/autograd/saved_tensor.h>
+#include <leangrad/core/error.h>
+#include <leangrad/core/generator.h>
+#include <leangrad/core/memory.h>
+#include <leangrad/kernels/creation.h>
+#include <leangrad/nn/container.h>
+#include <leangrad/nn/linear.h>
+#include <leangrad/offload/memory_planner.h>
+#include <leangrad/optim/adam.h>
 #include "testing/tensor_testing.h"
 
 namespace leangrad::offload {
@@ -37,29 +37,28 @@ constexpr std::int64_t kWidth = 128;
 class Residual : public nn::Module {
  public:
   Residual() : Module("Residual") {
-    fc1 = register_module("fc1", std::make_shared<nn::Linear>(kWidth, kWidth));
-    fc2 = register_module("fc2", std::make_shared<nn::Linear>(kWidth, kWidth));
+    fc1 = register_module("fc1", nn::Linear(kWidth, kWidth));
+    fc2 = register_module("fc2", nn::Linear(kWidth, kWidth));
   }
-  Tensor forward(const Tensor& x) override { return x + (*fc2)(tanh((*fc1)(x))); }
+  Tensor forward(const Tensor& x) override { return x + fc2(tanh(fc1(x))); }
 
-  std::shared_ptr<nn::Linear> fc1, fc2;
+  nn::Linear fc1{nullptr}, fc2{nullptr};
 };
 
 struct Fixture {
-  std::shared_ptr<nn::Sequential> model;
+  nn::Sequential model{nullptr};
   std::vector<std::shared_ptr<nn::Module>> blocks;
   std::unique_ptr<optim::Adam> optimizer;
   Tensor input, target;
 
   Fixture() {
     manual_seed(3);
-    std::vector<std::shared_ptr<nn::Module>> layers = {std::make_shared<nn::Linear>(32, kWidth)};
+    model = nn::Sequential(nn::Linear(32, kWidth));
     for (int i = 0; i < 3; ++i) {
       blocks.push_back(std::make_shared<Residual>());
-      layers.push_back(blocks.back());
+      model->push_back(blocks.back());
     }
-    layers.push_back(std::make_shared<nn::Linear>(kWidth, 10));
-    model = std::make_shared<nn::Sequential>(layers);
+    model->push_back(nn::Linear(kWidth, 10));
     optimizer = std::make_unique<optim::Adam>(model->parameters(), optim::AdamOptions(1e-3));
     input = randn({kBatch, 32});
     target = randn({kBatch, 10});

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "core/error.h"
-#include "offload/memory_planner.h"
+#include <leangrad/core/error.h>
+#include <leangrad/offload/memory_planner.h>
 #include "testing/tensor_testing.h"
 
 namespace leangrad::offload {

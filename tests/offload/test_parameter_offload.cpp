@@ -15,37 +15,35 @@
 #include <string>
 #include <vector>
 
-#include "autograd/checkpoint.h"
-#include "autograd/functions.h"
-#include "autograd/grad_mode.h"
-#include "core/cuda.h"
-#include "core/error.h"
-#include "core/generator.h"
-#include "core/memory.h"
-#include "kernels/creation.h"
-#include "nn/activation.h"
-#include "nn/container.h"
-#include "nn/conv.h"
-#include "nn/group_norm.h"
-#include "nn/linear.h"
-#include "nn/pooling.h"
-#include "offload/parameter_offload.h"
-#include "offload/save_on_cpu.h"
-#include "optim/adam.h"
-#include "optim/sgd.h"
+#include <leangrad/autograd/checkpoint.h>
+#include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/grad_mode.h>
+#include <leangrad/core/cuda.h>
+#include <leangrad/core/error.h>
+#include <leangrad/core/generator.h>
+#include <leangrad/core/memory.h>
+#include <leangrad/kernels/creation.h>
+#include <leangrad/nn/activation.h>
+#include <leangrad/nn/container.h>
+#include <leangrad/nn/conv.h>
+#include <leangrad/nn/group_norm.h>
+#include <leangrad/nn/linear.h>
+#include <leangrad/nn/pooling.h>
+#include <leangrad/offload/parameter_offload.h>
+#include <leangrad/offload/save_on_cpu.h>
+#include <leangrad/optim/adam.h>
+#include <leangrad/optim/sgd.h>
 #include "testing/tensor_testing.h"
 
 namespace leangrad {
 namespace {
 
 // (B, 2, 6, 6) -> (B, 3): a conv block, then two linear layers.
-std::shared_ptr<nn::Sequential> small_cnn(Device device) {
+nn::Sequential small_cnn(Device device) {
   manual_seed(11);
-  auto model = std::make_shared<nn::Sequential>(std::vector<std::shared_ptr<nn::Module>>{
-      std::make_shared<nn::Conv2d>(nn::Conv2dOptions(2, 4, 3).padding(1)),
-      std::make_shared<nn::GroupNorm>(nn::GroupNormOptions(2, 4)), std::make_shared<nn::TanhExp>(),
-      std::make_shared<nn::Flatten>(), std::make_shared<nn::Linear>(4 * 6 * 6, 8),
-      std::make_shared<nn::TanhExp>(), std::make_shared<nn::Linear>(8, 3)});
+  nn::Sequential model(nn::Conv2d(nn::Conv2dOptions(2, 4, 3).padding(1)),
+                       nn::GroupNorm(nn::GroupNormOptions(2, 4)), nn::TanhExp(), nn::Flatten(),
+                       nn::Linear(4 * 6 * 6, 8), nn::TanhExp(), nn::Linear(8, 3));
   model->to(device);
   return model;
 }
@@ -82,10 +80,9 @@ enum class ResidentOptimizer { OnTheDevice, Host };
 // Five steps of `technique` on `model` (inputs drawn from one seed), returns the parameters on
 // the CPU. With `offload`, checks after each backward that the gradients are in host memory.
 std::vector<std::vector<double>> train_five_steps(
-    const std::shared_ptr<nn::Sequential>& model, const Case& c, Device device,
-    const offload::ParameterOffload* offload,
+    nn::Sequential model, const Case& c, Device device, const offload::ParameterOffload* offload,
     ResidentOptimizer where = ResidentOptimizer::OnTheDevice) {
-  if (c.technique == Technique::Checkpoint) checkpoint_module(*model, 1);
+  if (c.technique == Technique::Checkpoint) checkpoint_module(model, 1);
   std::vector<Tensor> params = model->parameters();
   std::vector<Tensor> host_params;
   if (where == ResidentOptimizer::Host) {
@@ -202,12 +199,12 @@ TEST(ParameterOffload, ComputingDeviceHoldsAboutTwoUnitsNotTheModel) {
   const Device cpu = Device::cpu();
   auto make = [] {
     manual_seed(3);
-    std::vector<std::shared_ptr<nn::Module>> layers;
+    nn::Sequential layers;
     for (int i = 0; i < 6; ++i) {
-      layers.push_back(std::make_shared<nn::Linear>(256, 256));
-      layers.push_back(std::make_shared<nn::TanhExp>());
+      layers->push_back(nn::Linear(256, 256));
+      layers->push_back(nn::TanhExp());
     }
-    return std::make_shared<nn::Sequential>(std::move(layers));
+    return layers;
   };
   manual_seed(4);
   const Tensor x = randn({2, 256});

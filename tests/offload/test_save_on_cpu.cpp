@@ -10,14 +10,14 @@
 #include <cstdint>
 #include <vector>
 
-#include "autograd/functions.h"
-#include "autograd/grad_mode.h"
-#include "autograd/saved_tensor.h"
-#include "core/cuda.h"
-#include "core/generator.h"
-#include "core/memory.h"
-#include "kernels/creation.h"
-#include "offload/save_on_cpu.h"
+#include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/grad_mode.h>
+#include <leangrad/autograd/saved_tensor.h>
+#include <leangrad/core/cuda.h>
+#include <leangrad/core/generator.h>
+#include <leangrad/core/memory.h>
+#include <leangrad/kernels/creation.h>
+#include <leangrad/offload/save_on_cpu.h>
 #include "testing/tensor_testing.h"
 
 namespace leangrad {

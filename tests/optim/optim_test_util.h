@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "optim/optim.h"
+#include <leangrad/optim/optim.h>
 
 namespace leangrad::test {
 

@@ -7,8 +7,8 @@
 
 #include <cstdint>
 
-#include "autograd/functions.h"
-#include "kernels/creation.h"
+#include <leangrad/autograd/functions.h>
+#include <leangrad/kernels/creation.h>
 
 namespace leangrad::test {
 

@@ -15,14 +15,14 @@
 #include <string>
 #include <vector>
 
-#include "autograd/functions.h"
-#include "autograd/grad_mode.h"
-#include "autograd/nn_functions.h"
-#include "core/cuda.h"
-#include "core/generator.h"
-#include "core/host_sync.h"
-#include "kernels/creation.h"
-#include "optim/optim.h"
+#include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/grad_mode.h>
+#include <leangrad/autograd/nn_functions.h>
+#include <leangrad/core/cuda.h>
+#include <leangrad/core/generator.h>
+#include <leangrad/core/host_sync.h>
+#include <leangrad/kernels/creation.h>
+#include <leangrad/optim/optim.h>
 #include "optim/optim_test_util.h"
 #include "testing/tensor_testing.h"
 

@@ -12,12 +12,12 @@
 #include <string>
 #include <vector>
 
-#include "autograd/functions.h"
-#include "core/cuda.h"
-#include "core/generator.h"
-#include "kernels/creation.h"
-#include "kernels/ops.h"
-#include "optim/optim.h"
+#include <leangrad/autograd/functions.h>
+#include <leangrad/core/cuda.h>
+#include <leangrad/core/generator.h>
+#include <leangrad/kernels/creation.h>
+#include <leangrad/kernels/ops.h>
+#include <leangrad/optim/optim.h>
 #include "testing/tensor_testing.h"
 
 namespace leangrad {

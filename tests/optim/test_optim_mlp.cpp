@@ -8,12 +8,12 @@
 #include <iostream>
 #include <vector>
 
-#include "autograd/functions.h"
-#include "autograd/grad_mode.h"
-#include "autograd/nn_functions.h"
-#include "core/generator.h"
-#include "kernels/creation.h"
-#include "optim/optim.h"
+#include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/grad_mode.h>
+#include <leangrad/autograd/nn_functions.h>
+#include <leangrad/core/generator.h>
+#include <leangrad/kernels/creation.h>
+#include <leangrad/optim/optim.h>
 #include "optim/teacher_task.h"
 
 namespace leangrad {

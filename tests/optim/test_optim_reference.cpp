@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "kernels/creation.h"
-#include "optim/optim.h"
+#include <leangrad/kernels/creation.h>
+#include <leangrad/optim/optim.h>
 #include "optim_test_util.h"
 #include "testing/reference_data.h"
 #include "testing/tensor_testing.h"
@@ -99,6 +99,13 @@ TEST(Schedulers, MatchPyTorch) {
     std::unique_ptr<optim::LRScheduler> sched;
     if (c.name == "step_lr") {
       sched = std::make_unique<optim::StepLR>(sgd, c.params.at("step_size"), c.params.at("gamma"));
+    } else if (c.name == "one_cycle") {
+      sched = std::make_unique<optim::OneCycleLR>(
+          sgd, c.params.at("max_lr"), c.params.at("total_steps"), c.params.at("pct_start"),
+          c.params.at("div_factor"), c.params.at("final_div_factor"));
+    } else if (c.name == "cosine_with_warmup") {
+      sched = std::make_unique<optim::CosineWithWarmupLR>(
+          sgd, c.params.at("warmup_steps"), c.params.at("total_steps"), c.params.at("eta_min"));
     } else {
       sched = std::make_unique<optim::CosineAnnealingLR>(sgd, c.params.at("t_max"),
                                                          c.params.at("eta_min"));
@@ -110,7 +117,7 @@ TEST(Schedulers, MatchPyTorch) {
     }
     ++checked;
   }
-  EXPECT_EQ(checked, 2);
+  EXPECT_EQ(checked, 4);
 }
 
 TEST(Schedulers, LinearWarmupRampsThenHolds) {

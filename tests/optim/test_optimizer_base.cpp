@@ -6,11 +6,11 @@
 #include <string>
 #include <vector>
 
-#include "autograd/functions.h"
-#include "autograd/grad_mode.h"
-#include "core/generator.h"
-#include "kernels/creation.h"
-#include "optim/optim.h"
+#include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/grad_mode.h>
+#include <leangrad/core/generator.h>
+#include <leangrad/kernels/creation.h>
+#include <leangrad/optim/optim.h>
 #include "optim_test_util.h"
 #include "testing/tensor_testing.h"
 
@@ -226,6 +226,72 @@ TEST(OptimizerBase, GradientAccumulationMatchesFullBatch) {
     acc_opt.step();
   }
   EXPECT_TRUE(test::all_close(w_acc.detach(), test::to_vector(w_full), 1e-5, 1e-6));
+}
+
+// add_param_group gives the optimizer that was built with both groups: same steps, same bits.
+TEST(OptimizerBase, AddParamGroupMatchesBuildingWithBothGroups) {
+  auto make_params = [] {
+    return std::vector<Tensor>{full({4}, 0.5).requires_grad_(true),
+                               full({3}, -0.25).requires_grad_(true)};
+  };
+  std::vector<Tensor> built = make_params();
+  std::vector<Tensor> added = make_params();
+  optim::Adam both({optim::ParamGroup({built[0]}), optim::ParamGroup({built[1]}, 0.05, 0.1)},
+                   optim::AdamOptions(0.01));
+  optim::Adam grown({added[0]}, optim::AdamOptions(0.01));
+  grown.step();  // a step before the group exists: the new parameters start fresh
+  both.step();   // (no gradients yet: neither moves)
+  grown.add_param_group(optim::ParamGroup({added[1]}, 0.05, 0.1));
+  ASSERT_EQ(grown.num_params(), 2u);
+  ASSERT_EQ(grown.param_groups().size(), 2u);
+  for (int step = 0; step < 5; ++step) {
+    for (std::size_t k = 0; k < 2; ++k) {
+      const Tensor g = full(built[k].shape(), 0.1 * (step + 1) * (k == 0 ? 1.0 : -2.0));
+      built[k].set_grad(g.clone());
+      added[k].set_grad(g.clone());
+    }
+    both.step();
+    grown.step();
+  }
+  for (std::size_t k = 0; k < 2; ++k) {
+    EXPECT_TRUE(built[k].detach().equal(added[k].detach())) << "parameter " << k;
+    EXPECT_EQ(both.state(k).step, grown.state(k).step);
+  }
+  EXPECT_EQ(grown.state_dict().size(), both.state_dict().size());
+}
+
+TEST(OptimizerBase, AddParamGroupRefusesAndChangesNothing) {
+  Tensor a = ones({2}).requires_grad_(true);
+  optim::SGD sgd({a}, optim::SGDOptions(0.1));
+  EXPECT_THROW(sgd.add_param_group(optim::ParamGroup({a})), Error);  // already there
+  EXPECT_THROW(sgd.add_param_group(optim::ParamGroup({})), Error);
+  EXPECT_THROW(sgd.add_param_group(optim::ParamGroup({ones({2}, kFloat64).requires_grad_(true)})),
+               Error);
+  EXPECT_THROW(sgd.add_param_group(optim::ParamGroup({ones({2}).requires_grad_(true)}, -1.0)),
+               Error);
+  EXPECT_EQ(sgd.num_params(), 1u);
+  EXPECT_EQ(sgd.param_groups().size(), 1u);
+}
+
+// LibTorch's `group.options().lr(x)`: the same as building the group with lr x.
+TEST(OptimizerBase, GroupOptionsSetTheLearningRate) {
+  Tensor a = ones({3}).requires_grad_(true);
+  Tensor b = ones({3}).requires_grad_(true);
+  optim::SGD set_later({a}, optim::SGDOptions(0.1));
+  optim::SGD set_first({optim::ParamGroup({b}, 0.02, 0.001)}, optim::SGDOptions(0.1));
+  set_later.param_groups()[0].options().lr(0.02).weight_decay(0.001);
+  EXPECT_EQ(set_later.param_groups()[0].options().lr(), 0.02);
+  EXPECT_EQ(set_later.param_groups()[0].options().weight_decay(), 0.001);
+  a.set_grad(full({3}, 2.0));
+  b.set_grad(full({3}, 2.0));
+  set_later.step();
+  set_first.step();
+  EXPECT_TRUE(a.detach().equal(b.detach()));
+  EXPECT_THROW(set_later.param_groups()[0].options().lr(-0.5), Error);
+  // LibTorch's uncast OptimizerOptions spellings.
+  set_later.param_groups()[0].options().set_lr(0.25);
+  EXPECT_EQ(set_later.param_groups()[0].options().get_lr(), 0.25);
+  EXPECT_EQ(*set_later.param_groups()[0].lr, 0.25);
 }
 
 }  // namespace

@@ -11,8 +11,8 @@
 #include <sstream>
 #include <string>
 
-#include "autograd/grad_mode.h"
-#include "autograd/graph.h"
+#include <leangrad/autograd/grad_mode.h>
+#include <leangrad/autograd/graph.h>
 #include "testing/tensor_testing.h"
 
 namespace leangrad::test {

@@ -12,7 +12,7 @@
 #include <functional>
 #include <vector>
 
-#include "core/tensor.h"
+#include <leangrad/core/tensor.h>
 
 namespace leangrad::test {
 

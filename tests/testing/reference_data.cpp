@@ -4,8 +4,8 @@
 #include <fstream>
 #include <limits>
 
-#include "core/creation.h"
-#include "core/error.h"
+#include <leangrad/core/creation.h>
+#include <leangrad/core/error.h>
 
 namespace leangrad::test {
 

@@ -14,7 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/tensor.h"
+#include <leangrad/core/tensor.h>
 
 namespace leangrad::test {
 

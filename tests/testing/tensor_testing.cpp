@@ -4,8 +4,8 @@
 #include <cmath>
 #include <sstream>
 
-#include "core/creation.h"
-#include "kernels/dispatch.h"
+#include <leangrad/core/creation.h>
+#include <leangrad/kernels/dispatch.h>
 
 namespace leangrad::test {
 namespace {

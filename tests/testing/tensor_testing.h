@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "core/tensor.h"
+#include <leangrad/core/tensor.h>
 
 // EXPECT_CONTAINS(message, "part"): the text contains the part, else a failure showing the text.
 #define EXPECT_CONTAINS(text, part) \

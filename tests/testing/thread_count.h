@@ -10,7 +10,7 @@
 // where libomp does not leak.
 #pragma once
 
-#include "core/parallel.h"
+#include <leangrad/core/parallel.h>
 
 namespace leangrad {
 

@@ -50,7 +50,7 @@ tools::CheckpointSpec spec() {
 struct Training {
   explicit Training(std::uint64_t seed, int steps = 0) {
     manual_seed(seed);
-    model = std::make_shared<nn::Linear>(3, 2);
+    model = nn::Linear(3, 2);
     optimizer = std::make_unique<optim::Adam>(model->parameters(), optim::AdamOptions(kLr));
     for (int i = 0; i < steps; ++i) {
       optimizer->zero_grad();
@@ -60,7 +60,7 @@ struct Training {
     }
     manual_seed(kSeed);  // the run's seed: its RNG streams all carry it
   }
-  std::shared_ptr<nn::Linear> model;
+  nn::Linear model{nullptr};
   std::unique_ptr<optim::Adam> optimizer;
 };
 

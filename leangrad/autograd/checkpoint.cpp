@@ -1,0 +1,140 @@
+// autograd::checkpoint: a graph node that stands for a whole segment of the forward.
+// See Note [Checkpoint recompute].
+#include <leangrad/autograd/checkpoint.h>
+
+#include <leangrad/autograd/autocast.h>
+#include <leangrad/autograd/engine.h>
+#include <leangrad/autograd/grad_mode.h>
+#include <leangrad/autograd/graph.h>
+#include <leangrad/core/generator.h>
+#include <leangrad/core/views.h>
+
+namespace leangrad::autograd {
+
+namespace {
+
+// Note [Checkpoint recompute]: the node saves the segment's inputs and the generators' state.
+// In backward it (1) makes detached copies of the inputs that need gradients into leaves,
+// (2) rewinds the generators so random ops (dropout) draw the same numbers as in the forward,
+// (3) reruns fn with grad mode on, (4) restores the generators to where the outer program had
+// them, and (5) backpropagates the incoming gradients through the recomputed graph with its own
+// run of the engine. The recompute runs under the autocast state of the forward (so it computes
+// the same dtypes), whatever the state is where backward runs. The input leaves' .grad are this
+// node's results; parameters captured by fn are leaves of the recomputed graph and accumulate their
+// gradients directly.
+class CheckpointNode final : public Node {
+ public:
+  CheckpointNode(CheckpointFn fn, const std::vector<Tensor>& inputs, RngSnapshot rng,
+                 amp::AutocastState autocast)
+      : Node("CheckpointBackward"), fn_(std::move(fn)), rng_(std::move(rng)), autocast_(autocast) {
+    saved_inputs_.reserve(inputs.size());
+    for (const Tensor& in : inputs)
+      saved_inputs_.emplace_back(in);
+  }
+
+  std::vector<Tensor> apply(std::vector<Tensor>&& grads) override {
+    // The recompute accumulates the segment's parameters' gradients into their .grad and hands
+    // back plain tensors: neither autograd::grad (which must touch no .grad) nor create_graph
+    // (which needs the backward's graph) can go through it. PyTorch's reentrant checkpoint
+    // refuses both as well.
+    LG_CHECK(!backward_captures(),
+             "checkpoint: autograd::grad cannot go through a "
+             "checkpointed segment (its recompute accumulates into the parameters' .grad); "
+             "call backward() instead");
+    LG_CHECK(!grad_mode_enabled(),
+             "checkpoint: double backward (create_graph=true) through "
+             "a checkpointed segment is not supported");
+    std::vector<Tensor> inputs;
+    inputs.reserve(saved_inputs_.size());
+    for (std::size_t i = 0; i < saved_inputs_.size(); ++i) {
+      Tensor in = saved_inputs_[i].unpack(name());
+      if (in.defined()) {
+        in = in.detach();
+        if (next_edges[i].valid()) in.requires_grad_(true);
+      }
+      inputs.push_back(std::move(in));
+    }
+
+    std::vector<Tensor> outputs;
+    {
+      const RngSnapshot outer = snapshot_rng();
+      restore_rng(rng_);
+      GradModeGuard enable_grad(true);
+      amp::AutocastGuard forward_autocast(autocast_);
+      outputs = fn_(inputs);
+      restore_rng(outer);
+    }
+    LG_CHECK(outputs.size() == output_meta.size(), "checkpoint: the recomputed segment returned ",
+             outputs.size(), " outputs, the forward returned ", output_meta.size());
+
+    std::vector<Edge> roots;
+    std::vector<Tensor> root_grads;
+    for (std::size_t i = 0; i < outputs.size(); ++i) {
+      if (!grads[i].defined() || !outputs[i].defined() || !outputs[i].requires_grad()) continue;
+      roots.push_back(gradient_edge(outputs[i]));
+      root_grads.push_back(std::move(grads[i]));
+    }
+    if (!roots.empty()) run_backward(roots, std::move(root_grads), /*retain_graph=*/false);
+
+    std::vector<Tensor> input_grads;
+    input_grads.reserve(inputs.size());
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      input_grads.push_back(next_edges[i].valid() ? inputs[i].grad() : Tensor());
+    }
+    return input_grads;
+  }
+
+  void release_saved() override {
+    for (SavedTensor& s : saved_inputs_)
+      s.release();
+  }
+  void prefetch_saved() override {
+    for (SavedTensor& s : saved_inputs_)
+      s.prefetch();
+  }
+
+ private:
+  CheckpointFn fn_;
+  std::vector<SavedTensor> saved_inputs_;
+  RngSnapshot rng_;
+  amp::AutocastState autocast_;
+};
+
+}  // namespace
+
+std::vector<Tensor> checkpoint(const CheckpointFn& fn, const std::vector<Tensor>& inputs) {
+  LG_CHECK(static_cast<bool>(fn), "checkpoint: expected a function");
+  if (!grad_mode_enabled()) return fn(inputs);
+
+  // Make sure the generators fn may draw from exist, so the snapshot covers them.
+  default_generator(Device::cpu());
+  for (const Tensor& in : inputs) {
+    if (in.defined()) default_generator(in.device());
+  }
+  RngSnapshot rng = snapshot_rng();
+  std::vector<Tensor> outputs;
+  {
+    NoGradGuard no_grad;
+    outputs = fn(inputs);
+  }
+  // Parameters used by fn may require grad even when no input does, so the node is recorded
+  // whenever grad mode is on.
+  auto node = make_node<CheckpointNode>(fn, inputs, std::move(rng), amp::autocast_state());
+  for (const Tensor& in : inputs)
+    node->next_edges.push_back(gradient_edge(in));
+  for (std::uint32_t i = 0; i < outputs.size(); ++i) {
+    Tensor& out = outputs[i];
+    node->output_meta.push_back(out.defined() ? TensorMeta::of(out) : TensorMeta{});
+    if (!out.defined() || !is_floating(out.dtype())) continue;
+    for (const Tensor& in : inputs) {
+      if (in.defined() && out.shares_storage(in)) {  // fn returned (a view of) an input
+        out = out.clone();
+        break;
+      }
+    }
+    set_history(out, node, i);
+  }
+  return outputs;
+}
+
+}  // namespace leangrad::autograd

@@ -1,0 +1,218 @@
+// Custom autograd functions, as in LibTorch:
+//   struct TanhExp : autograd::Function<TanhExp> {
+//     static Tensor forward(autograd::Context* ctx, const Tensor& x) {
+//       ctx->save_for_backward({x});
+//       return x * tanh(exp(x));
+//     }
+//     static std::vector<Tensor> backward(autograd::Context* ctx, std::vector<Tensor> grads) {
+//       const Tensor x = ctx->saved()[0];
+//       ...
+//       return {grads[0] * derivative};
+//     }
+//   };
+//   Tensor y = TanhExp::apply(x);
+// forward runs with grad mode off and may return a Tensor or a std::vector<Tensor>; backward
+// returns one gradient per Tensor argument of forward (or one per argument, undefined for the
+// non-tensor ones). Saved tensors go through SavedTensor, so hooks and version checks apply.
+#pragma once
+
+#include <algorithm>
+#include <any>
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <typeinfo>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include <leangrad/autograd/grad_mode.h>
+#include <leangrad/autograd/graph.h>
+#include <leangrad/core/error.h>
+#include <leangrad/core/views.h>
+#include <leangrad/kernels/creation.h>
+
+namespace leangrad::autograd {
+
+class Context;
+// LibTorch's names, so that its custom functions port unchanged:
+//   static tensor_list backward(AutogradContext* ctx, tensor_list grad_outputs);
+using AutogradContext = Context;
+using tensor_list = std::vector<Tensor>;
+using variable_list = std::vector<Tensor>;
+
+class Context {
+ public:
+  // Keeps tensors for backward (inputs or outputs of forward); call at most once per forward.
+  // As in LibTorch, they are saved (their versions recorded, the saved-tensor hooks run) when
+  // forward has returned, and only when the call records a graph (grad mode on and an input
+  // that requires grad): under NoGradGuard, or in a checkpoint's first pass, nothing is kept.
+  void save_for_backward(const std::vector<Tensor>& tensors);
+  // The saved tensors; throws if one was modified in place since, or the graph was freed.
+  std::vector<Tensor> saved() const;
+  std::vector<Tensor> get_saved_variables() const { return saved(); }  // LibTorch's name
+  // Whether the i-th Tensor argument of forward needs a gradient (valid in backward).
+  bool needs_input_grad(std::size_t i) const {
+    return i < needs_input_grad_.size() && needs_input_grad_[i];
+  }
+  // Anything else backward needs (sizes, flags, scalars), as LibTorch's ctx->saved_data.
+  std::unordered_map<std::string, std::any> saved_data;
+
+  // Engine side.
+  void set_name(std::string name) { name_ = std::move(name); }
+  // The node this context belongs to (saved outputs point back at it under create_graph).
+  void set_owner(std::weak_ptr<Node> owner) { owner_ = std::move(owner); }
+  void mark_if_output(const Tensor& out, std::uint32_t output_nr) {
+    for (SavedTensor& s : saved_)
+      s.mark_if_output(out, output_nr);
+  }
+  void set_needs_input_grad(std::vector<bool> needs) { needs_input_grad_ = std::move(needs); }
+  // Saves what save_for_backward was given; Function::apply calls it when it records the node.
+  void save_pending();
+  void release() {
+    for (SavedTensor& s : saved_)
+      s.release();
+  }
+  void prefetch() {
+    for (SavedTensor& s : saved_)
+      s.prefetch();
+  }
+
+ private:
+  std::vector<Tensor> to_save_;  // given to save_for_backward, saved by save_pending
+  bool save_called_ = false;
+  std::vector<SavedTensor> saved_;
+  std::weak_ptr<Node> owner_;
+  std::vector<bool> needs_input_grad_;
+  std::string name_;
+};
+
+namespace detail {
+
+template <typename T>
+std::string type_name() {
+  return leangrad::detail::demangle(typeid(T));
+}
+
+template <typename Arg>
+void collect_tensor(std::vector<Tensor>& tensors, std::vector<bool>& is_tensor, const Arg& arg) {
+  if constexpr (std::is_same_v<std::decay_t<Arg>, Tensor>) {
+    tensors.push_back(arg);
+    is_tensor.push_back(true);
+  } else {
+    is_tensor.push_back(false);
+  }
+}
+
+// The node of a custom function: calls T::backward with the function's Context.
+template <typename T>
+class CppNode final : public Node {
+ public:
+  CppNode() : Node(detail::type_name<T>() + "Backward") { ctx.set_name(name()); }
+
+  std::vector<Tensor> apply(std::vector<Tensor>&& grads) override {
+    for (std::size_t i = 0; i < grads.size(); ++i) {
+      if (!grads[i].defined()) {  // materialize missing gradients as zeros, as PyTorch does
+        const TensorMeta& m = output_meta[i];
+        grads[i] = zeros(m.shape, TensorOptions(m.dtype).device(m.device));
+      }
+    }
+    std::vector<Tensor> results = T::backward(&ctx, std::move(grads));
+    // One gradient per Tensor argument, or one per argument of forward.
+    if (results.size() == is_tensor_arg.size() && results.size() != next_edges.size()) {
+      std::vector<Tensor> tensor_grads;
+      for (std::size_t i = 0; i < results.size(); ++i) {
+        if (is_tensor_arg[i]) tensor_grads.push_back(std::move(results[i]));
+      }
+      results = std::move(tensor_grads);
+    }
+    // More results than inputs are allowed when the extra ones are undefined (LibTorch's rule:
+    // the gradient of a defaulted argument that apply was not given), and dropped.
+    if (results.size() > next_edges.size() &&
+        std::all_of(results.begin() + static_cast<std::ptrdiff_t>(next_edges.size()), results.end(),
+                    [](const Tensor& g) { return !g.defined(); })) {
+      results.resize(next_edges.size());
+    }
+    LG_CHECK(results.size() == next_edges.size(), name(), ": backward returned ", results.size(),
+             " gradients, expected ", next_edges.size(), " (one per Tensor argument of forward)");
+    for (std::size_t i = 0; i < results.size(); ++i) {
+      if (!next_edges[i].valid() || !results[i].defined()) {
+        results[i] = Tensor();
+        continue;
+      }
+      const TensorMeta& in = input_meta[i];
+      LG_CHECK_SHAPE(results[i].shape() == in.shape, name(),
+                     ": backward returned a gradient of "
+                     "shape ",
+                     results[i].shape(), " for input ", i, " of shape ", in.shape);
+      if (results[i].dtype() != in.dtype || results[i].device() != in.device) {
+        results[i] = results[i].to(in.device).to(in.dtype);
+      }
+    }
+    return results;
+  }
+  void release_saved() override { ctx.release(); }
+  void prefetch_saved() override { ctx.prefetch(); }
+
+  Context ctx;
+  std::vector<TensorMeta> input_meta;
+  std::vector<bool> is_tensor_arg;
+};
+
+}  // namespace detail
+
+template <typename T>
+struct Function {
+  template <typename... Args>
+  static auto apply(Args&&... args) {
+    std::vector<Tensor> inputs;
+    std::vector<bool> is_tensor;
+    (detail::collect_tensor(inputs, is_tensor, args), ...);
+    auto node = make_node<detail::CppNode<T>>();
+    node->ctx.set_owner(node);
+    node->is_tensor_arg = is_tensor;
+
+    using Output = decltype(T::forward(&node->ctx, std::forward<Args>(args)...));
+    static_assert(std::is_same_v<Output, Tensor> || std::is_same_v<Output, std::vector<Tensor>>,
+                  "Function<T>::forward must return Tensor or std::vector<Tensor>");
+    Output output;
+    {
+      NoGradGuard no_grad;
+      output = T::forward(&node->ctx, std::forward<Args>(args)...);
+    }
+    if (!any_requires_grad(inputs)) return output;  // no graph: nothing is saved
+    // What forward gave save_for_backward, saved now that a node is recorded and before the
+    // outputs get their history (attach marks the saved outputs).
+    node->ctx.save_pending();
+
+    std::vector<bool> needs;
+    for (const Tensor& in : inputs) {
+      node->input_meta.push_back(in.defined() ? TensorMeta::of(in) : TensorMeta{});
+      node->next_edges.push_back(gradient_edge(in));
+      needs.push_back(node->next_edges.back().valid());
+    }
+    node->ctx.set_needs_input_grad(std::move(needs));
+    auto attach = [&](Tensor& out, std::uint32_t index) {
+      node->output_meta.push_back(out.defined() ? TensorMeta::of(out) : TensorMeta{});
+      if (!out.defined() || !is_floating(out.dtype())) return;  // not differentiable
+      for (const Tensor& in : inputs) {
+        // An input returned as is becomes a new alias, so the input keeps its own history.
+        if (out.is_same(in)) {
+          out = views::as_strided(out, out.shape(), out.strides(), out.storage_offset());
+        }
+      }
+      set_history(out, node, index);
+      node->ctx.mark_if_output(out, index);
+    };
+    if constexpr (std::is_same_v<Output, Tensor>) {
+      attach(output, 0);
+    } else {
+      for (std::uint32_t i = 0; i < output.size(); ++i)
+        attach(output[i], i);
+    }
+    return output;
+  }
+};
+
+}  // namespace leangrad::autograd

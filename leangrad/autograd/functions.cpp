@@ -1,0 +1,696 @@
+// The public functions, each with its backward beside its forward.
+// A function computes its result with the kernel entry of kernels/ops.h, then record_op attaches
+// a graph node when grad mode is on and an input requires grad. Backward formulas are written
+// with these same public functions (they run with grad mode off). Broadcasting is undone by
+// sum_to; dtypes and devices of gradients are restored by the node (autograd/graph.cpp).
+#include <leangrad/autograd/functions.h>
+
+#include <algorithm>
+
+#include <leangrad/autograd/autocast.h>
+#include <leangrad/autograd/grad_mode.h>
+#include <leangrad/autograd/graph.h>
+#include <leangrad/core/views.h>
+#include <leangrad/kernels/creation.h>
+#include <leangrad/kernels/ops.h>
+
+namespace leangrad {
+
+using autograd::BackwardContext;
+using autograd::record_op;
+
+namespace {
+
+// Sums `g` over the dims that broadcasting added or expanded, so it has `shape` again.
+Tensor sum_to(const Tensor& g, const Shape& shape) {
+  if (g.shape() == shape) return g;
+  const std::int64_t lead = g.dim() - static_cast<std::int64_t>(shape.size());
+  std::vector<std::int64_t> dims;
+  for (std::int64_t d = 0; d < g.dim(); ++d) {
+    if (d < lead || (shape[d - lead] == 1 && g.shape()[d] != 1)) dims.push_back(d);
+  }
+  Tensor summed = dims.empty() ? g : sum(g, dims, /*keepdim=*/true);
+  return summed.reshape(shape);
+}
+
+Tensor zero_like_scalar(const Tensor& g) {
+  return zeros({}, g.options());
+}
+
+// The sorted, wrapped dims a reduction runs over (empty list = every dim).
+std::vector<std::int64_t> reduction_dims(const Tensor& a, const std::vector<std::int64_t>& dims) {
+  std::vector<std::int64_t> out;
+  if (dims.empty()) {
+    for (std::int64_t d = 0; d < a.dim(); ++d)
+      out.push_back(d);
+    return out;
+  }
+  for (std::int64_t d : dims) {
+    const std::int64_t wrapped = wrap_dim(d, a.dim(), "reduction");
+    // A 0-d tensor accepts dim 0 or -1 (as PyTorch does) but has no dim to reduce.
+    if (a.dim() > 0) out.push_back(wrapped);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// `shape` with the reduced dims kept as size 1.
+Shape keepdim_shape(const Shape& shape, const std::vector<std::int64_t>& dims) {
+  Shape out = shape;
+  for (std::int64_t d : dims)
+    out[d] = 1;
+  return out;
+}
+
+// The gradient of a reduction's output, reshaped so it broadcasts against the input.
+Tensor unreduce(const Tensor& g, const Shape& input_shape, const std::vector<std::int64_t>& dims) {
+  return g.reshape(keepdim_shape(input_shape, dims));
+}
+
+Tensor sign(const Tensor& a) {
+  return gt(a, 0.0).to(a.dtype()) - lt(a, 0.0).to(a.dtype());
+}
+
+// maximum / minimum: the gradient goes to the input that was picked; ties split it evenly, as
+// PyTorch does. saved = {a, b}.
+std::vector<Tensor> extremum_backward(const BackwardContext& c, bool is_max) {
+  const Tensor& x = c.saved[0];
+  const Tensor& y = c.saved[1];
+  const Tensor zero = zero_like_scalar(c.grad);
+  const Tensor half = c.grad * 0.5;
+  const Tensor tie = eq(x, y);
+  const Tensor x_picked = is_max ? gt(x, y) : lt(x, y);
+  const Tensor y_picked = is_max ? gt(y, x) : lt(y, x);
+  return {sum_to(where(tie, half, where(x_picked, c.grad, zero)), c.shape(0)),
+          sum_to(where(tie, half, where(y_picked, c.grad, zero)), c.shape(1))};
+}
+
+}  // namespace
+
+// ---- Elementwise arithmetic ------------------------------------------------------------------
+
+Tensor add(const Tensor& a, const Tensor& b) {
+  return record_op("add", ops::binary(BinaryOp::Add, a, b), {a, b}, {},
+                   [](const BackwardContext& c) -> std::vector<Tensor> {
+                     return {sum_to(c.grad, c.shape(0)), sum_to(c.grad, c.shape(1))};
+                   });
+}
+
+Tensor sub(const Tensor& a, const Tensor& b) {
+  return record_op("sub", ops::binary(BinaryOp::Sub, a, b), {a, b}, {},
+                   [](const BackwardContext& c) -> std::vector<Tensor> {
+                     return {sum_to(c.grad, c.shape(0)),
+                             c.needs(1) ? sum_to(neg(c.grad), c.shape(1)) : Tensor()};
+                   });
+}
+
+Tensor mul(const Tensor& a, const Tensor& b) {
+  return record_op("mul", ops::binary(BinaryOp::Mul, a, b), {a, b}, {a, b},
+                   [](const BackwardContext& c) -> std::vector<Tensor> {
+                     const Tensor& x = c.saved[0];
+                     const Tensor& y = c.saved[1];
+                     return {c.needs(0) ? sum_to(c.grad * y, c.shape(0)) : Tensor(),
+                             c.needs(1) ? sum_to(c.grad * x, c.shape(1)) : Tensor()};
+                   });
+}
+
+Tensor div(const Tensor& a, const Tensor& b) {
+  const Tensor out = ops::binary(BinaryOp::Div, a, b);
+  return record_op("div", out, {a, b}, {b, out},
+                   [](const BackwardContext& c) -> std::vector<Tensor> {
+                     const Tensor& y = c.saved[0];
+                     const Tensor& q = c.saved[1];  // a / b
+                     return {c.needs(0) ? sum_to(c.grad / y, c.shape(0)) : Tensor(),
+                             c.needs(1) ? sum_to(neg(c.grad * q / y), c.shape(1)) : Tensor()};
+                   });
+}
+
+Tensor pow(const Tensor& a_in, const Tensor& b_in) {
+  const Tensor a = amp::autocast_operand(a_in, amp::CastPolicy::Float32);
+  const Tensor b = amp::autocast_operand(b_in, amp::CastPolicy::Float32);
+  const Tensor out = ops::binary(BinaryOp::Pow, a, b);
+  return record_op(
+      "pow", out, {a, b}, {a, b, out}, [](const BackwardContext& c) -> std::vector<Tensor> {
+        const Tensor& x = c.saved[0];
+        const Tensor& e = c.saved[1];
+        const Tensor& p = c.saved[2];
+        Tensor ga, gb;
+        // d/dx x^e = e x^(e-1); taken as 0 where e == 0 (x^0 is constant, and 0 * 0^-1 at
+        // x == 0 would be NaN), as PyTorch does.
+        if (c.needs(0)) {
+          ga = sum_to(where(eq(e, 0.0), zero_like_scalar(c.grad), c.grad * e * pow(x, e - 1.0)),
+                      c.shape(0));
+        }
+        // d/de x^e = x^e log x; taken as 0 where x == 0 (x^e is 0 there for e > 0).
+        if (c.needs(1)) {
+          gb = sum_to(where(eq(x, 0.0), zero_like_scalar(c.grad), c.grad * p * log(x)), c.shape(1));
+        }
+        return {ga, gb};
+      });
+}
+
+Tensor maximum(const Tensor& a, const Tensor& b) {
+  return record_op("maximum", ops::binary(BinaryOp::Maximum, a, b), {a, b}, {a, b},
+                   [](const BackwardContext& c) { return extremum_backward(c, /*is_max=*/true); });
+}
+
+Tensor minimum(const Tensor& a, const Tensor& b) {
+  return record_op("minimum", ops::binary(BinaryOp::Minimum, a, b), {a, b}, {a, b},
+                   [](const BackwardContext& c) { return extremum_backward(c, /*is_max=*/false); });
+}
+
+Tensor add(const Tensor& a, double b) {
+  return record_op("add", ops::binary(BinaryOp::Add, a, b), {a}, {},
+                   [](const BackwardContext& c) -> std::vector<Tensor> { return {c.grad}; });
+}
+
+Tensor sub(const Tensor& a, double b) {
+  return record_op("sub", ops::binary(BinaryOp::Sub, a, b), {a}, {},
+                   [](const BackwardContext& c) -> std::vector<Tensor> { return {c.grad}; });
+}
+
+Tensor mul(const Tensor& a, double b) {
+  return record_op("mul", ops::binary(BinaryOp::Mul, a, b), {a}, {},
+                   [b](const BackwardContext& c) -> std::vector<Tensor> { return {c.grad * b}; });
+}
+
+Tensor div(const Tensor& a, double b) {
+  return record_op("div", ops::binary(BinaryOp::Div, a, b), {a}, {},
+                   [b](const BackwardContext& c) -> std::vector<Tensor> { return {c.grad / b}; });
+}
+
+Tensor pow(const Tensor& a_in, double exponent) {
+  const Tensor a = amp::autocast_operand(a_in, amp::CastPolicy::Float32);
+  return record_op("pow", ops::binary(BinaryOp::Pow, a, exponent), {a}, {a},
+                   [exponent](const BackwardContext& c) -> std::vector<Tensor> {
+                     if (exponent == 0.0) return {zeros_like(c.grad)};
+                     return {c.grad * exponent * pow(c.saved[0], exponent - 1.0)};
+                   });
+}
+
+Tensor rsub(const Tensor& a, double b) {
+  return record_op("rsub", ops::binary(BinaryOp::Sub, a, b, /*scalar_first=*/true), {a}, {},
+                   [](const BackwardContext& c) -> std::vector<Tensor> { return {neg(c.grad)}; });
+}
+
+Tensor rdiv(const Tensor& a, double b) {
+  const Tensor out = ops::binary(BinaryOp::Div, a, b, /*scalar_first=*/true);
+  return record_op("rdiv", out, {a}, {a, out}, [](const BackwardContext& c) -> std::vector<Tensor> {
+    // d/da (b / a) = -(b / a) / a
+    return {neg(c.grad * c.saved[1] / c.saved[0])};
+  });
+}
+
+Tensor neg(const Tensor& a) {
+  return record_op("neg", ops::unary(UnaryOp::Neg, a), {a}, {},
+                   [](const BackwardContext& c) -> std::vector<Tensor> { return {neg(c.grad)}; });
+}
+
+Tensor abs(const Tensor& a) {
+  return record_op(
+      "abs", ops::unary(UnaryOp::Abs, a), {a}, {a},
+      [](const BackwardContext& c) -> std::vector<Tensor> { return {c.grad * sign(c.saved[0])}; });
+}
+
+Tensor exp(const Tensor& a_in) {
+  const Tensor a = amp::autocast_operand(a_in, amp::CastPolicy::Float32);
+  const Tensor out = ops::unary(UnaryOp::Exp, a);
+  return record_op("exp", out, {a}, {out}, [](const BackwardContext& c) -> std::vector<Tensor> {
+    return {c.grad * c.saved[0]};
+  });
+}
+
+Tensor log(const Tensor& a_in) {
+  const Tensor a = amp::autocast_operand(a_in, amp::CastPolicy::Float32);
+  return record_op(
+      "log", ops::unary(UnaryOp::Log, a), {a}, {a},
+      [](const BackwardContext& c) -> std::vector<Tensor> { return {c.grad / c.saved[0]}; });
+}
+
+Tensor sqrt(const Tensor& a) {
+  const Tensor out = ops::unary(UnaryOp::Sqrt, a);
+  return record_op("sqrt", out, {a}, {out}, [](const BackwardContext& c) -> std::vector<Tensor> {
+    return {c.grad / (c.saved[0] * 2.0)};
+  });
+}
+
+Tensor tanh(const Tensor& a) {
+  const Tensor out = ops::unary(UnaryOp::Tanh, a);
+  return record_op("tanh", out, {a}, {out}, [](const BackwardContext& c) -> std::vector<Tensor> {
+    const Tensor& y = c.saved[0];
+    return {c.grad * rsub(y * y, 1.0)};
+  });
+}
+
+Tensor sigmoid(const Tensor& a) {
+  const Tensor out = ops::unary(UnaryOp::Sigmoid, a);
+  return record_op("sigmoid", out, {a}, {out}, [](const BackwardContext& c) -> std::vector<Tensor> {
+    const Tensor& y = c.saved[0];
+    return {c.grad * y * rsub(y, 1.0)};
+  });
+}
+
+Tensor relu(const Tensor& a) {
+  const Tensor out = ops::unary(UnaryOp::Relu, a);
+  return record_op("relu", out, {a}, {out}, [](const BackwardContext& c) -> std::vector<Tensor> {
+    return {c.grad * gt(c.saved[0], 0.0)};
+  });
+}
+
+// ---- Comparisons (no gradient) ---------------------------------------------------------------
+Tensor gt(const Tensor& a, const Tensor& b) {
+  return ops::compare(CompareOp::Gt, a, b);
+}
+Tensor lt(const Tensor& a, const Tensor& b) {
+  return ops::compare(CompareOp::Lt, a, b);
+}
+Tensor ge(const Tensor& a, const Tensor& b) {
+  return ops::compare(CompareOp::Ge, a, b);
+}
+Tensor le(const Tensor& a, const Tensor& b) {
+  return ops::compare(CompareOp::Le, a, b);
+}
+Tensor eq(const Tensor& a, const Tensor& b) {
+  return ops::compare(CompareOp::Eq, a, b);
+}
+Tensor ne(const Tensor& a, const Tensor& b) {
+  return ops::compare(CompareOp::Ne, a, b);
+}
+Tensor gt(const Tensor& a, double b) {
+  return ops::compare(CompareOp::Gt, a, b);
+}
+Tensor lt(const Tensor& a, double b) {
+  return ops::compare(CompareOp::Lt, a, b);
+}
+Tensor ge(const Tensor& a, double b) {
+  return ops::compare(CompareOp::Ge, a, b);
+}
+Tensor le(const Tensor& a, double b) {
+  return ops::compare(CompareOp::Le, a, b);
+}
+Tensor eq(const Tensor& a, double b) {
+  return ops::compare(CompareOp::Eq, a, b);
+}
+Tensor ne(const Tensor& a, double b) {
+  return ops::compare(CompareOp::Ne, a, b);
+}
+
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
+  return record_op("where", ops::where(cond, a, b), {a, b}, {cond},
+                   [](const BackwardContext& c) -> std::vector<Tensor> {
+                     const Tensor& mask = c.saved[0];
+                     const Tensor zero = zero_like_scalar(c.grad);
+                     return {c.needs(0) ? sum_to(where(mask, c.grad, zero), c.shape(0)) : Tensor(),
+                             c.needs(1) ? sum_to(where(mask, zero, c.grad), c.shape(1)) : Tensor()};
+                   });
+}
+
+bool has_non_finite(const Tensor& a) {
+  if (!is_floating(a.dtype())) return false;
+  const Tensor d = sub(a, a);  // 0 where finite, NaN where a is NaN or +-Inf
+  return ne(d, d).sum().item<std::int64_t>() > 0;
+}
+
+// ---- Reductions ------------------------------------------------------------------------------
+
+Tensor sum(const Tensor& a_in, const DimList& dims, bool keepdim) {
+  const Tensor a = amp::autocast_operand(a_in, amp::CastPolicy::Float32);
+  const Tensor out = ops::reduce(ReduceOp::Sum, a, dims, keepdim);
+  if (!autograd::any_requires_grad({&a})) return out;
+  const std::vector<std::int64_t> reduced = reduction_dims(a, dims);
+  return record_op("sum", out, {a}, {}, [reduced](const BackwardContext& c) -> std::vector<Tensor> {
+    return {unreduce(c.grad, c.shape(0), reduced).expand(c.shape(0))};
+  });
+}
+
+Tensor mean(const Tensor& a_in, const DimList& dims, bool keepdim) {
+  const Tensor a = amp::autocast_operand(a_in, amp::CastPolicy::Float32);
+  const Tensor out = ops::reduce(ReduceOp::Mean, a, dims, keepdim);
+  if (!autograd::any_requires_grad({&a})) return out;
+  const std::vector<std::int64_t> reduced = reduction_dims(a, dims);
+  return record_op("mean", out, {a}, {},
+                   [reduced](const BackwardContext& c) -> std::vector<Tensor> {
+                     std::int64_t count = 1;
+                     for (std::int64_t d : reduced)
+                       count *= c.shape(0)[d];
+                     const Tensor g = unreduce(c.grad, c.shape(0), reduced);
+                     return {(g / static_cast<double>(count)).expand(c.shape(0))};
+                   });
+}
+
+Tensor max(const Tensor& a, const std::vector<std::int64_t>& dims, bool keepdim) {
+  const Tensor out = ops::reduce(ReduceOp::Max, a, dims, keepdim);
+  if (!autograd::any_requires_grad({&a})) return out;
+  const std::vector<std::int64_t> reduced = reduction_dims(a, dims);
+  return record_op("max", out, {a}, {a, out},
+                   [reduced](const BackwardContext& c) -> std::vector<Tensor> {
+                     // The gradient goes to the maxima, split evenly among ties (like amax).
+                     const Tensor& x = c.saved[0];
+                     const Tensor m = unreduce(c.saved[1], c.shape(0), reduced);
+                     const Tensor mask = eq(x, m).to(c.grad.dtype());
+                     const Tensor count = sum(mask, reduced, /*keepdim=*/true);
+                     return {unreduce(c.grad, c.shape(0), reduced) * mask / count};
+                   });
+}
+
+Tensor argmax(const Tensor& a) {
+  return ops::argmax(a, std::nullopt, false);
+}
+Tensor argmax(const Tensor& a, std::int64_t dim, bool keepdim) {
+  return ops::argmax(a, dim, keepdim);
+}
+
+// ---- Linear algebra, joining -----------------------------------------------------------------
+
+Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
+  const Tensor a = amp::autocast_operand(a_in, amp::CastPolicy::LowerPrecision);
+  const Tensor b = amp::autocast_operand(b_in, amp::CastPolicy::LowerPrecision);
+  // 1-D operands are matrices with a unit dim added (and removed from the result), so the
+  // node below only sees 2-D and batched 3-D operands.
+  if (a.defined() && b.defined() && (a.dim() == 1 || b.dim() == 1) &&
+      autograd::any_requires_grad({&a, &b})) {
+    const Tensor a2 = a.dim() == 1 ? a.unsqueeze(0) : a;
+    const Tensor b2 = b.dim() == 1 ? b.unsqueeze(-1) : b;
+    Tensor out = matmul(a2, b2);
+    if (b.dim() == 1) out = out.squeeze(-1);
+    if (a.dim() == 1) out = out.squeeze(out.dim() == 1 ? 0 : -2);
+    return out;
+  }
+  return record_op("matmul", ops::matmul(a, b), {a, b}, {a, b},
+                   [](const BackwardContext& c) -> std::vector<Tensor> {
+                     const Tensor& x = c.saved[0];  // (B?, M, K)
+                     const Tensor& y = c.saved[1];  // (B?, K, N)
+                     Tensor gx, gy;
+                     if (c.needs(0)) gx = sum_to(matmul(c.grad, y.transpose(-1, -2)), c.shape(0));
+                     if (c.needs(1)) gy = sum_to(matmul(x.transpose(-1, -2), c.grad), c.shape(1));
+                     return {gx, gy};
+                   });
+}
+
+Tensor cat(const std::vector<Tensor>& tensors, std::int64_t dim) {
+  const Tensor out = ops::cat(tensors, dim);
+  if (!autograd::any_requires_grad(tensors)) return out;
+  const std::int64_t d = wrap_dim(dim, out.dim(), "cat");
+  return record_op("cat", out, tensors, {}, [d](const BackwardContext& c) -> std::vector<Tensor> {
+    std::vector<Tensor> grads;
+    std::int64_t offset = 0;
+    for (const autograd::TensorMeta& in : c.inputs) {
+      if (in.shape.size() == 1 && in.shape[0] == 0 && c.grad.dim() != 1) {
+        grads.push_back(zeros(in.shape, c.grad.options()));  // a skipped legacy empty tensor
+        continue;
+      }
+      const std::int64_t n = in.shape[d];
+      grads.push_back(c.grad.slice(d, offset, offset + n));
+      offset += n;
+    }
+    return grads;
+  });
+}
+
+Tensor stack(const std::vector<Tensor>& tensors, std::int64_t dim) {
+  LG_CHECK(!tensors.empty(), "stack: expected a non-empty list of tensors");
+  const std::int64_t d = wrap_dim(dim, tensors[0].dim() + 1, "stack");
+  std::vector<Tensor> expanded;
+  expanded.reserve(tensors.size());
+  for (const Tensor& t : tensors) {
+    LG_CHECK_SHAPE(t.shape() == tensors[0].shape(), "stack: expected tensors of equal shape, got ",
+                   tensors[0].shape(), " and ", t.shape());
+    expanded.push_back(unsqueeze(t, d));
+  }
+  return cat(expanded, d);
+}
+
+// ---- Views and copies ------------------------------------------------------------------------
+// A view's gradient is the gradient of the base, reshaped, permuted back or scattered into
+// zeros; the view itself shares the base's storage as in the forward.
+
+Tensor view(const Tensor& a, const Shape& shape) {
+  return record_op(
+      "view", views::view(a, shape), {a}, {},
+      [](const BackwardContext& c) -> std::vector<Tensor> { return {c.grad.reshape(c.shape(0))}; });
+}
+
+Tensor reshape(const Tensor& a, const Shape& shape) {
+  const Shape new_shape = views::infer_size(shape, a.numel(), "reshape");
+  if (views::view_strides(a.shape(), a.strides(), new_shape)) return view(a, new_shape);
+  return view(clone(a), new_shape);
+}
+
+Tensor permute(const Tensor& a, const std::vector<std::int64_t>& dims) {
+  const Tensor out = views::permute(a, dims);
+  std::vector<std::int64_t> inverse(dims.size());
+  for (std::size_t i = 0; i < dims.size(); ++i) {
+    inverse[static_cast<std::size_t>(wrap_dim(dims[i], a.dim(), "permute"))] =
+        static_cast<std::int64_t>(i);
+  }
+  return record_op("permute", out, {a}, {},
+                   [inverse](const BackwardContext& c) -> std::vector<Tensor> {
+                     return {c.grad.permute(inverse)};
+                   });
+}
+
+Tensor transpose(const Tensor& a, std::int64_t dim0, std::int64_t dim1) {
+  return record_op("transpose", views::transpose(a, dim0, dim1), {a}, {},
+                   [dim0, dim1](const BackwardContext& c) -> std::vector<Tensor> {
+                     return {c.grad.transpose(dim0, dim1)};
+                   });
+}
+
+Tensor slice(const Tensor& a, std::int64_t dim, std::int64_t start, std::int64_t end,
+             std::int64_t step) {
+  return record_op("slice", views::slice(a, dim, start, end, step), {a}, {},
+                   [dim, start, end, step](const BackwardContext& c) -> std::vector<Tensor> {
+                     Tensor g = zeros(c.shape(0), c.grad.options());
+                     ops::copy_(views::slice(g, dim, start, end, step), c.grad);
+                     return {g};
+                   });
+}
+
+Tensor select(const Tensor& a, std::int64_t dim, std::int64_t index) {
+  return record_op("select", views::select(a, dim, index), {a}, {},
+                   [dim, index](const BackwardContext& c) -> std::vector<Tensor> {
+                     Tensor g = zeros(c.shape(0), c.grad.options());
+                     ops::copy_(views::select(g, dim, index), c.grad);
+                     return {g};
+                   });
+}
+
+Tensor unsqueeze(const Tensor& a, std::int64_t dim) {
+  return record_op(
+      "unsqueeze", views::unsqueeze(a, dim), {a}, {},
+      [](const BackwardContext& c) -> std::vector<Tensor> { return {c.grad.reshape(c.shape(0))}; });
+}
+
+Tensor squeeze(const Tensor& a) {
+  return record_op(
+      "squeeze", views::squeeze(a), {a}, {},
+      [](const BackwardContext& c) -> std::vector<Tensor> { return {c.grad.reshape(c.shape(0))}; });
+}
+
+Tensor squeeze(const Tensor& a, std::int64_t dim) {
+  return record_op(
+      "squeeze", views::squeeze(a, dim), {a}, {},
+      [](const BackwardContext& c) -> std::vector<Tensor> { return {c.grad.reshape(c.shape(0))}; });
+}
+
+Tensor expand(const Tensor& a, const Shape& shape) {
+  return record_op(
+      "expand", views::expand(a, shape), {a}, {},
+      [](const BackwardContext& c) -> std::vector<Tensor> { return {sum_to(c.grad, c.shape(0))}; });
+}
+
+Tensor flatten(const Tensor& a, std::int64_t start_dim, std::int64_t end_dim) {
+  if (a.dim() == 0) return reshape(a, {1});
+  const std::int64_t start = wrap_dim(start_dim, a.dim(), "flatten");
+  const std::int64_t end = wrap_dim(end_dim, a.dim(), "flatten");
+  LG_CHECK_SHAPE(start <= end, "flatten: start_dim ", start_dim, " comes after end_dim ", end_dim,
+                 " for shape ", a.shape());
+  Shape shape(a.shape().begin(), a.shape().begin() + start);
+  std::int64_t merged = 1;
+  for (std::int64_t d = start; d <= end; ++d)
+    merged *= a.shape()[d];
+  shape.push_back(merged);
+  shape.insert(shape.end(), a.shape().begin() + end + 1, a.shape().end());
+  return reshape(a, shape);
+}
+
+Tensor clone(const Tensor& a) {
+  Tensor out = empty(a.shape(), a.options());
+  ops::copy_(out, a);
+  return record_op("clone", out, {a}, {},
+                   [](const BackwardContext& c) -> std::vector<Tensor> { return {c.grad}; });
+}
+
+Tensor to(const Tensor& a, Device device, DType dtype, bool non_blocking) {
+  if (a.device() == device && a.dtype() == dtype) return a;
+  // A non_blocking copy to the host lands in pinned memory, so it can really be asynchronous.
+  const bool pinned = non_blocking && device.is_cpu() && a.is_cuda();
+  Tensor out =
+      empty_for("to", a.shape(), TensorOptions(dtype).device(device).pinned_memory(pinned));
+  ops::copy_(out, a, non_blocking);
+  // The node casts the gradient back to a's dtype and device.
+  return record_op("to", out, {a}, {},
+                   [](const BackwardContext& c) -> std::vector<Tensor> { return {c.grad}; });
+}
+
+}  // namespace leangrad
+
+// ---- LibTorch's other tensor functions, composed from the ones above -------------------------
+// Each is written with differentiable functions, so its gradient is theirs (checked by the
+// gradchecks of tests/autograd/test_tensor_api.cpp).
+
+namespace leangrad {
+
+namespace {
+
+// A 0-d tensor holding `value` with a's dtype and device: the scalar operand of where.
+Tensor scalar_like(const Tensor& a, double value) {
+  return full({}, value, a.options());
+}
+
+// A strictly decreasing map of a's values onto values of the same dtype, exact and without
+// overflow, so that max and argmax of it are min and argmin of a: -a for floating dtypes (NaN
+// stays NaN, so it still wins, as min propagates NaN), -1 - a (the bitwise complement) for
+// signed integers, 255 - a for uint8. Bool goes through uint8.
+Tensor order_reversed(const Tensor& a, const char* op) {
+  switch (a.dtype()) {
+    case DType::Int64:
+    case DType::Int32:
+      return rsub(a, -1.0);
+    case DType::UInt8:
+      return rsub(a, 255.0);
+    default:
+      LG_CHECK_DTYPE(is_floating(a.dtype()), op, ": unsupported dtype ", a.dtype());
+      return neg(a);
+  }
+}
+
+}  // namespace
+
+Tensor square(const Tensor& a) {
+  return mul(a, a);
+}
+
+Tensor clamp(const Tensor& a, std::optional<double> min, std::optional<double> max) {
+  LG_CHECK(min.has_value() || max.has_value(),
+           "clamp: at least one of min and max must be given (shape ", a.shape(), ")");
+  LG_CHECK_DTYPE(a.dtype() != DType::Bool, "clamp: unsupported dtype bool");
+  // where(x < lo, lo, x) routes the gradient to x exactly where x >= lo (and then x <= hi):
+  // PyTorch's mask, bounds included. A NaN compares false, so it passes through.
+  Tensor out = a;
+  if (min.has_value()) out = where(lt(out, *min), scalar_like(a, *min), out);
+  if (max.has_value()) out = where(gt(out, *max), scalar_like(a, *max), out);
+  return out;
+}
+
+Tensor clamp_min(const Tensor& a, double min) {
+  return clamp(a, min, std::nullopt);
+}
+
+Tensor clamp_max(const Tensor& a, double max) {
+  return clamp(a, std::nullopt, max);
+}
+
+Tensor masked_fill(const Tensor& a, const Tensor& mask, const Tensor& value) {
+  LG_CHECK_DTYPE(mask.dtype() == DType::Bool, "masked_fill: the mask must be bool, got ",
+                 mask.dtype(), " (shape ", mask.shape(), ")");
+  LG_CHECK_SHAPE(value.dim() == 0, "masked_fill: the value must be a 0-d tensor, got shape ",
+                 value.shape());
+  LG_CHECK_SHAPE(broadcast_shapes(mask.shape(), a.shape(), "masked_fill") == a.shape(),
+                 "masked_fill: the mask of shape ", mask.shape(),
+                 " does not broadcast to the tensor's shape ", a.shape());
+  LG_CHECK_DEVICE(value.device() == a.device() || value.device().is_cpu(),
+                  "masked_fill: the value is on ", value.device(), ", the tensor on ", a.device());
+  return where(mask, value.to(a.device()).to(a.dtype()), a);
+}
+
+Tensor masked_fill(const Tensor& a, const Tensor& mask, double value) {
+  return masked_fill(a, mask, scalar_like(a, value));
+}
+
+bool allclose(const Tensor& a, const Tensor& b, double rtol, double atol, bool equal_nan) {
+  LG_CHECK(rtol >= 0 && atol >= 0, "allclose: rtol and atol must be >= 0, got ", rtol, " and ",
+           atol);
+  NoGradGuard no_grad;
+  const Tensor x = a.to(DType::Float64);
+  const Tensor y = b.to(DType::Float64);
+  // 1 where close: both finite and within the tolerance, or equal (equal infinities), or both
+  // NaN if asked. (v - v is 0 exactly when v is finite; an infinity would pass inf <= inf.)
+  const auto finite = [](const Tensor& v) { return eq(sub(v, v), 0.0).to(DType::Float64); };
+  Tensor close = le(abs(sub(x, y)), add(mul(abs(y), rtol), atol)).to(DType::Float64);
+  close = mul(mul(close, finite(x)), finite(y));
+  close = maximum(close, eq(x, y).to(DType::Float64));
+  if (equal_nan) close = maximum(close, mul(ne(x, x).to(DType::Float64), ne(y, y).to(DType::Float64)));
+  return close.numel() == 0 || min(close).item<double>() == 1.0;
+}
+
+bool equal(const Tensor& a, const Tensor& b) {
+  if (a.shape() != b.shape()) return false;
+  if (a.numel() == 0) return true;
+  NoGradGuard no_grad;
+  return min(eq(a, b).to(DType::UInt8)).item<std::int64_t>() == 1;
+}
+
+std::tuple<Tensor, Tensor> max(const Tensor& a, std::int64_t dim, bool keepdim) {
+  return {max(a, std::vector<std::int64_t>{dim}, keepdim), argmax(a, dim, keepdim)};
+}
+
+std::tuple<Tensor, Tensor> min(const Tensor& a, std::int64_t dim, bool keepdim) {
+  return {amin(a, {dim}, keepdim), argmin(a, dim, keepdim)};
+}
+
+Tensor amax(const Tensor& a, const std::vector<std::int64_t>& dims, bool keepdim) {
+  return max(a, dims, keepdim);
+}
+
+Tensor amin(const Tensor& a, const std::vector<std::int64_t>& dims, bool keepdim) {
+  if (a.dtype() == DType::Bool) return amin(a.to(DType::UInt8), dims, keepdim).to(DType::Bool);
+  return order_reversed(max(order_reversed(a, "amin"), dims, keepdim), "amin");
+}
+
+Tensor min(const Tensor& a) {
+  return amin(a);
+}
+
+Tensor argmin(const Tensor& a) {
+  if (a.dtype() == DType::Bool) return argmin(a.to(DType::UInt8));
+  return argmax(order_reversed(a, "argmin"));
+}
+
+Tensor argmin(const Tensor& a, std::int64_t dim, bool keepdim) {
+  if (a.dtype() == DType::Bool) return argmin(a.to(DType::UInt8), dim, keepdim);
+  return argmax(order_reversed(a, "argmin"), dim, keepdim);
+}
+
+Tensor var(const Tensor& a, const DimList& dims, bool unbiased, bool keepdim) {
+  LG_CHECK_DTYPE(is_floating(a.dtype()), "var: expected a floating dtype, got ", a.dtype(),
+                 " (shape ", a.shape(), ")");
+  std::int64_t count = 1;
+  for (std::int64_t d : reduction_dims(a, dims))
+    count *= a.shape()[static_cast<std::size_t>(d)];
+  // Two passes: the mean, then the sum of squared deviations from it (no cancellation). One
+  // element with unbiased = true divides 0 by 0: NaN, as PyTorch.
+  const Tensor centred = sub(a, mean(a, dims, /*keepdim=*/true));
+  const Tensor squares = sum(mul(centred, centred), dims, keepdim);
+  return div(squares, static_cast<double>(count - (unbiased ? 1 : 0)));
+}
+
+Tensor std(const Tensor& a, const DimList& dims, bool unbiased, bool keepdim) {
+  LG_CHECK_DTYPE(is_floating(a.dtype()), "std: expected a floating dtype, got ", a.dtype(),
+                 " (shape ", a.shape(), ")");
+  return sqrt(var(a, dims, unbiased, keepdim));
+}
+
+Tensor mm(const Tensor& a, const Tensor& b) {
+  LG_CHECK_SHAPE(a.dim() == 2 && b.dim() == 2, "mm: expected two matrices, got shapes ",
+                 a.shape(), " and ", b.shape(), " (matmul takes other dims)");
+  return matmul(a, b);
+}
+
+Tensor t(const Tensor& a) {
+  LG_CHECK_SHAPE(a.dim() <= 2, "t: expected a tensor of at most 2 dims, got shape ", a.shape(),
+                 " (use transpose(dim0, dim1))");
+  return a.dim() == 2 ? transpose(a, 0, 1) : view(a, a.shape());
+}
+
+}  // namespace leangrad

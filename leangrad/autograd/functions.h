@@ -1,0 +1,122 @@
+// The public functions of leangrad (like at:: in LibTorch): every tensor operation a user calls,
+// and the layer where autograd will record graph nodes (the autograd issue adds each op's
+// backward beside its forward in functions.cpp). Tensor's methods and operators forward here.
+// Each function calls the tensor-level kernel entry of kernels/ops.h.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <tuple>
+#include <vector>
+
+#include <leangrad/core/tensor.h>
+
+namespace leangrad {
+
+// ---- Elementwise arithmetic (broadcasting, PyTorch type promotion) ---------------------------
+Tensor add(const Tensor& a, const Tensor& b);
+Tensor sub(const Tensor& a, const Tensor& b);
+Tensor mul(const Tensor& a, const Tensor& b);
+Tensor div(const Tensor& a, const Tensor& b);
+Tensor pow(const Tensor& a, const Tensor& b);
+Tensor maximum(const Tensor& a, const Tensor& b);
+Tensor minimum(const Tensor& a, const Tensor& b);
+Tensor add(const Tensor& a, double b);
+Tensor sub(const Tensor& a, double b);
+Tensor mul(const Tensor& a, double b);
+Tensor div(const Tensor& a, double b);
+Tensor pow(const Tensor& a, double exponent);
+Tensor rsub(const Tensor& a, double b);  // b - a
+Tensor rdiv(const Tensor& a, double b);  // b / a
+
+Tensor neg(const Tensor& a);
+Tensor abs(const Tensor& a);
+Tensor exp(const Tensor& a);
+Tensor log(const Tensor& a);
+Tensor sqrt(const Tensor& a);
+Tensor tanh(const Tensor& a);
+Tensor sigmoid(const Tensor& a);
+Tensor relu(const Tensor& a);
+Tensor square(const Tensor& a);  // a * a
+// Each element limited to [min, max], either bound optional; NaN stays NaN. The gradient passes
+// where min <= a <= max (bounds included), as PyTorch's.
+Tensor clamp(const Tensor& a, std::optional<double> min, std::optional<double> max = std::nullopt);
+Tensor clamp_min(const Tensor& a, double min);
+Tensor clamp_max(const Tensor& a, double max);
+// value where mask (Bool, broadcast to a's shape) is true, a elsewhere; a's dtype and shape.
+Tensor masked_fill(const Tensor& a, const Tensor& mask, double value);
+Tensor masked_fill(const Tensor& a, const Tensor& mask, const Tensor& value);
+
+// ---- Comparisons (Bool results, not differentiable) ------------------------------------------
+Tensor gt(const Tensor& a, const Tensor& b);
+Tensor lt(const Tensor& a, const Tensor& b);
+Tensor ge(const Tensor& a, const Tensor& b);
+Tensor le(const Tensor& a, const Tensor& b);
+Tensor eq(const Tensor& a, const Tensor& b);
+Tensor ne(const Tensor& a, const Tensor& b);
+Tensor gt(const Tensor& a, double b);
+Tensor lt(const Tensor& a, double b);
+Tensor ge(const Tensor& a, double b);
+Tensor le(const Tensor& a, double b);
+Tensor eq(const Tensor& a, double b);
+Tensor ne(const Tensor& a, double b);
+
+// cond ? a : b, broadcasting all three; cond must be Bool.
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
+// Whether `a` holds a NaN or an infinity (never for integral and bool dtypes). Waits for the
+// device: for checks (AnomalyMode, checkpoints), not for training loops.
+bool has_non_finite(const Tensor& a);
+// |a - b| <= atol + rtol |b| for every element (broadcasting; NaNs count as equal only with
+// equal_nan), as torch.allclose. Waits for the device.
+bool allclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-8,
+              bool equal_nan = false);
+// Same shape and the same values (NaN unequal to itself), as torch.equal. Waits for the device.
+bool equal(const Tensor& a, const Tensor& b);
+
+// ---- Reductions ------------------------------------------------------------------------------
+// Empty dims = all dims.
+Tensor sum(const Tensor& a, const DimList& dims = {}, bool keepdim = false);
+Tensor mean(const Tensor& a, const DimList& dims = {}, bool keepdim = false);
+Tensor max(const Tensor& a, const std::vector<std::int64_t>& dims = {}, bool keepdim = false);
+Tensor argmax(const Tensor& a);
+Tensor argmax(const Tensor& a, std::int64_t dim, bool keepdim = false);
+// LibTorch's max(dim) / min(dim): (values, indices of the first extremum). The values'
+// gradient is amax's (split evenly among ties; PyTorch sends it to the index returned).
+std::tuple<Tensor, Tensor> max(const Tensor& a, std::int64_t dim, bool keepdim = false);
+std::tuple<Tensor, Tensor> min(const Tensor& a, std::int64_t dim, bool keepdim = false);
+Tensor amax(const Tensor& a, const std::vector<std::int64_t>& dims = {}, bool keepdim = false);
+Tensor amin(const Tensor& a, const std::vector<std::int64_t>& dims = {}, bool keepdim = false);
+Tensor min(const Tensor& a);
+Tensor argmin(const Tensor& a);
+Tensor argmin(const Tensor& a, std::int64_t dim, bool keepdim = false);
+// Variance over dims (empty: all) with divisor N - 1 (unbiased) or N, from the centred values
+// (two passes, no cancellation); std is its square root. Floating dtypes.
+Tensor var(const Tensor& a, const DimList& dims = {}, bool unbiased = true, bool keepdim = false);
+Tensor std(const Tensor& a, const DimList& dims = {}, bool unbiased = true, bool keepdim = false);
+
+// ---- Linear algebra, joining -----------------------------------------------------------------
+Tensor matmul(const Tensor& a, const Tensor& b);
+Tensor mm(const Tensor& a, const Tensor& b);  // 2-d operands only
+// The transpose of a matrix; 0-d and 1-d tensors as they are.
+Tensor t(const Tensor& a);
+Tensor cat(const std::vector<Tensor>& tensors, std::int64_t dim = 0);
+Tensor stack(const std::vector<Tensor>& tensors, std::int64_t dim = 0);
+
+// ---- Views and copies ------------------------------------------------------------------------
+Tensor view(const Tensor& a, const Shape& shape);
+Tensor reshape(const Tensor& a, const Shape& shape);
+Tensor permute(const Tensor& a, const std::vector<std::int64_t>& dims);
+Tensor transpose(const Tensor& a, std::int64_t dim0, std::int64_t dim1);
+Tensor slice(const Tensor& a, std::int64_t dim, std::int64_t start, std::int64_t end,
+             std::int64_t step = 1);
+Tensor select(const Tensor& a, std::int64_t dim, std::int64_t index);
+Tensor unsqueeze(const Tensor& a, std::int64_t dim);
+Tensor squeeze(const Tensor& a);
+Tensor squeeze(const Tensor& a, std::int64_t dim);
+Tensor expand(const Tensor& a, const Shape& shape);
+Tensor flatten(const Tensor& a, std::int64_t start_dim = 0, std::int64_t end_dim = -1);
+Tensor clone(const Tensor& a);
+// A copy on `device` and/or with `dtype` (no copy when both already match).
+Tensor to(const Tensor& a, Device device, DType dtype, bool non_blocking = false);
+
+}  // namespace leangrad

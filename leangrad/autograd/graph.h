@@ -1,0 +1,161 @@
+// The autograd graph: nodes (one per recorded op, named like "MulBackward"), the edges that link
+// a node to the nodes of its inputs, and the two node kinds every op uses: FunctionNode (a
+// backward formula over saved tensors) and AccumulateGrad (a leaf's .grad). The engine that runs
+// the graph is engine.cpp; ops record themselves through record_op (functions.cpp).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <leangrad/autograd/autograd_meta.h>
+#include <leangrad/autograd/saved_tensor.h>
+#include <leangrad/core/tensor.h>
+
+namespace leangrad::autograd {
+
+class Node;
+
+// Where a gradient goes: input `input_nr` of `function`. An edge without a function means the
+// corresponding forward input needs no gradient.
+struct Edge {
+  std::shared_ptr<Node> function;
+  std::uint32_t input_nr = 0;
+  bool valid() const { return function != nullptr; }
+};
+
+// What a gradient must look like: the shape, dtype and device of a forward tensor.
+struct TensorMeta {
+  Shape shape;
+  DType dtype = kFloat32;
+  Device device;
+  static TensorMeta of(const Tensor& t) { return TensorMeta{t.shape(), t.dtype(), t.device()}; }
+};
+
+using GradHook = std::function<Tensor(const Tensor&)>;
+
+// Checks the gradient a hook returned against the tensor it is the gradient of (`meta`): the
+// same shape, dtype and device, else an error naming `what` ("a leaf", "the output of
+// MulBackward") and both.
+void check_hook_result(const Tensor& grad, const TensorMeta& meta, const std::string& what);
+
+class Node : public std::enable_shared_from_this<Node> {
+ public:
+  explicit Node(std::string name);
+  virtual ~Node() = default;
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+
+  // Gradients for the forward inputs (one per next edge; undefined = none) from the gradients
+  // of the forward outputs (one per output; undefined = zero).
+  virtual std::vector<Tensor> apply(std::vector<Tensor>&& grad_outputs) = 0;
+  // Frees what the node saved for backward (after backward, unless retain_graph).
+  virtual void release_saved() {}
+  // Starts bringing saved tensors back early (the engine calls this for the next node to run).
+  virtual void prefetch_saved() {}
+
+  const std::string& name() const { return name_; }
+  std::uint64_t sequence_nr() const { return sequence_nr_; }
+
+  std::vector<Edge> next_edges;         // one per forward input
+  std::vector<TensorMeta> output_meta;  // one per forward output
+  // Hooks on the gradients of this node's outputs (tensor.register_hook on a non-leaf).
+  std::vector<std::pair<std::uint32_t, GradHook>> pre_hooks;
+
+ private:
+  std::string name_;
+  std::uint64_t sequence_nr_;
+};
+
+// Accumulates the gradient of a leaf into its .grad, running the leaf's hooks.
+class AccumulateGrad final : public Node {
+ public:
+  explicit AccumulateGrad(std::shared_ptr<TensorImpl> leaf);
+  // Runs the leaf's gradient hooks, accumulates into .grad, then runs its post-accumulate hooks:
+  // the engine applies a node once per backward, after all contributions to it were summed, so
+  // .grad is final for this backward when they run. Under create_graph (grad mode on) .grad
+  // becomes old + new out of place, so it keeps the graph of its computation.
+  std::vector<Tensor> apply(std::vector<Tensor>&& grad_outputs) override;
+  // The leaf's gradient hooks alone: autograd::grad runs them on a leaf's gradient before
+  // returning it (it accumulates nothing).
+  Tensor run_hooks(Tensor grad) const;
+
+ private:
+  std::shared_ptr<TensorImpl> leaf_;
+};
+
+// What a backward formula gets: the unpacked saved tensors, the gradient of the op's output
+// (zeros if none flowed), and for each forward input its metadata and whether it needs a grad.
+struct BackwardContext {
+  std::vector<Tensor> saved;
+  Tensor grad;
+  const std::vector<TensorMeta>& inputs;
+  std::vector<bool> needs_grad;
+  bool needs(std::size_t i) const { return needs_grad[i]; }
+  const Shape& shape(std::size_t i) const { return inputs[i].shape; }
+};
+
+// Whether an op's backward formula can itself be differentiated (create_graph=true, double
+// backward). Formulas written with the public functions can (the engine records them like any
+// forward); a fused backward kernel of kernels/ops.h cannot, and its results then carry a node
+// that refuses a second backward by name instead of giving a silently wrong second derivative.
+// See Note [Double backward] in engine.cpp.
+enum class DoubleBackward : bool { Differentiable, NotImplemented };
+
+// The backward of one single-output op: gradients of the inputs from a BackwardContext.
+// Results are cast back to each input's dtype and device and checked against its shape.
+class FunctionNode final : public Node {
+ public:
+  using Backward = std::function<std::vector<Tensor>(const BackwardContext& ctx)>;
+  FunctionNode(std::string name, std::string forward_op, std::vector<TensorMeta> input_meta,
+               std::vector<SavedTensor> saved, Backward backward,
+               DoubleBackward double_backward = DoubleBackward::Differentiable);
+  std::vector<Tensor> apply(std::vector<Tensor>&& grad_outputs) override;
+  void release_saved() override;
+  void prefetch_saved() override;
+  const std::string& forward_op() const { return forward_op_; }
+
+ private:
+  std::string forward_op_;
+  std::vector<TensorMeta> input_meta_;
+  std::vector<SavedTensor> saved_;
+  Backward backward_;
+  DoubleBackward double_backward_;
+};
+
+// Deletes a node and, iteratively, the nodes only it kept alive: destroying a graph of a million
+// nodes must not recurse a million deep. See Note [Deleting long graphs].
+void delete_node(Node* node);
+
+// Every node is created through this, so its deleter is delete_node.
+template <typename T, typename... Args>
+std::shared_ptr<T> make_node(Args&&... args) {
+  return std::shared_ptr<T>(new T(std::forward<Args>(args)...), &delete_node);
+}
+
+// "mul" -> "MulBackward", "max_pool2d" -> "MaxPool2dBackward".
+std::string backward_name(const std::string& forward_op);
+
+// True when grad mode is on and any of the tensors requires grad.
+bool any_requires_grad(std::initializer_list<const Tensor*> tensors);
+bool any_requires_grad(const std::vector<Tensor>& tensors);
+
+// The edge a gradient for `t` flows along: its grad_fn, or its leaf accumulator (created on
+// demand), or an invalid edge when t does not require grad.
+Edge gradient_edge(const Tensor& t);
+
+// Makes `fn` the producer of `t` (its output_nr-th output) and marks t as requiring grad.
+void set_history(const Tensor& t, const std::shared_ptr<Node>& fn, std::uint32_t output_nr = 0);
+
+// Records a single-output op: when grad mode is on, an input requires grad and `out` is
+// floating, `out` gets a FunctionNode named after `forward_op` with edges to `inputs`, keeping
+// `saved` for `backward`. Returns `out`. A backward that calls a fused kernel of kernels/ops.h
+// (no derivative of its own) passes DoubleBackward::NotImplemented.
+Tensor record_op(const char* forward_op, const Tensor& out, const std::vector<Tensor>& inputs,
+                 const std::vector<Tensor>& saved, FunctionNode::Backward backward,
+                 DoubleBackward double_backward = DoubleBackward::Differentiable);
+
+}  // namespace leangrad::autograd

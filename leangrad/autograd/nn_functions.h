@@ -1,0 +1,57 @@
+// The neural-network functions (like torch.nn.functional / at::), differentiable, each with its
+// backward beside its forward in the .cpp of its family. nn/ wraps them in modules.
+// An undefined Tensor() stands for "no bias" / "no affine weight".
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include <leangrad/core/tensor.h>
+
+namespace leangrad {
+
+// A pair of sizes (height, width) for 2-D ops: {1, 1}, {2, 2}...
+using Size2 = std::array<std::int64_t, 2>;
+
+// ---- Activations --------------------------------------------------------------------------------
+// TanhExp (Liu & Di, 2020): x * tanh(exp(x)), fused, finite for every finite input.
+Tensor tanhexp(const Tensor& x);
+
+// ---- Normalization ------------------------------------------------------------------------------
+// x: (N, C, *); weight, bias: (C,) or undefined.
+Tensor group_norm(const Tensor& x, std::int64_t num_groups, const Tensor& weight = Tensor(),
+                  const Tensor& bias = Tensor(), double eps = 1e-5);
+
+// ---- Convolution --------------------------------------------------------------------------------
+// x: (N, C_in, H, W); weight: (C_out, C_in / groups, kH, kW); bias: (C_out,) or undefined.
+Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(),
+              Size2 stride = {1, 1}, Size2 padding = {0, 0}, Size2 dilation = {1, 1},
+              std::int64_t groups = 1);
+
+// ---- Layers -------------------------------------------------------------------------------------
+// y = x W^T + b; x: (*, in_features), weight: (out_features, in_features), bias: (out_features,).
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor());
+// (N, C r^2, H, W) -> (N, C, H r, W r) and back.
+Tensor pixel_shuffle(const Tensor& x, std::int64_t upscale_factor);
+Tensor pixel_unshuffle(const Tensor& x, std::int64_t downscale_factor);
+// stride {0, 0} means stride = kernel (PyTorch's default).
+Tensor max_pool2d(const Tensor& x, Size2 kernel, Size2 stride = {0, 0}, Size2 padding = {0, 0});
+Tensor avg_pool2d(const Tensor& x, Size2 kernel, Size2 stride = {0, 0}, Size2 padding = {0, 0});
+// Zeroes elements with probability p (Philox: the same mask on every device for the same seed)
+// and scales the rest by 1 / (1 - p); the identity when !training.
+Tensor dropout(const Tensor& x, double p, bool training);
+Tensor softmax(const Tensor& x, std::int64_t dim);
+Tensor log_softmax(const Tensor& x, std::int64_t dim);
+
+enum class Reduction { None, Mean, Sum };
+// logp: (N, C) log-probabilities, target: (N,) int64 class indices; entries equal to
+// ignore_index contribute nothing (and Mean divides by the number of the others).
+Tensor nll_loss(const Tensor& logp, const Tensor& target, Reduction reduction = Reduction::Mean,
+                std::int64_t ignore_index = -100);
+// log_softmax + nll_loss, fused on CUDA.
+Tensor cross_entropy(const Tensor& logits, const Tensor& target,
+                     Reduction reduction = Reduction::Mean, std::int64_t ignore_index = -100);
+Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::Mean);
+Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::Mean);
+
+}  // namespace leangrad

@@ -1,0 +1,115 @@
+// SavedTensor and the thread-local stack of saved-tensor hooks.
+#include <leangrad/autograd/saved_tensor.h>
+
+#include <vector>
+
+#include <leangrad/autograd/grad_mode.h>
+#include <leangrad/autograd/graph.h>
+#include <leangrad/core/error.h>
+#include <leangrad/core/views.h>
+
+namespace leangrad::autograd {
+
+namespace {
+struct Hooks {
+  PackHook pack;
+  UnpackHook unpack;
+};
+thread_local std::vector<Hooks> hooks_stack;
+}  // namespace
+
+SavedTensorHooksGuard::SavedTensorHooksGuard(PackHook pack, UnpackHook unpack) {
+  LG_CHECK(pack && unpack, "SavedTensorHooksGuard: both pack and unpack hooks are required");
+  hooks_stack.push_back(Hooks{std::move(pack), std::move(unpack)});
+}
+
+SavedTensorHooksGuard::~SavedTensorHooksGuard() {
+  hooks_stack.pop_back();
+}
+
+int saved_tensor_hooks_depth() {
+  return static_cast<int>(hooks_stack.size());
+}
+
+SavedTensor::SavedTensor(const Tensor& t, int output_nr) {
+  if (!t.defined()) return;
+  defined_ = true;
+  source_ = &t.impl();
+  output_nr_ = output_nr;
+  requires_grad_ = t.requires_grad();
+  version_counter_ = t.impl().version_counter;
+  saved_version_ = t.version();
+  // The alias carries data and version counter but no autograd state: no reference cycle when
+  // a node saves its own output, and hooks see a plain tensor.
+  Tensor alias = views::alias(t);
+  if (hooks_stack.empty()) {
+    data_ = std::move(alias);
+    // An input keeps its graph identity for create_graph. (The node's own output must not: its
+    // history points at the node, which would then own itself.)
+    if (requires_grad_ && output_nr_ < 0) original_ = t;
+    return;
+  }
+  // Run the hook's own ops without recording a graph (a copy to the host is not part of it).
+  const Hooks& hooks = hooks_stack.back();
+  NoGradGuard no_grad;
+  packed_ = hooks.pack(alias);
+  unpack_ = hooks.unpack;
+}
+
+void SavedTensor::mark_if_output(const Tensor& out, std::uint32_t output_nr) {
+  if (!defined_ || !out.defined() || &out.impl() != source_) return;
+  output_nr_ = static_cast<int>(output_nr);
+  original_ = Tensor();
+}
+
+Tensor SavedTensor::unpack(const std::string& node_name, const std::shared_ptr<Node>& owner) const {
+  if (!defined_) return Tensor();
+  LG_CHECK(!released_, "backward through ", node_name,
+           " a second time: its saved tensors were already freed. Pass retain_graph=true to "
+           "the first backward() to backward through the graph again");
+  const std::uint32_t current = version_counter_->version.load();
+  LG_CHECK(current == saved_version_, "one of the tensors saved by ", node_name,
+           " for backward was modified by an in-place operation (its version is ", current,
+           ", expected ", saved_version_, "); compute on a clone() instead of writing in place");
+  const bool in_graph = grad_mode_enabled() && (requires_grad_ || output_nr_ >= 0);
+  if (!unpack_) {
+    if (!in_graph) return data_;
+    if (original_.defined()) return original_;
+    if (output_nr_ >= 0 && owner != nullptr) {
+      Tensor alias = views::alias(data_);
+      set_history(alias, owner, static_cast<std::uint32_t>(output_nr_));
+      return alias;
+    }
+    return data_;
+  }
+  LG_CHECK(!in_graph, "double backward (create_graph=true) through ", node_name,
+           ": one of its saved tensors went through saved-tensor hooks (SaveOnCpu, the memory "
+           "planner), and the unpacked copy has no place in the graph; take higher-order "
+           "gradients without the hooks");
+  if (prefetched_.defined()) {
+    Tensor t = std::move(prefetched_);
+    prefetched_ = Tensor();
+    return t;
+  }
+  NoGradGuard no_grad;
+  Tensor t = unpack_(packed_);
+  LG_CHECK(t.defined(), "the unpack hook returned an undefined tensor for ", node_name);
+  return t;
+}
+
+void SavedTensor::prefetch() {
+  if (!defined_ || released_ || !unpack_ || prefetched_.defined()) return;
+  NoGradGuard no_grad;
+  prefetched_ = unpack_(packed_);
+}
+
+void SavedTensor::release() {
+  if (!defined_) return;
+  released_ = true;
+  data_ = Tensor();
+  original_ = Tensor();
+  packed_.reset();
+  prefetched_ = Tensor();
+}
+
+}  // namespace leangrad::autograd

@@ -1,0 +1,92 @@
+// Tensor metadata: sizes, strides, contiguity, raw pointers, and construction of new tensors.
+#include <leangrad/core/tensor.h>
+
+#include <leangrad/core/cuda.h>
+
+namespace leangrad {
+
+Tensor make_tensor(std::shared_ptr<Storage> storage, DType dtype, Shape sizes, Strides strides,
+                   std::int64_t storage_offset) {
+  // Every tensor's elements lie inside its storage: numel() and the kernels' offsets can then be
+  // computed without overflow checks.
+  const std::int64_t extent =
+      checked_extent(sizes, strides, storage_offset, element_size(dtype), "tensor");
+  LG_CHECK_SHAPE(storage == nullptr ||
+                     static_cast<std::size_t>(extent) * element_size(dtype) <= storage->nbytes(),
+                 "tensor of shape ", sizes, " (strides ", shape_str(strides), ", offset ",
+                 storage_offset, ") reaches past its storage of ", storage->nbytes(), " bytes");
+  auto impl = std::make_shared<TensorImpl>();
+  impl->storage = std::move(storage);
+  impl->storage_offset = storage_offset;
+  impl->sizes = std::move(sizes);
+  impl->strides = std::move(strides);
+  impl->dtype = dtype;
+  return Tensor(std::move(impl));
+}
+
+std::int64_t Tensor::size(std::int64_t dim) const {
+  return shape()[wrap_dim(dim, this->dim(), "size")];
+}
+
+std::int64_t Tensor::stride(std::int64_t dim) const {
+  return strides()[wrap_dim(dim, this->dim(), "stride")];
+}
+
+std::int64_t Tensor::numel() const {
+  std::int64_t n = 1;
+  for (std::int64_t s : shape())
+    n *= s;
+  return n;
+}
+
+bool Tensor::is_contiguous() const {
+  // Size-1 dims may have any stride; a tensor without elements is contiguous.
+  std::int64_t expected = 1;
+  for (std::int64_t d = dim() - 1; d >= 0; --d) {
+    const std::int64_t size = shape()[d];
+    if (size == 0) return true;
+    if (size != 1 && strides()[d] != expected) return false;
+    expected *= size;
+  }
+  return true;
+}
+
+bool Tensor::shares_storage(const Tensor& other) const {
+  return defined() && other.defined() && storage() == other.storage();
+}
+
+void* Tensor::data_ptr() const {
+  auto* base = static_cast<char*>(storage()->data());
+  if (base == nullptr) {
+    LG_CHECK(storage()->has_memory(), "a tensor of shape ", shape(), " on ", device(),
+             " refers to memory that was given back (an offloaded parameter's device copy used "
+             "outside the forward or backward of its module: call the module as module(x), not "
+             "module.forward(x), so that ParameterOffload's hooks run)");
+    return nullptr;
+  }
+  return base + storage_offset() * static_cast<std::int64_t>(element_size());
+}
+
+void Tensor::set_data(const Tensor& other) const {
+  LG_CHECK(other.defined(), "set_data: expected a defined tensor");
+  TensorImpl& self = impl();
+  const TensorImpl& source = other.impl();
+  self.storage = source.storage;
+  self.storage_offset = source.storage_offset;
+  self.sizes = source.sizes;
+  self.strides = source.strides;
+  self.dtype = source.dtype;
+  bump_version();
+}
+
+void Tensor::record_stream(const cuda::Stream& stream) const {
+  LG_CHECK_DEVICE(is_cuda() || is_pinned(),
+                  "record_stream: expected a CUDA tensor or a pinned CPU tensor, got a tensor on ",
+                  device());
+  const DataPtr& data = storage()->data_ptr();
+  if (!data) return;
+  CachingAllocator& allocator = is_pinned() ? pinned_allocator() : allocator_for(device());
+  allocator.record_stream(data, stream.ref());
+}
+
+}  // namespace leangrad

@@ -1,0 +1,352 @@
+// Tensor: a cheap shared handle to a strided view of a Storage (copying a Tensor aliases it,
+// as in PyTorch). This header holds the data model; the computing methods (arithmetic, views,
+// reductions, conversions) are thin forwards to the differentiable functions of
+// autograd/functions.h, which call the kernels listed in kernels/ops.h.
+#pragma once
+
+#include <atomic>
+#include <concepts>
+#include <cstdint>
+#include <functional>
+#include <initializer_list>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <leangrad/core/device.h>
+#include <leangrad/core/dtype.h>
+#include <leangrad/core/error.h>
+#include <leangrad/core/indexing.h>
+#include <leangrad/core/shape.h>
+#include <leangrad/core/storage.h>
+#include <leangrad/core/tensor_options.h>
+
+namespace leangrad {
+
+namespace cuda {
+class Stream;
+}
+namespace autograd {
+struct AutogradMeta;  // defined by the autograd layer
+class Node;
+}  // namespace autograd
+
+// Counts in-place modifications of a tensor's data. Shared by a tensor and all its views, so a
+// write through any of them is seen by autograd's saved-tensor checks.
+struct VersionCounter {
+  std::atomic<std::uint32_t> version{0};
+  // Views of this memory alive now (not counting autograd's own aliases: saved tensors and
+  // detach()). Autograd records an in-place op only on memory no live view shares, because a
+  // view's gradient would not follow the rewrite (Note [In-place ops in the graph] in
+  // autograd/tensor_methods.cpp).
+  std::atomic<std::int32_t> live_views{0};
+};
+
+// Held by a view's TensorImpl: one count in live_views for as long as the view lives.
+class ViewRegistration {
+ public:
+  ViewRegistration() = default;
+  explicit ViewRegistration(std::shared_ptr<VersionCounter> counter)
+      : counter_(std::move(counter)) {
+    if (counter_) ++counter_->live_views;
+  }
+  ViewRegistration(const ViewRegistration& other) : ViewRegistration(other.counter_) {}
+  ViewRegistration& operator=(const ViewRegistration& other) {
+    if (this != &other) {
+      release();
+      counter_ = other.counter_;
+      if (counter_) ++counter_->live_views;
+    }
+    return *this;
+  }
+  ~ViewRegistration() { release(); }
+  bool active() const { return counter_ != nullptr; }
+
+ private:
+  void release() {
+    if (counter_) --counter_->live_views;
+    counter_.reset();
+  }
+  std::shared_ptr<VersionCounter> counter_;
+};
+
+// The state behind a Tensor handle. Plain data: the invariants (sizes/strides within the
+// storage) are established by the functions that create tensors and views.
+struct TensorImpl {
+  std::shared_ptr<Storage> storage;
+  std::int64_t storage_offset = 0;  // in elements
+  Shape sizes;
+  Strides strides;  // in elements
+  DType dtype = DType::Float32;
+  std::shared_ptr<VersionCounter> version_counter = std::make_shared<VersionCounter>();
+  // Null until autograd needs it (requires_grad, grad_fn, grad, hooks).
+  std::shared_ptr<autograd::AutogradMeta> autograd_meta;
+  ViewRegistration view;  // active when this tensor is a view (views::as_strided)
+};
+
+class Tensor {
+ public:
+  Tensor() = default;  // an undefined tensor ("no tensor": no bias, no gradient yet)
+  explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
+
+  bool defined() const { return impl_ != nullptr; }
+
+  // ---- Metadata ----------------------------------------------------------------------------
+  const Shape& shape() const { return impl().sizes; }
+  const Shape& sizes() const { return impl().sizes; }
+  std::int64_t size(std::int64_t dim) const;
+  const Strides& strides() const { return impl().strides; }
+  std::int64_t stride(std::int64_t dim) const;
+  std::int64_t dim() const { return static_cast<std::int64_t>(impl().sizes.size()); }
+  std::int64_t numel() const;
+  DType dtype() const { return impl().dtype; }
+  Device device() const { return impl().storage->device(); }
+  TensorOptions options() const { return TensorOptions(dtype()).device(device()); }
+  std::int64_t storage_offset() const { return impl().storage_offset; }
+  std::size_t element_size() const { return leangrad::element_size(dtype()); }
+  std::size_t nbytes() const { return static_cast<std::size_t>(numel()) * element_size(); }
+  bool is_contiguous() const;
+  bool is_cuda() const { return device().is_cuda(); }
+  bool is_pinned() const { return impl().storage->is_pinned(); }
+  const std::shared_ptr<Storage>& storage() const { return impl().storage; }
+  // Same TensorImpl (not merely equal values).
+  bool is_same(const Tensor& other) const { return impl_ == other.impl_; }
+  // True when both view the same storage.
+  bool shares_storage(const Tensor& other) const;
+
+  // ---- Raw data ----------------------------------------------------------------------------
+  // Address of element 0 of this view. data_ptr<T>() checks that T matches dtype().
+  void* data_ptr() const;
+  template <typename T>
+  T* data_ptr() const {
+    LG_CHECK_DTYPE(dtype_of<T> == dtype(), "data_ptr<", dtype_name(dtype_of<T>),
+                   ">: tensor has dtype ", dtype());
+    return static_cast<T*>(data_ptr());
+  }
+  // The value of a one-element tensor (copied to the host if needed), converted to T.
+  template <typename T>
+  T item() const;
+
+  // ---- Conversions (copy when needed, return *this otherwise) ------------------------------
+  Tensor to(Device device, bool non_blocking = false) const;
+  Tensor to(DeviceType type) const { return to(Device(type)); }
+  Tensor to(DType dtype) const;
+  Tensor cpu() const { return to(Device::cpu()); }
+  Tensor cuda(int index = 0) const { return to(Device::cuda(index)); }
+  Tensor contiguous() const;
+  Tensor clone() const;
+  // A copy in the pinned host pool (CPU tensors only).
+  Tensor pin_memory() const;
+  // Makes this tensor hold `other`'s data (storage, sizes, strides, dtype) while keeping its
+  // identity and autograd state: every handle to it sees the new data (Module::to uses this so
+  // the parameters an optimizer holds move with the module). Bumps the version.
+  void set_data(const Tensor& other) const;
+  // Tells the allocator this tensor's memory is used by work queued on `stream` (as in torch).
+  void record_stream(const cuda::Stream& stream) const;
+
+  // ---- Views (share storage; no data is copied) --------------------------------------------
+  Tensor view(const Shape& shape) const;
+  Tensor reshape(const Shape& shape) const;  // a view when possible, else a copy
+  Tensor permute(const std::vector<std::int64_t>& dims) const;
+  Tensor transpose(std::int64_t dim0, std::int64_t dim1) const;
+  Tensor slice(std::int64_t dim, std::int64_t start, std::int64_t end, std::int64_t step = 1) const;
+  Tensor select(std::int64_t dim, std::int64_t index) const;
+  Tensor unsqueeze(std::int64_t dim) const;
+  Tensor squeeze() const;
+  Tensor squeeze(std::int64_t dim) const;
+  Tensor expand(const Shape& shape) const;
+  Tensor expand_as(const Tensor& other) const { return expand(other.shape()); }
+  Tensor flatten(std::int64_t start_dim = 0, std::int64_t end_dim = -1) const;
+  // The transpose of a matrix (0-d and 1-d tensors are returned as they are; more dims refused).
+  Tensor t() const;
+  // Basic indexing (core/indexing.h): t.index({Slice(0, 2), 1}) is Python's t[0:2, 1], a view.
+  Tensor index(std::initializer_list<indexing::TensorIndex> indices) const;
+  Tensor index(const std::vector<indexing::TensorIndex>& indices) const;
+  // t[i]: select(0, i).
+  Tensor operator[](std::int64_t index) const;
+
+  // ---- In-place (bump the version counter) -------------------------------------------------
+  Tensor& add_(const Tensor& other, double alpha = 1.0);
+  Tensor& add_(double other);
+  Tensor& mul_(const Tensor& other);
+  Tensor& mul_(double other);
+  Tensor& zero_();
+  Tensor& fill_(double value);
+  // Copies src into this tensor: any dtype, any device, broadcasting src to this shape.
+  Tensor& copy_(const Tensor& src, bool non_blocking = false);
+  Tensor& sub_(const Tensor& other, double alpha = 1.0);
+  Tensor& sub_(double other);
+  Tensor& div_(const Tensor& other);
+  Tensor& div_(double other);
+  Tensor& relu_();
+  Tensor& operator+=(const Tensor& other) { return add_(other); }
+  Tensor& operator+=(double other) { return add_(other); }
+  Tensor& operator-=(const Tensor& other) { return sub_(other); }
+  Tensor& operator-=(double other) { return sub_(other); }
+  Tensor& operator*=(const Tensor& other) { return mul_(other); }
+  Tensor& operator*=(double other) { return mul_(other); }
+  Tensor& operator/=(const Tensor& other) { return div_(other); }
+  Tensor& operator/=(double other) { return div_(other); }
+  // t.index_put_({Slice(), 0}, v): copies v (broadcast) into the view t.index(indices).
+  Tensor& index_put_(std::initializer_list<indexing::TensorIndex> indices, const Tensor& value);
+  Tensor& index_put_(std::initializer_list<indexing::TensorIndex> indices, double value);
+
+  // ---- Reductions --------------------------------------------------------------------------
+  Tensor sum() const;
+  Tensor sum(const DimList& dims, bool keepdim = false) const;  // sum(1), sum({0, 1})
+  Tensor mean() const;
+  Tensor mean(const DimList& dims, bool keepdim = false) const;
+  // max() and min() of all elements; max(dims) and amax(dims) the maxima over dims (values
+  // only; no dims: over all), amin the minima; max(dim) and min(dim) LibTorch's (values,
+  // indices) pair of one dim (indices as argmax/argmin: the first extremum).
+  Tensor max() const;
+  Tensor max(const std::vector<std::int64_t>& dims, bool keepdim = false) const;
+  std::tuple<Tensor, Tensor> max(std::int64_t dim, bool keepdim = false) const;
+  Tensor min() const;
+  std::tuple<Tensor, Tensor> min(std::int64_t dim, bool keepdim = false) const;
+  Tensor amax(const std::vector<std::int64_t>& dims = {}, bool keepdim = false) const;
+  Tensor amin(const std::vector<std::int64_t>& dims = {}, bool keepdim = false) const;
+  Tensor argmax() const;  // index into the flattened tensor
+  Tensor argmax(std::int64_t dim, bool keepdim = false) const;
+  Tensor argmin() const;
+  Tensor argmin(std::int64_t dim, bool keepdim = false) const;
+  // Variance and standard deviation over dims (none: all), divided by N - 1 (unbiased, the
+  // default) or N. LibTorch's spellings: var(), var(false), var(1), var({0, 1}, true, true).
+  Tensor var(const DimList& dims = {}, bool unbiased = true, bool keepdim = false) const;
+  template <typename B>
+  requires std::same_as<B, bool>  // var(false) means "biased", not dim 0
+      Tensor var(B unbiased)
+  const { return var(DimList(), unbiased, false); }
+  Tensor std(const DimList& dims = {}, bool unbiased = true, bool keepdim = false) const;
+  template <typename B>
+  requires std::same_as<B, bool> Tensor std(B unbiased)
+  const { return std(DimList(), unbiased, false); }
+
+  // ---- Elementwise -------------------------------------------------------------------------
+  Tensor exp() const;
+  Tensor log() const;
+  Tensor tanh() const;
+  Tensor sigmoid() const;
+  Tensor relu() const;
+  Tensor sqrt() const;
+  Tensor abs() const;
+  Tensor neg() const;
+  Tensor pow(const Tensor& exponent) const;
+  Tensor pow(double exponent) const;
+  Tensor gt(const Tensor& other) const;
+  Tensor gt(double other) const;
+  Tensor lt(const Tensor& other) const;
+  Tensor lt(double other) const;
+  Tensor ge(const Tensor& other) const;
+  Tensor ge(double other) const;
+  Tensor le(const Tensor& other) const;
+  Tensor le(double other) const;
+  Tensor eq(const Tensor& other) const;
+  Tensor eq(double other) const;
+  Tensor matmul(const Tensor& other) const;
+  Tensor mm(const Tensor& other) const;  // matrices only
+  Tensor square() const;
+  // Each element limited to [min, max] (either bound may be absent); NaN stays NaN.
+  Tensor clamp(std::optional<double> min, std::optional<double> max = std::nullopt) const;
+  Tensor clamp_min(double min) const;
+  Tensor clamp_max(double max) const;
+  // value where mask (bool, broadcast to this shape) is true, this tensor's element elsewhere.
+  Tensor masked_fill(const Tensor& mask, double value) const;
+  Tensor masked_fill(const Tensor& mask, const Tensor& value) const;
+  Tensor ne(const Tensor& other) const;
+  Tensor ne(double other) const;
+  Tensor softmax(std::int64_t dim) const;
+  Tensor log_softmax(std::int64_t dim) const;
+  // |this - other| <= atol + rtol |other| everywhere (NaNs equal when equal_nan), broadcasting,
+  // as torch.allclose. equal: same shape and the same values (NaN is not equal to NaN).
+  bool allclose(const Tensor& other, double rtol = 1e-5, double atol = 1e-8,
+                bool equal_nan = false) const;
+  bool equal(const Tensor& other) const;
+
+  // ---- Autograd (autograd/tensor_autograd.cpp; the engine is autograd/engine.cpp) -----------
+  bool requires_grad() const;
+  // Leaves only (a tensor with a grad_fn gets requires_grad from its inputs).
+  Tensor& requires_grad_(bool requires_grad = true);
+  // A tensor sharing this one's data (and version counter) that autograd does not track.
+  Tensor detach() const;
+  // Backpropagates from this tensor: `grad` is the gradient of some scalar with respect to it
+  // (undefined means ones, for one-element tensors). Accumulates into the leaves' grad().
+  // Backpropagates into the leaves' .grad (torch's Tensor::backward): `grad` may be omitted
+  // for a one-element tensor; retain_graph defaults to create_graph; create_graph records the
+  // backward so the gradients can be differentiated again.
+  void backward(const Tensor& grad = Tensor(), std::optional<bool> retain_graph = std::nullopt,
+                bool create_graph = false) const;
+  // The accumulated gradient of a leaf (undefined until a backward reaches it).
+  Tensor grad() const;
+  Tensor& mutable_grad() const;  // (a handle: the gradient lives in the shared state)
+  void set_grad(const Tensor& grad) const;
+  // The node that produced this tensor (null for leaves and tensors that need no grad).
+  std::shared_ptr<autograd::Node> grad_fn() const;
+  bool is_leaf() const;
+  // A hook on this tensor's gradient: `hook(grad)` runs when the gradient is computed and may
+  // return a replacement (or nothing: a hook returning void, or an undefined Tensor, keeps it).
+  template <typename F>
+  void register_hook(F&& hook) {
+    if constexpr (std::is_void_v<std::invoke_result_t<F, const Tensor&>>) {
+      add_grad_hook([h = std::forward<F>(hook)](const Tensor& g) {
+        h(g);
+        return Tensor();
+      });
+    } else {
+      add_grad_hook(std::forward<F>(hook));
+    }
+  }
+  // Leaves only: `hook(tensor)` runs once grad() is final for the current backward.
+  void register_post_accumulate_grad_hook(std::function<void(const Tensor&)> hook);
+
+  // ---- Versions ----------------------------------------------------------------------------
+  std::uint32_t version() const { return impl().version_counter->version.load(); }
+  void bump_version() const { impl().version_counter->version.fetch_add(1); }
+
+  // ---- Access to the implementation (for the library's own layers) -------------------------
+  TensorImpl& impl() const {
+    LG_CHECK(impl_ != nullptr, "operation on an undefined tensor (Tensor())");
+    return *impl_;
+  }
+  const std::shared_ptr<TensorImpl>& impl_ptr() const { return impl_; }
+
+  // "tensor([[1.0000, 2.0000]], dtype=float32)"-style text (at most a few elements per dim).
+  std::string str() const;
+
+ private:
+  void add_grad_hook(std::function<Tensor(const Tensor&)> hook);
+
+  std::shared_ptr<TensorImpl> impl_;
+};
+
+std::ostream& operator<<(std::ostream& out, const Tensor& t);
+
+// Arithmetic operators: broadcasting, dtype promotion as in PyTorch.
+Tensor operator+(const Tensor& a, const Tensor& b);
+Tensor operator-(const Tensor& a, const Tensor& b);
+Tensor operator*(const Tensor& a, const Tensor& b);
+Tensor operator/(const Tensor& a, const Tensor& b);
+Tensor operator+(const Tensor& a, double b);
+Tensor operator-(const Tensor& a, double b);
+Tensor operator*(const Tensor& a, double b);
+Tensor operator/(const Tensor& a, double b);
+Tensor operator+(double a, const Tensor& b);
+Tensor operator-(double a, const Tensor& b);
+Tensor operator*(double a, const Tensor& b);
+Tensor operator/(double a, const Tensor& b);
+Tensor operator-(const Tensor& a);
+
+// Named tensors in a fixed order: state dicts (registration order, depth first), optimizer
+// states, checkpoint files.
+using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
+
+// Internal: a new tensor viewing `storage` (used by creation functions and views).
+Tensor make_tensor(std::shared_ptr<Storage> storage, DType dtype, Shape sizes, Strides strides,
+                   std::int64_t storage_offset = 0);
+
+}  // namespace leangrad

@@ -1,0 +1,306 @@
+// DataLoader: worker threads assemble batches; the consumer receives them in batch order.
+//
+// Design:
+// - The order is fixed before any thread starts: begin() computes the epoch's index list (the
+//   dataset's order, random_permutation(size, seed, epoch), or a DistributedSampler's share) and
+//   cuts it into batches numbered 0..num_batches-1. Batch b is a pure function of its indices,
+//   so the batches are bitwise the same for any num_workers. See Note [Ordering by batch index].
+// - Workers are std::threads started by begin() and joined when the epoch ends, when the next
+//   begin() starts, or when the loader is destroyed. Each claims the next unclaimed batch index
+//   under one mutex, assembles the batch without the lock, and files it in `finished` under its
+//   index. The consumer waits for exactly the index it needs next.
+// - Prefetch depth: a worker may claim batch b only while b < next_to_yield + num_workers *
+//   prefetch_factor, so at most that many batches are in flight or waiting (PyTorch's bound).
+// - num_workers == 0: no threads; the consumer assembles each batch when it asks for it.
+// - Assembly: the batch tensor (B, ...) is allocated once, in the pinned host pool with
+//   pin_memory, and each example is copied straight into its row (no intermediate stack). See
+//   Note [Pinned batches and the copy stream] for device batches.
+// - Errors: an exception while assembling batch b is stored in b's slot and re-thrown in the
+//   consumer when it reaches b (earlier batches are still delivered); the epoch then stops.
+// - Shutdown: stop_epoch() sets `stopping`, wakes every waiter and joins. A worker finishes the
+//   batch it is assembling (Dataset::get cannot be interrupted) and then exits; nothing throws
+//   from the destructor.
+#include <leangrad/data/dataloader.h>
+
+#include <condition_variable>
+#include <cstring>
+#include <exception>
+#include <map>
+#include <mutex>
+#include <numeric>
+#include <thread>
+#include <vector>
+
+#include <leangrad/autograd/grad_mode.h>
+#include <leangrad/core/creation.h>
+#include <leangrad/core/error.h>
+
+namespace leangrad::data {
+
+namespace {
+
+// One finished batch, or the exception that stopped its assembly.
+struct Slot {
+  Batch batch;
+  std::exception_ptr error;
+  std::unique_ptr<cuda::Event> copied;  // device batches: recorded after the copy was queued
+};
+
+// Stacks one field (data or target) of a batch's examples into a new (B, ...) tensor, directly
+// in the pinned pool when `pinned`. All examples must agree in shape and dtype.
+Tensor stack_field(const std::vector<Tensor>& parts, const std::int64_t* indices, bool pinned,
+                   const char* field) {
+  const Tensor& first = parts.front();
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    LG_CHECK(parts[i].defined() == first.defined(), "DataLoader: example ", indices[i],
+             first.defined() ? " has no " : " has a ", field, " but example ", indices[0],
+             first.defined() ? " has one" : " has none");
+  }
+  if (!first.defined()) return Tensor();
+  Shape shape = first.shape();
+  shape.insert(shape.begin(), static_cast<std::int64_t>(parts.size()));
+  Tensor out = empty(shape, TensorOptions(first.dtype()).pinned_memory(pinned));
+  const std::size_t row_bytes = first.nbytes();
+  auto* rows = static_cast<char*>(out.data_ptr());
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    const Tensor& part = parts[i];
+    LG_CHECK_SHAPE(part.shape() == first.shape() && part.dtype() == first.dtype(),
+                   "DataLoader: cannot batch the ", field, " of example ", indices[i], " (",
+                   part.dtype(), " ", part.shape(), ") with that of example ", indices[0], " (",
+                   first.dtype(), " ", first.shape(), ")");
+    if (row_bytes == 0) continue;
+    if (part.device().is_cpu() && part.is_contiguous()) {
+      std::memcpy(rows + i * row_bytes, part.data_ptr(), row_bytes);
+    } else {
+      out.select(0, static_cast<std::int64_t>(i)).copy_(part);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+struct DataLoader::Epoch {
+  std::vector<std::int64_t> order;  // the epoch's dataset indices, batch after batch
+  std::int64_t num_batches = 0;
+  std::int64_t max_in_flight = 0;  // num_workers * prefetch_factor
+
+  std::mutex mutex;
+  std::condition_variable batch_finished;  // a worker filed a slot (the consumer waits)
+  std::condition_variable window_moved;    // the consumer took a batch, or stopping
+  std::int64_t next_to_claim = 0;
+  std::int64_t next_to_yield = 0;
+  bool stopping = false;
+  std::map<std::int64_t, Slot> finished;
+  std::vector<std::thread> workers;
+};
+
+DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, DataLoaderOptions options)
+    : dataset_(std::move(dataset)), options_(std::move(options)) {
+  LG_CHECK(dataset_ != nullptr, "DataLoader: expected a dataset, got null");
+  LG_CHECK(options_.batch_size() >= 1, "DataLoader: batch_size must be >= 1, got ",
+           options_.batch_size());
+  LG_CHECK(options_.num_workers() >= 0, "DataLoader: num_workers must be >= 0, got ",
+           options_.num_workers());
+  LG_CHECK(options_.prefetch_factor() >= 1, "DataLoader: prefetch_factor must be >= 1, got ",
+           options_.prefetch_factor());
+  LG_CHECK(!(options_.shuffle() && options_.sampler()),
+           "DataLoader: shuffle and sampler are mutually exclusive (the sampler shuffles)");
+  if (options_.sampler()) {
+    // The sampler's size must be the dataset's: a mismatch would index past the end.
+    const auto indices = options_.sampler()->indices();
+    for (const std::int64_t i : indices)
+      LG_CHECK(i < dataset_->size(), "DataLoader: the sampler gives index ", i,
+               " but the dataset has ", dataset_->size(), " examples");
+  }
+  if (options_.device().is_cuda()) {
+    LG_CHECK_DEVICE(cuda::is_available(), "DataLoader: batches requested on ", options_.device(),
+                    " but CUDA is not available (not built in, or no GPU)");
+    LG_CHECK_DEVICE(options_.device().index >= 0 && options_.device().index < cuda::device_count(),
+                    "DataLoader: batches requested on ", options_.device(), " but ",
+                    cuda::device_count(), " CUDA device(s) are visible");
+    copy_stream_ = cuda::Stream::create(options_.device().index);
+  }
+}
+
+DataLoader::~DataLoader() {
+  stop_epoch();
+}
+
+std::int64_t DataLoader::num_indices() const {
+  return options_.sampler() ? options_.sampler()->num_samples() : dataset_->size();
+}
+
+std::int64_t DataLoader::size() const {
+  const std::int64_t n = num_indices(), b = options_.batch_size();
+  // ceil(n / b) without forming n + b - 1, which overflows for a batch_size near INT64_MAX.
+  return options_.drop_last() || n == 0 ? n / b : (n - 1) / b + 1;
+}
+
+namespace {
+
+// Note [Pinned batches and the copy stream]: a batch for a CUDA device is assembled on the host
+// (pinned with pin_memory), then copied on the loader's copy stream by the thread that assembled
+// it, so the copy of batch b+1 overlaps the consumer's work on batch b. From pinned memory the
+// copy is non_blocking: the thread only queues it, and the pinned pool keeps the host block
+// until the copy is done (ops::copy_ records the stream on it). An event recorded after the
+// copy lets the consumer's stream wait on the GPU, not on the host; the device tensors are then
+// marked as used on the consumer's stream so the allocator does not reuse them too early.
+Slot assemble(const Dataset& dataset, const std::int64_t* indices, std::int64_t count,
+              const DataLoaderOptions& options, const std::optional<cuda::Stream>& copy_stream) {
+  Slot slot;
+  try {
+    NoGradGuard no_grad;
+    std::vector<Tensor> data, targets;
+    data.reserve(static_cast<std::size_t>(count));
+    targets.reserve(static_cast<std::size_t>(count));
+    for (std::int64_t i = 0; i < count; ++i) {
+      Example example = dataset.get(indices[i]);
+      data.push_back(std::move(example.data));
+      targets.push_back(std::move(example.target));
+    }
+    const bool pinned = options.pin_memory();
+    slot.batch.data = stack_field(data, indices, pinned, "data");
+    slot.batch.target = stack_field(targets, indices, pinned, "target");
+    if (copy_stream) {
+      cuda::StreamGuard on_copy_stream(*copy_stream);
+      const Device device = options.device();
+      slot.batch.data = slot.batch.data.to(device, /*non_blocking=*/pinned);
+      if (slot.batch.target.defined())
+        slot.batch.target = slot.batch.target.to(device, /*non_blocking=*/pinned);
+      slot.copied = std::make_unique<cuda::Event>(/*enable_timing=*/false);
+      slot.copied->record(*copy_stream);
+    }
+  } catch (...) {
+    slot.error = std::current_exception();
+  }
+  return slot;
+}
+
+// Hands a finished slot to the consumer: re-throws its error, or orders the consumer's stream
+// after the batch's copy (see Note [Pinned batches and the copy stream]).
+Batch deliver(Slot slot, const DataLoaderOptions& options) {
+  if (slot.error) std::rethrow_exception(slot.error);
+  if (slot.copied) {
+    const cuda::Stream consumer = cuda::current_stream(options.device().index);
+    consumer.wait(*slot.copied);
+    slot.batch.data.record_stream(consumer);
+    if (slot.batch.target.defined()) slot.batch.target.record_stream(consumer);
+  }
+  return std::move(slot.batch);
+}
+
+}  // namespace
+
+// Note [Ordering by batch index]: workers finish batches in any order, but each is filed under
+// its index and the consumer always takes `next_to_yield`, so delivery order is the index order
+// whatever the thread timing. Combined with an index list fixed at begin(), the stream of
+// batches depends only on (dataset, options, epoch), never on num_workers or scheduling.
+DataLoader::Iterator DataLoader::begin() {
+  stop_epoch();
+  const std::uint64_t epoch = next_epoch_++;
+  auto state = std::make_unique<Epoch>();
+  if (options_.sampler()) {
+    DistributedSampler sampler = *options_.sampler();
+    sampler.set_epoch(epoch);
+    state->order = sampler.indices();
+  } else if (options_.shuffle()) {
+    state->order = random_permutation(dataset_->size(), options_.seed(), epoch);
+  } else {
+    state->order.resize(static_cast<std::size_t>(dataset_->size()));
+    std::iota(state->order.begin(), state->order.end(), std::int64_t{0});
+  }
+  state->num_batches = size();
+  state->max_in_flight =
+      static_cast<std::int64_t>(options_.num_workers()) * options_.prefetch_factor();
+  epoch_ = std::move(state);
+
+  Epoch* e = epoch_.get();
+  for (int w = 0; w < options_.num_workers(); ++w) {
+    e->workers.emplace_back([this, e] {
+      if (copy_stream_) {
+        try {
+          cuda::set_device(options_.device().index);
+        } catch (...) {
+          // The copies in assemble() will fail too, and report the error with the batch.
+        }
+      }
+      for (;;) {
+        std::int64_t b = 0;
+        {
+          std::unique_lock<std::mutex> lock(e->mutex);
+          e->window_moved.wait(lock, [e] {
+            return e->stopping || e->next_to_claim >= e->num_batches ||
+                   e->next_to_claim < e->next_to_yield + e->max_in_flight;
+          });
+          if (e->stopping || e->next_to_claim >= e->num_batches) return;
+          b = e->next_to_claim++;
+        }
+        const std::int64_t first = b * options_.batch_size();
+        const std::int64_t count = std::min<std::int64_t>(
+            options_.batch_size(), static_cast<std::int64_t>(e->order.size()) - first);
+        Slot slot = assemble(*dataset_, e->order.data() + first, count, options_, copy_stream_);
+        {
+          std::lock_guard<std::mutex> lock(e->mutex);
+          e->finished.emplace(b, std::move(slot));
+        }
+        e->batch_finished.notify_all();
+      }
+    });
+  }
+  Iterator it(this);
+  if (!next(it.batch_)) it.loader_ = nullptr;
+  return it;
+}
+
+DataLoader::Iterator& DataLoader::Iterator::operator++() {
+  LG_CHECK(loader_ != nullptr, "DataLoader: incrementing an iterator past the end");
+  if (!loader_->next(batch_)) {
+    loader_ = nullptr;
+    batch_ = Batch();
+  }
+  return *this;
+}
+
+bool DataLoader::next(Batch& batch) {
+  Epoch* e = epoch_.get();
+  LG_CHECK(e != nullptr, "DataLoader: no epoch is running (call begin())");
+  if (e->next_to_yield >= e->num_batches) {
+    stop_epoch();
+    return false;
+  }
+  const std::int64_t b = e->next_to_yield;
+  Slot slot;
+  if (e->workers.empty()) {
+    const std::int64_t first = b * options_.batch_size();
+    const std::int64_t count = std::min<std::int64_t>(
+        options_.batch_size(), static_cast<std::int64_t>(e->order.size()) - first);
+    slot = assemble(*dataset_, e->order.data() + first, count, options_, copy_stream_);
+    ++e->next_to_yield;
+  } else {
+    std::unique_lock<std::mutex> lock(e->mutex);
+    e->batch_finished.wait(lock, [e, b] { return e->finished.count(b) > 0; });
+    auto node = e->finished.extract(b);
+    slot = std::move(node.mapped());
+    ++e->next_to_yield;
+    lock.unlock();
+    e->window_moved.notify_all();
+  }
+  if (slot.error) stop_epoch();
+  batch = deliver(std::move(slot), options_);
+  return true;
+}
+
+void DataLoader::stop_epoch() noexcept {
+  if (!epoch_) return;
+  {
+    std::lock_guard<std::mutex> lock(epoch_->mutex);
+    epoch_->stopping = true;
+  }
+  epoch_->window_moved.notify_all();
+  for (std::thread& worker : epoch_->workers)
+    if (worker.joinable()) worker.join();
+  epoch_.reset();
+}
+
+}  // namespace leangrad::data

@@ -1,0 +1,102 @@
+// Datasets: indexable collections of examples, the input of data::DataLoader (data/dataloader.h).
+// A Dataset hands out one Example (data, target) per index; the loader stacks them into batches.
+// get() is called from the loader's worker threads at once, so it must be safe to call
+// concurrently (the datasets here only read tensors they never change).
+#pragma once
+
+#include <concepts>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <utility>
+
+#include <leangrad/core/tensor.h>
+
+namespace leangrad::data {
+
+// One example, or a batch of them (the loader's batches stack examples along a new dim 0).
+// `target` may be undefined for datasets without labels.
+struct Example {
+  Tensor data;
+  Tensor target;
+};
+using Batch = Example;
+
+class Dataset {
+ public:
+  virtual ~Dataset() = default;
+  virtual std::int64_t size() const = 0;
+  // Example `index` in [0, size()). Thread-safe (see above).
+  virtual Example get(std::int64_t index) const = 0;
+};
+
+class MapDataset;
+
+namespace transforms {
+template <typename Target>
+struct Stack;
+}  // namespace transforms
+
+// A dataset that can be mapped, LibTorch's spelling of a per-example transform:
+//   auto ds = data::FashionMNIST(root).map(data::transforms::Normalize<>(0.2860, 0.3530));
+// map takes a callable Example(Example) (the transforms of data/transforms.h, or a lambda) and
+// returns a MapDataset that owns a copy of this dataset (datasets hold tensor handles: copies
+// are cheap). The loader calls the transform from its worker threads at once: it must be safe to
+// call concurrently. map(transforms::Stack<>()) returns the dataset itself: the loader always
+// stacks examples into batches.
+template <typename Self>
+class MappableDataset : public Dataset {
+ public:
+  template <typename Transform>
+  requires std::invocable<const Transform&, Example> MapDataset map(Transform transform)
+  const;
+  template <typename Target>
+  Self map(const transforms::Stack<Target>&) const {
+    return static_cast<const Self&>(*this);
+  }
+};
+
+// The examples of another dataset passed through a transform (MappableDataset::map).
+class MapDataset : public MappableDataset<MapDataset> {
+ public:
+  using Transform = std::function<Example(Example)>;
+  MapDataset(std::shared_ptr<const Dataset> inner, Transform transform)
+      : inner_(std::move(inner)), transform_(std::move(transform)) {}
+
+  std::int64_t size() const override { return inner_->size(); }
+  Example get(std::int64_t index) const override { return transform_(inner_->get(index)); }
+
+ private:
+  std::shared_ptr<const Dataset> inner_;
+  Transform transform_;
+};
+
+template <typename Self>
+template <typename Transform>
+requires std::invocable<const Transform&, Example> MapDataset
+MappableDataset<Self>::map(Transform transform)
+const {
+  return MapDataset(std::make_shared<Self>(static_cast<const Self&>(*this)),
+                    [t = std::move(transform)](Example e) { return t(std::move(e)); });
+}
+
+// Examples are slices of two tensors along dim 0: get(i) = {data[i], targets[i]}.
+//   data::TensorDataset ds(randn({100, 3}), arange(100, kInt64));  // (N, F), (N,)
+class TensorDataset : public MappableDataset<TensorDataset> {
+ public:
+  // `targets` may be undefined (examples then have no target); otherwise its dim 0 must equal
+  // data's. Both must have at least one dim.
+  TensorDataset(Tensor data, Tensor targets);
+
+  std::int64_t size() const override;
+  Example get(std::int64_t index) const override;
+
+  const Tensor& data() const { return data_; }
+  const Tensor& targets() const { return targets_; }
+
+ private:
+  Tensor data_;
+  Tensor targets_;
+};
+
+}  // namespace leangrad::data

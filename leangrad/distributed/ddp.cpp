@@ -1,0 +1,121 @@
+// DistributedDataParallel (ddp.h): construction (the shape check and the broadcast from rank 0),
+// forward arming the reducer, and the no_sync guard. The buckets and hooks are reducer.cpp.
+#include <leangrad/distributed/ddp.h>
+
+#include <cmath>
+#include <unordered_set>
+
+#include <leangrad/autograd/grad_mode.h>
+#include <leangrad/core/error.h>
+#include <leangrad/distributed/distributed.h>
+#include <leangrad/kernels/creation.h>
+
+namespace leangrad::distributed {
+
+namespace {
+
+constexpr double kBytesPerMb = 1024.0 * 1024.0;
+
+// Each distinct tensor once (a parameter shared by two modules is listed under both names).
+NamedTensors distinct(const NamedTensors& tensors) {
+  std::unordered_set<const TensorImpl*> seen;
+  NamedTensors out;
+  for (const auto& [name, t] : tensors)
+    if (seen.insert(t.impl_ptr().get()).second) out.emplace_back(name, t);
+  return out;
+}
+
+// Every rank must wrap a model with as many parameters and buffers: compared before any
+// broadcast, so that a mismatch is named instead of pairing one rank's broadcast with another's
+// all-reduce. (Shapes and dtypes are then compared by each broadcast's signature.)
+void check_same_model(ProcessGroup& group, const NamedTensors& params,
+                      const NamedTensors& buffers) {
+  Tensor counts = zeros({2}, TensorOptions(kInt64));
+  counts.data_ptr<std::int64_t>()[0] = static_cast<std::int64_t>(params.size());
+  counts.data_ptr<std::int64_t>()[1] = static_cast<std::int64_t>(buffers.size());
+  // On the group's device (NCCL's collectives take CUDA tensors only), read back on the CPU.
+  std::vector<Tensor> all = group.all_gather(counts.to(group.device()));
+  std::string ranks;
+  bool differ = false;
+  for (std::size_t r = 0; r < all.size(); ++r) {
+    all[r] = all[r].cpu();
+    const auto* c = all[r].data_ptr<std::int64_t>();
+    differ = differ || c[0] != static_cast<std::int64_t>(params.size()) ||
+             c[1] != static_cast<std::int64_t>(buffers.size());
+    ranks += detail::str_cat(r ? "; " : "", "rank ", r, ": ", c[0], " parameters and ", c[1],
+                             " buffers");
+  }
+  LG_CHECK(!differ, "DistributedDataParallel: the ranks wrap different models (", ranks,
+           "). Every rank must build the same model before wrapping it");
+}
+
+void broadcast_from_rank0(ProcessGroup& group, const NamedTensors& tensors, const char* kind) {
+  NoGradGuard no_grad;
+  for (const auto& [name, t] : tensors) {
+    try {
+      group.broadcast(t.detach(), 0);
+    } catch (const Error& e) {
+      LG_THROW(Error, "DistributedDataParallel: broadcasting ", kind, " '", name, "' (", t.dtype(),
+               " ", t.shape(), " on rank ", group.rank(), ") from rank 0 failed: ", e.message());
+    }
+  }
+}
+
+}  // namespace
+
+NoSyncGuard::NoSyncGuard(DistributedDataParallel& ddp) : ddp_(ddp), previous_(ddp.require_sync_) {
+  ddp_.require_sync_ = false;
+}
+
+NoSyncGuard::~NoSyncGuard() {
+  ddp_.require_sync_ = previous_;
+}
+
+DistributedDataParallel::DistributedDataParallel(std::shared_ptr<nn::Module> module,
+                                                 const DDPOptions& options)
+    : Module("DistributedDataParallel"), module_(std::move(module)), options_(options) {
+  LG_CHECK(module_ != nullptr, "DistributedDataParallel: the module is null");
+  LG_CHECK(std::isfinite(options.bucket_cap_mb()) && options.bucket_cap_mb() > 0,
+           "DistributedDataParallel: bucket_cap_mb must be positive, got ",
+           options.bucket_cap_mb());
+  LG_CHECK(std::isfinite(options.first_bucket_mb()) && options.first_bucket_mb() > 0,
+           "DistributedDataParallel: first_bucket_mb must be positive, got ",
+           options.first_bucket_mb());
+  group_ = options.process_group() ? options.process_group() : default_process_group_handle();
+  register_module("module", module_);
+
+  const NamedTensors params = distinct(named_parameters().pairs());
+  const NamedTensors buffers = distinct(named_buffers().pairs());
+  check_same_model(*group_, params, buffers);
+  broadcast_from_rank0(*group_, params, "parameter");
+  broadcast_from_rank0(*group_, buffers, "buffer");
+
+  NamedTensors reduced;
+  for (const auto& [name, p] : params) {
+    if (!p.requires_grad()) continue;  // frozen: never reduced
+    LG_CHECK(p.is_leaf(), "DistributedDataParallel: parameter '", name,
+             "' is not a leaf (it has a grad_fn); parameters must be leaf tensors");
+    reduced.emplace_back(name, p);
+  }
+  const std::vector<std::int64_t> limits = {
+      std::max<std::int64_t>(1, std::llround(options.first_bucket_mb() * kBytesPerMb)),
+      std::max<std::int64_t>(1, std::llround(options.bucket_cap_mb() * kBytesPerMb))};
+  reducer_ = Reducer::make(std::move(reduced), group_, limits, options.find_unused_parameters());
+}
+
+Tensor DistributedDataParallel::forward(const Tensor& input) {
+  if (require_sync_ && autograd::grad_mode_enabled()) {
+    reducer_->prepare_for_backward();
+  } else {
+    reducer_->disarm();
+  }
+  return (*module_)(input);
+}
+
+std::string DistributedDataParallel::extra_repr() const {
+  return detail::str_cat("world_size=", group_->size(), ", buckets=", reducer_->buckets().size(),
+                         ", bucket_cap_mb=", options_.bucket_cap_mb(), ", find_unused_parameters=",
+                         options_.find_unused_parameters() ? "true" : "false");
+}
+
+}  // namespace leangrad::distributed

@@ -1,0 +1,112 @@
+// Rendezvous (rendezvous.h): open the store, publish this rank's world size, wait for the others.
+#include <leangrad/distributed/rendezvous.h>
+
+#include <algorithm>
+#include <charconv>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include <leangrad/core/error.h>
+#include <leangrad/distributed/store_keys.h>
+#include <leangrad/distributed/tcp_store.h>
+
+namespace leangrad::distributed {
+namespace {
+
+// "1, 2, 5" (at most 16 ranks, then "and 40 more").
+std::string list_ranks(const std::vector<int>& ranks) {
+  std::ostringstream out;
+  const std::size_t shown = std::min<std::size_t>(ranks.size(), 16);
+  for (std::size_t i = 0; i < shown; ++i)
+    out << (i > 0 ? ", " : "") << ranks[i];
+  if (ranks.size() > shown) out << " and " << ranks.size() - shown << " more";
+  return out.str();
+}
+
+// Waits until every rank has published its world size, checking each against ours as it comes.
+void join(Store& store, const ProcessGroupConfig& config, const std::string& prefix) {
+  const std::string mine = store_keys::world_size(prefix, config.rank);
+  LG_CHECK(!store.check({mine}), "init_process_group: ", store.describe(),
+           " already holds the key of rank ", config.rank,
+           " (left by an earlier job, or two processes have RANK=", config.rank,
+           "): give every job an empty folder of its own");
+  store.set(mine, std::to_string(config.world_size));
+
+  const std::string error_key = store_keys::init_error(prefix);
+  const auto start = std::chrono::steady_clock::now();
+  const auto deadline = start + config.timeout;
+  std::vector<bool> joined(static_cast<std::size_t>(config.world_size), false);
+  auto pause = std::chrono::milliseconds(1);
+  for (;;) {
+    if (std::optional<std::string> error = store.try_get(error_key)) {
+      LG_THROW(Error, "init_process_group: rank ", config.rank, " stops: ", *error);
+    }
+    for (int r = 0; r < config.world_size; ++r) {
+      if (joined[static_cast<std::size_t>(r)]) continue;
+      const std::optional<std::string> value = store.try_get(store_keys::world_size(prefix, r));
+      if (!value) continue;
+      int theirs = 0;
+      std::from_chars(value->data(), value->data() + value->size(), theirs);
+      if (theirs != config.world_size) {
+        const std::string message =
+            detail::str_cat("rank ", r, " was started with WORLD_SIZE=", theirs, " but rank ",
+                            config.rank, " with WORLD_SIZE=", config.world_size,
+                            ": every rank must be given the same WORLD_SIZE");
+        store.set(error_key, message);  // every other rank stops too
+        LG_THROW(Error, "init_process_group: ", message);
+      }
+      joined[static_cast<std::size_t>(r)] = true;
+    }
+    if (std::all_of(joined.begin(), joined.end(), [](bool b) { return b; })) return;
+    if (std::chrono::steady_clock::now() >= deadline) break;
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::milliseconds(50));
+  }
+  std::vector<int> missing;
+  for (int r = 0; r < config.world_size; ++r) {
+    if (!joined[static_cast<std::size_t>(r)]) missing.push_back(r);
+  }
+  LG_THROW(Error, "init_process_group: rank ", config.rank, " waited ",
+           format_duration(config.timeout), " for the other ranks of ", config.world_size,
+           ", but rank(s) ", list_ranks(missing), " did not join ", store.describe(),
+           ". Were they started, with the same MASTER_ADDR, MASTER_PORT and WORLD_SIZE?");
+}
+
+}  // namespace
+
+Rendezvous rendezvous(const ProcessGroupConfig& config, const std::string& prefix) {
+  Rendezvous result;
+  if (!config.file_store_dir.empty()) {
+    result.store = make_file_store(config.file_store_dir, config.timeout);
+  } else {
+    result.tcp_store = std::make_shared<TCPStore>(
+        config.master_addr, config.master_port, config.rank, config.world_size, config.timeout,
+        /*serve=*/config.rank == 0, store_keys::init_error(prefix));
+    result.store = result.tcp_store;
+    result.local_address = result.tcp_store->local_address();
+  }
+  try {
+    join(*result.store, config, prefix);
+  } catch (const Error& e) {
+    // Tell the other ranks why this one stops (the first reason stays), so that they stop with
+    // it rather than with "the store is unreachable" when rank 0 exits and takes the store.
+    try {
+      const std::string error_key = store_keys::init_error(prefix);
+      std::string reason = e.message();
+      const std::string redundant = "init_process_group: ";
+      if (reason.rfind(redundant, 0) == 0) reason.erase(0, redundant.size());
+      if (!result.store->check({error_key})) result.store->set(error_key, reason);
+      if (result.tcp_store) {
+        result.tcp_store->wait_for_ranks_to_leave(
+            std::chrono::steady_clock::now() +
+            std::min<std::chrono::milliseconds>(config.timeout, std::chrono::seconds(2)));
+      }
+    } catch (const Error&) {  // the store is gone too: the original error says more
+    }
+    throw;
+  }
+  return result;
+}
+
+}  // namespace leangrad::distributed

@@ -1,0 +1,30 @@
+// Rendezvous: how the processes of a job find each other before their first collective. Each
+// rank opens the store (rank 0 serves the TCP store; every rank opens a file store), publishes
+// its world size under g<n>/init/world_size/<rank>, and waits until every rank of the job has,
+// comparing as the values arrive. It fails within seconds on a mismatched world size, a refused
+// rank or an unreachable store, and after the timeout names the ranks that never came.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <leangrad/distributed/environment.h>
+#include <leangrad/distributed/store.h>
+
+namespace leangrad::distributed {
+
+class TCPStore;
+
+struct Rendezvous {
+  std::shared_ptr<Store> store;
+  std::shared_ptr<TCPStore> tcp_store;  // the same store when it is the TCP store, else null
+  // This process's address as the other ranks can reach it (the interface that reached the
+  // store); empty with the file store (Gloo then uses the machine's host name).
+  std::string local_address;
+};
+
+// Opens the store `config` names and waits until every rank has joined it, under the key
+// prefix `prefix` (store_keys::group_prefix). Throws Error naming what went wrong.
+Rendezvous rendezvous(const ProcessGroupConfig& config, const std::string& prefix);
+
+}  // namespace leangrad::distributed

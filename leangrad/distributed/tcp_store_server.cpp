@@ -1,0 +1,214 @@
+// The TCP store's server (tcp_store_server.h): one thread, one poll() over the listening socket,
+// a wake-up pipe and every client. Sockets are non-blocking; each client has an input buffer
+// (bytes of frames not complete yet) and an output buffer (answers not sent yet), so a slow or
+// dead client never stalls the others.
+#include <leangrad/distributed/tcp_store_server.h>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <vector>
+
+#include <leangrad/core/error.h>
+#include <leangrad/distributed/store_keys.h>
+#include <leangrad/distributed/tcp_store_protocol.h>
+
+namespace leangrad::distributed {
+
+using namespace tcp_store_protocol;
+
+struct TCPStoreServer::Client {
+  net::Socket socket;
+  int rank = -1;    // known after Hello
+  std::string in;   // received bytes not yet parsed into frames
+  std::string out;  // answers not yet sent
+  bool closed = false;
+};
+
+TCPStoreServer::TCPStoreServer(int port, int world_size, std::string init_error_key)
+    : world_size_(world_size), init_error_key_(std::move(init_error_key)) {
+  listener_ = net::listen_on(port, &port_);
+  ::fcntl(listener_.fd(), F_SETFL, ::fcntl(listener_.fd(), F_GETFL, 0) | O_NONBLOCK);
+  int pipe_fds[2];
+  LG_CHECK(::pipe2(pipe_fds, O_CLOEXEC | O_NONBLOCK) == 0, "TCP store: pipe2 failed");
+  wake_read_ = pipe_fds[0];
+  wake_write_ = pipe_fds[1];
+  thread_ = std::thread([this] { serve(); });
+}
+
+TCPStoreServer::~TCPStoreServer() {
+  const char byte = 0;
+  [[maybe_unused]] ssize_t rc = ::write(wake_write_, &byte, 1);
+  if (thread_.joinable()) thread_.join();
+  ::close(wake_read_);
+  ::close(wake_write_);
+}
+
+void TCPStoreServer::wait_for_ranks_to_leave(int except_rank, net::Deadline deadline) {
+  std::unique_lock lock(mutex_);
+  ranks_changed_.wait_until(lock, deadline, [&] {
+    return connected_ranks_.empty() ||
+           (connected_ranks_.size() == 1 && *connected_ranks_.begin() == except_rank);
+  });
+}
+
+void TCPStoreServer::serve() {
+  for (;;) {
+    std::vector<pollfd> fds = {{wake_read_, POLLIN, 0}, {listener_.fd(), POLLIN, 0}};
+    std::vector<Client*> polled;
+    for (auto& [fd, client] : clients_) {
+      fds.push_back({fd, static_cast<short>(POLLIN | (client->out.empty() ? 0 : POLLOUT)), 0});
+      polled.push_back(client.get());
+    }
+    if (::poll(fds.data(), fds.size(), -1) < 0) continue;  // EINTR
+    if (fds[0].revents != 0) return;                       // the destructor asks us to stop
+
+    if (fds[1].revents & POLLIN) {
+      const int fd = ::accept4(listener_.fd(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (fd >= 0) {
+        auto client = std::make_unique<Client>();
+        client->socket = net::Socket(fd);
+        clients_[fd] = std::move(client);
+      }
+    }
+    for (std::size_t i = 0; i < polled.size(); ++i) {
+      Client& client = *polled[i];
+      const short revents = fds[i + 2].revents;
+      if (revents & (POLLIN | POLLHUP | POLLERR)) handle_readable(client);
+      while (!client.closed && !client.out.empty()) {
+        const ssize_t sent =
+            ::send(client.socket.fd(), client.out.data(), client.out.size(), MSG_NOSIGNAL);
+        if (sent > 0) {
+          client.out.erase(0, static_cast<std::size_t>(sent));
+        } else if (sent < 0 && (errno == EAGAIN || errno == EINTR)) {
+          break;  // POLLOUT will tell us when there is room again
+        } else {
+          client.closed = true;
+        }
+      }
+    }
+    for (Client* client : polled) {
+      if (client->closed) drop(*client);
+    }
+  }
+}
+
+void TCPStoreServer::handle_readable(Client& client) {
+  char buffer[64 * 1024];
+  for (;;) {
+    const ssize_t got = ::recv(client.socket.fd(), buffer, sizeof(buffer), 0);
+    if (got > 0) {
+      client.in.append(buffer, static_cast<std::size_t>(got));
+      continue;
+    }
+    if (got < 0 && errno == EINTR) continue;
+    if (got == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) client.closed = true;
+    break;
+  }
+  // Answer every complete frame.
+  while (client.in.size() >= 4) {
+    const std::uint32_t length = frame_length(client.in.data());
+    if (length > kMaxFrameBytes) {
+      client.closed = true;
+      return;
+    }
+    if (client.in.size() < 4 + static_cast<std::size_t>(length)) break;
+    const std::string payload = client.in.substr(4, length);
+    client.in.erase(0, 4 + static_cast<std::size_t>(length));
+    try {
+      client.out += answer(client, payload);
+    } catch (const std::exception&) {  // a malformed request: not a client of ours
+      client.closed = true;
+      return;
+    }
+  }
+}
+
+std::string TCPStoreServer::answer(Client& client, const std::string& payload) {
+  FrameReader request(payload);
+  const auto command = static_cast<Command>(request.u8());
+  if (command == Command::Hello) {
+    const auto rank = request.i64();
+    const auto world_size = request.i64();
+    return answer_hello(client, static_cast<int>(rank), static_cast<int>(world_size));
+  }
+  LG_CHECK(client.rank >= 0, "TCP store: request before Hello");
+  switch (command) {
+    case Command::Set:
+    case Command::Post: {
+      std::string key = request.str();
+      data_[key] = request.str();
+      if (command == Command::Post) return "";  // the client does not wait for an answer
+      return FrameWriter().u8(static_cast<std::uint8_t>(Status::Ok)).frame();
+    }
+    case Command::Get: {
+      const auto it = data_.find(request.str());
+      if (it == data_.end()) {
+        return FrameWriter().u8(static_cast<std::uint8_t>(Status::NotFound)).frame();
+      }
+      return FrameWriter().u8(static_cast<std::uint8_t>(Status::Ok)).str(it->second).frame();
+    }
+    case Command::Add: {
+      const std::string key = request.str();
+      const std::int64_t delta = request.i64();
+      std::string& value = data_[key];
+      std::int64_t current = 0;
+      const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), current);
+      if (!value.empty() && (error != std::errc() || end != value.data() + value.size())) {
+        return FrameWriter()
+            .u8(static_cast<std::uint8_t>(Status::Refused))
+            .str("add: the value of key '" + printable(key) + "' is not an integer")
+            .frame();
+      }
+      value = std::to_string(current + delta);
+      return FrameWriter().u8(static_cast<std::uint8_t>(Status::Ok)).i64(current + delta).frame();
+    }
+    case Command::Hello:
+      break;
+  }
+  LG_THROW(Error, "TCP store: unknown command ", static_cast<int>(command));
+}
+
+std::string TCPStoreServer::answer_hello(Client& client, int rank, int world_size) {
+  std::string refusal;
+  if (world_size != world_size_) {
+    refusal = detail::str_cat("rank ", rank, " was started with WORLD_SIZE=", world_size,
+                              " but rank 0, which serves the store, with WORLD_SIZE=", world_size_,
+                              ": every rank must be given the same WORLD_SIZE");
+  } else if (rank < 0 || rank >= world_size_) {
+    refusal = detail::str_cat("a process was started with RANK=", rank, ", outside 0..",
+                              world_size_ - 1, " (WORLD_SIZE=", world_size_, ")");
+  } else {
+    std::lock_guard lock(mutex_);
+    if (connected_ranks_.count(rank) != 0) {
+      refusal = detail::str_cat("rank ", rank,
+                                " joined twice: two processes were started with RANK=", rank);
+    } else {
+      connected_ranks_.insert(rank);
+      client.rank = rank;
+    }
+  }
+  if (refusal.empty()) return FrameWriter().u8(static_cast<std::uint8_t>(Status::Ok)).frame();
+  data_.emplace(init_error_key_, refusal);  // the first reason stays
+  return FrameWriter().u8(static_cast<std::uint8_t>(Status::Refused)).str(refusal).frame();
+}
+
+void TCPStoreServer::drop(Client& client) {
+  if (client.rank >= 0) {
+    // The value orders the departures: milliseconds since the server started.
+    data_[store_keys::left(client.rank)] =
+        std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
+                           std::chrono::steady_clock::now() - started_)
+                           .count());
+    std::lock_guard lock(mutex_);
+    connected_ranks_.erase(client.rank);
+    ranks_changed_.notify_all();
+  }
+  clients_.erase(client.socket.fd());  // destroys the Client and closes its socket
+}
+
+}  // namespace leangrad::distributed

@@ -1,0 +1,215 @@
+// 2-D convolution on the CPU: im2col + Eigen GEMM, one sample at a time, samples in parallel.
+// For sample n and group g, with P = H_out * W_out pixels and K = C_in/groups * kH * kW taps:
+//   col    (K, P)         = im2col(x[n, group g])       the patch under every output pixel
+//   forward:  y[n, g]  (C_out/g, P) = w[g] (C_out/g, K) @ col          (+ bias)
+//   input grad: dcol (K, P) = w[g]^T @ dy[n, g];  dx[n, g] = col2im(dcol)  (sums overlapping taps)
+//   weight grad: dw[g] (C_out/g, K) += dy[n, g] @ col^T                 (summed over n)
+// Index math is kernels/conv_geometry.h, shared with the CUDA implicit GEMM. A 1x1 convolution
+// with stride 1 and no padding needs no im2col: col is x itself.
+#include <leangrad/kernels/backend.h>
+
+#include <algorithm>
+#include <vector>
+
+#include <Eigen/Core>
+
+#include <leangrad/core/error.h>
+#include <leangrad/kernels/cpu/parallel_for.h>
+
+namespace leangrad::kernels::cpu {
+
+namespace {
+
+template <typename T>
+using RowMajorMatrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+template <typename T>
+using MatrixMap = Eigen::Map<RowMajorMatrix<T>>;
+template <typename T>
+using ConstMatrixMap = Eigen::Map<const RowMajorMatrix<T>>;
+
+bool is_pointwise(const Conv2dGeometry& g) {
+  return g.kernel_h == 1 && g.kernel_w == 1 && g.stride_h == 1 && g.stride_w == 1 && g.pad_h == 0 &&
+         g.pad_w == 0;
+}
+
+// col (K, P) = the patches of one group of one sample; x_group: (C_in/groups, H, W).
+template <typename T>
+void im2col(const Conv2dGeometry& g, const T* x_group, T* col) {
+  const std::int64_t out_pixels = g.out_pixels();
+  for (std::int64_t c = 0; c < g.in_channels_per_group(); ++c) {
+    const T* plane = x_group + c * g.in_pixels();
+    for (std::int64_t r = 0; r < g.kernel_h; ++r) {
+      for (std::int64_t s = 0; s < g.kernel_w; ++s) {
+        T* row = col + ((c * g.kernel_h + r) * g.kernel_w + s) * out_pixels;
+        for (std::int64_t oh = 0; oh < g.out_h; ++oh) {
+          const std::int64_t ih = conv_input_coord(oh, r, g.stride_h, g.pad_h, g.dilation_h);
+          T* out_row = row + oh * g.out_w;
+          if (ih < 0 || ih >= g.in_h) {
+            std::fill(out_row, out_row + g.out_w, T(0));
+            continue;
+          }
+          for (std::int64_t ow = 0; ow < g.out_w; ++ow) {
+            const std::int64_t iw = conv_input_coord(ow, s, g.stride_w, g.pad_w, g.dilation_w);
+            out_row[ow] = (iw >= 0 && iw < g.in_w) ? plane[ih * g.in_w + iw] : T(0);
+          }
+        }
+      }
+    }
+  }
+}
+
+// dx_group (C_in/groups, H, W) += col2im(col): the transpose of im2col.
+template <typename T>
+void col2im_add(const Conv2dGeometry& g, const T* col, T* dx_group) {
+  const std::int64_t out_pixels = g.out_pixels();
+  for (std::int64_t c = 0; c < g.in_channels_per_group(); ++c) {
+    T* plane = dx_group + c * g.in_pixels();
+    for (std::int64_t r = 0; r < g.kernel_h; ++r) {
+      for (std::int64_t s = 0; s < g.kernel_w; ++s) {
+        const T* row = col + ((c * g.kernel_h + r) * g.kernel_w + s) * out_pixels;
+        for (std::int64_t oh = 0; oh < g.out_h; ++oh) {
+          const std::int64_t ih = conv_input_coord(oh, r, g.stride_h, g.pad_h, g.dilation_h);
+          if (ih < 0 || ih >= g.in_h) continue;
+          for (std::int64_t ow = 0; ow < g.out_w; ++ow) {
+            const std::int64_t iw = conv_input_coord(ow, s, g.stride_w, g.pad_w, g.dilation_w);
+            if (iw >= 0 && iw < g.in_w) plane[ih * g.in_w + iw] += row[oh * g.out_w + ow];
+          }
+        }
+      }
+    }
+  }
+}
+
+// The patches of (sample n, group): x itself for a pointwise convolution, else im2col into `col`.
+template <typename T>
+const T* patches(const Conv2dGeometry& g, const T* x, std::int64_t n, std::int64_t group,
+                 std::vector<T>& col) {
+  const T* x_group = x + (n * g.in_channels + group * g.in_channels_per_group()) * g.in_pixels();
+  if (is_pointwise(g)) return x_group;
+  im2col(g, x_group, col.data());
+  return col.data();
+}
+
+template <typename T>
+void forward_typed(const Conv2dGeometry& g, T* y, const T* x, const T* w, const T* bias) {
+  const std::int64_t k = g.patch_size(), p = g.out_pixels(), cout_g = g.out_channels_per_group();
+  parallel_for(g.batch, 1, [&](std::int64_t begin, std::int64_t end) {
+    std::vector<T> col(is_pointwise(g) ? 0 : k * p);
+    for (std::int64_t n = begin; n < end; ++n) {
+      for (std::int64_t group = 0; group < g.groups; ++group) {
+        ConstMatrixMap<T> cols(patches(g, x, n, group, col), k, p);
+        ConstMatrixMap<T> wg(w + group * cout_g * k, cout_g, k);
+        MatrixMap<T> yg(y + (n * g.out_channels + group * cout_g) * p, cout_g, p);
+        yg.noalias() = wg * cols;
+        if (bias != nullptr) {
+          for (std::int64_t co = 0; co < cout_g; ++co)
+            yg.row(co).array() += bias[group * cout_g + co];
+        }
+      }
+    }
+  });
+}
+
+template <typename T>
+void input_grad_typed(const Conv2dGeometry& g, T* dx, const T* dy, const T* w) {
+  const std::int64_t k = g.patch_size(), p = g.out_pixels(), cout_g = g.out_channels_per_group();
+  parallel_for(g.batch, 1, [&](std::int64_t begin, std::int64_t end) {
+    std::vector<T> dcol(k * p);
+    for (std::int64_t n = begin; n < end; ++n) {
+      for (std::int64_t group = 0; group < g.groups; ++group) {
+        ConstMatrixMap<T> wg(w + group * cout_g * k, cout_g, k);
+        ConstMatrixMap<T> dyg(dy + (n * g.out_channels + group * cout_g) * p, cout_g, p);
+        T* dx_group = dx + (n * g.in_channels + group * g.in_channels_per_group()) * g.in_pixels();
+        if (is_pointwise(g)) {  // dx is dcol itself
+          MatrixMap<T>(dx_group, k, p).noalias() = wg.transpose() * dyg;
+          continue;
+        }
+        MatrixMap<T>(dcol.data(), k, p).noalias() = wg.transpose() * dyg;
+        std::fill(dx_group, dx_group + g.in_channels_per_group() * g.in_pixels(), T(0));
+        col2im_add(g, dcol.data(), dx_group);
+      }
+    }
+  });
+}
+
+template <typename T>
+void weight_grad_typed(const Conv2dGeometry& g, T* dw, const T* dy, const T* x) {
+  const std::int64_t k = g.patch_size(), p = g.out_pixels(), cout_g = g.out_channels_per_group();
+  const std::int64_t dw_size = g.out_channels * k;
+  // Samples are split into `chunks` contiguous ranges, each summed into its own partial dw; the
+  // partials are then added in chunk order, so the result does not depend on thread timing.
+  const std::int64_t chunks = std::clamp<std::int64_t>(max_threads(), 1, g.batch);
+  std::vector<std::vector<T>> partial(chunks, std::vector<T>(dw_size, T(0)));
+  parallel_for(chunks, 1, [&](std::int64_t chunk_begin, std::int64_t chunk_end) {
+    std::vector<T> col(is_pointwise(g) ? 0 : k * p);
+    for (std::int64_t chunk = chunk_begin; chunk < chunk_end; ++chunk) {
+      for (std::int64_t n = chunk * g.batch / chunks; n < (chunk + 1) * g.batch / chunks; ++n) {
+        for (std::int64_t group = 0; group < g.groups; ++group) {
+          ConstMatrixMap<T> cols(patches(g, x, n, group, col), k, p);
+          ConstMatrixMap<T> dyg(dy + (n * g.out_channels + group * cout_g) * p, cout_g, p);
+          MatrixMap<T> dwg(partial[chunk].data() + group * cout_g * k, cout_g, k);
+          dwg.noalias() += dyg * cols.transpose();
+        }
+      }
+    }
+  });
+  std::copy(partial[0].begin(), partial[0].end(), dw);
+  for (std::int64_t chunk = 1; chunk < chunks; ++chunk) {
+    for (std::int64_t i = 0; i < dw_size; ++i)
+      dw[i] += partial[chunk][i];
+  }
+}
+
+}  // namespace
+
+void conv2d_forward(DType dtype, const Conv2dGeometry& g, void* y, const void* x, const void* w,
+                    const void* bias) {
+  switch (dtype) {
+    case DType::Float32:
+      forward_typed(g, static_cast<float*>(y), static_cast<const float*>(x),
+                    static_cast<const float*>(w), static_cast<const float*>(bias));
+      return;
+    case DType::Float64:
+      forward_typed(g, static_cast<double*>(y), static_cast<const double*>(x),
+                    static_cast<const double*>(w), static_cast<const double*>(bias));
+      return;
+    default:
+      LG_THROW(DTypeError, "conv2d (cpu kernel): expected float32 or float64, got ", dtype);
+  }
+}
+
+void conv2d_input_grad(DType dtype, const Conv2dGeometry& g, void* dx, const void* dy,
+                       const void* w) {
+  switch (dtype) {
+    case DType::Float32:
+      input_grad_typed(g, static_cast<float*>(dx), static_cast<const float*>(dy),
+                       static_cast<const float*>(w));
+      return;
+    case DType::Float64:
+      input_grad_typed(g, static_cast<double*>(dx), static_cast<const double*>(dy),
+                       static_cast<const double*>(w));
+      return;
+    default:
+      LG_THROW(DTypeError, "conv2d_input_grad (cpu kernel): expected float32 or float64, got ",
+               dtype);
+  }
+}
+
+void conv2d_weight_grad(DType dtype, const Conv2dGeometry& g, void* dw, const void* dy,
+                        const void* x) {
+  switch (dtype) {
+    case DType::Float32:
+      weight_grad_typed(g, static_cast<float*>(dw), static_cast<const float*>(dy),
+                        static_cast<const float*>(x));
+      return;
+    case DType::Float64:
+      weight_grad_typed(g, static_cast<double*>(dw), static_cast<const double*>(dy),
+                        static_cast<const double*>(x));
+      return;
+    default:
+      LG_THROW(DTypeError, "conv2d_weight_grad (cpu kernel): expected float32 or float64, got ",
+               dtype);
+  }
+}
+
+}  // namespace leangrad::kernels::cpu

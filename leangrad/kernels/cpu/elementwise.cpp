@@ -1,0 +1,260 @@
+// CPU launchers of the elementwise kernels (kernels/backend.h): the reference
+// implementations the CUDA kernels are tested against. The per-element math is shared with CUDA
+// through kernels/elementwise_math.h; this file only walks the iteration space.
+//
+// Note [CPU elementwise loop]
+//   The output's linear index space [0, numel) is split into chunks by parallel_for. A chunk
+//   computes the multi-index of its first element once (one div/mod per dim), then walks runs of
+//   the innermost dim with a plain strided loop and carries into the outer dims by counters.
+//   When every operand is contiguous (the geometry merged everything into one dim of stride 1)
+//   the loop is a plain `out[i] = f(in[i]...)`, which the compiler vectorises.
+#include <leangrad/kernels/backend.h>
+
+#include <algorithm>
+#include <type_traits>
+#include <utility>
+
+#include <leangrad/kernels/cpu/parallel_for.h>
+#include <leangrad/kernels/dispatch.h>
+#include <leangrad/kernels/elementwise_math.h>
+
+namespace leangrad::kernels::cpu {
+namespace {
+
+// Walks the geometry and stores out[off_0] = fn(in[off_1], ...) for every element.
+// See Note [CPU elementwise loop].
+template <typename F, typename Out, typename... In>
+void elementwise_loop(const ElementwiseGeometry& g, const F& fn, Out* out, const In*... in) {
+  constexpr int kNumOperands = 1 + static_cast<int>(sizeof...(In));
+  LG_INTERNAL_ASSERT(g.num_operands == kNumOperands, "geometry has ", g.num_operands,
+                     " operands, kernel expects ", kNumOperands);
+  if (g.numel == 0) return;
+
+  bool all_contiguous = true;
+  for (int k = 0; k < kNumOperands; ++k)
+    all_contiguous = all_contiguous && g.is_contiguous(k);
+  if (all_contiguous) {
+    parallel_for(g.numel, kElementwiseGrain, [&](std::int64_t begin, std::int64_t end) {
+      for (std::int64_t i = begin; i < end; ++i)
+        out[i] = fn(in[i]...);
+    });
+    return;
+  }
+
+  const int ndim = g.ndim;  // >= 1 here: a 0-d geometry counts as contiguous
+  const int inner = ndim - 1;
+  parallel_for(g.numel, kElementwiseGrain, [&](std::int64_t begin, std::int64_t end) {
+    // Multi-index and per-operand offsets of element `begin`.
+    std::int64_t index[kMaxDims] = {};
+    std::int64_t offset[kNumOperands] = {};
+    std::int64_t rest = begin;
+    for (int d = inner; d >= 0; --d) {
+      index[d] = rest % g.sizes[d];
+      rest /= g.sizes[d];
+      for (int k = 0; k < kNumOperands; ++k)
+        offset[k] += index[d] * g.strides[k][d];
+    }
+    std::int64_t inner_stride[kNumOperands];
+    for (int k = 0; k < kNumOperands; ++k)
+      inner_stride[k] = g.strides[k][inner];
+
+    std::int64_t i = begin;
+    while (i < end) {
+      // A run along the innermost dim.
+      const std::int64_t n = std::min(g.sizes[inner] - index[inner], end - i);
+      [&]<std::size_t... K>(std::index_sequence<K...>) {
+        for (std::int64_t j = 0; j < n; ++j) {
+          out[offset[0] + j * inner_stride[0]] = fn(in[offset[K + 1] + j * inner_stride[K + 1]]...);
+        }
+      }
+      (std::index_sequence_for<In...>{});
+      i += n;
+      // Advance the multi-index by n (to the end of the row, or to `end`) and carry outwards.
+      index[inner] += n;
+      for (int k = 0; k < kNumOperands; ++k)
+        offset[k] += n * inner_stride[k];
+      for (int d = inner; d > 0 && index[d] == g.sizes[d]; --d) {
+        index[d] = 0;
+        ++index[d - 1];
+        for (int k = 0; k < kNumOperands; ++k) {
+          offset[k] += g.strides[k][d - 1] - g.sizes[d] * g.strides[k][d];
+        }
+      }
+    }
+  });
+}
+
+// Calls f(std::integral_constant<Enum, value>) so an op chosen at runtime becomes a template
+// argument of the element function.
+template <typename F>
+void with_op(BinaryOp op, F&& f) {
+  using O = BinaryOp;
+  switch (op) {
+    case O::Add:
+      return f(std::integral_constant<O, O::Add>{});
+    case O::Sub:
+      return f(std::integral_constant<O, O::Sub>{});
+    case O::Mul:
+      return f(std::integral_constant<O, O::Mul>{});
+    case O::Div:
+      return f(std::integral_constant<O, O::Div>{});
+    case O::Pow:
+      return f(std::integral_constant<O, O::Pow>{});
+    case O::Maximum:
+      return f(std::integral_constant<O, O::Maximum>{});
+    case O::Minimum:
+      return f(std::integral_constant<O, O::Minimum>{});
+  }
+  LG_THROW(Error, "unknown BinaryOp ", static_cast<int>(op));
+}
+
+template <typename F>
+void with_op(UnaryOp op, F&& f) {
+  using O = UnaryOp;
+  switch (op) {
+    case O::Neg:
+      return f(std::integral_constant<O, O::Neg>{});
+    case O::Abs:
+      return f(std::integral_constant<O, O::Abs>{});
+    case O::Exp:
+      return f(std::integral_constant<O, O::Exp>{});
+    case O::Log:
+      return f(std::integral_constant<O, O::Log>{});
+    case O::Sqrt:
+      return f(std::integral_constant<O, O::Sqrt>{});
+    case O::Tanh:
+      return f(std::integral_constant<O, O::Tanh>{});
+    case O::Sigmoid:
+      return f(std::integral_constant<O, O::Sigmoid>{});
+    case O::Relu:
+      return f(std::integral_constant<O, O::Relu>{});
+  }
+  LG_THROW(Error, "unknown UnaryOp ", static_cast<int>(op));
+}
+
+template <typename F>
+void with_op(CompareOp op, F&& f) {
+  using O = CompareOp;
+  switch (op) {
+    case O::Gt:
+      return f(std::integral_constant<O, O::Gt>{});
+    case O::Lt:
+      return f(std::integral_constant<O, O::Lt>{});
+    case O::Ge:
+      return f(std::integral_constant<O, O::Ge>{});
+    case O::Le:
+      return f(std::integral_constant<O, O::Le>{});
+    case O::Eq:
+      return f(std::integral_constant<O, O::Eq>{});
+    case O::Ne:
+      return f(std::integral_constant<O, O::Ne>{});
+  }
+  LG_THROW(Error, "unknown CompareOp ", static_cast<int>(op));
+}
+
+}  // namespace
+
+void binary(BinaryOp op, DType dtype, const ElementwiseGeometry& g, void* out, const void* a,
+            const void* b) {
+  with_op(op, [&](auto op_constant) {
+    constexpr BinaryOp kOp = decltype(op_constant)::value;
+    dispatch_numeric(dtype, op_name(op), [&]<typename T>() {
+      elementwise_loop(
+          g, [](T x, T y) { return binary_element<kOp>(x, y); }, static_cast<T*>(out),
+          static_cast<const T*>(a), static_cast<const T*>(b));
+    });
+  });
+}
+
+void binary_scalar(BinaryOp op, DType dtype, const ElementwiseGeometry& g, void* out, const void* a,
+                   double s, bool scalar_first) {
+  with_op(op, [&](auto op_constant) {
+    constexpr BinaryOp kOp = decltype(op_constant)::value;
+    dispatch_numeric(dtype, op_name(op), [&]<typename T>() {
+      const opmath_t<T> scalar = cast_value<opmath_t<T>>(s);
+      auto* out_t = static_cast<T*>(out);
+      const auto* a_t = static_cast<const T*>(a);
+      if (scalar_first) {
+        elementwise_loop(
+            g, [scalar](T x) { return static_cast<T>(binary_op_apply<kOp>(scalar, to_opmath(x))); },
+            out_t, a_t);
+      } else {
+        elementwise_loop(
+            g, [scalar](T x) { return static_cast<T>(binary_op_apply<kOp>(to_opmath(x), scalar)); },
+            out_t, a_t);
+      }
+    });
+  });
+}
+
+void unary(UnaryOp op, DType dtype, const ElementwiseGeometry& g, void* out, const void* a) {
+  with_op(op, [&](auto op_constant) {
+    constexpr UnaryOp kOp = decltype(op_constant)::value;
+    auto run = [&]<typename T>() {
+      elementwise_loop(
+          g, [](T x) { return unary_element<kOp>(x); }, static_cast<T*>(out),
+          static_cast<const T*>(a));
+    };
+    if constexpr (is_floating_only(kOp)) {
+      dispatch_floating(dtype, op_name(op), run);
+    } else {
+      dispatch_numeric(dtype, op_name(op), run);
+    }
+  });
+}
+
+void compare(CompareOp op, DType dtype, const ElementwiseGeometry& g, bool* out, const void* a,
+             const void* b) {
+  with_op(op, [&](auto op_constant) {
+    constexpr CompareOp kOp = decltype(op_constant)::value;
+    dispatch_all(dtype, op_name(op), [&]<typename T>() {
+      elementwise_loop(
+          g, [](T x, T y) { return compare_element<kOp>(x, y); }, out, static_cast<const T*>(a),
+          static_cast<const T*>(b));
+    });
+  });
+}
+
+void compare_scalar(CompareOp op, DType dtype, const ElementwiseGeometry& g, bool* out,
+                    const void* a, double s) {
+  with_op(op, [&](auto op_constant) {
+    constexpr CompareOp kOp = decltype(op_constant)::value;
+    dispatch_all(dtype, op_name(op), [&]<typename T>() {
+      // The scalar is rounded to the tensor's dtype first (PyTorch compares in that dtype).
+      const T scalar = cast_value<T>(s);
+      elementwise_loop(
+          g, [scalar](T x) { return compare_element<kOp>(x, scalar); }, out,
+          static_cast<const T*>(a));
+    });
+  });
+}
+
+void where(DType dtype, const ElementwiseGeometry& g, void* out, const bool* cond, const void* a,
+           const void* b) {
+  dispatch_all(dtype, "where", [&]<typename T>() {
+    elementwise_loop(
+        g, [](bool c, T x, T y) { return c ? x : y; }, static_cast<T*>(out), cond,
+        static_cast<const T*>(a), static_cast<const T*>(b));
+  });
+}
+
+void cast(DType out_dtype, DType in_dtype, const ElementwiseGeometry& g, void* out,
+          const void* in) {
+  dispatch_all(out_dtype, "cast", [&]<typename To>() {
+    dispatch_all(in_dtype, "cast", [&]<typename From>() {
+      elementwise_loop(
+          g, [](From x) { return cast_value<To>(x); }, static_cast<To*>(out),
+          static_cast<const From*>(in));
+    });
+  });
+}
+
+void fill(DType dtype, const ElementwiseGeometry& g, void* out, double value) {
+  dispatch_all(dtype, "fill", [&]<typename T>() {
+    const T v = cast_value<T>(value);
+    elementwise_loop(
+        g, [v]() { return v; }, static_cast<T*>(out));
+  });
+}
+
+}  // namespace leangrad::kernels::cpu

@@ -1,0 +1,308 @@
+// The layer kernels on the CPU: plain loops over the shared per-element math
+// (kernels/layers_math.h), split across threads with parallel_for. Softmax and the losses walk one
+// run (a row, or a strided column of an (outer, R, inner) block) per task, accumulating in
+// opmath_t (float for the 16-bit floats, double for float64).
+#include <leangrad/kernels/backend.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include <leangrad/kernels/cpu/parallel_for.h>
+#include <leangrad/kernels/dispatch.h>
+
+namespace leangrad::kernels::cpu {
+
+using layers_math::Pool2dShape;
+
+namespace {
+
+// Runs (rows, columns) per task below which threading costs more than it saves, scaled by the
+// run length so that a task holds about kElementwiseGrain elements.
+std::int64_t run_grain(std::int64_t run_len) {
+  return std::max<std::int64_t>(1, kElementwiseGrain / std::max<std::int64_t>(run_len, 1));
+}
+
+}  // namespace
+
+// ---- Pooling ---------------------------------------------------------------------------------
+
+// Pooling walks whole rows, so the index arithmetic (divisions) is done once a row, not once an
+// element: per element it cost more than the comparisons themselves.
+void max_pool2d(DType dtype, void* out, std::int64_t* indices, const void* in,
+                const Pool2dShape& g) {
+  // Every window inside the plane (no padding): a whole output row is compared one window
+  // element at a time, in the order max_pool2d_at visits them, so the result (ties and NaNs
+  // included) is the same; the loop over the row has no dependency chain and vectorizes, where
+  // one window at a time waited on each comparison.
+  const bool inside =
+      g.ph == 0 && g.pw == 0 && (g.OH - 1) * g.sh + g.kh <= g.H && (g.OW - 1) * g.sw + g.kw <= g.W;
+  dispatch_floating(dtype, "max_pool2d", [&]<typename T>() {
+    using M = opmath_t<T>;
+    const T* x = static_cast<const T*>(in);
+    T* y = static_cast<T*>(out);
+    parallel_for(g.planes * g.OH, run_grain(16 * g.OW), [&](std::int64_t b, std::int64_t e) {
+      std::vector<M> best(inside ? static_cast<std::size_t>(g.OW) : 0);
+      for (std::int64_t row = b; row < e; ++row) {  // row = plane * OH + oh
+        const T* plane = x + row / g.OH * g.H * g.W;
+        const std::int64_t oh = row % g.OH;
+        T* y_row = y + row * g.OW;
+        std::int64_t* index_row = indices + row * g.OW;
+        if (!inside) {
+          for (std::int64_t ow = 0; ow < g.OW; ++ow)
+            layers_math::max_pool2d_at(plane, g, oh, ow, &y_row[ow], &index_row[ow]);
+          continue;
+        }
+        // Locals, so that the stores to the rows cannot be taken for changes of g.
+        const std::int64_t W = g.W, OW = g.OW, sw = g.sw, h0 = oh * g.sh;
+        M* best_row = best.data();
+        for (std::int64_t ow = 0; ow < OW; ++ow) {
+          best_row[ow] = static_cast<M>(plane[h0 * W + ow * sw]);
+          index_row[ow] = h0 * W + ow * sw;
+        }
+        for (std::int64_t dh = 0; dh < g.kh; ++dh) {
+          for (std::int64_t dw = dh == 0 ? 1 : 0; dw < g.kw; ++dw) {
+            const std::int64_t offset = (h0 + dh) * W + dw;
+            const T* x_row = plane + offset;
+            for (std::int64_t ow = 0; ow < OW; ++ow) {
+              const M v = static_cast<M>(x_row[ow * sw]);
+              const M current = best_row[ow];
+              const bool take = layers_math::max_pool_takes(v, current);
+              best_row[ow] = take ? v : current;
+              index_row[ow] = take ? offset + ow * sw : index_row[ow];
+            }
+          }
+        }
+        for (std::int64_t ow = 0; ow < g.OW; ++ow)
+          y_row[ow] = static_cast<T>(best[static_cast<std::size_t>(ow)]);
+      }
+    });
+  });
+}
+
+void max_pool2d_backward(DType dtype, void* grad_in, const void* grad_out,
+                         const std::int64_t* indices, const Pool2dShape& g) {
+  dispatch_floating(dtype, "max_pool2d_backward", [&]<typename T>() {
+    const T* gy = static_cast<const T*>(grad_out);
+    T* gx = static_cast<T*>(grad_in);
+    const std::int64_t plane_in = g.H * g.W, plane_out = g.OH * g.OW;
+    if (g.kh <= g.sh && g.kw <= g.sw) {
+      // Windows that do not overlap (the usual kernel = stride): each input receives at most one
+      // output's gradient, so scattering gives exactly what max_pool2d_grad_at's gather gives.
+      parallel_for(g.planes, run_grain(8 * plane_in), [&](std::int64_t b, std::int64_t e) {
+        std::fill(gx + b * plane_in, gx + e * plane_in, T(0));
+        for (std::int64_t p = b; p < e; ++p) {
+          for (std::int64_t o = 0; o < plane_out; ++o)
+            gx[p * plane_in + indices[p * plane_out + o]] = gy[p * plane_out + o];
+        }
+      });
+      return;
+    }
+    parallel_for(g.planes * g.H, run_grain(8 * g.W), [&](std::int64_t b, std::int64_t e) {
+      for (std::int64_t row = b; row < e; ++row) {  // row = plane * H + h
+        const std::int64_t p = row / g.H, h = row % g.H;
+        for (std::int64_t w = 0; w < g.W; ++w) {
+          gx[row * g.W + w] =
+              layers_math::max_pool2d_grad_at(gy + p * plane_out, indices + p * plane_out, g, h, w);
+        }
+      }
+    });
+  });
+}
+
+void avg_pool2d(DType dtype, void* out, const void* in, const Pool2dShape& g) {
+  dispatch_floating(dtype, "avg_pool2d", [&]<typename T>() {
+    const T* x = static_cast<const T*>(in);
+    T* y = static_cast<T*>(out);
+    const std::int64_t plane_out = g.OH * g.OW;
+    parallel_for(g.planes * plane_out, kElementwiseGrain / 16, [&](std::int64_t b, std::int64_t e) {
+      for (std::int64_t i = b; i < e; ++i) {
+        const std::int64_t p = i / plane_out, o = i % plane_out;
+        y[i] = layers_math::avg_pool2d_at(x + p * g.H * g.W, g, o / g.OW, o % g.OW);
+      }
+    });
+  });
+}
+
+void avg_pool2d_backward(DType dtype, void* grad_in, const void* grad_out, const Pool2dShape& g) {
+  dispatch_floating(dtype, "avg_pool2d_backward", [&]<typename T>() {
+    const T* gy = static_cast<const T*>(grad_out);
+    T* gx = static_cast<T*>(grad_in);
+    const std::int64_t plane_in = g.H * g.W, plane_out = g.OH * g.OW;
+    parallel_for(g.planes * plane_in, kElementwiseGrain / 8, [&](std::int64_t b, std::int64_t e) {
+      for (std::int64_t i = b; i < e; ++i) {
+        const std::int64_t p = i / plane_in, o = i % plane_in;
+        gx[i] = layers_math::avg_pool2d_grad_at(gy + p * plane_out, g, o / g.W, o % g.W);
+      }
+    });
+  });
+}
+
+// ---- Dropout ---------------------------------------------------------------------------------
+
+void dropout(DType dtype, void* out, bool* mask, const void* in, std::int64_t numel, double p,
+             double scale, std::uint64_t seed, std::uint64_t offset) {
+  dispatch_floating(dtype, "dropout", [&]<typename T>() {
+    using M = opmath_t<T>;
+    const T* x = static_cast<const T*>(in);
+    T* y = static_cast<T*>(out);
+    const M s = static_cast<M>(scale);
+    parallel_for(numel, kElementwiseGrain / 4, [&](std::int64_t b, std::int64_t e) {
+      for (std::int64_t i = b; i < e; ++i) {
+        const bool keep = layers_math::dropout_keep(i, seed, offset, p);
+        mask[i] = keep;
+        y[i] = keep ? static_cast<T>(static_cast<M>(x[i]) * s) : static_cast<T>(0);
+      }
+    });
+  });
+}
+
+void dropout_backward(DType dtype, void* grad_in, const void* grad_out, const bool* mask,
+                      std::int64_t numel, double scale) {
+  dispatch_floating(dtype, "dropout_backward", [&]<typename T>() {
+    using M = opmath_t<T>;
+    const T* gy = static_cast<const T*>(grad_out);
+    T* gx = static_cast<T*>(grad_in);
+    const M s = static_cast<M>(scale);
+    parallel_for(numel, kElementwiseGrain, [&](std::int64_t b, std::int64_t e) {
+      for (std::int64_t i = b; i < e; ++i)
+        gx[i] = mask[i] ? static_cast<T>(static_cast<M>(gy[i]) * s) : static_cast<T>(0);
+    });
+  });
+}
+
+// ---- Softmax ---------------------------------------------------------------------------------
+
+void softmax(DType dtype, void* out, const void* in, std::int64_t outer, std::int64_t R,
+             std::int64_t inner, bool log) {
+  dispatch_floating(dtype, log ? "log_softmax" : "softmax", [&]<typename T>() {
+    using M = opmath_t<T>;
+    const T* x = static_cast<const T*>(in);
+    T* y = static_cast<T*>(out);
+    parallel_for(outer * inner, run_grain(R), [&](std::int64_t b, std::int64_t e) {
+      for (std::int64_t run = b; run < e; ++run) {
+        const std::int64_t base = (run / inner) * R * inner + run % inner;
+        M max_value = -std::numeric_limits<M>::infinity();
+        for (std::int64_t r = 0; r < R; ++r)
+          max_value = layers_math::running_max(max_value, static_cast<M>(x[base + r * inner]));
+        max_value = layers_math::softmax_shift(max_value);
+        M sum = 0;
+        for (std::int64_t r = 0; r < R; ++r)
+          sum += std::exp(static_cast<M>(x[base + r * inner]) - max_value);
+        const M log_sum = std::log(sum);
+        for (std::int64_t r = 0; r < R; ++r) {
+          const M shifted = static_cast<M>(x[base + r * inner]) - max_value;
+          y[base + r * inner] = static_cast<T>(log ? shifted - log_sum : std::exp(shifted) / sum);
+        }
+      }
+    });
+  });
+}
+
+void softmax_backward(DType dtype, void* grad_in, const void* grad_out, const void* out,
+                      std::int64_t outer, std::int64_t R, std::int64_t inner, bool log) {
+  dispatch_floating(dtype, log ? "log_softmax_backward" : "softmax_backward", [&]<typename T>() {
+    using M = opmath_t<T>;
+    const T* gy = static_cast<const T*>(grad_out);
+    const T* y = static_cast<const T*>(out);
+    T* gx = static_cast<T*>(grad_in);
+    parallel_for(outer * inner, run_grain(R), [&](std::int64_t b, std::int64_t e) {
+      for (std::int64_t run = b; run < e; ++run) {
+        const std::int64_t base = (run / inner) * R * inner + run % inner;
+        M dot = 0;
+        for (std::int64_t r = 0; r < R; ++r) {
+          const std::int64_t k = base + r * inner;
+          dot += log ? static_cast<M>(gy[k]) : static_cast<M>(gy[k]) * static_cast<M>(y[k]);
+        }
+        for (std::int64_t r = 0; r < R; ++r) {
+          const std::int64_t k = base + r * inner;
+          const M g = static_cast<M>(gy[k]), v = static_cast<M>(y[k]);
+          gx[k] = static_cast<T>(log ? g - std::exp(v) * dot : v * (g - dot));
+        }
+      }
+    });
+  });
+}
+
+// ---- Losses ----------------------------------------------------------------------------------
+
+void cross_entropy(DType dtype, void* losses, void* lse, const void* logits,
+                   const std::int64_t* target, std::int64_t N, std::int64_t C,
+                   std::int64_t ignore_index) {
+  dispatch_floating(dtype, "cross_entropy", [&]<typename T>() {
+    using M = opmath_t<T>;
+    const T* x = static_cast<const T*>(logits);
+    T* loss = static_cast<T*>(losses);
+    M* row_lse = static_cast<M*>(lse);
+    parallel_for(N, run_grain(C), [&](std::int64_t b, std::int64_t e) {
+      for (std::int64_t i = b; i < e; ++i) {
+        const T* row = x + i * C;
+        M max_value = -std::numeric_limits<M>::infinity();
+        for (std::int64_t j = 0; j < C; ++j)
+          max_value = layers_math::running_max(max_value, static_cast<M>(row[j]));
+        max_value = layers_math::softmax_shift(max_value);
+        M sum = 0;
+        for (std::int64_t j = 0; j < C; ++j)
+          sum += std::exp(static_cast<M>(row[j]) - max_value);
+        row_lse[i] = max_value + std::log(sum);
+        const std::int64_t t = target[i];
+        loss[i] = t == ignore_index ? static_cast<T>(0)
+                                    : static_cast<T>(row_lse[i] - static_cast<M>(row[t]));
+      }
+    });
+  });
+}
+
+void cross_entropy_backward(DType dtype, void* grad_logits, const void* grad_losses,
+                            const void* logits, const void* lse, const std::int64_t* target,
+                            std::int64_t N, std::int64_t C, std::int64_t ignore_index) {
+  dispatch_floating(dtype, "cross_entropy_backward", [&]<typename T>() {
+    using M = opmath_t<T>;
+    const T* x = static_cast<const T*>(logits);
+    const T* gl = static_cast<const T*>(grad_losses);
+    const M* row_lse = static_cast<const M*>(lse);
+    T* gx = static_cast<T*>(grad_logits);
+    parallel_for(N * C, kElementwiseGrain / 4, [&](std::int64_t b, std::int64_t e) {
+      for (std::int64_t k = b; k < e; ++k) {
+        const std::int64_t i = k / C, j = k % C;
+        const std::int64_t t = target[i];
+        if (t == ignore_index) {
+          gx[k] = static_cast<T>(0);
+          continue;
+        }
+        const M p = std::exp(static_cast<M>(x[k]) - row_lse[i]);
+        gx[k] = static_cast<T>(static_cast<M>(gl[i]) * (j == t ? p - M(1) : p));
+      }
+    });
+  });
+}
+
+void nll_loss(DType dtype, void* losses, const void* logp, const std::int64_t* target,
+              std::int64_t N, std::int64_t C, std::int64_t ignore_index) {
+  dispatch_floating(dtype, "nll_loss", [&]<typename T>() {
+    const T* x = static_cast<const T*>(logp);
+    T* loss = static_cast<T*>(losses);
+    for (std::int64_t i = 0; i < N; ++i) {
+      const std::int64_t t = target[i];
+      loss[i] = t == ignore_index ? static_cast<T>(0) : static_cast<T>(-x[i * C + t]);
+    }
+  });
+}
+
+void nll_loss_backward(DType dtype, void* grad_logp, const void* grad_losses,
+                       const std::int64_t* target, std::int64_t N, std::int64_t C,
+                       std::int64_t ignore_index) {
+  dispatch_floating(dtype, "nll_loss_backward", [&]<typename T>() {
+    const T* gl = static_cast<const T*>(grad_losses);
+    T* gx = static_cast<T*>(grad_logp);
+    parallel_for(N * C, kElementwiseGrain, [&](std::int64_t b, std::int64_t e) {
+      for (std::int64_t k = b; k < e; ++k) {
+        const std::int64_t t = target[k / C];
+        gx[k] = (t != ignore_index && k % C == t) ? static_cast<T>(-gl[k / C]) : static_cast<T>(0);
+      }
+    });
+  });
+}
+
+}  // namespace leangrad::kernels::cpu

@@ -1,0 +1,49 @@
+// parallel_for: the one way CPU kernels split work across threads (OpenMP underneath).
+//   parallel_for(n, kGrain, [&](int64_t begin, int64_t end) { for (i = begin; i < end; ++i) ... });
+// Runs serially when n is below the grain size or when already inside a parallel region.
+#pragma once
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include <leangrad/core/parallel.h>
+
+namespace leangrad::kernels::cpu {
+
+// The thread count of set_num_threads, made the calling thread's OpenMP default first: OpenMP
+// keeps that default per thread, so a thread the program started itself (a DataLoader worker)
+// would otherwise split work over every core, and Eigen's GEMM, which follows that default,
+// would too. Kernels ask here, never omp_get_max_threads().
+inline int max_threads() {
+  const int n = get_num_threads();
+  if (!omp_in_parallel() && omp_get_max_threads() != n) omp_set_num_threads(n);
+  return n;
+}
+
+// Elements per task below which threading costs more than it saves (elementwise kernels).
+constexpr std::int64_t kElementwiseGrain = 32768;
+
+template <typename F>
+void parallel_for(std::int64_t n, std::int64_t grain_size, const F& fn) {
+  if (n <= 0) return;
+  const std::int64_t max_tasks =
+      std::max<std::int64_t>(1, n / std::max<std::int64_t>(grain_size, 1));
+  const int num_threads = static_cast<int>(std::min<std::int64_t>(max_threads(), max_tasks));
+  if (num_threads <= 1 || omp_in_parallel()) {
+    fn(std::int64_t{0}, n);
+    return;
+  }
+#pragma omp parallel num_threads(num_threads)
+  {
+    const std::int64_t tid = omp_get_thread_num();
+    const std::int64_t nt = omp_get_num_threads();
+    const std::int64_t chunk = (n + nt - 1) / nt;
+    const std::int64_t begin = tid * chunk;
+    const std::int64_t end = std::min(n, begin + chunk);
+    if (begin < end) fn(begin, end);
+  }
+}
+
+}  // namespace leangrad::kernels::cpu

@@ -1,0 +1,349 @@
+// Reductions on the CPU: sum, mean, max and argmax, the reference implementation for
+// kernels/cuda/reduce.cu. Two layouts (kernels/backend.h):
+//   runs    (inner == 1): each output reduces one contiguous run;
+//   columns (inner > 1):  each output reduces a column of an (R, inner) slab, e.g. sum over dim 0
+//                         of a contiguous matrix; kColumns adjacent columns are reduced together
+//                         so the inner loop runs along contiguous memory.
+//
+// Policy:
+//   - Sums are pairwise over the reduced index (Note [Pairwise summation]) in the accumulator
+//     type of reduce_math.h.
+//   - Work is split over outputs (or column blocks) when there are enough of them; otherwise the
+//     reduced range is cut into fixed chunks of kChunk reduced in parallel and merged in a fixed
+//     tree (Note [Deterministic splitting]). Either way the result is bit-for-bit the same,
+//     whatever the number of threads.
+#include <leangrad/kernels/backend.h>
+
+#include <algorithm>
+#include <limits>
+#include <vector>
+
+#include <leangrad/kernels/cpu/parallel_for.h>
+#include <leangrad/kernels/dispatch.h>
+#include <leangrad/kernels/reduce_math.h>
+
+namespace leangrad::kernels::cpu {
+
+namespace {
+
+using reduce_math::ArgmaxPair;
+
+// Note [Pairwise summation]
+// Adding n floats one by one into one accumulator has an error that grows like n * eps: 1e7
+// values of 0.1f sum to ~1.09e6 instead of 1e6. Summing the two halves separately and adding the
+// results makes it grow like log2(n) * eps. The tree stops at leaves of kBlock elements, summed
+// straight (runs: into kLanes independent accumulators, which the compiler keeps in SIMD
+// registers); the leaf error is at most kBlock * eps, independent of n.
+constexpr std::int64_t kBlock = 128;
+constexpr int kLanes = 8;
+
+// Note [Deterministic splitting]
+// The pairwise tree always splits a range of n elements at the largest power-of-two multiple of
+// kBlock below n. So every aligned chunk of kChunk (= kBlock * 2^k) elements is one subtree, and
+// the tree above the chunks has the same shape over the chunk partials (split at the largest
+// power of two below their count). Reducing chunks in parallel and merging the partials with
+// merge_tree therefore combines exactly the same numbers in exactly the same order as one thread
+// reducing the whole range. Max and argmax are exactly associative, so they split the same way.
+constexpr std::int64_t kChunk = kBlock * 256;  // 32768 elements (runs) or rows (columns)
+// Elements per task below which splitting over threads costs more than it saves.
+constexpr std::int64_t kReduceGrain = 32768;
+// Columns reduced together in the column layout.
+constexpr std::int64_t kColumns = 64;
+
+// The largest power-of-two multiple of `unit` strictly below n (n > unit).
+std::int64_t pairwise_split(std::int64_t n, std::int64_t unit) {
+  std::int64_t h = unit;
+  while (2 * h < n)
+    h *= 2;
+  return h;
+}
+
+// Merges m >= 1 partials in the tree shape of Note [Deterministic splitting].
+template <typename Acc, typename Merge>
+Acc merge_tree(const Acc* partials, std::int64_t m, const Merge& merge) {
+  if (m == 1) return partials[0];
+  const std::int64_t h = pairwise_split(m, 1);
+  return merge(merge_tree(partials, h, merge), merge_tree(partials + h, m - h, merge));
+}
+
+// The same for partial column blocks: m blocks of `width` values, kColumns apart.
+template <typename Acc, typename Merge>
+void merge_tree_columns(const Acc* partials, std::int64_t m, std::int64_t width, Acc* out,
+                        const Merge& merge) {
+  if (m == 1) {
+    std::copy(partials, partials + width, out);
+    return;
+  }
+  const std::int64_t h = pairwise_split(m, 1);
+  merge_tree_columns(partials, h, width, out, merge);
+  Acc right[kColumns];
+  merge_tree_columns(partials + h * kColumns, m - h, width, right, merge);
+  for (std::int64_t j = 0; j < width; ++j)
+    out[j] = merge(out[j], right[j]);
+}
+
+// ---- Runs (inner == 1) -----------------------------------------------------------------------
+
+template <typename Acc, typename T>
+Acc block_sum(const T* x, std::int64_t n) {
+  Acc lanes[kLanes] = {};
+  std::int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    for (int l = 0; l < kLanes; ++l)
+      lanes[l] += static_cast<Acc>(x[i + l]);
+  }
+  for (int l = 0; i < n; ++i, ++l)
+    lanes[l] += static_cast<Acc>(x[i]);
+  return ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) +
+         ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
+}
+
+template <typename Acc, typename T>
+Acc pairwise_sum(const T* x, std::int64_t n) {
+  if (n <= kBlock) return block_sum<Acc>(x, n);
+  const std::int64_t h = pairwise_split(n, kBlock);
+  return pairwise_sum<Acc>(x, h) + pairwise_sum<Acc>(x + h, n - h);
+}
+
+template <typename Acc, typename T>
+Acc range_max(const T* x, std::int64_t n) {
+  Acc best = reduce_math::max_identity<Acc>();
+  for (std::int64_t i = 0; i < n; ++i)
+    best = reduce_math::max_propagate_nan(best, static_cast<Acc>(x[i]));
+  return best;
+}
+
+// First maximum of the non-empty range x[0, n), reported as index `first + i`.
+template <typename Acc, typename T>
+ArgmaxPair<Acc> range_argmax(const T* x, std::int64_t n, std::int64_t first) {
+  ArgmaxPair<Acc> best = {static_cast<Acc>(x[0]), first};
+  for (std::int64_t i = 1; i < n; ++i) {
+    const Acc v = static_cast<Acc>(x[i]);
+    // Strictly greater keeps the first occurrence; once best is NaN nothing replaces it.
+    if (v > best.value || (reduce_math::is_nan(v) && !reduce_math::is_nan(best.value))) {
+      best = {v, first + i};
+    }
+  }
+  return best;
+}
+
+// The driver of the run layout. run(o, first, len) reduces elements [first, first + len) of run
+// o (the whole run, or one aligned chunk); merge combines two partials; store(o, value) writes
+// output o.
+template <typename Acc, typename Run, typename Merge, typename Store>
+void reduce_runs(std::int64_t num_outputs, std::int64_t reduce_size, const Run& run,
+                 const Merge& merge, const Store& store) {
+  const std::int64_t num_chunks = (reduce_size + kChunk - 1) / kChunk;
+  if (num_outputs >= max_threads() || num_chunks <= 1) {
+    const std::int64_t grain =
+        std::max<std::int64_t>(1, kReduceGrain / std::max<std::int64_t>(reduce_size, 1));
+    parallel_for(num_outputs, grain, [&](std::int64_t begin, std::int64_t end) {
+      for (std::int64_t o = begin; o < end; ++o)
+        store(o, run(o, 0, reduce_size));
+    });
+    return;
+  }
+  // Few long runs: one task per (output, chunk), then each output merges its chunks in order.
+  std::vector<Acc> partials(static_cast<std::size_t>(num_outputs * num_chunks));
+  parallel_for(num_outputs * num_chunks, 1, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t t = begin; t < end; ++t) {
+      const std::int64_t first = (t % num_chunks) * kChunk;
+      partials[t] = run(t / num_chunks, first, std::min(kChunk, reduce_size - first));
+    }
+  });
+  for (std::int64_t o = 0; o < num_outputs; ++o) {
+    store(o, merge_tree(partials.data() + o * num_chunks, num_chunks, merge));
+  }
+}
+
+// ---- Columns (inner > 1) ---------------------------------------------------------------------
+
+// One task of the column layout: columns [j0, j0 + width) of slab o.
+struct ColumnBlock {
+  std::int64_t o, j0, width;
+};
+
+// Reduces rows [row0, row0 + len) of a column block into out[0, width) with the pairwise tree
+// over rows. leaf(row0, len, out) reduces at most kBlock rows straight.
+template <typename Acc, typename Leaf, typename Merge>
+void column_tree(std::int64_t row0, std::int64_t len, std::int64_t width, Acc* out,
+                 const Leaf& leaf, const Merge& merge) {
+  if (len <= kBlock) {
+    leaf(row0, len, out);
+    return;
+  }
+  const std::int64_t h = pairwise_split(len, kBlock);
+  column_tree(row0, h, width, out, leaf, merge);
+  Acc right[kColumns];
+  column_tree(row0 + h, len - h, width, right, leaf, merge);
+  for (std::int64_t j = 0; j < width; ++j)
+    out[j] = merge(out[j], right[j]);
+}
+
+// The driver of the column layout, parallel over column blocks or over chunks of kChunk rows as
+// in reduce_runs. leaf(block, row0, len, out) reduces rows straight; store(block, values) writes
+// the block's outputs.
+template <typename Acc, typename Leaf, typename Merge, typename Store>
+void reduce_columns(std::int64_t outer, std::int64_t reduce_size, std::int64_t inner,
+                    const Leaf& leaf, const Merge& merge, const Store& store) {
+  const std::int64_t blocks_per_slab = (inner + kColumns - 1) / kColumns;
+  const std::int64_t num_blocks = outer * blocks_per_slab;
+  const auto block_at = [&](std::int64_t t) {
+    const std::int64_t j0 = (t % blocks_per_slab) * kColumns;
+    return ColumnBlock{t / blocks_per_slab, j0, std::min(kColumns, inner - j0)};
+  };
+  const auto reduce_rows = [&](const ColumnBlock& b, std::int64_t row0, std::int64_t len,
+                               Acc* out) {
+    column_tree(
+        row0, len, b.width, out,
+        [&](std::int64_t r0, std::int64_t n, Acc* o) { leaf(b, r0, n, o); }, merge);
+  };
+  const std::int64_t num_chunks = (reduce_size + kChunk - 1) / kChunk;
+  if (num_blocks >= max_threads() || num_chunks <= 1) {
+    const std::int64_t grain =
+        std::max<std::int64_t>(1, kReduceGrain / std::max<std::int64_t>(reduce_size * kColumns, 1));
+    parallel_for(num_blocks, grain, [&](std::int64_t begin, std::int64_t end) {
+      for (std::int64_t t = begin; t < end; ++t) {
+        const ColumnBlock b = block_at(t);
+        Acc values[kColumns];
+        reduce_rows(b, 0, reduce_size, values);
+        store(b, values);
+      }
+    });
+    return;
+  }
+  std::vector<Acc> partials(static_cast<std::size_t>(num_blocks * num_chunks * kColumns));
+  parallel_for(num_blocks * num_chunks, 1, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t u = begin; u < end; ++u) {
+      const std::int64_t row0 = (u % num_chunks) * kChunk;
+      reduce_rows(block_at(u / num_chunks), row0, std::min(kChunk, reduce_size - row0),
+                  partials.data() + u * kColumns);
+    }
+  });
+  for (std::int64_t t = 0; t < num_blocks; ++t) {
+    const ColumnBlock b = block_at(t);
+    Acc values[kColumns];
+    merge_tree_columns(partials.data() + t * num_chunks * kColumns, num_chunks, b.width, values,
+                       merge);
+    store(b, values);
+  }
+}
+
+// ---- Ops -------------------------------------------------------------------------------------
+
+template <typename T>
+void sum_or_mean(bool mean, void* out, const T* x, std::int64_t outer, std::int64_t n,
+                 std::int64_t inner) {
+  using Acc = reduce_math::sum_acc_t<T>;
+  using Out = reduce_math::sum_out_t<T>;
+  Out* y = static_cast<Out*>(out);
+  const auto finish = [&](Acc sum) {
+    if constexpr (std::is_floating_point_v<Acc>) {
+      // Mean of nothing is 0 / 0 = NaN, as in PyTorch.
+      return static_cast<Out>(mean ? sum / static_cast<Acc>(n) : sum);
+    } else {
+      return static_cast<Out>(sum);
+    }
+  };
+  const auto add = [](Acc a, Acc b) { return a + b; };
+  if (inner == 1) {
+    reduce_runs<Acc>(
+        outer, n,
+        [&](std::int64_t o, std::int64_t first, std::int64_t len) {
+          return pairwise_sum<Acc>(x + o * n + first, len);
+        },
+        add, [&](std::int64_t o, Acc sum) { y[o] = finish(sum); });
+    return;
+  }
+  reduce_columns<Acc>(
+      outer, n, inner,
+      [&](const ColumnBlock& b, std::int64_t row0, std::int64_t len, Acc* acc) {
+        std::fill(acc, acc + b.width, Acc(0));
+        const T* base = x + (b.o * n + row0) * inner + b.j0;
+        for (std::int64_t r = 0; r < len; ++r) {
+          for (std::int64_t j = 0; j < b.width; ++j)
+            acc[j] += static_cast<Acc>(base[r * inner + j]);
+        }
+      },
+      add,
+      [&](const ColumnBlock& b, const Acc* values) {
+        for (std::int64_t j = 0; j < b.width; ++j)
+          y[b.o * inner + b.j0 + j] = finish(values[j]);
+      });
+}
+
+template <typename T>
+void max(void* out, const T* x, std::int64_t outer, std::int64_t n, std::int64_t inner) {
+  using Acc = reduce_math::max_acc_t<T>;
+  T* y = static_cast<T*>(out);
+  const auto merge = [](Acc a, Acc b) { return reduce_math::max_propagate_nan(a, b); };
+  if (inner == 1) {
+    reduce_runs<Acc>(
+        outer, n,
+        [&](std::int64_t o, std::int64_t first, std::int64_t len) {
+          return range_max<Acc>(x + o * n + first, len);
+        },
+        merge, [&](std::int64_t o, Acc v) { y[o] = static_cast<T>(v); });
+    return;
+  }
+  reduce_columns<Acc>(
+      outer, n, inner,
+      [&](const ColumnBlock& b, std::int64_t row0, std::int64_t len, Acc* acc) {
+        std::fill(acc, acc + b.width, reduce_math::max_identity<Acc>());
+        const T* base = x + (b.o * n + row0) * inner + b.j0;
+        for (std::int64_t r = 0; r < len; ++r) {
+          for (std::int64_t j = 0; j < b.width; ++j) {
+            acc[j] = reduce_math::max_propagate_nan(acc[j], static_cast<Acc>(base[r * inner + j]));
+          }
+        }
+      },
+      merge,
+      [&](const ColumnBlock& b, const Acc* values) {
+        for (std::int64_t j = 0; j < b.width; ++j) {
+          y[b.o * inner + b.j0 + j] = static_cast<T>(values[j]);
+        }
+      });
+}
+
+}  // namespace
+
+void reduce(ReduceOp op, DType dtype, void* out, const void* in, std::int64_t outer,
+            std::int64_t reduce_size, std::int64_t inner) {
+  switch (op) {
+    case ReduceOp::Sum:
+      dispatch_all(dtype, "sum", [&]<typename T>() {
+        sum_or_mean<T>(false, out, static_cast<const T*>(in), outer, reduce_size, inner);
+      });
+      return;
+    case ReduceOp::Mean:
+      dispatch_floating(dtype, "mean", [&]<typename T>() {
+        sum_or_mean<T>(true, out, static_cast<const T*>(in), outer, reduce_size, inner);
+      });
+      return;
+    case ReduceOp::Max:
+      dispatch_all(dtype, "max", [&]<typename T>() {
+        max<T>(out, static_cast<const T*>(in), outer, reduce_size, inner);
+      });
+      return;
+  }
+  LG_THROW(Error, "reduce: unknown op ", static_cast<int>(op));
+}
+
+void argmax(DType dtype, std::int64_t* out, const void* in, std::int64_t num_outputs,
+            std::int64_t reduce_size) {
+  dispatch_all(dtype, "argmax", [&]<typename T>() {
+    using Acc = reduce_math::max_acc_t<T>;
+    using Pair = ArgmaxPair<Acc>;
+    const T* x = static_cast<const T*>(in);
+    const std::int64_t n = reduce_size;
+    reduce_runs<Pair>(
+        num_outputs, n,
+        [&](std::int64_t o, std::int64_t first, std::int64_t len) {
+          return range_argmax<Acc>(x + o * n + first, len, first);
+        },
+        [](Pair a, Pair b) { return reduce_math::argmax_merge(a, b); },
+        [&](std::int64_t o, Pair best) { out[o] = best.index; });
+  });
+}
+
+}  // namespace leangrad::kernels::cpu

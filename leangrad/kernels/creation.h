@@ -1,0 +1,43 @@
+// The creation functions that fill: constants, ranges and random numbers, run by kernels on the
+// tensor's device. All take a shape and TensorOptions (dtype float32 on the CPU by default), as in
+// LibTorch. empty(), from_blob() and tensor() are in core/creation.h, included here.
+#pragma once
+
+#include <cstdint>
+
+#include <leangrad/core/creation.h>
+
+namespace leangrad {
+
+Tensor zeros(const Shape& shape, const TensorOptions& options = {});
+Tensor ones(const Shape& shape, const TensorOptions& options = {});
+Tensor full(const Shape& shape, double value, const TensorOptions& options = {});
+Tensor zeros_like(const Tensor& t);
+Tensor ones_like(const Tensor& t);
+Tensor full_like(const Tensor& t, double value);
+
+// [start, end) in steps of `step` (the dtype comes from options: float32 by default; pass kInt64
+// for integer ranges). Throws Error for step 0 or a step that moves away from end.
+Tensor arange(double end, const TensorOptions& options = {});
+Tensor arange(double start, double end, double step = 1.0, const TensorOptions& options = {});
+// `steps` values from start to end, both included, evenly spaced: computed in double (PyTorch's
+// two-sided formula, start + i * step for the first half and end - (steps - 1 - i) * step for
+// the second, so both ends are exact) and rounded once to the dtype.
+Tensor linspace(double start, double end, std::int64_t steps, const TensorOptions& options = {});
+// The n x m identity (m = n by default): ones on the diagonal.
+Tensor eye(std::int64_t n, const TensorOptions& options = {});
+Tensor eye(std::int64_t n, std::int64_t m, const TensorOptions& options = {});
+
+// U[0, 1) and N(0, 1) from the device's default Philox generator (see manual_seed). Floating
+// dtypes only. The same seed gives the same numbers on the CPU and on CUDA.
+Tensor rand(const Shape& shape, const TensorOptions& options = {});
+Tensor randn(const Shape& shape, const TensorOptions& options = {});
+Tensor rand_like(const Tensor& t);
+Tensor randn_like(const Tensor& t);
+// Integers uniform in [low, high) (high - low at most 2^53), in options' dtype: float32 unless
+// given, as LibTorch's C++ randint (write TensorOptions(kInt64) for integers).
+Tensor randint(std::int64_t low, std::int64_t high, const Shape& shape,
+               const TensorOptions& options = {});
+Tensor randint(std::int64_t high, const Shape& shape, const TensorOptions& options = {});
+
+}  // namespace leangrad

@@ -1,0 +1,259 @@
+// The per-element math of the elementwise kernels, shared by the CPU loops (kernels/cpu/) and the
+// CUDA kernels (kernels/cuda/) so both compute with the same formulas.
+// Every function is LG_HOST_DEVICE and works on one element; the loops around them live in the
+// backends. Three layers:
+//   *_op_apply<op>(m...)      the math, on the math type M = opmath_t<T> (float for Half/BFloat16)
+//   *_element<op, T>(t...)    load T -> math in opmath_t<T> -> store T (what a kernel calls)
+//   cast_value<To>(from)      the one conversion between dtypes (casts, fill, scalars)
+//
+// Note [Defined integer semantics]
+//   C++ leaves signed overflow, float -> int out of range and x / 0 undefined; PyTorch inherits
+//   whatever the hardware does. leangrad defines every case so no input is undefined behaviour:
+//   - add/sub/mul/neg/abs on integers wrap modulo 2^bits (two's complement), as PyTorch does in
+//     practice; abs(INT_MIN) == INT_MIN.
+//   - integer pow(a, b) with b < 0 follows PyTorch's powi: 1 for a == 1, +-1 for a == -1,
+//     0 otherwise (0 ** -1 included). Large results wrap.
+//   - integer div truncates toward zero, x / 0 == 0 and INT_MIN / -1 == INT_MIN. (ops::binary
+//     sends integer division to float32, as PyTorch's true division; this only guards the kernel.)
+//   - float -> integer truncates toward zero; NaN -> 0; values beyond int64's range saturate to
+//     int64's min/max; narrower types (int32, uint8) then take the int64 value modulo 2^bits,
+//     so -1.0 -> uint8 gives 255 as in PyTorch.
+//   - anything -> bool is x != 0 (NaN -> true).
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+#include <leangrad/core/dtype.h>
+#include <leangrad/core/half.h>
+#include <leangrad/core/macros.h>
+#include <leangrad/kernels/ops.h>
+
+namespace leangrad::kernels {
+
+template <typename T>
+inline constexpr bool is_half_type_v = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
+
+template <typename T>
+inline constexpr bool is_floating_type_v = std::is_floating_point_v<T> || is_half_type_v<T>;
+
+// NaN test that also compiles for integers (always false there).
+template <typename M>
+LG_HOST_DEVICE LG_INLINE bool is_nan(M x) {
+  return x != x;  // NOLINT(misc-redundant-expression): true only for NaN
+}
+
+// ---- Conversions -----------------------------------------------------------------------------
+
+// Float -> integer per Note [Defined integer semantics]: NaN -> 0, saturate to int64, truncate.
+template <typename F>
+LG_HOST_DEVICE LG_INLINE std::int64_t float_to_int64(F x) {
+  const double v = static_cast<double>(x);
+  if (v != v) return 0;
+  constexpr double kTwoPow63 = 9223372036854775808.0;  // 2^63, exact in double
+  if (v >= kTwoPow63) return std::numeric_limits<std::int64_t>::max();
+  if (v <= -kTwoPow63) return std::numeric_limits<std::int64_t>::min();
+  return static_cast<std::int64_t>(v);  // truncates toward zero
+}
+
+// Converts one value between any two of the 8 element types (or from double, for scalars).
+template <typename To, typename From>
+LG_HOST_DEVICE LG_INLINE To cast_value(From x) {
+  if constexpr (std::is_same_v<To, From>) {
+    return x;
+  } else if constexpr (is_half_type_v<From>) {
+    return cast_value<To>(static_cast<float>(x));  // Half/BFloat16 -> float is exact
+  } else if constexpr (std::is_same_v<To, bool>) {
+    return x != From(0);
+  } else if constexpr (is_half_type_v<To>) {
+    return To(static_cast<float>(x));  // rounds to nearest even (core/half.h)
+  } else if constexpr (std::is_floating_point_v<To>) {
+    return static_cast<To>(x);
+  } else if constexpr (std::is_floating_point_v<From>) {  // float -> integer
+    return static_cast<To>(float_to_int64(x));  // int64 -> narrower wraps (C++20: modular)
+  } else {                                      // integer or bool -> integer: modular
+    return static_cast<To>(x);
+  }
+}
+
+// The math type of T: float for Half/BFloat16, T otherwise.
+template <typename T>
+LG_HOST_DEVICE LG_INLINE opmath_t<T> to_opmath(T x) {
+  return static_cast<opmath_t<T>>(x);
+}
+
+// ---- Integer helpers (Note [Defined integer semantics]) ---------------------------------------
+
+template <typename I>
+using wrap_unsigned_t = std::make_unsigned_t<I>;
+
+template <typename I>
+LG_HOST_DEVICE LG_INLINE I wrapping_add(I a, I b) {
+  using U = wrap_unsigned_t<I>;
+  return static_cast<I>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
+}
+template <typename I>
+LG_HOST_DEVICE LG_INLINE I wrapping_sub(I a, I b) {
+  using U = wrap_unsigned_t<I>;
+  return static_cast<I>(static_cast<U>(static_cast<U>(a) - static_cast<U>(b)));
+}
+template <typename I>
+LG_HOST_DEVICE LG_INLINE I wrapping_mul(I a, I b) {
+  using U = wrap_unsigned_t<I>;
+  return static_cast<I>(static_cast<U>(static_cast<U>(a) * static_cast<U>(b)));
+}
+
+template <typename I>
+LG_HOST_DEVICE LG_INLINE I integer_div(I a, I b) {
+  if (b == 0) return 0;
+  if constexpr (std::is_signed_v<I>) {
+    if (b == -1) return wrapping_sub(I(0), a);  // INT_MIN / -1 overflows: wrap
+  }
+  return static_cast<I>(a / b);
+}
+
+// Exponentiation by squaring (PyTorch's powi), wrapping on overflow.
+template <typename I>
+LG_HOST_DEVICE LG_INLINE I integer_pow(I base, I exponent) {
+  if constexpr (std::is_signed_v<I>) {
+    if (exponent < 0) {
+      if (base == 1) return 1;
+      if (base == -1) return (exponent & 1) ? I(-1) : I(1);
+      return 0;
+    }
+  }
+  I result = 1;
+  while (exponent != 0) {
+    if (exponent & 1) result = wrapping_mul(result, base);
+    base = wrapping_mul(base, base);
+    exponent = static_cast<I>(exponent >> 1);
+  }
+  return result;
+}
+
+// ---- Binary ----------------------------------------------------------------------------------
+
+// a op b in the math type M (float, double or an integer type; never bool).
+template <BinaryOp op, typename M>
+LG_HOST_DEVICE LG_INLINE M binary_op_apply(M a, M b) {
+  constexpr bool kIntegral = std::is_integral_v<M>;
+  if constexpr (op == BinaryOp::Add) {
+    if constexpr (kIntegral)
+      return wrapping_add(a, b);
+    else
+      return a + b;
+  } else if constexpr (op == BinaryOp::Sub) {
+    if constexpr (kIntegral)
+      return wrapping_sub(a, b);
+    else
+      return a - b;
+  } else if constexpr (op == BinaryOp::Mul) {
+    if constexpr (kIntegral)
+      return wrapping_mul(a, b);
+    else
+      return a * b;
+  } else if constexpr (op == BinaryOp::Div) {
+    if constexpr (kIntegral)
+      return integer_div(a, b);
+    else
+      return a / b;
+  } else if constexpr (op == BinaryOp::Pow) {
+    if constexpr (kIntegral)
+      return integer_pow(a, b);
+    else
+      return std::pow(a, b);
+  } else if constexpr (op == BinaryOp::Maximum) {  // NaN wins, as torch.maximum
+    if (is_nan(a)) return a;
+    if (is_nan(b)) return b;
+    return a > b ? a : b;
+  } else {
+    static_assert(op == BinaryOp::Minimum);
+    if (is_nan(a)) return a;
+    if (is_nan(b)) return b;
+    return a < b ? a : b;
+  }
+}
+
+template <BinaryOp op, typename T>
+LG_HOST_DEVICE LG_INLINE T binary_element(T a, T b) {
+  return static_cast<T>(binary_op_apply<op>(to_opmath(a), to_opmath(b)));
+}
+
+// ---- Unary -----------------------------------------------------------------------------------
+
+// The unary ops defined only for floating types (integral input is computed in float32).
+constexpr bool is_floating_only(UnaryOp op) {
+  return op == UnaryOp::Exp || op == UnaryOp::Log || op == UnaryOp::Sqrt || op == UnaryOp::Tanh ||
+         op == UnaryOp::Sigmoid;
+}
+
+template <UnaryOp op, typename M>
+LG_HOST_DEVICE LG_INLINE M unary_op_apply(M a) {
+  static_assert(!is_floating_only(op) || std::is_floating_point_v<M>,
+                "exp/log/sqrt/tanh/sigmoid are defined for floating types only");
+  if constexpr (op == UnaryOp::Neg) {
+    if constexpr (std::is_integral_v<M>)
+      return wrapping_sub(M(0), a);
+    else
+      return -a;
+  } else if constexpr (op == UnaryOp::Abs) {
+    if constexpr (std::is_unsigned_v<M>)
+      return a;
+    else if constexpr (std::is_integral_v<M>)
+      return a < 0 ? wrapping_sub(M(0), a) : a;
+    else
+      return std::fabs(a);
+  } else if constexpr (op == UnaryOp::Exp) {
+    return std::exp(a);
+  } else if constexpr (op == UnaryOp::Log) {
+    return std::log(a);
+  } else if constexpr (op == UnaryOp::Sqrt) {
+    return std::sqrt(a);
+  } else if constexpr (op == UnaryOp::Tanh) {
+    return std::tanh(a);
+  } else if constexpr (op == UnaryOp::Sigmoid) {
+    // Stable for large |a|: exp never sees a large positive argument.
+    if (a >= M(0)) return M(1) / (M(1) + std::exp(-a));
+    const M e = std::exp(a);
+    return e / (M(1) + e);
+  } else {
+    static_assert(op == UnaryOp::Relu);
+    if constexpr (std::is_unsigned_v<M>)
+      return a;
+    else
+      return a < M(0) ? M(0) : a;  // NaN < 0 is false: relu(NaN) == NaN
+  }
+}
+
+template <UnaryOp op, typename T>
+LG_HOST_DEVICE LG_INLINE T unary_element(T a) {
+  return static_cast<T>(unary_op_apply<op>(to_opmath(a)));
+}
+
+// ---- Compare ---------------------------------------------------------------------------------
+
+// IEEE semantics: every comparison with NaN is false except Ne.
+template <CompareOp op, typename M>
+LG_HOST_DEVICE LG_INLINE bool compare_op_apply(M a, M b) {
+  if constexpr (op == CompareOp::Gt)
+    return a > b;
+  else if constexpr (op == CompareOp::Lt)
+    return a < b;
+  else if constexpr (op == CompareOp::Ge)
+    return a >= b;
+  else if constexpr (op == CompareOp::Le)
+    return a <= b;
+  else if constexpr (op == CompareOp::Eq)
+    return a == b;
+  else
+    return a != b;
+}
+
+template <CompareOp op, typename T>
+LG_HOST_DEVICE LG_INLINE bool compare_element(T a, T b) {
+  return compare_op_apply<op>(to_opmath(a), to_opmath(b));
+}
+
+}  // namespace leangrad::kernels

@@ -1,0 +1,133 @@
+// The math of GroupNorm shared by the CPU reference (kernels/cpu/group_norm.cpp) and the CUDA
+// kernels (kernels/cuda/group_norm.cu), all LG_HOST_DEVICE so the CPU tests exercise it:
+// Welford's running statistics and their merge, the per-channel affine map of the forward, and
+// the per-group coefficients of the input gradient. Kernels differ only in how they split the
+// work.
+//
+// Note [GroupNorm layout and math]
+//   x is (N, C, *), contiguous; HxW = the product of the trailing dims, G groups of D = C / G
+//   channels. Group (n, g) is the contiguous run of D * HxW elements starting at
+//   x[n, g * D, 0...]. With mean and rstd = 1 / sqrt(var + eps) of that run (biased variance),
+//     y = (x - mean) * rstd * w[c] + b[c]  =  scale[n, c] * x + shift[n, c].
+//   Backward, with M = D * HxW and per (n, c) sums over the spatial dims
+//     sum_dy[n, c] = sum dy,   sum_dy_x[n, c] = sum dy * x,
+//   the gradients are
+//     dbias[c]   = sum_n sum_dy[n, c]
+//     dweight[c] = sum_n (sum_dy_x[n, c] - mean * sum_dy[n, c]) * rstd
+//     dx = rstd * w[c] * dy + x_coef[n, g] * x + const_coef[n, g], where, with
+//       a = sum_c w[c] sum_dy[n, c] and b = sum_c w[c] sum_dy_x[n, c] over the group's channels,
+//       x_coef = (a * mean - b) * rstd^3 / M,   const_coef = -x_coef * mean - a * rstd / M.
+//   (That is dx = rstd (dy w - mean(dy w) - xhat mean(dy w xhat)) written as an affine map of
+//   dy and x, so the input gradient is one elementwise pass.)
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#include <leangrad/core/macros.h>
+
+namespace leangrad::kernels {
+
+// The sizes of a GroupNorm problem: x viewed as (batch, channels, spatial), `groups` groups.
+struct GroupNormSizes {
+  std::int64_t batch = 0;     // N
+  std::int64_t channels = 0;  // C
+  std::int64_t spatial = 0;   // HxW: the product of the trailing dims (1 for (N, C))
+  std::int64_t groups = 0;    // G, dividing C
+  LG_HOST_DEVICE std::int64_t channels_per_group() const { return channels / groups; }
+  LG_HOST_DEVICE std::int64_t group_size() const { return channels / groups * spatial; }
+};
+
+// Welford's running mean and sum of squared deviations (m2) of `count` values, in Acc.
+template <typename Acc>
+struct WelfordState {
+  Acc mean = Acc(0);
+  Acc m2 = Acc(0);
+  std::int64_t count = 0;
+};
+
+// Adds one value.
+template <typename Acc>
+LG_HOST_DEVICE LG_INLINE WelfordState<Acc> welford_update(WelfordState<Acc> s, Acc x) {
+  s.count += 1;
+  const Acc delta = x - s.mean;
+  s.mean += delta / static_cast<Acc>(s.count);
+  s.m2 += delta * (x - s.mean);
+  return s;
+}
+
+// The statistics of kWidth values at once (a vector load): their mean (one multiplication by
+// 1 / kWidth) and sum of squared deviations from it, merged into a running state with one
+// welford_merge. Per element this is an add and a fused multiply-add, where welford_update costs
+// a division and an int64 -> float conversion; test_group_norm.cpp bounds the difference.
+template <int kWidth, typename Acc>
+LG_HOST_DEVICE LG_INLINE WelfordState<Acc> welford_of_values(const Acc (&v)[kWidth]) {
+  Acc sum = Acc(0);
+  for (int i = 0; i < kWidth; ++i)
+    sum += v[i];
+  WelfordState<Acc> s;
+  s.mean = sum * (Acc(1) / static_cast<Acc>(kWidth));
+  for (int i = 0; i < kWidth; ++i) {
+    const Acc d = v[i] - s.mean;
+    s.m2 += d * d;
+  }
+  s.count = kWidth;
+  return s;
+}
+
+// The statistics of the union of two disjoint sets of values (Chan et al.). Either may be empty.
+// The result depends on the order of the arguments only by rounding; kernels merge in a fixed
+// order, so results are deterministic.
+template <typename Acc>
+LG_HOST_DEVICE LG_INLINE WelfordState<Acc> welford_merge(WelfordState<Acc> a, WelfordState<Acc> b) {
+  if (b.count == 0) return a;
+  if (a.count == 0) return b;
+  WelfordState<Acc> s;
+  s.count = a.count + b.count;
+  const Acc delta = b.mean - a.mean;
+  const Acc b_fraction = static_cast<Acc>(b.count) / static_cast<Acc>(s.count);
+  s.mean = a.mean + delta * b_fraction;
+  s.m2 = a.m2 + b.m2 + delta * delta * static_cast<Acc>(a.count) * b_fraction;
+  return s;
+}
+
+// 1 / sqrt(biased variance + eps); an empty set gives 1 / sqrt(eps).
+template <typename Acc>
+LG_HOST_DEVICE LG_INLINE Acc welford_rstd(WelfordState<Acc> s, Acc eps) {
+  const Acc var = s.count > 0 ? s.m2 / static_cast<Acc>(s.count) : Acc(0);
+  // m2 is a sum of squares, but merges may round it a hair below 0.
+  return Acc(1) / std::sqrt((var > Acc(0) ? var : Acc(0)) + eps);
+}
+
+// y = scale * x + shift for channel c of group (n, g). weight/bias null: no affine.
+template <typename Acc>
+struct ChannelAffine {
+  Acc scale;
+  Acc shift;
+};
+
+template <typename Acc>
+LG_HOST_DEVICE LG_INLINE ChannelAffine<Acc> group_norm_channel_affine(Acc mean, Acc rstd,
+                                                                      Acc weight, Acc bias) {
+  const Acc scale = rstd * weight;
+  return {scale, bias - mean * scale};
+}
+
+// The per-group part of dx = rstd * w[c] * dy + x_coef * x + const_coef
+// (Note [GroupNorm layout and math]). sum_w_dy = a, sum_w_dy_x = b, group_size = M = D * HxW.
+template <typename Acc>
+struct GroupInputGradCoefs {
+  Acc x_coef;
+  Acc const_coef;
+};
+
+template <typename Acc>
+LG_HOST_DEVICE LG_INLINE GroupInputGradCoefs<Acc> group_norm_input_grad_coefs(
+    Acc mean, Acc rstd, Acc sum_w_dy, Acc sum_w_dy_x, std::int64_t group_size) {
+  const Acc inv_m = Acc(1) / static_cast<Acc>(group_size);
+  const Acc x_coef = (sum_w_dy * mean - sum_w_dy_x) * rstd * rstd * rstd * inv_m;
+  const Acc const_coef = -x_coef * mean - sum_w_dy * rstd * inv_m;
+  return {x_coef, const_coef};
+}
+
+}  // namespace leangrad::kernels

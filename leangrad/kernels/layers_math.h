@@ -1,0 +1,154 @@
+// The per-element math of the layer kernels (pooling, dropout, losses), shared by the CPU
+// references (kernels/cpu/layers.cpp) and the CUDA kernels (kernels/cuda/layers.cu), so both
+// devices follow one set of rules. Kernels differ only in how they split work.
+// Pooling uses PyTorch's window arithmetic (ceil_mode = false): window (oh, ow) covers input rows
+// [oh * sh - ph, oh * sh - ph + kh) clipped to [0, H); padding counts as -inf for max and as 0
+// for avg (count_include_pad = true, so the divisor is always kh * kw).
+#pragma once
+
+#include <cstdint>
+
+#include <leangrad/core/dtype.h>
+#include <leangrad/core/macros.h>
+#include <leangrad/core/philox.h>
+
+namespace leangrad::layers_math {
+
+// The geometry of a 2-D pooling over `planes` = N * C contiguous (H, W) planes.
+struct Pool2dShape {
+  std::int64_t planes = 0;
+  std::int64_t H = 0, W = 0;    // input plane
+  std::int64_t OH = 0, OW = 0;  // output plane
+  std::int64_t kh = 1, kw = 1;  // kernel
+  std::int64_t sh = 1, sw = 1;  // stride
+  std::int64_t ph = 0, pw = 0;  // padding
+};
+
+LG_HOST_DEVICE LG_INLINE std::int64_t min64(std::int64_t a, std::int64_t b) {
+  return a < b ? a : b;
+}
+LG_HOST_DEVICE LG_INLINE std::int64_t max64(std::int64_t a, std::int64_t b) {
+  return a > b ? a : b;
+}
+
+// The range [begin, end) of outputs along one axis whose window contains input position i.
+struct OutputRange {
+  std::int64_t begin, end;
+};
+LG_HOST_DEVICE LG_INLINE OutputRange windows_containing(std::int64_t i, std::int64_t k,
+                                                        std::int64_t s, std::int64_t p,
+                                                        std::int64_t num_outputs) {
+  const std::int64_t begin = i + p < k ? 0 : (i + p - k) / s + 1;
+  return {begin, min64((i + p) / s + 1, num_outputs)};
+}
+
+// Whether max pooling replaces the window's best so far with the next element v (row-major
+// order): a strictly greater value (ties keep the first), or the first NaN, which then stays.
+// Selects, not branches: which element wins is data-dependent and unpredictable.
+template <typename M>
+LG_HOST_DEVICE LG_INLINE bool max_pool_takes(M v, M best) {
+  return (v > best) | ((v != v) & (best == best));
+}
+
+// Output (oh, ow) of one plane of max pooling: the maximum (NaN wins, the first maximum on ties)
+// and its index h * W + w in the plane.
+template <typename T>
+LG_HOST_DEVICE LG_INLINE void max_pool2d_at(const T* plane, const Pool2dShape& g, std::int64_t oh,
+                                            std::int64_t ow, T* value, std::int64_t* index) {
+  using M = opmath_t<T>;
+  const std::int64_t h0 = oh * g.sh - g.ph, w0 = ow * g.sw - g.pw;
+  const std::int64_t h_end = min64(h0 + g.kh, g.H), w_end = min64(w0 + g.kw, g.W);
+  const std::int64_t h_begin = max64(h0, 0), w_begin = max64(w0, 0);
+  std::int64_t best_index = h_begin * g.W + w_begin;
+  M best = static_cast<M>(plane[best_index]);
+  for (std::int64_t h = h_begin; h < h_end; ++h) {
+    for (std::int64_t w = w_begin; w < w_end; ++w) {
+      const M v = static_cast<M>(plane[h * g.W + w]);
+      const bool take = max_pool_takes(v, best);
+      best = take ? v : best;
+      best_index = take ? h * g.W + w : best_index;
+    }
+  }
+  *value = static_cast<T>(best);
+  *index = best_index;
+}
+
+// Gradient of input (h, w) of max pooling: the sum, in a fixed order, of the output gradients of
+// the windows whose saved maximum is this element.
+template <typename T>
+LG_HOST_DEVICE LG_INLINE T max_pool2d_grad_at(const T* grad_plane, const std::int64_t* index_plane,
+                                              const Pool2dShape& g, std::int64_t h,
+                                              std::int64_t w) {
+  using M = opmath_t<T>;
+  const OutputRange rows = windows_containing(h, g.kh, g.sh, g.ph, g.OH);
+  const OutputRange cols = windows_containing(w, g.kw, g.sw, g.pw, g.OW);
+  const std::int64_t self = h * g.W + w;
+  M acc = 0;
+  for (std::int64_t oh = rows.begin; oh < rows.end; ++oh) {
+    for (std::int64_t ow = cols.begin; ow < cols.end; ++ow) {
+      if (index_plane[oh * g.OW + ow] == self) acc += static_cast<M>(grad_plane[oh * g.OW + ow]);
+    }
+  }
+  return static_cast<T>(acc);
+}
+
+// Output (oh, ow) of average pooling (count_include_pad: divides by kh * kw).
+template <typename T>
+LG_HOST_DEVICE LG_INLINE T avg_pool2d_at(const T* plane, const Pool2dShape& g, std::int64_t oh,
+                                         std::int64_t ow) {
+  using M = opmath_t<T>;
+  const std::int64_t h0 = oh * g.sh - g.ph, w0 = ow * g.sw - g.pw;
+  const std::int64_t h_end = min64(h0 + g.kh, g.H), w_end = min64(w0 + g.kw, g.W);
+  M acc = 0;
+  for (std::int64_t h = max64(h0, 0); h < h_end; ++h) {
+    for (std::int64_t w = max64(w0, 0); w < w_end; ++w)
+      acc += static_cast<M>(plane[h * g.W + w]);
+  }
+  return static_cast<T>(acc / static_cast<M>(g.kh * g.kw));
+}
+
+// Gradient of input (h, w) of average pooling.
+template <typename T>
+LG_HOST_DEVICE LG_INLINE T avg_pool2d_grad_at(const T* grad_plane, const Pool2dShape& g,
+                                              std::int64_t h, std::int64_t w) {
+  using M = opmath_t<T>;
+  const OutputRange rows = windows_containing(h, g.kh, g.sh, g.ph, g.OH);
+  const OutputRange cols = windows_containing(w, g.kw, g.sw, g.pw, g.OW);
+  M acc = 0;
+  for (std::int64_t oh = rows.begin; oh < rows.end; ++oh) {
+    for (std::int64_t ow = cols.begin; ow < cols.end; ++ow)
+      acc += static_cast<M>(grad_plane[oh * g.OW + ow]);
+  }
+  return static_cast<T>(acc / static_cast<M>(g.kh * g.kw));
+}
+
+// Dropout keeps element i when its uniform number u in [0, 1) is >= p. Element i uses word
+// i % 4 of Philox counter offset + i / 4 (the layout of random_math's float uniforms, for every
+// dtype), so a mask is the same on every device for the same generator state; p = 1 drops all.
+// Kernels that handle the four elements of a counter together draw the block once and call
+// dropout_keep_lane for each word.
+constexpr std::int64_t kDropoutPerCounter = 4;
+LG_HOST_DEVICE LG_INLINE bool dropout_keep_lane(const philox::Block& block, int lane, double p) {
+  return static_cast<double>(philox::uniform_float(block.x[lane])) >= p;
+}
+LG_HOST_DEVICE LG_INLINE bool dropout_keep(std::int64_t i, std::uint64_t seed, std::uint64_t offset,
+                                           double p) {
+  const philox::Block block =
+      philox::philox4x32_10(offset + static_cast<std::uint64_t>(i / kDropoutPerCounter), seed);
+  return dropout_keep_lane(block, static_cast<int>(i % kDropoutPerCounter), p);
+}
+
+// Softmax and logsumexp: the running maximum (a NaN element is skipped here and poisons the sum
+// instead, on both devices), and the shift applied: the maximum, or 0 for a row of -inf (whose
+// logsumexp is then -inf rather than NaN). A row holding +inf shifts by +inf, so all of its
+// softmax, log_softmax and cross-entropy values are NaN, as PyTorch's.
+template <typename M>
+LG_HOST_DEVICE LG_INLINE M running_max(M a, M b) {
+  return b > a ? b : a;
+}
+template <typename M>
+LG_HOST_DEVICE LG_INLINE M softmax_shift(M max_value) {
+  return max_value < M(0) && max_value - max_value != M(0) ? M(0) : max_value;
+}
+
+}  // namespace leangrad::layers_math

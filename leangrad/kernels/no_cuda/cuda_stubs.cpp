@@ -1,0 +1,154 @@
+// The CUDA side of the backend contract (kernels/backend.h) and of the CUDA-only copy
+// (kernels/cuda/copy.h) in a build without CUDA (LEANGRAD_WITH_CUDA=OFF): every launcher throws
+// DeviceError naming the op. They are unreachable in practice (no CUDA tensor can be allocated
+// in such a build, so no entry's switch reaches its CUDA case); they exist so the library links.
+#include <leangrad/core/error.h>
+#include <leangrad/kernels/backend.h>
+#include <leangrad/kernels/cuda/copy.h>
+
+namespace leangrad::kernels::cuda {
+
+using detail::throw_cuda_not_built;
+using layers_math::Pool2dShape;
+
+void binary(BinaryOp op, DType, const ElementwiseGeometry&, void*, const void*, const void*) {
+  throw_cuda_not_built(op_name(op));
+}
+void binary_scalar(BinaryOp op, DType, const ElementwiseGeometry&, void*, const void*, double,
+                   bool) {
+  throw_cuda_not_built(op_name(op));
+}
+void unary(UnaryOp op, DType, const ElementwiseGeometry&, void*, const void*) {
+  throw_cuda_not_built(op_name(op));
+}
+void compare(CompareOp op, DType, const ElementwiseGeometry&, bool*, const void*, const void*) {
+  throw_cuda_not_built(op_name(op));
+}
+void compare_scalar(CompareOp op, DType, const ElementwiseGeometry&, bool*, const void*, double) {
+  throw_cuda_not_built(op_name(op));
+}
+void where(DType, const ElementwiseGeometry&, void*, const bool*, const void*, const void*) {
+  throw_cuda_not_built("where");
+}
+void cast(DType, DType, const ElementwiseGeometry&, void*, const void*) {
+  throw_cuda_not_built("cast");
+}
+void fill(DType, const ElementwiseGeometry&, void*, double) {
+  throw_cuda_not_built("fill");
+}
+
+void uniform(DType, void*, std::int64_t, std::uint64_t, std::uint64_t, double, double) {
+  throw_cuda_not_built("uniform_");
+}
+void normal(DType, void*, std::int64_t, std::uint64_t, std::uint64_t, double, double) {
+  throw_cuda_not_built("normal_");
+}
+
+void reduce(ReduceOp op, DType, void*, const void*, std::int64_t, std::int64_t, std::int64_t) {
+  throw_cuda_not_built(op_name(op));
+}
+void argmax(DType, std::int64_t*, const void*, std::int64_t, std::int64_t) {
+  throw_cuda_not_built("argmax");
+}
+
+void matmul(DType, const MatmulGeometry&, void*) {
+  throw_cuda_not_built("matmul");
+}
+
+void tanhexp_forward(DType, std::int64_t, void*, const void*) {
+  throw_cuda_not_built("tanhexp");
+}
+void tanhexp_backward(DType, std::int64_t, void*, const void*, const void*) {
+  throw_cuda_not_built("tanhexp_backward");
+}
+
+void group_norm_forward(DType, const GroupNormSizes&, void*, void*, void*, const void*, const void*,
+                        const void*, double) {
+  throw_cuda_not_built("group_norm");
+}
+void group_norm_backward(DType, const GroupNormSizes&, void*, void*, void*, const void*,
+                         const void*, const void*, const void*, const void*) {
+  throw_cuda_not_built("group_norm_backward");
+}
+
+void conv2d_forward(DType, const Conv2dGeometry&, void*, const void*, const void*, const void*) {
+  throw_cuda_not_built("conv2d");
+}
+void conv2d_input_grad(DType, const Conv2dGeometry&, void*, const void*, const void*) {
+  throw_cuda_not_built("conv2d_input_grad");
+}
+void conv2d_weight_grad(DType, const Conv2dGeometry&, void*, const void*, const void*) {
+  throw_cuda_not_built("conv2d_weight_grad");
+}
+
+void max_pool2d(DType, void*, std::int64_t*, const void*, const Pool2dShape&) {
+  throw_cuda_not_built("max_pool2d");
+}
+void max_pool2d_backward(DType, void*, const void*, const std::int64_t*, const Pool2dShape&) {
+  throw_cuda_not_built("max_pool2d_backward");
+}
+void avg_pool2d(DType, void*, const void*, const Pool2dShape&) {
+  throw_cuda_not_built("avg_pool2d");
+}
+void avg_pool2d_backward(DType, void*, const void*, const Pool2dShape&) {
+  throw_cuda_not_built("avg_pool2d_backward");
+}
+void dropout(DType, void*, bool*, const void*, std::int64_t, double, double, std::uint64_t,
+             std::uint64_t) {
+  throw_cuda_not_built("dropout");
+}
+void dropout_backward(DType, void*, const void*, const bool*, std::int64_t, double) {
+  throw_cuda_not_built("dropout_backward");
+}
+void softmax(DType, void*, const void*, std::int64_t, std::int64_t, std::int64_t, bool) {
+  throw_cuda_not_built("softmax");
+}
+void softmax_backward(DType, void*, const void*, const void*, std::int64_t, std::int64_t,
+                      std::int64_t, bool) {
+  throw_cuda_not_built("softmax_backward");
+}
+void cross_entropy(DType, void*, void*, const void*, const std::int64_t*, std::int64_t,
+                   std::int64_t, std::int64_t) {
+  throw_cuda_not_built("cross_entropy");
+}
+void cross_entropy_backward(DType, void*, const void*, const void*, const void*,
+                            const std::int64_t*, std::int64_t, std::int64_t, std::int64_t) {
+  throw_cuda_not_built("cross_entropy_backward");
+}
+void nll_loss(DType, void*, const void*, const std::int64_t*, std::int64_t, std::int64_t,
+              std::int64_t) {
+  throw_cuda_not_built("nll_loss");
+}
+void nll_loss_backward(DType, void*, const void*, const std::int64_t*, std::int64_t, std::int64_t,
+                       std::int64_t) {
+  throw_cuda_not_built("nll_loss_backward");
+}
+
+void sgd_step(const SgdUpdate&, const std::vector<OptimTensor<SgdUpdate>>&, const int*) {
+  throw_cuda_not_built("sgd_step");
+}
+void adam_step(const AdamUpdate&, const std::vector<OptimTensor<AdamUpdate>>&, const int*, int*) {
+  throw_cuda_not_built("adam_step");
+}
+void radam_step(const RAdamUpdate&, const std::vector<OptimTensor<RAdamUpdate>>&, const int*) {
+  throw_cuda_not_built("radam_step");
+}
+void adam8bit_step(const AdamUpdate&, const std::vector<Adam8bitTensor>&, const int*, int*) {
+  throw_cuda_not_built("adam8bit_step");
+}
+void clip_grad_norm(const std::vector<GradSpan>&, float, float, float*) {
+  throw_cuda_not_built("clip_grad_norm_");
+}
+void unscale_and_check_finite(const std::vector<GradSpan>&, const float*, int*) {
+  throw_cuda_not_built("unscale_and_check_finite");
+}
+void update_scale(float*, int*, const int*, double, double, int) {
+  throw_cuda_not_built("update_scale");
+}
+
+void copy_bytes(void*, Device dst_device, bool, const void*, Device src_device, bool, std::size_t,
+                bool) {
+  throw_cuda_not_built(detail::str_cat("copy from ", src_device, " to ", dst_device).c_str());
+}
+
+}  // namespace leangrad::kernels::cuda

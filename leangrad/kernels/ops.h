@@ -1,0 +1,295 @@
+// kernels/ops.h — the table of contents of every kernel leangrad has.
+//
+// Each function here is the tensor-level entry of one op: it checks dtypes, devices and shapes
+// (errors name them), allocates the output, makes operands contiguous where its launcher needs
+// it, makes the tensors' CUDA device current (cuda::DeviceGuard) and switches on the device to a
+// raw-pointer launcher of the backend contract (kernels/backend.h): kernels::cpu::X in
+// kernels/cpu/, kernels::cuda::X in kernels/cuda/. These functions know nothing of autograd; the
+// differentiable public functions (autograd/functions.h, autograd/nn_functions.h) call them.
+// Implementations, one file per op or family:
+//   ops_elementwise.cpp  binary, unary, compare, where     ops_copy.cpp    copy_, cast, fill_,
+//   ops_shape.cpp        cat                                               contiguous
+//   ops_reduce.cpp       sum, mean, max, argmax            ops_linalg.cpp  matmul
+//   ops_random.cpp       uniform, normal (Philox: the same numbers on every device)
+//   ops_tanhexp.cpp      TanhExp                           ops_group_norm.cpp  GroupNorm
+//   ops_conv.cpp         conv2d                            ops_layers.cpp  pooling, dropout,
+//   ops_optim.cpp        the optimizers, clip_grad_norm                    softmax, losses
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include <leangrad/core/tensor.h>
+#include <leangrad/kernels/optim_math.h>
+
+namespace leangrad {
+
+class Generator;
+
+// The elementwise operations, one enum per kernel family. Kernels switch on these.
+enum class BinaryOp : std::uint8_t { Add, Sub, Mul, Div, Pow, Maximum, Minimum };
+enum class UnaryOp : std::uint8_t { Neg, Abs, Exp, Log, Sqrt, Tanh, Sigmoid, Relu };
+enum class CompareOp : std::uint8_t { Gt, Lt, Ge, Le, Eq, Ne };
+enum class ReduceOp : std::uint8_t { Sum, Mean, Max };
+
+const char* op_name(BinaryOp op);   // "add", "sub", ...
+const char* op_name(UnaryOp op);    // "neg", "exp", ...
+const char* op_name(CompareOp op);  // "gt", "eq", ...
+const char* op_name(ReduceOp op);   // "sum", "mean", "max"
+
+namespace ops {
+
+// ---- Elementwise (ops_elementwise.cpp; cast, fill_ and copy_ in ops_copy.cpp) -------------
+// out = a op b with NumPy broadcasting; the result dtype follows promote_types, except that Div
+// of two integral tensors gives float32 (true division, as PyTorch).
+Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b);
+// out = a op s (or s op a when scalar_first). An integral tensor with a non-integral scalar gives
+// float32; otherwise the tensor's dtype is kept.
+Tensor binary(BinaryOp op, const Tensor& a, double s, bool scalar_first = false);
+// self = self op other, other broadcast to self's shape; self keeps its dtype. Bumps the version.
+void binary_(BinaryOp op, const Tensor& self, const Tensor& other);
+void binary_(BinaryOp op, const Tensor& self, double s);
+// Floating ops (exp, log, sqrt, tanh, sigmoid) on integral input give float32.
+Tensor unary(UnaryOp op, const Tensor& a);
+// Bool results.
+Tensor compare(CompareOp op, const Tensor& a, const Tensor& b);
+Tensor compare(CompareOp op, const Tensor& a, double s);
+// cond ? a : b elementwise; cond must be Bool; all three broadcast together.
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
+// A contiguous copy converted to `dtype` (float16/bfloat16 round to nearest even).
+Tensor cast(const Tensor& a, DType dtype);
+// `a` itself when it is contiguous, else a contiguous copy of it. Never recorded by autograd
+// (unlike Tensor::contiguous(), which is the differentiable clone): what every entry below uses
+// to hand contiguous operands to its launcher.
+Tensor contiguous(const Tensor& a);
+// self[...] = value (converted to self's dtype). Bumps the version.
+void fill_(const Tensor& self, double value);
+// dst[...] = src: any dtypes, any devices (CPU <-> CUDA; asynchronous from pinned memory when
+// non_blocking), src broadcast to dst's shape, dst may be a strided view. Bumps dst's version.
+void copy_(const Tensor& dst, const Tensor& src, bool non_blocking = false);
+
+// ---- Shape (ops_shape.cpp) -------------------------------------------------------------------
+// Concatenation along dim; all tensors on one device, equal sizes except along dim, dtypes
+// promoted. stack() is unsqueeze + cat and lives in autograd/functions.cpp.
+Tensor cat(const std::vector<Tensor>& tensors, std::int64_t dim);
+
+// ---- Reductions (ops_reduce.cpp) -------------------------------------------------------------
+// Reduce over `dims` (empty = all dims). Sum/Mean of integral input: Sum gives int64, Mean
+// requires a floating dtype. Max propagates NaN. CPU sums are pairwise (accurate for 1e7+ f32).
+Tensor reduce(ReduceOp op, const Tensor& a, const std::vector<std::int64_t>& dims, bool keepdim);
+// Index (int64) of the first maximum along `dim`, or in the flattened tensor when dim is empty.
+Tensor argmax(const Tensor& a, std::optional<std::int64_t> dim, bool keepdim);
+
+// ---- Linear algebra (ops_linalg.cpp) ---------------------------------------------------------
+// (M, K) @ (K, N) -> (M, N); (B, M, K) @ (B, K, N) -> (B, M, N); a 3-D operand with a 2-D one
+// broadcasts the 2-D one over the batch. CPU: Eigen. CUDA: cuBLAS, TF32 off unless allowed.
+Tensor matmul(const Tensor& a, const Tensor& b);
+
+// ---- Random (ops_random.cpp) -----------------------------------------------------------------
+// Fill with U[low, high) or N(mean, std) from the Philox stream of `gen`; element i of the
+// tensor gets the same number on every device for the same generator state.
+void uniform_(const Tensor& self, double low, double high, Generator& gen);
+void normal_(const Tensor& self, double mean, double std, Generator& gen);
+
+// ---- Activations and normalization (ops_activation.cpp, ops_norm.cpp) -----------------------
+// TanhExp (kernels/tanhexp_math.h): y = x * tanh(exp(x)) elementwise, finite for every finite x.
+// Any layout in, a contiguous result of x's dtype out (floating dtypes only).
+Tensor tanhexp(const Tensor& x);
+// dx = dy * d/dx[x tanh(e^x)]; dy and x of one shape, floating dtype and device.
+Tensor tanhexp_backward(const Tensor& grad_output, const Tensor& x);
+
+// GroupNorm over x: (N, C, *), C divisible by num_groups; weight, bias: (C,) of x's dtype and
+// device, or undefined. mean and rstd (what backward needs) are (N, num_groups), float32
+// (float64 for float64 input). See Note [GroupNorm layout and math] in kernels/group_norm_math.h.
+struct GroupNormOutput {
+  Tensor output;
+  Tensor mean;
+  Tensor rstd;
+};
+GroupNormOutput group_norm(const Tensor& x, std::int64_t num_groups, const Tensor& weight,
+                           const Tensor& bias, double eps);
+// The gradients of group_norm's inputs from dy (x's shape); each is computed only when asked for
+// (undefined otherwise). grad_weight/grad_bias need a defined weight/bias in the forward; an
+// undefined weight here means all ones.
+struct GroupNormGrads {
+  Tensor grad_input;
+  Tensor grad_weight;
+  Tensor grad_bias;
+};
+GroupNormGrads group_norm_backward(const Tensor& grad_output, const Tensor& x, const Tensor& mean,
+                                   const Tensor& rstd, const Tensor& weight,
+                                   std::int64_t num_groups, bool need_input, bool need_weight,
+                                   bool need_bias);
+
+// ---- Convolution (ops_conv.cpp) --------------------------------------------------------------
+// Stride, padding, dilation (height, width) and groups of a 2-D convolution.
+struct Conv2dParams {
+  std::int64_t stride_h = 1, stride_w = 1;
+  std::int64_t pad_h = 0, pad_w = 0;
+  std::int64_t dilation_h = 1, dilation_w = 1;
+  std::int64_t groups = 1;
+};
+// x (N, C_in, H, W), weight (C_out, C_in / groups, kH, kW), bias (C_out,) or undefined
+// -> (N, C_out, H_out, W_out). Any strides in; one floating dtype, one device. CPU: im2col +
+// Eigen GEMM (f16/bf16 computed in f32). CUDA: implicit GEMM (tensor cores for f16/bf16, TF32
+// when cuda::allow_tf32()) or cuDNN, see conv2d_backend.
+Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, const Conv2dParams& p);
+// dL/dx (input_shape) from grad_out (N, C_out, H_out, W_out) and weight.
+Tensor conv2d_input_grad(const Tensor& grad_out, const Tensor& weight, const Shape& input_shape,
+                         const Conv2dParams& p);
+// dL/dweight (weight_shape) from grad_out and x.
+Tensor conv2d_weight_grad(const Tensor& grad_out, const Tensor& x, const Shape& weight_shape,
+                          const Conv2dParams& p);
+// Which CUDA implementation conv2d and its gradients use: our implicit-GEMM kernels (default;
+// cuDNN for the shapes they do not cover) or cuDNN throughout. The default comes from the
+// environment, read once: LEANGRAD_CONV=cudnn.
+enum class Conv2dBackend : std::uint8_t { ImplicitGemm, Cudnn };
+void set_conv2d_backend(Conv2dBackend backend);
+Conv2dBackend conv2d_backend();
+// Sets the backend for a scope and restores the previous one on leaving it, also by an exception.
+class Conv2dBackendGuard {
+ public:
+  explicit Conv2dBackendGuard(Conv2dBackend backend) : previous_(conv2d_backend()) {
+    set_conv2d_backend(backend);
+  }
+  ~Conv2dBackendGuard() { set_conv2d_backend(previous_); }
+  Conv2dBackendGuard(const Conv2dBackendGuard&) = delete;
+  Conv2dBackendGuard& operator=(const Conv2dBackendGuard&) = delete;
+
+ private:
+  Conv2dBackend previous_;
+};
+
+// ---- Layers (ops_layers.cpp) -----------------------------------------------------------------
+// Pixel shuffle and linear need no kernel of their own: they are views, copies and matmul in
+// autograd/nn_functions.cpp. Every entry below accepts any strides (it makes operands contiguous).
+// Pooling over (N, C, H, W) or (C, H, W): stride > 0, padding <= kernel / 2, PyTorch's output size
+// (H + 2 padding - kernel) / stride + 1 (ceil_mode = false). Max pooling pads with -inf and
+// returns the int64 index h * W + w of each maximum within its plane (as PyTorch's indices).
+using Pool2dSize = std::array<std::int64_t, 2>;
+struct MaxPool2dResult {
+  Tensor out;
+  Tensor indices;
+};
+MaxPool2dResult max_pool2d(const Tensor& x, Pool2dSize kernel, Pool2dSize stride,
+                           Pool2dSize padding);
+Tensor max_pool2d_backward(const Tensor& grad_out, const Tensor& indices, const Shape& input_shape,
+                           Pool2dSize kernel, Pool2dSize stride, Pool2dSize padding);
+// Average pooling with count_include_pad = true: every window divides by kernel[0] * kernel[1].
+Tensor avg_pool2d(const Tensor& x, Pool2dSize kernel, Pool2dSize stride, Pool2dSize padding);
+Tensor avg_pool2d_backward(const Tensor& grad_out, const Shape& input_shape, Pool2dSize kernel,
+                           Pool2dSize stride, Pool2dSize padding);
+// Dropout with 0 <= p <= 1: out = mask ? x / (1 - p) : 0, mask (Bool, x's shape) from the Philox
+// stream of `gen` by element index (layers_math::dropout_keep): the same on every device.
+struct DropoutResult {
+  Tensor out;
+  Tensor mask;
+};
+DropoutResult dropout(const Tensor& x, double p, Generator& gen);
+Tensor dropout_backward(const Tensor& grad_out, const Tensor& mask, double p);
+// softmax / log_softmax along `dim` (numerically stable: shifted by the maximum); the backward
+// takes the forward's output.
+Tensor softmax(const Tensor& x, std::int64_t dim, bool log);
+Tensor softmax_backward(const Tensor& grad_out, const Tensor& out, std::int64_t dim, bool log);
+// Per-sample losses of logits / log-probabilities (N, C) against int64 class indices (N,); an
+// ignored sample's loss is 0. A target outside [0, C) (and not ignore_index) throws Error on the
+// CPU; on CUDA it gives a NaN loss for that sample (no synchronisation to check it).
+// cross_entropy also returns the logsumexp of each row (N,) for the backward, in float32 (float64
+// for float64 logits).
+struct CrossEntropyResult {
+  Tensor losses;
+  Tensor logsumexp;
+};
+CrossEntropyResult cross_entropy(const Tensor& logits, const Tensor& target,
+                                 std::int64_t ignore_index);
+Tensor cross_entropy_backward(const Tensor& grad_losses, const Tensor& logits,
+                              const Tensor& logsumexp, const Tensor& target,
+                              std::int64_t ignore_index);
+Tensor nll_loss(const Tensor& logp, const Tensor& target, std::int64_t ignore_index);
+Tensor nll_loss_backward(const Tensor& grad_losses, const Tensor& target, std::int64_t num_classes,
+                         std::int64_t ignore_index);
+
+// ---- Optimizers (ops_optim.cpp) ----------------------------------------------------------------
+// The fused updates of kernels/optim_math.h over every parameter of one device at once (one
+// multi-tensor launch on CUDA). Every tensor is float32 (the codes of Adam8bit uint8), contiguous,
+// of its parameter's shape and on one device; parameters and states are updated in place and
+// their versions bumped.
+
+// A parameter's step on the device (Note [Gated step] in kernels/optim_math.h): once its optimizer
+// took a gated step, `skipped` is its int32 0-d count of skipped steps and the device computes the
+// scalars from (lr, weight_decay, step - skipped); undefined, the host's `scalars` hold.
+struct DeviceStep {
+  Tensor skipped{};
+  double lr = 0.0;
+  double weight_decay = 0.0;
+  std::int64_t step = 0;  // the host's count for this update
+};
+
+// The flags of one launch, int32 0-d tensors on the parameters' device, or undefined.
+struct StepFlags {
+  // Read on the device: nonzero skips the whole step (amp::GradScaler's; Note [Gated step]).
+  Tensor found_inf{};
+  // Written on the device: set to 1 when update.skip_nonfinite left an element with a NaN/Inf
+  // gradient as it was (Adam8bit's per-element skip; SGD and RAdam never set it).
+  Tensor skipped_nonfinite{};
+};
+
+// One parameter of an elementwise update: the states in the functor's slot order (Note
+// [Optimizer streams] in kernels/optim_math.h), undefined where an option turns one off.
+template <typename Update>
+struct OptimParam {
+  Tensor param;
+  Tensor grad;
+  std::array<Tensor, Update::kNumStreams - 2> states;
+  typename Update::TensorScalars scalars;
+  DeviceStep device_step{};
+};
+void sgd_step(const kernels::SgdUpdate& update,
+              const std::vector<OptimParam<kernels::SgdUpdate>>& params,
+              const StepFlags& flags = {});
+void adam_step(const kernels::AdamUpdate& update,
+               const std::vector<OptimParam<kernels::AdamUpdate>>& params,
+               const StepFlags& flags = {});
+void radam_step(const kernels::RAdamUpdate& update,
+                const std::vector<OptimParam<kernels::RAdamUpdate>>& params,
+                const StepFlags& flags = {});
+
+// One parameter of Adam8bit: codes of the param's shape, one absmax per block of
+// kernels::kQuantBlockSize elements (kernels/quantization_math.h).
+struct Adam8bitParam {
+  Tensor param;
+  Tensor grad;
+  Tensor state1;  // uint8, first moment (signed map)
+  Tensor state2;  // uint8, second moment (unsigned map)
+  Tensor absmax1;
+  Tensor absmax2;
+  kernels::AdamUpdate::TensorScalars scalars;
+  DeviceStep device_step{};
+};
+void adam8bit_step(const kernels::AdamUpdate& update, const std::vector<Adam8bitParam>& params,
+                   const StepFlags& flags = {});
+
+// Scales the float32 gradients `grads` (one device) in place so that their joint norm_type-norm
+// is at most max_norm (torch.nn.utils.clip_grad_norm_) and returns that norm before scaling, a
+// 0-d float32 tensor on their device (nothing waits for the GPU).
+Tensor clip_grad_norm(const std::vector<Tensor>& grads, double max_norm, double norm_type);
+
+// ---- Gradient scaling (ops_optim.cpp; amp::GradScaler) -----------------------------------------
+// Nothing here reads a value on the host: the scale, the growth tracker and found_inf stay on
+// the device (as torch._amp_foreach_non_finite_check_and_unscale_ and torch._amp_update_scale_).
+
+// Multiplies every gradient (float32, contiguous, one device) in place by 1 / scale (computed on
+// the device, kernels::inverse_scale) and sets found_inf to 1 when any element is NaN or Inf; it
+// never clears it. scale: float32, found_inf: int32, one element each, on the gradients' device.
+void unscale_and_check_finite(const std::vector<Tensor>& grads, const Tensor& scale,
+                              const Tensor& found_inf);
+
+// One step of the dynamic loss scale (kernels::update_scale_state): scale (float32) and
+// growth_tracker (int32) updated in place from found_inf (int32), all one element on one device.
+void update_scale(const Tensor& scale, const Tensor& growth_tracker, const Tensor& found_inf,
+                  double growth_factor, double backoff_factor, std::int64_t growth_interval);
+
+}  // namespace ops
+}  // namespace leangrad

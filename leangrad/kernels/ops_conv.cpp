@@ -1,0 +1,207 @@
+// Tensor-level entries of the 2-D convolution (kernels/ops.h): ops::conv2d, conv2d_input_grad and
+// conv2d_weight_grad. Each checks dtypes, devices and shapes (errors name the shapes), fills in a
+// Conv2dGeometry (kernels/conv_geometry.h), makes the operands contiguous NCHW, allocates the
+// result and switches to the conv2d launchers of kernels/backend.h: im2col + Eigen on the CPU;
+// on CUDA our implicit-GEMM kernels, or cuDNN when selected (LEANGRAD_CONV=cudnn,
+// set_conv2d_backend) or when the implicit GEMM does not cover the problem (kernels/cuda/conv.cu
+// decides). float16/bfloat16 on the CPU are computed in float32 and rounded back once, as matmul
+// does.
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+
+#include <leangrad/core/cuda.h>
+#include <leangrad/kernels/backend.h>
+#include <leangrad/kernels/conv_geometry.h>
+#include <leangrad/kernels/creation.h>
+#include <leangrad/kernels/ops.h>
+
+namespace leangrad::ops {
+
+namespace {
+
+Conv2dBackend backend_from_environment() {
+  const char* value = std::getenv("LEANGRAD_CONV");
+  return value != nullptr && std::strcmp(value, "cudnn") == 0 ? Conv2dBackend::Cudnn
+                                                              : Conv2dBackend::ImplicitGemm;
+}
+
+std::atomic<Conv2dBackend>& backend_setting() {
+  static std::atomic<Conv2dBackend> backend{backend_from_environment()};  // read once
+  return backend;
+}
+
+void check_operand_pair(const char* op, const char* name_a, const Tensor& a, const char* name_b,
+                        const Tensor& b) {
+  LG_CHECK(a.defined() && b.defined(), op, ": expected defined ", name_a, " and ", name_b);
+  LG_CHECK_DTYPE(a.dtype() == b.dtype(), op, ": expected ", name_a, " and ", name_b,
+                 " of the same dtype, got ", a.dtype(), " and ", b.dtype(),
+                 " (convert one with .to(dtype))");
+  LG_CHECK_DTYPE(is_floating(a.dtype()), op,
+                 ": expected a floating dtype (float32, float64, float16, bfloat16), got ",
+                 a.dtype());
+  LG_CHECK_DEVICE(a.device() == b.device(), op, ": expected ", name_a, " and ", name_b,
+                  " on the same device, got ", a.device(), " and ", b.device());
+}
+
+// Checks the input and weight shapes against the parameters and returns every size.
+Conv2dGeometry make_geometry(const char* op, const Shape& x, const Shape& w,
+                             const Conv2dParams& p) {
+  LG_CHECK_SHAPE(x.size() == 4, op, ": expected a 4-D input (N, C_in, H, W), got shape ", x);
+  LG_CHECK_SHAPE(w.size() == 4, op, ": expected a 4-D weight (C_out, C_in / groups, kH, kW), ",
+                 "got shape ", w);
+  LG_CHECK_SHAPE(p.groups >= 1, op, ": expected groups >= 1, got ", p.groups);
+  // Below 2^31 the output-size arithmetic (in + 2 padding - dilation (kernel - 1)) cannot overflow.
+  constexpr std::int64_t kMaxParam = std::int64_t{1} << 31;
+  LG_CHECK_SHAPE(p.stride_h < kMaxParam && p.stride_w < kMaxParam && p.pad_h < kMaxParam &&
+                     p.pad_w < kMaxParam && p.dilation_h < kMaxParam && p.dilation_w < kMaxParam &&
+                     x[2] < kMaxParam && x[3] < kMaxParam && w[2] < kMaxParam && w[3] < kMaxParam,
+                 op, ": sizes, stride, padding and dilation must be below 2^31 (input ", x,
+                 ", weight ", w, ", stride (", p.stride_h, ", ", p.stride_w, "), padding (",
+                 p.pad_h, ", ", p.pad_w, "), dilation (", p.dilation_h, ", ", p.dilation_w, "))");
+  LG_CHECK_SHAPE(p.stride_h >= 1 && p.stride_w >= 1 && p.dilation_h >= 1 && p.dilation_w >= 1 &&
+                     p.pad_h >= 0 && p.pad_w >= 0,
+                 op, ": expected stride and dilation >= 1 and padding >= 0, got stride (",
+                 p.stride_h, ", ", p.stride_w, "), padding (", p.pad_h, ", ", p.pad_w,
+                 "), dilation (", p.dilation_h, ", ", p.dilation_w, ")");
+  LG_CHECK_SHAPE(x[1] % p.groups == 0, op, ": input channels ", x[1], " (input shape ", x,
+                 ") are not divisible by groups = ", p.groups);
+  LG_CHECK_SHAPE(w[0] % p.groups == 0, op, ": output channels ", w[0], " (weight shape ", w,
+                 ") are not divisible by groups = ", p.groups);
+  LG_CHECK_SHAPE(w[1] * p.groups == x[1], op, ": weight of shape ", w, " expects ", w[1] * p.groups,
+                 " input channels (", w[1], " per group x ", p.groups,
+                 " groups), but the input of shape ", x, " has ", x[1]);
+  Conv2dGeometry g;
+  g.batch = x[0], g.in_channels = x[1], g.in_h = x[2], g.in_w = x[3];
+  g.out_channels = w[0], g.kernel_h = w[2], g.kernel_w = w[3];
+  g.stride_h = p.stride_h, g.stride_w = p.stride_w;
+  g.pad_h = p.pad_h, g.pad_w = p.pad_w;
+  g.dilation_h = p.dilation_h, g.dilation_w = p.dilation_w;
+  g.groups = p.groups;
+  g.out_h = conv_output_size(g.in_h, g.kernel_h, g.stride_h, g.pad_h, g.dilation_h);
+  g.out_w = conv_output_size(g.in_w, g.kernel_w, g.stride_w, g.pad_w, g.dilation_w);
+  LG_CHECK_SHAPE(g.kernel_h >= 1 && g.kernel_w >= 1 && g.out_h >= 1 && g.out_w >= 1, op,
+                 ": kernel of size (", g.kernel_h, ", ", g.kernel_w, ") with dilation (",
+                 g.dilation_h, ", ", g.dilation_w, ") is larger than the padded input (",
+                 g.in_h + 2 * g.pad_h, ", ", g.in_w + 2 * g.pad_w, ") (input shape ", x,
+                 ", weight shape ", w, ", padding (", g.pad_h, ", ", g.pad_w, "))");
+  return g;
+}
+
+Shape output_shape(const Conv2dGeometry& g) {
+  return {g.batch, g.out_channels, g.out_h, g.out_w};
+}
+
+void check_grad_out(const char* op, const Tensor& grad_out, const Conv2dGeometry& g) {
+  LG_CHECK_SHAPE(grad_out.shape() == output_shape(g), op, ": expected grad_out of shape ",
+                 output_shape(g), " (the convolution's output), got ", grad_out.shape());
+}
+
+bool is_reduced_precision(DType dtype) {
+  return dtype == DType::Float16 || dtype == DType::BFloat16;
+}
+
+}  // namespace
+
+void set_conv2d_backend(Conv2dBackend backend) {
+  backend_setting().store(backend);
+}
+
+Conv2dBackend conv2d_backend() {
+  return backend_setting().load();
+}
+
+Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, const Conv2dParams& p) {
+  check_operand_pair("conv2d", "input", x, "weight", weight);
+  const Conv2dGeometry g = make_geometry("conv2d", x.shape(), weight.shape(), p);
+  if (bias.defined()) {
+    check_operand_pair("conv2d", "input", x, "bias", bias);
+    LG_CHECK_SHAPE(bias.shape() == Shape{g.out_channels}, "conv2d: expected a bias of shape (",
+                   g.out_channels, ") for weight of shape ", weight.shape(), ", got ",
+                   bias.shape());
+  }
+  const Shape out_shape = output_shape(g);
+  if (shape_numel(out_shape, "conv2d") == 0) return empty(out_shape, x.options());
+  if (g.patch_size() == 0) {  // C_in = 0: sums of nothing
+    Tensor out = zeros(out_shape, x.options());
+    return bias.defined() ? binary(BinaryOp::Add, out, bias.reshape({g.out_channels, 1, 1})) : out;
+  }
+  if (x.device().is_cpu() && is_reduced_precision(x.dtype())) {
+    const Tensor b32 = bias.defined() ? cast(bias, kFloat32) : Tensor();
+    return cast(conv2d(cast(x, kFloat32), cast(weight, kFloat32), b32, p), x.dtype());
+  }
+
+  const Tensor xc = contiguous(x);
+  const Tensor wc = contiguous(weight);
+  const Tensor bc = bias.defined() ? contiguous(bias) : Tensor();
+  const void* bias_ptr = bc.defined() ? bc.data_ptr() : nullptr;
+  Tensor out = empty(out_shape, x.options());
+  const cuda::DeviceGuard guard(x.device());
+  switch (x.device().type) {
+    case DeviceType::CPU:
+      kernels::cpu::conv2d_forward(x.dtype(), g, out.data_ptr(), xc.data_ptr(), wc.data_ptr(),
+                                   bias_ptr);
+      break;
+    case DeviceType::CUDA:
+      kernels::cuda::conv2d_forward(x.dtype(), g, out.data_ptr(), xc.data_ptr(), wc.data_ptr(),
+                                    bias_ptr);
+      break;
+  }
+  return out;
+}
+
+Tensor conv2d_input_grad(const Tensor& grad_out, const Tensor& weight, const Shape& input_shape,
+                         const Conv2dParams& p) {
+  check_operand_pair("conv2d_input_grad", "grad_out", grad_out, "weight", weight);
+  const Conv2dGeometry g = make_geometry("conv2d_input_grad", input_shape, weight.shape(), p);
+  check_grad_out("conv2d_input_grad", grad_out, g);
+  if (shape_numel(input_shape) == 0) return empty(input_shape, grad_out.options());
+  if (shape_numel(output_shape(g)) == 0) return zeros(input_shape, grad_out.options());
+  if (grad_out.device().is_cpu() && is_reduced_precision(grad_out.dtype())) {
+    return cast(conv2d_input_grad(cast(grad_out, kFloat32), cast(weight, kFloat32), input_shape, p),
+                grad_out.dtype());
+  }
+
+  const Tensor dyc = contiguous(grad_out);
+  const Tensor wc = contiguous(weight);
+  Tensor dx = empty(input_shape, grad_out.options());
+  const cuda::DeviceGuard guard(grad_out.device());
+  switch (grad_out.device().type) {
+    case DeviceType::CPU:
+      kernels::cpu::conv2d_input_grad(dx.dtype(), g, dx.data_ptr(), dyc.data_ptr(), wc.data_ptr());
+      break;
+    case DeviceType::CUDA:
+      kernels::cuda::conv2d_input_grad(dx.dtype(), g, dx.data_ptr(), dyc.data_ptr(), wc.data_ptr());
+      break;
+  }
+  return dx;
+}
+
+Tensor conv2d_weight_grad(const Tensor& grad_out, const Tensor& x, const Shape& weight_shape,
+                          const Conv2dParams& p) {
+  check_operand_pair("conv2d_weight_grad", "grad_out", grad_out, "input", x);
+  const Conv2dGeometry g = make_geometry("conv2d_weight_grad", x.shape(), weight_shape, p);
+  check_grad_out("conv2d_weight_grad", grad_out, g);
+  if (shape_numel(weight_shape) == 0) return empty(weight_shape, x.options());
+  if (shape_numel(output_shape(g)) == 0) return zeros(weight_shape, x.options());
+  if (x.device().is_cpu() && is_reduced_precision(x.dtype())) {
+    return cast(conv2d_weight_grad(cast(grad_out, kFloat32), cast(x, kFloat32), weight_shape, p),
+                x.dtype());
+  }
+
+  const Tensor dyc = contiguous(grad_out);
+  const Tensor xc = contiguous(x);
+  Tensor dw = empty(weight_shape, x.options());
+  const cuda::DeviceGuard guard(x.device());
+  switch (x.device().type) {
+    case DeviceType::CPU:
+      kernels::cpu::conv2d_weight_grad(x.dtype(), g, dw.data_ptr(), dyc.data_ptr(), xc.data_ptr());
+      break;
+    case DeviceType::CUDA:
+      kernels::cuda::conv2d_weight_grad(x.dtype(), g, dw.data_ptr(), dyc.data_ptr(), xc.data_ptr());
+      break;
+  }
+  return dw;
+}
+
+}  // namespace leangrad::ops

@@ -1,0 +1,110 @@
+// copy_, cast, contiguous and fill_: moving and converting data within and across devices.
+// Same-device copies are one strided cast kernel (which also broadcasts and converts dtypes).
+// Cross-device copies move contiguous bytes with kernels::cuda::copy_bytes and do any dtype
+// conversion or re-striding on the destination device. See Note [Pinned copies].
+#include <leangrad/core/creation.h>
+#include <leangrad/core/cuda.h>
+#include <leangrad/core/views.h>
+#include <leangrad/kernels/backend.h>
+#include <leangrad/kernels/cuda/copy.h>
+#include <leangrad/kernels/elementwise_geometry.h>
+#include <leangrad/kernels/ops.h>
+
+namespace leangrad::ops {
+
+namespace {
+
+// dst and src on the same device: one strided conversion kernel.
+void copy_same_device(const Tensor& dst, const Tensor& src) {
+  const ElementwiseGeometry g = make_elementwise_geometry("copy_", dst, {&src});
+  const cuda::DeviceGuard guard(dst.device());
+  switch (dst.device().type) {
+    case DeviceType::CPU:
+      kernels::cpu::cast(dst.dtype(), src.dtype(), g, dst.data_ptr(), src.data_ptr());
+      break;
+    case DeviceType::CUDA:
+      kernels::cuda::cast(dst.dtype(), src.dtype(), g, dst.data_ptr(), src.data_ptr());
+      break;
+  }
+}
+
+// Note [Pinned copies]: a copy between a CUDA tensor and pinned host memory can run
+// asynchronously. With non_blocking the host returns at once, so the pinned block must not be
+// reused by the pinned pool until the copy is done: record the copy's stream on it, and the
+// pool holds the block back until an event on that stream completes. Without non_blocking, or
+// with pageable memory, copy_bytes returns only once the data is in place.
+void copy_across_devices(const Tensor& dst, const Tensor& src, bool non_blocking) {
+  // Bring src to dst's shape and a dense layout on its own device.
+  Tensor source = src.shape() == dst.shape() ? src : src.expand(dst.shape());
+  source = contiguous(source);
+  const bool direct = dst.is_contiguous() && dst.dtype() == source.dtype();
+  // Bytes land directly in dst, or in a staging tensor on dst's device (same dtype as source)
+  // that a same-device kernel then converts and re-strides into dst.
+  Tensor landing =
+      direct ? dst : empty(dst.shape(), TensorOptions(source.dtype()).device(dst.device()));
+  kernels::cuda::copy_bytes(landing.data_ptr(), landing.device(), landing.is_pinned(),
+                            source.data_ptr(), source.device(), source.is_pinned(), source.nbytes(),
+                            non_blocking && direct);
+  const Tensor& host = source.device().is_cpu() ? source : landing;
+  const Tensor& gpu = source.device().is_cuda() ? source : landing;
+  if (non_blocking && direct && host.is_pinned()) {
+    host.record_stream(cuda::current_stream(gpu.device().index));
+  }
+  if (!direct) copy_same_device(dst, landing);
+}
+
+}  // namespace
+
+void copy_(const Tensor& dst, const Tensor& src, bool non_blocking) {
+  LG_CHECK(dst.defined() && src.defined(), "copy_: expected defined tensors");
+  // Broadcasting src to dst's shape (ShapeError if it cannot).
+  const Shape common = broadcast_shapes(dst.shape(), src.shape(), "copy_");
+  LG_CHECK_SHAPE(common == dst.shape(), "copy_: cannot broadcast source of shape ", src.shape(),
+                 " to destination of shape ", dst.shape());
+  check_writable("copy_", dst);
+  if (dst.numel() > 0) {
+    if (dst.device() == src.device()) {
+      copy_same_device(dst, src);
+    } else {
+      copy_across_devices(dst, src, non_blocking);
+    }
+  }
+  dst.bump_version();
+}
+
+Tensor cast(const Tensor& a, DType dtype) {
+  LG_CHECK(a.defined(), "cast: expected a defined tensor");
+  Tensor out = empty(a.shape(), TensorOptions(dtype).device(a.device()));
+  copy_(out, a);
+  return out;
+}
+
+Tensor contiguous(const Tensor& a) {
+  LG_CHECK(a.defined(), "contiguous: expected a defined tensor");
+  return a.is_contiguous() ? a : cast(a, a.dtype());
+}
+
+void fill_(const Tensor& self, double value) {
+  LG_CHECK(self.defined(), "fill_: expected a defined tensor");
+  if (self.numel() > 0) {
+    // Every element gets the same value, so an expanded tensor may be filled (as in PyTorch):
+    // its stride-0 dims are written once, at size 1, rather than raced on.
+    Shape distinct = self.shape();
+    for (std::size_t d = 0; d < distinct.size(); ++d)
+      if (self.strides()[d] == 0) distinct[d] = 1;
+    const Tensor target = views::as_strided(self, distinct, self.strides(), self.storage_offset());
+    const ElementwiseGeometry g = make_elementwise_geometry("fill_", target, {});
+    const cuda::DeviceGuard guard(target.device());
+    switch (target.device().type) {
+      case DeviceType::CPU:
+        kernels::cpu::fill(target.dtype(), g, target.data_ptr(), value);
+        break;
+      case DeviceType::CUDA:
+        kernels::cuda::fill(target.dtype(), g, target.data_ptr(), value);
+        break;
+    }
+  }
+  self.bump_version();
+}
+
+}  // namespace leangrad::ops

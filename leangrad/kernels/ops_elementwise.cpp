@@ -1,0 +1,397 @@
+// Tensor-level entries of the elementwise ops (kernels/ops.h): binary, binary_, unary, compare,
+// where, and the op names. Each checks devices, dtypes and shapes, converts the inputs to the
+// compute dtype, allocates the output and switches on the device to a raw-pointer launcher in
+// kernels/backend.h.
+//
+// Note [Elementwise dtype rules] (PyTorch's, unless said otherwise)
+//   - tensor op tensor: promote_types(a, b); Div of two integral tensors gives float32.
+//   - tensor op scalar: a floating tensor keeps its dtype; an integral tensor keeps it with an
+//     integral-valued scalar and gives float32 otherwise; a bool tensor gives int64 with an
+//     integral-valued scalar. Integral scalars are converted to the tensor's dtype like
+//     cast_value (wrapping; Note [Defined integer semantics] in kernels/elementwise_math.h).
+//   - binary arithmetic on bool (add, sub, mul, div, pow, maximum, minimum) is a DTypeError;
+//     neg, abs and relu on bool too. exp/log/sqrt/tanh/sigmoid of integral or bool input are
+//     computed in float32.
+//   - compare with a scalar: integral tensors compare with an integral scalar in their own dtype
+//     when it fits (int64 otherwise), and with a non-integral scalar in float64, which is exact
+//     (PyTorch uses float32 there and can misorder large int32 values).
+//   - in place: the result dtype of `self op other` must be castable to self's dtype (no
+//     floating -> integral, nothing -> bool); the op is computed in the promoted dtype and the
+//     result cast into self, as PyTorch.
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include <leangrad/core/creation.h>
+#include <leangrad/core/cuda.h>
+#include <leangrad/kernels/backend.h>
+#include <leangrad/kernels/elementwise_geometry.h>
+#include <leangrad/kernels/elementwise_math.h>
+#include <leangrad/kernels/ops.h>
+
+namespace leangrad {
+
+const char* op_name(BinaryOp op) {
+  switch (op) {
+    case BinaryOp::Add:
+      return "add";
+    case BinaryOp::Sub:
+      return "sub";
+    case BinaryOp::Mul:
+      return "mul";
+    case BinaryOp::Div:
+      return "div";
+    case BinaryOp::Pow:
+      return "pow";
+    case BinaryOp::Maximum:
+      return "maximum";
+    case BinaryOp::Minimum:
+      return "minimum";
+  }
+  return "unknown_binary_op";
+}
+
+const char* op_name(UnaryOp op) {
+  switch (op) {
+    case UnaryOp::Neg:
+      return "neg";
+    case UnaryOp::Abs:
+      return "abs";
+    case UnaryOp::Exp:
+      return "exp";
+    case UnaryOp::Log:
+      return "log";
+    case UnaryOp::Sqrt:
+      return "sqrt";
+    case UnaryOp::Tanh:
+      return "tanh";
+    case UnaryOp::Sigmoid:
+      return "sigmoid";
+    case UnaryOp::Relu:
+      return "relu";
+  }
+  return "unknown_unary_op";
+}
+
+const char* op_name(CompareOp op) {
+  switch (op) {
+    case CompareOp::Gt:
+      return "gt";
+    case CompareOp::Lt:
+      return "lt";
+    case CompareOp::Ge:
+      return "ge";
+    case CompareOp::Le:
+      return "le";
+    case CompareOp::Eq:
+      return "eq";
+    case CompareOp::Ne:
+      return "ne";
+  }
+  return "unknown_compare_op";
+}
+
+const char* op_name(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::Sum:
+      return "sum";
+    case ReduceOp::Mean:
+      return "mean";
+    case ReduceOp::Max:
+      return "max";
+  }
+  return "unknown_reduce_op";
+}
+
+namespace ops {
+namespace {
+
+void check_defined(const char* op, std::initializer_list<const Tensor*> tensors) {
+  for (const Tensor* t : tensors) {
+    LG_CHECK(t->defined(), op, ": expected a defined tensor, got an undefined Tensor()");
+  }
+}
+
+void check_same_device(const char* op, const Tensor& a, const Tensor& b) {
+  LG_CHECK_DEVICE(a.device() == b.device(), op, ": expected all tensors on the same device, got ",
+                  a.device(), " and ", b.device());
+}
+
+bool is_integral_value(double s) {
+  return std::isfinite(s) && std::trunc(s) == s;
+}
+
+// The dtype of `tensor op scalar`. See Note [Elementwise dtype rules].
+DType scalar_result_dtype(DType t, double s) {
+  if (is_floating(t)) return t;
+  if (!is_integral_value(s)) return DType::Float32;
+  return t == DType::Bool ? DType::Int64 : t;
+}
+
+// Div of integral operands is true division in float32.
+DType binary_result_dtype(BinaryOp op, DType promoted) {
+  return op == BinaryOp::Div && !is_floating(promoted) ? DType::Float32 : promoted;
+}
+
+void check_not_bool(const char* op, DType dtype) {
+  LG_CHECK_DTYPE(dtype != DType::Bool, op, ": not supported for dtype bool (convert with ",
+                 ".to(kInt64) or .to(kFloat32) first)");
+}
+
+// PyTorch's can_cast: floating -> integral and non-bool -> bool are not allowed.
+bool can_cast(DType from, DType to) {
+  if (is_floating(from) && !is_floating(to)) return false;
+  if (from != DType::Bool && to == DType::Bool) return false;
+  return true;
+}
+
+bool broadcasts_to(const Shape& from, const Shape& to) {
+  if (from.size() > to.size()) return false;
+  const std::size_t lead = to.size() - from.size();
+  for (std::size_t d = 0; d < from.size(); ++d) {
+    if (from[d] != 1 && from[d] != to[lead + d]) return false;
+  }
+  return true;
+}
+
+Tensor to_dtype(const Tensor& t, DType dtype) {
+  return t.dtype() == dtype ? t : cast(t, dtype);
+}
+
+Tensor new_output(const char* op, const Shape& shape, DType dtype, Device device) {
+  return empty_for(op, shape, TensorOptions(dtype).device(device));
+}
+
+// out (already shaped and typed) = a op b, with a and b of out's dtype.
+void launch_binary(BinaryOp op, const char* name, const Tensor& out, const Tensor& a,
+                   const Tensor& b) {
+  if (out.numel() == 0) return;
+  const ElementwiseGeometry g = make_elementwise_geometry(name, out, {&a, &b});
+  const cuda::DeviceGuard guard(out.device());
+  switch (out.device().type) {
+    case DeviceType::CPU:
+      kernels::cpu::binary(op, out.dtype(), g, out.data_ptr(), a.data_ptr(), b.data_ptr());
+      break;
+    case DeviceType::CUDA:
+      kernels::cuda::binary(op, out.dtype(), g, out.data_ptr(), a.data_ptr(), b.data_ptr());
+      break;
+  }
+}
+
+void launch_binary_scalar(BinaryOp op, const char* name, const Tensor& out, const Tensor& a,
+                          double s, bool scalar_first) {
+  if (out.numel() == 0) return;
+  const ElementwiseGeometry g = make_elementwise_geometry(name, out, {&a});
+  const cuda::DeviceGuard guard(out.device());
+  switch (out.device().type) {
+    case DeviceType::CPU:
+      kernels::cpu::binary_scalar(op, out.dtype(), g, out.data_ptr(), a.data_ptr(), s,
+                                  scalar_first);
+      break;
+    case DeviceType::CUDA:
+      kernels::cuda::binary_scalar(op, out.dtype(), g, out.data_ptr(), a.data_ptr(), s,
+                                   scalar_first);
+      break;
+  }
+}
+
+}  // namespace
+
+Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) {
+  const char* name = op_name(op);
+  check_defined(name, {&a, &b});
+  check_same_device(name, a, b);
+  const DType dtype = binary_result_dtype(op, promote_types(a.dtype(), b.dtype()));
+  check_not_bool(name, dtype);
+  const Shape shape = broadcast_shapes(a.shape(), b.shape(), name);
+  const Tensor a_cast = to_dtype(a, dtype);
+  const Tensor b_cast = to_dtype(b, dtype);
+  Tensor out = new_output(name, shape, dtype, a.device());
+  launch_binary(op, name, out, a_cast, b_cast);
+  return out;
+}
+
+Tensor binary(BinaryOp op, const Tensor& a, double s, bool scalar_first) {
+  const char* name = op_name(op);
+  check_defined(name, {&a});
+  const DType dtype = binary_result_dtype(op, scalar_result_dtype(a.dtype(), s));
+  check_not_bool(name, dtype);
+  const Tensor a_cast = to_dtype(a, dtype);
+  Tensor out = new_output(name, a.shape(), dtype, a.device());
+  launch_binary_scalar(op, name, out, a_cast, s, scalar_first);
+  return out;
+}
+
+void binary_(BinaryOp op, const Tensor& self, const Tensor& other) {
+  const std::string name_str = std::string(op_name(op)) + "_";
+  const char* name = name_str.c_str();
+  check_defined(name, {&self, &other});
+  check_same_device(name, self, other);
+  const DType dtype = binary_result_dtype(op, promote_types(self.dtype(), other.dtype()));
+  check_not_bool(name, dtype);
+  LG_CHECK_DTYPE(can_cast(dtype, self.dtype()), name, ": result type ", dtype,
+                 " can't be cast to the desired output type ", self.dtype());
+  LG_CHECK_SHAPE(broadcasts_to(other.shape(), self.shape()), name, ": cannot broadcast ",
+                 shape_str(other.shape()), " to ", shape_str(self.shape()),
+                 " (the in-place result keeps self's shape)");
+  check_writable(name, self);
+  if (dtype == self.dtype()) {
+    // Reading other while writing self is safe elementwise only when other is self or another
+    // view of exactly the same elements; any other view of self's memory is copied first.
+    const bool same_elements = other.storage_offset() == self.storage_offset() &&
+                               other.shape() == self.shape() && other.strides() == self.strides();
+    const bool overlaps = other.shares_storage(self) && !same_elements;
+    const Tensor source = overlaps ? cast(other, dtype) : to_dtype(other, dtype);
+    launch_binary(op, name, self, self, source);
+  } else {
+    copy_(self, binary(op, self, other));  // compute in the promoted dtype, cast back
+  }
+  self.bump_version();
+}
+
+void binary_(BinaryOp op, const Tensor& self, double s) {
+  const std::string name_str = std::string(op_name(op)) + "_";
+  const char* name = name_str.c_str();
+  check_defined(name, {&self});
+  const DType dtype = binary_result_dtype(op, scalar_result_dtype(self.dtype(), s));
+  check_not_bool(name, dtype);
+  LG_CHECK_DTYPE(can_cast(dtype, self.dtype()), name, ": result type ", dtype,
+                 " can't be cast to the desired output type ", self.dtype());
+  check_writable(name, self);
+  if (dtype == self.dtype()) {
+    launch_binary_scalar(op, name, self, self, s, /*scalar_first=*/false);
+  } else {
+    copy_(self, binary(op, self, s));
+  }
+  self.bump_version();
+}
+
+Tensor unary(UnaryOp op, const Tensor& a) {
+  const char* name = op_name(op);
+  check_defined(name, {&a});
+  DType dtype = a.dtype();
+  if (!is_floating(dtype) && kernels::is_floating_only(op)) dtype = DType::Float32;
+  check_not_bool(name, dtype);
+  const Tensor a_cast = to_dtype(a, dtype);
+  Tensor out = new_output(name, a.shape(), dtype, a.device());
+  if (out.numel() == 0) return out;
+  const ElementwiseGeometry g = make_elementwise_geometry(name, out, {&a_cast});
+  const cuda::DeviceGuard guard(out.device());
+  switch (out.device().type) {
+    case DeviceType::CPU:
+      kernels::cpu::unary(op, dtype, g, out.data_ptr(), a_cast.data_ptr());
+      break;
+    case DeviceType::CUDA:
+      kernels::cuda::unary(op, dtype, g, out.data_ptr(), a_cast.data_ptr());
+      break;
+  }
+  return out;
+}
+
+Tensor compare(CompareOp op, const Tensor& a, const Tensor& b) {
+  const char* name = op_name(op);
+  check_defined(name, {&a, &b});
+  check_same_device(name, a, b);
+  const DType dtype = promote_types(a.dtype(), b.dtype());
+  const Shape shape = broadcast_shapes(a.shape(), b.shape(), name);
+  const Tensor a_cast = to_dtype(a, dtype);
+  const Tensor b_cast = to_dtype(b, dtype);
+  Tensor out = new_output(name, shape, DType::Bool, a.device());
+  if (out.numel() == 0) return out;
+  const ElementwiseGeometry g = make_elementwise_geometry(name, out, {&a_cast, &b_cast});
+  bool* out_ptr = static_cast<bool*>(out.data_ptr());
+  const cuda::DeviceGuard guard(out.device());
+  switch (out.device().type) {
+    case DeviceType::CPU:
+      kernels::cpu::compare(op, dtype, g, out_ptr, a_cast.data_ptr(), b_cast.data_ptr());
+      break;
+    case DeviceType::CUDA:
+      kernels::cuda::compare(op, dtype, g, out_ptr, a_cast.data_ptr(), b_cast.data_ptr());
+      break;
+  }
+  return out;
+}
+
+namespace {
+
+// The dtype in which `t op s` is compared: one that holds s exactly when possible.
+// See Note [Elementwise dtype rules].
+DType compare_scalar_dtype(DType t, double s) {
+  if (is_floating(t)) return t;
+  if (!is_integral_value(s)) return DType::Float64;
+  double low = 0;
+  double high = 0;
+  switch (t) {
+    case DType::Bool:
+      high = 1;
+      break;
+    case DType::UInt8:
+      high = 255;
+      break;
+    case DType::Int32:
+      low = std::numeric_limits<std::int32_t>::min();
+      high = std::numeric_limits<std::int32_t>::max();
+      break;
+    default:                         // int64
+      low = -9223372036854775808.0;  // -2^63
+      high = 9223372036854775807.0;  // rounds to 2^63 in double: compare with < below
+      break;
+  }
+  if (s >= low && (t == DType::Int64 ? s < high : s <= high)) return t;
+  if (s >= -9223372036854775808.0 && s < 9223372036854775808.0) return DType::Int64;
+  return DType::Float64;
+}
+
+}  // namespace
+
+Tensor compare(CompareOp op, const Tensor& a, double s) {
+  const char* name = op_name(op);
+  check_defined(name, {&a});
+  const DType dtype = compare_scalar_dtype(a.dtype(), s);
+  const Tensor a_cast = to_dtype(a, dtype);
+  Tensor out = new_output(name, a.shape(), DType::Bool, a.device());
+  if (out.numel() == 0) return out;
+  const ElementwiseGeometry g = make_elementwise_geometry(name, out, {&a_cast});
+  bool* out_ptr = static_cast<bool*>(out.data_ptr());
+  const cuda::DeviceGuard guard(out.device());
+  switch (out.device().type) {
+    case DeviceType::CPU:
+      kernels::cpu::compare_scalar(op, dtype, g, out_ptr, a_cast.data_ptr(), s);
+      break;
+    case DeviceType::CUDA:
+      kernels::cuda::compare_scalar(op, dtype, g, out_ptr, a_cast.data_ptr(), s);
+      break;
+  }
+  return out;
+}
+
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
+  check_defined("where", {&cond, &a, &b});
+  check_same_device("where", cond, a);
+  check_same_device("where", cond, b);
+  LG_CHECK_DTYPE(cond.dtype() == DType::Bool, "where: expected cond of dtype bool, got ",
+                 cond.dtype());
+  const DType dtype = promote_types(a.dtype(), b.dtype());
+  const Shape shape =
+      broadcast_shapes(broadcast_shapes(cond.shape(), a.shape(), "where"), b.shape(), "where");
+  const Tensor a_cast = to_dtype(a, dtype);
+  const Tensor b_cast = to_dtype(b, dtype);
+  Tensor out = new_output("where", shape, dtype, a.device());
+  if (out.numel() == 0) return out;
+  const ElementwiseGeometry g = make_elementwise_geometry("where", out, {&cond, &a_cast, &b_cast});
+  const bool* cond_ptr = static_cast<const bool*>(cond.data_ptr());
+  const cuda::DeviceGuard guard(out.device());
+  switch (out.device().type) {
+    case DeviceType::CPU:
+      kernels::cpu::where(dtype, g, out.data_ptr(), cond_ptr, a_cast.data_ptr(), b_cast.data_ptr());
+      break;
+    case DeviceType::CUDA:
+      kernels::cuda::where(dtype, g, out.data_ptr(), cond_ptr, a_cast.data_ptr(),
+                           b_cast.data_ptr());
+      break;
+  }
+  return out;
+}
+
+}  // namespace ops
+}  // namespace leangrad

@@ -1,0 +1,138 @@
+// Tensor-level entries of the normalization layers (kernels/ops.h): GroupNorm forward and
+// backward. Launchers: group_norm_forward/backward of kernels/backend.h; layout and formulas:
+// Note [GroupNorm layout and math] in kernels/group_norm_math.h. x and dy are made contiguous
+// (a copy only when they are not) and seen as (N, C, HxW); mean and rstd are kept in the
+// accumulation dtype (float32, or float64 for float64 input), as the kernels compute them.
+#include <leangrad/core/creation.h>
+#include <leangrad/core/cuda.h>
+#include <leangrad/kernels/backend.h>
+#include <leangrad/kernels/ops.h>
+
+namespace leangrad::ops {
+
+using kernels::GroupNormSizes;
+
+namespace {
+
+DType accumulation_dtype(DType dtype) {
+  return dtype == DType::Float64 ? DType::Float64 : DType::Float32;
+}
+
+GroupNormSizes check_input(const char* op, const Tensor& x, std::int64_t num_groups) {
+  LG_CHECK(x.defined(), op, ": expected a defined input, got an undefined Tensor()");
+  LG_CHECK_DTYPE(is_floating(x.dtype()), op,
+                 ": expected a floating input (float32, float64, float16, bfloat16), got ",
+                 x.dtype());
+  LG_CHECK_SHAPE(x.dim() >= 2, op, ": expected an input of shape (N, C, *), got ", x.shape());
+  const std::int64_t channels = x.shape()[1];
+  LG_CHECK_SHAPE(num_groups > 0 && channels % num_groups == 0, op, ": num_groups (", num_groups,
+                 ") must be positive and divide the number of channels (", channels,
+                 ") of the input of shape ", x.shape());
+  GroupNormSizes sizes;
+  sizes.batch = x.shape()[0];
+  sizes.channels = channels;
+  sizes.spatial = 1;
+  for (std::int64_t d = 2; d < x.dim(); ++d)
+    sizes.spatial *= x.shape()[d];
+  sizes.groups = num_groups;
+  return sizes;
+}
+
+void check_parameter(const char* op, const char* name, const Tensor& p, const Tensor& x) {
+  if (!p.defined()) return;
+  LG_CHECK_SHAPE(p.dim() == 1 && p.shape()[0] == x.shape()[1], op, ": expected ", name,
+                 " of shape (C,) = (", x.shape()[1], "), got ", p.shape());
+  LG_CHECK_DTYPE(p.dtype() == x.dtype(), op, ": ", name, " has dtype ", p.dtype(), ", the input ",
+                 x.dtype());
+  LG_CHECK_DEVICE(p.device() == x.device(), op, ": ", name, " is on ", p.device(),
+                  ", the input on ", x.device());
+}
+
+const void* data_or_null(const Tensor& t) {
+  return t.defined() ? t.data_ptr() : nullptr;
+}
+
+}  // namespace
+
+GroupNormOutput group_norm(const Tensor& x, std::int64_t num_groups, const Tensor& weight,
+                           const Tensor& bias, double eps) {
+  const GroupNormSizes sizes = check_input("group_norm", x, num_groups);
+  check_parameter("group_norm", "weight", weight, x);
+  check_parameter("group_norm", "bias", bias, x);
+  const Tensor in = contiguous(x);
+  const Tensor w = weight.defined() ? contiguous(weight) : Tensor();
+  const Tensor b = bias.defined() ? contiguous(bias) : Tensor();
+  const TensorOptions stats_options =
+      TensorOptions(accumulation_dtype(x.dtype())).device(x.device());
+  GroupNormOutput result{empty(x.shape(), x.options()),
+                         empty({sizes.batch, num_groups}, stats_options),
+                         empty({sizes.batch, num_groups}, stats_options)};
+  if (x.numel() == 0) return result;
+  const cuda::DeviceGuard guard(x.device());
+  switch (x.device().type) {
+    case DeviceType::CPU:
+      kernels::cpu::group_norm_forward(x.dtype(), sizes, result.output.data_ptr(),
+                                       result.mean.data_ptr(), result.rstd.data_ptr(),
+                                       in.data_ptr(), data_or_null(w), data_or_null(b), eps);
+      break;
+    case DeviceType::CUDA:
+      kernels::cuda::group_norm_forward(x.dtype(), sizes, result.output.data_ptr(),
+                                        result.mean.data_ptr(), result.rstd.data_ptr(),
+                                        in.data_ptr(), data_or_null(w), data_or_null(b), eps);
+      break;
+  }
+  return result;
+}
+
+GroupNormGrads group_norm_backward(const Tensor& grad_output, const Tensor& x, const Tensor& mean,
+                                   const Tensor& rstd, const Tensor& weight,
+                                   std::int64_t num_groups, bool need_input, bool need_weight,
+                                   bool need_bias) {
+  const char* op = "group_norm_backward";
+  const GroupNormSizes sizes = check_input(op, x, num_groups);
+  check_parameter(op, "weight", weight, x);
+  LG_CHECK(grad_output.defined(), op, ": expected a defined gradient");
+  LG_CHECK_SHAPE(grad_output.shape() == x.shape(), op, ": gradient of shape ", grad_output.shape(),
+                 " does not match the input's shape ", x.shape());
+  LG_CHECK_DTYPE(grad_output.dtype() == x.dtype(), op, ": gradient dtype ", grad_output.dtype(),
+                 " differs from the input's ", x.dtype());
+  LG_CHECK_DEVICE(grad_output.device() == x.device(), op, ": gradient on ", grad_output.device(),
+                  ", input on ", x.device());
+  const Shape stats_shape = {sizes.batch, num_groups};
+  for (const Tensor* s : {&mean, &rstd}) {
+    LG_CHECK(s->defined() && s->shape() == stats_shape && s->is_contiguous() &&
+                 s->dtype() == accumulation_dtype(x.dtype()) && s->device() == x.device(),
+             op, ": mean and rstd must be what group_norm returned for this input (", stats_shape,
+             ", ", accumulation_dtype(x.dtype()), ")");
+  }
+  const Tensor dy = contiguous(grad_output);
+  const Tensor in = contiguous(x);
+  const Tensor w = weight.defined() ? contiguous(weight) : Tensor();
+  GroupNormGrads grads;
+  if (need_input) grads.grad_input = empty(x.shape(), x.options());
+  if (need_weight) grads.grad_weight = empty({sizes.channels}, x.options());
+  if (need_bias) grads.grad_bias = empty({sizes.channels}, x.options());
+  if (!need_input && !need_weight && !need_bias) return grads;
+  if (x.numel() == 0) {  // nothing flowed: zero parameter gradients (an empty input gradient)
+    if (need_weight) fill_(grads.grad_weight, 0.0);
+    if (need_bias) fill_(grads.grad_bias, 0.0);
+    return grads;
+  }
+  void* dx = need_input ? grads.grad_input.data_ptr() : nullptr;
+  void* dw = need_weight ? grads.grad_weight.data_ptr() : nullptr;
+  void* db = need_bias ? grads.grad_bias.data_ptr() : nullptr;
+  const cuda::DeviceGuard guard(x.device());
+  switch (x.device().type) {
+    case DeviceType::CPU:
+      kernels::cpu::group_norm_backward(x.dtype(), sizes, dx, dw, db, dy.data_ptr(), in.data_ptr(),
+                                        mean.data_ptr(), rstd.data_ptr(), data_or_null(w));
+      break;
+    case DeviceType::CUDA:
+      kernels::cuda::group_norm_backward(x.dtype(), sizes, dx, dw, db, dy.data_ptr(), in.data_ptr(),
+                                         mean.data_ptr(), rstd.data_ptr(), data_or_null(w));
+      break;
+  }
+  return grads;
+}
+
+}  // namespace leangrad::ops

@@ -1,0 +1,414 @@
+// Tensor-level entries of the layer kernels (kernels/ops.h, "Layers"): pooling, dropout, softmax
+// and the per-sample losses. Each checks its operands, makes them contiguous, allocates the
+// outputs and switches on the device to the layer launchers of kernels/backend.h.
+#include <algorithm>
+
+#include <leangrad/core/creation.h>
+#include <leangrad/core/cuda.h>
+#include <leangrad/core/generator.h>
+#include <leangrad/kernels/backend.h>
+#include <leangrad/kernels/layers_math.h>
+#include <leangrad/kernels/ops.h>
+
+namespace leangrad::ops {
+
+namespace {
+
+using layers_math::Pool2dShape;
+
+void check_floating(const char* op, const Tensor& x) {
+  LG_CHECK(x.defined(), op, ": expected a defined tensor, got an undefined Tensor()");
+  LG_CHECK_DTYPE(is_floating(x.dtype()), op, ": expected a floating tensor, got ", x.dtype());
+}
+
+void check_same_device(const char* op, const Tensor& a, const Tensor& b) {
+  LG_CHECK_DEVICE(a.device() == b.device(), op, ": expected tensors on one device, got ",
+                  a.device(), " and ", b.device());
+}
+
+// The pooling geometry of a (N, C, H, W) or (C, H, W) input, checked as PyTorch checks it.
+Pool2dShape pool_shape(const char* op, const Shape& in, Pool2dSize kernel, Pool2dSize stride,
+                       Pool2dSize padding) {
+  LG_CHECK_SHAPE(in.size() == 3 || in.size() == 4, op,
+                 ": expected a 3-D (C, H, W) or 4-D (N, C, H, W) input, got shape ", in);
+  const std::int64_t kh = kernel[0], kw = kernel[1];
+  const std::int64_t sh = stride[0] == 0 ? kh : stride[0], sw = stride[1] == 0 ? kw : stride[1];
+  LG_CHECK(kh > 0 && kw > 0, op, ": expected a positive kernel size, got ", shape_str({kh, kw}));
+  // Below 2^31 the window arithmetic (H + 2 padding - kernel) cannot overflow.
+  constexpr std::int64_t kMaxParam = std::int64_t{1} << 31;
+  LG_CHECK(kh < kMaxParam && kw < kMaxParam && stride[0] < kMaxParam && stride[1] < kMaxParam &&
+               in[in.size() - 1] < kMaxParam && in[in.size() - 2] < kMaxParam,
+           op, ": kernel, stride and plane sizes must be below 2^31, got kernel ",
+           shape_str({kh, kw}), ", stride ", shape_str({stride[0], stride[1]}), " on input ", in);
+  LG_CHECK(sh > 0 && sw > 0, op, ": expected a positive stride, got ", shape_str({sh, sw}));
+  LG_CHECK(padding[0] >= 0 && padding[1] >= 0 && padding[0] <= kh / 2 && padding[1] <= kw / 2, op,
+           ": padding should be at most half the kernel size, got padding ",
+           shape_str({padding[0], padding[1]}), " for kernel ", shape_str({kh, kw}));
+  Pool2dShape g;
+  g.H = in[in.size() - 2];
+  g.W = in[in.size() - 1];
+  g.planes = in[in.size() - 3] * (in.size() == 4 ? in[0] : 1);
+  g.kh = kh, g.kw = kw, g.sh = sh, g.sw = sw, g.ph = padding[0], g.pw = padding[1];
+  g.OH = (g.H + 2 * g.ph - kh) / sh + 1;
+  g.OW = (g.W + 2 * g.pw - kw) / sw + 1;
+  LG_CHECK_SHAPE(g.H + 2 * g.ph >= kh && g.W + 2 * g.pw >= kw && g.OH > 0 && g.OW > 0, op,
+                 ": input of shape ", in, " is too small for kernel ", shape_str({kh, kw}),
+                 " with padding ", shape_str({g.ph, g.pw}));
+  return g;
+}
+
+Shape pooled_shape(const Shape& in, const Pool2dShape& g) {
+  Shape out = in;
+  out[out.size() - 2] = g.OH;
+  out[out.size() - 1] = g.OW;
+  return out;
+}
+
+// (outer, R, inner) of a reduction-like op along `dim` of a contiguous tensor.
+struct RunLayout {
+  std::int64_t outer = 1, R = 1, inner = 1;
+};
+RunLayout run_layout(const Shape& shape, std::int64_t dim) {
+  RunLayout l;
+  for (std::int64_t d = 0; d < static_cast<std::int64_t>(shape.size()); ++d) {
+    (d < dim ? l.outer : d == dim ? l.R : l.inner) *= shape[d];
+  }
+  return l;
+}
+
+// Checks logits (N, C) and target (N,) int64 on one device; returns C.
+std::int64_t check_loss_operands(const char* op, const Tensor& input, const Tensor& target) {
+  check_floating(op, input);
+  LG_CHECK(target.defined(), op, ": expected a defined target, got an undefined Tensor()");
+  check_same_device(op, input, target);
+  LG_CHECK_SHAPE(input.dim() == 2, op, ": expected input of shape (N, C), got ", input.shape());
+  LG_CHECK_DTYPE(target.dtype() == kInt64, op,
+                 ": expected target of dtype int64 (class indices), got ", target.dtype());
+  LG_CHECK_SHAPE(target.dim() == 1 && target.size(0) == input.size(0), op,
+                 ": expected target of shape (N,) = ", shape_str({input.size(0)}),
+                 " for input of shape ", input.shape(), ", got ", target.shape());
+  return input.size(1);
+}
+
+// On the CPU the targets are checked before any kernel runs (on CUDA that would synchronise:
+// the kernels give a NaN loss instead, see kernels/ops.h).
+void check_targets_on_cpu(const char* op, const Tensor& target, std::int64_t C,
+                          std::int64_t ignore_index) {
+  if (!target.device().is_cpu()) return;
+  const std::int64_t* t = target.data_ptr<std::int64_t>();
+  for (std::int64_t i = 0; i < target.numel(); ++i) {
+    LG_CHECK(t[i] == ignore_index || (t[i] >= 0 && t[i] < C), op, ": target ", t[i], " at index ",
+             i, " is out of bounds for ", C, " classes (expected [0, ", C - 1, "] or ignore_index ",
+             ignore_index, ")");
+  }
+}
+
+}  // namespace
+
+// ---- Pooling ---------------------------------------------------------------------------------
+
+MaxPool2dResult max_pool2d(const Tensor& x, Pool2dSize kernel, Pool2dSize stride,
+                           Pool2dSize padding) {
+  check_floating("max_pool2d", x);
+  const Pool2dShape g = pool_shape("max_pool2d", x.shape(), kernel, stride, padding);
+  const Tensor in = contiguous(x);
+  const Shape out_shape = pooled_shape(x.shape(), g);
+  MaxPool2dResult r{empty(out_shape, x.options()),
+                    empty(out_shape, TensorOptions(kInt64).device(x.device()))};
+  if (r.out.numel() == 0) return r;
+  const cuda::DeviceGuard guard(x.device());
+  switch (x.device().type) {
+    case DeviceType::CPU:
+      kernels::cpu::max_pool2d(x.dtype(), r.out.data_ptr(), r.indices.data_ptr<std::int64_t>(),
+                               in.data_ptr(), g);
+      break;
+    case DeviceType::CUDA:
+      kernels::cuda::max_pool2d(x.dtype(), r.out.data_ptr(), r.indices.data_ptr<std::int64_t>(),
+                                in.data_ptr(), g);
+      break;
+  }
+  return r;
+}
+
+Tensor max_pool2d_backward(const Tensor& grad_out, const Tensor& indices, const Shape& input_shape,
+                           Pool2dSize kernel, Pool2dSize stride, Pool2dSize padding) {
+  check_floating("max_pool2d_backward", grad_out);
+  check_same_device("max_pool2d_backward", grad_out, indices);
+  const Pool2dShape g = pool_shape("max_pool2d_backward", input_shape, kernel, stride, padding);
+  LG_CHECK_SHAPE(grad_out.shape() == pooled_shape(input_shape, g) &&
+                     indices.shape() == grad_out.shape() && indices.dtype() == kInt64,
+                 "max_pool2d_backward: expected grad_out and int64 indices of shape ",
+                 pooled_shape(input_shape, g), ", got ", grad_out.shape(), " and ",
+                 indices.shape());
+  const Tensor gy = contiguous(grad_out);
+  const Tensor idx = contiguous(indices);
+  Tensor gx = empty(input_shape, grad_out.options());
+  if (gx.numel() == 0) return gx;
+  const cuda::DeviceGuard guard(gx.device());
+  switch (gx.device().type) {
+    case DeviceType::CPU:
+      kernels::cpu::max_pool2d_backward(gx.dtype(), gx.data_ptr(), gy.data_ptr(),
+                                        idx.data_ptr<std::int64_t>(), g);
+      break;
+    case DeviceType::CUDA:
+      kernels::cuda::max_pool2d_backward(gx.dtype(), gx.data_ptr(), gy.data_ptr(),
+                                         idx.data_ptr<std::int64_t>(), g);
+      break;
+  }
+  return gx;
+}
+
+Tensor avg_pool2d(const Tensor& x, Pool2dSize kernel, Pool2dSize stride, Pool2dSize padding) {
+  check_floating("avg_pool2d", x);
+  const Pool2dShape g = pool_shape("avg_pool2d", x.shape(), kernel, stride, padding);
+  const Tensor in = contiguous(x);
+  Tensor out = empty(pooled_shape(x.shape(), g), x.options());
+  if (out.numel() == 0) return out;
+  const cuda::DeviceGuard guard(x.device());
+  switch (x.device().type) {
+    case DeviceType::CPU:
+      kernels::cpu::avg_pool2d(x.dtype(), out.data_ptr(), in.data_ptr(), g);
+      break;
+    case DeviceType::CUDA:
+      kernels::cuda::avg_pool2d(x.dtype(), out.data_ptr(), in.data_ptr(), g);
+      break;
+  }
+  return out;
+}
+
+Tensor avg_pool2d_backward(const Tensor& grad_out, const Shape& input_shape, Pool2dSize kernel,
+                           Pool2dSize stride, Pool2dSize padding) {
+  check_floating("avg_pool2d_backward", grad_out);
+  const Pool2dShape g = pool_shape("avg_pool2d_backward", input_shape, kernel, stride, padding);
+  LG_CHECK_SHAPE(grad_out.shape() == pooled_shape(input_shape, g),
+                 "avg_pool2d_backward: expected grad_out of shape ", pooled_shape(input_shape, g),
+                 ", got ", grad_out.shape());
+  const Tensor gy = contiguous(grad_out);
+  Tensor gx = empty(input_shape, grad_out.options());
+  if (gx.numel() == 0) return gx;
+  const cuda::DeviceGuard guard(gx.device());
+  switch (gx.device().type) {
+    case DeviceType::CPU:
+      kernels::cpu::avg_pool2d_backward(gx.dtype(), gx.data_ptr(), gy.data_ptr(), g);
+      break;
+    case DeviceType::CUDA:
+      kernels::cuda::avg_pool2d_backward(gx.dtype(), gx.data_ptr(), gy.data_ptr(), g);
+      break;
+  }
+  return gx;
+}
+
+// ---- Dropout ---------------------------------------------------------------------------------
+
+namespace {
+double dropout_scale(double p) {
+  return p < 1.0 ? 1.0 / (1.0 - p) : 0.0;
+}
+}  // namespace
+
+DropoutResult dropout(const Tensor& x, double p, Generator& gen) {
+  check_floating("dropout", x);
+  LG_CHECK(p >= 0.0 && p <= 1.0, "dropout: expected a probability p in [0, 1], got ", p);
+  const Tensor in = contiguous(x);
+  DropoutResult r{empty(x.shape(), x.options()),
+                  empty(x.shape(), TensorOptions(kBool).device(x.device()))};
+  const std::int64_t numel = x.numel();
+  if (numel == 0) return r;
+  const auto counters = static_cast<std::uint64_t>((numel + layers_math::kDropoutPerCounter - 1) /
+                                                   layers_math::kDropoutPerCounter);
+  const Generator::State s = gen.reserve(counters);
+  const cuda::DeviceGuard guard(x.device());
+  switch (x.device().type) {
+    case DeviceType::CPU:
+      kernels::cpu::dropout(x.dtype(), r.out.data_ptr(), r.mask.data_ptr<bool>(), in.data_ptr(),
+                            numel, p, dropout_scale(p), s.seed, s.offset);
+      break;
+    case DeviceType::CUDA:
+      kernels::cuda::dropout(x.dtype(), r.out.data_ptr(), r.mask.data_ptr<bool>(), in.data_ptr(),
+                             numel, p, dropout_scale(p), s.seed, s.offset);
+      break;
+  }
+  return r;
+}
+
+Tensor dropout_backward(const Tensor& grad_out, const Tensor& mask, double p) {
+  check_floating("dropout_backward", grad_out);
+  check_same_device("dropout_backward", grad_out, mask);
+  LG_CHECK_SHAPE(mask.dtype() == kBool && mask.shape() == grad_out.shape(),
+                 "dropout_backward: expected a bool mask of shape ", grad_out.shape(), ", got ",
+                 mask.dtype(), " ", mask.shape());
+  const Tensor gy = contiguous(grad_out);
+  const Tensor m = contiguous(mask);
+  Tensor gx = empty(grad_out.shape(), grad_out.options());
+  if (gx.numel() == 0) return gx;
+  const cuda::DeviceGuard guard(gx.device());
+  switch (gx.device().type) {
+    case DeviceType::CPU:
+      kernels::cpu::dropout_backward(gx.dtype(), gx.data_ptr(), gy.data_ptr(), m.data_ptr<bool>(),
+                                     gx.numel(), dropout_scale(p));
+      break;
+    case DeviceType::CUDA:
+      kernels::cuda::dropout_backward(gx.dtype(), gx.data_ptr(), gy.data_ptr(), m.data_ptr<bool>(),
+                                      gx.numel(), dropout_scale(p));
+      break;
+  }
+  return gx;
+}
+
+// ---- Softmax ---------------------------------------------------------------------------------
+
+Tensor softmax(const Tensor& x, std::int64_t dim, bool log) {
+  const char* op = log ? "log_softmax" : "softmax";
+  check_floating(op, x);
+  const std::int64_t d = wrap_dim(dim, x.dim(), op);  // a 0-d x takes dims 0 and -1
+  const Tensor in = contiguous(x);
+  Tensor out = empty(x.shape(), x.options());
+  if (out.numel() == 0) return out;
+  const RunLayout l = run_layout(x.shape(), d);
+  const cuda::DeviceGuard guard(x.device());
+  switch (x.device().type) {
+    case DeviceType::CPU:
+      kernels::cpu::softmax(x.dtype(), out.data_ptr(), in.data_ptr(), l.outer, l.R, l.inner, log);
+      break;
+    case DeviceType::CUDA:
+      kernels::cuda::softmax(x.dtype(), out.data_ptr(), in.data_ptr(), l.outer, l.R, l.inner, log);
+      break;
+  }
+  return out;
+}
+
+Tensor softmax_backward(const Tensor& grad_out, const Tensor& out, std::int64_t dim, bool log) {
+  const char* op = log ? "log_softmax_backward" : "softmax_backward";
+  check_floating(op, grad_out);
+  check_same_device(op, grad_out, out);
+  LG_CHECK_SHAPE(grad_out.shape() == out.shape() && grad_out.dtype() == out.dtype(), op,
+                 ": expected grad_out like the output ", out.shape(), ", got ", grad_out.shape());
+  const std::int64_t d = wrap_dim(dim, out.dim(), op);
+  const Tensor gy = contiguous(grad_out);
+  const Tensor y = contiguous(out);
+  Tensor gx = empty(out.shape(), out.options());
+  if (gx.numel() == 0) return gx;
+  const RunLayout l = run_layout(out.shape(), d);
+  const cuda::DeviceGuard guard(gx.device());
+  switch (gx.device().type) {
+    case DeviceType::CPU:
+      kernels::cpu::softmax_backward(gx.dtype(), gx.data_ptr(), gy.data_ptr(), y.data_ptr(),
+                                     l.outer, l.R, l.inner, log);
+      break;
+    case DeviceType::CUDA:
+      kernels::cuda::softmax_backward(gx.dtype(), gx.data_ptr(), gy.data_ptr(), y.data_ptr(),
+                                      l.outer, l.R, l.inner, log);
+      break;
+  }
+  return gx;
+}
+
+// ---- Losses ----------------------------------------------------------------------------------
+
+CrossEntropyResult cross_entropy(const Tensor& logits, const Tensor& target,
+                                 std::int64_t ignore_index) {
+  const std::int64_t C = check_loss_operands("cross_entropy", logits, target);
+  const Tensor t = contiguous(target);
+  check_targets_on_cpu("cross_entropy", t, C, ignore_index);
+  const Tensor x = contiguous(logits);
+  const std::int64_t N = logits.size(0);
+  const DType lse_dtype = logits.dtype() == kFloat64 ? kFloat64 : kFloat32;
+  CrossEntropyResult r{empty({N}, logits.options()),
+                       empty({N}, TensorOptions(lse_dtype).device(logits.device()))};
+  if (N == 0) return r;
+  LG_CHECK_SHAPE(C > 0, "cross_entropy: expected at least one class, got input of shape ",
+                 logits.shape());
+  const cuda::DeviceGuard guard(x.device());
+  switch (x.device().type) {
+    case DeviceType::CPU:
+      kernels::cpu::cross_entropy(x.dtype(), r.losses.data_ptr(), r.logsumexp.data_ptr(),
+                                  x.data_ptr(), t.data_ptr<std::int64_t>(), N, C, ignore_index);
+      break;
+    case DeviceType::CUDA:
+      kernels::cuda::cross_entropy(x.dtype(), r.losses.data_ptr(), r.logsumexp.data_ptr(),
+                                   x.data_ptr(), t.data_ptr<std::int64_t>(), N, C, ignore_index);
+      break;
+  }
+  return r;
+}
+
+Tensor cross_entropy_backward(const Tensor& grad_losses, const Tensor& logits,
+                              const Tensor& logsumexp, const Tensor& target,
+                              std::int64_t ignore_index) {
+  const std::int64_t C = check_loss_operands("cross_entropy_backward", logits, target);
+  const std::int64_t N = logits.size(0);
+  LG_CHECK_SHAPE(grad_losses.shape() == Shape{N} && logsumexp.shape() == Shape{N},
+                 "cross_entropy_backward: expected grad_losses and logsumexp of shape ",
+                 shape_str({N}), ", got ", grad_losses.shape(), " and ", logsumexp.shape());
+  const Tensor gl = grad_losses.dtype() == logits.dtype() ? contiguous(grad_losses)
+                                                          : cast(grad_losses, logits.dtype());
+  const Tensor x = contiguous(logits);
+  const Tensor lse = contiguous(logsumexp);
+  const Tensor t = contiguous(target);
+  Tensor gx = empty(logits.shape(), logits.options());
+  if (gx.numel() == 0) return gx;
+  const cuda::DeviceGuard guard(gx.device());
+  switch (gx.device().type) {
+    case DeviceType::CPU:
+      kernels::cpu::cross_entropy_backward(gx.dtype(), gx.data_ptr(), gl.data_ptr(), x.data_ptr(),
+                                           lse.data_ptr(), t.data_ptr<std::int64_t>(), N, C,
+                                           ignore_index);
+      break;
+    case DeviceType::CUDA:
+      kernels::cuda::cross_entropy_backward(gx.dtype(), gx.data_ptr(), gl.data_ptr(), x.data_ptr(),
+                                            lse.data_ptr(), t.data_ptr<std::int64_t>(), N, C,
+                                            ignore_index);
+      break;
+  }
+  return gx;
+}
+
+Tensor nll_loss(const Tensor& logp, const Tensor& target, std::int64_t ignore_index) {
+  const std::int64_t C = check_loss_operands("nll_loss", logp, target);
+  const Tensor t = contiguous(target);
+  check_targets_on_cpu("nll_loss", t, C, ignore_index);
+  const Tensor x = contiguous(logp);
+  const std::int64_t N = logp.size(0);
+  Tensor losses = empty({N}, logp.options());
+  if (N == 0) return losses;
+  const cuda::DeviceGuard guard(x.device());
+  switch (x.device().type) {
+    case DeviceType::CPU:
+      kernels::cpu::nll_loss(x.dtype(), losses.data_ptr(), x.data_ptr(), t.data_ptr<std::int64_t>(),
+                             N, C, ignore_index);
+      break;
+    case DeviceType::CUDA:
+      kernels::cuda::nll_loss(x.dtype(), losses.data_ptr(), x.data_ptr(),
+                              t.data_ptr<std::int64_t>(), N, C, ignore_index);
+      break;
+  }
+  return losses;
+}
+
+Tensor nll_loss_backward(const Tensor& grad_losses, const Tensor& target, std::int64_t num_classes,
+                         std::int64_t ignore_index) {
+  check_floating("nll_loss_backward", grad_losses);
+  check_same_device("nll_loss_backward", grad_losses, target);
+  const std::int64_t N = target.numel();
+  LG_CHECK_SHAPE(grad_losses.shape() == Shape{N} && target.dtype() == kInt64,
+                 "nll_loss_backward: expected grad_losses of shape ", shape_str({N}),
+                 " and int64 target, got ", grad_losses.shape(), " and ", target.dtype());
+  const Tensor gl = contiguous(grad_losses);
+  const Tensor t = contiguous(target);
+  Tensor gx = empty({N, num_classes}, grad_losses.options());
+  if (gx.numel() == 0) return gx;
+  const cuda::DeviceGuard guard(gx.device());
+  switch (gx.device().type) {
+    case DeviceType::CPU:
+      kernels::cpu::nll_loss_backward(gx.dtype(), gx.data_ptr(), gl.data_ptr(),
+                                      t.data_ptr<std::int64_t>(), N, num_classes, ignore_index);
+      break;
+    case DeviceType::CUDA:
+      kernels::cuda::nll_loss_backward(gx.dtype(), gx.data_ptr(), gl.data_ptr(),
+                                       t.data_ptr<std::int64_t>(), N, num_classes, ignore_index);
+      break;
+  }
+  return gx;
+}
+
+}  // namespace leangrad::ops

@@ -1,0 +1,172 @@
+// Tensor-level entries of the reductions (kernels/ops.h): sum, mean, max and argmax over any set
+// of dims, with keepdim. Launchers: reduce and argmax of kernels/backend.h.
+//
+// Strategy: bring the input to a contiguous (outer, R, inner) layout, R = product of the reduced
+// sizes, so the launchers see out[o, j] = op over r of in[o, r, j]:
+//   - a contiguous input whose reduced dims are adjacent (size-1 dims aside) is used as is: the
+//     dims before them make `outer`, the dims after them `inner` (sum over dim 0 of a matrix is
+//     (1, rows, cols); over the last dim it is (rows, cols, 1));
+//   - otherwise the reduced dims are permuted to the end (kept dims first, each group in its
+//     original order) and the result made contiguous, which copies only when the permuted view is
+//     not contiguous already; then inner = 1 and each output reduces one contiguous run.
+// The first form matters for sums over the batch dim (bias gradients): over dim 0 of a
+// (4096, 4096) float32 matrix it takes 8 ms on 2 cores, against ~140 ms with the transposing copy.
+// argmax always takes the second form (its dim is usually the last one anyway).
+//
+// Rules (PyTorch's):
+//   - dims are wrapped; an empty list reduces every dim; a repeated dim is a ShapeError;
+//   - Sum of integral/bool input gives int64, Mean requires a floating dtype, Max keeps it;
+//   - over zero elements: sum = 0, mean = NaN; max and argmax throw;
+//   - Max propagates NaN; argmax returns the first maximum, and a NaN counts as the maximum;
+//   - argmax without a dim indexes the flattened tensor.
+#include <algorithm>
+
+#include <leangrad/core/creation.h>
+#include <leangrad/core/cuda.h>
+#include <leangrad/core/views.h>
+#include <leangrad/kernels/backend.h>
+#include <leangrad/kernels/ops.h>
+
+namespace leangrad::ops {
+
+namespace {
+
+// Which dims of `a` are reduced: every dim for an empty list. A 0-d tensor accepts dims 0 and -1
+// (as PyTorch) and has nothing to permute.
+std::vector<bool> reduced_dims(const char* op, const Tensor& a,
+                               const std::vector<std::int64_t>& dims) {
+  const std::int64_t ndim = a.dim();
+  const std::int64_t n = std::max<std::int64_t>(ndim, 1);
+  std::vector<bool> mask(static_cast<std::size_t>(n), dims.empty());
+  std::vector<bool> seen(static_cast<std::size_t>(n), false);
+  for (std::int64_t d : dims) {
+    LG_CHECK_SHAPE(d >= -n && d < n, op, ": dim ", d, " is out of range for a tensor of shape ",
+                   a.shape(), " (expected a dim in [", -n, ", ", n - 1, "])");
+    const std::int64_t w = d < 0 ? d + n : d;
+    LG_CHECK_SHAPE(!seen[w], op, ": dim ", w, " appears more than once in dims ", shape_str(dims));
+    seen[w] = true;
+    mask[w] = true;
+  }
+  mask.resize(static_cast<std::size_t>(ndim));
+  return mask;
+}
+
+// The input as a contiguous (outer, reduce_size, inner) block; see Strategy above.
+struct ReductionLayout {
+  Tensor input;
+  Shape out_shape;
+  std::int64_t outer = 1;
+  std::int64_t reduce_size = 1;  // R
+  std::int64_t inner = 1;
+};
+
+ReductionLayout make_layout(const Tensor& a, const std::vector<bool>& reduced, bool keepdim,
+                            bool allow_inner) {
+  ReductionLayout layout;
+  std::int64_t num_outputs = 1;
+  std::vector<std::int64_t> kept_dims, reduced_list;
+  // The first and last reduced dim that is not of size 1; size-1 dims may sit anywhere.
+  std::int64_t first = -1, last = -1;
+  for (std::int64_t d = 0; d < a.dim(); ++d) {
+    const std::int64_t size = a.shape()[d];
+    if (reduced[d]) {
+      reduced_list.push_back(d);
+      layout.reduce_size = checked_mul(layout.reduce_size, size, "reduction");
+      if (keepdim) layout.out_shape.push_back(1);
+      if (size != 1) {
+        if (first < 0) first = d;
+        last = d;
+      }
+    } else {
+      kept_dims.push_back(d);
+      num_outputs = checked_mul(num_outputs, size, "reduction");
+      layout.out_shape.push_back(size);
+    }
+  }
+  bool adjacent = allow_inner && a.is_contiguous();
+  for (std::int64_t d = first + 1; adjacent && d < last; ++d) {
+    adjacent = reduced[d] || a.shape()[d] == 1;
+  }
+  if (adjacent && first >= 0 && layout.reduce_size > 0) {
+    layout.input = a;
+    for (std::int64_t d = 0; d < a.dim(); ++d) {
+      if (!reduced[d]) {
+        std::int64_t& part = d < first ? layout.outer : layout.inner;
+        part = checked_mul(part, a.shape()[d], "reduction");
+      }
+    }
+    return layout;
+  }
+  std::vector<std::int64_t> perm = kept_dims;
+  perm.insert(perm.end(), reduced_list.begin(), reduced_list.end());
+  const bool identity = std::is_sorted(perm.begin(), perm.end());
+  const Tensor permuted = identity ? a : views::permute(a, perm);
+  layout.input = contiguous(permuted);
+  layout.outer = num_outputs;
+  return layout;
+}
+
+void check_defined(const char* op, const Tensor& a) {
+  LG_CHECK(a.defined(), op, ": expected a defined tensor, got an undefined Tensor()");
+}
+
+void check_not_empty(const char* op, const Tensor& a, const ReductionLayout& layout) {
+  LG_CHECK_SHAPE(layout.reduce_size > 0, op,
+                 ": cannot reduce over a zero-size dimension (input shape ", a.shape(), ")");
+}
+
+}  // namespace
+
+Tensor reduce(ReduceOp op, const Tensor& a, const std::vector<std::int64_t>& dims, bool keepdim) {
+  const char* name = op_name(op);
+  check_defined(name, a);
+  LG_CHECK_DTYPE(op != ReduceOp::Mean || is_floating(a.dtype()),
+                 "mean: expected a floating dtype (float32, float64, float16, bfloat16), got ",
+                 a.dtype(), " (convert with .to(kFloat32) first)");
+  const ReductionLayout layout =
+      make_layout(a, reduced_dims(name, a, dims), keepdim, /*allow_inner=*/true);
+  if (op == ReduceOp::Max) check_not_empty(name, a, layout);
+
+  const DType out_dtype = op == ReduceOp::Sum && !is_floating(a.dtype()) ? DType::Int64 : a.dtype();
+  Tensor out = empty(layout.out_shape, TensorOptions(out_dtype).device(a.device()));
+  if (out.numel() == 0) return out;
+  const cuda::DeviceGuard guard(a.device());
+  switch (a.device().type) {
+    case DeviceType::CPU:
+      kernels::cpu::reduce(op, a.dtype(), out.data_ptr(), layout.input.data_ptr(), layout.outer,
+                           layout.reduce_size, layout.inner);
+      break;
+    case DeviceType::CUDA:
+      kernels::cuda::reduce(op, a.dtype(), out.data_ptr(), layout.input.data_ptr(), layout.outer,
+                            layout.reduce_size, layout.inner);
+      break;
+  }
+  return out;
+}
+
+Tensor argmax(const Tensor& a, std::optional<std::int64_t> dim, bool keepdim) {
+  check_defined("argmax", a);
+  // Without a dim every dim is reduced: the index is into the flattened (row-major) tensor.
+  const std::vector<bool> reduced =
+      dim ? reduced_dims("argmax", a, {*dim}) : std::vector<bool>(a.dim(), true);
+  const ReductionLayout layout = make_layout(a, reduced, keepdim, /*allow_inner=*/false);
+  check_not_empty("argmax", a, layout);
+
+  Tensor out = empty(layout.out_shape, TensorOptions(DType::Int64).device(a.device()));
+  if (out.numel() == 0) return out;
+  auto* out_data = static_cast<std::int64_t*>(out.data_ptr());
+  const cuda::DeviceGuard guard(a.device());
+  switch (a.device().type) {
+    case DeviceType::CPU:
+      kernels::cpu::argmax(a.dtype(), out_data, layout.input.data_ptr(), layout.outer,
+                           layout.reduce_size);
+      break;
+    case DeviceType::CUDA:
+      kernels::cuda::argmax(a.dtype(), out_data, layout.input.data_ptr(), layout.outer,
+                            layout.reduce_size);
+      break;
+  }
+  return out;
+}
+
+}  // namespace leangrad::ops

@@ -1,0 +1,66 @@
+// Tensor-level entries of TanhExp (kernels/ops.h): forward and backward. Launchers:
+// tanhexp_forward/backward of kernels/backend.h; the math: kernels/tanhexp_math.h.
+// Operands are made contiguous (a copy only when they are not), so each launcher is one flat
+// loop or kernel reading x (and dy) once and writing once.
+#include <leangrad/core/creation.h>
+#include <leangrad/core/cuda.h>
+#include <leangrad/kernels/backend.h>
+#include <leangrad/kernels/ops.h>
+
+namespace leangrad::ops {
+
+namespace {
+
+void check_floating_input(const char* op, const char* what, const Tensor& t) {
+  LG_CHECK(t.defined(), op, ": expected a defined ", what, ", got an undefined Tensor()");
+  LG_CHECK_DTYPE(is_floating(t.dtype()), op, ": expected a floating ", what,
+                 " (float32, float64, float16, bfloat16), got ", t.dtype());
+}
+
+}  // namespace
+
+Tensor tanhexp(const Tensor& x) {
+  check_floating_input("tanhexp", "input", x);
+  const Tensor in = contiguous(x);
+  Tensor out = empty(x.shape(), x.options());
+  if (out.numel() == 0) return out;
+  const cuda::DeviceGuard guard(x.device());
+  switch (x.device().type) {
+    case DeviceType::CPU:
+      kernels::cpu::tanhexp_forward(x.dtype(), x.numel(), out.data_ptr(), in.data_ptr());
+      break;
+    case DeviceType::CUDA:
+      kernels::cuda::tanhexp_forward(x.dtype(), x.numel(), out.data_ptr(), in.data_ptr());
+      break;
+  }
+  return out;
+}
+
+Tensor tanhexp_backward(const Tensor& grad_output, const Tensor& x) {
+  check_floating_input("tanhexp_backward", "input", x);
+  check_floating_input("tanhexp_backward", "gradient", grad_output);
+  LG_CHECK_SHAPE(grad_output.shape() == x.shape(), "tanhexp_backward: gradient of shape ",
+                 grad_output.shape(), " does not match the input's shape ", x.shape());
+  LG_CHECK_DTYPE(grad_output.dtype() == x.dtype(), "tanhexp_backward: gradient dtype ",
+                 grad_output.dtype(), " differs from the input's ", x.dtype());
+  LG_CHECK_DEVICE(grad_output.device() == x.device(), "tanhexp_backward: gradient on ",
+                  grad_output.device(), ", input on ", x.device());
+  const Tensor dy = contiguous(grad_output);
+  const Tensor in = contiguous(x);
+  Tensor dx = empty(x.shape(), x.options());
+  if (dx.numel() == 0) return dx;
+  const cuda::DeviceGuard guard(x.device());
+  switch (x.device().type) {
+    case DeviceType::CPU:
+      kernels::cpu::tanhexp_backward(x.dtype(), x.numel(), dx.data_ptr(), dy.data_ptr(),
+                                     in.data_ptr());
+      break;
+    case DeviceType::CUDA:
+      kernels::cuda::tanhexp_backward(x.dtype(), x.numel(), dx.data_ptr(), dy.data_ptr(),
+                                      in.data_ptr());
+      break;
+  }
+  return dx;
+}
+
+}  // namespace leangrad::ops

@@ -1,0 +1,326 @@
+// The per-element math of the optimizers, shared by the CPU reference loops
+// (kernels/cpu/optim.cpp), the vectorised CPU kernels (kernels/cpu/optim_vectorized.cpp) and the
+// fused CUDA kernels (kernels/cuda/optim.cu): all call these LG_HOST_DEVICE functors, so the CPU
+// tests against PyTorch check the formulas the GPU runs.
+//
+// Note [Optimizer streams]
+//   An update reads and writes kNumStreams float32 arrays of one parameter tensor, element by
+//   element: slot 0 the parameter, slot 1 its gradient (read only), then the states. A state that
+//   an option turns off (SGD without momentum, Adam without amsgrad) has a null pointer and
+//   reads as 0. Hyperparameters common to a launch live in the functor; those that differ per
+//   tensor (the group's lr and weight decay, bias corrections of the tensor's own step) in its
+//   TensorScalars. Each functor computes them in ONE function, scalars_at(lr, weight_decay,
+//   step), in double and rounded to float once, in the order PyTorch's single-tensor
+//   implementations use (torch 1.13 optim/*.py): the host calls it for a plain step, the kernels
+//   for a gated one (Note [Gated step]).
+//
+// Note [Gated step]
+//   amp::GradScaler must skip a step whose gradients hold an Inf or NaN without the host reading
+//   the flag (optim::Optimizer::step_unless; PyTorch's fused Adam does the same). Such a launch
+//   gets found_inf, an int on the device: nonzero means "leave every parameter and state as it
+//   was". PyTorch skips optimizer.step() entirely then, so the step count does not advance; here
+//   the host has already counted the step, so each tensor counts its skipped steps on the device
+//   (StepArgs::skipped, an int32 made by the optimizer's first gated step) and its effective step
+//   is t = step - skipped. Per tensor and launch, resolve_step runs once (the CPU: before the
+//   tensor's loop; CUDA: thread 0 of every block):
+//     found_inf set: the owner of the tensor (the CPU, or the block of its first chunk) adds 1 to
+//                    *skipped; nothing else happens;
+//     otherwise:     the scalars are Update::scalars_at(lr, weight_decay, step - *skipped), or the
+//                    host's own (OptimTensor::scalars) for a tensor that never had a gated step.
+//   Within a launch *skipped is read only when found_inf is clear and written only when it is set,
+//   so the blocks of a tensor never race on it; launches on one stream are ordered.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#include <leangrad/core/macros.h>
+
+namespace leangrad::kernels {
+
+inline constexpr int kParamSlot = 0;
+inline constexpr int kGradSlot = 1;
+
+// True for finite x (NaN - NaN and inf - inf are NaN); the same on host and device.
+LG_HOST_DEVICE LG_INLINE bool is_finite(float x) {
+  return x - x == 0.0f;
+}
+
+// What a tensor's step-dependent scalars are computed from on the device (Note [Gated step]).
+struct StepArgs {
+  double lr;
+  double weight_decay;
+  std::int64_t step;      // the host's count for this update: 1 on the first
+  std::int32_t* skipped;  // steps the device skipped; null: `scalars` (the host's) hold
+};
+
+// One tensor of a multi-tensor launch: its streams (see Note [Optimizer streams]), its size, its
+// scalars as the host computed them and, once gated steps are used, what the device computes
+// them from.
+template <typename Update>
+struct OptimTensor {
+  float* data[Update::kNumStreams];
+  std::int64_t numel;
+  typename Update::TensorScalars scalars;
+  StepArgs step_args;
+};
+
+// torch.optim.SGD: g += wd p; buf = first ? g : momentum buf + (1 - dampening) g;
+// g = nesterov ? g + momentum buf : buf; p -= lr g.
+struct SgdUpdate {
+  static constexpr int kNumStreams = 3;  // param, grad, momentum_buffer (null without momentum)
+  struct TensorScalars {
+    float lr;
+    float weight_decay;
+    bool first_step;  // the buffer starts as a copy of the gradient
+  };
+  float momentum;
+  float one_minus_dampening;
+  bool nesterov;
+
+  // `step` counts the updates of the momentum buffer (optim/sgd.cpp): 1 on the one that starts it.
+  LG_HOST_DEVICE LG_INLINE TensorScalars scalars_at(double lr, double weight_decay,
+                                                    std::int64_t step) const {
+    return {static_cast<float>(lr), static_cast<float>(weight_decay), step == 1};
+  }
+
+  LG_HOST_DEVICE LG_INLINE bool operator()(const TensorScalars& s, float (&x)[3]) const {
+    float g = x[kGradSlot];
+    if (s.weight_decay != 0.0f) g = g + s.weight_decay * x[kParamSlot];
+    if (momentum != 0.0f) {
+      const float buf = s.first_step ? g : x[2] * momentum + one_minus_dampening * g;
+      x[2] = buf;
+      g = nesterov ? g + momentum * buf : buf;
+    }
+    x[kParamSlot] = x[kParamSlot] + (-s.lr) * g;
+    return true;
+  }
+};
+
+// torch.optim.Adam / AdamW (decoupled weight decay): with bias corrections bc1 = 1 - beta1^t,
+// bc2 = 1 - beta2^t,
+//   m = beta1 m + (1 - beta1) g;  v = beta2 v + (1 - beta2) g^2;  vmax = max(vmax, v) (amsgrad)
+//   p -= (lr / bc1) m / (sqrt(v or vmax) / sqrt(bc2) + eps)
+// With skip_nonfinite (Adam8bit), an element whose gradient is NaN/Inf is left as it was and the
+// call returns false.
+struct AdamUpdate {
+  static constexpr int kNumStreams = 5;  // param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq
+  struct TensorScalars {
+    float lr;
+    float weight_decay;
+    float step_size;              // lr / bc1
+    float bias_correction2_sqrt;  // sqrt(bc2)
+  };
+  float beta1, one_minus_beta1;
+  float beta2, one_minus_beta2;
+  float eps;
+  bool amsgrad;
+  bool decoupled_weight_decay;  // AdamW: p *= 1 - lr wd, instead of g += wd p
+  bool skip_nonfinite;
+  double beta1_double, beta2_double;  // the options' betas, for the bias corrections
+
+  // From the optimizer's options (the 1 - beta terms computed in double, then rounded).
+  static AdamUpdate make(double beta1, double beta2, double eps, bool amsgrad,
+                         bool decoupled_weight_decay, bool skip_nonfinite) {
+    return AdamUpdate{static_cast<float>(beta1),
+                      static_cast<float>(1.0 - beta1),
+                      static_cast<float>(beta2),
+                      static_cast<float>(1.0 - beta2),
+                      static_cast<float>(eps),
+                      amsgrad,
+                      decoupled_weight_decay,
+                      skip_nonfinite,
+                      beta1,
+                      beta2};
+  }
+
+  // Bias corrections of step t: bc1 = 1 - beta1^t, bc2 = 1 - beta2^t.
+  LG_HOST_DEVICE LG_INLINE TensorScalars scalars_at(double lr, double weight_decay,
+                                                    std::int64_t step) const {
+    const double t = static_cast<double>(step);
+    const double bias_correction1 = 1.0 - std::pow(beta1_double, t);
+    const double bias_correction2 = 1.0 - std::pow(beta2_double, t);
+    return {static_cast<float>(lr), static_cast<float>(weight_decay),
+            static_cast<float>(lr / bias_correction1),
+            static_cast<float>(std::sqrt(bias_correction2))};
+  }
+
+  LG_HOST_DEVICE LG_INLINE bool operator()(const TensorScalars& s, float (&x)[5]) const {
+    float g = x[kGradSlot];
+    if (skip_nonfinite && !is_finite(g)) return false;
+    float p = x[kParamSlot];
+    if (s.weight_decay != 0.0f) {
+      if (decoupled_weight_decay) {
+        p = p * (1.0f - s.lr * s.weight_decay);
+      } else {
+        g = g + s.weight_decay * p;
+      }
+    }
+    const float m = x[2] * beta1 + one_minus_beta1 * g;
+    const float v = x[3] * beta2 + one_minus_beta2 * g * g;
+    x[2] = m;
+    x[3] = v;
+    float second = v;
+    if (amsgrad) {
+      second = x[4] > v ? x[4] : v;
+      x[4] = second;
+    }
+    const float denom = std::sqrt(second) / s.bias_correction2_sqrt + eps;
+    x[kParamSlot] = p + (-s.step_size) * (m / denom);
+    return true;
+  }
+};
+
+// torch.optim.RAdam (Liu et al., 2020): Adam's moments; while the variance of the adaptive
+// learning rate is intractable (rho_t <= 5, the first steps) a plain momentum step
+// p -= lr m / bc1, afterwards p -= (m / bc1) lr (sqrt(bc2) / (sqrt(v) + eps)) rect.
+// rho_t and rect depend only on the step (scalars_at).
+struct RAdamUpdate {
+  static constexpr int kNumStreams = 4;  // param, grad, exp_avg, exp_avg_sq
+  struct TensorScalars {
+    float lr;
+    float weight_decay;
+    float bias_correction1;
+    float bias_correction2_sqrt;
+    float rect;
+    bool rectified;  // rho_t > 5
+  };
+  float beta1, one_minus_beta1;
+  float beta2, one_minus_beta2;
+  float eps;
+  double beta1_double, beta2_double;  // the options' betas, for the step-dependent scalars
+
+  static RAdamUpdate make(double beta1, double beta2, double eps) {
+    return RAdamUpdate{static_cast<float>(beta1),
+                       static_cast<float>(1.0 - beta1),
+                       static_cast<float>(beta2),
+                       static_cast<float>(1.0 - beta2),
+                       static_cast<float>(eps),
+                       beta1,
+                       beta2};
+  }
+
+  LG_HOST_DEVICE LG_INLINE TensorScalars scalars_at(double lr, double weight_decay,
+                                                    std::int64_t step) const {
+    const double t = static_cast<double>(step);
+    const double bias_correction1 = 1.0 - std::pow(beta1_double, t);
+    const double bias_correction2 = 1.0 - std::pow(beta2_double, t);
+    // The maximum length of the approximated simple moving average, and its length at step t;
+    // the variance is tractable (rectified steps) once it exceeds 5.
+    const double rho_inf = 2.0 / (1.0 - beta2_double) - 1.0;
+    const double rho_t = rho_inf - 2.0 * t * std::pow(beta2_double, t) / bias_correction2;
+    const bool rectified = rho_t > 5.0;
+    const double rect = rectified ? std::sqrt((rho_t - 4) * (rho_t - 2) * rho_inf /
+                                              ((rho_inf - 4) * (rho_inf - 2) * rho_t))
+                                  : 0.0;
+    return {static_cast<float>(lr),
+            static_cast<float>(weight_decay),
+            static_cast<float>(bias_correction1),
+            static_cast<float>(std::sqrt(bias_correction2)),
+            static_cast<float>(rect),
+            rectified};
+  }
+
+  LG_HOST_DEVICE LG_INLINE bool operator()(const TensorScalars& s, float (&x)[4]) const {
+    float g = x[kGradSlot];
+    if (s.weight_decay != 0.0f) g = g + s.weight_decay * x[kParamSlot];
+    const float m = x[2] * beta1 + one_minus_beta1 * g;
+    const float v = x[3] * beta2 + one_minus_beta2 * g * g;
+    x[2] = m;
+    x[3] = v;
+    const float corrected = m / s.bias_correction1;
+    if (s.rectified) {
+      const float adaptive_lr = s.bias_correction2_sqrt / (std::sqrt(v) + eps);
+      x[kParamSlot] = x[kParamSlot] + (-1.0f) * (corrected * s.lr * adaptive_lr * s.rect);
+    } else {
+      x[kParamSlot] = x[kParamSlot] + (-1.0f) * (corrected * s.lr);
+    }
+    return true;
+  }
+};
+
+// One parameter of Adam8bit with quantised states (kernels/quantization_math.h): state1/state2 hold
+// one uint8 code per element, absmax1/absmax2 one float per block of kQuantBlockSize elements.
+struct Adam8bitTensor {
+  float* param;
+  const float* grad;
+  std::uint8_t* state1;  // first moment, signed dynamic map
+  std::uint8_t* state2;  // second moment, unsigned dynamic map
+  float* absmax1;
+  float* absmax2;
+  std::int64_t numel;
+  AdamUpdate::TensorScalars scalars;
+  StepArgs step_args;
+};
+
+// The scalars tensor `t` (an OptimTensor or Adam8bitTensor) uses in this launch, or false when
+// found_inf (may be null) skips the step; `owner` is the one caller per tensor that counts the
+// skip (Note [Gated step]).
+template <typename Update, typename Entry>
+LG_HOST_DEVICE LG_INLINE bool resolve_step(const Update& update, const Entry& t,
+                                           const std::int32_t* found_inf, bool owner,
+                                           typename Update::TensorScalars* scalars) {
+  std::int32_t* skipped = t.step_args.skipped;
+  if (found_inf != nullptr && *found_inf != 0) {
+    if (owner && skipped != nullptr) *skipped += 1;
+    return false;
+  }
+  *scalars = skipped == nullptr ? t.scalars
+                                : update.scalars_at(t.step_args.lr, t.step_args.weight_decay,
+                                                    t.step_args.step - *skipped);
+  return true;
+}
+
+// A gradient for clip_grad_norm_: contiguous float32.
+struct GradSpan {
+  float* data;
+  std::int64_t numel;
+};
+
+// The contribution of one element to a p-norm (|g|^p; p = inf reduces with max instead of +).
+LG_HOST_DEVICE LG_INLINE float norm_term(float g, float norm_type) {
+  const float a = std::fabs(g);
+  if (norm_type == 2.0f) return a * a;
+  if (norm_type == 1.0f) return a;
+  return std::pow(a, norm_type);
+}
+
+// ---- Gradient scaling (amp::GradScaler) --------------------------------------------------------
+
+// 1 / scale as torch.cuda.amp.GradScaler.unscale_ takes it: in double, rounded to float (exact
+// for the powers of two a scaler normally holds).
+LG_HOST_DEVICE LG_INLINE float inverse_scale(float scale) {
+  return static_cast<float>(1.0 / static_cast<double>(scale));
+}
+
+// One gradient element unscaled (torch._amp_foreach_non_finite_check_and_unscale_): g * inv_scale,
+// and *nonfinite raised when g is NaN or Inf (the product is stored either way).
+LG_HOST_DEVICE LG_INLINE float unscale_element(float g, float inv_scale, bool* nonfinite) {
+  if (!is_finite(g)) *nonfinite = true;
+  return inv_scale == 1.0f ? g : g * inv_scale;
+}
+
+// The scale after a step (torch._amp_update_scale_): backed off (and the tracker reset) when the
+// step found an Inf or NaN; otherwise the tracker counts clean steps and every growth_interval-th
+// multiplies the scale by growth_factor (kept only if finite). The factors are applied in double,
+// as PyTorch's kernel does.
+LG_HOST_DEVICE LG_INLINE void update_scale_state(float* scale, std::int32_t* growth_tracker,
+                                                 std::int32_t found_inf, double growth_factor,
+                                                 double backoff_factor,
+                                                 std::int32_t growth_interval) {
+  if (found_inf != 0) {
+    *scale = static_cast<float>(static_cast<double>(*scale) * backoff_factor);
+    *growth_tracker = 0;
+    return;
+  }
+  const std::int32_t successful = *growth_tracker + 1;
+  if (successful == growth_interval) {
+    const float grown = static_cast<float>(static_cast<double>(*scale) * growth_factor);
+    if (is_finite(grown)) *scale = grown;
+    *growth_tracker = 0;
+  } else {
+    *growth_tracker = successful;
+  }
+}
+
+}  // namespace leangrad::kernels

@@ -1,0 +1,93 @@
+// The math of the reductions, shared by the CPU and CUDA kernels: the
+// accumulator types, the NaN-propagating max, and the (value, index) merge of argmax with
+// first-index tie breaking. Kernels differ only in how they split the work; every merge goes
+// through these functions, so the CPU tests exercise the rules the GPU follows.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+#include <leangrad/core/dtype.h>
+#include <leangrad/core/macros.h>
+
+namespace leangrad::reduce_math {
+
+// Sums accumulate in float for float32/16/bf16, double for float64, int64 for integers and bool.
+template <typename T>
+using sum_acc_t = std::conditional_t<std::is_integral_v<T>, std::int64_t, opmath_t<T>>;
+
+// Max and argmax compare in float for the 16-bit floats and in int for bool/uint8 (CUDA shuffles
+// need a 32-bit type), in T itself otherwise. The conversion is exact in every case.
+template <typename T>
+using max_acc_t =
+    std::conditional_t<std::is_integral_v<T> && (sizeof(T) < 4), std::int32_t, opmath_t<T>>;
+
+// The output dtype of a reduction: sums of integral/bool input give int64.
+template <typename T>
+using sum_out_t = std::conditional_t<std::is_integral_v<T>, std::int64_t, T>;
+
+template <typename Acc>
+LG_HOST_DEVICE LG_INLINE bool is_nan(Acc x) {
+  if constexpr (std::is_floating_point_v<Acc>) {
+    return x != x;
+  } else {
+    return false;
+  }
+}
+
+// The identity of max: -inf for floats (a real -inf ties with it, and ties keep the real element
+// by index), the lowest value for integers.
+template <typename Acc>
+LG_HOST_DEVICE LG_INLINE Acc max_identity() {
+  if constexpr (std::is_floating_point_v<Acc>) {
+    return -std::numeric_limits<Acc>::infinity();
+  } else {
+    return std::numeric_limits<Acc>::lowest();
+  }
+}
+
+// max(a, b) where NaN wins (torch.max propagates NaN): b replaces a when b is NaN or greater
+// (any compare with a NaN `a` is false, so a NaN a stays). One select, so loops stay
+// branch-free; between equal values (+0 and -0) a, the earlier one, is kept.
+template <typename Acc>
+LG_HOST_DEVICE LG_INLINE Acc max_propagate_nan(Acc a, Acc b) {
+  return is_nan(b) || b > a ? b : a;
+}
+
+// min(a, b) where NaN wins, the mirror of max_propagate_nan (torch.min propagates NaN too).
+template <typename Acc>
+LG_HOST_DEVICE LG_INLINE Acc min_propagate_nan(Acc a, Acc b) {
+  return is_nan(b) || b < a ? b : a;
+}
+
+// A candidate for argmax: a value and the index it came from.
+template <typename Acc>
+struct ArgmaxPair {
+  Acc value;
+  std::int64_t index;
+};
+
+// "No element yet": loses to every real element (see max_identity).
+template <typename Acc>
+LG_HOST_DEVICE LG_INLINE ArgmaxPair<Acc> argmax_identity() {
+  return {max_identity<Acc>(), std::numeric_limits<std::int64_t>::max()};
+}
+
+// The better of two candidates: NaN beats everything, then the larger value; between equal
+// values (or two NaNs) the smaller index wins. Commutative and associative, so any merge order
+// gives the first occurrence of the maximum.
+template <typename Acc>
+LG_HOST_DEVICE LG_INLINE ArgmaxPair<Acc> argmax_merge(ArgmaxPair<Acc> a, ArgmaxPair<Acc> b) {
+  const bool a_nan = is_nan(a.value);
+  const bool b_nan = is_nan(b.value);
+  bool take_b;
+  if (a_nan || b_nan) {
+    take_b = b_nan && (!a_nan || b.index < a.index);
+  } else {
+    take_b = b.value > a.value || (b.value == a.value && b.index < a.index);
+  }
+  return take_b ? b : a;
+}
+
+}  // namespace leangrad::reduce_math

@@ -1,0 +1,68 @@
+// nn::Conv2d (nn/conv.h): parameters created and initialised as torch.nn.Conv2d does, forward
+// through leangrad::conv2d.
+#include <leangrad/nn/conv.h>
+
+#include <cmath>
+#include <sstream>
+
+#include <leangrad/core/creation.h>
+#include <leangrad/core/error.h>
+#include <leangrad/core/generator.h>
+#include <leangrad/kernels/ops.h>
+
+namespace leangrad::nn {
+
+namespace {
+
+std::string size2_str(const Size2& s) {
+  std::ostringstream out;
+  out << "(" << s[0] << ", " << s[1] << ")";
+  return out.str();
+}
+
+}  // namespace
+
+Conv2dImpl::Conv2dImpl(const Conv2dOptions& options) : Module("Conv2d"), options_(options) {
+  const std::int64_t in = options.in_channels(), out = options.out_channels();
+  const std::int64_t groups = options.groups();
+  const Size2 k = options.kernel_size();
+  LG_CHECK_SHAPE(in > 0 && out > 0 && groups > 0 && k[0] > 0 && k[1] > 0,
+                 "Conv2d: expected positive in_channels, out_channels, groups and kernel_size, "
+                 "got ",
+                 in, ", ", out, ", ", groups, ", ", size2_str(k));
+  LG_CHECK_SHAPE(in % groups == 0 && out % groups == 0, "Conv2d: in_channels (", in,
+                 ") and out_channels (", out, ") must be divisible by groups (", groups, ")");
+  // PyTorch's reset_parameters: kaiming_uniform_(weight, a = sqrt(5)) is U(-b, b) with
+  // b = gain * sqrt(3 / fan_in), gain = sqrt(2 / (1 + 5)): b = 1 / sqrt(fan_in); the bias is
+  // U(-1 / sqrt(fan_in), 1 / sqrt(fan_in)) too.
+  const std::int64_t fan_in = checked_mul(checked_mul(in / groups, k[0], "Conv2d"), k[1], "Conv2d");
+  const double bound = 1.0 / std::sqrt(static_cast<double>(fan_in));
+  Generator& gen = default_generator(Device::cpu());
+  Tensor w = empty({out, in / groups, k[0], k[1]});
+  ops::uniform_(w, -bound, bound, gen);
+  weight = register_parameter("weight", w);
+  if (options.bias()) {
+    Tensor b = empty({out});
+    ops::uniform_(b, -bound, bound, gen);
+    bias = register_parameter("bias", b);
+  }
+}
+
+Tensor Conv2dImpl::forward(const Tensor& x) {
+  return conv2d(x, weight, bias, options_.stride(), options_.padding(), options_.dilation(),
+                options_.groups());
+}
+
+std::string Conv2dImpl::extra_repr() const {
+  std::ostringstream out;
+  out << options_.in_channels() << ", " << options_.out_channels()
+      << ", kernel_size=" << size2_str(options_.kernel_size())
+      << ", stride=" << size2_str(options_.stride());
+  if (options_.padding() != Size2{0, 0}) out << ", padding=" << size2_str(options_.padding());
+  if (options_.dilation() != Size2{1, 1}) out << ", dilation=" << size2_str(options_.dilation());
+  if (options_.groups() != 1) out << ", groups=" << options_.groups();
+  if (!options_.bias()) out << ", bias=False";
+  return out.str();
+}
+
+}  // namespace leangrad::nn

@@ -1,0 +1,57 @@
+// nn::Conv2d, as LibTorch's: nn::Conv2d(nn::Conv2dOptions(1, 32, 3).stride(1).padding(1)).
+// Parameters `weight` (C_out, C_in / groups, kH, kW) and `bias` (C_out,), initialised as
+// PyTorch does; forward is leangrad::conv2d (autograd/nn_functions.cpp).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <leangrad/autograd/nn_functions.h>
+#include <leangrad/core/macros.h>
+#include <leangrad/nn/module_holder.h>
+
+namespace leangrad::nn {
+
+class Conv2dOptions {
+ public:
+  // A square kernel, or (kH, kW).
+  Conv2dOptions(std::int64_t in_channels, std::int64_t out_channels, std::int64_t kernel_size)
+      : in_channels_(in_channels),
+        out_channels_(out_channels),
+        kernel_size_({kernel_size, kernel_size}) {}
+  Conv2dOptions(std::int64_t in_channels, std::int64_t out_channels, Size2 kernel_size)
+      : in_channels_(in_channels), out_channels_(out_channels), kernel_size_(kernel_size) {}
+
+  // Setters take one value for both dims, or (height, width).
+  Conv2dOptions& stride(std::int64_t s) { return stride(Size2{s, s}); }
+  Conv2dOptions& padding(std::int64_t p) { return padding(Size2{p, p}); }
+  Conv2dOptions& dilation(std::int64_t d) { return dilation(Size2{d, d}); }
+
+  LG_ARG(std::int64_t, in_channels);
+  LG_ARG(std::int64_t, out_channels);
+  LG_ARG(Size2, kernel_size);
+  LG_ARG(Size2, stride) = {1, 1};
+  LG_ARG(Size2, padding) = {0, 0};
+  LG_ARG(Size2, dilation) = {1, 1};
+  LG_ARG(std::int64_t, groups) = 1;
+  LG_ARG(bool, bias) = true;
+};
+
+class Conv2dImpl : public Module {
+ public:
+  explicit Conv2dImpl(const Conv2dOptions& options);
+  // x (N, C_in, H, W) -> (N, C_out, H_out, W_out).
+  Tensor forward(const Tensor& x) override;
+  // "1, 32, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1)", as PyTorch prints it.
+  std::string extra_repr() const override;
+  const Conv2dOptions& options() const { return options_; }
+
+  Tensor weight;
+  Tensor bias;  // undefined when options.bias(false)
+
+ private:
+  Conv2dOptions options_;
+};
+LEANGRAD_MODULE(Conv2d);
+
+}  // namespace leangrad::nn

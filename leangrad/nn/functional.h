@@ -1,0 +1,33 @@
+// nn::functional: the free functions of the layers under LibTorch's namespace, for code written
+//   namespace F = torch::nn::functional;  ->  namespace F = leangrad::nn::functional;
+//   x = F::relu(F::conv2d(x, w, b));  loss = F::cross_entropy(logits, target);
+// The same functions as leangrad::relu, leangrad::conv2d, ... (autograd/functions.h,
+// autograd/nn_functions.h), which take their arguments positionally: LibTorch's functional
+// options objects (F::Conv2dFuncOptions) are not there (docs/api-notes.md). nn::utils::
+// clip_grad_norm_ is declared with optim::clip_grad_norm_ (optim/clip_grad.h): nn sits below optim.
+#pragma once
+
+#include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/nn_functions.h>
+
+namespace leangrad::nn::functional {
+
+using leangrad::avg_pool2d;
+using leangrad::conv2d;
+using leangrad::cross_entropy;
+using leangrad::dropout;
+using leangrad::group_norm;
+using leangrad::l1_loss;
+using leangrad::linear;
+using leangrad::log_softmax;
+using leangrad::max_pool2d;
+using leangrad::mse_loss;
+using leangrad::nll_loss;
+using leangrad::pixel_shuffle;
+using leangrad::pixel_unshuffle;
+using leangrad::relu;
+using leangrad::sigmoid;
+using leangrad::softmax;
+using leangrad::tanh;
+using leangrad::tanhexp;
+}  // namespace leangrad::nn::functional

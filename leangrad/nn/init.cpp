@@ -1,0 +1,169 @@
+// nn::init (nn/init.h): the formulas are PyTorch's torch.nn.init, written from its documentation;
+// the random fills are ops::uniform_ / ops::normal_ on the tensor's device generator.
+#include <leangrad/nn/init.h>
+
+#include <cmath>
+#include <utility>
+
+#include <leangrad/autograd/grad_mode.h>
+#include <leangrad/core/creation.h>
+#include <leangrad/core/error.h>
+#include <leangrad/core/generator.h>
+#include <leangrad/kernels/ops.h>
+
+namespace leangrad::nn::init {
+
+namespace {
+
+void check_defined(const Tensor& tensor, const char* fn) {
+  LG_CHECK(tensor.defined(), "nn::init::", fn, ": the tensor is undefined");
+}
+
+void check_floating(const Tensor& tensor, const char* fn) {
+  check_defined(tensor, fn);
+  LG_CHECK_TYPED(DTypeError, is_floating(tensor.dtype()), "nn::init::", fn,
+                 ": expected a floating tensor, got ", tensor.dtype(), " of shape ", tensor.shape(),
+                 " on ", tensor.device());
+}
+
+std::int64_t fan(const Tensor& tensor, FanMode mode, const char* fn) {
+  check_defined(tensor, fn);
+  LG_CHECK(tensor.dim() >= 2, "nn::init::", fn,
+           ": fan in and fan out need a tensor of at least 2 dimensions, got shape ",
+           tensor.shape());
+  const auto [fan_in, fan_out] = calculate_fan_in_and_fan_out(tensor);
+  const std::int64_t f = mode == FanMode::FanIn ? fan_in : fan_out;
+  LG_CHECK(f > 0, "nn::init::", fn, ": the ", mode == FanMode::FanIn ? "fan in" : "fan out",
+           " of a tensor of shape ", tensor.shape(), " is 0");
+  return f;
+}
+
+Tensor fill_uniform(Tensor tensor, double low, double high) {
+  NoGradGuard no_grad;
+  ops::uniform_(tensor, low, high, default_generator(tensor.device()));
+  tensor.bump_version();
+  return tensor;
+}
+
+Tensor fill_normal(Tensor tensor, double mean, double std) {
+  NoGradGuard no_grad;
+  ops::normal_(tensor, mean, std, default_generator(tensor.device()));
+  tensor.bump_version();
+  return tensor;
+}
+
+Tensor fill_constant(Tensor tensor, double value, const char* fn) {
+  check_defined(tensor, fn);
+  NoGradGuard no_grad;
+  tensor.fill_(value);
+  return tensor;
+}
+
+}  // namespace
+
+double calculate_gain(Nonlinearity nonlinearity, double param) {
+  switch (nonlinearity) {
+    case Nonlinearity::Linear:
+    case Nonlinearity::Conv1D:
+    case Nonlinearity::Conv2D:
+    case Nonlinearity::Conv3D:
+    case Nonlinearity::ConvTranspose1D:
+    case Nonlinearity::ConvTranspose2D:
+    case Nonlinearity::ConvTranspose3D:
+    case Nonlinearity::Sigmoid:
+      return 1.0;
+    case Nonlinearity::Tanh:
+      return 5.0 / 3.0;
+    case Nonlinearity::ReLU:
+      return std::sqrt(2.0);
+    case Nonlinearity::LeakyReLU:
+      LG_CHECK(std::isfinite(param), "nn::init::calculate_gain: leaky_relu's negative slope must ",
+               "be finite, got ", param);
+      return std::sqrt(2.0 / (1.0 + param * param));
+    case Nonlinearity::SELU:
+      return 3.0 / 4.0;
+  }
+  LG_THROW(Error, "nn::init::calculate_gain: unknown nonlinearity ",
+           static_cast<int>(nonlinearity));
+}
+
+std::pair<std::int64_t, std::int64_t> calculate_fan_in_and_fan_out(const Tensor& tensor) {
+  check_defined(tensor, "calculate_fan_in_and_fan_out");
+  LG_CHECK(tensor.dim() >= 2,
+           "nn::init::calculate_fan_in_and_fan_out: expected a tensor of at least 2 dimensions, "
+           "got shape ",
+           tensor.shape());
+  std::int64_t receptive_field = 1;
+  for (std::int64_t d = 2; d < tensor.dim(); ++d)
+    receptive_field *= tensor.size(d);  // <= numel: cannot overflow
+  return {tensor.size(1) * receptive_field, tensor.size(0) * receptive_field};
+}
+
+Tensor uniform_(Tensor tensor, double low, double high) {
+  check_floating(tensor, "uniform_");
+  return fill_uniform(std::move(tensor), low, high);
+}
+
+Tensor normal_(Tensor tensor, double mean, double std) {
+  check_floating(tensor, "normal_");
+  return fill_normal(std::move(tensor), mean, std);
+}
+
+Tensor constant_(Tensor tensor, double value) {
+  return fill_constant(std::move(tensor), value, "constant_");
+}
+
+Tensor zeros_(Tensor tensor) {
+  return fill_constant(std::move(tensor), 0.0, "zeros_");
+}
+
+Tensor ones_(Tensor tensor) {
+  return fill_constant(std::move(tensor), 1.0, "ones_");
+}
+
+Tensor eye_(Tensor tensor) {
+  check_defined(tensor, "eye_");
+  LG_CHECK(tensor.dim() == 2, "nn::init::eye_: expected a 2-D tensor, got shape ", tensor.shape());
+  const std::int64_t rows = tensor.size(0);
+  const std::int64_t cols = tensor.size(1);
+  Tensor identity = empty({rows, cols}, TensorOptions(kFloat64));
+  double* values = identity.data_ptr<double>();
+  for (std::int64_t i = 0; i < rows; ++i)
+    for (std::int64_t j = 0; j < cols; ++j)
+      values[i * cols + j] = i == j ? 1.0 : 0.0;
+  NoGradGuard no_grad;
+  tensor.copy_(identity.to(tensor.dtype()).to(tensor.device()));
+  return tensor;
+}
+
+Tensor xavier_uniform_(Tensor tensor, double gain) {
+  check_floating(tensor, "xavier_uniform_");
+  const double fan_sum = static_cast<double>(fan(tensor, FanMode::FanIn, "xavier_uniform_") +
+                                             fan(tensor, FanMode::FanOut, "xavier_uniform_"));
+  const double bound = gain * std::sqrt(6.0 / fan_sum);  // sqrt(3) * std
+  return fill_uniform(std::move(tensor), -bound, bound);
+}
+
+Tensor xavier_normal_(Tensor tensor, double gain) {
+  check_floating(tensor, "xavier_normal_");
+  const double fan_sum = static_cast<double>(fan(tensor, FanMode::FanIn, "xavier_normal_") +
+                                             fan(tensor, FanMode::FanOut, "xavier_normal_"));
+  return fill_normal(std::move(tensor), 0.0, gain * std::sqrt(2.0 / fan_sum));
+}
+
+Tensor kaiming_uniform_(Tensor tensor, double a, FanMode mode, Nonlinearity nonlinearity) {
+  check_floating(tensor, "kaiming_uniform_");
+  const double std = calculate_gain(nonlinearity, a) /
+                     std::sqrt(static_cast<double>(fan(tensor, mode, "kaiming_uniform_")));
+  const double bound = std::sqrt(3.0) * std;
+  return fill_uniform(std::move(tensor), -bound, bound);
+}
+
+Tensor kaiming_normal_(Tensor tensor, double a, FanMode mode, Nonlinearity nonlinearity) {
+  check_floating(tensor, "kaiming_normal_");
+  const double std = calculate_gain(nonlinearity, a) /
+                     std::sqrt(static_cast<double>(fan(tensor, mode, "kaiming_normal_")));
+  return fill_normal(std::move(tensor), 0.0, std);
+}
+
+}  // namespace leangrad::nn::init

@@ -1,0 +1,75 @@
+// optim::Adam / optim::AdamW (optim/adam.h): per-tensor bias corrections from each parameter's own
+// step count (AdamUpdate::scalars_at), then one fused AdamUpdate over every parameter
+// (ops::adam_step).
+#include <leangrad/optim/adam.h>
+
+#include <leangrad/kernels/creation.h>
+#include <leangrad/kernels/ops.h>
+
+namespace leangrad::optim {
+namespace {
+
+AdamOptions from_adamw(const AdamWOptions& o) {
+  return AdamOptions(o.lr())
+      .betas(o.betas())
+      .eps(o.eps())
+      .weight_decay(o.weight_decay())
+      .amsgrad(o.amsgrad());
+}
+
+}  // namespace
+
+Adam::Adam(std::vector<Tensor> params, AdamOptions options)
+    : Adam(std::vector<ParamGroup>{ParamGroup(std::move(params))}, options, false) {}
+
+Adam::Adam(std::vector<ParamGroup> groups, AdamOptions options)
+    : Adam(std::move(groups), options, false) {}
+
+Adam::Adam(std::vector<ParamGroup> groups, AdamOptions options, bool decoupled_weight_decay)
+    : OptimizerWithState(std::move(groups), options.lr(), options.weight_decay()),
+      options_(options),
+      decoupled_weight_decay_(decoupled_weight_decay) {
+  const char* name = decoupled_weight_decay ? "AdamW" : "Adam";
+  const auto [beta1, beta2] = options.betas();
+  LG_CHECK(beta1 >= 0 && beta1 < 1 && beta2 >= 0 && beta2 < 1, name, ": invalid betas (", beta1,
+           ", ", beta2, "): each must be in [0, 1)");
+  LG_CHECK(options.eps() >= 0, name, ": invalid eps ", options.eps());
+}
+
+AdamW::AdamW(std::vector<Tensor> params, AdamWOptions options)
+    : Adam(std::vector<ParamGroup>{ParamGroup(std::move(params))}, from_adamw(options), true) {}
+
+AdamW::AdamW(std::vector<ParamGroup> groups, AdamWOptions options)
+    : Adam(std::move(groups), from_adamw(options), true) {}
+
+void Adam::update(Device /*device*/, const std::vector<ParamRef>& params, const Tensor& found_inf) {
+  const auto [beta1, beta2] = options_.betas();
+  const kernels::AdamUpdate update =
+      kernels::AdamUpdate::make(beta1, beta2, options_.eps(), options_.amsgrad(),
+                                decoupled_weight_decay_, /*skip_nonfinite=*/false);
+  std::vector<ops::OptimParam<kernels::AdamUpdate>> list;
+  for (const ParamRef& ref : params) {
+    AdamState& state = state_of(ref.index);
+    if (!state.exp_avg.defined()) {
+      state.exp_avg = zeros_like(ref.param);
+      state.exp_avg_sq = zeros_like(ref.param);
+    }
+    if (options_.amsgrad() && !state.max_exp_avg_sq.defined())
+      state.max_exp_avg_sq = zeros_like(ref.param);
+    const Tensor max_exp_avg_sq = options_.amsgrad() ? state.max_exp_avg_sq : Tensor();
+    list.push_back({ref.param,
+                    ref.grad,
+                    {state.exp_avg, state.exp_avg_sq, max_exp_avg_sq},
+                    update.scalars_at(ref.lr, ref.weight_decay, ref.step),
+                    ref.device_step()});
+  }
+  ops::adam_step(update, list, {.found_inf = found_inf});
+}
+
+bool Adam::valid_state(const Tensor& param, const std::string& name, const Shape& shape) const {
+  const bool known =
+      name == "exp_avg" || name == "exp_avg_sq" || (name == "max_exp_avg_sq" && options_.amsgrad());
+  return known && shape == param.shape();
+}
+
+}  // namespace leangrad::optim

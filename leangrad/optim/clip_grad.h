@@ -1,0 +1,27 @@
+// optim::clip_grad_norm_: rescales gradients so that their joint norm is at most max_norm, as
+// torch.nn.utils.clip_grad_norm_. One fused norm over all parameters (a multi-tensor reduction),
+// then one multi-tensor scale; on CUDA the clip coefficient stays on the device (no host wait).
+//   loss.backward();
+//   optim::clip_grad_norm_(model.parameters(), 1.0);
+//   opt.step();
+#pragma once
+
+#include <limits>
+#include <vector>
+
+#include <leangrad/core/tensor.h>
+
+namespace leangrad::optim {
+
+// The total norm of the gradients (parameters without one are skipped), as a 0-d float32 tensor
+// on their device; every gradient is multiplied by min(1, max_norm / (total_norm + 1e-6)).
+// norm_type: p > 0, or infinity (the largest |g|). Gradients: float32, contiguous, one device.
+Tensor clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm,
+                       double norm_type = 2.0);
+
+}  // namespace leangrad::optim
+
+// LibTorch's spelling, torch::nn::utils::clip_grad_norm_.
+namespace leangrad::nn::utils {
+using optim::clip_grad_norm_;
+}  // namespace leangrad::nn::utils

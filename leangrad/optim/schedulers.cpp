@@ -1,0 +1,124 @@
+// Learning-rate schedulers (optim/schedulers.h).
+#include <leangrad/optim/schedulers.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+
+namespace leangrad::optim {
+
+LRScheduler::LRScheduler(Optimizer& optimizer) : optimizer_(optimizer) {
+  for (const ParamGroup& group : optimizer.param_groups())
+    base_lrs_.push_back(*group.lr);
+}
+
+void LRScheduler::step() {
+  ++last_epoch_;
+  apply();
+}
+
+void LRScheduler::apply() {
+  std::vector<ParamGroup>& groups = optimizer_.param_groups();
+  LG_CHECK(groups.size() == base_lrs_.size(), "LRScheduler: the optimizer's groups changed");
+  for (std::size_t g = 0; g < groups.size(); ++g)
+    groups[g].lr = lr_at(base_lrs_[g], last_epoch_);
+}
+
+std::vector<double> LRScheduler::get_last_lr() const {
+  std::vector<double> out;
+  for (const ParamGroup& group : optimizer_.param_groups())
+    out.push_back(*group.lr);
+  return out;
+}
+
+StepLR::StepLR(Optimizer& optimizer, std::int64_t step_size, double gamma)
+    : LRScheduler(optimizer), step_size_(step_size), gamma_(gamma) {
+  LG_CHECK(step_size > 0, "StepLR: step_size must be positive, got ", step_size);
+  apply();
+}
+
+double StepLR::lr_at(double base_lr, std::int64_t epoch) const {
+  return base_lr * std::pow(gamma_, static_cast<double>(epoch / step_size_));
+}
+
+CosineAnnealingLR::CosineAnnealingLR(Optimizer& optimizer, std::int64_t t_max, double eta_min)
+    : LRScheduler(optimizer), t_max_(t_max), eta_min_(eta_min) {
+  LG_CHECK(t_max > 0, "CosineAnnealingLR: t_max must be positive, got ", t_max);
+  apply();
+}
+
+double CosineAnnealingLR::lr_at(double base_lr, std::int64_t epoch) const {
+  const double phase = std::numbers::pi * static_cast<double>(epoch) / static_cast<double>(t_max_);
+  return eta_min_ + (base_lr - eta_min_) * (1.0 + std::cos(phase)) / 2.0;
+}
+
+LinearWarmup::LinearWarmup(Optimizer& optimizer, std::int64_t warmup_steps)
+    : LRScheduler(optimizer), warmup_steps_(warmup_steps) {
+  LG_CHECK(warmup_steps > 0, "LinearWarmup: warmup_steps must be positive, got ", warmup_steps);
+  apply();
+}
+
+double LinearWarmup::lr_at(double base_lr, std::int64_t epoch) const {
+  return base_lr *
+         std::min(1.0, static_cast<double>(epoch + 1) / static_cast<double>(warmup_steps_));
+}
+
+CosineWithWarmupLR::CosineWithWarmupLR(Optimizer& optimizer, std::int64_t warmup_steps,
+                                       std::int64_t total_steps, double eta_min)
+    : LRScheduler(optimizer),
+      warmup_steps_(warmup_steps),
+      total_steps_(total_steps),
+      eta_min_(eta_min) {
+  LG_CHECK(warmup_steps > 0 && total_steps > warmup_steps,
+           "CosineWithWarmupLR: expected 0 < warmup_steps < total_steps, got warmup_steps ",
+           warmup_steps, " and total_steps ", total_steps);
+  LG_CHECK(eta_min >= 0, "CosineWithWarmupLR: eta_min must be >= 0, got ", eta_min);
+  apply();
+}
+
+double CosineWithWarmupLR::lr_at(double base_lr, std::int64_t epoch) const {
+  if (epoch < warmup_steps_) {
+    return base_lr * static_cast<double>(epoch + 1) / static_cast<double>(warmup_steps_);
+  }
+  const double phase = std::numbers::pi * static_cast<double>(epoch - warmup_steps_) /
+                       static_cast<double>(total_steps_ - warmup_steps_);
+  return eta_min_ + (base_lr - eta_min_) * (1.0 + std::cos(phase)) / 2.0;
+}
+
+OneCycleLR::OneCycleLR(Optimizer& optimizer, double max_lr, std::int64_t total_steps,
+                       double pct_start, double div_factor, double final_div_factor)
+    : LRScheduler(optimizer),
+      max_lr_(max_lr),
+      total_steps_(total_steps),
+      initial_lr_(max_lr / div_factor),
+      min_lr_(max_lr / div_factor / final_div_factor),
+      warmup_end_(pct_start * static_cast<double>(total_steps) - 1.0) {
+  LG_CHECK(max_lr > 0 && total_steps > 1,
+           "OneCycleLR: expected max_lr > 0 and total_steps > 1, "
+           "got max_lr ",
+           max_lr, " and total_steps ", total_steps);
+  LG_CHECK(pct_start > 0 && pct_start < 1, "OneCycleLR: pct_start must be in (0, 1), got ",
+           pct_start);
+  LG_CHECK(div_factor > 0 && final_div_factor > 0,
+           "OneCycleLR: div_factor and final_div_factor must be positive, got ", div_factor,
+           " and ", final_div_factor);
+  LG_CHECK(warmup_end_ > 0 && warmup_end_ < static_cast<double>(total_steps - 1),
+           "OneCycleLR: pct_start ", pct_start, " of ", total_steps,
+           " steps leaves one of the two phases empty");
+  apply();
+}
+
+double OneCycleLR::lr_at(double /*base_lr*/, std::int64_t epoch) const {
+  LG_CHECK(epoch <= total_steps_, "OneCycleLR: stepped ", epoch, " times, but total_steps is ",
+           total_steps_);
+  // PyTorch's _annealing_cos: from start to end as pct goes from 0 to 1.
+  auto anneal = [](double start, double end, double pct) {
+    return end + (start - end) / 2.0 * (std::cos(std::numbers::pi * pct) + 1.0);
+  };
+  const double step = static_cast<double>(epoch);
+  if (step <= warmup_end_) return anneal(initial_lr_, max_lr_, step / warmup_end_);
+  const double last = static_cast<double>(total_steps_ - 1);
+  return anneal(max_lr_, min_lr_, (step - warmup_end_) / (last - warmup_end_));
+}
+
+}  // namespace leangrad::optim

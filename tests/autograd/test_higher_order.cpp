@@ -1,0 +1,278 @@
+// autograd::grad and higher-order gradients (Note [Capturing gradients] and Note [Double backward]
+// in autograd/engine.cpp): gradients returned instead of accumulated, second derivatives checked
+// against central differences of the first (a gradcheck of the gradient, in float64), and the
+// places that cannot be differentiated twice refusing by name. Also LibTorch's spellings of the
+// grad-mode guards.
+#include <gtest/gtest.h>
+
+#include <any>
+#include <cmath>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include <leangrad/autograd/checkpoint.h>
+#include <leangrad/autograd/custom_function.h>
+#include <leangrad/autograd/engine.h>
+#include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/grad_mode.h>
+#include <leangrad/autograd/nn_functions.h>
+#include <leangrad/autograd/saved_tensor.h>
+#include <leangrad/core/creation.h>
+#include "testing/gradcheck.h"
+#include "testing/tensor_testing.h"
+
+namespace leangrad {
+namespace {
+
+using autograd::grad;
+
+// d/dx sum(f(x)), itself differentiable (create_graph). gradcheck evaluates its function under
+// NoGradGuard for the finite differences; a first derivative needs the graph of f, so grad mode
+// is switched back on inside (LibTorch's AutoGradMode).
+Tensor gradient_of_sum(const std::function<Tensor(const Tensor&)>& f, const Tensor& x) {
+  AutoGradMode enable(true);
+  return grad({f(x).sum()}, {x}, {}, std::nullopt, /*create_graph=*/true)[0];
+}
+
+// A function whose forward and backward count their calls: shows which nodes ran.
+struct CountingIdentity : autograd::Function<CountingIdentity> {
+  static inline int backward_calls = 0;
+  static Tensor forward(autograd::Context*, const Tensor& x) { return x.clone(); }
+  static std::vector<Tensor> backward(autograd::Context*, std::vector<Tensor> grads) {
+    ++backward_calls;
+    return {grads[0]};
+  }
+};
+
+// exp as a custom function that saves its output: under create_graph the saved output must
+// point back at this function's node (SavedTensor::mark_if_output), or the second derivative
+// would miss the e^x * e^x term... and be wrong.
+struct ExpSavingOutput : autograd::Function<ExpSavingOutput> {
+  static Tensor forward(autograd::Context* ctx, const Tensor& x) {
+    Tensor y = exp(x);
+    ctx->save_for_backward({y});
+    return y;
+  }
+  static std::vector<Tensor> backward(autograd::Context* ctx, std::vector<Tensor> grads) {
+    return {grads[0] * ctx->saved()[0]};
+  }
+};
+
+TEST(AutogradGrad, MatchesBackwardAndLeavesEveryGradAlone) {
+  Tensor x = test::uniform_input({3, 4}, -1.0, 1.0, 1);
+  Tensor w = test::uniform_input({4, 2}, -1.0, 1.0, 2);
+  Tensor y = tanh(matmul(x, w)).square().sum();
+  std::vector<Tensor> g = grad({y}, {x, w}, {}, /*retain_graph=*/true);
+  ASSERT_EQ(g.size(), 2u);
+  EXPECT_FALSE(x.grad().defined());
+  EXPECT_FALSE(w.grad().defined());
+  EXPECT_FALSE(g[0].requires_grad());
+  y.backward();
+  // The same nodes run in the same order on the same values: the same bits.
+  EXPECT_TRUE(g[0].equal(x.grad()));
+  EXPECT_TRUE(g[1].equal(w.grad()));
+}
+
+TEST(AutogradGrad, OfAnIntermediateTensorAndWithGradOutputs) {
+  Tensor x = test::uniform_input({5}, 0.5, 1.5, 3);
+  Tensor h = x * x;
+  Tensor y = h * 3.0;
+  Tensor v = test::uniform_input({5}, -1.0, 1.0, 4).detach();
+  std::vector<Tensor> g = grad({y}, {h, x}, {v});
+  // dy/dh = 3 v, dy/dx = 6 x v, from the formulas by hand.
+  const std::vector<double> xs = test::to_vector(x), vs = test::to_vector(v);
+  std::vector<double> dh, dx;
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    dh.push_back(3.0 * vs[i]);
+    dx.push_back(6.0 * xs[i] * vs[i]);
+  }
+  test::expect_close(g[0], dh, 1e-15, 0.0);
+  test::expect_close(g[1], dx, 1e-15, 0.0);
+}
+
+TEST(AutogradGrad, RunsOnlyTheNodesThatLeadToItsInputs) {
+  Tensor a = test::uniform_input({4}, -1.0, 1.0, 5);
+  Tensor b = test::uniform_input({4}, -1.0, 1.0, 6);
+  CountingIdentity::backward_calls = 0;
+  Tensor y = (CountingIdentity::apply(a) + b * b).sum();
+  Tensor gb = grad({y}, {b}, {}, /*retain_graph=*/true)[0];
+  EXPECT_EQ(CountingIdentity::backward_calls, 0);  // a's branch leads to no input
+  test::expect_close(gb, test::to_vector(b * 2.0), 0.0, 0.0);
+  Tensor ga = grad({y}, {a})[0];
+  EXPECT_EQ(CountingIdentity::backward_calls, 1);
+  test::expect_close(ga, {1.0, 1.0, 1.0, 1.0}, 0.0, 0.0);
+}
+
+TEST(AutogradGrad, UnusedAndNonDifferentiableInputs) {
+  Tensor x = test::uniform_input({3}, -1.0, 1.0, 7);
+  Tensor z = test::uniform_input({3}, -1.0, 1.0, 8);
+  Tensor y = (x * 2.0).sum();
+  try {
+    grad({y}, {x, z}, {}, /*retain_graph=*/true);
+    ADD_FAILURE() << "expected an error for an unused input";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("input 1"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("allow_unused"), std::string::npos) << e.what();
+  }
+  std::vector<Tensor> g =
+      grad({y}, {x, z}, {}, /*retain_graph=*/true, /*create_graph=*/false, /*allow_unused=*/true);
+  EXPECT_TRUE(g[0].defined());
+  EXPECT_FALSE(g[1].defined());
+  Tensor constant = ones({3}, kFloat64);
+  EXPECT_THROW(grad({y}, {constant}), Error);
+  EXPECT_THROW(grad({constant.sum()}, {x}), Error);
+}
+
+// Second derivatives of single functions, through the backward formulas of functions.cpp: the
+// gradient of d/dx sum(f(x)) is checked against central differences of it.
+TEST(HigherOrder, SecondDerivativesMatchFiniteDifferences) {
+  const std::vector<std::pair<const char*, std::function<Tensor(const Tensor&)>>> cases = {
+      {"cube", [](const Tensor& x) { return x * x * x; }},
+      {"exp (saves its output)", [](const Tensor& x) { return exp(x); }},
+      {"tanh (saves its output)", [](const Tensor& x) { return tanh(x); }},
+      {"sigmoid (saves its output)", [](const Tensor& x) { return sigmoid(x); }},
+      {"log", [](const Tensor& x) { return log(x); }},
+      {"sqrt", [](const Tensor& x) { return sqrt(x); }},
+      {"pow 2.5", [](const Tensor& x) { return pow(x, 2.5); }},
+      {"reciprocal", [](const Tensor& x) { return 1.0 / x; }},
+      {"x exp(-x^2)", [](const Tensor& x) { return x * exp(-(x * x)); }},
+      {"softplus-like log(1 + e^x)", [](const Tensor& x) { return log(exp(x) + 1.0); }},
+      {"mean of squares", [](const Tensor& x) { return (x * x).mean(); }},
+      {"custom function saving its output",
+       [](const Tensor& x) { return ExpSavingOutput::apply(x); }},
+  };
+  for (const auto& [name, f] : cases) {
+    SCOPED_TRACE(name);
+    Tensor x = test::uniform_input({2, 3}, 0.5, 1.5, 11);  // > 0: log, sqrt, pow, 1/x
+    EXPECT_TRUE(test::gradcheck(
+        [f = f](const std::vector<Tensor>& in) { return gradient_of_sum(f, in[0]); }, {x}));
+  }
+}
+
+// Mixed second derivatives of a two-input function with matmul, where and a reduction in it: the
+// gradcheck differentiates both first derivatives with respect to both inputs.
+TEST(HigherOrder, MixedSecondDerivativesThroughMatmulAndWhere) {
+  Tensor a = test::uniform_input({3, 4}, -1.0, 1.0, 12);
+  Tensor b = test::uniform_input({4, 2}, -1.0, 1.0, 13);
+  auto f = [](const Tensor& a, const Tensor& b) {
+    Tensor h = tanh(matmul(a, b));
+    Tensor picked = where(h.gt(0.0), h * h, sigmoid(h));
+    return (picked.sum(1) * exp(b.sum())).sum() + (a * a * b.sum()).sum();
+  };
+  EXPECT_TRUE(test::gradcheck(
+      [&f](const std::vector<Tensor>& in) {
+        AutoGradMode enable(true);  // as in gradient_of_sum
+        std::vector<Tensor> g = grad({f(in[0], in[1])}, {in[0], in[1]}, {}, std::nullopt,
+                                     /*create_graph=*/true);
+        return cat({g[0].flatten(), g[1].flatten()}, 0);
+      },
+      {a, b}));
+}
+
+// A gradient penalty, the common use: the parameters' gradient of |d loss/d x|^2.
+TEST(HigherOrder, GradientPenaltyThroughBackwardWithCreateGraph) {
+  const Tensor x = test::uniform_input({4, 3}, -1.0, 1.0, 14);
+  Tensor w = test::uniform_input({3, 2}, -1.0, 1.0, 15);
+  auto loss = [&x](const Tensor& w) { return tanh(matmul(x, w)).square().sum(); };
+  EXPECT_TRUE(test::gradcheck(
+      [&](const std::vector<Tensor>& in) {
+        AutoGradMode enable(true);  // as in gradient_of_sum
+        Tensor gx = grad({loss(in[0])}, {x}, {}, std::nullopt, /*create_graph=*/true)[0];
+        return (gx * gx).sum();
+      },
+      {w}));
+  // backward(create_graph) leaves a .grad with a graph of its own, accumulating out of place.
+  Tensor leaf = test::uniform_input({4}, 0.5, 1.5, 16);
+  (leaf * leaf * leaf).sum().backward({}, std::nullopt, /*create_graph=*/true);
+  (leaf * leaf * leaf).sum().backward({}, std::nullopt, /*create_graph=*/true);
+  ASSERT_TRUE(leaf.grad().requires_grad());
+  const std::vector<double> xs = test::to_vector(leaf);
+  std::vector<double> twice_3x2, twice_6x;
+  for (double v : xs) {
+    twice_3x2.push_back(2.0 * 3.0 * v * v);
+    twice_6x.push_back(2.0 * 6.0 * v);
+  }
+  test::expect_close(leaf.grad(), twice_3x2, 1e-15, 0.0);
+  Tensor second = grad({leaf.grad().sum()}, {leaf})[0];
+  test::expect_close(second, twice_6x, 1e-15, 0.0);
+}
+
+TEST(HigherOrder, FusedKernelBackwardsRefuseASecondBackwardByName) {
+  Tensor x = test::uniform_input({1, 1, 4, 4}, -1.0, 1.0, 17);
+  Tensor w = test::uniform_input({1, 1, 3, 3}, -1.0, 1.0, 18);
+  Tensor gx = grad({conv2d(x, w).square().sum()}, {x}, {}, std::nullopt, true)[0];
+  ASSERT_TRUE(gx.requires_grad());
+  try {
+    grad({gx.sum()}, {w});
+    ADD_FAILURE() << "expected double backward through conv2d to throw";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("conv2d"), std::string::npos) << e.what();
+  }
+  Tensor t = test::uniform_input({5}, -1.0, 1.0, 19);
+  Tensor gt = grad({tanhexp(t).square().sum()}, {t}, {}, std::nullopt, true)[0];
+  try {
+    grad({gt.sum()}, {t});
+    ADD_FAILURE() << "expected double backward through tanhexp to throw";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("tanhexp"), std::string::npos) << e.what();
+  }
+  // A first backward through the same ops is unaffected.
+  Tensor g1 = grad({conv2d(x, w).square().sum()}, {w})[0];
+  EXPECT_FALSE(g1.requires_grad());
+}
+
+TEST(HigherOrder, RefusedThroughSavedTensorHooksAndCheckpoint) {
+  Tensor x = test::uniform_input({3}, 0.5, 1.5, 20);
+  {
+    autograd::SavedTensorHooksGuard hooks(
+        [](const Tensor& t) { return std::any(t.clone()); },
+        [](const std::any& a) { return std::any_cast<Tensor>(a); });
+    Tensor y = (x * x).sum();
+    try {
+      grad({y}, {x}, {}, std::nullopt, /*create_graph=*/true);
+      ADD_FAILURE() << "expected create_graph through hooked saved tensors to throw";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("saved-tensor hooks"), std::string::npos) << e.what();
+    }
+    Tensor z = (x * x).sum();
+    test::expect_close(grad({z}, {x})[0], test::to_vector(x * 2.0), 0.0, 0.0);  // first order
+  }
+  Tensor y =
+      autograd::checkpoint(
+          [](const std::vector<Tensor>& in) { return std::vector<Tensor>{in[0] * in[0]}; }, {x})[0]
+          .sum();
+  try {
+    grad({y}, {x});
+    ADD_FAILURE() << "expected autograd::grad through checkpoint to throw";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("checkpoint"), std::string::npos) << e.what();
+  }
+}
+
+TEST(GradModeSpellings, InferenceModeAutoGradModeGradModeAndDetectAnomalyGuard) {
+  Tensor x = test::uniform_input({3}, 0.5, 1.5, 21);
+  {
+    InferenceMode inference;
+    EXPECT_FALSE(GradMode::is_enabled());
+    EXPECT_FALSE((x * 2.0).requires_grad());
+    {
+      AutoGradMode enable(true);
+      EXPECT_TRUE((x * 2.0).requires_grad());
+    }
+    InferenceMode not_enabled(false);  // keeps the mode it finds
+    EXPECT_FALSE(GradMode::is_enabled());
+  }
+  EXPECT_TRUE(GradMode::is_enabled());
+  Tensor zero = zeros({1}, kFloat64).requires_grad_(true);
+  autograd::DetectAnomalyGuard anomaly;
+  try {
+    sqrt(zero).sum().backward();  // d sqrt(x)/dx at 0 is inf
+    ADD_FAILURE() << "expected DetectAnomalyGuard to report the infinite gradient";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("SqrtBackward"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace leangrad
