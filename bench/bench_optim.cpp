@@ -2,9 +2,10 @@
 // 2^20 x 10 elements, the shape of a large embedding); Adam, AdamW and Adam8bit also on 100M and
 // on the parameters of leangrad-train's mlp (784x128, 128, 10x128, 10: tools/train_models.cpp);
 // the reference loops (kernels/cpu/optim_reference.h) beside the vectorised kernels the library
-// runs; clip_grad_norm_. Bandwidth counts the bytes a step must move: each of p, g and the states
-// read once, p and the states written once (SGD momentum 20, Adam/AdamW/RAdam 28, Adam amsgrad 36,
-// Adam8bit 16 + 8/256 B/param, clip 12); compare with this machine's copy bandwidth (BM_Copy).
+// runs; Adam8bit's byte-permute lookups alone (BM_Adam8bit_Lookup); clip_grad_norm_. Bandwidth
+// counts the bytes a step must move: each of p, g and the states read once, p and the states
+// written once (SGD momentum 20, Adam/AdamW/RAdam 28, Adam amsgrad 36, Adam8bit 16 + 8/256 B/param,
+// clip 12); compare with this machine's copy bandwidth (BM_Copy).
 // bench/compare/optim_vs_libtorch.sh runs the Adam rows beside LibTorch's torch::optim::Adam
 // (bench/compare/libtorch/libtorch_optim.cpp, the same benchmark names). Each optimizer is
 // checked against a plain loop first; bench/gpu_optim.cpp times the CUDA kernels.
@@ -21,6 +22,7 @@
 #include <leangrad/core/shape.h>
 #include <leangrad/kernels/backend.h>
 #include <leangrad/kernels/cpu/optim_reference.h>
+#include <leangrad/kernels/cpu/quant_permute.h>
 #include <leangrad/kernels/creation.h>
 #include <leangrad/optim/optim.h>
 
@@ -243,6 +245,42 @@ void BM_ClipGradNorm(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * k10M * 12);  // read, read + write
 }
 
+// One of Adam8bit's four lookups alone, block by block through the byte permutes of
+// kernels/cpu/quant_permute.h (AVX-512 VBMI builds; skipped elsewhere), on 65,536 values that stay
+// in L2: 0 dequantise (signed map), 1 dequantise (unsigned), 2 quantise (signed), 3 quantise
+// (unsigned). Items are values: compare ns per value with the whole step's.
+void BM_Adam8bit_Lookup(benchmark::State& state) {
+  if (!kernels::cpu::quant_permute_built_in()) {
+    state.SkipWithError("built without AVX-512 VBMI");
+    return;
+  }
+  constexpr int kValues = 65536;
+  const int which = static_cast<int>(state.range(0));
+  const bool is_signed = which % 2 == 0;
+  std::vector<std::uint8_t> codes(kValues);
+  std::vector<float> values(kValues);
+  leangrad::manual_seed(0);
+  Tensor x = leangrad::randn({kValues}) * 0.3;
+  for (int i = 0; i < kValues; ++i) {
+    codes[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(i * 101 % 256);
+    const float r = std::fmin(std::fabs(x.data_ptr<float>()[i]), 1.0f);
+    values[static_cast<std::size_t>(i)] = is_signed ? x.data_ptr<float>()[i] : r * r;
+  }
+  for (auto _ : state) {
+    for (int b = 0; b < kValues; b += kernels::kQuantBlockSize) {
+      if (which < 2) {
+        kernels::cpu::dequantize_block_permute(is_signed, codes.data() + b, 0.5f,
+                                               values.data() + b);
+      } else {
+        benchmark::DoNotOptimize(kernels::cpu::quantize_block_permute(is_signed, values.data() + b,
+                                                                      1.0f, codes.data() + b));
+      }
+    }
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations() * kValues);
+}
+
 // The machine's bandwidth for comparison: a 40 MB copy (read + write).
 void BM_Copy(benchmark::State& state) {
   Tensor src = leangrad::randn({k10M});
@@ -263,6 +301,7 @@ BENCHMARK(BM_Adam_Mlp)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_Adam8bit_Mlp)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_Adam_ReferenceLoop)->Arg(k10M)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Adam8bit_ReferenceLoop)->Arg(k10M)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Adam8bit_Lookup)->DenseRange(0, 3)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_ClipGradNorm)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace

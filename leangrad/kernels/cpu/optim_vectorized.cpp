@@ -20,12 +20,25 @@
 //     elements (Adam8bit: blocks), one contiguous range per thread; a thread walks the tensors
 //     its range crosses (for_each_part). The reference opens a region per tensor and runs each
 //     tensor smaller than kElementwiseGrain on one thread.
-//   - Adam8bit, block by block (kQuantBlockSize elements): dequantise both codes (a table
-//     lookup per lane), update, store the parameter and keep m and v in the block's scratch
-//     arrays; the block's absmax from kMaxLanes running maxima; then each code from one lookup
-//     in a table of the map (kernels/cpu/quant_code_table.h, Note [Code table]), which gives
-//     quantize_state's code for every float. Table lookups (gathers, about one element per
-//     cycle on the CPUs we measured) bound this loop: four per element.
+//   - Adam8bit, block by block (kQuantBlockSize elements): dequantise both codes, update, store
+//     the parameter and keep m and v unquantised, the block's absmax from kMaxLanes running
+//     maxima (a tree over the lanes at the end), then quantise both. Four table lookups per
+//     element, which a compiler can only make gathers (about one element per cycle) or scalar
+//     loads; they, not memory, bounded this loop at 2.5 times float32 Adam's time. Two kernels:
+//       * AVX-512 VBMI builds (LEANGRAD_CPU_ARCH=native on Ice Lake, Zen 4 and later): full
+//         blocks go through adam8bit_blocks_permute, the lookups made 64 at a time with byte
+//         permutes from tables held in registers (kernels/cpu/quant_permute.h, Note [Byte-permute
+//         quantisation]: the one place with intrinsics, and why). Block b's update runs in
+//         four quarters, and between them the quantisation of block b - 1 and the
+//         dequantisation of block b + 1, so that the permutes execute while the update waits
+//         for its divisions and square root (two moment buffers alternate between blocks). A
+//         block holding a NaN or Inf (refused by the permutes) and a tensor's last partial block
+//         take the code tables below.
+//       * Every other build, and those blocks: one read per code of a 256-entry map, and each
+//         new code from one lookup in a table of the map (kernels/cpu/quant_code_table.h, Note
+//         [Code table]), which gives quantize_state's code for every float.
+//     Both are the reference's steps element for element (the tests run both, whichever the
+//     build has, against it), so they give the same bits on any machine.
 //   - Bitwise equal to the reference. This file and kernels/cpu/optim.cpp are compiled with
 //     -ffp-contract=off (CMakeLists.txt), so no multiply and add is fused into an FMA in one and
 //     not the other; the operations of an element are the same and in the same order, and the
@@ -49,6 +62,7 @@
 #include <leangrad/kernels/cpu/optim_reference.h>
 #include <leangrad/kernels/cpu/parallel_for.h>
 #include <leangrad/kernels/cpu/quant_code_table.h>
+#include <leangrad/kernels/cpu/quant_permute.h>
 #include <leangrad/kernels/quantization_math.h>
 
 namespace leangrad::kernels::cpu {
@@ -207,6 +221,18 @@ bool fused_step(const Update& update, const std::vector<OptimTensor<Update>>& te
 constexpr int kMaxLanes = 16;  // running maxima of a block's absmax: one per lane of a vector
 static_assert(kQuantBlockSize % kMaxLanes == 0);
 
+// The largest of kMaxLanes running maxima, pairwise (they hold no NaN and no -0, so any order
+// gives the same bits as the reference's running std::max).
+inline float max_of_lanes(const float* lanes) {
+  float m[kMaxLanes];
+  for (int l = 0; l < kMaxLanes; ++l)
+    m[l] = lanes[l];
+  for (int width = kMaxLanes / 2; width > 0; width /= 2)
+    for (int l = 0; l < width; ++l)
+      m[l] = m[l] < m[l + width] ? m[l + width] : m[l];
+  return m[0];
+}
+
 // max(+0, the non-NaN values of x[0, n)) (of |x| with kAbsolute), as the reference's running
 // std::max gives it; n is a multiple of kMaxLanes.
 template <bool kAbsolute>
@@ -219,17 +245,16 @@ float block_max(const float* x, int n) {
       lanes[l] = lanes[l] < a ? a : lanes[l];
     }
   }
-  float result = 0.0f;
-  for (float lane : lanes)
-    result = std::max(result, lane);
-  return result;
+  return max_of_lanes(lanes);
 }
 
-// Blocks [first, last) of t with Options fixed (Note [Vectorised optimizer steps]); returns true
-// when an element was skipped. The same steps as the reference's adam8bit_block.
+// Blocks [first, last) of t with Options fixed, the codes found in the code tables (Note
+// [Vectorised optimizer steps]); returns true when an element was skipped. The same steps as the
+// reference's adam8bit_block.
 template <typename Options>
-bool adam8bit_blocks(AdamUpdate update, AdamUpdate::TensorScalars scalars, const Adam8bitTensor& t,
-                     std::int64_t first, std::int64_t last, const QuantMaps& maps) {
+bool adam8bit_blocks_code_table(AdamUpdate update, AdamUpdate::TensorScalars scalars,
+                                const Adam8bitTensor& t, std::int64_t first, std::int64_t last,
+                                const QuantMaps& maps) {
   Options::fix(update, scalars);
   const float* signed_map = maps.signed_map.data();
   const float* unsigned_map = maps.unsigned_map.data();
@@ -274,6 +299,144 @@ bool adam8bit_blocks(AdamUpdate update, AdamUpdate::TensorScalars scalars, const
     }
   }
   return skipped != 0;
+}
+
+#if LEANGRAD_QUANT_PERMUTE
+constexpr int kQuarter = kQuantBlockSize / 4;
+
+// Running maxima of a block's |m| and v, per lane (kMaxLanes each, as block_max).
+struct BlockMaxima {
+  float m[kMaxLanes] = {};
+  float v[kMaxLanes] = {};
+};
+
+// Elements [0, kQuarter) of param, grad and the moments m, v (dequantised in, updated out)
+// through `update` with Options fixed (here too, for a compiler that does not inline this), the
+// maxima into `maxima`; returns true when an element was skipped. The maxima are copied into
+// local arrays for the loop, which keeps them in registers (a store and a reload per iteration
+// would chain every step through memory).
+template <typename Options>
+bool update_quarter(AdamUpdate update, AdamUpdate::TensorScalars scalars, float* param,
+                    const float* grad, float* m, float* v, BlockMaxima& maxima) {
+  Options::fix(update, scalars);
+  float max1[kMaxLanes], max2[kMaxLanes];
+  for (int l = 0; l < kMaxLanes; ++l) {
+    max1[l] = maxima.m[l];
+    max2[l] = maxima.v[l];
+  }
+  int skipped = 0;
+  for (int j0 = 0; j0 < kQuarter; j0 += kMaxLanes) {
+#pragma GCC ivdep
+    for (int l = 0; l < kMaxLanes; ++l) {
+      const int j = j0 + l;
+      float x[AdamUpdate::kNumStreams] = {param[j], grad[j], m[j], v[j], 0.0f};
+      skipped |= update(scalars, x) ? 0 : 1;
+      param[j] = x[kParamSlot];
+      m[j] = x[2];
+      v[j] = x[3];
+      const float a = std::fabs(x[2]);
+      max1[l] = max1[l] < a ? a : max1[l];
+      max2[l] = max2[l] < x[3] ? x[3] : max2[l];
+    }
+  }
+  for (int l = 0; l < kMaxLanes; ++l) {
+    maxima.m[l] = max1[l];
+    maxima.v[l] = max2[l];
+  }
+  return skipped != 0;
+}
+
+// Full blocks [first, last) of t with Options fixed, the codes read and found with byte permutes
+// (kernels/cpu/quant_permute.h; Note [Vectorised optimizer steps]); returns true when an element
+// was skipped. The steps of each block are the reference's; block b's update runs in four
+// quarters with the lookups of its neighbours between them (the quantisation of b - 1, the
+// dequantisation of b + 1), so that the permutes run while the update waits for its divisions.
+template <typename Options>
+bool adam8bit_blocks_permute(AdamUpdate update, AdamUpdate::TensorScalars scalars,
+                             const Adam8bitTensor& t, std::int64_t first, std::int64_t last,
+                             const QuantPermuteTables& tables) {
+  namespace qp = quant_permute;
+  Options::fix(update, scalars);
+  const QuantCodeTable::View signed_codes = signed_code_table().view();
+  const QuantCodeTable::View unsigned_codes = unsigned_code_table().view();
+  // The moments of two blocks: the current one, and the previous one until it is quantised,
+  // then the next one dequantised.
+  alignas(64) float m[2][kQuantBlockSize];
+  alignas(64) float v[2][kQuantBlockSize];
+  qp::dequantize_signed(tables, t.state1 + first * kQuantBlockSize, t.absmax1[first], m[0]);
+  qp::dequantize_unsigned(tables, t.state2 + first * kQuantBlockSize, t.absmax2[first], v[0]);
+  float inv1 = 0.0f;  // the previous block's 1 / absmax
+  float inv2 = 0.0f;
+  bool skipped = false;
+  for (std::int64_t block = first; block <= last; ++block) {
+    const bool current = block < last;
+    const bool previous = block > first;
+    const bool next = block + 1 < last;
+    const std::int64_t begin = block * kQuantBlockSize;
+    float* param = t.param + begin;
+    const float* grad = t.grad + begin;
+    std::uint8_t* state1 = t.state1 + begin;  // the previous block's at - kQuantBlockSize
+    std::uint8_t* state2 = t.state2 + begin;
+    float* m_current = m[(block - first) & 1];
+    float* v_current = v[(block - first) & 1];
+    float* m_other = m[(block - first + 1) & 1];
+    float* v_other = v[(block - first + 1) & 1];
+    BlockMaxima maxima;
+    auto update_part = [&](int quarter) {
+      if (!current) return;
+      const int j = quarter * kQuarter;
+      skipped |= update_quarter<Options>(update, scalars, param + j, grad + j, m_current + j,
+                                         v_current + j, maxima);
+    };
+    update_part(0);
+    if (previous && !qp::quantize_signed(tables, m_other, inv1, state1 - kQuantBlockSize)) {
+      for (int j = 0; j < kQuantBlockSize; ++j)  // a NaN or Inf in the block
+        state1[j - kQuantBlockSize] = signed_codes.code(m_other[j], inv1);
+    }
+    update_part(1);
+    if (previous && !qp::quantize_unsigned(tables, v_other, inv2, state2 - kQuantBlockSize)) {
+      for (int j = 0; j < kQuantBlockSize; ++j)
+        state2[j - kQuantBlockSize] = unsigned_codes.code(v_other[j], inv2);
+    }
+    update_part(2);
+    if (next)
+      qp::dequantize_signed(tables, state1 + kQuantBlockSize, t.absmax1[block + 1], m_other);
+    update_part(3);
+    if (next) {
+      qp::dequantize_unsigned(tables, state2 + kQuantBlockSize, t.absmax2[block + 1], v_other);
+    }
+    if (current) {
+      const float new_absmax1 = max_of_lanes(maxima.m);
+      const float new_absmax2 = max_of_lanes(maxima.v);
+      t.absmax1[block] = new_absmax1;
+      t.absmax2[block] = new_absmax2;
+      inv1 = inverse_absmax(new_absmax1);
+      inv2 = inverse_absmax(new_absmax2);
+    }
+  }
+  return skipped;
+}
+#endif  // LEANGRAD_QUANT_PERMUTE
+
+// Blocks [first, last) of t with Options fixed: full blocks with byte permutes where this build
+// has them, the rest with the code tables.
+template <typename Options>
+bool adam8bit_blocks(const AdamUpdate& update, const AdamUpdate::TensorScalars& scalars,
+                     const Adam8bitTensor& t, std::int64_t first, std::int64_t last,
+                     const QuantMaps& maps) {
+#if LEANGRAD_QUANT_PERMUTE
+  const std::int64_t full = std::clamp(t.numel / kQuantBlockSize, first, last);
+  bool skipped = false;
+  if (first < full) {
+    skipped =
+        adam8bit_blocks_permute<Options>(update, scalars, t, first, full, quant_permute_tables());
+  }
+  if (full < last)
+    skipped |= adam8bit_blocks_code_table<Options>(update, scalars, t, full, last, maps);
+  return skipped;
+#else
+  return adam8bit_blocks_code_table<Options>(update, scalars, t, first, last, maps);
+#endif
 }
 
 }  // namespace
@@ -344,6 +507,9 @@ void adam8bit_step(const AdamUpdate& update, const std::vector<Adam8bitTensor>& 
     return;
   }
   const QuantMaps& maps = quant_maps();
+#if LEANGRAD_QUANT_PERMUTE
+  quant_permute_tables();  // built before the threads start
+#endif
   std::vector<AdamUpdate::TensorScalars> scalars;
   const std::vector<std::int64_t> offsets = resolve_launch(
       update, tensors, found_inf,
