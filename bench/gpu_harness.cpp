@@ -1,7 +1,6 @@
 // The GPU benchmark harness (bench/gpu_harness.h): the device-limit table, the CPU check, the
 // L2-flushed event timing and the one table format, console and markdown. Uses only leangrad's
-// public API (core/cuda.h events and streams, tensors for the flush buffer); the device
-// properties come from gpu_device_properties.cu.
+// public API (core/cuda.h device properties, events and streams, tensors for the flush buffer).
 //
 // Note [Device limits]
 //   The fractions in every table are of these numbers (dense: no 2:4 sparsity), looked up by the
@@ -182,7 +181,7 @@ std::vector<std::string> DeviceDescription::summary() const {
 
 DeviceDescription describe_device() {
   DeviceDescription d;
-  d.properties = query_device_properties();
+  d.properties = cuda::get_device_properties();
   const double from_clock = bandwidth_from_clock(d.properties);
   const KnownDevice* known = find_known_device(d.properties);
   if (known != nullptr) {

@@ -2,7 +2,7 @@
 // variants in bench/variants/): it describes the device and its limits, checks each row against
 // the CPU before timing it, times with CUDA events after flushing the L2, and prints every row in
 // one table format (optionally also as markdown, for bench/results/). Plain C++ against
-// leangrad's public headers; the raw CUDA runtime calls live in gpu_device_properties.cu.
+// leangrad's public headers, with no CUDA runtime call of its own.
 //
 // A program is a body handed to gpu_main (gpu_tanhexp_group_norm.cpp in full):
 //   int main(int argc, char** argv) {
@@ -34,25 +34,16 @@
 #include <string>
 #include <vector>
 
+#include <leangrad/core/cuda.h>
 #include <leangrad/core/tensor.h>
 
 namespace leangrad::bench {
 
 // ---- The device ------------------------------------------------------------------------------
 
-// What the runtime reports about the current device (gpu_device_properties.cu; a build without
-// CUDA has a stub that throws).
-struct DeviceProperties {
-  std::string name;
-  int sm_count = 0;
-  std::int64_t l2_bytes = 0;
-  int memory_bus_bits = 0;
-  std::int64_t memory_clock_khz = 0;  // 0: the runtime does not report it
-  std::int64_t global_memory_bytes = 0;
-  int compute_capability_major = 0;
-  int compute_capability_minor = 0;
-};
-DeviceProperties query_device_properties();
+// What the runtime reports about the current device: leangrad's own query, since libleangrad
+// holds the CUDA runtime (a build without CUDA throws, after the GPU programs have said "skipped").
+using DeviceProperties = cuda::DeviceProperties;
 
 // The hardware limit a row is quoted against.
 enum class Limit { None, HbmBandwidth, F32, TF32, BF16, F16 };

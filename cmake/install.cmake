@@ -73,9 +73,10 @@ if(LEANGRAD_WITH_CUDA)
 else()
   set(LEANGRAD_PC_WITH_CUDA 0)
 endif()
-set(LEANGRAD_PC_LIBS_PRIVATE "-fopenmp -lpthread -lz")
+set(LEANGRAD_PC_LIBS_PRIVATE "-fopenmp -lpthread -lz -ldl")
 if(LEANGRAD_WITH_CUDA)
-  string(APPEND LEANGRAD_PC_LIBS_PRIVATE " -lcudart -lcublas")
+  # The static CUDA runtime; cuBLAS, cuDNN and NCCL are opened at run time, never linked.
+  string(APPEND LEANGRAD_PC_LIBS_PRIVATE " -L${CUDAToolkit_LIBRARY_DIR} -lcudart_static -lrt")
 endif()
 configure_file(cmake/leangrad.pc.in "${CMAKE_CURRENT_BINARY_DIR}/leangrad.pc" @ONLY)
 install(FILES "${CMAKE_CURRENT_BINARY_DIR}/leangrad.pc"

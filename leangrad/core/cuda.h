@@ -6,6 +6,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include <leangrad/core/allocator.h>
 
@@ -17,6 +19,35 @@ bool is_available();
 int device_count();
 // Waits for all work on the current device.
 void synchronize(int device = -1);
+
+// What the runtime reports about a device (LibTorch: at::cuda::getDeviceProperties). Programs
+// ask leangrad rather than the CUDA runtime: libleangrad holds its own (static) runtime.
+struct DeviceProperties {
+  std::string name;
+  int sm_count = 0;
+  std::int64_t l2_bytes = 0;
+  int memory_bus_bits = 0;
+  std::int64_t memory_clock_khz = 0;  // 0: the runtime does not report it
+  std::int64_t global_memory_bytes = 0;
+  int compute_capability_major = 0;
+  int compute_capability_minor = 0;
+};
+DeviceProperties get_device_properties(int device = -1);
+
+// A CUDA library leangrad opens at its first use rather than at start-up (Note [Lazily loaded
+// CUDA libraries] in kernels/cuda/cublas_lazy.cpp), as library_statuses() finds it.
+struct LibraryStatus {
+  std::string name;     // "cuBLAS", "cuDNN", "NCCL"
+  std::string file;     // the file opened ("libcublas.so.13"), or those tried
+  std::string version;  // "13.1.0" as the loaded copy reports it; empty when not loaded
+  int major = 0;        // the version's major number; 0 when not loaded
+  std::string error;    // why it could not be loaded, or which function it lacks; empty if fine
+  bool ok() const { return error.empty(); }
+};
+// Opens cuBLAS, cuDNN and (when built with NCCL) NCCL now, asks each its version and looks up
+// every function leangrad calls in it. Needs no GPU: for `leangrad-train --version`, bug reports
+// and the install test. Empty in a build without CUDA.
+std::vector<LibraryStatus> library_statuses();
 // The device that kernels launch on for this thread (as cudaGetDevice); -1 means "current".
 int current_device();
 void set_device(int device);

@@ -30,9 +30,39 @@ execute_process(COMMAND ${CMAKE_COMMAND} --build "${WORK_DIR}/build" RESULT_VARI
 if(NOT result EQUAL 0)
   message(FATAL_ERROR "building the consumer failed")
 endif()
-execute_process(COMMAND "${WORK_DIR}/build/consumer" RESULT_VARIABLE result)
+# The program runs on the CPU, and libleangrad records no CUDA library as needed (Note [Lazily
+# loaded CUDA libraries] in kernels/cuda/cublas_lazy.cpp): so it links and runs on a machine
+# without them. The loader's own log (LD_DEBUG=files) shows that none was opened; the static CUDA
+# runtime may still look for the driver, libcuda.so.1, as cuda::is_available() asks.
+set(ENV{LD_DEBUG} files)
+execute_process(COMMAND "${WORK_DIR}/build/consumer" RESULT_VARIABLE result
+                ERROR_VARIABLE loader_log)
+unset(ENV{LD_DEBUG})
 if(NOT result EQUAL 0)
   message(FATAL_ERROR "the consumer program failed (${result})")
+endif()
+set(cuda_libraries "lib(cudart|cublas|cublasLt|cudnn|nccl)[._]")
+if(loader_log MATCHES "file=${cuda_libraries}")
+  string(REGEX MATCHALL "file=[^ ]*${cuda_libraries}[^ ]*" opened "${loader_log}")
+  message(FATAL_ERROR "the CPU consumer opened CUDA libraries: ${opened}")
+endif()
+if(NOT loader_log MATCHES "file=libleangrad")
+  message(FATAL_ERROR "LD_DEBUG=files shows no libleangrad: the loader log is not what this "
+                      "check reads")
+endif()
+find_program(READELF_EXECUTABLE NAMES readelf)
+if(READELF_EXECUTABLE)
+  file(GLOB installed_libraries "${prefix}/lib*/libleangrad.so.*.*")
+  foreach(library IN LISTS installed_libraries)
+    execute_process(COMMAND "${READELF_EXECUTABLE}" -d "${library}" OUTPUT_VARIABLE dynamic
+                    RESULT_VARIABLE result)
+    if(NOT result EQUAL 0 OR NOT dynamic MATCHES "NEEDED")
+      message(FATAL_ERROR "readelf -d ${library} failed (${result})")
+    endif()
+    if(dynamic MATCHES "NEEDED[^\n]*${cuda_libraries}")
+      message(FATAL_ERROR "${library} needs a CUDA library at load time:\n${dynamic}")
+    endif()
+  endforeach()
 endif()
 # The installed tools start from the prefix (their RUNPATH finds libleangrad in ../lib).
 foreach(tool leangrad-train leangrad-run)

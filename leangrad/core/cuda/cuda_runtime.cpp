@@ -99,6 +99,25 @@ void set_device(int device) {
   LG_CUDA_CHECK(cudaSetDevice(resolve_device(device)));
 }
 
+DeviceProperties get_device_properties(int device) {
+  device = resolve_device(device);
+  cudaDeviceProp prop{};
+  LG_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+  // CUDA 13 removed cudaDeviceProp::memoryClockRate; the attribute remains (0 if not reported).
+  int memory_clock_khz = 0;
+  LG_CUDA_CHECK(cudaDeviceGetAttribute(&memory_clock_khz, cudaDevAttrMemoryClockRate, device));
+  DeviceProperties p;
+  p.name = prop.name;
+  p.sm_count = prop.multiProcessorCount;
+  p.l2_bytes = prop.l2CacheSize;
+  p.memory_bus_bits = prop.memoryBusWidth;
+  p.memory_clock_khz = memory_clock_khz;
+  p.global_memory_bytes = static_cast<std::int64_t>(prop.totalGlobalMem);
+  p.compute_capability_major = prop.major;
+  p.compute_capability_minor = prop.minor;
+  return p;
+}
+
 DeviceGuard::DeviceGuard(Device device) {
   if (!device.is_cuda()) return;
   int current = 0;

@@ -32,6 +32,12 @@ int current_device() {
 void set_device(int /*device*/) {
   throw_not_built("cuda::set_device");
 }
+DeviceProperties get_device_properties(int /*device*/) {
+  throw_not_built("cuda::get_device_properties");
+}
+std::vector<LibraryStatus> library_statuses() {
+  return {};
+}
 
 // No CUDA tensor can exist without CUDA: a guard for a CPU device has nothing to do.
 DeviceGuard::DeviceGuard(Device device) {

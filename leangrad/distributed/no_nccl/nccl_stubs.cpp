@@ -1,5 +1,6 @@
 // Stand-ins for distributed/nccl/ in a build without NCCL (LEANGRAD_WITH_NCCL=OFF, and every
 // build without CUDA): the same symbols, throwing an Error that says how to get NCCL.
+#include <leangrad/core/cuda/lazy_libraries.h>
 #include <leangrad/core/error.h>
 #include <leangrad/distributed/process_group.h>
 
@@ -17,3 +18,15 @@ bool is_nccl_available() {
 }
 
 }  // namespace leangrad::distributed
+
+namespace leangrad::detail {
+
+// What cuda::library_statuses() lists for NCCL in a CUDA build without it.
+cuda::LibraryStatus nccl_status() {
+  cuda::LibraryStatus status;
+  status.name = "NCCL";
+  status.error = "leangrad was built without NCCL (LEANGRAD_WITH_NCCL=OFF)";
+  return status;
+}
+
+}  // namespace leangrad::detail
