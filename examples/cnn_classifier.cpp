@@ -5,11 +5,16 @@
 // (docs/api-notes.md, "Porting a LibTorch program"). ctest runs it
 // (examples/CMakeLists.txt); it exits 1 when a check fails.
 //   example_cnn_classifier [epochs]
+//   example_cnn_classifier --reference tests/data/example_cnn_classifier
+//       its model's loss and gradients on one batch, in float64 from PyTorch's initial parameters,
+//       against PyTorch's (examples/pytorch_reference.h: not part of the LibTorch program)
 #include <leangrad/leangrad.h>
 
 #include <cmath>
 #include <iostream>
 #include <string>
+
+#include "pytorch_reference.h"
 
 namespace torch = leangrad;  // LibTorch's names, leangrad's implementation
 
@@ -73,6 +78,15 @@ bool check(bool ok, const std::string& what) {
 }
 
 int main(int argc, char** argv) {
+  if (argc > 2 && std::string(argv[1]) == "--reference") {
+    ConvNet reference_model;
+    reference_model->eval();  // dropout off: PyTorch and leangrad compute one function
+    const bool ok = pytorch_reference::matches_pytorch(
+        reference_model, argv[2], [](const torch::Tensor& output, const torch::Tensor& y) {
+          return torch::nn::functional::cross_entropy(output, y);
+        });
+    return ok ? 0 : 1;
+  }
   const int epochs = argc > 1 ? std::stoi(argv[1]) : 6;
   const int64_t batch_size = 32;
   torch::manual_seed(0);

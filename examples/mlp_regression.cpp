@@ -4,6 +4,9 @@
 // written for LibTorch (docs/api-notes.md, "Porting a LibTorch program", lists every line that
 // differs). ctest runs it (examples/CMakeLists.txt); it exits 1 when a check fails.
 //   example_mlp_regression [steps]
+//   example_mlp_regression --reference tests/data/example_mlp_regression
+//       its model's loss and gradients on one batch, in float64 from PyTorch's initial parameters,
+//       against PyTorch's (examples/pytorch_reference.h: not part of the LibTorch program)
 #include <leangrad/leangrad.h>
 
 #include <unistd.h>
@@ -12,6 +15,8 @@
 #include <filesystem>
 #include <iostream>
 #include <string>
+
+#include "pytorch_reference.h"
 
 namespace torch = leangrad;  // LibTorch's names, leangrad's implementation
 
@@ -49,6 +54,14 @@ bool check(bool ok, const std::string& what) {
 }
 
 int main(int argc, char** argv) {
+  if (argc > 2 && std::string(argv[1]) == "--reference") {
+    Net reference_net(2, 32, 1);
+    const bool ok = pytorch_reference::matches_pytorch(
+        reference_net, argv[2], [](const torch::Tensor& output, const torch::Tensor& y) {
+          return torch::mse_loss(output, y);
+        });
+    return ok ? 0 : 1;
+  }
   const int steps = argc > 1 ? std::stoi(argv[1]) : 400;
   torch::manual_seed(0);
   auto [x_train, y_train] = make_data(1024);
