@@ -5,6 +5,8 @@
 //                  (ops::tanhexp_backward), which costs less than storing tanh(e^x) beside y
 //   group_norm     saves x, the per-group mean and rstd the forward computed and the weight;
 //                  ops::group_norm_backward computes only the gradients that are needed
+//   layer_norm,    group_norm's kernels on a reshaped input (Note [LayerNorm and BatchNorm as
+//   batch_norm     GroupNorm]); batch_norm in evaluation is elementwise ops
 //   conv2d         the input gradient (a convolution of grad with the flipped weight, gathered
 //                  per input pixel), the weight gradient (grad correlated with the input over
 //                  every sample and pixel), the bias gradient (grad summed over N, H, W)
@@ -16,10 +18,12 @@
 // non-ignored samples, computed on the device (no synchronisation; all ignored gives 0/0 = NaN,
 // as PyTorch).
 #include <algorithm>
+#include <utility>
 #include <vector>
 
 #include <leangrad/autograd/autocast.h>
 #include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/grad_mode.h>
 #include <leangrad/autograd/graph.h>
 #include <leangrad/autograd/nn_functions.h>
 #include <leangrad/core/generator.h>
@@ -67,9 +71,76 @@ void check_elementwise_loss(const char* op, const Tensor& input, const Tensor& t
                   target.device());
 }
 
+// group_norm's kernels recorded as the op `op`, returning the statistics too. layer_norm and
+// batch_norm are group norms of a reshaped input (Note [LayerNorm and BatchNorm as GroupNorm]).
+struct GroupNormNode {
+  Tensor output;
+  Tensor mean;  // (N, num_groups), float32 (float64 for float64 input)
+  Tensor rstd;
+};
+
+GroupNormNode record_group_norm(const char* op, const Tensor& x, std::int64_t num_groups,
+                                const Tensor& weight, const Tensor& bias, double eps) {
+  ops::GroupNormOutput forward = ops::group_norm(x, num_groups, weight, bias, eps);
+  std::vector<Tensor> saved = {x, forward.mean, forward.rstd};
+  if (weight.defined()) saved.push_back(weight);
+  const Tensor out = record_op(
+      op, forward.output, {x, weight, bias}, saved,
+      [num_groups](const BackwardContext& c) -> std::vector<Tensor> {
+        const Tensor weight = c.saved.size() > 3 ? c.saved[3] : Tensor();
+        ops::GroupNormGrads g =
+            ops::group_norm_backward(c.grad, c.saved[0], c.saved[1], c.saved[2], weight, num_groups,
+                                     c.needs(0), c.needs(1), c.needs(2));
+        return {g.grad_input, g.grad_weight, g.grad_bias};
+      },
+      autograd::DoubleBackward::NotImplemented);
+  return {out, forward.mean, forward.rstd};
+}
+
+// The checks layer_norm and batch_norm make before reshaping (group_norm's own would name
+// group_norm and the reshaped shapes): a defined floating input.
+void check_norm_input(const char* op, const Tensor& x) {
+  LG_CHECK(x.defined(), op, ": expected a defined input, got an undefined Tensor()");
+  LG_CHECK_DTYPE(is_floating(x.dtype()), op,
+                 ": expected a floating input (float32, float64, float16, bfloat16), got ",
+                 x.dtype());
+}
+
+// An affine parameter or running statistic: undefined, or of `shape`, on x's device, and of
+// x's dtype when `same_dtype` (running statistics may be float32 beside a 16-bit input).
+void check_norm_tensor(const char* op, const char* name, const Tensor& t, const Tensor& x,
+                       const Shape& shape, bool same_dtype = true) {
+  if (!t.defined()) return;
+  LG_CHECK_SHAPE(t.shape() == shape, op, ": expected ", name, " of shape ", shape, ", got ",
+                 t.shape(), " (input of shape ", x.shape(), ")");
+  LG_CHECK_DTYPE(same_dtype ? t.dtype() == x.dtype() : is_floating(t.dtype()), op, ": ", name,
+                 " has dtype ", t.dtype(), ", the input ", x.dtype());
+  LG_CHECK_DEVICE(t.device() == x.device(), op, ": ", name, " is on ", t.device(),
+                  ", the input on ", x.device());
+}
+
+// running = (1 - momentum) running + momentum batch, in place, with the unbiased variance of the
+// `count` values per channel. The batch's biased variance comes back from the rstd the kernel
+// kept: var = rstd^-2 - eps has an absolute error of a few ulps of var + eps, which is what
+// evaluation adds eps to again (Note [LayerNorm and BatchNorm as GroupNorm]).
+void update_running_stats(const Tensor& running_mean, const Tensor& running_var,
+                          const Tensor& batch_mean, const Tensor& batch_rstd, std::int64_t count,
+                          double momentum, double eps) {
+  const NoGradGuard no_grad;
+  const std::int64_t channels = running_mean.numel();
+  const Tensor mean = reshape(batch_mean, {channels});
+  const double unbias = static_cast<double>(count) / static_cast<double>(count - 1);
+  const Tensor var =
+      mul(clamp_min(sub(pow(reshape(batch_rstd, {channels}), -2.0), eps), 0.0), unbias);
+  ops::binary_(BinaryOp::Mul, running_mean, 1.0 - momentum);
+  ops::binary_(BinaryOp::Add, running_mean, mul(mean, momentum));
+  ops::binary_(BinaryOp::Mul, running_var, 1.0 - momentum);
+  ops::binary_(BinaryOp::Add, running_var, mul(var, momentum));
+}
+
 }  // namespace
 
-// ---- TanhExp, GroupNorm, conv2d ----------------------------------------------------------------
+// ---- TanhExp, normalization, conv2d ------------------------------------------------------------
 
 Tensor tanhexp(const Tensor& x) {
   return record_op(
@@ -85,19 +156,92 @@ Tensor group_norm(const Tensor& x, std::int64_t num_groups, const Tensor& weight
   // Under autocast: x's dtype with float32 statistics; the affine parameters follow x.
   const Tensor weight = x.defined() ? amp::autocast_operand_to(weight_in, x.dtype()) : weight_in;
   const Tensor bias = x.defined() ? amp::autocast_operand_to(bias_in, x.dtype()) : bias_in;
-  ops::GroupNormOutput forward = ops::group_norm(x, num_groups, weight, bias, eps);
-  std::vector<Tensor> saved = {x, forward.mean, forward.rstd};
-  if (weight.defined()) saved.push_back(weight);
-  return record_op(
-      "group_norm", forward.output, {x, weight, bias}, saved,
-      [num_groups](const BackwardContext& c) -> std::vector<Tensor> {
-        const Tensor weight = c.saved.size() > 3 ? c.saved[3] : Tensor();
-        ops::GroupNormGrads g =
-            ops::group_norm_backward(c.grad, c.saved[0], c.saved[1], c.saved[2], weight, num_groups,
-                                     c.needs(0), c.needs(1), c.needs(2));
-        return {g.grad_input, g.grad_weight, g.grad_bias};
-      },
-      autograd::DoubleBackward::NotImplemented);
+  return record_group_norm("group_norm", x, num_groups, weight, bias, eps).output;
+}
+
+// Note [LayerNorm and BatchNorm as GroupNorm]
+//   Both normalizations are GroupNorm of a reshaped input, so they run on group_norm's fused
+//   kernels (Welford statistics, the affine map and the one-pass input gradient; CPU and CUDA):
+//   - layer_norm: x (*, normalized_shape) seen as (R, M), M = prod(normalized_shape): R samples
+//     of M channels, one group each, no spatial dims. Group (r, 0) is row r, and GroupNorm's
+//     per-channel affine is LayerNorm's per-element one (weight and bias seen as (M,)). A view
+//     when x is contiguous: no copy.
+//   - batch_norm (training): x (N, C, *) transposed to (C, N, *) and seen as (1, C, N * S): one
+//     sample, C groups of one channel each, so group c holds channel c of every sample and
+//     GroupNorm's per-channel affine is BatchNorm's. Costs one copy of x in and one of y out
+//     (and of the gradients in backward); the batch's mean and rstd come back for the running
+//     statistics. In evaluation BatchNorm is the affine map x * scale[c] + shift[c] from the
+//     running statistics, written with elementwise ops.
+Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight_in,
+                  const Tensor& bias_in, double eps) {
+  const char* op = "layer_norm";
+  check_norm_input(op, x);
+  const std::int64_t k = static_cast<std::int64_t>(normalized_shape.size());
+  const bool trailing_match =
+      k >= 1 && x.dim() >= k &&
+      std::equal(normalized_shape.begin(), normalized_shape.end(), x.shape().end() - k);
+  LG_CHECK_SHAPE(trailing_match, op,
+                 ": expected an input whose trailing dims are normalized_shape ", normalized_shape,
+                 ", got an input of shape ", x.shape());
+  const Tensor weight = amp::autocast_operand_to(weight_in, x.dtype());
+  const Tensor bias = amp::autocast_operand_to(bias_in, x.dtype());
+  check_norm_tensor(op, "weight", weight, x, normalized_shape);
+  check_norm_tensor(op, "bias", bias, x, normalized_shape);
+  std::int64_t features = 1;
+  for (std::int64_t d : normalized_shape)
+    features *= d;
+  std::int64_t rows = 1;
+  for (std::int64_t d = 0; d < x.dim() - k; ++d)
+    rows *= x.size(d);
+  const Tensor w = weight.defined() ? reshape(weight, {features}) : Tensor();
+  const Tensor b = bias.defined() ? reshape(bias, {features}) : Tensor();
+  const Tensor y = record_group_norm(op, reshape(x, {rows, features}), 1, w, b, eps).output;
+  return reshape(y, x.shape());
+}
+
+Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var,
+                  const Tensor& weight_in, const Tensor& bias_in, bool training, double momentum,
+                  double eps) {
+  const char* op = "batch_norm";
+  check_norm_input(op, x);
+  LG_CHECK_SHAPE(x.dim() >= 2, op, ": expected an input of shape (N, C, *), got ", x.shape());
+  const std::int64_t channels = x.size(1);
+  const Tensor weight = amp::autocast_operand_to(weight_in, x.dtype());
+  const Tensor bias = amp::autocast_operand_to(bias_in, x.dtype());
+  check_norm_tensor(op, "weight", weight, x, {channels});
+  check_norm_tensor(op, "bias", bias, x, {channels});
+  check_norm_tensor(op, "running_mean", running_mean, x, {channels}, /*same_dtype=*/false);
+  check_norm_tensor(op, "running_var", running_var, x, {channels}, /*same_dtype=*/false);
+  LG_CHECK(running_mean.defined() == running_var.defined(), op,
+           ": expected both running_mean and running_var or neither");
+  LG_CHECK(training || running_mean.defined(), op,
+           ": evaluation (training = false) normalizes with running_mean and running_var, "
+           "got undefined ones");
+  if (!training) {
+    // y = x * scale[c] + shift[c], scale = weight / sqrt(running_var + eps),
+    // shift = bias - running_mean * scale; computed in the statistics' dtype, applied in x's.
+    Shape channel_shape(static_cast<std::size_t>(x.dim()), 1);
+    channel_shape[1] = channels;
+    Tensor scale = rdiv(sqrt(add(running_var, eps)), 1.0);
+    if (weight.defined()) scale = mul(to(weight, x.device(), scale.dtype()), scale);
+    Tensor shift = neg(mul(running_mean, scale));
+    if (bias.defined()) shift = add(shift, to(bias, x.device(), shift.dtype()));
+    scale = reshape(to(scale, x.device(), x.dtype()), channel_shape);
+    shift = reshape(to(shift, x.device(), x.dtype()), channel_shape);
+    return add(mul(x, scale), shift);
+  }
+  const std::int64_t count = channels > 0 ? x.numel() / channels : 0;
+  LG_CHECK_SHAPE(count > 1, op, ": expected more than 1 value per channel when training, got ",
+                 "an input of shape ", x.shape());
+  // (N, C, *) -> (C, N, *) -> (1, C, N * S): Note [LayerNorm and BatchNorm as GroupNorm].
+  Shape channels_first = x.shape();
+  std::swap(channels_first[0], channels_first[1]);
+  const Tensor grouped = reshape(transpose(x, 0, 1), {1, channels, count});
+  const GroupNormNode r = record_group_norm(op, grouped, channels, weight, bias, eps);
+  const Tensor y = transpose(reshape(r.output, channels_first), 0, 1).contiguous();
+  if (running_mean.defined())
+    update_running_stats(running_mean, running_var, r.mean, r.rstd, count, momentum, eps);
+  return y;
 }
 
 Tensor conv2d(const Tensor& x_in, const Tensor& weight_in, const Tensor& bias_in, Size2 stride,

@@ -21,6 +21,19 @@ Tensor tanhexp(const Tensor& x);
 // x: (N, C, *); weight, bias: (C,) or undefined.
 Tensor group_norm(const Tensor& x, std::int64_t num_groups, const Tensor& weight = Tensor(),
                   const Tensor& bias = Tensor(), double eps = 1e-5);
+// LayerNorm over the trailing dims: x (*, normalized_shape); weight, bias: normalized_shape or
+// undefined. Each row of prod(normalized_shape) elements is normalized with its own mean and
+// biased variance: y = (x - mean) / sqrt(var + eps) * weight + bias.
+Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight = Tensor(),
+                  const Tensor& bias = Tensor(), double eps = 1e-5);
+// BatchNorm over x (N, C, *), as torch.nn.functional.batch_norm: per channel over N and the
+// spatial dims. training: normalize with the batch's mean and biased variance and, when the
+// running statistics (C,) are defined, update them in place (running = (1 - momentum) running +
+// momentum batch, with the unbiased variance for running_var); !training: normalize with the
+// running statistics. weight, bias: (C,) or undefined.
+Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var,
+                  const Tensor& weight = Tensor(), const Tensor& bias = Tensor(),
+                  bool training = false, double momentum = 0.1, double eps = 1e-5);
 
 // ---- Convolution --------------------------------------------------------------------------------
 // x: (N, C_in, H, W); weight: (C_out, C_in / groups, kH, kW); bias: (C_out,) or undefined.

@@ -13,11 +13,13 @@
 namespace leangrad::nn::functional {
 
 using leangrad::avg_pool2d;
+using leangrad::batch_norm;
 using leangrad::conv2d;
 using leangrad::cross_entropy;
 using leangrad::dropout;
 using leangrad::group_norm;
 using leangrad::l1_loss;
+using leangrad::layer_norm;
 using leangrad::linear;
 using leangrad::log_softmax;
 using leangrad::max_pool2d;

@@ -1,0 +1,94 @@
+// Device op table rows for the nn layers (see op_table.h): LayerNorm and BatchNorm,
+// forward and input/parameter gradients (with_grads) in float32,
+// float64 and the 16-bit dtypes, non-contiguous inputs, and BatchNorm's running statistics.
+// LayerNorm and BatchNorm run on GroupNorm's kernels (Note [LayerNorm and BatchNorm as
+// GroupNorm]): sums over whole rows or channels differ in order between devices, hence the
+// reduction tolerance.
+#include "kernels/op_table.h"
+
+#include <string>
+#include <utility>
+
+#include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/nn_functions.h>
+
+namespace leangrad::test {
+namespace {
+
+constexpr Layout kT = Layout::Transposed;
+
+Tolerance norm_tolerance(DType dtype) {
+  return dtype == kFloat32 ? kTolF32Sum : elementwise_tolerance(dtype);
+}
+
+// ---- LayerNorm, BatchNorm -----------------------------------------------------------------------
+std::vector<OpCase> normalization_cases() {
+  std::vector<OpCase> c;
+  for (DType dtype : kFloatingDTypes) {
+    const std::string suffix = dtype_suffix(dtype);
+    const Tolerance tol = norm_tolerance(dtype);
+    c.push_back(
+        {"layer_norm_" + suffix,
+         grads_of([](const Inputs& v) { return layer_norm(v[0], {37}, v[1], v[2]); }),
+         {input({3, 5, 37}, dtype, -2.0, 3.0), input({37}, dtype, 0.5, 1.5), input({37}, dtype)},
+         tol});
+    c.push_back(
+        {"batch_norm_train_" + suffix,
+         grads_of([](const Inputs& v) {
+           return batch_norm(v[0], {}, {}, v[1], v[2], /*training=*/true);
+         }),
+         {input({4, 6, 5, 7}, dtype, -2.0, 3.0), input({6}, dtype, 0.5, 1.5), input({6}, dtype)},
+         tol});
+  }
+  c.push_back({"layer_norm_two_dims_no_affine_transposed_f32",
+               grads_of([](const Inputs& v) {
+                 return layer_norm(v[0], {9, 8});
+               }),
+               {input({4, 9, 8}, kFloat32, -2.0, 3.0, kT)},
+               kTolF32Sum});
+  // Rows of 4096: long enough for group_norm's split-across-blocks path on CUDA.
+  c.push_back({"layer_norm_long_rows_f32",
+               grads_of([](const Inputs& v) { return layer_norm(v[0], {4096}, v[1], v[2]); }),
+               {input({3, 4096}, kFloat32, -2.0, 3.0), input({4096}, kFloat32, 0.5, 1.5),
+                input({4096}, kFloat32)},
+               kTolF32Sum});
+  c.push_back({"batch_norm_train_nc_transposed_f32",
+               grads_of([](const Inputs& v) { return batch_norm(v[0], {}, {}, v[1], {}, true); }),
+               {input({12, 10}, kFloat32, -2.0, 3.0, kT), input({10}, kFloat32, 0.5, 1.5)},
+               kTolF32Sum});
+  c.push_back({"batch_norm_eval_f32",
+               // (with_grads makes the running statistics leaves too: their gradients are
+               // compared as well)
+               grads_of([](const Inputs& v) {
+                 return batch_norm(v[0], v[3], v[4], v[1], v[2], /*training=*/false);
+               }),
+               {input({2, 5, 6, 6}, kFloat32, -2.0, 3.0), input({5}, kFloat32, 0.5, 1.5),
+                input({5}, kFloat32), input({5}, kFloat32), input({5}, kFloat32, 0.5, 2.0)},
+               kTolF32});
+  // The running statistics after one training step, float32 statistics beside bfloat16 input.
+  for (DType dtype : {kFloat32, kBFloat16}) {
+    c.push_back({std::string("batch_norm_running_stats_") + dtype_suffix(dtype),
+                 [](const Inputs& v) {
+                   const Tensor rm = v[1].clone(), rv = v[2].clone();
+                   batch_norm(v[0], rm, rv, {}, {}, /*training=*/true, 0.3);
+                   return Outputs{rm, rv};
+                 },
+                 {input({8, 4, 6, 6}, dtype, -2.0, 3.0), input({4}, kFloat32),
+                  input({4}, kFloat32, 0.5, 2.0)},
+                 kTolF32Sum});
+  }
+  return c;
+}
+
+}  // namespace
+
+std::vector<OpCase> nn_layer_op_cases() {
+  std::vector<OpCase> c;
+  for (auto section : {normalization_cases}) {
+    for (OpCase& row : section())
+      c.push_back(std::move(row));
+  }
+  return c;
+}
+
+}  // namespace leangrad::test

@@ -1,0 +1,94 @@
+// Misuse of the nn layers (autograd/nn_functions.h, nn/layer_norm.h, nn/batch_norm.h): LayerNorm
+// and BatchNorm called with wrong ranks and shapes, parameters of another shape or dtype, integral
+// input, missing running statistics. Tables of the misuse suite (tests/misuse/misuse_testing.h).
+#include <cstdint>
+#include <vector>
+
+#include <leangrad/autograd/nn_functions.h>
+#include <leangrad/kernels/creation.h>
+#include <leangrad/nn/batch_norm.h>
+#include <leangrad/nn/layer_norm.h>
+#include "misuse/misuse_testing.h"
+
+namespace leangrad::test {
+namespace {
+
+std::vector<MisuseCase> layer_norm_cases() {
+  MisuseTable t;
+  t.add("layer_norm_trailing_dims_differ", Raises::ShapeError,
+        {"layer_norm", "normalized_shape [4]", "[2, 3]"}, [] {
+          layer_norm(ones({2, 3}), {4});
+        });
+  t.add("layer_norm_normalized_shape_longer_than_input", Raises::ShapeError,
+        {"layer_norm", "[2, 3, 4]", "[3, 4]"}, [] {
+          layer_norm(ones({3, 4}), {2, 3, 4});
+        });
+  t.add("layer_norm_empty_normalized_shape", Raises::ShapeError, {"layer_norm", "[]"}, [] {
+    layer_norm(ones({3, 4}), {});
+  });
+  t.add("layer_norm_weight_shape", Raises::ShapeError, {"layer_norm", "weight", "[4]", "[3]"}, [] {
+    layer_norm(ones({2, 4}), {4}, ones({3}));
+  });
+  t.add("layer_norm_bias_dtype", Raises::DTypeError, {"layer_norm", "bias", "float64", "float32"},
+        [] {
+          layer_norm(ones({2, 4}), {4}, {}, ones({4}, kFloat64));
+        });
+  t.add("layer_norm_integral", Raises::DTypeError, {"layer_norm", "int64"}, [] {
+    layer_norm(ones({2, 4}, kInt64), {4});
+  });
+  t.add("layer_norm_undefined", Raises::Error, {"layer_norm", "undefined"},
+        [] { layer_norm(Tensor(), {4}); });
+  t.add("layer_norm_module_bad_shape", Raises::ShapeError, {"LayerNorm", "[0, 2]"}, [] {
+    nn::LayerNorm(nn::LayerNormOptions({0, 2}));
+  });
+  return t.cases();
+}
+LG_MISUSE_SUITE(LayerNorm, layer_norm_cases());
+
+std::vector<MisuseCase> batch_norm_cases() {
+  MisuseTable t;
+  t.add("batch_norm_1d_input", Raises::ShapeError, {"batch_norm", "(N, C, *)", "[5]"},
+        [] { batch_norm(ones({5}), {}, {}, {}, {}, true); });
+  t.add("batch_norm_one_value_per_channel", Raises::ShapeError,
+        {"batch_norm", "more than 1 value per channel", "[1, 3, 1, 1]"}, [] {
+          batch_norm(ones({1, 3, 1, 1}), {}, {}, {}, {}, true);
+        });
+  t.add("batch_norm_weight_shape", Raises::ShapeError, {"batch_norm", "weight", "[3]", "[4]"}, [] {
+    batch_norm(ones({2, 3, 2, 2}), {}, {}, ones({4}), {}, true);
+  });
+  t.add("batch_norm_running_mean_shape", Raises::ShapeError,
+        {"batch_norm", "running_mean", "[3]", "[2]"}, [] {
+          batch_norm(ones({2, 3, 2, 2}), zeros({2}), ones({2}), {}, {}, true);
+        });
+  t.add("batch_norm_running_var_integral", Raises::DTypeError,
+        {"batch_norm", "running_var", "int64"}, [] {
+          batch_norm(ones({2, 3, 2, 2}), zeros({3}), ones({3}, kInt64), {}, {}, true);
+        });
+  t.add("batch_norm_only_running_mean", Raises::Error,
+        {"batch_norm", "running_mean and running_var"}, [] {
+          batch_norm(ones({2, 3, 2, 2}), zeros({3}), {}, {}, {}, true);
+        });
+  t.add("batch_norm_eval_without_running_stats", Raises::Error,
+        {"batch_norm", "training = false", "running_mean"}, [] {
+          batch_norm(ones({2, 3, 2, 2}), {}, {}, {}, {}, false);
+        });
+  t.add("batch_norm_integral", Raises::DTypeError, {"batch_norm", "int32"}, [] {
+    batch_norm(ones({2, 3}, kInt32), {}, {}, {}, {}, true);
+  });
+  t.add("batch_norm2d_3d_input", Raises::ShapeError, {"BatchNorm2d", "4-D", "[2, 3, 4]"}, [] {
+    nn::BatchNorm2d bn(3);
+    bn(ones({2, 3, 4}));
+  });
+  t.add("batch_norm2d_channels_differ", Raises::ShapeError,
+        {"batch_norm", "weight", "[3]", "[2, 4, 3, 3]"}, [] {
+          nn::BatchNorm2d bn(3);
+          bn(ones({2, 4, 3, 3}));
+        });
+  t.add("batch_norm2d_zero_features", Raises::ShapeError, {"BatchNorm2d", "num_features", "0"},
+        [] { nn::BatchNorm2d bn(0); });
+  return t.cases();
+}
+LG_MISUSE_SUITE(BatchNorm, batch_norm_cases());
+
+}  // namespace
+}  // namespace leangrad::test

@@ -1,0 +1,311 @@
+// Tests of the nn layers LayerNorm and BatchNorm2d (autograd/nn_functions.cpp, nn/layer_norm.h,
+// nn/batch_norm.h): float64 gradchecks (batch 1 and non-contiguous inputs included), PyTorch
+// reference cases (tests/data/nn_layers.json from make_nn_layers.py), the modules' parameters,
+// buffers, state dicts, options and printing. CUDA is compared with the CPU in
+// tests/kernels/op_table_nn_layers.cpp; bad input in tests/misuse/test_misuse_nn_layers.cpp.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/grad_mode.h>
+#include <leangrad/autograd/nn_functions.h>
+#include <leangrad/kernels/creation.h>
+#include <leangrad/nn/batch_norm.h>
+#include <leangrad/nn/functional.h>
+#include <leangrad/nn/layer_norm.h>
+#include "testing/gradcheck.h"
+#include "testing/reference_data.h"
+#include "testing/tensor_testing.h"
+
+namespace leangrad {
+namespace {
+
+using test::gradcheck;
+using test::uniform_input;
+using Inputs = std::vector<Tensor>;
+
+// A leaf view with the last two dims transposed: non-contiguous, and still a gradcheck leaf.
+Tensor transposed_leaf(const Shape& shape, double low, double high, std::uint64_t seed) {
+  Tensor x = uniform_input(shape, low, high, seed).detach().transpose(-1, -2);
+  x.requires_grad_();
+  return x;
+}
+
+template <typename M>
+std::string printed(const M& m) {
+  std::ostringstream out;
+  out << m;
+  return out.str();
+}
+
+// PyTorch's default float32 tolerances (torch.testing.assert_close): the references are float32
+// results of the same formulas, a few roundings apart.
+constexpr double kRtolF32 = 1.3e-6;
+constexpr double kAtolF32 = 1e-5;
+
+// ---- LayerNorm ---------------------------------------------------------------------------------
+
+TEST(LayerNormGrad, AffineNoAffineAndTwoNormalizedDims) {
+  const Tensor x = uniform_input({3, 5}, -2, 3, 1);
+  const Tensor w = uniform_input({5}, 0.5, 1.5, 2);
+  const Tensor b = uniform_input({5}, -1, 1, 3);
+  EXPECT_TRUE(
+      gradcheck([](const Inputs& in) { return layer_norm(in[0], {5}, in[1], in[2]); }, {x, w, b}));
+  EXPECT_TRUE(gradcheck([](const Inputs& in) { return layer_norm(in[0], {5}); }, {x}));
+  const Tensor x3 = uniform_input({2, 3, 4}, -2, 3, 4);
+  const Tensor w2 = uniform_input({3, 4}, 0.5, 1.5, 5);
+  const Tensor b2 = uniform_input({3, 4}, -1, 1, 6);
+  EXPECT_TRUE(gradcheck(
+      [](const Inputs& in) {
+        return layer_norm(in[0], {3, 4}, in[1], in[2], 1e-3);
+      },
+      {x3, w2, b2}));
+}
+
+TEST(LayerNormGrad, OneRowAndNonContiguous) {
+  const Tensor x1 = uniform_input({1, 6}, -2, 3, 7);
+  const Tensor w = uniform_input({6}, 0.5, 1.5, 8);
+  EXPECT_TRUE(gradcheck([](const Inputs& in) { return layer_norm(in[0], {6}, in[1]); }, {x1, w}));
+  const Tensor xt = transposed_leaf({2, 6, 4}, -2, 3, 9);   // (2, 4, 6) as a transposed view
+  const Tensor wt = transposed_leaf({3, 2}, 0.5, 1.5, 10);  // (2, 3) as a transposed view
+  const Tensor bt = uniform_input({6}, -1, 1, 11);
+  EXPECT_TRUE(
+      gradcheck([](const Inputs& in) { return layer_norm(in[0], {6}, {}, in[1]); }, {xt, bt}));
+  const Tensor x23 = transposed_leaf({3, 3, 2}, -2, 3, 12);  // (3, 2, 3)
+  EXPECT_TRUE(gradcheck(
+      [](const Inputs& in) {
+        return layer_norm(in[0], {2, 3}, in[1]);
+      },
+      {x23, wt}));
+}
+
+// An independent float64 loop: each row of M elements normalized with its biased variance.
+TEST(LayerNorm, MatchesReferenceLoopInFloat64) {
+  const Tensor x = uniform_input({4, 9}, -3, 5, 13).detach();
+  const std::vector<double> v = test::to_vector(x);
+  std::vector<double> expected(v.size());
+  for (int r = 0; r < 4; ++r) {
+    double mean = 0, var = 0;
+    for (int i = 0; i < 9; ++i)
+      mean += v[r * 9 + i] / 9;
+    for (int i = 0; i < 9; ++i)
+      var += (v[r * 9 + i] - mean) * (v[r * 9 + i] - mean) / 9;
+    for (int i = 0; i < 9; ++i)
+      expected[r * 9 + i] = (v[r * 9 + i] - mean) / std::sqrt(var + 1e-5);
+  }
+  // Welford in float64 against a two-pass sum: a few ulps of values of magnitude ~2.
+  EXPECT_TRUE(test::all_close(layer_norm(x, {9}), expected, 1e-13, 1e-13));
+}
+
+TEST(LayerNormModule, ParametersOptionsAndPrinting) {
+  const nn::LayerNormOptions options = nn::LayerNormOptions({4, 8}).eps(1e-3);
+  EXPECT_EQ(options.normalized_shape(), (Shape{4, 8}));
+  EXPECT_EQ(options.eps(), 1e-3);
+  EXPECT_TRUE(options.elementwise_affine());
+  nn::LayerNorm ln(options);
+  const auto params = ln->named_parameters();
+  ASSERT_EQ(params.size(), 2u);
+  EXPECT_EQ(params[0].first, "weight");
+  EXPECT_EQ(params[1].first, "bias");
+  EXPECT_EQ(ln->weight.shape(), (Shape{4, 8}));
+  EXPECT_TRUE(test::all_close(ln->weight, std::vector<double>(32, 1.0), 0, 0));
+  EXPECT_TRUE(test::all_close(ln->bias, std::vector<double>(32, 0.0), 0, 0));
+  EXPECT_EQ(printed(ln), "LayerNorm([4, 8], eps=0.001, elementwise_affine=true)");
+  nn::LayerNorm plain(nn::LayerNormOptions({8}).elementwise_affine(false));
+  EXPECT_TRUE(plain->parameters().empty());
+  EXPECT_THROW(nn::LayerNorm(nn::LayerNormOptions({})), Error);
+  EXPECT_THROW(nn::LayerNorm(nn::LayerNormOptions({0})), Error);
+}
+
+TEST(LayerNormModule, ForwardEqualsFunctionAndGradientsReachParameters) {
+  nn::LayerNorm ln(nn::LayerNormOptions({6}));
+  {
+    NoGradGuard no_grad;
+    ln->weight.copy_(test::make_tensor({0.5, 1, 1.5, 2, 2.5, 3}, {6}));
+  }
+  const Tensor x = uniform_input({2, 3, 6}, -2, 2, 14).detach().to(kFloat32);
+  const Tensor expected = nn::functional::layer_norm(x, {6}, ln->weight, ln->bias);
+  EXPECT_TRUE(test::all_close(ln(x), test::to_vector(expected), 0, 0));
+  ln(x).sum().backward();
+  // dbias = sum of the upstream gradient (ones) over the 6 rows.
+  EXPECT_TRUE(test::all_close(ln->bias.grad(), std::vector<double>(6, 6.0), 0, 0));
+  EXPECT_TRUE(ln->weight.grad().defined());
+}
+
+// ---- BatchNorm ---------------------------------------------------------------------------------
+
+TEST(BatchNormGrad, TrainingUsesBatchStatistics) {
+  const Tensor x = uniform_input({3, 2, 4, 3}, -2, 3, 21);
+  const Tensor w = uniform_input({2}, 0.5, 1.5, 22);
+  const Tensor b = uniform_input({2}, -1, 1, 23);
+  EXPECT_TRUE(gradcheck(
+      [](const Inputs& in) { return batch_norm(in[0], {}, {}, in[1], in[2], true); }, {x, w, b}));
+  // (N, C) input, no affine; a transposed (non-contiguous) input.
+  const Tensor x2 = uniform_input({5, 3}, -2, 3, 24);
+  EXPECT_TRUE(
+      gradcheck([](const Inputs& in) { return batch_norm(in[0], {}, {}, {}, {}, true); }, {x2}));
+  const Tensor xt = transposed_leaf({2, 3, 4, 5}, -2, 3, 25);  // (2, 3, 5, 4)
+  const Tensor w3 = uniform_input({3}, 0.5, 1.5, 26);
+  EXPECT_TRUE(gradcheck([](const Inputs& in) { return batch_norm(in[0], {}, {}, in[1], {}, true); },
+                        {xt, w3}));
+  // Batch 1: the statistics run over the spatial dims alone.
+  const Tensor x1 = uniform_input({1, 2, 3, 3}, -2, 3, 27);
+  EXPECT_TRUE(gradcheck(
+      [](const Inputs& in) { return batch_norm(in[0], {}, {}, in[1], in[2], true); }, {x1, w, b}));
+}
+
+TEST(BatchNormGrad, EvaluationUsesRunningStatistics) {
+  const Tensor x = uniform_input({2, 3, 2, 2}, -2, 3, 31);
+  const Tensor w = uniform_input({3}, 0.5, 1.5, 32);
+  const Tensor b = uniform_input({3}, -1, 1, 33);
+  const Tensor rm = uniform_input({3}, -1, 1, 34).detach();
+  const Tensor rv = uniform_input({3}, 0.5, 2, 35).detach();
+  EXPECT_TRUE(gradcheck(
+      [&](const Inputs& in) { return batch_norm(in[0], rm, rv, in[1], in[2], false); }, {x, w, b}));
+}
+
+// Running statistics against a float64 loop: the batch's mean and unbiased variance.
+TEST(BatchNorm, RunningStatisticsFollowPyTorchsUpdate) {
+  const Tensor x = uniform_input({4, 2, 3}, -2, 3, 41).detach();
+  const std::vector<double> v = test::to_vector(x);
+  Tensor rm = test::make_tensor({0.5, -0.5}, {2}, kFloat64);
+  Tensor rv = test::make_tensor({1.5, 0.75}, {2}, kFloat64);
+  std::vector<double> expected_mean(2), expected_var(2);
+  for (int c = 0; c < 2; ++c) {
+    double mean = 0, ss = 0;
+    for (int n = 0; n < 4; ++n)
+      for (int i = 0; i < 3; ++i)
+        mean += v[(n * 2 + c) * 3 + i] / 12;
+    for (int n = 0; n < 4; ++n)
+      for (int i = 0; i < 3; ++i)
+        ss += (v[(n * 2 + c) * 3 + i] - mean) * (v[(n * 2 + c) * 3 + i] - mean);
+    expected_mean[c] = 0.75 * test::to_vector(rm)[c] + 0.25 * mean;
+    expected_var[c] = 0.75 * test::to_vector(rv)[c] + 0.25 * ss / 11;
+  }
+  batch_norm(x, rm, rv, {}, {}, true, 0.25);
+  EXPECT_TRUE(test::all_close(rm, expected_mean, 1e-14, 1e-14));
+  // var comes back from rstd = 1 / sqrt(var + eps): a few ulps of var + eps ~ 2.
+  EXPECT_TRUE(test::all_close(rv, expected_var, 1e-13, 1e-13));
+}
+
+// ---- BatchNorm2d module -----------------------------------------------------------------------
+
+TEST(BatchNorm2dModule, ParametersBuffersAndStateDict) {
+  nn::BatchNorm2d bn(nn::BatchNorm2dOptions(4).momentum(0.2).eps(1e-3));
+  EXPECT_EQ(bn->options().momentum(), 0.2);
+  const auto params = bn->named_parameters();
+  ASSERT_EQ(params.size(), 2u);
+  EXPECT_EQ(params[0].first, "weight");
+  EXPECT_EQ(params[1].first, "bias");
+  const auto buffers = bn->named_buffers();
+  ASSERT_EQ(buffers.size(), 3u);
+  EXPECT_EQ(buffers[0].first, "running_mean");
+  EXPECT_EQ(buffers[1].first, "running_var");
+  EXPECT_EQ(buffers[2].first, "num_batches_tracked");
+  EXPECT_TRUE(test::all_close(bn->running_mean, std::vector<double>(4, 0.0), 0, 0));
+  EXPECT_TRUE(test::all_close(bn->running_var, std::vector<double>(4, 1.0), 0, 0));
+  EXPECT_EQ(bn->num_batches_tracked.dtype(), kInt64);
+  EXPECT_EQ(bn->num_batches_tracked.dim(), 0);
+  EXPECT_EQ(bn->state_dict().size(), 5u);
+  EXPECT_EQ(printed(bn),
+            "BatchNorm2d(4, eps=0.001, momentum=0.2, affine=true, track_running_stats=true)");
+
+  // Training updates the buffers; a second module loads them through the state dict.
+  bn(uniform_input({2, 4, 3, 3}, -1, 3, 51).detach().to(kFloat32));
+  nn::BatchNorm2d loaded(4);
+  loaded->load_state_dict(bn->state_dict());
+  EXPECT_TRUE(test::all_close(loaded->running_var, test::to_vector(bn->running_var), 0, 0));
+  EXPECT_EQ(loaded->num_batches_tracked.item<std::int64_t>(), 1);
+  loaded->reset_running_stats();
+  EXPECT_TRUE(test::all_close(loaded->running_mean, std::vector<double>(4, 0.0), 0, 0));
+  EXPECT_EQ(loaded->num_batches_tracked.item<std::int64_t>(), 0);
+}
+
+TEST(BatchNorm2dModule, NoAffineNoTrackingUsesBatchStatisticsInBothModes) {
+  nn::BatchNorm2d bn(nn::BatchNorm2dOptions(2).affine(false).track_running_stats(false));
+  EXPECT_TRUE(bn->parameters().empty());
+  EXPECT_TRUE(bn->buffers().empty());
+  const Tensor x = uniform_input({2, 2, 3, 3}, -1, 3, 52).detach().to(kFloat32);
+  const Tensor train_y = bn(x);
+  bn->eval();
+  EXPECT_TRUE(test::all_close(bn(x), test::to_vector(train_y), 0, 0));
+  EXPECT_TRUE(test::all_close(train_y, test::to_vector(batch_norm(x, {}, {}, {}, {}, true)), 0, 0));
+  EXPECT_THROW(bn(ones({2, 2, 3})), ShapeError);  // BatchNorm2d takes 4-D input
+}
+
+// PyTorch's layer_norm and batch_norm (training and evaluation) on the same inputs.
+TEST(NnLayersReference, NormalizationsMatchPyTorch) {
+  int checked = 0;
+  for (const test::ReferenceCase& rc : test::load_reference("nn_layers.json")) {
+    const std::string& n = rc.name;
+    if (n.rfind("layer_norm", 0) != 0 && n.rfind("batch_norm_", 0) != 0) continue;
+    SCOPED_TRACE(n);
+    std::map<std::string, Tensor> in;
+    for (const char* key : {"x", "w", "b"}) {
+      if (rc.tensors.count(key)) in[key] = rc.at(key).clone().requires_grad_();
+    }
+    // An absent parameter is an undefined Tensor() (without adding it to `in`).
+    const auto param = [&](const char* key) { return in.count(key) ? in.at(key) : Tensor(); };
+    const double eps = rc.params["eps"];
+    Tensor y;
+    Tensor rm, rv;
+    if (n.rfind("layer_norm", 0) == 0) {
+      const Shape shape = rc.params["normalized_shape"].get<Shape>();
+      y = layer_norm(in["x"], shape, param("w"), param("b"), eps);
+    } else {
+      rm = rc.at("rm").clone();
+      rv = rc.at("rv").clone();
+      y = batch_norm(in["x"], rm, rv, param("w"), param("b"), rc.params["training"].get<bool>(),
+                     rc.params["momentum"].get<double>(), eps);
+      EXPECT_TRUE(test::all_close(rm, test::to_vector(rc.at("rm_out")), kRtolF32, kAtolF32));
+      EXPECT_TRUE(test::all_close(rv, test::to_vector(rc.at("rv_out")), kRtolF32, kAtolF32));
+    }
+    EXPECT_TRUE(test::all_close(y, test::to_vector(rc.at("y")), kRtolF32, kAtolF32));
+    y.backward(rc.at("g"));
+    for (auto& [key, t] : in) {
+      SCOPED_TRACE("d" + key);
+      ASSERT_TRUE(t.grad().defined());
+      EXPECT_TRUE(test::all_close(t.grad(), test::to_vector(rc.at("d" + key)), kRtolF32, kAtolF32));
+    }
+    ++checked;
+  }
+  EXPECT_EQ(checked, 7);
+}
+
+// nn.BatchNorm2d over two training steps and one evaluation (momentum 0.1 and None).
+TEST(NnLayersReference, BatchNorm2dModuleMatchesPyTorch) {
+  int checked = 0;
+  for (const test::ReferenceCase& rc : test::load_reference("nn_layers.json")) {
+    if (rc.name.rfind("batch_norm2d_module", 0) != 0) continue;
+    SCOPED_TRACE(rc.name);
+    nn::BatchNorm2dOptions options(3);
+    if (rc.params["momentum"].is_null()) options.momentum(std::nullopt);
+    nn::BatchNorm2d bn(options);
+    {
+      NoGradGuard no_grad;
+      bn->weight.copy_(rc.at("w"));
+      bn->bias.copy_(rc.at("b"));
+    }
+    const Tensor y1 = bn(rc.at("x1"));
+    const Tensor y2 = bn(rc.at("x2"));
+    bn->eval();
+    const Tensor y3 = bn(rc.at("x3"));
+    EXPECT_TRUE(test::all_close(y1, test::to_vector(rc.at("y1")), kRtolF32, kAtolF32));
+    EXPECT_TRUE(test::all_close(y2, test::to_vector(rc.at("y2")), kRtolF32, kAtolF32));
+    EXPECT_TRUE(test::all_close(y3, test::to_vector(rc.at("y3")), kRtolF32, kAtolF32));
+    EXPECT_TRUE(
+        test::all_close(bn->running_mean, test::to_vector(rc.at("rm")), kRtolF32, kAtolF32));
+    EXPECT_TRUE(test::all_close(bn->running_var, test::to_vector(rc.at("rv")), kRtolF32, kAtolF32));
+    EXPECT_EQ(bn->num_batches_tracked.item<std::int64_t>(), 2);
+    ++checked;
+  }
+  EXPECT_EQ(checked, 2);
+}
+
+}  // namespace
+}  // namespace leangrad
