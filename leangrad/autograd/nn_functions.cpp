@@ -1,6 +1,6 @@
 // The neural-network functions of autograd/nn_functions.h, each forward beside its backward.
-// Kernel-backed ops (TanhExp, GroupNorm, conv2d, pooling, dropout, softmax, the per-sample losses)
-// call kernels/ops.h and record a node with the backward their kernels provide:
+// Kernel-backed ops (TanhExp, GroupNorm, conv2d, pooling, dropout, softmax, the per-sample losses,
+// embedding) call kernels/ops.h and record a node with the backward their kernels provide:
 //   tanhexp        saves only x: its derivative is recomputed from x in one fused kernel
 //                  (ops::tanhexp_backward), which costs less than storing tanh(e^x) beside y
 //   group_norm     saves x, the per-group mean and rstd the forward computed and the weight;
@@ -10,6 +10,7 @@
 //   conv2d         the input gradient (a convolution of grad with the flipped weight, gathered
 //                  per input pixel), the weight gradient (grad correlated with the input over
 //                  every sample and pixel), the bias gradient (grad summed over N, H, W)
+//   embedding      saves the indices; the weight gradient is a scatter-add of the upstream rows
 // Composite ops are written with the differentiable functions:
 //   linear         matmul(x, W^T) + b: the bias gradient is add's broadcast reduction
 //   pixel_shuffle  reshape -> permute -> reshape (one strided copy; views carry the gradient)
@@ -390,6 +391,28 @@ Tensor dropout(const Tensor& x, double p, bool training) {
       "dropout", r.out, {x}, {r.mask},
       [p](const BackwardContext& c) -> std::vector<Tensor> {
         return {ops::dropout_backward(c.grad, c.saved[0], p)};
+      },
+      autograd::DoubleBackward::NotImplemented);
+}
+
+// ---- Embedding -------------------------------------------------------------------------------
+
+Tensor embedding(const Tensor& indices, const Tensor& weight,
+                 std::optional<std::int64_t> padding_idx) {
+  const Tensor out = ops::embedding(weight, indices);
+  const std::int64_t num_embeddings = weight.size(0);
+  std::int64_t pad = -1;  // none
+  if (padding_idx.has_value()) {
+    pad = *padding_idx < 0 ? *padding_idx + num_embeddings : *padding_idx;
+    LG_CHECK(pad >= 0 && pad < num_embeddings, "embedding: padding_idx ", *padding_idx,
+             " is out of range for a weight of ", num_embeddings, " embeddings (expected [",
+             -num_embeddings, ", ", num_embeddings - 1, "])");
+  }
+  // Only the indices are saved: the weight gradient is a scatter-add of the upstream rows.
+  return record_op(
+      "embedding", out, {weight}, {indices},
+      [num_embeddings, pad](const BackwardContext& c) -> std::vector<Tensor> {
+        return {ops::embedding_backward(c.grad, c.saved[0], num_embeddings, pad)};
       },
       autograd::DoubleBackward::NotImplemented);
 }

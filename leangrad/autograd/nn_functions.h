@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 
 #include <leangrad/core/tensor.h>
 
@@ -55,6 +56,14 @@ Tensor avg_pool2d(const Tensor& x, Size2 kernel, Size2 stride = {0, 0}, Size2 pa
 Tensor dropout(const Tensor& x, double p, bool training);
 Tensor softmax(const Tensor& x, std::int64_t dim);
 Tensor log_softmax(const Tensor& x, std::int64_t dim);
+
+// Embedding lookup: the rows of weight (num_embeddings, embedding_dim) that int64 `indices` of
+// any shape pick -> (*indices.shape, embedding_dim). The backward adds each upstream row into the
+// weight gradient's row of its index; the row padding_idx (negative counts from the end, as
+// PyTorch) gets no gradient. An index out of range throws Error on the CPU and gives NaN rows on
+// CUDA (no synchronisation to check it).
+Tensor embedding(const Tensor& indices, const Tensor& weight,
+                 std::optional<std::int64_t> padding_idx = std::nullopt);
 
 enum class Reduction { None, Mean, Sum };
 // logp: (N, C) log-probabilities, target: (N,) int64 class indices; entries equal to

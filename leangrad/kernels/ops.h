@@ -14,6 +14,7 @@
 //   ops_tanhexp.cpp      TanhExp                           ops_group_norm.cpp  GroupNorm
 //   ops_conv.cpp         conv2d                            ops_layers.cpp  pooling, dropout,
 //   ops_optim.cpp        the optimizers, clip_grad_norm                    softmax, losses
+//   ops_embedding.cpp    embedding
 #pragma once
 
 #include <array>
@@ -210,6 +211,16 @@ Tensor cross_entropy_backward(const Tensor& grad_losses, const Tensor& logits,
 Tensor nll_loss(const Tensor& logp, const Tensor& target, std::int64_t ignore_index);
 Tensor nll_loss_backward(const Tensor& grad_losses, const Tensor& target, std::int64_t num_classes,
                          std::int64_t ignore_index);
+
+// ---- Embedding (ops_embedding.cpp) -------------------------------------------------------------
+// weight (num_embeddings, dim), indices int64 of any shape -> (*indices.shape, dim): the rows of
+// weight the indices pick. A CPU index outside [0, num_embeddings) throws Error naming it; on
+// CUDA it gives a row of NaN (no synchronisation to check it).
+Tensor embedding(const Tensor& weight, const Tensor& indices);
+// The weight gradient (num_embeddings, dim) of embedding: each upstream row grad_out[i...] added
+// into the row of its index, except rows of padding_idx (-1: none), which get none.
+Tensor embedding_backward(const Tensor& grad_out, const Tensor& indices,
+                          std::int64_t num_embeddings, std::int64_t padding_idx);
 
 // ---- Optimizers (ops_optim.cpp) ----------------------------------------------------------------
 // The fused updates of kernels/optim_math.h over every parameter of one device at once (one

@@ -17,6 +17,7 @@ using leangrad::batch_norm;
 using leangrad::conv2d;
 using leangrad::cross_entropy;
 using leangrad::dropout;
+using leangrad::embedding;
 using leangrad::group_norm;
 using leangrad::l1_loss;
 using leangrad::layer_norm;

@@ -1,4 +1,4 @@
-"""PyTorch reference cases for the nn layers LayerNorm and BatchNorm2d
+"""PyTorch reference cases for the nn layers LayerNorm, BatchNorm2d and Embedding
 (tests/nn/test_nn_layers.cpp, suite NnLayersReference).
 
 Each case holds float32 inputs, the upstream gradient "g", the output "y" and the gradients of the
@@ -83,5 +83,14 @@ for momentum in [0.1, None]:
                               "x2": xs[1], "x3": xs[2], "y1": y1.detach(), "y2": y2.detach(),
                               "y3": y3.detach(), "rm": bn.running_mean, "rv": bn.running_var,
                               "num_batches_tracked": bn.num_batches_tracked}})
+
+# ---- Embedding ----
+# Indices of shape (2, 4) with repeats (their gradients add up) and the padding row among them.
+indices = torch.tensor([[1, 3, 3, 0], [4, 1, 2, 3]], dtype=torch.int64)
+for padding_idx in [None, 3]:
+    cases.append(case("embedding_padding_" + str(padding_idx), {"padding_idx": padding_idx},
+                      {"w": leaf(5, 6)},
+                      lambda w, p=padding_idx: F.embedding(indices, w, padding_idx=p),
+                      {"indices": indices}))
 
 write("nn_layers.json", "make_nn_layers.py", cases)

@@ -1,4 +1,4 @@
-// Device op table rows for the nn layers (see op_table.h): LayerNorm and BatchNorm,
+// Device op table rows for the nn layers (see op_table.h): LayerNorm, BatchNorm and Embedding,
 // forward and input/parameter gradients (with_grads) in float32,
 // float64 and the 16-bit dtypes, non-contiguous inputs, and BatchNorm's running statistics.
 // LayerNorm and BatchNorm run on GroupNorm's kernels (Note [LayerNorm and BatchNorm as
@@ -80,11 +80,30 @@ std::vector<OpCase> normalization_cases() {
   return c;
 }
 
+// ---- Embedding -------------------------------------------------------------------------------
+// Indices in [0, 9) over 70 lookups: every row repeats, so the backward's additions to one row
+// (CUDA atomics, any order) are compared with the CPU's in-order sums.
+std::vector<OpCase> embedding_cases() {
+  std::vector<OpCase> c;
+  for (DType dtype : kFloatingDTypes) {
+    const std::string suffix = dtype_suffix(dtype);
+    c.push_back({"embedding_" + suffix,
+                 grads_of([](const Inputs& v) { return embedding(v[1], v[0]); }),
+                 {input({9, 33}, dtype), input({2, 5, 7}, kInt64, 0.0, 9.0)},
+                 norm_tolerance(dtype)});
+  }
+  c.push_back({"embedding_padding_idx_transposed_f32",
+               grads_of([](const Inputs& v) { return embedding(v[1], v[0], 2); }),
+               {input({9, 40}, kFloat32, -1.0, 1.0, kT), input({70}, kInt64, 0.0, 9.0)},
+               kTolF32Sum});
+  return c;
+}
+
 }  // namespace
 
 std::vector<OpCase> nn_layer_op_cases() {
   std::vector<OpCase> c;
-  for (auto section : {normalization_cases}) {
+  for (auto section : {normalization_cases, embedding_cases}) {
     for (OpCase& row : section())
       c.push_back(std::move(row));
   }

@@ -1,12 +1,15 @@
-// Misuse of the nn layers (autograd/nn_functions.h, nn/layer_norm.h, nn/batch_norm.h): LayerNorm
-// and BatchNorm called with wrong ranks and shapes, parameters of another shape or dtype, integral
-// input, missing running statistics. Tables of the misuse suite (tests/misuse/misuse_testing.h).
+// Misuse of the nn layers (autograd/nn_functions.h, nn/layer_norm.h, nn/batch_norm.h,
+// nn/embedding.h): LayerNorm, BatchNorm and Embedding called with wrong
+// ranks and shapes, parameters of another shape or dtype, integral input, bad indices, missing
+// running statistics. Tables of the misuse suite (tests/misuse/misuse_testing.h).
 #include <cstdint>
 #include <vector>
 
 #include <leangrad/autograd/nn_functions.h>
+#include <leangrad/core/creation.h>
 #include <leangrad/kernels/creation.h>
 #include <leangrad/nn/batch_norm.h>
+#include <leangrad/nn/embedding.h>
 #include <leangrad/nn/layer_norm.h>
 #include "misuse/misuse_testing.h"
 
@@ -89,6 +92,38 @@ std::vector<MisuseCase> batch_norm_cases() {
   return t.cases();
 }
 LG_MISUSE_SUITE(BatchNorm, batch_norm_cases());
+
+std::vector<MisuseCase> embedding_cases() {
+  MisuseTable t;
+  t.add("embedding_index_past_end", Raises::Error, {"embedding", "index 5", "5 embeddings"}, [] {
+    embedding(tensor(std::vector<std::int64_t>{0, 5}), ones({5, 3}));
+  });
+  t.add("embedding_negative_index", Raises::Error, {"embedding", "index -1", "[0, 4]"}, [] {
+    embedding(tensor(std::vector<std::int64_t>{-1}), ones({5, 3}));
+  });
+  t.add("embedding_float_indices", Raises::DTypeError, {"embedding", "int64", "float32", "[2]"},
+        [] {
+          embedding(ones({2}), ones({5, 3}));
+        });
+  t.add("embedding_int32_indices", Raises::DTypeError, {"embedding", "int32"}, [] {
+    embedding(ones({2}, kInt32), ones({5, 3}));
+  });
+  t.add("embedding_1d_weight", Raises::ShapeError, {"embedding", "(num_embeddings", "[5]"},
+        [] { embedding(tensor(std::vector<std::int64_t>{0}), ones({5})); });
+  t.add("embedding_integral_weight", Raises::DTypeError, {"embedding", "weight", "int64"}, [] {
+    embedding(tensor(std::vector<std::int64_t>{0}), ones({5, 3}, kInt64));
+  });
+  t.add("embedding_padding_idx_out_of_range", Raises::Error, {"embedding", "padding_idx 5", "5"},
+        [] {
+          embedding(tensor(std::vector<std::int64_t>{0}), ones({5, 3}), 5);
+        });
+  t.add("embedding_module_padding_idx", Raises::Error, {"Embedding", "padding_idx -6", "[-5, 4]"},
+        [] { nn::Embedding(nn::EmbeddingOptions(5, 3).padding_idx(-6)); });
+  t.add("embedding_module_zero_embeddings", Raises::ShapeError, {"Embedding", "num_embeddings"},
+        [] { nn::Embedding(0, 3); });
+  return t.cases();
+}
+LG_MISUSE_SUITE(Embedding, embedding_cases());
 
 }  // namespace
 }  // namespace leangrad::test

@@ -1,7 +1,7 @@
-// Tests of the nn layers LayerNorm and BatchNorm2d (autograd/nn_functions.cpp, nn/layer_norm.h,
-// nn/batch_norm.h): float64 gradchecks (batch 1 and non-contiguous inputs included), PyTorch
-// reference cases (tests/data/nn_layers.json from make_nn_layers.py), the modules' parameters,
-// buffers, state dicts, options and printing. CUDA is compared with the CPU in
+// Tests of the nn layers LayerNorm, BatchNorm2d and Embedding (autograd/nn_functions.cpp,
+// nn/layer_norm.h, nn/batch_norm.h, nn/embedding.h): float64 gradchecks (batch 1 and non-contiguous
+// inputs included), PyTorch reference cases (tests/data/nn_layers.json from make_nn_layers.py), the
+// modules' parameters, buffers, state dicts, options and printing. CUDA is compared with the CPU in
 // tests/kernels/op_table_nn_layers.cpp; bad input in tests/misuse/test_misuse_nn_layers.cpp.
 #include <gtest/gtest.h>
 
@@ -14,8 +14,10 @@
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/grad_mode.h>
 #include <leangrad/autograd/nn_functions.h>
+#include <leangrad/core/generator.h>
 #include <leangrad/kernels/creation.h>
 #include <leangrad/nn/batch_norm.h>
+#include <leangrad/nn/embedding.h>
 #include <leangrad/nn/functional.h>
 #include <leangrad/nn/layer_norm.h>
 #include "testing/gradcheck.h"
@@ -302,6 +304,92 @@ TEST(NnLayersReference, BatchNorm2dModuleMatchesPyTorch) {
         test::all_close(bn->running_mean, test::to_vector(rc.at("rm")), kRtolF32, kAtolF32));
     EXPECT_TRUE(test::all_close(bn->running_var, test::to_vector(rc.at("rv")), kRtolF32, kAtolF32));
     EXPECT_EQ(bn->num_batches_tracked.item<std::int64_t>(), 2);
+    ++checked;
+  }
+  EXPECT_EQ(checked, 2);
+}
+
+// ---- Embedding ---------------------------------------------------------------------------------
+
+Tensor int64_tensor(const std::vector<double>& values, const Shape& shape) {
+  return test::make_tensor(values, shape, kInt64);
+}
+
+TEST(EmbeddingGrad, RepeatedIndicesAnyShapeAndPadding) {
+  const Tensor w = uniform_input({5, 3}, -1, 1, 61);
+  const Tensor idx = int64_tensor({4, 0, 4, 2, 1, 4}, {2, 3});  // 4 three times: gradients add
+  EXPECT_TRUE(gradcheck([&](const Inputs& in) { return embedding(idx, in[0]); }, {w}));
+  // With padding_idx 4 among the indices: the padding row's zero gradient is a rule, not a
+  // derivative, so the outputs it feeds are masked out; the other rows' gradients must be exact.
+  const Tensor keep = ne(idx, 4.0).unsqueeze(-1).to(kFloat64);  // (2, 3, 1)
+  EXPECT_TRUE(
+      gradcheck([&](const Inputs& in) { return mul(embedding(idx, in[0], 4), keep); }, {w}));
+  const Tensor idx3 = int64_tensor({1, 2, 3, 0, 0, 1, 2, 2}, {2, 2, 2});
+  const Tensor wt = transposed_leaf({3, 5}, -1, 1, 62);  // (5, 3) as a transposed view
+  EXPECT_TRUE(gradcheck([&](const Inputs& in) { return embedding(idx3, in[0], -1); }, {wt}));
+}
+
+TEST(Embedding, ForwardPicksRowsAndPaddingRowGetsNoGradient) {
+  const Tensor w = uniform_input({4, 2}, -1, 1, 63).detach().to(kFloat32).requires_grad_();
+  const Tensor idx = int64_tensor({3, 1, 3, 0}, {4});
+  const Tensor y = embedding(idx, w, /*padding_idx=*/1);
+  const std::vector<double> wv = test::to_vector(w);
+  EXPECT_EQ(y.shape(), (Shape{4, 2}));
+  // The padding row is looked up like any other (PyTorch's forward); only its gradient is zero.
+  EXPECT_TRUE(test::all_close(y, {wv[6], wv[7], wv[2], wv[3], wv[6], wv[7], wv[0], wv[1]}, 0, 0));
+  y.backward(test::make_tensor({1, 2, 3, 4, 5, 6, 7, 8}, {4, 2}));
+  EXPECT_TRUE(test::all_close(w.grad(), {7, 8, 0, 0, 0, 0, 6, 8}, 0, 0));
+  // 0-d indices give one row; empty indices an empty result.
+  EXPECT_EQ(embedding(int64_tensor({2}, {}), w).shape(), (Shape{2}));
+  EXPECT_EQ(embedding(int64_tensor({}, {0, 3}), w).shape(), (Shape{0, 3, 2}));
+}
+
+TEST(EmbeddingModule, InitPaddingRowOptionsAndPrinting) {
+  manual_seed(0);
+  nn::Embedding emb(nn::EmbeddingOptions(400, 50).padding_idx(-2));
+  EXPECT_EQ(emb->options().padding_idx(), 398);  // normalized, as PyTorch
+  ASSERT_EQ(emb->named_parameters().size(), 1u);
+  EXPECT_EQ(emb->named_parameters()[0].first, "weight");
+  EXPECT_EQ(emb->weight.shape(), (Shape{400, 50}));
+  // N(0, 1): the sample mean and variance of 19950 draws are within 5 standard errors
+  // (1 / sqrt(n) for the mean, sqrt(2 / n) for the variance).
+  const std::vector<double> v = test::to_vector(emb->weight);
+  double mean = 0, var = 0;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (i / 50 == 398) {
+      EXPECT_EQ(v[i], 0.0);
+      continue;
+    }
+    mean += v[i];
+  }
+  const double n = 399 * 50;
+  mean /= n;
+  for (std::size_t i = 0; i < v.size(); ++i)
+    if (i / 50 != 398) var += (v[i] - mean) * (v[i] - mean) / n;
+  EXPECT_LT(std::abs(mean), 5 / std::sqrt(n));
+  EXPECT_LT(std::abs(var - 1), 5 * std::sqrt(2 / n));
+  EXPECT_EQ(printed(emb), "Embedding(400, 50, padding_idx=398)");
+  nn::Embedding plain(10, 3);
+  EXPECT_EQ(plain->extra_repr(), "10, 3");
+  const Tensor idx = int64_tensor({1, 9}, {2});
+  EXPECT_TRUE(test::all_close(
+      plain(idx), test::to_vector(nn::functional::embedding(idx, plain->weight)), 0, 0));
+}
+
+TEST(NnLayersReference, EmbeddingMatchesPyTorch) {
+  int checked = 0;
+  for (const test::ReferenceCase& rc : test::load_reference("nn_layers.json")) {
+    if (rc.name.rfind("embedding", 0) != 0) continue;
+    SCOPED_TRACE(rc.name);
+    const Tensor w = rc.at("w").clone().requires_grad_();
+    std::optional<std::int64_t> padding_idx;
+    if (!rc.params["padding_idx"].is_null())
+      padding_idx = rc.params["padding_idx"].get<std::int64_t>();
+    const Tensor y = embedding(rc.at("indices"), w, padding_idx);
+    // A lookup and sums of at most 3 terms: PyTorch's float32 tolerances hold with room.
+    EXPECT_TRUE(test::all_close(y, test::to_vector(rc.at("y")), kRtolF32, kAtolF32));
+    y.backward(rc.at("g"));
+    EXPECT_TRUE(test::all_close(w.grad(), test::to_vector(rc.at("dw")), kRtolF32, kAtolF32));
     ++checked;
   }
   EXPECT_EQ(checked, 2);
