@@ -10,6 +10,8 @@
 //   conv2d         the input gradient (a convolution of grad with the flipped weight, gathered
 //                  per input pixel), the weight gradient (grad correlated with the input over
 //                  every sample and pixel), the bias gradient (grad summed over N, H, W)
+//   conv_transpose2d  conv2d's kernels in other roles (Note [ConvTranspose2d as conv2d's
+//                  gradient])
 //   embedding      saves the indices; the weight gradient is a scatter-add of the upstream rows
 // Composite ops are written with the differentiable functions:
 //   linear         matmul(x, W^T) + b: the bias gradient is add's broadcast reduction
@@ -270,6 +272,85 @@ Tensor conv2d(const Tensor& x_in, const Tensor& weight_in, const Tensor& bias_in
         return grads;
       },
       autograd::DoubleBackward::NotImplemented);
+}
+
+// Note [ConvTranspose2d as conv2d's gradient]
+//   A transposed convolution is the map whose matrix is the transpose of conv2d's: for the conv2d
+//   C with input of shape (N, C_out, H_out, W_out), weight w (C_in, C_out / groups, kH, kW) and
+//   the same stride, padding and dilation, conv_transpose2d(x, w) = C^T x. So
+//     forward              = conv2d's input gradient of "grad_out" x   (ops::conv2d_input_grad)
+//     dL/dx = C dy         = conv2d forward of dy with w               (ops::conv2d)
+//     dL/dw                = conv2d's weight gradient with "grad_out" x and "input" dy
+//                                                                      (ops::conv2d_weight_grad)
+//   and every kernel (im2col + GEMM on the CPU, implicit GEMM or cuDNN on CUDA) is conv2d's.
+//   output_padding adds rows at the bottom/right that no input reaches; conv2d of that larger
+//   image still has H outputs as long as output_padding < stride, which is required here
+//   (PyTorch also allows output_padding < dilation).
+Tensor conv_transpose2d(const Tensor& x_in, const Tensor& weight_in, const Tensor& bias_in,
+                        Size2 stride, Size2 padding, Size2 output_padding, std::int64_t groups,
+                        Size2 dilation) {
+  const char* op = "conv_transpose2d";
+  const Tensor x = amp::autocast_operand(x_in, amp::CastPolicy::LowerPrecision);
+  const Tensor weight = amp::autocast_operand(weight_in, amp::CastPolicy::LowerPrecision);
+  const Tensor bias = amp::autocast_operand(bias_in, amp::CastPolicy::LowerPrecision);
+  LG_CHECK(x.defined() && weight.defined(), op, ": expected defined input and weight");
+  LG_CHECK_SHAPE(x.dim() == 4, op, ": expected a 4-D input (N, C_in, H, W), got shape ", x.shape());
+  LG_CHECK_SHAPE(weight.dim() == 4, op,
+                 ": expected a 4-D weight (C_in, C_out / groups, kH, kW), got shape ",
+                 weight.shape());
+  LG_CHECK_SHAPE(groups >= 1 && x.size(1) % groups == 0, op, ": input channels ", x.size(1),
+                 " (input shape ", x.shape(), ") must be divisible by groups = ", groups);
+  LG_CHECK_SHAPE(weight.size(0) == x.size(1), op, ": weight of shape ", weight.shape(), " expects ",
+                 weight.size(0), " input channels, but the input of shape ", x.shape(), " has ",
+                 x.size(1));
+  LG_CHECK_DTYPE(x.dtype() == weight.dtype(), op, ": expected input and weight of one dtype, got ",
+                 x.dtype(), " and ", weight.dtype());
+  LG_CHECK_DEVICE(x.device() == weight.device(), op,
+                  ": expected input and weight on one device, got ", x.device(), " and ",
+                  weight.device());
+  for (int d = 0; d < 2; ++d) {
+    LG_CHECK_SHAPE(stride[d] >= 1 && dilation[d] >= 1 && padding[d] >= 0 &&
+                       output_padding[d] >= 0 && output_padding[d] < stride[d],
+                   op, ": expected stride and dilation >= 1, padding >= 0 and 0 <= output_padding",
+                   " < stride, got stride (", stride[0], ", ", stride[1], "), padding (",
+                   padding[0], ", ", padding[1], "), output_padding (", output_padding[0], ", ",
+                   output_padding[1], "), dilation (", dilation[0], ", ", dilation[1], ")");
+  }
+  const std::int64_t out_channels = weight.size(1) * groups;
+  std::int64_t out_size[2];
+  for (int d = 0; d < 2; ++d) {
+    out_size[d] = (x.size(2 + d) - 1) * stride[d] - 2 * padding[d] +
+                  dilation[d] * (weight.size(2 + d) - 1) + output_padding[d] + 1;
+  }
+  LG_CHECK_SHAPE(out_size[0] >= 1 && out_size[1] >= 1, op, ": the output size (", out_size[0], ", ",
+                 out_size[1], ") of input ", x.shape(), " with weight ", weight.shape(),
+                 ", stride (", stride[0], ", ", stride[1], "), padding (", padding[0], ", ",
+                 padding[1], ") is not positive");
+  LG_CHECK_SHAPE(!bias.defined() || bias.shape() == Shape{out_channels}, op,
+                 ": expected a bias of shape (", out_channels, ") for weight of shape ",
+                 weight.shape(), " and groups = ", groups, ", got ",
+                 bias.defined() ? bias.shape() : Shape{});
+  LG_CHECK_DTYPE(!bias.defined() || bias.dtype() == x.dtype(), op, ": bias has dtype ",
+                 bias.defined() ? bias.dtype() : x.dtype(), ", the input ", x.dtype());
+  ops::Conv2dParams p;
+  p.stride_h = stride[0], p.stride_w = stride[1];
+  p.pad_h = padding[0], p.pad_w = padding[1];
+  p.dilation_h = dilation[0], p.dilation_w = dilation[1];
+  p.groups = groups;
+  // See Note [ConvTranspose2d as conv2d's gradient].
+  const Shape out_shape = {x.size(0), out_channels, out_size[0], out_size[1]};
+  const Tensor out = record_op(
+      op, ops::conv2d_input_grad(x, weight, out_shape, p), {x, weight}, {x, weight},
+      [p](const BackwardContext& c) -> std::vector<Tensor> {
+        const Tensor& x_saved = c.saved[0];
+        const Tensor& w_saved = c.saved[1];
+        std::vector<Tensor> grads(2);
+        if (c.needs(0)) grads[0] = ops::conv2d(c.grad, w_saved, Tensor(), p);
+        if (c.needs(1)) grads[1] = ops::conv2d_weight_grad(x_saved, c.grad, w_saved.shape(), p);
+        return grads;
+      },
+      autograd::DoubleBackward::NotImplemented);
+  return bias.defined() ? add(out, reshape(bias, {out_channels, 1, 1})) : out;
 }
 
 // ---- Layers and losses --------------------------------------------------------------------------

@@ -42,6 +42,16 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor
               Size2 stride = {1, 1}, Size2 padding = {0, 0}, Size2 dilation = {1, 1},
               std::int64_t groups = 1);
 
+// Transposed convolution (the gradient of conv2d with respect to its input), argument order as
+// torch.nn.functional.conv_transpose2d. x: (N, C_in, H, W); weight: (C_in, C_out / groups, kH,
+// kW); bias: (C_out,) or undefined -> (N, C_out, H_out, W_out) with
+// H_out = (H - 1) stride - 2 padding + dilation (kH - 1) + output_padding + 1 (W likewise), and
+// 0 <= output_padding < stride.
+Tensor conv_transpose2d(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(),
+                        Size2 stride = {1, 1}, Size2 padding = {0, 0},
+                        Size2 output_padding = {0, 0}, std::int64_t groups = 1,
+                        Size2 dilation = {1, 1});
+
 // ---- Layers -------------------------------------------------------------------------------------
 // y = x W^T + b; x: (*, in_features), weight: (out_features, in_features), bias: (out_features,).
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor());

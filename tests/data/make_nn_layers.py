@@ -1,5 +1,5 @@
-"""PyTorch reference cases for the nn layers LayerNorm, BatchNorm2d and Embedding
-(tests/nn/test_nn_layers.cpp, suite NnLayersReference).
+"""PyTorch reference cases for the nn layers LayerNorm, BatchNorm2d, Embedding and
+ConvTranspose2d (tests/nn/test_nn_layers.cpp, suite NnLayersReference).
 
 Each case holds float32 inputs, the upstream gradient "g", the output "y" and the gradients of the
 inputs that require grad ("dx", "dw", "db"); batch_norm cases also hold the running statistics
@@ -92,5 +92,23 @@ for padding_idx in [None, 3]:
                       {"w": leaf(5, 6)},
                       lambda w, p=padding_idx: F.embedding(indices, w, padding_idx=p),
                       {"indices": indices}))
+
+# ---- ConvTranspose2d ----
+# (name, x shape, weight shape, stride, padding, output_padding, groups, dilation, bias)
+for name, xs, ws, st, pd, op, gr, dl, bias in [
+        ("plain", (2, 3, 4, 5), (3, 2, 3, 3), 1, 0, 0, 1, 1, True),
+        ("stride2_pad1_outpad1", (2, 4, 3, 4), (4, 3, 3, 3), 2, 1, 1, 1, 1, True),
+        ("groups2_dilation2", (1, 4, 5, 3), (4, 3, 2, 3), (1, 2), (1, 0), 0, 2, 2, False),
+        ("stride3_rect_kernel", (2, 2, 3, 3), (2, 5, 2, 4), (3, 2), (0, 1), (2, 1), 1, 1, True)]:
+    pair = lambda v: list(v) if isinstance(v, tuple) else [v, v]
+    inputs = {"x": leaf(*xs), "w": leaf(*ws)}
+    if bias:
+        inputs["b"] = leaf(ws[1] * gr)
+    cases.append(case("conv_transpose2d_" + name,
+                      {"stride": pair(st), "padding": pair(pd), "output_padding": pair(op),
+                       "groups": gr, "dilation": pair(dl)},
+                      inputs,
+                      lambda x, w, b=None, st=st, pd=pd, op=op, gr=gr, dl=dl:
+                          F.conv_transpose2d(x, w, b, st, pd, op, gr, dl)))
 
 write("nn_layers.json", "make_nn_layers.py", cases)

@@ -1,9 +1,8 @@
-// Device op table rows for the nn layers (see op_table.h): LayerNorm, BatchNorm and Embedding,
-// forward and input/parameter gradients (with_grads) in float32,
-// float64 and the 16-bit dtypes, non-contiguous inputs, and BatchNorm's running statistics.
-// LayerNorm and BatchNorm run on GroupNorm's kernels (Note [LayerNorm and BatchNorm as
-// GroupNorm]): sums over whole rows or channels differ in order between devices, hence the
-// reduction tolerance.
+// Device op table rows for the nn layers (see op_table.h): LayerNorm, BatchNorm, Embedding and
+// ConvTranspose2d, forward and input/parameter gradients (with_grads) in float32, float64 and the
+// 16-bit dtypes, non-contiguous inputs, and BatchNorm's running statistics. LayerNorm and BatchNorm
+// run on GroupNorm's kernels (Note [LayerNorm and BatchNorm as GroupNorm]): sums over whole rows or
+// channels differ in order between devices, hence the reduction tolerance.
 #include "kernels/op_table.h"
 
 #include <string>
@@ -99,11 +98,45 @@ std::vector<OpCase> embedding_cases() {
   return c;
 }
 
+// ---- ConvTranspose2d ------------------------------------------------------------------------
+// conv2d's kernels run with the roles of Note [ConvTranspose2d as conv2d's gradient]; sums of up
+// to C_in / groups kH kW = 72 products in another order on each device: the GEMM tolerance.
+std::vector<OpCase> conv_transpose_cases() {
+  std::vector<OpCase> c;
+  c.push_back({"conv_transpose2d_stride2_f32",
+               grads_of([](const Inputs& v) {
+                 return conv_transpose2d(v[0], v[1], v[2], {2, 2}, {1, 1}, {1, 1});
+               }),
+               {input({2, 8, 7, 6}), input({8, 5, 3, 3}), input({5})},
+               kTolF32Gemm});
+  c.push_back({"conv_transpose2d_groups_dilation_transposed_f32",
+               grads_of([](const Inputs& v) {
+                 return conv_transpose2d(v[0], v[1], {}, {1, 2}, {0, 1}, {0, 1}, 2, {2, 1});
+               }),
+               {input({2, 6, 9, 5}, kFloat32, -1.0, 1.0, kT), input({6, 4, 3, 2})},
+               kTolF32Gemm});
+  c.push_back({"conv_transpose2d_f64",
+               grads_of([](const Inputs& v) {
+                 return conv_transpose2d(v[0], v[1], v[2], {3, 2}, {1, 0}, {2, 1});
+               }),
+               {input({1, 3, 5, 4}, kFloat64), input({3, 4, 4, 3}, kFloat64), input({4}, kFloat64)},
+               kTolF64});
+  for (DType dtype : {kFloat16, kBFloat16}) {
+    c.push_back({std::string("conv_transpose2d_") + dtype_suffix(dtype),
+                 [](const Inputs& v) {
+                   return Outputs{conv_transpose2d(v[0], v[1], v[2], {2, 2}, {1, 1})};
+                 },
+                 {input({2, 4, 6, 6}, dtype), input({4, 3, 4, 4}, dtype), input({3}, dtype)},
+                 elementwise_tolerance(dtype)});
+  }
+  return c;
+}
+
 }  // namespace
 
 std::vector<OpCase> nn_layer_op_cases() {
   std::vector<OpCase> c;
-  for (auto section : {normalization_cases, embedding_cases}) {
+  for (auto section : {normalization_cases, embedding_cases, conv_transpose_cases}) {
     for (OpCase& row : section())
       c.push_back(std::move(row));
   }

@@ -1,5 +1,5 @@
 // Misuse of the nn layers (autograd/nn_functions.h, nn/layer_norm.h, nn/batch_norm.h,
-// nn/embedding.h): LayerNorm, BatchNorm and Embedding called with wrong
+// nn/embedding.h, nn/conv.h): LayerNorm, BatchNorm, Embedding and ConvTranspose2d called with wrong
 // ranks and shapes, parameters of another shape or dtype, integral input, bad indices, missing
 // running statistics. Tables of the misuse suite (tests/misuse/misuse_testing.h).
 #include <cstdint>
@@ -9,6 +9,7 @@
 #include <leangrad/core/creation.h>
 #include <leangrad/kernels/creation.h>
 #include <leangrad/nn/batch_norm.h>
+#include <leangrad/nn/conv.h>
 #include <leangrad/nn/embedding.h>
 #include <leangrad/nn/layer_norm.h>
 #include "misuse/misuse_testing.h"
@@ -124,6 +125,47 @@ std::vector<MisuseCase> embedding_cases() {
   return t.cases();
 }
 LG_MISUSE_SUITE(Embedding, embedding_cases());
+
+std::vector<MisuseCase> conv_transpose_cases() {
+  MisuseTable t;
+  t.add("conv_transpose2d_3d_input", Raises::ShapeError,
+        {"conv_transpose2d", "4-D input", "[3, 5, 5]"}, [] {
+          conv_transpose2d(ones({3, 5, 5}), ones({3, 2, 3, 3}));
+        });
+  t.add("conv_transpose2d_channels_differ", Raises::ShapeError,
+        {"conv_transpose2d", "[4, 2, 3, 3]", "[1, 3, 5, 5]"}, [] {
+          conv_transpose2d(ones({1, 3, 5, 5}), ones({4, 2, 3, 3}));
+        });
+  t.add("conv_transpose2d_groups_do_not_divide", Raises::ShapeError,
+        {"conv_transpose2d", "input channels 3", "groups = 2"}, [] {
+          conv_transpose2d(ones({1, 3, 5, 5}), ones({3, 2, 3, 3}), {}, {1, 1}, {0, 0}, {0, 0}, 2);
+        });
+  t.add("conv_transpose2d_output_padding_not_below_stride", Raises::ShapeError,
+        {"conv_transpose2d", "output_padding (2, 0)", "stride (2, 2)"}, [] {
+          conv_transpose2d(ones({1, 3, 5, 5}), ones({3, 2, 3, 3}), {}, {2, 2}, {0, 0}, {2, 0});
+        });
+  t.add("conv_transpose2d_zero_stride", Raises::ShapeError, {"conv_transpose2d", "stride (0, 1)"},
+        [] {
+          conv_transpose2d(ones({1, 3, 5, 5}), ones({3, 2, 3, 3}), {}, {0, 1});
+        });
+  t.add("conv_transpose2d_padding_eats_output", Raises::ShapeError,
+        {"conv_transpose2d", "output size", "[1, 3, 1, 1]"}, [] {
+          conv_transpose2d(ones({1, 3, 1, 1}), ones({3, 2, 1, 1}), {}, {1, 1}, {1, 1});
+        });
+  t.add("conv_transpose2d_bias_shape", Raises::ShapeError,
+        {"conv_transpose2d", "bias", "(2)", "[3]"}, [] {
+          conv_transpose2d(ones({1, 3, 5, 5}), ones({3, 2, 3, 3}), ones({3}));
+        });
+  t.add("conv_transpose2d_dtypes_differ", Raises::DTypeError,
+        {"conv_transpose2d", "float32", "float64"}, [] {
+          conv_transpose2d(ones({1, 3, 5, 5}), ones({3, 2, 3, 3}, kFloat64));
+        });
+  t.add("conv_transpose2d_module_groups", Raises::ShapeError,
+        {"ConvTranspose2d", "in_channels (3)", "groups (2)"},
+        [] { nn::ConvTranspose2d(nn::ConvTranspose2dOptions(3, 4, 3).groups(2)); });
+  return t.cases();
+}
+LG_MISUSE_SUITE(ConvTranspose, conv_transpose_cases());
 
 }  // namespace
 }  // namespace leangrad::test

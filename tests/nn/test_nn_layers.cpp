@@ -1,10 +1,12 @@
-// Tests of the nn layers LayerNorm, BatchNorm2d and Embedding (autograd/nn_functions.cpp,
-// nn/layer_norm.h, nn/batch_norm.h, nn/embedding.h): float64 gradchecks (batch 1 and non-contiguous
-// inputs included), PyTorch reference cases (tests/data/nn_layers.json from make_nn_layers.py), the
-// modules' parameters, buffers, state dicts, options and printing. CUDA is compared with the CPU in
+// Tests of the nn layers LayerNorm, BatchNorm2d, Embedding and ConvTranspose2d
+// (autograd/nn_functions.cpp, nn/layer_norm.h, nn/batch_norm.h, nn/embedding.h, nn/conv.h): float64
+// gradchecks (batch 1 and non-contiguous inputs included), PyTorch reference cases
+// (tests/data/nn_layers.json from make_nn_layers.py), the modules' parameters, buffers, state
+// dicts, options and printing. CUDA is compared with the CPU in
 // tests/kernels/op_table_nn_layers.cpp; bad input in tests/misuse/test_misuse_nn_layers.cpp.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <sstream>
@@ -17,6 +19,7 @@
 #include <leangrad/core/generator.h>
 #include <leangrad/kernels/creation.h>
 #include <leangrad/nn/batch_norm.h>
+#include <leangrad/nn/conv.h>
 #include <leangrad/nn/embedding.h>
 #include <leangrad/nn/functional.h>
 #include <leangrad/nn/layer_norm.h>
@@ -393,6 +396,119 @@ TEST(NnLayersReference, EmbeddingMatchesPyTorch) {
     ++checked;
   }
   EXPECT_EQ(checked, 2);
+}
+
+// ---- ConvTranspose2d ---------------------------------------------------------------------------
+
+TEST(ConvTranspose2dGrad, StridePaddingOutputPaddingGroupsDilation) {
+  const Tensor x = uniform_input({2, 4, 3, 3}, -1, 1, 71);
+  const Tensor w = uniform_input({4, 3, 3, 2}, -1, 1, 72);
+  const Tensor b = uniform_input({6}, -1, 1, 73);
+  EXPECT_TRUE(gradcheck(
+      [](const Inputs& in) {
+        return conv_transpose2d(in[0], in[1], in[2], {2, 3}, {1, 0}, {1, 2}, 2, {1, 2});
+      },
+      {x, w, b}));
+  const Tensor w1 = uniform_input({4, 2, 3, 3}, -1, 1, 74);
+  EXPECT_TRUE(gradcheck([](const Inputs& in) { return conv_transpose2d(in[0], in[1]); }, {x, w1}));
+}
+
+TEST(ConvTranspose2dGrad, BatchOneAndNonContiguous) {
+  const Tensor x = transposed_leaf({1, 2, 4, 3}, -1, 1, 75);  // (1, 2, 3, 4) as a view
+  const Tensor w = transposed_leaf({2, 3, 2, 3}, -1, 1, 76);  // (2, 3, 3, 2) as a view
+  const Tensor b = uniform_input({3}, -1, 1, 77);
+  EXPECT_TRUE(gradcheck(
+      [](const Inputs& in) {
+        return conv_transpose2d(in[0], in[1], in[2], {2, 2}, {1, 1});
+      },
+      {x, w, b}));
+}
+
+// The definition as a scatter, in float64: input pixel (h, w) of channel ci adds
+// x * weight[ci, co, i, j] to output (h s - p + i d, w s - p + j d) for co in ci's group.
+TEST(ConvTranspose2d, MatchesScatterLoopInFloat64) {
+  const std::int64_t N = 2, C_in = 4, H = 3, W = 4, groups = 2, C_out_g = 3, kH = 3, kW = 2;
+  const std::int64_t s[2] = {2, 3}, p[2] = {1, 2}, op[2] = {1, 0}, d[2] = {2, 1};
+  const Tensor x = uniform_input({N, C_in, H, W}, -1, 1, 78).detach();
+  const Tensor w = uniform_input({C_in, C_out_g, kH, kW}, -1, 1, 79).detach();
+  const Tensor y =
+      conv_transpose2d(x, w, {}, {s[0], s[1]}, {p[0], p[1]}, {op[0], op[1]}, groups, {d[0], d[1]});
+  const std::int64_t OH = (H - 1) * s[0] - 2 * p[0] + d[0] * (kH - 1) + op[0] + 1;
+  const std::int64_t OW = (W - 1) * s[1] - 2 * p[1] + d[1] * (kW - 1) + op[1] + 1;
+  ASSERT_EQ(y.shape(), (Shape{N, C_out_g * groups, OH, OW}));
+  const std::vector<double> xv = test::to_vector(x), wv = test::to_vector(w);
+  std::vector<double> expected(static_cast<std::size_t>(N * C_out_g * groups * OH * OW), 0.0);
+  const std::int64_t C_in_g = C_in / groups;
+  for (std::int64_t n = 0; n < N; ++n)
+    for (std::int64_t ci = 0; ci < C_in; ++ci)
+      for (std::int64_t h = 0; h < H; ++h)
+        for (std::int64_t ww = 0; ww < W; ++ww)
+          for (std::int64_t co = 0; co < C_out_g; ++co)
+            for (std::int64_t i = 0; i < kH; ++i)
+              for (std::int64_t j = 0; j < kW; ++j) {
+                const std::int64_t oh = h * s[0] - p[0] + i * d[0];
+                const std::int64_t ow = ww * s[1] - p[1] + j * d[1];
+                if (oh < 0 || oh >= OH || ow < 0 || ow >= OW) continue;
+                const std::int64_t c = (ci / C_in_g) * C_out_g + co;
+                expected[((n * C_out_g * groups + c) * OH + oh) * OW + ow] +=
+                    xv[((n * C_in + ci) * H + h) * W + ww] *
+                    wv[((ci * C_out_g + co) * kH + i) * kW + j];
+              }
+  // Sums of at most C_in_g kH kW = 12 products of magnitude < 1, in another order: a few ulps.
+  EXPECT_TRUE(test::all_close(y, expected, 1e-14, 1e-14));
+}
+
+TEST(ConvTranspose2dModule, ShapesInitBoundsAndPrinting) {
+  manual_seed(0);
+  nn::ConvTranspose2d up(nn::ConvTranspose2dOptions(8, 6, 4).stride(2).padding(1).groups(2));
+  EXPECT_EQ(up->weight.shape(), (Shape{8, 3, 4, 4}));
+  EXPECT_EQ(up->bias.shape(), (Shape{6}));
+  // PyTorch's bound 1 / sqrt(fan_in), fan_in = weight.size(1) * kH * kW = 3 * 16.
+  const double bound = 1.0 / std::sqrt(48.0);
+  double max_abs = 0;
+  for (double v : test::to_vector(up->weight))
+    max_abs = std::max(max_abs, std::abs(v));
+  EXPECT_LE(max_abs, bound);
+  EXPECT_GT(max_abs, 0.9 * bound);
+  EXPECT_EQ(printed(up),
+            "ConvTranspose2d(8, 6, kernel_size=(4, 4), stride=(2, 2), padding=(1, 1), groups=2)");
+  const Tensor x = uniform_input({1, 8, 5, 7}, -1, 1, 80).detach().to(kFloat32);
+  const Tensor y = up(x);
+  EXPECT_EQ(y.shape(), (Shape{1, 6, 10, 14}));  // (H - 1) 2 - 2 + 3 + 1 = 2 H
+  EXPECT_TRUE(test::all_close(y,
+                              test::to_vector(nn::functional::conv_transpose2d(
+                                  x, up->weight, up->bias, {2, 2}, {1, 1}, {0, 0}, 2)),
+                              0, 0));
+  nn::ConvTranspose2d no_bias(
+      nn::ConvTranspose2dOptions(2, 3, {1, 2}).bias(false).output_padding(0));
+  EXPECT_FALSE(no_bias->bias.defined());
+  EXPECT_EQ(no_bias->named_parameters().size(), 1u);
+}
+
+TEST(NnLayersReference, ConvTranspose2dMatchesPyTorch) {
+  int checked = 0;
+  for (const test::ReferenceCase& rc : test::load_reference("nn_layers.json")) {
+    if (rc.name.rfind("conv_transpose2d", 0) != 0) continue;
+    SCOPED_TRACE(rc.name);
+    std::map<std::string, Tensor> in;
+    for (const char* key : {"x", "w", "b"}) {
+      if (rc.tensors.count(key)) in[key] = rc.at(key).clone().requires_grad_();
+    }
+    const auto size2 = [&](const char* key) { return rc.params[key].get<Size2>(); };
+    const Tensor y = conv_transpose2d(in["x"], in["w"], in.count("b") ? in["b"] : Tensor(),
+                                      size2("stride"), size2("padding"), size2("output_padding"),
+                                      rc.params["groups"], size2("dilation"));
+    // Sums of at most 40 products of values in [-1, 1]: PyTorch's float32 tolerances.
+    EXPECT_TRUE(test::all_close(y, test::to_vector(rc.at("y")), kRtolF32, kAtolF32));
+    y.backward(rc.at("g"));
+    for (auto& [key, t] : in) {
+      SCOPED_TRACE("d" + key);
+      ASSERT_TRUE(t.grad().defined());
+      EXPECT_TRUE(test::all_close(t.grad(), test::to_vector(rc.at("d" + key)), kRtolF32, kAtolF32));
+    }
+    ++checked;
+  }
+  EXPECT_EQ(checked, 4);
 }
 
 }  // namespace
