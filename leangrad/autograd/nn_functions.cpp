@@ -1,6 +1,7 @@
 // The neural-network functions of autograd/nn_functions.h, each forward beside its backward.
 // Kernel-backed ops (TanhExp, GroupNorm, conv2d, pooling, dropout, softmax, the per-sample losses,
-// embedding) call kernels/ops.h and record a node with the backward their kernels provide:
+// embedding, interpolation) call kernels/ops.h and record a node with the backward their kernels
+// provide:
 //   tanhexp        saves only x: its derivative is recomputed from x in one fused kernel
 //                  (ops::tanhexp_backward), which costs less than storing tanh(e^x) beside y
 //   group_norm     saves x, the per-group mean and rstd the forward computed and the weight;
@@ -13,6 +14,7 @@
 //   conv_transpose2d  conv2d's kernels in other roles (Note [ConvTranspose2d as conv2d's
 //                  gradient])
 //   embedding      saves the indices; the weight gradient is a scatter-add of the upstream rows
+//   interpolate    saves nothing: the backward adds each output's gradient into its taps
 // Composite ops are written with the differentiable functions:
 //   linear         matmul(x, W^T) + b: the bias gradient is add's broadcast reduction
 //   pixel_shuffle  reshape -> permute -> reshape (one strided copy; views carry the gradient)
@@ -21,6 +23,7 @@
 // non-ignored samples, computed on the device (no synchronisation; all ignored gives 0/0 = NaN,
 // as PyTorch).
 #include <algorithm>
+#include <cmath>
 #include <utility>
 #include <vector>
 
@@ -494,6 +497,44 @@ Tensor embedding(const Tensor& indices, const Tensor& weight,
       "embedding", out, {weight}, {indices},
       [num_embeddings, pad](const BackwardContext& c) -> std::vector<Tensor> {
         return {ops::embedding_backward(c.grad, c.saved[0], num_embeddings, pad)};
+      },
+      autograd::DoubleBackward::NotImplemented);
+}
+
+// ---- Interpolation ---------------------------------------------------------------------------
+
+Tensor interpolate(const Tensor& x, std::optional<Size2> size, std::optional<Scale2> scale_factor,
+                   InterpolateMode mode, std::optional<bool> align_corners) {
+  const char* op = "interpolate";
+  LG_CHECK(x.defined(), op, ": expected a defined input, got an undefined Tensor()");
+  LG_CHECK_SHAPE(x.dim() == 4, op, ": expected a 4-D input (N, C, H, W), got shape ", x.shape());
+  LG_CHECK(size.has_value() != scale_factor.has_value(), op,
+           ": expected exactly one of size and scale_factor, got ",
+           size.has_value() ? "both" : "neither");
+  const bool bilinear = mode == InterpolateMode::Bilinear;
+  LG_CHECK(bilinear || !align_corners.has_value(), op,
+           ": align_corners can only be set with the interpolating mode bilinear, not nearest");
+  Size2 out_size{};
+  Scale2 scales{0.0, 0.0};
+  if (size.has_value()) {
+    out_size = *size;
+  } else {
+    scales = *scale_factor;
+    for (int d = 0; d < 2; ++d) {
+      LG_CHECK(scales[d] > 0.0 && std::isfinite(scales[d]), op,
+               ": expected positive finite scale factors, got (", scales[0], ", ", scales[1], ")");
+      const double out = std::floor(static_cast<double>(x.size(2 + d)) * scales[d]);
+      LG_CHECK_SHAPE(out < 9.0e15, op, ": scale factor ", scales[d], " of dim of size ",
+                     x.size(2 + d), " gives an output too large to index");
+      out_size[d] = static_cast<std::int64_t>(out);
+    }
+  }
+  const bool corners = align_corners.value_or(false);
+  const Tensor out = ops::upsample2d(x, out_size, scales, bilinear, corners);
+  return record_op(
+      op, out, {x}, {},
+      [scales, bilinear, corners](const BackwardContext& c) -> std::vector<Tensor> {
+        return {ops::upsample2d_backward(c.grad, c.shape(0), scales, bilinear, corners)};
       },
       autograd::DoubleBackward::NotImplemented);
 }

@@ -75,6 +75,21 @@ Tensor log_softmax(const Tensor& x, std::int64_t dim);
 Tensor embedding(const Tensor& indices, const Tensor& weight,
                  std::optional<std::int64_t> padding_idx = std::nullopt);
 
+// The modes of interpolate / nn::Upsample, spelled as LibTorch's: kNearest, kBilinear.
+enum class InterpolateMode : std::uint8_t { Nearest, Bilinear };
+inline constexpr InterpolateMode kNearest = InterpolateMode::Nearest;
+inline constexpr InterpolateMode kBilinear = InterpolateMode::Bilinear;
+using Scale2 = std::array<double, 2>;  // (height, width) factors
+// Resizes x (N, C, H, W) to `size`, or by `scale_factor` (output H * factor rounded down), exactly
+// one of them given, as torch.nn.functional.interpolate: nearest (PyTorch's "nearest", index
+// floor(out * in / out_size)) or bilinear, whose align_corners (default false) maps corner
+// pixels' centres onto each other. The scale_factor given is what the index rules use, as PyTorch
+// does by default (recompute_scale_factor unset).
+Tensor interpolate(const Tensor& x, std::optional<Size2> size,
+                   std::optional<Scale2> scale_factor = std::nullopt,
+                   InterpolateMode mode = kNearest,
+                   std::optional<bool> align_corners = std::nullopt);
+
 enum class Reduction { None, Mean, Sum };
 // logp: (N, C) log-probabilities, target: (N,) int64 class indices; entries equal to
 // ignore_index contribute nothing (and Mean divides by the number of the others).

@@ -20,6 +20,7 @@ using leangrad::cross_entropy;
 using leangrad::dropout;
 using leangrad::embedding;
 using leangrad::group_norm;
+using leangrad::interpolate;
 using leangrad::l1_loss;
 using leangrad::layer_norm;
 using leangrad::linear;

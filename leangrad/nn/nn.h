@@ -17,3 +17,4 @@
 #include <leangrad/nn/module.h>
 #include <leangrad/nn/module_holder.h>
 #include <leangrad/nn/pooling.h>
+#include <leangrad/nn/upsample.h>

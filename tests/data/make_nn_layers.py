@@ -1,5 +1,5 @@
-"""PyTorch reference cases for the nn layers LayerNorm, BatchNorm2d, Embedding and
-ConvTranspose2d (tests/nn/test_nn_layers.cpp, suite NnLayersReference).
+"""PyTorch reference cases for the nn layers LayerNorm, BatchNorm2d, Embedding, ConvTranspose2d and
+interpolate (tests/nn/test_nn_layers.cpp, suite NnLayersReference).
 
 Each case holds float32 inputs, the upstream gradient "g", the output "y" and the gradients of the
 inputs that require grad ("dx", "dw", "db"); batch_norm cases also hold the running statistics
@@ -110,5 +110,26 @@ for name, xs, ws, st, pd, op, gr, dl, bias in [
                       inputs,
                       lambda x, w, b=None, st=st, pd=pd, op=op, gr=gr, dl=dl:
                           F.conv_transpose2d(x, w, b, st, pd, op, gr, dl)))
+
+# ---- interpolate ----
+# (name, x shape, size, scale_factor, mode, align_corners): up and down, integer and fractional
+# factors (whose step 1 / factor differs from in / out), equal sizes along one axis.
+for name, xs, size, scale, mode, corners in [
+        ("nearest_scale2", (2, 3, 4, 5), None, (2.0, 2.0), "nearest", None),
+        ("nearest_size_down", (1, 2, 7, 9), (3, 4), None, "nearest", None),
+        ("nearest_scale_fraction", (1, 2, 5, 6), None, (1.7, 0.6), "nearest", None),
+        ("bilinear_scale2", (2, 3, 4, 5), None, (2.0, 2.0), "bilinear", False),
+        ("bilinear_size_corners", (1, 2, 4, 5), (7, 9), None, "bilinear", True),
+        ("bilinear_size_down", (1, 2, 9, 7), (4, 7), None, "bilinear", False),
+        ("bilinear_scale_fraction_corners", (2, 1, 5, 6), None, (1.5, 2.5), "bilinear", True),
+        ("bilinear_scale_fraction", (2, 1, 5, 6), None, (1.3, 0.7), "bilinear", False)]:
+    cases.append(case("interpolate_" + name,
+                      {"size": list(size) if size else None,
+                       "scale_factor": list(scale) if scale else None,
+                       "mode": mode, "align_corners": corners},
+                      {"x": leaf(*xs)},
+                      lambda x, size=size, scale=scale, mode=mode, corners=corners:
+                          F.interpolate(x, size=size, scale_factor=scale, mode=mode,
+                                        align_corners=corners)))
 
 write("nn_layers.json", "make_nn_layers.py", cases)

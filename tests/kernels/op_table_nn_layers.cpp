@@ -1,8 +1,9 @@
-// Device op table rows for the nn layers (see op_table.h): LayerNorm, BatchNorm, Embedding and
-// ConvTranspose2d, forward and input/parameter gradients (with_grads) in float32, float64 and the
-// 16-bit dtypes, non-contiguous inputs, and BatchNorm's running statistics. LayerNorm and BatchNorm
-// run on GroupNorm's kernels (Note [LayerNorm and BatchNorm as GroupNorm]): sums over whole rows or
-// channels differ in order between devices, hence the reduction tolerance.
+// Device op table rows for the nn layers (see op_table.h): LayerNorm, BatchNorm, Embedding,
+// ConvTranspose2d and interpolate, forward and input/parameter gradients (with_grads) in float32,
+// float64 and the 16-bit dtypes, non-contiguous inputs, and BatchNorm's running statistics.
+// LayerNorm and BatchNorm run on GroupNorm's kernels (Note [LayerNorm and BatchNorm as
+// GroupNorm]): sums over whole rows or channels differ in order between devices, hence the
+// reduction tolerance.
 #include "kernels/op_table.h"
 
 #include <string>
@@ -132,11 +133,42 @@ std::vector<OpCase> conv_transpose_cases() {
   return c;
 }
 
+// ---- interpolate ------------------------------------------------------------------------------
+// Both devices compute the same taps (kernels/layers_math.h) in the same precision: forwards agree
+// to the elementwise tolerance; backwards add up to ~16 weighted terms per input in another order
+// (CUDA atomics).
+std::vector<OpCase> interpolate_cases() {
+  std::vector<OpCase> c;
+  for (DType dtype : kFloatingDTypes) {
+    const std::string suffix = dtype_suffix(dtype);
+    c.push_back({"interpolate_nearest_" + suffix,
+                 grads_of([](const Inputs& v) {
+                   return interpolate(v[0], std::nullopt, Scale2{1.7, 2.0});
+                 }),
+                 {input({2, 3, 7, 9}, dtype)},
+                 norm_tolerance(dtype)});
+    c.push_back({"interpolate_bilinear_" + suffix,
+                 grads_of([](const Inputs& v) {
+                   return interpolate(v[0], Size2{11, 6}, std::nullopt, kBilinear);
+                 }),
+                 {input({2, 3, 7, 9}, dtype)},
+                 norm_tolerance(dtype)});
+  }
+  c.push_back({"interpolate_bilinear_align_corners_transposed_f32",
+               grads_of([](const Inputs& v) {
+                 return interpolate(v[0], std::nullopt, Scale2{2.5, 3.0}, kBilinear, true);
+               }),
+               {input({2, 4, 6, 5}, kFloat32, -1.0, 1.0, kT)},
+               kTolF32Sum});
+  return c;
+}
+
 }  // namespace
 
 std::vector<OpCase> nn_layer_op_cases() {
   std::vector<OpCase> c;
-  for (auto section : {normalization_cases, embedding_cases, conv_transpose_cases}) {
+  for (auto section :
+       {normalization_cases, embedding_cases, conv_transpose_cases, interpolate_cases}) {
     for (OpCase& row : section())
       c.push_back(std::move(row));
   }

@@ -1,7 +1,8 @@
 // Misuse of the nn layers (autograd/nn_functions.h, nn/layer_norm.h, nn/batch_norm.h,
-// nn/embedding.h, nn/conv.h): LayerNorm, BatchNorm, Embedding and ConvTranspose2d called with wrong
-// ranks and shapes, parameters of another shape or dtype, integral input, bad indices, missing
-// running statistics. Tables of the misuse suite (tests/misuse/misuse_testing.h).
+// nn/embedding.h, nn/conv.h, nn/upsample.h): LayerNorm, BatchNorm, Embedding, ConvTranspose2d and
+// interpolate called with wrong ranks and shapes, parameters of another shape or dtype, integral
+// input, bad indices, missing running statistics. Tables of the misuse suite
+// (tests/misuse/misuse_testing.h).
 #include <cstdint>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include <leangrad/nn/conv.h>
 #include <leangrad/nn/embedding.h>
 #include <leangrad/nn/layer_norm.h>
+#include <leangrad/nn/upsample.h>
 #include "misuse/misuse_testing.h"
 
 namespace leangrad::test {
@@ -166,6 +168,42 @@ std::vector<MisuseCase> conv_transpose_cases() {
   return t.cases();
 }
 LG_MISUSE_SUITE(ConvTranspose, conv_transpose_cases());
+
+std::vector<MisuseCase> interpolate_cases() {
+  MisuseTable t;
+  t.add("interpolate_3d_input", Raises::ShapeError, {"interpolate", "4-D", "[3, 4, 4]"}, [] {
+    interpolate(ones({3, 4, 4}), Size2{8, 8});
+  });
+  t.add("interpolate_size_and_scale", Raises::Error, {"interpolate", "exactly one", "both"}, [] {
+    interpolate(ones({1, 1, 4, 4}), Size2{8, 8}, Scale2{2.0, 2.0});
+  });
+  t.add("interpolate_neither_size_nor_scale", Raises::Error, {"interpolate", "neither"}, [] {
+    interpolate(ones({1, 1, 4, 4}), std::nullopt);
+  });
+  t.add("interpolate_zero_size", Raises::ShapeError, {"interpolate", "(0, 8)", "[1, 1, 4, 4]"}, [] {
+    interpolate(ones({1, 1, 4, 4}), Size2{0, 8});
+  });
+  t.add("interpolate_scale_to_nothing", Raises::ShapeError, {"interpolate", "(1, 0)"}, [] {
+    interpolate(ones({1, 1, 4, 4}), std::nullopt, Scale2{0.25, 0.2});
+  });
+  t.add("interpolate_negative_scale", Raises::Error, {"interpolate", "(-2, 2)"}, [] {
+    interpolate(ones({1, 1, 4, 4}), std::nullopt, Scale2{-2.0, 2.0});
+  });
+  t.add("interpolate_nearest_align_corners", Raises::Error,
+        {"interpolate", "align_corners", "nearest"}, [] {
+          interpolate(ones({1, 1, 4, 4}), Size2{8, 8}, std::nullopt, kNearest, true);
+        });
+  t.add("interpolate_integral", Raises::DTypeError, {"interpolate", "int64"}, [] {
+    interpolate(ones({1, 1, 4, 4}, kInt64), Size2{8, 8});
+  });
+  t.add("upsample_module_no_size", Raises::Error, {"Upsample", "neither"},
+        [] { nn::Upsample up(nn::UpsampleOptions{}); });
+  t.add("upsample_module_three_factors", Raises::Error, {"Upsample", "scale_factor", "3"}, [] {
+    nn::Upsample up(nn::UpsampleOptions().scale_factor(std::vector<double>{2, 2, 2}));
+  });
+  return t.cases();
+}
+LG_MISUSE_SUITE(Interpolate, interpolate_cases());
 
 }  // namespace
 }  // namespace leangrad::test

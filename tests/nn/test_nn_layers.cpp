@@ -1,8 +1,8 @@
-// Tests of the nn layers LayerNorm, BatchNorm2d, Embedding and ConvTranspose2d
-// (autograd/nn_functions.cpp, nn/layer_norm.h, nn/batch_norm.h, nn/embedding.h, nn/conv.h): float64
-// gradchecks (batch 1 and non-contiguous inputs included), PyTorch reference cases
-// (tests/data/nn_layers.json from make_nn_layers.py), the modules' parameters, buffers, state
-// dicts, options and printing. CUDA is compared with the CPU in
+// Tests of the nn layers LayerNorm, BatchNorm2d, Embedding, ConvTranspose2d and Upsample /
+// interpolate (autograd/nn_functions.cpp, nn/layer_norm.h, nn/batch_norm.h, nn/embedding.h,
+// nn/conv.h, nn/upsample.h): float64 gradchecks (batch 1 and non-contiguous inputs included),
+// PyTorch reference cases (tests/data/nn_layers.json from make_nn_layers.py), the modules'
+// parameters, buffers, state dicts, options and printing. CUDA is compared with the CPU in
 // tests/kernels/op_table_nn_layers.cpp; bad input in tests/misuse/test_misuse_nn_layers.cpp.
 #include <gtest/gtest.h>
 
@@ -23,6 +23,7 @@
 #include <leangrad/nn/embedding.h>
 #include <leangrad/nn/functional.h>
 #include <leangrad/nn/layer_norm.h>
+#include <leangrad/nn/upsample.h>
 #include "testing/gradcheck.h"
 #include "testing/reference_data.h"
 #include "testing/tensor_testing.h"
@@ -509,6 +510,102 @@ TEST(NnLayersReference, ConvTranspose2dMatchesPyTorch) {
     ++checked;
   }
   EXPECT_EQ(checked, 4);
+}
+
+// ---- interpolate / Upsample --------------------------------------------------------------------
+
+TEST(InterpolateGrad, NearestAndBilinear) {
+  const Tensor x = uniform_input({2, 2, 3, 4}, -1, 1, 81);
+  EXPECT_TRUE(gradcheck(
+      [](const Inputs& in) {
+        return interpolate(in[0], std::nullopt, Scale2{2.0, 1.5});
+      },
+      {x}));
+  EXPECT_TRUE(gradcheck([](const Inputs& in) { return interpolate(in[0], Size2{2, 7}); }, {x}));
+  EXPECT_TRUE(gradcheck(
+      [](const Inputs& in) {
+        return interpolate(in[0], Size2{5, 3}, std::nullopt, kBilinear);
+      },
+      {x}));
+  EXPECT_TRUE(gradcheck(
+      [](const Inputs& in) {
+        return interpolate(in[0], std::nullopt, Scale2{1.7, 2.0}, kBilinear, true);
+      },
+      {x}));
+  const Tensor xt = transposed_leaf({1, 3, 4, 3}, -1, 1, 82);  // (1, 3, 3, 4) as a view
+  EXPECT_TRUE(gradcheck(
+      [](const Inputs& in) {
+        return interpolate(in[0], Size2{6, 6}, std::nullopt, kBilinear);
+      },
+      {xt}));
+}
+
+// Properties that follow from the definitions, checked exactly in float64.
+TEST(Interpolate, NearestRepeatsPixelsAndBilinearKeepsCornersAndSizes) {
+  const Tensor x = uniform_input({1, 2, 3, 4}, -1, 1, 83).detach();
+  const std::vector<double> v = test::to_vector(x);
+  // Nearest by 2: output (h, w) is input (h / 2, w / 2).
+  std::vector<double> repeated;
+  for (int c = 0; c < 2; ++c)
+    for (int h = 0; h < 6; ++h)
+      for (int w = 0; w < 8; ++w)
+        repeated.push_back(v[(c * 3 + h / 2) * 4 + w / 2]);
+  EXPECT_TRUE(test::all_close(interpolate(x, std::nullopt, Scale2{2.0, 2.0}), repeated, 0, 0));
+  // Bilinear to the same size is the identity, with and without align_corners.
+  EXPECT_TRUE(test::all_close(interpolate(x, Size2{3, 4}, std::nullopt, kBilinear), v, 0, 0));
+  EXPECT_TRUE(test::all_close(interpolate(x, Size2{3, 4}, std::nullopt, kBilinear, true), v, 0, 0));
+  // align_corners: the four corner outputs are the corner inputs; the centre of a 3-wide axis
+  // resized to 5 lands on input 1.
+  const std::vector<double> y =
+      test::to_vector(interpolate(x, Size2{5, 7}, std::nullopt, kBilinear, true));
+  EXPECT_DOUBLE_EQ(y[0], v[0]);
+  EXPECT_DOUBLE_EQ(y[6], v[3]);
+  EXPECT_DOUBLE_EQ(y[28], v[8]);
+  EXPECT_DOUBLE_EQ(y[34], v[11]);
+  EXPECT_NEAR(y[2 * 7 + 0], v[4], 1e-15);
+}
+
+TEST(UpsampleModule, OptionsForwardAndPrinting) {
+  nn::Upsample up(nn::UpsampleOptions().scale_factor(std::vector<double>{2}).mode(kNearest));
+  EXPECT_TRUE(up->parameters().empty());
+  EXPECT_EQ(printed(up), "Upsample(scale_factor=[2], mode=nearest)");
+  const Tensor x = uniform_input({2, 3, 4, 5}, -1, 1, 84).detach().to(kFloat32);
+  EXPECT_EQ(up(x).shape(), (Shape{2, 3, 8, 10}));
+  EXPECT_TRUE(test::all_close(
+      up(x), test::to_vector(nn::functional::interpolate(x, std::nullopt, Scale2{2.0, 2.0})), 0,
+      0));
+  nn::Upsample resize(nn::UpsampleOptions()
+                          .size(std::vector<std::int64_t>{6, 7})
+                          .mode(kBilinear)
+                          .align_corners(true));
+  EXPECT_EQ(resize->extra_repr(), "size=[6, 7], mode=bilinear, align_corners=true");
+  EXPECT_TRUE(test::all_close(
+      resize(x), test::to_vector(interpolate(x, Size2{6, 7}, std::nullopt, kBilinear, true)), 0,
+      0));
+}
+
+TEST(NnLayersReference, InterpolateMatchesPyTorch) {
+  int checked = 0;
+  for (const test::ReferenceCase& rc : test::load_reference("nn_layers.json")) {
+    if (rc.name.rfind("interpolate", 0) != 0) continue;
+    SCOPED_TRACE(rc.name);
+    const Tensor x = rc.at("x").clone().requires_grad_();
+    std::optional<Size2> size;
+    std::optional<Scale2> scale;
+    std::optional<bool> corners;
+    if (!rc.params["size"].is_null()) size = rc.params["size"].get<Size2>();
+    if (!rc.params["scale_factor"].is_null()) scale = rc.params["scale_factor"].get<Scale2>();
+    if (!rc.params["align_corners"].is_null()) corners = rc.params["align_corners"].get<bool>();
+    const InterpolateMode mode = rc.params["mode"] == "bilinear" ? kBilinear : kNearest;
+    const Tensor y = interpolate(x, size, scale, mode, corners);
+    // Nearest copies (exact once the source indices agree); bilinear mixes 4 values with float32
+    // weights, and the gradient of an input sums at most a few dozen such terms.
+    EXPECT_TRUE(test::all_close(y, test::to_vector(rc.at("y")), kRtolF32, kAtolF32));
+    y.backward(rc.at("g"));
+    EXPECT_TRUE(test::all_close(x.grad(), test::to_vector(rc.at("dx")), kRtolF32, kAtolF32));
+    ++checked;
+  }
+  EXPECT_EQ(checked, 8);
 }
 
 }  // namespace
