@@ -166,12 +166,17 @@ Tensor group_norm(const Tensor& x, std::int64_t num_groups, const Tensor& weight
 }
 
 // Note [LayerNorm and BatchNorm as GroupNorm]
-//   Both normalizations are GroupNorm of a reshaped input, so they run on group_norm's fused
-//   kernels (Welford statistics, the affine map and the one-pass input gradient; CPU and CUDA):
-//   - layer_norm: x (*, normalized_shape) seen as (R, M), M = prod(normalized_shape): R samples
-//     of M channels, one group each, no spatial dims. Group (r, 0) is row r, and GroupNorm's
-//     per-channel affine is LayerNorm's per-element one (weight and bias seen as (M,)). A view
-//     when x is contiguous: no copy.
+//   Both normalizations are GroupNorm of a reshaped input, so their statistics and input
+//   gradients run on group_norm's fused kernels (Welford statistics, the one-pass input gradient;
+//   CPU and CUDA):
+//   - layer_norm: x (*, normalized_shape) seen as (R, 1, M), M = prod(normalized_shape): R
+//     samples of one channel of M elements, one group each, so group (r, 0) is row r (a view
+//     when x is contiguous). The per-element affine is then mul and add, broadcast over the
+//     rows: two elementwise passes (and the normalized output saved for mul's backward) beyond
+//     a fused kernel. Seeing x as (R, M) instead (M channels of one element, GroupNorm's
+//     per-channel affine being LayerNorm's) fuses the affine but puts GroupNorm's kernels in
+//     their worst layout (per-channel loops of one element, per-(sample, channel) partial sums
+//     in backward): on the CPU it was 14x slower for (4096, 768) (docs/kernels.md).
 //   - batch_norm (training): x (N, C, *) transposed to (C, N, *) and seen as (1, C, N * S): one
 //     sample, C groups of one channel each, so group c holds channel c of every sample and
 //     GroupNorm's per-channel affine is BatchNorm's. Costs one copy of x in and one of y out
@@ -199,10 +204,12 @@ Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& 
   std::int64_t rows = 1;
   for (std::int64_t d = 0; d < x.dim() - k; ++d)
     rows *= x.size(d);
-  const Tensor w = weight.defined() ? reshape(weight, {features}) : Tensor();
-  const Tensor b = bias.defined() ? reshape(bias, {features}) : Tensor();
-  const Tensor y = record_group_norm(op, reshape(x, {rows, features}), 1, w, b, eps).output;
-  return reshape(y, x.shape());
+  // (R, 1, M): one group per row (Note [LayerNorm and BatchNorm as GroupNorm]).
+  const Tensor grouped = reshape(x, {rows, 1, features});
+  Tensor y = reshape(record_group_norm(op, grouped, 1, Tensor(), Tensor(), eps).output, x.shape());
+  if (weight.defined()) y = mul(y, weight);  // weight and bias broadcast over the leading dims
+  if (bias.defined()) y = add(y, bias);
+  return y;
 }
 
 Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var,

@@ -46,7 +46,14 @@ std::vector<OpCase> normalization_cases() {
                }),
                {input({4, 9, 8}, kFloat32, -2.0, 3.0, kT)},
                kTolF32Sum});
-  // Rows of 4096: long enough for group_norm's split-across-blocks path on CUDA.
+  // 2048 rows of 96: enough groups for group_norm's one-pass (shared memory) path.
+  c.push_back({"layer_norm_many_rows_f32",
+               grads_of([](const Inputs& v) { return layer_norm(v[0], {96}, v[1], v[2]); }),
+               {input({2048, 96}, kFloat32, -2.0, 3.0), input({96}, kFloat32, 0.5, 1.5),
+                input({96}, kFloat32)},
+               kTolF32Sum});
+  // Three rows of 4096: too few groups to fill a GPU, so group_norm's multi-pass path, its rows
+  // cut into segments (Note [GroupNorm strategies] in kernels/cuda/group_norm.cu).
   c.push_back({"layer_norm_long_rows_f32",
                grads_of([](const Inputs& v) { return layer_norm(v[0], {4096}, v[1], v[2]); }),
                {input({3, 4096}, kFloat32, -2.0, 3.0), input({4096}, kFloat32, 0.5, 1.5),
