@@ -59,6 +59,14 @@ std::vector<OpCase> normalization_cases() {
                {input({3, 4096}, kFloat32, -2.0, 3.0), input({4096}, kFloat32, 0.5, 1.5),
                 input({4096}, kFloat32)},
                kTolF32Sum});
+  // Three channels of 8 * 64 * 64 = 32768 values: few, long groups (segmented multi-pass path).
+  c.push_back({"batch_norm_train_long_channels_f32",
+               grads_of([](const Inputs& v) {
+                 return batch_norm(v[0], {}, {}, v[1], v[2], /*training=*/true);
+               }),
+               {input({8, 3, 64, 64}, kFloat32, -2.0, 3.0), input({3}, kFloat32, 0.5, 1.5),
+                input({3}, kFloat32)},
+               kTolF32Sum});
   c.push_back({"batch_norm_train_nc_transposed_f32",
                grads_of([](const Inputs& v) { return batch_norm(v[0], {}, {}, v[1], {}, true); }),
                {input({12, 10}, kFloat32, -2.0, 3.0, kT), input({10}, kFloat32, 0.5, 1.5)},
