@@ -12,17 +12,20 @@ namespace leangrad::amp {
 //   Which precision each op runs in under an AutocastGuard, as PyTorch's autocast lists
 //   (torch/csrc/autograd/autocast_mode.cpp: "lower_precision_fp", "fp32", "promote"):
 //   - lower precision (every float32/float16/bfloat16 operand cast to the autocast dtype):
-//     matmul, linear (weight and bias too), conv2d (weight and bias too). These are where the
-//     time goes and where tensor cores run; their saved inputs take half the memory.
+//     matmul, linear (weight and bias too), conv2d and conv_transpose2d (weight and bias too).
+//     These are where the time goes and where tensor cores run; their saved inputs take half
+//     the memory.
 //   - float32 (float16/bfloat16 operands cast to float32, result float32): exp, log, pow,
 //     sum, mean, softmax, log_softmax and the losses (cross_entropy, nll_loss, mse_loss,
 //     l1_loss): ops whose range or accumulation a 16-bit result would lose.
-//   - the input's dtype with float32 math: tanhexp and group_norm. Our kernels are fused and
+//   - the input's dtype with float32 math: tanhexp and group_norm (and layer_norm and
+//     batch_norm, which run on group_norm's kernels). Our kernels are fused and
 //     compute in float32 whatever they store (opmath_t, kernels/elementwise_math.h): TanhExp's
 //     exp and GroupNorm's statistics (mean and rstd, kept in float32 for the backward) never
 //     round to 16 bits; only the stored output does. GroupNorm's weight and bias are cast to
-//     the input's dtype. PyTorch casts group_norm's input to float32 instead, because its
-//     unfused composite would otherwise compute in 16 bits; we keep the activation half-size.
+//     the input's dtype. PyTorch casts group_norm's and layer_norm's input to float32 instead,
+//     because its unfused composites would otherwise compute in 16 bits; we keep the activation
+//     half-size.
 //   - everything else runs in the dtype it is given; ops with several floating operands
 //     (add, mul, where, cat, ...) promote to the widest, so a float32 residual added to a
 //     bfloat16 branch gives float32, as in PyTorch.

@@ -1,13 +1,20 @@
 // The neural-network functions of autograd/nn_functions.h, each forward beside its backward.
-// Kernel-backed ops (TanhExp, GroupNorm, conv2d, pooling, dropout, softmax, the per-sample losses)
-// call kernels/ops.h and record a node with the backward their kernels provide:
+// Kernel-backed ops (TanhExp, GroupNorm, conv2d, pooling, dropout, softmax, the per-sample losses,
+// embedding, interpolation) call kernels/ops.h and record a node with the backward their kernels
+// provide:
 //   tanhexp        saves only x: its derivative is recomputed from x in one fused kernel
 //                  (ops::tanhexp_backward), which costs less than storing tanh(e^x) beside y
 //   group_norm     saves x, the per-group mean and rstd the forward computed and the weight;
 //                  ops::group_norm_backward computes only the gradients that are needed
+//   layer_norm,    group_norm's kernels on a reshaped input (Note [LayerNorm and BatchNorm as
+//   batch_norm     GroupNorm]); batch_norm in evaluation is elementwise ops
 //   conv2d         the input gradient (a convolution of grad with the flipped weight, gathered
 //                  per input pixel), the weight gradient (grad correlated with the input over
 //                  every sample and pixel), the bias gradient (grad summed over N, H, W)
+//   conv_transpose2d  conv2d's kernels in other roles (Note [ConvTranspose2d as conv2d's
+//                  gradient])
+//   embedding      saves the indices; the weight gradient is a scatter-add of the upstream rows
+//   interpolate    saves nothing: the backward adds each output's gradient into its taps
 // Composite ops are written with the differentiable functions:
 //   linear         matmul(x, W^T) + b: the bias gradient is add's broadcast reduction
 //   pixel_shuffle  reshape -> permute -> reshape (one strided copy; views carry the gradient)
@@ -16,10 +23,13 @@
 // non-ignored samples, computed on the device (no synchronisation; all ignored gives 0/0 = NaN,
 // as PyTorch).
 #include <algorithm>
+#include <cmath>
+#include <utility>
 #include <vector>
 
 #include <leangrad/autograd/autocast.h>
 #include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/grad_mode.h>
 #include <leangrad/autograd/graph.h>
 #include <leangrad/autograd/nn_functions.h>
 #include <leangrad/core/generator.h>
@@ -67,9 +77,76 @@ void check_elementwise_loss(const char* op, const Tensor& input, const Tensor& t
                   target.device());
 }
 
+// group_norm's kernels recorded as the op `op`, returning the statistics too. layer_norm and
+// batch_norm are group norms of a reshaped input (Note [LayerNorm and BatchNorm as GroupNorm]).
+struct GroupNormNode {
+  Tensor output;
+  Tensor mean;  // (N, num_groups), float32 (float64 for float64 input)
+  Tensor rstd;
+};
+
+GroupNormNode record_group_norm(const char* op, const Tensor& x, std::int64_t num_groups,
+                                const Tensor& weight, const Tensor& bias, double eps) {
+  ops::GroupNormOutput forward = ops::group_norm(x, num_groups, weight, bias, eps);
+  std::vector<Tensor> saved = {x, forward.mean, forward.rstd};
+  if (weight.defined()) saved.push_back(weight);
+  const Tensor out = record_op(
+      op, forward.output, {x, weight, bias}, saved,
+      [num_groups](const BackwardContext& c) -> std::vector<Tensor> {
+        const Tensor weight = c.saved.size() > 3 ? c.saved[3] : Tensor();
+        ops::GroupNormGrads g =
+            ops::group_norm_backward(c.grad, c.saved[0], c.saved[1], c.saved[2], weight, num_groups,
+                                     c.needs(0), c.needs(1), c.needs(2));
+        return {g.grad_input, g.grad_weight, g.grad_bias};
+      },
+      autograd::DoubleBackward::NotImplemented);
+  return {out, forward.mean, forward.rstd};
+}
+
+// The checks layer_norm and batch_norm make before reshaping (group_norm's own would name
+// group_norm and the reshaped shapes): a defined floating input.
+void check_norm_input(const char* op, const Tensor& x) {
+  LG_CHECK(x.defined(), op, ": expected a defined input, got an undefined Tensor()");
+  LG_CHECK_DTYPE(is_floating(x.dtype()), op,
+                 ": expected a floating input (float32, float64, float16, bfloat16), got ",
+                 x.dtype());
+}
+
+// An affine parameter or running statistic: undefined, or of `shape`, on x's device, and of
+// x's dtype when `same_dtype` (running statistics may be float32 beside a 16-bit input).
+void check_norm_tensor(const char* op, const char* name, const Tensor& t, const Tensor& x,
+                       const Shape& shape, bool same_dtype = true) {
+  if (!t.defined()) return;
+  LG_CHECK_SHAPE(t.shape() == shape, op, ": expected ", name, " of shape ", shape, ", got ",
+                 t.shape(), " (input of shape ", x.shape(), ")");
+  LG_CHECK_DTYPE(same_dtype ? t.dtype() == x.dtype() : is_floating(t.dtype()), op, ": ", name,
+                 " has dtype ", t.dtype(), ", the input ", x.dtype());
+  LG_CHECK_DEVICE(t.device() == x.device(), op, ": ", name, " is on ", t.device(),
+                  ", the input on ", x.device());
+}
+
+// running = (1 - momentum) running + momentum batch, in place, with the unbiased variance of the
+// `count` values per channel. The batch's biased variance comes back from the rstd the kernel
+// kept: var = rstd^-2 - eps has an absolute error of a few ulps of var + eps, which is what
+// evaluation adds eps to again (Note [LayerNorm and BatchNorm as GroupNorm]).
+void update_running_stats(const Tensor& running_mean, const Tensor& running_var,
+                          const Tensor& batch_mean, const Tensor& batch_rstd, std::int64_t count,
+                          double momentum, double eps) {
+  const NoGradGuard no_grad;
+  const std::int64_t channels = running_mean.numel();
+  const Tensor mean = reshape(batch_mean, {channels});
+  const double unbias = static_cast<double>(count) / static_cast<double>(count - 1);
+  const Tensor var =
+      mul(clamp_min(sub(pow(reshape(batch_rstd, {channels}), -2.0), eps), 0.0), unbias);
+  ops::binary_(BinaryOp::Mul, running_mean, 1.0 - momentum);
+  ops::binary_(BinaryOp::Add, running_mean, mul(mean, momentum));
+  ops::binary_(BinaryOp::Mul, running_var, 1.0 - momentum);
+  ops::binary_(BinaryOp::Add, running_var, mul(var, momentum));
+}
+
 }  // namespace
 
-// ---- TanhExp, GroupNorm, conv2d ----------------------------------------------------------------
+// ---- TanhExp, normalization, conv2d ------------------------------------------------------------
 
 Tensor tanhexp(const Tensor& x) {
   return record_op(
@@ -85,19 +162,99 @@ Tensor group_norm(const Tensor& x, std::int64_t num_groups, const Tensor& weight
   // Under autocast: x's dtype with float32 statistics; the affine parameters follow x.
   const Tensor weight = x.defined() ? amp::autocast_operand_to(weight_in, x.dtype()) : weight_in;
   const Tensor bias = x.defined() ? amp::autocast_operand_to(bias_in, x.dtype()) : bias_in;
-  ops::GroupNormOutput forward = ops::group_norm(x, num_groups, weight, bias, eps);
-  std::vector<Tensor> saved = {x, forward.mean, forward.rstd};
-  if (weight.defined()) saved.push_back(weight);
-  return record_op(
-      "group_norm", forward.output, {x, weight, bias}, saved,
-      [num_groups](const BackwardContext& c) -> std::vector<Tensor> {
-        const Tensor weight = c.saved.size() > 3 ? c.saved[3] : Tensor();
-        ops::GroupNormGrads g =
-            ops::group_norm_backward(c.grad, c.saved[0], c.saved[1], c.saved[2], weight, num_groups,
-                                     c.needs(0), c.needs(1), c.needs(2));
-        return {g.grad_input, g.grad_weight, g.grad_bias};
-      },
-      autograd::DoubleBackward::NotImplemented);
+  return record_group_norm("group_norm", x, num_groups, weight, bias, eps).output;
+}
+
+// Note [LayerNorm and BatchNorm as GroupNorm]
+//   Both normalizations are GroupNorm of a reshaped input, so their statistics and input
+//   gradients run on group_norm's fused kernels (Welford statistics, the one-pass input gradient;
+//   CPU and CUDA):
+//   - layer_norm: x (*, normalized_shape) seen as (R, 1, M), M = prod(normalized_shape): R
+//     samples of one channel of M elements, one group each, so group (r, 0) is row r (a view
+//     when x is contiguous). The per-element affine is then mul and add, broadcast over the
+//     rows: two elementwise passes (and the normalized output saved for mul's backward) beyond
+//     a fused kernel. Seeing x as (R, M) instead (M channels of one element, GroupNorm's
+//     per-channel affine being LayerNorm's) fuses the affine but puts GroupNorm's kernels in
+//     their worst layout (per-channel loops of one element, per-(sample, channel) partial sums
+//     in backward): on the CPU it was 14x slower for (4096, 768) (docs/kernels.md).
+//   - batch_norm (training): x (N, C, *) transposed to (C, N, *) and seen as (1, C, N * S): one
+//     sample, C groups of one channel each, so group c holds channel c of every sample and
+//     GroupNorm's per-channel affine is BatchNorm's. Costs one copy of x in and one of y out
+//     (and of the gradients in backward); the batch's mean and rstd come back for the running
+//     statistics. In evaluation BatchNorm is the affine map x * scale[c] + shift[c] from the
+//     running statistics, written with elementwise ops.
+Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight_in,
+                  const Tensor& bias_in, double eps) {
+  const char* op = "layer_norm";
+  check_norm_input(op, x);
+  const std::int64_t k = static_cast<std::int64_t>(normalized_shape.size());
+  const bool trailing_match =
+      k >= 1 && x.dim() >= k &&
+      std::equal(normalized_shape.begin(), normalized_shape.end(), x.shape().end() - k);
+  LG_CHECK_SHAPE(trailing_match, op,
+                 ": expected an input whose trailing dims are normalized_shape ", normalized_shape,
+                 ", got an input of shape ", x.shape());
+  const Tensor weight = amp::autocast_operand_to(weight_in, x.dtype());
+  const Tensor bias = amp::autocast_operand_to(bias_in, x.dtype());
+  check_norm_tensor(op, "weight", weight, x, normalized_shape);
+  check_norm_tensor(op, "bias", bias, x, normalized_shape);
+  std::int64_t features = 1;
+  for (std::int64_t d : normalized_shape)
+    features *= d;
+  std::int64_t rows = 1;
+  for (std::int64_t d = 0; d < x.dim() - k; ++d)
+    rows *= x.size(d);
+  // (R, 1, M): one group per row (Note [LayerNorm and BatchNorm as GroupNorm]).
+  const Tensor grouped = reshape(x, {rows, 1, features});
+  Tensor y = reshape(record_group_norm(op, grouped, 1, Tensor(), Tensor(), eps).output, x.shape());
+  if (weight.defined()) y = mul(y, weight);  // weight and bias broadcast over the leading dims
+  if (bias.defined()) y = add(y, bias);
+  return y;
+}
+
+Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var,
+                  const Tensor& weight_in, const Tensor& bias_in, bool training, double momentum,
+                  double eps) {
+  const char* op = "batch_norm";
+  check_norm_input(op, x);
+  LG_CHECK_SHAPE(x.dim() >= 2, op, ": expected an input of shape (N, C, *), got ", x.shape());
+  const std::int64_t channels = x.size(1);
+  const Tensor weight = amp::autocast_operand_to(weight_in, x.dtype());
+  const Tensor bias = amp::autocast_operand_to(bias_in, x.dtype());
+  check_norm_tensor(op, "weight", weight, x, {channels});
+  check_norm_tensor(op, "bias", bias, x, {channels});
+  check_norm_tensor(op, "running_mean", running_mean, x, {channels}, /*same_dtype=*/false);
+  check_norm_tensor(op, "running_var", running_var, x, {channels}, /*same_dtype=*/false);
+  LG_CHECK(running_mean.defined() == running_var.defined(), op,
+           ": expected both running_mean and running_var or neither");
+  LG_CHECK(training || running_mean.defined(), op,
+           ": evaluation (training = false) normalizes with running_mean and running_var, "
+           "got undefined ones");
+  if (!training) {
+    // y = x * scale[c] + shift[c], scale = weight / sqrt(running_var + eps),
+    // shift = bias - running_mean * scale; computed in the statistics' dtype, applied in x's.
+    Shape channel_shape(static_cast<std::size_t>(x.dim()), 1);
+    channel_shape[1] = channels;
+    Tensor scale = rdiv(sqrt(add(running_var, eps)), 1.0);
+    if (weight.defined()) scale = mul(to(weight, x.device(), scale.dtype()), scale);
+    Tensor shift = neg(mul(running_mean, scale));
+    if (bias.defined()) shift = add(shift, to(bias, x.device(), shift.dtype()));
+    scale = reshape(to(scale, x.device(), x.dtype()), channel_shape);
+    shift = reshape(to(shift, x.device(), x.dtype()), channel_shape);
+    return add(mul(x, scale), shift);
+  }
+  const std::int64_t count = channels > 0 ? x.numel() / channels : 0;
+  LG_CHECK_SHAPE(count > 1, op, ": expected more than 1 value per channel when training, got ",
+                 "an input of shape ", x.shape());
+  // (N, C, *) -> (C, N, *) -> (1, C, N * S): Note [LayerNorm and BatchNorm as GroupNorm].
+  Shape channels_first = x.shape();
+  std::swap(channels_first[0], channels_first[1]);
+  const Tensor grouped = reshape(transpose(x, 0, 1), {1, channels, count});
+  const GroupNormNode r = record_group_norm(op, grouped, channels, weight, bias, eps);
+  const Tensor y = transpose(reshape(r.output, channels_first), 0, 1).contiguous();
+  if (running_mean.defined())
+    update_running_stats(running_mean, running_var, r.mean, r.rstd, count, momentum, eps);
+  return y;
 }
 
 Tensor conv2d(const Tensor& x_in, const Tensor& weight_in, const Tensor& bias_in, Size2 stride,
@@ -125,6 +282,85 @@ Tensor conv2d(const Tensor& x_in, const Tensor& weight_in, const Tensor& bias_in
         return grads;
       },
       autograd::DoubleBackward::NotImplemented);
+}
+
+// Note [ConvTranspose2d as conv2d's gradient]
+//   A transposed convolution is the map whose matrix is the transpose of conv2d's: for the conv2d
+//   C with input of shape (N, C_out, H_out, W_out), weight w (C_in, C_out / groups, kH, kW) and
+//   the same stride, padding and dilation, conv_transpose2d(x, w) = C^T x. So
+//     forward              = conv2d's input gradient of "grad_out" x   (ops::conv2d_input_grad)
+//     dL/dx = C dy         = conv2d forward of dy with w               (ops::conv2d)
+//     dL/dw                = conv2d's weight gradient with "grad_out" x and "input" dy
+//                                                                      (ops::conv2d_weight_grad)
+//   and every kernel (im2col + GEMM on the CPU, implicit GEMM or cuDNN on CUDA) is conv2d's.
+//   output_padding adds rows at the bottom/right that no input reaches; conv2d of that larger
+//   image still has H outputs as long as output_padding < stride, which is required here
+//   (PyTorch also allows output_padding < dilation).
+Tensor conv_transpose2d(const Tensor& x_in, const Tensor& weight_in, const Tensor& bias_in,
+                        Size2 stride, Size2 padding, Size2 output_padding, std::int64_t groups,
+                        Size2 dilation) {
+  const char* op = "conv_transpose2d";
+  const Tensor x = amp::autocast_operand(x_in, amp::CastPolicy::LowerPrecision);
+  const Tensor weight = amp::autocast_operand(weight_in, amp::CastPolicy::LowerPrecision);
+  const Tensor bias = amp::autocast_operand(bias_in, amp::CastPolicy::LowerPrecision);
+  LG_CHECK(x.defined() && weight.defined(), op, ": expected defined input and weight");
+  LG_CHECK_SHAPE(x.dim() == 4, op, ": expected a 4-D input (N, C_in, H, W), got shape ", x.shape());
+  LG_CHECK_SHAPE(weight.dim() == 4, op,
+                 ": expected a 4-D weight (C_in, C_out / groups, kH, kW), got shape ",
+                 weight.shape());
+  LG_CHECK_SHAPE(groups >= 1 && x.size(1) % groups == 0, op, ": input channels ", x.size(1),
+                 " (input shape ", x.shape(), ") must be divisible by groups = ", groups);
+  LG_CHECK_SHAPE(weight.size(0) == x.size(1), op, ": weight of shape ", weight.shape(), " expects ",
+                 weight.size(0), " input channels, but the input of shape ", x.shape(), " has ",
+                 x.size(1));
+  LG_CHECK_DTYPE(x.dtype() == weight.dtype(), op, ": expected input and weight of one dtype, got ",
+                 x.dtype(), " and ", weight.dtype());
+  LG_CHECK_DEVICE(x.device() == weight.device(), op,
+                  ": expected input and weight on one device, got ", x.device(), " and ",
+                  weight.device());
+  for (int d = 0; d < 2; ++d) {
+    LG_CHECK_SHAPE(stride[d] >= 1 && dilation[d] >= 1 && padding[d] >= 0 &&
+                       output_padding[d] >= 0 && output_padding[d] < stride[d],
+                   op, ": expected stride and dilation >= 1, padding >= 0 and 0 <= output_padding",
+                   " < stride, got stride (", stride[0], ", ", stride[1], "), padding (",
+                   padding[0], ", ", padding[1], "), output_padding (", output_padding[0], ", ",
+                   output_padding[1], "), dilation (", dilation[0], ", ", dilation[1], ")");
+  }
+  const std::int64_t out_channels = weight.size(1) * groups;
+  std::int64_t out_size[2];
+  for (int d = 0; d < 2; ++d) {
+    out_size[d] = (x.size(2 + d) - 1) * stride[d] - 2 * padding[d] +
+                  dilation[d] * (weight.size(2 + d) - 1) + output_padding[d] + 1;
+  }
+  LG_CHECK_SHAPE(out_size[0] >= 1 && out_size[1] >= 1, op, ": the output size (", out_size[0], ", ",
+                 out_size[1], ") of input ", x.shape(), " with weight ", weight.shape(),
+                 ", stride (", stride[0], ", ", stride[1], "), padding (", padding[0], ", ",
+                 padding[1], ") is not positive");
+  LG_CHECK_SHAPE(!bias.defined() || bias.shape() == Shape{out_channels}, op,
+                 ": expected a bias of shape (", out_channels, ") for weight of shape ",
+                 weight.shape(), " and groups = ", groups, ", got ",
+                 bias.defined() ? bias.shape() : Shape{});
+  LG_CHECK_DTYPE(!bias.defined() || bias.dtype() == x.dtype(), op, ": bias has dtype ",
+                 bias.defined() ? bias.dtype() : x.dtype(), ", the input ", x.dtype());
+  ops::Conv2dParams p;
+  p.stride_h = stride[0], p.stride_w = stride[1];
+  p.pad_h = padding[0], p.pad_w = padding[1];
+  p.dilation_h = dilation[0], p.dilation_w = dilation[1];
+  p.groups = groups;
+  // See Note [ConvTranspose2d as conv2d's gradient].
+  const Shape out_shape = {x.size(0), out_channels, out_size[0], out_size[1]};
+  const Tensor out = record_op(
+      op, ops::conv2d_input_grad(x, weight, out_shape, p), {x, weight}, {x, weight},
+      [p](const BackwardContext& c) -> std::vector<Tensor> {
+        const Tensor& x_saved = c.saved[0];
+        const Tensor& w_saved = c.saved[1];
+        std::vector<Tensor> grads(2);
+        if (c.needs(0)) grads[0] = ops::conv2d(c.grad, w_saved, Tensor(), p);
+        if (c.needs(1)) grads[1] = ops::conv2d_weight_grad(x_saved, c.grad, w_saved.shape(), p);
+        return grads;
+      },
+      autograd::DoubleBackward::NotImplemented);
+  return bias.defined() ? add(out, reshape(bias, {out_channels, 1, 1})) : out;
 }
 
 // ---- Layers and losses --------------------------------------------------------------------------
@@ -246,6 +482,66 @@ Tensor dropout(const Tensor& x, double p, bool training) {
       "dropout", r.out, {x}, {r.mask},
       [p](const BackwardContext& c) -> std::vector<Tensor> {
         return {ops::dropout_backward(c.grad, c.saved[0], p)};
+      },
+      autograd::DoubleBackward::NotImplemented);
+}
+
+// ---- Embedding -------------------------------------------------------------------------------
+
+Tensor embedding(const Tensor& indices, const Tensor& weight,
+                 std::optional<std::int64_t> padding_idx) {
+  const Tensor out = ops::embedding(weight, indices);
+  const std::int64_t num_embeddings = weight.size(0);
+  std::int64_t pad = -1;  // none
+  if (padding_idx.has_value()) {
+    pad = *padding_idx < 0 ? *padding_idx + num_embeddings : *padding_idx;
+    LG_CHECK(pad >= 0 && pad < num_embeddings, "embedding: padding_idx ", *padding_idx,
+             " is out of range for a weight of ", num_embeddings, " embeddings (expected [",
+             -num_embeddings, ", ", num_embeddings - 1, "])");
+  }
+  // Only the indices are saved: the weight gradient is a scatter-add of the upstream rows.
+  return record_op(
+      "embedding", out, {weight}, {indices},
+      [num_embeddings, pad](const BackwardContext& c) -> std::vector<Tensor> {
+        return {ops::embedding_backward(c.grad, c.saved[0], num_embeddings, pad)};
+      },
+      autograd::DoubleBackward::NotImplemented);
+}
+
+// ---- Interpolation ---------------------------------------------------------------------------
+
+Tensor interpolate(const Tensor& x, std::optional<Size2> size, std::optional<Scale2> scale_factor,
+                   InterpolateMode mode, std::optional<bool> align_corners) {
+  const char* op = "interpolate";
+  LG_CHECK(x.defined(), op, ": expected a defined input, got an undefined Tensor()");
+  LG_CHECK_SHAPE(x.dim() == 4, op, ": expected a 4-D input (N, C, H, W), got shape ", x.shape());
+  LG_CHECK(size.has_value() != scale_factor.has_value(), op,
+           ": expected exactly one of size and scale_factor, got ",
+           size.has_value() ? "both" : "neither");
+  const bool bilinear = mode == InterpolateMode::Bilinear;
+  LG_CHECK(bilinear || !align_corners.has_value(), op,
+           ": align_corners can only be set with the interpolating mode bilinear, not nearest");
+  Size2 out_size{};
+  Scale2 scales{0.0, 0.0};
+  if (size.has_value()) {
+    out_size = *size;
+  } else {
+    scales = *scale_factor;
+    for (int d = 0; d < 2; ++d) {
+      LG_CHECK(scales[d] > 0.0 && std::isfinite(scales[d]), op,
+               ": expected positive finite scale factors, got (", scales[0], ", ", scales[1], ")");
+      const double out = std::floor(static_cast<double>(x.size(2 + d)) * scales[d]);
+      LG_CHECK_SHAPE(out < 9.0e15, op, ": scale factor ", scales[d], " of dim of size ",
+                     x.size(2 + d), " gives an output too large to index");
+      out_size[d] = static_cast<std::int64_t>(out);
+    }
+  }
+  const bool corners = align_corners.value_or(false);
+  const Tensor out = ops::upsample2d(x, out_size, scales, bilinear, corners);
+  return record_op(
+      op, out, {x}, {},
+      [scales, bilinear, corners](const BackwardContext& c) -> std::vector<Tensor> {
+        return {ops::upsample2d_backward(c.grad, c.shape(0), scales, bilinear, corners)};
       },
       autograd::DoubleBackward::NotImplemented);
 }

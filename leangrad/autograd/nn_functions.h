@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 
 #include <leangrad/core/tensor.h>
 
@@ -21,12 +22,35 @@ Tensor tanhexp(const Tensor& x);
 // x: (N, C, *); weight, bias: (C,) or undefined.
 Tensor group_norm(const Tensor& x, std::int64_t num_groups, const Tensor& weight = Tensor(),
                   const Tensor& bias = Tensor(), double eps = 1e-5);
+// LayerNorm over the trailing dims: x (*, normalized_shape); weight, bias: normalized_shape or
+// undefined. Each row of prod(normalized_shape) elements is normalized with its own mean and
+// biased variance: y = (x - mean) / sqrt(var + eps) * weight + bias.
+Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight = Tensor(),
+                  const Tensor& bias = Tensor(), double eps = 1e-5);
+// BatchNorm over x (N, C, *), as torch.nn.functional.batch_norm: per channel over N and the
+// spatial dims. training: normalize with the batch's mean and biased variance and, when the
+// running statistics (C,) are defined, update them in place (running = (1 - momentum) running +
+// momentum batch, with the unbiased variance for running_var); !training: normalize with the
+// running statistics. weight, bias: (C,) or undefined.
+Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var,
+                  const Tensor& weight = Tensor(), const Tensor& bias = Tensor(),
+                  bool training = false, double momentum = 0.1, double eps = 1e-5);
 
 // ---- Convolution --------------------------------------------------------------------------------
 // x: (N, C_in, H, W); weight: (C_out, C_in / groups, kH, kW); bias: (C_out,) or undefined.
 Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(),
               Size2 stride = {1, 1}, Size2 padding = {0, 0}, Size2 dilation = {1, 1},
               std::int64_t groups = 1);
+
+// Transposed convolution (the gradient of conv2d with respect to its input), argument order as
+// torch.nn.functional.conv_transpose2d. x: (N, C_in, H, W); weight: (C_in, C_out / groups, kH,
+// kW); bias: (C_out,) or undefined -> (N, C_out, H_out, W_out) with
+// H_out = (H - 1) stride - 2 padding + dilation (kH - 1) + output_padding + 1 (W likewise), and
+// 0 <= output_padding < stride.
+Tensor conv_transpose2d(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(),
+                        Size2 stride = {1, 1}, Size2 padding = {0, 0},
+                        Size2 output_padding = {0, 0}, std::int64_t groups = 1,
+                        Size2 dilation = {1, 1});
 
 // ---- Layers -------------------------------------------------------------------------------------
 // y = x W^T + b; x: (*, in_features), weight: (out_features, in_features), bias: (out_features,).
@@ -42,6 +66,29 @@ Tensor avg_pool2d(const Tensor& x, Size2 kernel, Size2 stride = {0, 0}, Size2 pa
 Tensor dropout(const Tensor& x, double p, bool training);
 Tensor softmax(const Tensor& x, std::int64_t dim);
 Tensor log_softmax(const Tensor& x, std::int64_t dim);
+
+// Embedding lookup: the rows of weight (num_embeddings, embedding_dim) that int64 `indices` of
+// any shape pick -> (*indices.shape, embedding_dim). The backward adds each upstream row into the
+// weight gradient's row of its index; the row padding_idx (negative counts from the end, as
+// PyTorch) gets no gradient. An index out of range throws Error on the CPU and gives NaN rows on
+// CUDA (no synchronisation to check it).
+Tensor embedding(const Tensor& indices, const Tensor& weight,
+                 std::optional<std::int64_t> padding_idx = std::nullopt);
+
+// The modes of interpolate / nn::Upsample, spelled as LibTorch's: kNearest, kBilinear.
+enum class InterpolateMode : std::uint8_t { Nearest, Bilinear };
+inline constexpr InterpolateMode kNearest = InterpolateMode::Nearest;
+inline constexpr InterpolateMode kBilinear = InterpolateMode::Bilinear;
+using Scale2 = std::array<double, 2>;  // (height, width) factors
+// Resizes x (N, C, H, W) to `size`, or by `scale_factor` (output H * factor rounded down), exactly
+// one of them given, as torch.nn.functional.interpolate: nearest (PyTorch's "nearest", index
+// floor(out * in / out_size)) or bilinear, whose align_corners (default false) maps corner
+// pixels' centres onto each other. The scale_factor given is what the index rules use, as PyTorch
+// does by default (recompute_scale_factor unset).
+Tensor interpolate(const Tensor& x, std::optional<Size2> size,
+                   std::optional<Scale2> scale_factor = std::nullopt,
+                   InterpolateMode mode = kNearest,
+                   std::optional<bool> align_corners = std::nullopt);
 
 enum class Reduction { None, Mean, Sum };
 // logp: (N, C) log-probabilities, target: (N,) int64 class indices; entries equal to

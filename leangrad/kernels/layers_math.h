@@ -1,11 +1,12 @@
-// The per-element math of the layer kernels (pooling, dropout, losses), shared by the CPU
-// references (kernels/cpu/layers.cpp) and the CUDA kernels (kernels/cuda/layers.cu), so both
-// devices follow one set of rules. Kernels differ only in how they split work.
-// Pooling uses PyTorch's window arithmetic (ceil_mode = false): window (oh, ow) covers input rows
-// [oh * sh - ph, oh * sh - ph + kh) clipped to [0, H); padding counts as -inf for max and as 0
-// for avg (count_include_pad = true, so the divisor is always kh * kw).
+// The per-element math of the layer kernels (pooling, dropout, losses, interpolation), shared by
+// the CPU references (kernels/cpu/layers.cpp) and the CUDA kernels (kernels/cuda/layers.cu), so
+// both devices follow one set of rules. Kernels differ only in how they split work. Pooling uses
+// PyTorch's window arithmetic (ceil_mode = false): window (oh, ow) covers input rows [oh * sh - ph,
+// oh * sh - ph + kh) clipped to [0, H); padding counts as -inf for max and as 0 for avg
+// (count_include_pad = true, so the divisor is always kh * kw).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 
 #include <leangrad/core/dtype.h>
@@ -149,6 +150,66 @@ LG_HOST_DEVICE LG_INLINE M running_max(M a, M b) {
 template <typename M>
 LG_HOST_DEVICE LG_INLINE M softmax_shift(M max_value) {
   return max_value < M(0) && max_value - max_value != M(0) ? M(0) : max_value;
+}
+
+// ---- Interpolation (upsample) -------------------------------------------------------------------
+// Note [Interpolation source indices]
+//   A resize of `planes` = N * C contiguous (H, W) planes to (OH, OW), with PyTorch's index rules
+//   (ATen's UpSample.h), so results match torch.nn.functional.interpolate:
+//   - the step between output positions in input units, per dim: with align_corners
+//     (in - 1) / (out - 1) (0 when out == 1); otherwise 1 / scale_factor when the user gave one,
+//     else in / out;
+//   - nearest: input index min(floor(out_index * step), in - 1), the step in float whatever the
+//     dtype (as ATen);
+//   - bilinear: source position out_index * step with align_corners, else
+//     max((out_index + 0.5) * step - 0.5, 0); taps i0 = floor, i1 = min(i0 + 1, in - 1) with
+//     weights 1 - l and l (l = position - i0); an axis of equal sizes copies (i0 = i1, l = 0).
+//   The backward adds each output's gradient into its taps with the same weights.
+struct Resize2dShape {
+  std::int64_t planes = 0;
+  std::int64_t H = 0, W = 0;    // input plane
+  std::int64_t OH = 0, OW = 0;  // output plane
+  double scale_factor_h = 0.0;  // as the user gave it; 0: none (the step is H / OH)
+  double scale_factor_w = 0.0;
+  bool bilinear = false;
+  bool align_corners = false;
+};
+
+// The step between output positions in input units (Note [Interpolation source indices]).
+template <typename Acc>
+LG_HOST_DEVICE LG_INLINE Acc resize_step(std::int64_t in, std::int64_t out, double scale_factor,
+                                         bool align_corners) {
+  if (align_corners) {
+    return out > 1 ? static_cast<Acc>(in - 1) / static_cast<Acc>(out - 1) : Acc(0);
+  }
+  return scale_factor > 0.0 ? static_cast<Acc>(1.0 / scale_factor)
+                            : static_cast<Acc>(in) / static_cast<Acc>(out);
+}
+
+LG_HOST_DEVICE LG_INLINE std::int64_t nearest_source(std::int64_t out_index, float step,
+                                                     std::int64_t in) {
+  return min64(static_cast<std::int64_t>(floorf(static_cast<float>(out_index) * step)), in - 1);
+}
+
+// The two taps of one output position along one axis and their weights.
+template <typename Acc>
+struct LinearTaps {
+  std::int64_t i0, i1;
+  Acc l0, l1;
+};
+
+template <typename Acc>
+LG_HOST_DEVICE LG_INLINE LinearTaps<Acc> linear_taps(std::int64_t out_index, Acc step,
+                                                     std::int64_t in, std::int64_t out,
+                                                     bool align_corners) {
+  if (in == out) return {out_index, out_index, Acc(1), Acc(0)};
+  Acc position = align_corners ? step * static_cast<Acc>(out_index)
+                               : step * (static_cast<Acc>(out_index) + Acc(0.5)) - Acc(0.5);
+  if (position < Acc(0)) position = Acc(0);
+  const auto i0 = static_cast<std::int64_t>(position);
+  Acc l1 = position - static_cast<Acc>(i0);
+  l1 = l1 < Acc(0) ? Acc(0) : (l1 > Acc(1) ? Acc(1) : l1);
+  return {i0, i0 < in - 1 ? i0 + 1 : i0, Acc(1) - l1, l1};
 }
 
 }  // namespace leangrad::layers_math

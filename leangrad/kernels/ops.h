@@ -14,6 +14,7 @@
 //   ops_tanhexp.cpp      TanhExp                           ops_group_norm.cpp  GroupNorm
 //   ops_conv.cpp         conv2d                            ops_layers.cpp  pooling, dropout,
 //   ops_optim.cpp        the optimizers, clip_grad_norm                    softmax, losses
+//   ops_embedding.cpp    embedding                         ops_upsample.cpp  interpolation
 #pragma once
 
 #include <array>
@@ -210,6 +211,28 @@ Tensor cross_entropy_backward(const Tensor& grad_losses, const Tensor& logits,
 Tensor nll_loss(const Tensor& logp, const Tensor& target, std::int64_t ignore_index);
 Tensor nll_loss_backward(const Tensor& grad_losses, const Tensor& target, std::int64_t num_classes,
                          std::int64_t ignore_index);
+
+// ---- Interpolation (ops_upsample.cpp) ---------------------------------------------------------
+// x (N, C, H, W) resized to (N, C, out_size[0], out_size[1]), nearest or bilinear, with PyTorch's
+// index rules (Note [Interpolation source indices] in kernels/layers_math.h). scale_factor: the
+// (height, width) factors the user gave, which those rules use in place of in / out; 0 when the
+// user gave a size.
+using Resize2dScales = std::array<double, 2>;
+Tensor upsample2d(const Tensor& x, Pool2dSize out_size, Resize2dScales scale_factor, bool bilinear,
+                  bool align_corners);
+// dL/dx (input_shape) from grad_out (N, C, OH, OW): each output's gradient added into its taps.
+Tensor upsample2d_backward(const Tensor& grad_out, const Shape& input_shape,
+                           Resize2dScales scale_factor, bool bilinear, bool align_corners);
+
+// ---- Embedding (ops_embedding.cpp) -------------------------------------------------------------
+// weight (num_embeddings, dim), indices int64 of any shape -> (*indices.shape, dim): the rows of
+// weight the indices pick. A CPU index outside [0, num_embeddings) throws Error naming it; on
+// CUDA it gives a row of NaN (no synchronisation to check it).
+Tensor embedding(const Tensor& weight, const Tensor& indices);
+// The weight gradient (num_embeddings, dim) of embedding: each upstream row grad_out[i...] added
+// into the row of its index, except rows of padding_idx (-1: none), which get none.
+Tensor embedding_backward(const Tensor& grad_out, const Tensor& indices,
+                          std::int64_t num_embeddings, std::int64_t padding_idx);
 
 // ---- Optimizers (ops_optim.cpp) ----------------------------------------------------------------
 // The fused updates of kernels/optim_math.h over every parameter of one device at once (one

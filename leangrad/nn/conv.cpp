@@ -1,5 +1,5 @@
-// nn::Conv2d (nn/conv.h): parameters created and initialised as torch.nn.Conv2d does, forward
-// through leangrad::conv2d.
+// nn::Conv2d and nn::ConvTranspose2d (nn/conv.h): parameters created and initialised as
+// torch.nn.Conv2d / ConvTranspose2d do, forward through leangrad::conv2d / conv_transpose2d.
 #include <leangrad/nn/conv.h>
 
 #include <cmath>
@@ -59,6 +59,51 @@ std::string Conv2dImpl::extra_repr() const {
       << ", kernel_size=" << size2_str(options_.kernel_size())
       << ", stride=" << size2_str(options_.stride());
   if (options_.padding() != Size2{0, 0}) out << ", padding=" << size2_str(options_.padding());
+  if (options_.dilation() != Size2{1, 1}) out << ", dilation=" << size2_str(options_.dilation());
+  if (options_.groups() != 1) out << ", groups=" << options_.groups();
+  if (!options_.bias()) out << ", bias=False";
+  return out.str();
+}
+
+ConvTranspose2dImpl::ConvTranspose2dImpl(const ConvTranspose2dOptions& options)
+    : Module("ConvTranspose2d"), options_(options) {
+  const std::int64_t in = options.in_channels(), out = options.out_channels();
+  const std::int64_t groups = options.groups();
+  const Size2 k = options.kernel_size();
+  LG_CHECK_SHAPE(in > 0 && out > 0 && groups > 0 && k[0] > 0 && k[1] > 0,
+                 "ConvTranspose2d: expected positive in_channels, out_channels, groups and ",
+                 "kernel_size, got ", in, ", ", out, ", ", groups, ", ", size2_str(k));
+  LG_CHECK_SHAPE(in % groups == 0 && out % groups == 0, "ConvTranspose2d: in_channels (", in,
+                 ") and out_channels (", out, ") must be divisible by groups (", groups, ")");
+  // As Conv2d (the same reset_parameters in PyTorch), with the fan_in of this weight's shape:
+  // size(1) * kH * kW = out_channels / groups * kH * kW.
+  const std::int64_t fan_in =
+      checked_mul(checked_mul(out / groups, k[0], "ConvTranspose2d"), k[1], "ConvTranspose2d");
+  const double bound = 1.0 / std::sqrt(static_cast<double>(fan_in));
+  Generator& gen = default_generator(Device::cpu());
+  Tensor w = empty({in, out / groups, k[0], k[1]});
+  ops::uniform_(w, -bound, bound, gen);
+  weight = register_parameter("weight", w);
+  if (options.bias()) {
+    Tensor b = empty({out});
+    ops::uniform_(b, -bound, bound, gen);
+    bias = register_parameter("bias", b);
+  }
+}
+
+Tensor ConvTranspose2dImpl::forward(const Tensor& x) {
+  return conv_transpose2d(x, weight, bias, options_.stride(), options_.padding(),
+                          options_.output_padding(), options_.groups(), options_.dilation());
+}
+
+std::string ConvTranspose2dImpl::extra_repr() const {
+  std::ostringstream out;
+  out << options_.in_channels() << ", " << options_.out_channels()
+      << ", kernel_size=" << size2_str(options_.kernel_size())
+      << ", stride=" << size2_str(options_.stride());
+  if (options_.padding() != Size2{0, 0}) out << ", padding=" << size2_str(options_.padding());
+  if (options_.output_padding() != Size2{0, 0})
+    out << ", output_padding=" << size2_str(options_.output_padding());
   if (options_.dilation() != Size2{1, 1}) out << ", dilation=" << size2_str(options_.dilation());
   if (options_.groups() != 1) out << ", groups=" << options_.groups();
   if (!options_.bias()) out << ", bias=False";

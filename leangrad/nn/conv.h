@@ -1,4 +1,5 @@
-// nn::Conv2d, as LibTorch's: nn::Conv2d(nn::Conv2dOptions(1, 32, 3).stride(1).padding(1)).
+// nn::Conv2d and nn::ConvTranspose2d. nn::Conv2d, as LibTorch's:
+//   nn::Conv2d(nn::Conv2dOptions(1, 32, 3).stride(1).padding(1)).
 // Parameters `weight` (C_out, C_in / groups, kH, kW) and `bias` (C_out,), initialised as
 // PyTorch does; forward is leangrad::conv2d (autograd/nn_functions.cpp).
 #pragma once
@@ -53,5 +54,54 @@ class Conv2dImpl : public Module {
   Conv2dOptions options_;
 };
 LEANGRAD_MODULE(Conv2d);
+
+// nn::ConvTranspose2d, as LibTorch's:
+//   nn::ConvTranspose2d(nn::ConvTranspose2dOptions(64, 32, 4).stride(2).padding(1)).
+// Parameters `weight` (C_in, C_out / groups, kH, kW) and `bias` (C_out,), initialised as PyTorch
+// does (fan_in = C_out / groups * kH * kW, from the weight's shape); forward is
+// leangrad::conv_transpose2d. LibTorch's padding_mode and forward's output_size are not there.
+class ConvTranspose2dOptions {
+ public:
+  ConvTranspose2dOptions(std::int64_t in_channels, std::int64_t out_channels,
+                         std::int64_t kernel_size)
+      : in_channels_(in_channels),
+        out_channels_(out_channels),
+        kernel_size_({kernel_size, kernel_size}) {}
+  ConvTranspose2dOptions(std::int64_t in_channels, std::int64_t out_channels, Size2 kernel_size)
+      : in_channels_(in_channels), out_channels_(out_channels), kernel_size_(kernel_size) {}
+
+  // Setters take one value for both dims, or (height, width).
+  ConvTranspose2dOptions& stride(std::int64_t s) { return stride(Size2{s, s}); }
+  ConvTranspose2dOptions& padding(std::int64_t p) { return padding(Size2{p, p}); }
+  ConvTranspose2dOptions& output_padding(std::int64_t p) { return output_padding(Size2{p, p}); }
+  ConvTranspose2dOptions& dilation(std::int64_t d) { return dilation(Size2{d, d}); }
+
+  LG_ARG(std::int64_t, in_channels);
+  LG_ARG(std::int64_t, out_channels);
+  LG_ARG(Size2, kernel_size);
+  LG_ARG(Size2, stride) = {1, 1};
+  LG_ARG(Size2, padding) = {0, 0};
+  LG_ARG(Size2, output_padding) = {0, 0};
+  LG_ARG(std::int64_t, groups) = 1;
+  LG_ARG(bool, bias) = true;
+  LG_ARG(Size2, dilation) = {1, 1};
+};
+
+class ConvTranspose2dImpl : public Module {
+ public:
+  explicit ConvTranspose2dImpl(const ConvTranspose2dOptions& options);
+  // x (N, C_in, H, W) -> (N, C_out, H_out, W_out).
+  Tensor forward(const Tensor& x) override;
+  // "64, 32, kernel_size=(4, 4), stride=(2, 2), padding=(1, 1)", as PyTorch prints it.
+  std::string extra_repr() const override;
+  const ConvTranspose2dOptions& options() const { return options_; }
+
+  Tensor weight;
+  Tensor bias;  // undefined when options.bias(false)
+
+ private:
+  ConvTranspose2dOptions options_;
+};
+LEANGRAD_MODULE(ConvTranspose2d);
 
 }  // namespace leangrad::nn

@@ -13,11 +13,16 @@
 namespace leangrad::nn::functional {
 
 using leangrad::avg_pool2d;
+using leangrad::batch_norm;
 using leangrad::conv2d;
+using leangrad::conv_transpose2d;
 using leangrad::cross_entropy;
 using leangrad::dropout;
+using leangrad::embedding;
 using leangrad::group_norm;
+using leangrad::interpolate;
 using leangrad::l1_loss;
+using leangrad::layer_norm;
 using leangrad::linear;
 using leangrad::log_softmax;
 using leangrad::max_pool2d;

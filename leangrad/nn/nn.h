@@ -3,14 +3,18 @@
 
 #include <leangrad/autograd/nn_functions.h>
 #include <leangrad/nn/activation.h>
+#include <leangrad/nn/batch_norm.h>
 #include <leangrad/nn/container.h>
 #include <leangrad/nn/conv.h>
 #include <leangrad/nn/dropout.h>
+#include <leangrad/nn/embedding.h>
 #include <leangrad/nn/functional.h>
 #include <leangrad/nn/group_norm.h>
 #include <leangrad/nn/init.h>
+#include <leangrad/nn/layer_norm.h>
 #include <leangrad/nn/linear.h>
 #include <leangrad/nn/loss.h>
 #include <leangrad/nn/module.h>
 #include <leangrad/nn/module_holder.h>
 #include <leangrad/nn/pooling.h>
+#include <leangrad/nn/upsample.h>

@@ -651,7 +651,7 @@ const std::vector<OpCase>& device_op_cases() {
          {floating_elementwise_cases, integer_and_compare_cases, scalar_cases,
           broadcast_and_layout_cases, compare_and_where_cases, cast_cases, inplace_cases,
           fill_cases, copy_cases, cat_stack_cases, reduction_cases, matmul_cases, random_cases,
-          tanhexp_group_norm_op_cases, conv_op_cases, layer_op_cases}) {
+          tanhexp_group_norm_op_cases, conv_op_cases, layer_op_cases, nn_layer_op_cases}) {
       for (OpCase& c : section())
         all.push_back(std::move(c));
     }

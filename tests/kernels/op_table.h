@@ -74,6 +74,14 @@ struct OpCase {
   Tolerance tolerance;
 };
 
+// Outputs {y, dy/dx_i for each input that is floating}: x leaves are re-made so that they
+// require grad on whatever device the row runs on, and y is back-propagated with a fixed
+// upstream gradient (tanh of 0.37 times the element index) so every output element matters.
+// Defined in op_table_layers.cpp.
+Outputs with_grads(const Inputs& x, const std::function<Tensor(const Inputs&)>& fn);
+// The row function that returns with_grads(x, fn): the output and the input gradients.
+std::function<Outputs(const Inputs&)> grads_of(std::function<Tensor(const Inputs&)> fn);
+
 // Every row; each name appears once. The rows of the foundation ops are in op_table.cpp; each
 // family of neural-network ops keeps its rows in its own file (op_table_<family>.cpp).
 const std::vector<OpCase>& device_op_cases();
@@ -81,6 +89,8 @@ std::vector<OpCase>
 tanhexp_group_norm_op_cases();         // op_table_tanhexp_group_norm.cpp: TanhExp, GroupNorm
 std::vector<OpCase> conv_op_cases();   // op_table_conv.cpp: conv2d
 std::vector<OpCase> layer_op_cases();  // op_table_layers.cpp: pooling, dropout, losses, ...
+// op_table_nn_layers.cpp: LayerNorm, BatchNorm, Embedding, ConvTranspose2d, interpolate
+std::vector<OpCase> nn_layer_op_cases();
 
 // The contiguous CPU tensor behind input `spec` (the data before the layout's view); `seed`
 // makes it reproducible.

@@ -15,11 +15,7 @@
 #include <leangrad/kernels/creation.h>
 
 namespace leangrad::test {
-namespace {
 
-// Outputs {y, dy/dx_i for each input that is floating}: x leaves are re-made so that they
-// require grad on whatever device the row runs on, and y is back-propagated with a fixed
-// upstream gradient (tanh of 0.37 times the element index) so every output element matters.
 Outputs with_grads(const Inputs& x, const std::function<Tensor(const Inputs&)>& fn) {
   Inputs leaves;
   for (const Tensor& t : x) {
@@ -43,6 +39,8 @@ Outputs with_grads(const Inputs& x, const std::function<Tensor(const Inputs&)>& 
 std::function<Outputs(const Inputs&)> grads_of(std::function<Tensor(const Inputs&)> fn) {
   return [fn](const Inputs& x) { return with_grads(x, fn); };
 }
+
+namespace {
 
 constexpr Layout kT = Layout::Transposed;
 

@@ -123,6 +123,20 @@ void nll_loss_backward(DType, void*, const void*, const std::int64_t*, std::int6
                        std::int64_t) {
   throw_cuda_not_built("nll_loss_backward");
 }
+void upsample2d_forward(DType, const layers_math::Resize2dShape&, void*, const void*) {
+  throw_cuda_not_built("interpolate");
+}
+void upsample2d_backward(DType, const layers_math::Resize2dShape&, void*, const void*) {
+  throw_cuda_not_built("interpolate_backward");
+}
+void embedding_forward(DType, void*, const void*, const std::int64_t*, std::int64_t, std::int64_t,
+                       std::int64_t) {
+  throw_cuda_not_built("embedding");
+}
+void embedding_backward(DType, void*, const void*, const std::int64_t*, std::int64_t, std::int64_t,
+                        std::int64_t, std::int64_t) {
+  throw_cuda_not_built("embedding_backward");
+}
 
 void sgd_step(const SgdUpdate&, const std::vector<OptimTensor<SgdUpdate>>&, const int*) {
   throw_cuda_not_built("sgd_step");

@@ -1,0 +1,49 @@
+// nn::Embedding, configured like LibTorch's
+//   nn::Embedding(nn::EmbeddingOptions(1000, 64).padding_idx(0))
+// Parameter `weight` (num_embeddings, embedding_dim) ~ N(0, 1), with the row padding_idx zeroed,
+// as PyTorch initialises it. forward(indices) calls leangrad::embedding (autograd/nn_functions.h):
+// int64 indices of any shape -> (*indices.shape, embedding_dim). LibTorch's max_norm,
+// scale_grad_by_freq and sparse are not there (docs/api-notes.md).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <leangrad/core/macros.h>
+#include <leangrad/nn/module_holder.h>
+
+namespace leangrad::nn {
+
+class EmbeddingOptions {
+ public:
+  EmbeddingOptions(std::int64_t num_embeddings, std::int64_t embedding_dim)
+      : num_embeddings_(num_embeddings), embedding_dim_(embedding_dim) {}
+
+  LG_ARG(std::int64_t, num_embeddings);
+  LG_ARG(std::int64_t, embedding_dim);
+  // The row that gets no gradient (and starts at zero); negative counts from the end.
+  LG_ARG(std::optional<std::int64_t>, padding_idx) = std::nullopt;
+};
+
+class EmbeddingImpl : public Module {
+ public:
+  explicit EmbeddingImpl(const EmbeddingOptions& options);
+  EmbeddingImpl(std::int64_t num_embeddings, std::int64_t embedding_dim)
+      : EmbeddingImpl(EmbeddingOptions(num_embeddings, embedding_dim)) {}
+  // indices: int64 of any shape -> (*indices.shape, embedding_dim).
+  Tensor forward(const Tensor& indices) override;
+  // "1000, 64, padding_idx=0", as PyTorch prints it.
+  std::string extra_repr() const override;
+  // weight ~ N(0, 1) from the CPU default generator, the row padding_idx zeroed.
+  void reset_parameters();
+
+  const EmbeddingOptions& options() const { return options_; }
+  Tensor weight;  // (num_embeddings, embedding_dim)
+
+ private:
+  EmbeddingOptions options_;
+};
+LEANGRAD_MODULE(Embedding);
+
+}  // namespace leangrad::nn

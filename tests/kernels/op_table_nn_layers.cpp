@@ -1,0 +1,193 @@
+// Device op table rows for the nn layers (see op_table.h): LayerNorm, BatchNorm, Embedding,
+// ConvTranspose2d and interpolate, forward and input/parameter gradients (with_grads) in float32,
+// float64 and the 16-bit dtypes, non-contiguous inputs, and BatchNorm's running statistics.
+// LayerNorm and BatchNorm run on GroupNorm's kernels (Note [LayerNorm and BatchNorm as
+// GroupNorm]): sums over whole rows or channels differ in order between devices, hence the
+// reduction tolerance.
+#include "kernels/op_table.h"
+
+#include <string>
+#include <utility>
+
+#include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/nn_functions.h>
+
+namespace leangrad::test {
+namespace {
+
+constexpr Layout kT = Layout::Transposed;
+
+Tolerance norm_tolerance(DType dtype) {
+  return dtype == kFloat32 ? kTolF32Sum : elementwise_tolerance(dtype);
+}
+
+// ---- LayerNorm, BatchNorm -----------------------------------------------------------------------
+std::vector<OpCase> normalization_cases() {
+  std::vector<OpCase> c;
+  for (DType dtype : kFloatingDTypes) {
+    const std::string suffix = dtype_suffix(dtype);
+    const Tolerance tol = norm_tolerance(dtype);
+    c.push_back(
+        {"layer_norm_" + suffix,
+         grads_of([](const Inputs& v) { return layer_norm(v[0], {37}, v[1], v[2]); }),
+         {input({3, 5, 37}, dtype, -2.0, 3.0), input({37}, dtype, 0.5, 1.5), input({37}, dtype)},
+         tol});
+    c.push_back(
+        {"batch_norm_train_" + suffix,
+         grads_of([](const Inputs& v) {
+           return batch_norm(v[0], {}, {}, v[1], v[2], /*training=*/true);
+         }),
+         {input({4, 6, 5, 7}, dtype, -2.0, 3.0), input({6}, dtype, 0.5, 1.5), input({6}, dtype)},
+         tol});
+  }
+  c.push_back({"layer_norm_two_dims_no_affine_transposed_f32",
+               grads_of([](const Inputs& v) {
+                 return layer_norm(v[0], {9, 8});
+               }),
+               {input({4, 9, 8}, kFloat32, -2.0, 3.0, kT)},
+               kTolF32Sum});
+  // 2048 rows of 96: enough groups for group_norm's one-pass (shared memory) path.
+  c.push_back({"layer_norm_many_rows_f32",
+               grads_of([](const Inputs& v) { return layer_norm(v[0], {96}, v[1], v[2]); }),
+               {input({2048, 96}, kFloat32, -2.0, 3.0), input({96}, kFloat32, 0.5, 1.5),
+                input({96}, kFloat32)},
+               kTolF32Sum});
+  // Three rows of 4096: too few groups to fill a GPU, so group_norm's multi-pass path, its rows
+  // cut into segments (Note [GroupNorm strategies] in kernels/cuda/group_norm.cu).
+  c.push_back({"layer_norm_long_rows_f32",
+               grads_of([](const Inputs& v) { return layer_norm(v[0], {4096}, v[1], v[2]); }),
+               {input({3, 4096}, kFloat32, -2.0, 3.0), input({4096}, kFloat32, 0.5, 1.5),
+                input({4096}, kFloat32)},
+               kTolF32Sum});
+  // Three channels of 8 * 64 * 64 = 32768 values: few, long groups (segmented multi-pass path).
+  c.push_back({"batch_norm_train_long_channels_f32",
+               grads_of([](const Inputs& v) {
+                 return batch_norm(v[0], {}, {}, v[1], v[2], /*training=*/true);
+               }),
+               {input({8, 3, 64, 64}, kFloat32, -2.0, 3.0), input({3}, kFloat32, 0.5, 1.5),
+                input({3}, kFloat32)},
+               kTolF32Sum});
+  c.push_back({"batch_norm_train_nc_transposed_f32",
+               grads_of([](const Inputs& v) { return batch_norm(v[0], {}, {}, v[1], {}, true); }),
+               {input({12, 10}, kFloat32, -2.0, 3.0, kT), input({10}, kFloat32, 0.5, 1.5)},
+               kTolF32Sum});
+  c.push_back({"batch_norm_eval_f32",
+               // (with_grads makes the running statistics leaves too: their gradients are
+               // compared as well)
+               grads_of([](const Inputs& v) {
+                 return batch_norm(v[0], v[3], v[4], v[1], v[2], /*training=*/false);
+               }),
+               {input({2, 5, 6, 6}, kFloat32, -2.0, 3.0), input({5}, kFloat32, 0.5, 1.5),
+                input({5}, kFloat32), input({5}, kFloat32), input({5}, kFloat32, 0.5, 2.0)},
+               kTolF32});
+  // The running statistics after one training step, float32 statistics beside bfloat16 input.
+  for (DType dtype : {kFloat32, kBFloat16}) {
+    c.push_back({std::string("batch_norm_running_stats_") + dtype_suffix(dtype),
+                 [](const Inputs& v) {
+                   const Tensor rm = v[1].clone(), rv = v[2].clone();
+                   batch_norm(v[0], rm, rv, {}, {}, /*training=*/true, 0.3);
+                   return Outputs{rm, rv};
+                 },
+                 {input({8, 4, 6, 6}, dtype, -2.0, 3.0), input({4}, kFloat32),
+                  input({4}, kFloat32, 0.5, 2.0)},
+                 kTolF32Sum});
+  }
+  return c;
+}
+
+// ---- Embedding -------------------------------------------------------------------------------
+// Indices in [0, 9) over 70 lookups: every row repeats, so the backward's additions to one row
+// (CUDA atomics, any order) are compared with the CPU's in-order sums.
+std::vector<OpCase> embedding_cases() {
+  std::vector<OpCase> c;
+  for (DType dtype : kFloatingDTypes) {
+    const std::string suffix = dtype_suffix(dtype);
+    c.push_back({"embedding_" + suffix,
+                 grads_of([](const Inputs& v) { return embedding(v[1], v[0]); }),
+                 {input({9, 33}, dtype), input({2, 5, 7}, kInt64, 0.0, 9.0)},
+                 norm_tolerance(dtype)});
+  }
+  c.push_back({"embedding_padding_idx_transposed_f32",
+               grads_of([](const Inputs& v) { return embedding(v[1], v[0], 2); }),
+               {input({9, 40}, kFloat32, -1.0, 1.0, kT), input({70}, kInt64, 0.0, 9.0)},
+               kTolF32Sum});
+  return c;
+}
+
+// ---- ConvTranspose2d ------------------------------------------------------------------------
+// conv2d's kernels run with the roles of Note [ConvTranspose2d as conv2d's gradient]; sums of up
+// to C_in / groups kH kW = 72 products in another order on each device: the GEMM tolerance.
+std::vector<OpCase> conv_transpose_cases() {
+  std::vector<OpCase> c;
+  c.push_back({"conv_transpose2d_stride2_f32",
+               grads_of([](const Inputs& v) {
+                 return conv_transpose2d(v[0], v[1], v[2], {2, 2}, {1, 1}, {1, 1});
+               }),
+               {input({2, 8, 7, 6}), input({8, 5, 3, 3}), input({5})},
+               kTolF32Gemm});
+  c.push_back({"conv_transpose2d_groups_dilation_transposed_f32",
+               grads_of([](const Inputs& v) {
+                 return conv_transpose2d(v[0], v[1], {}, {1, 2}, {0, 1}, {0, 1}, 2, {2, 1});
+               }),
+               {input({2, 6, 9, 5}, kFloat32, -1.0, 1.0, kT), input({6, 4, 3, 2})},
+               kTolF32Gemm});
+  c.push_back({"conv_transpose2d_f64",
+               grads_of([](const Inputs& v) {
+                 return conv_transpose2d(v[0], v[1], v[2], {3, 2}, {1, 0}, {2, 1});
+               }),
+               {input({1, 3, 5, 4}, kFloat64), input({3, 4, 4, 3}, kFloat64), input({4}, kFloat64)},
+               kTolF64});
+  for (DType dtype : {kFloat16, kBFloat16}) {
+    c.push_back({std::string("conv_transpose2d_") + dtype_suffix(dtype),
+                 [](const Inputs& v) {
+                   return Outputs{conv_transpose2d(v[0], v[1], v[2], {2, 2}, {1, 1})};
+                 },
+                 {input({2, 4, 6, 6}, dtype), input({4, 3, 4, 4}, dtype), input({3}, dtype)},
+                 elementwise_tolerance(dtype)});
+  }
+  return c;
+}
+
+// ---- interpolate ------------------------------------------------------------------------------
+// Both devices compute the same taps (kernels/layers_math.h) in the same precision: forwards agree
+// to the elementwise tolerance; backwards add up to ~16 weighted terms per input in another order
+// (CUDA atomics).
+std::vector<OpCase> interpolate_cases() {
+  std::vector<OpCase> c;
+  for (DType dtype : kFloatingDTypes) {
+    const std::string suffix = dtype_suffix(dtype);
+    c.push_back({"interpolate_nearest_" + suffix,
+                 grads_of([](const Inputs& v) {
+                   return interpolate(v[0], std::nullopt, Scale2{1.7, 2.0});
+                 }),
+                 {input({2, 3, 7, 9}, dtype)},
+                 norm_tolerance(dtype)});
+    c.push_back({"interpolate_bilinear_" + suffix,
+                 grads_of([](const Inputs& v) {
+                   return interpolate(v[0], Size2{11, 6}, std::nullopt, kBilinear);
+                 }),
+                 {input({2, 3, 7, 9}, dtype)},
+                 norm_tolerance(dtype)});
+  }
+  c.push_back({"interpolate_bilinear_align_corners_transposed_f32",
+               grads_of([](const Inputs& v) {
+                 return interpolate(v[0], std::nullopt, Scale2{2.5, 3.0}, kBilinear, true);
+               }),
+               {input({2, 4, 6, 5}, kFloat32, -1.0, 1.0, kT)},
+               kTolF32Sum});
+  return c;
+}
+
+}  // namespace
+
+std::vector<OpCase> nn_layer_op_cases() {
+  std::vector<OpCase> c;
+  for (auto section :
+       {normalization_cases, embedding_cases, conv_transpose_cases, interpolate_cases}) {
+    for (OpCase& row : section())
+      c.push_back(std::move(row));
+  }
+  return c;
+}
+
+}  // namespace leangrad::test

@@ -1,0 +1,209 @@
+// Misuse of the nn layers (autograd/nn_functions.h, nn/layer_norm.h, nn/batch_norm.h,
+// nn/embedding.h, nn/conv.h, nn/upsample.h): LayerNorm, BatchNorm, Embedding, ConvTranspose2d and
+// interpolate called with wrong ranks and shapes, parameters of another shape or dtype, integral
+// input, bad indices, missing running statistics. Tables of the misuse suite
+// (tests/misuse/misuse_testing.h).
+#include <cstdint>
+#include <vector>
+
+#include <leangrad/autograd/nn_functions.h>
+#include <leangrad/core/creation.h>
+#include <leangrad/kernels/creation.h>
+#include <leangrad/nn/batch_norm.h>
+#include <leangrad/nn/conv.h>
+#include <leangrad/nn/embedding.h>
+#include <leangrad/nn/layer_norm.h>
+#include <leangrad/nn/upsample.h>
+#include "misuse/misuse_testing.h"
+
+namespace leangrad::test {
+namespace {
+
+std::vector<MisuseCase> layer_norm_cases() {
+  MisuseTable t;
+  t.add("layer_norm_trailing_dims_differ", Raises::ShapeError,
+        {"layer_norm", "normalized_shape [4]", "[2, 3]"}, [] {
+          layer_norm(ones({2, 3}), {4});
+        });
+  t.add("layer_norm_normalized_shape_longer_than_input", Raises::ShapeError,
+        {"layer_norm", "[2, 3, 4]", "[3, 4]"}, [] {
+          layer_norm(ones({3, 4}), {2, 3, 4});
+        });
+  t.add("layer_norm_empty_normalized_shape", Raises::ShapeError, {"layer_norm", "[]"}, [] {
+    layer_norm(ones({3, 4}), {});
+  });
+  t.add("layer_norm_weight_shape", Raises::ShapeError, {"layer_norm", "weight", "[4]", "[3]"}, [] {
+    layer_norm(ones({2, 4}), {4}, ones({3}));
+  });
+  t.add("layer_norm_bias_dtype", Raises::DTypeError, {"layer_norm", "bias", "float64", "float32"},
+        [] {
+          layer_norm(ones({2, 4}), {4}, {}, ones({4}, kFloat64));
+        });
+  t.add("layer_norm_integral", Raises::DTypeError, {"layer_norm", "int64"}, [] {
+    layer_norm(ones({2, 4}, kInt64), {4});
+  });
+  t.add("layer_norm_undefined", Raises::Error, {"layer_norm", "undefined"},
+        [] { layer_norm(Tensor(), {4}); });
+  t.add("layer_norm_module_bad_shape", Raises::ShapeError, {"LayerNorm", "[0, 2]"}, [] {
+    nn::LayerNorm(nn::LayerNormOptions({0, 2}));
+  });
+  return t.cases();
+}
+LG_MISUSE_SUITE(LayerNorm, layer_norm_cases());
+
+std::vector<MisuseCase> batch_norm_cases() {
+  MisuseTable t;
+  t.add("batch_norm_1d_input", Raises::ShapeError, {"batch_norm", "(N, C, *)", "[5]"},
+        [] { batch_norm(ones({5}), {}, {}, {}, {}, true); });
+  t.add("batch_norm_one_value_per_channel", Raises::ShapeError,
+        {"batch_norm", "more than 1 value per channel", "[1, 3, 1, 1]"}, [] {
+          batch_norm(ones({1, 3, 1, 1}), {}, {}, {}, {}, true);
+        });
+  t.add("batch_norm_weight_shape", Raises::ShapeError, {"batch_norm", "weight", "[3]", "[4]"}, [] {
+    batch_norm(ones({2, 3, 2, 2}), {}, {}, ones({4}), {}, true);
+  });
+  t.add("batch_norm_running_mean_shape", Raises::ShapeError,
+        {"batch_norm", "running_mean", "[3]", "[2]"}, [] {
+          batch_norm(ones({2, 3, 2, 2}), zeros({2}), ones({2}), {}, {}, true);
+        });
+  t.add("batch_norm_running_var_integral", Raises::DTypeError,
+        {"batch_norm", "running_var", "int64"}, [] {
+          batch_norm(ones({2, 3, 2, 2}), zeros({3}), ones({3}, kInt64), {}, {}, true);
+        });
+  t.add("batch_norm_only_running_mean", Raises::Error,
+        {"batch_norm", "running_mean and running_var"}, [] {
+          batch_norm(ones({2, 3, 2, 2}), zeros({3}), {}, {}, {}, true);
+        });
+  t.add("batch_norm_eval_without_running_stats", Raises::Error,
+        {"batch_norm", "training = false", "running_mean"}, [] {
+          batch_norm(ones({2, 3, 2, 2}), {}, {}, {}, {}, false);
+        });
+  t.add("batch_norm_integral", Raises::DTypeError, {"batch_norm", "int32"}, [] {
+    batch_norm(ones({2, 3}, kInt32), {}, {}, {}, {}, true);
+  });
+  t.add("batch_norm2d_3d_input", Raises::ShapeError, {"BatchNorm2d", "4-D", "[2, 3, 4]"}, [] {
+    nn::BatchNorm2d bn(3);
+    bn(ones({2, 3, 4}));
+  });
+  t.add("batch_norm2d_channels_differ", Raises::ShapeError,
+        {"batch_norm", "weight", "[3]", "[2, 4, 3, 3]"}, [] {
+          nn::BatchNorm2d bn(3);
+          bn(ones({2, 4, 3, 3}));
+        });
+  t.add("batch_norm2d_zero_features", Raises::ShapeError, {"BatchNorm2d", "num_features", "0"},
+        [] { nn::BatchNorm2d bn(0); });
+  return t.cases();
+}
+LG_MISUSE_SUITE(BatchNorm, batch_norm_cases());
+
+std::vector<MisuseCase> embedding_cases() {
+  MisuseTable t;
+  t.add("embedding_index_past_end", Raises::Error, {"embedding", "index 5", "5 embeddings"}, [] {
+    embedding(tensor(std::vector<std::int64_t>{0, 5}), ones({5, 3}));
+  });
+  t.add("embedding_negative_index", Raises::Error, {"embedding", "index -1", "[0, 4]"}, [] {
+    embedding(tensor(std::vector<std::int64_t>{-1}), ones({5, 3}));
+  });
+  t.add("embedding_float_indices", Raises::DTypeError, {"embedding", "int64", "float32", "[2]"},
+        [] {
+          embedding(ones({2}), ones({5, 3}));
+        });
+  t.add("embedding_int32_indices", Raises::DTypeError, {"embedding", "int32"}, [] {
+    embedding(ones({2}, kInt32), ones({5, 3}));
+  });
+  t.add("embedding_1d_weight", Raises::ShapeError, {"embedding", "(num_embeddings", "[5]"},
+        [] { embedding(tensor(std::vector<std::int64_t>{0}), ones({5})); });
+  t.add("embedding_integral_weight", Raises::DTypeError, {"embedding", "weight", "int64"}, [] {
+    embedding(tensor(std::vector<std::int64_t>{0}), ones({5, 3}, kInt64));
+  });
+  t.add("embedding_padding_idx_out_of_range", Raises::Error, {"embedding", "padding_idx 5", "5"},
+        [] {
+          embedding(tensor(std::vector<std::int64_t>{0}), ones({5, 3}), 5);
+        });
+  t.add("embedding_module_padding_idx", Raises::Error, {"Embedding", "padding_idx -6", "[-5, 4]"},
+        [] { nn::Embedding(nn::EmbeddingOptions(5, 3).padding_idx(-6)); });
+  t.add("embedding_module_zero_embeddings", Raises::ShapeError, {"Embedding", "num_embeddings"},
+        [] { nn::Embedding(0, 3); });
+  return t.cases();
+}
+LG_MISUSE_SUITE(Embedding, embedding_cases());
+
+std::vector<MisuseCase> conv_transpose_cases() {
+  MisuseTable t;
+  t.add("conv_transpose2d_3d_input", Raises::ShapeError,
+        {"conv_transpose2d", "4-D input", "[3, 5, 5]"}, [] {
+          conv_transpose2d(ones({3, 5, 5}), ones({3, 2, 3, 3}));
+        });
+  t.add("conv_transpose2d_channels_differ", Raises::ShapeError,
+        {"conv_transpose2d", "[4, 2, 3, 3]", "[1, 3, 5, 5]"}, [] {
+          conv_transpose2d(ones({1, 3, 5, 5}), ones({4, 2, 3, 3}));
+        });
+  t.add("conv_transpose2d_groups_do_not_divide", Raises::ShapeError,
+        {"conv_transpose2d", "input channels 3", "groups = 2"}, [] {
+          conv_transpose2d(ones({1, 3, 5, 5}), ones({3, 2, 3, 3}), {}, {1, 1}, {0, 0}, {0, 0}, 2);
+        });
+  t.add("conv_transpose2d_output_padding_not_below_stride", Raises::ShapeError,
+        {"conv_transpose2d", "output_padding (2, 0)", "stride (2, 2)"}, [] {
+          conv_transpose2d(ones({1, 3, 5, 5}), ones({3, 2, 3, 3}), {}, {2, 2}, {0, 0}, {2, 0});
+        });
+  t.add("conv_transpose2d_zero_stride", Raises::ShapeError, {"conv_transpose2d", "stride (0, 1)"},
+        [] {
+          conv_transpose2d(ones({1, 3, 5, 5}), ones({3, 2, 3, 3}), {}, {0, 1});
+        });
+  t.add("conv_transpose2d_padding_eats_output", Raises::ShapeError,
+        {"conv_transpose2d", "output size", "[1, 3, 1, 1]"}, [] {
+          conv_transpose2d(ones({1, 3, 1, 1}), ones({3, 2, 1, 1}), {}, {1, 1}, {1, 1});
+        });
+  t.add("conv_transpose2d_bias_shape", Raises::ShapeError,
+        {"conv_transpose2d", "bias", "(2)", "[3]"}, [] {
+          conv_transpose2d(ones({1, 3, 5, 5}), ones({3, 2, 3, 3}), ones({3}));
+        });
+  t.add("conv_transpose2d_dtypes_differ", Raises::DTypeError,
+        {"conv_transpose2d", "float32", "float64"}, [] {
+          conv_transpose2d(ones({1, 3, 5, 5}), ones({3, 2, 3, 3}, kFloat64));
+        });
+  t.add("conv_transpose2d_module_groups", Raises::ShapeError,
+        {"ConvTranspose2d", "in_channels (3)", "groups (2)"},
+        [] { nn::ConvTranspose2d(nn::ConvTranspose2dOptions(3, 4, 3).groups(2)); });
+  return t.cases();
+}
+LG_MISUSE_SUITE(ConvTranspose, conv_transpose_cases());
+
+std::vector<MisuseCase> interpolate_cases() {
+  MisuseTable t;
+  t.add("interpolate_3d_input", Raises::ShapeError, {"interpolate", "4-D", "[3, 4, 4]"}, [] {
+    interpolate(ones({3, 4, 4}), Size2{8, 8});
+  });
+  t.add("interpolate_size_and_scale", Raises::Error, {"interpolate", "exactly one", "both"}, [] {
+    interpolate(ones({1, 1, 4, 4}), Size2{8, 8}, Scale2{2.0, 2.0});
+  });
+  t.add("interpolate_neither_size_nor_scale", Raises::Error, {"interpolate", "neither"}, [] {
+    interpolate(ones({1, 1, 4, 4}), std::nullopt);
+  });
+  t.add("interpolate_zero_size", Raises::ShapeError, {"interpolate", "(0, 8)", "[1, 1, 4, 4]"}, [] {
+    interpolate(ones({1, 1, 4, 4}), Size2{0, 8});
+  });
+  t.add("interpolate_scale_to_nothing", Raises::ShapeError, {"interpolate", "(1, 0)"}, [] {
+    interpolate(ones({1, 1, 4, 4}), std::nullopt, Scale2{0.25, 0.2});
+  });
+  t.add("interpolate_negative_scale", Raises::Error, {"interpolate", "(-2, 2)"}, [] {
+    interpolate(ones({1, 1, 4, 4}), std::nullopt, Scale2{-2.0, 2.0});
+  });
+  t.add("interpolate_nearest_align_corners", Raises::Error,
+        {"interpolate", "align_corners", "nearest"}, [] {
+          interpolate(ones({1, 1, 4, 4}), Size2{8, 8}, std::nullopt, kNearest, true);
+        });
+  t.add("interpolate_integral", Raises::DTypeError, {"interpolate", "int64"}, [] {
+    interpolate(ones({1, 1, 4, 4}, kInt64), Size2{8, 8});
+  });
+  t.add("upsample_module_no_size", Raises::Error, {"Upsample", "neither"},
+        [] { nn::Upsample up(nn::UpsampleOptions{}); });
+  t.add("upsample_module_three_factors", Raises::Error, {"Upsample", "scale_factor", "3"}, [] {
+    nn::Upsample up(nn::UpsampleOptions().scale_factor(std::vector<double>{2, 2, 2}));
+  });
+  return t.cases();
+}
+LG_MISUSE_SUITE(Interpolate, interpolate_cases());
+
+}  // namespace
+}  // namespace leangrad::test
