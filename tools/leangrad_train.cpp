@@ -13,6 +13,8 @@
 // JSON, MemoryReport, ProgressBar); Checkpoints (save, resume); One training run (set_up, the
 // memory plan, Trainer: the epochs, then the report) and train(); main. Several processes:
 // train_distributed.h.
+#include <leangrad/core/memory_history.h>
+#include <leangrad/core/profiler.h>
 #include <leangrad/leangrad.h>
 #include <CLI/CLI.hpp>
 
@@ -31,7 +33,9 @@
 #include <string>
 #include <vector>
 
+#include "memory_timeline.h"
 #include "train_checkpoint.h"
+#include "train_console.h"
 #include "train_distributed.h"
 #include "train_models.h"
 
@@ -42,6 +46,7 @@ using Clock = std::chrono::steady_clock;
 
 constexpr std::int64_t kLogEverySteps = 100;
 constexpr std::int64_t kEvalBatchSize = 1000;
+constexpr std::int64_t kProfileWarmupSteps = 3;  // --profile starts after these (allocator, caches)
 
 struct TrainOptions {
   std::string model = "mlp";
@@ -65,6 +70,10 @@ struct TrainOptions {
   std::int64_t limit_train = 0;  // 0: the whole training set
   std::int64_t limit_test = 0;   // 0: the whole test set
   std::string log_json;
+  std::string log_jsonl;  // one JSON line per optimizer step and per epoch
+  std::string profile;    // Chrome trace of --profile-steps steps after the warm-up
+  std::int64_t profile_steps = 5;
+  std::string memory_timeline;        // one step's memory by category, as JSON
   int accumulate = 1;                 // micro-batches per optimizer step
   std::string checkpoint_dir;         // empty: no checkpoints
   std::int64_t checkpoint_every = 0;  // optimizer steps; 0: at the end of each epoch
@@ -151,6 +160,21 @@ void add_options(CLI::App& app, TrainOptions& o) {
   app.add_option("--limit-test", o.limit_test, "evaluate on the first N test images only")
       ->check(positive);
   app.add_option("--log-json", o.log_json, "write per-epoch records to this JSON file");
+  app.add_option("--log-jsonl", o.log_jsonl,
+                 "write one JSON line per optimizer step (step, loss, lr, step time, samples/s, "
+                 "memory) and per epoch to this file (tools/plot_training.py draws it)");
+  CLI::Option* profile = app.add_option(
+      "--profile", o.profile,
+      "profile --profile-steps optimizer steps after 3 warm-up steps: write a Chrome trace JSON "
+      "to this file (Perfetto, chrome://tracing) and print the top ops (docs/profiling.md)");
+  app.add_option("--profile-steps", o.profile_steps, "optimizer steps --profile records")
+      ->check(positive)
+      ->capture_default_str()
+      ->needs(profile);
+  app.add_option("--memory-timeline", o.memory_timeline,
+                 "record the allocations of one optimizer step after 3 warm-up steps and write "
+                 "memory over time by category to this JSON file (tools/plot_memory_timeline.py "
+                 "draws it)");
   app.add_option("--precision", o.precision,
                  "f32, bf16 (autocast) or f16 (autocast and a GradScaler); parameters stay f32")
       ->check(CLI::IsMember({"f32", "bf16", "f16"}));
@@ -291,46 +315,6 @@ void print_memory_report(const MemoryReport& m, Device device, const std::string
             << "  (--save-on-cpu activations, --offload-params parameters, gradients and "
                "optimizer state, --pin-memory batches)\n";
 }
-
-// The one-line progress bar shown when the standard output is a terminal: redrawn in place at
-// most ten times a second, erased before any other line is printed.
-class ProgressBar {
- public:
-  explicit ProgressBar(bool enabled) : enabled_(enabled) {}
-
-  bool enabled() const { return enabled_; }
-
-  void update(int epoch, int epochs, std::int64_t step, std::int64_t steps, double loss,
-              double samples_per_second, double eta_seconds) {
-    if (!enabled_) return;
-    const Clock::time_point now = Clock::now();
-    if (step != steps && now - last_draw_ < std::chrono::milliseconds(100)) return;
-    last_draw_ = now;
-    constexpr int kWidth = 30;
-    const int filled = steps > 0 ? static_cast<int>(kWidth * step / steps) : kWidth;
-    std::string bar(static_cast<std::size_t>(filled), '=');
-    if (filled < kWidth)
-      bar += '>' + std::string(static_cast<std::size_t>(kWidth - filled - 1), ' ');
-    const long long eta = std::llround(std::max(0.0, eta_seconds));
-    char line[192];
-    std::snprintf(line, sizeof(line),
-                  "\r\033[Kepoch %d/%d [%s] %lld/%lld loss %.4f %.0f samples/s ETA %lld:%02lld",
-                  epoch, epochs, bar.c_str(), static_cast<long long>(step),
-                  static_cast<long long>(steps), loss, samples_per_second, eta / 60, eta % 60);
-    std::cout << line << std::flush;
-    drawn_ = true;
-  }
-
-  void clear() {
-    if (drawn_) std::cout << "\r\033[K" << std::flush;
-    drawn_ = false;
-  }
-
- private:
-  bool enabled_;
-  bool drawn_ = false;
-  Clock::time_point last_draw_{};
-};
 
 // ---- Checkpoints (train_checkpoint.h) --------------------------------------------------------
 
@@ -696,6 +680,7 @@ class Trainer {
 
   void train_epochs();
   void report();
+  bool interrupted() const { return interrupted_; }
 
  private:
   void train_steps(EpochProgress& e);
@@ -703,17 +688,28 @@ class Trainer {
   void checkpoint(const EpochProgress& e, double loss_sum);
   void evaluate(const EpochProgress& e, double train_seconds);
   void report_memory_plan(const offload::MemoryPlan& plan, double median_ms) const;
+  void finish_profile();
+  void start_timeline();
+  void finish_timeline();
 
   const TrainOptions& o_;
   Run& run_;
   TrainPosition position_;
   nlohmann::json& log_;
   MemoryReport memory_;
-  ProgressBar bar_;
+  tools::ProgressBar bar_;
+  tools::JsonLines step_log_;  // --log-jsonl
+  // --profile: recording from global step profile_first_step_ on, for o_.profile_steps steps.
+  std::unique_ptr<profiler::Profile> profile_;
+  std::int64_t profile_first_step_ = -1;
+  // --memory-timeline: the global step recorded, and what the step started with.
+  std::int64_t timeline_step_ = -1;
+  tools::TimelineBlocks timeline_blocks_;
   std::vector<double> step_ms_all_;
   const std::int64_t batches_per_epoch_;
   const std::int64_t steps_per_epoch_;  // run_.steps_per_epoch
-  bool stopped_ = false;                // by --max-steps
+  bool stopped_ = false;                // by --max-steps or Ctrl-C
+  bool interrupted_ = false;            // by Ctrl-C
 };
 
 Trainer::Trainer(const TrainOptions& o, Run& run, TrainPosition position, nlohmann::json& log)
@@ -721,7 +717,7 @@ Trainer::Trainer(const TrainOptions& o, Run& run, TrainPosition position, nlohma
       run_(run),
       position_(std::move(position)),
       log_(log),
-      bar_(isatty(STDOUT_FILENO) != 0),
+      bar_(isatty(STDOUT_FILENO) != 0, std::cout, STDOUT_FILENO),
       batches_per_epoch_(run.train_loader->size()),
       steps_per_epoch_(run.steps_per_epoch) {
   // What is allocated now beside the parameters is resident data (MemoryReport).
@@ -730,6 +726,12 @@ Trainer::Trainer(const TrainOptions& o, Run& run, TrainPosition position, nlohma
     memory_.parameters += device_bytes(p, run.device);
   memory_.resident -= memory_.parameters;
   memory::reset_peak(run.device);
+  if (!o.log_jsonl.empty() && run.world.is_main())  // a resumed run goes on with the same file
+    step_log_ = tools::JsonLines(o.log_jsonl, /*append=*/position_.global_step > 0);
+  if (!o.profile.empty() && run.world.is_main())
+    profile_first_step_ = position_.global_step + kProfileWarmupSteps;
+  if (!o.memory_timeline.empty() && run.world.is_main())
+    timeline_step_ = position_.global_step + kProfileWarmupSteps;
 }
 
 void Trainer::train_epochs() {
@@ -748,8 +750,10 @@ void Trainer::train_epochs() {
     memory_.peak_reserved = std::max(memory_.peak_reserved, after_training.peak_reserved);
     step_ms_all_.insert(step_ms_all_.end(), e.step_ms.begin(), e.step_ms.end());
     if (stopped_) {
-      std::cout << "stopped by --max-steps " << o_.max_steps << " at epoch " << epoch << " step "
-                << e.step << "/" << steps_per_epoch_ << std::endl;
+      std::cout << (interrupted_ ? "interrupted (Ctrl-C)"
+                                 : "stopped by --max-steps " + std::to_string(o_.max_steps))
+                << " at epoch " << epoch << " step " << e.step << "/" << steps_per_epoch_
+                << std::endl;
       break;
     }
     evaluate(e, train_seconds);
@@ -765,11 +769,16 @@ void Trainer::train_steps(EpochProgress& e) {
   const std::int64_t skip = std::min(e.step * o_.accumulate, batches_per_epoch_);
   std::int64_t batch_index = 0, group_size = 0, in_group = 0, step_samples = 0;
   double step_loss = 0;
+  std::optional<profiler::Span> step_span;  // one optimizer step, in a --profile trace
   e.start = Clock::now();
   e.last_step_end = e.start;
   for (const auto& [images, labels] : *run_.train_loader) {  // (B, 1, 28, 28), (B,)
     if (batch_index++ < skip) continue;
     if (in_group == 0) {  // the first micro-batch of an optimizer step
+      if (position_.global_step == profile_first_step_ && !profile_)
+        profile_ = std::make_unique<profiler::Profile>();
+      step_span.emplace("train_step", profiler::Category::User);
+      if (position_.global_step == timeline_step_) start_timeline();
       run_.optimizer->zero_grad();
       group_size = std::min<std::int64_t>(o_.accumulate, batches_per_epoch_ - (batch_index - 1));
       step_loss = 0;
@@ -798,6 +807,8 @@ void Trainer::train_steps(EpochProgress& e) {
     } else {
       run_.optimizer->step();
     }
+    step_span.reset();
+    if (memory::recording_history()) finish_timeline();
     end_step(e, step_loss, step_samples);
     if (stopped_) break;
   }
@@ -815,11 +826,29 @@ void Trainer::end_step(EpochProgress& e, double step_loss, std::int64_t step_sam
   ++e.window_steps;
   e.loss_sum += step_loss;
   e.window_loss_sum += step_loss;
+  const double samples_per_second = 1000.0 * static_cast<double>(step_samples) / e.step_ms.back();
   if (bar_.enabled()) {
     const double ms = mean(e.step_ms);
-    bar_.update(e.epoch, o_.epochs, e.step, steps_per_epoch_, e.window_loss_sum / e.window_steps,
-                1000.0 * static_cast<double>(step_samples) / e.step_ms.back(),
-                ms * static_cast<double>(steps_per_epoch_ - e.step) / 1000.0);
+    bar_.update({.epoch = e.epoch,
+                 .epochs = o_.epochs,
+                 .step = e.step,
+                 .steps = steps_per_epoch_,
+                 .loss = e.window_loss_sum / static_cast<double>(e.window_steps),
+                 .samples_per_second = samples_per_second,
+                 .eta_seconds = ms * static_cast<double>(steps_per_epoch_ - e.step) / 1000.0});
+  }
+  if (step_log_.is_open()) {
+    const MemoryStats stats = memory::stats(run_.device);
+    step_log_.write({{"event", "step"},
+                     {"step", position_.global_step},
+                     {"epoch", e.epoch},
+                     {"loss", step_loss},
+                     {"lr", run_.optimizer->param_groups()[0].lr.value_or(run_.lr)},
+                     {"step_ms", e.step_ms.back()},
+                     {"samples_per_s", samples_per_second},
+                     {"allocated_bytes", stats.allocated},
+                     {"peak_allocated_bytes", stats.peak_allocated},
+                     {"reserved_bytes", stats.reserved}});
   }
   if (e.step % kLogEverySteps == 0 || e.step == steps_per_epoch_) {
     // Every rank reaches the same steps (DistributedSampler pads its shares to one length).
@@ -836,7 +865,16 @@ void Trainer::end_step(EpochProgress& e, double step_loss, std::int64_t step_sam
     e.window_loss_sum = 0;
     e.window_steps = 0;
   }
+  if (profile_ && position_.global_step >= profile_first_step_ + o_.profile_steps) finish_profile();
   stopped_ = o_.max_steps > 0 && position_.global_step >= o_.max_steps;
+  // Ctrl-C: every rank stops at the same step (the one where any of them saw it), so the
+  // checkpoint below is taken by all at once.
+  interrupted_ = tools::interrupt_requested();
+  if (run_.world.size > 1) {
+    interrupted_ = tools::reduce_over_ranks(run_.world, {interrupted_ ? 1.0 : 0.0}, run_.device,
+                                            distributed::ReduceOp::Max)[0] > 0;
+  }
+  stopped_ = stopped_ || interrupted_;
   const bool checkpoint_now = o_.checkpoint_every > 0
                                   ? position_.global_step % o_.checkpoint_every == 0
                                   : e.step == steps_per_epoch_;
@@ -888,6 +926,15 @@ void Trainer::evaluate(const EpochProgress& e, double train_seconds) {
                             {run_.srnet ? "psnr_db" : "accuracy", score},
                             {"ms_per_step", mean(e.step_ms)},
                             {"seconds", train_seconds}});
+  if (step_log_.is_open()) {
+    step_log_.write({{"event", "epoch"},
+                     {"step", position_.global_step},
+                     {"epoch", e.epoch},
+                     {"loss", epoch_loss},
+                     {run_.srnet ? "psnr_db" : "accuracy", score},
+                     {"ms_per_step", mean(e.step_ms)},
+                     {"seconds", train_seconds}});
+  }
   if (!o_.log_json.empty() && run_.world.is_main()) write_json_atomically(o_.log_json, log_);
 }
 
@@ -908,8 +955,84 @@ void Trainer::report_memory_plan(const offload::MemoryPlan& plan, double median_
   std::cout << line << "\n";
 }
 
+// --profile: stops recording, writes the trace and prints the top ops. Called after the last
+// profiled step, or at the end of the run when it had fewer steps.
+void Trainer::finish_profile() {
+  if (!profile_) return;
+  bar_.clear();
+  profile_->stop();
+  write_file_atomically(o_.profile, profile_->chrome_trace(), "--profile");
+  std::cout << "profile: " << o_.profile_steps << " steps from global step " << profile_first_step_
+            << " written to " << o_.profile << " (open it in https://ui.perfetto.dev)\n"
+            << profile_->table(15) << std::flush;
+  profile_.reset();
+  profile_first_step_ = -1;
+}
+
+// The blocks (data pointer, allocated size) of the tensors held in `device`'s allocator.
+std::vector<tools::TimelineBlocks::Block> blocks_of(const std::vector<Tensor>& tensors,
+                                                    Device device) {
+  std::vector<tools::TimelineBlocks::Block> blocks;
+  for (const Tensor& t : tensors) {
+    if (device_bytes(t, device) == 0) continue;
+    blocks.push_back({reinterpret_cast<std::uintptr_t>(t.storage()->data()),
+                      memory::allocated_size(static_cast<std::int64_t>(t.storage()->nbytes()))});
+  }
+  return blocks;
+}
+
+std::vector<Tensor> gradients_of(const nn::Module& model) {
+  std::vector<Tensor> grads;
+  for (const Tensor& p : model.parameters())
+    grads.push_back(p.grad());
+  return grads;
+}
+
+// The per-parameter state tensors of the optimizer (as optimizer_state_bytes counts them).
+std::vector<Tensor> optimizer_state_of(const optim::Optimizer& optimizer) {
+  std::vector<Tensor> state;
+  for (const auto& [name, tensor] : optimizer.state_dict()) {
+    const bool bookkeeping = name.rfind("param_groups.", 0) == 0 ||
+                             (name.size() >= 5 && name.compare(name.size() - 5, 5, ".step") == 0);
+    if (!bookkeeping) state.push_back(tensor);
+  }
+  return state;
+}
+
+// --memory-timeline: what the recorded step starts with, then the allocator's history.
+void Trainer::start_timeline() {
+  timeline_blocks_.parameters = blocks_of(run_.model->parameters(), run_.device);
+  timeline_blocks_.gradients_start = blocks_of(gradients_of(*run_.model), run_.device);
+  timeline_blocks_.state_start = blocks_of(optimizer_state_of(*run_.optimizer), run_.device);
+  timeline_blocks_.start_allocated = memory::stats(run_.device).allocated;
+  memory::start_history(run_.device);
+}
+
+void Trainer::finish_timeline() {
+  const std::vector<memory::MemoryEvent> events = memory::stop_history();
+  timeline_blocks_.gradients_end = blocks_of(gradients_of(*run_.model), run_.device);
+  timeline_blocks_.state_end = blocks_of(optimizer_state_of(*run_.optimizer), run_.device);
+  nlohmann::json timeline = tools::memory_timeline(events, timeline_blocks_);
+  timeline["step"] = timeline_step_;
+  timeline["model"] = o_.model;
+  timeline["device"] = run_.device.str();
+  timeline["batch_size"] = o_.batch_size;
+  write_file_atomically(o_.memory_timeline, timeline.dump() + "\n", "--memory-timeline");
+  bar_.clear();
+  char line[160];
+  std::snprintf(line, sizeof(line),
+                "memory timeline: global step %lld, %zu allocations and frees, peak %.2f MiB at "
+                "%.2f ms, written to ",
+                static_cast<long long>(timeline_step_), events.size(),
+                static_cast<double>(timeline["peak"]["bytes"].get<std::int64_t>()) / (1 << 20),
+                timeline["peak"]["time_ms"].get<double>());
+  std::cout << line << o_.memory_timeline << std::endl;
+  timeline_step_ = -1;
+}
+
 // Step times and where the memory went, printed and added to the --log-json record.
 void Trainer::report() {
+  finish_profile();
   for (const Tensor& p : run_.model->parameters())
     memory_.gradients += device_bytes(p.grad(), run_.device);
   memory_.optimizer_state = optimizer_state_bytes(*run_.optimizer, run_.device);
@@ -952,6 +1075,9 @@ void Trainer::report() {
 void check_outputs(const TrainOptions& o) {
   if (!o.save_model.empty()) check_writable(o.save_model, "--save-model");
   if (!o.log_json.empty()) check_writable(o.log_json, "--log-json");
+  if (!o.log_jsonl.empty()) check_writable(o.log_jsonl, "--log-jsonl");
+  if (!o.profile.empty()) check_writable(o.profile, "--profile");
+  if (!o.memory_timeline.empty()) check_writable(o.memory_timeline, "--memory-timeline");
   if (o.checkpoint_dir.empty()) return;
   const std::size_t removed = tools::prepare_checkpoint_dir(o.checkpoint_dir);
   if (removed > 0) {
@@ -1003,7 +1129,14 @@ int train(const TrainOptions& o, Phase& phase) {
 
   Trainer trainer(o, run, std::move(position), log);
   phase = Phase::kTraining;
+  tools::catch_interrupt();
   trainer.train_epochs();
+  if (trainer.interrupted()) {  // the checkpoint (if any) is saved: leave as a shell expects
+    if (o.checkpoint_dir.empty() && run.world.is_main())
+      std::cout << "no --checkpoint-dir: nothing was saved" << std::endl;
+    if (run.world.size > 1) distributed::destroy_process_group();
+    return tools::kInterruptedExitCode;
+  }
   if (!o.save_model.empty() && run.world.is_main()) {
     run.model->save(o.save_model);
     std::cout << "model saved to " << o.save_model << std::endl;
@@ -1037,18 +1170,41 @@ int train_reporting_oom(const TrainOptions& o) {
   }
 }
 
+// "leangrad-train 0.1.0 (CUDA: no)": --version's answer.
+std::string version_text() {
+  return std::string("leangrad-train ") + LEANGRAD_VERSION +
+         (LEANGRAD_WITH_CUDA ? " (CUDA: built in)" : " (CUDA: not built in)");
+}
+
+// After "The following arguments were not expected": the option each mistyped one was probably
+// meant to be ("--epoch: did you mean --epochs?").
+void suggest_options(const CLI::App& app, std::ostream& err) {
+  std::vector<std::string> known;
+  for (const CLI::Option* option : app.get_options()) {
+    for (const std::string& name : option->get_lnames())
+      known.push_back("--" + name);
+  }
+  for (const std::string& arg : app.remaining()) {
+    if (arg.rfind("--", 0) != 0) continue;
+    if (const std::optional<std::string> nearest = tools::nearest_option(arg, known))
+      err << "leangrad-train: " << arg << ": did you mean " << *nearest << "?\n";
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"leangrad-train: trains a model on Fashion-MNIST with leangrad"};
   TrainOptions options;
   add_options(app, options);
+  app.set_version_flag("--version", version_text());
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return app.exit(e);  // --help
-    std::cerr << "leangrad-train: error: " << e.what() << "\n"
-              << "Run 'leangrad-train --help' for the options.\n";
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    std::cerr << "leangrad-train: error: " << e.what() << "\n";
+    if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) suggest_options(app, std::cerr);
+    std::cerr << "Run 'leangrad-train --help' for the options.\n";
     return 2;
   }
   try {
