@@ -2,7 +2,7 @@
 // SGD step under a profiler::Profile.
 // - The Chrome trace is valid JSON in the trace event format; on every track (pid, tid) the spans
 //   nest properly and never partly overlap; the expected ops, backward nodes and optimizer step
-//   are there, each op with its input shapes.
+//   are there (linear's matmuls inside it), each op with its input shapes.
 // - Nothing is recorded outside a Profile, one Profile at a time, a span open when the Profile
 //   stops is dropped; each thread gets its own track (DataLoader workers included).
 // - The table counts calls the way the spans do.
@@ -118,9 +118,23 @@ TEST(Profiler, MlpStepTraceIsValidNestedAndNamed) {
   EXPECT_EQ(ops.count("relu"), 1u);
   EXPECT_EQ(ops.count("cross_entropy"), 1u);
   EXPECT_EQ(optimizer.count("optimizer.step"), 1u);
-  EXPECT_EQ(backward.count("LinearBackward"), 2u);
+  // linear is matmul(x, transpose(W)) + b (nn_functions.cpp): its nodes are those three ops'.
+  EXPECT_EQ(backward.count("MatmulBackward"), 2u);
+  EXPECT_EQ(backward.count("TransposeBackward"), 2u);
+  EXPECT_EQ(backward.count("AddBackward"), 2u);
   EXPECT_EQ(backward.count("ReluBackward"), 1u);
+  EXPECT_EQ(backward.count("CrossEntropyBackward"), 1u);
   EXPECT_EQ(backward.count("AccumulateGrad"), 4u);  // two weights, two biases
+  // ... and its ops nest inside it: both forward matmuls lie within a linear span.
+  int nested_matmuls = 0;
+  for (const TraceEvent& m : events) {
+    if (m.name != "matmul") continue;
+    for (const TraceEvent& l : events) {
+      if (l.name == "linear" && l.tid == m.tid && l.ts <= m.ts && m.ts + m.dur <= l.ts + l.dur)
+        ++nested_matmuls;
+    }
+  }
+  EXPECT_EQ(nested_matmuls, 2);
 
   // The first linear's inputs, in the order of the call: x, weight, bias.
   const auto first_linear = std::find_if(events.begin(), events.end(),
