@@ -8,12 +8,15 @@
 //   leangrad-train --checkpoint-dir ckpt --checkpoint-every 500   (resumes from ckpt when rerun)
 //   leangrad-train --batch-size 32 --accumulate 2                 (the update of batch 64)
 //   leangrad-run --nproc-per-node 2 leangrad-train --batch-size 32  (DDP: the update of batch 64)
-// Exit codes: 0 success, 1 runtime error (missing data, no CUDA device...), 2 bad command line.
+//   leangrad-train --profile trace.json --memory-timeline step.json --log-jsonl steps.jsonl
+//                                                                 (docs/profiling.md)
+// Exit codes: 0 success, 1 runtime error (missing data, no CUDA device...), 2 bad command line,
+// 130 stopped by Ctrl-C (after saving a checkpoint).
 // Layout: the options (TrainOptions, add_options); helpers for the report (step-time statistics,
-// JSON, MemoryReport, ProgressBar); Checkpoints (save, resume); One training run (set_up, the
-// memory plan, Trainer: the epochs, then the report) and train(); main. Several processes:
-// train_distributed.h.
-#include <leangrad/core/memory_history.h>
+// JSON, MemoryReport); Checkpoints (save, resume); One training run (set_up, the memory plan,
+// Trainer: the epochs, then the report) and train(); main. Several processes:
+// train_distributed.h; the progress bar, option suggestions, --log-jsonl and Ctrl-C:
+// train_console.h; --profile and --memory-timeline: train_observers.h.
 #include <leangrad/core/profiler.h>
 #include <leangrad/leangrad.h>
 #include <CLI/CLI.hpp>
@@ -33,11 +36,11 @@
 #include <string>
 #include <vector>
 
-#include "memory_timeline.h"
 #include "train_checkpoint.h"
 #include "train_console.h"
 #include "train_distributed.h"
 #include "train_models.h"
+#include "train_observers.h"
 
 namespace {
 
@@ -46,7 +49,6 @@ using Clock = std::chrono::steady_clock;
 
 constexpr std::int64_t kLogEverySteps = 100;
 constexpr std::int64_t kEvalBatchSize = 1000;
-constexpr std::int64_t kProfileWarmupSteps = 3;  // --profile starts after these (allocator, caches)
 
 struct TrainOptions {
   std::string model = "mlp";
@@ -284,14 +286,9 @@ std::int64_t device_bytes(const Tensor& t, Device device) {
 }
 
 std::int64_t optimizer_state_bytes(const optim::Optimizer& optimizer, Device device) {
-  // The per-parameter state tensors ("state.<i>.<name>"), not the 0-d step counts and group
-  // hyperparameters that state_dict() builds on the CPU.
   std::int64_t bytes = 0;
-  for (const auto& [name, tensor] : optimizer.state_dict()) {
-    const bool bookkeeping = name.rfind("param_groups.", 0) == 0 ||
-                             (name.size() >= 5 && name.compare(name.size() - 5, 5, ".step") == 0);
-    if (!bookkeeping) bytes += device_bytes(tensor, device);
-  }
+  for (const Tensor& state : tools::optimizer_state_tensors(optimizer))
+    bytes += device_bytes(state, device);
   return bytes;
 }
 
@@ -689,8 +686,6 @@ class Trainer {
   void evaluate(const EpochProgress& e, double train_seconds);
   void report_memory_plan(const offload::MemoryPlan& plan, double median_ms) const;
   void finish_profile();
-  void start_timeline();
-  void finish_timeline();
 
   const TrainOptions& o_;
   Run& run_;
@@ -698,13 +693,9 @@ class Trainer {
   nlohmann::json& log_;
   MemoryReport memory_;
   tools::ProgressBar bar_;
-  tools::JsonLines step_log_;  // --log-jsonl
-  // --profile: recording from global step profile_first_step_ on, for o_.profile_steps steps.
-  std::unique_ptr<profiler::Profile> profile_;
-  std::int64_t profile_first_step_ = -1;
-  // --memory-timeline: the global step recorded, and what the step started with.
-  std::int64_t timeline_step_ = -1;
-  tools::TimelineBlocks timeline_blocks_;
+  tools::JsonLines step_log_;           // --log-jsonl
+  tools::StepProfiler profiler_;        // --profile
+  tools::StepMemoryTimeline timeline_;  // --memory-timeline
   std::vector<double> step_ms_all_;
   const std::int64_t batches_per_epoch_;
   const std::int64_t steps_per_epoch_;  // run_.steps_per_epoch
@@ -728,10 +719,11 @@ Trainer::Trainer(const TrainOptions& o, Run& run, TrainPosition position, nlohma
   memory::reset_peak(run.device);
   if (!o.log_jsonl.empty() && run.world.is_main())  // a resumed run goes on with the same file
     step_log_ = tools::JsonLines(o.log_jsonl, /*append=*/position_.global_step > 0);
+  const std::int64_t first_observed = position_.global_step + tools::kObserverWarmupSteps;
   if (!o.profile.empty() && run.world.is_main())
-    profile_first_step_ = position_.global_step + kProfileWarmupSteps;
+    profiler_ = tools::StepProfiler(o.profile, first_observed, o.profile_steps);
   if (!o.memory_timeline.empty() && run.world.is_main())
-    timeline_step_ = position_.global_step + kProfileWarmupSteps;
+    timeline_ = tools::StepMemoryTimeline(o.memory_timeline, first_observed, run.device);
 }
 
 void Trainer::train_epochs() {
@@ -769,16 +761,16 @@ void Trainer::train_steps(EpochProgress& e) {
   const std::int64_t skip = std::min(e.step * o_.accumulate, batches_per_epoch_);
   std::int64_t batch_index = 0, group_size = 0, in_group = 0, step_samples = 0;
   double step_loss = 0;
-  std::optional<profiler::Span> step_span;  // one optimizer step, in a --profile trace
+  std::unique_ptr<profiler::Span> step_span;  // one optimizer step, in a --profile trace
   e.start = Clock::now();
   e.last_step_end = e.start;
   for (const auto& [images, labels] : *run_.train_loader) {  // (B, 1, 28, 28), (B,)
     if (batch_index++ < skip) continue;
     if (in_group == 0) {  // the first micro-batch of an optimizer step
-      if (position_.global_step == profile_first_step_ && !profile_)
-        profile_ = std::make_unique<profiler::Profile>();
-      step_span.emplace("train_step", profiler::Category::User);
-      if (position_.global_step == timeline_step_) start_timeline();
+      profiler_.begin_step(position_.global_step);
+      if (profiler::is_recording())
+        step_span = std::make_unique<profiler::Span>("train_step", profiler::Category::User);
+      timeline_.begin_step(position_.global_step, *run_.model, *run_.optimizer);
       run_.optimizer->zero_grad();
       group_size = std::min<std::int64_t>(o_.accumulate, batches_per_epoch_ - (batch_index - 1));
       step_loss = 0;
@@ -808,7 +800,11 @@ void Trainer::train_steps(EpochProgress& e) {
       run_.optimizer->step();
     }
     step_span.reset();
-    if (memory::recording_history()) finish_timeline();
+    if (timeline_.recording()) {
+      bar_.clear();
+      timeline_.end_step(*run_.model, *run_.optimizer,
+                         {{"model", o_.model}, {"batch_size", o_.batch_size}}, std::cout);
+    }
     end_step(e, step_loss, step_samples);
     if (stopped_) break;
   }
@@ -865,7 +861,7 @@ void Trainer::end_step(EpochProgress& e, double step_loss, std::int64_t step_sam
     e.window_loss_sum = 0;
     e.window_steps = 0;
   }
-  if (profile_ && position_.global_step >= profile_first_step_ + o_.profile_steps) finish_profile();
+  if (profiler_.done_after(position_.global_step)) finish_profile();
   stopped_ = o_.max_steps > 0 && position_.global_step >= o_.max_steps;
   // Ctrl-C: every rank stops at the same step (the one where any of them saw it), so the
   // checkpoint below is taken by all at once.
@@ -955,79 +951,10 @@ void Trainer::report_memory_plan(const offload::MemoryPlan& plan, double median_
   std::cout << line << "\n";
 }
 
-// --profile: stops recording, writes the trace and prints the top ops. Called after the last
-// profiled step, or at the end of the run when it had fewer steps.
+// --profile's window ended (or the run did first): the trace and the top ops.
 void Trainer::finish_profile() {
-  if (!profile_) return;
   bar_.clear();
-  profile_->stop();
-  write_file_atomically(o_.profile, profile_->chrome_trace(), "--profile");
-  std::cout << "profile: " << o_.profile_steps << " steps from global step " << profile_first_step_
-            << " written to " << o_.profile << " (open it in https://ui.perfetto.dev)\n"
-            << profile_->table(15) << std::flush;
-  profile_.reset();
-  profile_first_step_ = -1;
-}
-
-// The blocks (data pointer, allocated size) of the tensors held in `device`'s allocator.
-std::vector<tools::TimelineBlocks::Block> blocks_of(const std::vector<Tensor>& tensors,
-                                                    Device device) {
-  std::vector<tools::TimelineBlocks::Block> blocks;
-  for (const Tensor& t : tensors) {
-    if (device_bytes(t, device) == 0) continue;
-    blocks.push_back({reinterpret_cast<std::uintptr_t>(t.storage()->data()),
-                      memory::allocated_size(static_cast<std::int64_t>(t.storage()->nbytes()))});
-  }
-  return blocks;
-}
-
-std::vector<Tensor> gradients_of(const nn::Module& model) {
-  std::vector<Tensor> grads;
-  for (const Tensor& p : model.parameters())
-    grads.push_back(p.grad());
-  return grads;
-}
-
-// The per-parameter state tensors of the optimizer (as optimizer_state_bytes counts them).
-std::vector<Tensor> optimizer_state_of(const optim::Optimizer& optimizer) {
-  std::vector<Tensor> state;
-  for (const auto& [name, tensor] : optimizer.state_dict()) {
-    const bool bookkeeping = name.rfind("param_groups.", 0) == 0 ||
-                             (name.size() >= 5 && name.compare(name.size() - 5, 5, ".step") == 0);
-    if (!bookkeeping) state.push_back(tensor);
-  }
-  return state;
-}
-
-// --memory-timeline: what the recorded step starts with, then the allocator's history.
-void Trainer::start_timeline() {
-  timeline_blocks_.parameters = blocks_of(run_.model->parameters(), run_.device);
-  timeline_blocks_.gradients_start = blocks_of(gradients_of(*run_.model), run_.device);
-  timeline_blocks_.state_start = blocks_of(optimizer_state_of(*run_.optimizer), run_.device);
-  timeline_blocks_.start_allocated = memory::stats(run_.device).allocated;
-  memory::start_history(run_.device);
-}
-
-void Trainer::finish_timeline() {
-  const std::vector<memory::MemoryEvent> events = memory::stop_history();
-  timeline_blocks_.gradients_end = blocks_of(gradients_of(*run_.model), run_.device);
-  timeline_blocks_.state_end = blocks_of(optimizer_state_of(*run_.optimizer), run_.device);
-  nlohmann::json timeline = tools::memory_timeline(events, timeline_blocks_);
-  timeline["step"] = timeline_step_;
-  timeline["model"] = o_.model;
-  timeline["device"] = run_.device.str();
-  timeline["batch_size"] = o_.batch_size;
-  write_file_atomically(o_.memory_timeline, timeline.dump() + "\n", "--memory-timeline");
-  bar_.clear();
-  char line[160];
-  std::snprintf(line, sizeof(line),
-                "memory timeline: global step %lld, %zu allocations and frees, peak %.2f MiB at "
-                "%.2f ms, written to ",
-                static_cast<long long>(timeline_step_), events.size(),
-                static_cast<double>(timeline["peak"]["bytes"].get<std::int64_t>()) / (1 << 20),
-                timeline["peak"]["time_ms"].get<double>());
-  std::cout << line << o_.memory_timeline << std::endl;
-  timeline_step_ = -1;
+  profiler_.finish(std::cout);
 }
 
 // Step times and where the memory went, printed and added to the --log-json record.
@@ -1170,40 +1097,22 @@ int train_reporting_oom(const TrainOptions& o) {
   }
 }
 
-// "leangrad-train 0.1.0 (CUDA: no)": --version's answer.
-std::string version_text() {
-  return std::string("leangrad-train ") + LEANGRAD_VERSION +
-         (LEANGRAD_WITH_CUDA ? " (CUDA: built in)" : " (CUDA: not built in)");
-}
-
-// After "The following arguments were not expected": the option each mistyped one was probably
-// meant to be ("--epoch: did you mean --epochs?").
-void suggest_options(const CLI::App& app, std::ostream& err) {
-  std::vector<std::string> known;
-  for (const CLI::Option* option : app.get_options()) {
-    for (const std::string& name : option->get_lnames())
-      known.push_back("--" + name);
-  }
-  for (const std::string& arg : app.remaining()) {
-    if (arg.rfind("--", 0) != 0) continue;
-    if (const std::optional<std::string> nearest = tools::nearest_option(arg, known))
-      err << "leangrad-train: " << arg << ": did you mean " << *nearest << "?\n";
-  }
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"leangrad-train: trains a model on Fashion-MNIST with leangrad"};
   TrainOptions options;
   add_options(app, options);
-  app.set_version_flag("--version", version_text());
+  app.set_version_flag("--version",
+                       std::string("leangrad-train ") + LEANGRAD_VERSION +
+                           (LEANGRAD_WITH_CUDA ? " (CUDA: built in)" : " (CUDA: not built in)"));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
     std::cerr << "leangrad-train: error: " << e.what() << "\n";
-    if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) suggest_options(app, std::cerr);
+    if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr)
+      tools::suggest_options(app, "leangrad-train", std::cerr);
     std::cerr << "Run 'leangrad-train --help' for the options.\n";
     return 2;
   }

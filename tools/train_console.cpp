@@ -154,6 +154,19 @@ std::optional<std::string> nearest_option(const std::string& unknown,
   return std::nullopt;
 }
 
+void suggest_options(const CLI::App& app, const std::string& program, std::ostream& err) {
+  std::vector<std::string> known;
+  for (const CLI::Option* option : app.get_options()) {
+    for (const std::string& name : option->get_lnames())
+      known.push_back("--" + name);
+  }
+  for (const std::string& arg : app.remaining()) {
+    if (arg.rfind("--", 0) != 0) continue;
+    if (const std::optional<std::string> nearest = nearest_option(arg, known))
+      err << program << ": " << arg << ": did you mean " << *nearest << "?\n";
+  }
+}
+
 // ---- --log-jsonl --------------------------------------------------------------------------------
 
 JsonLines::JsonLines(const std::string& path, bool append)

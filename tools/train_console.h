@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 namespace leangrad::tools {
@@ -73,6 +74,10 @@ std::size_t edit_distance(const std::string& a, const std::string& b);
 // characters after the dashes) being the start of exactly one option. Ties go to the first known.
 std::optional<std::string> nearest_option(const std::string& unknown,
                                           const std::vector<std::string>& known);
+
+// After CLI11's "The following arguments were not expected": for each mistyped option of `app`'s
+// leftover arguments, "<program>: --epoch: did you mean --epochs?" on `err`.
+void suggest_options(const CLI::App& app, const std::string& program, std::ostream& err);
 
 // ---- --log-jsonl --------------------------------------------------------------------------------
 

@@ -1,7 +1,8 @@
 // leangrad-train's console (tools/train_console.h), as functions and as the program sees a user:
 // - format_progress fits every width from 20 to 200 columns in columns - 1 characters, keeping the
 //   loss before the ETA before the throughput; the bar is redrawn at most every 250 ms.
-// - edit_distance against hand-counted cases; nearest_option's suggestions and refusals.
+// - edit_distance against hand-counted cases; nearest_option's suggestions and refusals, and the
+//   line printed after CLI11 refuses a mistyped option.
 // - --log-jsonl lines parse back; a resumed run appends.
 // - leangrad-train in an 80-column pseudo-terminal keeps its progress bar on one line.
 // - Ctrl-C (SIGINT) during training exits 130 leaving a checkpoint that a rerun resumes from.
@@ -12,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -131,6 +133,20 @@ TEST(TrainConsole, NearestOption) {
   EXPECT_EQ(nearest_option("--limit", known), std::nullopt);    // the start of two
   EXPECT_EQ(nearest_option("--bogus-option", known), std::nullopt);
   EXPECT_EQ(nearest_option("--x", known), std::nullopt);
+}
+
+TEST(TrainConsole, SuggestionsAfterAParseError) {
+  CLI::App app{"test"};
+  int epochs = 0;
+  std::string profile;
+  app.add_option("--epochs", epochs);
+  app.add_option("--profile", profile);
+  std::vector<std::string> args = {"--profile", "t.json", "--epoch", "3", "--bogus"};
+  std::reverse(args.begin(), args.end());  // CLI11 takes a vector in reverse order
+  EXPECT_THROW(app.parse(args), CLI::ExtrasError);
+  std::ostringstream err;
+  suggest_options(app, "prog", err);
+  EXPECT_EQ(err.str(), "prog: --epoch: did you mean --epochs?\n");
 }
 
 TEST(TrainConsole, JsonLinesAppendWhenResumed) {
