@@ -120,10 +120,11 @@ namespace detail {
 
 std::int64_t begin_span(const char* name, Category category, SpanInputs* inputs) {
   Session& s = session();
-  const std::uint32_t generation = s.generation.load(std::memory_order_acquire);
   ThreadBuffer& buffer = this_thread_buffer();
   std::lock_guard<std::mutex> lock(buffer.mutex);
-  if (!is_recording()) return -1;
+  // Acquire: the Profile's settings and generation, written before it set the flag, are visible.
+  if (!g_recording.load(std::memory_order_acquire)) return -1;
+  const std::uint32_t generation = s.generation.load(std::memory_order_acquire);
   if (buffer.generation != generation) {  // this thread's first span of this Profile
     buffer.spans.clear();
     buffer.generation = generation;
