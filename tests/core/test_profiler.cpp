@@ -4,7 +4,8 @@
 //   nest properly and never partly overlap; the expected ops, backward nodes and optimizer step
 //   are there (linear's matmuls inside it), each op with its input shapes.
 // - Nothing is recorded outside a Profile, one Profile at a time, a span open when the Profile
-//   stops is dropped; each thread gets its own track (DataLoader workers included).
+//   stops is dropped; each thread gets its own track (DataLoader workers included); a Profile
+//   stopped while workers record gathers only finished spans.
 // - The table counts calls the way the spans do.
 #include <gtest/gtest.h>
 
@@ -211,6 +212,38 @@ TEST(Profiler, OneTrackPerThread) {
   for (const std::uint32_t t : threads_of["DataLoader.assemble"])
     EXPECT_NE(t, *threads_of["main"].begin());
   expect_properly_nested(parse_trace(profile.chrome_trace()));
+}
+
+TEST(Profiler, StopsWhileWorkersRecord) {
+  // Workers assemble batches ahead while the Profile stops and the next one starts: every span
+  // gathered is finished and well formed, and spans of the first Profile do not leak into the
+  // second (ThreadSanitizer runs this too: tools/sanitize.sh tsan).
+  data::DataLoader loader(
+      data::TensorDataset(randn({64, 4}), arange(64, kInt64)),
+      data::DataLoaderOptions().batch_size(2).num_workers(3).prefetch_factor(4));
+  std::optional<profiler::Profile> profile(std::in_place);
+  std::int64_t batches = 0;
+  std::size_t first_spans = 0;
+  for (const data::Batch& batch : loader) {
+    batches += batch.data.size(0) == 2 ? 1 : 0;
+    if (batches == 4) {
+      first_spans = profile->spans().size();  // stops with workers still assembling
+      profile.reset();
+      profile.emplace();
+    }
+  }
+  EXPECT_EQ(batches, 32);
+  EXPECT_GT(first_spans, 0u);
+  const std::vector<profiler::SpanRecord>& spans = profile->spans();
+  for (const profiler::SpanRecord& s : spans) {
+    EXPECT_GE(s.start_ns, 0) << s.name;
+    EXPECT_LE(s.start_ns, s.end_ns) << s.name;
+  }
+  EXPECT_GE(
+      std::count_if(spans.begin(), spans.end(),
+                    [](const profiler::SpanRecord& s) { return s.name == "DataLoader.next"; }),
+      28);  // batches 5 to 32 and the end, all fetched under the second Profile
+  expect_properly_nested(parse_trace(profile->chrome_trace()));
 }
 
 TEST(Profiler, TableCountsCalls) {
