@@ -28,9 +28,10 @@
 // }
 // END EXAMPLE
 //
-// Where things are: core/ (Tensor, DType, Device, memory, CUDA streams), kernels/ops.h (every
-// kernel), autograd/functions.h (the functions above), offload/ (saved activations and
-// parameters on the host, the memory planner). docs/architecture.md walks through it.
+// Where things are: core/ (Tensor, DType, Device, memory, CUDA streams, the profiler and the
+// allocator's history: docs/profiling.md), kernels/ops.h (every kernel), autograd/functions.h
+// (the functions above), offload/ (saved activations and parameters on the host, the memory
+// planner). docs/architecture.md walks through it.
 #pragma once
 
 #include <leangrad/autograd/autocast.h>
@@ -48,7 +49,9 @@
 #include <leangrad/core/generator.h>
 #include <leangrad/core/host_sync.h>
 #include <leangrad/core/memory.h>
+#include <leangrad/core/memory_history.h>
 #include <leangrad/core/parallel.h>
+#include <leangrad/core/profiler.h>
 #include <leangrad/core/shape.h>
 #include <leangrad/core/tensor.h>
 #include <leangrad/core/tensor_options.h>

@@ -8,11 +8,16 @@
 //   leangrad-train --checkpoint-dir ckpt --checkpoint-every 500   (resumes from ckpt when rerun)
 //   leangrad-train --batch-size 32 --accumulate 2                 (the update of batch 64)
 //   leangrad-run --nproc-per-node 2 leangrad-train --batch-size 32  (DDP: the update of batch 64)
-// Exit codes: 0 success, 1 runtime error (missing data, no CUDA device...), 2 bad command line.
+//   leangrad-train --profile trace.json --memory-timeline step.json --log-jsonl steps.jsonl
+//                                                                 (docs/profiling.md)
+// Exit codes: 0 success, 1 runtime error (missing data, no CUDA device...), 2 bad command line,
+// 130 stopped by Ctrl-C (after saving a checkpoint).
 // Layout: the options (TrainOptions, add_options); helpers for the report (step-time statistics,
-// JSON, MemoryReport, ProgressBar); Checkpoints (save, resume); One training run (set_up, the
-// memory plan, Trainer: the epochs, then the report) and train(); main. Several processes:
-// train_distributed.h.
+// JSON, MemoryReport); Checkpoints (save, resume); One training run (set_up, the memory plan,
+// Trainer: the epochs, then the report) and train(); main. Several processes:
+// train_distributed.h; the progress bar, option suggestions, --log-jsonl and Ctrl-C:
+// train_console.h; --profile and --memory-timeline: train_observers.h.
+#include <leangrad/core/profiler.h>
 #include <leangrad/leangrad.h>
 #include <CLI/CLI.hpp>
 
@@ -32,8 +37,10 @@
 #include <vector>
 
 #include "train_checkpoint.h"
+#include "train_console.h"
 #include "train_distributed.h"
 #include "train_models.h"
+#include "train_observers.h"
 
 namespace {
 
@@ -65,6 +72,10 @@ struct TrainOptions {
   std::int64_t limit_train = 0;  // 0: the whole training set
   std::int64_t limit_test = 0;   // 0: the whole test set
   std::string log_json;
+  std::string log_jsonl;  // one JSON line per optimizer step and per epoch
+  std::string profile;    // Chrome trace of --profile-steps steps after the warm-up
+  std::int64_t profile_steps = 5;
+  std::string memory_timeline;        // one step's memory by category, as JSON
   int accumulate = 1;                 // micro-batches per optimizer step
   std::string checkpoint_dir;         // empty: no checkpoints
   std::int64_t checkpoint_every = 0;  // optimizer steps; 0: at the end of each epoch
@@ -151,6 +162,21 @@ void add_options(CLI::App& app, TrainOptions& o) {
   app.add_option("--limit-test", o.limit_test, "evaluate on the first N test images only")
       ->check(positive);
   app.add_option("--log-json", o.log_json, "write per-epoch records to this JSON file");
+  app.add_option("--log-jsonl", o.log_jsonl,
+                 "write one JSON line per optimizer step (step, loss, lr, step time, samples/s, "
+                 "memory) and per epoch to this file (tools/plot_training.py draws it)");
+  CLI::Option* profile = app.add_option(
+      "--profile", o.profile,
+      "profile --profile-steps optimizer steps after 3 warm-up steps: write a Chrome trace JSON "
+      "to this file (Perfetto, chrome://tracing) and print the top ops (docs/profiling.md)");
+  app.add_option("--profile-steps", o.profile_steps, "optimizer steps --profile records")
+      ->check(positive)
+      ->capture_default_str()
+      ->needs(profile);
+  app.add_option("--memory-timeline", o.memory_timeline,
+                 "record the allocations of one optimizer step after 3 warm-up steps and write "
+                 "memory over time by category to this JSON file (tools/plot_memory_timeline.py "
+                 "draws it)");
   app.add_option("--precision", o.precision,
                  "f32, bf16 (autocast) or f16 (autocast and a GradScaler); parameters stay f32")
       ->check(CLI::IsMember({"f32", "bf16", "f16"}));
@@ -260,14 +286,9 @@ std::int64_t device_bytes(const Tensor& t, Device device) {
 }
 
 std::int64_t optimizer_state_bytes(const optim::Optimizer& optimizer, Device device) {
-  // The per-parameter state tensors ("state.<i>.<name>"), not the 0-d step counts and group
-  // hyperparameters that state_dict() builds on the CPU.
   std::int64_t bytes = 0;
-  for (const auto& [name, tensor] : optimizer.state_dict()) {
-    const bool bookkeeping = name.rfind("param_groups.", 0) == 0 ||
-                             (name.size() >= 5 && name.compare(name.size() - 5, 5, ".step") == 0);
-    if (!bookkeeping) bytes += device_bytes(tensor, device);
-  }
+  for (const Tensor& state : tools::optimizer_state_tensors(optimizer))
+    bytes += device_bytes(state, device);
   return bytes;
 }
 
@@ -291,46 +312,6 @@ void print_memory_report(const MemoryReport& m, Device device, const std::string
             << "  (--save-on-cpu activations, --offload-params parameters, gradients and "
                "optimizer state, --pin-memory batches)\n";
 }
-
-// The one-line progress bar shown when the standard output is a terminal: redrawn in place at
-// most ten times a second, erased before any other line is printed.
-class ProgressBar {
- public:
-  explicit ProgressBar(bool enabled) : enabled_(enabled) {}
-
-  bool enabled() const { return enabled_; }
-
-  void update(int epoch, int epochs, std::int64_t step, std::int64_t steps, double loss,
-              double samples_per_second, double eta_seconds) {
-    if (!enabled_) return;
-    const Clock::time_point now = Clock::now();
-    if (step != steps && now - last_draw_ < std::chrono::milliseconds(100)) return;
-    last_draw_ = now;
-    constexpr int kWidth = 30;
-    const int filled = steps > 0 ? static_cast<int>(kWidth * step / steps) : kWidth;
-    std::string bar(static_cast<std::size_t>(filled), '=');
-    if (filled < kWidth)
-      bar += '>' + std::string(static_cast<std::size_t>(kWidth - filled - 1), ' ');
-    const long long eta = std::llround(std::max(0.0, eta_seconds));
-    char line[192];
-    std::snprintf(line, sizeof(line),
-                  "\r\033[Kepoch %d/%d [%s] %lld/%lld loss %.4f %.0f samples/s ETA %lld:%02lld",
-                  epoch, epochs, bar.c_str(), static_cast<long long>(step),
-                  static_cast<long long>(steps), loss, samples_per_second, eta / 60, eta % 60);
-    std::cout << line << std::flush;
-    drawn_ = true;
-  }
-
-  void clear() {
-    if (drawn_) std::cout << "\r\033[K" << std::flush;
-    drawn_ = false;
-  }
-
- private:
-  bool enabled_;
-  bool drawn_ = false;
-  Clock::time_point last_draw_{};
-};
 
 // ---- Checkpoints (train_checkpoint.h) --------------------------------------------------------
 
@@ -696,6 +677,7 @@ class Trainer {
 
   void train_epochs();
   void report();
+  bool interrupted() const { return interrupted_; }
 
  private:
   void train_steps(EpochProgress& e);
@@ -703,17 +685,22 @@ class Trainer {
   void checkpoint(const EpochProgress& e, double loss_sum);
   void evaluate(const EpochProgress& e, double train_seconds);
   void report_memory_plan(const offload::MemoryPlan& plan, double median_ms) const;
+  void finish_profile();
 
   const TrainOptions& o_;
   Run& run_;
   TrainPosition position_;
   nlohmann::json& log_;
   MemoryReport memory_;
-  ProgressBar bar_;
+  tools::ProgressBar bar_;
+  tools::JsonLines step_log_;           // --log-jsonl
+  tools::StepProfiler profiler_;        // --profile
+  tools::StepMemoryTimeline timeline_;  // --memory-timeline
   std::vector<double> step_ms_all_;
   const std::int64_t batches_per_epoch_;
   const std::int64_t steps_per_epoch_;  // run_.steps_per_epoch
-  bool stopped_ = false;                // by --max-steps
+  bool stopped_ = false;                // by --max-steps or Ctrl-C
+  bool interrupted_ = false;            // by Ctrl-C
 };
 
 Trainer::Trainer(const TrainOptions& o, Run& run, TrainPosition position, nlohmann::json& log)
@@ -721,7 +708,7 @@ Trainer::Trainer(const TrainOptions& o, Run& run, TrainPosition position, nlohma
       run_(run),
       position_(std::move(position)),
       log_(log),
-      bar_(isatty(STDOUT_FILENO) != 0),
+      bar_(isatty(STDOUT_FILENO) != 0, std::cout, STDOUT_FILENO),
       batches_per_epoch_(run.train_loader->size()),
       steps_per_epoch_(run.steps_per_epoch) {
   // What is allocated now beside the parameters is resident data (MemoryReport).
@@ -730,6 +717,13 @@ Trainer::Trainer(const TrainOptions& o, Run& run, TrainPosition position, nlohma
     memory_.parameters += device_bytes(p, run.device);
   memory_.resident -= memory_.parameters;
   memory::reset_peak(run.device);
+  if (!o.log_jsonl.empty() && run.world.is_main())  // a resumed run goes on with the same file
+    step_log_ = tools::JsonLines(o.log_jsonl, /*append=*/position_.global_step > 0);
+  const std::int64_t first_observed = position_.global_step + tools::kObserverWarmupSteps;
+  if (!o.profile.empty() && run.world.is_main())
+    profiler_ = tools::StepProfiler(o.profile, first_observed, o.profile_steps);
+  if (!o.memory_timeline.empty() && run.world.is_main())
+    timeline_ = tools::StepMemoryTimeline(o.memory_timeline, first_observed, run.device);
 }
 
 void Trainer::train_epochs() {
@@ -748,8 +742,10 @@ void Trainer::train_epochs() {
     memory_.peak_reserved = std::max(memory_.peak_reserved, after_training.peak_reserved);
     step_ms_all_.insert(step_ms_all_.end(), e.step_ms.begin(), e.step_ms.end());
     if (stopped_) {
-      std::cout << "stopped by --max-steps " << o_.max_steps << " at epoch " << epoch << " step "
-                << e.step << "/" << steps_per_epoch_ << std::endl;
+      std::cout << (interrupted_ ? "interrupted (Ctrl-C)"
+                                 : "stopped by --max-steps " + std::to_string(o_.max_steps))
+                << " at epoch " << epoch << " step " << e.step << "/" << steps_per_epoch_
+                << std::endl;
       break;
     }
     evaluate(e, train_seconds);
@@ -765,11 +761,16 @@ void Trainer::train_steps(EpochProgress& e) {
   const std::int64_t skip = std::min(e.step * o_.accumulate, batches_per_epoch_);
   std::int64_t batch_index = 0, group_size = 0, in_group = 0, step_samples = 0;
   double step_loss = 0;
+  std::unique_ptr<profiler::Span> step_span;  // one optimizer step, in a --profile trace
   e.start = Clock::now();
   e.last_step_end = e.start;
   for (const auto& [images, labels] : *run_.train_loader) {  // (B, 1, 28, 28), (B,)
     if (batch_index++ < skip) continue;
     if (in_group == 0) {  // the first micro-batch of an optimizer step
+      profiler_.begin_step(position_.global_step);
+      if (profiler::is_recording())
+        step_span = std::make_unique<profiler::Span>("train_step", profiler::Category::User);
+      timeline_.begin_step(position_.global_step, *run_.model, *run_.optimizer);
       run_.optimizer->zero_grad();
       group_size = std::min<std::int64_t>(o_.accumulate, batches_per_epoch_ - (batch_index - 1));
       step_loss = 0;
@@ -798,6 +799,12 @@ void Trainer::train_steps(EpochProgress& e) {
     } else {
       run_.optimizer->step();
     }
+    step_span.reset();
+    if (timeline_.recording()) {
+      bar_.clear();
+      timeline_.end_step(*run_.model, *run_.optimizer,
+                         {{"model", o_.model}, {"batch_size", o_.batch_size}}, std::cout);
+    }
     end_step(e, step_loss, step_samples);
     if (stopped_) break;
   }
@@ -815,11 +822,29 @@ void Trainer::end_step(EpochProgress& e, double step_loss, std::int64_t step_sam
   ++e.window_steps;
   e.loss_sum += step_loss;
   e.window_loss_sum += step_loss;
+  const double samples_per_second = 1000.0 * static_cast<double>(step_samples) / e.step_ms.back();
   if (bar_.enabled()) {
     const double ms = mean(e.step_ms);
-    bar_.update(e.epoch, o_.epochs, e.step, steps_per_epoch_, e.window_loss_sum / e.window_steps,
-                1000.0 * static_cast<double>(step_samples) / e.step_ms.back(),
-                ms * static_cast<double>(steps_per_epoch_ - e.step) / 1000.0);
+    bar_.update({.epoch = e.epoch,
+                 .epochs = o_.epochs,
+                 .step = e.step,
+                 .steps = steps_per_epoch_,
+                 .loss = e.window_loss_sum / static_cast<double>(e.window_steps),
+                 .samples_per_second = samples_per_second,
+                 .eta_seconds = ms * static_cast<double>(steps_per_epoch_ - e.step) / 1000.0});
+  }
+  if (step_log_.is_open()) {
+    const MemoryStats stats = memory::stats(run_.device);
+    step_log_.write({{"event", "step"},
+                     {"step", position_.global_step},
+                     {"epoch", e.epoch},
+                     {"loss", step_loss},
+                     {"lr", run_.optimizer->param_groups()[0].lr.value_or(run_.lr)},
+                     {"step_ms", e.step_ms.back()},
+                     {"samples_per_s", samples_per_second},
+                     {"allocated_bytes", stats.allocated},
+                     {"peak_allocated_bytes", stats.peak_allocated},
+                     {"reserved_bytes", stats.reserved}});
   }
   if (e.step % kLogEverySteps == 0 || e.step == steps_per_epoch_) {
     // Every rank reaches the same steps (DistributedSampler pads its shares to one length).
@@ -836,7 +861,16 @@ void Trainer::end_step(EpochProgress& e, double step_loss, std::int64_t step_sam
     e.window_loss_sum = 0;
     e.window_steps = 0;
   }
+  if (profiler_.done_after(position_.global_step)) finish_profile();
   stopped_ = o_.max_steps > 0 && position_.global_step >= o_.max_steps;
+  // Ctrl-C: every rank stops at the same step (the one where any of them saw it), so the
+  // checkpoint below is taken by all at once.
+  interrupted_ = tools::interrupt_requested();
+  if (run_.world.size > 1) {
+    interrupted_ = tools::reduce_over_ranks(run_.world, {interrupted_ ? 1.0 : 0.0}, run_.device,
+                                            distributed::ReduceOp::Max)[0] > 0;
+  }
+  stopped_ = stopped_ || interrupted_;
   const bool checkpoint_now = o_.checkpoint_every > 0
                                   ? position_.global_step % o_.checkpoint_every == 0
                                   : e.step == steps_per_epoch_;
@@ -888,6 +922,15 @@ void Trainer::evaluate(const EpochProgress& e, double train_seconds) {
                             {run_.srnet ? "psnr_db" : "accuracy", score},
                             {"ms_per_step", mean(e.step_ms)},
                             {"seconds", train_seconds}});
+  if (step_log_.is_open()) {
+    step_log_.write({{"event", "epoch"},
+                     {"step", position_.global_step},
+                     {"epoch", e.epoch},
+                     {"loss", epoch_loss},
+                     {run_.srnet ? "psnr_db" : "accuracy", score},
+                     {"ms_per_step", mean(e.step_ms)},
+                     {"seconds", train_seconds}});
+  }
   if (!o_.log_json.empty() && run_.world.is_main()) write_json_atomically(o_.log_json, log_);
 }
 
@@ -908,8 +951,15 @@ void Trainer::report_memory_plan(const offload::MemoryPlan& plan, double median_
   std::cout << line << "\n";
 }
 
+// --profile's window ended (or the run did first): the trace and the top ops.
+void Trainer::finish_profile() {
+  bar_.clear();
+  profiler_.finish(std::cout);
+}
+
 // Step times and where the memory went, printed and added to the --log-json record.
 void Trainer::report() {
+  finish_profile();
   for (const Tensor& p : run_.model->parameters())
     memory_.gradients += device_bytes(p.grad(), run_.device);
   memory_.optimizer_state = optimizer_state_bytes(*run_.optimizer, run_.device);
@@ -952,6 +1002,9 @@ void Trainer::report() {
 void check_outputs(const TrainOptions& o) {
   if (!o.save_model.empty()) check_writable(o.save_model, "--save-model");
   if (!o.log_json.empty()) check_writable(o.log_json, "--log-json");
+  if (!o.log_jsonl.empty()) check_writable(o.log_jsonl, "--log-jsonl");
+  if (!o.profile.empty()) check_writable(o.profile, "--profile");
+  if (!o.memory_timeline.empty()) check_writable(o.memory_timeline, "--memory-timeline");
   if (o.checkpoint_dir.empty()) return;
   const std::size_t removed = tools::prepare_checkpoint_dir(o.checkpoint_dir);
   if (removed > 0) {
@@ -1003,7 +1056,14 @@ int train(const TrainOptions& o, Phase& phase) {
 
   Trainer trainer(o, run, std::move(position), log);
   phase = Phase::kTraining;
+  tools::catch_interrupt();
   trainer.train_epochs();
+  if (trainer.interrupted()) {  // the checkpoint (if any) is saved: leave as a shell expects
+    if (o.checkpoint_dir.empty() && run.world.is_main())
+      std::cout << "no --checkpoint-dir: nothing was saved" << std::endl;
+    if (run.world.size > 1) distributed::destroy_process_group();
+    return tools::kInterruptedExitCode;
+  }
   if (!o.save_model.empty() && run.world.is_main()) {
     run.model->save(o.save_model);
     std::cout << "model saved to " << o.save_model << std::endl;
@@ -1043,12 +1103,17 @@ int main(int argc, char** argv) {
   CLI::App app{"leangrad-train: trains a model on Fashion-MNIST with leangrad"};
   TrainOptions options;
   add_options(app, options);
+  app.set_version_flag("--version",
+                       std::string("leangrad-train ") + LEANGRAD_VERSION +
+                           (LEANGRAD_WITH_CUDA ? " (CUDA: built in)" : " (CUDA: not built in)"));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return app.exit(e);  // --help
-    std::cerr << "leangrad-train: error: " << e.what() << "\n"
-              << "Run 'leangrad-train --help' for the options.\n";
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    std::cerr << "leangrad-train: error: " << e.what() << "\n";
+    if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr)
+      tools::suggest_options(app, "leangrad-train", std::cerr);
+    std::cerr << "Run 'leangrad-train --help' for the options.\n";
     return 2;
   }
   try {

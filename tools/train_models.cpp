@@ -5,6 +5,8 @@
 #include <numeric>
 #include <optional>
 
+#include <leangrad/core/memory_history.h>
+
 namespace leangrad::tools {
 
 namespace {
@@ -189,6 +191,7 @@ MicroBatch accumulate_micro_batch(const std::string& model_name, nn::Module& mod
                                   bool save_on_cpu, Precision precision, amp::GradScaler* scaler) {
   const Device device = images.device();
   const std::int64_t before = memory::stats(device).allocated;
+  memory::mark_history("forward");  // --memory-timeline: where the saved activations begin
   Tensor loss;
   {
     std::optional<offload::SaveOnCpu> offload;
@@ -200,6 +203,7 @@ MicroBatch accumulate_micro_batch(const std::string& model_name, nn::Module& mod
   }
   MicroBatch result;
   result.forward_bytes = memory::stats(device).allocated - before;
+  memory::mark_history("forward_end");
   Tensor objective = scale == 1.0 ? loss : loss * scale;
   if (scaler != nullptr) objective = scaler->scale(objective);
   objective.backward();

@@ -31,6 +31,7 @@
 #include <leangrad/autograd/autocast.h>
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/grad_mode.h>
+#include <leangrad/core/profiler.h>
 #include <leangrad/kernels/creation.h>
 
 namespace leangrad::autograd {
@@ -237,8 +238,12 @@ std::vector<Tensor> run_backward(const std::vector<Edge>& roots, std::vector<Ten
       }
       if (!leads[node]) continue;
     }
-    std::vector<Tensor> outputs = node->apply(std::move(inputs));
-    if (!retain_graph) node->release_saved();
+    std::vector<Tensor> outputs;
+    {
+      const profiler::Span span(node->name().c_str(), profiler::Category::Backward);
+      outputs = node->apply(std::move(inputs));
+      if (!retain_graph) node->release_saved();
+    }
     if (anomaly_mode_enabled()) check_anomaly(*node, outputs);
 
     LG_INTERNAL_ASSERT(outputs.empty() || outputs.size() == node->next_edges.size(), node->name(),

@@ -3,6 +3,8 @@
 // a graph node when grad mode is on and an input requires grad. Backward formulas are written
 // with these same public functions (they run with grad mode off). Broadcasting is undone by
 // sum_to; dtypes and devices of gradients are restored by the node (autograd/graph.cpp).
+// Each opens with LG_PROFILE_OP (core/profiler.h): a span named after it while a profiler records,
+// one branch otherwise.
 #include <leangrad/autograd/functions.h>
 
 #include <algorithm>
@@ -10,6 +12,7 @@
 #include <leangrad/autograd/autocast.h>
 #include <leangrad/autograd/grad_mode.h>
 #include <leangrad/autograd/graph.h>
+#include <leangrad/core/profiler.h>
 #include <leangrad/core/views.h>
 #include <leangrad/kernels/creation.h>
 #include <leangrad/kernels/ops.h>
@@ -90,6 +93,7 @@ std::vector<Tensor> extremum_backward(const BackwardContext& c, bool is_max) {
 // ---- Elementwise arithmetic ------------------------------------------------------------------
 
 Tensor add(const Tensor& a, const Tensor& b) {
+  LG_PROFILE_OP(a, b);
   return record_op("add", ops::binary(BinaryOp::Add, a, b), {a, b}, {},
                    [](const BackwardContext& c) -> std::vector<Tensor> {
                      return {sum_to(c.grad, c.shape(0)), sum_to(c.grad, c.shape(1))};
@@ -97,6 +101,7 @@ Tensor add(const Tensor& a, const Tensor& b) {
 }
 
 Tensor sub(const Tensor& a, const Tensor& b) {
+  LG_PROFILE_OP(a, b);
   return record_op("sub", ops::binary(BinaryOp::Sub, a, b), {a, b}, {},
                    [](const BackwardContext& c) -> std::vector<Tensor> {
                      return {sum_to(c.grad, c.shape(0)),
@@ -105,6 +110,7 @@ Tensor sub(const Tensor& a, const Tensor& b) {
 }
 
 Tensor mul(const Tensor& a, const Tensor& b) {
+  LG_PROFILE_OP(a, b);
   return record_op("mul", ops::binary(BinaryOp::Mul, a, b), {a, b}, {a, b},
                    [](const BackwardContext& c) -> std::vector<Tensor> {
                      const Tensor& x = c.saved[0];
@@ -115,6 +121,7 @@ Tensor mul(const Tensor& a, const Tensor& b) {
 }
 
 Tensor div(const Tensor& a, const Tensor& b) {
+  LG_PROFILE_OP(a, b);
   const Tensor out = ops::binary(BinaryOp::Div, a, b);
   return record_op("div", out, {a, b}, {b, out},
                    [](const BackwardContext& c) -> std::vector<Tensor> {
@@ -126,6 +133,7 @@ Tensor div(const Tensor& a, const Tensor& b) {
 }
 
 Tensor pow(const Tensor& a_in, const Tensor& b_in) {
+  LG_PROFILE_OP(a_in, b_in);
   const Tensor a = amp::autocast_operand(a_in, amp::CastPolicy::Float32);
   const Tensor b = amp::autocast_operand(b_in, amp::CastPolicy::Float32);
   const Tensor out = ops::binary(BinaryOp::Pow, a, b);
@@ -150,36 +158,43 @@ Tensor pow(const Tensor& a_in, const Tensor& b_in) {
 }
 
 Tensor maximum(const Tensor& a, const Tensor& b) {
+  LG_PROFILE_OP(a, b);
   return record_op("maximum", ops::binary(BinaryOp::Maximum, a, b), {a, b}, {a, b},
                    [](const BackwardContext& c) { return extremum_backward(c, /*is_max=*/true); });
 }
 
 Tensor minimum(const Tensor& a, const Tensor& b) {
+  LG_PROFILE_OP(a, b);
   return record_op("minimum", ops::binary(BinaryOp::Minimum, a, b), {a, b}, {a, b},
                    [](const BackwardContext& c) { return extremum_backward(c, /*is_max=*/false); });
 }
 
 Tensor add(const Tensor& a, double b) {
+  LG_PROFILE_OP(a);
   return record_op("add", ops::binary(BinaryOp::Add, a, b), {a}, {},
                    [](const BackwardContext& c) -> std::vector<Tensor> { return {c.grad}; });
 }
 
 Tensor sub(const Tensor& a, double b) {
+  LG_PROFILE_OP(a);
   return record_op("sub", ops::binary(BinaryOp::Sub, a, b), {a}, {},
                    [](const BackwardContext& c) -> std::vector<Tensor> { return {c.grad}; });
 }
 
 Tensor mul(const Tensor& a, double b) {
+  LG_PROFILE_OP(a);
   return record_op("mul", ops::binary(BinaryOp::Mul, a, b), {a}, {},
                    [b](const BackwardContext& c) -> std::vector<Tensor> { return {c.grad * b}; });
 }
 
 Tensor div(const Tensor& a, double b) {
+  LG_PROFILE_OP(a);
   return record_op("div", ops::binary(BinaryOp::Div, a, b), {a}, {},
                    [b](const BackwardContext& c) -> std::vector<Tensor> { return {c.grad / b}; });
 }
 
 Tensor pow(const Tensor& a_in, double exponent) {
+  LG_PROFILE_OP(a_in);
   const Tensor a = amp::autocast_operand(a_in, amp::CastPolicy::Float32);
   return record_op("pow", ops::binary(BinaryOp::Pow, a, exponent), {a}, {a},
                    [exponent](const BackwardContext& c) -> std::vector<Tensor> {
@@ -189,11 +204,13 @@ Tensor pow(const Tensor& a_in, double exponent) {
 }
 
 Tensor rsub(const Tensor& a, double b) {
+  LG_PROFILE_OP(a);
   return record_op("rsub", ops::binary(BinaryOp::Sub, a, b, /*scalar_first=*/true), {a}, {},
                    [](const BackwardContext& c) -> std::vector<Tensor> { return {neg(c.grad)}; });
 }
 
 Tensor rdiv(const Tensor& a, double b) {
+  LG_PROFILE_OP(a);
   const Tensor out = ops::binary(BinaryOp::Div, a, b, /*scalar_first=*/true);
   return record_op("rdiv", out, {a}, {a, out}, [](const BackwardContext& c) -> std::vector<Tensor> {
     // d/da (b / a) = -(b / a) / a
@@ -202,17 +219,20 @@ Tensor rdiv(const Tensor& a, double b) {
 }
 
 Tensor neg(const Tensor& a) {
+  LG_PROFILE_OP(a);
   return record_op("neg", ops::unary(UnaryOp::Neg, a), {a}, {},
                    [](const BackwardContext& c) -> std::vector<Tensor> { return {neg(c.grad)}; });
 }
 
 Tensor abs(const Tensor& a) {
+  LG_PROFILE_OP(a);
   return record_op(
       "abs", ops::unary(UnaryOp::Abs, a), {a}, {a},
       [](const BackwardContext& c) -> std::vector<Tensor> { return {c.grad * sign(c.saved[0])}; });
 }
 
 Tensor exp(const Tensor& a_in) {
+  LG_PROFILE_OP(a_in);
   const Tensor a = amp::autocast_operand(a_in, amp::CastPolicy::Float32);
   const Tensor out = ops::unary(UnaryOp::Exp, a);
   return record_op("exp", out, {a}, {out}, [](const BackwardContext& c) -> std::vector<Tensor> {
@@ -221,6 +241,7 @@ Tensor exp(const Tensor& a_in) {
 }
 
 Tensor log(const Tensor& a_in) {
+  LG_PROFILE_OP(a_in);
   const Tensor a = amp::autocast_operand(a_in, amp::CastPolicy::Float32);
   return record_op(
       "log", ops::unary(UnaryOp::Log, a), {a}, {a},
@@ -228,6 +249,7 @@ Tensor log(const Tensor& a_in) {
 }
 
 Tensor sqrt(const Tensor& a) {
+  LG_PROFILE_OP(a);
   const Tensor out = ops::unary(UnaryOp::Sqrt, a);
   return record_op("sqrt", out, {a}, {out}, [](const BackwardContext& c) -> std::vector<Tensor> {
     return {c.grad / (c.saved[0] * 2.0)};
@@ -235,6 +257,7 @@ Tensor sqrt(const Tensor& a) {
 }
 
 Tensor tanh(const Tensor& a) {
+  LG_PROFILE_OP(a);
   const Tensor out = ops::unary(UnaryOp::Tanh, a);
   return record_op("tanh", out, {a}, {out}, [](const BackwardContext& c) -> std::vector<Tensor> {
     const Tensor& y = c.saved[0];
@@ -243,6 +266,7 @@ Tensor tanh(const Tensor& a) {
 }
 
 Tensor sigmoid(const Tensor& a) {
+  LG_PROFILE_OP(a);
   const Tensor out = ops::unary(UnaryOp::Sigmoid, a);
   return record_op("sigmoid", out, {a}, {out}, [](const BackwardContext& c) -> std::vector<Tensor> {
     const Tensor& y = c.saved[0];
@@ -251,6 +275,7 @@ Tensor sigmoid(const Tensor& a) {
 }
 
 Tensor relu(const Tensor& a) {
+  LG_PROFILE_OP(a);
   const Tensor out = ops::unary(UnaryOp::Relu, a);
   return record_op("relu", out, {a}, {out}, [](const BackwardContext& c) -> std::vector<Tensor> {
     return {c.grad * gt(c.saved[0], 0.0)};
@@ -259,43 +284,56 @@ Tensor relu(const Tensor& a) {
 
 // ---- Comparisons (no gradient) ---------------------------------------------------------------
 Tensor gt(const Tensor& a, const Tensor& b) {
+  LG_PROFILE_OP(a, b);
   return ops::compare(CompareOp::Gt, a, b);
 }
 Tensor lt(const Tensor& a, const Tensor& b) {
+  LG_PROFILE_OP(a, b);
   return ops::compare(CompareOp::Lt, a, b);
 }
 Tensor ge(const Tensor& a, const Tensor& b) {
+  LG_PROFILE_OP(a, b);
   return ops::compare(CompareOp::Ge, a, b);
 }
 Tensor le(const Tensor& a, const Tensor& b) {
+  LG_PROFILE_OP(a, b);
   return ops::compare(CompareOp::Le, a, b);
 }
 Tensor eq(const Tensor& a, const Tensor& b) {
+  LG_PROFILE_OP(a, b);
   return ops::compare(CompareOp::Eq, a, b);
 }
 Tensor ne(const Tensor& a, const Tensor& b) {
+  LG_PROFILE_OP(a, b);
   return ops::compare(CompareOp::Ne, a, b);
 }
 Tensor gt(const Tensor& a, double b) {
+  LG_PROFILE_OP(a);
   return ops::compare(CompareOp::Gt, a, b);
 }
 Tensor lt(const Tensor& a, double b) {
+  LG_PROFILE_OP(a);
   return ops::compare(CompareOp::Lt, a, b);
 }
 Tensor ge(const Tensor& a, double b) {
+  LG_PROFILE_OP(a);
   return ops::compare(CompareOp::Ge, a, b);
 }
 Tensor le(const Tensor& a, double b) {
+  LG_PROFILE_OP(a);
   return ops::compare(CompareOp::Le, a, b);
 }
 Tensor eq(const Tensor& a, double b) {
+  LG_PROFILE_OP(a);
   return ops::compare(CompareOp::Eq, a, b);
 }
 Tensor ne(const Tensor& a, double b) {
+  LG_PROFILE_OP(a);
   return ops::compare(CompareOp::Ne, a, b);
 }
 
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
+  LG_PROFILE_OP(cond, a, b);
   return record_op("where", ops::where(cond, a, b), {a, b}, {cond},
                    [](const BackwardContext& c) -> std::vector<Tensor> {
                      const Tensor& mask = c.saved[0];
@@ -306,6 +344,7 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
 }
 
 bool has_non_finite(const Tensor& a) {
+  LG_PROFILE_OP(a);
   if (!is_floating(a.dtype())) return false;
   const Tensor d = sub(a, a);  // 0 where finite, NaN where a is NaN or +-Inf
   return ne(d, d).sum().item<std::int64_t>() > 0;
@@ -314,6 +353,7 @@ bool has_non_finite(const Tensor& a) {
 // ---- Reductions ------------------------------------------------------------------------------
 
 Tensor sum(const Tensor& a_in, const DimList& dims, bool keepdim) {
+  LG_PROFILE_OP(a_in);
   const Tensor a = amp::autocast_operand(a_in, amp::CastPolicy::Float32);
   const Tensor out = ops::reduce(ReduceOp::Sum, a, dims, keepdim);
   if (!autograd::any_requires_grad({&a})) return out;
@@ -324,6 +364,7 @@ Tensor sum(const Tensor& a_in, const DimList& dims, bool keepdim) {
 }
 
 Tensor mean(const Tensor& a_in, const DimList& dims, bool keepdim) {
+  LG_PROFILE_OP(a_in);
   const Tensor a = amp::autocast_operand(a_in, amp::CastPolicy::Float32);
   const Tensor out = ops::reduce(ReduceOp::Mean, a, dims, keepdim);
   if (!autograd::any_requires_grad({&a})) return out;
@@ -339,6 +380,7 @@ Tensor mean(const Tensor& a_in, const DimList& dims, bool keepdim) {
 }
 
 Tensor max(const Tensor& a, const std::vector<std::int64_t>& dims, bool keepdim) {
+  LG_PROFILE_OP(a);
   const Tensor out = ops::reduce(ReduceOp::Max, a, dims, keepdim);
   if (!autograd::any_requires_grad({&a})) return out;
   const std::vector<std::int64_t> reduced = reduction_dims(a, dims);
@@ -354,15 +396,18 @@ Tensor max(const Tensor& a, const std::vector<std::int64_t>& dims, bool keepdim)
 }
 
 Tensor argmax(const Tensor& a) {
+  LG_PROFILE_OP(a);
   return ops::argmax(a, std::nullopt, false);
 }
 Tensor argmax(const Tensor& a, std::int64_t dim, bool keepdim) {
+  LG_PROFILE_OP(a);
   return ops::argmax(a, dim, keepdim);
 }
 
 // ---- Linear algebra, joining -----------------------------------------------------------------
 
 Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
+  LG_PROFILE_OP(a_in, b_in);
   const Tensor a = amp::autocast_operand(a_in, amp::CastPolicy::LowerPrecision);
   const Tensor b = amp::autocast_operand(b_in, amp::CastPolicy::LowerPrecision);
   // 1-D operands are matrices with a unit dim added (and removed from the result), so the
@@ -388,6 +433,7 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
 }
 
 Tensor cat(const std::vector<Tensor>& tensors, std::int64_t dim) {
+  LG_PROFILE_OP(tensors);
   const Tensor out = ops::cat(tensors, dim);
   if (!autograd::any_requires_grad(tensors)) return out;
   const std::int64_t d = wrap_dim(dim, out.dim(), "cat");
@@ -408,6 +454,7 @@ Tensor cat(const std::vector<Tensor>& tensors, std::int64_t dim) {
 }
 
 Tensor stack(const std::vector<Tensor>& tensors, std::int64_t dim) {
+  LG_PROFILE_OP(tensors);
   LG_CHECK(!tensors.empty(), "stack: expected a non-empty list of tensors");
   const std::int64_t d = wrap_dim(dim, tensors[0].dim() + 1, "stack");
   std::vector<Tensor> expanded;
@@ -425,18 +472,21 @@ Tensor stack(const std::vector<Tensor>& tensors, std::int64_t dim) {
 // zeros; the view itself shares the base's storage as in the forward.
 
 Tensor view(const Tensor& a, const Shape& shape) {
+  LG_PROFILE_OP(a);
   return record_op(
       "view", views::view(a, shape), {a}, {},
       [](const BackwardContext& c) -> std::vector<Tensor> { return {c.grad.reshape(c.shape(0))}; });
 }
 
 Tensor reshape(const Tensor& a, const Shape& shape) {
+  LG_PROFILE_OP(a);
   const Shape new_shape = views::infer_size(shape, a.numel(), "reshape");
   if (views::view_strides(a.shape(), a.strides(), new_shape)) return view(a, new_shape);
   return view(clone(a), new_shape);
 }
 
 Tensor permute(const Tensor& a, const std::vector<std::int64_t>& dims) {
+  LG_PROFILE_OP(a);
   const Tensor out = views::permute(a, dims);
   std::vector<std::int64_t> inverse(dims.size());
   for (std::size_t i = 0; i < dims.size(); ++i) {
@@ -450,6 +500,7 @@ Tensor permute(const Tensor& a, const std::vector<std::int64_t>& dims) {
 }
 
 Tensor transpose(const Tensor& a, std::int64_t dim0, std::int64_t dim1) {
+  LG_PROFILE_OP(a);
   return record_op("transpose", views::transpose(a, dim0, dim1), {a}, {},
                    [dim0, dim1](const BackwardContext& c) -> std::vector<Tensor> {
                      return {c.grad.transpose(dim0, dim1)};
@@ -458,6 +509,7 @@ Tensor transpose(const Tensor& a, std::int64_t dim0, std::int64_t dim1) {
 
 Tensor slice(const Tensor& a, std::int64_t dim, std::int64_t start, std::int64_t end,
              std::int64_t step) {
+  LG_PROFILE_OP(a);
   return record_op("slice", views::slice(a, dim, start, end, step), {a}, {},
                    [dim, start, end, step](const BackwardContext& c) -> std::vector<Tensor> {
                      Tensor g = zeros(c.shape(0), c.grad.options());
@@ -467,6 +519,7 @@ Tensor slice(const Tensor& a, std::int64_t dim, std::int64_t start, std::int64_t
 }
 
 Tensor select(const Tensor& a, std::int64_t dim, std::int64_t index) {
+  LG_PROFILE_OP(a);
   return record_op("select", views::select(a, dim, index), {a}, {},
                    [dim, index](const BackwardContext& c) -> std::vector<Tensor> {
                      Tensor g = zeros(c.shape(0), c.grad.options());
@@ -476,30 +529,35 @@ Tensor select(const Tensor& a, std::int64_t dim, std::int64_t index) {
 }
 
 Tensor unsqueeze(const Tensor& a, std::int64_t dim) {
+  LG_PROFILE_OP(a);
   return record_op(
       "unsqueeze", views::unsqueeze(a, dim), {a}, {},
       [](const BackwardContext& c) -> std::vector<Tensor> { return {c.grad.reshape(c.shape(0))}; });
 }
 
 Tensor squeeze(const Tensor& a) {
+  LG_PROFILE_OP(a);
   return record_op(
       "squeeze", views::squeeze(a), {a}, {},
       [](const BackwardContext& c) -> std::vector<Tensor> { return {c.grad.reshape(c.shape(0))}; });
 }
 
 Tensor squeeze(const Tensor& a, std::int64_t dim) {
+  LG_PROFILE_OP(a);
   return record_op(
       "squeeze", views::squeeze(a, dim), {a}, {},
       [](const BackwardContext& c) -> std::vector<Tensor> { return {c.grad.reshape(c.shape(0))}; });
 }
 
 Tensor expand(const Tensor& a, const Shape& shape) {
+  LG_PROFILE_OP(a);
   return record_op(
       "expand", views::expand(a, shape), {a}, {},
       [](const BackwardContext& c) -> std::vector<Tensor> { return {sum_to(c.grad, c.shape(0))}; });
 }
 
 Tensor flatten(const Tensor& a, std::int64_t start_dim, std::int64_t end_dim) {
+  LG_PROFILE_OP(a);
   if (a.dim() == 0) return reshape(a, {1});
   const std::int64_t start = wrap_dim(start_dim, a.dim(), "flatten");
   const std::int64_t end = wrap_dim(end_dim, a.dim(), "flatten");
@@ -515,6 +573,7 @@ Tensor flatten(const Tensor& a, std::int64_t start_dim, std::int64_t end_dim) {
 }
 
 Tensor clone(const Tensor& a) {
+  LG_PROFILE_OP(a);
   Tensor out = empty(a.shape(), a.options());
   ops::copy_(out, a);
   return record_op("clone", out, {a}, {},
@@ -522,6 +581,7 @@ Tensor clone(const Tensor& a) {
 }
 
 Tensor to(const Tensor& a, Device device, DType dtype, bool non_blocking) {
+  LG_PROFILE_OP(a);
   if (a.device() == device && a.dtype() == dtype) return a;
   // A non_blocking copy to the host lands in pinned memory, so it can really be asynchronous.
   const bool pinned = non_blocking && device.is_cpu() && a.is_cuda();
@@ -568,10 +628,12 @@ Tensor order_reversed(const Tensor& a, const char* op) {
 }  // namespace
 
 Tensor square(const Tensor& a) {
+  LG_PROFILE_OP(a);
   return mul(a, a);
 }
 
 Tensor clamp(const Tensor& a, std::optional<double> min, std::optional<double> max) {
+  LG_PROFILE_OP(a);
   LG_CHECK(min.has_value() || max.has_value(),
            "clamp: at least one of min and max must be given (shape ", a.shape(), ")");
   LG_CHECK_DTYPE(a.dtype() != DType::Bool, "clamp: unsupported dtype bool");
@@ -584,14 +646,17 @@ Tensor clamp(const Tensor& a, std::optional<double> min, std::optional<double> m
 }
 
 Tensor clamp_min(const Tensor& a, double min) {
+  LG_PROFILE_OP(a);
   return clamp(a, min, std::nullopt);
 }
 
 Tensor clamp_max(const Tensor& a, double max) {
+  LG_PROFILE_OP(a);
   return clamp(a, std::nullopt, max);
 }
 
 Tensor masked_fill(const Tensor& a, const Tensor& mask, const Tensor& value) {
+  LG_PROFILE_OP(a, mask, value);
   LG_CHECK_DTYPE(mask.dtype() == DType::Bool, "masked_fill: the mask must be bool, got ",
                  mask.dtype(), " (shape ", mask.shape(), ")");
   LG_CHECK_SHAPE(value.dim() == 0, "masked_fill: the value must be a 0-d tensor, got shape ",
@@ -605,10 +670,12 @@ Tensor masked_fill(const Tensor& a, const Tensor& mask, const Tensor& value) {
 }
 
 Tensor masked_fill(const Tensor& a, const Tensor& mask, double value) {
+  LG_PROFILE_OP(a, mask);
   return masked_fill(a, mask, scalar_like(a, value));
 }
 
 bool allclose(const Tensor& a, const Tensor& b, double rtol, double atol, bool equal_nan) {
+  LG_PROFILE_OP(a, b);
   LG_CHECK(rtol >= 0 && atol >= 0, "allclose: rtol and atol must be >= 0, got ", rtol, " and ",
            atol);
   NoGradGuard no_grad;
@@ -620,11 +687,13 @@ bool allclose(const Tensor& a, const Tensor& b, double rtol, double atol, bool e
   Tensor close = le(abs(sub(x, y)), add(mul(abs(y), rtol), atol)).to(DType::Float64);
   close = mul(mul(close, finite(x)), finite(y));
   close = maximum(close, eq(x, y).to(DType::Float64));
-  if (equal_nan) close = maximum(close, mul(ne(x, x).to(DType::Float64), ne(y, y).to(DType::Float64)));
+  if (equal_nan)
+    close = maximum(close, mul(ne(x, x).to(DType::Float64), ne(y, y).to(DType::Float64)));
   return close.numel() == 0 || min(close).item<double>() == 1.0;
 }
 
 bool equal(const Tensor& a, const Tensor& b) {
+  LG_PROFILE_OP(a, b);
   if (a.shape() != b.shape()) return false;
   if (a.numel() == 0) return true;
   NoGradGuard no_grad;
@@ -632,37 +701,45 @@ bool equal(const Tensor& a, const Tensor& b) {
 }
 
 std::tuple<Tensor, Tensor> max(const Tensor& a, std::int64_t dim, bool keepdim) {
+  LG_PROFILE_OP(a);
   return {max(a, std::vector<std::int64_t>{dim}, keepdim), argmax(a, dim, keepdim)};
 }
 
 std::tuple<Tensor, Tensor> min(const Tensor& a, std::int64_t dim, bool keepdim) {
+  LG_PROFILE_OP(a);
   return {amin(a, {dim}, keepdim), argmin(a, dim, keepdim)};
 }
 
 Tensor amax(const Tensor& a, const std::vector<std::int64_t>& dims, bool keepdim) {
+  LG_PROFILE_OP(a);
   return max(a, dims, keepdim);
 }
 
 Tensor amin(const Tensor& a, const std::vector<std::int64_t>& dims, bool keepdim) {
+  LG_PROFILE_OP(a);
   if (a.dtype() == DType::Bool) return amin(a.to(DType::UInt8), dims, keepdim).to(DType::Bool);
   return order_reversed(max(order_reversed(a, "amin"), dims, keepdim), "amin");
 }
 
 Tensor min(const Tensor& a) {
+  LG_PROFILE_OP(a);
   return amin(a);
 }
 
 Tensor argmin(const Tensor& a) {
+  LG_PROFILE_OP(a);
   if (a.dtype() == DType::Bool) return argmin(a.to(DType::UInt8));
   return argmax(order_reversed(a, "argmin"));
 }
 
 Tensor argmin(const Tensor& a, std::int64_t dim, bool keepdim) {
+  LG_PROFILE_OP(a);
   if (a.dtype() == DType::Bool) return argmin(a.to(DType::UInt8), dim, keepdim);
   return argmax(order_reversed(a, "argmin"), dim, keepdim);
 }
 
 Tensor var(const Tensor& a, const DimList& dims, bool unbiased, bool keepdim) {
+  LG_PROFILE_OP(a);
   LG_CHECK_DTYPE(is_floating(a.dtype()), "var: expected a floating dtype, got ", a.dtype(),
                  " (shape ", a.shape(), ")");
   std::int64_t count = 1;
@@ -676,18 +753,21 @@ Tensor var(const Tensor& a, const DimList& dims, bool unbiased, bool keepdim) {
 }
 
 Tensor std(const Tensor& a, const DimList& dims, bool unbiased, bool keepdim) {
+  LG_PROFILE_OP(a);
   LG_CHECK_DTYPE(is_floating(a.dtype()), "std: expected a floating dtype, got ", a.dtype(),
                  " (shape ", a.shape(), ")");
   return sqrt(var(a, dims, unbiased, keepdim));
 }
 
 Tensor mm(const Tensor& a, const Tensor& b) {
-  LG_CHECK_SHAPE(a.dim() == 2 && b.dim() == 2, "mm: expected two matrices, got shapes ",
-                 a.shape(), " and ", b.shape(), " (matmul takes other dims)");
+  LG_PROFILE_OP(a, b);
+  LG_CHECK_SHAPE(a.dim() == 2 && b.dim() == 2, "mm: expected two matrices, got shapes ", a.shape(),
+                 " and ", b.shape(), " (matmul takes other dims)");
   return matmul(a, b);
 }
 
 Tensor t(const Tensor& a) {
+  LG_PROFILE_OP(a);
   LG_CHECK_SHAPE(a.dim() <= 2, "t: expected a tensor of at most 2 dims, got shape ", a.shape(),
                  " (use transpose(dim0, dim1))");
   return a.dim() == 2 ? transpose(a, 0, 1) : view(a, a.shape());

@@ -21,7 +21,7 @@
 //   mse / l1       sub, mul / abs, mean / sum
 // Loss reductions: a kernel gives per-sample losses (N,); Mean divides their sum by the number of
 // non-ignored samples, computed on the device (no synchronisation; all ignored gives 0/0 = NaN,
-// as PyTorch).
+// as PyTorch). Each function opens with LG_PROFILE_OP, as in functions.cpp.
 #include <algorithm>
 #include <cmath>
 #include <utility>
@@ -33,6 +33,7 @@
 #include <leangrad/autograd/graph.h>
 #include <leangrad/autograd/nn_functions.h>
 #include <leangrad/core/generator.h>
+#include <leangrad/core/profiler.h>
 #include <leangrad/kernels/ops.h>
 
 namespace leangrad {
@@ -149,6 +150,7 @@ void update_running_stats(const Tensor& running_mean, const Tensor& running_var,
 // ---- TanhExp, normalization, conv2d ------------------------------------------------------------
 
 Tensor tanhexp(const Tensor& x) {
+  LG_PROFILE_OP(x);
   return record_op(
       "tanhexp", ops::tanhexp(x), {x}, {x},
       [](const BackwardContext& c) -> std::vector<Tensor> {
@@ -159,6 +161,7 @@ Tensor tanhexp(const Tensor& x) {
 
 Tensor group_norm(const Tensor& x, std::int64_t num_groups, const Tensor& weight_in,
                   const Tensor& bias_in, double eps) {
+  LG_PROFILE_OP(x, weight_in, bias_in);
   // Under autocast: x's dtype with float32 statistics; the affine parameters follow x.
   const Tensor weight = x.defined() ? amp::autocast_operand_to(weight_in, x.dtype()) : weight_in;
   const Tensor bias = x.defined() ? amp::autocast_operand_to(bias_in, x.dtype()) : bias_in;
@@ -259,6 +262,7 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
 
 Tensor conv2d(const Tensor& x_in, const Tensor& weight_in, const Tensor& bias_in, Size2 stride,
               Size2 padding, Size2 dilation, std::int64_t groups) {
+  LG_PROFILE_OP(x_in, weight_in, bias_in);
   const Tensor x = amp::autocast_operand(x_in, amp::CastPolicy::LowerPrecision);
   const Tensor weight = amp::autocast_operand(weight_in, amp::CastPolicy::LowerPrecision);
   const Tensor bias = amp::autocast_operand(bias_in, amp::CastPolicy::LowerPrecision);
@@ -368,6 +372,7 @@ Tensor conv_transpose2d(const Tensor& x_in, const Tensor& weight_in, const Tenso
 // ---- Linear ----------------------------------------------------------------------------------
 
 Tensor linear(const Tensor& x_in, const Tensor& weight_in, const Tensor& bias_in) {
+  LG_PROFILE_OP(x_in, weight_in, bias_in);
   const Tensor x = amp::autocast_operand(x_in, amp::CastPolicy::LowerPrecision);
   const Tensor weight = amp::autocast_operand(weight_in, amp::CastPolicy::LowerPrecision);
   const Tensor bias = amp::autocast_operand(bias_in, amp::CastPolicy::LowerPrecision);
@@ -404,6 +409,7 @@ Tensor linear(const Tensor& x_in, const Tensor& weight_in, const Tensor& bias_in
 // ---- Pixel shuffle ---------------------------------------------------------------------------
 
 Tensor pixel_shuffle(const Tensor& x, std::int64_t upscale_factor) {
+  LG_PROFILE_OP(x);
   const std::int64_t r = upscale_factor;
   LG_CHECK(x.defined(), "pixel_shuffle: expected a defined input");
   LG_CHECK(r > 0, "pixel_shuffle: expected a positive upscale_factor, got ", r);
@@ -428,6 +434,7 @@ Tensor pixel_shuffle(const Tensor& x, std::int64_t upscale_factor) {
 }
 
 Tensor pixel_unshuffle(const Tensor& x, std::int64_t downscale_factor) {
+  LG_PROFILE_OP(x);
   const std::int64_t r = downscale_factor;
   LG_CHECK(x.defined(), "pixel_unshuffle: expected a defined input");
   LG_CHECK(r > 0, "pixel_unshuffle: expected a positive downscale_factor, got ", r);
@@ -453,6 +460,7 @@ Tensor pixel_unshuffle(const Tensor& x, std::int64_t downscale_factor) {
 // ---- Pooling ---------------------------------------------------------------------------------
 
 Tensor max_pool2d(const Tensor& x, Size2 kernel, Size2 stride, Size2 padding) {
+  LG_PROFILE_OP(x);
   ops::MaxPool2dResult r = ops::max_pool2d(x, kernel, stride, padding);
   return record_op(
       "max_pool2d", r.out, {x}, {r.indices},
@@ -463,6 +471,7 @@ Tensor max_pool2d(const Tensor& x, Size2 kernel, Size2 stride, Size2 padding) {
 }
 
 Tensor avg_pool2d(const Tensor& x, Size2 kernel, Size2 stride, Size2 padding) {
+  LG_PROFILE_OP(x);
   return record_op(
       "avg_pool2d", ops::avg_pool2d(x, kernel, stride, padding), {x}, {},
       [=](const BackwardContext& c) -> std::vector<Tensor> {
@@ -474,6 +483,7 @@ Tensor avg_pool2d(const Tensor& x, Size2 kernel, Size2 stride, Size2 padding) {
 // ---- Dropout ---------------------------------------------------------------------------------
 
 Tensor dropout(const Tensor& x, double p, bool training) {
+  LG_PROFILE_OP(x);
   LG_CHECK(p >= 0.0 && p <= 1.0, "dropout: expected a probability p in [0, 1], got ", p);
   if (!training || p == 0.0) return x;
   // Only the mask (1 byte an element) is saved: the backward is grad * mask / (1 - p).
@@ -549,6 +559,7 @@ Tensor interpolate(const Tensor& x, std::optional<Size2> size, std::optional<Sca
 // ---- Softmax ---------------------------------------------------------------------------------
 
 Tensor softmax(const Tensor& x_in, std::int64_t dim) {
+  LG_PROFILE_OP(x_in);
   const Tensor x = amp::autocast_operand(x_in, amp::CastPolicy::Float32);
   const Tensor out = ops::softmax(x, dim, /*log=*/false);
   return record_op(
@@ -560,6 +571,7 @@ Tensor softmax(const Tensor& x_in, std::int64_t dim) {
 }
 
 Tensor log_softmax(const Tensor& x_in, std::int64_t dim) {
+  LG_PROFILE_OP(x_in);
   const Tensor x = amp::autocast_operand(x_in, amp::CastPolicy::Float32);
   const Tensor out = ops::softmax(x, dim, /*log=*/true);
   return record_op(
@@ -574,6 +586,7 @@ Tensor log_softmax(const Tensor& x_in, std::int64_t dim) {
 
 Tensor nll_loss(const Tensor& logp_in, const Tensor& target, Reduction reduction,
                 std::int64_t ignore_index) {
+  LG_PROFILE_OP(logp_in, target);
   const Tensor logp = amp::autocast_operand(logp_in, amp::CastPolicy::Float32);
   const Tensor losses = ops::nll_loss(logp, target, ignore_index);
   const std::int64_t num_classes = logp.size(1);
@@ -588,6 +601,7 @@ Tensor nll_loss(const Tensor& logp_in, const Tensor& target, Reduction reduction
 
 Tensor cross_entropy(const Tensor& logits_in, const Tensor& target, Reduction reduction,
                      std::int64_t ignore_index) {
+  LG_PROFILE_OP(logits_in, target);
   const Tensor logits = amp::autocast_operand(logits_in, amp::CastPolicy::Float32);
   // One kernel gives each row's loss and logsumexp; the backward is softmax - onehot in one pass.
   ops::CrossEntropyResult r = ops::cross_entropy(logits, target, ignore_index);
@@ -602,6 +616,7 @@ Tensor cross_entropy(const Tensor& logits_in, const Tensor& target, Reduction re
 }
 
 Tensor mse_loss(const Tensor& input_in, const Tensor& target_in, Reduction reduction) {
+  LG_PROFILE_OP(input_in, target_in);
   const Tensor input = amp::autocast_operand(input_in, amp::CastPolicy::Float32);
   const Tensor target = amp::autocast_operand(target_in, amp::CastPolicy::Float32);
   check_elementwise_loss("mse_loss", input, target);
@@ -610,6 +625,7 @@ Tensor mse_loss(const Tensor& input_in, const Tensor& target_in, Reduction reduc
 }
 
 Tensor l1_loss(const Tensor& input_in, const Tensor& target_in, Reduction reduction) {
+  LG_PROFILE_OP(input_in, target_in);
   const Tensor input = amp::autocast_operand(input_in, amp::CastPolicy::Float32);
   const Tensor target = amp::autocast_operand(target_in, amp::CastPolicy::Float32);
   check_elementwise_loss("l1_loss", input, target);

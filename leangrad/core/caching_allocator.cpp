@@ -33,6 +33,7 @@
 #include <leangrad/core/allocator.h>
 #include <leangrad/core/error.h>
 #include <leangrad/core/macros.h>
+#include <leangrad/core/memory_history.h>
 
 #if LG_ADDRESS_SANITIZER
 #include <sanitizer/asan_interface.h>
@@ -333,6 +334,9 @@ DataPtr CachingAllocator::Impl::allocate(std::size_t nbytes, StreamRef stream) {
   stats.allocated += static_cast<std::int64_t>(size);
   stats.peak_allocated = std::max(stats.peak_allocated, stats.allocated);
   ++stats.active_blocks;
+  if (memory::detail::records_history_of(&backend)) [[unlikely]]
+    memory::detail::record_history_event(static_cast<std::int64_t>(size), block->ptr,
+                                         block->stream.id);
   return DataPtr(block->ptr, block, &free_block, device);
 }
 
@@ -353,6 +357,9 @@ void CachingAllocator::Impl::free(Block* block) noexcept {
   std::lock_guard<std::mutex> lock(mutex);
   poison(block->ptr, block->size);
   stats.allocated -= static_cast<std::int64_t>(block->request_bytes);
+  if (memory::detail::records_history_of(&backend)) [[unlikely]]
+    memory::detail::record_history_event(-static_cast<std::int64_t>(block->request_bytes),
+                                         block->ptr, block->stream.id);
   --stats.active_blocks;
   block->request_bytes = 0;
   block->state = Block::State::kWaitingEvents;

@@ -34,6 +34,7 @@
 #include <leangrad/autograd/grad_mode.h>
 #include <leangrad/core/creation.h>
 #include <leangrad/core/error.h>
+#include <leangrad/core/profiler.h>
 
 namespace leangrad::data {
 
@@ -148,6 +149,7 @@ namespace {
 // marked as used on the consumer's stream so the allocator does not reuse them too early.
 Slot assemble(const Dataset& dataset, const std::int64_t* indices, std::int64_t count,
               const DataLoaderOptions& options, const std::optional<cuda::Stream>& copy_stream) {
+  const profiler::Span span("DataLoader.assemble", profiler::Category::DataLoader);
   Slot slot;
   try {
     NoGradGuard no_grad;
@@ -263,6 +265,8 @@ DataLoader::Iterator& DataLoader::Iterator::operator++() {
 }
 
 bool DataLoader::next(Batch& batch) {
+  // The training thread's wait for the batch (or, without workers, its assembly).
+  const profiler::Span span("DataLoader.next", profiler::Category::DataLoader);
   Epoch* e = epoch_.get();
   LG_CHECK(e != nullptr, "DataLoader: no epoch is running (call begin())");
   if (e->next_to_yield >= e->num_batches) {

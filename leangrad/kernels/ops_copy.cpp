@@ -4,6 +4,7 @@
 // conversion or re-striding on the destination device. See Note [Pinned copies].
 #include <leangrad/core/creation.h>
 #include <leangrad/core/cuda.h>
+#include <leangrad/core/profiler.h>
 #include <leangrad/core/views.h>
 #include <leangrad/kernels/backend.h>
 #include <leangrad/kernels/cuda/copy.h>
@@ -34,6 +35,10 @@ void copy_same_device(const Tensor& dst, const Tensor& src) {
 // pool holds the block back until an event on that stream completes. Without non_blocking, or
 // with pageable memory, copy_bytes returns only once the data is in place.
 void copy_across_devices(const Tensor& dst, const Tensor& src, bool non_blocking) {
+  // Every copy between the host and a device (offload, batches, .to()) is one profiler span, timed
+  // on the device on the stream it is queued to.
+  const profiler::Span span(src.device().is_cpu() ? "copy host->device" : "copy device->host",
+                            profiler::Category::Copy, dst, src);
   // Bring src to dst's shape and a dense layout on its own device.
   Tensor source = src.shape() == dst.shape() ? src : src.expand(dst.shape());
   source = contiguous(source);

@@ -11,6 +11,7 @@
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/grad_mode.h>
 #include <leangrad/autograd/graph.h>
+#include <leangrad/core/profiler.h>
 #include <leangrad/kernels/creation.h>
 #include <leangrad/kernels/ops.h>
 
@@ -118,6 +119,7 @@ void Optimizer::step_unless(const std::vector<Tensor>& found_inf) {
 }
 
 void Optimizer::run_step(const std::vector<Tensor>* found_inf) {
+  const profiler::Span span("optimizer.step", profiler::Category::Optimizer);
   NoGradGuard no_grad;
   // Parameters with a gradient, grouped by device (one multi-tensor launch per device).
   std::map<std::pair<int, int>, std::vector<ParamRef>> by_device;

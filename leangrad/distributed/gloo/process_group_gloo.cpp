@@ -43,6 +43,7 @@
 #include <leangrad/core/creation.h>
 #include <leangrad/core/cuda.h>
 #include <leangrad/core/error.h>
+#include <leangrad/core/profiler.h>
 #include <leangrad/distributed/gloo/gloo_store.h>
 #include <leangrad/distributed/store_keys.h>
 #include <leangrad/kernels/ops.h>
@@ -236,6 +237,9 @@ std::shared_ptr<Work> ProcessGroupGloo::enqueue(Collective c, const Tensor& tens
 }
 
 std::vector<Tensor> ProcessGroupGloo::run(const Collective& c, const Payload& payload) {
+  // On the worker thread: the profiler's track of the collectives as Gloo runs them.
+  const profiler::Span span(profiler::is_recording() ? c.describe().c_str() : "",
+                            profiler::Category::Collective);
   {
     std::lock_guard lock(broken_mutex_);
     LG_CHECK(broken_.empty(), c.describe(), " (collective #", c.seq,

@@ -30,6 +30,7 @@
 #include <leangrad/core/creation.h>
 #include <leangrad/core/cuda/cuda_check.h>
 #include <leangrad/core/error.h>
+#include <leangrad/core/profiler.h>
 #include <leangrad/distributed/store_keys.h>
 #include <leangrad/kernels/creation.h>
 #include <leangrad/kernels/ops.h>
@@ -286,6 +287,10 @@ std::shared_ptr<Work> ProcessGroupNccl::launch(
   ready.record(caller);
   stream_.wait(ready);
   try {
+    // A profiler span for the collective, its device time taken on the NCCL stream.
+    const cuda::StreamGuard on_nccl_stream(stream_);
+    const profiler::Span span(profiler::is_recording() ? c.describe().c_str() : "",
+                              profiler::Category::Collective, tensor);
     settle(call(static_cast<cudaStream_t>(stream_.handle())), "NCCL", work->deadline());
   } catch (const Error& e) {
     const std::string message = detail::str_cat(work->description(), ": ", e.message());

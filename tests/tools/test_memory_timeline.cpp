@@ -1,0 +1,160 @@
+// leangrad-train's memory timeline (tools/memory_timeline.h) over the allocator's history
+// (core/memory_history.h):
+// - on a hand-made history, each block lands in the category its rule gives, the series and the
+//   peak are the sums worked out here;
+// - on a real MLP step with Adam: the timeline's saved activations peak at the memory report's
+//   saved activations (MicroBatch::forward_bytes), its parameters, gradients and optimizer state
+//   are the blocks of those tensors, its total after the last event is the allocator's
+//   `allocated` and its peak the allocator's peak_allocated.
+#include <gtest/gtest.h>
+
+#include <leangrad/leangrad.h>
+
+#include <leangrad/core/memory_history.h>
+
+#include <string>
+#include <vector>
+
+#include "memory_timeline.h"
+#include "train_models.h"
+
+namespace {
+
+using namespace leangrad;
+
+memory::MemoryEvent event(std::int64_t ns, std::int64_t bytes, std::uintptr_t address) {
+  memory::MemoryEvent e;
+  e.time_ns = ns;
+  e.bytes = bytes;
+  e.address = address;
+  return e;
+}
+
+memory::MemoryEvent mark(std::int64_t ns, const std::string& label) {
+  memory::MemoryEvent e;
+  e.time_ns = ns;
+  e.mark = label;
+  return e;
+}
+
+TEST(MemoryTimeline, HandMadeHistory) {
+  // Before the step: a parameter (0x100, 512 B), its gradient (0x200, 512 B), 1024 B of data.
+  tools::TimelineBlocks blocks;
+  blocks.start_allocated = 2048;
+  blocks.parameters = {{0x100, 512}};
+  blocks.gradients_start = {{0x200, 512}};
+  const std::vector<memory::MemoryEvent> events = {
+      event(1000000, -512, 0x200),  // zero_grad frees the old gradient
+      mark(2000000, "forward"),
+      event(3000000, 4096, 0x300),  // an activation, kept for backward
+      event(4000000, 1536, 0x400),  // a temporary of the forward
+      event(5000000, -1536, 0x400),
+      mark(6000000, "forward_end"),
+      event(7000000, 512, 0x500),     // the new gradient
+      event(8000000, 2048, 0x600),    // a temporary of the backward
+      event(9000000, -2048, 0x600),   //
+      event(10000000, -4096, 0x300),  // the activation, used
+  };
+  blocks.gradients_end = {{0x500, 512}};
+  const nlohmann::json t = tools::memory_timeline(events, blocks);
+
+  const std::vector<double> time_ms = t["time_ms"];
+  // The start, then one point per allocation or free (marks are not points).
+  EXPECT_EQ(time_ms, (std::vector<double>{0, 1, 3, 4, 5, 7, 8, 9, 10}));
+  using Series = std::vector<std::int64_t>;
+  EXPECT_EQ(t["bytes"]["parameters"].get<Series>(), Series(9, 512));
+  EXPECT_EQ(t["bytes"]["gradients"].get<Series>(), (Series{512, 0, 0, 0, 0, 512, 512, 512, 512}));
+  EXPECT_EQ(t["bytes"]["resident_data"].get<Series>(), Series(9, 1024));
+  EXPECT_EQ(t["bytes"]["saved_activations"].get<Series>(),
+            (Series{0, 0, 4096, 4096, 4096, 4096, 4096, 4096, 0}));
+  EXPECT_EQ(t["bytes"]["other"].get<Series>(), (Series{0, 0, 0, 1536, 0, 0, 2048, 0, 0}));
+  EXPECT_EQ(t["bytes"]["optimizer_state"].get<Series>(), Series(9, 0));
+  // Peak: 512 + 512 + 1024 + 4096 + 2048 at 8 ms.
+  EXPECT_EQ(t["peak"]["bytes"], 8192);
+  EXPECT_EQ(t["peak"]["time_ms"], 8.0);
+  EXPECT_EQ(t["peak"]["by_category"]["other"], 2048);
+  EXPECT_EQ(t["peak_by_category"]["saved_activations"], 4096);
+  EXPECT_EQ(t["peak_by_category"]["other"], 2048);
+  ASSERT_EQ(t["marks"].size(), 2u);
+  EXPECT_EQ(t["marks"][1]["label"], "forward_end");
+  EXPECT_EQ(t["marks"][1]["time_ms"], 6.0);
+}
+
+std::int64_t allocated_bytes(const std::vector<Tensor>& tensors) {
+  std::int64_t sum = 0;
+  for (const Tensor& t : tensors) {
+    if (t.defined())
+      sum += memory::allocated_size(static_cast<std::int64_t>(t.storage()->nbytes()));
+  }
+  return sum;
+}
+
+std::vector<tools::TimelineBlocks::Block> blocks_of(const std::vector<Tensor>& tensors) {
+  std::vector<tools::TimelineBlocks::Block> blocks;
+  for (const Tensor& t : tensors) {
+    if (!t.defined()) continue;
+    blocks.push_back({reinterpret_cast<std::uintptr_t>(t.storage()->data()),
+                      memory::allocated_size(static_cast<std::int64_t>(t.storage()->nbytes()))});
+  }
+  return blocks;
+}
+
+TEST(MemoryTimeline, MlpStepMatchesTheMemoryReport) {
+  manual_seed(0);
+  tools::ModelOptions options;
+  options.name = "mlp";
+  const std::shared_ptr<nn::Module> model = tools::make_model(options);
+  optim::Adam adam(model->parameters(), optim::AdamOptions(1e-3));
+  const Tensor images = rand({32, 1, 28, 28});
+  const Tensor labels = randint(0, 10, {32}, TensorOptions(kInt64));
+  auto state = [&] {
+    std::vector<Tensor> tensors;
+    for (const auto& [name, t] : adam.state_dict()) {
+      if (name.rfind("param_groups.", 0) != 0 && name.size() > 5 &&
+          name.compare(name.size() - 5, 5, ".step") != 0)
+        tensors.push_back(t);
+    }
+    return tensors;
+  };
+  auto grads = [&] {
+    std::vector<Tensor> tensors;
+    for (const Tensor& p : model->parameters())
+      tensors.push_back(p.grad());
+    return tensors;
+  };
+  auto step = [&] {
+    adam.zero_grad();
+    const tools::MicroBatch micro = tools::accumulate_micro_batch("mlp", *model, images, labels, 1);
+    adam.step();
+    return micro;
+  };
+  step();  // the optimizer's state and the gradients exist from here on
+
+  tools::TimelineBlocks blocks;
+  blocks.parameters = blocks_of(model->parameters());
+  blocks.gradients_start = blocks_of(grads());
+  blocks.state_start = blocks_of(state());
+  blocks.start_allocated = memory::stats(Device::cpu()).allocated;
+  memory::reset_peak(Device::cpu());
+  memory::start_history(Device::cpu());
+  const tools::MicroBatch micro = step();
+  const std::vector<memory::MemoryEvent> events = memory::stop_history();
+  blocks.gradients_end = blocks_of(grads());
+  blocks.state_end = blocks_of(state());
+  const MemoryStats after = memory::stats(Device::cpu());
+  const nlohmann::json t = tools::memory_timeline(events, blocks);
+
+  EXPECT_EQ(t["peak_by_category"]["saved_activations"], micro.forward_bytes);
+  EXPECT_GT(micro.forward_bytes, 0);
+  EXPECT_EQ(t["peak_by_category"]["parameters"], allocated_bytes(model->parameters()));
+  EXPECT_EQ(t["peak_by_category"]["gradients"], allocated_bytes(grads()));
+  EXPECT_EQ(t["peak_by_category"]["optimizer_state"], allocated_bytes(state()));
+  EXPECT_EQ(allocated_bytes(state()), 2 * allocated_bytes(model->parameters()));  // Adam: m, v
+  std::int64_t last_total = 0;
+  for (const std::string& category : tools::timeline_categories())
+    last_total += t["bytes"][category].back().get<std::int64_t>();
+  EXPECT_EQ(last_total, after.allocated);
+  EXPECT_EQ(t["peak"]["bytes"], after.peak_allocated);
+}
+
+}  // namespace

@@ -1,0 +1,105 @@
+// leangrad-train's --profile and --memory-timeline windows (train_observers.h).
+#include "train_observers.h"
+
+#include <cstdio>
+
+#include <leangrad/core/memory_history.h>
+
+namespace leangrad::tools {
+
+std::vector<Tensor> optimizer_state_tensors(const optim::Optimizer& optimizer) {
+  std::vector<Tensor> state;
+  for (const auto& [name, tensor] : optimizer.state_dict()) {
+    const bool bookkeeping = name.rfind("param_groups.", 0) == 0 ||
+                             (name.size() >= 5 && name.compare(name.size() - 5, 5, ".step") == 0);
+    if (!bookkeeping) state.push_back(tensor);
+  }
+  return state;
+}
+
+// ---- --profile ----------------------------------------------------------------------------------
+
+StepProfiler::StepProfiler(std::string path, std::int64_t first_step, std::int64_t steps)
+    : path_(std::move(path)), first_step_(first_step), steps_(steps) {}
+
+void StepProfiler::begin_step(std::int64_t step) {
+  if (step == first_step_ && !profile_) profile_ = std::make_unique<profiler::Profile>();
+}
+
+bool StepProfiler::done_after(std::int64_t step) const {
+  return profile_ != nullptr && step >= first_step_ + steps_;
+}
+
+void StepProfiler::finish(std::ostream& out) {
+  if (!profile_) return;
+  profile_->stop();
+  write_file_atomically(path_, profile_->chrome_trace(), "--profile");
+  out << "profile: " << steps_ << " steps from global step " << first_step_ << " written to "
+      << path_ << " (open it in https://ui.perfetto.dev)\n"
+      << profile_->table(15) << std::flush;
+  profile_.reset();
+  first_step_ = -1;
+}
+
+// ---- --memory-timeline --------------------------------------------------------------------------
+
+namespace {
+
+// The blocks (data pointer, allocated size) of the tensors held in `device`'s allocator (not the
+// pinned pool: --offload-params keeps its tensors there).
+std::vector<TimelineBlocks::Block> blocks_of(const std::vector<Tensor>& tensors, Device device) {
+  std::vector<TimelineBlocks::Block> blocks;
+  for (const Tensor& t : tensors) {
+    if (!t.defined() || t.device() != device || t.is_pinned()) continue;
+    blocks.push_back({reinterpret_cast<std::uintptr_t>(t.storage()->data()),
+                      memory::allocated_size(static_cast<std::int64_t>(t.storage()->nbytes()))});
+  }
+  return blocks;
+}
+
+std::vector<Tensor> gradients_of(const nn::Module& model) {
+  std::vector<Tensor> grads;
+  for (const Tensor& p : model.parameters())
+    grads.push_back(p.grad());
+  return grads;
+}
+
+}  // namespace
+
+StepMemoryTimeline::StepMemoryTimeline(std::string path, std::int64_t step, Device device)
+    : path_(std::move(path)), step_(step), device_(device) {}
+
+void StepMemoryTimeline::begin_step(std::int64_t step, const nn::Module& model,
+                                    const optim::Optimizer& optimizer) {
+  if (step != step_ || recording_) return;
+  blocks_.parameters = blocks_of(model.parameters(), device_);
+  blocks_.gradients_start = blocks_of(gradients_of(model), device_);
+  blocks_.state_start = blocks_of(optimizer_state_tensors(optimizer), device_);
+  blocks_.start_allocated = memory::stats(device_).allocated;
+  memory::start_history(device_);
+  recording_ = true;
+}
+
+void StepMemoryTimeline::end_step(const nn::Module& model, const optim::Optimizer& optimizer,
+                                  const nlohmann::json& info, std::ostream& out) {
+  if (!recording_) return;
+  recording_ = false;
+  const std::vector<memory::MemoryEvent> events = memory::stop_history();
+  blocks_.gradients_end = blocks_of(gradients_of(model), device_);
+  blocks_.state_end = blocks_of(optimizer_state_tensors(optimizer), device_);
+  nlohmann::json timeline = memory_timeline(events, blocks_);
+  timeline["step"] = step_;
+  timeline["device"] = device_.str();
+  timeline.update(info);
+  write_file_atomically(path_, timeline.dump() + "\n", "--memory-timeline");
+  char line[160];
+  std::snprintf(line, sizeof(line),
+                "memory timeline: global step %lld, %zu allocations and frees, peak %.2f MiB at "
+                "%.2f ms, written to ",
+                static_cast<long long>(step_), events.size(),
+                static_cast<double>(timeline["peak"]["bytes"].get<std::int64_t>()) / (1 << 20),
+                timeline["peak"]["time_ms"].get<double>());
+  out << line << path_ << std::endl;
+}
+
+}  // namespace leangrad::tools
