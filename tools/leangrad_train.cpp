@@ -33,6 +33,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -1097,15 +1098,33 @@ int train_reporting_oom(const TrainOptions& o) {
   }
 }
 
+// "leangrad-train 0.1.0 (CUDA: built in)", then with CUDA one line per CUDA library as the loader
+// finds it (they are opened at first use: this opens them, which needs no GPU) and the GPU count:
+// what a bug report needs.
+std::string version_text() {
+  std::ostringstream out;
+  out << "leangrad-train " << LEANGRAD_VERSION
+      << (LEANGRAD_WITH_CUDA ? " (CUDA: built in)" : " (CUDA: not built in)");
+  for (const leangrad::cuda::LibraryStatus& library : leangrad::cuda::library_statuses()) {
+    out << "\n  " << library.name << ": ";
+    if (library.ok()) {
+      out << library.version << " (" << library.file << ")";
+    } else {
+      const std::string first_line = library.error.substr(0, library.error.find('\n'));
+      out << "not available (" << first_line << ")";
+    }
+  }
+  if (LEANGRAD_WITH_CUDA) out << "\n  GPUs: " << leangrad::cuda::device_count();
+  return out.str();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"leangrad-train: trains a model on Fashion-MNIST with leangrad"};
   TrainOptions options;
   add_options(app, options);
-  app.set_version_flag("--version",
-                       std::string("leangrad-train ") + LEANGRAD_VERSION +
-                           (LEANGRAD_WITH_CUDA ? " (CUDA: built in)" : " (CUDA: not built in)"));
+  app.set_version_flag("--version", version_text);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

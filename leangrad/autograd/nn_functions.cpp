@@ -188,6 +188,7 @@ Tensor group_norm(const Tensor& x, std::int64_t num_groups, const Tensor& weight
 //     running statistics, written with elementwise ops.
 Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight_in,
                   const Tensor& bias_in, double eps) {
+  LG_PROFILE_OP(x, weight_in, bias_in);
   const char* op = "layer_norm";
   check_norm_input(op, x);
   const std::int64_t k = static_cast<std::int64_t>(normalized_shape.size());
@@ -218,6 +219,7 @@ Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& 
 Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var,
                   const Tensor& weight_in, const Tensor& bias_in, bool training, double momentum,
                   double eps) {
+  LG_PROFILE_OP(x, weight_in, bias_in);
   const char* op = "batch_norm";
   check_norm_input(op, x);
   LG_CHECK_SHAPE(x.dim() >= 2, op, ": expected an input of shape (N, C, *), got ", x.shape());
@@ -303,6 +305,7 @@ Tensor conv2d(const Tensor& x_in, const Tensor& weight_in, const Tensor& bias_in
 Tensor conv_transpose2d(const Tensor& x_in, const Tensor& weight_in, const Tensor& bias_in,
                         Size2 stride, Size2 padding, Size2 output_padding, std::int64_t groups,
                         Size2 dilation) {
+  LG_PROFILE_OP(x_in, weight_in, bias_in);
   const char* op = "conv_transpose2d";
   const Tensor x = amp::autocast_operand(x_in, amp::CastPolicy::LowerPrecision);
   const Tensor weight = amp::autocast_operand(weight_in, amp::CastPolicy::LowerPrecision);
@@ -500,6 +503,7 @@ Tensor dropout(const Tensor& x, double p, bool training) {
 
 Tensor embedding(const Tensor& indices, const Tensor& weight,
                  std::optional<std::int64_t> padding_idx) {
+  LG_PROFILE_OP(indices, weight);
   const Tensor out = ops::embedding(weight, indices);
   const std::int64_t num_embeddings = weight.size(0);
   std::int64_t pad = -1;  // none
@@ -522,6 +526,7 @@ Tensor embedding(const Tensor& indices, const Tensor& weight,
 
 Tensor interpolate(const Tensor& x, std::optional<Size2> size, std::optional<Scale2> scale_factor,
                    InterpolateMode mode, std::optional<bool> align_corners) {
+  LG_PROFILE_OP(x);
   const char* op = "interpolate";
   LG_CHECK(x.defined(), op, ": expected a defined input, got an undefined Tensor()");
   LG_CHECK_SHAPE(x.dim() == 4, op, ": expected a 4-D input (N, C, H, W), got shape ", x.shape());

@@ -22,7 +22,7 @@
 #   predicted one) and saves the same model, byte for byte, as the plain run without a cap; a
 #   budget no plan reaches is an error naming the smallest peak. SKIPPED as above.
 # MODE errors: bad options exit 2, runtime errors exit 1, each with a one-line message; outputs
-#   that cannot be written are refused at start.
+#   that cannot be written are refused at start; --version describes the build.
 # MODE distributed (needs -DRUN=<leangrad-run>): 2 processes with batch 32 (Gloo, DDP) against 1
 #   with batch 64, two epochs on 6000 images: the test accuracies within 1 point (one process's
 #   seeds 0-2 spread over 1.2 points, 81.88-83.06% after one epoch on the whole set; the two runs
@@ -429,6 +429,17 @@ elseif(MODE STREQUAL "precision")
 elseif(MODE STREQUAL "planner")
   check_planner()
 elseif(MODE STREQUAL "errors")
+  # --version names the program and the build; a CUDA build adds a line per CUDA library as the
+  # loader finds it (whether found or not) and the GPU count.
+  train_ok(version --version)
+  expect_printed("--version" "${version}" "leangrad-train ")
+  if(version MATCHES "CUDA: built in")
+    foreach(line "\n  cuBLAS: " "\n  cuDNN: " "\n  NCCL: " "\n  GPUs: ")
+      expect_printed("--version" "${version}" "${line}")
+    endforeach()
+  else()
+    expect_printed("--version" "${version}" "(CUDA: not built in)")
+  endif()
   run_train(2 "--model: nope not in" --model nope)
   run_train(2 "--epochs: expected a number > 0, got '0'" --epochs 0)
   run_train(2 "not expected:" --bogus-option)
