@@ -8,7 +8,7 @@
 //   leangrad-train --checkpoint-dir ckpt --checkpoint-every 500   (resumes from ckpt when rerun)
 //   leangrad-train --batch-size 32 --accumulate 2                 (the update of batch 64)
 //   leangrad-run --nproc-per-node 2 leangrad-train --batch-size 32  (DDP: the update of batch 64)
-//   leangrad-train --profile trace.json --memory-timeline step.json --log-jsonl steps.jsonl
+//   leangrad-train --profile trace.json --memory-timeline step.svg --log-jsonl steps.jsonl
 //                                                                 (docs/profiling.md)
 // Exit codes: 0 success, 1 runtime error (missing data, no CUDA device...), 2 bad command line,
 // 130 stopped by Ctrl-C (after saving a checkpoint).
@@ -176,8 +176,8 @@ void add_options(CLI::App& app, TrainOptions& o) {
       ->needs(profile);
   app.add_option("--memory-timeline", o.memory_timeline,
                  "record the allocations of one optimizer step after 3 warm-up steps and write "
-                 "memory over time by category to this JSON file (tools/plot_memory_timeline.py "
-                 "draws it)");
+                 "memory over time by category: a picture if FILE ends in .svg, else JSON "
+                 "(tools/plot_memory_timeline.py draws that as a PNG)");
   app.add_option("--precision", o.precision,
                  "f32, bf16 (autocast) or f16 (autocast and a GradScaler); parameters stay f32")
       ->check(CLI::IsMember({"f32", "bf16", "f16"}));

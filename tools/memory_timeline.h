@@ -1,7 +1,7 @@
 // leangrad-train --memory-timeline: one training step's allocations and frees (the allocator's
 // history, core/memory_history.h) turned into memory over time by category, the categories of the
 // memory report (parameters, gradients, optimizer state, resident data, saved activations, other
-// temporaries), written as JSON for tools/plot_memory_timeline.py to draw.
+// temporaries), written as JSON for tools/plot_memory_timeline.py to draw, or drawn as SVG.
 #pragma once
 
 #include <cstdint>
@@ -38,5 +38,13 @@ const std::vector<std::string>& timeline_categories();
 // "peak_by_category"}: the totals after each event, in bytes.
 nlohmann::json memory_timeline(const std::vector<memory::MemoryEvent>& events,
                                const TimelineBlocks& blocks);
+
+// The timeline (memory_timeline's JSON, with "step", "device", "model", "batch_size" where set) as
+// an SVG picture, for `--memory-timeline step.svg`: the categories stacked over time as steps
+// (resident data left out and named in the title: it only sits under the step), the total as an
+// outline (a temporary that lives for microseconds is a spike too thin to fill), the forward
+// passes shaded and the peak marked (a circle, id "peak", at its time and the stack's height).
+// tools/plot_memory_timeline.py draws the same from the JSON as a PNG with matplotlib.
+std::string memory_timeline_svg(const nlohmann::json& timeline);
 
 }  // namespace leangrad::tools

@@ -91,7 +91,10 @@ void StepMemoryTimeline::end_step(const nn::Module& model, const optim::Optimize
   timeline["step"] = step_;
   timeline["device"] = device_.str();
   timeline.update(info);
-  write_file_atomically(path_, timeline.dump() + "\n", "--memory-timeline");
+  // step.svg: the picture; anything else: the JSON (tools/plot_memory_timeline.py draws a PNG).
+  const bool svg = path_.size() >= 4 && path_.compare(path_.size() - 4, 4, ".svg") == 0;
+  write_file_atomically(path_, svg ? memory_timeline_svg(timeline) : timeline.dump() + "\n",
+                        "--memory-timeline");
   char line[160];
   std::snprintf(line, sizeof(line),
                 "memory timeline: global step %lld, %zu allocations and frees, peak %.2f MiB at "

@@ -12,6 +12,8 @@
 
 #include <leangrad/core/memory_history.h>
 
+#include <algorithm>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -78,6 +80,90 @@ TEST(MemoryTimeline, HandMadeHistory) {
   ASSERT_EQ(t["marks"].size(), 2u);
   EXPECT_EQ(t["marks"][1]["label"], "forward_end");
   EXPECT_EQ(t["marks"][1]["time_ms"], 6.0);
+}
+
+// The points of the SVG element that starts with `element_start` ("x1,y1 x2,y2 ...").
+std::vector<std::pair<double, double>> svg_points(const std::string& svg,
+                                                  const std::string& element_start) {
+  const std::size_t at = svg.find(element_start);
+  EXPECT_NE(at, std::string::npos) << element_start;
+  if (at == std::string::npos) return {};
+  const std::size_t begin = svg.find("points=\"", at) + 8;
+  std::istringstream in(svg.substr(begin, svg.find('"', begin) - begin));
+  std::vector<std::pair<double, double>> points;
+  double x = 0, y = 0;
+  char comma = 0;
+  while (in >> x >> comma >> y)
+    points.emplace_back(x, y);
+  return points;
+}
+
+double svg_attribute(const std::string& svg, const std::string& element_start,
+                     const std::string& name) {
+  const std::size_t at = svg.find(element_start);
+  const std::size_t begin = svg.find(name + "=\"", at) + name.size() + 2;
+  return std::stod(svg.substr(begin, svg.find('"', begin) - begin));
+}
+
+// --memory-timeline step.svg: the hand-made history drawn. The outline of the stack is, point by
+// point, the step's total without resident data, on one scale with the areas (whose base is 0);
+// the peak marker sits on the outline's highest point; the title and label give the JSON's
+// numbers.
+TEST(MemoryTimeline, SvgDrawsTheStackToScale) {
+  tools::TimelineBlocks blocks;
+  blocks.start_allocated = 2048;
+  blocks.parameters = {{0x100, 512}};
+  blocks.gradients_start = {{0x200, 512}};
+  blocks.gradients_end = {{0x500, 512}};
+  const std::vector<memory::MemoryEvent> events = {
+      event(1000000, -512, 0x200),   mark(2000000, "forward"),     event(3000000, 4096, 0x300),
+      event(4000000, 1536, 0x400),   event(5000000, -1536, 0x400), mark(6000000, "forward_end"),
+      event(7000000, 512, 0x500),    event(8000000, 2048, 0x600),  event(9000000, -2048, 0x600),
+      event(10000000, -4096, 0x300),
+  };
+  nlohmann::json t = tools::memory_timeline(events, blocks);
+  t["step"] = 3;
+  t["device"] = "cpu";
+  t["model"] = "mlp";
+  const std::string svg = tools::memory_timeline_svg(t);
+  ASSERT_EQ(svg.rfind("<svg ", 0), 0u);
+  EXPECT_EQ(svg.substr(svg.size() - 7), "</svg>\n");
+
+  // Drawn: everything but resident data, bottom to top.
+  std::vector<double> drawn(t["time_ms"].size(), 0.0);
+  for (const char* c :
+       {"parameters", "gradients", "optimizer_state", "saved_activations", "other"}) {
+    EXPECT_NE(svg.find(std::string("data-category=\"") + c + "\""), std::string::npos) << c;
+    const auto values = t["bytes"][c].get<std::vector<double>>();
+    for (std::size_t i = 0; i < drawn.size(); ++i)
+      drawn[i] += values[i];
+  }
+  EXPECT_EQ(svg.find("data-category=\"resident_data\""), std::string::npos);
+
+  // The zero line: the lowest points of the bottom area. The outline: two points per event (its
+  // start and the next event's), at that event's drawn total.
+  double zero_y = 0;
+  for (const auto& [x, y] : svg_points(svg, "<polygon class=\"area\" data-category=\"parameters\""))
+    zero_y = std::max(zero_y, y);
+  const auto outline = svg_points(svg, "<polyline id=\"total\"");
+  ASSERT_EQ(outline.size(), 2 * drawn.size());
+  const double peak_y = svg_attribute(svg, "<circle id=\"peak\"", "cy");
+  const double peak_drawn = 8192 - 1024;  // the peak less resident data
+  for (std::size_t i = 0; i < drawn.size(); ++i) {
+    for (const std::size_t p : {2 * i, 2 * i + 1}) {
+      // SVG coordinates carry two decimals: 0.005 units over a plot of 350.
+      EXPECT_NEAR((zero_y - outline[p].second) / (zero_y - peak_y), drawn[i] / peak_drawn, 1e-4)
+          << "event " << i;
+    }
+  }
+  // The marker at the peak's time: the outline's point that starts the 8 ms event.
+  EXPECT_DOUBLE_EQ(svg_attribute(svg, "<circle id=\"peak\"", "cx"), outline[2 * 6].first);
+  EXPECT_NE(svg.find("peak 8.00 KiB at 8.0 ms"), std::string::npos);
+  EXPECT_NE(svg.find("resident data (1.00 KiB at the peak"), std::string::npos);
+  EXPECT_NE(svg.find("mlp on cpu: memory allocated during step 3"), std::string::npos);
+  // One forward pass, shaded from 2 to 6 ms: 4/10 of the plot's width.
+  const double shade = svg_attribute(svg, "<rect class=\"forward\"", "width");
+  EXPECT_NEAR(shade / (outline.back().first - outline.front().first), 0.4, 1e-4);
 }
 
 std::int64_t allocated_bytes(const std::vector<Tensor>& tensors) {
