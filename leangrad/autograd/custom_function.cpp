@@ -1,5 +1,9 @@
-// Context of custom autograd functions (the template side is in function.h).
+// Context of custom autograd functions (the template side is in custom_function.h).
 #include <leangrad/autograd/custom_function.h>
+
+#include <algorithm>
+
+#include <leangrad/autograd/grad_mode.h>
 
 namespace leangrad::autograd {
 
@@ -14,6 +18,51 @@ void Context::save_pending() {
   for (const Tensor& t : to_save_)
     saved_.emplace_back(t);
   to_save_.clear();
+}
+
+// Note [Dirty and non-differentiable outputs]
+// LibTorch's custom functions may modify an input in place (ctx->mark_dirty) or return outputs
+// that carry no gradient, such as indices (ctx->mark_non_differentiable). Function::apply:
+// - checks each dirty tensor when forward returns: it must be an input and an output (the
+//   caller's tensor is what changed, so it is what carries the new history), and not a leaf that
+//   requires grad nor a view or a tensor whose memory a live view shares: autograd would lose the
+//   other tensor's gradient, as for the built-in in-place ops (Note [In-place ops in the graph]
+//   in autograd/tensor_methods.cpp). The check runs even when no graph is recorded, as LibTorch's;
+// - makes the function the dirty tensor's history, in place (set_history on the caller's
+//   TensorImpl): its edge to the previous history was taken before, so backward chains through
+//   the function to whatever computed the input. Its version has moved with forward's writes,
+//   so a tensor saved earlier by another op refuses to unpack, as after any in-place op;
+// - gives a non-differentiable output no history; backward receives zeros in its place.
+void Context::mark_dirty(const std::vector<Tensor>& inputs) {
+  dirty_.insert(dirty_.end(), inputs.begin(), inputs.end());
+}
+
+void Context::mark_non_differentiable(const std::vector<Tensor>& outputs) {
+  non_differentiable_.insert(non_differentiable_.end(), outputs.begin(), outputs.end());
+}
+
+void Context::check_dirty(const std::vector<Tensor>& inputs,
+                          const std::vector<Tensor>& outputs) const {
+  for (const Tensor& t : dirty_) {
+    LG_CHECK(contains(inputs, t), name_, ": mark_dirty was given a tensor (shape ", t.shape(),
+             ") that is not an input of forward; mark only the inputs forward modified in place");
+    LG_CHECK(contains(outputs, t), name_, ": an input marked dirty (shape ", t.shape(),
+             ") must also be returned by forward, as LibTorch requires: it is the caller's tensor "
+             "that now holds the result");
+    // Recorded: the function becomes t's history (an input requires grad, grad mode is on).
+    const bool recorded =
+        grad_mode_enabled() && std::any_of(inputs.begin(), inputs.end(), [](const Tensor& in) {
+          return in.defined() && in.requires_grad();
+        });
+    if (!recorded) continue;
+    LG_CHECK(!(t.requires_grad() && t.is_leaf()), name_,
+             ": mark_dirty on a leaf tensor that requires grad (shape ", t.shape(),
+             "); modify a copy, or run under NoGradGuard");
+    LG_CHECK(!t.impl().view.active() && t.impl().version_counter->live_views.load() == 0, name_,
+             ": mark_dirty on a tensor (shape ", t.shape(),
+             ") that is a view or whose memory a live view shares; the other tensor's gradient "
+             "would not follow the rewrite. clone() it first");
+  }
 }
 
 std::vector<Tensor> Context::saved() const {

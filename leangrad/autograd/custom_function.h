@@ -58,6 +58,15 @@ class Context {
   }
   // Anything else backward needs (sizes, flags, scalars), as LibTorch's ctx->saved_data.
   std::unordered_map<std::string, std::any> saved_data;
+  // In forward, as LibTorch's (Note [Dirty and non-differentiable outputs]):
+  // - mark_dirty: these inputs were modified in place by forward and are returned as outputs;
+  //   they keep their identity and the function becomes their history, as a built-in in-place
+  //   op. Refused for a leaf that requires grad, a view or a tensor a live view shares, and for
+  //   a marked tensor that is not both an input and an output.
+  // - mark_non_differentiable: these outputs get no history (requires_grad() false); backward
+  //   receives zeros for them.
+  void mark_dirty(const std::vector<Tensor>& inputs);
+  void mark_non_differentiable(const std::vector<Tensor>& outputs);
 
   // Engine side.
   void set_name(std::string name) { name_ = std::move(name); }
@@ -68,6 +77,16 @@ class Context {
       s.mark_if_output(out, output_nr);
   }
   void set_needs_input_grad(std::vector<bool> needs) { needs_input_grad_ = std::move(needs); }
+  bool is_dirty(const Tensor& t) const { return contains(dirty_, t); }
+  bool is_non_differentiable(const Tensor& t) const { return contains(non_differentiable_, t); }
+  // Checks the dirty tensors against forward's inputs and outputs (throws as mark_dirty says).
+  void check_dirty(const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs) const;
+  // Forgets the marks once apply has used them: they hold forward's outputs, which will hold
+  // this node.
+  void clear_marks() {
+    dirty_.clear();
+    non_differentiable_.clear();
+  }
   // Saves what save_for_backward was given; Function::apply calls it when it records the node.
   void save_pending();
   void release() {
@@ -80,6 +99,12 @@ class Context {
   }
 
  private:
+  static bool contains(const std::vector<Tensor>& tensors, const Tensor& t) {
+    return std::any_of(tensors.begin(), tensors.end(),
+                       [&](const Tensor& m) { return m.is_same(t); });
+  }
+
+  std::vector<Tensor> dirty_, non_differentiable_;  // marked in forward, until apply ends
   std::vector<Tensor> to_save_;  // given to save_for_backward, saved by save_pending
   bool save_called_ = false;
   std::vector<SavedTensor> saved_;
@@ -181,7 +206,17 @@ struct Function {
       NoGradGuard no_grad;
       output = T::forward(&node->ctx, std::forward<Args>(args)...);
     }
-    if (!any_requires_grad(inputs)) return output;  // no graph: nothing is saved
+    std::vector<Tensor> outputs;
+    if constexpr (std::is_same_v<Output, Tensor>) {
+      outputs = {output};
+    } else {
+      outputs = output;
+    }
+    node->ctx.check_dirty(inputs, outputs);
+    if (!any_requires_grad(inputs)) {  // no graph: nothing is saved
+      node->ctx.clear_marks();
+      return output;
+    }
     // What forward gave save_for_backward, saved now that a node is recorded and before the
     // outputs get their history (attach marks the saved outputs).
     node->ctx.save_pending();
@@ -196,10 +231,21 @@ struct Function {
     auto attach = [&](Tensor& out, std::uint32_t index) {
       node->output_meta.push_back(out.defined() ? TensorMeta::of(out) : TensorMeta{});
       if (!out.defined() || !is_floating(out.dtype())) return;  // not differentiable
-      for (const Tensor& in : inputs) {
-        // An input returned as is becomes a new alias, so the input keeps its own history.
-        if (out.is_same(in)) {
-          out = views::as_strided(out, out.shape(), out.strides(), out.storage_offset());
+      if (node->ctx.is_non_differentiable(out)) {
+        if (std::any_of(inputs.begin(), inputs.end(),
+                        [&](const Tensor& in) { return out.is_same(in); })) {
+          out = out.detach();  // an input returned as is keeps its own history
+        }
+        return;
+      }
+      // A dirty input is rebased: the function becomes its history (Note [Dirty and
+      // non-differentiable outputs]). Any other input returned as is becomes a new alias, so
+      // the input keeps its own history.
+      if (!node->ctx.is_dirty(out)) {
+        for (const Tensor& in : inputs) {
+          if (out.is_same(in)) {
+            out = views::as_strided(out, out.shape(), out.strides(), out.storage_offset());
+          }
         }
       }
       set_history(out, node, index);
@@ -211,6 +257,7 @@ struct Function {
       for (std::uint32_t i = 0; i < output.size(); ++i)
         attach(output[i], i);
     }
+    node->ctx.clear_marks();
     return output;
   }
 };

@@ -6,16 +6,17 @@
 
 namespace leangrad::nn {
 
-DropoutImpl::DropoutImpl(double p) : Module("Dropout"), p(p) {
-  LG_CHECK(p >= 0.0 && p <= 1.0, "Dropout: expected a probability p in [0, 1], got ", p);
+DropoutImpl::DropoutImpl(const DropoutOptions& options) : Module("Dropout"), options(options) {
+  LG_CHECK(options.p() >= 0.0 && options.p() <= 1.0,
+           "Dropout: expected a probability p in [0, 1], got ", options.p());
 }
 
 Tensor DropoutImpl::forward(const Tensor& input) {
-  return dropout(input, p, is_training());
+  return dropout(input, options.p(), is_training());
 }
 
 std::string DropoutImpl::extra_repr() const {
-  return detail::str_cat("p=", p);
+  return detail::str_cat("p=", options.p());
 }
 
 }  // namespace leangrad::nn

@@ -4,16 +4,25 @@
 
 #include <string>
 
+#include <leangrad/core/macros.h>
 #include <leangrad/nn/module_holder.h>
 
 namespace leangrad::nn {
 
+// LibTorch's options: nn::Dropout(nn::DropoutOptions().p(0.2)), or nn::Dropout(0.2) (a double
+// converts, as in LibTorch). LibTorch's `inplace` is not there: the mask is applied out of place.
+class DropoutOptions {
+ public:
+  /* implicit */ DropoutOptions(double p = 0.5) : p_(p) {}
+  LG_ARG(double, p);
+};
+
 class DropoutImpl : public Module {
  public:
-  explicit DropoutImpl(double p = 0.5);
+  explicit DropoutImpl(const DropoutOptions& options = DropoutOptions());
   Tensor forward(const Tensor& input) override;
   std::string extra_repr() const override;
-  double p;
+  DropoutOptions options;
 };
 LEANGRAD_MODULE(Dropout);
 

@@ -4,12 +4,15 @@
 
 #include <any>
 #include <cmath>
+#include <string>
+#include <vector>
 
 #include <leangrad/autograd/custom_function.h>
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/nn_functions.h>
 #include <leangrad/autograd/saved_tensor.h>
 #include <leangrad/core/creation.h>
+#include "testing/gradcheck.h"
 #include "testing/tensor_testing.h"
 
 namespace leangrad {
@@ -170,6 +173,119 @@ TEST(CustomFunction, NothingIsSavedWithoutAGraph) {
   EXPECT_EQ(packed, 0);
   TanhExpFunction::apply(x).sum().backward();
   EXPECT_EQ(packed, 1);
+}
+
+// Fails unless f throws a leangrad::Error whose message holds every one of `parts`.
+template <typename F>
+void expect_error_containing(const F& f, const std::vector<std::string>& parts) {
+  try {
+    f();
+    ADD_FAILURE() << "expected a leangrad::Error";
+  } catch (const Error& e) {
+    for (const std::string& part : parts)
+      EXPECT_NE(e.message().find(part), std::string::npos) << part << " in: " << e.message();
+  }
+}
+
+// In place, as a LibTorch user writes one: x <- x * x * 3 (the input's old values kept for
+// backward), the input marked dirty and returned.
+struct CubeTimesThreeInPlace : autograd::Function<CubeTimesThreeInPlace> {
+  static Tensor forward(autograd::Context* ctx, Tensor x) {
+    ctx->saved_data["before"] = x.clone();
+    x.mul_(x * 3.0);
+    ctx->mark_dirty({x});
+    return x;
+  }
+  static std::vector<Tensor> backward(autograd::Context* ctx, std::vector<Tensor> grads) {
+    const Tensor before = std::any_cast<Tensor>(ctx->saved_data["before"]);
+    return {grads[0] * before * 6.0};
+  }
+};
+
+// Modifies its input in place and marks it dirty, but returns a new tensor instead.
+struct DirtyButNotReturned : autograd::Function<DirtyButNotReturned> {
+  static Tensor forward(autograd::Context* ctx, Tensor x) {
+    x.add_(1.0);
+    ctx->mark_dirty({x});
+    return x * 2.0;
+  }
+  static std::vector<Tensor> backward(autograd::Context*, std::vector<Tensor> grads) {
+    return {grads[0] * 2.0};
+  }
+};
+
+// The row maxima and where they are, the positions (as float) marked non-differentiable.
+struct MaxAndWhere : autograd::Function<MaxAndWhere> {
+  static std::vector<Tensor> forward(autograd::Context* ctx, const Tensor& x) {
+    auto [values, indices] = x.max(1);
+    Tensor where = indices.to(x.dtype());
+    ctx->save_for_backward({indices});
+    ctx->saved_data["shape"] = x.shape();
+    ctx->mark_non_differentiable({where});
+    return {values, where};
+  }
+  static std::vector<Tensor> backward(autograd::Context* ctx, std::vector<Tensor> grads) {
+    // grads[1], for the non-differentiable output, is zeros; the gradient goes to the maxima.
+    EXPECT_EQ(grads[1].abs().sum().item<double>(), 0.0);
+    const Tensor indices = ctx->saved()[0];
+    const Shape shape = std::any_cast<Shape>(ctx->saved_data["shape"]);
+    const Tensor columns = arange(shape[1], TensorOptions(kInt64)).unsqueeze(0);
+    return {where(columns.eq(indices.unsqueeze(1)), grads[0].unsqueeze(1),
+                  zeros(shape, TensorOptions(grads[0].dtype())))};
+  }
+};
+
+// mark_dirty: the caller's tensor keeps its identity and takes the function as its history, so
+// the gradient chains through it to what computed the input: d/dx sum(3 (2x)^2) = 24x, checked
+// against central differences.
+TEST(CustomFunction, DirtyInputIsRebasedOntoTheFunction) {
+  const Tensor x = test::make_tensor({-1.5, 0.25, 2.0}, {3}, kFloat64).requires_grad_();
+  Tensor y = x * 2.0;
+  const Tensor result = CubeTimesThreeInPlace::apply(y);
+  EXPECT_TRUE(result.is_same(y));
+  ASSERT_NE(y.grad_fn(), nullptr);
+  EXPECT_NE(y.grad_fn()->name().find("CubeTimesThreeInPlaceBackward"), std::string::npos)
+      << y.grad_fn()->name();
+  EXPECT_TRUE(test::all_close(y, {3 * 9.0, 3 * 0.25, 3 * 16.0}, 1e-15, 0));
+  EXPECT_TRUE(test::gradcheck(
+      [](const std::vector<Tensor>& in) {
+        Tensor t = in[0] * 2.0;
+        return CubeTimesThreeInPlace::apply(t);
+      },
+      {x}));
+  y.sum().backward();
+  EXPECT_TRUE(test::all_close(x.grad(), {24 * -1.5, 24 * 0.25, 24 * 2.0}, 1e-14, 0));
+}
+
+TEST(CustomFunction, MarkDirtyRefusesLeavesViewsAndTensorsNotReturned) {
+  const Tensor leaf = test::make_tensor({1, 2}, {2}, kFloat64).requires_grad_();
+  expect_error_containing([&] { CubeTimesThreeInPlace::apply(leaf); },
+                          {"CubeTimesThreeInPlaceBackward", "mark_dirty on a leaf tensor"});
+  const Tensor base = test::make_tensor({1, 2, 3, 4}, {4}, kFloat64).requires_grad_() * 1.0;
+  Tensor view = base.slice(0, 0, 2);
+  expect_error_containing([&] { CubeTimesThreeInPlace::apply(view); },
+                          {"mark_dirty on a tensor", "view"});
+  Tensor y = leaf * 1.0;
+  expect_error_containing([&] { DirtyButNotReturned::apply(y); },
+                          {"DirtyButNotReturnedBackward", "must also be returned"});
+  // Without a graph the function is a plain in-place call.
+  Tensor plain = test::make_tensor({1, 2}, {2}, kFloat64);
+  CubeTimesThreeInPlace::apply(plain);
+  EXPECT_TRUE(test::all_close(plain, {3.0, 12.0}, 0, 0));
+  EXPECT_FALSE(plain.requires_grad());
+}
+
+// mark_non_differentiable: that output has no history; the other's gradient is checked against
+// central differences (the maxima are distinct, so max is differentiable at these points).
+TEST(CustomFunction, NonDifferentiableOutputHasNoHistory) {
+  const Tensor x =
+      test::make_tensor({0.5, -1.0, 2.0, 3.0, 0.25, -2.0}, {2, 3}, kFloat64).requires_grad_();
+  const std::vector<Tensor> out = MaxAndWhere::apply(x);
+  EXPECT_TRUE(out[0].requires_grad());
+  EXPECT_FALSE(out[1].requires_grad());
+  EXPECT_TRUE(test::all_close(out[1], {2.0, 0.0}, 0, 0));
+  EXPECT_TRUE(test::gradcheck(
+      [](const std::vector<Tensor>& in) { return MaxAndWhere::apply(in[0])[0] * 1.0; }, {x}));
 }
 
 }  // namespace

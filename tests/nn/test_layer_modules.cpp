@@ -88,6 +88,12 @@ TEST(DropoutModule, ObeysTrainAndEval) {
   EXPECT_TRUE(test::all_close(drop(x), test::to_vector(x), 0, 0));
   EXPECT_EQ(drop->extra_repr(), "p=0.5");
   EXPECT_THROW(nn::Dropout(2.0), Error);
+  // LibTorch's options spelling: the same module.
+  nn::Dropout from_options(nn::DropoutOptions().p(0.25));
+  EXPECT_EQ(from_options->options.p(), 0.25);
+  EXPECT_EQ(from_options->extra_repr(), "p=0.25");
+  EXPECT_EQ(nn::Dropout()->options.p(), 0.5);
+  EXPECT_THROW(nn::Dropout(nn::DropoutOptions(-0.1)), Error);
 }
 
 TEST(LossModule, ForwardEqualsFunction) {
