@@ -78,6 +78,13 @@ if(LEANGRAD_WITH_CUDA)
   # The static CUDA runtime; cuBLAS, cuDNN and NCCL are opened at run time, never linked.
   string(APPEND LEANGRAD_PC_LIBS_PRIVATE " -L${CUDAToolkit_LIBRARY_DIR} -lcudart_static -lrt")
 endif()
+# The library of this build's configuration (a Debug build's is leangradd); a prefix holding both
+# gets the .pc of the last one installed.
+if(CMAKE_BUILD_TYPE STREQUAL "Debug")
+  set(LEANGRAD_PC_LIBRARY leangradd)
+else()
+  set(LEANGRAD_PC_LIBRARY leangrad)
+endif()
 configure_file(cmake/leangrad.pc.in "${CMAKE_CURRENT_BINARY_DIR}/leangrad.pc" @ONLY)
 install(FILES "${CMAKE_CURRENT_BINARY_DIR}/leangrad.pc"
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

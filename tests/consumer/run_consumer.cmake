@@ -26,6 +26,23 @@ execute_process(COMMAND ${CMAKE_COMMAND} -S "${SOURCE_DIR}/tests/consumer" -B "$
 if(NOT result EQUAL 0)
   message(FATAL_ERROR "configuring the consumer with find_package(leangrad) failed")
 endif()
+# A Debug consumer of the same package links the configuration that is installed.
+execute_process(COMMAND ${CMAKE_COMMAND} -S "${SOURCE_DIR}/tests/consumer"
+                        -B "${WORK_DIR}/build-debug" -G "${GENERATOR}"
+                        -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_BUILD_TYPE=Debug
+                RESULT_VARIABLE result)
+if(NOT result EQUAL 0)
+  message(FATAL_ERROR "configuring a Debug consumer with find_package(leangrad) failed")
+endif()
+execute_process(COMMAND ${CMAKE_COMMAND} --build "${WORK_DIR}/build-debug" RESULT_VARIABLE result)
+if(NOT result EQUAL 0)
+  message(FATAL_ERROR "building a Debug consumer failed")
+endif()
+execute_process(COMMAND "${WORK_DIR}/build-debug/consumer" RESULT_VARIABLE result
+                OUTPUT_QUIET)
+if(NOT result EQUAL 0)
+  message(FATAL_ERROR "the Debug consumer failed (${result})")
+endif()
 execute_process(COMMAND ${CMAKE_COMMAND} --build "${WORK_DIR}/build" RESULT_VARIABLE result)
 if(NOT result EQUAL 0)
   message(FATAL_ERROR "building the consumer failed")
