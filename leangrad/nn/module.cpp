@@ -8,6 +8,7 @@
 #include <map>
 #include <sstream>
 #include <typeinfo>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -168,8 +169,14 @@ void Module::collect_tensors(const List& list, const std::string& prefix, bool r
 }
 
 OrderedDict<std::string, Tensor> Module::named_parameters(bool recurse) const {
+  OrderedDict<std::string, Tensor> all(name() + " parameter");
+  collect_tensors(&Module::parameters_, "", recurse, all);
+  // Tied weights once, under their first name (as PyTorch's remove_duplicate=True).
   OrderedDict<std::string, Tensor> out(name() + " parameter");
-  collect_tensors(&Module::parameters_, "", recurse, out);
+  std::unordered_set<const TensorImpl*> seen;
+  for (const auto& item : all) {
+    if (seen.insert(&item.value().impl()).second) out.insert(item.key(), item.value());
+  }
   return out;
 }
 
@@ -191,8 +198,16 @@ void Module::collect_values(const List& list, bool recurse, std::vector<Tensor>&
 }
 
 std::vector<Tensor> Module::parameters(bool recurse) const {
+  std::vector<Tensor> all;
+  collect_values(&Module::parameters_, recurse, all);
+  // Tied weights once (named_parameters' rule); a model has few enough for a linear scan.
   std::vector<Tensor> out;
-  collect_values(&Module::parameters_, recurse, out);
+  out.reserve(all.size());
+  for (Tensor& t : all) {
+    const bool seen =
+        std::any_of(out.begin(), out.end(), [&](const Tensor& kept) { return kept.is_same(t); });
+    if (!seen) out.push_back(std::move(t));
+  }
   return out;
 }
 
@@ -302,7 +317,10 @@ void Module::zero_grad(bool set_to_none) {
 }
 
 NamedTensors Module::state_dict() const {
-  NamedTensors out = named_parameters(true).pairs();
+  // Every name, tied weights under each (as PyTorch's state_dict), unlike named_parameters().
+  OrderedDict<std::string, Tensor> parameters(name() + " parameter");
+  collect_tensors(&Module::parameters_, "", true, parameters);
+  NamedTensors out = parameters.pairs();
   for (auto& entry : named_buffers(true).pairs())
     out.push_back(std::move(entry));
   return out;

@@ -141,6 +141,9 @@ class Module : public std::enable_shared_from_this<Module> {
     static_cast<Tensor (M::*)(const Tensor&)>(&M::forward);
   };
 
+  // A tensor registered under several names (tied weights) is listed once, under the first name
+  // met, as PyTorch's parameters() and named_parameters() do: an optimizer or a gradient
+  // clipper then sees it once. state_dict() keeps every name.
   std::vector<Tensor> parameters(bool recurse = true) const;
   // The parameters by dotted name, in registration order, depth first ("fc1.weight", "0.bias"):
   // params["fc1.weight"], params.find("fc1.weight") (nullptr when absent), item.key()/value().

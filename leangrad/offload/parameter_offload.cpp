@@ -21,10 +21,14 @@
 //   device copies to us (detail::is_offloaded_parameter_storage).
 // - On the CPU as "device", the device copies come from the CPU allocator and the host copies
 //   from the pinned pool: the same life cycle, with synchronous copies.
+// - Tied weights (one tensor registered by several units) are offloaded once. See Note [Tied
+//   weights].
 #include <leangrad/offload/parameter_offload.h>
 
 #include <algorithm>
+#include <memory>
 #include <mutex>
+#include <unordered_map>
 #include <unordered_set>
 #include <utility>
 
@@ -88,10 +92,21 @@ struct OffloadedParam {
   }
 };
 
+// Note [Tied weights]
+// A tensor registered by several units (an embedding and an output projection sharing a weight)
+// is one OffloadedParam: one host master copy, one releasable device storage, one gradient hook.
+// Each unit that uses it brings it in before its forward and gives it back after, like any
+// parameter, so its bytes cross once per using unit and the device holds it once at a time. In
+// backward the copy brought back for the first of its units to run serves the others: the
+// parameter is given back only by its gradient hook, which runs once, when its AccumulateGrad
+// gets the gradients of all its units summed. Units sharing a weight run one after another (no
+// tying scheme nests them), which this relies on.
 struct Unit {
   std::string name;
   nn::Module* module = nullptr;
-  std::vector<OffloadedParam> params;
+  // Its parameters; a tied weight (one tensor registered by several units) is one OffloadedParam
+  // that each of its units points at (Note [Tied weights]).
+  std::vector<OffloadedParam*> params;
   std::int64_t bytes = 0;
   nn::HookHandle pre_hook, post_hook;
   bool awaiting_backward = false;  // released after a forward that saved its parameters
@@ -99,6 +114,7 @@ struct Unit {
 
 struct ParameterOffload::State {
   ParameterOffloadOptions options;
+  std::vector<std::unique_ptr<OffloadedParam>> params;  // each distinct parameter once
   std::vector<Unit> units;
   std::vector<int> order;     // units by first forward call (learned once)
   std::vector<bool> ordered;  // units already in `order`
@@ -117,11 +133,11 @@ struct ParameterOffload::State {
   void copy_in(int u, bool saved_only) {
     Unit& unit = units[static_cast<std::size_t>(u)];
     bool copied_any = false;
-    for (OffloadedParam& p : unit.params) {
-      if (p.filled || (saved_only && p.device.use_count() == 1)) continue;
-      copy_param_in(p);
+    for (OffloadedParam* p : unit.params) {
+      if (p->filled || (saved_only && p->device.use_count() == 1)) continue;
+      copy_param_in(*p);
       copied_any = true;
-      stats.to_device_bytes += static_cast<std::int64_t>(p.device->nbytes());
+      stats.to_device_bytes += static_cast<std::int64_t>(p->device->nbytes());
     }
     if (copied_any) {
       ++stats.to_device_copies;
@@ -159,11 +175,11 @@ struct ParameterOffload::State {
     const int device = options.device().index;
     detail::CurrentDeviceScope on_device(device);
     const cuda::Stream compute = cuda::current_stream(device);
-    for (OffloadedParam& p : units[static_cast<std::size_t>(u)].params) {
-      if (!p.copied) continue;
-      compute.wait(*p.copied);
-      p.view_of(p.device).record_stream(compute);
-      p.copied.reset();
+    for (OffloadedParam* p : units[static_cast<std::size_t>(u)].params) {
+      if (!p->copied) continue;
+      compute.wait(*p->copied);
+      p->view_of(p->device).record_stream(compute);
+      p->copied.reset();
     }
   }
 
@@ -188,20 +204,20 @@ struct ParameterOffload::State {
     }
     copy_in(u, /*saved_only=*/false);
     wait_until_copied(u);
-    for (OffloadedParam& p : units[static_cast<std::size_t>(u)].params)
-      p.param.impl().storage = p.device;
+    for (OffloadedParam* p : units[static_cast<std::size_t>(u)].params)
+      p->param.impl().storage = p->device;
     prefetch_after(u);
   }
 
   void after_forward(int u, const Tensor& output, const std::weak_ptr<State>& self) {
     Unit& unit = units[static_cast<std::size_t>(u)];
     bool saved = false;
-    for (OffloadedParam& p : unit.params) {
-      p.param.impl().storage = p.host;
-      const bool referenced = p.device.use_count() > 1;  // saved for backward (or a view kept)
+    for (OffloadedParam* p : unit.params) {
+      p->param.impl().storage = p->host;
+      const bool referenced = p->device.use_count() > 1;  // saved for backward (or a view kept)
       saved = saved || referenced;
       // A recompute's backward follows at once: keep what it saved.
-      if (!(referenced && autograd::backward_running())) release(p);
+      if (!(referenced && autograd::backward_running())) release(*p);
     }
     if (!saved || !output.defined() || !output.requires_grad()) return;
     unit.awaiting_backward = true;
@@ -233,10 +249,9 @@ struct ParameterOffload::State {
   // parameter's device memory is given back: the nodes that used it have run. AccumulateGrad
   // adopts the host block as .grad without reading it; only when .grad already holds a gradient
   // (accumulation) does the host add them, so then the copy must have landed first.
-  Tensor gradient_to_host(int u, std::size_t k, const Tensor& grad,
-                          const std::weak_ptr<State>& self) {
+  Tensor gradient_to_host(std::size_t i, const Tensor& grad, const std::weak_ptr<State>& self) {
     queue_end_of_backward(self);
-    OffloadedParam& p = units[static_cast<std::size_t>(u)].params[k];
+    OffloadedParam& p = *params[i];
     Tensor host =
         empty(grad.shape(), TensorOptions(grad.dtype()).pinned_memory(options.pin_memory()));
     if (!grad.is_cuda()) {
@@ -278,11 +293,10 @@ struct ParameterOffload::State {
     for (const auto& event : gradient_copies)
       event->synchronize();
     gradient_copies.clear();
-    for (Unit& unit : units) {
+    for (Unit& unit : units)
       unit.awaiting_backward = false;
-      for (OffloadedParam& p : unit.params) {
-        if (p.param.impl().storage != p.device) release(p);
-      }
+    for (const std::unique_ptr<OffloadedParam>& p : params) {
+      if (p->param.impl().storage != p->device) release(*p);
     }
   }
 };
@@ -319,8 +333,7 @@ ParameterOffload::ParameterOffload(std::shared_ptr<nn::Module> module,
         const std::string full = unit_name.empty() ? param_name : unit_name + "." + param_name;
         LG_CHECK(!r.parameters.count(&p.impl()), "ParameterOffload: parameter '", full,
                  "' is already offloaded by another ParameterOffload");
-        LG_CHECK(seen.insert(&p.impl()).second, "ParameterOffload: parameter '", full,
-                 "' is registered twice (tied weights are not supported)");
+        if (!seen.insert(&p.impl()).second) continue;  // a tied weight, checked once
         LG_CHECK_DEVICE(p.device() == device || p.device().is_cpu(),
                         "ParameterOffload: parameter '", full, "' is on ", p.device(),
                         ", the offload computes on ", device);
@@ -334,31 +347,36 @@ ParameterOffload::ParameterOffload(std::shared_ptr<nn::Module> module,
 
   State& s = *state_;
   const std::weak_ptr<State> weak = state_;
+  std::unordered_map<const TensorImpl*, OffloadedParam*> offloaded;  // tied weights: met before
   for (const auto& [unit_name, unit_module] : found) {
     Unit unit;
     unit.name = unit_name;
     unit.module = unit_module;
     for (const auto& [param_name, p] : unit_module->named_parameters(/*recurse=*/false)) {
-      OffloadedParam op;
-      op.param = p;
-      op.host = Storage::allocate(p.nbytes(), Device::cpu(), options_.pin_memory());
-      op.view_of(op.host).copy_(p);  // blocking: a one-time move
-      op.device = std::make_shared<Storage>(DataPtr(), p.nbytes(), device);
-      if (p.grad().defined()) p.set_grad(p.grad().to(Device::cpu()));
-      p.impl().storage = op.host;
       unit.bytes += static_cast<std::int64_t>(p.nbytes());
-      unit.params.push_back(std::move(op));
+      if (const auto it = offloaded.find(&p.impl()); it != offloaded.end()) {
+        unit.params.push_back(it->second);
+        continue;
+      }
+      auto op = std::make_unique<OffloadedParam>();
+      op->param = p;
+      op->host = Storage::allocate(p.nbytes(), Device::cpu(), options_.pin_memory());
+      op->view_of(op->host).copy_(p);  // blocking: a one-time move
+      op->device = std::make_shared<Storage>(DataPtr(), p.nbytes(), device);
+      if (p.grad().defined()) p.set_grad(p.grad().to(Device::cpu()));
+      p.impl().storage = op->host;
+      offloaded[&p.impl()] = op.get();
+      unit.params.push_back(op.get());
+      s.params.push_back(std::move(op));
     }
     s.units.push_back(std::move(unit));
   }
   s.ordered.assign(s.units.size(), false);
   {
     std::lock_guard<std::mutex> lock(r.mutex);
-    for (const Unit& unit : s.units) {
-      for (const OffloadedParam& p : unit.params) {
-        r.device_storages.insert(p.device.get());
-        r.parameters.insert(&p.param.impl());
-      }
+    for (const std::unique_ptr<OffloadedParam>& p : s.params) {
+      r.device_storages.insert(p->device.get());
+      r.parameters.insert(&p->param.impl());
     }
   }
   for (std::size_t u = 0; u < s.units.size(); ++u) {
@@ -373,15 +391,17 @@ ParameterOffload::ParameterOffload(std::shared_ptr<nn::Module> module,
           if (const std::shared_ptr<State> state = weak.lock())
             state->after_forward(index, output, weak);
         });
-    for (std::size_t k = 0; k < unit.params.size(); ++k) {
-      Tensor p = unit.params[k].param;
-      if (!p.requires_grad()) continue;
-      // Tensor hooks cannot be removed: after the ParameterOffload is gone this one does nothing.
-      p.register_hook([weak, index, k](const Tensor& grad) {
-        const std::shared_ptr<State> state = weak.lock();
-        return state ? state->gradient_to_host(index, k, grad, weak) : Tensor();
-      });
-    }
+  }
+  // One gradient hook per parameter, tied or not: its AccumulateGrad runs once per backward, with
+  // the gradients of every unit that used it summed.
+  for (std::size_t i = 0; i < s.params.size(); ++i) {
+    Tensor p = s.params[i]->param;
+    if (!p.requires_grad()) continue;
+    // Tensor hooks cannot be removed: after the ParameterOffload is gone this one does nothing.
+    p.register_hook([weak, i](const Tensor& grad) {
+      const std::shared_ptr<State> state = weak.lock();
+      return state ? state->gradient_to_host(i, grad, weak) : Tensor();
+    });
   }
 }
 
@@ -391,10 +411,10 @@ ParameterOffload::~ParameterOffload() {
   for (Unit& unit : state_->units) {
     unit.pre_hook.remove();
     unit.post_hook.remove();
-    for (OffloadedParam& p : unit.params) {
-      r.device_storages.erase(p.device.get());
-      r.parameters.erase(&p.param.impl());
-    }
+  }
+  for (const std::unique_ptr<OffloadedParam>& p : state_->params) {
+    r.device_storages.erase(p->device.get());
+    r.parameters.erase(&p->param.impl());
   }
 }
 

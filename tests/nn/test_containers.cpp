@@ -14,6 +14,7 @@
 #include <leangrad/nn/container.h>
 #include <leangrad/nn/linear.h>
 #include <leangrad/nn/pooling.h>
+#include <leangrad/optim/sgd.h>
 #include "testing/tensor_testing.h"
 
 namespace leangrad {
@@ -100,6 +101,37 @@ TEST(ModuleList, IndexNamesAndNoForward) {
   } net;
   net.blocks->push_back(nn::Linear(2, 2));
   EXPECT_EQ(keys(net.state_dict()), (std::vector<std::string>{"blocks.0.weight", "blocks.0.bias"}));
+}
+
+// Tied weights: one tensor registered by two modules is one parameter (PyTorch's rule), so an
+// optimizer accepts parameters(); the state dict keeps both names, and loading it fills the one
+// tensor.
+TEST(Module, TiedWeightsAreOneParameterAndTwoStateDictEntries) {
+  struct Holder : nn::Module {
+    explicit Holder(const Tensor& w) : Module("Holder") { register_parameter("w", w); }
+  };
+  struct Pair : nn::Module {
+    Pair(const Tensor& shared, const Tensor& own) : Module("Pair") {
+      register_module("a", std::make_shared<Holder>(shared));
+      register_module("own", std::make_shared<Holder>(own));
+      register_module("b", std::make_shared<Holder>(shared));
+    }
+  };
+  const Tensor shared = ones({2, 2});
+  auto pair = std::make_shared<Pair>(shared, zeros({3}));
+  const std::vector<Tensor> params = pair->parameters();
+  ASSERT_EQ(params.size(), 2u);
+  EXPECT_TRUE(params[0].is_same(shared));
+  EXPECT_EQ(pair->named_parameters().keys(), (std::vector<std::string>{"a.w", "own.w"}));
+  optim::SGD sgd(params, optim::SGDOptions(0.1));  // no "the same tensor" refusal
+  NamedTensors state = pair->state_dict();
+  ASSERT_EQ(state.size(), 3u);
+  EXPECT_EQ(state[2].first, "b.w");
+  EXPECT_TRUE(state[2].second.is_same(shared));
+  for (auto& [name, t] : state)
+    t = full(t.shape(), 7.0);
+  pair->load_state_dict(state);
+  EXPECT_TRUE(test::all_close(shared, {7, 7, 7, 7}, 0, 0));
 }
 
 }  // namespace

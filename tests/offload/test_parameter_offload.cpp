@@ -257,7 +257,7 @@ TEST(ParameterOffload, RefusesMisuseBeforeChangingAnything) {
           << e.what();
     }
   }
-  // A parameter registered by two modules (tied weights), and one that is a transposed view.
+  // A parameter that is a transposed view.
   struct Holder : nn::Module {
     explicit Holder(const Tensor& w) : Module("Holder") { register_parameter("w", w); }
   };
@@ -267,7 +267,6 @@ TEST(ParameterOffload, RefusesMisuseBeforeChangingAnything) {
       register_module("b", std::make_shared<Holder>(b));
     }
   };
-  const Tensor shared = randn({3, 3});
   auto expect_refused = [](const std::shared_ptr<nn::Module>& m, const std::string& words) {
     const std::vector<std::vector<double>> before = [&] {
       std::vector<std::vector<double>> v;
@@ -287,10 +286,69 @@ TEST(ParameterOffload, RefusesMisuseBeforeChangingAnything) {
     for (const Tensor& p : m->parameters())
       EXPECT_EQ(test::to_vector(p), before[i++]);
   };
-  expect_refused(std::make_shared<Pair>(shared, shared),
-                 "parameter 'b.w' is registered twice (tied weights are not supported)");
   expect_refused(std::make_shared<Pair>(randn({3, 3}), randn({4, 3}).transpose(0, 1)),
                  "parameter 'b.w' of shape [3, 4] must be contiguous");
+}
+
+// y = tanh(x W): a unit that owns W (the same tensor may be given to several).
+struct TanhUnit : nn::Module {
+  explicit TanhUnit(const Tensor& w) : Module("TanhUnit"), w(register_parameter("w", w)) {}
+  Tensor forward(const Tensor& x) override { return tanh(x.mm(w)); }
+  Tensor w;
+};
+
+// Three units, the first and last sharing their weight (tied weights): (B, 6) -> (B, 6).
+struct Tied : nn::Module {
+  Tied(const Tensor& shared, const Tensor& middle) : Module("Tied") {
+    first = register_module("first", std::make_shared<TanhUnit>(shared));
+    middle_unit = register_module("middle", std::make_shared<TanhUnit>(middle));
+    last = register_module("last", std::make_shared<TanhUnit>(shared));
+  }
+  Tensor forward(const Tensor& x) override { return (*last)((*middle_unit)((*first)(x))); }
+  std::shared_ptr<TanhUnit> first, middle_unit, last;
+};
+
+std::shared_ptr<Tied> tied_model() {
+  manual_seed(21);
+  return std::make_shared<Tied>(randn({6, 6}) * 0.5, randn({6, 6}) * 0.5);
+}
+
+// Five SGD-momentum steps; the parameters afterwards.
+std::vector<std::vector<double>> train_tied(const std::shared_ptr<Tied>& model) {
+  optim::SGD sgd(model->parameters(), optim::SGDOptions(0.1).momentum(0.9));
+  manual_seed(6);
+  for (int step = 0; step < 5; ++step) {
+    const Tensor x = randn({4, 6});
+    sgd.zero_grad();
+    ((*model)(x)-x).pow(2.0).mean().backward();
+    sgd.step();
+  }
+  std::vector<std::vector<double>> out;
+  for (const Tensor& p : model->parameters())
+    out.push_back(test::to_vector(p));
+  return out;
+}
+
+// Tied weights: the shared tensor is one parameter (the optimizer sees two), offloaded once; it
+// visits the device for each of its units' forwards, its gradient is the sum over both units
+// and reaches the host once, and training matches resident training bitwise.
+TEST(ParameterOffload, TiedWeightsTrainAsResidentOnes) {
+  const auto resident = train_tied(tied_model());
+  auto model = tied_model();
+  ASSERT_EQ(model->parameters().size(), 2u);
+  offload::ParameterOffload offload(model, offload::ParameterOffloadOptions(Device::cpu()));
+  EXPECT_EQ(offload.unit_names(), (std::vector<std::string>{"first", "middle", "last"}));
+  const auto offloaded = train_tied(model);
+  EXPECT_EQ(offloaded, resident);
+  // Per step: the forward brings W in for `first` and again for `last`, M for `middle`; W's and
+  // M's gradients go to the host once each.
+  const std::int64_t bytes = 6 * 6 * 4;
+  EXPECT_EQ(offload.stats().to_host_bytes, 5 * 2 * bytes);
+  EXPECT_GE(offload.stats().to_device_bytes, 5 * 3 * bytes);
+  for (const Tensor& p : model->parameters()) {
+    EXPECT_TRUE(p.is_pinned());
+    EXPECT_TRUE(p.grad().defined() && p.grad().is_pinned());
+  }
 }
 
 }  // namespace
