@@ -315,11 +315,18 @@ TEST(LeangradRun, ARankKilledByASignalGives128PlusIt) {
 }
 
 TEST(LeangradRun, RanksIgnoringSigtermAreKilledAfterTheGracePeriod) {
-  // Rank 1 fails; rank 0 ignores SIGTERM (its sleeps too) and is killed 0.5 s later.
+  // Rank 1 fails; rank 0 ignores SIGTERM (its sleeps too) and is killed 0.5 s later. Rank 1
+  // fails only once rank 0 has said (a file) that its trap is set: on a loaded machine rank 0's
+  // shell may not have reached the trap when the launcher's SIGTERM comes.
+  const std::string trapped = std::filesystem::temp_directory_path().string() +
+                              "/leangrad_run_trapped_" + std::to_string(::getpid());
+  std::filesystem::remove(trapped);
   Launcher launcher({"--nproc-per-node", "2", "--grace-period", "0.5", "sh", "-c",
-                     "trap '' TERM; echo ready; if [ $RANK = 1 ]; then exit 5; fi; "
-                     "while :; do sleep 0.05; done"});
+                     "trap '' TERM; echo ready; if [ $RANK = 0 ]; then touch " + trapped +
+                         "; fi; if [ $RANK = 1 ]; then while [ ! -e " + trapped +
+                         " ]; do sleep 0.01; done; exit 5; fi; while :; do sleep 0.05; done"});
   const Outcome o = launcher.wait();
+  std::filesystem::remove(trapped);
   EXPECT_EQ(o.exit_code, 5) << o.describe();
   EXPECT_GE(o.seconds, 0.5);
   EXPECT_LT(o.seconds, 4);
