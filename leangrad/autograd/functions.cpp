@@ -427,7 +427,18 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
                      const Tensor& y = c.saved[1];  // (B?, K, N)
                      Tensor gx, gy;
                      if (c.needs(0)) gx = sum_to(matmul(c.grad, y.transpose(-1, -2)), c.shape(0));
-                     if (c.needs(1)) gy = sum_to(matmul(x.transpose(-1, -2), c.grad), c.shape(1));
+                     if (c.needs(1)) {
+                       // A 2-D y stored transposed (linear's W^T) gets its gradient in that
+                       // layout, (g^T x)^T: the transpose's backward then hands W's
+                       // AccumulateGrad a contiguous gradient, which it keeps, instead of a
+                       // transposed one it must copy (13% of the mlp step's instructions). The
+                       // same sums in another layout, as PyTorch's mm backward does.
+                       const bool y_transposed = y.dim() == 2 && c.shape(1).size() == 2 &&
+                                                 !y.is_contiguous() &&
+                                                 y.transpose(0, 1).is_contiguous();
+                       gy = y_transposed ? matmul(c.grad.transpose(-1, -2), x).transpose(-1, -2)
+                                         : sum_to(matmul(x.transpose(-1, -2), c.grad), c.shape(1));
+                     }
                      return {gx, gy};
                    });
 }
