@@ -200,13 +200,21 @@ void Module::collect_values(const List& list, bool recurse, std::vector<Tensor>&
 std::vector<Tensor> Module::parameters(bool recurse) const {
   std::vector<Tensor> all;
   collect_values(&Module::parameters_, recurse, all);
-  // Tied weights once (named_parameters' rule); a model has few enough for a linear scan.
+  // Tied weights once (named_parameters' rule): a linear scan for the usual few dozen tensors, a
+  // hash set beyond (this runs every step, in zero_grad).
   std::vector<Tensor> out;
   out.reserve(all.size());
+  if (all.size() <= 64) {
+    for (Tensor& t : all) {
+      const bool seen =
+          std::any_of(out.begin(), out.end(), [&](const Tensor& kept) { return kept.is_same(t); });
+      if (!seen) out.push_back(std::move(t));
+    }
+    return out;
+  }
+  std::unordered_set<const TensorImpl*> seen;
   for (Tensor& t : all) {
-    const bool seen =
-        std::any_of(out.begin(), out.end(), [&](const Tensor& kept) { return kept.is_same(t); });
-    if (!seen) out.push_back(std::move(t));
+    if (seen.insert(&t.impl()).second) out.push_back(std::move(t));
   }
   return out;
 }

@@ -134,5 +134,29 @@ TEST(Module, TiedWeightsAreOneParameterAndTwoStateDictEntries) {
   EXPECT_TRUE(test::all_close(shared, {7, 7, 7, 7}, 0, 0));
 }
 
+// The same with more tensors than parameters() scans linearly (it switches to a hash set): 100
+// modules, the first and the last sharing theirs.
+TEST(Module, TiedWeightsAmongManyParametersAreListedOnce) {
+  struct Holder : nn::Module {
+    explicit Holder(const Tensor& w) : Module("Holder") { register_parameter("w", w); }
+  };
+  auto many = std::make_shared<nn::Module>("Many");
+  const Tensor shared = ones({2});
+  std::vector<Tensor> expected = {shared};
+  for (int i = 0; i < 100; ++i) {
+    const Tensor w = i == 0 || i == 99 ? shared : zeros({2});
+    if (i != 0 && i != 99) expected.push_back(w);
+    std::string name = "m";  // not "m" + ...: GCC 12 warns wrongly (-Wrestrict) on that
+    name += std::to_string(i);
+    many->register_module(name, std::make_shared<Holder>(w));
+  }
+  const std::vector<Tensor> params = many->parameters();
+  ASSERT_EQ(params.size(), expected.size());
+  for (std::size_t i = 0; i < params.size(); ++i)
+    EXPECT_TRUE(params[i].is_same(expected[i])) << i;
+  EXPECT_EQ(many->named_parameters().size(), 99u);
+  EXPECT_EQ(many->state_dict().size(), 100u);
+}
+
 }  // namespace
 }  // namespace leangrad
