@@ -1,8 +1,9 @@
 // N training steps of the mlp (784 -> 128 -> 10, batch 64, SGD, cross-entropy) on one thread, for
 // counting instructions with callgrind, which machine load does not move (issue 19's "step's fixed
 // cost"). The per-step count is the difference of two runs divided by the difference of steps:
-//   OMP_NUM_THREADS=1 valgrind --tool=callgrind --callgrind-out-file=a.out build-v3/bench/mlp_steps 60
-//   OMP_NUM_THREADS=1 valgrind --tool=callgrind --callgrind-out-file=b.out build-v3/bench/mlp_steps 120
+//   OMP_NUM_THREADS=1 valgrind --tool=callgrind --callgrind-out-file=a.out build-v3/bench/mlp_steps
+//   60 OMP_NUM_THREADS=1 valgrind --tool=callgrind --callgrind-out-file=b.out
+//   build-v3/bench/mlp_steps 120
 // (valgrind does not decode AVX-512: use an x86-64-v3 build). Prints the losses' sum.
 #include <leangrad/leangrad.h>
 
