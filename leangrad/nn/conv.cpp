@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <sstream>
+#include <utility>
 
 #include <leangrad/core/creation.h>
 #include <leangrad/core/error.h>
@@ -20,6 +21,26 @@ std::string size2_str(const Size2& s) {
   return out.str();
 }
 
+// PyTorch's reset_parameters, the same for both convolutions: kaiming_uniform_(weight,
+// a = sqrt(5)) is U(-b, b) with b = gain * sqrt(3 / fan_in), gain = sqrt(2 / (1 + 5)):
+// b = 1 / sqrt(fan_in), where fan_in = weight.size(1) * kH * kW; the bias (when `bias_size` > 0)
+// is U(-b, b) too. Returns {weight, bias}.
+std::pair<Tensor, Tensor> conv_parameters(const char* op, const Shape& weight_shape,
+                                          std::int64_t bias_size) {
+  const std::int64_t fan_in =
+      checked_mul(checked_mul(weight_shape[1], weight_shape[2], op), weight_shape[3], op);
+  const double bound = 1.0 / std::sqrt(static_cast<double>(fan_in));
+  Generator& gen = default_generator(Device::cpu());
+  Tensor w = empty(weight_shape);
+  ops::uniform_(w, -bound, bound, gen);
+  Tensor b;
+  if (bias_size > 0) {
+    b = empty({bias_size});
+    ops::uniform_(b, -bound, bound, gen);
+  }
+  return {w, b};
+}
+
 }  // namespace
 
 Conv2dImpl::Conv2dImpl(const Conv2dOptions& options) : Module("Conv2d"), options_(options) {
@@ -32,20 +53,9 @@ Conv2dImpl::Conv2dImpl(const Conv2dOptions& options) : Module("Conv2d"), options
                  in, ", ", out, ", ", groups, ", ", size2_str(k));
   LG_CHECK_SHAPE(in % groups == 0 && out % groups == 0, "Conv2d: in_channels (", in,
                  ") and out_channels (", out, ") must be divisible by groups (", groups, ")");
-  // PyTorch's reset_parameters: kaiming_uniform_(weight, a = sqrt(5)) is U(-b, b) with
-  // b = gain * sqrt(3 / fan_in), gain = sqrt(2 / (1 + 5)): b = 1 / sqrt(fan_in); the bias is
-  // U(-1 / sqrt(fan_in), 1 / sqrt(fan_in)) too.
-  const std::int64_t fan_in = checked_mul(checked_mul(in / groups, k[0], "Conv2d"), k[1], "Conv2d");
-  const double bound = 1.0 / std::sqrt(static_cast<double>(fan_in));
-  Generator& gen = default_generator(Device::cpu());
-  Tensor w = empty({out, in / groups, k[0], k[1]});
-  ops::uniform_(w, -bound, bound, gen);
+  auto [w, b] = conv_parameters("Conv2d", {out, in / groups, k[0], k[1]}, options.bias() ? out : 0);
   weight = register_parameter("weight", w);
-  if (options.bias()) {
-    Tensor b = empty({out});
-    ops::uniform_(b, -bound, bound, gen);
-    bias = register_parameter("bias", b);
-  }
+  if (b.defined()) bias = register_parameter("bias", b);
 }
 
 Tensor Conv2dImpl::forward(const Tensor& x) {
@@ -75,20 +85,11 @@ ConvTranspose2dImpl::ConvTranspose2dImpl(const ConvTranspose2dOptions& options)
                  "kernel_size, got ", in, ", ", out, ", ", groups, ", ", size2_str(k));
   LG_CHECK_SHAPE(in % groups == 0 && out % groups == 0, "ConvTranspose2d: in_channels (", in,
                  ") and out_channels (", out, ") must be divisible by groups (", groups, ")");
-  // As Conv2d (the same reset_parameters in PyTorch), with the fan_in of this weight's shape:
-  // size(1) * kH * kW = out_channels / groups * kH * kW.
-  const std::int64_t fan_in =
-      checked_mul(checked_mul(out / groups, k[0], "ConvTranspose2d"), k[1], "ConvTranspose2d");
-  const double bound = 1.0 / std::sqrt(static_cast<double>(fan_in));
-  Generator& gen = default_generator(Device::cpu());
-  Tensor w = empty({in, out / groups, k[0], k[1]});
-  ops::uniform_(w, -bound, bound, gen);
+  // Its weight is (in, out / groups, kH, kW): fan_in = out_channels / groups * kH * kW.
+  auto [w, b] =
+      conv_parameters("ConvTranspose2d", {in, out / groups, k[0], k[1]}, options.bias() ? out : 0);
   weight = register_parameter("weight", w);
-  if (options.bias()) {
-    Tensor b = empty({out});
-    ops::uniform_(b, -bound, bound, gen);
-    bias = register_parameter("bias", b);
-  }
+  if (b.defined()) bias = register_parameter("bias", b);
 }
 
 Tensor ConvTranspose2dImpl::forward(const Tensor& x) {
