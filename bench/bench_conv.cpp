@@ -1,14 +1,22 @@
-// CPU throughput of conv2d (im2col + Eigen, kernels/cpu/conv.cpp) through the kernel entries of
-// kernels/ops.h: forward, input gradient and weight gradient, in GFLOP/s (2 N C_out H_out W_out
-// C_in/g kH kW per operation). Shapes: the Fashion-MNIST CNN (batch 64: 1 -> 32 on 28 x 28,
-// 32 -> 64 on 14 x 14, 3 x 3 pad 1) and a 64 -> 64 3 x 3 on (4, 64, 48, 48). The forward is
-// checked once against a direct loop at one output point before timing.
+// CPU throughput of conv2d (im2col + GEMM, kernels/cpu/conv.cpp; the GEMM library as
+// LEANGRAD_CPU_GEMM / ops::cpu_gemm_backend says, named in the context) in GFLOP/s
+// (2 N C_out H_out W_out C_in/g kH kW per operation):
+//   - BM_Conv2d/{Forward,InputGrad,WeightGrad}: the kernel entries of kernels/ops.h on the
+//     Fashion-MNIST CNN (batch 64: 1 -> 32 on 28 x 28, 32 -> 64 on 14 x 14, 3 x 3 pad 1) and a
+//     64 -> 64 3 x 3 on (4, 64, 48, 48). The forward is checked once against a direct loop at one
+//     output point before timing.
+//   - BM_Conv2dAutograd_{Forward,ForwardBackward}: the public conv2d (autograd/nn_functions.h,
+//     3 x 3 pad 1, no bias) on issue 19's (16, 64, 56, 56) 64 -> 64 and the CNN's two shapes;
+//     forward+backward is one forward and y.backward(g) (the x and weight gradients).
+//     bench/compare/libtorch/libtorch_conv.cpp has the same names and shapes for LibTorch
+//     (bench/compare/conv_vs_libtorch.sh).
 #include <benchmark/benchmark.h>
 
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 
+#include <leangrad/autograd/nn_functions.h>
 #include <leangrad/kernels/creation.h>
 #include <leangrad/kernels/ops.h>
 
@@ -93,6 +101,58 @@ BENCHMARK_CAPTURE(BM_Conv2d, WeightGrad, Which::WeightGrad)
     ->DenseRange(0, 2)
     ->Unit(benchmark::kMillisecond);
 
+constexpr ConvShape kAutogradShapes[] = {
+    {16, 64, 56, 56, 64},  // issue 19's shape
+    {64, 1, 28, 28, 32},   // Fashion-MNIST conv1
+    {64, 32, 14, 14, 64},  // Fashion-MNIST conv2
+};
+
+void BM_Conv2dAutograd_Forward(benchmark::State& state) {
+  const ConvShape s = kAutogradShapes[state.range(0)];
+  const Tensor x = leangrad::randn({s.n, s.c_in, s.h, s.w});
+  const Tensor w = leangrad::randn({s.c_out, s.c_in, 3, 3});
+  for (auto _ : state) {
+    Tensor y = leangrad::conv2d(x, w, Tensor(), {1, 1}, {1, 1});
+    benchmark::DoNotOptimize(y.data_ptr());
+  }
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(conv_flops(s) * 1e-9 * state.iterations(), benchmark::Counter::kIsRate);
+}
+
+void BM_Conv2dAutograd_ForwardBackward(benchmark::State& state) {
+  const ConvShape s = kAutogradShapes[state.range(0)];
+  Tensor x = leangrad::randn({s.n, s.c_in, s.h, s.w});
+  Tensor w = leangrad::randn({s.c_out, s.c_in, 3, 3});
+  x.requires_grad_();
+  w.requires_grad_();
+  const Tensor g = leangrad::randn({s.n, s.c_out, s.h, s.w});
+  for (auto _ : state) {
+    Tensor y = leangrad::conv2d(x, w, Tensor(), {1, 1}, {1, 1});
+    y.backward(g);
+    benchmark::DoNotOptimize(w.grad().data_ptr());
+    x.set_grad(Tensor());
+    w.set_grad(Tensor());
+  }
+  state.counters["GFLOP/s"] = benchmark::Counter(3 * conv_flops(s) * 1e-9 * state.iterations(),
+                                                 benchmark::Counter::kIsRate);
+}
+
+BENCHMARK(BM_Conv2dAutograd_Forward)
+    ->DenseRange(0, 2)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_Conv2dAutograd_ForwardBackward)
+    ->DenseRange(0, 2)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
 }  // namespace
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  benchmark::AddCustomContext("cpu_gemm", ops::cpu_gemm_library());
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -7,7 +7,7 @@ set -euo pipefail
 LEANGRAD_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 LEANGRAD_BUILD="${LEANGRAD_BUILD:-$LEANGRAD_ROOT/build}"
 packages=(build-essential cmake ninja-build ccache libeigen3-dev libgtest-dev libgmock-dev
-          libbenchmark-dev zlib1g-dev nlohmann-json3-dev libcli11-dev libgloo-dev
+          libbenchmark-dev zlib1g-dev nlohmann-json3-dev libcli11-dev libgloo-dev libdnnl-dev
           dataset-fashion-mnist python3-matplotlib)
 
 "$LEANGRAD_ROOT/tools/install_packages.sh" "${packages[@]}"

@@ -18,6 +18,7 @@
 // train_distributed.h; the progress bar, option suggestions, --log-jsonl and Ctrl-C:
 // train_console.h; --profile and --memory-timeline: train_observers.h.
 #include <leangrad/core/profiler.h>
+#include <leangrad/kernels/ops.h>
 #include <leangrad/leangrad.h>
 #include <CLI/CLI.hpp>
 
@@ -1098,13 +1099,14 @@ int train_reporting_oom(const TrainOptions& o) {
   }
 }
 
-// "leangrad-train 0.1.0 (CUDA: built in)", then with CUDA one line per CUDA library as the loader
+// "leangrad-train 0.1.0 (CUDA: built in)", the CPU's GEMM library, then with CUDA one line per CUDA library as the loader
 // finds it (they are opened at first use: this opens them, which needs no GPU) and the GPU count:
 // what a bug report needs.
 std::string version_text() {
   std::ostringstream out;
   out << "leangrad-train " << LEANGRAD_VERSION
       << (LEANGRAD_WITH_CUDA ? " (CUDA: built in)" : " (CUDA: not built in)");
+  out << "\n  CPU matrix products: " << leangrad::ops::cpu_gemm_library();
   for (const leangrad::cuda::LibraryStatus& library : leangrad::cuda::library_statuses()) {
     out << "\n  " << library.name << ": ";
     if (library.ok()) {

@@ -1,4 +1,5 @@
-// MatmulGeometry: a batched matrix product as the CPU (Eigen) and CUDA (cuBLAS) launchers see it.
+// MatmulGeometry: a batched matrix product as the CPU (kernels/cpu/gemm.h) and CUDA (cuBLAS)
+// launchers see it.
 // Built by ops::matmul (kernels/ops_linalg.cpp), which views every operand as (batch, rows, cols)
 // with BLAS-compatible strides, copying only operands that have none.
 #pragma once

@@ -20,6 +20,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include <leangrad/core/tensor.h>
@@ -85,8 +86,37 @@ Tensor argmax(const Tensor& a, std::optional<std::int64_t> dim, bool keepdim);
 
 // ---- Linear algebra (ops_linalg.cpp) ---------------------------------------------------------
 // (M, K) @ (K, N) -> (M, N); (B, M, K) @ (B, K, N) -> (B, M, N); a 3-D operand with a 2-D one
-// broadcasts the 2-D one over the batch. CPU: Eigen. CUDA: cuBLAS, TF32 off unless allowed.
+// broadcasts the 2-D one over the batch. CPU: oneDNN's sgemm or Eigen, see cpu_gemm_backend.
+// CUDA: cuBLAS, TF32 off unless allowed.
 Tensor matmul(const Tensor& a, const Tensor& b);
+// Which library does the CPU's float32 matrix products: matmul (so linear) and the GEMMs of
+// conv2d and conv_transpose2d, forward and backward (kernels/cpu/gemm.h).
+//  - OneDnn: oneDNN's sgemm, whose kernels are generated at run time for the CPU the program runs
+//    on (AVX2, AVX-512, AMX). The default in a build with oneDNN (LEANGRAD_WITH_ONEDNN).
+//  - Eigen: Eigen's GEMM, compiled for the build's LEANGRAD_CPU_ARCH. The default without oneDNN,
+//    and always the float64 one.
+// Results agree to within GEMM rounding, not bitwise. The default comes from the environment,
+// read once: LEANGRAD_CPU_GEMM=eigen or onednn; another value, or onednn in a build without it, is
+// named in a warning on stderr and the build's default is used. set_cpu_gemm_backend(OneDnn) in a
+// build without oneDNN throws Error.
+enum class CpuGemmBackend : std::uint8_t { Eigen, OneDnn };
+void set_cpu_gemm_backend(CpuGemmBackend backend);
+CpuGemmBackend cpu_gemm_backend();
+// "oneDNN 2.6.3" or "Eigen 3.4.0": the library cpu_gemm_backend() names, with its version.
+std::string cpu_gemm_library();
+// Sets the backend for a scope and restores the previous one on leaving it, also by an exception.
+class CpuGemmBackendGuard {
+ public:
+  explicit CpuGemmBackendGuard(CpuGemmBackend backend) : previous_(cpu_gemm_backend()) {
+    set_cpu_gemm_backend(backend);
+  }
+  ~CpuGemmBackendGuard() { set_cpu_gemm_backend(previous_); }
+  CpuGemmBackendGuard(const CpuGemmBackendGuard&) = delete;
+  CpuGemmBackendGuard& operator=(const CpuGemmBackendGuard&) = delete;
+
+ private:
+  CpuGemmBackend previous_;
+};
 
 // ---- Random (ops_random.cpp) -----------------------------------------------------------------
 // Fill with U[low, high) or N(mean, std) from the Philox stream of `gen`; element i of the
@@ -134,8 +164,8 @@ struct Conv2dParams {
 };
 // x (N, C_in, H, W), weight (C_out, C_in / groups, kH, kW), bias (C_out,) or undefined
 // -> (N, C_out, H_out, W_out). Any strides in; one floating dtype, one device. CPU: im2col +
-// Eigen GEMM (f16/bf16 computed in f32). CUDA: implicit GEMM (tensor cores for f16/bf16, TF32
-// when cuda::allow_tf32()) or cuDNN, see conv2d_backend.
+// GEMM, oneDNN or Eigen (f16/bf16 computed in f32). CUDA: implicit GEMM (tensor cores for
+// f16/bf16, TF32 when cuda::allow_tf32()) or cuDNN, see conv2d_backend.
 Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, const Conv2dParams& p);
 // dL/dx (input_shape) from grad_out (N, C_out, H_out, W_out) and weight.
 Tensor conv2d_input_grad(const Tensor& grad_out, const Tensor& weight, const Shape& input_shape,

@@ -1,10 +1,10 @@
 // Tensor-level entries of the 2-D convolution (kernels/ops.h): ops::conv2d, conv2d_input_grad and
 // conv2d_weight_grad. Each checks dtypes, devices and shapes (errors name the shapes), fills in a
 // Conv2dGeometry (kernels/conv_geometry.h), makes the operands contiguous NCHW, allocates the
-// result and switches to the conv2d launchers of kernels/backend.h: im2col + Eigen on the CPU;
-// on CUDA our implicit-GEMM kernels, or cuDNN when selected (LEANGRAD_CONV=cudnn,
-// set_conv2d_backend) or when the implicit GEMM does not cover the problem (kernels/cuda/conv.cu
-// decides). float16/bfloat16 on the CPU are computed in float32 and rounded back once, as matmul
+// result and switches to the conv2d launchers of kernels/backend.h: im2col + GEMM (oneDNN or
+// Eigen) on the CPU; on CUDA our implicit-GEMM kernels, or cuDNN when selected
+// (LEANGRAD_CONV=cudnn, set_conv2d_backend) or when the implicit GEMM does not cover the problem
+// (kernels/cuda/conv.cu decides). float16/bfloat16 on the CPU are computed in float32 and rounded back once, as matmul
 // does.
 #include <atomic>
 #include <cstdlib>

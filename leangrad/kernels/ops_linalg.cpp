@@ -1,7 +1,8 @@
 // Tensor-level entry of the matrix product (kernels/ops.h): ops::matmul. Checks dtypes, devices
 // and shapes, views both operands as (batch, rows, cols) with BLAS-compatible strides (copying an
 // operand only when it has none, see MatmulGeometry), allocates the output and calls the Eigen
-// or cuBLAS launcher (matmul of kernels/backend.h).
+// or cuBLAS launcher (matmul of kernels/backend.h). Also the CPU GEMM backend setting
+// (set_cpu_gemm_backend), which kernels/cpu/gemm.cpp reads for every float32 product.
 //
 // Shapes, as torch.matmul for up to 3 dims:
 //   (M, K) @ (K, N) -> (M, N)                 (B, M, K) @ (B, K, N) -> (B, M, N)
@@ -13,10 +14,18 @@
 // same floating dtype and device. K = 0 gives zeros; an empty output is returned as is.
 // float16/bfloat16 on the CPU are multiplied in float32 and rounded back once.
 #include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <optional>
 
+#include <Eigen/Core>
+
 #include <leangrad/core/cuda.h>
+#include <leangrad/core/error.h>
 #include <leangrad/kernels/backend.h>
+#include <leangrad/kernels/cpu/gemm.h>
 #include <leangrad/kernels/creation.h>
 #include <leangrad/kernels/matmul_geometry.h>
 #include <leangrad/kernels/ops.h>
@@ -97,6 +106,54 @@ MatmulOperand operand_for(const Tensor& t, bool left, Tensor& holder) {
 }
 
 }  // namespace
+
+namespace {
+
+// LEANGRAD_CPU_GEMM, read once. An unknown value cannot throw here (the first product may run
+// inside a parallel region, where an exception ends the program), so it is named on stderr and
+// the build's default is kept.
+CpuGemmBackend gemm_backend_from_environment() {
+  const CpuGemmBackend fallback =
+      kernels::cpu::onednn::built() ? CpuGemmBackend::OneDnn : CpuGemmBackend::Eigen;
+  const char* value = std::getenv("LEANGRAD_CPU_GEMM");
+  if (value == nullptr || *value == '\0') return fallback;
+  if (std::strcmp(value, "eigen") == 0) return CpuGemmBackend::Eigen;
+  if (std::strcmp(value, "onednn") == 0 && kernels::cpu::onednn::built())
+    return CpuGemmBackend::OneDnn;
+  std::fprintf(stderr, "leangrad: warning: LEANGRAD_CPU_GEMM=%s is not one of %s; using %s\n",
+               value,
+               kernels::cpu::onednn::built() ? "eigen, onednn" : "eigen (built without oneDNN)",
+               fallback == CpuGemmBackend::OneDnn ? "onednn" : "eigen");
+  return fallback;
+}
+
+std::atomic<CpuGemmBackend>& gemm_backend_setting() {
+  static std::atomic<CpuGemmBackend> backend{gemm_backend_from_environment()};
+  return backend;
+}
+
+}  // namespace
+
+void set_cpu_gemm_backend(CpuGemmBackend backend) {
+  if (backend == CpuGemmBackend::OneDnn && !kernels::cpu::onednn::built()) {
+    LG_THROW(Error,
+             "set_cpu_gemm_backend(OneDnn): leangrad was built without oneDNN "
+             "(LEANGRAD_WITH_ONEDNN=OFF); install libdnnl-dev (tools/bootstrap.sh does) "
+             "and configure again");
+  }
+  gemm_backend_setting().store(backend);
+}
+
+CpuGemmBackend cpu_gemm_backend() {
+  return gemm_backend_setting().load(std::memory_order_relaxed);
+}
+
+std::string cpu_gemm_library() {
+  if (cpu_gemm_backend() == CpuGemmBackend::OneDnn)
+    return "oneDNN " + kernels::cpu::onednn::version();
+  return "Eigen " + std::to_string(EIGEN_WORLD_VERSION) + "." +
+         std::to_string(EIGEN_MAJOR_VERSION) + "." + std::to_string(EIGEN_MINOR_VERSION);
+}
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
   LG_CHECK(a.defined() && b.defined(), "matmul: expected defined tensors");

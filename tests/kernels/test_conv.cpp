@@ -6,6 +6,7 @@
 // CUDA against the CPU is in the device op table (op_table_conv.cpp).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -13,6 +14,7 @@
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/nn_functions.h>
 #include <leangrad/core/cuda.h>
+#include <leangrad/kernels/cpu/gemm.h>
 #include <leangrad/kernels/creation.h>
 #include <leangrad/kernels/ops.h>
 #include "testing/gradcheck.h"
@@ -125,6 +127,60 @@ TEST(Conv2d, ForwardMatchesDirectLoop) {
         conv2d(in[0].to(kFloat32), in[1].to(kFloat32), c.bias ? in[2].to(kFloat32) : Tensor(),
                c.stride, c.padding, c.dilation, c.groups);
     EXPECT_TRUE(all_close(y32, expected, 1e-5, 1e-5));
+  }
+}
+
+// float32 forward, input gradient and weight gradient under each CPU GEMM backend (Eigen; oneDNN
+// in builds with it) against float64 on the same values (the float64 path is checked above and by
+// the gradchecks). Bound per element: any order of summing the n products of one output, n its
+// reduction length, rounds by at most (n + 2) u sum |terms| (u = 2^-24); sum |terms| is the same
+// operation in float64 on the inputs' absolute values.
+TEST(Conv2d, Float32MatchesFloat64UnderEachCpuGemmBackend) {
+  std::vector<ops::CpuGemmBackend> backends = {ops::CpuGemmBackend::Eigen};
+  if (kernels::cpu::onednn::built()) backends.push_back(ops::CpuGemmBackend::OneDnn);
+  auto abs_of = [](const Tensor& t) {
+    std::vector<double> v = to_vector(t);
+    for (double& e : v)
+      e = std::abs(e);
+    return test::make_tensor(v, t.shape(), kFloat64);
+  };
+  auto expect_within = [](const Tensor& got, const Tensor& exact, const Tensor& magnitude,
+                          double terms, const char* what) {
+    const std::vector<double> g = to_vector(got), e = to_vector(exact), m = to_vector(magnitude);
+    ASSERT_EQ(g.size(), e.size());
+    const double u = 0x1p-24;
+    for (std::size_t i = 0; i < g.size(); ++i) {
+      ASSERT_LE(std::abs(g[i] - e[i]), (terms + 2) * u * m[i] + 1e-30) << what << " at " << i;
+    }
+  };
+  for (ops::CpuGemmBackend backend : backends) {
+    SCOPED_TRACE(backend == ops::CpuGemmBackend::OneDnn ? "onednn" : "eigen");
+    const ops::CpuGemmBackendGuard guard(backend);
+    for (const ConvCase& c : odd_cases()) {
+      SCOPED_TRACE(c.name);
+      const std::vector<Tensor> in = make_inputs(c, 23);
+      const ops::Conv2dParams p{c.stride[0],   c.stride[1],   c.padding[0], c.padding[1],
+                                c.dilation[0], c.dilation[1], c.groups};
+      // Values a float32 holds exactly, so that both precisions multiply the same numbers.
+      auto representable = [](const Tensor& t) { return t.detach().to(kFloat32).to(kFloat64); };
+      const Tensor x = representable(in[0]), w = representable(in[1]);
+      const Tensor b = c.bias ? representable(in[2]) : Tensor();
+      const Tensor y = ops::conv2d(x, w, b, p);
+      const Tensor dy = representable(uniform_input(y.shape(), -1.0, 1.0, 29));
+      auto f32 = [](const Tensor& t) { return t.defined() ? t.to(kFloat32) : Tensor(); };
+      const std::int64_t kernel_area = c.w[2] * c.w[3];
+      expect_within(ops::conv2d(f32(x), f32(w), f32(b), p), y,
+                    ops::conv2d(abs_of(x), abs_of(w), c.bias ? abs_of(b) : Tensor(), p),
+                    static_cast<double>(c.w[1] * kernel_area + 1), "forward");
+      expect_within(ops::conv2d_input_grad(f32(dy), f32(w), x.shape(), p),
+                    ops::conv2d_input_grad(dy, w, x.shape(), p),
+                    ops::conv2d_input_grad(abs_of(dy), abs_of(w), x.shape(), p),
+                    static_cast<double>(c.w[0] / c.groups * kernel_area), "input grad");
+      expect_within(ops::conv2d_weight_grad(f32(dy), f32(x), w.shape(), p),
+                    ops::conv2d_weight_grad(dy, x, w.shape(), p),
+                    ops::conv2d_weight_grad(abs_of(dy), abs_of(x), w.shape(), p),
+                    static_cast<double>(y.shape()[0] * y.shape()[2] * y.shape()[3]), "weight grad");
+    }
   }
 }
 

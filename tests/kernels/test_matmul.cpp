@@ -1,7 +1,8 @@
 // Tests of the matrix product (kernels/ops_linalg.cpp, kernels/cpu/linalg.cpp) against a plain
 // triple loop in double: 2-D, batched and broadcast 3-D, 1-D operands, odd sizes, transposed and
-// sliced (non-contiguous) operands, float32/float64/float16/bfloat16, empty products, the errors
-// bad input raises, and CUDA against the CPU when a GPU is present.
+// sliced (non-contiguous) operands, float32/float64/float16/bfloat16 under each CPU GEMM backend
+// (Eigen, and oneDNN in builds with it), empty products, the errors bad input raises, and CUDA
+// against the CPU when a GPU is present.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 #include <leangrad/core/cuda.h>
 #include <leangrad/core/parallel.h>
 #include <leangrad/core/views.h>
+#include <leangrad/kernels/cpu/gemm.h>
 #include <leangrad/kernels/ops.h>
 #include "testing/tensor_testing.h"
 
@@ -104,99 +106,125 @@ void expect_matmul_matches(const Tensor& a, const Tensor& b) {
   EXPECT_TRUE(all_close(c, e.values, rtol, rtol * std::max(1.0, k)));
 }
 
+// Runs body once per CPU GEMM backend this build has (Eigen; oneDNN with LEANGRAD_WITH_ONEDNN).
+template <typename F>
+void for_each_cpu_gemm_backend(const F& body) {
+  std::vector<ops::CpuGemmBackend> backends = {ops::CpuGemmBackend::Eigen};
+  if (kernels::cpu::onednn::built()) backends.push_back(ops::CpuGemmBackend::OneDnn);
+  for (ops::CpuGemmBackend backend : backends) {
+    SCOPED_TRACE(backend == ops::CpuGemmBackend::OneDnn ? "onednn" : "eigen");
+    const ops::CpuGemmBackendGuard guard(backend);
+    body();
+  }
+}
+
 // ---- Shapes ------------------------------------------------------------------------------------
 
 TEST(Matmul, TwoDimensional) {
-  const std::vector<std::array<std::int64_t, 3>> sizes = {
-      {1, 1, 1}, {2, 3, 4}, {17, 33, 9}, {1, 64, 1}, {64, 1, 64}, {65, 127, 33}, {128, 96, 160}};
-  for (DType dtype : {kFloat32, kFloat64}) {
-    for (const auto& [m, k, n] : sizes) {
-      expect_matmul_matches(random_tensor({m, k}, dtype, 1), random_tensor({k, n}, dtype, 2));
+  for_each_cpu_gemm_backend([&] {
+    const std::vector<std::array<std::int64_t, 3>> sizes = {
+        {1, 1, 1}, {2, 3, 4}, {17, 33, 9}, {1, 64, 1}, {64, 1, 64}, {65, 127, 33}, {128, 96, 160}};
+    for (DType dtype : {kFloat32, kFloat64}) {
+      for (const auto& [m, k, n] : sizes) {
+        expect_matmul_matches(random_tensor({m, k}, dtype, 1), random_tensor({k, n}, dtype, 2));
+      }
     }
-  }
+  });
 }
 
 TEST(Matmul, Batched) {
-  for (DType dtype : {kFloat32, kFloat64}) {
-    const Tensor a = random_tensor({4, 17, 33}, dtype, 3);
-    const Tensor b = random_tensor({4, 33, 9}, dtype, 4);
-    expect_matmul_matches(a, b);
-    expect_matmul_matches(a, random_tensor({33, 9}, dtype, 5));      // 2-D right broadcast
-    expect_matmul_matches(random_tensor({17, 33}, dtype, 6), b);     // 2-D left broadcast
-    expect_matmul_matches(random_tensor({1, 17, 33}, dtype, 7), b);  // batch 1 broadcasts
-    expect_matmul_matches(a, random_tensor({1, 33, 9}, dtype, 8));
-  }
+  for_each_cpu_gemm_backend([&] {
+    for (DType dtype : {kFloat32, kFloat64}) {
+      const Tensor a = random_tensor({4, 17, 33}, dtype, 3);
+      const Tensor b = random_tensor({4, 33, 9}, dtype, 4);
+      expect_matmul_matches(a, b);
+      expect_matmul_matches(a, random_tensor({33, 9}, dtype, 5));      // 2-D right broadcast
+      expect_matmul_matches(random_tensor({17, 33}, dtype, 6), b);     // 2-D left broadcast
+      expect_matmul_matches(random_tensor({1, 17, 33}, dtype, 7), b);  // batch 1 broadcasts
+      expect_matmul_matches(a, random_tensor({1, 33, 9}, dtype, 8));
+    }
+  });
 }
 
 TEST(Matmul, BatchesRunInParallelOrNotWithTheSameResult) {
-  const int saved_threads = get_num_threads();
-  const Tensor a = random_tensor({6, 40, 50}, kFloat32, 9);
-  const Tensor b = random_tensor({6, 50, 30}, kFloat32, 10);
-  set_num_threads(1);
-  const std::vector<double> serial = to_vector(ops::matmul(a, b));
-  set_num_threads(2);
-  const std::vector<double> parallel = to_vector(ops::matmul(a, b));
-  set_num_threads(saved_threads);
-  EXPECT_EQ(serial, parallel);
-  expect_matmul_matches(a, b);
+  for_each_cpu_gemm_backend([&] {
+    const int saved_threads = get_num_threads();
+    const Tensor a = random_tensor({6, 40, 50}, kFloat32, 9);
+    const Tensor b = random_tensor({6, 50, 30}, kFloat32, 10);
+    set_num_threads(1);
+    const std::vector<double> serial = to_vector(ops::matmul(a, b));
+    set_num_threads(2);
+    const std::vector<double> parallel = to_vector(ops::matmul(a, b));
+    set_num_threads(saved_threads);
+    EXPECT_EQ(serial, parallel);
+    expect_matmul_matches(a, b);
+  });
 }
 
 TEST(Matmul, OneDimensionalOperands) {
-  for (DType dtype : {kFloat32, kFloat64}) {
-    const Tensor v = random_tensor({7}, dtype, 11);
-    expect_matmul_matches(v, random_tensor({7}, dtype, 12));        // dot: 0-d
-    expect_matmul_matches(v, random_tensor({7, 5}, dtype, 13));     // (N)
-    expect_matmul_matches(random_tensor({5, 7}, dtype, 14), v);     // (M)
-    expect_matmul_matches(random_tensor({3, 5, 7}, dtype, 15), v);  // (B, M)
-    expect_matmul_matches(v, random_tensor({3, 7, 5}, dtype, 16));  // (B, N)
-  }
+  for_each_cpu_gemm_backend([&] {
+    for (DType dtype : {kFloat32, kFloat64}) {
+      const Tensor v = random_tensor({7}, dtype, 11);
+      expect_matmul_matches(v, random_tensor({7}, dtype, 12));        // dot: 0-d
+      expect_matmul_matches(v, random_tensor({7, 5}, dtype, 13));     // (N)
+      expect_matmul_matches(random_tensor({5, 7}, dtype, 14), v);     // (M)
+      expect_matmul_matches(random_tensor({3, 5, 7}, dtype, 15), v);  // (B, M)
+      expect_matmul_matches(v, random_tensor({3, 7, 5}, dtype, 16));  // (B, N)
+    }
+  });
 }
 
 // ---- Layouts
 // -------------------------------------------------------------------------------------
 
 TEST(Matmul, TransposedAndSlicedOperands) {
-  for (DType dtype : {kFloat32, kFloat64}) {
-    const Tensor at = views::transpose(random_tensor({33, 17}, dtype, 17), 0, 1);  // (17, 33)
-    const Tensor bt = views::transpose(random_tensor({9, 33}, dtype, 18), 0, 1);   // (33, 9)
-    const Tensor a = random_tensor({17, 33}, dtype, 19);
-    const Tensor b = random_tensor({33, 9}, dtype, 20);
-    expect_matmul_matches(at, b);
-    expect_matmul_matches(a, bt);
-    expect_matmul_matches(at, bt);
-    // Every other row: row stride 2 * cols, used in place.
-    expect_matmul_matches(views::slice(random_tensor({34, 33}, dtype, 21), 0, 0, 34, 2), b);
-    // Every other column: no unit stride, copied first.
-    expect_matmul_matches(a, views::slice(random_tensor({33, 18}, dtype, 22), 1, 0, 18, 2));
-    // A column of a matrix as a 1-D operand (stride 9), and an expanded operand (stride 0).
-    expect_matmul_matches(a, views::select(random_tensor({33, 9}, dtype, 23), 1, 4));
-    expect_matmul_matches(views::expand(random_tensor({1, 33}, dtype, 24), {17, 33}), b);
-    // Batched with the batch dim last in memory.
-    const Tensor pa = views::permute(random_tensor({17, 33, 4}, dtype, 25), {2, 0, 1});
-    const Tensor pb = views::permute(random_tensor({9, 4, 33}, dtype, 26), {1, 2, 0});
-    expect_matmul_matches(pa, pb);
-  }
+  for_each_cpu_gemm_backend([&] {
+    for (DType dtype : {kFloat32, kFloat64}) {
+      const Tensor at = views::transpose(random_tensor({33, 17}, dtype, 17), 0, 1);  // (17, 33)
+      const Tensor bt = views::transpose(random_tensor({9, 33}, dtype, 18), 0, 1);   // (33, 9)
+      const Tensor a = random_tensor({17, 33}, dtype, 19);
+      const Tensor b = random_tensor({33, 9}, dtype, 20);
+      expect_matmul_matches(at, b);
+      expect_matmul_matches(a, bt);
+      expect_matmul_matches(at, bt);
+      // Every other row: row stride 2 * cols, used in place.
+      expect_matmul_matches(views::slice(random_tensor({34, 33}, dtype, 21), 0, 0, 34, 2), b);
+      // Every other column: no unit stride, copied first.
+      expect_matmul_matches(a, views::slice(random_tensor({33, 18}, dtype, 22), 1, 0, 18, 2));
+      // A column of a matrix as a 1-D operand (stride 9), and an expanded operand (stride 0).
+      expect_matmul_matches(a, views::select(random_tensor({33, 9}, dtype, 23), 1, 4));
+      expect_matmul_matches(views::expand(random_tensor({1, 33}, dtype, 24), {17, 33}), b);
+      // Batched with the batch dim last in memory.
+      const Tensor pa = views::permute(random_tensor({17, 33, 4}, dtype, 25), {2, 0, 1});
+      const Tensor pb = views::permute(random_tensor({9, 4, 33}, dtype, 26), {1, 2, 0});
+      expect_matmul_matches(pa, pb);
+    }
+  });
 }
 
 TEST(Matmul, HalfPrecisionOnTheCpu) {
-  for (DType dtype : {kFloat16, kBFloat16}) {
-    expect_matmul_matches(random_tensor({17, 33}, dtype, 27), random_tensor({33, 9}, dtype, 28));
-    expect_matmul_matches(random_tensor({2, 5, 8}, dtype, 29), random_tensor({8, 3}, dtype, 30));
-  }
+  for_each_cpu_gemm_backend([&] {
+    for (DType dtype : {kFloat16, kBFloat16}) {
+      expect_matmul_matches(random_tensor({17, 33}, dtype, 27), random_tensor({33, 9}, dtype, 28));
+      expect_matmul_matches(random_tensor({2, 5, 8}, dtype, 29), random_tensor({8, 3}, dtype, 30));
+    }
+  });
 }
 
 TEST(Matmul, EmptyProducts) {
-  const Tensor zero_k = ops::matmul(empty({3, 0}, kFloat32), empty({0, 4}, kFloat32));
-  EXPECT_EQ(zero_k.shape(), (Shape{3, 4}));
-  EXPECT_TRUE(all_close(zero_k, std::vector<double>(12, 0.0), 0, 0));
-  const Tensor zero_k_batched = ops::matmul(empty({2, 3, 0}, kFloat64), empty({0, 4}, kFloat64));
-  EXPECT_EQ(zero_k_batched.shape(), (Shape{2, 3, 4}));
-  EXPECT_TRUE(all_close(zero_k_batched, std::vector<double>(24, 0.0), 0, 0));
-  EXPECT_EQ(ops::matmul(empty({0, 3}, kFloat32), empty({3, 4}, kFloat32)).shape(), (Shape{0, 4}));
-  EXPECT_EQ(ops::matmul(empty({3, 3}, kFloat32), empty({3, 0}, kFloat32)).shape(), (Shape{3, 0}));
-  EXPECT_EQ(ops::matmul(empty({0, 2, 3}, kFloat32), empty({3, 4}, kFloat32)).shape(),
-            (Shape{0, 2, 4}));
-  EXPECT_TRUE(all_close(ops::matmul(empty({0}, kFloat32), empty({0}, kFloat32)), {0}, 0, 0));
+  for_each_cpu_gemm_backend([&] {
+    const Tensor zero_k = ops::matmul(empty({3, 0}, kFloat32), empty({0, 4}, kFloat32));
+    EXPECT_EQ(zero_k.shape(), (Shape{3, 4}));
+    EXPECT_TRUE(all_close(zero_k, std::vector<double>(12, 0.0), 0, 0));
+    const Tensor zero_k_batched = ops::matmul(empty({2, 3, 0}, kFloat64), empty({0, 4}, kFloat64));
+    EXPECT_EQ(zero_k_batched.shape(), (Shape{2, 3, 4}));
+    EXPECT_TRUE(all_close(zero_k_batched, std::vector<double>(24, 0.0), 0, 0));
+    EXPECT_EQ(ops::matmul(empty({0, 3}, kFloat32), empty({3, 4}, kFloat32)).shape(), (Shape{0, 4}));
+    EXPECT_EQ(ops::matmul(empty({3, 3}, kFloat32), empty({3, 0}, kFloat32)).shape(), (Shape{3, 0}));
+    EXPECT_EQ(ops::matmul(empty({0, 2, 3}, kFloat32), empty({3, 4}, kFloat32)).shape(),
+              (Shape{0, 2, 4}));
+    EXPECT_TRUE(all_close(ops::matmul(empty({0}, kFloat32), empty({0}, kFloat32)), {0}, 0, 0));
+  });
 }
 
 // ---- Bad input

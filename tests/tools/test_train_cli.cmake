@@ -429,10 +429,11 @@ elseif(MODE STREQUAL "precision")
 elseif(MODE STREQUAL "planner")
   check_planner()
 elseif(MODE STREQUAL "errors")
-  # --version names the program and the build; a CUDA build adds a line per CUDA library as the
-  # loader finds it (whether found or not) and the GPU count.
+  # --version names the program, the build and the CPU's GEMM library; a CUDA build adds a line
+  # per CUDA library as the loader finds it (whether found or not) and the GPU count.
   train_ok(version --version)
   expect_printed("--version" "${version}" "leangrad-train ")
+  expect_printed("--version" "${version}" "\n  CPU matrix products: ")
   if(version MATCHES "CUDA: built in")
     foreach(line "\n  cuBLAS: " "\n  cuDNN: " "\n  NCCL: " "\n  GPUs: ")
       expect_printed("--version" "${version}" "${line}")

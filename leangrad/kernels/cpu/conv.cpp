@@ -1,4 +1,5 @@
-// 2-D convolution on the CPU: im2col + Eigen GEMM, one sample at a time, samples in parallel.
+// 2-D convolution on the CPU: im2col + GEMM (kernels/cpu/gemm.h: oneDNN's sgemm or Eigen), one
+// sample at a time, samples in parallel.
 // For sample n and group g, with P = H_out * W_out pixels and K = C_in/groups * kH * kW taps:
 //   col    (K, P)         = im2col(x[n, group g])       the patch under every output pixel
 //   forward:  y[n, g]  (C_out/g, P) = w[g] (C_out/g, K) @ col          (+ bias)
@@ -11,28 +12,39 @@
 #include <algorithm>
 #include <vector>
 
-#include <Eigen/Core>
-
 #include <leangrad/core/error.h>
+#include <leangrad/kernels/cpu/gemm.h>
 #include <leangrad/kernels/cpu/parallel_for.h>
 
 namespace leangrad::kernels::cpu {
 
 namespace {
 
-template <typename T>
-using RowMajorMatrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-template <typename T>
-using MatrixMap = Eigen::Map<RowMajorMatrix<T>>;
-template <typename T>
-using ConstMatrixMap = Eigen::Map<const RowMajorMatrix<T>>;
-
 bool is_pointwise(const Conv2dGeometry& g) {
   return g.kernel_h == 1 && g.kernel_w == 1 && g.stride_h == 1 && g.stride_w == 1 && g.pad_h == 0 &&
          g.pad_w == 0;
 }
 
-// col (K, P) = the patches of one group of one sample; x_group: (C_in/groups, H, W).
+// The output columns [begin, end) whose tap reads inside the input row: iw = ow * stride - pad +
+// tap * dilation lies in [0, in_w). Outside them the tap reads padding.
+struct ValidColumns {
+  std::int64_t begin, end;
+};
+inline ValidColumns valid_columns(std::int64_t out_w, std::int64_t in_w, std::int64_t tap,
+                                  std::int64_t stride, std::int64_t pad, std::int64_t dilation) {
+  const std::int64_t offset = tap * dilation - pad;  // iw = ow * stride + offset
+  // first ow with ow * stride + offset >= 0, and first with ow * stride + offset >= in_w
+  auto first_at_least = [&](std::int64_t bound) {
+    const std::int64_t need = bound - offset;
+    return need <= 0 ? std::int64_t{0} : (need + stride - 1) / stride;
+  };
+  const std::int64_t begin = std::min(out_w, first_at_least(0));
+  const std::int64_t end = std::clamp(first_at_least(in_w), begin, out_w);
+  return {begin, end};
+}
+
+// col (K, P) = the patches of one group of one sample; x_group: (C_in/groups, H, W). Each col row
+// segment is zeros, a copy (strided for stride > 1) of one input row, zeros.
 template <typename T>
 void im2col(const Conv2dGeometry& g, const T* x_group, T* col) {
   const std::int64_t out_pixels = g.out_pixels();
@@ -41,6 +53,8 @@ void im2col(const Conv2dGeometry& g, const T* x_group, T* col) {
     for (std::int64_t r = 0; r < g.kernel_h; ++r) {
       for (std::int64_t s = 0; s < g.kernel_w; ++s) {
         T* row = col + ((c * g.kernel_h + r) * g.kernel_w + s) * out_pixels;
+        const ValidColumns v = valid_columns(g.out_w, g.in_w, s, g.stride_w, g.pad_w, g.dilation_w);
+        const std::int64_t offset = s * g.dilation_w - g.pad_w;
         for (std::int64_t oh = 0; oh < g.out_h; ++oh) {
           const std::int64_t ih = conv_input_coord(oh, r, g.stride_h, g.pad_h, g.dilation_h);
           T* out_row = row + oh * g.out_w;
@@ -48,9 +62,16 @@ void im2col(const Conv2dGeometry& g, const T* x_group, T* col) {
             std::fill(out_row, out_row + g.out_w, T(0));
             continue;
           }
-          for (std::int64_t ow = 0; ow < g.out_w; ++ow) {
-            const std::int64_t iw = conv_input_coord(ow, s, g.stride_w, g.pad_w, g.dilation_w);
-            out_row[ow] = (iw >= 0 && iw < g.in_w) ? plane[ih * g.in_w + iw] : T(0);
+          std::fill(out_row, out_row + v.begin, T(0));
+          std::fill(out_row + v.end, out_row + g.out_w, T(0));
+          if (v.begin == v.end) continue;
+          // src[(ow - v.begin) * stride] = x[ih, iw(ow)] for ow in [v.begin, v.end)
+          const T* src = plane + ih * g.in_w + (v.begin * g.stride_w + offset);
+          if (g.stride_w == 1) {
+            std::copy(src, src + (v.end - v.begin), out_row + v.begin);
+          } else {
+            for (std::int64_t ow = v.begin; ow < v.end; ++ow)
+              out_row[ow] = src[(ow - v.begin) * g.stride_w];
           }
         }
       }
@@ -67,13 +88,15 @@ void col2im_add(const Conv2dGeometry& g, const T* col, T* dx_group) {
     for (std::int64_t r = 0; r < g.kernel_h; ++r) {
       for (std::int64_t s = 0; s < g.kernel_w; ++s) {
         const T* row = col + ((c * g.kernel_h + r) * g.kernel_w + s) * out_pixels;
+        const ValidColumns v = valid_columns(g.out_w, g.in_w, s, g.stride_w, g.pad_w, g.dilation_w);
+        const std::int64_t offset = s * g.dilation_w - g.pad_w;
         for (std::int64_t oh = 0; oh < g.out_h; ++oh) {
           const std::int64_t ih = conv_input_coord(oh, r, g.stride_h, g.pad_h, g.dilation_h);
-          if (ih < 0 || ih >= g.in_h) continue;
-          for (std::int64_t ow = 0; ow < g.out_w; ++ow) {
-            const std::int64_t iw = conv_input_coord(ow, s, g.stride_w, g.pad_w, g.dilation_w);
-            if (iw >= 0 && iw < g.in_w) plane[ih * g.in_w + iw] += row[oh * g.out_w + ow];
-          }
+          if (ih < 0 || ih >= g.in_h || v.begin == v.end) continue;
+          T* dst = plane + ih * g.in_w + (v.begin * g.stride_w + offset);  // x[ih, iw(v.begin)]
+          const T* col_row = row + oh * g.out_w;
+          for (std::int64_t ow = v.begin; ow < v.end; ++ow)
+            dst[(ow - v.begin) * g.stride_w] += col_row[ow];
         }
       }
     }
@@ -97,13 +120,17 @@ void forward_typed(const Conv2dGeometry& g, T* y, const T* x, const T* w, const 
     std::vector<T> col(is_pointwise(g) ? 0 : k * p);
     for (std::int64_t n = begin; n < end; ++n) {
       for (std::int64_t group = 0; group < g.groups; ++group) {
-        ConstMatrixMap<T> cols(patches(g, x, n, group, col), k, p);
-        ConstMatrixMap<T> wg(w + group * cout_g * k, cout_g, k);
-        MatrixMap<T> yg(y + (n * g.out_channels + group * cout_g) * p, cout_g, p);
-        yg.noalias() = wg * cols;
+        const T* cols = patches(g, x, n, group, col);
+        T* yg = y + (n * g.out_channels + group * cout_g) * p;
+        // yg (cout_g, p) = w[group] (cout_g, k) @ cols (k, p)
+        gemm<T>(false, false, cout_g, p, k, T(1), w + group * cout_g * k, k, cols, p, T(0), yg, p);
         if (bias != nullptr) {
-          for (std::int64_t co = 0; co < cout_g; ++co)
-            yg.row(co).array() += bias[group * cout_g + co];
+          for (std::int64_t co = 0; co < cout_g; ++co) {
+            const T b = bias[group * cout_g + co];
+            T* row = yg + co * p;
+            for (std::int64_t i = 0; i < p; ++i)
+              row[i] += b;
+          }
         }
       }
     }
@@ -114,17 +141,17 @@ template <typename T>
 void input_grad_typed(const Conv2dGeometry& g, T* dx, const T* dy, const T* w) {
   const std::int64_t k = g.patch_size(), p = g.out_pixels(), cout_g = g.out_channels_per_group();
   parallel_for(g.batch, 1, [&](std::int64_t begin, std::int64_t end) {
-    std::vector<T> dcol(k * p);
+    std::vector<T> dcol(is_pointwise(g) ? 0 : k * p);
     for (std::int64_t n = begin; n < end; ++n) {
       for (std::int64_t group = 0; group < g.groups; ++group) {
-        ConstMatrixMap<T> wg(w + group * cout_g * k, cout_g, k);
-        ConstMatrixMap<T> dyg(dy + (n * g.out_channels + group * cout_g) * p, cout_g, p);
+        const T* wg = w + group * cout_g * k;
+        const T* dyg = dy + (n * g.out_channels + group * cout_g) * p;
         T* dx_group = dx + (n * g.in_channels + group * g.in_channels_per_group()) * g.in_pixels();
-        if (is_pointwise(g)) {  // dx is dcol itself
-          MatrixMap<T>(dx_group, k, p).noalias() = wg.transpose() * dyg;
-          continue;
-        }
-        MatrixMap<T>(dcol.data(), k, p).noalias() = wg.transpose() * dyg;
+        // dcol (k, p) = w[group]^T (k, cout_g) @ dy[n, group] (cout_g, p); for a pointwise
+        // convolution dx is dcol itself.
+        T* dcol_out = is_pointwise(g) ? dx_group : dcol.data();
+        gemm<T>(true, false, k, p, cout_g, T(1), wg, k, dyg, p, T(0), dcol_out, p);
+        if (is_pointwise(g)) continue;
         std::fill(dx_group, dx_group + g.in_channels_per_group() * g.in_pixels(), T(0));
         col2im_add(g, dcol.data(), dx_group);
       }
@@ -145,10 +172,11 @@ void weight_grad_typed(const Conv2dGeometry& g, T* dw, const T* dy, const T* x) 
     for (std::int64_t chunk = chunk_begin; chunk < chunk_end; ++chunk) {
       for (std::int64_t n = chunk * g.batch / chunks; n < (chunk + 1) * g.batch / chunks; ++n) {
         for (std::int64_t group = 0; group < g.groups; ++group) {
-          ConstMatrixMap<T> cols(patches(g, x, n, group, col), k, p);
-          ConstMatrixMap<T> dyg(dy + (n * g.out_channels + group * cout_g) * p, cout_g, p);
-          MatrixMap<T> dwg(partial[chunk].data() + group * cout_g * k, cout_g, k);
-          dwg.noalias() += dyg * cols.transpose();
+          const T* cols = patches(g, x, n, group, col);
+          const T* dyg = dy + (n * g.out_channels + group * cout_g) * p;
+          // dw[group] (cout_g, k) += dy[n, group] (cout_g, p) @ cols^T (p, k)
+          gemm<T>(false, true, cout_g, k, p, T(1), dyg, p, cols, p, T(1),
+                  partial[chunk].data() + group * cout_g * k, k);
         }
       }
     }

@@ -1,49 +1,41 @@
-// Matrix products on the CPU with Eigen. Each operand is an Eigen::Map over the tensor's memory,
-// row-major or column-major as its strides say (MatmulGeometry), so transposed views are
-// multiplied in place. Threads: with at least as many batches as threads, batches run in parallel
-// (Eigen then stays single-threaded inside each: it does not nest OpenMP regions); otherwise the
-// batches run one after another and Eigen parallelizes each product (it is built with OpenMP and
-// follows the calling thread's OpenMP default, which max_threads() sets to set_num_threads's
-// count).
+// Matrix products on the CPU: each matrix of the batch is one gemm (kernels/cpu/gemm.h: oneDNN's
+// sgemm or Eigen) over the tensor's memory, an operand stored column-major (a transposed view) read
+// as the transpose of a row-major one, so nothing is copied. Threads: with at least as many
+// batches as threads, batches run in parallel and each gemm on its own thread; otherwise the
+// batches run one after another and gemm splits each product over the threads.
 #include <leangrad/kernels/backend.h>
 
 #include <algorithm>
 
-#include <Eigen/Core>
-
 #include <leangrad/core/error.h>
+#include <leangrad/kernels/cpu/gemm.h>
 #include <leangrad/kernels/cpu/parallel_for.h>
 
 namespace leangrad::kernels::cpu {
 
 namespace {
 
-template <typename T>
-using RowMajorMatrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-template <typename T>
-using ColMajorMatrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::ColMajor>;
+// Matrix `batch` of x as gemm takes it: its first element, whether it is stored transposed, and
+// the distance between its stored rows.
+struct GemmOperand {
+  const void* data;
+  bool trans;
+  std::int64_t ld;
+};
 
-// Calls f with an Eigen::Map of matrix `batch` of operand x, (rows, cols). Both map types have a
-// unit inner stride, which Eigen's GEMM needs to read the memory directly instead of copying it.
-template <typename T, typename F>
-void with_matrix(const MatmulOperand& x, std::int64_t batch, std::int64_t rows, std::int64_t cols,
-                 const F& f) {
+template <typename T>
+GemmOperand gemm_operand(const MatmulOperand& x, std::int64_t batch) {
   const T* base = static_cast<const T*>(x.data) + batch * x.batch_stride;
-  if (x.row_major()) {
-    f(Eigen::Map<const RowMajorMatrix<T>, 0, Eigen::OuterStride<>>(
-        base, rows, cols, Eigen::OuterStride<>(x.row_stride)));
-  } else {
-    f(Eigen::Map<const ColMajorMatrix<T>, 0, Eigen::OuterStride<>>(
-        base, rows, cols, Eigen::OuterStride<>(x.col_stride)));
-  }
+  return x.row_major() ? GemmOperand{base, false, x.row_stride}
+                       : GemmOperand{base, true, x.col_stride};
 }
 
 template <typename T>
 void matmul_batch(const MatmulGeometry& g, T* out, std::int64_t batch) {
-  Eigen::Map<RowMajorMatrix<T>> c(out + batch * g.m * g.n, g.m, g.n);
-  with_matrix<T>(g.a, batch, g.m, g.k, [&](const auto& a) {
-    with_matrix<T>(g.b, batch, g.k, g.n, [&](const auto& b) { c.noalias() = a * b; });
-  });
+  const GemmOperand a = gemm_operand<T>(g.a, batch);
+  const GemmOperand b = gemm_operand<T>(g.b, batch);
+  gemm<T>(a.trans, b.trans, g.m, g.n, g.k, T(1), static_cast<const T*>(a.data), a.ld,
+          static_cast<const T*>(b.data), b.ld, T(0), out + batch * g.m * g.n, g.n);
 }
 
 template <typename T>

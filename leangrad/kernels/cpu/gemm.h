@@ -1,0 +1,54 @@
+// gemm: the one matrix product every CPU kernel calls (matmul, linear through it, conv2d's three
+// products). Row-major, as BLAS's gemm in its row-major form:
+//   c (m, n) = alpha * op(a) op(b) + beta * c,   op(x) = x, or x^T when trans_x,
+// where a is stored (m, k), or (k, m) when trans_a, each row lda elements after the one before;
+// b likewise (k, n) or (n, k) with ldb; c (m, n) with ldc. beta == 0 never reads c (it may hold
+// garbage, even NaN), as in BLAS.
+//
+// Two implementations (ops::CpuGemmBackend picks, for float):
+//  - Eigen's GEMM over Eigen::Maps of the operands (always there, and every float64 product);
+//    compiled for the build's architecture (LEANGRAD_CPU_ARCH).
+//  - oneDNN's sgemm (kernels/onednn/, in builds with LEANGRAD_WITH_ONEDNN; the default there): its
+//    kernels are generated at run time for the CPU the program runs on (AVX2, AVX-512, AMX), so
+//    one binary gets each machine's widest vectors.
+// Both sum each output's k products in an order of their own: results agree to within the usual
+// GEMM rounding bound (k * eps * sum |a| |b|), not bitwise. Each is deterministic for a given
+// thread count.
+//
+// Threads: called outside a parallel region, either library splits the product over max_threads()
+// threads; called from inside a parallel_for task (a batch of products in parallel), it runs on the
+// calling thread alone.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace leangrad::kernels::cpu {
+
+template <typename T>
+void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, T alpha,
+          const T* a, std::int64_t lda, const T* b, std::int64_t ldb, T beta, T* c,
+          std::int64_t ldc);
+
+extern template void gemm<float>(bool, bool, std::int64_t, std::int64_t, std::int64_t, float,
+                                 const float*, std::int64_t, const float*, std::int64_t, float,
+                                 float*, std::int64_t);
+extern template void gemm<double>(bool, bool, std::int64_t, std::int64_t, std::int64_t, double,
+                                  const double*, std::int64_t, const double*, std::int64_t, double,
+                                  double*, std::int64_t);
+
+// The oneDNN side: defined in kernels/onednn/onednn_gemm.cpp, or by the stand-ins of
+// kernels/no_onednn/ in a build without oneDNN.
+namespace onednn {
+
+// Whether this build links oneDNN.
+bool built();
+// oneDNN's version as the loaded library reports it ("2.6.3"), or "" without oneDNN.
+std::string version();
+// gemm for float through dnnl_sgemm; throws Error without oneDNN or when oneDNN reports one.
+void sgemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
+           const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
+           std::int64_t ldc);
+
+}  // namespace onednn
+}  // namespace leangrad::kernels::cpu
