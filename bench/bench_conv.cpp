@@ -2,8 +2,8 @@
 // LEANGRAD_CPU_GEMM / ops::cpu_gemm_backend says, named in the context) in GFLOP/s
 // (2 N C_out H_out W_out C_in/g kH kW per operation):
 //   - BM_Conv2d/{Forward,InputGrad,WeightGrad}: the kernel entries of kernels/ops.h on the
-//     Fashion-MNIST CNN (batch 64: 1 -> 32 on 28 x 28, 32 -> 64 on 14 x 14, 3 x 3 pad 1) and a
-//     64 -> 64 3 x 3 on (4, 64, 48, 48). The forward is checked once against a direct loop at one
+//     Fashion-MNIST CNN (batch 64: 1 -> 32 on 28 x 28, 32 -> 64 on 14 x 14, 3 x 3 pad 1), a
+//     64 -> 64 3 x 3 on (4, 64, 48, 48) and issue 19's (16, 64, 56, 56) 64 -> 64. The forward is checked once against a direct loop at one
 //     output point before timing.
 //   - BM_Conv2dAutograd_{Forward,ForwardBackward}: the public conv2d (autograd/nn_functions.h,
 //     3 x 3 pad 1, no bias) on issue 19's (16, 64, 56, 56) 64 -> 64 and the CNN's two shapes;
@@ -33,6 +33,7 @@ constexpr ConvShape kShapes[] = {
     {64, 1, 28, 28, 32},   // Fashion-MNIST conv1
     {64, 32, 14, 14, 64},  // Fashion-MNIST conv2
     {4, 64, 48, 48, 64},   // super-resolution block, small batch
+    {16, 64, 56, 56, 64},  // issue 19's shape
 };
 
 ops::Conv2dParams pad1() {
@@ -92,13 +93,13 @@ void BM_Conv2d(benchmark::State& state, Which which) {
 }
 
 BENCHMARK_CAPTURE(BM_Conv2d, Forward, Which::Forward)
-    ->DenseRange(0, 2)
+    ->DenseRange(0, 3)
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Conv2d, InputGrad, Which::InputGrad)
-    ->DenseRange(0, 2)
+    ->DenseRange(0, 3)
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Conv2d, WeightGrad, Which::WeightGrad)
-    ->DenseRange(0, 2)
+    ->DenseRange(0, 3)
     ->Unit(benchmark::kMillisecond);
 
 constexpr ConvShape kAutogradShapes[] = {

@@ -55,6 +55,8 @@ std::vector<ConvCase> odd_cases() {
       {"no_bias", {2, 3, 5, 5}, {2, 3, 3, 3}, false, {1, 1}, {1, 1}},
       {"channels_5_to_7", {1, 5, 4, 4}, {7, 5, 3, 3}, true, {1, 1}, {1, 1}},
       {"stride2_dilation2_groups3", {1, 6, 9, 9}, {3, 2, 3, 3}, true, {2, 2}, {2, 2}, {2, 2}, 3},
+      // Stride 1 and out_w == in_w with dilation down only: im2col's same-width path.
+      {"dilation_rows_only", {2, 3, 7, 8}, {2, 3, 3, 3}, true, {1, 1}, {2, 1}, {2, 1}},
   };
 }
 
