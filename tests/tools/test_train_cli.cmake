@@ -434,6 +434,11 @@ elseif(MODE STREQUAL "errors")
   train_ok(version --version)
   expect_printed("--version" "${version}" "leangrad-train ")
   expect_printed("--version" "${version}" "\n  CPU matrix products: ")
+  # leangrad-train runs itself again with GOMP_SPINCOUNT=10000 unless the environment says how
+  # OpenMP threads wait (Note [OpenMP threads on a shared machine] in tools/leangrad_train.cpp).
+  if(NOT DEFINED ENV{OMP_WAIT_POLICY} AND NOT DEFINED ENV{GOMP_SPINCOUNT})
+    expect_printed("--version" "${version}" "\n  OpenMP threads wait: GOMP_SPINCOUNT=10000")
+  endif()
   if(version MATCHES "CUDA: built in")
     foreach(line "\n  cuBLAS: " "\n  cuDNN: " "\n  NCCL: " "\n  GPUs: ")
       expect_printed("--version" "${version}" "${line}")
