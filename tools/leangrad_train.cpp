@@ -1099,31 +1099,15 @@ int train_reporting_oom(const TrainOptions& o) {
   }
 }
 
-// Note [OpenMP threads on a shared machine]
-// At every barrier libgomp's idle threads spin up to 300,000 times before they sleep (its default
-// when OMP_WAIT_POLICY is unset). On a machine whose cores are busy with other work a spinning
-// thread burns the time slice that the thread it waits for needs: under two busy processes on 2
-// cores, the 2-thread cnn step took 107 ms against 55 ms at 1 thread, and 69 ms with 10,000 spins,
-// which cost nothing measurable on an idle machine (bench/results/2026-11-25-cpu-gemm-2core.md).
-// libgomp reads its settings once, when it is loaded, before main runs; so leangrad-train sets
-// GOMP_SPINCOUNT=10000 and executes itself again, unless the user set OMP_WAIT_POLICY or
-// GOMP_SPINCOUNT (OMP_WAIT_POLICY=passive never spins). A program embedding leangrad sets either
-// variable in its own environment (docs/training.md, "Step times").
-constexpr const char* kSpinCount = "10000";
-
-void use_short_openmp_spin(char** argv) {
-  if (std::getenv("OMP_WAIT_POLICY") != nullptr || std::getenv("GOMP_SPINCOUNT") != nullptr) return;
-  if (::setenv("GOMP_SPINCOUNT", kSpinCount, 0) != 0) return;
-  ::execv("/proc/self/exe", argv);  // returns only on failure: go on with libgomp's default
-}
-
-// The --version line saying how OpenMP threads wait (Note [OpenMP threads on a shared machine]).
+// The --version line saying how OpenMP threads wait for work: libgomp reads OMP_WAIT_POLICY and
+// GOMP_SPINCOUNT once, when it loads. On a machine shared with other work, OMP_WAIT_POLICY=passive
+// keeps idle threads from spinning (docs/training.md, "Step times").
 std::string openmp_wait_text() {
   if (const char* policy = std::getenv("OMP_WAIT_POLICY")) {
     return std::string("OMP_WAIT_POLICY=") + policy + " (from the environment)";
   }
   const char* spin = std::getenv("GOMP_SPINCOUNT");
-  if (spin == nullptr) return "libgomp's default spin";
+  if (spin == nullptr) return "libgomp's default (spin, then sleep; OMP_WAIT_POLICY unset)";
   return std::string("GOMP_SPINCOUNT=") + spin;
 }
 
@@ -1152,7 +1136,6 @@ std::string version_text() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  use_short_openmp_spin(argv);
   CLI::App app{"leangrad-train: trains a model on Fashion-MNIST with leangrad"};
   TrainOptions options;
   add_options(app, options);
