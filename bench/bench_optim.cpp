@@ -246,12 +246,12 @@ void BM_ClipGradNorm(benchmark::State& state) {
 }
 
 // One of Adam8bit's four lookups alone, block by block through the byte permutes of
-// kernels/cpu/quant_permute.h (AVX-512 VBMI builds; skipped elsewhere), on 65,536 values that stay
-// in L2: 0 dequantise (signed map), 1 dequantise (unsigned), 2 quantise (signed), 3 quantise
+// kernels/cpu/quant_permute.h (CPUs with AVX-512 VBMI; skipped elsewhere), on 65,536 values that
+// stay in L2: 0 dequantise (signed map), 1 dequantise (unsigned), 2 quantise (signed), 3 quantise
 // (unsigned). Items are values: compare ns per value with the whole step's.
 void BM_Adam8bit_Lookup(benchmark::State& state) {
-  if (!kernels::cpu::quant_permute_built_in()) {
-    state.SkipWithError("built without AVX-512 VBMI");
+  if (!kernels::cpu::quant_permute_supported()) {
+    state.SkipWithError("this CPU has no AVX-512 VBMI");
     return;
   }
   constexpr int kValues = 65536;

@@ -1,9 +1,9 @@
 // The byte-permute lookups of Adam8bit's maps (kernels/cpu/quant_permute.h, Note [Byte-permute
 // quantisation]) against the plain functions of kernels/quantization_math.h: every code
 // dequantised, every float of their domain quantised, and the blocks outside it refused. They
-// are built only for CPUs with AVX-512 VBMI (LEANGRAD_CPU_ARCH=native there); elsewhere these
-// tests report SKIPPED, and only the tables' checks run. The kernel that uses them is checked
-// bitwise against the reference loop by test_optim_vectorized.cpp.
+// run only on CPUs with AVX-512 VBMI (chosen at run time, Note [Choosing the permutes at run
+// time]); elsewhere these tests report SKIPPED, and only the tables' checks run. The kernel that
+// uses them is checked bitwise against the reference loop by test_optim_vectorized.cpp.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -22,7 +22,7 @@ namespace leangrad {
 namespace {
 
 using kernels::kQuantBlockSize;
-using kernels::cpu::quant_permute_built_in;
+using kernels::cpu::quant_permute_supported;
 
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 constexpr float kInf = std::numeric_limits<float>::infinity();
@@ -35,7 +35,7 @@ TEST(QuantPermute, TablesHoldEveryBucket) {
 }
 
 TEST(QuantPermute, DequantizesEveryCode) {
-  if (!quant_permute_built_in()) GTEST_SKIP() << "built without AVX-512 VBMI";
+  if (!quant_permute_supported()) GTEST_SKIP() << "this CPU has no AVX-512 VBMI";
   const kernels::cpu::QuantMaps& maps = kernels::cpu::quant_maps();
   std::vector<std::uint8_t> codes(kQuantBlockSize);
   for (int c = 0; c < kQuantBlockSize; ++c)
@@ -62,7 +62,7 @@ TEST(QuantPermute, DequantizesEveryCode) {
 // time in the order of their bits, gets quantize_state's code; blocks holding NaN or Inf (and,
 // unsigned, a negative value) are refused. All 2^32 bit patterns, on every core.
 TEST(QuantPermute, QuantizesEveryFloatAsQuantizeState) {
-  if (!quant_permute_built_in()) GTEST_SKIP() << "built without AVX-512 VBMI";
+  if (!quant_permute_supported()) GTEST_SKIP() << "this CPU has no AVX-512 VBMI";
   const kernels::cpu::QuantMaps& maps = kernels::cpu::quant_maps();
   constexpr std::uint64_t kBlocks = (std::uint64_t{1} << 32) / kQuantBlockSize;
   for (const bool is_signed : {true, false}) {
@@ -112,7 +112,7 @@ TEST(QuantPermute, QuantizesEveryFloatAsQuantizeState) {
 // The scaling by 1 / absmax is the kernel's (value * inv_absmax, rounded once), and a block
 // refused leaves the codes as they were.
 TEST(QuantPermute, ScalesByTheInverseAbsmaxAndRefusesNonFinite) {
-  if (!quant_permute_built_in()) GTEST_SKIP() << "built without AVX-512 VBMI";
+  if (!quant_permute_supported()) GTEST_SKIP() << "this CPU has no AVX-512 VBMI";
   const kernels::cpu::QuantMaps& maps = kernels::cpu::quant_maps();
   std::vector<float> values(kQuantBlockSize);
   for (int j = 0; j < kQuantBlockSize; ++j)

@@ -25,7 +25,8 @@
 //     maxima (a tree over the lanes at the end), then quantise both. Four table lookups per
 //     element, which a compiler can only make gathers (about one element per cycle) or scalar
 //     loads; they, not memory, bounded this loop at 2.5 times float32 Adam's time. Two kernels:
-//       * AVX-512 VBMI builds (LEANGRAD_CPU_ARCH=native on Ice Lake, Zen 4 and later): full
+//       * CPUs with AVX-512 VBMI (Ice Lake, Zen 4 and later; chosen at run time in every x86-64
+//         build, Note [Choosing the permutes at run time] in kernels/cpu/quant_permute.h): full
 //         blocks go through adam8bit_blocks_permute, the lookups made 64 at a time with byte
 //         permutes from tables held in registers (kernels/cpu/quant_permute.h, Note [Byte-permute
 //         quantisation]: the one place with intrinsics, and why). Block b's update runs in
@@ -316,8 +317,9 @@ struct BlockMaxima {
 // local arrays for the loop, which keeps them in registers (a store and a reload per iteration
 // would chain every step through memory).
 template <typename Options>
-bool update_quarter(AdamUpdate update, AdamUpdate::TensorScalars scalars, float* param,
-                    const float* grad, float* m, float* v, BlockMaxima& maxima) {
+LG_QUANT_PERMUTE_TARGET bool update_quarter(AdamUpdate update, AdamUpdate::TensorScalars scalars,
+                                            float* param, const float* grad, float* m, float* v,
+                                            BlockMaxima& maxima) {
   Options::fix(update, scalars);
   float max1[kMaxLanes], max2[kMaxLanes];
   for (int l = 0; l < kMaxLanes; ++l) {
@@ -352,9 +354,11 @@ bool update_quarter(AdamUpdate update, AdamUpdate::TensorScalars scalars, float*
 // quarters with the lookups of its neighbours between them (the quantisation of b - 1, the
 // dequantisation of b + 1), so that the permutes run while the update waits for its divisions.
 template <typename Options>
-bool adam8bit_blocks_permute(AdamUpdate update, AdamUpdate::TensorScalars scalars,
-                             const Adam8bitTensor& t, std::int64_t first, std::int64_t last,
-                             const QuantPermuteTables& tables) {
+LG_QUANT_PERMUTE_TARGET bool adam8bit_blocks_permute(AdamUpdate update,
+                                                     AdamUpdate::TensorScalars scalars,
+                                                     const Adam8bitTensor& t, std::int64_t first,
+                                                     std::int64_t last,
+                                                     const QuantPermuteTables& tables) {
   namespace qp = quant_permute;
   Options::fix(update, scalars);
   const QuantCodeTable::View signed_codes = signed_code_table().view();
@@ -418,13 +422,15 @@ bool adam8bit_blocks_permute(AdamUpdate update, AdamUpdate::TensorScalars scalar
 }
 #endif  // LEANGRAD_QUANT_PERMUTE
 
-// Blocks [first, last) of t with Options fixed: full blocks with byte permutes where this build
-// has them, the rest with the code tables.
+// Blocks [first, last) of t with Options fixed: full blocks with byte permutes where the CPU has
+// them (Note [Choosing the permutes at run time]), the rest with the code tables.
 template <typename Options>
 bool adam8bit_blocks(const AdamUpdate& update, const AdamUpdate::TensorScalars& scalars,
                      const Adam8bitTensor& t, std::int64_t first, std::int64_t last,
                      const QuantMaps& maps) {
 #if LEANGRAD_QUANT_PERMUTE
+  if (!quant_permute_supported())
+    return adam8bit_blocks_code_table<Options>(update, scalars, t, first, last, maps);
   const std::int64_t full = std::clamp(t.numel / kQuantBlockSize, first, last);
   bool skipped = false;
   if (first < full) {
@@ -508,7 +514,7 @@ void adam8bit_step(const AdamUpdate& update, const std::vector<Adam8bitTensor>& 
   }
   const QuantMaps& maps = quant_maps();
 #if LEANGRAD_QUANT_PERMUTE
-  quant_permute_tables();  // built before the threads start
+  if (quant_permute_supported()) quant_permute_tables();  // built before the threads start
 #endif
   std::vector<AdamUpdate::TensorScalars> scalars;
   const std::vector<std::int64_t> offsets = resolve_launch(

@@ -147,33 +147,65 @@ const QuantPermuteTables& quant_permute_tables() {
   return tables;
 }
 
-bool quant_permute_built_in() {
-  return LEANGRAD_QUANT_PERMUTE != 0;
+bool quant_permute_supported() {
+#if LEANGRAD_QUANT_PERMUTE
+  static const bool supported = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vbmi");
+  }();
+  return supported;
+#else
+  return false;
+#endif
 }
 
-void dequantize_block_permute(bool is_signed, const std::uint8_t* codes, float absmax, float* out) {
+namespace {
+
+[[noreturn]] void throw_unsupported(const char* what) {
+  LG_THROW(Error, what,
+           ": the byte-permute lookups need AVX-512 F, BW, VL and VBMI, which this CPU or build "
+           "lacks (quant_permute_supported() is false)");
+}
+
 #if LEANGRAD_QUANT_PERMUTE
+LG_QUANT_PERMUTE_TARGET void dequantize_with_permutes(bool is_signed, const std::uint8_t* codes,
+                                                      float absmax, float* out) {
   const QuantPermuteTables& tables = quant_permute_tables();
   if (is_signed) {
     quant_permute::dequantize_signed(tables, codes, absmax, out);
   } else {
     quant_permute::dequantize_unsigned(tables, codes, absmax, out);
   }
+}
+
+LG_QUANT_PERMUTE_TARGET bool quantize_with_permutes(bool is_signed, const float* values,
+                                                    float inv_absmax, std::uint8_t* codes) {
+  const QuantPermuteTables& tables = quant_permute_tables();
+  return is_signed ? quant_permute::quantize_signed(tables, values, inv_absmax, codes)
+                   : quant_permute::quantize_unsigned(tables, values, inv_absmax, codes);
+}
+#endif
+
+}  // namespace
+
+void dequantize_block_permute(bool is_signed, const std::uint8_t* codes, float absmax, float* out) {
+  if (!quant_permute_supported()) throw_unsupported("dequantize_block_permute");
+#if LEANGRAD_QUANT_PERMUTE
+  dequantize_with_permutes(is_signed, codes, absmax, out);
 #else
   (void)is_signed, (void)codes, (void)absmax, (void)out;
-  LG_THROW(Error, "dequantize_block_permute: built without AVX-512 VBMI");
 #endif
 }
 
 bool quantize_block_permute(bool is_signed, const float* values, float inv_absmax,
                             std::uint8_t* codes) {
+  if (!quant_permute_supported()) throw_unsupported("quantize_block_permute");
 #if LEANGRAD_QUANT_PERMUTE
-  const QuantPermuteTables& tables = quant_permute_tables();
-  return is_signed ? quant_permute::quantize_signed(tables, values, inv_absmax, codes)
-                   : quant_permute::quantize_unsigned(tables, values, inv_absmax, codes);
+  return quantize_with_permutes(is_signed, values, inv_absmax, codes);
 #else
   (void)is_signed, (void)values, (void)inv_absmax, (void)codes;
-  LG_THROW(Error, "quantize_block_permute: built without AVX-512 VBMI");
+  return false;
 #endif
 }
 

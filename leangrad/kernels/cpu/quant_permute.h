@@ -1,9 +1,9 @@
 // Adam8bit's quantisation maps (kernels/quantization_math.h) as byte tables read with AVX-512
 // VBMI's byte permutes: a block of kQuantBlockSize codes to floats and floats to codes, 64 values
 // per instruction, for the vectorised Adam8bit kernel (kernels/cpu/optim_vectorized.cpp). The
-// permutes exist only on CPUs with AVX-512 VBMI (Ice Lake, Zen 4 and later), in a build for them
-// (LEANGRAD_CPU_ARCH=native): there LEANGRAD_QUANT_PERMUTE is 1; elsewhere the kernel keeps its
-// portable loops (kernels/cpu/quant_code_table.h) and only the tables and the test entries exist.
+// permutes exist only on CPUs with AVX-512 VBMI (Ice Lake, Zen 4 and later): they are compiled for
+// it in every x86-64 build and chosen at run time (Note [Choosing the permutes at run time]);
+// elsewhere the kernel keeps its portable loops (kernels/cpu/quant_code_table.h).
 //
 // Note [Byte-permute quantisation]
 //   Why intrinsics. leangrad's CPU kernels are loops the compiler vectorises (or Eigen/SLEEF),
@@ -54,9 +54,14 @@
 #include <leangrad/kernels/cpu/optim_reference.h>
 #include <leangrad/kernels/quantization_math.h>
 
-#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VBMI__)
+// The permute lookups are compiled on x86-64 with GCC or Clang whatever LEANGRAD_CPU_ARCH says:
+// each function that uses AVX-512 carries LG_QUANT_PERMUTE_TARGET, and none runs before
+// quant_permute_supported() has found AVX-512 F, BW, VL and VBMI on the CPU (Note [Choosing the
+// permutes at run time]).
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define LEANGRAD_QUANT_PERMUTE 1
 #include <immintrin.h>
+#define LG_QUANT_PERMUTE_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512vbmi")))
 #else
 #define LEANGRAD_QUANT_PERMUTE 0
 #endif
@@ -95,11 +100,21 @@ struct QuantPermuteTables {
 // The tables of quant_maps(), built once.
 const QuantPermuteTables& quant_permute_tables();
 
-// True when this build has the permute lookups (LEANGRAD_QUANT_PERMUTE). The two functions below
-// run them on one block of kQuantBlockSize values (the tests' entry; the kernel calls the same
-// functions) and throw when they are not built in. quantize_block_permute returns false, and writes
-// nothing, for a block outside its domain (Note [Byte-permute quantisation]).
-bool quant_permute_built_in();
+// True when this build has the permute lookups (LEANGRAD_QUANT_PERMUTE) and the CPU it runs on
+// has AVX-512 F, BW, VL and VBMI (asked once). The two functions below run them on one block of
+// kQuantBlockSize values (the tests' entry; the kernel calls the same functions) and throw when
+// they cannot run here. quantize_block_permute returns false, and writes nothing, for a block
+// outside its domain (Note [Byte-permute quantisation]).
+//
+// Note [Choosing the permutes at run time]
+//   The default build is x86-64-v3 (AVX2), so that one binary runs on every machine leangrad
+//   targets; the permutes need AVX-512 VBMI (Ice Lake, Zen 4 and later). Only the functions that
+//   use them are compiled for it (LG_QUANT_PERMUTE_TARGET: here, and adam8bit_blocks_permute and
+//   update_quarter in kernels/cpu/optim_vectorized.cpp), and the kernel takes that path only when
+//   quant_permute_supported(). Everything they call that is not marked is ordinary code of the
+//   build's architecture (inlined into them, or called), so no AVX-512 instruction can reach a
+//   machine without it. Results are bitwise those of the code-table path either way.
+bool quant_permute_supported();
 void dequantize_block_permute(bool is_signed, const std::uint8_t* codes, float absmax, float* out);
 bool quantize_block_permute(bool is_signed, const float* values, float inv_absmax,
                             std::uint8_t* codes);
@@ -109,19 +124,21 @@ namespace quant_permute {
 
 constexpr int kGroups = kQuantBlockSize / 64;  // a block is 4 vectors of 64 codes
 
-inline __m512i load(const void* p) {
+LG_QUANT_PERMUTE_TARGET inline __m512i load(const void* p) {
   return _mm512_load_si512(p);
 }
 
 // 64 lookups in a 256-entry byte table: two 128-byte halves, chosen by the index's top bit.
-inline __m512i lookup256(__m512i t0, __m512i t1, __m512i t2, __m512i t3, __m512i index) {
+LG_QUANT_PERMUTE_TARGET inline __m512i lookup256(__m512i t0, __m512i t1, __m512i t2, __m512i t3,
+                                                 __m512i index) {
   return _mm512_mask_blend_epi8(_mm512_movepi8_mask(index), _mm512_permutex2var_epi8(t0, index, t1),
                                 _mm512_permutex2var_epi8(t2, index, t3));
 }
 
 // Four byte planes of 64 values (byte k of value j at plane[k][j]) -> 64 values as 4 vectors of
 // 16, in order: bytes 0 and 1 paired into words, bytes 2 and 3 too, then the word pairs.
-inline void bytes_to_floats(const QuantPermuteTables& t, const __m512i plane[4], __m512i out[4]) {
+LG_QUANT_PERMUTE_TARGET inline void bytes_to_floats(const QuantPermuteTables& t,
+                                                    const __m512i plane[4], __m512i out[4]) {
   const __m512i first_half = load(t.byte_pairs[0]), second_half = load(t.byte_pairs[1]);
   const __m512i low01 = _mm512_permutex2var_epi8(plane[0], first_half, plane[1]);
   const __m512i high01 = _mm512_permutex2var_epi8(plane[0], second_half, plane[1]);
@@ -135,8 +152,9 @@ inline void bytes_to_floats(const QuantPermuteTables& t, const __m512i plane[4],
 }
 
 // out[j] = map[codes[j]] * absmax for one block (dequantize_state), signed map.
-inline void dequantize_signed(const QuantPermuteTables& t, const std::uint8_t* codes, float absmax,
-                              float* out) {
+LG_QUANT_PERMUTE_TARGET inline void dequantize_signed(const QuantPermuteTables& t,
+                                                      const std::uint8_t* codes, float absmax,
+                                                      float* out) {
   __m512i index[kGroups], plane[kGroups][4];
   __mmask64 nonzero[kGroups], negative[kGroups];
   for (int g = 0; g < kGroups; ++g) {
@@ -165,8 +183,9 @@ inline void dequantize_signed(const QuantPermuteTables& t, const std::uint8_t* c
 }
 
 // The same for the unsigned map: 256-entry planes.
-inline void dequantize_unsigned(const QuantPermuteTables& t, const std::uint8_t* codes,
-                                float absmax, float* out) {
+LG_QUANT_PERMUTE_TARGET inline void dequantize_unsigned(const QuantPermuteTables& t,
+                                                        const std::uint8_t* codes, float absmax,
+                                                        float* out) {
   __m512i code[kGroups], plane[kGroups][4];
   for (int g = 0; g < kGroups; ++g)
     code[g] = _mm512_loadu_si512(codes + 64 * g);
@@ -187,15 +206,16 @@ inline void dequantize_unsigned(const QuantPermuteTables& t, const std::uint8_t*
 }
 
 // x = values * inv_absmax for 64 values.
-inline void scaled(const float* values, __m512 inv_absmax, __m512 x[4]) {
+LG_QUANT_PERMUTE_TARGET inline void scaled(const float* values, __m512 inv_absmax, __m512 x[4]) {
   for (int j = 0; j < 4; ++j)
     x[j] = _mm512_mul_ps(_mm512_loadu_ps(values + 16 * j), inv_absmax);
 }
 
 // The buckets of |x| for 64 values: the low byte of each bucket number (and, in *high, the high
 // byte); the high words of x (sign, exponent, 7 mantissa bits) in word[0..1].
-inline __m512i buckets(const QuantPermuteTables& t, const std::uint16_t* binades, const __m512 x[4],
-                       __m512i word[2], __m512i* high) {
+LG_QUANT_PERMUTE_TARGET inline __m512i buckets(const QuantPermuteTables& t,
+                                               const std::uint16_t* binades, const __m512 x[4],
+                                               __m512i word[2], __m512i* high) {
   const __m512i high_words = load(t.high_words), binade_table = load(binades);
   __m512i bucket[2];
   for (int h = 0; h < 2; ++h) {
@@ -215,17 +235,18 @@ inline __m512i buckets(const QuantPermuteTables& t, const std::uint16_t* binades
   return _mm512_permutex2var_epi8(bucket[0], load(t.low_bytes), bucket[1]);
 }
 
-inline __mmask64 join(__mmask32 low, __mmask32 high) {
+LG_QUANT_PERMUTE_TARGET inline __mmask64 join(__mmask32 low, __mmask32 high) {
   return _mm512_kunpackd(high, low);
 }
-inline __mmask64 join(__mmask16 a, __mmask16 b, __mmask16 c, __mmask16 d) {
+LG_QUANT_PERMUTE_TARGET inline __mmask64 join(__mmask16 a, __mmask16 b, __mmask16 c, __mmask16 d) {
   return _mm512_kunpackd(_mm512_kunpackw(d, c), _mm512_kunpackw(b, a));
 }
 
 // codes[j] = quantize_state(thresholds, values[j], inv_absmax, true) for one block; false (and
 // nothing written) when some values[j] * inv_absmax is NaN or Inf.
-inline bool quantize_signed(const QuantPermuteTables& t, const float* values, float inv_absmax,
-                            std::uint8_t* codes) {
+LG_QUANT_PERMUTE_TARGET inline bool quantize_signed(const QuantPermuteTables& t,
+                                                    const float* values, float inv_absmax,
+                                                    std::uint8_t* codes) {
   const __m512 inv = _mm512_set1_ps(inv_absmax);
   const __m512i magnitude_mask = _mm512_set1_epi16(0x7fff), infinity = _mm512_set1_epi16(0x7f80);
   __m512i bucket[kGroups];
@@ -278,8 +299,9 @@ inline bool quantize_signed(const QuantPermuteTables& t, const float* values, fl
 }
 
 // The same for the unsigned map; false also when a value is negative (or -0).
-inline bool quantize_unsigned(const QuantPermuteTables& t, const float* values, float inv_absmax,
-                              std::uint8_t* codes) {
+LG_QUANT_PERMUTE_TARGET inline bool quantize_unsigned(const QuantPermuteTables& t,
+                                                      const float* values, float inv_absmax,
+                                                      std::uint8_t* codes) {
   const __m512 inv = _mm512_set1_ps(inv_absmax);
   const __m512i infinity = _mm512_set1_epi16(0x7f80);  // and every word with the sign bit
   __m512i bucket[kGroups], bucket_high[kGroups];
