@@ -31,6 +31,7 @@
 #include <leangrad/kernels/backend.h>
 #include <leangrad/kernels/cpu/optim_reference.h>
 #include <leangrad/kernels/cpu/quant_code_table.h>
+#include <leangrad/kernels/cpu/quant_permute.h>
 #include "testing/thread_count.h"
 
 namespace leangrad {
@@ -453,6 +454,28 @@ void expect_adam8bit_equals_reference(const AdamUpdate& update, double weight_de
       ASSERT_TRUE(same_values(fast[t].absmax1, slow[t].absmax1, name + "absmax1"));
       ASSERT_TRUE(same_values(fast[t].absmax2, slow[t].absmax2, name + "absmax2"));
     }
+  }
+}
+
+// Both Adam8bit kernels on a CPU with AVX-512 VBMI: the byte permutes (the default there) and
+// the code tables every other CPU runs (Note [Choosing the permutes at run time]).
+class PermuteGuard {
+ public:
+  explicit PermuteGuard(bool allowed) { kernels::cpu::set_quant_permute_allowed(allowed); }
+  ~PermuteGuard() { kernels::cpu::set_quant_permute_allowed(true); }
+  PermuteGuard(const PermuteGuard&) = delete;
+  PermuteGuard& operator=(const PermuteGuard&) = delete;
+};
+
+TEST(OptimVectorized, Adam8bitCodeTableKernelEqualsReference) {
+  if (!kernels::cpu::quant_permute_supported())
+    GTEST_SKIP() << "this CPU runs the code tables in Adam8bitEqualsReference already";
+  const PermuteGuard guard(false);
+  ASSERT_FALSE(kernels::cpu::quant_permute_supported());
+  for (const auto& [plan_name, plan] : step_plans()) {
+    SCOPED_TRACE(plan_name);
+    expect_adam8bit_equals_reference(AdamUpdate::make(0.9, 0.999, 1e-8, false, true, true), 0.01,
+                                     plan);
   }
 }
 

@@ -4,6 +4,7 @@
 #include <leangrad/kernels/cpu/quant_permute.h>
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cmath>
 #include <limits>
@@ -147,17 +148,30 @@ const QuantPermuteTables& quant_permute_tables() {
   return tables;
 }
 
+namespace {
+
+std::atomic<bool>& permute_allowed() {
+  static std::atomic<bool> allowed{true};
+  return allowed;
+}
+
+}  // namespace
+
 bool quant_permute_supported() {
 #if LEANGRAD_QUANT_PERMUTE
-  static const bool supported = [] {
+  static const bool cpu_has_it = [] {
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
            __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vbmi");
   }();
-  return supported;
+  return cpu_has_it && permute_allowed().load(std::memory_order_relaxed);
 #else
   return false;
 #endif
+}
+
+void set_quant_permute_allowed(bool allowed) {
+  permute_allowed().store(allowed);
 }
 
 namespace {

@@ -115,6 +115,9 @@ const QuantPermuteTables& quant_permute_tables();
 //   build's architecture (inlined into them, or called), so no AVX-512 instruction can reach a
 //   machine without it. Results are bitwise those of the code-table path either way.
 bool quant_permute_supported();
+// For tests and benchmarks: false makes quant_permute_supported() false (the kernel then takes the
+// code tables everywhere, as on a CPU without VBMI); true gives the CPU's answer back.
+void set_quant_permute_allowed(bool allowed);
 void dequantize_block_permute(bool is_signed, const std::uint8_t* codes, float absmax, float* out);
 bool quantize_block_permute(bool is_signed, const float* values, float inv_absmax,
                             std::uint8_t* codes);
