@@ -3,8 +3,8 @@
 // (2 N C_out H_out W_out C_in/g kH kW per operation):
 //   - BM_Conv2d/{Forward,InputGrad,WeightGrad}: the kernel entries of kernels/ops.h on the
 //     Fashion-MNIST CNN (batch 64: 1 -> 32 on 28 x 28, 32 -> 64 on 14 x 14, 3 x 3 pad 1), a
-//     64 -> 64 3 x 3 on (4, 64, 48, 48) and issue 19's (16, 64, 56, 56) 64 -> 64. The forward is checked once against a direct loop at one
-//     output point before timing.
+//     64 -> 64 3 x 3 on (4, 64, 48, 48) and issue 19's (16, 64, 56, 56) 64 -> 64. The forward is
+//     checked once against a direct loop at one output point before timing.
 //   - BM_Conv2dAutograd_{Forward,ForwardBackward}: the public conv2d (autograd/nn_functions.h,
 //     3 x 3 pad 1, no bias) on issue 19's (16, 64, 56, 56) 64 -> 64 and the CNN's two shapes;
 //     forward+backward is one forward and y.backward(g) (the x and weight gradients).

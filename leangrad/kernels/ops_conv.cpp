@@ -4,8 +4,8 @@
 // result and switches to the conv2d launchers of kernels/backend.h: im2col + GEMM (oneDNN or
 // Eigen) on the CPU; on CUDA our implicit-GEMM kernels, or cuDNN when selected
 // (LEANGRAD_CONV=cudnn, set_conv2d_backend) or when the implicit GEMM does not cover the problem
-// (kernels/cuda/conv.cu decides). float16/bfloat16 on the CPU are computed in float32 and rounded back once, as matmul
-// does.
+// (kernels/cuda/conv.cu decides). float16/bfloat16 on the CPU are computed in float32 and rounded
+// back once, as matmul does.
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
