@@ -1,8 +1,8 @@
 // Tensor-level entry of the matrix product (kernels/ops.h): ops::matmul. Checks dtypes, devices
 // and shapes, views both operands as (batch, rows, cols) with BLAS-compatible strides (copying an
-// operand only when it has none, see MatmulGeometry), allocates the output and calls the Eigen
-// or cuBLAS launcher (matmul of kernels/backend.h). Also the CPU GEMM backend setting
-// (set_cpu_gemm_backend), which kernels/cpu/gemm.cpp reads for every float32 product.
+// operand only when it has none, see MatmulGeometry), allocates the output and calls the CPU
+// (kernels/cpu/gemm.h) or cuBLAS launcher (matmul of kernels/backend.h). Also the CPU GEMM backend
+// setting (set_cpu_gemm_backend), which kernels/cpu/gemm.cpp reads for every float32 product.
 //
 // Shapes, as torch.matmul for up to 3 dims:
 //   (M, K) @ (K, N) -> (M, N)                 (B, M, K) @ (B, K, N) -> (B, M, N)
@@ -104,10 +104,6 @@ MatmulOperand operand_for(const Tensor& t, bool left, Tensor& holder) {
   holder = cast(t, t.dtype());  // contiguous copy: always row-major
   return *blas_operand(holder, as_matrix3d(holder, left));
 }
-
-}  // namespace
-
-namespace {
 
 // LEANGRAD_CPU_GEMM, read once. An unknown value cannot throw here (the first product may run
 // inside a parallel region, where an exception ends the program), so it is named on stderr and

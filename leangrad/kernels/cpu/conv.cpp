@@ -43,36 +43,60 @@ inline ValidColumns valid_columns(std::int64_t out_w, std::int64_t in_w, std::in
   return {begin, end};
 }
 
-// One tap's col row (out_h x out_w values) of a "same-width" convolution: stride 1 and dilation 1
-// across, out_w == in_w, and stride 1 down. Output row oh then reads input row oh + dr shifted by
-// ds columns, so the valid rows' values are one contiguous run of the input plane, copied at once;
-// the columns per row that wrapped around into the neighbouring row are then zeroed. For a 14 x 14
-// image that is one copy where there would be fourteen short ones.
+// A "same-width" convolution: stride 1 and dilation 1 across, out_w == in_w, and stride 1 down (the
+// usual 3 x 3, padding 1). Output row oh of tap (r, s) then reads input row oh + dr shifted by ds
+// columns: output element i = oh * width + ow reads input element i + shift. So a tap's valid rows
+// are one contiguous run [first, last) of col row and plane alike, except for the columns per row
+// that wrap around into the neighbouring row, which hold padding. For a 14 x 14 image that is one
+// copy where there would be fourteen short ones.
+bool is_same_width(const Conv2dGeometry& g) {
+  return g.stride_w == 1 && g.dilation_w == 1 && g.out_w == g.in_w && g.stride_h == 1;
+}
+
+struct SameWidthTap {
+  ValidColumns rows, cols;   // the output rows and columns that read inside the input
+  std::int64_t shift;        // input element = output element + shift
+  std::int64_t first, last;  // the run from the first valid output element to one past the last
+
+  bool empty() const { return rows.begin == rows.end || cols.begin == cols.end; }
+};
+
+SameWidthTap same_width_tap(const Conv2dGeometry& g, std::int64_t r, std::int64_t s) {
+  SameWidthTap t;
+  t.rows = valid_columns(g.out_h, g.in_h, r, 1, g.pad_h, g.dilation_h);
+  t.cols = valid_columns(g.out_w, g.in_w, s, 1, g.pad_w, 1);
+  t.shift = (r * g.dilation_h - g.pad_h) * g.out_w + (s - g.pad_w);
+  t.first = t.rows.begin * g.out_w + t.cols.begin;
+  t.last = (t.rows.end - 1) * g.out_w + t.cols.end;
+  return t;
+}
+
+// Zeroes the columns of the tap's valid rows of `row` that wrap around (they read padding): a
+// column or two per row, written in place rather than by a library call each.
+template <typename T>
+void zero_wrapped_columns(const SameWidthTap& t, std::int64_t width, T* row) {
+  for (std::int64_t oh = t.rows.begin; oh < t.rows.end; ++oh) {
+    T* out_row = row + oh * width;
+    for (std::int64_t ow = 0; ow < t.cols.begin; ++ow)
+      out_row[ow] = T(0);
+    for (std::int64_t ow = t.cols.end; ow < width; ++ow)
+      out_row[ow] = T(0);
+  }
+}
+
+// One tap's col row (out_h x out_w values) of a same-width convolution.
 template <typename T>
 void im2col_same_width_row(const Conv2dGeometry& g, const T* plane, std::int64_t r, std::int64_t s,
                            T* row) {
-  const std::int64_t width = g.out_w;
-  const ValidColumns rows = valid_columns(g.out_h, g.in_h, r, 1, g.pad_h, g.dilation_h);
-  const ValidColumns cols = valid_columns(g.out_w, g.in_w, s, 1, g.pad_w, 1);
-  if (rows.begin == rows.end || cols.begin == cols.end) {
-    std::fill(row, row + g.out_h * width, T(0));
+  const SameWidthTap t = same_width_tap(g, r, s);
+  if (t.empty()) {
+    std::fill(row, row + g.out_pixels(), T(0));
     return;
   }
-  std::fill(row, row + rows.begin * width, T(0));
-  std::fill(row + rows.end * width, row + g.out_h * width, T(0));
-  // Output element (oh, ow) reads input element (oh + dr) * width + ow + ds = oh * width + ow +
-  // shift; every element from the first valid one to the last lies inside the plane.
-  const std::int64_t shift = (r * g.dilation_h - g.pad_h) * width + (s - g.pad_w);
-  const std::int64_t first = rows.begin * width + cols.begin;
-  const std::int64_t last = (rows.end - 1) * width + cols.end;  // one past the last valid one
-  std::copy(plane + first + shift, plane + last + shift, row + first);
-  for (std::int64_t oh = rows.begin; oh < rows.end; ++oh) {
-    T* out_row = row + oh * width;
-    for (std::int64_t ow = 0; ow < cols.begin; ++ow)
-      out_row[ow] = T(0);
-    for (std::int64_t ow = cols.end; ow < width; ++ow)
-      out_row[ow] = T(0);
-  }
+  std::fill(row, row + t.rows.begin * g.out_w, T(0));
+  std::fill(row + t.rows.end * g.out_w, row + g.out_pixels(), T(0));
+  std::copy(plane + t.first + t.shift, plane + t.last + t.shift, row + t.first);
+  zero_wrapped_columns(t, g.out_w, row);
 }
 
 // col (K, P) = the patches of one group of one sample; x_group: (C_in/groups, H, W). Each col row
@@ -81,8 +105,7 @@ void im2col_same_width_row(const Conv2dGeometry& g, const T* plane, std::int64_t
 template <typename T>
 void im2col(const Conv2dGeometry& g, const T* x_group, T* col) {
   const std::int64_t out_pixels = g.out_pixels();
-  const bool same_width =
-      g.stride_w == 1 && g.dilation_w == 1 && g.out_w == g.in_w && g.stride_h == 1;
+  const bool same_width = is_same_width(g);
   for (std::int64_t c = 0; c < g.in_channels_per_group(); ++c) {
     const T* plane = x_group + c * g.in_pixels();
     for (std::int64_t r = 0; r < g.kernel_h; ++r) {
@@ -119,36 +142,24 @@ void im2col(const Conv2dGeometry& g, const T* x_group, T* col) {
 }
 
 // dx_group (C_in/groups, H, W) += col2im(col): the transpose of im2col. col is scratch and may be
-// overwritten: a same-width convolution zeroes each tap's entries that fall in the padding (they
-// have no input pixel) and then adds the tap's whole valid run to the plane at once, the transpose
-// of im2col_same_width_row.
+// overwritten: a same-width convolution zeroes each tap's entries that wrap around into the
+// padding (they have no input pixel) and then adds the tap's whole valid run to the plane at once,
+// the transpose of im2col_same_width_row.
 template <typename T>
 void col2im_add(const Conv2dGeometry& g, T* col, T* dx_group) {
   const std::int64_t out_pixels = g.out_pixels();
-  const bool same_width =
-      g.stride_w == 1 && g.dilation_w == 1 && g.out_w == g.in_w && g.stride_h == 1;
+  const bool same_width = is_same_width(g);
   for (std::int64_t c = 0; c < g.in_channels_per_group(); ++c) {
     T* plane = dx_group + c * g.in_pixels();
     for (std::int64_t r = 0; r < g.kernel_h; ++r) {
       for (std::int64_t s = 0; s < g.kernel_w; ++s) {
         T* row = col + ((c * g.kernel_h + r) * g.kernel_w + s) * out_pixels;
         if (same_width) {
-          const std::int64_t width = g.out_w;
-          const ValidColumns rows = valid_columns(g.out_h, g.in_h, r, 1, g.pad_h, g.dilation_h);
-          const ValidColumns cols = valid_columns(g.out_w, g.in_w, s, 1, g.pad_w, 1);
-          if (rows.begin == rows.end || cols.begin == cols.end) continue;
-          for (std::int64_t oh = rows.begin; oh < rows.end; ++oh) {
-            T* col_row = row + oh * width;
-            for (std::int64_t ow = 0; ow < cols.begin; ++ow)
-              col_row[ow] = T(0);
-            for (std::int64_t ow = cols.end; ow < width; ++ow)
-              col_row[ow] = T(0);
-          }
-          const std::int64_t shift = (r * g.dilation_h - g.pad_h) * width + (s - g.pad_w);
-          const std::int64_t first = rows.begin * width + cols.begin;
-          const std::int64_t last = (rows.end - 1) * width + cols.end;
-          for (std::int64_t i = first; i < last; ++i)
-            plane[i + shift] += row[i];
+          const SameWidthTap t = same_width_tap(g, r, s);
+          if (t.empty()) continue;
+          zero_wrapped_columns(t, g.out_w, row);
+          for (std::int64_t i = t.first; i < t.last; ++i)
+            plane[i + t.shift] += row[i];
           continue;
         }
         const ValidColumns v = valid_columns(g.out_w, g.in_w, s, g.stride_w, g.pad_w, g.dilation_w);

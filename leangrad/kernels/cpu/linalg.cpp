@@ -17,25 +17,26 @@ namespace {
 
 // Matrix `batch` of x as gemm takes it: its first element, whether it is stored transposed, and
 // the distance between its stored rows.
+template <typename T>
 struct GemmOperand {
-  const void* data;
+  const T* data;
   bool trans;
   std::int64_t ld;
 };
 
 template <typename T>
-GemmOperand gemm_operand(const MatmulOperand& x, std::int64_t batch) {
+GemmOperand<T> gemm_operand(const MatmulOperand& x, std::int64_t batch) {
   const T* base = static_cast<const T*>(x.data) + batch * x.batch_stride;
-  return x.row_major() ? GemmOperand{base, false, x.row_stride}
-                       : GemmOperand{base, true, x.col_stride};
+  return x.row_major() ? GemmOperand<T>{base, false, x.row_stride}
+                       : GemmOperand<T>{base, true, x.col_stride};
 }
 
 template <typename T>
 void matmul_batch(const MatmulGeometry& g, T* out, std::int64_t batch) {
-  const GemmOperand a = gemm_operand<T>(g.a, batch);
-  const GemmOperand b = gemm_operand<T>(g.b, batch);
-  gemm<T>(a.trans, b.trans, g.m, g.n, g.k, T(1), static_cast<const T*>(a.data), a.ld,
-          static_cast<const T*>(b.data), b.ld, T(0), out + batch * g.m * g.n, g.n);
+  const GemmOperand<T> a = gemm_operand<T>(g.a, batch);
+  const GemmOperand<T> b = gemm_operand<T>(g.b, batch);
+  gemm<T>(a.trans, b.trans, g.m, g.n, g.k, T(1), a.data, a.ld, b.data, b.ld, T(0),
+          out + batch * g.m * g.n, g.n);
 }
 
 template <typename T>

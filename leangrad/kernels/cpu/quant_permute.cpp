@@ -78,6 +78,12 @@ void to_planes(const std::uint32_t (&bits)[N], std::uint8_t (*plane)[N]) {
       plane[k][c] = static_cast<std::uint8_t>(bits[c] >> (8 * k));
 }
 
+// set_quant_permute_allowed's switch, on by default.
+std::atomic<bool>& permute_allowed() {
+  static std::atomic<bool> allowed{true};
+  return allowed;
+}
+
 }  // namespace
 
 QuantPermuteTables::QuantPermuteTables(const QuantMaps& maps) {
@@ -147,15 +153,6 @@ const QuantPermuteTables& quant_permute_tables() {
   static const QuantPermuteTables tables(quant_maps());
   return tables;
 }
-
-namespace {
-
-std::atomic<bool>& permute_allowed() {
-  static std::atomic<bool> allowed{true};
-  return allowed;
-}
-
-}  // namespace
 
 bool quant_permute_supported() {
 #if LEANGRAD_QUANT_PERMUTE
