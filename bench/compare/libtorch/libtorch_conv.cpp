@@ -10,10 +10,8 @@
 #include <torch/torch.h>
 
 #include <cstdint>
-#include <cstdlib>
-#include <cstring>
-#include <string>
-#include <vector>
+
+#include "benchmark_main.h"
 
 namespace {
 
@@ -69,21 +67,5 @@ BENCHMARK(BM_Conv2dAutograd_ForwardBackward)
 }  // namespace
 
 int main(int argc, char** argv) {
-  // --threads N (LibTorch's intra-op threads), taken out before Google Benchmark reads the rest.
-  std::vector<char*> args;
-  for (int i = 0; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
-      at::set_num_interop_threads(1);
-      at::set_num_threads(std::atoi(argv[++i]));
-      continue;
-    }
-    args.push_back(argv[i]);
-  }
-  int args_count = static_cast<int>(args.size());
-  benchmark::AddCustomContext("torch_version", TORCH_VERSION);
-  benchmark::AddCustomContext("torch_threads", std::to_string(at::get_num_threads()));
-  benchmark::Initialize(&args_count, args.data());
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
+  return run_libtorch_benchmarks(argc, argv);
 }
