@@ -125,6 +125,14 @@ void BM_Adam8bit(benchmark::State& state) {
   run_on_one_tensor(state, make_adam8bit(), kAdam8bitBytes);
 }
 
+// Adam8bit as it runs on a CPU without AVX-512 VBMI (the code-table loops of
+// kernels/cpu/quant_code_table.h), on any CPU: the permutes switched off for the run.
+void BM_Adam8bit_CodeTable(benchmark::State& state) {
+  kernels::cpu::set_quant_permute_allowed(false);
+  run_on_one_tensor(state, make_adam8bit(), kAdam8bitBytes);
+  kernels::cpu::set_quant_permute_allowed(true);
+}
+
 // The mlp: 101,770 parameters, 2.8 MB of Adam state traffic (it stays in the caches).
 void BM_Adam_Mlp(benchmark::State& state) {
   double numel = 0;
@@ -297,6 +305,11 @@ BENCHMARK(BM_Adam_Amsgrad)->Arg(k10M)->Unit(benchmark::kMillisecond)->UseRealTim
 BENCHMARK(BM_AdamW)->Arg(k10M)->Arg(k100M)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_RAdam)->Arg(k10M)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Adam8bit)->Arg(k10M)->Arg(k100M)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Adam8bit_CodeTable)
+    ->Arg(k10M)
+    ->Arg(k100M)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 BENCHMARK(BM_Adam_Mlp)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_Adam8bit_Mlp)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_Adam_ReferenceLoop)->Arg(k10M)->Unit(benchmark::kMillisecond)->UseRealTime();

@@ -64,6 +64,48 @@ function(expect_printed what text expected)
   endif()
 endfunction()
 
+# leangrad-train shortens libgomp's spin to 1000 unless the user chose how OpenMP threads wait
+# (Note [OpenMP threads on a shared machine] in tools/leangrad_train.cpp): --version says which
+# setting holds, and libgomp's own report of its settings (OMP_DISPLAY_ENV, printed when it loads:
+# once in the first process, then again in the one executed with the new environment) ends with
+# the count leangrad-train chose. A runtime other than libgomp prints no GOMP_SPINCOUNT line.
+function(openmp_spin_run out)
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env --unset=OMP_WAIT_POLICY --unset=GOMP_SPINCOUNT
+                  --unset=LEANGRAD_TRAIN_SET_GOMP_SPINCOUNT OMP_DISPLAY_ENV=verbose ${ARGN}
+                  "${TRAIN}" --version
+    RESULT_VARIABLE rc OUTPUT_VARIABLE printed ERROR_VARIABLE printed)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "leangrad-train --version with ${ARGN} failed (exit code ${rc}):\n${printed}")
+  endif()
+  set(${out} "${printed}" PARENT_SCOPE)
+endfunction()
+
+function(expect_libgomp_spin what text expected)
+  string(FIND "${text}" "GOMP_SPINCOUNT = '" last REVERSE)
+  if(last EQUAL -1)
+    return()  # not libgomp
+  endif()
+  string(SUBSTRING "${text}" ${last} -1 tail)
+  if(NOT tail MATCHES "^GOMP_SPINCOUNT = '${expected}'")
+    message(FATAL_ERROR "${what}: libgomp's last GOMP_SPINCOUNT is not '${expected}':\n${text}")
+  endif()
+endfunction()
+
+function(check_openmp_spin)
+  openmp_spin_run(printed)
+  expect_printed("--version, nothing set" "${printed}"
+                 "OpenMP threads wait: GOMP_SPINCOUNT=1000 (leangrad-train's default)")
+  expect_libgomp_spin("--version, nothing set" "${printed}" "1000")
+  openmp_spin_run(printed GOMP_SPINCOUNT=5)
+  expect_printed("--version, GOMP_SPINCOUNT=5" "${printed}"
+                 "OpenMP threads wait: GOMP_SPINCOUNT=5 (from the environment)")
+  expect_libgomp_spin("--version, GOMP_SPINCOUNT=5" "${printed}" "5")
+  openmp_spin_run(printed OMP_WAIT_POLICY=passive)
+  expect_printed("--version, OMP_WAIT_POLICY=passive" "${printed}"
+                 "OpenMP threads wait: OMP_WAIT_POLICY=passive (from the environment)")
+  expect_libgomp_spin("--version, OMP_WAIT_POLICY=passive" "${printed}" "0")
+endfunction()
+
 # Fails with `message` unless files `a` and `b` are byte for byte the same (two saved models).
 function(expect_same_file a b message)
   execute_process(COMMAND ${CMAKE_COMMAND} -E compare_files "${a}" "${b}"
@@ -436,6 +478,7 @@ elseif(MODE STREQUAL "errors")
   expect_printed("--version" "${version}" "leangrad-train ")
   expect_printed("--version" "${version}" "\n  CPU matrix products: ")
   expect_printed("--version" "${version}" "\n  OpenMP threads wait: ")
+  check_openmp_spin()
   if(version MATCHES "CUDA: built in")
     foreach(line "\n  cuBLAS: " "\n  cuDNN: " "\n  NCCL: " "\n  GPUs: ")
       expect_printed("--version" "${version}" "${line}")
