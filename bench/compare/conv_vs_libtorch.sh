@@ -9,35 +9,25 @@
 # stderr.
 #   bench/compare/conv_vs_libtorch.sh build [REPETITIONS=5]
 # Each row is the median over REPETITIONS of Google Benchmark's mean time. The LibTorch program is
-# built in $LIBTORCH_OPTIM_BUILD_DIR (default ${TMPDIR:-/tmp}/libtorch-optim-build), the build of
-# bench/compare/libtorch that the other comparisons use too. A leangrad build without oneDNN
-# gets the eigen rows only.
+# built in $LIBTORCH_BUILD_DIR (bench/compare/common.sh). A leangrad build without oneDNN gets the
+# eigen rows only.
 set -euo pipefail
+source "$(dirname "$0")/common.sh"
 
-if [[ $# -lt 1 || $# -gt 2 ]]; then
-  echo "usage: $0 LEANGRAD_BUILD_DIR [REPETITIONS=5]" >&2
-  exit 2
-fi
+[[ $# -ge 1 && $# -le 2 ]] || usage_error "LEANGRAD_BUILD_DIR [REPETITIONS=5]"
 build=$1
 repetitions=${2:-5}
 bench=$build/bench/bench_conv
-[[ -x $bench ]] || { echo "$0: '$bench' is not an executable" >&2; exit 2; }
+require_executable "$bench"
+libtorch=$(build_libtorch libtorch-conv)
 
-source_dir=$(cd "$(dirname "$0")/libtorch" && pwd)
-build_dir=${LIBTORCH_OPTIM_BUILD_DIR:-${TMPDIR:-/tmp}/libtorch-optim-build}
-cmake -S "$source_dir" -B "$build_dir" -DCMAKE_BUILD_TYPE=Release >&2
-cmake --build "$build_dir" -j2 --target libtorch-conv >&2
-libtorch=$build_dir/libtorch-conv
-
-logs=$(mktemp -d)
-trap 'rm -rf "$logs"' EXIT
-common=(--benchmark_repetitions="$repetitions" --benchmark_report_aggregates_only=true
-        --benchmark_out_format=json)
+make_logs_dir
+read -ra common <<<"$(gbench_flags "$repetitions")"
 
 gemms=(eigen)
 grep -q '^LEANGRAD_WITH_ONEDNN:BOOL=ON' "$build/CMakeCache.txt" 2>/dev/null && gemms=(onednn eigen)
 
-load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+load_before=$(load_average)
 for threads in 1 2; do
   for gemm in "${gemms[@]}"; do
     echo "== leangrad ($gemm), $threads thread(s): $bench" >&2
@@ -49,27 +39,12 @@ for threads in 1 2; do
   OMP_NUM_THREADS=$threads "$libtorch" --threads "$threads" "${common[@]}" \
     --benchmark_out="$logs/libtorch-$threads.json" >&2
 done
-load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+load_after=$(load_average)
 
-python3 - "$logs" "${gemms[@]}" <<'PYTHON'
-import json
+PYTHONPATH=$compare_dir python3 - "$logs" "${gemms[@]}" <<'PYTHON'
 import sys
 
-UNIT_MS = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
-
-
-def medians(path):
-    """run_name -> (ms, GFLOP/s) of the median aggregate, and the run's context."""
-    with open(path) as f:
-        doc = json.load(f)
-    rows = {}
-    for b in doc["benchmarks"]:
-        if b.get("run_type") == "aggregate" and b.get("aggregate_name") != "median":
-            continue
-        name = b["run_name"].removesuffix("/real_time")
-        rows[name] = (b["real_time"] * UNIT_MS[b["time_unit"]], b.get("GFLOP/s", 0.0))
-    return rows, doc["context"]
-
+from gbench import medians
 
 logs, gemms = sys.argv[1], sys.argv[2:]
 SHAPES = ["(16, 64, 56, 56) 64 -> 64", "(64, 1, 28, 28) 1 -> 32", "(64, 32, 14, 14) 32 -> 64"]
@@ -90,10 +65,11 @@ for index, shape in enumerate(SHAPES):
         for t in (1, 2):
             libtorch, context = medians(f"{logs}/libtorch-{t}.json")
             torch_version = context.get("torch_version", torch_version)
-            lt_ms = libtorch[f"{name}/{index}"][0]
+            lt_ms = libtorch[f"{name}/{index}"]["ms"]
             row = f"| {shape} | {label} | {t} | {lt_ms:.2f} |"
             for g in gemms:
-                lg_ms, lg_gflops = medians(f"{logs}/leangrad-{g}-{t}.json")[0][f"{name}/{index}"]
+                leangrad = medians(f"{logs}/leangrad-{g}-{t}.json")[0][f"{name}/{index}"]
+                lg_ms, lg_gflops = leangrad["ms"], leangrad["GFLOP/s"]
                 row += f" {lg_ms:.2f} | {lg_gflops:.0f} | {lt_ms / lg_ms:.2f} |"
             print(row)
 print()

@@ -10,31 +10,21 @@
 # libtorch-dev and libbenchmark-dev from apt) and prints markdown on stdout; logs go to stderr.
 #   bench/compare/tanhexp_group_norm_vs_libtorch.sh build [REPETITIONS=5]
 # Each row is the median over REPETITIONS of Google Benchmark's mean time. The LibTorch program is
-# built in $LIBTORCH_OPTIM_BUILD_DIR (default ${TMPDIR:-/tmp}/libtorch-optim-build), the build
-# of bench/compare/libtorch that optim_vs_libtorch.sh uses too.
+# built in $LIBTORCH_BUILD_DIR (bench/compare/common.sh).
 set -euo pipefail
+source "$(dirname "$0")/common.sh"
 
-if [[ $# -lt 1 || $# -gt 2 ]]; then
-  echo "usage: $0 LEANGRAD_BUILD_DIR [REPETITIONS=5]" >&2
-  exit 2
-fi
+[[ $# -ge 1 && $# -le 2 ]] || usage_error "LEANGRAD_BUILD_DIR [REPETITIONS=5]"
 build=$1
 repetitions=${2:-5}
 bench=$build/bench/bench_tanhexp_group_norm
-[[ -x $bench ]] || { echo "$0: '$bench' is not an executable" >&2; exit 2; }
+require_executable "$bench"
+libtorch=$(build_libtorch libtorch-tanhexp-group-norm)
 
-source_dir=$(cd "$(dirname "$0")/libtorch" && pwd)
-build_dir=${LIBTORCH_OPTIM_BUILD_DIR:-${TMPDIR:-/tmp}/libtorch-optim-build}
-cmake -S "$source_dir" -B "$build_dir" -DCMAKE_BUILD_TYPE=Release >&2
-cmake --build "$build_dir" -j2 --target libtorch-tanhexp-group-norm >&2
-libtorch=$build_dir/libtorch-tanhexp-group-norm
+make_logs_dir
+read -ra common <<<"$(gbench_flags "$repetitions")"
 
-logs=$(mktemp -d)
-trap 'rm -rf "$logs"' EXIT
-common=(--benchmark_repetitions="$repetitions" --benchmark_report_aggregates_only=true
-        --benchmark_out_format=json)
-
-load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+load_before=$(load_average)
 for threads in 1 2; do
   echo "== leangrad, $threads thread(s): $bench" >&2
   OMP_NUM_THREADS=$threads "$bench" \
@@ -44,27 +34,12 @@ for threads in 1 2; do
   OMP_NUM_THREADS=$threads "$libtorch" --threads "$threads" "${common[@]}" \
     --benchmark_out="$logs/libtorch-$threads.json" >&2
 done
-load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+load_after=$(load_average)
 
-python3 - "$logs" <<'EOF'
-import json
+PYTHONPATH=$compare_dir python3 - "$logs" <<'EOF'
 import sys
 
-UNIT_MS = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
-
-
-def medians(path):
-    """run_name -> (ms, GB/s) of the median aggregate (the one run without repetitions)."""
-    with open(path) as f:
-        doc = json.load(f)
-    rows = {}
-    for b in doc["benchmarks"]:
-        if b.get("run_type") == "aggregate" and b.get("aggregate_name") != "median":
-            continue
-        name = b["run_name"].removesuffix("/real_time")
-        rows[name] = (b["real_time"] * UNIT_MS[b["time_unit"]], b["bytes_per_second"] / 1e9)
-    return rows, doc["context"]
-
+from gbench import gb_per_s, medians
 
 logs = sys.argv[1]
 runs = {t: (medians(f"{logs}/leangrad-{t}.json")[0], medians(f"{logs}/libtorch-{t}.json"))
@@ -81,8 +56,8 @@ print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
 for name, label, target in WORK:
     for t in (1, 2):
         leangrad, (libtorch, _) = runs[t]
-        lg_ms, lg_gbs = leangrad[name]
-        lt_ms, _ = libtorch[name]
+        lg_ms, lg_gbs = leangrad[name]["ms"], gb_per_s(leangrad[name])
+        lt_ms = libtorch[name]["ms"]
         ratio = lt_ms / lg_ms
         print(f"| {label} | {t} | {lt_ms:.2f} | {lg_ms:.2f} | {lg_gbs:.1f} | {ratio:.2f} "
               f"| >= {target:.1f} | {'yes' if ratio >= target else 'no'} |")
@@ -96,8 +71,8 @@ for name, label in [("BM_Launcher_TanhExp_Forward", "TanhExp forward"),
                     ("BM_Launcher_GroupNorm_Backward", "GroupNorm backward")]:
     for t in (1, 2):
         leangrad = runs[t][0]
-        ref_ms, _ = leangrad[name + "/0"]
-        vec_ms, vec_gbs = leangrad[name + "/1"]
+        ref_ms = leangrad[name + "/0"]["ms"]
+        vec_ms, vec_gbs = leangrad[name + "/1"]["ms"], gb_per_s(leangrad[name + "/1"])
         print(f"| {label} | {t} | {ref_ms:.2f} | {vec_ms:.2f} | {vec_gbs:.1f} "
               f"| {ref_ms / vec_ms:.2f} |")
 print()

@@ -8,23 +8,17 @@
 # times").
 # Prints markdown on stdout; the runs' logs go to stderr.
 #   bench/compare/threads_under_load.sh build/tools/leangrad-train [STEPS=300]
-# mlp runs STEPS steps, cnn STEPS/3. libtorch-train is built as train_vs_libtorch.sh builds it
-# (in $LIBTORCH_TRAIN_BUILD_DIR, default ${TMPDIR:-/tmp}/libtorch-train-build).
+# mlp runs STEPS steps, cnn STEPS/3. libtorch-train is built in $LIBTORCH_BUILD_DIR
+# (bench/compare/common.sh).
 set -euo pipefail
+source "$(dirname "$0")/common.sh"
 
-if [[ $# -lt 1 || $# -gt 2 ]]; then
-  echo "usage: $0 LEANGRAD_TRAIN_BINARY [STEPS=300]" >&2
-  exit 2
-fi
+[[ $# -ge 1 && $# -le 2 ]] || usage_error "LEANGRAD_TRAIN_BINARY [STEPS=300]"
 leangrad_train=$1
 steps=${2:-300}
-[[ -x $leangrad_train ]] || { echo "$0: '$leangrad_train' is not an executable" >&2; exit 2; }
+require_executable "$leangrad_train"
 [[ $steps =~ ^[1-9][0-9]*$ ]] || { echo "$0: STEPS must be a positive integer, not '$steps'" >&2; exit 2; }
-source_dir=$(cd "$(dirname "$0")/libtorch" && pwd)
-build_dir=${LIBTORCH_TRAIN_BUILD_DIR:-${TMPDIR:-/tmp}/libtorch-train-build}
-cmake -S "$source_dir" -B "$build_dir" -DCMAKE_BUILD_TYPE=Release >&2
-cmake --build "$build_dir" -j2 --target libtorch-train >&2
-libtorch_train=$build_dir/libtorch-train
+libtorch_train=$(build_libtorch libtorch-train)
 
 busy=()
 stop_load() { ((${#busy[@]})) && kill "${busy[@]}" 2>/dev/null; wait 2>/dev/null || true; }
@@ -64,7 +58,7 @@ rows() {
   done
 }
 
-load_at_start=$(cut -d' ' -f1-3 /proc/loadavg)
+load_at_start=$(load_average)
 echo "| model | cores | program, OpenMP setting | threads | step median / p90 (ms) | wall (s) |"
 echo "| --- | --- | --- | ---: | ---: | ---: |"
 rows "as found"

@@ -5,7 +5,7 @@
 # from apt) and prints a markdown table on stdout; the runs' logs go to stderr.
 #   bench/compare/train_vs_libtorch.sh build/tools/leangrad-train [THREADS=2] [STEPS=300]
 # mlp runs STEPS optimizer steps, cnn STEPS/2 (its steps are ~8x longer). The LibTorch program is
-# built in $LIBTORCH_TRAIN_BUILD_DIR (default ${TMPDIR:-/tmp}/libtorch-train-build).
+# built in $LIBTORCH_BUILD_DIR (bench/compare/common.sh).
 #
 # LibTorch's matmuls go through the system's libblas.so.3, and Debian's default one is netlib's
 # unoptimised reference BLAS: with it LibTorch's mlp step is ~14x slower than with OpenBLAS.
@@ -13,21 +13,14 @@
 # LIBTORCH_BLAS_DIR at a folder holding another libblas.so.3 for libtorch-train alone. The table's
 # footer names the BLAS that was used.
 set -euo pipefail
+source "$(dirname "$0")/common.sh"
 
-if [[ $# -lt 1 || $# -gt 3 ]]; then
-  echo "usage: $0 LEANGRAD_TRAIN_BINARY [THREADS=2] [STEPS=300]" >&2
-  exit 2
-fi
+[[ $# -ge 1 && $# -le 3 ]] || usage_error "LEANGRAD_TRAIN_BINARY [THREADS=2] [STEPS=300]"
 leangrad_train=$1
 threads=${2:-2}
 steps=${3:-300}
-[[ -x $leangrad_train ]] || { echo "$0: '$leangrad_train' is not an executable" >&2; exit 2; }
-
-source_dir=$(cd "$(dirname "$0")/libtorch" && pwd)
-build_dir=${LIBTORCH_TRAIN_BUILD_DIR:-${TMPDIR:-/tmp}/libtorch-train-build}
-cmake -S "$source_dir" -B "$build_dir" -DCMAKE_BUILD_TYPE=Release >&2
-cmake --build "$build_dir" -j2 >&2
-libtorch_train=$build_dir/libtorch-train
+require_executable "$leangrad_train"
+libtorch_train=$(build_libtorch libtorch-train)
 blas_env=()  # what libtorch-train and ldd run under: LIBTORCH_BLAS_DIR first on the library path
 if [[ -n ${LIBTORCH_BLAS_DIR:-} ]]; then
   blas_env=(env "LD_LIBRARY_PATH=$LIBTORCH_BLAS_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
@@ -41,8 +34,7 @@ case $blas in
 esac
 
 export OMP_NUM_THREADS=$threads MKL_NUM_THREADS=$threads
-logs=$(mktemp -d)
-trap 'rm -rf "$logs"' EXIT
+make_logs_dir
 
 # "M P" from a run's "step time: median M ms, p90 P ms over N steps" line; fails without one.
 step_times() {

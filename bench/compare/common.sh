@@ -1,0 +1,43 @@
+# What the bench/compare/*.sh scripts share (sourced after `set -euo pipefail`): the one build of
+# the LibTorch programs (bench/compare/libtorch), a logs folder removed at exit, the load average.
+#   source "$(dirname "$0")/common.sh"
+
+compare_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# Every comparison builds its LibTorch program here, so each is compiled once.
+libtorch_build_dir=${LIBTORCH_BUILD_DIR:-${TMPDIR:-/tmp}/libtorch-compare-build}
+
+# usage_error USAGE: the script's usage line on stderr, exit 2.
+usage_error() {
+  echo "usage: $0 $1" >&2
+  exit 2
+}
+
+# require_executable PATH: exit 2 unless PATH is an executable.
+require_executable() {
+  [[ -x $1 ]] || { echo "$0: '$1' is not an executable" >&2; exit 2; }
+}
+
+# build_libtorch TARGET: configures and builds bench/compare/libtorch's TARGET (output on
+# stderr) and prints the program's path.
+build_libtorch() {
+  cmake -S "$compare_dir/libtorch" -B "$libtorch_build_dir" -DCMAKE_BUILD_TYPE=Release >&2
+  cmake --build "$libtorch_build_dir" -j2 --target "$1" >&2
+  echo "$libtorch_build_dir/$1"
+}
+
+# make_logs_dir: sets `logs` to a new temporary folder, removed when the script exits.
+make_logs_dir() {
+  logs=$(mktemp -d)
+  trap 'rm -rf "$logs"' EXIT
+}
+
+# load_average: the 1, 5 and 15 minute load averages.
+load_average() {
+  cut -d' ' -f1-3 /proc/loadavg
+}
+
+# The Google Benchmark flags every comparison passes to both sides: REPETITIONS runs, their
+# aggregates only, JSON for bench/compare/gbench.py.
+gbench_flags() {
+  echo "--benchmark_repetitions=$1 --benchmark_report_aggregates_only=true --benchmark_out_format=json"
+}
