@@ -11,7 +11,9 @@
 //     forward and y.backward(g). bench/compare/libtorch/libtorch_tanhexp_group_norm.cpp has the
 //     same names and shapes for LibTorch (bench/compare/tanhexp_group_norm_vs_libtorch.sh);
 //   - BM_Launcher_...: the raw launchers on those shapes, /0 the reference loop
-//     (kernels/cpu/*_reference.h), /1 the vectorised kernel the library runs.
+//     (kernels/cpu/*_reference.h), /1 the vectorised kernel the library runs; TanhExp's also /2,
+//     the vectorised kernel with its AVX-512 copy switched off (the x86-64-v3 loop, what a CPU
+//     without AVX-512 runs: Note [AVX-512 at run time] in kernels/cpu/avx512.h).
 // Threads: OMP_NUM_THREADS or all cores.
 #include <benchmark/benchmark.h>
 
@@ -21,6 +23,7 @@
 
 #include <leangrad/autograd/nn_functions.h>
 #include <leangrad/kernels/backend.h>
+#include <leangrad/kernels/cpu/avx512.h>
 #include <leangrad/kernels/cpu/group_norm_reference.h>
 #include <leangrad/kernels/cpu/tanhexp_reference.h>
 #include <leangrad/kernels/creation.h>
@@ -199,8 +202,17 @@ bool launchers_agree(const std::vector<float>& a, const std::vector<float>& b) {
   return true;
 }
 
+// set_avx512_copies_allowed for one benchmark, then back to the CPU's answer.
+struct AllowAvx512 {
+  explicit AllowAvx512(bool allowed) { cpu::set_avx512_copies_allowed(allowed); }
+  ~AllowAvx512() { cpu::set_avx512_copies_allowed(true); }
+  AllowAvx512(const AllowAvx512&) = delete;
+  AllowAvx512& operator=(const AllowAvx512&) = delete;
+};
+
 void BM_Launcher_TanhExp_Forward(benchmark::State& state) {
-  const bool vectorized = state.range(0) == 1;
+  const bool vectorized = state.range(0) >= 1;
+  const AllowAvx512 avx512(state.range(0) != 2);
   const Tensor x = leangrad::randn(kActivationShape, kFloat32);
   std::vector<float> y(kActivationNumel), y_ref(kActivationNumel);
   cpu::reference::tanhexp_forward(kFloat32, kActivationNumel, y_ref.data(), x.data_ptr());
@@ -219,11 +231,13 @@ void BM_Launcher_TanhExp_Forward(benchmark::State& state) {
 BENCHMARK(BM_Launcher_TanhExp_Forward)
     ->Arg(0)
     ->Arg(1)
+    ->Arg(2)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
 void BM_Launcher_TanhExp_Backward(benchmark::State& state) {
-  const bool vectorized = state.range(0) == 1;
+  const bool vectorized = state.range(0) >= 1;
+  const AllowAvx512 avx512(state.range(0) != 2);
   const Tensor x = leangrad::randn(kActivationShape, kFloat32);
   const Tensor dy = leangrad::randn(kActivationShape, kFloat32);
   std::vector<float> dx(kActivationNumel), dx_ref(kActivationNumel);
@@ -245,6 +259,7 @@ void BM_Launcher_TanhExp_Backward(benchmark::State& state) {
 BENCHMARK(BM_Launcher_TanhExp_Backward)
     ->Arg(0)
     ->Arg(1)
+    ->Arg(2)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 

@@ -3,7 +3,8 @@
 // the polynomial exp within its stated bound (Note [Polynomial exp]) over the float range, f and
 // f' within the bounds Note [Vectorised TanhExp] derives from it, every dtype at sizes around the
 // vector widths and the threading grain, non-contiguous inputs, NaN and infinities, and results
-// that do not depend on the thread count or on where a range starts.
+// that do not depend on the thread count, on where a range starts or on the vector width (the
+// AVX-512 copy of the loops against the AVX2 one).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -19,6 +20,7 @@
 
 #include <leangrad/core/dtype.h>
 #include <leangrad/kernels/backend.h>
+#include <leangrad/kernels/cpu/avx512.h>
 #include <leangrad/kernels/cpu/exp_polynomial.h>
 #include <leangrad/kernels/cpu/tanhexp_reference.h>
 #include <leangrad/kernels/creation.h>
@@ -134,6 +136,39 @@ TEST(TanhExpVectorized, WithinTheDerivedBoundOfDoubleOnFloat32) {
   std::cout << "[ TanhExpVectorized ] " << xs.size() << " floats: f within " << worst_f
             << " ulps (bound " << kForwardUlps << "), f' within " << worst_d << " ulps (bound "
             << kDerivativeUlps << ")\n";
+}
+
+// On a CPU with AVX-512 the launchers run a second copy of their loops compiled for it (Note
+// [AVX-512 at run time] in kernels/cpu/avx512.h); it must give the x86-64-v3 loops' bits for
+// every input: every 97th float (NaN and infinities included), f and f' with an upstream gradient
+// that is not 1. Without AVX-512 (or in a build that has only one copy) there is nothing to
+// compare: SKIPPED.
+TEST(TanhExpVectorized, Avx512CopyGivesTheBitsOfTheAvx2Loop) {
+  kernels::cpu::set_avx512_copies_allowed(true);
+  if (!kernels::cpu::avx512_copies_enabled())
+    GTEST_SKIP() << "no AVX-512 copies here (CPU without AVX-512, or a build that targets it)";
+  std::vector<float> xs;
+  for (std::uint64_t bits = 0; bits <= 0xffffffffull; bits += 97)
+    xs.push_back(std::bit_cast<float>(static_cast<std::uint32_t>(bits)));
+  std::vector<float> dy(xs.size());
+  for (std::size_t i = 0; i < xs.size(); ++i)
+    dy[i] = static_cast<float>(static_cast<int>(i % 7) - 3) * 0.375f;
+  const auto n = static_cast<std::int64_t>(xs.size());
+  std::vector<float> y[2], dx[2];
+  for (int wide : {0, 1}) {
+    kernels::cpu::set_avx512_copies_allowed(wide == 1);
+    y[wide].resize(xs.size());
+    dx[wide].resize(xs.size());
+    kernels::cpu::tanhexp_forward(kFloat32, n, y[wide].data(), xs.data());
+    kernels::cpu::tanhexp_backward(kFloat32, n, dx[wide].data(), dy.data(), xs.data());
+  }
+  kernels::cpu::set_avx512_copies_allowed(true);
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    ASSERT_EQ(std::bit_cast<std::uint32_t>(y[1][i]), std::bit_cast<std::uint32_t>(y[0][i]))
+        << "f at x = " << xs[i];
+    ASSERT_EQ(std::bit_cast<std::uint32_t>(dx[1][i]), std::bit_cast<std::uint32_t>(dx[0][i]))
+        << "f' at x = " << xs[i];
+  }
 }
 
 // Inputs of `dtype` (N(0, 3^2) with a few extremes and specials) and upstream gradients N(0, 1).

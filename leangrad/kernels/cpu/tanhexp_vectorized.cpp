@@ -8,7 +8,9 @@
 //     1.02 ulps) instead of the library's expf, whose call per element kept the reference loop
 //     scalar. Everything else in the formulas is already branch-free (the Taylor branch is a
 //     select), so under `#pragma GCC ivdep` the compiler runs the whole element in SIMD lanes: 8
-//     floats with AVX2 (the default x86-64-v3 build), 16 with AVX-512 (-march=native).
+//     floats with AVX2 (the default x86-64-v3 build), 16 with AVX-512: on a CPU that has it, a
+//     second copy of each loop compiled for it (Note [AVX-512 at run time] in
+//     kernels/cpu/avx512.h), or the only one in a -march=native build there.
 //   - Accuracy against a double-precision reference, every 97th float32 above -87
 //     (test_tanhexp_vectorized.cpp): the reference loop's bound (5 ulps, test_tanhexp.cpp) plus
 //     what the two exps' larger error can add. Each exp's relative error is at most
@@ -31,6 +33,7 @@
 #include <type_traits>
 
 #include <leangrad/kernels/backend.h>
+#include <leangrad/kernels/cpu/avx512.h>
 #include <leangrad/kernels/cpu/exp_polynomial.h>
 #include <leangrad/kernels/cpu/parallel_for.h>
 #include <leangrad/kernels/cpu/tanhexp_reference.h>
@@ -44,16 +47,43 @@ namespace {
 // Elements converted to float at a time on the 16-bit path: 2 KiB per float buffer.
 constexpr std::int64_t kConvertBlock = 512;
 
-void forward_float(std::int64_t n, float* y, const float* x) {
+// The loops, written once; each copy below is vectorised for its own target (Note [AVX-512 at run
+// time] in kernels/cpu/avx512.h).
+[[gnu::always_inline]] inline void forward_loop(std::int64_t n, float* y, const float* x) {
 #pragma GCC ivdep
   for (std::int64_t i = 0; i < n; ++i)
     y[i] = tanhexp_forward_math<float, PolynomialExpMath>(x[i]);
 }
 
-void backward_float(std::int64_t n, float* dx, const float* dy, const float* x) {
+[[gnu::always_inline]] inline void backward_loop(std::int64_t n, float* dx, const float* dy,
+                                                 const float* x) {
 #pragma GCC ivdep
   for (std::int64_t i = 0; i < n; ++i)
     dx[i] = dy[i] * tanhexp_derivative_math<float, PolynomialExpMath>(x[i]);
+}
+
+#if LEANGRAD_AVX512_CLONES
+LG_AVX512_TARGET void forward_avx512(std::int64_t n, float* y, const float* x) {
+  forward_loop(n, y, x);
+}
+
+LG_AVX512_TARGET void backward_avx512(std::int64_t n, float* dx, const float* dy, const float* x) {
+  backward_loop(n, dx, dy, x);
+}
+#endif
+
+void forward_float(std::int64_t n, float* y, const float* x) {
+#if LEANGRAD_AVX512_CLONES
+  if (avx512_copies_enabled()) return forward_avx512(n, y, x);
+#endif
+  forward_loop(n, y, x);
+}
+
+void backward_float(std::int64_t n, float* dx, const float* dy, const float* x) {
+#if LEANGRAD_AVX512_CLONES
+  if (avx512_copies_enabled()) return backward_avx512(n, dx, dy, x);
+#endif
+  backward_loop(n, dx, dy, x);
 }
 
 }  // namespace
