@@ -1,17 +1,24 @@
 // Tests of the CPU's one matrix product, kernels/cpu/gemm.h, against a loop in double, for each
 // backend this build has (Eigen always, oneDNN with LEANGRAD_WITH_ONEDNN), float and double: every
 // combination of transposes, leading dimensions past the row length, alpha and beta (beta = 0
-// never reads c, which starts as NaN there), k = 0, odd sizes, 1 and 2 threads; then the backend
-// setting (ops::set_cpu_gemm_backend and its guard).
+// never reads c, which starts as NaN there), k = 0, odd sizes, 1 and 2 threads; the backend
+// setting (ops::set_cpu_gemm_backend and its guard); and products that keep their results and
+// the heap while signals arrive (Note [Signals and oneDNN's GEMM kernels]).
 #include <gtest/gtest.h>
 
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <leangrad/core/error.h>
@@ -189,6 +196,65 @@ TEST(Gemm, BackendSettingAndGuard) {
     }
     EXPECT_EQ(ops::cpu_gemm_backend(), ops::CpuGemmBackend::Eigen);
   }
+}
+
+std::atomic<long> g_signals_handled{0};
+
+extern "C" void count_signal(int /*signal_number*/) {
+  g_signals_handled.fetch_add(1, std::memory_order_relaxed);
+}
+
+// While another thread sends SIGUSR1 to the process without pause (a handler installed, as
+// leangrad-train's Ctrl-C handler or a sampling profiler installs one), products of changing
+// shapes and transposes run on this thread at 1 and 2 threads, each backend. oneDNN 2.6.3's
+// generated kernels corrupt the heap when a signal is handled inside them (Note [Signals and
+// oneDNN's GEMM kernels]): without gemm()'s signal mask this aborts within a few hundred products
+// ("corrupted size vs. prev_size"). Operands of 0.5 and 0.25 make every entry 0.125 k exactly,
+// in any summation order; the storm must have reached the process.
+TEST(GemmUnderSignals, ProductsKeepTheirResultsAndTheHeap) {
+  struct sigaction action {}, previous{};
+  action.sa_handler = count_signal;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESTART;
+  ASSERT_EQ(::sigaction(SIGUSR1, &action, &previous), 0);
+  g_signals_handled = 0;
+  std::atomic<bool> stop{false};
+  const pthread_t runner = pthread_self();
+  std::thread sender([&] {
+    for (long i = 0; !stop.load(std::memory_order_relaxed); ++i) {
+      if (i % 2 == 0) {
+        ::kill(::getpid(), SIGUSR1);  // to the process: any thread that does not block it
+      } else {
+        pthread_kill(runner, SIGUSR1);  // to the thread running the products
+      }
+    }
+  });
+  const int saved = get_num_threads();
+  for (ops::CpuGemmBackend backend : backends()) {
+    SCOPED_TRACE(name(backend));
+    const ops::CpuGemmBackendGuard guard(backend);
+    for (int threads : {1, 2}) {
+      SCOPED_TRACE(std::to_string(threads) + " threads");
+      set_num_threads(threads);
+      for (std::int64_t it = 0; it < 600; ++it) {
+        const std::int64_t m = 1 + it * 37 % 400, n = 1 + it * 11 % 200, k = 1 + it * 53 % 300;
+        const bool trans_b = it % 2 == 1;
+        const std::vector<float> a(static_cast<std::size_t>(m * k), 0.5f);
+        const std::vector<float> b(static_cast<std::size_t>(k * n), 0.25f);
+        std::vector<float> c(static_cast<std::size_t>(m * n), NAN);
+        gemm<float>(false, trans_b, m, n, k, 1.0f, a.data(), k, b.data(), trans_b ? k : n, 0.0f,
+                    c.data(), n);
+        const float expected = 0.125f * static_cast<float>(k);
+        for (std::size_t i = 0; i < c.size(); ++i)
+          ASSERT_EQ(c[i], expected) << "m=" << m << " n=" << n << " k=" << k << " at " << i;
+      }
+    }
+  }
+  set_num_threads(saved);
+  stop = true;
+  sender.join();
+  ::sigaction(SIGUSR1, &previous, nullptr);
+  EXPECT_GT(g_signals_handled.load(), 100) << "the signals did not arrive";
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include <Eigen/Core>
 
+#include <leangrad/kernels/cpu/async_signals.h>
 #include <leangrad/kernels/cpu/parallel_for.h>
 #include <leangrad/kernels/ops.h>
 
@@ -85,6 +86,10 @@ void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64
     return;
   }
   max_threads();  // the calling thread's OpenMP default, which both libraries follow
+  // No signal handled on this thread or its workers while a product runs (Note [Signals and
+  // oneDNN's GEMM kernels] in kernels/cpu/async_signals.h): Eigen's products too, whose regions
+  // may create the worker threads that later run oneDNN's.
+  const AsyncSignalsDeferred signals_deferred;
   if constexpr (std::is_same_v<T, float>) {
     if (ops::cpu_gemm_backend() == ops::CpuGemmBackend::OneDnn) {
       onednn::sgemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);

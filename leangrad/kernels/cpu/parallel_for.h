@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include <leangrad/core/parallel.h>
+#include <leangrad/kernels/cpu/async_signals.h>
 
 namespace leangrad::kernels::cpu {
 
@@ -38,6 +39,7 @@ void parallel_for(std::int64_t n, std::int64_t grain_size, const F& fn) {
 #pragma omp parallel num_threads(num_threads)
   {
     const std::int64_t tid = omp_get_thread_num();
+    if (tid != 0) block_async_signals_in_worker();  // Note [Signals and oneDNN's GEMM kernels]
     const std::int64_t nt = omp_get_num_threads();
     const std::int64_t chunk = (n + nt - 1) / nt;
     const std::int64_t begin = tid * chunk;
