@@ -12,11 +12,11 @@
 //                                                                 (docs/profiling.md)
 // Exit codes: 0 success, 1 runtime error (missing data, no CUDA device...), 2 bad command line,
 // 130 stopped by Ctrl-C (after saving a checkpoint).
-// Layout: the options (TrainOptions, add_options); helpers for the report (step-time statistics,
-// JSON, MemoryReport); Checkpoints (save, resume); One training run (set_up, the memory plan,
-// Trainer: the epochs, then the report) and train(); main. Several processes:
-// train_distributed.h; the progress bar, option suggestions, --log-jsonl and Ctrl-C:
-// train_console.h; --profile and --memory-timeline: train_observers.h.
+// Layout: Checkpoints (save, resume); One training run (set_up, the memory plan, Trainer: the
+// epochs, then the report) and train(); main. The options: train_options.h; step-time statistics
+// and the memory report: train_report.h; several processes: train_distributed.h; the progress
+// bar, option suggestions, --log-jsonl and Ctrl-C: train_console.h; --profile and
+// --memory-timeline: train_observers.h; how OpenMP threads wait: openmp_wait.h.
 #include <leangrad/core/profiler.h>
 #include <leangrad/kernels/ops.h>
 #include <leangrad/leangrad.h>
@@ -39,281 +39,38 @@
 #include <string>
 #include <vector>
 
+#include "openmp_wait.h"
 #include "train_checkpoint.h"
 #include "train_console.h"
 #include "train_distributed.h"
 #include "train_models.h"
 #include "train_observers.h"
+#include "train_options.h"
+#include "train_report.h"
 
 namespace {
 
 using namespace leangrad;
 using Clock = std::chrono::steady_clock;
+using tools::add_options;
+using tools::choose_device;
+using tools::default_lr;
+using tools::device_bytes;
+using tools::format_mib;
+using tools::make_optimizer;
+using tools::mean;
+using tools::MemoryReport;
+using tools::optimizer_state_bytes;
+using tools::percentile;
+using tools::print_memory_report;
+using tools::TrainOptions;
 
 constexpr std::int64_t kLogEverySteps = 100;
 constexpr std::int64_t kEvalBatchSize = 1000;
 
-struct TrainOptions {
-  std::string model = "mlp";
-  std::int64_t width = 16;  // srnet
-  std::int64_t blocks = 2;  // srnet
-  bool save_on_cpu = false;
-  bool offload_params = false;
-  bool recompute = false;
-  double memory_budget_mb = 0;  // 0: no memory planner
-  std::string device;           // empty: cuda when available, else cpu
-  int epochs = 10;
-  std::int64_t batch_size = 64;
-  double lr = 0.0;  // 0: the optimizer's default (default_lr)
-  std::string optimizer = "sgd";
-  int workers = 0;
-  bool pin_memory = false;
-  int prefetch = 2;  // batches each worker prepares ahead
-  std::uint64_t seed = 0;
-  int threads = 0;  // 0: leave the library's default
-  std::string data = "/usr/share/datasets/fashion-mnist";
-  std::int64_t limit_train = 0;  // 0: the whole training set
-  std::int64_t limit_test = 0;   // 0: the whole test set
-  std::string log_json;
-  std::string log_jsonl;  // one JSON line per optimizer step and per epoch
-  std::string profile;    // Chrome trace of --profile-steps steps after the warm-up
-  std::int64_t profile_steps = 5;
-  std::string memory_timeline;        // one step's memory by category, as JSON
-  int accumulate = 1;                 // micro-batches per optimizer step
-  std::string checkpoint_dir;         // empty: no checkpoints
-  std::int64_t checkpoint_every = 0;  // optimizer steps; 0: at the end of each epoch
-  int keep = 3;                       // checkpoints kept in checkpoint_dir
-  std::int64_t max_steps = 0;         // 0: no limit
-  std::string save_model;             // empty: the final model is not saved
-  std::string backend;                // several processes: gloo or nccl (empty: by device)
-  std::string precision = "f32";      // f32, bf16 or f16 (tools::Precision)
-  std::optional<double> init_scale;   // f16: the loss scaler's first scale (default 2^16)
-};
-
-// The learning rate when --lr is not given: the classic recipe's for SGD, Adam's for the others.
-double default_lr(const std::string& optimizer) {
-  return optimizer == "sgd" ? 0.1 : 1e-3;
-}
-
-// A number > 0. (CLI::PositiveNumber's message spells out the whole range of a double.)
-std::string check_positive(std::string& value) {
-  char* end = nullptr;
-  const double number = std::strtod(value.c_str(), &end);
-  if (end == value.c_str() || *end != '\0' || !(number > 0))
-    return "expected a number > 0, got '" + value + "'";
-  return "";
-}
-
-void add_options(CLI::App& app, TrainOptions& o) {
-  const CLI::Validator positive(check_positive, "POSITIVE");
-  const std::vector<std::string> optimizers = {"sgd", "adam", "adamw", "radam", "adam8bit"};
-  app.add_option("--model", o.model, "mlp, cnn or srnet (super-resolution, docs/training.md)")
-      ->check(CLI::IsMember(tools::model_names()))
-      ->capture_default_str();
-  app.add_option("--width", o.width, "srnet: channels of the residual blocks")
-      ->check(positive)
-      ->capture_default_str();
-  app.add_option("--blocks", o.blocks, "srnet: residual blocks")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  CLI::Option* save_on_cpu =
-      app.add_flag("--save-on-cpu", o.save_on_cpu,
-                   "keep the activations saved for backward in pinned host memory (CUDA)");
-  CLI::Option* offload_params = app.add_flag(
-      "--offload-params", o.offload_params,
-      "keep the parameters, gradients and optimizer state in pinned host memory and copy each "
-      "layer's parameters to the device only while it computes (offload::ParameterOffload); "
-      "the optimizer steps on the host");
-  CLI::Option* recompute = app.add_flag(
-      "--recompute", o.recompute,
-      "srnet: recompute each residual block in backward instead of saving its activations");
-  app.add_option("--memory-budget", o.memory_budget_mb,
-                 "srnet: profile one step, then keep, recompute or (CUDA) offload each residual "
-                 "block's activations so the peak allocated memory fits this many MiB")
-      ->check(positive)
-      ->excludes(recompute)
-      ->excludes(save_on_cpu)
-      ->excludes(offload_params);
-  app.add_option("--device", o.device, "cpu or cuda (default: cuda when available, else cpu)")
-      ->check(CLI::IsMember({"cpu", "cuda"}));
-  app.add_option("--epochs", o.epochs, "passes over the training set")
-      ->check(positive)
-      ->capture_default_str();
-  app.add_option("--batch-size", o.batch_size, "training examples per step")
-      ->check(positive)
-      ->capture_default_str();
-  app.add_option("--lr", o.lr, "learning rate (default: 0.1 for sgd, 1e-3 for the others)")
-      ->check(positive);
-  app.add_option("--optimizer", o.optimizer, "sgd, adam, adamw, radam or adam8bit")
-      ->check(CLI::IsMember(optimizers))
-      ->capture_default_str();
-  app.add_option("--workers", o.workers, "DataLoader worker threads (0: the training thread)")
-      ->check(CLI::Range(0, 256))
-      ->capture_default_str();
-  app.add_flag("--pin-memory", o.pin_memory, "assemble batches in pinned host memory");
-  app.add_option("--prefetch", o.prefetch, "batches each loader worker prepares ahead")
-      ->check(CLI::Range(1, 64))
-      ->capture_default_str();
-  app.add_option("--seed", o.seed, "seeds the initialisation and the shuffle")
-      ->capture_default_str();
-  app.add_option("--threads", o.threads, "CPU threads for the kernels (default: all cores)")
-      ->check(positive);
-  app.add_option("--data", o.data, "folder with the Fashion-MNIST IDX files (gzipped or not)")
-      ->capture_default_str();
-  app.add_option("--limit-train", o.limit_train, "train on the first N training images only")
-      ->check(positive);
-  app.add_option("--limit-test", o.limit_test, "evaluate on the first N test images only")
-      ->check(positive);
-  app.add_option("--log-json", o.log_json, "write per-epoch records to this JSON file");
-  app.add_option("--log-jsonl", o.log_jsonl,
-                 "write one JSON line per optimizer step (step, loss, lr, step time, samples/s, "
-                 "memory) and per epoch to this file (tools/plot_training.py draws it)");
-  CLI::Option* profile = app.add_option(
-      "--profile", o.profile,
-      "profile --profile-steps optimizer steps after 3 warm-up steps: write a Chrome trace JSON "
-      "to this file (Perfetto, chrome://tracing) and print the top ops (docs/profiling.md)");
-  app.add_option("--profile-steps", o.profile_steps, "optimizer steps --profile records")
-      ->check(positive)
-      ->capture_default_str()
-      ->needs(profile);
-  app.add_option("--memory-timeline", o.memory_timeline,
-                 "record the allocations of one optimizer step after 3 warm-up steps and write "
-                 "memory over time by category: a picture if FILE ends in .svg, else JSON "
-                 "(tools/plot_memory_timeline.py draws that as a PNG)");
-  app.add_option("--precision", o.precision,
-                 "f32, bf16 (autocast) or f16 (autocast and a GradScaler); parameters stay f32")
-      ->check(CLI::IsMember({"f32", "bf16", "f16"}));
-  app.add_option("--init-scale", o.init_scale,
-                 "with --precision f16: the loss scaler's first scale (default 65536 = 2^16); it "
-                 "halves on every overflow and doubles after 2000 clean steps")
-      ->check(positive);
-  app.add_option("--accumulate", o.accumulate,
-                 "micro-batches of --batch-size per optimizer step (gradient accumulation)")
-      ->check(positive)
-      ->capture_default_str();
-  CLI::Option* dir =
-      app.add_option("--checkpoint-dir", o.checkpoint_dir,
-                     "save checkpoints here, and resume from the newest one found here at start");
-  app.add_option("--checkpoint-every", o.checkpoint_every,
-                 "optimizer steps between checkpoints (default: at the end of each epoch)")
-      ->check(positive)
-      ->needs(dir);
-  app.add_option("--keep", o.keep, "checkpoints to keep (older ones are deleted)")
-      ->check(positive)
-      ->capture_default_str()
-      ->needs(dir);
-  app.add_option("--max-steps", o.max_steps,
-                 "stop after this many optimizer steps in all (after saving a checkpoint)")
-      ->check(positive);
-  app.add_option("--save-model", o.save_model,
-                 "write the final model's state_dict to this safetensors file");
-  app.add_option("--backend", o.backend,
-                 "under leangrad-run (several processes): gloo or nccl (default: nccl on CUDA, "
-                 "gloo on the CPU)")
-      ->check(CLI::IsMember({"gloo", "nccl"}));
-}
-
-std::unique_ptr<optim::Optimizer> make_optimizer(const std::string& name,
-                                                 std::vector<Tensor> params, double lr) {
-  if (name == "sgd") return std::make_unique<optim::SGD>(params, optim::SGDOptions(lr));
-  if (name == "adam") return std::make_unique<optim::Adam>(params, optim::AdamOptions(lr));
-  if (name == "adamw") return std::make_unique<optim::AdamW>(params, optim::AdamWOptions(lr));
-  if (name == "radam") return std::make_unique<optim::RAdam>(params, optim::RAdamOptions(lr));
-  if (name == "adam8bit")
-    return std::make_unique<optim::Adam8bit>(params, optim::Adam8bitOptions(lr));
-  LG_THROW(Error, "unknown optimizer '", name, "'");
-}
-
-Device choose_device(const std::string& requested) {
-  if (requested.empty()) return cuda::is_available() ? Device::cuda() : Device::cpu();
-  if (requested == "cpu") return Device::cpu();
-  LG_CHECK(cuda::is_available(), "--device cuda: no CUDA device is available (",
-           LEANGRAD_WITH_CUDA ? "no GPU visible" : "leangrad was built without CUDA",
-           "); use --device cpu");
-  return Device::cuda();
-}
-
-// Nearest-rank percentile (0 < q <= 1) of unsorted values.
-double percentile(std::vector<double> values, double q) {
-  if (values.empty()) return 0.0;
-  std::sort(values.begin(), values.end());
-  const auto rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(values.size())));
-  return values[std::clamp<std::size_t>(rank, 1, values.size()) - 1];
-}
-
-double mean(const std::vector<double>& values, std::size_t from = 0) {
-  if (values.size() <= from) return 0.0;
-  double sum = 0;
-  for (std::size_t i = from; i < values.size(); ++i)
-    sum += values[i];
-  return sum / static_cast<double>(values.size() - from);
-}
-
-// "   247.23 MiB" in a column `width` characters wide (0: no padding).
-std::string format_mib(std::int64_t bytes, int width = 9) {
-  char text[40];
-  std::snprintf(text, sizeof(text), "%*.2f MiB", width, static_cast<double>(bytes) / (1 << 20));
-  return text;
-}
-
 // Writes `log` to `path` atomically: a reader sees the previous version or this one, never half.
 void write_json_atomically(const std::string& path, const nlohmann::json& log) {
   write_file_atomically(path, log.dump(2) + "\n", "--log-json");
-}
-
-// Where the training memory went: the peak of the device's allocator, split into what the model
-// and optimizer hold, the activations saved for backward, the other temporaries and the cache's
-// slack. `resident` is what was allocated before the first step beside the parameters (on the
-// CPU: the datasets themselves). The parts are measured at different moments (the gradients
-// after the last step, the saved activations at the end of the largest forward), so "other" is
-// what the peak holds beyond them.
-struct MemoryReport {
-  std::int64_t peak_allocated = 0;
-  std::int64_t peak_reserved = 0;
-  std::int64_t parameters = 0;
-  std::int64_t gradients = 0;
-  std::int64_t optimizer_state = 0;
-  std::int64_t resident = 0;
-  std::int64_t saved_activations = 0;  // the largest MicroBatch::forward_bytes
-  std::int64_t pinned_peak = 0;  // the pinned host pool's peak (offloaded activations, batches)
-  std::int64_t other() const {
-    return peak_allocated - parameters - gradients - optimizer_state - resident - saved_activations;
-  }
-};
-
-// Bytes of `t` held by `device`'s allocator (not the pinned pool: --offload-params keeps the
-// parameters, gradients and optimizer state there, off the device).
-std::int64_t device_bytes(const Tensor& t, Device device) {
-  const bool on_device = t.defined() && t.device() == device && !t.is_pinned();
-  return on_device ? static_cast<std::int64_t>(t.nbytes()) : 0;
-}
-
-std::int64_t optimizer_state_bytes(const optim::Optimizer& optimizer, Device device) {
-  std::int64_t bytes = 0;
-  for (const Tensor& state : tools::optimizer_state_tensors(optimizer))
-    bytes += device_bytes(state, device);
-  return bytes;
-}
-
-void print_memory_report(const MemoryReport& m, Device device, const std::string& precision) {
-  std::cout << "memory on " << device << " at the training peak (precision " << precision << "):\n"
-            << "  peak reserved             " << format_mib(m.peak_reserved)
-            << "  (what the allocator held: the lines below)\n"
-            << "  parameters                " << format_mib(m.parameters) << "\n"
-            << "  gradients                 " << format_mib(m.gradients) << "\n"
-            << "  optimizer state           " << format_mib(m.optimizer_state) << "\n"
-            << "  resident data             " << format_mib(m.resident)
-            << "  (allocated before the first step: datasets on this device)\n"
-            << "  saved activations         " << format_mib(m.saved_activations)
-            << "  (held from the end of a forward to its backward; the largest)\n"
-            << "  other                     " << format_mib(m.other())
-            << "  (temporaries of forward and backward: the peak allocated "
-            << format_mib(m.peak_allocated, 0) << " minus the above)\n"
-            << "  allocator slack           " << format_mib(m.peak_reserved - m.peak_allocated)
-            << "  (reserved but not allocated: cached free blocks, rounding)\n"
-            << "pinned host memory: peak  " << format_mib(m.pinned_peak)
-            << "  (--save-on-cpu activations, --offload-params parameters, gradients and "
-               "optimizer state, --pin-memory batches)\n";
 }
 
 // ---- Checkpoints (train_checkpoint.h) --------------------------------------------------------
@@ -1100,52 +857,6 @@ int train_reporting_oom(const TrainOptions& o) {
   }
 }
 
-// Note [OpenMP threads on a shared machine]
-//   At the barrier that ends a parallel region, and while they wait for the next one, libgomp's
-//   threads spin before they sleep: 300,000 times when neither OMP_WAIT_POLICY nor GOMP_SPINCOUNT
-//   is set (some milliseconds). On a machine whose cores are busy with other work, a spinning
-//   thread burns the time slice that the thread it waits for needs; and leangrad-train's own
-//   DataLoader threads are such other work. OMP_WAIT_POLICY=passive sleeps at once, which costs a
-//   wake-up per region: the mlp step, whose regions are short and close together, doubles on an
-//   idle machine. GOMP_SPINCOUNT=1000 (some microseconds, the count libgomp itself uses when it
-//   has more threads than cores) keeps the idle step and removes the stalls: measured with 2
-//   threads on the 2-core machine (bench/compare/threads_under_load.sh, docs/training.md "Step
-//   times"), idle mlp 0.20 ms as with the default, idle cnn 8.7 ms against the default's 10.8; with
-//   a busy process on each core mlp 0.46 ms against the default's p90 of 32 ms, cnn 17 ms against
-//   1 thread's 20.
-//   libgomp reads both variables once, when it is loaded, before main and before any constructor
-//   of the program can add to the environment (a .preinit_array function runs first, but the C
-//   library sets up the environment after it). So leangrad-train sets GOMP_SPINCOUNT=1000 and
-//   executes itself again, unless the user set either variable, or it runs under valgrind (whose
-//   tools would not follow the new program). A program embedding leangrad sets the variable in
-//   its own environment.
-constexpr const char* kOpenMpSpinCount = "1000";
-constexpr const char* kSpinSetByUs = "LEANGRAD_TRAIN_SET_GOMP_SPINCOUNT";
-
-void use_short_openmp_spin(char** argv) {
-  if (std::getenv("OMP_WAIT_POLICY") != nullptr || std::getenv("GOMP_SPINCOUNT") != nullptr) return;
-  const char* preload = std::getenv("LD_PRELOAD");
-  if (preload != nullptr && std::strstr(preload, "vgpreload") != nullptr) return;  // valgrind
-  if (::setenv("GOMP_SPINCOUNT", kOpenMpSpinCount, 0) != 0 || ::setenv(kSpinSetByUs, "1", 1) != 0)
-    return;
-  ::execv("/proc/self/exe", argv);  // returns only on failure: go on with libgomp's default
-  ::unsetenv("GOMP_SPINCOUNT");
-  ::unsetenv(kSpinSetByUs);
-}
-
-// The --version line saying how OpenMP threads wait for work (Note [OpenMP threads on a shared
-// machine]).
-std::string openmp_wait_text() {
-  if (const char* policy = std::getenv("OMP_WAIT_POLICY")) {
-    return std::string("OMP_WAIT_POLICY=") + policy + " (from the environment)";
-  }
-  const char* spin = std::getenv("GOMP_SPINCOUNT");
-  if (spin == nullptr) return "libgomp's default (spin 300,000 times, then sleep)";
-  const bool ours = std::getenv(kSpinSetByUs) != nullptr;
-  return std::string("GOMP_SPINCOUNT=") + spin +
-         (ours ? " (leangrad-train's default)" : " (from the environment)");
-}
-
 // "leangrad-train 0.1.0 (CUDA: built in)", the CPU's GEMM library and how OpenMP threads wait,
 // then with CUDA one line per CUDA library as the loader finds it (they are opened at first use:
 // this opens them, which needs no GPU) and the GPU count: what a bug report needs.
@@ -1154,7 +865,7 @@ std::string version_text() {
   out << "leangrad-train " << LEANGRAD_VERSION
       << (LEANGRAD_WITH_CUDA ? " (CUDA: built in)" : " (CUDA: not built in)");
   out << "\n  CPU matrix products: " << leangrad::ops::cpu_gemm_library();
-  out << "\n  OpenMP threads wait: " << openmp_wait_text();
+  out << "\n  OpenMP threads wait: " << tools::openmp_wait_text();
   for (const leangrad::cuda::LibraryStatus& library : leangrad::cuda::library_statuses()) {
     out << "\n  " << library.name << ": ";
     if (library.ok()) {
@@ -1171,7 +882,7 @@ std::string version_text() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  use_short_openmp_spin(argv);
+  tools::use_short_openmp_spin(argv);
   CLI::App app{"leangrad-train: trains a model on Fashion-MNIST with leangrad"};
   TrainOptions options;
   add_options(app, options);

@@ -65,7 +65,7 @@ function(expect_printed what text expected)
 endfunction()
 
 # leangrad-train shortens libgomp's spin to 1000 unless the user chose how OpenMP threads wait
-# (Note [OpenMP threads on a shared machine] in tools/leangrad_train.cpp): --version says which
+# (Note [OpenMP threads on a shared machine] in tools/openmp_wait.cpp): --version says which
 # setting holds, and libgomp's own report of its settings (OMP_DISPLAY_ENV, printed when it loads:
 # once in the first process, then again in the one executed with the new environment) ends with
 # the count leangrad-train chose. A runtime other than libgomp prints no GOMP_SPINCOUNT line.

@@ -1,0 +1,156 @@
+#include "train_options.h"
+
+#include <cstdlib>
+
+#include "train_models.h"
+
+namespace leangrad::tools {
+
+namespace {
+
+// A number > 0. (CLI::PositiveNumber's message spells out the whole range of a double.)
+std::string check_positive(std::string& value) {
+  char* end = nullptr;
+  const double number = std::strtod(value.c_str(), &end);
+  if (end == value.c_str() || *end != '\0' || !(number > 0))
+    return "expected a number > 0, got '" + value + "'";
+  return "";
+}
+
+}  // namespace
+
+// The learning rate when --lr is not given: the classic recipe's for SGD, Adam's for the others.
+double default_lr(const std::string& optimizer) {
+  return optimizer == "sgd" ? 0.1 : 1e-3;
+}
+
+void add_options(CLI::App& app, TrainOptions& o) {
+  const CLI::Validator positive(check_positive, "POSITIVE");
+  const std::vector<std::string> optimizers = {"sgd", "adam", "adamw", "radam", "adam8bit"};
+  app.add_option("--model", o.model, "mlp, cnn or srnet (super-resolution, docs/training.md)")
+      ->check(CLI::IsMember(tools::model_names()))
+      ->capture_default_str();
+  app.add_option("--width", o.width, "srnet: channels of the residual blocks")
+      ->check(positive)
+      ->capture_default_str();
+  app.add_option("--blocks", o.blocks, "srnet: residual blocks")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  CLI::Option* save_on_cpu =
+      app.add_flag("--save-on-cpu", o.save_on_cpu,
+                   "keep the activations saved for backward in pinned host memory (CUDA)");
+  CLI::Option* offload_params = app.add_flag(
+      "--offload-params", o.offload_params,
+      "keep the parameters, gradients and optimizer state in pinned host memory and copy each "
+      "layer's parameters to the device only while it computes (offload::ParameterOffload); "
+      "the optimizer steps on the host");
+  CLI::Option* recompute = app.add_flag(
+      "--recompute", o.recompute,
+      "srnet: recompute each residual block in backward instead of saving its activations");
+  app.add_option("--memory-budget", o.memory_budget_mb,
+                 "srnet: profile one step, then keep, recompute or (CUDA) offload each residual "
+                 "block's activations so the peak allocated memory fits this many MiB")
+      ->check(positive)
+      ->excludes(recompute)
+      ->excludes(save_on_cpu)
+      ->excludes(offload_params);
+  app.add_option("--device", o.device, "cpu or cuda (default: cuda when available, else cpu)")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
+  app.add_option("--epochs", o.epochs, "passes over the training set")
+      ->check(positive)
+      ->capture_default_str();
+  app.add_option("--batch-size", o.batch_size, "training examples per step")
+      ->check(positive)
+      ->capture_default_str();
+  app.add_option("--lr", o.lr, "learning rate (default: 0.1 for sgd, 1e-3 for the others)")
+      ->check(positive);
+  app.add_option("--optimizer", o.optimizer, "sgd, adam, adamw, radam or adam8bit")
+      ->check(CLI::IsMember(optimizers))
+      ->capture_default_str();
+  app.add_option("--workers", o.workers, "DataLoader worker threads (0: the training thread)")
+      ->check(CLI::Range(0, 256))
+      ->capture_default_str();
+  app.add_flag("--pin-memory", o.pin_memory, "assemble batches in pinned host memory");
+  app.add_option("--prefetch", o.prefetch, "batches each loader worker prepares ahead")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  app.add_option("--seed", o.seed, "seeds the initialisation and the shuffle")
+      ->capture_default_str();
+  app.add_option("--threads", o.threads, "CPU threads for the kernels (default: all cores)")
+      ->check(positive);
+  app.add_option("--data", o.data, "folder with the Fashion-MNIST IDX files (gzipped or not)")
+      ->capture_default_str();
+  app.add_option("--limit-train", o.limit_train, "train on the first N training images only")
+      ->check(positive);
+  app.add_option("--limit-test", o.limit_test, "evaluate on the first N test images only")
+      ->check(positive);
+  app.add_option("--log-json", o.log_json, "write per-epoch records to this JSON file");
+  app.add_option("--log-jsonl", o.log_jsonl,
+                 "write one JSON line per optimizer step (step, loss, lr, step time, samples/s, "
+                 "memory) and per epoch to this file (tools/plot_training.py draws it)");
+  CLI::Option* profile = app.add_option(
+      "--profile", o.profile,
+      "profile --profile-steps optimizer steps after 3 warm-up steps: write a Chrome trace JSON "
+      "to this file (Perfetto, chrome://tracing) and print the top ops (docs/profiling.md)");
+  app.add_option("--profile-steps", o.profile_steps, "optimizer steps --profile records")
+      ->check(positive)
+      ->capture_default_str()
+      ->needs(profile);
+  app.add_option("--memory-timeline", o.memory_timeline,
+                 "record the allocations of one optimizer step after 3 warm-up steps and write "
+                 "memory over time by category: a picture if FILE ends in .svg, else JSON "
+                 "(tools/plot_memory_timeline.py draws that as a PNG)");
+  app.add_option("--precision", o.precision,
+                 "f32, bf16 (autocast) or f16 (autocast and a GradScaler); parameters stay f32")
+      ->check(CLI::IsMember({"f32", "bf16", "f16"}));
+  app.add_option("--init-scale", o.init_scale,
+                 "with --precision f16: the loss scaler's first scale (default 65536 = 2^16); it "
+                 "halves on every overflow and doubles after 2000 clean steps")
+      ->check(positive);
+  app.add_option("--accumulate", o.accumulate,
+                 "micro-batches of --batch-size per optimizer step (gradient accumulation)")
+      ->check(positive)
+      ->capture_default_str();
+  CLI::Option* dir =
+      app.add_option("--checkpoint-dir", o.checkpoint_dir,
+                     "save checkpoints here, and resume from the newest one found here at start");
+  app.add_option("--checkpoint-every", o.checkpoint_every,
+                 "optimizer steps between checkpoints (default: at the end of each epoch)")
+      ->check(positive)
+      ->needs(dir);
+  app.add_option("--keep", o.keep, "checkpoints to keep (older ones are deleted)")
+      ->check(positive)
+      ->capture_default_str()
+      ->needs(dir);
+  app.add_option("--max-steps", o.max_steps,
+                 "stop after this many optimizer steps in all (after saving a checkpoint)")
+      ->check(positive);
+  app.add_option("--save-model", o.save_model,
+                 "write the final model's state_dict to this safetensors file");
+  app.add_option("--backend", o.backend,
+                 "under leangrad-run (several processes): gloo or nccl (default: nccl on CUDA, "
+                 "gloo on the CPU)")
+      ->check(CLI::IsMember({"gloo", "nccl"}));
+}
+
+std::unique_ptr<optim::Optimizer> make_optimizer(const std::string& name,
+                                                 std::vector<Tensor> params, double lr) {
+  if (name == "sgd") return std::make_unique<optim::SGD>(params, optim::SGDOptions(lr));
+  if (name == "adam") return std::make_unique<optim::Adam>(params, optim::AdamOptions(lr));
+  if (name == "adamw") return std::make_unique<optim::AdamW>(params, optim::AdamWOptions(lr));
+  if (name == "radam") return std::make_unique<optim::RAdam>(params, optim::RAdamOptions(lr));
+  if (name == "adam8bit")
+    return std::make_unique<optim::Adam8bit>(params, optim::Adam8bitOptions(lr));
+  LG_THROW(Error, "unknown optimizer '", name, "'");
+}
+
+Device choose_device(const std::string& requested) {
+  if (requested.empty()) return cuda::is_available() ? Device::cuda() : Device::cpu();
+  if (requested == "cpu") return Device::cpu();
+  LG_CHECK(cuda::is_available(), "--device cuda: no CUDA device is available (",
+           LEANGRAD_WITH_CUDA ? "no GPU visible" : "leangrad was built without CUDA",
+           "); use --device cpu");
+  return Device::cuda();
+}
+
+}  // namespace leangrad::tools
