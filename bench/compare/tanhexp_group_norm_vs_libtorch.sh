@@ -28,7 +28,7 @@ load_before=$(load_average)
 for threads in 1 2; do
   echo "== leangrad, $threads thread(s): $bench" >&2
   OMP_NUM_THREADS=$threads "$bench" \
-    --benchmark_filter='^BM_(TanhExp|GroupNorm)_(Forward|ForwardBackward)/|^BM_Launcher_' \
+    --benchmark_filter='^BM_(TanhExp|GroupNorm)_(Forward|ForwardBackward)/|^BM_Launcher_|^BM_Copy_Activations' \
     "${common[@]}" --benchmark_out="$logs/leangrad-$threads.json" >&2
   echo "== LibTorch, $threads thread(s): $libtorch" >&2
   OMP_NUM_THREADS=$threads "$libtorch" --threads "$threads" "${common[@]}" \
@@ -77,6 +77,14 @@ for name, label in [("BM_Launcher_TanhExp_Forward", "TanhExp forward"),
         narrow_ms = f"{narrow['ms']:.2f}" if narrow else "-"
         print(f"| {label} | {t} | {ref_ms:.2f} | {vec_ms:.2f} | {vec_gbs:.1f} "
               f"| {ref_ms / vec_ms:.2f} | {narrow_ms} |")
+print()
+for t in (1, 2):
+    leangrad = runs[t][0]
+    copy = gb_per_s(leangrad["BM_Copy_Activations"])
+    tanhexp = gb_per_s(leangrad["BM_Launcher_TanhExp_Forward/1"])
+    print(f"Memory bandwidth, {t} thread(s): copying the activations moves {copy:.1f} GB/s; "
+          f"TanhExp's forward launcher moves the same bytes at {tanhexp:.1f} GB/s, "
+          f"{100 * tanhexp / copy:.0f}% of it (issue 19's target: 60%).")
 print()
 print(f"LibTorch / leangrad: ratio of the median times, > 1 means leangrad is faster. LibTorch "
       f"{context.get('torch_version', '?')}. GB/s: the bytes each benchmark must move (TanhExp "
