@@ -28,7 +28,7 @@ echo
 echo "- date: $(date -u '+%F %H:%M') UTC"
 echo "- commit: $(git -C "$compare_dir" rev-parse --short HEAD)$(git -C "$compare_dir" diff --quiet HEAD || echo ' (with uncommitted changes)')"
 echo "- CPU: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), family $(sed -n 's/^cpu family[[:space:]]*: //p' /proc/cpuinfo | head -1) model $(sed -n 's/^model[[:space:]]*: //p' /proc/cpuinfo | head -1), $(nproc) cores; AVX-512: $(grep -q avx512f /proc/cpuinfo && echo yes || echo no), VBMI: $(grep -q avx512vbmi /proc/cpuinfo && echo yes || echo no)"
-echo "- leangrad: $(cache_value CMAKE_CXX_COMPILER) $(cache_value CMAKE_BUILD_TYPE), LEANGRAD_CPU_ARCH=$(cache_value LEANGRAD_CPU_ARCH), LEANGRAD_WITH_ONEDNN=$(cache_value LEANGRAD_WITH_ONEDNN), LEANGRAD_WITH_CUDA=$(cache_value LEANGRAD_WITH_CUDA)"
+echo "- leangrad: $("$(cache_value CMAKE_CXX_COMPILER)" --version | head -1) $(cache_value CMAKE_BUILD_TYPE), LEANGRAD_CPU_ARCH=$(cache_value LEANGRAD_CPU_ARCH), LEANGRAD_WITH_ONEDNN=$(cache_value LEANGRAD_WITH_ONEDNN), LEANGRAD_WITH_CUDA=$(cache_value LEANGRAD_WITH_CUDA)"
 config=$("$libtorch" --show-config)
 echo "- LibTorch: $(sed -n 's/.*TORCH_VERSION=\([^,]*\),.*/\1/p' <<<"$config") (Debian's libtorch-dev), BUILD_TYPE=$(sed -n 's/.*BUILD_TYPE=\([^,]*\),.*/\1/p' <<<"$config"), $(grep -o 'CPU capability usage: [A-Z0-9_]*' <<<"$config"), oneDNN $(sed -n 's/.*MKL-DNN v\([0-9.]*\).*/\1/p' <<<"$config")"
 echo "- command: \`bench/compare/cpu_vs_libtorch.sh $*\`"
