@@ -19,9 +19,14 @@
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__AVX512F__)
 #define LEANGRAD_AVX512_CLONES 1
+#if defined(__clang__)
+// x86-64-v4's extensions (Clang 14 takes no prefer-vector-width in the attribute).
+#define LG_AVX512_TARGET __attribute__((target("avx512f,avx512bw,avx512cd,avx512dq,avx512vl")))
+#else
 // x86-64-v4's extensions, and 512-bit vectors preferred (some tunings default to 256).
 #define LG_AVX512_TARGET \
   __attribute__((target("avx512f,avx512bw,avx512cd,avx512dq,avx512vl,prefer-vector-width=512")))
+#endif
 #else
 #define LEANGRAD_AVX512_CLONES 0
 #endif
