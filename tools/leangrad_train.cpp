@@ -563,7 +563,10 @@ void Trainer::train_steps(EpochProgress& e) {
     if (timeline_.recording()) {
       bar_.clear();
       timeline_.end_step(*run_.model, *run_.optimizer,
-                         {{"model", o_.model}, {"batch_size", o_.batch_size}}, std::cout);
+                         {{"model", o_.model},
+                          {"batch_size", o_.batch_size},
+                          {"memory_setting", tools::memory_setting_text(o_)}},
+                         std::cout);
     }
     end_step(e, step_loss, step_samples);
     if (stopped_) break;

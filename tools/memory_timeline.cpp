@@ -278,6 +278,7 @@ std::string memory_timeline_svg(const nlohmann::json& t) {
   // Title: what, where, and what is not drawn.
   std::string title = t.value("model", std::string()) + " on " + t.value("device", std::string());
   if (t.contains("batch_size")) title += ", batch " + t["batch_size"].dump();
+  if (t.contains("memory_setting")) title += ", " + t["memory_setting"].get<std::string>();
   title += ": memory allocated during step " + (t.contains("step") ? t["step"].dump() : "?") +
            " (forward passes shaded)";
   s += "<text x=\"" + number(kWidth / 2, 0) +

@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
-"""Draws a leangrad-train --memory-timeline JSON file as a stacked-area PNG: the memory allocated
+"""Draws leangrad-train --memory-timeline JSON files as stacked-area PNGs: the memory allocated
 over one training step by category (parameters, gradients, optimizer state, resident data, saved
-activations, other temporaries), the peak marked, the forward passes shaded.
+activations, other temporaries), the peak marked, the forward passes shaded. Several files are
+drawn side by side on one memory scale, each titled with the memory setting it was recorded under
+(plain, --recompute, --save-on-cpu, ...).
 
     leangrad-train --model srnet --memory-timeline step.json --max-steps 5
     python3 tools/plot_memory_timeline.py step.json -o step.png
+    python3 tools/plot_memory_timeline.py plain.json recompute.json -o compare.png
 
 Needs matplotlib (Debian: python3-matplotlib, installed by tools/bootstrap.sh).
 """
@@ -27,25 +30,12 @@ LABELS = {
 }
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("timeline", help="the JSON file leangrad-train --memory-timeline wrote")
-    parser.add_argument("-o", "--output", default="memory_timeline.png", help="the PNG to write")
-    parser.add_argument("--omit", action="append", default=[], metavar="CATEGORY",
-                        help="leave a category out (resident_data: on the CPU the datasets dwarf "
-                             "the step); the title says so")
-    args = parser.parse_args()
-    with open(args.timeline) as f:
-        t = json.load(f)
-
+def draw(axes, t, omit):
+    """One timeline on `axes`; returns the height of its stack at the peak (MiB)."""
     time_ms = t["time_ms"]
-    for c in args.omit:
-        if c not in t["categories"]:
-            parser.error(f"--omit {c}: the categories are {', '.join(t['categories'])}")
-    categories = [c for c in t["categories"] if c not in args.omit]
+    categories = [c for c in t["categories"] if c not in omit]
     series = [[b / MIB for b in t["bytes"][c]] for c in categories]
-    omitted_at_peak = sum(t["peak"]["by_category"][c] for c in args.omit) / MIB
-    figure, axes = plt.subplots(figsize=(11, 5))
+    omitted_at_peak = sum(t["peak"]["by_category"][c] for c in omit) / MIB
     # Steps, not slopes: memory changes at each event and stays until the next.
     axes.stackplot(time_ms, *series, labels=[LABELS.get(c, c) for c in categories], step="post",
                    alpha=0.85)
@@ -67,22 +57,64 @@ def main():
     axes.annotate(f"peak {peak_mib:.2f} MiB at {peak['time_ms']:.1f} ms",
                   xy=(peak["time_ms"], drawn_peak_mib), xytext=(8, -14),
                   textcoords="offset points")
-    title = f"{t.get('model', '')} on {t.get('device', '')}, batch {t.get('batch_size', '')}: "
-    title += f"memory allocated during step {t.get('step', '')} (forward passes shaded)"
-    if args.omit:
-        title += f"\nnot drawn: {', '.join(LABELS.get(c, c) for c in args.omit)} "
-        title += f"({omitted_at_peak:.2f} MiB at the peak, included in the peak's number)"
-    axes.set_title(title)
     axes.set_xlabel("time since the step began (ms)")
-    axes.set_ylabel("allocated (MiB)")
     axes.set_xlim(time_ms[0], time_ms[-1])
-    axes.set_ylim(0, drawn_peak_mib * 1.12)
-    handles, labels = axes.get_legend_handles_labels()
-    axes.legend(handles[::-1], labels[::-1], loc="upper left", fontsize="small")
     axes.grid(alpha=0.3)
+    return drawn_peak_mib
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("timelines", nargs="+", metavar="timeline",
+                        help="JSON files leangrad-train --memory-timeline wrote (several: side "
+                             "by side)")
+    parser.add_argument("-o", "--output", default="memory_timeline.png", help="the PNG to write")
+    parser.add_argument("--omit", action="append", default=[], metavar="CATEGORY",
+                        help="leave a category out (resident_data: on the CPU the datasets dwarf "
+                             "the step); the title says so")
+    args = parser.parse_args()
+    timelines = []
+    for path in args.timelines:
+        with open(path) as f:
+            timelines.append(json.load(f))
+    for t, path in zip(timelines, args.timelines):
+        for c in args.omit:
+            if c not in t["categories"]:
+                parser.error(f"--omit {c}: the categories of {path} are {', '.join(t['categories'])}")
+
+    count = len(timelines)
+    figure, all_axes = plt.subplots(1, count, figsize=(11 if count == 1 else 6 * count, 5),
+                                    sharey=True, squeeze=False)
+    heights = []
+    for axes, t, path in zip(all_axes[0], timelines, args.timelines):
+        heights.append(draw(axes, t, args.omit))
+        if count > 1:
+            axes.set_title(f"{t.get('memory_setting', path)}: peak {t['peak']['bytes'] / MIB:.2f} MiB")
+    all_axes[0][0].set_ylabel("allocated (MiB)")
+    all_axes[0][0].set_ylim(0, max(heights) * 1.12)
+    handles, labels = all_axes[0][0].get_legend_handles_labels()
+    all_axes[0][0].legend(handles[::-1], labels[::-1], loc="upper right", fontsize="small")
+
+    first = timelines[0]
+    title = f"{first.get('model', '')} on {first.get('device', '')}, batch {first.get('batch_size', '')}: "
+    if count == 1:
+        setting = first.get("memory_setting")
+        title += f"memory allocated during step {first.get('step', '')}"
+        title += f" ({setting}; forward passes shaded)" if setting else " (forward passes shaded)"
+    else:
+        title += "memory allocated during one step, on one scale (forward passes shaded)"
+    if args.omit:
+        omitted = max(sum(t["peak"]["by_category"][c] for c in args.omit) for t in timelines) / MIB
+        title += f"\nnot drawn: {', '.join(LABELS.get(c, c) for c in args.omit)} "
+        title += f"(up to {omitted:.2f} MiB at a peak, included in the peaks' numbers)"
+    if count == 1:
+        all_axes[0][0].set_title(title)
+    else:
+        figure.suptitle(title)
     figure.tight_layout()
     figure.savefig(args.output, dpi=120)
-    print(f"plot_memory_timeline: wrote {args.output} (peak {peak_mib:.2f} MiB)")
+    peaks = ", ".join(f"{t['peak']['bytes'] / MIB:.2f}" for t in timelines)
+    print(f"plot_memory_timeline: wrote {args.output} (peak {peaks} MiB)")
 
 
 if __name__ == "__main__":

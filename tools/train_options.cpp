@@ -1,5 +1,6 @@
 #include "train_options.h"
 
+#include <cstdio>
 #include <cstdlib>
 
 #include "train_models.h"
@@ -142,6 +143,20 @@ std::unique_ptr<optim::Optimizer> make_optimizer(const std::string& name,
   if (name == "adam8bit")
     return std::make_unique<optim::Adam8bit>(params, optim::Adam8bitOptions(lr));
   LG_THROW(Error, "unknown optimizer '", name, "'");
+}
+
+std::string memory_setting_text(const TrainOptions& o) {
+  std::string text;
+  auto add = [&](const std::string& part) { text += (text.empty() ? "" : " ") + part; };
+  if (o.recompute) add("--recompute");
+  if (o.save_on_cpu) add("--save-on-cpu");
+  if (o.offload_params) add("--offload-params");
+  if (o.memory_budget_mb > 0) {
+    char budget[48];
+    std::snprintf(budget, sizeof(budget), "--memory-budget %g", o.memory_budget_mb);
+    add(budget);
+  }
+  return text.empty() ? "plain" : text;
 }
 
 Device choose_device(const std::string& requested) {

@@ -62,6 +62,10 @@ double default_lr(const std::string& optimizer);
 std::unique_ptr<optim::Optimizer> make_optimizer(const std::string& name,
                                                  std::vector<Tensor> params, double lr);
 
+// The memory options in force, as given on the command line ("--recompute --save-on-cpu",
+// "--memory-budget 900"), or "plain": the --memory-timeline file's `memory_setting`.
+std::string memory_setting_text(const TrainOptions& o);
+
 // --device: cuda when empty and a GPU is there, else cpu; "cuda" without one is an Error.
 Device choose_device(const std::string& requested);
 

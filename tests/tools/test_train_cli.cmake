@@ -252,6 +252,23 @@ function(check_planner)
   file(READ "${dir}/plain.json" json)
   string(JSON plain_peak GET "${json}" memory_bytes peak_allocated)
 
+  # --memory-timeline names the memory setting it was recorded under (what
+  # tools/plot_memory_timeline.py titles each of several timelines with), and its peak is one
+  # step's: at most the run's.
+  train_ok(out ${small} --recompute --memory-timeline "${dir}/recompute_timeline.json"
+                        --log-json "${dir}/recompute.json")
+  file(READ "${dir}/recompute_timeline.json" timeline)
+  string(JSON setting GET "${timeline}" memory_setting)
+  if(NOT setting STREQUAL "--recompute")
+    message(FATAL_ERROR "--memory-timeline: memory_setting is '${setting}', not '--recompute'")
+  endif()
+  string(JSON step_peak GET "${timeline}" peak bytes)
+  file(READ "${dir}/recompute.json" json)
+  string(JSON run_peak GET "${json}" memory_bytes peak_allocated)
+  if(step_peak LESS_EQUAL 0 OR step_peak GREATER run_peak)
+    message(FATAL_ERROR "--memory-timeline: the step's peak ${step_peak} is not in (0, ${run_peak}]")
+  endif()
+
   # A budget no plan reaches: the error says the smallest peak one does.
   run_train(1 "memory planner: no plan fits the budget of 1.00 MiB" ${small} --memory-budget 1)
   execute_process(COMMAND "${TRAIN}" ${small} --memory-budget 1 ERROR_VARIABLE err OUTPUT_QUIET)

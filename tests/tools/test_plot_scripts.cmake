@@ -1,0 +1,66 @@
+# The plotting scripts (tools/plot_trace.py, tools/plot_memory_timeline.py) on the files committed
+# under docs/images: each writes a PNG, a timeline pair is drawn side by side with both peaks,
+# and bad input is refused with a message. Debian's python3 with python3-matplotlib
+# (tools/bootstrap.sh installs it); without matplotlib the test is SKIPPED.
+#   cmake -DSOURCE_DIR=... -DWORK_DIR=... -P test_plot_scripts.cmake
+find_program(PYTHON3 python3 PATHS /usr/bin NO_DEFAULT_PATH)
+if(NOT PYTHON3)
+  find_program(PYTHON3 python3)
+endif()
+execute_process(COMMAND "${PYTHON3}" -c "import matplotlib" RESULT_VARIABLE no_matplotlib
+                OUTPUT_QUIET ERROR_QUIET)
+if(no_matplotlib)
+  message("SKIPPED: ${PYTHON3} has no matplotlib (apt-get install python3-matplotlib)")
+  return()
+endif()
+file(REMOVE_RECURSE "${WORK_DIR}")
+file(MAKE_DIRECTORY "${WORK_DIR}")
+set(images "${SOURCE_DIR}/docs/images")
+
+# run_plot(EXPECTED_RC OUTPUT_VAR script args...)
+function(run_plot expected_rc out script)
+  execute_process(COMMAND "${PYTHON3}" "${SOURCE_DIR}/tools/${script}" ${ARGN}
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE printed ERROR_VARIABLE printed)
+  if(expected_rc EQUAL 0 AND NOT rc EQUAL 0)
+    message(FATAL_ERROR "${script} ${ARGN} failed (${rc}):\n${printed}")
+  elseif(NOT expected_rc EQUAL 0 AND rc EQUAL 0)
+    message(FATAL_ERROR "${script} ${ARGN} should have failed:\n${printed}")
+  endif()
+  set(${out} "${printed}" PARENT_SCOPE)
+endfunction()
+
+function(expect_png path)
+  if(NOT EXISTS "${path}")
+    message(FATAL_ERROR "no ${path}")
+  endif()
+  file(READ "${path}" signature LIMIT 4 HEX)
+  if(NOT signature STREQUAL "89504e47")
+    message(FATAL_ERROR "${path} is not a PNG (starts with ${signature})")
+  endif()
+endfunction()
+
+function(expect_printed what text expected)
+  string(FIND "${text}" "${expected}" found)
+  if(found EQUAL -1)
+    message(FATAL_ERROR "${what}: the output does not say '${expected}':\n${text}")
+  endif()
+endfunction()
+
+run_plot(0 out plot_trace.py "${images}/srnet_trace.json" -o "${WORK_DIR}/trace.png")
+expect_png("${WORK_DIR}/trace.png")
+expect_printed("plot_trace.py" "${out}" "(410 spans, 2 tracks,")
+file(WRITE "${WORK_DIR}/empty_trace.json" "{\"traceEvents\": []}")
+run_plot(2 out plot_trace.py "${WORK_DIR}/empty_trace.json" -o "${WORK_DIR}/empty.png")
+expect_printed("plot_trace.py, no spans" "${out}" "holds no spans")
+
+run_plot(0 out plot_memory_timeline.py "${images}/srnet_memory.json" --omit resident_data
+         -o "${WORK_DIR}/one.png")
+expect_png("${WORK_DIR}/one.png")
+expect_printed("plot_memory_timeline.py" "${out}" "(peak 250.01 MiB)")
+run_plot(0 out plot_memory_timeline.py "${images}/srnet_memory_plain.json"
+         "${images}/srnet_memory_recompute.json" --omit resident_data -o "${WORK_DIR}/two.png")
+expect_png("${WORK_DIR}/two.png")
+expect_printed("plot_memory_timeline.py, two files" "${out}" "(peak 250.01, 237.75 MiB)")
+run_plot(2 out plot_memory_timeline.py "${images}/srnet_memory.json" --omit nothing_like_this
+         -o "${WORK_DIR}/bad.png")
+expect_printed("plot_memory_timeline.py, bad --omit" "${out}" "--omit nothing_like_this")
