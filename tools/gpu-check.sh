@@ -684,6 +684,37 @@ $(g++ --version | head -1); $cudnn_description"
   statuses+=("$name: exit $prc$(cut_off_note "$prc")")
   all=$((all + 1)); ((prc == 0)) && ok=$((ok + 1))
   say "  $name: exit $prc"
+  # One training step's memory timeline per memory setting on the GPU (docs/profiling.md draws
+  # plain, --recompute and --save-on-cpu side by side): each JSON goes into bench.log on the line
+  # after its "=== memory timeline SETTING" line ($OUT brings back 8 files at most); there
+  #   sed -n '/^=== memory timeline save-on-cpu/{n;p}' bench.log > save-on-cpu.json
+  # and tools/plot_memory_timeline.py draws them.
+  local setting
+  for setting in plain recompute save-on-cpu; do
+    local flag=()
+    [[ $setting == plain ]] || flag=("--$setting")
+    name="memory timeline cuda srnet $setting"
+    prc=0
+    run_limited "$(limit 90)" "$scratch/timeline_$setting.log" "$build/tools/leangrad-train" \
+      --model srnet --device cuda --width 64 --blocks 4 --epochs 1 --limit-train 640 \
+      --limit-test 100 --max-steps 4 "${flag[@]}" --data "$prefix/usr/share/datasets/fashion-mnist" \
+      --memory-timeline "$scratch/timeline_$setting.json" || prc=$?
+    {
+      cat "$scratch/timeline_$setting.log"
+      echo "=== memory timeline $setting (srnet width 64 blocks 4, batch 64, cuda): JSON on the next line"
+      if [[ -f $scratch/timeline_$setting.json ]]; then tr -d '\n' <"$scratch/timeline_$setting.json"; fi
+      echo
+    } >>"$log"
+    {
+      echo
+      echo "## $name"
+      echo
+      grep '^memory timeline:\|^step time:' "$scratch/timeline_$setting.log" || echo "(no timeline: see bench.log)"
+    } >>"$results"
+    statuses+=("$name: exit $prc$(cut_off_note "$prc")")
+    all=$((all + 1)); ((prc == 0)) && ok=$((ok + 1))
+    say "  $name: exit $prc"
+  done
   {
     echo
     echo "## Exit status of each program"
