@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # What the bench/compare/*.sh scripts share (sourced after `set -euo pipefail`): the one build of
 # the LibTorch programs (bench/compare/libtorch), a logs folder removed at exit, the load average.
 #   source "$(dirname "$0")/common.sh"

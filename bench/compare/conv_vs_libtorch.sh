@@ -12,6 +12,7 @@
 # built in $LIBTORCH_BUILD_DIR (bench/compare/common.sh). A leangrad build without oneDNN gets the
 # eigen rows only.
 set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=common.sh
 source "$(dirname "$0")/common.sh"
 
 [[ $# -ge 1 && $# -le 2 ]] || usage_error "LEANGRAD_BUILD_DIR [REPETITIONS=5]"

@@ -10,6 +10,7 @@
 # train_vs_libtorch.sh), which says how it measures. Run it on a quiet machine: ratios are only
 # compared within one run, and other work on the cores moves them.
 set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=common.sh
 source "$(dirname "$0")/common.sh"
 
 [[ $# -ge 1 && $# -le 3 ]] || usage_error "LEANGRAD_BUILD_DIR [REPETITIONS=5] [STEPS=300]"

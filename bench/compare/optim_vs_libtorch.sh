@@ -11,6 +11,7 @@
 # bytes on both sides, though LibTorch's unfused steps move several times more. The LibTorch
 # program is built in $LIBTORCH_BUILD_DIR (bench/compare/common.sh).
 set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=common.sh
 source "$(dirname "$0")/common.sh"
 
 [[ $# -ge 1 && $# -le 3 ]] || usage_error "LEANGRAD_BUILD_DIR [THREADS=2] [REPETITIONS=5]"

@@ -12,6 +12,7 @@
 # Each row is the median over REPETITIONS of Google Benchmark's mean time. The LibTorch program is
 # built in $LIBTORCH_BUILD_DIR (bench/compare/common.sh).
 set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=common.sh
 source "$(dirname "$0")/common.sh"
 
 [[ $# -ge 1 && $# -le 2 ]] || usage_error "LEANGRAD_BUILD_DIR [REPETITIONS=5]"

@@ -11,6 +11,7 @@
 # mlp runs STEPS steps, cnn STEPS/3. libtorch-train is built in $LIBTORCH_BUILD_DIR
 # (bench/compare/common.sh).
 set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=common.sh
 source "$(dirname "$0")/common.sh"
 
 [[ $# -ge 1 && $# -le 2 ]] || usage_error "LEANGRAD_TRAIN_BINARY [STEPS=300]"

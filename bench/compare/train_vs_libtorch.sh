@@ -13,6 +13,7 @@
 # LIBTORCH_BLAS_DIR at a folder holding another libblas.so.3 for libtorch-train alone. The table's
 # footer names the BLAS that was used.
 set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=common.sh
 source "$(dirname "$0")/common.sh"
 
 [[ $# -ge 1 && $# -le 3 ]] || usage_error "LEANGRAD_TRAIN_BINARY [THREADS=2] [STEPS=300]"
