@@ -556,6 +556,8 @@ void Trainer::train_steps(EpochProgress& e) {
     if (run_.scaler) {  // f16: skips the update on the device when a gradient overflowed
       run_.scaler->step(*run_.optimizer);
       run_.scaler->update();
+    } else if (run_.parameter_offload) {  // on the host, the next forward's first copies started
+      run_.parameter_offload->step(*run_.optimizer);
     } else {
       run_.optimizer->step();
     }

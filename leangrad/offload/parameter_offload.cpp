@@ -85,6 +85,7 @@ struct OffloadedParam {
   std::shared_ptr<Storage> device;      // the releasable device storage
   std::shared_ptr<cuda::Event> copied;  // CUDA: the copy into `device` has landed
   bool filled = false;                  // `device` has memory holding the current values
+  std::uint32_t filled_version = 0;     // param.version() when `device` was filled
 
   // The parameter's shape over `storage`.
   Tensor view_of(const std::shared_ptr<Storage>& storage) const {
@@ -134,6 +135,9 @@ struct ParameterOffload::State {
     Unit& unit = units[static_cast<std::size_t>(u)];
     bool copied_any = false;
     for (OffloadedParam* p : unit.params) {
+      // A copy made before the parameter changed on the host (after ParameterOffload::step) is
+      // made again.
+      if (p->filled && p->filled_version != p->param.version()) release(*p);
       if (p->filled || (saved_only && p->device.use_count() == 1)) continue;
       copy_param_in(*p);
       copied_any = true;
@@ -147,6 +151,7 @@ struct ParameterOffload::State {
 
   void copy_param_in(OffloadedParam& p) {
     const std::size_t nbytes = p.device->nbytes();
+    p.filled_version = p.param.version();
     if (!on_cuda()) {
       p.device->adopt_memory(Storage::allocate(nbytes, options.device())->release_memory());
       p.view_of(p.device).copy_(p.view_of(p.host));
@@ -442,6 +447,81 @@ void ParameterOffload::clear_copy_log() {
 
 ParameterOffloadStats ParameterOffload::stats() const {
   return state_->stats;
+}
+
+// Note [The host step and the next forward's copies]
+// With the parameters on the host the optimizer steps there, and the next forward cannot start
+// before its first unit's parameters are back on the device. optimizer.step() would update every
+// parameter and only then let the forward's pre-hook start that copy. step() instead runs the
+// optimizer once per unit, in forward order, on that unit's parameters alone (the others' grad is
+// set aside for the call, so the optimizer skips them as parameters without a gradient), and
+// copies each of the first `prefetch` + 1 units to the device right after its update: on CUDA on
+// the copy stream, while the host goes on with the next units, and the next forward's pre-hook
+// finds them there (Unit copies are the pre-hook's own, so it only waits for their event). Every
+// optimizer keeps its steps and state per parameter, so the updates are those of one step over
+// all of them, bitwise. A copy records the parameter's version; a parameter changed on the host
+// before the forward (a load, an edit) no longer matches it and is copied again. The host never
+// overwrites a parameter whose copy may still be reading it: its next update follows a backward,
+// whose end waits for the gradient copies queued on the same copy stream after it.
+void ParameterOffload::step(optim::Optimizer& optimizer) {
+  State& s = *state_;
+  std::vector<Tensor> params;
+  for (const optim::ParamGroup& group : optimizer.param_groups())
+    for (const Tensor& p : group.params)
+      params.push_back(p);
+  std::unordered_map<const TensorImpl*, std::size_t> index;
+  for (std::size_t i = 0; i < params.size(); ++i)
+    index[&params[i].impl()] = i;
+  // Every gradient set aside, and given back however this returns.
+  std::vector<Tensor> grads(params.size());
+  for (std::size_t i = 0; i < params.size(); ++i)
+    grads[i] = params[i].grad();
+  struct GiveBack {
+    std::vector<Tensor>& params;
+    std::vector<Tensor>& grads;
+    ~GiveBack() {
+      for (std::size_t i = 0; i < params.size(); ++i)
+        params[i].set_grad(grads[i]);
+    }
+  } give_back{params, grads};
+  for (Tensor& p : params)
+    p.set_grad(Tensor());
+
+  std::vector<bool> stepped(params.size(), false);
+  // Steps the parameters `which` (indices into params) that have a gradient and were not stepped.
+  auto step_these = [&](const std::vector<std::size_t>& which) {
+    std::vector<std::size_t> now;
+    for (std::size_t i : which) {
+      if (stepped[i] || !grads[i].defined()) continue;
+      stepped[i] = true;
+      params[i].set_grad(grads[i]);
+      now.push_back(i);
+    }
+    if (now.empty()) return;
+    optimizer.step();
+    for (std::size_t i : now)
+      params[i].set_grad(Tensor());
+  };
+  // Units in forward order (those not called yet after them), each followed by its copy when it
+  // is among the first prefetch + 1.
+  std::vector<int> units = s.order;
+  for (int u = 0; u < static_cast<int>(s.units.size()); ++u)
+    if (!s.ordered[static_cast<std::size_t>(u)]) units.push_back(u);
+  const std::size_t ahead = static_cast<std::size_t>(std::max(0, s.options.prefetch())) + 1;
+  for (std::size_t k = 0; k < units.size(); ++k) {
+    std::vector<std::size_t> which;
+    for (const OffloadedParam* p : s.units[static_cast<std::size_t>(units[k])].params) {
+      const auto it = index.find(&p->param.impl());
+      if (it != index.end()) which.push_back(it->second);
+    }
+    step_these(which);
+    if (k < ahead && k < s.order.size()) s.copy_in(units[k], /*saved_only=*/false);
+  }
+  // The optimizer's parameters that no unit holds.
+  std::vector<std::size_t> rest(params.size());
+  for (std::size_t i = 0; i < params.size(); ++i)
+    rest[i] = i;
+  step_these(rest);
 }
 
 }  // namespace leangrad::offload

@@ -7,7 +7,8 @@
 //   offload::ParameterOffload offload(model, offload::ParameterOffloadOptions(Device::cuda()));
 //   optim::Adam adam(model->parameters(), optim::AdamOptions(1e-3));   // steps on the host
 //   loss_fn((*model)(x.to(kCuda)), y).backward();   // gradients arrive in host memory
-//   adam.step();
+//   adam.step();                 // or offload.step(adam): the next forward's copies start
+//   meanwhile
 #pragma once
 
 #include <cstdint>
@@ -19,6 +20,7 @@
 #include <leangrad/core/macros.h>
 #include <leangrad/core/tensor.h>
 #include <leangrad/nn/module.h>
+#include <leangrad/optim/optimizer.h>
 
 namespace leangrad::offload {
 
@@ -57,6 +59,17 @@ class ParameterOffload {
   ~ParameterOffload();
   ParameterOffload(const ParameterOffload&) = delete;
   ParameterOffload& operator=(const ParameterOffload&) = delete;
+
+  // One optimizer step on the host that starts the next forward's copies as it goes: the units'
+  // parameters are stepped unit by unit in forward order, and each of the first `prefetch` + 1
+  // units is copied to the device as soon as its parameters are updated, so those copies run on
+  // the copy stream while the host updates the rest (Note [The host step and the next forward's
+  // copies] in parameter_offload.cpp). The parameters end bitwise as after optimizer.step(), and
+  // their gradients stay. A parameter changed on the host after this and before the next forward
+  // is copied again then. Not for a GradScaler's gated step (scaler.step(optimizer) as before).
+  // If a unit's update throws, the units before it keep their update (the optimizer's own step is
+  // transactional per call).
+  void step(optim::Optimizer& optimizer);
 
   const ParameterOffloadOptions& options() const { return options_; }
   // The units by dotted module name ("" for the root), in registration order.

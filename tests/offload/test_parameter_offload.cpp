@@ -6,6 +6,8 @@
 //   whose optimizer steps host copies, as the offloaded one does);
 // - after backward every gradient is in host memory, and between steps the parameters are too;
 // - units are copied in module order in the forward and in reverse order in the backward;
+// - ParameterOffload::step gives the same training and starts the next forward's first copies,
+//   and a parameter changed on the host after it is copied again;
 // - the computing device's peak holds about two units' parameters, not the model's;
 // - misuse is refused before anything changes.
 #include <gtest/gtest.h>
@@ -59,9 +61,14 @@ void checkpoint_module(nn::Sequential& model, std::size_t index) {
 
 enum class Technique { Plain, Checkpoint, SaveOnCpu };
 
+// Who steps the offloaded model: the optimizer itself, or ParameterOffload::step (unit by unit,
+// the next forward's first copies started as it goes).
+enum class Stepper { Optimizer, Offload };
+
 struct Case {
   std::string optimizer;
   Technique technique;
+  Stepper stepper = Stepper::Optimizer;
 };
 
 std::unique_ptr<optim::Optimizer> make_optimizer(const std::string& name,
@@ -80,7 +87,7 @@ enum class ResidentOptimizer { OnTheDevice, Host };
 // Five steps of `technique` on `model` (inputs drawn from one seed), returns the parameters on
 // the CPU. With `offload`, checks after each backward that the gradients are in host memory.
 std::vector<std::vector<double>> train_five_steps(
-    nn::Sequential model, const Case& c, Device device, const offload::ParameterOffload* offload,
+    nn::Sequential model, const Case& c, Device device, offload::ParameterOffload* offload,
     ResidentOptimizer where = ResidentOptimizer::OnTheDevice) {
   if (c.technique == Technique::Checkpoint) checkpoint_module(model, 1);
   std::vector<Tensor> params = model->parameters();
@@ -116,7 +123,11 @@ std::vector<std::vector<double>> train_five_steps(
       for (std::size_t i = 0; i < params.size(); ++i)
         host_params[i].set_grad(params[i].grad().to(Device::cpu()));
     }
-    optimizer->step();
+    if (offload != nullptr && c.stepper == Stepper::Offload) {
+      offload->step(*optimizer);
+    } else {
+      optimizer->step();
+    }
     if (!host_params.empty()) {
       NoGradGuard no_grad;
       for (std::size_t i = 0; i < params.size(); ++i)
@@ -156,7 +167,8 @@ TEST_P(ParameterOffloadTraining, SameParametersAsResidentTrainingOnCuda) {
 
 std::string case_name(const ::testing::TestParamInfo<Case>& info) {
   const char* technique[] = {"Plain", "Checkpoint", "SaveOnCpu"};
-  return info.param.optimizer + technique[static_cast<int>(info.param.technique)];
+  return info.param.optimizer + technique[static_cast<int>(info.param.technique)] +
+         (info.param.stepper == Stepper::Offload ? "OffloadStep" : "");
 }
 
 void PrintTo(const Case& c, std::ostream* out) {
@@ -167,7 +179,10 @@ INSTANTIATE_TEST_SUITE_P(, ParameterOffloadTraining,
                          ::testing::Values(Case{"sgd", Technique::Plain},
                                            Case{"adam", Technique::Plain},
                                            Case{"adam", Technique::Checkpoint},
-                                           Case{"sgd", Technique::SaveOnCpu}),
+                                           Case{"sgd", Technique::SaveOnCpu},
+                                           Case{"sgd", Technique::Plain, Stepper::Offload},
+                                           Case{"adam", Technique::Checkpoint, Stepper::Offload},
+                                           Case{"adam", Technique::SaveOnCpu, Stepper::Offload}),
                          case_name);
 
 TEST(ParameterOffload, CopiesUnitsInModuleOrderThenInReverseForBackward) {
@@ -193,6 +208,57 @@ TEST(ParameterOffload, CopiesUnitsInModuleOrderThenInReverseForBackward) {
   EXPECT_EQ(back[2], "1");
   for (std::size_t i = 1; i < back.size(); ++i)
     EXPECT_GT(back[i - 1], back[i]) << "not in reverse module order";
+}
+
+// ParameterOffload::step: the first prefetch + 1 units in forward order are copied to the device
+// as their update ends (Note [The host step and the next forward's copies]); the next forward
+// copies only the rest; the gradients are still there after the step.
+TEST(ParameterOffload, StepCopiesTheFirstUnitsOfTheNextForward) {
+  auto model = small_cnn(Device::cpu());
+  offload::ParameterOffload offload(model, offload::ParameterOffloadOptions(Device::cpu()));
+  optim::SGD sgd(model->parameters(), optim::SGDOptions(0.1));
+  manual_seed(2);
+  const Tensor x = randn({4, 2, 6, 6});
+  (*model)(x).sum().backward();  // the first forward learns the order
+  offload.clear_copy_log();
+  const std::int64_t copies_before = offload.stats().to_device_copies;
+  offload.step(sgd);
+  EXPECT_EQ(offload.copy_log(), (std::vector<std::string>{"0", "1"}));
+  EXPECT_EQ(offload.stats().to_device_copies, copies_before + 2);
+  for (const auto& [name, p] : model->named_parameters()) {
+    EXPECT_TRUE(p.grad().defined()) << name << " lost its gradient";
+    EXPECT_TRUE(p.device().is_cpu()) << name;
+  }
+  offload.clear_copy_log();
+  (*model)(x);
+  EXPECT_EQ(offload.copy_log(), (std::vector<std::string>{"4", "6"}));
+}
+
+// A parameter changed on the host between ParameterOffload::step and the next forward (here the
+// first unit's weight, whose copy the step already made) is copied again: the forward sees the
+// change, as the same model without offload does.
+TEST(ParameterOffload, AParameterChangedAfterTheStepIsCopiedAgain) {
+  auto resident = small_cnn(Device::cpu());
+  auto model = small_cnn(Device::cpu());
+  offload::ParameterOffload offload(model, offload::ParameterOffloadOptions(Device::cpu()));
+  optim::SGD resident_sgd(resident->parameters(), optim::SGDOptions(0.1));
+  optim::SGD sgd(model->parameters(), optim::SGDOptions(0.1));
+  manual_seed(3);
+  const Tensor x = randn({4, 2, 6, 6});
+  (*resident)(x).sum().backward();
+  (*model)(x).sum().backward();
+  resident_sgd.step();
+  offload.step(sgd);
+  {
+    NoGradGuard no_grad;
+    resident[0]->named_parameters()["weight"].mul_(2.0);
+    model[0]->named_parameters()["weight"].mul_(2.0);
+  }
+  offload.clear_copy_log();
+  const std::vector<double> expected = test::to_vector((*resident)(x));
+  EXPECT_EQ(test::to_vector((*model)(x)), expected);
+  ASSERT_FALSE(offload.copy_log().empty());
+  EXPECT_EQ(offload.copy_log()[0], "0");  // copied again; unit 1's copy from the step still serves
 }
 
 TEST(ParameterOffload, ComputingDeviceHoldsAboutTwoUnitsNotTheModel) {
