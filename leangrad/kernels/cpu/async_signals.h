@@ -14,7 +14,8 @@
 //     blocked mask of the thread that started the region, and one created by parallel_for
 //     blocks them itself when it first runs a task (kernels/cpu/parallel_for.h). Worker threads
 //     never need a signal: the kernel hands a process-directed one to a thread that does not
-//     block it, the main thread or one of the program's own.
+//     block it, the main thread or one of the program's own. (A sampling profiler driven by
+//     SIGPROF therefore takes no samples on them; perf, which counts in the kernel, does.)
 //   Synchronous signals (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGABRT, SIGSYS) are never
 //   blocked: a fault must still be reported where it happens. Without oneDNN nothing is blocked.
 //   tests/kernels/test_gemm.cpp (GemmUnderSignals) sends a storm of signals at a thread running
