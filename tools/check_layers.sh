@@ -6,7 +6,8 @@
 # file of the same name cannot stand in for one of them.
 #
 #   core <- kernels <- autograd <- data, nn, optim <- offload, distributed <- tools, tests, bench
-#   (nn may include data; offload and distributed include nn: they act on modules)
+#   (nn may include data; offload and distributed include nn: they act on modules; offload
+#   includes optim: ParameterOffload::step runs an optimizer)
 #
 # A layer includes only the layers listed for it (and itself). Besides, the backend contract and
 # the launchers (kernels/backend.h, kernels/cpu/, kernels/cuda/) are private to kernels/: every
@@ -22,7 +23,7 @@ declare -A allowed=(
   [data]="core kernels autograd"
   [nn]="core kernels autograd data"            # Module::save and load write safetensors
   [optim]="core kernels autograd"
-  [offload]="core kernels autograd data nn"     # ParameterOffload and the planner act on modules
+  [offload]="core kernels autograd data nn optim"  # act on modules; ParameterOffload::step runs an optimizer
   [distributed]="core kernels autograd data nn"  # DistributedDataParallel wraps an nn::Module
 )
 private_to_kernels='^kernels/(backend\.h|backend_launchers\.inc|cpu/|cuda/)'
