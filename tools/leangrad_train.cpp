@@ -16,7 +16,7 @@
 // epochs, then the report) and train(); main. The options: train_options.h; step-time statistics
 // and the memory report: train_report.h; several processes: train_distributed.h; the progress
 // bar, option suggestions, --log-jsonl and Ctrl-C: train_console.h; --profile and
-// --memory-timeline: train_observers.h; how OpenMP threads wait: openmp_wait.h.
+// --memory-timeline: train_observers.h.
 #include <leangrad/core/profiler.h>
 #include <leangrad/kernels/ops.h>
 #include <leangrad/leangrad.h>
@@ -39,7 +39,6 @@
 #include <string>
 #include <vector>
 
-#include "openmp_wait.h"
 #include "train_checkpoint.h"
 #include "train_console.h"
 #include "train_distributed.h"
@@ -870,7 +869,7 @@ std::string version_text() {
   out << "leangrad-train " << LEANGRAD_VERSION
       << (LEANGRAD_WITH_CUDA ? " (CUDA: built in)" : " (CUDA: not built in)");
   out << "\n  CPU matrix products: " << leangrad::ops::cpu_gemm_library();
-  out << "\n  OpenMP threads wait: " << tools::openmp_wait_text();
+  out << "\n  OpenMP threads wait: " << openmp_wait_setting();
   for (const leangrad::cuda::LibraryStatus& library : leangrad::cuda::library_statuses()) {
     out << "\n  " << library.name << ": ";
     if (library.ok()) {
@@ -887,7 +886,7 @@ std::string version_text() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  tools::use_short_openmp_spin(argv);
+  use_short_openmp_spin(argv);  // Note [OpenMP threads on a shared machine] (core/parallel.cpp)
   CLI::App app{"leangrad-train: trains a model on Fashion-MNIST with leangrad"};
   TrainOptions options;
   add_options(app, options);

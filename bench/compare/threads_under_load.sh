@@ -2,7 +2,7 @@
 # Issue 19's threads check: leangrad-train's mlp and cnn steps at 1 and 2 threads, first on the
 # machine as it is, then with every core busy with other work (one busy-looping shell per core,
 # started here and stopped at the end). leangrad-train as shipped (it shortens libgomp's spin to
-# GOMP_SPINCOUNT=1000: Note [OpenMP threads on a shared machine] in tools/openmp_wait.cpp),
+# GOMP_SPINCOUNT=1000: Note [OpenMP threads on a shared machine] in leangrad/core/parallel.cpp),
 # with libgomp's default spin (GOMP_SPINCOUNT=300000, what it does when nothing is set) and with
 # OMP_WAIT_POLICY=passive; then LibTorch's libtorch-train as installed (docs/training.md, "Step
 # times").

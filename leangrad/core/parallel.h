@@ -4,9 +4,24 @@
 // OpenMP alone keeps the count per thread).
 #pragma once
 
+#include <string>
+
 namespace leangrad {
 
 void set_num_threads(int num_threads);
 int get_num_threads();
+
+// How idle OpenMP threads wait, for a program on a machine shared with other work (Note [OpenMP
+// threads on a shared machine] in core/parallel.cpp). Call it first in main: unless
+// OMP_WAIT_POLICY or GOMP_SPINCOUNT is set (yours win), or the program runs under valgrind, it
+// sets GOMP_SPINCOUNT=1000 and executes the program again with `argv` (the same process id). It
+// returns when it does nothing, or when the exec failed (then nothing changed). leangrad-train
+// calls it.
+void use_short_openmp_spin(char** argv);
+
+// How OpenMP threads wait in this process: "GOMP_SPINCOUNT=1000 (set by use_short_openmp_spin)",
+// "OMP_WAIT_POLICY=passive (from the environment)", "libgomp's default (spin 300,000 times, then
+// sleep)", ...
+std::string openmp_wait_setting();
 
 }  // namespace leangrad

@@ -1,10 +1,15 @@
 // set_num_threads holds for every thread of the process: a thread the program starts itself (as a
 // DataLoader worker is) splits kernel work over that many threads, and its OpenMP default, which
-// Eigen's GEMM follows, is that count, not the machine's core count.
+// Eigen's GEMM follows, is that count, not the machine's core count. openmp_wait_setting names
+// the setting the environment holds (use_short_openmp_spin's exec is checked end to end by
+// train_cli_errors, through leangrad-train).
 #include <gtest/gtest.h>
 #include <omp.h>
 
 #include <atomic>
+#include <cstdlib>
+#include <optional>
+#include <string>
 #include <thread>
 
 #include <leangrad/core/error.h>
@@ -48,6 +53,67 @@ TEST(Parallel, SetNumThreadsRefusesLessThanOne) {
   EXPECT_THROW(set_num_threads(0), Error);
   EXPECT_THROW(set_num_threads(-4), Error);
   EXPECT_EQ(get_num_threads(), saved);
+}
+
+// Sets (or unsets, with nullopt) an environment variable for the scope, then restores it.
+class EnvironmentVariable {
+ public:
+  EnvironmentVariable(const char* name, std::optional<std::string> value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    if (value) {
+      ::setenv(name, value->c_str(), 1);
+    } else {
+      ::unsetenv(name);
+    }
+  }
+  ~EnvironmentVariable() {
+    if (old_) {
+      ::setenv(name_, old_->c_str(), 1);
+    } else {
+      ::unsetenv(name_);
+    }
+  }
+  EnvironmentVariable(const EnvironmentVariable&) = delete;
+  EnvironmentVariable& operator=(const EnvironmentVariable&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+TEST(Parallel, OpenMpWaitSettingNamesWhatTheEnvironmentHolds) {
+  {
+    const EnvironmentVariable policy("OMP_WAIT_POLICY", std::nullopt);
+    const EnvironmentVariable spin("GOMP_SPINCOUNT", std::nullopt);
+    EXPECT_EQ(openmp_wait_setting(), "libgomp's default (spin 300,000 times, then sleep)");
+  }
+  {
+    const EnvironmentVariable policy("OMP_WAIT_POLICY", std::nullopt);
+    const EnvironmentVariable spin("GOMP_SPINCOUNT", "5");
+    const EnvironmentVariable ours("LEANGRAD_SET_GOMP_SPINCOUNT", std::nullopt);
+    EXPECT_EQ(openmp_wait_setting(), "GOMP_SPINCOUNT=5 (from the environment)");
+  }
+  {
+    const EnvironmentVariable policy("OMP_WAIT_POLICY", std::nullopt);
+    const EnvironmentVariable spin("GOMP_SPINCOUNT", "1000");
+    const EnvironmentVariable ours("LEANGRAD_SET_GOMP_SPINCOUNT", "1");
+    EXPECT_EQ(openmp_wait_setting(), "GOMP_SPINCOUNT=1000 (set by use_short_openmp_spin)");
+  }
+  {
+    const EnvironmentVariable policy("OMP_WAIT_POLICY", "passive");
+    EXPECT_EQ(openmp_wait_setting(), "OMP_WAIT_POLICY=passive (from the environment)");
+  }
+}
+
+// With a setting in the environment use_short_openmp_spin returns at once, changing nothing (the
+// exec it does otherwise would restart this test program).
+TEST(Parallel, UseShortOpenMpSpinLeavesTheUsersSettingAlone) {
+  const EnvironmentVariable spin("GOMP_SPINCOUNT", "7");
+  char name[] = "leangrad_tests";
+  char* argv[] = {name, nullptr};
+  use_short_openmp_spin(argv);
+  EXPECT_STREQ(std::getenv("GOMP_SPINCOUNT"), "7");
+  EXPECT_EQ(openmp_wait_setting(), "GOMP_SPINCOUNT=7 (from the environment)");
 }
 
 }  // namespace

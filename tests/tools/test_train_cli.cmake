@@ -65,13 +65,14 @@ function(expect_printed what text expected)
 endfunction()
 
 # leangrad-train shortens libgomp's spin to 1000 unless the user chose how OpenMP threads wait
-# (Note [OpenMP threads on a shared machine] in tools/openmp_wait.cpp): --version says which
-# setting holds, and libgomp's own report of its settings (OMP_DISPLAY_ENV, printed when it loads:
-# once in the first process, then again in the one executed with the new environment) ends with
-# the count leangrad-train chose. A runtime other than libgomp prints no GOMP_SPINCOUNT line.
+# (leangrad::use_short_openmp_spin, Note [OpenMP threads on a shared machine] in
+# core/parallel.cpp): --version says which setting holds, and libgomp's own report of its
+# settings (OMP_DISPLAY_ENV, printed when it loads: once in the first process, then again in the
+# one executed with the new environment) ends with the count leangrad-train chose. A runtime
+# other than libgomp prints no GOMP_SPINCOUNT line.
 function(openmp_spin_run out)
   execute_process(COMMAND ${CMAKE_COMMAND} -E env --unset=OMP_WAIT_POLICY --unset=GOMP_SPINCOUNT
-                  --unset=LEANGRAD_TRAIN_SET_GOMP_SPINCOUNT OMP_DISPLAY_ENV=verbose ${ARGN}
+                  --unset=LEANGRAD_SET_GOMP_SPINCOUNT OMP_DISPLAY_ENV=verbose ${ARGN}
                   "${TRAIN}" --version
     RESULT_VARIABLE rc OUTPUT_VARIABLE printed ERROR_VARIABLE printed)
   if(NOT rc EQUAL 0)
@@ -94,7 +95,7 @@ endfunction()
 function(check_openmp_spin)
   openmp_spin_run(printed)
   expect_printed("--version, nothing set" "${printed}"
-                 "OpenMP threads wait: GOMP_SPINCOUNT=1000 (leangrad-train's default)")
+                 "OpenMP threads wait: GOMP_SPINCOUNT=1000 (set by use_short_openmp_spin)")
   expect_libgomp_spin("--version, nothing set" "${printed}" "1000")
   openmp_spin_run(printed GOMP_SPINCOUNT=5)
   expect_printed("--version, GOMP_SPINCOUNT=5" "${printed}"
