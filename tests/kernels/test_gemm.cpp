@@ -157,7 +157,10 @@ TEST(Gemm, EmptySumScalesOrZeroesTheOutput) {
   }
 }
 
-TEST(Gemm, LargeProductsMatchAtOneAndTwoThreads) {
+// Runs f() under each backend at 1 and 2 threads (traced), until f fails fatally; then puts the
+// thread count back.
+template <typename F>
+void at_each_backend_and_thread_count(const F& f) {
   const int saved = get_num_threads();
   for (ops::CpuGemmBackend backend : backends()) {
     SCOPED_TRACE(name(backend));
@@ -165,11 +168,19 @@ TEST(Gemm, LargeProductsMatchAtOneAndTwoThreads) {
     for (int threads : {1, 2}) {
       SCOPED_TRACE(std::to_string(threads) + " threads");
       set_num_threads(threads);
-      expect_gemm_matches<float>({false, true, 200, 310, 257, 0, 0, 0, 1.0, 0.0}, 40);
-      expect_gemm_matches<float>({true, false, 129, 64, 784, 0, 0, 0, 1.0, 1.0}, 43);
+      f();
+      if (::testing::Test::HasFatalFailure()) break;
     }
+    if (::testing::Test::HasFatalFailure()) break;
   }
   set_num_threads(saved);
+}
+
+TEST(Gemm, LargeProductsMatchAtOneAndTwoThreads) {
+  at_each_backend_and_thread_count([] {
+    expect_gemm_matches<float>({false, true, 200, 310, 257, 0, 0, 0, 1.0, 0.0}, 40);
+    expect_gemm_matches<float>({true, false, 129, 64, 784, 0, 0, 0, 1.0, 1.0}, 43);
+  });
 }
 
 TEST(Gemm, BackendSettingAndGuard) {
@@ -212,7 +223,8 @@ extern "C" void count_signal(int /*signal_number*/) {
 // ("corrupted size vs. prev_size"). Operands of 0.5 and 0.25 make every entry 0.125 k exactly,
 // in any summation order; the storm must have reached the process.
 TEST(GemmUnderSignals, ProductsKeepTheirResultsAndTheHeap) {
-  struct sigaction action {}, previous{};
+  struct sigaction action {};
+  struct sigaction previous {};
   action.sa_handler = count_signal;
   sigemptyset(&action.sa_mask);
   action.sa_flags = SA_RESTART;
@@ -229,28 +241,21 @@ TEST(GemmUnderSignals, ProductsKeepTheirResultsAndTheHeap) {
       }
     }
   });
-  const int saved = get_num_threads();
-  for (ops::CpuGemmBackend backend : backends()) {
-    SCOPED_TRACE(name(backend));
-    const ops::CpuGemmBackendGuard guard(backend);
-    for (int threads : {1, 2}) {
-      SCOPED_TRACE(std::to_string(threads) + " threads");
-      set_num_threads(threads);
-      for (std::int64_t it = 0; it < 600; ++it) {
-        const std::int64_t m = 1 + it * 37 % 400, n = 1 + it * 11 % 200, k = 1 + it * 53 % 300;
-        const bool trans_b = it % 2 == 1;
-        const std::vector<float> a(static_cast<std::size_t>(m * k), 0.5f);
-        const std::vector<float> b(static_cast<std::size_t>(k * n), 0.25f);
-        std::vector<float> c(static_cast<std::size_t>(m * n), NAN);
-        gemm<float>(false, trans_b, m, n, k, 1.0f, a.data(), k, b.data(), trans_b ? k : n, 0.0f,
-                    c.data(), n);
-        const float expected = 0.125f * static_cast<float>(k);
-        for (std::size_t i = 0; i < c.size(); ++i)
-          ASSERT_EQ(c[i], expected) << "m=" << m << " n=" << n << " k=" << k << " at " << i;
-      }
+  at_each_backend_and_thread_count([] {
+    for (std::int64_t it = 0; it < 600; ++it) {
+      const std::int64_t m = 1 + it * 37 % 400, n = 1 + it * 11 % 200, k = 1 + it * 53 % 300;
+      const bool trans_b = it % 2 == 1;
+      const std::vector<float> a(static_cast<std::size_t>(m * k), 0.5f);
+      const std::vector<float> b(static_cast<std::size_t>(k * n), 0.25f);
+      std::vector<float> c(static_cast<std::size_t>(m * n), NAN);
+      gemm<float>(false, trans_b, m, n, k, 1.0f, a.data(), k, b.data(), trans_b ? k : n, 0.0f,
+                  c.data(), n);
+      const float expected = 0.125f * static_cast<float>(k);
+      for (std::size_t i = 0; i < c.size(); ++i)
+        ASSERT_EQ(c[i], expected) << "m=" << m << " n=" << n << " k=" << k << " at " << i;
     }
-  }
-  set_num_threads(saved);
+  });
+  // The sender stops however the products went (a failed ASSERT leaves only the lambda).
   stop = true;
   sender.join();
   ::sigaction(SIGUSR1, &previous, nullptr);

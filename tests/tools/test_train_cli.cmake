@@ -56,13 +56,7 @@ function(train_ok out)
   set(${out} "${printed}" PARENT_SCOPE)
 endfunction()
 
-# Fails unless `text` contains `expected`.
-function(expect_printed what text expected)
-  string(FIND "${text}" "${expected}" found)
-  if(found EQUAL -1)
-    message(FATAL_ERROR "${what}: the output does not say '${expected}':\n${text}")
-  endif()
-endfunction()
+include("${CMAKE_CURRENT_LIST_DIR}/script_checks.cmake")
 
 # leangrad-train shortens libgomp's spin to 1000 unless the user chose how OpenMP threads wait
 # (leangrad::use_short_openmp_spin, Note [OpenMP threads on a shared machine] in
