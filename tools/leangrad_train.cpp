@@ -186,9 +186,6 @@ Run set_up(const TrainOptions& o, const tools::World& world, Device device) {
         std::vector<offload::BlockPolicy>(run.blocks.size(), offload::BlockPolicy::Recompute));
   }
   if (o.offload_params) {
-    LG_CHECK(run.world.size == 1,
-             "--offload-params: not with several processes yet (DistributedDataParallel reduces "
-             "the gradients on the device)");
     // Before the optimizer is built: its state is then made where the parameters are, the host.
     run.parameter_offload = std::make_unique<offload::ParameterOffload>(
         run.model, offload::ParameterOffloadOptions(run.device));
@@ -796,7 +793,7 @@ void wrap_for_training(Run& run, const TrainPosition& position) {
 
 int train(const TrainOptions& o, Phase& phase) {
   Device device = choose_device(o.device);
-  const tools::World world = tools::join_world(o.backend, device);
+  const tools::World world = tools::join_world(o.backend, device, o.offload_params);
   if (world.is_main()) check_outputs(o);
   Run run = set_up(o, world, device);
   print_run(o, run);

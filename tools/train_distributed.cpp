@@ -7,7 +7,7 @@
 
 namespace leangrad::tools {
 
-World join_world(const std::string& backend_option, Device& device) {
+World join_world(const std::string& backend_option, Device& device, bool offload_params) {
   World world;
   const distributed::EnvironmentLookup lookup = distributed::process_environment();
   if (!lookup("RANK") && !lookup("OMPI_COMM_WORLD_RANK") && !lookup("SLURM_PROCID")) return world;
@@ -15,10 +15,14 @@ World join_world(const std::string& backend_option, Device& device) {
       distributed::resolve_init_options(distributed::InitOptions(), lookup);
   if (env.world_size <= 1) return world;
   if (device.is_cuda() && env.local_rank >= 0) device = Device::cuda(env.local_rank);
-  const std::string backend = !backend_option.empty() ? backend_option
-                              : device.is_cuda()      ? "nccl"
-                                                      : "gloo";
-  LG_CHECK(backend == "nccl" || device.is_cpu(),
+  const std::string backend = !backend_option.empty()               ? backend_option
+                              : device.is_cuda() && !offload_params ? "nccl"
+                                                                    : "gloo";
+  LG_CHECK(backend == "gloo" || !offload_params,
+           "--offload-params: the gradients are averaged in host memory, which --backend nccl "
+           "cannot reduce (it takes CUDA tensors); use --backend gloo, the default with "
+           "--offload-params");
+  LG_CHECK(backend == "nccl" || device.is_cpu() || offload_params,
            "--backend gloo takes CPU tensors; train with --device cpu, or use --backend nccl");
   LG_CHECK(backend == "gloo" || device.is_cuda(),
            "--backend nccl takes CUDA tensors; train with --device cuda, or use --backend gloo");

@@ -130,7 +130,7 @@ void add_options(CLI::App& app, TrainOptions& o) {
                  "write the final model's state_dict to this safetensors file");
   app.add_option("--backend", o.backend,
                  "under leangrad-run (several processes): gloo or nccl (default: nccl on CUDA, "
-                 "gloo on the CPU)")
+                 "gloo on the CPU and with --offload-params)")
       ->check(CLI::IsMember({"gloo", "nccl"}));
 }
 

@@ -49,6 +49,21 @@ void check_same_model(ProcessGroup& group, const NamedTensors& params,
            "). Every rank must build the same model before wrapping it");
 }
 
+// A group whose collectives take one GPU's tensors (NCCL) cannot reduce parameters elsewhere:
+// refused before any collective, on every rank that wraps such a model, with what to do. A Gloo
+// group takes CPU tensors and stages CUDA ones. See Note [Offloaded parameters] in reducer.cpp.
+void check_devices(const ProcessGroup& group, const NamedTensors& params) {
+  if (!group.device().is_cuda()) return;
+  for (const auto& [name, p] : params) {
+    LG_CHECK_DEVICE(p.device() == group.device(), "DistributedDataParallel: parameter '", name,
+                    "' (", p.dtype(), " ", p.shape(), ") is on ", p.device(), ", but the ",
+                    group.backend_name(), " process group reduces tensors on ", group.device(),
+                    " only. Move the module to ", group.device(),
+                    " before wrapping it; parameters kept in host memory by "
+                    "offload::ParameterOffload are reduced there by a Gloo process group");
+  }
+}
+
 void broadcast_from_rank0(ProcessGroup& group, const NamedTensors& tensors, const char* kind) {
   NoGradGuard no_grad;
   for (const auto& [name, t] : tensors) {
@@ -86,6 +101,7 @@ DistributedDataParallel::DistributedDataParallel(std::shared_ptr<nn::Module> mod
 
   const NamedTensors params = distinct(named_parameters().pairs());
   const NamedTensors buffers = distinct(named_buffers().pairs());
+  check_devices(*group_, params);
   check_same_model(*group_, params, buffers);
   broadcast_from_rank0(*group_, params, "parameter");
   broadcast_from_rank0(*group_, buffers, "buffer");

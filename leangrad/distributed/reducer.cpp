@@ -225,6 +225,11 @@ void Reducer::mark_ready(std::size_t s) {
     });
   }
   LG_INTERNAL_ASSERT(!slot.ready, slot.name, " marked ready twice");  // refuse_second_gradient
+  LG_CHECK_DEVICE(
+      slot.param.device() == slot.view.device(), "DistributedDataParallel: parameter '", slot.name,
+      "' is on ", slot.param.device(), " but its bucket on ", slot.view.device(),
+      ": the parameters moved after the module was wrapped. Move the module, or build "
+      "its offload::ParameterOffload, before wrapping it (Note [Offloaded parameters])");
   make_grad_a_view(slot);
   slot.used = true;
   mark_slot_done(slot);
@@ -237,6 +242,18 @@ void Reducer::mark_slot_done(Slot& slot) {
   if (--buckets_[slot.bucket].pending == 0) step_.buckets[slot.bucket].ready = Work::Clock::now();
 }
 
+// Note [Offloaded parameters]
+// A module whose parameters offload::ParameterOffload keeps in host memory is wrapped after the
+// offload is built: its parameters are then host tensors, so its buckets are host tensors too,
+// and a Gloo group reduces them on the host (NCCL takes its GPU's tensors only: the constructor
+// refuses such a group, naming the parameter). Nothing else changes: the offload's gradient hook
+// runs before AccumulateGrad and hands over a host gradient, and this reducer's
+// post-accumulate-grad hook copies it into the bucket (a CUDA copy has landed by then: the offload
+// waits for it when a post-accumulate-grad hook will read it). So the device never holds a
+// bucket, which would cost the whole gradient in device memory and undo the offload. The other
+// order, the offload built on an already wrapped module, would leave device buckets under host
+// parameters: mark_ready refuses it, naming the parameter.
+//
 // Note [Launching in bucket order]
 // Gradients may arrive in another order than the bucket assignment expected (a model whose
 // forward uses its layers out of registration order, or different control flow per rank). The

@@ -32,6 +32,7 @@
 #include <unordered_set>
 #include <utility>
 
+#include <leangrad/autograd/autograd_meta.h>
 #include <leangrad/autograd/engine.h>
 #include <leangrad/autograd/grad_mode.h>
 #include <leangrad/core/creation.h>
@@ -54,6 +55,11 @@ struct Registry {
 Registry& registry() {
   static auto* r = new Registry();  // leaked: hooks may run during static destruction
   return *r;
+}
+
+bool has_post_accumulate_grad_hooks(const Tensor& param) {
+  const autograd::AutogradMeta* meta = autograd::autograd_meta_or_null(param);
+  return meta != nullptr && !meta->post_accumulate_grad_hooks.empty();
 }
 
 }  // namespace
@@ -253,7 +259,10 @@ struct ParameterOffload::State {
   // (the device one is freed when the engine drops it, after the copy has read it), and the
   // parameter's device memory is given back: the nodes that used it have run. AccumulateGrad
   // adopts the host block as .grad without reading it; only when .grad already holds a gradient
-  // (accumulation) does the host add them, so then the copy must have landed first.
+  // (accumulation) does the host add them, so then the copy must have landed first; and so must
+  // it when a post-accumulate-grad hook will read .grad as soon as it is set
+  // (DistributedDataParallel's reducer copies it into its bucket: Note [Offloaded parameters] in
+  // distributed/reducer.cpp).
   Tensor gradient_to_host(std::size_t i, const Tensor& grad, const std::weak_ptr<State>& self) {
     queue_end_of_backward(self);
     OffloadedParam& p = *params[i];
@@ -272,7 +281,7 @@ struct ParameterOffload::State {
       }
       grad.record_stream(copy);
       std::shared_ptr<cuda::Event> landed = detail::record_event(copy);
-      if (p.param.grad().defined()) {
+      if (p.param.grad().defined() || has_post_accumulate_grad_hooks(p.param)) {
         landed->synchronize();
       } else {
         gradient_copies.push_back(std::move(landed));

@@ -26,6 +26,8 @@
 #include <leangrad/distributed/distributed.h>
 #include <leangrad/kernels/creation.h>
 #include <leangrad/nn/nn.h>
+#include <leangrad/offload/parameter_offload.h>
+#include <leangrad/optim/adam.h>
 #include "testing/tensor_testing.h"
 
 namespace dist = leangrad::distributed;
@@ -259,6 +261,50 @@ void no_sync_accumulation() {
   std::printf("no_sync: largest relative difference after 3 steps %.3g\n", worst);
 }
 
+// DDP over a module whose parameters offload::ParameterOffload keeps in host memory (the CPU as
+// the computing device: the parameters visit the CPU allocator one layer at a time, Note
+// [Offloaded parameters] in reducer.cpp): 5 Adam steps on each rank's share give bitwise the
+// parameters of the same DDP training without the offload, every step; the buckets and the
+// gradients are in host memory; the optimizer steps through ParameterOffload::step on even steps
+// and through its own step() on odd ones.
+void offloaded_parameters() {
+  const int rank = dist::get_rank();
+  const int size = dist::get_world_size();
+  auto resident = std::make_shared<dist::DistributedDataParallel>(
+      seeded(make_cnn, kModelSeed + rank, kFloat32), small_buckets());
+  std::shared_ptr<nn::Module> model = seeded(make_cnn, kModelSeed + 7 * rank, kFloat32);
+  offload::ParameterOffload offload(model, offload::ParameterOffloadOptions(Device::cpu()));
+  auto offloaded = std::make_shared<dist::DistributedDataParallel>(model, small_buckets());
+  for (const auto& [name, p] : offloaded->named_parameters())
+    check(p.is_pinned(), "parameter " + name + " is not in the pinned pool after the offload");
+  check(offloaded->buckets().size() == resident->buckets().size(),
+        "the offloaded model has other buckets than the resident one");
+  for (const dist::BucketInfo& bucket : offloaded->buckets())
+    check(bucket.device.is_cpu(), "a bucket of the offloaded model is not on the host");
+  optim::Adam resident_adam(resident->parameters(), optim::AdamOptions(1e-2));
+  optim::Adam offloaded_adam(offloaded->parameters(), optim::AdamOptions(1e-2));
+  for (int step = 0; step < 5; ++step) {
+    const Batch all = global_batch({1, 8, 8}, kBatchPerRank * size, step, kFloat32);
+    const Batch mine = all.rows(rank * kBatchPerRank, (rank + 1) * kBatchPerRank);
+    const std::string when = "step " + std::to_string(step);
+    resident->zero_grad(/*set_to_none=*/step % 2 == 0);
+    cross_entropy(resident->forward(mine.x), mine.y).backward();
+    resident_adam.step();
+    offloaded->zero_grad(/*set_to_none=*/step % 2 == 0);
+    cross_entropy(offloaded->forward(mine.x), mine.y).backward();
+    check_grads_are_bucket_views(*offloaded, when);
+    if (step % 2 == 0) {
+      offload.step(offloaded_adam);
+    } else {
+      offloaded_adam.step();
+    }
+    compare_with_reference(*offloaded, *resident->module(), 0.0, when);
+  }
+  check(offload.stats().to_host_bytes > 0, "no gradient went to the host");
+  std::printf("offloaded parameters: %zu host buckets, bitwise the resident DDP after 5 steps\n",
+              offloaded->buckets().size());
+}
+
 // c is never used: an Error naming its parameters, on every rank.
 void unused_parameter_error() {
   auto model = std::make_shared<Branches>();
@@ -385,6 +431,8 @@ int run_ddp_scenario(const std::string& name) {
     equal_to_one_process("cnn", kFloat32);
   } else if (name == "ddp_equal_cnn_f64") {
     equal_to_one_process("cnn", kFloat64);
+  } else if (name == "ddp_offload") {
+    offloaded_parameters();
   } else if (name == "ddp_no_sync") {
     no_sync_accumulation();
   } else if (name == "ddp_unused_error") {

@@ -1,7 +1,8 @@
 // DistributedDataParallel in one process (a group of one, no launcher needed): gradients as
 // views of the buckets across steps and both kinds of zero_grad, the optimizers on those views,
-// bucket layout, no_sync, the errors (unused parameters, a parameter reduced twice, options) and
-// the step timeline. The multi-process behaviour is test_ddp_multiprocess.cpp.
+// bucket layout, no_sync, the errors (unused parameters, a parameter reduced twice, options), the
+// step timeline, and a module whose parameters offload::ParameterOffload keeps on the host. The
+// multi-process behaviour is test_ddp_multiprocess.cpp.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -10,11 +11,13 @@
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/grad_mode.h>
 #include <leangrad/autograd/nn_functions.h>
+#include <leangrad/core/cuda.h>
 #include <leangrad/core/generator.h>
 #include <leangrad/distributed/ddp.h>
 #include <leangrad/distributed/distributed.h>
 #include <leangrad/kernels/creation.h>
 #include <leangrad/nn/nn.h>
+#include <leangrad/offload/parameter_offload.h>
 #include <leangrad/optim/optim.h>
 #include "testing/tensor_testing.h"
 
@@ -268,6 +271,98 @@ TEST_F(DDPOneProcess, MixedDtypesGetBucketsOfTheirOwn) {
   ASSERT_EQ(ddp.buckets().size(), 2u);
   EXPECT_EQ(ddp.buckets()[0].dtype, kFloat32);
   EXPECT_EQ(ddp.buckets()[1].dtype, kFloat64);
+}
+
+// Note [Offloaded parameters] (reducer.cpp): DDP over a module whose parameters
+// offload::ParameterOffload keeps in host memory has host buckets, and trains bitwise as DDP over
+// the resident module (the CPU as the computing device), through ParameterOffload::step and the
+// optimizer's own step alike.
+TEST_F(DDPOneProcess, OffloadedParametersTrainAsResidentOnes) {
+  DistributedDataParallel resident(mlp(11), DDPOptions().first_bucket_mb(0.0001));
+  auto model = mlp(11);
+  offload::ParameterOffload offload(model, offload::ParameterOffloadOptions(Device::cpu()));
+  DistributedDataParallel offloaded(model, DDPOptions().first_bucket_mb(0.0001));
+  ASSERT_EQ(offloaded.buckets().size(), 2u);
+  for (const BucketInfo& bucket : offloaded.buckets())
+    EXPECT_TRUE(bucket.device.is_cpu());
+  optim::Adam resident_adam(resident.parameters(), optim::AdamOptions(1e-2));
+  optim::Adam offloaded_adam(offloaded.parameters(), optim::AdamOptions(1e-2));
+  const std::vector<Tensor> expected = resident.parameters();
+  const std::vector<Tensor> params = offloaded.parameters();
+  for (int step = 0; step < 4; ++step) {
+    const bool set_to_none = step % 2 == 1;
+    resident_adam.zero_grad(set_to_none);
+    offloaded_adam.zero_grad(set_to_none);
+    cross_entropy(resident.forward(batch_x(step)), batch_y()).backward();
+    cross_entropy(offloaded.forward(batch_x(step)), batch_y()).backward();
+    for (std::size_t i = 0; i < params.size(); ++i) {
+      const std::size_t b = i < 2 ? 1 : 0;  // module.0.* are in bucket 1
+      EXPECT_TRUE(params[i].grad().storage() == offloaded.reducer().bucket_tensor(b).storage())
+          << "parameter " << i << " at step " << step;
+      EXPECT_EQ(test::to_vector(params[i].grad()), test::to_vector(expected[i].grad()))
+          << "parameter " << i << " at step " << step;
+    }
+    resident_adam.step();
+    if (step % 2 == 0) {
+      offload.step(offloaded_adam);
+    } else {
+      offloaded_adam.step();
+    }
+  }
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    EXPECT_TRUE(params[i].is_pinned()) << "parameter " << i;
+    EXPECT_EQ(test::to_vector(params[i]), test::to_vector(expected[i])) << "parameter " << i;
+  }
+}
+
+// On CUDA the offload's gradient copies to the host are asynchronous: the reducer, which copies
+// each gradient into its host bucket as soon as it is accumulated, must see the landed values.
+// Each step starts both models from the same parameters; the gradients are bitwise equal.
+TEST_F(DDPOneProcess, OffloadedParametersGetTheResidentGradientsOnCuda) {
+  if (!cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  const Device gpu = Device::cuda(0);
+  auto resident_model = mlp(12);
+  resident_model->to(gpu);
+  DistributedDataParallel resident(resident_model, DDPOptions().first_bucket_mb(0.0001));
+  auto model = mlp(13);
+  model->to(gpu);
+  offload::ParameterOffload offload(model, offload::ParameterOffloadOptions(gpu));
+  DistributedDataParallel offloaded(model, DDPOptions().first_bucket_mb(0.0001));
+  for (const BucketInfo& bucket : offloaded.buckets())
+    EXPECT_TRUE(bucket.device.is_cpu());
+  const std::vector<Tensor> expected = resident.parameters();
+  const std::vector<Tensor> params = offloaded.parameters();
+  for (int step = 0; step < 4; ++step) {
+    model->load_state_dict(resident_model->state_dict());
+    resident.zero_grad(/*set_to_none=*/step % 2 == 1);
+    offloaded.zero_grad(/*set_to_none=*/step % 2 == 1);
+    const Tensor x = batch_x(step).to(gpu), y = batch_y().to(gpu);
+    cross_entropy(resident.forward(x), y).backward();
+    cross_entropy(offloaded.forward(x), y).backward();
+    for (std::size_t i = 0; i < params.size(); ++i) {
+      EXPECT_TRUE(params[i].grad().device().is_cpu()) << "parameter " << i;
+      EXPECT_EQ(test::to_vector(params[i].grad()), test::to_vector(expected[i].grad().cpu()))
+          << "parameter " << i << " at step " << step;
+    }
+    NoGradGuard no_grad;
+    for (const Tensor& p : expected)
+      Tensor(p).add_(p.grad(), -0.1);
+  }
+}
+
+// The offload built on a module already wrapped would leave device buckets under host
+// parameters: its first backward raises, naming the parameter.
+TEST_F(DDPOneProcess, AnOffloadBuiltAfterWrappingIsRefusedOnCuda) {
+  if (!cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  const Device gpu = Device::cuda(0);
+  auto model = mlp(14);
+  model->to(gpu);
+  DistributedDataParallel ddp(model);
+  offload::ParameterOffload offload(model, offload::ParameterOffloadOptions(gpu));
+  const Tensor x = batch_x(0).to(gpu), y = batch_y().to(gpu);
+  EXPECT_CONTAINS(error_of([&] { cross_entropy(ddp.forward(x), y).backward(); }),
+                  "is on cpu but its bucket on cuda:0: the parameters moved after the module was "
+                  "wrapped");
 }
 
 }  // namespace

@@ -48,6 +48,12 @@ TEST(DistributedDDP, FourRanksEqualOneProcessCnnFloat64) {
   expect_all_pass("ddp_equal_cnn_f64", 4);
 }
 
+TEST(DistributedDDP, OffloadedParametersTrainBitwiseAsResidentOnes) {
+  SKIP_WITHOUT_GLOO();
+  for (const RankOutcome& o : expect_all_pass("ddp_offload"))
+    EXPECT_CONTAINS(o.output, "bitwise the resident DDP after 5 steps");
+}
+
 TEST(DistributedDDP, NoSyncAccumulationEqualsOneProcess) {
   SKIP_WITHOUT_GLOO();
   expect_all_pass("ddp_no_sync");

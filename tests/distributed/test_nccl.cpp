@@ -103,6 +103,25 @@ TEST_F(NcclGroupTest, CpuTensorsAreRefusedNamingTheBackend) {
   }
 }
 
+// Parameters that offload::ParameterOffload keeps in host memory cannot be reduced by NCCL: the
+// DistributedDataParallel constructor says so before any collective, and names Gloo.
+TEST_F(NcclGroupTest, DdpOverOffloadedParametersIsRefusedNamingGloo) {
+  manual_seed(3);
+  auto model = nn::Sequential(nn::Linear(4, 3));
+  model->to(kGpu);
+  offload::ParameterOffload offload(model, offload::ParameterOffloadOptions(kGpu));
+  try {
+    DistributedDataParallel ddp(model);
+    ADD_FAILURE() << "no DeviceError";
+  } catch (const DeviceError& e) {
+    EXPECT_CONTAINS(e.message(),
+                    "DistributedDataParallel: parameter 'module.0.weight' (float32 [3, 4]) "
+                    "is on cpu, but the nccl process group reduces tensors on cuda:0 "
+                    "only");
+    EXPECT_CONTAINS(e.message(), "are reduced there by a Gloo process group");
+  }
+}
+
 TEST(NcclAvailability, ABuildWithoutNcclSaysSo) {
   if (is_nccl_available()) GTEST_SKIP() << "built with NCCL";
   try {

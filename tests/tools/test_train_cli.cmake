@@ -357,6 +357,25 @@ function(check_distributed)
   endif()
   message(STATUS "test accuracy: 1 process x 64 ${one}, 2 processes x 32 ${two_accuracy}")
 
+  # --offload-params in 2 processes (the parameters in the pinned pool, the gradients averaged in
+  # host buckets by Gloo, the optimizer stepping on the host) trains the same model bitwise.
+  execute_process(COMMAND ${two} --offload-params --save-model "${dir}/offload.safetensors"
+    RESULT_VARIABLE rc OUTPUT_VARIABLE printed ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "the 2-process --offload-params run failed (exit ${rc}):\n${printed}\n${err}")
+  endif()
+  expect_printed("2 processes --offload-params" "${printed}" "[rank 0] parameters: in pinned host memory")
+  expect_same_file("${dir}/full.safetensors" "${dir}/offload.safetensors"
+                   "2 processes: --offload-params trained another model than the plain run")
+  message(STATUS "2 processes: --offload-params trains the same model bitwise")
+  execute_process(COMMAND ${two} --offload-params --backend nccl --max-steps 1
+    RESULT_VARIABLE rc OUTPUT_VARIABLE printed ERROR_VARIABLE err)
+  if(rc EQUAL 0)
+    message(FATAL_ERROR "--offload-params --backend nccl in 2 processes did not fail:\n${printed}")
+  endif()
+  expect_printed("--offload-params --backend nccl" "${err}"
+                 "--offload-params: the gradients are averaged in host memory, which --backend nccl cannot reduce")
+
   execute_process(COMMAND ${two} --checkpoint-dir "${dir}/ckpt" --checkpoint-every 30 --max-steps 70
     RESULT_VARIABLE rc OUTPUT_VARIABLE printed ERROR_VARIABLE err)
   if(NOT rc EQUAL 0)
