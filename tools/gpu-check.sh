@@ -666,6 +666,28 @@ $(g++ --version | head -1); $cudnn_description"
     all=$((all + 1)); ((prc == 0)) && ok=$((ok + 1))
     say "  $name: exit $prc"
   done
+  # DistributedDataParallel over parameters offloaded to the host (Note [Offloaded parameters] in
+  # distributed/reducer.cpp): two processes on the one GPU, the gradients averaged in host memory
+  # by Gloo, the optimizer stepping on the host.
+  name="leangrad-train cuda 2 x gloo --offload-params"
+  echo "=== $name" >>"$log"
+  prc=0
+  run_limited "$(limit 120)" "$scratch/ddp_offload.log" "$build/tools/leangrad-run" \
+    --nproc-per-node 2 "$build/tools/leangrad-train" --model srnet --device cuda --width 64 \
+    --blocks 4 --epochs 1 --limit-train 640 --limit-test 100 --max-steps 8 --offload-params \
+    --data "$prefix/usr/share/datasets/fashion-mnist" || prc=$?
+  cat "$scratch/ddp_offload.log" >>"$log"
+  {
+    echo
+    echo "## $name (srnet width 64 blocks 4, batch 64 per rank, 8 steps)"
+    echo
+    echo '```'
+    grep 'distributed:\|parameters:\|step time:' "$scratch/ddp_offload.log" || echo "(see bench.log)"
+    echo '```'
+  } >>"$results"
+  statuses+=("$name: exit $prc$(cut_off_note "$prc")")
+  all=$((all + 1)); ((prc == 0)) && ok=$((ok + 1))
+  say "  $name: exit $prc"
   # The memory-technique table on the GPU (issues 16 and 17): srnet wide enough for the GPU's
   # step time to count, each technique one leangrad-train process on the carried Fashion-MNIST.
   name="memory_table cuda width 256 blocks 8"
