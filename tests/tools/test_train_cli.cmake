@@ -27,9 +27,10 @@
 #   with batch 64, two epochs on 6000 images: the test accuracies within 1 point (one process's
 #   seeds 0-2 spread over 1.2 points, 81.88-83.06% after one epoch on the whole set; the two runs
 #   see the same examples in each step and differ only by the order of float sums: they gave the
-#   same accuracy to every digit), only rank 0 printing; and a 2-process run
-#   interrupted by --max-steps and resumed ends with a model bitwise equal to the uninterrupted
-#   2-process run's. SKIPPED as above.
+#   same accuracy to every digit), only rank 0 printing; 2 processes with --offload-params save
+#   the same model bitwise, and refuse --backend nccl; and a 2-process run interrupted by
+#   --max-steps and resumed, with and without --offload-params, ends with a model bitwise equal to
+#   the uninterrupted 2-process run's. SKIPPED as above.
 
 function(run_train expected_rc expected_message)
   execute_process(COMMAND "${TRAIN}" ${ARGN}
@@ -376,20 +377,31 @@ function(check_distributed)
   expect_printed("--offload-params --backend nccl" "${err}"
                  "--offload-params: the gradients are averaged in host memory, which --backend nccl cannot reduce")
 
-  execute_process(COMMAND ${two} --checkpoint-dir "${dir}/ckpt" --checkpoint-every 30 --max-steps 70
-    RESULT_VARIABLE rc OUTPUT_VARIABLE printed ERROR_VARIABLE err)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "the interrupted 2-process run failed (exit ${rc}):\n${printed}\n${err}")
-  endif()
-  execute_process(COMMAND ${two} --checkpoint-dir "${dir}/ckpt" --save-model "${dir}/resumed.safetensors"
-    RESULT_VARIABLE rc OUTPUT_VARIABLE printed ERROR_VARIABLE err)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "the resumed 2-process run failed (exit ${rc}):\n${printed}\n${err}")
-  endif()
-  expect_printed("resumed" "${printed}" "[rank 0] resuming from ${dir}/ckpt/step-00000070.safetensors")
-  expect_same_file("${dir}/full.safetensors" "${dir}/resumed.safetensors"
-                   "the resumed 2-process run's final model differs from the uninterrupted one's")
-  message(STATUS "2 processes: interrupted at step 70 and resumed, the final model is bitwise equal")
+  # Interrupted at step 70 and resumed, as is and with --offload-params (the checkpoint loaded into
+  # the host parameters): the final model of the uninterrupted run, bitwise.
+  foreach(variant plain offload)
+    set(flags)
+    if(variant STREQUAL "offload")
+      set(flags --offload-params)
+    endif()
+    set(ckpt "${dir}/ckpt_${variant}")
+    execute_process(COMMAND ${two} ${flags} --checkpoint-dir "${ckpt}" --checkpoint-every 30
+                            --max-steps 70
+      RESULT_VARIABLE rc OUTPUT_VARIABLE printed ERROR_VARIABLE err)
+    if(NOT rc EQUAL 0)
+      message(FATAL_ERROR "the interrupted 2-process run (${variant}) failed (exit ${rc}):\n${printed}\n${err}")
+    endif()
+    execute_process(COMMAND ${two} ${flags} --checkpoint-dir "${ckpt}"
+                            --save-model "${dir}/resumed_${variant}.safetensors"
+      RESULT_VARIABLE rc OUTPUT_VARIABLE printed ERROR_VARIABLE err)
+    if(NOT rc EQUAL 0)
+      message(FATAL_ERROR "the resumed 2-process run (${variant}) failed (exit ${rc}):\n${printed}\n${err}")
+    endif()
+    expect_printed("resumed (${variant})" "${printed}" "[rank 0] resuming from ${ckpt}/step-00000070.safetensors")
+    expect_same_file("${dir}/full.safetensors" "${dir}/resumed_${variant}.safetensors"
+                     "the resumed 2-process run's final model (${variant}) differs from the uninterrupted one's")
+    message(STATUS "2 processes (${variant}): interrupted at step 70 and resumed, the final model is bitwise equal")
+  endforeach()
 endfunction()
 
 # MODE precision: the MLP trained as in MODE accuracy in f32, bf16 (autocast) and f16 (autocast
