@@ -2,6 +2,7 @@
 // forward arming the reducer, and the no_sync guard. The buckets and hooks are reducer.cpp.
 #include <leangrad/distributed/ddp.h>
 
+#include <algorithm>
 #include <cmath>
 #include <unordered_set>
 
@@ -9,6 +10,7 @@
 #include <leangrad/core/error.h>
 #include <leangrad/distributed/distributed.h>
 #include <leangrad/kernels/creation.h>
+#include <leangrad/kernels/ops.h>
 
 namespace leangrad::distributed {
 
@@ -76,6 +78,55 @@ void broadcast_from_rank0(ProcessGroup& group, const NamedTensors& tensors, cons
   }
 }
 
+// Note [Buffers at every forward]
+// Buffers are not reduced: BatchNorm's running statistics are updated by each rank's forward from
+// its own batch, so the replicas would drift apart. As PyTorch's broadcast_buffers (its default),
+// every synchronised forward (sync on, grad mode on) first copies rank 0's buffers to every rank;
+// the forward then updates them from the local batch, and the next forward makes them rank 0's
+// again, so rank 0's statistics are the model's (what rank 0 checkpoints and evaluates). The
+// buffers go as one flat tensor per dtype and device (a model has many small ones: one collective
+// each would cost a round trip apiece), copied back into place bitwise.
+void broadcast_buffers_coalesced(ProcessGroup& group, const NamedTensors& buffers) {
+  NoGradGuard no_grad;
+  std::vector<std::vector<std::size_t>> groups;  // indices into buffers, one dtype and device each
+  for (std::size_t i = 0; i < buffers.size(); ++i) {
+    const Tensor& b = buffers[i].second;
+    auto same = [&](const std::vector<std::size_t>& g) {
+      const Tensor& first = buffers[g.front()].second;
+      return first.dtype() == b.dtype() && first.device() == b.device();
+    };
+    auto it = std::find_if(groups.begin(), groups.end(), same);
+    if (it == groups.end()) {
+      groups.push_back({i});
+    } else {
+      it->push_back(i);
+    }
+  }
+  for (const std::vector<std::size_t>& g : groups) {
+    std::vector<Tensor> pieces;
+    for (std::size_t i : g)
+      pieces.push_back(buffers[i].second.detach().reshape({-1}));
+    const Tensor flat = ops::cat(pieces, 0).contiguous();
+    try {
+      group.broadcast(flat, 0);
+    } catch (const Error& e) {
+      const Tensor& first = buffers[g.front()].second;
+      LG_THROW(Error, "DistributedDataParallel: broadcasting rank 0's ", g.size(), " ",
+               first.dtype(), " buffer", g.size() == 1 ? "" : "s", " (", flat.numel(),
+               " elements, the first '", buffers[g.front()].first,
+               "') before forward failed on rank ", group.rank(), ": ", e.message());
+    }
+    if (group.rank() == 0) continue;  // its buffers are what it sent
+    std::int64_t offset = 0;
+    for (std::size_t i : g) {
+      Tensor b = buffers[i].second.detach();
+      const std::int64_t n = b.numel();
+      b.copy_(flat.slice(0, offset, offset + n).view(b.shape()));
+      offset += n;
+    }
+  }
+}
+
 }  // namespace
 
 NoSyncGuard::NoSyncGuard(DistributedDataParallel& ddp) : ddp_(ddp), previous_(ddp.require_sync_) {
@@ -121,6 +172,10 @@ DistributedDataParallel::DistributedDataParallel(std::shared_ptr<nn::Module> mod
 
 Tensor DistributedDataParallel::forward(const Tensor& input) {
   if (require_sync_ && autograd::grad_mode_enabled()) {
+    if (options_.broadcast_buffers() && group_->size() > 1) {
+      const NamedTensors buffers = distinct(named_buffers().pairs());
+      if (!buffers.empty()) broadcast_buffers_coalesced(*group_, buffers);
+    }
     reducer_->prepare_for_backward();
   } else {
     reducer_->disarm();

@@ -31,6 +31,9 @@ class DDPOptions {
   LG_ARG(bool, find_unused_parameters) = false;
   // The group to reduce over; null: the default group of init_process_group.
   LG_ARG(std::shared_ptr<ProcessGroup>, process_group) = nullptr;
+  // Each synchronised forward first broadcasts rank 0's buffers (BatchNorm's running statistics)
+  // to every rank, so the ranks keep one model (PyTorch's broadcast_buffers, on by default).
+  LG_ARG(bool, broadcast_buffers) = true;
 };
 
 class DistributedDataParallel;
@@ -59,8 +62,9 @@ class DistributedDataParallel : public nn::Module {
   explicit DistributedDataParallel(std::shared_ptr<nn::Module> module,
                                    const DDPOptions& options = DDPOptions());
 
-  // (*module())(input) (its hooks run); with sync on and grad mode on, the backward of the result
-  // all-reduces the gradients (Note [Armed by forward] in reducer.cpp).
+  // (*module())(input) (its hooks run); with sync on and grad mode on, the module's buffers are
+  // first made rank 0's (broadcast_buffers) and the backward of the result all-reduces the
+  // gradients (Note [Armed by forward] in reducer.cpp).
   Tensor forward(const Tensor& input) override;
 
   const std::shared_ptr<nn::Module>& module() const { return module_; }

@@ -305,6 +305,67 @@ void offloaded_parameters() {
               offloaded->buckets().size());
 }
 
+// broadcast_buffers (Note [Buffers at every forward] in ddp.cpp): BatchNorm2d's running mean after
+// a training forward is (1 - momentum) r + momentum * (the batch's channel means), r the running
+// mean the forward started from. With the broadcast, r is rank 0's after the step before, on every
+// rank; without it, each rank's own. The channel means are computed here from the convolution's
+// output; float64, so the only differences are the order of sums.
+void buffers_at_every_forward(bool broadcast) {
+  const int rank = dist::get_rank();
+  const int size = dist::get_world_size();
+  const DType dtype = kFloat64;
+  constexpr double kMomentum = 0.1;
+  manual_seed(kModelSeed + rank);
+  nn::Sequential model(nn::Conv2d(nn::Conv2dOptions(1, 4, 3).padding(1)), nn::BatchNorm2d(4),
+                       nn::ReLU(), nn::Flatten(), nn::Linear(256, 10));
+  model->to(dtype);
+  auto conv = model->ptr<nn::Conv2d>(0);
+  auto bn = model->ptr<nn::BatchNorm2d>(1);
+  dist::DistributedDataParallel ddp(model, small_buckets().broadcast_buffers(broadcast));
+  double worst = 0, drift = 0;
+  for (int step = 0; step < 4; ++step) {
+    const Batch all = global_batch({1, 8, 8}, kBatchPerRank * size, step, dtype);
+    const Batch mine = all.rows(rank * kBatchPerRank, (rank + 1) * kBatchPerRank);
+    const Tensor own = bn->running_mean.clone();
+    Tensor rank0 = bn->running_mean.clone();
+    dist::broadcast(rank0, 0);
+    drift = std::max(drift, relative_difference(own, rank0));
+    std::vector<double> channel_mean(4, 0.0);
+    {
+      NoGradGuard no_grad;
+      const std::vector<double> h = to_vector(conv->forward(mine.x));  // (32, 4, 8, 8)
+      for (std::size_t i = 0; i < h.size(); ++i)
+        channel_mean[(i / 64) % 4] += h[i] / (kBatchPerRank * 64.0);
+    }
+    const std::vector<double> start = to_vector(broadcast ? rank0 : own);
+    std::vector<double> expected(4);
+    for (std::size_t c = 0; c < 4; ++c)
+      expected[c] = (1 - kMomentum) * start[c] + kMomentum * channel_mean[c];
+    ddp.zero_grad();
+    cross_entropy(ddp.forward(mine.x), mine.y).backward();
+    sgd_step(ddp, kLr);
+    const double d = relative_difference(bn->running_mean, make_tensor(expected, {4}, dtype));
+    check(d <= 1e-12, detail::str_cat("step ", step, ": the running mean differs by ", d,
+                                      " (relative) from the update of ",
+                                      broadcast ? "rank 0's" : "this rank's own", " statistics"));
+    check(bn->num_batches_tracked.item<std::int64_t>() == step + 1,
+          "num_batches_tracked is not the number of forwards");
+    worst = std::max(worst, d);
+  }
+  // Each forward updates the statistics from the rank's own batch, so before the next forward
+  // (and its broadcast) they differ from rank 0's; that is what makes the check above tell
+  // rank 0's start from the rank's own.
+  if (rank != 0) {
+    check(drift > 0,
+          "the ranks' running means never differed before a forward: the check "
+          "cannot tell rank 0's statistics from this rank's own");
+  }
+  std::printf(
+      "buffers (broadcast %s): running mean within %.3g of the expected update; the ranks "
+      "differed by up to %.3g before a forward\n",
+      broadcast ? "on" : "off", worst, drift);
+}
+
 // c is never used: an Error naming its parameters, on every rank.
 void unused_parameter_error() {
   auto model = std::make_shared<Branches>();
@@ -433,6 +494,10 @@ int run_ddp_scenario(const std::string& name) {
     equal_to_one_process("cnn", kFloat64);
   } else if (name == "ddp_offload") {
     offloaded_parameters();
+  } else if (name == "ddp_buffers") {
+    buffers_at_every_forward(true);
+  } else if (name == "ddp_buffers_off") {
+    buffers_at_every_forward(false);
   } else if (name == "ddp_no_sync") {
     no_sync_accumulation();
   } else if (name == "ddp_unused_error") {

@@ -54,6 +54,18 @@ TEST(DistributedDDP, OffloadedParametersTrainBitwiseAsResidentOnes) {
     EXPECT_CONTAINS(o.output, "bitwise the resident DDP after 5 steps");
 }
 
+TEST(DistributedDDP, EveryForwardStartsFromRankZerosBuffers) {
+  SKIP_WITHOUT_GLOO();
+  for (const RankOutcome& o : expect_all_pass("ddp_buffers"))
+    EXPECT_CONTAINS(o.output, "buffers (broadcast on)");
+}
+
+TEST(DistributedDDP, WithoutBroadcastBuffersTheRanksDriftApart) {
+  SKIP_WITHOUT_GLOO();
+  for (const RankOutcome& o : expect_all_pass("ddp_buffers_off"))
+    EXPECT_CONTAINS(o.output, "buffers (broadcast off)");
+}
+
 TEST(DistributedDDP, NoSyncAccumulationEqualsOneProcess) {
   SKIP_WITHOUT_GLOO();
   expect_all_pass("ddp_no_sync");
