@@ -135,17 +135,9 @@ QuantPermuteTables::QuantPermuteTables(const QuantMaps& maps) {
     low_bytes[e] = static_cast<std::uint8_t>(2 * e);
     high_bytes[e] = static_cast<std::uint8_t>(2 * e + 1);
   }
-  for (int e = 0; e < 32; ++e) {  // words e of the result: (plane a, plane b) of value e (+ 32)
-    for (int half = 0; half < 2; ++half) {
-      byte_pairs[half][2 * e] = static_cast<std::uint8_t>(32 * half + e);
-      byte_pairs[half][2 * e + 1] = static_cast<std::uint8_t>(64 + 32 * half + e);
-    }
-  }
-  for (int e = 0; e < 16; ++e) {  // dwords e: (low word, high word) of value e (+ 16)
-    for (int half = 0; half < 2; ++half) {
-      word_pairs[half][2 * e] = static_cast<std::uint16_t>(16 * half + e);
-      word_pairs[half][2 * e + 1] = static_cast<std::uint16_t>(32 + 16 * half + e);
-    }
+  for (int slot = 0; slot < 64; ++slot) {  // slot 16 L + 4 r + d holds value 16 r + 4 L + d
+    slot_order[slot] =
+        static_cast<std::uint8_t>(16 * ((slot % 16) / 4) + 4 * (slot / 16) + slot % 4);
   }
 }
 

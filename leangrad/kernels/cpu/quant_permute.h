@@ -20,8 +20,11 @@
 //     bit. The signed map is odd, map[126 - i] = -map[128 + i], so its planes hold the 128
 //     magnitudes of codes 128..255 only: one permute per plane on |code - 127| (code 127, the
 //     exact 0, zeroed by the permute's mask), and the sign bit set on codes below 127. The four
-//     planes of 64 values are then interleaved into 16-float vectors (bytes_to_floats: two
-//     rounds of two-register permutes).
+//     planes of 64 values are then interleaved into 16-float vectors with in-lane unpacks
+//     (bytes_to_floats), which take the codes in "slot order": one byte permute (to_slots)
+//     before the lookups puts each value where the unpacks bring it back into value order.
+//     (Two rounds of two-register permutes, which need no slot order, were 12-20% slower per
+//     dequantised value on Zen 5: the byte permutes are the kernel's scarce resource.)
 //   - Quantising reads the same structure as Note [Code table] (kernels/cpu/quant_code_table.h)
 //     with smaller buckets: the code is T(x) = #{c : x > thresholds[c]}, and a bucket of floats
 //     holding at most one threshold gives T(x) = T(lo) + (x > thresholds[T(lo)]). A bucket here
@@ -85,12 +88,11 @@ struct QuantPermuteTables {
   alignas(64) std::uint8_t unsigned_first_codes[512];    // T(lo) of each bucket
   alignas(64) std::uint8_t unsigned_thresholds[4][256];  // byte k of thresholds[c]; [255] = +inf
   // Permute indices: the high word of 32 floats (in two vectors); the low and the high byte of 64
-  // words (in two vectors); bytes_to_floats' two rounds.
+  // words (in two vectors); the slot order of bytes_to_floats (its own inverse).
   alignas(64) std::uint16_t high_words[32];
   alignas(64) std::uint8_t low_bytes[64];
   alignas(64) std::uint8_t high_bytes[64];
-  alignas(64) std::uint8_t byte_pairs[2][64];
-  alignas(64) std::uint16_t word_pairs[2][32];
+  alignas(64) std::uint8_t slot_order[64];
   int signed_buckets;
   int unsigned_buckets;
 
@@ -138,20 +140,24 @@ LG_QUANT_PERMUTE_TARGET inline __m512i lookup256(__m512i t0, __m512i t1, __m512i
                                 _mm512_permutex2var_epi8(t2, index, t3));
 }
 
-// Four byte planes of 64 values (byte k of value j at plane[k][j]) -> 64 values as 4 vectors of
-// 16, in order: bytes 0 and 1 paired into words, bytes 2 and 3 too, then the word pairs.
-LG_QUANT_PERMUTE_TARGET inline void bytes_to_floats(const QuantPermuteTables& t,
-                                                    const __m512i plane[4], __m512i out[4]) {
-  const __m512i first_half = load(t.byte_pairs[0]), second_half = load(t.byte_pairs[1]);
-  const __m512i low01 = _mm512_permutex2var_epi8(plane[0], first_half, plane[1]);
-  const __m512i high01 = _mm512_permutex2var_epi8(plane[0], second_half, plane[1]);
-  const __m512i low23 = _mm512_permutex2var_epi8(plane[2], first_half, plane[3]);
-  const __m512i high23 = _mm512_permutex2var_epi8(plane[2], second_half, plane[3]);
-  const __m512i first = load(t.word_pairs[0]), second = load(t.word_pairs[1]);
-  out[0] = _mm512_permutex2var_epi16(low01, first, low23);
-  out[1] = _mm512_permutex2var_epi16(low01, second, low23);
-  out[2] = _mm512_permutex2var_epi16(high01, first, high23);
-  out[3] = _mm512_permutex2var_epi16(high01, second, high23);
+// Four byte planes of 64 values in slot order (byte k of the value in slot j at plane[k][j]) -> 64
+// values as 4 vectors of 16, in value order. Unpacking bytes into words, then words into dwords,
+// within each 128-bit lane puts slot 16 L + 4 r + d at dword 4 L + d of out[r]: slot_order gives
+// that slot value 16 r + 4 L + d.
+LG_QUANT_PERMUTE_TARGET inline void bytes_to_floats(const __m512i plane[4], __m512i out[4]) {
+  const __m512i a = _mm512_unpacklo_epi8(plane[0], plane[1]);
+  const __m512i b = _mm512_unpackhi_epi8(plane[0], plane[1]);
+  const __m512i c = _mm512_unpacklo_epi8(plane[2], plane[3]);
+  const __m512i d = _mm512_unpackhi_epi8(plane[2], plane[3]);
+  out[0] = _mm512_unpacklo_epi16(a, c);
+  out[1] = _mm512_unpackhi_epi16(a, c);
+  out[2] = _mm512_unpacklo_epi16(b, d);
+  out[3] = _mm512_unpackhi_epi16(b, d);
+}
+
+// Bytes in value order -> slot order (and back: the permutation is its own inverse).
+LG_QUANT_PERMUTE_TARGET inline __m512i to_slots(const QuantPermuteTables& t, __m512i bytes) {
+  return _mm512_maskz_permutexvar_epi8(~__mmask64{0}, load(t.slot_order), bytes);  // GCC bug 105593
 }
 
 // out[j] = map[codes[j]] * absmax for one block (dequantize_state), signed map.
@@ -161,7 +167,7 @@ LG_QUANT_PERMUTE_TARGET inline void dequantize_signed(const QuantPermuteTables& 
   __m512i index[kGroups], plane[kGroups][4];
   __mmask64 nonzero[kGroups], negative[kGroups];
   for (int g = 0; g < kGroups; ++g) {
-    const __m512i code = _mm512_loadu_si512(codes + 64 * g);
+    const __m512i code = to_slots(t, _mm512_loadu_si512(codes + 64 * g));
     const __mmask64 positive = _mm512_movepi8_mask(code);  // code >= 128
     // |code - 127| - 1 (mod 128): 128 + i -> i, 126 - i -> i; 127 is masked out below.
     index[g] = _mm512_mask_blend_epi8(positive, _mm512_sub_epi8(_mm512_set1_epi8(126), code), code);
@@ -179,7 +185,7 @@ LG_QUANT_PERMUTE_TARGET inline void dequantize_signed(const QuantPermuteTables& 
     plane[g][3] = _mm512_mask_add_epi8(plane[g][3], negative[g], plane[g][3],
                                        _mm512_set1_epi8(static_cast<char>(0x80)));
     __m512i value[4];
-    bytes_to_floats(t, plane[g], value);
+    bytes_to_floats(plane[g], value);
     for (int j = 0; j < 4; ++j)
       _mm512_storeu_ps(out + 64 * g + 16 * j, _mm512_mul_ps(_mm512_castsi512_ps(value[j]), scale));
   }
@@ -191,7 +197,7 @@ LG_QUANT_PERMUTE_TARGET inline void dequantize_unsigned(const QuantPermuteTables
                                                         float* out) {
   __m512i code[kGroups], plane[kGroups][4];
   for (int g = 0; g < kGroups; ++g)
-    code[g] = _mm512_loadu_si512(codes + 64 * g);
+    code[g] = to_slots(t, _mm512_loadu_si512(codes + 64 * g));
   for (int k = 0; k < 4; ++k) {
     const std::uint8_t* table = t.unsigned_values[k];
     const __m512i t0 = load(table), t1 = load(table + 64), t2 = load(table + 128),
@@ -202,7 +208,7 @@ LG_QUANT_PERMUTE_TARGET inline void dequantize_unsigned(const QuantPermuteTables
   const __m512 scale = _mm512_set1_ps(absmax);
   for (int g = 0; g < kGroups; ++g) {
     __m512i value[4];
-    bytes_to_floats(t, plane[g], value);
+    bytes_to_floats(plane[g], value);
     for (int j = 0; j < 4; ++j)
       _mm512_storeu_ps(out + 64 * g + 16 * j, _mm512_mul_ps(_mm512_castsi512_ps(value[j]), scale));
   }
@@ -273,10 +279,13 @@ LG_QUANT_PERMUTE_TARGET inline bool quantize_signed(const QuantPermuteTables& t,
     for (int g = 0; g < kGroups; ++g)
       first[g] = lookup256(t0, t1, t2, t3, bucket[g]);
   }
+  __m512i first_slots[kGroups];  // the thresholds' planes are read in slot order: bytes_to_floats
+  for (int g = 0; g < kGroups; ++g)
+    first_slots[g] = to_slots(t, first[g]);
   for (int k = 0; k < 4; ++k) {  // first codes are 127..254: index c & 127
     const __m512i t0 = load(t.signed_keys[k]), t1 = load(t.signed_keys[k] + 64);
     for (int g = 0; g < kGroups; ++g)
-      key_plane[g][k] = _mm512_permutex2var_epi8(t0, first[g], t1);
+      key_plane[g][k] = _mm512_permutex2var_epi8(t0, first_slots[g], t1);
   }
   const __m512i one = _mm512_set1_epi8(1);
   for (int g = 0; g < kGroups; ++g) {
@@ -284,7 +293,7 @@ LG_QUANT_PERMUTE_TARGET inline bool quantize_signed(const QuantPermuteTables& t,
     __m512i key[4];
     __mmask16 above[4];
     scaled(values + 64 * g, inv, x);
-    bytes_to_floats(t, key_plane[g], key);
+    bytes_to_floats(key_plane[g], key);
     // rotl(bits(x), 1) = 2 bits(|x|) + sign. (The zero-masking form, with every lane kept:
     // GCC 12's plain _mm512_rol_epi32 trips its -Wmaybe-uninitialized, GCC bug 105593.)
     for (int j = 0; j < 4; ++j) {
@@ -329,19 +338,22 @@ LG_QUANT_PERMUTE_TARGET inline bool quantize_unsigned(const QuantPermuteTables& 
       first[g] = _mm512_mask_blend_epi8(_mm512_test_epi8_mask(bucket_high[g], bucket_high[g]),
                                         first[g], lookup256(t0, t1, t2, t3, bucket[g]));
   }
+  __m512i first_slots[kGroups];  // the thresholds' planes are read in slot order: bytes_to_floats
+  for (int g = 0; g < kGroups; ++g)
+    first_slots[g] = to_slots(t, first[g]);
   for (int k = 0; k < 4; ++k) {
     const std::uint8_t* table = t.unsigned_thresholds[k];
     const __m512i t0 = load(table), t1 = load(table + 64), t2 = load(table + 128),
                   t3 = load(table + 192);
     for (int g = 0; g < kGroups; ++g)
-      threshold_plane[g][k] = lookup256(t0, t1, t2, t3, first[g]);
+      threshold_plane[g][k] = lookup256(t0, t1, t2, t3, first_slots[g]);
   }
   for (int g = 0; g < kGroups; ++g) {
     __m512 x[4];
     __m512i threshold[4];
     __mmask16 above[4];
     scaled(values + 64 * g, inv, x);
-    bytes_to_floats(t, threshold_plane[g], threshold);
+    bytes_to_floats(threshold_plane[g], threshold);
     for (int j = 0; j < 4; ++j)
       above[j] = _mm512_cmp_ps_mask(x[j], _mm512_castsi512_ps(threshold[j]), _CMP_GT_OQ);
     const __mmask64 step = join(above[0], above[1], above[2], above[3]);
