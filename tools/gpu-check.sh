@@ -16,6 +16,8 @@ usage: tools/gpu-check.sh --fetch-debs | MODE...
   test          the CUDA tests (ctest -R), then the rest (ctest -E); builds first where needed
   sanitize      compute-sanitizer memcheck (CUDA tests), racecheck and synccheck (a subset)
   bench         gpu_*, offload_mlp, variants/variant_*, then bench/compare/*_torch.py: one .md file
+  srnet365      issue 17's experiment: the 365M srnet under a 12 GB memory cap, plain and with
+                --memory-budget 12000, then uncapped plain and --offload-params: one .md file
   all           build test sanitize bench
 Environment: OUT (logs; default build-gpu-out/), GPU_CHECK_COMMIT (the commit, where .git is not
 copied), GPU_CHECK_BUDGET_S (seconds for the whole run; default 570, 3600 with all),
@@ -580,6 +582,14 @@ cut_off_note() {
   if (($1 == 124)); then echo " (cut off)"; fi
 }
 
+# The results file of today's run on this GPU: $out/<date>-<gpu><suffix>.md.
+results_path() {
+  local gpu slug
+  gpu="$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)"
+  slug="$(cut -d, -f1 <<<"$gpu" | tr '[:upper:]' '[:lower:]' | sed -E 's/nvidia//; s/[^a-z0-9]+/-/g; s/^-+|-+$//g')"
+  echo "$out/$(date -u +%F)-${slug:-gpu}$1.md"
+}
+
 mode_bench() {
   local t0=$SECONDS rc=0
   require_gpu bench
@@ -594,14 +604,13 @@ mode_bench() {
   ensure_built "${targets[@]}" ||
     { overall+=("bench NOT RUN (build failed)"); record "gpu-check bench: NOT RUN (build failed)"; return; }
   record_device
-  local gpu slug results log="$out/bench.log"
+  local gpu results log="$out/bench.log"
   # Per-run logs and work files go to scratch and are appended to bench.log: what comes back from
   # $OUT is at most 8 files.
   local scratch=/tmp/leangrad-gpu-bench
   rm -rf "$scratch" && mkdir -p "$scratch"
   gpu="$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)"
-  slug="$(cut -d, -f1 <<<"$gpu" | tr '[:upper:]' '[:lower:]' | sed -E 's/nvidia//; s/[^a-z0-9]+/-/g; s/^-+|-+$//g')"
-  results="$out/$(date -u +%F)-${slug:-gpu}.md"
+  results="$(results_path "")"
   : >"$log"
   {
     echo "# GPU benchmarks $(date -u +%F) on $gpu"
@@ -760,6 +769,89 @@ $(g++ --version | head -1); $cudnn_description"
   fi
 }
 
+# Issue 17's experiment (docs/memory.md, "On a GPU"): srnet --width 1024 --blocks 19 (358.7M
+# parameters), batch 32, Adam. Under LEANGRAD_ALLOC_CONF=memory_cap_mb:12288 (a 12 GB card) the
+# plain run must stop with the out-of-memory report and --memory-budget 12000 must train; then,
+# uncapped, the plain step beside --offload-params (target: step <= 1.5x, peak <= 25%). Each run
+# takes a few steps; the printed plans, step times and memory reports go into one results file.
+mode_srnet365() {
+  local t0=$SECONDS rc=0
+  require_gpu srnet365
+  ensure_built leangrad-train ||
+    { overall+=("srnet365 NOT RUN (build failed)"); record "gpu-check srnet365: NOT RUN (build failed)"; return; }
+  record_device
+  local results log="$out/srnet365.log" scratch=/tmp/leangrad-gpu-srnet365
+  rm -rf "$scratch" && mkdir -p "$scratch"
+  results="$(results_path -srnet365)"
+  : >"$log"
+  local data="$prefix/usr/share/datasets/fashion-mnist"
+  local common=(--device cuda --model srnet --width 1024 --blocks 19 --batch-size 32
+    --optimizer adam --epochs 1 --limit-train 320 --limit-test 64 --max-steps 6)
+  {
+    echo "# srnet 365M on $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), $(date -u +%F)"
+    echo
+    echo "- commit: $(commit_id)"
+    echo "- command: tools/gpu-check.sh srnet365 (docs/gpu-pass.md), each run"
+    echo "  \`build-gpu/tools/leangrad-train ${common[*]} --data FASHION_MNIST [FLAGS]\`"
+  } >"$results"
+  local spec name cap prc want good statuses=() ok=0 all=0
+  local flags=()
+  for spec in "capped plain|" "capped --memory-budget|--memory-budget 12000" \
+    "uncapped plain|" "uncapped --offload-params|--offload-params"; do
+    name="${spec%%|*}"
+    read -r -a flags <<<"${spec#*|}"
+    cap=""
+    [[ $name == capped* ]] && cap="memory_cap_mb:12288"
+    echo "=== $name (LEANGRAD_ALLOC_CONF=$cap ${flags[*]})" >>"$log"
+    prc=0
+    LEANGRAD_ALLOC_CONF="$cap" run_limited "$(limit 130)" "$scratch/run.log" \
+      "$build/tools/leangrad-train" "${common[@]}" --data "$data" "${flags[@]}" || prc=$?
+    cat "$scratch/run.log" >>"$log"
+    {
+      echo
+      echo "## $name: exit $prc$(cut_off_note "$prc")"
+      echo
+      echo "LEANGRAD_ALLOC_CONF=${cap:-(unset)}, flags: ${flags[*]:-(none)}"
+      echo
+      echo '```'
+      grep -E 'plan|predicted|measured|block|step time:|peak|parameters|gradients|optimizer state|saved activations|out of memory|error' \
+        "$scratch/run.log" | head -60 || echo "(see srnet365.log)"
+      echo '```'
+    } >>"$results"
+    # The plain run under the cap is expected to stop with the out-of-memory report.
+    want=0
+    [[ $name == "capped plain" ]] && want=1
+    good=0
+    if ((want == 0)); then
+      ((prc == 0)) && good=1
+    elif ((prc != 0 && prc != 124)) && grep -q 'out of memory' "$scratch/run.log"; then
+      good=1
+    fi
+    rm -f "$scratch/run.log"
+    local note=""
+    ((good)) || note=" (not as expected)"
+    statuses+=("$name: exit $prc$(cut_off_note "$prc")$note")
+    all=$((all + 1)); ((good)) && ok=$((ok + 1))
+    say "  $name: exit $prc$note"
+  done
+  {
+    echo
+    echo "## Exit status of each run"
+    echo
+    printf -- '- %s\n' "${statuses[@]}"
+  } >>"$results"
+  ((ok == all)) || rc=1
+  local line
+  line="$ok/$all runs as expected; $(basename "$results") (commit it under bench/results/), srnet365.log"
+  if ((rc == 0)); then
+    record "gpu-check srnet365: OK in $((SECONDS - t0)) s: $line"
+    overall+=("srnet365 OK")
+  else
+    record "gpu-check srnet365: FAILED in $((SECONDS - t0)) s: $line"
+    overall+=("srnet365 FAILED")
+  fi
+}
+
 # ---- Main ------------------------------------------------------------------------------------
 (($#)) || { usage; exit 2; }
 case $1 in
@@ -769,7 +861,7 @@ esac
 modes=()
 for m in "$@"; do
   case $m in
-    build | test | sanitize | bench) modes+=("$m") ;;
+    build | test | sanitize | bench | srnet365) modes+=("$m") ;;
     all) modes+=(build test sanitize bench); budget_s=3600 ;;
     *) usage >&2; die "unknown mode '$m'" ;;
   esac
