@@ -3,6 +3,7 @@
 
 #include <iostream>
 
+#include <leangrad/core/cuda.h>
 #include <leangrad/distributed/environment.h>
 
 namespace leangrad::tools {
@@ -14,10 +15,15 @@ World join_world(const std::string& backend_option, Device& device, bool offload
   const distributed::ProcessGroupConfig env =
       distributed::resolve_init_options(distributed::InitOptions(), lookup);
   if (env.world_size <= 1) return world;
-  if (device.is_cuda() && env.local_rank >= 0) device = Device::cuda(env.local_rank);
   const std::string backend = !backend_option.empty()               ? backend_option
                               : device.is_cuda() && !offload_params ? "nccl"
                                                                     : "gloo";
+  if (device.is_cuda() && env.local_rank >= 0) {
+    // Gloo stages CUDA tensors through host memory, so ranks may share a GPU: local ranks beyond
+    // the visible GPUs wrap around. NCCL refuses two ranks on one GPU (init_process_group says so).
+    const int count = cuda::device_count();
+    device = Device::cuda(backend == "gloo" && count > 0 ? env.local_rank % count : env.local_rank);
+  }
   LG_CHECK(backend == "gloo" || !offload_params,
            "--offload-params: the gradients are averaged in host memory, which --backend nccl "
            "cannot reduce (it takes CUDA tensors); use --backend gloo, the default with "

@@ -29,10 +29,11 @@ struct World {
 
 // Several processes when a launcher says so (RANK, OMPI_COMM_WORLD_RANK or SLURM_PROCID set, and
 // a world of more than one): the process group joined with `backend` ("gloo", "nccl"; empty: nccl
-// on CUDA, gloo on the CPU and with `offload_params`), `device` set to cuda:LOCAL_RANK on CUDA,
-// and this rank's stdout closed unless it is rank 0. One process otherwise (no collective is ever
-// called). With `offload_params` (--offload-params) the gradients are reduced in host memory, so
-// the group is Gloo's (it stages the CUDA tensors of the loss sums through pinned buffers).
+// on CUDA, gloo on the CPU and with `offload_params`), `device` set to cuda:LOCAL_RANK on CUDA
+// (with Gloo, LOCAL_RANK modulo the visible GPUs: ranks may share one), and this rank's stdout
+// closed unless it is rank 0. One process otherwise (no collective is ever called). With
+// `offload_params` (--offload-params) the gradients are reduced in host memory, so the group is
+// Gloo's (it stages the CUDA tensors of the loss sums through pinned buffers).
 World join_world(const std::string& backend, Device& device, bool offload_params);
 
 // The element-wise reduction of `values` over the ranks, through a float64 tensor on `device`
