@@ -28,8 +28,6 @@ World join_world(const std::string& backend_option, Device& device, bool offload
            "--offload-params: the gradients are averaged in host memory, which --backend nccl "
            "cannot reduce (it takes CUDA tensors); use --backend gloo, the default with "
            "--offload-params");
-  LG_CHECK(backend == "nccl" || device.is_cpu() || offload_params,
-           "--backend gloo takes CPU tensors; train with --device cpu, or use --backend nccl");
   LG_CHECK(backend == "gloo" || device.is_cuda(),
            "--backend nccl takes CUDA tensors; train with --device cuda, or use --backend gloo");
   distributed::init_process_group(distributed::InitOptions().backend(
