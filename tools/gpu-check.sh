@@ -109,6 +109,23 @@ run_limited() {
   return "$rc"
 }
 
+# finish_mode NAME RC T0 DETAIL: the mode's summary line (OK, or FAILED when RC is not 0, with
+# its time since T0 and DETAIL) and its word in the script's last line.
+finish_mode() {
+  local word=OK
+  (($2 == 0)) || word=FAILED
+  record "gpu-check $1: $word in $((SECONDS - $3)) s$4"
+  overall+=("$1 $word")
+}
+
+# exit_statuses TITLE STATUS...: a results file's closing section, one line per program or run.
+exit_statuses() {
+  echo
+  echo "## $1"
+  echo
+  printf -- '- %s\n' "${@:2}"
+}
+
 # ---- Dependencies (here): the .deb files -----------------------------------------------------
 fetch_debs() {
   command -v apt-get >/dev/null 2>&1 || die "--fetch-debs needs apt-get (a Debian 12 machine)"
@@ -509,13 +526,7 @@ mode_test() {
     rc=1
   fi
   run_ctest "other tests" "$out/test-rest.log" -E "$cuda_tests_regex" || rc=$?
-  if ((rc == 0)); then
-    record "gpu-check test: OK in $((SECONDS - t0)) s (test-cuda.log, test-rest.log)"
-    overall+=("test OK")
-  else
-    record "gpu-check test: FAILED in $((SECONDS - t0)) s (test-cuda.log, test-rest.log)"
-    overall+=("test FAILED")
-  fi
+  finish_mode test "$rc" "$t0" " (test-cuda.log, test-rest.log)"
 }
 
 # ---- sanitize --------------------------------------------------------------------------------
@@ -746,12 +757,7 @@ $(g++ --version | head -1); $cudnn_description"
     all=$((all + 1)); ((prc == 0)) && ok=$((ok + 1))
     say "  $name: exit $prc"
   done
-  {
-    echo
-    echo "## Exit status of each program"
-    echo
-    printf -- '- %s\n' "${statuses[@]}"
-  } >>"$results"
+  exit_statuses "Exit status of each program" "${statuses[@]}" >>"$results"
   ((ok == all && tok == tall && all > 0)) || rc=1
   if grep -q 'no CUDA device: skipped' "$log"; then
     record "  FAILED: a program printed 'no CUDA device: skipped' although nvidia-smi sees a GPU"
@@ -760,13 +766,7 @@ $(g++ --version | head -1); $cudnn_description"
   local line
   line="leangrad $ok/$all programs OK, torch $tok/$tall scripts OK; $(basename "$results") \
 (commit it under bench/results/), bench.log"
-  if ((rc == 0)); then
-    record "gpu-check bench: OK in $((SECONDS - t0)) s: $line"
-    overall+=("bench OK")
-  else
-    record "gpu-check bench: FAILED in $((SECONDS - t0)) s: $line"
-    overall+=("bench FAILED")
-  fi
+  finish_mode bench "$rc" "$t0" ": $line"
 }
 
 # Issue 17's experiment (docs/memory.md, "On a GPU"): srnet --width 1024 --blocks 19 (358.7M
@@ -834,22 +834,11 @@ mode_srnet365() {
     all=$((all + 1)); ((good)) && ok=$((ok + 1))
     say "  $name: exit $prc$note"
   done
-  {
-    echo
-    echo "## Exit status of each run"
-    echo
-    printf -- '- %s\n' "${statuses[@]}"
-  } >>"$results"
+  exit_statuses "Exit status of each run" "${statuses[@]}" >>"$results"
   ((ok == all)) || rc=1
   local line
   line="$ok/$all runs as expected; $(basename "$results") (commit it under bench/results/), srnet365.log"
-  if ((rc == 0)); then
-    record "gpu-check srnet365: OK in $((SECONDS - t0)) s: $line"
-    overall+=("srnet365 OK")
-  else
-    record "gpu-check srnet365: FAILED in $((SECONDS - t0)) s: $line"
-    overall+=("srnet365 FAILED")
-  fi
+  finish_mode srnet365 "$rc" "$t0" ": $line"
 }
 
 # ---- Main ------------------------------------------------------------------------------------
