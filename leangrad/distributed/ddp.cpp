@@ -2,12 +2,13 @@
 // forward arming the reducer, and the no_sync guard. The buckets and hooks are reducer.cpp.
 #include <leangrad/distributed/ddp.h>
 
-#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <unordered_set>
 
 #include <leangrad/autograd/grad_mode.h>
 #include <leangrad/core/error.h>
+#include <leangrad/distributed/bucket_assignment.h>
 #include <leangrad/distributed/distributed.h>
 #include <leangrad/kernels/creation.h>
 #include <leangrad/kernels/ops.h>
@@ -85,23 +86,15 @@ void broadcast_from_rank0(ProcessGroup& group, const NamedTensors& tensors, cons
 // the forward then updates them from the local batch, and the next forward makes them rank 0's
 // again, so rank 0's statistics are the model's (what rank 0 checkpoints and evaluates). The
 // buffers go as one flat tensor per dtype and device (a model has many small ones: one collective
-// each would cost a round trip apiece), copied back into place bitwise.
+// each would cost a round trip apiece), grouped as the gradients' buckets are but without a size
+// limit (assign_buckets), and copied back into place bitwise.
 void broadcast_buffers_coalesced(ProcessGroup& group, const NamedTensors& buffers) {
   NoGradGuard no_grad;
-  std::vector<std::vector<std::size_t>> groups;  // indices into buffers, one dtype and device each
-  for (std::size_t i = 0; i < buffers.size(); ++i) {
-    const Tensor& b = buffers[i].second;
-    auto same = [&](const std::vector<std::size_t>& g) {
-      const Tensor& first = buffers[g.front()].second;
-      return first.dtype() == b.dtype() && first.device() == b.device();
-    };
-    auto it = std::find_if(groups.begin(), groups.end(), same);
-    if (it == groups.end()) {
-      groups.push_back({i});
-    } else {
-      it->push_back(i);
-    }
-  }
+  std::vector<BucketCandidate> candidates;
+  for (const auto& [name, b] : buffers)
+    candidates.push_back({b.dtype(), b.device(), static_cast<std::int64_t>(b.nbytes())});
+  const std::vector<std::vector<std::size_t>> groups =
+      assign_buckets(candidates, {std::numeric_limits<std::int64_t>::max()});
   for (const std::vector<std::size_t>& g : groups) {
     std::vector<Tensor> pieces;
     for (std::size_t i : g)
@@ -113,7 +106,7 @@ void broadcast_buffers_coalesced(ProcessGroup& group, const NamedTensors& buffer
       const Tensor& first = buffers[g.front()].second;
       LG_THROW(Error, "DistributedDataParallel: broadcasting rank 0's ", g.size(), " ",
                first.dtype(), " buffer", g.size() == 1 ? "" : "s", " (", flat.numel(),
-               " elements, the first '", buffers[g.front()].first,
+               " elements, among them '", buffers[g.front()].first,
                "') before forward failed on rank ", group.rank(), ": ", e.message());
     }
     if (group.rank() == 0) continue;  // its buffers are what it sent
