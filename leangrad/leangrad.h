@@ -58,6 +58,7 @@
 #include <leangrad/data/data.h>
 #include <leangrad/distributed/ddp.h>
 #include <leangrad/distributed/distributed.h>
+#include <leangrad/distributed/memory_plan.h>
 #include <leangrad/kernels/creation.h>
 #include <leangrad/nn/nn.h>
 #include <leangrad/offload/memory_planner.h>

@@ -5,9 +5,10 @@
 # library includes its own headers only by that full path (never #include "..."), so a consumer's
 # file of the same name cannot stand in for one of them.
 #
-#   core <- kernels <- autograd <- data, nn, optim <- offload, distributed <- tools, tests, bench
+#   core <- kernels <- autograd <- data, nn, optim <- offload <- distributed <- tools, tests, bench
 #   (nn may include data; offload and distributed include nn: they act on modules; offload
-#   includes optim: ParameterOffload::step runs an optimizer)
+#   includes optim: ParameterOffload::step runs an optimizer; distributed includes offload:
+#   plan_memory makes the ranks agree on one memory plan)
 #
 # A layer includes only the layers listed for it (and itself). Besides, the backend contract and
 # the launchers (kernels/backend.h, kernels/cpu/, kernels/cuda/) are private to kernels/: every
@@ -24,7 +25,7 @@ declare -A allowed=(
   [nn]="core kernels autograd data"            # Module::save and load write safetensors
   [optim]="core kernels autograd"
   [offload]="core kernels autograd data nn optim"  # act on modules; ParameterOffload::step runs an optimizer
-  [distributed]="core kernels autograd data nn"  # DistributedDataParallel wraps an nn::Module
+  [distributed]="core kernels autograd data nn offload"  # DDP wraps an nn::Module; plan_memory: one memory plan
 )
 private_to_kernels='^kernels/(backend\.h|backend_launchers\.inc|cpu/|cuda/)'
 

@@ -369,13 +369,16 @@ void plan_memory_budget(const TrainOptions& o, Run& run) {
   run.model->zero_grad();
 
   // On CUDA the planner may also move the parameters and the optimizer to the host
-  // (offload::ParameterOffload), at the cost of the host step it is given here.
+  // (offload::ParameterOffload), at the cost of the host step it is given here. With several
+  // processes every rank plans on the ranks' largest numbers and gets the same plan, which
+  // also weighs the gradient all-reduce; offloaded parameters need --backend gloo there (their
+  // buckets are in host memory). Note [One plan for every rank] in distributed/memory_plan.cpp.
   offload::PlanOptions plan_options;
-  if (run.device.is_cuda() && run.world.size == 1) {
+  if (run.device.is_cuda()) {
     profile.host_optimizer_bytes_per_ms = host_optimizer_bytes_per_ms(o, run);
     plan_options.allow_parameter_offload = true;
   }
-  const offload::MemoryPlan plan = offload::plan_memory(profile, budget_bytes, plan_options);
+  const offload::MemoryPlan plan = distributed::plan_memory(profile, budget_bytes, plan_options);
   std::cout << offload::describe_plan(profile, plan) << std::flush;
   run.applied_plan = offload::apply_plan(plan, run.blocks, run.model,
                                          offload::ParameterOffloadOptions(run.device));

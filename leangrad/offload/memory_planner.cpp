@@ -13,6 +13,9 @@
 // - The search is exact: a dynamic programme over the blocks in order whose state is the bytes
 //   the blocks so far hold; only Pareto-optimal (held bytes, time) states survive. See Note
 //   [Planner search].
+// - With several processes the step also pays the part of DistributedDataParallel's gradient
+//   all-reduce that backward does not hide, which depends on where the buckets are (device or
+//   host memory): distributed::plan_memory measures both and makes the ranks agree on one plan.
 // - SaveOnCpu and parameter offload are considered only on CUDA profiles (on the CPU they move
 //   nothing), parameter offload only when PlanOptions allows it.
 // - apply_policies installs forward wrappers (nn::Module::set_forward_wrapper); the returned
@@ -45,7 +48,8 @@ bool save_on_cpu_possible(const StepProfile& profile) {
 }
 
 bool parameter_offload_possible(const StepProfile& profile) {
-  return save_on_cpu_possible(profile) && profile.host_optimizer_bytes_per_ms > 0;
+  return save_on_cpu_possible(profile) && profile.host_optimizer_bytes_per_ms > 0 &&
+         (profile.processes <= 1 || profile.host_gradient_sync_ms > 0);
 }
 
 void check_profile(const StepProfile& profile) {
@@ -147,6 +151,13 @@ std::int64_t own_level(const StepProfile& profile, const MemoryWindow& w, BlockP
 // gradient back once, overlapped with all blocks' compute, then runs the optimizer on the host:
 //   max(0, (2 P + G) / bandwidth - compute) + (P + G + state) / host optimizer throughput.
 // The device's own optimizer step is not subtracted (it is not measured apart): an upper bound.
+// With several processes DistributedDataParallel all-reduces the gradients in buckets, each as
+// soon as backward has made its last gradient, while backward goes on; the bucket holding the
+// first parameters is made last, at backward's end, and nothing hides it. Of the all-reduce of
+// every gradient (S: gradient_sync_ms, or host_gradient_sync_ms when the parameters are
+// offloaded and the buckets are in host memory) the step pays what the blocks' backward cannot
+// cover, and at least that last bucket's share:
+//   max(S - sum of backward_ms, S * min(1, gradient_bucket_bytes / parameter bytes)).
 double policy_ms(const StepProfile& profile, const BlockProfile& b, BlockPolicy policy) {
   switch (policy) {
     case BlockPolicy::Keep:
@@ -174,6 +185,19 @@ double parameter_offload_ms(const StepProfile& profile) {
       (2.0 * parameters + static_cast<double>(profile.optimizer_state_bytes)) /
       profile.host_optimizer_bytes_per_ms;
   return std::max(0.0, copy_ms - compute_ms) + host_step_ms;
+}
+
+double gradient_sync_exposed_ms(const StepProfile& profile, bool offload_parameters) {
+  if (profile.processes <= 1) return 0;
+  const double sync_ms =
+      offload_parameters ? profile.host_gradient_sync_ms : profile.gradient_sync_ms;
+  double backward_ms = 0;
+  for (const BlockProfile& b : profile.blocks)
+    backward_ms += b.backward_ms;
+  const double last_bucket_share =
+      std::min(1.0, static_cast<double>(profile.gradient_bucket_bytes) /
+                        static_cast<double>(std::max<std::int64_t>(1, profile.parameter_bytes)));
+  return std::max(sync_ms - backward_ms, sync_ms * last_bucket_share);
 }
 
 // The windows regrouped for the search: the levels of the Between windows holding k blocks
@@ -260,7 +284,65 @@ double predict_step_ms(const StepProfile& profile, const std::vector<BlockPolicy
   for (std::size_t i = 0; i < policies.size(); ++i)
     ms += policy_ms(profile, profile.blocks[i], policies[i]);
   if (offload_parameters) ms += parameter_offload_ms(profile);
-  return ms;
+  return ms + gradient_sync_exposed_ms(profile, offload_parameters);
+}
+
+// The order of the measurements: the profile's own, then each block's, then each window's.
+// Byte counts are exact in a double (below 2^53).
+std::vector<double> profile_measurements(const StepProfile& profile) {
+  std::vector<double> m = {profile.step_ms,
+                           static_cast<double>(profile.parameter_bytes),
+                           static_cast<double>(profile.outside_parameter_bytes),
+                           static_cast<double>(profile.optimizer_state_bytes),
+                           -profile.copy_bytes_per_ms,
+                           -profile.host_optimizer_bytes_per_ms,
+                           profile.gradient_sync_ms,
+                           profile.host_gradient_sync_ms};
+  for (const BlockProfile& b : profile.blocks) {
+    m.insert(m.end(),
+             {static_cast<double>(b.input_bytes), static_cast<double>(b.output_bytes),
+              static_cast<double>(b.saved_bytes), static_cast<double>(b.forward_rise_bytes),
+              b.forward_ms, b.nograd_forward_ms, b.backward_ms,
+              static_cast<double>(b.parameter_bytes), static_cast<double>(b.gradient_bytes)});
+  }
+  for (const MemoryWindow& w : profile.windows) {
+    m.insert(m.end(), {static_cast<double>(w.peak_bytes), static_cast<double>(w.start_bytes),
+                       static_cast<double>(w.gradient_bytes)});
+  }
+  return m;
+}
+
+void set_profile_measurements(StepProfile& profile, const std::vector<double>& measurements) {
+  const std::size_t expected = 8 + 9 * profile.blocks.size() + 3 * profile.windows.size();
+  LG_CHECK(measurements.size() == expected, "set_profile_measurements: ", measurements.size(),
+           " measurements for a profile of ", profile.blocks.size(), " blocks and ",
+           profile.windows.size(), " windows (expected ", expected, ")");
+  const double* m = measurements.data();
+  auto bytes = [&m] { return static_cast<std::int64_t>(*m++); };
+  profile.step_ms = *m++;
+  profile.parameter_bytes = bytes();
+  profile.outside_parameter_bytes = bytes();
+  profile.optimizer_state_bytes = bytes();
+  profile.copy_bytes_per_ms = -*m++;
+  profile.host_optimizer_bytes_per_ms = -*m++;
+  profile.gradient_sync_ms = *m++;
+  profile.host_gradient_sync_ms = *m++;
+  for (BlockProfile& b : profile.blocks) {
+    b.input_bytes = bytes();
+    b.output_bytes = bytes();
+    b.saved_bytes = bytes();
+    b.forward_rise_bytes = bytes();
+    b.forward_ms = *m++;
+    b.nograd_forward_ms = *m++;
+    b.backward_ms = *m++;
+    b.parameter_bytes = bytes();
+    b.gradient_bytes = bytes();
+  }
+  for (MemoryWindow& w : profile.windows) {
+    w.peak_bytes = bytes();
+    w.start_bytes = bytes();
+    w.gradient_bytes = bytes();
+  }
 }
 
 namespace {
@@ -471,6 +553,17 @@ std::string describe_plan(const StepProfile& profile, const MemoryPlan& plan) {
   }
   out << "  parameters and optimizer state: "
       << (plan.offload_parameters ? "offloaded to pinned host memory" : "on the device") << "\n";
+  if (profile.processes > 1) {
+    char host[64] = "not possible";
+    if (profile.host_gradient_sync_ms > 0)
+      std::snprintf(host, sizeof(host), "%.2f ms", profile.host_gradient_sync_ms);
+    std::snprintf(line, sizeof(line),
+                  "  gradient all-reduce over %d processes: %.2f ms on %s, %s in host memory "
+                  "(parameters offloaded); the plan's step pays %.2f ms of it\n",
+                  profile.processes, profile.gradient_sync_ms, profile.device.str().c_str(), host,
+                  gradient_sync_exposed_ms(profile, plan.offload_parameters));
+    out << line;
+  }
   std::snprintf(line, sizeof(line), "  predicted: peak allocated %s, step %.2f ms\n",
                 format_mib(plan.predicted_peak_bytes).c_str(), plan.predicted_step_ms);
   out << line;

@@ -83,7 +83,26 @@ struct StepProfile {
   // A host (CPU) Adam step over parameters + gradients + state bytes: what parameter offload
   // costs at the end of a step (measured on CUDA only).
   double host_optimizer_bytes_per_ms = 0;
+  // Several processes (DistributedDataParallel; distributed::plan_memory sets these): how many,
+  // and the time one all-reduce of every gradient takes where DDP's buckets would hold them:
+  // device memory (the parameters on the device) and pinned host memory (offloaded parameters,
+  // reduced by Gloo; 0: the group cannot reduce host tensors, and no plan offloads them). DDP
+  // reduces buckets of at most gradient_bucket_bytes while backward runs; see Note [Step-time
+  // model] in offload/memory_planner.cpp.
+  int processes = 1;
+  double gradient_sync_ms = 0;
+  double host_gradient_sync_ms = 0;
+  std::int64_t gradient_bucket_bytes = std::int64_t{25} << 20;  // DDPOptions' bucket_cap_mb
 };
+
+// The profile's measurements (every byte count, time and bandwidth, blocks' and windows'
+// included) as one vector, each oriented so that larger is worse (bandwidths negated): the
+// element-wise maximum over several processes' profiles is then the profile of the slowest, most
+// memory-hungry rank. set_profile_measurements writes such a vector back into a profile of the
+// same shape (the same blocks and windows; Error otherwise). distributed::plan_memory reduces
+// it over the ranks, so that every rank plans on the same numbers.
+std::vector<double> profile_measurements(const StepProfile& profile);
+void set_profile_measurements(StepProfile& profile, const std::vector<double>& measurements);
 
 struct ProfileOptions {
   int warmup_steps = 1;    // unmeasured steps first (the optimizer creates its state, caches fill)

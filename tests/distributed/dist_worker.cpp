@@ -22,6 +22,8 @@
 #include <leangrad/core/creation.h>
 #include <leangrad/core/error.h>
 #include <leangrad/distributed/distributed.h>
+#include <leangrad/distributed/memory_plan.h>
+#include <leangrad/offload/memory_planner.h>
 #include "distributed/ddp_scenarios.h"
 #include "testing/tensor_testing.h"
 
@@ -314,6 +316,96 @@ void scenario_mismatch(const std::string& kind) {
   std::printf("the group works after the mismatch\n");
 }
 
+// ---- distributed::plan_memory ------------------------------------------------------------------
+// A two-block CPU profile (offload/memory_planner.h) that only fits a budget of 150 bytes with
+// one block kept: the Between windows hold the blocks' inputs (10 bytes each) on 90, 95 and 100
+// bytes; keeping a block holds its 50 saved bytes instead, and saves its nograd forward. Rank 0
+// gains most by keeping block 0 (10 ms against 1), rank 1 by keeping block 1 (12 ms against 1):
+// planned alone they disagree. On the ranks' maxima (10 and 12 ms) block 1 is kept.
+leangrad::offload::StepProfile rank_profile(int rank, int blocks = 2) {
+  namespace off = leangrad::offload;
+  off::StepProfile p;
+  p.device = leangrad::Device::cpu();
+  for (int i = 0; i < blocks; ++i) {
+    off::BlockProfile b;
+    b.name = "blocks." + std::to_string(i);
+    b.input_bytes = 10;
+    b.output_bytes = 10;
+    b.saved_bytes = 50;
+    b.forward_ms = 4;
+    b.backward_ms = 8;
+    b.nograd_forward_ms = (rank == 0) == (i == 0) ? 10.0 + 2.0 * i : 1.0;
+    p.blocks.push_back(b);
+  }
+  for (int held = 0; held <= blocks; ++held) {
+    off::MemoryWindow w;
+    w.held_blocks = held;
+    w.peak_bytes = w.start_bytes = 90 + 5 * held;
+    p.windows.push_back(w);
+  }
+  p.step_ms = 50.0 + rank;
+  p.parameter_bytes = 4 << 20;  // what the gradient all-reduce is timed on
+  return p;
+}
+
+const char* policy_list(const std::vector<leangrad::offload::BlockPolicy>& policies) {
+  static std::string text;
+  text.clear();
+  for (const auto policy : policies)
+    text += std::string(text.empty() ? "" : ", ") + leangrad::offload::policy_name(policy);
+  return text.c_str();
+}
+
+void scenario_plan_memory() {
+  namespace off = leangrad::offload;
+  const int rank = dist::get_rank();
+  off::StepProfile profile = rank_profile(rank);
+  const off::MemoryPlan own = off::plan_memory(profile, 150);
+  const off::MemoryPlan plan = dist::plan_memory(profile, 150);
+
+  // The reference: both ranks' profiles merged by hand, field by field, planned in one process.
+  off::StepProfile merged = rank_profile(0);
+  const off::StepProfile other = rank_profile(1);
+  merged.step_ms = std::max(merged.step_ms, other.step_ms);
+  for (std::size_t i = 0; i < merged.blocks.size(); ++i) {
+    merged.blocks[i].nograd_forward_ms =
+        std::max(merged.blocks[i].nograd_forward_ms, other.blocks[i].nograd_forward_ms);
+  }
+  const off::MemoryPlan reference = off::plan_memory(merged, 150);
+  ++g_checks;
+  if (plan.policies != reference.policies || plan.offload_parameters) {
+    throw CheckFailed{leangrad::detail::str_cat("agreed plan ", policy_list(plan.policies),
+                                                ", expected ", policy_list(reference.policies))};
+  }
+  ++g_checks;
+  if (profile.processes != 2 || !(profile.gradient_sync_ms > 0) ||
+      profile.blocks[0].nograd_forward_ms != 10 || profile.blocks[1].nograd_forward_ms != 12 ||
+      profile.step_ms != 51) {
+    throw CheckFailed{leangrad::detail::str_cat(
+        "the profile planned on: ", profile.processes, " processes, gradient all-reduce ",
+        profile.gradient_sync_ms, " ms, nograd forwards ", profile.blocks[0].nograd_forward_ms,
+        " and ", profile.blocks[1].nograd_forward_ms, " ms, step ", profile.step_ms, " ms")};
+  }
+  std::printf("alone: %s\n", policy_list(own.policies));
+  std::printf("agreed plan: %s (predicted step %.3f ms, gradient all-reduce %.3f ms)\n",
+              policy_list(plan.policies), plan.predicted_step_ms, profile.gradient_sync_ms);
+}
+
+// Rank 1 profiled a model of three blocks: every rank refuses, and the group still works.
+void scenario_plan_memory_mismatch() {
+  const int rank = dist::get_rank();
+  leangrad::offload::StepProfile profile = rank_profile(rank, rank == 1 ? 3 : 2);
+  try {
+    (void)dist::plan_memory(profile, 150);
+    throw CheckFailed{"plan_memory over mismatched profiles did not throw"};
+  } catch (const leangrad::Error& e) {
+    std::printf("CAUGHT: %s\n", e.what());
+  }
+  Tensor t = input(DType::Float32, {3}, rank);
+  dist::all_reduce(t, dist::ReduceOp::Max);
+  std::printf("the group works after the refusal\n");
+}
+
 // Rank DIST_VICTIM kills itself (SIGKILL) while its peers are inside a stream of 4 MiB
 // all-reduces; or, with `hang`, stops calling collectives and sleeps past the timeout. The
 // others must raise an Error naming the collective and the victim.
@@ -379,6 +471,10 @@ int main(int argc, char** argv) {
       scenario_mismatch(scenario.substr(9));
     } else if (scenario == "die" || scenario == "hang") {
       scenario_fault(scenario == "hang");
+    } else if (scenario == "plan_memory") {
+      scenario_plan_memory();
+    } else if (scenario == "plan_memory_mismatch") {
+      scenario_plan_memory_mismatch();
     } else if (scenario.rfind("ddp_", 0) == 0) {
       g_checks += leangrad::test::run_ddp_scenario(scenario);
     } else {

@@ -4,6 +4,7 @@
 // when nothing fits, and the cost model on a profile small enough to add up by hand.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -122,8 +123,18 @@ Enumerated enumerate_plans(const StepProfile& p, std::int64_t budget,
   return e;
 }
 
-void expect_search_matches_enumeration(Device device, bool allow_offload) {
-  std::mt19937 rng(device.is_cuda() ? 11u : 7u);
+// With `processes` > 1, DDP's gradient all-reduce on the device and in host memory, drawn so
+// that either can be the cheaper one.
+void draw_gradient_sync(std::mt19937& rng, StepProfile& p, int processes) {
+  if (processes <= 1) return;
+  p.processes = processes;
+  p.gradient_bucket_bytes = 25 * kMiB;
+  p.gradient_sync_ms = std::uniform_int_distribution<int>(0, 400)(rng);
+  p.host_gradient_sync_ms = std::uniform_int_distribution<int>(1, 400)(rng);
+}
+
+void expect_search_matches_enumeration(Device device, bool allow_offload, int processes = 1) {
+  std::mt19937 rng((device.is_cuda() ? 11u : 7u) + static_cast<unsigned>(processes));
   const std::vector<BlockPolicy> allowed =
       device.is_cuda() ? std::vector<BlockPolicy>{BlockPolicy::Keep, BlockPolicy::Recompute,
                                                   BlockPolicy::SaveOnCpu}
@@ -135,7 +146,8 @@ void expect_search_matches_enumeration(Device device, bool allow_offload) {
   int fitted = 0, refused = 0, offloaded = 0, saved_on_cpu = 0;
   for (int trial = 0; trial < 60; ++trial) {
     const int blocks = 1 + trial % 6;
-    const StepProfile p = synthetic_profile(rng, blocks, device);
+    StepProfile p = synthetic_profile(rng, blocks, device);
+    draw_gradient_sync(rng, p, processes);
     const Enumerated all = enumerate_plans(p, INT64_MAX, allowed, offload_choices);
     const MemoryPlan smallest = smallest_peak_plan(p, options);
     ASSERT_EQ(smallest.predicted_peak_bytes, all.smallest_peak) << "trial " << trial;
@@ -184,6 +196,11 @@ TEST(MemoryPlannerSearch, MatchesEnumerationWithSaveOnCpu) {
 
 TEST(MemoryPlannerSearch, MatchesEnumerationWithParameterOffload) {
   expect_search_matches_enumeration(Device::cuda(), /*allow_offload=*/true);
+}
+
+TEST(MemoryPlannerSearch, MatchesEnumerationInSeveralProcesses) {
+  expect_search_matches_enumeration(Device::cpu(), /*allow_offload=*/false, /*processes=*/2);
+  expect_search_matches_enumeration(Device::cuda(), /*allow_offload=*/true, /*processes=*/4);
 }
 
 // Two blocks, every number chosen so the predictions can be added up by hand.
@@ -287,6 +304,81 @@ TEST(MemoryPlannerSearch, SaveOnCpuAndParameterOffloadOnlyWhereTheyFreeMemory) {
               1e-12);
   // apply_plan without the model cannot offload it: refused.
   EXPECT_THROW((void)apply_plan(offloaded, {nullptr, nullptr}), Error);
+}
+
+TEST(MemoryPlannerSearch, GradientAllReduceCostsWhatBackwardDoesNotHide) {
+  StepProfile p = hand_profile();  // backward: 8 + 8 ms
+  const BlockPolicy keep = BlockPolicy::Keep, recompute = BlockPolicy::Recompute;
+  p.device = Device::cuda();
+  p.parameter_bytes = 100;
+  p.optimizer_state_bytes = 200;
+  p.copy_bytes_per_ms = 1000;
+  p.host_optimizer_bytes_per_ms = 1000;
+  p.processes = 2;
+  p.gradient_bucket_bytes = 25;  // the last bucket: a quarter of the gradients
+  p.gradient_sync_ms = 20;       // 20 - 16 = 4 exposed, above the last bucket's 5: 5
+  p.host_gradient_sync_ms = 40;  // 40 - 16 = 24 exposed
+  EXPECT_DOUBLE_EQ(predict_step_ms(p, {keep, keep}, false), 34 + 5);
+  // Offloaded: the copies (300 bytes) hide behind 24 ms of compute, the host step reads 400
+  // bytes at 1000 bytes/ms, then 24 ms of the host all-reduce show.
+  EXPECT_DOUBLE_EQ(predict_step_ms(p, {keep, keep}, true), 34 + 0.4 + 24);
+  p.gradient_sync_ms = 100;  // 84 exposed
+  EXPECT_DOUBLE_EQ(predict_step_ms(p, {recompute, keep}, false), 37 + 84);
+  p.gradient_bucket_bytes = 1000;  // one bucket: nothing hides
+  EXPECT_DOUBLE_EQ(predict_step_ms(p, {recompute, keep}, false), 37 + 100);
+
+  // Offloading wins when the device all-reduce is dearer than the host one plus the host step.
+  PlanOptions offload;
+  offload.allow_parameter_offload = true;
+  EXPECT_TRUE(plan_memory(p, 1000, offload).offload_parameters);
+  p.gradient_sync_ms = 1;
+  EXPECT_FALSE(plan_memory(p, 1000, offload).offload_parameters);
+  // A group that cannot reduce host tensors (host time 0): never offloaded, even when only an
+  // offloaded plan would fit.
+  p.gradient_sync_ms = 100;
+  p.host_gradient_sync_ms = 0;
+  EXPECT_FALSE(plan_memory(p, 1000, offload).offload_parameters);
+  const std::int64_t tight = smallest_peak_plan(p, offload).predicted_peak_bytes - 1;
+  EXPECT_THROW((void)plan_memory(p, tight, offload), Error);
+  p.processes = 1;  // the same profile in one process: the offload fits
+  EXPECT_TRUE(plan_memory(p, tight, offload).offload_parameters);
+}
+
+TEST(MemoryPlannerSearch, MeasurementsRoundTripOrientedWorstIsLargest) {
+  std::mt19937 rng(3);
+  StepProfile a = synthetic_profile(rng, 3, Device::cuda());
+  draw_gradient_sync(rng, a, 2);
+  const std::vector<double> m = profile_measurements(a);
+  StepProfile b = synthetic_profile(rng, 3, Device::cuda());  // the same shape, other numbers
+  set_profile_measurements(b, m);
+  EXPECT_EQ(profile_measurements(b), m);
+  EXPECT_EQ(b.windows.size(), a.windows.size());
+  for (std::size_t i = 0; i < a.blocks.size(); ++i) {
+    EXPECT_EQ(b.blocks[i].saved_bytes, a.blocks[i].saved_bytes);
+    EXPECT_EQ(b.blocks[i].backward_ms, a.blocks[i].backward_ms);
+  }
+  EXPECT_EQ(b.windows.back().peak_bytes, a.windows.back().peak_bytes);
+  EXPECT_EQ(b.copy_bytes_per_ms, a.copy_bytes_per_ms);
+  EXPECT_EQ(b.host_gradient_sync_ms, a.host_gradient_sync_ms);
+  // Larger is worse: a bandwidth enters negated, so the maximum is the lowest bandwidth.
+  StepProfile slow = a;
+  slow.copy_bytes_per_ms /= 2;
+  slow.blocks[1].forward_ms += 1;
+  const std::vector<double> ms = profile_measurements(slow);
+  std::vector<double> worst(m.size());
+  for (std::size_t i = 0; i < m.size(); ++i)
+    worst[i] = std::max(m[i], ms[i]);
+  set_profile_measurements(b, worst);
+  EXPECT_EQ(b.copy_bytes_per_ms, a.copy_bytes_per_ms / 2);
+  EXPECT_EQ(b.blocks[1].forward_ms, a.blocks[1].forward_ms + 1);
+  // Another shape is refused, naming both.
+  StepProfile other = synthetic_profile(rng, 2, Device::cuda());
+  try {
+    set_profile_measurements(other, m);
+    ADD_FAILURE() << "measurements of 3 blocks were set into a profile of 2";
+  } catch (const Error& e) {
+    EXPECT_CONTAINS(e.what(), "for a profile of 2 blocks and");
+  }
 }
 
 TEST(MemoryPlannerSearch, DescribesThePlan) {

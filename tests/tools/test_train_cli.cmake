@@ -30,7 +30,9 @@
 #   same accuracy to every digit), only rank 0 printing; 2 processes with --offload-params save
 #   the same model bitwise, and refuse --backend nccl; and a 2-process run interrupted by
 #   --max-steps and resumed, with and without --offload-params, ends with a model bitwise equal to
-#   the uninterrupted 2-process run's. SKIPPED as above.
+#   the uninterrupted 2-process run's; a small srnet under --memory-budget in 2 processes (one
+#   plan for both ranks, the gradient all-reduce in its step) trains the plain 2-process model
+#   bitwise within the budget. SKIPPED as above.
 
 function(run_train expected_rc expected_message)
   execute_process(COMMAND "${TRAIN}" ${ARGN}
@@ -376,6 +378,52 @@ function(check_distributed)
   endif()
   expect_printed("--offload-params --backend nccl" "${err}"
                  "--offload-params: the gradients are averaged in host memory, which --backend nccl cannot reduce")
+
+  # --memory-budget in 2 processes (srnet): every rank installs the plan made on the ranks'
+  # largest numbers, which weighs the gradient all-reduce; it trains the plain run's model bitwise
+  # and peaks within the budget, predicted within 10%.
+  set(srnet "${RUN}" --nproc-per-node 2 "${TRAIN}" --model srnet --width 16 --blocks 4
+            --batch-size 32 --optimizer adam --threads 1 --seed 0 --device cpu --limit-train 640
+            --limit-test 500 --max-steps 4 --data "${DATA}")
+  execute_process(COMMAND ${srnet} --log-json "${dir}/srnet_plain.json"
+                          --save-model "${dir}/srnet_plain.safetensors"
+    RESULT_VARIABLE rc OUTPUT_VARIABLE printed ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "the 2-process srnet run failed (exit ${rc}):\n${printed}\n${err}")
+  endif()
+  file(READ "${dir}/srnet_plain.json" json)
+  string(JSON plain_peak GET "${json}" memory_bytes peak_allocated)
+  execute_process(COMMAND ${srnet} --memory-budget 1 RESULT_VARIABLE rc OUTPUT_QUIET
+                  ERROR_VARIABLE err)
+  if(rc EQUAL 0 OR NOT err MATCHES "\\[rank 0\\] [^\n]*the smallest peak a plan reaches is ([0-9]+)\\.[0-9]+ MiB")
+    message(FATAL_ERROR "--memory-budget 1 in 2 processes: no smallest peak in:\n${err}")
+  endif()
+  math(EXPR budget_mib "(${CMAKE_MATCH_1} + 1 + ${plain_peak} / 1048576) / 2")
+  execute_process(COMMAND ${srnet} --memory-budget ${budget_mib} --log-json "${dir}/srnet_planned.json"
+                          --save-model "${dir}/srnet_planned.safetensors"
+    RESULT_VARIABLE rc OUTPUT_VARIABLE printed ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "the 2-process --memory-budget run failed (exit ${rc}):\n${printed}\n${err}")
+  endif()
+  expect_printed("2 processes --memory-budget" "${printed}" "[rank 0] memory plan for a budget of ${budget_mib}.00 MiB on cpu (4 blocks")
+  expect_printed("2 processes --memory-budget" "${printed}" "[rank 0]   gradient all-reduce over 2 processes: ")
+  expect_same_file("${dir}/srnet_plain.safetensors" "${dir}/srnet_planned.safetensors"
+                   "2 processes: --memory-budget trained another model than the plain run")
+  file(READ "${dir}/srnet_planned.json" json)
+  string(JSON measured GET "${json}" memory_bytes peak_allocated)
+  string(JSON predicted GET "${json}" memory_plan predicted_peak_bytes)
+  math(EXPR budget_bytes "${budget_mib} * 1048576")
+  math(EXPR error "${predicted} - ${measured}")
+  if(error LESS 0)
+    math(EXPR error "-${error}")
+  endif()
+  math(EXPR error_permille "${error} * 1000 / ${measured}")
+  if(measured GREATER budget_bytes OR error_permille GREATER 100)
+    message(FATAL_ERROR "2 processes --memory-budget ${budget_mib}: peak ${measured} bytes "
+                        "(budget ${budget_bytes}), predicted ${predicted}")
+  endif()
+  message(STATUS "2 processes: --memory-budget ${budget_mib} trains the plain run's model, peak "
+                 "${measured} bytes (predicted ${predicted}, ${error_permille} per mille apart)")
 
   # Interrupted at step 70 and resumed, as is and with --offload-params (the checkpoint loaded into
   # the host parameters): the final model of the uninterrupted run, bitwise.
