@@ -708,6 +708,43 @@ $(g++ --version | head -1); $cudnn_description"
   statuses+=("$name: exit $prc$(cut_off_note "$prc")")
   all=$((all + 1)); ((prc == 0)) && ok=$((ok + 1))
   say "  $name: exit $prc"
+  # The memory planner in two processes on the one GPU over Gloo (distributed::plan_memory): a
+  # budget 1 MiB above the smallest peak a plan reaches (what --memory-budget 1 says it is), so
+  # the plan saves on the CPU and may offload the parameters, weighing the host all-reduce.
+  name="leangrad-train cuda 2 x gloo --memory-budget"
+  echo "=== $name" >>"$log"
+  local planner=("$build/tools/leangrad-run" --nproc-per-node 2 "$build/tools/leangrad-train"
+    --model srnet --device cuda --backend gloo --width 64 --blocks 4 --epochs 1 --limit-train 640
+    --limit-test 100 --max-steps 8 --data "$prefix/usr/share/datasets/fashion-mnist")
+  local smallest budget_mib
+  run_limited "$(limit 60)" "$scratch/ddp_planner_probe.log" "${planner[@]}" --memory-budget 1 || true
+  cat "$scratch/ddp_planner_probe.log" >>"$log"
+  smallest="$(sed -n 's/.*the smallest peak a plan reaches is \([0-9]*\)\.[0-9]* MiB.*/\1/p' \
+    "$scratch/ddp_planner_probe.log" | head -1)"
+  prc=0
+  if [[ -n $smallest ]]; then
+    budget_mib=$((smallest + 1))
+    run_limited "$(limit 120)" "$scratch/ddp_planner.log" "${planner[@]}" \
+      --memory-budget "$budget_mib" || prc=$?
+    cat "$scratch/ddp_planner.log" >>"$log"
+  else
+    prc=1
+    { echo "--memory-budget 1 named no smallest peak:"; tail -5 "$scratch/ddp_planner_probe.log"; } \
+      >"$scratch/ddp_planner.log"
+  fi
+  {
+    echo
+    echo "## $name ${budget_mib:-?} (srnet width 64 blocks 4, batch 64 per rank, 8 steps)"
+    echo
+    echo '```'
+    sed -n 's/^\[rank 0\] //p' "$scratch/ddp_planner.log" |
+      grep -E 'memory plan|block|parameters and|all-reduce|predicted|step time:' ||
+      cat "$scratch/ddp_planner.log"
+    echo '```'
+  } >>"$results"
+  statuses+=("$name: exit $prc$(cut_off_note "$prc")")
+  all=$((all + 1)); ((prc == 0)) && ok=$((ok + 1))
+  say "  $name: exit $prc"
   # The memory-technique table on the GPU (issues 16 and 17): srnet wide enough for the GPU's
   # step time to count, each technique one leangrad-train process on the carried Fashion-MNIST.
   name="memory_table cuda width 256 blocks 8"
