@@ -132,9 +132,9 @@ std::string TCPStoreServer::answer(Client& client, const std::string& payload) {
   FrameReader request(payload);
   const auto command = static_cast<Command>(request.u8());
   if (command == Command::Hello) {
-    const auto rank = request.i64();
-    const auto world_size = request.i64();
-    return answer_hello(client, static_cast<int>(rank), static_cast<int>(world_size));
+    const std::int64_t rank = request.i64();
+    const std::int64_t world_size = request.i64();
+    return answer_hello(client, rank, world_size);
   }
   LG_CHECK(client.rank >= 0, "TCP store: request before Hello");
   switch (command) {
@@ -164,8 +164,16 @@ std::string TCPStoreServer::answer(Client& client, const std::string& payload) {
             .str("add: the value of key '" + printable(key) + "' is not an integer")
             .frame();
       }
-      value = std::to_string(current + delta);
-      return FrameWriter().u8(static_cast<std::uint8_t>(Status::Ok)).i64(current + delta).frame();
+      std::int64_t sum = 0;
+      if (__builtin_add_overflow(current, delta, &sum)) {
+        return FrameWriter()
+            .u8(static_cast<std::uint8_t>(Status::Refused))
+            .str(detail::str_cat("add: ", current, " + ", delta, " for key '", printable(key),
+                                 "' overflows int64"))
+            .frame();
+      }
+      value = std::to_string(sum);
+      return FrameWriter().u8(static_cast<std::uint8_t>(Status::Ok)).i64(sum).frame();
     }
     case Command::Hello:
       break;
@@ -173,7 +181,10 @@ std::string TCPStoreServer::answer(Client& client, const std::string& payload) {
   LG_THROW(Error, "TCP store: unknown command ", static_cast<int>(command));
 }
 
-std::string TCPStoreServer::answer_hello(Client& client, int rank, int world_size) {
+// rank and world_size as the client sent them (int64 on the wire): compared before any
+// narrowing, so that no value outside 0..world_size-1 can pass for a rank.
+std::string TCPStoreServer::answer_hello(Client& client, std::int64_t rank,
+                                         std::int64_t world_size) {
   std::string refusal;
   if (world_size != world_size_) {
     refusal = detail::str_cat("rank ", rank, " was started with WORLD_SIZE=", world_size,
@@ -184,12 +195,12 @@ std::string TCPStoreServer::answer_hello(Client& client, int rank, int world_siz
                               world_size_ - 1, " (WORLD_SIZE=", world_size_, ")");
   } else {
     std::lock_guard lock(mutex_);
-    if (connected_ranks_.count(rank) != 0) {
+    if (connected_ranks_.count(static_cast<int>(rank)) != 0) {
       refusal = detail::str_cat("rank ", rank,
                                 " joined twice: two processes were started with RANK=", rank);
     } else {
-      connected_ranks_.insert(rank);
-      client.rank = rank;
+      connected_ranks_.insert(static_cast<int>(rank));
+      client.rank = static_cast<int>(rank);
     }
   }
   if (refusal.empty()) return FrameWriter().u8(static_cast<std::uint8_t>(Status::Ok)).frame();

@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -40,7 +41,7 @@ class TCPStoreServer {
   void serve();
   void handle_readable(Client& client);
   std::string answer(Client& client, const std::string& payload);
-  std::string answer_hello(Client& client, int rank, int world_size);
+  std::string answer_hello(Client& client, std::int64_t rank, std::int64_t world_size);
   void drop(Client& client);
 
   int world_size_;

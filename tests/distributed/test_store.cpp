@@ -4,7 +4,9 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
+#include <limits>
 #include <thread>
 #include <vector>
 
@@ -13,6 +15,7 @@
 #include <leangrad/distributed/socket.h>
 #include <leangrad/distributed/store_keys.h>
 #include <leangrad/distributed/tcp_store.h>
+#include <leangrad/distributed/tcp_store_protocol.h>
 #include "testing/tensor_testing.h"
 
 namespace leangrad::distributed {
@@ -128,6 +131,84 @@ TEST(TCPStore, UnresolvableHostIsNamed) {
       [] { TCPStore("no-such-host.invalid", 29500, 1, 2, milliseconds(1000), false, kInitError); });
   EXPECT_CONTAINS(message, "no-such-host.invalid");
   EXPECT_LT(std::chrono::steady_clock::now() - start, milliseconds(3000));
+}
+
+TEST(TCPStore, AnAddThatWouldOverflowIsRefusedAndChangesNothing) {
+  auto server = serve(2);
+  auto client = join(server->port(), 1, 2);
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  EXPECT_EQ(client->add("n", kMax), kMax);
+  EXPECT_CONTAINS(error_of([&] { client->add("n", 1); }),
+                  "add: 9223372036854775807 + 1 for key 'n' overflows int64");
+  EXPECT_EQ(server->get("n"), std::to_string(kMax));
+  EXPECT_EQ(client->add("n", -kMax), 0);  // the store still answers
+}
+
+// A raw connection speaking the wire format (tcp_store_protocol.h): one request, its answer's
+// payload; empty when the server closed the connection instead of answering.
+std::string raw_request(const net::Socket& socket, const std::string& frame) {
+  const net::Deadline deadline = net::Clock::now() + std::chrono::seconds(2);
+  net::send_all(socket.fd(), frame.data(), frame.size(), deadline, "store");
+  char prefix[4];
+  try {
+    net::recv_all(socket.fd(), prefix, 4, deadline, "store");
+  } catch (const Error&) {
+    return "";
+  }
+  std::string payload(tcp_store_protocol::frame_length(prefix), '\0');
+  net::recv_all(socket.fd(), payload.data(), payload.size(), deadline, "store");
+  return payload;
+}
+
+TEST(TCPStore, BytesFromAStrangerNeitherCrashNorFoolTheServer) {
+  namespace wire = tcp_store_protocol;
+  auto server = serve(2);
+  const auto hello = [](std::int64_t rank, std::int64_t world_size) {
+    return wire::FrameWriter()
+        .u8(static_cast<std::uint8_t>(wire::Command::Hello))
+        .i64(rank)
+        .i64(world_size)
+        .frame();
+  };
+  const auto connect = [&] {
+    return net::connect_until("127.0.0.1", server->port(),
+                              net::Clock::now() + std::chrono::seconds(2));
+  };
+  {
+    // Ranks and world sizes past int: refused as they were sent, not as they would narrow
+    // (2^32 is rank 0 in an int, 2^32 + 2 a world of 2).
+    const net::Socket s = connect();
+    const std::string answer = raw_request(s, hello(std::int64_t{1} << 32, 2));
+    ASSERT_FALSE(answer.empty());
+    wire::FrameReader reader(answer);
+    EXPECT_EQ(reader.u8(), static_cast<std::uint8_t>(wire::Status::Refused));
+    EXPECT_CONTAINS(reader.str(), "a process was started with RANK=4294967296, outside 0..1");
+    const std::string second = raw_request(s, hello(1, (std::int64_t{1} << 32) + 2));
+    ASSERT_FALSE(second.empty());
+    wire::FrameReader reader2(second);
+    EXPECT_EQ(reader2.u8(), static_cast<std::uint8_t>(wire::Status::Refused));
+    EXPECT_CONTAINS(reader2.str(), "WORLD_SIZE=4294967298 but rank 0");
+  }
+  // Requests before Hello, an unknown command, a truncated field and a frame past the size limit:
+  // each closes that connection and nothing else.
+  const std::vector<std::string> strangers = {
+      wire::FrameWriter()
+          .u8(static_cast<std::uint8_t>(wire::Command::Set))
+          .str("k")
+          .str("v")
+          .frame(),
+      wire::FrameWriter().u8(42).frame(),
+      wire::FrameWriter().u8(static_cast<std::uint8_t>(wire::Command::Hello)).u8(7).frame(),
+      std::string("\xff\xff\xff\xff", 4)};
+  for (const std::string& frame : strangers) {
+    const net::Socket s = connect();
+    EXPECT_EQ(raw_request(s, frame), "") << "the server answered a stranger";
+  }
+  EXPECT_FALSE(server->check({"k"}));
+  // The first Hello did not take rank 0's place: rank 1 joins and the store works.
+  auto client = join(server->port(), 1, 2);
+  client->set("k", "v");
+  EXPECT_EQ(server->get("k"), "v");
 }
 
 TEST(TCPStore, RefusesAMismatchedWorldSizeAndTellsEveryRank) {
