@@ -28,7 +28,7 @@ while (($#)); do
     *) targets+=("$1"); shift ;;
   esac
 done
-((${#targets[@]})) || targets=(fuzz_safetensors fuzz_idx fuzz_checkpoint fuzz_checkpoint_fields)
+((${#targets[@]})) || targets=(fuzz_safetensors fuzz_idx fuzz_checkpoint fuzz_checkpoint_fields fuzz_store)
 
 # The targets live in the ASan + UBSan build of tools/sanitize.sh, whose library is compiled with
 # coverage instrumentation for them: one instrumented build serves the unit tests and the fuzzers.

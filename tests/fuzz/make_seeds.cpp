@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include <leangrad/distributed/tcp_store_protocol.h>
+
 #include "fuzz_support.h"
 
 namespace {
@@ -79,6 +81,22 @@ void idx_seeds(const fs::path& dir) {
   write_file(dir / "images.gz", gzip(idx(0x08, {2, 28, 28}, 1)));
 }
 
+// Requests a rank's store client sends (tcp_store_protocol.h), one connection's worth per seed.
+void store_seeds(const fs::path& dir) {
+  namespace wire = distributed::tcp_store_protocol;
+  const auto command = [](wire::Command c) {
+    return wire::FrameWriter().u8(static_cast<std::uint8_t>(c));
+  };
+  const std::string hello =
+      command(wire::Command::Hello).i64(2).i64(4).frame();  // fuzz_store.cpp's world
+  write_file(dir / "session", hello + command(wire::Command::Set).str("k").str("v").frame() +
+                                  command(wire::Command::Get).str("k").frame() +
+                                  command(wire::Command::Add).str("n").i64(5).frame() +
+                                  command(wire::Command::Post).str("p").str("1").frame());
+  write_file(dir / "refused-hello", command(wire::Command::Hello).i64(1).i64(3).frame());
+  write_file(dir / "before-hello", command(wire::Command::Get).str("k").frame());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -88,7 +106,7 @@ int main(int argc, char** argv) {
   }
   const fs::path corpus = argv[1];
   for (const char* target :
-       {"fuzz_safetensors", "fuzz_idx", "fuzz_checkpoint", "fuzz_checkpoint_fields"})
+       {"fuzz_safetensors", "fuzz_idx", "fuzz_checkpoint", "fuzz_checkpoint_fields", "fuzz_store"})
     fs::create_directories(corpus / target);
   safetensors_seeds(corpus / "fuzz_safetensors");
   idx_seeds(corpus / "fuzz_idx");
@@ -101,6 +119,7 @@ int main(int argc, char** argv) {
   write_file(corpus / "fuzz_checkpoint_fields" / "edits-1", std::string(24, '\x03'));
   write_file(corpus / "fuzz_checkpoint_fields" / "edits-2",
              "7\x01-5\x02[{\"epoch\":1}]\x05\x09\x02");
+  store_seeds(corpus / "fuzz_store");
   std::cout << "seeds written to " << corpus.string() << "\n";
   return 0;
 }
