@@ -13,8 +13,9 @@
 //    parameter bytes) and plan with the same budget and options, through one all-reduce (Max)
 //    of those numbers and their negations;
 // 2. each times an all-reduce of the gradients' bytes where DDP would hold them: one bucket
-//    (DDPOptions' default bucket_cap_mb) timed and scaled to all the gradients, on the profile's
-//    device and, when a Gloo group could reduce offloaded parameters, in pinned host memory;
+//    (DDPOptions' default bucket_cap_mb) timed (the least of seven) and scaled to all the
+//    gradients, on the profile's device and, when a Gloo group could reduce offloaded parameters,
+//    in pinned host memory;
 // 3. every measurement becomes its maximum over the ranks (offload::profile_measurements
 //    orients them so): the plan is the slowest rank's, which is the one a synchronous step
 //    waits for, and its peaks the largest any rank measured;
@@ -71,7 +72,10 @@ void synchronize_device(const Device& device) {
 
 // One all-reduce (the average, as DDP's) of `bytes` of float32 gradients held as `options` says,
 // in ms: a buffer of one bucket (at most bucket_bytes) reduced once untimed (connections, staging
-// buffers), then the median of five timed reductions, scaled to `bytes`. Collective.
+// buffers), then the least of seven timed reductions, scaled to `bytes`. The least, because on a
+// loaded machine single timings come out up to 20 times longer when a rank's threads wait for a
+// scheduler tick (2 ranks on 2 cores: 0.27-0.59 ms, and 2.5-8.1 ms in half the timings), which
+// the all-reduces overlapped with backward in the training steps do not show. Collective.
 double all_reduce_ms(ProcessGroup& group, std::int64_t bytes, std::int64_t bucket_bytes,
                      const TensorOptions& options) {
   if (bytes <= 0) return 0;
@@ -80,7 +84,7 @@ double all_reduce_ms(ProcessGroup& group, std::int64_t bytes, std::int64_t bucke
   group.all_reduce(buffer, ReduceOp::Avg);
   synchronize_device(buffer.device());
   std::vector<double> times;
-  for (int i = 0; i < 5; ++i) {
+  for (int i = 0; i < 7; ++i) {
     group.barrier();  // the ranks start together: the time is the collective's, not their skew
     const auto start = std::chrono::steady_clock::now();
     group.all_reduce(buffer, ReduceOp::Avg);
@@ -89,8 +93,8 @@ double all_reduce_ms(ProcessGroup& group, std::int64_t bytes, std::int64_t bucke
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
             .count());
   }
-  std::nth_element(times.begin(), times.begin() + 2, times.end());
-  return times[2] * static_cast<double>(bytes) / (4.0 * static_cast<double>(numel));
+  const double least = *std::min_element(times.begin(), times.end());
+  return least * static_cast<double>(bytes) / (4.0 * static_cast<double>(numel));
 }
 
 // "4" or "from 2 to 3 over the ranks", for a count (exact in a double).
