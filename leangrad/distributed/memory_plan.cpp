@@ -10,8 +10,8 @@
 // not on another runs different collectives there (DistributedDataParallel's buckets move to
 // host memory). So before planning:
 // 1. the ranks check that they profiled the same step (as many blocks and windows, the same
-//    parameter bytes) and plan with the same budget and options, through one all-reduce (Max)
-//    of those numbers and their negations;
+//    parameter bytes, the same kind of device) and plan with the same budget and options, through
+//    one all-reduce (Max) of those numbers and their negations;
 // 2. each times an all-reduce of the gradients' bytes where DDP would hold them: one bucket
 //    (DDPOptions' default bucket_cap_mb) timed (the least of seven) and scaled to all the
 //    gradients, on the profile's device and, when a Gloo group could reduce offloaded parameters,
@@ -121,7 +121,8 @@ offload::MemoryPlan plan_memory(offload::StepProfile& profile, std::int64_t budg
   const std::vector<double> setting = {
       static_cast<double>(profile.blocks.size()),   static_cast<double>(profile.windows.size()),
       static_cast<double>(profile.parameter_bytes), static_cast<double>(budget_bytes),
-      options.allow_save_on_cpu ? 1.0 : 0.0,        options.allow_parameter_offload ? 1.0 : 0.0};
+      options.allow_save_on_cpu ? 1.0 : 0.0,        options.allow_parameter_offload ? 1.0 : 0.0,
+      profile.device.is_cuda() ? 1.0 : 0.0};
   std::vector<double> lowest, highest;
   if (!same_on_every_rank(group, setting, lowest, highest)) {
     LG_THROW(Error, "distributed::plan_memory: the ranks did not profile the same step or plan ",
@@ -131,8 +132,9 @@ offload::MemoryPlan plan_memory(offload::StepProfile& profile, std::int64_t budg
              "; budget bytes: ", range_text(lowest, highest, 3),
              "; save-on-cpu allowed: ", range_text(lowest, highest, 4),
              "; parameter offload allowed: ", range_text(lowest, highest, 5),
-             "). Every rank must profile the same model, blocks and batch size, and plan with "
-             "the same budget and options");
+             "; profiled on CUDA: ", range_text(lowest, highest, 6),
+             "). Every rank must profile the same model, blocks and batch size on the same kind "
+             "of device, and plan with the same budget and options");
   }
 
   // 2. The gradient all-reduce, where DDP's buckets would be.
