@@ -1,4 +1,4 @@
-// nn::BatchNorm2d (nn/batch_norm.h).
+// nn::BatchNorm1d, BatchNorm2d and BatchNorm3d (nn/batch_norm.h).
 #include <leangrad/nn/batch_norm.h>
 
 #include <sstream>
@@ -10,10 +10,11 @@
 
 namespace leangrad::nn {
 
-BatchNorm2dImpl::BatchNorm2dImpl(const BatchNormOptions& options)
-    : Module("BatchNorm2d"), options_(options) {
+BatchNormImplBase::BatchNormImplBase(const char* name, const BatchNormOptions& options,
+                                     const char* ranks, bool (*takes)(std::int64_t dim))
+    : Module(name), options_(options), ranks_(ranks), takes_(takes) {
   const std::int64_t c = options.num_features();
-  LG_CHECK_SHAPE(c > 0, "BatchNorm2d: expected a positive num_features, got ", c);
+  LG_CHECK_SHAPE(c > 0, name, ": expected a positive num_features, got ", c);
   if (options.affine()) {
     weight = register_parameter("weight", ones({c}));
     bias = register_parameter("bias", zeros({c}));
@@ -25,7 +26,7 @@ BatchNorm2dImpl::BatchNorm2dImpl(const BatchNormOptions& options)
   }
 }
 
-void BatchNorm2dImpl::reset_running_stats() {
+void BatchNormImplBase::reset_running_stats() {
   if (!running_mean.defined()) return;
   const NoGradGuard no_grad;
   running_mean.zero_();
@@ -33,7 +34,7 @@ void BatchNorm2dImpl::reset_running_stats() {
   num_batches_tracked.zero_();
 }
 
-void BatchNorm2dImpl::reset_parameters() {
+void BatchNormImplBase::reset_parameters() {
   reset_running_stats();
   if (!weight.defined()) return;
   const NoGradGuard no_grad;
@@ -41,9 +42,9 @@ void BatchNorm2dImpl::reset_parameters() {
   bias.zero_();
 }
 
-Tensor BatchNorm2dImpl::forward(const Tensor& input) {
-  LG_CHECK_SHAPE(!input.defined() || input.dim() == 4,
-                 "BatchNorm2d: expected 4-D input (N, C, H, W), got ", input.shape());
+Tensor BatchNormImplBase::forward(const Tensor& input) {
+  LG_CHECK_SHAPE(!input.defined() || takes_(input.dim()), name(), ": expected ", ranks_, ", got ",
+                 input.shape());
   const bool tracking = options_.track_running_stats();
   double momentum = options_.momentum().value_or(0.0);
   if (is_training() && tracking) {
@@ -59,7 +60,7 @@ Tensor BatchNorm2dImpl::forward(const Tensor& input) {
                     weight, bias, use_batch_stats, momentum, options_.eps());
 }
 
-std::string BatchNorm2dImpl::extra_repr() const {
+std::string BatchNormImplBase::extra_repr() const {
   std::ostringstream out;
   out << options_.num_features() << ", eps=" << options_.eps() << ", momentum=";
   if (options_.momentum().has_value()) {
@@ -71,5 +72,17 @@ std::string BatchNorm2dImpl::extra_repr() const {
       << ", track_running_stats=" << (options_.track_running_stats() ? "true" : "false");
   return out.str();
 }
+
+BatchNorm1dImpl::BatchNorm1dImpl(const BatchNormOptions& options)
+    : BatchNormImplBase("BatchNorm1d", options, "2-D input (N, C) or 3-D input (N, C, L)",
+                        [](std::int64_t dim) { return dim == 2 || dim == 3; }) {}
+
+BatchNorm2dImpl::BatchNorm2dImpl(const BatchNormOptions& options)
+    : BatchNormImplBase("BatchNorm2d", options, "4-D input (N, C, H, W)",
+                        [](std::int64_t dim) { return dim == 4; }) {}
+
+BatchNorm3dImpl::BatchNorm3dImpl(const BatchNormOptions& options)
+    : BatchNormImplBase("BatchNorm3d", options, "5-D input (N, C, D, H, W)",
+                        [](std::int64_t dim) { return dim == 5; }) {}
 
 }  // namespace leangrad::nn

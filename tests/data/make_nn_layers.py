@@ -1,5 +1,5 @@
-"""PyTorch reference cases for the nn layers LayerNorm, BatchNorm2d, Embedding, ConvTranspose2d and
-interpolate (tests/nn/test_nn_layers.cpp, suite NnLayersReference).
+"""PyTorch reference cases for the nn layers LayerNorm, BatchNorm1d/2d/3d, Embedding, ConvTranspose2d
+and interpolate (tests/nn/test_nn_layers.cpp, suite NnLayersReference).
 
 Each case holds float32 inputs, the upstream gradient "g", the output "y" and the gradients of the
 inputs that require grad ("dx", "dw", "db"); batch_norm cases also hold the running statistics
@@ -131,5 +131,27 @@ for name, xs, size, scale, mode, corners in [
                       lambda x, size=size, scale=scale, mode=mode, corners=corners:
                           F.interpolate(x, size=size, scale_factor=scale, mode=mode,
                                         align_corners=corners)))
+
+# ---- BatchNorm1d and BatchNorm3d modules ----
+# As the BatchNorm2d cases above, on the inputs the other two take: (N, C), (N, C, L) and
+# (N, C, D, H, W); momentum 0.1. Last in the file, so that the cases above keep their numbers.
+for module, shape in [("batch_norm1d_2d", (6, 3)), ("batch_norm1d_3d", (2, 3, 5)),
+                      ("batch_norm3d", (2, 3, 2, 3, 4))]:
+    bn = (torch.nn.BatchNorm3d if module == "batch_norm3d" else torch.nn.BatchNorm1d)(3)
+    with torch.no_grad():
+        bn.weight.copy_(torch.rand(3) + 0.5)
+        bn.bias.copy_(torch.rand(3) - 0.5)
+    xs = [torch.rand(*shape) * 4 - 1 for _ in range(3)]
+    bn.train()
+    y1 = bn(xs[0])
+    y2 = bn(xs[1])
+    bn.eval()
+    y3 = bn(xs[2])
+    cases.append({"name": module + "_module",
+                  "params": {"momentum": 0.1},
+                  "tensors": {"w": bn.weight.detach(), "b": bn.bias.detach(), "x1": xs[0],
+                              "x2": xs[1], "x3": xs[2], "y1": y1.detach(), "y2": y2.detach(),
+                              "y3": y3.detach(), "rm": bn.running_mean, "rv": bn.running_var,
+                              "num_batches_tracked": bn.num_batches_tracked}})
 
 write("nn_layers.json", "make_nn_layers.py", cases)

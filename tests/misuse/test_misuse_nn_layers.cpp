@@ -92,6 +92,17 @@ std::vector<MisuseCase> batch_norm_cases() {
         });
   t.add("batch_norm2d_zero_features", Raises::ShapeError, {"BatchNorm2d", "num_features", "0"},
         [] { nn::BatchNorm2d bn(0); });
+  t.add("batch_norm1d_4d_input", Raises::ShapeError,
+        {"BatchNorm1d", "2-D input (N, C) or 3-D input (N, C, L)", "[2, 3, 4, 5]"}, [] {
+          nn::BatchNorm1d bn(3);
+          bn(ones({2, 3, 4, 5}));
+        });
+  t.add("batch_norm3d_4d_input", Raises::ShapeError, {"BatchNorm3d", "5-D", "[2, 3, 4, 5]"}, [] {
+    nn::BatchNorm3d bn(3);
+    bn(ones({2, 3, 4, 5}));
+  });
+  t.add("batch_norm3d_zero_features", Raises::ShapeError, {"BatchNorm3d", "num_features", "0"},
+        [] { nn::BatchNorm3d bn(0); });
   return t.cases();
 }
 LG_MISUSE_SUITE(BatchNorm, batch_norm_cases());

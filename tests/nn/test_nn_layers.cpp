@@ -1,4 +1,4 @@
-// Tests of the nn layers LayerNorm, BatchNorm2d, Embedding, ConvTranspose2d and Upsample /
+// Tests of the nn layers LayerNorm, BatchNorm1d/2d/3d, Embedding, ConvTranspose2d and Upsample /
 // interpolate (autograd/nn_functions.cpp, nn/layer_norm.h, nn/batch_norm.h, nn/embedding.h,
 // nn/conv.h, nn/upsample.h): float64 gradchecks (batch 1 and non-contiguous inputs included),
 // PyTorch reference cases (tests/data/nn_layers.json from make_nn_layers.py), the modules'
@@ -283,34 +283,63 @@ TEST(NnLayersReference, NormalizationsMatchPyTorch) {
   EXPECT_EQ(checked, 7);
 }
 
-// nn.BatchNorm2d over two training steps and one evaluation (momentum 0.1 and None).
-TEST(NnLayersReference, BatchNorm2dModuleMatchesPyTorch) {
+// nn.BatchNorm1d, BatchNorm2d and BatchNorm3d over two training steps and one evaluation
+// (BatchNorm2d with momentum 0.1 and None; the others 0.1 on each input rank they take).
+template <typename Module>
+void expect_module_matches(const test::ReferenceCase& rc) {
+  SCOPED_TRACE(rc.name);
+  nn::BatchNormOptions options(3);
+  if (rc.params["momentum"].is_null()) options.momentum(std::nullopt);
+  Module bn(options);
+  {
+    NoGradGuard no_grad;
+    bn->weight.copy_(rc.at("w"));
+    bn->bias.copy_(rc.at("b"));
+  }
+  const Tensor y1 = bn(rc.at("x1"));
+  const Tensor y2 = bn(rc.at("x2"));
+  bn->eval();
+  const Tensor y3 = bn(rc.at("x3"));
+  EXPECT_TRUE(test::all_close(y1, test::to_vector(rc.at("y1")), kRtolF32, kAtolF32));
+  EXPECT_TRUE(test::all_close(y2, test::to_vector(rc.at("y2")), kRtolF32, kAtolF32));
+  EXPECT_TRUE(test::all_close(y3, test::to_vector(rc.at("y3")), kRtolF32, kAtolF32));
+  EXPECT_EQ(y3.shape(), rc.at("y3").shape());
+  EXPECT_TRUE(test::all_close(bn->running_mean, test::to_vector(rc.at("rm")), kRtolF32, kAtolF32));
+  EXPECT_TRUE(test::all_close(bn->running_var, test::to_vector(rc.at("rv")), kRtolF32, kAtolF32));
+  EXPECT_EQ(bn->num_batches_tracked.template item<std::int64_t>(), 2);
+}
+
+TEST(NnLayersReference, BatchNormModulesMatchPyTorch) {
   int checked = 0;
   for (const test::ReferenceCase& rc : test::load_reference("nn_layers.json")) {
-    if (rc.name.rfind("batch_norm2d_module", 0) != 0) continue;
-    SCOPED_TRACE(rc.name);
-    nn::BatchNorm2dOptions options(3);
-    if (rc.params["momentum"].is_null()) options.momentum(std::nullopt);
-    nn::BatchNorm2d bn(options);
-    {
-      NoGradGuard no_grad;
-      bn->weight.copy_(rc.at("w"));
-      bn->bias.copy_(rc.at("b"));
+    if (rc.name.rfind("batch_norm2d_module", 0) == 0) {
+      expect_module_matches<nn::BatchNorm2d>(rc);
+    } else if (rc.name.rfind("batch_norm1d_", 0) == 0) {
+      expect_module_matches<nn::BatchNorm1d>(rc);
+    } else if (rc.name.rfind("batch_norm3d_", 0) == 0) {
+      expect_module_matches<nn::BatchNorm3d>(rc);
+    } else {
+      continue;
     }
-    const Tensor y1 = bn(rc.at("x1"));
-    const Tensor y2 = bn(rc.at("x2"));
-    bn->eval();
-    const Tensor y3 = bn(rc.at("x3"));
-    EXPECT_TRUE(test::all_close(y1, test::to_vector(rc.at("y1")), kRtolF32, kAtolF32));
-    EXPECT_TRUE(test::all_close(y2, test::to_vector(rc.at("y2")), kRtolF32, kAtolF32));
-    EXPECT_TRUE(test::all_close(y3, test::to_vector(rc.at("y3")), kRtolF32, kAtolF32));
-    EXPECT_TRUE(
-        test::all_close(bn->running_mean, test::to_vector(rc.at("rm")), kRtolF32, kAtolF32));
-    EXPECT_TRUE(test::all_close(bn->running_var, test::to_vector(rc.at("rv")), kRtolF32, kAtolF32));
-    EXPECT_EQ(bn->num_batches_tracked.item<std::int64_t>(), 2);
     ++checked;
   }
-  EXPECT_EQ(checked, 2);
+  EXPECT_EQ(checked, 5);
+}
+
+TEST(BatchNormModules, EachTakesItsInputRanksAndPrintsItsName) {
+  nn::BatchNorm1d one(2);
+  nn::BatchNorm3d three(2);
+  EXPECT_EQ(printed(one),
+            "BatchNorm1d(2, eps=1e-05, momentum=0.1, affine=true, track_running_stats=true)");
+  EXPECT_EQ(printed(three),
+            "BatchNorm3d(2, eps=1e-05, momentum=0.1, affine=true, track_running_stats=true)");
+  EXPECT_EQ(one(ones({4, 2})).shape(), Shape({4, 2}));
+  EXPECT_EQ(one(ones({4, 2, 3})).shape(), Shape({4, 2, 3}));
+  EXPECT_EQ(three(ones({2, 2, 1, 2, 3})).shape(), Shape({2, 2, 1, 2, 3}));
+  EXPECT_THROW(one(ones({4, 2, 3, 1})), ShapeError);
+  EXPECT_THROW(one(ones({4})), ShapeError);
+  EXPECT_THROW(three(ones({2, 2, 2, 3})), ShapeError);
+  EXPECT_EQ(one->state_dict().size(), 5u);  // PyTorch's entries
 }
 
 // ---- Embedding ---------------------------------------------------------------------------------
