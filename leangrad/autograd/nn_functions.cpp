@@ -290,6 +290,43 @@ Tensor conv2d(const Tensor& x_in, const Tensor& weight_in, const Tensor& bias_in
       autograd::DoubleBackward::NotImplemented);
 }
 
+// conv1d is conv2d over a height of 1: x (N, C, L) -> (N, C, 1, L), weight (C_out, C_in / groups,
+// k) -> (C_out, C_in / groups, 1, k), stride, padding and dilation along the width; the views'
+// backward brings the gradients back to the 1-D shapes. Its own checks come first, so that an
+// error names conv1d and the shapes the caller passed.
+Tensor conv1d(const Tensor& x, const Tensor& weight, const Tensor& bias, std::int64_t stride,
+              std::int64_t padding, std::int64_t dilation, std::int64_t groups) {
+  LG_CHECK(x.defined() && weight.defined(), "conv1d: expected a defined input and weight");
+  LG_CHECK_SHAPE(x.dim() == 3, "conv1d: expected input of shape (N, C_in, L), got ", x.shape());
+  LG_CHECK_SHAPE(weight.dim() == 3, "conv1d: expected weight of shape (C_out, C_in / groups, k), ",
+                 "got ", weight.shape());
+  LG_CHECK_DTYPE(is_floating(x.dtype()) && is_floating(weight.dtype()),
+                 "conv1d: expected floating input and weight, got ", x.dtype(), " and ",
+                 weight.dtype());
+  LG_CHECK_DEVICE(weight.device() == x.device() && (!bias.defined() || bias.device() == x.device()),
+                  "conv1d: the input is on ", x.device(), ", the weight on ", weight.device(),
+                  bias.defined() ? detail::str_cat(", the bias on ", bias.device()) : "");
+  LG_CHECK_SHAPE(stride >= 1 && dilation >= 1 && padding >= 0 && groups >= 1,
+                 "conv1d: expected stride >= 1, padding >= 0, dilation >= 1 and groups >= 1, got ",
+                 stride, ", ", padding, ", ", dilation, ", ", groups);
+  const std::int64_t c_out = weight.size(0);
+  LG_CHECK_SHAPE(c_out % groups == 0 && x.size(1) == checked_mul(weight.size(1), groups, "conv1d"),
+                 "conv1d: input ", x.shape(), " and weight ", weight.shape(), " with groups ",
+                 groups, ": expected C_in = weight.size(1) * groups and C_out divisible by groups");
+  LG_CHECK_SHAPE(!bias.defined() || bias.shape() == Shape({c_out}), "conv1d: expected bias of ",
+                 "shape [", c_out, "], got ", bias.shape());
+  // L_out = (L + 2 padding - dilation (k - 1) - 1) / stride + 1, in checked arithmetic.
+  const std::int64_t span =
+      checked_add(checked_mul(dilation, weight.size(2) - 1, "conv1d"), std::int64_t{1}, "conv1d");
+  const std::int64_t padded = checked_add(x.size(2), checked_mul(padding, 2, "conv1d"), "conv1d");
+  LG_CHECK_SHAPE(weight.size(2) >= 1 && padded >= span, "conv1d: input ", x.shape(), " padded by ",
+                 padding, " on each side is shorter than the kernel's span ", span, " (weight ",
+                 weight.shape(), ", dilation ", dilation, "): no output");
+  return squeeze(conv2d(unsqueeze(x, 2), unsqueeze(weight, 2), bias, {1, stride}, {0, padding},
+                        {1, dilation}, groups),
+                 2);
+}
+
 // Note [ConvTranspose2d as conv2d's gradient]
 //   A transposed convolution is the map whose matrix is the transpose of conv2d's: for the conv2d
 //   C with input of shape (N, C_out, H_out, W_out), weight w (C_in, C_out / groups, kH, kW) and

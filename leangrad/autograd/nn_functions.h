@@ -42,6 +42,13 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor
               Size2 stride = {1, 1}, Size2 padding = {0, 0}, Size2 dilation = {1, 1},
               std::int64_t groups = 1);
 
+// x: (N, C_in, L); weight: (C_out, C_in / groups, k); bias: (C_out,) or undefined ->
+// (N, C_out, L_out), L_out = (L + 2 padding - dilation (k - 1) - 1) / stride + 1. conv2d over a
+// height of 1, so every conv2d kernel serves it.
+Tensor conv1d(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(),
+              std::int64_t stride = 1, std::int64_t padding = 0, std::int64_t dilation = 1,
+              std::int64_t groups = 1);
+
 // Transposed convolution (the gradient of conv2d with respect to its input), argument order as
 // torch.nn.functional.conv_transpose2d. x: (N, C_in, H, W); weight: (C_in, C_out / groups, kH,
 // kW); bias: (C_out,) or undefined -> (N, C_out, H_out, W_out) with

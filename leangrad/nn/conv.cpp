@@ -1,5 +1,6 @@
-// nn::Conv2d and nn::ConvTranspose2d (nn/conv.h): parameters created and initialised as
-// torch.nn.Conv2d / ConvTranspose2d do, forward through leangrad::conv2d / conv_transpose2d.
+// nn::Conv1d, nn::Conv2d and nn::ConvTranspose2d (nn/conv.h): parameters created and initialised
+// as torch.nn.Conv1d / Conv2d / ConvTranspose2d do, forward through leangrad::conv1d / conv2d /
+// conv_transpose2d.
 #include <leangrad/nn/conv.h>
 
 #include <cmath>
@@ -23,12 +24,13 @@ std::string size2_str(const Size2& s) {
 
 // PyTorch's reset_parameters, the same for both convolutions: kaiming_uniform_(weight,
 // a = sqrt(5)) is U(-b, b) with b = gain * sqrt(3 / fan_in), gain = sqrt(2 / (1 + 5)):
-// b = 1 / sqrt(fan_in), where fan_in = weight.size(1) * kH * kW; the bias (when `bias_size` > 0)
-// is U(-b, b) too. Returns {weight, bias}.
+// b = 1 / sqrt(fan_in), where fan_in = weight.size(1) * kH * kW (* k for Conv1d); the bias (when
+// `bias_size` > 0) is U(-b, b) too. Returns {weight, bias}.
 std::pair<Tensor, Tensor> conv_parameters(const char* op, const Shape& weight_shape,
                                           std::int64_t bias_size) {
-  const std::int64_t fan_in =
-      checked_mul(checked_mul(weight_shape[1], weight_shape[2], op), weight_shape[3], op);
+  std::int64_t fan_in = 1;  // weight.size(1) times the kernel's sizes
+  for (std::size_t d = 1; d < weight_shape.size(); ++d)
+    fan_in = checked_mul(fan_in, weight_shape[d], op);
   const double bound = 1.0 / std::sqrt(static_cast<double>(fan_in));
   Generator& gen = default_generator(Device::cpu());
   Tensor w = empty(weight_shape);
@@ -42,6 +44,36 @@ std::pair<Tensor, Tensor> conv_parameters(const char* op, const Shape& weight_sh
 }
 
 }  // namespace
+
+Conv1dImpl::Conv1dImpl(const Conv1dOptions& options) : Module("Conv1d"), options_(options) {
+  const std::int64_t in = options.in_channels(), out = options.out_channels();
+  const std::int64_t groups = options.groups(), k = options.kernel_size();
+  LG_CHECK_SHAPE(in > 0 && out > 0 && groups > 0 && k > 0,
+                 "Conv1d: expected positive in_channels, out_channels, groups and kernel_size, "
+                 "got ",
+                 in, ", ", out, ", ", groups, ", ", k);
+  LG_CHECK_SHAPE(in % groups == 0 && out % groups == 0, "Conv1d: in_channels (", in,
+                 ") and out_channels (", out, ") must be divisible by groups (", groups, ")");
+  auto [w, b] = conv_parameters("Conv1d", {out, in / groups, k}, options.bias() ? out : 0);
+  weight = register_parameter("weight", w);
+  if (b.defined()) bias = register_parameter("bias", b);
+}
+
+Tensor Conv1dImpl::forward(const Tensor& x) {
+  return conv1d(x, weight, bias, options_.stride(), options_.padding(), options_.dilation(),
+                options_.groups());
+}
+
+std::string Conv1dImpl::extra_repr() const {
+  std::ostringstream out;  // PyTorch prints one-element tuples: (3,)
+  out << options_.in_channels() << ", " << options_.out_channels() << ", kernel_size=("
+      << options_.kernel_size() << ",), stride=(" << options_.stride() << ",)";
+  if (options_.padding() != 0) out << ", padding=(" << options_.padding() << ",)";
+  if (options_.dilation() != 1) out << ", dilation=(" << options_.dilation() << ",)";
+  if (options_.groups() != 1) out << ", groups=" << options_.groups();
+  if (!options_.bias()) out << ", bias=False";
+  return out.str();
+}
 
 Conv2dImpl::Conv2dImpl(const Conv2dOptions& options) : Module("Conv2d"), options_(options) {
   const std::int64_t in = options.in_channels(), out = options.out_channels();

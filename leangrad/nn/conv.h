@@ -1,4 +1,4 @@
-// nn::Conv2d and nn::ConvTranspose2d. nn::Conv2d, as LibTorch's:
+// nn::Conv1d, nn::Conv2d and nn::ConvTranspose2d. nn::Conv2d, as LibTorch's:
 //   nn::Conv2d(nn::Conv2dOptions(1, 32, 3).stride(1).padding(1)).
 // Parameters `weight` (C_out, C_in / groups, kH, kW) and `bias` (C_out,), initialised as
 // PyTorch does; forward is leangrad::conv2d (autograd/nn_functions.cpp).
@@ -12,6 +12,42 @@
 #include <leangrad/nn/module_holder.h>
 
 namespace leangrad::nn {
+
+// nn::Conv1d, as LibTorch's: nn::Conv1d(nn::Conv1dOptions(16, 32, 3).stride(1).padding(1)).
+// Parameters `weight` (C_out, C_in / groups, k) and `bias` (C_out,), initialised as PyTorch does;
+// forward is leangrad::conv1d (conv2d over a height of 1). LibTorch's padding_mode and string
+// paddings ("same") are not there.
+class Conv1dOptions {
+ public:
+  Conv1dOptions(std::int64_t in_channels, std::int64_t out_channels, std::int64_t kernel_size)
+      : in_channels_(in_channels), out_channels_(out_channels), kernel_size_(kernel_size) {}
+
+  LG_ARG(std::int64_t, in_channels);
+  LG_ARG(std::int64_t, out_channels);
+  LG_ARG(std::int64_t, kernel_size);
+  LG_ARG(std::int64_t, stride) = 1;
+  LG_ARG(std::int64_t, padding) = 0;
+  LG_ARG(std::int64_t, dilation) = 1;
+  LG_ARG(std::int64_t, groups) = 1;
+  LG_ARG(bool, bias) = true;
+};
+
+class Conv1dImpl : public Module {
+ public:
+  explicit Conv1dImpl(const Conv1dOptions& options);
+  // x (N, C_in, L) -> (N, C_out, L_out).
+  Tensor forward(const Tensor& x) override;
+  // "16, 32, kernel_size=(3,), stride=(1,), padding=(1,)", as PyTorch prints it.
+  std::string extra_repr() const override;
+  const Conv1dOptions& options() const { return options_; }
+
+  Tensor weight;
+  Tensor bias;  // undefined when options.bias(false)
+
+ private:
+  Conv1dOptions options_;
+};
+LEANGRAD_MODULE(Conv1d);
 
 class Conv2dOptions {
  public:

@@ -14,6 +14,7 @@ namespace leangrad::nn::functional {
 
 using leangrad::avg_pool2d;
 using leangrad::batch_norm;
+using leangrad::conv1d;
 using leangrad::conv2d;
 using leangrad::conv_transpose2d;
 using leangrad::cross_entropy;

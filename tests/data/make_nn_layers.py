@@ -1,5 +1,5 @@
-"""PyTorch reference cases for the nn layers LayerNorm, BatchNorm1d/2d/3d, Embedding, ConvTranspose2d
-and interpolate (tests/nn/test_nn_layers.cpp, suite NnLayersReference).
+"""PyTorch reference cases for the nn layers LayerNorm, BatchNorm1d/2d/3d, Embedding, ConvTranspose2d,
+interpolate and conv1d (tests/nn/test_nn_layers.cpp, suite NnLayersReference).
 
 Each case holds float32 inputs, the upstream gradient "g", the output "y" and the gradients of the
 inputs that require grad ("dx", "dw", "db"); batch_norm cases also hold the running statistics
@@ -153,5 +153,21 @@ for module, shape in [("batch_norm1d_2d", (6, 3)), ("batch_norm1d_3d", (2, 3, 5)
                               "x2": xs[1], "x3": xs[2], "y1": y1.detach(), "y2": y2.detach(),
                               "y3": y3.detach(), "rm": bn.running_mean, "rv": bn.running_var,
                               "num_batches_tracked": bn.num_batches_tracked}})
+
+# ---- conv1d ----
+# (name, x shape, weight shape, stride, padding, dilation, groups, bias)
+for name, xs, ws, st, pd, dl, gr, bias in [
+        ("plain", (2, 3, 9), (4, 3, 3), 1, 0, 1, 1, True),
+        ("stride2_pad1", (2, 3, 10), (5, 3, 4), 2, 1, 1, 1, True),
+        ("dilation2_groups2_nobias", (1, 4, 11), (6, 2, 3), 1, 2, 2, 2, False),
+        ("stride3_pad2_dilation3", (3, 2, 13), (2, 2, 2), 3, 2, 3, 1, True)]:
+    inputs = {"x": leaf(*xs), "w": leaf(*ws)}
+    if bias:
+        inputs["b"] = leaf(ws[0])
+    cases.append(case("conv1d_" + name,
+                      {"stride": st, "padding": pd, "dilation": dl, "groups": gr},
+                      inputs,
+                      lambda x, w, b=None, st=st, pd=pd, dl=dl, gr=gr:
+                          F.conv1d(x, w, b, st, pd, dl, gr)))
 
 write("nn_layers.json", "make_nn_layers.py", cases)

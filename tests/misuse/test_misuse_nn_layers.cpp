@@ -107,6 +107,47 @@ std::vector<MisuseCase> batch_norm_cases() {
 }
 LG_MISUSE_SUITE(BatchNorm, batch_norm_cases());
 
+std::vector<MisuseCase> conv1d_cases() {
+  MisuseTable t;
+  t.add("conv1d_4d_input", Raises::ShapeError, {"conv1d", "(N, C_in, L)", "[1, 2, 3, 4]"}, [] {
+    conv1d(ones({1, 2, 3, 4}), ones({2, 2, 3}));
+  });
+  t.add("conv1d_2d_weight", Raises::ShapeError, {"conv1d", "weight", "[2, 6]"}, [] {
+    conv1d(ones({1, 2, 5}), ones({2, 6}));
+  });
+  t.add("conv1d_channels_differ", Raises::ShapeError, {"conv1d", "[1, 3, 5]", "[2, 2, 3]"}, [] {
+    conv1d(ones({1, 3, 5}), ones({2, 2, 3}));
+  });
+  t.add("conv1d_groups_do_not_divide", Raises::ShapeError, {"conv1d", "groups 2"}, [] {
+    conv1d(ones({1, 4, 5}), ones({3, 2, 3}), {}, 1, 0, 1, 2);
+  });
+  t.add("conv1d_zero_stride", Raises::ShapeError, {"conv1d", "stride >= 1", "0"}, [] {
+    conv1d(ones({1, 2, 5}), ones({2, 2, 3}), {}, 0);
+  });
+  t.add("conv1d_negative_padding", Raises::ShapeError, {"conv1d", "padding >= 0", "-1"}, [] {
+    conv1d(ones({1, 2, 5}), ones({2, 2, 3}), {}, 1, -1);
+  });
+  t.add("conv1d_kernel_longer_than_input", Raises::ShapeError, {"conv1d", "span 7", "no output"},
+        [] {
+          conv1d(ones({1, 2, 5}), ones({2, 2, 4}), {}, 1, 0, 2);
+        });
+  t.add("conv1d_bias_shape", Raises::ShapeError, {"conv1d", "bias", "[2]", "[3]"}, [] {
+    conv1d(ones({1, 2, 5}), ones({2, 2, 3}), ones({3}));
+  });
+  t.add("conv1d_integral", Raises::DTypeError, {"conv1d", "floating", "int32"}, [] {
+    conv1d(ones({1, 2, 5}, kInt32), ones({2, 2, 3}));
+  });
+  t.add("conv1d_undefined", Raises::Error, {"conv1d", "defined"}, [] {
+    conv1d(Tensor(), ones({2, 2, 3}));
+  });
+  t.add("conv1d_module_zero_kernel", Raises::ShapeError, {"Conv1d", "kernel_size", "0"},
+        [] { nn::Conv1d conv(nn::Conv1dOptions(2, 2, 0)); });
+  t.add("conv1d_module_groups", Raises::ShapeError, {"Conv1d", "divisible by groups (2)"},
+        [] { nn::Conv1d conv(nn::Conv1dOptions(3, 2, 3).groups(2)); });
+  return t.cases();
+}
+LG_MISUSE_SUITE(Conv1d, conv1d_cases());
+
 std::vector<MisuseCase> embedding_cases() {
   MisuseTable t;
   t.add("embedding_index_past_end", Raises::Error, {"embedding", "index 5", "5 embeddings"}, [] {

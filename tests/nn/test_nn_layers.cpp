@@ -541,6 +541,69 @@ TEST(NnLayersReference, ConvTranspose2dMatchesPyTorch) {
   EXPECT_EQ(checked, 4);
 }
 
+// ---- conv1d / Conv1d ---------------------------------------------------------------------------
+
+TEST(Conv1dGrad, StridePaddingDilationGroups) {
+  const Tensor x = uniform_input({2, 4, 9}, -1, 1, 91);
+  const Tensor w = uniform_input({6, 2, 3}, -1, 1, 92);
+  const Tensor b = uniform_input({6}, -1, 1, 93);
+  EXPECT_TRUE(gradcheck([](const Inputs& in) { return conv1d(in[0], in[1], in[2], 2, 1, 2, 2); },
+                        {x, w, b}));
+  EXPECT_TRUE(gradcheck([](const Inputs& in) { return conv1d(in[0], in[1]); },
+                        {x, uniform_input({3, 4, 4}, -1, 1, 94)}));
+}
+
+// PyTorch's F.conv1d: outputs and the gradients of input, weight and bias.
+TEST(NnLayersReference, Conv1dMatchesPyTorch) {
+  int checked = 0;
+  for (const test::ReferenceCase& rc : test::load_reference("nn_layers.json")) {
+    if (rc.name.rfind("conv1d_", 0) != 0) continue;
+    SCOPED_TRACE(rc.name);
+    std::map<std::string, Tensor> in;
+    for (const char* key : {"x", "w", "b"}) {
+      if (rc.tensors.count(key)) in[key] = rc.at(key).clone().requires_grad_();
+    }
+    const Tensor y =
+        conv1d(in["x"], in["w"], in.count("b") ? in["b"] : Tensor(), rc.params["stride"],
+               rc.params["padding"], rc.params["dilation"], rc.params["groups"]);
+    // Sums of at most 12 products of values in [-1, 1]: PyTorch's float32 tolerances.
+    EXPECT_EQ(y.shape(), rc.at("y").shape());
+    EXPECT_TRUE(test::all_close(y, test::to_vector(rc.at("y")), kRtolF32, kAtolF32));
+    y.backward(rc.at("g"));
+    for (auto& [key, t] : in) {
+      SCOPED_TRACE("d" + key);
+      ASSERT_TRUE(t.grad().defined());
+      EXPECT_EQ(t.grad().shape(), t.shape());
+      EXPECT_TRUE(test::all_close(t.grad(), test::to_vector(rc.at("d" + key)), kRtolF32, kAtolF32));
+    }
+    ++checked;
+  }
+  EXPECT_EQ(checked, 4);
+}
+
+TEST(Conv1dModule, ParametersInitialisationAndPrinting) {
+  nn::Conv1d conv(nn::Conv1dOptions(4, 6, 3).stride(2).padding(1).groups(2));
+  EXPECT_EQ(conv->weight.shape(), Shape({6, 2, 3}));
+  EXPECT_EQ(conv->bias.shape(), Shape({6}));
+  // PyTorch's bound 1 / sqrt(fan_in), fan_in = 2 * 3: every value inside, and not all near 0.
+  const double bound = 1.0 / std::sqrt(6.0);
+  const std::vector<double> w = test::to_vector(conv->weight);
+  double largest = 0;
+  for (const double v : w)
+    largest = std::max(largest, std::abs(v));
+  EXPECT_LE(largest, bound);
+  EXPECT_GT(largest, bound / 2);
+  EXPECT_EQ(printed(conv), "Conv1d(4, 6, kernel_size=(3,), stride=(2,), padding=(1,), groups=2)");
+  EXPECT_EQ(printed(nn::Conv1d(nn::Conv1dOptions(1, 2, 5).bias(false))),
+            "Conv1d(1, 2, kernel_size=(5,), stride=(1,), bias=False)");
+  // forward is conv1d with the module's parameters: (2, 4, 9) -> (2, 6, 5).
+  const Tensor x = uniform_input({2, 4, 9}, -1, 1, 95).detach().to(kFloat32);
+  const Tensor y = conv(x);
+  EXPECT_EQ(y.shape(), Shape({2, 6, 5}));
+  EXPECT_TRUE(
+      test::all_close(y, test::to_vector(conv1d(x, conv->weight, conv->bias, 2, 1, 1, 2)), 0, 0));
+}
+
 // ---- interpolate / Upsample --------------------------------------------------------------------
 
 TEST(InterpolateGrad, NearestAndBilinear) {
