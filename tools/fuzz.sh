@@ -49,6 +49,11 @@ mkdir -p "$build/logs"
 # Runs the target's seed corpus and saved crashes once each.
 replay() {
   local target="$1" bin="$build/tests/fuzz/$1" inputs=()
+  if [ ! -x "$bin" ]; then
+    echo "fuzz: $bin was not built: a new target goes into tools/sanitize.sh's asan targets too" \
+      >"$build/logs/$target.replay.log"
+    return 1
+  fi
   inputs+=("$root/tests/fuzz/corpus/$target")
   mapfile -t crashes < <(find "$root/tests/fuzz/crashes/$target" -type f 2>/dev/null || true)
   "$bin" "${common[@]}" -runs=0 "${inputs[@]}" >"$build/logs/$target.replay.log" 2>&1 &&

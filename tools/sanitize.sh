@@ -79,7 +79,7 @@ run_asan() {
   local build="${LEANGRAD_ASAN_BUILD:-$root/build-asan}" start=$SECONDS
   echo "== sanitize asan: building $build"
   configure_and_build "$build" "address,undefined" ON leangrad_tests fuzz_safetensors fuzz_idx \
-    fuzz_checkpoint fuzz_checkpoint_fields fuzz_make_seeds
+    fuzz_checkpoint fuzz_checkpoint_fields fuzz_store fuzz_make_seeds
   local built=$SECONDS
   ((build_only)) && return
   echo "== sanitize asan: running leangrad_tests --gtest_filter='$asan_filter'"
