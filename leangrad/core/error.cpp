@@ -11,7 +11,9 @@ namespace leangrad {
 
 Error::Error(std::string message, const char* file, int line)
     : std::runtime_error(detail::str_cat(message, " (at ", file, ":", line, ")")),
-      message_(std::move(message)) {}
+      message_(std::move(message)),
+      file_(file),
+      line_(line) {}
 
 std::string printable(std::string_view text, std::size_t max_chars) {
   std::string out;

@@ -15,12 +15,18 @@ namespace leangrad {
 
 class Error : public std::runtime_error {
  public:
+  // `file` is a string literal (__FILE__): it is kept as a pointer.
   Error(std::string message, const char* file, int line);
   // The message without the " (at file:line)" suffix.
   const std::string& message() const { return message_; }
+  // Where it was thrown.
+  const char* file() const { return file_; }
+  int line() const { return line_; }
 
  private:
   std::string message_;
+  const char* file_;
+  int line_;
 };
 
 // Incompatible or invalid shapes (broadcasting, views, matmul dimensions...).

@@ -11,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -61,7 +62,18 @@ class Work {
   bool done_ = false;
   Clock::time_point started_at_{};
   Clock::time_point finished_at_{};
-  std::exception_ptr error_;
+  // The error it failed with, as data: see Note [Errors cross threads as data] in work.cpp.
+  struct Failure {
+    enum class Kind { Error, Shape, DType, Device, OutOfMemory, Other };
+    Kind kind = Kind::Other;
+    std::string message;  // Error::message(), or what() of an exception that is not an Error
+    const char* file = "";
+    int line = 0;
+  };
+  static std::optional<Failure> failure_of(const std::exception_ptr& error);
+  [[noreturn]] static void throw_failure(const Failure& failure);
+
+  std::optional<Failure> failure_;
   std::vector<Tensor> result_;
 };
 
