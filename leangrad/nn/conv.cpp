@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <sstream>
+#include <string>
 #include <utility>
 
 #include <leangrad/core/creation.h>
@@ -43,17 +44,24 @@ std::pair<Tensor, Tensor> conv_parameters(const char* op, const Shape& weight_sh
   return {w, b};
 }
 
+// The options every convolution module refuses, the same for all three: a count that is not
+// positive (`kernel` the kernel size as printed, `kernel_positive` whether each of its sizes
+// is), or channels that `groups` does not divide.
+void check_conv_options(const char* op, std::int64_t in, std::int64_t out, std::int64_t groups,
+                        bool kernel_positive, const std::string& kernel) {
+  LG_CHECK_SHAPE(in > 0 && out > 0 && groups > 0 && kernel_positive, op,
+                 ": expected positive in_channels, out_channels, groups and kernel_size, got ", in,
+                 ", ", out, ", ", groups, ", ", kernel);
+  LG_CHECK_SHAPE(in % groups == 0 && out % groups == 0, op, ": in_channels (", in,
+                 ") and out_channels (", out, ") must be divisible by groups (", groups, ")");
+}
+
 }  // namespace
 
 Conv1dImpl::Conv1dImpl(const Conv1dOptions& options) : Module("Conv1d"), options_(options) {
   const std::int64_t in = options.in_channels(), out = options.out_channels();
   const std::int64_t groups = options.groups(), k = options.kernel_size();
-  LG_CHECK_SHAPE(in > 0 && out > 0 && groups > 0 && k > 0,
-                 "Conv1d: expected positive in_channels, out_channels, groups and kernel_size, "
-                 "got ",
-                 in, ", ", out, ", ", groups, ", ", k);
-  LG_CHECK_SHAPE(in % groups == 0 && out % groups == 0, "Conv1d: in_channels (", in,
-                 ") and out_channels (", out, ") must be divisible by groups (", groups, ")");
+  check_conv_options("Conv1d", in, out, groups, k > 0, std::to_string(k));
   auto [w, b] = conv_parameters("Conv1d", {out, in / groups, k}, options.bias() ? out : 0);
   weight = register_parameter("weight", w);
   if (b.defined()) bias = register_parameter("bias", b);
@@ -79,12 +87,7 @@ Conv2dImpl::Conv2dImpl(const Conv2dOptions& options) : Module("Conv2d"), options
   const std::int64_t in = options.in_channels(), out = options.out_channels();
   const std::int64_t groups = options.groups();
   const Size2 k = options.kernel_size();
-  LG_CHECK_SHAPE(in > 0 && out > 0 && groups > 0 && k[0] > 0 && k[1] > 0,
-                 "Conv2d: expected positive in_channels, out_channels, groups and kernel_size, "
-                 "got ",
-                 in, ", ", out, ", ", groups, ", ", size2_str(k));
-  LG_CHECK_SHAPE(in % groups == 0 && out % groups == 0, "Conv2d: in_channels (", in,
-                 ") and out_channels (", out, ") must be divisible by groups (", groups, ")");
+  check_conv_options("Conv2d", in, out, groups, k[0] > 0 && k[1] > 0, size2_str(k));
   auto [w, b] = conv_parameters("Conv2d", {out, in / groups, k[0], k[1]}, options.bias() ? out : 0);
   weight = register_parameter("weight", w);
   if (b.defined()) bias = register_parameter("bias", b);
@@ -112,11 +115,7 @@ ConvTranspose2dImpl::ConvTranspose2dImpl(const ConvTranspose2dOptions& options)
   const std::int64_t in = options.in_channels(), out = options.out_channels();
   const std::int64_t groups = options.groups();
   const Size2 k = options.kernel_size();
-  LG_CHECK_SHAPE(in > 0 && out > 0 && groups > 0 && k[0] > 0 && k[1] > 0,
-                 "ConvTranspose2d: expected positive in_channels, out_channels, groups and ",
-                 "kernel_size, got ", in, ", ", out, ", ", groups, ", ", size2_str(k));
-  LG_CHECK_SHAPE(in % groups == 0 && out % groups == 0, "ConvTranspose2d: in_channels (", in,
-                 ") and out_channels (", out, ") must be divisible by groups (", groups, ")");
+  check_conv_options("ConvTranspose2d", in, out, groups, k[0] > 0 && k[1] > 0, size2_str(k));
   // Its weight is (in, out / groups, kH, kW): fan_in = out_channels / groups * kH * kW.
   auto [w, b] =
       conv_parameters("ConvTranspose2d", {in, out / groups, k[0], k[1]}, options.bias() ? out : 0);
