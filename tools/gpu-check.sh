@@ -25,6 +25,11 @@ GPU_CHECK_FRESH=1 (delete build-gpu/ first), GPU_CHECK_GTEST_FROM_SOURCE=1 (buil
 the carried sources instead of linking Debian's libgtest.a), LEANGRAD_CUDNN_ROOT (a folder holding
 include/cudnn.h and lib*/libcudnn.so*), LEANGRAD_CUDA_ARCHITECTURES (default 90),
 GPU_CHECK_MEMCHECK_FILTER / GPU_CHECK_RACECHECK_FILTER (GoogleTest filters).
+A second, shorter call in the same session re-runs what the first found wrong:
+GPU_CHECK_TESTS (test: only the tests matching this ctest regular expression), GPU_CHECK_REPEAT
+(test: ctest --repeat until-fail:N, for failures that come and go), GPU_CHECK_BENCH (bench: only
+the items whose name, as bench.log's "=== NAME" line spells it, matches this extended regular
+expression).
 EOF
 }
 
@@ -516,6 +521,13 @@ mode_test() {
   require_gpu test
   ensure_built || { overall+=("test NOT RUN (build failed)"); record "gpu-check test: NOT RUN (build failed)"; return; }
   record_device
+  if [[ -n ${GPU_CHECK_TESTS:-} ]]; then
+    run_ctest "selected tests ($GPU_CHECK_TESTS, until-fail ${GPU_CHECK_REPEAT:-1})" \
+      "$out/test-selected.log" -R "$GPU_CHECK_TESTS" --repeat "until-fail:${GPU_CHECK_REPEAT:-1}" ||
+      rc=$?
+    finish_mode test "$rc" "$t0" " (test-selected.log)"
+    return
+  fi
   run_ctest "CUDA tests" "$out/test-cuda.log" -R "$cuda_tests_regex" || rc=$?
   # A handful skip where a GPU exists (the no-device error paths); most skipping means the CUDA
   # runtime sees no device although nvidia-smi does.
@@ -601,6 +613,9 @@ results_path() {
   echo "$out/$(date -u +%F)-${slug:-gpu}$1.md"
 }
 
+# wanted NAME: whether bench runs the item NAME (GPU_CHECK_BENCH; every item when unset).
+wanted() { [[ -z ${GPU_CHECK_BENCH:-} ]] || grep -qE -- "$GPU_CHECK_BENCH" <<<"$1"; }
+
 mode_bench() {
   local t0=$SECONDS rc=0
   require_gpu bench
@@ -641,6 +656,7 @@ $(g++ --version | head -1); $cudnn_description"
   for program in "$build"/bench/gpu_* "$build"/bench/offload_mlp "$build"/bench/variants/variant_*; do
     if [ ! -f "$program" ] || [ ! -x "$program" ]; then continue; fi
     name="$(basename "$program")"
+    wanted "$name" || continue
     echo "=== $name" >>"$log"
     prc=0
     run_limited "$(limit 180)" "$log" "$program" --markdown "$results" || prc=$?
@@ -654,6 +670,7 @@ $(g++ --version | head -1); $cudnn_description"
     # (ddp_step_torch.py: Gloo on the CPU, started by bench/run_distributed.sh) are not this pass's.
     grep -q 'GpuTable' "$script" || continue
     name="$(basename "$script")"
+    wanted "$name" || continue
     echo "=== $name" >>"$log"
     prc=0
     PYTHONUNBUFFERED=1 python_env run_limited "$(limit 180)" "$log" python3 "$script" \
@@ -668,6 +685,7 @@ $(g++ --version | head -1); $cudnn_description"
   for spec in "1 nccl" "2 gloo"; do
     read -r nproc backend <<<"$spec"
     name="ddp_step cuda $nproc x $backend"
+    wanted "$name" || continue
     echo "=== $name" >>"$log"
     prc=0
     run_limited "$(limit 180)" "$scratch/ddp_step_${nproc}_${backend}.log" \
@@ -690,79 +708,105 @@ $(g++ --version | head -1); $cudnn_description"
   # distributed/reducer.cpp): two processes on the one GPU, the gradients averaged in host memory
   # by Gloo, the optimizer stepping on the host.
   name="leangrad-train cuda 2 x gloo --offload-params"
-  echo "=== $name" >>"$log"
-  prc=0
-  run_limited "$(limit 120)" "$scratch/ddp_offload.log" "$build/tools/leangrad-run" \
-    --nproc-per-node 2 "$build/tools/leangrad-train" --model srnet --device cuda --width 64 \
-    --blocks 4 --epochs 1 --limit-train 640 --limit-test 100 --max-steps 8 --offload-params \
-    --data "$prefix/usr/share/datasets/fashion-mnist" || prc=$?
-  cat "$scratch/ddp_offload.log" >>"$log"
-  {
-    echo
-    echo "## $name (srnet width 64 blocks 4, batch 64 per rank, 8 steps)"
-    echo
-    echo '```'
-    grep 'distributed:\|parameters:\|step time:' "$scratch/ddp_offload.log" || echo "(see bench.log)"
-    echo '```'
-  } >>"$results"
-  statuses+=("$name: exit $prc$(cut_off_note "$prc")")
-  all=$((all + 1)); ((prc == 0)) && ok=$((ok + 1))
-  say "  $name: exit $prc"
+  if wanted "$name"; then
+    echo "=== $name" >>"$log"
+    prc=0
+    run_limited "$(limit 120)" "$scratch/ddp_offload.log" "$build/tools/leangrad-run" \
+      --nproc-per-node 2 "$build/tools/leangrad-train" --model srnet --device cuda --width 64 \
+      --blocks 4 --epochs 1 --limit-train 640 --limit-test 100 --max-steps 8 --offload-params \
+      --data "$prefix/usr/share/datasets/fashion-mnist" || prc=$?
+    cat "$scratch/ddp_offload.log" >>"$log"
+    {
+      echo
+      echo "## $name (srnet width 64 blocks 4, batch 64 per rank, 8 steps)"
+      echo
+      echo '```'
+      grep 'distributed:\|parameters:\|step time:' "$scratch/ddp_offload.log" || echo "(see bench.log)"
+      echo '```'
+    } >>"$results"
+    statuses+=("$name: exit $prc$(cut_off_note "$prc")")
+    all=$((all + 1)); ((prc == 0)) && ok=$((ok + 1))
+    say "  $name: exit $prc"
+  fi
   # The memory planner in two processes on the one GPU over Gloo (distributed::plan_memory): a
   # budget 1 MiB above the smallest peak a plan reaches (what --memory-budget 1 says it is), so
   # the plan saves on the CPU and may offload the parameters, weighing the host all-reduce.
   name="leangrad-train cuda 2 x gloo --memory-budget"
-  echo "=== $name" >>"$log"
-  local planner=("$build/tools/leangrad-run" --nproc-per-node 2 "$build/tools/leangrad-train"
-    --model srnet --device cuda --backend gloo --width 64 --blocks 4 --epochs 1 --limit-train 640
-    --limit-test 100 --max-steps 8 --data "$prefix/usr/share/datasets/fashion-mnist")
-  local smallest budget_mib
-  run_limited "$(limit 60)" "$scratch/ddp_planner_probe.log" "${planner[@]}" --memory-budget 1 || true
-  cat "$scratch/ddp_planner_probe.log" >>"$log"
-  smallest="$(sed -n 's/.*the smallest peak a plan reaches is \([0-9]*\)\.[0-9]* MiB.*/\1/p' \
-    "$scratch/ddp_planner_probe.log" | head -1)"
-  prc=0
-  if [[ -n $smallest ]]; then
-    budget_mib=$((smallest + 1))
-    run_limited "$(limit 120)" "$scratch/ddp_planner.log" "${planner[@]}" \
-      --memory-budget "$budget_mib" || prc=$?
-    cat "$scratch/ddp_planner.log" >>"$log"
-  else
-    prc=1
-    { echo "--memory-budget 1 named no smallest peak:"; tail -5 "$scratch/ddp_planner_probe.log"; } \
-      >"$scratch/ddp_planner.log"
+  if wanted "$name"; then
+    echo "=== $name" >>"$log"
+    local srnet_args=(--model srnet --device cuda --width 64 --blocks 4 --epochs 1 --limit-train 640
+      --limit-test 100 --max-steps 8 --data "$prefix/usr/share/datasets/fashion-mnist")
+    local planner=("$build/tools/leangrad-run" --nproc-per-node 2 "$build/tools/leangrad-train"
+      --backend gloo "${srnet_args[@]}")
+    local smallest budget_mib
+    run_limited "$(limit 60)" "$scratch/ddp_planner_probe.log" "${planner[@]}" --memory-budget 1 || true
+    cat "$scratch/ddp_planner_probe.log" >>"$log"
+    smallest="$(sed -n 's/.*the smallest peak a plan reaches is \([0-9]*\)\.[0-9]* MiB.*/\1/p' \
+      "$scratch/ddp_planner_probe.log" | head -1)"
+    prc=0
+    if [[ -n $smallest ]]; then
+      budget_mib=$((smallest + 1))
+      run_limited "$(limit 120)" "$scratch/ddp_planner.log" "${planner[@]}" \
+        --memory-budget "$budget_mib" --memory-timeline "$scratch/timeline_planner_2.json" || prc=$?
+      cat "$scratch/ddp_planner.log" >>"$log"
+      # The same budget in one process: whether a gap between the predicted and the measured
+      # peak comes from the second process (DistributedDataParallel) or from the plan itself.
+      run_limited "$(limit 60)" "$scratch/planner_1.log" "$build/tools/leangrad-train" \
+        "${srnet_args[@]}" --memory-budget "$budget_mib" \
+        --memory-timeline "$scratch/timeline_planner_1.json" || prc=$?
+      local n
+      for n in 1 2; do
+        ((n == 1)) && cat "$scratch/planner_1.log" >>"$log"
+        echo "=== memory timeline planner $n process(es) (--memory-budget $budget_mib): JSON on the next line" >>"$log"
+        if [[ -f $scratch/timeline_planner_$n.json ]]; then tr -d '\n' <"$scratch/timeline_planner_$n.json" >>"$log"; fi
+        echo >>"$log"
+      done
+    else
+      prc=1
+      { echo "--memory-budget 1 named no smallest peak:"; tail -5 "$scratch/ddp_planner_probe.log"; } \
+        >"$scratch/ddp_planner.log"
+    fi
+    {
+      echo
+      echo "## $name ${budget_mib:-?} (srnet width 64 blocks 4, batch 64 per rank, 8 steps)"
+      echo
+      echo '```'
+      sed -n 's/^\[rank 0\] //p' "$scratch/ddp_planner.log" |
+        grep -E 'memory plan|block|parameters and|all-reduce|predicted|step time:' ||
+        cat "$scratch/ddp_planner.log"
+      echo '```'
+      echo
+      echo "The same budget in one process:"
+      echo
+      echo '```'
+      grep -E 'memory plan|parameters and|predicted|step time:' "$scratch/planner_1.log" ||
+        echo "(see bench.log)"
+      echo '```'
+    } >>"$results"
+    statuses+=("$name: exit $prc$(cut_off_note "$prc")")
+    all=$((all + 1)); ((prc == 0)) && ok=$((ok + 1))
+    say "  $name: exit $prc"
   fi
-  {
-    echo
-    echo "## $name ${budget_mib:-?} (srnet width 64 blocks 4, batch 64 per rank, 8 steps)"
-    echo
-    echo '```'
-    sed -n 's/^\[rank 0\] //p' "$scratch/ddp_planner.log" |
-      grep -E 'memory plan|block|parameters and|all-reduce|predicted|step time:' ||
-      cat "$scratch/ddp_planner.log"
-    echo '```'
-  } >>"$results"
-  statuses+=("$name: exit $prc$(cut_off_note "$prc")")
-  all=$((all + 1)); ((prc == 0)) && ok=$((ok + 1))
-  say "  $name: exit $prc"
   # The memory-technique table on the GPU (issues 16 and 17): srnet wide enough for the GPU's
   # step time to count, each technique one leangrad-train process on the carried Fashion-MNIST.
   name="memory_table cuda width 256 blocks 8"
-  echo "=== $name" >>"$log"
-  prc=0
-  run_limited "$(limit 300)" "$scratch/memory_table.log" bash "$root/bench/memory_table.sh" \
-    --train "$build/tools/leangrad-train" --device cuda --width 256 --blocks 8 \
-    --data "$prefix/usr/share/datasets/fashion-mnist" --work "$scratch/memory_table" || prc=$?
-  cat "$scratch/memory_table.log" >>"$log"
-  {
-    echo
-    echo "## memory_table.sh --device cuda --width 256 --blocks 8 (srnet, batch 32, 16 steps)"
-    echo
-    grep '^|' "$scratch/memory_table.log" || echo "(no table: see bench.log)"
-  } >>"$results"
-  statuses+=("$name: exit $prc$(cut_off_note "$prc")")
-  all=$((all + 1)); ((prc == 0)) && ok=$((ok + 1))
-  say "  $name: exit $prc"
+  if wanted "$name"; then
+    echo "=== $name" >>"$log"
+    prc=0
+    run_limited "$(limit 300)" "$scratch/memory_table.log" bash "$root/bench/memory_table.sh" \
+      --train "$build/tools/leangrad-train" --device cuda --width 256 --blocks 8 \
+      --data "$prefix/usr/share/datasets/fashion-mnist" --work "$scratch/memory_table" || prc=$?
+    cat "$scratch/memory_table.log" >>"$log"
+    {
+      echo
+      echo "## memory_table.sh --device cuda --width 256 --blocks 8 (srnet, batch 32, 16 steps)"
+      echo
+      grep '^|' "$scratch/memory_table.log" || echo "(no table: see bench.log)"
+    } >>"$results"
+    statuses+=("$name: exit $prc$(cut_off_note "$prc")")
+    all=$((all + 1)); ((prc == 0)) && ok=$((ok + 1))
+    say "  $name: exit $prc"
+  fi
   # One training step's memory timeline per memory setting on the GPU (docs/profiling.md draws
   # plain, --recompute and --save-on-cpu side by side): each JSON goes into bench.log on the line
   # after its "=== memory timeline SETTING" line ($OUT brings back 8 files at most); there
@@ -773,6 +817,7 @@ $(g++ --version | head -1); $cudnn_description"
     local flag=()
     [[ $setting == plain ]] || flag=("--$setting")
     name="memory timeline cuda srnet $setting"
+    wanted "$name" || continue
     prc=0
     run_limited "$(limit 90)" "$scratch/timeline_$setting.log" "$build/tools/leangrad-train" \
       --model srnet --device cuda --width 64 --blocks 4 --epochs 1 --limit-train 640 \

@@ -42,6 +42,28 @@ std::int64_t optimizer_state_bytes(const optim::Optimizer& optimizer, Device dev
   return bytes;
 }
 
+namespace {
+
+// The "other" line: what the peak holds beyond the parts above it. The parts are measured at
+// different moments, and may not all be held at the peak (zero_grad() frees the gradients before
+// the forward whose saved activations make the peak; Adam's state appears at the first step):
+// then they add up to more than the peak, and no remainder is printed.
+std::string other_line(const MemoryReport& m) {
+  const std::int64_t other = m.other();
+  if (other >= 0) {
+    return "  other                     " + format_mib(other) +
+           "  (temporaries of forward and backward: the peak allocated " +
+           format_mib(m.peak_allocated, 0) + " minus the above)\n";
+  }
+  return "  other                             -  (the lines above, measured at different moments, "
+         "add up to " +
+         format_mib(-other, 0) + " more than the peak allocated " +
+         format_mib(m.peak_allocated, 0) +
+         ": the peak did not hold them all at once; --memory-timeline splits the peak itself)\n";
+}
+
+}  // namespace
+
 void print_memory_report(const MemoryReport& m, Device device, const std::string& precision) {
   std::cout << "memory on " << device << " at the training peak (precision " << precision << "):\n"
             << "  peak reserved             " << format_mib(m.peak_reserved)
@@ -53,10 +75,8 @@ void print_memory_report(const MemoryReport& m, Device device, const std::string
             << "  (allocated before the first step: datasets on this device)\n"
             << "  saved activations         " << format_mib(m.saved_activations)
             << "  (held from the end of a forward to its backward; the largest)\n"
-            << "  other                     " << format_mib(m.other())
-            << "  (temporaries of forward and backward: the peak allocated "
-            << format_mib(m.peak_allocated, 0) << " minus the above)\n"
-            << "  allocator slack           " << format_mib(m.peak_reserved - m.peak_allocated)
+            << other_line(m) << "  allocator slack           "
+            << format_mib(m.peak_reserved - m.peak_allocated)
             << "  (reserved but not allocated: cached free blocks, rounding)\n"
             << "pinned host memory: peak  " << format_mib(m.pinned_peak)
             << "  (--save-on-cpu activations, --offload-params parameters, gradients and "

@@ -55,6 +55,9 @@ inline constexpr Tolerance kTolBF16{1.6e-2, 1e-4};
 // Reductions sum in a different order on each device: for thousands of terms in [-1, 1] the
 // difference is ~1e-6 absolute, which a sum near 0 cannot hide in a relative tolerance.
 inline constexpr Tolerance kTolF32Sum{1e-5, 1e-4};
+// The same sums in float64: kTolF32Sum's atol scaled by the ratio of the unit roundoffs,
+// 2^-53 / 2^-24 = 2^-29 (the same count of roundings, each 2^29 times smaller).
+inline constexpr Tolerance kTolF64Sum{1e-12, 1e-4 / (1 << 29)};
 // K <= 96 with inputs in [-1, 1]: order-of-summation differences stay near 1e-6; TF32 (which
 // must be off by default) would miss this by an order of magnitude.
 inline constexpr Tolerance kTolF32Gemm{1e-4, 1e-4};

@@ -218,11 +218,24 @@ void ProcessGroupNccl::shutdown() {
                                                __FILE__, __LINE__)));
   }
   if (comm_ != nullptr) {
-    if (is_broken()) {
-      ncclCommAbort(comm_);
-    } else {
-      ncclCommFinalize(comm_);
+    // The communicator is non-blocking: ncclCommFinalize returns ncclInProgress while NCCL
+    // flushes its operations, and ncclCommDestroy may free the communicator only once that has
+    // completed (ncclCommGetAsyncError says ncclSuccess); destroying it earlier frees memory
+    // NCCL's proxy thread still uses. A finalize that fails or outlasts the timeout aborts.
+    bool finalized = false;
+    if (!is_broken()) {
+      try {
+        settle(ncclCommFinalize(comm_), "destroy_process_group: ncclCommFinalize",
+               Clock::now() + timeout());
+        finalized = true;
+      } catch (const Error&) {
+        finalized = false;
+      }
+    }
+    if (finalized) {
       ncclCommDestroy(comm_);
+    } else {
+      ncclCommAbort(comm_);
     }
     comm_ = nullptr;
   }

@@ -33,7 +33,8 @@ int sm_count() {
   return count;
 }
 
-int resident_blocks_per_sm(const void* kernel, int threads, std::size_t dynamic_smem_bytes) {
+int resident_blocks_per_sm(const void* kernel, int threads, std::size_t dynamic_smem_bytes,
+                           OccupancyQuery query) {
   using Key = std::tuple<const void*, int, int, std::size_t>;  // kernel, device, threads, smem
   static std::mutex mutex;
   static std::map<Key, int>* cache = new std::map<Key, int>();  // leaked: used until exit
@@ -45,8 +46,7 @@ int resident_blocks_per_sm(const void* kernel, int threads, std::size_t dynamic_
     if (const auto it = cache->find(key); it != cache->end()) return it->second;
   }
   int blocks = 0;
-  LG_CUDA_CHECK(
-      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads, dynamic_smem_bytes));
+  LG_CUDA_CHECK(query(&blocks, kernel, threads, dynamic_smem_bytes));
   blocks = std::max(blocks, 1);
   std::lock_guard<std::mutex> lock(mutex);
   cache->emplace(key, blocks);

@@ -44,16 +44,40 @@ LG_HOST_DEVICE constexpr std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
 
 // Streaming multiprocessors of the current device.
 int sm_count();
-// Blocks of `kernel` (threads per block, dynamic shared memory) one SM holds at once; at least 1.
-int resident_blocks_per_sm(const void* kernel, int threads, std::size_t dynamic_smem_bytes = 0);
+
+// cudaOccupancyMaxActiveBlocksPerMultiprocessor as the caller's translation unit sees it.
+using OccupancyQuery = cudaError_t (*)(int* blocks, const void* kernel, int threads,
+                                       std::size_t dynamic_smem_bytes);
+
+// Note [Occupancy in the caller's runtime]
+//   A kernel is known only to the CUDA runtime that registered it: libleangrad's kernels to the
+//   runtime linked statically into it, a program's own kernels (bench/variants) to the runtime
+//   that program links. Asked about a kernel it does not hold, a runtime answers
+//   cudaErrorInvalidResourceHandle. So the occupancy query is compiled into each caller's
+//   translation unit (`static`: internal linkage, one copy per unit, which no other library's
+//   copy can interpose) and handed to the cache in cuda_common.cu, which keys it by kernel,
+//   device, threads and shared memory.
+static inline cudaError_t occupancy_of(int* blocks, const void* kernel, int threads,
+                                       std::size_t dynamic_smem_bytes) {
+  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, kernel, threads, dynamic_smem_bytes);
+}
+
+// Blocks of `kernel` (threads per block, dynamic shared memory) one SM holds at once, at least 1;
+// `query` asks the runtime that registered the kernel.
+int resident_blocks_per_sm(const void* kernel, int threads, std::size_t dynamic_smem_bytes,
+                           OccupancyQuery query);
+template <typename Kernel>
+int resident_blocks_per_sm(Kernel* kernel, int threads, std::size_t dynamic_smem_bytes = 0) {
+  return resident_blocks_per_sm(reinterpret_cast<const void*>(kernel), threads, dynamic_smem_bytes,
+                                &occupancy_of);
+}
 
 // Blocks for a grid-stride `kernel` whose work would fill `blocks_needed` blocks: at most one wave.
 template <typename Kernel>
 unsigned int grid_size(Kernel* kernel, int threads, std::int64_t blocks_needed,
                        std::size_t dynamic_smem_bytes = 0) {
-  const std::int64_t wave =
-      static_cast<std::int64_t>(sm_count()) *
-      resident_blocks_per_sm(reinterpret_cast<const void*>(kernel), threads, dynamic_smem_bytes);
+  const std::int64_t wave = static_cast<std::int64_t>(sm_count()) *
+                            resident_blocks_per_sm(kernel, threads, dynamic_smem_bytes);
   const std::int64_t blocks = blocks_needed < wave ? blocks_needed : wave;
   return static_cast<unsigned int>(blocks < 1 ? 1 : blocks);
 }
