@@ -17,7 +17,8 @@ usage: tools/gpu-check.sh --fetch-debs | MODE...
   sanitize      compute-sanitizer memcheck (CUDA tests), racecheck and synccheck (a subset)
   bench         gpu_*, offload_mlp, variants/variant_*, then bench/compare/*_torch.py: one .md file
   srnet365      issue 17's experiment: the 365M srnet under a 12 GB memory cap, plain and with
-                --memory-budget 12000, then uncapped plain and --offload-params: one .md file
+                --memory-budget 12000, then uncapped plain, --offload-params and --offload-params
+                --save-on-cpu: one .md file
   all           build test sanitize bench
 Environment: OUT (logs; default build-gpu-out/), GPU_CHECK_COMMIT (the commit, where .git is not
 copied), GPU_CHECK_BUDGET_S (seconds for the whole run; default 570, 3600 with all),
@@ -29,7 +30,7 @@ A second, shorter call in the same session re-runs what the first found wrong:
 GPU_CHECK_TESTS (test: only the tests matching this ctest regular expression), GPU_CHECK_REPEAT
 (test: ctest --repeat until-fail:N, for failures that come and go), GPU_CHECK_BENCH (bench: only
 the items whose name, as bench.log's "=== NAME" line spells it, matches this extended regular
-expression).
+expression; srnet365: its runs by name).
 EOF
 }
 
@@ -854,8 +855,10 @@ $(g++ --version | head -1); $cudnn_description"
 # Issue 17's experiment (docs/memory.md, "On a GPU"): srnet --width 1024 --blocks 19 (358.7M
 # parameters), batch 32, Adam. Under LEANGRAD_ALLOC_CONF=memory_cap_mb:12288 (a 12 GB card) the
 # plain run must stop with the out-of-memory report and --memory-budget 12000 must train; then,
-# uncapped, the plain step beside --offload-params (target: step <= 1.5x, peak <= 25%). Each run
-# takes a few steps; the printed plans, step times and memory reports go into one results file.
+# uncapped, the plain step beside --offload-params (target: step <= 1.5x, peak <= 25%), alone and
+# with --save-on-cpu (the activations, 9.4 GiB of the plain peak, are not the parameters' to
+# save). Each run takes a few steps; the printed plans, step times and memory reports go into one
+# results file. GPU_CHECK_BENCH selects runs by name here too.
 mode_srnet365() {
   local t0=$SECONDS rc=0
   require_gpu srnet365
@@ -879,8 +882,10 @@ mode_srnet365() {
   local spec name cap prc want good statuses=() ok=0 all=0
   local flags=()
   for spec in "capped plain|" "capped --memory-budget|--memory-budget 12000" \
-    "uncapped plain|" "uncapped --offload-params|--offload-params"; do
+    "uncapped plain|" "uncapped --offload-params|--offload-params" \
+    "uncapped --offload-params --save-on-cpu|--offload-params --save-on-cpu"; do
     name="${spec%%|*}"
+    wanted "$name" || continue
     read -r -a flags <<<"${spec#*|}"
     cap=""
     [[ $name == capped* ]] && cap="memory_cap_mb:12288"
