@@ -7,10 +7,13 @@
 //   stops is dropped; each thread gets its own track (DataLoader workers included); a Profile
 //   stopped while workers record gathers only finished spans.
 // - The table counts calls the way the spans do.
+// - On CUDA, every op over CUDA tensors has a second span, its device time, on its stream's track
+//   (pid 2), nested as the host spans are. SKIPPED without a GPU.
 #include <gtest/gtest.h>
 
 #include <leangrad/leangrad.h>
 
+#include <leangrad/core/cuda.h>
 #include <leangrad/core/profiler.h>
 
 #include <algorithm>
@@ -244,6 +247,45 @@ TEST(Profiler, StopsWhileWorkersRecord) {
                     [](const profiler::SpanRecord& s) { return s.name == "DataLoader.next"; }),
       28);  // batches 5 to 32 and the end, all fetched under the second Profile
   expect_properly_nested(parse_trace(profile->chrome_trace()));
+}
+
+TEST(Profiler, CudaSpansHaveDeviceTimeOnTheirStreamTrack) {
+  if (!cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  manual_seed(3);
+  nn::Sequential model(nn::Linear(4, 8), nn::ReLU(), nn::Linear(8, 3));
+  model->to(Device::cuda());
+  optim::SGD sgd(model->parameters(), optim::SGDOptions(0.1));
+  const Tensor x = randn({2, 4}).to(Device::cuda());
+  const Tensor target = tensor(std::vector<std::int64_t>{0, 2}).to(Device::cuda());
+  auto step = [&] {  // only CUDA tensors: every op of the step runs kernels
+    sgd.zero_grad();
+    cross_entropy(model->forward(x), target).backward();
+    sgd.step();
+  };
+  step();  // warm-up: the CUDA libraries open, the allocator fills
+  profiler::Profile profile;
+  step();
+  profile.stop();
+  const std::vector<TraceEvent> events = parse_trace(profile.chrome_trace());
+  expect_properly_nested(events);  // the device tracks too
+  // The ops that run kernels (views such as linear's transpose may take no device time).
+  const std::set<std::string> kernel_ops{"linear", "matmul", "relu", "cross_entropy"};
+  std::multiset<std::string> host_ops, device_spans;
+  for (const TraceEvent& e : events) {
+    if (e.pid == 1 && e.cat == "op") host_ops.insert(e.name);
+    if (e.pid != 2) continue;
+    EXPECT_EQ(e.cat, "cuda") << e.name;
+    if (kernel_ops.count(e.name) != 0) {
+      EXPECT_GT(e.dur, 0.0) << e.name << " took no device time";
+    }
+    device_spans.insert(e.name);
+  }
+  EXPECT_EQ(device_spans.count("linear"), 2u);
+  EXPECT_EQ(device_spans.count("relu"), 1u);
+  EXPECT_EQ(device_spans.count("cross_entropy"), 1u);
+  for (const std::string& op : kernel_ops)
+    EXPECT_EQ(device_spans.count(op), host_ops.count(op))
+        << op << " ran on CUDA tensors: each call should have its device span";
 }
 
 TEST(Profiler, TableCountsCalls) {
