@@ -5,6 +5,7 @@
 //   bucket_assignment.cpp); each bucket is one flat tensor of one dtype and device. After a
 //   parameter's first synchronised backward its .grad is a view of its slot in that tensor, and it
 //   stays one: gradients are never copied out of the buckets. See Note [Gradients are views].
+//   A group of one has no buckets and launches nothing (Note [A group of one]).
 // - A forward with sync on arms the hooks for the backward that follows (Note [Armed by forward]).
 //   In that backward each parameter's post-accumulate-grad hook (its .grad is final) marks its
 //   slot ready; when a bucket's last slot is ready its all-reduce (Avg) is queued on the process
@@ -106,7 +107,8 @@ std::shared_ptr<Reducer> Reducer::make(NamedTensors parameters, std::shared_ptr<
     for (std::size_t s : members)
       numel += r->slots_[s].param.numel();
     Bucket bucket;
-    bucket.flat = zeros({numel}, first.options());
+    // A group of one reduces nothing, so it holds no bucket memory (Note [A group of one]).
+    if (r->group_->size() > 1) bucket.flat = zeros({numel}, first.options());
     bucket.slots = members;
     BucketInfo info{first.dtype(), first.device(), numel, {}};
     std::int64_t offset = 0;
@@ -114,7 +116,8 @@ std::shared_ptr<Reducer> Reducer::make(NamedTensors parameters, std::shared_ptr<
       Slot& slot = r->slots_[s];
       const std::int64_t n = slot.param.numel();
       slot.bucket = b;
-      slot.view = bucket.flat.slice(0, offset, offset + n).view(slot.param.shape());
+      if (bucket.flat.defined())
+        slot.view = bucket.flat.slice(0, offset, offset + n).view(slot.param.shape());
       offset += n;
       info.parameters.push_back(slot.name);
       // A gradient the parameter already has moves into its slot.
@@ -203,6 +206,7 @@ void Reducer::reset_step() {
 // Under no_sync the hooks do nothing, so a fresh .grad stays a plain tensor until the next
 // synchronised backward, whose hook moves it into the bucket.
 void Reducer::make_grad_a_view(Slot& slot) {
+  if (!slot.view.defined()) return;  // a group of one: no buckets (Note [A group of one])
   Tensor grad = slot.param.grad();
   const bool is_view = grad.defined() && grad.storage() == slot.view.storage() &&
                        grad.storage_offset() == slot.view.storage_offset() &&
@@ -225,9 +229,10 @@ void Reducer::mark_ready(std::size_t s) {
     });
   }
   LG_INTERNAL_ASSERT(!slot.ready, slot.name, " marked ready twice");  // refuse_second_gradient
+  const Device bucket_device = infos_[slot.bucket].device;
   LG_CHECK_DEVICE(
-      slot.param.device() == slot.view.device(), "DistributedDataParallel: parameter '", slot.name,
-      "' is on ", slot.param.device(), " but its bucket on ", slot.view.device(),
+      slot.param.device() == bucket_device, "DistributedDataParallel: parameter '", slot.name,
+      "' is on ", slot.param.device(), " but its bucket on ", bucket_device,
       ": the parameters moved after the module was wrapped. Move the module, or build "
       "its offload::ParameterOffload, before wrapping it (Note [Offloaded parameters])");
   make_grad_a_view(slot);
@@ -266,8 +271,13 @@ void Reducer::mark_slot_done(Slot& slot) {
 // arithmetic), so no collective is launched: the bucket is reduced as soon as it is complete
 // (its timeline's start and end are that moment), and the "used" flags of
 // find_unused_parameters are this rank's. On one GPU the two small all-reduces of the cnn cost
-// 0.35 ms of a 1 ms step over NCCL (bench/results/2026-11-24-h100-80gb-hbm3.md): DDP at world
-// size 1 now costs only its bucket bookkeeping, and gives bitwise the same gradients.
+// 0.35 ms of a 1 ms step over NCCL (bench/results/2026-11-24-h100-80gb-hbm3.md). With no
+// collective to feed, the buckets themselves are not needed either: a group of one allocates
+// none, and .grad stays the tensor autograd made (Note [Gradients are views] applies from two
+// ranks on). The copy of every fresh gradient into its slot after zero_grad() was, without the
+// all-reduces, most of what DDP still cost there: 7.1% and 7.6% of the cnn's 0.9 ms step over
+// NCCL on an H100 (bench/results/2026-11-25-h100-80gb-hbm3*.md), against a target of 5%; and
+// the buckets held a second copy of every gradient. What remains is the hooks' bookkeeping.
 void Reducer::launch_ready_buckets() {
   while (next_bucket_ < buckets_.size() && buckets_[next_bucket_].pending == 0) {
     Bucket& b = buckets_[next_bucket_];
@@ -362,7 +372,7 @@ void Reducer::finalize() {
       if (slot.param.grad().defined()) {
         make_grad_a_view(slot);
         slot.used = true;
-      } else {
+      } else if (slot.view.defined()) {
         slot.view.zero_();
       }
       mark_slot_done(slot);

@@ -60,7 +60,8 @@ class Reducer : public std::enable_shared_from_this<Reducer> {
 
   const std::vector<BucketInfo>& buckets() const { return infos_; }
   // The flat tensor of bucket `b`: every parameter's .grad is a view of one of these after its
-  // first synchronised backward.
+  // first synchronised backward. Undefined in a group of one, which holds no buckets (Note [A
+  // group of one] in reducer.cpp).
   const Tensor& bucket_tensor(std::size_t b) const;
   // The last synchronised backward's timeline (empty before the first).
   const StepTimeline& last_step() const { return last_step_; }

@@ -433,8 +433,20 @@ void construction_broadcast() {
     check(relative_difference(replica->parameters()[0], reference->parameters()[0]) > 0,
           "the replicas should start different");
   }
+  // A gradient the replica already has moves into its bucket slot, values unchanged (Note
+  // [Gradients are views]; a group of one has no buckets).
+  const Batch batch = global_batch({1, 8, 8}, kBatchPerRank, rank, kFloat32);
+  cross_entropy(replica->forward(batch.x), batch.y).backward();
+  std::vector<std::vector<double>> before;
+  for (const Tensor& p : replica->parameters())
+    before.push_back(to_vector(p.grad()));
   dist::DistributedDataParallel ddp(replica);
   compare_with_reference(ddp, *reference, 0.0, "after construction");
+  check_grads_are_bucket_views(ddp, "after construction");
+  const std::vector<Tensor> params = replica->parameters();
+  for (std::size_t i = 0; i < params.size(); ++i)
+    check(to_vector(params[i].grad()) == before[i],
+          "the gradient of parameter " + std::to_string(i) + " changed moving into its bucket");
   std::printf("after construction every parameter and buffer is rank 0's\n");
 }
 
