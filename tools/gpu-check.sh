@@ -627,7 +627,12 @@ mode_bench() {
   mapfile -t targets < <(ninja -C "$build" -t targets all |
     sed -n -E 's/^(gpu_[a-z0-9_]+|offload_mlp|variant_[a-z0-9_]+): phony$/\1/p')
   ((${#targets[@]})) || die "no gpu_*, offload_mlp or variant_* target in $build (a build without CUDA?)"
-  targets+=(ddp_step leangrad-run leangrad-train)
+  # With GPU_CHECK_BENCH, only the programs it selects (a short second call on a fresh machine).
+  local target selected=()
+  for target in "${targets[@]}"; do
+    if wanted "$target"; then selected+=("$target"); fi
+  done
+  targets=("${selected[@]}" ddp_step leangrad-run leangrad-train)
   ensure_built "${targets[@]}" ||
     { overall+=("bench NOT RUN (build failed)"); record "gpu-check bench: NOT RUN (build failed)"; return; }
   record_device
