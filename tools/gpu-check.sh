@@ -15,7 +15,8 @@ usage: tools/gpu-check.sh --fetch-debs | MODE...
   build         unpack .gpu-debs/ into a private prefix, find cuDNN, configure and build build-gpu/
   test          the CUDA tests (ctest -R), then the rest (ctest -E); builds first where needed
   sanitize      compute-sanitizer memcheck (CUDA tests), racecheck and synccheck (a subset)
-  bench         gpu_*, offload_mlp, variants/variant_*, then bench/compare/*_torch.py: one .md file
+  bench         gpu_*, offload_mlp, variants/variant_*, then bench/compare/*_torch.py, DDP, the
+                planner, the memory table and timelines, a CUDA profile: one .md file
   srnet365      issue 17's experiment: the 365M srnet under a 12 GB memory cap, plain and with
                 --memory-budget 12000, then uncapped plain, --offload-params and --offload-params
                 --save-on-cpu: one .md file
@@ -845,6 +846,50 @@ $(g++ --version | head -1); $cudnn_description"
     all=$((all + 1)); ((prc == 0)) && ok=$((ok + 1))
     say "  $name: exit $prc"
   done
+  # The profiler on CUDA (docs/profiling.md): two srnet steps under --profile, whose trace must
+  # hold a device span on a CUDA stream's track for the ops' kernels; the top-ops table (with its
+  # device time column) goes into the results.
+  name="profile cuda srnet"
+  if wanted "$name"; then
+    echo "=== $name" >>"$log"
+    prc=0
+    run_limited "$(limit 90)" "$scratch/profile.log" "$build/tools/leangrad-train" --model srnet \
+      --device cuda --width 64 --blocks 4 --epochs 1 --limit-train 640 --limit-test 100 \
+      --max-steps 6 --profile "$scratch/trace.json" --profile-steps 2 \
+      --data "$prefix/usr/share/datasets/fashion-mnist" || prc=$?
+    cat "$scratch/profile.log" >>"$log"
+    local spans=""
+    if ((prc == 0)); then
+      spans="$(python_env python3 - "$scratch/trace.json" <<'PY' 2>&1
+import collections, json, sys
+events = [e for e in json.load(open(sys.argv[1]))["traceEvents"] if e["ph"] == "X"]
+cpu = [e for e in events if e["pid"] == 1]
+cuda = [e for e in events if e["pid"] == 2]
+streams = sorted({e["tid"] for e in cuda})
+print(f"trace: {len(cpu)} spans on CPU threads, {len(cuda)} on {len(streams)} CUDA stream(s)")
+time = collections.Counter()
+for e in cuda:
+    time[e["name"]] += e["dur"]
+for name, us in time.most_common(8):
+    print(f"  device time {name}: {us / 1000:.3f} ms")
+sys.exit(0 if cuda else 1)
+PY
+)" || prc=$?
+    fi
+    echo "$spans" >>"$log"
+    {
+      echo
+      echo "## $name (width 64 blocks 4, batch 64, --profile-steps 2)"
+      echo
+      echo '```'
+      echo "$spans"
+      sed -n '/^profile:/,/^step time:/p' "$scratch/profile.log" | head -40
+      echo '```'
+    } >>"$results"
+    statuses+=("$name: exit $prc$(cut_off_note "$prc")")
+    all=$((all + 1)); ((prc == 0)) && ok=$((ok + 1))
+    say "  $name: exit $prc"
+  fi
   exit_statuses "Exit status of each program" "${statuses[@]}" >>"$results"
   ((ok == all && tok == tall && all > 0)) || rc=1
   if grep -q 'no CUDA device: skipped' "$log"; then
