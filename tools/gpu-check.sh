@@ -618,6 +618,25 @@ results_path() {
 # wanted NAME: whether bench runs the item NAME (GPU_CHECK_BENCH; every item when unset).
 wanted() { [[ -z ${GPU_CHECK_BENCH:-} ]] || grep -qE -- "$GPU_CHECK_BENCH" <<<"$1"; }
 
+# count_run NAME RC: one bench item's exit status, into mode_bench's statuses, all and ok.
+count_run() {
+  statuses+=("$1: exit $2$(cut_off_note "$2")")
+  all=$((all + 1))
+  if (($2 == 0)); then ok=$((ok + 1)); fi
+  say "  $1: exit $2"
+}
+
+# append_timeline TITLE FILE: a --memory-timeline JSON into bench.log, on the line after
+# "=== memory timeline TITLE: JSON on the next line" ($OUT brings back 8 files at most), whence
+#   sed -n '/^=== memory timeline save-on-cpu/{n;p}' bench.log > save-on-cpu.json
+append_timeline() {
+  {
+    echo "=== memory timeline $1: JSON on the next line"
+    if [[ -f $2 ]]; then tr -d '\n' <"$2"; fi
+    echo
+  } >>"$log"
+}
+
 mode_bench() {
   local t0=$SECONDS rc=0
   require_gpu bench
@@ -667,9 +686,7 @@ $(g++ --version | head -1); $cudnn_description"
     echo "=== $name" >>"$log"
     prc=0
     run_limited "$(limit 180)" "$log" "$program" --markdown "$results" || prc=$?
-    statuses+=("$name: exit $prc$(cut_off_note "$prc")")
-    all=$((all + 1)); ((prc == 0)) && ok=$((ok + 1))
-    say "  $name: exit $prc"
+    count_run "$name" "$prc"
   done
   local tok=0 tall=0 script
   for script in "$root"/bench/compare/*_torch.py; do
@@ -707,9 +724,7 @@ $(g++ --version | head -1); $cudnn_description"
       sed -n 's/^\[rank 0\] //p' "$scratch/ddp_step_${nproc}_${backend}.log"
       echo '```'
     } >>"$results"
-    statuses+=("$name: exit $prc$(cut_off_note "$prc")")
-    all=$((all + 1)); ((prc == 0)) && ok=$((ok + 1))
-    say "  $name: exit $prc"
+    count_run "$name" "$prc"
   done
   # DistributedDataParallel over parameters offloaded to the host (Note [Offloaded parameters] in
   # distributed/reducer.cpp): two processes on the one GPU, the gradients averaged in host memory
@@ -731,9 +746,7 @@ $(g++ --version | head -1); $cudnn_description"
       grep 'distributed:\|parameters:\|step time:' "$scratch/ddp_offload.log" || echo "(see bench.log)"
       echo '```'
     } >>"$results"
-    statuses+=("$name: exit $prc$(cut_off_note "$prc")")
-    all=$((all + 1)); ((prc == 0)) && ok=$((ok + 1))
-    say "  $name: exit $prc"
+    count_run "$name" "$prc"
   fi
   # The memory planner in two processes on the one GPU over Gloo (distributed::plan_memory): a
   # budget 1 MiB above the smallest peak a plan reaches (what --memory-budget 1 says it is), so
@@ -761,13 +774,11 @@ $(g++ --version | head -1); $cudnn_description"
       run_limited "$(limit 60)" "$scratch/planner_1.log" "$build/tools/leangrad-train" \
         "${srnet_args[@]}" --memory-budget "$budget_mib" \
         --memory-timeline "$scratch/timeline_planner_1.json" || prc=$?
-      local n
-      for n in 1 2; do
-        ((n == 1)) && cat "$scratch/planner_1.log" >>"$log"
-        echo "=== memory timeline planner $n process(es) (--memory-budget $budget_mib): JSON on the next line" >>"$log"
-        if [[ -f $scratch/timeline_planner_$n.json ]]; then tr -d '\n' <"$scratch/timeline_planner_$n.json" >>"$log"; fi
-        echo >>"$log"
-      done
+      cat "$scratch/planner_1.log" >>"$log"
+      append_timeline "planner 1 process(es) (--memory-budget $budget_mib)" \
+        "$scratch/timeline_planner_1.json"
+      append_timeline "planner 2 process(es) (--memory-budget $budget_mib)" \
+        "$scratch/timeline_planner_2.json"
     else
       prc=1
       { echo "--memory-budget 1 named no smallest peak:"; tail -5 "$scratch/ddp_planner_probe.log"; } \
@@ -790,9 +801,7 @@ $(g++ --version | head -1); $cudnn_description"
         echo "(see bench.log)"
       echo '```'
     } >>"$results"
-    statuses+=("$name: exit $prc$(cut_off_note "$prc")")
-    all=$((all + 1)); ((prc == 0)) && ok=$((ok + 1))
-    say "  $name: exit $prc"
+    count_run "$name" "$prc"
   fi
   # The memory-technique table on the GPU (issues 16 and 17): srnet wide enough for the GPU's
   # step time to count, each technique one leangrad-train process on the carried Fashion-MNIST.
@@ -810,15 +819,11 @@ $(g++ --version | head -1); $cudnn_description"
       echo
       grep '^|' "$scratch/memory_table.log" || echo "(no table: see bench.log)"
     } >>"$results"
-    statuses+=("$name: exit $prc$(cut_off_note "$prc")")
-    all=$((all + 1)); ((prc == 0)) && ok=$((ok + 1))
-    say "  $name: exit $prc"
+    count_run "$name" "$prc"
   fi
   # One training step's memory timeline per memory setting on the GPU (docs/profiling.md draws
-  # plain, --recompute and --save-on-cpu side by side): each JSON goes into bench.log on the line
-  # after its "=== memory timeline SETTING" line ($OUT brings back 8 files at most); there
-  #   sed -n '/^=== memory timeline save-on-cpu/{n;p}' bench.log > save-on-cpu.json
-  # and tools/plot_memory_timeline.py draws them.
+  # plain, --recompute and --save-on-cpu side by side): each JSON goes into bench.log
+  # (append_timeline), and tools/plot_memory_timeline.py draws them.
   local setting
   for setting in plain recompute save-on-cpu; do
     local flag=()
@@ -830,21 +835,16 @@ $(g++ --version | head -1); $cudnn_description"
       --model srnet --device cuda --width 64 --blocks 4 --epochs 1 --limit-train 640 \
       --limit-test 100 --max-steps 4 "${flag[@]}" --data "$prefix/usr/share/datasets/fashion-mnist" \
       --memory-timeline "$scratch/timeline_$setting.json" || prc=$?
-    {
-      cat "$scratch/timeline_$setting.log"
-      echo "=== memory timeline $setting (srnet width 64 blocks 4, batch 64, cuda): JSON on the next line"
-      if [[ -f $scratch/timeline_$setting.json ]]; then tr -d '\n' <"$scratch/timeline_$setting.json"; fi
-      echo
-    } >>"$log"
+    cat "$scratch/timeline_$setting.log" >>"$log"
+    append_timeline "$setting (srnet width 64 blocks 4, batch 64, cuda)" \
+      "$scratch/timeline_$setting.json"
     {
       echo
       echo "## $name"
       echo
       grep '^memory timeline:\|^step time:' "$scratch/timeline_$setting.log" || echo "(no timeline: see bench.log)"
     } >>"$results"
-    statuses+=("$name: exit $prc$(cut_off_note "$prc")")
-    all=$((all + 1)); ((prc == 0)) && ok=$((ok + 1))
-    say "  $name: exit $prc"
+    count_run "$name" "$prc"
   done
   # The profiler on CUDA (docs/profiling.md): two srnet steps under --profile, whose trace must
   # hold a device span on a CUDA stream's track for the ops' kernels; the top-ops table (with its
@@ -886,9 +886,7 @@ PY
       sed -n '/^profile:/,/^step time:/p' "$scratch/profile.log" | head -40
       echo '```'
     } >>"$results"
-    statuses+=("$name: exit $prc$(cut_off_note "$prc")")
-    all=$((all + 1)); ((prc == 0)) && ok=$((ok + 1))
-    say "  $name: exit $prc"
+    count_run "$name" "$prc"
   fi
   exit_statuses "Exit status of each program" "${statuses[@]}" >>"$results"
   ((ok == all && tok == tall && all > 0)) || rc=1

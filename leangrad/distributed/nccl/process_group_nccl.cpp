@@ -229,7 +229,7 @@ void ProcessGroupNccl::shutdown() {
                Clock::now() + timeout());
         finalized = true;
       } catch (const Error&) {
-        finalized = false;
+        // not finalized: aborted below
       }
     }
     if (finalized) {
