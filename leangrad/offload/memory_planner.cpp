@@ -72,30 +72,53 @@ void check_policies(const StepProfile& profile, const std::vector<BlockPolicy>& 
 // Note [Peak model]
 // Every window of the profile was measured with every block recomputed. Under a plan:
 // - block j < held_blocks holds, instead of its input, its saved activations (Keep) or nothing
-//   (SaveOnCpu: its saved tensors, the input included, live in host memory): held_delta;
-// - a block's Forward window (measured without a graph) becomes, for Keep, its start plus the
-//   rise of its forward with a graph (measured during its recompute); for SaveOnCpu that rise
-//   less the saved activations, which leave the device as they are made;
+//   (SaveOnCpu: its saved tensors, the input included, live in host memory): held_delta. Its
+//   input stays on the device all the same while code outside the block holds it (Note [Inputs
+//   the caller holds] in offload/memory_profiler.cpp): in the forward's windows as far as
+//   input_held_forward_bytes says, in those after the forward (after_forward) as far as
+//   input_held_after_forward_bytes says. So a plan holds two prefix sums, one for each kind of
+//   window;
+// - a block's Forward window (measured without a graph) becomes, for Keep and for SaveOnCpu, its
+//   start plus the rise of its forward with a graph (measured during its recompute). SaveOnCpu
+//   moves each saved tensor to the host, but the device block is freed only when the block's
+//   code drops the tensor too, and C++ keeps the temporaries of a full expression such as
+//   `x + norm2(conv2(act(norm1(conv1(x)))))` until the expression ends, that is until the
+//   block returns: its forward rises as high as Keep's. (srnet's memory timeline on an H100
+//   shows it: docs/memory.md, "Where the peak goes under a plan on CUDA".)
 // - its Recompute window does not exist unless it is recomputed;
 // - its Backward window is the same graph's backward, except that a recompute holds the
-//   recomputed output (CheckpointNode keeps it while it backpropagates) and a kept block does
-//   not. SaveOnCpu is counted like Keep: its tensors come back one node ahead, so this is an
-//   upper bound.
+//   recomputed output (CheckpointNode keeps it while it backpropagates) and its input, and a
+//   kept block holds neither, its input only when one of its ops saved it or the caller still
+//   holds it. SaveOnCpu is counted like Keep: its tensors come back one node ahead, so this is
+//   an upper bound.
 // - parameter offload removes every parameter, the optimizer state and the gradients present
 //   when the window began, and adds what is in flight: two blocks' parameters (the one running
-//   and the one prefetched) and one block's gradients. A block's input is assumed to be held by
-//   no one else, and no storage to be saved by two blocks (true of residual chains).
-std::int64_t held_delta(const BlockProfile& block, BlockPolicy policy) {
+//   and the one prefetched) and one block's gradients. No storage is assumed to be saved by two
+//   blocks (true of residual chains).
+std::int64_t held_delta(const BlockProfile& block, BlockPolicy policy, bool after_forward) {
+  const std::int64_t by_caller =
+      after_forward ? block.input_held_after_forward_bytes : block.input_held_forward_bytes;
   switch (policy) {
-    case BlockPolicy::Keep:
-      return block.saved_bytes - block.input_bytes;
+    case BlockPolicy::Keep:  // the input is among the saved bytes, or the caller keeps it
+      return block.saved_bytes - block.input_bytes +
+             std::max<std::int64_t>(0, by_caller - block.saved_input_bytes);
     case BlockPolicy::Recompute:
       return 0;
     case BlockPolicy::SaveOnCpu:
-      return -block.input_bytes;
+      return by_caller - block.input_bytes;
   }
   return 0;
 }
+
+// The bytes blocks 0 .. k-1 hold in a window of either kind, relative to the profile.
+struct Held {
+  std::int64_t forward = 0;   // in the forward's windows
+  std::int64_t backward = 0;  // in backward's (MemoryWindow::after_forward)
+  std::int64_t in(const MemoryWindow& w) const { return w.after_forward ? backward : forward; }
+  Held plus(const BlockProfile& block, BlockPolicy policy) const {
+    return {forward + held_delta(block, policy, false), backward + held_delta(block, policy, true)};
+  }
+};
 
 std::int64_t parameters_in_flight(const StepProfile& profile) {
   std::int64_t largest_parameters = profile.outside_parameter_bytes;
@@ -116,18 +139,17 @@ std::int64_t own_level(const StepProfile& profile, const MemoryWindow& w, BlockP
     const BlockProfile& b = profile.blocks[static_cast<std::size_t>(w.block)];
     switch (w.kind) {
       case WindowKind::Forward:
-        if (policy == BlockPolicy::Keep) {
+        if (policy != BlockPolicy::Recompute)
           level = std::max(level, w.start_bytes + b.forward_rise_bytes);
-        } else if (policy == BlockPolicy::SaveOnCpu) {
-          level = std::max(level,
-                           w.start_bytes + b.forward_rise_bytes - held_delta(b, BlockPolicy::Keep));
-        }
         break;
       case WindowKind::Recompute:
         if (policy != BlockPolicy::Recompute) return kNoLevel;
         break;
       case WindowKind::Backward:
-        if (policy != BlockPolicy::Recompute) level -= b.output_bytes;
+        if (policy != BlockPolicy::Recompute) {
+          level -= b.output_bytes + b.input_bytes -
+                   std::max(b.saved_input_bytes, b.input_held_after_forward_bytes);
+        }
         break;
       case WindowKind::Between:
         break;
@@ -200,26 +222,30 @@ double gradient_sync_exposed_ms(const StepProfile& profile, bool offload_paramet
   return std::max(sync_ms - backward_ms, sync_ms * last_bucket_share);
 }
 
-// The windows regrouped for the search: the levels of the Between windows holding k blocks
-// (between[k]), and of block i's own windows under each policy (own[i][policy]).
+// The windows regrouped for the search, apart for the forward's windows (phase 0) and
+// backward's (phase 1): the levels of the Between windows holding k blocks (between[phase][k]),
+// and of block i's own windows under each policy (own[phase][i][policy]).
 struct WindowLevels {
-  std::vector<std::int64_t> between;
-  std::vector<std::array<std::int64_t, 3>> own;
+  std::array<std::vector<std::int64_t>, 2> between;
+  std::array<std::vector<std::array<std::int64_t, 3>>, 2> own;
 };
 
 WindowLevels window_levels(const StepProfile& profile, bool offload_parameters) {
   const std::size_t n = profile.blocks.size();
   WindowLevels levels;
-  levels.between.assign(n + 1, kNoLevel);
-  levels.own.assign(n, {kNoLevel, kNoLevel, kNoLevel});
+  for (int phase = 0; phase < 2; ++phase) {
+    levels.between[phase].assign(n + 1, kNoLevel);
+    levels.own[phase].assign(n, {kNoLevel, kNoLevel, kNoLevel});
+  }
   for (const MemoryWindow& w : profile.windows) {
+    const int phase = w.after_forward ? 1 : 0;
     if (w.kind == WindowKind::Between) {
-      std::int64_t& level = levels.between[static_cast<std::size_t>(w.held_blocks)];
+      std::int64_t& level = levels.between[phase][static_cast<std::size_t>(w.held_blocks)];
       level = std::max(level, own_level(profile, w, BlockPolicy::Recompute, offload_parameters));
       continue;
     }
     for (std::size_t p = 0; p < 3; ++p) {
-      std::int64_t& level = levels.own[static_cast<std::size_t>(w.block)][p];
+      std::int64_t& level = levels.own[phase][static_cast<std::size_t>(w.block)][p];
       level = std::max(level, own_level(profile, w, kPolicies[p], offload_parameters));
     }
   }
@@ -262,9 +288,9 @@ std::int64_t predict_peak_bytes(const StepProfile& profile,
                                 const std::vector<BlockPolicy>& policies, bool offload_parameters) {
   check_profile(profile);
   check_policies(profile, policies);
-  std::vector<std::int64_t> held(profile.blocks.size() + 1, 0);  // held[k]: blocks 0..k-1
+  std::vector<Held> held(profile.blocks.size() + 1);  // held[k]: blocks 0..k-1
   for (std::size_t j = 0; j < profile.blocks.size(); ++j)
-    held[j + 1] = held[j] + held_delta(profile.blocks[j], policies[j]);
+    held[j + 1] = held[j].plus(profile.blocks[j], policies[j]);
   std::int64_t peak = 0;
   for (const MemoryWindow& w : profile.windows) {
     const BlockPolicy policy = w.kind == WindowKind::Between
@@ -272,7 +298,7 @@ std::int64_t predict_peak_bytes(const StepProfile& profile,
                                    : policies[static_cast<std::size_t>(w.block)];
     const std::int64_t level = own_level(profile, w, policy, offload_parameters);
     if (level != kNoLevel)
-      peak = std::max(peak, held[static_cast<std::size_t>(w.held_blocks)] + level);
+      peak = std::max(peak, held[static_cast<std::size_t>(w.held_blocks)].in(w) + level);
   }
   return peak;
 }
@@ -299,11 +325,14 @@ std::vector<double> profile_measurements(const StepProfile& profile) {
                            profile.gradient_sync_ms,
                            profile.host_gradient_sync_ms};
   for (const BlockProfile& b : profile.blocks) {
-    m.insert(m.end(),
-             {static_cast<double>(b.input_bytes), static_cast<double>(b.output_bytes),
-              static_cast<double>(b.saved_bytes), static_cast<double>(b.forward_rise_bytes),
-              b.forward_ms, b.nograd_forward_ms, b.backward_ms,
-              static_cast<double>(b.parameter_bytes), static_cast<double>(b.gradient_bytes)});
+    m.insert(
+        m.end(),
+        {static_cast<double>(b.input_bytes), static_cast<double>(b.output_bytes),
+         static_cast<double>(b.saved_bytes), static_cast<double>(b.forward_rise_bytes),
+         static_cast<double>(b.saved_input_bytes), static_cast<double>(b.input_held_forward_bytes),
+         static_cast<double>(b.input_held_after_forward_bytes), b.forward_ms, b.nograd_forward_ms,
+         b.backward_ms, static_cast<double>(b.parameter_bytes),
+         static_cast<double>(b.gradient_bytes)});
   }
   for (const MemoryWindow& w : profile.windows) {
     m.insert(m.end(), {static_cast<double>(w.peak_bytes), static_cast<double>(w.start_bytes),
@@ -313,7 +342,7 @@ std::vector<double> profile_measurements(const StepProfile& profile) {
 }
 
 void set_profile_measurements(StepProfile& profile, const std::vector<double>& measurements) {
-  const std::size_t expected = 8 + 9 * profile.blocks.size() + 3 * profile.windows.size();
+  const std::size_t expected = 8 + 12 * profile.blocks.size() + 3 * profile.windows.size();
   LG_CHECK(measurements.size() == expected, "set_profile_measurements: ", measurements.size(),
            " measurements for a profile of ", profile.blocks.size(), " blocks and ",
            profile.windows.size(), " windows (expected ", expected, ")");
@@ -332,6 +361,9 @@ void set_profile_measurements(StepProfile& profile, const std::vector<double>& m
     b.output_bytes = bytes();
     b.saved_bytes = bytes();
     b.forward_rise_bytes = bytes();
+    b.saved_input_bytes = bytes();
+    b.input_held_forward_bytes = bytes();
+    b.input_held_after_forward_bytes = bytes();
     b.forward_ms = *m++;
     b.nograd_forward_ms = *m++;
     b.backward_ms = *m++;
@@ -350,16 +382,20 @@ namespace {
 // Note [Planner search]
 // The blocks held below a window are always a prefix 0..k-1 (blocks run forward in order and
 // backward in reverse), so a plan's peak is the largest of
-//   held(k) + between[k]            for every k = 0..n, and
-//   held(i) + own[i][policy_i]      for every block i,
-// where held(k) = sum over j < k of held_delta(block j, policy_j), and its time is a sum of one
-// term per block. Deciding the blocks in order, a partial plan's future depends on its past only
-// through held(k): a smaller held(k) never makes a later window larger. So of two partial plans
-// at block k, one with no more held bytes and no more time (or, looking for the smallest peak, no
-// higher peak so far) is at least as good, and the other is dropped. What survives is the Pareto
-// front of (held bytes, objective), at most one state per distinct held(k): for n identical
-// blocks and 3 policies O(n^2) states, for any blocks at most 3^k. Past kMaxFrontStates the
-// front is thinned to the best state per held-bytes bucket (never met at the sizes we plan for).
+//   held_phase(k) + between[phase][k]            for every k = 0..n and both phases, and
+//   held_phase(i) + own[phase][i][policy_i]      for every block i and both phases,
+// where held_phase(k) = sum over j < k of held_delta(block j, policy_j, phase), and its time is
+// a sum of one term per block. Deciding the blocks in order, a partial plan's future depends on
+// its past only through the pair (held_forward(k), held_backward(k)): smaller held bytes never
+// make a later window larger. So of two partial plans at block k, one with no more held bytes
+// in either phase and no more time (or, looking for the smallest peak, no higher peak so far)
+// is at least as good, and the other is dropped. The two sums differ only by the inputs the
+// caller holds in the forward and not in backward (Note [Peak model]), of a few blocks if any,
+// so the states are grouped by that difference, and within a group the held bytes of one phase
+// order them as those of the other: each group keeps the Pareto front of (held bytes,
+// objective), at most one state per distinct held(k): for n identical blocks and 3 policies
+// O(n^2) states, for any blocks at most 3^k. Past kMaxFrontStates a group's front is thinned to
+// the best state per held-bytes bucket (never met at the sizes we plan for).
 // The result equals enumerating every plan (tests/offload/test_memory_planner.cpp checks this
 // against brute force on random profiles).
 constexpr std::size_t kMaxFrontStates = 1 << 16;
@@ -367,7 +403,7 @@ constexpr std::size_t kMaxFrontStates = 1 << 16;
 enum class Objective { StepTime, Peak };
 
 struct PartialPlan {
-  std::int64_t held = 0;  // held(k)
+  Held held;              // held(k), in both phases
   double ms = 0;          // the time terms so far
   std::int64_t peak = 0;  // the largest window so far
   std::vector<BlockPolicy> policies;
@@ -378,34 +414,56 @@ double objective_of(const PartialPlan& s, Objective objective) {
 }
 
 // Keeps the states no other state dominates (no more held bytes and no worse objective).
+// What tells the groups of Note [Planner search] apart, and the held bytes that order a group.
+std::int64_t group_of(const PartialPlan& s) {
+  return s.held.forward - s.held.backward;
+}
+
+// Thins a group's front (sorted by held bytes) to its first state per held-bytes bucket.
+void thin(std::vector<PartialPlan>& front) {
+  if (front.size() <= kMaxFrontStates) return;
+  const std::int64_t first = front.front().held.backward;
+  const std::int64_t span = front.back().held.backward - first;
+  const std::int64_t bucket = std::max<std::int64_t>(1, span / (kMaxFrontStates / 2));
+  std::vector<PartialPlan> thinned;
+  for (PartialPlan& s : front) {
+    if (!thinned.empty() &&
+        (s.held.backward - first) / bucket == (thinned.back().held.backward - first) / bucket) {
+      continue;  // the bucket's first state has the fewest held bytes and is kept
+    }
+    thinned.push_back(std::move(s));
+  }
+  front = std::move(thinned);
+}
+
+// Keeps, in each group, the states no other state dominates (no more held bytes and no worse
+// objective).
 void keep_pareto_front(std::vector<PartialPlan>& states, Objective objective) {
   std::sort(states.begin(), states.end(), [&](const PartialPlan& a, const PartialPlan& b) {
-    if (a.held != b.held) return a.held < b.held;
+    if (group_of(a) != group_of(b)) return group_of(a) < group_of(b);
+    if (a.held.backward != b.held.backward) return a.held.backward < b.held.backward;
     const double oa = objective_of(a, objective), ob = objective_of(b, objective);
     if (oa != ob) return oa < ob;
     return a.peak < b.peak;
   });
-  std::vector<PartialPlan> front;
+  std::vector<PartialPlan> kept;
+  std::vector<PartialPlan> front;  // of the current group
   double best = std::numeric_limits<double>::infinity();
-  for (PartialPlan& s : states) {
-    if (objective_of(s, objective) >= best) continue;
-    best = objective_of(s, objective);
-    front.push_back(std::move(s));
-  }
-  if (front.size() > kMaxFrontStates) {
-    const std::int64_t span = front.back().held - front.front().held;
-    const std::int64_t bucket = std::max<std::int64_t>(1, span / (kMaxFrontStates / 2));
-    std::vector<PartialPlan> thinned;
-    for (PartialPlan& s : front) {
-      if (!thinned.empty() && (s.held - front.front().held) / bucket ==
-                                  (thinned.back().held - front.front().held) / bucket) {
-        continue;  // the bucket's first state has the fewest held bytes and is kept
-      }
-      thinned.push_back(std::move(s));
+  for (std::size_t i = 0; i < states.size(); ++i) {
+    PartialPlan& s = states[i];
+    if (objective_of(s, objective) < best) {
+      best = objective_of(s, objective);
+      front.push_back(std::move(s));
     }
-    front = std::move(thinned);
+    if (i + 1 == states.size() || group_of(states[i + 1]) != group_of(front.back())) {
+      thin(front);
+      for (PartialPlan& f : front)
+        kept.push_back(std::move(f));
+      front.clear();
+      best = std::numeric_limits<double>::infinity();
+    }
   }
-  states = std::move(front);
+  states = std::move(kept);
 }
 
 // The best plan for `objective` (under `budget_bytes` for StepTime), or none.
@@ -421,7 +479,7 @@ std::optional<PartialPlan> search(const StepProfile& profile, const PlanOptions&
   };
 
   PartialPlan start;
-  start.peak = std::max<std::int64_t>(0, levels.between[0]);
+  start.peak = std::max({std::int64_t{0}, levels.between[0][0], levels.between[1][0]});
   if (!fits(start)) return std::nullopt;
   std::vector<PartialPlan> front = {start};
   for (std::size_t i = 0; i < profile.blocks.size(); ++i) {
@@ -432,9 +490,12 @@ std::optional<PartialPlan> search(const StepProfile& profile, const PlanOptions&
         PartialPlan t;
         t.ms = s.ms + policy_ms(profile, block, policy);
         if (!std::isfinite(t.ms)) continue;
-        t.held = s.held + held_delta(block, policy);
-        t.peak = std::max({s.peak, add_level(s.held, levels.own[i][static_cast<int>(policy)]),
-                           add_level(t.held, levels.between[i + 1])});
+        t.held = s.held.plus(block, policy);
+        const auto p = static_cast<std::size_t>(policy);
+        t.peak = std::max({s.peak, add_level(s.held.forward, levels.own[0][i][p]),
+                           add_level(s.held.backward, levels.own[1][i][p]),
+                           add_level(t.held.forward, levels.between[0][i + 1]),
+                           add_level(t.held.backward, levels.between[1][i + 1])});
         if (!fits(t)) continue;
         t.policies = s.policies;
         t.policies.push_back(policy);

@@ -40,6 +40,17 @@ struct BlockProfile {
   std::int64_t saved_bytes = 0;
   // The peak allocated during its forward with a graph, above the level when it started.
   std::int64_t forward_rise_bytes = 0;
+  // Its input's bytes when one of its ops saves the input (the input's storage is among the
+  // saved ones), else 0.
+  std::int64_t saved_input_bytes = 0;
+  // Its input's bytes when code outside the block still holds the input after the block returned
+  // (a variable of the model's forward, or a C++ temporary that lives to the end of the full
+  // expression that called the block), whatever the block's policy: through the rest of the
+  // model's forward (input_held_forward), and after the forward returned, until backward reaches
+  // the block (input_held_after_forward); else 0. See Note [Inputs the caller holds] in
+  // offload/memory_profiler.cpp.
+  std::int64_t input_held_forward_bytes = 0;
+  std::int64_t input_held_after_forward_bytes = 0;
   double forward_ms = 0;         // its forward recording a graph
   double nograd_forward_ms = 0;  // its forward without a graph: the time Recompute adds
   double backward_ms = 0;        // its backward, without the recompute
@@ -61,6 +72,10 @@ struct MemoryWindow {
   WindowKind kind = WindowKind::Between;
   int block = -1;
   int held_blocks = 0;
+  // After the model's forward returned: the loss, backward (Recompute, Backward and the Between
+  // windows in it) and the optimizer step. The held blocks' inputs are then held from outside
+  // only as far as BlockProfile::input_held_after_forward_bytes says.
+  bool after_forward = false;
   std::int64_t peak_bytes = 0;      // measured with every block recomputed
   std::int64_t start_bytes = 0;     // allocated when the window began
   std::int64_t gradient_bytes = 0;  // parameter gradients allocated when the window began

@@ -40,6 +40,9 @@ std::int64_t storage_bytes(const Tensor& t) {
 // boundaries cut the step into windows (offload/memory_planner.h, MemoryWindow):
 //   wrapper entry             Forward(i)     the forward without a graph
 //   wrapper exit              Between        (held_blocks + 1)
+//   the model's forward hook  Between        after the forward (MemoryWindow::after_forward):
+//                                            the loss, the model's backward down to the last
+//                                            block; every later window counts as after it too
 //   hook on the output's grad Recompute(i)   CheckpointNode starts: the forward with a graph,
 //                                            its saved tensors counted by a saved-tensor hook
 //   the recompute returns     Backward(i)    the backward through the recomputed graph
@@ -52,10 +55,30 @@ std::int64_t storage_bytes(const Tensor& t) {
 // input needs no gradient has no last boundary: its Backward window runs to the next one.
 // Saved bytes: the distinct storages on the device that the recompute's ops save, parameters
 // and buffers excluded, each counted as the allocator does (memory::allocated_size).
+//
+// Note [Inputs the caller holds]
+// The peak model frees a block's input when the block's policy does not keep it (SaveOnCpu, and
+// Keep when no op saves it), which is true only when nothing else holds the input. The model's
+// own code may: srnet's `blocks(shuffle(head(x)))` keeps shuffle's output, the first block's
+// input, alive to the end of that full expression, as C++ keeps every temporary (Python would
+// drop it after the call). So the profile asks. The wrapper saves the block's input for the
+// checkpoint through a pack hook of its own, which keeps the alias SavedTensor makes (one more
+// owner of the storage, and the only one the checkpoint has) and a weak reference to the
+// storage. Whenever the storage has another owner, someone outside the block holds the input:
+//   input_held_forward        checked when the window the block's exit opened closes: the
+//                             caller has moved on (the next block started, or the model's
+//                             forward returned);
+//   input_held_after_forward  checked when the model's forward returns (its locals are gone),
+//                             and again when backward reaches the block, before its recompute.
+// An owner still there at a check held the input for the whole stretch before it, so these say
+// in which windows a plan keeps the input on the device (Note [Peak model]). The model's forward
+// hook is what tells the forward's windows from those after it; a model called without its
+// hooks (forward() directly) has no such boundary, and the windows up to the last block's
+// backward count as the forward's: an upper bound.
 class StepRecorder : public std::enable_shared_from_this<StepRecorder> {
  public:
   StepRecorder(Device device, std::size_t blocks, const std::vector<Tensor>& resident)
-      : device_(device), blocks_(blocks) {
+      : device_(device), blocks_(blocks), inputs_(blocks) {
     for (const Tensor& t : resident) {
       if (t.defined() && t.storage()) resident_.push_back(t.storage().get());
     }
@@ -66,6 +89,8 @@ class StepRecorder : public std::enable_shared_from_this<StepRecorder> {
 
   void begin_step() {
     held_ = 0;
+    after_forward_ = false;
+    exited_block_ = -1;
     windows_.clear();
     window_ms_.clear();
     carried_peak_ = 0;
@@ -85,7 +110,14 @@ class StepRecorder : public std::enable_shared_from_this<StepRecorder> {
     LG_CHECK(held_ == block, "profile_step: block ", block, " started its forward with ", held_,
              " blocks holding activations before it; the blocks must run in the order given, "
              "each once per forward");
+    after_forward_ = false;  // gradient accumulation: the next forward
     boundary(WindowKind::Forward, block);
+  }
+
+  // The checkpoint of `block` saves `input`: the alias SavedTensor made, kept by the pack hook
+  // (Note [Inputs the caller holds]).
+  void checkpoint_saves(int block, const Tensor& input) {
+    inputs_[static_cast<std::size_t>(block)] = input.storage();
   }
 
   void forward_ends(int block, const Tensor& input, const Tensor& output) {
@@ -96,12 +128,28 @@ class StepRecorder : public std::enable_shared_from_this<StepRecorder> {
     m.output_bytes = std::max(m.output_bytes, storage_bytes(output));
     held_ = block + 1;
     boundary(WindowKind::Between, -1);
+    exited_block_ = block;
+  }
+
+  // The model's forward returned (its forward hook): what it held in its locals and temporaries
+  // is gone. A window starts that counts as after the forward.
+  void model_forward_returns() {
+    if (after_forward_ || held_ == 0) return;  // evaluation, or no block ran
+    for (int j = 0; j < held_; ++j) {
+      BlockMeasure& m = blocks_[static_cast<std::size_t>(j)];
+      if (held_by_caller(j)) m.input_held_after_forward_bytes = m.input_bytes;
+    }
+    after_forward_ = true;
+    boundary(WindowKind::Between, -1);
   }
 
   void backward_begins(int block) {
     LG_CHECK(held_ == block + 1, "profile_step: block ", block, " started its backward with ",
              held_, " blocks holding activations; the blocks' backwards must run in reverse order");
     held_ = block;
+    BlockMeasure& m = blocks_[static_cast<std::size_t>(block)];
+    if (held_by_caller(block)) m.input_held_after_forward_bytes = m.input_bytes;
+    after_forward_ = true;
     boundary(WindowKind::Recompute, block);
   }
 
@@ -110,6 +158,7 @@ class StepRecorder : public std::enable_shared_from_this<StepRecorder> {
     const std::int64_t start = mark();
     std::vector<const Storage*> seen;
     std::int64_t saved = 0;
+    bool input_saved = false;
     Tensor output;
     {
       autograd::SavedTensorHooksGuard count(
@@ -122,6 +171,7 @@ class StepRecorder : public std::enable_shared_from_this<StepRecorder> {
             if (!counted) {
               seen.push_back(s);
               saved += storage_bytes(t);
+              if (s == input.storage().get()) input_saved = true;
             }
             return t;
           },
@@ -131,6 +181,7 @@ class StepRecorder : public std::enable_shared_from_this<StepRecorder> {
     synchronize();
     BlockMeasure& m = blocks_[static_cast<std::size_t>(block)];
     m.saved_bytes = std::max(m.saved_bytes, saved);
+    if (input_saved) m.saved_input_bytes = std::max(m.saved_input_bytes, storage_bytes(input));
     m.forward_rise_bytes =
         std::max(m.forward_rise_bytes, memory::stats(device_).peak_allocated - start);
     boundary(WindowKind::Backward, block);
@@ -147,6 +198,8 @@ class StepRecorder : public std::enable_shared_from_this<StepRecorder> {
 
   struct BlockMeasure {
     std::int64_t input_bytes = 0, output_bytes = 0, saved_bytes = 0, forward_rise_bytes = 0;
+    std::int64_t saved_input_bytes = 0, input_held_forward_bytes = 0,
+                 input_held_after_forward_bytes = 0;
   };
   const std::vector<BlockMeasure>& blocks() const { return blocks_; }
 
@@ -162,11 +215,17 @@ class StepRecorder : public std::enable_shared_from_this<StepRecorder> {
     return bytes;
   }
 
+  // Whether the input of `block` has an owner besides its checkpoint's pack hook.
+  bool held_by_caller(int block) const {
+    return inputs_[static_cast<std::size_t>(block)].use_count() > 1;
+  }
+
   void open(WindowKind kind, int block) {
     MemoryWindow w;
     w.kind = kind;
     w.block = block;
     w.held_blocks = held_;
+    w.after_forward = after_forward_;
     w.start_bytes = memory::stats(device_).allocated;
     w.gradient_bytes = gradient_bytes();
     open_ = w;
@@ -174,6 +233,11 @@ class StepRecorder : public std::enable_shared_from_this<StepRecorder> {
   }
 
   void close() {
+    if (exited_block_ >= 0) {  // the window the block's exit opened: the caller has moved on
+      BlockMeasure& m = blocks_[static_cast<std::size_t>(exited_block_)];
+      if (held_by_caller(exited_block_)) m.input_held_forward_bytes = m.input_bytes;
+      exited_block_ = -1;
+    }
     synchronize();
     const Clock::time_point now = Clock::now();
     open_.peak_bytes = std::max(carried_peak_, memory::stats(device_).peak_allocated);
@@ -202,7 +266,10 @@ class StepRecorder : public std::enable_shared_from_this<StepRecorder> {
   std::vector<const Storage*> resident_;  // parameters and buffers: never counted as saved
   std::vector<Tensor> parameters_;
   std::vector<BlockMeasure> blocks_;
+  std::vector<std::weak_ptr<Storage>> inputs_;  // each block's input, as its checkpoint saved it
   int held_ = 0;
+  bool after_forward_ = false;
+  int exited_block_ = -1;  // the block whose exit opened the current window, until it closes
   std::vector<MemoryWindow> windows_;
   std::vector<double> window_ms_;
   MemoryWindow open_;
@@ -221,7 +288,18 @@ nn::ForwardWrapper profiling_wrapper(const std::shared_ptr<StepRecorder>& record
       if (!autograd::grad_mode_enabled()) return std::vector<Tensor>{call(in[0])};
       return std::vector<Tensor>{recorder->recompute(index, in[0], call)};
     };
-    Tensor output = autograd::checkpoint(run, {input})[0];
+    Tensor output;
+    {
+      // The checkpoint's only save (its forward runs without a graph): Note [Inputs the caller
+      // holds].
+      autograd::SavedTensorHooksGuard watch(
+          [recorder, index](const Tensor& t) -> std::any {
+            recorder->checkpoint_saves(index, t);
+            return t;
+          },
+          [](const std::any& packed) { return std::any_cast<Tensor>(packed); });
+      output = autograd::checkpoint(run, {input})[0];
+    }
     recorder->forward_ends(index, input, output);
     output.register_hook([recorder, index](const Tensor&) { recorder->backward_begins(index); });
     return output;
@@ -239,12 +317,14 @@ std::string path_of(const nn::Module& module, const nn::Module* target, const st
   return "";
 }
 
-// Removes the profiling wrappers however profile_step leaves.
-struct WrappersRemoved {
+// Removes the profiling wrappers and the model's forward hook however profile_step leaves.
+struct ProfilingRemoved {
   const std::vector<std::shared_ptr<nn::Module>>& blocks;
-  ~WrappersRemoved() {
+  nn::HookHandle model_hook;
+  ~ProfilingRemoved() {
     for (const auto& block : blocks)
       block->set_forward_wrapper(nullptr);
+    model_hook.remove();
   }
 };
 
@@ -314,9 +394,13 @@ StepProfile profile_step(nn::Module& model, const std::vector<std::shared_ptr<nn
     resident.push_back(b);
   auto recorder = std::make_shared<StepRecorder>(device, blocks.size(), resident);
   recorder->set_parameters(parameters);
-  const WrappersRemoved removed{blocks};
+  ProfilingRemoved removed{blocks, {}};
   for (std::size_t i = 0; i < blocks.size(); ++i)
     blocks[i]->set_forward_wrapper(profiling_wrapper(recorder, static_cast<int>(i)));
+  removed.model_hook =
+      model.register_forward_hook([recorder](nn::Module&, const Tensor&, const Tensor&) {
+        if (autograd::grad_mode_enabled()) recorder->model_forward_returns();
+      });
 
   std::vector<double> step_ms;
   for (int s = 0; s < options.warmup_steps + options.measured_steps; ++s) {
@@ -359,6 +443,9 @@ StepProfile profile_step(nn::Module& model, const std::vector<std::shared_ptr<nn
     b.output_bytes = m.output_bytes;
     b.saved_bytes = m.saved_bytes;
     b.forward_rise_bytes = m.forward_rise_bytes;
+    b.saved_input_bytes = m.saved_input_bytes;
+    b.input_held_forward_bytes = m.input_held_forward_bytes;
+    b.input_held_after_forward_bytes = m.input_held_after_forward_bytes;
   }
   std::sort(step_ms.begin(), step_ms.end());
   profile.step_ms = step_ms[step_ms.size() / 2];

@@ -35,8 +35,14 @@ StepProfile synthetic_profile(std::mt19937& rng, int blocks, Device device) {
     b.name = "blocks." + std::to_string(i);
     b.input_bytes = draw(1, 8) * kMiB;
     b.output_bytes = draw(1, 8) * kMiB;
-    b.saved_bytes = b.input_bytes + draw(0, 40) * kMiB;
-    b.forward_rise_bytes = b.saved_bytes - b.input_bytes + b.output_bytes + draw(0, 10) * kMiB;
+    // Most blocks save their input; the model's code holds some blocks' inputs beyond the block
+    // (Note [Inputs the caller holds]): in the forward, and sometimes into backward too.
+    b.saved_input_bytes = draw(0, 3) > 0 ? b.input_bytes : 0;
+    b.saved_bytes = b.saved_input_bytes + draw(0, 40) * kMiB;
+    b.input_held_forward_bytes = draw(0, 3) == 0 ? b.input_bytes : 0;
+    b.input_held_after_forward_bytes = draw(0, 2) == 0 ? b.input_held_forward_bytes : 0;
+    b.forward_rise_bytes =
+        b.saved_bytes - b.saved_input_bytes + b.output_bytes + draw(0, 10) * kMiB;
     b.forward_ms = static_cast<double>(draw(5, 50));
     b.nograd_forward_ms = b.forward_ms * 0.8;
     b.backward_ms = static_cast<double>(draw(10, 100));
@@ -60,12 +66,14 @@ StepProfile synthetic_profile(std::mt19937& rng, int blocks, Device device) {
   std::vector<std::int64_t> inputs_held(blocks + 1, 0);
   for (int i = 0; i < blocks; ++i)
     inputs_held[i + 1] = inputs_held[i] + p.blocks[i].input_bytes;
+  bool after_forward = false;
   auto window = [&](WindowKind kind, int block, int held, std::int64_t transient,
                     std::int64_t gradients) {
     MemoryWindow w;
     w.kind = kind;
     w.block = block;
     w.held_blocks = held;
+    w.after_forward = after_forward;
     w.start_bytes = resident + gradients + inputs_held[held];
     w.peak_bytes = w.start_bytes + transient;
     w.gradient_bytes = gradients;
@@ -77,6 +85,7 @@ StepProfile synthetic_profile(std::mt19937& rng, int blocks, Device device) {
     window(WindowKind::Between, -1, i + 1, draw(0, 5) * kMiB, 0);
   }
   std::int64_t gradients = p.outside_parameter_bytes;
+  after_forward = true;
   for (int i = blocks - 1; i >= 0; --i) {
     const BlockProfile& b = p.blocks[i];
     window(WindowKind::Recompute, i, i, b.input_bytes + b.forward_rise_bytes, gradients);
@@ -213,6 +222,7 @@ StepProfile hand_profile() {
     b.input_bytes = 10;
     b.output_bytes = 10;
     b.saved_bytes = 50;  // input included
+    b.saved_input_bytes = 10;
     b.forward_rise_bytes = 60;
     b.forward_ms = 4;
     b.nograd_forward_ms = 3;
@@ -221,7 +231,15 @@ StepProfile hand_profile() {
   }
   p.step_ms = 40;  // 2 x (3 + 4 + 8) + 10 outside the blocks
   auto window = [&](WindowKind kind, int block, int held, std::int64_t start, std::int64_t peak) {
-    p.windows.push_back({kind, block, held, peak, start, 0});
+    MemoryWindow w;
+    w.kind = kind;
+    w.block = block;
+    w.held_blocks = held;
+    w.after_forward =
+        kind == WindowKind::Recompute || (!p.windows.empty() && p.windows.back().after_forward);
+    w.peak_bytes = peak;
+    w.start_bytes = start;
+    p.windows.push_back(w);
   };
   // resident 100; forward of block i starts at 100 + 10 (i + 1): the inputs held and its own.
   window(WindowKind::Between, -1, 0, 100, 110);

@@ -72,6 +72,15 @@ double relative_error(std::int64_t predicted, std::int64_t measured) {
 TEST(SrnetMemoryPlanner, PredictedPeakWithinTenPercentForEveryPlan) {
   Srnet srnet(/*width=*/16, /*blocks=*/3, /*batch=*/32);
   const offload::StepProfile profile = srnet.profile();
+  // srnet's forward calls blocks(shuffle(head(x))): the pixel shuffle's output, the first block's
+  // input, is a temporary of that full expression, alive until the last block has run (Note
+  // [Inputs the caller holds]). Each block's first convolution saves its input.
+  for (std::size_t i = 0; i < profile.blocks.size(); ++i) {
+    const offload::BlockProfile& b = profile.blocks[i];
+    EXPECT_EQ(b.saved_input_bytes, b.input_bytes) << b.name;
+    EXPECT_EQ(b.input_held_forward_bytes, i == 0 ? b.input_bytes : 0) << b.name;
+    EXPECT_EQ(b.input_held_after_forward_bytes, 0) << b.name;
+  }
   double worst = 0;
   for (int code = 0; code < 8; ++code) {
     std::vector<BlockPolicy> policies;
