@@ -3,7 +3,8 @@
 // ops::set_conv2d_backend, and the fallback for problems those kernels do not take.
 // cuDNN's legacy convolution API: descriptors for NCHW tensors and, as PyTorch does without
 // cudnn.benchmark, the best-ranked algorithm of cuDNN's heuristics that is usable here (Note
-// [cuDNN algorithm choice]); workspace from leangrad's caching allocator.
+// [cuDNN algorithm choice]), chosen once per problem (Note [cuDNN algorithm cache]); workspace
+// from leangrad's caching allocator.
 // Math: float16/bfloat16 on tensor cores with float32 accumulation; float32 with FMA only unless
 // cuda::allow_tf32(); float64 in double.
 //
@@ -11,6 +12,8 @@
 // never destroyed, bound to the caller's stream under a mutex held while the work is enqueued.
 #include <cudnn.h>
 
+#include <array>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <vector>
@@ -137,26 +140,95 @@ class ConvDescriptors {
 //   size is then asked for that math type).
 constexpr std::size_t kMaxWorkspaceBytes = std::size_t{1} << 30;
 
-template <typename Perf, typename WorkspaceSize, typename Run>
-void run_first_usable(ConvDescriptors& d, const std::vector<Perf>& perf, int returned,
-                      const char* what, const WorkspaceSize& workspace_size, const Run& run) {
-  for (int i = 0; i < returned; ++i) {
-    const Perf& candidate = perf[i];
+// Note [cuDNN algorithm cache]
+//   Asking the heuristics is host work, done under the handles' mutex before every launch. The
+//   H100 pass of 2026-11-25 timed cuDNN's float32 and bfloat16 convolutions of one srnet layer
+//   at 2.6-6.3 ms where our kernels take 0.5-1.1 ms, bfloat16 on tensor cores slower than
+//   float32 (bench/results/2026-11-25-h100-80gb-hbm3.md): what host time between the launches
+//   would look like (the next pass checks it). Like PyTorch's cache of algorithms per
+//   ConvolutionParams, the first call for a problem chooses as Note [cuDNN algorithm choice]
+//   says, and the choice (algorithm, math type, workspace bytes) is kept per device, direction,
+//   dtype, TF32 setting and geometry; later calls go straight to it. When its workspace cannot be
+//   had, that call searches again (and takes the next usable algorithm) without replacing it.
+//   Entries are never dropped: a program meets few convolution problems.
+enum class Direction { Forward, InputGrad, WeightGrad };
+
+struct Choice {
+  int algo = 0;
+  cudnnMathType_t math = CUDNN_DEFAULT_MATH;
+  std::size_t workspace_bytes = 0;
+};
+
+using ProblemKey = std::array<std::int64_t, 20>;
+
+ProblemKey problem_key(Direction direction, DType dtype, bool fma_only, const Conv2dGeometry& g) {
+  return {leangrad::cuda::current_device(),
+          static_cast<std::int64_t>(direction),
+          static_cast<std::int64_t>(dtype),
+          fma_only ? 1 : 0,
+          g.batch,
+          g.in_channels,
+          g.in_h,
+          g.in_w,
+          g.out_channels,
+          g.kernel_h,
+          g.kernel_w,
+          g.out_h,
+          g.out_w,
+          g.stride_h,
+          g.stride_w,
+          g.pad_h,
+          g.pad_w,
+          g.dilation_h,
+          g.dilation_w,
+          g.groups};
+}
+
+// Call with handles_mutex() held.
+std::map<ProblemKey, Choice>& choices() {
+  static auto* cache = new std::map<ProblemKey, Choice>();  // leaked, as the handles
+  return *cache;
+}
+
+// A workspace of `bytes`, or none when the caching allocator cannot give it.
+std::optional<Workspace> try_workspace(std::size_t bytes) {
+  std::optional<Workspace> workspace;
+  try {
+    // Workspace rounds every take up to 256 bytes: size it as take will ask.
+    workspace.emplace(Workspace::bytes_for<unsigned char>(static_cast<std::int64_t>(bytes)));
+  } catch (const OutOfMemoryError&) {
+  }
+  return workspace;
+}
+
+// Runs the problem `key` with its cached choice, or chooses (Note [cuDNN algorithm choice]):
+// `query` returns the heuristics' ranking.
+template <typename Algo, typename Perf, typename Query, typename WorkspaceSize, typename Run>
+void run_chosen(ConvDescriptors& d, const ProblemKey& key, const char* what, const Query& query,
+                const WorkspaceSize& workspace_size, const Run& run) {
+  std::map<ProblemKey, Choice>& cache = choices();
+  if (const auto it = cache.find(key); it != cache.end()) {
+    const Choice choice = it->second;
+    if (std::optional<Workspace> workspace = try_workspace(choice.workspace_bytes)) {
+      LG_CUDNN_CHECK(cudnnSetConvolutionMathType(d.conv, choice.math));
+      run(static_cast<Algo>(choice.algo),
+          workspace->take<unsigned char>(static_cast<std::int64_t>(choice.workspace_bytes)),
+          choice.workspace_bytes);
+      return;
+    }
+  }
+  for (const Perf& candidate : query()) {
     if (candidate.status != CUDNN_STATUS_SUCCESS || candidate.memory > kMaxWorkspaceBytes) continue;
     const bool tensor_op = candidate.mathType == CUDNN_TENSOR_OP_MATH ||
                            candidate.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
     if (d.fma_only() && tensor_op) continue;
-    LG_CUDNN_CHECK(
-        cudnnSetConvolutionMathType(d.conv, d.fma_only() ? CUDNN_FMA_MATH : candidate.mathType));
+    const cudnnMathType_t math = d.fma_only() ? CUDNN_FMA_MATH : candidate.mathType;
+    LG_CUDNN_CHECK(cudnnSetConvolutionMathType(d.conv, math));
     const std::size_t bytes = workspace_size(candidate.algo);
     if (bytes > kMaxWorkspaceBytes) continue;
-    std::optional<Workspace> workspace;
-    try {
-      // Workspace rounds every take up to 256 bytes: size it as take will ask.
-      workspace.emplace(Workspace::bytes_for<unsigned char>(static_cast<std::int64_t>(bytes)));
-    } catch (const OutOfMemoryError&) {
-      continue;
-    }
+    std::optional<Workspace> workspace = try_workspace(bytes);
+    if (!workspace) continue;
+    cache.try_emplace(key, Choice{static_cast<int>(candidate.algo), math, bytes});
     run(candidate.algo, workspace->take<unsigned char>(static_cast<std::int64_t>(bytes)), bytes);
     return;
   }
@@ -179,12 +251,17 @@ void conv2d_forward_cudnn(DType dtype, const Conv2dGeometry& g, void* y, const v
                           const void* w) {
   ConvDescriptors d(dtype, g);
   with_handle([&](cudnnHandle_t handle) {
-    std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(CUDNN_CONVOLUTION_FWD_ALGO_COUNT);
-    int returned = 0;
-    LG_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(
-        handle, d.x, d.w, d.conv, d.y, static_cast<int>(perf.size()), &returned, perf.data()));
-    run_first_usable(
-        d, perf, returned, "forward",
+    run_chosen<cudnnConvolutionFwdAlgo_t, cudnnConvolutionFwdAlgoPerf_t>(
+        d, problem_key(Direction::Forward, dtype, d.fma_only(), g), "forward",
+        [&] {
+          std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(CUDNN_CONVOLUTION_FWD_ALGO_COUNT);
+          int returned = 0;
+          LG_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(handle, d.x, d.w, d.conv, d.y,
+                                                                static_cast<int>(perf.size()),
+                                                                &returned, perf.data()));
+          perf.resize(static_cast<std::size_t>(returned));
+          return perf;
+        },
         [&](cudnnConvolutionFwdAlgo_t algo) {
           std::size_t bytes = 0;
           LG_CUDNN_CHECK(
@@ -202,12 +279,18 @@ void conv2d_input_grad_cudnn(DType dtype, const Conv2dGeometry& g, void* dx, con
                              const void* w) {
   ConvDescriptors d(dtype, g);
   with_handle([&](cudnnHandle_t handle) {
-    std::vector<cudnnConvolutionBwdDataAlgoPerf_t> perf(CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT);
-    int returned = 0;
-    LG_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(
-        handle, d.w, d.y, d.conv, d.x, static_cast<int>(perf.size()), &returned, perf.data()));
-    run_first_usable(
-        d, perf, returned, "input-gradient",
+    run_chosen<cudnnConvolutionBwdDataAlgo_t, cudnnConvolutionBwdDataAlgoPerf_t>(
+        d, problem_key(Direction::InputGrad, dtype, d.fma_only(), g), "input-gradient",
+        [&] {
+          std::vector<cudnnConvolutionBwdDataAlgoPerf_t> perf(
+              CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT);
+          int returned = 0;
+          LG_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(handle, d.w, d.y, d.conv, d.x,
+                                                                     static_cast<int>(perf.size()),
+                                                                     &returned, perf.data()));
+          perf.resize(static_cast<std::size_t>(returned));
+          return perf;
+        },
         [&](cudnnConvolutionBwdDataAlgo_t algo) {
           std::size_t bytes = 0;
           LG_CUDNN_CHECK(cudnnGetConvolutionBackwardDataWorkspaceSize(handle, d.w, d.y, d.conv, d.x,
@@ -225,12 +308,18 @@ void conv2d_weight_grad_cudnn(DType dtype, const Conv2dGeometry& g, void* dw, co
                               const void* x, bool accumulate) {
   ConvDescriptors d(dtype, g);
   with_handle([&](cudnnHandle_t handle) {
-    std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> perf(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT);
-    int returned = 0;
-    LG_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
-        handle, d.x, d.y, d.conv, d.w, static_cast<int>(perf.size()), &returned, perf.data()));
-    run_first_usable(
-        d, perf, returned, "weight-gradient",
+    run_chosen<cudnnConvolutionBwdFilterAlgo_t, cudnnConvolutionBwdFilterAlgoPerf_t>(
+        d, problem_key(Direction::WeightGrad, dtype, d.fma_only(), g), "weight-gradient",
+        [&] {
+          std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> perf(
+              CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT);
+          int returned = 0;
+          LG_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
+              handle, d.x, d.y, d.conv, d.w, static_cast<int>(perf.size()), &returned,
+              perf.data()));
+          perf.resize(static_cast<std::size_t>(returned));
+          return perf;
+        },
         [&](cudnnConvolutionBwdFilterAlgo_t algo) {
           std::size_t bytes = 0;
           LG_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterWorkspaceSize(handle, d.x, d.y, d.conv,
