@@ -74,7 +74,9 @@ std::int64_t storage_bytes(const Tensor& t) {
 // in which windows a plan keeps the input on the device (Note [Peak model]). The model's forward
 // hook is what tells the forward's windows from those after it; a model called without its
 // hooks (forward() directly) has no such boundary, and the windows up to the last block's
-// backward count as the forward's: an upper bound.
+// backward count as the forward's: an upper bound. One case goes unseen: the last block's exit
+// window closes only when the model has returned, so a model whose code uses the last block's
+// input again after that block (say `head(b1(h)) + h`) holds it in that stretch unnoticed.
 class StepRecorder : public std::enable_shared_from_this<StepRecorder> {
  public:
   StepRecorder(Device device, std::size_t blocks, const std::vector<Tensor>& resident)
