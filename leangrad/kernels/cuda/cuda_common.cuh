@@ -72,12 +72,18 @@ int resident_blocks_per_sm(Kernel* kernel, int threads, std::size_t dynamic_smem
                                 &occupancy_of);
 }
 
+// One wave of `kernel` (Note [Grid policy]): every block of it the device holds at once.
+template <typename Kernel>
+std::int64_t wave_blocks(Kernel* kernel, int threads, std::size_t dynamic_smem_bytes = 0) {
+  return static_cast<std::int64_t>(sm_count()) *
+         resident_blocks_per_sm(kernel, threads, dynamic_smem_bytes);
+}
+
 // Blocks for a grid-stride `kernel` whose work would fill `blocks_needed` blocks: at most one wave.
 template <typename Kernel>
 unsigned int grid_size(Kernel* kernel, int threads, std::int64_t blocks_needed,
                        std::size_t dynamic_smem_bytes = 0) {
-  const std::int64_t wave = static_cast<std::int64_t>(sm_count()) *
-                            resident_blocks_per_sm(kernel, threads, dynamic_smem_bytes);
+  const std::int64_t wave = wave_blocks(kernel, threads, dynamic_smem_bytes);
   const std::int64_t blocks = blocks_needed < wave ? blocks_needed : wave;
   return static_cast<unsigned int>(blocks < 1 ? 1 : blocks);
 }

@@ -528,9 +528,8 @@ void forward(const GroupNormSizes& sizes, T* y, opmath_t<T>* mean, opmath_t<T>* 
     return;
   }
   auto* partial = group_norm_welford_partial_kernel<T, Acc, kWidth>;
-  const Segmentation seg = segment_rows(
-      num_rows, row_vectors, kWidth,
-      static_cast<std::int64_t>(sm_count()) * resident_blocks_per_sm(partial, kThreads));
+  const Segmentation seg =
+      segment_rows(num_rows, row_vectors, kWidth, wave_blocks(partial, kThreads));
   const std::int64_t num_items = num_rows * seg.num_segments;
   const std::int64_t num_channels = sizes.batch * sizes.channels;
   Workspace ws(Workspace::bytes_for<WelfordState<Acc>>(num_items) +
@@ -585,9 +584,8 @@ void backward_channel_sums(const GroupNormSizes& sizes, const T* dy, const T* x,
     LG_CUDA_CHECK_LAUNCH();
   } else {
     auto* kernel = group_norm_channel_sums_partial_kernel<T, Acc, kWidth>;
-    const Segmentation seg = segment_rows(
-        num_channels, row_vectors, kWidth,
-        static_cast<std::int64_t>(sm_count()) * resident_blocks_per_sm(kernel, kThreads));
+    const Segmentation seg =
+        segment_rows(num_channels, row_vectors, kWidth, wave_blocks(kernel, kThreads));
     num_segments = seg.num_segments;
     const std::int64_t num_items = num_channels * seg.num_segments;
     partials_ws.emplace(Workspace::bytes_for<DySums<Acc>>(num_items));
