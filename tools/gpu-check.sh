@@ -337,6 +337,9 @@ prepare() {
   prepared=1
 }
 python_env() { LD_LIBRARY_PATH="$original_ld_library_path" "$@"; }
+# tools/trace_summary.py over a Chrome trace leangrad wrote: spans and busy time per CPU thread
+# and CUDA stream.
+trace_summary() { python_env python3 "$root/tools/trace_summary.py" "$@"; }
 
 require_gpu() {
   if ! { command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; }; then
@@ -728,34 +731,44 @@ $(g++ --version | head -1); $cudnn_description"
   done
   # DistributedDataParallel over parameters offloaded to the host (Note [Offloaded parameters] in
   # distributed/reducer.cpp): two processes on the one GPU, the gradients averaged in host memory
-  # by Gloo, the optimizer stepping on the host.
-  name="leangrad-train cuda 2 x gloo --offload-params"
-  if wanted "$name"; then
+  # by Gloo, the optimizer stepping on the host; and beside it the same two processes with the
+  # parameters on the device, the baseline the offloaded step is compared with. 1920 images: 15
+  # steps of two ranks' batches, 14 run (11 timed after 3 warm-up).
+  local setting flags
+  for setting in "plain" "--offload-params"; do
+    name="leangrad-train cuda 2 x gloo $setting"
+    wanted "$name" || continue
+    flags=()
+    [[ $setting == plain ]] || flags=("$setting")
+    local run_log="$scratch/ddp_${setting#--}.log"
     echo "=== $name" >>"$log"
     prc=0
-    run_limited "$(limit 120)" "$scratch/ddp_offload.log" "$build/tools/leangrad-run" \
+    run_limited "$(limit 120)" "$run_log" "$build/tools/leangrad-run" \
       --nproc-per-node 2 "$build/tools/leangrad-train" --model srnet --device cuda --width 64 \
-      --blocks 4 --epochs 1 --limit-train 640 --limit-test 100 --max-steps 8 --offload-params \
+      --blocks 4 --epochs 1 --limit-train 1920 --limit-test 100 --max-steps 14 "${flags[@]}" \
       --data "$prefix/usr/share/datasets/fashion-mnist" || prc=$?
-    cat "$scratch/ddp_offload.log" >>"$log"
+    cat "$run_log" >>"$log"
     {
       echo
-      echo "## $name (srnet width 64 blocks 4, batch 64 per rank, 8 steps)"
+      echo "## $name (srnet width 64 blocks 4, batch 64 per rank, 14 steps)"
       echo
       echo '```'
-      grep 'distributed:\|parameters:\|step time:' "$scratch/ddp_offload.log" || echo "(see bench.log)"
+      grep 'distributed:\|parameters:\|step time:' "$run_log" || echo "(see bench.log)"
       echo '```'
     } >>"$results"
     count_run "$name" "$prc"
-  fi
+  done
   # The memory planner in two processes on the one GPU over Gloo (distributed::plan_memory): a
   # budget 1 MiB above the smallest peak a plan reaches (what --memory-budget 1 says it is), so
   # the plan saves on the CPU and may offload the parameters, weighing the host all-reduce.
   name="leangrad-train cuda 2 x gloo --memory-budget"
   if wanted "$name"; then
     echo "=== $name" >>"$log"
-    local srnet_args=(--model srnet --device cuda --width 64 --blocks 4 --epochs 1 --limit-train 640
-      --limit-test 100 --max-steps 8 --data "$prefix/usr/share/datasets/fashion-mnist")
+    # 1920 images: 15 steps of two ranks' batches, so that 14 steps fit in the epoch (11 timed
+    # after 3 warm-up; the trace records 2 of them).
+    local srnet_args=(--model srnet --device cuda --width 64 --blocks 4 --epochs 1
+      --limit-train 1920 --limit-test 100 --max-steps 14
+      --data "$prefix/usr/share/datasets/fashion-mnist")
     local planner=("$build/tools/leangrad-run" --nproc-per-node 2 "$build/tools/leangrad-train"
       --backend gloo "${srnet_args[@]}")
     local smallest budget_mib
@@ -766,9 +779,15 @@ $(g++ --version | head -1); $cudnn_description"
     prc=0
     if [[ -n $smallest ]]; then
       budget_mib=$((smallest + 1))
+      # Rank 0's trace shows which stream sets the step's pace: the compute stream, or the copy
+      # stream with the saved activations (the step was predicted 22.67 ms and took 36.31 on
+      # 2026-11-25).
       run_limited "$(limit 120)" "$scratch/ddp_planner.log" "${planner[@]}" \
-        --memory-budget "$budget_mib" --memory-timeline "$scratch/timeline_planner_2.json" || prc=$?
+        --memory-budget "$budget_mib" --memory-timeline "$scratch/timeline_planner_2.json" \
+        --profile "$scratch/trace_planner_2.json" --profile-steps 2 || prc=$?
       cat "$scratch/ddp_planner.log" >>"$log"
+      trace_summary "$scratch/trace_planner_2.json" >"$scratch/trace_planner_2.txt" 2>&1 || true
+      cat "$scratch/trace_planner_2.txt" >>"$log"
       # The same budget in one process: whether a gap between the predicted and the measured
       # peak comes from the second process (DistributedDataParallel) or from the plan itself.
       run_limited "$(limit 60)" "$scratch/planner_1.log" "$build/tools/leangrad-train" \
@@ -786,12 +805,18 @@ $(g++ --version | head -1); $cudnn_description"
     fi
     {
       echo
-      echo "## $name ${budget_mib:-?} (srnet width 64 blocks 4, batch 64 per rank, 8 steps)"
+      echo "## $name ${budget_mib:-?} (srnet width 64 blocks 4, batch 64 per rank, 14 steps)"
       echo
       echo '```'
       sed -n 's/^\[rank 0\] //p' "$scratch/ddp_planner.log" |
         grep -E 'memory plan|block|parameters and|all-reduce|predicted|step time:' ||
         cat "$scratch/ddp_planner.log"
+      echo '```'
+      echo
+      echo "Rank 0's trace of 2 steps (tools/trace_summary.py):"
+      echo
+      echo '```'
+      cat "$scratch/trace_planner_2.txt" 2>/dev/null || echo "(no trace: see bench.log)"
       echo '```'
       echo
       echo "The same budget in one process:"
@@ -824,7 +849,6 @@ $(g++ --version | head -1); $cudnn_description"
   # One training step's memory timeline per memory setting on the GPU (docs/profiling.md draws
   # plain, --recompute and --save-on-cpu side by side): each JSON goes into bench.log
   # (append_timeline), and tools/plot_memory_timeline.py draws them.
-  local setting
   for setting in plain recompute save-on-cpu; do
     local flag=()
     [[ $setting == plain ]] || flag=("--$setting")
@@ -860,21 +884,7 @@ $(g++ --version | head -1); $cudnn_description"
     cat "$scratch/profile.log" >>"$log"
     local spans=""
     if ((prc == 0)); then
-      spans="$(python_env python3 - "$scratch/trace.json" <<'PY' 2>&1
-import collections, json, sys
-events = [e for e in json.load(open(sys.argv[1]))["traceEvents"] if e["ph"] == "X"]
-cpu = [e for e in events if e["pid"] == 1]
-cuda = [e for e in events if e["pid"] == 2]
-streams = sorted({e["tid"] for e in cuda})
-print(f"trace: {len(cpu)} spans on CPU threads, {len(cuda)} on {len(streams)} CUDA stream(s)")
-time = collections.Counter()
-for e in cuda:
-    time[e["name"]] += e["dur"]
-for name, us in time.most_common(8):
-    print(f"  device time {name}: {us / 1000:.3f} ms")
-sys.exit(0 if cuda else 1)
-PY
-)" || prc=$?
+      spans="$(trace_summary "$scratch/trace.json" --top 8 --require-cuda 2>&1)" || prc=$?
     fi
     echo "$spans" >>"$log"
     {

@@ -16,10 +16,12 @@
 //    (DDPOptions' default bucket_cap_mb) timed (the least of seven) and scaled to all the
 //    gradients, on the profile's device and, when a Gloo group could reduce offloaded parameters,
 //    in pinned host memory;
-// 3. every measurement becomes its maximum over the ranks (offload::profile_measurements
+// 3. on CUDA, each measures the host <-> device copy bandwidth again, all ranks copying at once
+//    (Note [Copy bandwidth shared by the ranks]);
+// 4. every measurement becomes its maximum over the ranks (offload::profile_measurements
 //    orients them so): the plan is the slowest rank's, which is the one a synchronous step
 //    waits for, and its peaks the largest any rank measured;
-// 4. the plan is a pure function of those numbers, so every rank computes the same one; one more
+// 5. the plan is a pure function of those numbers, so every rank computes the same one; one more
 //    all-reduce checks it (a rank built differently would otherwise train a different model).
 // The same steps make a budget no plan fits fail on every rank with the same message.
 #include <leangrad/distributed/memory_plan.h>
@@ -97,6 +99,23 @@ double all_reduce_ms(ProcessGroup& group, std::int64_t bytes, std::int64_t bucke
   return least * static_cast<double>(bytes) / (4.0 * static_cast<double>(numel));
 }
 
+// Note [Copy bandwidth shared by the ranks]
+// profile_step measured the host <-> device copy bandwidth on each rank alone, but in the step
+// every rank copies at once: the saved activations of SaveOnCpu blocks go to the host in the
+// forward and come back in the backward, on every rank at the same time. Ranks on one machine
+// share its links and its host memory, and a bandwidth measured alone under-prices SaveOnCpu and
+// parameter offload (on 2026-11-25 two ranks on one H100 were predicted a step of 22.67 ms and
+// took 36.31; docs/gpu-pass.md says what the next pass checks). Here every rank measures with a
+// barrier before each copy, so the copies overlap as in a step. The buffers come first, and all
+// ranks agree that they have them before the first barrier: a rank short of memory must not
+// leave the others waiting. If one is, the profile keeps its own measurement.
+double shared_copy_bandwidth(ProcessGroup& group, const offload::StepProfile& profile) {
+  offload::CopyBandwidthProbe probe(profile.device);
+  const std::vector<double> missing = max_over_ranks(group, {probe.ready() ? 0.0 : 1.0});
+  if (missing[0] != 0) return profile.copy_bytes_per_ms;
+  return probe.measure([&group] { group.barrier(); });
+}
+
 // "4" or "from 2 to 3 over the ranks", for a count (exact in a double).
 std::string range_text(const std::vector<double>& lowest, const std::vector<double>& highest,
                        std::size_t i) {
@@ -150,11 +169,14 @@ offload::MemoryPlan plan_memory(offload::StepProfile& profile, std::int64_t budg
                       TensorOptions().pinned_memory(true));
   }
 
-  // 3. The slowest, largest measurements.
+  // 3. The copy bandwidth with every rank copying (Note [Copy bandwidth shared by the ranks]).
+  if (profile.device.is_cuda()) profile.copy_bytes_per_ms = shared_copy_bandwidth(group, profile);
+
+  // 4. The slowest, largest measurements.
   offload::set_profile_measurements(profile,
                                     max_over_ranks(group, offload::profile_measurements(profile)));
 
-  // 4. One plan, checked.
+  // 5. One plan, checked.
   const offload::MemoryPlan plan = offload::plan_memory(profile, budget_bytes, options);
   std::vector<double> choices;
   for (const offload::BlockPolicy policy : plan.policies)

@@ -330,33 +330,6 @@ struct ProfilingRemoved {
   }
 };
 
-// Pinned host <-> device bytes per millisecond: the faster direction's best of three copies of
-// 32 MiB (0 when the device or the copy cannot be had: SaveOnCpu is then not considered).
-double copy_bandwidth(Device device) {
-  if (!device.is_cuda()) return 0;
-  constexpr std::int64_t kBytes = 32 << 20;
-  try {
-    Tensor on_device = empty({kBytes / 4}, TensorOptions(kFloat32).device(device));
-    Tensor on_host = empty({kBytes / 4}, TensorOptions(kFloat32).pinned_memory(true));
-    double best_ms = 0;
-    for (int i = 0; i < 6; ++i) {
-      cuda::synchronize(device.index);
-      const Clock::time_point start = Clock::now();
-      if (i % 2 == 0) {
-        on_host.copy_(on_device);
-      } else {
-        on_device.copy_(on_host);
-      }
-      cuda::synchronize(device.index);
-      const double ms = milliseconds(Clock::now() - start);
-      if (best_ms == 0 || ms < best_ms) best_ms = ms;
-    }
-    return best_ms > 0 ? static_cast<double>(kBytes) / best_ms : 0;
-  } catch (const OutOfMemoryError&) {
-    return 0;
-  }
-}
-
 }  // namespace
 
 StepProfile profile_step(nn::Module& model, const std::vector<std::shared_ptr<nn::Module>>& blocks,
@@ -451,8 +424,39 @@ StepProfile profile_step(nn::Module& model, const std::vector<std::shared_ptr<nn
   }
   std::sort(step_ms.begin(), step_ms.end());
   profile.step_ms = step_ms[step_ms.size() / 2];
-  profile.copy_bytes_per_ms = copy_bandwidth(device);
+  CopyBandwidthProbe probe(device);
+  profile.copy_bytes_per_ms = probe.measure();
   return profile;
+}
+
+CopyBandwidthProbe::CopyBandwidthProbe(Device device) : device_(device) {
+  if (!device.is_cuda()) return;
+  try {
+    on_device_ = empty({kBytes / 4}, TensorOptions(kFloat32).device(device));
+    on_host_ = empty({kBytes / 4}, TensorOptions(kFloat32).pinned_memory(true));
+  } catch (const OutOfMemoryError&) {
+    on_device_ = Tensor();
+    on_host_ = Tensor();
+  }
+}
+
+double CopyBandwidthProbe::measure(const std::function<void()>& before_each_copy) {
+  if (!ready()) return 0;
+  double best_ms = 0;
+  for (int i = 0; i < kCopies; ++i) {
+    cuda::synchronize(device_.index);
+    if (before_each_copy) before_each_copy();
+    const Clock::time_point start = Clock::now();
+    if (i % 2 == 0) {
+      on_host_.copy_(on_device_);
+    } else {
+      on_device_.copy_(on_host_);
+    }
+    cuda::synchronize(device_.index);
+    const double ms = milliseconds(Clock::now() - start);
+    if (best_ms == 0 || ms < best_ms) best_ms = ms;
+  }
+  return best_ms > 0 ? static_cast<double>(kBytes) / best_ms : 0;
 }
 
 }  // namespace leangrad::offload

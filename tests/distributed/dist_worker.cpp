@@ -391,6 +391,21 @@ void scenario_plan_memory() {
               policy_list(plan.policies), plan.predicted_step_ms, profile.gradient_sync_ms);
 }
 
+// The profile of a step on cuda:0 (both ranks share the one GPU; the Gloo group reduces on the
+// CPU), with copy bandwidths of 1000 and 1001 bytes per ms, far below any real link's:
+// plan_memory measures the bandwidth again with both ranks copying, unless a rank has no memory
+// for the probe's buffers (the test caps one), and then plans on the slower rank's own.
+void scenario_plan_memory_cuda() {
+  namespace off = leangrad::offload;
+  const int rank = dist::get_rank();
+  off::StepProfile profile = rank_profile(rank);
+  profile.device = leangrad::Device::cuda(0);
+  profile.copy_bytes_per_ms = 1000.0 + rank;
+  const off::MemoryPlan plan = dist::plan_memory(profile, 150);
+  std::printf("copy bandwidth: %.0f bytes/ms; plan %s\n", profile.copy_bytes_per_ms,
+              policy_list(plan.policies));
+}
+
 // Rank 1 profiled a model of three blocks: every rank refuses, and the group still works.
 void scenario_plan_memory_mismatch() {
   const int rank = dist::get_rank();
@@ -473,6 +488,8 @@ int main(int argc, char** argv) {
       scenario_fault(scenario == "hang");
     } else if (scenario == "plan_memory") {
       scenario_plan_memory();
+    } else if (scenario == "plan_memory_cuda") {
+      scenario_plan_memory_cuda();
     } else if (scenario == "plan_memory_mismatch") {
       scenario_plan_memory_mismatch();
     } else if (scenario.rfind("ddp_", 0) == 0) {

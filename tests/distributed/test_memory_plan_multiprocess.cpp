@@ -3,7 +3,10 @@
 // ranks that profiled different models are refused on every rank.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <string>
+
+#include <leangrad/core/cuda.h>
 
 #include "distributed/launch.h"
 #include "testing/tensor_testing.h"
@@ -46,6 +49,43 @@ TEST(DistributedPlanMemory, RanksThatProfiledDifferentStepsAreRefusedOnEveryRank
                     "with the same budget (blocks: from 2 to 3 over the ranks; windows: from 3 "
                     "to 4 over the ranks; parameter bytes: 4194304; budget bytes: 150;");
     EXPECT_CONTAINS(o.output, "the group works after the refusal");
+  }
+}
+
+// On CUDA the ranks measure the copy bandwidth again, copying at the same time (Note [Copy
+// bandwidth shared by the ranks], distributed/memory_plan.cpp): the profiles' own 1000 and 1001
+// bytes per ms (1 MB/s) give way to one real measurement, the same on both ranks.
+TEST(DistributedPlanMemory, OnCudaRanksMeasureTheCopyBandwidthTogether) {
+  SKIP_WITHOUT_GLOO();
+  if (!cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  Launch l;
+  l.scenario = "plan_memory_cuda";
+  const std::vector<RankOutcome> outcomes = launch(l);
+  ASSERT_EQ(outcomes.size(), 2u);
+  for (const RankOutcome& o : outcomes)
+    ASSERT_EQ(o.exit_code, 0) << describe(outcomes);
+  const std::string line = line_after(outcomes[0].output, "copy bandwidth:");
+  double bytes_per_ms = 0;
+  ASSERT_EQ(std::sscanf(line.c_str(), "copy bandwidth: %lf", &bytes_per_ms), 1) << line;
+  EXPECT_GT(bytes_per_ms, 1e5) << line;  // above 100 MB/s: measured, not the profiles' own
+  EXPECT_LT(bytes_per_ms, 1e9) << line;
+  EXPECT_EQ(line_after(outcomes[1].output, "copy bandwidth:"), line) << describe(outcomes);
+}
+
+// A rank without room for the probe's 32 MiB (a 16 MiB cap) measures nothing, and neither does
+// the other, which would wait for it at the first copy's barrier: both plan on the slower of
+// their own measurements.
+TEST(DistributedPlanMemory, OnCudaARankWithoutRoomForTheProbeKeepsTheProfilesBandwidth) {
+  SKIP_WITHOUT_GLOO();
+  if (!cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  Launch l;
+  l.scenario = "plan_memory_cuda";
+  l.rank_env[1]["LEANGRAD_ALLOC_CONF"] = "memory_cap_mb:16";
+  const std::vector<RankOutcome> outcomes = launch(l);
+  ASSERT_EQ(outcomes.size(), 2u);
+  for (const RankOutcome& o : outcomes) {
+    ASSERT_EQ(o.exit_code, 0) << describe(outcomes);
+    EXPECT_CONTAINS(o.output, "copy bandwidth: 1000 bytes/ms");
   }
 }
 

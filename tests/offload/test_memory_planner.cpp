@@ -17,6 +17,7 @@
 #include <leangrad/autograd/grad_mode.h>
 #include <leangrad/autograd/nn_functions.h>
 #include <leangrad/autograd/saved_tensor.h>
+#include <leangrad/core/cuda.h>
 #include <leangrad/core/error.h>
 #include <leangrad/core/generator.h>
 #include <leangrad/core/memory.h>
@@ -368,6 +369,28 @@ TEST(MemoryPlanner, ProfileRefusesMisuse) {
   }
   EXPECT_FALSE(f.blocks[0]->has_forward_wrapper());
   EXPECT_TRUE(f.blocks[1]->has_forward_wrapper());  // the user's, left alone
+}
+
+// The copy bandwidth probe (what StepProfile::copy_bytes_per_ms holds): nothing to measure on the
+// CPU, where SaveOnCpu moves nothing; on CUDA the caller's function runs before each copy, and the
+// bandwidth is a pinned link's (between 0.1 and 1000 GB/s, in bytes per ms).
+TEST(CopyBandwidthProbe, TheCpuHasNoLinkToMeasure) {
+  CopyBandwidthProbe probe(Device::cpu());
+  int calls = 0;
+  EXPECT_FALSE(probe.ready());
+  EXPECT_EQ(probe.measure([&calls] { ++calls; }), 0.0);
+  EXPECT_EQ(calls, 0);
+}
+
+TEST(CopyBandwidthProbe, OnCudaRunsTheCallerBeforeEachCopy) {
+  if (!cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  CopyBandwidthProbe probe(Device::cuda(0));
+  ASSERT_TRUE(probe.ready());
+  int calls = 0;
+  const double bytes_per_ms = probe.measure([&calls] { ++calls; });
+  EXPECT_EQ(calls, CopyBandwidthProbe::kCopies);
+  EXPECT_GT(bytes_per_ms, 1e5);
+  EXPECT_LT(bytes_per_ms, 1e9);
 }
 
 }  // namespace

@@ -1,17 +1,13 @@
-# The plotting scripts (tools/plot_trace.py, tools/plot_memory_timeline.py) on the files committed
-# under docs/images: each writes a PNG, a timeline pair is drawn side by side with both peaks,
-# and bad input is refused with a message. Debian's python3 with python3-matplotlib
-# (tools/bootstrap.sh installs it); without matplotlib the test is SKIPPED.
+# The trace and plotting scripts (tools/trace_summary.py, tools/plot_trace.py,
+# tools/plot_memory_timeline.py). trace_summary.py: a hand-made trace whose busy times are known
+# (nested and overlapping spans count once), and the committed CPU trace. The plots, on the files
+# committed under docs/images: each writes a PNG, a timeline pair is drawn side by side with both
+# peaks, and bad input is refused with a message. Debian's python3 with python3-matplotlib
+# (tools/bootstrap.sh installs it); without matplotlib the plots are SKIPPED.
 #   cmake -DSOURCE_DIR=... -DWORK_DIR=... -P test_plot_scripts.cmake
 find_program(PYTHON3 python3 PATHS /usr/bin NO_DEFAULT_PATH)
 if(NOT PYTHON3)
   find_program(PYTHON3 python3)
-endif()
-execute_process(COMMAND "${PYTHON3}" -c "import matplotlib" RESULT_VARIABLE no_matplotlib
-                OUTPUT_QUIET ERROR_QUIET)
-if(no_matplotlib)
-  message("SKIPPED: ${PYTHON3} has no matplotlib (apt-get install python3-matplotlib)")
-  return()
 endif()
 file(REMOVE_RECURSE "${WORK_DIR}")
 file(MAKE_DIRECTORY "${WORK_DIR}")
@@ -40,6 +36,31 @@ function(expect_png path)
   endif()
 endfunction()
 
+# trace_summary.py needs no matplotlib. CPU thread 7: [0, 10) inside [0, 20), and [30, 40):
+# busy 30 us of the 50 traced; CUDA stream 3: [40, 50): 10 us.
+file(WRITE "${WORK_DIR}/small_trace.json" [=[{"traceEvents": [
+{"name": "thread_name", "ph": "M", "pid": 1, "tid": 7, "args": {"name": "CPU thread 7"}},
+{"name": "thread_name", "ph": "M", "pid": 2, "tid": 3, "args": {"name": "CUDA stream 3"}},
+{"name": "step", "cat": "user", "ph": "X", "ts": 0, "dur": 20, "pid": 1, "tid": 7},
+{"name": "conv2d", "cat": "op", "ph": "X", "ts": 0, "dur": 10, "pid": 1, "tid": 7},
+{"name": "conv2d", "cat": "op", "ph": "X", "ts": 30, "dur": 10, "pid": 1, "tid": 7},
+{"name": "conv2d", "cat": "cuda", "ph": "X", "ts": 40, "dur": 10, "pid": 2, "tid": 3}]}]=])
+run_plot(0 out trace_summary.py "${WORK_DIR}/small_trace.json" --require-cuda)
+expect_printed("trace_summary.py" "${out}" "trace: 4 spans on 2 tracks over 0.050 ms")
+expect_printed("trace_summary.py, CPU track" "${out}" "CPU thread 7: 3 spans, busy 0.030 ms (60%)")
+expect_printed("trace_summary.py, by name" "${out}" "    conv2d: 0.020 ms")
+expect_printed("trace_summary.py, CUDA track" "${out}" "CUDA stream 3: 1 span, busy 0.010 ms (20%)")
+run_plot(0 out trace_summary.py "${images}/srnet_trace.json" --top 1)
+expect_printed("trace_summary.py, srnet" "${out}" "trace: 410 spans on 2 tracks")
+run_plot(1 out trace_summary.py "${images}/srnet_trace.json" --require-cuda)
+expect_printed("trace_summary.py, --require-cuda" "${out}" "no span on a CUDA stream's track")
+
+execute_process(COMMAND "${PYTHON3}" -c "import matplotlib" RESULT_VARIABLE no_matplotlib
+                OUTPUT_QUIET ERROR_QUIET)
+if(no_matplotlib)
+  message("SKIPPED: ${PYTHON3} has no matplotlib (apt-get install python3-matplotlib)")
+  return()
+endif()
 run_plot(0 out plot_trace.py "${images}/srnet_trace.json" -o "${WORK_DIR}/trace.png")
 expect_png("${WORK_DIR}/trace.png")
 expect_printed("plot_trace.py" "${out}" "(410 spans, 2 tracks,")
