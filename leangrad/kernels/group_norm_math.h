@@ -19,6 +19,16 @@
 //       x_coef = (a * mean - b) * rstd^3 / M,   const_coef = -x_coef * mean - a * rstd / M.
 //   (That is dx = rstd (dy w - mean(dy w) - xhat mean(dy w xhat)) written as an affine map of
 //   dy and x, so the input gradient is one elementwise pass.)
+//   Summed in float, sum_dy_x - mean * sum_dy cancels when the mean is far from 0 (by a factor
+//   |mean| / sd, and so does x_coef * x + const_coef in dx). The fast kernels (the CPU's
+//   vectorised one and CUDA's) therefore sum the centred products instead,
+//     sum_dy_centred[n, c] = sum dy * (x - mean)   (= sum_dy_x - mean * sum_dy),
+//     dweight[c] = sum_n sum_dy_centred[n, c] * rstd,
+//     dx = rstd * w[c] * dy + x_coef * (x - mean) + centred_const, with
+//       b_centred = sum_c w[c] sum_dy_centred[n, c] = b - mean * a,
+//       x_coef = -b_centred * rstd^3 / M,   centred_const = -a * rstd / M
+//   (group_norm_input_grad_coefs_centred). The reference loops sum dy * x in double, where the
+//   cancellation costs nothing that the tests can see.
 #pragma once
 
 #include <cmath>
@@ -128,6 +138,15 @@ LG_HOST_DEVICE LG_INLINE GroupInputGradCoefs<Acc> group_norm_input_grad_coefs(
   const Acc x_coef = (sum_w_dy * mean - sum_w_dy_x) * rstd * rstd * rstd * inv_m;
   const Acc const_coef = -x_coef * mean - sum_w_dy * rstd * inv_m;
   return {x_coef, const_coef};
+}
+
+// The same coefficients from centred sums (Note [GroupNorm layout and math]): sum_w_dy = a,
+// sum_w_dy_centred = b - mean * a, for dx = rstd * w[c] * dy + x_coef * (x - mean) + const_coef.
+template <typename Acc>
+LG_HOST_DEVICE LG_INLINE GroupInputGradCoefs<Acc> group_norm_input_grad_coefs_centred(
+    Acc rstd, Acc sum_w_dy, Acc sum_w_dy_centred, std::int64_t group_size) {
+  const Acc inv_m = Acc(1) / static_cast<Acc>(group_size);
+  return {-sum_w_dy_centred * rstd * rstd * rstd * inv_m, -sum_w_dy * rstd * inv_m};
 }
 
 }  // namespace leangrad::kernels

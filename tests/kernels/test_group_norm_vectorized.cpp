@@ -1,10 +1,11 @@
 // GroupNorm's vectorised CPU launchers (kernels/cpu/group_norm_vectorized.cpp, what the library
-// runs) against the reference loops (kernels/cpu/group_norm_reference.h): mean, rstd, output and
-// the three gradients in every dtype, affine or not, on shapes around the chunk and vector sizes
-// (one element per channel, one group, channels that straddle chunks, few rows and many), with a
-// mean far from 0; the tolerance is the error bound of float (or double) sums of the lengths
-// involved, per element. Also: the same bits at any thread count (rows split over threads, or
-// threads within rows), and non-contiguous inputs.
+// runs) and its CUDA launchers (kernels/cuda/group_norm.cu; SKIPPED without a GPU) against the
+// reference loops (kernels/cpu/group_norm_reference.h): mean, rstd, output and the three gradients
+// in every dtype, affine or not, on shapes around the chunk and vector sizes (one element per
+// channel, one group, channels that straddle chunks, few rows and many, and on CUDA each of its
+// paths), with means far from 0; the tolerance is the error bound of float (or double) sums of
+// the lengths involved, per element. Also: the same bits at any thread count (rows split over
+// threads, or threads within rows), and non-contiguous inputs.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include <leangrad/core/cuda.h>
 #include <leangrad/kernels/backend.h>
 #include <leangrad/kernels/cpu/group_norm_reference.h>
 #include <leangrad/kernels/creation.h>
@@ -34,11 +36,15 @@ struct Case {
 
 // (N, C, HxW, G): tails of the 32 partial sums, one value per channel, a row of one channel,
 // channels that straddle the 2048-element chunks, rows longer than a chunk, few rows (threads
-// within rows) and many (threads over rows).
+// within rows) and many (threads over rows). The last three, with a mean 1000 standard
+// deviations from 0, reach CUDA's three backward paths (Note [GroupNorm strategies]): 256 groups
+// of 36 values (one pass: more groups than an H100 has SMs), channels of 33 values (several rows
+// per block) and of 3000 (rows cut into segments).
 const std::vector<Case> kCases = {
-    {2, 6, 7, 3, 0},     {3, 4, 1, 2, 0},     {1, 1, 5000, 1, 0}, {2, 8, 2049, 4, 0},
-    {1, 3, 4097, 1, 0},  {16, 32, 33, 8, 0},  {4, 64, 49, 32, 0}, {2, 4, 300, 2, 8},
-    {16, 32, 33, 8, 30}, {1, 2, 70001, 1, 0},
+    {2, 6, 7, 3, 0},       {3, 4, 1, 2, 0},     {1, 1, 5000, 1, 0},   {2, 8, 2049, 4, 0},
+    {1, 3, 4097, 1, 0},    {16, 32, 33, 8, 0},  {4, 64, 49, 32, 0},   {2, 4, 300, 2, 8},
+    {16, 32, 33, 8, 30},   {1, 2, 70001, 1, 0}, {64, 16, 9, 4, 1000}, {8, 16, 33, 4, 1000},
+    {1, 2, 3000, 1, 1000},
 };
 
 std::string describe(const Case& c) {
@@ -106,61 +112,97 @@ struct Buffers {
   Tensor dx, dw, db;
 };
 
-Buffers run(bool reference, DType dtype, const GroupNormSizes& sizes, const Tensor& x,
-            const Tensor& w, const Tensor& b, double eps) {
+enum class Kernel { Reference, Vectorised, Cuda };
+
+const void* data_or_null(const Tensor& t) {
+  return t.defined() ? t.data_ptr() : nullptr;
+}
+Tensor to_device(const Tensor& t, const Device& device) {
+  return t.defined() ? t.to(device) : Tensor();
+}
+
+// The buffers of one kernel's results, on `device`.
+Buffers empty_buffers(DType dtype, const GroupNormSizes& sizes, const Shape& shape,
+                      const Device& device) {
   const DType acc = dtype == kFloat64 ? kFloat64 : kFloat32;
   const std::int64_t rows = sizes.batch * sizes.groups;
-  Buffers o{empty(x.shape(), dtype),
-            empty({rows}, acc),
-            empty({rows}, acc),
-            empty(x.shape(), dtype),
-            empty({sizes.channels}, dtype),
-            empty({sizes.channels}, dtype)};
-  const void* wp = w.defined() ? w.data_ptr() : nullptr;
-  const void* bp = b.defined() ? b.data_ptr() : nullptr;
-  if (reference) {
-    kernels::cpu::reference::group_norm_forward(dtype, sizes, o.y.data_ptr(), o.mean.data_ptr(),
-                                                o.rstd.data_ptr(), x.data_ptr(), wp, bp, eps);
-  } else {
-    kernels::cpu::group_norm_forward(dtype, sizes, o.y.data_ptr(), o.mean.data_ptr(),
-                                     o.rstd.data_ptr(), x.data_ptr(), wp, bp, eps);
+  const TensorOptions values = TensorOptions(dtype).device(device);
+  const TensorOptions stats = TensorOptions(acc).device(device);
+  return {empty(shape, values),
+          empty({rows}, stats),
+          empty({rows}, stats),
+          empty(shape, values),
+          empty({sizes.channels}, values),
+          empty({sizes.channels}, values)};
+}
+
+Buffers to_cpu(const Buffers& b) {
+  return {b.y.cpu(), b.mean.cpu(), b.rstd.cpu(), b.dx.cpu(), b.dw.cpu(), b.db.cpu()};
+}
+
+// The forward of `kernel`; CUDA's on copies of the inputs, its results copied back.
+Buffers run(Kernel kernel, DType dtype, const GroupNormSizes& sizes, const Tensor& x,
+            const Tensor& w, const Tensor& b, double eps) {
+  if (kernel == Kernel::Cuda) {
+    const Device gpu = Device::cuda(0);
+    const Tensor xd = x.to(gpu), wd = to_device(w, gpu), bd = to_device(b, gpu);
+    Buffers o = empty_buffers(dtype, sizes, x.shape(), gpu);
+    kernels::cuda::group_norm_forward(dtype, sizes, o.y.data_ptr(), o.mean.data_ptr(),
+                                      o.rstd.data_ptr(), xd.data_ptr(), data_or_null(wd),
+                                      data_or_null(bd), eps);
+    return to_cpu(o);
   }
+  Buffers o = empty_buffers(dtype, sizes, x.shape(), Device::cpu());
+  const auto forward = kernel == Kernel::Reference ? kernels::cpu::reference::group_norm_forward
+                                                   : kernels::cpu::group_norm_forward;
+  forward(dtype, sizes, o.y.data_ptr(), o.mean.data_ptr(), o.rstd.data_ptr(), x.data_ptr(),
+          data_or_null(w), data_or_null(b), eps);
   return o;
 }
 
-// The backward of both kernels from the same mean and rstd (the reference's).
-void run_backward(bool reference, DType dtype, const GroupNormSizes& sizes, Buffers& o,
+// The backward of `kernel` into o's gradients, from the same mean and rstd (the reference's).
+void run_backward(Kernel kernel, DType dtype, const GroupNormSizes& sizes, Buffers& o,
                   const Tensor& x, const Tensor& w, const Tensor& dy, const Buffers& stats) {
-  const void* wp = w.defined() ? w.data_ptr() : nullptr;
-  if (reference) {
-    kernels::cpu::reference::group_norm_backward(dtype, sizes, o.dx.data_ptr(), o.dw.data_ptr(),
-                                                 o.db.data_ptr(), dy.data_ptr(), x.data_ptr(),
-                                                 stats.mean.data_ptr(), stats.rstd.data_ptr(), wp);
-  } else {
-    kernels::cpu::group_norm_backward(dtype, sizes, o.dx.data_ptr(), o.dw.data_ptr(),
-                                      o.db.data_ptr(), dy.data_ptr(), x.data_ptr(),
-                                      stats.mean.data_ptr(), stats.rstd.data_ptr(), wp);
+  if (kernel == Kernel::Cuda) {
+    const Device gpu = Device::cuda(0);
+    const Tensor xd = x.to(gpu), wd = to_device(w, gpu), dyd = dy.to(gpu);
+    const Tensor mean = stats.mean.to(gpu), rstd = stats.rstd.to(gpu);
+    Buffers d = empty_buffers(dtype, sizes, x.shape(), gpu);
+    kernels::cuda::group_norm_backward(dtype, sizes, d.dx.data_ptr(), d.dw.data_ptr(),
+                                       d.db.data_ptr(), dyd.data_ptr(), xd.data_ptr(),
+                                       mean.data_ptr(), rstd.data_ptr(), data_or_null(wd));
+    o.dx = d.dx.cpu();
+    o.dw = d.dw.cpu();
+    o.db = d.db.cpu();
+    return;
   }
+  const auto backward = kernel == Kernel::Reference ? kernels::cpu::reference::group_norm_backward
+                                                    : kernels::cpu::group_norm_backward;
+  backward(dtype, sizes, o.dx.data_ptr(), o.dw.data_ptr(), o.db.data_ptr(), dy.data_ptr(),
+           x.data_ptr(), stats.mean.data_ptr(), stats.rstd.data_ptr(), data_or_null(w));
 }
 
-// Forward and backward of both kernels; every value of the vectorised one within the sum of the
-// two kernels' error bounds of the reference's. With K = D * HxW terms per group, u the unit
-// roundoff of the accumulation (float, or double for float64) and sd the standard deviation:
+// Forward and backward of the reference and of `fast` (the vectorised CPU kernel, or CUDA's);
+// every value of fast's within the sum of the two kernels' error bounds of the reference's. With K
+// = D * HxW terms per group, u the unit roundoff of the accumulation (float, or double for float64)
+// and sd the standard deviation:
 //   - each kernel's mean is within (K + 8) u (|mean| + sd) and its variance within
 //     (K + 8) u kappa var, kappa = 1 + |mean| / sd: the forward error of Welford's updates and of
 //     sums merged by Chan's formula (Chan, Golub & LeVeque 1983), where the 8 covers the
-//     vectorised kernel's 32 partial sums (5 levels of a tree) and its divisions; rstd is then
-//     within (K + 8) u kappa / 2 + 3u relative;
+//     vectorised kernel's 32 partial sums (5 levels of a tree) and its divisions (CUDA's merge
+//     trees are deeper, but no path through them adds more than K terms); rstd = (var +
+//     eps)^-1/2 is then within (K + 8) u kappa var / (2 (var + eps)) + 3u relative (which stays
+//     finite for a group of equal values, sd = 0, as bfloat16 makes of values near 1000);
 //   - y within |w| (rstd |d mean| + |x - mean| |d rstd|) + 4u (|scale x| + |shift|) per kernel
 //     (the affine map's roundings), then one rounding to T each;
 //   - the backward's per-channel sums of HxW terms within (HxW + 8) u times the sum of the
-//     terms' sizes: the vectorised kernel sums dy (x - mean) in the accumulation type, the
+//     terms' sizes: the fast kernels sum dy (x - mean) in the accumulation type, the
 //     reference dy x in double (2^-53), then subtracts mean * sum dy; dx, dweight and dbias are
 //     within what those errors give through the formulas of Note [GroupNorm layout and math],
 //     plus 4u of each term of dx per kernel and one rounding to T each.
 // These are worst-case bounds, so loose for long rows; the short rows of kCases are where a
 // wrong or missing element would show.
-void check_case(const Case& c, DType dtype, bool affine) {
+void check_case(const Case& c, DType dtype, bool affine, Kernel fast_kernel = Kernel::Vectorised) {
   const GroupNormSizes sizes{c.batch, c.channels, c.spatial, c.groups};
   const std::int64_t rows = c.batch * c.groups;
   const std::int64_t row_size = sizes.group_size();
@@ -173,10 +215,10 @@ void check_case(const Case& c, DType dtype, bool affine) {
   const Tensor w = affine ? random_tensor({c.channels}, 1.0, dtype, seed + 2) : Tensor();
   const Tensor b = affine ? random_tensor({c.channels}, 0.0, dtype, seed + 3) : Tensor();
   const double eps = 1e-5;
-  Buffers fast = run(false, dtype, sizes, x, w, b, eps);
-  Buffers ref = run(true, dtype, sizes, x, w, b, eps);
-  run_backward(false, dtype, sizes, fast, x, w, dy, ref);
-  run_backward(true, dtype, sizes, ref, x, w, dy, ref);
+  Buffers fast = run(fast_kernel, dtype, sizes, x, w, b, eps);
+  Buffers ref = run(Kernel::Reference, dtype, sizes, x, w, b, eps);
+  run_backward(fast_kernel, dtype, sizes, fast, x, w, dy, ref);
+  run_backward(Kernel::Reference, dtype, sizes, ref, x, w, dy, ref);
 
   const double u = unit_roundoff(dtype);
   constexpr double kDoubleU = 0x1p-53;  // the reference backward's sums
@@ -214,9 +256,11 @@ void check_case(const Case& c, DType dtype, bool affine) {
   for (std::int64_t row = 0; row < rows; ++row) {
     SCOPED_TRACE("group " + std::to_string(row));
     const double sd = std::sqrt(exact.var[row]);
-    const double kappa = 1.0 + std::fabs(exact.mean[row]) / sd;
+    // kappa var = var + |mean| sd, relative to var + eps.
+    const double kappa_var =
+        (exact.var[row] + std::fabs(exact.mean[row]) * sd) / (exact.var[row] + eps);
     const double mean_tol = 2 * k * u * (std::fabs(exact.mean[row]) + sd);
-    const double rstd_rel_tol = 2 * (k * u * kappa / 2 + 3 * u);
+    const double rstd_rel_tol = 2 * (k * u * kappa_var / 2 + 3 * u);
     ASSERT_NEAR(mean_f[row], mean_r[row], mean_tol);
     ASSERT_NEAR(rstd_f[row], rstd_r[row], rstd_rel_tol * rstd_r[row]);
     const double r = rstd_r[row];
@@ -279,6 +323,20 @@ TEST(GroupNormVectorized, MatchesTheReferenceInEveryDtype) {
       for (bool affine : {true, false}) {
         SCOPED_TRACE(describe(c) + ", " + dtype_name(dtype) + (affine ? ", affine" : ""));
         check_case(c, dtype, affine);
+        if (HasFatalFailure()) return;
+      }
+}
+
+// CUDA's kernels within the same bounds: the backward sums dy (x - mean) there too (Note
+// [GroupNorm layout and math]); summed as dy x and corrected by mean * sum dy afterwards, the
+// cases with a mean 1000 standard deviations from 0 lose about ten bits to cancellation.
+TEST(GroupNormCuda, MatchesTheReferenceInEveryDtype) {
+  if (!cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  for (DType dtype : {kFloat32, kFloat64, kFloat16, kBFloat16})
+    for (const Case& c : kCases)
+      for (bool affine : {true, false}) {
+        SCOPED_TRACE(describe(c) + ", " + dtype_name(dtype) + (affine ? ", affine" : ""));
+        check_case(c, dtype, affine, Kernel::Cuda);
         if (HasFatalFailure()) return;
       }
 }

@@ -40,6 +40,7 @@
 #include <leangrad/kernels/backend.h>
 #include <leangrad/kernels/cpu/parallel_for.h>
 #include <leangrad/kernels/dispatch.h>
+#include <leangrad/kernels/group_norm_math.h>
 
 namespace leangrad::kernels::cpu {
 
@@ -278,9 +279,9 @@ void group_norm_backward(DType dtype, const GroupNormSizes& sizes, void* grad_in
         b += wc * static_cast<double>(sums[n * sizes.channels + c].dy_centred);
       }
       const double r = rstd_in[row];
-      const double inv_m = 1.0 / static_cast<double>(row_size);
-      const Acc x_coef = static_cast<Acc>(-b * r * r * r * inv_m);
-      const Acc constant = static_cast<Acc>(-a * r * inv_m);
+      const GroupInputGradCoefs<double> k = group_norm_input_grad_coefs_centred(r, a, b, row_size);
+      const Acc x_coef = static_cast<Acc>(k.x_coef);
+      const Acc constant = static_cast<Acc>(k.const_coef);
       for_each_channel_run(sizes, row, begin, end,
                            [&](std::int64_t c, std::int64_t b0, std::int64_t b1) {
                              const Acc dy_coef = static_cast<Acc>(r * load_or(w, c, 1.0));

@@ -15,7 +15,11 @@
 //               shift) -> row_affine (y = scale x + shift): x is read twice;
 //     backward  channel_sums (rows = channels (n, c) of HxW: several rows per block when rows are
 //               short, segments when they are long) -> backward_finalize (per-group coefficients
-//               of dx) -> row_affine (dx = alpha dy + beta x + gamma): dy and x are read twice.
+//               of dx) -> row_affine (dx = alpha dy + beta (x - centre) + gamma): dy and x are
+//               read twice.
+//   The backward sums dy and dy (x - mean), and computes dx from x - mean, as the CPU's
+//   vectorised kernel does: no cancellation when the mean is far from 0 (Note [GroupNorm layout
+//   and math]).
 //   The weight and bias gradients are sums over the batch of the per-(n, c) channel sums, reduced
 //   by a grid of blocks over (channel tile, batch chunk) and then over the chunks in order.
 //   Loads are 16-byte vectors when the run lengths are multiples of the vector width and the
@@ -47,11 +51,12 @@ constexpr int kBatchLanes = 8;    // batch entries summed side by side (threadId
 
 // ---- Device helpers --------------------------------------------------------------------------
 
-// The per-(n, c) sums of the backward (Note [GroupNorm layout and math]).
+// The per-(n, c) sums of the backward: sum dy and sum dy (x - mean) (Note [GroupNorm layout and
+// math]).
 template <typename Acc>
 struct DySums {
   Acc dy = Acc(0);
-  Acc dy_x = Acc(0);
+  Acc dy_centred = Acc(0);
 };
 
 // One channel's weight and bias gradients over a chunk of the batch.
@@ -71,7 +76,7 @@ struct WelfordMerge {
 struct DySumsMerge {
   template <typename Acc>
   __device__ DySums<Acc> operator()(const DySums<Acc>& a, const DySums<Acc>& b) const {
-    return {a.dy + b.dy, a.dy_x + b.dy_x};
+    return {a.dy + b.dy, a.dy_centred + b.dy_centred};
   }
 };
 
@@ -91,14 +96,15 @@ __device__ __forceinline__ WelfordState<Acc> welford_add(WelfordState<Acc> s,
   return welford_merge(s, welford_of_values<kWidth>(values));
 }
 
+// Adds vector g of dy and v of x to s, x centred on its group's mean.
 template <typename Acc, typename T, int kWidth>
 __device__ __forceinline__ DySums<Acc> dy_sums_add(DySums<Acc> s, const Vector<T, kWidth>& g,
-                                                   const Vector<T, kWidth>& v) {
+                                                   const Vector<T, kWidth>& v, Acc mean) {
 #pragma unroll
   for (int lane = 0; lane < kWidth; ++lane) {
     const Acc gl = static_cast<Acc>(g.val[lane]);
     s.dy += gl;
-    s.dy_x += gl * static_cast<Acc>(v.val[lane]);
+    s.dy_centred += gl * (static_cast<Acc>(v.val[lane]) - mean);
   }
   return s;
 }
@@ -149,8 +155,8 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 // Block `row` = (n, g): dy and x of the group into shared memory; per channel the sums of dy and
-// dy x (one warp per channel, written to channel_sums for the weight/bias gradients); the group's
-// coefficients; then dx (when asked) from shared memory.
+// dy (x - mean) (one warp per channel, written to channel_sums for the weight/bias gradients);
+// the group's coefficients; then dx (when asked) from shared memory.
 template <typename T, typename Acc, int kWidth>
 __global__ void __launch_bounds__(kThreads)
     group_norm_backward_one_pass_kernel(GroupNormSizes sizes, const T* __restrict__ dy,
@@ -178,24 +184,26 @@ __global__ void __launch_bounds__(kThreads)
     __syncthreads();
     const std::int64_t n = row / sizes.groups;
     const std::int64_t c0 = (row % sizes.groups) * per_group;
-    DySums<Acc> weighted;  // this thread's share of a = sum_c w dy, b = sum_c w dy x
+    const Acc m = mean[row];
+    // This thread's share of a = sum_c w dy and b_centred = sum_c w dy (x - mean).
+    DySums<Acc> weighted;
     for (std::int64_t k = warp; k < per_group; k += kWarps) {
       DySums<Acc> s;
       for (std::int64_t v = k * vectors_per_channel + lane; v < (k + 1) * vectors_per_channel;
            v += kWarpSize)
-        s = dy_sums_add<Acc>(s, group_dy[v], group_x[v]);
+        s = dy_sums_add<Acc>(s, group_dy[v], group_x[v], m);
       s = warp_allreduce(s, DySumsMerge{});
       if (lane == 0) {
         channel_sums[n * sizes.channels + c0 + k] = s;
         const Acc w = load_or(weight, c0 + k, Acc(1));
         weighted.dy += w * s.dy;
-        weighted.dy_x += w * s.dy_x;
+        weighted.dy_centred += w * s.dy_centred;
       }
     }
     weighted = block_reduce<kThreads>(weighted, DySumsMerge{}, DySums<Acc>{});
     if (threadIdx.x == 0) {
-      const GroupInputGradCoefs<Acc> k = group_norm_input_grad_coefs(
-          mean[row], rstd[row], weighted.dy, weighted.dy_x, sizes.group_size());
+      const GroupInputGradCoefs<Acc> k = group_norm_input_grad_coefs_centred(
+          rstd[row], weighted.dy, weighted.dy_centred, sizes.group_size());
       group_coefs[0] = k.x_coef;
       group_coefs[1] = k.const_coef;
     }
@@ -207,9 +215,9 @@ __global__ void __launch_bounds__(kThreads)
         Vector<T, kWidth> o;
 #pragma unroll
         for (int e = 0; e < kWidth; ++e)
-          o.val[e] =
-              static_cast<T>(alpha * static_cast<Acc>(group_dy[v].val[e]) +
-                             group_coefs[0] * static_cast<Acc>(group_x[v].val[e]) + group_coefs[1]);
+          o.val[e] = static_cast<T>(alpha * static_cast<Acc>(group_dy[v].val[e]) +
+                                    group_coefs[0] * (static_cast<Acc>(group_x[v].val[e]) - m) +
+                                    group_coefs[1]);
         store_vector<kWidth>(dx + offset, v, o);
       }
     }
@@ -277,9 +285,11 @@ __global__ void __launch_bounds__(kThreads)
 // Backward pass 1, short rows: each row (n, c) of row_vectors vectors is summed by a segment of
 // kThreadsPerRow lanes, kThreads / kThreadsPerRow rows per block. The loop runs the same number of
 // times in every lane of a warp (a row past the end sums nothing), so the shuffles see full warps.
+// Row n * C + c belongs to group row (n * C + c) / per_group = n * G + g, whose mean centres x.
 template <typename T, typename Acc, int kWidth, int kThreadsPerRow>
 __global__ void __launch_bounds__(kThreads)
     group_norm_channel_sums_rows_kernel(const T* __restrict__ dy, const T* __restrict__ x,
+                                        const Acc* __restrict__ mean, std::int64_t per_group,
                                         std::int64_t num_rows, std::int64_t row_vectors,
                                         DySums<Acc>* __restrict__ sums) {
   constexpr int kRowsPerBlock = kThreads / kThreadsPerRow;
@@ -293,19 +303,22 @@ __global__ void __launch_bounds__(kThreads)
     if (valid) {
       const T* g = dy + row * row_vectors * kWidth;
       const T* v = x + row * row_vectors * kWidth;
+      const Acc m = mean[row / per_group];
       for (std::int64_t i = sub; i < row_vectors; i += kThreadsPerRow)
-        s = dy_sums_add<Acc>(s, load_vector<kWidth>(g, i), load_vector<kWidth>(v, i));
+        s = dy_sums_add<Acc>(s, load_vector<kWidth>(g, i), load_vector<kWidth>(v, i), m);
     }
     s = warp_allreduce<kThreadsPerRow>(s, DySumsMerge{});
     if (valid && sub == 0) sums[row] = s;
   }
 }
 
-// Backward pass 1, long rows: block `item` = row * num_segments + segment sums dy and dy x over
-// its segment of row (n, c) into partials[item].
+// Backward pass 1, long rows: block `item` = row * num_segments + segment sums dy and
+// dy (x - mean) over its segment of row (n, c) into partials[item] (the mean of group row
+// (n * C + c) / per_group).
 template <typename T, typename Acc, int kWidth>
 __global__ void __launch_bounds__(kThreads)
     group_norm_channel_sums_partial_kernel(const T* __restrict__ dy, const T* __restrict__ x,
+                                           const Acc* __restrict__ mean, std::int64_t per_group,
                                            std::int64_t num_items, std::int64_t row_vectors,
                                            std::int64_t num_segments, std::int64_t segment_vectors,
                                            DySums<Acc>* __restrict__ partials) {
@@ -315,17 +328,19 @@ __global__ void __launch_bounds__(kThreads)
     const std::int64_t end = std::min(begin + segment_vectors, row_vectors);
     const T* g = dy + row * row_vectors * kWidth;
     const T* v = x + row * row_vectors * kWidth;
+    const Acc m = mean[row / per_group];
     DySums<Acc> s;
     for (std::int64_t i = begin + threadIdx.x; i < end; i += kThreads)
-      s = dy_sums_add<Acc>(s, load_vector<kWidth>(g, i), load_vector<kWidth>(v, i));
+      s = dy_sums_add<Acc>(s, load_vector<kWidth>(g, i), load_vector<kWidth>(v, i), m);
     s = block_reduce<kThreads>(s, DySumsMerge{}, DySums<Acc>{});
     if (threadIdx.x == 0) partials[item] = s;
   }
 }
 
 // Backward pass 2: block `row` = (n, g) merges each of its channels' partials into
-// channel_sums[n * C + c] (segments in order), sums a = sum w dy and b = sum w dy x over the
-// group, and writes the coefficients of dx = alpha dy + beta x + gamma for its channels.
+// channel_sums[n * C + c] (segments in order), sums a = sum w dy and b_centred = sum w dy (x -
+// mean) over the group, and writes the coefficients of dx = alpha dy + beta (x - centre) + gamma
+// for its channels (centre: the group's mean).
 template <typename T, typename Acc>
 __global__ void __launch_bounds__(kThreads)
     group_norm_backward_finalize_kernel(GroupNormSizes sizes, std::int64_t num_segments,
@@ -334,13 +349,13 @@ __global__ void __launch_bounds__(kThreads)
                                         const Acc* __restrict__ rstd,
                                         DySums<Acc>* __restrict__ channel_sums,
                                         Acc* __restrict__ alpha, Acc* __restrict__ beta,
-                                        Acc* __restrict__ gamma) {
+                                        Acc* __restrict__ gamma, Acc* __restrict__ centre) {
   const std::int64_t num_rows = sizes.batch * sizes.groups;
   const std::int64_t per_group = sizes.channels_per_group();
   for (std::int64_t row = blockIdx.x; row < num_rows; row += gridDim.x) {
     const std::int64_t n = row / sizes.groups;
     const std::int64_t c0 = (row % sizes.groups) * per_group;
-    DySums<Acc> weighted;  // (a, b)
+    DySums<Acc> weighted;  // (a, b_centred)
     for (std::int64_t c = c0 + threadIdx.x; c < c0 + per_group; c += kThreads) {
       const std::int64_t nc = n * sizes.channels + c;
       DySums<Acc> s;
@@ -349,31 +364,33 @@ __global__ void __launch_bounds__(kThreads)
       channel_sums[nc] = s;
       const Acc w = load_or(weight, c, Acc(1));
       weighted.dy += w * s.dy;
-      weighted.dy_x += w * s.dy_x;
+      weighted.dy_centred += w * s.dy_centred;
     }
     weighted = block_allreduce<kThreads>(weighted, DySumsMerge{}, DySums<Acc>{});
-    const GroupInputGradCoefs<Acc> k = group_norm_input_grad_coefs(
-        mean[row], rstd[row], weighted.dy, weighted.dy_x, sizes.group_size());
+    const GroupInputGradCoefs<Acc> k = group_norm_input_grad_coefs_centred(
+        rstd[row], weighted.dy, weighted.dy_centred, sizes.group_size());
     const Acc r = rstd[row];
     for (std::int64_t c = c0 + threadIdx.x; c < c0 + per_group; c += kThreads) {
       const std::int64_t nc = n * sizes.channels + c;
       alpha[nc] = r * load_or(weight, c, Acc(1));
       beta[nc] = k.x_coef;
       gamma[nc] = k.const_coef;
+      centre[nc] = mean[row];
     }
   }
 }
 
-// out = alpha[r] * a + beta[r] * b + gamma[r] elementwise, r = (flat index) / row_len the
-// (n, c) row; b and beta are absent unless kTwoInputs. Grid-stride over kWidth-vectors, which
-// never straddle two rows (row_len % kWidth == 0). Index: uint32 when every index fits, so the
-// one division per vector is cheap.
+// out = alpha[r] * a + beta[r] * (b - centre[r]) + gamma[r] elementwise, r = (flat index) /
+// row_len the (n, c) row; b, beta and centre are absent unless kTwoInputs. Grid-stride over
+// kWidth-vectors, which never straddle two rows (row_len % kWidth == 0). Index: uint32 when every
+// index fits, so the one division per vector is cheap.
 template <typename T, typename Acc, int kWidth, bool kTwoInputs, typename Index>
 __global__ void group_norm_row_affine_kernel(Index numel, Index row_len, T* __restrict__ out,
                                              const T* __restrict__ a, const T* __restrict__ b,
                                              const Acc* __restrict__ alpha,
                                              const Acc* __restrict__ beta,
-                                             const Acc* __restrict__ gamma) {
+                                             const Acc* __restrict__ gamma,
+                                             const Acc* __restrict__ centre) {
   const Index num_vectors = numel / kWidth;
   const auto step = static_cast<Index>(grid_thread_count());
   for (auto v = static_cast<Index>(global_thread_index()); v < num_vectors; v += step) {
@@ -384,11 +401,12 @@ __global__ void group_norm_row_affine_kernel(Index numel, Index row_len, T* __re
     Vector<T, kWidth> vo;
     if constexpr (kTwoInputs) {
       const Acc be = beta[row];
+      const Acc ce = centre[row];
       const Vector<T, kWidth> vb = load_vector<kWidth>(b, v);
 #pragma unroll
       for (int lane = 0; lane < kWidth; ++lane)
         vo.val[lane] = static_cast<T>(al * static_cast<Acc>(va.val[lane]) +
-                                      be * static_cast<Acc>(vb.val[lane]) + ga);
+                                      be * (static_cast<Acc>(vb.val[lane]) - ce) + ga);
     } else {
 #pragma unroll
       for (int lane = 0; lane < kWidth; ++lane)
@@ -404,7 +422,6 @@ __global__ void group_norm_row_affine_kernel(Index numel, Index row_len, T* __re
 template <typename Acc>
 __global__ void group_norm_weight_bias_partial_kernel(GroupNormSizes sizes,
                                                       const DySums<Acc>* __restrict__ channel_sums,
-                                                      const Acc* __restrict__ mean,
                                                       const Acc* __restrict__ rstd,
                                                       WeightBiasGrad<Acc>* __restrict__ partials) {
   __shared__ Acc lane_sums[kBatchLanes][kChannelTile][2];
@@ -418,7 +435,7 @@ __global__ void group_norm_weight_bias_partial_kernel(GroupNormSizes sizes,
     for (std::int64_t n = n_begin + threadIdx.y; n < n_end; n += kBatchLanes) {
       const DySums<Acc> s = channel_sums[n * sizes.channels + c];
       const std::int64_t row = n * sizes.groups + g;
-      dw += (s.dy_x - mean[row] * s.dy) * rstd[row];
+      dw += s.dy_centred * rstd[row];
       db += s.dy;
     }
   }
@@ -490,10 +507,10 @@ bool one_pass_fits(Kernel* kernel, std::size_t bytes, std::int64_t num_rows) {
   return true;
 }
 
-// out = alpha * a (+ beta * b) + gamma over (N * C) rows of HxW.
+// out = alpha * a (+ beta * (b - centre)) + gamma over (N * C) rows of HxW.
 template <typename T, typename Acc, int kWidth, bool kTwoInputs>
 void launch_row_affine(const GroupNormSizes& sizes, T* out, const T* a, const T* b,
-                       const Acc* alpha, const Acc* beta, const Acc* gamma) {
+                       const Acc* alpha, const Acc* beta, const Acc* gamma, const Acc* centre) {
   const std::int64_t numel = sizes.batch * sizes.channels * sizes.spatial;
   const auto launch = [&]<typename Index>() {
     auto* kernel = group_norm_row_affine_kernel<T, Acc, kWidth, kTwoInputs, Index>;
@@ -501,7 +518,7 @@ void launch_row_affine(const GroupNormSizes& sizes, T* out, const T* a, const T*
         grid_size(kernel, kThreads, ceil_div(ceil_div(numel, kWidth), kThreads));
     kernel<<<blocks, kThreads, 0, current_stream()>>>(static_cast<Index>(numel),
                                                       static_cast<Index>(sizes.spatial), out, a, b,
-                                                      alpha, beta, gamma);
+                                                      alpha, beta, gamma, centre);
   };
   if (numel <= std::numeric_limits<std::int32_t>::max()) {
     launch.template operator()<std::uint32_t>();
@@ -546,16 +563,16 @@ void forward(const GroupNormSizes& sizes, T* y, opmath_t<T>* mean, opmath_t<T>* 
       shift);
   LG_CUDA_CHECK_LAUNCH();
   launch_row_affine<T, Acc, kWidth, /*kTwoInputs=*/false>(sizes, y, x, nullptr, scale, nullptr,
-                                                          shift);
+                                                          shift, nullptr);
 }
 
-// Per-(n, c) sums of dy and dy x into channel_sums (multi-pass backward, pass 1 and the merge
-// of pass 2), then the dx coefficients.
+// Per-(n, c) sums of dy and dy (x - mean) into channel_sums (multi-pass backward, pass 1 and the
+// merge of pass 2), then the dx coefficients.
 template <typename T, int kWidth>
 void backward_channel_sums(const GroupNormSizes& sizes, const T* dy, const T* x,
                            const opmath_t<T>* mean, const opmath_t<T>* rstd, const T* weight,
                            DySums<opmath_t<T>>* channel_sums, opmath_t<T>* alpha, opmath_t<T>* beta,
-                           opmath_t<T>* gamma) {
+                           opmath_t<T>* gamma, opmath_t<T>* centre) {
   using Acc = opmath_t<T>;
   const cudaStream_t stream = current_stream();
   const std::int64_t num_channels = sizes.batch * sizes.channels;  // the rows of pass 1
@@ -572,7 +589,7 @@ void backward_channel_sums(const GroupNormSizes& sizes, const T* dy, const T* x,
       auto* kernel = group_norm_channel_sums_rows_kernel<T, Acc, kWidth, kThreadsPerRow>;
       const std::int64_t blocks_needed = ceil_div(num_channels, kThreads / kThreadsPerRow);
       kernel<<<grid_size(kernel, kThreads, blocks_needed), kThreads, 0, stream>>>(
-          dy, x, num_channels, row_vectors, partials);
+          dy, x, mean, sizes.channels_per_group(), num_channels, row_vectors, partials);
     };
     if (row_vectors <= 2) {
       launch_rows.template operator()<1>();
@@ -591,19 +608,19 @@ void backward_channel_sums(const GroupNormSizes& sizes, const T* dy, const T* x,
     partials_ws.emplace(Workspace::bytes_for<DySums<Acc>>(num_items));
     partials = partials_ws->take<DySums<Acc>>(num_items);
     kernel<<<grid_size(kernel, kThreads, num_items), kThreads, 0, stream>>>(
-        dy, x, num_items, row_vectors, seg.num_segments, seg.segment_vectors, partials);
+        dy, x, mean, sizes.channels_per_group(), num_items, row_vectors, seg.num_segments,
+        seg.segment_vectors, partials);
     LG_CUDA_CHECK_LAUNCH();
   }
   auto* finalize = group_norm_backward_finalize_kernel<T, Acc>;
   finalize<<<grid_size(finalize, kThreads, sizes.batch * sizes.groups), kThreads, 0, stream>>>(
-      sizes, num_segments, partials, weight, mean, rstd, channel_sums, alpha, beta, gamma);
+      sizes, num_segments, partials, weight, mean, rstd, channel_sums, alpha, beta, gamma, centre);
   LG_CUDA_CHECK_LAUNCH();
 }
 
 template <typename T>
 void weight_bias_grads(const GroupNormSizes& sizes, const DySums<opmath_t<T>>* channel_sums,
-                       const opmath_t<T>* mean, const opmath_t<T>* rstd, T* grad_weight,
-                       T* grad_bias) {
+                       const opmath_t<T>* rstd, T* grad_weight, T* grad_bias) {
   using Acc = opmath_t<T>;
   const std::int64_t chunks = ceil_div(sizes.batch, kBatchPerChunk);
   Workspace ws(Workspace::bytes_for<WeightBiasGrad<Acc>>(chunks * sizes.channels));
@@ -611,8 +628,8 @@ void weight_bias_grads(const GroupNormSizes& sizes, const DySums<opmath_t<T>>* c
   const dim3 grid(static_cast<unsigned int>(ceil_div(sizes.channels, kChannelTile)),
                   static_cast<unsigned int>(chunks));
   group_norm_weight_bias_partial_kernel<Acc>
-      <<<grid, dim3(kChannelTile, kBatchLanes), 0, current_stream()>>>(sizes, channel_sums, mean,
-                                                                       rstd, partials);
+      <<<grid, dim3(kChannelTile, kBatchLanes), 0, current_stream()>>>(sizes, channel_sums, rstd,
+                                                                       partials);
   LG_CUDA_CHECK_LAUNCH();
   auto* sum = group_norm_weight_bias_sum_kernel<T, Acc>;
   sum<<<grid_size(sum, kThreads, ceil_div(sizes.channels, kThreads)), kThreads, 0,
@@ -627,7 +644,7 @@ void backward(const GroupNormSizes& sizes, T* dx, T* grad_weight, T* grad_bias, 
   const std::int64_t num_channels = sizes.batch * sizes.channels;
   const std::int64_t num_rows = sizes.batch * sizes.groups;
   Workspace ws(Workspace::bytes_for<DySums<Acc>>(num_channels) +
-               3 * Workspace::bytes_for<Acc>(num_channels));
+               4 * Workspace::bytes_for<Acc>(num_channels));
   auto* channel_sums = ws.take<DySums<Acc>>(num_channels);
   const auto one_pass_bytes = 2 * static_cast<std::size_t>(sizes.group_size()) * sizeof(T);
   auto* one_pass = group_norm_backward_one_pass_kernel<T, Acc, kWidth>;
@@ -639,13 +656,16 @@ void backward(const GroupNormSizes& sizes, T* dx, T* grad_weight, T* grad_bias, 
     Acc* alpha = ws.take<Acc>(num_channels);
     Acc* beta = ws.take<Acc>(num_channels);
     Acc* gamma = ws.take<Acc>(num_channels);
+    Acc* centre = ws.take<Acc>(num_channels);
     backward_channel_sums<T, kWidth>(sizes, dy, x, mean, rstd, weight, channel_sums, alpha, beta,
-                                     gamma);
-    if (dx != nullptr)
-      launch_row_affine<T, Acc, kWidth, /*kTwoInputs=*/true>(sizes, dx, dy, x, alpha, beta, gamma);
+                                     gamma, centre);
+    if (dx != nullptr) {
+      launch_row_affine<T, Acc, kWidth, /*kTwoInputs=*/true>(sizes, dx, dy, x, alpha, beta, gamma,
+                                                             centre);
+    }
   }
   if (grad_weight != nullptr || grad_bias != nullptr)
-    weight_bias_grads<T>(sizes, channel_sums, mean, rstd, grad_weight, grad_bias);
+    weight_bias_grads<T>(sizes, channel_sums, rstd, grad_weight, grad_bias);
 }
 
 // Calls f.template operator()<T, kWidth>() with the 16-byte width of T when HxW is a multiple of
