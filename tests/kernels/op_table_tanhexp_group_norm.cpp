@@ -110,6 +110,9 @@ std::vector<OpCase> tanhexp_group_norm_op_cases() {
   // 9216 (backward, 2 segments per channel) go through the split-across-blocks path.
   add_group_norm_rows(c, "split_one_group_f32", {1, 3, 96, 96}, 1, kFloat32, kTolF32Sum);
   add_group_norm_rows(c, "split_f16", {2, 3, 96, 96}, 3, kFloat16, kTolF16);
+  // 256 groups of 64 values: more groups than an H100 has SMs, so the one-pass (shared memory)
+  // kernels, forward and backward.
+  add_group_norm_rows(c, "one_pass_f32", {64, 16, 4, 4}, 4, kFloat32, kTolF32Sum);
   return c;
 }
 
