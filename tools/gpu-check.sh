@@ -898,6 +898,40 @@ $(g++ --version | head -1); $cudnn_description"
     } >>"$results"
     count_run "$name" "$prc"
   fi
+  # The profiler's NVTX ranges (core/cuda/nvtx.cpp), seen by a tool: Nsight Systems cannot make
+  # a report on these machines (.library/device/KINDS.md), but Nsight Compute filters kernels by
+  # NVTX range. Kernels are profiled only inside the push/pop range train_step (the profiler's
+  # span of a whole step) or conv2d (an op's), so a kernel profiled at all shows that the ranges
+  # reached the tool; without ncu the item is skipped.
+  name="nvtx ranges cuda srnet (ncu)"
+  if wanted "$name" && command -v ncu >/dev/null; then
+    echo "=== $name" >>"$log"
+    prc=0
+    run_limited "$(limit 120)" "$scratch/ncu_nvtx.log" ncu --nvtx --nvtx-include "train_step/" \
+      --nvtx-include "conv2d/" --clock-control none --launch-count 3 \
+      --metrics gpu__time_duration.sum \
+      "$build/tools/leangrad-train" --model srnet --device cuda --width 64 --blocks 4 --epochs 1 \
+      --limit-train 640 --limit-test 100 --max-steps 5 --profile "$scratch/trace_ncu.json" \
+      --profile-steps 1 --data "$prefix/usr/share/datasets/fashion-mnist" || prc=$?
+    cat "$scratch/ncu_nvtx.log" >>"$log"
+    local profiled
+    profiled="$(grep -c '^==PROF== Profiling' "$scratch/ncu_nvtx.log" || true)"
+    if ((prc == 0 && profiled == 0)); then
+      prc=1
+      echo "no kernel was profiled inside an NVTX range train_step or conv2d" >>"$log"
+    fi
+    {
+      echo
+      echo "## $name"
+      echo
+      echo "Kernels profiled inside the ranges train_step/ or conv2d/: ${profiled:-0} (at most 3)"
+      echo
+      echo '```'
+      grep -E '^==PROF== Profiling|NVTX|train_step|conv2d' "$scratch/ncu_nvtx.log" | head -20
+      echo '```'
+    } >>"$results"
+    count_run "$name" "$prc"
+  fi
   exit_statuses "Exit status of each program" "${statuses[@]}" >>"$results"
   ((ok == all && tok == tall && all > 0)) || rc=1
   if grep -q 'no CUDA device: skipped' "$log"; then
