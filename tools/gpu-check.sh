@@ -64,7 +64,8 @@ cuda_tests_regex='OpTable|Cuda|SaveOnCpu|DataLoader.Device|OptimCuda|Device|Nccl
 memcheck_filter="${GPU_CHECK_MEMCHECK_FILTER:-*OpTable*:*Cuda*:*Device*:*SaveOnCpu*}"
 # racecheck and synccheck find hazards in shared memory, warp shuffles and barriers, so they run
 # over the ops whose kernels use them (reduce.cu; layers.cu's softmax and cross-entropy;
-# group_norm.cu; conv.cu, three shapes of each direction; optim.cu): 117 tests on an H100, 2026-11-24.
+# group_norm.cu; conv.cu, three shapes of each direction; optim.cu): 117 tests on an H100, 2026-11-24,
+# and since then the two OpTable rows of GroupNorm's one-pass kernels.
 racecheck_filter="${GPU_CHECK_RACECHECK_FILTER:-OpTable/*softmax*:OpTable/*cross_entropy*:\
 OpTable/*sum*:OpTable/*mean*:OpTable/*max*:OpTable/*group_norm*:OpTable/*conv2d_*_basic_3x3*:\
 OpTable/*conv2d_*_tiles_partial*:OpTable/*conv2d_*_groups2*:*OptimCuda*:Reduce.CudaMatchesCpu}"
@@ -733,7 +734,7 @@ $(g++ --version | head -1); $cudnn_description"
   # distributed/reducer.cpp): two processes on the one GPU, the gradients averaged in host memory
   # by Gloo, the optimizer stepping on the host; and beside it the same two processes with the
   # parameters on the device, the baseline the offloaded step is compared with. 1920 images: 15
-  # steps of two ranks' batches, 14 run (11 timed after 3 warm-up).
+  # steps of two ranks' batches, of which 14 run (the step time is their median).
   local setting flags
   for setting in "plain" "--offload-params"; do
     name="leangrad-train cuda 2 x gloo $setting"
@@ -764,8 +765,8 @@ $(g++ --version | head -1); $cudnn_description"
   name="leangrad-train cuda 2 x gloo --memory-budget"
   if wanted "$name"; then
     echo "=== $name" >>"$log"
-    # 1920 images: 15 steps of two ranks' batches, so that 14 steps fit in the epoch (11 timed
-    # after 3 warm-up; the trace records 2 of them).
+    # 1920 images: 15 steps of two ranks' batches, so that 14 steps fit in the epoch (the step
+    # time is their median; the two-process run's trace records steps 4 and 5 of them, slower).
     local srnet_args=(--model srnet --device cuda --width 64 --blocks 4 --epochs 1
       --limit-train 1920 --limit-test 100 --max-steps 14
       --data "$prefix/usr/share/datasets/fashion-mnist")
@@ -786,7 +787,8 @@ $(g++ --version | head -1); $cudnn_description"
         --memory-budget "$budget_mib" --memory-timeline "$scratch/timeline_planner_2.json" \
         --profile "$scratch/trace_planner_2.json" --profile-steps 2 || prc=$?
       cat "$scratch/ddp_planner.log" >>"$log"
-      trace_summary "$scratch/trace_planner_2.json" >"$scratch/trace_planner_2.txt" 2>&1 || true
+      trace_summary "$scratch/trace_planner_2.json" >"$scratch/trace_planner_2.txt" 2>&1 ||
+        echo "(tools/trace_summary.py failed: its words above)" >>"$scratch/trace_planner_2.txt"
       cat "$scratch/trace_planner_2.txt" >>"$log"
       # The same budget in one process: whether a gap between the predicted and the measured
       # peak comes from the second process (DistributedDataParallel) or from the plan itself.
@@ -904,7 +906,10 @@ $(g++ --version | head -1); $cudnn_description"
   # span of a whole step) or conv2d (an op's), so a kernel profiled at all shows that the ranges
   # reached the tool; without ncu the item is skipped.
   name="nvtx ranges cuda srnet (ncu)"
-  if wanted "$name" && command -v ncu >/dev/null; then
+  if wanted "$name" && ! command -v ncu >/dev/null; then
+    say "  $name: skipped (no ncu on PATH)"
+    printf '\n## %s\n\nskipped: no ncu on PATH\n' "$name" >>"$results"
+  elif wanted "$name"; then
     echo "=== $name" >>"$log"
     prc=0
     run_limited "$(limit 120)" "$scratch/ncu_nvtx.log" ncu --nvtx --nvtx-include "train_step/" \
@@ -927,7 +932,8 @@ $(g++ --version | head -1); $cudnn_description"
       echo "Kernels profiled inside the ranges train_step/ or conv2d/: ${profiled:-0} (at most 3)"
       echo
       echo '```'
-      grep -E '^==PROF== Profiling|NVTX|train_step|conv2d' "$scratch/ncu_nvtx.log" | head -20
+      grep -E '^==PROF== Profiling|NVTX|train_step|conv2d' "$scratch/ncu_nvtx.log" | head -20 ||
+        echo "(nothing matched: see bench.log)"
       echo '```'
     } >>"$results"
     count_run "$name" "$prc"

@@ -106,9 +106,11 @@ double all_reduce_ms(ProcessGroup& group, std::int64_t bytes, std::int64_t bucke
 // share its links and its host memory, and a bandwidth measured alone under-prices SaveOnCpu and
 // parameter offload (on 2026-11-25 two ranks on one H100 were predicted a step of 22.67 ms and
 // took 36.31; docs/gpu-pass.md says what the next pass checks). Here every rank measures with a
-// barrier before each copy, so the copies overlap as in a step. The buffers come first, and all
-// ranks agree that they have them before the first barrier: a rank short of memory must not
-// leave the others waiting. If one is, the profile keeps its own measurement.
+// barrier before each timing, so the copies overlap as in a step; each timing is several copies
+// long, so that ranks leaving the barrier a little apart still overlap for most of it. The
+// buffers come first, and all ranks agree that they have them before the first barrier: a rank
+// short of memory must not leave the others waiting. If one is, each keeps its own
+// measurement, and the slowest rank's is planned on (step 4).
 double shared_copy_bandwidth(ProcessGroup& group, const offload::StepProfile& profile) {
   offload::CopyBandwidthProbe probe(profile.device);
   const std::vector<double> missing = max_over_ranks(group, {probe.ready() ? 0.0 : 1.0});

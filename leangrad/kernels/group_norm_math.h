@@ -1,8 +1,9 @@
-// The math of GroupNorm shared by the CPU reference (kernels/cpu/group_norm.cpp) and the CUDA
-// kernels (kernels/cuda/group_norm.cu), all LG_HOST_DEVICE so the CPU tests exercise it:
-// Welford's running statistics and their merge, the per-channel affine map of the forward, and
-// the per-group coefficients of the input gradient. Kernels differ only in how they split the
-// work.
+// The math of GroupNorm shared by the CPU reference (kernels/cpu/group_norm.cpp), the CPU's
+// vectorised kernel and the CUDA kernels (kernels/cuda/group_norm.cu), all LG_HOST_DEVICE so the
+// CPU tests exercise it: Welford's running statistics and their merge, the per-channel affine
+// map of the forward, and the per-group coefficients of the input gradient. The kernels differ
+// in how they split the work, and in one formula: the reference sums dy x in double, the fast
+// kernels dy (x - mean) in the accumulation type (below).
 //
 // Note [GroupNorm layout and math]
 //   x is (N, C, *), contiguous; HxW = the product of the trailing dims, G groups of D = C / G

@@ -614,6 +614,12 @@ std::string describe_plan(const StepProfile& profile, const MemoryPlan& plan) {
   }
   out << "  parameters and optimizer state: "
       << (plan.offload_parameters ? "offloaded to pinned host memory" : "on the device") << "\n";
+  if (profile.copy_bytes_per_ms > 0) {
+    std::snprintf(line, sizeof(line), "  pinned host <-> device copies: %.2f GB/s%s\n",
+                  profile.copy_bytes_per_ms / 1e6,
+                  profile.processes > 1 ? " (measured with every process copying at once)" : "");
+    out << line;
+  }
   if (profile.processes > 1) {
     char host[64] = "not possible";
     if (profile.host_gradient_sync_ms > 0)

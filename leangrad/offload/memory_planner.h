@@ -134,22 +134,25 @@ struct ProfileOptions {
 StepProfile profile_step(nn::Module& model, const std::vector<std::shared_ptr<nn::Module>>& blocks,
                          const std::function<void()>& step, const ProfileOptions& options = {});
 
-// The pinned host <-> device copy bandwidth that StepProfile::copy_bytes_per_ms holds: the best
-// of kCopies copies of kBytes, alternating directions, in bytes per ms. profile_step measures it
-// alone; distributed::plan_memory measures it again with every rank copying at once (a barrier
-// before each copy), since ranks that share a machine share its links during the step too.
-// The buffers are allocated first, so that ranks can agree that all of them are ready() before
-// any waits on a barrier. Not ready (measure() gives 0, and no plan saves on the CPU): a CPU
+// The pinned host <-> device copy bandwidth that StepProfile::copy_bytes_per_ms holds, in bytes
+// per ms: the best of kTimings timings, alternating directions, each of kCopiesPerTiming copies
+// of kBytes back to back. profile_step measures it alone; distributed::plan_memory measures it
+// again with every rank copying at once (a barrier before each timing), since ranks that share a
+// machine share its links during the step too. A timing of several copies (4 x 32 MiB, a few
+// ms) keeps the ranks' copies overlapping though they leave a barrier a little apart. The
+// buffers are allocated first, so that ranks can agree that all of them are ready() before any
+// waits on a barrier. Not ready (measure() gives 0, and no plan saves on the CPU): a CPU
 // device, or no memory for the buffers.
 class CopyBandwidthProbe {
  public:
   static constexpr std::int64_t kBytes = std::int64_t{32} << 20;
-  static constexpr int kCopies = 6;
+  static constexpr int kTimings = 6;
+  static constexpr int kCopiesPerTiming = 4;
 
   explicit CopyBandwidthProbe(Device device);
   bool ready() const { return on_device_.defined(); }
-  // before_each_copy, when given, runs before each copy, once the device is idle, untimed.
-  double measure(const std::function<void()>& before_each_copy = {});
+  // before_each_timing, when given, runs before each timing, once the device is idle, untimed.
+  double measure(const std::function<void()>& before_each_timing = {});
 
  private:
   Device device_;

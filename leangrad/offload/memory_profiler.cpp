@@ -440,23 +440,25 @@ CopyBandwidthProbe::CopyBandwidthProbe(Device device) : device_(device) {
   }
 }
 
-double CopyBandwidthProbe::measure(const std::function<void()>& before_each_copy) {
+double CopyBandwidthProbe::measure(const std::function<void()>& before_each_timing) {
   if (!ready()) return 0;
   double best_ms = 0;
-  for (int i = 0; i < kCopies; ++i) {
+  for (int i = 0; i < kTimings; ++i) {
     cuda::synchronize(device_.index);
-    if (before_each_copy) before_each_copy();
+    if (before_each_timing) before_each_timing();
     const Clock::time_point start = Clock::now();
-    if (i % 2 == 0) {
-      on_host_.copy_(on_device_);
-    } else {
-      on_device_.copy_(on_host_);
+    for (int k = 0; k < kCopiesPerTiming; ++k) {
+      if (i % 2 == 0) {
+        on_host_.copy_(on_device_);
+      } else {
+        on_device_.copy_(on_host_);
+      }
     }
     cuda::synchronize(device_.index);
     const double ms = milliseconds(Clock::now() - start);
     if (best_ms == 0 || ms < best_ms) best_ms = ms;
   }
-  return best_ms > 0 ? static_cast<double>(kBytes) / best_ms : 0;
+  return best_ms > 0 ? static_cast<double>(kBytes) * kCopiesPerTiming / best_ms : 0;
 }
 
 }  // namespace leangrad::offload

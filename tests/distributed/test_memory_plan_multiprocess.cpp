@@ -1,6 +1,7 @@
 // distributed::plan_memory in two processes (dist_worker's plan_memory scenarios): ranks whose
 // own profiles lead to different plans install one plan, the one planned on the ranks' maxima;
-// ranks that profiled different models are refused on every rank.
+// ranks that profiled different models are refused on every rank; on CUDA (GPU only) the ranks
+// measure the copy bandwidth together, unless one has no memory for the probe.
 #include <gtest/gtest.h>
 
 #include <cstdio>

@@ -372,8 +372,8 @@ TEST(MemoryPlanner, ProfileRefusesMisuse) {
 }
 
 // The copy bandwidth probe (what StepProfile::copy_bytes_per_ms holds): nothing to measure on the
-// CPU, where SaveOnCpu moves nothing; on CUDA the caller's function runs before each copy, and the
-// bandwidth is a pinned link's (between 0.1 and 1000 GB/s, in bytes per ms).
+// CPU, where SaveOnCpu moves nothing; on CUDA the caller's function runs before each timing, and
+// the bandwidth is a pinned link's (between 0.1 and 1000 GB/s, in bytes per ms).
 TEST(CopyBandwidthProbe, TheCpuHasNoLinkToMeasure) {
   CopyBandwidthProbe probe(Device::cpu());
   int calls = 0;
@@ -382,13 +382,13 @@ TEST(CopyBandwidthProbe, TheCpuHasNoLinkToMeasure) {
   EXPECT_EQ(calls, 0);
 }
 
-TEST(CopyBandwidthProbe, OnCudaRunsTheCallerBeforeEachCopy) {
+TEST(CopyBandwidthProbe, OnCudaRunsTheCallerBeforeEachTiming) {
   if (!cuda::is_available()) GTEST_SKIP() << "no CUDA device";
   CopyBandwidthProbe probe(Device::cuda(0));
   ASSERT_TRUE(probe.ready());
   int calls = 0;
   const double bytes_per_ms = probe.measure([&calls] { ++calls; });
-  EXPECT_EQ(calls, CopyBandwidthProbe::kCopies);
+  EXPECT_EQ(calls, CopyBandwidthProbe::kTimings);
   EXPECT_GT(bytes_per_ms, 1e5);
   EXPECT_LT(bytes_per_ms, 1e9);
 }

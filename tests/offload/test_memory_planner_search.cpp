@@ -408,6 +408,15 @@ TEST(MemoryPlannerSearch, DescribesThePlan) {
   EXPECT_CONTAINS(text, "blocks.1  keep");
   EXPECT_CONTAINS(text, "parameters and optimizer state: on the device");
   EXPECT_CONTAINS(text, "predicted: peak allocated 0.00 MiB, step 37.00 ms");
+  EXPECT_EQ(text.find("copies:"), std::string::npos);  // nothing is copied on the CPU
+  // A CUDA profile says how fast it copies, and, with several processes, how that was measured.
+  StepProfile cuda_profile = p;
+  cuda_profile.device = Device::cuda(0);
+  cuda_profile.copy_bytes_per_ms = 24.5e6;
+  EXPECT_CONTAINS(describe_plan(cuda_profile, plan), "pinned host <-> device copies: 24.50 GB/s\n");
+  cuda_profile.processes = 2;
+  EXPECT_CONTAINS(describe_plan(cuda_profile, plan),
+                  "copies: 24.50 GB/s (measured with every process copying at once)");
 }
 
 }  // namespace
