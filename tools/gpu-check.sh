@@ -811,7 +811,7 @@ $(g++ --version | head -1); $cudnn_description"
       echo
       echo '```'
       sed -n 's/^\[rank 0\] //p' "$scratch/ddp_planner.log" |
-        grep -E 'memory plan|block|parameters and|all-reduce|predicted|step time:' ||
+        grep -E 'memory plan|block|parameters and|copies:|all-reduce|predicted|step time:' ||
         cat "$scratch/ddp_planner.log"
       echo '```'
       echo
@@ -824,7 +824,7 @@ $(g++ --version | head -1); $cudnn_description"
       echo "The same budget in one process:"
       echo
       echo '```'
-      grep -E 'memory plan|parameters and|predicted|step time:' "$scratch/planner_1.log" ||
+      grep -E 'memory plan|parameters and|copies:|predicted|step time:' "$scratch/planner_1.log" ||
         echo "(see bench.log)"
       echo '```'
     } >>"$results"
