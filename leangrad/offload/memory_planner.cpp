@@ -413,8 +413,8 @@ double objective_of(const PartialPlan& s, Objective objective) {
   return objective == Objective::StepTime ? s.ms : static_cast<double>(s.peak);
 }
 
-// Keeps the states no other state dominates (no more held bytes and no worse objective).
-// What tells the groups of Note [Planner search] apart, and the held bytes that order a group.
+// What tells the groups of Note [Planner search] apart. Within a group held.forward is
+// held.backward plus this, so held.backward alone orders the group's states.
 std::int64_t group_of(const PartialPlan& s) {
   return s.held.forward - s.held.backward;
 }
