@@ -824,8 +824,8 @@ $(g++ --version | head -1); $cudnn_description"
       echo "The same budget in one process:"
       echo
       echo '```'
-      grep -E 'memory plan|parameters and|copies:|predicted|step time:' "$scratch/planner_1.log" ||
-        echo "(see bench.log)"
+      grep -E 'memory plan|parameters and|copies:|predicted|step time:' \
+        "$scratch/planner_1.log" 2>/dev/null || echo "(see bench.log)"
       echo '```'
     } >>"$results"
     count_run "$name" "$prc"

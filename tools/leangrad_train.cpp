@@ -713,6 +713,18 @@ void Trainer::report_memory_plan(const offload::MemoryPlan& plan, double median_
                 percent(measured_peak, static_cast<double>(plan.predicted_peak_bytes)), median_ms,
                 percent(median_ms, plan.predicted_step_ms));
   std::cout << line << "\n";
+  // The budget is what the user asked for: say so plainly when the run went over it (the cost
+  // model predicted too little for this model), rather than leave it to the percentage.
+  const std::int64_t over = memory_.peak_allocated - plan.budget_bytes;
+  if (plan.budget_bytes > 0 && over > 0) {
+    std::snprintf(line, sizeof(line),
+                  "memory plan: warning: the measured peak went %.2f MiB over the budget of %.2f "
+                  "MiB (the cost model predicted too little for this model, docs/memory.md); a "
+                  "budget lower by that much leaves room for the error",
+                  static_cast<double>(over) / (1 << 20),
+                  static_cast<double>(plan.budget_bytes) / (1 << 20));
+    std::cout << line << "\n";
+  }
 }
 
 // --profile's window ended (or the run did first): the trace and the top ops.
