@@ -2,8 +2,10 @@
 // when no Profile records, timed against the same function without it, and multiplied by the spans
 // one MLP training step opens (counted under a Profile) against that step's time: the overhead a
 // build with the hooks pays over one without them. On: the same MLP step (784 -> 128 -> 10, batch
-// 64, SGD, leangrad-train's mlp) with and without a Profile recording. docs/profiling.md quotes the
-// results.
+// 64, SGD, leangrad-train's mlp) with and without a Profile recording, on the CPU and on CUDA
+// (cuda:1; skipped without a GPU), where a recorded span also records a pair of CUDA events for
+// its kernels' device time. docs/profiling.md quotes the results; tools/gpu-check.sh bench runs the
+// CUDA arms on the GPU machine.
 //   bench_profiler --benchmark_min_time=1 --benchmark_repetitions=5
 //                  --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
@@ -14,6 +16,7 @@
 
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/nn_functions.h>
+#include <leangrad/core/cuda.h>
 #include <leangrad/core/generator.h>
 #include <leangrad/core/parallel.h>
 #include <leangrad/core/profiler.h>
@@ -64,14 +67,21 @@ void BM_SpanOn(benchmark::State& state) {
 }
 BENCHMARK(BM_SpanOn)->UseRealTime();
 
+nn::Sequential mlp_on(Device device) {
+  nn::Sequential model(nn::Linear(784, 128), nn::ReLU(), nn::Linear(128, 10));
+  model->to(device);
+  return model;
+}
+
 struct MlpStep {
-  MlpStep()
-      : model(nn::Linear(784, 128), nn::ReLU(), nn::Linear(128, 10)),
-        sgd(model->parameters(), optim::SGDOptions(0.1)) {
+  explicit MlpStep(Device device)
+      : model(mlp_on(device)), sgd(model->parameters(), optim::SGDOptions(0.1)) {
     manual_seed(0);
-    x = rand({64, 784});
-    target = randint(0, 10, {64}, TensorOptions(kInt64));
+    x = rand({64, 784}).to(device);
+    target = randint(0, 10, {64}, TensorOptions(kInt64)).to(device);
   }
+  // The loss read back every step (as leangrad-train does): on CUDA the step's time includes its
+  // kernels, not only their launches.
   float run() {
     sgd.zero_grad();
     const Tensor loss = cross_entropy(model->forward(x), target);
@@ -93,11 +103,16 @@ std::int64_t spans_per_step(MlpStep& step) {
 
 void BM_MlpStep(benchmark::State& state) {
   const bool profiling = state.range(0) != 0;
+  const bool on_cuda = state.range(1) != 0;
+  if (on_cuda && !cuda::is_available()) {
+    state.SkipWithError("no CUDA device");
+    return;
+  }
   // One thread: on a shared machine OpenMP's barriers make multi-threaded step times too noisy to
   // compare (the spans' cost does not depend on the thread count).
   const int threads = get_num_threads();
   set_num_threads(1);
-  MlpStep step;
+  MlpStep step(on_cuda ? Device::cuda(0) : Device::cpu());
   step.run();  // warm-up: the allocator's cache
   const std::int64_t spans = spans_per_step(step);
   std::optional<profiler::Profile> profile;
@@ -108,9 +123,8 @@ void BM_MlpStep(benchmark::State& state) {
   state.counters["spans_per_step"] = static_cast<double>(spans);
 }
 BENCHMARK(BM_MlpStep)
-    ->Arg(0)
-    ->Arg(1)
-    ->ArgName("profiling")
+    ->ArgsProduct({{0, 1}, {0, 1}})
+    ->ArgNames({"profiling", "cuda"})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 

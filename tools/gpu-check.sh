@@ -657,6 +657,10 @@ mode_bench() {
     if wanted "$target"; then selected+=("$target"); fi
   done
   targets=("${selected[@]}" ddp_step leangrad-run leangrad-train)
+  # bench_profiler needs Google Benchmark, which the build leaves out if the carried one is refused.
+  if ninja -C "$build" -t targets all | grep -q '^bench_profiler: phony$'; then
+    targets+=(bench_profiler)
+  fi
   ensure_built "${targets[@]}" ||
     { overall+=("bench NOT RUN (build failed)"); record "gpu-check bench: NOT RUN (build failed)"; return; }
   record_device
@@ -872,6 +876,31 @@ $(g++ --version | head -1); $cudnn_description"
     } >>"$results"
     count_run "$name" "$prc"
   done
+  # What the profiler costs on CUDA (issue 20: "when on: measured and stated"): the mlp's step
+  # with and without a Profile recording, where each recorded span also records a pair of CUDA
+  # events; the medians of 5 repetitions (bench/bench_profiler.cpp).
+  name="profiler cost cuda mlp (bench_profiler)"
+  if wanted "$name" && [ ! -x "$build/bench/bench_profiler" ]; then
+    say "  $name: skipped (no bench_profiler: Google Benchmark left out of the build)"
+    printf '\n## %s\n\nskipped: no bench_profiler in the build\n' "$name" >>"$results"
+  elif wanted "$name"; then
+    echo "=== $name" >>"$log"
+    prc=0
+    run_limited "$(limit 90)" "$scratch/bench_profiler.log" "$build/bench/bench_profiler" \
+      --benchmark_filter='MlpStep/.*/cuda:1' --benchmark_min_time=0.5 \
+      --benchmark_repetitions=5 --benchmark_report_aggregates_only=true || prc=$?
+    cat "$scratch/bench_profiler.log" >>"$log"
+    if grep -q 'ERROR OCCURRED' "$scratch/bench_profiler.log"; then prc=1; fi
+    {
+      echo
+      echo "## $name"
+      echo
+      echo '```'
+      grep -E '_median|ERROR' "$scratch/bench_profiler.log" || echo "(no medians: see bench.log)"
+      echo '```'
+    } >>"$results"
+    count_run "$name" "$prc"
+  fi
   # The profiler on CUDA (docs/profiling.md): two srnet steps under --profile, whose trace must
   # hold a device span on a CUDA stream's track for the ops' kernels; the top-ops table (with its
   # device time column) goes into the results.
