@@ -656,7 +656,7 @@ mode_bench() {
   for target in "${targets[@]}"; do
     if wanted "$target"; then selected+=("$target"); fi
   done
-  targets=("${selected[@]}" ddp_step leangrad-run leangrad-train)
+  targets=("${selected[@]}" ddp_step memory_planner leangrad-run leangrad-train)
   # bench_profiler needs Google Benchmark, which the build leaves out if the carried one is refused.
   if ninja -C "$build" -t targets all | grep -q '^bench_profiler: phony$'; then
     targets+=(bench_profiler)
@@ -832,6 +832,28 @@ $(g++ --version | head -1); $cudnn_description"
         "$scratch/planner_1.log" 2>/dev/null || echo "(see bench.log)"
       echo '```'
     } >>"$results"
+    count_run "$name" "$prc"
+  fi
+  # Issue 17's planner targets on CUDA (bench/memory_planner.cpp): all 3^5 keep / recompute /
+  # save-on-cpu plans of srnet run and timed, each predicted peak and step against the measured
+  # one, and the plan the planner picks for budgets from the smallest peak to the plain one
+  # against the fastest plan that fits.
+  name="memory_planner cuda width 64 blocks 5"
+  if wanted "$name"; then
+    echo "=== $name" >>"$log"
+    prc=0
+    {
+      echo
+      echo "## $name (srnet, batch 64, Adam, random images; 7 steps per plan)"
+      echo
+    } >>"$results"
+    run_limited "$(limit 180)" "$scratch/memory_planner.log" "$build/bench/memory_planner" \
+      --device cuda --width 64 --blocks 5 --batch 64 --steps 7 --markdown "$results" || prc=$?
+    cat "$scratch/memory_planner.log" >>"$log"
+    # Exit 0 without its summary line: it printed "no CUDA device: skipped" (reported below).
+    if ((prc == 0)) && ! grep -q '^predicted peaks within' "$scratch/memory_planner.log"; then
+      prc=1
+    fi
     count_run "$name" "$prc"
   fi
   # The memory-technique table on the GPU (issues 16 and 17): srnet wide enough for the GPU's
