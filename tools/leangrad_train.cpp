@@ -576,8 +576,9 @@ void Trainer::train_steps(EpochProgress& e) {
 
 // After an optimizer step: its time and loss, the progress bar or line, a checkpoint when due.
 void Trainer::end_step(EpochProgress& e, double step_loss, std::int64_t step_samples) {
-  // Each step ends with loss.item(), which waits for the device: the step times are the real
-  // time per step (data wait included), not the time to queue work.
+  // Each step's loss.item() (after its backward, before the optimizer step) waits for the device,
+  // and so for the previous step's optimizer kernels too: over several steps the step times are
+  // the real time per step (data wait included), not the time to queue work.
   const Clock::time_point now = Clock::now();
   e.step_ms.push_back(std::chrono::duration<double, std::milli>(now - e.last_step_end).count());
   e.last_step_end = now;
