@@ -10,6 +10,7 @@
 #include <leangrad/autograd/checkpoint.h>
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/grad_mode.h>
+#include <leangrad/autograd/graph.h>
 #include <leangrad/autograd/nn_functions.h>
 #include <leangrad/core/generator.h>
 #include <leangrad/kernels/creation.h>
@@ -193,6 +194,19 @@ TEST_P(AutocastPolicy, Float32ParametersGetTheGradientsOfTheExplicitCasts) {
 
 // Note [Autocast cast cache]: a weight used twice is cast once; the cache empties with the
 // outermost guard, and an in-place change of the weight makes its entry stale.
+
+// The node of the cast of linear's weight in y = linear(x, w) without a bias: y's MatmulBackward,
+// its second input's TransposeBackward, then the cast (null if the graph is not that).
+std::shared_ptr<autograd::Node> weight_cast(const Tensor& y) {
+  const std::shared_ptr<autograd::Node> matmul = y.grad_fn();
+  if (!matmul || matmul->name() != "MatmulBackward" || matmul->next_edges.size() != 2) return {};
+  const std::shared_ptr<autograd::Node> transpose = matmul->next_edges[1].function;
+  if (!transpose || transpose->name() != "TransposeBackward" || transpose->next_edges.empty())
+    return {};
+  const std::shared_ptr<autograd::Node> cast = transpose->next_edges[0].function;
+  return cast && cast->name() == "ToBackward" ? cast : nullptr;
+}
+
 TEST(Autocast, AWeightUsedTwiceIsCastOnce) {
   manual_seed(6);
   Tensor w = param({5, 5});
@@ -207,9 +221,11 @@ TEST(Autocast, AWeightUsedTwiceIsCastOnce) {
       y2 = linear(y1, w);  // the same weight, reached from a nested guard
     }
     EXPECT_EQ(amp::autocast_cache_size(), 1u);  // w only: x does not require grad
-    // The two uses share one cast: the matmuls' weight operand is one tensor.
+    // The uses share one cast: the matmuls' weight operand is one tensor, made by one node.
     const Tensor again = linear(x, w);
-    EXPECT_EQ(to_vector(again), to_vector(y1));
+    ASSERT_NE(weight_cast(y1), nullptr);
+    EXPECT_EQ(weight_cast(again), weight_cast(y1));
+    EXPECT_EQ(weight_cast(y2), weight_cast(y1));
     EXPECT_EQ(amp::autocast_cache_size(), 1u);
 
     {
@@ -217,6 +233,8 @@ TEST(Autocast, AWeightUsedTwiceIsCastOnce) {
       w.mul_(2.0);  // in place: the cached bfloat16 copy is stale now
     }
     const Tensor doubled = linear(x, w);
+    ASSERT_NE(weight_cast(doubled), nullptr);
+    EXPECT_NE(weight_cast(doubled), weight_cast(y1));  // a new cast of the changed weight
     const std::vector<double> d = to_vector(doubled), o = to_vector(y1);
     for (std::size_t i = 0; i < d.size(); ++i)
       EXPECT_EQ(d[i], 2 * o[i]) << i;  // scaling by 2 is exact in bfloat16

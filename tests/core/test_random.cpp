@@ -10,6 +10,7 @@
 #include <leangrad/kernels/creation.h>
 #include <leangrad/kernels/ops.h>
 #include "testing/tensor_testing.h"
+#include "testing/thread_count.h"
 
 namespace leangrad {
 namespace {
@@ -104,14 +105,30 @@ TEST(Random, GeneratorStateReplaysExactly) {
 
 TEST(Random, ElementsDoNotDependOnLayoutOrThreads) {
   // Element i in row-major order is the same whether the target is contiguous or a transposed
-  // view, and whatever the number of threads.
+  // view, and whatever the number of threads. 512 x 512 values: enough for the kernels to split
+  // the work between threads (their grains are 8192 values for uniform, 2048 for normal).
+  std::vector<double> uniform_one_thread, normal_one_thread;
+  for (int threads : {1, 4}) {
+    const ThreadCount guard(threads);
+    Generator gen(99);
+    Tensor contiguous = empty({512, 512});
+    ops::uniform_(contiguous, -1, 1, gen);
+    Generator gen2(99);
+    Tensor transposed = empty({512, 512}).transpose(0, 1);
+    ops::uniform_(transposed, -1, 1, gen2);
+    EXPECT_EQ(test::to_vector(contiguous), test::to_vector(transposed)) << threads << " threads";
+    Generator gen3(5);
+    Tensor normal = empty({512, 512});
+    ops::normal_(normal, 0, 1, gen3);
+    if (threads == 1) {
+      uniform_one_thread = test::to_vector(contiguous);
+      normal_one_thread = test::to_vector(normal);
+    } else {
+      EXPECT_EQ(test::to_vector(contiguous), uniform_one_thread);
+      EXPECT_EQ(test::to_vector(normal), normal_one_thread);
+    }
+  }
   Generator gen(99);
-  Tensor contiguous = empty({64, 48});
-  ops::uniform_(contiguous, -1, 1, gen);
-  Generator gen2(99);
-  Tensor transposed = empty({48, 64}).transpose(0, 1);
-  ops::uniform_(transposed, -1, 1, gen2);
-  EXPECT_EQ(test::to_vector(contiguous), test::to_vector(transposed));
   EXPECT_THROW(ops::uniform_(empty({2}, kInt32), 0, 1, gen), DTypeError);
   EXPECT_THROW(ops::normal_(empty({2}), 0, -1, gen), Error);
 }

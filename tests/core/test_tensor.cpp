@@ -77,7 +77,8 @@ TEST(Tensor, ConversionsRoundToNearestEven) {
   EXPECT_EQ(h[1], 1 + std::ldexp(1.0, -9));
   EXPECT_TRUE(std::isinf(h[2]));  // 65520 rounds up past the largest half (65504)
   EXPECT_EQ(h[3], 0.0);
-  EXPECT_EQ(h[4], 0.0);  // below half the smallest subnormal
+  EXPECT_TRUE(std::signbit(h[3]));  // -0 stays -0
+  EXPECT_EQ(h[4], 0.0);             // below half the smallest subnormal
   // bfloat16 keeps 8 bits of mantissa: 1 + 2^-8 is halfway, ties to even (1.0).
   Tensor y = test::make_tensor({1 + std::ldexp(1.0, -8), 1 + 3 * std::ldexp(1.0, -8)}, {2});
   const auto b = test::to_vector(y.to(kBFloat16));

@@ -287,6 +287,8 @@ TEST(OptimizerBase, GroupOptionsSetTheLearningRate) {
   set_later.step();
   set_first.step();
   EXPECT_TRUE(a.detach().equal(b.detach()));
+  // The group's values, not the defaults': 1 - 0.02 (2 + 0.001 * 1), within float32 rounding.
+  EXPECT_TRUE(test::all_close(a.detach(), {0.95998, 0.95998, 0.95998}, 1e-6, 0));
   EXPECT_THROW(set_later.param_groups()[0].options().lr(-0.5), Error);
   // LibTorch's uncast OptimizerOptions spellings.
   set_later.param_groups()[0].options().set_lr(0.25);
