@@ -79,7 +79,8 @@ struct OpCase {
 
 // Outputs {y, dy/dx_i for each input that is floating}: x leaves are re-made so that they
 // require grad on whatever device the row runs on, and y is back-propagated with a fixed
-// upstream gradient (tanh of 0.37 times the element index) so every output element matters.
+// upstream gradient (magnitudes in [0.5, 1.5), signs varying, never constant over a row) so
+// every output element matters.
 // Defined in op_table_layers.cpp.
 Outputs with_grads(const Inputs& x, const std::function<Tensor(const Inputs&)>& fn);
 // The row function that returns with_grads(x, fn): the output and the input gradients.

@@ -5,6 +5,7 @@
 // same mask. Class targets are int64 inputs in [0, C) (integer specs truncate toward zero).
 #include "kernels/op_table.h"
 
+#include <cmath>
 #include <functional>
 #include <string>
 #include <utility>
@@ -24,9 +25,16 @@ Outputs with_grads(const Inputs& x, const std::function<Tensor(const Inputs&)>& 
     leaves.push_back(leaf);
   }
   const Tensor y = fn(leaves);
-  // Computed on the CPU and copied, so both devices see the same bits.
-  const Tensor idx = arange(static_cast<double>(y.numel()), TensorOptions(y.dtype()));
-  const Tensor g = (idx * 0.37).tanh().reshape(y.shape()).to(y.device());
+  // Computed on the CPU and copied, so both devices see the same bits. Magnitudes in [0.5, 1.5)
+  // from the golden-ratio sequence, signs in a pattern of period 3: never 0 (a scalar loss's
+  // gradient is this one value) and never constant over a row (softmax's and the norms' input
+  // gradients vanish under a constant upstream gradient).
+  std::vector<double> values(static_cast<std::size_t>(y.numel()));
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const double golden = 0.6180339887498949 * static_cast<double>(i + 1);
+    values[i] = (0.5 + (golden - std::floor(golden))) * (i % 3 == 1 ? -1.0 : 1.0);
+  }
+  const Tensor g = make_tensor(values, y.shape(), y.dtype()).to(y.device());
   y.backward(g);
   Outputs out{y.detach()};
   for (const Tensor& leaf : leaves) {

@@ -659,26 +659,33 @@ TEST(ElementwiseUnary, SigmoidIsStableForLargeInputs) {
 // ---- Compare ---------------------------------------------------------------------------------
 
 TEST(ElementwiseCompare, EveryOpDTypeAndBroadcastShape) {
+  // b from another seed than a (floating values then never meet a's), and from a's own seed (equal
+  // pairs wherever the broadcast lines the same element up), so that == and >= are told apart.
+  std::int64_t equal_pairs = 0;
   for (CompareOp op : kCompareOps) {
     for (DType dtype : kAllDTypes) {
       for (const BroadcastCase& c : kBroadcastCases) {
-        SCOPED_TRACE(trace(op_name(op), dtype, c.a, c.b));
-        const Tensor a = make_tensor(sample_values(numel_of(c.a), dtype, 1), c.a, dtype);
-        const Tensor b = make_tensor(sample_values(numel_of(c.b), dtype, 4), c.b, dtype);
-        const Tensor out = ops::compare(op, a, b);
-        EXPECT_EQ(out.dtype(), kBool);
-        EXPECT_EQ(out.shape(), c.out);
-        const std::vector<double> va = to_vector(a);
-        const std::vector<double> vb = to_vector(b);
-        std::vector<double> expected;
-        for (std::int64_t i = 0; i < numel_of(c.out); ++i) {
-          expected.push_back(reference_compare(op, broadcast_at(va, c.a, c.out, i),
-                                               broadcast_at(vb, c.b, c.out, i)));
+        for (int b_seed : {4, 1}) {
+          SCOPED_TRACE(trace(op_name(op), dtype, c.a, c.b) + ", b seed " + std::to_string(b_seed));
+          const Tensor a = make_tensor(sample_values(numel_of(c.a), dtype, 1), c.a, dtype);
+          const Tensor b = make_tensor(sample_values(numel_of(c.b), dtype, b_seed), c.b, dtype);
+          const Tensor out = ops::compare(op, a, b);
+          EXPECT_EQ(out.dtype(), kBool);
+          EXPECT_EQ(out.shape(), c.out);
+          const std::vector<double> va = to_vector(a);
+          const std::vector<double> vb = to_vector(b);
+          std::vector<double> expected;
+          for (std::int64_t i = 0; i < numel_of(c.out); ++i) {
+            const double x = broadcast_at(va, c.a, c.out, i), y = broadcast_at(vb, c.b, c.out, i);
+            expected.push_back(reference_compare(op, x, y));
+            if (is_floating(dtype) && x == y) ++equal_pairs;
+          }
+          EXPECT_TRUE(all_close(out, expected));
         }
-        EXPECT_TRUE(all_close(out, expected));
       }
     }
   }
+  EXPECT_GT(equal_pairs, 0) << "no floating case compares equal values";
 }
 
 TEST(ElementwiseCompare, PromotesMixedDTypesAndHandlesNaN) {

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -286,9 +287,17 @@ TEST(Matmul, CudaMatchesCpu) {
       const Tensor expected = ops::matmul(a, b);
       const Tensor got = ops::matmul(a.to(Device::cuda()), b.to(Device::cuda()));
       EXPECT_EQ(got.shape(), expected.shape());
-      const double k = static_cast<double>(a.shape().back());
-      const double rtol = rtol_for(dtype) * 10;  // cuBLAS sums in another order
-      EXPECT_TRUE(all_close(got, to_vector(expected), rtol, rtol * std::max(1.0, k)));
+      // Both devices accumulate in float32 (float64 for float64; TF32 is off) and round the sum
+      // to the dtype once, in different orders. Each sum of k products is within
+      // k u sum|a||b| <= k^2 u of the exact one (|a|, |b| < 1; u the accumulator's unit
+      // roundoff), so the two within 2 k^2 u; a 16-bit rounding of the two can then part them by
+      // one more unit in the last place: 2^-7 of the value in bfloat16, 2^-10 in float16.
+      const double k = std::max(1.0, static_cast<double>(a.shape().back()));
+      const double u = dtype == kFloat64 ? std::ldexp(1.0, -53) : std::ldexp(1.0, -24);
+      const double rtol = dtype == kBFloat16  ? std::ldexp(1.0, -7)
+                          : dtype == kFloat16 ? std::ldexp(1.0, -10)
+                                              : 0.0;
+      EXPECT_TRUE(all_close(got, to_vector(expected), rtol, 2 * k * k * u));
     }
   }
 }
