@@ -118,6 +118,9 @@ std::uint64_t parse_count(const nlohmann::json& value, const std::string& where,
 
 Entry parse_entry(const std::string& name, const nlohmann::json& value, const std::string& file) {
   const std::string where = "load_safetensors: '" + file + "', tensor '" + name + "'";
+  // The format allows any key; leangrad names every tensor (save_safetensors refuses an empty
+  // name too), so what loads can be saved again.
+  LG_CHECK(!name.empty(), where, ": the tensor name is empty");
   LG_CHECK(value.is_object(), where, ": expected an object, got ", value.dump());
   for (const char* key : {"dtype", "shape", "data_offsets"})
     LG_CHECK(value.contains(key), where, ": missing \"", key, "\"");

@@ -130,12 +130,12 @@ TEST(IdxReader, RejectsCorruptGzip) {
   // Flipped bits in the deflate stream, or in the CRC at the end.
   std::string corrupt = good;
   corrupt[good.size() / 2] = static_cast<char>(corrupt[good.size() / 2] ^ 0x55);
-  expect_idx_error(corrupt, "");
+  expect_idx_error(corrupt, "corrupt gzip");
   std::string bad_crc = good;
   bad_crc[good.size() - 6] = static_cast<char>(bad_crc[good.size() - 6] ^ 1);
   expect_idx_error(bad_crc, "corrupt gzip");
   expect_idx_error(good.substr(0, good.size() - 10), "truncated gzip");
-  expect_idx_error(good.substr(0, 12), "");
+  expect_idx_error(good.substr(0, 12), "truncated gzip");
   expect_idx_error(good + "junk", "garbage after");
   // Decompressed data longer than the dims, and dims larger than the file could hold.
   expect_idx_error(gzip(make_idx(0x08, {5, 999}, pixels)), "longer than its dims");

@@ -17,6 +17,7 @@
 #include <leangrad/nn/linear.h>
 #include "data_loading/data_testing.h"
 #include "testing/file_size_limit.h"
+#include "testing/sha256.h"
 #include "testing/tensor_testing.h"
 
 namespace leangrad {
@@ -166,6 +167,20 @@ TEST(SafetensorsInterop, OurWriterMatchesCommittedFixture) {
   const std::string check = read_bytes(fixture.substr(0, fixture.size() - 12) + ".check.json");
   EXPECT_NE(check.find("\"result\": \"ok\""), std::string::npos)
       << "tests/data/leangrad_written.check.json is missing or does not record a successful check";
+  // ... of this very file: a fixture written again without the Python check run is stale.
+  EXPECT_NE(check.find("\"sha256\": \"" + test::sha256_hex(read_bytes(fixture)) + "\""),
+            std::string::npos)
+      << "tests/data/leangrad_written.check.json records another file's SHA-256: run "
+         "tests/data/make_safetensors_fixture.py";
+}
+
+TEST(Sha256, KnownVectors) {  // FIPS 180-4's examples, and the empty message
+  EXPECT_EQ(test::sha256_hex("abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(test::sha256_hex(""),
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(test::sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
 }
 
 // ---- Module::save / Module::load --------------------------------------------------------------
@@ -308,6 +323,8 @@ TEST(SafetensorsMalformed, HeaderJson) {
   expect_rejected(make_file("[1, 2]", 0), "must be a JSON object");
   expect_rejected(make_file(std::string(100000, '[') + std::string(100000, ']'), 0), "nests");
   expect_rejected(make_file(R"({"a": 3})", 0), "expected an object");
+  expect_rejected(make_file(R"({"": {"dtype": "U8", "shape": [1], "data_offsets": [0, 1]}})", 1),
+                  "the tensor name is empty");
   expect_rejected(make_file(R"({"a": {"dtype": "F32", "shape": [1]}})", 4), "missing");
   expect_rejected(make_file(R"({"__metadata__": {"k": 1}})", 0), "must be a string");
   expect_rejected(make_file(R"({"__metadata__": [1]})", 0), "__metadata__ must be an object");
