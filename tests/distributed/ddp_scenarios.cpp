@@ -261,19 +261,27 @@ void no_sync_accumulation() {
   std::printf("no_sync: largest relative difference after 3 steps %.3g\n", worst);
 }
 
-// DDP over a module whose parameters offload::ParameterOffload keeps in host memory (the CPU as
-// the computing device: the parameters visit the CPU allocator one layer at a time, Note
-// [Offloaded parameters] in reducer.cpp): 5 Adam steps on each rank's share give bitwise the
-// parameters of the same DDP training without the offload, every step; the buckets and the
-// gradients are in host memory; the optimizer steps through ParameterOffload::step on even steps
-// and through its own step() on odd ones.
-void offloaded_parameters() {
+// DDP over a module whose parameters offload::ParameterOffload keeps in host memory (Note
+// [Offloaded parameters] in reducer.cpp): 5 Adam steps on each rank's share give the parameters
+// of the same DDP training without the offload, every step; the buckets and the gradients are in
+// host memory; the optimizer steps through ParameterOffload::step on even steps and through its
+// own step() on odd ones.
+//   - `device` the CPU: the parameters visit the CPU allocator one layer at a time, the copies
+//     are synchronous, and the result is bitwise the resident one's.
+//   - `device` CUDA (both ranks on cuda:0, over Gloo): each gradient reaches the host by an
+//     asynchronous copy that the reducer's bucket copy must wait for. The resident model steps
+//     Adam on the GPU, the offloaded one on the host: the same formula in another kernel, so
+//     within `kCudaTolerance` (relative), far below what a stale gradient in a bucket would do.
+constexpr double kCudaTolerance = 1e-5;
+
+void offloaded_parameters(Device device) {
   const int rank = dist::get_rank();
   const int size = dist::get_world_size();
-  auto resident = std::make_shared<dist::DistributedDataParallel>(
-      seeded(make_cnn, kModelSeed + rank, kFloat32), small_buckets());
+  std::shared_ptr<nn::Module> resident_model = seeded(make_cnn, kModelSeed + rank, kFloat32);
+  resident_model->to(device);
+  auto resident = std::make_shared<dist::DistributedDataParallel>(resident_model, small_buckets());
   std::shared_ptr<nn::Module> model = seeded(make_cnn, kModelSeed + 7 * rank, kFloat32);
-  offload::ParameterOffload offload(model, offload::ParameterOffloadOptions(Device::cpu()));
+  offload::ParameterOffload offload(model, offload::ParameterOffloadOptions(device));
   auto offloaded = std::make_shared<dist::DistributedDataParallel>(model, small_buckets());
   for (const auto& [name, p] : offloaded->named_parameters())
     check(p.is_pinned(), "parameter " + name + " is not in the pinned pool after the offload");
@@ -285,7 +293,8 @@ void offloaded_parameters() {
   optim::Adam offloaded_adam(offloaded->parameters(), optim::AdamOptions(1e-2));
   for (int step = 0; step < 5; ++step) {
     const Batch all = global_batch({1, 8, 8}, kBatchPerRank * size, step, kFloat32);
-    const Batch mine = all.rows(rank * kBatchPerRank, (rank + 1) * kBatchPerRank);
+    const Batch host = all.rows(rank * kBatchPerRank, (rank + 1) * kBatchPerRank);
+    const Batch mine = {host.x.to(device), host.y.to(device)};
     const std::string when = "step " + std::to_string(step);
     resident->zero_grad(/*set_to_none=*/step % 2 == 0);
     cross_entropy(resident->forward(mine.x), mine.y).backward();
@@ -298,11 +307,19 @@ void offloaded_parameters() {
     } else {
       offloaded_adam.step();
     }
-    compare_with_reference(*offloaded, *resident->module(), 0.0, when);
+    compare_with_reference(*offloaded, *resident->module(), device.is_cpu() ? 0.0 : kCudaTolerance,
+                           when);
   }
   check(offload.stats().to_host_bytes > 0, "no gradient went to the host");
-  std::printf("offloaded parameters: %zu host buckets, bitwise the resident DDP after 5 steps\n",
-              offloaded->buckets().size());
+  if (device.is_cpu()) {
+    std::printf("offloaded parameters: %zu host buckets, bitwise the resident DDP after 5 steps\n",
+                offloaded->buckets().size());
+  } else {
+    std::printf(
+        "offloaded parameters on %s: %zu host buckets, the resident DDP within %g after 5 "
+        "steps\n",
+        device.str().c_str(), offloaded->buckets().size(), kCudaTolerance);
+  }
 }
 
 // broadcast_buffers (Note [Buffers at every forward] in ddp.cpp): BatchNorm2d's running mean after
@@ -505,7 +522,9 @@ int run_ddp_scenario(const std::string& name) {
   } else if (name == "ddp_equal_cnn_f64") {
     equal_to_one_process("cnn", kFloat64);
   } else if (name == "ddp_offload") {
-    offloaded_parameters();
+    offloaded_parameters(Device::cpu());
+  } else if (name == "ddp_offload_cuda") {
+    offloaded_parameters(Device::cuda(0));
   } else if (name == "ddp_buffers") {
     buffers_at_every_forward(true);
   } else if (name == "ddp_buffers_off") {

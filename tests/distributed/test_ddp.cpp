@@ -307,9 +307,11 @@ TEST_F(DDPOneProcess, OffloadedParametersTrainAsResidentOnes) {
   }
 }
 
-// On CUDA the offload's gradient copies to the host are asynchronous: the reducer, which copies
-// each gradient into its host bucket as soon as it is accumulated, must see the landed values.
-// Each step starts both models from the same parameters; the gradients are bitwise equal.
+// On CUDA the offload's gradient copies to the host are asynchronous, and backward() returns with
+// every one landed: each step starts both models from the same parameters, and the gradients are
+// bitwise equal. (A group of one has no buckets, Note [A group of one] in reducer.cpp, so the
+// reducer's own copy into a host bucket, which must wait for each gradient's copy, is checked
+// with two ranks: DistributedDDP.OffloadedParametersTrainAsResidentOnesOnCuda.)
 TEST_F(DDPOneProcess, OffloadedParametersGetTheResidentGradientsOnCuda) {
   if (!cuda::is_available()) GTEST_SKIP() << "no CUDA device";
   const Device gpu = Device::cuda(0);

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <string>
 
+#include <leangrad/core/cuda.h>
 #include <leangrad/distributed/process_group.h>
 #include "distributed/launch.h"
 #include "testing/tensor_testing.h"
@@ -52,6 +53,16 @@ TEST(DistributedDDP, OffloadedParametersTrainBitwiseAsResidentOnes) {
   SKIP_WITHOUT_GLOO();
   for (const RankOutcome& o : expect_all_pass("ddp_offload"))
     EXPECT_CONTAINS(o.output, "bitwise the resident DDP after 5 steps");
+}
+
+// The same on CUDA (both ranks on cuda:0 over Gloo): the gradients' copies to the host are
+// asynchronous there, and the reducer's bucket copy must wait for each (Note [Gradients to the
+// host] in offload/parameter_offload.cpp).
+TEST(DistributedDDP, OffloadedParametersTrainAsResidentOnesOnCuda) {
+  SKIP_WITHOUT_GLOO();
+  if (!cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  for (const RankOutcome& o : expect_all_pass("ddp_offload_cuda"))
+    EXPECT_CONTAINS(o.output, "the resident DDP within");
 }
 
 TEST(DistributedDDP, EveryForwardStartsFromRankZerosBuffers) {
@@ -112,6 +123,7 @@ TEST(DistributedDDP, ARankKilledInBackwardMakesTheOthersRaise) {
   l.deadline_s = 30;
   const std::vector<RankOutcome> outcomes = launch(l);
   EXPECT_EQ(outcomes[1].signal, SIGKILL) << describe(outcomes);
+  EXPECT_FALSE(outcomes[1].killed_at_deadline) << describe(outcomes);
   const RankOutcome& o = outcomes[0];
   ASSERT_EQ(o.exit_code, 0) << describe(outcomes);
   const std::size_t at = o.output.find("CAUGHT after ");

@@ -35,6 +35,7 @@ void expect_killed_rank_named(int world_size, int victim) {
     const RankOutcome& o = outcomes[static_cast<std::size_t>(r)];
     if (r == victim) {
       EXPECT_EQ(o.signal, SIGKILL) << describe(outcomes);
+      EXPECT_FALSE(o.killed_at_deadline) << describe(outcomes);  // it killed itself
       continue;
     }
     ASSERT_EQ(o.exit_code, 0) << describe(outcomes);

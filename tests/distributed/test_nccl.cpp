@@ -1,8 +1,8 @@
 // The NCCL process group (distributed/nccl/) in one process on one GPU: every collective, the
 // stream order (a result read on the caller's stream right after an async collective), staged
 // non-contiguous tensors, and the errors. SKIPPED without a GPU or without NCCL in the build.
-// NCCL refuses two ranks on one GPU, so groups of several ranks run in the GPU pass on machines
-// with several GPUs (DistributedNcclTest.TwoRanks..., SKIPPED with fewer).
+// NCCL refuses two ranks on one GPU, so a group of several ranks needs a machine with several
+// GPUs; the lent machines have one, and no test here runs one yet.
 #include <gtest/gtest.h>
 
 #include <leangrad/core/cuda.h>
@@ -73,22 +73,28 @@ TEST_F(NcclGroupTest, EveryCollectiveOfAGroupOfOne) {
 }
 
 // The caller's stream waits for the collective (Note [Stream order]): reading the result right
-// after an async all_reduce, without wait(), sees it, and wait() returns.
+// after an async collective, without wait(), sees it, and wait() returns. In a group of one an
+// all_reduce leaves its tensor as it was, so the collective here writes another tensor: a
+// reduce_scatter into zeros, which read too early are still zeros.
 TEST_F(NcclGroupTest, TheCallersStreamIsOrderedAfterTheCollective) {
-  Tensor t = ramp(1 << 20);
-  auto work = all_reduce_async(t, ReduceOp::Sum);
-  Tensor doubled = t * 2.0;  // queued on the caller's stream after the collective
+  const Tensor input = ramp(1 << 20);
+  Tensor out = zeros({1 << 20}, TensorOptions(kFloat32).device(kGpu));
+  auto work = reduce_scatter_async(out, {input});
+  Tensor doubled = out * 2.0;  // queued on the caller's stream after the collective
   expect_equal(doubled.cpu(), ramp(1 << 20).cpu() * 2.0);
   work->wait();
   EXPECT_TRUE(work->is_completed());
 }
 
+// A non-contiguous output goes through a contiguous staging tensor and is written back: into
+// zeros, so that a missing write-back leaves them.
 TEST_F(NcclGroupTest, NonContiguousTensorsAreStagedAndWrittenBack) {
-  Tensor base = ramp(12).view({3, 4});
-  Tensor columns = base.transpose(0, 1);  // (4, 3), not contiguous
+  Tensor columns = zeros({3, 4}, TensorOptions(kFloat32).device(kGpu)).transpose(0, 1);
+  ASSERT_FALSE(columns.is_contiguous());
+  const Tensor input = ramp(12).view({4, 3});
   const auto version = columns.version();
-  all_reduce(columns, ReduceOp::Sum);
-  expect_equal(columns.cpu(), ramp(12).view({3, 4}).transpose(0, 1).cpu());
+  reduce_scatter(columns, {input});
+  expect_equal(columns.cpu(), input.cpu());
   EXPECT_GT(columns.version(), version);
 }
 
