@@ -61,7 +61,9 @@ Result train(std::optional<DType> dtype, amp::GradScaler* scaler, const Tensor& 
     {
       std::optional<amp::AutocastGuard> autocast;
       if (dtype) autocast.emplace(*dtype);
-      loss = cross_entropy(logits_of(params, batch.x), batch.target);
+      const Tensor logits = logits_of(params, batch.x);
+      if (step == 0) EXPECT_EQ(logits.dtype(), dtype.value_or(kFloat32));  // autocast took effect
+      loss = cross_entropy(logits, batch.target);
     }
     EXPECT_EQ(loss.dtype(), kFloat32);
     if (scaler != nullptr) {
