@@ -32,8 +32,10 @@
 #include <leangrad/autograd/grad_mode.h>
 #include <leangrad/autograd/graph.h>
 #include <leangrad/autograd/nn_functions.h>
+#include <leangrad/core/creation.h>
 #include <leangrad/core/generator.h>
 #include <leangrad/core/profiler.h>
+#include <leangrad/kernels/elementwise_geometry.h>
 #include <leangrad/kernels/ops.h>
 
 namespace leangrad {
@@ -59,7 +61,9 @@ Tensor reduce_losses(const Tensor& losses, Reduction reduction) {
 Tensor reduce_class_losses(const Tensor& losses, const Tensor& target, Reduction reduction,
                            std::int64_t ignore_index) {
   if (reduction != Reduction::Mean) return reduce_losses(losses, reduction);
-  const Tensor count = sum(ne(target, static_cast<double>(ignore_index))).to(losses.dtype());
+  // Compared as int64: a double loses indices beyond 2^53 (2^53 + 1 would equal 2^53).
+  const Tensor ignored = tensor(std::vector<std::int64_t>{ignore_index}).to(target.device());
+  const Tensor count = sum(ne(target, ignored)).to(losses.dtype());
   return div(sum(losses), count);
 }
 
@@ -139,6 +143,9 @@ void update_running_stats(const Tensor& running_mean, const Tensor& running_var,
   const double unbias = static_cast<double>(count) / static_cast<double>(count - 1);
   const Tensor var =
       mul(clamp_min(sub(pow(reshape(batch_rstd, {channels}), -2.0), eps), 0.0), unbias);
+  // Both buffers checked before either changes: a failure leaves the statistics as they were.
+  check_writable("batch_norm: running_mean", running_mean);
+  check_writable("batch_norm: running_var", running_var);
   ops::binary_(BinaryOp::Mul, running_mean, 1.0 - momentum);
   ops::binary_(BinaryOp::Add, running_mean, mul(mean, momentum));
   ops::binary_(BinaryOp::Mul, running_var, 1.0 - momentum);
@@ -370,11 +377,14 @@ Tensor conv_transpose2d(const Tensor& x_in, const Tensor& weight_in, const Tenso
                    padding[0], ", ", padding[1], "), output_padding (", output_padding[0], ", ",
                    output_padding[1], "), dilation (", dilation[0], ", ", dilation[1], ")");
   }
-  const std::int64_t out_channels = weight.size(1) * groups;
+  const std::int64_t out_channels = checked_mul(weight.size(1), groups, op);
   std::int64_t out_size[2];
   for (int d = 0; d < 2; ++d) {
-    out_size[d] = (x.size(2 + d) - 1) * stride[d] - 2 * padding[d] +
-                  dilation[d] * (weight.size(2 + d) - 1) + output_padding[d] + 1;
+    // (in - 1) stride - 2 padding + dilation (kernel - 1) + output_padding + 1, checked.
+    std::int64_t size = checked_mul(x.size(2 + d) - 1, stride[d], op);
+    size = checked_add(size, -checked_mul(padding[d], 2, op), op);
+    size = checked_add(size, checked_mul(dilation[d], weight.size(2 + d) - 1, op), op);
+    out_size[d] = checked_add(size, output_padding[d] + 1, op);
   }
   LG_CHECK_SHAPE(out_size[0] >= 1 && out_size[1] >= 1, op, ": the output size (", out_size[0], ", ",
                  out_size[1], ") of input ", x.shape(), " with weight ", weight.shape(),
@@ -438,10 +448,10 @@ Tensor linear(const Tensor& x_in, const Tensor& weight_in, const Tensor& bias_in
     // (*, in) -> (M, in) @ (in, out) -> (*, out)
     Shape out_shape = x.shape();
     out_shape.back() = out_features;
-    y = reshape(
-        matmul(reshape(x, {x.numel() / std::max<std::int64_t>(in_features, 1), in_features}),
-               transpose(weight, 0, 1)),
-        out_shape);
+    std::int64_t rows = 1;  // the leading dims' product (x.numel() / in_features fails at 0)
+    for (std::size_t d = 0; d + 1 < out_shape.size(); ++d)
+      rows = checked_mul(rows, out_shape[d], "linear");
+    y = reshape(matmul(reshape(x, {rows, in_features}), transpose(weight, 0, 1)), out_shape);
   }
   return bias.defined() ? add(y, bias) : y;
 }

@@ -335,7 +335,7 @@ DataPtr CachingAllocator::Impl::allocate(std::size_t nbytes, StreamRef stream) {
   stats.peak_allocated = std::max(stats.peak_allocated, stats.allocated);
   ++stats.active_blocks;
   if (memory::detail::records_history_of(&backend)) [[unlikely]]
-    memory::detail::record_history_event(static_cast<std::int64_t>(size), block->ptr,
+    memory::detail::record_history_event(&backend, static_cast<std::int64_t>(size), block->ptr,
                                          block->stream.id);
   return DataPtr(block->ptr, block, &free_block, device);
 }
@@ -358,28 +358,42 @@ void CachingAllocator::Impl::free(Block* block) noexcept {
   poison(block->ptr, block->size);
   stats.allocated -= static_cast<std::int64_t>(block->request_bytes);
   if (memory::detail::records_history_of(&backend)) [[unlikely]]
-    memory::detail::record_history_event(-static_cast<std::int64_t>(block->request_bytes),
+    memory::detail::record_history_event(&backend, -static_cast<std::int64_t>(block->request_bytes),
                                          block->ptr, block->stream.id);
   --stats.active_blocks;
   block->request_bytes = 0;
   block->state = Block::State::kWaitingEvents;
   if (!block->stream_uses.empty()) {
+    // Every stream's event first, then all of them at once into pending_events: a failure part
+    // way must not leave some of them there, whose completion would return the block to the pool
+    // while a stream whose event failed may still use it.
+    std::vector<void*> events;
     try {
+      events.reserve(block->stream_uses.size());
       for (StreamRef stream : block->stream_uses) {
         void* event = backend.record_event(stream);
-        if (event == nullptr) continue;
-        pending_events.emplace_back(event, block);
-        ++block->pending_events;
+        if (event != nullptr) events.push_back(event);
       }
+      pending_events.reserve(pending_events.size() + events.size());
     } catch (const std::exception& e) {
       // Without its events the block can never be known to be safe again: leave it out of the
       // pool for good (a leak is better than a race).
+      for (void* event : events) {
+        try {
+          backend.destroy_event(event);
+        } catch (const std::exception&) {  // free() is noexcept: the event then leaks too
+        }
+      }
+      block->stream_uses.clear();
       std::fprintf(stderr,
                    "leangrad: %s allocator: could not record a stream event, a block of %s "
                    "is leaked: %s\n",
                    name.c_str(), format_bytes(block->size).c_str(), e.what());
       return;
     }
+    for (void* event : events)
+      pending_events.emplace_back(event, block);  // the capacity is reserved: cannot throw
+    block->pending_events += static_cast<int>(events.size());
     block->stream_uses.clear();
     if (block->pending_events > 0) return;
   }

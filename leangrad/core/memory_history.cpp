@@ -72,10 +72,13 @@ bool records_history_of(const void* backend) {
   return history().backend.load(std::memory_order_relaxed) == backend;
 }
 
-void record_history_event(std::int64_t bytes, const void* address, std::uint64_t stream) noexcept {
+void record_history_event(const void* backend, std::int64_t bytes, const void* address,
+                          std::uint64_t stream) noexcept {
   History& h = history();
   std::lock_guard<std::mutex> lock(h.mutex);
-  if (h.backend.load() == nullptr) return;
+  // Checked again under the lock: records_history_of(backend) was read without it, and the
+  // history may have been stopped, or started for another device, since.
+  if (h.backend.load() != backend) return;
   MemoryEvent event;
   event.time_ns = now_ns();
   event.bytes = bytes;

@@ -33,7 +33,8 @@ bool recording_history();
 namespace detail {
 // Called by the caching allocator (core/caching_allocator.cpp) under its mutex.
 bool records_history_of(const void* backend);
-void record_history_event(std::int64_t bytes, const void* address, std::uint64_t stream) noexcept;
+void record_history_event(const void* backend, std::int64_t bytes, const void* address,
+                          std::uint64_t stream) noexcept;
 }  // namespace detail
 
 }  // namespace leangrad::memory

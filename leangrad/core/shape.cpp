@@ -65,13 +65,19 @@ std::int64_t checked_extent(const Shape& sizes, const Strides& strides, std::int
   LG_CHECK_SHAPE(sizes.size() == strides.size(), what, ": ", sizes.size(), " sizes but ",
                  strides.size(), " strides");
   LG_CHECK_SHAPE(offset >= 0, what, ": negative storage offset ", offset);
-  if (shape_numel(sizes, what) == 0) return 0;
-  std::int64_t last = offset;
   for (std::size_t d = 0; d < sizes.size(); ++d) {
     LG_CHECK_SHAPE(strides[d] >= 0, what, ": negative stride ", strides[d], " in dim ", d,
                    " (shape ", sizes, ")");
-    last = checked_add(last, checked_mul(sizes[d] - 1, strides[d], what), what);
   }
+  // A view without elements reads nothing, but its offset in bytes must still be a number
+  // (Tensor::data_ptr computes it).
+  if (shape_numel(sizes, what) == 0) {
+    checked_nbytes(offset, element_size, what);
+    return 0;
+  }
+  std::int64_t last = offset;
+  for (std::size_t d = 0; d < sizes.size(); ++d)
+    last = checked_add(last, checked_mul(sizes[d] - 1, strides[d], what), what);
   const std::int64_t extent = checked_add(last, 1, what);
   checked_nbytes(extent, element_size, what);
   return extent;

@@ -30,7 +30,7 @@ using Strides = std::vector<std::int64_t>;
 struct DimList : std::vector<std::int64_t> {
   DimList() = default;
   DimList(std::int64_t dim) : std::vector<std::int64_t>{dim} {}  // NOLINT: implicit
-  DimList(std::initializer_list<std::int64_t> dims)                // NOLINT
+  DimList(std::initializer_list<std::int64_t> dims)              // NOLINT
       : std::vector<std::int64_t>(dims) {}
   DimList(const std::vector<std::int64_t>& dims) : std::vector<std::int64_t>(dims) {}  // NOLINT
 };

@@ -80,7 +80,11 @@ std::string Tensor::str() const {
   }
   Printer printer{host, integral, dtype() == kBool, numel() > kSummarizeThreshold, scientific, {}};
   printer.out << "tensor(";
-  printer.print(0, 0, 7);
+  if (numel() == 0) {
+    printer.out << "[]";  // as PyTorch: no nested brackets, which a size like [10^9, 0] would make
+  } else {
+    printer.print(0, 0, 7);
+  }
   if (dtype() != kFloat32 && dtype() != kInt64 && dtype() != kBool) {
     printer.out << ", dtype=" << dtype_name(dtype());
   }

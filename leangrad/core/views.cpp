@@ -167,7 +167,8 @@ Tensor select(const Tensor& t, std::int64_t dim, std::int64_t index) {
   if (index < 0) index += size;
   Shape sizes = t.shape();
   Strides strides = t.strides();
-  const std::int64_t offset = t.storage_offset() + index * strides[d];
+  const std::int64_t offset =
+      checked_add(t.storage_offset(), checked_mul(index, strides[d], "select"), "select");
   sizes.erase(sizes.begin() + d);
   strides.erase(strides.begin() + d);
   return as_strided(t, sizes, strides, offset);

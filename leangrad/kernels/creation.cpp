@@ -80,8 +80,8 @@ Tensor arange(double start, double end, double step, const TensorOptions& option
 
 Tensor linspace(double start, double end, std::int64_t steps, const TensorOptions& options) {
   LG_CHECK_SHAPE(steps >= 0, "linspace: steps must be >= 0, got ", steps);
-  LG_CHECK(std::isfinite(start) && std::isfinite(end), "linspace: start and end must be finite, got ",
-           start, " and ", end);
+  LG_CHECK(std::isfinite(start) && std::isfinite(end),
+           "linspace: start and end must be finite, got ", start, " and ", end);
   Tensor values = empty_for("linspace", {steps}, kFloat64);
   double* v = values.data_ptr<double>();
   const double step = steps > 1 ? (end - start) / static_cast<double>(steps - 1) : 0.0;
@@ -135,8 +135,8 @@ Tensor randint(std::int64_t low, std::int64_t high, const Shape& shape,
   const auto range = static_cast<std::uint64_t>(high) - static_cast<std::uint64_t>(low);
   LG_CHECK(range <= (std::uint64_t{1} << 53), "randint: the range [", low, ", ", high,
            ") has more than 2^53 values");
-  LG_CHECK_DTYPE(options.dtype() != DType::Bool || (low >= 0 && high <= 2),
-                 "randint: values in [", low, ", ", high, ") do not fit dtype bool");
+  LG_CHECK_DTYPE(options.dtype() != DType::Bool || (low >= 0 && high <= 2), "randint: values in [",
+                 low, ", ", high, ") do not fit dtype bool");
   // floor(u * range) for u uniform in [0, 1) in float64, at most range - 1 (u * range may round
   // up to range), plus low: in int64, exact.
   Tensor u = empty_for("randint", shape, options.dtype(kFloat64).requires_grad(false));

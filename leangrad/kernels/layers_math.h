@@ -206,7 +206,9 @@ LG_HOST_DEVICE LG_INLINE LinearTaps<Acc> linear_taps(std::int64_t out_index, Acc
   Acc position = align_corners ? step * static_cast<Acc>(out_index)
                                : step * (static_cast<Acc>(out_index) + Acc(0.5)) - Acc(0.5);
   if (position < Acc(0)) position = Acc(0);
-  const auto i0 = static_cast<std::int64_t>(position);
+  // The step is rounded to Acc: far along a long axis the position can round up to `in` itself,
+  // so the lower tap is clamped too (as PyTorch's guard_index_and_lambda), its weight recomputed.
+  const auto i0 = min64(static_cast<std::int64_t>(position), in - 1);
   Acc l1 = position - static_cast<Acc>(i0);
   l1 = l1 < Acc(0) ? Acc(0) : (l1 > Acc(1) ? Acc(1) : l1);
   return {i0, i0 < in - 1 ? i0 + 1 : i0, Acc(1) - l1, l1};

@@ -51,6 +51,11 @@ Conv2dGeometry make_geometry(const char* op, const Shape& x, const Shape& w,
   LG_CHECK_SHAPE(w.size() == 4, op, ": expected a 4-D weight (C_out, C_in / groups, kH, kW), ",
                  "got shape ", w);
   LG_CHECK_SHAPE(p.groups >= 1, op, ": expected groups >= 1, got ", p.groups);
+  // The shapes may be a caller's (the backward entries take them as arguments), not a tensor's.
+  LG_CHECK_SHAPE(x[0] >= 0 && x[1] >= 0 && x[2] >= 0 && x[3] >= 0 && w[0] >= 0 && w[1] >= 0 &&
+                     w[2] >= 1 && w[3] >= 1,
+                 op, ": expected non-negative sizes and a kernel of at least 1 x 1, got input ", x,
+                 " and weight ", w);
   // Below 2^31 the output-size arithmetic (in + 2 padding - dilation (kernel - 1)) cannot overflow.
   constexpr std::int64_t kMaxParam = std::int64_t{1} << 31;
   LG_CHECK_SHAPE(p.stride_h < kMaxParam && p.stride_w < kMaxParam && p.pad_h < kMaxParam &&
@@ -68,7 +73,8 @@ Conv2dGeometry make_geometry(const char* op, const Shape& x, const Shape& w,
                  ") are not divisible by groups = ", p.groups);
   LG_CHECK_SHAPE(w[0] % p.groups == 0, op, ": output channels ", w[0], " (weight shape ", w,
                  ") are not divisible by groups = ", p.groups);
-  LG_CHECK_SHAPE(w[1] * p.groups == x[1], op, ": weight of shape ", w, " expects ", w[1] * p.groups,
+  const std::int64_t expected_in = checked_mul(w[1], p.groups, op);
+  LG_CHECK_SHAPE(expected_in == x[1], op, ": weight of shape ", w, " expects ", expected_in,
                  " input channels (", w[1], " per group x ", p.groups,
                  " groups), but the input of shape ", x, " has ", x[1]);
   Conv2dGeometry g;

@@ -142,6 +142,17 @@ Tensor max_pool2d_backward(const Tensor& grad_out, const Tensor& indices, const 
                  indices.shape());
   const Tensor gy = contiguous(grad_out);
   const Tensor idx = contiguous(indices);
+  // The CPU kernel scatters into the plane at each index: every one must lie in it (max_pool2d's
+  // own always do; a caller's may not). The CUDA kernel gathers, and ignores the others.
+  if (idx.device().is_cpu()) {
+    const std::int64_t plane = g.H * g.W;
+    const std::int64_t* at = idx.data_ptr<std::int64_t>();
+    for (std::int64_t i = 0; i < idx.numel(); ++i) {
+      LG_CHECK_SHAPE(at[i] >= 0 && at[i] < plane, "max_pool2d_backward: index ", at[i],
+                     " at position ", i, " is outside the input plane of ", g.H, " x ", g.W,
+                     " (input shape ", input_shape, ")");
+    }
+  }
   Tensor gx = empty(input_shape, grad_out.options());
   if (gx.numel() == 0) return gx;
   const cuda::DeviceGuard guard(gx.device());
@@ -340,6 +351,13 @@ Tensor cross_entropy_backward(const Tensor& grad_losses, const Tensor& logits,
   LG_CHECK_SHAPE(grad_losses.shape() == Shape{N} && logsumexp.shape() == Shape{N},
                  "cross_entropy_backward: expected grad_losses and logsumexp of shape ",
                  shape_str({N}), ", got ", grad_losses.shape(), " and ", logsumexp.shape());
+  // The kernel reads logsumexp as cross_entropy wrote it: float32, float64 for float64 logits.
+  const DType lse_dtype = logits.dtype() == kFloat64 ? kFloat64 : kFloat32;
+  LG_CHECK_DTYPE(logsumexp.dtype() == lse_dtype, "cross_entropy_backward: expected a ", lse_dtype,
+                 " logsumexp for ", logits.dtype(), " logits, got ", logsumexp.dtype());
+  check_same_device("cross_entropy_backward", logits, logsumexp);
+  check_same_device("cross_entropy_backward", logits, grad_losses);
+  check_targets_on_cpu("cross_entropy_backward", contiguous(target), C, ignore_index);
   const Tensor gl = grad_losses.dtype() == logits.dtype() ? contiguous(grad_losses)
                                                           : cast(grad_losses, logits.dtype());
   const Tensor x = contiguous(logits);
@@ -393,8 +411,11 @@ Tensor nll_loss_backward(const Tensor& grad_losses, const Tensor& target, std::i
   LG_CHECK_SHAPE(grad_losses.shape() == Shape{N} && target.dtype() == kInt64,
                  "nll_loss_backward: expected grad_losses of shape ", shape_str({N}),
                  " and int64 target, got ", grad_losses.shape(), " and ", target.dtype());
+  LG_CHECK_SHAPE(num_classes >= 0, "nll_loss_backward: expected num_classes >= 0, got ",
+                 num_classes);
   const Tensor gl = contiguous(grad_losses);
   const Tensor t = contiguous(target);
+  check_targets_on_cpu("nll_loss_backward", t, num_classes, ignore_index);
   Tensor gx = empty({N, num_classes}, grad_losses.options());
   if (gx.numel() == 0) return gx;
   const cuda::DeviceGuard guard(gx.device());

@@ -2,6 +2,8 @@
 // (N, C, H, W), seen as N * C planes, with the index rules of Note [Interpolation source indices]
 // (kernels/layers_math.h). The input gradient accumulates in float32 (float64 for float64) and is
 // cast to the input's dtype.
+#include <cmath>
+
 #include <leangrad/core/cuda.h>
 #include <leangrad/kernels/backend.h>
 #include <leangrad/kernels/creation.h>
@@ -17,6 +19,13 @@ layers_math::Resize2dShape resize_shape(const char* op, const Shape& in, Pool2dS
   LG_CHECK_SHAPE(in.size() == 4, op, ": expected a 4-D input (N, C, H, W), got shape ", in);
   LG_CHECK_SHAPE(out_size[0] > 0 && out_size[1] > 0, op, ": expected a positive output size, got (",
                  out_size[0], ", ", out_size[1], ") for input of shape ", in);
+  // A scale factor (0: none given) sets the step 1 / scale, which must be a finite float.
+  for (const double scale : scale_factor) {
+    LG_CHECK_SHAPE(scale == 0.0 || (std::isfinite(scale) && scale > 0.0 &&
+                                    std::isfinite(static_cast<float>(1.0 / scale))),
+                   op, ": expected positive finite scale factors, got (", scale_factor[0], ", ",
+                   scale_factor[1], ") for input of shape ", in);
+  }
   layers_math::Resize2dShape g;
   g.planes = in[0] * in[1];
   g.H = in[2], g.W = in[3];

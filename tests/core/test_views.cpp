@@ -137,5 +137,19 @@ TEST(Views, BadArgumentsThrowShapeErrorsNamingShapes) {
   EXPECT_THROW(a.size(2), ShapeError);
 }
 
+// A view without elements reads nothing, but its offset and strides are still numbers that
+// select, is_contiguous and data_ptr compute with: each stays in int64 or is a ShapeError.
+TEST(Views, ViewsWithoutElementsKeepTheirArithmeticInInt64) {
+  constexpr std::int64_t k2Pow40 = std::int64_t{1} << 40;
+  const Tensor t = empty({k2Pow40, 0, k2Pow40});  // strides [2^40, 2^40, 1], no bytes
+  EXPECT_EQ(t.select(0, 5).storage_offset(), 5 * k2Pow40);
+  EXPECT_THROW(t.select(0, (std::int64_t{1} << 24) + 1), ShapeError);  // offset past 2^63
+  EXPECT_TRUE(t.permute({1, 0, 2}).is_contiguous());  // the other sizes' product overflows
+  // An offset whose bytes overflow: refused when the view is made, before data_ptr computes it.
+  const Tensor x = empty({8}, kFloat64);
+  const Tensor v = x.slice(0, 0, 0).view({2, 0, std::int64_t{1} << 61});
+  EXPECT_THROW(v.select(0, 1), ShapeError);
+}
+
 }  // namespace
 }  // namespace leangrad
