@@ -3,6 +3,8 @@
 // completes by hand. Also the process-wide allocators and the memory:: API (core/memory.cpp).
 #include <gtest/gtest.h>
 
+#include <stdexcept>
+
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
@@ -450,6 +452,36 @@ TEST(CachingAllocatorTest, StreamIdsNotHandlesKeyTheFreeLists) {
   c.reset();
   EXPECT_EQ(backend.live_events, 1);
   backend.complete_stream(kNewStream);
+}
+
+// A stream event that cannot be recorded in free(): the block is left out of the pool for good,
+// even when another stream's event was recorded first and completes (it would otherwise return
+// the block while the failed stream may still use it), and that event is not left pending.
+class FailingEventBackend : public StreamTestBackend {
+ public:
+  void* record_event(StreamRef stream) override {
+    if (stream.id == 2) throw std::runtime_error("record_event failed on stream 2");
+    return StreamTestBackend::record_event(stream);
+  }
+};
+
+TEST(CachingAllocatorTest, AStreamEventThatFailsLeaksTheBlockWholly) {
+  TestAllocator<FailingEventBackend> alloc;
+  FailingEventBackend& backend = *alloc.backend;
+  constexpr StreamRef kStream0{0, 0}, kStream1{1, 0x10}, kStream2{2, 0x20};
+  DataPtr a = alloc->allocate(4096, kStream0);
+  char* leaked = address(a);
+  alloc->record_stream(a, kStream1);  // recorded first, succeeds
+  alloc->record_stream(a, kStream2);  // fails
+  a.reset();
+  EXPECT_EQ(backend.live_events, 0);  // stream 1's event destroyed, not left pending
+  backend.complete_stream(kStream1);
+  for (int i = 0; i < 4; ++i) {
+    DataPtr b = alloc->allocate(4096, kStream0);
+    EXPECT_NE(address(b), leaked) << "the block whose stream 2 event failed was handed out again";
+    b.reset();  // never record_stream-ed: goes back to the pool at once, no event
+    EXPECT_EQ(backend.live_events, 0);
+  }
 }
 
 TEST(CachingAllocatorTest, StreamOrderedReuse) {
