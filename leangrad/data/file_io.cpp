@@ -61,8 +61,23 @@ std::string temporary_path_for(const std::string& path) {
   const auto slash = path.find_last_of('/');
   const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
   const std::string folder = slash == std::string::npos ? "" : path.substr(0, slash + 1);
-  return folder + "." + base + ".tmp." + std::to_string(::getpid()) + "." +
+  // At most 200 bytes of the name: with the dot and ".tmp.<pid>.<n>" the temporary's name stays
+  // within NAME_MAX (255) for any target name that is itself within it. The pid and the counter
+  // keep it unique.
+  constexpr std::size_t kMaxBase = 200;
+  return folder + "." + base.substr(0, kMaxBase) + ".tmp." + std::to_string(::getpid()) + "." +
          std::to_string(counter.fetch_add(1));
+}
+
+// The target must name a file: not a folder (an existing one, or a path ending in '/'), which
+// the final rename would refuse only after all the data was written.
+void check_target(const std::string& path, const char* caller) {
+  LG_CHECK(!path.empty() && path.back() != '/', caller, ": cannot write '", path,
+           "': it names a folder, not a file");
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) {
+    LG_CHECK(!S_ISDIR(st.st_mode), caller, ": cannot write '", path, "': it is a folder");
+  }
 }
 
 FileDescriptor create_temporary(const std::string& temporary, const std::string& path,
@@ -141,6 +156,7 @@ std::vector<std::uint8_t> read_whole_file(const std::string& path, const char* c
 
 void write_file_atomically(const std::string& path, std::span<const std::string_view> pieces,
                            const char* caller) {
+  check_target(path, caller);
   const std::string temporary = temporary_path_for(path);
   FileDescriptor fd = create_temporary(temporary, path, caller);
   try {
@@ -164,6 +180,7 @@ void write_file_atomically(const std::string& path, std::string_view bytes, cons
 }
 
 void check_writable(const std::string& path, const char* caller) {
+  check_target(path, caller);
   const std::string temporary = temporary_path_for(path);
   FileDescriptor fd(::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666));
   LG_CHECK(fd.get() >= 0, caller, ": cannot write '", path, "': ", errno_text());

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <functional>
 #include <future>
 #include <string>
@@ -139,6 +140,25 @@ TEST(FileIo, CheckWritable) {
   write_bytes(dir.file("file"), "x");
   expect_error([&] { check_writable(dir.file("file/model.safetensors"), "--save-model"); },
                {"--save-model", "Not a directory"});
+  // A folder, existing or spelled with a trailing '/', is refused at once: the final rename of a
+  // whole run's output would fail on it.
+  std::filesystem::create_directory(dir.file("folder"));
+  expect_error([&] { check_writable(dir.file("folder"), "--save-model"); },
+               {"--save-model", "folder", "is a folder"});
+  expect_error([&] { check_writable(dir.file("new/"), "--save-model"); },
+               {"--save-model", "names a folder"});
+  expect_error([&] { write_file_atomically(dir.file("folder"), "x", "--log-json"); },
+               {"--log-json", "is a folder"});
+}
+
+// A name near NAME_MAX (255 bytes) is written: the temporary next to it keeps a shorter name.
+TEST(FileIo, AtomicWriteOfALongName) {
+  TempDir dir;
+  const std::string name = std::string(240, 'm') + ".safetensors";  // 252 bytes
+  write_file_atomically(dir.file(name), "bytes", "test");
+  EXPECT_EQ(read_bytes(dir.file(name)), "bytes");
+  check_writable(dir.file(name), "test");
+  EXPECT_EQ(names_in(dir), std::vector<std::string>{name});
 }
 
 // The pid of a process that has exited (and been reaped).
