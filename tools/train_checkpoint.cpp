@@ -333,6 +333,18 @@ std::vector<std::filesystem::path> list_checkpoints(const std::string& dir) {
   return paths;
 }
 
+namespace {
+
+// Removes one checkpoint file; a failure is an Error naming it (not std::filesystem's exception).
+void remove_checkpoint(const std::filesystem::path& path) {
+  std::error_code error;
+  std::filesystem::remove(path, error);
+  LG_CHECK(!error, "--checkpoint-dir: cannot remove the old checkpoint '", path.string(),
+           "': ", error.message());
+}
+
+}  // namespace
+
 std::size_t prepare_checkpoint_dir(const std::string& dir) {
   std::error_code error;
   std::filesystem::create_directories(dir, error);
@@ -356,34 +368,60 @@ void save_checkpoint(const std::string& dir, int keep, const CheckpointSpec& spe
   const auto loader_epoch = static_cast<std::uint64_t>(position.epoch - 1);
   const std::string path = checkpoint_path(dir, position.global_step);
   save_safetensors(path, tensors, checkpoint_metadata(spec, position, loader_epoch));
-  const std::vector<std::filesystem::path> checkpoints = list_checkpoints(dir);
-  for (std::size_t i = 0; i + static_cast<std::size_t>(keep) < checkpoints.size(); ++i)
-    std::filesystem::remove(checkpoints[i]);
+  // Checkpoints of a later step than this one are those a resume skipped as damaged (it takes
+  // the newest intact one): they go, and then all but the `keep` newest of the rest, so the one
+  // just written always stays.
+  std::vector<std::filesystem::path> kept;
+  for (const std::filesystem::path& checkpoint : list_checkpoints(dir)) {
+    if (step_in_name(checkpoint) > position.global_step) {
+      remove_checkpoint(checkpoint);
+    } else {
+      kept.push_back(checkpoint);
+    }
+  }
+  for (std::size_t i = 0; i + static_cast<std::size_t>(keep) < kept.size(); ++i)
+    remove_checkpoint(kept[i]);
 }
 
-TrainPosition load_checkpoint(const std::string& path, const CheckpointSpec& spec,
-                              nn::Module& model, optim::Optimizer& optimizer,
-                              amp::GradScaler* scaler) {
+namespace {
+
+// load_checkpoint against the parameter groups the run built (`built`), taken before any
+// checkpoint was tried: a damaged one that loaded its own learning rate before being refused
+// must not become the reference its predecessors are checked against.
+TrainPosition load_checkpoint_built(const std::string& path, const CheckpointSpec& spec,
+                                    nn::Module& model, optim::Optimizer& optimizer,
+                                    amp::GradScaler* scaler,
+                                    const std::vector<optim::ParamGroup>& built) {
   const SafetensorsMetadata metadata = load_safetensors_metadata(path);
   const MetadataReader reader(metadata, path);
   check_options(reader, spec);
   TrainPosition position = read_position(reader, spec, step_in_name(path));
   const RngSnapshot rng = read_rng(reader, spec);
-
-  const std::vector<optim::ParamGroup> built = optimizer.param_groups();
   load_tensors(path, model, optimizer, scaler);
   check_optimizer(path, optimizer, built, position);
   restore_rng(rng);
   return position;
 }
 
+}  // namespace
+
+TrainPosition load_checkpoint(const std::string& path, const CheckpointSpec& spec,
+                              nn::Module& model, optim::Optimizer& optimizer,
+                              amp::GradScaler* scaler) {
+  // A copy: loading the checkpoint changes the optimizer's own groups.
+  const std::vector<optim::ParamGroup> built = optimizer.param_groups();
+  return load_checkpoint_built(path, spec, model, optimizer, scaler, built);
+}
+
 std::optional<Resumed> resume(const std::string& dir, const CheckpointSpec& spec, nn::Module& model,
                               optim::Optimizer& optimizer, std::ostream& warnings,
                               amp::GradScaler* scaler) {
   const std::vector<std::filesystem::path> checkpoints = list_checkpoints(dir);
+  const std::vector<optim::ParamGroup> built = optimizer.param_groups();
   for (auto it = checkpoints.rbegin(); it != checkpoints.rend(); ++it) {
     try {
-      return Resumed{it->string(), load_checkpoint(it->string(), spec, model, optimizer, scaler)};
+      return Resumed{it->string(),
+                     load_checkpoint_built(it->string(), spec, model, optimizer, scaler, built)};
     } catch (const CheckpointMismatch&) {
       throw;
     } catch (const OutOfMemoryError&) {

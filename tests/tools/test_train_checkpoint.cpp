@@ -409,6 +409,46 @@ TEST(TrainCheckpoint, ResumeFallsBackToTheNewestIntactCheckpoint) {
   EXPECT_EQ(std::count(warned.begin(), warned.end(), '\n'), 3) << warned;
 }
 
+// A damaged newest checkpoint whose learning rate loaded into the optimizer before it was
+// refused must not make the intact one before it look wrong: both are checked against the
+// groups the run built.
+TEST(TrainCheckpoint, ADamagedLearningRateDoesNotSpoilTheFallback) {
+  TempDir dir;
+  write_checkpoint(dir.path(), 2);
+  const std::string newest = write_checkpoint(dir.path(), 3);
+  set_tensor(newest, "optim.param_groups.0.lr", full({}, 0.5, TensorOptions(kFloat64)));
+  Training training(2);
+  std::ostringstream warnings;
+  const std::optional<tools::Resumed> resumed =
+      tools::resume(dir.path(), spec(), *training.model, *training.optimizer, warnings);
+  ASSERT_TRUE(resumed.has_value()) << warnings.str();
+  EXPECT_EQ(resumed->position.global_step, 7);
+  EXPECT_DOUBLE_EQ(training.optimizer->param_groups()[0].options().lr(), kLr);
+  EXPECT_NE(warnings.str().find("skipping a damaged checkpoint"), std::string::npos);
+}
+
+// After a resume fell back past a damaged checkpoint, the next save removes it (a later step
+// than the one saved), and never the checkpoint just written, whatever `keep` is.
+TEST(TrainCheckpoint, SavingAfterAFallbackKeepsTheNewCheckpoint) {
+  TempDir dir;
+  write_checkpoint(dir.path(), 2);                              // step 7
+  const std::string damaged = write_checkpoint(dir.path(), 4);  // step 9
+  fs::resize_file(damaged, 100);
+  Training training(2);
+  std::ostringstream warnings;
+  ASSERT_TRUE(tools::resume(dir.path(), spec(), *training.model, *training.optimizer, warnings));
+  tools::save_checkpoint(dir.path(), 1, spec(), *training.model, *training.optimizer,
+                         position(3));  // step 8
+  const std::vector<fs::path> left = tools::list_checkpoints(dir.path());
+  ASSERT_EQ(left.size(), 1u);
+  EXPECT_EQ(left[0], fs::path(tools::checkpoint_path(dir.path(), 8)));
+  Training again(3);
+  const std::optional<tools::Resumed> resumed =
+      tools::resume(dir.path(), spec(), *again.model, *again.optimizer, warnings);
+  ASSERT_TRUE(resumed.has_value());
+  EXPECT_EQ(resumed->position.global_step, 8);
+}
+
 TEST(TrainCheckpoint, ResumeWithoutCheckpointsStartsFresh) {
   TempDir dir;
   Training training(2);
