@@ -444,6 +444,7 @@ class Trainer {
   void checkpoint(const EpochProgress& e, double loss_sum);
   void evaluate(const EpochProgress& e, double train_seconds);
   void report_memory_plan(const offload::MemoryPlan& plan, double median_ms) const;
+  void print_stop(int epoch, std::int64_t step) const;
   void finish_profile();
 
   const TrainOptions& o_;
@@ -486,6 +487,13 @@ Trainer::Trainer(const TrainOptions& o, Run& run, TrainPosition position, nlohma
 }
 
 void Trainer::train_epochs() {
+  // --max-steps counts across resumes: a run resumed at or past it trains no further step.
+  if (o_.max_steps > 0 && position_.global_step >= o_.max_steps) {
+    std::cout << "stopped by --max-steps " << o_.max_steps << ": resumed at global step "
+              << position_.global_step << ", nothing left to train" << std::endl;
+    stopped_ = true;
+    return;
+  }
   for (int epoch = position_.epoch; epoch <= o_.epochs && !stopped_; ++epoch) {
     run_.model->train();
     EpochProgress e;
@@ -500,15 +508,24 @@ void Trainer::train_epochs() {
     memory_.peak_allocated = std::max(memory_.peak_allocated, after_training.peak_allocated);
     memory_.peak_reserved = std::max(memory_.peak_reserved, after_training.peak_reserved);
     step_ms_all_.insert(step_ms_all_.end(), e.step_ms.begin(), e.step_ms.end());
-    if (stopped_) {
-      std::cout << (interrupted_ ? "interrupted (Ctrl-C)"
-                                 : "stopped by --max-steps " + std::to_string(o_.max_steps))
-                << " at epoch " << epoch << " step " << e.step << "/" << steps_per_epoch_
-                << std::endl;
+    // A stop at the epoch's last step still evaluates the finished epoch; within it, not.
+    const bool finished_epoch = e.step >= steps_per_epoch_;
+    if (stopped_ && !finished_epoch) {
+      print_stop(epoch, e.step);
       break;
     }
     evaluate(e, train_seconds);
+    if (stopped_) {
+      print_stop(epoch, e.step);
+      break;
+    }
   }
+}
+
+void Trainer::print_stop(int epoch, std::int64_t step) const {
+  std::cout << (interrupted_ ? "interrupted (Ctrl-C)"
+                             : "stopped by --max-steps " + std::to_string(o_.max_steps))
+            << " at epoch " << epoch << " step " << step << "/" << steps_per_epoch_ << std::endl;
 }
 
 // The optimizer steps of epoch e.epoch from step e.step on, each over --accumulate micro-batches

@@ -1,5 +1,6 @@
 #include "train_options.h"
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 
@@ -9,11 +10,11 @@ namespace leangrad::tools {
 
 namespace {
 
-// A number > 0. (CLI::PositiveNumber's message spells out the whole range of a double.)
+// A finite number > 0. (CLI::PositiveNumber's message spells out the whole range of a double.)
 std::string check_positive(std::string& value) {
   char* end = nullptr;
   const double number = std::strtod(value.c_str(), &end);
-  if (end == value.c_str() || *end != '\0' || !(number > 0))
+  if (end == value.c_str() || *end != '\0' || !(number > 0) || !std::isfinite(number))
     return "expected a number > 0, got '" + value + "'";
   return "";
 }
@@ -52,6 +53,13 @@ void add_options(CLI::App& app, TrainOptions& o) {
                  "srnet: profile one step, then keep, recompute or (CUDA) offload each residual "
                  "block's activations so the peak allocated memory fits this many MiB")
       ->check(positive)
+      ->check(CLI::Validator(
+          [](std::string& value) {  // a petabyte's bytes fit in int64; 2^43 MiB's would not
+            return std::strtod(value.c_str(), nullptr) <= 1e9
+                       ? std::string()
+                       : "expected at most 1e9 MiB (a petabyte), got '" + value + "'";
+          },
+          "<= 1e9"))
       ->excludes(recompute)
       ->excludes(save_on_cpu)
       ->excludes(offload_params);
@@ -78,7 +86,7 @@ void add_options(CLI::App& app, TrainOptions& o) {
   app.add_option("--seed", o.seed, "seeds the initialisation and the shuffle")
       ->capture_default_str();
   app.add_option("--threads", o.threads, "CPU threads for the kernels (default: all cores)")
-      ->check(positive);
+      ->check(CLI::Range(1, 1024));
   app.add_option("--data", o.data, "folder with the Fashion-MNIST IDX files (gzipped or not)")
       ->capture_default_str();
   app.add_option("--limit-train", o.limit_train, "train on the first N training images only")

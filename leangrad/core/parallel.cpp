@@ -17,7 +17,11 @@ std::atomic<int> g_num_threads{0};  // 0: never set, OpenMP's default
 }  // namespace
 
 void set_num_threads(int num_threads) {
-  LG_CHECK(num_threads >= 1, "set_num_threads: expected at least 1 thread, got ", num_threads);
+  // Beyond a thousand threads OpenMP fails to start them, or crashes in the first parallel
+  // region (libgomp at 100 000), instead of saying so.
+  constexpr int kMaxThreads = 1024;
+  LG_CHECK(num_threads >= 1 && num_threads <= kMaxThreads, "set_num_threads: expected 1 to ",
+           kMaxThreads, " threads, got ", num_threads);
   g_num_threads.store(num_threads, std::memory_order_relaxed);
   omp_set_num_threads(num_threads);
 }

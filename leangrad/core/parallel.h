@@ -8,6 +8,7 @@
 
 namespace leangrad {
 
+// 1 to 1024 threads; an Error otherwise.
 void set_num_threads(int num_threads);
 int get_num_threads();
 
