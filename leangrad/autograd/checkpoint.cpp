@@ -57,15 +57,29 @@ class CheckpointNode final : public Node {
 
     std::vector<Tensor> outputs;
     {
-      const RngSnapshot outer = snapshot_rng();
+      // The generators go back to where the caller had them however fn_ returns: a recompute
+      // that throws must not leave them at the forward's snapshot (the next draw would repeat it).
+      struct RestoreRng {
+        RngSnapshot outer = snapshot_rng();
+        ~RestoreRng() { restore_rng(outer); }
+      } restore;
       restore_rng(rng_);
       GradModeGuard enable_grad(true);
       amp::AutocastGuard forward_autocast(autocast_);
       outputs = fn_(inputs);
-      restore_rng(outer);
     }
     LG_CHECK(outputs.size() == output_meta.size(), "checkpoint: the recomputed segment returned ",
              outputs.size(), " outputs, the forward returned ", output_meta.size());
+    for (std::size_t i = 0; i < outputs.size(); ++i) {
+      if (!outputs[i].defined()) continue;
+      const TensorMeta& forward = output_meta[i];
+      LG_CHECK(outputs[i].shape() == forward.shape && outputs[i].dtype() == forward.dtype &&
+                   outputs[i].device() == forward.device,
+               "checkpoint: output ", i, " of the recomputed segment has shape ",
+               outputs[i].shape(), ", ", outputs[i].dtype(), " on ", outputs[i].device(),
+               "; the forward's had shape ", forward.shape, ", ", forward.dtype, " on ",
+               forward.device, " (the segment must compute the same thing both times)");
+    }
 
     std::vector<Edge> roots;
     std::vector<Tensor> root_grads;
@@ -126,12 +140,14 @@ std::vector<Tensor> checkpoint(const CheckpointFn& fn, const std::vector<Tensor>
     Tensor& out = outputs[i];
     node->output_meta.push_back(out.defined() ? TensorMeta::of(out) : TensorMeta{});
     if (!out.defined() || !is_floating(out.dtype())) continue;
-    for (const Tensor& in : inputs) {
-      if (in.defined() && out.shares_storage(in)) {  // fn returned (a view of) an input
-        out = out.clone();
-        break;
-      }
-    }
+    bool of_an_input = false;
+    for (const Tensor& in : inputs)
+      of_an_input = of_an_input || (in.defined() && out.shares_storage(in));
+    // History goes on a tensor of our own: a clone of (a view of) an input, else an alias. fn
+    // may return a tensor it did not make (a captured parameter or constant), and giving the
+    // caller's own tensor this node's history would turn a parameter into a non-leaf and make
+    // the recompute run through this very node.
+    out = of_an_input ? out.clone() : views::alias(out);
     set_history(out, node, i);
   }
   return outputs;

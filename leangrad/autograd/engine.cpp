@@ -221,7 +221,10 @@ std::vector<Tensor> run_backward(const std::vector<Edge>& roots, std::vector<Ten
 
     std::vector<Tensor> inputs = std::move(buffer_of(node));
     buffers.erase(node);
-    for (const auto& [output_nr, hook] : node->pre_hooks) {
+    // A copy of the hooks: one may register another hook on this tensor, which would reallocate
+    // the list under the loop.
+    const auto pre_hooks = node->pre_hooks;
+    for (const auto& [output_nr, hook] : pre_hooks) {
       if (!inputs[output_nr].defined()) continue;
       Tensor replaced = hook(inputs[output_nr]);
       if (!replaced.defined()) continue;

@@ -518,25 +518,45 @@ Tensor transpose(const Tensor& a, std::int64_t dim0, std::int64_t dim1) {
                    });
 }
 
+namespace {
+
+// The backward of slice and select: the gradient of the view placed into zeros of the input's
+// shape. Recorded as an op of its own, whose backward takes the same view of its gradient, so
+// that a gradient computed with create_graph differentiates again (a raw copy_ into zeros would
+// drop the gradient's graph and give a silently wrong second derivative).
+Tensor scatter_into_zeros(const char* op, const Tensor& grad, const Shape& input_shape,
+                          const std::function<Tensor(const Tensor&)>& view) {
+  Tensor g = zeros(input_shape, grad.options());
+  {
+    NoGradGuard no_grad;
+    ops::copy_(view(g), grad);
+  }
+  return record_op(op, g, {grad}, {}, [view](const BackwardContext& c) -> std::vector<Tensor> {
+    return {view(c.grad)};
+  });
+}
+
+}  // namespace
+
 Tensor slice(const Tensor& a, std::int64_t dim, std::int64_t start, std::int64_t end,
              std::int64_t step) {
   LG_PROFILE_OP(a);
   return record_op("slice", views::slice(a, dim, start, end, step), {a}, {},
                    [dim, start, end, step](const BackwardContext& c) -> std::vector<Tensor> {
-                     Tensor g = zeros(c.shape(0), c.grad.options());
-                     ops::copy_(views::slice(g, dim, start, end, step), c.grad);
-                     return {g};
+                     return {scatter_into_zeros(
+                         "slice_backward", c.grad, c.shape(0),
+                         [=](const Tensor& t) { return slice(t, dim, start, end, step); })};
                    });
 }
 
 Tensor select(const Tensor& a, std::int64_t dim, std::int64_t index) {
   LG_PROFILE_OP(a);
-  return record_op("select", views::select(a, dim, index), {a}, {},
-                   [dim, index](const BackwardContext& c) -> std::vector<Tensor> {
-                     Tensor g = zeros(c.shape(0), c.grad.options());
-                     ops::copy_(views::select(g, dim, index), c.grad);
-                     return {g};
-                   });
+  return record_op(
+      "select", views::select(a, dim, index), {a}, {},
+      [dim, index](const BackwardContext& c) -> std::vector<Tensor> {
+        return {scatter_into_zeros("select_backward", c.grad, c.shape(0),
+                                   [=](const Tensor& t) { return select(t, dim, index); })};
+      });
 }
 
 Tensor unsqueeze(const Tensor& a, std::int64_t dim) {

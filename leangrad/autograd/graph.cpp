@@ -31,8 +31,17 @@ void delete_node(Node* node) {
     // A saved input keeps its own history alive too (SavedTensor::original_, for create_graph):
     // drop the saved tensors first, so that the edges are the only owners counted below.
     n->release_saved();
+    // An input used twice (y + y) is owned by two edges: dropping all but the last edge's
+    // reference lets that one count 1 and go to the stack instead of being deleted by
+    // recursion inside this node's destructor.
     for (Edge& e : n->next_edges) {
-      if (e.function && e.function.use_count() == 1) stack.push_back(std::move(e.function));
+      if (!e.function) continue;
+      if (e.function.use_count() == 1) {
+        stack.push_back(std::move(e.function));
+      } else {
+        std::shared_ptr<Node> shared = std::move(e.function);
+        if (shared.use_count() == 1) stack.push_back(std::move(shared));
+      }
     }
   };
   take_inputs(node);
@@ -77,7 +86,10 @@ AccumulateGrad::AccumulateGrad(std::shared_ptr<TensorImpl> leaf)
 
 Tensor AccumulateGrad::run_hooks(Tensor grad) const {
   const Tensor leaf(leaf_);
-  for (const auto& hook : autograd_meta(leaf).grad_hooks) {
+  // A copy of the list: a hook may register another hook on this leaf, which would reallocate
+  // the list under the loop (the new hook runs from the next backward on, as in PyTorch).
+  const std::vector<GradHook> hooks = autograd_meta(leaf).grad_hooks;
+  for (const auto& hook : hooks) {
     Tensor replaced = hook(grad);
     if (!replaced.defined()) continue;
     check_hook_result(replaced, TensorMeta::of(leaf), "a leaf");
@@ -106,7 +118,8 @@ std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>&& grad_outputs) {
   } else {
     meta.grad.add_(grad);
   }
-  for (const auto& hook : meta.post_accumulate_grad_hooks)
+  const auto post_hooks = meta.post_accumulate_grad_hooks;  // a copy, as in run_hooks
+  for (const auto& hook : post_hooks)
     hook(leaf);
   return {};
 }

@@ -50,7 +50,9 @@ SavedTensor::SavedTensor(const Tensor& t, int output_nr) {
     return;
   }
   // Run the hook's own ops without recording a graph (a copy to the host is not part of it).
-  const Hooks& hooks = hooks_stack.back();
+  // A copy: the pack hook may open a SavedTensorHooksGuard of its own, which pushes onto the
+  // stack and can reallocate it under a reference.
+  const Hooks hooks = hooks_stack.back();
   NoGradGuard no_grad;
   packed_ = hooks.pack(alias);
   unpack_ = hooks.unpack;

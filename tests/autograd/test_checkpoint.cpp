@@ -135,6 +135,58 @@ TEST(Checkpoint, ParametersGetGradientsWhenInputsDoNot) {
   EXPECT_FALSE(x.grad().defined());
 }
 
+// A segment may return a tensor it did not make (a captured parameter): the caller's tensor
+// stays as it was (a leaf), and backward ends (it recursed into the checkpoint without end).
+TEST(Checkpoint, ASegmentReturningACapturedParameter) {
+  Tensor w = test::make_tensor({2, 3}, {2}, kFloat64).requires_grad_();
+  Tensor x = test::make_tensor({5, 7}, {2}, kFloat64).requires_grad_();
+  const std::vector<Tensor> out = autograd::checkpoint(
+      [&](const std::vector<Tensor>& in) {
+        return std::vector<Tensor>{in[0] * w, w};
+      },
+      {x});
+  EXPECT_TRUE(w.is_leaf());
+  (out[0].sum() + out[1].sum()).backward();
+  EXPECT_TRUE(test::all_close(w.grad(), {6, 8}));  // x + 1
+  EXPECT_TRUE(test::all_close(x.grad(), {2, 3}));
+}
+
+// A recompute that computes something else than the forward did is an Error naming the output,
+// and the generators are back where they were after it, even though it threw.
+TEST(Checkpoint, ARecomputeThatDiffersOrThrowsIsAnErrorAndKeepsTheGenerators) {
+  Tensor x = test::make_tensor({1, 2, 3}, {3}, kFloat64).requires_grad_();
+  int calls = 0;
+  Tensor y = autograd::checkpoint(
+      [&](const std::vector<Tensor>& in) {
+        return std::vector<Tensor>{++calls == 1 ? in[0].slice(0, 0, 1) * 2.0 : in[0] * 2.0};
+      },
+      {x})[0];
+  try {
+    y.sum().backward();
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("output 0 of the recomputed segment has shape [3]"),
+              std::string::npos)
+        << e.what();
+  }
+  manual_seed(3);
+  Tensor z = autograd::checkpoint(
+      [&](const std::vector<Tensor>& in) -> std::vector<Tensor> {
+        // The recompute fails before it draws: the generator would stay at the forward's
+        // snapshot, and the next draw repeat the forward's mask.
+        if (autograd::grad_mode_enabled()) throw Error("the recompute fails", __FILE__, __LINE__);
+        return {in[0].sum() * rand({4})};
+      },
+      {x})[0];
+  rand({2});  // the caller draws on after the forward
+  Generator& gen = default_generator(Device::cpu());
+  const Generator::State after_forward = gen.state();
+  const std::vector<double> next = test::to_vector(rand({4}));  // the draw after the forward
+  gen.set_state(after_forward);
+  EXPECT_THROW(z.sum().backward(), Error);  // the recompute rewinds the generator, then throws
+  EXPECT_EQ(test::to_vector(rand({4})), next);
+}
+
 TEST(Checkpoint, OnlyTheInputsGoThroughPackHooks) {
   int packs = 0;
   Tensor x = test::make_tensor({1, 2, 3}, {3}, kFloat64).requires_grad_();

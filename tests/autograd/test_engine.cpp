@@ -287,7 +287,15 @@ TEST(Engine, HundredThousandNodeChainNeitherRecursesInBackwardNorInDestruction) 
     for (int i = 0; i < kDepth; ++i)
       y = y.exp().log();
   }
-  SUCCEED();
+  {  // Each node uses its input twice (two edges to one node): destroyed without recursion too.
+    Tensor y = x;
+    for (int i = 0; i < kDepth; ++i)
+      y = y + y;
+    Tensor z = x;
+    for (int i = 0; i < kDepth; ++i)
+      z = z * z;
+  }
+  SUCCEED();  // a recursion 100 000 deep overflows the stack: the test would crash
 }
 
 // ---- Anomaly mode ----------------------------------------------------------------------------
@@ -466,6 +474,45 @@ TEST(Hooks, PostAccumulateGradHookRunsOnceAfterAllContributions) {
 }
 
 // ---- End-of-backward callbacks (Note [End-of-backward callbacks]) -----------------------------
+
+// A hook may register another hook on the same tensor while it runs: the list it is read from
+// must not be reallocated under the loop (AddressSanitizer saw a freed std::function run). The new
+// hook applies from the next backward on.
+TEST(Hooks, AHookRegisteringAHookDuringBackward) {
+  Tensor x = leaf({1.0, 2.0});
+  int leaf_calls = 0;
+  x.register_hook([&x, &leaf_calls](const Tensor& g) {
+    ++leaf_calls;
+    for (int i = 0; i < 8; ++i)  // enough to reallocate the list
+      x.register_hook([](const Tensor& h) { return h; });
+    return g * 2.0;
+  });
+  int post_calls = 0;
+  x.register_post_accumulate_grad_hook([&x, &post_calls](const Tensor&) {
+    ++post_calls;
+    for (int i = 0; i < 8; ++i)
+      x.register_post_accumulate_grad_hook([](const Tensor&) {});
+  });
+  (x * 3.0).sum().backward();
+  EXPECT_TRUE(test::all_close(x.grad(), {6.0, 6.0}));
+  EXPECT_EQ(leaf_calls, 1);
+  EXPECT_EQ(post_calls, 1);
+
+  Tensor a = leaf({1.0});
+  Tensor y = a * 2.0;
+  int inner_calls = 0;
+  y.register_hook([&y, &inner_calls](const Tensor& g) {
+    for (int i = 0; i < 8; ++i)
+      y.register_hook([&inner_calls](const Tensor& h) {
+        ++inner_calls;
+        return h;
+      });
+    return g * 5.0;
+  });
+  y.sum().backward();
+  EXPECT_TRUE(test::all_close(a.grad(), {10.0}));
+  EXPECT_EQ(inner_calls, 0);  // registered during this backward: from the next one on
+}
 
 TEST(EndOfBackwardCallbacks, RunOnceAfterEveryNodeInOrder) {
   Tensor x = leaf({1, 2});
