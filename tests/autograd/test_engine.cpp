@@ -562,6 +562,31 @@ TEST(EndOfBackwardCallbacks, ANestedBackwardHandsThemToTheOutermost) {
   EXPECT_EQ(events, (std::vector<std::string>{"w ready", "x ready", "callback"}));
 }
 
+// A nested backward that throws (caught by the hook that started it) drops what it queued; the
+// outer backward's own callbacks still run.
+TEST(EndOfBackwardCallbacks, ANestedBackwardThatThrowsDropsItsOwn) {
+  Tensor x = leaf({1, 2});
+  Tensor z = leaf({3});
+  std::vector<std::string> events;
+  z.register_hook([&](const Tensor& g) -> Tensor {
+    autograd::queue_callback([&] { events.push_back("the failed nested backward's"); });
+    throw Error("z's hook fails", __FILE__, __LINE__);
+    return g;
+  });
+  x.register_hook([&](const Tensor& g) {
+    autograd::queue_callback([&] { events.push_back("the outer backward's"); });
+    autograd::GradModeGuard enable(true);
+    try {
+      (z * 2.0).sum().backward();
+    } catch (const Error&) {
+      events.push_back("nested backward failed");
+    }
+    return g;
+  });
+  (x * 3.0).sum().backward();
+  EXPECT_EQ(events, (std::vector<std::string>{"nested backward failed", "the outer backward's"}));
+}
+
 TEST(EndOfBackwardCallbacks, ABackwardThatThrowsDropsThem) {
   Tensor x = leaf({1, 2});
   Tensor w = leaf({3, 4});
