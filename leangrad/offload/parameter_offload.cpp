@@ -117,6 +117,7 @@ struct Unit {
   std::int64_t bytes = 0;
   nn::HookHandle pre_hook, post_hook;
   bool awaiting_backward = false;  // released after a forward that saved its parameters
+  bool in_forward = false;  // between its pre-hook and its hook (Note [A forward that throws])
 };
 
 struct ParameterOffload::State {
@@ -208,7 +209,55 @@ struct ParameterOffload::State {
       copy_in(*next, /*saved_only=*/false);
   }
 
+  // Note [A forward that throws]
+  // nn::Module runs no forward hook when forward throws, so a unit whose forward threw keeps
+  // its parameters pointed at their device copies. Whatever changed them in place since (a
+  // load_state_dict, an optimizer step on the CPU "device") wrote into those copies and bumped
+  // the version; copy_in would then drop the copy and bring the old host values back. So before
+  // such a unit runs again, and before a step, its parameters go back to the host with the
+  // device copy's values when they changed. And a backward that threw never ran its
+  // end-of-backward callback (the engine drops it): the next forward runs it.
+  void recover_unit(int u) {
+    Unit& unit = units[static_cast<std::size_t>(u)];
+    if (!unit.in_forward) return;
+    unit.in_forward = false;
+    for (OffloadedParam* p : unit.params) {
+      if (p->param.impl().storage != p->device) continue;
+      if (p->filled && p->filled_version != p->param.version()) {
+        wait_until_copied(u);
+        p->view_of(p->host).copy_(p->view_of(p->device));
+        p->filled_version = p->param.version();
+      }
+      p->param.impl().storage = p->host;
+    }
+  }
+
+  void recover_all() {
+    for (std::size_t u = 0; u < units.size(); ++u)
+      recover_unit(static_cast<int>(u));
+    if (end_of_backward_queued && !autograd::backward_running()) end_of_backward();
+  }
+
+  // A parameter given new data while offloaded (set_data, Module::to) no longer has the storage
+  // the offload keeps in step with the device: refused, rather than silently undone.
+  void check_own_storage(int u) const {
+    for (const OffloadedParam* p : units[static_cast<std::size_t>(u)].params) {
+      LG_CHECK(p->param.impl().storage == p->host || p->param.impl().storage == p->device,
+               "ParameterOffload: a parameter of '", units[static_cast<std::size_t>(u)].name,
+               "' of shape ", p->param.shape(),
+               " was given new data (set_data, Module::to) while offloaded; destroy the "
+               "ParameterOffload first, change the parameter, then offload again");
+    }
+  }
+
   void before_forward(int u) {
+    if (!autograd::backward_running()) {
+      // Not inside a recompute: a unit still "in forward" is one whose forward threw.
+      recover_unit(u);
+      if (end_of_backward_queued) end_of_backward();
+    }
+    check_own_storage(u);
+    units[static_cast<std::size_t>(u)].in_forward = true;
     if (!ordered[static_cast<std::size_t>(u)]) {
       ordered[static_cast<std::size_t>(u)] = true;
       order.push_back(u);
@@ -222,6 +271,7 @@ struct ParameterOffload::State {
 
   void after_forward(int u, const Tensor& output, const std::weak_ptr<State>& self) {
     Unit& unit = units[static_cast<std::size_t>(u)];
+    unit.in_forward = false;
     bool saved = false;
     for (OffloadedParam* p : unit.params) {
       p->param.impl().storage = p->host;
@@ -334,6 +384,13 @@ ParameterOffload::ParameterOffload(std::shared_ptr<nn::Module> module,
   const Device device = options_.device();
   LG_CHECK_DEVICE(device.is_cpu() || device.is_cuda(), "ParameterOffload: cannot compute on ",
                   device);
+  if (device.is_cuda()) {  // checked before anything moves: a forward would fail on every call
+    LG_CHECK_DEVICE(cuda::is_available(), "ParameterOffload: cannot compute on ", device,
+                    ": no CUDA device is available");
+    LG_CHECK_DEVICE(device.index >= 0 && device.index < cuda::device_count(),
+                    "ParameterOffload: cannot compute on ", device, ": this machine has ",
+                    cuda::device_count(), " CUDA device(s)");
+  }
   std::vector<std::pair<std::string, nn::Module*>> found;
   collect_units(*module_, "", found);
 
@@ -474,6 +531,7 @@ ParameterOffloadStats ParameterOffload::stats() const {
 // whose end waits for the gradient copies queued on the same copy stream after it.
 void ParameterOffload::step(optim::Optimizer& optimizer) {
   State& s = *state_;
+  s.recover_all();  // Note [A forward that throws]
   std::vector<Tensor> params;
   for (const optim::ParamGroup& group : optimizer.param_groups())
     for (const Tensor& p : group.params)

@@ -261,6 +261,79 @@ TEST(ParameterOffload, AParameterChangedAfterTheStepIsCopiedAgain) {
   EXPECT_EQ(offload.copy_log()[0], "0");  // copied again; unit 1's copy from the step still serves
 }
 
+// Note [A forward that throws]: a unit whose forward threw keeps no stale device pointer that
+// would swallow the next change of its parameters.
+TEST(ParameterOffload, AForwardThatThrowsLosesNoLaterUpdate) {
+  manual_seed(5);
+  auto model = nn::Sequential(nn::Linear(4, 4), nn::Linear(4, 2));
+  offload::ParameterOffload offload(model, offload::ParameterOffloadOptions(Device::cpu()));
+  EXPECT_THROW((*model)(randn({3, 5})), Error);  // the first Linear refuses 5 features
+  {
+    NoGradGuard no_grad;
+    model[0]->named_parameters()["weight"].fill_(0.5);
+  }
+  (*model)(randn({3, 4}));
+  EXPECT_EQ(test::to_vector(model[0]->named_parameters()["weight"]), std::vector<double>(16, 0.5));
+  // And an optimizer step through the offload after another failed forward.
+  optim::SGD sgd(model->parameters(), optim::SGDOptions(0.1));
+  (*model)(randn({3, 4})).sum().backward();
+  const std::vector<double> before = test::to_vector(model[1]->named_parameters()["bias"]);
+  const std::vector<double> grad = test::to_vector(model[1]->named_parameters()["bias"].grad());
+  EXPECT_THROW((*model)(randn({3, 5})), Error);
+  offload.step(sgd);
+  (*model)(randn({3, 4}));
+  const std::vector<double> after = test::to_vector(model[1]->named_parameters()["bias"]);
+  for (std::size_t i = 0; i < after.size(); ++i)
+    EXPECT_FLOAT_EQ(after[i], before[i] - 0.1 * grad[i]);
+}
+
+// A backward that throws never ran its end-of-backward callback; the next forward does its work,
+// so device memory brought back for backward goes again.
+TEST(ParameterOffload, ABackwardThatThrowsStillReleasesTheDevice) {
+  manual_seed(6);
+  auto model = nn::Sequential(nn::Linear(64, 64), nn::Linear(64, 2));
+  model[0]->named_parameters()["weight"].requires_grad_(false);  // frozen: no gradient hook
+  offload::ParameterOffload offload(model, offload::ParameterOffloadOptions(Device::cpu()));
+  auto step = [&](bool fail) {
+    Tensor x = randn({3, 64}).requires_grad_(true);
+    if (fail)
+      x.register_hook([](const Tensor&) -> Tensor { throw Error("hook", __FILE__, __LINE__); });
+    try {
+      (*model)(x).sum().backward();
+    } catch (const Error&) {
+    }
+  };
+  step(false);
+  const std::int64_t settled = memory::stats(Device::cpu()).allocated;
+  step(true);
+  step(false);
+  step(false);
+  EXPECT_EQ(memory::stats(Device::cpu()).allocated, settled);
+}
+
+TEST(ParameterOffload, NewDataWhileOffloadedIsRefused) {
+  auto model = nn::Sequential(nn::Linear(4, 4));
+  offload::ParameterOffload offload(model, offload::ParameterOffloadOptions(Device::cpu()));
+  model[0]->named_parameters()["weight"].set_data(full({4, 4}, 0.5));
+  try {
+    (*model)(randn({3, 4}));
+    ADD_FAILURE() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(
+        std::string(e.what()).find("was given new data (set_data, Module::to) while offloaded"),
+        std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(ParameterOffload, ACudaDeviceMustExist) {
+  if (cuda::is_available()) GTEST_SKIP() << "checks the refusal on a machine without CUDA";
+  auto model = nn::Sequential(nn::Linear(4, 4));
+  EXPECT_THROW(offload::ParameterOffload(model, offload::ParameterOffloadOptions(Device::cuda())),
+               DeviceError);
+  EXPECT_FALSE(model[0]->named_parameters()["weight"].is_pinned());  // nothing moved
+}
+
 TEST(ParameterOffload, ComputingDeviceHoldsAboutTwoUnitsNotTheModel) {
   const Device cpu = Device::cpu();
   auto make = [] {
