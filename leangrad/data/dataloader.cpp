@@ -28,6 +28,7 @@
 #include <map>
 #include <mutex>
 #include <numeric>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -108,11 +109,12 @@ DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, DataLoaderOptions
   LG_CHECK(!(options_.shuffle() && options_.sampler()),
            "DataLoader: shuffle and sampler are mutually exclusive (the sampler shuffles)");
   if (options_.sampler()) {
-    // The sampler's size must be the dataset's: a mismatch would index past the end.
-    const auto indices = options_.sampler()->indices();
-    for (const std::int64_t i : indices)
-      LG_CHECK(i < dataset_->size(), "DataLoader: the sampler gives index ", i,
-               " but the dataset has ", dataset_->size(), " examples");
+    // The sampler must not split more examples than the dataset has: a larger one would index
+    // past the end in some epoch (any epoch's shuffle may reach every index below its size, not
+    // only this epoch's). A smaller one trains on the first examples.
+    LG_CHECK(options_.sampler()->dataset_size() <= dataset_->size(),
+             "DataLoader: the sampler splits a dataset of ", options_.sampler()->dataset_size(),
+             " examples, but the dataset has ", dataset_->size());
   }
   if (options_.device().is_cuda()) {
     LG_CHECK_DEVICE(cuda::is_available(), "DataLoader: batches requested on ", options_.device(),
@@ -219,6 +221,24 @@ DataLoader::Iterator DataLoader::begin() {
 
   Epoch* e = epoch_.get();
   for (int w = 0; w < options_.num_workers(); ++w) {
+    // The system may refuse a thread (too many for its limits): the workers started so far stop,
+    // and the failure is a leangrad Error naming num_workers, not a std::system_error.
+    try {
+      start_worker(e);
+    } catch (const std::system_error& failure) {
+      const int started = static_cast<int>(e->workers.size());
+      stop_epoch();
+      LG_CHECK(false, "DataLoader: could not start worker thread ", started + 1, " of ",
+               options_.num_workers(), " (num_workers): ", failure.what());
+    }
+  }
+  Iterator it(this);
+  if (!next(it.batch_)) it.loader_ = nullptr;
+  return it;
+}
+
+void DataLoader::start_worker(Epoch* e) {
+  {
     e->workers.emplace_back([this, e] {
       if (copy_stream_) {
         try {
@@ -250,9 +270,6 @@ DataLoader::Iterator DataLoader::begin() {
       }
     });
   }
-  Iterator it(this);
-  if (!next(it.batch_)) it.loader_ = nullptr;
-  return it;
 }
 
 DataLoader::Iterator& DataLoader::Iterator::operator++() {

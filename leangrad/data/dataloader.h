@@ -113,6 +113,7 @@ class DataLoader {
   // The next batch of the running epoch, or false at its end.
   bool next(Batch& batch);
   void stop_epoch() noexcept;
+  void start_worker(Epoch* e);  // one worker thread of the epoch e
   std::int64_t num_indices() const;
 
   std::shared_ptr<const Dataset> dataset_;

@@ -10,6 +10,7 @@
 #include <memory>
 #include <utility>
 
+#include <leangrad/core/error.h>
 #include <leangrad/core/tensor.h>
 
 namespace leangrad::data {
@@ -61,7 +62,11 @@ class MapDataset : public MappableDataset<MapDataset> {
  public:
   using Transform = std::function<Example(Example)>;
   MapDataset(std::shared_ptr<const Dataset> inner, Transform transform)
-      : inner_(std::move(inner)), transform_(std::move(transform)) {}
+      : inner_(std::move(inner)), transform_(std::move(transform)) {
+    LG_CHECK(inner_ != nullptr && static_cast<bool>(transform_),
+             "MapDataset: expected a dataset and a transform, got ",
+             inner_ == nullptr ? "a null dataset" : "an empty transform");
+  }
 
   std::int64_t size() const override { return inner_->size(); }
   Example get(std::int64_t index) const override { return transform_(inner_->get(index)); }

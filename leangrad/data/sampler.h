@@ -32,6 +32,8 @@ class DistributedSampler {
   std::vector<std::int64_t> indices() const;
   std::int64_t num_samples() const { return num_samples_; }
   std::int64_t total_size() const { return num_samples_ * world_size_; }
+  // The size of the dataset it splits (its indices are below it, in every epoch).
+  std::int64_t dataset_size() const { return size_; }
 
  private:
   std::int64_t size_;

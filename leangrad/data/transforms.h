@@ -12,6 +12,8 @@
 #include <utility>
 #include <vector>
 
+#include <leangrad/core/error.h>
+
 #include <leangrad/core/tensor.h>
 #include <leangrad/data/dataset.h>
 
@@ -38,7 +40,10 @@ struct Stack {};
 // Any callable on an example, under LibTorch's name.
 template <typename Target = Example>
 struct Lambda {
-  explicit Lambda(std::function<Example(Example)> fn) : fn(std::move(fn)) {}
+  explicit Lambda(std::function<Example(Example)> fn) : fn(std::move(fn)) {
+    LG_CHECK(static_cast<bool>(this->fn),
+             "transforms::Lambda: expected a function, got an empty one");
+  }
   Example operator()(Example example) const { return fn(std::move(example)); }
   std::function<Example(Example)> fn;
 };

@@ -264,6 +264,11 @@ TEST(DataLoader, RejectsInvalidOptions) {
   EXPECT_THROW(
       DataLoader(make_dataset(), DataLoaderOptions().sampler(DistributedSampler(500, 0, 2))),
       Error);
+  // One example more than the dataset: this epoch's share of rank 0 may not reach it, another
+  // epoch's shuffle would.
+  EXPECT_THROW(DataLoader(make_dataset(), DataLoaderOptions().sampler(
+                                              DistributedSampler(kExamples + 1, 0, 2, true))),
+               Error);
   if (!cuda::is_available()) {
     EXPECT_THROW(DataLoader(make_dataset(), DataLoaderOptions().device(Device::cuda())),
                  DeviceError);

@@ -72,6 +72,10 @@ TEST(Transforms, MapComposesAndStackKeepsTheDataset) {
   auto stacked = ds.map(data::transforms::Stack<>());
   static_assert(std::is_same_v<decltype(stacked), data::TensorDataset>);
   EXPECT_TRUE(stacked.get(2).data.equal(ds.get(2).data));
+  // An empty function is refused where it is given, not as std::bad_function_call in a worker.
+  EXPECT_THROW(data::transforms::Lambda<>(nullptr), Error);
+  EXPECT_THROW(data::MapDataset(std::make_shared<data::TensorDataset>(ds), nullptr), Error);
+  EXPECT_THROW(data::MapDataset(nullptr, [](data::Example e) { return e; }), Error);
 }
 
 TEST(Transforms, MakeDataLoaderGivesTheBatchesOfADataLoader) {

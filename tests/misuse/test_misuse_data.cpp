@@ -43,8 +43,8 @@ std::vector<MisuseCase> loader_cases() {
     make_loader(
         data::DataLoaderOptions().shuffle(true).sampler(data::DistributedSampler(10, 0, 2)));
   });
-  t.add("sampler_larger_than_dataset", Raises::Error, {"DataLoader", "index 11", "10 examples"},
-        [] {
+  t.add("sampler_larger_than_dataset", Raises::Error,
+        {"DataLoader", "a dataset of 20 examples", "has 10"}, [] {
           make_loader(data::DataLoaderOptions().sampler(
               data::DistributedSampler(20, 1, 2, /*shuffle=*/false)));
         });
