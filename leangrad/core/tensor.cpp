@@ -63,7 +63,9 @@ void* Tensor::data_ptr() const {
     LG_CHECK(storage()->has_memory(), "a tensor of shape ", shape(), " on ", device(),
              " refers to memory that was given back (an offloaded parameter's device copy used "
              "outside the forward or backward of its module: call the module as module(x), not "
-             "module.forward(x), so that ParameterOffload's hooks run)");
+             "module.forward(x), so that ParameterOffload's hooks run; keep the ParameterOffload "
+             "alive until backward has run; a unit's second result kept aside, not returned, is "
+             "differentiated before the unit's parameters come back)");
     return nullptr;
   }
   return base + storage_offset() * static_cast<std::int64_t>(element_size());

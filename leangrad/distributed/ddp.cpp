@@ -157,9 +157,13 @@ DistributedDataParallel::DistributedDataParallel(std::shared_ptr<nn::Module> mod
              "' is not a leaf (it has a grad_fn); parameters must be leaf tensors");
     reduced.emplace_back(name, p);
   }
-  const std::vector<std::int64_t> limits = {
-      std::max<std::int64_t>(1, std::llround(options.first_bucket_mb() * kBytesPerMb)),
-      std::max<std::int64_t>(1, std::llround(options.bucket_cap_mb() * kBytesPerMb))};
+  // Clamped before rounding: llround of a byte count past int64 (a cap of 1e13 MB) is undefined,
+  // and glibc's LLONG_MIN made every bucket one parameter.
+  auto bucket_bytes = [](double mb) {
+    return std::max<std::int64_t>(1, std::llround(std::min(mb * kBytesPerMb, 9.0e18)));
+  };
+  const std::vector<std::int64_t> limits = {bucket_bytes(options.first_bucket_mb()),
+                                            bucket_bytes(options.bucket_cap_mb())};
   reducer_ = Reducer::make(std::move(reduced), group_, limits, options.find_unused_parameters());
 }
 

@@ -150,8 +150,11 @@ ProcessGroupConfig resolve_init_options(const InitOptions& options, const Enviro
   }
 
   // The timeout of rendezvous and of every collective.
-  LG_CHECK(options.timeout().count() >= 0, "init_process_group: timeout ",
-           options.timeout().count(), " ms is negative");
+  // At most 1e9 s, as LEANGRAD_DIST_TIMEOUT_S: the deadlines (now + timeout) must not overflow
+  // the steady clock's nanoseconds.
+  LG_CHECK(
+      options.timeout().count() >= 0 && options.timeout().count() <= std::int64_t{1000000000000},
+      "init_process_group: timeout ", options.timeout().count(), " ms is negative or above 1e9 s");
   if (options.timeout().count() > 0) {
     config.timeout = options.timeout();
   } else if (const std::optional<std::string> seconds = env("LEANGRAD_DIST_TIMEOUT_S")) {

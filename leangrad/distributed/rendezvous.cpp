@@ -44,6 +44,8 @@ void join(Store& store, const ProcessGroupConfig& config, const std::string& pre
     }
     for (int r = 0; r < config.world_size; ++r) {
       if (joined[static_cast<std::size_t>(r)]) continue;
+      // One round trip per rank: with a large WORLD_SIZE a single pass can outlast the timeout.
+      if (std::chrono::steady_clock::now() >= deadline) break;
       const std::optional<std::string> value = store.try_get(store_keys::world_size(prefix, r));
       if (!value) continue;
       int theirs = 0;

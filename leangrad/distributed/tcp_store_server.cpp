@@ -11,6 +11,8 @@
 
 #include <cerrno>
 #include <charconv>
+#include <chrono>
+#include <thread>
 #include <vector>
 
 #include <leangrad/core/error.h>
@@ -73,6 +75,16 @@ void TCPStoreServer::serve() {
         auto client = std::make_unique<Client>();
         client->socket = net::Socket(fd);
         clients_[fd] = std::move(client);
+      } else if (errno == EMFILE || errno == ENFILE) {
+        // Out of file descriptors: the connection stays queued and the listener readable, so
+        // poll would return at once forever. Say why under the init error key (the ranks that
+        // are connected read it and stop), and pause instead of spinning.
+        data_.emplace(init_error_key_,
+                      detail::str_cat("rank 0 ran out of file descriptors (",
+                                      errno == EMFILE ? "this process's limit, ulimit -n"
+                                                      : "the system's limit",
+                                      ") accepting the ranks of a group of ", world_size_));
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
       }
     }
     for (std::size_t i = 0; i < polled.size(); ++i) {

@@ -256,6 +256,11 @@ TEST_F(DDPOneProcess, OptionsAndModulesAreChecked) {
   DistributedDataParallel ddp(mlp(8));
   EXPECT_EQ(ddp.named_parameters()[0].first, "module.0.weight");
   EXPECT_CONTAINS(ddp.extra_repr(), "world_size=1, buckets=1, bucket_cap_mb=25");
+  // A cap past any model: one bucket (its bytes past int64 once made every bucket 1 byte).
+  for (double cap : {1e6, 1e13, 1e300}) {
+    DistributedDataParallel huge(mlp(8), DDPOptions().first_bucket_mb(cap).bucket_cap_mb(cap));
+    EXPECT_EQ(huge.buckets().size(), 1u) << cap;
+  }
 }
 
 TEST_F(DDPOneProcess, MixedDtypesGetBucketsOfTheirOwn) {

@@ -166,6 +166,10 @@ TEST(DistributedEnvironment, BadEnvironmentsAreNamed) {
   EXPECT_NE(
       error_of(kTorchrun, InitOptions().timeout(std::chrono::milliseconds(-1))).find("is negative"),
       std::string::npos);
+  // A deadline of now + timeout must fit the steady clock: the largest timeout failed at once.
+  EXPECT_NE(error_of(kTorchrun, InitOptions().timeout(std::chrono::milliseconds::max()))
+                .find("above 1e9 s"),
+            std::string::npos);
 }
 
 }  // namespace
