@@ -508,9 +508,10 @@ void Trainer::train_epochs() {
     memory_.peak_allocated = std::max(memory_.peak_allocated, after_training.peak_allocated);
     memory_.peak_reserved = std::max(memory_.peak_reserved, after_training.peak_reserved);
     step_ms_all_.insert(step_ms_all_.end(), e.step_ms.begin(), e.step_ms.end());
-    // A stop at the epoch's last step still evaluates the finished epoch; within it, not.
+    // --max-steps at the epoch's last step still evaluates the finished epoch; within it, or on
+    // Ctrl-C, not.
     const bool finished_epoch = e.step >= steps_per_epoch_;
-    if (stopped_ && !finished_epoch) {
+    if (stopped_ && (interrupted_ || !finished_epoch)) {
       print_stop(epoch, e.step);
       break;
     }

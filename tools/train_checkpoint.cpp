@@ -368,13 +368,17 @@ void save_checkpoint(const std::string& dir, int keep, const CheckpointSpec& spe
   const auto loader_epoch = static_cast<std::uint64_t>(position.epoch - 1);
   const std::string path = checkpoint_path(dir, position.global_step);
   save_safetensors(path, tensors, checkpoint_metadata(spec, position, loader_epoch));
-  // Checkpoints of a later step than this one are those a resume skipped as damaged (it takes
-  // the newest intact one): they go, and then all but the `keep` newest of the rest, so the one
-  // just written always stays.
+  // Checkpoints of a later step than this one are those a resume skipped (it takes the newest
+  // one it can load): they are renamed aside to "<name>.skipped", out of the listing but kept
+  // (a read error may have been passing), and then all but the `keep` newest of the rest go, so
+  // the one just written always stays.
   std::vector<std::filesystem::path> kept;
   for (const std::filesystem::path& checkpoint : list_checkpoints(dir)) {
     if (step_in_name(checkpoint) > position.global_step) {
-      remove_checkpoint(checkpoint);
+      std::error_code error;
+      std::filesystem::rename(checkpoint, checkpoint.string() + ".skipped", error);
+      LG_CHECK(!error, "--checkpoint-dir: cannot rename the skipped checkpoint '",
+               checkpoint.string(), "' aside: ", error.message());
     } else {
       kept.push_back(checkpoint);
     }

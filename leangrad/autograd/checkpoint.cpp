@@ -71,6 +71,9 @@ class CheckpointNode final : public Node {
     LG_CHECK(outputs.size() == output_meta.size(), "checkpoint: the recomputed segment returned ",
              outputs.size(), " outputs, the forward returned ", output_meta.size());
     for (std::size_t i = 0; i < outputs.size(); ++i) {
+      LG_CHECK(outputs[i].defined() == forward_defined_[i], "checkpoint: output ", i,
+               " of the recomputed segment is ", outputs[i].defined() ? "defined" : "undefined",
+               "; the forward's was not");
       if (!outputs[i].defined()) continue;
       const TensorMeta& forward = output_meta[i];
       LG_CHECK(outputs[i].shape() == forward.shape && outputs[i].dtype() == forward.dtype &&
@@ -107,6 +110,9 @@ class CheckpointNode final : public Node {
       s.prefetch();
   }
 
+ public:
+  std::vector<bool> forward_defined_;  // which outputs the forward returned defined
+
  private:
   CheckpointFn fn_;
   std::vector<SavedTensor> saved_inputs_;
@@ -139,15 +145,19 @@ std::vector<Tensor> checkpoint(const CheckpointFn& fn, const std::vector<Tensor>
   for (std::uint32_t i = 0; i < outputs.size(); ++i) {
     Tensor& out = outputs[i];
     node->output_meta.push_back(out.defined() ? TensorMeta::of(out) : TensorMeta{});
+    node->forward_defined_.push_back(out.defined());
     if (!out.defined() || !is_floating(out.dtype())) continue;
-    bool of_an_input = false;
+    // History goes on a tensor of our own. A fresh result of fn (no autograd state, not a view,
+    // its memory shared with no input and no other output) is aliased; anything else is cloned:
+    // (a view of) an input, a view, a tensor fn did not make (a captured parameter: giving it
+    // this node's history would make it a non-leaf and the recompute run through this very
+    // node), outputs sharing memory (an in-place change of one would reach the other unseen).
+    bool shared = out.impl().view.active() || out.impl().autograd_meta != nullptr;
     for (const Tensor& in : inputs)
-      of_an_input = of_an_input || (in.defined() && out.shares_storage(in));
-    // History goes on a tensor of our own: a clone of (a view of) an input, else an alias. fn
-    // may return a tensor it did not make (a captured parameter or constant), and giving the
-    // caller's own tensor this node's history would turn a parameter into a non-leaf and make
-    // the recompute run through this very node.
-    out = of_an_input ? out.clone() : views::alias(out);
+      shared = shared || (in.defined() && out.shares_storage(in));
+    for (std::uint32_t j = 0; j < outputs.size(); ++j)
+      shared = shared || (j != i && outputs[j].defined() && out.shares_storage(outputs[j]));
+    out = shared ? out.clone() : views::alias(out);
     set_history(out, node, i);
   }
   return outputs;

@@ -24,7 +24,6 @@
 //   returns. See Note [End-of-backward callbacks].
 #include <leangrad/autograd/engine.h>
 
-#include <exception>
 #include <queue>
 #include <unordered_map>
 #include <unordered_set>
@@ -186,22 +185,15 @@ std::vector<Tensor> run_backward(const std::vector<Edge>& roots, std::vector<Ten
   amp::AutocastGuard no_autocast(kBFloat16, std::nullopt, /*enabled=*/false);
   std::vector<std::function<void()>> callbacks;  // Note [End-of-backward callbacks]
   const bool outermost = tls_callbacks == nullptr;
-  // A nested run queues onto the outermost run's list; if it throws, what it queued goes again
-  // (its callbacks belong to a backward that did not complete), as an outermost run drops its own.
+  // A nested run queues onto the outermost run's list, and keeps what it queued even if it
+  // throws: the owners of those callbacks (DistributedDataParallel's reducer, ParameterOffload)
+  // queue one per outer backward behind a flag, and would not queue it again.
   struct CallbacksScope {
     bool active;
-    std::vector<std::function<void()>>* outer;
-    std::size_t size_at_entry;
-    int exceptions_at_entry = std::uncaught_exceptions();
     ~CallbacksScope() {
-      if (active) {
-        tls_callbacks = nullptr;
-      } else if (outer != nullptr && std::uncaught_exceptions() > exceptions_at_entry &&
-                 outer->size() > size_at_entry) {
-        outer->resize(size_at_entry);
-      }
+      if (active) tls_callbacks = nullptr;
     }
-  } scope{outermost, tls_callbacks, tls_callbacks != nullptr ? tls_callbacks->size() : 0};
+  } scope{outermost};
   if (outermost) tls_callbacks = &callbacks;
   std::unordered_map<Node*, int> dependencies = count_dependencies(roots);
   std::unordered_map<Node*, std::vector<Tensor>> buffers;

@@ -524,13 +524,13 @@ namespace {
 // shape. Recorded as an op of its own, whose backward takes the same view of its gradient, so
 // that a gradient computed with create_graph differentiates again (a raw copy_ into zeros would
 // drop the gradient's graph and give a silently wrong second derivative).
+// `raw_view` is the plain view (no span, no graph) the copy writes through; `view` the
+// differentiable one, which only a second derivative runs.
 Tensor scatter_into_zeros(const char* op, const Tensor& grad, const Shape& input_shape,
+                          const std::function<Tensor(const Tensor&)>& raw_view,
                           const std::function<Tensor(const Tensor&)>& view) {
   Tensor g = zeros(input_shape, grad.options());
-  {
-    NoGradGuard no_grad;
-    ops::copy_(view(g), grad);
-  }
+  ops::copy_(raw_view(g), grad);
   return record_op(op, g, {grad}, {}, [view](const BackwardContext& c) -> std::vector<Tensor> {
     return {view(c.grad)};
   });
@@ -545,18 +545,20 @@ Tensor slice(const Tensor& a, std::int64_t dim, std::int64_t start, std::int64_t
                    [dim, start, end, step](const BackwardContext& c) -> std::vector<Tensor> {
                      return {scatter_into_zeros(
                          "slice_backward", c.grad, c.shape(0),
+                         [=](const Tensor& t) { return views::slice(t, dim, start, end, step); },
                          [=](const Tensor& t) { return slice(t, dim, start, end, step); })};
                    });
 }
 
 Tensor select(const Tensor& a, std::int64_t dim, std::int64_t index) {
   LG_PROFILE_OP(a);
-  return record_op(
-      "select", views::select(a, dim, index), {a}, {},
-      [dim, index](const BackwardContext& c) -> std::vector<Tensor> {
-        return {scatter_into_zeros("select_backward", c.grad, c.shape(0),
-                                   [=](const Tensor& t) { return select(t, dim, index); })};
-      });
+  return record_op("select", views::select(a, dim, index), {a}, {},
+                   [dim, index](const BackwardContext& c) -> std::vector<Tensor> {
+                     return {scatter_into_zeros(
+                         "select_backward", c.grad, c.shape(0),
+                         [=](const Tensor& t) { return views::select(t, dim, index); },
+                         [=](const Tensor& t) { return select(t, dim, index); })};
+                   });
 }
 
 Tensor unsqueeze(const Tensor& a, std::int64_t dim) {

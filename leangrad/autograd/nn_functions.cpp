@@ -61,9 +61,15 @@ Tensor reduce_losses(const Tensor& losses, Reduction reduction) {
 Tensor reduce_class_losses(const Tensor& losses, const Tensor& target, Reduction reduction,
                            std::int64_t ignore_index) {
   if (reduction != Reduction::Mean) return reduce_losses(losses, reduction);
-  // Compared as int64: a double loses indices beyond 2^53 (2^53 + 1 would equal 2^53).
-  const Tensor ignored = tensor(std::vector<std::int64_t>{ignore_index}).to(target.device());
-  const Tensor count = sum(ne(target, ignored)).to(losses.dtype());
+  // A double holds every integer up to 2^53 exactly (-100 too): compared as a scalar, with no copy
+  // to the device. Beyond that it would lose the index (2^53 + 1 would equal 2^53), so the
+  // comparison is then with an int64 tensor.
+  constexpr std::int64_t kExactInDouble = std::int64_t{1} << 53;
+  const Tensor kept =
+      ignore_index >= -kExactInDouble && ignore_index <= kExactInDouble
+          ? ne(target, static_cast<double>(ignore_index))
+          : ne(target, tensor(std::vector<std::int64_t>{ignore_index}).to(target.device()));
+  const Tensor count = sum(kept).to(losses.dtype());
   return div(sum(losses), count);
 }
 

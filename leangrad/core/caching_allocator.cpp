@@ -374,7 +374,9 @@ void CachingAllocator::Impl::free(Block* block) noexcept {
         void* event = backend.record_event(stream);
         if (event != nullptr) events.push_back(event);
       }
-      pending_events.reserve(pending_events.size() + events.size());
+      if (pending_events.capacity() < pending_events.size() + events.size())
+        pending_events.reserve(std::max(2 * pending_events.capacity(),
+                                        pending_events.size() + events.size()));
     } catch (const std::exception& e) {
       // Without its events the block can never be known to be safe again: leave it out of the
       // pool for good (a leak is better than a race).

@@ -81,7 +81,10 @@ std::string Tensor::str() const {
   Printer printer{host, integral, dtype() == kBool, numel() > kSummarizeThreshold, scientific, {}};
   printer.out << "tensor(";
   if (numel() == 0) {
-    printer.out << "[]";  // as PyTorch: no nested brackets, which a size like [10^9, 0] would make
+    // As PyTorch: no nested brackets (a size like [10^9, 0] would make a billion), the size
+    // after them unless the tensor is 1-D.
+    printer.out << "[]";
+    if (dim() != 1) printer.out << ", size=" << shape();
   } else {
     printer.print(0, 0, 7);
   }
@@ -89,7 +92,6 @@ std::string Tensor::str() const {
     printer.out << ", dtype=" << dtype_name(dtype());
   }
   if (device().is_cuda()) printer.out << ", device='" << device() << "'";
-  if (numel() == 0) printer.out << ", size=" << shape();
   printer.out << ")";
   return printer.out.str();
 }

@@ -228,7 +228,7 @@ DataLoader::Iterator DataLoader::begin() {
     } catch (const std::system_error& failure) {
       const int started = static_cast<int>(e->workers.size());
       stop_epoch();
-      LG_CHECK(false, "DataLoader: could not start worker thread ", started + 1, " of ",
+      LG_THROW(Error, "DataLoader: could not start worker thread ", started + 1, " of ",
                options_.num_workers(), " (num_workers): ", failure.what());
     }
   }

@@ -69,6 +69,12 @@ ElementwiseGeometry make_elementwise_geometry(const char* op, const Tensor& out,
   return g;
 }
 
+bool safe_to_read_while_writing(const Tensor& dst, const Tensor& src) {
+  if (!src.shares_storage(dst)) return true;
+  return src.storage_offset() == dst.storage_offset() && src.shape() == dst.shape() &&
+         src.strides() == dst.strides() && src.dtype() == dst.dtype();
+}
+
 void check_writable(const char* op, const Tensor& out) {
   for (std::int64_t d = 0; d < out.dim(); ++d) {
     LG_CHECK(out.shape()[d] <= 1 || out.strides()[d] != 0, op,

@@ -80,4 +80,9 @@ ElementwiseGeometry make_elementwise_geometry(const char* op, const Tensor& out,
 // > 1 has stride 0, so no two elements of an expanded tensor share one memory location.
 void check_writable(const char* op, const Tensor& out);
 
+// Whether reading `src` while writing `dst` element by element is safe: src is not in dst's
+// memory, or views exactly dst's elements (the same offset, sizes, strides and dtype). Any other
+// view of dst's memory (a shifted slice, a transpose) must be copied first (copy_, binary_).
+bool safe_to_read_while_writing(const Tensor& dst, const Tensor& src);
+
 }  // namespace leangrad

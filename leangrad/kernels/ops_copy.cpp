@@ -68,13 +68,9 @@ void copy_(const Tensor& dst, const Tensor& src, bool non_blocking) {
                  " to destination of shape ", dst.shape());
   check_writable("copy_", dst);
   if (dst.numel() > 0) {
-    // Reading src while writing dst is safe elementwise only when src views exactly dst's
-    // elements; any other view of dst's memory (a shifted slice, a transpose) is copied first, so
-    // that every element is read before it is overwritten (as binary_ does).
-    const bool same_elements = src.storage_offset() == dst.storage_offset() &&
-                               src.shape() == dst.shape() && src.strides() == dst.strides() &&
-                               src.dtype() == dst.dtype();
-    if (src.shares_storage(dst) && !same_elements) {
+    // A view of dst's own memory that is not dst's elements is copied first, so that every
+    // element is read before it is overwritten (as binary_ does).
+    if (!safe_to_read_while_writing(dst, src)) {
       copy_(dst, cast(src, src.dtype()));  // a fresh tensor: copy_ bumps dst's version
       return;
     }

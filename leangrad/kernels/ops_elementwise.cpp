@@ -236,11 +236,8 @@ void binary_(BinaryOp op, const Tensor& self, const Tensor& other) {
                  " (the in-place result keeps self's shape)");
   check_writable(name, self);
   if (dtype == self.dtype()) {
-    // Reading other while writing self is safe elementwise only when other is self or another
-    // view of exactly the same elements; any other view of self's memory is copied first.
-    const bool same_elements = other.storage_offset() == self.storage_offset() &&
-                               other.shape() == self.shape() && other.strides() == self.strides();
-    const bool overlaps = other.shares_storage(self) && !same_elements;
+    // Any view of self's memory other than self's own elements is copied first.
+    const bool overlaps = !safe_to_read_while_writing(self, other);
     const Tensor source = overlaps ? cast(other, dtype) : to_dtype(other, dtype);
     launch_binary(op, name, self, self, source);
   } else {

@@ -110,9 +110,11 @@ TEST(Tensor, PrintsLikePyTorch) {
   EXPECT_EQ(test::make_tensor({1}, {1}, kFloat64).str(), "tensor([1.0000], dtype=float64)");
   EXPECT_EQ(tensor(std::vector<bool>{true, false}).str(), "tensor([True, False])");
   EXPECT_EQ(Tensor().str(), "Tensor()");
-  // Without elements, as PyTorch: no bracket per row, however many rows (10^12 here).
+  // Without elements, as PyTorch: no bracket per row, however many rows (10^12 here), the size
+  // before the dtype, and no size for 1-D.
   EXPECT_EQ(empty({std::int64_t{1} << 40, 0}).str(), "tensor([], size=[1099511627776, 0])");
-  EXPECT_EQ(empty({0}, kFloat64).str(), "tensor([], dtype=float64, size=[0])");
+  EXPECT_EQ(empty({2, 0}, kFloat64).str(), "tensor([], size=[2, 0], dtype=float64)");
+  EXPECT_EQ(empty({0}, kFloat64).str(), "tensor([], dtype=float64)");
   const std::string big = arange(2000).str();
   EXPECT_NE(big.find("..."), std::string::npos);
   EXPECT_LT(big.size(), 200u);

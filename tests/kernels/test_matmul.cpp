@@ -288,7 +288,8 @@ TEST(Matmul, CudaMatchesCpu) {
       const Tensor got = ops::matmul(a.to(Device::cuda()), b.to(Device::cuda()));
       EXPECT_EQ(got.shape(), expected.shape());
       // Both devices accumulate in float32 (float64 for float64; TF32 is off) and round the sum
-      // to the dtype once, in different orders. Each sum of k products is within
+      // to the dtype once (cuBLAS's reduced-precision split-K reductions are disallowed,
+      // kernels/cuda/linalg.cu), in different orders. Each sum of k products is within
       // k u sum|a||b| <= k^2 u of the exact one (|a|, |b| < 1; u the accumulator's unit
       // roundoff), so the two within 2 k^2 u; a 16-bit rounding of the two can then part them by
       // one more unit in the last place: 2^-7 of the value in bfloat16, 2^-10 in float16.

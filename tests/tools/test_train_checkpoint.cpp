@@ -427,8 +427,8 @@ TEST(TrainCheckpoint, ADamagedLearningRateDoesNotSpoilTheFallback) {
   EXPECT_NE(warnings.str().find("skipping a damaged checkpoint"), std::string::npos);
 }
 
-// After a resume fell back past a damaged checkpoint, the next save removes it (a later step
-// than the one saved), and never the checkpoint just written, whatever `keep` is.
+// After a resume fell back past a damaged checkpoint, the next save renames it aside (a later
+// step than the one saved) and never removes the checkpoint just written, whatever `keep` is.
 TEST(TrainCheckpoint, SavingAfterAFallbackKeepsTheNewCheckpoint) {
   TempDir dir;
   write_checkpoint(dir.path(), 2);                              // step 7
@@ -442,6 +442,7 @@ TEST(TrainCheckpoint, SavingAfterAFallbackKeepsTheNewCheckpoint) {
   const std::vector<fs::path> left = tools::list_checkpoints(dir.path());
   ASSERT_EQ(left.size(), 1u);
   EXPECT_EQ(left[0], fs::path(tools::checkpoint_path(dir.path(), 8)));
+  EXPECT_TRUE(fs::exists(damaged + ".skipped"));
   Training again(3);
   const std::optional<tools::Resumed> resumed =
       tools::resume(dir.path(), spec(), *again.model, *again.optimizer, warnings);

@@ -60,6 +60,10 @@ cublasStatus_t cublasSetStream_v2(cublasHandle_t handle, cudaStream_t stream) {
   return LG_REAL_FUNCTION(cublas(), cublasSetStream_v2)(handle, stream);
 }
 
+cublasStatus_t cublasSetMathMode(cublasHandle_t handle, cublasMath_t mode) {
+  return LG_REAL_FUNCTION(cublas(), cublasSetMathMode)(handle, mode);
+}
+
 cublasStatus_t cublasSetWorkspace_v2(cublasHandle_t handle, void* workspace, size_t bytes) {
   return LG_REAL_FUNCTION(cublas(), cublasSetWorkspace_v2)(handle, workspace, bytes);
 }
@@ -103,7 +107,7 @@ cuda::LibraryStatus cublas_status() {
   // Every function defined above: a name the library lacks shows here, without a GPU.
   return probe_library(
       "cuBLAS", cublas(),
-      {"cublasCreate_v2", "cublasSetStream_v2", "cublasSetWorkspace_v2",
+      {"cublasCreate_v2", "cublasSetStream_v2", "cublasSetMathMode", "cublasSetWorkspace_v2",
        "cublasGemmStridedBatchedEx", "cublasGetProperty", "cublasGetStatusName",
        "cublasGetStatusString"},
       [] {
