@@ -375,8 +375,8 @@ void CachingAllocator::Impl::free(Block* block) noexcept {
         if (event != nullptr) events.push_back(event);
       }
       if (pending_events.capacity() < pending_events.size() + events.size())
-        pending_events.reserve(std::max(2 * pending_events.capacity(),
-                                        pending_events.size() + events.size()));
+        pending_events.reserve(
+            std::max(2 * pending_events.capacity(), pending_events.size() + events.size()));
     } catch (const std::exception& e) {
       // Without its events the block can never be known to be safe again: leave it out of the
       // pool for good (a leak is better than a race).

@@ -67,10 +67,9 @@ cublasHandle_t handle_for_device(int device) {
     // A 16-bit product is summed in float32 and rounded to its dtype once: split-K partial sums
     // kept in the 16-bit output type would round it several times (PyTorch allows that by
     // default, allow_fp16_reduced_precision_reduction; leangrad, as with TF32, does not).
-    LG_CUBLAS_CHECK(
-        cublasSetMathMode(handle, static_cast<cublasMath_t>(
-                                      CUBLAS_DEFAULT_MATH |
-                                      CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)));
+    LG_CUBLAS_CHECK(cublasSetMathMode(
+        handle, static_cast<cublasMath_t>(CUBLAS_DEFAULT_MATH |
+                                          CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)));
   }
   return handle;
 }
