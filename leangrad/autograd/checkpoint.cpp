@@ -110,10 +110,15 @@ class CheckpointNode final : public Node {
       s.prefetch();
   }
 
- public:
-  std::vector<bool> forward_defined_;  // which outputs the forward returned defined
+  // One output of the forward: its meta for the engine, and whether it was defined (an
+  // undefined one has an empty TensorMeta, which a 0-d float32 CPU tensor also has).
+  void record_forward_output(const Tensor& out) {
+    output_meta.push_back(out.defined() ? TensorMeta::of(out) : TensorMeta{});
+    forward_defined_.push_back(out.defined());
+  }
 
  private:
+  std::vector<bool> forward_defined_;
   CheckpointFn fn_;
   std::vector<SavedTensor> saved_inputs_;
   RngSnapshot rng_;
@@ -144,8 +149,7 @@ std::vector<Tensor> checkpoint(const CheckpointFn& fn, const std::vector<Tensor>
     node->next_edges.push_back(gradient_edge(in));
   for (std::uint32_t i = 0; i < outputs.size(); ++i) {
     Tensor& out = outputs[i];
-    node->output_meta.push_back(out.defined() ? TensorMeta::of(out) : TensorMeta{});
-    node->forward_defined_.push_back(out.defined());
+    node->record_forward_output(out);
     if (!out.defined() || !is_floating(out.dtype())) continue;
     // History goes on a tensor of our own. A fresh result of fn (no autograd state, not a view,
     // its memory shared with no input and no other output) is aliased; anything else is cloned:

@@ -454,9 +454,8 @@ Tensor linear(const Tensor& x_in, const Tensor& weight_in, const Tensor& bias_in
     // (*, in) -> (M, in) @ (in, out) -> (*, out)
     Shape out_shape = x.shape();
     out_shape.back() = out_features;
-    std::int64_t rows = 1;  // the leading dims' product (x.numel() / in_features fails at 0)
-    for (std::size_t d = 0; d + 1 < out_shape.size(); ++d)
-      rows = checked_mul(rows, out_shape[d], "linear");
+    // The leading dims' product (x.numel() / in_features fails when in_features is 0).
+    const std::int64_t rows = shape_numel(Shape(out_shape.begin(), out_shape.end() - 1), "linear");
     y = reshape(matmul(reshape(x, {rows, in_features}), transpose(weight, 0, 1)), out_shape);
   }
   return bias.defined() ? add(y, bias) : y;

@@ -238,38 +238,36 @@ DataLoader::Iterator DataLoader::begin() {
 }
 
 void DataLoader::start_worker(Epoch* e) {
-  {
-    e->workers.emplace_back([this, e] {
-      if (copy_stream_) {
-        try {
-          cuda::set_device(options_.device().index);
-        } catch (...) {
-          // The copies in assemble() will fail too, and report the error with the batch.
-        }
+  e->workers.emplace_back([this, e] {
+    if (copy_stream_) {
+      try {
+        cuda::set_device(options_.device().index);
+      } catch (...) {
+        // The copies in assemble() will fail too, and report the error with the batch.
       }
-      for (;;) {
-        std::int64_t b = 0;
-        {
-          std::unique_lock<std::mutex> lock(e->mutex);
-          e->window_moved.wait(lock, [e] {
-            return e->stopping || e->next_to_claim >= e->num_batches ||
-                   e->next_to_claim < e->next_to_yield + e->max_in_flight;
-          });
-          if (e->stopping || e->next_to_claim >= e->num_batches) return;
-          b = e->next_to_claim++;
-        }
-        const std::int64_t first = b * options_.batch_size();
-        const std::int64_t count = std::min<std::int64_t>(
-            options_.batch_size(), static_cast<std::int64_t>(e->order.size()) - first);
-        Slot slot = assemble(*dataset_, e->order.data() + first, count, options_, copy_stream_);
-        {
-          std::lock_guard<std::mutex> lock(e->mutex);
-          e->finished.emplace(b, std::move(slot));
-        }
-        e->batch_finished.notify_all();
+    }
+    for (;;) {
+      std::int64_t b = 0;
+      {
+        std::unique_lock<std::mutex> lock(e->mutex);
+        e->window_moved.wait(lock, [e] {
+          return e->stopping || e->next_to_claim >= e->num_batches ||
+                 e->next_to_claim < e->next_to_yield + e->max_in_flight;
+        });
+        if (e->stopping || e->next_to_claim >= e->num_batches) return;
+        b = e->next_to_claim++;
       }
-    });
-  }
+      const std::int64_t first = b * options_.batch_size();
+      const std::int64_t count = std::min<std::int64_t>(
+          options_.batch_size(), static_cast<std::int64_t>(e->order.size()) - first);
+      Slot slot = assemble(*dataset_, e->order.data() + first, count, options_, copy_stream_);
+      {
+        std::lock_guard<std::mutex> lock(e->mutex);
+        e->finished.emplace(b, std::move(slot));
+      }
+      e->batch_finished.notify_all();
+    }
+  });
 }
 
 DataLoader::Iterator& DataLoader::Iterator::operator++() {

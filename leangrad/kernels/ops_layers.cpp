@@ -357,12 +357,12 @@ Tensor cross_entropy_backward(const Tensor& grad_losses, const Tensor& logits,
                  " logsumexp for ", logits.dtype(), " logits, got ", logsumexp.dtype());
   check_same_device("cross_entropy_backward", logits, logsumexp);
   check_same_device("cross_entropy_backward", logits, grad_losses);
-  check_targets_on_cpu("cross_entropy_backward", contiguous(target), C, ignore_index);
   const Tensor gl = grad_losses.dtype() == logits.dtype() ? contiguous(grad_losses)
                                                           : cast(grad_losses, logits.dtype());
   const Tensor x = contiguous(logits);
   const Tensor lse = contiguous(logsumexp);
   const Tensor t = contiguous(target);
+  check_targets_on_cpu("cross_entropy_backward", t, C, ignore_index);
   Tensor gx = empty(logits.shape(), logits.options());
   if (gx.numel() == 0) return gx;
   const cuda::DeviceGuard guard(gx.device());

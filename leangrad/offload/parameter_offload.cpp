@@ -232,10 +232,15 @@ struct ParameterOffload::State {
     }
   }
 
+  // The end-of-backward work of a backward that threw, outside any backward.
+  void finish_dropped_backward() {
+    if (end_of_backward_queued && !autograd::backward_running()) end_of_backward();
+  }
+
   void recover_all() {
     for (std::size_t u = 0; u < units.size(); ++u)
       recover_unit(static_cast<int>(u));
-    if (end_of_backward_queued && !autograd::backward_running()) end_of_backward();
+    finish_dropped_backward();
   }
 
   // A parameter given new data while offloaded (set_data, Module::to) no longer has the storage
@@ -251,11 +256,9 @@ struct ParameterOffload::State {
   }
 
   void before_forward(int u) {
-    if (!autograd::backward_running()) {
-      // Not inside a recompute: a unit still "in forward" is one whose forward threw.
-      recover_unit(u);
-      if (end_of_backward_queued) end_of_backward();
-    }
+    // Not inside a recompute: a unit still "in forward" is one whose forward threw.
+    if (!autograd::backward_running()) recover_unit(u);
+    finish_dropped_backward();
     check_own_storage(u);
     units[static_cast<std::size_t>(u)].in_forward = true;
     if (!ordered[static_cast<std::size_t>(u)]) {
