@@ -74,7 +74,7 @@ void init_process_group(const InitOptions& options) {
              "(LEANGRAD_WITH_NCCL=OFF, or without CUDA); use Backend::Gloo for CPU tensors");
   }
   const std::string prefix = store_keys::group_prefix(s.generation + 1);
-  Rendezvous met = rendezvous(config, prefix);
+  Rendezvous met = rendezvous(config, s.generation + 1);
   ProcessGroupSetup setup;
   setup.store = met.store;
   setup.prefix = prefix;

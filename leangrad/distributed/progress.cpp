@@ -12,6 +12,23 @@
 // A rank whose collective #s failed reads both for every other rank: a rank whose last record
 // is below s "did not arrive", a rank with a left key "has exited". The file store has no server
 // and so no left keys; its messages name the late ranks only.
+//
+// Note [A rank that exits after its last collective]
+// A rank's part of a collective can end before another rank's: in a broadcast tree the root is
+// done once its children hold the data, while a grandchild still receives it from a child. A
+// program that exits right after its last collective then leaves the store while its peers are
+// still in that collective, and a left key alone would make them fail with "rank r has exited"
+// although r sent everything (the data a process wrote to its sockets is delivered after it
+// exits). So the Gloo group also records each collective a rank completes:
+// - g<n>/finished/<rank> = "<seq>", posted by the worker after the collective's data moved and
+//   before its Work completes, so before wait() returns and the program can exit;
+// - it travels on the same connection as the rank's later departure, so the server stores it
+//   before it sets the left key: a rank read as gone has its last completion on the board too
+//   (left keys are read first);
+// - exited_before_finishing(s) keeps only the ranks that left without completing #s: those are
+//   the ones the watchdog aborts for (gloo_watchdog.cpp) and this note's diagnosis names.
+// NCCL completes collectives on the GPU and posts nothing; its watchdog does not abort on left
+// keys, which only name the exited ranks once a collective has already failed.
 #include <leangrad/distributed/progress.h>
 
 #include <algorithm>
@@ -66,6 +83,21 @@ void ProgressBoard::enter(std::uint64_t seq, const std::string& what) {
   store_->post(store_keys::progress(prefix_, rank_), std::to_string(seq) + " " + what);
 }
 
+void ProgressBoard::finish(std::uint64_t seq) {
+  store_->post(store_keys::finished(prefix_, rank_), std::to_string(seq));
+}
+
+std::vector<int> ProgressBoard::exited_before_finishing(std::uint64_t seq) {
+  std::vector<int> exited = ranks_that_left(*store_, size_, rank_);  // first: see the Note
+  std::erase_if(exited, [&](int r) {
+    const std::optional<std::string> record = store_->try_get(store_keys::finished(prefix_, r));
+    std::uint64_t completed = 0;
+    if (record) std::from_chars(record->data(), record->data() + record->size(), completed);
+    return completed >= seq;
+  });
+  return exited;
+}
+
 std::string ProgressBoard::diagnose(std::uint64_t seq, bool timed_out) {
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
   for (;;) {
@@ -73,7 +105,7 @@ std::string ProgressBoard::diagnose(std::uint64_t seq, bool timed_out) {
     std::vector<int> exited;
     std::ostringstream whereabouts;  // where each late rank is
     try {
-      exited = ranks_that_left(*store_, size_, rank_);
+      exited = exited_before_finishing(seq);
       for (int r = 0; r < size_; ++r) {
         if (r == rank_) continue;
         const std::optional<std::string> record = store_->try_get(store_keys::progress(prefix_, r));
@@ -111,7 +143,9 @@ std::string ProgressBoard::diagnose(std::uint64_t seq, bool timed_out) {
         out << ", then " << join_ranks(std::vector<int>(exited.begin() + 1, exited.end()));
       }
     }
-    if (nothing_found) out << "every rank entered this collective and none has exited";
+    if (nothing_found) {
+      out << "every rank entered this collective and none has exited before completing it";
+    }
     return out.str();
   }
 }

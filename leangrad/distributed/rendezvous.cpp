@@ -77,14 +77,15 @@ void join(Store& store, const ProcessGroupConfig& config, const std::string& pre
 
 }  // namespace
 
-Rendezvous rendezvous(const ProcessGroupConfig& config, const std::string& prefix) {
+Rendezvous rendezvous(const ProcessGroupConfig& config, int generation) {
+  const std::string prefix = store_keys::group_prefix(generation);
   Rendezvous result;
   if (!config.file_store_dir.empty()) {
     result.store = make_file_store(config.file_store_dir, config.timeout);
   } else {
     result.tcp_store = std::make_shared<TCPStore>(
         config.master_addr, config.master_port, config.rank, config.world_size, config.timeout,
-        /*serve=*/config.rank == 0, store_keys::init_error(prefix));
+        /*serve=*/config.rank == 0, store_keys::init_error(prefix), generation);
     result.store = result.tcp_store;
     result.local_address = result.tcp_store->local_address();
   }

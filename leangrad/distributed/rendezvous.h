@@ -23,8 +23,9 @@ struct Rendezvous {
   std::string local_address;
 };
 
-// Opens the store `config` names and waits until every rank has joined it, under the key
-// prefix `prefix` (store_keys::group_prefix). Throws Error naming what went wrong.
-Rendezvous rendezvous(const ProcessGroupConfig& config, const std::string& prefix);
+// Opens the store `config` names for group number `generation` of this process (its keys under
+// store_keys::group_prefix(generation)) and waits until every rank has joined it. Throws Error
+// naming what went wrong.
+Rendezvous rendezvous(const ProcessGroupConfig& config, int generation);
 
 }  // namespace leangrad::distributed

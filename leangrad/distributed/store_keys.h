@@ -12,6 +12,7 @@
 //                                           the communicator (process_group_nccl.cpp)
 //   g<n>/progress/<rank>         (text)     "<seq> <collective>": the last collective the rank
 //                                           entered; see Note [Naming the missing ranks]
+//   g<n>/finished/<rank>         (decimal)  the last collective the rank completed (Gloo)
 //   leangrad/left/<rank>         (decimal)  written by the TCP store's server when the
 //                                           connection of <rank> closes (it exited or was
 //                                           killed): milliseconds since the server started
@@ -45,6 +46,9 @@ inline std::string nccl_unique_id(const std::string& prefix) {
 }
 inline std::string progress(const std::string& prefix, int rank) {
   return join(prefix, "progress/", std::to_string(rank));
+}
+inline std::string finished(const std::string& prefix, int rank) {
+  return join(prefix, "finished/", std::to_string(rank));
 }
 inline std::string left(int rank) {
   return join("leangrad/left/", std::to_string(rank));

@@ -1,6 +1,8 @@
 // The TCP store's client (tcp_store.h): one connection per process, one request at a time.
 #include <leangrad/distributed/tcp_store.h>
 
+#include <thread>
+
 #include <leangrad/core/error.h>
 #include <leangrad/distributed/tcp_store_protocol.h>
 #include <leangrad/distributed/tcp_store_server.h>
@@ -9,39 +11,70 @@ namespace leangrad::distributed {
 
 using namespace tcp_store_protocol;
 
+namespace {
+// How long a rank pauses before asking again a store that serves an earlier group.
+constexpr auto kBusyPause = std::chrono::milliseconds(20);
+}  // namespace
+
 TCPStore::TCPStore(std::string host, int port, int rank, int world_size,
-                   std::chrono::milliseconds timeout, bool serve, const std::string& init_error_key)
+                   std::chrono::milliseconds timeout, bool serve, const std::string& init_error_key,
+                   int generation)
     : Store(timeout), host_(std::move(host)), port_(port), rank_(rank) {
   if (serve) {
     try {
-      server_ = std::make_unique<TCPStoreServer>(port, world_size, init_error_key);
+      server_ = std::make_unique<TCPStoreServer>(port, world_size, generation, init_error_key);
     } catch (const Error& e) {
       LG_THROW(Error, "init_process_group: rank ", rank, " cannot serve the store: ", e.message());
     }
     port_ = server_->port();
   }
-  try {
-    socket_ = net::connect_until(host_, port_, net::Clock::now() + timeout);
-  } catch (const Error& e) {
-    if (serve) {
-      LG_THROW(Error, "init_process_group: rank ", rank,
-               " serves the store but cannot reach it through MASTER_ADDR: ", e.message(),
-               ". MASTER_ADDR must name rank 0's machine");
+  const auto deadline = net::Clock::now() + timeout;
+  const std::string hello = FrameWriter()
+                                .u8(static_cast<std::uint8_t>(Command::Hello))
+                                .i64(rank)
+                                .i64(world_size)
+                                .i64(generation)
+                                .frame();
+  for (;;) {
+    try {
+      socket_ = net::connect_until(host_, port_, deadline);
+    } catch (const Error& e) {
+      if (serve) {
+        LG_THROW(Error, "init_process_group: rank ", rank,
+                 " serves the store but cannot reach it through MASTER_ADDR: ", e.message(),
+                 ". MASTER_ADDR must name rank 0's machine");
+      }
+      LG_THROW(Error, "init_process_group: rank ", rank, " could not reach the store of rank 0 at ",
+               "MASTER_ADDR:MASTER_PORT = ", net::host_port(host_, port_), ": ", e.message(),
+               ". Is rank 0 running, and are MASTER_ADDR and MASTER_PORT the same for every rank?");
     }
-    LG_THROW(Error, "init_process_group: rank ", rank, " could not reach the store of rank 0 at ",
-             "MASTER_ADDR:MASTER_PORT = ", net::host_port(host_, port_), ": ", e.message(),
-             ". Is rank 0 running, and are MASTER_ADDR and MASTER_PORT the same for every rank?");
-  }
-  local_address_ = net::local_address(socket_.fd());
-  const std::string answer = request(FrameWriter()
-                                         .u8(static_cast<std::uint8_t>(Command::Hello))
-                                         .i64(rank)
-                                         .i64(world_size)
-                                         .frame());
-  FrameReader reader(answer);
-  if (static_cast<Status>(reader.u8()) == Status::Refused) {
-    LG_THROW(Error, "init_process_group: the store at ", net::host_port(host_, port_),
-             " refused rank ", rank, ": ", reader.str());
+    local_address_ = net::local_address(socket_.fd());
+    broken_.clear();
+    std::string answer;
+    try {
+      answer = request(hello);
+    } catch (const Error& e) {
+      // The server closed the connection before answering: an earlier group's server stopping
+      // as we joined it. Its successor comes up on the same port.
+      LG_CHECK(net::Clock::now() + kBusyPause < deadline, e.message());
+      std::this_thread::sleep_for(kBusyPause);
+      continue;
+    }
+    FrameReader reader(answer);
+    const auto status = static_cast<Status>(reader.u8());
+    if (status == Status::Refused) {
+      LG_THROW(Error, "init_process_group: the store at ", net::host_port(host_, port_),
+               " refused rank ", rank, ": ", reader.str());
+    }
+    if (status == Status::Ok) return;
+    // Busy: rank 0 still serves the previous group (Note [A store of an earlier group]).
+    const std::string busy = reader.str();
+    socket_.close();
+    LG_CHECK(net::Clock::now() + kBusyPause < deadline, "init_process_group: rank ", rank,
+             " waited ", format_duration(timeout), " for the store at ",
+             net::host_port(host_, port_), " to serve its group, but ", busy,
+             ". Did rank 0 call destroy_process_group and init_process_group again?");
+    std::this_thread::sleep_for(kBusyPause);
   }
 }
 

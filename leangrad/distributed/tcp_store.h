@@ -20,13 +20,15 @@ class TCPStoreServer;
 
 class TCPStore final : public Store {
  public:
-  // Connects rank `rank` of `world_size` to the store at host:port, retrying until `timeout`
-  // (rank 0 may start later than the others). With `serve` (rank 0) it first starts the server
-  // on `port`, 0 meaning any free port (port() tells which). `init_error_key` is where the
-  // server writes why it refused a rank (store_keys::init_error). Throws Error when the port
-  // is in use, when the store cannot be reached in time, and when the server refuses the rank.
+  // Connects rank `rank` of `world_size` to the store of group number `generation` of the job
+  // (store_keys::group_prefix) at host:port, retrying until `timeout` (rank 0 may start later
+  // than the others, or still serve the previous group: Note [A store of an earlier group] in
+  // tcp_store_server.cpp). With `serve` (rank 0) it first starts the server on `port`, 0
+  // meaning any free port (port() tells which). `init_error_key` is where the server writes why
+  // it refused a rank (store_keys::init_error). Throws Error when the port is in use, when the
+  // store cannot be reached in time, and when the server refuses the rank.
   TCPStore(std::string host, int port, int rank, int world_size, std::chrono::milliseconds timeout,
-           bool serve, const std::string& init_error_key);
+           bool serve, const std::string& init_error_key, int generation = 1);
   ~TCPStore() override;
 
   void set(const std::string& key, const std::string& value) override;

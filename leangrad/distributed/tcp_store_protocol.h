@@ -5,7 +5,10 @@
 // 8 bytes big-endian. Every request but Post gets exactly one answer, at once (the server never
 // waits; see Note [Waiting by polling] in store.cpp):
 //
-//   Hello rank world_size  ->  Ok | Refused message   (first request of every connection)
+//   Hello rank world_size generation
+//                          ->  Ok | Refused message | Busy message
+//                              (first request of every connection; Busy: the server serves an
+//                              earlier group of the job, Note [A store of an earlier group])
 //   Set key value          ->  Ok
 //   Post key value         ->  (no answer: Store::post, the progress board's per-collective set)
 //   Get key                ->  Ok value | NotFound
@@ -20,7 +23,7 @@
 namespace leangrad::distributed::tcp_store_protocol {
 
 enum class Command : std::uint8_t { Hello = 1, Set = 2, Get = 3, Add = 4, Post = 5 };
-enum class Status : std::uint8_t { Ok = 0, NotFound = 1, Refused = 2 };
+enum class Status : std::uint8_t { Ok = 0, NotFound = 1, Refused = 2, Busy = 3 };
 
 // Larger frames are refused: a peer that sends one is not a leangrad store client.
 constexpr std::uint32_t kMaxFrameBytes = 64u << 20;

@@ -1,7 +1,29 @@
 // The TCP store's server (tcp_store_server.h): one thread, one poll() over the listening socket,
 // a wake-up pipe and every client. Sockets are non-blocking; each client has an input buffer
 // (bytes of frames not complete yet) and an output buffer (answers not sent yet), so a slow or
-// dead client never stalls the others.
+// dead client never stalls the others. Both buffers are bounded (Note [Bounded buffers]).
+//
+// Note [Bounded buffers]
+// A client may send requests faster than it reads the answers, or without reading them at all
+// (a Get of a large value in a loop). The server then stops reading from that client while its
+// unsent answers exceed kMaxPendingAnswerBytes, and reads at most one largest frame ahead of what
+// it has answered: the client's own socket fills and its sends block, and the server's memory
+// for it stays below about two frames of kMaxFrameBytes. Requests already read wait in the input
+// buffer and are answered as the answers drain. leangrad's clients wait for each answer before
+// the next request (Post has none), so they never come near either bound.
+//
+// Note [A store of an earlier group]
+// A job may make several groups in the same processes: init_process_group, destroy_process_group,
+// init_process_group again, the n-th group with generation n (store_keys.h). Rank 0 serves each
+// group's store on the same MASTER_PORT, one after the other, and keeps the old one up in
+// destroy_process_group until the other ranks have left it. A rank that destroys its group and
+// starts the next one quickly therefore finds the old server still listening. If it joined it,
+// it would write its keys into a store about to close, and rank 0, waiting for every rank to
+// leave, would wait for it until the timeout. So Hello carries the generation:
+// - a rank of a later group is answered Busy and not counted as connected; its TCPStore closes
+//   the connection and tries again until rank 0 serves the new group (or the timeout);
+// - a rank of an earlier group is refused, as a mismatched world size is: its process called
+//   init_process_group fewer times than rank 0's.
 #include <leangrad/distributed/tcp_store_server.h>
 
 #include <fcntl.h>
@@ -23,6 +45,13 @@ namespace leangrad::distributed {
 
 using namespace tcp_store_protocol;
 
+namespace {
+// Note [Bounded buffers]: unsent answers past this stop the reading of a client's requests.
+constexpr std::size_t kMaxPendingAnswerBytes = std::size_t{kMaxFrameBytes} + 4;
+// Requests read ahead: enough for one frame of the largest size and its length prefix.
+constexpr std::size_t kMaxReadAheadBytes = std::size_t{kMaxFrameBytes} + 4;
+}  // namespace
+
 struct TCPStoreServer::Client {
   net::Socket socket;
   int rank = -1;    // known after Hello
@@ -31,8 +60,8 @@ struct TCPStoreServer::Client {
   bool closed = false;
 };
 
-TCPStoreServer::TCPStoreServer(int port, int world_size, std::string init_error_key)
-    : world_size_(world_size), init_error_key_(std::move(init_error_key)) {
+TCPStoreServer::TCPStoreServer(int port, int world_size, int generation, std::string init_error_key)
+    : world_size_(world_size), generation_(generation), init_error_key_(std::move(init_error_key)) {
   listener_ = net::listen_on(port, &port_);
   ::fcntl(listener_.fd(), F_SETFL, ::fcntl(listener_.fd(), F_GETFL, 0) | O_NONBLOCK);
   int pipe_fds[2];
@@ -63,7 +92,10 @@ void TCPStoreServer::serve() {
     std::vector<pollfd> fds = {{wake_read_, POLLIN, 0}, {listener_.fd(), POLLIN, 0}};
     std::vector<Client*> polled;
     for (auto& [fd, client] : clients_) {
-      fds.push_back({fd, static_cast<short>(POLLIN | (client->out.empty() ? 0 : POLLOUT)), 0});
+      // Note [Bounded buffers]: a client with too many answers unsent is not read from.
+      const bool read = client->out.size() < kMaxPendingAnswerBytes;
+      fds.push_back(
+          {fd, static_cast<short>((read ? POLLIN : 0) | (client->out.empty() ? 0 : POLLOUT)), 0});
       polled.push_back(client.get());
     }
     if (::poll(fds.data(), fds.size(), -1) < 0) continue;  // EINTR
@@ -91,6 +123,7 @@ void TCPStoreServer::serve() {
       Client& client = *polled[i];
       const short revents = fds[i + 2].revents;
       if (revents & (POLLIN | POLLHUP | POLLERR)) handle_readable(client);
+      const bool had_backlog = client.out.size() >= kMaxPendingAnswerBytes;
       while (!client.closed && !client.out.empty()) {
         const ssize_t sent =
             ::send(client.socket.fd(), client.out.data(), client.out.size(), MSG_NOSIGNAL);
@@ -102,6 +135,8 @@ void TCPStoreServer::serve() {
           client.closed = true;
         }
       }
+      // Requests read while the answers were backed up wait for no new bytes to be answered.
+      if (had_backlog && !client.closed) answer_frames(client);
     }
     for (Client* client : polled) {
       if (client->closed) drop(*client);
@@ -111,7 +146,7 @@ void TCPStoreServer::serve() {
 
 void TCPStoreServer::handle_readable(Client& client) {
   char buffer[64 * 1024];
-  for (;;) {
+  while (client.in.size() < kMaxReadAheadBytes) {  // Note [Bounded buffers]
     const ssize_t got = ::recv(client.socket.fd(), buffer, sizeof(buffer), 0);
     if (got > 0) {
       client.in.append(buffer, static_cast<std::size_t>(got));
@@ -121,8 +156,12 @@ void TCPStoreServer::handle_readable(Client& client) {
     if (got == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) client.closed = true;
     break;
   }
-  // Answer every complete frame.
-  while (client.in.size() >= 4) {
+  answer_frames(client);
+}
+
+void TCPStoreServer::answer_frames(Client& client) {
+  // Every complete frame, while the answers are not backed up (Note [Bounded buffers]).
+  while (client.in.size() >= 4 && client.out.size() < kMaxPendingAnswerBytes) {
     const std::uint32_t length = frame_length(client.in.data());
     if (length > kMaxFrameBytes) {
       client.closed = true;
@@ -146,7 +185,8 @@ std::string TCPStoreServer::answer(Client& client, const std::string& payload) {
   if (command == Command::Hello) {
     const std::int64_t rank = request.i64();
     const std::int64_t world_size = request.i64();
-    return answer_hello(client, rank, world_size);
+    const std::int64_t generation = request.i64();
+    return answer_hello(client, rank, world_size, generation);
   }
   LG_CHECK(client.rank >= 0, "TCP store: request before Hello");
   switch (command) {
@@ -195,10 +235,24 @@ std::string TCPStoreServer::answer(Client& client, const std::string& payload) {
 
 // rank and world_size as the client sent them (int64 on the wire): compared before any
 // narrowing, so that no value outside 0..world_size-1 can pass for a rank.
-std::string TCPStoreServer::answer_hello(Client& client, std::int64_t rank,
-                                         std::int64_t world_size) {
+std::string TCPStoreServer::answer_hello(Client& client, std::int64_t rank, std::int64_t world_size,
+                                         std::int64_t generation) {
+  if (generation > generation_) {  // Note [A store of an earlier group]
+    return FrameWriter()
+        .u8(static_cast<std::uint8_t>(Status::Busy))
+        .str(detail::str_cat("rank 0 still serves the store of group ", generation_,
+                             " of this job (it has not finished destroy_process_group), and rank ",
+                             rank, " is joining group ", generation))
+        .frame();
+  }
   std::string refusal;
-  if (world_size != world_size_) {
+  if (generation < generation_) {
+    refusal =
+        detail::str_cat("rank ", rank, " is joining group ", generation,
+                        " of this job but rank 0 serves group ", generation_,
+                        ": every process must call init_process_group (and destroy_process_group) "
+                        "the same number of times");
+  } else if (world_size != world_size_) {
     refusal = detail::str_cat("rank ", rank, " was started with WORLD_SIZE=", world_size,
                               " but rank 0, which serves the store, with WORLD_SIZE=", world_size_,
                               ": every rank must be given the same WORLD_SIZE");

@@ -6,6 +6,9 @@
 //   rendezvous stops at once with that message;
 // - when a rank's connection closes it sets store_keys::left(rank) to the time (milliseconds
 //   since the server started), so a failed collective can say which ranks exited, first first.
+// A server serves one group of the job (its generation, store_keys::group_prefix): a rank
+// joining a later group while it still runs is told to come back (Note [A store of an earlier
+// group] in tcp_store_server.cpp).
 #pragma once
 
 #include <chrono>
@@ -24,9 +27,9 @@ namespace leangrad::distributed {
 
 class TCPStoreServer {
  public:
-  // Listens on `port` (0: a free port; see port()) for a job of `world_size` ranks. Throws Error
-  // at once when the port is in use.
-  TCPStoreServer(int port, int world_size, std::string init_error_key);
+  // Listens on `port` (0: a free port; see port()) for the group number `generation` of a job
+  // of `world_size` ranks. Throws Error at once when the port is in use.
+  TCPStoreServer(int port, int world_size, int generation, std::string init_error_key);
   ~TCPStoreServer();  // stops the thread and closes every connection
   TCPStoreServer(const TCPStoreServer&) = delete;
   TCPStoreServer& operator=(const TCPStoreServer&) = delete;
@@ -39,12 +42,15 @@ class TCPStoreServer {
  private:
   struct Client;
   void serve();
-  void handle_readable(Client& client);
+  void handle_readable(Client& client);  // reads what came, then answer_frames
+  void answer_frames(Client& client);    // answers the complete frames read
   std::string answer(Client& client, const std::string& payload);
-  std::string answer_hello(Client& client, std::int64_t rank, std::int64_t world_size);
+  std::string answer_hello(Client& client, std::int64_t rank, std::int64_t world_size,
+                           std::int64_t generation);
   void drop(Client& client);
 
   int world_size_;
+  int generation_;
   std::string init_error_key_;
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   net::Socket listener_;

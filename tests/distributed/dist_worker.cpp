@@ -286,6 +286,62 @@ void scenario_big() {
               2.0 * (size - 1) / size * 64.0 * 1048576.0 / took / 1e9);
 }
 
+// A 64 MiB broadcast from rank DIST_ROOT as the last collective, rank DIST_LATE entering it a
+// second late; every rank checks the data and returns, so main() destroys the group and exits.
+// The root and the ranks it feeds finish and exit while the ranks downstream of the late one
+// still move the data: those must complete (Note [A rank that exits after its last
+// collective] in progress.cpp). Run with LEANGRAD_DIST_SIGNATURES=0, or the signature
+// exchange would hold everyone until the late rank came.
+void scenario_exit_after_broadcast() {
+  const int rank = dist::get_rank();
+  const int root = env_int("DIST_ROOT", 1);
+  const std::int64_t n = 16 << 20;
+  Tensor t = leangrad::empty({n}, leangrad::TensorOptions(DType::Float32));
+  float* p = t.data_ptr<float>();
+  for (std::int64_t i = 0; i < n; ++i)
+    p[i] = rank == root ? static_cast<float>(i % 4099) : -1.0f;
+  dist::barrier();
+  if (rank == env_int("DIST_LATE", 0)) std::this_thread::sleep_for(std::chrono::seconds(1));
+  const auto start = std::chrono::steady_clock::now();
+  dist::broadcast(t, root);
+  const double took = seconds_since(start);
+  ++g_checks;
+  for (std::int64_t i = 0; i < n; ++i) {
+    if (p[i] != static_cast<float>(i % 4099)) {
+      throw CheckFailed{leangrad::detail::str_cat("64 MiB broadcast: element ", i, " is ", p[i],
+                                                  ", expected ", i % 4099)};
+    }
+  }
+  std::printf("broadcast done in %.3f s\n", took);
+}
+
+// Two groups one after the other in the same processes: rank 0 destroys its first group a
+// second after the others, who start the second group at once and so find rank 0 still serving
+// the first group's store (Note [A store of an earlier group] in tcp_store_server.cpp). Both
+// groups must work, and the second must not wait for the timeout.
+void scenario_reinit() {
+  for (int group = 1; group <= 2; ++group) {
+    if (group == 2) {
+      if (dist::get_rank() == 0) std::this_thread::sleep_for(std::chrono::seconds(1));
+      dist::destroy_process_group();
+      const auto start = std::chrono::steady_clock::now();
+      dist::init_process_group(dist::Backend::Gloo);
+      std::printf("second group joined in %.3f s\n", seconds_since(start));
+    }
+    const int size = dist::get_world_size();
+    Tensor t = input(DType::Float32, {5}, dist::get_rank(), group);
+    dist::all_reduce(t);
+    std::vector<double> expected;
+    for (std::int64_t i = 0; i < 5; ++i) {
+      std::vector<double> xs;
+      for (int r = 0; r < size; ++r)
+        xs.push_back(value(DType::Float32, r, i, group));
+      expected.push_back(reduce_reference(dist::ReduceOp::Sum, xs));
+    }
+    expect_equal(leangrad::detail::str_cat("all_reduce of group ", group), t, {5}, expected);
+  }
+}
+
 // Ranks that call different collectives: every rank raises the same error, and the group
 // still works afterwards.
 void scenario_mismatch(const std::string& kind) {
@@ -482,6 +538,10 @@ int main(int argc, char** argv) {
       scenario_layouts_and_async();
     } else if (scenario == "big") {
       scenario_big();
+    } else if (scenario == "exit_after_broadcast") {
+      scenario_exit_after_broadcast();
+    } else if (scenario == "reinit") {
+      scenario_reinit();
     } else if (scenario.rfind("mismatch_", 0) == 0) {
       scenario_mismatch(scenario.substr(9));
     } else if (scenario == "die" || scenario == "hang") {

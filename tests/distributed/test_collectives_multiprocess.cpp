@@ -54,6 +54,40 @@ TEST(DistributedCollectives, AllReduceOf64MiBOnFourRanks) {
   expect_scenario_passes("big", 4);
 }
 
+// The root of a large broadcast and the rank it feeds exit as soon as their part is done, while
+// the ranks downstream of a late rank still receive: those must complete, not fail with "rank 1
+// has exited" (Note [A rank that exits after its last collective] in progress.cpp). With four
+// ranks and root 1, Gloo's binomial tree sends 1 -> 3 -> 0 and 1 -> 2: rank 3 still sends to
+// the late rank 0 after ranks 1 and 2 have gone.
+TEST(DistributedCollectives, RanksThatExitAfterTheirPartOfABroadcastDoNotFailTheOthers) {
+  SKIP_WITHOUT_GLOO();
+  Launch l;
+  l.scenario = "exit_after_broadcast";
+  l.world_size = 4;
+  l.env = {{"LEANGRAD_DIST_SIGNATURES", "0"}, {"DIST_ROOT", "1"}, {"DIST_LATE", "0"}};
+  const std::vector<RankOutcome> outcomes = launch(l);
+  for (const RankOutcome& o : outcomes) {
+    ASSERT_EQ(o.exit_code, 0) << describe(outcomes);
+    EXPECT_CONTAINS(o.output, "OK exit_after_broadcast");
+  }
+}
+
+// A second group in the same processes, the other ranks asking for it while rank 0 still
+// serves the first one's store (Note [A store of an earlier group] in tcp_store_server.cpp):
+// within seconds, not at the 20 s timeout.
+TEST(DistributedCollectives, ASecondGroupInTheSameProcesses) {
+  SKIP_WITHOUT_GLOO();
+  Launch l;
+  l.scenario = "reinit";
+  l.world_size = 3;
+  const std::vector<RankOutcome> outcomes = launch(l);
+  for (const RankOutcome& o : outcomes) {
+    ASSERT_EQ(o.exit_code, 0) << describe(outcomes);
+    EXPECT_CONTAINS(o.output, "OK reinit");
+    EXPECT_LT(o.seconds, 15.0) << describe(outcomes);
+  }
+}
+
 // A group of one process needs no environment at all beyond its rank.
 TEST(DistributedCollectives, OneRankWithoutMasterAddress) {
   SKIP_WITHOUT_GLOO();

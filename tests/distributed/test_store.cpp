@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <filesystem>
 #include <limits>
 #include <thread>
@@ -170,6 +171,7 @@ TEST(TCPStore, BytesFromAStrangerNeitherCrashNorFoolTheServer) {
         .u8(static_cast<std::uint8_t>(wire::Command::Hello))
         .i64(rank)
         .i64(world_size)
+        .i64(1)  // the generation
         .frame();
   };
   const auto connect = [&] {
@@ -213,6 +215,63 @@ TEST(TCPStore, BytesFromAStrangerNeitherCrashNorFoolTheServer) {
   EXPECT_EQ(server->get("k"), "v");
 }
 
+// This process's resident memory in bytes (/proc/self/statm).
+std::size_t resident_bytes() {
+  std::FILE* f = std::fopen("/proc/self/statm", "r");
+  if (f == nullptr) return 0;
+  unsigned long pages = 0;
+  unsigned long resident = 0;
+  const int read = std::fscanf(f, "%lu %lu", &pages, &resident);
+  std::fclose(f);
+  return read == 2 ? resident * static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)) : 0;
+}
+
+// Note [Bounded buffers]: a client that sends 384 Gets of a 1 MiB value without reading the
+// answers does not make the server hold 384 MiB of them; it gets every answer, in order, when it
+// reads, and other clients are served meanwhile.
+TEST(TCPStore, AClientThatDoesNotReadItsAnswersIsHeldBack) {
+  namespace wire = tcp_store_protocol;
+  auto server = serve(3);
+  auto client = join(server->port(), 1, 3);
+  constexpr int kRequests = 384;
+  constexpr std::size_t kValueBytes = 1 << 20;
+  std::string value(kValueBytes, 'x');
+  value.back() = 'y';
+  client->set("big", value);
+  const net::Socket greedy =
+      net::connect_until("127.0.0.1", server->port(), net::Clock::now() + std::chrono::seconds(2));
+  const net::Deadline deadline = net::Clock::now() + std::chrono::seconds(20);
+  std::string requests = wire::FrameWriter()
+                             .u8(static_cast<std::uint8_t>(wire::Command::Hello))
+                             .i64(2)
+                             .i64(3)
+                             .i64(1)
+                             .frame();
+  for (int i = 0; i < kRequests; ++i)
+    requests +=
+        wire::FrameWriter().u8(static_cast<std::uint8_t>(wire::Command::Get)).str("big").frame();
+  const std::size_t before = resident_bytes();
+  net::send_all(greedy.fd(), requests.data(), requests.size(), deadline, "store");
+  std::this_thread::sleep_for(milliseconds(500));  // the server answers what it will
+  const std::size_t during = resident_bytes();
+  ASSERT_GT(before, 0u);
+  EXPECT_LT(during, before + 256 * kValueBytes)
+      << "the server holds the unread answers: " << (during - before) / kValueBytes << " MiB";
+  client->set("k", "v");  // the others are served meanwhile
+  EXPECT_EQ(client->get("k"), "v");
+  for (int i = 0; i <= kRequests; ++i) {  // the Hello's answer, then every Get's
+    char prefix[4];
+    net::recv_all(greedy.fd(), prefix, 4, deadline, "store");
+    std::string payload(wire::frame_length(prefix), '\0');
+    net::recv_all(greedy.fd(), payload.data(), payload.size(), deadline, "store");
+    wire::FrameReader reader(payload);
+    ASSERT_EQ(reader.u8(), static_cast<std::uint8_t>(wire::Status::Ok)) << "answer " << i;
+    if (i > 0) {
+      ASSERT_EQ(reader.str(), value) << "answer " << i;
+    }
+  }
+}
+
 TEST(TCPStore, RefusesAMismatchedWorldSizeAndTellsEveryRank) {
   auto server = serve(2);
   const std::string message = error_of([&] { join(server->port(), 1, 3); });
@@ -247,6 +306,64 @@ TEST(TCPStore, RecordsRanksThatLeave) {
   server->wait_for_ranks_to_leave(net::Clock::now() + std::chrono::seconds(5));
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
   leaver.join();
+}
+
+// Note [A store of an earlier group]: a rank of group 2 that finds rank 0 still serving group 1
+// is not counted by that server, keeps asking, and joins group 2's server when it comes up on
+// the same port.
+TEST(TCPStore, ARankOfALaterGroupWaitsForItsStore) {
+  auto first = serve(2);
+  const int port = first->port();
+  std::unique_ptr<TCPStore> joined;
+  std::string error;
+  std::thread joiner([&] {
+    try {
+      joined = std::make_unique<TCPStore>("127.0.0.1", port, 1, 2, milliseconds(10000), false,
+                                          store_keys::init_error(store_keys::group_prefix(2)),
+                                          /*generation=*/2);
+    } catch (const Error& e) {
+      error = e.message();
+    }
+  });
+  std::this_thread::sleep_for(milliseconds(200));  // the joiner is asking the old server
+  EXPECT_FALSE(first->check({kInitError}));        // which neither refused it
+  const auto start = std::chrono::steady_clock::now();
+  first->wait_for_ranks_to_leave(net::Clock::now() + std::chrono::seconds(5));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1))
+      << "the old server counted the rank of the next group";  // nor counted it
+  first.reset();
+  auto second = std::make_unique<TCPStore>("127.0.0.1", port, 0, 2, milliseconds(2000), true,
+                                           store_keys::init_error(store_keys::group_prefix(2)),
+                                           /*generation=*/2);
+  joiner.join();
+  ASSERT_EQ(error, "");
+  ASSERT_NE(joined, nullptr);
+  joined->set("k", "v");
+  EXPECT_EQ(second->get("k"), "v");
+}
+
+TEST(TCPStore, ARankOfAnEarlierGroupIsRefused) {
+  auto server = std::make_unique<TCPStore>("127.0.0.1", 0, 0, 2, milliseconds(2000), true,
+                                           kInitError, /*generation=*/3);
+  const std::string message = error_of([&] { join(server->port(), 1, 2); });
+  EXPECT_CONTAINS(message, "refused rank 1");
+  EXPECT_CONTAINS(message,
+                  "rank 1 is joining group 1 of this job but rank 0 serves group 3: every "
+                  "process must call init_process_group");
+  EXPECT_CONTAINS(server->get(kInitError), "rank 1 is joining group 1");
+}
+
+TEST(TCPStore, ARankOfALaterGroupGivesUpAtTheTimeoutSayingWhy) {
+  auto server = serve(2);
+  const std::string message = error_of([&] {
+    TCPStore("127.0.0.1", server->port(), 1, 2, milliseconds(300), false, kInitError,
+             /*generation=*/2);
+  });
+  EXPECT_CONTAINS(
+      message, "rank 1 waited 300 ms for the store at 127.0.0.1:" + std::to_string(server->port()) +
+                   " to serve its group, but rank 0 still serves the store of group 1 of this "
+                   "job (it has not finished destroy_process_group), and rank 1 is joining "
+                   "group 2");
 }
 
 TEST(TCPStore, AStoreWhoseServerIsGoneSaysSo) {

@@ -9,8 +9,9 @@
 // the peer exited. The watchdog closes that gap:
 // - every Gloo call registers its unbound buffers (GlooWatchdog::Call) for its duration;
 // - when a call has been in flight for 100 ms, the watchdog reads the store every 100 ms: a
-//   store_keys::left key of any rank of the group, or a store that cannot be reached any more
-//   (rank 0, its server, is gone), means the call cannot complete;
+//   store_keys::left key of a rank of the group that had not completed the collective (Note [A
+//   rank that exits after its last collective] in progress.cpp), or a store that cannot be
+//   reached any more (rank 0, its server, is gone), means the call cannot complete;
 // - it then aborts the buffers' waits (abortWaitSend/abortWaitRecv, Gloo's public way to wake a
 //   waiting thread), every 10 ms until the call returns, because each abort wakes one wait;
 // - Gloo's algorithms take an aborted wait for a finished one and go on until they return or
@@ -35,8 +36,7 @@ constexpr auto kAbortPeriod = std::chrono::milliseconds(10);
 
 }  // namespace
 
-GlooWatchdog::GlooWatchdog(std::shared_ptr<Store> store, int rank, int size)
-    : store_(std::move(store)), rank_(rank), size_(size) {
+GlooWatchdog::GlooWatchdog(ProgressBoard& board) : board_(board) {
   thread_ = std::thread([this] { run(); });
 }
 
@@ -49,13 +49,14 @@ GlooWatchdog::~GlooWatchdog() {
   thread_.join();
 }
 
-GlooWatchdog::Call::Call(GlooWatchdog& watchdog,
+GlooWatchdog::Call::Call(GlooWatchdog& watchdog, std::uint64_t seq,
                          std::vector<gloo::transport::UnboundBuffer*> buffers)
     : watchdog_(watchdog) {
   {
     std::lock_guard lock(watchdog_.mutex_);
     watchdog_.buffers_ = std::move(buffers);
     watchdog_.in_flight_ = true;
+    watchdog_.seq_ = seq;
     watchdog_.started_ = std::chrono::steady_clock::now();
     watchdog_.abort_reason_.clear();
   }
@@ -73,9 +74,9 @@ void GlooWatchdog::Call::check() const {
   if (!watchdog_.abort_reason_.empty()) throw std::runtime_error(watchdog_.abort_reason_);
 }
 
-std::string GlooWatchdog::look_for_exited_ranks() {
+std::string GlooWatchdog::look_for_exited_ranks(std::uint64_t seq) {
   try {
-    const std::vector<int> exited = ranks_that_left(*store_, size_, rank_);
+    const std::vector<int> exited = board_.exited_before_finishing(seq);
     if (exited.empty()) return "";
     return detail::str_cat("aborted by leangrad's watchdog: rank ", exited[0],
                            " has exited (its connection to the store closed)");
@@ -110,8 +111,9 @@ void GlooWatchdog::run() {
     }
     next_poll = now + kStorePollPeriod;
     const auto call_started = started_;
+    const std::uint64_t seq = seq_;
     lock.unlock();  // the store may take a while to answer; the worker must not wait for us
-    std::string reason = look_for_exited_ranks();
+    std::string reason = look_for_exited_ranks(seq);
     lock.lock();
     if (!reason.empty() && in_flight_ && started_ == call_started)
       abort_reason_ = std::move(reason);

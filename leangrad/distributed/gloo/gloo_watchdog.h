@@ -5,13 +5,14 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include <leangrad/distributed/store.h>
+#include <leangrad/distributed/progress.h>
 
 namespace gloo::transport {
 class UnboundBuffer;
@@ -21,17 +22,20 @@ namespace leangrad::distributed {
 
 class GlooWatchdog {
  public:
-  GlooWatchdog(std::shared_ptr<Store> store, int rank, int size);
+  // Reads the group's progress board, which must outlive the watchdog.
+  explicit GlooWatchdog(ProgressBoard& board);
   ~GlooWatchdog();  // stops its thread
   GlooWatchdog(const GlooWatchdog&) = delete;
   GlooWatchdog& operator=(const GlooWatchdog&) = delete;
 
-  // One Gloo call in flight, for the lifetime of this object: its unbound buffers, whose waits
-  // the watchdog may abort. Make it after the Gloo options that own the buffers (so it is
-  // destroyed before them), and call check() after the Gloo call returns or throws.
+  // One Gloo call of collective #seq in flight, for the lifetime of this object: its unbound
+  // buffers, whose waits the watchdog may abort. Make it after the Gloo options that own the
+  // buffers (so it is destroyed before them), and call check() after the Gloo call returns or
+  // throws.
   class Call {
    public:
-    Call(GlooWatchdog& watchdog, std::vector<gloo::transport::UnboundBuffer*> buffers);
+    Call(GlooWatchdog& watchdog, std::uint64_t seq,
+         std::vector<gloo::transport::UnboundBuffer*> buffers);
     ~Call();
     Call(const Call&) = delete;
     Call& operator=(const Call&) = delete;
@@ -45,12 +49,10 @@ class GlooWatchdog {
 
  private:
   void run();
-  // Why the collective in flight cannot complete ("rank 2 has exited ..."), or "".
-  std::string look_for_exited_ranks();
+  // Why collective #seq cannot complete ("rank 2 has exited ..."), or "".
+  std::string look_for_exited_ranks(std::uint64_t seq);
 
-  std::shared_ptr<Store> store_;
-  int rank_;
-  int size_;
+  ProgressBoard& board_;
 
   std::mutex mutex_;
   std::condition_variable changed_;
@@ -58,6 +60,7 @@ class GlooWatchdog {
   // The call in flight (one at a time: the worker thread runs one collective at a time).
   std::vector<gloo::transport::UnboundBuffer*> buffers_;
   bool in_flight_ = false;
+  std::uint64_t seq_ = 0;
   std::chrono::steady_clock::time_point started_;
   std::string abort_reason_;
   std::thread thread_;

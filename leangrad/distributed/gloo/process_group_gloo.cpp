@@ -176,7 +176,7 @@ ProcessGroupGloo::ProcessGroupGloo(const ProcessGroupSetup& setup)
              size() - 1, " rank(s) within ", format_duration(timeout()), " (address '",
              attr.iface.empty() ? attr.hostname : "interface " + attr.iface, "'): ", e.what());
   }
-  watchdog_ = std::make_unique<GlooWatchdog>(store_, rank(), size());
+  watchdog_ = std::make_unique<GlooWatchdog>(progress_);
   queue_ = std::make_unique<WorkQueue>();
 }
 
@@ -203,7 +203,9 @@ bool ProcessGroupGloo::is_broken() const {
 // 3. The ranks all-gather their signatures (Gloo tag 2·seq) and compare them: on a mismatch
 //    every rank throws the same error, and the group stays usable.
 // 4. The payload moves the data (tag 2·seq + 1): stage, Gloo's collective, write back.
-// 5. An exception from Gloo or the store in steps 2 to 4 goes through fail(): it closes this
+// 5. The worker records on the board that this rank completed #seq, then completes the Work
+//    (Note [A rank that exits after its last collective] in progress.cpp).
+// 6. An exception from Gloo or the store in steps 2 to 4 goes through fail(): it closes this
 //    rank's connections (so peers waiting on it fail at once instead of at their timeout), the
 //    board names the missing ranks, and the group is marked broken.
 std::shared_ptr<Work> ProcessGroupGloo::enqueue(Collective c, const Tensor& tensor,
@@ -249,6 +251,7 @@ std::vector<Tensor> ProcessGroupGloo::run(const Collective& c, const Payload& pa
   auto elapsed_s = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
+  running_seq_ = c.seq;
   try {
     progress_.enter(c.seq, c.describe());
   } catch (const Error& e) {
@@ -261,13 +264,22 @@ std::vector<Tensor> ProcessGroupGloo::run(const Collective& c, const Payload& pa
   } catch (const std::exception& e) {
     fail(c, e.what(), mentions_timeout(e.what()), elapsed_s());
   }
+  std::vector<Tensor> result;
   try {
-    return payload(static_cast<std::uint32_t>(2 * c.seq + 1));
+    result = payload(static_cast<std::uint32_t>(2 * c.seq + 1));
   } catch (const Error& e) {
     fail(c, e.message(), false, elapsed_s());
   } catch (const std::exception& e) {
     fail(c, e.what(), mentions_timeout(e.what()), elapsed_s());
   }
+  if (size() > 1) {
+    try {
+      progress_.finish(c.seq);
+    } catch (const Error&) {
+      // The data moved: this collective succeeded. A store that is gone fails the next one.
+    }
+  }
+  return result;
 }
 
 void ProcessGroupGloo::exchange_signatures(const Collective& c) {
@@ -316,7 +328,7 @@ std::unique_ptr<gloo::transport::UnboundBuffer> ProcessGroupGloo::unbound(void* 
 
 void ProcessGroupGloo::watched(const std::vector<gloo::transport::UnboundBuffer*>& buffers,
                                const std::function<void()>& gloo_call) {
-  GlooWatchdog::Call call(*watchdog_, buffers);
+  GlooWatchdog::Call call(*watchdog_, running_seq_, buffers);
   try {
     gloo_call();
   } catch (...) {

@@ -68,6 +68,7 @@ class ProcessGroupGloo final : public ProcessGroup {
   ProgressBoard progress_;
   std::shared_ptr<gloo::Context> context_;
   std::unique_ptr<GlooWatchdog> watchdog_;
+  std::uint64_t running_seq_ = 0;  // the collective the worker runs (read by watched())
 
   std::mutex mutex_;  // guards next_seq_ and the order of pushes onto the queue
   std::uint64_t next_seq_ = 1;
