@@ -18,12 +18,17 @@ namespace leangrad {
 // A stream as the allocator sees it. `id` keys the free lists and is never reused within a
 // process: the driver hands out the cudaStream_t of a destroyed stream again, and a new stream
 // keyed by that handle would be given blocks still in use by the old stream's queued work.
-// `handle` is the cudaStream_t (0: the default stream) that stream events are recorded on.
+// `handle` is the cudaStream_t (0: the default stream) that stream events are recorded on, and
+// `device` the GPU it belongs to: every GPU's default stream has id 0 and handle 0, so only the
+// device tells them apart (Note [Default streams of several GPUs] in caching_allocator.cpp).
 // On the CPU every allocation is on the default StreamRef{}. See Note [Stream-ordered reuse].
 struct StreamRef {
   std::uint64_t id = 0;
   std::uintptr_t handle = 0;
-  friend bool operator==(const StreamRef& a, const StreamRef& b) { return a.id == b.id; }
+  int device = 0;
+  friend bool operator==(const StreamRef& a, const StreamRef& b) {
+    return a.id == b.id && a.device == b.device;
+  }
 };
 // The "stream" of pinned host blocks: host memory belongs to no CUDA stream, so a use on any
 // stream, the default stream included, must be recorded before the block may be reused.

@@ -114,6 +114,7 @@ struct Block {
 struct BlockOrder {
   bool operator()(const Block* a, const Block* b) const {
     if (a->stream.id != b->stream.id) return a->stream.id < b->stream.id;
+    if (a->stream.device != b->stream.device) return a->stream.device < b->stream.device;
     if (a->size != b->size) return a->size < b->size;
     return a->ptr < b->ptr;
   }
@@ -353,6 +354,15 @@ DataPtr CachingAllocator::Impl::allocate(std::size_t nbytes, StreamRef stream) {
 // uses the same mechanism: a host-to-device copy records its stream on the pinned source block, so
 // the block is not overwritten while the copy is still reading it. Backends without streams return
 // nullptr events, which count as completed.
+//
+// Note [Default streams of several GPUs]
+// Every GPU's default stream is id 0, handle 0 (the legacy stream, which means "the current
+// device's"). A device's own allocator sees only its own streams, but the pinned pool serves
+// every GPU: a pinned block copied to cuda:0 and to cuda:1 on their default streams has two uses
+// that differ only in StreamRef::device. So StreamRefs compare by id and device (two entries in
+// stream_uses, two events), and the pinned backend records each event on the stream's own device
+// (not the device current when the block is freed, which may be another: the event would then
+// fence the wrong GPU's work, and the block could be overwritten while a copy still reads it).
 void CachingAllocator::Impl::free(Block* block) noexcept {
   std::lock_guard<std::mutex> lock(mutex);
   poison(block->ptr, block->size);

@@ -83,7 +83,9 @@ class Stream {
   // The cudaStream_t, as an opaque pointer (null: the default stream).
   void* handle() const { return handle_; }
   // What the caching allocator keys blocks by (see StreamRef in core/allocator.h).
-  StreamRef ref() const { return StreamRef{id_, reinterpret_cast<std::uintptr_t>(handle_)}; }
+  StreamRef ref() const {
+    return StreamRef{id_, reinterpret_cast<std::uintptr_t>(handle_), device_};
+  }
   int device() const { return device_; }
   void synchronize() const;
   // True when all work queued on the stream has completed.

@@ -494,6 +494,28 @@ TEST(CachingAllocatorTest, AStreamEventThatFailsLeaksTheBlockWholly) {
   }
 }
 
+// Note [Default streams of several GPUs]: a pinned block copied on the default streams of two
+// GPUs (id 0 and handle 0 both) has two uses, each fenced by an event on its own device; the
+// block comes back only when both have completed.
+TEST(CachingAllocatorTest, DefaultStreamsOfTwoDevicesAreTwoUses) {
+  TestAllocator<StreamTestBackend> alloc;
+  StreamTestBackend& backend = *alloc.backend;
+  constexpr StreamRef kDefault0{0, 0, 0}, kDefault1{0, 0, 1};
+  DataPtr a = alloc->allocate(4096, kHostStream);
+  char* base = address(a);
+  alloc->record_stream(a, kDefault0);
+  alloc->record_stream(a, kDefault1);
+  a.reset();
+  EXPECT_EQ(backend.live_events, 2);
+  backend.complete_stream(kDefault0);  // cuda:0's copy is done, cuda:1's is not
+  DataPtr b = alloc->allocate(4096, kHostStream);
+  EXPECT_NE(address(b), base);
+  backend.complete_stream(kDefault1);
+  DataPtr c = alloc->allocate(4096, kHostStream);
+  EXPECT_EQ(address(c), base);
+  EXPECT_EQ(backend.live_events, 0);
+}
+
 TEST(CachingAllocatorTest, StreamOrderedReuse) {
   TestAllocator<StreamTestBackend> alloc;
   StreamTestBackend& backend = *alloc.backend;

@@ -113,11 +113,11 @@ class PinnedBackend final : public AllocatorBackend {
   Device device() const override { return Device::cpu(); }
   std::string name() const override { return "pinned"; }
 
-  // A copy stream may belong to any GPU: the event is made on the stream's own device.
+  // A copy stream may belong to any GPU: the event is made on the stream's own device, which for
+  // a default stream (handle 0) only StreamRef::device names (Note [Default streams of several
+  // GPUs] in caching_allocator.cpp).
   void* record_event(StreamRef stream) override {
-    int device = 0;
-    LG_CUDA_CHECK(cudaStreamGetDevice(reinterpret_cast<cudaStream_t>(stream.handle), &device));
-    CudaDeviceGuard guard(device);
+    CudaDeviceGuard guard(stream.device);
     return record_event_on(stream);
   }
   bool event_completed(void* event) override { return query_event(event); }
