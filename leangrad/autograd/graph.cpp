@@ -68,15 +68,6 @@ std::string backward_name(const std::string& forward_op) {
   return name + "Backward";
 }
 
-void check_hook_result(const Tensor& grad, const TensorMeta& meta, const std::string& what) {
-  LG_CHECK_SHAPE(grad.shape() == meta.shape, "a gradient hook returned a gradient of shape ",
-                 grad.shape(), " for ", what, " of shape ", meta.shape);
-  LG_CHECK_DTYPE(grad.dtype() == meta.dtype, "a gradient hook returned a ", grad.dtype(),
-                 " gradient for ", what, " of dtype ", meta.dtype);
-  LG_CHECK_DEVICE(grad.device() == meta.device, "a gradient hook returned a gradient on ",
-                  grad.device(), " for ", what, " on ", meta.device);
-}
-
 // ---- AccumulateGrad --------------------------------------------------------------------------
 
 AccumulateGrad::AccumulateGrad(std::shared_ptr<TensorImpl> leaf)
@@ -92,7 +83,7 @@ Tensor AccumulateGrad::run_hooks(Tensor grad) const {
   for (const auto& hook : hooks) {
     Tensor replaced = hook(grad);
     if (!replaced.defined()) continue;
-    check_hook_result(replaced, TensorMeta::of(leaf), "a leaf");
+    TensorMeta::of(leaf).check(replaced, "a gradient hook returned a gradient", "a leaf");
     grad = std::move(replaced);
   }
   return grad;
