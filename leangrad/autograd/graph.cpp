@@ -95,9 +95,17 @@ std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>&& grad_outputs) {
   const Tensor leaf(leaf_);
   AutogradMeta& meta = autograd_meta(leaf);
   grad = run_hooks(std::move(grad));
-  LG_CHECK_SHAPE(grad.shape() == leaf.shape(), "AccumulateGrad: a gradient of shape ", grad.shape(),
-                 " for a leaf of shape ", leaf.shape(),
-                 " (was the leaf given other data with set_data after the forward?)");
+  // .grad has the leaf's shape, dtype and device (Note [What .grad holds] in
+  // tensor_autograd.cpp): the gradient, and the .grad it is added to, are checked against the
+  // leaf as it is now.
+  const TensorMeta leaf_meta = TensorMeta::of(leaf);
+  leaf_meta.check(grad, "backward: accumulating a gradient", "a leaf",
+                  " (was the leaf given other data with set_data after the forward?)");
+  if (meta.grad.defined()) {
+    leaf_meta.check(meta.grad, "backward: accumulating into .grad", "a leaf",
+                    " (.grad was assigned through mutable_grad(), or the leaf was given other "
+                    "data with set_data; clear it with set_grad(Tensor()))");
+  }
   if (!meta.grad.defined()) {
     // Take the gradient over when nothing else refers to its memory; otherwise copy it, so that
     // .grad never aliases another tensor (the same gradient may reach several leaves).

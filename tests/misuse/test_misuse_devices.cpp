@@ -80,10 +80,19 @@ std::vector<MisuseCase> device_cases() {
   });
   t.add("backward_gradient_on_cpu", Raises::DeviceError, {"backward", "cpu", "cuda:0"},
         [] { (ones({2}, TensorOptions(kGpu).requires_grad(true)) * 2.0).backward(ones({2})); });
+  t.add("set_grad_on_another_device", Raises::DeviceError, {"set_grad", "cpu", "cuda:0"},
+        [] { ones({2}, kGpu).set_grad(ones({2})); });
+  // mutable_grad() is the handle that does not check: backward and the optimizer step do.
+  t.add("accumulate_into_grad_on_another_device", Raises::DeviceError,
+        {"backward", "accumulating into .grad", "cpu", "cuda:0"}, [] {
+          const Tensor x = ones({2}, kGpu).requires_grad_();
+          x.mutable_grad() = ones({2});
+          (x * 2.0).sum().backward();
+        });
   t.add("optimizer_gradient_on_cpu", Raises::DeviceError, {"optimizer step", "cpu", "cuda:0"}, [] {
     const Tensor p = ones({2}, kGpu).requires_grad_();
     optim::SGD sgd({p}, optim::SGDOptions(0.1));
-    p.set_grad(ones({2}));
+    p.mutable_grad() = ones({2});
     sgd.step();
   });
   // An unpack hook must bring a saved tensor back to the device it was saved on (SaveOnCpu does):
