@@ -231,7 +231,8 @@ std::vector<Tensor> run_backward(const std::vector<Edge>& roots, std::vector<Ten
       if (!inputs[output_nr].defined()) continue;
       Tensor replaced = hook(inputs[output_nr]);
       if (!replaced.defined()) continue;
-      check_hook_result(replaced, node->output_meta.at(output_nr), "the output of " + node->name());
+      node->output_meta.at(output_nr).check(replaced, "a gradient hook returned a gradient",
+                                            "the output of " + node->name());
       inputs[output_nr] = std::move(replaced);
     }
     if (captures && targets.count(node) != 0) {

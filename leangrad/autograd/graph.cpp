@@ -68,15 +68,6 @@ std::string backward_name(const std::string& forward_op) {
   return name + "Backward";
 }
 
-void check_hook_result(const Tensor& grad, const TensorMeta& meta, const std::string& what) {
-  LG_CHECK_SHAPE(grad.shape() == meta.shape, "a gradient hook returned a gradient of shape ",
-                 grad.shape(), " for ", what, " of shape ", meta.shape);
-  LG_CHECK_DTYPE(grad.dtype() == meta.dtype, "a gradient hook returned a ", grad.dtype(),
-                 " gradient for ", what, " of dtype ", meta.dtype);
-  LG_CHECK_DEVICE(grad.device() == meta.device, "a gradient hook returned a gradient on ",
-                  grad.device(), " for ", what, " on ", meta.device);
-}
-
 // ---- AccumulateGrad --------------------------------------------------------------------------
 
 AccumulateGrad::AccumulateGrad(std::shared_ptr<TensorImpl> leaf)
@@ -92,7 +83,7 @@ Tensor AccumulateGrad::run_hooks(Tensor grad) const {
   for (const auto& hook : hooks) {
     Tensor replaced = hook(grad);
     if (!replaced.defined()) continue;
-    check_hook_result(replaced, TensorMeta::of(leaf), "a leaf");
+    TensorMeta::of(leaf).check(replaced, "a gradient hook returned a gradient", "a leaf");
     grad = std::move(replaced);
   }
   return grad;
@@ -104,9 +95,17 @@ std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>&& grad_outputs) {
   const Tensor leaf(leaf_);
   AutogradMeta& meta = autograd_meta(leaf);
   grad = run_hooks(std::move(grad));
-  LG_CHECK_SHAPE(grad.shape() == leaf.shape(), "AccumulateGrad: a gradient of shape ", grad.shape(),
-                 " for a leaf of shape ", leaf.shape(),
-                 " (was the leaf given other data with set_data after the forward?)");
+  // .grad has the leaf's shape, dtype and device (Note [What .grad holds] in
+  // tensor_autograd.cpp): the gradient, and the .grad it is added to, are checked against the
+  // leaf as it is now.
+  const TensorMeta leaf_meta = TensorMeta::of(leaf);
+  leaf_meta.check(grad, "backward: accumulating a gradient", "a leaf",
+                  " (was the leaf given other data with set_data after the forward?)");
+  if (meta.grad.defined()) {
+    leaf_meta.check(meta.grad, "backward: accumulating into .grad", "a leaf",
+                    " (.grad was assigned through mutable_grad(), or the leaf was given other "
+                    "data with set_data; clear it with set_grad(Tensor()))");
+  }
   if (!meta.grad.defined()) {
     // Take the gradient over when nothing else refers to its memory; otherwise copy it, so that
     // .grad never aliases another tensor (the same gradient may reach several leaves).

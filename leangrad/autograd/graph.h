@@ -27,20 +27,8 @@ struct Edge {
   bool valid() const { return function != nullptr; }
 };
 
-// What a gradient must look like: the shape, dtype and device of a forward tensor.
-struct TensorMeta {
-  Shape shape;
-  DType dtype = kFloat32;
-  Device device;
-  static TensorMeta of(const Tensor& t) { return TensorMeta{t.shape(), t.dtype(), t.device()}; }
-};
-
+// (TensorMeta, what a gradient must look like, is in saved_tensor.h.)
 using GradHook = std::function<Tensor(const Tensor&)>;
-
-// Checks the gradient a hook returned against the tensor it is the gradient of (`meta`): the
-// same shape, dtype and device, else an error naming `what` ("a leaf", "the output of
-// MulBackward") and both.
-void check_hook_result(const Tensor& grad, const TensorMeta& meta, const std::string& what);
 
 class Node : public std::enable_shared_from_this<Node> {
  public:

@@ -31,6 +31,16 @@ int saved_tensor_hooks_depth() {
   return static_cast<int>(hooks_stack.size());
 }
 
+void TensorMeta::check(const Tensor& t, std::string_view what, std::string_view target,
+                       std::string_view hint) const {
+  LG_CHECK_SHAPE(t.shape() == shape, what, " of shape ", t.shape(), " for ", target, " of shape ",
+                 shape, hint);
+  LG_CHECK_DTYPE(t.dtype() == dtype, what, " of dtype ", t.dtype(), " for ", target, " of dtype ",
+                 dtype, hint);
+  LG_CHECK_DEVICE(t.device() == device, what, " on ", t.device(), " for ", target, " on ", device,
+                  hint);
+}
+
 SavedTensor::SavedTensor(const Tensor& t, int output_nr) {
   if (!t.defined()) return;
   defined_ = true;
@@ -56,6 +66,7 @@ SavedTensor::SavedTensor(const Tensor& t, int output_nr) {
   NoGradGuard no_grad;
   packed_ = hooks.pack(alias);
   unpack_ = hooks.unpack;
+  meta_ = TensorMeta::of(t);
 }
 
 void SavedTensor::mark_if_output(const Tensor& out, std::uint32_t output_nr) {
@@ -88,14 +99,26 @@ Tensor SavedTensor::unpack(const std::string& node_name, const std::shared_ptr<N
            ": one of its saved tensors went through saved-tensor hooks (SaveOnCpu, the memory "
            "planner), and the unpacked copy has no place in the graph; take higher-order "
            "gradients without the hooks");
+  Tensor t;
   if (prefetched_.defined()) {
-    Tensor t = std::move(prefetched_);
+    t = std::move(prefetched_);
     prefetched_ = Tensor();
-    return t;
+  } else {
+    NoGradGuard no_grad;
+    t = unpack_(packed_);
   }
-  NoGradGuard no_grad;
-  Tensor t = unpack_(packed_);
-  LG_CHECK(t.defined(), "the unpack hook returned an undefined tensor for ", node_name);
+  // Note [What an unpack hook returns]
+  // The unpacked tensor stands for the saved one in a backward formula, so it must have the saved
+  // shape, dtype and device; its strides may differ (SaveOnCpu gives back a contiguous copy, and
+  // the formulas only read values). Anything else is refused here, naming the node: another
+  // shape would broadcast into a wrong gradient or fail deep inside the formula, another dtype
+  // would change the gradient's precision, and a tensor on another device would hand a kernel
+  // memory it cannot read. So a hook that moved the tensor to the host must bring it back to its
+  // device, as SaveOnCpu does. (PyTorch's SavedVariable checks none of these.)
+  LG_CHECK(t.defined(), "the unpack hook returned an undefined tensor for a tensor of shape ",
+           meta_.shape, " saved by ", node_name);
+  meta_.check(t, "the unpack hook returned a tensor", "a tensor saved by " + node_name,
+              " (an unpack hook must give back the saved tensor's shape, dtype and device)");
   return t;
 }
 

@@ -11,10 +11,25 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include <leangrad/core/tensor.h>
 
 namespace leangrad::autograd {
+
+// What a tensor that stands for another must look like: its shape, dtype and device, not its
+// strides. A gradient has its forward tensor's (graph.h), an unpacked tensor the saved one's.
+struct TensorMeta {
+  Shape shape;
+  DType dtype = kFloat32;
+  Device device;
+  static TensorMeta of(const Tensor& t) { return TensorMeta{t.shape(), t.dtype(), t.device()}; }
+  // Throws a ShapeError, DTypeError or DeviceError "<what> of shape [3] for <target> of shape
+  // [2]<hint>" unless `t` has this shape, dtype and device. `what` starts with the op
+  // ("set_grad: a gradient"), `target` names the tensor ("a leaf", "the output of MulBackward").
+  void check(const Tensor& t, std::string_view what, std::string_view target,
+             std::string_view hint = {}) const;
+};
 
 using PackHook = std::function<std::any(const Tensor&)>;
 using UnpackHook = std::function<Tensor(const std::any&)>;
@@ -44,7 +59,9 @@ class SavedTensor {
   explicit SavedTensor(const Tensor& t, int output_nr = -1);
 
   // The saved tensor. Throws Error naming `node_name` if the graph was freed (a second backward
-  // without retain_graph) or if the tensor was modified in place after it was saved.
+  // without retain_graph), if the tensor was modified in place after it was saved, or if an
+  // unpack hook returned a tensor of another shape, dtype or device than the saved one (its
+  // strides may differ). See Note [What an unpack hook returns] in saved_tensor.cpp.
   // In a backward with grad mode off (every plain backward) it is a plain tensor. Under
   // create_graph (grad mode on) it keeps its place in the graph, so the backward formula's own
   // graph reaches it: a saved input is the input itself, a saved output an alias whose grad_fn is
@@ -71,6 +88,7 @@ class SavedTensor {
   bool requires_grad_ = false;
   std::any packed_;    // with hooks: what pack returned
   UnpackHook unpack_;  // with hooks: the matching unpack
+  TensorMeta meta_;    // with hooks: what unpack must give back
   mutable Tensor prefetched_;
   std::shared_ptr<VersionCounter> version_counter_;
   std::uint32_t saved_version_ = 0;

@@ -36,13 +36,23 @@ Tensor Tensor::grad() const {
   return meta != nullptr ? meta->grad : Tensor();
 }
 
+// Note [What .grad holds]
+// A tensor's .grad is undefined or has the tensor's shape, dtype and device (its strides may
+// differ), as in PyTorch, where `x.grad = g` refuses another size, dtype or device. set_grad
+// checks at assignment. mutable_grad() is LibTorch's plain reference and cannot check what is
+// assigned through it, so whoever reads .grad checks it again: backward before accumulating into
+// it (AccumulateGrad, graph.cpp) and the optimizer step (optim/optimizer.cpp). A .grad that no
+// longer fits because the tensor was given other data (set_data) is caught the same way.
 Tensor& Tensor::mutable_grad() const {
   return autograd::autograd_meta(*this).grad;
 }
 
 void Tensor::set_grad(const Tensor& grad) const {
-  LG_CHECK_SHAPE(!grad.defined() || grad.shape() == shape(), "set_grad: gradient of shape ",
-                 grad.defined() ? grad.shape() : Shape{}, " for a tensor of shape ", shape());
+  if (grad.defined()) {
+    LG_CHECK(!grad.is_same(*this), "set_grad: a tensor (shape ", shape(),
+             ") cannot be its own gradient; assign a copy (clone())");
+    autograd::TensorMeta::of(*this).check(grad, "set_grad: a gradient", "a tensor");
+  }
   autograd::autograd_meta(*this).grad = grad;
 }
 

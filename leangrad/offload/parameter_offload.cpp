@@ -437,8 +437,8 @@ ParameterOffload::ParameterOffload(std::shared_ptr<nn::Module> module,
       op->host = Storage::allocate(p.nbytes(), Device::cpu(), options_.pin_memory());
       op->view_of(op->host).copy_(p);  // blocking: a one-time move
       op->device = std::make_shared<Storage>(DataPtr(), p.nbytes(), device);
-      if (p.grad().defined()) p.set_grad(p.grad().to(Device::cpu()));
       p.impl().storage = op->host;
+      if (p.grad().defined()) p.set_grad(p.grad().to(Device::cpu()));
       offloaded[&p.impl()] = op.get();
       unit.params.push_back(op.get());
       s.params.push_back(std::move(op));
@@ -549,9 +549,9 @@ void ParameterOffload::step(optim::Optimizer& optimizer) {
   struct GiveBack {
     std::vector<Tensor>& params;
     std::vector<Tensor>& grads;
-    ~GiveBack() {
+    ~GiveBack() {  // what was there, unchecked (a destructor must not throw)
       for (std::size_t i = 0; i < params.size(); ++i)
-        params[i].set_grad(grads[i]);
+        params[i].mutable_grad() = grads[i];
     }
   } give_back{params, grads};
   for (Tensor& p : params)

@@ -130,11 +130,14 @@ void Optimizer::run_step(const std::vector<Tensor>* found_inf) {
       const std::size_t i = index++;
       Tensor grad = p.grad();
       if (!grad.defined()) continue;
-      LG_CHECK_SHAPE(grad.shape() == p.shape(), "optimizer step: gradient shape ", grad.shape(),
-                     " differs from its parameter's ", p.shape());
-      LG_CHECK_DEVICE(grad.device() == p.device(), "optimizer step: gradient on ", grad.device(),
-                      ", parameter on ", p.device());
-      if (grad.dtype() != kFloat32) grad = grad.to(kFloat32);
+      // set_grad checked these; what mutable_grad() assigned was not (Note [What .grad holds]
+      // in autograd/tensor_autograd.cpp).
+      LG_CHECK_SHAPE(grad.shape() == p.shape(), "optimizer step: a gradient of shape ",
+                     grad.shape(), " for parameter ", i, " of shape ", p.shape());
+      LG_CHECK_DTYPE(grad.dtype() == p.dtype(), "optimizer step: a gradient of dtype ",
+                     grad.dtype(), " for parameter ", i, " of dtype ", p.dtype());
+      LG_CHECK_DEVICE(grad.device() == p.device(), "optimizer step: a gradient on ", grad.device(),
+                      " for parameter ", i, " on ", p.device());
       grad = grad.contiguous();
       const auto key = std::make_pair(static_cast<int>(p.device().type), p.device().index);
       if (by_device.find(key) == by_device.end()) devices.push_back(p.device());

@@ -1,8 +1,11 @@
 // Saved-tensor hooks: every saved tensor passes through pack exactly once and through unpack at
-// backward; the innermost guard applies; an identity round trip changes nothing, bit for bit.
+// backward; the innermost guard applies; an identity round trip changes nothing, bit for bit; an
+// unpacked tensor may have other strides than the saved one.
 #include <gtest/gtest.h>
 
+#include <any>
 #include <cmath>
+#include <vector>
 
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/grad_mode.h>
@@ -114,6 +117,33 @@ TEST(SavedTensorHooks, VersionCheckStillAppliesToPackedTensors) {
     h.mul_(3.0);  // h was saved (packed as a copy), then changed: backward must refuse
   }
   EXPECT_THROW(y.backward(), Error);
+}
+
+// The unpacked tensor must have the saved shape, dtype and device (the misuse suite checks the
+// refusals), not its strides: SaveOnCpu gives back a contiguous copy of a strided tensor.
+TEST(SavedTensorHooks, UnpackMayReturnOtherStrides) {
+  const std::vector<double> xs{1, 2, 3, 4, 5, 6}, ws{0.5, -1, 2, 0.25, 1, 3, -2, 0.5};
+  Tensor x = test::make_tensor(xs, {3, 2}, kFloat64).requires_grad_();
+  Tensor w = test::make_tensor(ws, {2, 4}, kFloat64).requires_grad_();
+  Tensor y;
+  {
+    // Keeps the transpose, contiguous; gives back its transpose: the saved shape, other strides.
+    autograd::SavedTensorHooksGuard guard(
+        [](const Tensor& t) -> std::any { return t.transpose(0, 1).contiguous(); },
+        [](const std::any& packed) { return std::any_cast<Tensor>(packed).transpose(0, 1); });
+    y = matmul(x, w).sum();  // saves x and w
+  }
+  y.backward();
+  // d sum(x w) / dx[i][k] = sum_j w[k][j], d / dw[k][j] = sum_i x[i][k].
+  std::vector<double> gx(6), gw(8);
+  for (int i = 0; i < 3; ++i)
+    for (int k = 0; k < 2; ++k)
+      for (int j = 0; j < 4; ++j) {
+        gx[i * 2 + k] += ws[k * 4 + j];
+        gw[k * 4 + j] += xs[i * 2 + k];
+      }
+  EXPECT_TRUE(test::all_close(x.grad(), gx, 1e-12, 0));
+  EXPECT_TRUE(test::all_close(w.grad(), gw, 1e-12, 0));
 }
 
 TEST(SavedTensorHooks, GuardRequiresBothHooks) {

@@ -1,9 +1,12 @@
 // Misuse of autograd: backward twice without retain_graph, backward of a non-scalar without a
-// gradient or with a wrong one, in-place writes to tensors saved for backward (version counter)
-// and to tensors that require grad, hooks that return the wrong gradient, custom functions whose
-// backward disagrees with their forward, NaN gradients under AnomalyMode. Tables of the misuse
-// suite (tests/misuse/misuse_testing.h).
+// gradient or with a wrong one, accumulation into a .grad that does not fit its leaf, in-place
+// writes to tensors saved for backward (version counter) and to tensors that require grad, hooks
+// that return the wrong gradient, unpack hooks that return another tensor than was saved, custom
+// functions whose backward disagrees with their forward, NaN gradients under AnomalyMode. Tables
+// of the misuse suite (tests/misuse/misuse_testing.h).
 #include <any>
+#include <functional>
+#include <optional>
 #include <vector>
 
 #include <leangrad/autograd/checkpoint.h>
@@ -48,6 +51,20 @@ struct SavesInput : autograd::Function<SavesInput> {
     return {grads[0] * ctx->saved()[0]};
   }
 };
+
+// Backward of sum(x * x) for a leaf x of shape (2,), with every tensor MulBackward saved going
+// through a pack hook that keeps it and an unpack hook that returns `unpack(saved)`.
+void unpack_through(const std::function<Tensor(const Tensor&)>& unpack) {
+  const Tensor x = leaf();
+  Tensor y;
+  {
+    const autograd::SavedTensorHooksGuard guard(
+        [](const Tensor& t) { return std::any(t); },
+        [unpack](const std::any& packed) { return unpack(std::any_cast<Tensor>(packed)); });
+    y = (x * x).sum();
+  }
+  y.backward();
+}
 
 std::vector<MisuseCase> backward_cases() {
   MisuseTable t;
@@ -101,6 +118,36 @@ std::vector<MisuseCase> backward_cases() {
   });
   t.add("checkpoint_without_function", Raises::Error, {"checkpoint", "function"},
         [] { autograd::checkpoint(nullptr, {leaf()}); });
+  // A leaf's .grad has the leaf's shape, dtype and device. set_grad refuses anything else; what
+  // the unchecked handle mutable_grad() put there is refused when backward accumulates into it
+  // (a [3, 2] .grad took a [2] gradient by broadcasting, a float64 one stayed float64).
+  t.add("accumulate_into_grad_of_another_shape", Raises::ShapeError,
+        {"backward", "accumulating into .grad", "[3, 2]", "[2]"}, [] {
+          const Tensor x = leaf();
+          x.mutable_grad() = ones({3, 2});
+          (x * 2.0).sum().backward();
+        });
+  t.add("accumulate_into_grad_of_another_dtype", Raises::DTypeError,
+        {"backward", "accumulating into .grad", "float64", "float32"}, [] {
+          const Tensor x = leaf();
+          x.mutable_grad() = ones({2}, kFloat64);
+          (x * 2.0).sum().backward();
+        });
+  t.add("accumulate_under_create_graph_into_grad_of_another_shape", Raises::ShapeError,
+        {"backward", "accumulating into .grad", "[1, 2]", "[2]"}, [] {
+          const Tensor x = leaf();
+          x.mutable_grad() = ones({1, 2});
+          (x * x).sum().backward(Tensor(), /*retain_graph=*/std::nullopt, /*create_graph=*/true);
+        });
+  // The leaf became float64 (set_data) between the forward and the backward: its float32
+  // gradient was taken as .grad.
+  t.add("leaf_dtype_changed_after_forward", Raises::DTypeError,
+        {"backward", "accumulating a gradient", "float32", "float64", "set_data"}, [] {
+          const Tensor x = leaf();
+          const Tensor y = (x * 2.0).sum();
+          x.set_data(zeros({2}, kFloat64));
+          y.backward();
+        });
   return t.cases();
 }
 LG_MISUSE_SUITE(Backward, backward_cases());
@@ -216,6 +263,34 @@ std::vector<MisuseCase> hook_cases() {
             y = (x * x).sum();
           }
           y.backward();
+        });
+  // An unpack hook must give back what was saved: the same shape, dtype and device (strides may
+  // differ). A [1] tensor for a saved [2] broadcast into a wrong gradient, a [3] one failed inside
+  // the backward formula, a float16 one rounded the gradient.
+  t.add("unpack_hook_returns_another_shape", Raises::ShapeError,
+        {"unpack hook", "MulBackward", "[1]", "[2]"},
+        [] { unpack_through([](const Tensor&) { return ones({1}); }); });
+  t.add("unpack_hook_returns_another_shape_that_cannot_broadcast", Raises::ShapeError,
+        {"unpack hook", "MulBackward", "[3]", "[2]"},
+        [] { unpack_through([](const Tensor&) { return ones({3}); }); });
+  t.add("unpack_hook_returns_another_dtype", Raises::DTypeError,
+        {"unpack hook", "MulBackward", "float16", "float32"},
+        [] { unpack_through([](const Tensor& t) { return t.to(kFloat16); }); });
+  t.add("unpack_hook_returns_another_shape_to_checkpoint", Raises::ShapeError,
+        {"unpack hook", "CheckpointBackward", "[2, 1]", "[2]"}, [] {
+          const Tensor x = leaf();
+          Tensor y;
+          {
+            const autograd::SavedTensorHooksGuard guard(
+                [](const Tensor& t) { return std::any(t); },
+                [](const std::any& packed) {
+                  return std::any_cast<Tensor>(packed).view({2, 1});
+                });
+            y = autograd::checkpoint(
+                [](const std::vector<Tensor>& in) { return std::vector<Tensor>{in[0] * 2.0}; },
+                {x})[0];
+          }
+          y.sum().backward();
         });
   t.add("queue_callback_outside_backward", Raises::Error,
         {"queue_callback", "no backward is running"}, [] { autograd::queue_callback([] {}); });

@@ -1,12 +1,15 @@
 // Misuse of devices: CUDA tensors asked of a build or a machine without a GPU and, where a GPU is
 // visible, devices that do not exist and operands, gradients and parameters on different
-// devices. Each case is added only where it can run: the GPU ones run in the GPU pass
-// (tools/gpu-check.sh). A table of the misuse suite (tests/misuse/misuse_testing.h).
+// devices, saved tensors unpacked onto another device. Each case is added only where it can run:
+// the GPU ones run in the GPU pass (tools/gpu-check.sh). A table of the misuse suite
+// (tests/misuse/misuse_testing.h).
+#include <any>
 #include <cstdint>
 #include <vector>
 
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/nn_functions.h>
+#include <leangrad/autograd/saved_tensor.h>
 #include <leangrad/core/creation.h>
 #include <leangrad/core/cuda.h>
 #include <leangrad/data/data.h>
@@ -77,12 +80,35 @@ std::vector<MisuseCase> device_cases() {
   });
   t.add("backward_gradient_on_cpu", Raises::DeviceError, {"backward", "cpu", "cuda:0"},
         [] { (ones({2}, TensorOptions(kGpu).requires_grad(true)) * 2.0).backward(ones({2})); });
+  t.add("set_grad_on_another_device", Raises::DeviceError, {"set_grad", "cpu", "cuda:0"},
+        [] { ones({2}, kGpu).set_grad(ones({2})); });
+  // mutable_grad() is the handle that does not check: backward and the optimizer step do.
+  t.add("accumulate_into_grad_on_another_device", Raises::DeviceError,
+        {"backward", "accumulating into .grad", "cpu", "cuda:0"}, [] {
+          const Tensor x = ones({2}, kGpu).requires_grad_();
+          x.mutable_grad() = ones({2});
+          (x * 2.0).sum().backward();
+        });
   t.add("optimizer_gradient_on_cpu", Raises::DeviceError, {"optimizer step", "cpu", "cuda:0"}, [] {
     const Tensor p = ones({2}, kGpu).requires_grad_();
     optim::SGD sgd({p}, optim::SGDOptions(0.1));
-    p.set_grad(ones({2}));
+    p.mutable_grad() = ones({2});
     sgd.step();
   });
+  // An unpack hook must bring a saved tensor back to the device it was saved on (SaveOnCpu does):
+  // a backward kernel would otherwise get a host pointer.
+  t.add("unpack_hook_returns_a_host_tensor", Raises::DeviceError,
+        {"unpack hook", "MulBackward", "cpu", "cuda:0"}, [] {
+          const Tensor x = ones({2}, kGpu).requires_grad_();
+          Tensor y;
+          {
+            const autograd::SavedTensorHooksGuard guard(
+                [](const Tensor& t) { return std::any(t.cpu()); },
+                [](const std::any& packed) { return std::any_cast<Tensor>(packed); });
+            y = (x * x).sum();
+          }
+          y.backward();
+        });
   t.add("clip_grad_norm_across_devices", Raises::DeviceError, {"clip_grad_norm_", "cuda:0", "cpu"},
         [] {
           const Tensor a = ones({2}, kGpu).requires_grad_();

@@ -117,13 +117,21 @@ LG_MISUSE_SUITE(OptimizerConstruction, construction_cases());
 
 std::vector<MisuseCase> step_cases() {
   MisuseTable t;
-  // set_grad checks the shape; mutable_grad() is the handle that does not.
+  // set_grad checks the shape, dtype and device; mutable_grad() is the handle that does not.
   t.add("step_gradient_shape", Raises::ShapeError, {"optimizer step", "[3]", "[2]"}, [] {
     const Tensor p = param();
     optim::SGD sgd({p}, optim::SGDOptions(0.1));
     p.mutable_grad() = ones({3});
     sgd.step();
   });
+  // A float64 .grad was cast and the step taken.
+  t.add("step_gradient_dtype", Raises::DTypeError,
+        {"optimizer step", "parameter 0", "float64", "float32"}, [] {
+          const Tensor p = param();
+          optim::SGD sgd({p}, optim::SGDOptions(0.1));
+          p.mutable_grad() = ones({2}, kFloat64);
+          sgd.step();
+        });
   // The parameter changed size after the state was made (issue 14 defect 2).
   t.add("step_after_parameter_resized", Raises::ShapeError, {"adam_step", "state", "[2]", "[3]"},
         [] {
@@ -136,6 +144,7 @@ std::vector<MisuseCase> step_cases() {
         {"sgd_step", "parameter", "float32", "float64"}, [] {
           auto [p, sgd] = stepped<optim::SGD>(optim::SGDOptions(0.1).momentum(0.9));
           p.set_data(zeros({2}, kFloat64));
+          p.set_grad(ones({2}, kFloat64));  // a gradient that fits it, so the kernel entry refuses
           sgd->step();
         });
   t.add("step_after_parameter_became_non_contiguous", Raises::Error,
@@ -314,7 +323,7 @@ std::vector<MisuseCase> grad_scaler_cases() {
   t.add("unscale_float64_gradient", Raises::DTypeError,
         {"GradScaler.unscale_", "parameter 0", "float64", "float32"}, [] {
           Scaled s;
-          s.p.set_grad(ones({2}, kFloat64));
+          s.p.mutable_grad() = ones({2}, kFloat64);  // set_grad would refuse it
           s.scaler.unscale_(s.adam);
         });
   t.add("unscale_strided_gradient", Raises::Error,

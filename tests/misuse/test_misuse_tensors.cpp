@@ -195,6 +195,14 @@ std::vector<MisuseCase> indexing_cases() {
         [] { ones({2}).set_data(Tensor()); });
   t.add("set_grad_wrong_shape", Raises::ShapeError, {"set_grad", "[3]", "[2]"},
         [] { ones({2}).set_grad(ones({3})); });
+  // PyTorch refuses `x.grad = g` for another size, dtype or device; the device case is in
+  // test_misuse_devices.cpp.
+  t.add("set_grad_wrong_dtype", Raises::DTypeError, {"set_grad", "float64", "float32"},
+        [] { ones({2}).set_grad(ones({2}, kFloat64)); });
+  t.add("set_grad_to_itself", Raises::Error, {"set_grad", "its own gradient", "[2]"}, [] {
+    const Tensor x = ones({2});
+    x.set_grad(x);
+  });
   return t.cases();
 }
 LG_MISUSE_SUITE(Indexing, indexing_cases());
