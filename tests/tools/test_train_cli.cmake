@@ -120,6 +120,28 @@ function(logged_losses file out)
   set(${out} "${losses}" PARENT_SCOPE)
 endfunction()
 
+# This machine's name as temporary files spell it (data/file_io.cpp, temporary_path_for): each
+# character other than a letter, a digit or '-' written %XX.
+function(host_in_temporary_names out)
+  cmake_host_system_information(RESULT host QUERY HOSTNAME)
+  set(spelled "")
+  string(LENGTH "${host}" length)
+  if(length GREATER 0)
+    math(EXPR last "${length} - 1")
+    foreach(i RANGE ${last})
+      string(SUBSTRING "${host}" ${i} 1 c)
+      if(c MATCHES "^[A-Za-z0-9-]$")
+        string(APPEND spelled "${c}")
+      else()
+        string(HEX "${c}" hex)
+        string(TOUPPER "${hex}" hex)
+        string(APPEND spelled "%${hex}")
+      endif()
+    endforeach()
+  endif()
+  set(${out} "${spelled}" PARENT_SCOPE)
+endfunction()
+
 # An uninterrupted run vs. one stopped at step 25 (checkpoints every 10 steps) and resumed. With
 # DAMAGE, the checkpoint of step 25 is truncated and a save killed mid-write is left behind before
 # resuming: the run removes the temporary file, skips the damaged checkpoint, saying so, resumes
@@ -148,8 +170,11 @@ function(check_resume name damage)
   set(resumed_step 25)
   if(damage)
     file(WRITE "${dir}/ckpt/step-00000025.safetensors" "a damaged checkpoint")
-    # pid 999999999 is above every Linux pid_max (at most 2^22): a writer that no longer runs.
-    file(WRITE "${dir}/ckpt/.step-00000030.safetensors.tmp.999999999.0" "partial")
+    # pid 999999999 is above every Linux pid_max (at most 2^22): a writer of this host that no
+    # longer runs.
+    host_in_temporary_names(host)
+    set(killed_save "${dir}/ckpt/.step-00000030.safetensors.tmp.${host}.999999999.0")
+    file(WRITE "${killed_save}" "partial")
     set(resumed_step 20)
   endif()
   train_ok(out ${resumable})
@@ -157,7 +182,7 @@ function(check_resume name damage)
   if(damage)
     expect_printed("${name}" "${out}" "removed 1 temporary file(s) of interrupted checkpoint saves")
     expect_printed("${name}" "${out}" "warning: skipping a damaged checkpoint: load_safetensors: '${dir}/ckpt/step-00000025.safetensors'")
-    if(EXISTS "${dir}/ckpt/.step-00000030.safetensors.tmp.999999999.0")
+    if(EXISTS "${killed_save}")
       message(FATAL_ERROR "${name}: the temporary file of the killed save is still there")
     endif()
   endif()
