@@ -25,6 +25,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstddef>
 #include <cstdio>
 #include <limits>
 #include <optional>
@@ -670,11 +671,7 @@ AppliedPlan apply_policies(const std::vector<std::shared_ptr<nn::Module>>& block
                            const std::vector<BlockPolicy>& policies) {
   LG_CHECK(blocks.size() == policies.size(), "apply_plan: ", policies.size(), " policies for ",
            blocks.size(), " blocks");
-  for (std::size_t i = 0; i < blocks.size(); ++i) {
-    LG_CHECK(blocks[i] != nullptr, "apply_plan: block ", i, " is null");
-    LG_CHECK(!blocks[i]->has_forward_wrapper(), "apply_plan: block ", i, " (", blocks[i]->name(),
-             ") already has a forward wrapper; remove it first");
-  }
+  detail::check_blocks(blocks, "apply_plan");
   AppliedPlan applied;
   for (std::size_t i = 0; i < blocks.size(); ++i) {
     nn::ForwardWrapper wrapper;
@@ -722,5 +719,20 @@ AppliedPlan apply_plan(const MemoryPlan& plan,
     applied.parameter_offload_ = std::make_unique<ParameterOffload>(model, offload);
   return applied;
 }
+
+namespace detail {
+void check_blocks(const std::vector<std::shared_ptr<nn::Module>>& blocks, const char* caller) {
+  for (std::size_t i = 0; i < blocks.size(); ++i) {
+    LG_CHECK(blocks[i] != nullptr, caller, ": block ", i, " is null");
+    const auto first =
+        std::find(blocks.begin(), blocks.begin() + static_cast<std::ptrdiff_t>(i), blocks[i]);
+    LG_CHECK(first == blocks.begin() + static_cast<std::ptrdiff_t>(i), caller, ": block ", i, " (",
+             blocks[i]->name(), ") is block ", first - blocks.begin(),
+             " again: list each block once");
+    LG_CHECK(!blocks[i]->has_forward_wrapper(), caller, ": block ", i, " (", blocks[i]->name(),
+             ") already has a forward wrapper; remove it first");
+  }
+}
+}  // namespace detail
 
 }  // namespace leangrad::offload
