@@ -594,7 +594,6 @@ std::string describe_plan(const StepProfile& profile, const MemoryPlan& plan) {
   std::size_t name_width = 5;
   for (const BlockProfile& b : profile.blocks)
     name_width = std::max(name_width, b.name.size());
-  const int w = static_cast<int>(name_width);
   std::ostringstream out;
   char line[256];
   std::snprintf(line, sizeof(line),
@@ -603,12 +602,20 @@ std::string describe_plan(const StepProfile& profile, const MemoryPlan& plan) {
                 format_mib(plan.budget_bytes).c_str(), profile.device.str().c_str(),
                 profile.blocks.size(), profile.step_ms);
   out << line;
-  std::snprintf(line, sizeof(line), "  %-*s  %-11s  %9s  %8s  %8s\n", w, "block", "policy",
-                "saved MiB", "fwd ms", "bwd ms");
+  // The name column is as wide as the longest name, which no line buffer bounds (a deep model's
+  // dotted paths): the names go to the stream whole, padded, and the fixed columns after them
+  // through the buffer.
+  auto name_column = [&](const std::string& name) {
+    out << "  " << name << std::string(name_width - name.size(), ' ');
+  };
+  name_column("block");
+  std::snprintf(line, sizeof(line), "  %-11s  %9s  %8s  %8s\n", "policy", "saved MiB", "fwd ms",
+                "bwd ms");
   out << line;
   for (std::size_t i = 0; i < profile.blocks.size(); ++i) {
     const BlockProfile& b = profile.blocks[i];
-    std::snprintf(line, sizeof(line), "  %-*s  %-11s  %9.2f  %8.2f  %8.2f\n", w, b.name.c_str(),
+    name_column(b.name);
+    std::snprintf(line, sizeof(line), "  %-11s  %9.2f  %8.2f  %8.2f\n",
                   policy_name(plan.policies[i]), static_cast<double>(b.saved_bytes) / kMiB,
                   b.forward_ms, b.backward_ms);
     out << line;
