@@ -759,25 +759,31 @@ void Trainer::report() {
     memory_.gradients += device_bytes(p.grad(), run_.device);
   memory_.optimizer_state = optimizer_state_bytes(*run_.optimizer, run_.device);
   memory_.pinned_peak = memory::pinned_stats().peak_allocated;
+  // No step (a run resumed at --max-steps): no step time and no peak were measured, and neither
+  // is printed as a number or logged.
+  memory_.steps = static_cast<std::int64_t>(step_ms_all_.size());
+  const bool trained = memory_.steps > 0;
   const double median_ms = percentile(step_ms_all_, 0.5), p90_ms = percentile(step_ms_all_, 0.9);
   char line[128];
   std::snprintf(line, sizeof(line), "step time: median %.2f ms, p90 %.2f ms over %zu steps",
                 median_ms, p90_ms, step_ms_all_.size());
-  std::cout << line << "\n";
+  std::cout << (trained ? line : "step time: no step was trained in this run") << "\n";
   print_memory_report(memory_, run_.device, o_.precision);
-  if (run_.memory_plan) report_memory_plan(*run_.memory_plan, median_ms);
+  if (trained && run_.memory_plan) report_memory_plan(*run_.memory_plan, median_ms);
 
-  log_["step_ms"] = {{"median", median_ms}, {"p90", p90_ms}};
-  log_["memory_bytes"] = {{"peak_allocated", memory_.peak_allocated},
-                          {"peak_reserved", memory_.peak_reserved},
-                          {"parameters", memory_.parameters},
-                          {"gradients", memory_.gradients},
-                          {"optimizer_state", memory_.optimizer_state},
-                          {"resident_data", memory_.resident},
-                          {"saved_activations", memory_.saved_activations},
-                          {"other", memory_.other()},
-                          {"allocator_slack", memory_.peak_reserved - memory_.peak_allocated},
-                          {"pinned_peak", memory_.pinned_peak}};
+  if (trained) {
+    log_["step_ms"] = {{"median", median_ms}, {"p90", p90_ms}};
+    log_["memory_bytes"] = {{"peak_allocated", memory_.peak_allocated},
+                            {"peak_reserved", memory_.peak_reserved},
+                            {"parameters", memory_.parameters},
+                            {"gradients", memory_.gradients},
+                            {"optimizer_state", memory_.optimizer_state},
+                            {"resident_data", memory_.resident},
+                            {"saved_activations", memory_.saved_activations},
+                            {"other", memory_.other()},
+                            {"allocator_slack", memory_.peak_reserved - memory_.peak_allocated},
+                            {"pinned_peak", memory_.pinned_peak}};
+  }
   if (run_.memory_plan) {
     const offload::MemoryPlan& plan = *run_.memory_plan;
     nlohmann::json policies = nlohmann::json::array();

@@ -65,6 +65,11 @@ std::string other_line(const MemoryReport& m) {
 }  // namespace
 
 void print_memory_report(const MemoryReport& m, Device device, const std::string& precision) {
+  if (m.steps == 0) {
+    std::cout << "memory on " << device
+              << ": no step was trained in this run, so no training peak was measured\n";
+    return;
+  }
   std::cout << "memory on " << device << " at the training peak (precision " << precision << "):\n"
             << "  peak reserved             " << format_mib(m.peak_reserved)
             << "  (what the allocator held: the lines below)\n"

@@ -25,8 +25,10 @@ std::string format_mib(std::int64_t bytes, int width = 9);
 // slack. `resident` is what was allocated before the first step beside the parameters (on the
 // CPU: the datasets themselves). The parts are measured at different moments (the gradients
 // after the last step, the saved activations at the end of the largest forward), so "other" is
-// what the peak holds beyond them.
+// what the peak holds beyond them. A run that trains no step (resumed at --max-steps) has no peak:
+// steps == 0, and the report says that nothing was measured.
 struct MemoryReport {
+  std::int64_t steps = 0;  // the optimizer steps this run trained
   std::int64_t peak_allocated = 0;
   std::int64_t peak_reserved = 0;
   std::int64_t parameters = 0;

@@ -6,8 +6,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <climits>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <regex>
@@ -50,41 +53,134 @@ std::string folder_of(const std::string& path) {
 
 // Note [Atomic file writes]: a crash (or a full disk) in the middle of a save must never leave a
 // half-written file where a good one was. The bytes go to a temporary file in the target's folder
-// (same file system, so rename is atomic) named ".<name>.tmp.<pid>.<counter>", which no other
-// writer (thread or process) picks; the file is fsync'ed before the rename so the rename cannot
-// reach the disk before the data; then the folder is fsync'ed so the rename itself survives a
-// power cut. Any failure removes the temporary file and leaves the target as it was. Only a kill
-// between create and rename leaves the temporary behind: its pid then names a process that no
-// longer runs, which is how remove_abandoned_temporaries recognises it.
+// (same file system, so rename is atomic) named ".<name>.tmp.<host>.<pid>.<counter>", which no
+// other writer (thread, process or machine sharing the folder) picks; the file is fsync'ed before
+// the rename so the rename cannot reach the disk before the data; then the folder is fsync'ed so
+// the rename itself survives a power cut. Any failure removes the temporary file and leaves the
+// target as it was. Only a kill between create and rename leaves the temporary behind: its host
+// is then this machine and its pid names a process that no longer runs here, which is how
+// remove_abandoned_temporaries recognises it. A temporary of another host (an NFS folder shared
+// by several machines) is never removed: its pid says nothing about the processes here.
+// - The target is the file at the end of the path's symbolic links (Note [Writing through
+//   symbolic links]).
+// - The new file gets the permission bits of the regular file it replaces (a private 0600
+//   checkpoint stays private), or 0666 less the umask for a new file, as open() gives.
+
+// This machine's name as it goes into temporary names: each byte other than a letter, a digit or
+// '-' written %XX, so that the name holds no '.' and ".tmp.<host>.<pid>.<n>" reads back
+// unambiguously from the right ("node1.cluster" is "node1%2Ecluster").
+const std::string& host_in_names() {
+  static const std::string spelled = [] {
+    char name[HOST_NAME_MAX + 1] = {};
+    if (::gethostname(name, sizeof(name) - 1) != 0) name[0] = '\0';
+    std::string text;
+    for (const char c : std::string(name)) {
+      const bool plain =
+          (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-';
+      char escaped[4];
+      std::snprintf(escaped, sizeof(escaped), "%%%02X", static_cast<unsigned char>(c));
+      text += plain ? std::string(1, c) : std::string(escaped);
+    }
+    return text;
+  }();
+  return spelled;
+}
+
 std::string temporary_path_for(const std::string& path) {
   static std::atomic<std::uint64_t> counter{0};
   const auto slash = path.find_last_of('/');
   const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
   const std::string folder = slash == std::string::npos ? "" : path.substr(0, slash + 1);
-  // At most 200 bytes of the name: with the dot and ".tmp.<pid>.<n>" the temporary's name stays
-  // within NAME_MAX (255) for any target name that is itself within it. The pid and the counter
-  // keep it unique.
-  constexpr std::size_t kMaxBase = 200;
-  return folder + "." + base.substr(0, kMaxBase) + ".tmp." + std::to_string(::getpid()) + "." +
-         std::to_string(counter.fetch_add(1));
+  const std::string suffix = ".tmp." + host_in_names() + "." + std::to_string(::getpid()) + "." +
+                             std::to_string(counter.fetch_add(1));
+  // The dot, as much of the target's name as fits and the suffix stay within NAME_MAX (255
+  // bytes), for any target name within it: the host, pid and counter keep the name unique.
+  const std::size_t fits = NAME_MAX - 1 - std::min<std::size_t>(suffix.size(), NAME_MAX - 2);
+  return folder + "." + base.substr(0, fits) + suffix;
 }
 
-// The target must name a file: not a folder (an existing one, or a path ending in '/'), which
-// the final rename would refuse only after all the data was written.
-void check_target(const std::string& path, const char* caller) {
+// The pid in `name` when it is a temporary of this host (".<name>.tmp.<host>.<pid>.<n>"), else 0.
+pid_t pid_of_temporary_of_this_host(const std::string& name) {
+  static const std::regex pattern(R"(\..+\.tmp\.([^.]+)\.([0-9]{1,9})\.[0-9]+)");
+  std::smatch match;
+  if (!std::regex_match(name, match, pattern) || match[1].str() != host_in_names()) return 0;
+  return static_cast<pid_t>(std::stol(match[2].str()));
+}
+
+// Note [Writing through symbolic links]: a path whose last component is a symbolic link (say
+// model.safetensors -> /data/big/model.safetensors) is written where the link points, as open()
+// and torch.save do: the temporary goes beside that file and is renamed over it, and the link
+// stays a link. A chain of links is followed to its end, relative targets from the folder of the
+// link that holds them; a dangling link has its target created; links that do not end (a loop,
+// or more than 40 as Linux follows) are an Error. A link into a folder this process cannot write
+// is an Error too (it names the link, the file and the reason), and the link and the file are
+// left as they were: an atomic write needs a new file beside the target, and writing the target
+// in place would lose the old file to a failure part-way, replacing the link would put the data
+// where the link does not point. (Links among the folders of the path need nothing: the folder
+// the temporary goes to is the target's all the same.)
+struct Target {
+  std::string path;       // as the caller gave it
+  std::string resolved;   // the file written: `path` at the end of its symbolic links
+  bool replaces = false;  // a regular file is there, whose permission bits the new one keeps
+  mode_t mode = 0666;
+
+  // "'<path>'", and "(a symbolic link to '<resolved>')" when it is one.
+  std::string describe() const {
+    return resolved == path ? "'" + path + "'"
+                            : "'" + path + "' (a symbolic link to '" + resolved + "')";
+  }
+};
+
+// Throws unless `path` names a file: not a folder (an existing one, or a path ending in '/'),
+// which the final rename would refuse only after all the data was written.
+void check_names_a_file(const std::string& path, const char* caller) {
   LG_CHECK(!path.empty() && path.back() != '/', caller, ": cannot write '", path,
            "': it names a folder, not a file");
-  struct stat st {};
-  if (::stat(path.c_str(), &st) == 0) {
-    LG_CHECK(!S_ISDIR(st.st_mode), caller, ": cannot write '", path, "': it is a folder");
-  }
 }
 
-FileDescriptor create_temporary(const std::string& temporary, const std::string& path,
+Target resolve_target(const std::string& path, const char* caller) {
+  constexpr int kMaxLinks = 40;  // Linux's MAXSYMLINKS
+  check_names_a_file(path, caller);
+  Target target;
+  target.path = path;
+  target.resolved = path;
+  for (int links = 0;; ++links) {
+    struct stat st {};
+    if (::lstat(target.resolved.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) break;
+    LG_CHECK(links < kMaxLinks, caller, ": cannot write '", path,
+             "': its symbolic links do not end (a loop, or a chain of more than ", kMaxLinks,
+             " links)");
+    std::error_code error;
+    const std::string link = std::filesystem::read_symlink(target.resolved, error).string();
+    LG_CHECK(!error, caller, ": cannot read the symbolic link '", target.resolved,
+             "': ", error.message());
+    const auto slash = target.resolved.find_last_of('/');
+    const std::string folder =
+        slash == std::string::npos ? "" : target.resolved.substr(0, slash + 1);
+    target.resolved = !link.empty() && link.front() == '/' ? link : folder + link;
+  }
+  if (target.resolved != path) check_names_a_file(target.resolved, caller);
+  struct stat st {};
+  if (::stat(target.resolved.c_str(), &st) == 0) {
+    LG_CHECK(!S_ISDIR(st.st_mode), caller, ": cannot write ", target.describe(),
+             ": it is a folder");
+    target.replaces = S_ISREG(st.st_mode);
+    if (target.replaces) target.mode = st.st_mode & 0777;
+  }
+  return target;
+}
+
+// Creates the temporary with the target's permission bits. Created with them (the umask may take
+// some away) and then set exactly: at no moment may it be readable by more than the file it
+// replaces. Setting them is best effort: where it fails (file systems without Unix permissions)
+// the file has at most the bits the target had.
+FileDescriptor create_temporary(const std::string& temporary, const Target& target,
                                 const char* caller) {
-  FileDescriptor fd(::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666));
-  LG_CHECK(fd.get() >= 0, caller, ": cannot create a file next to '", path, "' (", temporary,
-           "): ", errno_text());
+  FileDescriptor fd(
+      ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, target.mode));
+  LG_CHECK(fd.get() >= 0, caller, ": cannot create a file next to ", target.describe(), " (",
+           temporary, "): ", errno_text());
+  if (target.replaces) (void)::fchmod(fd.get(), target.mode);
   return fd;
 }
 
@@ -156,22 +252,23 @@ std::vector<std::uint8_t> read_whole_file(const std::string& path, const char* c
 
 void write_file_atomically(const std::string& path, std::span<const std::string_view> pieces,
                            const char* caller) {
-  check_target(path, caller);
-  const std::string temporary = temporary_path_for(path);
-  FileDescriptor fd = create_temporary(temporary, path, caller);
+  const Target target = resolve_target(path, caller);
+  const std::string temporary = temporary_path_for(target.resolved);
+  FileDescriptor fd = create_temporary(temporary, target, caller);
   try {
     for (const std::string_view piece : pieces)
       write_all(fd.get(), piece, temporary, caller);
     LG_CHECK(::fsync(fd.get()) == 0, caller, ": fsync of '", temporary, "' failed: ", errno_text());
     LG_CHECK(fd.close(), caller, ": closing '", temporary, "' failed: ", errno_text());
-    LG_CHECK(::rename(temporary.c_str(), path.c_str()) == 0, caller, ": cannot rename '", temporary,
-             "' to '", path, "': ", errno_text());
+    LG_CHECK(::rename(temporary.c_str(), target.resolved.c_str()) == 0, caller, ": cannot rename '",
+             temporary, "' to ", target.describe(), ": ", errno_text());
   } catch (...) {
     ::unlink(temporary.c_str());
     throw;
   }
   // Best effort: some file systems refuse fsync on a folder, and the data is already in place.
-  FileDescriptor folder(::open(folder_of(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  FileDescriptor folder(
+      ::open(folder_of(target.resolved).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (folder.get() >= 0) ::fsync(folder.get());
 }
 
@@ -180,23 +277,20 @@ void write_file_atomically(const std::string& path, std::string_view bytes, cons
 }
 
 void check_writable(const std::string& path, const char* caller) {
-  check_target(path, caller);
-  const std::string temporary = temporary_path_for(path);
-  FileDescriptor fd(::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666));
-  LG_CHECK(fd.get() >= 0, caller, ": cannot write '", path, "': ", errno_text());
+  const Target target = resolve_target(path, caller);
+  const std::string temporary = temporary_path_for(target.resolved);
+  FileDescriptor fd(::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
+  LG_CHECK(fd.get() >= 0, caller, ": cannot write ", target.describe(), ": ", errno_text());
   fd.close();
   ::unlink(temporary.c_str());
 }
 
 std::vector<std::string> remove_abandoned_temporaries(const std::string& folder) {
-  static const std::regex pattern(R"(\..+\.tmp\.([0-9]{1,9})\.[0-9]+)");
   std::vector<std::string> removed;
   std::error_code error;
   for (const auto& entry : std::filesystem::directory_iterator(folder, error)) {
-    const std::string name = entry.path().filename().string();
-    std::smatch match;
-    if (!std::regex_match(name, match, pattern) || !entry.is_regular_file(error)) continue;
-    const auto pid = static_cast<pid_t>(std::stol(match[1].str()));
+    const pid_t pid = pid_of_temporary_of_this_host(entry.path().filename().string());
+    if (pid <= 0 || !entry.is_regular_file(error)) continue;
     const bool running = pid == ::getpid() || ::kill(pid, 0) == 0 || errno != ESRCH;
     if (!running && std::filesystem::remove(entry.path(), error)) removed.push_back(entry.path());
   }

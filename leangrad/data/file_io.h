@@ -48,18 +48,25 @@ std::vector<std::uint8_t> read_whole_file(const std::string& path, const char* c
 // Writes the concatenation of `pieces` to `path` atomically (Note [Atomic file writes]): `path`
 // is afterwards either the file it was or the complete new one, whatever fails (a full disk, a
 // kill). Throws Error naming `caller`, the file and strerror; the temporary file is removed.
+// A symbolic link is written through: the file at the end of its chain is replaced and the link
+// stays (a dangling link's target is created; links that loop, or a link into a folder that
+// cannot be written, are an Error that changes nothing; Note [Writing through symbolic links]).
+// The new file keeps the permission bits of the regular file it replaces; a new file gets 0666
+// less the umask.
 void write_file_atomically(const std::string& path, std::span<const std::string_view> pieces,
                            const char* caller);
 void write_file_atomically(const std::string& path, std::string_view bytes, const char* caller);
 
 // Throws Error naming `caller` unless a file can be created next to `path` (its folder exists and
-// is writable), so that a program can refuse at start what would fail only at the end of a run.
-// Creates and removes a temporary file; `path` itself is not touched.
+// is writable; for a symbolic link, next to the file it points to), so that a program can refuse
+// at start what would fail only at the end of a run. Creates and removes a temporary file; `path`
+// itself is not touched.
 void check_writable(const std::string& path, const char* caller);
 
 // Removes from `folder` the temporary files that write_file_atomically calls of processes that
 // no longer run left behind (a kill between creating and renaming), and returns their paths.
-// Temporaries of live processes are kept.
+// Only this host's temporaries are candidates (each names its host): those of live processes are
+// kept, and so are those of other hosts sharing the folder (NFS), whose pids mean nothing here.
 std::vector<std::string> remove_abandoned_temporaries(const std::string& folder);
 
 }  // namespace leangrad

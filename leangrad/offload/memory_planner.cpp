@@ -25,6 +25,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstddef>
 #include <cstdio>
 #include <limits>
 #include <optional>
@@ -593,7 +594,6 @@ std::string describe_plan(const StepProfile& profile, const MemoryPlan& plan) {
   std::size_t name_width = 5;
   for (const BlockProfile& b : profile.blocks)
     name_width = std::max(name_width, b.name.size());
-  const int w = static_cast<int>(name_width);
   std::ostringstream out;
   char line[256];
   std::snprintf(line, sizeof(line),
@@ -602,12 +602,20 @@ std::string describe_plan(const StepProfile& profile, const MemoryPlan& plan) {
                 format_mib(plan.budget_bytes).c_str(), profile.device.str().c_str(),
                 profile.blocks.size(), profile.step_ms);
   out << line;
-  std::snprintf(line, sizeof(line), "  %-*s  %-11s  %9s  %8s  %8s\n", w, "block", "policy",
-                "saved MiB", "fwd ms", "bwd ms");
+  // The name column is as wide as the longest name, which no line buffer bounds (a deep model's
+  // dotted paths): the names go to the stream whole, padded, and the fixed columns after them
+  // through the buffer.
+  auto name_column = [&](const std::string& name) {
+    out << "  " << name << std::string(name_width - name.size(), ' ');
+  };
+  name_column("block");
+  std::snprintf(line, sizeof(line), "  %-11s  %9s  %8s  %8s\n", "policy", "saved MiB", "fwd ms",
+                "bwd ms");
   out << line;
   for (std::size_t i = 0; i < profile.blocks.size(); ++i) {
     const BlockProfile& b = profile.blocks[i];
-    std::snprintf(line, sizeof(line), "  %-*s  %-11s  %9.2f  %8.2f  %8.2f\n", w, b.name.c_str(),
+    name_column(b.name);
+    std::snprintf(line, sizeof(line), "  %-11s  %9.2f  %8.2f  %8.2f\n",
                   policy_name(plan.policies[i]), static_cast<double>(b.saved_bytes) / kMiB,
                   b.forward_ms, b.backward_ms);
     out << line;
@@ -670,11 +678,7 @@ AppliedPlan apply_policies(const std::vector<std::shared_ptr<nn::Module>>& block
                            const std::vector<BlockPolicy>& policies) {
   LG_CHECK(blocks.size() == policies.size(), "apply_plan: ", policies.size(), " policies for ",
            blocks.size(), " blocks");
-  for (std::size_t i = 0; i < blocks.size(); ++i) {
-    LG_CHECK(blocks[i] != nullptr, "apply_plan: block ", i, " is null");
-    LG_CHECK(!blocks[i]->has_forward_wrapper(), "apply_plan: block ", i, " (", blocks[i]->name(),
-             ") already has a forward wrapper; remove it first");
-  }
+  detail::check_blocks(blocks, "apply_plan");
   AppliedPlan applied;
   for (std::size_t i = 0; i < blocks.size(); ++i) {
     nn::ForwardWrapper wrapper;
@@ -722,5 +726,20 @@ AppliedPlan apply_plan(const MemoryPlan& plan,
     applied.parameter_offload_ = std::make_unique<ParameterOffload>(model, offload);
   return applied;
 }
+
+namespace detail {
+void check_blocks(const std::vector<std::shared_ptr<nn::Module>>& blocks, const char* caller) {
+  for (std::size_t i = 0; i < blocks.size(); ++i) {
+    LG_CHECK(blocks[i] != nullptr, caller, ": block ", i, " is null");
+    const auto first =
+        std::find(blocks.begin(), blocks.begin() + static_cast<std::ptrdiff_t>(i), blocks[i]);
+    LG_CHECK(first == blocks.begin() + static_cast<std::ptrdiff_t>(i), caller, ": block ", i, " (",
+             blocks[i]->name(), ") is block ", first - blocks.begin(),
+             " again: list each block once");
+    LG_CHECK(!blocks[i]->has_forward_wrapper(), caller, ": block ", i, " (", blocks[i]->name(),
+             ") already has a forward wrapper; remove it first");
+  }
+}
+}  // namespace detail
 
 }  // namespace leangrad::offload

@@ -127,10 +127,10 @@ struct ProfileOptions {
 // Runs `step` (one whole training step: zero_grad, forward, backward, optimizer step) warmup +
 // measured times with every block recomputed and instrumented through its forward wrapper, and
 // returns what was measured. The model trains during those steps: snapshot it first if the run
-// must not see them. `blocks` must be submodules of `model` that `step` calls in this order, each
-// once per forward (several forwards per step, as with gradient accumulation, are fine), with
-// no forward wrapper of their own; their outputs must require grad. Resets the device's peak
-// statistics. See Note [Profiling a step] in offload/memory_profiler.cpp.
+// must not see them. `blocks` must be distinct submodules of `model` that `step` calls in this
+// order, each once per forward (several forwards per step, as with gradient accumulation, are
+// fine), with no forward wrapper of their own; their outputs must require grad. Resets the device's
+// peak statistics. See Note [Profiling a step] in offload/memory_profiler.cpp.
 StepProfile profile_step(nn::Module& model, const std::vector<std::shared_ptr<nn::Module>>& blocks,
                          const std::function<void()>& step, const ProfileOptions& options = {});
 
@@ -234,5 +234,12 @@ AppliedPlan apply_plan(const MemoryPlan& plan,
                        const std::vector<std::shared_ptr<nn::Module>>& blocks,
                        const std::shared_ptr<nn::Module>& model,
                        const ParameterOffloadOptions& offload);
+
+namespace detail {
+// Throws Error naming `caller` unless each block is non-null, listed once and without a forward
+// wrapper: profile_step and apply_policies install one wrapper on each, and a block listed twice
+// would keep only its last listing's.
+void check_blocks(const std::vector<std::shared_ptr<nn::Module>>& blocks, const char* caller);
+}  // namespace detail
 
 }  // namespace leangrad::offload

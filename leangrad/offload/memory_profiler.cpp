@@ -348,10 +348,8 @@ StepProfile profile_step(nn::Module& model, const std::vector<std::shared_ptr<nn
   for (const Tensor& p : parameters)
     profile.parameter_bytes += storage_bytes(p);
   profile.outside_parameter_bytes = profile.parameter_bytes;
+  detail::check_blocks(blocks, "profile_step");
   for (std::size_t i = 0; i < blocks.size(); ++i) {
-    LG_CHECK(blocks[i] != nullptr, "profile_step: block ", i, " is null");
-    LG_CHECK(!blocks[i]->has_forward_wrapper(), "profile_step: block ", i, " (", blocks[i]->name(),
-             ") already has a forward wrapper; remove it first");
     BlockProfile b;
     b.name = path_of(model, blocks[i].get(), "");
     LG_CHECK(!b.name.empty(), "profile_step: block ", i, " (", blocks[i]->name(),

@@ -1,5 +1,6 @@
 // data/file_io.h: readers refuse directories, FIFOs and devices without blocking; atomic writes
-// leave nothing behind on failure; temporaries of dead writers are found and removed; and
+// leave nothing behind on failure, write through symbolic links and keep the replaced file's
+// permissions; temporaries of dead writers of this host are found and removed; and
 // save_safetensors refuses names JSON cannot hold.
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -23,20 +24,28 @@
 #include <leangrad/kernels/creation.h>
 #include "data_loading/data_testing.h"
 #include "testing/file_size_limit.h"
+#include "testing/temporary_names.h"
+#include "testing/unprivileged_file_access.h"
 
 namespace leangrad {
 namespace {
 
+using test::host_in_temporary_names;
 using test::read_bytes;
 using test::TempDir;
+using test::temporary_name;
 using test::write_bytes;
 
-std::vector<std::string> names_in(const TempDir& dir) {
+std::vector<std::string> names_in(const std::string& folder) {
   std::vector<std::string> names;
-  for (const auto& entry : std::filesystem::directory_iterator(dir.path()))
+  for (const auto& entry : std::filesystem::directory_iterator(folder))
     names.push_back(entry.path().filename().string());
   std::sort(names.begin(), names.end());
   return names;
+}
+
+std::vector<std::string> names_in(const TempDir& dir) {
+  return names_in(dir.path());
 }
 
 // Runs `read`, which must throw Error mentioning each of `words`.
@@ -170,12 +179,36 @@ pid_t exited_pid() {
   return child;
 }
 
-TEST(FileIo, RemovesOnlyTheTemporariesOfExitedWriters) {
+// The temporary a failed write names is the host's and the writer's: here a folder that does not
+// exist, so that it stays in the message.
+TEST(FileIo, TemporaryNamesCarryTheHostAndThePid) {
   TempDir dir;
-  const std::string dead = ".step-00000010.safetensors.tmp." + std::to_string(exited_pid()) + ".0";
-  const std::string mine = ".step-00000020.safetensors.tmp." + std::to_string(::getpid()) + ".3";
-  const std::string parent = ".log.json.tmp." + std::to_string(::getppid()) + ".0";
-  const std::vector<std::string> kept = {mine, parent, "step-00000010.safetensors", "x.tmp.1.2"};
+  const std::string expected =
+      dir.file("missing/" + temporary_name("log.json", host_in_temporary_names(), ::getpid(), 0));
+  const std::string prefix = expected.substr(0, expected.size() - 1);  // any counter
+  expect_error([&] { write_file_atomically(dir.file("missing/log.json"), "x", "test"); },
+               {"test", "cannot create", prefix, "No such file"});
+}
+
+// Another machine's temporaries in a shared folder (NFS) are never taken for abandoned: their
+// pid says nothing about the processes of this one. Nor are those of an older leangrad, which
+// named no host.
+TEST(FileIo, RemovesOnlyTheTemporariesOfExitedWritersOfThisHost) {
+  TempDir dir;
+  const std::string host = host_in_temporary_names();
+  const pid_t dead_pid = exited_pid();
+  const std::string dead = temporary_name("step-00000010.safetensors", host, dead_pid, 0);
+  const std::vector<std::string> kept = {
+      temporary_name("step-00000020.safetensors", host, ::getpid(), 3),
+      temporary_name("log.json", host, ::getppid(), 0),
+      temporary_name("step-00000010.safetensors", "node7%2Ecluster", dead_pid, 0),
+      temporary_name("step-00000010.safetensors", host + "x", dead_pid, 1),
+      temporary_name("step-00000010.safetensors", "x" + host, dead_pid, 2),
+      // Host b's temporary of a file named "a.tmp.<this host>": the host is the field after the
+      // last ".tmp.", which holds no '.' (a host's dots are spelled %2E).
+      temporary_name("a.tmp." + host, "b", dead_pid, 0),
+      ".step-00000010.safetensors.tmp." + std::to_string(dead_pid) + ".0",  // no host
+      "step-00000010.safetensors", "x.tmp.1.2"};
   for (const std::string& name : kept)
     write_bytes(dir.file(name), "x");
   write_bytes(dir.file(dead), "x");
@@ -184,6 +217,116 @@ TEST(FileIo, RemovesOnlyTheTemporariesOfExitedWriters) {
   std::sort(expected.begin(), expected.end());
   EXPECT_EQ(names_in(dir), expected);
   EXPECT_TRUE(remove_abandoned_temporaries(dir.file("missing")).empty());
+}
+
+// Saving to a symbolic link writes the file it points to, through a chain of links, relative or
+// absolute, as open() would; the links stay links. A dangling link gets its target created.
+TEST(FileIo, AtomicWriteThroughSymbolicLinksWritesTheirTarget) {
+  TempDir dir;
+  std::filesystem::create_directory(dir.file("big"));
+  const std::string target = dir.file("big/model.safetensors");
+  write_bytes(target, "old");
+  std::filesystem::create_symlink("big/model.safetensors", dir.file("model.safetensors"));
+  std::filesystem::create_symlink(dir.file("model.safetensors"), dir.file("latest"));
+  write_file_atomically(dir.file("latest"), "new", "test");
+  EXPECT_EQ(read_bytes(target), "new");
+  EXPECT_EQ(std::filesystem::read_symlink(dir.file("latest")).string(),
+            dir.file("model.safetensors"));
+  EXPECT_EQ(std::filesystem::read_symlink(dir.file("model.safetensors")).string(),
+            "big/model.safetensors");
+  EXPECT_EQ(names_in(dir), (std::vector<std::string>{"big", "latest", "model.safetensors"}));
+
+  std::filesystem::create_symlink("big/new.json", dir.file("dangling"));
+  check_writable(dir.file("dangling"), "test");
+  EXPECT_FALSE(std::filesystem::exists(dir.file("big/new.json")));
+  write_file_atomically(dir.file("dangling"), "created", "test");
+  EXPECT_EQ(read_bytes(dir.file("big/new.json")), "created");
+  EXPECT_TRUE(std::filesystem::is_symlink(dir.file("dangling")));
+  EXPECT_EQ(names_in(dir.file("big")), (std::vector<std::string>{"model.safetensors", "new.json"}));
+}
+
+// Links that loop are an Error naming the path, before anything is written; a link to a folder
+// is refused as the folder is.
+TEST(FileIo, SymbolicLinksThatLoopAreAnError) {
+  TempDir dir;
+  std::filesystem::create_symlink("b", dir.file("a"));
+  std::filesystem::create_symlink("a", dir.file("b"));
+  std::filesystem::create_symlink("self", dir.file("self"));
+  for (const std::string name : {"a", "self"}) {
+    expect_error([&] { write_file_atomically(dir.file(name), "x", "--save-model"); },
+                 {"--save-model", "'" + dir.file(name) + "'", "symbolic links", "loop"});
+    expect_error([&] { check_writable(dir.file(name), "--save-model"); },
+                 {"--save-model", "'" + dir.file(name) + "'", "loop"});
+  }
+  std::filesystem::create_directory(dir.file("folder"));
+  std::filesystem::create_symlink("folder", dir.file("to-folder"));
+  expect_error([&] { write_file_atomically(dir.file("to-folder"), "x", "--log-json"); },
+               {"--log-json", "is a folder"});
+  EXPECT_EQ(names_in(dir), (std::vector<std::string>{"a", "b", "folder", "self", "to-folder"}));
+  EXPECT_TRUE(std::filesystem::is_empty(dir.file("folder")));
+}
+
+// A link into a folder this user cannot write: an Error naming the link, the file it points to
+// and the reason; the link and that file stay as they were (the write cannot be atomic there,
+// and replacing the link would put the data where the link does not point).
+TEST(FileIo, LinkIntoAFolderThatCannotBeWrittenIsAnError) {
+  using std::filesystem::perms;
+  const perms read_and_search = perms::owner_read | perms::owner_exec | perms::group_read |
+                                perms::group_exec | perms::others_read | perms::others_exec;
+  TempDir dir;
+  std::filesystem::permissions(dir.path(), read_and_search | perms::owner_write);
+  std::filesystem::create_directory(dir.file("readonly"));
+  std::filesystem::create_directory(dir.file("out"));
+  write_bytes(dir.file("readonly/model.safetensors"), "old");
+  std::filesystem::permissions(dir.file("readonly"), read_and_search);
+  std::filesystem::permissions(dir.file("out"), perms::all);
+  const std::string link = dir.file("out/model.safetensors");
+  std::filesystem::create_symlink("../readonly/model.safetensors", link);
+  {
+    test::UnprivilegedFileAccess nobody;
+    ASSERT_TRUE(nobody.active());
+    const std::vector<std::string> words = {"--save-model", link, "readonly/model.safetensors",
+                                            std::strerror(EACCES)};
+    expect_error([&] { write_file_atomically(link, "new", "--save-model"); }, words);
+    expect_error([&] { check_writable(link, "--save-model"); }, words);
+  }
+  std::filesystem::permissions(dir.file("readonly"), perms::owner_all);
+  EXPECT_EQ(read_bytes(dir.file("readonly/model.safetensors")), "old");
+  EXPECT_EQ(std::filesystem::read_symlink(link).string(), "../readonly/model.safetensors");
+  EXPECT_EQ(names_in(dir.file("out")), std::vector<std::string>{"model.safetensors"});
+}
+
+// The permission bits of the file a write replaces are kept (a private 0600 checkpoint stays
+// private, a 0666 one is not narrowed by the umask); a new file gets 0666 less the umask.
+TEST(FileIo, AtomicWriteKeepsThePermissionsOfTheFileItReplaces) {
+  TempDir dir;
+  struct UmaskRestored {
+    mode_t saved;
+    ~UmaskRestored() { ::umask(saved); }
+  } restored{::umask(022)};
+  auto mode_of = [](const std::string& path) {
+    struct stat st {};
+    EXPECT_EQ(::stat(path.c_str(), &st), 0) << path;
+    return st.st_mode & 07777;
+  };
+  const std::string path = dir.file("model.safetensors");
+  write_file_atomically(path, "first", "test");
+  EXPECT_EQ(mode_of(path), 0644u);
+  for (const mode_t mode : {0600u, 0640u, 0666u, 0444u}) {
+    ASSERT_EQ(::chmod(path.c_str(), mode), 0);
+    write_file_atomically(path, "next", "test");
+    EXPECT_EQ(mode_of(path), mode);
+    EXPECT_EQ(read_bytes(path), "next");
+  }
+  // Through a link: the mode of the file it points to.
+  ASSERT_EQ(::chmod(path.c_str(), 0600), 0);
+  std::filesystem::create_symlink("model.safetensors", dir.file("link"));
+  write_file_atomically(dir.file("link"), "linked", "test");
+  EXPECT_EQ(mode_of(path), 0600u);
+  ::umask(077);
+  write_file_atomically(dir.file("new.json"), "{}", "test");
+  EXPECT_EQ(mode_of(dir.file("new.json")), 0600u);
+  EXPECT_EQ(names_in(dir), (std::vector<std::string>{"link", "model.safetensors", "new.json"}));
 }
 
 TEST(FileIo, SafetensorsNamesMustBeUtf8) {

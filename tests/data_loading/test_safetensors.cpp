@@ -19,6 +19,7 @@
 #include "testing/file_size_limit.h"
 #include "testing/sha256.h"
 #include "testing/tensor_testing.h"
+#include "testing/unprivileged_file_access.h"
 
 namespace leangrad {
 namespace {
@@ -264,11 +265,16 @@ TEST(SafetensorsAtomic, UnwritableFolderIsAnErrorAndKeepsTheOldFile) {
   const std::string path = dir.file("ckpt.safetensors");
   save_safetensors(path, {{"old", ones({4})}});
   const std::string old_bytes = read_bytes(path);
-  if (::geteuid() == 0) GTEST_SKIP() << "running as root: folder permissions are not enforced";
-  std::filesystem::permissions(
-      dir.path(), std::filesystem::perms::owner_read | std::filesystem::perms::owner_exec);
-  EXPECT_THROW(save_safetensors(path, {{"new", zeros({4})}}), Error);
-  std::filesystem::permissions(dir.path(), std::filesystem::perms::owner_all);
+  using std::filesystem::perms;
+  std::filesystem::permissions(dir.path(), perms::owner_read | perms::owner_exec |
+                                               perms::group_read | perms::group_exec |
+                                               perms::others_read | perms::others_exec);
+  {
+    test::UnprivilegedFileAccess nobody;  // as root too
+    ASSERT_TRUE(nobody.active());
+    EXPECT_THROW(save_safetensors(path, {{"new", zeros({4})}}), Error);
+  }
+  std::filesystem::permissions(dir.path(), perms::owner_all);
   EXPECT_EQ(read_bytes(path), old_bytes);
   expect_only(dir, {"ckpt.safetensors"});
 }

@@ -316,6 +316,14 @@ TEST(MemoryPlanner, AppliedPoliciesGiveBitwiseTheSameGradients) {
   applied.remove();
   EXPECT_FALSE(f.blocks[0]->has_forward_wrapper());
   EXPECT_THROW((void)apply_policies(f.blocks, {BlockPolicy::Keep}), Error);
+  // A block listed twice would get the wrapper of its last listing only.
+  try {
+    (void)apply_policies({f.blocks[0], f.blocks[0]}, {BlockPolicy::Recompute, BlockPolicy::Keep});
+    ADD_FAILURE() << "a block listed twice was accepted";
+  } catch (const Error& e) {
+    EXPECT_CONTAINS(e.what(), "apply_plan: block 1 (Residual) is block 0 again");
+  }
+  EXPECT_FALSE(f.blocks[0]->has_forward_wrapper());
 }
 
 // A plan that offloads the parameters, applied with the model (the CPU as the computing device:
@@ -360,6 +368,10 @@ TEST(MemoryPlanner, ProfileRefusesMisuse) {
   expect_error({f.blocks[2], f.blocks[1], f.blocks[0]}, {},
                "the blocks must run in the order given");
   expect_error({std::make_shared<Residual>()}, {}, "is not a submodule of the model");
+  // A block listed twice is named at once, not found out of order while the step runs.
+  expect_error({f.blocks[0], f.blocks[1], f.blocks[0]}, {},
+               "profile_step: block 2 (Residual) is block 0 again: list each block once");
+  expect_error({f.blocks[1], f.blocks[1]}, {}, "profile_step: block 1 (Residual) is block 0 again");
   expect_error({}, {}, "no blocks to profile");
   ProfileOptions none;
   none.measured_steps = 0;

@@ -419,5 +419,23 @@ TEST(MemoryPlannerSearch, DescribesThePlan) {
                   "copies: 24.50 GB/s (measured with every process copying at once)");
 }
 
+// A block's name longer than any line buffer (a deep model's dotted path) is shown whole, and the
+// columns stay aligned under the header: the name column is as wide as the longest name.
+TEST(MemoryPlannerSearch, DescribesLongBlockNamesWhole) {
+  StepProfile p = hand_profile();
+  std::string long_name = "encoder";
+  while (long_name.size() < 300)
+    long_name += ".stage" + std::to_string(long_name.size()) + ".residual_blocks";
+  p.blocks[0].name = long_name;
+  const MemoryPlan plan = plan_memory(p, 200);
+  const std::string text = describe_plan(p, plan);
+  const std::string pad(long_name.size() - 5, ' ');
+  EXPECT_CONTAINS(text, "\n  block" + pad + "  policy       saved MiB    fwd ms    bwd ms\n");
+  EXPECT_CONTAINS(text, "\n  " + long_name + "  recompute         0.00      4.00      8.00\n");
+  EXPECT_CONTAINS(text, "\n  blocks.1" + std::string(long_name.size() - 8, ' ') +
+                            "  keep              0.00      4.00      8.00\n");
+  EXPECT_CONTAINS(text, "predicted: peak allocated 0.00 MiB, step 37.00 ms\n");
+}
+
 }  // namespace
 }  // namespace leangrad::offload

@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "testing/temporary_names.h"
 #include "train_checkpoint.h"
 
 namespace {
@@ -479,8 +480,12 @@ TEST(TrainCheckpoint, PrepareDirCreatesChecksAndCleans) {
   const std::string ckpt = dir.path() + "/a/b";
   EXPECT_EQ(tools::prepare_checkpoint_dir(ckpt), 0u);
   EXPECT_TRUE(fs::is_directory(ckpt));
-  // pid 999999999 is above every Linux pid_max (at most 2^22): a writer that no longer runs.
-  std::ofstream(ckpt + "/.step-00000009.safetensors.tmp.999999999.0") << "partial";
+  // pid 999999999 is above every Linux pid_max (at most 2^22): a writer of this host that no
+  // longer runs.
+  std::ofstream(ckpt + "/" +
+                test::temporary_name("step-00000009.safetensors", test::host_in_temporary_names(),
+                                     999999999, 0))
+      << "partial";
   EXPECT_EQ(tools::prepare_checkpoint_dir(ckpt), 1u);
   EXPECT_TRUE(fs::is_empty(ckpt));
 
