@@ -274,16 +274,18 @@ class Tensor {
   Tensor& requires_grad_(bool requires_grad = true);
   // A tensor sharing this one's data (and version counter) that autograd does not track.
   Tensor detach() const;
-  // Backpropagates from this tensor: `grad` is the gradient of some scalar with respect to it
-  // (undefined means ones, for one-element tensors). Accumulates into the leaves' grad().
-  // Backpropagates into the leaves' .grad (torch's Tensor::backward): `grad` may be omitted
-  // for a one-element tensor; retain_graph defaults to create_graph; create_graph records the
-  // backward so the gradients can be differentiated again.
+  // Backpropagates into the leaves' .grad (torch's Tensor::backward): `grad` is the gradient of
+  // some scalar with respect to this tensor, and may be omitted (ones) for a one-element tensor;
+  // retain_graph defaults to create_graph; create_graph records the backward so the gradients
+  // can be differentiated again.
   void backward(const Tensor& grad = Tensor(), std::optional<bool> retain_graph = std::nullopt,
                 bool create_graph = false) const;
-  // The accumulated gradient of a leaf (undefined until a backward reaches it).
+  // The accumulated gradient of a leaf (undefined until a backward reaches it). It is undefined
+  // or has this tensor's shape, dtype and device: set_grad refuses anything else, and what is
+  // assigned through mutable_grad() (a handle into the shared state, unchecked as in LibTorch)
+  // is checked by the next backward and optimizer step (Note [What .grad holds]).
   Tensor grad() const;
-  Tensor& mutable_grad() const;  // (a handle: the gradient lives in the shared state)
+  Tensor& mutable_grad() const;
   void set_grad(const Tensor& grad) const;
   // The node that produced this tensor (null for leaves and tensors that need no grad).
   std::shared_ptr<autograd::Node> grad_fn() const;
