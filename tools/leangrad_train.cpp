@@ -468,7 +468,8 @@ Trainer::Trainer(const TrainOptions& o, Run& run, TrainPosition position, nlohma
       run_(run),
       position_(std::move(position)),
       log_(log),
-      bar_(isatty(STDOUT_FILENO) != 0, std::cout, STDOUT_FILENO),
+      bar_(isatty(STDOUT_FILENO) != 0, std::cout, STDOUT_FILENO,
+           tools::terminal_erases_lines(std::getenv("TERM"))),
       batches_per_epoch_(run.train_loader->size()),
       steps_per_epoch_(run.steps_per_epoch) {
   // What is allocated now beside the parameters is resident data (MemoryReport).
@@ -879,8 +880,7 @@ int train_reporting_oom(const TrainOptions& o) {
   Phase phase = Phase::kSetUp;
   try {
     return train(o, phase);
-  } catch (const OutOfMemoryError& e) {
-    if (isatty(STDOUT_FILENO) != 0) std::cout << "\n" << std::flush;  // end a progress bar
+  } catch (const OutOfMemoryError& e) {  // a progress bar's line was ended as it was destroyed
     std::cerr << "leangrad-train: out of memory: " << e.message() << "\n";
     for (const Device device : {Device::cpu(), Device::cuda()}) {
       if (device.is_cpu() || cuda::is_available()) std::cerr << memory::summary(device);

@@ -93,20 +93,49 @@ std::string format_progress(const ProgressState& s, int columns) {
   return {};
 }
 
-ProgressBar::ProgressBar(bool enabled, std::ostream& out, int fd)
-    : enabled_(enabled), out_(out), fd_(fd) {}
+bool terminal_erases_lines(const char* term) {
+  return term != nullptr && *term != '\0' && std::strcmp(term, "dumb") != 0;
+}
+
+ProgressBar::ProgressBar(bool enabled, std::ostream& out, int fd, bool ansi_erase)
+    : enabled_(enabled), out_(out), fd_(fd), ansi_erase_(ansi_erase) {}
+
+ProgressBar::~ProgressBar() {
+  try {
+    if (drawn_) out_ << "\n" << std::flush;
+  } catch (...) {  // destructors never throw
+  }
+}
 
 void ProgressBar::update(const ProgressState& s, Clock::time_point now) {
   if (!enabled_) return;
   if (s.step != s.steps && last_draw_ && now - *last_draw_ < kRedrawInterval) return;
   last_draw_ = now;
-  out_ << "\r\033[K" << format_progress(s, terminal_columns(fd_)) << std::flush;
+  const int columns = terminal_columns(fd_);
+  const std::string line = format_progress(s, columns);
+  if (ansi_erase_) {
+    out_ << "\r\033[K" << line;
+  } else {
+    // Spaces over the rest of the previous redraw, within the width (the window may have shrunk).
+    const std::size_t rest =
+        std::min(drawn_width_, static_cast<std::size_t>(std::max(columns - 1, 1)));
+    out_ << "\r" << line << std::string(rest > line.size() ? rest - line.size() : 0, ' ');
+  }
+  out_ << std::flush;
+  drawn_width_ = line.size();
   drawn_ = true;
 }
 
 void ProgressBar::clear() {
-  if (drawn_) out_ << "\r\033[K" << std::flush;
+  if (drawn_) {
+    if (ansi_erase_) {
+      out_ << "\r\033[K" << std::flush;
+    } else {
+      out_ << "\r" << std::string(drawn_width_, ' ') << "\r" << std::flush;
+    }
+  }
   drawn_ = false;
+  drawn_width_ = 0;
 }
 
 // ---- Options ------------------------------------------------------------------------------------

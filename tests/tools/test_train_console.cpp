@@ -4,7 +4,11 @@
 // - edit_distance against hand-counted cases; nearest_option's suggestions and refusals, and the
 //   line printed after CLI11 refuses a mistyped option.
 // - --log-jsonl lines parse back; a resumed run appends.
-// - leangrad-train in an 80-column pseudo-terminal keeps its progress bar on one line.
+// - The bar on a terminal whose TERM is dumb or unset erases with spaces, no escape; destroyed
+// while
+//   drawn, it ends its line.
+// - leangrad-train in an 80-column pseudo-terminal keeps its progress bar on one line, writes no
+//   escape when TERM is dumb or unset, and prints an error during training on a line of its own.
 // - Ctrl-C (SIGINT) during training exits 130 leaving a checkpoint that a rerun resumes from.
 #include <gtest/gtest.h>
 
@@ -17,11 +21,13 @@
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <leangrad/core/error.h>
@@ -106,6 +112,60 @@ TEST(TrainConsole, ProgressBarRedrawsAtMostFourTimesASecond) {
   disabled.update(s);
   disabled.clear();
   EXPECT_EQ(off.str(), "");
+}
+
+TEST(TrainConsole, DumbTerminalErasesWithSpaces) {
+  EXPECT_FALSE(terminal_erases_lines(nullptr));  // TERM unset
+  EXPECT_FALSE(terminal_erases_lines(""));
+  EXPECT_FALSE(terminal_erases_lines("dumb"));
+  EXPECT_TRUE(terminal_erases_lines("xterm-256color"));
+  EXPECT_TRUE(terminal_erases_lines("linux"));
+
+  // 200 columns: the graphic at its widest, so that a shorter tail makes a shorter line.
+  const char* columns = std::getenv("COLUMNS");
+  const std::string saved_columns = columns != nullptr ? columns : "";
+  ::setenv("COLUMNS", "200", 1);
+  std::ostringstream out;
+  ProgressBar bar(/*enabled=*/true, out, /*fd=*/-1, /*ansi_erase=*/false);
+  ProgressState s = typical_state();
+  const auto t0 = ProgressBar::Clock::time_point{} + std::chrono::hours(1);
+  bar.update(s, t0);
+  const std::string first = out.str();
+  ASSERT_EQ(first, "\r" + format_progress(s, terminal_columns(-1)));
+  // A shorter redraw is padded with spaces to the previous one's width.
+  s.step = 5;
+  s.loss = 1;
+  s.eta_seconds = 0;
+  bar.update(s, t0 + std::chrono::seconds(1));
+  const std::string second = out.str().substr(first.size());
+  const std::string line = format_progress(s, terminal_columns(-1));
+  ASSERT_LT(line.size(), first.size() - 1) << first;
+  EXPECT_EQ(second, "\r" + line + std::string(first.size() - 1 - line.size(), ' '));
+  bar.clear();
+  EXPECT_EQ(out.str().substr(first.size() + second.size()),
+            "\r" + std::string(line.size(), ' ') + "\r");
+  EXPECT_EQ(out.str().find('\033'), std::string::npos) << "an escape on a dumb terminal";
+  if (columns != nullptr) {
+    ::setenv("COLUMNS", saved_columns.c_str(), 1);
+  } else {
+    ::unsetenv("COLUMNS");
+  }
+}
+
+TEST(TrainConsole, ProgressBarEndsItsLineWhenDestroyedDrawn) {
+  std::ostringstream out;
+  {
+    ProgressBar bar(/*enabled=*/true, out, /*fd=*/-1);
+    bar.update(typical_state());
+  }  // as when an error unwinds training: the message that follows starts on a new line
+  EXPECT_EQ(out.str().back(), '\n');
+  std::ostringstream cleared;
+  {
+    ProgressBar bar(/*enabled=*/true, cleared, /*fd=*/-1);
+    bar.update(typical_state());
+    bar.clear();
+  }  // erased already: nothing more
+  EXPECT_EQ(cleared.str().substr(cleared.str().size() - 4), "\r\033[K");
 }
 
 TEST(TrainConsole, EditDistance) {
@@ -193,19 +253,23 @@ int wait_exit_status(pid_t pid) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-TEST(TrainConsoleProcess, ProgressBarStaysOnOneLineIn80Columns) {
-  if (!have_data()) GTEST_SKIP() << "Fashion-MNIST is not installed in " << kData;
-  std::vector<std::string> args = {
-      LEANGRAD_TRAIN, "--device",     "cpu",  "--epochs", "1",  "--limit-train",
-      "12000",        "--limit-test", "1000", "--data",   kData};
+// Runs leangrad-train with `args` in an 80-column pseudo-terminal (COLUMNS unset: the width must
+// come from the terminal itself) with TERM set to `term` (nullptr: unset); returns what the
+// terminal showed and the exit status.
+std::pair<std::string, int> run_in_terminal(std::vector<std::string> args, const char* term) {
   winsize size{};
   size.ws_row = 24;
   size.ws_col = 80;
   int master = -1;
   const pid_t pid = ::forkpty(&master, nullptr, nullptr, &size);
-  ASSERT_GE(pid, 0) << std::strerror(errno);
+  if (pid < 0) return {std::string("forkpty: ") + std::strerror(errno), -1};
   if (pid == 0) {
-    ::unsetenv("COLUMNS");  // the width must come from the terminal itself
+    ::unsetenv("COLUMNS");
+    if (term != nullptr) {
+      ::setenv("TERM", term, 1);
+    } else {
+      ::unsetenv("TERM");
+    }
     std::vector<char*> argv = argv_of(args);
     ::execv(argv[0], argv.data());
     ::_exit(127);
@@ -223,10 +287,13 @@ TEST(TrainConsoleProcess, ProgressBarStaysOnOneLineIn80Columns) {
     }
   }
   ::close(master);
-  ASSERT_EQ(wait_exit_status(pid), 0) << output;
+  return {output, wait_exit_status(pid)};
+}
 
-  // The terminal turns each \n into \r\n. Split into the lines a reader sees, then each line into
-  // what each \r redraws; every redraw must fit in 79 columns.
+// The terminal turns each \n into \r\n. Splits `output` into the lines a reader sees, then the
+// bar's lines into what each \r redraws: every redraw must fit in 79 columns, and all are on one
+// line. `erase` is what each redraw starts with after its \r.
+void expect_bar_on_one_line(const std::string& output, const std::string& erase) {
   std::vector<std::string> lines;
   std::stringstream stream(output);
   for (std::string line; std::getline(stream, line);)
@@ -237,7 +304,7 @@ TEST(TrainConsoleProcess, ProgressBarStaysOnOneLineIn80Columns) {
     ++bar_lines;
     std::stringstream parts(line);
     for (std::string part; std::getline(parts, part, '\r');) {
-      if (part.rfind("\033[K", 0) == 0) part.erase(0, 3);
+      if (!erase.empty() && part.rfind(erase, 0) == 0) part.erase(0, erase.size());
       EXPECT_LE(part.size(), 79u) << "a redraw wider than the terminal: '" << part << "'";
       if (part.find("epoch 1/1 [") != std::string::npos) ++redraws;
     }
@@ -245,6 +312,46 @@ TEST(TrainConsoleProcess, ProgressBarStaysOnOneLineIn80Columns) {
   EXPECT_EQ(bar_lines, 1) << output;  // every redraw on the same line
   EXPECT_GE(redraws, 1);
   EXPECT_NE(output.find("epoch 1/1: train loss"), std::string::npos) << output;
+}
+
+const std::vector<std::string> kOneEpoch = {
+    LEANGRAD_TRAIN, "--device",     "cpu",  "--epochs", "1",  "--limit-train",
+    "12000",        "--limit-test", "1000", "--data",   kData};
+
+TEST(TrainConsoleProcess, ProgressBarStaysOnOneLineIn80Columns) {
+  if (!have_data()) GTEST_SKIP() << "Fashion-MNIST is not installed in " << kData;
+  const auto [output, status] = run_in_terminal(kOneEpoch, "xterm");
+  ASSERT_EQ(status, 0) << output;
+  expect_bar_on_one_line(output, "\033[K");
+}
+
+// Where $TERM is dumb or unset, no escape reaches the terminal: spaces erase the bar.
+TEST(TrainConsoleProcess, ProgressBarOnADumbTerminalWritesNoEscape) {
+  if (!have_data()) GTEST_SKIP() << "Fashion-MNIST is not installed in " << kData;
+  for (const char* term : {"dumb", static_cast<const char*>(nullptr)}) {
+    const auto [output, status] = run_in_terminal(kOneEpoch, term);
+    ASSERT_EQ(status, 0) << output;
+    EXPECT_EQ(output.find('\033'), std::string::npos)
+        << "TERM=" << (term ? term : "(unset)") << ": " << output;
+    expect_bar_on_one_line(output, "");
+  }
+}
+
+// An error in the middle of training (here: --log-jsonl on a full device) is printed on a line of
+// its own, not after the bar.
+TEST(TrainConsoleProcess, AnErrorDuringTrainingStartsOnANewLine) {
+  if (!have_data()) GTEST_SKIP() << "Fashion-MNIST is not installed in " << kData;
+  if (!fs::exists("/dev/full")) GTEST_SKIP() << "no /dev/full";
+  std::vector<std::string> args = kOneEpoch;
+  args.insert(args.end(), {"--log-jsonl", "/dev/full"});
+  const auto [output, status] = run_in_terminal(args, "xterm");
+  ASSERT_EQ(status, 1) << output;
+  const std::size_t error = output.find("leangrad-train: error: --log-jsonl");
+  ASSERT_NE(error, std::string::npos) << output;
+  ASSERT_GT(error, 0u);
+  EXPECT_EQ(output[error - 1], '\n') << output;
+  EXPECT_NE(output.rfind("epoch 1/1 [", error), std::string::npos)
+      << "no bar was drawn: " << output;
 }
 
 TEST(TrainConsoleProcess, CtrlCSavesACheckpointAndExits130) {
