@@ -435,6 +435,9 @@ class Trainer {
   Trainer(const TrainOptions& o, Run& run, TrainPosition position, nlohmann::json& log);
 
   void train_epochs();
+  // --profile and --memory-timeline at the run's end (also when Ctrl-C stopped it): the trace of
+  // a window the run ended inside, or the line saying the run ended before a window began.
+  void finish_observers();
   void report();
   bool interrupted() const { return interrupted_; }
 
@@ -753,9 +756,14 @@ void Trainer::finish_profile() {
   profiler_.finish(std::cout);
 }
 
+void Trainer::finish_observers() {
+  finish_profile();
+  timeline_.finish(std::cout);
+}
+
 // Step times and where the memory went, printed and added to the --log-json record.
 void Trainer::report() {
-  finish_profile();
+  finish_observers();
   for (const Tensor& p : run_.model->parameters())
     memory_.gradients += device_bytes(p.grad(), run_.device);
   memory_.optimizer_state = optimizer_state_bytes(*run_.optimizer, run_.device);
@@ -861,6 +869,7 @@ int train(const TrainOptions& o, Phase& phase) {
   tools::catch_interrupt();
   trainer.train_epochs();
   if (trainer.interrupted()) {  // the checkpoint (if any) is saved: leave as a shell expects
+    trainer.finish_observers();
     if (o.checkpoint_dir.empty() && run.world.is_main())
       std::cout << "no --checkpoint-dir: nothing was saved" << std::endl;
     if (run.world.size > 1) distributed::destroy_process_group();

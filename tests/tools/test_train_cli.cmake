@@ -21,6 +21,10 @@
 #   run prints its plan, trains within the budget (its measured peak allocated within 10% of the
 #   predicted one) and saves the same model, byte for byte, as the plain run without a cap; a
 #   budget no plan reaches is an error naming the smallest peak. SKIPPED as above.
+# MODE observers: --profile and --memory-timeline, whose windows begin after 3 warm-up steps: a
+#   run that ends before them says that nothing was written (and writes nothing); one that ends
+#   inside the profile's window writes the steps it recorded and says how many; the largest
+#   --profile-steps does not end the window after one step. SKIPPED as above.
 # MODE errors: bad options exit 2, runtime errors exit 1, each with a one-line message; outputs
 #   that cannot be written are refused at start; --version describes the build.
 # MODE distributed (needs -DRUN=<leangrad-run>): 2 processes with batch 32 (Gloo, DDP) against 1
@@ -277,6 +281,53 @@ function(check_srnet)
   unset(ENV{LEANGRAD_ALLOC_CONF})
   message(STATUS "srnet: under memory_cap_mb:${cap_mb} the plain run fails with an OOM report, "
                  "the recomputing one trains")
+endfunction()
+
+# The spans named train_step in the Chrome trace `file` (one per optimizer step profiled).
+function(traced_steps file out)
+  file(READ "${file}" trace)
+  string(REGEX MATCHALL "\"name\":\"train_step\"" spans "${trace}")
+  list(LENGTH spans n)
+  set(${out} ${n} PARENT_SCOPE)
+endfunction()
+
+# --profile and --memory-timeline (MODE observers above).
+function(check_observers)
+  set(dir "${WORK_DIR}/observers")
+  file(REMOVE_RECURSE "${dir}")
+  file(MAKE_DIRECTORY "${dir}")
+  # 640 images in batches of 64: 10 steps an epoch.
+  set(mlp --device cpu --threads 1 --limit-train 640 --limit-test 100 --data "${DATA}")
+
+  # A run that ends before the windows begin (after 3 warm-up steps) says so and writes nothing.
+  train_ok(out ${mlp} --epochs 1 --max-steps 2 --profile "${dir}/early.json"
+                      --memory-timeline "${dir}/early.svg")
+  expect_printed("--profile, a run of 2 steps" "${out}"
+                 "profile: the run ended before global step 3, where the profile was to begin")
+  expect_printed("--memory-timeline, a run of 2 steps" "${out}"
+                 "memory timeline: the run ended before global step 3, the step to record")
+  foreach(file early.json early.svg)
+    if(EXISTS "${dir}/${file}")
+      message(FATAL_ERROR "a run of 2 steps wrote ${dir}/${file}")
+    endif()
+  endforeach()
+
+  # A run that ends inside the profile's window: the trace of the steps it recorded, counted.
+  train_ok(out ${mlp} --epochs 1 --max-steps 5 --profile "${dir}/short.json")
+  expect_printed("--profile, a run that ends inside the window" "${out}"
+                 "profile: 2 steps from global step 3 (the run ended before the 5 asked)")
+  traced_steps("${dir}/short.json" n)
+  if(NOT n EQUAL 2)
+    message(FATAL_ERROR "--profile: ${n} train_step spans in a trace of steps 3 and 4")
+  endif()
+  # The largest --profile-steps: the window lasts to the run's end (steps 3 to 9), not 1 step.
+  train_ok(out ${mlp} --epochs 1 --profile "${dir}/long.json"
+                      --profile-steps 9223372036854775807)
+  expect_printed("--profile-steps 2^63 - 1" "${out}" "profile: 7 steps from global step 3")
+  traced_steps("${dir}/long.json" n)
+  if(NOT n EQUAL 7)
+    message(FATAL_ERROR "--profile-steps 2^63 - 1: ${n} train_step spans, not 7")
+  endif()
 endfunction()
 
 # srnet under --memory-budget (MODE planner above).
@@ -579,7 +630,8 @@ function(check_precision)
 endfunction()
 
 if(MODE STREQUAL "accuracy" OR MODE STREQUAL "resume" OR MODE STREQUAL "srnet" OR
-   MODE STREQUAL "distributed" OR MODE STREQUAL "precision" OR MODE STREQUAL "planner")
+   MODE STREQUAL "distributed" OR MODE STREQUAL "precision" OR MODE STREQUAL "planner" OR
+   MODE STREQUAL "observers")
   include("${CMAKE_CURRENT_LIST_DIR}/../../cmake/fashion_mnist_present.cmake")
   fashion_mnist_present("${DATA}" present)
   if(NOT present)
@@ -625,6 +677,8 @@ elseif(MODE STREQUAL "precision")
   check_precision()
 elseif(MODE STREQUAL "planner")
   check_planner()
+elseif(MODE STREQUAL "observers")
+  check_observers()
 elseif(MODE STREQUAL "errors")
   # --version names the program, the build, the CPU's GEMM library and how OpenMP threads wait; a
   # CUDA build adds a line per CUDA library as the loader finds it (whether found or not) and the

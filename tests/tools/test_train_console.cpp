@@ -9,7 +9,8 @@
 //   drawn, it ends its line.
 // - leangrad-train in an 80-column pseudo-terminal keeps its progress bar on one line, writes no
 //   escape when TERM is dumb or unset, and prints an error during training on a line of its own.
-// - Ctrl-C (SIGINT) during training exits 130 leaving a checkpoint that a rerun resumes from.
+// - Ctrl-C (SIGINT) during training exits 130 leaving a checkpoint that a rerun resumes from, and
+//   the trace of the --profile window it ended.
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
@@ -365,6 +366,11 @@ TEST(TrainConsoleProcess, CtrlCSavesACheckpointAndExits130) {
                                    "1000",         "--checkpoint-dir", "",     "--log-jsonl",
                                    steps,          "--data",           kData};
   args[10] = (dir / "ckpt").string();
+  // A profile window the interruption ends: its trace is written all the same.
+  const std::string trace = (dir / "trace.json").string();
+  const std::vector<std::string> profile = {"--profile", trace, "--profile-steps", "100000"};
+  std::vector<std::string> profiled = args;
+  profiled.insert(profiled.end(), profile.begin(), profile.end());
   const std::string out_path = (dir / "stdout.txt").string();
   const pid_t pid = ::fork();
   ASSERT_GE(pid, 0);
@@ -372,11 +378,12 @@ TEST(TrainConsoleProcess, CtrlCSavesACheckpointAndExits130) {
     const int fd = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     ::dup2(fd, STDOUT_FILENO);
     ::dup2(fd, STDERR_FILENO);
-    std::vector<char*> argv = argv_of(args);
+    std::vector<char*> argv = argv_of(profiled);
     ::execv(argv[0], argv.data());
     ::_exit(127);
   }
-  // Training has started once --log-jsonl holds a few steps (its step lines, not its epochs').
+  // Training has started, and the profile (from global step 3) with it, once --log-jsonl holds a
+  // few steps (its step lines, not its epochs').
   auto lines_in = [&](const std::string& path) {
     std::ifstream in(path);
     int n = 0;
@@ -385,9 +392,9 @@ TEST(TrainConsoleProcess, CtrlCSavesACheckpointAndExits130) {
     return n;
   };
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-  while (lines_in(steps) < 3 && std::chrono::steady_clock::now() < deadline)
+  while (lines_in(steps) < 5 && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  ASSERT_GE(lines_in(steps), 3) << "training did not start";
+  ASSERT_GE(lines_in(steps), 5) << "training did not start";
   ASSERT_EQ(::kill(pid, SIGINT), 0);
   const int status = wait_exit_status(pid);
   std::ifstream printed_file(out_path);
@@ -395,6 +402,13 @@ TEST(TrainConsoleProcess, CtrlCSavesACheckpointAndExits130) {
   ASSERT_EQ(status, kInterruptedExitCode) << printed;
   EXPECT_NE(printed.find("interrupted (Ctrl-C) at epoch"), std::string::npos) << printed;
   EXPECT_NE(printed.find("checkpoint: "), std::string::npos) << printed;
+  EXPECT_NE(printed.find("from global step 3 (the run ended before the 100000 asked) written to"),
+            std::string::npos)
+      << printed;
+  std::ifstream trace_file(trace);
+  ASSERT_TRUE(trace_file.is_open()) << "no trace written at Ctrl-C: " << printed;
+  const nlohmann::json parsed = nlohmann::json::parse(trace_file);
+  EXPECT_GT(parsed.at("traceEvents").size(), 1u);
 
   // The checkpoint loads: a rerun resumes from it and runs one more step.
   const int saved_steps = lines_in(steps);
