@@ -481,8 +481,17 @@ Trainer::Trainer(const TrainOptions& o, Run& run, TrainPosition position, nlohma
     memory_.parameters += device_bytes(p, run.device);
   memory_.resident -= memory_.parameters;
   memory::reset_peak(run.device);
-  if (!o.log_jsonl.empty() && run.world.is_main())  // a resumed run goes on with the same file
-    step_log_ = tools::JsonLines(o.log_jsonl, /*append=*/position_.global_step > 0);
+  if (!o.log_jsonl.empty() && run.world.is_main()) {  // a resumed run goes on with the same file
+    std::optional<tools::LogResumePoint> resumed;
+    if (position_.global_step > 0) resumed = {position_.global_step, position_.epoch};
+    step_log_ = tools::JsonLines(o.log_jsonl, resumed);
+    if (step_log_.dropped_lines() > 0) {
+      std::cout << "--log-jsonl: dropped " << step_log_.dropped_lines() << " line(s) of "
+                << o.log_jsonl << " written after the checkpoint of global step "
+                << position_.global_step << " (or cut short), which this run writes again"
+                << std::endl;
+    }
+  }
   const std::int64_t first_observed = position_.global_step + tools::kObserverWarmupSteps;
   if (!o.profile.empty() && run.world.is_main())
     profiler_ = tools::StepProfiler(o.profile, first_observed, o.profile_steps);

@@ -93,20 +93,32 @@ void suggest_options(const CLI::App& app, const std::string& program, std::ostre
 
 // ---- --log-jsonl --------------------------------------------------------------------------------
 
+// Where a resumed run takes up its --log-jsonl file: after optimizer step `global_step` (the
+// checkpoint's), in epoch `epoch`.
+struct LogResumePoint {
+  std::int64_t global_step = 0;
+  int epoch = 1;
+};
+
 // One JSON object per line, flushed after each, so a crashed or interrupted run keeps every line
-// it wrote and a plot can follow a run while it trains (tools/plot_training.py). A resumed run
-// appends to the file; a new one starts it afresh.
+// it wrote and a plot can follow a run while it trains (tools/plot_training.py). A new run starts
+// the file afresh. A resumed run appends to it, after keeping only what its checkpoint covers
+// (Note [A resumed run's log lines] in train_console.cpp): the step lines up to the checkpoint's
+// step and the epoch lines of the epochs before its epoch.
 class JsonLines {
  public:
   JsonLines() = default;
-  JsonLines(const std::string& path, bool append);
+  JsonLines(const std::string& path, std::optional<LogResumePoint> resumed);
 
   bool is_open() const { return out_.is_open(); }
   void write(const nlohmann::json& record);
+  // Lines a resumed run dropped: written past its checkpoint, or not whole records.
+  std::int64_t dropped_lines() const { return dropped_lines_; }
 
  private:
   std::string path_;
   std::ofstream out_;
+  std::int64_t dropped_lines_ = 0;
 };
 
 // ---- Ctrl-C -------------------------------------------------------------------------------------

@@ -24,7 +24,8 @@
 # MODE observers: --profile and --memory-timeline, whose windows begin after 3 warm-up steps: a
 #   run that ends before them says that nothing was written (and writes nothing); one that ends
 #   inside the profile's window writes the steps it recorded and says how many; the largest
-#   --profile-steps does not end the window after one step. SKIPPED as above.
+#   --profile-steps does not end the window after one step. --log-jsonl of a run resumed from a
+#   checkpoint at an epoch's end holds every step and every epoch once, in order. SKIPPED as above.
 # MODE errors: bad options exit 2, runtime errors exit 1, each with a one-line message; outputs
 #   that cannot be written are refused at start; --version describes the build.
 # MODE distributed (needs -DRUN=<leangrad-run>): 2 processes with batch 32 (Gloo, DDP) against 1
@@ -291,7 +292,7 @@ function(traced_steps file out)
   set(${out} ${n} PARENT_SCOPE)
 endfunction()
 
-# --profile and --memory-timeline (MODE observers above).
+# --profile, --memory-timeline and --log-jsonl (MODE observers above).
 function(check_observers)
   set(dir "${WORK_DIR}/observers")
   file(REMOVE_RECURSE "${dir}")
@@ -327,6 +328,32 @@ function(check_observers)
   traced_steps("${dir}/long.json" n)
   if(NOT n EQUAL 7)
     message(FATAL_ERROR "--profile-steps 2^63 - 1: ${n} train_step spans, not 7")
+  endif()
+
+  # --log-jsonl of a run resumed from a checkpoint at an epoch's end (taken before that epoch's
+  # evaluation, which the resumed run repeats): every step and every epoch once, in order.
+  set(resumed ${mlp} --epochs 2 --checkpoint-dir "${dir}/ckpt" --log-jsonl "${dir}/steps.jsonl")
+  train_ok(out ${resumed} --max-steps 10)
+  train_ok(out ${resumed})
+  expect_printed("--log-jsonl, resumed" "${out}" "--log-jsonl: dropped 1 line(s)")
+  file(STRINGS "${dir}/steps.jsonl" lines)
+  set(steps "")
+  set(epochs "")
+  foreach(line IN LISTS lines)
+    string(JSON line_event GET "${line}" event)
+    string(JSON line_step GET "${line}" step)
+    string(JSON line_epoch GET "${line}" epoch)
+    if(line_event STREQUAL "epoch")
+      list(APPEND epochs "${line_epoch}@${line_step}")
+    else()
+      list(APPEND steps ${line_step})
+    endif()
+  endforeach()
+  if(NOT epochs STREQUAL "1@10;2@20")
+    message(FATAL_ERROR "--log-jsonl after resuming: epoch lines ${epochs}, not 1@10;2@20")
+  endif()
+  if(NOT steps STREQUAL "1;2;3;4;5;6;7;8;9;10;11;12;13;14;15;16;17;18;19;20")
+    message(FATAL_ERROR "--log-jsonl after resuming: step lines ${steps}, not 1 to 20")
   endif()
 endfunction()
 

@@ -3,7 +3,8 @@
 //   loss before the ETA before the throughput; the bar is redrawn at most every 250 ms.
 // - edit_distance against hand-counted cases; nearest_option's suggestions and refusals, and the
 //   line printed after CLI11 refuses a mistyped option.
-// - --log-jsonl lines parse back; a resumed run appends.
+// - --log-jsonl lines parse back; a resumed run appends, after dropping the lines its checkpoint
+//   does not cover (a run that went on past it) and a line cut short.
 // - The bar on a terminal whose TERM is dumb or unset erases with spaces, no escape; destroyed
 // while
 //   drawn, it ends its line.
@@ -25,6 +26,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -210,26 +212,74 @@ TEST(TrainConsole, SuggestionsAfterAParseError) {
   EXPECT_EQ(err.str(), "prog: --epoch: did you mean --epochs?\n");
 }
 
+std::vector<std::string> lines_of(const fs::path& path) {
+  std::ifstream in(path);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);)
+    lines.push_back(line);
+  return lines;
+}
+
 TEST(TrainConsole, JsonLinesAppendWhenResumed) {
   const fs::path path = fs::path(::testing::TempDir()) / "train_console_steps.jsonl";
   {
-    JsonLines log(path.string(), /*append=*/false);
+    JsonLines log(path.string(), std::nullopt);
     log.write({{"step", 1}, {"loss", 2.5}});
     log.write({{"step", 2}, {"loss", 2.25}});
   }
-  { JsonLines(path.string(), /*append=*/true).write({{"step", 3}, {"loss", 2.0}}); }
-  std::ifstream in(path);
+  {
+    JsonLines resumed(path.string(), LogResumePoint{.global_step = 2, .epoch = 1});
+    EXPECT_EQ(resumed.dropped_lines(), 0);
+    resumed.write({{"step", 3}, {"loss", 2.0}});
+  }
   std::vector<nlohmann::json> lines;
-  for (std::string line; std::getline(in, line);)
+  for (const std::string& line : lines_of(path))
     lines.push_back(nlohmann::json::parse(line));
   ASSERT_EQ(lines.size(), 3u);
   EXPECT_EQ(lines[2]["step"], 3);
   EXPECT_EQ(lines[1]["loss"], 2.25);
-  { JsonLines(path.string(), /*append=*/false).write({{"step", 1}}); }  // a new run starts afresh
+  { JsonLines(path.string(), std::nullopt).write({{"step", 1}}); }  // a new run starts afresh
   std::ifstream again(path);
   std::string all((std::istreambuf_iterator<char>(again)), {});
   EXPECT_EQ(all, "{\"step\":1}\n");
-  EXPECT_THROW(JsonLines("/no-such-folder/x.jsonl", false), leangrad::Error);
+  EXPECT_THROW(JsonLines("/no-such-folder/x.jsonl", std::nullopt), leangrad::Error);
+}
+
+// A run went on past its last checkpoint (killed after step 5, the checkpoint at step 3, the end
+// of epoch 1, taken before its evaluation; the last line cut short): the resumed run keeps what the
+// checkpoint covers, and its lines follow without a step or an epoch twice.
+TEST(TrainConsole, JsonLinesResumedKeepWhatTheCheckpointCovers) {
+  const fs::path path = fs::path(::testing::TempDir()) / "train_console_killed.jsonl";
+  const std::vector<std::string> written = {
+      R"({"event":"step","epoch":1,"step":1,"loss":2.5})",
+      R"({"event":"step","epoch":1,"step":2,"loss":2.4})",
+      R"({"event":"step","epoch":1,"step":3,"loss":2.3})",
+      R"({"event":"epoch","epoch":1,"step":3,"loss":2.4,"accuracy":0.5})",
+      R"({"event":"step","epoch":2,"step":4,"loss":2.2})",
+      R"({"event":"step","epoch":2,"step":5,"loss":2.1})",
+      R"({"event":"step","epoch":2,"st)"};
+  auto write_log = [&] {
+    std::ofstream out(path, std::ios::trunc);
+    for (std::size_t i = 0; i < written.size(); ++i)
+      out << written[i] << (i + 1 < written.size() ? "\n" : "");  // the last one cut short
+  };
+  write_log();
+  {
+    JsonLines resumed(path.string(), LogResumePoint{.global_step = 3, .epoch = 1});
+    EXPECT_EQ(resumed.dropped_lines(), 4);  // epoch 1's line (evaluated again), steps 4, 5, the cut
+    resumed.write({{"event", "epoch"}, {"epoch", 1}, {"step", 3}});
+  }
+  std::vector<std::string> expected(written.begin(), written.begin() + 3);
+  expected.push_back(R"({"epoch":1,"event":"epoch","step":3})");
+  EXPECT_EQ(lines_of(path), expected);
+
+  // From a checkpoint at step 4 (in epoch 2): epoch 1's line stays.
+  write_log();
+  {
+    JsonLines resumed(path.string(), LogResumePoint{.global_step = 4, .epoch = 2});
+    EXPECT_EQ(resumed.dropped_lines(), 2);  // step 5, the cut
+  }
+  EXPECT_EQ(lines_of(path), std::vector<std::string>(written.begin(), written.begin() + 5));
 }
 
 // ---- leangrad-train as a process ------------------------------------------------------------
