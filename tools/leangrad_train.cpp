@@ -956,6 +956,10 @@ int main(int argc, char** argv) {
     std::cerr << "Run 'leangrad-train --help' for the options.\n";
     return 2;
   }
+  if (const std::string conflict = tools::conflicting_outputs(options); !conflict.empty()) {
+    std::cerr << "leangrad-train: error: " << conflict << "\n";
+    return 2;
+  }
   try {
     return train_reporting_oom(options);
   } catch (const leangrad::Error& e) {

@@ -27,7 +27,8 @@
 #   --profile-steps does not end the window after one step. --log-jsonl of a run resumed from a
 #   checkpoint at an epoch's end holds every step and every epoch once, in order. SKIPPED as above.
 # MODE errors: bad options exit 2, runtime errors exit 1, each with a one-line message; outputs
-#   that cannot be written are refused at start; --version describes the build.
+#   that cannot be written, or two in one file, are refused at start; --version describes the
+#   build.
 # MODE distributed (needs -DRUN=<leangrad-run>): 2 processes with batch 32 (Gloo, DDP) against 1
 #   with batch 64, two epochs on 6000 images: the test accuracies within 1 point (one process's
 #   seeds 0-2 spread over 1.2 points, 81.88-83.06% after one epoch on the whole set; the two runs
@@ -756,6 +757,12 @@ elseif(MODE STREQUAL "errors")
   run_train(1 "--save-model: cannot write '${WORK_DIR}/no-such-folder/model.safetensors'"
             --save-model "${WORK_DIR}/no-such-folder/model.safetensors" --data "${WORK_DIR}/none")
   run_train(1 "--log-json: cannot write" --log-json "${WORK_DIR}/a-file/log.json")
+  # Two outputs in one file, however spelled, are refused before anything runs (the later writer
+  # would replace the other's contents).
+  run_train(2 "--log-jsonl: '${WORK_DIR}/same.json' is the file of --log-json too"
+            --log-json "${WORK_DIR}/same.json" --log-jsonl "${WORK_DIR}/same.json")
+  run_train(2 "--memory-timeline: '${WORK_DIR}/x.json' is the file of --profile too"
+            --profile "${WORK_DIR}/no-such-folder/../x.json" --memory-timeline "${WORK_DIR}/x.json")
   run_train(1 "--checkpoint-dir: cannot create '${WORK_DIR}/a-file/ckpt'"
             --checkpoint-dir "${WORK_DIR}/a-file/ckpt")
 else()
