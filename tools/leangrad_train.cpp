@@ -435,6 +435,9 @@ class Trainer {
   Trainer(const TrainOptions& o, Run& run, TrainPosition position, nlohmann::json& log);
 
   void train_epochs();
+  // --profile and --memory-timeline at the run's end (also when Ctrl-C stopped it): the trace of
+  // a window the run ended inside, or the line saying the run ended before a window began.
+  void finish_observers();
   void report();
   bool interrupted() const { return interrupted_; }
 
@@ -468,7 +471,8 @@ Trainer::Trainer(const TrainOptions& o, Run& run, TrainPosition position, nlohma
       run_(run),
       position_(std::move(position)),
       log_(log),
-      bar_(isatty(STDOUT_FILENO) != 0, std::cout, STDOUT_FILENO),
+      bar_(isatty(STDOUT_FILENO) != 0, std::cout, STDOUT_FILENO,
+           tools::terminal_erases_lines(std::getenv("TERM"))),
       batches_per_epoch_(run.train_loader->size()),
       steps_per_epoch_(run.steps_per_epoch) {
   // What is allocated now beside the parameters is resident data (MemoryReport).
@@ -477,8 +481,17 @@ Trainer::Trainer(const TrainOptions& o, Run& run, TrainPosition position, nlohma
     memory_.parameters += device_bytes(p, run.device);
   memory_.resident -= memory_.parameters;
   memory::reset_peak(run.device);
-  if (!o.log_jsonl.empty() && run.world.is_main())  // a resumed run goes on with the same file
-    step_log_ = tools::JsonLines(o.log_jsonl, /*append=*/position_.global_step > 0);
+  if (!o.log_jsonl.empty() && run.world.is_main()) {  // a resumed run goes on with the same file
+    std::optional<tools::LogResumePoint> resumed;
+    if (position_.global_step > 0) resumed = {position_.global_step, position_.epoch};
+    step_log_ = tools::JsonLines(o.log_jsonl, resumed);
+    if (step_log_.dropped_lines() > 0) {
+      std::cout << "--log-jsonl: dropped " << step_log_.dropped_lines() << " line(s) of "
+                << o.log_jsonl << " written after the checkpoint of global step "
+                << position_.global_step << " (or cut short), which this run writes again"
+                << std::endl;
+    }
+  }
   const std::int64_t first_observed = position_.global_step + tools::kObserverWarmupSteps;
   if (!o.profile.empty() && run.world.is_main())
     profiler_ = tools::StepProfiler(o.profile, first_observed, o.profile_steps);
@@ -752,9 +765,14 @@ void Trainer::finish_profile() {
   profiler_.finish(std::cout);
 }
 
+void Trainer::finish_observers() {
+  finish_profile();
+  timeline_.finish(std::cout);
+}
+
 // Step times and where the memory went, printed and added to the --log-json record.
 void Trainer::report() {
-  finish_profile();
+  finish_observers();
   for (const Tensor& p : run_.model->parameters())
     memory_.gradients += device_bytes(p.grad(), run_.device);
   memory_.optimizer_state = optimizer_state_bytes(*run_.optimizer, run_.device);
@@ -860,6 +878,7 @@ int train(const TrainOptions& o, Phase& phase) {
   tools::catch_interrupt();
   trainer.train_epochs();
   if (trainer.interrupted()) {  // the checkpoint (if any) is saved: leave as a shell expects
+    trainer.finish_observers();
     if (o.checkpoint_dir.empty() && run.world.is_main())
       std::cout << "no --checkpoint-dir: nothing was saved" << std::endl;
     if (run.world.size > 1) distributed::destroy_process_group();
@@ -879,8 +898,7 @@ int train_reporting_oom(const TrainOptions& o) {
   Phase phase = Phase::kSetUp;
   try {
     return train(o, phase);
-  } catch (const OutOfMemoryError& e) {
-    if (isatty(STDOUT_FILENO) != 0) std::cout << "\n" << std::flush;  // end a progress bar
+  } catch (const OutOfMemoryError& e) {  // a progress bar's line was ended as it was destroyed
     std::cerr << "leangrad-train: out of memory: " << e.message() << "\n";
     for (const Device device : {Device::cpu(), Device::cuda()}) {
       if (device.is_cpu() || cuda::is_available()) std::cerr << memory::summary(device);
@@ -936,6 +954,10 @@ int main(int argc, char** argv) {
     if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr)
       tools::suggest_options(app, "leangrad-train", std::cerr);
     std::cerr << "Run 'leangrad-train --help' for the options.\n";
+    return 2;
+  }
+  if (const std::string conflict = tools::conflicting_outputs(options); !conflict.empty()) {
+    std::cerr << "leangrad-train: error: " << conflict << "\n";
     return 2;
   }
   try {

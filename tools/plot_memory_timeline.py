@@ -20,6 +20,7 @@ matplotlib.use("Agg")  # no display needed
 import matplotlib.pyplot as plt  # noqa: E402
 
 MIB = 1 << 20
+REQUIRED = ("categories", "time_ms", "bytes", "marks", "peak")  # what draw() reads
 LABELS = {
     "parameters": "parameters",
     "gradients": "gradients",
@@ -76,7 +77,14 @@ def main():
     timelines = []
     for path in args.timelines:
         with open(path) as f:
-            timelines.append(json.load(f))
+            try:
+                timeline = json.load(f)
+            except json.JSONDecodeError as e:
+                parser.error(f"{path} is not JSON ({e})")
+        if not isinstance(timeline, dict) or any(key not in timeline for key in REQUIRED):
+            parser.error(f"{path} is not a timeline of leangrad-train --memory-timeline (it "
+                         f"needs {', '.join(REQUIRED)})")
+        timelines.append(timeline)
     for t, path in zip(timelines, args.timelines):
         for c in args.omit:
             if c not in t["categories"]:

@@ -47,11 +47,18 @@ def depths(spans):
     return result
 
 
+def positive_int(text):
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text}")
+    return value
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("trace", help="the Chrome trace JSON leangrad wrote")
     parser.add_argument("-o", "--output", default="trace.png", help="the PNG to write")
-    parser.add_argument("--max-depth", type=int, default=4,
+    parser.add_argument("--max-depth", type=positive_int, default=4,
                         help="nesting levels drawn per track (default 4)")
     parser.add_argument("--title", default=None, help="the picture's title (default: the file)")
     args = parser.parse_args()
@@ -109,8 +116,9 @@ def main():
                                  f"(deeper than {args.max_depth} levels not drawn)")
     legend = [patches.Patch(facecolor=c, label=name) for name, c in COLOURS.items()
               if any(e.get("cat") == name for s in tracks.values() for e in s)]
-    axes.legend(handles=legend, loc="upper center", bbox_to_anchor=(0.5, -0.16), fontsize="small",
-                ncol=len(legend), frameon=False)
+    if legend:  # none when no span has one of the profiler's categories
+        axes.legend(handles=legend, loc="upper center", bbox_to_anchor=(0.5, -0.16),
+                    fontsize="small", ncol=len(legend), frameon=False)
     axes.grid(axis="x", alpha=0.3)
     figure.tight_layout()
     figure.savefig(args.output, dpi=130)

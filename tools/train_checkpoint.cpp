@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <limits>
 #include <map>
 #include <ostream>
@@ -72,9 +73,12 @@ class MetadataReader {
     return n;
   }
 
-  // A finite number >= 0, as exact_double writes it ("0x1.8p+1") or in decimal.
-  double non_negative_number(const std::string& key) const {
+  // A number >= 0, as exact_double writes it ("0x1.8p+1") or in decimal; or, a diverged run's
+  // loss, exactly as exact_double writes NaN and infinity ("nan", "-nan", "inf").
+  double loss_number(const std::string& key) const {
     const std::string& value = text(key);
+    if (value == "nan" || value == "-nan") return std::numeric_limits<double>::quiet_NaN();
+    if (value == "inf") return std::numeric_limits<double>::infinity();
     const bool hex = value.rfind("0x", 0) == 0;
     const char* begin = value.data() + (hex ? 2 : 0);
     const char* last = value.data() + value.size();
@@ -82,7 +86,7 @@ class MetadataReader {
     const auto [end, error] =
         std::from_chars(begin, last, x, hex ? std::chars_format::hex : std::chars_format::general);
     if (error != std::errc() || end != last || !std::isfinite(x) || x < 0)
-      invalid(key, "a finite number >= 0", value);
+      invalid(key, "a number >= 0 (or nan, inf: a diverged run's)", value);
     return x;
   }
 
@@ -126,9 +130,11 @@ SafetensorsMetadata checkpoint_metadata(const CheckpointSpec& spec, const TrainP
 //   CheckpointMismatch: the user's choice, not corruption);
 // - the position is consistent: 1 <= epoch, 0 <= step_in_epoch <= the run's steps per epoch,
 //   global_step = (epoch - 1) * steps per epoch + step_in_epoch (checked arithmetic) and equals the
-//   step in the file's name, dataloader_epoch = epoch - 1, loss_sum is finite and >= 0;
+//   step in the file's name, dataloader_epoch = epoch - 1, loss_sum is a number >= 0 (or NaN or
+//   infinity, as a run whose loss diverged writes it: its checkpoints are its own, not damage);
 // - epochs_log is JSON at most kMaxEpochsLogDepth deep: an array of exactly epoch - 1 records
-//   {epoch = its 1-based index, loss, <score>, ms_per_step, seconds}, all finite numbers;
+//   {epoch = its 1-based index, loss, <score>, ms_per_step, seconds}, all finite numbers but the
+//   loss and the score, which are null where the run diverged;
 // - the RNG devices are distinct, include the CPU, and each has the run's seed and an offset;
 // then the tensors: model.* and optim.* (and scaler.* exactly when the run has a loss scaler),
 // loaded by the model's, the optimizer's and the scaler's own checked load_state_dict, after which
@@ -169,15 +175,22 @@ nlohmann::json parse_epochs_log(const MetadataReader& reader, const CheckpointSp
                    "an array of " + std::to_string(expected_records) +
                        " epoch records (the epochs before epoch " + std::to_string(epoch) + ")",
                    text);
+  // The loss and the score of a diverged run are null (how JSON writes NaN and infinity).
   const char* numbers[] = {"loss", spec.score_name.c_str(), "ms_per_step", "seconds"};
+  const char* may_be_null[] = {"loss", spec.score_name.c_str()};
   for (std::size_t i = 0; i < log.size(); ++i) {
     const nlohmann::json& record = log[i];
     bool valid = record.is_object() && record.size() == 5 && record.contains("epoch") &&
                  record["epoch"].is_number_integer() &&
                  record["epoch"].get<std::int64_t>() == static_cast<std::int64_t>(i + 1);
-    for (const char* key : numbers)
-      valid = valid && record.contains(key) && record[key].is_number() &&
-              std::isfinite(record[key].get<double>());
+    for (const char* key : numbers) {
+      const bool null_allowed =
+          std::any_of(std::begin(may_be_null), std::end(may_be_null),
+                      [&](const char* k) { return std::strcmp(k, key) == 0; });
+      valid = valid && record.contains(key) &&
+              ((record[key].is_null() && null_allowed) ||
+               (record[key].is_number() && std::isfinite(record[key].get<double>())));
+    }
     if (!valid)
       reader.invalid("epochs_log",
                      "epoch records {epoch: " + std::to_string(i + 1) + ", loss, " +
@@ -209,7 +222,7 @@ TrainPosition read_position(const MetadataReader& reader, const CheckpointSpec& 
   if (reader.unsigned_integer("dataloader_epoch") != static_cast<std::uint64_t>(position.epoch - 1))
     reader.invalid("dataloader_epoch", "epoch - 1 = " + std::to_string(position.epoch - 1),
                    reader.text("dataloader_epoch"));
-  position.loss_sum = reader.non_negative_number("loss_sum");
+  position.loss_sum = reader.loss_number("loss_sum");
   position.epochs_log = parse_epochs_log(reader, spec, position.epoch);
   return position;
 }

@@ -13,9 +13,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <ostream>
 
 #include <leangrad/core/error.h>
+#include <leangrad/data/file_io.h>
 
 namespace leangrad::tools {
 
@@ -93,20 +95,49 @@ std::string format_progress(const ProgressState& s, int columns) {
   return {};
 }
 
-ProgressBar::ProgressBar(bool enabled, std::ostream& out, int fd)
-    : enabled_(enabled), out_(out), fd_(fd) {}
+bool terminal_erases_lines(const char* term) {
+  return term != nullptr && *term != '\0' && std::strcmp(term, "dumb") != 0;
+}
+
+ProgressBar::ProgressBar(bool enabled, std::ostream& out, int fd, bool ansi_erase)
+    : enabled_(enabled), out_(out), fd_(fd), ansi_erase_(ansi_erase) {}
+
+ProgressBar::~ProgressBar() {
+  try {
+    if (drawn_) out_ << "\n" << std::flush;
+  } catch (...) {  // destructors never throw
+  }
+}
 
 void ProgressBar::update(const ProgressState& s, Clock::time_point now) {
   if (!enabled_) return;
   if (s.step != s.steps && last_draw_ && now - *last_draw_ < kRedrawInterval) return;
   last_draw_ = now;
-  out_ << "\r\033[K" << format_progress(s, terminal_columns(fd_)) << std::flush;
+  const int columns = terminal_columns(fd_);
+  const std::string line = format_progress(s, columns);
+  if (ansi_erase_) {
+    out_ << "\r\033[K" << line;
+  } else {
+    // Spaces over the rest of the previous redraw, within the width (the window may have shrunk).
+    const std::size_t rest =
+        std::min(drawn_width_, static_cast<std::size_t>(std::max(columns - 1, 1)));
+    out_ << "\r" << line << std::string(rest > line.size() ? rest - line.size() : 0, ' ');
+  }
+  out_ << std::flush;
+  drawn_width_ = line.size();
   drawn_ = true;
 }
 
 void ProgressBar::clear() {
-  if (drawn_) out_ << "\r\033[K" << std::flush;
+  if (drawn_) {
+    if (ansi_erase_) {
+      out_ << "\r\033[K" << std::flush;
+    } else {
+      out_ << "\r" << std::string(drawn_width_, ' ') << "\r" << std::flush;
+    }
+  }
   drawn_ = false;
+  drawn_width_ = 0;
 }
 
 // ---- Options ------------------------------------------------------------------------------------
@@ -169,8 +200,54 @@ void suggest_options(const CLI::App& app, const std::string& program, std::ostre
 
 // ---- --log-jsonl --------------------------------------------------------------------------------
 
-JsonLines::JsonLines(const std::string& path, bool append)
-    : path_(path), out_(path, append ? std::ios::app : std::ios::trunc) {
+// Note [A resumed run's log lines]
+// A run resumes from its newest checkpoint, which may be older than the last lines of its log: a
+// run killed (SIGKILL, out of memory, a lost machine) after step 27 with a checkpoint at step 20,
+// or stopped by --max-steps at an epoch's end, whose checkpoint is taken before that epoch's
+// evaluation. The resumed run trains steps 21.. and evaluates that epoch again, so appending alone
+// would leave each of those steps twice, and the curve of a plot would run back on itself. So the
+// file keeps what the checkpoint covers, the step lines up to its step and the epoch lines of the
+// epochs before its epoch, and drops the rest, as TensorBoard's purge_step does with its events;
+// a line that is not a whole JSON object (cut short by the kill) goes too. The file is rewritten
+// atomically, and only when something is dropped.
+namespace {
+
+// Whether a line of the log is covered by a checkpoint at `resumed`.
+bool covered_by(const std::string& line, const LogResumePoint& resumed) {
+  const nlohmann::json record = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (!record.is_object()) return false;
+  const bool epoch_line = record.value("event", std::string()) == "epoch";
+  const char* field = epoch_line ? "epoch" : "step";
+  if (!record.contains(field) || !record[field].is_number_integer()) return true;  // not ours
+  const auto value = record[field].get<std::int64_t>();
+  return epoch_line ? value < resumed.epoch : value <= resumed.global_step;
+}
+
+// Drops the lines of `path` past `resumed`; returns how many.
+std::int64_t keep_resumed_lines(const std::string& path, const LogResumePoint& resumed) {
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(path, error)) return 0;  // new, or a pipe: nothing to keep
+  std::ifstream in(path, std::ios::binary);
+  LG_CHECK(in.is_open(), "--log-jsonl: cannot read '", path, "': ", std::strerror(errno));
+  std::string kept, line;
+  std::int64_t dropped = 0;
+  while (std::getline(in, line)) {
+    if (in.eof() || !covered_by(line, resumed)) {  // at eof: a last line without its '\n'
+      ++dropped;
+    } else {
+      kept += line + '\n';
+    }
+  }
+  LG_CHECK(!in.bad(), "--log-jsonl: reading '", path, "' failed");
+  if (dropped > 0) write_file_atomically(path, kept, "--log-jsonl");
+  return dropped;
+}
+
+}  // namespace
+
+JsonLines::JsonLines(const std::string& path, std::optional<LogResumePoint> resumed) : path_(path) {
+  if (resumed) dropped_lines_ = keep_resumed_lines(path, *resumed);
+  out_.open(path, resumed ? std::ios::app : std::ios::trunc);
   LG_CHECK(out_.is_open(), "--log-jsonl: cannot write '", path, "': ", std::strerror(errno));
 }
 

@@ -40,16 +40,26 @@ struct ProgressState {
 // it): "epoch 1/10 [=====>    ] 120/938 loss 0.6123 5103 samples/s ETA 0:09".
 std::string format_progress(const ProgressState& s, int columns);
 
+// Whether a terminal whose $TERM is `term` (nullptr: unset) takes ANSI's erase to the end of the
+// line (\033[K): not when it is unset or "dumb" (Emacs' shell buffer, some CI log viewers show the
+// escape as text), where the bar erases with spaces instead, as git's progress does.
+bool terminal_erases_lines(const char* term);
+
 // The one-line progress bar shown when the standard output is a terminal: redrawn in place (\r,
 // then erase to the end of the line) at most four times a second and always at an epoch's last
-// step, erased before any other line is printed. Disabled, it prints nothing.
+// step, erased before any other line is printed. Disabled, it prints nothing. Destroyed while
+// drawn (an error ended training), it ends its line: the message that follows starts on its own.
 class ProgressBar {
  public:
   using Clock = std::chrono::steady_clock;
   static constexpr std::chrono::milliseconds kRedrawInterval{250};
 
   // `fd`: the terminal the bar is drawn on (its width is asked there); `out` writes to it.
-  ProgressBar(bool enabled, std::ostream& out, int fd);
+  // `ansi_erase`: erase with \033[K, else with spaces (terminal_erases_lines).
+  ProgressBar(bool enabled, std::ostream& out, int fd, bool ansi_erase = true);
+  ~ProgressBar();
+  ProgressBar(const ProgressBar&) = delete;
+  ProgressBar& operator=(const ProgressBar&) = delete;
 
   bool enabled() const { return enabled_; }
   // Redraws the bar unless the last redraw was under kRedrawInterval ago (`now` for tests).
@@ -60,7 +70,9 @@ class ProgressBar {
   bool enabled_;
   std::ostream& out_;
   int fd_;
+  bool ansi_erase_;
   bool drawn_ = false;
+  std::size_t drawn_width_ = 0;  // the characters of the last redraw
   std::optional<Clock::time_point> last_draw_;
 };
 
@@ -81,20 +93,32 @@ void suggest_options(const CLI::App& app, const std::string& program, std::ostre
 
 // ---- --log-jsonl --------------------------------------------------------------------------------
 
+// Where a resumed run takes up its --log-jsonl file: after optimizer step `global_step` (the
+// checkpoint's), in epoch `epoch`.
+struct LogResumePoint {
+  std::int64_t global_step = 0;
+  int epoch = 1;
+};
+
 // One JSON object per line, flushed after each, so a crashed or interrupted run keeps every line
-// it wrote and a plot can follow a run while it trains (tools/plot_training.py). A resumed run
-// appends to the file; a new one starts it afresh.
+// it wrote and a plot can follow a run while it trains (tools/plot_training.py). A new run starts
+// the file afresh. A resumed run appends to it, after keeping only what its checkpoint covers
+// (Note [A resumed run's log lines] in train_console.cpp): the step lines up to the checkpoint's
+// step and the epoch lines of the epochs before its epoch.
 class JsonLines {
  public:
   JsonLines() = default;
-  JsonLines(const std::string& path, bool append);
+  JsonLines(const std::string& path, std::optional<LogResumePoint> resumed);
 
   bool is_open() const { return out_.is_open(); }
   void write(const nlohmann::json& record);
+  // Lines a resumed run dropped: written past its checkpoint, or not whole records.
+  std::int64_t dropped_lines() const { return dropped_lines_; }
 
  private:
   std::string path_;
   std::ofstream out_;
+  std::int64_t dropped_lines_ = 0;
 };
 
 // ---- Ctrl-C -------------------------------------------------------------------------------------

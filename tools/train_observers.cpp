@@ -24,18 +24,29 @@ StepProfiler::StepProfiler(std::string path, std::int64_t first_step, std::int64
 
 void StepProfiler::begin_step(std::int64_t step) {
   if (step == first_step_ && !profile_) profile_ = std::make_unique<profiler::Profile>();
+  if (profile_) ++recorded_steps_;
 }
 
 bool StepProfiler::done_after(std::int64_t step) const {
-  return profile_ != nullptr && step >= first_step_ + steps_;
+  // Counted from the window's start: first_step_ + steps_ overflows for --profile-steps near 2^63.
+  return profile_ != nullptr && step - first_step_ >= steps_;
 }
 
 void StepProfiler::finish(std::ostream& out) {
-  if (!profile_) return;
+  if (first_step_ < 0) return;
+  if (!profile_) {
+    out << "profile: the run ended before global step " << first_step_
+        << ", where the profile was to begin (after " << kObserverWarmupSteps
+        << " warm-up steps): nothing recorded, " << path_ << " not written" << std::endl;
+    first_step_ = -1;
+    return;
+  }
   profile_->stop();
   write_file_atomically(path_, profile_->chrome_trace(), "--profile");
-  out << "profile: " << steps_ << " steps from global step " << first_step_ << " written to "
-      << path_ << " (open it in https://ui.perfetto.dev)\n"
+  out << "profile: " << recorded_steps_ << (recorded_steps_ == 1 ? " step" : " steps")
+      << " from global step " << first_step_;
+  if (recorded_steps_ < steps_) out << " (the run ended before the " << steps_ << " asked)";
+  out << " written to " << path_ << " (open it in https://ui.perfetto.dev)\n"
       << profile_->table(15) << std::flush;
   profile_.reset();
   first_step_ = -1;
@@ -103,6 +114,15 @@ void StepMemoryTimeline::end_step(const nn::Module& model, const optim::Optimize
                 static_cast<double>(timeline["peak"]["bytes"].get<std::int64_t>()) / (1 << 20),
                 timeline["peak"]["time_ms"].get<double>());
   out << line << path_ << std::endl;
+  step_ = -1;
+}
+
+void StepMemoryTimeline::finish(std::ostream& out) {
+  if (step_ < 0) return;
+  out << "memory timeline: the run ended before global step " << step_
+      << ", the step to record (after " << kObserverWarmupSteps << " warm-up steps): " << path_
+      << " not written" << std::endl;
+  step_ = -1;
 }
 
 }  // namespace leangrad::tools

@@ -34,14 +34,16 @@ class StepProfiler {
   void begin_step(std::int64_t step);
   // True once the window's last step has ended (then call finish).
   bool done_after(std::int64_t step) const;
-  // Writes the trace (atomically) and prints the top spans to `out`; nothing if nothing recorded.
-  // Also called at the end of a run shorter than the window.
+  // Writes the trace (atomically) and prints the top spans to `out`, saying how many steps it
+  // holds. Also called when a run ends (or Ctrl-C stops it) inside the window, and when it ends
+  // before the window began: then it says that nothing was recorded. Nothing when off or done.
   void finish(std::ostream& out);
 
  private:
   std::string path_;
-  std::int64_t first_step_ = -1;
+  std::int64_t first_step_ = -1;  // -1: off, or the trace is written
   std::int64_t steps_ = 0;
+  std::int64_t recorded_steps_ = 0;  // begun under profile_
   std::unique_ptr<profiler::Profile> profile_;
 };
 
@@ -57,10 +59,13 @@ class StepMemoryTimeline {
   // in (model, batch size, ...) and prints one line to `out`.
   void end_step(const nn::Module& model, const optim::Optimizer& optimizer,
                 const nlohmann::json& info, std::ostream& out);
+  // At the end of the run (or at Ctrl-C): when it ended before the step to record, says that
+  // nothing was written.
+  void finish(std::ostream& out);
 
  private:
   std::string path_;
-  std::int64_t step_ = -1;
+  std::int64_t step_ = -1;  // -1: off, or the timeline is written
   Device device_;
   bool recording_ = false;
   TimelineBlocks blocks_;

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <utility>
 
 #include "train_models.h"
 
@@ -165,6 +167,39 @@ std::string memory_setting_text(const TrainOptions& o) {
     add(budget);
   }
   return text.empty() ? "plain" : text;
+}
+
+std::string conflicting_outputs(const TrainOptions& o) {
+  namespace fs = std::filesystem;
+  const std::vector<std::pair<const char*, const std::string*>> outputs = {
+      {"--save-model", &o.save_model},
+      {"--log-json", &o.log_json},
+      {"--log-jsonl", &o.log_jsonl},
+      {"--profile", &o.profile},
+      {"--memory-timeline", &o.memory_timeline}};
+  // The file a path names: its folders' links resolved (and its own, when it is one).
+  auto resolved = [](const std::string& path) {
+    std::error_code error;
+    const fs::path absolute = fs::absolute(path, error);
+    const fs::path canonical = fs::weakly_canonical(absolute, error);
+    return error ? absolute.lexically_normal() : canonical;
+  };
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    const auto& [option, path] = outputs[i];
+    if (path->empty()) continue;
+    for (std::size_t j = 0; j < i; ++j) {
+      const auto& [earlier_option, earlier_path] = outputs[j];
+      if (earlier_path->empty()) continue;
+      std::error_code error;
+      const bool same = resolved(*path) == resolved(*earlier_path) ||
+                        fs::equivalent(*path, *earlier_path, error);  // hard links
+      if (same) {
+        return std::string(option) + ": '" + *path + "' is the file of " + earlier_option +
+               " too: each output needs a file of its own";
+      }
+    }
+  }
+  return "";
 }
 
 Device choose_device(const std::string& requested) {

@@ -66,6 +66,12 @@ std::unique_ptr<optim::Optimizer> make_optimizer(const std::string& name,
 // "--memory-budget 900"), or "plain": the --memory-timeline file's `memory_setting`.
 std::string memory_setting_text(const TrainOptions& o);
 
+// "" when the files the options write (--save-model, --log-json, --log-jsonl, --profile,
+// --memory-timeline) are distinct files, else what is wrong: "--log-jsonl: 'a.json' is the file of
+// --log-json too: ..." (two outputs in one file: the later writer would silently replace the
+// other's contents). Paths naming one file through symbolic or hard links are the same file.
+std::string conflicting_outputs(const TrainOptions& o);
+
 // --device: cuda when empty and a GPU is there, else cpu; "cuda" without one is an Error.
 Device choose_device(const std::string& requested);
 

@@ -303,7 +303,11 @@ std::string Profile::chrome_trace() {
                         {"args", {{"name", "CUDA stream " + std::to_string(stream)}}}});
     }
   }
-  return nlohmann::json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump() + "\n";
+  // A span's name is the program's (any bytes): what is not UTF-8 becomes U+FFFD, as JSON must be
+  // UTF-8 (dump() would throw on it and lose the whole trace).
+  return nlohmann::json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump(
+             -1, ' ', /*ensure_ascii=*/false, nlohmann::json::error_handler_t::replace) +
+         "\n";
 }
 
 std::string Profile::table(std::size_t top) {

@@ -4,8 +4,9 @@
 //   nest properly and never partly overlap; the expected ops, backward nodes and optimizer step
 //   are there (linear's matmuls inside it), each op with its input shapes.
 // - Nothing is recorded outside a Profile, one Profile at a time, a span open when the Profile
-//   stops is dropped; each thread gets its own track (DataLoader workers included); a Profile
-//   stopped while workers record gathers only finished spans.
+//   stops is dropped; a span of any name (quotes, control characters, not UTF-8) gives valid
+//   JSON; each thread gets its own track (DataLoader workers included); a Profile stopped while
+//   workers record gathers only finished spans.
 // - The table counts calls the way the spans do.
 // - On CUDA, every op over CUDA tensors has a second span, its device time, on its stream's track
 //   (pid 2), nested as the host spans are. SKIPPED without a GPU.
@@ -186,6 +187,25 @@ TEST(Profiler, RecordsOnlyWhileAProfileRuns) {
   EXPECT_EQ(again[0].thread, 0u);
   EXPECT_EQ(again[0].input_shapes, "");  // record_shapes(false)
   EXPECT_EQ(again[0].stream, -1);
+}
+
+// A program's own span may be named anything: quotes, backslashes and control characters are
+// escaped, and bytes that are not UTF-8 (a Latin-1 name) become U+FFFD, so the trace stays JSON
+// that a strict parser (Perfetto's) reads; the table prints the name as it was given.
+TEST(Profiler, TraceOfAnyNameIsValidJson) {
+  const std::string quoted = "say \"hi\" \\ tab\t bell\x07 newline\n";
+  const std::string latin1 = "caf\xe9 na\xefve";
+  profiler::Profile profile;
+  { const profiler::Span span(quoted.c_str(), Category::User); }
+  { const profiler::Span span(latin1.c_str(), Category::User); }
+  profile.stop();
+  std::string trace;
+  ASSERT_NO_THROW(trace = profile.chrome_trace());
+  std::vector<std::string> names;
+  for (const TraceEvent& e : parse_trace(trace))
+    names.push_back(e.name);
+  EXPECT_EQ(names, (std::vector<std::string>{quoted, "caf\xef\xbf\xbd na\xef\xbf\xbdve"}));
+  EXPECT_NE(profile.table(5).find("caf\xe9 na\xefve"), std::string::npos);
 }
 
 TEST(Profiler, OneTrackPerThread) {

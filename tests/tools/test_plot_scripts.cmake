@@ -1,9 +1,12 @@
 # The trace and plotting scripts (tools/trace_summary.py, tools/plot_trace.py,
-# tools/plot_memory_timeline.py). trace_summary.py: a hand-made trace whose busy times are known
-# (nested and overlapping spans count once), and the committed CPU trace. The plots, on the files
-# committed under docs/images: each writes a PNG, a timeline pair is drawn side by side with both
-# peaks, and bad input is refused with a message. Debian's python3 with python3-matplotlib
-# (tools/bootstrap.sh installs it); without matplotlib the plots are SKIPPED.
+# tools/plot_memory_timeline.py, tools/plot_training.py). trace_summary.py: a hand-made trace
+# whose busy times are known (nested and overlapping spans count once), and the committed CPU
+# trace. The plots, on the files committed under docs/images and on hand-made ones: each writes a
+# PNG, a timeline pair is drawn side by side with both peaks, a training log with the null losses
+# of a diverged run and a log of one step are drawn, and bad input (options out of range, a file
+# of another kind, an accuracy and a PSNR on one axis) is refused with a message. Debian's python3
+# with python3-matplotlib (tools/bootstrap.sh installs it); without matplotlib the plots are
+# SKIPPED.
 #   cmake -DSOURCE_DIR=... -DWORK_DIR=... -P test_plot_scripts.cmake
 find_program(PYTHON3 python3 PATHS /usr/bin NO_DEFAULT_PATH)
 if(NOT PYTHON3)
@@ -79,3 +82,36 @@ expect_printed("plot_memory_timeline.py, two files" "${out}" "(peak 250.01, 237.
 run_plot(2 out plot_memory_timeline.py "${images}/srnet_memory.json" --omit nothing_like_this
          -o "${WORK_DIR}/bad.png")
 expect_printed("plot_memory_timeline.py, bad --omit" "${out}" "--omit nothing_like_this")
+run_plot(2 out plot_trace.py "${images}/srnet_trace.json" --max-depth 0 -o "${WORK_DIR}/bad.png")
+expect_printed("plot_trace.py, --max-depth 0" "${out}" "expected an integer >= 1, got 0")
+# A span of no category the profiler has: drawn, without a legend.
+file(WRITE "${WORK_DIR}/other_trace.json"
+     [=[{"traceEvents": [{"name": "a", "ph": "X", "ts": 0, "dur": 5, "pid": 1, "tid": 0}]}]=])
+run_plot(0 out plot_trace.py "${WORK_DIR}/other_trace.json" -o "${WORK_DIR}/other_trace.png")
+expect_png("${WORK_DIR}/other_trace.png")
+run_plot(2 out plot_memory_timeline.py "${images}/srnet_trace.json" -o "${WORK_DIR}/bad.png")
+expect_printed("plot_memory_timeline.py, a trace" "${out}" "is not a timeline of leangrad-train")
+
+# plot_training.py. leangrad-train writes a loss that is not finite (a diverged run) as null.
+file(WRITE "${WORK_DIR}/diverged.jsonl" [=[{"event":"step","step":1,"epoch":1,"loss":2.3,"lr":10.0}
+{"event":"step","step":2,"epoch":1,"loss":null,"lr":10.0}
+{"event":"step","step":3,"epoch":1,"loss":null,"lr":10.0}
+{"event":"epoch","step":3,"epoch":1,"loss":null,"accuracy":0.1}
+]=])
+run_plot(0 out plot_training.py "${WORK_DIR}/diverged.jsonl" -o "${WORK_DIR}/diverged.png")
+expect_png("${WORK_DIR}/diverged.png")
+expect_printed("plot_training.py, null losses" "${out}" "2 of 3 steps have no finite loss")
+file(WRITE "${WORK_DIR}/one_step.jsonl" "{\"event\":\"step\",\"step\":1,\"epoch\":1,\"loss\":2.3}\n")
+run_plot(0 out plot_training.py "${WORK_DIR}/one_step.jsonl" -o "${WORK_DIR}/one_step.png")
+expect_png("${WORK_DIR}/one_step.png")
+file(WRITE "${WORK_DIR}/psnr.jsonl" [=[{"event":"step","step":1,"epoch":1,"loss":0.3}
+{"event":"epoch","step":1,"epoch":1,"loss":0.3,"psnr_db":20.5}
+]=])
+run_plot(1 out plot_training.py "${WORK_DIR}/diverged.jsonl" "${WORK_DIR}/psnr.jsonl"
+         -o "${WORK_DIR}/bad.png")
+expect_printed("plot_training.py, accuracy and PSNR" "${out}" "cannot share the score axis")
+run_plot(2 out plot_training.py "${WORK_DIR}/one_step.jsonl" --window 0 -o "${WORK_DIR}/bad.png")
+expect_printed("plot_training.py, --window 0" "${out}" "expected an integer >= 1, got 0")
+file(WRITE "${WORK_DIR}/not_records.jsonl" "5\n")
+run_plot(1 out plot_training.py "${WORK_DIR}/not_records.jsonl" -o "${WORK_DIR}/bad.png")
+expect_printed("plot_training.py, not a record" "${out}" "not_records.jsonl:1: not a record")

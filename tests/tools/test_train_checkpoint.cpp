@@ -1,5 +1,6 @@
 // leangrad-train's checkpoints (tools/train_checkpoint.h) read as hostile input.
-// - A checkpoint round-trips the model, the optimizer, the RNG and the position exactly.
+// - A checkpoint round-trips the model, the optimizer, the RNG and the position exactly, a diverged
+//   run's non-finite loss sum and null epoch loss included.
 // - Every field that a damaged or hand-edited file can get wrong is refused with an Error naming
 //   the file and the field (issue 14's reproducers among them: step_in_epoch = INT64_MAX,
 //   epoch = INT_MIN, global_step = -7, loss_sum = "hello", an RNG offset of -5, epochs_log = "[{"
@@ -19,6 +20,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -181,6 +183,34 @@ TEST(TrainCheckpoint, RoundTripsModelOptimizerRngAndPosition) {
   EXPECT_EQ(p.epochs_log, expected.epochs_log);
 }
 
+// A run whose loss is no longer finite (diverged, or an overflowing f16 step) writes its epoch's
+// loss sum as nan or inf and a finished epoch's loss as null (JSON has no NaN); its checkpoints are
+// its own, not damage, and load back as written.
+TEST(TrainCheckpoint, RoundTripsANonFiniteLoss) {
+  const double kInfinity = std::numeric_limits<double>::infinity();
+  for (const double loss : {std::nan(""), -std::nan(""), kInfinity}) {
+    SCOPED_TRACE(loss);
+    TempDir dir;
+    const Training original(1, 3);
+    tools::TrainPosition diverged = position(3);
+    diverged.loss_sum = loss;
+    diverged.epochs_log[0]["loss"] = loss;  // written as null
+    diverged.epochs_log[0]["accuracy"] = loss;
+    tools::save_checkpoint(dir.path(), 3, spec(), *original.model, *original.optimizer, diverged);
+    Training resumed(2);
+    const tools::TrainPosition p = tools::load_checkpoint(
+        tools::checkpoint_path(dir.path(), 8), spec(), *resumed.model, *resumed.optimizer);
+    if (std::isnan(loss)) {
+      EXPECT_TRUE(std::isnan(p.loss_sum)) << p.loss_sum;
+    } else {
+      EXPECT_EQ(p.loss_sum, loss);
+    }
+    EXPECT_TRUE(p.epochs_log[0]["loss"].is_null());
+    EXPECT_TRUE(p.epochs_log[0]["accuracy"].is_null());
+    EXPECT_EQ(parameters_of(resumed), parameters_of(original));
+  }
+}
+
 TEST(TrainCheckpoint, RefusesOutOfRangeAndMalformedNumbers) {
   TempDir dir;
   const std::string path = write_checkpoint(dir.path());
@@ -206,9 +236,11 @@ TEST(TrainCheckpoint, RefusesOutOfRangeAndMalformedNumbers) {
       {"epoch", std::nullopt, "no field 'epoch'"},
       {"global_step", "-7", "field 'global_step' must be an integer in [0, "},
       {"global_step", "9", "field 'global_step' is 9, which is not (epoch - 1) * 5"},
-      {"loss_sum", "hello", "field 'loss_sum' must be a finite number >= 0, got 'hello'"},
-      {"loss_sum", "nan", "field 'loss_sum'"},
-      {"loss_sum", "inf", "field 'loss_sum'"},
+      {"loss_sum", "hello",
+       "field 'loss_sum' must be a number >= 0 (or nan, inf: a diverged run's), got 'hello'"},
+      {"loss_sum", "-inf", "field 'loss_sum'"},  // only what the writer writes: nan, -nan, inf
+      {"loss_sum", "NaN", "field 'loss_sum'"},
+      {"loss_sum", "infinity", "field 'loss_sum'"},
       {"loss_sum", "-0x1p+0", "field 'loss_sum'"},
       {"loss_sum", "1e999", "field 'loss_sum'"},
       {"dataloader_epoch", "0", "field 'dataloader_epoch' must be epoch - 1 = 1"},
@@ -227,6 +259,8 @@ TEST(TrainCheckpoint, RefusesOutOfRangeAndMalformedNumbers) {
       {"epochs_log", R"([{"epoch":2,"loss":0.5,"accuracy":0.8,"ms_per_step":1,"seconds":2}])",
        "record 0"},
       {"epochs_log", R"([{"epoch":1,"loss":"x","accuracy":0.8,"ms_per_step":1,"seconds":2}])",
+       "record 0"},
+      {"epochs_log", R"([{"epoch":1,"loss":0.5,"accuracy":0.8,"ms_per_step":null,"seconds":2}])",
        "record 0"},
       {"epochs_log", R"([{"epoch":1,"loss":0.5,"psnr_db":20,"ms_per_step":1,"seconds":2}])",
        "record 0"},

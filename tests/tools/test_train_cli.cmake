@@ -21,8 +21,14 @@
 #   run prints its plan, trains within the budget (its measured peak allocated within 10% of the
 #   predicted one) and saves the same model, byte for byte, as the plain run without a cap; a
 #   budget no plan reaches is an error naming the smallest peak. SKIPPED as above.
+# MODE observers: --profile and --memory-timeline, whose windows begin after 3 warm-up steps: a
+#   run that ends before them says that nothing was written (and writes nothing); one that ends
+#   inside the profile's window writes the steps it recorded and says how many; the largest
+#   --profile-steps does not end the window after one step. --log-jsonl of a run resumed from a
+#   checkpoint at an epoch's end holds every step and every epoch once, in order. SKIPPED as above.
 # MODE errors: bad options exit 2, runtime errors exit 1, each with a one-line message; outputs
-#   that cannot be written are refused at start; --version describes the build.
+#   that cannot be written, or two in one file, are refused at start; --version describes the
+#   build.
 # MODE distributed (needs -DRUN=<leangrad-run>): 2 processes with batch 32 (Gloo, DDP) against 1
 #   with batch 64, two epochs on 6000 images: the test accuracies within 1 point (one process's
 #   seeds 0-2 spread over 1.2 points, 81.88-83.06% after one epoch on the whole set; the two runs
@@ -277,6 +283,79 @@ function(check_srnet)
   unset(ENV{LEANGRAD_ALLOC_CONF})
   message(STATUS "srnet: under memory_cap_mb:${cap_mb} the plain run fails with an OOM report, "
                  "the recomputing one trains")
+endfunction()
+
+# The spans named train_step in the Chrome trace `file` (one per optimizer step profiled).
+function(traced_steps file out)
+  file(READ "${file}" trace)
+  string(REGEX MATCHALL "\"name\":\"train_step\"" spans "${trace}")
+  list(LENGTH spans n)
+  set(${out} ${n} PARENT_SCOPE)
+endfunction()
+
+# --profile, --memory-timeline and --log-jsonl (MODE observers above).
+function(check_observers)
+  set(dir "${WORK_DIR}/observers")
+  file(REMOVE_RECURSE "${dir}")
+  file(MAKE_DIRECTORY "${dir}")
+  # 640 images in batches of 64: 10 steps an epoch.
+  set(mlp --device cpu --threads 1 --limit-train 640 --limit-test 100 --data "${DATA}")
+
+  # A run that ends before the windows begin (after 3 warm-up steps) says so and writes nothing.
+  train_ok(out ${mlp} --epochs 1 --max-steps 2 --profile "${dir}/early.json"
+                      --memory-timeline "${dir}/early.svg")
+  expect_printed("--profile, a run of 2 steps" "${out}"
+                 "profile: the run ended before global step 3, where the profile was to begin")
+  expect_printed("--memory-timeline, a run of 2 steps" "${out}"
+                 "memory timeline: the run ended before global step 3, the step to record")
+  foreach(file early.json early.svg)
+    if(EXISTS "${dir}/${file}")
+      message(FATAL_ERROR "a run of 2 steps wrote ${dir}/${file}")
+    endif()
+  endforeach()
+
+  # A run that ends inside the profile's window: the trace of the steps it recorded, counted.
+  train_ok(out ${mlp} --epochs 1 --max-steps 5 --profile "${dir}/short.json")
+  expect_printed("--profile, a run that ends inside the window" "${out}"
+                 "profile: 2 steps from global step 3 (the run ended before the 5 asked)")
+  traced_steps("${dir}/short.json" n)
+  if(NOT n EQUAL 2)
+    message(FATAL_ERROR "--profile: ${n} train_step spans in a trace of steps 3 and 4")
+  endif()
+  # The largest --profile-steps: the window lasts to the run's end (steps 3 to 9), not 1 step.
+  train_ok(out ${mlp} --epochs 1 --profile "${dir}/long.json"
+                      --profile-steps 9223372036854775807)
+  expect_printed("--profile-steps 2^63 - 1" "${out}" "profile: 7 steps from global step 3")
+  traced_steps("${dir}/long.json" n)
+  if(NOT n EQUAL 7)
+    message(FATAL_ERROR "--profile-steps 2^63 - 1: ${n} train_step spans, not 7")
+  endif()
+
+  # --log-jsonl of a run resumed from a checkpoint at an epoch's end (taken before that epoch's
+  # evaluation, which the resumed run repeats): every step and every epoch once, in order.
+  set(resumed ${mlp} --epochs 2 --checkpoint-dir "${dir}/ckpt" --log-jsonl "${dir}/steps.jsonl")
+  train_ok(out ${resumed} --max-steps 10)
+  train_ok(out ${resumed})
+  expect_printed("--log-jsonl, resumed" "${out}" "--log-jsonl: dropped 1 line(s)")
+  file(STRINGS "${dir}/steps.jsonl" lines)
+  set(steps "")
+  set(epochs "")
+  foreach(line IN LISTS lines)
+    string(JSON line_event GET "${line}" event)
+    string(JSON line_step GET "${line}" step)
+    string(JSON line_epoch GET "${line}" epoch)
+    if(line_event STREQUAL "epoch")
+      list(APPEND epochs "${line_epoch}@${line_step}")
+    else()
+      list(APPEND steps ${line_step})
+    endif()
+  endforeach()
+  if(NOT epochs STREQUAL "1@10;2@20")
+    message(FATAL_ERROR "--log-jsonl after resuming: epoch lines ${epochs}, not 1@10;2@20")
+  endif()
+  if(NOT steps STREQUAL "1;2;3;4;5;6;7;8;9;10;11;12;13;14;15;16;17;18;19;20")
+    message(FATAL_ERROR "--log-jsonl after resuming: step lines ${steps}, not 1 to 20")
+  endif()
 endfunction()
 
 # srnet under --memory-budget (MODE planner above).
@@ -579,7 +658,8 @@ function(check_precision)
 endfunction()
 
 if(MODE STREQUAL "accuracy" OR MODE STREQUAL "resume" OR MODE STREQUAL "srnet" OR
-   MODE STREQUAL "distributed" OR MODE STREQUAL "precision" OR MODE STREQUAL "planner")
+   MODE STREQUAL "distributed" OR MODE STREQUAL "precision" OR MODE STREQUAL "planner" OR
+   MODE STREQUAL "observers")
   include("${CMAKE_CURRENT_LIST_DIR}/../../cmake/fashion_mnist_present.cmake")
   fashion_mnist_present("${DATA}" present)
   if(NOT present)
@@ -625,6 +705,8 @@ elseif(MODE STREQUAL "precision")
   check_precision()
 elseif(MODE STREQUAL "planner")
   check_planner()
+elseif(MODE STREQUAL "observers")
+  check_observers()
 elseif(MODE STREQUAL "errors")
   # --version names the program, the build, the CPU's GEMM library and how OpenMP threads wait; a
   # CUDA build adds a line per CUDA library as the loader finds it (whether found or not) and the
@@ -675,6 +757,12 @@ elseif(MODE STREQUAL "errors")
   run_train(1 "--save-model: cannot write '${WORK_DIR}/no-such-folder/model.safetensors'"
             --save-model "${WORK_DIR}/no-such-folder/model.safetensors" --data "${WORK_DIR}/none")
   run_train(1 "--log-json: cannot write" --log-json "${WORK_DIR}/a-file/log.json")
+  # Two outputs in one file, however spelled, are refused before anything runs (the later writer
+  # would replace the other's contents).
+  run_train(2 "--log-jsonl: '${WORK_DIR}/same.json' is the file of --log-json too"
+            --log-json "${WORK_DIR}/same.json" --log-jsonl "${WORK_DIR}/same.json")
+  run_train(2 "--memory-timeline: '${WORK_DIR}/x.json' is the file of --profile too"
+            --profile "${WORK_DIR}/no-such-folder/../x.json" --memory-timeline "${WORK_DIR}/x.json")
   run_train(1 "--checkpoint-dir: cannot create '${WORK_DIR}/a-file/ckpt'"
             --checkpoint-dir "${WORK_DIR}/a-file/ckpt")
 else()
