@@ -204,6 +204,16 @@ void Profile::stop() {
   stopped_ = true;
   detail::g_recording.store(false, std::memory_order_release);
   Session& s = session();
+  // The session is free again however this ends: a failure below must not leave every later
+  // Profile of the process refused as "another Profile is recording".
+  struct Release {
+    Session& s;
+    ~Release() {
+      std::lock_guard<std::mutex> lock(s.mutex);
+      s.device_origin.reset();
+      s.active = false;
+    }
+  } release{s};
   if (s.cuda_events) cuda::synchronize();
   std::vector<std::shared_ptr<ThreadBuffer>> buffers;
   {
@@ -217,10 +227,15 @@ void Profile::stop() {
     for (PendingSpan& span : buffer->spans) {
       if (!span.finished) continue;  // still open when the Profile stopped
       if (span.device_start && span.device_end && s.device_origin) {
-        span.record.device_start_ns =
-            std::llround(1e6 * s.device_origin->elapsed_ms(*span.device_start));
-        span.record.device_end_ns =
-            std::llround(1e6 * s.device_origin->elapsed_ms(*span.device_end));
+        try {
+          const double start_ms = s.device_origin->elapsed_ms(*span.device_start);
+          const double end_ms = s.device_origin->elapsed_ms(*span.device_end);
+          span.record.device_start_ns = std::llround(1e6 * start_ms);
+          span.record.device_end_ns = std::llround(1e6 * end_ms);
+        } catch (const std::exception&) {
+          // Events the origin cannot be timed against (another GPU's: the origin is on the
+          // device current at the start): the span keeps its CPU time only.
+        }
       }
       spans_.push_back(std::move(span.record));
     }
@@ -232,9 +247,6 @@ void Profile::stop() {
     if (a.start_ns != b.start_ns) return a.start_ns < b.start_ns;
     return a.end_ns > b.end_ns;  // a parent before the child that starts with it
   });
-  std::lock_guard<std::mutex> lock(s.mutex);
-  s.device_origin.reset();
-  s.active = false;
 }
 
 const std::vector<SpanRecord>& Profile::spans() {
