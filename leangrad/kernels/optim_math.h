@@ -277,12 +277,29 @@ struct GradSpan {
   std::int64_t numel;
 };
 
-// The contribution of one element to a p-norm (|g|^p; p = inf reduces with max instead of +).
+// The contribution of one element to a p-norm (|g|^p in float32, which overflows to Inf past
+// 3.4e38 as PyTorch's float32 norm does; p = inf reduces with max_propagating_nan instead of +).
 LG_HOST_DEVICE LG_INLINE float norm_term(float g, float norm_type) {
   const float a = std::fabs(g);
   if (norm_type == 2.0f) return a * a;
   if (norm_type == 1.0f) return a;
   return std::pow(a, norm_type);
+}
+
+// The larger of a and b, or NaN when either is NaN, as torch.max reduces: the inf-norm of
+// gradients holding a NaN is NaN. (std::max, fmaxf and `a > b ? a : b` each drop a NaN on one
+// side or both.)
+template <typename T>
+LG_HOST_DEVICE LG_INLINE T max_propagating_nan(T a, T b) {
+  return (a > b || a != a) ? a : b;
+}
+
+// clip_grad_norm_'s factor for every gradient, as torch.nn.utils.clip_grad_norm_ takes it:
+// clamp(max_norm / (total_norm + 1e-6), max=1). An infinite norm gives 0; a NaN norm gives NaN
+// (clamp keeps NaN), so every gradient becomes NaN and a following step shows it, as in PyTorch.
+LG_HOST_DEVICE LG_INLINE float clip_coefficient(float max_norm, float total_norm) {
+  const float coef = max_norm / (total_norm + 1e-6f);
+  return coef > 1.0f ? 1.0f : coef;
 }
 
 // ---- Gradient scaling (amp::GradScaler) --------------------------------------------------------

@@ -72,4 +72,8 @@ bool Adam::valid_state(const Tensor& param, const std::string& name, const Shape
   return known && shape == param.shape();
 }
 
+std::vector<std::string> Adam::required_state(const Tensor& /*param*/) const {
+  return {"exp_avg", "exp_avg_sq"};
+}
+
 }  // namespace leangrad::optim

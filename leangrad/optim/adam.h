@@ -59,6 +59,7 @@ class Adam : public OptimizerWithState<AdamState> {
  private:
   void update(Device device, const std::vector<ParamRef>& params, const Tensor& found_inf) override;
   bool valid_state(const Tensor& param, const std::string& name, const Shape& shape) const override;
+  std::vector<std::string> required_state(const Tensor& param) const override;
   AdamOptions options_;
   bool decoupled_weight_decay_;
 };

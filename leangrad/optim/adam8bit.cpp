@@ -82,4 +82,9 @@ DType Adam8bit::state_dtype(const std::string& name) const {
   return name == "state1" || name == "state2" ? kUInt8 : kFloat32;
 }
 
+std::vector<std::string> Adam8bit::required_state(const Tensor& param) const {
+  if (!quantized(param)) return {"exp_avg", "exp_avg_sq"};
+  return {"state1", "state2", "absmax1", "absmax2"};
+}
+
 }  // namespace leangrad::optim

@@ -66,6 +66,7 @@ class Adam8bit : public OptimizerWithState<Adam8bitState> {
  private:
   void update(Device device, const std::vector<ParamRef>& params, const Tensor& found_inf) override;
   bool valid_state(const Tensor& param, const std::string& name, const Shape& shape) const override;
+  std::vector<std::string> required_state(const Tensor& param) const override;
   DType state_dtype(const std::string& name) const override;
   bool quantized(const Tensor& param) const { return param.numel() >= options_.min_8bit_size(); }
   Adam8bitOptions options_;

@@ -16,6 +16,8 @@ namespace leangrad::optim {
 // The total norm of the gradients (parameters without one are skipped), as a 0-d float32 tensor
 // on their device; every gradient is multiplied by min(1, max_norm / (total_norm + 1e-6)).
 // norm_type: p > 0, or infinity (the largest |g|). Gradients: float32, contiguous, one device.
+// As in PyTorch, a NaN gradient makes the norm and every gradient NaN, and an Inf one makes the
+// norm Inf and the factor 0 (kernels::clip_coefficient).
 Tensor clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm,
                        double norm_type = 2.0);
 

@@ -252,6 +252,7 @@ void Optimizer::load_state_dict(const NamedTensors& state) {
     for (const Tensor& p : group.params)
       params.push_back(p);
   std::vector<std::int64_t> steps(steps_.size(), 0);
+  std::vector<bool> has_step(steps_.size(), false);
   std::vector<NamedTensors> tensors(steps_.size());
   std::vector<ParamGroup> groups = groups_;
   for (const auto& [key, value] : state) {
@@ -263,6 +264,7 @@ void Optimizer::load_state_dict(const NamedTensors& state) {
                " but the optimizer has ", params.size());
       if (name == "step") {
         steps[index] = scalar_of<std::int64_t>(key, value, 0, std::nullopt);
+        has_step[index] = true;
         continue;
       }
       LG_CHECK(valid_state(params[index], name, value.shape()), "load_state_dict: '", key,
@@ -288,6 +290,22 @@ void Optimizer::load_state_dict(const NamedTensors& state) {
     } else {
       LG_THROW(Error, "load_state_dict: unknown key '", key,
                "' (expected state.<i>.<name> or param_groups.<g>.<name>)");
+    }
+  }
+  // Each parameter's state whole or not at all, as state_dict() writes it (PyTorch fails the next
+  // step with a KeyError): a state tensor needs the step count its bias corrections use, and a
+  // step that has state the tensors it updates.
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    if (tensors[i].empty() && steps[i] == 0) continue;
+    const std::string prefix = "state." + std::to_string(i) + ".";
+    LG_CHECK(has_step[i], "load_state_dict: '", prefix, tensors[i].front().first,
+             "' comes without '", prefix, "step'");
+    for (const std::string& name : required_state(params[i])) {
+      bool found = false;
+      for (const auto& named : tensors[i])
+        found = found || named.first == name;
+      LG_CHECK(found, "load_state_dict: the state of parameter ", i, " (step ", steps[i],
+               ") has no '", prefix, name, "'; a state must hold every tensor of its optimizer");
     }
   }
   replace_states(std::move(tensors));

@@ -125,8 +125,9 @@ class Optimizer {
   // Restores what state_dict() gave (tensors are copied to each parameter's device) and drops
   // the skip counts of step_unless (the loaded steps are the steps taken). Throws Error on an
   // unknown key, a parameter index out of range, a state whose shape or dtype does not fit or
-  // that holds NaN or Inf, or a hyperparameter the constructor would refuse; the optimizer is
-  // unchanged then.
+  // that holds NaN or Inf, a parameter's state that is incomplete (state tensors without a step,
+  // or without one of the tensors its optimizer needs: required_state), or a hyperparameter the
+  // constructor would refuse; the optimizer is unchanged then.
   void load_state_dict(const NamedTensors& state);
 
  protected:
@@ -161,6 +162,11 @@ class Optimizer {
   // Whether `name` with `shape` is a valid state tensor for parameter `param` (load_state_dict).
   virtual bool valid_state(const Tensor& param, const std::string& name,
                            const Shape& shape) const = 0;
+  // The state tensors that a state of `param` must hold once it has any (load_state_dict): a
+  // step would read a missing one as zeros and never write it (Adam's exp_avg_sq). States the
+  // next step makes when they are missing (SGD's momentum_buffer, amsgrad's max_exp_avg_sq) are
+  // not listed.
+  virtual std::vector<std::string> required_state(const Tensor& param) const = 0;
   // Makes room for the state of `count` more parameters (add_param_group).
   virtual void grow_states(std::size_t count) = 0;
   // The dtype state tensor `name` is kept in: float32 (a state dict may hold any floating dtype),

@@ -43,4 +43,8 @@ bool RAdam::valid_state(const Tensor& param, const std::string& name, const Shap
   return (name == "exp_avg" || name == "exp_avg_sq") && shape == param.shape();
 }
 
+std::vector<std::string> RAdam::required_state(const Tensor& /*param*/) const {
+  return {"exp_avg", "exp_avg_sq"};
+}
+
 }  // namespace leangrad::optim

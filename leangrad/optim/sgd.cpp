@@ -46,4 +46,8 @@ bool SGD::valid_state(const Tensor& param, const std::string& name, const Shape&
   return name == "momentum_buffer" && shape == param.shape();
 }
 
+std::vector<std::string> SGD::required_state(const Tensor& /*param*/) const {
+  return {};  // a missing momentum_buffer starts afresh at the next step, as in PyTorch
+}
+
 }  // namespace leangrad::optim

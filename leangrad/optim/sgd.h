@@ -40,6 +40,7 @@ class SGD : public OptimizerWithState<SGDState> {
  private:
   void update(Device device, const std::vector<ParamRef>& params, const Tensor& found_inf) override;
   bool valid_state(const Tensor& param, const std::string& name, const Shape& shape) const override;
+  std::vector<std::string> required_state(const Tensor& param) const override;
   SGDOptions options_;
 };
 

@@ -51,10 +51,14 @@ def optimizer_case(name, opt, options, groups=None, skip_param2_on_even=False):
     return {"name": name, "params": params_json, "tensors": tensors}
 
 
-def clip_case(name, max_norm, norm_type):
+def clip_case(name, max_norm, norm_type, plant=None, scale=1.0):
+    """plant: {(k, flat index): value} written into gradient k (NaN, Inf, huge values); scale
+    multiplies every gradient first (0 gives all-zero gradients)."""
     gen = torch.Generator().manual_seed(len(name))
     params = [torch.zeros(s, requires_grad=True) for s in SHAPES]
-    grads = [torch.randn(s, generator=gen) for s in SHAPES]
+    grads = [torch.randn(s, generator=gen) * scale for s in SHAPES]
+    for (k, index), value in (plant or {}).items():
+        grads[k].view(-1)[index] = value
     for p, g in zip(params, grads):
         p.grad = g.clone()
     total = torch.nn.utils.clip_grad_norm_(params, max_norm, norm_type)
@@ -111,6 +115,20 @@ def main():
         clip_case("clip_l1", 2.0, 1.0),
         clip_case("clip_inf", 0.5, float("inf")),
         clip_case("clip_noop", 100.0, 2.0),
+        # Non-finite and extreme gradients: a NaN anywhere makes the norm NaN and, through the
+        # clip coefficient, every gradient NaN, for every norm type (the inf-norm's max too); an
+        # Inf makes the norm Inf and the coefficient 0; |g|^p overflows float32 as PyTorch's does.
+        clip_case("clip_l2_nan", 1.0, 2.0, plant={(1, 3): float("nan")}),
+        clip_case("clip_l1_nan", 1.0, 1.0, plant={(2, 0): float("nan")}),
+        clip_case("clip_inf_nan", 1.0, float("inf"), plant={(0, 7): float("nan")}),
+        clip_case("clip_inf_nan_inf", 1.0, float("inf"),
+                  plant={(0, 2): float("inf"), (2, 5): float("nan")}),
+        clip_case("clip_inf_inf", 1.0, float("inf"), plant={(1, 0): float("-inf")}),
+        clip_case("clip_l2_inf", 1.0, 2.0, plant={(0, 19): float("inf")}),
+        clip_case("clip_l2_overflow", 1.0, 2.0, plant={(0, 0): 1e20}),
+        clip_case("clip_l3_overflow", 1.0, 3.0, plant={(2, 1): -1e13}),
+        clip_case("clip_zero_grads", 1.0, 2.0, scale=0.0),
+        clip_case("clip_inf_zero_grads", 1.0, float("inf"), scale=0.0),
         scheduler_case("step_lr", lambda o: (torch.optim.lr_scheduler.StepLR(o, 3, 0.5),
                                              {"step_size": 3, "gamma": 0.5})),
         scheduler_case("cosine", lambda o: (

@@ -221,6 +221,27 @@ std::vector<MisuseCase> load_state_dict_cases() {
         });
   t.add("state_undefined", Raises::Error, {"load_state_dict", "'state.0.exp_avg'", "undefined"},
         [] { load_adam_state("state.0.exp_avg", Tensor()); });
+  t.add("state_without_step", Raises::Error,
+        {"load_state_dict", "'state.0.exp_avg'", "without 'state.0.step'"},
+        [] { load_adam_state("state.0.exp_avg", ones({2})); });
+  t.add("state_without_exp_avg_sq", Raises::Error,
+        {"load_state_dict", "parameter 0", "step 3", "'state.0.exp_avg_sq'"}, [] {
+          auto [p, adam] = stepped<optim::Adam>(optim::AdamOptions());
+          adam->load_state_dict(
+              {{"state.0.step", full({}, 3, kInt64)}, {"state.0.exp_avg", ones({2})}});
+        });
+  t.add("step_without_moments", Raises::Error,
+        {"load_state_dict", "parameter 0", "step 3", "'state.0.exp_avg'"},
+        [] { load_adam_state("state.0.step", full({}, 3, kInt64)); });
+  t.add("adam8bit_codes_without_absmax", Raises::Error,
+        {"load_state_dict", "parameter 0", "'state.0.absmax1'"}, [] {
+          const Tensor p = ones({300}).requires_grad_();
+          optim::Adam8bit adam(std::vector<Tensor>{p}, optim::Adam8bitOptions().min_8bit_size(256));
+          adam.load_state_dict({{"state.0.step", full({}, 1, kInt64)},
+                                {"state.0.state1", zeros({300}, kUInt8)},
+                                {"state.0.state2", zeros({300}, kUInt8)},
+                                {"state.0.absmax2", zeros({2})}});
+        });
   t.add("adam8bit_codes_as_float", Raises::DTypeError,
         {"load_state_dict", "'state.0.state1'", "uint8", "float32"}, [] {
           const Tensor p = ones({300}).requires_grad_();

@@ -62,7 +62,9 @@ Result train(std::optional<DType> dtype, amp::GradScaler* scaler, const Tensor& 
       std::optional<amp::AutocastGuard> autocast;
       if (dtype) autocast.emplace(*dtype);
       const Tensor logits = logits_of(params, batch.x);
-      if (step == 0) EXPECT_EQ(logits.dtype(), dtype.value_or(kFloat32));  // autocast took effect
+      if (step == 0) {
+        EXPECT_EQ(logits.dtype(), dtype.value_or(kFloat32));  // autocast took effect
+      }
       loss = cross_entropy(logits, batch.target);
     }
     EXPECT_EQ(loss.dtype(), kFloat32);

@@ -199,6 +199,38 @@ TEST(OptimCudaClip, ClipGradNormMatchesCpu) {
   }
 }
 
+// A NaN gradient element makes the norm and every gradient NaN on both devices, for every norm
+// type (the inf-norm's maximum keeps the NaN, and so does the clip factor: PyTorch's clamp); an
+// Inf makes the norm Inf and the factor 0. The element sits past the first chunk of a tensor
+// after the first, so the blocks' and the final reductions both carry it.
+TEST(OptimCudaClip, NonFiniteGradientsGiveTheCpuResults) {
+  if (!cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  const double inf = std::numeric_limits<double>::infinity();
+  for (double norm_type : {2.0, 1.0, 3.0, inf}) {
+    for (double planted : {std::numeric_limits<double>::quiet_NaN(), -inf}) {
+      SCOPED_TRACE("norm_type " + std::to_string(norm_type) + ", planted " +
+                   std::to_string(planted));
+      std::vector<Tensor> cpu_params = make_params(kCPU);
+      std::vector<Tensor> gpu_params = make_params(kCUDA);
+      manual_seed(29);
+      for (std::size_t k = 0; k < kShapes.size(); ++k) {
+        Tensor g = randn(kShapes[k]);
+        if (k == 1) g.view({-1}).select(0, 9000).fill_(planted);
+        cpu_params[k].set_grad(g);
+        gpu_params[k].set_grad(g.to(kCUDA));
+      }
+      const float cpu_norm = optim::clip_grad_norm_(cpu_params, 1.0, norm_type).item<float>();
+      const float gpu_norm = optim::clip_grad_norm_(gpu_params, 1.0, norm_type).item<float>();
+      EXPECT_EQ(std::isnan(cpu_norm), std::isnan(planted));
+      EXPECT_TRUE(std::isnan(gpu_norm) ? std::isnan(cpu_norm) : gpu_norm == cpu_norm)
+          << "cuda " << gpu_norm << ", cpu " << cpu_norm;
+      for (std::size_t k = 0; k < kShapes.size(); ++k)
+        EXPECT_TRUE(
+            test::all_close(gpu_params[k].grad(), test::to_vector(cpu_params[k].grad()), 0, 0));
+    }
+  }
+}
+
 // One multiplication per element on both devices: bitwise equal, for a power of two and for a
 // scale whose reciprocal rounds; found_inf raised on both by an Inf, a NaN, or neither.
 TEST(OptimCudaScaler, UnscaleMatchesCpu) {

@@ -2,7 +2,10 @@
 // defaults and errors, and the gradient-accumulation pattern of docs/optimizers.md.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <functional>
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -156,6 +159,92 @@ TEST(OptimizerBase, LoadStateDictRefusesHostileNumbers) {
                Error);
   EXPECT_EQ(*adam.param_groups()[0].lr, 0.1);
   EXPECT_TRUE(adam.state(0).empty());
+}
+
+// `state` without the entries named in `drop`.
+NamedTensors without(const NamedTensors& state, const std::vector<std::string>& drop) {
+  NamedTensors out;
+  for (const auto& [name, t] : state)
+    if (std::find(drop.begin(), drop.end(), name) == drop.end()) out.emplace_back(name, t);
+  return out;
+}
+
+// A state dict that lacks a tensor its optimizer updates (or the step its bias corrections use)
+// is refused whole, as PyTorch's next step fails with a KeyError. Loaded, every later step read
+// the missing moment as zeros and never stored it: Adam without exp_avg_sq took each step with
+// (1 - beta2) g^2 of that gradient alone as its second moment, steps up to 30 times too large.
+TEST(OptimizerBase, LoadStateDictRefusesAnIncompleteState) {
+  manual_seed(11);
+  auto stepped = [](optim::Optimizer& opt, const std::vector<Tensor>& params) {
+    for (int s = 0; s < 2; ++s) {
+      for (const Tensor& p : params)
+        p.set_grad(randn(p.shape()));
+      opt.step();
+    }
+    return opt.state_dict();
+  };
+  struct Case {
+    std::string name;
+    std::function<std::unique_ptr<optim::Optimizer>(const std::vector<Tensor>&)> make;
+    std::vector<std::string> required;
+  };
+  const std::vector<Case> cases = {
+      {"adam",
+       [](const std::vector<Tensor>& p) {
+         return std::make_unique<optim::Adam>(p, optim::AdamOptions(0.1).amsgrad(true));
+       },
+       {"state.0.step", "state.0.exp_avg", "state.0.exp_avg_sq"}},
+      {"radam",
+       [](const std::vector<Tensor>& p) {
+         return std::make_unique<optim::RAdam>(p, optim::RAdamOptions(0.1));
+       },
+       {"state.0.step", "state.0.exp_avg", "state.0.exp_avg_sq"}},
+      {"adam8bit",
+       [](const std::vector<Tensor>& p) {
+         return std::make_unique<optim::Adam8bit>(p, optim::Adam8bitOptions().min_8bit_size(256));
+       },
+       {"state.0.step", "state.0.state1", "state.0.state2", "state.0.absmax1", "state.0.absmax2"}},
+      {"sgd",
+       [](const std::vector<Tensor>& p) {
+         return std::make_unique<optim::SGD>(p, optim::SGDOptions(0.1).momentum(0.9));
+       },
+       {"state.0.step"}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const std::vector<Tensor> a = {randn({300}).requires_grad_(true)};
+    std::unique_ptr<optim::Optimizer> opt_a = c.make(a);
+    const NamedTensors saved = stepped(*opt_a, a);
+    for (const std::string& key : c.required) {
+      SCOPED_TRACE("without " + key);
+      const std::vector<Tensor> b = {a[0].detach().clone().requires_grad_(true)};
+      std::unique_ptr<optim::Optimizer> opt_b = c.make(b);
+      try {
+        opt_b->load_state_dict(without(saved, {key}));
+        ADD_FAILURE() << "loaded";
+      } catch (const Error& e) {
+        EXPECT_CONTAINS(e.what(), key);
+      }
+      EXPECT_TRUE(opt_b->state(0).empty());
+    }
+  }
+  // What the next step makes afresh may be missing, as in PyTorch: SGD's momentum_buffer (the
+  // next step starts it as a copy of the gradient) and amsgrad's running maximum (which restarts
+  // at exp_avg_sq).
+  Tensor p = ones({2}).requires_grad_(true);
+  optim::SGD sgd({p}, optim::SGDOptions(0.5).momentum(0.9));
+  sgd.load_state_dict({{"state.0.step", full({}, 4.0, kInt64)}});
+  p.set_grad(full({2}, 2.0));
+  sgd.step();
+  EXPECT_TRUE(test::all_close(p.detach(), {0.0, 0.0}));  // 1 - 0.5 * 2: the buffer is g
+  EXPECT_TRUE(test::all_close(sgd.state(0).at("momentum_buffer"), {2.0, 2.0}));
+  const std::vector<Tensor> a = {randn({3}).requires_grad_(true)};
+  optim::Adam plain(a, optim::AdamOptions(0.1));
+  const NamedTensors saved = stepped(plain, a);
+  const std::vector<Tensor> b = {a[0].detach().clone().requires_grad_(true)};
+  optim::Adam amsgrad(b, optim::AdamOptions(0.1).amsgrad(true));
+  amsgrad.load_state_dict(saved);
+  EXPECT_EQ(amsgrad.state(0).step, 2);
 }
 
 // Steps `opt_a` and `opt_b` with the same gradients; every parameter and state stays bitwise equal.

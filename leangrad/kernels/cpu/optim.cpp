@@ -161,7 +161,7 @@ void clip_grad_norm(const std::vector<GradSpan>& grads, float max_norm, float no
         const std::int64_t stop = std::min(g.numel, (c + 1) * kChunk);
         for (std::int64_t i = c * kChunk; i < stop; ++i) {
           if (inf_norm) {
-            acc = std::max(acc, static_cast<double>(std::fabs(g.data[i])));
+            acc = max_propagating_nan(acc, static_cast<double>(std::fabs(g.data[i])));
           } else {
             acc += norm_term(g.data[i], norm_type);
           }
@@ -170,11 +170,11 @@ void clip_grad_norm(const std::vector<GradSpan>& grads, float max_norm, float no
       }
     });
     for (double p : partial)
-      total = inf_norm ? std::max(total, p) : total + p;
+      total = inf_norm ? max_propagating_nan(total, p) : total + p;
   }
   const float norm = static_cast<float>(inf_norm ? total : std::pow(total, 1.0 / norm_type));
   *total_norm = norm;
-  const float coef = std::min(max_norm / (norm + 1e-6f), 1.0f);
+  const float coef = clip_coefficient(max_norm, norm);
   for (const GradSpan& g : grads) {
     parallel_for(g.numel, kElementwiseGrain, [&](std::int64_t begin, std::int64_t end) {
       for (std::int64_t i = begin; i < end; ++i)

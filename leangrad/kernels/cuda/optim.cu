@@ -31,8 +31,8 @@
 #include <cstring>
 
 #include <leangrad/kernels/backend.h>
-#include <leangrad/kernels/cuda/cuda_common.cuh>
 #include <leangrad/kernels/quantization_math.h>
+#include <leangrad/kernels/cuda/cuda_common.cuh>
 
 namespace leangrad::kernels::cuda {
 namespace {
@@ -123,6 +123,13 @@ struct MaxMerge {
   template <typename T>
   __device__ T operator()(T a, T b) const {
     return a > b ? a : b;
+  }
+};
+// The inf-norm's max: NaN wins (kernels/optim_math.h).
+struct MaxPropagatingNanMerge {
+  template <typename T>
+  __device__ T operator()(T a, T b) const {
+    return max_propagating_nan(a, b);
   }
 };
 
@@ -385,25 +392,26 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
   const std::int64_t end = min(begin + kChunkElements, g.numel);
   float acc = 0.0f;
   for (std::int64_t i = begin + threadIdx.x; i < end; i += kThreadsPerBlock)
-    acc = inf_norm ? fmaxf(acc, fabsf(g.data[i])) : acc + norm_term(g.data[i], norm_type);
-  acc = inf_norm ? block_reduce<kThreadsPerBlock>(acc, MaxMerge{}, 0.0f)
+    acc = inf_norm ? max_propagating_nan(acc, fabsf(g.data[i]))
+                   : acc + norm_term(g.data[i], norm_type);
+  acc = inf_norm ? block_reduce<kThreadsPerBlock>(acc, MaxPropagatingNanMerge{}, 0.0f)
                  : block_reduce<kThreadsPerBlock>(acc, SumMerge{}, 0.0f);
   if (threadIdx.x == 0) partials[blockIdx.x] = acc;
 }
 
-// One block: total_norm = the norm from the partials; clip_coef = min(1, max / (norm + 1e-6)).
+// One block: total_norm = the norm from the partials; clip_coef = clip_coefficient(max, norm).
 __global__ void __launch_bounds__(kThreadsPerBlock)
     grad_norm_finish_kernel(const float* partials, std::int64_t num_partials, float norm_type,
                             bool inf_norm, float max_norm, float* total_norm, float* clip_coef) {
   double acc = 0.0;
   for (std::int64_t i = threadIdx.x; i < num_partials; i += kThreadsPerBlock)
-    acc = inf_norm ? fmax(acc, static_cast<double>(partials[i])) : acc + partials[i];
-  acc = inf_norm ? block_reduce<kThreadsPerBlock>(acc, MaxMerge{}, 0.0)
+    acc = inf_norm ? max_propagating_nan(acc, static_cast<double>(partials[i])) : acc + partials[i];
+  acc = inf_norm ? block_reduce<kThreadsPerBlock>(acc, MaxPropagatingNanMerge{}, 0.0)
                  : block_reduce<kThreadsPerBlock>(acc, SumMerge{}, 0.0);
   if (threadIdx.x == 0) {
     const float norm = static_cast<float>(inf_norm ? acc : pow(acc, 1.0 / norm_type));
     *total_norm = norm;
-    *clip_coef = fminf(max_norm / (norm + 1e-6f), 1.0f);
+    *clip_coef = clip_coefficient(max_norm, norm);
   }
 }
 
