@@ -11,11 +11,11 @@
 //   leangrad-train --profile trace.json --memory-timeline step.svg --log-jsonl steps.jsonl
 //                                                                 (docs/profiling.md)
 // Exit codes: 0 success, 1 runtime error (missing data, no CUDA device...), 2 bad command line,
-// 130 stopped by Ctrl-C (after saving a checkpoint).
+// 130 stopped by Ctrl-C, 143 by SIGTERM (after saving a checkpoint).
 // Layout: Checkpoints (save, resume); One training run (set_up, the memory plan, Trainer: the
 // epochs, then the report) and train(); main. The options: train_options.h; step-time statistics
 // and the memory report: train_report.h; several processes: train_distributed.h; the progress
-// bar, option suggestions, --log-jsonl and Ctrl-C: train_console.h; --profile and
+// bar, option suggestions, --log-jsonl, Ctrl-C and SIGTERM: train_console.h; --profile and
 // --memory-timeline: train_observers.h.
 #include <leangrad/core/profiler.h>
 #include <leangrad/kernels/ops.h>
@@ -26,6 +26,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -435,11 +436,16 @@ class Trainer {
   Trainer(const TrainOptions& o, Run& run, TrainPosition position, nlohmann::json& log);
 
   void train_epochs();
-  // --profile and --memory-timeline at the run's end (also when Ctrl-C stopped it): the trace of
+  // --profile and --memory-timeline at the run's end (also when a signal stopped it): the trace of
   // a window the run ended inside, or the line saying the run ended before a window began.
   void finish_observers();
   void report();
   bool interrupted() const { return interrupted_; }
+  // The signal that stopped the run: this process's own, or SIGINT when another rank's stopped
+  // it (tools::catch_interrupt).
+  int interrupt_signal() const {
+    return tools::interrupt_signal() != 0 ? tools::interrupt_signal() : SIGINT;
+  }
 
  private:
   void train_steps(EpochProgress& e);
@@ -462,8 +468,8 @@ class Trainer {
   std::vector<double> step_ms_all_;
   const std::int64_t batches_per_epoch_;
   const std::int64_t steps_per_epoch_;  // run_.steps_per_epoch
-  bool stopped_ = false;                // by --max-steps or Ctrl-C
-  bool interrupted_ = false;            // by Ctrl-C
+  bool stopped_ = false;                // by --max-steps, Ctrl-C or SIGTERM
+  bool interrupted_ = false;            // by Ctrl-C or SIGTERM
 };
 
 Trainer::Trainer(const TrainOptions& o, Run& run, TrainPosition position, nlohmann::json& log)
@@ -537,8 +543,9 @@ void Trainer::train_epochs() {
 }
 
 void Trainer::print_stop(int epoch, std::int64_t step) const {
-  std::cout << (interrupted_ ? "interrupted (Ctrl-C)"
-                             : "stopped by --max-steps " + std::to_string(o_.max_steps))
+  std::cout << (interrupted_
+                    ? std::string("interrupted (") + tools::interrupt_name(interrupt_signal()) + ")"
+                    : "stopped by --max-steps " + std::to_string(o_.max_steps))
             << " at epoch " << epoch << " step " << step << "/" << steps_per_epoch_ << std::endl;
 }
 
@@ -659,8 +666,8 @@ void Trainer::end_step(EpochProgress& e, double step_loss, std::int64_t step_sam
   }
   if (profiler_.done_after(position_.global_step)) finish_profile();
   stopped_ = o_.max_steps > 0 && position_.global_step >= o_.max_steps;
-  // Ctrl-C: every rank stops at the same step (the one where any of them saw it), so the
-  // checkpoint below is taken by all at once.
+  // Ctrl-C or SIGTERM: every rank stops at the same step (the one where any of them saw it), so
+  // the checkpoint below is taken by all at once.
   interrupted_ = tools::interrupt_requested();
   if (run_.world.size > 1) {
     interrupted_ = tools::reduce_over_ranks(run_.world, {interrupted_ ? 1.0 : 0.0}, run_.device,
@@ -882,7 +889,7 @@ int train(const TrainOptions& o, Phase& phase) {
     if (o.checkpoint_dir.empty() && run.world.is_main())
       std::cout << "no --checkpoint-dir: nothing was saved" << std::endl;
     if (run.world.size > 1) distributed::destroy_process_group();
-    return tools::kInterruptedExitCode;
+    return tools::interrupted_exit_code(trainer.interrupt_signal());
   }
   if (!o.save_model.empty() && run.world.is_main()) {
     run.model->save(o.save_model);

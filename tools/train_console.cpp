@@ -1,5 +1,5 @@
-// leangrad-train's console: the progress bar, option suggestions, --log-jsonl and Ctrl-C
-// (train_console.h).
+// leangrad-train's console: the progress bar, option suggestions, --log-jsonl, Ctrl-C and
+// SIGTERM (train_console.h).
 #include "train_console.h"
 
 #include <sys/ioctl.h>
@@ -256,16 +256,17 @@ void JsonLines::write(const nlohmann::json& record) {
   LG_CHECK(out_.good(), "--log-jsonl: writing '", path_, "' failed");
 }
 
-// ---- Ctrl-C -------------------------------------------------------------------------------------
+// ---- Ctrl-C and SIGTERM
+// --------------------------------------------------------------------------
 
 namespace {
 
-std::atomic<bool> g_interrupted{false};
-static_assert(std::atomic<bool>::is_always_lock_free, "set from a signal handler");
+std::atomic<int> g_interrupt_signal{0};
+static_assert(std::atomic<int>::is_always_lock_free, "set from a signal handler");
 
-extern "C" void on_interrupt(int /*signal_number*/) {
-  g_interrupted.store(true, std::memory_order_relaxed);
-  std::signal(SIGINT, SIG_DFL);  // a second Ctrl-C ends the process at once
+extern "C" void on_interrupt(int signal_number) {
+  g_interrupt_signal.store(signal_number, std::memory_order_relaxed);
+  std::signal(signal_number, SIG_DFL);  // a second one ends the process at once
 }
 
 }  // namespace
@@ -276,10 +277,19 @@ void catch_interrupt() {
   sigemptyset(&action.sa_mask);
   action.sa_flags = SA_RESTART;  // reads and waits in progress go on
   ::sigaction(SIGINT, &action, nullptr);
+  ::sigaction(SIGTERM, &action, nullptr);
 }
 
 bool interrupt_requested() {
-  return g_interrupted.load(std::memory_order_relaxed);
+  return interrupt_signal() != 0;
+}
+
+int interrupt_signal() {
+  return g_interrupt_signal.load(std::memory_order_relaxed);
+}
+
+const char* interrupt_name(int signal_number) {
+  return signal_number == SIGTERM ? "SIGTERM" : "Ctrl-C";
 }
 
 }  // namespace leangrad::tools

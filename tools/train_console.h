@@ -1,7 +1,8 @@
 // What leangrad-train shows and takes on the console, apart from training itself: the progress
 // bar fitted to the terminal's width, the nearest known option for a mistyped one, the per-step
-// JSON lines of --log-jsonl, and Ctrl-C turned into a flag the training loop polls. Kept out of
-// tools/leangrad_train.cpp so each part has unit tests (tests/tools/test_train_console.cpp).
+// JSON lines of --log-jsonl, and Ctrl-C (or SIGTERM) turned into a flag the training loop polls.
+// Kept out of tools/leangrad_train.cpp so each part has unit tests
+// (tests/tools/test_train_console.cpp).
 #pragma once
 
 #include <chrono>
@@ -121,14 +122,24 @@ class JsonLines {
   std::int64_t dropped_lines_ = 0;
 };
 
-// ---- Ctrl-C -------------------------------------------------------------------------------------
+// ---- Ctrl-C and SIGTERM
+// --------------------------------------------------------------------------
 
-// Installs a SIGINT handler that only sets a flag (interrupt_requested()); the training loop ends
-// at the next optimizer step, saves a checkpoint and exits 130. The handler puts the default
-// action back, so a second Ctrl-C kills the process at once.
+// Installs a handler for SIGINT (Ctrl-C) and SIGTERM (kill's default, and what a batch scheduler
+// such as Slurm sends before it kills a job at its time limit) that only records the signal
+// (interrupt_requested()); the training loop ends at the next optimizer step, saves a checkpoint
+// and exits with interrupted_exit_code(). The handler puts that signal's default action back, so
+// a second one kills the process at once.
 void catch_interrupt();
 bool interrupt_requested();
-// The exit status of a process ended by Ctrl-C, as shells report one killed by SIGINT.
-inline constexpr int kInterruptedExitCode = 130;
+// The signal that interrupted training (SIGINT or SIGTERM), 0 when none did.
+int interrupt_signal();
+// "Ctrl-C" or "SIGTERM": what interrupted the run, for its last lines.
+const char* interrupt_name(int signal_number);
+// The exit status of a process ended by `signal_number`, as shells report one killed by it:
+// 128 + the signal (130 for SIGINT, 143 for SIGTERM).
+inline constexpr int interrupted_exit_code(int signal_number) {
+  return 128 + signal_number;
+}
 
 }  // namespace leangrad::tools

@@ -6,12 +6,11 @@
 // - --log-jsonl lines parse back; a resumed run appends, after dropping the lines its checkpoint
 //   does not cover (a run that went on past it) and a line cut short.
 // - The bar on a terminal whose TERM is dumb or unset erases with spaces, no escape; destroyed
-// while
-//   drawn, it ends its line.
+//   while drawn, it ends its line.
 // - leangrad-train in an 80-column pseudo-terminal keeps its progress bar on one line, writes no
 //   escape when TERM is dumb or unset, and prints an error during training on a line of its own.
 // - Ctrl-C (SIGINT) during training exits 130 leaving a checkpoint that a rerun resumes from, and
-//   the trace of the --profile window it ended.
+//   the trace of the --profile window it ended; SIGTERM the same, exiting 143.
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
@@ -413,9 +412,13 @@ TEST(TrainConsoleProcess, AnErrorDuringTrainingStartsOnANewLine) {
       << "no bar was drawn: " << output;
 }
 
-TEST(TrainConsoleProcess, CtrlCSavesACheckpointAndExits130) {
+// `signal_number` sent once training runs: the run stops after the step in flight, saves a
+// checkpoint, writes the trace of the --profile window it ends, and exits 128 + the signal, saying
+// `words`; a rerun resumes from the checkpoint.
+void expect_signal_saves_a_checkpoint(int signal_number, const std::string& words) {
   if (!have_data()) GTEST_SKIP() << "Fashion-MNIST is not installed in " << kData;
-  const fs::path dir = fs::path(::testing::TempDir()) / "train_console_sigint";
+  const fs::path dir =
+      fs::path(::testing::TempDir()) / ("train_console_signal" + std::to_string(signal_number));
   fs::remove_all(dir);
   fs::create_directories(dir);
   const std::string steps = (dir / "steps.jsonl").string();
@@ -453,12 +456,12 @@ TEST(TrainConsoleProcess, CtrlCSavesACheckpointAndExits130) {
   while (lines_in(steps) < 5 && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   ASSERT_GE(lines_in(steps), 5) << "training did not start";
-  ASSERT_EQ(::kill(pid, SIGINT), 0);
+  ASSERT_EQ(::kill(pid, signal_number), 0);
   const int status = wait_exit_status(pid);
   std::ifstream printed_file(out_path);
   const std::string printed((std::istreambuf_iterator<char>(printed_file)), {});
-  ASSERT_EQ(status, kInterruptedExitCode) << printed;
-  EXPECT_NE(printed.find("interrupted (Ctrl-C) at epoch"), std::string::npos) << printed;
+  ASSERT_EQ(status, 128 + signal_number) << printed;
+  EXPECT_NE(printed.find("interrupted (" + words + ") at epoch"), std::string::npos) << printed;
   EXPECT_NE(printed.find("checkpoint: "), std::string::npos) << printed;
   EXPECT_NE(printed.find("from global step 3 (the run ended before the 100000 asked) written to"),
             std::string::npos)
@@ -491,6 +494,17 @@ TEST(TrainConsoleProcess, CtrlCSavesACheckpointAndExits130) {
   EXPECT_NE(again_printed.find("global step " + std::to_string(saved_steps)), std::string::npos)
       << again_printed;
   EXPECT_EQ(lines_in(steps), saved_steps + 1);  // the resumed run appended its step
+}
+
+TEST(TrainConsoleProcess, CtrlCSavesACheckpointAndExits130) {
+  static_assert(interrupted_exit_code(SIGINT) == 130);
+  expect_signal_saves_a_checkpoint(SIGINT, "Ctrl-C");
+}
+
+// What kill sends by default, and a batch scheduler (Slurm) before it kills a job at its limit.
+TEST(TrainConsoleProcess, SigtermSavesACheckpointAndExits143) {
+  static_assert(interrupted_exit_code(SIGTERM) == 143);
+  expect_signal_saves_a_checkpoint(SIGTERM, "SIGTERM");
 }
 
 }  // namespace
