@@ -778,11 +778,13 @@ Tensor var(const Tensor& a, const DimList& dims, bool unbiased, bool keepdim) {
   std::int64_t count = 1;
   for (std::int64_t d : reduction_dims(a, dims))
     count *= a.shape()[static_cast<std::size_t>(d)];
-  // Two passes: the mean, then the sum of squared deviations from it (no cancellation). One
-  // element with unbiased = true divides 0 by 0: NaN, as PyTorch.
+  // Two passes: the mean, then the sum of squared deviations from it (no cancellation). The
+  // divisor N - 1 (unbiased) or N is clamped at 0, as PyTorch's: one element with unbiased, and
+  // no element at all, divide 0 by 0: NaN.
   const Tensor centred = sub(a, mean(a, dims, /*keepdim=*/true));
   const Tensor squares = sum(mul(centred, centred), dims, keepdim);
-  return div(squares, static_cast<double>(count - (unbiased ? 1 : 0)));
+  const std::int64_t divisor = std::max<std::int64_t>(count - (unbiased ? 1 : 0), 0);
+  return div(squares, static_cast<double>(divisor));
 }
 
 Tensor std(const Tensor& a, const DimList& dims, bool unbiased, bool keepdim) {

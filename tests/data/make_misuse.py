@@ -177,4 +177,11 @@ expect_error("an optimizer without parameters", lambda: torch.optim.SGD([], lr=0
 expect_error("an optimizer of a non-leaf tensor",
              lambda: torch.optim.SGD([torch.ones(2, requires_grad=True) * 2], lr=0.1))
 
+# ---- Added by the review of the nn ops against PyTorch (2026-11-26) ------------------------------
+# Reductions over nothing with the unbiased estimator: N - 1 = -1 is clamped to 0, so 0 / 0 = NaN.
+case("var_of_empty", torch.zeros(0).var())
+case("var_over_empty_dim", torch.zeros(0, 3).var(0))
+case("std_of_empty", torch.zeros(0).std())
+case("var_biased_of_empty", torch.zeros(0).var(unbiased=False))
+
 write("misuse.json", "make_misuse.py", cases)

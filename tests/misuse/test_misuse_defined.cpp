@@ -188,6 +188,14 @@ std::vector<DefinedCase> defined_cases() {
       gradient("max_gradient_split_among_ties", [](const Tensor& x) { return x.max(); }),
       gradient("log_gradient_at_zero", [](const Tensor& x) { return x.log().sum(); }),
       gradient("mean_gradient_of_empty", [](const Tensor& x) { return x.mean(); }),
+      // Added by the review of the nn ops against PyTorch (2026-11-26).
+      value("var_of_empty", [] { return zeros({0}).var(); }),
+      value("var_over_empty_dim",
+            [] {
+              return zeros({0, 3}).var(0);
+            }),
+      value("std_of_empty", [] { return zeros({0}).std(); }),
+      value("var_biased_of_empty", [] { return zeros({0}).var(false); }),
       {"backward_twice_without_saved_tensors",
        [](const ReferenceCase&) {
          const Tensor x = zeros({2}).requires_grad_();
