@@ -386,10 +386,11 @@ Tensor max(const Tensor& a, const std::vector<std::int64_t>& dims, bool keepdim)
   const std::vector<std::int64_t> reduced = reduction_dims(a, dims);
   return record_op("max", out, {a}, {a, out},
                    [reduced](const BackwardContext& c) -> std::vector<Tensor> {
-                     // The gradient goes to the maxima, split evenly among ties (like amax).
+                     // The gradient goes to the maxima, split evenly among ties (like amax);
+                     // a NaN maximum's goes to the NaNs, as PyTorch's max() sends it.
                      const Tensor& x = c.saved[0];
                      const Tensor m = unreduce(c.saved[1], c.shape(0), reduced);
-                     const Tensor mask = eq(x, m).to(c.grad.dtype());
+                     const Tensor mask = where(ne(m, m), ne(x, x), eq(x, m)).to(c.grad.dtype());
                      const Tensor count = sum(mask, reduced, /*keepdim=*/true);
                      return {unreduce(c.grad, c.shape(0), reduced) * mask / count};
                    });

@@ -183,5 +183,9 @@ case("var_of_empty", torch.zeros(0).var())
 case("var_over_empty_dim", torch.zeros(0, 3).var(0))
 case("std_of_empty", torch.zeros(0).std())
 case("var_biased_of_empty", torch.zeros(0).var(unbiased=False))
+# The gradient of max() / min() over everything goes to the NaN(s): they are the extremum.
+grad_case("max_gradient_goes_to_nan", lambda x: x.max(), torch.tensor([1.0, nan, 3.0]))
+grad_case("max_gradient_split_among_nans", lambda x: x.max(), torch.tensor([1.0, nan, nan]))
+grad_case("min_gradient_goes_to_nan", lambda x: x.min(), torch.tensor([1.0, nan, -3.0]))
 
 write("misuse.json", "make_misuse.py", cases)

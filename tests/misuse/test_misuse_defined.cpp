@@ -196,6 +196,9 @@ std::vector<DefinedCase> defined_cases() {
             }),
       value("std_of_empty", [] { return zeros({0}).std(); }),
       value("var_biased_of_empty", [] { return zeros({0}).var(false); }),
+      gradient("max_gradient_goes_to_nan", [](const Tensor& x) { return x.max(); }),
+      gradient("max_gradient_split_among_nans", [](const Tensor& x) { return x.max(); }),
+      gradient("min_gradient_goes_to_nan", [](const Tensor& x) { return x.min(); }),
       {"backward_twice_without_saved_tensors",
        [](const ReferenceCase&) {
          const Tensor x = zeros({2}).requires_grad_();
