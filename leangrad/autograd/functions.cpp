@@ -278,7 +278,9 @@ Tensor relu(const Tensor& a) {
   LG_PROFILE_OP(a);
   const Tensor out = ops::unary(UnaryOp::Relu, a);
   return record_op("relu", out, {a}, {out}, [](const BackwardContext& c) -> std::vector<Tensor> {
-    return {c.grad * gt(c.saved[0], 0.0)};
+    // Zero where the output is <= 0 and the gradient elsewhere, a NaN output included (PyTorch's
+    // threshold_backward); a select, so an infinite gradient gives 0, not NaN, where cut.
+    return {where(le(c.saved[0], 0.0), zero_like_scalar(c.grad), c.grad)};
   });
 }
 
@@ -672,10 +674,12 @@ Tensor clamp(const Tensor& a, std::optional<double> min, std::optional<double> m
            "clamp: at least one of min and max must be given (shape ", a.shape(), ")");
   LG_CHECK_DTYPE(a.dtype() != DType::Bool, "clamp: unsupported dtype bool");
   // where(x < lo, lo, x) routes the gradient to x exactly where x >= lo (and then x <= hi):
-  // PyTorch's mask, bounds included. A NaN compares false, so it passes through.
+  // PyTorch's mask, bounds included. A NaN compares false, so it passes through the selects;
+  // its value stays NaN but, as in PyTorch (whose mask is false for NaN), its gradient is 0.
   Tensor out = a;
   if (min.has_value()) out = where(lt(out, *min), scalar_like(a, *min), out);
   if (max.has_value()) out = where(gt(out, *max), scalar_like(a, *max), out);
+  if (a.requires_grad() && GradMode::is_enabled()) out = where(ne(a, a), a.detach(), out);
   return out;
 }
 

@@ -187,5 +187,12 @@ case("var_biased_of_empty", torch.zeros(0).var(unbiased=False))
 grad_case("max_gradient_goes_to_nan", lambda x: x.max(), torch.tensor([1.0, nan, 3.0]))
 grad_case("max_gradient_split_among_nans", lambda x: x.max(), torch.tensor([1.0, nan, nan]))
 grad_case("min_gradient_goes_to_nan", lambda x: x.min(), torch.tensor([1.0, nan, -3.0]))
+# relu passes the gradient of a NaN input (threshold_backward: zero only where the output <= 0).
+grad_case("relu_gradient_of_nan", lambda x: F.relu(x).sum(), torch.tensor([nan, 1.0, -1.0]))
+# clamp passes no gradient to a NaN input (its mask min <= x <= max is false there).
+grad_case("clamp_gradient_of_nan", lambda x: x.clamp(-0.5, 0.5).sum(),
+          torch.tensor([nan, 1.0, -1.0, 0.0]))
+grad_case("clamp_min_gradient_of_nan", lambda x: x.clamp(min=0.0).sum(),
+          torch.tensor([nan, 1.0, -1.0, 0.0]))
 
 write("misuse.json", "make_misuse.py", cases)

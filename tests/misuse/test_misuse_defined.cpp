@@ -199,6 +199,9 @@ std::vector<DefinedCase> defined_cases() {
       gradient("max_gradient_goes_to_nan", [](const Tensor& x) { return x.max(); }),
       gradient("max_gradient_split_among_nans", [](const Tensor& x) { return x.max(); }),
       gradient("min_gradient_goes_to_nan", [](const Tensor& x) { return x.min(); }),
+      gradient("relu_gradient_of_nan", [](const Tensor& x) { return x.relu().sum(); }),
+      gradient("clamp_gradient_of_nan", [](const Tensor& x) { return x.clamp(-0.5, 0.5).sum(); }),
+      gradient("clamp_min_gradient_of_nan", [](const Tensor& x) { return x.clamp_min(0.0).sum(); }),
       {"backward_twice_without_saved_tensors",
        [](const ReferenceCase&) {
          const Tensor x = zeros({2}).requires_grad_();
