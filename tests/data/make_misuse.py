@@ -194,5 +194,11 @@ grad_case("clamp_gradient_of_nan", lambda x: x.clamp(-0.5, 0.5).sum(),
           torch.tensor([nan, 1.0, -1.0, 0.0]))
 grad_case("clamp_min_gradient_of_nan", lambda x: x.clamp(min=0.0).sum(),
           torch.tensor([nan, 1.0, -1.0, 0.0]))
+# max pooling: of several NaNs in a window, the last one is the maximum (PyTorch's
+# `val > maxval || isnan(val)`), so the gradient goes there.
+grad_case("max_pool2d_gradient_to_last_nan", lambda x: F.max_pool2d(x, 2).sum(),
+          torch.tensor([[[[nan, 1.0], [nan, 3.0]]]]))
+grad_case("max_pool2d_gradient_to_last_nan_padded", lambda x: F.max_pool2d(x, 3, 1, 1).sum(),
+          torch.tensor([[[[nan, 1.0, nan], [2.0, nan, 3.0]]]]))
 
 write("misuse.json", "make_misuse.py", cases)

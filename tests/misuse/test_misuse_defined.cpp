@@ -202,6 +202,14 @@ std::vector<DefinedCase> defined_cases() {
       gradient("relu_gradient_of_nan", [](const Tensor& x) { return x.relu().sum(); }),
       gradient("clamp_gradient_of_nan", [](const Tensor& x) { return x.clamp(-0.5, 0.5).sum(); }),
       gradient("clamp_min_gradient_of_nan", [](const Tensor& x) { return x.clamp_min(0.0).sum(); }),
+      gradient("max_pool2d_gradient_to_last_nan",
+               [](const Tensor& x) {
+                 return max_pool2d(x, {2, 2}).sum();
+               }),
+      gradient("max_pool2d_gradient_to_last_nan_padded",
+               [](const Tensor& x) {
+                 return max_pool2d(x, {3, 3}, {1, 1}, {1, 1}).sum();
+               }),
       {"backward_twice_without_saved_tensors",
        [](const ReferenceCase&) {
          const Tensor x = zeros({2}).requires_grad_();
