@@ -149,9 +149,12 @@ Tensor pow(const Tensor& a_in, const Tensor& b_in) {
           ga = sum_to(where(eq(e, 0.0), zero_like_scalar(c.grad), c.grad * e * pow(x, e - 1.0)),
                       c.shape(0));
         }
-        // d/de x^e = x^e log x; taken as 0 where x == 0 (x^e is 0 there for e > 0).
+        // d/de x^e = x^e log x; taken as 0 where x == 0 and e >= 0 (x^e is 0 or 1 there), as
+        // PyTorch does; for e < 0 it is inf * -inf = -inf.
         if (c.needs(1)) {
-          gb = sum_to(where(eq(x, 0.0), zero_like_scalar(c.grad), c.grad * p * log(x)), c.shape(1));
+          const Tensor base_zero = eq(x, 0.0);
+          const Tensor constant = where(base_zero, ge(e, 0.0), base_zero);  // x == 0 && e >= 0
+          gb = sum_to(where(constant, zero_like_scalar(c.grad), c.grad * p * log(x)), c.shape(1));
         }
         return {ga, gb};
       });

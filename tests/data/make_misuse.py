@@ -201,4 +201,18 @@ grad_case("max_pool2d_gradient_to_last_nan", lambda x: F.max_pool2d(x, 2).sum(),
 grad_case("max_pool2d_gradient_to_last_nan_padded", lambda x: F.max_pool2d(x, 3, 1, 1).sum(),
           torch.tensor([[[[nan, 1.0, nan], [2.0, nan, 3.0]]]]))
 
+
+# pow's gradients at x = 0: d/dx = e x^(e-1) (0 where e == 0); d/de = x^e log x, taken as 0 only
+# where x == 0 and e >= 0 (for e < 0, inf * -inf = -inf).
+def pow_gradients():
+    x = torch.tensor([0.0, 0.0, 0.0, 2.0]).requires_grad_()
+    t = torch.tensor([-1.0, 2.0, 0.0, 0.0]).requires_grad_()
+    y = torch.pow(x, t)
+    y.sum().backward()
+    cases.append({"name": "pow_gradients_at_zero",
+                  "tensors": {"x": x, "t": t, "y": y, "dx": x.grad, "dt": t.grad}})
+
+
+pow_gradients()
+
 write("misuse.json", "make_misuse.py", cases)

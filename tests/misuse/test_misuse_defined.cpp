@@ -61,6 +61,17 @@ DefinedCase binary(std::string name, std::function<Tensor(const Tensor&, const T
             return NamedTensors{{"y", f(c.at("x"), c.at("t"))}};
           }};
 }
+// y = f(x, t) with dx and dt: the gradients of y.sum().
+DefinedCase binary_gradient(std::string name,
+                            std::function<Tensor(const Tensor&, const Tensor&)> f) {
+  return {std::move(name), [f](const ReferenceCase& c) {
+            Tensor x = c.at("x").clone().requires_grad_();
+            Tensor t = c.at("t").clone().requires_grad_();
+            const Tensor y = f(x, t);
+            y.sum().backward();
+            return NamedTensors{{"y", y}, {"dx", x.grad()}, {"dt", t.grad()}};
+          }};
+}
 // y = f(x) and dx = d y / d x.
 DefinedCase gradient(std::string name, std::function<Tensor(const Tensor&)> f) {
   return {std::move(name), [f](const ReferenceCase& c) {
@@ -210,6 +221,8 @@ std::vector<DefinedCase> defined_cases() {
                [](const Tensor& x) {
                  return max_pool2d(x, {3, 3}, {1, 1}, {1, 1}).sum();
                }),
+      binary_gradient("pow_gradients_at_zero",
+                      [](const Tensor& x, const Tensor& t) { return pow(x, t); }),
       {"backward_twice_without_saved_tensors",
        [](const ReferenceCase&) {
          const Tensor x = zeros({2}).requires_grad_();
