@@ -1,6 +1,6 @@
 """PyTorch's results for the inputs of the misuse suite that have a defined result
 (tests/misuse/test_misuse_defined.cpp): empty tensors, NaN and infinities, zero-size dims, edge
-points of gradients. Each case holds its inputs ("x", "t", ...), the output "y" and, for the
+points of gradients, the dtypes of mixed-dtype operands. Each case holds its inputs ("x", "t", ...), the output "y" and, for the
 gradient cases, the input gradient "dx". Non-finite values are written as "nan", "inf", "-inf".
 
 The misuse tables assert errors where PyTorch raises too; expect_error() below checks, when this
@@ -214,5 +214,34 @@ def pow_gradients():
 
 
 pow_gradients()
+
+# Type promotion with 0-d tensors (result_type): a 0-d tensor decides the dtype only when its
+# category (bool < integral < floating) is above the other operand's; otherwise the dims' dtype
+# wins, as for a Python scalar. Each case holds x (not 0-d), t (0-d) and y = x op t.
+s = lambda v, dtype: torch.tensor(v, dtype=dtype)
+promotions = [
+    ("promote_float16_times_0d_float32", torch.tensor([1.5, -2.25], dtype=torch.float16),
+     s(3.0, f32), torch.mul),
+    ("promote_float32_plus_0d_float64", torch.tensor([1.0, 2.0]), s(0.1, torch.float64), torch.add),
+    ("promote_bfloat16_times_0d_float16", torch.tensor([1.5, 3.0], dtype=torch.bfloat16),
+     s(2.0, torch.float16), torch.mul),
+    ("promote_int32_plus_0d_int64", torch.tensor([1, 2], dtype=torch.int32), s(3000000000, i64),
+     torch.add),
+    ("promote_uint8_plus_0d_int32", torch.tensor([1, 200], dtype=torch.uint8),
+     s(-1, torch.int32), torch.add),
+    ("promote_int64_plus_0d_float64", torch.tensor([1, 2], dtype=i64), s(0.5, torch.float64),
+     torch.add),
+    ("promote_bool_plus_0d_int64", torch.tensor([True, False]), s(2, i64), torch.add),
+    ("promote_int32_div_0d_int64", torch.tensor([1, 3], dtype=torch.int32), s(2, i64), torch.div),
+    ("promote_0d_float64_plus_0d_int64", s(1.5, torch.float64), s(2, i64), torch.add),
+    ("promote_float16_maximum_0d_float64", torch.tensor([1.0, 4.0], dtype=torch.float16),
+     s(3.0, torch.float64), torch.maximum),
+    ("promote_float16_ge_0d_float64", torch.tensor([1.0, 2.0], dtype=torch.float16),
+     s(1.0000001, torch.float64), torch.ge),
+    ("promote_where_float16_0d_float32", torch.tensor([1.5, 2.5], dtype=torch.float16),
+     s(7.0, f32), lambda x, t: torch.where(torch.tensor([True, False]), x, t)),
+]
+for name, x, t, fn in promotions:
+    case(name, fn(x, t), x=x, t=t)
 
 write("misuse.json", "make_misuse.py", cases)

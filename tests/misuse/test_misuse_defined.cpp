@@ -223,6 +223,28 @@ std::vector<DefinedCase> defined_cases() {
                }),
       binary_gradient("pow_gradients_at_zero",
                       [](const Tensor& x, const Tensor& t) { return pow(x, t); }),
+      binary("promote_float16_times_0d_float32",
+             [](const Tensor& x, const Tensor& t) { return x * t; }),
+      binary("promote_float32_plus_0d_float64",
+             [](const Tensor& x, const Tensor& t) { return x + t; }),
+      binary("promote_bfloat16_times_0d_float16",
+             [](const Tensor& x, const Tensor& t) { return x * t; }),
+      binary("promote_int32_plus_0d_int64", [](const Tensor& x, const Tensor& t) { return x + t; }),
+      binary("promote_uint8_plus_0d_int32", [](const Tensor& x, const Tensor& t) { return x + t; }),
+      binary("promote_int64_plus_0d_float64",
+             [](const Tensor& x, const Tensor& t) { return x + t; }),
+      binary("promote_bool_plus_0d_int64", [](const Tensor& x, const Tensor& t) { return x + t; }),
+      binary("promote_int32_div_0d_int64", [](const Tensor& x, const Tensor& t) { return x / t; }),
+      binary("promote_0d_float64_plus_0d_int64",
+             [](const Tensor& x, const Tensor& t) { return x + t; }),
+      binary("promote_float16_maximum_0d_float64",
+             [](const Tensor& x, const Tensor& t) { return maximum(x, t); }),
+      binary("promote_float16_ge_0d_float64",
+             [](const Tensor& x, const Tensor& t) { return ge(x, t); }),
+      binary("promote_where_float16_0d_float32",
+             [](const Tensor& x, const Tensor& t) {
+               return where(tensor<bool>({true, false}), x, t);
+             }),
       {"backward_twice_without_saved_tensors",
        [](const ReferenceCase&) {
          const Tensor x = zeros({2}).requires_grad_();
