@@ -149,9 +149,12 @@ Tensor pow(const Tensor& a_in, const Tensor& b_in) {
           ga = sum_to(where(eq(e, 0.0), zero_like_scalar(c.grad), c.grad * e * pow(x, e - 1.0)),
                       c.shape(0));
         }
-        // d/de x^e = x^e log x; taken as 0 where x == 0 (x^e is 0 there for e > 0).
+        // d/de x^e = x^e log x; taken as 0 where x == 0 and e >= 0 (x^e is 0 or 1 there), as
+        // PyTorch does; for e < 0 it is inf * -inf = -inf.
         if (c.needs(1)) {
-          gb = sum_to(where(eq(x, 0.0), zero_like_scalar(c.grad), c.grad * p * log(x)), c.shape(1));
+          const Tensor base_zero = eq(x, 0.0);
+          const Tensor constant = where(base_zero, ge(e, 0.0), base_zero);  // x == 0 && e >= 0
+          gb = sum_to(where(constant, zero_like_scalar(c.grad), c.grad * p * log(x)), c.shape(1));
         }
         return {ga, gb};
       });
@@ -278,7 +281,9 @@ Tensor relu(const Tensor& a) {
   LG_PROFILE_OP(a);
   const Tensor out = ops::unary(UnaryOp::Relu, a);
   return record_op("relu", out, {a}, {out}, [](const BackwardContext& c) -> std::vector<Tensor> {
-    return {c.grad * gt(c.saved[0], 0.0)};
+    // Zero where the output is <= 0 and the gradient elsewhere, a NaN output included (PyTorch's
+    // threshold_backward); a select, so an infinite gradient gives 0, not NaN, where cut.
+    return {where(le(c.saved[0], 0.0), zero_like_scalar(c.grad), c.grad)};
   });
 }
 
@@ -386,10 +391,11 @@ Tensor max(const Tensor& a, const std::vector<std::int64_t>& dims, bool keepdim)
   const std::vector<std::int64_t> reduced = reduction_dims(a, dims);
   return record_op("max", out, {a}, {a, out},
                    [reduced](const BackwardContext& c) -> std::vector<Tensor> {
-                     // The gradient goes to the maxima, split evenly among ties (like amax).
+                     // The gradient goes to the maxima, split evenly among ties (like amax);
+                     // a NaN maximum's goes to the NaNs, as PyTorch's max() sends it.
                      const Tensor& x = c.saved[0];
                      const Tensor m = unreduce(c.saved[1], c.shape(0), reduced);
-                     const Tensor mask = eq(x, m).to(c.grad.dtype());
+                     const Tensor mask = where(ne(m, m), ne(x, x), eq(x, m)).to(c.grad.dtype());
                      const Tensor count = sum(mask, reduced, /*keepdim=*/true);
                      return {unreduce(c.grad, c.shape(0), reduced) * mask / count};
                    });
@@ -671,10 +677,12 @@ Tensor clamp(const Tensor& a, std::optional<double> min, std::optional<double> m
            "clamp: at least one of min and max must be given (shape ", a.shape(), ")");
   LG_CHECK_DTYPE(a.dtype() != DType::Bool, "clamp: unsupported dtype bool");
   // where(x < lo, lo, x) routes the gradient to x exactly where x >= lo (and then x <= hi):
-  // PyTorch's mask, bounds included. A NaN compares false, so it passes through.
+  // PyTorch's mask, bounds included. A NaN compares false, so it passes through the selects;
+  // its value stays NaN but, as in PyTorch (whose mask is false for NaN), its gradient is 0.
   Tensor out = a;
   if (min.has_value()) out = where(lt(out, *min), scalar_like(a, *min), out);
   if (max.has_value()) out = where(gt(out, *max), scalar_like(a, *max), out);
+  if (a.requires_grad() && GradMode::is_enabled()) out = where(ne(a, a), a.detach(), out);
   return out;
 }
 
@@ -778,11 +786,13 @@ Tensor var(const Tensor& a, const DimList& dims, bool unbiased, bool keepdim) {
   std::int64_t count = 1;
   for (std::int64_t d : reduction_dims(a, dims))
     count *= a.shape()[static_cast<std::size_t>(d)];
-  // Two passes: the mean, then the sum of squared deviations from it (no cancellation). One
-  // element with unbiased = true divides 0 by 0: NaN, as PyTorch.
+  // Two passes: the mean, then the sum of squared deviations from it (no cancellation). The
+  // divisor N - 1 (unbiased) or N is clamped at 0, as PyTorch's: one element with unbiased, and
+  // no element at all, divide 0 by 0: NaN.
   const Tensor centred = sub(a, mean(a, dims, /*keepdim=*/true));
   const Tensor squares = sum(mul(centred, centred), dims, keepdim);
-  return div(squares, static_cast<double>(count - (unbiased ? 1 : 0)));
+  const std::int64_t divisor = std::max<std::int64_t>(count - (unbiased ? 1 : 0), 0);
+  return div(squares, static_cast<double>(divisor));
 }
 
 Tensor std(const Tensor& a, const DimList& dims, bool unbiased, bool keepdim) {

@@ -44,15 +44,16 @@ LG_HOST_DEVICE LG_INLINE OutputRange windows_containing(std::int64_t i, std::int
 }
 
 // Whether max pooling replaces the window's best so far with the next element v (row-major
-// order): a strictly greater value (ties keep the first), or the first NaN, which then stays.
-// Selects, not branches: which element wins is data-dependent and unpredictable.
+// order): a strictly greater value (ties keep the first), or any NaN, so that of several NaNs
+// the last one is the maximum and gets the gradient: PyTorch's `val > maxval || isnan(val)`
+// (its CPU and CUDA kernels alike). Selects, not branches: which element wins is data-dependent.
 template <typename M>
 LG_HOST_DEVICE LG_INLINE bool max_pool_takes(M v, M best) {
-  return (v > best) | ((v != v) & (best == best));
+  return (v > best) | (v != v);
 }
 
-// Output (oh, ow) of one plane of max pooling: the maximum (NaN wins, the first maximum on ties)
-// and its index h * W + w in the plane.
+// Output (oh, ow) of one plane of max pooling: the maximum (the last NaN wins, the first maximum
+// on ties) and its index h * W + w in the plane.
 template <typename T>
 LG_HOST_DEVICE LG_INLINE void max_pool2d_at(const T* plane, const Pool2dShape& g, std::int64_t oh,
                                             std::int64_t ow, T* value, std::int64_t* index) {

@@ -44,8 +44,9 @@ const char* op_name(ReduceOp op);   // "sum", "mean", "max"
 namespace ops {
 
 // ---- Elementwise (ops_elementwise.cpp; cast, fill_ and copy_ in ops_copy.cpp) -------------
-// out = a op b with NumPy broadcasting; the result dtype follows promote_types, except that Div
-// of two integral tensors gives float32 (true division, as PyTorch).
+// out = a op b with NumPy broadcasting; the result dtype is PyTorch's result_type (promote_types,
+// where a 0-d tensor beside one with dims counts only when its category is higher), except that
+// Div of two integral tensors gives float32 (true division, as PyTorch). compare and where too.
 Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b);
 // out = a op s (or s op a when scalar_first). An integral tensor with a non-integral scalar gives
 // float32; otherwise the tensor's dtype is kept.

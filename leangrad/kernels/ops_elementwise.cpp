@@ -4,7 +4,10 @@
 // kernels/backend.h.
 //
 // Note [Elementwise dtype rules] (PyTorch's, unless said otherwise)
-//   - tensor op tensor: promote_types(a, b); Div of two integral tensors gives float32.
+//   - tensor op tensor: promote_types(a, b), except that a 0-d tensor beside one with dims sets
+//     the dtype only when its category (bool < integral < floating) is higher, as a scalar does
+//     (PyTorch's result_type: float16 x * 0-d float32 stays float16, int64 x + 0-d float64 gives
+//     float64); Div of two integral operands gives float32. where() promotes its two values so.
 //   - tensor op scalar: a floating tensor keeps its dtype; an integral tensor keeps it with an
 //     integral-valued scalar and gives float32 otherwise; a bool tensor gives int64 with an
 //     integral-valued scalar. Integral scalars are converted to the tensor's dtype like
@@ -128,6 +131,19 @@ DType scalar_result_dtype(DType t, double s) {
   return t == DType::Bool ? DType::Int64 : t;
 }
 
+// The dtype of `a op b` for two tensors (PyTorch's result_type): a 0-d operand beside one with
+// dims counts only when its category is higher (the dims' dtype is bool, or the 0-d one is
+// floating and the dims' is not), and is then promoted with it; two operands both with dims,
+// or both 0-d, promote as usual. See Note [Elementwise dtype rules].
+DType result_type(const Tensor& a, const Tensor& b) {
+  if ((a.dim() == 0) == (b.dim() == 0)) return promote_types(a.dtype(), b.dtype());
+  const DType dims = a.dim() == 0 ? b.dtype() : a.dtype();
+  const DType zero_dim = a.dim() == 0 ? a.dtype() : b.dtype();
+  if (is_floating(dims)) return dims;
+  if (dims == DType::Bool || is_floating(zero_dim)) return promote_types(dims, zero_dim);
+  return dims;
+}
+
 // Div of integral operands is true division in float32.
 DType binary_result_dtype(BinaryOp op, DType promoted) {
   return op == BinaryOp::Div && !is_floating(promoted) ? DType::Float32 : promoted;
@@ -201,7 +217,7 @@ Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) {
   const char* name = op_name(op);
   check_defined(name, {&a, &b});
   check_same_device(name, a, b);
-  const DType dtype = binary_result_dtype(op, promote_types(a.dtype(), b.dtype()));
+  const DType dtype = binary_result_dtype(op, result_type(a, b));
   check_not_bool(name, dtype);
   const Shape shape = broadcast_shapes(a.shape(), b.shape(), name);
   const Tensor a_cast = to_dtype(a, dtype);
@@ -227,7 +243,7 @@ void binary_(BinaryOp op, const Tensor& self, const Tensor& other) {
   const char* name = name_str.c_str();
   check_defined(name, {&self, &other});
   check_same_device(name, self, other);
-  const DType dtype = binary_result_dtype(op, promote_types(self.dtype(), other.dtype()));
+  const DType dtype = binary_result_dtype(op, result_type(self, other));
   check_not_bool(name, dtype);
   LG_CHECK_DTYPE(can_cast(dtype, self.dtype()), name, ": result type ", dtype,
                  " can't be cast to the desired output type ", self.dtype());
@@ -289,7 +305,7 @@ Tensor compare(CompareOp op, const Tensor& a, const Tensor& b) {
   const char* name = op_name(op);
   check_defined(name, {&a, &b});
   check_same_device(name, a, b);
-  const DType dtype = promote_types(a.dtype(), b.dtype());
+  const DType dtype = result_type(a, b);
   const Shape shape = broadcast_shapes(a.shape(), b.shape(), name);
   const Tensor a_cast = to_dtype(a, dtype);
   const Tensor b_cast = to_dtype(b, dtype);
@@ -368,7 +384,7 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   check_same_device("where", cond, b);
   LG_CHECK_DTYPE(cond.dtype() == DType::Bool, "where: expected cond of dtype bool, got ",
                  cond.dtype());
-  const DType dtype = promote_types(a.dtype(), b.dtype());
+  const DType dtype = result_type(a, b);
   const Shape shape =
       broadcast_shapes(broadcast_shapes(cond.shape(), a.shape(), "where"), b.shape(), "where");
   const Tensor a_cast = to_dtype(a, dtype);

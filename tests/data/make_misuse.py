@@ -1,6 +1,6 @@
 """PyTorch's results for the inputs of the misuse suite that have a defined result
 (tests/misuse/test_misuse_defined.cpp): empty tensors, NaN and infinities, zero-size dims, edge
-points of gradients. Each case holds its inputs ("x", "t", ...), the output "y" and, for the
+points of gradients, the dtypes of mixed-dtype operands. Each case holds its inputs ("x", "t", ...), the output "y" and, for the
 gradient cases, the input gradient "dx". Non-finite values are written as "nan", "inf", "-inf".
 
 The misuse tables assert errors where PyTorch raises too; expect_error() below checks, when this
@@ -176,5 +176,72 @@ cases.append({"name": "clip_grad_norm_without_gradients", "tensors": {"total_nor
 expect_error("an optimizer without parameters", lambda: torch.optim.SGD([], lr=0.1))
 expect_error("an optimizer of a non-leaf tensor",
              lambda: torch.optim.SGD([torch.ones(2, requires_grad=True) * 2], lr=0.1))
+
+# ---- Added by the review of the nn ops against PyTorch (2026-11-26) ------------------------------
+# Reductions over nothing with the unbiased estimator: N - 1 = -1 is clamped to 0, so 0 / 0 = NaN.
+case("var_of_empty", torch.zeros(0).var())
+case("var_over_empty_dim", torch.zeros(0, 3).var(0))
+case("std_of_empty", torch.zeros(0).std())
+case("var_biased_of_empty", torch.zeros(0).var(unbiased=False))
+# The gradient of max() / min() over everything goes to the NaN(s): they are the extremum.
+grad_case("max_gradient_goes_to_nan", lambda x: x.max(), torch.tensor([1.0, nan, 3.0]))
+grad_case("max_gradient_split_among_nans", lambda x: x.max(), torch.tensor([1.0, nan, nan]))
+grad_case("min_gradient_goes_to_nan", lambda x: x.min(), torch.tensor([1.0, nan, -3.0]))
+# relu passes the gradient of a NaN input (threshold_backward: zero only where the output <= 0).
+grad_case("relu_gradient_of_nan", lambda x: F.relu(x).sum(), torch.tensor([nan, 1.0, -1.0]))
+# clamp passes no gradient to a NaN input (its mask min <= x <= max is false there).
+grad_case("clamp_gradient_of_nan", lambda x: x.clamp(-0.5, 0.5).sum(),
+          torch.tensor([nan, 1.0, -1.0, 0.0]))
+grad_case("clamp_min_gradient_of_nan", lambda x: x.clamp(min=0.0).sum(),
+          torch.tensor([nan, 1.0, -1.0, 0.0]))
+# max pooling: of several NaNs in a window, the last one is the maximum (PyTorch's
+# `val > maxval || isnan(val)`), so the gradient goes there.
+grad_case("max_pool2d_gradient_to_last_nan", lambda x: F.max_pool2d(x, 2).sum(),
+          torch.tensor([[[[nan, 1.0], [nan, 3.0]]]]))
+grad_case("max_pool2d_gradient_to_last_nan_padded", lambda x: F.max_pool2d(x, 3, 1, 1).sum(),
+          torch.tensor([[[[nan, 1.0, nan], [2.0, nan, 3.0]]]]))
+
+
+# pow's gradients at x = 0: d/dx = e x^(e-1) (0 where e == 0); d/de = x^e log x, taken as 0 only
+# where x == 0 and e >= 0 (for e < 0, inf * -inf = -inf).
+def pow_gradients():
+    x = torch.tensor([0.0, 0.0, 0.0, 2.0]).requires_grad_()
+    t = torch.tensor([-1.0, 2.0, 0.0, 0.0]).requires_grad_()
+    y = torch.pow(x, t)
+    y.sum().backward()
+    cases.append({"name": "pow_gradients_at_zero",
+                  "tensors": {"x": x, "t": t, "y": y, "dx": x.grad, "dt": t.grad}})
+
+
+pow_gradients()
+
+# Type promotion with 0-d tensors (result_type): a 0-d tensor decides the dtype only when its
+# category (bool < integral < floating) is above the other operand's; otherwise the dims' dtype
+# wins, as for a Python scalar. Each case holds x (not 0-d), t (0-d) and y = x op t.
+s = lambda v, dtype: torch.tensor(v, dtype=dtype)
+promotions = [
+    ("promote_float16_times_0d_float32", torch.tensor([1.5, -2.25], dtype=torch.float16),
+     s(3.0, f32), torch.mul),
+    ("promote_float32_plus_0d_float64", torch.tensor([1.0, 2.0]), s(0.1, torch.float64), torch.add),
+    ("promote_bfloat16_times_0d_float16", torch.tensor([1.5, 3.0], dtype=torch.bfloat16),
+     s(2.0, torch.float16), torch.mul),
+    ("promote_int32_plus_0d_int64", torch.tensor([1, 2], dtype=torch.int32), s(3000000000, i64),
+     torch.add),
+    ("promote_uint8_plus_0d_int32", torch.tensor([1, 200], dtype=torch.uint8),
+     s(-1, torch.int32), torch.add),
+    ("promote_int64_plus_0d_float64", torch.tensor([1, 2], dtype=i64), s(0.5, torch.float64),
+     torch.add),
+    ("promote_bool_plus_0d_int64", torch.tensor([True, False]), s(2, i64), torch.add),
+    ("promote_int32_div_0d_int64", torch.tensor([1, 3], dtype=torch.int32), s(2, i64), torch.div),
+    ("promote_0d_float64_plus_0d_int64", s(1.5, torch.float64), s(2, i64), torch.add),
+    ("promote_float16_maximum_0d_float64", torch.tensor([1.0, 4.0], dtype=torch.float16),
+     s(3.0, torch.float64), torch.maximum),
+    ("promote_float16_ge_0d_float64", torch.tensor([1.0, 2.0], dtype=torch.float16),
+     s(1.0000001, torch.float64), torch.ge),
+    ("promote_where_float16_0d_float32", torch.tensor([1.5, 2.5], dtype=torch.float16),
+     s(7.0, f32), lambda x, t: torch.where(torch.tensor([True, False]), x, t)),
+]
+for name, x, t, fn in promotions:
+    case(name, fn(x, t), x=x, t=t)
 
 write("misuse.json", "make_misuse.py", cases)

@@ -117,15 +117,17 @@ TEST(PoolForward, MaxPoolPadsWithMinusInfinityAndReturnsIndices) {
   EXPECT_EQ(max_pool2d(zeros({2, 3, 7, 6}), {2, 2}).shape(), (Shape{2, 3, 3, 3}));
 }
 
-// The window's first maximum in row-major order wins a tie, and the first NaN wins over numbers:
-// checked against a loop here, for non-square, overlapping and strided windows without padding
-// (the CPU's row-at-a-time path) and with padding (the per-window path).
-TEST(PoolForward, MaxPoolTiesAndNaNsPickTheFirstInWindowOrder) {
+// The window's first maximum in row-major order wins a tie, and a NaN wins over numbers and over
+// the NaNs before it (so the last NaN gets the gradient), as PyTorch's `val > maxval ||
+// isnan(val)`: checked against that loop here, for non-square, overlapping and strided windows
+// without padding (the CPU's row-at-a-time path) and with padding (the per-window path).
+TEST(PoolForward, MaxPoolTiesPickTheFirstMaximumAndNaNsTheLast) {
   const std::int64_t H = 5, W = 7;
   std::vector<double> values(static_cast<std::size_t>(H * W));
   for (std::size_t i = 0; i < values.size(); ++i)
     values[i] = static_cast<double>((i * 7) % 4);  // many ties
   values[9] = std::nan("");
+  values[10] = std::nan("");  // beside 9: windows holding both
   values[23] = std::nan("");
   const Tensor x = test::make_tensor(values, {1, 1, H, W});
   struct Geometry {
@@ -147,7 +149,7 @@ TEST(PoolForward, MaxPoolTiesAndNaNsPickTheFirstInWindowOrder) {
             if (h < 0 || h >= H || w < 0 || w >= W) continue;
             const double v = values[static_cast<std::size_t>(h * W + w)];
             const double b = best < 0 ? 0 : values[static_cast<std::size_t>(best)];
-            if (best < 0 || (!std::isnan(b) && (std::isnan(v) || v > b))) best = h * W + w;
+            if (best < 0 || v > b || std::isnan(v)) best = h * W + w;
           }
         }
         const std::size_t o = static_cast<std::size_t>(oh * OW + ow);

@@ -61,6 +61,17 @@ DefinedCase binary(std::string name, std::function<Tensor(const Tensor&, const T
             return NamedTensors{{"y", f(c.at("x"), c.at("t"))}};
           }};
 }
+// y = f(x, t) with dx and dt: the gradients of y.sum().
+DefinedCase binary_gradient(std::string name,
+                            std::function<Tensor(const Tensor&, const Tensor&)> f) {
+  return {std::move(name), [f](const ReferenceCase& c) {
+            Tensor x = c.at("x").clone().requires_grad_();
+            Tensor t = c.at("t").clone().requires_grad_();
+            const Tensor y = f(x, t);
+            y.sum().backward();
+            return NamedTensors{{"y", y}, {"dx", x.grad()}, {"dt", t.grad()}};
+          }};
+}
 // y = f(x) and dx = d y / d x.
 DefinedCase gradient(std::string name, std::function<Tensor(const Tensor&)> f) {
   return {std::move(name), [f](const ReferenceCase& c) {
@@ -188,6 +199,52 @@ std::vector<DefinedCase> defined_cases() {
       gradient("max_gradient_split_among_ties", [](const Tensor& x) { return x.max(); }),
       gradient("log_gradient_at_zero", [](const Tensor& x) { return x.log().sum(); }),
       gradient("mean_gradient_of_empty", [](const Tensor& x) { return x.mean(); }),
+      // Added by the review of the nn ops against PyTorch (2026-11-26).
+      value("var_of_empty", [] { return zeros({0}).var(); }),
+      value("var_over_empty_dim",
+            [] {
+              return zeros({0, 3}).var(0);
+            }),
+      value("std_of_empty", [] { return zeros({0}).std(); }),
+      value("var_biased_of_empty", [] { return zeros({0}).var(false); }),
+      gradient("max_gradient_goes_to_nan", [](const Tensor& x) { return x.max(); }),
+      gradient("max_gradient_split_among_nans", [](const Tensor& x) { return x.max(); }),
+      gradient("min_gradient_goes_to_nan", [](const Tensor& x) { return x.min(); }),
+      gradient("relu_gradient_of_nan", [](const Tensor& x) { return x.relu().sum(); }),
+      gradient("clamp_gradient_of_nan", [](const Tensor& x) { return x.clamp(-0.5, 0.5).sum(); }),
+      gradient("clamp_min_gradient_of_nan", [](const Tensor& x) { return x.clamp_min(0.0).sum(); }),
+      gradient("max_pool2d_gradient_to_last_nan",
+               [](const Tensor& x) {
+                 return max_pool2d(x, {2, 2}).sum();
+               }),
+      gradient("max_pool2d_gradient_to_last_nan_padded",
+               [](const Tensor& x) {
+                 return max_pool2d(x, {3, 3}, {1, 1}, {1, 1}).sum();
+               }),
+      binary_gradient("pow_gradients_at_zero",
+                      [](const Tensor& x, const Tensor& t) { return pow(x, t); }),
+      binary("promote_float16_times_0d_float32",
+             [](const Tensor& x, const Tensor& t) { return x * t; }),
+      binary("promote_float32_plus_0d_float64",
+             [](const Tensor& x, const Tensor& t) { return x + t; }),
+      binary("promote_bfloat16_times_0d_float16",
+             [](const Tensor& x, const Tensor& t) { return x * t; }),
+      binary("promote_int32_plus_0d_int64", [](const Tensor& x, const Tensor& t) { return x + t; }),
+      binary("promote_uint8_plus_0d_int32", [](const Tensor& x, const Tensor& t) { return x + t; }),
+      binary("promote_int64_plus_0d_float64",
+             [](const Tensor& x, const Tensor& t) { return x + t; }),
+      binary("promote_bool_plus_0d_int64", [](const Tensor& x, const Tensor& t) { return x + t; }),
+      binary("promote_int32_div_0d_int64", [](const Tensor& x, const Tensor& t) { return x / t; }),
+      binary("promote_0d_float64_plus_0d_int64",
+             [](const Tensor& x, const Tensor& t) { return x + t; }),
+      binary("promote_float16_maximum_0d_float64",
+             [](const Tensor& x, const Tensor& t) { return maximum(x, t); }),
+      binary("promote_float16_ge_0d_float64",
+             [](const Tensor& x, const Tensor& t) { return ge(x, t); }),
+      binary("promote_where_float16_0d_float32",
+             [](const Tensor& x, const Tensor& t) {
+               return where(tensor<bool>({true, false}), x, t);
+             }),
       {"backward_twice_without_saved_tensors",
        [](const ReferenceCase&) {
          const Tensor x = zeros({2}).requires_grad_();

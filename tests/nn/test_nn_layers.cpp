@@ -657,6 +657,18 @@ TEST(Interpolate, NearestRepeatsPixelsAndBilinearKeepsCornersAndSizes) {
   EXPECT_NEAR(y[2 * 7 + 0], v[4], 1e-15);
 }
 
+// docs/api-notes.md: nearest follows its step rule also where a factor other than 1 leaves the size
+// unchanged (PyTorch 1.13's 2-D CPU kernel copies there; its 1-D one follows the rule), and
+// bilinear copies such an axis, as PyTorch.
+TEST(Interpolate, UnchangedSizeFromAFactorOtherThanOne) {
+  const Tensor x = arange(5, kFloat64).reshape({1, 1, 5, 1});
+  // Step 1 / 1.1: output o reads floor(o / 1.1), which is o - 1 from o = 1 on.
+  EXPECT_TRUE(
+      test::all_close(interpolate(x, std::nullopt, Scale2{1.1, 1.0}), {0, 0, 1, 2, 3}, 0, 0));
+  EXPECT_TRUE(test::all_close(interpolate(x, std::nullopt, Scale2{1.1, 1.0}, kBilinear),
+                              {0, 1, 2, 3, 4}, 0, 0));
+}
+
 TEST(UpsampleModule, OptionsForwardAndPrinting) {
   nn::Upsample up(nn::UpsampleOptions().scale_factor(std::vector<double>{2}).mode(kNearest));
   EXPECT_TRUE(up->parameters().empty());
