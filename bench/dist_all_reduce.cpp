@@ -1,6 +1,7 @@
 // dist_all_reduce: the Gloo process group's all_reduce (float32, sum) timed against message size,
-// and the fixed cost of one collective (a barrier: the progress record and the signature
-// exchange, no data). One rank of a job: start it with a launcher, e.g.
+// and the fixed cost of one collective (a barrier: the progress records of entering and
+// completing it and the signature exchange, no data). One rank of a job: start it with a launcher,
+// e.g.
 //   build/tools/leangrad-run --nproc-per-node 2 build/bench/dist_all_reduce
 // Rank 0 prints the table: median and minimum time of `repeats` calls, algorithm bandwidth
 // (bytes / median time) and bus bandwidth as nccl-tests defines it for all-reduce
@@ -44,7 +45,7 @@ int main() {
   }
   if (rank == 0) {
     std::printf(
-        "ranks %d, barrier (progress record + signature all-gather): median %.1f us, "
+        "ranks %d, barrier (progress records + signature all-gather): median %.1f us, "
         "min %.1f us\n\n",
         size, median_seconds(samples) * 1e6, min_seconds(samples) * 1e6);
     std::printf("%12s %12s %12s %12s %12s\n", "bytes", "median (us)", "min (us)", "algbw (GB/s)",
