@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <iterator>
@@ -370,6 +371,14 @@ std::string memory_timeline_svg(const nlohmann::json& t) {
   }
   s += "</svg>\n";
   return s;
+}
+
+bool names_an_svg(const std::string& path) {
+  if (path.size() < 4) return false;
+  std::string extension = path.substr(path.size() - 4);
+  for (char& c : extension)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return extension == ".svg";
 }
 
 }  // namespace leangrad::tools

@@ -47,4 +47,8 @@ nlohmann::json memory_timeline(const std::vector<memory::MemoryEvent>& events,
 // tools/plot_memory_timeline.py draws the same from the JSON as a PNG with matplotlib.
 std::string memory_timeline_svg(const nlohmann::json& timeline);
 
+// Whether --memory-timeline's `path` asks for the picture: it ends in ".svg", in any case
+// ("step.SVG" too); any other name gets the JSON.
+bool names_an_svg(const std::string& path);
+
 }  // namespace leangrad::tools

@@ -103,9 +103,9 @@ void StepMemoryTimeline::end_step(const nn::Module& model, const optim::Optimize
   timeline["device"] = device_.str();
   timeline.update(info);
   // step.svg: the picture; anything else: the JSON (tools/plot_memory_timeline.py draws a PNG).
-  const bool svg = path_.size() >= 4 && path_.compare(path_.size() - 4, 4, ".svg") == 0;
-  write_file_atomically(path_, svg ? memory_timeline_svg(timeline) : timeline.dump() + "\n",
-                        "--memory-timeline");
+  write_file_atomically(
+      path_, names_an_svg(path_) ? memory_timeline_svg(timeline) : timeline.dump() + "\n",
+      "--memory-timeline");
   char line[160];
   std::snprintf(line, sizeof(line),
                 "memory timeline: global step %lld, %zu allocations and frees, peak %.2f MiB at "

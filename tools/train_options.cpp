@@ -107,10 +107,11 @@ void add_options(CLI::App& app, TrainOptions& o) {
       ->check(positive)
       ->capture_default_str()
       ->needs(profile);
-  app.add_option("--memory-timeline", o.memory_timeline,
-                 "record the allocations of one optimizer step after 3 warm-up steps and write "
-                 "memory over time by category: a picture if FILE ends in .svg, else JSON "
-                 "(tools/plot_memory_timeline.py draws that as a PNG)");
+  app.add_option(
+      "--memory-timeline", o.memory_timeline,
+      "record the allocations of one optimizer step after 3 warm-up steps and write "
+      "memory over time by category: a picture if FILE ends in .svg (any case), else JSON "
+      "(tools/plot_memory_timeline.py draws that as a PNG)");
   app.add_option("--precision", o.precision,
                  "f32, bf16 (autocast) or f16 (autocast and a GradScaler); parameters stay f32")
       ->check(CLI::IsMember({"f32", "bf16", "f16"}));

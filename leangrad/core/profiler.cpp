@@ -322,6 +322,20 @@ std::string Profile::chrome_trace() {
          "\n";
 }
 
+namespace {
+
+// At most the first `width` bytes of `name`, never ending inside a UTF-8 character (a cut there
+// would print as a broken character in the table's name column).
+std::string cut_to_width(const std::string& name, std::size_t width) {
+  if (name.size() <= width) return name;
+  std::size_t end = width;
+  while (end > 0 && (static_cast<unsigned char>(name[end]) & 0xC0) == 0x80)
+    --end;  // name[end] continues a character that starts before it: leave that one out too
+  return name.substr(0, end);
+}
+
+}  // namespace
+
 std::string Profile::table(std::size_t top) {
   stop();
   struct Row {
@@ -358,9 +372,9 @@ std::string Profile::table(std::size_t top) {
                 "calls", "total ms", "mean us", "% time", device ? "  device ms" : "");
   out += line;
   for (const Row& r : sorted) {
-    std::snprintf(line, sizeof(line), "%-28.28s %-10s %8lld %11.3f %10.2f %6.1f%%", r.name.c_str(),
-                  category_name(r.category), static_cast<long long>(r.calls),
-                  static_cast<double>(r.total_ns) / 1e6,
+    std::snprintf(line, sizeof(line), "%-28s %-10s %8lld %11.3f %10.2f %6.1f%%",
+                  cut_to_width(r.name, 28).c_str(), category_name(r.category),
+                  static_cast<long long>(r.calls), static_cast<double>(r.total_ns) / 1e6,
                   static_cast<double>(r.total_ns) / 1e3 / static_cast<double>(r.calls),
                   100.0 * static_cast<double>(r.total_ns) / wall_ns);
     out += line;

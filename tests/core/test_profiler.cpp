@@ -208,6 +208,20 @@ TEST(Profiler, TraceOfAnyNameIsValidJson) {
   EXPECT_NE(profile.table(5).find("caf\xe9 na\xefve"), std::string::npos);
 }
 
+// The table's name column holds 28 bytes: a longer name is cut there, but not inside a UTF-8
+// character (27 letters and a two-byte e-acute keep the 27 letters only).
+TEST(Profiler, TableCutsLongNamesBetweenCharacters) {
+  const std::string ascii(30, 'n');
+  const std::string accented = std::string(27, 'a') + "\xc3\xa9xyz";
+  profiler::Profile profile;
+  { const profiler::Span span(ascii.c_str(), Category::User); }
+  { const profiler::Span span(accented.c_str(), Category::User); }
+  const std::string table = profile.table(5);
+  EXPECT_NE(table.find("\n" + std::string(28, 'n') + " "), std::string::npos) << table;
+  EXPECT_NE(table.find("\n" + std::string(27, 'a') + "  user"), std::string::npos) << table;
+  EXPECT_EQ(table.find('\xc3'), std::string::npos) << "half a character: " << table;
+}
+
 TEST(Profiler, OneTrackPerThread) {
   profiler::Profile profile;
   { const profiler::Span main_span("main", Category::User); }

@@ -185,6 +185,14 @@ std::vector<tools::TimelineBlocks::Block> blocks_of(const std::vector<Tensor>& t
   return blocks;
 }
 
+// --memory-timeline draws the picture for a name ending in .svg in any case, the JSON otherwise.
+TEST(MemoryTimeline, TheNameChoosesThePicture) {
+  for (const char* path : {"step.svg", "step.SVG", "out/step.Svg", ".svg"})
+    EXPECT_TRUE(tools::names_an_svg(path)) << path;
+  for (const char* path : {"step.json", "step", "svg", "step.svgz", "step.svg.json", ""})
+    EXPECT_FALSE(tools::names_an_svg(path)) << path;
+}
+
 TEST(MemoryTimeline, MlpStepMatchesTheMemoryReport) {
   manual_seed(0);
   tools::ModelOptions options;
