@@ -345,6 +345,29 @@ TEST(GroupNormCuda, MatchesTheReferenceInEveryDtype) {
       }
 }
 
+// The weight and bias gradients of a batch of more than 4M samples: their reduction has one block
+// per (32 channels, 64 samples), and with the chunks of 64 on gridDim.y a batch above
+// 65535 x 64 = 4194240 could not launch. (N, 2) = (4194241, 2), G = 1, x = (-1, +1) per sample:
+// mean 0 and rstd 1 (given, as eps = 0 would), dy = 1, so dbias = N and dweight = (-N, +N)
+// exactly in float32 (every partial sum an integer below 2^24). 34 MB per tensor.
+TEST(GroupNormCuda, WeightAndBiasGradientsOfMoreThan4MSamples) {
+  if (!cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  constexpr std::int64_t kBatch = 65535 * 64 + 1;
+  const TensorOptions options = TensorOptions(kFloat32).device(Device::cuda());
+  const Tensor sign = tensor(std::vector<float>{-1.0f, 1.0f}, {1, 2}).to(Device::cuda());
+  const Tensor x = sign.expand({kBatch, 2}).contiguous();
+  const Tensor dy = ones({kBatch, 2}, options);
+  const Tensor mean = zeros({kBatch, 1}, options);
+  const Tensor rstd = ones({kBatch, 1}, options);
+  const Tensor w = ones({2}, options);
+  const ops::GroupNormGrads g =
+      ops::group_norm_backward(dy, x, mean, rstd, w, 1, /*need_input=*/false,
+                               /*need_weight=*/true, /*need_bias=*/true);
+  const double n = static_cast<double>(kBatch);
+  EXPECT_EQ(to_vector(g.grad_bias.cpu()), (std::vector<double>{n, n}));
+  EXPECT_EQ(to_vector(g.grad_weight.cpu()), (std::vector<double>{-n, n}));
+}
+
 // Threads over rows (rows >= 8 per thread) or within rows give the same bits: (4, 32, 33) G = 4
 // has 16 rows, split by rows at 1 and 2 threads and within rows at 3 and 4, so the two paths meet
 // on one input; (1, 2, 70001) G = 1 is one row of 34 chunks. At most 4 threads: ThreadCount

@@ -416,17 +416,22 @@ __global__ void group_norm_row_affine_kernel(Index numel, Index row_len, T* __re
   }
 }
 
-// Weight/bias gradients, pass 1: block (channel tile, batch chunk); thread (tx, ty) sums
-// channel c = tile * kChannelTile + tx over n = chunk_begin + ty, + kBatchLanes, ...; the
-// kBatchLanes sums are then added in order of ty: partials[chunk * C + c] = (dweight, dbias).
+// Weight/bias gradients, pass 1: block b owns channel tile b % channel_tiles and batch chunk
+// b / channel_tiles (one grid dimension: either count may pass gridDim.y's 65535, a batch of more
+// than 4M samples or BatchNorm's C groups of one channel); thread (tx, ty) sums channel
+// c = tile * kChannelTile + tx over n = chunk_begin + ty, + kBatchLanes, ...; the kBatchLanes sums
+// are then added in order of ty: partials[chunk * C + c] = (dweight, dbias).
 template <typename Acc>
 __global__ void group_norm_weight_bias_partial_kernel(GroupNormSizes sizes,
+                                                      std::int64_t channel_tiles,
                                                       const DySums<Acc>* __restrict__ channel_sums,
                                                       const Acc* __restrict__ rstd,
                                                       WeightBiasGrad<Acc>* __restrict__ partials) {
   __shared__ Acc lane_sums[kBatchLanes][kChannelTile][2];
-  const std::int64_t c = static_cast<std::int64_t>(blockIdx.x) * kChannelTile + threadIdx.x;
-  const std::int64_t n_begin = static_cast<std::int64_t>(blockIdx.y) * kBatchPerChunk;
+  const std::int64_t tile = static_cast<std::int64_t>(blockIdx.x) % channel_tiles;
+  const std::int64_t chunk = static_cast<std::int64_t>(blockIdx.x) / channel_tiles;
+  const std::int64_t c = tile * kChannelTile + threadIdx.x;
+  const std::int64_t n_begin = chunk * kBatchPerChunk;
   const std::int64_t n_end = std::min(n_begin + kBatchPerChunk, sizes.batch);
   Acc dw = 0;
   Acc db = 0;
@@ -447,7 +452,7 @@ __global__ void group_norm_weight_bias_partial_kernel(GroupNormSizes sizes,
       dw += lane_sums[k][threadIdx.x][0];
       db += lane_sums[k][threadIdx.x][1];
     }
-    partials[blockIdx.y * sizes.channels + c] = {dw, db};
+    partials[chunk * sizes.channels + c] = {dw, db};
   }
 }
 
@@ -625,11 +630,13 @@ void weight_bias_grads(const GroupNormSizes& sizes, const DySums<opmath_t<T>>* c
   const std::int64_t chunks = ceil_div(sizes.batch, kBatchPerChunk);
   Workspace ws(Workspace::bytes_for<WeightBiasGrad<Acc>>(chunks * sizes.channels));
   auto* partials = ws.take<WeightBiasGrad<Acc>>(chunks * sizes.channels);
-  const dim3 grid(static_cast<unsigned int>(ceil_div(sizes.channels, kChannelTile)),
-                  static_cast<unsigned int>(chunks));
+  const std::int64_t channel_tiles = ceil_div(sizes.channels, kChannelTile);
+  // One block per (tile, chunk), flattened into gridDim.x: about N C / 2048 blocks, below its
+  // 2^31 - 1 for any tensor that fits in memory.
+  const auto blocks = static_cast<unsigned int>(channel_tiles * chunks);
   group_norm_weight_bias_partial_kernel<Acc>
-      <<<grid, dim3(kChannelTile, kBatchLanes), 0, current_stream()>>>(sizes, channel_sums, rstd,
-                                                                       partials);
+      <<<blocks, dim3(kChannelTile, kBatchLanes), 0, current_stream()>>>(
+          sizes, channel_tiles, channel_sums, rstd, partials);
   LG_CUDA_CHECK_LAUNCH();
   auto* sum = group_norm_weight_bias_sum_kernel<T, Acc>;
   sum<<<grid_size(sum, kThreads, ceil_div(sizes.channels, kThreads)), kThreads, 0,
