@@ -14,6 +14,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <leangrad/core/cuda.h>
@@ -366,6 +367,58 @@ TEST(GroupNormCuda, WeightAndBiasGradientsOfMoreThan4MSamples) {
   const double n = static_cast<double>(kBatch);
   EXPECT_EQ(to_vector(g.grad_bias.cpu()), (std::vector<double>{n, n}));
   EXPECT_EQ(to_vector(g.grad_weight.cpu()), (std::vector<double>{-n, n}));
+}
+
+// Two threads run GroupNorm's one-pass kernels with different shared memory sizes at once (48 and
+// 4 KiB per group forward, 96 and 8 KiB backward, one kernel each way): every launch must find the
+// limit of Note [One-pass shared memory limit] at least its own size, whatever the other thread
+// set meanwhile (before, each call set the limit to its own size, so a smaller call between
+// another's setting and its launch failed that launch), and give the bits it gives alone. 264
+// groups: the one-pass path on GPUs of up to 264 SMs. A race: before the fix it could fail only
+// sometimes, so a pass is evidence, not proof.
+TEST(GroupNormCuda, OnePassKernelsOfTwoSizesFromTwoThreads) {
+  if (!cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  struct Problem {
+    Tensor x, dy, w;
+    std::vector<Tensor> alone, threaded;  // y, dx, dweight
+  };
+  const auto run_once = [](const Problem& p) {
+    const ops::GroupNormOutput f = ops::group_norm(p.x, 1, p.w, Tensor(), 1e-5);
+    const ops::GroupNormGrads g =
+        ops::group_norm_backward(p.dy, p.x, f.mean, f.rstd, p.w, 1, true, true, false);
+    return std::vector<Tensor>{f.output, g.grad_input, g.grad_weight};
+  };
+  std::vector<Problem> problems;
+  for (const Shape& shape : {Shape{264, 48, 16, 16}, Shape{264, 16, 8, 8}}) {
+    Problem p;
+    p.x = random_tensor(shape, 0.5, kFloat32, 21).to(Device::cuda());
+    p.dy = random_tensor(shape, 0.0, kFloat32, 22).to(Device::cuda());
+    p.w = random_tensor({shape[1]}, 1.0, kFloat32, 23).to(Device::cuda());
+    p.alone = run_once(p);
+    problems.push_back(p);
+  }
+  std::vector<std::string> failures(problems.size());
+  std::vector<std::thread> threads;
+  for (std::size_t k = 0; k < problems.size(); ++k) {
+    threads.emplace_back([&, k] {
+      Problem& p = problems[k];
+      try {
+        for (int i = 0; i < 500; ++i)
+          p.threaded = run_once(p);
+        cuda::synchronize();
+      } catch (const std::exception& e) {
+        failures[k] = e.what();
+      }
+    });
+  }
+  for (std::thread& t : threads)
+    t.join();
+  for (std::size_t k = 0; k < problems.size(); ++k) {
+    ASSERT_EQ(failures[k], "") << "thread " << k;
+    for (std::size_t r = 0; r < problems[k].alone.size(); ++r)
+      EXPECT_EQ(to_vector(problems[k].threaded[r]), to_vector(problems[k].alone[r]))
+          << "thread " << k << ", result " << r;
+  }
 }
 
 // Threads over rows (rows >= 8 per thread) or within rows give the same bits: (4, 32, 33) G = 4

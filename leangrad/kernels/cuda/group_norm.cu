@@ -28,7 +28,10 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <map>
+#include <mutex>
 #include <optional>
+#include <utility>
 
 #include <leangrad/kernels/backend.h>
 #include <leangrad/kernels/dispatch.h>
@@ -495,6 +498,25 @@ Segmentation segment_rows(std::int64_t num_rows, std::int64_t row_vectors, int w
   return {ceil_div(row_vectors, len), len};
 }
 
+// Note [One-pass shared memory limit]
+//   Above 48 KiB a kernel launches with dynamic shared memory only up to the limit that
+//   cudaFuncSetAttribute gave it on the device, a setting of the (kernel, device) pair, not of a
+//   launch. Set to each call's own size, it would race: a thread setting 16 KiB between another
+//   thread's setting of 96 KiB and its launch makes that launch fail (cudaErrorInvalidValue). So
+//   the limit only ever rises, under a mutex, to the largest size asked for so far.
+void allow_dynamic_shared_memory(const void* kernel, std::size_t bytes) {
+  static std::mutex mutex;
+  static auto* allowed = new std::map<std::pair<const void*, int>, std::size_t>();  // leaked
+  int device = 0;
+  LG_CUDA_CHECK(cudaGetDevice(&device));
+  std::lock_guard<std::mutex> lock(mutex);
+  std::size_t& limit = (*allowed)[{kernel, device}];
+  if (bytes <= limit) return;
+  LG_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     static_cast<int>(bytes)));
+  limit = bytes;
+}
+
 // Whether a one-pass kernel with `bytes` of dynamic shared memory per group can run here, and
 // with enough groups to keep every SM busy.
 template <typename Kernel>
@@ -506,9 +528,7 @@ bool one_pass_fits(Kernel* kernel, std::size_t bytes, std::int64_t num_rows) {
   LG_CUDA_CHECK(
       cudaDeviceGetAttribute(&max_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
   if (bytes > static_cast<std::size_t>(max_optin)) return false;
-  LG_CUDA_CHECK(cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel),
-                                     cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                     static_cast<int>(bytes)));
+  allow_dynamic_shared_memory(reinterpret_cast<const void*>(kernel), bytes);
   return true;
 }
 
