@@ -167,8 +167,13 @@ Slot assemble(const Dataset& dataset, const std::int64_t* indices, std::int64_t 
     slot.batch.data = stack_field(data, indices, pinned, "data");
     slot.batch.target = stack_field(targets, indices, pinned, "target");
     if (copy_stream) {
-      cuda::StreamGuard on_copy_stream(*copy_stream);
+      // The batch's device current for the copy: the event below belongs to the device current
+      // when it is made, and must be the copy stream's. Workers make it current once; without
+      // workers this is the training thread, whose current device may be another GPU (a rank on
+      // cuda:1 never makes cuda:1 current).
       const Device device = options.device();
+      const cuda::DeviceGuard on_device(device);
+      cuda::StreamGuard on_copy_stream(*copy_stream);
       slot.batch.data = slot.batch.data.to(device, /*non_blocking=*/pinned);
       if (slot.batch.target.defined())
         slot.batch.target = slot.batch.target.to(device, /*non_blocking=*/pinned);

@@ -301,5 +301,33 @@ TEST(DataLoader, DeviceBatchesMatchHostBatches) {
   }
 }
 
+// Batches for the second GPU while the first is current, as on rank 1 of leangrad-train over
+// NCCL (device cuda:1, never made current): the copy's event must be made on cuda:1, where the
+// copy stream is. Without workers the training thread assembles the batches, and its current
+// device made the event on cuda:0, whose record on cuda:1's stream threw. Needs two GPUs.
+TEST(DataLoader, DeviceBatchesOnAGpuThatIsNotCurrent) {
+  if (cuda::device_count() < 2) GTEST_SKIP() << "needs two CUDA devices";
+  ASSERT_EQ(cuda::current_device(), 0);
+  for (const bool pinned : {false, true}) {
+    for (const int workers : {0, 2}) {
+      DataLoader host(make_dataset(), DataLoaderOptions().batch_size(8));
+      DataLoader device(
+          make_dataset(),
+          DataLoaderOptions().batch_size(8).num_workers(workers).pin_memory(pinned).device(
+              Device::cuda(1)));
+      const std::vector<Batch> expected = collect(host);
+      std::size_t b = 0;
+      for (const auto& [data, target] : device) {
+        ASSERT_EQ(data.device(), Device::cuda(1));
+        EXPECT_EQ(tensor_bytes((data * 1.0).cpu()), tensor_bytes(expected[b].data));
+        EXPECT_EQ(tensor_bytes(target.cpu()), tensor_bytes(expected[b].target));
+        ++b;
+      }
+      EXPECT_EQ(b, expected.size());
+      EXPECT_EQ(cuda::current_device(), 0);  // the loader leaves the caller's device as it was
+    }
+  }
+}
+
 }  // namespace
 }  // namespace leangrad::data
