@@ -23,6 +23,11 @@ World join_world(const std::string& backend_option, Device& device, bool offload
     // the visible GPUs wrap around. NCCL refuses two ranks on one GPU (init_process_group says so).
     const int count = cuda::device_count();
     device = Device::cuda(backend == "gloo" && count > 0 ? env.local_rank % count : env.local_rank);
+    // The rank's GPU current on this thread, as torch.cuda.set_device(local_rank) in a torchrun
+    // script: what runs on the current device (a DataLoader without workers, a profiler span's
+    // events) is on it, and no rank leaves a CUDA context on cuda:0 (since CUDA 12 restoring
+    // cuda:0 after a DeviceGuard creates one there, a few hundred MiB for every rank).
+    if (device.index < count) cuda::set_device(device.index);
   }
   LG_CHECK(backend == "gloo" || !offload_params,
            "--offload-params: the gradients are averaged in host memory, which --backend nccl "
