@@ -115,6 +115,9 @@ DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, DataLoaderOptions
     LG_CHECK(options_.sampler()->dataset_size() <= dataset_->size(),
              "DataLoader: the sampler splits a dataset of ", options_.sampler()->dataset_size(),
              " examples, but the dataset has ", dataset_->size());
+    // The first epoch is the sampler's own: one set_epoch(e) on it before it is given starts
+    // the loader at epoch e (each begin() then sets the sampler's epoch to the loader's).
+    next_epoch_ = options_.sampler()->epoch();
   }
   if (options_.device().is_cuda()) {
     LG_CHECK_DEVICE(cuda::is_available(), "DataLoader: batches requested on ", options_.device(),

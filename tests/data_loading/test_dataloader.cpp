@@ -253,6 +253,18 @@ TEST(DataLoader, UsesADistributedSamplersShare) {
   EXPECT_EQ(targets_of(collect(loader)), expected.indices());
 }
 
+// PyTorch's idiom: sampler.set_epoch(e) before iterating. The options keep a copy of the
+// sampler, and the loader used to start at epoch 0 whatever epoch that copy had been set to.
+TEST(DataLoader, StartsAtTheEpochTheSamplerWasSetTo) {
+  DistributedSampler sampler(kExamples, /*rank=*/0, /*world_size=*/2, /*shuffle=*/true, 5);
+  sampler.set_epoch(3);
+  DataLoader loader(make_dataset(), DataLoaderOptions().batch_size(kExamples).sampler(sampler));
+  EXPECT_EQ(loader.next_epoch(), 3u);
+  EXPECT_EQ(targets_of(collect(loader)), sampler.indices());
+  sampler.set_epoch(4);
+  EXPECT_EQ(targets_of(collect(loader)), sampler.indices());  // begin() advanced to epoch 4
+}
+
 TEST(DataLoader, RejectsInvalidOptions) {
   EXPECT_THROW(DataLoader(make_dataset(), DataLoaderOptions().batch_size(0)), Error);
   EXPECT_THROW(DataLoader(make_dataset(), DataLoaderOptions().num_workers(-1)), Error);
