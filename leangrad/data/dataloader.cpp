@@ -16,7 +16,8 @@
 //   pin_memory, and each example is copied straight into its row (no intermediate stack). See
 //   Note [Pinned batches and the copy stream] for device batches.
 // - Errors: an exception while assembling batch b is stored in b's slot and re-thrown in the
-//   consumer when it reaches b (earlier batches are still delivered); the epoch then stops.
+//   consumer when it reaches b (earlier batches are still delivered); the epoch then stops. See
+//   Note [Which example failed].
 // - Shutdown: stop_epoch() sets `stopping`, wakes every waiter and joins. A worker finishes the
 //   batch it is assembling (Dataset::get cannot be interrupted) and then exits; nothing throws
 //   from the destructor.
@@ -30,6 +31,7 @@
 #include <numeric>
 #include <system_error>
 #include <thread>
+#include <typeinfo>
 #include <vector>
 
 #include <leangrad/autograd/grad_mode.h>
@@ -80,6 +82,24 @@ Tensor stack_field(const std::vector<Tensor>& parts, const std::int64_t* indices
   return out;
 }
 
+// Note [Which example failed]: an error from Dataset::get (or a transform it runs) reaches the
+// consumer far from where it happened, so a leangrad::Error (or one of its four subclasses) is
+// re-thrown as the same type, file and line with the example and batch in front of its message:
+// "DataLoader: example 37 (batch 9): <message>". Any other exception, and a subclass of Error
+// the caller defined, is re-thrown unchanged: rebuilding it would change its type.
+[[noreturn]] void rethrow_naming_the_example(const Error& error, std::int64_t index,
+                                             std::int64_t batch) {
+  const std::string message =
+      detail::str_cat("DataLoader: example ", index, " (batch ", batch, "): ", error.message());
+  const std::type_info& type = typeid(error);
+  if (type == typeid(Error)) throw Error(message, error.file(), error.line());
+  if (type == typeid(ShapeError)) throw ShapeError(message, error.file(), error.line());
+  if (type == typeid(DTypeError)) throw DTypeError(message, error.file(), error.line());
+  if (type == typeid(DeviceError)) throw DeviceError(message, error.file(), error.line());
+  if (type == typeid(OutOfMemoryError)) throw OutOfMemoryError(message, error.file(), error.line());
+  throw;  // the exception being handled, as it is
+}
+
 }  // namespace
 
 struct DataLoader::Epoch {
@@ -115,6 +135,9 @@ DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, DataLoaderOptions
     LG_CHECK(options_.sampler()->dataset_size() <= dataset_->size(),
              "DataLoader: the sampler splits a dataset of ", options_.sampler()->dataset_size(),
              " examples, but the dataset has ", dataset_->size());
+    // The first epoch is the sampler's own: one set_epoch(e) on it before it is given starts
+    // the loader at epoch e (each begin() then sets the sampler's epoch to the loader's).
+    next_epoch_ = options_.sampler()->epoch();
   }
   if (options_.device().is_cuda()) {
     LG_CHECK_DEVICE(cuda::is_available(), "DataLoader: batches requested on ", options_.device(),
@@ -149,8 +172,9 @@ namespace {
 // until the copy is done (ops::copy_ records the stream on it). An event recorded after the
 // copy lets the consumer's stream wait on the GPU, not on the host; the device tensors are then
 // marked as used on the consumer's stream so the allocator does not reuse them too early.
-Slot assemble(const Dataset& dataset, const std::int64_t* indices, std::int64_t count,
-              const DataLoaderOptions& options, const std::optional<cuda::Stream>& copy_stream) {
+Slot assemble(const Dataset& dataset, std::int64_t batch, const std::int64_t* indices,
+              std::int64_t count, const DataLoaderOptions& options,
+              const std::optional<cuda::Stream>& copy_stream) {
   const profiler::Span span("DataLoader.assemble", profiler::Category::DataLoader);
   Slot slot;
   try {
@@ -159,7 +183,12 @@ Slot assemble(const Dataset& dataset, const std::int64_t* indices, std::int64_t 
     data.reserve(static_cast<std::size_t>(count));
     targets.reserve(static_cast<std::size_t>(count));
     for (std::int64_t i = 0; i < count; ++i) {
-      Example example = dataset.get(indices[i]);
+      Example example;
+      try {
+        example = dataset.get(indices[i]);
+      } catch (const Error& error) {
+        rethrow_naming_the_example(error, indices[i], batch);
+      }
       data.push_back(std::move(example.data));
       targets.push_back(std::move(example.target));
     }
@@ -265,7 +294,7 @@ void DataLoader::start_worker(Epoch* e) {
       const std::int64_t first = b * options_.batch_size();
       const std::int64_t count = std::min<std::int64_t>(
           options_.batch_size(), static_cast<std::int64_t>(e->order.size()) - first);
-      Slot slot = assemble(*dataset_, e->order.data() + first, count, options_, copy_stream_);
+      Slot slot = assemble(*dataset_, b, e->order.data() + first, count, options_, copy_stream_);
       {
         std::lock_guard<std::mutex> lock(e->mutex);
         e->finished.emplace(b, std::move(slot));
@@ -299,7 +328,7 @@ bool DataLoader::next(Batch& batch) {
     const std::int64_t first = b * options_.batch_size();
     const std::int64_t count = std::min<std::int64_t>(
         options_.batch_size(), static_cast<std::int64_t>(e->order.size()) - first);
-    slot = assemble(*dataset_, e->order.data() + first, count, options_, copy_stream_);
+    slot = assemble(*dataset_, b, e->order.data() + first, count, options_, copy_stream_);
     ++e->next_to_yield;
   } else {
     std::unique_lock<std::mutex> lock(e->mutex);

@@ -50,7 +50,8 @@ class DataLoaderOptions {
 
  public:
   // Indices from a DistributedSampler instead of the whole dataset (shuffle must be false: the
-  // sampler shuffles). The loader sets the sampler's epoch to its own at each begin().
+  // sampler shuffles). The loader's first epoch is the sampler's epoch() when it is given; each
+  // begin() then sets the sampler's epoch to the loader's (set_epoch below).
   DataLoaderOptions& sampler(const DistributedSampler& sampler) {
     sampler_ = sampler;
     return *this;
@@ -97,8 +98,8 @@ class DataLoader {
   Iterator begin();
   Iterator end() { return Iterator(nullptr); }
 
-  // The epoch the next begin() starts (each begin() then advances it by one). The shuffle and a
-  // sampler's partition depend only on (seed, epoch).
+  // The epoch the next begin() starts (each begin() then advances it by one; it starts at 0, or
+  // at the sampler's epoch). The shuffle and a sampler's partition depend only on (seed, epoch).
   void set_epoch(std::uint64_t epoch) { next_epoch_ = epoch; }
   std::uint64_t next_epoch() const { return next_epoch_; }
 

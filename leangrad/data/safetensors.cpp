@@ -1,14 +1,15 @@
 // save_safetensors / load_safetensors: the safetensors checkpoint format, written atomically and
 // read with every field validated. The reader treats the file as hostile: each number in the
 // header is range-checked before it is used, so a malformed file raises Error and never makes
-// us read or allocate out of bounds. See Note [Atomic file writes] (data/file_io.cpp) and
-// Note [Validating a safetensors header].
+// us read or allocate out of bounds. See Note [Atomic file writes] (data/file_io.cpp),
+// Note [Validating a safetensors header] and Note [Aligned tensors].
 #include <leangrad/data/safetensors.h>
 
 #include <algorithm>
 #include <bit>
 #include <cstdint>
 #include <limits>
+#include <numeric>
 #include <set>
 #include <string_view>
 #include <vector>
@@ -63,7 +64,7 @@ struct Entry {
 };
 
 struct Header {
-  std::vector<Entry> entries;  // sorted by their bytes' position
+  std::vector<Entry> entries;  // in the header's order
   SafetensorsMetadata metadata;
   std::uint64_t data_start = 0;  // file offset of the data section
 };
@@ -93,7 +94,7 @@ int json_depth(const std::string& text) {
   return deepest;
 }
 
-DType parse_dtype(const nlohmann::json& value, const std::string& where) {
+DType parse_dtype(const nlohmann::ordered_json& value, const std::string& where) {
   LG_CHECK(value.is_string(), where, ": \"dtype\" must be a string, got ", value.dump());
   const std::string name = value.get<std::string>();
   for (const auto& entry : kDTypeNames)
@@ -106,7 +107,8 @@ DType parse_dtype(const nlohmann::json& value, const std::string& where) {
 }
 
 // A non-negative integer that fits int64 (sizes and offsets; JSON floats and negatives refused).
-std::uint64_t parse_count(const nlohmann::json& value, const std::string& where, const char* what) {
+std::uint64_t parse_count(const nlohmann::ordered_json& value, const std::string& where,
+                          const char* what) {
   LG_CHECK(value.is_number_integer(), where, ": ", what, " must be an integer, got ", value.dump());
   LG_CHECK(value.is_number_unsigned(), where, ": ", what, " must not be negative, got ",
            value.dump());
@@ -116,7 +118,8 @@ std::uint64_t parse_count(const nlohmann::json& value, const std::string& where,
   return n;
 }
 
-Entry parse_entry(const std::string& name, const nlohmann::json& value, const std::string& file) {
+Entry parse_entry(const std::string& name, const nlohmann::ordered_json& value,
+                  const std::string& file) {
   const std::string where = "load_safetensors: '" + file + "', tensor '" + name + "'";
   // The format allows any key; leangrad names every tensor (save_safetensors refuses an empty
   // name too), so what loads can be saved again.
@@ -128,7 +131,7 @@ Entry parse_entry(const std::string& name, const nlohmann::json& value, const st
   entry.name = name;
   entry.dtype = parse_dtype(value["dtype"], where);
 
-  const nlohmann::json& shape = value["shape"];
+  const nlohmann::ordered_json& shape = value["shape"];
   LG_CHECK(shape.is_array(), where, ": \"shape\" must be an array, got ", shape.dump());
   std::uint64_t numel = 1;
   for (const auto& size : shape) {
@@ -142,7 +145,7 @@ Entry parse_entry(const std::string& name, const nlohmann::json& value, const st
   LG_CHECK(!__builtin_mul_overflow(numel, element_size(entry.dtype), &nbytes), where, ": shape ",
            shape.dump(), " is too large");
 
-  const nlohmann::json& offsets = value["data_offsets"];
+  const nlohmann::ordered_json& offsets = value["data_offsets"];
   LG_CHECK(offsets.is_array() && offsets.size() == 2, where,
            ": \"data_offsets\" must be [begin, end], got ", offsets.dump());
   entry.begin = parse_count(offsets[0], where, "\"data_offsets\" begin");
@@ -178,7 +181,9 @@ Header read_header(const FileDescriptor& fd, const std::string& path) {
   read_exactly(fd, text.data(), text.size(), kHeaderLengthBytes, path, kLoad);
   LG_CHECK(json_depth(text) <= kMaxJsonDepth, "load_safetensors: '", path,
            "': the header nests deeper than ", kMaxJsonDepth, " levels");
-  const nlohmann::json json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  // Ordered: the tensors come back in the order the header lists them (the writer's order).
+  const nlohmann::ordered_json json =
+      nlohmann::ordered_json::parse(text, nullptr, /*allow_exceptions=*/false);
   LG_CHECK(!json.is_discarded(), "load_safetensors: '", path, "': the header is not valid JSON");
   LG_CHECK(json.is_object(), "load_safetensors: '", path, "': the header must be a JSON object");
 
@@ -186,6 +191,8 @@ Header read_header(const FileDescriptor& fd, const std::string& path) {
   header.data_start = kHeaderLengthBytes + header_bytes;
   for (const auto& [key, value] : json.items()) {
     if (key == kMetadataKey) {
+      // null is no metadata, as the reference reader takes it (an Option there).
+      if (value.is_null()) continue;
       LG_CHECK(value.is_object(), "load_safetensors: '", path,
                "': __metadata__ must be an object of strings");
       for (const auto& [meta_key, meta_value] : value.items()) {
@@ -198,12 +205,16 @@ Header read_header(const FileDescriptor& fd, const std::string& path) {
     header.entries.push_back(parse_entry(key, value, path));
   }
 
-  std::sort(header.entries.begin(), header.entries.end(), [](const Entry& a, const Entry& b) {
-    return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
+  std::vector<const Entry*> by_position;
+  for (const Entry& e : header.entries)
+    by_position.push_back(&e);
+  std::sort(by_position.begin(), by_position.end(), [](const Entry* a, const Entry* b) {
+    return a->begin != b->begin ? a->begin < b->begin : a->end < b->end;
   });
   const std::uint64_t data_bytes = file_bytes - header.data_start;
   std::uint64_t cursor = 0;
-  for (const Entry& e : header.entries) {
+  for (const Entry* entry : by_position) {
+    const Entry& e = *entry;
     LG_CHECK(e.begin >= cursor, "load_safetensors: '", path, "': tensor '", e.name, "' bytes [",
              e.begin, ", ", e.end, ") overlap the previous tensor's (which end at ", cursor, ")");
     LG_CHECK(e.begin == cursor, "load_safetensors: '", path, "': a gap of ", e.begin - cursor,
@@ -257,6 +268,13 @@ void check_utf8(const std::string& text, const char* what) {
 
 }  // namespace
 
+// Note [Aligned tensors]: readers that map a file and use its bytes in place (PyTorch through
+// safetensors.torch, which views a uint8 slice of the mapped storage as the dtype; Rust casts of
+// the byte slice; accelerators) need every tensor to start at a multiple of its element size.
+// The reference writer guarantees it: the data section starts 8-byte aligned and the tensors are
+// sorted by dtype, largest element first. Ours lays the bytes out in the same size order (the
+// given order within a size), so an odd-length uint8 tensor never shifts a float32 one; the
+// header still lists the tensors in the given order, and load_safetensors returns that order.
 void save_safetensors(const std::string& path, const NamedTensors& tensors,
                       const SafetensorsMetadata& metadata) {
   NoGradGuard no_grad;
@@ -269,7 +287,6 @@ void save_safetensors(const std::string& path, const NamedTensors& tensors,
   if (!metadata.empty()) header[kMetadataKey] = metadata;
   std::set<std::string> names;
   std::vector<Tensor> host_tensors;
-  std::uint64_t offset = 0;
   for (const auto& [name, tensor] : tensors) {
     LG_CHECK(!name.empty() && name != kMetadataKey, "save_safetensors: invalid tensor name '", name,
              "'");
@@ -279,13 +296,25 @@ void save_safetensors(const std::string& path, const NamedTensors& tensors,
     // Contiguous host bytes (a CUDA tensor is copied to the host first).
     Tensor host = tensor.detach();
     if (host.is_cuda()) host = host.cpu();
-    host = host.contiguous();
-    const std::uint64_t nbytes = host.nbytes();
-    header[name] = {{"dtype", safetensors_dtype_name(host.dtype())},
-                    {"shape", host.shape()},
-                    {"data_offsets", {offset, offset + nbytes}}};
-    offset += nbytes;
-    host_tensors.push_back(std::move(host));
+    host_tensors.push_back(host.contiguous());
+  }
+  // See Note [Aligned tensors]: the bytes go largest element first, the header keeps the order.
+  std::vector<std::size_t> layout(host_tensors.size());
+  std::iota(layout.begin(), layout.end(), std::size_t{0});
+  std::stable_sort(layout.begin(), layout.end(), [&](std::size_t a, std::size_t b) {
+    return host_tensors[a].element_size() > host_tensors[b].element_size();
+  });
+  std::vector<std::uint64_t> begins(host_tensors.size());
+  std::uint64_t offset = 0;
+  for (const std::size_t i : layout) {
+    begins[i] = offset;
+    offset += host_tensors[i].nbytes();
+  }
+  for (std::size_t i = 0; i < host_tensors.size(); ++i) {
+    const Tensor& host = host_tensors[i];
+    header[tensors[i].first] = {{"dtype", safetensors_dtype_name(host.dtype())},
+                                {"shape", host.shape()},
+                                {"data_offsets", {begins[i], begins[i] + host.nbytes()}}};
   }
   std::string text = header.dump();
   // Pad with spaces so the data section starts 8-byte aligned (as the reference writer does).
@@ -293,8 +322,9 @@ void save_safetensors(const std::string& path, const NamedTensors& tensors,
   const std::uint64_t header_bytes = text.size();
   std::vector<std::string_view> pieces = {
       {reinterpret_cast<const char*>(&header_bytes), sizeof(header_bytes)}, text};
-  for (const Tensor& t : host_tensors)
-    pieces.emplace_back(static_cast<const char*>(t.data_ptr()), t.nbytes());
+  for (const std::size_t i : layout)
+    pieces.emplace_back(static_cast<const char*>(host_tensors[i].data_ptr()),
+                        host_tensors[i].nbytes());
   write_file_atomically(path, pieces, "save_safetensors");
 }
 

@@ -2,6 +2,7 @@
 // follows torch.utils.data.DistributedSampler line by line.
 #include <leangrad/data/sampler.h>
 
+#include <limits>
 #include <numeric>
 
 #include <leangrad/core/error.h>
@@ -57,8 +58,12 @@ DistributedSampler::DistributedSampler(std::int64_t size, int rank, int world_si
   LG_CHECK(rank >= 0 && rank < world_size, "DistributedSampler: invalid rank ", rank,
            ", rank should be in the interval [0, ", world_size - 1, "]");
   // As PyTorch: with drop_last, ceil((size - world_size) / world_size) = floor(size / world_size)
-  // per rank; otherwise ceil(size / world_size).
-  num_samples_ = drop_last ? size / world_size : (size + world_size - 1) / world_size;
+  // per rank; otherwise ceil(size / world_size), without forming size + world_size - 1 (which
+  // overflows for a size near INT64_MAX).
+  num_samples_ = size / world_size + (!drop_last && size % world_size != 0 ? 1 : 0);
+  LG_CHECK(num_samples_ <= std::numeric_limits<std::int64_t>::max() / world_size,
+           "DistributedSampler: a dataset of ", size, " examples padded to a multiple of ",
+           world_size, " ranks has more than INT64_MAX indices");
 }
 
 std::vector<std::int64_t> DistributedSampler::indices() const {

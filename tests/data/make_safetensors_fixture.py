@@ -7,8 +7,9 @@
 2. Reads leangrad_written.safetensors (written by leangrad's save_safetensors: the C++ test
    `SafetensorsInterop.OurWriterMatchesCommittedFixture` regenerates it with
    LEANGRAD_WRITE_FIXTURES=1 and otherwise checks it is byte-identical to what the writer
-   produces) with the reference parser, checks every tensor and the metadata, and records the
-   result in leangrad_written.check.json.
+   produces) with the reference parser, checks every tensor, the metadata and that every tensor
+   starts at a multiple of its element size (what the reference writer guarantees and zero-copy
+   readers need), and records the result in leangrad_written.check.json.
 
 Run: pip install safetensors numpy && python3 tests/data/make_safetensors_fixture.py
 """
@@ -73,9 +74,24 @@ def decode(entry):
     return np.frombuffer(raw, dtype=NUMPY_DTYPE[entry["dtype"]]).reshape(entry["shape"])
 
 
+ELEMENT_BYTES = {"F64": 8, "I64": 8, "F32": 4, "I32": 4, "F16": 2, "BF16": 2, "U8": 1, "BOOL": 1}
+
+
+def check_alignment(data):
+    """Every tensor's first byte in the file is a multiple of its element size."""
+    header_bytes = int.from_bytes(data[:8], "little")
+    header = json.loads(data[8:8 + header_bytes])
+    for name, entry in header.items():
+        if name == "__metadata__":
+            continue
+        start = 8 + header_bytes + entry["data_offsets"][0]
+        assert start % ELEMENT_BYTES[entry["dtype"]] == 0, (name, entry["dtype"], start)
+
+
 def check_leangrad_file(path):
     data = path.read_bytes()
     entries = dict(safetensors.deserialize(data))  # the reference parser: validates the layout
+    check_alignment(data)
     expected = leangrad_expected()
     assert set(entries) == set(expected), sorted(entries)
     for name, want in expected.items():
@@ -96,6 +112,7 @@ def check_leangrad_file(path):
         "numpy_version": np.__version__,
         "tensors": sorted(expected),
         "metadata": LEANGRAD_METADATA,
+        "aligned": True,
         "result": "ok",
     }
 

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <numeric>
 #include <set>
+#include <stdexcept>
 #include <thread>
 
 #include <leangrad/core/cuda.h>
@@ -193,6 +194,64 @@ TEST(DataLoader, WorkerExceptionIsRethrownAtItsBatch) {
   }
 }
 
+// Throws at one index: a ShapeError, a subclass of Error of its own, or a std::out_of_range.
+class ThrowingDataset : public Dataset {
+ public:
+  class OwnError : public Error {
+    using Error::Error;
+  };
+  enum class Kind { Shape, Own, Standard };
+  ThrowingDataset(std::int64_t throw_at, Kind kind) : throw_at_(throw_at), kind_(kind) {}
+  std::int64_t size() const override { return 10; }
+  Example get(std::int64_t index) const override {
+    if (index == throw_at_) {
+      if (kind_ == Kind::Shape) LG_THROW(ShapeError, "cannot decode the image");
+      if (kind_ == Kind::Own) LG_THROW(OwnError, "own error");
+      throw std::out_of_range("standard error");
+    }
+    return {zeros({1}), Tensor()};
+  }
+
+ private:
+  std::int64_t throw_at_;
+  Kind kind_;
+};
+
+// An error from Dataset::get reached the consumer with only its own message, which need not say
+// which example failed; PyTorch's loader says where it was caught. leangrad's errors now name
+// the example and batch and keep their type, file and line; other exceptions arrive unchanged.
+TEST(DataLoader, WorkerErrorsNameTheExampleAndKeepTheirType) {
+  using Kind = ThrowingDataset::Kind;
+  for (const int workers : {0, 2}) {
+    SCOPED_TRACE(workers);
+    const DataLoaderOptions options = DataLoaderOptions().batch_size(4).num_workers(workers);
+    DataLoader shape_error(ThrowingDataset(6, Kind::Shape), options);
+    try {
+      for (const auto& batch : shape_error)
+        (void)batch;
+      ADD_FAILURE() << "example 6 did not raise";
+    } catch (const ShapeError& e) {
+      EXPECT_EQ(e.message(), "DataLoader: example 6 (batch 1): cannot decode the image");
+      EXPECT_NE(std::string(e.file()).find("test_dataloader.cpp"), std::string::npos) << e.file();
+    }
+    DataLoader own_error(ThrowingDataset(0, Kind::Own), options);
+    try {
+      own_error.begin();
+      ADD_FAILURE() << "example 0 did not raise";
+    } catch (const ThrowingDataset::OwnError& e) {
+      EXPECT_EQ(e.message(), "own error");
+    }
+    DataLoader standard_error(ThrowingDataset(9, Kind::Standard), options);
+    try {
+      for (const auto& batch : standard_error)
+        (void)batch;
+      ADD_FAILURE() << "example 9 did not raise";
+    } catch (const std::out_of_range& e) {
+      EXPECT_STREQ(e.what(), "standard error");
+    }
+  }
+}
+
 TEST(DataLoader, MismatchedExamplesAreAnError) {
   class Ragged : public Dataset {
    public:
@@ -251,6 +310,18 @@ TEST(DataLoader, UsesADistributedSamplersShare) {
   DistributedSampler expected = sampler;
   expected.set_epoch(3);
   EXPECT_EQ(targets_of(collect(loader)), expected.indices());
+}
+
+// PyTorch's idiom: sampler.set_epoch(e) before iterating. The options keep a copy of the
+// sampler, and the loader used to start at epoch 0 whatever epoch that copy had been set to.
+TEST(DataLoader, StartsAtTheEpochTheSamplerWasSetTo) {
+  DistributedSampler sampler(kExamples, /*rank=*/0, /*world_size=*/2, /*shuffle=*/true, 5);
+  sampler.set_epoch(3);
+  DataLoader loader(make_dataset(), DataLoaderOptions().batch_size(kExamples).sampler(sampler));
+  EXPECT_EQ(loader.next_epoch(), 3u);
+  EXPECT_EQ(targets_of(collect(loader)), sampler.indices());
+  sampler.set_epoch(4);
+  EXPECT_EQ(targets_of(collect(loader)), sampler.indices());  // begin() advanced to epoch 4
 }
 
 TEST(DataLoader, RejectsInvalidOptions) {

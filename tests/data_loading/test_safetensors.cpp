@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <random>
 
+#include <nlohmann/json.hpp>
+
 #include <leangrad/core/cuda.h>
 #include <leangrad/core/generator.h>
 #include <leangrad/data/safetensors.h>
@@ -47,6 +49,16 @@ NamedTensors leangrad_fixture_tensors() {
       {"empty", zeros({0, 3})},
       {"f32_transposed", f32.transpose(0, 1)},  // non-contiguous: written contiguous
   };
+}
+
+// A file with an 8-byte length (`header.size()` unless `declared` is given), the header text
+// and `data_bytes` zero bytes.
+std::string make_file(const std::string& header, std::size_t data_bytes,
+                      std::uint64_t declared = UINT64_MAX) {
+  const std::uint64_t length = declared == UINT64_MAX ? header.size() : declared;
+  std::string bytes(8, '\0');
+  std::memcpy(bytes.data(), &length, 8);
+  return bytes + header + std::string(data_bytes, '\0');
 }
 
 const SafetensorsMetadata kFixtureMetadata = {{"format", "pt"}, {"writer", "leangrad"}};
@@ -92,6 +104,73 @@ TEST(Safetensors, HeaderIsPaddedAndDataIsAligned) {
   EXPECT_EQ((8 + header_bytes) % 8, 0u);
   EXPECT_EQ(bytes.size(), 8 + header_bytes + 3);
   EXPECT_EQ(bytes[8], '{');
+}
+
+// The reference writer sorts tensors by dtype, largest element first, so each starts at a
+// multiple of its element size: zero-copy readers (safetensors.torch views the mapped bytes as
+// the dtype) rely on it. Ours wrote the bytes in the given order, so the float32 after a 3-byte
+// uint8 tensor started at an odd address. The header keeps the given order, and so does loading.
+TEST(Safetensors, EveryTensorStartsAtAMultipleOfItsElementSize) {
+  TempDir dir;
+  const NamedTensors tensors = {
+      {"mask", tensor<std::uint8_t>({1, 2, 3})},
+      {"w", make_tensor({1.5, -2.0}, {2}, kFloat32)},
+      {"flag", make_tensor({1}, {1}, kBool)},
+      {"step", full({}, 7.0, TensorOptions(kInt64))},
+      {"h", make_tensor({0.5, 1.0, 2.0}, {3}, kFloat16)},
+      {"nothing", zeros({0}, kFloat64)},
+      {"d", make_tensor({0.25}, {1}, kFloat64)},
+      {"i", tensor<std::int32_t>({-3})},
+  };
+  const std::string path = dir.file("mixed.safetensors");
+  save_safetensors(path, tensors);
+  const std::string bytes = read_bytes(path);
+  std::uint64_t header_bytes = 0;
+  std::memcpy(&header_bytes, bytes.data(), 8);
+  const auto header = nlohmann::ordered_json::parse(bytes.substr(8, header_bytes));
+  std::vector<std::string> listed;
+  for (const auto& [name, entry] : header.items()) {
+    listed.push_back(name);
+    const std::uint64_t begin = entry["data_offsets"][0].get<std::uint64_t>();
+    const std::string dtype = entry["dtype"].get<std::string>();
+    const std::uint64_t element = dtype == "F64" || dtype == "I64"   ? 8
+                                  : dtype == "F32" || dtype == "I32" ? 4
+                                  : dtype == "F16"                   ? 2
+                                                                     : 1;
+    EXPECT_EQ((8 + header_bytes + begin) % element, 0u)
+        << name << " (" << dtype << ") at " << begin;
+  }
+  EXPECT_EQ(listed,
+            (std::vector<std::string>{"mask", "w", "flag", "step", "h", "nothing", "d", "i"}));
+  expect_same(load_safetensors(path), tensors);
+}
+
+// Several empty tensors share one offset; they came back sorted by name (the order the JSON
+// parser kept) instead of in the writer's order.
+TEST(Safetensors, LoadsInTheOrderOfTheHeader) {
+  TempDir dir;
+  const NamedTensors tensors = {{"z", zeros({0})}, {"a", zeros({0, 3})}, {"m", ones({2})}};
+  save_safetensors(dir.file("e.safetensors"), tensors);
+  expect_same(load_safetensors(dir.file("e.safetensors")), tensors);
+  // A file another writer laid out differently: header order, not byte order.
+  write_bytes(dir.file("other.safetensors"),
+              make_file(R"({"b": {"dtype": "U8", "shape": [1], "data_offsets": [1, 2]},
+                            "a": {"dtype": "U8", "shape": [1], "data_offsets": [0, 1]}})",
+                        2));
+  const NamedTensors other = load_safetensors(dir.file("other.safetensors"));
+  ASSERT_EQ(other.size(), 2u);
+  EXPECT_EQ(other[0].first, "b");
+  EXPECT_EQ(other[1].first, "a");
+}
+
+// The reference reader takes "__metadata__": null as no metadata (an Option); we refused it.
+TEST(Safetensors, NullMetadataIsNoMetadata) {
+  TempDir dir;
+  write_bytes(dir.file("null.safetensors"), make_file(R"({"__metadata__": null,
+                            "a": {"dtype": "U8", "shape": [1], "data_offsets": [0, 1]}})",
+                                                      1));
+  EXPECT_TRUE(load_safetensors_metadata(dir.file("null.safetensors")).empty());
+  EXPECT_EQ(load_safetensors(dir.file("null.safetensors")).size(), 1u);
 }
 
 TEST(Safetensors, RejectsBadNamesAndUndefinedTensors) {
@@ -280,16 +359,6 @@ TEST(SafetensorsAtomic, UnwritableFolderIsAnErrorAndKeepsTheOldFile) {
 }
 
 // ---- Malformed files ---------------------------------------------------------------------------
-
-// A file with an 8-byte length (`header.size()` unless `declared` is given), the header text
-// and `data_bytes` zero bytes.
-std::string make_file(const std::string& header, std::size_t data_bytes,
-                      std::uint64_t declared = UINT64_MAX) {
-  const std::uint64_t length = declared == UINT64_MAX ? header.size() : declared;
-  std::string bytes(8, '\0');
-  std::memcpy(bytes.data(), &length, 8);
-  return bytes + header + std::string(data_bytes, '\0');
-}
 
 void expect_rejected(const std::string& bytes, const std::string& expected_words) {
   TempDir dir;

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <numeric>
 
@@ -114,6 +115,19 @@ TEST(Sampler, RejectsInvalidArguments) {
   EXPECT_THROW(DistributedSampler(10, -1, 2), Error);
   EXPECT_THROW(DistributedSampler(10, 0, 0), Error);
   EXPECT_THROW(DistributedSampler(-1, 0, 1), Error);
+  // Padded to a multiple of 2, INT64_MAX examples would be 2^63 indices.
+  EXPECT_THROW(DistributedSampler(INT64_MAX, 0, 2), Error);
+}
+
+// The share was (size + world_size - 1) / world_size: signed overflow near INT64_MAX, which gave
+// a negative num_samples() (-3074457345618258602 for INT64_MAX - 1 examples over 3 ranks).
+TEST(Sampler, SharesOfSizesNearInt64Max) {
+  const DistributedSampler thirds(INT64_MAX - 1, 0, 3);  // divisible by 3: no padding
+  EXPECT_EQ(thirds.num_samples(), (INT64_MAX - 1) / 3);
+  EXPECT_EQ(thirds.total_size(), INT64_MAX - 1);
+  const DistributedSampler halves(INT64_MAX, 1, 2, /*shuffle=*/true, 0, /*drop_last=*/true);
+  EXPECT_EQ(halves.num_samples(), INT64_MAX / 2);
+  EXPECT_EQ(halves.total_size(), INT64_MAX - 1);
 }
 
 }  // namespace

@@ -82,6 +82,9 @@ std::vector<MisuseCase> loader_cases() {
         [] { data::DistributedSampler(10, 2, 2); });
   t.add("sampler_negative_size", Raises::Error, {"DistributedSampler", "-1"},
         [] { data::DistributedSampler(-1, 0, 1); });
+  t.add("sampler_padding_past_int64", Raises::Error,
+        {"DistributedSampler", "9223372036854775807", "2 ranks"},
+        [] { data::DistributedSampler(INT64_MAX, 0, 2); });
   t.add("permutation_of_negative_size", Raises::Error, {"random_permutation", "-5"},
         [] { data::random_permutation(-5, 0, 0); });
 
