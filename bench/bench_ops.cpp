@@ -45,8 +45,8 @@ void BM_SumAll_F32_16M(benchmark::State& state) {
 }
 BENCHMARK(BM_SumAll_F32_16M)->Unit(benchmark::kMillisecond)->UseRealTime();
 
-// Sum over one dim of a (4096, 4096) float32 matrix: dim 1 reduces contiguous rows in place,
-// dim 0 first permutes the reduced dim last (one transposing copy; see kernels/ops_reduce.cpp).
+// Sum over one dim of a (4096, 4096) float32 matrix: dim 1 reduces contiguous rows, dim 0 sums
+// columns (rows of 4096 added elementwise); neither copies (see kernels/ops_reduce.cpp).
 void BM_SumDim_F32_4096x4096(benchmark::State& state) {
   const std::int64_t dim = state.range(0);
   const Tensor x = leangrad::rand({4096, 4096}, kFloat32);
@@ -67,6 +67,24 @@ BENCHMARK(BM_SumDim_F32_4096x4096)
     ->Arg(1)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
+
+// A conv2d bias gradient: a (32, 256, 28, 28) float32 gradient summed over {0, 2, 3}. The reduced
+// dims are split by C: reduced in two stages without copying the input (Note [Reducing separated
+// dims in stages] in kernels/ops_reduce.cpp).
+void BM_SumBiasGrad_F32_32x256x28x28(benchmark::State& state) {
+  const Tensor x = leangrad::rand({32, 256, 28, 28}, kFloat32);
+  const Tensor check = leangrad::ops::reduce(ReduceOp::Sum, x, {0, 2, 3}, false);
+  const Tensor total = leangrad::ops::reduce(ReduceOp::Sum, check, {}, false);
+  if (!close(total.item<double>(), reference_sum(x), 1e-5)) {
+    state.SkipWithError("sum differs from the reference");
+  }
+  for (auto _ : state) {
+    Tensor y = leangrad::ops::reduce(ReduceOp::Sum, x, {0, 2, 3}, false);
+    benchmark::DoNotOptimize(y.data_ptr());
+  }
+  state.SetBytesProcessed(state.iterations() * x.numel() * 4);
+}
+BENCHMARK(BM_SumBiasGrad_F32_32x256x28x28)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // (n, n) @ (n, n) in float32.
 void BM_Matmul_F32(benchmark::State& state) {

@@ -11,6 +11,8 @@
 //     not contiguous already; then inner = 1 and each output reduces one contiguous run.
 // The first form matters for sums over the batch dim (bias gradients): over dim 0 of a
 // (4096, 4096) float32 matrix it takes 8 ms on 2 cores, against ~140 ms with the transposing copy.
+// A contiguous input whose reduced dims form several runs, split by kept dims, is reduced one run
+// at a time in the first form instead of copied (Note [Reducing separated dims in stages]).
 // argmax always takes the second form (its dim is usually the last one anyway).
 //
 // Rules (PyTorch's):
@@ -20,6 +22,7 @@
 //   - Max propagates NaN; argmax returns the first maximum, and a NaN counts as the maximum;
 //   - argmax without a dim indexes the flattened tensor.
 #include <algorithm>
+#include <vector>
 
 #include <leangrad/core/creation.h>
 #include <leangrad/core/cuda.h>
@@ -106,6 +109,39 @@ ReductionLayout make_layout(const Tensor& a, const std::vector<bool>& reduced, b
   return layout;
 }
 
+// Note [Reducing separated dims in stages]
+// A conv2d bias gradient sums a contiguous (N, C, H, W) gradient over {0, 2, 3}: two runs of
+// reduced dims with a kept dim between them. Permuting them together (the second form) copies the
+// whole input, a temporary as large as the layer's activation (1.2 GiB for the widest srnet of
+// docs/memory.md). Instead each run is reduced where it lies, in the first form, the largest run
+// first so that the next stage reads the smallest partial:
+//   (N, C, H, W) -> (N, C, 1, 1) -> (1, C, 1, 1)
+// with temporaries of N * C elements. Sums only add in another order (the pairwise bound holds
+// in each stage, and the stages' bounds add up); the maximum is exact; a mean of equal-sized
+// means is the mean, each stage rounding once. 16-bit floats keep the copy: their partials would
+// be rounded to 16 bits between stages, where one reduction accumulates in float32 and rounds
+// once. The runs: kept and reduced dims of size 1 are ignored (they do not move memory), each
+// maximal sequence of the other reduced dims is one run.
+std::vector<std::vector<std::int64_t>> separated_runs(const Tensor& a,
+                                                      const std::vector<bool>& reduced) {
+  std::vector<std::vector<std::int64_t>> runs;
+  const bool sixteen_bit = a.dtype() == DType::Float16 || a.dtype() == DType::BFloat16;
+  if (!a.is_contiguous() || a.numel() == 0 || sixteen_bit) return runs;
+  bool in_run = false;
+  for (std::int64_t d = 0; d < a.dim(); ++d) {
+    if (a.shape()[d] == 1) continue;
+    if (!reduced[d]) {
+      in_run = false;
+    } else {
+      if (!in_run) runs.emplace_back();
+      runs.back().push_back(d);
+      in_run = true;
+    }
+  }
+  if (runs.size() < 2) runs.clear();
+  return runs;
+}
+
 void check_defined(const char* op, const Tensor& a) {
   LG_CHECK(a.defined(), op, ": expected a defined tensor, got an undefined Tensor()");
 }
@@ -123,8 +159,30 @@ Tensor reduce(ReduceOp op, const Tensor& a, const std::vector<std::int64_t>& dim
   LG_CHECK_DTYPE(op != ReduceOp::Mean || is_floating(a.dtype()),
                  "mean: expected a floating dtype (float32, float64, float16, bfloat16), got ",
                  a.dtype(), " (convert with .to(kFloat32) first)");
-  const ReductionLayout layout =
-      make_layout(a, reduced_dims(name, a, dims), keepdim, /*allow_inner=*/true);
+  const std::vector<bool> reduced = reduced_dims(name, a, dims);
+  std::vector<std::vector<std::int64_t>> runs = separated_runs(a, reduced);
+  if (!runs.empty()) {
+    // See Note [Reducing separated dims in stages].
+    const auto run_numel = [&](const std::vector<std::int64_t>& run) {
+      std::int64_t n = 1;
+      for (std::int64_t d : run)
+        n *= a.shape()[d];  // a factor of numel: cannot overflow
+      return n;
+    };
+    std::stable_sort(runs.begin(), runs.end(), [&](const auto& x, const auto& y) {
+      return run_numel(x) > run_numel(y);
+    });
+    Tensor partial = a;
+    for (const std::vector<std::int64_t>& run : runs)
+      partial = reduce(op, partial, run, /*keepdim=*/true);
+    Shape out_shape;
+    for (std::int64_t d = 0; d < a.dim(); ++d) {
+      if (!reduced[d]) out_shape.push_back(a.shape()[d]);
+      else if (keepdim) out_shape.push_back(1);
+    }
+    return views::view(partial, out_shape);
+  }
+  const ReductionLayout layout = make_layout(a, reduced, keepdim, /*allow_inner=*/true);
   if (op == ReduceOp::Max) check_not_empty(name, a, layout);
 
   const DType out_dtype = op == ReduceOp::Sum && !is_floating(a.dtype()) ? DType::Int64 : a.dtype();

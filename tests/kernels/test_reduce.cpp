@@ -16,6 +16,7 @@
 #include <vector>
 
 #include <leangrad/core/cuda.h>
+#include <leangrad/core/memory.h>
 #include <leangrad/core/parallel.h>
 #include <leangrad/core/views.h>
 #include <leangrad/kernels/creation.h>
@@ -270,6 +271,53 @@ TEST(Reduce, NonContiguousInputs) {
   }
 }
 
+// Reduced dims split by kept ones ({0, 2, 3} of (N, C, H, W): a conv bias gradient) are reduced
+// in stages, one run at a time (Note [Reducing separated dims in stages]); 16-bit floats and
+// non-contiguous inputs take the permuting copy. Both must give the reference's values.
+TEST(Reduce, SeparatedRunsOfDims) {
+  struct Case {
+    Shape shape;
+    std::vector<std::int64_t> dims;
+  };
+  const std::vector<Case> cases = {
+      {{3, 4, 5, 6}, {0, 2, 3}}, {{3, 4, 5, 6}, {0, 2}},       {{3, 4, 5, 6}, {1, 3}},
+      {{2, 3, 4, 5, 3}, {0, 2, 4}}, {{2, 1, 4, 1, 3}, {0, 4}}, {{3, 1, 5, 6}, {0, 1, 3}},
+      {{4, 5, 1, 6}, {0, 2, 3}}};  // a size-1 dim between two runs joins them: one run, no stages
+  for (DType dtype : {kFloat32, kFloat64, kFloat16, kBFloat16, kInt32, kBool}) {
+    for (const Case& c : cases) {
+      const std::int64_t n = numel_of(c.shape);
+      const Tensor x =
+          make_tensor(is_floating(dtype) ? random_values(n, 11) : exact_values(n, dtype, 11),
+                      c.shape, dtype);
+      for (ReduceOp op : kReduceOps) {
+        if (op == ReduceOp::Mean && !is_floating(dtype)) continue;
+        for (bool keepdim : {false, true})
+          expect_reduce_matches(op, x, c.dims, keepdim);
+      }
+    }
+  }
+}
+
+// The staged form's point: a bias-gradient sum allocates only the small partials, not a copy of
+// its input (the permuting form's temporary is the input's size).
+TEST(Reduce, SeparatedRunsDoNotCopyTheInput) {
+  const Tensor x = make_tensor(random_values(8 * 16 * 32 * 32, 12), {8, 16, 32, 32}, kFloat32);
+  const std::int64_t input_bytes = x.numel() * 4;
+  const Device cpu = Device::cpu();
+  const std::int64_t before = memory::stats(cpu).allocated;
+  memory::reset_peak(cpu);
+  const Tensor y = ops::reduce(ReduceOp::Sum, x, {0, 2, 3}, false);
+  const std::int64_t extra = memory::stats(cpu).peak_allocated - before;
+  EXPECT_LT(extra, input_bytes / 8) << "peak grew by " << extra << " bytes for an input of "
+                                    << input_bytes;
+  EXPECT_TRUE(all_close(y, reference_reduce(ReduceOp::Sum, to_vector(x), x.shape(), {0, 2, 3},
+                                            false)
+                               .values));
+  // The same sum over a transposed view has to gather: it copies (and still agrees).
+  const Tensor xt = views::transpose(x, 2, 3);
+  expect_reduce_matches(ReduceOp::Sum, xt, {0, 2, 3}, false);
+}
+
 TEST(Reduce, ZeroDim) {
   const Tensor x = make_tensor({2.5}, {}, kFloat32);
   for (ReduceOp op : kReduceOps) {
@@ -496,6 +544,7 @@ TEST(Reduce, CudaMatchesCpu) {
       {{5000, 300}, {0}},  {{3, 1000, 7}, {1}},
       {{100'003, 3}, {0}},  // columns
       {{0, 3}, {0}},       {{}, {}},
+      {{8, 16, 9, 9}, {0, 2, 3}},  // separated runs: reduced in stages
   };
   for (DType dtype : kAllDTypes) {
     for (const Case& c : cases) {
