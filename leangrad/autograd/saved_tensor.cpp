@@ -1,6 +1,9 @@
 // SavedTensor and the thread-local stack of saved-tensor hooks.
 #include <leangrad/autograd/saved_tensor.h>
 
+#include <algorithm>
+#include <atomic>
+#include <memory>
 #include <vector>
 
 #include <leangrad/autograd/grad_mode.h>
@@ -14,20 +17,39 @@ namespace {
 struct Hooks {
   PackHook pack;
   UnpackHook unpack;
+  std::shared_ptr<const std::atomic<bool>> closed;  // set when its guard dies
 };
 thread_local std::vector<Hooks> hooks_stack;
+
+// Note [Closing a guard]
+// Guards are meant to live in scopes, so they die in the reverse order of their making, on the
+// thread that made them, and the last entry of the stack is theirs. But a guard held by a
+// unique_ptr can die before a guard made after it, and one handed to another thread dies there.
+// Popping the last entry would then take off the wrong hooks, leaving the dead guard's pack
+// applied (SaveOnCpu's pack uses the guard's members), or pop another thread's empty stack. So
+// each entry carries a flag its guard sets when it dies, and the entries whose flag is set are
+// dropped, wherever they are in the stack: by the dying guard on its own thread, and by the
+// thread that owns the stack the next time it looks at it (a thread_local stack is touched by its
+// own thread only). The other guards stay, in their order.
+void drop_closed_hooks() {
+  std::erase_if(hooks_stack,
+                [](const Hooks& h) { return h.closed->load(std::memory_order_acquire); });
+}
 }  // namespace
 
-SavedTensorHooksGuard::SavedTensorHooksGuard(PackHook pack, UnpackHook unpack) {
+SavedTensorHooksGuard::SavedTensorHooksGuard(PackHook pack, UnpackHook unpack)
+    : closed_(std::make_shared<std::atomic<bool>>(false)) {
   LG_CHECK(pack && unpack, "SavedTensorHooksGuard: both pack and unpack hooks are required");
-  hooks_stack.push_back(Hooks{std::move(pack), std::move(unpack)});
+  hooks_stack.push_back(Hooks{std::move(pack), std::move(unpack), closed_});
 }
 
 SavedTensorHooksGuard::~SavedTensorHooksGuard() {
-  hooks_stack.pop_back();
+  closed_->store(true, std::memory_order_release);
+  drop_closed_hooks();  // Note [Closing a guard]
 }
 
 int saved_tensor_hooks_depth() {
+  drop_closed_hooks();
   return static_cast<int>(hooks_stack.size());
 }
 
@@ -52,6 +74,7 @@ SavedTensor::SavedTensor(const Tensor& t, int output_nr) {
   // The alias carries data and version counter but no autograd state: no reference cycle when
   // a node saves its own output, and hooks see a plain tensor.
   Tensor alias = views::alias(t);
+  drop_closed_hooks();  // a guard closed on another thread (Note [Closing a guard])
   if (hooks_stack.empty()) {
     data_ = std::move(alias);
     // An input keeps its graph identity for create_graph. (The node's own output must not: its

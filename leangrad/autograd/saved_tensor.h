@@ -7,6 +7,7 @@
 #pragma once
 
 #include <any>
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -34,15 +35,20 @@ struct TensorMeta {
 using PackHook = std::function<std::any(const Tensor&)>;
 using UnpackHook = std::function<Tensor(const std::any&)>;
 
-// While alive, every tensor saved for backward on this thread is passed to `pack`, and what pack
-// returned is handed to `unpack` when backward needs the tensor. Guards nest: the innermost
-// applies. (PyTorch's C++ frontend has no way to install such hooks; this is ours.)
+// While alive, every tensor saved for backward on this thread (the one that made the guard) is
+// passed to `pack`, and what pack returned is handed to `unpack` when backward needs the tensor.
+// Guards nest: the innermost applies. A guard that dies out of order (held by a unique_ptr) or on
+// another thread takes off its own hooks only (Note [Closing a guard] in saved_tensor.cpp).
+// (PyTorch's C++ frontend has no way to install such hooks; this is ours.)
 class SavedTensorHooksGuard {
  public:
   SavedTensorHooksGuard(PackHook pack, UnpackHook unpack);
   ~SavedTensorHooksGuard();
   SavedTensorHooksGuard(const SavedTensorHooksGuard&) = delete;
   SavedTensorHooksGuard& operator=(const SavedTensorHooksGuard&) = delete;
+
+ private:
+  std::shared_ptr<std::atomic<bool>> closed_;  // shared with its entry on the thread's stack
 };
 
 // Number of SavedTensorHooksGuards alive on this thread.

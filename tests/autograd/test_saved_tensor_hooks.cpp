@@ -1,10 +1,13 @@
 // Saved-tensor hooks: every saved tensor passes through pack exactly once and through unpack at
-// backward; the innermost guard applies; an identity round trip changes nothing, bit for bit; an
-// unpacked tensor may have other strides than the saved one.
+// backward; the innermost guard applies; a guard closed out of order or on another thread takes off
+// its own hooks only; an identity round trip changes nothing, bit for bit; an unpacked tensor may
+// have other strides than the saved one.
 #include <gtest/gtest.h>
 
 #include <any>
 #include <cmath>
+#include <memory>
+#include <thread>
 #include <vector>
 
 #include <leangrad/autograd/functions.h>
@@ -144,6 +147,45 @@ TEST(SavedTensorHooks, UnpackMayReturnOtherStrides) {
       }
   EXPECT_TRUE(test::all_close(x.grad(), gx, 1e-12, 0));
   EXPECT_TRUE(test::all_close(w.grad(), gw, 1e-12, 0));
+}
+
+// Note [Closing a guard]: a guard that dies before one made after it takes off its own hooks, not
+// the later guard's (which would leave the dead guard's pack applied).
+TEST(SavedTensorHooks, AGuardClosedOutOfOrderTakesOffItsOwnHooks) {
+  Counting outer, inner;
+  auto first = std::make_unique<autograd::SavedTensorHooksGuard>(outer.pack(), outer.unpack());
+  auto second = std::make_unique<autograd::SavedTensorHooksGuard>(inner.pack(), inner.unpack());
+  first.reset();
+  EXPECT_EQ(autograd::saved_tensor_hooks_depth(), 1);
+  const Tensor x = randn({3}).requires_grad_(true);
+  const Tensor y = exp(x).sum();  // exp saves its output
+  EXPECT_EQ(inner.packs, 1);
+  EXPECT_EQ(outer.packs, 0);
+  second.reset();
+  EXPECT_EQ(autograd::saved_tensor_hooks_depth(), 0);
+  exp(x).sum().backward();
+  EXPECT_EQ(inner.packs, 1);
+  y.backward();
+  EXPECT_EQ(inner.unpacks, 1);
+}
+
+// A guard handed to another thread and closed there: it crashed (pop_back of that thread's empty
+// stack); now its hooks stop applying on the thread that made it, and that thread's other guards
+// stay.
+TEST(SavedTensorHooks, AGuardClosedOnAnotherThreadStopsApplying) {
+  Counting outer, moved;
+  autograd::SavedTensorHooksGuard stays(outer.pack(), outer.unpack());
+  auto guard = std::make_unique<autograd::SavedTensorHooksGuard>(moved.pack(), moved.unpack());
+  std::thread([&guard] {
+    guard.reset();
+    EXPECT_EQ(autograd::saved_tensor_hooks_depth(), 0);
+  }).join();
+  EXPECT_EQ(autograd::saved_tensor_hooks_depth(), 1);
+  const Tensor x = randn({3}).requires_grad_(true);
+  exp(x).sum().backward();
+  EXPECT_EQ(moved.packs, 0);
+  EXPECT_EQ(outer.packs, 1);
+  EXPECT_EQ(outer.unpacks, 1);
 }
 
 TEST(SavedTensorHooks, GuardRequiresBothHooks) {
