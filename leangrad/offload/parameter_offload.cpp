@@ -92,6 +92,8 @@ struct OffloadedParam {
   std::shared_ptr<cuda::Event> copied;  // CUDA: the copy into `device` has landed
   bool filled = false;                  // `device` has memory holding the current values
   std::uint32_t filled_version = 0;     // param.version() when `device` was filled
+  std::size_t index = 0;                // in State::params
+  bool gradient_hooked = false;  // its gradient hook is registered (Note [Gradients to the host])
 
   // The parameter's shape over `storage`.
   Tensor view_of(const std::shared_ptr<Storage>& storage) const {
@@ -255,11 +257,28 @@ struct ParameterOffload::State {
     }
   }
 
-  void before_forward(int u) {
+  // One gradient hook per parameter that requires grad, tied or not: its AccumulateGrad runs
+  // once per backward, with the gradients of every unit that used it summed. A parameter frozen
+  // (requires_grad false) when the offload was made gets its hook at its unit's first forward
+  // after it was unfrozen; without it its gradient would stay in device memory.
+  void hook_gradient(std::size_t i, const std::weak_ptr<State>& self) {
+    OffloadedParam& p = *params[i];
+    if (p.gradient_hooked || !p.param.requires_grad()) return;
+    p.gradient_hooked = true;
+    // Tensor hooks cannot be removed: after the ParameterOffload is gone this one does nothing.
+    p.param.register_hook([self, i](const Tensor& grad) {
+      const std::shared_ptr<State> state = self.lock();
+      return state ? state->gradient_to_host(i, grad, self) : Tensor();
+    });
+  }
+
+  void before_forward(int u, const std::weak_ptr<State>& self) {
     // Not inside a recompute: a unit still "in forward" is one whose forward threw.
     if (!autograd::backward_running()) recover_unit(u);
     finish_dropped_backward();
     check_own_storage(u);
+    for (const OffloadedParam* p : units[static_cast<std::size_t>(u)].params)
+      hook_gradient(p->index, self);
     units[static_cast<std::size_t>(u)].in_forward = true;
     if (!ordered[static_cast<std::size_t>(u)]) {
       ordered[static_cast<std::size_t>(u)] = true;
@@ -439,6 +458,7 @@ ParameterOffload::ParameterOffload(std::shared_ptr<nn::Module> module,
       op->device = std::make_shared<Storage>(DataPtr(), p.nbytes(), device);
       p.impl().storage = op->host;
       if (p.grad().defined()) p.set_grad(p.grad().to(Device::cpu()));
+      op->index = s.params.size();
       offloaded[&p.impl()] = op.get();
       unit.params.push_back(op.get());
       s.params.push_back(std::move(op));
@@ -458,7 +478,7 @@ ParameterOffload::ParameterOffload(std::shared_ptr<nn::Module> module,
     Unit& unit = s.units[u];
     unit.pre_hook =
         unit.module->register_forward_pre_hook([weak, index](nn::Module&, const Tensor&) {
-          if (const std::shared_ptr<State> state = weak.lock()) state->before_forward(index);
+          if (const std::shared_ptr<State> state = weak.lock()) state->before_forward(index, weak);
         });
     unit.post_hook = unit.module->register_forward_hook(
         [weak, index](nn::Module&, const Tensor&, const Tensor& output) {
@@ -466,17 +486,8 @@ ParameterOffload::ParameterOffload(std::shared_ptr<nn::Module> module,
             state->after_forward(index, output, weak);
         });
   }
-  // One gradient hook per parameter, tied or not: its AccumulateGrad runs once per backward, with
-  // the gradients of every unit that used it summed.
-  for (std::size_t i = 0; i < s.params.size(); ++i) {
-    Tensor p = s.params[i]->param;
-    if (!p.requires_grad()) continue;
-    // Tensor hooks cannot be removed: after the ParameterOffload is gone this one does nothing.
-    p.register_hook([weak, i](const Tensor& grad) {
-      const std::shared_ptr<State> state = weak.lock();
-      return state ? state->gradient_to_host(i, grad, weak) : Tensor();
-    });
-  }
+  for (std::size_t i = 0; i < s.params.size(); ++i)
+    s.hook_gradient(i, weak);
 }
 
 ParameterOffload::~ParameterOffload() {

@@ -50,9 +50,10 @@ class ParameterOffload {
   // build the optimizer on module->parameters() before or after, its state is then made on the
   // host) and hooks every submodule that owns parameters (a "unit") so that its parameters are
   // on options.device() exactly while it runs. A tensor registered by several submodules (tied
-  // weights) is offloaded once and visits the device for each. Throws Error when a parameter is
-  // not on options.device() or the host, is not contiguous, or shares its storage with another
-  // tensor, or when the module is already offloaded.
+  // weights) is offloaded once and visits the device for each. A frozen parameter
+  // (requires_grad false) may be unfrozen later: its gradients then reach the host too. Throws
+  // Error when a parameter is not on options.device() or the host, is not contiguous, or shares
+  // its storage with another tensor, or when the module is already offloaded.
   explicit ParameterOffload(std::shared_ptr<nn::Module> module,
                             ParameterOffloadOptions options = ParameterOffloadOptions());
   // Takes the hooks off. The parameters stay in host memory (module->to(device) brings them back).

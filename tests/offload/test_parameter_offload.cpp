@@ -311,6 +311,33 @@ TEST(ParameterOffload, ABackwardThatThrowsStillReleasesTheDevice) {
   EXPECT_EQ(memory::stats(Device::cpu()).allocated, settled);
 }
 
+// A parameter frozen when the offload was made and unfrozen later (fine-tuning that unfreezes
+// layers as it goes) gets its gradient in host memory as the others do; it stayed in device
+// memory.
+TEST(ParameterOffload, AParameterUnfrozenAfterwardsGetsItsGradientOnTheHost) {
+  auto make = [] {
+    manual_seed(5);
+    return nn::Sequential(nn::Linear(4, 4), nn::TanhExp(), nn::Linear(4, 2));
+  };
+  auto resident = make();
+  auto model = make();
+  model[0]->named_parameters()["weight"].requires_grad_(false);
+  offload::ParameterOffload offload(model, offload::ParameterOffloadOptions(Device::cpu()));
+  manual_seed(9);
+  const Tensor x = randn({3, 4});
+  (*model)(x).sum().backward();
+  EXPECT_FALSE(model[0]->named_parameters()["weight"].grad().defined());
+  model->zero_grad();
+  model[0]->named_parameters()["weight"].requires_grad_(true);
+  (*model)(x).sum().backward();
+  (*resident)(x).sum().backward();
+  const Tensor grad = model[0]->named_parameters()["weight"].grad();
+  ASSERT_TRUE(grad.defined());
+  EXPECT_TRUE(grad.is_pinned());
+  EXPECT_EQ(test::to_vector(grad),
+            test::to_vector(resident[0]->named_parameters()["weight"].grad()));
+}
+
 TEST(ParameterOffload, NewDataWhileOffloadedIsRefused) {
   auto model = nn::Sequential(nn::Linear(4, 4));
   offload::ParameterOffload offload(model, offload::ParameterOffloadOptions(Device::cpu()));
