@@ -491,6 +491,12 @@ ParameterOffload::ParameterOffload(std::shared_ptr<nn::Module> module,
 }
 
 ParameterOffload::~ParameterOffload() {
+  // A unit whose forward threw still points at its device copies: back to the host (Note [A
+  // forward that throws]), and a backward that threw has its gradient copies waited for.
+  try {
+    state_->recover_all();
+  } catch (...) {  // a destructor never throws; a copy back that failed leaves the device copy
+  }
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mutex);
   for (Unit& unit : state_->units) {

@@ -56,7 +56,8 @@ class ParameterOffload {
   // its storage with another tensor, or when the module is already offloaded.
   explicit ParameterOffload(std::shared_ptr<nn::Module> module,
                             ParameterOffloadOptions options = ParameterOffloadOptions());
-  // Takes the hooks off. The parameters stay in host memory (module->to(device) brings them back).
+  // Takes the hooks off. The parameters stay in host memory (module->to(device) brings them back),
+  // also those of a unit whose forward threw.
   ~ParameterOffload();
   ParameterOffload(const ParameterOffload&) = delete;
   ParameterOffload& operator=(const ParameterOffload&) = delete;

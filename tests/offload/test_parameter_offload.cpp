@@ -311,6 +311,22 @@ TEST(ParameterOffload, ABackwardThatThrowsStillReleasesTheDevice) {
   EXPECT_EQ(memory::stats(Device::cpu()).allocated, settled);
 }
 
+// The offload takes its hooks off and leaves every parameter in host memory, also those of a
+// unit whose forward threw (they pointed at their device copies), with the values they had.
+TEST(ParameterOffload, DestroyedAfterAForwardThatThrewLeavesTheParametersOnTheHost) {
+  manual_seed(5);
+  auto model = nn::Sequential(nn::Linear(4, 4), nn::Linear(4, 2));
+  const Tensor x = randn({3, 4});
+  const std::vector<double> expected = test::to_vector((*model)(x));
+  {
+    offload::ParameterOffload offload(model, offload::ParameterOffloadOptions(Device::cpu()));
+    EXPECT_THROW((*model)(randn({3, 5})), Error);  // the first Linear refuses 5 features
+  }
+  for (const auto& [name, p] : model->named_parameters())
+    EXPECT_TRUE(p.is_pinned()) << name << " was left on the computing device";
+  EXPECT_EQ(test::to_vector((*model)(x)), expected);
+}
+
 // A parameter frozen when the offload was made and unfrozen later (fine-tuning that unfreezes
 // layers as it goes) gets its gradient in host memory as the others do; it stayed in device
 // memory.
