@@ -16,6 +16,8 @@
 // - With several processes the step also pays the part of DistributedDataParallel's gradient
 //   all-reduce that backward does not hide, which depends on where the buckets are (device or
 //   host memory): distributed::plan_memory measures both and makes the ranks agree on one plan.
+// - A profile's numbers are checked first: byte counts >= 0 and small enough that no sum
+//   overflows, times finite. See Note [Checking a profile's numbers].
 // - SaveOnCpu and parameter offload are considered only on CUDA profiles (on the CPU they move
 //   nothing), parameter offload only when PlanOptions allows it.
 // - apply_policies installs forward wrappers (nn::Module::set_forward_wrapper); the returned
@@ -30,6 +32,7 @@
 #include <limits>
 #include <optional>
 #include <sstream>
+#include <string>
 
 #include <leangrad/autograd/checkpoint.h>
 #include <leangrad/core/error.h>
@@ -53,7 +56,66 @@ bool parameter_offload_possible(const StepProfile& profile) {
          (profile.processes <= 1 || profile.host_gradient_sync_ms > 0);
 }
 
+// Note [Checking a profile's numbers]
+// A profile may come from elsewhere than profile_step: built by hand, or reduced over ranks
+// (set_profile_measurements). The model adds and subtracts its byte counts in std::int64_t, so
+// counts near INT64_MAX would overflow (a plan holding three blocks of 2^62 saved bytes came out
+// with a negative peak and "fitted" any budget), and a negative count or a NaN time would make
+// a plan look better than it is. So every byte count must be >= 0 (outside_parameter_bytes may
+// be negative: blocks sharing a parameter count it twice) and their magnitudes add up to at most
+// kMaxProfileBytes, which bounds every sum the model forms (each count enters it a few times at
+// most); every time and bandwidth must be finite and >= 0. Otherwise the Error names the field.
+constexpr double kMaxProfileBytes = 0x1p60;  // 1 EiB: far beyond any device
+
+void check_profile_numbers(const StepProfile& profile) {
+  double total_bytes = std::abs(static_cast<double>(profile.outside_parameter_bytes));
+  auto bytes = [&](std::int64_t value, const std::string& where, const char* field) {
+    LG_CHECK(value >= 0, "memory planner: ", where, field, " is ", value,
+             "; a profile's byte counts must be >= 0");
+    total_bytes += static_cast<double>(value);
+  };
+  auto number = [](double value, const std::string& where, const char* field) {
+    LG_CHECK(std::isfinite(value) && value >= 0, "memory planner: ", where, field, " is ", value,
+             "; a profile's times and bandwidths must be finite and >= 0");
+  };
+  const std::string step = "the profile's ";
+  bytes(profile.parameter_bytes, step, "parameter_bytes");
+  bytes(profile.optimizer_state_bytes, step, "optimizer_state_bytes");
+  bytes(profile.gradient_bucket_bytes, step, "gradient_bucket_bytes");
+  number(profile.step_ms, step, "step_ms");
+  number(profile.copy_bytes_per_ms, step, "copy_bytes_per_ms");
+  number(profile.host_optimizer_bytes_per_ms, step, "host_optimizer_bytes_per_ms");
+  number(profile.gradient_sync_ms, step, "gradient_sync_ms");
+  number(profile.host_gradient_sync_ms, step, "host_gradient_sync_ms");
+  for (std::size_t i = 0; i < profile.blocks.size(); ++i) {
+    const BlockProfile& b = profile.blocks[i];
+    const std::string where = "block " + std::to_string(i) + " (" + printable(b.name) + ")'s ";
+    bytes(b.input_bytes, where, "input_bytes");
+    bytes(b.output_bytes, where, "output_bytes");
+    bytes(b.saved_bytes, where, "saved_bytes");
+    bytes(b.forward_rise_bytes, where, "forward_rise_bytes");
+    bytes(b.saved_input_bytes, where, "saved_input_bytes");
+    bytes(b.input_held_forward_bytes, where, "input_held_forward_bytes");
+    bytes(b.input_held_after_forward_bytes, where, "input_held_after_forward_bytes");
+    bytes(b.parameter_bytes, where, "parameter_bytes");
+    bytes(b.gradient_bytes, where, "gradient_bytes");
+    number(b.forward_ms, where, "forward_ms");
+    number(b.nograd_forward_ms, where, "nograd_forward_ms");
+    number(b.backward_ms, where, "backward_ms");
+  }
+  for (std::size_t i = 0; i < profile.windows.size(); ++i) {
+    const MemoryWindow& w = profile.windows[i];
+    const std::string where = "window " + std::to_string(i) + "'s ";
+    bytes(w.peak_bytes, where, "peak_bytes");
+    bytes(w.start_bytes, where, "start_bytes");
+    bytes(w.gradient_bytes, where, "gradient_bytes");
+  }
+  LG_CHECK(total_bytes <= kMaxProfileBytes, "memory planner: the profile's byte counts add up to ",
+           total_bytes, " bytes, more than 2^60 (1 EiB): the peak arithmetic would overflow");
+}
+
 void check_profile(const StepProfile& profile) {
+  check_profile_numbers(profile);  // Note [Checking a profile's numbers]
   const int blocks = static_cast<int>(profile.blocks.size());
   for (const MemoryWindow& w : profile.windows) {
     LG_CHECK(w.held_blocks >= 0 && w.held_blocks <= blocks, "memory planner: a ",
@@ -306,6 +368,7 @@ std::int64_t predict_peak_bytes(const StepProfile& profile,
 
 double predict_step_ms(const StepProfile& profile, const std::vector<BlockPolicy>& policies,
                        bool offload_parameters) {
+  check_profile_numbers(profile);
   check_policies(profile, policies);
   double ms = profile.step_ms;
   for (std::size_t i = 0; i < policies.size(); ++i)
@@ -348,7 +411,14 @@ void set_profile_measurements(StepProfile& profile, const std::vector<double>& m
            " measurements for a profile of ", profile.blocks.size(), " blocks and ",
            profile.windows.size(), " windows (expected ", expected, ")");
   const double* m = measurements.data();
-  auto bytes = [&m] { return static_cast<std::int64_t>(*m++); };
+  // A count outside std::int64_t (or NaN) cannot be converted: refused before the cast.
+  auto bytes = [&m] {
+    const double value = *m++;
+    LG_CHECK(std::isfinite(value) && std::abs(value) <= kMaxProfileBytes,
+             "set_profile_measurements: a byte count of ", value,
+             " (expected a finite count of at most 2^60 bytes)");
+    return static_cast<std::int64_t>(value);
+  };
   profile.step_ms = *m++;
   profile.parameter_bytes = bytes();
   profile.outside_parameter_bytes = bytes();

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -397,6 +398,60 @@ TEST(MemoryPlannerSearch, MeasurementsRoundTripOrientedWorstIsLargest) {
   } catch (const Error& e) {
     EXPECT_CONTAINS(e.what(), "for a profile of 2 blocks and");
   }
+}
+
+// Note [Checking a profile's numbers]: a profile made elsewhere than profile_step (by hand,
+// reduced over ranks) is checked before the model adds its counts in std::int64_t. Three kept
+// blocks of 2^62 saved bytes overflowed to a negative peak, and that plan "fitted" a budget of
+// 1000 bytes; a negative count or a NaN time gave a plan without a word.
+TEST(MemoryPlannerSearch, ProfileNumbersThatWouldOverflowOrMisleadAreRefused) {
+  StepProfile huge;
+  huge.device = Device::cpu();
+  for (int i = 0; i < 3; ++i) {
+    BlockProfile b;
+    b.name = "blocks." + std::to_string(i);
+    b.input_bytes = 10;
+    b.output_bytes = 10;
+    b.saved_bytes = std::int64_t{1} << 62;
+    b.nograd_forward_ms = 1;  // keeping is faster
+    huge.blocks.push_back(b);
+  }
+  MemoryWindow w;
+  w.held_blocks = 3;
+  w.peak_bytes = 100;
+  huge.windows.push_back(w);
+  auto expect_error = [](const std::function<void()>& call, const std::string& part) {
+    try {
+      call();
+      ADD_FAILURE() << "accepted; expected an error saying '" << part << "'";
+    } catch (const Error& e) {
+      EXPECT_CONTAINS(e.what(), part);
+    }
+  };
+  expect_error([&] { (void)plan_memory(huge, 1000); }, "the profile's byte counts add up to 1.38");
+  expect_error([&] { (void)predict_peak_bytes(huge, std::vector<BlockPolicy>(3), false); },
+               "more than 2^60 (1 EiB)");
+
+  StepProfile negative = hand_profile();
+  negative.blocks[1].saved_bytes = -50;
+  expect_error([&] { (void)plan_memory(negative, 200); },
+               "block 1 (blocks.1)'s saved_bytes is -50; a profile's byte counts must be >= 0");
+  StepProfile not_a_number = hand_profile();
+  not_a_number.blocks[0].nograd_forward_ms = std::nan("");
+  expect_error([&] { (void)plan_memory(not_a_number, 200); },
+               "block 0 (blocks.0)'s nograd_forward_ms is nan; a profile's times and bandwidths "
+               "must be finite and >= 0");
+  expect_error([&] { (void)predict_step_ms(not_a_number, std::vector<BlockPolicy>(2), false); },
+               "nograd_forward_ms is nan");
+  StepProfile window = hand_profile();
+  window.windows[2].peak_bytes = -1;
+  expect_error([&] { (void)smallest_peak_plan(window); }, "window 2's peak_bytes is -1");
+  // Measurements that do not fit a byte count are refused before the conversion.
+  StepProfile target = hand_profile();
+  std::vector<double> m = profile_measurements(target);
+  m[1] = 1e30;  // parameter_bytes
+  expect_error([&] { set_profile_measurements(target, m); },
+               "set_profile_measurements: a byte count of 1e+30");
 }
 
 TEST(MemoryPlannerSearch, DescribesThePlan) {
