@@ -1,6 +1,6 @@
 // TensorDataset and DataLoader (data/dataset.h, data/dataloader.h): batch order independent of
 // num_workers, partial and dropped last batches, seeded shuffles per epoch, pinned batches, the
-// prefetch bound, worker exceptions and early destruction.
+// prefetch bound, random draws in Dataset::get, worker exceptions and early destruction.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include <leangrad/autograd/functions.h>
 #include <leangrad/core/cuda.h>
 #include <leangrad/core/generator.h>
 #include <leangrad/data/dataloader.h>
@@ -36,6 +37,16 @@ std::vector<Batch> collect(DataLoader& loader) {
   for (const auto& batch : loader)
     batches.push_back(batch);
   return batches;
+}
+
+// Both lists hold the same batches, bit for bit.
+void expect_same_batches(const std::vector<Batch>& got, const std::vector<Batch>& expected) {
+  ASSERT_EQ(got.size(), expected.size());
+  for (std::size_t b = 0; b < expected.size(); ++b) {
+    EXPECT_EQ(got[b].data.shape(), expected[b].data.shape()) << "batch " << b;
+    EXPECT_EQ(tensor_bytes(got[b].data), tensor_bytes(expected[b].data)) << "batch " << b;
+    EXPECT_EQ(tensor_bytes(got[b].target), tensor_bytes(expected[b].target)) << "batch " << b;
+  }
 }
 
 std::vector<std::int64_t> targets_of(const std::vector<Batch>& batches) {
@@ -132,6 +143,116 @@ TEST(DataLoader, SeededShuffleDependsOnSeedAndEpoch) {
   EXPECT_EQ(epoch0, random_permutation(kExamples, 4, 0));
   DataLoader other_seed(make_dataset(), DataLoaderOptions().batch_size(10).shuffle(true).seed(5));
   EXPECT_NE(targets_of(collect(other_seed)), epoch0);
+}
+
+// Adds noise drawn from the default generators to the example, as a random augmentation does:
+// data (4,) = randn (2,) then rand (2,), target = the index. The noise does not depend on the
+// index, so batches seeded alike would hold equal rows. Throws an Error at one index (after its
+// draws).
+class NoisyDataset : public Dataset {
+ public:
+  explicit NoisyDataset(std::int64_t size, std::int64_t throw_at = -1)
+      : size_(size), throw_at_(throw_at) {}
+  std::int64_t size() const override { return size_; }
+  Example get(std::int64_t index) const override {
+    Tensor data = cat({randn({2}), rand({2})});
+    LG_CHECK(index != throw_at_, "NoisyDataset: example ", index, " is broken");
+    return {data, full({}, static_cast<double>(index), kInt64)};
+  }
+
+ private:
+  std::int64_t size_, throw_at_;
+};
+
+std::vector<Batch> collect_epochs(DataLoader& loader, int epochs) {
+  std::vector<Batch> batches;
+  for (int e = 0; e < epochs; ++e) {
+    const std::vector<Batch> epoch = collect(loader);
+    batches.insert(batches.end(), epoch.begin(), epoch.end());
+  }
+  return batches;
+}
+
+// Draws from the default generator in Dataset::get came in whatever order the worker threads
+// reached it, so with workers the batches changed from run to run. Each batch is now assembled
+// under generators seeded from (seed, epoch, batch): the same draws for any num_workers, on every
+// run, and again when an epoch is replayed.
+TEST(DataLoader, RandomDrawsInGetAreTheSameForAnyNumberOfWorkers) {
+  constexpr int kEpochs = 2;
+  auto options = [](int workers) {
+    return DataLoaderOptions().batch_size(4).shuffle(true).seed(7).num_workers(workers);
+  };
+  DataLoader reference_loader(NoisyDataset(30), options(0));
+  const std::vector<Batch> reference = collect_epochs(reference_loader, kEpochs);
+  ASSERT_EQ(reference.size(), 16u);  // 8 batches (7 of 4, one of 2) per epoch
+  for (const int workers : {0, 1, 4}) {
+    for (int run = 0; run < 2; ++run) {
+      SCOPED_TRACE(testing::Message() << workers << " workers, run " << run);
+      DataLoader loader(NoisyDataset(30), options(workers));
+      expect_same_batches(collect_epochs(loader, kEpochs), reference);
+    }
+    // A resumed run: epoch 1 alone draws what epoch 1 drew after epoch 0.
+    DataLoader resumed(NoisyDataset(30), options(workers));
+    resumed.set_epoch(1);
+    expect_same_batches(collect(resumed),
+                        std::vector<Batch>(reference.begin() + 8, reference.end()));
+  }
+  // Every example of every batch of both epochs drew different numbers: the seed changes with
+  // the batch and the epoch (the noise does not depend on the index).
+  std::set<std::string> rows;
+  std::int64_t examples = 0;
+  for (const Batch& batch : reference) {
+    for (std::int64_t i = 0; i < batch.data.size(0); ++i, ++examples)
+      rows.insert(tensor_bytes(batch.data.select(0, i)));
+  }
+  EXPECT_EQ(static_cast<std::int64_t>(rows.size()), examples);
+  // Unshuffled, epochs 0 and 1 hold the same examples in the same batches, and draw differently.
+  DataLoader in_order(NoisyDataset(30), DataLoaderOptions().batch_size(4).num_workers(2));
+  const std::vector<Batch> epoch0 = collect(in_order), epoch1 = collect(in_order);
+  EXPECT_EQ(targets_of(epoch0), targets_of(epoch1));
+  EXPECT_NE(tensor_bytes(epoch0[0].data), tensor_bytes(epoch1[0].data));
+  // The loader's seed chooses the draws, as it chooses the order.
+  DataLoader other_seed(NoisyDataset(30), DataLoaderOptions().batch_size(4).seed(8));
+  DataLoader same_seed(NoisyDataset(30), DataLoaderOptions().batch_size(4).seed(7));
+  EXPECT_NE(tensor_bytes((*other_seed.begin()).data), tensor_bytes((*same_seed.begin()).data));
+}
+
+// The training thread's own stream (dropout, initialisation) used to move by the dataset's
+// draws: with workers by a timing-dependent amount, without them by every draw. Now the loop's
+// own draws and the generator's state after the epoch are those of a loop without a loader.
+TEST(DataLoader, RandomDrawsInGetLeaveTheTrainingThreadsGeneratorAlone) {
+  manual_seed(17);
+  std::vector<std::string> expected;
+  for (int b = 0; b < 8; ++b)
+    expected.push_back(tensor_bytes(randn({3})));
+  const Generator::State expected_state = default_generator(Device::cpu()).state();
+  for (const int workers : {0, 1, 4}) {
+    SCOPED_TRACE(workers);
+    DataLoader loader(NoisyDataset(30),
+                      DataLoaderOptions().batch_size(4).shuffle(true).num_workers(workers));
+    manual_seed(17);
+    std::vector<std::string> drawn;
+    for (const auto& batch : loader) {
+      (void)batch;
+      drawn.push_back(tensor_bytes(randn({3})));  // what dropout would draw in the step
+    }
+    EXPECT_EQ(drawn, expected);
+    const Generator::State state = default_generator(Device::cpu()).state();
+    EXPECT_EQ(state.seed, expected_state.seed);
+    EXPECT_EQ(state.offset, expected_state.offset);
+  }
+}
+
+// Each rank of a distributed run draws numbers of its own for its batches (its examples differ
+// too); the same rank draws the same numbers again.
+TEST(DataLoader, EachRankDrawsItsOwnNumbers) {
+  auto first_batch = [](int rank) {
+    DataLoader loader(NoisyDataset(30), DataLoaderOptions().batch_size(4).sampler(
+                                            DistributedSampler(30, rank, 2, /*shuffle=*/false)));
+    return tensor_bytes((*loader.begin()).data);
+  };
+  EXPECT_NE(first_batch(0), first_batch(1));
+  EXPECT_EQ(first_batch(1), first_batch(1));
 }
 
 TEST(DataLoader, PinMemoryAssemblesBatchesInThePinnedPool) {
