@@ -20,8 +20,8 @@
 //   reproducible as the order and never moves the training thread's stream. See Note [Random
 //   draws in a batch].
 // - Errors: an exception while assembling batch b is stored in b's slot and re-thrown in the
-//   consumer when it reaches b (earlier batches are still delivered); the epoch then stops. See
-//   Note [Which example failed].
+//   consumer when it reads b (earlier batches are still delivered); the epoch goes on, and the
+//   next increment yields b + 1. See Note [A failed batch] and Note [Which example failed].
 // - Shutdown: stop_epoch() sets `stopping`, wakes every waiter and joins. A worker finishes the
 //   batch it is assembling (Dataset::get cannot be interrupted) and then exits; nothing throws
 //   from the destructor.
@@ -255,10 +255,9 @@ Slot assemble(const Dataset& dataset, std::uint64_t epoch, std::int64_t batch,
   return slot;
 }
 
-// Hands a finished slot to the consumer: re-throws its error, or orders the consumer's stream
-// after the batch's copy (see Note [Pinned batches and the copy stream]).
+// Hands a finished batch to the consumer: orders the consumer's stream after the batch's copy
+// (see Note [Pinned batches and the copy stream]).
 Batch deliver(Slot slot, const DataLoaderOptions& options) {
-  if (slot.error) std::rethrow_exception(slot.error);
   if (slot.copied) {
     const cuda::Stream consumer = cuda::current_stream(options.device().index);
     consumer.wait(*slot.copied);
@@ -308,7 +307,7 @@ DataLoader::Iterator DataLoader::begin() {
     }
   }
   Iterator it(this);
-  if (!next(it.batch_)) it.loader_ = nullptr;
+  if (!next(it.batch_, it.error_)) it.loader_ = nullptr;
   return it;
 }
 
@@ -348,18 +347,24 @@ void DataLoader::start_worker(Epoch* e) {
 
 DataLoader::Iterator& DataLoader::Iterator::operator++() {
   LG_CHECK(loader_ != nullptr, "DataLoader: incrementing an iterator past the end");
-  if (!loader_->next(batch_)) {
-    loader_ = nullptr;
-    batch_ = Batch();
-  }
+  if (!loader_->next(batch_, error_)) loader_ = nullptr;
   return *this;
 }
 
-bool DataLoader::next(Batch& batch) {
+// Note [A failed batch]: the exception that stopped batch b's assembly is handed to the
+// iterator with b's place in the order, and *it re-throws it; the epoch goes on (the workers
+// keep assembling b + 1, ... within the prefetch window), so ++it yields b + 1 as an error-free
+// run would, its random draws included (Note [Random draws in a batch]). PyTorch's iterator does
+// the same: next() raises the worker's exception, and the following next() yields the following
+// batch. Nothing else changes: a range-for loop leaves at the exception, and the workers are
+// stopped and joined by the next begin() or the loader's destructor, as after a break.
+bool DataLoader::next(Batch& batch, std::exception_ptr& error) {
   // The training thread's wait for the batch (or, without workers, its assembly).
   const profiler::Span span("DataLoader.next", profiler::Category::DataLoader);
   Epoch* e = epoch_.get();
   LG_CHECK(e != nullptr, "DataLoader: no epoch is running (call begin())");
+  batch = Batch();
+  error = nullptr;
   if (e->next_to_yield >= e->num_batches) {
     stop_epoch();
     return false;
@@ -381,8 +386,15 @@ bool DataLoader::next(Batch& batch) {
     lock.unlock();
     e->window_moved.notify_all();
   }
-  if (slot.error) stop_epoch();
-  batch = deliver(std::move(slot), options_);
+  if (slot.error) {
+    error = slot.error;
+    return true;
+  }
+  try {
+    batch = deliver(std::move(slot), options_);
+  } catch (...) {  // the consumer's stream could not be ordered after the copy: this batch's error
+    error = std::current_exception();
+  }
   return true;
 }
 

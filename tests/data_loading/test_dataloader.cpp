@@ -1,6 +1,7 @@
 // TensorDataset and DataLoader (data/dataset.h, data/dataloader.h): batch order independent of
 // num_workers, partial and dropped last batches, seeded shuffles per epoch, pinned batches, the
-// prefetch bound, random draws in Dataset::get, worker exceptions and early destruction.
+// prefetch bound, random draws in Dataset::get, worker exceptions (and going on after them) and
+// early destruction.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -357,7 +358,7 @@ TEST(DataLoader, WorkerErrorsNameTheExampleAndKeepTheirType) {
     }
     DataLoader own_error(ThrowingDataset(0, Kind::Own), options);
     try {
-      own_error.begin();
+      (void)*own_error.begin();
       ADD_FAILURE() << "example 0 did not raise";
     } catch (const ThrowingDataset::OwnError& e) {
       EXPECT_EQ(e.message(), "own error");
@@ -373,6 +374,93 @@ TEST(DataLoader, WorkerErrorsNameTheExampleAndKeepTheirType) {
   }
 }
 
+// PyTorch's iterator raises a worker's exception from next() and then yields the following
+// batch; leangrad's ended the epoch instead. Now *it throws the failed batch's error (its type
+// and message kept) and ++it goes on: the other batches are exactly those of an error-free run,
+// random draws included, and a loop to the end still ends.
+TEST(DataLoader, AfterAFailedBatchTheIteratorGoesOnWithTheNext) {
+  const DataLoaderOptions options = DataLoaderOptions().batch_size(4).shuffle(true).seed(2);
+  DataLoader error_free(NoisyDataset(30), options);
+  const std::vector<Batch> all = collect(error_free);
+  // An example in a middle batch, the first batch, the last (partial) batch.
+  const std::vector<std::int64_t> shuffled = random_permutation(30, 2, 0);
+  for (const std::int64_t broken : {std::int64_t{13}, shuffled.front(), shuffled.back()}) {
+    // Only the batch that holds the broken example fails: the others are expected.
+    const std::vector<std::int64_t> order = targets_of(all);
+    const auto failed = static_cast<std::size_t>(
+        (std::find(order.begin(), order.end(), broken) - order.begin()) / 4);
+    std::vector<Batch> expected = all;
+    expected.erase(expected.begin() + static_cast<std::ptrdiff_t>(failed));
+    for (const int workers : {0, 1, 4}) {
+      SCOPED_TRACE(testing::Message() << "example " << broken << ", " << workers << " workers");
+      DataLoader loader(NoisyDataset(30, broken), DataLoaderOptions(options).num_workers(workers));
+      std::vector<Batch> got;
+      std::vector<std::size_t> failed_at;
+      for (auto it = loader.begin(); it != loader.end(); ++it) {
+        try {
+          got.push_back(*it);
+        } catch (const Error& e) {
+          failed_at.push_back(got.size() + failed_at.size());
+          EXPECT_EQ(e.message(), "DataLoader: example " + std::to_string(broken) + " (batch " +
+                                     std::to_string(failed) + "): NoisyDataset: example " +
+                                     std::to_string(broken) + " is broken");
+          EXPECT_THROW((void)it->data, Error);  // reading it again throws again
+        }
+      }
+      EXPECT_EQ(failed_at, std::vector<std::size_t>{failed});
+      expect_same_batches(got, expected);
+    }
+  }
+}
+
+// The exception's type goes through unchanged when the iterator goes on: a subclass of Error,
+// one the program defines, a standard one. A range-for loop still leaves at it.
+TEST(DataLoader, GoingOnAfterAFailedBatchKeepsTheExceptionsType) {
+  using Kind = ThrowingDataset::Kind;
+  for (const int workers : {0, 2}) {
+    SCOPED_TRACE(workers);
+    const DataLoaderOptions options = DataLoaderOptions().batch_size(4).num_workers(workers);
+    int caught = 0, batches = 0;
+    DataLoader shape_error(ThrowingDataset(0, Kind::Shape), options);  // the first batch fails
+    auto it = shape_error.begin();
+    EXPECT_THROW((void)*it, ShapeError);
+    for (++it; it != shape_error.end(); ++it) {
+      (void)*it;
+      ++batches;
+    }
+    EXPECT_EQ(batches, 2);  // batches 1 and 2 (examples 4..9)
+    DataLoader own_error(ThrowingDataset(5, Kind::Own), options);
+    for (it = own_error.begin(); it != own_error.end(); ++it) {
+      try {
+        EXPECT_EQ((*it).data.size(0), 4 - 2 * caught);  // batch 0, then batch 2 of 2
+      } catch (const ThrowingDataset::OwnError& e) {
+        EXPECT_EQ(e.message(), "own error");
+        ++caught;
+      }
+    }
+    DataLoader standard_error(ThrowingDataset(9, Kind::Standard), options);  // the last batch
+    for (it = standard_error.begin(); it != standard_error.end(); ++it) {
+      try {
+        (void)*it;
+      } catch (const std::out_of_range& e) {
+        EXPECT_STREQ(e.what(), "standard error");
+        ++caught;
+      }
+    }
+    EXPECT_EQ(caught, 2);
+    int taken = 0;
+    try {
+      for (const auto& batch : own_error) {
+        (void)batch;
+        ++taken;
+      }
+      ADD_FAILURE() << "example 5 did not raise";
+    } catch (const ThrowingDataset::OwnError&) {
+    }
+    EXPECT_EQ(taken, 1);
+  }
+}
+
 TEST(DataLoader, MismatchedExamplesAreAnError) {
   class Ragged : public Dataset {
    public:
@@ -380,7 +468,7 @@ TEST(DataLoader, MismatchedExamplesAreAnError) {
     Example get(std::int64_t i) const override { return {zeros({i + 1}), Tensor()}; }
   };
   DataLoader loader(Ragged(), DataLoaderOptions().batch_size(2).num_workers(1));
-  EXPECT_THROW(loader.begin(), ShapeError);
+  EXPECT_THROW(*loader.begin(), ShapeError);
   DataLoader singles(Ragged(), DataLoaderOptions().batch_size(1));
   std::int64_t n = 0;
   for (const auto& [data, target] : singles) {
@@ -420,6 +508,33 @@ TEST(DataLoader, DestroyedMidEpochJoinsCleanly) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_LT(seconds, 5.0);
   EXPECT_LT(ds.gets->load(), 1000);  // far from the 10000 a full epoch would read
+}
+
+// After a failed batch the epoch's workers go on; destroying the loader (or starting another
+// epoch) there, or after going on past the error, still stops and joins them promptly.
+TEST(DataLoader, DestroyedAfterAFailedBatchJoinsCleanly) {
+  ProbeDataset ds(10000, /*throw_at=*/6, /*sleep_ms=*/1);
+  const auto start = std::chrono::steady_clock::now();
+  for (const int workers : {0, 4}) {
+    {
+      DataLoader loader(ds, DataLoaderOptions().batch_size(4).num_workers(workers));
+      auto it = loader.begin();
+      ++it;  // batch 1 holds example 6
+      EXPECT_THROW((void)*it, Error);
+    }
+    {
+      DataLoader loader(ds, DataLoaderOptions().batch_size(4).num_workers(workers));
+      auto it = loader.begin();
+      ++it;
+      ++it;  // past the error
+      EXPECT_EQ(it->target.data_ptr<std::int64_t>()[0], 8);
+      EXPECT_EQ((*loader.begin()).data.size(0), 4);  // a new epoch stops this one first
+    }
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(seconds, 5.0);
+  EXPECT_LT(ds.gets->load(), 1000);
 }
 
 TEST(DataLoader, UsesADistributedSamplersShare) {
