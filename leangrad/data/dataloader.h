@@ -21,7 +21,7 @@
 namespace leangrad::data {
 
 // Options in LibTorch's builder style; defaults as PyTorch's DataLoader (seed 0 here: the
-// order is reproducible unless a seed is chosen).
+// order and the random draws are reproducible unless a seed is chosen).
 class DataLoaderOptions {
  public:
   DataLoaderOptions() = default;
@@ -44,6 +44,8 @@ class DataLoaderOptions {
   LG_ARG(int, prefetch_factor) = 2;
   // Drop the last batch of an epoch when it is smaller than batch_size.
   LG_ARG(bool, drop_last) = false;
+  // Seeds the shuffle and, with the epoch and batch index, the default generators each batch is
+  // assembled under (random draws in Dataset::get; see Note [Random draws in a batch]).
   LG_ARG(std::uint64_t, seed) = 0;
   // Where batches are handed out. A CUDA device: each batch is copied there ahead of use on a
   // copy stream (non_blocking from pinned memory), and the consumer's stream waits for it.
