@@ -84,7 +84,9 @@ class DataLoader {
   // raises a worker's exception and then yields the following batch. A range-for loop leaves at
   // the exception, as in PyTorch; to skip failed batches, catch around *it:
   //   for (auto it = loader.begin(); it != loader.end(); ++it) {
-  //     try { train(*it); } catch (const Error& e) { /* log e, skip the batch */ }
+  //     Batch batch;
+  //     try { batch = *it; } catch (const Error& e) { log(e); continue; }  // skips the batch
+  //     train(batch);
   //   }
   class Iterator {
    public:
