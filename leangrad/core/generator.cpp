@@ -1,4 +1,4 @@
-// Default generators per device and manual_seed.
+// Default generators per device (the process's, or a DefaultGeneratorsGuard's) and manual_seed.
 #include <leangrad/core/generator.h>
 
 #include <map>
@@ -29,40 +29,58 @@ Generator::State Generator::reserve(std::uint64_t num_counters) {
   return reserved;
 }
 
-namespace {
-struct Registry {
+namespace detail {
+// The default generators of the process, or of one DefaultGeneratorsGuard.
+struct DefaultGenerators {
+  explicit DefaultGenerators(std::uint64_t seed) : seed(seed) {}
   std::mutex mutex;
   std::map<std::pair<int, int>, Generator> generators;  // (device type, index) -> generator
-  std::uint64_t seed = Generator::kDefaultSeed;
+  std::uint64_t seed;  // of the generators made from now on (the last manual_seed)
 };
-Registry& registry() {
-  static Registry* r = new Registry();  // never destroyed: usable from static destructors
-  return *r;
+}  // namespace detail
+
+namespace {
+
+using detail::DefaultGenerators;
+
+// Never destroyed: usable from static destructors.
+DefaultGenerators& process_generators() {
+  static auto* g = new DefaultGenerators(Generator::kDefaultSeed);
+  return *g;
 }
+
+// The innermost DefaultGeneratorsGuard alive on this thread, or null.
+thread_local DefaultGenerators* thread_generators = nullptr;
+
+// See Note [Thread default generators].
+DefaultGenerators& current_generators() {
+  return thread_generators != nullptr ? *thread_generators : process_generators();
+}
+
 }  // namespace
 
 Generator& default_generator(Device device) {
-  Registry& r = registry();
-  std::lock_guard<std::mutex> lock(r.mutex);
+  DefaultGenerators& g = current_generators();
+  std::lock_guard<std::mutex> lock(g.mutex);
   const std::pair<int, int> key{static_cast<int>(device.type), device.is_cpu() ? 0 : device.index};
-  auto it = r.generators.find(key);
-  if (it == r.generators.end()) it = r.generators.try_emplace(key, r.seed).first;
+  auto it = g.generators.find(key);
+  if (it == g.generators.end()) it = g.generators.try_emplace(key, g.seed).first;
   return it->second;
 }
 
 void manual_seed(std::uint64_t seed) {
-  Registry& r = registry();
-  std::lock_guard<std::mutex> lock(r.mutex);
-  r.seed = seed;
-  for (auto& [key, gen] : r.generators)
+  DefaultGenerators& g = current_generators();
+  std::lock_guard<std::mutex> lock(g.mutex);
+  g.seed = seed;
+  for (auto& [key, gen] : g.generators)
     gen.manual_seed(seed);
 }
 
 RngSnapshot snapshot_rng() {
-  Registry& r = registry();
-  std::lock_guard<std::mutex> lock(r.mutex);
+  DefaultGenerators& g = current_generators();
+  std::lock_guard<std::mutex> lock(g.mutex);
   RngSnapshot snapshot;
-  for (auto& [key, gen] : r.generators) {
+  for (auto& [key, gen] : g.generators) {
     snapshot.states.emplace_back(Device(static_cast<DeviceType>(key.first), key.second),
                                  gen.state());
   }
@@ -72,6 +90,15 @@ RngSnapshot snapshot_rng() {
 void restore_rng(const RngSnapshot& snapshot) {
   for (const auto& [device, state] : snapshot.states)
     default_generator(device).set_state(state);
+}
+
+DefaultGeneratorsGuard::DefaultGeneratorsGuard(std::uint64_t seed)
+    : generators_(std::make_unique<DefaultGenerators>(seed)), previous_(thread_generators) {
+  thread_generators = generators_.get();
+}
+
+DefaultGeneratorsGuard::~DefaultGeneratorsGuard() {
+  thread_generators = previous_;
 }
 
 }  // namespace leangrad

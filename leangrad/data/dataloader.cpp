@@ -15,9 +15,13 @@
 // - Assembly: the batch tensor (B, ...) is allocated once, in the pinned host pool with
 //   pin_memory, and each example is copied straight into its row (no intermediate stack). See
 //   Note [Pinned batches and the copy stream] for device batches.
+// - Random draws: each batch is assembled under default generators seeded from (seed, rank,
+//   epoch, batch index), on whichever thread assembles it, so a random augmentation is as
+//   reproducible as the order and never moves the training thread's stream. See Note [Random
+//   draws in a batch].
 // - Errors: an exception while assembling batch b is stored in b's slot and re-thrown in the
-//   consumer when it reaches b (earlier batches are still delivered); the epoch then stops. See
-//   Note [Which example failed].
+//   consumer when it reads b (earlier batches are still delivered); the epoch goes on, and the
+//   next increment yields b + 1. See Note [A failed batch] and Note [Which example failed].
 // - Shutdown: stop_epoch() sets `stopping`, wakes every waiter and joins. A worker finishes the
 //   batch it is assembling (Dataset::get cannot be interrupted) and then exits; nothing throws
 //   from the destructor.
@@ -37,6 +41,8 @@
 #include <leangrad/autograd/grad_mode.h>
 #include <leangrad/core/creation.h>
 #include <leangrad/core/error.h>
+#include <leangrad/core/generator.h>
+#include <leangrad/core/philox.h>
 #include <leangrad/core/profiler.h>
 
 namespace leangrad::data {
@@ -100,10 +106,42 @@ Tensor stack_field(const std::vector<Tensor>& parts, const std::int64_t* indices
   throw;  // the exception being handled, as it is
 }
 
+// Note [Random draws in a batch]: batch b of epoch e is assembled (Dataset::get, the transforms
+// it runs) under a DefaultGeneratorsGuard seeded from (the loader's seed, the sampler's rank, e,
+// b), on whichever thread assembles it: a worker, or the consumer without workers. So a random
+// augmentation draws the same numbers for a batch whatever num_workers and the threads' timing
+// are, a run resumed at epoch e draws them again, and the training thread's own stream (dropout,
+// initialisation) is never moved by the dataset. PyTorch seeds each worker process once, with
+// base_seed + worker_id (base_seed drawn from the training process's generator at each epoch),
+// so its draws depend on which worker assembles a batch, and so on num_workers; a seed per batch
+// does not.
+//
+// The seed is two Philox blocks: (rank, a tag) under the loader's seed gives a key, and (batch,
+// epoch) under that key gives the batch's seed. random_permutation's blocks use the seed itself
+// as key, so the shuffle and the draws are unrelated streams; the rank (a sampler's, else 0)
+// gives each process of a distributed run draws of its own, where PyTorch processes that share a
+// manual_seed all draw the same.
+std::uint64_t batch_seed(const DataLoaderOptions& options, std::uint64_t epoch,
+                         std::int64_t batch) {
+  constexpr std::uint32_t kTag0 = 0x62617463u, kTag1 = 0x68726e67u;  // "batc", "hrng"
+  const std::uint64_t seed = options.seed();
+  const auto rank = static_cast<std::uint32_t>(options.sampler() ? options.sampler()->rank() : 0);
+  const philox::Block key = philox::philox4x32_10(philox::Block{{rank, 0u, kTag0, kTag1}},
+                                                  static_cast<std::uint32_t>(seed),
+                                                  static_cast<std::uint32_t>(seed >> 32));
+  const auto b = static_cast<std::uint64_t>(batch);
+  const philox::Block r = philox::philox4x32_10(
+      philox::Block{{static_cast<std::uint32_t>(b), static_cast<std::uint32_t>(b >> 32),
+                     static_cast<std::uint32_t>(epoch), static_cast<std::uint32_t>(epoch >> 32)}},
+      key.x[0], key.x[1]);
+  return (std::uint64_t{r.x[0]} << 32) | r.x[1];
+}
+
 }  // namespace
 
 struct DataLoader::Epoch {
   std::vector<std::int64_t> order;  // the epoch's dataset indices, batch after batch
+  std::uint64_t epoch = 0;          // seeds the shuffle and the batches' random draws
   std::int64_t num_batches = 0;
   std::int64_t max_in_flight = 0;  // num_workers * prefetch_factor
 
@@ -172,12 +210,14 @@ namespace {
 // until the copy is done (ops::copy_ records the stream on it). An event recorded after the
 // copy lets the consumer's stream wait on the GPU, not on the host; the device tensors are then
 // marked as used on the consumer's stream so the allocator does not reuse them too early.
-Slot assemble(const Dataset& dataset, std::int64_t batch, const std::int64_t* indices,
-              std::int64_t count, const DataLoaderOptions& options,
+Slot assemble(const Dataset& dataset, std::uint64_t epoch, std::int64_t batch,
+              const std::int64_t* indices, std::int64_t count, const DataLoaderOptions& options,
               const std::optional<cuda::Stream>& copy_stream) {
   const profiler::Span span("DataLoader.assemble", profiler::Category::DataLoader);
   Slot slot;
   try {
+    // See Note [Random draws in a batch].
+    const DefaultGeneratorsGuard batch_generators(batch_seed(options, epoch, batch));
     NoGradGuard no_grad;
     std::vector<Tensor> data, targets;
     data.reserve(static_cast<std::size_t>(count));
@@ -215,10 +255,9 @@ Slot assemble(const Dataset& dataset, std::int64_t batch, const std::int64_t* in
   return slot;
 }
 
-// Hands a finished slot to the consumer: re-throws its error, or orders the consumer's stream
-// after the batch's copy (see Note [Pinned batches and the copy stream]).
+// Hands a finished batch to the consumer: orders the consumer's stream after the batch's copy
+// (see Note [Pinned batches and the copy stream]).
 Batch deliver(Slot slot, const DataLoaderOptions& options) {
-  if (slot.error) std::rethrow_exception(slot.error);
   if (slot.copied) {
     const cuda::Stream consumer = cuda::current_stream(options.device().index);
     consumer.wait(*slot.copied);
@@ -238,6 +277,7 @@ DataLoader::Iterator DataLoader::begin() {
   stop_epoch();
   const std::uint64_t epoch = next_epoch_++;
   auto state = std::make_unique<Epoch>();
+  state->epoch = epoch;
   if (options_.sampler()) {
     DistributedSampler sampler = *options_.sampler();
     sampler.set_epoch(epoch);
@@ -267,7 +307,7 @@ DataLoader::Iterator DataLoader::begin() {
     }
   }
   Iterator it(this);
-  if (!next(it.batch_)) it.loader_ = nullptr;
+  if (!next(it.batch_, it.error_)) it.loader_ = nullptr;
   return it;
 }
 
@@ -294,7 +334,8 @@ void DataLoader::start_worker(Epoch* e) {
       const std::int64_t first = b * options_.batch_size();
       const std::int64_t count = std::min<std::int64_t>(
           options_.batch_size(), static_cast<std::int64_t>(e->order.size()) - first);
-      Slot slot = assemble(*dataset_, b, e->order.data() + first, count, options_, copy_stream_);
+      Slot slot =
+          assemble(*dataset_, e->epoch, b, e->order.data() + first, count, options_, copy_stream_);
       {
         std::lock_guard<std::mutex> lock(e->mutex);
         e->finished.emplace(b, std::move(slot));
@@ -306,18 +347,24 @@ void DataLoader::start_worker(Epoch* e) {
 
 DataLoader::Iterator& DataLoader::Iterator::operator++() {
   LG_CHECK(loader_ != nullptr, "DataLoader: incrementing an iterator past the end");
-  if (!loader_->next(batch_)) {
-    loader_ = nullptr;
-    batch_ = Batch();
-  }
+  if (!loader_->next(batch_, error_)) loader_ = nullptr;
   return *this;
 }
 
-bool DataLoader::next(Batch& batch) {
+// Note [A failed batch]: the exception that stopped batch b's assembly is handed to the
+// iterator with b's place in the order, and *it re-throws it; the epoch goes on (the workers
+// keep assembling b + 1, ... within the prefetch window), so ++it yields b + 1 as an error-free
+// run would, its random draws included (Note [Random draws in a batch]). PyTorch's iterator does
+// the same: next() raises the worker's exception, and the following next() yields the following
+// batch. Nothing else changes: a range-for loop leaves at the exception, and the workers are
+// stopped and joined by the next begin() or the loader's destructor, as after a break.
+bool DataLoader::next(Batch& batch, std::exception_ptr& error) {
   // The training thread's wait for the batch (or, without workers, its assembly).
   const profiler::Span span("DataLoader.next", profiler::Category::DataLoader);
   Epoch* e = epoch_.get();
   LG_CHECK(e != nullptr, "DataLoader: no epoch is running (call begin())");
+  batch = Batch();
+  error = nullptr;
   if (e->next_to_yield >= e->num_batches) {
     stop_epoch();
     return false;
@@ -328,7 +375,7 @@ bool DataLoader::next(Batch& batch) {
     const std::int64_t first = b * options_.batch_size();
     const std::int64_t count = std::min<std::int64_t>(
         options_.batch_size(), static_cast<std::int64_t>(e->order.size()) - first);
-    slot = assemble(*dataset_, b, e->order.data() + first, count, options_, copy_stream_);
+    slot = assemble(*dataset_, e->epoch, b, e->order.data() + first, count, options_, copy_stream_);
     ++e->next_to_yield;
   } else {
     std::unique_lock<std::mutex> lock(e->mutex);
@@ -339,8 +386,15 @@ bool DataLoader::next(Batch& batch) {
     lock.unlock();
     e->window_moved.notify_all();
   }
-  if (slot.error) stop_epoch();
-  batch = deliver(std::move(slot), options_);
+  if (slot.error) {
+    error = slot.error;
+    return true;
+  }
+  try {
+    batch = deliver(std::move(slot), options_);
+  } catch (...) {  // the consumer's stream could not be ordered after the copy: this batch's error
+    error = std::current_exception();
+  }
   return true;
 }
 

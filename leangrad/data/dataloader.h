@@ -8,6 +8,7 @@
 
 #include <concepts>
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <optional>
 
@@ -20,7 +21,7 @@
 namespace leangrad::data {
 
 // Options in LibTorch's builder style; defaults as PyTorch's DataLoader (seed 0 here: the
-// order is reproducible unless a seed is chosen).
+// order and the random draws are reproducible unless a seed is chosen).
 class DataLoaderOptions {
  public:
   DataLoaderOptions() = default;
@@ -43,6 +44,8 @@ class DataLoaderOptions {
   LG_ARG(int, prefetch_factor) = 2;
   // Drop the last batch of an epoch when it is smaller than batch_size.
   LG_ARG(bool, drop_last) = false;
+  // Seeds the shuffle and, with the epoch and batch index, the default generators each batch is
+  // assembled under (random draws in Dataset::get; see Note [Random draws in a batch]).
   LG_ARG(std::uint64_t, seed) = 0;
   // Where batches are handed out. A CUDA device: each batch is copied there ahead of use on a
   // copy stream (non_blocking from pinned memory), and the consumer's stream waits for it.
@@ -76,13 +79,24 @@ class DataLoader {
   DataLoader& operator=(const DataLoader&) = delete;
 
   // Walks the batches of one epoch. Moving an iterator forward may block until the batch is
-  // ready; an exception thrown while a worker assembled that batch is re-thrown here.
+  // ready. When assembling a batch failed, reading it (*it, it->) re-throws the exception it
+  // threw, with its type, and ++it goes on with the next batch: PyTorch's iterator, whose next()
+  // raises a worker's exception and then yields the following batch. A range-for loop leaves at
+  // the exception, as in PyTorch; to skip failed batches, catch around *it:
+  //   for (auto it = loader.begin(); it != loader.end(); ++it) {
+  //     Batch batch;
+  //     try { batch = *it; } catch (const Error& e) { log(e); continue; }  // skips the batch
+  //     train(batch);
+  //   }
   class Iterator {
    public:
     using value_type = Batch;
     using difference_type = std::ptrdiff_t;
-    const Batch& operator*() const { return batch_; }
-    const Batch* operator->() const { return &batch_; }
+    const Batch& operator*() const {
+      if (error_) std::rethrow_exception(error_);
+      return batch_;
+    }
+    const Batch* operator->() const { return &**this; }
     Iterator& operator++();
     friend bool operator==(const Iterator& a, const Iterator& b) { return a.loader_ == b.loader_; }
 
@@ -91,6 +105,7 @@ class DataLoader {
     explicit Iterator(DataLoader* loader) : loader_(loader) {}
     DataLoader* loader_;  // null at the end
     Batch batch_;
+    std::exception_ptr error_;  // what assembling this batch threw, or null
   };
 
   // Starts an epoch (stopping one still running: earlier iterators become invalid) and returns
@@ -111,8 +126,9 @@ class DataLoader {
  private:
   struct Epoch;  // the running epoch's queue and workers (data/dataloader.cpp)
 
-  // The next batch of the running epoch, or false at its end.
-  bool next(Batch& batch);
+  // The next batch of the running epoch (or the exception assembling it threw, in `error`), or
+  // false at its end.
+  bool next(Batch& batch, std::exception_ptr& error);
   void stop_epoch() noexcept;
   void start_worker(Epoch* e);  // one worker thread of the epoch e
   std::int64_t num_indices() const;

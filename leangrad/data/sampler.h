@@ -28,6 +28,8 @@ class DistributedSampler {
   void set_epoch(std::uint64_t epoch) { epoch_ = epoch; }
   std::uint64_t epoch() const { return epoch_; }
 
+  // This process's rank among world_size (PyTorch's sampler.rank).
+  int rank() const { return rank_; }
   // This rank's indices for the current epoch (num_samples() of them).
   std::vector<std::int64_t> indices() const;
   std::int64_t num_samples() const { return num_samples_; }

@@ -1,8 +1,10 @@
 // Randomness: Philox against the published known-answer vectors (Random123), the statistics of
-// rand/randn, reproducibility under manual_seed, and generator state replay.
+// rand/randn, reproducibility under manual_seed, generator state replay, and a thread's own
+// default generators under DefaultGeneratorsGuard.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <thread>
 
 #include <leangrad/autograd/functions.h>
 #include <leangrad/core/generator.h>
@@ -131,6 +133,50 @@ TEST(Random, ElementsDoNotDependOnLayoutOrThreads) {
   Generator gen(99);
   EXPECT_THROW(ops::uniform_(empty({2}, kInt32), 0, 1, gen), DTypeError);
   EXPECT_THROW(ops::normal_(empty({2}), 0, -1, gen), Error);
+}
+
+// Under the guard the thread draws from generators seeded with the guard's seed; the process's
+// generators are neither used nor moved, and other threads keep drawing from them.
+TEST(Random, DefaultGeneratorsGuardGivesTheThreadGeneratorsOfItsOwn) {
+  manual_seed(8);
+  const Generator::State process_before = default_generator(Device::cpu()).state();
+  std::vector<double> guarded, nested, after_nested, reseeded, other_thread;
+  {
+    const DefaultGeneratorsGuard guard(21);
+    // Another thread, meanwhile, draws from the process's generators.
+    std::thread([&] { other_thread = test::to_vector(rand({5}, kFloat64)); }).join();
+    guarded = test::to_vector(randn({6}, kFloat64));
+    {
+      const DefaultGeneratorsGuard inner(22);
+      nested = test::to_vector(randn({6}, kFloat64));
+    }
+    after_nested = test::to_vector(randn({6}, kFloat64));  // the outer guard's stream goes on
+    const RngSnapshot snapshot = snapshot_rng();
+    const auto replayed = test::to_vector(randn({6}, kFloat64));
+    restore_rng(snapshot);
+    EXPECT_EQ(test::to_vector(randn({6}, kFloat64)), replayed);
+    manual_seed(21);  // seeds the guard's generators only
+    reseeded = test::to_vector(randn({6}, kFloat64));
+  }
+  auto draws = [](std::uint64_t seed, int skip) {
+    Generator gen(seed);
+    Tensor t = empty({6}, kFloat64);
+    for (int i = 0; i <= skip; ++i)
+      ops::normal_(t, 0, 1, gen);
+    return test::to_vector(t);
+  };
+  EXPECT_EQ(guarded, draws(21, 0));
+  EXPECT_EQ(nested, draws(22, 0));
+  EXPECT_EQ(after_nested, draws(21, 1));
+  EXPECT_EQ(reseeded, guarded);
+  // The process's generator moved only by the other thread's draw, and was never reseeded.
+  Generator process(8);
+  Tensor expected = empty({5}, kFloat64);
+  ops::uniform_(expected, 0, 1, process);
+  EXPECT_EQ(other_thread, test::to_vector(expected));
+  const Generator::State process_after = default_generator(Device::cpu()).state();
+  EXPECT_EQ(process_after.seed, process_before.seed);
+  EXPECT_EQ(process_after.offset, process.state().offset);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // TensorDataset and DataLoader (data/dataset.h, data/dataloader.h): batch order independent of
 // num_workers, partial and dropped last batches, seeded shuffles per epoch, pinned batches, the
-// prefetch bound, worker exceptions and early destruction.
+// prefetch bound, random draws in Dataset::get, worker exceptions (and going on after them) and
+// early destruction.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include <leangrad/autograd/functions.h>
 #include <leangrad/core/cuda.h>
 #include <leangrad/core/generator.h>
 #include <leangrad/data/dataloader.h>
@@ -36,6 +38,16 @@ std::vector<Batch> collect(DataLoader& loader) {
   for (const auto& batch : loader)
     batches.push_back(batch);
   return batches;
+}
+
+// Both lists hold the same batches, bit for bit.
+void expect_same_batches(const std::vector<Batch>& got, const std::vector<Batch>& expected) {
+  ASSERT_EQ(got.size(), expected.size());
+  for (std::size_t b = 0; b < expected.size(); ++b) {
+    EXPECT_EQ(got[b].data.shape(), expected[b].data.shape()) << "batch " << b;
+    EXPECT_EQ(tensor_bytes(got[b].data), tensor_bytes(expected[b].data)) << "batch " << b;
+    EXPECT_EQ(tensor_bytes(got[b].target), tensor_bytes(expected[b].target)) << "batch " << b;
+  }
 }
 
 std::vector<std::int64_t> targets_of(const std::vector<Batch>& batches) {
@@ -132,6 +144,116 @@ TEST(DataLoader, SeededShuffleDependsOnSeedAndEpoch) {
   EXPECT_EQ(epoch0, random_permutation(kExamples, 4, 0));
   DataLoader other_seed(make_dataset(), DataLoaderOptions().batch_size(10).shuffle(true).seed(5));
   EXPECT_NE(targets_of(collect(other_seed)), epoch0);
+}
+
+// Adds noise drawn from the default generators to the example, as a random augmentation does:
+// data (4,) = randn (2,) then rand (2,), target = the index. The noise does not depend on the
+// index, so batches seeded alike would hold equal rows. Throws an Error at one index (after its
+// draws).
+class NoisyDataset : public Dataset {
+ public:
+  explicit NoisyDataset(std::int64_t size, std::int64_t throw_at = -1)
+      : size_(size), throw_at_(throw_at) {}
+  std::int64_t size() const override { return size_; }
+  Example get(std::int64_t index) const override {
+    Tensor data = cat({randn({2}), rand({2})});
+    LG_CHECK(index != throw_at_, "NoisyDataset: example ", index, " is broken");
+    return {data, full({}, static_cast<double>(index), kInt64)};
+  }
+
+ private:
+  std::int64_t size_, throw_at_;
+};
+
+std::vector<Batch> collect_epochs(DataLoader& loader, int epochs) {
+  std::vector<Batch> batches;
+  for (int e = 0; e < epochs; ++e) {
+    const std::vector<Batch> epoch = collect(loader);
+    batches.insert(batches.end(), epoch.begin(), epoch.end());
+  }
+  return batches;
+}
+
+// Draws from the default generator in Dataset::get came in whatever order the worker threads
+// reached it, so with workers the batches changed from run to run. Each batch is now assembled
+// under generators seeded from (seed, epoch, batch): the same draws for any num_workers, on every
+// run, and again when an epoch is replayed.
+TEST(DataLoader, RandomDrawsInGetAreTheSameForAnyNumberOfWorkers) {
+  constexpr int kEpochs = 2;
+  auto options = [](int workers) {
+    return DataLoaderOptions().batch_size(4).shuffle(true).seed(7).num_workers(workers);
+  };
+  DataLoader reference_loader(NoisyDataset(30), options(0));
+  const std::vector<Batch> reference = collect_epochs(reference_loader, kEpochs);
+  ASSERT_EQ(reference.size(), 16u);  // 8 batches (7 of 4, one of 2) per epoch
+  for (const int workers : {0, 1, 4}) {
+    for (int run = 0; run < 2; ++run) {
+      SCOPED_TRACE(testing::Message() << workers << " workers, run " << run);
+      DataLoader loader(NoisyDataset(30), options(workers));
+      expect_same_batches(collect_epochs(loader, kEpochs), reference);
+    }
+    // A resumed run: epoch 1 alone draws what epoch 1 drew after epoch 0.
+    DataLoader resumed(NoisyDataset(30), options(workers));
+    resumed.set_epoch(1);
+    expect_same_batches(collect(resumed),
+                        std::vector<Batch>(reference.begin() + 8, reference.end()));
+  }
+  // Every example of every batch of both epochs drew different numbers: the seed changes with
+  // the batch and the epoch (the noise does not depend on the index).
+  std::set<std::string> rows;
+  std::int64_t examples = 0;
+  for (const Batch& batch : reference) {
+    for (std::int64_t i = 0; i < batch.data.size(0); ++i, ++examples)
+      rows.insert(tensor_bytes(batch.data.select(0, i)));
+  }
+  EXPECT_EQ(static_cast<std::int64_t>(rows.size()), examples);
+  // Unshuffled, epochs 0 and 1 hold the same examples in the same batches, and draw differently.
+  DataLoader in_order(NoisyDataset(30), DataLoaderOptions().batch_size(4).num_workers(2));
+  const std::vector<Batch> epoch0 = collect(in_order), epoch1 = collect(in_order);
+  EXPECT_EQ(targets_of(epoch0), targets_of(epoch1));
+  EXPECT_NE(tensor_bytes(epoch0[0].data), tensor_bytes(epoch1[0].data));
+  // The loader's seed chooses the draws, as it chooses the order.
+  DataLoader other_seed(NoisyDataset(30), DataLoaderOptions().batch_size(4).seed(8));
+  DataLoader same_seed(NoisyDataset(30), DataLoaderOptions().batch_size(4).seed(7));
+  EXPECT_NE(tensor_bytes((*other_seed.begin()).data), tensor_bytes((*same_seed.begin()).data));
+}
+
+// The training thread's own stream (dropout, initialisation) used to move by the dataset's
+// draws: with workers by a timing-dependent amount, without them by every draw. Now the loop's
+// own draws and the generator's state after the epoch are those of a loop without a loader.
+TEST(DataLoader, RandomDrawsInGetLeaveTheTrainingThreadsGeneratorAlone) {
+  manual_seed(17);
+  std::vector<std::string> expected;
+  for (int b = 0; b < 8; ++b)
+    expected.push_back(tensor_bytes(randn({3})));
+  const Generator::State expected_state = default_generator(Device::cpu()).state();
+  for (const int workers : {0, 1, 4}) {
+    SCOPED_TRACE(workers);
+    DataLoader loader(NoisyDataset(30),
+                      DataLoaderOptions().batch_size(4).shuffle(true).num_workers(workers));
+    manual_seed(17);
+    std::vector<std::string> drawn;
+    for (const auto& batch : loader) {
+      (void)batch;
+      drawn.push_back(tensor_bytes(randn({3})));  // what dropout would draw in the step
+    }
+    EXPECT_EQ(drawn, expected);
+    const Generator::State state = default_generator(Device::cpu()).state();
+    EXPECT_EQ(state.seed, expected_state.seed);
+    EXPECT_EQ(state.offset, expected_state.offset);
+  }
+}
+
+// Each rank of a distributed run draws numbers of its own for its batches (its examples differ
+// too); the same rank draws the same numbers again.
+TEST(DataLoader, EachRankDrawsItsOwnNumbers) {
+  auto first_batch = [](int rank) {
+    DataLoader loader(NoisyDataset(30), DataLoaderOptions().batch_size(4).sampler(
+                                            DistributedSampler(30, rank, 2, /*shuffle=*/false)));
+    return tensor_bytes((*loader.begin()).data);
+  };
+  EXPECT_NE(first_batch(0), first_batch(1));
+  EXPECT_EQ(first_batch(1), first_batch(1));
 }
 
 TEST(DataLoader, PinMemoryAssemblesBatchesInThePinnedPool) {
@@ -236,7 +358,7 @@ TEST(DataLoader, WorkerErrorsNameTheExampleAndKeepTheirType) {
     }
     DataLoader own_error(ThrowingDataset(0, Kind::Own), options);
     try {
-      own_error.begin();
+      (void)*own_error.begin();
       ADD_FAILURE() << "example 0 did not raise";
     } catch (const ThrowingDataset::OwnError& e) {
       EXPECT_EQ(e.message(), "own error");
@@ -252,6 +374,93 @@ TEST(DataLoader, WorkerErrorsNameTheExampleAndKeepTheirType) {
   }
 }
 
+// PyTorch's iterator raises a worker's exception from next() and then yields the following
+// batch; leangrad's ended the epoch instead. Now *it throws the failed batch's error (its type
+// and message kept) and ++it goes on: the other batches are exactly those of an error-free run,
+// random draws included, and a loop to the end still ends.
+TEST(DataLoader, AfterAFailedBatchTheIteratorGoesOnWithTheNext) {
+  const DataLoaderOptions options = DataLoaderOptions().batch_size(4).shuffle(true).seed(2);
+  DataLoader error_free(NoisyDataset(30), options);
+  const std::vector<Batch> all = collect(error_free);
+  // An example in a middle batch, the first batch, the last (partial) batch.
+  const std::vector<std::int64_t> shuffled = random_permutation(30, 2, 0);
+  for (const std::int64_t broken : {std::int64_t{13}, shuffled.front(), shuffled.back()}) {
+    // Only the batch that holds the broken example fails: the others are expected.
+    const std::vector<std::int64_t> order = targets_of(all);
+    const auto failed = static_cast<std::size_t>(
+        (std::find(order.begin(), order.end(), broken) - order.begin()) / 4);
+    std::vector<Batch> expected = all;
+    expected.erase(expected.begin() + static_cast<std::ptrdiff_t>(failed));
+    for (const int workers : {0, 1, 4}) {
+      SCOPED_TRACE(testing::Message() << "example " << broken << ", " << workers << " workers");
+      DataLoader loader(NoisyDataset(30, broken), DataLoaderOptions(options).num_workers(workers));
+      std::vector<Batch> got;
+      std::vector<std::size_t> failed_at;
+      for (auto it = loader.begin(); it != loader.end(); ++it) {
+        try {
+          got.push_back(*it);
+        } catch (const Error& e) {
+          failed_at.push_back(got.size() + failed_at.size());
+          EXPECT_EQ(e.message(), "DataLoader: example " + std::to_string(broken) + " (batch " +
+                                     std::to_string(failed) + "): NoisyDataset: example " +
+                                     std::to_string(broken) + " is broken");
+          EXPECT_THROW((void)it->data, Error);  // reading it again throws again
+        }
+      }
+      EXPECT_EQ(failed_at, std::vector<std::size_t>{failed});
+      expect_same_batches(got, expected);
+    }
+  }
+}
+
+// The exception's type goes through unchanged when the iterator goes on: a subclass of Error,
+// one the program defines, a standard one. A range-for loop still leaves at it.
+TEST(DataLoader, GoingOnAfterAFailedBatchKeepsTheExceptionsType) {
+  using Kind = ThrowingDataset::Kind;
+  for (const int workers : {0, 2}) {
+    SCOPED_TRACE(workers);
+    const DataLoaderOptions options = DataLoaderOptions().batch_size(4).num_workers(workers);
+    int caught = 0, batches = 0;
+    DataLoader shape_error(ThrowingDataset(0, Kind::Shape), options);  // the first batch fails
+    auto it = shape_error.begin();
+    EXPECT_THROW((void)*it, ShapeError);
+    for (++it; it != shape_error.end(); ++it) {
+      (void)*it;
+      ++batches;
+    }
+    EXPECT_EQ(batches, 2);  // batches 1 and 2 (examples 4..9)
+    DataLoader own_error(ThrowingDataset(5, Kind::Own), options);
+    for (it = own_error.begin(); it != own_error.end(); ++it) {
+      try {
+        EXPECT_EQ((*it).data.size(0), 4 - 2 * caught);  // batch 0, then batch 2 of 2
+      } catch (const ThrowingDataset::OwnError& e) {
+        EXPECT_EQ(e.message(), "own error");
+        ++caught;
+      }
+    }
+    DataLoader standard_error(ThrowingDataset(9, Kind::Standard), options);  // the last batch
+    for (it = standard_error.begin(); it != standard_error.end(); ++it) {
+      try {
+        (void)*it;
+      } catch (const std::out_of_range& e) {
+        EXPECT_STREQ(e.what(), "standard error");
+        ++caught;
+      }
+    }
+    EXPECT_EQ(caught, 2);
+    int taken = 0;
+    try {
+      for (const auto& batch : own_error) {
+        (void)batch;
+        ++taken;
+      }
+      ADD_FAILURE() << "example 5 did not raise";
+    } catch (const ThrowingDataset::OwnError&) {
+    }
+    EXPECT_EQ(taken, 1);
+  }
+}
+
 TEST(DataLoader, MismatchedExamplesAreAnError) {
   class Ragged : public Dataset {
    public:
@@ -259,7 +468,7 @@ TEST(DataLoader, MismatchedExamplesAreAnError) {
     Example get(std::int64_t i) const override { return {zeros({i + 1}), Tensor()}; }
   };
   DataLoader loader(Ragged(), DataLoaderOptions().batch_size(2).num_workers(1));
-  EXPECT_THROW(loader.begin(), ShapeError);
+  EXPECT_THROW(*loader.begin(), ShapeError);
   DataLoader singles(Ragged(), DataLoaderOptions().batch_size(1));
   std::int64_t n = 0;
   for (const auto& [data, target] : singles) {
@@ -299,6 +508,33 @@ TEST(DataLoader, DestroyedMidEpochJoinsCleanly) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_LT(seconds, 5.0);
   EXPECT_LT(ds.gets->load(), 1000);  // far from the 10000 a full epoch would read
+}
+
+// After a failed batch the epoch's workers go on; destroying the loader (or starting another
+// epoch) there, or after going on past the error, still stops and joins them promptly.
+TEST(DataLoader, DestroyedAfterAFailedBatchJoinsCleanly) {
+  ProbeDataset ds(10000, /*throw_at=*/6, /*sleep_ms=*/1);
+  const auto start = std::chrono::steady_clock::now();
+  for (const int workers : {0, 4}) {
+    {
+      DataLoader loader(ds, DataLoaderOptions().batch_size(4).num_workers(workers));
+      auto it = loader.begin();
+      ++it;  // batch 1 holds example 6
+      EXPECT_THROW((void)*it, Error);
+    }
+    {
+      DataLoader loader(ds, DataLoaderOptions().batch_size(4).num_workers(workers));
+      auto it = loader.begin();
+      ++it;
+      ++it;  // past the error
+      EXPECT_EQ(it->target.data_ptr<std::int64_t>()[0], 8);
+      EXPECT_EQ((*loader.begin()).data.size(0), 4);  // a new epoch stops this one first
+    }
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(seconds, 5.0);
+  EXPECT_LT(ds.gets->load(), 1000);
 }
 
 TEST(DataLoader, UsesADistributedSamplersShare) {
