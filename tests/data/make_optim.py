@@ -135,6 +135,16 @@ def main():
         optimizer_case("adamw_amsgrad", "adamw",
                        {"lr": 0.01, "weight_decay": 0.1, "amsgrad": True}),
         optimizer_case("adamw_two_groups", "adamw", {"lr": 0.01}, two_groups),
+        # maximize: the gradient negated before weight decay and momentum (AdamW: before the
+        # moments; its decay of the weights is unchanged).
+        optimizer_case("sgd_maximize_nesterov_wd", "sgd",
+                       {"lr": 0.05, "momentum": 0.8, "nesterov": True, "weight_decay": 0.01,
+                        "maximize": True}),
+        optimizer_case("sgd_maximize_dampening", "sgd",
+                       {"lr": 0.05, "momentum": 0.9, "dampening": 0.3, "maximize": True}),
+        optimizer_case("adam_maximize_wd_amsgrad", "adam",
+                       {"lr": 0.01, "weight_decay": 0.1, "amsgrad": True, "maximize": True}),
+        optimizer_case("adamw_maximize", "adamw", {"lr": 0.01, "maximize": True}),
         optimizer_case("radam_default", "radam", {"lr": 0.01}),
         optimizer_case("radam_wd_beta", "radam",
                        {"lr": 0.01, "betas": [0.9, 0.99], "eps": 1e-6, "weight_decay": 0.1}),

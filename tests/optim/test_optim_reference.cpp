@@ -50,7 +50,7 @@ TEST(OptimReference, TrajectoriesMatchPyTorch) {
     }
     ++checked;
   }
-  EXPECT_EQ(checked, 14);
+  EXPECT_EQ(checked, 18);
 }
 
 TEST(ClipGradNorm, MatchesPyTorch) {
