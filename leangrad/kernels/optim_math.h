@@ -65,8 +65,8 @@ struct OptimTensor {
   StepArgs step_args;
 };
 
-// torch.optim.SGD: g += wd p; buf = first ? g : momentum buf + (1 - dampening) g;
-// g = nesterov ? g + momentum buf : buf; p -= lr g.
+// torch.optim.SGD: g = maximize ? -g : g; g += wd p; buf = first ? g : momentum buf +
+// (1 - dampening) g; g = nesterov ? g + momentum buf : buf; p -= lr g.
 struct SgdUpdate {
   static constexpr int kNumStreams = 3;  // param, grad, momentum_buffer (null without momentum)
   struct TensorScalars {
@@ -77,6 +77,7 @@ struct SgdUpdate {
   float momentum;
   float one_minus_dampening;
   bool nesterov;
+  bool maximize = false;  // ascend: the gradient negated first (exact)
 
   // `step` counts the updates of the momentum buffer (optim/sgd.cpp): 1 on the one that starts it.
   LG_HOST_DEVICE LG_INLINE TensorScalars scalars_at(double lr, double weight_decay,
@@ -85,7 +86,7 @@ struct SgdUpdate {
   }
 
   LG_HOST_DEVICE LG_INLINE bool operator()(const TensorScalars& s, float (&x)[3]) const {
-    float g = x[kGradSlot];
+    float g = maximize ? -x[kGradSlot] : x[kGradSlot];
     if (s.weight_decay != 0.0f) g = g + s.weight_decay * x[kParamSlot];
     if (momentum != 0.0f) {
       const float buf = s.first_step ? g : x[2] * momentum + one_minus_dampening * g;
@@ -97,8 +98,8 @@ struct SgdUpdate {
   }
 };
 
-// torch.optim.Adam / AdamW (decoupled weight decay): with bias corrections bc1 = 1 - beta1^t,
-// bc2 = 1 - beta2^t,
+// torch.optim.Adam / AdamW (decoupled weight decay): with g negated first under maximize, and
+// bias corrections bc1 = 1 - beta1^t, bc2 = 1 - beta2^t,
 //   m = beta1 m + (1 - beta1) g;  v = beta2 v + (1 - beta2) g^2;  vmax = max(vmax, v) (amsgrad)
 //   p -= (lr / bc1) m / (sqrt(v or vmax) / sqrt(bc2) + eps)
 // With skip_nonfinite (Adam8bit), an element whose gradient is NaN/Inf is left as it was and the
@@ -118,10 +119,11 @@ struct AdamUpdate {
   bool decoupled_weight_decay;  // AdamW: p *= 1 - lr wd, instead of g += wd p
   bool skip_nonfinite;
   double beta1_double, beta2_double;  // the options' betas, for the bias corrections
+  bool maximize;                      // ascend: the gradient negated first (exact)
 
   // From the optimizer's options (the 1 - beta terms computed in double, then rounded).
   static AdamUpdate make(double beta1, double beta2, double eps, bool amsgrad,
-                         bool decoupled_weight_decay, bool skip_nonfinite) {
+                         bool decoupled_weight_decay, bool skip_nonfinite, bool maximize = false) {
     return AdamUpdate{static_cast<float>(beta1),
                       static_cast<float>(1.0 - beta1),
                       static_cast<float>(beta2),
@@ -131,7 +133,8 @@ struct AdamUpdate {
                       decoupled_weight_decay,
                       skip_nonfinite,
                       beta1,
-                      beta2};
+                      beta2,
+                      maximize};
   }
 
   // Bias corrections of step t: bc1 = 1 - beta1^t, bc2 = 1 - beta2^t.
@@ -146,7 +149,7 @@ struct AdamUpdate {
   }
 
   LG_HOST_DEVICE LG_INLINE bool operator()(const TensorScalars& s, float (&x)[5]) const {
-    float g = x[kGradSlot];
+    float g = maximize ? -x[kGradSlot] : x[kGradSlot];
     if (skip_nonfinite && !is_finite(g)) return false;
     float p = x[kParamSlot];
     if (s.weight_decay != 0.0f) {

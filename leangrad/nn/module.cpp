@@ -325,13 +325,23 @@ void Module::zero_grad(bool set_to_none) {
 }
 
 NamedTensors Module::state_dict() const {
-  // Every name, tied weights under each (as PyTorch's state_dict), unlike named_parameters().
-  OrderedDict<std::string, Tensor> parameters(name() + " parameter");
-  collect_tensors(&Module::parameters_, "", true, parameters);
-  NamedTensors out = parameters.pairs();
-  for (auto& entry : named_buffers(true).pairs())
-    out.push_back(std::move(entry));
+  NamedTensors out;
+  collect_state("", out);
   return out;
+}
+
+// Module by module, as PyTorch's _save_to_state_dict: own parameters, own buffers, then the
+// children. Every name, tied weights under each (as PyTorch's state_dict), unlike
+// named_parameters().
+void Module::collect_state(const std::string& prefix, NamedTensors& out) const {
+  for (const auto& [name, t] : parameters_) {
+    if (t.defined()) out.emplace_back(prefix + name, t);
+  }
+  for (const auto& [name, t] : buffers_) {
+    if (t.defined()) out.emplace_back(prefix + name, t);
+  }
+  for (const auto& [child_name, child] : children_)
+    child->collect_state(prefix + child_name + ".", out);
 }
 
 void Module::load_state_dict(const NamedTensors& state, bool strict) {

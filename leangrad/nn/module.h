@@ -191,7 +191,8 @@ class Module : public std::enable_shared_from_this<Module> {
   // Drops (set_to_none) or zeroes every parameter's gradient.
   void zero_grad(bool set_to_none = true);
 
-  // Parameters and buffers by their dotted names.
+  // Parameters and buffers by their dotted names, in PyTorch's order: this module's parameters,
+  // then its buffers, then each child's entries in turn (a tied weight under each of its names).
   NamedTensors state_dict() const;
   // Copies values into the module's tensors (shapes must match; dtypes are converted). strict:
   // every key of the module must be given and nothing else; the error lists what is missing and
@@ -228,6 +229,8 @@ class Module : public std::enable_shared_from_this<Module> {
   template <typename List>
   void collect_tensors(const List& list, const std::string& prefix, bool recurse,
                        OrderedDict<std::string, Tensor>& out) const;
+  // state_dict()'s entries of this module and those below it, keys prefixed, appended to `out`.
+  void collect_state(const std::string& prefix, NamedTensors& out) const;
   template <typename List>
   void collect_values(const List& list, bool recurse, std::vector<Tensor>& out) const;
   // Adds every module below this one, depth first, each once, to `out` (keys prefixed).

@@ -14,7 +14,8 @@ AdamOptions from_adamw(const AdamWOptions& o) {
       .betas(o.betas())
       .eps(o.eps())
       .weight_decay(o.weight_decay())
-      .amsgrad(o.amsgrad());
+      .amsgrad(o.amsgrad())
+      .maximize(o.maximize());
 }
 
 }  // namespace
@@ -44,9 +45,9 @@ AdamW::AdamW(std::vector<ParamGroup> groups, AdamWOptions options)
 
 void Adam::update(Device /*device*/, const std::vector<ParamRef>& params, const Tensor& found_inf) {
   const auto [beta1, beta2] = options_.betas();
-  const kernels::AdamUpdate update =
-      kernels::AdamUpdate::make(beta1, beta2, options_.eps(), options_.amsgrad(),
-                                decoupled_weight_decay_, /*skip_nonfinite=*/false);
+  const kernels::AdamUpdate update = kernels::AdamUpdate::make(
+      beta1, beta2, options_.eps(), options_.amsgrad(), decoupled_weight_decay_,
+      /*skip_nonfinite=*/false, options_.maximize());
   std::vector<ops::OptimParam<kernels::AdamUpdate>> list;
   for (const ParamRef& ref : params) {
     AdamState& state = state_of(ref.index);

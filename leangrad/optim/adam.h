@@ -1,7 +1,7 @@
 // optim::Adam and optim::AdamW (Kingma & Ba, 2015; Loshchilov & Hutter, 2019), as torch.optim.Adam
-// and torch.optim.AdamW: the same moments, bias corrections, amsgrad and defaults. Adam adds the
-// weight decay to the gradient (L2); AdamW decays the weights directly (p *= 1 - lr wd) and has
-// weight_decay 1e-2 by default. The math: kernels/optim_math.h AdamUpdate.
+// and torch.optim.AdamW: the same moments, bias corrections, amsgrad, maximize and defaults. Adam
+// adds the weight decay to the gradient (L2); AdamW decays the weights directly (p *= 1 - lr wd)
+// and has weight_decay 1e-2 by default. The math: kernels/optim_math.h AdamUpdate.
 //   optim::AdamW opt(model.parameters(), optim::AdamWOptions(3e-4).betas({0.9, 0.95}));
 #pragma once
 
@@ -21,6 +21,7 @@ class AdamOptions {
   LG_ARG(double, eps) = 1e-8;
   LG_ARG(double, weight_decay) = 0.0;
   LG_ARG(bool, amsgrad) = false;
+  LG_ARG(bool, maximize) = false;  // ascend the objective (PyTorch's keyword of the same name)
 };
 
 class AdamWOptions {
@@ -32,6 +33,7 @@ class AdamWOptions {
   LG_ARG(double, eps) = 1e-8;
   LG_ARG(double, weight_decay) = 1e-2;
   LG_ARG(bool, amsgrad) = false;
+  LG_ARG(bool, maximize) = false;  // ascend the objective (PyTorch's keyword of the same name)
 };
 
 // Adam's (and AdamW's) state of one parameter: the moments, and their running maximum with

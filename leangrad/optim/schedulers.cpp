@@ -4,6 +4,10 @@
 #include <algorithm>
 #include <cmath>
 #include <numbers>
+#include <optional>
+
+#include <leangrad/core/creation.h>
+#include <leangrad/kernels/creation.h>
 
 namespace leangrad::optim {
 
@@ -29,6 +33,54 @@ std::vector<double> LRScheduler::get_last_lr() const {
   for (const ParamGroup& group : optimizer_.param_groups())
     out.push_back(*group.lr);
   return out;
+}
+
+NamedTensors LRScheduler::state_dict() const {
+  NamedTensors out;
+  out.emplace_back("last_epoch", full({}, static_cast<double>(last_epoch_), kInt64));
+  out.emplace_back("base_lrs",
+                   tensor(base_lrs_, Shape{static_cast<std::int64_t>(base_lrs_.size())}));
+  return out;
+}
+
+void LRScheduler::load_state_dict(const NamedTensors& state) {
+  const char* op = "LRScheduler::load_state_dict";
+  std::optional<std::int64_t> epoch;
+  std::optional<std::vector<double>> base_lrs;
+  for (const auto& [key, value] : state) {
+    LG_CHECK(value.defined(), op, ": '", key, "' is an undefined tensor");
+    const Tensor values = value.to(Device::cpu()).to(kFloat64).contiguous();
+    const double* v = values.data_ptr<double>();
+    if (key == "last_epoch") {
+      LG_CHECK(values.numel() == 1, op, ": 'last_epoch' must hold one value, got shape ",
+               value.shape());
+      LG_CHECK(std::isfinite(v[0]) && v[0] >= 0 && v[0] == std::floor(v[0]) && v[0] < 9.2e18, op,
+               ": 'last_epoch' = ", v[0], " is not an epoch count");
+      epoch = static_cast<std::int64_t>(v[0]);
+    } else if (key == "base_lrs") {
+      const std::size_t groups = optimizer_.param_groups().size();
+      LG_CHECK(value.dim() == 1 && static_cast<std::size_t>(value.numel()) == groups, op,
+               ": 'base_lrs' has shape ", value.shape(), ", but the optimizer has ", groups,
+               " groups");
+      base_lrs.emplace(v, v + groups);
+      for (double lr : *base_lrs)
+        LG_CHECK(std::isfinite(lr) && lr >= 0, op, ": 'base_lrs' holds ", lr,
+                 ", not a learning rate");
+    } else {
+      LG_THROW(Error, op, ": unknown key '", key, "' (expected last_epoch, base_lrs)");
+    }
+  }
+  LG_CHECK(epoch.has_value(), op, ": the state dict has no 'last_epoch'");
+  LG_CHECK(base_lrs.has_value(), op, ": the state dict has no 'base_lrs'");
+  // Every lr before anything changes: OneCycleLR refuses an epoch past total_steps.
+  std::vector<double> lrs;
+  for (double base_lr : *base_lrs)
+    lrs.push_back(lr_at(base_lr, *epoch));
+  base_lrs_ = std::move(*base_lrs);
+  last_epoch_ = *epoch;
+  std::vector<ParamGroup>& groups = optimizer_.param_groups();
+  for (std::size_t g = 0; g < groups.size(); ++g)
+    groups[g].lr = lrs[g];
 }
 
 StepLR::StepLR(Optimizer& optimizer, std::int64_t step_size, double gamma)

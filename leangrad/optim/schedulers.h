@@ -21,6 +21,14 @@ class LRScheduler {
   std::int64_t last_epoch() const { return last_epoch_; }
   // The lr of each group as last set.
   std::vector<double> get_last_lr() const;
+  // "last_epoch" (int64, 0-d) and "base_lrs" (float64, one per group), PyTorch's names: what a
+  // resumed run needs, since a scheduler built after optimizer.load_state_dict() would take the
+  // loaded (already scheduled) lrs as its initial ones.
+  NamedTensors state_dict() const;
+  // Restores what state_dict() gave and sets every group's lr for that epoch. Throws Error on a
+  // missing or unknown key, a base_lrs of another number of groups, a negative or non-finite
+  // value, or an epoch the schedule refuses (OneCycleLR past total_steps); nothing changes then.
+  void load_state_dict(const NamedTensors& state);
 
  protected:
   explicit LRScheduler(Optimizer& optimizer);

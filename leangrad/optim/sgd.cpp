@@ -23,7 +23,7 @@ SGD::SGD(std::vector<ParamGroup> groups, SGDOptions options)
 void SGD::update(Device /*device*/, const std::vector<ParamRef>& params, const Tensor& found_inf) {
   const kernels::SgdUpdate update{static_cast<float>(options_.momentum()),
                                   static_cast<float>(1.0 - options_.dampening()),
-                                  options_.nesterov()};
+                                  options_.nesterov(), options_.maximize()};
   std::vector<ops::OptimParam<kernels::SgdUpdate>> list;
   for (const ParamRef& ref : params) {
     SGDState& state = state_of(ref.index);

@@ -1,5 +1,6 @@
 // optim::SGD: stochastic gradient descent with momentum, dampening, Nesterov momentum and L2
-// weight decay, as torch.optim.SGD (same formulas, same defaults: kernels/optim_math.h SgdUpdate).
+// weight decay, and maximize, as torch.optim.SGD (same formulas, same defaults:
+// kernels/optim_math.h SgdUpdate).
 //   optim::SGD sgd(model.parameters(), optim::SGDOptions(0.1).momentum(0.9).nesterov(true));
 #pragma once
 
@@ -18,6 +19,7 @@ class SGDOptions {
   LG_ARG(double, dampening) = 0.0;
   LG_ARG(double, weight_decay) = 0.0;
   LG_ARG(bool, nesterov) = false;
+  LG_ARG(bool, maximize) = false;  // ascend the objective (PyTorch's keyword of the same name)
 };
 
 // SGD's state of one parameter: the momentum buffer (with momentum only).

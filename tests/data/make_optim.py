@@ -86,6 +86,34 @@ def scheduler_case(name, make, base_lr=0.1):
             "tensors": {"lr": torch.tensor(lrs, dtype=torch.float64)}}
 
 
+def scheduler_resume_case(name, make, params, epochs=30, resume_epoch=12,
+                          group_lrs=(0.1, 0.02)):
+    """A schedule over `epochs` epochs on an SGD of two groups, interrupted after `resume_epoch`
+    epochs: a fresh optimizer and scheduler are built and given the saved state dicts (the
+    optimizer's, then the scheduler's), and the run goes on. lr: (epochs, groups), each group's lr
+    at the start of every epoch."""
+    def build():
+        ps = [torch.zeros(1, requires_grad=True) for _ in group_lrs]
+        optimizer = torch.optim.SGD([{"params": [p], "lr": lr} for p, lr in zip(ps, group_lrs)],
+                                    lr=group_lrs[0])
+        return optimizer, make(optimizer)
+    optimizer, scheduler = build()
+    lrs = []
+    for epoch in range(epochs):
+        if epoch == resume_epoch:
+            saved_optimizer, saved_scheduler = optimizer.state_dict(), scheduler.state_dict()
+            optimizer, scheduler = build()
+            optimizer.load_state_dict(saved_optimizer)
+            scheduler.load_state_dict(saved_scheduler)
+        lrs.append([group["lr"] for group in optimizer.param_groups])
+        optimizer.step()
+        scheduler.step()
+    params = dict(params, scheduler=name.replace("resume_", ""), resume_epoch=resume_epoch,
+                  group_lrs=list(group_lrs))
+    return {"name": name, "params": params,
+            "tensors": {"lr": torch.tensor(lrs, dtype=torch.float64)}}
+
+
 def main():
     two_groups = [{"params": [0], "lr": 0.02, "weight_decay": 0.0},
                   {"params": [1, 2], "lr": 0.005, "weight_decay": 0.1}]
@@ -107,6 +135,16 @@ def main():
         optimizer_case("adamw_amsgrad", "adamw",
                        {"lr": 0.01, "weight_decay": 0.1, "amsgrad": True}),
         optimizer_case("adamw_two_groups", "adamw", {"lr": 0.01}, two_groups),
+        # maximize: the gradient negated before weight decay and momentum (AdamW: before the
+        # moments; its decay of the weights is unchanged).
+        optimizer_case("sgd_maximize_nesterov_wd", "sgd",
+                       {"lr": 0.05, "momentum": 0.8, "nesterov": True, "weight_decay": 0.01,
+                        "maximize": True}),
+        optimizer_case("sgd_maximize_dampening", "sgd",
+                       {"lr": 0.05, "momentum": 0.9, "dampening": 0.3, "maximize": True}),
+        optimizer_case("adam_maximize_wd_amsgrad", "adam",
+                       {"lr": 0.01, "weight_decay": 0.1, "amsgrad": True, "maximize": True}),
+        optimizer_case("adamw_maximize", "adamw", {"lr": 0.01, "maximize": True}),
         optimizer_case("radam_default", "radam", {"lr": 0.01}),
         optimizer_case("radam_wd_beta", "radam",
                        {"lr": 0.01, "betas": [0.9, 0.99], "eps": 1e-6, "weight_decay": 0.1}),
@@ -150,6 +188,14 @@ def main():
                 torch.optim.lr_scheduler.CosineAnnealingLR(o, T_max=STEPS - 4, eta_min=0.002)],
                 milestones=[4]),
             {"warmup_steps": 4, "total_steps": STEPS, "eta_min": 0.002})),
+        # Resumed schedules (two groups, 30 epochs, state dicts loaded after epoch 12); the cosine
+        # runs past t_max, where PyTorch's recursive form climbs back as the closed form does.
+        scheduler_resume_case("resume_step_lr",
+                              lambda o: torch.optim.lr_scheduler.StepLR(o, 7, 0.3),
+                              {"step_size": 7, "gamma": 0.3}),
+        scheduler_resume_case("resume_cosine",
+                              lambda o: torch.optim.lr_scheduler.CosineAnnealingLR(o, 10, 0.001),
+                              {"t_max": 10, "eta_min": 0.001}),
     ]
     write("optim.json", "make_optim.py", cases)
 

@@ -241,13 +241,16 @@ TEST(OptimVectorized, SgdEqualsReference) {
         for (double dampening : {0.0, 0.25}) {
           if (nesterov && dampening != 0.0) continue;
           for (double weight_decay : {0.0, 0.1}) {
-            SCOPED_TRACE(plan_name + " momentum " + std::to_string(momentum) + " nesterov " +
-                         std::to_string(nesterov) + " dampening " + std::to_string(dampening) +
-                         " weight_decay " + std::to_string(weight_decay));
-            const SgdUpdate update{static_cast<float>(momentum),
-                                   static_cast<float>(1.0 - dampening), nesterov};
-            expect_vectorised_equals_reference(update, momentum != 0.0 ? 0b111u : 0b011u, 0.05,
-                                               weight_decay, plan, kSgd, kSgdReference);
+            for (bool maximize : {false, true}) {
+              SCOPED_TRACE(plan_name + " momentum " + std::to_string(momentum) + " nesterov " +
+                           std::to_string(nesterov) + " dampening " + std::to_string(dampening) +
+                           " weight_decay " + std::to_string(weight_decay) + " maximize " +
+                           std::to_string(maximize));
+              const SgdUpdate update{static_cast<float>(momentum),
+                                     static_cast<float>(1.0 - dampening), nesterov, maximize};
+              expect_vectorised_equals_reference(update, momentum != 0.0 ? 0b111u : 0b011u, 0.05,
+                                                 weight_decay, plan, kSgd, kSgdReference);
+            }
           }
         }
       }
@@ -261,14 +264,16 @@ TEST(OptimVectorized, AdamAndAdamWEqualReference) {
       for (bool decoupled : {false, true}) {
         for (bool skip_nonfinite : {false, true}) {
           for (double weight_decay : {0.0, 0.01}) {
-            SCOPED_TRACE(plan_name + " amsgrad " + std::to_string(amsgrad) + " decoupled " +
-                         std::to_string(decoupled) + " skip_nonfinite " +
-                         std::to_string(skip_nonfinite) + " weight_decay " +
-                         std::to_string(weight_decay));
-            const AdamUpdate update =
-                AdamUpdate::make(0.9, 0.999, 1e-8, amsgrad, decoupled, skip_nonfinite);
-            expect_vectorised_equals_reference(update, amsgrad ? 0b11111u : 0b01111u, 1e-3,
-                                               weight_decay, plan, kAdam, kAdamReference);
+            for (bool maximize : {false, true}) {
+              SCOPED_TRACE(plan_name + " amsgrad " + std::to_string(amsgrad) + " decoupled " +
+                           std::to_string(decoupled) + " skip_nonfinite " +
+                           std::to_string(skip_nonfinite) + " weight_decay " +
+                           std::to_string(weight_decay) + " maximize " + std::to_string(maximize));
+              const AdamUpdate update =
+                  AdamUpdate::make(0.9, 0.999, 1e-8, amsgrad, decoupled, skip_nonfinite, maximize);
+              expect_vectorised_equals_reference(update, amsgrad ? 0b11111u : 0b01111u, 1e-3,
+                                                 weight_decay, plan, kAdam, kAdamReference);
+            }
           }
         }
       }

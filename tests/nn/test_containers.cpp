@@ -11,7 +11,9 @@
 #include <leangrad/core/generator.h>
 #include <leangrad/kernels/creation.h>
 #include <leangrad/nn/activation.h>
+#include <leangrad/nn/batch_norm.h>
 #include <leangrad/nn/container.h>
+#include <leangrad/nn/conv.h>
 #include <leangrad/nn/linear.h>
 #include <leangrad/nn/pooling.h>
 #include <leangrad/optim/sgd.h>
@@ -43,6 +45,50 @@ TEST(Sequential, StateDictKeysMatchPyTorch) {
   EXPECT_EQ(keys(mlp->state_dict()), expected);
   EXPECT_EQ(keys(mlp->named_parameters()), expected);
   EXPECT_EQ(mlp->named_children()[2].first, "2");
+}
+
+// A module with a parameter, a buffer and children that hold buffers of their own.
+struct MixedNetImpl : nn::Module {
+  MixedNetImpl() {
+    norm = register_module("norm", nn::BatchNorm2d(nn::BatchNorm2dOptions(3).affine(false)));
+    seq =
+        register_module("seq", nn::Sequential(nn::Conv2d(nn::Conv2dOptions(3, 4, 3).bias(false)),
+                                              nn::BatchNorm2d(4), nn::Flatten(), nn::Linear(4, 2)));
+    scale = register_parameter("scale", zeros({2}));
+    shift = register_buffer("shift", zeros({1}));
+  }
+  Tensor forward(const Tensor& x) override { return seq(norm(x)) * scale + shift; }
+  nn::BatchNorm2d norm{nullptr};
+  nn::Sequential seq{nullptr};
+  Tensor scale, shift;
+};
+LEANGRAD_MODULE(MixedNet);
+
+// PyTorch's state_dict goes module by module (own parameters, own buffers, then the children);
+// leangrad listed every parameter before every buffer.
+TEST(Module, StateDictOrderMatchesPyTorch) {
+  // torch 1.13: class MixedNet(nn.Module) with, in this order, norm = nn.BatchNorm2d(3,
+  // affine=False), seq = nn.Sequential(nn.Conv2d(3, 4, 3, bias=False), nn.BatchNorm2d(4),
+  // nn.Flatten(), nn.Linear(4, 2)), scale = nn.Parameter(torch.zeros(2)) and
+  // register_buffer("shift", torch.zeros(1)); list(MixedNet().state_dict())
+  const std::vector<std::string> expected = {"scale",
+                                             "shift",
+                                             "norm.running_mean",
+                                             "norm.running_var",
+                                             "norm.num_batches_tracked",
+                                             "seq.0.weight",
+                                             "seq.1.weight",
+                                             "seq.1.bias",
+                                             "seq.1.running_mean",
+                                             "seq.1.running_var",
+                                             "seq.1.num_batches_tracked",
+                                             "seq.3.weight",
+                                             "seq.3.bias"};
+  MixedNet net;
+  EXPECT_EQ(keys(net->state_dict()), expected);
+  // A state dict in PyTorch's order loads back (strictly) into a fresh module.
+  MixedNet copy;
+  copy->load_state_dict(net->state_dict());
 }
 
 TEST(Sequential, ForwardEqualsManualChain) {

@@ -37,20 +37,26 @@ inline std::unique_ptr<optim::Optimizer> make_optimizer(const nlohmann::json& pa
   if (o.contains("betas")) betas = {o.at("betas")[0], o.at("betas")[1]};
   const double eps = o.value("eps", 1e-8);
   const bool amsgrad = o.value("amsgrad", false);
+  const bool maximize = o.value("maximize", false);
   if (kind == "sgd") {
     return std::make_unique<optim::SGD>(groups, optim::SGDOptions(lr)
                                                     .momentum(o.value("momentum", 0.0))
                                                     .dampening(o.value("dampening", 0.0))
                                                     .weight_decay(wd)
-                                                    .nesterov(o.value("nesterov", false)));
+                                                    .nesterov(o.value("nesterov", false))
+                                                    .maximize(maximize));
   }
   if (kind == "adam") {
     return std::make_unique<optim::Adam>(
-        groups, optim::AdamOptions(lr).betas(betas).eps(eps).weight_decay(wd).amsgrad(amsgrad));
+        groups,
+        optim::AdamOptions(lr).betas(betas).eps(eps).weight_decay(wd).amsgrad(amsgrad).maximize(
+            maximize));
   }
   if (kind == "adamw") {
     return std::make_unique<optim::AdamW>(
-        groups, optim::AdamWOptions(lr).betas(betas).eps(eps).weight_decay(wd).amsgrad(amsgrad));
+        groups,
+        optim::AdamWOptions(lr).betas(betas).eps(eps).weight_decay(wd).amsgrad(amsgrad).maximize(
+            maximize));
   }
   if (kind == "radam") {
     return std::make_unique<optim::RAdam>(

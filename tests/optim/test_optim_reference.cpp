@@ -50,7 +50,7 @@ TEST(OptimReference, TrajectoriesMatchPyTorch) {
     }
     ++checked;
   }
-  EXPECT_EQ(checked, 14);
+  EXPECT_EQ(checked, 18);
 }
 
 TEST(ClipGradNorm, MatchesPyTorch) {
@@ -118,6 +118,88 @@ TEST(Schedulers, MatchPyTorch) {
     ++checked;
   }
   EXPECT_EQ(checked, 4);
+}
+
+// The optimizer's state holds the scheduled lrs, so a scheduler built after loading it took them
+// as its initial lrs and started over at epoch 0; the scheduler's own state dict restores both.
+// PyTorch's lrs come from its recursive forms over 30 epochs (a few double roundings each, under
+// 1e-14 relative to the lr), hence 1e-13 relative.
+TEST(Schedulers, ResumeFromStateDictsMatchesPyTorch) {
+  int checked = 0;
+  for (const test::ReferenceCase& c : reference()) {
+    if (!c.params.contains("resume_epoch")) continue;
+    SCOPED_TRACE(c.name);
+    const std::vector<double> group_lrs = c.params.at("group_lrs");
+    auto build = [&](std::unique_ptr<optim::SGD>& sgd, std::unique_ptr<optim::LRScheduler>& sched) {
+      std::vector<optim::ParamGroup> groups;
+      for (double lr : group_lrs)
+        groups.emplace_back(std::vector<Tensor>{zeros({1}).requires_grad_(true)}, lr);
+      sgd = std::make_unique<optim::SGD>(groups, optim::SGDOptions(group_lrs[0]));
+      if (c.params.at("scheduler") == "step_lr") {
+        sched =
+            std::make_unique<optim::StepLR>(*sgd, c.params.at("step_size"), c.params.at("gamma"));
+      } else {
+        sched = std::make_unique<optim::CosineAnnealingLR>(*sgd, c.params.at("t_max"),
+                                                           c.params.at("eta_min"));
+      }
+    };
+    std::unique_ptr<optim::SGD> sgd;
+    std::unique_ptr<optim::LRScheduler> sched;
+    build(sgd, sched);
+    const Tensor expected = c.at("lr");  // (epochs, groups)
+    const std::int64_t resume_epoch = c.params.at("resume_epoch");
+    for (std::int64_t epoch = 0; epoch < expected.size(0); ++epoch) {
+      if (epoch == resume_epoch) {
+        const NamedTensors saved_optimizer = sgd->state_dict();
+        const NamedTensors saved_scheduler = sched->state_dict();
+        build(sgd, sched);
+        sgd->load_state_dict(saved_optimizer);
+        sched->load_state_dict(saved_scheduler);
+        EXPECT_EQ(sched->last_epoch(), resume_epoch);
+      }
+      const std::vector<double> lrs = test::to_vector(expected.select(0, epoch));
+      for (std::size_t g = 0; g < lrs.size(); ++g)
+        EXPECT_NEAR(*sgd->param_groups()[g].lr, lrs[g], 1e-13 * lrs[g])
+            << "epoch " << epoch << ", group " << g;
+      sched->step();
+    }
+    ++checked;
+  }
+  EXPECT_EQ(checked, 2);
+}
+
+TEST(Schedulers, LoadStateDictRefusesWhatDoesNotFit) {
+  Tensor p = zeros({1}).requires_grad_(true);
+  optim::SGD sgd({optim::ParamGroup({p}, 0.1), optim::ParamGroup({p.detach()}, 0.02)},
+                 optim::SGDOptions(0.1));
+  optim::OneCycleLR sched(sgd, 0.5, 10);
+  sched.step();
+  const NamedTensors saved = sched.state_dict();
+  ASSERT_EQ(saved.size(), 2u);
+  EXPECT_EQ(saved[0].first, "last_epoch");
+  EXPECT_EQ(saved[0].second.dtype(), kInt64);
+  EXPECT_EQ(saved[1].first, "base_lrs");
+  EXPECT_EQ(saved[1].second.dtype(), kFloat64);
+  const std::vector<double> lrs = sched.get_last_lr();
+  auto with = [&](const std::string& key, const Tensor& value) {
+    NamedTensors state = saved;
+    for (auto& [name, t] : state)
+      if (name == key) t = value;
+    return state;
+  };
+  EXPECT_THROW(sched.load_state_dict({saved[0]}), Error);  // no base_lrs
+  EXPECT_THROW(sched.load_state_dict(with("base_lrs", full({3}, 0.1, kFloat64))), Error);
+  EXPECT_THROW(sched.load_state_dict(with("base_lrs", full({2}, -0.1, kFloat64))), Error);
+  EXPECT_THROW(sched.load_state_dict(with("last_epoch", full({}, 11.0, kInt64))), Error);
+  EXPECT_THROW(sched.load_state_dict(with("last_epoch", full({}, 2.5, kFloat64))), Error);
+  NamedTensors unknown = saved;
+  unknown.emplace_back("_step_count", full({}, 2.0, kInt64));
+  EXPECT_THROW(sched.load_state_dict(unknown), Error);
+  EXPECT_EQ(sched.last_epoch(), 1);  // each failed load changed nothing
+  EXPECT_EQ(sched.get_last_lr(), lrs);
+  sched.load_state_dict(with("last_epoch", full({}, 9.0, kInt64)));
+  EXPECT_EQ(sched.last_epoch(), 9);
+  EXPECT_DOUBLE_EQ(sched.get_last_lr()[1], 0.5 / 25 / 1e4);  // the schedule's last lr
 }
 
 TEST(Schedulers, LinearWarmupRampsThenHolds) {
