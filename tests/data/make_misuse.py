@@ -302,5 +302,13 @@ dim_extremum_case("max_dim_gradient_to_first_nan_or_tie", lambda x: x.max(1), ro
 dim_extremum_case("max_dim0_keepdim_gradient_to_first_nan_or_tie",
                   lambda x: x.max(0, keepdim=True), rows)
 dim_extremum_case("min_dim_gradient_to_first_nan_or_tie", lambda x: x.min(1), low_rows)
+# clip_grad_norm_ with error_if_nonfinite raises for a NaN or infinite total norm (an overflowing
+# one too) and leaves the gradients as they were.
+for bad in ([nan, 1.0], [inf, 1.0], [1e20, 1e20]):
+    p = torch.ones(2).requires_grad_()
+    p.grad = torch.tensor(bad)
+    expect_error(f"clip_grad_norm_ of {bad} with error_if_nonfinite",
+                 lambda: torch.nn.utils.clip_grad_norm_([p], 1.0, error_if_nonfinite=True))
+    assert torch.allclose(p.grad, torch.tensor(bad), rtol=0, atol=0, equal_nan=True)
 
 write("misuse.json", "make_misuse.py", cases)
