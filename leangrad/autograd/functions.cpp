@@ -74,18 +74,76 @@ Tensor sign(const Tensor& a) {
   return gt(a, 0.0).to(a.dtype()) - lt(a, 0.0).to(a.dtype());
 }
 
-// maximum / minimum: the gradient goes to the input that was picked; ties split it evenly, as
-// PyTorch does. saved = {a, b}.
+// maximum / minimum, as PyTorch's formula: an input gets no gradient where the other one was
+// strictly picked, half of it at a tie, and all of it otherwise. So a NaN on either side (which
+// compares unequal and neither above nor below) sends the whole gradient to both inputs, as in
+// PyTorch 1.13. saved = {a, b}.
 std::vector<Tensor> extremum_backward(const BackwardContext& c, bool is_max) {
   const Tensor& x = c.saved[0];
   const Tensor& y = c.saved[1];
   const Tensor zero = zero_like_scalar(c.grad);
   const Tensor half = c.grad * 0.5;
   const Tensor tie = eq(x, y);
-  const Tensor x_picked = is_max ? gt(x, y) : lt(x, y);
-  const Tensor y_picked = is_max ? gt(y, x) : lt(y, x);
-  return {sum_to(where(tie, half, where(x_picked, c.grad, zero)), c.shape(0)),
-          sum_to(where(tie, half, where(y_picked, c.grad, zero)), c.shape(1))};
+  const Tensor x_lost = is_max ? lt(x, y) : gt(x, y);
+  const Tensor y_lost = is_max ? lt(y, x) : gt(y, x);
+  return {sum_to(where(tie, half, where(x_lost, zero, c.grad)), c.shape(0)),
+          sum_to(where(tie, half, where(y_lost, zero, c.grad)), c.shape(1))};
+}
+
+// Where a max reduction's gradient goes when the maximum is NaN. Elsewhere both rules split it
+// evenly among the elements equal to the maximum (ties), as PyTorch 1.13 does.
+enum class NanMaximum {
+  // torch.max() over everything (evenly_distribute_backward): the NaNs are the maximum, and the
+  // gradient is split evenly among them.
+  SplitAmongNans,
+  // torch.amax / torch.amin (scale_grad_by_count): no element equals a NaN maximum, so the count
+  // of maxima is 0 and (grad / 0) * 0 makes the gradient of every element of that slice NaN.
+  NanGradients,
+};
+
+// The gradient of a max reduction over `reduced` (sorted dims). saved = {a, out}.
+std::vector<Tensor> max_reduction_backward(const BackwardContext& c,
+                                           const std::vector<std::int64_t>& reduced,
+                                           NanMaximum nan_rule) {
+  const Tensor& x = c.saved[0];
+  const Tensor m = unreduce(c.saved[1], c.shape(0), reduced);
+  const Tensor g = unreduce(c.grad, c.shape(0), reduced);
+  if (nan_rule == NanMaximum::SplitAmongNans) {
+    const Tensor mask = where(ne(m, m), ne(x, x), eq(x, m));
+    const Tensor count = sum(mask.to(c.grad.dtype()), reduced, /*keepdim=*/true);
+    return {where(mask, g / count, zero_like_scalar(c.grad))};
+  }
+  const Tensor mask = eq(x, m).to(c.grad.dtype());
+  return {g / sum(mask, reduced, /*keepdim=*/true) * mask};
+}
+
+// The maximum over `dims` (empty: all), recorded as `name` with the gradient rule `nan_rule`.
+Tensor max_reduction(const char* name, const Tensor& a, const std::vector<std::int64_t>& dims,
+                     bool keepdim, NanMaximum nan_rule) {
+  const Tensor out = ops::reduce(ReduceOp::Max, a, dims, keepdim);
+  if (!autograd::any_requires_grad({&a})) return out;
+  const std::vector<std::int64_t> reduced = reduction_dims(a, dims);
+  return record_op(name, out, {a}, {a, out}, [reduced, nan_rule](const BackwardContext& c) {
+    return max_reduction_backward(c, reduced, nan_rule);
+  });
+}
+
+// max(dim) / min(dim)'s values: the whole gradient goes to the element the indices name
+// (saved[0]: the first extremum, or the first NaN), as PyTorch's
+// value_selecting_reduction_backward; ties are not split. `reduced` is the one dim, or none for
+// a 0-d input.
+std::vector<Tensor> selected_backward(const BackwardContext& c,
+                                      const std::vector<std::int64_t>& reduced) {
+  const Shape& shape = c.shape(0);
+  if (reduced.empty()) return {c.grad.reshape(shape)};
+  const std::int64_t d = reduced.front();
+  Shape positions_shape(shape.size(), 1);  // (1, ..., size(d), ..., 1)
+  positions_shape[d] = shape[d];
+  const Tensor positions =
+      arange(static_cast<double>(shape[d]), TensorOptions(DType::Int64).device(c.grad.device()))
+          .reshape(positions_shape);
+  const Tensor picked = eq(positions, unreduce(c.saved[0], shape, reduced));
+  return {where(picked, unreduce(c.grad, shape, reduced), zero_like_scalar(c.grad))};
 }
 
 }  // namespace
@@ -386,19 +444,7 @@ Tensor mean(const Tensor& a_in, const DimList& dims, bool keepdim) {
 
 Tensor max(const Tensor& a, const std::vector<std::int64_t>& dims, bool keepdim) {
   LG_PROFILE_OP(a);
-  const Tensor out = ops::reduce(ReduceOp::Max, a, dims, keepdim);
-  if (!autograd::any_requires_grad({&a})) return out;
-  const std::vector<std::int64_t> reduced = reduction_dims(a, dims);
-  return record_op("max", out, {a}, {a, out},
-                   [reduced](const BackwardContext& c) -> std::vector<Tensor> {
-                     // The gradient goes to the maxima, split evenly among ties (like amax);
-                     // a NaN maximum's goes to the NaNs, as PyTorch's max() sends it.
-                     const Tensor& x = c.saved[0];
-                     const Tensor m = unreduce(c.saved[1], c.shape(0), reduced);
-                     const Tensor mask = where(ne(m, m), ne(x, x), eq(x, m)).to(c.grad.dtype());
-                     const Tensor count = sum(mask, reduced, /*keepdim=*/true);
-                     return {unreduce(c.grad, c.shape(0), reduced) * mask / count};
-                   });
+  return max_reduction("max", a, dims, keepdim, NanMaximum::SplitAmongNans);
 }
 
 Tensor argmax(const Tensor& a) {
@@ -743,28 +789,40 @@ bool equal(const Tensor& a, const Tensor& b) {
 
 std::tuple<Tensor, Tensor> max(const Tensor& a, std::int64_t dim, bool keepdim) {
   LG_PROFILE_OP(a);
-  return {max(a, std::vector<std::int64_t>{dim}, keepdim), argmax(a, dim, keepdim)};
+  const Tensor values = ops::reduce(ReduceOp::Max, a, {dim}, keepdim);
+  const Tensor indices = argmax(a, dim, keepdim);
+  if (!autograd::any_requires_grad({&a})) return {values, indices};
+  const std::vector<std::int64_t> reduced = reduction_dims(a, {dim});
+  return {record_op("max", values, {a}, {indices},
+                    [reduced](const BackwardContext& c) { return selected_backward(c, reduced); }),
+          indices};
 }
 
 std::tuple<Tensor, Tensor> min(const Tensor& a, std::int64_t dim, bool keepdim) {
   LG_PROFILE_OP(a);
-  return {amin(a, {dim}, keepdim), argmin(a, dim, keepdim)};
+  if (a.dtype() == DType::Bool) {
+    const auto [values, indices] = min(a.to(DType::UInt8), dim, keepdim);
+    return {values.to(DType::Bool), indices};
+  }
+  const auto [values, indices] = max(order_reversed(a, "min"), dim, keepdim);
+  return {order_reversed(values, "min"), indices};
 }
 
 Tensor amax(const Tensor& a, const std::vector<std::int64_t>& dims, bool keepdim) {
   LG_PROFILE_OP(a);
-  return max(a, dims, keepdim);
+  return max_reduction("amax", a, dims, keepdim, NanMaximum::NanGradients);
 }
 
 Tensor amin(const Tensor& a, const std::vector<std::int64_t>& dims, bool keepdim) {
   LG_PROFILE_OP(a);
   if (a.dtype() == DType::Bool) return amin(a.to(DType::UInt8), dims, keepdim).to(DType::Bool);
-  return order_reversed(max(order_reversed(a, "amin"), dims, keepdim), "amin");
+  return order_reversed(amax(order_reversed(a, "amin"), dims, keepdim), "amin");
 }
 
 Tensor min(const Tensor& a) {
   LG_PROFILE_OP(a);
-  return amin(a);
+  if (a.dtype() == DType::Bool) return min(a.to(DType::UInt8)).to(DType::Bool);
+  return order_reversed(max(order_reversed(a, "min")), "min");
 }
 
 Tensor argmin(const Tensor& a) {

@@ -77,11 +77,14 @@ bool equal(const Tensor& a, const Tensor& b);
 // Empty dims = all dims.
 Tensor sum(const Tensor& a, const DimList& dims = {}, bool keepdim = false);
 Tensor mean(const Tensor& a, const DimList& dims = {}, bool keepdim = false);
+// The gradients of max and min follow PyTorch 1.13's three rules (docs/api-notes.md):
+// - max(dims) and min(): split evenly among the extrema; a NaN extremum's among the NaNs;
+// - amax and amin: split likewise, but a slice whose extremum is NaN gets NaN gradients;
+// - max(dim) and min(dim): all of it to the index returned.
 Tensor max(const Tensor& a, const std::vector<std::int64_t>& dims = {}, bool keepdim = false);
 Tensor argmax(const Tensor& a);
 Tensor argmax(const Tensor& a, std::int64_t dim, bool keepdim = false);
-// LibTorch's max(dim) / min(dim): (values, indices of the first extremum). The values'
-// gradient is amax's (split evenly among ties; PyTorch sends it to the index returned).
+// LibTorch's max(dim) / min(dim): (values, indices of the first extremum, or of the first NaN).
 std::tuple<Tensor, Tensor> max(const Tensor& a, std::int64_t dim, bool keepdim = false);
 std::tuple<Tensor, Tensor> min(const Tensor& a, std::int64_t dim, bool keepdim = false);
 Tensor amax(const Tensor& a, const std::vector<std::int64_t>& dims = {}, bool keepdim = false);

@@ -13,7 +13,7 @@
 //   ops_random.cpp       uniform, normal (Philox: the same numbers on every device)
 //   ops_tanhexp.cpp      TanhExp                           ops_group_norm.cpp  GroupNorm
 //   ops_conv.cpp         conv2d                            ops_layers.cpp  pooling, dropout,
-//   ops_optim.cpp        the optimizers, clip_grad_norm                    softmax, losses
+//   ops_optim.cpp        the optimizers, grad_norm, clip_grads             softmax, losses
 //   ops_embedding.cpp    embedding                         ops_upsample.cpp  interpolation
 #pragma once
 
@@ -325,10 +325,13 @@ struct Adam8bitParam {
 void adam8bit_step(const kernels::AdamUpdate& update, const std::vector<Adam8bitParam>& params,
                    const StepFlags& flags = {});
 
-// Scales the float32 gradients `grads` (one device) in place so that their joint norm_type-norm
-// is at most max_norm (torch.nn.utils.clip_grad_norm_) and returns that norm before scaling, a
-// 0-d float32 tensor on their device (nothing waits for the GPU).
-Tensor clip_grad_norm(const std::vector<Tensor>& grads, double max_norm, double norm_type);
+// torch.nn.utils.clip_grad_norm_ in two steps (optim::clip_grad_norm_ reads the norm between
+// them when asked to refuse a non-finite one); nothing here waits for the GPU.
+// grad_norm: the joint norm_type-norm (> 0 or infinity) of the float32 gradients `grads` (one
+// device), a 0-d float32 tensor on their device. clip_grads: every gradient times
+// min(1, max_norm / (total_norm + 1e-6)), in place; total_norm is grad_norm's result.
+Tensor grad_norm(const std::vector<Tensor>& grads, double norm_type);
+void clip_grads(const std::vector<Tensor>& grads, double max_norm, const Tensor& total_norm);
 
 // ---- Gradient scaling (ops_optim.cpp; amp::GradScaler) -----------------------------------------
 // Nothing here reads a value on the host: the scale, the growth tracker and found_inf stay on

@@ -112,6 +112,18 @@ void bump_versions(const std::vector<OptimParam<Update>>& params, const StepFlag
   bump_flags(flags);
 }
 
+// The raw spans of gradients (clip_grad_norm_, unscale_and_check_finite): float32, contiguous, all
+// on `device`.
+std::vector<kernels::GradSpan> grad_spans(const char* op, const std::vector<Tensor>& grads,
+                                          Device device) {
+  std::vector<kernels::GradSpan> spans;
+  for (std::size_t i = 0; i < grads.size(); ++i) {
+    check_tensor(op, i, "gradient", grads[i], kFloat32, device, grads[i].shape());
+    spans.push_back({grads[i].data_ptr<float>(), grads[i].numel()});
+  }
+  return spans;
+}
+
 }  // namespace
 
 void sgd_step(const kernels::SgdUpdate& update,
@@ -209,31 +221,44 @@ void adam8bit_step(const kernels::AdamUpdate& update, const std::vector<Adam8bit
   bump_flags(flags);
 }
 
-Tensor clip_grad_norm(const std::vector<Tensor>& grads, double max_norm, double norm_type) {
+Tensor grad_norm(const std::vector<Tensor>& grads, double norm_type) {
   const char* op = "clip_grad_norm_";
   LG_CHECK(norm_type > 0, op, ": norm_type must be positive or infinity, got ", norm_type);
   const Device device = grads.empty() ? Device::cpu() : grads.front().device();
-  std::vector<kernels::GradSpan> spans;
-  for (std::size_t i = 0; i < grads.size(); ++i) {
-    check_tensor(op, i, "gradient", grads[i], kFloat32, device, grads[i].shape());
-    spans.push_back({grads[i].data_ptr<float>(), grads[i].numel()});
-  }
+  const std::vector<kernels::GradSpan> spans = grad_spans(op, grads, device);
   Tensor total_norm = zeros({}, TensorOptions(kFloat32).device(device));
-  const float max = static_cast<float>(max_norm);
   const float p = std::isinf(norm_type) ? std::numeric_limits<float>::infinity()
                                         : static_cast<float>(norm_type);
   const cuda::DeviceGuard guard(device);
   switch (device.type) {
     case DeviceType::CPU:
-      kernels::cpu::clip_grad_norm(spans, max, p, total_norm.data_ptr<float>());
+      kernels::cpu::grad_norm(spans, p, total_norm.data_ptr<float>());
       break;
     case DeviceType::CUDA:
-      kernels::cuda::clip_grad_norm(spans, max, p, total_norm.data_ptr<float>());
+      kernels::cuda::grad_norm(spans, p, total_norm.data_ptr<float>());
+      break;
+  }
+  return total_norm;
+}
+
+void clip_grads(const std::vector<Tensor>& grads, double max_norm, const Tensor& total_norm) {
+  const char* op = "clip_grad_norm_";
+  LG_CHECK(total_norm.defined(), op, ": total_norm must be defined");
+  const Device device = total_norm.device();
+  check_scalar(op, "total_norm", total_norm, kFloat32, device);
+  const std::vector<kernels::GradSpan> spans = grad_spans(op, grads, device);
+  const float max = static_cast<float>(max_norm);
+  const cuda::DeviceGuard guard(device);
+  switch (device.type) {
+    case DeviceType::CPU:
+      kernels::cpu::clip_grads(spans, max, total_norm.data_ptr<float>());
+      break;
+    case DeviceType::CUDA:
+      kernels::cuda::clip_grads(spans, max, total_norm.data_ptr<float>());
       break;
   }
   for (const Tensor& g : grads)
     g.bump_version();
-  return total_norm;
 }
 
 void unscale_and_check_finite(const std::vector<Tensor>& grads, const Tensor& scale,
@@ -243,11 +268,7 @@ void unscale_and_check_finite(const std::vector<Tensor>& grads, const Tensor& sc
   const Device device = found_inf.device();
   check_scalar(op, "scale", scale, kFloat32, device);
   check_scalar(op, "found_inf", found_inf, kInt32, device);
-  std::vector<kernels::GradSpan> spans;
-  for (std::size_t i = 0; i < grads.size(); ++i) {
-    check_tensor(op, i, "gradient", grads[i], kFloat32, device, grads[i].shape());
-    spans.push_back({grads[i].data_ptr<float>(), grads[i].numel()});
-  }
+  const std::vector<kernels::GradSpan> spans = grad_spans(op, grads, device);
   const cuda::DeviceGuard guard(device);
   switch (device.type) {
     case DeviceType::CPU:

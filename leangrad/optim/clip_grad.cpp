@@ -1,13 +1,17 @@
 // optim::clip_grad_norm_ (optim/clip_grad.h): gathers the defined gradients, checks they share a
-// device, and hands them to ops::clip_grad_norm, which computes the norm and scales in place.
+// device, has ops::grad_norm compute their norm and ops::clip_grads scale them in place; with
+// error_if_nonfinite the norm is read on the host in between (on CUDA a wait for the GPU).
 #include <leangrad/optim/clip_grad.h>
+
+#include <cmath>
 
 #include <leangrad/autograd/grad_mode.h>
 #include <leangrad/kernels/ops.h>
 
 namespace leangrad::optim {
 
-Tensor clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm, double norm_type) {
+Tensor clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm, double norm_type,
+                       bool error_if_nonfinite) {
   NoGradGuard no_grad;
   std::vector<Tensor> grads;
   for (const Tensor& p : parameters) {
@@ -17,7 +21,16 @@ Tensor clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm, d
                     "clip_grad_norm_: gradients on ", grads.front().device(), " and ", g.device());
     grads.push_back(g);
   }
-  return ops::clip_grad_norm(grads, max_norm, norm_type);
+  const Tensor total_norm = ops::grad_norm(grads, norm_type);
+  if (error_if_nonfinite) {
+    const float norm = total_norm.item<float>();
+    LG_CHECK(std::isfinite(norm), "clip_grad_norm_: the total norm of order ", norm_type,
+             " for gradients from `parameters` is non-finite (", norm,
+             "), so it cannot be clipped; the gradients were left unchanged (with "
+             "error_if_nonfinite = false they are scaled by the non-finite norm anyway)");
+  }
+  ops::clip_grads(grads, max_norm, total_norm);
+  return total_norm;
 }
 
 }  // namespace leangrad::optim

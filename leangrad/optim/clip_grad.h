@@ -1,6 +1,7 @@
 // optim::clip_grad_norm_: rescales gradients so that their joint norm is at most max_norm, as
 // torch.nn.utils.clip_grad_norm_. One fused norm over all parameters (a multi-tensor reduction),
-// then one multi-tensor scale; on CUDA the clip coefficient stays on the device (no host wait).
+// then one multi-tensor scale; on CUDA the clip coefficient stays on the device (no host wait)
+// unless error_if_nonfinite asks for the norm to be checked.
 //   loss.backward();
 //   optim::clip_grad_norm_(model.parameters(), 1.0);
 //   opt.step();
@@ -17,9 +18,11 @@ namespace leangrad::optim {
 // on their device; every gradient is multiplied by min(1, max_norm / (total_norm + 1e-6)).
 // norm_type: p > 0, or infinity (the largest |g|). Gradients: float32, contiguous, one device.
 // As in PyTorch, a NaN gradient makes the norm and every gradient NaN, and an Inf one makes the
-// norm Inf and the factor 0 (kernels::clip_coefficient).
+// norm Inf and the factor 0 (kernels::clip_coefficient). With error_if_nonfinite, a NaN or
+// infinite norm (an overflowing one too) throws Error instead, before any gradient is changed;
+// the norm is then read on the host, which waits for the GPU (one host sync per call).
 Tensor clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm,
-                       double norm_type = 2.0);
+                       double norm_type = 2.0, bool error_if_nonfinite = false);
 
 }  // namespace leangrad::optim
 

@@ -31,6 +31,22 @@ def grad_case(name, fn, x):
     cases.append({"name": name, "tensors": {"x": x, "y": y, "dx": x.grad}})
 
 
+def summed_grad_case(name, fn, x):
+    """y = fn(x) (not a scalar) and dx, the gradient of y.sum()."""
+    x = x.clone().requires_grad_()
+    y = fn(x)
+    y.sum().backward()
+    cases.append({"name": name, "tensors": {"x": x, "y": y, "dx": x.grad}})
+
+
+def binary_grad_case(name, fn, x, t):
+    """y = fn(x, t) and dx, dt, the gradients of y.sum()."""
+    x, t = x.clone().requires_grad_(), t.clone().requires_grad_()
+    y = fn(x, t)
+    y.sum().backward()
+    cases.append({"name": name, "tensors": {"x": x, "t": t, "y": y, "dx": x.grad, "dt": t.grad}})
+
+
 def expect_error(what, fn):
     try:
         fn()
@@ -243,5 +259,56 @@ promotions = [
 ]
 for name, x, t, fn in promotions:
     case(name, fn(x, t), x=x, t=t)
+
+# ---- Added by the numerics pass (2026-11-29) -----------------------------------------------------
+# maximum / minimum: derivatives.yaml's
+# where(self == other, grad / 2, grad).masked_fill_(self < other, 0) (> for minimum): a NaN on
+# either side is neither a tie nor a loss, so both inputs get the whole gradient; ties (+0 and -0
+# too) split it.
+x = torch.tensor([1.0, nan, 2.0, nan, 3.0, 4.0, 0.0])
+t = torch.tensor([nan, 1.0, 2.0, nan, 1.0, 5.0, -0.0])
+binary_grad_case("maximum_gradient_with_nan_and_ties", torch.maximum, x, t)
+binary_grad_case("minimum_gradient_with_nan_and_ties", torch.minimum, x, t)
+binary_grad_case("maximum_gradient_broadcast_with_nan", torch.maximum,
+                 torch.tensor([[1.0, nan, 2.0], [nan, 0.0, 5.0]]), torch.tensor([2.0]))
+# amax / amin over dims (scale_grad_by_count): split evenly among the elements equal to the
+# extremum; a NaN equals nothing, so a slice holding a NaN gets (grad / 0) * 0 = NaN gradients.
+rows = torch.tensor([[1.0, nan, 3.0, nan], [2.0, 5.0, 5.0, 1.0], [nan, nan, 0.0, 0.0],
+                     [1.0, 2.0, 3.0, 4.0]])
+summed_grad_case("amax_gradient_nan_rows_and_ties", lambda x: x.amax(1), rows)
+summed_grad_case("amax_gradient_over_dim0_keepdim_with_nan", lambda x: x.amax(0, keepdim=True),
+                 rows)
+summed_grad_case("amax_gradient_over_all_with_nan", lambda x: x.amax(), rows)
+summed_grad_case("amax_gradient_over_all_ties", lambda x: x.amax(),
+                 torch.tensor([[1.0, 5.0], [5.0, 2.0]]))
+summed_grad_case("amax_gradient_of_infinities", lambda x: x.amax(1),
+                 torch.tensor([[inf, 1.0], [-inf, -inf], [nan, inf]]))
+low_rows = torch.tensor([[1.0, nan, 3.0, nan], [2.0, 1.0, 1.0, 5.0], [nan, nan, 0.0, 0.0],
+                         [1.0, 2.0, 3.0, 4.0]])
+summed_grad_case("amin_gradient_nan_rows_and_ties", lambda x: x.amin(1), low_rows)
+
+
+# max(dim) / min(dim) (value_selecting_reduction_backward): the index of the first extremum, or of
+# the first NaN, gets the whole gradient; ties are not split.
+def dim_extremum_case(name, fn, x):
+    x = x.clone().requires_grad_()
+    values, indices = fn(x)
+    values.sum().backward()
+    cases.append({"name": name, "tensors": {"x": x, "values": values, "indices": indices,
+                                            "dx": x.grad}})
+
+
+dim_extremum_case("max_dim_gradient_to_first_nan_or_tie", lambda x: x.max(1), rows)
+dim_extremum_case("max_dim0_keepdim_gradient_to_first_nan_or_tie",
+                  lambda x: x.max(0, keepdim=True), rows)
+dim_extremum_case("min_dim_gradient_to_first_nan_or_tie", lambda x: x.min(1), low_rows)
+# clip_grad_norm_ with error_if_nonfinite raises for a NaN or infinite total norm (an overflowing
+# one too) and leaves the gradients as they were.
+for bad in ([nan, 1.0], [inf, 1.0], [1e20, 1e20]):
+    p = torch.ones(2).requires_grad_()
+    p.grad = torch.tensor(bad)
+    expect_error(f"clip_grad_norm_ of {bad} with error_if_nonfinite",
+                 lambda: torch.nn.utils.clip_grad_norm_([p], 1.0, error_if_nonfinite=True))
+    assert torch.allclose(p.grad, torch.tensor(bad), rtol=0, atol=0, equal_nan=True)
 
 write("misuse.json", "make_misuse.py", cases)

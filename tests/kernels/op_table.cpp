@@ -9,7 +9,10 @@
 #include "kernels/op_table.h"
 
 #include <functional>
+#include <limits>
 #include <optional>
+#include <string>
+#include <tuple>
 #include <utility>
 
 #include <leangrad/autograd/functions.h>
@@ -512,9 +515,47 @@ void add_reduction_grid(std::vector<OpCase>& c) {
   }
 }
 
+// The gradients of the max family on inputs with ties and NaNs: the rules of docs/api-notes.md
+// are composed of ops that run on each device, checked here with what they meet there. Each
+// input has everything above 0.5 made 0.5 (ties) and what was above 0.99 made NaN (about half
+// the rows of 129 hold one) before it becomes the leaf that fn differentiates.
+OpCase tie_and_nan_gradient_row(std::string name, int arity,
+                                std::function<Tensor(const Inputs&)> fn) {
+  const auto row = [fn](const Inputs& x) {
+    Inputs prepared;
+    for (const Tensor& t : x)
+      prepared.push_back(
+          masked_fill(t.clamp_max(0.5), gt(t, 0.99), std::numeric_limits<double>::quiet_NaN()));
+    return with_grads(prepared, fn);
+  };
+  return {std::move(name), row,
+          std::vector<InputSpec>(static_cast<std::size_t>(arity), input(kReduceShape)), kTolF32};
+}
+
+std::vector<OpCase> extremum_gradient_cases() {
+  return {
+      tie_and_nan_gradient_row("max_all_grad_ties_nans", 1,
+                               [](const Inputs& x) { return x[0].max(); }),
+      tie_and_nan_gradient_row("amax_dim1_grad_ties_nans", 1,
+                               [](const Inputs& x) { return x[0].amax({1}); }),
+      tie_and_nan_gradient_row("amin_dim0_grad_ties_nans", 1,
+                               [](const Inputs& x) { return neg(x[0]).amin({0}); }),
+      tie_and_nan_gradient_row("max_dim1_values_grad_ties_nans", 1,
+                               [](const Inputs& x) { return std::get<0>(x[0].max(1)); }),
+      tie_and_nan_gradient_row("min_dim0_keepdim_values_grad_ties_nans", 1,
+                               [](const Inputs& x) { return std::get<0>(neg(x[0]).min(0, true)); }),
+      tie_and_nan_gradient_row("maximum_grad_ties_nans", 2,
+                               [](const Inputs& x) { return maximum(x[0], x[1]); }),
+      tie_and_nan_gradient_row("minimum_grad_ties_nans", 2,
+                               [](const Inputs& x) { return minimum(neg(x[0]), neg(x[1])); }),
+  };
+}
+
 std::vector<OpCase> reduction_cases() {
   std::vector<OpCase> c;
   add_reduction_grid(c);
+  const std::vector<OpCase> gradients = extremum_gradient_cases();
+  c.insert(c.end(), gradients.begin(), gradients.end());
   const std::vector<OpCase> rows = {
       {"sum_dims02_3d",
        [](const Inputs& x) {

@@ -11,6 +11,7 @@
 #include <limits>
 #include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <leangrad/autograd/functions.h>
@@ -70,6 +71,26 @@ DefinedCase binary_gradient(std::string name,
             const Tensor y = f(x, t);
             y.sum().backward();
             return NamedTensors{{"y", y}, {"dx", x.grad()}, {"dt", t.grad()}};
+          }};
+}
+// y = f(x) and dx, the gradient of y.sum().
+DefinedCase summed_gradient(std::string name, std::function<Tensor(const Tensor&)> f) {
+  return {std::move(name), [f](const ReferenceCase& c) {
+            Tensor x = c.at("x").clone().requires_grad_();
+            const Tensor y = f(x);
+            y.sum().backward();
+            return NamedTensors{{"y", y}, {"dx", x.grad()}};
+          }};
+}
+// (values, indices) = f(x), LibTorch's max(dim) or min(dim), and dx, the gradient of
+// values.sum().
+DefinedCase dim_extremum_gradient(std::string name,
+                                  std::function<std::tuple<Tensor, Tensor>(const Tensor&)> f) {
+  return {std::move(name), [f](const ReferenceCase& c) {
+            Tensor x = c.at("x").clone().requires_grad_();
+            const auto [values, indices] = f(x);
+            values.sum().backward();
+            return NamedTensors{{"values", values}, {"indices", indices}, {"dx", x.grad()}};
           }};
 }
 // y = f(x) and dx = d y / d x.
@@ -245,6 +266,29 @@ std::vector<DefinedCase> defined_cases() {
              [](const Tensor& x, const Tensor& t) {
                return where(tensor<bool>({true, false}), x, t);
              }),
+      // Added by the numerics pass (2026-11-29): the three gradient rules of max and min, with
+      // NaN and ties (leangrad/autograd/functions.h), and maximum / minimum's.
+      binary_gradient("maximum_gradient_with_nan_and_ties",
+                      [](const Tensor& x, const Tensor& t) { return maximum(x, t); }),
+      binary_gradient("minimum_gradient_with_nan_and_ties",
+                      [](const Tensor& x, const Tensor& t) { return minimum(x, t); }),
+      binary_gradient("maximum_gradient_broadcast_with_nan",
+                      [](const Tensor& x, const Tensor& t) { return maximum(x, t); }),
+      summed_gradient("amax_gradient_nan_rows_and_ties",
+                      [](const Tensor& x) { return x.amax({1}); }),
+      summed_gradient("amax_gradient_over_dim0_keepdim_with_nan",
+                      [](const Tensor& x) { return x.amax({0}, /*keepdim=*/true); }),
+      summed_gradient("amax_gradient_over_all_with_nan", [](const Tensor& x) { return x.amax(); }),
+      summed_gradient("amax_gradient_over_all_ties", [](const Tensor& x) { return x.amax(); }),
+      summed_gradient("amax_gradient_of_infinities", [](const Tensor& x) { return x.amax({1}); }),
+      summed_gradient("amin_gradient_nan_rows_and_ties",
+                      [](const Tensor& x) { return x.amin({1}); }),
+      dim_extremum_gradient("max_dim_gradient_to_first_nan_or_tie",
+                            [](const Tensor& x) { return x.max(1); }),
+      dim_extremum_gradient("max_dim0_keepdim_gradient_to_first_nan_or_tie",
+                            [](const Tensor& x) { return x.max(0, /*keepdim=*/true); }),
+      dim_extremum_gradient("min_dim_gradient_to_first_nan_or_tie",
+                            [](const Tensor& x) { return x.min(1); }),
       {"backward_twice_without_saved_tensors",
        [](const ReferenceCase&) {
          const Tensor x = zeros({2}).requires_grad_();

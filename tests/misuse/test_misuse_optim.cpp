@@ -11,6 +11,7 @@
 
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/grad_mode.h>
+#include <leangrad/core/creation.h>
 #include <leangrad/kernels/creation.h>
 #include <leangrad/optim/optim.h>
 #include "misuse/misuse_testing.h"
@@ -165,6 +166,18 @@ std::vector<MisuseCase> step_cases() {
     p.set_grad(ones({2}));
     optim::clip_grad_norm_({p}, 1.0, kNaN);
   });
+  t.add("clip_grad_norm_nan_with_error_if_nonfinite", Raises::Error,
+        {"clip_grad_norm_", "order 2", "non-finite", "nan"}, [] {
+          const Tensor p = param();
+          p.set_grad(tensor<float>({std::numeric_limits<float>::quiet_NaN(), 1.0f}));
+          optim::clip_grad_norm_({p}, 1.0, 2.0, /*error_if_nonfinite=*/true);
+        });
+  t.add("clip_grad_norm_overflow_with_error_if_nonfinite", Raises::Error,
+        {"clip_grad_norm_", "order 2", "non-finite", "inf"}, [] {
+          const Tensor p = param();
+          p.set_grad(full({2}, 1e20));  // finite, but |g|^2 overflows float32
+          optim::clip_grad_norm_({p}, 1.0, 2.0, /*error_if_nonfinite=*/true);
+        });
   t.add("clip_grad_norm_float64_gradient", Raises::DTypeError,
         {"clip_grad_norm_", "float32", "float64"}, [] {
           const Tensor p = ones({2}, kFloat64).requires_grad_();

@@ -18,6 +18,7 @@
 #include <leangrad/kernels/creation.h>
 #include <leangrad/kernels/ops.h>
 #include <leangrad/optim/optim.h>
+#include "optim/optim_test_util.h"
 #include "testing/tensor_testing.h"
 
 namespace leangrad {
@@ -227,6 +228,44 @@ TEST(OptimCudaClip, NonFiniteGradientsGiveTheCpuResults) {
       for (std::size_t k = 0; k < kShapes.size(); ++k)
         EXPECT_TRUE(
             test::all_close(gpu_params[k].grad(), test::to_vector(cpu_params[k].grad()), 0, 0));
+    }
+  }
+}
+
+// error_if_nonfinite on CUDA: the norm is read on the host between the two launches, so a NaN or
+// Inf throws before the clip kernel runs and every gradient stays as it was, bit for bit; a
+// finite norm clips as without the flag (bitwise the same norm and gradients).
+TEST(OptimCudaClip, ErrorIfNonfiniteReadsTheNormBeforeClipping) {
+  if (!cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  const double inf = std::numeric_limits<double>::infinity();
+  for (double norm_type : {2.0, inf}) {
+    for (double planted : {std::numeric_limits<double>::quiet_NaN(), -inf, 7.0}) {
+      SCOPED_TRACE("norm_type " + std::to_string(norm_type) + ", planted " +
+                   std::to_string(planted));
+      std::vector<Tensor> checked = make_params(kCUDA);
+      std::vector<Tensor> plain = make_params(kCUDA);
+      manual_seed(31);
+      for (std::size_t k = 0; k < kShapes.size(); ++k) {
+        Tensor g = randn(kShapes[k]);
+        if (k == 1) g.view({-1}).select(0, 9000).fill_(planted);
+        checked[k].set_grad(g.to(kCUDA));
+        plain[k].set_grad(g.to(kCUDA));
+      }
+      const Tensor plain_norm = optim::clip_grad_norm_(plain, 1.0, norm_type);
+      if (std::isfinite(planted)) {
+        const Tensor norm = optim::clip_grad_norm_(checked, 1.0, norm_type, true);
+        EXPECT_TRUE(norm.is_cuda());
+        EXPECT_TRUE(test::bitwise_equal(norm, plain_norm));
+        for (std::size_t k = 0; k < kShapes.size(); ++k)
+          EXPECT_TRUE(test::bitwise_equal(checked[k].grad(), plain[k].grad()));
+        continue;
+      }
+      std::vector<Tensor> before;
+      for (const Tensor& p : checked)
+        before.push_back(p.grad().clone());
+      EXPECT_THROW(optim::clip_grad_norm_(checked, 1.0, norm_type, true), Error);
+      for (std::size_t k = 0; k < kShapes.size(); ++k)
+        EXPECT_TRUE(test::bitwise_equal(checked[k].grad(), before[k]));
     }
   }
 }

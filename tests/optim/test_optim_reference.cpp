@@ -4,10 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <string>
 #include <vector>
 
+#include <leangrad/core/creation.h>
+#include <leangrad/core/host_sync.h>
 #include <leangrad/kernels/creation.h>
 #include <leangrad/optim/optim.h>
 #include "optim_test_util.h"
@@ -87,6 +90,85 @@ TEST(ClipGradNorm, SkipsParametersWithoutGradient) {
   EXPECT_NEAR(total.item<float>(), std::sqrt(48.0), 1e-5);
   EXPECT_FALSE(b.grad().defined());
   EXPECT_TRUE(test::all_close(a.grad(), {4, 4, 4}));
+}
+
+// Two gradients, the second past the CPU kernel's first chunk of 16384, whose element 20000 is
+// `planted`.
+std::vector<Tensor> params_with_planted_gradient(float planted) {
+  std::vector<Tensor> params = {zeros({3}).requires_grad_(true),
+                                zeros({40000}).requires_grad_(true)};
+  params[0].set_grad(tensor<float>({0.5f, -2.0f, 1.0f}));
+  params[1].set_grad(full({40000}, 0.01));
+  params[1].grad().select(0, 20000).fill_(planted);
+  return params;
+}
+
+// error_if_nonfinite (LibTorch's fourth argument): a NaN or infinite total norm, from a NaN, an
+// Inf, or finite gradients whose p-th powers overflow float32, throws an Error naming the op and
+// the norm, for every norm type, and leaves every gradient bit for bit as it was (PyTorch 1.13
+// raises before clip_coef, tests/data/make_misuse.py).
+TEST(ClipGradNorm, ErrorIfNonfiniteRefusesANonFiniteNormAndChangesNothing) {
+  const float inf = std::numeric_limits<float>::infinity();
+  for (double norm_type : {2.0, 1.0, 3.0, static_cast<double>(inf)}) {
+    for (float planted : {std::numeric_limits<float>::quiet_NaN(), inf, -inf, 3e38f}) {
+      // |g| and max |g| stay finite: only the 2- and 3-norms overflow.
+      if (planted == 3e38f && (norm_type == 1.0 || std::isinf(norm_type))) continue;
+      SCOPED_TRACE("norm_type " + std::to_string(norm_type) + ", planted " +
+                   std::to_string(planted));
+      const std::vector<Tensor> params = params_with_planted_gradient(planted);
+      const std::vector<Tensor> before = {params[0].grad().clone(), params[1].grad().clone()};
+      try {
+        optim::clip_grad_norm_(params, 1.0, norm_type, /*error_if_nonfinite=*/true);
+        ADD_FAILURE() << "no error";
+      } catch (const Error& e) {
+        EXPECT_CONTAINS(e.what(), "clip_grad_norm_");
+        EXPECT_CONTAINS(e.what(), "non-finite");
+        EXPECT_CONTAINS(e.what(), std::isnan(planted) ? "nan)" : "inf)");
+      }
+      for (std::size_t k = 0; k < params.size(); ++k)
+        EXPECT_TRUE(test::bitwise_equal(params[k].grad(), before[k])) << "gradient " << k;
+    }
+  }
+}
+
+// With finite norms the flag changes nothing: the same norm and gradients, bitwise, as without
+// it, for a norm that clips and one that does not; it reads the norm on the host once (the
+// count includes a CPU tensor's item()), and without it nothing is read.
+TEST(ClipGradNorm, ErrorIfNonfiniteClipsFiniteGradientsAsBefore) {
+  for (double norm_type : {2.0, 1.0, 3.0, std::numeric_limits<double>::infinity()}) {
+    for (double max_norm : {0.5, 1e9}) {
+      SCOPED_TRACE("norm_type " + std::to_string(norm_type) + ", max_norm " +
+                   std::to_string(max_norm));
+      const std::vector<Tensor> checked = params_with_planted_gradient(7.0f);
+      const std::vector<Tensor> plain = params_with_planted_gradient(7.0f);
+      const Tensor plain_before = plain[1].grad().clone();
+      const std::uint64_t syncs = host_sync_count();
+      const Tensor plain_norm = optim::clip_grad_norm_(plain, max_norm, norm_type);
+      EXPECT_EQ(host_sync_count(), syncs);
+      const Tensor checked_norm = optim::clip_grad_norm_(checked, max_norm, norm_type, true);
+      EXPECT_EQ(host_sync_count(), syncs + 1);
+      EXPECT_TRUE(test::bitwise_equal(checked_norm, plain_norm));
+      for (std::size_t k = 0; k < checked.size(); ++k)
+        EXPECT_TRUE(test::bitwise_equal(checked[k].grad(), plain[k].grad())) << "gradient " << k;
+      if (max_norm == 0.5) {  // it clipped
+        EXPECT_FALSE(test::bitwise_equal(checked[1].grad(), plain_before));
+      }
+    }
+  }
+}
+
+// Without the flag a non-finite norm is used as PyTorch uses it (no error): NaN gradients
+// everywhere for a NaN, a coefficient of 0 for an Inf (the Inf itself becomes NaN).
+TEST(ClipGradNorm, WithoutErrorIfNonfiniteANonFiniteNormScales) {
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<Tensor> params =
+      params_with_planted_gradient(std::numeric_limits<float>::quiet_NaN());
+  EXPECT_TRUE(std::isnan(optim::clip_grad_norm_(params, 1.0).item<float>()));
+  EXPECT_TRUE(std::isnan(params[0].grad().select(0, 0).item<float>()));
+  params = params_with_planted_gradient(inf);
+  EXPECT_EQ(optim::clip_grad_norm_(params, 1.0, 2.0, false).item<float>(), inf);
+  EXPECT_TRUE(test::all_close(params[0].grad(), {0, 0, 0}));
+  EXPECT_TRUE(std::isnan(params[1].grad().select(0, 20000).item<float>()));
 }
 
 TEST(Schedulers, MatchPyTorch) {

@@ -146,8 +146,7 @@ void adam8bit_step(const AdamUpdate& update, const std::vector<Adam8bitTensor>& 
 
 }  // namespace reference
 
-void clip_grad_norm(const std::vector<GradSpan>& grads, float max_norm, float norm_type,
-                    float* total_norm) {
+void grad_norm(const std::vector<GradSpan>& grads, float norm_type, float* total_norm) {
   // Fixed chunks summed in a fixed order: the same total for any number of threads.
   constexpr std::int64_t kChunk = 16384;
   const bool inf_norm = std::isinf(norm_type);
@@ -172,9 +171,11 @@ void clip_grad_norm(const std::vector<GradSpan>& grads, float max_norm, float no
     for (double p : partial)
       total = inf_norm ? max_propagating_nan(total, p) : total + p;
   }
-  const float norm = static_cast<float>(inf_norm ? total : std::pow(total, 1.0 / norm_type));
-  *total_norm = norm;
-  const float coef = clip_coefficient(max_norm, norm);
+  *total_norm = static_cast<float>(inf_norm ? total : std::pow(total, 1.0 / norm_type));
+}
+
+void clip_grads(const std::vector<GradSpan>& grads, float max_norm, const float* total_norm) {
+  const float coef = clip_coefficient(max_norm, *total_norm);
   for (const GradSpan& g : grads) {
     parallel_for(g.numel, kElementwiseGrain, [&](std::int64_t begin, std::int64_t end) {
       for (std::int64_t i = begin; i < end; ++i)

@@ -399,29 +399,27 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
   if (threadIdx.x == 0) partials[blockIdx.x] = acc;
 }
 
-// One block: total_norm = the norm from the partials; clip_coef = clip_coefficient(max, norm).
+// One block: total_norm = the norm from the partials.
 __global__ void __launch_bounds__(kThreadsPerBlock)
     grad_norm_finish_kernel(const float* partials, std::int64_t num_partials, float norm_type,
-                            bool inf_norm, float max_norm, float* total_norm, float* clip_coef) {
+                            bool inf_norm, float* total_norm) {
   double acc = 0.0;
   for (std::int64_t i = threadIdx.x; i < num_partials; i += kThreadsPerBlock)
     acc = inf_norm ? max_propagating_nan(acc, static_cast<double>(partials[i])) : acc + partials[i];
   acc = inf_norm ? block_reduce<kThreadsPerBlock>(acc, MaxPropagatingNanMerge{}, 0.0)
                  : block_reduce<kThreadsPerBlock>(acc, SumMerge{}, 0.0);
-  if (threadIdx.x == 0) {
-    const float norm = static_cast<float>(inf_norm ? acc : pow(acc, 1.0 / norm_type));
-    *total_norm = norm;
-    *clip_coef = clip_coefficient(max_norm, norm);
-  }
+  if (threadIdx.x == 0)
+    *total_norm = static_cast<float>(inf_norm ? acc : pow(acc, 1.0 / norm_type));
 }
 
+// One chunk of the gradients times clip_coefficient(max_norm, *total_norm).
 __global__ void __launch_bounds__(kThreadsPerBlock)
-    scale_grads_kernel(TensorList<GradSpan> list, const float* clip_coef) {
+    clip_grads_kernel(TensorList<GradSpan> list, float max_norm, const float* total_norm) {
   const int t = locate_tensor(list, blockIdx.x);
   const GradSpan& g = list.tensors[t];
   const std::int64_t begin = (blockIdx.x - list.first_chunk[t]) * kChunkElements;
   const std::int64_t end = min(begin + kChunkElements, g.numel);
-  const float coef = *clip_coef;
+  const float coef = clip_coefficient(max_norm, *total_norm);
   for (std::int64_t i = begin + threadIdx.x; i < end; i += kThreadsPerBlock)
     g.data[i] *= coef;
 }
@@ -526,18 +524,15 @@ void adam8bit_step(const AdamUpdate& update, const std::vector<Adam8bitTensor>& 
       });
 }
 
-void clip_grad_norm(const std::vector<GradSpan>& grads, float max_norm, float norm_type,
-                    float* total_norm) {
+void grad_norm(const std::vector<GradSpan>& grads, float norm_type, float* total_norm) {
   std::int64_t chunks = 0;
   for (const GradSpan& g : grads)
     chunks += grad_chunks(g);
-  // The clip coefficient, then one partial per chunk.
-  Workspace workspace(Workspace::bytes_for<float>(1 + chunks));
-  float* scratch = workspace.take<float>(1 + chunks);
+  // One partial per chunk.
+  Workspace workspace(Workspace::bytes_for<float>(chunks));
+  float* partials = workspace.take<float>(chunks);
   const cudaStream_t stream = current_stream();
   const bool inf_norm = norm_type > 3.0e38f;
-  float* clip_coef = scratch;
-  float* partials = scratch + 1;
   std::int64_t offset = 0;
   for_each_tensor_list(
       grads, grad_chunks, [&](const TensorList<GradSpan>& list, std::int64_t num_chunks) {
@@ -547,12 +542,16 @@ void clip_grad_norm(const std::vector<GradSpan>& grads, float max_norm, float no
         offset += num_chunks;
       });
   grad_norm_finish_kernel<<<1, kThreadsPerBlock, 0, stream>>>(partials, offset, norm_type, inf_norm,
-                                                              max_norm, total_norm, clip_coef);
+                                                              total_norm);
   LG_CUDA_CHECK_LAUNCH();
+}
+
+void clip_grads(const std::vector<GradSpan>& grads, float max_norm, const float* total_norm) {
+  const cudaStream_t stream = current_stream();
   for_each_tensor_list(
       grads, grad_chunks, [&](const TensorList<GradSpan>& list, std::int64_t num_chunks) {
-        scale_grads_kernel<<<static_cast<unsigned int>(num_chunks), kThreadsPerBlock, 0, stream>>>(
-            list, clip_coef);
+        clip_grads_kernel<<<static_cast<unsigned int>(num_chunks), kThreadsPerBlock, 0, stream>>>(
+            list, max_norm, total_norm);
         LG_CUDA_CHECK_LAUNCH();
       });
 }

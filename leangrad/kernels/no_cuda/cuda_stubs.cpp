@@ -150,7 +150,10 @@ void radam_step(const RAdamUpdate&, const std::vector<OptimTensor<RAdamUpdate>>&
 void adam8bit_step(const AdamUpdate&, const std::vector<Adam8bitTensor>&, const int*, int*) {
   throw_cuda_not_built("adam8bit_step");
 }
-void clip_grad_norm(const std::vector<GradSpan>&, float, float, float*) {
+void grad_norm(const std::vector<GradSpan>&, float, float*) {
+  throw_cuda_not_built("clip_grad_norm_");
+}
+void clip_grads(const std::vector<GradSpan>&, float, const float*) {
   throw_cuda_not_built("clip_grad_norm_");
 }
 void unscale_and_check_finite(const std::vector<GradSpan>&, const float*, int*) {
