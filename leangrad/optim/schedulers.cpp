@@ -5,6 +5,7 @@
 #include <cmath>
 #include <numbers>
 #include <optional>
+#include <utility>
 
 #include <leangrad/core/creation.h>
 #include <leangrad/kernels/creation.h>
@@ -24,15 +25,12 @@ void LRScheduler::step() {
 void LRScheduler::apply() {
   std::vector<ParamGroup>& groups = optimizer_.param_groups();
   LG_CHECK(groups.size() == base_lrs_.size(), "LRScheduler: the optimizer's groups changed");
+  std::vector<double> lrs;
+  for (double base_lr : base_lrs_)
+    lrs.push_back(lr_at(base_lr, last_epoch_));
   for (std::size_t g = 0; g < groups.size(); ++g)
-    groups[g].lr = lr_at(base_lrs_[g], last_epoch_);
-}
-
-std::vector<double> LRScheduler::get_last_lr() const {
-  std::vector<double> out;
-  for (const ParamGroup& group : optimizer_.param_groups())
-    out.push_back(*group.lr);
-  return out;
+    groups[g].lr = lrs[g];
+  last_lrs_ = std::move(lrs);
 }
 
 NamedTensors LRScheduler::state_dict() const {
@@ -81,6 +79,7 @@ void LRScheduler::load_state_dict(const NamedTensors& state) {
   std::vector<ParamGroup>& groups = optimizer_.param_groups();
   for (std::size_t g = 0; g < groups.size(); ++g)
     groups[g].lr = lrs[g];
+  last_lrs_ = std::move(lrs);
 }
 
 StepLR::StepLR(Optimizer& optimizer, std::int64_t step_size, double gamma)

@@ -19,8 +19,9 @@ class LRScheduler {
   // Advances one epoch and sets every group's lr.
   void step();
   std::int64_t last_epoch() const { return last_epoch_; }
-  // The lr of each group as last set.
-  std::vector<double> get_last_lr() const;
+  // The lr of each group as this scheduler last set it (PyTorch's _last_lr): an lr changed by
+  // hand since is not reported.
+  const std::vector<double>& get_last_lr() const { return last_lrs_; }
   // "last_epoch" (int64, 0-d) and "base_lrs" (float64, one per group), PyTorch's names: what a
   // resumed run needs, since a scheduler built after optimizer.load_state_dict() would take the
   // loaded (already scheduled) lrs as its initial ones.
@@ -40,6 +41,7 @@ class LRScheduler {
  private:
   Optimizer& optimizer_;
   std::vector<double> base_lrs_;
+  std::vector<double> last_lrs_;
   std::int64_t last_epoch_ = 0;
 };
 

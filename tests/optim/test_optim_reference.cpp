@@ -297,5 +297,21 @@ TEST(Schedulers, LinearWarmupRampsThenHolds) {
   }
 }
 
+// get_last_lr is what the schedule set (PyTorch's _last_lr), not the group's lr as it is now: an
+// lr changed by hand shows in the optimizer only, until the next step() overwrites it.
+TEST(Schedulers, GetLastLrIsWhatTheScheduleSet) {
+  Tensor p = zeros({1}).requires_grad_(true);
+  optim::SGD sgd({optim::ParamGroup({p}, 0.1), optim::ParamGroup({p.detach()}, 0.4)},
+                 optim::SGDOptions(0.1));
+  optim::StepLR sched(sgd, 1, 0.5);
+  sched.step();
+  EXPECT_EQ(sched.get_last_lr(), (std::vector<double>{0.05, 0.2}));
+  sgd.param_groups()[0].lr = 7.0;
+  EXPECT_EQ(sched.get_last_lr(), (std::vector<double>{0.05, 0.2}));
+  sched.step();
+  EXPECT_EQ(sched.get_last_lr(), (std::vector<double>{0.025, 0.1}));
+  EXPECT_EQ(*sgd.param_groups()[0].lr, 0.025);
+}
+
 }  // namespace
 }  // namespace leangrad
