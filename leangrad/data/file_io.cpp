@@ -64,7 +64,8 @@ std::string folder_of(const std::string& path) {
 // - The target is the file at the end of the path's symbolic links (Note [Writing through
 //   symbolic links]).
 // - The new file gets the permission bits of the regular file it replaces (a private 0600
-//   checkpoint stays private), or 0666 less the umask for a new file, as open() gives.
+//   checkpoint stays private), or 0666 less the umask for a new file, as open() gives; and the
+//   replaced file's owner and group where this process may set them (Note [Owner and mode]).
 
 // This machine's name as it goes into temporary names: each byte other than a letter, a digit or
 // '-' written %XX, so that the name holds no '.' and ".tmp.<host>.<pid>.<n>" reads back
@@ -121,8 +122,10 @@ pid_t pid_of_temporary_of_this_host(const std::string& name) {
 struct Target {
   std::string path;       // as the caller gave it
   std::string resolved;   // the file written: `path` at the end of its symbolic links
-  bool replaces = false;  // a regular file is there, whose permission bits the new one keeps
-  mode_t mode = 0666;
+  bool replaces = false;  // a regular file is there, whose owner and mode the new one keeps
+  mode_t mode = 0666;     // its permission bits (Note [Owner and mode])
+  uid_t owner = 0;
+  gid_t group = 0;
 
   // "'<path>'", and "(a symbolic link to '<resolved>')" when it is one.
   std::string describe() const {
@@ -165,22 +168,42 @@ Target resolve_target(const std::string& path, const char* caller) {
     LG_CHECK(!S_ISDIR(st.st_mode), caller, ": cannot write ", target.describe(),
              ": it is a folder");
     target.replaces = S_ISREG(st.st_mode);
-    if (target.replaces) target.mode = st.st_mode & 0777;
+    if (target.replaces) {
+      target.mode = st.st_mode & 0777;
+      target.owner = st.st_uid;
+      target.group = st.st_gid;
+    }
   }
   return target;
 }
 
-// Creates the temporary with the target's permission bits. Created with them (the umask may take
-// some away) and then set exactly: at no moment may it be readable by more than the file it
-// replaces. Setting them is best effort: where it fails (file systems without Unix permissions)
-// the file has at most the bits the target had.
+// Note [Owner and mode]: the new file takes the place of the old one and keeps what GNU sed -i
+// and cp -p keep: the old file's owner and group where this process may set them, and its
+// permission bits (not its ACLs or extended attributes).
+// - Owner and group: root may set both; any other writer only a group it is a member of (its
+//   new file is its own: a user cannot give a file away). So the temporary is given both, else
+//   the group alone; what is refused (EPERM, a file system without Unix owners, an id a user
+//   namespace does not map) is ignored and leaves the writer's, as for any new file.
+// - Permission bits: the temporary is created readable and writable by its creator only (the
+//   umask may take more away), and gets the old file's bits once it has the old file's owner and
+//   group: at no moment may it be readable by someone the old file did not let read it. Setting
+//   them is best effort: where it fails (file systems without Unix permissions) the file has at
+//   most the bits the target had.
+// - setuid, setgid and sticky bits are never carried over: the writer chose the new content, and
+//   a setuid or setgid file of another owner (root saving over a user's, or a group member's file
+//   replaced through a shared folder) would run that content with an identity the writer does
+//   not have. A checkpoint or a log is no program.
 FileDescriptor create_temporary(const std::string& temporary, const Target& target,
                                 const char* caller) {
-  FileDescriptor fd(
-      ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, target.mode));
+  const mode_t mode = target.replaces ? (target.mode & 0600) : 0666;
+  FileDescriptor fd(::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode));
   LG_CHECK(fd.get() >= 0, caller, ": cannot create a file next to ", target.describe(), " (",
            temporary, "): ", errno_text());
-  if (target.replaces) (void)::fchmod(fd.get(), target.mode);
+  if (target.replaces) {
+    if (::fchown(fd.get(), target.owner, target.group) != 0)
+      (void)::fchown(fd.get(), static_cast<uid_t>(-1), target.group);
+    (void)::fchmod(fd.get(), target.mode);
+  }
   return fd;
 }
 
