@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <regex>
 
 #include <leangrad/core/error.h>
@@ -66,6 +67,9 @@ std::string folder_of(const std::string& path) {
 // - The new file gets the permission bits of the regular file it replaces (a private 0600
 //   checkpoint stays private), or 0666 less the umask for a new file, as open() gives; and the
 //   replaced file's owner and group where this process may set them (Note [Owner and mode]).
+// - A successful write also removes what killed writes of the same file on this host left (a
+//   temporary of the target whose writer no longer runs), so that a file rewritten run after run
+//   does not gather them.
 
 // This machine's name as it goes into temporary names: each byte other than a letter, a digit or
 // '-' written %XX, so that the name holds no '.' and ".tmp.<host>.<pid>.<n>" reads back
@@ -100,12 +104,45 @@ std::string temporary_path_for(const std::string& path) {
   return folder + "." + base.substr(0, fits) + suffix;
 }
 
-// The pid in `name` when it is a temporary of this host (".<name>.tmp.<host>.<pid>.<n>"), else 0.
-pid_t pid_of_temporary_of_this_host(const std::string& name) {
-  static const std::regex pattern(R"(\..+\.tmp\.([^.]+)\.([0-9]{1,9})\.[0-9]+)");
+// A temporary's name read back (".<stem>.tmp.<host>.<pid>.<n>"): <stem> is the target's name,
+// or as much of it as fits when the whole would pass NAME_MAX (temporary_path_for).
+struct TemporaryName {
+  std::string stem;
+  pid_t pid = 0;
+};
+
+// The parts of `name` when it is a temporary of this host, else nothing.
+std::optional<TemporaryName> temporary_of_this_host(const std::string& name) {
+  static const std::regex pattern(R"(\.(.+)\.tmp\.([^.]+)\.([0-9]{1,9})\.[0-9]+)");
   std::smatch match;
-  if (!std::regex_match(name, match, pattern) || match[1].str() != host_in_names()) return 0;
-  return static_cast<pid_t>(std::stol(match[2].str()));
+  if (!std::regex_match(name, match, pattern) || match[2].str() != host_in_names())
+    return std::nullopt;
+  return TemporaryName{match[1].str(), static_cast<pid_t>(std::stol(match[3].str()))};
+}
+
+bool process_runs(pid_t pid) {
+  return pid == ::getpid() || ::kill(pid, 0) == 0 || errno != ESRCH;
+}
+
+// Removes from `folder` the temporaries of this host whose writer no longer runs: every one, or
+// with `target` (a file name in `folder`) only those of that file. Best effort: what cannot be
+// listed or removed stays.
+std::vector<std::string> remove_abandoned(const std::string& folder,
+                                          const std::optional<std::string>& target) {
+  std::vector<std::string> removed;
+  std::error_code error;
+  for (auto it = std::filesystem::directory_iterator(folder, error);
+       !error && it != std::filesystem::directory_iterator(); it.increment(error)) {
+    const std::string name = it->path().filename().string();
+    const std::optional<TemporaryName> temporary = temporary_of_this_host(name);
+    if (!temporary || temporary->pid <= 0) continue;
+    const bool of_target = !target || temporary->stem == *target ||
+                           (name.size() == NAME_MAX && target->starts_with(temporary->stem));
+    std::error_code ignored;
+    if (!of_target || !it->is_regular_file(ignored) || process_runs(temporary->pid)) continue;
+    if (std::filesystem::remove(it->path(), ignored)) removed.push_back(it->path());
+  }
+  return removed;
 }
 
 // Note [Writing through symbolic links]: a path whose last component is a symbolic link (say
@@ -290,9 +327,19 @@ void write_file_atomically(const std::string& path, std::span<const std::string_
     throw;
   }
   // Best effort: some file systems refuse fsync on a folder, and the data is already in place.
-  FileDescriptor folder(
-      ::open(folder_of(target.resolved).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  const std::string folder_path = folder_of(target.resolved);
+  FileDescriptor folder(::open(folder_path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (folder.get() >= 0) ::fsync(folder.get());
+  // Then what killed writes of this file left. The write has succeeded, and nothing here may say
+  // otherwise: remove_abandoned ignores what the file system refuses, and whatever else throws
+  // (an allocation) leaves the temporaries where they are.
+  try {
+    const auto slash = target.resolved.find_last_of('/');
+    const std::string name =
+        slash == std::string::npos ? target.resolved : target.resolved.substr(slash + 1);
+    remove_abandoned(folder_path, name);
+  } catch (const std::exception&) {
+  }
 }
 
 void write_file_atomically(const std::string& path, std::string_view bytes, const char* caller) {
@@ -309,15 +356,7 @@ void check_writable(const std::string& path, const char* caller) {
 }
 
 std::vector<std::string> remove_abandoned_temporaries(const std::string& folder) {
-  std::vector<std::string> removed;
-  std::error_code error;
-  for (const auto& entry : std::filesystem::directory_iterator(folder, error)) {
-    const pid_t pid = pid_of_temporary_of_this_host(entry.path().filename().string());
-    if (pid <= 0 || !entry.is_regular_file(error)) continue;
-    const bool running = pid == ::getpid() || ::kill(pid, 0) == 0 || errno != ESRCH;
-    if (!running && std::filesystem::remove(entry.path(), error)) removed.push_back(entry.path());
-  }
-  return removed;
+  return remove_abandoned(folder, std::nullopt);
 }
 
 }  // namespace leangrad

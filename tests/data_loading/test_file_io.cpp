@@ -1,7 +1,7 @@
 // data/file_io.h: readers refuse directories, FIFOs and devices without blocking; atomic writes
 // leave nothing behind on failure, write through symbolic links and keep the replaced file's
-// permissions, owner and group; temporaries of dead writers of this host are found and removed;
-// and save_safetensors refuses names JSON cannot hold.
+// permissions, owner and group; temporaries of dead writers of this host are found and removed
+// (a write removes those of its own file); and save_safetensors refuses names JSON cannot hold.
 #include <fcntl.h>
 #include <grp.h>
 #include <gtest/gtest.h>
@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <climits>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -219,6 +220,45 @@ TEST(FileIo, RemovesOnlyTheTemporariesOfExitedWritersOfThisHost) {
   std::sort(expected.begin(), expected.end());
   EXPECT_EQ(names_in(dir), expected);
   EXPECT_TRUE(remove_abandoned_temporaries(dir.file("missing")).empty());
+}
+
+// A successful write removes what killed writes of the same file on this host left (their
+// writer no longer runs), and nothing else: not the temporaries of live writers, of another host,
+// of another file, nor those of a name that only starts like the file's. A name so long that its
+// temporaries' names were cut (to NAME_MAX) is recognised by what remains of it.
+TEST(FileIo, AtomicWriteRemovesTheAbandonedTemporariesOfItsFile) {
+  TempDir dir;
+  const std::string host = host_in_temporary_names();
+  const pid_t dead_pid = exited_pid();
+  const std::string long_name = std::string(240, 'm') + ".safetensors";  // 252 bytes
+  // Its temporary's name cut as temporary_path_for cuts it: ".<the name's start>.tmp.<host>...".
+  const std::string suffix = temporary_name("", host, dead_pid, 0).substr(1);
+  const std::string cut = "." + long_name.substr(0, NAME_MAX - 1 - suffix.size()) + suffix;
+  ASSERT_EQ(cut.size(), std::size_t{NAME_MAX});
+  const std::vector<std::string> abandoned = {
+      temporary_name("model.safetensors", host, dead_pid, 0),
+      temporary_name("model.safetensors", host, dead_pid, 7)};
+  std::vector<std::string> kept = {
+      temporary_name("model.safetensors", host, ::getppid(), 0),
+      temporary_name("model.safetensors", "node7%2Ecluster", dead_pid, 0),
+      temporary_name("log.json", host, dead_pid, 0),
+      temporary_name("model", host, dead_pid, 0),
+      temporary_name("model.safetensors.old", host, dead_pid, 0),
+      cut};
+  for (const std::string& name : abandoned)
+    write_bytes(dir.file(name), "partial");
+  for (const std::string& name : kept)
+    write_bytes(dir.file(name), "partial");
+  write_file_atomically(dir.file("model.safetensors"), "new", "test");
+  kept.push_back("model.safetensors");
+  std::sort(kept.begin(), kept.end());
+  EXPECT_EQ(names_in(dir), kept);
+
+  write_file_atomically(dir.file(long_name), "new", "test");
+  std::erase(kept, cut);
+  kept.push_back(long_name);
+  std::sort(kept.begin(), kept.end());
+  EXPECT_EQ(names_in(dir), kept);
 }
 
 // Saving to a symbolic link writes the file it points to, through a chain of links, relative or
