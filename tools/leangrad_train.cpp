@@ -714,16 +714,23 @@ void Trainer::evaluate(const EpochProgress& e, double train_seconds) {
   const double epoch_loss =
       e.step > 0 ? sums[2] / static_cast<double>(run_.world.size) / static_cast<double>(e.step)
                  : 0.0;
+  // The mean time of the epoch's steps this process ran. A run resumed from a checkpoint taken
+  // after the epoch's last step ran none (it only evaluates the epoch): nothing was measured, so
+  // the line says so and the logs have null, not a time of 0.
+  const bool stepped = !e.step_ms.empty();
+  char step_time[32];
+  std::snprintf(step_time, sizeof(step_time), "%.2f ms/step", mean(e.step_ms));
   char line[192];
-  std::snprintf(line, sizeof(line), "epoch %d/%d: train loss %.4f, %s, %.2f ms/step, %.1f s",
-                e.epoch, o_.epochs, epoch_loss, format_score(o_.model, score).c_str(),
-                mean(e.step_ms), train_seconds);
+  std::snprintf(line, sizeof(line), "epoch %d/%d: train loss %.4f, %s, %s, %.1f s", e.epoch,
+                o_.epochs, epoch_loss, format_score(o_.model, score).c_str(),
+                stepped ? step_time : "no step in this run", train_seconds);
   std::cout << line << std::endl;
 
+  const nlohmann::json ms_per_step = stepped ? nlohmann::json(mean(e.step_ms)) : nlohmann::json();
   log_["epochs"].push_back({{"epoch", e.epoch},
                             {"loss", epoch_loss},
                             {run_.srnet ? "psnr_db" : "accuracy", score},
-                            {"ms_per_step", mean(e.step_ms)},
+                            {"ms_per_step", ms_per_step},
                             {"seconds", train_seconds}});
   if (step_log_.is_open()) {
     step_log_.write({{"event", "epoch"},
@@ -731,7 +738,7 @@ void Trainer::evaluate(const EpochProgress& e, double train_seconds) {
                      {"epoch", e.epoch},
                      {"loss", epoch_loss},
                      {run_.srnet ? "psnr_db" : "accuracy", score},
-                     {"ms_per_step", mean(e.step_ms)},
+                     {"ms_per_step", ms_per_step},
                      {"seconds", train_seconds}});
   }
   if (!o_.log_json.empty() && run_.world.is_main()) write_json_atomically(o_.log_json, log_);

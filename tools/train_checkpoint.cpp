@@ -134,7 +134,8 @@ SafetensorsMetadata checkpoint_metadata(const CheckpointSpec& spec, const TrainP
 //   infinity, as a run whose loss diverged writes it: its checkpoints are its own, not damage);
 // - epochs_log is JSON at most kMaxEpochsLogDepth deep: an array of exactly epoch - 1 records
 //   {epoch = its 1-based index, loss, <score>, ms_per_step, seconds}, all finite numbers but the
-//   loss and the score, which are null where the run diverged;
+//   loss and the score, which are null where the run diverged, and ms_per_step, null for an epoch
+//   whose steps all ran in an earlier process (a run resumed at the epoch's end only evaluated it);
 // - the RNG devices are distinct, include the CPU, and each has the run's seed and an offset;
 // then the tensors: model.* and optim.* (and scaler.* exactly when the run has a loss scaler),
 // loaded by the model's, the optimizer's and the scaler's own checked load_state_dict, after which
@@ -175,9 +176,10 @@ nlohmann::json parse_epochs_log(const MetadataReader& reader, const CheckpointSp
                    "an array of " + std::to_string(expected_records) +
                        " epoch records (the epochs before epoch " + std::to_string(epoch) + ")",
                    text);
-  // The loss and the score of a diverged run are null (how JSON writes NaN and infinity).
+  // The loss and the score of a diverged run are null (how JSON writes NaN and infinity), and so
+  // is the step time of an epoch that the process evaluating it ran no step of.
   const char* numbers[] = {"loss", spec.score_name.c_str(), "ms_per_step", "seconds"};
-  const char* may_be_null[] = {"loss", spec.score_name.c_str()};
+  const char* may_be_null[] = {"loss", spec.score_name.c_str(), "ms_per_step"};
   for (std::size_t i = 0; i < log.size(); ++i) {
     const nlohmann::json& record = log[i];
     bool valid = record.is_object() && record.size() == 5 && record.contains("epoch") &&

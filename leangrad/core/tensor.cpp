@@ -1,6 +1,8 @@
 // Tensor metadata: sizes, strides, contiguity, raw pointers, and construction of new tensors.
 #include <leangrad/core/tensor.h>
 
+#include <utility>
+
 #include <leangrad/core/cuda.h>
 
 namespace leangrad {
@@ -81,6 +83,18 @@ void Tensor::set_data(const Tensor& other) const {
   self.strides = source.strides;
   self.dtype = source.dtype;
   bump_version();
+}
+
+void Tensor::swap_data(const Tensor& other) const noexcept {
+  TensorImpl& self = *impl_;
+  TensorImpl& source = *other.impl_;
+  std::swap(self.storage, source.storage);
+  std::swap(self.storage_offset, source.storage_offset);
+  std::swap(self.sizes, source.sizes);
+  std::swap(self.strides, source.strides);
+  std::swap(self.dtype, source.dtype);
+  self.version_counter->version.fetch_add(1);
+  source.version_counter->version.fetch_add(1);
 }
 
 void Tensor::record_stream(const cuda::Stream& stream) const {

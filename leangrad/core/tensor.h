@@ -143,9 +143,14 @@ class Tensor {
   // A copy in the pinned host pool (CPU tensors only).
   Tensor pin_memory() const;
   // Makes this tensor hold `other`'s data (storage, sizes, strides, dtype) while keeping its
-  // identity and autograd state: every handle to it sees the new data (Module::to uses this so
-  // the parameters an optimizer holds move with the module). Bumps the version.
+  // identity and autograd state: every handle to it sees the new data (PyTorch's t.data = other;
+  // Module::to does the same with swap_data, so that the parameters an optimizer holds move with
+  // the module). Bumps the version.
   void set_data(const Tensor& other) const;
+  // Exchanges this tensor's data with `other`'s (both defined), each keeping its identity and
+  // autograd state; bumps both versions. Cannot throw: Module::to makes every converted tensor
+  // first, then installs them all with this (Note [Module::to changes all or nothing]).
+  void swap_data(const Tensor& other) const noexcept;
   // Tells the allocator this tensor's memory is used by work queued on `stream` (as in torch).
   void record_stream(const cuda::Stream& stream) const;
 

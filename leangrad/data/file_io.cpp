@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <regex>
 
 #include <leangrad/core/error.h>
@@ -64,7 +65,11 @@ std::string folder_of(const std::string& path) {
 // - The target is the file at the end of the path's symbolic links (Note [Writing through
 //   symbolic links]).
 // - The new file gets the permission bits of the regular file it replaces (a private 0600
-//   checkpoint stays private), or 0666 less the umask for a new file, as open() gives.
+//   checkpoint stays private), or 0666 less the umask for a new file, as open() gives; and the
+//   replaced file's owner and group where this process may set them (Note [Owner and mode]).
+// - A successful write also removes what killed writes of the same file on this host left (a
+//   temporary of the target whose writer no longer runs), so that a file rewritten run after run
+//   does not gather them.
 
 // This machine's name as it goes into temporary names: each byte other than a letter, a digit or
 // '-' written %XX, so that the name holds no '.' and ".tmp.<host>.<pid>.<n>" reads back
@@ -99,12 +104,45 @@ std::string temporary_path_for(const std::string& path) {
   return folder + "." + base.substr(0, fits) + suffix;
 }
 
-// The pid in `name` when it is a temporary of this host (".<name>.tmp.<host>.<pid>.<n>"), else 0.
-pid_t pid_of_temporary_of_this_host(const std::string& name) {
-  static const std::regex pattern(R"(\..+\.tmp\.([^.]+)\.([0-9]{1,9})\.[0-9]+)");
+// A temporary's name read back (".<stem>.tmp.<host>.<pid>.<n>"): <stem> is the target's name,
+// or as much of it as fits when the whole would pass NAME_MAX (temporary_path_for).
+struct TemporaryName {
+  std::string stem;
+  pid_t pid = 0;
+};
+
+// The parts of `name` when it is a temporary of this host, else nothing.
+std::optional<TemporaryName> temporary_of_this_host(const std::string& name) {
+  static const std::regex pattern(R"(\.(.+)\.tmp\.([^.]+)\.([0-9]{1,9})\.[0-9]+)");
   std::smatch match;
-  if (!std::regex_match(name, match, pattern) || match[1].str() != host_in_names()) return 0;
-  return static_cast<pid_t>(std::stol(match[2].str()));
+  if (!std::regex_match(name, match, pattern) || match[2].str() != host_in_names())
+    return std::nullopt;
+  return TemporaryName{match[1].str(), static_cast<pid_t>(std::stol(match[3].str()))};
+}
+
+bool process_runs(pid_t pid) {
+  return pid == ::getpid() || ::kill(pid, 0) == 0 || errno != ESRCH;
+}
+
+// Removes from `folder` the temporaries of this host whose writer no longer runs: every one, or
+// with `target` (a file name in `folder`) only those of that file. Best effort: what cannot be
+// listed or removed stays.
+std::vector<std::string> remove_abandoned(const std::string& folder,
+                                          const std::optional<std::string>& target) {
+  std::vector<std::string> removed;
+  std::error_code error;
+  for (auto it = std::filesystem::directory_iterator(folder, error);
+       !error && it != std::filesystem::directory_iterator(); it.increment(error)) {
+    const std::string name = it->path().filename().string();
+    const std::optional<TemporaryName> temporary = temporary_of_this_host(name);
+    if (!temporary || temporary->pid <= 0) continue;
+    const bool of_target = !target || temporary->stem == *target ||
+                           (name.size() == NAME_MAX && target->starts_with(temporary->stem));
+    std::error_code ignored;
+    if (!of_target || !it->is_regular_file(ignored) || process_runs(temporary->pid)) continue;
+    if (std::filesystem::remove(it->path(), ignored)) removed.push_back(it->path());
+  }
+  return removed;
 }
 
 // Note [Writing through symbolic links]: a path whose last component is a symbolic link (say
@@ -121,8 +159,10 @@ pid_t pid_of_temporary_of_this_host(const std::string& name) {
 struct Target {
   std::string path;       // as the caller gave it
   std::string resolved;   // the file written: `path` at the end of its symbolic links
-  bool replaces = false;  // a regular file is there, whose permission bits the new one keeps
-  mode_t mode = 0666;
+  bool replaces = false;  // a regular file is there, whose owner and mode the new one keeps
+  mode_t mode = 0666;     // its permission bits (Note [Owner and mode])
+  uid_t owner = 0;
+  gid_t group = 0;
 
   // "'<path>'", and "(a symbolic link to '<resolved>')" when it is one.
   std::string describe() const {
@@ -165,22 +205,42 @@ Target resolve_target(const std::string& path, const char* caller) {
     LG_CHECK(!S_ISDIR(st.st_mode), caller, ": cannot write ", target.describe(),
              ": it is a folder");
     target.replaces = S_ISREG(st.st_mode);
-    if (target.replaces) target.mode = st.st_mode & 0777;
+    if (target.replaces) {
+      target.mode = st.st_mode & 0777;
+      target.owner = st.st_uid;
+      target.group = st.st_gid;
+    }
   }
   return target;
 }
 
-// Creates the temporary with the target's permission bits. Created with them (the umask may take
-// some away) and then set exactly: at no moment may it be readable by more than the file it
-// replaces. Setting them is best effort: where it fails (file systems without Unix permissions)
-// the file has at most the bits the target had.
+// Note [Owner and mode]: the new file takes the place of the old one and keeps what GNU sed -i
+// and cp -p keep: the old file's owner and group where this process may set them, and its
+// permission bits (not its ACLs or extended attributes).
+// - Owner and group: root may set both; any other writer only a group it is a member of (its
+//   new file is its own: a user cannot give a file away). So the temporary is given both, else
+//   the group alone; what is refused (EPERM, a file system without Unix owners, an id a user
+//   namespace does not map) is ignored and leaves the writer's, as for any new file.
+// - Permission bits: the temporary is created readable and writable by its creator only (the
+//   umask may take more away), and gets the old file's bits once it has the old file's owner and
+//   group: at no moment may it be readable by someone the old file did not let read it. Setting
+//   them is best effort: where it fails (file systems without Unix permissions) the file has at
+//   most the bits the target had.
+// - setuid, setgid and sticky bits are never carried over: the writer chose the new content, and
+//   a setuid or setgid file of another owner (root saving over a user's, or a group member's file
+//   replaced through a shared folder) would run that content with an identity the writer does
+//   not have. A checkpoint or a log is no program.
 FileDescriptor create_temporary(const std::string& temporary, const Target& target,
                                 const char* caller) {
-  FileDescriptor fd(
-      ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, target.mode));
+  const mode_t mode = target.replaces ? (target.mode & 0600) : 0666;
+  FileDescriptor fd(::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode));
   LG_CHECK(fd.get() >= 0, caller, ": cannot create a file next to ", target.describe(), " (",
            temporary, "): ", errno_text());
-  if (target.replaces) (void)::fchmod(fd.get(), target.mode);
+  if (target.replaces) {
+    if (::fchown(fd.get(), target.owner, target.group) != 0)
+      (void)::fchown(fd.get(), static_cast<uid_t>(-1), target.group);
+    (void)::fchmod(fd.get(), target.mode);
+  }
   return fd;
 }
 
@@ -267,9 +327,19 @@ void write_file_atomically(const std::string& path, std::span<const std::string_
     throw;
   }
   // Best effort: some file systems refuse fsync on a folder, and the data is already in place.
-  FileDescriptor folder(
-      ::open(folder_of(target.resolved).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  const std::string folder_path = folder_of(target.resolved);
+  FileDescriptor folder(::open(folder_path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (folder.get() >= 0) ::fsync(folder.get());
+  // Then what killed writes of this file left. The write has succeeded, and nothing here may say
+  // otherwise: remove_abandoned ignores what the file system refuses, and whatever else throws
+  // (an allocation) leaves the temporaries where they are.
+  try {
+    const auto slash = target.resolved.find_last_of('/');
+    const std::string name =
+        slash == std::string::npos ? target.resolved : target.resolved.substr(slash + 1);
+    remove_abandoned(folder_path, name);
+  } catch (const std::exception&) {
+  }
 }
 
 void write_file_atomically(const std::string& path, std::string_view bytes, const char* caller) {
@@ -286,15 +356,7 @@ void check_writable(const std::string& path, const char* caller) {
 }
 
 std::vector<std::string> remove_abandoned_temporaries(const std::string& folder) {
-  std::vector<std::string> removed;
-  std::error_code error;
-  for (const auto& entry : std::filesystem::directory_iterator(folder, error)) {
-    const pid_t pid = pid_of_temporary_of_this_host(entry.path().filename().string());
-    if (pid <= 0 || !entry.is_regular_file(error)) continue;
-    const bool running = pid == ::getpid() || ::kill(pid, 0) == 0 || errno != ESRCH;
-    if (!running && std::filesystem::remove(entry.path(), error)) removed.push_back(entry.path());
-  }
-  return removed;
+  return remove_abandoned(folder, std::nullopt);
 }
 
 }  // namespace leangrad

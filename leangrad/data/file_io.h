@@ -1,8 +1,9 @@
 // Files as the data layer reads and writes them: only regular files are opened for reading (a
 // directory, FIFO or device is an Error before anything blocks), whole files are written
-// atomically (temporary file, fsync, rename, fsync of the folder), and the temporaries of killed
-// writers can be found and removed. Used by the IDX and safetensors readers, save_safetensors,
-// Module::save and leangrad-train. See Note [Atomic file writes].
+// atomically (temporary file, fsync, rename, fsync of the folder) keeping the replaced file's
+// owner and mode, and the temporaries of killed writers can be found and removed. Used by the IDX
+// and safetensors readers, save_safetensors, Module::save and leangrad-train. See Note [Atomic
+// file writes].
 #pragma once
 
 #include <cstdint>
@@ -51,8 +52,10 @@ std::vector<std::uint8_t> read_whole_file(const std::string& path, const char* c
 // A symbolic link is written through: the file at the end of its chain is replaced and the link
 // stays (a dangling link's target is created; links that loop, or a link into a folder that
 // cannot be written, are an Error that changes nothing; Note [Writing through symbolic links]).
-// The new file keeps the permission bits of the regular file it replaces; a new file gets 0666
-// less the umask.
+// The new file keeps the permission bits of the regular file it replaces (never setuid, setgid
+// or sticky), and its owner and group where this process may set them (Note [Owner and mode]);
+// a new file gets 0666 less the umask. A successful write also removes the temporaries that
+// killed writes of the same file on this host left.
 void write_file_atomically(const std::string& path, std::span<const std::string_view> pieces,
                            const char* caller);
 void write_file_atomically(const std::string& path, std::string_view bytes, const char* caller);
@@ -64,7 +67,8 @@ void write_file_atomically(const std::string& path, std::string_view bytes, cons
 void check_writable(const std::string& path, const char* caller);
 
 // Removes from `folder` the temporary files that write_file_atomically calls of processes that
-// no longer run left behind (a kill between creating and renaming), and returns their paths.
+// no longer run left behind (a kill between creating and renaming), of any file, and returns
+// their paths.
 // Only this host's temporaries are candidates (each names its host): those of live processes are
 // kept, and so are those of other hosts sharing the folder (NFS), whose pids mean nothing here.
 std::vector<std::string> remove_abandoned_temporaries(const std::string& folder);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include <leangrad/autograd/grad_mode.h>
+#include <leangrad/autograd/saved_tensor.h>
 #include <leangrad/core/error.h>
 #include <leangrad/data/safetensors.h>
 
@@ -282,34 +283,74 @@ void Module::train(bool on) {
     child->train(on);
 }
 
+// Every defined parameter and buffer below this module with its dotted name; a tensor registered
+// twice (tied weights, a shared submodule) is visited under each name.
 template <typename F>
-void Module::visit_tensors(const F& f) {
+void Module::visit_tensors(const std::string& prefix, const F& f) {
   for (auto& [name, t] : parameters_) {
-    if (t.defined()) f(t);
+    if (t.defined()) f(prefix + name, t);
   }
   for (auto& [name, t] : buffers_) {
-    if (t.defined()) f(t);
+    if (t.defined()) f(prefix + name, t);
   }
   for (auto& [name, child] : children_)
-    child->visit_tensors(f);
+    child->visit_tensors(prefix + name + ".", f);
+}
+
+// Note [Module::to changes all or nothing]
+// to() gives each parameter and buffer new data in place (the tensor keeps its identity, so the
+// optimizer's handles follow) and converts its .grad alike. What can fail must fail before
+// anything changes: an allocation on the device, or a .grad assigned through mutable_grad()
+// (unchecked, Note [What .grad holds]) that would not fit the converted tensor. So every
+// converted tensor and gradient is made and checked first, and only then are they installed,
+// by swaps and moves that cannot throw. On an Error the module is exactly as it was (PyTorch's
+// Module._apply converts one tensor after the other and can stop half-way). The old data is
+// freed when the conversions go out of scope, so the module briefly holds both copies.
+// `changes(t)` says whether tensor t is converted; `convert` converts it and its gradient.
+template <typename Changes, typename Convert>
+void Module::convert_tensors(const std::string& call, const Changes& changes,
+                             const Convert& convert) {
+  NoGradGuard no_grad;
+  struct Conversion {
+    Tensor tensor;                // the module's
+    Tensor data;                  // its converted data (its old data after the swap)
+    Tensor* grad_slot = nullptr;  // its .grad, when it has one
+    Tensor grad;                  // the converted .grad
+  };
+  std::vector<Conversion> conversions;
+  std::unordered_set<const TensorImpl*> seen;  // a tied tensor is converted once
+  visit_tensors("", [&](const std::string& name, Tensor& t) {
+    if (!changes(t) || !seen.insert(&t.impl()).second) return;
+    Conversion c{t, convert(t), nullptr, Tensor()};
+    if (t.grad().defined()) {
+      c.grad_slot = &t.mutable_grad();
+      c.grad = convert(t.grad());
+      autograd::TensorMeta::of(c.data).check(
+          c.grad, detail::str_cat(this->name(), ".", call, ": the .grad of '", name, "'"),
+          "the tensor",
+          " (a .grad assigned through mutable_grad() must have its tensor's shape, dtype and "
+          "device: assign one that fits, or clear it with set_grad(Tensor())); nothing was "
+          "converted");
+    }
+    conversions.push_back(std::move(c));
+  });
+  for (Conversion& c : conversions) {  // nothing here throws
+    c.tensor.swap_data(c.data);
+    if (c.grad_slot != nullptr) *c.grad_slot = std::move(c.grad);
+  }
 }
 
 void Module::to(Device device) {
-  NoGradGuard no_grad;
-  visit_tensors([&](Tensor& t) {
-    if (t.device() == device) return;
-    t.set_data(t.to(device));
-    if (t.grad().defined()) t.set_grad(t.grad().to(device));
-  });
+  convert_tensors(
+      detail::str_cat("to(", device, ")"), [&](const Tensor& t) { return t.device() != device; },
+      [&](const Tensor& t) { return t.to(device); });
 }
 
 void Module::to(DType dtype) {
-  NoGradGuard no_grad;
-  visit_tensors([&](Tensor& t) {
-    if (!is_floating(t.dtype()) || t.dtype() == dtype) return;
-    t.set_data(t.to(dtype));
-    if (t.grad().defined()) t.set_grad(t.grad().to(dtype));
-  });
+  convert_tensors(
+      detail::str_cat("to(", dtype, ")"),
+      [&](const Tensor& t) { return is_floating(t.dtype()) && t.dtype() != dtype; },
+      [&](const Tensor& t) { return t.to(dtype); });
 }
 
 void Module::zero_grad(bool set_to_none) {

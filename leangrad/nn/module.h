@@ -185,7 +185,9 @@ class Module : public std::enable_shared_from_this<Module> {
   bool is_training() const { return training_; }
 
   // Moves / converts every parameter and buffer in place: tensors keep their identity, so an
-  // optimizer built on parameters() stays valid. Only floating tensors change dtype.
+  // optimizer built on parameters() stays valid. Only floating tensors change dtype. Gradients
+  // are converted with their tensors. All or nothing: on an Error (out of memory, a .grad that
+  // does not fit its tensor) the module is exactly as it was.
   void to(Device device);
   void to(DType dtype);
   // Drops (set_to_none) or zeroes every parameter's gradient.
@@ -225,7 +227,9 @@ class Module : public std::enable_shared_from_this<Module> {
   void add_child(const std::string& name, const std::shared_ptr<Module>& module);
   void check_new_name(const std::string& name, const char* what) const;
   template <typename F>
-  void visit_tensors(const F& f);
+  void visit_tensors(const std::string& prefix, const F& f);
+  template <typename Changes, typename Convert>
+  void convert_tensors(const std::string& call, const Changes& changes, const Convert& convert);
   template <typename List>
   void collect_tensors(const List& list, const std::string& prefix, bool recurse,
                        OrderedDict<std::string, Tensor>& out) const;

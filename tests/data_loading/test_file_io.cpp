@@ -1,8 +1,9 @@
 // data/file_io.h: readers refuse directories, FIFOs and devices without blocking; atomic writes
 // leave nothing behind on failure, write through symbolic links and keep the replaced file's
-// permissions; temporaries of dead writers of this host are found and removed; and
-// save_safetensors refuses names JSON cannot hold.
+// permissions, owner and group; temporaries of dead writers of this host are found and removed
+// (a write removes those of its own file); and save_safetensors refuses names JSON cannot hold.
 #include <fcntl.h>
+#include <grp.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -10,6 +11,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <climits>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <functional>
@@ -219,6 +222,45 @@ TEST(FileIo, RemovesOnlyTheTemporariesOfExitedWritersOfThisHost) {
   EXPECT_TRUE(remove_abandoned_temporaries(dir.file("missing")).empty());
 }
 
+// A successful write removes what killed writes of the same file on this host left (their
+// writer no longer runs), and nothing else: not the temporaries of live writers, of another host,
+// of another file, nor those of a name that only starts like the file's. A name so long that its
+// temporaries' names were cut (to NAME_MAX) is recognised by what remains of it.
+TEST(FileIo, AtomicWriteRemovesTheAbandonedTemporariesOfItsFile) {
+  TempDir dir;
+  const std::string host = host_in_temporary_names();
+  const pid_t dead_pid = exited_pid();
+  const std::string long_name = std::string(240, 'm') + ".safetensors";  // 252 bytes
+  // Its temporary's name cut as temporary_path_for cuts it: ".<the name's start>.tmp.<host>...".
+  const std::string suffix = temporary_name("", host, dead_pid, 0).substr(1);
+  const std::string cut = "." + long_name.substr(0, NAME_MAX - 1 - suffix.size()) + suffix;
+  ASSERT_EQ(cut.size(), std::size_t{NAME_MAX});
+  const std::vector<std::string> abandoned = {
+      temporary_name("model.safetensors", host, dead_pid, 0),
+      temporary_name("model.safetensors", host, dead_pid, 7)};
+  std::vector<std::string> kept = {
+      temporary_name("model.safetensors", host, ::getppid(), 0),
+      temporary_name("model.safetensors", "node7%2Ecluster", dead_pid, 0),
+      temporary_name("log.json", host, dead_pid, 0),
+      temporary_name("model", host, dead_pid, 0),
+      temporary_name("model.safetensors.old", host, dead_pid, 0),
+      cut};
+  for (const std::string& name : abandoned)
+    write_bytes(dir.file(name), "partial");
+  for (const std::string& name : kept)
+    write_bytes(dir.file(name), "partial");
+  write_file_atomically(dir.file("model.safetensors"), "new", "test");
+  kept.push_back("model.safetensors");
+  std::sort(kept.begin(), kept.end());
+  EXPECT_EQ(names_in(dir), kept);
+
+  write_file_atomically(dir.file(long_name), "new", "test");
+  std::erase(kept, cut);
+  kept.push_back(long_name);
+  std::sort(kept.begin(), kept.end());
+  EXPECT_EQ(names_in(dir), kept);
+}
+
 // Saving to a symbolic link writes the file it points to, through a chain of links, relative or
 // absolute, as open() would; the links stay links. A dangling link gets its target created.
 TEST(FileIo, AtomicWriteThroughSymbolicLinksWritesTheirTarget) {
@@ -327,6 +369,118 @@ TEST(FileIo, AtomicWriteKeepsThePermissionsOfTheFileItReplaces) {
   write_file_atomically(dir.file("new.json"), "{}", "test");
   EXPECT_EQ(mode_of(dir.file("new.json")), 0600u);
   EXPECT_EQ(names_in(dir), (std::vector<std::string>{"link", "model.safetensors", "new.json"}));
+}
+
+struct stat stat_of(const std::string& path) {
+  struct stat st {};
+  EXPECT_EQ(::stat(path.c_str(), &st), 0) << path;
+  return st;
+}
+
+// Replacing a file of another owner (only root can make one): the new file has the old one's
+// owner, group and permission bits; setuid, setgid and sticky bits are never carried over
+// (Note [Owner and mode] in data/file_io.cpp).
+TEST(FileIo, AtomicWriteKeepsTheOwnerAndGroupOfTheFileItReplaces) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root: only root can make a file of another owner";
+  TempDir dir;
+  const std::string path = dir.file("model.safetensors");
+  write_bytes(path, "old");
+  ASSERT_EQ(::chown(path.c_str(), 1234, 5678), 0);
+  ASSERT_EQ(::chmod(path.c_str(), 0640), 0);
+  write_file_atomically(path, "new", "test");
+  struct stat st = stat_of(path);
+  EXPECT_EQ(st.st_uid, 1234u);
+  EXPECT_EQ(st.st_gid, 5678u);
+  EXPECT_EQ(st.st_mode & 07777, 0640u);
+  EXPECT_EQ(read_bytes(path), "new");
+
+  ASSERT_EQ(::chmod(path.c_str(), 07755), 0);
+  write_file_atomically(path, "newer", "test");
+  st = stat_of(path);
+  EXPECT_EQ(st.st_uid, 1234u);
+  EXPECT_EQ(st.st_gid, 5678u);
+  EXPECT_EQ(st.st_mode & 07777, 0755u);
+  EXPECT_EQ(names_in(dir), std::vector<std::string>{"model.safetensors"});
+}
+
+constexpr uid_t kNobody = 65534;
+
+// Runs `write` in a child process of user and group nobody whose one supplementary group is
+// `member` (which only root can make), and returns whether it succeeded. A process of its own:
+// setgroups changes every thread of a process.
+bool succeeds_as_nobody_in_group(gid_t member, const std::function<void()>& write) {
+  const pid_t child = ::fork();
+  if (child == 0) {
+    bool ok = ::setgroups(1, &member) == 0 && ::setgid(kNobody) == 0 && ::setuid(kNobody) == 0;
+    try {
+      if (ok) write();
+    } catch (const Error& e) {
+      std::fprintf(stderr, "as nobody: %s\n", e.what());
+      ok = false;
+    }
+    ::_exit(ok ? 0 : 1);
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+// A writer other than root may set only a group it is a member of on its new file (which is its
+// own): the replaced file's group is kept when the writer is in it. As root, the writer is a
+// child process of user nobody in group 5678; as another user, that user with a group it is in
+// besides its own.
+TEST(FileIo, AtomicWriteByAnotherUserKeepsTheGroupItIsIn) {
+  TempDir dir;
+  std::filesystem::permissions(dir.path(), std::filesystem::perms::all);  // nobody writes there
+  const std::string path = dir.file("log.json");
+  write_bytes(path, "old");
+  ASSERT_EQ(::chmod(path.c_str(), 0660), 0);
+  auto write = [&] { write_file_atomically(path, "new", "test"); };
+  uid_t writer = ::geteuid();
+  gid_t member = 5678;
+  if (writer == 0) {
+    ASSERT_EQ(::chown(path.c_str(), 1234, member), 0);  // another user's
+    ASSERT_TRUE(succeeds_as_nobody_in_group(member, write));
+    writer = kNobody;
+  } else {
+    std::vector<gid_t> groups(NGROUPS_MAX);
+    groups.resize(static_cast<std::size_t>(
+        std::max(::getgroups(static_cast<int>(groups.size()), groups.data()), 0)));
+    const auto other =
+        std::find_if(groups.begin(), groups.end(), [](gid_t g) { return g != ::getegid(); });
+    if (other == groups.end())
+      GTEST_SKIP() << "this user is in no group besides its own: there is no other group to keep";
+    member = *other;
+    ASSERT_EQ(::chown(path.c_str(), static_cast<uid_t>(-1), member), 0);  // its own, in `member`
+    write();
+  }
+  const struct stat st = stat_of(path);
+  EXPECT_EQ(st.st_uid, writer);
+  EXPECT_EQ(st.st_gid, member);
+  EXPECT_EQ(st.st_mode & 07777, 0660u);
+  EXPECT_EQ(read_bytes(path), "new");
+}
+
+// Where neither the owner nor the group may be set (a file of another user and of a group the
+// writer is not in), the refused chown is no failure: the write succeeds, and the new file is
+// the writer's, with the old permission bits.
+TEST(FileIo, AtomicWriteThatMayNotSetTheOwnerStillWrites) {
+  if (::geteuid() != 0)
+    GTEST_SKIP() << "needs root: only root can make a file of another owner and group";
+  TempDir dir;
+  std::filesystem::permissions(dir.path(), std::filesystem::perms::all);
+  const std::string path = dir.file("model.safetensors");
+  write_bytes(path, "old");
+  ASSERT_EQ(::chown(path.c_str(), 1234, 1234), 0);
+  ASSERT_EQ(::chmod(path.c_str(), 0604), 0);
+  ASSERT_TRUE(
+      succeeds_as_nobody_in_group(5678, [&] { write_file_atomically(path, "new", "test"); }));
+  const struct stat st = stat_of(path);
+  EXPECT_EQ(st.st_uid, kNobody);
+  EXPECT_EQ(st.st_gid, kNobody);
+  EXPECT_EQ(st.st_mode & 07777, 0604u);
+  EXPECT_EQ(read_bytes(path), "new");
+  EXPECT_EQ(names_in(dir), std::vector<std::string>{"model.safetensors"});
 }
 
 TEST(FileIo, SafetensorsNamesMustBeUtf8) {

@@ -92,11 +92,12 @@ expect_png("${WORK_DIR}/other_trace.png")
 run_plot(2 out plot_memory_timeline.py "${images}/srnet_trace.json" -o "${WORK_DIR}/bad.png")
 expect_printed("plot_memory_timeline.py, a trace" "${out}" "is not a timeline of leangrad-train")
 
-# plot_training.py. leangrad-train writes a loss that is not finite (a diverged run) as null.
+# plot_training.py. leangrad-train writes a loss that is not finite (a diverged run) as null, and
+# the step time of an epoch a resumed run ran no step of.
 file(WRITE "${WORK_DIR}/diverged.jsonl" [=[{"event":"step","step":1,"epoch":1,"loss":2.3,"lr":10.0}
 {"event":"step","step":2,"epoch":1,"loss":null,"lr":10.0}
 {"event":"step","step":3,"epoch":1,"loss":null,"lr":10.0}
-{"event":"epoch","step":3,"epoch":1,"loss":null,"accuracy":0.1}
+{"event":"epoch","step":3,"epoch":1,"loss":null,"accuracy":0.1,"ms_per_step":null,"seconds":0.5}
 ]=])
 run_plot(0 out plot_training.py "${WORK_DIR}/diverged.jsonl" -o "${WORK_DIR}/diverged.png")
 expect_png("${WORK_DIR}/diverged.png")

@@ -1,6 +1,6 @@
 // leangrad-train's checkpoints (tools/train_checkpoint.h) read as hostile input.
 // - A checkpoint round-trips the model, the optimizer, the RNG and the position exactly, a diverged
-//   run's non-finite loss sum and null epoch loss included.
+//   run's non-finite loss sum and null epoch loss included, and an epoch's null step time.
 // - Every field that a damaged or hand-edited file can get wrong is refused with an Error naming
 //   the file and the field (issue 14's reproducers among them: step_in_epoch = INT64_MAX,
 //   epoch = INT_MIN, global_step = -7, loss_sum = "hello", an RNG offset of -5, epochs_log = "[{"
@@ -211,6 +211,22 @@ TEST(TrainCheckpoint, RoundTripsANonFiniteLoss) {
   }
 }
 
+// An epoch that a resumed run evaluated without running any of its steps (the checkpoint was
+// taken after its last one) has no step time: its record's ms_per_step is null, and a later
+// checkpoint holding that record loads.
+TEST(TrainCheckpoint, RoundTripsAnEpochWithoutAStepTime) {
+  TempDir dir;
+  const Training original(1, 3);
+  tools::TrainPosition later = position(3);
+  later.epochs_log[0]["ms_per_step"] = nullptr;
+  tools::save_checkpoint(dir.path(), 3, spec(), *original.model, *original.optimizer, later);
+  Training resumed(2);
+  const tools::TrainPosition p = tools::load_checkpoint(tools::checkpoint_path(dir.path(), 8),
+                                                        spec(), *resumed.model, *resumed.optimizer);
+  EXPECT_EQ(p.epochs_log, later.epochs_log);
+  EXPECT_EQ(parameters_of(resumed), parameters_of(original));
+}
+
 TEST(TrainCheckpoint, RefusesOutOfRangeAndMalformedNumbers) {
   TempDir dir;
   const std::string path = write_checkpoint(dir.path());
@@ -260,7 +276,7 @@ TEST(TrainCheckpoint, RefusesOutOfRangeAndMalformedNumbers) {
        "record 0"},
       {"epochs_log", R"([{"epoch":1,"loss":"x","accuracy":0.8,"ms_per_step":1,"seconds":2}])",
        "record 0"},
-      {"epochs_log", R"([{"epoch":1,"loss":0.5,"accuracy":0.8,"ms_per_step":null,"seconds":2}])",
+      {"epochs_log", R"([{"epoch":1,"loss":0.5,"accuracy":0.8,"ms_per_step":1,"seconds":null}])",
        "record 0"},
       {"epochs_log", R"([{"epoch":1,"loss":0.5,"psnr_db":20,"ms_per_step":1,"seconds":2}])",
        "record 0"},

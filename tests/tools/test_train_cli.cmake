@@ -25,7 +25,9 @@
 #   run that ends before them says that nothing was written (and writes nothing); one that ends
 #   inside the profile's window writes the steps it recorded and says how many; the largest
 #   --profile-steps does not end the window after one step. --log-jsonl of a run resumed from a
-#   checkpoint at an epoch's end holds every step and every epoch once, in order. SKIPPED as above.
+#   checkpoint at an epoch's end holds every step and every epoch once, in order; that epoch, of
+#   which the resumed run ran no step, is printed and logged without a step time (null), and a
+#   checkpoint holding its record resumes. SKIPPED as above.
 # MODE errors: bad options exit 2, runtime errors exit 1, each with a one-line message; outputs
 #   that cannot be written, or two in one file, are refused at start; --version describes the
 #   build.
@@ -332,20 +334,32 @@ function(check_observers)
   endif()
 
   # --log-jsonl of a run resumed from a checkpoint at an epoch's end (taken before that epoch's
-  # evaluation, which the resumed run repeats): every step and every epoch once, in order.
-  set(resumed ${mlp} --epochs 2 --checkpoint-dir "${dir}/ckpt" --log-jsonl "${dir}/steps.jsonl")
+  # evaluation, which the resumed run repeats): every step and every epoch once, in order. The
+  # resumed run ran no step of epoch 1: its line says so instead of a step time, and its records
+  # have a null ms_per_step.
+  set(resumed ${mlp} --epochs 2 --checkpoint-dir "${dir}/ckpt" --log-jsonl "${dir}/steps.jsonl"
+              --log-json "${dir}/log.json")
   train_ok(out ${resumed} --max-steps 10)
   train_ok(out ${resumed})
   expect_printed("--log-jsonl, resumed" "${out}" "--log-jsonl: dropped 1 line(s)")
+  if(NOT out MATCHES "\nepoch 1/2: train loss [0-9.]+, test accuracy [0-9.]+%, no step in this run, [0-9.]+ s\n"
+     OR NOT out MATCHES "\nepoch 2/2: train loss [0-9.]+, test accuracy [0-9.]+%, [0-9.]+ ms/step, ")
+    message(FATAL_ERROR "a run resumed at the end of epoch 1: its epoch lines should say that "
+                        "it ran no step of epoch 1 and give epoch 2's step time:\n${out}")
+  endif()
+  expect_step_times("${dir}/log.json" "NULL;NUMBER")
   file(STRINGS "${dir}/steps.jsonl" lines)
   set(steps "")
   set(epochs "")
+  set(epoch_step_times "")
   foreach(line IN LISTS lines)
     string(JSON line_event GET "${line}" event)
     string(JSON line_step GET "${line}" step)
     string(JSON line_epoch GET "${line}" epoch)
     if(line_event STREQUAL "epoch")
       list(APPEND epochs "${line_epoch}@${line_step}")
+      string(JSON type TYPE "${line}" ms_per_step)
+      list(APPEND epoch_step_times "${type}")
     else()
       list(APPEND steps ${line_step})
     endif()
@@ -355,6 +369,31 @@ function(check_observers)
   endif()
   if(NOT steps STREQUAL "1;2;3;4;5;6;7;8;9;10;11;12;13;14;15;16;17;18;19;20")
     message(FATAL_ERROR "--log-jsonl after resuming: step lines ${steps}, not 1 to 20")
+  endif()
+  if(NOT epoch_step_times STREQUAL "NULL;NUMBER")
+    message(FATAL_ERROR "--log-jsonl after resuming: epoch lines' ms_per_step ${epoch_step_times}, "
+                        "not NULL;NUMBER (none measured for epoch 1)")
+  endif()
+  # The checkpoint of step 20 holds epoch 1's record with its null step time: one more epoch
+  # resumes from it (it is no damage) and trains on.
+  train_ok(out ${mlp} --epochs 3 --checkpoint-dir "${dir}/ckpt" --log-json "${dir}/log.json")
+  expect_printed("three epochs, resumed" "${out}" "resuming from ${dir}/ckpt/step-00000020.safetensors")
+  expect_step_times("${dir}/log.json" "NULL;NULL;NUMBER")
+endfunction()
+
+# Fails unless the epoch records of --log-json `file` have ms_per_step of the JSON types
+# `expected` ("NULL;NUMBER": none measured for epoch 1, a time for epoch 2).
+function(expect_step_times file expected)
+  file(READ "${file}" json)
+  string(JSON epochs LENGTH "${json}" epochs)
+  math(EXPR last "${epochs} - 1")
+  set(types "")
+  foreach(i RANGE ${last})
+    string(JSON type TYPE "${json}" epochs ${i} ms_per_step)
+    list(APPEND types "${type}")
+  endforeach()
+  if(NOT types STREQUAL expected)
+    message(FATAL_ERROR "${file}: the epochs' ms_per_step are ${types}, not ${expected}:\n${json}")
   endif()
 endfunction()
 
