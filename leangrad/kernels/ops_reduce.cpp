@@ -22,6 +22,7 @@
 //   - Max propagates NaN; argmax returns the first maximum, and a NaN counts as the maximum;
 //   - argmax without a dim indexes the flattened tensor.
 #include <algorithm>
+#include <utility>
 #include <vector>
 
 #include <leangrad/core/creation.h>
@@ -54,6 +55,18 @@ std::vector<bool> reduced_dims(const char* op, const Tensor& a,
   return mask;
 }
 
+// The result's shape: the kept dims, and a 1 for each reduced one with keepdim.
+Shape reduced_shape(const Tensor& a, const std::vector<bool>& reduced, bool keepdim) {
+  Shape shape;
+  for (std::int64_t d = 0; d < a.dim(); ++d) {
+    if (!reduced[d])
+      shape.push_back(a.shape()[d]);
+    else if (keepdim)
+      shape.push_back(1);
+  }
+  return shape;
+}
+
 // The input as a contiguous (outer, reduce_size, inner) block; see Strategy above.
 struct ReductionLayout {
   Tensor input;
@@ -66,6 +79,7 @@ struct ReductionLayout {
 ReductionLayout make_layout(const Tensor& a, const std::vector<bool>& reduced, bool keepdim,
                             bool allow_inner) {
   ReductionLayout layout;
+  layout.out_shape = reduced_shape(a, reduced, keepdim);
   std::int64_t num_outputs = 1;
   std::vector<std::int64_t> kept_dims, reduced_list;
   // The first and last reduced dim that is not of size 1; size-1 dims may sit anywhere.
@@ -75,7 +89,6 @@ ReductionLayout make_layout(const Tensor& a, const std::vector<bool>& reduced, b
     if (reduced[d]) {
       reduced_list.push_back(d);
       layout.reduce_size = checked_mul(layout.reduce_size, size, "reduction");
-      if (keepdim) layout.out_shape.push_back(1);
       if (size != 1) {
         if (first < 0) first = d;
         last = d;
@@ -83,7 +96,6 @@ ReductionLayout make_layout(const Tensor& a, const std::vector<bool>& reduced, b
     } else {
       kept_dims.push_back(d);
       num_outputs = checked_mul(num_outputs, size, "reduction");
-      layout.out_shape.push_back(size);
     }
   }
   bool adjacent = allow_inner && a.is_contiguous();
@@ -142,6 +154,23 @@ std::vector<std::vector<std::int64_t>> separated_runs(const Tensor& a,
   return runs;
 }
 
+// op over the separated runs of `a`, one stage per run (Note [Reducing separated dims in stages]).
+Tensor reduce_in_stages(ReduceOp op, const Tensor& a, const std::vector<bool>& reduced,
+                        std::vector<std::vector<std::int64_t>> runs, bool keepdim) {
+  const auto run_numel = [&](const std::vector<std::int64_t>& run) {
+    std::int64_t n = 1;
+    for (std::int64_t d : run)
+      n *= a.shape()[d];  // a factor of numel: cannot overflow
+    return n;
+  };
+  std::stable_sort(runs.begin(), runs.end(),
+                   [&](const auto& x, const auto& y) { return run_numel(x) > run_numel(y); });
+  Tensor partial = a;
+  for (const std::vector<std::int64_t>& run : runs)
+    partial = reduce(op, partial, run, /*keepdim=*/true);
+  return views::view(partial, reduced_shape(a, reduced, keepdim));
+}
+
 void check_defined(const char* op, const Tensor& a) {
   LG_CHECK(a.defined(), op, ": expected a defined tensor, got an undefined Tensor()");
 }
@@ -161,27 +190,7 @@ Tensor reduce(ReduceOp op, const Tensor& a, const std::vector<std::int64_t>& dim
                  a.dtype(), " (convert with .to(kFloat32) first)");
   const std::vector<bool> reduced = reduced_dims(name, a, dims);
   std::vector<std::vector<std::int64_t>> runs = separated_runs(a, reduced);
-  if (!runs.empty()) {
-    // See Note [Reducing separated dims in stages].
-    const auto run_numel = [&](const std::vector<std::int64_t>& run) {
-      std::int64_t n = 1;
-      for (std::int64_t d : run)
-        n *= a.shape()[d];  // a factor of numel: cannot overflow
-      return n;
-    };
-    std::stable_sort(runs.begin(), runs.end(), [&](const auto& x, const auto& y) {
-      return run_numel(x) > run_numel(y);
-    });
-    Tensor partial = a;
-    for (const std::vector<std::int64_t>& run : runs)
-      partial = reduce(op, partial, run, /*keepdim=*/true);
-    Shape out_shape;
-    for (std::int64_t d = 0; d < a.dim(); ++d) {
-      if (!reduced[d]) out_shape.push_back(a.shape()[d]);
-      else if (keepdim) out_shape.push_back(1);
-    }
-    return views::view(partial, out_shape);
-  }
+  if (!runs.empty()) return reduce_in_stages(op, a, reduced, std::move(runs), keepdim);
   const ReductionLayout layout = make_layout(a, reduced, keepdim, /*allow_inner=*/true);
   if (op == ReduceOp::Max) check_not_empty(name, a, layout);
 

@@ -280,15 +280,14 @@ TEST(Reduce, SeparatedRunsOfDims) {
     std::vector<std::int64_t> dims;
   };
   const std::vector<Case> cases = {
-      {{3, 4, 5, 6}, {0, 2, 3}}, {{3, 4, 5, 6}, {0, 2}},       {{3, 4, 5, 6}, {1, 3}},
+      {{3, 4, 5, 6}, {0, 2, 3}},    {{3, 4, 5, 6}, {0, 2}},    {{3, 4, 5, 6}, {1, 3}},
       {{2, 3, 4, 5, 3}, {0, 2, 4}}, {{2, 1, 4, 1, 3}, {0, 4}}, {{3, 1, 5, 6}, {0, 1, 3}},
       {{4, 5, 1, 6}, {0, 2, 3}}};  // a size-1 dim between two runs joins them: one run, no stages
   for (DType dtype : {kFloat32, kFloat64, kFloat16, kBFloat16, kInt32, kBool}) {
     for (const Case& c : cases) {
       const std::int64_t n = numel_of(c.shape);
-      const Tensor x =
-          make_tensor(is_floating(dtype) ? random_values(n, 11) : exact_values(n, dtype, 11),
-                      c.shape, dtype);
+      const Tensor x = make_tensor(
+          is_floating(dtype) ? random_values(n, 11) : exact_values(n, dtype, 11), c.shape, dtype);
       for (ReduceOp op : kReduceOps) {
         if (op == ReduceOp::Mean && !is_floating(dtype)) continue;
         for (bool keepdim : {false, true})
@@ -308,11 +307,10 @@ TEST(Reduce, SeparatedRunsDoNotCopyTheInput) {
   memory::reset_peak(cpu);
   const Tensor y = ops::reduce(ReduceOp::Sum, x, {0, 2, 3}, false);
   const std::int64_t extra = memory::stats(cpu).peak_allocated - before;
-  EXPECT_LT(extra, input_bytes / 8) << "peak grew by " << extra << " bytes for an input of "
-                                    << input_bytes;
-  EXPECT_TRUE(all_close(y, reference_reduce(ReduceOp::Sum, to_vector(x), x.shape(), {0, 2, 3},
-                                            false)
-                               .values));
+  EXPECT_LT(extra, input_bytes / 8)
+      << "peak grew by " << extra << " bytes for an input of " << input_bytes;
+  EXPECT_TRUE(all_close(
+      y, reference_reduce(ReduceOp::Sum, to_vector(x), x.shape(), {0, 2, 3}, false).values));
   // The same sum over a transposed view has to gather: it copies (and still agrees).
   const Tensor xt = views::transpose(x, 2, 3);
   expect_reduce_matches(ReduceOp::Sum, xt, {0, 2, 3}, false);
@@ -536,14 +534,20 @@ TEST(Reduce, CudaMatchesCpu) {
     std::vector<std::int64_t> dims;
   };
   const std::vector<Case> cases = {
-      {{2, 3, 5}, {}},     {{2, 3, 5}, {1}},
-      {{2, 3, 5}, {0, 2}}, {{1000, 7}, {1}},
-      {{7, 1000}, {1}},    {{300, 5000}, {1}},  // thread / block per run
-      {{3, 100'003}, {1}}, {{1 << 22}, {}},
+      {{2, 3, 5}, {}},
+      {{2, 3, 5}, {1}},
+      {{2, 3, 5}, {0, 2}},
+      {{1000, 7}, {1}},
+      {{7, 1000}, {1}},
+      {{300, 5000}, {1}},  // thread / block per run
+      {{3, 100'003}, {1}},
+      {{1 << 22}, {}},
       {{1 << 20, 3}, {0}},  // split runs
-      {{5000, 300}, {0}},  {{3, 1000, 7}, {1}},
+      {{5000, 300}, {0}},
+      {{3, 1000, 7}, {1}},
       {{100'003, 3}, {0}},  // columns
-      {{0, 3}, {0}},       {{}, {}},
+      {{0, 3}, {0}},
+      {{}, {}},
       {{8, 16, 9, 9}, {0, 2, 3}},  // separated runs: reduced in stages
   };
   for (DType dtype : kAllDTypes) {
