@@ -27,6 +27,7 @@
 //   from the destructor.
 #include <leangrad/data/dataloader.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstring>
 #include <exception>
@@ -36,6 +37,7 @@
 #include <system_error>
 #include <thread>
 #include <typeinfo>
+#include <utility>
 #include <vector>
 
 #include <leangrad/autograd/grad_mode.h>
@@ -153,6 +155,15 @@ struct DataLoader::Epoch {
   bool stopping = false;
   std::map<std::int64_t, Slot> finished;
   std::vector<std::thread> workers;
+
+  // Batch b's dataset indices, order[b * batch_size, ...), and how many (the last may be short).
+  std::pair<const std::int64_t*, std::int64_t> batch_indices(std::int64_t b,
+                                                             std::int64_t batch_size) const {
+    const std::int64_t first = b * batch_size;
+    const std::int64_t count =
+        std::min<std::int64_t>(batch_size, static_cast<std::int64_t>(order.size()) - first);
+    return {order.data() + first, count};
+  }
 };
 
 DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, DataLoaderOptions options)
@@ -331,11 +342,8 @@ void DataLoader::start_worker(Epoch* e) {
         if (e->stopping || e->next_to_claim >= e->num_batches) return;
         b = e->next_to_claim++;
       }
-      const std::int64_t first = b * options_.batch_size();
-      const std::int64_t count = std::min<std::int64_t>(
-          options_.batch_size(), static_cast<std::int64_t>(e->order.size()) - first);
-      Slot slot =
-          assemble(*dataset_, e->epoch, b, e->order.data() + first, count, options_, copy_stream_);
+      const auto [indices, count] = e->batch_indices(b, options_.batch_size());
+      Slot slot = assemble(*dataset_, e->epoch, b, indices, count, options_, copy_stream_);
       {
         std::lock_guard<std::mutex> lock(e->mutex);
         e->finished.emplace(b, std::move(slot));
@@ -372,10 +380,8 @@ bool DataLoader::next(Batch& batch, std::exception_ptr& error) {
   const std::int64_t b = e->next_to_yield;
   Slot slot;
   if (e->workers.empty()) {
-    const std::int64_t first = b * options_.batch_size();
-    const std::int64_t count = std::min<std::int64_t>(
-        options_.batch_size(), static_cast<std::int64_t>(e->order.size()) - first);
-    slot = assemble(*dataset_, e->epoch, b, e->order.data() + first, count, options_, copy_stream_);
+    const auto [indices, count] = e->batch_indices(b, options_.batch_size());
+    slot = assemble(*dataset_, e->epoch, b, indices, count, options_, copy_stream_);
     ++e->next_to_yield;
   } else {
     std::unique_lock<std::mutex> lock(e->mutex);
