@@ -299,13 +299,13 @@ void Module::visit_tensors(const std::string& prefix, const F& f) {
 
 // Note [Module::to changes all or nothing]
 // to() gives each parameter and buffer new data in place (the tensor keeps its identity, so the
-// optimizer's handles follow) and converts its .grad alike. What can fail must fail before
-// anything changes: an allocation on the device, or a .grad assigned through mutable_grad()
-// (unchecked, Note [What .grad holds]) that would not fit the converted tensor. So every
-// converted tensor and gradient is made and checked first, and only then are they installed,
-// by swaps and moves that cannot throw. On an Error the module is exactly as it was (PyTorch's
-// Module._apply converts one tensor after the other and can stop half-way). The old data is
-// freed when the conversions go out of scope, so the module briefly holds both copies.
+// optimizer's handles follow) and converts its .grad alike, also where only the .grad differs. What
+// can fail must fail before anything changes: an allocation on the device, or a .grad assigned
+// through mutable_grad() (unchecked, Note [What .grad holds]) that would not fit the converted
+// tensor. So every converted tensor and gradient is made and checked first, and only then are they
+// installed, by swaps and moves that cannot throw. On an Error the module is exactly as it was
+// (PyTorch's Module._apply converts one tensor after the other and can stop half-way). The old data
+// is freed when the conversions go out of scope, so the module briefly holds both copies.
 // `changes(t)` says whether tensor t is converted; `convert` converts it and its gradient.
 template <typename Changes, typename Convert>
 void Module::convert_tensors(const std::string& call, const Changes& changes,
@@ -320,22 +320,27 @@ void Module::convert_tensors(const std::string& call, const Changes& changes,
   std::vector<Conversion> conversions;
   std::unordered_set<const TensorImpl*> seen;  // a tied tensor is converted once
   visit_tensors("", [&](const std::string& name, Tensor& t) {
-    if (!changes(t) || !seen.insert(&t.impl()).second) return;
-    Conversion c{t, convert(t), nullptr, Tensor()};
-    if (t.grad().defined()) {
+    // The .grad is looked at on its own: one assigned through mutable_grad() can be on another
+    // device or dtype than a tensor that is already converted (PyTorch converts it too).
+    const bool data_changes = changes(t);
+    const bool grad_changes = t.grad().defined() && (data_changes || changes(t.grad()));
+    if (!(data_changes || grad_changes) || !seen.insert(&t.impl()).second) return;
+    Conversion c{t, data_changes ? convert(t) : Tensor(), nullptr, Tensor()};
+    if (grad_changes) {
       c.grad_slot = &t.mutable_grad();
       c.grad = convert(t.grad());
-      autograd::TensorMeta::of(c.data).check(
-          c.grad, detail::str_cat(this->name(), ".", call, ": the .grad of '", name, "'"),
-          "the tensor",
-          " (a .grad assigned through mutable_grad() must have its tensor's shape, dtype and "
-          "device: assign one that fits, or clear it with set_grad(Tensor())); nothing was "
-          "converted");
+      autograd::TensorMeta::of(data_changes ? c.data : t)
+          .check(
+              c.grad, detail::str_cat(this->name(), ".", call, ": the .grad of '", name, "'"),
+              "the tensor",
+              " (a .grad assigned through mutable_grad() must have its tensor's shape, dtype and "
+              "device: assign one that fits, or clear it with set_grad(Tensor())); nothing was "
+              "converted");
     }
     conversions.push_back(std::move(c));
   });
   for (Conversion& c : conversions) {  // nothing here throws
-    c.tensor.swap_data(c.data);
+    if (c.data.defined()) c.tensor.swap_data(c.data);
     if (c.grad_slot != nullptr) *c.grad_slot = std::move(c.grad);
   }
 }

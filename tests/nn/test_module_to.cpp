@@ -123,5 +123,27 @@ TEST(ModuleTo, TiedWeightsAreConvertedOnceInPlace) {
   EXPECT_TRUE(test::all_close(shared.grad(), {3, 3}, 0, 0));
 }
 
+// A tensor that is already converted, but whose .grad (assigned through mutable_grad()) is not:
+// the .grad is converted on its own, as PyTorch's Module._apply does, and the tensor's data is
+// left where it is (same storage, same version). The device case, to(Device) with a tensor on
+// the device and its .grad on the host, takes the same path (Note [Module::to changes all or
+// nothing]).
+TEST(ModuleTo, GradientOfAnAlreadyConvertedTensorIsConverted) {
+  struct Holder : nn::Module {
+    explicit Holder(const Tensor& w) : Module("Holder") { register_parameter("w", w); }
+  };
+  const Tensor w = full({3}, 2.0, kFloat64).requires_grad_();
+  w.mutable_grad() = full({3}, 0.5);  // float32
+  Holder holder(w);
+  const void* data = w.data_ptr();
+  const std::uint32_t version = w.version();
+  holder.to(kFloat64);
+  EXPECT_EQ(w.data_ptr(), data);
+  EXPECT_EQ(w.version(), version);
+  ASSERT_TRUE(w.grad().defined());
+  EXPECT_EQ(w.grad().dtype(), kFloat64);
+  EXPECT_TRUE(test::all_close(w.grad(), {0.5, 0.5, 0.5}, 0, 0));
+}
+
 }  // namespace
 }  // namespace leangrad
