@@ -73,7 +73,9 @@ std::string folder_of(const std::string& path) {
 
 // This machine's name as it goes into temporary names: each byte other than a letter, a digit or
 // '-' written %XX, so that the name holds no '.' and ".tmp.<host>.<pid>.<n>" reads back
-// unambiguously from the right ("node1.cluster" is "node1%2Ecluster").
+// unambiguously from the right ("node1.cluster" is "node1%2Ecluster"). Where gethostname fails
+// the name is empty, which temporary_of_this_host never matches: such a temporary is left for
+// the user, since without a name it cannot be told from another host's.
 const std::string& host_in_names() {
   static const std::string spelled = [] {
     char name[HOST_NAME_MAX + 1] = {};
