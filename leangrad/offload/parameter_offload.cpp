@@ -108,8 +108,9 @@ struct OffloadedParam {
 // parameter, so its bytes cross once per using unit and the device holds it once at a time. In
 // backward the copy brought back for the first of its units to run serves the others: the
 // parameter is given back only by its gradient hook, which runs once, when its AccumulateGrad
-// gets the gradients of all its units summed. Units sharing a weight run one after another (no
-// tying scheme nests them), which this relies on.
+// gets the gradients of all its units summed. Units sharing a weight must run one after another,
+// which this relies on: the constructor refuses a weight shared by a module and a submodule of
+// it (the inner unit's forward would give the weight back while the outer one still uses it).
 struct Unit {
   std::string name;
   nn::Module* module = nullptr;
@@ -420,13 +421,30 @@ ParameterOffload::ParameterOffload(std::shared_ptr<nn::Module> module,
   Registry& r = registry();
   {
     std::lock_guard<std::mutex> lock(r.mutex);
-    std::unordered_set<const TensorImpl*> seen;
+    // Each tensor's units so far, with its name in each. Units come in pre-order, so a unit's
+    // ancestors come before it.
+    struct Use {
+      std::string unit, name;
+    };
+    std::unordered_map<const TensorImpl*, std::vector<Use>> seen;
+    const auto contains = [](const std::string& outer, const std::string& inner) {
+      return outer.empty() || inner.starts_with(outer + ".");
+    };
     for (const auto& [unit_name, unit_module] : found) {
       for (const auto& [param_name, p] : unit_module->named_parameters(/*recurse=*/false)) {
         const std::string full = unit_name.empty() ? param_name : unit_name + "." + param_name;
         LG_CHECK(!r.parameters.count(&p.impl()), "ParameterOffload: parameter '", full,
                  "' is already offloaded by another ParameterOffload");
-        if (!seen.insert(&p.impl()).second) continue;  // a tied weight, checked once
+        std::vector<Use>& uses = seen[&p.impl()];
+        for (const Use& use : uses) {  // a tied weight's units must not nest (Note [Tied weights])
+          LG_CHECK(!contains(use.unit, unit_name), "ParameterOffload: parameter '", full,
+                   "' is the same tensor as '", use.name,
+                   "' of a module that contains it; tied weights are supported between units that "
+                   "run one after another, not between a module and its own submodule (register "
+                   "the weight in one of them only)");
+        }
+        uses.push_back({unit_name, full});
+        if (uses.size() > 1) continue;  // a tied weight, checked once
         LG_CHECK_DEVICE(p.device() == device || p.device().is_cpu(),
                         "ParameterOffload: parameter '", full, "' is on ", p.device(),
                         ", the offload computes on ", device);

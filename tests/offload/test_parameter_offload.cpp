@@ -470,6 +470,25 @@ TEST(ParameterOffload, RefusesMisuseBeforeChangingAnything) {
   };
   expect_refused(std::make_shared<Pair>(randn({3, 3}), randn({4, 3}).transpose(0, 1)),
                  "parameter 'b.w' of shape [3, 4] must be contiguous");
+  // A weight tied between a module and its own submodule (Note [Tied weights]): the submodule
+  // would give it back while the module still uses it. Also below a sibling that shares it.
+  struct Nest : nn::Module {
+    explicit Nest(const Tensor& w) : Module("Nest") {
+      register_parameter("w", w);
+      register_module("inner", std::make_shared<Holder>(w));
+    }
+  };
+  expect_refused(std::make_shared<Nest>(randn({3, 3})),
+                 "parameter 'inner.w' is the same tensor as 'w' of a module that contains it");
+  const Tensor shared = randn({2, 2});
+  struct Deep : nn::Module {
+    explicit Deep(const Tensor& w) : Module("Deep") {
+      register_module("a", std::make_shared<Holder>(w));
+      register_module("b", std::make_shared<Nest>(w));
+    }
+  };
+  expect_refused(std::make_shared<Deep>(shared),
+                 "parameter 'b.inner.w' is the same tensor as 'b.w' of a module that contains it");
 }
 
 // y = tanh(x W): a unit that owns W (the same tensor may be given to several).
