@@ -27,6 +27,12 @@ struct AutogradMeta {
   // run once .grad is final for this backward.
   std::vector<std::function<Tensor(const Tensor&)>> grad_hooks;
   std::vector<std::function<void(const Tensor&)>> post_accumulate_grad_hooks;
+  // Every hook register_hook gave this tensor, at the position it returned (leaf or not): the
+  // hook runs through its slot, and remove_hook empties the slot (Note [Removing hooks]).
+  std::vector<std::shared_ptr<std::function<Tensor(const Tensor&)>>> hook_slots;
+  // Non-leaves: retain_grad() was called, so .grad receives this tensor's gradient (Note
+  // [Retained gradients] in graph.cpp).
+  bool retains_grad = false;
 };
 
 // The tensor's AutogradMeta, created on first use.

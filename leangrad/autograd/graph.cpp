@@ -241,8 +241,41 @@ Edge gradient_edge(const Tensor& t) {
 void set_history(const Tensor& t, const std::shared_ptr<Node>& fn, std::uint32_t output_nr) {
   AutogradMeta& meta = autograd_meta(t);
   meta.requires_grad = true;
+  const bool moved = meta.grad_fn != fn || meta.output_nr != output_nr;
   meta.grad_fn = fn;
   meta.output_nr = output_nr;
+  if (meta.retains_grad && moved && fn) retain_grad_at_history(t);
+}
+
+// Note [Retained gradients]
+// retain_grad() on a non-leaf keeps its gradient in .grad, as PyTorch's: a pre-hook on the
+// tensor's grad_fn, at its output, clones the first gradient of a backward into .grad and adds
+// later ones (out of place under create_graph, so the graph is kept). It runs among the
+// tensor's register_hook hooks in the order they were registered (PyTorch 1.13's order: a hook
+// registered before retain_grad changes what is retained, one registered after does not). An
+// in-place op gives the tensor a new grad_fn; the hook then follows it (set_history installs a
+// new one and the old one, which checks that it is still its tensor's history, does nothing),
+// so .grad is the gradient of the tensor's current value, as in PyTorch. The hook holds the
+// tensor weakly: the tensor owns its grad_fn, which owns the hook.
+void retain_grad_at_history(const Tensor& t) {
+  AutogradMeta& meta = autograd_meta(t);
+  const Node* node = meta.grad_fn.get();
+  const std::weak_ptr<TensorImpl> weak = t.impl_ptr();
+  meta.grad_fn->pre_hooks.emplace_back(meta.output_nr, [weak, node](const Tensor& grad) {
+    const std::shared_ptr<TensorImpl> impl = weak.lock();
+    if (!impl) return Tensor();
+    const Tensor self(impl);
+    AutogradMeta& m = autograd_meta(self);
+    if (!m.retains_grad || m.grad_fn.get() != node) return Tensor();  // moved to a newer history
+    if (!m.grad.defined()) {
+      m.grad = grad.clone();
+    } else if (grad_mode_enabled()) {
+      m.grad = m.grad + grad;
+    } else {
+      m.grad.add_(grad);
+    }
+    return Tensor();  // observes only
+  });
 }
 
 Tensor record_op(const char* forward_op, const Tensor& out, const std::vector<Tensor>& inputs,

@@ -135,8 +135,13 @@ bool any_requires_grad(const std::vector<Tensor>& tensors);
 // demand), or an invalid edge when t does not require grad.
 Edge gradient_edge(const Tensor& t);
 
-// Makes `fn` the producer of `t` (its output_nr-th output) and marks t as requiring grad.
+// Makes `fn` the producer of `t` (its output_nr-th output) and marks t as requiring grad. A
+// tensor that retains its gradient takes that along to its new history (an in-place op).
 void set_history(const Tensor& t, const std::shared_ptr<Node>& fn, std::uint32_t output_nr = 0);
+
+// Makes the non-leaf `t`'s grad_fn store t's gradient in t's .grad (Tensor::retain_grad; Note
+// [Retained gradients]).
+void retain_grad_at_history(const Tensor& t);
 
 // Records a single-output op: when grad mode is on, an input requires grad and `out` is
 // floating, `out` gets a FunctionNode named after `forward_op` with edges to `inputs`, keeping

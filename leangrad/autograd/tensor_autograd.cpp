@@ -65,14 +65,52 @@ bool Tensor::is_leaf() const {
   return grad_fn() == nullptr;
 }
 
-void Tensor::add_grad_hook(std::function<Tensor(const Tensor&)> hook) {
-  LG_CHECK(requires_grad(), "register_hook: the tensor does not require grad");
+// Note [Removing hooks]
+// register_hook returns a position, as LibTorch's (PyTorch returns a handle with remove()). The
+// hook is kept in a slot the tensor owns (AutogradMeta::hook_slots), and what goes on the
+// graph (a leaf's grad_hooks, a grad_fn's pre_hooks) runs it through that slot; remove_hook
+// empties the slot, which frees what the hook captured. The slot is read into a copy before the
+// hook runs, so a hook may remove itself, or another, while the engine runs it: a removed hook
+// does not run again, even in the backward that is running.
+unsigned Tensor::add_grad_hook(std::function<Tensor(const Tensor&)> hook) {
+  LG_CHECK(requires_grad(), "register_hook: the tensor (shape ", shape(),
+           ") does not require grad");
   autograd::AutogradMeta& meta = autograd::autograd_meta(*this);
+  auto slot = std::make_shared<autograd::GradHook>(std::move(hook));
+  autograd::GradHook run = [slot](const Tensor& grad) {
+    const autograd::GradHook hook = *slot;  // a copy: the hook may remove itself
+    return hook ? hook(grad) : Tensor();
+  };
   if (meta.grad_fn) {
-    meta.grad_fn->pre_hooks.emplace_back(meta.output_nr, std::move(hook));
+    meta.grad_fn->pre_hooks.emplace_back(meta.output_nr, std::move(run));
   } else {
-    meta.grad_hooks.push_back(std::move(hook));
+    meta.grad_hooks.push_back(std::move(run));
   }
+  meta.hook_slots.push_back(std::move(slot));
+  return static_cast<unsigned>(meta.hook_slots.size() - 1);
+}
+
+void Tensor::remove_hook(unsigned position) const {
+  autograd::AutogradMeta* meta = autograd::autograd_meta_or_null(*this);
+  const std::size_t count = meta != nullptr ? meta->hook_slots.size() : 0;
+  LG_CHECK(position < count && *meta->hook_slots[position], "remove_hook: no hook at position ",
+           position, " (the tensor of shape ", shape(), " has had ", count,
+           " hook(s) registered; a removed hook cannot be removed again)");
+  *meta->hook_slots[position] = nullptr;
+}
+
+void Tensor::retain_grad() const {
+  LG_CHECK(requires_grad(), "retain_grad: the tensor (shape ", shape(),
+           ") does not require grad, so it has no gradient to retain");
+  autograd::AutogradMeta& meta = autograd::autograd_meta(*this);
+  if (!meta.grad_fn || meta.retains_grad) return;  // a leaf keeps its .grad anyway
+  meta.retains_grad = true;
+  autograd::retain_grad_at_history(*this);
+}
+
+bool Tensor::retains_grad() const {
+  const autograd::AutogradMeta* meta = autograd::autograd_meta_or_null(*this);
+  return meta != nullptr && meta->retains_grad;
 }
 
 void Tensor::register_post_accumulate_grad_hook(std::function<void(const Tensor&)> hook) {

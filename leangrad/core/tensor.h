@@ -297,17 +297,25 @@ class Tensor {
   bool is_leaf() const;
   // A hook on this tensor's gradient: `hook(grad)` runs when the gradient is computed and may
   // return a replacement (or nothing: a hook returning void, or an undefined Tensor, keeps it).
+  // Returns the hook's position for remove_hook, as LibTorch's.
   template <typename F>
-  void register_hook(F&& hook) {
+  unsigned register_hook(F&& hook) {
     if constexpr (std::is_void_v<std::invoke_result_t<F, const Tensor&>>) {
-      add_grad_hook([h = std::forward<F>(hook)](const Tensor& g) {
+      return add_grad_hook([h = std::forward<F>(hook)](const Tensor& g) {
         h(g);
         return Tensor();
       });
     } else {
-      add_grad_hook(std::forward<F>(hook));
+      return add_grad_hook(std::forward<F>(hook));
     }
   }
+  // Removes the hook register_hook put at `position`; it does not run again, also in a backward
+  // that is running (Note [Removing hooks]).
+  void remove_hook(unsigned position) const;
+  // A non-leaf keeps its gradient in .grad from the next backward on, accumulating as a leaf's
+  // does (Note [Retained gradients]); no effect on a leaf. retains_grad() says whether it does.
+  void retain_grad() const;
+  bool retains_grad() const;
   // Leaves only: `hook(tensor)` runs once grad() is final for the current backward.
   void register_post_accumulate_grad_hook(std::function<void(const Tensor&)> hook);
 
@@ -326,7 +334,7 @@ class Tensor {
   std::string str() const;
 
  private:
-  void add_grad_hook(std::function<Tensor(const Tensor&)> hook);
+  unsigned add_grad_hook(std::function<Tensor(const Tensor&)> hook);
 
   std::shared_ptr<TensorImpl> impl_;
 };

@@ -473,6 +473,140 @@ TEST(Hooks, PostAccumulateGradHookRunsOnceAfterAllContributions) {
   EXPECT_EQ(grad_at_call, (std::vector<double>{6, 10}));
 }
 
+// ---- Removing hooks (Note [Removing hooks]) ---------------------------------------------------
+
+// f() throws an Error whose message contains `words`.
+template <typename F>
+void expect_error(F&& f, const std::string& words) {
+  try {
+    f();
+    ADD_FAILURE() << "no error; expected one saying '" << words << "'";
+  } catch (const Error& e) {
+    EXPECT_CONTAINS(e.what(), words);
+  }
+}
+
+// register_hook returns a position per tensor; a removed hook no longer runs, on a leaf or a
+// non-leaf, and the others keep their order.
+TEST(Hooks, ARemovedHookNoLongerRuns) {
+  Tensor x = leaf({1, 2});
+  const unsigned times_ten = x.register_hook([](const Tensor& g) { return g * 10.0; });
+  const unsigned plus_one = x.register_hook([](const Tensor& g) { return g + 1.0; });
+  EXPECT_EQ(times_ten, 0u);
+  EXPECT_EQ(plus_one, 1u);
+  x.remove_hook(times_ten);
+  (x * 3.0).sum().backward();  // 3 + 1
+  EXPECT_TRUE(test::all_close(x.grad(), {4, 4}));
+
+  Tensor a = leaf({1, 2});
+  Tensor y = a * 2.0;
+  const unsigned replace = y.register_hook([](const Tensor& g) { return g * 100.0; });
+  y.register_hook([](const Tensor& g) { return g - 1.0; });
+  y.remove_hook(replace);
+  (y * 3.0).sum().backward();  // (3 - 1) * 2
+  EXPECT_TRUE(test::all_close(a.grad(), {4, 4}));
+}
+
+// A hook may remove itself (or another) while it runs: it does not run again, in this backward
+// or a later one, and the one it removed does not run in this backward either.
+TEST(Hooks, AHookMayRemoveItselfOrAnotherWhileItRuns) {
+  Tensor x = leaf({1});
+  Tensor y = x * 1.0;
+  int calls = 0;
+  unsigned self = 0;
+  unsigned later = 0;
+  self = y.register_hook([&](const Tensor& g) {
+    ++calls;
+    y.remove_hook(self);
+    y.remove_hook(later);
+    return g * 2.0;
+  });
+  later = y.register_hook([](const Tensor& g) { return g * 1000.0; });
+  (y * 3.0).sum().backward(Tensor(), /*retain_graph=*/true);
+  EXPECT_TRUE(test::all_close(x.grad(), {6}));
+  (y * 3.0).sum().backward();
+  EXPECT_EQ(calls, 1);
+  EXPECT_TRUE(test::all_close(x.grad(), {9}));  // 6 + 3
+}
+
+TEST(Hooks, RemovingANonexistentHookIsAnError) {
+  Tensor x = leaf({1});
+  expect_error([&] { x.remove_hook(0); }, "remove_hook: no hook at position 0");
+  const unsigned h = x.register_hook([](const Tensor& g) { return g; });
+  x.remove_hook(h);
+  expect_error([&] { x.remove_hook(h); }, "a removed hook cannot be removed again");
+  expect_error([&] { x.remove_hook(7); }, "has had 1 hook(s) registered");
+}
+
+// ---- Retained gradients (Note [Retained gradients]) ---------------------------------------------
+
+// y = 2x, L = sum(y^2): dL/dy = 2y = 4x, retained in y.grad; accumulated over two backwards as a
+// leaf's .grad is; a leaf's retain_grad changes nothing (PyTorch: retains_grad stays false).
+TEST(RetainGrad, ANonLeafKeepsItsGradientAndAccumulates) {
+  Tensor x = leaf({1, -2, 3});
+  Tensor y = x * 2.0;
+  EXPECT_FALSE(y.grad().defined());
+  y.retain_grad();
+  y.retain_grad();  // twice: still one hook
+  EXPECT_TRUE(y.retains_grad());
+  const Tensor loss = (y * y).sum();
+  loss.backward(Tensor(), /*retain_graph=*/true);
+  EXPECT_TRUE(test::all_close(y.grad(), {4, -8, 12}, 0, 0));
+  EXPECT_TRUE(test::all_close(x.grad(), {8, -16, 24}, 0, 0));
+  loss.backward();
+  EXPECT_TRUE(test::all_close(y.grad(), {8, -16, 24}, 0, 0));
+  x.retain_grad();
+  EXPECT_FALSE(x.retains_grad());
+  expect_error([&] { test::make_tensor({1}, {1}, kFloat64).retain_grad(); },
+               "does not require grad");
+}
+
+// The values PyTorch 1.13 gives (y = 2x, x = 1): with a hook g * 100 registered before
+// retain_grad the retained gradient is 100, registered after it is 1 (hooks run in registration
+// order); after y.mul_(3), L = sum(5 y): y.grad is 5, the gradient of y's new value, while a
+// hook registered before the in-place op sees 15, the gradient of its old value.
+TEST(RetainGrad, OrderWithHooksAndInPlaceOpsFollowPyTorch) {
+  Tensor x = leaf({1, 1});
+  Tensor y = x * 2.0;
+  y.register_hook([](const Tensor& g) { return g * 100.0; });
+  y.retain_grad();
+  y.sum().backward();
+  EXPECT_TRUE(test::all_close(y.grad(), {100, 100}, 0, 0));
+  EXPECT_TRUE(test::all_close(x.grad(), {200, 200}, 0, 0));
+
+  Tensor x2 = leaf({1, 1});
+  Tensor y2 = x2 * 2.0;
+  y2.retain_grad();
+  y2.register_hook([](const Tensor& g) { return g * 100.0; });
+  y2.sum().backward();
+  EXPECT_TRUE(test::all_close(y2.grad(), {1, 1}, 0, 0));
+  EXPECT_TRUE(test::all_close(x2.grad(), {200, 200}, 0, 0));
+
+  Tensor x3 = leaf({1, 1, 1});
+  Tensor y3 = x3 * 2.0;
+  std::vector<double> seen_before;
+  y3.register_hook([&](const Tensor& g) { seen_before = test::to_vector(g); });
+  y3.retain_grad();
+  y3.mul_(3.0);
+  (y3 * 5.0).sum().backward();
+  EXPECT_TRUE(test::all_close(y3.grad(), {5, 5, 5}, 0, 0));
+  EXPECT_EQ(seen_before, (std::vector<double>{15, 15, 15}));
+  EXPECT_TRUE(test::all_close(x3.grad(), {30, 30, 30}, 0, 0));
+}
+
+// Under create_graph the retained gradient keeps its graph: y = x^2, L = sum(y^2), dL/dy = 2y =
+// 2x^2, whose derivative in x is 4x.
+TEST(RetainGrad, UnderCreateGraphTheRetainedGradientCanBeDifferentiated) {
+  Tensor x = leaf({1.5, -2});
+  Tensor y = x * x;
+  y.retain_grad();
+  (y * y).sum().backward(Tensor(), std::nullopt, /*create_graph=*/true);
+  ASSERT_TRUE(y.grad().requires_grad());
+  EXPECT_TRUE(test::all_close(y.grad(), {4.5, 8}, 0, 0));
+  const std::vector<Tensor> d = autograd::grad({y.grad().sum()}, {x});
+  EXPECT_TRUE(test::all_close(d[0], {6, -8}, 0, 0));
+}
+
 // ---- End-of-backward callbacks (Note [End-of-backward callbacks]) -----------------------------
 
 // A hook may register another hook on the same tensor while it runs: the list it is read from
