@@ -1,8 +1,9 @@
 // Tests of the reductions (kernels/ops_reduce.cpp, kernels/cpu/reduce.cpp): sum, mean, max and
 // argmax against a plain reference loop in double, over single, multiple, negative and all dims,
-// keepdim, non-contiguous inputs, 0-d and empty tensors, every dtype, NaN and ties; the accuracy
-// of long float32 sums, results independent of the thread count, the errors bad input raises,
-// and CUDA against the CPU when a GPU is present.
+// keepdim, non-contiguous inputs, 0-d and empty tensors, every dtype, NaN and ties; reductions in
+// stages (16-bit ones against the bound of float32 accumulation and one rounding) and their
+// memory; the accuracy of long float32 sums, results independent of the thread count, the errors
+// bad input raises, and CUDA against the CPU when a GPU is present.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -556,13 +557,14 @@ TEST(Reduce, ResultsDoNotDependOnTheThreadCount) {
     std::vector<std::int64_t> dims;
   };
   const std::vector<Case> cases = {
-      {&x, {n}, {}},               // one output: chunks across threads
-      {&x, {1, n}, {1}},           // same, through a dim
-      {&h, {n}, {}},               // float16 input, float accumulation
-      {&x, {n / 64, 64}, {1}},     // many short runs: split over outputs
-      {&x, {64, n / 64}, {0}},     // reduce the leading dim: columns, split over columns
-      {&x, {n / 64, 64}, {0}},     // few long columns: chunks of rows across threads
-      {&x, {n / 64, 64}, {0, 1}},  // all dims
+      {&x, {n}, {}},                 // one output: chunks across threads
+      {&x, {1, n}, {1}},             // same, through a dim
+      {&h, {n}, {}},                 // float16 input, float accumulation
+      {&x, {n / 64, 64}, {1}},       // many short runs: split over outputs
+      {&x, {64, n / 64}, {0}},       // reduce the leading dim: columns, split over columns
+      {&x, {n / 64, 64}, {0}},       // few long columns: chunks of rows across threads
+      {&x, {n / 64, 64}, {0, 1}},    // all dims
+      {&h, {64, 16, 3072}, {0, 2}},  // float16 in stages, float32 partials
   };
   for (const Case& c : cases) {
     SCOPED_TRACE("shape " + shape_str(c.shape) + " dims " + shape_str(c.dims));
