@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include <leangrad/core/memory.h>
 #include <leangrad/kernels/creation.h>
 #include <leangrad/kernels/ops.h>
 
@@ -68,23 +69,39 @@ BENCHMARK(BM_SumDim_F32_4096x4096)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
-// A conv2d bias gradient: a (32, 256, 28, 28) float32 gradient summed over {0, 2, 3}. The reduced
-// dims are split by C: reduced in two stages without copying the input (Note [Reducing separated
-// dims in stages] in kernels/ops_reduce.cpp).
-void BM_SumBiasGrad_F32_32x256x28x28(benchmark::State& state) {
-  const Tensor x = leangrad::rand({32, 256, 28, 28}, kFloat32);
+// A conv2d bias gradient: a (32, 256, 28, 28) gradient summed over {0, 2, 3}, in float32 and (as
+// under autocast) bfloat16. The reduced dims are split by C: reduced in two stages without copying
+// the input (Note [Reducing separated dims in stages] in kernels/ops_reduce.cpp). The counter
+// temporary_KiB is how far one call raises the CPU allocator's peak above what was allocated
+// before it: the stages' partials and the result, or a copy of the input where one is made.
+void BM_SumBiasGrad_32x256x28x28(benchmark::State& state, leangrad::DType dtype) {
+  const Tensor x = leangrad::rand({32, 256, 28, 28}, kFloat32).to(dtype);
+  // Each of the 256 sums of 25088 values in [0, 1) is rounded once to dtype (2^-9 relative for
+  // bfloat16); the total of those positive values keeps that relative error.
+  const double rtol = dtype == kFloat32 ? 1e-5 : 4e-3;
   const Tensor check = leangrad::ops::reduce(ReduceOp::Sum, x, {0, 2, 3}, false);
-  const Tensor total = leangrad::ops::reduce(ReduceOp::Sum, check, {}, false);
-  if (!close(total.item<double>(), reference_sum(x), 1e-5)) {
+  const Tensor total =
+      leangrad::ops::reduce(ReduceOp::Sum, leangrad::ops::cast(check, kFloat32), {}, false);
+  if (!close(total.item<double>(), reference_sum(leangrad::ops::cast(x, kFloat32)), rtol)) {
     state.SkipWithError("sum differs from the reference");
   }
+  const leangrad::Device cpu = leangrad::Device::cpu();
+  const std::int64_t before_bytes = leangrad::memory::stats(cpu).allocated;
+  leangrad::memory::reset_peak(cpu);
   for (auto _ : state) {
     Tensor y = leangrad::ops::reduce(ReduceOp::Sum, x, {0, 2, 3}, false);
     benchmark::DoNotOptimize(y.data_ptr());
   }
-  state.SetBytesProcessed(state.iterations() * x.numel() * 4);
+  const std::int64_t temporary_bytes = leangrad::memory::stats(cpu).peak_allocated - before_bytes;
+  state.counters["temporary_KiB"] = static_cast<double>(temporary_bytes) / 1024.0;
+  state.SetBytesProcessed(state.iterations() * x.nbytes());
 }
-BENCHMARK(BM_SumBiasGrad_F32_32x256x28x28)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_SumBiasGrad_32x256x28x28, F32, kFloat32)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_SumBiasGrad_32x256x28x28, BF16, leangrad::kBFloat16)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 // (n, n) @ (n, n) in float32.
 void BM_Matmul_F32(benchmark::State& state) {

@@ -121,6 +121,15 @@ ReductionLayout make_layout(const Tensor& a, const std::vector<bool>& reduced, b
   return layout;
 }
 
+void check_defined(const char* op, const Tensor& a) {
+  LG_CHECK(a.defined(), op, ": expected a defined tensor, got an undefined Tensor()");
+}
+
+void check_not_empty(const char* op, const Tensor& a, const ReductionLayout& layout) {
+  LG_CHECK_SHAPE(layout.reduce_size > 0, op,
+                 ": cannot reduce over a zero-size dimension (input shape ", a.shape(), ")");
+}
+
 // Note [Reducing separated dims in stages]
 // A conv2d bias gradient sums a contiguous (N, C, H, W) gradient over {0, 2, 3}: two runs of
 // reduced dims with a kept dim between them. Permuting them together (the second form) copies the
@@ -128,17 +137,26 @@ ReductionLayout make_layout(const Tensor& a, const std::vector<bool>& reduced, b
 // docs/memory.md). Instead each run is reduced where it lies, in the first form, the largest run
 // first so that the next stage reads the smallest partial:
 //   (N, C, H, W) -> (N, C, 1, 1) -> (1, C, 1, 1)
-// with temporaries of N * C elements. Sums only add in another order (the pairwise bound holds
-// in each stage, and the stages' bounds add up); the maximum is exact; a mean of equal-sized
-// means is the mean, each stage rounding once. 16-bit floats keep the copy: their partials would
-// be rounded to 16 bits between stages, where one reduction accumulates in float32 and rounds
-// once. The runs: kept and reduced dims of size 1 are ignored (they do not move memory), each
-// maximal sequence of the other reduced dims is one run.
+// with temporaries of N * C elements. The runs: kept and reduced dims of size 1 are ignored (they
+// do not move memory), each maximal sequence of the other reduced dims is one run.
+//   - Max stages in the input's dtype: each stage's result is one of its inputs, exact.
+//   - Sum stages in the accumulator's dtype (reduce_math.h), so the partials are what one pass
+//     holds before it rounds its result. For float32 and float64 that is the dtype itself, for
+//     integers int64 (the result's dtype); for float16 and bfloat16 it is float32: the first
+//     stage reads the 16-bit input and writes float32 (the launchers' out_dtype), later stages
+//     add float32, and the result, (C) in the example, is cast to 16 bits once. Partials rounded
+//     to 16 bits between stages would each add a 16-bit rounding (2^-9 relative for bfloat16)
+//     where one pass rounds only its result. The sums only add in another order: the pairwise
+//     bound holds in each stage, and the stages' bounds add up.
+//   - Mean is those sums, then one division by the number of reduced elements, then the rounding
+//     to the dtype: the arithmetic of one pass (sum in the accumulator, / n, round), additions
+//     reordered. A mean of equal-sized means would also be the mean, but each stage's division
+//     rounds (one float32 rounding more per stage) and the division would not be the last step.
+// Non-contiguous inputs keep the permuting copy (it makes them contiguous anyway).
 std::vector<std::vector<std::int64_t>> separated_runs(const Tensor& a,
                                                       const std::vector<bool>& reduced) {
   std::vector<std::vector<std::int64_t>> runs;
-  const bool sixteen_bit = a.dtype() == DType::Float16 || a.dtype() == DType::BFloat16;
-  if (!a.is_contiguous() || a.numel() == 0 || sixteen_bit) return runs;
+  if (!a.is_contiguous() || a.numel() == 0) return runs;
   bool in_run = false;
   for (std::int64_t d = 0; d < a.dim(); ++d) {
     if (a.shape()[d] == 1) continue;
@@ -154,6 +172,34 @@ std::vector<std::vector<std::int64_t>> separated_runs(const Tensor& a,
   return runs;
 }
 
+// The dtype op writes for input of `dtype`: int64 for Sum of integral/bool input, else dtype.
+DType result_dtype(ReduceOp op, DType dtype) {
+  return op == ReduceOp::Sum && !is_floating(dtype) ? DType::Int64 : dtype;
+}
+
+// op over `reduced` of `a` in one launch, in the layout of make_layout, written as out_dtype (what
+// the launchers accept, kernels/backend.h).
+Tensor reduce_in_one_pass(ReduceOp op, const Tensor& a, const std::vector<bool>& reduced,
+                          bool keepdim, DType out_dtype) {
+  const ReductionLayout layout = make_layout(a, reduced, keepdim, /*allow_inner=*/true);
+  if (op == ReduceOp::Max) check_not_empty(op_name(op), a, layout);
+
+  Tensor out = empty(layout.out_shape, TensorOptions(out_dtype).device(a.device()));
+  if (out.numel() == 0) return out;
+  const cuda::DeviceGuard guard(a.device());
+  switch (a.device().type) {
+    case DeviceType::CPU:
+      kernels::cpu::reduce(op, a.dtype(), out_dtype, out.data_ptr(), layout.input.data_ptr(),
+                           layout.outer, layout.reduce_size, layout.inner);
+      break;
+    case DeviceType::CUDA:
+      kernels::cuda::reduce(op, a.dtype(), out_dtype, out.data_ptr(), layout.input.data_ptr(),
+                            layout.outer, layout.reduce_size, layout.inner);
+      break;
+  }
+  return out;
+}
+
 // op over the separated runs of `a`, one stage per run (Note [Reducing separated dims in stages]).
 Tensor reduce_in_stages(ReduceOp op, const Tensor& a, const std::vector<bool>& reduced,
                         std::vector<std::vector<std::int64_t>> runs, bool keepdim) {
@@ -165,19 +211,23 @@ Tensor reduce_in_stages(ReduceOp op, const Tensor& a, const std::vector<bool>& r
   };
   std::stable_sort(runs.begin(), runs.end(),
                    [&](const auto& x, const auto& y) { return run_numel(x) > run_numel(y); });
+  const bool sixteen_bit = a.dtype() == DType::Float16 || a.dtype() == DType::BFloat16;
+  const ReduceOp stage_op = op == ReduceOp::Max ? ReduceOp::Max : ReduceOp::Sum;
+  const DType stage_dtype =
+      op != ReduceOp::Max && sixteen_bit ? DType::Float32 : result_dtype(stage_op, a.dtype());
   Tensor partial = a;
-  for (const std::vector<std::int64_t>& run : runs)
-    partial = reduce(op, partial, run, /*keepdim=*/true);
+  std::int64_t count = 1;  // elements reduced into each output so far
+  for (const std::vector<std::int64_t>& run : runs) {
+    std::vector<bool> run_mask(reduced.size(), false);
+    for (std::int64_t d : run)
+      run_mask[d] = true;
+    partial = reduce_in_one_pass(stage_op, partial, run_mask, /*keepdim=*/true, stage_dtype);
+    count *= run_numel(run);
+  }
+  if (op == ReduceOp::Mean) partial = binary(BinaryOp::Div, partial, static_cast<double>(count));
+  const DType out_dtype = result_dtype(op, a.dtype());
+  if (partial.dtype() != out_dtype) partial = cast(partial, out_dtype);
   return views::view(partial, reduced_shape(a, reduced, keepdim));
-}
-
-void check_defined(const char* op, const Tensor& a) {
-  LG_CHECK(a.defined(), op, ": expected a defined tensor, got an undefined Tensor()");
-}
-
-void check_not_empty(const char* op, const Tensor& a, const ReductionLayout& layout) {
-  LG_CHECK_SHAPE(layout.reduce_size > 0, op,
-                 ": cannot reduce over a zero-size dimension (input shape ", a.shape(), ")");
 }
 
 }  // namespace
@@ -191,24 +241,7 @@ Tensor reduce(ReduceOp op, const Tensor& a, const std::vector<std::int64_t>& dim
   const std::vector<bool> reduced = reduced_dims(name, a, dims);
   std::vector<std::vector<std::int64_t>> runs = separated_runs(a, reduced);
   if (!runs.empty()) return reduce_in_stages(op, a, reduced, std::move(runs), keepdim);
-  const ReductionLayout layout = make_layout(a, reduced, keepdim, /*allow_inner=*/true);
-  if (op == ReduceOp::Max) check_not_empty(name, a, layout);
-
-  const DType out_dtype = op == ReduceOp::Sum && !is_floating(a.dtype()) ? DType::Int64 : a.dtype();
-  Tensor out = empty(layout.out_shape, TensorOptions(out_dtype).device(a.device()));
-  if (out.numel() == 0) return out;
-  const cuda::DeviceGuard guard(a.device());
-  switch (a.device().type) {
-    case DeviceType::CPU:
-      kernels::cpu::reduce(op, a.dtype(), out.data_ptr(), layout.input.data_ptr(), layout.outer,
-                           layout.reduce_size, layout.inner);
-      break;
-    case DeviceType::CUDA:
-      kernels::cuda::reduce(op, a.dtype(), out.data_ptr(), layout.input.data_ptr(), layout.outer,
-                            layout.reduce_size, layout.inner);
-      break;
-  }
-  return out;
+  return reduce_in_one_pass(op, a, reduced, keepdim, result_dtype(op, a.dtype()));
 }
 
 Tensor argmax(const Tensor& a, std::optional<std::int64_t> dim, bool keepdim) {

@@ -1,6 +1,6 @@
 // The math of the reductions, shared by the CPU and CUDA kernels: the
-// accumulator types, the NaN-propagating max, and the (value, index) merge of argmax with
-// first-index tie breaking. Kernels differ only in how they split the work; every merge goes
+// accumulator and output types, the NaN-propagating max, and the (value, index) merge of argmax
+// with first-index tie breaking. Kernels differ only in how they split the work; every merge goes
 // through these functions, so the CPU tests exercise the rules the GPU follows.
 #pragma once
 
@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include <leangrad/core/dtype.h>
+#include <leangrad/core/error.h>
 #include <leangrad/core/macros.h>
 
 namespace leangrad::reduce_math {
@@ -26,6 +27,25 @@ using max_acc_t =
 // The output dtype of a reduction: sums of integral/bool input give int64.
 template <typename T>
 using sum_out_t = std::conditional_t<std::is_integral_v<T>, std::int64_t, T>;
+
+// Runs f.template operator()<Out>() with Out the C++ type of the dtype a Sum or Mean of T writes:
+// sum_out_t<T>, or float where a float16/bfloat16 input asks for float32 out_dtype (the unrounded
+// partials of a reduction in stages, Note [Reducing separated dims in stages] in
+// kernels/ops_reduce.cpp). Any other out_dtype is a DTypeError naming op.
+template <typename T, typename F>
+void dispatch_sum_out(DType out_dtype, const char* op, F&& f) {
+  if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
+    if (out_dtype == DType::Float32) {
+      f.template operator()<float>();
+      return;
+    }
+  }
+  using Out = sum_out_t<T>;
+  LG_CHECK_DTYPE(out_dtype == dtype_of<Out>, op, ": cannot write ", out_dtype, " from ",
+                 dtype_of<T>, " input (expected ", dtype_of<Out>, ", or float32 from float16 or ",
+                 "bfloat16)");
+  f.template operator()<Out>();
+}
 
 template <typename Acc>
 LG_HOST_DEVICE LG_INLINE bool is_nan(Acc x) {

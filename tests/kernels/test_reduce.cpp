@@ -1,8 +1,9 @@
 // Tests of the reductions (kernels/ops_reduce.cpp, kernels/cpu/reduce.cpp): sum, mean, max and
 // argmax against a plain reference loop in double, over single, multiple, negative and all dims,
-// keepdim, non-contiguous inputs, 0-d and empty tensors, every dtype, NaN and ties; the accuracy
-// of long float32 sums, results independent of the thread count, the errors bad input raises,
-// and CUDA against the CPU when a GPU is present.
+// keepdim, non-contiguous inputs, 0-d and empty tensors, every dtype, NaN and ties; reductions in
+// stages (16-bit ones against the bound of float32 accumulation and one rounding) and their
+// memory; the accuracy of long float32 sums, results independent of the thread count, the errors
+// bad input raises, and CUDA against the CPU when a GPU is present.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -19,6 +20,7 @@
 #include <leangrad/core/memory.h>
 #include <leangrad/core/parallel.h>
 #include <leangrad/core/views.h>
+#include <leangrad/kernels/backend.h>
 #include <leangrad/kernels/creation.h>
 #include <leangrad/kernels/ops.h>
 #include "testing/tensor_testing.h"
@@ -186,6 +188,60 @@ void expect_argmax_matches(const Tensor& x, std::optional<std::int64_t> dim, boo
   EXPECT_TRUE(all_close(y, e.values, 0, 0));
 }
 
+// Checks a Sum or Mean of float16/bfloat16 x against the float64 reference within the bound of
+// its arithmetic: the sum accumulated in float32 in any order (staged or one pass, CPU or CUDA),
+// then for Mean one float32 division, then one rounding to the 16-bit dtype. With S the exact
+// sum, A = sum |x_i| over an output's n elements, u the unit roundoff of float32 (2^-24) and u16
+// that of the dtype (2^-11 float16, 2^-8 bfloat16):
+//   float32 sum:  |s - S| <= E = gamma(n - 1) A, gamma(k) = k u / (1 - k u) (any summation tree:
+//                 no element takes part in more than n - 1 additions; 16 -> 32 bits is exact);
+//   Sum:          |y - S| <= E + u16 (|S| + E) + eta,
+//   Mean:         |y - S / n| <= E / n + (u + u16 (1 + u)) (|S| + E) / n + eta,
+// eta being half the dtype's smallest subnormal (the absolute rounding error near zero). A
+// partial rounded to 16 bits between stages adds u16 of each partial's size, which cancellation
+// in S does not cover: such outputs fail this bound.
+void expect_sixteen_bit_sum_within_bound(ReduceOp op, const Tensor& x,
+                                         const std::vector<std::int64_t>& dims, bool keepdim) {
+  ASSERT_TRUE(op == ReduceOp::Sum || op == ReduceOp::Mean);
+  ASSERT_TRUE(x.dtype() == kFloat16 || x.dtype() == kBFloat16);
+  SCOPED_TRACE(std::string(op_name(op)) + " of " + shape_str(x.shape()) + " " +
+               dtype_name(x.dtype()) + " over dims " + shape_str(dims) +
+               (keepdim ? " keepdim" : "") + " against the rounding bound");
+  const std::vector<double> values = to_vector(x);
+  const ReferenceIndexing r = reference_indexing(x.shape(), dims, keepdim);
+  const auto num_outputs = static_cast<std::size_t>(r.num_outputs);
+  std::vector<double> sum(num_outputs, 0.0), sum_abs(num_outputs, 0.0), count(num_outputs, 0.0);
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const auto o = static_cast<std::size_t>(r.out_index[i]);
+    sum[o] += values[i];  // exact: few terms of 16-bit values, far inside float64's 53 bits
+    sum_abs[o] += std::fabs(values[i]);
+    count[o] += 1;
+  }
+  const double u = std::ldexp(1.0, -24);
+  const double u16 = std::ldexp(1.0, x.dtype() == kFloat16 ? -11 : -8);
+  const double eta = std::ldexp(1.0, x.dtype() == kFloat16 ? -25 : -134);
+  const Tensor y = ops::reduce(op, x, dims, keepdim);
+  ASSERT_EQ(y.shape(), r.out_shape);
+  ASSERT_EQ(y.dtype(), x.dtype());
+  const std::vector<double> got = to_vector(y);
+  int failures = 0;
+  for (std::size_t o = 0; o < num_outputs; ++o) {
+    const double n = count[o];
+    const double gamma = (n - 1) * u / (1 - (n - 1) * u);
+    const double e = gamma * sum_abs[o];
+    double expected = sum[o], bound = e + u16 * (std::fabs(sum[o]) + e) + eta;
+    if (op == ReduceOp::Mean) {
+      expected = sum[o] / n;
+      bound = e / n + (u + u16 * (1 + u)) * (std::fabs(sum[o]) + e) / n + eta;
+    }
+    if (!(std::fabs(got[o] - expected) <= bound) && failures++ < 5) {
+      ADD_FAILURE() << "output " << o << ": got " << got[o] << ", expected " << expected
+                    << " within " << bound << " (off by " << std::fabs(got[o] - expected) << ")";
+    }
+  }
+  EXPECT_EQ(failures, 0) << "of " << num_outputs << " outputs";
+}
+
 // ---- Dims, keepdim, dtypes -------------------------------------------------------------------
 
 const std::vector<std::vector<std::int64_t>> kDimLists = {
@@ -272,8 +328,10 @@ TEST(Reduce, NonContiguousInputs) {
 }
 
 // Reduced dims split by kept ones ({0, 2, 3} of (N, C, H, W): a conv bias gradient) are reduced
-// in stages, one run at a time (Note [Reducing separated dims in stages]); 16-bit floats and
-// non-contiguous inputs take the permuting copy. Both must give the reference's values.
+// in stages, one run at a time (Note [Reducing separated dims in stages]), float16 and bfloat16
+// with float32 partials; non-contiguous inputs take the permuting copy. Both must give the
+// reference's values; 16-bit sums and means within the bound of one float32 accumulation and one
+// rounding, which partials rounded to 16 bits would exceed.
 TEST(Reduce, SeparatedRunsOfDims) {
   struct Case {
     Shape shape;
@@ -282,7 +340,7 @@ TEST(Reduce, SeparatedRunsOfDims) {
   const std::vector<Case> cases = {
       {{3, 4, 5, 6}, {0, 2, 3}},    {{3, 4, 5, 6}, {0, 2}},    {{3, 4, 5, 6}, {1, 3}},
       {{2, 3, 4, 5, 3}, {0, 2, 4}}, {{2, 1, 4, 1, 3}, {0, 4}}, {{3, 1, 5, 6}, {0, 1, 3}},
-      {{4, 5, 1, 6}, {0, 2, 3}}};  // a size-1 dim between two runs joins them: one run, no stages
+      {{4, 5, 1, 6}, {0, 2, 3}}};  // the reduced size-1 dim is skipped: runs {0} and {3}
   for (DType dtype : {kFloat32, kFloat64, kFloat16, kBFloat16, kInt32, kBool}) {
     for (const Case& c : cases) {
       const std::int64_t n = numel_of(c.shape);
@@ -295,24 +353,51 @@ TEST(Reduce, SeparatedRunsOfDims) {
       }
     }
   }
+  // Many outputs of many terms each, with cancellation: some sums end far smaller than their
+  // partials, where a 16-bit rounding of the partials would show.
+  const std::vector<Case> sixteen_bit_cases = {
+      {{16, 32, 12, 12}, {0, 2, 3}}, {{24, 8, 40, 3}, {0, 2}}, {{6, 20, 7, 50}, {1, 3}}};
+  for (DType dtype : {kFloat16, kBFloat16}) {
+    for (const Case& c : cases) {
+      const Tensor x = make_tensor(random_values(numel_of(c.shape), 11), c.shape, dtype);
+      for (ReduceOp op : {ReduceOp::Sum, ReduceOp::Mean})
+        expect_sixteen_bit_sum_within_bound(op, x, c.dims, false);
+    }
+    for (const Case& c : sixteen_bit_cases) {
+      const Tensor x = make_tensor(random_values(numel_of(c.shape), 13), c.shape, dtype);
+      for (ReduceOp op : {ReduceOp::Sum, ReduceOp::Mean}) {
+        for (bool keepdim : {false, true})
+          expect_sixteen_bit_sum_within_bound(op, x, c.dims, keepdim);
+      }
+      expect_reduce_matches(ReduceOp::Max, x, c.dims, false);
+    }
+  }
 }
 
 // The staged form's point: a bias-gradient sum allocates only the small partials, not a copy of
-// its input (the permuting form's temporary is the input's size).
+// its input (the permuting form's temporary is the input's size). Float16 and bfloat16 too: their
+// float32 partials are N * C elements.
 TEST(Reduce, SeparatedRunsDoNotCopyTheInput) {
-  const Tensor x = make_tensor(random_values(8 * 16 * 32 * 32, 12), {8, 16, 32, 32}, kFloat32);
-  const std::int64_t input_bytes = x.numel() * 4;
+  const Shape shape = {8, 16, 32, 32};
+  const std::vector<double> values = random_values(numel_of(shape), 12);
   const Device cpu = Device::cpu();
-  const std::int64_t before = memory::stats(cpu).allocated;
-  memory::reset_peak(cpu);
-  const Tensor y = ops::reduce(ReduceOp::Sum, x, {0, 2, 3}, false);
-  const std::int64_t extra = memory::stats(cpu).peak_allocated - before;
-  EXPECT_LT(extra, input_bytes / 8)
-      << "peak grew by " << extra << " bytes for an input of " << input_bytes;
-  EXPECT_TRUE(all_close(
-      y, reference_reduce(ReduceOp::Sum, to_vector(x), x.shape(), {0, 2, 3}, false).values));
+  for (DType dtype : {kFloat32, kFloat16, kBFloat16}) {
+    const Tensor x = make_tensor(values, shape, dtype);
+    const auto input_bytes = static_cast<std::int64_t>(x.nbytes());
+    for (ReduceOp op : kReduceOps) {
+      SCOPED_TRACE(std::string(op_name(op)) + " of " + dtype_name(dtype));
+      const std::int64_t before = memory::stats(cpu).allocated;
+      memory::reset_peak(cpu);
+      const Tensor y = ops::reduce(op, x, {0, 2, 3}, false);
+      const std::int64_t extra = memory::stats(cpu).peak_allocated - before;
+      EXPECT_LT(extra, input_bytes / 8)
+          << "peak grew by " << extra << " bytes for an input of " << input_bytes;
+      EXPECT_TRUE(
+          all_close(y, reference_reduce(op, to_vector(x), x.shape(), {0, 2, 3}, false).values));
+    }
+  }
   // The same sum over a transposed view has to gather: it copies (and still agrees).
-  const Tensor xt = views::transpose(x, 2, 3);
+  const Tensor xt = views::transpose(make_tensor(values, shape, kFloat32), 2, 3);
   expect_reduce_matches(ReduceOp::Sum, xt, {0, 2, 3}, false);
 }
 
@@ -472,13 +557,14 @@ TEST(Reduce, ResultsDoNotDependOnTheThreadCount) {
     std::vector<std::int64_t> dims;
   };
   const std::vector<Case> cases = {
-      {&x, {n}, {}},               // one output: chunks across threads
-      {&x, {1, n}, {1}},           // same, through a dim
-      {&h, {n}, {}},               // float16 input, float accumulation
-      {&x, {n / 64, 64}, {1}},     // many short runs: split over outputs
-      {&x, {64, n / 64}, {0}},     // reduce the leading dim: columns, split over columns
-      {&x, {n / 64, 64}, {0}},     // few long columns: chunks of rows across threads
-      {&x, {n / 64, 64}, {0, 1}},  // all dims
+      {&x, {n}, {}},                 // one output: chunks across threads
+      {&x, {1, n}, {1}},             // same, through a dim
+      {&h, {n}, {}},                 // float16 input, float accumulation
+      {&x, {n / 64, 64}, {1}},       // many short runs: split over outputs
+      {&x, {64, n / 64}, {0}},       // reduce the leading dim: columns, split over columns
+      {&x, {n / 64, 64}, {0}},       // few long columns: chunks of rows across threads
+      {&x, {n / 64, 64}, {0, 1}},    // all dims
+      {&h, {64, 16, 3072}, {0, 2}},  // float16 in stages, float32 partials
   };
   for (const Case& c : cases) {
     SCOPED_TRACE("shape " + shape_str(c.shape) + " dims " + shape_str(c.dims));
@@ -525,6 +611,42 @@ TEST(Reduce, BadDimsAreShapeErrorsNamingDimAndShape) {
   EXPECT_THROW(ops::argmax(Tensor(), std::nullopt, false), Error);
 }
 
+// The launchers write float32 only for Sum and Mean of 16-bit floats (the staged partials); any
+// other out_dtype is refused with the op and both dtypes named, before anything is written.
+TEST(Reduce, LauncherOutDtypes) {
+  // Every value and every float32 result exact; bfloat16 (8 significant bits) would round
+  // 1 + 2^-8 to 1 and 4 + 2^-8 to 4.
+  const Tensor x = make_tensor({1, 0.00390625, -0.5, 4}, {2, 2}, kBFloat16);
+  float out[2] = {-1, -1};
+  kernels::cpu::reduce(ReduceOp::Sum, kBFloat16, kFloat32, out, x.data_ptr(), 2, 2, 1);
+  EXPECT_EQ(out[0], 1.00390625f);
+  EXPECT_EQ(out[1], 3.5f);
+  kernels::cpu::reduce(ReduceOp::Mean, kBFloat16, kFloat32, out, x.data_ptr(), 1, 2, 2);
+  EXPECT_EQ(out[0], 0.25f);
+  EXPECT_EQ(out[1], 2.001953125f);
+  const Tensor f = make_tensor({1, 2}, {2}, kFloat32);
+  double wide = 0;
+  struct Bad {
+    ReduceOp op;
+    DType in, out;
+    const void* data;
+  };
+  for (const Bad& b : {Bad{ReduceOp::Max, kBFloat16, kFloat32, x.data_ptr()},
+                       Bad{ReduceOp::Sum, kFloat32, kFloat64, f.data_ptr()},
+                       Bad{ReduceOp::Mean, kBFloat16, kFloat64, x.data_ptr()}}) {
+    try {
+      kernels::cpu::reduce(b.op, b.in, b.out, &wide, b.data, 1, 2, 1);
+      ADD_FAILURE() << op_name(b.op) << " wrote " << dtype_name(b.out) << " from "
+                    << dtype_name(b.in);
+    } catch (const DTypeError& e) {
+      EXPECT_EQ(e.message().rfind(op_name(b.op), 0), 0u) << e.message();
+      EXPECT_NE(e.message().find(dtype_name(b.in)), std::string::npos) << e.message();
+      EXPECT_NE(e.message().find(dtype_name(b.out)), std::string::npos) << e.message();
+    }
+    EXPECT_EQ(wide, 0);
+  }
+}
+
 // ---- CUDA against the CPU --------------------------------------------------------------------
 
 TEST(Reduce, CudaMatchesCpu) {
@@ -548,7 +670,9 @@ TEST(Reduce, CudaMatchesCpu) {
       {{100'003, 3}, {0}},  // columns
       {{0, 3}, {0}},
       {{}, {}},
-      {{8, 16, 9, 9}, {0, 2, 3}},  // separated runs: reduced in stages
+      {{8, 16, 9, 9}, {0, 2, 3}},     // separated runs: reduced in stages
+      {{4, 3, 130, 130}, {0, 2, 3}},  // stages: runs of 16900 > one block's segment
+      {{64, 6, 300, 5}, {0, 2}},      // stages: columns of 300 > one thread's segment
   };
   for (DType dtype : kAllDTypes) {
     for (const Case& c : cases) {
@@ -585,6 +709,45 @@ TEST(Reduce, CudaMatchesCpu) {
         EXPECT_TRUE(
             all_close(ops::argmax(xc, dim, false), to_vector(ops::argmax(x, dim, false)), 0, 0));
       }
+    }
+  }
+}
+
+// Float16 and bfloat16 sums and means over separated dims on the GPU: the first stage's kernels
+// read 16-bit input and write float32 partials (the thread-, block- and column-per-output kernels
+// and their segmented forms), later stages add float32, one rounding at the end. Against the
+// float64 reference within the bound of that arithmetic (expect_sixteen_bit_sum_within_bound),
+// and with no temporary of the input's size on the device.
+TEST(Reduce, CudaSixteenBitStagesStayInFloat32) {
+  if (!cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  struct Case {
+    Shape shape;
+    std::vector<std::int64_t> dims;
+  };
+  const std::vector<Case> cases = {
+      {{8, 16, 3, 3}, {0, 2, 3}},     // runs of 9: a thread per output
+      {{8, 16, 9, 9}, {0, 2, 3}},     // runs of 81: a block per output
+      {{4, 3, 130, 130}, {0, 2, 3}},  // runs of 16900: segments, then a second pass
+      {{64, 6, 300, 5}, {0, 2}},      // columns of 300 rows: segments, then a second pass
+      {{6, 20, 7, 50}, {1, 3}},
+  };
+  const Device gpu = Device::cuda();
+  for (DType dtype : {kFloat16, kBFloat16}) {
+    for (const Case& c : cases) {
+      const Tensor x = make_tensor(random_values(numel_of(c.shape), 14), c.shape, dtype).to(gpu);
+      for (ReduceOp op : {ReduceOp::Sum, ReduceOp::Mean})
+        expect_sixteen_bit_sum_within_bound(op, x, c.dims, false);
+      // The permuting copy would add the input's size; the partials are hundreds of times
+      // smaller (each allocation rounds up to 512 bytes: inputs under 16 KiB tell nothing).
+      if (x.nbytes() < 16 * 1024) continue;
+      const std::int64_t before = memory::stats(gpu).allocated;
+      memory::reset_peak(gpu);
+      const Tensor y = ops::reduce(ReduceOp::Sum, x, c.dims, false);
+      cuda::synchronize();
+      const std::int64_t extra = memory::stats(gpu).peak_allocated - before;
+      EXPECT_LT(extra, static_cast<std::int64_t>(x.nbytes()) / 8)
+          << dtype_name(dtype) << " " << shape_str(c.shape) << ": peak grew by " << extra
+          << " bytes for an input of " << x.nbytes();
     }
   }
 }

@@ -231,12 +231,11 @@ void reduce_columns(std::int64_t outer, std::int64_t reduce_size, std::int64_t i
 
 // ---- Ops -------------------------------------------------------------------------------------
 
-template <typename T>
-void sum_or_mean(bool mean, void* out, const T* x, std::int64_t outer, std::int64_t n,
+// Out: sum_out_t<T>, or float for the float32 partials of 16-bit input (reduce_math.h).
+template <typename T, typename Out>
+void sum_or_mean(bool mean, Out* y, const T* x, std::int64_t outer, std::int64_t n,
                  std::int64_t inner) {
   using Acc = reduce_math::sum_acc_t<T>;
-  using Out = reduce_math::sum_out_t<T>;
-  Out* y = static_cast<Out*>(out);
   const auto finish = [&](Acc sum) {
     if constexpr (std::is_floating_point_v<Acc>) {
       // Mean of nothing is 0 / 0 = NaN, as in PyTorch.
@@ -307,20 +306,24 @@ void max(void* out, const T* x, std::int64_t outer, std::int64_t n, std::int64_t
 
 }  // namespace
 
-void reduce(ReduceOp op, DType dtype, void* out, const void* in, std::int64_t outer,
-            std::int64_t reduce_size, std::int64_t inner) {
+void reduce(ReduceOp op, DType dtype, DType out_dtype, void* out, const void* in,
+            std::int64_t outer, std::int64_t reduce_size, std::int64_t inner) {
+  const auto sum_or_mean_of = [&]<typename T>() {
+    reduce_math::dispatch_sum_out<T>(out_dtype, op_name(op), [&]<typename Out>() {
+      sum_or_mean<T>(op == ReduceOp::Mean, static_cast<Out*>(out), static_cast<const T*>(in), outer,
+                     reduce_size, inner);
+    });
+  };
   switch (op) {
     case ReduceOp::Sum:
-      dispatch_all(dtype, "sum", [&]<typename T>() {
-        sum_or_mean<T>(false, out, static_cast<const T*>(in), outer, reduce_size, inner);
-      });
+      dispatch_all(dtype, "sum", sum_or_mean_of);
       return;
     case ReduceOp::Mean:
-      dispatch_floating(dtype, "mean", [&]<typename T>() {
-        sum_or_mean<T>(true, out, static_cast<const T*>(in), outer, reduce_size, inner);
-      });
+      dispatch_floating(dtype, "mean", sum_or_mean_of);
       return;
     case ReduceOp::Max:
+      LG_CHECK_DTYPE(out_dtype == dtype, "max: cannot write ", out_dtype, " from ", dtype,
+                     " input (expected ", dtype, ")");
       dispatch_all(dtype, "max", [&]<typename T>() {
         max<T>(out, static_cast<const T*>(in), outer, reduce_size, inner);
       });

@@ -20,9 +20,9 @@
 #include <limits>
 
 #include <leangrad/kernels/backend.h>
-#include <leangrad/kernels/cuda/cuda_common.cuh>
 #include <leangrad/kernels/dispatch.h>
 #include <leangrad/kernels/reduce_math.h>
+#include <leangrad/kernels/cuda/cuda_common.cuh>
 
 namespace leangrad::kernels::cuda {
 
@@ -233,26 +233,31 @@ void launch(Out* out, const In* in, std::int64_t outer, std::int64_t run_len, st
 
 }  // namespace
 
-void reduce(ReduceOp op, DType dtype, void* out, const void* in, std::int64_t outer,
-            std::int64_t reduce_size, std::int64_t inner) {
+void reduce(ReduceOp op, DType dtype, DType out_dtype, void* out, const void* in,
+            std::int64_t outer, std::int64_t reduce_size, std::int64_t inner) {
   switch (op) {
     case ReduceOp::Sum:
       dispatch_all(dtype, "sum", [&]<typename T>() {
         using Acc = reduce_math::sum_acc_t<T>;
-        using Out = reduce_math::sum_out_t<T>;
-        launch(static_cast<Out*>(out), static_cast<const T*>(in), outer, reduce_size, inner, Acc(0),
-               LoadValue<T, Acc>{}, SumCombine<Acc>{}, StoreCast<Out>{});
+        reduce_math::dispatch_sum_out<T>(out_dtype, "sum", [&]<typename Out>() {
+          launch(static_cast<Out*>(out), static_cast<const T*>(in), outer, reduce_size, inner,
+                 Acc(0), LoadValue<T, Acc>{}, SumCombine<Acc>{}, StoreCast<Out>{});
+        });
       });
       return;
     case ReduceOp::Mean:
       dispatch_floating(dtype, "mean", [&]<typename T>() {
         using Acc = reduce_math::sum_acc_t<T>;
-        launch(static_cast<T*>(out), static_cast<const T*>(in), outer, reduce_size, inner, Acc(0),
-               LoadValue<T, Acc>{}, SumCombine<Acc>{},
-               StoreMean<T, Acc>{static_cast<Acc>(reduce_size)});
+        reduce_math::dispatch_sum_out<T>(out_dtype, "mean", [&]<typename Out>() {
+          launch(static_cast<Out*>(out), static_cast<const T*>(in), outer, reduce_size, inner,
+                 Acc(0), LoadValue<T, Acc>{}, SumCombine<Acc>{},
+                 StoreMean<Out, Acc>{static_cast<Acc>(reduce_size)});
+        });
       });
       return;
     case ReduceOp::Max:
+      LG_CHECK_DTYPE(out_dtype == dtype, "max: cannot write ", out_dtype, " from ", dtype,
+                     " input (expected ", dtype, ")");
       dispatch_all(dtype, "max", [&]<typename T>() {
         using Acc = reduce_math::max_acc_t<T>;
         launch(static_cast<T*>(out), static_cast<const T*>(in), outer, reduce_size, inner,

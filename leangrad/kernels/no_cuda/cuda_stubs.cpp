@@ -44,7 +44,8 @@ void normal(DType, void*, std::int64_t, std::uint64_t, std::uint64_t, double, do
   throw_cuda_not_built("normal_");
 }
 
-void reduce(ReduceOp op, DType, void*, const void*, std::int64_t, std::int64_t, std::int64_t) {
+void reduce(ReduceOp op, DType, DType, void*, const void*, std::int64_t, std::int64_t,
+            std::int64_t) {
   throw_cuda_not_built(op_name(op));
 }
 void argmax(DType, std::int64_t*, const void*, std::int64_t, std::int64_t) {
