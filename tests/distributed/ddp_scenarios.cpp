@@ -480,6 +480,41 @@ void mismatched_models() {
   }
 }
 
+// Models of as many parameters as rank 0's that differ in one parameter: rank 1's `w` has the
+// transposed shape (the same elements), or its first layer is frozen. PyTorch checks parameter
+// shapes across ranks before its broadcast; here every rank must raise naming the parameter and
+// what each rank has, also without the collectives' signatures (LEANGRAD_DIST_SIGNATURES=0,
+// and NCCL never exchanges them), where the broadcast would move the bytes regardless.
+struct OneMatrix : nn::Module {
+  explicit OneMatrix(const Shape& shape) : Module("OneMatrix") {
+    w = register_parameter("w", randn(shape));
+    b = register_parameter("b", randn({4}));
+  }
+  Tensor forward(const Tensor& x) override { return x; }
+  Tensor w, b;
+};
+
+void differing_parameters(const std::string& how) {
+  const int rank = dist::get_rank();
+  std::shared_ptr<nn::Module> model;
+  if (how == "shape") {
+    model = std::make_shared<OneMatrix>(rank == 1 ? Shape{6, 4} : Shape{4, 6});
+  } else {  // "frozen"
+    model = make_mlp();
+    if (rank == 1) model->parameters()[0].requires_grad_(false);
+  }
+  try {
+    dist::DistributedDataParallel ddp(model);
+    check(false, "wrapping models with differing parameters did not throw");
+  } catch (const Error& e) {
+    std::printf("CAUGHT: %s\n", e.what());
+  }
+  Tensor t = ones({3});
+  dist::all_reduce(t);  // the group still works
+  check(to_vector(t) == std::vector<double>(3, dist::get_world_size()),
+        "the all-reduce after the refusal is wrong");
+}
+
 // Rank DIST_VICTIM is killed (SIGKILL) in the middle of the backward of step 3, after its first
 // bucket was launched; the others must raise from backward within the timeout.
 void killed_in_backward() {
@@ -539,6 +574,10 @@ int run_ddp_scenario(const std::string& name) {
     construction_broadcast();
   } else if (name == "ddp_mismatched_models") {
     mismatched_models();
+  } else if (name == "ddp_differing_shape") {
+    differing_parameters("shape");
+  } else if (name == "ddp_differing_frozen") {
+    differing_parameters("frozen");
   } else if (name == "ddp_die") {
     killed_in_backward();
   } else {

@@ -112,6 +112,40 @@ TEST(DistributedDDP, MismatchedModelsAreNamedOnEveryRank) {
   }
 }
 
+// Rank 1's `w` is [6, 4] where rank 0's is [4, 6]: as many elements, so without a check the
+// construction broadcast would copy rank 0's bytes into rank 1's other shape. Every rank raises
+// naming the parameter, with the signature exchange on and off (NCCL never exchanges them), and
+// the group still works.
+TEST(DistributedDDP, ParametersOfOtherShapesAreNamedOnEveryRank) {
+  SKIP_WITHOUT_GLOO();
+  for (const char* signatures : {"1", "0"}) {
+    Launch l;
+    l.scenario = "ddp_differing_shape";
+    l.env = {{"LEANGRAD_DIST_SIGNATURES", signatures}};
+    l.deadline_s = 30;
+    const std::vector<RankOutcome> outcomes = launch(l);
+    for (const RankOutcome& o : outcomes) {
+      EXPECT_EQ(o.exit_code, 0) << "signatures " << signatures << "\n" << describe(outcomes);
+      EXPECT_CONTAINS(o.output,
+                      "CAUGHT: DistributedDataParallel: the ranks wrap different models: "
+                      "parameter 'module.w' is float32 [4, 6] on rank 0 but float32 [6, 4] on "
+                      "rank 1");
+    }
+  }
+}
+
+// Rank 1 froze its first layer: its buckets would hold other parameters than rank 0's, and
+// their all-reduces pair up wrongly. Refused at construction, naming the parameter.
+TEST(DistributedDDP, ParametersFrozenOnSomeRanksAreNamedOnEveryRank) {
+  SKIP_WITHOUT_GLOO();
+  for (const RankOutcome& o : expect_all_pass("ddp_differing_frozen")) {
+    EXPECT_CONTAINS(o.output,
+                    "CAUGHT: DistributedDataParallel: the ranks wrap different models: "
+                    "parameter 'module.0.weight' is float32 [32, 20] requiring grad on rank 0 but "
+                    "float32 [32, 20] frozen (requires_grad false) on rank 1");
+  }
+}
+
 // Rank 1 is killed in the middle of a backward (after launching its first bucket): rank 0's
 // backward raises within the 5 s timeout, naming the bucket and the dead rank.
 TEST(DistributedDDP, ARankKilledInBackwardMakesTheOthersRaise) {
