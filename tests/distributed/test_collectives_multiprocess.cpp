@@ -88,6 +88,30 @@ TEST(DistributedCollectives, ASecondGroupInTheSameProcesses) {
   }
 }
 
+// destroy_process_group while collectives are queued, and collectives after it: the queued ones
+// complete (their data checked) on both ranks, within seconds, and every call after
+// destroy_process_group raises naming it.
+TEST(DistributedCollectives, DestroyRunsTheQueuedCollectivesAndRefusesLaterOnes) {
+  SKIP_WITHOUT_GLOO();
+  Launch l;
+  l.scenario = "destroy_in_flight";
+  l.env = {{"LEANGRAD_DIST_TIMEOUT_S", "5"}};
+  l.deadline_s = 30;
+  const std::vector<RankOutcome> outcomes = launch(l);
+  for (const RankOutcome& o : outcomes) {
+    ASSERT_EQ(o.exit_code, 0) << describe(outcomes);
+    EXPECT_LT(o.seconds, 15.0) << describe(outcomes);
+    EXPECT_CONTAINS(o.output, "the collectives in flight at destroy_process_group completed");
+    EXPECT_CONTAINS(o.output,
+                    "AFTER all_reduce: distributed::all_reduce: no process group; call "
+                    "distributed::init_process_group first");
+    EXPECT_CONTAINS(o.output, "AFTER kept handle: all_reduce(sum) of float32 [1048576]");
+    EXPECT_CONTAINS(o.output, "AFTER kept handle again: broadcast from rank 0 of float32");
+    EXPECT_CONTAINS(o.output,
+                    "(collective #5): the process group was destroyed (destroy_process_group)");
+  }
+}
+
 // A group of one process needs no environment at all beyond its rank.
 TEST(DistributedCollectives, OneRankWithoutMasterAddress) {
   SKIP_WITHOUT_GLOO();

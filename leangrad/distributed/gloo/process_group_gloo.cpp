@@ -185,7 +185,8 @@ ProcessGroupGloo::~ProcessGroupGloo() {
 }
 
 void ProcessGroupGloo::shutdown() {
-  if (queue_) queue_->stop("destroy_process_group was called");
+  // The collectives queued before run first (WorkQueue::stop), on a context still connected.
+  if (queue_) queue_->stop("the process group was destroyed (destroy_process_group)");
   SigpipeBlocked guard;
   context_.reset();  // closes the connections to the other ranks
 }
