@@ -16,6 +16,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <leangrad/autograd/functions.h>
@@ -397,6 +398,43 @@ void unused_parameter_error() {
   dist::barrier();  // the group still works
 }
 
+// Only rank 1 leaves b unused, without find_unused_parameters: rank 1 raises at the end of its
+// backward naming b, without launching b's bucket, which rank 0 launched and waits for. Then
+// rank 1 either goes on to a barrier (DIST_THEN=barrier) or does nothing more until rank 0 is
+// done (DIST_THEN=wait). Rank 0's backward must not wait past the timeout either way.
+void unused_on_one_rank() {
+  const int rank = dist::get_rank();
+  auto model = std::make_shared<Branches>();
+  model->use_b = rank != 1;
+  model->c->weight.requires_grad_(false);  // c is unused everywhere: frozen, out of the buckets
+  model->c->bias.requires_grad_(false);
+  dist::DistributedDataParallel ddp(model, small_buckets());
+  const Batch batch = global_batch({20}, kBatchPerRank, rank, kFloat32);
+  const char* then = std::getenv("DIST_THEN");
+  const bool barrier_after = then != nullptr && std::string(then) == "barrier";
+  const auto start = dist::Work::Clock::now();
+  try {
+    cross_entropy(ddp.forward(batch.x), batch.y).backward();
+    check(false, "the backward with b unused on rank 1 did not throw");
+  } catch (const Error& e) {
+    const double took = std::chrono::duration<double>(dist::Work::Clock::now() - start).count();
+    std::printf("CAUGHT after %.2f s: %s\n", took, e.what());
+  }
+  if (rank == 1) {
+    if (barrier_after) {
+      try {
+        dist::barrier();
+        check(false, "the barrier after the failed backward did not throw");
+      } catch (const Error& e) {
+        std::printf("BARRIER: %s\n", e.what());
+      }
+    } else {
+      std::this_thread::sleep_for(dist::default_process_group().timeout() +
+                                  std::chrono::seconds(1));
+    }
+  }
+}
+
 // find_unused_parameters: rank 0 uses b, the others do not, nobody uses c. The reference uses
 // b on rank 0's rows only. c keeps no gradient (weight decay would otherwise move it).
 void find_unused_parameters() {
@@ -568,6 +606,8 @@ int run_ddp_scenario(const std::string& name) {
     no_sync_accumulation();
   } else if (name == "ddp_unused_error") {
     unused_parameter_error();
+  } else if (name == "ddp_unused_on_one_rank") {
+    unused_on_one_rank();
   } else if (name == "ddp_find_unused") {
     find_unused_parameters();
   } else if (name == "ddp_broadcast") {

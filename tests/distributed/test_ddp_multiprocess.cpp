@@ -93,6 +93,44 @@ TEST(DistributedDDP, AnUnusedParameterIsAnErrorNamingIt) {
   }
 }
 
+// A parameter unused on rank 1 only, without find_unused_parameters: rank 1 raises at once naming
+// it; rank 0, waiting for the bucket rank 1 never launched, raises too: at once when rank 1's
+// next collective is another (the signatures disagree), else at the timeout, naming rank 1.
+// (PyTorch's other rank waits for its timeout in both cases.)
+double caught_after_s(const std::string& output) {
+  const std::size_t at = output.find("CAUGHT after ");
+  return at == std::string::npos ? -1.0 : std::atof(output.c_str() + at + 13);
+}
+
+TEST(DistributedDDP, AParameterUnusedOnOneRankFailsEveryRankWithinTheTimeout) {
+  SKIP_WITHOUT_GLOO();
+  for (const char* then : {"barrier", "wait"}) {
+    Launch l;
+    l.scenario = "ddp_unused_on_one_rank";
+    const bool wait = std::string(then) == "wait";
+    l.env = {{"DIST_THEN", then}, {"LEANGRAD_DIST_TIMEOUT_S", wait ? "2" : "20"}};
+    l.deadline_s = 30;
+    const std::vector<RankOutcome> outcomes = launch(l);
+    for (const RankOutcome& o : outcomes)
+      ASSERT_EQ(o.exit_code, 0) << then << "\n" << describe(outcomes);
+    const std::string& named = outcomes[1].output;
+    EXPECT_CONTAINS(named,
+                    "parameters received no gradient in this backward on rank 1: "
+                    "module.b.weight, module.b.bias");
+    EXPECT_LT(caught_after_s(named), 10.0) << named;
+    const std::string& waiting = outcomes[0].output;
+    EXPECT_CONTAINS(waiting, "DistributedDataParallel: the all-reduce of bucket ");
+    EXPECT_GE(caught_after_s(waiting), 0.0) << waiting;
+    if (wait) {
+      EXPECT_CONTAINS(waiting, "(timeout 2 s): rank 1 did not arrive");
+      EXPECT_LT(caught_after_s(waiting), 10.0) << waiting;
+    } else {
+      EXPECT_CONTAINS(waiting, "(rank 0: all_reduce(avg) of float32 [420]; rank 1: barrier)");
+      EXPECT_LT(caught_after_s(waiting), 10.0) << waiting;  // not the 20 s timeout
+    }
+  }
+}
+
 TEST(DistributedDDP, FindUnusedParametersReducesWhatSomeRankUsed) {
   SKIP_WITHOUT_GLOO();
   expect_all_pass("ddp_find_unused");
