@@ -211,7 +211,10 @@ DistributedDataParallel::DistributedDataParallel(std::shared_ptr<nn::Module> mod
 
   NamedTensors reduced;
   for (const auto& [name, p] : params) {
-    if (!p.requires_grad()) continue;  // frozen: never reduced
+    if (!p.requires_grad()) {  // frozen: never reduced (forward checks it stays frozen)
+      frozen_.emplace_back(name, p);
+      continue;
+    }
     LG_CHECK(p.is_leaf(), "DistributedDataParallel: parameter '", name,
              "' is not a leaf (it has a grad_fn); parameters must be leaf tensors");
     reduced.emplace_back(name, p);
@@ -228,6 +231,15 @@ DistributedDataParallel::DistributedDataParallel(std::shared_ptr<nn::Module> mod
 
 Tensor DistributedDataParallel::forward(const Tensor& input) {
   if (require_sync_ && autograd::grad_mode_enabled()) {
+    // A parameter frozen at construction has no bucket slot: trained now, its gradient would
+    // stay this rank's own and the replicas would drift apart silently.
+    for (const auto& [name, p] : frozen_) {
+      LG_CHECK(!p.requires_grad(), "DistributedDataParallel: parameter '", name,
+               "' was frozen (requires_grad false) when the module was wrapped and requires grad "
+               "now; which parameters are trained is fixed at wrapping (they get bucket slots), so "
+               "its gradient would not be averaged across the ranks. Wrap the module again after "
+               "changing which parameters require grad");
+    }
     if (options_.broadcast_buffers() && group_->size() > 1) {
       const NamedTensors buffers = distinct(named_buffers().pairs());
       if (!buffers.empty()) broadcast_buffers_coalesced(*group_, buffers);

@@ -235,6 +235,11 @@ void Reducer::mark_ready(std::size_t s) {
       "' is on ", slot.param.device(), " but its bucket on ", bucket_device,
       ": the parameters moved after the module was wrapped. Move the module, or build "
       "its offload::ParameterOffload, before wrapping it (Note [Offloaded parameters])");
+  LG_CHECK_DTYPE(slot.param.dtype() == infos_[slot.bucket].dtype,
+                 "DistributedDataParallel: parameter '", slot.name, "' is ", slot.param.dtype(),
+                 " but its bucket ", infos_[slot.bucket].dtype,
+                 ": the module was converted after it was wrapped. Convert the module (to(dtype)) "
+                 "before wrapping it");
   make_grad_a_view(slot);
   slot.used = true;
   mark_slot_done(slot);
