@@ -384,10 +384,12 @@ void Reducer::finalize() {
     }
     launch_ready_buckets();
     if (find_unused_parameters_ && group_->size() > 1) {  // Note [A group of one]
-      used_flags = zeros({static_cast<std::int64_t>(slots_.size())}, TensorOptions(kInt64));
-      auto* flags = used_flags.data_ptr<std::int64_t>();
+      Tensor mine = zeros({static_cast<std::int64_t>(slots_.size())}, TensorOptions(kInt64));
+      auto* flags = mine.data_ptr<std::int64_t>();
       for (std::size_t s = 0; s < slots_.size(); ++s)
         flags[s] = slots_[s].used ? 1 : 0;
+      // On the group's device: NCCL's collectives take its GPU's tensors only.
+      used_flags = mine.to(group_->device());
       used_work = group_->all_reduce_async(used_flags, ReduceOp::Max);
     }
   } catch (...) {
@@ -404,6 +406,7 @@ void Reducer::finalize() {
   }
   step_.reduced = Work::Clock::now();
   if (!error && used_work) {
+    used_flags = used_flags.cpu();  // after the collective on the caller's stream (NCCL)
     const auto* flags = used_flags.data_ptr<std::int64_t>();
     for (std::size_t s = 0; s < slots_.size(); ++s) {
       if (!slots_[s].used && flags[s] != 0) slots_[s].param.set_grad(slots_[s].view);
