@@ -2,6 +2,7 @@
 // forward arming the reducer, and the no_sync guard. The buckets and hooks are reducer.cpp.
 #include <leangrad/distributed/ddp.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <unordered_set>
@@ -9,6 +10,7 @@
 #include <leangrad/autograd/grad_mode.h>
 #include <leangrad/core/error.h>
 #include <leangrad/distributed/bucket_assignment.h>
+#include <leangrad/distributed/collective.h>
 #include <leangrad/distributed/distributed.h>
 #include <leangrad/kernels/creation.h>
 #include <leangrad/kernels/ops.h>
@@ -28,9 +30,36 @@ NamedTensors distinct(const NamedTensors& tensors) {
   return out;
 }
 
-// Every rank must wrap a model with as many parameters and buffers: compared before any
-// broadcast, so that a mismatch is named instead of pairing one rank's broadcast with another's
-// all-reduce. (Shapes and dtypes are then compared by each broadcast's signature.)
+// What check_same_model compares of one parameter or buffer: its dtype, whether it is trained
+// (requires grad: frozen ones have no bucket slot), and its shape (numel, then the dims).
+constexpr std::size_t kRecordWords = 4 + kMaxCollectiveDims;
+
+void write_record(std::int64_t* record, const Tensor& t) {
+  record[0] = static_cast<std::int64_t>(t.dtype());
+  record[1] = t.requires_grad() ? 1 : 0;
+  record[2] = t.numel();
+  record[3] = t.dim();
+  for (std::int64_t d = 0; d < t.dim() && d < static_cast<std::int64_t>(kMaxCollectiveDims); ++d)
+    record[4 + d] = t.size(d);
+}
+
+// "float32 [4, 6]", and with `say_grad` "requiring grad" or "frozen (requires_grad false)".
+std::string describe_record(const std::int64_t* record, bool say_grad) {
+  const std::int64_t ndim = std::clamp<std::int64_t>(record[3], 0, kMaxCollectiveDims);
+  const Shape shape(record + 4, record + 4 + ndim);
+  std::string text = detail::str_cat(static_cast<DType>(record[0]), " ", shape);
+  if (say_grad) text += record[1] ? " requiring grad" : " frozen (requires_grad false)";
+  return text;
+}
+
+// Every rank must wrap the same model: as many parameters and buffers, each of the same dtype and
+// shape, and the same parameters frozen. Compared before any broadcast, as PyTorch's DDP does:
+// a mismatch is named instead of pairing one rank's broadcast with another's all-reduce, or, where
+// no signatures are exchanged (LEANGRAD_DIST_SIGNATURES=0, NCCL), instead of broadcasting rank 0's
+// bytes into another shape of as many elements, or reducing buckets that hold other parameters.
+// Two all-gathers: the counts, then (they agree, so the records have one shape everywhere) one
+// record per tensor; every rank compares every rank's records with rank 0's and raises the same
+// error.
 void check_same_model(ProcessGroup& group, const NamedTensors& params,
                       const NamedTensors& buffers) {
   Tensor counts = zeros({2}, TensorOptions(kInt64));
@@ -50,6 +79,36 @@ void check_same_model(ProcessGroup& group, const NamedTensors& params,
   }
   LG_CHECK(!differ, "DistributedDataParallel: the ranks wrap different models (", ranks,
            "). Every rank must build the same model before wrapping it");
+
+  const std::size_t n = params.size() + buffers.size();
+  if (n == 0) return;
+  Tensor records = zeros({static_cast<std::int64_t>(n), static_cast<std::int64_t>(kRecordWords)},
+                         TensorOptions(kInt64));  // (tensors, kRecordWords)
+  auto* mine = records.data_ptr<std::int64_t>();
+  for (std::size_t i = 0; i < n; ++i) {
+    const Tensor& t = i < params.size() ? params[i].second : buffers[i - params.size()].second;
+    write_record(mine + i * kRecordWords, t);
+  }
+  std::vector<Tensor> gathered = group.all_gather(records.to(group.device()));
+  for (Tensor& g : gathered)
+    g = g.cpu().contiguous();
+  const auto* rank0 = gathered[0].data_ptr<std::int64_t>();
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::int64_t* expected = rank0 + i * kRecordWords;
+    for (std::size_t r = 1; r < gathered.size(); ++r) {
+      const std::int64_t* theirs = gathered[r].data_ptr<std::int64_t>() + i * kRecordWords;
+      if (std::equal(expected, expected + kRecordWords, theirs)) continue;
+      const bool is_parameter = i < params.size();
+      const bool say_grad = expected[1] != theirs[1];
+      const std::string& name = is_parameter ? params[i].first : buffers[i - params.size()].first;
+      LG_THROW(Error, "DistributedDataParallel: the ranks wrap different models: ",
+               is_parameter ? "parameter '" : "buffer '", name, "' is ",
+               describe_record(expected, say_grad), " on rank 0 but ",
+               describe_record(theirs, say_grad), " on rank ", r,
+               ". Every rank must build the same model (and freeze the same parameters) before "
+               "wrapping it");
+    }
+  }
 }
 
 // A group whose collectives take one GPU's tensors (NCCL) cannot reduce parameters elsewhere:
@@ -152,7 +211,10 @@ DistributedDataParallel::DistributedDataParallel(std::shared_ptr<nn::Module> mod
 
   NamedTensors reduced;
   for (const auto& [name, p] : params) {
-    if (!p.requires_grad()) continue;  // frozen: never reduced
+    if (!p.requires_grad()) {  // frozen: never reduced (forward checks it stays frozen)
+      frozen_.emplace_back(name, p);
+      continue;
+    }
     LG_CHECK(p.is_leaf(), "DistributedDataParallel: parameter '", name,
              "' is not a leaf (it has a grad_fn); parameters must be leaf tensors");
     reduced.emplace_back(name, p);
@@ -169,6 +231,15 @@ DistributedDataParallel::DistributedDataParallel(std::shared_ptr<nn::Module> mod
 
 Tensor DistributedDataParallel::forward(const Tensor& input) {
   if (require_sync_ && autograd::grad_mode_enabled()) {
+    // A parameter frozen at construction has no bucket slot: trained now, its gradient would
+    // stay this rank's own and the replicas would drift apart silently.
+    for (const auto& [name, p] : frozen_) {
+      LG_CHECK(!p.requires_grad(), "DistributedDataParallel: parameter '", name,
+               "' was frozen (requires_grad false) when the module was wrapped and requires grad "
+               "now; which parameters are trained is fixed at wrapping (they get bucket slots), so "
+               "its gradient would not be averaged across the ranks. Wrap the module again after "
+               "changing which parameters require grad");
+    }
     if (options_.broadcast_buffers() && group_->size() > 1) {
       const NamedTensors buffers = distinct(named_buffers().pairs());
       if (!buffers.empty()) broadcast_buffers_coalesced(*group_, buffers);

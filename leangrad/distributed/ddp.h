@@ -84,6 +84,7 @@ class DistributedDataParallel : public nn::Module {
   DDPOptions options_;
   std::shared_ptr<ProcessGroup> group_;
   std::shared_ptr<Reducer> reducer_;
+  NamedTensors frozen_;  // the parameters that did not require grad at construction
   bool require_sync_ = true;
 };
 

@@ -30,7 +30,8 @@ namespace leangrad::distributed {
 void init_process_group(Backend backend);
 void init_process_group(const InitOptions& options);
 bool is_initialized();
-// Stops the default group (collectives queued and not started fail). Rank 0, whose process
+// Stops the default group: the collectives already queued run first (each within the timeout),
+// later calls throw, also through a handle kept from before. Rank 0, whose process
 // serves the TCP store, then waits for the other ranks to leave it: at most the timeout, or at
 // most 5 s after a failure (the others are reading the store to name the missing ranks).
 void destroy_process_group();

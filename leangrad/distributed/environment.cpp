@@ -59,6 +59,16 @@ ProcessGroupConfig resolve_init_options(const InitOptions& options, const Enviro
   ProcessGroupConfig config;
   config.backend = options.backend();
   constexpr int kMaxRanks = 1 << 24;
+  // -1 is "unset": read from the environment. Another negative value is a mistake, refused
+  // rather than quietly replaced by the launcher's variable.
+  auto check_option = [](int value, const char* field, const char* what, const char* range) {
+    LG_CHECK(value >= -1, "init_process_group: InitOptions().", field, "(", value, ") is not ",
+             what, ": ", range, ", or -1 (the default) to read it from the environment");
+  };
+  check_option(options.rank(), "rank", "a rank", "0 or more");
+  check_option(options.world_size(), "world_size", "a world size", "1 or more");
+  check_option(options.local_rank(), "local_rank", "a local rank", "0 or more");
+  check_option(options.master_port(), "master_port", "a port", "0 to 65535");
 
   // Rank and world size: the first launcher family whose rank variable is set.
   const LauncherFamily* family = nullptr;

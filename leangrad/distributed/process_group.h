@@ -59,7 +59,8 @@ class ProcessGroup {
   // Whether an earlier collective failed in a way that left the group unusable (a rank died,
   // a timeout): every later collective then throws at once, repeating the first failure.
   virtual bool is_broken() const = 0;
-  // Stops the group: collectives queued and not started fail, later ones throw. Called by
+  // Stops the group: the collectives already queued or in flight end first (each within the
+  // timeout; after a failure the rest fail at once), later ones throw. Called by
   // destroy_process_group; the destructor does it too.
   virtual void shutdown() = 0;
 

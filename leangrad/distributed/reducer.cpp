@@ -235,6 +235,11 @@ void Reducer::mark_ready(std::size_t s) {
       "' is on ", slot.param.device(), " but its bucket on ", bucket_device,
       ": the parameters moved after the module was wrapped. Move the module, or build "
       "its offload::ParameterOffload, before wrapping it (Note [Offloaded parameters])");
+  LG_CHECK_DTYPE(slot.param.dtype() == infos_[slot.bucket].dtype,
+                 "DistributedDataParallel: parameter '", slot.name, "' is ", slot.param.dtype(),
+                 " but its bucket ", infos_[slot.bucket].dtype,
+                 ": the module was converted after it was wrapped. Convert the module (to(dtype)) "
+                 "before wrapping it");
   make_grad_a_view(slot);
   slot.used = true;
   mark_slot_done(slot);
@@ -379,10 +384,12 @@ void Reducer::finalize() {
     }
     launch_ready_buckets();
     if (find_unused_parameters_ && group_->size() > 1) {  // Note [A group of one]
-      used_flags = zeros({static_cast<std::int64_t>(slots_.size())}, TensorOptions(kInt64));
-      auto* flags = used_flags.data_ptr<std::int64_t>();
+      Tensor mine = zeros({static_cast<std::int64_t>(slots_.size())}, TensorOptions(kInt64));
+      auto* flags = mine.data_ptr<std::int64_t>();
       for (std::size_t s = 0; s < slots_.size(); ++s)
         flags[s] = slots_[s].used ? 1 : 0;
+      // On the group's device: NCCL's collectives take its GPU's tensors only.
+      used_flags = mine.to(group_->device());
       used_work = group_->all_reduce_async(used_flags, ReduceOp::Max);
     }
   } catch (...) {
@@ -399,6 +406,7 @@ void Reducer::finalize() {
   }
   step_.reduced = Work::Clock::now();
   if (!error && used_work) {
+    used_flags = used_flags.cpu();  // after the collective on the caller's stream (NCCL)
     const auto* flags = used_flags.data_ptr<std::int64_t>();
     for (std::size_t s = 0; s < slots_.size(); ++s) {
       if (!slots_[s].used && flags[s] != 0) slots_[s].param.set_grad(slots_[s].view);

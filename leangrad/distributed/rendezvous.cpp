@@ -2,7 +2,6 @@
 #include <leangrad/distributed/rendezvous.h>
 
 #include <algorithm>
-#include <charconv>
 #include <sstream>
 #include <thread>
 #include <vector>
@@ -24,14 +23,67 @@ std::string list_ranks(const std::vector<int>& ranks) {
   return out.str();
 }
 
-// Waits until every rank has published its world size, checking each against ours as it comes.
+// What every rank must be started with alike, as rendezvous publishes it: "<world size>
+// <backend> <signatures 1|0>". A backend or a signature setting that differs between ranks
+// would not fail by itself: the ranks would wait for each other's different first steps until
+// the timeout (the signature exchange that one side skips), so they are compared here, where
+// the error can name them.
+std::string settings_value(const ProcessGroupConfig& config) {
+  return detail::str_cat(config.world_size, " ", backend_name(config.backend), " ",
+                         config.check_signatures ? 1 : 0);
+}
+
+struct Settings {
+  int world_size = 0;
+  std::string backend;
+  int signatures = -1;
+};
+
+Settings parse_settings(const std::string& value) {
+  std::istringstream in(value);
+  Settings s;
+  in >> s.world_size >> s.backend >> s.signatures;
+  return s;
+}
+
+// Why rank `r`'s settings `theirs` cannot join ours (empty when they can). The same words on
+// whichever rank notices: the higher rank is named first, as the store's server names a rank
+// against rank 0.
+std::string settings_mismatch(const ProcessGroupConfig& config, int r, const std::string& theirs) {
+  const Settings mine = parse_settings(settings_value(config));
+  const Settings other = parse_settings(theirs);
+  const bool they_first = r > config.rank;
+  const int first = they_first ? r : config.rank, second = they_first ? config.rank : r;
+  const Settings& a = they_first ? other : mine;
+  const Settings& b = they_first ? mine : other;
+  if (a.world_size != b.world_size) {
+    return detail::str_cat("rank ", first, " was started with WORLD_SIZE=", a.world_size,
+                           " but rank ", second, " with WORLD_SIZE=", b.world_size,
+                           ": every rank must be given the same WORLD_SIZE");
+  }
+  if (a.backend != b.backend) {
+    return detail::str_cat("rank ", first, " chose the ", printable(a.backend),
+                           " backend but rank ", second, " the ", printable(b.backend),
+                           " one: every rank must pass the same Backend to init_process_group");
+  }
+  if (a.signatures != b.signatures) {
+    return detail::str_cat("rank ", first,
+                           " was started with LEANGRAD_DIST_SIGNATURES=", a.signatures,
+                           " but rank ", second, " with LEANGRAD_DIST_SIGNATURES=", b.signatures,
+                           ": every rank must exchange signatures before its collectives, or "
+                           "none; set it alike for every rank");
+  }
+  return "";
+}
+
+// Waits until every rank has published its settings, checking each against ours as it comes.
 void join(Store& store, const ProcessGroupConfig& config, const std::string& prefix) {
-  const std::string mine = store_keys::world_size(prefix, config.rank);
+  const std::string mine = store_keys::settings(prefix, config.rank);
   LG_CHECK(!store.check({mine}), "init_process_group: ", store.describe(),
            " already holds the key of rank ", config.rank,
            " (left by an earlier job, or two processes have RANK=", config.rank,
            "): give every job an empty folder of its own");
-  store.set(mine, std::to_string(config.world_size));
+  store.set(mine, settings_value(config));
 
   const std::string error_key = store_keys::init_error(prefix);
   const auto start = std::chrono::steady_clock::now();
@@ -46,15 +98,10 @@ void join(Store& store, const ProcessGroupConfig& config, const std::string& pre
       if (joined[static_cast<std::size_t>(r)]) continue;
       // One round trip per rank: with a large WORLD_SIZE a single pass can outlast the timeout.
       if (std::chrono::steady_clock::now() >= deadline) break;
-      const std::optional<std::string> value = store.try_get(store_keys::world_size(prefix, r));
+      const std::optional<std::string> value = store.try_get(store_keys::settings(prefix, r));
       if (!value) continue;
-      int theirs = 0;
-      std::from_chars(value->data(), value->data() + value->size(), theirs);
-      if (theirs != config.world_size) {
-        const std::string message =
-            detail::str_cat("rank ", r, " was started with WORLD_SIZE=", theirs, " but rank ",
-                            config.rank, " with WORLD_SIZE=", config.world_size,
-                            ": every rank must be given the same WORLD_SIZE");
+      const std::string message = settings_mismatch(config, r, *value);
+      if (!message.empty()) {
         store.set(error_key, message);  // every other rank stops too
         LG_THROW(Error, "init_process_group: ", message);
       }

@@ -1,8 +1,9 @@
 // Rendezvous: how the processes of a job find each other before their first collective. Each
 // rank opens the store (rank 0 serves the TCP store; every rank opens a file store), publishes
-// its world size under g<n>/init/world_size/<rank>, and waits until every rank of the job has,
-// comparing as the values arrive. It fails within seconds on a mismatched world size, a refused
-// rank or an unreachable store, and after the timeout names the ranks that never came.
+// its world size, backend and signature setting under g<n>/init/settings/<rank>, and waits until
+// every rank of the job has, comparing as the values arrive. It fails within seconds on a
+// mismatched setting, a refused rank or an unreachable store, and after the timeout names the
+// ranks that never came.
 #pragma once
 
 #include <memory>

@@ -3,7 +3,8 @@
 // uses generation n, so a group made after destroy_process_group never reads its predecessor's
 // keys.
 //
-//   g<n>/init/world_size/<rank>  (decimal)  written by each rank when it joins; see rendezvous.h
+//   g<n>/init/settings/<rank>    (text)     "<world size> <backend> <signatures 1|0>", written
+//                                           by each rank when it joins; see rendezvous.h
 //   g<n>/init/error              (text)     the first reason rendezvous failed, for every rank
 //                                           (the TCP store's server writes it too when it
 //                                           refuses a rank: see tcp_store_server.h)
@@ -32,8 +33,8 @@ inline std::string join(std::string a, const std::string& b, const std::string& 
 inline std::string group_prefix(int generation) {
   return join("g", std::to_string(generation), "/");
 }
-inline std::string world_size(const std::string& prefix, int rank) {
-  return join(prefix, "init/world_size/", std::to_string(rank));
+inline std::string settings(const std::string& prefix, int rank) {
+  return join(prefix, "init/settings/", std::to_string(rank));
 }
 inline std::string init_error(const std::string& prefix) {
   return join(prefix, "init/error");

@@ -155,16 +155,7 @@ void WorkQueue::run() {
     {
       std::unique_lock lock(mutex_);
       changed_.wait(lock, [&] { return stopping_ || !jobs_.empty(); });
-      if (stopping_) {
-        // Jobs never started fail; the group is going away.
-        for (auto& [work, job] : jobs_) {
-          work->finish(
-              {}, std::make_exception_ptr(Error(
-                      work->description() + " did not run: " + stop_reason_, __FILE__, __LINE__)));
-        }
-        jobs_.clear();
-        return;
-      }
+      if (jobs_.empty()) return;  // stopping, and every job queued before stop() has run
       next = std::move(jobs_.front());
       jobs_.pop_front();
     }

@@ -78,8 +78,11 @@ class Work {
 };
 
 // One thread running jobs in FIFO order. The thread blocks SIGPIPE (Note [SIGPIPE] in
-// distributed/gloo/process_group_gloo.cpp). Destroying the queue (or stop()) fails the jobs not
-// started yet with the reason given and joins the thread after the running job.
+// distributed/gloo/process_group_gloo.cpp). stop() (or destroying the queue) refuses new jobs
+// with the reason given, lets the jobs already queued run (a collective's ends within its
+// timeout, and once the group is broken the rest fail at once), then joins the thread: a
+// collective the program queued is run on every rank, as in PyTorch, whenever the program calls
+// destroy_process_group.
 class WorkQueue {
  public:
   using Job = std::function<std::vector<Tensor>()>;
@@ -89,7 +92,8 @@ class WorkQueue {
   WorkQueue(const WorkQueue&) = delete;
   WorkQueue& operator=(const WorkQueue&) = delete;
 
-  // Queues `job`; its result or exception finishes `work`. Throws Error after stop().
+  // Queues `job`; its result or exception finishes `work`. Throws Error (`work`'s description
+  // and the reason) after stop().
   void push(std::shared_ptr<Work> work, Job job);
   void stop(const std::string& reason);
 

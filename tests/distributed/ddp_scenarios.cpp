@@ -16,6 +16,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <leangrad/autograd/functions.h>
@@ -397,6 +398,43 @@ void unused_parameter_error() {
   dist::barrier();  // the group still works
 }
 
+// Only rank 1 leaves b unused, without find_unused_parameters: rank 1 raises at the end of its
+// backward naming b, without launching b's bucket, which rank 0 launched and waits for. Then
+// rank 1 either goes on to a barrier (DIST_THEN=barrier) or does nothing more until rank 0 is
+// done (DIST_THEN=wait). Rank 0's backward must not wait past the timeout either way.
+void unused_on_one_rank() {
+  const int rank = dist::get_rank();
+  auto model = std::make_shared<Branches>();
+  model->use_b = rank != 1;
+  model->c->weight.requires_grad_(false);  // c is unused everywhere: frozen, out of the buckets
+  model->c->bias.requires_grad_(false);
+  dist::DistributedDataParallel ddp(model, small_buckets());
+  const Batch batch = global_batch({20}, kBatchPerRank, rank, kFloat32);
+  const char* then = std::getenv("DIST_THEN");
+  const bool barrier_after = then != nullptr && std::string(then) == "barrier";
+  const auto start = dist::Work::Clock::now();
+  try {
+    cross_entropy(ddp.forward(batch.x), batch.y).backward();
+    check(false, "the backward with b unused on rank 1 did not throw");
+  } catch (const Error& e) {
+    const double took = std::chrono::duration<double>(dist::Work::Clock::now() - start).count();
+    std::printf("CAUGHT after %.2f s: %s\n", took, e.what());
+  }
+  if (rank == 1) {
+    if (barrier_after) {
+      try {
+        dist::barrier();
+        check(false, "the barrier after the failed backward did not throw");
+      } catch (const Error& e) {
+        std::printf("BARRIER: %s\n", e.what());
+      }
+    } else {
+      std::this_thread::sleep_for(dist::default_process_group().timeout() +
+                                  std::chrono::seconds(1));
+    }
+  }
+}
+
 // find_unused_parameters: rank 0 uses b, the others do not, nobody uses c. The reference uses
 // b on rank 0's rows only. c keeps no gradient (weight decay would otherwise move it).
 void find_unused_parameters() {
@@ -480,6 +518,41 @@ void mismatched_models() {
   }
 }
 
+// Models of as many parameters as rank 0's that differ in one parameter: rank 1's `w` has the
+// transposed shape (the same elements), or its first layer is frozen. PyTorch checks parameter
+// shapes across ranks before its broadcast; here every rank must raise naming the parameter and
+// what each rank has, also without the collectives' signatures (LEANGRAD_DIST_SIGNATURES=0,
+// and NCCL never exchanges them), where the broadcast would move the bytes regardless.
+struct OneMatrix : nn::Module {
+  explicit OneMatrix(const Shape& shape) : Module("OneMatrix") {
+    w = register_parameter("w", randn(shape));
+    b = register_parameter("b", randn({4}));
+  }
+  Tensor forward(const Tensor& x) override { return x; }
+  Tensor w, b;
+};
+
+void differing_parameters(const std::string& how) {
+  const int rank = dist::get_rank();
+  std::shared_ptr<nn::Module> model;
+  if (how == "shape") {
+    model = std::make_shared<OneMatrix>(rank == 1 ? Shape{6, 4} : Shape{4, 6});
+  } else {  // "frozen"
+    model = make_mlp();
+    if (rank == 1) model->parameters()[0].requires_grad_(false);
+  }
+  try {
+    dist::DistributedDataParallel ddp(model);
+    check(false, "wrapping models with differing parameters did not throw");
+  } catch (const Error& e) {
+    std::printf("CAUGHT: %s\n", e.what());
+  }
+  Tensor t = ones({3});
+  dist::all_reduce(t);  // the group still works
+  check(to_vector(t) == std::vector<double>(3, dist::get_world_size()),
+        "the all-reduce after the refusal is wrong");
+}
+
 // Rank DIST_VICTIM is killed (SIGKILL) in the middle of the backward of step 3, after its first
 // bucket was launched; the others must raise from backward within the timeout.
 void killed_in_backward() {
@@ -533,12 +606,18 @@ int run_ddp_scenario(const std::string& name) {
     no_sync_accumulation();
   } else if (name == "ddp_unused_error") {
     unused_parameter_error();
+  } else if (name == "ddp_unused_on_one_rank") {
+    unused_on_one_rank();
   } else if (name == "ddp_find_unused") {
     find_unused_parameters();
   } else if (name == "ddp_broadcast") {
     construction_broadcast();
   } else if (name == "ddp_mismatched_models") {
     mismatched_models();
+  } else if (name == "ddp_differing_shape") {
+    differing_parameters("shape");
+  } else if (name == "ddp_differing_frozen") {
+    differing_parameters("frozen");
   } else if (name == "ddp_die") {
     killed_in_backward();
   } else {

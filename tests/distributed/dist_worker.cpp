@@ -23,6 +23,7 @@
 #include <leangrad/core/error.h>
 #include <leangrad/distributed/distributed.h>
 #include <leangrad/distributed/memory_plan.h>
+#include <leangrad/kernels/creation.h>
 #include <leangrad/offload/memory_planner.h>
 #include "distributed/ddp_scenarios.h"
 #include "testing/tensor_testing.h"
@@ -372,6 +373,65 @@ void scenario_mismatch(const std::string& kind) {
   std::printf("the group works after the mismatch\n");
 }
 
+// destroy_process_group with collectives in flight, then collectives after it. Rank 0 queues two
+// 4 MiB all-reduces and destroys its group at once; rank 1 enters them half a second later. As
+// in PyTorch (and the NCCL group), destroy_process_group first lets the collectives already
+// queued run, so both complete with the sum on both ranks; nothing hangs past the timeout or
+// crashes. Then on every rank: the free functions say there is no group, and a handle kept from
+// before (what DistributedDataParallel keeps) names the destroyed group, call after call.
+void scenario_destroy_in_flight() {
+  const int rank = dist::get_rank();
+  const std::int64_t n = 1 << 20;
+  Tensor t = leangrad::full({n}, static_cast<double>(rank + 1));
+  Tensor u = leangrad::full({n}, static_cast<double>(10 * (rank + 1)));
+  dist::barrier();
+  const std::shared_ptr<dist::ProcessGroup> kept = dist::default_process_group_handle();
+  auto check_sum = [&](const Tensor& x, float expected, const char* what) {
+    ++g_checks;
+    const float* p = x.data_ptr<float>();
+    for (std::int64_t i = 0; i < n; ++i) {
+      if (p[i] != expected) {
+        throw CheckFailed{leangrad::detail::str_cat(what, ": element ", i, " is ", p[i],
+                                                    ", expected ", expected)};
+      }
+    }
+  };
+  if (rank == 0) {
+    const std::shared_ptr<dist::Work> first = dist::all_reduce_async(t);
+    const std::shared_ptr<dist::Work> second = dist::all_reduce_async(u);
+    dist::destroy_process_group();
+    ++g_checks;
+    if (!first->is_completed() || !second->is_completed())
+      throw CheckFailed{"destroy_process_group returned before its queued collectives ended"};
+    first->wait();
+    second->wait();
+  } else {
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    dist::all_reduce(t);
+    dist::all_reduce(u);
+    dist::destroy_process_group();
+  }
+  check_sum(t, 3.0f, "the first all-reduce");
+  check_sum(u, 30.0f, "the second all-reduce");
+  std::printf("the collectives in flight at destroy_process_group completed\n");
+  auto expect_error = [&](const char* what, const std::function<void()>& f) {
+    try {
+      f();
+    } catch (const leangrad::Error& e) {
+      ++g_checks;
+      std::printf("AFTER %s: %s\n", what, e.what());
+      return;
+    }
+    throw CheckFailed{
+        leangrad::detail::str_cat(what, " after destroy_process_group did not throw")};
+  };
+  expect_error("all_reduce", [&] { dist::all_reduce(t); });
+  expect_error("kept handle", [&] { kept->all_reduce(t); });
+  expect_error("kept handle again", [&] { kept->broadcast_async(t, 0)->wait(); });
+  ++g_checks;
+  if (dist::is_initialized()) throw CheckFailed{"is_initialized() after destroy_process_group"};
+}
+
 // ---- distributed::plan_memory ------------------------------------------------------------------
 // A two-block CPU profile (offload/memory_planner.h) that only fits a budget of 150 bytes with
 // one block kept: the Between windows hold the blocks' inputs (10 bytes each) on 90, 95 and 100
@@ -540,6 +600,8 @@ int main(int argc, char** argv) {
       scenario_big();
     } else if (scenario == "exit_after_broadcast") {
       scenario_exit_after_broadcast();
+    } else if (scenario == "destroy_in_flight") {
+      scenario_destroy_in_flight();
     } else if (scenario == "reinit") {
       scenario_reinit();
     } else if (scenario.rfind("mismatch_", 0) == 0) {
@@ -558,7 +620,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "unknown scenario %s\n", scenario.c_str());
       return 3;
     }
-    dist::destroy_process_group();
+    if (dist::is_initialized()) dist::destroy_process_group();  // some scenarios destroy it
     std::printf("OK %s: %d checks\n", scenario.c_str(), g_checks);
     return 0;
   } catch (const CheckFailed& f) {

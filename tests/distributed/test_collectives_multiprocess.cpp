@@ -88,6 +88,30 @@ TEST(DistributedCollectives, ASecondGroupInTheSameProcesses) {
   }
 }
 
+// destroy_process_group while collectives are queued, and collectives after it: the queued ones
+// complete (their data checked) on both ranks, within seconds, and every call after
+// destroy_process_group raises naming it.
+TEST(DistributedCollectives, DestroyRunsTheQueuedCollectivesAndRefusesLaterOnes) {
+  SKIP_WITHOUT_GLOO();
+  Launch l;
+  l.scenario = "destroy_in_flight";
+  l.env = {{"LEANGRAD_DIST_TIMEOUT_S", "5"}};
+  l.deadline_s = 30;
+  const std::vector<RankOutcome> outcomes = launch(l);
+  for (const RankOutcome& o : outcomes) {
+    ASSERT_EQ(o.exit_code, 0) << describe(outcomes);
+    EXPECT_LT(o.seconds, 15.0) << describe(outcomes);
+    EXPECT_CONTAINS(o.output, "the collectives in flight at destroy_process_group completed");
+    EXPECT_CONTAINS(o.output,
+                    "AFTER all_reduce: distributed::all_reduce: no process group; call "
+                    "distributed::init_process_group first");
+    EXPECT_CONTAINS(o.output, "AFTER kept handle: all_reduce(sum) of float32 [1048576]");
+    EXPECT_CONTAINS(o.output, "AFTER kept handle again: broadcast from rank 0 of float32");
+    EXPECT_CONTAINS(o.output,
+                    "(collective #5): the process group was destroyed (destroy_process_group)");
+  }
+}
+
 // A group of one process needs no environment at all beyond its rank.
 TEST(DistributedCollectives, OneRankWithoutMasterAddress) {
   SKIP_WITHOUT_GLOO();
@@ -133,6 +157,29 @@ TEST(DistributedCollectives, MismatchedCollectivesAreAnErrorOnEveryRank) {
   expect_mismatch(
       "op", "Error",
       {"rank 0: all_reduce(sum) of float32 [4]", "rank 1: broadcast from rank 0 of float32 [4]"});
+}
+
+// Without signatures (LEANGRAD_DIST_SIGNATURES=0) a mismatch is not seen before the data moves.
+// Gloo then met a message longer than the buffer posted for it by throwing from its event-loop
+// thread, which terminated the process (SIGABRT). Payloads of different byte counts now carry
+// different Gloo tags (Note [Gloo tags] in process_group_gloo.cpp), so they never pair: every rank
+// raises an Error at the 2 s timeout, and the group is broken.
+TEST(DistributedCollectives, WithoutSignaturesMismatchedSizesRaiseAtTheTimeoutNotAbort) {
+  SKIP_WITHOUT_GLOO();
+  Launch l;
+  l.scenario = "mismatch_shape";
+  l.env = {{"LEANGRAD_DIST_SIGNATURES", "0"}, {"LEANGRAD_DIST_TIMEOUT_S", "2"}};
+  l.deadline_s = 30;
+  const std::vector<RankOutcome> outcomes = launch(l);
+  for (int r = 0; r < 2; ++r) {
+    const RankOutcome& o = outcomes[static_cast<std::size_t>(r)];
+    EXPECT_EQ(o.signal, 0) << describe(outcomes);
+    EXPECT_EQ(o.exit_code, 2) << describe(outcomes);  // the all-reduce after it: group broken
+    EXPECT_CONTAINS(o.output, std::string("CAUGHT Error: all_reduce(sum) of float32 [") +
+                                  (r == 0 ? "4" : "5") + "] (collective #1) failed on rank " +
+                                  std::to_string(r));
+    EXPECT_CONTAINS(o.output, "the process group is unusable after an earlier failure");
+  }
 }
 
 // Two "hosts": network namespaces joined by a veth pair (10.213.0.1 and 10.213.0.2), one rank in

@@ -349,6 +349,39 @@ TEST_F(DDPOneProcess, OffloadedParametersGetTheResidentGradientsOnCuda) {
   }
 }
 
+// Which parameters are reduced, and in which dtype, is fixed when the module is wrapped. A
+// parameter unfrozen afterwards has no bucket slot: with two ranks its gradient would stay each
+// rank's own and the replicas would drift apart without a word. A module converted to another
+// dtype afterwards has parameters of another dtype than their buckets. Both are refused, naming
+// the parameter, in a group of one too (so a program tried on one rank fails the same way).
+TEST_F(DDPOneProcess, AParameterUnfrozenAfterWrappingIsNamed) {
+  auto model = mlp(15);
+  for (Tensor& p : model->ptr<nn::Linear>(0)->parameters())
+    p.requires_grad_(false);
+  DistributedDataParallel ddp(model);
+  cross_entropy(ddp.forward(batch_x(0)), batch_y()).backward();  // frozen: fine
+  model->ptr<nn::Linear>(0)->weight.requires_grad_(true);
+  EXPECT_CONTAINS(error_of([&] { (void)ddp.forward(batch_x(1)); }),
+                  "DistributedDataParallel: parameter 'module.0.weight' was frozen "
+                  "(requires_grad false) when the module was wrapped and requires grad now");
+  {
+    NoGradGuard no_grad;  // evaluation reduces nothing: allowed
+    (void)ddp.forward(batch_x(1));
+  }
+  model->ptr<nn::Linear>(0)->weight.requires_grad_(false);
+  cross_entropy(ddp.forward(batch_x(2)), batch_y()).backward();  // frozen again: fine
+}
+
+TEST_F(DDPOneProcess, AModuleConvertedAfterWrappingIsNamed) {
+  auto model = mlp(16);
+  DistributedDataParallel ddp(model);
+  model->to(kFloat64);
+  EXPECT_CONTAINS(
+      error_of([&] { cross_entropy(ddp.forward(batch_x(0).to(kFloat64)), batch_y()).backward(); }),
+      "parameter 'module.2.bias' is float64 but its bucket float32: the module was converted "
+      "after it was wrapped. Convert the module (to(dtype)) before wrapping it");
+}
+
 // The offload built on a module already wrapped would leave device buckets under host
 // parameters: its first backward raises, naming the parameter.
 TEST_F(DDPOneProcess, AnOffloadBuiltAfterWrappingIsRefusedOnCuda) {

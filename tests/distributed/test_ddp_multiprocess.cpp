@@ -93,6 +93,44 @@ TEST(DistributedDDP, AnUnusedParameterIsAnErrorNamingIt) {
   }
 }
 
+// A parameter unused on rank 1 only, without find_unused_parameters: rank 1 raises at once naming
+// it; rank 0, waiting for the bucket rank 1 never launched, raises too: at once when rank 1's
+// next collective is another (the signatures disagree), else at the timeout, naming rank 1.
+// (PyTorch's other rank waits for its timeout in both cases.)
+double caught_after_s(const std::string& output) {
+  const std::size_t at = output.find("CAUGHT after ");
+  return at == std::string::npos ? -1.0 : std::atof(output.c_str() + at + 13);
+}
+
+TEST(DistributedDDP, AParameterUnusedOnOneRankFailsEveryRankWithinTheTimeout) {
+  SKIP_WITHOUT_GLOO();
+  for (const char* then : {"barrier", "wait"}) {
+    Launch l;
+    l.scenario = "ddp_unused_on_one_rank";
+    const bool wait = std::string(then) == "wait";
+    l.env = {{"DIST_THEN", then}, {"LEANGRAD_DIST_TIMEOUT_S", wait ? "2" : "20"}};
+    l.deadline_s = 30;
+    const std::vector<RankOutcome> outcomes = launch(l);
+    for (const RankOutcome& o : outcomes)
+      ASSERT_EQ(o.exit_code, 0) << then << "\n" << describe(outcomes);
+    const std::string& named = outcomes[1].output;
+    EXPECT_CONTAINS(named,
+                    "parameters received no gradient in this backward on rank 1: "
+                    "module.b.weight, module.b.bias");
+    EXPECT_LT(caught_after_s(named), 10.0) << named;
+    const std::string& waiting = outcomes[0].output;
+    EXPECT_CONTAINS(waiting, "DistributedDataParallel: the all-reduce of bucket ");
+    EXPECT_GE(caught_after_s(waiting), 0.0) << waiting;
+    if (wait) {
+      EXPECT_CONTAINS(waiting, "(timeout 2 s): rank 1 did not arrive");
+      EXPECT_LT(caught_after_s(waiting), 10.0) << waiting;
+    } else {
+      EXPECT_CONTAINS(waiting, "(rank 0: all_reduce(avg) of float32 [420]; rank 1: barrier)");
+      EXPECT_LT(caught_after_s(waiting), 10.0) << waiting;  // not the 20 s timeout
+    }
+  }
+}
+
 TEST(DistributedDDP, FindUnusedParametersReducesWhatSomeRankUsed) {
   SKIP_WITHOUT_GLOO();
   expect_all_pass("ddp_find_unused");
@@ -109,6 +147,40 @@ TEST(DistributedDDP, MismatchedModelsAreNamedOnEveryRank) {
     EXPECT_CONTAINS(o.output,
                     "CAUGHT: DistributedDataParallel: the ranks wrap different models (rank 0: 6 "
                     "parameters and 0 buffers; rank 1: 8 parameters and 0 buffers)");
+  }
+}
+
+// Rank 1's `w` is [6, 4] where rank 0's is [4, 6]: as many elements, so without a check the
+// construction broadcast would copy rank 0's bytes into rank 1's other shape. Every rank raises
+// naming the parameter, with the signature exchange on and off (NCCL never exchanges them), and
+// the group still works.
+TEST(DistributedDDP, ParametersOfOtherShapesAreNamedOnEveryRank) {
+  SKIP_WITHOUT_GLOO();
+  for (const char* signatures : {"1", "0"}) {
+    Launch l;
+    l.scenario = "ddp_differing_shape";
+    l.env = {{"LEANGRAD_DIST_SIGNATURES", signatures}};
+    l.deadline_s = 30;
+    const std::vector<RankOutcome> outcomes = launch(l);
+    for (const RankOutcome& o : outcomes) {
+      EXPECT_EQ(o.exit_code, 0) << "signatures " << signatures << "\n" << describe(outcomes);
+      EXPECT_CONTAINS(o.output,
+                      "CAUGHT: DistributedDataParallel: the ranks wrap different models: "
+                      "parameter 'module.w' is float32 [4, 6] on rank 0 but float32 [6, 4] on "
+                      "rank 1");
+    }
+  }
+}
+
+// Rank 1 froze its first layer: its buckets would hold other parameters than rank 0's, and
+// their all-reduces pair up wrongly. Refused at construction, naming the parameter.
+TEST(DistributedDDP, ParametersFrozenOnSomeRanksAreNamedOnEveryRank) {
+  SKIP_WITHOUT_GLOO();
+  for (const RankOutcome& o : expect_all_pass("ddp_differing_frozen")) {
+    EXPECT_CONTAINS(o.output,
+                    "CAUGHT: DistributedDataParallel: the ranks wrap different models: "
+                    "parameter 'module.0.weight' is float32 [32, 20] requiring grad on rank 0 but "
+                    "float32 [32, 20] frozen (requires_grad false) on rank 1");
   }
 }
 

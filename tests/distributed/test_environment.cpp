@@ -96,6 +96,25 @@ TEST(DistributedEnvironment, InitOptionsOverrideTheEnvironment) {
   EXPECT_EQ(c.source, "InitOptions");
 }
 
+// -1 means "from the environment"; any other negative value is a mistake, not a silent fallback
+// to the launcher's variables.
+TEST(DistributedEnvironment, NegativeOptionsOtherThanUnsetAreRefused) {
+  EXPECT_EQ(error_of(kTorchrun, InitOptions().rank(-2)),
+            "init_process_group: InitOptions().rank(-2) is not a rank: 0 or more, or -1 (the "
+            "default) to read it from the environment");
+  EXPECT_EQ(error_of(kTorchrun, InitOptions().world_size(-4)),
+            "init_process_group: InitOptions().world_size(-4) is not a world size: 1 or more, or "
+            "-1 (the default) to read it from the environment");
+  EXPECT_EQ(error_of(kTorchrun, InitOptions().local_rank(-3)),
+            "init_process_group: InitOptions().local_rank(-3) is not a local rank: 0 or more, or "
+            "-1 (the default) to read it from the environment");
+  EXPECT_EQ(error_of(kTorchrun, InitOptions().master_port(-29500)),
+            "init_process_group: InitOptions().master_port(-29500) is not a port: 0 to 65535, or "
+            "-1 (the default) to read it from the environment");
+  // Without any environment, as a program that means to set everything itself would run.
+  EXPECT_NE(error_of({}, InitOptions().rank(-2).world_size(1)).find("rank(-2)"), std::string::npos);
+}
+
 TEST(DistributedEnvironment, ExplicitOptionsNeedNoEnvironmentForOneProcess) {
   const ProcessGroupConfig c = resolve({}, InitOptions().rank(0).world_size(1));
   EXPECT_EQ(c.master_addr, "127.0.0.1");

@@ -163,6 +163,24 @@ TEST(DistributedBadEnvironment, MismatchedWorldSizesStopEveryRankAtOnce) {
   }
 }
 
+// LEANGRAD_DIST_SIGNATURES=0 on one rank only: its collectives would skip the signature
+// exchange the others wait in, and every rank would hang to the timeout. Refused at rendezvous.
+TEST(DistributedBadEnvironment, SignatureChecksSetDifferentlyStopEveryRankAtOnce) {
+  SKIP_WITHOUT_GLOO();
+  Launch l = one_env_case(2, {0, 1});
+  l.scenario = "collectives";
+  l.env = {{"LEANGRAD_DIST_TIMEOUT_S", "5"}};
+  l.rank_env[1] = {{"LEANGRAD_DIST_SIGNATURES", "0"}};
+  const auto outcomes = launch(l);
+  for (const RankOutcome& o : outcomes) {
+    EXPECT_EQ(o.exit_code, 2) << describe(outcomes);
+    EXPECT_CONTAINS(o.output,
+                    "rank 1 was started with LEANGRAD_DIST_SIGNATURES=0 but rank 0 with "
+                    "LEANGRAD_DIST_SIGNATURES=1");
+    EXPECT_LT(o.seconds, kAtOnceSeconds);
+  }
+}
+
 TEST(DistributedBadEnvironment, TwoProcessesWithOneRankStopEveryRankAtOnce) {
   SKIP_WITHOUT_GLOO();
   const auto outcomes = launch(one_env_case(3, {0, 1, 1}));

@@ -13,10 +13,12 @@
 
 #include <leangrad/core/error.h>
 #include <leangrad/distributed/process_group.h>
+#include <leangrad/distributed/rendezvous.h>
 #include <leangrad/distributed/socket.h>
 #include <leangrad/distributed/store_keys.h>
 #include <leangrad/distributed/tcp_store.h>
 #include <leangrad/distributed/tcp_store_protocol.h>
+#include "distributed/launch.h"
 #include "testing/tensor_testing.h"
 
 namespace leangrad::distributed {
@@ -297,6 +299,36 @@ TEST(TCPStore, RefusesAMismatchedWorldSizeAndTellsEveryRank) {
                   "rank 1 was started with WORLD_SIZE=3 but rank 0, which serves the "
                   "store, with WORLD_SIZE=2");
   EXPECT_CONTAINS(server->get(kInitError), "WORLD_SIZE=3");
+}
+
+// Ranks that chose different backends would each wait in its own first step (Gloo's pairs, the
+// NCCL id) until the timeout: rendezvous compares the backends and stops both at once, naming
+// them. (dist_worker cannot show it: a build without CUDA refuses NCCL before rendezvous.)
+TEST(Rendezvous, RanksOfDifferentBackendsStopEveryRankAtOnce) {
+  const int port = test::free_port();
+  std::vector<std::string> messages(2);
+  std::vector<double> seconds(2);
+  std::vector<std::thread> ranks;
+  for (int r = 0; r < 2; ++r) {
+    ranks.emplace_back([&, r] {
+      ProcessGroupConfig config;
+      config.backend = r == 0 ? Backend::Gloo : Backend::NCCL;
+      config.rank = r;
+      config.world_size = 2;
+      config.master_addr = "127.0.0.1";
+      config.master_port = port;
+      config.timeout = milliseconds(20000);
+      const auto start = std::chrono::steady_clock::now();
+      messages[r] = error_of([&] { rendezvous(config, 1); });
+      seconds[r] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    });
+  }
+  for (std::thread& t : ranks)
+    t.join();
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_CONTAINS(messages[r], "rank 1 chose the nccl backend but rank 0 the gloo one");
+    EXPECT_LT(seconds[r], 10.0) << "rank " << r;  // not the 20 s timeout
+  }
 }
 
 TEST(TCPStore, RefusesARankThatIsAlreadyConnected) {

@@ -139,6 +139,37 @@ void write_back(const Tensor& t, const Tensor& buffer) {
   t.bump_version();
 }
 
+// Note [Gloo tags]
+// Gloo pairs two ranks' messages by a 32-bit tag, and a message longer than the buffer the
+// receiver posted for that tag makes Gloo throw from its event-loop thread ("op.preamble.length
+// <= op.nbytes" in pair.cc), where nothing catches it: std::terminate, the process aborts. The
+// signature exchange keeps ranks whose calls differ from moving payloads at all; without it
+// (LEANGRAD_DIST_SIGNATURES=0) the payload's tag also carries 12 bits of its byte count, so
+// payloads of different sizes are never paired (but for 1 in 4096 pairs of sizes): Gloo only
+// pairs a send with a receive posted under the same tag, so both ranks wait and raise an Error
+// at the timeout, as for two different collectives. The layout:
+//   bit 0        0: the signature exchange, 1: the payload
+//   bits 1..12   the payload's byte count, hashed (0 for the signatures)
+//   bits 13..31  the sequence number modulo 2^19: no rank enters a collective before every rank
+//                entered the one before, so two collectives 2^19 apart are never in flight at once
+constexpr std::uint32_t kSeqShift = 13;
+std::uint32_t signature_tag(std::uint64_t seq) {
+  return static_cast<std::uint32_t>(seq << kSeqShift);
+}
+std::uint32_t payload_tag(std::uint64_t seq, std::uint64_t nbytes) {
+  const auto size_bits = static_cast<std::uint32_t>((nbytes * 0x9E3779B97F4A7C15ull) >> 52);
+  return signature_tag(seq) | (size_bits << 1) | 1u;
+}
+
+// The bytes a collective's payload moves per rank: the tensor's (reduce_scatter: the output's).
+std::uint64_t payload_bytes(const Collective& c) {
+  if (c.kind == CollectiveKind::Barrier) return 0;
+  std::uint64_t n = element_size(c.dtype);
+  for (const std::int64_t d : c.shape)
+    n *= static_cast<std::uint64_t>(d);
+  return n;
+}
+
 bool mentions_timeout(const std::string& text) {
   std::string lower(text);
   for (char& ch : lower)
@@ -185,7 +216,8 @@ ProcessGroupGloo::~ProcessGroupGloo() {
 }
 
 void ProcessGroupGloo::shutdown() {
-  if (queue_) queue_->stop("destroy_process_group was called");
+  // The collectives queued before run first (WorkQueue::stop), on a context still connected.
+  if (queue_) queue_->stop("the process group was destroyed (destroy_process_group)");
   SigpipeBlocked guard;
   context_.reset();  // closes the connections to the other ranks
 }
@@ -200,9 +232,9 @@ bool ProcessGroupGloo::is_broken() const {
 //    queued and no sequence number is used), numbers the collective and queues it.
 // 2. The worker refuses it at once if the group is broken, then records on the progress board
 //    that this rank has entered collective #seq.
-// 3. The ranks all-gather their signatures (Gloo tag 2·seq) and compare them: on a mismatch
+// 3. The ranks all-gather their signatures (Note [Gloo tags]) and compare them: on a mismatch
 //    every rank throws the same error, and the group stays usable.
-// 4. The payload moves the data (tag 2·seq + 1): stage, Gloo's collective, write back.
+// 4. The payload moves the data (its own tag): stage, Gloo's collective, write back.
 // 5. The worker records on the board that this rank completed #seq, then completes the Work
 //    (Note [A rank that exits after its last collective] in progress.cpp).
 // 6. An exception from Gloo or the store in steps 2 to 4 goes through fail(): it closes this
@@ -266,7 +298,7 @@ std::vector<Tensor> ProcessGroupGloo::run(const Collective& c, const Payload& pa
   }
   std::vector<Tensor> result;
   try {
-    result = payload(static_cast<std::uint32_t>(2 * c.seq + 1));
+    result = payload(payload_tag(c.seq, payload_bytes(c)));  // Note [Gloo tags]
   } catch (const Error& e) {
     fail(c, e.message(), false, elapsed_s());
   } catch (const std::exception& e) {
@@ -293,7 +325,7 @@ void ProcessGroupGloo::exchange_signatures(const Collective& c) {
   gloo::AllgatherOptions opts(context_);
   opts.setInput<std::int64_t>(std::move(in));
   opts.setOutput<std::int64_t>(std::move(out));
-  opts.setTag(static_cast<std::uint32_t>(2 * c.seq));
+  opts.setTag(signature_tag(c.seq));  // Note [Gloo tags]
   opts.setTimeout(timeout());
   watched(buffers, [&] { gloo::allgather(opts); });
   check_signatures(c, all, size());

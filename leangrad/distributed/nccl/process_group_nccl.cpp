@@ -26,6 +26,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include <leangrad/core/creation.h>
 #include <leangrad/core/cuda/cuda_check.h>
@@ -176,7 +177,7 @@ ProcessGroupNccl::ProcessGroupNccl(const ProcessGroupSetup& setup)
   config.blocking = 0;  // so that joining can time out: see settle()
   const ncclResult_t status = ncclCommInitRankConfig(&comm_, size(), id, rank(), &config);
   try {
-    settle(status, "init_process_group(Backend::NCCL): ncclCommInitRankConfig", deadline);
+    settle(comm_, status, "init_process_group(Backend::NCCL): ncclCommInitRankConfig", deadline);
   } catch (...) {
     if (comm_ != nullptr) ncclCommAbort(comm_);
     comm_ = nullptr;
@@ -217,7 +218,14 @@ void ProcessGroupNccl::shutdown() {
                                                                "before it completed"),
                                                __FILE__, __LINE__)));
   }
-  if (comm_ != nullptr) {
+  // Taken under the mutex: a launch that failed on another thread may be aborting it
+  // (break_group), which takes it the same way.
+  ncclComm_t comm = nullptr;
+  {
+    std::lock_guard lock(mutex_);
+    comm = std::exchange(comm_, nullptr);
+  }
+  if (comm != nullptr) {
     // The communicator is non-blocking: ncclCommFinalize returns ncclInProgress while NCCL
     // flushes its operations, and ncclCommDestroy may free the communicator only once that has
     // completed (ncclCommGetAsyncError says ncclSuccess); destroying it earlier frees memory
@@ -225,7 +233,7 @@ void ProcessGroupNccl::shutdown() {
     bool finalized = false;
     if (!is_broken()) {
       try {
-        settle(ncclCommFinalize(comm_), "destroy_process_group: ncclCommFinalize",
+        settle(comm, ncclCommFinalize(comm), "destroy_process_group: ncclCommFinalize",
                Clock::now() + timeout());
         finalized = true;
       } catch (const Error&) {
@@ -233,11 +241,10 @@ void ProcessGroupNccl::shutdown() {
       }
     }
     if (finalized) {
-      ncclCommDestroy(comm_);
+      ncclCommDestroy(comm);
     } else {
-      ncclCommAbort(comm_);
+      ncclCommAbort(comm);
     }
-    comm_ = nullptr;
   }
 }
 
@@ -251,17 +258,18 @@ std::string ProcessGroupNccl::broken_message() const {
   return broken_;
 }
 
-void ProcessGroupNccl::settle(ncclResult_t status, const char* what, Clock::time_point deadline) {
+void ProcessGroupNccl::settle(ncclComm_t comm, ncclResult_t status, const char* what,
+                              Clock::time_point deadline) {
   while (status == ncclInProgress) {
     LG_CHECK(Clock::now() < deadline, what, ": did not complete within ",
              format_duration(timeout()), " on rank ", rank(), " of ", size(),
              " (a rank that never joined, or a network NCCL cannot use: NCCL_DEBUG=INFO says)");
     std::this_thread::sleep_for(std::chrono::microseconds(100));
-    const ncclResult_t query = ncclCommGetAsyncError(comm_, &status);
+    const ncclResult_t query = ncclCommGetAsyncError(comm, &status);
     if (query != ncclSuccess) status = query;
   }
   LG_CHECK(status == ncclSuccess, what, " failed on rank ", rank(), " of ", size(), ": ",
-           nccl_error_text(status, comm_));
+           nccl_error_text(status, comm));
 }
 
 // Note [Stream order]
@@ -304,7 +312,7 @@ std::shared_ptr<Work> ProcessGroupNccl::launch(
     const cuda::StreamGuard on_nccl_stream(stream_);
     const profiler::Span span(profiler::is_recording() ? c.describe().c_str() : "",
                               profiler::Category::Collective, tensor);
-    settle(call(static_cast<cudaStream_t>(stream_.handle())), "NCCL", work->deadline());
+    settle(comm_, call(static_cast<cudaStream_t>(stream_.handle())), "NCCL", work->deadline());
   } catch (const Error& e) {
     const std::string message = detail::str_cat(work->description(), ": ", e.message());
     lock.unlock();  // break_group takes the mutex
@@ -445,10 +453,11 @@ void ProcessGroupNccl::watchdog() {
     const bool failed = async != ncclSuccess && async != ncclInProgress;
     const bool timed_out = Clock::now() >= oldest->deadline();
     if (!failed && !timed_out) continue;
-    lock.unlock();  // the board reads the store, and break_group takes the mutex
+    // Read while the mutex keeps comm_ from being aborted (break_group, shutdown).
     const std::string cause =
         failed ? detail::str_cat("NCCL reported ", nccl_error_text(async, comm_))
                : detail::str_cat("did not complete within ", format_duration(timeout()));
+    lock.unlock();  // the board reads the store, and break_group takes the mutex
     break_group(detail::str_cat(
         oldest->description(), " on rank ", rank(), " of a group of ", size(), ": ", cause, "; ",
         progress_.diagnose(oldest->collective().seq, timed_out && !failed)));
@@ -463,14 +472,17 @@ void ProcessGroupNccl::break_group(const std::string& error) {
     broken_ = error;
   }
   std::deque<std::shared_ptr<NcclWork>> failed;
+  ncclComm_t comm = nullptr;
   {
+    // comm_ is read and written under the mutex (launch, the watchdog, shutdown), so no other
+    // thread uses or aborts it once it is taken here.
     std::lock_guard lock(mutex_);
     failed.swap(in_flight_);
+    comm = std::exchange(comm_, nullptr);
   }
   for (auto& work : failed)
     work->finish({}, std::make_exception_ptr(Error(error, __FILE__, __LINE__)));
-  if (comm_ != nullptr) ncclCommAbort(comm_);
-  comm_ = nullptr;
+  if (comm != nullptr) ncclCommAbort(comm);
 }
 
 std::shared_ptr<ProcessGroup> make_nccl_process_group(const ProcessGroupSetup& setup) {

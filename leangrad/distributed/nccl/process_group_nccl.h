@@ -83,8 +83,8 @@ class ProcessGroupNccl final : public ProcessGroup {
                                const std::vector<Tensor>& buffers, std::vector<Tensor> result,
                                const std::vector<std::pair<Tensor, Tensor>>& write_backs,
                                const Launch& call);
-  // Waits (bounded by the deadline) while NCCL finishes enqueuing in non-blocking mode.
-  void settle(ncclResult_t status, const char* what,
+  // Waits (bounded by the deadline) while NCCL finishes enqueuing on `comm` in non-blocking mode.
+  void settle(ncclComm_t comm, ncclResult_t status, const char* what,
               std::chrono::steady_clock::time_point deadline);
   // Marks the group broken with `error` (the first one counts), fails every work in flight,
   // then aborts the communicator so kernels waiting on peers return. Never throws.
@@ -95,10 +95,10 @@ class ProcessGroupNccl final : public ProcessGroup {
   Device device_;
   std::shared_ptr<Store> store_;
   ProgressBoard progress_;
-  cuda::Stream stream_;  // the group's own stream: Note [Stream order]
-  ncclComm_t comm_ = nullptr;
+  cuda::Stream stream_;        // the group's own stream: Note [Stream order]
+  ncclComm_t comm_ = nullptr;  // read and written under mutex_ once the constructor is done
 
-  std::mutex mutex_;  // guards next_seq_, in_flight_, stopping_, and launching (call order)
+  std::mutex mutex_;  // guards comm_, next_seq_, in_flight_, stopping_, and launching (call order)
   std::uint64_t next_seq_ = 1;
   std::deque<std::shared_ptr<NcclWork>> in_flight_;
   bool stopping_ = false;
