@@ -7,8 +7,10 @@
 # order (--benchmark_enable_random_interleaving), so that a change of load hits both alike.
 # Prints markdown on stdout; logs go to stderr.
 #   bench/compare/conv_direct_vs_gemm.sh build [REPETITIONS=9]
-# Each cell is the median over REPETITIONS of Google Benchmark's mean wall time (and of its CPU
-# time: on a loaded machine that one is the steadier). Needs a build with LEANGRAD_WITH_ONEDNN.
+# Each cell is the median over REPETITIONS of Google Benchmark's mean wall time, and of its CPU
+# time (the calling thread's alone; on a loaded machine it is the steadier of the two). OpenMP's
+# wait policy is the caller's: on a shared machine set GOMP_SPINCOUNT=1000 as leangrad-train does
+# (Note [OpenMP threads on a shared machine]). Needs a build with LEANGRAD_WITH_ONEDNN.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=common.sh
 source "$(dirname "$0")/common.sh"
@@ -56,7 +58,7 @@ for index, shape in enumerate(SHAPES):
                   f"| {gemm['ms'] / direct['ms']:.2f} | {cpu(gemm):.2f} | {cpu(direct):.2f} "
                   f"| {cpu(gemm) / cpu(direct):.2f} |")
 print()
-print("GEMM / direct > 1: the direct convolution is faster. CPU time sums the threads' times.")
+print("GEMM / direct > 1: the direct convolution is faster. CPU time: the calling thread's.")
 PYTHON
 echo
 echo "Load average (1, 5, 15 min): $load_before before, $load_after after."

@@ -10,8 +10,9 @@
 // implementation of the problem on this CPU, only its reference loop or its own im2col + GEMM,
 // or when this build has no oneDNN; the caller then runs the GEMM path. Primitives are built
 // once per (problem, thread count) and kept in a process-wide cache (a mutex guards it; each
-// call has its own scratch memory, so calls may run concurrently). Threads: set_num_threads, as
-// gemm() follows it; inside a parallel region, the calling thread alone.
+// call has its own scratch memory, so calls may run concurrently). Threads: set_num_threads, one
+// chunk of the batch per thread as the GEMM path splits it (Note [Direct convolution threads]);
+// inside a parallel region, the calling thread alone.
 #pragma once
 
 #include <leangrad/kernels/conv_geometry.h>

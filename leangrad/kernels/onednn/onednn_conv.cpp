@@ -7,12 +7,15 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <array>
+#include <exception>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include <oneapi/dnnl/dnnl_debug.h>
 #include <oneapi/dnnl/dnnl.hpp>
@@ -215,10 +218,22 @@ std::shared_ptr<const DirectConv> cached(Op op, const Conv2dGeometry& g, bool ha
   // Built outside the lock (oneDNN generates code here: milliseconds); two threads asking for the
   // same new problem at once both build it, and the second keeps the first one's.
   auto entry = std::make_shared<DirectConv>();
-  try {
-    *entry = build(op, g, has_bias);
-  } catch (const dnnl::error&) {
-    entry->supported = false;  // "unimplemented" and dimensions oneDNN cannot take alike
+  // oneDNN splits the work for the calling thread's OpenMP default when it builds a primitive, and
+  // a primitive run inside a parallel region executes only thread 0's share of that split: one
+  // built for 2 threads and run by one chunk's thread left half the weight gradient unwritten. So
+  // the default is `threads` while building, whatever the caller's.
+  struct DefaultThreads {
+    int previous = omp_get_max_threads();
+    explicit DefaultThreads(int n) { omp_set_num_threads(n); }
+    ~DefaultThreads() { omp_set_num_threads(previous); }
+  };
+  {
+    const DefaultThreads building(threads);
+    try {
+      *entry = build(op, g, has_bias);
+    } catch (const dnnl::error&) {
+      entry->supported = false;  // "unimplemented" and dimensions oneDNN cannot take alike
+    }
   }
   const std::lock_guard<std::mutex> lock(mutex);
   if (cache.size() >= kMaxCachedProblems) cache.clear();
@@ -253,27 +268,22 @@ memory operand(const Reorder& r, const float* data, const dnnl::stream& stream) 
   return blocked;
 }
 
-bool run(Op op, const Conv2dGeometry& g, float* out, const float* a, const float* b,
-         const float* bias) {
-  // The thread count oneDNN will use: set_num_threads' (max_threads() makes it the calling
-  // thread's OpenMP default, which oneDNN follows), or 1 inside a parallel region.
-  const int threads = omp_in_parallel() ? 1 : max_threads();
-  const std::shared_ptr<const DirectConv> conv = cached(op, g, bias != nullptr, threads);
-  if (conv == nullptr) return false;
-  // As around every oneDNN product: Note [Signals and oneDNN's GEMM kernels].
-  const AsyncSignalsDeferred signals_deferred;
+// One call of the cached primitive `conv` on all of g's samples: reorders in, the convolution,
+// the reorder out.
+void run_primitive(Op op, const DirectConv& conv, const Conv2dGeometry& g, float* out,
+                   const float* a, const float* b, const float* bias) {
   try {
     dnnl::stream stream(cpu_engine());
-    std::unordered_map<int, memory> args = {{conv->arg_a, operand(conv->a, a, stream)},
-                                            {conv->arg_b, operand(conv->b, b, stream)}};
+    std::unordered_map<int, memory> args = {{conv.arg_a, operand(conv.a, a, stream)},
+                                            {conv.arg_b, operand(conv.b, b, stream)}};
     if (bias != nullptr)
-      args.insert({DNNL_ARG_BIAS, memory(conv->bias, cpu_engine(), const_cast<float*>(bias))});
-    const memory user_out(conv->out.to, cpu_engine(), out);
-    const memory conv_out = conv->out.needed ? memory(conv->out.from, cpu_engine()) : user_out;
-    args.insert({conv->arg_out, conv_out});
-    execute(conv->conv, conv->conv_scratch, std::move(args), stream);
-    if (conv->out.needed) {
-      execute(conv->out.primitive, conv->out.scratch,
+      args.insert({DNNL_ARG_BIAS, memory(conv.bias, cpu_engine(), const_cast<float*>(bias))});
+    const memory user_out(conv.out.to, cpu_engine(), out);
+    const memory conv_out = conv.out.needed ? memory(conv.out.from, cpu_engine()) : user_out;
+    args.insert({conv.arg_out, conv_out});
+    execute(conv.conv, conv.conv_scratch, std::move(args), stream);
+    if (conv.out.needed) {
+      execute(conv.out.primitive, conv.out.scratch,
               {{DNNL_ARG_FROM, conv_out}, {DNNL_ARG_TO, user_out}}, stream);
     }
     stream.wait();
@@ -282,6 +292,78 @@ bool run(Op op, const Conv2dGeometry& g, float* out, const float* a, const float
              g.in_channels, ", ", g.in_h, ", ", g.in_w, "), weight (", g.out_channels, ", ",
              g.in_channels_per_group(), ", ", g.kernel_h, ", ", g.kernel_w, "), groups ", g.groups,
              " failed: ", dnnl_status2str(e.status), " (", e.what(), ")");
+  }
+}
+
+// Note [Direct convolution threads]
+//   As the GEMM path does (kernels/cpu/conv.cpp): the batch is cut into one contiguous chunk of
+//   samples per thread, and every thread runs the whole convolution of its chunk (reorders
+//   included) on a primitive built for one thread, inside one parallel_for. So a call is one
+//   OpenMP region, not three (reorder in, convolution, reorder out, each with its barrier, as
+//   when oneDNN threads the call itself): on a shared machine with libgomp's default spin, 2
+//   threads then took 4x the time of 1 on the CNN's 14 x 14 convolution (docs/kernels.md). The
+//   weight gradient sums per-chunk partials in chunk order afterwards: the result depends on the
+//   thread count, not on timing. Chunks differ by at most one sample, so at most two primitives.
+//   A batch of one sample (or one thread) is one call with oneDNN's own threading.
+bool run(Op op, const Conv2dGeometry& g, float* out, const float* a, const float* b,
+         const float* bias) {
+  // The thread count oneDNN would use: set_num_threads' (max_threads() makes it the calling
+  // thread's OpenMP default, which oneDNN follows), or 1 inside a parallel region.
+  const int threads = omp_in_parallel() ? 1 : max_threads();
+  const std::int64_t chunks = std::min<std::int64_t>(threads, g.batch);
+  // As around every oneDNN product: Note [Signals and oneDNN's GEMM kernels].
+  const AsyncSignalsDeferred signals_deferred;
+  if (chunks <= 1) {
+    const std::shared_ptr<const DirectConv> conv = cached(op, g, bias != nullptr, threads);
+    if (conv == nullptr) return false;
+    run_primitive(op, *conv, g, out, a, b, bias);
+    return true;
+  }
+  Conv2dGeometry small = g;
+  small.batch = g.batch / chunks;
+  Conv2dGeometry large = small;
+  large.batch = small.batch + 1;
+  const std::shared_ptr<const DirectConv> small_conv = cached(op, small, bias != nullptr, 1);
+  const std::shared_ptr<const DirectConv> large_conv =
+      g.batch % chunks == 0 ? small_conv : cached(op, large, bias != nullptr, 1);
+  if (small_conv == nullptr || large_conv == nullptr) return false;
+
+  const std::int64_t x_sample = g.in_channels * g.in_pixels();
+  const std::int64_t y_sample = g.out_channels * g.out_pixels();
+  const std::int64_t dw_size = g.out_channels * g.patch_size();
+  std::vector<std::vector<float>> partial_dw(op == Op::WeightGrad ? chunks - 1 : 0,
+                                             std::vector<float>(dw_size));
+  std::vector<std::exception_ptr> errors(chunks);  // no exception may leave a parallel region
+  parallel_for(chunks, 1, [&](std::int64_t chunk_begin, std::int64_t chunk_end) {
+    for (std::int64_t chunk = chunk_begin; chunk < chunk_end; ++chunk) {
+      const std::int64_t n = chunk * g.batch / chunks;
+      const std::int64_t samples = (chunk + 1) * g.batch / chunks - n;
+      const DirectConv& conv = samples == small.batch ? *small_conv : *large_conv;
+      const Conv2dGeometry& cg = samples == small.batch ? small : large;
+      try {
+        switch (op) {
+          case Op::Forward:  // a = x, b = w, out = y
+            run_primitive(op, conv, cg, out + n * y_sample, a + n * x_sample, b, bias);
+            break;
+          case Op::InputGrad:  // a = dy, b = w, out = dx
+            run_primitive(op, conv, cg, out + n * x_sample, a + n * y_sample, b, nullptr);
+            break;
+          case Op::WeightGrad:  // a = dy, b = x, out = dw
+            run_primitive(op, conv, cg, chunk == 0 ? out : partial_dw[chunk - 1].data(),
+                          a + n * y_sample, b + n * x_sample, nullptr);
+            break;
+        }
+      } catch (...) {
+        errors[chunk] = std::current_exception();
+      }
+    }
+  });
+  for (const std::exception_ptr& error : errors) {
+    if (error) std::rethrow_exception(error);
+  }
+  for (const std::vector<float>& partial : partial_dw) {
+    for (std::int64_t i = 0; i < dw_size; ++i)
+      out[i] += partial[i];
   }
   return true;
 }
