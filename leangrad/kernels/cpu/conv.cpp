@@ -275,9 +275,10 @@ void weight_grad_typed(const Conv2dGeometry& g, T* dw, const T* dy, const T* x) 
 //     C_out / groups are at least kDirectMinChannels = 16: a whole AVX-512 block of channels
 //     (two AVX2 blocks). Below that oneDNN pads the channels to a block or switches to its
 //     first-layer kernel, and the GEMM path wins: on the Fashion-MNIST CNN's 1 -> 32 at batch 64
-//     the direct forward took 1.2x and the direct input gradient 10x the GEMM path's time. With
-//     16 and more channels on both sides it won on every shape measured
-//     (bench/results/2026-11-29-cpu-conv-direct-zen4-2core.md, docs/kernels.md).
+//     the direct input gradient took 2 to 7 times the GEMM path's time. With 16 and more
+//     channels on both sides the direct convolution was as fast or faster on every entry and
+//     shape measured, at 1 and 2 threads (1.00x to 1.85x;
+//     bench/results/2026-11-29-cpu-conv-direct-zen4-2core.md, docs/kernels.md).
 //   Everything else runs im2col + GEMM: float64 (oneDNN has no float64 convolution), builds
 //   without oneDNN, and any problem for which oneDNN offers no generated direct kernel on this
 //   CPU (the entries of conv_direct.h return false; oneDNN's own GEMM and reference fallbacks are
