@@ -5,6 +5,11 @@
 //     Fashion-MNIST CNN (batch 64: 1 -> 32 on 28 x 28, 32 -> 64 on 14 x 14, 3 x 3 pad 1), a
 //     64 -> 64 3 x 3 on (4, 64, 48, 48) and issue 19's (16, 64, 56, 56) 64 -> 64. The forward is
 //     checked once against a direct loop at one output point before timing.
+//   - BM_Conv2dAlgorithm/{Forward,InputGrad,WeightGrad}/<shape>/<algorithm>: the same entries and
+//     shapes, plus a 16 -> 32 on (64, 16, 28, 28), under ops::CpuConv2dAlgorithm Gemm (0) and
+//     Direct (1): the A/B of Note [Which CPU convolution] (kernels/cpu/conv.cpp). Run with
+//     --benchmark_enable_random_interleaving=true so that the two alternate in one process;
+//     each is checked against the other before timing.
 //   - BM_Conv2dAutograd_{Forward,ForwardBackward}: the public conv2d (autograd/nn_functions.h,
 //     3 x 3 pad 1, no bias) on issue 19's (16, 64, 56, 56) 64 -> 64 and the CNN's two shapes;
 //     forward+backward is one forward and y.backward(g) (the x and weight gradients).
@@ -101,6 +106,79 @@ BENCHMARK_CAPTURE(BM_Conv2d, InputGrad, Which::InputGrad)
 BENCHMARK_CAPTURE(BM_Conv2d, WeightGrad, Which::WeightGrad)
     ->DenseRange(0, 3)
     ->Unit(benchmark::kMillisecond);
+
+// kShapes, then the smallest channel counts Note [Which CPU convolution]'s rule sends to oneDNN.
+constexpr ConvShape kAlgorithmShapes[] = {
+    kShapes[0], kShapes[1], kShapes[2], kShapes[3], {64, 16, 28, 28, 32},
+};
+
+Tensor run_entry(Which which, const Tensor& x, const Tensor& w, const Tensor& dy) {
+  switch (which) {
+    case Which::Forward:
+      return ops::conv2d(x, w, Tensor(), pad1());
+    case Which::InputGrad:
+      return ops::conv2d_input_grad(dy, w, x.shape(), pad1());
+    case Which::WeightGrad:
+      return ops::conv2d_weight_grad(dy, x, w.shape(), pad1());
+  }
+  return Tensor();
+}
+
+// The largest |a - b| over the largest |b|: the two algorithms agree to float32 rounding.
+double relative_difference(const Tensor& a, const Tensor& b) {
+  const auto* pa = static_cast<const float*>(a.data_ptr());
+  const auto* pb = static_cast<const float*>(b.data_ptr());
+  double diff = 0, scale = 0;
+  for (std::int64_t i = 0; i < a.numel(); ++i) {
+    diff = std::fmax(diff, std::fabs(double(pa[i]) - pb[i]));
+    scale = std::fmax(scale, std::fabs(double(pb[i])));
+  }
+  return diff / scale;
+}
+
+void BM_Conv2dAlgorithm(benchmark::State& state, Which which) {
+  const ConvShape s = kAlgorithmShapes[state.range(0)];
+  const auto algorithm =
+      state.range(1) == 0 ? ops::CpuConv2dAlgorithm::Gemm : ops::CpuConv2dAlgorithm::Direct;
+  const Tensor x = leangrad::randn({s.n, s.c_in, s.h, s.w});
+  const Tensor w = leangrad::randn({s.c_out, s.c_in, 3, 3});
+  const Tensor dy = leangrad::randn({s.n, s.c_out, s.h, s.w});
+  Tensor gemm_result;
+  {
+    const ops::CpuConv2dAlgorithmGuard guard(ops::CpuConv2dAlgorithm::Gemm);
+    gemm_result = run_entry(which, x, w, dy);
+  }
+  const ops::CpuConv2dAlgorithmGuard guard(algorithm);
+  // A check that both ran the same convolution, not a rounding bound (tests/kernels/test_conv.cpp
+  // holds those): two summation orders of float32 products differ by ~1e-6 of the largest value.
+  if (relative_difference(run_entry(which, x, w, dy), gemm_result) > 1e-4)
+    state.SkipWithError("direct and GEMM convolutions differ");
+  for (auto _ : state) {
+    Tensor out = run_entry(which, x, w, dy);
+    benchmark::DoNotOptimize(out.data_ptr());
+  }
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(conv_flops(s) * 1e-9 * state.iterations(), benchmark::Counter::kIsRate);
+}
+
+void algorithm_args(benchmark::internal::Benchmark* b) {
+  for (std::int64_t shape = 0; shape < 5; ++shape)
+    for (std::int64_t algorithm = 0; algorithm < 2; ++algorithm)
+      b->Args({shape, algorithm});
+}
+
+BENCHMARK_CAPTURE(BM_Conv2dAlgorithm, Forward, Which::Forward)
+    ->Apply(algorithm_args)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_Conv2dAlgorithm, InputGrad, Which::InputGrad)
+    ->Apply(algorithm_args)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_Conv2dAlgorithm, WeightGrad, Which::WeightGrad)
+    ->Apply(algorithm_args)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 constexpr ConvShape kAutogradShapes[] = {
     {16, 64, 56, 56, 64},  // issue 19's shape

@@ -174,6 +174,34 @@ Tensor conv2d_input_grad(const Tensor& grad_out, const Tensor& weight, const Sha
 // dL/dweight (weight_shape) from grad_out and x.
 Tensor conv2d_weight_grad(const Tensor& grad_out, const Tensor& x, const Shape& weight_shape,
                           const Conv2dParams& p);
+// Which CPU implementation conv2d and its gradients (so conv_transpose2d and conv1d) use for
+// float32 (kernels/cpu/conv.cpp, Note [Which CPU convolution]):
+//  - Auto (default): oneDNN's direct convolution (kernels/cpu/conv_direct.h) when the CPU GEMM
+//    backend is oneDNN and both channel counts per group are at least 16; im2col + GEMM otherwise.
+//  - Gemm: im2col + GEMM always.
+//  - Direct: oneDNN's direct convolution wherever oneDNN has one for the problem and the CPU, also
+//    under LEANGRAD_CPU_GEMM=eigen (for tests and benchmarks).
+// Either way, a problem oneDNN has no direct implementation for, a build without oneDNN and
+// float64 run im2col + GEMM. Results agree to within the rounding of a sum, not bitwise. The
+// default comes from the environment, read once: LEANGRAD_CPU_CONV=auto, gemm or direct; another
+// value is named in a warning on stderr and auto is used.
+enum class CpuConv2dAlgorithm : std::uint8_t { Auto, Gemm, Direct };
+void set_cpu_conv2d_algorithm(CpuConv2dAlgorithm algorithm);
+CpuConv2dAlgorithm cpu_conv2d_algorithm();
+// Sets the algorithm for a scope and restores the previous one on leaving it, also by an exception.
+class CpuConv2dAlgorithmGuard {
+ public:
+  explicit CpuConv2dAlgorithmGuard(CpuConv2dAlgorithm algorithm)
+      : previous_(cpu_conv2d_algorithm()) {
+    set_cpu_conv2d_algorithm(algorithm);
+  }
+  ~CpuConv2dAlgorithmGuard() { set_cpu_conv2d_algorithm(previous_); }
+  CpuConv2dAlgorithmGuard(const CpuConv2dAlgorithmGuard&) = delete;
+  CpuConv2dAlgorithmGuard& operator=(const CpuConv2dAlgorithmGuard&) = delete;
+
+ private:
+  CpuConv2dAlgorithm previous_;
+};
 // Which CUDA implementation conv2d and its gradients use: our implicit-GEMM kernels (default;
 // cuDNN for the shapes they do not cover) or cuDNN throughout. The default comes from the
 // environment, read once: LEANGRAD_CONV=cudnn.

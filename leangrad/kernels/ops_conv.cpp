@@ -1,12 +1,14 @@
 // Tensor-level entries of the 2-D convolution (kernels/ops.h): ops::conv2d, conv2d_input_grad and
 // conv2d_weight_grad. Each checks dtypes, devices and shapes (errors name the shapes), fills in a
 // Conv2dGeometry (kernels/conv_geometry.h), makes the operands contiguous NCHW, allocates the
-// result and switches to the conv2d launchers of kernels/backend.h: im2col + GEMM (oneDNN or
-// Eigen) on the CPU; on CUDA our implicit-GEMM kernels, or cuDNN when selected
+// result and switches to the conv2d launchers of kernels/backend.h: on the CPU im2col + GEMM
+// (oneDNN or Eigen) or oneDNN's direct convolution (kernels/cpu/conv.cpp decides, as
+// set_cpu_conv2d_algorithm allows); on CUDA our implicit-GEMM kernels, or cuDNN when selected
 // (LEANGRAD_CONV=cudnn, set_conv2d_backend) or when the implicit GEMM does not cover the problem
 // (kernels/cuda/conv.cu decides). float16/bfloat16 on the CPU are computed in float32 and rounded
 // back once, as matmul does.
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -29,6 +31,26 @@ Conv2dBackend backend_from_environment() {
 std::atomic<Conv2dBackend>& backend_setting() {
   static std::atomic<Conv2dBackend> backend{backend_from_environment()};  // read once
   return backend;
+}
+
+// LEANGRAD_CPU_CONV, read once; an unknown value is named on stderr (not thrown: the first
+// convolution may run inside a parallel region) and auto is kept.
+CpuConv2dAlgorithm cpu_algorithm_from_environment() {
+  const char* value = std::getenv("LEANGRAD_CPU_CONV");
+  if (value == nullptr || *value == '\0' || std::strcmp(value, "auto") == 0)
+    return CpuConv2dAlgorithm::Auto;
+  if (std::strcmp(value, "gemm") == 0) return CpuConv2dAlgorithm::Gemm;
+  if (std::strcmp(value, "direct") == 0) return CpuConv2dAlgorithm::Direct;
+  std::fprintf(stderr,
+               "leangrad: warning: LEANGRAD_CPU_CONV=%s is not one of auto, gemm, direct; "
+               "using auto\n",
+               value);
+  return CpuConv2dAlgorithm::Auto;
+}
+
+std::atomic<CpuConv2dAlgorithm>& cpu_algorithm_setting() {
+  static std::atomic<CpuConv2dAlgorithm> algorithm{cpu_algorithm_from_environment()};
+  return algorithm;
 }
 
 void check_operand_pair(const char* op, const char* name_a, const Tensor& a, const char* name_b,
@@ -115,6 +137,14 @@ void set_conv2d_backend(Conv2dBackend backend) {
 
 Conv2dBackend conv2d_backend() {
   return backend_setting().load();
+}
+
+void set_cpu_conv2d_algorithm(CpuConv2dAlgorithm algorithm) {
+  cpu_algorithm_setting().store(algorithm);
+}
+
+CpuConv2dAlgorithm cpu_conv2d_algorithm() {
+  return cpu_algorithm_setting().load(std::memory_order_relaxed);
 }
 
 Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, const Conv2dParams& p) {

@@ -1,7 +1,9 @@
-// Tests of conv2d (autograd/nn_functions.cpp, kernels/ops_conv.cpp, kernels/cpu/conv.cpp): the
-// forward against a direct seven-deep loop, float64 finite-difference gradient checks of x, weight
-// and bias over the odd cases (stride, dilation, groups, depthwise, 1x1 and 7x7 kernels, padding,
-// batch 1, non-square and non-contiguous input, no bias, channel counts off the tile sizes),
+// Tests of conv2d (autograd/nn_functions.cpp, kernels/ops_conv.cpp, kernels/cpu/conv.cpp,
+// kernels/onednn/onednn_conv.cpp): the forward against a direct seven-deep loop, float32 within
+// the rounding bound of float64 under im2col + GEMM and oneDNN's direct convolution, float64
+// finite-difference gradient checks of x, weight and bias over the odd cases (stride, dilation,
+// groups, depthwise, 1x1 and 7x7 kernels, padding, batch 1, non-square and non-contiguous input,
+// no bias, channel counts off the tile sizes),
 // PyTorch's values (tests/data/conv2d.json), float16/bfloat16 and the errors bad input raises.
 // CUDA against the CPU is in the device op table (op_table_conv.cpp).
 #include <gtest/gtest.h>
@@ -9,11 +11,15 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/nn_functions.h>
 #include <leangrad/core/cuda.h>
+#include <leangrad/core/parallel.h>
+#include <leangrad/kernels/conv_geometry.h>
+#include <leangrad/kernels/cpu/conv_direct.h>
 #include <leangrad/kernels/cpu/gemm.h>
 #include <leangrad/kernels/creation.h>
 #include <leangrad/kernels/ops.h>
@@ -132,14 +138,36 @@ TEST(Conv2d, ForwardMatchesDirectLoop) {
   }
 }
 
-// float32 forward, input gradient and weight gradient under each CPU GEMM backend (Eigen; oneDNN
-// in builds with it) against float64 on the same values (the float64 path is checked above and by
-// the gradchecks). Bound per element: any order of summing the n products of one output, n its
-// reduction length, rounds by at most (n + 2) u sum |terms| (u = 2^-24); sum |terms| is the same
-// operation in float64 on the inputs' absolute values.
-TEST(Conv2d, Float32MatchesFloat64UnderEachCpuGemmBackend) {
-  std::vector<ops::CpuGemmBackend> backends = {ops::CpuGemmBackend::Eigen};
-  if (kernels::cpu::onednn::built()) backends.push_back(ops::CpuGemmBackend::OneDnn);
+// Cases with at least 16 channels per group on both sides, which Note [Which CPU convolution]
+// (kernels/cpu/conv.cpp) sends to oneDNN's direct convolution by default: channel counts off its
+// blocks of 8 and 16, stride, padding, dilation, groups, batch 1, a 1x1 and a 5x5 kernel.
+std::vector<ConvCase> wide_cases() {
+  return {
+      {"wide_16_to_16_pad1", {2, 16, 6, 7}, {16, 16, 3, 3}, true, {1, 1}, {1, 1}},
+      {"wide_17_to_33_stride2", {1, 17, 9, 8}, {33, 17, 3, 3}, true, {2, 2}, {1, 1}},
+      {"wide_groups2", {2, 32, 5, 6}, {40, 16, 3, 3}, true, {1, 1}, {1, 1}, {1, 1}, 2},
+      {"wide_dilation2", {1, 24, 9, 9}, {20, 24, 3, 3}, false, {1, 1}, {2, 2}, {2, 2}},
+      {"wide_pointwise_1x1", {3, 16, 4, 5}, {24, 16, 1, 1}},
+      {"wide_batch1_5x5_pad2", {1, 20, 7, 6}, {18, 20, 5, 5}, true, {1, 1}, {2, 2}},
+      {"wide_stride_2x3_nonsquare", {2, 16, 8, 11}, {16, 16, 3, 2}, false, {2, 3}, {0, 1}},
+      {"wide_permuted_input", {2, 16, 5, 4}, {16, 16, 3, 3}, true, {1, 1}, {1, 1}, {1, 1}, 1, true},
+  };
+}
+
+// Every case of both tables.
+std::vector<ConvCase> all_cases() {
+  std::vector<ConvCase> cases = odd_cases();
+  for (ConvCase& c : wide_cases())
+    cases.push_back(std::move(c));
+  return cases;
+}
+
+// float32 forward, input gradient and weight gradient against float64 on the same values (the
+// float64 path is checked against the direct loop above and by the gradchecks). Bound per
+// element: any order of summing the n products of one output, n its reduction length, rounds by
+// at most (n + 2) u sum |terms| (u = 2^-24); sum |terms| is the same operation in float64 on the
+// inputs' absolute values. Holds for im2col + GEMM and for oneDNN's direct convolution alike.
+void expect_float32_within_rounding(const std::vector<ConvCase>& cases) {
   auto abs_of = [](const Tensor& t) {
     std::vector<double> v = to_vector(t);
     for (double& e : v)
@@ -155,35 +183,122 @@ TEST(Conv2d, Float32MatchesFloat64UnderEachCpuGemmBackend) {
       ASSERT_LE(std::abs(g[i] - e[i]), (terms + 2) * u * m[i] + 1e-30) << what << " at " << i;
     }
   };
+  for (const ConvCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    const std::vector<Tensor> in = make_inputs(c, 23);
+    const ops::Conv2dParams p{c.stride[0],   c.stride[1],   c.padding[0], c.padding[1],
+                              c.dilation[0], c.dilation[1], c.groups};
+    // Values a float32 holds exactly, so that both precisions multiply the same numbers.
+    auto representable = [](const Tensor& t) { return t.detach().to(kFloat32).to(kFloat64); };
+    const Tensor x = representable(in[0]), w = representable(in[1]);
+    const Tensor b = c.bias ? representable(in[2]) : Tensor();
+    const Tensor y = ops::conv2d(x, w, b, p);
+    const Tensor dy = representable(uniform_input(y.shape(), -1.0, 1.0, 29));
+    auto f32 = [](const Tensor& t) { return t.defined() ? t.to(kFloat32) : Tensor(); };
+    // x as the case has it (a permuted view stays one): the entries make operands contiguous.
+    const Tensor x32 = c.permuted_input ? f32(in[0].detach()) : f32(x);
+    const std::int64_t kernel_area = c.w[2] * c.w[3];
+    expect_within(ops::conv2d(x32, f32(w), f32(b), p), y,
+                  ops::conv2d(abs_of(x), abs_of(w), c.bias ? abs_of(b) : Tensor(), p),
+                  static_cast<double>(c.w[1] * kernel_area + 1), "forward");
+    expect_within(ops::conv2d_input_grad(f32(dy), f32(w), x.shape(), p),
+                  ops::conv2d_input_grad(dy, w, x.shape(), p),
+                  ops::conv2d_input_grad(abs_of(dy), abs_of(w), x.shape(), p),
+                  static_cast<double>(c.w[0] / c.groups * kernel_area), "input grad");
+    expect_within(ops::conv2d_weight_grad(f32(dy), x32, w.shape(), p),
+                  ops::conv2d_weight_grad(dy, x, w.shape(), p),
+                  ops::conv2d_weight_grad(abs_of(dy), abs_of(x), w.shape(), p),
+                  static_cast<double>(y.shape()[0] * y.shape()[2] * y.shape()[3]), "weight grad");
+  }
+}
+
+// im2col + GEMM under each CPU GEMM backend (Eigen; oneDNN in builds with it).
+TEST(Conv2d, Float32MatchesFloat64UnderEachCpuGemmBackend) {
+  std::vector<ops::CpuGemmBackend> backends = {ops::CpuGemmBackend::Eigen};
+  if (kernels::cpu::onednn::built()) backends.push_back(ops::CpuGemmBackend::OneDnn);
+  const ops::CpuConv2dAlgorithmGuard gemm(ops::CpuConv2dAlgorithm::Gemm);
   for (ops::CpuGemmBackend backend : backends) {
     SCOPED_TRACE(backend == ops::CpuGemmBackend::OneDnn ? "onednn" : "eigen");
     const ops::CpuGemmBackendGuard guard(backend);
-    for (const ConvCase& c : odd_cases()) {
-      SCOPED_TRACE(c.name);
-      const std::vector<Tensor> in = make_inputs(c, 23);
-      const ops::Conv2dParams p{c.stride[0],   c.stride[1],   c.padding[0], c.padding[1],
-                                c.dilation[0], c.dilation[1], c.groups};
-      // Values a float32 holds exactly, so that both precisions multiply the same numbers.
-      auto representable = [](const Tensor& t) { return t.detach().to(kFloat32).to(kFloat64); };
-      const Tensor x = representable(in[0]), w = representable(in[1]);
-      const Tensor b = c.bias ? representable(in[2]) : Tensor();
-      const Tensor y = ops::conv2d(x, w, b, p);
-      const Tensor dy = representable(uniform_input(y.shape(), -1.0, 1.0, 29));
-      auto f32 = [](const Tensor& t) { return t.defined() ? t.to(kFloat32) : Tensor(); };
-      const std::int64_t kernel_area = c.w[2] * c.w[3];
-      expect_within(ops::conv2d(f32(x), f32(w), f32(b), p), y,
-                    ops::conv2d(abs_of(x), abs_of(w), c.bias ? abs_of(b) : Tensor(), p),
-                    static_cast<double>(c.w[1] * kernel_area + 1), "forward");
-      expect_within(ops::conv2d_input_grad(f32(dy), f32(w), x.shape(), p),
-                    ops::conv2d_input_grad(dy, w, x.shape(), p),
-                    ops::conv2d_input_grad(abs_of(dy), abs_of(w), x.shape(), p),
-                    static_cast<double>(c.w[0] / c.groups * kernel_area), "input grad");
-      expect_within(ops::conv2d_weight_grad(f32(dy), f32(x), w.shape(), p),
-                    ops::conv2d_weight_grad(dy, x, w.shape(), p),
-                    ops::conv2d_weight_grad(abs_of(dy), abs_of(x), w.shape(), p),
-                    static_cast<double>(y.shape()[0] * y.shape()[2] * y.shape()[3]), "weight grad");
-    }
+    expect_float32_within_rounding(all_cases());
   }
+}
+
+// oneDNN's direct convolution wherever it has one (the wide cases; odd ones such as depthwise or
+// 2 channels per group it may decline, and those then run im2col + GEMM), at 1 and 2 threads (a
+// primitive is built per thread count), and the default choice.
+TEST(Conv2d, Float32MatchesFloat64UnderTheDirectConvolution) {
+  const int threads_before = get_num_threads();
+  for (int threads : {1, 2}) {
+    SCOPED_TRACE("threads " + std::to_string(threads));
+    set_num_threads(threads);
+    const ops::CpuConv2dAlgorithmGuard direct(ops::CpuConv2dAlgorithm::Direct);
+    expect_float32_within_rounding(all_cases());
+  }
+  set_num_threads(threads_before);
+  const ops::CpuConv2dAlgorithmGuard automatic(ops::CpuConv2dAlgorithm::Auto);
+  expect_float32_within_rounding(all_cases());
+}
+
+// The direct convolution is really there for the usual 3 x 3 in a build with oneDNN (on any
+// x86-64 with AVX2 oneDNN generates one), and nowhere without it.
+TEST(Conv2d, DirectConvolutionExistsWhereOneDnnIsBuilt) {
+  const Shape x{2, 16, 6, 7}, w{16, 16, 3, 3};
+  ops::Conv2dParams p;
+  p.pad_h = p.pad_w = 1;
+  const Tensor xt = uniform_input(x, -1.0, 1.0, 3).detach().to(kFloat32);
+  const Tensor wt = uniform_input(w, -1.0, 1.0, 4).detach().to(kFloat32);
+  Conv2dGeometry g;
+  g.batch = 2, g.in_channels = 16, g.in_h = 6, g.in_w = 7, g.out_channels = 16;
+  g.kernel_h = g.kernel_w = 3, g.out_h = 6, g.out_w = 7, g.pad_h = g.pad_w = 1;
+  Tensor y = empty({2, 16, 6, 7});
+  const bool ran = kernels::cpu::onednn::conv2d_direct_forward(
+      g, static_cast<float*>(y.data_ptr()), static_cast<const float*>(xt.data_ptr()),
+      static_cast<const float*>(wt.data_ptr()), nullptr);
+  EXPECT_EQ(ran, kernels::cpu::onednn::built());
+  if (!ran) return;
+  const ops::CpuConv2dAlgorithmGuard gemm(ops::CpuConv2dAlgorithm::Gemm);
+  // Both within (144 + 2) u sum |terms| of the exact sum (above), so within twice that of each
+  // other; sum |terms| <= 144 here (|x|, |w| <= 1).
+  EXPECT_TRUE(
+      all_close(y, to_vector(ops::conv2d(xt, wt, Tensor(), p)), 0, 2 * 146 * 144 * 0x1p-24));
+}
+
+// Several threads convolving at once share the primitive cache and each get their own scratch:
+// every result equals the one computed alone (same primitive, same thread count: bitwise).
+TEST(Conv2d, DirectConvolutionFromSeveralThreadsAtOnce) {
+  const ops::CpuConv2dAlgorithmGuard direct(ops::CpuConv2dAlgorithm::Direct);
+  const Tensor x = uniform_input({4, 32, 10, 9}, -1.0, 1.0, 5).detach().to(kFloat32);
+  const Tensor w = uniform_input({24, 32, 3, 3}, -1.0, 1.0, 6).detach().to(kFloat32);
+  ops::Conv2dParams p;
+  p.pad_h = p.pad_w = 1;
+  const std::vector<double> alone = to_vector(ops::conv2d(x, w, Tensor(), p));
+  std::vector<std::vector<double>> results(4);
+  std::vector<std::thread> threads;
+  for (std::size_t t = 0; t < results.size(); ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 10; ++i)
+        results[t] = to_vector(ops::conv2d(x, w, Tensor(), p));
+    });
+  }
+  for (std::thread& t : threads)
+    t.join();
+  for (const std::vector<double>& r : results)
+    EXPECT_EQ(r, alone);
+}
+
+TEST(Conv2d, CpuConv2dAlgorithmSwitchRoundTrips) {
+  const ops::CpuConv2dAlgorithm before = ops::cpu_conv2d_algorithm();
+  {
+    const ops::CpuConv2dAlgorithmGuard guard(ops::CpuConv2dAlgorithm::Direct);
+    EXPECT_EQ(ops::cpu_conv2d_algorithm(), ops::CpuConv2dAlgorithm::Direct);
+    {
+      const ops::CpuConv2dAlgorithmGuard inner(ops::CpuConv2dAlgorithm::Gemm);
+      EXPECT_EQ(ops::cpu_conv2d_algorithm(), ops::CpuConv2dAlgorithm::Gemm);
+    }
+    EXPECT_EQ(ops::cpu_conv2d_algorithm(), ops::CpuConv2dAlgorithm::Direct);
+  }
+  EXPECT_EQ(ops::cpu_conv2d_algorithm(), before);
 }
 
 TEST(Conv2d, GradcheckOddCases) {

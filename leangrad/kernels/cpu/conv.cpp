@@ -6,15 +6,19 @@
 //   input grad: dcol (K, P) = w[g]^T @ dy[n, g];  dx[n, g] = col2im(dcol)  (sums overlapping taps)
 //   weight grad: dw[g] (C_out/g, K) += dy[n, g] @ col^T                 (summed over n)
 // Index math is kernels/conv_geometry.h, shared with the CUDA implicit GEMM. A 1x1 convolution
-// with stride 1 and no padding needs no im2col: col is x itself.
+// with stride 1 and no padding needs no im2col: col is x itself. float32 convolutions with enough
+// channels go to oneDNN's direct convolution instead (kernels/cpu/conv_direct.h; Note [Which CPU
+// convolution]).
 #include <leangrad/kernels/backend.h>
 
 #include <algorithm>
 #include <vector>
 
 #include <leangrad/core/error.h>
+#include <leangrad/kernels/cpu/conv_direct.h>
 #include <leangrad/kernels/cpu/gemm.h>
 #include <leangrad/kernels/cpu/parallel_for.h>
+#include <leangrad/kernels/ops.h>
 
 namespace leangrad::kernels::cpu {
 
@@ -262,12 +266,51 @@ void weight_grad_typed(const Conv2dGeometry& g, T* dw, const T* dy, const T* x) 
   }
 }
 
+// Note [Which CPU convolution]
+//   A float32 convolution runs on oneDNN's direct convolution (kernels/cpu/conv_direct.h: its
+//   generated kernels over channel-blocked layouts, the reorders from and to NCHW included) when
+//   ops::cpu_conv2d_algorithm() is
+//   - Direct, or
+//   - Auto (the default), the CPU GEMM backend is oneDNN, and both C_in / groups and
+//     C_out / groups are at least kDirectMinChannels = 16: a whole AVX-512 block of channels
+//     (two AVX2 blocks). Below that oneDNN pads the channels to a block or switches to its
+//     first-layer kernel, and the GEMM path wins: on the Fashion-MNIST CNN's 1 -> 32 at batch 64
+//     the direct input gradient took 2 to 7 times the GEMM path's time. With 16 and more
+//     channels on both sides the direct convolution was as fast or faster on every entry and
+//     shape measured, at 1 and 2 threads (1.00x to 1.85x;
+//     bench/results/2026-11-29-cpu-conv-direct-zen4-2core.md, docs/kernels.md).
+//   Everything else runs im2col + GEMM: float64 (oneDNN has no float64 convolution), builds
+//   without oneDNN, and any problem for which oneDNN offers no generated direct kernel on this
+//   CPU (the entries of conv_direct.h return false; oneDNN's own GEMM and reference fallbacks are
+//   never used). The two paths sum in different orders; both are checked against the reference
+//   loop in float64 (tests/kernels/test_conv.cpp).
+constexpr std::int64_t kDirectMinChannels = 16;
+
+bool wants_direct(const Conv2dGeometry& g) {
+  switch (ops::cpu_conv2d_algorithm()) {
+    case ops::CpuConv2dAlgorithm::Gemm:
+      return false;
+    case ops::CpuConv2dAlgorithm::Direct:
+      return true;
+    case ops::CpuConv2dAlgorithm::Auto:
+      break;
+  }
+  return ops::cpu_gemm_backend() == ops::CpuGemmBackend::OneDnn &&
+         g.in_channels_per_group() >= kDirectMinChannels &&
+         g.out_channels_per_group() >= kDirectMinChannels;
+}
+
 }  // namespace
 
 void conv2d_forward(DType dtype, const Conv2dGeometry& g, void* y, const void* x, const void* w,
                     const void* bias) {
   switch (dtype) {
     case DType::Float32:
+      if (wants_direct(g) && onednn::conv2d_direct_forward(
+                                 g, static_cast<float*>(y), static_cast<const float*>(x),
+                                 static_cast<const float*>(w), static_cast<const float*>(bias))) {
+        return;
+      }
       forward_typed(g, static_cast<float*>(y), static_cast<const float*>(x),
                     static_cast<const float*>(w), static_cast<const float*>(bias));
       return;
@@ -284,6 +327,11 @@ void conv2d_input_grad(DType dtype, const Conv2dGeometry& g, void* dx, const voi
                        const void* w) {
   switch (dtype) {
     case DType::Float32:
+      if (wants_direct(g) && onednn::conv2d_direct_input_grad(g, static_cast<float*>(dx),
+                                                              static_cast<const float*>(dy),
+                                                              static_cast<const float*>(w))) {
+        return;
+      }
       input_grad_typed(g, static_cast<float*>(dx), static_cast<const float*>(dy),
                        static_cast<const float*>(w));
       return;
@@ -301,6 +349,11 @@ void conv2d_weight_grad(DType dtype, const Conv2dGeometry& g, void* dw, const vo
                         const void* x) {
   switch (dtype) {
     case DType::Float32:
+      if (wants_direct(g) && onednn::conv2d_direct_weight_grad(g, static_cast<float*>(dw),
+                                                               static_cast<const float*>(dy),
+                                                               static_cast<const float*>(x))) {
+        return;
+      }
       weight_grad_typed(g, static_cast<float*>(dw), static_cast<const float*>(dy),
                         static_cast<const float*>(x));
       return;
