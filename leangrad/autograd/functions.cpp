@@ -837,27 +837,41 @@ Tensor argmin(const Tensor& a, std::int64_t dim, bool keepdim) {
   return argmax(order_reversed(a, "argmin"), dim, keepdim);
 }
 
-Tensor var(const Tensor& a, const DimList& dims, bool unbiased, bool keepdim) {
-  LG_PROFILE_OP(a);
-  LG_CHECK_DTYPE(is_floating(a.dtype()), "var: expected a floating dtype, got ", a.dtype(),
-                 " (shape ", a.shape(), ")");
+namespace {
+
+// The variance of a float32 or float64 tensor in two passes: the mean, then the sum of squared
+// deviations from it (no cancellation). The divisor N - 1 (unbiased) or N is clamped at 0, as
+// PyTorch's: one element with unbiased, and no element at all, divide 0 by 0: NaN.
+Tensor two_pass_variance(const Tensor& a, const DimList& dims, bool unbiased, bool keepdim) {
   std::int64_t count = 1;
   for (std::int64_t d : reduction_dims(a, dims))
     count *= a.shape()[static_cast<std::size_t>(d)];
-  // Two passes: the mean, then the sum of squared deviations from it (no cancellation). The
-  // divisor N - 1 (unbiased) or N is clamped at 0, as PyTorch's: one element with unbiased, and
-  // no element at all, divide 0 by 0: NaN.
   const Tensor centred = sub(a, mean(a, dims, /*keepdim=*/true));
   const Tensor squares = sum(mul(centred, centred), dims, keepdim);
   const std::int64_t divisor = std::max<std::int64_t>(count - (unbiased ? 1 : 0), 0);
   return div(squares, static_cast<double>(divisor));
 }
 
+}  // namespace
+
+// float16 and bfloat16 var and std run in float32 and round once (through differentiable casts),
+// as PyTorch's kernels accumulate in float: rounding the mean, each deviation and each square to
+// 16 bits would miss by many ulps when the spread is small beside the mean. The result keeps the
+// input's dtype, under autocast too.
+Tensor var(const Tensor& a, const DimList& dims, bool unbiased, bool keepdim) {
+  LG_PROFILE_OP(a);
+  LG_CHECK_DTYPE(is_floating(a.dtype()), "var: expected a floating dtype, got ", a.dtype(),
+                 " (shape ", a.shape(), ")");
+  if (!is_reduced_precision(a.dtype())) return two_pass_variance(a, dims, unbiased, keepdim);
+  return two_pass_variance(a.to(kFloat32), dims, unbiased, keepdim).to(a.dtype());
+}
+
 Tensor std(const Tensor& a, const DimList& dims, bool unbiased, bool keepdim) {
   LG_PROFILE_OP(a);
   LG_CHECK_DTYPE(is_floating(a.dtype()), "std: expected a floating dtype, got ", a.dtype(),
                  " (shape ", a.shape(), ")");
-  return sqrt(var(a, dims, unbiased, keepdim));
+  if (!is_reduced_precision(a.dtype())) return sqrt(two_pass_variance(a, dims, unbiased, keepdim));
+  return sqrt(two_pass_variance(a.to(kFloat32), dims, unbiased, keepdim)).to(a.dtype());
 }
 
 Tensor mm(const Tensor& a, const Tensor& b) {
