@@ -270,8 +270,9 @@ Tensor rsub(const Tensor& a, double b) {
                    [](const BackwardContext& c) -> std::vector<Tensor> { return {neg(c.grad)}; });
 }
 
-Tensor rdiv(const Tensor& a, double b) {
-  LG_PROFILE_OP(a);
+Tensor rdiv(const Tensor& a_in, double b) {
+  LG_PROFILE_OP(a_in);
+  const Tensor a = amp::autocast_operand(a_in, amp::CastPolicy::Float32);  // torch's __rdiv__
   const Tensor out = ops::binary(BinaryOp::Div, a, b, /*scalar_first=*/true);
   return record_op("rdiv", out, {a}, {a, out}, [](const BackwardContext& c) -> std::vector<Tensor> {
     // d/da (b / a) = -(b / a) / a
@@ -426,9 +427,8 @@ Tensor sum(const Tensor& a_in, const DimList& dims, bool keepdim) {
   });
 }
 
-Tensor mean(const Tensor& a_in, const DimList& dims, bool keepdim) {
-  LG_PROFILE_OP(a_in);
-  const Tensor a = amp::autocast_operand(a_in, amp::CastPolicy::Float32);
+Tensor mean(const Tensor& a, const DimList& dims, bool keepdim) {
+  LG_PROFILE_OP(a);
   const Tensor out = ops::reduce(ReduceOp::Mean, a, dims, keepdim);
   if (!autograd::any_requires_grad({&a})) return out;
   const std::vector<std::int64_t> reduced = reduction_dims(a, dims);
