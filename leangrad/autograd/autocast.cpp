@@ -9,15 +9,18 @@
 namespace leangrad::amp {
 
 // Note [Autocast policy]
-//   Which precision each op runs in under an AutocastGuard, as PyTorch's autocast lists
-//   (torch/csrc/autograd/autocast_mode.cpp: "lower_precision_fp", "fp32", "promote"):
+//   Which precision each op runs in under an AutocastGuard, as PyTorch's CUDA autocast lists
+//   (aten/src/ATen/autocast_mode.cpp: "lower_precision_fp", "fp32", "fp32_set_opt_dtype",
+//   "promote"), on every device type (PyTorch's CPU lists are shorter):
 //   - lower precision (every float32/float16/bfloat16 operand cast to the autocast dtype):
-//     matmul, linear (weight and bias too), conv2d and conv_transpose2d (weight and bias too).
-//     These are where the time goes and where tensor cores run; their saved inputs take half
-//     the memory.
+//     matmul (and mm), linear (weight and bias too), conv1d, conv2d and conv_transpose2d
+//     (weight and bias too). These are where the time goes and where tensor cores run; their
+//     saved inputs take half the memory.
 //   - float32 (float16/bfloat16 operands cast to float32, result float32): exp, log, pow,
-//     sum, mean, softmax, log_softmax and the losses (cross_entropy, nll_loss, mse_loss,
-//     l1_loss): ops whose range or accumulation a 16-bit result would lose.
+//     a scalar divided by a tensor (rdiv, torch's __rdiv__), sum, softmax, log_softmax and the
+//     losses (cross_entropy, nll_loss, mse_loss, l1_loss): ops whose range or accumulation a
+//     16-bit result would lose. mean is in none of PyTorch's lists: it keeps its input's dtype
+//     (and accumulates in float32 like every 16-bit reduction), as do var and std.
 //   - the input's dtype with float32 math: tanhexp and group_norm (and layer_norm and
 //     batch_norm, which run on group_norm's kernels). Our kernels are fused and
 //     compute in float32 whatever they store (opmath_t, kernels/elementwise_math.h): TanhExp's
@@ -35,7 +38,8 @@ namespace leangrad::amp {
 //   A parameter used twice in one forward (a shared weight, or a module called twice) would be
 //   cast twice: two copies in memory and two nodes. Casts of leaves that require grad are kept
 //   in a thread-local cache keyed by the source tensor, the target dtype and grad mode, and
-//   emptied when the outermost enabled guard ends (the end of the forward). An entry holds the
+//   emptied when the outermost guard ends (the end of the forward; guards are counted enabled or
+//   not, as PyTorch's autocast nesting). An entry holds the
 //   source (so its address cannot be reused while cached) and the source's version: after an
 //   in-place change of the parameter the entry is stale and the cast is made again.
 
@@ -49,13 +53,22 @@ struct CacheEntry {
   Tensor cast;
 };
 
-thread_local AutocastState tls_state;
-thread_local int tls_enabled_depth = 0;  // enabled guards alive on this thread
+// Each device type's setting on this thread (device_type filled in), and the guards alive.
+thread_local AutocastState tls_cpu{false, kBFloat16, DeviceType::CPU};
+thread_local AutocastState tls_cuda{false, kBFloat16, DeviceType::CUDA};
+thread_local int tls_guard_depth = 0;
 thread_local std::vector<CacheEntry> tls_cache;
 
-bool applies_to(const Tensor& t) {
-  if (!tls_state.enabled || !t.defined() || !is_floating(t.dtype())) return false;
-  return !tls_state.device_type || *tls_state.device_type == t.device().type;
+AutocastState& setting(DeviceType device_type) {
+  return device_type == DeviceType::CUDA ? tls_cuda : tls_cpu;
+}
+
+// The autocast dtype for ops on t's device, or none when autocast does not apply to t.
+std::optional<DType> autocast_dtype_for(const Tensor& t) {
+  if (!t.defined() || !is_floating(t.dtype()) || t.dtype() == kFloat64) return std::nullopt;
+  const AutocastState& s = setting(t.device().type);
+  if (!s.enabled) return std::nullopt;
+  return s.dtype;
 }
 
 Tensor cast_cached(const Tensor& t, DType dtype) {
@@ -75,42 +88,43 @@ Tensor cast_cached(const Tensor& t, DType dtype) {
   return cast;
 }
 
-void enter(const AutocastState& state) {
-  if (state.enabled) {
-    LG_CHECK_DTYPE(state.dtype == kFloat16 || state.dtype == kBFloat16,
-                   "AutocastGuard: expected float16 or bfloat16, got ", state.dtype);
-    ++tls_enabled_depth;
-  }
-  tls_state = state;
-}
-
 }  // namespace
 
-AutocastState autocast_state() {
-  return tls_state;
+AutocastState autocast_state(DeviceType device_type) {
+  return setting(device_type);
 }
 
-bool is_autocast_enabled() {
-  return tls_state.enabled;
+bool is_autocast_enabled(std::optional<DeviceType> device_type) {
+  if (device_type) return setting(*device_type).enabled;
+  return tls_cpu.enabled || tls_cuda.enabled;
 }
 
 AutocastGuard::AutocastGuard(DType dtype, std::optional<DeviceType> device_type, bool enabled)
     : AutocastGuard(AutocastState{enabled, dtype, device_type}) {}
 
-AutocastGuard::AutocastGuard(const AutocastState& state) : previous_(tls_state) {
-  enter(state);
+AutocastGuard::AutocastGuard(const AutocastState& state)
+    : previous_cpu_(tls_cpu), previous_cuda_(tls_cuda) {
+  LG_CHECK_DTYPE(!state.enabled || is_reduced_precision(state.dtype),
+                 "AutocastGuard: expected float16 or bfloat16, got ", state.dtype);
+  for (DeviceType device_type : {DeviceType::CPU, DeviceType::CUDA}) {
+    if (!state.device_type || *state.device_type == device_type)
+      setting(device_type) = AutocastState{state.enabled, state.dtype, device_type};
+  }
+  ++tls_guard_depth;
 }
 
 AutocastGuard::~AutocastGuard() {
-  if (tls_state.enabled && --tls_enabled_depth == 0) tls_cache.clear();
-  tls_state = previous_;
+  tls_cpu = previous_cpu_;
+  tls_cuda = previous_cuda_;
+  if (--tls_guard_depth == 0) tls_cache.clear();
 }
 
 Tensor autocast_operand(const Tensor& t, CastPolicy policy) {
-  if (!applies_to(t) || t.dtype() == kFloat64) return t;
+  const std::optional<DType> low = autocast_dtype_for(t);
+  if (!low) return t;
   switch (policy) {
     case CastPolicy::LowerPrecision:
-      return cast_cached(t, tls_state.dtype);
+      return cast_cached(t, *low);
     case CastPolicy::Float32:
       return cast_cached(t, kFloat32);
   }
@@ -118,7 +132,7 @@ Tensor autocast_operand(const Tensor& t, CastPolicy policy) {
 }
 
 Tensor autocast_operand_to(const Tensor& t, DType dtype) {
-  if (!applies_to(t) || t.dtype() == kFloat64 || !is_floating(dtype) || dtype == kFloat64) return t;
+  if (!autocast_dtype_for(t) || !is_floating(dtype) || dtype == kFloat64) return t;
   return cast_cached(t, dtype);
 }
 

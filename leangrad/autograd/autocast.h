@@ -11,9 +11,10 @@
 // differentiable casts. See Note [Autocast policy] for the table, Note [Autocast cast cache] for
 // why a weight used twice is cast once, and docs/training.md ("Mixed precision").
 //
-// The state is per thread (as grad mode). Backward runs with autocast off: every node computes
-// its gradients in the dtypes its forward ran in (autograd/engine.cpp), and a checkpoint segment
-// is recomputed under the autocast state of its forward (autograd/checkpoint.cpp).
+// The settings are per thread (as grad mode) and per device type (as PyTorch's). Backward runs
+// with autocast off: every node computes its gradients in the dtypes its forward ran in
+// (autograd/engine.cpp), and a checkpoint segment is recomputed under the autocast settings of
+// its forward (autograd/checkpoint.cpp).
 #pragma once
 
 #include <cstddef>
@@ -26,20 +27,25 @@
 
 namespace leangrad::amp {
 
-// This thread's autocast setting.
+// An autocast setting: a guard's argument, and what autocast_state(device_type) reports.
 struct AutocastState {
   bool enabled = false;
   DType dtype = kBFloat16;                // the lower precision: float16 or bfloat16
   std::optional<DeviceType> device_type;  // ops on tensors of this device type; none: every device
 };
 
-AutocastState autocast_state();
-bool is_autocast_enabled();
+// This thread's setting for ops on tensors of `device_type` (device_type filled in). Each device
+// type has its own, as in PyTorch (torch.is_autocast_enabled() and is_autocast_cpu_enabled()).
+AutocastState autocast_state(DeviceType device_type);
+// Whether autocast is on for ops on `device_type`, or, with none given, on any device type.
+bool is_autocast_enabled(std::optional<DeviceType> device_type = std::nullopt);
 
-// Enables autocast to `dtype` (float16 or bfloat16, else DTypeError) for ops on `device_type`
-// (every device when not given) until the guard dies, then restores the previous state. With
-// enabled = false it turns autocast off inside an autocast region (torch's enabled=False).
-// Guards nest; the cast cache is emptied when the outermost enabled guard ends.
+// Sets autocast to `dtype` (float16 or bfloat16, else DTypeError) for ops on `device_type` (every
+// device type when not given) until the guard dies, then restores the previous settings. With
+// enabled = false it turns autocast off there inside an autocast region (torch's enabled=False).
+// The setting of a device type the guard does not name is left as it was: a guard for CUDA
+// inside one for the CPU leaves the CPU ops autocast. Guards nest; the cast cache is emptied
+// when the outermost guard ends.
 class AutocastGuard {
  public:
   explicit AutocastGuard(DType dtype = kBFloat16,
@@ -50,7 +56,8 @@ class AutocastGuard {
   AutocastGuard& operator=(const AutocastGuard&) = delete;
 
  private:
-  AutocastState previous_;
+  AutocastState previous_cpu_;
+  AutocastState previous_cuda_;
 };
 
 // The policies of Note [Autocast policy], applied to one operand by the public functions.

@@ -25,8 +25,12 @@ namespace {
 class CheckpointNode final : public Node {
  public:
   CheckpointNode(CheckpointFn fn, const std::vector<Tensor>& inputs, RngSnapshot rng,
-                 amp::AutocastState autocast)
-      : Node("CheckpointBackward"), fn_(std::move(fn)), rng_(std::move(rng)), autocast_(autocast) {
+                 amp::AutocastState autocast_cpu, amp::AutocastState autocast_cuda)
+      : Node("CheckpointBackward"),
+        fn_(std::move(fn)),
+        rng_(std::move(rng)),
+        autocast_cpu_(autocast_cpu),
+        autocast_cuda_(autocast_cuda) {
     saved_inputs_.reserve(inputs.size());
     for (const Tensor& in : inputs)
       saved_inputs_.emplace_back(in);
@@ -65,7 +69,8 @@ class CheckpointNode final : public Node {
       } restore;
       restore_rng(rng_);
       GradModeGuard enable_grad(true);
-      amp::AutocastGuard forward_autocast(autocast_);
+      amp::AutocastGuard forward_autocast_cpu(autocast_cpu_);
+      amp::AutocastGuard forward_autocast_cuda(autocast_cuda_);
       outputs = fn_(inputs);
     }
     LG_CHECK(outputs.size() == output_meta.size(), "checkpoint: the recomputed segment returned ",
@@ -122,7 +127,8 @@ class CheckpointNode final : public Node {
   CheckpointFn fn_;
   std::vector<SavedTensor> saved_inputs_;
   RngSnapshot rng_;
-  amp::AutocastState autocast_;
+  amp::AutocastState autocast_cpu_;  // the forward's autocast settings, per device type
+  amp::AutocastState autocast_cuda_;
 };
 
 }  // namespace
@@ -144,7 +150,9 @@ std::vector<Tensor> checkpoint(const CheckpointFn& fn, const std::vector<Tensor>
   }
   // Parameters used by fn may require grad even when no input does, so the node is recorded
   // whenever grad mode is on.
-  auto node = make_node<CheckpointNode>(fn, inputs, std::move(rng), amp::autocast_state());
+  auto node =
+      make_node<CheckpointNode>(fn, inputs, std::move(rng), amp::autocast_state(DeviceType::CPU),
+                                amp::autocast_state(DeviceType::CUDA));
   for (const Tensor& in : inputs)
     node->next_edges.push_back(gradient_edge(in));
   for (std::uint32_t i = 0; i < outputs.size(); ++i) {

@@ -270,8 +270,9 @@ Tensor rsub(const Tensor& a, double b) {
                    [](const BackwardContext& c) -> std::vector<Tensor> { return {neg(c.grad)}; });
 }
 
-Tensor rdiv(const Tensor& a, double b) {
-  LG_PROFILE_OP(a);
+Tensor rdiv(const Tensor& a_in, double b) {
+  LG_PROFILE_OP(a_in);
+  const Tensor a = amp::autocast_operand(a_in, amp::CastPolicy::Float32);  // torch's __rdiv__
   const Tensor out = ops::binary(BinaryOp::Div, a, b, /*scalar_first=*/true);
   return record_op("rdiv", out, {a}, {a, out}, [](const BackwardContext& c) -> std::vector<Tensor> {
     // d/da (b / a) = -(b / a) / a
@@ -426,9 +427,8 @@ Tensor sum(const Tensor& a_in, const DimList& dims, bool keepdim) {
   });
 }
 
-Tensor mean(const Tensor& a_in, const DimList& dims, bool keepdim) {
-  LG_PROFILE_OP(a_in);
-  const Tensor a = amp::autocast_operand(a_in, amp::CastPolicy::Float32);
+Tensor mean(const Tensor& a, const DimList& dims, bool keepdim) {
+  LG_PROFILE_OP(a);
   const Tensor out = ops::reduce(ReduceOp::Mean, a, dims, keepdim);
   if (!autograd::any_requires_grad({&a})) return out;
   const std::vector<std::int64_t> reduced = reduction_dims(a, dims);
@@ -837,27 +837,41 @@ Tensor argmin(const Tensor& a, std::int64_t dim, bool keepdim) {
   return argmax(order_reversed(a, "argmin"), dim, keepdim);
 }
 
-Tensor var(const Tensor& a, const DimList& dims, bool unbiased, bool keepdim) {
-  LG_PROFILE_OP(a);
-  LG_CHECK_DTYPE(is_floating(a.dtype()), "var: expected a floating dtype, got ", a.dtype(),
-                 " (shape ", a.shape(), ")");
+namespace {
+
+// The variance of a float32 or float64 tensor in two passes: the mean, then the sum of squared
+// deviations from it (no cancellation). The divisor N - 1 (unbiased) or N is clamped at 0, as
+// PyTorch's: one element with unbiased, and no element at all, divide 0 by 0: NaN.
+Tensor two_pass_variance(const Tensor& a, const DimList& dims, bool unbiased, bool keepdim) {
   std::int64_t count = 1;
   for (std::int64_t d : reduction_dims(a, dims))
     count *= a.shape()[static_cast<std::size_t>(d)];
-  // Two passes: the mean, then the sum of squared deviations from it (no cancellation). The
-  // divisor N - 1 (unbiased) or N is clamped at 0, as PyTorch's: one element with unbiased, and
-  // no element at all, divide 0 by 0: NaN.
   const Tensor centred = sub(a, mean(a, dims, /*keepdim=*/true));
   const Tensor squares = sum(mul(centred, centred), dims, keepdim);
   const std::int64_t divisor = std::max<std::int64_t>(count - (unbiased ? 1 : 0), 0);
   return div(squares, static_cast<double>(divisor));
 }
 
+}  // namespace
+
+// float16 and bfloat16 var and std run in float32 and round once (through differentiable casts),
+// as PyTorch's kernels accumulate in float: rounding the mean, each deviation and each square to
+// 16 bits would miss by many ulps when the spread is small beside the mean. The result keeps the
+// input's dtype, under autocast too.
+Tensor var(const Tensor& a, const DimList& dims, bool unbiased, bool keepdim) {
+  LG_PROFILE_OP(a);
+  LG_CHECK_DTYPE(is_floating(a.dtype()), "var: expected a floating dtype, got ", a.dtype(),
+                 " (shape ", a.shape(), ")");
+  if (!is_reduced_precision(a.dtype())) return two_pass_variance(a, dims, unbiased, keepdim);
+  return two_pass_variance(a.to(kFloat32), dims, unbiased, keepdim).to(a.dtype());
+}
+
 Tensor std(const Tensor& a, const DimList& dims, bool unbiased, bool keepdim) {
   LG_PROFILE_OP(a);
   LG_CHECK_DTYPE(is_floating(a.dtype()), "std: expected a floating dtype, got ", a.dtype(),
                  " (shape ", a.shape(), ")");
-  return sqrt(var(a, dims, unbiased, keepdim));
+  if (!is_reduced_precision(a.dtype())) return sqrt(two_pass_variance(a, dims, unbiased, keepdim));
+  return sqrt(two_pass_variance(a.to(kFloat32), dims, unbiased, keepdim)).to(a.dtype());
 }
 
 Tensor mm(const Tensor& a, const Tensor& b) {

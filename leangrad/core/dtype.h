@@ -76,6 +76,10 @@ inline std::ostream& operator<<(std::ostream& out, DType t) {
 constexpr bool is_floating(DType t) {
   return t == DType::Float32 || t == DType::Float64 || t == DType::Float16 || t == DType::BFloat16;
 }
+// float16 and bfloat16: stored in 16 bits, computed in float32 (opmath).
+constexpr bool is_reduced_precision(DType t) {
+  return t == DType::Float16 || t == DType::BFloat16;
+}
 constexpr bool is_integral(DType t, bool include_bool = false) {
   return t == DType::Int64 || t == DType::Int32 || t == DType::UInt8 ||
          (include_bool && t == DType::Bool);

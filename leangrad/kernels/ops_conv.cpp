@@ -125,10 +125,6 @@ void check_grad_out(const char* op, const Tensor& grad_out, const Conv2dGeometry
                  output_shape(g), " (the convolution's output), got ", grad_out.shape());
 }
 
-bool is_reduced_precision(DType dtype) {
-  return dtype == DType::Float16 || dtype == DType::BFloat16;
-}
-
 }  // namespace
 
 void set_conv2d_backend(Conv2dBackend backend) {

@@ -9,11 +9,13 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <tuple>
 #include <vector>
 
+#include <leangrad/autograd/autocast.h>
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/grad_mode.h>
 #include <leangrad/autograd/nn_functions.h>
@@ -22,6 +24,7 @@
 #include <leangrad/core/indexing.h>
 #include <leangrad/kernels/creation.h>
 #include "testing/gradcheck.h"
+#include "testing/reference_data.h"
 #include "testing/tensor_testing.h"
 
 // Outside namespace leangrad and without a using-directive: the shape printer must be found by
@@ -135,6 +138,45 @@ TEST(TensorApi, VarAndStdMatchATwoPassLoop) {
   // One element, unbiased: 0 / 0.
   EXPECT_TRUE(std::isnan(make_tensor({2.5}, {1}, kFloat64).var().item<double>()));
   EXPECT_THROW(tensor(std::vector<std::int64_t>{1, 2}).var(), DTypeError);
+}
+
+// One unit in the last place of a float16 or bfloat16 value of r's magnitude (r normal).
+double sixteen_bit_ulp(double r, DType dtype) {
+  return std::ldexp(1.0, std::ilogb(r) - (dtype == kBFloat16 ? 7 : 10));
+}
+
+// float16 and bfloat16 var and std against PyTorch's (tests/data/make_amp.py): both compute in
+// float (the exact value within a few float32 roundings, far below a 16-bit ulp) and round once
+// to 16 bits, so the results are equal or neighbours: within one 16-bit ulp. Rounding each step
+// of the two passes to 16 bits instead misses by many ulps on these inputs (a spread small
+// beside the mean). Under autocast the result keeps the input's dtype, as PyTorch's (var and std
+// are in none of its lists).
+TEST(TensorApi, VarAndStdOfSixteenBitFloatsMatchPyTorch) {
+  int checked = 0;
+  for (const test::ReferenceCase& c : test::load_reference("amp.json")) {
+    const bool is_var = c.name.rfind("var_", 0) == 0;
+    if (!is_var && c.name.rfind("std_", 0) != 0) continue;
+    SCOPED_TRACE(c.name);
+    const Tensor& x = c.at("x");
+    const Tensor& expected = c.at("y");
+    const DimList dims = c.params["dims"].get<std::vector<std::int64_t>>();
+    const bool unbiased = c.params["unbiased"].get<bool>();
+    const bool keepdim = c.params["keepdim"].get<bool>();
+    for (bool autocast : {false, true}) {
+      SCOPED_TRACE(autocast ? "under autocast" : "no autocast");
+      std::optional<amp::AutocastGuard> guard;
+      if (autocast) guard.emplace(x.dtype());
+      const Tensor y = is_var ? x.var(dims, unbiased, keepdim) : x.std(dims, unbiased, keepdim);
+      ASSERT_EQ(y.dtype(), x.dtype());
+      ASSERT_EQ(y.shape(), expected.shape());
+      const std::vector<double> got = test::to_vector(y), want = test::to_vector(expected);
+      for (std::size_t i = 0; i < got.size(); ++i)
+        EXPECT_LE(std::fabs(got[i] - want[i]), sixteen_bit_ulp(want[i], x.dtype()))
+            << "at " << i << ": " << got[i] << " vs PyTorch's " << want[i];
+    }
+    ++checked;
+  }
+  EXPECT_EQ(checked, 12);
 }
 
 TEST(TensorApi, ClampLimitsAndKeepsNaN) {
