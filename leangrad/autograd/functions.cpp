@@ -8,6 +8,7 @@
 #include <leangrad/autograd/functions.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include <leangrad/autograd/autocast.h>
 #include <leangrad/autograd/grad_mode.h>
@@ -722,13 +723,24 @@ Tensor clamp(const Tensor& a, std::optional<double> min, std::optional<double> m
   LG_CHECK(min.has_value() || max.has_value(),
            "clamp: at least one of min and max must be given (shape ", a.shape(), ")");
   LG_CHECK_DTYPE(a.dtype() != DType::Bool, "clamp: unsupported dtype bool");
+  // The result dtype is that of `a op bound` (Note [Elementwise dtype rules]): an integral tensor
+  // with a non-integral bound gives float32, as PyTorch's result_type of Tensor and Scalar.
+  const auto fractional = [](std::optional<double> bound) {
+    return bound.has_value() && !(std::isfinite(*bound) && std::trunc(*bound) == *bound);
+  };
+  const Tensor x =
+      !is_floating(a.dtype()) && (fractional(min) || fractional(max)) ? a.to(kFloat32) : a;
+  for (const std::optional<double>& bound : {min, max}) {
+    LG_CHECK(!bound.has_value() || scalar_fits(*bound, x.dtype()), "clamp: bound ", *bound,
+             " cannot be converted to dtype ", x.dtype(), " without overflow");
+  }
   // where(x < lo, lo, x) routes the gradient to x exactly where x >= lo (and then x <= hi):
   // PyTorch's mask, bounds included. A NaN compares false, so it passes through the selects;
   // its value stays NaN but, as in PyTorch (whose mask is false for NaN), its gradient is 0.
-  Tensor out = a;
-  if (min.has_value()) out = where(lt(out, *min), scalar_like(a, *min), out);
-  if (max.has_value()) out = where(gt(out, *max), scalar_like(a, *max), out);
-  if (a.requires_grad() && GradMode::is_enabled()) out = where(ne(a, a), a.detach(), out);
+  Tensor out = x;
+  if (min.has_value()) out = where(lt(out, *min), scalar_like(x, *min), out);
+  if (max.has_value()) out = where(gt(out, *max), scalar_like(x, *max), out);
+  if (x.requires_grad() && GradMode::is_enabled()) out = where(ne(x, x), x.detach(), out);
   return out;
 }
 
@@ -748,9 +760,6 @@ Tensor masked_fill(const Tensor& a, const Tensor& mask, const Tensor& value) {
                  mask.dtype(), " (shape ", mask.shape(), ")");
   LG_CHECK_SHAPE(value.dim() == 0, "masked_fill: the value must be a 0-d tensor, got shape ",
                  value.shape());
-  LG_CHECK_SHAPE(broadcast_shapes(mask.shape(), a.shape(), "masked_fill") == a.shape(),
-                 "masked_fill: the mask of shape ", mask.shape(),
-                 " does not broadcast to the tensor's shape ", a.shape());
   LG_CHECK_DEVICE(value.device() == a.device() || value.device().is_cpu(),
                   "masked_fill: the value is on ", value.device(), ", the tensor on ", a.device());
   return where(mask, value.to(a.device()).to(a.dtype()), a);
@@ -758,6 +767,8 @@ Tensor masked_fill(const Tensor& a, const Tensor& mask, const Tensor& value) {
 
 Tensor masked_fill(const Tensor& a, const Tensor& mask, double value) {
   LG_PROFILE_OP(a, mask);
+  LG_CHECK(scalar_fits(value, a.dtype()), "masked_fill: value ", value,
+           " cannot be converted to dtype ", a.dtype(), " without overflow");
   return masked_fill(a, mask, scalar_like(a, value));
 }
 

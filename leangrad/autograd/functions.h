@@ -39,11 +39,13 @@ Tensor sigmoid(const Tensor& a);
 Tensor relu(const Tensor& a);
 Tensor square(const Tensor& a);  // a * a
 // Each element limited to [min, max], either bound optional; NaN stays NaN. The gradient passes
-// where min <= a <= max (bounds included), as PyTorch's.
+// where min <= a <= max (bounds included), as PyTorch's. An integral tensor with a non-integral
+// bound gives float32 (as `a + bound`); a bound the result dtype cannot hold is an Error.
 Tensor clamp(const Tensor& a, std::optional<double> min, std::optional<double> max = std::nullopt);
 Tensor clamp_min(const Tensor& a, double min);
 Tensor clamp_max(const Tensor& a, double max);
-// value where mask (Bool, broadcast to a's shape) is true, a elsewhere; a's dtype and shape.
+// value where mask (Bool) is true, a elsewhere: a's dtype, the shape of a and mask broadcast
+// together (as PyTorch's out-of-place masked_fill). A value a's dtype cannot hold is an Error.
 Tensor masked_fill(const Tensor& a, const Tensor& mask, double value);
 Tensor masked_fill(const Tensor& a, const Tensor& mask, const Tensor& value);
 

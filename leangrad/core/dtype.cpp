@@ -1,6 +1,9 @@
 // Type promotion for binary ops, following PyTorch's table for tensor-tensor operands.
 #include <leangrad/core/dtype.h>
 
+#include <cmath>
+#include <limits>
+
 namespace leangrad {
 
 namespace {
@@ -35,6 +38,45 @@ DType promote_types(DType a, DType b) {
     return DType::Float32;
   }
   return rank(a) >= rank(b) ? a : b;
+}
+
+bool scalar_fits(double value, DType dtype) {
+  if (dtype == DType::Bool || dtype == DType::Float64) return true;
+  if (std::isnan(value)) return is_floating(dtype);
+  if (std::isinf(value)) return is_floating(dtype);
+  double lowest = 0;
+  double max = 0;
+  switch (dtype) {
+    case DType::Float32:
+      max = std::numeric_limits<float>::max();
+      lowest = -max;
+      break;
+    case DType::Float16:
+      max = 65504.0;
+      lowest = -max;
+      break;
+    case DType::BFloat16:
+      max = 3.3895313892515355e38;  // (2 - 2^-7) * 2^127
+      lowest = -max;
+      break;
+    case DType::Int64:
+      // 2^63 - 1 rounds to 2^63 in double; PyTorch's check compares with that rounded value.
+      max = 9223372036854775807.0;
+      lowest = -9223372036854775808.0;
+      break;
+    case DType::Int32:
+      max = std::numeric_limits<std::int32_t>::max();
+      lowest = std::numeric_limits<std::int32_t>::min();
+      break;
+    case DType::UInt8:
+      max = 255;
+      // An integral negative value wraps (c10::overflows for an integer scalar): -1 is 255.
+      lowest = std::trunc(value) == value ? -255 : 0;
+      break;
+    default:
+      return true;
+  }
+  return value >= lowest && value <= max;
 }
 
 }  // namespace leangrad

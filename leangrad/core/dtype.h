@@ -89,6 +89,13 @@ constexpr bool is_integral(DType t, bool include_bool = false) {
 // narrower, float16 with bfloat16 gives float32, bool is the lowest.
 DType promote_types(DType a, DType b);
 
+// Whether `value` can be stored in `dtype` without overflow (PyTorch's c10::overflows, which
+// fill_, full, masked_fill and clamp check): NaN and the infinities only in floating dtypes, a
+// finite value within [lowest, max] of the dtype (float16 up to 65504, not to what rounds to
+// it); an integral-valued negative value in uint8 down to -255 (it wraps, as PyTorch's integer
+// scalars do: -1 is 255); anything in bool (nonzero is true).
+bool scalar_fits(double value, DType dtype);
+
 template <typename T>
 struct CppTypeToDType;
 template <DType D>

@@ -260,7 +260,8 @@ class Tensor {
   Tensor clamp(std::optional<double> min, std::optional<double> max = std::nullopt) const;
   Tensor clamp_min(double min) const;
   Tensor clamp_max(double max) const;
-  // value where mask (bool, broadcast to this shape) is true, this tensor's element elsewhere.
+  // value where mask (bool) is true, this tensor's element elsewhere; the shape of this tensor
+  // and mask broadcast together (see masked_fill in autograd/functions.h).
   Tensor masked_fill(const Tensor& mask, double value) const;
   Tensor masked_fill(const Tensor& mask, const Tensor& value) const;
   Tensor ne(const Tensor& other) const;
@@ -330,7 +331,8 @@ class Tensor {
   }
   const std::shared_ptr<TensorImpl>& impl_ptr() const { return impl_; }
 
-  // "tensor([[1.0000, 2.0000]], dtype=float32)"-style text (at most a few elements per dim).
+  // PyTorch's repr: "tensor([ 1.5000, -2.0000], dtype=float64)", large tensors summarised
+  // (Note [PyTorch's print format] in core/tensor_print.cpp).
   std::string str() const;
 
  private:

@@ -14,6 +14,8 @@ namespace leangrad {
 namespace {
 
 Tensor filled(const char* op, const Shape& shape, double value, const TensorOptions& options) {
+  LG_CHECK(scalar_fits(value, options.dtype()), op, ": value ", value,
+           " cannot be converted to dtype ", options.dtype(), " without overflow");
   Tensor t = empty_for(op, shape, options.requires_grad(false));
   ops::fill_(t, value);
   if (options.requires_grad()) t.requires_grad_(true);
@@ -56,13 +58,26 @@ Tensor arange(double end, const TensorOptions& options) {
   return arange(0.0, end, 1.0, options);
 }
 
+// Note [arange of an integral dtype]
+// PyTorch computes an integral range in int64 (its accumulate type): start, end and step are
+// truncated toward zero first, so arange(0, 5, 1.5, kInt64) is 0, 1, 2, 3, 4 and a step that
+// truncates to 0 is refused. The count, ceil((end - start) / step), is taken from the truncated
+// values for int64 and from the given ones for the other integral dtypes (PyTorch special-cases
+// int64 there): arange(0, 5, 1.5, kInt32) has ceil(5 / 1.5) = 4 values, 0, 1, 2, 3.
 Tensor arange(double start, double end, double step, const TensorOptions& options) {
-  LG_CHECK(step != 0.0, "arange: step must be non-zero");
   LG_CHECK(std::isfinite(start) && std::isfinite(end) && std::isfinite(step),
            "arange: start, end and step must be finite, got ", start, ", ", end, ", ", step);
-  LG_CHECK((end - start) / step >= 0 || start == end, "arange: step ", step,
+  const bool integral = is_integral(options.dtype());
+  const double first = integral ? std::trunc(start) : start;
+  const double last = integral ? std::trunc(end) : end;
+  const double delta = integral ? std::trunc(step) : step;
+  LG_CHECK(
+      delta != 0.0, "arange: step must be non-zero",
+      integral && step != 0.0 ? " (the step of an integral range is truncated to an integer)" : "");
+  LG_CHECK((last - first) / delta >= 0 || first == last, "arange: step ", step,
            " moves away from end (start ", start, ", end ", end, ")");
-  const double count = std::ceil((end - start) / step);
+  const double count = options.dtype() == DType::Int64 ? std::ceil((last - first) / delta)
+                                                       : std::ceil((end - start) / step);
   // A count past what fits in memory would also be undefined to convert to int64 (1e30).
   LG_CHECK_SHAPE(count <= static_cast<double>(kMaxTensorBytes / 8), "arange: [", start, ", ", end,
                  ") in steps of ", step, " has ", count, " elements, too many for memory");
@@ -72,7 +87,7 @@ Tensor arange(double start, double end, double step, const TensorOptions& option
   Tensor values = empty_for("arange", {n}, kFloat64);
   double* v = values.data_ptr<double>();
   for (std::int64_t i = 0; i < n; ++i)
-    v[i] = start + static_cast<double>(i) * step;
+    v[i] = first + static_cast<double>(i) * delta;
   Tensor t = values.to(options.dtype()).to(options.device());
   if (options.requires_grad()) t.requires_grad_(true);
   return t;

@@ -17,7 +17,9 @@ Tensor ones_like(const Tensor& t);
 Tensor full_like(const Tensor& t, double value);
 
 // [start, end) in steps of `step` (the dtype comes from options: float32 by default; pass kInt64
-// for integer ranges). Throws Error for step 0 or a step that moves away from end.
+// for integer ranges). Throws Error for step 0 or a step that moves away from end. An integral
+// dtype truncates start, end and step to integers first, as PyTorch (Note [arange of an integral
+// dtype] in kernels/creation.cpp).
 Tensor arange(double end, const TensorOptions& options = {});
 Tensor arange(double start, double end, double step = 1.0, const TensorOptions& options = {});
 // `steps` values from start to end, both included, evenly spaced: computed in double (PyTorch's

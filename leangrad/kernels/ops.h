@@ -47,9 +47,12 @@ namespace ops {
 // out = a op b with NumPy broadcasting; the result dtype is PyTorch's result_type (promote_types,
 // where a 0-d tensor beside one with dims counts only when its category is higher), except that
 // Div of two integral tensors gives float32 (true division, as PyTorch). compare and where too.
+// Two bool operands: add and maximum are logical or, mul and minimum logical and (bool results,
+// as PyTorch); sub and pow are refused.
 Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b);
 // out = a op s (or s op a when scalar_first). An integral tensor with a non-integral scalar gives
-// float32; otherwise the tensor's dtype is kept.
+// float32; otherwise the tensor's dtype is kept. An integral tensor to a negative integral power
+// is refused, as PyTorch's pow(Tensor, Scalar).
 Tensor binary(BinaryOp op, const Tensor& a, double s, bool scalar_first = false);
 // self = self op other, other broadcast to self's shape; self keeps its dtype. Bumps the version.
 void binary_(BinaryOp op, const Tensor& self, const Tensor& other);
@@ -67,7 +70,8 @@ Tensor cast(const Tensor& a, DType dtype);
 // (unlike Tensor::contiguous(), which is the differentiable clone): what every entry below uses
 // to hand contiguous operands to its launcher.
 Tensor contiguous(const Tensor& a);
-// self[...] = value (converted to self's dtype). Bumps the version.
+// self[...] = value (converted to self's dtype); a value the dtype cannot hold (scalar_fits in
+// core/dtype.h: 300 in uint8, NaN in int64, 1e6 in float16) is an Error. Bumps the version.
 void fill_(const Tensor& self, double value);
 // dst[...] = src: any dtypes, any devices (CPU <-> CUDA; asynchronous from pinned memory when
 // non_blocking), src broadcast to dst's shape, dst may be a strided view. Bumps dst's version.

@@ -97,6 +97,8 @@ Tensor contiguous(const Tensor& a) {
 
 void fill_(const Tensor& self, double value) {
   LG_CHECK(self.defined(), "fill_: expected a defined tensor");
+  LG_CHECK(scalar_fits(value, self.dtype()), "fill_: value ", value,
+           " cannot be converted to dtype ", self.dtype(), " without overflow");
   if (self.numel() > 0) {
     // Every element gets the same value, so an expanded tensor may be filled (as in PyTorch):
     // its stride-0 dims are written once, at size 1, rather than raced on.

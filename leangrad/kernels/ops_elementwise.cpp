@@ -12,9 +12,13 @@
 //     integral-valued scalar and gives float32 otherwise; a bool tensor gives int64 with an
 //     integral-valued scalar. Integral scalars are converted to the tensor's dtype like
 //     cast_value (wrapping; Note [Defined integer semantics] in kernels/elementwise_math.h).
-//   - binary arithmetic on bool (add, sub, mul, div, pow, maximum, minimum) is a DTypeError;
-//     neg, abs and relu on bool too. exp/log/sqrt/tanh/sigmoid of integral or bool input are
-//     computed in float32.
+//   - two bool operands: add and maximum are logical or, mul and minimum logical and, with a
+//     bool result (computed in uint8 and cast back); sub and pow of bools are a DTypeError, and
+//     so are neg, abs and relu on bool. div of bools is true division (float32).
+//   - an integral tensor to a negative integral scalar power is a DTypeError (PyTorch's "Integers
+//     to negative integer powers are not allowed"); a tensor of negative exponents is not checked
+//     (PyTorch's powi: 1 for 1, +-1 for -1, 0 otherwise), as PyTorch. exp/log/sqrt/tanh/sigmoid of
+//     integral or bool input are computed in float32.
 //   - compare with a scalar: integral tensors compare with an integral scalar in their own dtype
 //     when it fits (int64 otherwise), and with a non-integral scalar in float64, which is exact
 //     (PyTorch uses float32 there and can misorder large int32 values).
@@ -149,6 +153,21 @@ DType binary_result_dtype(BinaryOp op, DType promoted) {
   return op == BinaryOp::Div && !is_floating(promoted) ? DType::Float32 : promoted;
 }
 
+// Add, mul, maximum and minimum of two bool operands: logical or / and (see the Note).
+bool is_logical_on_bool(BinaryOp op) {
+  return op == BinaryOp::Add || op == BinaryOp::Mul || op == BinaryOp::Maximum ||
+         op == BinaryOp::Minimum;
+}
+
+// PyTorch's pow(Tensor, Scalar) refuses an integral base with a negative integral exponent (the
+// result would be 0 for most bases).
+void check_integer_power(const char* op, DType dtype, double exponent) {
+  LG_CHECK_DTYPE(is_floating(dtype) || exponent >= 0, op,
+                 ": integers to negative integer powers are not allowed (a ", dtype,
+                 " tensor to the power ", exponent,
+                 "); convert the tensor with .to(kFloat32) first");
+}
+
 void check_not_bool(const char* op, DType dtype) {
   LG_CHECK_DTYPE(dtype != DType::Bool, op, ": not supported for dtype bool (convert with ",
                  ".to(kInt64) or .to(kFloat32) first)");
@@ -218,6 +237,9 @@ Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) {
   check_defined(name, {&a, &b});
   check_same_device(name, a, b);
   const DType dtype = binary_result_dtype(op, result_type(a, b));
+  if (dtype == DType::Bool && is_logical_on_bool(op)) {
+    return cast(binary(op, cast(a, DType::UInt8), cast(b, DType::UInt8)), DType::Bool);
+  }
   check_not_bool(name, dtype);
   const Shape shape = broadcast_shapes(a.shape(), b.shape(), name);
   const Tensor a_cast = to_dtype(a, dtype);
@@ -232,6 +254,7 @@ Tensor binary(BinaryOp op, const Tensor& a, double s, bool scalar_first) {
   check_defined(name, {&a});
   const DType dtype = binary_result_dtype(op, scalar_result_dtype(a.dtype(), s));
   check_not_bool(name, dtype);
+  if (op == BinaryOp::Pow && !scalar_first) check_integer_power(name, dtype, s);
   const Tensor a_cast = to_dtype(a, dtype);
   Tensor out = new_output(name, a.shape(), dtype, a.device());
   launch_binary_scalar(op, name, out, a_cast, s, scalar_first);
@@ -244,14 +267,15 @@ void binary_(BinaryOp op, const Tensor& self, const Tensor& other) {
   check_defined(name, {&self, &other});
   check_same_device(name, self, other);
   const DType dtype = binary_result_dtype(op, result_type(self, other));
-  check_not_bool(name, dtype);
+  const bool logical = dtype == DType::Bool && is_logical_on_bool(op);
+  if (!logical) check_not_bool(name, dtype);
   LG_CHECK_DTYPE(can_cast(dtype, self.dtype()), name, ": result type ", dtype,
                  " can't be cast to the desired output type ", self.dtype());
   LG_CHECK_SHAPE(broadcasts_to(other.shape(), self.shape()), name, ": cannot broadcast ",
                  shape_str(other.shape()), " to ", shape_str(self.shape()),
                  " (the in-place result keeps self's shape)");
   check_writable(name, self);
-  if (dtype == self.dtype()) {
+  if (dtype == self.dtype() && !logical) {
     // Any view of self's memory other than self's own elements is copied first.
     const bool overlaps = !safe_to_read_while_writing(self, other);
     const Tensor source = overlaps ? cast(other, dtype) : to_dtype(other, dtype);
@@ -268,6 +292,7 @@ void binary_(BinaryOp op, const Tensor& self, double s) {
   check_defined(name, {&self});
   const DType dtype = binary_result_dtype(op, scalar_result_dtype(self.dtype(), s));
   check_not_bool(name, dtype);
+  if (op == BinaryOp::Pow) check_integer_power(name, dtype, s);
   LG_CHECK_DTYPE(can_cast(dtype, self.dtype()), name, ": result type ", dtype,
                  " can't be cast to the desired output type ", self.dtype());
   check_writable(name, self);

@@ -199,7 +199,10 @@ TEST(TensorApi, MaskedFillBroadcastsTheMask) {
   EXPECT_EQ(x.masked_fill(mask, full({}, 9.0, kFloat64)).dtype(), kFloat32);
   EXPECT_THROW(x.masked_fill(ones({3}), 0.0), DTypeError);
   EXPECT_THROW(x.masked_fill(make_tensor({1, 0}, {2}, kBool), 0.0), ShapeError);
-  EXPECT_THROW(x.masked_fill(zeros({2, 2, 3}).gt(0.0), 0.0), ShapeError);
+  // A mask with more dims broadcasts the result, as PyTorch's out-of-place masked_fill.
+  const Tensor wide = x.masked_fill(make_tensor({0, 1}, {2, 1, 1}, kBool), -1);
+  EXPECT_EQ(wide.shape(), Shape({2, 2, 3}));
+  EXPECT_TRUE(all_close(wide, {1, 2, 3, 4, 5, 6, -1, -1, -1, -1, -1, -1}));
 }
 
 TEST(TensorApi, SquareTransposeAndMm) {

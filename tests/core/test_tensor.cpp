@@ -104,16 +104,17 @@ TEST(Tensor, CopyBroadcastsAndConvertsIntoStridedViews) {
 }
 
 TEST(Tensor, PrintsLikePyTorch) {
-  EXPECT_EQ(test::make_tensor({1, 2.5, -3}, {3}).str(), "tensor([1.0000, 2.5000, -3.0000])");
+  // The formatting rules are checked against PyTorch's repr in tests/core/test_ops_parity.cpp.
+  EXPECT_EQ(test::make_tensor({1, 2.5, -3}, {3}).str(), "tensor([ 1.0000,  2.5000, -3.0000])");
   EXPECT_EQ(tensor(std::vector<std::int64_t>{1, 2, 3, 4}, {2, 2}).str(),
             "tensor([[1, 2],\n        [3, 4]])");
-  EXPECT_EQ(test::make_tensor({1}, {1}, kFloat64).str(), "tensor([1.0000], dtype=float64)");
-  EXPECT_EQ(tensor(std::vector<bool>{true, false}).str(), "tensor([True, False])");
+  EXPECT_EQ(test::make_tensor({1}, {1}, kFloat64).str(), "tensor([1.], dtype=float64)");
+  EXPECT_EQ(tensor(std::vector<bool>{true, false}).str(), "tensor([ True, False])");
   EXPECT_EQ(Tensor().str(), "Tensor()");
   // Without elements, as PyTorch: no bracket per row, however many rows (10^12 here), the size
   // before the dtype, and no size for 1-D.
-  EXPECT_EQ(empty({std::int64_t{1} << 40, 0}).str(), "tensor([], size=[1099511627776, 0])");
-  EXPECT_EQ(empty({2, 0}, kFloat64).str(), "tensor([], size=[2, 0], dtype=float64)");
+  EXPECT_EQ(empty({std::int64_t{1} << 40, 0}).str(), "tensor([], size=(1099511627776, 0))");
+  EXPECT_EQ(empty({2, 0}, kFloat64).str(), "tensor([], size=(2, 0), dtype=float64)");
   EXPECT_EQ(empty({0}, kFloat64).str(), "tensor([], dtype=float64)");
   const std::string big = arange(2000).str();
   EXPECT_NE(big.find("..."), std::string::npos);
