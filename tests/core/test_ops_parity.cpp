@@ -216,7 +216,9 @@ TEST(OpsParityErrors, FullAndFillValuesOutsideTheDtype) {
   const std::vector<std::pair<double, DType>> cases = {
       {300, kUInt8}, {-256, kUInt8},    {3e9, kInt32},    {nan, kInt64},
       {inf, kInt64}, {65505, kFloat16}, {1e300, kFloat32}};
-  for (const auto& [v, dtype] : cases) {
+  for (const auto& c : cases) {
+    const double v = c.first;  // a plain variable: Clang 14 cannot capture a structured binding
+    const DType dtype = c.second;
     SCOPED_TRACE(dtype_name(dtype));
     EXPECT_CONTAINS(error_of([&] { full({2}, v, dtype); }), "without overflow");
   }
