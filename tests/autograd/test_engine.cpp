@@ -605,6 +605,10 @@ TEST(RetainGrad, UnderCreateGraphTheRetainedGradientCanBeDifferentiated) {
   EXPECT_TRUE(test::all_close(y.grad(), {4.5, 8}, 0, 0));
   const std::vector<Tensor> d = autograd::grad({y.grad().sum()}, {x});
   EXPECT_TRUE(test::all_close(d[0], {6, -8}, 0, 0));
+  // As for a leaf under create_graph (and in PyTorch), the gradient's graph holds the tensor
+  // that holds the gradient: a reference cycle, broken by dropping the gradients.
+  y.set_grad(Tensor());
+  x.set_grad(Tensor());
 }
 
 // ---- End-of-backward callbacks (Note [End-of-backward callbacks]) -----------------------------
