@@ -4,6 +4,7 @@
 //   x (N, C_in, H, W), weight (C_out, C_in / groups, kH, kW), y (N, C_out, H_out, W_out).
 #pragma once
 
+#include <compare>
 #include <cstdint>
 
 #include <leangrad/core/macros.h>
@@ -64,6 +65,11 @@ struct Conv2dGeometry {
   LG_HOST_DEVICE std::int64_t patch_size() const { return in_channels_per_group() * kernel_taps(); }
   LG_HOST_DEVICE std::int64_t in_pixels() const { return in_h * in_w; }
   LG_HOST_DEVICE std::int64_t out_pixels() const { return out_h * out_w; }
+
+  // Field by field: the caches of planned convolutions (cuDNN's choices, oneDNN's primitives)
+  // key on the whole geometry.
+  friend bool operator==(const Conv2dGeometry&, const Conv2dGeometry&) = default;
+  friend auto operator<=>(const Conv2dGeometry&, const Conv2dGeometry&) = default;
 };
 
 }  // namespace leangrad

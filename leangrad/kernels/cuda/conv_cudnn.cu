@@ -12,7 +12,6 @@
 // never destroyed, bound to the caller's stream under a mutex held while the work is enqueued.
 #include <cudnn.h>
 
-#include <array>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -159,29 +158,17 @@ struct Choice {
   std::size_t workspace_bytes = 0;
 };
 
-using ProblemKey = std::array<std::int64_t, 20>;
+struct ProblemKey {
+  int device;
+  Direction direction;
+  DType dtype;
+  bool fma_only;
+  Conv2dGeometry geometry;
+  auto operator<=>(const ProblemKey&) const = default;
+};
 
 ProblemKey problem_key(Direction direction, DType dtype, bool fma_only, const Conv2dGeometry& g) {
-  return {leangrad::cuda::current_device(),
-          static_cast<std::int64_t>(direction),
-          static_cast<std::int64_t>(dtype),
-          fma_only ? 1 : 0,
-          g.batch,
-          g.in_channels,
-          g.in_h,
-          g.in_w,
-          g.out_channels,
-          g.kernel_h,
-          g.kernel_w,
-          g.out_h,
-          g.out_w,
-          g.stride_h,
-          g.stride_w,
-          g.pad_h,
-          g.pad_w,
-          g.dilation_h,
-          g.dilation_w,
-          g.groups};
+  return {leangrad::cuda::current_device(), direction, dtype, fma_only, g};
 }
 
 // Call with handles_mutex() held.

@@ -8,7 +8,6 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <array>
 #include <exception>
 #include <map>
 #include <memory>
@@ -47,29 +46,13 @@ constexpr std::size_t kMaxCachedProblems = 1024;
 
 enum class Op : std::int64_t { Forward, InputGrad, WeightGrad };
 
-using Key = std::array<std::int64_t, 19>;
-
-Key make_key(Op op, const Conv2dGeometry& g, bool bias, int threads) {
-  return {static_cast<std::int64_t>(op),
-          g.batch,
-          g.in_channels,
-          g.in_h,
-          g.in_w,
-          g.out_channels,
-          g.kernel_h,
-          g.kernel_w,
-          g.out_h,
-          g.out_w,
-          g.stride_h,
-          g.stride_w,
-          g.pad_h,
-          g.pad_w,
-          g.dilation_h,
-          g.dilation_w,
-          g.groups,
-          bias ? 1 : 0,
-          threads};
-}
+struct Key {
+  Op op;
+  Conv2dGeometry geometry;
+  bool bias;
+  int threads;
+  auto operator<=>(const Key&) const = default;
+};
 
 const dnnl::engine& cpu_engine() {
   static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
@@ -209,7 +192,7 @@ std::shared_ptr<const DirectConv> cached(Op op, const Conv2dGeometry& g, bool ha
                                          int threads) {
   static std::mutex mutex;
   static std::map<Key, std::shared_ptr<const DirectConv>> cache;
-  const Key key = make_key(op, g, has_bias, threads);
+  const Key key{op, g, has_bias, threads};
   {
     const std::lock_guard<std::mutex> lock(mutex);
     auto it = cache.find(key);
