@@ -182,7 +182,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   if (shape_numel(out_shape, "matmul") == 0) return empty(out_shape, a.options());
   if (ma.cols == 0) return zeros(out_shape, a.options());  // K = 0: sums of nothing
 
-  if (a.device().is_cpu() && (a.dtype() == DType::Float16 || a.dtype() == DType::BFloat16)) {
+  if (a.device().is_cpu() && is_reduced_precision(a.dtype())) {
     return cast(matmul(cast(a, DType::Float32), cast(b, DType::Float32)), a.dtype());
   }
 

@@ -211,10 +211,10 @@ Tensor reduce_in_stages(ReduceOp op, const Tensor& a, const std::vector<bool>& r
   };
   std::stable_sort(runs.begin(), runs.end(),
                    [&](const auto& x, const auto& y) { return run_numel(x) > run_numel(y); });
-  const bool sixteen_bit = a.dtype() == DType::Float16 || a.dtype() == DType::BFloat16;
   const ReduceOp stage_op = op == ReduceOp::Max ? ReduceOp::Max : ReduceOp::Sum;
-  const DType stage_dtype =
-      op != ReduceOp::Max && sixteen_bit ? DType::Float32 : result_dtype(stage_op, a.dtype());
+  const DType stage_dtype = op != ReduceOp::Max && is_reduced_precision(a.dtype())
+                                ? DType::Float32
+                                : result_dtype(stage_op, a.dtype());
   Tensor partial = a;
   std::int64_t count = 1;  // elements reduced into each output so far
   for (const std::vector<std::int64_t>& run : runs) {
