@@ -863,26 +863,32 @@ Tensor two_pass_variance(const Tensor& a, const DimList& dims, bool unbiased, bo
   return div(squares, static_cast<double>(divisor));
 }
 
+// f(a), computed in float32 for float16 and bfloat16 input and rounded once (through
+// differentiable casts): var and std, as PyTorch's kernels accumulate in float. Rounding the mean,
+// each deviation and each square to 16 bits would miss by many ulps when the spread is small
+// beside the mean. The result keeps the input's dtype, under autocast too.
+template <typename F>
+Tensor in_working_precision(const Tensor& a, const F& f) {
+  if (!is_reduced_precision(a.dtype())) return f(a);
+  return f(a.to(kFloat32)).to(a.dtype());
+}
+
 }  // namespace
 
-// float16 and bfloat16 var and std run in float32 and round once (through differentiable casts),
-// as PyTorch's kernels accumulate in float: rounding the mean, each deviation and each square to
-// 16 bits would miss by many ulps when the spread is small beside the mean. The result keeps the
-// input's dtype, under autocast too.
 Tensor var(const Tensor& a, const DimList& dims, bool unbiased, bool keepdim) {
   LG_PROFILE_OP(a);
   LG_CHECK_DTYPE(is_floating(a.dtype()), "var: expected a floating dtype, got ", a.dtype(),
                  " (shape ", a.shape(), ")");
-  if (!is_reduced_precision(a.dtype())) return two_pass_variance(a, dims, unbiased, keepdim);
-  return two_pass_variance(a.to(kFloat32), dims, unbiased, keepdim).to(a.dtype());
+  return in_working_precision(
+      a, [&](const Tensor& x) { return two_pass_variance(x, dims, unbiased, keepdim); });
 }
 
 Tensor std(const Tensor& a, const DimList& dims, bool unbiased, bool keepdim) {
   LG_PROFILE_OP(a);
   LG_CHECK_DTYPE(is_floating(a.dtype()), "std: expected a floating dtype, got ", a.dtype(),
                  " (shape ", a.shape(), ")");
-  if (!is_reduced_precision(a.dtype())) return sqrt(two_pass_variance(a, dims, unbiased, keepdim));
-  return sqrt(two_pass_variance(a.to(kFloat32), dims, unbiased, keepdim)).to(a.dtype());
+  return in_working_precision(
+      a, [&](const Tensor& x) { return sqrt(two_pass_variance(x, dims, unbiased, keepdim)); });
 }
 
 Tensor mm(const Tensor& a, const Tensor& b) {

@@ -42,8 +42,7 @@ DType promote_types(DType a, DType b) {
 
 bool scalar_fits(double value, DType dtype) {
   if (dtype == DType::Bool || dtype == DType::Float64) return true;
-  if (std::isnan(value)) return is_floating(dtype);
-  if (std::isinf(value)) return is_floating(dtype);
+  if (!std::isfinite(value)) return is_floating(dtype);  // NaN and the infinities
   double lowest = 0;
   double max = 0;
   switch (dtype) {
