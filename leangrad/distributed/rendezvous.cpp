@@ -28,16 +28,20 @@ std::string list_ranks(const std::vector<int>& ranks) {
 // would not fail by itself: the ranks would wait for each other's different first steps until
 // the timeout (the signature exchange that one side skips), so they are compared here, where
 // the error can name them.
-std::string settings_value(const ProcessGroupConfig& config) {
-  return detail::str_cat(config.world_size, " ", backend_name(config.backend), " ",
-                         config.check_signatures ? 1 : 0);
-}
-
 struct Settings {
   int world_size = 0;
   std::string backend;
   int signatures = -1;
 };
+
+Settings settings_of(const ProcessGroupConfig& config) {
+  return {config.world_size, backend_name(config.backend), config.check_signatures ? 1 : 0};
+}
+
+std::string settings_value(const ProcessGroupConfig& config) {
+  const Settings s = settings_of(config);
+  return detail::str_cat(s.world_size, " ", s.backend, " ", s.signatures);
+}
 
 Settings parse_settings(const std::string& value) {
   std::istringstream in(value);
@@ -50,7 +54,7 @@ Settings parse_settings(const std::string& value) {
 // whichever rank notices: the higher rank is named first, as the store's server names a rank
 // against rank 0.
 std::string settings_mismatch(const ProcessGroupConfig& config, int r, const std::string& theirs) {
-  const Settings mine = parse_settings(settings_value(config));
+  const Settings mine = settings_of(config);
   const Settings other = parse_settings(theirs);
   const bool they_first = r > config.rank;
   const int first = they_first ? r : config.rank, second = they_first ? config.rank : r;
