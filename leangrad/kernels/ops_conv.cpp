@@ -8,11 +8,9 @@
 // (kernels/cuda/conv.cu decides). float16/bfloat16 on the CPU are computed in float32 and rounded
 // back once, as matmul does.
 #include <atomic>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
 
 #include <leangrad/core/cuda.h>
+#include <leangrad/core/env_choice.h>
 #include <leangrad/kernels/backend.h>
 #include <leangrad/kernels/conv_geometry.h>
 #include <leangrad/kernels/creation.h>
@@ -22,10 +20,11 @@ namespace leangrad::ops {
 
 namespace {
 
+// LEANGRAD_CONV, read once (Note [Settings from the environment] in core/env_choice.h).
 Conv2dBackend backend_from_environment() {
-  const char* value = std::getenv("LEANGRAD_CONV");
-  return value != nullptr && std::strcmp(value, "cudnn") == 0 ? Conv2dBackend::Cudnn
-                                                              : Conv2dBackend::ImplicitGemm;
+  return detail::env_choice("LEANGRAD_CONV", {"implicit_gemm", "cudnn"}, 0) == 1
+             ? Conv2dBackend::Cudnn
+             : Conv2dBackend::ImplicitGemm;
 }
 
 std::atomic<Conv2dBackend>& backend_setting() {
@@ -33,19 +32,11 @@ std::atomic<Conv2dBackend>& backend_setting() {
   return backend;
 }
 
-// LEANGRAD_CPU_CONV, read once; an unknown value is named on stderr (not thrown: the first
-// convolution may run inside a parallel region) and auto is kept.
+// LEANGRAD_CPU_CONV, read once (Note [Settings from the environment] in core/env_choice.h).
 CpuConv2dAlgorithm cpu_algorithm_from_environment() {
-  const char* value = std::getenv("LEANGRAD_CPU_CONV");
-  if (value == nullptr || *value == '\0' || std::strcmp(value, "auto") == 0)
-    return CpuConv2dAlgorithm::Auto;
-  if (std::strcmp(value, "gemm") == 0) return CpuConv2dAlgorithm::Gemm;
-  if (std::strcmp(value, "direct") == 0) return CpuConv2dAlgorithm::Direct;
-  std::fprintf(stderr,
-               "leangrad: warning: LEANGRAD_CPU_CONV=%s is not one of auto, gemm, direct; "
-               "using auto\n",
-               value);
-  return CpuConv2dAlgorithm::Auto;
+  constexpr CpuConv2dAlgorithm kAlgorithms[] = {CpuConv2dAlgorithm::Auto, CpuConv2dAlgorithm::Gemm,
+                                                CpuConv2dAlgorithm::Direct};
+  return kAlgorithms[detail::env_choice("LEANGRAD_CPU_CONV", {"auto", "gemm", "direct"}, 0)];
 }
 
 std::atomic<CpuConv2dAlgorithm>& cpu_algorithm_setting() {

@@ -15,14 +15,12 @@
 // float16/bfloat16 on the CPU are multiplied in float32 and rounded back once.
 #include <algorithm>
 #include <atomic>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <optional>
 
 #include <Eigen/Core>
 
 #include <leangrad/core/cuda.h>
+#include <leangrad/core/env_choice.h>
 #include <leangrad/core/error.h>
 #include <leangrad/kernels/backend.h>
 #include <leangrad/kernels/cpu/gemm.h>
@@ -105,22 +103,16 @@ MatmulOperand operand_for(const Tensor& t, bool left, Tensor& holder) {
   return *blas_operand(holder, as_matrix3d(holder, left));
 }
 
-// LEANGRAD_CPU_GEMM, read once. An unknown value cannot throw here (the first product may run
-// inside a parallel region, where an exception ends the program), so it is named on stderr and
-// the build's default is kept.
+// LEANGRAD_CPU_GEMM, read once (Note [Settings from the environment] in core/env_choice.h):
+// the build's default when unset or unknown; onednn is a choice only in a build with oneDNN.
 CpuGemmBackend gemm_backend_from_environment() {
-  const CpuGemmBackend fallback =
-      kernels::cpu::onednn::built() ? CpuGemmBackend::OneDnn : CpuGemmBackend::Eigen;
-  const char* value = std::getenv("LEANGRAD_CPU_GEMM");
-  if (value == nullptr || *value == '\0') return fallback;
-  if (std::strcmp(value, "eigen") == 0) return CpuGemmBackend::Eigen;
-  if (std::strcmp(value, "onednn") == 0 && kernels::cpu::onednn::built())
-    return CpuGemmBackend::OneDnn;
-  std::fprintf(stderr, "leangrad: warning: LEANGRAD_CPU_GEMM=%s is not one of %s; using %s\n",
-               value,
-               kernels::cpu::onednn::built() ? "eigen, onednn" : "eigen (built without oneDNN)",
-               fallback == CpuGemmBackend::OneDnn ? "onednn" : "eigen");
-  return fallback;
+  if (!kernels::cpu::onednn::built()) {
+    detail::env_choice("LEANGRAD_CPU_GEMM", {"eigen"}, 0, "built without oneDNN");
+    return CpuGemmBackend::Eigen;
+  }
+  return detail::env_choice("LEANGRAD_CPU_GEMM", {"onednn", "eigen"}, 0) == 0
+             ? CpuGemmBackend::OneDnn
+             : CpuGemmBackend::Eigen;
 }
 
 std::atomic<CpuGemmBackend>& gemm_backend_setting() {
