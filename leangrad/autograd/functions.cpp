@@ -697,7 +697,8 @@ Tensor scalar_like(const Tensor& a, double value) {
 // A strictly decreasing map of a's values onto values of the same dtype, exact and without
 // overflow, so that max and argmax of it are min and argmin of a: -a for floating dtypes (NaN
 // stays NaN, so it still wins, as min propagates NaN), -1 - a (the bitwise complement) for
-// signed integers, 255 - a for uint8. Bool goes through uint8.
+// signed integers, 255 - a for uint8. Bool has no arithmetic: it maps as its uint8 copy does, and
+// order_restored casts the values back.
 Tensor order_reversed(const Tensor& a, const char* op) {
   switch (a.dtype()) {
     case DType::Int64:
@@ -705,10 +706,18 @@ Tensor order_reversed(const Tensor& a, const char* op) {
       return rsub(a, -1.0);
     case DType::UInt8:
       return rsub(a, 255.0);
+    case DType::Bool:
+      return rsub(a.to(DType::UInt8), 255.0);
     default:
       LG_CHECK_DTYPE(is_floating(a.dtype()), op, ": unsupported dtype ", a.dtype());
       return neg(a);
   }
+}
+
+// The values of a min taken as the max of order_reversed(a): the map undone, in a's dtype.
+Tensor order_restored(const Tensor& values, const Tensor& a, const char* op) {
+  const Tensor restored = order_reversed(values, op);
+  return restored.dtype() == a.dtype() ? restored : restored.to(a.dtype());
 }
 
 }  // namespace
@@ -811,12 +820,8 @@ std::tuple<Tensor, Tensor> max(const Tensor& a, std::int64_t dim, bool keepdim) 
 
 std::tuple<Tensor, Tensor> min(const Tensor& a, std::int64_t dim, bool keepdim) {
   LG_PROFILE_OP(a);
-  if (a.dtype() == DType::Bool) {
-    const auto [values, indices] = min(a.to(DType::UInt8), dim, keepdim);
-    return {values.to(DType::Bool), indices};
-  }
   const auto [values, indices] = max(order_reversed(a, "min"), dim, keepdim);
-  return {order_reversed(values, "min"), indices};
+  return {order_restored(values, a, "min"), indices};
 }
 
 Tensor amax(const Tensor& a, const std::vector<std::int64_t>& dims, bool keepdim) {
@@ -826,25 +831,21 @@ Tensor amax(const Tensor& a, const std::vector<std::int64_t>& dims, bool keepdim
 
 Tensor amin(const Tensor& a, const std::vector<std::int64_t>& dims, bool keepdim) {
   LG_PROFILE_OP(a);
-  if (a.dtype() == DType::Bool) return amin(a.to(DType::UInt8), dims, keepdim).to(DType::Bool);
-  return order_reversed(amax(order_reversed(a, "amin"), dims, keepdim), "amin");
+  return order_restored(amax(order_reversed(a, "amin"), dims, keepdim), a, "amin");
 }
 
 Tensor min(const Tensor& a) {
   LG_PROFILE_OP(a);
-  if (a.dtype() == DType::Bool) return min(a.to(DType::UInt8)).to(DType::Bool);
-  return order_reversed(max(order_reversed(a, "min")), "min");
+  return order_restored(max(order_reversed(a, "min")), a, "min");
 }
 
 Tensor argmin(const Tensor& a) {
   LG_PROFILE_OP(a);
-  if (a.dtype() == DType::Bool) return argmin(a.to(DType::UInt8));
   return argmax(order_reversed(a, "argmin"));
 }
 
 Tensor argmin(const Tensor& a, std::int64_t dim, bool keepdim) {
   LG_PROFILE_OP(a);
-  if (a.dtype() == DType::Bool) return argmin(a.to(DType::UInt8), dim, keepdim);
   return argmax(order_reversed(a, "argmin"), dim, keepdim);
 }
 

@@ -97,6 +97,16 @@ TEST(TensorApi, MinOfIntegersIsExactAtTheExtremes) {
   EXPECT_EQ(d.min().dtype(), kBool);
   EXPECT_FALSE(d.min().item<bool>());
   EXPECT_EQ(d.argmin().item<std::int64_t>(), 1);
+  // Along a dim: a row holding a false has false as its min, at the first false.
+  const Tensor e = make_tensor({1, 0, 0, 1, 1, 1}, {2, 3}, kBool);
+  const auto [values, indices] = e.min(1);
+  EXPECT_EQ(values.dtype(), kBool);
+  EXPECT_EQ(to_vector(values), (std::vector<double>{0, 1}));
+  EXPECT_EQ(to_vector(indices), (std::vector<double>{1, 0}));
+  EXPECT_EQ(to_vector(e.argmin(1)), (std::vector<double>{1, 0}));
+  const Tensor lowest = amin(e, {1});
+  EXPECT_EQ(lowest.dtype(), kBool);
+  EXPECT_EQ(to_vector(lowest), (std::vector<double>{0, 1}));
 }
 
 // Two-pass variance in double over the rows of a (rows, cols) matrix.
