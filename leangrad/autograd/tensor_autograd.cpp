@@ -65,6 +65,15 @@ bool Tensor::is_leaf() const {
   return grad_fn() == nullptr;
 }
 
+namespace autograd {
+// Declared where it is used, in core/tensor_print.cpp (printing's grad_fn=<...> suffix).
+std::string grad_fn_name(const Tensor& t);
+std::string grad_fn_name(const Tensor& t) {
+  const std::shared_ptr<Node> node = t.grad_fn();
+  return node != nullptr ? node->name() : std::string();
+}
+}  // namespace autograd
+
 // Note [Removing hooks]
 // register_hook returns a position, as LibTorch's (PyTorch returns a handle with remove()). The
 // hook is kept in a slot the tensor owns (AutogradMeta::hook_slots), and what goes on the

@@ -16,10 +16,11 @@
 //   - Suffixes in PyTorch's order, each moved to a new line when it would pass column 80:
 //     device (CUDA tensors), size (empty tensors of other than 1 dim) and dtype (empty tensors:
 //     any but float32; otherwise any but float32, int64 and bool), then requires_grad=True for a
-//     leaf that requires grad.
-//   Differences: the dtype is written without PyTorch's "torch." (dtype=float64), and a tensor
-//   with history gets no grad_fn=<MulBackward0> suffix (the core layer does not see autograd's
-//   nodes). Sizes are Python tuples, as PyTorch writes them (size=(2, 0)).
+//     leaf that requires grad, or grad_fn=<MulBackward> for a tensor with history.
+//   Differences: the dtype is written without PyTorch's "torch." (dtype=float64), and a node's
+//   name is leangrad's, without the digit PyTorch appends to tell an op's overloads apart
+//   (grad_fn=<MulBackward> where PyTorch prints <MulBackward0>). Sizes are Python tuples, as
+//   PyTorch writes them (size=(2, 0)).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -30,6 +31,13 @@
 #include <leangrad/core/tensor.h>
 
 namespace leangrad {
+
+namespace autograd {
+// The name of t's grad_fn ("MulBackward"); empty for a leaf. Defined by the autograd layer
+// (autograd/tensor_autograd.cpp), as Tensor's own autograd methods are: core does not include
+// autograd's headers (docs/architecture.md).
+std::string grad_fn_name(const Tensor& t);
+}  // namespace autograd
 
 namespace {
 
@@ -214,7 +222,11 @@ std::string Tensor::str() const {
       suffixes.push_back(std::string("dtype=") + dtype_name(dtype()));
     }
   }
-  if (requires_grad() && is_leaf()) suffixes.push_back("requires_grad=True");
+  if (const std::string node = autograd::grad_fn_name(*this); !node.empty()) {
+    suffixes.push_back("grad_fn=<" + node + ">");
+  } else if (requires_grad()) {
+    suffixes.push_back("requires_grad=True");
+  }
   return add_suffixes(prefix + body, suffixes, indent);
 }
 

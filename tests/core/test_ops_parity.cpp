@@ -146,22 +146,39 @@ TEST(OpsParityTable, CoversEveryReferenceCase) {
   EXPECT_EQ(rows.size(), value_cases);
 }
 
-// PyTorch's repr of each print_* tensor, with "dtype=torch.float64" written "dtype=float64"
-// (Note [PyTorch's print format] in core/tensor_print.cpp).
+// PyTorch's repr of each print_* tensor (or of the op the case names applied to it), with
+// "dtype=torch.float64" written "dtype=float64" and "grad_fn=<MulBackward0>" written
+// "grad_fn=<MulBackward>" (Note [PyTorch's print format] in core/tensor_print.cpp).
 TEST(TensorPrinting, MatchesPyTorchRepr) {
   int printed = 0;
+  int with_grad_fn = 0;
   for (const ReferenceCase& c : reference_cases()) {
     if (c.name.rfind("print_", 0) != 0) continue;
     SCOPED_TRACE(c.name);
     Tensor x = c.at("x").clone();
     if (c.params.at("requires_grad").get<bool>()) x.requires_grad_();
+    const std::string op = c.params.value("op", "");
+    if (op == "mul_2") {
+      x = x * 2;
+    } else if (op == "sum") {
+      x = x.sum();
+    } else if (op == "exp") {
+      x = x.exp();
+    } else {
+      ASSERT_EQ(op, "") << "an op make_ops_parity.py's PRINT_OPS has and this test lacks";
+    }
     std::string want = c.params.at("repr").get<std::string>();
     for (std::size_t at = want.find("torch."); at != std::string::npos; at = want.find("torch."))
       want.erase(at, 6);
+    if (const std::size_t at = want.find("Backward0>"); at != std::string::npos) {
+      want.erase(at + 8, 1);
+      ++with_grad_fn;
+    }
     EXPECT_EQ(x.str(), want);
     ++printed;
   }
   EXPECT_GE(printed, 40);
+  EXPECT_EQ(with_grad_fn, 3);
 }
 
 // The message of the Error `f` throws (empty, and a failure, when it throws none).

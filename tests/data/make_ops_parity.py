@@ -111,11 +111,19 @@ for what, fn in [
 
 
 # ---- Printing: repr(x) with the default print options ----------------------------------------
-def print_case(name, x, requires_grad=False):
+# PRINT_OPS[op](x) is what is printed (after requires_grad_ if asked): an op gives the result a
+# grad_fn, whose name PyTorch prints with a digit leangrad's names lack (test_ops_parity.cpp).
+PRINT_OPS = {"": lambda x: x, "mul_2": lambda x: x * 2, "sum": lambda x: x.sum(),
+             "exp": lambda x: x.exp()}
+
+
+def print_case(name, x, requires_grad=False, op=""):
     if requires_grad:
         x = x.clone().requires_grad_()
-    cases.append({"name": name, "params": {"repr": repr(x), "requires_grad": requires_grad},
-                  "tensors": {"x": x}})
+    params = {"repr": repr(PRINT_OPS[op](x)), "requires_grad": requires_grad}
+    if op:
+        params["op"] = op
+    cases.append({"name": name, "params": params, "tensors": {"x": x}})
 
 
 nan, inf = math.nan, math.inf
@@ -166,5 +174,10 @@ print_case("print_dtype_on_new_line", torch.arange(9, dtype=torch.float64) / 7)
 print_case("print_requires_grad", T([1.0, 2.0]), requires_grad=True)
 print_case("print_requires_grad_float64", torch.arange(9, dtype=torch.float64) / 7,
            requires_grad=True)
+print_case("print_grad_fn_mul", T([1.0, 2.0]), requires_grad=True, op="mul_2")
+print_case("print_grad_fn_sum", T([1.5, 2.0]), requires_grad=True, op="sum")
+print_case("print_grad_fn_float64", torch.arange(9, dtype=torch.float64) / 7, requires_grad=True,
+           op="exp")
+print_case("print_no_grad_fn_without_requires_grad", T([1.0, 2.0]), op="mul_2")
 
 write("ops_parity.json", "make_ops_parity.py", cases)
