@@ -20,6 +20,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <iterator>
 
 #include <leangrad/autograd/nn_functions.h>
 #include <leangrad/kernels/creation.h>
@@ -107,9 +108,11 @@ BENCHMARK_CAPTURE(BM_Conv2d, WeightGrad, Which::WeightGrad)
     ->DenseRange(0, 3)
     ->Unit(benchmark::kMillisecond);
 
-// kShapes, then the smallest channel counts Note [Which CPU convolution]'s rule sends to oneDNN.
+// kShapes, then the smallest channel counts Note [Which CPU convolution]'s rule sends to oneDNN,
+// then channel counts below its 16 on one side or the other (an RGB stem, 8 -> 16, 16 -> 8).
 constexpr ConvShape kAlgorithmShapes[] = {
-    kShapes[0], kShapes[1], kShapes[2], kShapes[3], {64, 16, 28, 28, 32},
+    kShapes[0],           kShapes[1],          kShapes[2],          kShapes[3],
+    {64, 16, 28, 28, 32}, {64, 3, 28, 28, 32}, {64, 8, 28, 28, 16}, {64, 16, 28, 28, 8},
 };
 
 Tensor run_entry(Which which, const Tensor& x, const Tensor& w, const Tensor& dy) {
@@ -162,7 +165,7 @@ void BM_Conv2dAlgorithm(benchmark::State& state, Which which) {
 }
 
 void algorithm_args(benchmark::internal::Benchmark* b) {
-  for (std::int64_t shape = 0; shape < 5; ++shape)
+  for (std::int64_t shape = 0; shape < std::ssize(kAlgorithmShapes); ++shape)
     for (std::int64_t algorithm = 0; algorithm < 2; ++algorithm)
       b->Args({shape, algorithm});
 }

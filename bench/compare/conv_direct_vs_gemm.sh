@@ -2,7 +2,8 @@
 # leangrad's two CPU convolutions side by side (Note [Which CPU convolution] in
 # kernels/cpu/conv.cpp): oneDNN's direct convolution against im2col + oneDNN's sgemm, the
 # forward, input gradient and weight gradient entries (bench/bench_conv.cpp's
-# BM_Conv2dAlgorithm) on the shapes of the CNN, issue 19 and a super-resolution block, at 1 and
+# BM_Conv2dAlgorithm) on the shapes of the CNN, issue 19, a super-resolution block and channel
+# counts below 16 (an RGB stem, 8 -> 16, 16 -> 8), at 1 and
 # then 2 threads. Both algorithms run in one process, their repetitions interleaved in random
 # order (--benchmark_enable_random_interleaving), so that a change of load hits both alike.
 # Prints markdown on stdout; logs go to stderr.
@@ -42,7 +43,8 @@ from gbench import UNIT_MS, medians
 
 logs = sys.argv[1]
 SHAPES = ["(64, 1, 28, 28) 1 -> 32", "(64, 32, 14, 14) 32 -> 64", "(4, 64, 48, 48) 64 -> 64",
-          "(16, 64, 56, 56) 64 -> 64", "(64, 16, 28, 28) 16 -> 32"]
+          "(16, 64, 56, 56) 64 -> 64", "(64, 16, 28, 28) 16 -> 32", "(64, 3, 28, 28) 3 -> 32",
+          "(64, 8, 28, 28) 8 -> 16", "(64, 16, 28, 28) 16 -> 8"]
 OPS = [("Forward", "forward"), ("InputGrad", "input grad"), ("WeightGrad", "weight grad")]
 print("| conv2d 3x3 pad 1 | entry | threads | GEMM ms | direct ms | GEMM / direct "
       "| GEMM CPU ms | direct CPU ms | GEMM / direct (CPU) |")

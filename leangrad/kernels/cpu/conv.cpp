@@ -271,14 +271,21 @@ void weight_grad_typed(const Conv2dGeometry& g, T* dw, const T* dy, const T* x) 
 //   generated kernels over channel-blocked layouts, the reorders from and to NCHW included) when
 //   ops::cpu_conv2d_algorithm() is
 //   - Direct, or
-//   - Auto (the default), the CPU GEMM backend is oneDNN, and both C_in / groups and
-//     C_out / groups are at least kDirectMinChannels = 16: a whole AVX-512 block of channels
-//     (two AVX2 blocks). Below that oneDNN pads the channels to a block or switches to its
-//     first-layer kernel, and the GEMM path wins: on the Fashion-MNIST CNN's 1 -> 32 at batch 64
-//     the direct input gradient took 2 to 7 times the GEMM path's time. With 16 and more
-//     channels on both sides the direct convolution was as fast or faster on every entry and
-//     shape measured, at 1 and 2 threads (1.00x to 1.85x;
-//     bench/results/2026-11-29-cpu-conv-direct-zen4-2core.md, docs/kernels.md).
+//   - Auto (the default), the CPU GEMM backend is oneDNN, and the entry's channel counts are
+//     large enough, kDirectMinChannels = 16 per group (a whole AVX-512 block of channels, two
+//     AVX2 blocks; below it oneDNN pads the channels to a block or switches to its first-layer
+//     kernel):
+//     - the forward and the input gradient: both C_in / groups and C_out / groups. With fewer
+//       input channels the input gradient was 1.3 to 13 times slower direct (1, 3 and 8 -> 16
+//       or 32 at batch 64), the forward up to 1.5 times slower (1 -> 32); with 16 and more on
+//       both sides both entries were as fast or faster direct on every shape measured (1.00x to
+//       1.32x);
+//     - the weight gradient: C_out / groups alone. It was faster direct with any number of input
+//       channels once there were 16 output channels (1 -> 32: 2.0x to 2.5x, 3 -> 32: 1.7x to
+//       1.9x, 8 -> 16: 2.3x, 16 and more on both sides: 1.16x to 1.6x), and no faster with 8
+//       (16 -> 8: 0.89x to 0.96x).
+//     Measured at 1 and 2 threads on a quiet Zen 4 guest
+//     (bench/results/2026-11-29-cpu-conv-quiet-zen4-2core.md, docs/kernels.md).
 //   Everything else runs im2col + GEMM: float64 (oneDNN has no float64 convolution), builds
 //   without oneDNN, and any problem for which oneDNN offers no generated direct kernel on this
 //   CPU (the entries of conv_direct.h return false; oneDNN's own GEMM and reference fallbacks are
@@ -286,7 +293,9 @@ void weight_grad_typed(const Conv2dGeometry& g, T* dw, const T* dy, const T* x) 
 //   loop in float64 (tests/kernels/test_conv.cpp).
 constexpr std::int64_t kDirectMinChannels = 16;
 
-bool wants_direct(const Conv2dGeometry& g) {
+enum class Entry { Forward, InputGrad, WeightGrad };
+
+bool wants_direct(const Conv2dGeometry& g, Entry entry) {
   switch (ops::cpu_conv2d_algorithm()) {
     case ops::CpuConv2dAlgorithm::Gemm:
       return false;
@@ -295,9 +304,10 @@ bool wants_direct(const Conv2dGeometry& g) {
     case ops::CpuConv2dAlgorithm::Auto:
       break;
   }
-  return ops::cpu_gemm_backend() == ops::CpuGemmBackend::OneDnn &&
-         g.in_channels_per_group() >= kDirectMinChannels &&
-         g.out_channels_per_group() >= kDirectMinChannels;
+  if (ops::cpu_gemm_backend() != ops::CpuGemmBackend::OneDnn) return false;
+  const bool enough_inputs = g.in_channels_per_group() >= kDirectMinChannels;
+  const bool enough_outputs = g.out_channels_per_group() >= kDirectMinChannels;
+  return entry == Entry::WeightGrad ? enough_outputs : enough_inputs && enough_outputs;
 }
 
 }  // namespace
@@ -306,9 +316,10 @@ void conv2d_forward(DType dtype, const Conv2dGeometry& g, void* y, const void* x
                     const void* bias) {
   switch (dtype) {
     case DType::Float32:
-      if (wants_direct(g) && onednn::conv2d_direct_forward(
-                                 g, static_cast<float*>(y), static_cast<const float*>(x),
-                                 static_cast<const float*>(w), static_cast<const float*>(bias))) {
+      if (wants_direct(g, Entry::Forward) &&
+          onednn::conv2d_direct_forward(g, static_cast<float*>(y), static_cast<const float*>(x),
+                                        static_cast<const float*>(w),
+                                        static_cast<const float*>(bias))) {
         return;
       }
       forward_typed(g, static_cast<float*>(y), static_cast<const float*>(x),
@@ -327,9 +338,10 @@ void conv2d_input_grad(DType dtype, const Conv2dGeometry& g, void* dx, const voi
                        const void* w) {
   switch (dtype) {
     case DType::Float32:
-      if (wants_direct(g) && onednn::conv2d_direct_input_grad(g, static_cast<float*>(dx),
-                                                              static_cast<const float*>(dy),
-                                                              static_cast<const float*>(w))) {
+      if (wants_direct(g, Entry::InputGrad) &&
+          onednn::conv2d_direct_input_grad(g, static_cast<float*>(dx),
+                                           static_cast<const float*>(dy),
+                                           static_cast<const float*>(w))) {
         return;
       }
       input_grad_typed(g, static_cast<float*>(dx), static_cast<const float*>(dy),
@@ -349,9 +361,10 @@ void conv2d_weight_grad(DType dtype, const Conv2dGeometry& g, void* dw, const vo
                         const void* x) {
   switch (dtype) {
     case DType::Float32:
-      if (wants_direct(g) && onednn::conv2d_direct_weight_grad(g, static_cast<float*>(dw),
-                                                               static_cast<const float*>(dy),
-                                                               static_cast<const float*>(x))) {
+      if (wants_direct(g, Entry::WeightGrad) &&
+          onednn::conv2d_direct_weight_grad(g, static_cast<float*>(dw),
+                                            static_cast<const float*>(dy),
+                                            static_cast<const float*>(x))) {
         return;
       }
       weight_grad_typed(g, static_cast<float*>(dw), static_cast<const float*>(dy),
