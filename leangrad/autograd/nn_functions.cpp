@@ -1,7 +1,8 @@
 // The neural-network functions of autograd/nn_functions.h, each forward beside its backward.
 // Kernel-backed ops (TanhExp, GroupNorm, conv2d, pooling, dropout, softmax, the per-sample losses,
 // embedding, interpolation) call kernels/ops.h and record a node with the backward their kernels
-// provide:
+// provide (recorded as ops themselves where the backward can be differentiated again: Note
+// [Fused backwards that differentiate again]):
 //   tanhexp        saves only x: its derivative is recomputed from x in one fused kernel
 //                  (ops::tanhexp_backward), which costs less than storing tanh(e^x) beside y
 //   group_norm     saves x, the per-group mean and rstd the forward computed and the weight;
@@ -160,16 +161,144 @@ void update_running_stats(const Tensor& running_mean, const Tensor& running_var,
 
 }  // namespace
 
+// ---- Backward kernels that differentiate again ----------------------------------------------
+//
+// Note [Fused backwards that differentiate again]
+// tanhexp, conv2d, dropout, softmax and log_softmax compute their backward with a fused kernel.
+// Each such kernel's result is recorded as an op of its own (tanhexp_backward, conv2d_input_grad,
+// ...) whose backward is written with the public functions, so a gradient taken with
+// create_graph=true can be differentiated again: gradient penalties through a CNN, Hessian-vector
+// products, and third derivatives, since those backwards record too.
+// - The first derivative stays the kernel's, bit for bit with or without create_graph.
+// - record_op records nothing when grad mode is off or nothing requires grad, so a plain
+//   backward costs what it did.
+// - The formulas, for an upstream gradient gg of the backward's result:
+//   - a backward linear in g (dropout, conv2d's input and weight gradients) has its adjoint as
+//     the gradient with respect to g: dropout's is itself, conv2d_input_grad's is conv2d and
+//     conv2d_weight_grad's is conv2d of x with gg as the weight;
+//   - conv2d's gradients are bilinear: d<gg, input_grad(g, w)>/dw = weight_grad(g, gg) and
+//     d<gg, weight_grad(g, x)>/dx = input_grad(g, gg);
+//   - softmax's dx = y (g - sum(g y)) is symmetric in g: its adjoint is itself; with respect to
+//     y, gg (g - sum(g y)) - g sum(gg y). log_softmax's dx = g - e^y sum(g): gg - sum(gg e^y)
+//     and -gg e^y sum(g);
+//   - tanhexp's dx = g f'(x), f'(x) = t + x u s with u = e^x, t = tanh(u), s = sech^2(u): with
+//     respect to g, tanhexp_backward again; with respect to x, gg g f''(x), f''(x) =
+//     u s (2 + x - 2 x u t) (tanhexp_second_derivative).
+// The remaining fused backwards (the normalizations, pooling, the losses, embedding,
+// interpolation, conv_transpose2d) still refuse a second backward by name (Note [Double backward]
+// in engine.cpp).
+namespace {
+
+Tensor tanhexp_backward_fn(const Tensor& g, const Tensor& x);
+
+// f''(x) of f(x) = x tanh(e^x), written with the differentiable functions. e^x is taken at
+// min(x, 20): beyond 20, sech^2(e^x) < e^(-9.7e8) rounds to 0 in every dtype, so f'' is 0 there
+// either way, and the clamp keeps e^x finite (e^x * 0 would be NaN past e^x = inf). sech^2(u) is
+// 4w / (1 + w)^2 with w = e^(-2u), which has no cancellation (1 - tanh^2 would lose every digit
+// as tanh(u) nears 1).
+Tensor tanhexp_second_derivative(const Tensor& x) {
+  const Tensor u = exp(clamp(x, std::nullopt, 20.0));
+  const Tensor t = tanh(u);
+  const Tensor w = exp(mul(u, -2.0));
+  const Tensor one_plus_w = add(w, 1.0);
+  const Tensor sech2 = div(mul(w, 4.0), mul(one_plus_w, one_plus_w));
+  const Tensor bracket = sub(add(x, 2.0), mul(mul(mul(x, u), t), 2.0));
+  return mul(mul(u, sech2), bracket);
+}
+
+Tensor tanhexp_backward_fn(const Tensor& g, const Tensor& x) {
+  return record_op("tanhexp_backward", ops::tanhexp_backward(g, x), {g, x}, {g, x},
+                   [](const BackwardContext& c) -> std::vector<Tensor> {
+                     const Tensor& g_saved = c.saved[0];
+                     const Tensor& x_saved = c.saved[1];
+                     std::vector<Tensor> grads(2);
+                     if (c.needs(0)) grads[0] = tanhexp_backward_fn(c.grad, x_saved);
+                     if (c.needs(1))
+                       grads[1] = mul(mul(c.grad, g_saved), tanhexp_second_derivative(x_saved));
+                     return grads;
+                   });
+}
+
+Tensor dropout_backward_fn(const Tensor& g, const Tensor& mask, double p) {
+  return record_op("dropout_backward", ops::dropout_backward(g, mask, p), {g}, {mask},
+                   [p](const BackwardContext& c) -> std::vector<Tensor> {
+                     return {dropout_backward_fn(c.grad, c.saved[0], p)};
+                   });
+}
+
+Tensor softmax_backward_fn(const Tensor& g, const Tensor& y, std::int64_t dim, bool log) {
+  return record_op(log ? "log_softmax_backward" : "softmax_backward",
+                   ops::softmax_backward(g, y, dim, log), {g, y}, {g, y},
+                   [dim, log](const BackwardContext& c) -> std::vector<Tensor> {
+                     const Tensor& gg = c.grad;
+                     const Tensor& g_saved = c.saved[0];
+                     const Tensor& y_saved = c.saved[1];
+                     std::vector<Tensor> grads(2);
+                     if (log) {
+                       const Tensor p = exp(y_saved);
+                       if (c.needs(0)) grads[0] = sub(gg, sum(mul(gg, p), {dim}, /*keepdim=*/true));
+                       if (c.needs(1))
+                         grads[1] = neg(mul(mul(gg, p), sum(g_saved, {dim}, /*keepdim=*/true)));
+                     } else {
+                       if (c.needs(0))
+                         grads[0] = softmax_backward_fn(gg, y_saved, dim, /*log=*/false);
+                       if (c.needs(1)) {
+                         const Tensor g_dot_y = sum(mul(g_saved, y_saved), {dim}, /*keepdim=*/true);
+                         const Tensor gg_dot_y = sum(mul(gg, y_saved), {dim}, /*keepdim=*/true);
+                         grads[1] = sub(mul(gg, sub(g_saved, g_dot_y)), mul(g_saved, gg_dot_y));
+                       }
+                     }
+                     return grads;
+                   });
+}
+
+// conv2d with the parameters of `p`, no bias: the adjoint of conv2d_input_grad in g.
+Tensor conv2d_with(const Tensor& x, const Tensor& w, const ops::Conv2dParams& p) {
+  return conv2d(x, w, Tensor(), {p.stride_h, p.stride_w}, {p.pad_h, p.pad_w},
+                {p.dilation_h, p.dilation_w}, p.groups);
+}
+
+Tensor conv2d_weight_grad_fn(const Tensor& g, const Tensor& x, const Shape& w_shape,
+                             const ops::Conv2dParams& p);
+
+Tensor conv2d_input_grad_fn(const Tensor& g, const Tensor& w, const Shape& x_shape,
+                            const ops::Conv2dParams& p) {
+  return record_op("conv2d_input_grad", ops::conv2d_input_grad(g, w, x_shape, p), {g, w}, {g, w},
+                   [p](const BackwardContext& c) -> std::vector<Tensor> {
+                     const Tensor& g_saved = c.saved[0];
+                     const Tensor& w_saved = c.saved[1];
+                     std::vector<Tensor> grads(2);
+                     if (c.needs(0)) grads[0] = conv2d_with(c.grad, w_saved, p);
+                     if (c.needs(1))
+                       grads[1] = conv2d_weight_grad_fn(g_saved, c.grad, w_saved.shape(), p);
+                     return grads;
+                   });
+}
+
+Tensor conv2d_weight_grad_fn(const Tensor& g, const Tensor& x, const Shape& w_shape,
+                             const ops::Conv2dParams& p) {
+  return record_op("conv2d_weight_grad", ops::conv2d_weight_grad(g, x, w_shape, p), {g, x}, {g, x},
+                   [p](const BackwardContext& c) -> std::vector<Tensor> {
+                     const Tensor& g_saved = c.saved[0];
+                     const Tensor& x_saved = c.saved[1];
+                     std::vector<Tensor> grads(2);
+                     if (c.needs(0)) grads[0] = conv2d_with(x_saved, c.grad, p);
+                     if (c.needs(1))
+                       grads[1] = conv2d_input_grad_fn(g_saved, c.grad, x_saved.shape(), p);
+                     return grads;
+                   });
+}
+
+}  // namespace
+
 // ---- TanhExp, normalization, conv2d ------------------------------------------------------------
 
 Tensor tanhexp(const Tensor& x) {
   LG_PROFILE_OP(x);
-  return record_op(
-      "tanhexp", ops::tanhexp(x), {x}, {x},
-      [](const BackwardContext& c) -> std::vector<Tensor> {
-        return {ops::tanhexp_backward(c.grad, c.saved[0])};
-      },
-      autograd::DoubleBackward::NotImplemented);
+  return record_op("tanhexp", ops::tanhexp(x), {x}, {x},
+                   [](const BackwardContext& c) -> std::vector<Tensor> {
+                     return {tanhexp_backward_fn(c.grad, c.saved[0])};
+                   });
 }
 
 Tensor group_norm(const Tensor& x, std::int64_t num_groups, const Tensor& weight_in,
@@ -289,18 +418,18 @@ Tensor conv2d(const Tensor& x_in, const Tensor& weight_in, const Tensor& bias_in
   const Tensor out = ops::conv2d(x, weight, bias, p);
   std::vector<Tensor> inputs = {x, weight};
   if (bias.defined()) inputs.push_back(bias);
-  return record_op(
-      "conv2d", out, inputs, {x, weight},
-      [p](const BackwardContext& c) -> std::vector<Tensor> {
-        const Tensor& x_saved = c.saved[0];
-        const Tensor& w_saved = c.saved[1];
-        std::vector<Tensor> grads(c.inputs.size());
-        if (c.needs(0)) grads[0] = ops::conv2d_input_grad(c.grad, w_saved, x_saved.shape(), p);
-        if (c.needs(1)) grads[1] = ops::conv2d_weight_grad(c.grad, x_saved, w_saved.shape(), p);
-        if (c.inputs.size() == 3 && c.needs(2)) grads[2] = sum(c.grad, {0, 2, 3});
-        return grads;
-      },
-      autograd::DoubleBackward::NotImplemented);
+  return record_op("conv2d", out, inputs, {x, weight},
+                   [p](const BackwardContext& c) -> std::vector<Tensor> {
+                     const Tensor& x_saved = c.saved[0];
+                     const Tensor& w_saved = c.saved[1];
+                     std::vector<Tensor> grads(c.inputs.size());
+                     if (c.needs(0))
+                       grads[0] = conv2d_input_grad_fn(c.grad, w_saved, x_saved.shape(), p);
+                     if (c.needs(1))
+                       grads[1] = conv2d_weight_grad_fn(c.grad, x_saved, w_saved.shape(), p);
+                     if (c.inputs.size() == 3 && c.needs(2)) grads[2] = sum(c.grad, {0, 2, 3});
+                     return grads;
+                   });
 }
 
 // conv1d is conv2d over a height of 1: x (N, C, L) -> (N, C, 1, L), weight (C_out, C_in / groups,
@@ -543,12 +672,10 @@ Tensor dropout(const Tensor& x, double p, bool training) {
   if (!training || p == 0.0) return x;
   // Only the mask (1 byte an element) is saved: the backward is grad * mask / (1 - p).
   ops::DropoutResult r = ops::dropout(x, p, default_generator(x.device()));
-  return record_op(
-      "dropout", r.out, {x}, {r.mask},
-      [p](const BackwardContext& c) -> std::vector<Tensor> {
-        return {ops::dropout_backward(c.grad, c.saved[0], p)};
-      },
-      autograd::DoubleBackward::NotImplemented);
+  return record_op("dropout", r.out, {x}, {r.mask},
+                   [p](const BackwardContext& c) -> std::vector<Tensor> {
+                     return {dropout_backward_fn(c.grad, c.saved[0], p)};
+                   });
 }
 
 // ---- Embedding -------------------------------------------------------------------------------
@@ -619,24 +746,20 @@ Tensor softmax(const Tensor& x_in, std::int64_t dim) {
   LG_PROFILE_OP(x_in);
   const Tensor x = amp::autocast_operand(x_in, amp::CastPolicy::Float32);
   const Tensor out = ops::softmax(x, dim, /*log=*/false);
-  return record_op(
-      "softmax", out, {x}, {out},
-      [dim](const BackwardContext& c) -> std::vector<Tensor> {
-        return {ops::softmax_backward(c.grad, c.saved[0], dim, /*log=*/false)};
-      },
-      autograd::DoubleBackward::NotImplemented);
+  return record_op("softmax", out, {x}, {out},
+                   [dim](const BackwardContext& c) -> std::vector<Tensor> {
+                     return {softmax_backward_fn(c.grad, c.saved[0], dim, /*log=*/false)};
+                   });
 }
 
 Tensor log_softmax(const Tensor& x_in, std::int64_t dim) {
   LG_PROFILE_OP(x_in);
   const Tensor x = amp::autocast_operand(x_in, amp::CastPolicy::Float32);
   const Tensor out = ops::softmax(x, dim, /*log=*/true);
-  return record_op(
-      "log_softmax", out, {x}, {out},
-      [dim](const BackwardContext& c) -> std::vector<Tensor> {
-        return {ops::softmax_backward(c.grad, c.saved[0], dim, /*log=*/true)};
-      },
-      autograd::DoubleBackward::NotImplemented);
+  return record_op("log_softmax", out, {x}, {out},
+                   [dim](const BackwardContext& c) -> std::vector<Tensor> {
+                     return {softmax_backward_fn(c.grad, c.saved[0], dim, /*log=*/true)};
+                   });
 }
 
 // ---- Losses ----------------------------------------------------------------------------------

@@ -19,6 +19,7 @@
 #include <leangrad/autograd/nn_functions.h>
 #include <leangrad/autograd/saved_tensor.h>
 #include <leangrad/core/creation.h>
+#include <leangrad/core/generator.h>
 #include "testing/gradcheck.h"
 #include "testing/tensor_testing.h"
 
@@ -208,28 +209,112 @@ TEST(HigherOrder, GradientPenaltyThroughBackwardWithCreateGraph) {
   leaf.mutable_grad() = Tensor();
 }
 
+// The fused backwards recorded as ops of their own (Note [Fused backwards that differentiate
+// again] in autograd/nn_functions.cpp): second derivatives against central differences of the
+// first, with respect to every input, and tanhexp's third.
+TEST(HigherOrder, FusedKernelBackwardsDifferentiateAgain) {
+  // Fixed weights: the sum of a softmax row is 1 whatever x, so its plain sum has no gradient.
+  const Tensor weights = test::uniform_input({3, 5}, -2.0, 2.0, 30).detach();
+  const std::vector<std::pair<const char*, std::function<Tensor(const Tensor&)>>> cases = {
+      {"softmax along dim 1", [&](const Tensor& x) { return softmax(x, 1) * weights; }},
+      {"softmax along dim 0", [&](const Tensor& x) { return softmax(x, 0) * weights; }},
+      {"log_softmax along dim 1", [&](const Tensor& x) { return log_softmax(x, 1) * weights; }},
+      {"log_softmax along dim -2",
+       [&](const Tensor& x) { return log_softmax(x, -2) * weights * weights; }},
+      // Both sides of the bend, and past e^x = 20 where sech^2(e^x) underflows.
+      {"tanhexp", [](const Tensor& x) { return tanhexp(x * 3.0) * x; }},
+      {"dropout (one mask for every evaluation)",
+       [](const Tensor& x) {
+         manual_seed(5);
+         return dropout(x, 0.4, /*training=*/true).pow(3.0);
+       }},
+  };
+  for (const auto& [name, f] : cases) {
+    SCOPED_TRACE(name);
+    Tensor x = test::uniform_input({3, 5}, -1.5, 1.5, 31);
+    EXPECT_TRUE(test::gradcheck(
+        [f = f](const std::vector<Tensor>& in) { return gradient_of_sum(f, in[0]); }, {x}));
+  }
+  // tanhexp's second derivative far out on both sides (e^x overflows float64 beyond 709; the
+  // clamp at 20 keeps it finite, and 0 where it underflows), then its third derivative.
+  Tensor wide = test::make_tensor({-30.0, -4.0, -0.7, 0.3, 1.1, 2.5, 25.0, 800.0}, {8}, kFloat64);
+  wide.requires_grad_();
+  Tensor first = gradient_of_sum([](const Tensor& x) { return tanhexp(x); }, wide);
+  Tensor second = grad({first.sum()}, {wide})[0];
+  for (double v : test::to_vector(second))
+    EXPECT_TRUE(std::isfinite(v)) << v;
+  EXPECT_EQ(test::to_vector(second).back(), 0.0);
+  Tensor near = test::uniform_input({6}, -2.0, 2.0, 32);
+  EXPECT_TRUE(test::gradcheck(
+      [](const std::vector<Tensor>& in) {
+        AutoGradMode enable(true);
+        Tensor d1 = grad({tanhexp(in[0]).sum()}, {in[0]}, {}, std::nullopt, true)[0];
+        return grad({d1.sum()}, {in[0]}, {}, std::nullopt, true)[0];
+      },
+      {near}));
+}
+
+// conv2d's gradients, bilinear in (grad, weight) and (grad, input), differentiated again with
+// respect to both the input and the weight: a gradient penalty through a convolution, with
+// stride, padding, dilation, groups and a bias.
+TEST(HigherOrder, Conv2dGradientsDifferentiateAgain) {
+  Tensor x = test::uniform_input({1, 4, 5, 4}, -1.0, 1.0, 33);
+  Tensor w = test::uniform_input({4, 2, 3, 2}, -1.0, 1.0, 34);
+  Tensor b = test::uniform_input({4}, -1.0, 1.0, 35);
+  auto f = [](const Tensor& x, const Tensor& w, const Tensor& b) {
+    return tanh(conv2d(x, w, b, {2, 1}, {1, 1}, {1, 2}, 2)).square().sum();
+  };
+  EXPECT_TRUE(test::gradcheck(
+      [&f](const std::vector<Tensor>& in) {
+        AutoGradMode enable(true);  // as in gradient_of_sum
+        std::vector<Tensor> g = grad({f(in[0], in[1], in[2])}, {in[0], in[1]}, {}, std::nullopt,
+                                     /*create_graph=*/true);
+        return cat({g[0].flatten(), g[1].flatten()}, 0);
+      },
+      {x, w, b}));
+}
+
 TEST(HigherOrder, FusedKernelBackwardsRefuseASecondBackwardByName) {
   Tensor x = test::uniform_input({1, 1, 4, 4}, -1.0, 1.0, 17);
-  Tensor w = test::uniform_input({1, 1, 3, 3}, -1.0, 1.0, 18);
-  Tensor gx = grad({conv2d(x, w).square().sum()}, {x}, {}, std::nullopt, true)[0];
+  Tensor gx =
+      grad({max_pool2d(x, {2, 2}, {2, 2}, {0, 0}).square().sum()}, {x}, {}, std::nullopt, true)[0];
   ASSERT_TRUE(gx.requires_grad());
   try {
-    grad({gx.sum()}, {w});
-    ADD_FAILURE() << "expected double backward through conv2d to throw";
+    grad({gx.sum()}, {x});
+    ADD_FAILURE() << "expected double backward through max_pool2d to throw";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("conv2d"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("max_pool2d"), std::string::npos) << e.what();
   }
-  Tensor t = test::uniform_input({5}, -1.0, 1.0, 19);
-  Tensor gt = grad({tanhexp(t).square().sum()}, {t}, {}, std::nullopt, true)[0];
+  Tensor t = test::uniform_input({2, 4, 3, 3}, -1.0, 1.0, 19);
+  Tensor gt =
+      grad({group_norm(t, 2, Tensor(), Tensor()).square().sum()}, {t}, {}, std::nullopt, true)[0];
   try {
     grad({gt.sum()}, {t});
-    ADD_FAILURE() << "expected double backward through tanhexp to throw";
+    ADD_FAILURE() << "expected double backward through group_norm to throw";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("tanhexp"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("group_norm"), std::string::npos) << e.what();
   }
   // A first backward through the same ops is unaffected.
-  Tensor g1 = grad({conv2d(x, w).square().sum()}, {w})[0];
+  Tensor g1 = grad({max_pool2d(x, {2, 2}, {2, 2}, {0, 0}).square().sum()}, {x})[0];
   EXPECT_FALSE(g1.requires_grad());
+}
+
+// A plain backward through the ops that now record their backward records nothing and gives the
+// kernels' values; with create_graph the first derivative is the same bits.
+TEST(HigherOrder, RecordedBackwardsKeepTheKernelsFirstDerivative) {
+  Tensor x = test::uniform_input({2, 3, 5, 5}, -1.0, 1.0, 36).detach().to(kFloat32);
+  Tensor w = test::uniform_input({4, 3, 3, 3}, -1.0, 1.0, 37).detach().to(kFloat32);
+  x.requires_grad_();
+  w.requires_grad_();
+  auto loss = [&] {
+    return softmax(tanhexp(conv2d(x, w, Tensor(), {1, 1}, {1, 1})), 1).square().sum();
+  };
+  std::vector<Tensor> plain = grad({loss()}, {x, w});
+  EXPECT_FALSE(plain[0].requires_grad());
+  std::vector<Tensor> graphed = grad({loss()}, {x, w}, {}, std::nullopt, /*create_graph=*/true);
+  EXPECT_TRUE(graphed[0].requires_grad());
+  EXPECT_TRUE(plain[0].equal(graphed[0].detach()));
+  EXPECT_TRUE(plain[1].equal(graphed[1].detach()));
 }
 
 TEST(HigherOrder, RefusedThroughSavedTensorHooksAndCheckpoint) {
