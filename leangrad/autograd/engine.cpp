@@ -105,8 +105,9 @@ thread_local bool tls_captures = false;
 // things cannot take part and say so instead of returning a silently wrong second derivative:
 // a backward that is a fused kernel of kernels/ops.h (group_norm, pooling, the losses, ...:
 // DoubleBackward::NotImplemented in graph.h gives its results a node that throws, naming the
-// op; conv2d's, tanhexp's, dropout's and softmax's kernels are recorded as ops with formulas of
-// their own, Note [Fused backwards that differentiate again] in nn_functions.cpp), and a tensor
+// op; conv2d's, tanhexp's, softmax's, embedding's and others' kernels are recorded as ops with
+// formulas of their own, Note [Fused backwards that differentiate again] in nn_functions.cpp),
+// and a tensor
 // saved through saved-tensor hooks (unpack throws). AccumulateGrad adds out of place under create_graph, so .grad keeps its graph.
 //
 // Note [Capturing gradients]: autograd::grad wants the gradient of each input, not a .grad

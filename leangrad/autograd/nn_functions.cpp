@@ -36,6 +36,7 @@
 #include <leangrad/core/creation.h>
 #include <leangrad/core/generator.h>
 #include <leangrad/core/profiler.h>
+#include <leangrad/kernels/creation.h>
 #include <leangrad/kernels/elementwise_geometry.h>
 #include <leangrad/kernels/ops.h>
 
@@ -164,29 +165,32 @@ void update_running_stats(const Tensor& running_mean, const Tensor& running_var,
 // ---- Backward kernels that differentiate again ----------------------------------------------
 //
 // Note [Fused backwards that differentiate again]
-// tanhexp, conv2d, dropout, softmax and log_softmax compute their backward with a fused kernel.
-// Each such kernel's result is recorded as an op of its own (tanhexp_backward, conv2d_input_grad,
-// ...) whose backward is written with the public functions, so a gradient taken with
-// create_graph=true can be differentiated again: gradient penalties through a CNN, Hessian-vector
-// products, and third derivatives, since those backwards record too.
+// tanhexp, conv2d, conv_transpose2d, dropout, softmax, log_softmax, embedding and interpolate
+// compute their backward with a fused kernel. Each such kernel's result is recorded as an op of
+// its own (tanhexp_backward, conv2d_input_grad, ...) whose backward is written with the public
+// functions or with these recorded kernels, so a gradient taken with create_graph=true can be
+// differentiated again: gradient penalties through a CNN, Hessian-vector products, and third
+// derivatives, since those backwards record too.
 // - The first derivative stays the kernel's, bit for bit with or without create_graph.
 // - record_op records nothing when grad mode is off or nothing requires grad, so a plain
 //   backward costs what it did.
 // - The formulas, for an upstream gradient gg of the backward's result:
-//   - a backward linear in g (dropout, conv2d's input and weight gradients) has its adjoint as
-//     the gradient with respect to g: dropout's is itself, conv2d_input_grad's is conv2d and
-//     conv2d_weight_grad's is conv2d of x with gg as the weight;
+//   - a backward linear in g has its adjoint as the gradient with respect to g: dropout's is
+//     itself, conv2d_input_grad's is conv2d, conv2d_weight_grad's is conv2d of x with gg as the
+//     weight, upsample2d_backward's is upsample2d, embedding_backward's is the lookup of gg's
+//     rows (0 for the padding row, whose gradient the forward drops);
 //   - conv2d's gradients are bilinear: d<gg, input_grad(g, w)>/dw = weight_grad(g, gg) and
-//     d<gg, weight_grad(g, x)>/dx = input_grad(g, gg);
+//     d<gg, weight_grad(g, x)>/dx = input_grad(g, gg). conv_transpose2d is conv2d_input_grad
+//     (Note [ConvTranspose2d as conv2d's gradient]), so it gets all of this by being recorded
+//     as that op;
 //   - softmax's dx = y (g - sum(g y)) is symmetric in g: its adjoint is itself; with respect to
 //     y, gg (g - sum(g y)) - g sum(gg y). log_softmax's dx = g - e^y sum(g): gg - sum(gg e^y)
 //     and -gg e^y sum(g);
 //   - tanhexp's dx = g f'(x), f'(x) = t + x u s with u = e^x, t = tanh(u), s = sech^2(u): with
 //     respect to g, tanhexp_backward again; with respect to x, gg g f''(x), f''(x) =
 //     u s (2 + x - 2 x u t) (tanhexp_second_derivative).
-// The remaining fused backwards (the normalizations, pooling, the losses, embedding,
-// interpolation, conv_transpose2d) still refuse a second backward by name (Note [Double backward]
-// in engine.cpp).
+// The remaining fused backwards (the normalizations, pooling, the losses) still refuse a second
+// backward by name (Note [Double backward] in engine.cpp).
 namespace {
 
 Tensor tanhexp_backward_fn(const Tensor& g, const Tensor& x);
@@ -261,9 +265,10 @@ Tensor conv2d_with(const Tensor& x, const Tensor& w, const ops::Conv2dParams& p)
 Tensor conv2d_weight_grad_fn(const Tensor& g, const Tensor& x, const Shape& w_shape,
                              const ops::Conv2dParams& p);
 
+// `name` names the node: conv_transpose2d is this op (Note [ConvTranspose2d as conv2d's gradient]).
 Tensor conv2d_input_grad_fn(const Tensor& g, const Tensor& w, const Shape& x_shape,
-                            const ops::Conv2dParams& p) {
-  return record_op("conv2d_input_grad", ops::conv2d_input_grad(g, w, x_shape, p), {g, w}, {g, w},
+                            const ops::Conv2dParams& p, const char* name = "conv2d_input_grad") {
+  return record_op(name, ops::conv2d_input_grad(g, w, x_shape, p), {g, w}, {g, w},
                    [p](const BackwardContext& c) -> std::vector<Tensor> {
                      const Tensor& g_saved = c.saved[0];
                      const Tensor& w_saved = c.saved[1];
@@ -286,6 +291,59 @@ Tensor conv2d_weight_grad_fn(const Tensor& g, const Tensor& x, const Shape& w_sh
                      if (c.needs(1))
                        grads[1] = conv2d_input_grad_fn(g_saved, c.grad, x_saved.shape(), p);
                      return grads;
+                   });
+}
+
+// Interpolation is linear: upsample2d and upsample2d_backward are each other's adjoint.
+struct Resize2d {
+  ops::Pool2dSize out_size;
+  ops::Resize2dScales scales;
+  bool bilinear;
+  bool corners;
+};
+
+Tensor upsample2d_backward_fn(const Tensor& g, const Shape& x_shape, const Resize2d& r);
+
+Tensor upsample2d_fn(const char* name, const Tensor& x, const Resize2d& r) {
+  return record_op(name, ops::upsample2d(x, r.out_size, r.scales, r.bilinear, r.corners), {x}, {},
+                   [r](const BackwardContext& c) -> std::vector<Tensor> {
+                     return {upsample2d_backward_fn(c.grad, c.shape(0), r)};
+                   });
+}
+
+Tensor upsample2d_backward_fn(const Tensor& g, const Shape& x_shape, const Resize2d& r) {
+  return record_op("interpolate_backward",
+                   ops::upsample2d_backward(g, x_shape, r.scales, r.bilinear, r.corners), {g}, {},
+                   [r](const BackwardContext& c) -> std::vector<Tensor> {
+                     return {upsample2d_fn("interpolate", c.grad, r)};
+                   });
+}
+
+// The embedding's weight gradient is linear in g: row r sums the g_i with index_i = r, except
+// the padding row. Its adjoint picks row index_i of gg for each i, 0 for the padding row.
+Tensor embedding_fn(const Tensor& indices, const Tensor& weight, std::int64_t pad);
+
+Tensor embedding_backward_fn(const Tensor& g, const Tensor& indices, std::int64_t num_embeddings,
+                             std::int64_t pad) {
+  return record_op("embedding_backward", ops::embedding_backward(g, indices, num_embeddings, pad),
+                   {g}, {indices}, [pad](const BackwardContext& c) -> std::vector<Tensor> {
+                     const Tensor& gg = c.grad;
+                     if (pad < 0) return {embedding_fn(c.saved[0], gg, -1)};
+                     Tensor rows = ones({gg.size(0), 1}, gg.options());
+                     {
+                       NoGradGuard no_grad;
+                       ops::fill_(rows.select(0, pad), 0.0);
+                     }
+                     return {embedding_fn(c.saved[0], mul(gg, rows), -1)};
+                   });
+}
+
+Tensor embedding_fn(const Tensor& indices, const Tensor& weight, std::int64_t pad) {
+  const std::int64_t num_embeddings = weight.size(0);
+  // Only the indices are saved: the weight gradient is a scatter-add of the upstream rows.
+  return record_op("embedding", ops::embedding(weight, indices), {weight}, {indices},
+                   [num_embeddings, pad](const BackwardContext& c) -> std::vector<Tensor> {
+                     return {embedding_backward_fn(c.grad, c.saved[0], num_embeddings, pad)};
                    });
 }
 
@@ -538,17 +596,7 @@ Tensor conv_transpose2d(const Tensor& x_in, const Tensor& weight_in, const Tenso
   p.groups = groups;
   // See Note [ConvTranspose2d as conv2d's gradient].
   const Shape out_shape = {x.size(0), out_channels, out_size[0], out_size[1]};
-  const Tensor out = record_op(
-      op, ops::conv2d_input_grad(x, weight, out_shape, p), {x, weight}, {x, weight},
-      [p](const BackwardContext& c) -> std::vector<Tensor> {
-        const Tensor& x_saved = c.saved[0];
-        const Tensor& w_saved = c.saved[1];
-        std::vector<Tensor> grads(2);
-        if (c.needs(0)) grads[0] = ops::conv2d(c.grad, w_saved, Tensor(), p);
-        if (c.needs(1)) grads[1] = ops::conv2d_weight_grad(x_saved, c.grad, w_saved.shape(), p);
-        return grads;
-      },
-      autograd::DoubleBackward::NotImplemented);
+  const Tensor out = conv2d_input_grad_fn(x, weight, out_shape, p, op);
   return bias.defined() ? add(out, reshape(bias, {out_channels, 1, 1})) : out;
 }
 
@@ -683,7 +731,6 @@ Tensor dropout(const Tensor& x, double p, bool training) {
 Tensor embedding(const Tensor& indices, const Tensor& weight,
                  std::optional<std::int64_t> padding_idx) {
   LG_PROFILE_OP(indices, weight);
-  const Tensor out = ops::embedding(weight, indices);
   const std::int64_t num_embeddings = weight.size(0);
   std::int64_t pad = -1;  // none
   if (padding_idx.has_value()) {
@@ -692,13 +739,7 @@ Tensor embedding(const Tensor& indices, const Tensor& weight,
              " is out of range for a weight of ", num_embeddings, " embeddings (expected [",
              -num_embeddings, ", ", num_embeddings - 1, "])");
   }
-  // Only the indices are saved: the weight gradient is a scatter-add of the upstream rows.
-  return record_op(
-      "embedding", out, {weight}, {indices},
-      [num_embeddings, pad](const BackwardContext& c) -> std::vector<Tensor> {
-        return {ops::embedding_backward(c.grad, c.saved[0], num_embeddings, pad)};
-      },
-      autograd::DoubleBackward::NotImplemented);
+  return embedding_fn(indices, weight, pad);
 }
 
 // ---- Interpolation ---------------------------------------------------------------------------
@@ -730,14 +771,7 @@ Tensor interpolate(const Tensor& x, std::optional<Size2> size, std::optional<Sca
       out_size[d] = static_cast<std::int64_t>(out);
     }
   }
-  const bool corners = align_corners.value_or(false);
-  const Tensor out = ops::upsample2d(x, out_size, scales, bilinear, corners);
-  return record_op(
-      op, out, {x}, {},
-      [scales, bilinear, corners](const BackwardContext& c) -> std::vector<Tensor> {
-        return {ops::upsample2d_backward(c.grad, c.shape(0), scales, bilinear, corners)};
-      },
-      autograd::DoubleBackward::NotImplemented);
+  return upsample2d_fn(op, x, Resize2d{out_size, scales, bilinear, align_corners.value_or(false)});
 }
 
 // ---- Softmax ---------------------------------------------------------------------------------

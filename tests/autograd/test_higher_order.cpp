@@ -274,6 +274,64 @@ TEST(HigherOrder, Conv2dGradientsDifferentiateAgain) {
       {x, w, b}));
 }
 
+// The linear fused backwards, whose derivatives with respect to the upstream gradient are their
+// adjoints (interpolation's forward, the embedding lookup, conv2d for conv_transpose2d): cubes
+// make the first derivative's upstream gradient depend on the input, so the second derivative
+// goes through the recorded backward's own backward.
+TEST(HigherOrder, LinearFusedBackwardsDifferentiateAgain) {
+  for (const bool bilinear : {false, true}) {
+    SCOPED_TRACE(bilinear ? "bilinear" : "nearest");
+    Tensor x = test::uniform_input({1, 2, 3, 4}, -1.0, 1.0, 38);
+    EXPECT_TRUE(test::gradcheck(
+        [bilinear](const std::vector<Tensor>& in) {
+          return gradient_of_sum(
+              [bilinear](const Tensor& x) {
+                return interpolate(x, Size2{5, 7}, std::nullopt, bilinear ? kBilinear : kNearest)
+                    .pow(3.0);
+              },
+              in[0]);
+        },
+        {x}));
+  }
+  // Repeated indices. The sum reaches w outside the embedding as well.
+  const Tensor indices = test::make_tensor({1.0, 3.0, 1.0, 0.0, 3.0, 2.0}, {2, 3}, kInt64);
+  Tensor table = test::uniform_input({4, 3}, -1.0, 1.0, 39);
+  auto cubic = [](const Tensor& e, const Tensor& w) { return e.pow(3.0) + e * w.sum(); };
+  EXPECT_TRUE(test::gradcheck(
+      [&](const std::vector<Tensor>& in) {
+        return gradient_of_sum([&](const Tensor& w) { return cubic(embedding(indices, w), w); },
+                               in[0]);
+      },
+      {table}));
+  // padding_idx gives the padding row no gradient, which is not the derivative of the lookup:
+  // central differences cannot check it. Its second derivative must be that of the same function
+  // with the padding row read through detach() and no padding_idx.
+  const Tensor not_padding = test::make_tensor({1.0, 0.0, 1.0, 1.0}, {4, 1}, kFloat64);
+  auto padded = [&](const Tensor& w) { return cubic(embedding(indices, w, 1), w); };
+  auto detached = [&](const Tensor& w) {
+    const Tensor rows = w * not_padding + w.detach() * (1.0 - not_padding);
+    return cubic(embedding(indices, rows), w);
+  };
+  const Tensor v = test::uniform_input({4, 3}, -1.0, 1.0, 43).detach();
+  Tensor first_padded = gradient_of_sum(padded, table);
+  Tensor first_detached = gradient_of_sum(detached, table);
+  test::expect_close(first_padded, test::to_vector(first_detached), 1e-14, 1e-14);
+  test::expect_close(grad({first_padded}, {table}, {v})[0],
+                     test::to_vector(grad({first_detached}, {table}, {v})[0]), 1e-14, 1e-14);
+  Tensor x = test::uniform_input({1, 4, 3, 3}, -1.0, 1.0, 40);
+  Tensor w = test::uniform_input({4, 3, 3, 2}, -1.0, 1.0, 41);
+  Tensor b = test::uniform_input({6}, -1.0, 1.0, 42);
+  EXPECT_TRUE(test::gradcheck(
+      [](const std::vector<Tensor>& in) {
+        AutoGradMode enable(true);  // as in gradient_of_sum
+        Tensor y = conv_transpose2d(in[0], in[1], in[2], {2, 1}, {1, 0}, {1, 0}, 2, {1, 2});
+        std::vector<Tensor> g =
+            grad({tanh(y).square().sum()}, {in[0], in[1]}, {}, std::nullopt, true);
+        return cat({g[0].flatten(), g[1].flatten()}, 0);
+      },
+      {x, w, b}));
+}
+
 TEST(HigherOrder, FusedKernelBackwardsRefuseASecondBackwardByName) {
   Tensor x = test::uniform_input({1, 1, 4, 4}, -1.0, 1.0, 17);
   Tensor gx =
