@@ -29,6 +29,7 @@
 #include <vector>
 
 #include <leangrad/autograd/autocast.h>
+#include <leangrad/autograd/engine.h>
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/grad_mode.h>
 #include <leangrad/autograd/graph.h>
@@ -98,6 +99,32 @@ struct GroupNormNode {
   Tensor rstd;
 };
 
+// GroupNorm without its bias, written with the public functions: what group_norm's backward
+// differentiates under create_graph (Note [Normalizations differentiated twice]). 16-bit input
+// is normalized in float32, as the kernel does.
+Tensor composite_group_norm(const Tensor& x_in, std::int64_t num_groups, const Tensor& weight,
+                            double eps) {
+  const Tensor x = is_reduced_precision(x_in.dtype()) ? x_in.to(kFloat32) : x_in;
+  const Tensor grouped = reshape(x, {x.size(0), num_groups, -1});
+  const Tensor centred = sub(grouped, mean(grouped, {2}, /*keepdim=*/true));
+  const Tensor variance = mean(mul(centred, centred), {2}, /*keepdim=*/true);
+  Tensor y = reshape(div(centred, sqrt(add(variance, eps))), x.shape());
+  if (weight.defined()) {
+    Shape channel_shape(static_cast<std::size_t>(x.dim()), 1);
+    channel_shape[1] = x.size(1);
+    y = mul(y, reshape(weight.to(y.dtype()), channel_shape));
+  }
+  return y;
+}
+
+// Note [Normalizations differentiated twice]
+// group_norm's backward kernel (and so layer_norm's and batch_norm's in training, which run on
+// it) has no derivative of its own. Under create_graph, when the upstream gradient or a saved
+// tensor requires grad, the gradients come instead from autograd::grad over the normalization
+// written with the public functions (composite_group_norm, recomputing mean and variance from
+// x), with create_graph, so they carry a graph to any order: a gradient penalty through a
+// LayerNorm critic, MAML through BatchNorm. These first derivatives equal the kernel's to
+// rounding, not bit for bit (another summation order); a plain backward runs the kernel.
 GroupNormNode record_group_norm(const char* op, const Tensor& x, std::int64_t num_groups,
                                 const Tensor& weight, const Tensor& bias, double eps) {
   ops::GroupNormOutput forward = ops::group_norm(x, num_groups, weight, bias, eps);
@@ -105,14 +132,39 @@ GroupNormNode record_group_norm(const char* op, const Tensor& x, std::int64_t nu
   if (weight.defined()) saved.push_back(weight);
   const Tensor out = record_op(
       op, forward.output, {x, weight, bias}, saved,
-      [num_groups](const BackwardContext& c) -> std::vector<Tensor> {
+      [num_groups, eps](const BackwardContext& c) -> std::vector<Tensor> {
         const Tensor weight = c.saved.size() > 3 ? c.saved[3] : Tensor();
-        ops::GroupNormGrads g =
-            ops::group_norm_backward(c.grad, c.saved[0], c.saved[1], c.saved[2], weight, num_groups,
-                                     c.needs(0), c.needs(1), c.needs(2));
-        return {g.grad_input, g.grad_weight, g.grad_bias};
+        if (!autograd::any_requires_grad({&c.grad, &c.saved[0], &weight})) {
+          ops::GroupNormGrads g =
+              ops::group_norm_backward(c.grad, c.saved[0], c.saved[1], c.saved[2], weight,
+                                       num_groups, c.needs(0), c.needs(1), c.needs(2));
+          return {g.grad_input, g.grad_weight, g.grad_bias};
+        }
+        // Note [Normalizations differentiated twice]: x and the weight as the composite's
+        // inputs, each the saved tensor itself when it requires grad (its history continues).
+        auto operand = [](const Tensor& t) {
+          return t.defined() && !t.requires_grad() ? t.detach().requires_grad_() : t;
+        };
+        const Tensor x_in = operand(c.saved[0]);
+        const Tensor w_in = operand(weight);
+        std::vector<Tensor> wrt = {x_in};
+        if (w_in.defined()) wrt.push_back(w_in);
+        const Tensor y = composite_group_norm(x_in, num_groups, w_in, eps);
+        const std::vector<Tensor> grads =
+            autograd::grad({y}, wrt, {c.grad.to(y.dtype())}, std::nullopt,
+                           /*create_graph=*/true, /*allow_unused=*/true);
+        std::vector<Tensor> result(3);
+        if (c.needs(0)) result[0] = grads[0];
+        if (c.needs(1)) result[1] = grads[1];
+        if (c.needs(2)) {
+          DimList dims = {0};
+          for (std::int64_t d = 2; d < c.grad.dim(); ++d)
+            dims.push_back(d);
+          result[2] = sum(c.grad, dims);
+        }
+        return result;
       },
-      autograd::DoubleBackward::NotImplemented);
+      autograd::DoubleBackward::Differentiable);
   return {out, forward.mean, forward.rstd};
 }
 
@@ -189,8 +241,9 @@ void update_running_stats(const Tensor& running_mean, const Tensor& running_var,
 //   - tanhexp's dx = g f'(x), f'(x) = t + x u s with u = e^x, t = tanh(u), s = sech^2(u): with
 //     respect to g, tanhexp_backward again; with respect to x, gg g f''(x), f''(x) =
 //     u s (2 + x - 2 x u t) (tanhexp_second_derivative).
-// The remaining fused backwards (the normalizations, pooling, the losses) still refuse a second
-// backward by name (Note [Double backward] in engine.cpp).
+// The normalizations differentiate a composite instead (Note [Normalizations differentiated
+// twice]); pooling and the losses still refuse a second backward by name (Note [Double backward]
+// in engine.cpp).
 namespace {
 
 Tensor tanhexp_backward_fn(const Tensor& g, const Tensor& x);

@@ -359,6 +359,12 @@ TEST(HigherOrder, CudaSecondDerivativesMatchTheCpu) {
            [](const Tensor& x, const Tensor& w) {
              return interpolate(x, Size2{7, 5}, std::nullopt, kBilinear).pow(3.0) * w.sum();
            }},
+          {"group_norm and batch_norm",
+           [](const Tensor& x, const Tensor& w) {
+             const Tensor gamma = w.flatten().slice(0, 0, 4);
+             return tanh(group_norm(x, 2, gamma, Tensor(), 1e-3)) +
+                    batch_norm(x, Tensor(), Tensor(), gamma, Tensor(), true).pow(3.0);
+           }},
           {"embedding",
            [&indices](const Tensor& x, const Tensor& w) {
              const Tensor table = x.reshape({8, 9});
@@ -394,6 +400,66 @@ TEST(HigherOrder, CudaSecondDerivativesMatchTheCpu) {
   }
 }
 
+// group_norm's backward under create_graph (Note [Normalizations differentiated twice] in
+// autograd/nn_functions.cpp), and layer_norm and batch_norm in training, which run on it: second
+// derivatives with respect to the input and the weight (the bias enters the gradient of nothing
+// but itself), and a third for group_norm.
+TEST(HigherOrder, NormalizationsDifferentiateAgain) {
+  using Norm = std::function<Tensor(const Tensor&, const Tensor&, const Tensor&)>;
+  const std::vector<std::pair<const char*, Norm>> cases = {
+      {"group_norm", [](const Tensor& x, const Tensor& w,
+                        const Tensor& b) { return group_norm(x, 2, w, b, 1e-3); }},
+      {"layer_norm",
+       [](const Tensor& x, const Tensor& w, const Tensor& b) {
+         // Over (H, C) of an (N, W, H, C) view: the weight repeated along H.
+         const Tensor wide_w = w.reshape({1, 4}).expand({3, 4}) * 1.0;
+         const Tensor wide_b = b.reshape({1, 4}).expand({3, 4}) * 1.0;
+         return layer_norm(x.transpose(1, 3), {3, 4}, wide_w, wide_b);
+       }},
+      {"batch_norm in training",
+       [](const Tensor& x, const Tensor& w, const Tensor& b) {
+         return batch_norm(x, Tensor(), Tensor(), w, b, /*training=*/true);
+       }},
+  };
+  const Tensor upstream = test::uniform_input({2, 4, 3, 3}, -1.0, 1.0, 47).detach();
+  for (const auto& [name, norm] : cases) {
+    SCOPED_TRACE(name);
+    Tensor x = test::uniform_input({2, 4, 3, 3}, -1.0, 1.0, 48);
+    Tensor w = test::uniform_input({4}, 0.5, 1.5, 49);
+    Tensor b = test::uniform_input({4}, -1.0, 1.0, 50);
+    EXPECT_TRUE(test::gradcheck(
+        [&, norm = norm](const std::vector<Tensor>& in) {
+          AutoGradMode enable(true);  // as in gradient_of_sum
+          const Tensor y = norm(in[0], in[1], in[2]);
+          // A nonlinear use of y, so that the gradient depends on y through more than its sum.
+          const Tensor loss = (tanh(y) * upstream.reshape(y.shape())).sum();
+          std::vector<Tensor> g = grad({loss}, {in[0], in[1]}, {}, std::nullopt, true);
+          return cat({g[0].flatten(), g[1].flatten()}, 0);
+        },
+        {x, w, b}));
+    // The gradcheck holds the composite to its own derivatives; this holds it to the kernel's
+    // function: the create_graph first derivative is the kernel's to rounding (float64, sums of
+    // at most 36 terms of magnitude below 10).
+    auto first = [&, norm = norm](bool create_graph) {
+      const Tensor y = norm(x, w, b);
+      const Tensor loss = (tanh(y) * upstream.reshape(y.shape())).sum();
+      std::vector<Tensor> g = grad({loss}, {x, w}, {}, std::nullopt, create_graph);
+      return cat({g[0].detach().flatten(), g[1].detach().flatten()}, 0);
+    };
+    test::expect_close(first(true), test::to_vector(first(false)), 1e-12, 1e-12);
+  }
+  // The third derivative.
+  Tensor small = test::uniform_input({1, 2, 2, 2}, -1.0, 1.0, 52);
+  EXPECT_TRUE(test::gradcheck(
+      [](const std::vector<Tensor>& in) {
+        AutoGradMode enable(true);
+        const Tensor y = group_norm(in[0], 1, Tensor(), Tensor(), 1e-3);
+        const Tensor d1 = grad({y.pow(3.0).sum()}, {in[0]}, {}, std::nullopt, true)[0];
+        return grad({d1.square().sum()}, {in[0]}, {}, std::nullopt, true)[0];
+      },
+      {small}));
+}
+
 TEST(HigherOrder, FusedKernelBackwardsRefuseASecondBackwardByName) {
   Tensor x = test::uniform_input({1, 1, 4, 4}, -1.0, 1.0, 17);
   Tensor gx =
@@ -405,14 +471,14 @@ TEST(HigherOrder, FusedKernelBackwardsRefuseASecondBackwardByName) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("max_pool2d"), std::string::npos) << e.what();
   }
-  Tensor t = test::uniform_input({2, 4, 3, 3}, -1.0, 1.0, 19);
-  Tensor gt =
-      grad({group_norm(t, 2, Tensor(), Tensor()).square().sum()}, {t}, {}, std::nullopt, true)[0];
+  Tensor logits = test::uniform_input({3, 4}, -1.0, 1.0, 19);
+  const Tensor target = test::make_tensor({0.0, 3.0, 1.0}, {3}, kInt64);
+  Tensor gl = grad({cross_entropy(logits, target)}, {logits}, {}, std::nullopt, true)[0];
   try {
-    grad({gt.sum()}, {t});
-    ADD_FAILURE() << "expected double backward through group_norm to throw";
+    grad({gl.square().sum()}, {logits});
+    ADD_FAILURE() << "expected double backward through cross_entropy to throw";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("group_norm"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("cross_entropy"), std::string::npos) << e.what();
   }
   // A first backward through the same ops is unaffected.
   Tensor g1 = grad({max_pool2d(x, {2, 2}, {2, 2}, {0, 0}).square().sum()}, {x})[0];
