@@ -34,6 +34,7 @@
 // planner). docs/architecture.md walks through it.
 #pragma once
 
+#include <leangrad/autograd/activations.h>
 #include <leangrad/autograd/autocast.h>
 #include <leangrad/autograd/checkpoint.h>
 #include <leangrad/autograd/custom_function.h>

@@ -16,10 +16,10 @@ namespace leangrad::amp {
 //     matmul (and mm), linear (weight and bias too), conv1d, conv2d and conv_transpose2d
 //     (weight and bias too). These are where the time goes and where tensor cores run; their
 //     saved inputs take half the memory.
-//   - float32 (float16/bfloat16 operands cast to float32, result float32): exp, log, pow,
-//     a scalar divided by a tensor (rdiv, torch's __rdiv__), sum, softmax, log_softmax and the
-//     losses (cross_entropy, nll_loss, mse_loss, l1_loss): ops whose range or accumulation a
-//     16-bit result would lose. mean is in none of PyTorch's lists: it keeps its input's dtype
+//   - float32 (float16/bfloat16 operands cast to float32, result float32): exp, expm1, log,
+//     log1p (and so softplus), pow, a scalar divided by a tensor (rdiv, torch's __rdiv__), sum,
+//     softmax, log_softmax and the losses (cross_entropy, nll_loss, mse_loss, l1_loss): ops
+//     whose range or accumulation a 16-bit result would lose. mean is in none of PyTorch's lists: it keeps its input's dtype
 //     (and accumulates in float32 like every 16-bit reduction), as do var and std.
 //   - the input's dtype with float32 math: tanhexp and group_norm (and layer_norm and
 //     batch_norm, which run on group_norm's kernels). Our kernels are fused and

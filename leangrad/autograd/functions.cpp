@@ -319,6 +319,35 @@ Tensor sqrt(const Tensor& a) {
   });
 }
 
+Tensor erf(const Tensor& a) {
+  LG_PROFILE_OP(a);
+  // d erf(a) / da = 2 / sqrt(pi) exp(-a^2).
+  return record_op("erf", ops::unary(UnaryOp::Erf, a), {a}, {a},
+                   [](const BackwardContext& c) -> std::vector<Tensor> {
+                     const Tensor& x = c.saved[0];
+                     return {c.grad * (exp(-(x * x)) * 1.1283791670955126)};
+                   });
+}
+
+Tensor expm1(const Tensor& a_in) {
+  LG_PROFILE_OP(a_in);
+  const Tensor a = amp::autocast_operand(a_in, amp::CastPolicy::Float32);
+  const Tensor out = ops::unary(UnaryOp::Expm1, a);
+  // d/da = exp(a) = out + 1.
+  return record_op("expm1", out, {a}, {out}, [](const BackwardContext& c) -> std::vector<Tensor> {
+    return {c.grad * (c.saved[0] + 1.0)};
+  });
+}
+
+Tensor log1p(const Tensor& a_in) {
+  LG_PROFILE_OP(a_in);
+  const Tensor a = amp::autocast_operand(a_in, amp::CastPolicy::Float32);
+  return record_op("log1p", ops::unary(UnaryOp::Log1p, a), {a}, {a},
+                   [](const BackwardContext& c) -> std::vector<Tensor> {
+                     return {c.grad / (c.saved[0] + 1.0)};
+                   });
+}
+
 Tensor tanh(const Tensor& a) {
   LG_PROFILE_OP(a);
   const Tensor out = ops::unary(UnaryOp::Tanh, a);

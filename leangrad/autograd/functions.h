@@ -34,6 +34,9 @@ Tensor abs(const Tensor& a);
 Tensor exp(const Tensor& a);
 Tensor log(const Tensor& a);
 Tensor sqrt(const Tensor& a);
+Tensor erf(const Tensor& a);
+Tensor expm1(const Tensor& a);  // exp(a) - 1, exact near 0
+Tensor log1p(const Tensor& a);  // log(1 + a), exact near 0
 Tensor tanh(const Tensor& a);
 Tensor sigmoid(const Tensor& a);
 Tensor relu(const Tensor& a);

@@ -186,13 +186,14 @@ LG_HOST_DEVICE LG_INLINE T binary_element(T a, T b) {
 // The unary ops defined only for floating types (integral input is computed in float32).
 constexpr bool is_floating_only(UnaryOp op) {
   return op == UnaryOp::Exp || op == UnaryOp::Log || op == UnaryOp::Sqrt || op == UnaryOp::Tanh ||
-         op == UnaryOp::Sigmoid;
+         op == UnaryOp::Sigmoid || op == UnaryOp::Erf || op == UnaryOp::Expm1 ||
+         op == UnaryOp::Log1p;
 }
 
 template <UnaryOp op, typename M>
 LG_HOST_DEVICE LG_INLINE M unary_op_apply(M a) {
   static_assert(!is_floating_only(op) || std::is_floating_point_v<M>,
-                "exp/log/sqrt/tanh/sigmoid are defined for floating types only");
+                "exp/log/sqrt/tanh/sigmoid/erf/expm1/log1p are defined for floating types only");
   if constexpr (op == UnaryOp::Neg) {
     if constexpr (std::is_integral_v<M>)
       return wrapping_sub(M(0), a);
@@ -218,6 +219,12 @@ LG_HOST_DEVICE LG_INLINE M unary_op_apply(M a) {
     if (a >= M(0)) return M(1) / (M(1) + std::exp(-a));
     const M e = std::exp(a);
     return e / (M(1) + e);
+  } else if constexpr (op == UnaryOp::Erf) {
+    return std::erf(a);
+  } else if constexpr (op == UnaryOp::Expm1) {
+    return std::expm1(a);  // exact near 0, where exp(a) - 1 cancels
+  } else if constexpr (op == UnaryOp::Log1p) {
+    return std::log1p(a);  // exact near 0, where log(1 + a) rounds a away
   } else {
     static_assert(op == UnaryOp::Relu);
     if constexpr (std::is_unsigned_v<M>)

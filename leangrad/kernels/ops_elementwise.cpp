@@ -76,6 +76,12 @@ const char* op_name(UnaryOp op) {
       return "sigmoid";
     case UnaryOp::Relu:
       return "relu";
+    case UnaryOp::Erf:
+      return "erf";
+    case UnaryOp::Expm1:
+      return "expm1";
+    case UnaryOp::Log1p:
+      return "log1p";
   }
   return "unknown_unary_op";
 }

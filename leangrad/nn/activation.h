@@ -1,9 +1,15 @@
-// The stateless activation modules: TanhExp, ReLU, Sigmoid, Tanh. Each forward calls the
-// differentiable function of the same name (autograd/nn_functions.h, autograd/functions.h);
-// they exist so activations can sit in a Sequential and print in the module tree.
+// The stateless activation modules: TanhExp, ReLU, Sigmoid, Tanh, and LeakyReLU, ELU, SELU,
+// SiLU, Mish, GELU, Softplus, Hardtanh, ReLU6 with LibTorch's options. Each forward calls the
+// differentiable function of the same name (autograd/nn_functions.h, autograd/functions.h,
+// autograd/activations.h); they exist so activations can sit in a Sequential and print in the
+// module tree. LibTorch's `inplace` options are not there (docs/api-notes.md).
 //   nn::TanhExp act;  Tensor y = act(x);
+//   nn::LeakyReLU leaky(nn::LeakyReLUOptions().negative_slope(0.2));
 #pragma once
 
+#include <string>
+
+#include <leangrad/core/macros.h>
 #include <leangrad/nn/module_holder.h>
 
 namespace leangrad::nn {
@@ -39,5 +45,114 @@ class TanhImpl : public Module {
   Tensor forward(const Tensor& input) override;
 };
 LEANGRAD_MODULE(Tanh);
+
+class LeakyReLUOptions {
+ public:
+  LG_ARG(double, negative_slope) = 0.01;
+};
+
+// y = x for x > 0, negative_slope * x otherwise.
+class LeakyReLUImpl : public Module {
+ public:
+  explicit LeakyReLUImpl(const LeakyReLUOptions& options = {});
+  Tensor forward(const Tensor& input) override;
+  std::string extra_repr() const override;
+  LeakyReLUOptions options;
+};
+LEANGRAD_MODULE(LeakyReLU);
+
+class ELUOptions {
+ public:
+  LG_ARG(double, alpha) = 1.0;
+};
+
+// y = x for x > 0, alpha (exp(x) - 1) otherwise.
+class ELUImpl : public Module {
+ public:
+  explicit ELUImpl(const ELUOptions& options = {});
+  Tensor forward(const Tensor& input) override;
+  std::string extra_repr() const override;
+  ELUOptions options;
+};
+LEANGRAD_MODULE(ELU);
+
+// y = scale * elu(x, alpha), SELU's fixed constants.
+class SELUImpl : public Module {
+ public:
+  SELUImpl() : Module("SELU") {}
+  Tensor forward(const Tensor& input) override;
+};
+LEANGRAD_MODULE(SELU);
+
+// y = x * sigmoid(x).
+class SiLUImpl : public Module {
+ public:
+  SiLUImpl() : Module("SiLU") {}
+  Tensor forward(const Tensor& input) override;
+};
+LEANGRAD_MODULE(SiLU);
+
+// y = x * tanh(softplus(x)).
+class MishImpl : public Module {
+ public:
+  MishImpl() : Module("Mish") {}
+  Tensor forward(const Tensor& input) override;
+};
+LEANGRAD_MODULE(Mish);
+
+class GELUOptions {
+ public:
+  LG_ARG(std::string, approximate) = "none";  // or "tanh"
+};
+
+// y = x Phi(x), or its tanh approximation.
+class GELUImpl : public Module {
+ public:
+  explicit GELUImpl(const GELUOptions& options = {});
+  Tensor forward(const Tensor& input) override;
+  std::string extra_repr() const override;
+  GELUOptions options;
+};
+LEANGRAD_MODULE(GELU);
+
+class SoftplusOptions {
+ public:
+  LG_ARG(double, beta) = 1.0;
+  LG_ARG(double, threshold) = 20.0;
+};
+
+// y = log(1 + exp(beta x)) / beta, x where beta x > threshold.
+class SoftplusImpl : public Module {
+ public:
+  explicit SoftplusImpl(const SoftplusOptions& options = {});
+  Tensor forward(const Tensor& input) override;
+  std::string extra_repr() const override;
+  SoftplusOptions options;
+};
+LEANGRAD_MODULE(Softplus);
+
+class HardtanhOptions {
+ public:
+  LG_ARG(double, min_val) = -1.0;
+  LG_ARG(double, max_val) = 1.0;
+};
+
+// y = x limited to [min_val, max_val].
+class HardtanhImpl : public Module {
+ public:
+  explicit HardtanhImpl(const HardtanhOptions& options = {});
+  Tensor forward(const Tensor& input) override;
+  std::string extra_repr() const override;
+  HardtanhOptions options;
+};
+LEANGRAD_MODULE(Hardtanh);
+
+// y = x limited to [0, 6].
+class ReLU6Impl : public Module {
+ public:
+  ReLU6Impl() : Module("ReLU6") {}
+  Tensor forward(const Tensor& input) override;
+};
+LEANGRAD_MODULE(ReLU6);
 
 }  // namespace leangrad::nn

@@ -7,6 +7,7 @@
 // clip_grad_norm_ is declared with optim::clip_grad_norm_ (optim/clip_grad.h): nn sits below optim.
 #pragma once
 
+#include <leangrad/autograd/activations.h>
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/nn_functions.h>
 
@@ -19,21 +20,30 @@ using leangrad::conv2d;
 using leangrad::conv_transpose2d;
 using leangrad::cross_entropy;
 using leangrad::dropout;
+using leangrad::elu;
 using leangrad::embedding;
+using leangrad::gelu;
 using leangrad::group_norm;
+using leangrad::hardtanh;
 using leangrad::interpolate;
 using leangrad::l1_loss;
 using leangrad::layer_norm;
+using leangrad::leaky_relu;
 using leangrad::linear;
 using leangrad::log_softmax;
 using leangrad::max_pool2d;
+using leangrad::mish;
 using leangrad::mse_loss;
 using leangrad::nll_loss;
 using leangrad::pixel_shuffle;
 using leangrad::pixel_unshuffle;
 using leangrad::relu;
+using leangrad::relu6;
+using leangrad::selu;
 using leangrad::sigmoid;
+using leangrad::silu;
 using leangrad::softmax;
+using leangrad::softplus;
 using leangrad::tanh;
 using leangrad::tanhexp;
 }  // namespace leangrad::nn::functional

@@ -33,8 +33,9 @@ const DType kNumericDTypes[] = {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64,
 const DType kFloatingDTypes[] = {kFloat32, kFloat64, kFloat16, kBFloat16};
 const BinaryOp kBinaryOps[] = {BinaryOp::Add, BinaryOp::Sub,     BinaryOp::Mul,    BinaryOp::Div,
                                BinaryOp::Pow, BinaryOp::Maximum, BinaryOp::Minimum};
-const UnaryOp kUnaryOps[] = {UnaryOp::Neg,  UnaryOp::Abs,  UnaryOp::Exp,     UnaryOp::Log,
-                             UnaryOp::Sqrt, UnaryOp::Tanh, UnaryOp::Sigmoid, UnaryOp::Relu};
+const UnaryOp kUnaryOps[] = {UnaryOp::Neg,  UnaryOp::Abs,   UnaryOp::Exp,     UnaryOp::Log,
+                             UnaryOp::Sqrt, UnaryOp::Tanh,  UnaryOp::Sigmoid, UnaryOp::Relu,
+                             UnaryOp::Erf,  UnaryOp::Expm1, UnaryOp::Log1p};
 const CompareOp kCompareOps[] = {CompareOp::Gt, CompareOp::Lt, CompareOp::Ge,
                                  CompareOp::Le, CompareOp::Eq, CompareOp::Ne};
 
@@ -172,6 +173,12 @@ double reference_unary(UnaryOp op, double a, DType dtype) {
       return 1.0 / (1.0 + std::exp(-a));
     case UnaryOp::Relu:
       return std::isnan(a) ? a : std::max(a, 0.0);
+    case UnaryOp::Erf:
+      return std::erf(a);
+    case UnaryOp::Expm1:
+      return std::expm1(a);
+    case UnaryOp::Log1p:
+      return std::log1p(a);
   }
   return kNaN;
 }
@@ -630,7 +637,8 @@ TEST(ElementwiseUnary, IntegralInput) {
       SCOPED_TRACE(trace(op_name(op), dtype, {7}, {}));
       const Tensor a = make_tensor(sample_values(7, dtype, 1), {7}, dtype);
       const bool floating_only = op == UnaryOp::Exp || op == UnaryOp::Log || op == UnaryOp::Sqrt ||
-                                 op == UnaryOp::Tanh || op == UnaryOp::Sigmoid;
+                                 op == UnaryOp::Tanh || op == UnaryOp::Sigmoid ||
+                                 op == UnaryOp::Erf || op == UnaryOp::Expm1 || op == UnaryOp::Log1p;
       if (dtype == kBool && !floating_only) {
         EXPECT_THROW(ops::unary(op, a), DTypeError);
         continue;

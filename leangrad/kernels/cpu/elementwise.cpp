@@ -128,6 +128,12 @@ void with_op(UnaryOp op, F&& f) {
       return f(std::integral_constant<O, O::Sigmoid>{});
     case O::Relu:
       return f(std::integral_constant<O, O::Relu>{});
+    case O::Erf:
+      return f(std::integral_constant<O, O::Erf>{});
+    case O::Expm1:
+      return f(std::integral_constant<O, O::Expm1>{});
+    case O::Log1p:
+      return f(std::integral_constant<O, O::Log1p>{});
   }
   LG_THROW(Error, "unknown UnaryOp ", static_cast<int>(op));
 }

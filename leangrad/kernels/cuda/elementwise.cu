@@ -259,6 +259,12 @@ void dispatch_unary_op(UnaryOp op, F&& f) {
       return f.template operator()<UnaryOp::Sigmoid>();
     case UnaryOp::Relu:
       return f.template operator()<UnaryOp::Relu>();
+    case UnaryOp::Erf:
+      return f.template operator()<UnaryOp::Erf>();
+    case UnaryOp::Expm1:
+      return f.template operator()<UnaryOp::Expm1>();
+    case UnaryOp::Log1p:
+      return f.template operator()<UnaryOp::Log1p>();
   }
   LG_THROW(Error, "CUDA elementwise: unknown unary op ", static_cast<int>(op));
 }

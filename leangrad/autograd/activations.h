@@ -1,0 +1,38 @@
+// The activation functions beyond relu, sigmoid, tanh (autograd/functions.h) and tanhexp
+// (autograd/nn_functions.h), with PyTorch's names, defaults and values: each is composed of the
+// differentiable functions, so its gradient is theirs and it differentiates to any order. Where
+// PyTorch's gradient at a kink is a convention (leaky_relu and elu at 0, hardtanh at its bounds,
+// softplus at its threshold), the composition picks the same side. Note [Composed activations]
+// in activations.cpp says how the branches never meet an infinity.
+//   y = leaky_relu(x, 0.2);  y = gelu(x, "tanh");  y = softplus(x, 2.0, 10.0);
+#pragma once
+
+#include <string>
+
+#include <leangrad/core/tensor.h>
+
+namespace leangrad {
+
+// x for x > 0, negative_slope * x otherwise (gradient negative_slope at 0).
+Tensor leaky_relu(const Tensor& x, double negative_slope = 0.01);
+// x for x > 0, alpha (exp(x) - 1) otherwise (expm1: exact near 0; gradient alpha at 0).
+Tensor elu(const Tensor& x, double alpha = 1.0);
+// scale * elu(x, alpha) with SELU's fixed alpha = 1.6732632423543772 and scale
+// = 1.0507009873554805.
+Tensor selu(const Tensor& x);
+// x * sigmoid(x) (Swish).
+Tensor silu(const Tensor& x);
+// x * tanh(softplus(x)).
+Tensor mish(const Tensor& x);
+// approximate "none": x Phi(x) = x (1 + erf(x / sqrt(2))) / 2; "tanh":
+// x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))) / 2. Anything else is an Error.
+Tensor gelu(const Tensor& x, const std::string& approximate = "none");
+// log(1 + exp(beta x)) / beta, and x itself where beta x > threshold (as PyTorch). beta > 0.
+Tensor softplus(const Tensor& x, double beta = 1.0, double threshold = 20.0);
+// x limited to [min_val, max_val]; the gradient passes strictly inside (0 at the bounds, as
+// PyTorch's hardtanh, unlike clamp's). min_val <= max_val.
+Tensor hardtanh(const Tensor& x, double min_val = -1.0, double max_val = 1.0);
+// hardtanh(x, 0, 6).
+Tensor relu6(const Tensor& x);
+
+}  // namespace leangrad
