@@ -11,9 +11,11 @@
 
 #include <algorithm>
 #include <mutex>
+#include <utility>
 
 #include <leangrad/core/error.h>
 #include <leangrad/distributed/environment.h>
+#include <leangrad/distributed/progress.h>
 #include <leangrad/distributed/rendezvous.h>
 #include <leangrad/distributed/store_keys.h>
 #include <leangrad/distributed/tcp_store.h>
@@ -115,6 +117,26 @@ void destroy_process_group() {
     s.rendezvous.tcp_store->wait_for_ranks_to_leave(std::chrono::steady_clock::now() + bound);
   }
   s.rendezvous = Rendezvous();
+}
+
+void record_error(const std::string& message) noexcept {
+  try {
+    std::shared_ptr<Store> store;
+    std::string prefix;
+    int rank = 0;
+    int size = 0;
+    {
+      DefaultGroup& s = state();
+      std::lock_guard lock(s.mutex);
+      if (s.group == nullptr) return;
+      store = s.rendezvous.store;
+      prefix = store_keys::group_prefix(s.generation);
+      rank = s.group->rank();
+      size = s.group->size();
+    }
+    ProgressBoard(std::move(store), std::move(prefix), rank, size).report(message);
+  } catch (...) {  // never in the way of the error the program is exiting with
+  }
 }
 
 int get_rank() {

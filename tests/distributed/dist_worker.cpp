@@ -4,7 +4,8 @@
 // in ddp_scenarios.cpp):
 //   dist_worker <scenario>
 // It prints what it saw and exits 0 when every check passed, 1 when a check failed, 2 when a
-// leangrad::Error escaped (its message on the last line). Every rank computes the expected
+// leangrad::Error escaped (its message on the last line, and recorded for the other ranks with
+// distributed::record_error). Every rank computes the expected
 // results itself, from the inputs every rank would have (value() below), with plain loops.
 #include <signal.h>
 #include <unistd.h>
@@ -573,6 +574,28 @@ void scenario_fault(bool hang) {
   }
 }
 
+// Rank DIST_VICTIM fails in its own code, not in a collective: a leangrad::Error that main's
+// catch records (distributed::record_error) before the rank exits with 2. The others' next
+// collective fails, and their Error must quote the victim's reason, on one line.
+void scenario_raise() {
+  const int rank = dist::get_rank();
+  const int victim = env_int("DIST_VICTIM", 1);
+  Tensor t = leangrad::empty({1 << 20}, leangrad::TensorOptions(DType::Float32));
+  for (int i = 0; i < 3; ++i)
+    dist::all_reduce(t);
+  if (rank == victim) {
+    LG_THROW(leangrad::Error, "the training data of rank ", rank,
+             " is corrupt:\n  record 17 of shard 3 has 5 fields, expected 6");
+  }
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    for (;;)
+      dist::all_reduce(t);
+  } catch (const leangrad::Error& e) {
+    std::printf("CAUGHT after %.2f s: %s\n", seconds_since(start), e.what());
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -606,6 +629,8 @@ int main(int argc, char** argv) {
       scenario_reinit();
     } else if (scenario.rfind("mismatch_", 0) == 0) {
       scenario_mismatch(scenario.substr(9));
+    } else if (scenario == "raise") {
+      scenario_raise();
     } else if (scenario == "die" || scenario == "hang") {
       scenario_fault(scenario == "hang");
     } else if (scenario == "plan_memory") {
@@ -631,6 +656,7 @@ int main(int argc, char** argv) {
     return 1;
   } catch (const leangrad::Error& e) {
     std::printf("ERROR: %s\n", e.what());
+    dist::record_error(e.what());  // for the other ranks' errors (Note [Why a rank failed])
     return 2;
   }
 }

@@ -239,7 +239,8 @@ bool ProcessGroupGloo::is_broken() const {
 //    (Note [A rank that exits after its last collective] in progress.cpp).
 // 6. An exception from Gloo or the store in steps 2 to 4 goes through fail(): it closes this
 //    rank's connections (so peers waiting on it fail at once instead of at their timeout), the
-//    board names the missing ranks, and the group is marked broken.
+//    board names the missing ranks, the group is marked broken, and the message goes on the
+//    board as this rank's reason (Note [Why a rank failed] in progress.cpp).
 std::shared_ptr<Work> ProcessGroupGloo::enqueue(Collective c, const Tensor& tensor,
                                                 const std::vector<Tensor>& inputs,
                                                 Payload payload) {
@@ -350,6 +351,7 @@ void ProcessGroupGloo::fail(const Collective& c, const std::string& cause, bool 
     std::lock_guard lock(broken_mutex_);
     if (broken_.empty()) broken_ = message;
   }
+  progress_.report(message);  // for the other ranks' diagnoses (Note [Why a rank failed])
   LG_THROW(Error, message);
 }
 
