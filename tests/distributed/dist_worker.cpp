@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -596,6 +597,52 @@ void scenario_raise() {
   }
 }
 
+// destroy_process_group on rank 0 while another thread asks is_initialized() and get_rank().
+// Rank 0's destroy waits for rank 1 to leave its store, and rank 1 leaves only once rank 0's
+// querying thread has its answers (it creates the file DIST_SIGNAL_FILE; the ranks share the
+// file system): so the queries complete while destroy is still waiting, or never. With a
+// timeout of minutes (the test's), a destroy that held the queries up would wait that long.
+void scenario_destroy_while_querying() {
+  const int rank = dist::get_rank();
+  const char* signal_file = std::getenv("DIST_SIGNAL_FILE");
+  if (signal_file == nullptr) throw CheckFailed{"DIST_SIGNAL_FILE is not set"};
+  dist::barrier();
+  if (rank != 0) {
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (::access(signal_file, F_OK) != 0) {
+      if (std::chrono::steady_clock::now() > give_up)
+        throw CheckFailed{"rank 0's queries did not complete while its destroy waited"};
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    dist::destroy_process_group();
+    return;
+  }
+  std::atomic<bool> destroy_returned = false;
+  std::string answers;
+  std::thread querying([&] {
+    // Once destroy_process_group has taken the group, the queries say so.
+    while (dist::is_initialized()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    std::string rank_answer = "get_rank() did not throw";
+    try {
+      dist::get_rank();
+    } catch (const leangrad::Error& e) {
+      rank_answer = e.message();
+    }
+    answers = leangrad::detail::str_cat("is_initialized() false; get_rank(): ", rank_answer,
+                                        "; destroy_process_group had ",
+                                        destroy_returned ? "returned" : "not returned yet");
+    std::FILE* f = std::fopen(signal_file, "w");
+    if (f != nullptr) std::fclose(f);
+  });
+  dist::destroy_process_group();
+  destroy_returned = true;
+  querying.join();
+  ++g_checks;
+  std::printf("QUERIES: %s\n", answers.c_str());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -631,6 +678,8 @@ int main(int argc, char** argv) {
       scenario_mismatch(scenario.substr(9));
     } else if (scenario == "raise") {
       scenario_raise();
+    } else if (scenario == "destroy_while_querying") {
+      scenario_destroy_while_querying();
     } else if (scenario == "die" || scenario == "hang") {
       scenario_fault(scenario == "hang");
     } else if (scenario == "plan_memory") {
