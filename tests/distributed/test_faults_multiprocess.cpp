@@ -150,7 +150,8 @@ TEST(DistributedBadEnvironment, RankNotBelowWorldSize) {
 TEST(DistributedBadEnvironment, UnreachableMasterFailsAfterTheTimeoutNamingHostAndPort) {
   SKIP_WITHOUT_GLOO();
   Launch l = one_env_case(2, {1});  // rank 0 never starts
-  l.port = free_port();
+  const UnservedPort unserved;
+  l.port = unserved.port();
   l.env = {{"LEANGRAD_DIST_TIMEOUT_S", "1"}};
   const auto outcomes = launch(l);
   EXPECT_EQ(outcomes[0].exit_code, 2) << describe(outcomes);
