@@ -189,7 +189,7 @@ TEST(DistributedCollectives, MismatchedCollectivesAreAnErrorOnEveryRank) {
 // Without signatures (LEANGRAD_DIST_SIGNATURES=0) a mismatch is not seen before the data moves.
 // Gloo then met a message longer than the buffer posted for it by throwing from its event-loop
 // thread, which terminated the process (SIGABRT). Payloads of different byte counts now carry
-// different Gloo tags (Note [Gloo tags] in process_group_gloo.cpp), so they never pair: every rank
+// different Gloo tags (Note [Gloo tags] in gloo/gloo_tags.h), so they never pair: every rank
 // raises an Error at the 2 s timeout, and the group is broken.
 TEST(DistributedCollectives, WithoutSignaturesMismatchedSizesRaiseAtTheTimeoutNotAbort) {
   SKIP_WITHOUT_GLOO();
