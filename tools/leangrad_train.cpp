@@ -914,6 +914,7 @@ int train_reporting_oom(const TrainOptions& o) {
     return train(o, phase);
   } catch (const OutOfMemoryError& e) {  // a progress bar's line was ended as it was destroyed
     std::cerr << "leangrad-train: out of memory: " << e.message() << "\n";
+    distributed::record_error("out of memory: " + e.message());  // as main() does
     for (const Device device : {Device::cpu(), Device::cuda()}) {
       if (device.is_cpu() || cuda::is_available()) std::cerr << memory::summary(device);
     }
@@ -974,12 +975,16 @@ int main(int argc, char** argv) {
     std::cerr << "leangrad-train: error: " << conflict << "\n";
     return 2;
   }
+  // Under leangrad-run, the reason also goes to the other ranks, whose collectives fail when
+  // this one exits: their errors quote it (distributed::record_error; nothing without a group).
   try {
     return train_reporting_oom(options);
   } catch (const leangrad::Error& e) {
     std::cerr << "leangrad-train: error: " << e.message() << "\n";
+    distributed::record_error(e.what());
   } catch (const std::exception& e) {
     std::cerr << "leangrad-train: error: " << e.what() << "\n";
+    distributed::record_error(e.what());
   }
   return 1;
 }

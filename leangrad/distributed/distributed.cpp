@@ -7,13 +7,26 @@
 // state is never destroyed by a static destructor, which could run while the worker thread
 // still used memory (the caching allocator's) that other static destructors had released; the
 // operating system closes the sockets when the process ends.
+//
+// Note [Destroying outside the lock]
+// destroy_process_group can take long: the queued collectives run first (each within the
+// timeout), and rank 0 then waits for the other ranks to leave its store (up to the timeout,
+// 10 minutes by default). Holding the mutex meanwhile would block every other thread's
+// is_initialized(), get_rank() or record_error() for as long. So it takes the group and its
+// store out of the state under the mutex, marks the state `destroying`, and shuts them down
+// after releasing it: from its first moment the other threads see no group, at once.
+// init_process_group waits while a destroy is in progress, so the next group's store does not
+// find the port still served by the last one.
 #include <leangrad/distributed/distributed.h>
 
 #include <algorithm>
+#include <condition_variable>
 #include <mutex>
+#include <utility>
 
 #include <leangrad/core/error.h>
 #include <leangrad/distributed/environment.h>
+#include <leangrad/distributed/progress.h>
 #include <leangrad/distributed/rendezvous.h>
 #include <leangrad/distributed/store_keys.h>
 #include <leangrad/distributed/tcp_store.h>
@@ -26,7 +39,9 @@ struct DefaultGroup {
   ProcessGroupConfig config;
   Rendezvous rendezvous;
   std::shared_ptr<ProcessGroup> group;
-  int generation = 0;  // how many groups this process has made (store_keys::group_prefix)
+  int generation = 0;       // how many groups this process has made (store_keys::group_prefix)
+  bool destroying = false;  // Note [Destroying outside the lock]
+  std::condition_variable destroyed;
 };
 
 DefaultGroup& state() {
@@ -60,7 +75,8 @@ void init_process_group(Backend backend) {
 
 void init_process_group(const InitOptions& options) {
   DefaultGroup& s = state();
-  std::lock_guard lock(s.mutex);
+  std::unique_lock lock(s.mutex);
+  s.destroyed.wait(lock, [&] { return !s.destroying; });  // Note [Destroying outside the lock]
   LG_CHECK(s.group == nullptr, "init_process_group: already initialized (rank ", s.group->rank(),
            " of ", s.group->size(), "); call destroy_process_group first");
   ProcessGroupConfig config = resolve_init_options(options, process_environment());
@@ -99,22 +115,61 @@ bool is_initialized() {
 
 void destroy_process_group() {
   DefaultGroup& s = state();
-  std::lock_guard lock(s.mutex);
-  LG_CHECK(s.group != nullptr, "destroy_process_group: no process group to destroy");
-  const bool healthy = !s.group->is_broken();
-  s.group->shutdown();
-  s.group.reset();
+  std::shared_ptr<ProcessGroup> group;
+  Rendezvous met;
+  std::chrono::milliseconds timeout{0};
+  {
+    std::lock_guard lock(s.mutex);
+    LG_CHECK(s.group != nullptr, "destroy_process_group: no process group to destroy");
+    group = std::exchange(s.group, nullptr);
+    met = std::exchange(s.rendezvous, Rendezvous());
+    timeout = s.config.timeout;
+    s.destroying = true;
+  }
+  // The rest runs without the mutex (Note [Destroying outside the lock]).
+  struct Done {
+    DefaultGroup& s;
+    ~Done() {
+      {
+        std::lock_guard lock(s.mutex);
+        s.destroying = false;
+      }
+      s.destroyed.notify_all();
+    }
+  } done{s};
+  const bool healthy = !group->is_broken();
+  group->shutdown();
+  group.reset();
   // Rank 0 serves the store: keep it up until the others are done with it (they leave when
   // they destroy their group or exit). After a failure the others are reading the store to name
   // the missing ranks; dead ranks have left already, so this is short unless a rank hangs, and
   // then it is bounded by a few seconds.
-  if (s.rendezvous.tcp_store) {
+  if (met.tcp_store) {
     const auto bound =
-        healthy ? s.config.timeout
-                : std::min<std::chrono::milliseconds>(s.config.timeout, std::chrono::seconds(5));
-    s.rendezvous.tcp_store->wait_for_ranks_to_leave(std::chrono::steady_clock::now() + bound);
+        healthy ? timeout : std::min<std::chrono::milliseconds>(timeout, std::chrono::seconds(5));
+    met.tcp_store->wait_for_ranks_to_leave(std::chrono::steady_clock::now() + bound);
   }
-  s.rendezvous = Rendezvous();
+  met = Rendezvous();  // closes this rank's connection (rank 0: then stops the server)
+}
+
+void record_error(const std::string& message) noexcept {
+  try {
+    std::shared_ptr<Store> store;
+    std::string prefix;
+    int rank = 0;
+    int size = 0;
+    {
+      DefaultGroup& s = state();
+      std::lock_guard lock(s.mutex);
+      if (s.group == nullptr) return;
+      store = s.rendezvous.store;
+      prefix = store_keys::group_prefix(s.generation);
+      rank = s.group->rank();
+      size = s.group->size();
+    }
+    ProgressBoard(std::move(store), std::move(prefix), rank, size).report(message);
+  } catch (...) {  // never in the way of the error the program is exiting with
+  }
 }
 
 int get_rank() {

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <leangrad/core/tensor.h>
@@ -34,7 +35,23 @@ bool is_initialized();
 // later calls throw, also through a handle kept from before. Rank 0, whose process
 // serves the TCP store, then waits for the other ranks to leave it: at most the timeout, or at
 // most 5 s after a failure (the others are reading the store to name the missing ranks).
+// Other threads are not held up meanwhile: from its start, is_initialized() is false and
+// get_rank() throws, at once; init_process_group waits for it to end.
 void destroy_process_group();
+
+// Records why this process is failing, for the other ranks: when their collectives fail because
+// this rank exited (or never arrived), their Error quotes `message` ("rank 1 has exited (its
+// connection to the store closed); it reported: <message>"). Call it from the program's
+// top-level catch before exiting, as torch.distributed.elastic's @record does for Python; a
+// collective that fails records its own Error already. Does nothing without a process group
+// (nor after destroy_process_group has started); never throws. Note [Why a rank failed] in
+// progress.cpp.
+//
+//   } catch (const leangrad::Error& e) {
+//     distributed::record_error(e.what());
+//     return 1;
+//   }
+void record_error(const std::string& message) noexcept;
 
 int get_rank();
 int get_world_size();

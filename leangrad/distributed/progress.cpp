@@ -29,6 +29,23 @@
 //   the ones the watchdog aborts for (gloo_watchdog.cpp) and this note's diagnosis names.
 // NCCL completes collectives on the GPU and posts nothing; its watchdog does not abort on left
 // keys, which only name the exited ranks once a collective has already failed.
+//
+// Note [Why a rank failed]
+// A left key says that a rank exited, not why; the reason is on that rank's terminal, which on
+// a cluster is another machine's log. So a rank that fails leaves its reason on the board:
+// - g<n>/error/<rank> = the message, posted (report()) by the Gloo group's fail() and the NCCL
+//   group's break_group with the Error they raise, and by distributed::record_error, which a
+//   program calls from its top-level catch before it exits (leangrad-train does): the failures
+//   in the program's own code (a corrupt file, a bad option, out of memory) no collective saw;
+// - it is posted on the connection the rank's departure later closes, so a rank read as gone
+//   has its report stored too (the argument of the Note above); a report that cannot be written
+//   is dropped, never thrown: the error on its way says more;
+// - diagnose() quotes one report: the first rank it names as exited, the likely cause, if that
+//   rank reported; when none exited, the first late rank that did (it failed in its own code
+//   and has not exited yet). The other ranks' reports are not quoted: a rank that failed because
+//   of the first one reports that, which would repeat the sentence;
+// - the quote is one line of at most kQuotedChars bytes (quote_report), and reading it cannot
+//   fail the diagnosis: a store that cannot be read leaves the quote out.
 #include <leangrad/distributed/progress.h>
 
 #include <algorithm>
@@ -59,6 +76,36 @@ std::string join_ranks(const std::vector<int>& ranks) {
 
 }  // namespace
 
+std::string quote_report(const std::string& reason, std::size_t max_chars) {
+  std::string line;
+  bool at_break = false;  // after a control character: the spaces around it go
+  for (const char ch : reason) {
+    const auto byte = static_cast<unsigned char>(ch);
+    if (byte < 0x20 || byte == 0x7f) {
+      while (!line.empty() && line.back() == ' ')
+        line.pop_back();
+      at_break = true;
+      continue;
+    }
+    if (at_break) {
+      if (ch == ' ') continue;
+      if (!line.empty()) line.push_back(' ');
+      at_break = false;
+    }
+    line.push_back(ch);
+  }
+  while (!line.empty() && line.back() == ' ')
+    line.pop_back();
+  if (line.size() <= max_chars) return line;
+  const std::string ellipsis = "...";
+  std::size_t cut = max_chars > ellipsis.size() ? max_chars - ellipsis.size() : 0;
+  // Back to the first byte of a UTF-8 character (continuation bytes are 10xxxxxx).
+  while (cut > 0 && (static_cast<unsigned char>(line[cut]) & 0xC0) == 0x80)
+    --cut;
+  line.resize(cut);
+  return line + ellipsis;
+}
+
 std::vector<int> ranks_that_left(Store& store, int size, int self) {
   std::vector<std::pair<std::int64_t, int>> departures;  // (time, rank)
   for (int r = 0; r < size; ++r) {
@@ -85,6 +132,22 @@ void ProgressBoard::enter(std::uint64_t seq, const std::string& what) {
 
 void ProgressBoard::finish(std::uint64_t seq) {
   store_->post(store_keys::finished(prefix_, rank_), std::to_string(seq));
+}
+
+void ProgressBoard::report(const std::string& why) noexcept {
+  try {
+    store_->post(store_keys::error(prefix_, rank_), why.substr(0, kReportBytes));
+  } catch (...) {  // Note [Why a rank failed]: never in the way of the error being raised
+  }
+}
+
+std::string ProgressBoard::quoted_report(int r) noexcept {
+  try {
+    const std::optional<std::string> why = store_->try_get(store_keys::error(prefix_, r));
+    return why ? quote_report(*why, kQuotedChars) : "";
+  } catch (...) {
+    return "";
+  }
 }
 
 std::vector<int> ProgressBoard::exited_before_finishing(std::uint64_t seq) {
@@ -145,6 +208,23 @@ std::string ProgressBoard::diagnose(std::uint64_t seq, bool timed_out) {
     }
     if (nothing_found) {
       out << "every rank entered this collective and none has exited before completing it";
+    }
+    // The reason the likely cause gave (Note [Why a rank failed]).
+    std::vector<int> candidates = exited.empty() ? late : std::vector<int>{exited[0]};
+    if (candidates.size() > kRanksNamed) candidates.resize(kRanksNamed);
+    for (const int r : candidates) {
+      const std::string why = quoted_report(r);
+      if (why.empty()) continue;
+      const auto is_r = [r](int other) { return other == r; };
+      out << "; ";
+      if (std::all_of(late.begin(), late.end(), is_r) &&
+          std::all_of(exited.begin(), exited.end(), is_r)) {
+        out << "it";  // the sentence names this rank only
+      } else {
+        out << "rank " << r;
+      }
+      out << " reported: " << why;
+      break;
     }
     return out.str();
   }

@@ -1,4 +1,4 @@
-// Rendezvous (rendezvous.h): open the store, publish this rank's world size, wait for the others.
+// Rendezvous (rendezvous.h): open the store, publish this rank's settings, wait for the others.
 #include <leangrad/distributed/rendezvous.h>
 
 #include <algorithm>
@@ -128,20 +128,25 @@ void join(Store& store, const ProcessGroupConfig& config, const std::string& pre
 
 }  // namespace
 
-Rendezvous rendezvous(const ProcessGroupConfig& config, int generation) {
-  const std::string prefix = store_keys::group_prefix(generation);
+Rendezvous open_store(const ProcessGroupConfig& config, int generation) {
   Rendezvous result;
   if (!config.file_store_dir.empty()) {
     result.store = make_file_store(config.file_store_dir, config.timeout);
   } else {
     result.tcp_store = std::make_shared<TCPStore>(
         config.master_addr, config.master_port, config.rank, config.world_size, config.timeout,
-        /*serve=*/config.rank == 0, store_keys::init_error(prefix), generation);
+        /*serve=*/config.rank == 0, store_keys::init_error(store_keys::group_prefix(generation)),
+        generation);
     result.store = result.tcp_store;
     result.local_address = result.tcp_store->local_address();
   }
+  return result;
+}
+
+Rendezvous meet(Rendezvous opened, const ProcessGroupConfig& config, int generation) {
+  const std::string prefix = store_keys::group_prefix(generation);
   try {
-    join(*result.store, config, prefix);
+    join(*opened.store, config, prefix);
   } catch (const Error& e) {
     // Tell the other ranks why this one stops (the first reason stays), so that they stop with
     // it rather than with "the store is unreachable" when rank 0 exits and takes the store.
@@ -150,9 +155,9 @@ Rendezvous rendezvous(const ProcessGroupConfig& config, int generation) {
       std::string reason = e.message();
       const std::string redundant = "init_process_group: ";
       if (reason.rfind(redundant, 0) == 0) reason.erase(0, redundant.size());
-      if (!result.store->check({error_key})) result.store->set(error_key, reason);
-      if (result.tcp_store) {
-        result.tcp_store->wait_for_ranks_to_leave(
+      if (!opened.store->check({error_key})) opened.store->set(error_key, reason);
+      if (opened.tcp_store) {
+        opened.tcp_store->wait_for_ranks_to_leave(
             std::chrono::steady_clock::now() +
             std::min<std::chrono::milliseconds>(config.timeout, std::chrono::seconds(2)));
       }
@@ -160,7 +165,11 @@ Rendezvous rendezvous(const ProcessGroupConfig& config, int generation) {
     }
     throw;
   }
-  return result;
+  return opened;
+}
+
+Rendezvous rendezvous(const ProcessGroupConfig& config, int generation) {
+  return meet(open_store(config, generation), config, generation);
 }
 
 }  // namespace leangrad::distributed

@@ -26,7 +26,14 @@ struct Rendezvous {
 
 // Opens the store `config` names for group number `generation` of this process (its keys under
 // store_keys::group_prefix(generation)) and waits until every rank has joined it. Throws Error
-// naming what went wrong.
+// naming what went wrong. The same as meet(open_store(config, generation), ...).
 Rendezvous rendezvous(const ProcessGroupConfig& config, int generation);
+
+// The two halves of rendezvous. open_store connects to the store (rank 0 serves the TCP store
+// first: with master_port 0 on any free port, which tcp_store->port() then tells, as PyTorch's
+// TCPStore(port=0) does). meet publishes this rank's settings and waits for every rank, and on
+// a failure tells the others why before it throws.
+Rendezvous open_store(const ProcessGroupConfig& config, int generation);
+Rendezvous meet(Rendezvous opened, const ProcessGroupConfig& config, int generation);
 
 }  // namespace leangrad::distributed

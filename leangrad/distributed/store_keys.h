@@ -14,6 +14,10 @@
 //   g<n>/progress/<rank>         (text)     "<seq> <collective>": the last collective the rank
 //                                           entered; see Note [Naming the missing ranks]
 //   g<n>/finished/<rank>         (decimal)  the last collective the rank completed (Gloo)
+//   g<n>/error/<rank>            (text)     why the rank failed: the Error of its failed
+//                                           collective, or what distributed::record_error was
+//                                           given; quoted by the other ranks' failures (Note
+//                                           [Why a rank failed] in progress.cpp)
 //   leangrad/left/<rank>         (decimal)  written by the TCP store's server when the
 //                                           connection of <rank> closes (it exited or was
 //                                           killed): milliseconds since the server started
@@ -50,6 +54,9 @@ inline std::string progress(const std::string& prefix, int rank) {
 }
 inline std::string finished(const std::string& prefix, int rank) {
   return join(prefix, "finished/", std::to_string(rank));
+}
+inline std::string error(const std::string& prefix, int rank) {
+  return join(prefix, "error/", std::to_string(rank));
 }
 inline std::string left(int rank) {
   return join("leangrad/left/", std::to_string(rank));

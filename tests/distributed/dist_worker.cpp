@@ -4,11 +4,13 @@
 // in ddp_scenarios.cpp):
 //   dist_worker <scenario>
 // It prints what it saw and exits 0 when every check passed, 1 when a check failed, 2 when a
-// leangrad::Error escaped (its message on the last line). Every rank computes the expected
+// leangrad::Error escaped (its message on the last line, and recorded for the other ranks with
+// distributed::record_error). Every rank computes the expected
 // results itself, from the inputs every rank would have (value() below), with plain loops.
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -573,6 +575,74 @@ void scenario_fault(bool hang) {
   }
 }
 
+// Rank DIST_VICTIM fails in its own code, not in a collective: a leangrad::Error that main's
+// catch records (distributed::record_error) before the rank exits with 2. The others' next
+// collective fails, and their Error must quote the victim's reason, on one line.
+void scenario_raise() {
+  const int rank = dist::get_rank();
+  const int victim = env_int("DIST_VICTIM", 1);
+  Tensor t = leangrad::empty({1 << 20}, leangrad::TensorOptions(DType::Float32));
+  for (int i = 0; i < 3; ++i)
+    dist::all_reduce(t);
+  if (rank == victim) {
+    LG_THROW(leangrad::Error, "the training data of rank ", rank,
+             " is corrupt:\n  record 17 of shard 3 has 5 fields, expected 6");
+  }
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    for (;;)
+      dist::all_reduce(t);
+  } catch (const leangrad::Error& e) {
+    std::printf("CAUGHT after %.2f s: %s\n", seconds_since(start), e.what());
+  }
+}
+
+// destroy_process_group on rank 0 while another thread asks is_initialized() and get_rank().
+// Rank 0's destroy waits for rank 1 to leave its store, and rank 1 leaves only once rank 0's
+// querying thread has its answers (it creates the file DIST_SIGNAL_FILE; the ranks share the
+// file system): so the queries complete while destroy is still waiting, or never. With a
+// timeout of minutes (the test's), a destroy that held the queries up would wait that long.
+void scenario_destroy_while_querying() {
+  const int rank = dist::get_rank();
+  const char* signal_file = std::getenv("DIST_SIGNAL_FILE");
+  if (signal_file == nullptr) throw CheckFailed{"DIST_SIGNAL_FILE is not set"};
+  dist::barrier();
+  if (rank != 0) {
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (::access(signal_file, F_OK) != 0) {
+      if (std::chrono::steady_clock::now() > give_up)
+        throw CheckFailed{"rank 0's queries did not complete while its destroy waited"};
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    dist::destroy_process_group();
+    return;
+  }
+  std::atomic<bool> destroy_returned = false;
+  std::string answers;
+  std::thread querying([&] {
+    // Once destroy_process_group has taken the group, the queries say so.
+    while (dist::is_initialized()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    std::string rank_answer = "get_rank() did not throw";
+    try {
+      dist::get_rank();
+    } catch (const leangrad::Error& e) {
+      rank_answer = e.message();
+    }
+    answers = leangrad::detail::str_cat("is_initialized() false; get_rank(): ", rank_answer,
+                                        "; destroy_process_group had ",
+                                        destroy_returned ? "returned" : "not returned yet");
+    std::FILE* f = std::fopen(signal_file, "w");
+    if (f != nullptr) std::fclose(f);
+  });
+  dist::destroy_process_group();
+  destroy_returned = true;
+  querying.join();
+  ++g_checks;
+  std::printf("QUERIES: %s\n", answers.c_str());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -606,6 +676,10 @@ int main(int argc, char** argv) {
       scenario_reinit();
     } else if (scenario.rfind("mismatch_", 0) == 0) {
       scenario_mismatch(scenario.substr(9));
+    } else if (scenario == "raise") {
+      scenario_raise();
+    } else if (scenario == "destroy_while_querying") {
+      scenario_destroy_while_querying();
     } else if (scenario == "die" || scenario == "hang") {
       scenario_fault(scenario == "hang");
     } else if (scenario == "plan_memory") {
@@ -631,6 +705,7 @@ int main(int argc, char** argv) {
     return 1;
   } catch (const leangrad::Error& e) {
     std::printf("ERROR: %s\n", e.what());
+    dist::record_error(e.what());  // for the other ranks' errors (Note [Why a rank failed])
     return 2;
   }
 }

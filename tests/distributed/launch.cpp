@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -145,6 +146,22 @@ int free_port() {
   ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
   ::close(fd);
   return ntohs(address.sin_port);
+}
+
+UnservedPort::UnservedPort() : socket_(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) {
+  // No SO_REUSEADDR: a server that sets it (the TCP store's does) still cannot bind the port.
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = 0;
+  socklen_t length = sizeof(address);
+  if (!socket_.valid() ||
+      ::bind(socket_.fd(), reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 ||
+      ::getsockname(socket_.fd(), reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+    ADD_FAILURE() << "UnservedPort: cannot bind a port of 127.0.0.1: " << std::strerror(errno);
+    return;
+  }
+  port_ = ntohs(address.sin_port);
 }
 
 std::vector<RankOutcome> launch(const Launch& l) {

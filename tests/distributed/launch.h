@@ -11,6 +11,7 @@
 #include <vector>
 
 #include <leangrad/distributed/process_group.h>
+#include <leangrad/distributed/socket.h>
 
 // In a test body: SKIPPED in a build without Gloo (LEANGRAD_WITH_GLOO=OFF), where no rank could
 // join a process group.
@@ -46,8 +47,24 @@ struct Launch {
 // Runs the ranks to completion; outcomes are indexed like `ranks` (all ranks: by rank).
 std::vector<RankOutcome> launch(const Launch& launch);
 
-// A TCP port that was free a moment ago (bound to port 0 and released).
+// A TCP port that was free a moment ago (bound to port 0 and released): another process may
+// take it before it is used, which launch() detects and retries. For rank 0's MASTER_PORT only,
+// which rank 0 must bind itself and the other ranks be told before they start; a test that
+// serves a store in its own process lets the server pick the port (TCPStore::port()).
 int free_port();
+
+// A port of 127.0.0.1 on which nobody listens and nobody can while this lives: a socket bound to
+// it without listening, so connections to it are refused (the "unreachable store" cases), and
+// no other process can bind it meanwhile, as it could a port found free and released.
+class UnservedPort {
+ public:
+  UnservedPort();
+  int port() const { return port_; }
+
+ private:
+  distributed::net::Socket socket_;
+  int port_ = 0;
+};
 
 // "rank 0 (exit 0, 0.12 s):\n<output>...": every outcome, for failure messages.
 std::string describe(const std::vector<RankOutcome>& outcomes);

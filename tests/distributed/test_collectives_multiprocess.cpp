@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 
@@ -112,6 +113,32 @@ TEST(DistributedCollectives, DestroyRunsTheQueuedCollectivesAndRefusesLaterOnes)
   }
 }
 
+// Another thread's is_initialized() and get_rank() answer while rank 0's destroy_process_group
+// still waits for rank 1 to leave its store (Note [Destroying outside the lock] in
+// distributed.cpp): rank 1 leaves only once rank 0's querying thread has its answers, so they
+// come while destroy waits, or, were destroy to hold them up, only after the minutes of the
+// timeout, past this launch's deadline (rank 1 gives up after 60 s and fails).
+TEST(DistributedCollectives, QueriesFromAnotherThreadAnswerWhileDestroyWaits) {
+  SKIP_WITHOUT_GLOO();
+  const std::string signal_file =
+      ::testing::TempDir() + "leangrad_destroy_signal_" + std::to_string(::getpid());
+  std::remove(signal_file.c_str());
+  Launch l;
+  l.scenario = "destroy_while_querying";
+  l.env = {{"LEANGRAD_DIST_TIMEOUT_S", "300"}, {"DIST_SIGNAL_FILE", signal_file}};
+  l.deadline_s = 90;
+  const std::vector<RankOutcome> outcomes = launch(l);
+  std::remove(signal_file.c_str());
+  for (const RankOutcome& o : outcomes) {
+    ASSERT_EQ(o.exit_code, 0) << describe(outcomes);
+    EXPECT_CONTAINS(o.output, "OK destroy_while_querying");
+  }
+  EXPECT_CONTAINS(outcomes[0].output,
+                  "QUERIES: is_initialized() false; get_rank(): distributed::get_rank: no process "
+                  "group; call distributed::init_process_group first; destroy_process_group had "
+                  "not returned yet");
+}
+
 // A group of one process needs no environment at all beyond its rank.
 TEST(DistributedCollectives, OneRankWithoutMasterAddress) {
   SKIP_WITHOUT_GLOO();
@@ -162,7 +189,7 @@ TEST(DistributedCollectives, MismatchedCollectivesAreAnErrorOnEveryRank) {
 // Without signatures (LEANGRAD_DIST_SIGNATURES=0) a mismatch is not seen before the data moves.
 // Gloo then met a message longer than the buffer posted for it by throwing from its event-loop
 // thread, which terminated the process (SIGABRT). Payloads of different byte counts now carry
-// different Gloo tags (Note [Gloo tags] in process_group_gloo.cpp), so they never pair: every rank
+// different Gloo tags (Note [Gloo tags] in gloo/gloo_tags.h), so they never pair: every rank
 // raises an Error at the 2 s timeout, and the group is broken.
 TEST(DistributedCollectives, WithoutSignaturesMismatchedSizesRaiseAtTheTimeoutNotAbort) {
   SKIP_WITHOUT_GLOO();

@@ -67,6 +67,31 @@ TEST(DistributedFaults, AKilledRankZeroTakesTheStoreWithIt) {
   expect_killed_rank_named(2, 0);
 }
 
+// Rank 1 fails in its own code (a leangrad::Error outside any collective), records why
+// (distributed::record_error, in dist_worker's top-level catch) and exits: rank 0's collective
+// fails naming rank 1 as exited and quoting its reason, on one line (Note [Why a rank failed]).
+TEST(DistributedFaults, ARankThatFailsInItsOwnCodeIsQuotedByTheOthers) {
+  SKIP_WITHOUT_GLOO();
+  Launch l;
+  l.scenario = "raise";
+  l.env = {{"LEANGRAD_DIST_TIMEOUT_S", "5"}, {"DIST_VICTIM", "1"}};
+  const std::vector<RankOutcome> outcomes = launch(l);
+  EXPECT_EQ(outcomes[1].exit_code, 2) << describe(outcomes);
+  EXPECT_CONTAINS(outcomes[1].output, "ERROR: the training data of rank 1 is corrupt:");
+  const RankOutcome& o = outcomes[0];
+  ASSERT_EQ(o.exit_code, 0) << describe(outcomes);
+  const double took = caught_after_s(o.output);
+  EXPECT_GE(took, 0.0) << o.output;
+  EXPECT_LT(took, 5.0) << o.output;
+  EXPECT_CONTAINS(o.output,
+                  "all_reduce(sum) of float32 [1048576] (collective #4) failed on rank 0 "
+                  "of a group of 2 after ");
+  EXPECT_CONTAINS(o.output,
+                  "rank 1 has exited (its connection to the store closed); it reported: the "
+                  "training data of rank 1 is corrupt: record 17 of shard 3 has 5 fields, "
+                  "expected 6 (at ");
+}
+
 // Rank 1 stops calling collectives: rank 0 raises at the (1 s) timeout, naming rank 1 as not
 // arrived and where it last was.
 TEST(DistributedFaults, ARankThatNeverArrivesIsNamedAtTheTimeout) {
@@ -125,7 +150,8 @@ TEST(DistributedBadEnvironment, RankNotBelowWorldSize) {
 TEST(DistributedBadEnvironment, UnreachableMasterFailsAfterTheTimeoutNamingHostAndPort) {
   SKIP_WITHOUT_GLOO();
   Launch l = one_env_case(2, {1});  // rank 0 never starts
-  l.port = free_port();
+  const UnservedPort unserved;
+  l.port = unserved.port();
   l.env = {{"LEANGRAD_DIST_TIMEOUT_S", "1"}};
   const auto outcomes = launch(l);
   EXPECT_EQ(outcomes[0].exit_code, 2) << describe(outcomes);

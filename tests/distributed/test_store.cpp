@@ -112,8 +112,8 @@ TEST(TCPStore, PortInUseFailsAtOnce) {
 }
 
 TEST(TCPStore, UnreachableStoreFailsAfterTheTimeoutNamingHostAndPort) {
-  int port = 0;
-  { net::listen_on(0, &port); }  // a port nobody listens on any more
+  const test::UnservedPort unserved;
+  const int port = unserved.port();
   const auto start = std::chrono::steady_clock::now();
   const std::string message = error_of([&] { join(port, 1, 2, milliseconds(300)); });
   const auto took = std::chrono::steady_clock::now() - start;
@@ -305,21 +305,35 @@ TEST(TCPStore, RefusesAMismatchedWorldSizeAndTellsEveryRank) {
 // NCCL id) until the timeout: rendezvous compares the backends and stops both at once, naming
 // them. (dist_worker cannot show it: a build without CUDA refuses NCCL before rendezvous.)
 TEST(Rendezvous, RanksOfDifferentBackendsStopEveryRankAtOnce) {
-  const int port = test::free_port();
+  auto config_of = [](int r, int port) {
+    ProcessGroupConfig config;
+    config.backend = r == 0 ? Backend::Gloo : Backend::NCCL;
+    config.rank = r;
+    config.world_size = 2;
+    config.master_addr = "127.0.0.1";
+    config.master_port = port;
+    config.timeout = milliseconds(20000);
+    return config;
+  };
+  // Rank 0 serves the store on a port the system picks as it binds (no other process can take
+  // it in between, as it could a port found free and released), and rank 1 is told it.
+  Rendezvous served = open_store(config_of(0, 0), 1);
+  ASSERT_NE(served.tcp_store, nullptr);
+  const int port = served.tcp_store->port();
+  ASSERT_GT(port, 0);
   std::vector<std::string> messages(2);
   std::vector<double> seconds(2);
   std::vector<std::thread> ranks;
   for (int r = 0; r < 2; ++r) {
     ranks.emplace_back([&, r] {
-      ProcessGroupConfig config;
-      config.backend = r == 0 ? Backend::Gloo : Backend::NCCL;
-      config.rank = r;
-      config.world_size = 2;
-      config.master_addr = "127.0.0.1";
-      config.master_port = port;
-      config.timeout = milliseconds(20000);
       const auto start = std::chrono::steady_clock::now();
-      messages[r] = error_of([&] { rendezvous(config, 1); });
+      messages[r] = error_of([&] {
+        if (r == 0) {
+          meet(std::move(served), config_of(0, port), 1);
+        } else {
+          rendezvous(config_of(1, port), 1);
+        }
+      });
       seconds[r] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     });
   }

@@ -45,6 +45,7 @@
 #include <leangrad/core/error.h>
 #include <leangrad/core/profiler.h>
 #include <leangrad/distributed/gloo/gloo_store.h>
+#include <leangrad/distributed/gloo/gloo_tags.h>
 #include <leangrad/distributed/store_keys.h>
 #include <leangrad/kernels/ops.h>
 
@@ -139,28 +140,6 @@ void write_back(const Tensor& t, const Tensor& buffer) {
   t.bump_version();
 }
 
-// Note [Gloo tags]
-// Gloo pairs two ranks' messages by a 32-bit tag, and a message longer than the buffer the
-// receiver posted for that tag makes Gloo throw from its event-loop thread ("op.preamble.length
-// <= op.nbytes" in pair.cc), where nothing catches it: std::terminate, the process aborts. The
-// signature exchange keeps ranks whose calls differ from moving payloads at all; without it
-// (LEANGRAD_DIST_SIGNATURES=0) the payload's tag also carries 12 bits of its byte count, so
-// payloads of different sizes are never paired (but for 1 in 4096 pairs of sizes): Gloo only
-// pairs a send with a receive posted under the same tag, so both ranks wait and raise an Error
-// at the timeout, as for two different collectives. The layout:
-//   bit 0        0: the signature exchange, 1: the payload
-//   bits 1..12   the payload's byte count, hashed (0 for the signatures)
-//   bits 13..31  the sequence number modulo 2^19: no rank enters a collective before every rank
-//                entered the one before, so two collectives 2^19 apart are never in flight at once
-constexpr std::uint32_t kSeqShift = 13;
-std::uint32_t signature_tag(std::uint64_t seq) {
-  return static_cast<std::uint32_t>(seq << kSeqShift);
-}
-std::uint32_t payload_tag(std::uint64_t seq, std::uint64_t nbytes) {
-  const auto size_bits = static_cast<std::uint32_t>((nbytes * 0x9E3779B97F4A7C15ull) >> 52);
-  return signature_tag(seq) | (size_bits << 1) | 1u;
-}
-
 // The bytes a collective's payload moves per rank: the tensor's (reduce_scatter: the output's).
 std::uint64_t payload_bytes(const Collective& c) {
   if (c.kind == CollectiveKind::Barrier) return 0;
@@ -232,14 +211,15 @@ bool ProcessGroupGloo::is_broken() const {
 //    queued and no sequence number is used), numbers the collective and queues it.
 // 2. The worker refuses it at once if the group is broken, then records on the progress board
 //    that this rank has entered collective #seq.
-// 3. The ranks all-gather their signatures (Note [Gloo tags]) and compare them: on a mismatch
-//    every rank throws the same error, and the group stays usable.
+// 3. The ranks all-gather their signatures (their own tag: Note [Gloo tags] in gloo_tags.h) and
+//    compare them: on a mismatch every rank throws the same error, and the group stays usable.
 // 4. The payload moves the data (its own tag): stage, Gloo's collective, write back.
 // 5. The worker records on the board that this rank completed #seq, then completes the Work
 //    (Note [A rank that exits after its last collective] in progress.cpp).
 // 6. An exception from Gloo or the store in steps 2 to 4 goes through fail(): it closes this
 //    rank's connections (so peers waiting on it fail at once instead of at their timeout), the
-//    board names the missing ranks, and the group is marked broken.
+//    board names the missing ranks, the group is marked broken, and the message goes on the
+//    board as this rank's reason (Note [Why a rank failed] in progress.cpp).
 std::shared_ptr<Work> ProcessGroupGloo::enqueue(Collective c, const Tensor& tensor,
                                                 const std::vector<Tensor>& inputs,
                                                 Payload payload) {
@@ -298,7 +278,7 @@ std::vector<Tensor> ProcessGroupGloo::run(const Collective& c, const Payload& pa
   }
   std::vector<Tensor> result;
   try {
-    result = payload(payload_tag(c.seq, payload_bytes(c)));  // Note [Gloo tags]
+    result = payload(gloo_tags::payload_tag(c.seq, payload_bytes(c)));  // Note [Gloo tags]
   } catch (const Error& e) {
     fail(c, e.message(), false, elapsed_s());
   } catch (const std::exception& e) {
@@ -325,7 +305,7 @@ void ProcessGroupGloo::exchange_signatures(const Collective& c) {
   gloo::AllgatherOptions opts(context_);
   opts.setInput<std::int64_t>(std::move(in));
   opts.setOutput<std::int64_t>(std::move(out));
-  opts.setTag(signature_tag(c.seq));  // Note [Gloo tags]
+  opts.setTag(gloo_tags::signature_tag(c.seq));  // Note [Gloo tags] in gloo_tags.h
   opts.setTimeout(timeout());
   watched(buffers, [&] { gloo::allgather(opts); });
   check_signatures(c, all, size());
@@ -350,6 +330,7 @@ void ProcessGroupGloo::fail(const Collective& c, const std::string& cause, bool 
     std::lock_guard lock(broken_mutex_);
     if (broken_.empty()) broken_ = message;
   }
+  progress_.report(message);  // for the other ranks' diagnoses (Note [Why a rank failed])
   LG_THROW(Error, message);
 }
 

@@ -15,8 +15,9 @@
 //   returns microseconds after the GPU finishes) or the group breaks.
 // - A watchdog thread polls the works in flight and ncclCommGetAsyncError: on a timeout or an
 //   NCCL error it marks the group broken, fails every work in flight with an Error naming the
-//   collective, the group size and the ranks missing (the progress board, as with Gloo), then
-//   aborts the communicator, which makes NCCL's kernels waiting on a dead peer return. Later
+//   collective, the group size and the ranks missing (the progress board, as with Gloo), posts
+//   it as this rank's reason (Note [Why a rank failed] in progress.cpp), then aborts the
+//   communicator, which makes NCCL's kernels waiting on a dead peer return. Later
 //   collectives throw at once. Note [Watchdog].
 // - Signatures are not exchanged (unlike Gloo): comparing them would need a host round trip per
 //   collective. Arguments are checked on each rank; a mismatch across ranks ends as a timeout.
@@ -471,6 +472,7 @@ void ProcessGroupNccl::break_group(const std::string& error) {
     if (!broken_.empty()) return;
     broken_ = error;
   }
+  progress_.report(error);  // for the other ranks' diagnoses (Note [Why a rank failed])
   std::deque<std::shared_ptr<NcclWork>> failed;
   ncclComm_t comm = nullptr;
   {
