@@ -92,4 +92,29 @@ case("cross_entropy_zero_total_weight_smoothing", "cross_entropy", leaf(3, C),
 case("nll_loss_zero_total_weight", "nll_loss", leaf(3, C), torch.tensor([0, 1, -100]),
      zero_weight)
 
+
+
+def expect_error(what, fn):
+    """PyTorch refuses this too (LossOptionsErrors in the C++ test expects an Error)."""
+    try:
+        fn()
+    except (RuntimeError, ValueError, IndexError):
+        return
+    raise AssertionError("PyTorch accepted " + what)
+
+
+x, t = torch.zeros(3, 4), torch.tensor([0, 1, 2])
+expect_error("a weight of 3 for 4 classes", lambda: F.cross_entropy(x, t, weight=torch.ones(3)))
+expect_error("a weight of shape (4, 1)", lambda: F.nll_loss(x, t, weight=torch.ones(4, 1)))
+expect_error("a float64 weight for float32 input",
+             lambda: F.cross_entropy(x.float(), t, weight=torch.ones(4, dtype=torch.float64)))
+expect_error("label_smoothing 1.5", lambda: F.cross_entropy(x, t, label_smoothing=1.5))
+expect_error("int64 probabilities", lambda: F.cross_entropy(x, torch.zeros(3, 4, dtype=torch.int64)))
+expect_error("ignore_index 0 with probabilities",
+             lambda: F.cross_entropy(x, torch.zeros(3, 4), ignore_index=0))
+# Where leangrad is stricter (docs/api-notes.md): PyTorch 1.13 ignores a negative label_smoothing
+# and promotes a probability target of another floating dtype.
+F.cross_entropy(x, t, label_smoothing=-0.1)
+F.cross_entropy(x.float(), torch.zeros(3, 4, dtype=torch.float64))
+
 write("loss_options.json", "make_loss_options.py", cases)
