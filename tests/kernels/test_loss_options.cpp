@@ -1,12 +1,12 @@
 // Tests of the loss options of cross_entropy and nll_loss (autograd/nn_functions.cpp over the
 // loss kernels of kernels/ops_layers.cpp): a class weight, label_smoothing and class-probability
 // targets. Values and gradients against PyTorch 1.13 (tests/data/loss_options.json from
-// make_loss_options.py) in float64 and float32, float64 gradchecks, and the errors on bad input.
+// make_loss_options.py) in float64 and float32, float64 gradchecks, and a weight on another
+// device (the other errors are rows of tests/misuse/test_misuse_nn_functions.cpp).
 // The CUDA kernels are compared with the CPU in op_table_layers.cpp.
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <limits>
 #include <string>
 #include <vector>
 
@@ -187,70 +187,8 @@ void expect_error(Fn fn, const std::vector<std::string>& parts) {
   }
 }
 
-TEST(LossOptionsErrors, ClassWeightShapeDtype) {
-  const Tensor x = zeros({3, 4});
-  const Tensor t = int64_tensor({0, 1, 2});
-  expect_error<ShapeError>([&] { cross_entropy(x, t, Reduction::Mean, -100, zeros({3})); },
-                           {"cross_entropy", "[4]", "[3, 4]", "[3]", "float32", "cpu"});
-  expect_error<ShapeError>(
-      [&] {
-        nll_loss(x, t, Reduction::Mean, -100, zeros({4, 1}));
-      },
-      {"nll_loss", "[4]", "[4, 1]"});
-  expect_error<DTypeError>(
-      [&] { cross_entropy(x, t, Reduction::Mean, -100, zeros({4}, TensorOptions(kFloat64))); },
-      {"cross_entropy", "float32", "float64"});
-  // The smoothing and probability paths check the weight too.
-  expect_error<ShapeError>([&] { cross_entropy(x, t, Reduction::Mean, -100, zeros({5}), 0.1); },
-                           {"[4]", "[5]"});
-  expect_error<ShapeError>(
-      [&] {
-        cross_entropy(x, zeros({3, 4}), Reduction::Mean, -100, zeros({5}));
-      },
-      {"cross_entropy", "[4]", "[5]"});
-}
-
-TEST(LossOptionsErrors, LabelSmoothingOutsideZeroToOne) {
-  const Tensor x = zeros({3, 4});
-  const Tensor t = int64_tensor({0, 1, 2});
-  for (double ls : {-0.1, 1.5, std::numeric_limits<double>::quiet_NaN()}) {
-    expect_error<Error>([&] { cross_entropy(x, t, Reduction::Mean, -100, Tensor(), ls); },
-                        {"cross_entropy", "label_smoothing"});
-    expect_error<Error>(
-        [&] {
-          cross_entropy(x, zeros({3, 4}), Reduction::Mean, -100, Tensor(), ls);
-        },
-        {"label_smoothing"});
-  }
-  EXPECT_NO_THROW(cross_entropy(x, t, Reduction::Mean, -100, Tensor(), 1.0));
-}
-
-TEST(LossOptionsErrors, ProbabilityTargets) {
-  const Tensor x = zeros({3, 4});
-  // A target of the input's shape holds probabilities: int64 is refused, as PyTorch.
-  expect_error<DTypeError>(
-      [&] {
-        cross_entropy(x, zeros({3, 4}, TensorOptions(kInt64)));
-      },
-      {"cross_entropy", "probabilities", "int64", "float32"});
-  expect_error<DTypeError>(
-      [&] {
-        cross_entropy(x, zeros({3, 4}, TensorOptions(kFloat64)));
-      },
-      {"cross_entropy", "float32", "float64"});
-  // ignore_index must be negative (it ignores nothing).
-  expect_error<Error>(
-      [&] {
-        cross_entropy(x, zeros({3, 4}), Reduction::Mean, 0);
-      },
-      {"cross_entropy", "ignore_index 0"});
-  EXPECT_NO_THROW(cross_entropy(x, zeros({3, 4}), Reduction::Mean, -1));
-  // No unbatched (C,) form.
-  expect_error<ShapeError>([&] { cross_entropy(zeros({4}), zeros({4})); }, {"(N, C)", "[4]"});
-  // nll_loss takes class indices only.
-  EXPECT_THROW(nll_loss(x, zeros({3, 4})), DTypeError);
-}
-
+// The errors on bad input on the CPU are rows of the Losses misuse table
+// (tests/misuse/test_misuse_nn_functions.cpp); this one needs a GPU.
 TEST(LossOptionsErrors, ClassWeightOnAnotherDevice) {
   if (!cuda::is_available()) GTEST_SKIP() << "no CUDA device";
   const Tensor x = zeros({3, 4});
