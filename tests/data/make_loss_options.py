@@ -95,7 +95,8 @@ case("nll_loss_zero_total_weight", "nll_loss", leaf(3, C), torch.tensor([0, 1, -
 
 
 def expect_error(what, fn):
-    """PyTorch refuses this too (LossOptionsErrors in the C++ test expects an Error)."""
+    """PyTorch refuses this too (a row of the Losses misuse table expects an Error:
+    tests/misuse/test_misuse_nn_functions.cpp)."""
     try:
         fn()
     except (RuntimeError, ValueError, IndexError):
