@@ -59,13 +59,14 @@ int main(int argc, char** argv) {
       const std::string shape = bench::shape_tuple({n, c});
       layer_row(
           bench, "cross_entropy fwd " + shape, inputs,
-          [](const Inputs& x) { return ops::cross_entropy(x[0], x[1], -100).losses; }, nbytes);
+          [](const Inputs& x) { return ops::cross_entropy(x[0], x[1], Tensor(), -100).losses; },
+          nbytes);
       layer_row(
           bench, "cross_entropy fwd+bwd " + shape, inputs,
           [](const Inputs& x) {
-            ops::CrossEntropyResult r = ops::cross_entropy(x[0], x[1], -100);
+            ops::CrossEntropyResult r = ops::cross_entropy(x[0], x[1], Tensor(), -100);
             return ops::cross_entropy_backward(leangrad::ones_like(r.losses), x[0], r.logsumexp,
-                                               x[1], -100);
+                                               x[1], Tensor(), -100);
           },
           3 * nbytes);
     }

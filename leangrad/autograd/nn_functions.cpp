@@ -20,9 +20,11 @@
 //   linear         matmul(x, W^T) + b: the bias gradient is add's broadcast reduction
 //   pixel_shuffle  reshape -> permute -> reshape (one strided copy; views carry the gradient)
 //   mse / l1       sub, mul / abs, mean / sum
-// Loss reductions: a kernel gives per-sample losses (N,); Mean divides their sum by the number of
-// non-ignored samples, computed on the device (no synchronisation; all ignored gives 0/0 = NaN,
-// as PyTorch). Each function opens with LG_PROFILE_OP, as in functions.cpp.
+// Loss reductions: a kernel gives per-sample losses (N,) and each sample's class weight (0 when
+// ignored); Mean divides the sum of the losses by the sum of the weights, on the device (no
+// synchronisation; all ignored gives 0/0 = NaN, as PyTorch). Label smoothing and class-probability
+// targets are composed (Note [Label smoothing and probability targets]). Each function opens with
+// LG_PROFILE_OP, as in functions.cpp.
 #include <algorithm>
 #include <cmath>
 #include <utility>
@@ -60,20 +62,114 @@ Tensor reduce_losses(const Tensor& losses, Reduction reduction) {
   return losses;
 }
 
-// Per-sample losses (N,) reduced, where samples whose target is ignore_index do not count.
-Tensor reduce_class_losses(const Tensor& losses, const Tensor& target, Reduction reduction,
-                           std::int64_t ignore_index) {
+// Per-sample losses (N,) reduced; Mean divides their sum by the sum of the samples' class weights
+// (the kernels' sample_weights: w[t], 0 for an ignored sample), as PyTorch's total_weight.
+Tensor reduce_class_losses(const Tensor& losses, const Tensor& sample_weights,
+                           Reduction reduction) {
   if (reduction != Reduction::Mean) return reduce_losses(losses, reduction);
+  return div(sum(losses), sum(sample_weights));
+}
+
+// Whether each target is ignore_index (Bool, the target's shape), compared on the device.
+Tensor ignored_targets(const Tensor& target, std::int64_t ignore_index) {
   // A double holds every integer up to 2^53 exactly (-100 too): compared as a scalar, with no copy
   // to the device. Beyond that it would lose the index (2^53 + 1 would equal 2^53), so the
   // comparison is then with an int64 tensor.
   constexpr std::int64_t kExactInDouble = std::int64_t{1} << 53;
-  const Tensor kept =
-      ignore_index >= -kExactInDouble && ignore_index <= kExactInDouble
-          ? ne(target, static_cast<double>(ignore_index))
-          : ne(target, tensor(std::vector<std::int64_t>{ignore_index}).to(target.device()));
-  const Tensor count = sum(kept).to(losses.dtype());
-  return div(sum(losses), count);
+  return ignore_index >= -kExactInDouble && ignore_index <= kExactInDouble
+             ? eq(target, static_cast<double>(ignore_index))
+             : eq(target, tensor(std::vector<std::int64_t>{ignore_index}).to(target.device()));
+}
+
+// A loss's class weight as the kernels take it: cast like the input under autocast, and a
+// constant: no gradient flows into it (PyTorch does not differentiate nll_loss's weight either).
+Tensor class_weight_operand(const Tensor& weight) {
+  if (!weight.defined()) return weight;
+  return amp::autocast_operand(weight, amp::CastPolicy::Float32).detach();
+}
+
+// nll_loss's per-sample losses (N,), recorded for backward, and the samples' class weights.
+struct ClassLosses {
+  Tensor losses;
+  Tensor sample_weights;
+};
+ClassLosses nll_per_sample(const Tensor& logp, const Tensor& target, const Tensor& weight,
+                           std::int64_t ignore_index) {
+  ops::NllLossResult r = ops::nll_loss(logp, target, weight, ignore_index);
+  const std::int64_t num_classes = logp.size(1);
+  const Tensor losses = record_op(
+      "nll_loss", r.losses, {logp}, {target, weight},
+      [num_classes, ignore_index](const BackwardContext& c) -> std::vector<Tensor> {
+        return {ops::nll_loss_backward(c.grad, c.saved[0], c.saved[1], num_classes, ignore_index)};
+      },
+      autograd::DoubleBackward::NotImplemented);
+  return {losses, r.sample_weights};
+}
+
+// Note [Label smoothing and probability targets]
+// cross_entropy with class-probability targets, or with label smoothing, is composed of
+// differentiable ops, as PyTorch 1.13 composes it (aten/src/ATen/native/LossNLL.cpp); only the
+// plain class-index loss is one fused kernel. With ls = label_smoothing, w the class weight (all 1
+// without one), logp = log_softmax(logits, 1) and C classes:
+// - probabilities p (the input's shape): q = (1 - ls) p + ls / C, loss = -sum_c w_c q_c logp_c at
+//   each sample (and position d1, ...); Mean divides by N * d1 * ..., not by weights. The target
+//   gets a gradient too.
+// - class indices t: loss_i = (1 - ls) * (-w_t logp_t) + (ls / C) * (-sum_c w_c logp_c), both
+//   terms 0 for an ignored sample; Mean divides the sum by sum_i w_{t_i} over the samples not
+//   ignored, for both terms (PyTorch's divisor for the smoothing term too: with a weight it is
+//   the same total weight, not the number of samples).
+Tensor cross_entropy_probabilities(const Tensor& logits, const Tensor& target, Reduction reduction,
+                                   std::int64_t ignore_index, const Tensor& weight,
+                                   double label_smoothing) {
+  const char* op = "cross_entropy";
+  LG_CHECK_DTYPE(is_floating(logits.dtype()), op, ": expected a floating input, got ",
+                 logits.dtype());
+  LG_CHECK_SHAPE(logits.dim() >= 2, op,
+                 ": expected input of shape (N, C) or (N, C, d1, ...) for class-probability "
+                 "targets, got input and target of shape ",
+                 logits.shape());
+  LG_CHECK_DTYPE(target.dtype() == logits.dtype(), op,
+                 ": a target of the input's shape holds class probabilities and must have the "
+                 "input's dtype ",
+                 logits.dtype(), ", got ", target.dtype(), " (class indices are int64 of shape ",
+                 shape_str({logits.size(0)}), ")");
+  LG_CHECK_DEVICE(target.device() == logits.device(), op,
+                  ": expected input and target on one device, got ", logits.device(), " and ",
+                  target.device());
+  LG_CHECK(ignore_index < 0, op, ": ignore_index ", ignore_index,
+           " is not supported for class-probability targets (as PyTorch: only a negative one, "
+           "which ignores nothing)");
+  ops::check_class_weight(op, weight, logits);
+  const std::int64_t C = logits.size(1);
+  const Tensor q = label_smoothing > 0.0 ? add(mul(target, 1.0 - label_smoothing),
+                                               label_smoothing / static_cast<double>(C))
+                                         : target;
+  Tensor terms = mul(log_softmax(logits, 1), q);
+  if (weight.defined()) {
+    Shape per_class(logits.dim(), 1);  // (1, C, 1, ...)
+    per_class[1] = C;
+    terms = mul(terms, weight.view(per_class));
+  }
+  return reduce_losses(neg(sum(terms, {1})), reduction);
+}
+
+Tensor cross_entropy_smoothed(const Tensor& logits, const Tensor& target, Reduction reduction,
+                              std::int64_t ignore_index, const Tensor& weight,
+                              double label_smoothing) {
+  LG_CHECK_SHAPE(logits.dim() == 2, "cross_entropy: expected input of shape (N, C), got ",
+                 logits.shape());
+  const Tensor logp = log_softmax(logits, 1);
+  const ClassLosses nll = nll_per_sample(logp, target, weight, ignore_index);
+  const std::int64_t C = logits.size(1);
+  const Tensor weighted = weight.defined() ? mul(logp, weight.view({1, C})) : logp;
+  const Tensor smooth =
+      masked_fill(neg(sum(weighted, {1})), ignored_targets(target, ignore_index), 0.0);
+  // Each term reduced on its own, then mixed: under Mean a total weight of 0 then gives
+  // 0 / 0 + s / 0 = NaN, as PyTorch's, where the mixed sum over 0 would be an infinity.
+  return add(
+      mul(reduce_class_losses(nll.losses, nll.sample_weights, reduction), 1.0 - label_smoothing),
+      mul(reduce_class_losses(smooth, nll.sample_weights, reduction),
+          label_smoothing / static_cast<double>(C)));
 }
 
 // The operands of an elementwise loss: defined, of one shape, floating (PyTorch's losses are
@@ -852,34 +948,42 @@ Tensor log_softmax(const Tensor& x_in, std::int64_t dim) {
 // ---- Losses ----------------------------------------------------------------------------------
 
 Tensor nll_loss(const Tensor& logp_in, const Tensor& target, Reduction reduction,
-                std::int64_t ignore_index) {
+                std::int64_t ignore_index, const Tensor& weight) {
   LG_PROFILE_OP(logp_in, target);
   const Tensor logp = amp::autocast_operand(logp_in, amp::CastPolicy::Float32);
-  const Tensor losses = ops::nll_loss(logp, target, ignore_index);
-  const std::int64_t num_classes = logp.size(1);
-  const Tensor per_sample = record_op(
-      "nll_loss", losses, {logp}, {target},
-      [num_classes, ignore_index](const BackwardContext& c) -> std::vector<Tensor> {
-        return {ops::nll_loss_backward(c.grad, c.saved[0], num_classes, ignore_index)};
-      },
-      autograd::DoubleBackward::NotImplemented);
-  return reduce_class_losses(per_sample, target, reduction, ignore_index);
+  const ClassLosses r = nll_per_sample(logp, target, class_weight_operand(weight), ignore_index);
+  return reduce_class_losses(r.losses, r.sample_weights, reduction);
 }
 
-Tensor cross_entropy(const Tensor& logits_in, const Tensor& target, Reduction reduction,
-                     std::int64_t ignore_index) {
-  LG_PROFILE_OP(logits_in, target);
+Tensor cross_entropy(const Tensor& logits_in, const Tensor& target_in, Reduction reduction,
+                     std::int64_t ignore_index, const Tensor& weight_in, double label_smoothing) {
+  LG_PROFILE_OP(logits_in, target_in);
+  // Written so that NaN fails it too.
+  LG_CHECK(label_smoothing >= 0.0 && label_smoothing <= 1.0,
+           "cross_entropy: expected label_smoothing in [0, 1], got ", label_smoothing);
   const Tensor logits = amp::autocast_operand(logits_in, amp::CastPolicy::Float32);
+  const Tensor weight = class_weight_operand(weight_in);
+  LG_CHECK(logits.defined() && target_in.defined(),
+           "cross_entropy: expected defined input and target");
+  // A target of the input's shape holds class probabilities, as PyTorch decides.
+  if (target_in.shape() == logits.shape()) {
+    const Tensor target = amp::autocast_operand(target_in, amp::CastPolicy::Float32);
+    return cross_entropy_probabilities(logits, target, reduction, ignore_index, weight,
+                                       label_smoothing);
+  }
+  const Tensor& target = target_in;
+  if (label_smoothing > 0.0)
+    return cross_entropy_smoothed(logits, target, reduction, ignore_index, weight, label_smoothing);
   // One kernel gives each row's loss and logsumexp; the backward is softmax - onehot in one pass.
-  ops::CrossEntropyResult r = ops::cross_entropy(logits, target, ignore_index);
+  ops::CrossEntropyResult r = ops::cross_entropy(logits, target, weight, ignore_index);
   const Tensor per_sample = record_op(
-      "cross_entropy", r.losses, {logits}, {logits, r.logsumexp, target},
+      "cross_entropy", r.losses, {logits}, {logits, r.logsumexp, target, weight},
       [ignore_index](const BackwardContext& c) -> std::vector<Tensor> {
-        return {
-            ops::cross_entropy_backward(c.grad, c.saved[0], c.saved[1], c.saved[2], ignore_index)};
+        return {ops::cross_entropy_backward(c.grad, c.saved[0], c.saved[1], c.saved[2], c.saved[3],
+                                            ignore_index)};
       },
       autograd::DoubleBackward::NotImplemented);
-  return reduce_class_losses(per_sample, target, reduction, ignore_index);
+  return reduce_class_losses(per_sample, r.sample_weights, reduction);
 }
 
 Tensor mse_loss(const Tensor& input_in, const Tensor& target_in, Reduction reduction) {

@@ -98,13 +98,29 @@ Tensor interpolate(const Tensor& x, std::optional<Size2> size,
                    std::optional<bool> align_corners = std::nullopt);
 
 enum class Reduction { None, Mean, Sum };
-// logp: (N, C) log-probabilities, target: (N,) int64 class indices; entries equal to
-// ignore_index contribute nothing (and Mean divides by the number of the others).
+// logp: (N, C) log-probabilities, target: (N,) int64 class indices. weight: a class weight (C,)
+// of logp's dtype and device, or undefined (every class weighs 1): sample i's loss is
+// -weight[t_i] * logp[i, t_i]. Entries equal to ignore_index contribute nothing; Mean divides the
+// sum by the summed weights of the samples not ignored (without a weight, their number; 0 / 0 =
+// NaN when that is 0, as PyTorch). The weight is a constant: it gets no gradient. (PyTorch's
+// Python order is weight, ignore_index, reduction; here the older arguments come first.)
 Tensor nll_loss(const Tensor& logp, const Tensor& target, Reduction reduction = Reduction::Mean,
-                std::int64_t ignore_index = -100);
-// log_softmax + nll_loss, fused on CUDA.
+                std::int64_t ignore_index = -100, const Tensor& weight = Tensor());
+// log_softmax + nll_loss, as torch.nn.functional.cross_entropy (one fused kernel for plain class
+// indices). The target is either
+// - class indices (N,) int64, with weight and ignore_index as nll_loss's, or
+// - class probabilities: a floating target of the input's shape, (N, C) or (N, C, d1, ...), and
+//   dtype; the loss is -sum_c weight[c] * target[c] * log_softmax(logits)[c] at each sample (and
+//   position: None gives (N, d1, ...)), Mean divides by N * d1 * ... (not by weights), and the
+//   target gets a gradient too. ignore_index must be negative (PyTorch refuses others): it
+//   ignores nothing.
+// label_smoothing, in [0, 1], mixes the target with the uniform distribution:
+// (1 - label_smoothing) * target + label_smoothing / C (Note [Label smoothing and probability
+// targets] in nn_functions.cpp: with class indices the smoothing term is weighted per class and
+// divided under Mean by the same summed weights as the rest, as PyTorch 1.13).
 Tensor cross_entropy(const Tensor& logits, const Tensor& target,
-                     Reduction reduction = Reduction::Mean, std::int64_t ignore_index = -100);
+                     Reduction reduction = Reduction::Mean, std::int64_t ignore_index = -100,
+                     const Tensor& weight = Tensor(), double label_smoothing = 0.0);
 Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::Mean);
 Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::Mean);
 

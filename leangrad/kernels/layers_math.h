@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 
 #include <leangrad/core/dtype.h>
 #include <leangrad/core/macros.h>
@@ -151,6 +152,23 @@ LG_HOST_DEVICE LG_INLINE M running_max(M a, M b) {
 template <typename M>
 LG_HOST_DEVICE LG_INLINE M softmax_shift(M max_value) {
   return max_value < M(0) && max_value - max_value != M(0) ? M(0) : max_value;
+}
+
+// ---- Class-index losses
+// -------------------------------------------------------------------------- The weight of a sample
+// whose target is class t, in nll_loss and cross_entropy: weight[t], or 1 with no class weight
+// (weight == nullptr); 0 when t is ignore_index (the sample does not count); NaN for a target
+// outside [0, C), which the CPU refuses before its kernels run and CUDA marks with a NaN loss
+// (weight[t] is then never read). A sample's loss is this weight times -log_softmax(row)[t]; Mean
+// divides the summed losses by the sum of these weights (PyTorch's total_weight), so with no class
+// weight by the number of samples not ignored.
+template <typename T>
+LG_HOST_DEVICE LG_INLINE opmath_t<T> class_weight(const T* weight, std::int64_t t, std::int64_t C,
+                                                  std::int64_t ignore_index) {
+  using M = opmath_t<T>;
+  if (t == ignore_index) return M(0);
+  if (t < 0 || t >= C) return std::numeric_limits<M>::quiet_NaN();
+  return weight == nullptr ? M(1) : static_cast<M>(weight[t]);
 }
 
 // ---- Interpolation (upsample) -------------------------------------------------------------------

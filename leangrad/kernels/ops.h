@@ -257,23 +257,35 @@ Tensor dropout_backward(const Tensor& grad_out, const Tensor& mask, double p);
 // takes the forward's output.
 Tensor softmax(const Tensor& x, std::int64_t dim, bool log);
 Tensor softmax_backward(const Tensor& grad_out, const Tensor& out, std::int64_t dim, bool log);
-// Per-sample losses of logits / log-probabilities (N, C) against int64 class indices (N,); an
-// ignored sample's loss is 0. A target outside [0, C) (and not ignore_index) throws Error on the
-// CPU; on CUDA it gives a NaN loss for that sample (no synchronisation to check it).
-// cross_entropy also returns the logsumexp of each row (N,) for the backward, in float32 (float64
-// for float64 logits).
+// Per-sample losses of logits / log-probabilities (N, C) against int64 class indices (N,), each
+// scaled by its class's weight w_t (`weight` (C,) of the input's dtype and device, or undefined:
+// every class weighs 1); an ignored sample's loss is 0. A target outside [0, C) (and not
+// ignore_index) throws Error on the CPU; on CUDA it gives a NaN loss for that sample (no
+// synchronisation to check it). Both also return sample_weights (N,): w_t of each sample, 0 when
+// ignored, whose sum a Mean reduction divides by (PyTorch's total_weight). cross_entropy also
+// returns the logsumexp of each row (N,) for the backward, in float32 (float64 for float64 logits).
 struct CrossEntropyResult {
   Tensor losses;
+  Tensor sample_weights;
   Tensor logsumexp;
 };
-CrossEntropyResult cross_entropy(const Tensor& logits, const Tensor& target,
+CrossEntropyResult cross_entropy(const Tensor& logits, const Tensor& target, const Tensor& weight,
                                  std::int64_t ignore_index);
 Tensor cross_entropy_backward(const Tensor& grad_losses, const Tensor& logits,
-                              const Tensor& logsumexp, const Tensor& target,
+                              const Tensor& logsumexp, const Tensor& target, const Tensor& weight,
                               std::int64_t ignore_index);
-Tensor nll_loss(const Tensor& logp, const Tensor& target, std::int64_t ignore_index);
-Tensor nll_loss_backward(const Tensor& grad_losses, const Tensor& target, std::int64_t num_classes,
-                         std::int64_t ignore_index);
+struct NllLossResult {
+  Tensor losses;
+  Tensor sample_weights;
+};
+NllLossResult nll_loss(const Tensor& logp, const Tensor& target, const Tensor& weight,
+                       std::int64_t ignore_index);
+Tensor nll_loss_backward(const Tensor& grad_losses, const Tensor& target, const Tensor& weight,
+                         std::int64_t num_classes, std::int64_t ignore_index);
+// Throws unless `weight` is undefined or a class weight for `input` (N, C, ...): 1-D of size C,
+// of input's dtype and on its device. The losses above check it; cross_entropy's
+// probability-target path (composed of differentiable ops) calls it too.
+void check_class_weight(const char* op, const Tensor& weight, const Tensor& input);
 
 // ---- Interpolation (ops_upsample.cpp) ---------------------------------------------------------
 // x (N, C, H, W) resized to (N, C, out_size[0], out_size[1]), nearest or bilinear, with PyTorch's

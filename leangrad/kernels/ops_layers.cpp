@@ -316,37 +316,58 @@ Tensor softmax_backward(const Tensor& grad_out, const Tensor& out, std::int64_t 
 
 // ---- Losses ----------------------------------------------------------------------------------
 
-CrossEntropyResult cross_entropy(const Tensor& logits, const Tensor& target,
+void check_class_weight(const char* op, const Tensor& weight, const Tensor& input) {
+  if (!weight.defined()) return;
+  LG_CHECK_SHAPE(input.dim() >= 2, op, ": expected input of shape (N, C, ...), got ",
+                 input.shape());
+  const std::int64_t C = input.size(1);
+  const std::string got =
+      detail::str_cat(": expected a class weight of shape ", shape_str({C}),
+                      " (one per class of the input of shape ", input.shape(), "), ", input.dtype(),
+                      " on ", input.device(), " as the input; got shape ", weight.shape(), ", ",
+                      weight.dtype(), " on ", weight.device());
+  LG_CHECK_SHAPE(weight.dim() == 1 && weight.size(0) == C, op, got);
+  LG_CHECK_DTYPE(weight.dtype() == input.dtype(), op, got);
+  LG_CHECK_DEVICE(weight.device() == input.device(), op, got);
+}
+
+CrossEntropyResult cross_entropy(const Tensor& logits, const Tensor& target, const Tensor& weight,
                                  std::int64_t ignore_index) {
   const std::int64_t C = check_loss_operands("cross_entropy", logits, target);
+  check_class_weight("cross_entropy", weight, logits);
   const Tensor t = contiguous(target);
   check_targets_on_cpu("cross_entropy", t, C, ignore_index);
   const Tensor x = contiguous(logits);
+  const Tensor w = weight.defined() ? contiguous(weight) : Tensor();
   const std::int64_t N = logits.size(0);
   const DType lse_dtype = logits.dtype() == kFloat64 ? kFloat64 : kFloat32;
-  CrossEntropyResult r{empty({N}, logits.options()),
+  CrossEntropyResult r{empty({N}, logits.options()), empty({N}, logits.options()),
                        empty({N}, TensorOptions(lse_dtype).device(logits.device()))};
   if (N == 0) return r;
   LG_CHECK_SHAPE(C > 0, "cross_entropy: expected at least one class, got input of shape ",
                  logits.shape());
+  const void* wp = w.defined() ? w.data_ptr() : nullptr;
   const cuda::DeviceGuard guard(x.device());
   switch (x.device().type) {
     case DeviceType::CPU:
-      kernels::cpu::cross_entropy(x.dtype(), r.losses.data_ptr(), r.logsumexp.data_ptr(),
-                                  x.data_ptr(), t.data_ptr<std::int64_t>(), N, C, ignore_index);
+      kernels::cpu::cross_entropy(x.dtype(), r.losses.data_ptr(), r.sample_weights.data_ptr(),
+                                  r.logsumexp.data_ptr(), x.data_ptr(), t.data_ptr<std::int64_t>(),
+                                  wp, N, C, ignore_index);
       break;
     case DeviceType::CUDA:
-      kernels::cuda::cross_entropy(x.dtype(), r.losses.data_ptr(), r.logsumexp.data_ptr(),
-                                   x.data_ptr(), t.data_ptr<std::int64_t>(), N, C, ignore_index);
+      kernels::cuda::cross_entropy(x.dtype(), r.losses.data_ptr(), r.sample_weights.data_ptr(),
+                                   r.logsumexp.data_ptr(), x.data_ptr(), t.data_ptr<std::int64_t>(),
+                                   wp, N, C, ignore_index);
       break;
   }
   return r;
 }
 
 Tensor cross_entropy_backward(const Tensor& grad_losses, const Tensor& logits,
-                              const Tensor& logsumexp, const Tensor& target,
+                              const Tensor& logsumexp, const Tensor& target, const Tensor& weight,
                               std::int64_t ignore_index) {
   const std::int64_t C = check_loss_operands("cross_entropy_backward", logits, target);
+  check_class_weight("cross_entropy_backward", weight, logits);
   const std::int64_t N = logits.size(0);
   LG_CHECK_SHAPE(grad_losses.shape() == Shape{N} && logsumexp.shape() == Shape{N},
                  "cross_entropy_backward: expected grad_losses and logsumexp of shape ",
@@ -362,49 +383,55 @@ Tensor cross_entropy_backward(const Tensor& grad_losses, const Tensor& logits,
   const Tensor x = contiguous(logits);
   const Tensor lse = contiguous(logsumexp);
   const Tensor t = contiguous(target);
+  const Tensor w = weight.defined() ? contiguous(weight) : Tensor();
   check_targets_on_cpu("cross_entropy_backward", t, C, ignore_index);
   Tensor gx = empty(logits.shape(), logits.options());
   if (gx.numel() == 0) return gx;
+  const void* wp = w.defined() ? w.data_ptr() : nullptr;
   const cuda::DeviceGuard guard(gx.device());
   switch (gx.device().type) {
     case DeviceType::CPU:
       kernels::cpu::cross_entropy_backward(gx.dtype(), gx.data_ptr(), gl.data_ptr(), x.data_ptr(),
-                                           lse.data_ptr(), t.data_ptr<std::int64_t>(), N, C,
+                                           lse.data_ptr(), t.data_ptr<std::int64_t>(), wp, N, C,
                                            ignore_index);
       break;
     case DeviceType::CUDA:
       kernels::cuda::cross_entropy_backward(gx.dtype(), gx.data_ptr(), gl.data_ptr(), x.data_ptr(),
-                                            lse.data_ptr(), t.data_ptr<std::int64_t>(), N, C,
+                                            lse.data_ptr(), t.data_ptr<std::int64_t>(), wp, N, C,
                                             ignore_index);
       break;
   }
   return gx;
 }
 
-Tensor nll_loss(const Tensor& logp, const Tensor& target, std::int64_t ignore_index) {
+NllLossResult nll_loss(const Tensor& logp, const Tensor& target, const Tensor& weight,
+                       std::int64_t ignore_index) {
   const std::int64_t C = check_loss_operands("nll_loss", logp, target);
+  check_class_weight("nll_loss", weight, logp);
   const Tensor t = contiguous(target);
   check_targets_on_cpu("nll_loss", t, C, ignore_index);
   const Tensor x = contiguous(logp);
+  const Tensor w = weight.defined() ? contiguous(weight) : Tensor();
   const std::int64_t N = logp.size(0);
-  Tensor losses = empty({N}, logp.options());
-  if (N == 0) return losses;
+  NllLossResult r{empty({N}, logp.options()), empty({N}, logp.options())};
+  if (N == 0) return r;
+  const void* wp = w.defined() ? w.data_ptr() : nullptr;
   const cuda::DeviceGuard guard(x.device());
   switch (x.device().type) {
     case DeviceType::CPU:
-      kernels::cpu::nll_loss(x.dtype(), losses.data_ptr(), x.data_ptr(), t.data_ptr<std::int64_t>(),
-                             N, C, ignore_index);
+      kernels::cpu::nll_loss(x.dtype(), r.losses.data_ptr(), r.sample_weights.data_ptr(),
+                             x.data_ptr(), t.data_ptr<std::int64_t>(), wp, N, C, ignore_index);
       break;
     case DeviceType::CUDA:
-      kernels::cuda::nll_loss(x.dtype(), losses.data_ptr(), x.data_ptr(),
-                              t.data_ptr<std::int64_t>(), N, C, ignore_index);
+      kernels::cuda::nll_loss(x.dtype(), r.losses.data_ptr(), r.sample_weights.data_ptr(),
+                              x.data_ptr(), t.data_ptr<std::int64_t>(), wp, N, C, ignore_index);
       break;
   }
-  return losses;
+  return r;
 }
 
-Tensor nll_loss_backward(const Tensor& grad_losses, const Tensor& target, std::int64_t num_classes,
-                         std::int64_t ignore_index) {
+Tensor nll_loss_backward(const Tensor& grad_losses, const Tensor& target, const Tensor& weight,
+                         std::int64_t num_classes, std::int64_t ignore_index) {
   check_floating("nll_loss_backward", grad_losses);
   check_same_device("nll_loss_backward", grad_losses, target);
   const std::int64_t N = target.numel();
@@ -413,20 +440,30 @@ Tensor nll_loss_backward(const Tensor& grad_losses, const Tensor& target, std::i
                  " and int64 target, got ", grad_losses.shape(), " and ", target.dtype());
   LG_CHECK_SHAPE(num_classes >= 0, "nll_loss_backward: expected num_classes >= 0, got ",
                  num_classes);
+  if (weight.defined()) {
+    LG_CHECK_SHAPE(weight.shape() == Shape{num_classes} && weight.dtype() == grad_losses.dtype(),
+                   "nll_loss_backward: expected a class weight of shape ", shape_str({num_classes}),
+                   " and dtype ", grad_losses.dtype(), ", got ", weight.shape(), " ",
+                   weight.dtype());
+    check_same_device("nll_loss_backward", grad_losses, weight);
+  }
   const Tensor gl = contiguous(grad_losses);
   const Tensor t = contiguous(target);
+  const Tensor w = weight.defined() ? contiguous(weight) : Tensor();
   check_targets_on_cpu("nll_loss_backward", t, num_classes, ignore_index);
   Tensor gx = empty({N, num_classes}, grad_losses.options());
   if (gx.numel() == 0) return gx;
+  const void* wp = w.defined() ? w.data_ptr() : nullptr;
   const cuda::DeviceGuard guard(gx.device());
   switch (gx.device().type) {
     case DeviceType::CPU:
       kernels::cpu::nll_loss_backward(gx.dtype(), gx.data_ptr(), gl.data_ptr(),
-                                      t.data_ptr<std::int64_t>(), N, num_classes, ignore_index);
+                                      t.data_ptr<std::int64_t>(), wp, N, num_classes, ignore_index);
       break;
     case DeviceType::CUDA:
       kernels::cuda::nll_loss_backward(gx.dtype(), gx.data_ptr(), gl.data_ptr(),
-                                       t.data_ptr<std::int64_t>(), N, num_classes, ignore_index);
+                                       t.data_ptr<std::int64_t>(), wp, N, num_classes,
+                                       ignore_index);
       break;
   }
   return gx;

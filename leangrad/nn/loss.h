@@ -1,7 +1,9 @@
-// Loss modules: CrossEntropyLoss, MSELoss, L1Loss. Unlike the single-input modules, their forward
-// takes (input, target), as in LibTorch:
-//   nn::CrossEntropyLoss loss(nn::CrossEntropyLossOptions().ignore_index(0));
-//   Tensor l = loss(logits, target);  // logits (N, C), target (N,) int64
+// Loss modules: CrossEntropyLoss, NLLLoss, MSELoss, L1Loss. Unlike the single-input modules, their
+// forward takes (input, target), as in LibTorch:
+//   nn::CrossEntropyLoss loss(nn::CrossEntropyLossOptions().ignore_index(0).label_smoothing(0.1));
+//   Tensor l = loss(logits, target);  // logits (N, C), target (N,) int64 or probabilities (N, C)
+// A class weight given in the options is the module's buffer "weight" (state_dict holds it and
+// to() moves it), as LibTorch's.
 #pragma once
 
 #include <cstdint>
@@ -13,9 +15,19 @@
 
 namespace leangrad::nn {
 
+// The arguments of leangrad::cross_entropy (autograd/nn_functions.h).
 class CrossEntropyLossOptions {
-  LG_ARG(Reduction, reduction) = Reduction::Mean;
+  LG_ARG(Tensor, weight);  // (C,), or undefined: every class weighs 1
   LG_ARG(std::int64_t, ignore_index) = -100;
+  LG_ARG(Reduction, reduction) = Reduction::Mean;
+  LG_ARG(double, label_smoothing) = 0.0;
+};
+
+// The arguments of leangrad::nll_loss.
+class NLLLossOptions {
+  LG_ARG(Tensor, weight);  // (C,), or undefined: every class weighs 1
+  LG_ARG(std::int64_t, ignore_index) = -100;
+  LG_ARG(Reduction, reduction) = Reduction::Mean;
 };
 
 // Options of the elementwise losses (MSELoss, L1Loss).
@@ -30,15 +42,27 @@ const char* reduction_name(Reduction reduction);
 
 class CrossEntropyLossImpl : public Module {
  public:
-  explicit CrossEntropyLossImpl(const CrossEntropyLossOptions& options = {})
-      : Module("CrossEntropyLoss"), options(options) {}
+  explicit CrossEntropyLossImpl(const CrossEntropyLossOptions& options = {});
   using Module::forward;  // the single-input form throws: a loss needs a target
   // The holder calls it: loss(input, target).
   Tensor forward(const Tensor& input, const Tensor& target);
+  // "reduction=mean, ignore_index=-100", then weight's shape and label_smoothing when given.
   std::string extra_repr() const override;
   CrossEntropyLossOptions options;
+  Tensor weight;  // the buffer "weight" (options.weight()); undefined without one
 };
 LEANGRAD_MODULE(CrossEntropyLoss);
+
+class NLLLossImpl : public Module {
+ public:
+  explicit NLLLossImpl(const NLLLossOptions& options = {});
+  using Module::forward;
+  Tensor forward(const Tensor& input, const Tensor& target);
+  std::string extra_repr() const override;
+  NLLLossOptions options;
+  Tensor weight;  // the buffer "weight" (options.weight()); undefined without one
+};
+LEANGRAD_MODULE(NLLLoss);
 
 class MSELossImpl : public Module {
  public:

@@ -9,6 +9,7 @@
 #include <functional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/nn_functions.h>
@@ -140,6 +141,16 @@ std::vector<OpCase> dropout_softmax_cases() {
 }
 
 // ---- Losses, with each reduction ------------------------------------------------------------
+
+// A class weight (C,) of x's dtype on x's device: 0.5, 0.8, ..., 2.0 repeating (never all 1, which
+// would hide a weight the kernels skipped). Made in the row, so it is no input and has no gradient.
+Tensor class_weight_like(const Tensor& x, std::int64_t C) {
+  std::vector<double> w(static_cast<std::size_t>(C));
+  for (std::size_t i = 0; i < w.size(); ++i)
+    w[i] = 0.5 + 0.3 * static_cast<double>(i % 6);
+  return make_tensor(w, {C}, x.dtype()).to(x.device());
+}
+
 std::vector<OpCase> loss_cases() {
   const std::pair<Reduction, const char*> reductions[] = {
       {Reduction::Mean, "mean"}, {Reduction::Sum, "sum"}, {Reduction::None, "none"}};
@@ -155,6 +166,33 @@ std::vector<OpCase> loss_cases() {
                  grads_of([r](const Inputs& v) { return nll_loss(v[0], v[1], r); }),
                  {input({67, 10}, kFloat32, -4, 0), input({67}, kInt64, 0, 10)},
                  kTolF32Sum});
+    // A class weight (the kernels' w[t]), with ignore_index 3.
+    c.push_back({std::string("cross_entropy_weight_") + name + "_f32",
+                 grads_of([r](const Inputs& v) {
+                   return cross_entropy(v[0], v[1], r, 3, class_weight_like(v[0], 10));
+                 }),
+                 {input({67, 10}, kFloat32, -4, 4), input({67}, kInt64, 0, 10)},
+                 kTolF32Sum});
+    c.push_back({std::string("nll_loss_weight_") + name + "_f32",
+                 grads_of([r](const Inputs& v) {
+                   return nll_loss(v[0], v[1], r, 3, class_weight_like(v[0], 10));
+                 }),
+                 {input({67, 10}, kFloat32, -4, 0), input({67}, kInt64, 0, 10)},
+                 kTolF32Sum});
+    // Label smoothing and probability targets are composed of ops (log_softmax, sums,
+    // masked_fill) around the weighted nll_loss kernel.
+    c.push_back({std::string("cross_entropy_weight_smoothing_") + name + "_f32",
+                 grads_of([r](const Inputs& v) {
+                   return cross_entropy(v[0], v[1], r, 3, class_weight_like(v[0], 10), 0.1);
+                 }),
+                 {input({67, 10}, kFloat32, -4, 4), input({67}, kInt64, 0, 10)},
+                 kTolF32Sum});
+    c.push_back({std::string("cross_entropy_probabilities_") + name + "_f32",
+                 grads_of([r](const Inputs& v) {
+                   return cross_entropy(v[0], v[1], r, -100, class_weight_like(v[0], 10), 0.2);
+                 }),
+                 {input({6, 10, 5, 3}, kFloat32, -4, 4), input({6, 10, 5, 3}, kFloat32, 0, 1)},
+                 kTolF32Sum});
     c.push_back({std::string("mse_loss_") + name + "_f32",
                  grads_of([r](const Inputs& v) { return mse_loss(v[0], v[1], r); }),
                  {input({33, 65}), input({33, 65})},
@@ -168,6 +206,13 @@ std::vector<OpCase> loss_cases() {
                grads_of([](const Inputs& v) { return cross_entropy(v[0], v[1]); }),
                {input({64, 1000}, kFloat32, -4, 4, kT), input({64}, kInt64, 0, 1000)},
                kTolF32Sum});
+  c.push_back({"cross_entropy_weight_bf16",
+               [](const Inputs& x) {
+                 return Outputs{
+                     cross_entropy(x[0], x[1], Reduction::None, -100, class_weight_like(x[0], 50))};
+               },
+               {input({16, 50}, kBFloat16, -4, 4), input({16}, kInt64, 0, 50)},
+               kTolBF16});
   c.push_back({"cross_entropy_bf16",
                [](const Inputs& x) { return Outputs{cross_entropy(x[0], x[1], Reduction::None)}; },
                {input({16, 50}, kBFloat16, -4, 4), input({16}, kInt64, 0, 50)},

@@ -250,6 +250,57 @@ std::vector<MisuseCase> loss_cases() {
   t.add("cross_entropy_integral_input", Raises::DTypeError, {"cross_entropy", "int64"}, [] {
     cross_entropy(ones({2, 3}, kInt64), targets({0, 1}));
   });
+  // The loss options: a class weight, label_smoothing, class-probability targets (PyTorch
+  // refuses these too, except where docs/api-notes.md says leangrad is stricter; checked by
+  // tests/data/make_loss_options.py).
+  t.add("cross_entropy_weight_size", Raises::ShapeError,
+        {"cross_entropy", "class weight", "[3]", "[2, 3]", "[2]", "float32", "cpu"}, [] {
+          cross_entropy(ones({2, 3}), targets({0, 1}), Reduction::Mean, -100, ones({2}));
+        });
+  t.add("nll_loss_weight_2d", Raises::ShapeError, {"nll_loss", "[3]", "[3, 1]"}, [] {
+    nll_loss(ones({2, 3}), targets({0, 1}), Reduction::Mean, -100, ones({3, 1}));
+  });
+  t.add("cross_entropy_weight_dtype", Raises::DTypeError, {"cross_entropy", "float32", "float64"},
+        [] {
+          cross_entropy(ones({2, 3}), targets({0, 1}), Reduction::Mean, -100, ones({3}, kFloat64));
+        });
+  t.add("cross_entropy_smoothing_weight_size", Raises::ShapeError, {"[3]", "[4]"}, [] {
+    cross_entropy(ones({2, 3}), targets({0, 1}), Reduction::Mean, -100, ones({4}), 0.1);
+  });
+  t.add("cross_entropy_probabilities_weight_size", Raises::ShapeError,
+        {"cross_entropy", "[3]", "[4]"}, [] {
+          cross_entropy(ones({2, 3}), ones({2, 3}), Reduction::Mean, -100, ones({4}));
+        });
+  t.add("cross_entropy_label_smoothing_above_1", Raises::Error,
+        {"cross_entropy", "label_smoothing", "[0, 1]", "1.5"}, [] {
+          cross_entropy(ones({2, 3}), targets({0, 1}), Reduction::Mean, -100, Tensor(), 1.5);
+        });
+  t.add("cross_entropy_label_smoothing_negative", Raises::Error,
+        {"cross_entropy", "label_smoothing", "-0.1"}, [] {
+          cross_entropy(ones({2, 3}), ones({2, 3}), Reduction::Mean, -100, Tensor(), -0.1);
+        });
+  t.add("cross_entropy_label_smoothing_nan", Raises::Error, {"cross_entropy", "label_smoothing"},
+        [] {
+          cross_entropy(ones({2, 3}), targets({0, 1}), Reduction::Mean, -100, Tensor(),
+                        std::numeric_limits<double>::quiet_NaN());
+        });
+  t.add("cross_entropy_int64_probabilities", Raises::DTypeError,
+        {"cross_entropy", "probabilities", "int64", "float32"}, [] {
+          cross_entropy(ones({2, 3}), zeros({2, 3}, kInt64));
+        });
+  t.add("cross_entropy_probabilities_dtype", Raises::DTypeError,
+        {"cross_entropy", "float32", "float64"}, [] {
+          cross_entropy(ones({2, 3}), ones({2, 3}, kFloat64));
+        });
+  t.add("cross_entropy_probabilities_ignore_index", Raises::Error,
+        {"cross_entropy", "ignore_index 0", "probability"}, [] {
+          cross_entropy(ones({2, 3}), ones({2, 3}), Reduction::Mean, 0);
+        });
+  t.add("cross_entropy_probabilities_1d", Raises::ShapeError, {"cross_entropy", "(N, C)", "[3]"},
+        [] { cross_entropy(ones({3}), ones({3})); });
+  t.add("nll_loss_probabilities", Raises::DTypeError, {"nll_loss", "int64", "float32"}, [] {
+    nll_loss(ones({2, 3}), ones({2, 3}));
+  });
   t.add("nll_loss_target_past_classes", Raises::Error, {"nll_loss", "target 5", "3 classes"}, [] {
     nll_loss(ones({2, 3}), targets({5, 0}));
   });

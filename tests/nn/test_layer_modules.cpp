@@ -115,5 +115,42 @@ TEST(LossModule, ForwardEqualsFunction) {
   EXPECT_THROW(ce->forward(logits), Error);  // a loss needs a target
 }
 
+TEST(LossModule, ClassWeightIsABufferAndEveryOptionReachesTheFunction) {
+  const Tensor logits = rand({4, 5});
+  const Tensor target = test::make_tensor({1, 0, 4, 2}, {4}, kInt64);
+  const Tensor weight = test::make_tensor({0.5, 2.0, 1.0, 3.0, 0.25}, {5});
+  nn::CrossEntropyLoss ce(nn::CrossEntropyLossOptions()
+                              .weight(weight)
+                              .ignore_index(2)
+                              .reduction(Reduction::Sum)
+                              .label_smoothing(0.1));
+  EXPECT_TRUE(test::all_close(
+      ce(logits, target),
+      test::to_vector(cross_entropy(logits, target, Reduction::Sum, 2, weight, 0.1)), 0, 0));
+  // The weight changes the value (a module that dropped it would give the unweighted loss).
+  EXPECT_FALSE(test::all_close(
+      ce(logits, target),
+      test::to_vector(cross_entropy(logits, target, Reduction::Sum, 2, Tensor(), 0.1)), 0, 0));
+  EXPECT_EQ(ce->extra_repr(), "reduction=sum, ignore_index=2, weight=[5], label_smoothing=0.1");
+  const auto state = ce->state_dict();
+  ASSERT_EQ(state.size(), 1u);
+  EXPECT_EQ(state[0].first, "weight");
+  EXPECT_TRUE(ce->parameters().empty());
+  EXPECT_TRUE(nn::CrossEntropyLoss()->state_dict().empty());  // no weight, no buffer
+
+  nn::NLLLoss nll(nn::NLLLossOptions().weight(weight).reduction(Reduction::Mean));
+  const Tensor logp = log_softmax(logits, 1);
+  EXPECT_TRUE(test::all_close(
+      nll(logp, target), test::to_vector(nll_loss(logp, target, Reduction::Mean, -100, weight)), 0,
+      0));
+  EXPECT_EQ(nll->extra_repr(), "reduction=mean, ignore_index=-100, weight=[5]");
+  EXPECT_EQ(nll->state_dict().size(), 1u);
+  EXPECT_EQ(nn::NLLLoss()->extra_repr(), "reduction=mean, ignore_index=-100");
+  // Class probabilities through the module.
+  const Tensor p = softmax(rand({4, 5}), 1);
+  EXPECT_TRUE(test::all_close(nn::CrossEntropyLoss()(logits, p),
+                              test::to_vector(cross_entropy(logits, p)), 0, 0));
+}
+
 }  // namespace
 }  // namespace leangrad

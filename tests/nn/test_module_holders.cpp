@@ -166,6 +166,7 @@ TEST(ModuleHolder, EveryBuiltInModuleHasAHolder) {
       nn::Sequential(),
       nn::ModuleList(),
       nn::CrossEntropyLoss(),
+      nn::NLLLoss(),
       nn::MSELoss(),
       nn::L1Loss(),
   };
@@ -176,7 +177,7 @@ TEST(ModuleHolder, EveryBuiltInModuleHasAHolder) {
             (std::vector<std::string>{"Linear", "Conv2d", "GroupNorm", "TanhExp", "ReLU", "Sigmoid",
                                       "Tanh", "Dropout", "MaxPool2d", "AvgPool2d", "PixelShuffle",
                                       "PixelUnshuffle", "Flatten", "Sequential", "ModuleList",
-                                      "CrossEntropyLoss", "MSELoss", "L1Loss"}));
+                                      "CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss"}));
   // Losses take (input, target) through the holder.
   nn::MSELoss mse;
   EXPECT_TRUE(test::all_close(mse(ones({3}), zeros({3})), {1.0}, 0, 0));

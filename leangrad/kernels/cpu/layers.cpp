@@ -227,13 +227,15 @@ void softmax_backward(DType dtype, void* grad_in, const void* grad_out, const vo
 
 // ---- Losses ----------------------------------------------------------------------------------
 
-void cross_entropy(DType dtype, void* losses, void* lse, const void* logits,
-                   const std::int64_t* target, std::int64_t N, std::int64_t C,
+void cross_entropy(DType dtype, void* losses, void* sample_weights, void* lse, const void* logits,
+                   const std::int64_t* target, const void* weight, std::int64_t N, std::int64_t C,
                    std::int64_t ignore_index) {
   dispatch_floating(dtype, "cross_entropy", [&]<typename T>() {
     using M = opmath_t<T>;
     const T* x = static_cast<const T*>(logits);
+    const T* w = static_cast<const T*>(weight);
     T* loss = static_cast<T*>(losses);
+    T* sw = static_cast<T*>(sample_weights);
     M* row_lse = static_cast<M*>(lse);
     parallel_for(N, run_grain(C), [&](std::int64_t b, std::int64_t e) {
       for (std::int64_t i = b; i < e; ++i) {
@@ -247,8 +249,10 @@ void cross_entropy(DType dtype, void* losses, void* lse, const void* logits,
           sum += std::exp(static_cast<M>(row[j]) - max_value);
         row_lse[i] = max_value + std::log(sum);
         const std::int64_t t = target[i];
+        const M wt = layers_math::class_weight(w, t, C, ignore_index);
+        sw[i] = static_cast<T>(wt);
         loss[i] = t == ignore_index ? static_cast<T>(0)
-                                    : static_cast<T>(row_lse[i] - static_cast<M>(row[t]));
+                                    : static_cast<T>(wt * (row_lse[i] - static_cast<M>(row[t])));
       }
     });
   });
@@ -256,11 +260,13 @@ void cross_entropy(DType dtype, void* losses, void* lse, const void* logits,
 
 void cross_entropy_backward(DType dtype, void* grad_logits, const void* grad_losses,
                             const void* logits, const void* lse, const std::int64_t* target,
-                            std::int64_t N, std::int64_t C, std::int64_t ignore_index) {
+                            const void* weight, std::int64_t N, std::int64_t C,
+                            std::int64_t ignore_index) {
   dispatch_floating(dtype, "cross_entropy_backward", [&]<typename T>() {
     using M = opmath_t<T>;
     const T* x = static_cast<const T*>(logits);
     const T* gl = static_cast<const T*>(grad_losses);
+    const T* w = static_cast<const T*>(weight);
     const M* row_lse = static_cast<const M*>(lse);
     T* gx = static_cast<T*>(grad_logits);
     parallel_for(N * C, kElementwiseGrain / 4, [&](std::int64_t b, std::int64_t e) {
@@ -272,34 +278,47 @@ void cross_entropy_backward(DType dtype, void* grad_logits, const void* grad_los
           continue;
         }
         const M p = std::exp(static_cast<M>(x[k]) - row_lse[i]);
-        gx[k] = static_cast<T>(static_cast<M>(gl[i]) * (j == t ? p - M(1) : p));
+        const M g = static_cast<M>(gl[i]) * layers_math::class_weight(w, t, C, ignore_index);
+        gx[k] = static_cast<T>(g * (j == t ? p - M(1) : p));
       }
     });
   });
 }
 
-void nll_loss(DType dtype, void* losses, const void* logp, const std::int64_t* target,
-              std::int64_t N, std::int64_t C, std::int64_t ignore_index) {
+void nll_loss(DType dtype, void* losses, void* sample_weights, const void* logp,
+              const std::int64_t* target, const void* weight, std::int64_t N, std::int64_t C,
+              std::int64_t ignore_index) {
   dispatch_floating(dtype, "nll_loss", [&]<typename T>() {
+    using M = opmath_t<T>;
     const T* x = static_cast<const T*>(logp);
+    const T* w = static_cast<const T*>(weight);
     T* loss = static_cast<T*>(losses);
+    T* sw = static_cast<T*>(sample_weights);
     for (std::int64_t i = 0; i < N; ++i) {
       const std::int64_t t = target[i];
-      loss[i] = t == ignore_index ? static_cast<T>(0) : static_cast<T>(-x[i * C + t]);
+      const M wt = layers_math::class_weight(w, t, C, ignore_index);
+      sw[i] = static_cast<T>(wt);
+      loss[i] = t == ignore_index ? static_cast<T>(0)
+                                  : static_cast<T>(-wt * static_cast<M>(x[i * C + t]));
     }
   });
 }
 
 void nll_loss_backward(DType dtype, void* grad_logp, const void* grad_losses,
-                       const std::int64_t* target, std::int64_t N, std::int64_t C,
-                       std::int64_t ignore_index) {
+                       const std::int64_t* target, const void* weight, std::int64_t N,
+                       std::int64_t C, std::int64_t ignore_index) {
   dispatch_floating(dtype, "nll_loss_backward", [&]<typename T>() {
+    using M = opmath_t<T>;
     const T* gl = static_cast<const T*>(grad_losses);
+    const T* w = static_cast<const T*>(weight);
     T* gx = static_cast<T*>(grad_logp);
     parallel_for(N * C, kElementwiseGrain, [&](std::int64_t b, std::int64_t e) {
       for (std::int64_t k = b; k < e; ++k) {
         const std::int64_t t = target[k / C];
-        gx[k] = (t != ignore_index && k % C == t) ? static_cast<T>(-gl[k / C]) : static_cast<T>(0);
+        gx[k] = (t != ignore_index && k % C == t)
+                    ? static_cast<T>(-static_cast<M>(gl[k / C]) *
+                                     layers_math::class_weight(w, t, C, ignore_index))
+                    : static_cast<T>(0);
       }
     });
   });

@@ -7,16 +7,17 @@
 //   softmax (rows)   inner == 1: one block per row; block reductions for the max and the sum
 //   softmax (cols)   inner > 1: one thread per (outer, inner) column, consecutive threads on
 //                    consecutive columns (coalesced)
-//   cross_entropy    one block per row: max, sum of exp, the picked logit -> loss and logsumexp;
-//                    the backward is elementwise (softmax - onehot from the saved logsumexp)
+//   cross_entropy    one block per row: max, sum of exp, the picked logit and its class weight
+//                    -> loss, sample weight and logsumexp; the backward is elementwise
+//                    (w_t (softmax - onehot) from the saved logsumexp)
 // Every index is int64; grids are one wave (Note [Grid policy]) and kernels loop beyond it.
 #include <algorithm>
 #include <cstdint>
 #include <limits>
 
 #include <leangrad/kernels/backend.h>
-#include <leangrad/kernels/cuda/cuda_common.cuh>
 #include <leangrad/kernels/dispatch.h>
+#include <leangrad/kernels/cuda/cuda_common.cuh>
 
 namespace leangrad::kernels::cuda {
 
@@ -211,12 +212,14 @@ __global__ void softmax_backward_thread_per_column_kernel(T* gx, const T* gy, co
 
 // ---- Loss kernels ----------------------------------------------------------------------------
 
-// Block b owns rows b, b + gridDim.x, ...: max, sum of exp, then thread 0 picks the target logit.
-// An out-of-range target (not ignored) gives a NaN loss; its logit is never read.
+// Block b owns rows b, b + gridDim.x, ...: max, sum of exp, then thread 0 picks the target logit
+// and its class weight (layers_math::class_weight). An out-of-range target (not ignored) gives a
+// NaN loss and sample weight; its logit and weight are never read.
 template <typename T>
-__global__ void cross_entropy_block_per_row_kernel(T* losses, opmath_t<T>* lse, const T* logits,
-                                                   const std::int64_t* target, std::int64_t N,
-                                                   std::int64_t C, std::int64_t ignore_index) {
+__global__ void cross_entropy_block_per_row_kernel(T* losses, T* sample_weights, opmath_t<T>* lse,
+                                                   const T* logits, const std::int64_t* target,
+                                                   const T* weight, std::int64_t N, std::int64_t C,
+                                                   std::int64_t ignore_index) {
   using M = opmath_t<T>;
   for (std::int64_t row = blockIdx.x; row < N; row += gridDim.x) {
     const T* x = logits + row * C;
@@ -232,9 +235,11 @@ __global__ void cross_entropy_block_per_row_kernel(T* losses, opmath_t<T>* lse, 
       const M row_lse = max_value + ::log(sum);
       lse[row] = row_lse;
       const std::int64_t t = target[row];
+      const M w = layers_math::class_weight(weight, t, C, ignore_index);
+      sample_weights[row] = static_cast<T>(w);
       M loss = 0;
       if (t != ignore_index) {
-        loss = (t >= 0 && t < C) ? row_lse - static_cast<M>(x[t])
+        loss = (t >= 0 && t < C) ? w * (row_lse - static_cast<M>(x[t]))
                                  : std::numeric_limits<M>::quiet_NaN();
       }
       losses[row] = static_cast<T>(loss);
@@ -245,7 +250,7 @@ __global__ void cross_entropy_block_per_row_kernel(T* losses, opmath_t<T>* lse, 
 template <typename T>
 __global__ void cross_entropy_backward_kernel(T* grad_logits, const T* grad_losses, const T* logits,
                                               const opmath_t<T>* lse, const std::int64_t* target,
-                                              std::int64_t N, std::int64_t C,
+                                              const T* weight, std::int64_t N, std::int64_t C,
                                               std::int64_t ignore_index) {
   using M = opmath_t<T>;
   for (std::int64_t k = global_thread_index(); k < N * C; k += grid_thread_count()) {
@@ -256,19 +261,24 @@ __global__ void cross_entropy_backward_kernel(T* grad_logits, const T* grad_loss
       continue;
     }
     const M p = exp(static_cast<M>(logits[k]) - lse[i]);
-    grad_logits[k] = static_cast<T>(static_cast<M>(grad_losses[i]) * (j == t ? p - M(1) : p));
+    const M g =
+        static_cast<M>(grad_losses[i]) * layers_math::class_weight(weight, t, C, ignore_index);
+    grad_logits[k] = static_cast<T>(g * (j == t ? p - M(1) : p));
   }
 }
 
 template <typename T>
-__global__ void nll_loss_kernel(T* losses, const T* logp, const std::int64_t* target,
-                                std::int64_t N, std::int64_t C, std::int64_t ignore_index) {
+__global__ void nll_loss_kernel(T* losses, T* sample_weights, const T* logp,
+                                const std::int64_t* target, const T* weight, std::int64_t N,
+                                std::int64_t C, std::int64_t ignore_index) {
   using M = opmath_t<T>;
   for (std::int64_t i = global_thread_index(); i < N; i += grid_thread_count()) {
     const std::int64_t t = target[i];
+    const M w = layers_math::class_weight(weight, t, C, ignore_index);
+    sample_weights[i] = static_cast<T>(w);
     M loss = 0;
     if (t != ignore_index) {
-      loss = (t >= 0 && t < C) ? -static_cast<M>(logp[i * C + t])
+      loss = (t >= 0 && t < C) ? -w * static_cast<M>(logp[i * C + t])
                                : std::numeric_limits<M>::quiet_NaN();
     }
     losses[i] = static_cast<T>(loss);
@@ -277,13 +287,15 @@ __global__ void nll_loss_kernel(T* losses, const T* logp, const std::int64_t* ta
 
 template <typename T>
 __global__ void nll_loss_backward_kernel(T* grad_logp, const T* grad_losses,
-                                         const std::int64_t* target, std::int64_t N, std::int64_t C,
+                                         const std::int64_t* target, const T* weight,
+                                         std::int64_t N, std::int64_t C,
                                          std::int64_t ignore_index) {
   using M = opmath_t<T>;
   for (std::int64_t k = global_thread_index(); k < N * C; k += grid_thread_count()) {
     const std::int64_t t = target[k / C];
     grad_logp[k] = (t != ignore_index && k % C == t)
-                       ? static_cast<T>(-static_cast<M>(grad_losses[k / C]))
+                       ? static_cast<T>(-static_cast<M>(grad_losses[k / C]) *
+                                        layers_math::class_weight(weight, t, C, ignore_index))
                        : static_cast<T>(0);
   }
 }
@@ -409,48 +421,51 @@ void softmax_backward(DType dtype, void* grad_in, const void* grad_out, const vo
   });
 }
 
-void cross_entropy(DType dtype, void* losses, void* lse, const void* logits,
-                   const std::int64_t* target, std::int64_t N, std::int64_t C,
+void cross_entropy(DType dtype, void* losses, void* sample_weights, void* lse, const void* logits,
+                   const std::int64_t* target, const void* weight, std::int64_t N, std::int64_t C,
                    std::int64_t ignore_index) {
   dispatch_floating(dtype, "cross_entropy", [&]<typename T>() {
-    cross_entropy_block_per_row_kernel<T>
-        <<<rows_grid(cross_entropy_block_per_row_kernel<T>, N, C), threads_for_row(C), 0,
-           current_stream()>>>(static_cast<T*>(losses), static_cast<opmath_t<T>*>(lse),
-                               static_cast<const T*>(logits), target, N, C, ignore_index);
+    cross_entropy_block_per_row_kernel<T><<<rows_grid(cross_entropy_block_per_row_kernel<T>, N, C),
+                                            threads_for_row(C), 0, current_stream()>>>(
+        static_cast<T*>(losses), static_cast<T*>(sample_weights), static_cast<opmath_t<T>*>(lse),
+        static_cast<const T*>(logits), target, static_cast<const T*>(weight), N, C, ignore_index);
     LG_CUDA_CHECK_LAUNCH();
   });
 }
 
 void cross_entropy_backward(DType dtype, void* grad_logits, const void* grad_losses,
                             const void* logits, const void* lse, const std::int64_t* target,
-                            std::int64_t N, std::int64_t C, std::int64_t ignore_index) {
+                            const void* weight, std::int64_t N, std::int64_t C,
+                            std::int64_t ignore_index) {
   dispatch_floating(dtype, "cross_entropy_backward", [&]<typename T>() {
     cross_entropy_backward_kernel<T>
         <<<items_grid(cross_entropy_backward_kernel<T>, N * C), kThreads, 0, current_stream()>>>(
             static_cast<T*>(grad_logits), static_cast<const T*>(grad_losses),
-            static_cast<const T*>(logits), static_cast<const opmath_t<T>*>(lse), target, N, C,
-            ignore_index);
+            static_cast<const T*>(logits), static_cast<const opmath_t<T>*>(lse), target,
+            static_cast<const T*>(weight), N, C, ignore_index);
     LG_CUDA_CHECK_LAUNCH();
   });
 }
 
-void nll_loss(DType dtype, void* losses, const void* logp, const std::int64_t* target,
-              std::int64_t N, std::int64_t C, std::int64_t ignore_index) {
+void nll_loss(DType dtype, void* losses, void* sample_weights, const void* logp,
+              const std::int64_t* target, const void* weight, std::int64_t N, std::int64_t C,
+              std::int64_t ignore_index) {
   dispatch_floating(dtype, "nll_loss", [&]<typename T>() {
     nll_loss_kernel<T><<<items_grid(nll_loss_kernel<T>, N), kThreads, 0, current_stream()>>>(
-        static_cast<T*>(losses), static_cast<const T*>(logp), target, N, C, ignore_index);
+        static_cast<T*>(losses), static_cast<T*>(sample_weights), static_cast<const T*>(logp),
+        target, static_cast<const T*>(weight), N, C, ignore_index);
     LG_CUDA_CHECK_LAUNCH();
   });
 }
 
 void nll_loss_backward(DType dtype, void* grad_logp, const void* grad_losses,
-                       const std::int64_t* target, std::int64_t N, std::int64_t C,
-                       std::int64_t ignore_index) {
+                       const std::int64_t* target, const void* weight, std::int64_t N,
+                       std::int64_t C, std::int64_t ignore_index) {
   dispatch_floating(dtype, "nll_loss_backward", [&]<typename T>() {
     nll_loss_backward_kernel<T>
         <<<items_grid(nll_loss_backward_kernel<T>, N * C), kThreads, 0, current_stream()>>>(
-            static_cast<T*>(grad_logp), static_cast<const T*>(grad_losses), target, N, C,
-            ignore_index);
+            static_cast<T*>(grad_logp), static_cast<const T*>(grad_losses), target,
+            static_cast<const T*>(weight), N, C, ignore_index);
     LG_CUDA_CHECK_LAUNCH();
   });
 }

@@ -108,20 +108,21 @@ void softmax_backward(DType, void*, const void*, const void*, std::int64_t, std:
                       std::int64_t, bool) {
   throw_cuda_not_built("softmax_backward");
 }
-void cross_entropy(DType, void*, void*, const void*, const std::int64_t*, std::int64_t,
-                   std::int64_t, std::int64_t) {
+void cross_entropy(DType, void*, void*, void*, const void*, const std::int64_t*, const void*,
+                   std::int64_t, std::int64_t, std::int64_t) {
   throw_cuda_not_built("cross_entropy");
 }
 void cross_entropy_backward(DType, void*, const void*, const void*, const void*,
-                            const std::int64_t*, std::int64_t, std::int64_t, std::int64_t) {
+                            const std::int64_t*, const void*, std::int64_t, std::int64_t,
+                            std::int64_t) {
   throw_cuda_not_built("cross_entropy_backward");
 }
-void nll_loss(DType, void*, const void*, const std::int64_t*, std::int64_t, std::int64_t,
-              std::int64_t) {
+void nll_loss(DType, void*, void*, const void*, const std::int64_t*, const void*, std::int64_t,
+              std::int64_t, std::int64_t) {
   throw_cuda_not_built("nll_loss");
 }
-void nll_loss_backward(DType, void*, const void*, const std::int64_t*, std::int64_t, std::int64_t,
-                       std::int64_t) {
+void nll_loss_backward(DType, void*, const void*, const std::int64_t*, const void*, std::int64_t,
+                       std::int64_t, std::int64_t) {
   throw_cuda_not_built("nll_loss_backward");
 }
 void upsample2d_forward(DType, const layers_math::Resize2dShape&, void*, const void*) {
