@@ -27,6 +27,7 @@ using leangrad::layer_norm;
 using leangrad::linear;
 using leangrad::log_softmax;
 using leangrad::max_pool2d;
+using leangrad::max_pool2d_with_indices;
 using leangrad::mse_loss;
 using leangrad::nll_loss;
 using leangrad::pixel_shuffle;
