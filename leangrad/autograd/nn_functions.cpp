@@ -840,23 +840,44 @@ Tensor pixel_unshuffle(const Tensor& x, std::int64_t downscale_factor) {
 
 // ---- Pooling ---------------------------------------------------------------------------------
 
-Tensor max_pool2d(const Tensor& x, Size2 kernel, Size2 stride, Size2 padding) {
-  LG_PROFILE_OP(x);
-  ops::MaxPool2dResult r = ops::max_pool2d(x, kernel, stride, padding);
-  return record_op(
+namespace {
+// max_pool2d and max_pool2d_with_indices: one node, which saves the indices.
+std::tuple<Tensor, Tensor> record_max_pool2d(const Tensor& x, Size2 kernel, Size2 stride,
+                                             Size2 padding, Size2 dilation, bool ceil_mode) {
+  ops::MaxPool2dResult r = ops::max_pool2d(x, kernel, stride, padding, dilation, ceil_mode);
+  Tensor out = record_op(
       "max_pool2d", r.out, {x}, {r.indices},
       [=](const BackwardContext& c) -> std::vector<Tensor> {
-        return {ops::max_pool2d_backward(c.grad, c.saved[0], c.shape(0), kernel, stride, padding)};
+        return {ops::max_pool2d_backward(c.grad, c.saved[0], c.shape(0), kernel, stride, padding,
+                                         dilation, ceil_mode)};
       },
       autograd::DoubleBackward::NotImplemented);
+  return {out, r.indices};
+}
+}  // namespace
+
+Tensor max_pool2d(const Tensor& x, Size2 kernel, Size2 stride, Size2 padding, Size2 dilation,
+                  bool ceil_mode) {
+  LG_PROFILE_OP(x);
+  return std::get<0>(record_max_pool2d(x, kernel, stride, padding, dilation, ceil_mode));
 }
 
-Tensor avg_pool2d(const Tensor& x, Size2 kernel, Size2 stride, Size2 padding) {
+std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& x, Size2 kernel, Size2 stride,
+                                                   Size2 padding, Size2 dilation, bool ceil_mode) {
+  LG_PROFILE_OP(x);
+  return record_max_pool2d(x, kernel, stride, padding, dilation, ceil_mode);
+}
+
+Tensor avg_pool2d(const Tensor& x, Size2 kernel, Size2 stride, Size2 padding, bool ceil_mode,
+                  bool count_include_pad, std::optional<std::int64_t> divisor_override) {
   LG_PROFILE_OP(x);
   return record_op(
-      "avg_pool2d", ops::avg_pool2d(x, kernel, stride, padding), {x}, {},
+      "avg_pool2d",
+      ops::avg_pool2d(x, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override),
+      {x}, {},
       [=](const BackwardContext& c) -> std::vector<Tensor> {
-        return {ops::avg_pool2d_backward(c.grad, c.shape(0), kernel, stride, padding)};
+        return {ops::avg_pool2d_backward(c.grad, c.shape(0), kernel, stride, padding, ceil_mode,
+                                         count_include_pad, divisor_override)};
       },
       autograd::DoubleBackward::NotImplemented);
 }

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <tuple>
 
 #include <leangrad/core/tensor.h>
 
@@ -65,9 +66,21 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor
 // (N, C r^2, H, W) -> (N, C, H r, W r) and back.
 Tensor pixel_shuffle(const Tensor& x, std::int64_t upscale_factor);
 Tensor pixel_unshuffle(const Tensor& x, std::int64_t downscale_factor);
-// stride {0, 0} means stride = kernel (PyTorch's default).
-Tensor max_pool2d(const Tensor& x, Size2 kernel, Size2 stride = {0, 0}, Size2 padding = {0, 0});
-Tensor avg_pool2d(const Tensor& x, Size2 kernel, Size2 stride = {0, 0}, Size2 padding = {0, 0});
+// Pooling of x (N, C, H, W) or (C, H, W), arguments in at::'s order and with PyTorch's defaults;
+// stride {0, 0} means stride = kernel (PyTorch's default). ceil_mode rounds the output size up
+// (the last window still starts inside the input or the left padding); padding <= kernel / 2.
+// Max pooling pads with -inf, dilation spaces its taps; max_pool2d_with_indices also returns the
+// int64 index h * W + w of each maximum within its plane (-1 where a window holds no input).
+// Average pooling divides each window's sum by divisor_override (nonzero) when given, else by the
+// window's size within the padded input (count_include_pad) or its count of input elements.
+Tensor max_pool2d(const Tensor& x, Size2 kernel, Size2 stride = {0, 0}, Size2 padding = {0, 0},
+                  Size2 dilation = {1, 1}, bool ceil_mode = false);
+std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& x, Size2 kernel,
+                                                   Size2 stride = {0, 0}, Size2 padding = {0, 0},
+                                                   Size2 dilation = {1, 1}, bool ceil_mode = false);
+Tensor avg_pool2d(const Tensor& x, Size2 kernel, Size2 stride = {0, 0}, Size2 padding = {0, 0},
+                  bool ceil_mode = false, bool count_include_pad = true,
+                  std::optional<std::int64_t> divisor_override = std::nullopt);
 // Zeroes elements with probability p (Philox: the same mask on every device for the same seed)
 // and scales the rest by 1 / (1 - p); the identity when !training.
 Tensor dropout(const Tensor& x, double p, bool training);

@@ -1,9 +1,7 @@
 // The per-element math of the layer kernels (pooling, dropout, losses, interpolation), shared by
 // the CPU references (kernels/cpu/layers.cpp) and the CUDA kernels (kernels/cuda/layers.cu), so
 // both devices follow one set of rules. Kernels differ only in how they split work. Pooling uses
-// PyTorch's window arithmetic (ceil_mode = false): window (oh, ow) covers input rows [oh * sh - ph,
-// oh * sh - ph + kh) clipped to [0, H); padding counts as -inf for max and as 0 for avg
-// (count_include_pad = true, so the divisor is always kh * kw).
+// PyTorch's window arithmetic (Note [Pooling windows]).
 #pragma once
 
 #include <cmath>
@@ -16,14 +14,34 @@
 
 namespace leangrad::layers_math {
 
+// Note [Pooling windows]
+//   PyTorch's (1.13) rules, on both devices. Along each axis (height shown), output oh's window
+//   starts at h0 = oh * sh - ph and covers input rows h0, h0 + dh, ..., h0 + (kh - 1) dh
+//   (dilation dh; max pooling only, average pooling has dh = 1), clipped to [0, H):
+//   - the output size is floor((H + 2 ph - (dh (kh - 1) + 1)) / sh) + 1, or with ceil_mode the
+//     same rounded up, less one when the last window would then start at or past H (in the
+//     right padding, holding no input): every window starts inside the input or the left padding
+//     (ops_layers.cpp, pool_shape);
+//   - max pooling pads with -inf: the maximum of the elements inside the input; a window that
+//     holds none (only possible with dilation, when its taps straddle a small input) gives -inf
+//     and index -1, which backward skips (PyTorch gives -inf and an index past the window);
+//   - average pooling sums the elements inside the input and divides by divisor_override when
+//     given; else, with count_include_pad, by the window's size clipped to the padded input
+//     [-ph, H + ph) (a ceil_mode window reaching past the right padding counts only up to it);
+//     else by the count of input elements in the window.
+//   The backward of either gathers, for each input element, over the windows that contain it.
+
 // The geometry of a 2-D pooling over `planes` = N * C contiguous (H, W) planes.
 struct Pool2dShape {
   std::int64_t planes = 0;
-  std::int64_t H = 0, W = 0;    // input plane
-  std::int64_t OH = 0, OW = 0;  // output plane
-  std::int64_t kh = 1, kw = 1;  // kernel
-  std::int64_t sh = 1, sw = 1;  // stride
-  std::int64_t ph = 0, pw = 0;  // padding
+  std::int64_t H = 0, W = 0;          // input plane
+  std::int64_t OH = 0, OW = 0;        // output plane
+  std::int64_t kh = 1, kw = 1;        // kernel
+  std::int64_t sh = 1, sw = 1;        // stride
+  std::int64_t ph = 0, pw = 0;        // padding
+  std::int64_t dh = 1, dw = 1;        // dilation (max pooling)
+  bool count_include_pad = true;      // average pooling
+  std::int64_t divisor_override = 0;  // average pooling; 0: none
 };
 
 LG_HOST_DEVICE LG_INLINE std::int64_t min64(std::int64_t a, std::int64_t b) {
@@ -33,14 +51,28 @@ LG_HOST_DEVICE LG_INLINE std::int64_t max64(std::int64_t a, std::int64_t b) {
   return a > b ? a : b;
 }
 
-// The range [begin, end) of outputs along one axis whose window contains input position i.
+// The taps of one window along one axis that lie inside the input: begin, begin + d, ... < end
+// (empty when begin >= end). start = o * s - p; taps start + j d for j < k, clipped to [0, n).
+struct WindowTaps {
+  std::int64_t begin, end;
+};
+LG_HOST_DEVICE LG_INLINE WindowTaps window_taps(std::int64_t start, std::int64_t k, std::int64_t d,
+                                                std::int64_t n) {
+  // The first tap at or after 0: start rounded up onto the grid start + j d.
+  const std::int64_t begin = start >= 0 ? start : start + (-start + d - 1) / d * d;
+  return {begin, min64(start + (k - 1) * d + 1, n)};
+}
+
+// The range [begin, end) of outputs along one axis whose window's span contains input position
+// i: span = (k - 1) d + 1 (a superset of the windows with a tap at i when d > 1; max pooling's
+// backward picks by index among them).
 struct OutputRange {
   std::int64_t begin, end;
 };
-LG_HOST_DEVICE LG_INLINE OutputRange windows_containing(std::int64_t i, std::int64_t k,
+LG_HOST_DEVICE LG_INLINE OutputRange windows_containing(std::int64_t i, std::int64_t span,
                                                         std::int64_t s, std::int64_t p,
                                                         std::int64_t num_outputs) {
-  const std::int64_t begin = i + p < k ? 0 : (i + p - k) / s + 1;
+  const std::int64_t begin = i + p < span ? 0 : (i + p - span) / s + 1;
   return {begin, min64((i + p) / s + 1, num_outputs)};
 }
 
@@ -54,18 +86,20 @@ LG_HOST_DEVICE LG_INLINE bool max_pool_takes(M v, M best) {
 }
 
 // Output (oh, ow) of one plane of max pooling: the maximum (the last NaN wins, the first maximum
-// on ties) and its index h * W + w in the plane.
+// on ties) and its index h * W + w in the plane; -inf and index -1 for a window holding no input
+// element (Note [Pooling windows]).
 template <typename T>
 LG_HOST_DEVICE LG_INLINE void max_pool2d_at(const T* plane, const Pool2dShape& g, std::int64_t oh,
                                             std::int64_t ow, T* value, std::int64_t* index) {
   using M = opmath_t<T>;
-  const std::int64_t h0 = oh * g.sh - g.ph, w0 = ow * g.sw - g.pw;
-  const std::int64_t h_end = min64(h0 + g.kh, g.H), w_end = min64(w0 + g.kw, g.W);
-  const std::int64_t h_begin = max64(h0, 0), w_begin = max64(w0, 0);
-  std::int64_t best_index = h_begin * g.W + w_begin;
-  M best = static_cast<M>(plane[best_index]);
-  for (std::int64_t h = h_begin; h < h_end; ++h) {
-    for (std::int64_t w = w_begin; w < w_end; ++w) {
+  const WindowTaps rows = window_taps(oh * g.sh - g.ph, g.kh, g.dh, g.H);
+  const WindowTaps cols = window_taps(ow * g.sw - g.pw, g.kw, g.dw, g.W);
+  const bool empty = rows.begin >= rows.end || cols.begin >= cols.end;
+  // Starting from -inf with the first tap's index, as PyTorch: an all -inf window picks its first.
+  std::int64_t best_index = empty ? -1 : rows.begin * g.W + cols.begin;
+  M best = -std::numeric_limits<M>::infinity();
+  for (std::int64_t h = rows.begin; h < rows.end; h += g.dh) {
+    for (std::int64_t w = cols.begin; w < cols.end; w += g.dw) {
       const M v = static_cast<M>(plane[h * g.W + w]);
       const bool take = max_pool_takes(v, best);
       best = take ? v : best;
@@ -83,8 +117,8 @@ LG_HOST_DEVICE LG_INLINE T max_pool2d_grad_at(const T* grad_plane, const std::in
                                               const Pool2dShape& g, std::int64_t h,
                                               std::int64_t w) {
   using M = opmath_t<T>;
-  const OutputRange rows = windows_containing(h, g.kh, g.sh, g.ph, g.OH);
-  const OutputRange cols = windows_containing(w, g.kw, g.sw, g.pw, g.OW);
+  const OutputRange rows = windows_containing(h, (g.kh - 1) * g.dh + 1, g.sh, g.ph, g.OH);
+  const OutputRange cols = windows_containing(w, (g.kw - 1) * g.dw + 1, g.sw, g.pw, g.OW);
   const std::int64_t self = h * g.W + w;
   M acc = 0;
   for (std::int64_t oh = rows.begin; oh < rows.end; ++oh) {
@@ -95,7 +129,17 @@ LG_HOST_DEVICE LG_INLINE T max_pool2d_grad_at(const T* grad_plane, const std::in
   return static_cast<T>(acc);
 }
 
-// Output (oh, ow) of average pooling (count_include_pad: divides by kh * kw).
+// What average pooling's window starting at (h0, w0) divides by (Note [Pooling windows]).
+LG_HOST_DEVICE LG_INLINE std::int64_t avg_pool2d_divisor(const Pool2dShape& g, std::int64_t h0,
+                                                         std::int64_t w0) {
+  if (g.divisor_override != 0) return g.divisor_override;
+  if (g.count_include_pad) {
+    return (min64(h0 + g.kh, g.H + g.ph) - h0) * (min64(w0 + g.kw, g.W + g.pw) - w0);
+  }
+  return (min64(h0 + g.kh, g.H) - max64(h0, 0)) * (min64(w0 + g.kw, g.W) - max64(w0, 0));
+}
+
+// Output (oh, ow) of average pooling.
 template <typename T>
 LG_HOST_DEVICE LG_INLINE T avg_pool2d_at(const T* plane, const Pool2dShape& g, std::int64_t oh,
                                          std::int64_t ow) {
@@ -107,10 +151,10 @@ LG_HOST_DEVICE LG_INLINE T avg_pool2d_at(const T* plane, const Pool2dShape& g, s
     for (std::int64_t w = max64(w0, 0); w < w_end; ++w)
       acc += static_cast<M>(plane[h * g.W + w]);
   }
-  return static_cast<T>(acc / static_cast<M>(g.kh * g.kw));
+  return static_cast<T>(acc / static_cast<M>(avg_pool2d_divisor(g, h0, w0)));
 }
 
-// Gradient of input (h, w) of average pooling.
+// Gradient of input (h, w) of average pooling: each window's output gradient over its divisor.
 template <typename T>
 LG_HOST_DEVICE LG_INLINE T avg_pool2d_grad_at(const T* grad_plane, const Pool2dShape& g,
                                               std::int64_t h, std::int64_t w) {
@@ -119,10 +163,12 @@ LG_HOST_DEVICE LG_INLINE T avg_pool2d_grad_at(const T* grad_plane, const Pool2dS
   const OutputRange cols = windows_containing(w, g.kw, g.sw, g.pw, g.OW);
   M acc = 0;
   for (std::int64_t oh = rows.begin; oh < rows.end; ++oh) {
-    for (std::int64_t ow = cols.begin; ow < cols.end; ++ow)
-      acc += static_cast<M>(grad_plane[oh * g.OW + ow]);
+    for (std::int64_t ow = cols.begin; ow < cols.end; ++ow) {
+      const std::int64_t divisor = avg_pool2d_divisor(g, oh * g.sh - g.ph, ow * g.sw - g.pw);
+      acc += static_cast<M>(grad_plane[oh * g.OW + ow]) / static_cast<M>(divisor);
+    }
   }
-  return static_cast<T>(acc / static_cast<M>(g.kh * g.kw));
+  return static_cast<T>(acc);
 }
 
 // Dropout keeps element i when its uniform number u in [0, 1) is >= p. Element i uses word

@@ -229,22 +229,31 @@ class Conv2dBackendGuard {
 // ---- Layers (ops_layers.cpp) -----------------------------------------------------------------
 // Pixel shuffle and linear need no kernel of their own: they are views, copies and matmul in
 // autograd/nn_functions.cpp. Every entry below accepts any strides (it makes operands contiguous).
-// Pooling over (N, C, H, W) or (C, H, W): stride > 0, padding <= kernel / 2, PyTorch's output size
-// (H + 2 padding - kernel) / stride + 1 (ceil_mode = false). Max pooling pads with -inf and
-// returns the int64 index h * W + w of each maximum within its plane (as PyTorch's indices).
+// Pooling over (N, C, H, W) or (C, H, W), PyTorch's options in at::'s order: kernel, stride and
+// dilation > 0 (stride 0 means the kernel), 0 <= padding <= kernel / 2, the output size of
+// Note [Pooling windows] (kernels/layers_math.h; ceil_mode's last window starts inside the input
+// or the left padding). Max pooling pads with -inf and returns the int64 index h * W + w of each
+// maximum within its plane (as PyTorch's indices), -1 for a window holding no input element.
 using Pool2dSize = std::array<std::int64_t, 2>;
 struct MaxPool2dResult {
   Tensor out;
   Tensor indices;
 };
 MaxPool2dResult max_pool2d(const Tensor& x, Pool2dSize kernel, Pool2dSize stride,
-                           Pool2dSize padding);
+                           Pool2dSize padding, Pool2dSize dilation = {1, 1},
+                           bool ceil_mode = false);
 Tensor max_pool2d_backward(const Tensor& grad_out, const Tensor& indices, const Shape& input_shape,
-                           Pool2dSize kernel, Pool2dSize stride, Pool2dSize padding);
-// Average pooling with count_include_pad = true: every window divides by kernel[0] * kernel[1].
-Tensor avg_pool2d(const Tensor& x, Pool2dSize kernel, Pool2dSize stride, Pool2dSize padding);
+                           Pool2dSize kernel, Pool2dSize stride, Pool2dSize padding,
+                           Pool2dSize dilation = {1, 1}, bool ceil_mode = false);
+// Average pooling: each window's sum over divisor_override (nonzero) when given, else over the
+// window's size clipped to the padded input (count_include_pad) or its count of input elements.
+Tensor avg_pool2d(const Tensor& x, Pool2dSize kernel, Pool2dSize stride, Pool2dSize padding,
+                  bool ceil_mode = false, bool count_include_pad = true,
+                  std::optional<std::int64_t> divisor_override = std::nullopt);
 Tensor avg_pool2d_backward(const Tensor& grad_out, const Shape& input_shape, Pool2dSize kernel,
-                           Pool2dSize stride, Pool2dSize padding);
+                           Pool2dSize stride, Pool2dSize padding, bool ceil_mode = false,
+                           bool count_include_pad = true,
+                           std::optional<std::int64_t> divisor_override = std::nullopt);
 // Dropout with 0 <= p <= 1: out = mask ? x / (1 - p) : 0, mask (Bool, x's shape) from the Philox
 // stream of `gen` by element index (layers_math::dropout_keep): the same on every device.
 struct DropoutResult {

@@ -2,6 +2,8 @@
 // and the per-sample losses. Each checks its operands, makes them contiguous, allocates the
 // outputs and switches on the device to the layer launchers of kernels/backend.h.
 #include <algorithm>
+#include <optional>
+#include <string>
 
 #include <leangrad/core/creation.h>
 #include <leangrad/core/cuda.h>
@@ -26,34 +28,83 @@ void check_same_device(const char* op, const Tensor& a, const Tensor& b) {
                   a.device(), " and ", b.device());
 }
 
-// The pooling geometry of a (N, C, H, W) or (C, H, W) input, checked as PyTorch checks it.
+// The options of a pooling call as its errors print them.
+std::string pool_options_str(const Shape& in, Pool2dSize kernel, Pool2dSize stride,
+                             Pool2dSize padding, Pool2dSize dilation, bool ceil_mode) {
+  return detail::str_cat("input of shape ", in, " with kernel ", shape_str({kernel[0], kernel[1]}),
+                         ", stride ", shape_str({stride[0], stride[1]}), ", padding ",
+                         shape_str({padding[0], padding[1]}), ", dilation ",
+                         shape_str({dilation[0], dilation[1]}), ", ceil_mode ",
+                         ceil_mode ? "true" : "false");
+}
+
+// Division rounding toward -inf (PyTorch's div_rtn), of b > 0.
+std::int64_t floor_div(std::int64_t a, std::int64_t b) {
+  return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+
+// The number of windows along one axis of n inputs (Note [Pooling windows]).
+std::int64_t pooled_size(std::int64_t n, std::int64_t k, std::int64_t s, std::int64_t p,
+                         std::int64_t d, bool ceil_mode) {
+  std::int64_t out = floor_div(n + 2 * p - d * (k - 1) - 1 + (ceil_mode ? s - 1 : 0), s) + 1;
+  if (ceil_mode && (out - 1) * s >= n + p) --out;  // the last window would start in the padding
+  return out;
+}
+
+// The pooling geometry of a (N, C, H, W) or (C, H, W) input, checked as PyTorch checks it: kernel,
+// stride and dilation positive (stride 0 means the kernel), 0 <= padding <= kernel / 2, every
+// parameter and plane size below 2^31, an output of at least one element per plane.
 Pool2dShape pool_shape(const char* op, const Shape& in, Pool2dSize kernel, Pool2dSize stride,
-                       Pool2dSize padding) {
+                       Pool2dSize padding, Pool2dSize dilation, bool ceil_mode) {
   LG_CHECK_SHAPE(in.size() == 3 || in.size() == 4, op,
                  ": expected a 3-D (C, H, W) or 4-D (N, C, H, W) input, got shape ", in);
   const std::int64_t kh = kernel[0], kw = kernel[1];
   const std::int64_t sh = stride[0] == 0 ? kh : stride[0], sw = stride[1] == 0 ? kw : stride[1];
-  LG_CHECK(kh > 0 && kw > 0, op, ": expected a positive kernel size, got ", shape_str({kh, kw}));
-  // Below 2^31 the window arithmetic (H + 2 padding - kernel) cannot overflow.
+  const auto options = [&] {
+    return pool_options_str(in, kernel, {sh, sw}, padding, dilation, ceil_mode);
+  };
+  LG_CHECK(kh > 0 && kw > 0, op, ": expected a positive kernel size, got ", shape_str({kh, kw}),
+           " (", options(), ")");
+  LG_CHECK(sh > 0 && sw > 0, op, ": expected a positive stride, got ", shape_str({sh, sw}), " (",
+           options(), ")");
+  LG_CHECK(dilation[0] > 0 && dilation[1] > 0, op, ": expected a positive dilation, got ",
+           shape_str({dilation[0], dilation[1]}), " (", options(), ")");
+  // Below 2^31 the window arithmetic (H + 2 padding - dilation (kernel - 1) - 1 + stride) cannot
+  // overflow; padding is bounded by the kernel below.
   constexpr std::int64_t kMaxParam = std::int64_t{1} << 31;
-  LG_CHECK(kh < kMaxParam && kw < kMaxParam && stride[0] < kMaxParam && stride[1] < kMaxParam &&
+  LG_CHECK(kh < kMaxParam && kw < kMaxParam && sh < kMaxParam && sw < kMaxParam &&
+               dilation[0] < kMaxParam && dilation[1] < kMaxParam &&
                in[in.size() - 1] < kMaxParam && in[in.size() - 2] < kMaxParam,
-           op, ": kernel, stride and plane sizes must be below 2^31, got kernel ",
-           shape_str({kh, kw}), ", stride ", shape_str({stride[0], stride[1]}), " on input ", in);
-  LG_CHECK(sh > 0 && sw > 0, op, ": expected a positive stride, got ", shape_str({sh, sw}));
+           op, ": kernel, stride, dilation and plane sizes must be below 2^31, got ", options());
   LG_CHECK(padding[0] >= 0 && padding[1] >= 0 && padding[0] <= kh / 2 && padding[1] <= kw / 2, op,
-           ": padding should be at most half the kernel size, got padding ",
-           shape_str({padding[0], padding[1]}), " for kernel ", shape_str({kh, kw}));
+           ": padding should be at least 0 and at most half the kernel size, got padding ",
+           shape_str({padding[0], padding[1]}), " for kernel ", shape_str({kh, kw}), " (",
+           options(), ")");
   Pool2dShape g;
   g.H = in[in.size() - 2];
   g.W = in[in.size() - 1];
   g.planes = in[in.size() - 3] * (in.size() == 4 ? in[0] : 1);
   g.kh = kh, g.kw = kw, g.sh = sh, g.sw = sw, g.ph = padding[0], g.pw = padding[1];
-  g.OH = (g.H + 2 * g.ph - kh) / sh + 1;
-  g.OW = (g.W + 2 * g.pw - kw) / sw + 1;
-  LG_CHECK_SHAPE(g.H + 2 * g.ph >= kh && g.W + 2 * g.pw >= kw && g.OH > 0 && g.OW > 0, op,
-                 ": input of shape ", in, " is too small for kernel ", shape_str({kh, kw}),
-                 " with padding ", shape_str({g.ph, g.pw}));
+  g.dh = dilation[0], g.dw = dilation[1];
+  g.OH = pooled_size(g.H, kh, sh, g.ph, g.dh, ceil_mode);
+  g.OW = pooled_size(g.W, kw, sw, g.pw, g.dw, ceil_mode);
+  LG_CHECK_SHAPE(g.OH > 0 && g.OW > 0, op, ": the output size ", shape_str({g.OH, g.OW}),
+                 " is too small (each must be at least 1): ", options(),
+                 " (a window spans dilation (kernel - 1) + 1 = ",
+                 shape_str({g.dh * (kh - 1) + 1, g.dw * (kw - 1) + 1}), ")");
+  return g;
+}
+
+// pool_shape for average pooling (dilation 1) with its divisor options; divisor_override,
+// when given, must not be 0.
+Pool2dShape avg_pool_shape(const char* op, const Shape& in, Pool2dSize kernel, Pool2dSize stride,
+                           Pool2dSize padding, bool ceil_mode, bool count_include_pad,
+                           std::optional<std::int64_t> divisor_override) {
+  Pool2dShape g = pool_shape(op, in, kernel, stride, padding, {1, 1}, ceil_mode);
+  LG_CHECK(!divisor_override || *divisor_override != 0, op, ": divisor_override must not be 0 (",
+           pool_options_str(in, kernel, {g.sh, g.sw}, padding, {1, 1}, ceil_mode), ")");
+  g.count_include_pad = count_include_pad;
+  g.divisor_override = divisor_override.value_or(0);
   return g;
 }
 
@@ -108,9 +159,10 @@ void check_targets_on_cpu(const char* op, const Tensor& target, std::int64_t C,
 // ---- Pooling ---------------------------------------------------------------------------------
 
 MaxPool2dResult max_pool2d(const Tensor& x, Pool2dSize kernel, Pool2dSize stride,
-                           Pool2dSize padding) {
+                           Pool2dSize padding, Pool2dSize dilation, bool ceil_mode) {
   check_floating("max_pool2d", x);
-  const Pool2dShape g = pool_shape("max_pool2d", x.shape(), kernel, stride, padding);
+  const Pool2dShape g =
+      pool_shape("max_pool2d", x.shape(), kernel, stride, padding, dilation, ceil_mode);
   const Tensor in = contiguous(x);
   const Shape out_shape = pooled_shape(x.shape(), g);
   MaxPool2dResult r{empty(out_shape, x.options()),
@@ -131,10 +183,12 @@ MaxPool2dResult max_pool2d(const Tensor& x, Pool2dSize kernel, Pool2dSize stride
 }
 
 Tensor max_pool2d_backward(const Tensor& grad_out, const Tensor& indices, const Shape& input_shape,
-                           Pool2dSize kernel, Pool2dSize stride, Pool2dSize padding) {
+                           Pool2dSize kernel, Pool2dSize stride, Pool2dSize padding,
+                           Pool2dSize dilation, bool ceil_mode) {
   check_floating("max_pool2d_backward", grad_out);
   check_same_device("max_pool2d_backward", grad_out, indices);
-  const Pool2dShape g = pool_shape("max_pool2d_backward", input_shape, kernel, stride, padding);
+  const Pool2dShape g =
+      pool_shape("max_pool2d_backward", input_shape, kernel, stride, padding, dilation, ceil_mode);
   LG_CHECK_SHAPE(grad_out.shape() == pooled_shape(input_shape, g) &&
                      indices.shape() == grad_out.shape() && indices.dtype() == kInt64,
                  "max_pool2d_backward: expected grad_out and int64 indices of shape ",
@@ -142,15 +196,16 @@ Tensor max_pool2d_backward(const Tensor& grad_out, const Tensor& indices, const 
                  indices.shape());
   const Tensor gy = contiguous(grad_out);
   const Tensor idx = contiguous(indices);
-  // The CPU kernel scatters into the plane at each index: every one must lie in it (max_pool2d's
-  // own always do; a caller's may not). The CUDA kernel gathers, and ignores the others.
+  // The CPU kernel scatters into the plane at each index: every one must lie in it, or be -1 (a
+  // window holding no input element; max_pool2d's own always do; a caller's may not). The CUDA
+  // kernel gathers, and ignores the others.
   if (idx.device().is_cpu()) {
     const std::int64_t plane = g.H * g.W;
     const std::int64_t* at = idx.data_ptr<std::int64_t>();
     for (std::int64_t i = 0; i < idx.numel(); ++i) {
-      LG_CHECK_SHAPE(at[i] >= 0 && at[i] < plane, "max_pool2d_backward: index ", at[i],
+      LG_CHECK_SHAPE(at[i] >= -1 && at[i] < plane, "max_pool2d_backward: index ", at[i],
                      " at position ", i, " is outside the input plane of ", g.H, " x ", g.W,
-                     " (input shape ", input_shape, ")");
+                     " (input shape ", input_shape, "; -1 marks a window holding no input)");
     }
   }
   Tensor gx = empty(input_shape, grad_out.options());
@@ -169,9 +224,12 @@ Tensor max_pool2d_backward(const Tensor& grad_out, const Tensor& indices, const 
   return gx;
 }
 
-Tensor avg_pool2d(const Tensor& x, Pool2dSize kernel, Pool2dSize stride, Pool2dSize padding) {
+Tensor avg_pool2d(const Tensor& x, Pool2dSize kernel, Pool2dSize stride, Pool2dSize padding,
+                  bool ceil_mode, bool count_include_pad,
+                  std::optional<std::int64_t> divisor_override) {
   check_floating("avg_pool2d", x);
-  const Pool2dShape g = pool_shape("avg_pool2d", x.shape(), kernel, stride, padding);
+  const Pool2dShape g = avg_pool_shape("avg_pool2d", x.shape(), kernel, stride, padding, ceil_mode,
+                                       count_include_pad, divisor_override);
   const Tensor in = contiguous(x);
   Tensor out = empty(pooled_shape(x.shape(), g), x.options());
   if (out.numel() == 0) return out;
@@ -188,9 +246,11 @@ Tensor avg_pool2d(const Tensor& x, Pool2dSize kernel, Pool2dSize stride, Pool2dS
 }
 
 Tensor avg_pool2d_backward(const Tensor& grad_out, const Shape& input_shape, Pool2dSize kernel,
-                           Pool2dSize stride, Pool2dSize padding) {
+                           Pool2dSize stride, Pool2dSize padding, bool ceil_mode,
+                           bool count_include_pad, std::optional<std::int64_t> divisor_override) {
   check_floating("avg_pool2d_backward", grad_out);
-  const Pool2dShape g = pool_shape("avg_pool2d_backward", input_shape, kernel, stride, padding);
+  const Pool2dShape g = avg_pool_shape("avg_pool2d_backward", input_shape, kernel, stride, padding,
+                                       ceil_mode, count_include_pad, divisor_override);
   LG_CHECK_SHAPE(grad_out.shape() == pooled_shape(input_shape, g),
                  "avg_pool2d_backward: expected grad_out of shape ", pooled_shape(input_shape, g),
                  ", got ", grad_out.shape());

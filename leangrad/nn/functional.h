@@ -32,6 +32,7 @@ using leangrad::leaky_relu;
 using leangrad::linear;
 using leangrad::log_softmax;
 using leangrad::max_pool2d;
+using leangrad::max_pool2d_with_indices;
 using leangrad::mish;
 using leangrad::mse_loss;
 using leangrad::nll_loss;

@@ -12,20 +12,43 @@ std::string pool_repr(Size2 kernel, Size2 stride, Size2 padding) {
                          ", stride=", shape_str({stride[0], stride[1]}),
                          ", padding=", shape_str({padding[0], padding[1]}));
 }
+const char* bool_str(bool b) {
+  return b ? "true" : "false";
+}
 }  // namespace
 
 Tensor MaxPool2dImpl::forward(const Tensor& input) {
-  return max_pool2d(input, options.kernel_size(), options.stride(), options.padding());
+  return max_pool2d(input, options.kernel_size(), options.stride(), options.padding(),
+                    options.dilation(), options.ceil_mode());
 }
+std::tuple<Tensor, Tensor> MaxPool2dImpl::forward_with_indices(const Tensor& input) {
+  return max_pool2d_with_indices(input, options.kernel_size(), options.stride(), options.padding(),
+                                 options.dilation(), options.ceil_mode());
+}
+// As LibTorch's: kernel_size=[2, 2], stride=[2, 2], padding=[0, 0], dilation=[1, 1],
+// ceil_mode=false.
 std::string MaxPool2dImpl::extra_repr() const {
-  return pool_repr(options.kernel_size(), options.stride(), options.padding());
+  const Size2 d = options.dilation();
+  return detail::str_cat(pool_repr(options.kernel_size(), options.stride(), options.padding()),
+                         ", dilation=", shape_str({d[0], d[1]}),
+                         ", ceil_mode=", bool_str(options.ceil_mode()));
 }
 
 Tensor AvgPool2dImpl::forward(const Tensor& input) {
-  return avg_pool2d(input, options.kernel_size(), options.stride(), options.padding());
+  return avg_pool2d(input, options.kernel_size(), options.stride(), options.padding(),
+                    options.ceil_mode(), options.count_include_pad(), options.divisor_override());
 }
+// LibTorch's three fields, then the divisor options (docs/api-notes.md): ceil_mode=false,
+// count_include_pad=true, and divisor_override=N when set.
 std::string AvgPool2dImpl::extra_repr() const {
-  return pool_repr(options.kernel_size(), options.stride(), options.padding());
+  std::string out =
+      detail::str_cat(pool_repr(options.kernel_size(), options.stride(), options.padding()),
+                      ", ceil_mode=", bool_str(options.ceil_mode()),
+                      ", count_include_pad=", bool_str(options.count_include_pad()));
+  if (options.divisor_override()) {
+    out += detail::str_cat(", divisor_override=", *options.divisor_override());
+  }
+  return out;
 }
 
 Tensor PixelShuffleImpl::forward(const Tensor& input) {

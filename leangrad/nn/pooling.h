@@ -1,17 +1,21 @@
 // Shape-changing modules without parameters: MaxPool2d, AvgPool2d, PixelShuffle, PixelUnshuffle
 // and Flatten, each a thin wrapper over the function of autograd/nn_functions.h.
 //   nn::MaxPool2d pool(2);  nn::MaxPool2d(nn::MaxPool2dOptions(3).stride(1).padding(1));
+//   nn::AvgPool2d(nn::AvgPool2dOptions(3).stride(2).ceil_mode(true).count_include_pad(false));
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <tuple>
 
 #include <leangrad/autograd/nn_functions.h>
 #include <leangrad/nn/module_holder.h>
 
 namespace leangrad::nn {
 
-// kernel, stride (default: the kernel) and padding of a 2-D pooling; one number means both dims.
+// kernel, stride (default: the kernel), padding and ceil_mode of a 2-D pooling; one number means
+// both dims.
 template <typename Derived>
 struct Pool2dOptionsBase {
   explicit Pool2dOptionsBase(std::int64_t kernel) : Pool2dOptionsBase(Size2{kernel, kernel}) {}
@@ -19,28 +23,64 @@ struct Pool2dOptionsBase {
   Derived& stride(std::int64_t s) { return stride(Size2{s, s}); }
   Derived& stride(Size2 s) {
     stride_ = s;
-    return static_cast<Derived&>(*this);
+    return self();
   }
   Derived& padding(std::int64_t p) { return padding(Size2{p, p}); }
   Derived& padding(Size2 p) {
     padding_ = p;
-    return static_cast<Derived&>(*this);
+    return self();
+  }
+  Derived& ceil_mode(bool on) {
+    ceil_mode_ = on;
+    return self();
   }
   Size2 kernel_size() const { return kernel_size_; }
   Size2 stride() const { return stride_; }
   Size2 padding() const { return padding_; }
+  bool ceil_mode() const { return ceil_mode_; }
+
+ protected:
+  Derived& self() { return static_cast<Derived&>(*this); }
 
  private:
   Size2 kernel_size_;
   Size2 stride_;
   Size2 padding_{0, 0};
+  bool ceil_mode_ = false;
 };
 
+//   nn::MaxPool2dOptions(3).stride(2).padding(1).dilation(2).ceil_mode(true)
 struct MaxPool2dOptions : Pool2dOptionsBase<MaxPool2dOptions> {
   using Pool2dOptionsBase::Pool2dOptionsBase;
+  MaxPool2dOptions& dilation(std::int64_t d) { return dilation(Size2{d, d}); }
+  MaxPool2dOptions& dilation(Size2 d) {
+    dilation_ = d;
+    return *this;
+  }
+  Size2 dilation() const { return dilation_; }
+
+ private:
+  Size2 dilation_{1, 1};
 };
+
+//   nn::AvgPool2dOptions(3).stride(2).padding(1).ceil_mode(true).count_include_pad(false)
+//   nn::AvgPool2dOptions(2).divisor_override(3)
 struct AvgPool2dOptions : Pool2dOptionsBase<AvgPool2dOptions> {
   using Pool2dOptionsBase::Pool2dOptionsBase;
+  AvgPool2dOptions& count_include_pad(bool on) {
+    count_include_pad_ = on;
+    return *this;
+  }
+  AvgPool2dOptions& divisor_override(std::optional<std::int64_t> divisor) {
+    divisor_override_ = divisor;
+    return *this;
+  }
+  bool count_include_pad() const { return count_include_pad_; }
+  std::optional<std::int64_t> divisor_override() const { return divisor_override_; }
+
+ private:
+  bool count_include_pad_ = true;
+  std::optional<std::int64_t> divisor_override_;
 };
 
 // (N, C, H, W) -> (N, C, OH, OW); padding counts as -inf.
@@ -49,12 +89,16 @@ class MaxPool2dImpl : public Module {
   explicit MaxPool2dImpl(std::int64_t kernel_size) : MaxPool2dImpl(MaxPool2dOptions(kernel_size)) {}
   explicit MaxPool2dImpl(const MaxPool2dOptions& options) : Module("MaxPool2d"), options(options) {}
   Tensor forward(const Tensor& input) override;
+  // The output and the int64 index of each maximum within its plane (LibTorch's
+  // forward_with_indices; PyTorch's return_indices=True).
+  std::tuple<Tensor, Tensor> forward_with_indices(const Tensor& input);
   std::string extra_repr() const override;
   MaxPool2dOptions options;
 };
 LEANGRAD_MODULE(MaxPool2d);
 
-// (N, C, H, W) -> (N, C, OH, OW); padding counts as 0 (count_include_pad = true).
+// (N, C, H, W) -> (N, C, OH, OW); padding counts as 0, and into the divisor with
+// count_include_pad.
 class AvgPool2dImpl : public Module {
  public:
   explicit AvgPool2dImpl(std::int64_t kernel_size) : AvgPool2dImpl(AvgPool2dOptions(kernel_size)) {}

@@ -98,6 +98,53 @@ std::vector<OpCase> linear_shuffle_pool_cases() {
        },
        {input({3, 4, 16, 14}, kBFloat16)},
        kTolBF16},
+      // The pooling options (Note [Pooling windows]): the CPU and CUDA share the per-window
+      // math, and max pooling's sums run in the same order on both, so max rows are exact.
+      {"max_pool2d_dilation_ceil_f32",
+       grads_of([](const Inputs& v) {
+         return max_pool2d(v[0], {3, 2}, {2, 1}, {1, 1}, {2, 2}, /*ceil_mode=*/true);
+       }),
+       {input({2, 3, 17, 13}, kFloat32, -1, 1, kT)},
+       kTolExact},
+      {"max_pool2d_dilation_non_overlapping_f64",
+       grads_of([](const Inputs& v) {
+         return max_pool2d(v[0], {2, 2}, {3, 4}, {0, 0}, {2, 3}, /*ceil_mode=*/true);
+       }),
+       {input({2, 3, 14, 19}, kFloat64)},
+       kTolExact},
+      {"max_pool2d_with_indices_ceil_bf16",
+       [](const Inputs& x) {
+         auto [y, indices] = max_pool2d_with_indices(x[0], {3, 3}, {2, 2}, {1, 1}, {1, 1}, true);
+         return Outputs{y, indices};
+       },
+       {input({2, 3, 12, 10}, kBFloat16)},
+       kTolExact},
+      // Windows holding no input (dilation 3 over a height of 2): -inf, index -1, no gradient.
+      {"max_pool2d_empty_windows_f32",
+       grads_of([](const Inputs& v) {
+         return max_pool2d(v[0], {2, 2}, {1, 1}, {1, 1}, {3, 1});
+       }),
+       {input({2, 3, 2, 7})},
+       kTolExact},
+      {"avg_pool2d_ceil_exclude_pad_f32",
+       grads_of([](const Inputs& v) {
+         return avg_pool2d(v[0], {3, 2}, {2, 3}, {1, 1}, /*ceil_mode=*/true,
+                           /*count_include_pad=*/false);
+       }),
+       {input({3, 4, 17, 15}, kFloat32, -1, 1, kT)},
+       kTolF32},
+      {"avg_pool2d_ceil_divisor_override_f64",
+       grads_of([](const Inputs& v) {
+         return avg_pool2d(v[0], {3, 3}, {2, 2}, {1, 1}, /*ceil_mode=*/true, true, 5);
+       }),
+       {input({2, 3, 16, 13}, kFloat64)},
+       kTolF64},
+      {"avg_pool2d_ceil_include_pad_bf16",
+       [](const Inputs& x) {
+         return Outputs{avg_pool2d(x[0], {3, 3}, {2, 2}, {1, 1}, /*ceil_mode=*/true)};
+       },
+       {input({3, 4, 16, 14}, kBFloat16)},
+       kTolBF16},
   };
 }
 

@@ -121,6 +121,33 @@ std::vector<MisuseCase> pool_cases() {
   t.add("avg_pool2d_undefined", Raises::Error, {"avg_pool2d", "undefined"}, [] {
     avg_pool2d(Tensor(), {2, 2});
   });
+  t.add("max_pool2d_zero_dilation", Raises::Error,
+        {"max_pool2d", "positive dilation", "[0, 1]", "[1, 3, 5, 5]"}, [] {
+          max_pool2d(image(), {2, 2}, {2, 2}, {0, 0}, {0, 1});
+        });
+  t.add("max_pool2d_negative_dilation", Raises::Error, {"max_pool2d", "dilation", "[1, -2]"}, [] {
+    max_pool2d_with_indices(image(), {2, 2}, {2, 2}, {0, 0}, {1, -2});
+  });
+  t.add("max_pool2d_huge_dilation", Raises::Error, {"max_pool2d", "2^31", "1099511627776"}, [] {
+    max_pool2d(image(), {2, 2}, {1, 1}, {0, 0}, {k2Pow40, 1});
+  });
+  t.add("max_pool2d_dilated_window_larger_than_input", Raises::ShapeError,
+        {"max_pool2d", "output size [-1, -1]", "[1, 3, 5, 5]", "dilation [3, 3]", "[7, 7]"}, [] {
+          max_pool2d(image(), {3, 3}, {1, 1}, {0, 0}, {3, 3});
+        });
+  t.add("avg_pool2d_ceil_mode_padding_over_half_kernel", Raises::Error,
+        {"avg_pool2d", "padding", "[2, 2]", "ceil_mode true"}, [] {
+          avg_pool2d(image(), {2, 2}, {2, 2}, {2, 2}, /*ceil_mode=*/true);
+        });
+  t.add("avg_pool2d_ceil_mode_output_too_small", Raises::ShapeError,
+        {"avg_pool2d", "output size [0, 0]", "[1, 1, 1, 1]", "kernel [4, 4]", "ceil_mode true"},
+        [] {
+          avg_pool2d(ones({1, 1, 1, 1}), {4, 4}, {1, 1}, {1, 1}, /*ceil_mode=*/true);
+        });
+  t.add("avg_pool2d_zero_divisor_override", Raises::Error,
+        {"avg_pool2d", "divisor_override", "[1, 3, 5, 5]"}, [] {
+          avg_pool2d(image(), {2, 2}, {0, 0}, {0, 0}, false, true, 0);
+        });
   return t.cases();
 }
 LG_MISUSE_SUITE(Pooling, pool_cases());

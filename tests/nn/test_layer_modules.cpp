@@ -50,13 +50,46 @@ TEST(PoolModule, ForwardEqualsFunctionAndRepr) {
   const Tensor x = rand({2, 3, 8, 8});
   nn::MaxPool2d pool(2);
   EXPECT_TRUE(test::all_close(pool(x), test::to_vector(max_pool2d(x, {2, 2})), 0, 0));
-  EXPECT_EQ(pool->extra_repr(), "kernel_size=[2, 2], stride=[2, 2], padding=[0, 0]");
+  EXPECT_EQ(pool->extra_repr(),
+            "kernel_size=[2, 2], stride=[2, 2], padding=[0, 0], dilation=[1, 1], ceil_mode=false");
   nn::MaxPool2d pool3(nn::MaxPool2dOptions(3).stride(1).padding(1));
   EXPECT_EQ(pool3(x).shape(), (Shape{2, 3, 8, 8}));
   nn::AvgPool2d avg(nn::AvgPool2dOptions(3).stride(2).padding(1));
   EXPECT_TRUE(
       test::all_close(avg(x), test::to_vector(avg_pool2d(x, {3, 3}, {2, 2}, {1, 1})), 0, 0));
   EXPECT_TRUE(pool->named_parameters().is_empty());
+}
+
+// The options of nn::MaxPool2d / nn::AvgPool2d reach the functions, and print as LibTorch's
+// (AvgPool2d adds its divisor options, docs/api-notes.md).
+TEST(PoolModule, OptionsReachTheFunctionsAndPrint) {
+  const Tensor x = rand({2, 3, 9, 8});
+  nn::MaxPool2d pool(
+      nn::MaxPool2dOptions({3, 2}).stride({2, 1}).padding({1, 0}).dilation(2).ceil_mode(true));
+  EXPECT_TRUE(test::all_close(
+      pool(x), test::to_vector(max_pool2d(x, {3, 2}, {2, 1}, {1, 0}, {2, 2}, true)), 0, 0));
+  auto [y, indices] = pool->forward_with_indices(x);
+  auto [y_f, indices_f] = max_pool2d_with_indices(x, {3, 2}, {2, 1}, {1, 0}, {2, 2}, true);
+  EXPECT_TRUE(test::all_close(y, test::to_vector(y_f), 0, 0));
+  EXPECT_TRUE(test::all_close(indices, test::to_vector(indices_f), 0, 0));
+  EXPECT_EQ(pool->extra_repr(),
+            "kernel_size=[3, 2], stride=[2, 1], padding=[1, 0], dilation=[2, 2], ceil_mode=true");
+  nn::AvgPool2d avg(
+      nn::AvgPool2dOptions(3).stride(2).padding(1).ceil_mode(true).count_include_pad(false));
+  EXPECT_TRUE(test::all_close(
+      avg(x), test::to_vector(avg_pool2d(x, {3, 3}, {2, 2}, {1, 1}, true, false)), 0, 0));
+  EXPECT_EQ(avg->extra_repr(),
+            "kernel_size=[3, 3], stride=[2, 2], padding=[1, 1], "
+            "ceil_mode=true, count_include_pad=false");
+  nn::AvgPool2d divided(nn::AvgPool2dOptions(2).divisor_override(3));
+  EXPECT_TRUE(test::all_close(
+      divided(x), test::to_vector(avg_pool2d(x, {2, 2}, {2, 2}, {0, 0}, false, true, 3)), 0, 0));
+  EXPECT_EQ(divided->extra_repr(),
+            "kernel_size=[2, 2], stride=[2, 2], padding=[0, 0], "
+            "ceil_mode=false, count_include_pad=true, divisor_override=3");
+  EXPECT_EQ(nn::AvgPool2d(2)->extra_repr(),
+            "kernel_size=[2, 2], stride=[2, 2], padding=[0, 0], "
+            "ceil_mode=false, count_include_pad=true");
 }
 
 TEST(PixelShuffleModule, ShuffleUnshuffleFlatten) {

@@ -32,12 +32,13 @@ std::int64_t run_grain(std::int64_t run_len) {
 // element: per element it cost more than the comparisons themselves.
 void max_pool2d(DType dtype, void* out, std::int64_t* indices, const void* in,
                 const Pool2dShape& g) {
-  // Every window inside the plane (no padding): a whole output row is compared one window
-  // element at a time, in the order max_pool2d_at visits them, so the result (ties and NaNs
-  // included) is the same; the loop over the row has no dependency chain and vectorizes, where
-  // one window at a time waited on each comparison.
-  const bool inside =
-      g.ph == 0 && g.pw == 0 && (g.OH - 1) * g.sh + g.kh <= g.H && (g.OW - 1) * g.sw + g.kw <= g.W;
+  // Every window inside the plane (no padding, and with ceil_mode no window reaching past the
+  // input): a whole output row is compared one window tap at a time, in the order max_pool2d_at
+  // visits them, so the result (ties and NaNs included) is the same; the loop over the row has no
+  // dependency chain and vectorizes, where one window at a time waited on each comparison.
+  const std::int64_t span_h = (g.kh - 1) * g.dh + 1, span_w = (g.kw - 1) * g.dw + 1;
+  const bool inside = g.ph == 0 && g.pw == 0 && (g.OH - 1) * g.sh + span_h <= g.H &&
+                      (g.OW - 1) * g.sw + span_w <= g.W;
   dispatch_floating(dtype, "max_pool2d", [&]<typename T>() {
     using M = opmath_t<T>;
     const T* x = static_cast<const T*>(in);
@@ -61,9 +62,9 @@ void max_pool2d(DType dtype, void* out, std::int64_t* indices, const void* in,
           best_row[ow] = static_cast<M>(plane[h0 * W + ow * sw]);
           index_row[ow] = h0 * W + ow * sw;
         }
-        for (std::int64_t dh = 0; dh < g.kh; ++dh) {
-          for (std::int64_t dw = dh == 0 ? 1 : 0; dw < g.kw; ++dw) {
-            const std::int64_t offset = (h0 + dh) * W + dw;
+        for (std::int64_t i = 0; i < g.kh; ++i) {  // tap (i, j) of every window of the row
+          for (std::int64_t j = i == 0 ? 1 : 0; j < g.kw; ++j) {
+            const std::int64_t offset = (h0 + i * g.dh) * W + j * g.dw;
             const T* x_row = plane + offset;
             for (std::int64_t ow = 0; ow < OW; ++ow) {
               const M v = static_cast<M>(x_row[ow * sw]);
@@ -87,14 +88,17 @@ void max_pool2d_backward(DType dtype, void* grad_in, const void* grad_out,
     const T* gy = static_cast<const T*>(grad_out);
     T* gx = static_cast<T*>(grad_in);
     const std::int64_t plane_in = g.H * g.W, plane_out = g.OH * g.OW;
-    if (g.kh <= g.sh && g.kw <= g.sw) {
+    if ((g.kh - 1) * g.dh + 1 <= g.sh && (g.kw - 1) * g.dw + 1 <= g.sw) {
       // Windows that do not overlap (the usual kernel = stride): each input receives at most one
       // output's gradient, so scattering gives exactly what max_pool2d_grad_at's gather gives.
+      // Index -1 (a window holding no input) receives nothing.
       parallel_for(g.planes, run_grain(8 * plane_in), [&](std::int64_t b, std::int64_t e) {
         std::fill(gx + b * plane_in, gx + e * plane_in, T(0));
         for (std::int64_t p = b; p < e; ++p) {
-          for (std::int64_t o = 0; o < plane_out; ++o)
-            gx[p * plane_in + indices[p * plane_out + o]] = gy[p * plane_out + o];
+          for (std::int64_t o = 0; o < plane_out; ++o) {
+            const std::int64_t at = indices[p * plane_out + o];
+            if (at >= 0) gx[p * plane_in + at] = gy[p * plane_out + o];
+          }
         }
       });
       return;
