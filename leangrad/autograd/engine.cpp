@@ -103,7 +103,7 @@ thread_local bool tls_captures = false;
 // in the graph: SavedTensor::unpack hands back a saved input itself and a saved output as an
 // alias whose grad_fn is the saving node (plain backward still gets detached aliases). Two
 // things cannot take part and say so instead of returning a silently wrong second derivative:
-// a backward that is a fused kernel of kernels/ops.h (pooling, the losses:
+// a backward that is a fused kernel of kernels/ops.h (the losses':
 // DoubleBackward::NotImplemented in graph.h gives its results a node that throws, naming the
 // op; conv2d's, tanhexp's, softmax's, embedding's and others' kernels are recorded as ops with
 // formulas of their own, Note [Fused backwards that differentiate again] in nn_functions.cpp,

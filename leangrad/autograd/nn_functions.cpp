@@ -313,20 +313,22 @@ void update_running_stats(const Tensor& running_mean, const Tensor& running_var,
 // ---- Backward kernels that differentiate again ----------------------------------------------
 //
 // Note [Fused backwards that differentiate again]
-// tanhexp, conv2d, conv_transpose2d, dropout, softmax, log_softmax, embedding and interpolate
-// compute their backward with a fused kernel. Each such kernel's result is recorded as an op of
-// its own (tanhexp_backward, conv2d_input_grad, ...) whose backward is written with the public
-// functions or with these recorded kernels, so a gradient taken with create_graph=true can be
-// differentiated again: gradient penalties through a CNN, Hessian-vector products, and third
-// derivatives, since those backwards record too.
+// tanhexp, conv2d, conv_transpose2d, dropout, softmax, log_softmax, embedding, interpolate,
+// max_pool2d and avg_pool2d compute their backward with a fused kernel. Each such kernel's result
+// is recorded as an op of its own (tanhexp_backward, conv2d_input_grad, ...) whose backward is
+// written with the public functions or with these recorded kernels, so a gradient taken with
+// create_graph=true can be differentiated again: gradient penalties through a CNN, Hessian-vector
+// products, and third derivatives, since those backwards record too.
 // - The first derivative stays the kernel's, bit for bit with or without create_graph.
 // - record_op records nothing when grad mode is off or nothing requires grad, so a plain
 //   backward costs what it did.
 // - The formulas, for an upstream gradient gg of the backward's result:
 //   - a backward linear in g has its adjoint as the gradient with respect to g: dropout's is
 //     itself, conv2d_input_grad's is conv2d, conv2d_weight_grad's is conv2d of x with gg as the
-//     weight, upsample2d_backward's is upsample2d, embedding_backward's is the lookup of gg's
-//     rows (0 for the padding row, whose gradient the forward drops);
+//     weight, upsample2d_backward's is upsample2d, avg_pool2d_backward's is avg_pool2d,
+//     max_pool2d_backward's takes gg at each window's argmax (gather_at_argmax), and
+//     embedding_backward's is the lookup of gg's rows (0 for the padding row, whose gradient the
+//     forward drops);
 //   - conv2d's gradients are bilinear: d<gg, input_grad(g, w)>/dw = weight_grad(g, gg) and
 //     d<gg, weight_grad(g, x)>/dx = input_grad(g, gg). conv_transpose2d is conv2d_input_grad
 //     (Note [ConvTranspose2d as conv2d's gradient]), so it gets all of this by being recorded
@@ -338,8 +340,8 @@ void update_running_stats(const Tensor& running_mean, const Tensor& running_var,
 //     respect to g, tanhexp_backward again; with respect to x, gg g f''(x), f''(x) =
 //     u s (2 + x - 2 x u t) (tanhexp_second_derivative).
 // The normalizations differentiate a composite instead (Note [Normalizations differentiated
-// twice]); pooling and the losses still refuse a second backward by name (Note [Double backward]
-// in engine.cpp).
+// twice]); the losses' fused kernels (nll_loss, cross_entropy) still refuse a second backward by
+// name (Note [Double backward] in engine.cpp).
 namespace {
 
 Tensor tanhexp_backward_fn(const Tensor& g, const Tensor& x);
@@ -842,17 +844,77 @@ Tensor pixel_unshuffle(const Tensor& x, std::int64_t downscale_factor) {
 
 namespace {
 // max_pool2d and max_pool2d_with_indices: one node, which saves the indices.
+// The adjoint of max_pool2d's backward in g (Note [Fused backwards that differentiate again]):
+// each output position takes gg at its window's argmax, 0 for a window holding no input (index
+// -1). A lookup in gg flattened with a 0 appended, through embedding, which differentiates again.
+Tensor gather_at_argmax(const Tensor& gg, const Tensor& indices) {
+  const std::int64_t plane = gg.size(-2) * gg.size(-1);
+  const std::int64_t planes = plane == 0 ? 0 : gg.numel() / plane;
+  Tensor rows;
+  {
+    NoGradGuard no_grad;
+    Shape lead = indices.shape();  // (..., 1, 1): one offset per plane
+    lead[lead.size() - 2] = lead[lead.size() - 1] = 1;
+    const Tensor offsets =
+        reshape(arange(0.0, static_cast<double>(planes * plane), static_cast<double>(plane),
+                       TensorOptions(kInt64).device(indices.device())),
+                lead);
+    rows = where(lt(indices, 0.0), full({}, static_cast<double>(planes * plane), indices.options()),
+                 add(indices, offsets));
+  }
+  const Tensor table =
+      reshape(cat({reshape(gg, {planes * plane}), zeros({1}, gg.options())}, 0), {-1, 1});
+  return reshape(embedding(rows, table), indices.shape());
+}
+
+Tensor max_pool2d_backward_fn(const Tensor& g, const Tensor& indices, const Shape& x_shape,
+                              Size2 kernel, Size2 stride, Size2 padding, Size2 dilation,
+                              bool ceil_mode) {
+  return record_op(
+      "max_pool2d_backward",
+      ops::max_pool2d_backward(g, indices, x_shape, kernel, stride, padding, dilation, ceil_mode),
+      {g}, {indices}, [](const BackwardContext& c) -> std::vector<Tensor> {
+        return {gather_at_argmax(c.grad, c.saved[0])};
+      });
+}
+
 std::tuple<Tensor, Tensor> record_max_pool2d(const Tensor& x, Size2 kernel, Size2 stride,
                                              Size2 padding, Size2 dilation, bool ceil_mode) {
   ops::MaxPool2dResult r = ops::max_pool2d(x, kernel, stride, padding, dilation, ceil_mode);
-  Tensor out = record_op(
-      "max_pool2d", r.out, {x}, {r.indices},
-      [=](const BackwardContext& c) -> std::vector<Tensor> {
-        return {ops::max_pool2d_backward(c.grad, c.saved[0], c.shape(0), kernel, stride, padding,
-                                         dilation, ceil_mode)};
-      },
-      autograd::DoubleBackward::NotImplemented);
+  Tensor out = record_op("max_pool2d", r.out, {x}, {r.indices},
+                         [=](const BackwardContext& c) -> std::vector<Tensor> {
+                           return {max_pool2d_backward_fn(c.grad, c.saved[0], c.shape(0), kernel,
+                                                          stride, padding, dilation, ceil_mode)};
+                         });
   return {out, r.indices};
+}
+
+// avg_pool2d and its backward are each other's adjoint.
+struct AvgPool2dParams {
+  Size2 kernel, stride, padding;
+  bool ceil_mode;
+  bool count_include_pad;
+  std::optional<std::int64_t> divisor_override;
+};
+
+Tensor avg_pool2d_backward_fn(const Tensor& g, const Shape& x_shape, const AvgPool2dParams& a);
+
+Tensor avg_pool2d_fn(const Tensor& x, const AvgPool2dParams& a) {
+  return record_op("avg_pool2d",
+                   ops::avg_pool2d(x, a.kernel, a.stride, a.padding, a.ceil_mode,
+                                   a.count_include_pad, a.divisor_override),
+                   {x}, {}, [a](const BackwardContext& c) -> std::vector<Tensor> {
+                     return {avg_pool2d_backward_fn(c.grad, c.shape(0), a)};
+                   });
+}
+
+Tensor avg_pool2d_backward_fn(const Tensor& g, const Shape& x_shape, const AvgPool2dParams& a) {
+  return record_op("avg_pool2d_backward",
+                   ops::avg_pool2d_backward(g, x_shape, a.kernel, a.stride, a.padding, a.ceil_mode,
+                                            a.count_include_pad, a.divisor_override),
+                   {g}, {}, [a](const BackwardContext& c) -> std::vector<Tensor> {
+                     return {avg_pool2d_fn(c.grad, a)};
+                   });
 }
 }  // namespace
 
@@ -871,15 +933,8 @@ std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& x, Size2 kernel
 Tensor avg_pool2d(const Tensor& x, Size2 kernel, Size2 stride, Size2 padding, bool ceil_mode,
                   bool count_include_pad, std::optional<std::int64_t> divisor_override) {
   LG_PROFILE_OP(x);
-  return record_op(
-      "avg_pool2d",
-      ops::avg_pool2d(x, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override),
-      {x}, {},
-      [=](const BackwardContext& c) -> std::vector<Tensor> {
-        return {ops::avg_pool2d_backward(c.grad, c.shape(0), kernel, stride, padding, ceil_mode,
-                                         count_include_pad, divisor_override)};
-      },
-      autograd::DoubleBackward::NotImplemented);
+  return avg_pool2d_fn(
+      x, AvgPool2dParams{kernel, stride, padding, ceil_mode, count_include_pad, divisor_override});
 }
 
 // ---- Dropout ---------------------------------------------------------------------------------

@@ -294,6 +294,34 @@ TEST(HigherOrder, LinearFusedBackwardsDifferentiateAgain) {
         },
         {x}));
   }
+  // Pooling: max (its windows' argmax fixed by inputs spaced apart) with padding, dilation and
+  // ceil_mode; avg without the padding in its divisor.
+  Tensor planes = test::make_tensor(
+      {0.31, -0.72, 0.05,  0.88, -0.14, 0.47, -0.95, 0.63,  0.22, -0.38, 0.79, -0.51,
+       0.13, 0.96,  -0.27, 0.58, -0.83, 0.36, 0.69,  -0.06, 0.41, -0.66, 0.92, -0.19},
+      {1, 2, 3, 4}, kFloat64);
+  planes.requires_grad_();
+  EXPECT_TRUE(test::gradcheck(
+      [](const std::vector<Tensor>& in) {
+        return gradient_of_sum(
+            [](const Tensor& x) {
+              return max_pool2d(x, {2, 2}, {1, 2}, {1, 1}, {1, 2}, /*ceil_mode=*/true).pow(3.0) +
+                     max_pool2d(x, {2, 2}, {2, 2}, {1, 1}, {3, 3}).pow(3.0).sum();
+            },
+            in[0]);
+      },
+      {planes}));
+  EXPECT_TRUE(test::gradcheck(
+      [](const std::vector<Tensor>& in) {
+        return gradient_of_sum(
+            [](const Tensor& x) {
+              return avg_pool2d(x, {2, 3}, {2, 1}, {1, 1}, /*ceil_mode=*/true,
+                                /*count_include_pad=*/false)
+                  .pow(3.0);
+            },
+            in[0]);
+      },
+      {planes}));
   // Repeated indices. The sum reaches w outside the embedding as well.
   const Tensor indices = test::make_tensor({1.0, 3.0, 1.0, 0.0, 3.0, 2.0}, {2, 3}, kInt64);
   Tensor table = test::uniform_input({4, 3}, -1.0, 1.0, 39);
@@ -358,6 +386,11 @@ TEST(HigherOrder, CudaSecondDerivativesMatchTheCpu) {
           {"interpolate",
            [](const Tensor& x, const Tensor& w) {
              return interpolate(x, Size2{7, 5}, std::nullopt, kBilinear).pow(3.0) * w.sum();
+           }},
+          {"max_pool2d and avg_pool2d",
+           [](const Tensor& x, const Tensor& w) {
+             return max_pool2d(x, {2, 2}, {1, 1}, {1, 1}).pow(3.0) * w.sum() +
+                    avg_pool2d(x, {2, 2}, {1, 1}, {1, 1}, true, false).pow(3.0);
            }},
           {"group_norm and batch_norm",
            [](const Tensor& x, const Tensor& w) {
@@ -461,27 +494,28 @@ TEST(HigherOrder, NormalizationsDifferentiateAgain) {
 }
 
 TEST(HigherOrder, FusedKernelBackwardsRefuseASecondBackwardByName) {
-  Tensor x = test::uniform_input({1, 1, 4, 4}, -1.0, 1.0, 17);
-  Tensor gx =
-      grad({max_pool2d(x, {2, 2}, {2, 2}, {0, 0}).square().sum()}, {x}, {}, std::nullopt, true)[0];
-  ASSERT_TRUE(gx.requires_grad());
-  try {
-    grad({gx.sum()}, {x});
-    ADD_FAILURE() << "expected double backward through max_pool2d to throw";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("max_pool2d"), std::string::npos) << e.what();
-  }
   Tensor logits = test::uniform_input({3, 4}, -1.0, 1.0, 19);
   const Tensor target = test::make_tensor({0.0, 3.0, 1.0}, {3}, kInt64);
   Tensor gl = grad({cross_entropy(logits, target)}, {logits}, {}, std::nullopt, true)[0];
+  ASSERT_TRUE(gl.requires_grad());
   try {
     grad({gl.square().sum()}, {logits});
     ADD_FAILURE() << "expected double backward through cross_entropy to throw";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("cross_entropy"), std::string::npos) << e.what();
   }
+  // nll_loss's backward does not depend on its input, only on its upstream gradient: make that
+  // depend on the logits, so that a second backward reaches the kernel's result.
+  const Tensor per_sample = nll_loss(log_softmax(logits, 1), target, Reduction::None);
+  Tensor gn = grad({(per_sample * logits.sum(1)).sum()}, {logits}, {}, std::nullopt, true)[0];
+  try {
+    grad({gn.square().sum()}, {logits});
+    ADD_FAILURE() << "expected double backward through nll_loss to throw";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("nll_loss"), std::string::npos) << e.what();
+  }
   // A first backward through the same ops is unaffected.
-  Tensor g1 = grad({max_pool2d(x, {2, 2}, {2, 2}, {0, 0}).square().sum()}, {x})[0];
+  Tensor g1 = grad({cross_entropy(logits, target)}, {logits})[0];
   EXPECT_FALSE(g1.requires_grad());
 }
 
