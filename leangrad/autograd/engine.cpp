@@ -103,13 +103,12 @@ thread_local bool tls_captures = false;
 // in the graph: SavedTensor::unpack hands back a saved input itself and a saved output as an
 // alias whose grad_fn is the saving node (plain backward still gets detached aliases). Two
 // things cannot take part and say so instead of returning a silently wrong second derivative:
-// a backward that is a fused kernel of kernels/ops.h (the losses':
-// DoubleBackward::NotImplemented in graph.h gives its results a node that throws, naming the
-// op; conv2d's, tanhexp's, softmax's, embedding's and others' kernels are recorded as ops with
-// formulas of their own, Note [Fused backwards that differentiate again] in nn_functions.cpp,
-// and the normalizations differentiate a composite, Note [Normalizations differentiated twice]),
-// and a tensor
-// saved through saved-tensor hooks (unpack throws). AccumulateGrad adds out of place under create_graph, so .grad keeps its graph.
+// a backward recorded as DoubleBackward::NotImplemented (graph.h: its results get a node that
+// throws, naming the op; no built-in op is recorded so any more: the fused backward kernels of
+// kernels/ops.h are recorded as ops with formulas of their own, Note [Fused backwards that
+// differentiate again] in nn_functions.cpp, and the normalizations differentiate a composite,
+// Note [Normalizations differentiated twice]), and a tensor saved through saved-tensor hooks
+// (unpack throws). AccumulateGrad adds out of place under create_graph, so .grad keeps its graph.
 //
 // Note [Capturing gradients]: autograd::grad wants the gradient of each input, not a .grad
 // updated. The gradient of a tensor is what its edge's node has summed in its input buffer when

@@ -94,16 +94,63 @@ struct ClassLosses {
   Tensor sample_weights;
 };
 ClassLosses nll_per_sample(const Tensor& logp, const Tensor& target, const Tensor& weight,
+                           std::int64_t ignore_index);
+Tensor softmax_backward_fn(const Tensor& g, const Tensor& y, std::int64_t dim, bool log);
+
+// nll_loss's backward, linear in g: dlogp[i, t_i] = -w_{t_i} g_i. Its adjoint is nll_loss's
+// forward, -w_{t_i} gg[i, t_i] (Note [Fused backwards that differentiate again]).
+Tensor nll_loss_backward_fn(const Tensor& g, const Tensor& target, const Tensor& weight,
+                            std::int64_t num_classes, std::int64_t ignore_index) {
+  return record_op(
+      "nll_loss_backward", ops::nll_loss_backward(g, target, weight, num_classes, ignore_index),
+      {g}, {target, weight}, [ignore_index](const BackwardContext& c) -> std::vector<Tensor> {
+        return {nll_per_sample(c.grad, c.saved[0], c.saved[1], ignore_index).losses};
+      });
+}
+
+ClassLosses nll_per_sample(const Tensor& logp, const Tensor& target, const Tensor& weight,
                            std::int64_t ignore_index) {
   ops::NllLossResult r = ops::nll_loss(logp, target, weight, ignore_index);
   const std::int64_t num_classes = logp.size(1);
   const Tensor losses = record_op(
       "nll_loss", r.losses, {logp}, {target, weight},
       [num_classes, ignore_index](const BackwardContext& c) -> std::vector<Tensor> {
-        return {ops::nll_loss_backward(c.grad, c.saved[0], c.saved[1], num_classes, ignore_index)};
-      },
-      autograd::DoubleBackward::NotImplemented);
+        return {nll_loss_backward_fn(c.grad, c.saved[0], c.saved[1], num_classes, ignore_index)};
+      });
   return {losses, r.sample_weights};
+}
+
+// cross_entropy's backward with class indices, dx_i = g_i s_i (softmax(x_i) - onehot(t_i)) with
+// s_i the sample's class weight (0 when ignored): the kernel's value, recorded with its
+// derivatives written with the public functions (Note [Fused backwards that differentiate
+// again]): for an upstream gg, dg_i = s_i sum_c gg_ic p_ic - s_i gg[i, t_i] (the second term is
+// nll_loss's forward on gg) and dx = softmax's backward of (g s) gg at p = softmax(x).
+Tensor cross_entropy_backward_fn(const Tensor& g, const Tensor& logits, const Tensor& logsumexp,
+                                 const Tensor& target, const Tensor& weight,
+                                 const Tensor& sample_weights, std::int64_t ignore_index) {
+  return record_op("cross_entropy_backward",
+                   ops::cross_entropy_backward(g, logits, logsumexp, target, weight, ignore_index),
+                   {g, logits}, {g, logits, target, weight, sample_weights},
+                   [ignore_index](const BackwardContext& c) -> std::vector<Tensor> {
+                     const Tensor& gg = c.grad;
+                     const Tensor& g_saved = c.saved[0];
+                     const Tensor& x = c.saved[1];
+                     const Tensor& target_saved = c.saved[2];
+                     const Tensor& weight_saved = c.saved[3];
+                     const Tensor& s = c.saved[4];
+                     const Tensor p = softmax(x, 1);
+                     std::vector<Tensor> grads(2);
+                     if (c.needs(0)) {
+                       grads[0] =
+                           add(mul(s, sum(mul(gg, p), {1})),
+                               nll_per_sample(gg, target_saved, weight_saved, ignore_index).losses);
+                     }
+                     if (c.needs(1)) {
+                       grads[1] = softmax_backward_fn(mul(gg, unsqueeze(mul(g_saved, s), 1)), p, 1,
+                                                      /*log=*/false);
+                     }
+                     return grads;
+                   });
 }
 
 // Note [Label smoothing and probability targets]
@@ -314,11 +361,11 @@ void update_running_stats(const Tensor& running_mean, const Tensor& running_var,
 //
 // Note [Fused backwards that differentiate again]
 // tanhexp, conv2d, conv_transpose2d, dropout, softmax, log_softmax, embedding, interpolate,
-// max_pool2d and avg_pool2d compute their backward with a fused kernel. Each such kernel's result
-// is recorded as an op of its own (tanhexp_backward, conv2d_input_grad, ...) whose backward is
-// written with the public functions or with these recorded kernels, so a gradient taken with
-// create_graph=true can be differentiated again: gradient penalties through a CNN, Hessian-vector
-// products, and third derivatives, since those backwards record too.
+// max_pool2d, avg_pool2d, nll_loss and cross_entropy compute their backward with a fused kernel.
+// Each such kernel's result is recorded as an op of its own (tanhexp_backward, conv2d_input_grad,
+// ...) whose backward is written with the public functions or with these recorded kernels, so a
+// gradient taken with create_graph=true can be differentiated again: gradient penalties through a
+// CNN, Hessian-vector products, and third derivatives, since those backwards record too.
 // - The first derivative stays the kernel's, bit for bit with or without create_graph.
 // - record_op records nothing when grad mode is off or nothing requires grad, so a plain
 //   backward costs what it did.
@@ -326,9 +373,9 @@ void update_running_stats(const Tensor& running_mean, const Tensor& running_var,
 //   - a backward linear in g has its adjoint as the gradient with respect to g: dropout's is
 //     itself, conv2d_input_grad's is conv2d, conv2d_weight_grad's is conv2d of x with gg as the
 //     weight, upsample2d_backward's is upsample2d, avg_pool2d_backward's is avg_pool2d,
-//     max_pool2d_backward's takes gg at each window's argmax (gather_at_argmax), and
-//     embedding_backward's is the lookup of gg's rows (0 for the padding row, whose gradient the
-//     forward drops);
+//     max_pool2d_backward's takes gg at each window's argmax (gather_at_argmax),
+//     nll_loss_backward's is nll_loss, and embedding_backward's is the lookup of gg's rows (0
+//     for the padding row, whose gradient the forward drops);
 //   - conv2d's gradients are bilinear: d<gg, input_grad(g, w)>/dw = weight_grad(g, gg) and
 //     d<gg, weight_grad(g, x)>/dx = input_grad(g, gg). conv_transpose2d is conv2d_input_grad
 //     (Note [ConvTranspose2d as conv2d's gradient]), so it gets all of this by being recorded
@@ -339,9 +386,11 @@ void update_running_stats(const Tensor& running_mean, const Tensor& running_var,
 //   - tanhexp's dx = g f'(x), f'(x) = t + x u s with u = e^x, t = tanh(u), s = sech^2(u): with
 //     respect to g, tanhexp_backward again; with respect to x, gg g f''(x), f''(x) =
 //     u s (2 + x - 2 x u t) (tanhexp_second_derivative).
-// The normalizations differentiate a composite instead (Note [Normalizations differentiated
-// twice]); the losses' fused kernels (nll_loss, cross_entropy) still refuse a second backward by
-// name (Note [Double backward] in engine.cpp).
+// cross_entropy's backward g s (softmax(x) - onehot) is recorded with its derivatives in g and x
+// (cross_entropy_backward_fn). The normalizations differentiate a composite instead (Note
+// [Normalizations differentiated twice]). No built-in op records DoubleBackward::NotImplemented
+// any more; it stays for a fused kernel added without a derivative (Note [Double backward] in
+// engine.cpp).
 namespace {
 
 Tensor tanhexp_backward_fn(const Tensor& g, const Tensor& x);
@@ -1053,12 +1102,11 @@ Tensor cross_entropy(const Tensor& logits_in, const Tensor& target_in, Reduction
   // One kernel gives each row's loss and logsumexp; the backward is softmax - onehot in one pass.
   ops::CrossEntropyResult r = ops::cross_entropy(logits, target, weight, ignore_index);
   const Tensor per_sample = record_op(
-      "cross_entropy", r.losses, {logits}, {logits, r.logsumexp, target, weight},
+      "cross_entropy", r.losses, {logits}, {logits, r.logsumexp, target, weight, r.sample_weights},
       [ignore_index](const BackwardContext& c) -> std::vector<Tensor> {
-        return {ops::cross_entropy_backward(c.grad, c.saved[0], c.saved[1], c.saved[2], c.saved[3],
-                                            ignore_index)};
-      },
-      autograd::DoubleBackward::NotImplemented);
+        return {cross_entropy_backward_fn(c.grad, c.saved[0], c.saved[1], c.saved[2], c.saved[3],
+                                          c.saved[4], ignore_index)};
+      });
   return reduce_class_losses(per_sample, r.sample_weights, reduction);
 }
 

@@ -16,6 +16,7 @@
 #include <leangrad/autograd/engine.h>
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/grad_mode.h>
+#include <leangrad/autograd/graph.h>
 #include <leangrad/autograd/nn_functions.h>
 #include <leangrad/autograd/saved_tensor.h>
 #include <leangrad/core/creation.h>
@@ -369,6 +370,7 @@ TEST(HigherOrder, LinearFusedBackwardsDifferentiateAgain) {
 TEST(HigherOrder, CudaSecondDerivativesMatchTheCpu) {
   if (!cuda::is_available()) GTEST_SKIP() << "no CUDA device";
   const Tensor indices = test::make_tensor({1.0, 3.0, 1.0, 0.0, 3.0, 2.0}, {2, 3}, kInt64);
+  const Tensor classes = test::make_tensor({0.0, 3.0, 8.0, 1.0, 5.0, 2.0, 7.0, 5.0}, {8}, kInt64);
   const std::vector<std::pair<const char*, std::function<Tensor(const Tensor&, const Tensor&)>>>
       cases = {
           {"conv2d",
@@ -391,6 +393,14 @@ TEST(HigherOrder, CudaSecondDerivativesMatchTheCpu) {
            [](const Tensor& x, const Tensor& w) {
              return max_pool2d(x, {2, 2}, {1, 1}, {1, 1}).pow(3.0) * w.sum() +
                     avg_pool2d(x, {2, 2}, {1, 1}, {1, 1}, true, false).pow(3.0);
+           }},
+          {"cross_entropy and nll_loss",
+           [&classes](const Tensor& x, const Tensor& w) {
+             const Tensor logits = x.reshape({8, 9});
+             const Tensor target = classes.to(x.device());
+             const Tensor factor = tanh(logits.sum(1));
+             return cross_entropy(logits, target, Reduction::None) * factor * w.sum() +
+                    nll_loss(log_softmax(logits, 1), target, Reduction::None, 5) * factor;
            }},
           {"group_norm and batch_norm",
            [](const Tensor& x, const Tensor& w) {
@@ -493,30 +503,74 @@ TEST(HigherOrder, NormalizationsDifferentiateAgain) {
       {small}));
 }
 
-TEST(HigherOrder, FusedKernelBackwardsRefuseASecondBackwardByName) {
-  Tensor logits = test::uniform_input({3, 4}, -1.0, 1.0, 19);
-  const Tensor target = test::make_tensor({0.0, 3.0, 1.0}, {3}, kInt64);
-  Tensor gl = grad({cross_entropy(logits, target)}, {logits}, {}, std::nullopt, true)[0];
-  ASSERT_TRUE(gl.requires_grad());
-  try {
-    grad({gl.square().sum()}, {logits});
-    ADD_FAILURE() << "expected double backward through cross_entropy to throw";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("cross_entropy"), std::string::npos) << e.what();
+// The losses' fused backwards: nll_loss's is linear in its upstream gradient (its adjoint is
+// nll_loss itself), cross_entropy's is recorded with its derivatives in both the upstream
+// gradient and the logits. Class weights, an ignored target and each reduction; the upstream
+// gradient made to depend on the logits, so that the second derivative goes through both.
+TEST(HigherOrder, LossBackwardsDifferentiateAgain) {
+  const Tensor target = test::make_tensor({0.0, 3.0, 1.0, 3.0, 2.0}, {5}, kInt64);
+  const Tensor weight = test::make_tensor({0.5, 1.5, 2.0, 0.75}, {4}, kFloat64);
+  for (const Reduction reduction : {Reduction::Mean, Reduction::Sum, Reduction::None}) {
+    for (const bool weighted : {false, true}) {
+      SCOPED_TRACE(std::string(weighted ? "weighted, " : "") +
+                   (reduction == Reduction::Mean  ? "mean"
+                    : reduction == Reduction::Sum ? "sum"
+                                                  : "none"));
+      const Tensor w = weighted ? weight : Tensor();
+      Tensor logits = test::uniform_input({5, 4}, -1.5, 1.5, 53);
+      auto scaled = [](const Tensor& loss, const Tensor& x) {
+        // A per-sample loss times something of the logits: its gradient depends on them twice.
+        const Tensor factor = tanh(x.sum(1));
+        return loss.dim() == 0 ? loss * factor.sum() : (loss * factor).sum();
+      };
+      EXPECT_TRUE(test::gradcheck(
+          [&](const std::vector<Tensor>& in) {
+            return gradient_of_sum(
+                [&](const Tensor& x) {
+                  return scaled(cross_entropy(x, target, reduction, /*ignore_index=*/1, w), x);
+                },
+                in[0]);
+          },
+          {logits}));
+      EXPECT_TRUE(test::gradcheck(
+          [&](const std::vector<Tensor>& in) {
+            return gradient_of_sum(
+                [&](const Tensor& x) {
+                  return scaled(nll_loss(log_softmax(x, 1), target, reduction, 1, w), x);
+                },
+                in[0]);
+          },
+          {logits}));
+    }
   }
-  // nll_loss's backward does not depend on its input, only on its upstream gradient: make that
-  // depend on the logits, so that a second backward reaches the kernel's result.
-  const Tensor per_sample = nll_loss(log_softmax(logits, 1), target, Reduction::None);
-  Tensor gn = grad({(per_sample * logits.sum(1)).sum()}, {logits}, {}, std::nullopt, true)[0];
+}
+
+// The refusal for a backward recorded as not differentiable (DoubleBackward::NotImplemented in
+// graph.h): no built-in op uses it since every fused backward differentiates again, but a fused
+// kernel added later may; its results get a node that throws when a second backward reaches it.
+TEST(HigherOrder, ABackwardRecordedAsNotDifferentiableRefusesASecondBackwardByName) {
+  Tensor x = test::uniform_input({3}, -1.0, 1.0, 19);
+  auto fused_square = [](const Tensor& a) {
+    return autograd::record_op(
+        "fused_square", a * a, {a}, {a},
+        [](const autograd::BackwardContext& c) -> std::vector<Tensor> {
+          return {c.grad * c.saved[0] * 2.0};
+        },
+        autograd::DoubleBackward::NotImplemented);
+  };
+  Tensor gx = grad({fused_square(x).sum() * x.sum()}, {x}, {}, std::nullopt, true)[0];
+  ASSERT_TRUE(gx.requires_grad());
   try {
-    grad({gn.square().sum()}, {logits});
-    ADD_FAILURE() << "expected double backward through nll_loss to throw";
+    grad({gx.sum()}, {x});
+    ADD_FAILURE() << "expected double backward through fused_square to throw";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("nll_loss"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("fused_square"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("double backward"), std::string::npos) << e.what();
   }
-  // A first backward through the same ops is unaffected.
-  Tensor g1 = grad({cross_entropy(logits, target)}, {logits})[0];
+  // A first backward through it is unaffected.
+  Tensor g1 = grad({fused_square(x).sum()}, {x})[0];
   EXPECT_FALSE(g1.requires_grad());
+  test::expect_close(g1, test::to_vector(x * 2.0), 0.0, 0.0);
 }
 
 // A plain backward through the ops that now record their backward records nothing and gives the
