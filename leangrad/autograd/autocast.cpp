@@ -19,8 +19,9 @@ namespace leangrad::amp {
 //   - float32 (float16/bfloat16 operands cast to float32, result float32): exp, expm1, log,
 //     log1p (and so softplus), pow, a scalar divided by a tensor (rdiv, torch's __rdiv__), sum,
 //     softmax, log_softmax and the losses (cross_entropy, nll_loss, mse_loss, l1_loss): ops
-//     whose range or accumulation a 16-bit result would lose. mean is in none of PyTorch's lists: it keeps its input's dtype
-//     (and accumulates in float32 like every 16-bit reduction), as do var and std.
+//     whose range or accumulation a 16-bit result would lose. mean is in none of PyTorch's lists:
+//     it keeps its input's dtype (and accumulates in float32 like every 16-bit reduction), as do
+//     var and std.
 //   - the input's dtype with float32 math: tanhexp and group_norm (and layer_norm and
 //     batch_norm, which run on group_norm's kernels). Our kernels are fused and
 //     compute in float32 whatever they store (opmath_t, kernels/elementwise_math.h): TanhExp's

@@ -32,7 +32,19 @@ class Generator;
 
 // The elementwise operations, one enum per kernel family. Kernels switch on these.
 enum class BinaryOp : std::uint8_t { Add, Sub, Mul, Div, Pow, Maximum, Minimum };
-enum class UnaryOp : std::uint8_t { Neg, Abs, Exp, Log, Sqrt, Tanh, Sigmoid, Relu, Erf, Expm1, Log1p };
+enum class UnaryOp : std::uint8_t {
+  Neg,
+  Abs,
+  Exp,
+  Log,
+  Sqrt,
+  Tanh,
+  Sigmoid,
+  Relu,
+  Erf,
+  Expm1,
+  Log1p
+};
 enum class CompareOp : std::uint8_t { Gt, Lt, Ge, Le, Eq, Ne };
 enum class ReduceOp : std::uint8_t { Sum, Mean, Max };
 

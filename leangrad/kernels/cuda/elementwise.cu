@@ -13,9 +13,9 @@
 #include <utility>
 
 #include <leangrad/kernels/backend.h>
-#include <leangrad/kernels/cuda/cuda_common.cuh>
 #include <leangrad/kernels/dispatch.h>
 #include <leangrad/kernels/elementwise_math.h>
+#include <leangrad/kernels/cuda/cuda_common.cuh>
 
 namespace leangrad::kernels::cuda {
 namespace {
