@@ -15,15 +15,9 @@
 #include <leangrad/autograd/functions.h>
 #include <leangrad/core/error.h>
 #include <leangrad/core/profiler.h>
-#include <leangrad/kernels/creation.h>
 
 namespace leangrad {
 namespace {
-
-// A 0-d tensor of x's dtype and device: a where operand.
-Tensor scalar_like(const Tensor& x, double value) {
-  return full({}, value, x.options());
-}
 
 void check_floating(const char* op, const Tensor& x) {
   LG_CHECK(x.defined(), op, ": expected a defined input, got an undefined Tensor()");
@@ -94,10 +88,9 @@ Tensor hardtanh(const Tensor& x, double min_val, double max_val) {
   check_floating("hardtanh", x);
   LG_CHECK(min_val <= max_val, "hardtanh: expected min_val <= max_val, got min_val ", min_val,
            " and max_val ", max_val);
-  // Strict inside, as PyTorch's gradient: a bound itself takes the constant branch. NaN fails
-  // both comparisons and stays NaN.
-  return where(le(x, min_val), scalar_like(x, min_val),
-               where(ge(x, max_val), scalar_like(x, max_val), x));
+  // Strict inside, as PyTorch's gradient: a bound itself is filled in, so its gradient is 0. NaN
+  // fails both comparisons and stays NaN.
+  return masked_fill(masked_fill(x, ge(x, max_val), max_val), le(x, min_val), min_val);
 }
 
 Tensor relu6(const Tensor& x) {

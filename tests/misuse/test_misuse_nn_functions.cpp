@@ -6,6 +6,7 @@
 #include <limits>
 #include <vector>
 
+#include <leangrad/autograd/activations.h>
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/nn_functions.h>
 #include <leangrad/core/creation.h>
@@ -197,6 +198,18 @@ std::vector<MisuseCase> norm_and_activation_cases() {
         [] { dropout(ones({4}), kNaN, false); });
   t.add("dropout_integral", Raises::DTypeError, {"dropout", "int64"},
         [] { dropout(ones({4}, kInt64), 0.5, true); });
+  t.add("gelu_unknown_approximate", Raises::Error, {"gelu", "'none' or 'tanh'", "'fast'"},
+        [] { gelu(ones({2}), "fast"); });
+  t.add("softplus_zero_beta", Raises::Error, {"softplus", "finite beta > 0", "0"},
+        [] { softplus(ones({2}), 0.0); });
+  t.add("softplus_nan_beta", Raises::Error, {"softplus", "nan"}, [] { softplus(ones({2}), kNaN); });
+  t.add("hardtanh_min_above_max", Raises::Error, {"hardtanh", "min_val <= max_val", "2", "1"},
+        [] { hardtanh(ones({2}), 2.0, 1.0); });
+  t.add("leaky_relu_integral", Raises::DTypeError, {"leaky_relu", "floating", "int64"},
+        [] { leaky_relu(ones({2}, kInt64)); });
+  t.add("elu_integral", Raises::DTypeError, {"elu", "floating", "int64"},
+        [] { elu(ones({2}, kInt64)); });
+  t.add("gelu_undefined", Raises::Error, {"gelu", "undefined"}, [] { gelu(Tensor()); });
   return t.cases();
 }
 LG_MISUSE_SUITE(NormAndActivation, norm_and_activation_cases());

@@ -101,6 +101,12 @@ std::vector<MisuseCase> constructor_cases() {
         [] { nn::Module("M").named_modules(); });
   t.add("sequential_ptr_of_wrong_type", Raises::Error, {"Sequential", "[0]", "ReLU"},
         [] { nn::Sequential(nn::ReLU())->ptr<nn::LinearImpl>(0); });
+  t.add("gelu_unknown_approximate", Raises::Error, {"GELU", "'erf'"},
+        [] { nn::GELU(nn::GELUOptions().approximate("erf")); });
+  t.add("hardtanh_min_above_max", Raises::Error, {"Hardtanh", "min_val <= max_val", "1", "0"},
+        [] { nn::Hardtanh(nn::HardtanhOptions().min_val(1).max_val(0)); });
+  t.add("softplus_negative_beta", Raises::Error, {"Softplus", "finite beta > 0", "-1"},
+        [] { nn::Softplus(nn::SoftplusOptions().beta(-1)); });
   return t.cases();
 }
 LG_MISUSE_SUITE(ModuleConstruction, constructor_cases());
