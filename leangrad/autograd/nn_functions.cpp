@@ -268,46 +268,48 @@ Tensor composite_group_norm(const Tensor& x_in, std::int64_t num_groups, const T
 // x), with create_graph, so they carry a graph to any order: a gradient penalty through a
 // LayerNorm critic, MAML through BatchNorm. These first derivatives equal the kernel's to
 // rounding, not bit for bit (another summation order); a plain backward runs the kernel.
+// group_norm's gradients under create_graph (Note [Normalizations differentiated twice]): x and
+// the weight as the composite's inputs, each the saved tensor itself when it requires grad (its
+// history continues), else a leaf standing in for it.
+std::vector<Tensor> group_norm_grads_with_graph(const BackwardContext& c, const Tensor& weight,
+                                                std::int64_t num_groups, double eps) {
+  auto operand = [](const Tensor& t) {
+    return t.defined() && !t.requires_grad() ? t.detach().requires_grad_() : t;
+  };
+  const Tensor x_in = operand(c.saved[0]);
+  const Tensor w_in = operand(weight);
+  std::vector<Tensor> wrt = {x_in};
+  if (w_in.defined()) wrt.push_back(w_in);
+  const Tensor y = composite_group_norm(x_in, num_groups, w_in, eps);
+  const std::vector<Tensor> grads = autograd::grad({y}, wrt, {c.grad.to(y.dtype())}, std::nullopt,
+                                                   /*create_graph=*/true, /*allow_unused=*/true);
+  std::vector<Tensor> result(3);
+  if (c.needs(0)) result[0] = grads[0];
+  if (c.needs(1)) result[1] = grads[1];
+  if (c.needs(2)) {
+    DimList dims = {0};
+    for (std::int64_t d = 2; d < c.grad.dim(); ++d)
+      dims.push_back(d);
+    result[2] = sum(c.grad, dims);
+  }
+  return result;
+}
+
 GroupNormNode record_group_norm(const char* op, const Tensor& x, std::int64_t num_groups,
                                 const Tensor& weight, const Tensor& bias, double eps) {
   ops::GroupNormOutput forward = ops::group_norm(x, num_groups, weight, bias, eps);
   std::vector<Tensor> saved = {x, forward.mean, forward.rstd};
   if (weight.defined()) saved.push_back(weight);
-  const Tensor out = record_op(
-      op, forward.output, {x, weight, bias}, saved,
-      [num_groups, eps](const BackwardContext& c) -> std::vector<Tensor> {
-        const Tensor weight = c.saved.size() > 3 ? c.saved[3] : Tensor();
-        if (!autograd::any_requires_grad({&c.grad, &c.saved[0], &weight})) {
-          ops::GroupNormGrads g =
-              ops::group_norm_backward(c.grad, c.saved[0], c.saved[1], c.saved[2], weight,
-                                       num_groups, c.needs(0), c.needs(1), c.needs(2));
-          return {g.grad_input, g.grad_weight, g.grad_bias};
-        }
-        // Note [Normalizations differentiated twice]: x and the weight as the composite's
-        // inputs, each the saved tensor itself when it requires grad (its history continues).
-        auto operand = [](const Tensor& t) {
-          return t.defined() && !t.requires_grad() ? t.detach().requires_grad_() : t;
-        };
-        const Tensor x_in = operand(c.saved[0]);
-        const Tensor w_in = operand(weight);
-        std::vector<Tensor> wrt = {x_in};
-        if (w_in.defined()) wrt.push_back(w_in);
-        const Tensor y = composite_group_norm(x_in, num_groups, w_in, eps);
-        const std::vector<Tensor> grads =
-            autograd::grad({y}, wrt, {c.grad.to(y.dtype())}, std::nullopt,
-                           /*create_graph=*/true, /*allow_unused=*/true);
-        std::vector<Tensor> result(3);
-        if (c.needs(0)) result[0] = grads[0];
-        if (c.needs(1)) result[1] = grads[1];
-        if (c.needs(2)) {
-          DimList dims = {0};
-          for (std::int64_t d = 2; d < c.grad.dim(); ++d)
-            dims.push_back(d);
-          result[2] = sum(c.grad, dims);
-        }
-        return result;
-      },
-      autograd::DoubleBackward::Differentiable);
+  const Tensor out = record_op(op, forward.output, {x, weight, bias}, saved,
+                               [num_groups, eps](const BackwardContext& c) -> std::vector<Tensor> {
+                                 const Tensor weight = c.saved.size() > 3 ? c.saved[3] : Tensor();
+                                 if (autograd::any_requires_grad({&c.grad, &c.saved[0], &weight}))
+                                   return group_norm_grads_with_graph(c, weight, num_groups, eps);
+                                 ops::GroupNormGrads g = ops::group_norm_backward(
+                                     c.grad, c.saved[0], c.saved[1], c.saved[2], weight, num_groups,
+                                     c.needs(0), c.needs(1), c.needs(2));
+                                 return {g.grad_input, g.grad_weight, g.grad_bias};
+                               });
   return {out, forward.mean, forward.rstd};
 }
 
@@ -908,8 +910,8 @@ Tensor gather_at_argmax(const Tensor& gg, const Tensor& indices) {
         reshape(arange(0.0, static_cast<double>(planes * plane), static_cast<double>(plane),
                        TensorOptions(kInt64).device(indices.device())),
                 lead);
-    rows = where(lt(indices, 0.0), full({}, static_cast<double>(planes * plane), indices.options()),
-                 add(indices, offsets));
+    rows =
+        masked_fill(add(indices, offsets), lt(indices, 0.0), static_cast<double>(planes * plane));
   }
   const Tensor table =
       reshape(cat({reshape(gg, {planes * plane}), zeros({1}, gg.options())}, 0), {-1, 1});
