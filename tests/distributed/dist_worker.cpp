@@ -47,6 +47,18 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+// All-reduces t until a collective fails, as after a peer's failure it must, and prints
+// "CAUGHT after <s> s: <the Error>" for the test to read (caught_after_s in the tests).
+void all_reduce_until_it_fails(Tensor& t) {
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    for (;;)
+      dist::all_reduce(t);
+  } catch (const leangrad::Error& e) {
+    std::printf("CAUGHT after %.2f s: %s\n", seconds_since(start), e.what());
+  }
+}
+
 int env_int(const char* name, int fallback) {
   const char* v = std::getenv(name);
   return v != nullptr ? std::atoi(v) : fallback;
@@ -560,13 +572,7 @@ void scenario_fault(bool hang) {
       ::raise(SIGKILL);
     }).detach();
   }
-  const auto start = std::chrono::steady_clock::now();
-  try {
-    for (;;)
-      dist::all_reduce(t);
-  } catch (const leangrad::Error& e) {
-    std::printf("CAUGHT after %.2f s: %s\n", seconds_since(start), e.what());
-  }
+  all_reduce_until_it_fails(t);
   try {
     dist::all_reduce(t);
     throw CheckFailed{"a collective after the failure did not throw"};
@@ -588,13 +594,7 @@ void scenario_raise() {
     LG_THROW(leangrad::Error, "the training data of rank ", rank,
              " is corrupt:\n  record 17 of shard 3 has 5 fields, expected 6");
   }
-  const auto start = std::chrono::steady_clock::now();
-  try {
-    for (;;)
-      dist::all_reduce(t);
-  } catch (const leangrad::Error& e) {
-    std::printf("CAUGHT after %.2f s: %s\n", seconds_since(start), e.what());
-  }
+  all_reduce_until_it_fails(t);
 }
 
 // destroy_process_group on rank 0 while another thread asks is_initialized() and get_rank().
