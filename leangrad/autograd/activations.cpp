@@ -13,36 +13,27 @@
 #include <cmath>
 
 #include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/nn_internal.h>
 #include <leangrad/core/error.h>
 #include <leangrad/core/profiler.h>
 
 namespace leangrad {
-namespace {
-
-void check_floating(const char* op, const Tensor& x) {
-  LG_CHECK(x.defined(), op, ": expected a defined input, got an undefined Tensor()");
-  LG_CHECK_DTYPE(is_floating(x.dtype()), op,
-                 ": expected a floating input (float32, float64, float16, bfloat16), got ",
-                 x.dtype(), " (shape ", x.shape(), ")");
-}
-
-}  // namespace
 
 Tensor leaky_relu(const Tensor& x, double negative_slope) {
   LG_PROFILE_OP(x);
-  check_floating("leaky_relu", x);
+  autograd::check_floating_input("leaky_relu", x);
   return where(gt(x, 0.0), x, mul(x, negative_slope));
 }
 
 Tensor elu(const Tensor& x, double alpha) {
   LG_PROFILE_OP(x);
-  check_floating("elu", x);
+  autograd::check_floating_input("elu", x);
   return where(gt(x, 0.0), x, mul(expm1(clamp_max(x, 0.0)), alpha));
 }
 
 Tensor selu(const Tensor& x) {
   LG_PROFILE_OP(x);
-  check_floating("selu", x);
+  autograd::check_floating_input("selu", x);
   constexpr double kAlpha = 1.6732632423543772848170429916717;
   constexpr double kScale = 1.0507009873554804934193349852946;
   return mul(elu(x, kAlpha), kScale);
@@ -50,19 +41,19 @@ Tensor selu(const Tensor& x) {
 
 Tensor silu(const Tensor& x) {
   LG_PROFILE_OP(x);
-  check_floating("silu", x);
+  autograd::check_floating_input("silu", x);
   return mul(x, sigmoid(x));
 }
 
 Tensor mish(const Tensor& x) {
   LG_PROFILE_OP(x);
-  check_floating("mish", x);
+  autograd::check_floating_input("mish", x);
   return mul(x, tanh(softplus(x)));
 }
 
 Tensor gelu(const Tensor& x, const std::string& approximate) {
   LG_PROFILE_OP(x);
-  check_floating("gelu", x);
+  autograd::check_floating_input("gelu", x);
   if (approximate == "none") {
     constexpr double kSqrtHalf = 0.70710678118654752440084436210485;
     return mul(mul(x, 0.5), add(erf(mul(x, kSqrtHalf)), 1.0));
@@ -76,7 +67,7 @@ Tensor gelu(const Tensor& x, const std::string& approximate) {
 
 Tensor softplus(const Tensor& x, double beta, double threshold) {
   LG_PROFILE_OP(x);
-  check_floating("softplus", x);
+  autograd::check_floating_input("softplus", x);
   LG_CHECK(beta > 0.0 && std::isfinite(beta), "softplus: expected a finite beta > 0, got ", beta);
   const Tensor scaled = mul(x, beta);
   const Tensor smooth = div(log1p(exp(clamp_max(scaled, threshold))), beta);
@@ -85,7 +76,7 @@ Tensor softplus(const Tensor& x, double beta, double threshold) {
 
 Tensor hardtanh(const Tensor& x, double min_val, double max_val) {
   LG_PROFILE_OP(x);
-  check_floating("hardtanh", x);
+  autograd::check_floating_input("hardtanh", x);
   LG_CHECK(min_val <= max_val, "hardtanh: expected min_val <= max_val, got min_val ", min_val,
            " and max_val ", max_val);
   // Strict inside, as PyTorch's gradient: a bound itself is filled in, so its gradient is 0. NaN

@@ -71,10 +71,6 @@ Tensor unreduce(const Tensor& g, const Shape& input_shape, const std::vector<std
   return g.reshape(keepdim_shape(input_shape, dims));
 }
 
-Tensor sign(const Tensor& a) {
-  return gt(a, 0.0).to(a.dtype()) - lt(a, 0.0).to(a.dtype());
-}
-
 // maximum / minimum, as PyTorch's formula: an input gets no gradient where the other one was
 // strictly picked, half of it at a tie, and all of it otherwise. So a NaN on either side (which
 // compares unequal and neither above nor below) sends the whole gradient to both inputs, as in
@@ -346,6 +342,99 @@ Tensor log1p(const Tensor& a_in) {
                    [](const BackwardContext& c) -> std::vector<Tensor> {
                      return {c.grad / (c.saved[0] + 1.0)};
                    });
+}
+
+Tensor sin(const Tensor& a) {
+  LG_PROFILE_OP(a);
+  return record_op(
+      "sin", ops::unary(UnaryOp::Sin, a), {a}, {a},
+      [](const BackwardContext& c) -> std::vector<Tensor> { return {c.grad * cos(c.saved[0])}; });
+}
+
+Tensor cos(const Tensor& a) {
+  LG_PROFILE_OP(a);
+  return record_op("cos", ops::unary(UnaryOp::Cos, a), {a}, {a},
+                   [](const BackwardContext& c) -> std::vector<Tensor> {
+                     return {-(c.grad * sin(c.saved[0]))};
+                   });
+}
+
+Tensor rsqrt(const Tensor& a_in) {
+  LG_PROFILE_OP(a_in);
+  const Tensor a = amp::autocast_operand(a_in, amp::CastPolicy::Float32);
+  const Tensor out = ops::unary(UnaryOp::Rsqrt, a);
+  // d a^(-1/2) / da = -a^(-3/2) / 2 = -out^3 / 2.
+  return record_op("rsqrt", out, {a}, {out}, [](const BackwardContext& c) -> std::vector<Tensor> {
+    const Tensor& y = c.saved[0];
+    return {c.grad * (y * y * y) * -0.5};
+  });
+}
+
+Tensor reciprocal(const Tensor& a_in) {
+  LG_PROFILE_OP(a_in);
+  const Tensor a = amp::autocast_operand(a_in, amp::CastPolicy::Float32);
+  const Tensor out = ops::unary(UnaryOp::Reciprocal, a);
+  // d (1/a) / da = -1/a^2 = -out^2.
+  return record_op("reciprocal", out, {a}, {out},
+                   [](const BackwardContext& c) -> std::vector<Tensor> {
+                     const Tensor& y = c.saved[0];
+                     return {-(c.grad * (y * y))};
+                   });
+}
+
+Tensor log2(const Tensor& a_in) {
+  LG_PROFILE_OP(a_in);
+  const Tensor a = amp::autocast_operand(a_in, amp::CastPolicy::Float32);
+  return record_op("log2", ops::unary(UnaryOp::Log2, a), {a}, {a},
+                   [](const BackwardContext& c) -> std::vector<Tensor> {
+                     return {c.grad / (c.saved[0] * 0.6931471805599453)};  // a ln 2
+                   });
+}
+
+Tensor log10(const Tensor& a_in) {
+  LG_PROFILE_OP(a_in);
+  const Tensor a = amp::autocast_operand(a_in, amp::CastPolicy::Float32);
+  return record_op("log10", ops::unary(UnaryOp::Log10, a), {a}, {a},
+                   [](const BackwardContext& c) -> std::vector<Tensor> {
+                     return {c.grad / (c.saved[0] * 2.302585092994046)};  // a ln 10
+                   });
+}
+
+namespace {
+
+// sign and the roundings are piecewise constant: their gradient is 0 everywhere (PyTorch's
+// choice at the jumps too), so the graph still reaches the input, with zeros.
+Tensor piecewise_constant(const char* name, UnaryOp op, const Tensor& a) {
+  return record_op(
+      name, ops::unary(op, a), {a}, {},
+      [](const BackwardContext& c) -> std::vector<Tensor> { return {zeros_like(c.grad)}; });
+}
+
+}  // namespace
+
+Tensor sign(const Tensor& a) {
+  LG_PROFILE_OP(a);
+  return piecewise_constant("sign", UnaryOp::Sign, a);
+}
+
+Tensor floor(const Tensor& a) {
+  LG_PROFILE_OP(a);
+  return piecewise_constant("floor", UnaryOp::Floor, a);
+}
+
+Tensor ceil(const Tensor& a) {
+  LG_PROFILE_OP(a);
+  return piecewise_constant("ceil", UnaryOp::Ceil, a);
+}
+
+Tensor round(const Tensor& a) {
+  LG_PROFILE_OP(a);
+  return piecewise_constant("round", UnaryOp::Round, a);
+}
+
+Tensor trunc(const Tensor& a) {
+  LG_PROFILE_OP(a);
+  return piecewise_constant("trunc", UnaryOp::Trunc, a);
 }
 
 Tensor tanh(const Tensor& a) {

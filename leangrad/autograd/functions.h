@@ -37,6 +37,20 @@ Tensor sqrt(const Tensor& a);
 Tensor erf(const Tensor& a);
 Tensor expm1(const Tensor& a);  // exp(a) - 1, exact near 0
 Tensor log1p(const Tensor& a);  // log(1 + a), exact near 0
+Tensor log2(const Tensor& a);
+Tensor log10(const Tensor& a);
+Tensor sin(const Tensor& a);
+Tensor cos(const Tensor& a);
+Tensor rsqrt(const Tensor& a);       // 1 / sqrt(a)
+Tensor reciprocal(const Tensor& a);  // 1 / a
+// -1, 0 or 1 (0 for NaN and -0.0, as PyTorch); integral input keeps its dtype.
+Tensor sign(const Tensor& a);
+// The roundings: integral input is returned as it is; round takes halves to even (PyTorch's
+// round, numpy's rint). sign and these have a zero gradient.
+Tensor floor(const Tensor& a);
+Tensor ceil(const Tensor& a);
+Tensor round(const Tensor& a);
+Tensor trunc(const Tensor& a);
 Tensor tanh(const Tensor& a);
 Tensor sigmoid(const Tensor& a);
 Tensor relu(const Tensor& a);

@@ -36,6 +36,7 @@
 #include <leangrad/autograd/grad_mode.h>
 #include <leangrad/autograd/graph.h>
 #include <leangrad/autograd/nn_functions.h>
+#include <leangrad/autograd/nn_internal.h>
 #include <leangrad/core/creation.h>
 #include <leangrad/core/generator.h>
 #include <leangrad/core/profiler.h>
@@ -46,21 +47,11 @@
 namespace leangrad {
 
 using autograd::BackwardContext;
+using autograd::check_elementwise_loss;
 using autograd::record_op;
+using autograd::reduce_losses;
 
 namespace {
-
-Tensor reduce_losses(const Tensor& losses, Reduction reduction) {
-  switch (reduction) {
-    case Reduction::None:
-      return losses;
-    case Reduction::Sum:
-      return sum(losses);
-    case Reduction::Mean:
-      return mean(losses);
-  }
-  return losses;
-}
 
 // Per-sample losses (N,) reduced; Mean divides their sum by the sum of the samples' class weights
 // (the kernels' sample_weights: w[t], 0 for an ignored sample), as PyTorch's total_weight.
@@ -219,21 +210,6 @@ Tensor cross_entropy_smoothed(const Tensor& logits, const Tensor& target, Reduct
           label_smoothing / static_cast<double>(C)));
 }
 
-// The operands of an elementwise loss: defined, of one shape, floating (PyTorch's losses are
-// not defined on integers either).
-void check_elementwise_loss(const char* op, const Tensor& input, const Tensor& target) {
-  LG_CHECK(input.defined() && target.defined(), op, ": expected defined input and target");
-  LG_CHECK_SHAPE(input.shape() == target.shape(), op,
-                 ": expected input and target of one shape, got ", input.shape(), " and ",
-                 target.shape());
-  LG_CHECK_DTYPE(is_floating(input.dtype()) && is_floating(target.dtype()), op,
-                 ": expected floating input and target, got ", input.dtype(), " and ",
-                 target.dtype());
-  LG_CHECK_DEVICE(input.device() == target.device(), op,
-                  ": expected input and target on one device, got ", input.device(), " and ",
-                  target.device());
-}
-
 // group_norm's kernels recorded as the op `op`, returning the statistics too. layer_norm and
 // batch_norm are group norms of a reshaped input (Note [LayerNorm and BatchNorm as GroupNorm]).
 struct GroupNormNode {
@@ -311,15 +287,6 @@ GroupNormNode record_group_norm(const char* op, const Tensor& x, std::int64_t nu
                                  return {g.grad_input, g.grad_weight, g.grad_bias};
                                });
   return {out, forward.mean, forward.rstd};
-}
-
-// The checks layer_norm and batch_norm make before reshaping (group_norm's own would name
-// group_norm and the reshaped shapes): a defined floating input.
-void check_norm_input(const char* op, const Tensor& x) {
-  LG_CHECK(x.defined(), op, ": expected a defined input, got an undefined Tensor()");
-  LG_CHECK_DTYPE(is_floating(x.dtype()), op,
-                 ": expected a floating input (float32, float64, float16, bfloat16), got ",
-                 x.dtype());
 }
 
 // An affine parameter or running statistic: undefined, or of `shape`, on x's device, and of
@@ -592,7 +559,8 @@ Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& 
                   const Tensor& bias_in, double eps) {
   LG_PROFILE_OP(x, weight_in, bias_in);
   const char* op = "layer_norm";
-  check_norm_input(op, x);
+  // Before reshaping: group_norm's own check would name group_norm and the reshaped shapes.
+  autograd::check_floating_input(op, x);
   const std::int64_t k = static_cast<std::int64_t>(normalized_shape.size());
   const bool trailing_match =
       k >= 1 && x.dim() >= k &&
@@ -623,7 +591,8 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
                   double eps) {
   LG_PROFILE_OP(x, weight_in, bias_in);
   const char* op = "batch_norm";
-  check_norm_input(op, x);
+  // Before reshaping: group_norm's own check would name group_norm and the reshaped shapes.
+  autograd::check_floating_input(op, x);
   LG_CHECK_SHAPE(x.dim() >= 2, op, ": expected an input of shape (N, C, *), got ", x.shape());
   const std::int64_t channels = x.size(1);
   const Tensor weight = amp::autocast_operand_to(weight_in, x.dtype());
@@ -986,6 +955,54 @@ Tensor avg_pool2d(const Tensor& x, Size2 kernel, Size2 stride, Size2 padding, bo
   LG_PROFILE_OP(x);
   return avg_pool2d_fn(
       x, AvgPool2dParams{kernel, stride, padding, ceil_mode, count_include_pad, divisor_override});
+}
+
+// Note [Adaptive average pooling]
+// An adaptive window is a rectangle, rows [r0, r1) by columns [c0, c1), so its average is the
+// average over its rows of the average over its columns: out = P_H x P_W^T, where P_H (OH, H) holds
+// 1 / (r1 - r0) on row i's window and 0 elsewhere. Two matmuls (GEMMs on every device) instead of
+// a kernel of its own, and a gradient that is two matmuls again; the matrices cost OH H + OW W
+// elements. PyTorch sums each window and divides once: the results differ in the last bits.
+// The global pooling of classifier heads (a 1 x 1 output) is the mean over H and W, as PyTorch
+// computes it.
+namespace {
+
+// P (out, in) of the Note, in x's dtype and on its device.
+Tensor adaptive_average_matrix(std::int64_t in, std::int64_t out, const Tensor& like) {
+  const char* op = "adaptive_avg_pool2d";
+  Tensor m = zeros({out, in}, kFloat64);  // the allocator's checks, not a std::vector's
+  double* p = m.data_ptr<double>();
+  for (std::int64_t i = 0; i < out; ++i) {
+    const std::int64_t start = checked_mul(i, in, op) / out;
+    const std::int64_t end = (checked_mul(i + 1, in, op) + out - 1) / out;
+    for (std::int64_t j = start; j < end; ++j)
+      p[i * in + j] = 1.0 / static_cast<double>(end - start);
+  }
+  return m.to(like.dtype()).to(like.device());
+}
+
+}  // namespace
+
+Tensor adaptive_avg_pool2d(const Tensor& x, Size2 output_size) {
+  LG_PROFILE_OP(x);
+  const char* op = "adaptive_avg_pool2d";
+  autograd::check_floating_input(op, x);
+  LG_CHECK_SHAPE(x.dim() == 3 || x.dim() == 4, op,
+                 ": expected (N, C, H, W) or (C, H, W) input, got ", x.shape());
+  const std::int64_t oh = output_size[0], ow = output_size[1];
+  LG_CHECK_SHAPE(oh > 0 && ow > 0, op, ": expected a positive output size, got [", oh, ", ", ow,
+                 "] for input ", x.shape());
+  const std::int64_t h = x.shape()[x.dim() - 2], w = x.shape()[x.dim() - 1];
+  LG_CHECK_SHAPE(h > 0 && w > 0, op, ": expected a non-empty plane, got input ", x.shape());
+  if (oh == 1 && ow == 1) return mean(x, {-2, -1}, /*keepdim=*/true);
+  const std::int64_t planes = x.numel() / (h * w);
+  checked_mul(checked_mul(planes, oh, op), ow, op);
+  Shape out_shape = x.shape();
+  out_shape[out_shape.size() - 2] = oh;
+  out_shape[out_shape.size() - 1] = ow;
+  // matmul takes up to 3-d operands: the planes are its batch.
+  const Tensor rows = matmul(adaptive_average_matrix(h, oh, x), x.reshape({planes, h, w}));
+  return matmul(rows, t(adaptive_average_matrix(w, ow, x))).reshape(out_shape);
 }
 
 // ---- Dropout ---------------------------------------------------------------------------------

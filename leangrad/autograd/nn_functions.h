@@ -81,6 +81,12 @@ std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& x, Size2 kernel
 Tensor avg_pool2d(const Tensor& x, Size2 kernel, Size2 stride = {0, 0}, Size2 padding = {0, 0},
                   bool ceil_mode = false, bool count_include_pad = true,
                   std::optional<std::int64_t> divisor_override = std::nullopt);
+// (N, C, H, W) or (C, H, W) -> (..., OH, OW), as torch's adaptive_avg_pool2d: output row i
+// averages input rows [floor(i H / OH), ceil((i + 1) H / OH)), and likewise for columns (windows
+// overlap when H is not a multiple of OH; OH may exceed H). Composed: the mean over H and W for a
+// 1 x 1 output, else P_H x P_W^T with averaging matrices P (Note [Adaptive average pooling]), so
+// it differentiates to any order.
+Tensor adaptive_avg_pool2d(const Tensor& x, Size2 output_size);
 // Zeroes elements with probability p (Philox: the same mask on every device for the same seed)
 // and scales the rest by 1 / (1 - p); the identity when !training.
 Tensor dropout(const Tensor& x, double p, bool training);

@@ -66,8 +66,6 @@ bool Tensor::is_leaf() const {
 }
 
 namespace autograd {
-// Declared where it is used, in core/tensor_print.cpp (printing's grad_fn=<...> suffix).
-std::string grad_fn_name(const Tensor& t);
 std::string grad_fn_name(const Tensor& t) {
   const std::shared_ptr<Node> node = t.grad_fn();
   return node != nullptr ? node->name() : std::string();

@@ -427,6 +427,48 @@ Tensor Tensor::abs() const {
 Tensor Tensor::neg() const {
   return leangrad::neg(*this);
 }
+Tensor Tensor::erf() const {
+  return leangrad::erf(*this);
+}
+Tensor Tensor::expm1() const {
+  return leangrad::expm1(*this);
+}
+Tensor Tensor::log1p() const {
+  return leangrad::log1p(*this);
+}
+Tensor Tensor::log2() const {
+  return leangrad::log2(*this);
+}
+Tensor Tensor::log10() const {
+  return leangrad::log10(*this);
+}
+Tensor Tensor::sin() const {
+  return leangrad::sin(*this);
+}
+Tensor Tensor::cos() const {
+  return leangrad::cos(*this);
+}
+Tensor Tensor::rsqrt() const {
+  return leangrad::rsqrt(*this);
+}
+Tensor Tensor::reciprocal() const {
+  return leangrad::reciprocal(*this);
+}
+Tensor Tensor::sign() const {
+  return leangrad::sign(*this);
+}
+Tensor Tensor::floor() const {
+  return leangrad::floor(*this);
+}
+Tensor Tensor::ceil() const {
+  return leangrad::ceil(*this);
+}
+Tensor Tensor::round() const {
+  return leangrad::round(*this);
+}
+Tensor Tensor::trunc() const {
+  return leangrad::trunc(*this);
+}
 Tensor Tensor::pow(const Tensor& exponent) const {
   return leangrad::pow(*this, exponent);
 }

@@ -241,6 +241,20 @@ class Tensor {
   Tensor sqrt() const;
   Tensor abs() const;
   Tensor neg() const;
+  Tensor erf() const;
+  Tensor expm1() const;
+  Tensor log1p() const;
+  Tensor log2() const;
+  Tensor log10() const;
+  Tensor sin() const;
+  Tensor cos() const;
+  Tensor rsqrt() const;
+  Tensor reciprocal() const;
+  Tensor sign() const;
+  Tensor floor() const;
+  Tensor ceil() const;
+  Tensor round() const;
+  Tensor trunc() const;
   Tensor pow(const Tensor& exponent) const;
   Tensor pow(double exponent) const;
   Tensor gt(const Tensor& other) const;
@@ -365,5 +379,11 @@ using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
 // Internal: a new tensor viewing `storage` (used by creation functions and views).
 Tensor make_tensor(std::shared_ptr<Storage> storage, DType dtype, Shape sizes, Strides strides,
                    std::int64_t storage_offset = 0);
+
+namespace autograd {
+// Internal: the name of t's grad_fn ("MulBackward"), empty for a leaf; printing's grad_fn=<...>.
+// Defined by the autograd layer (autograd/tensor_autograd.cpp), as Tensor's autograd methods are.
+std::string grad_fn_name(const Tensor& t);
+}  // namespace autograd
 
 }  // namespace leangrad

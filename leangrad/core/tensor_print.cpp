@@ -32,13 +32,6 @@
 
 namespace leangrad {
 
-namespace autograd {
-// The name of t's grad_fn ("MulBackward"); empty for a leaf. Defined by the autograd layer
-// (autograd/tensor_autograd.cpp), as Tensor's own autograd methods are: core does not include
-// autograd's headers (docs/architecture.md).
-std::string grad_fn_name(const Tensor& t);
-}  // namespace autograd
-
 namespace {
 
 constexpr std::int64_t kSummarizeThreshold = 1000;

@@ -183,17 +183,29 @@ LG_HOST_DEVICE LG_INLINE T binary_element(T a, T b) {
 
 // ---- Unary -----------------------------------------------------------------------------------
 
-// The unary ops defined only for floating types (integral input is computed in float32).
+// The unary ops defined only for floating types (integral input is computed in float32, as
+// PyTorch's integral-to-float promotion). The others (neg, abs, relu, sign and the four
+// roundings) keep an integral dtype; the roundings are the identity on it.
 constexpr bool is_floating_only(UnaryOp op) {
-  return op == UnaryOp::Exp || op == UnaryOp::Log || op == UnaryOp::Sqrt || op == UnaryOp::Tanh ||
-         op == UnaryOp::Sigmoid || op == UnaryOp::Erf || op == UnaryOp::Expm1 ||
-         op == UnaryOp::Log1p;
+  switch (op) {
+    case UnaryOp::Neg:
+    case UnaryOp::Abs:
+    case UnaryOp::Relu:
+    case UnaryOp::Sign:
+    case UnaryOp::Floor:
+    case UnaryOp::Ceil:
+    case UnaryOp::Round:
+    case UnaryOp::Trunc:
+      return false;
+    default:
+      return true;
+  }
 }
 
 template <UnaryOp op, typename M>
 LG_HOST_DEVICE LG_INLINE M unary_op_apply(M a) {
   static_assert(!is_floating_only(op) || std::is_floating_point_v<M>,
-                "exp/log/sqrt/tanh/sigmoid/erf/expm1/log1p are defined for floating types only");
+                "this unary op is defined for floating types only (see is_floating_only)");
   if constexpr (op == UnaryOp::Neg) {
     if constexpr (std::is_integral_v<M>)
       return wrapping_sub(M(0), a);
@@ -225,6 +237,37 @@ LG_HOST_DEVICE LG_INLINE M unary_op_apply(M a) {
     return std::expm1(a);  // exact near 0, where exp(a) - 1 cancels
   } else if constexpr (op == UnaryOp::Log1p) {
     return std::log1p(a);  // exact near 0, where log(1 + a) rounds a away
+  } else if constexpr (op == UnaryOp::Sin) {
+    return std::sin(a);
+  } else if constexpr (op == UnaryOp::Cos) {
+    return std::cos(a);
+  } else if constexpr (op == UnaryOp::Rsqrt) {
+    return M(1) / std::sqrt(a);
+  } else if constexpr (op == UnaryOp::Reciprocal) {
+    return M(1) / a;
+  } else if constexpr (op == UnaryOp::Log2) {
+    return std::log2(a);
+  } else if constexpr (op == UnaryOp::Log10) {
+    return std::log10(a);
+  } else if constexpr (op == UnaryOp::Sign) {
+    // PyTorch's (0 < a) - (a < 0): sign(NaN) and sign(-0.0) are +0.
+    if constexpr (std::is_unsigned_v<M>)
+      return static_cast<M>(a != M(0));
+    else
+      return static_cast<M>(static_cast<int>(M(0) < a) - static_cast<int>(a < M(0)));
+  } else if constexpr (op == UnaryOp::Floor || op == UnaryOp::Ceil || op == UnaryOp::Round ||
+                       op == UnaryOp::Trunc) {
+    if constexpr (std::is_integral_v<M>) {
+      return a;
+    } else if constexpr (op == UnaryOp::Floor) {
+      return std::floor(a);
+    } else if constexpr (op == UnaryOp::Ceil) {
+      return std::ceil(a);
+    } else if constexpr (op == UnaryOp::Round) {
+      return std::nearbyint(a);  // halves to even, as PyTorch (the default rounding mode)
+    } else {
+      return std::trunc(a);
+    }
   } else {
     static_assert(op == UnaryOp::Relu);
     if constexpr (std::is_unsigned_v<M>)

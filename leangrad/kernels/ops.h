@@ -43,7 +43,18 @@ enum class UnaryOp : std::uint8_t {
   Relu,
   Erf,
   Expm1,
-  Log1p
+  Log1p,
+  Sin,
+  Cos,
+  Rsqrt,
+  Reciprocal,
+  Sign,
+  Floor,
+  Ceil,
+  Round,
+  Trunc,
+  Log2,
+  Log10
 };
 enum class CompareOp : std::uint8_t { Gt, Lt, Ge, Le, Eq, Ne };
 enum class ReduceOp : std::uint8_t { Sum, Mean, Max };

@@ -82,6 +82,28 @@ const char* op_name(UnaryOp op) {
       return "expm1";
     case UnaryOp::Log1p:
       return "log1p";
+    case UnaryOp::Sin:
+      return "sin";
+    case UnaryOp::Cos:
+      return "cos";
+    case UnaryOp::Rsqrt:
+      return "rsqrt";
+    case UnaryOp::Reciprocal:
+      return "reciprocal";
+    case UnaryOp::Sign:
+      return "sign";
+    case UnaryOp::Floor:
+      return "floor";
+    case UnaryOp::Ceil:
+      return "ceil";
+    case UnaryOp::Round:
+      return "round";
+    case UnaryOp::Trunc:
+      return "trunc";
+    case UnaryOp::Log2:
+      return "log2";
+    case UnaryOp::Log10:
+      return "log10";
   }
   return "unknown_unary_op";
 }

@@ -2,19 +2,23 @@
 //   namespace F = torch::nn::functional;  ->  namespace F = leangrad::nn::functional;
 //   x = F::relu(F::conv2d(x, w, b));  loss = F::cross_entropy(logits, target);
 // The same functions as leangrad::relu, leangrad::conv2d, ... (autograd/functions.h,
-// autograd/nn_functions.h), which take their arguments positionally: LibTorch's functional
-// options objects (F::Conv2dFuncOptions) are not there (docs/api-notes.md). nn::utils::
+// autograd/nn_functions.h, autograd/losses.h), which take their arguments positionally: LibTorch's
+// functional options objects (F::Conv2dFuncOptions) are not there (docs/api-notes.md). nn::utils::
 // clip_grad_norm_ is declared with optim::clip_grad_norm_ (optim/clip_grad.h): nn sits below optim.
 #pragma once
 
 #include <leangrad/autograd/activations.h>
 #include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/losses.h>
 #include <leangrad/autograd/nn_functions.h>
 
 namespace leangrad::nn::functional {
 
+using leangrad::adaptive_avg_pool2d;
 using leangrad::avg_pool2d;
 using leangrad::batch_norm;
+using leangrad::binary_cross_entropy;
+using leangrad::binary_cross_entropy_with_logits;
 using leangrad::conv1d;
 using leangrad::conv2d;
 using leangrad::conv_transpose2d;
@@ -25,6 +29,7 @@ using leangrad::embedding;
 using leangrad::gelu;
 using leangrad::group_norm;
 using leangrad::hardtanh;
+using leangrad::huber_loss;
 using leangrad::interpolate;
 using leangrad::l1_loss;
 using leangrad::layer_norm;
@@ -43,6 +48,7 @@ using leangrad::relu6;
 using leangrad::selu;
 using leangrad::sigmoid;
 using leangrad::silu;
+using leangrad::smooth_l1_loss;
 using leangrad::softmax;
 using leangrad::softplus;
 using leangrad::tanh;

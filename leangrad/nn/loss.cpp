@@ -1,4 +1,4 @@
-// CrossEntropyLoss, NLLLoss, MSELoss and L1Loss (nn/loss.h).
+// The loss modules (nn/loss.h).
 #include <leangrad/nn/loss.h>
 
 #include <leangrad/core/error.h>
@@ -71,6 +71,58 @@ Tensor L1LossImpl::forward(const Tensor& input, const Tensor& target) {
 }
 std::string L1LossImpl::extra_repr() const {
   return detail::str_cat("reduction=", reduction_name(options.reduction()));
+}
+
+BCELossImpl::BCELossImpl(const BCELossOptions& options) : Module("BCELoss"), options(options) {
+  weight = register_class_weight(*this, options.weight());
+}
+Tensor BCELossImpl::forward(const Tensor& input, const Tensor& target) {
+  return binary_cross_entropy(input, target, options.reduction(), weight);
+}
+std::string BCELossImpl::extra_repr() const {
+  std::string repr = detail::str_cat("reduction=", reduction_name(options.reduction()));
+  if (weight.defined()) repr += detail::str_cat(", weight=", weight.shape());
+  return repr;
+}
+
+BCEWithLogitsLossImpl::BCEWithLogitsLossImpl(const BCEWithLogitsLossOptions& options)
+    : Module("BCEWithLogitsLoss"), options(options) {
+  weight = register_class_weight(*this, options.weight());
+  if (options.pos_weight().defined())
+    pos_weight = register_buffer("pos_weight", options.pos_weight());
+}
+Tensor BCEWithLogitsLossImpl::forward(const Tensor& input, const Tensor& target) {
+  return binary_cross_entropy_with_logits(input, target, options.reduction(), weight, pos_weight);
+}
+std::string BCEWithLogitsLossImpl::extra_repr() const {
+  std::string repr = detail::str_cat("reduction=", reduction_name(options.reduction()));
+  if (weight.defined()) repr += detail::str_cat(", weight=", weight.shape());
+  if (pos_weight.defined()) repr += detail::str_cat(", pos_weight=", pos_weight.shape());
+  return repr;
+}
+
+SmoothL1LossImpl::SmoothL1LossImpl(const SmoothL1LossOptions& options)
+    : Module("SmoothL1Loss"), options(options) {
+  LG_CHECK(options.beta() >= 0.0, "SmoothL1Loss: beta must be >= 0, got ", options.beta());
+}
+Tensor SmoothL1LossImpl::forward(const Tensor& input, const Tensor& target) {
+  return smooth_l1_loss(input, target, options.reduction(), options.beta());
+}
+std::string SmoothL1LossImpl::extra_repr() const {
+  return detail::str_cat("reduction=", reduction_name(options.reduction()),
+                         ", beta=", options.beta());
+}
+
+HuberLossImpl::HuberLossImpl(const HuberLossOptions& options)
+    : Module("HuberLoss"), options(options) {
+  LG_CHECK(options.delta() > 0.0, "HuberLoss: delta must be > 0, got ", options.delta());
+}
+Tensor HuberLossImpl::forward(const Tensor& input, const Tensor& target) {
+  return huber_loss(input, target, options.reduction(), options.delta());
+}
+std::string HuberLossImpl::extra_repr() const {
+  return detail::str_cat("reduction=", reduction_name(options.reduction()),
+                         ", delta=", options.delta());
 }
 
 }  // namespace leangrad::nn

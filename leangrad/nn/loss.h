@@ -1,14 +1,17 @@
-// Loss modules: CrossEntropyLoss, NLLLoss, MSELoss, L1Loss. Unlike the single-input modules, their
+// Loss modules: CrossEntropyLoss, NLLLoss, MSELoss, L1Loss, BCELoss, BCEWithLogitsLoss,
+// SmoothL1Loss, HuberLoss. Unlike the single-input modules, their
 // forward takes (input, target), as in LibTorch:
 //   nn::CrossEntropyLoss loss(nn::CrossEntropyLossOptions().ignore_index(0).label_smoothing(0.1));
 //   Tensor l = loss(logits, target);  // logits (N, C), target (N,) int64 or probabilities (N, C)
 // A class weight given in the options is the module's buffer "weight" (state_dict holds it and
-// to() moves it), as LibTorch's.
+// to() moves it), as LibTorch's; so are BCELoss's weight and BCEWithLogitsLoss's weight and
+// pos_weight.
 #pragma once
 
 #include <cstdint>
 #include <string>
 
+#include <leangrad/autograd/losses.h>
 #include <leangrad/autograd/nn_functions.h>
 #include <leangrad/core/macros.h>
 #include <leangrad/nn/module_holder.h>
@@ -83,5 +86,71 @@ class L1LossImpl : public Module {
   L1LossOptions options;
 };
 LEANGRAD_MODULE(L1Loss);
+
+// The arguments of leangrad::binary_cross_entropy (autograd/losses.h).
+class BCELossOptions {
+  LG_ARG(Tensor, weight);  // broadcastable to the input, or undefined
+  LG_ARG(Reduction, reduction) = Reduction::Mean;
+};
+
+// The arguments of leangrad::binary_cross_entropy_with_logits.
+class BCEWithLogitsLossOptions {
+  LG_ARG(Tensor, weight);  // broadcastable to the input, or undefined
+  LG_ARG(Reduction, reduction) = Reduction::Mean;
+  LG_ARG(Tensor, pos_weight);  // the positive term's weight, usually (C,), or undefined
+};
+
+class SmoothL1LossOptions {
+  LG_ARG(Reduction, reduction) = Reduction::Mean;
+  LG_ARG(double, beta) = 1.0;
+};
+
+class HuberLossOptions {
+  LG_ARG(Reduction, reduction) = Reduction::Mean;
+  LG_ARG(double, delta) = 1.0;
+};
+
+class BCELossImpl : public Module {
+ public:
+  explicit BCELossImpl(const BCELossOptions& options = {});
+  using Module::forward;
+  Tensor forward(const Tensor& input, const Tensor& target);
+  std::string extra_repr() const override;
+  BCELossOptions options;
+  Tensor weight;  // the buffer "weight" (options.weight()); undefined without one
+};
+LEANGRAD_MODULE(BCELoss);
+
+class BCEWithLogitsLossImpl : public Module {
+ public:
+  explicit BCEWithLogitsLossImpl(const BCEWithLogitsLossOptions& options = {});
+  using Module::forward;
+  Tensor forward(const Tensor& input, const Tensor& target);
+  std::string extra_repr() const override;
+  BCEWithLogitsLossOptions options;
+  Tensor weight;      // the buffer "weight"; undefined without one
+  Tensor pos_weight;  // the buffer "pos_weight"; undefined without one
+};
+LEANGRAD_MODULE(BCEWithLogitsLoss);
+
+class SmoothL1LossImpl : public Module {
+ public:
+  explicit SmoothL1LossImpl(const SmoothL1LossOptions& options = {});
+  using Module::forward;
+  Tensor forward(const Tensor& input, const Tensor& target);
+  std::string extra_repr() const override;
+  SmoothL1LossOptions options;
+};
+LEANGRAD_MODULE(SmoothL1Loss);
+
+class HuberLossImpl : public Module {
+ public:
+  explicit HuberLossImpl(const HuberLossOptions& options = {});
+  using Module::forward;
+  Tensor forward(const Tensor& input, const Tensor& target);
+  std::string extra_repr() const override;
+  HuberLossOptions options;
+};
+LEANGRAD_MODULE(HuberLoss);
 
 }  // namespace leangrad::nn

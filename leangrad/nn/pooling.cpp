@@ -1,4 +1,5 @@
-// MaxPool2d, AvgPool2d, PixelShuffle, PixelUnshuffle and Flatten (nn/pooling.h).
+// MaxPool2d, AvgPool2d, AdaptiveAvgPool2d, PixelShuffle, PixelUnshuffle and Flatten
+// (nn/pooling.h).
 #include <leangrad/nn/pooling.h>
 
 #include <leangrad/autograd/functions.h>
@@ -49,6 +50,14 @@ std::string AvgPool2dImpl::extra_repr() const {
     out += detail::str_cat(", divisor_override=", *options.divisor_override());
   }
   return out;
+}
+
+Tensor AdaptiveAvgPool2dImpl::forward(const Tensor& input) {
+  return adaptive_avg_pool2d(input, options.output_size());
+}
+std::string AdaptiveAvgPool2dImpl::extra_repr() const {
+  const Size2 s = options.output_size();
+  return detail::str_cat("output_size=", shape_str({s[0], s[1]}));
 }
 
 Tensor PixelShuffleImpl::forward(const Tensor& input) {

@@ -1,7 +1,10 @@
-// Shape-changing modules without parameters: MaxPool2d, AvgPool2d, PixelShuffle, PixelUnshuffle
-// and Flatten, each a thin wrapper over the function of autograd/nn_functions.h.
+// Shape-changing modules without parameters: MaxPool2d, AvgPool2d, AdaptiveAvgPool2d,
+// PixelShuffle, PixelUnshuffle and Flatten, each a thin wrapper over the function of
+// autograd/nn_functions.h.
 //   nn::MaxPool2d pool(2);  nn::MaxPool2d(nn::MaxPool2dOptions(3).stride(1).padding(1));
 //   nn::AvgPool2d(nn::AvgPool2dOptions(3).stride(2).ceil_mode(true).count_include_pad(false));
+//   nn::AdaptiveAvgPool2d pool(1);  // a classifier head's global average: (N, C, H, W) -> (N, C,
+//   1, 1)
 #pragma once
 
 #include <cstdint>
@@ -108,6 +111,31 @@ class AvgPool2dImpl : public Module {
   AvgPool2dOptions options;
 };
 LEANGRAD_MODULE(AvgPool2d);
+
+//   nn::AdaptiveAvgPool2dOptions(1), nn::AdaptiveAvgPool2dOptions({7, 7})
+struct AdaptiveAvgPool2dOptions {
+  AdaptiveAvgPool2dOptions(std::int64_t size) : output_size_{size, size} {}  // NOLINT: as LibTorch
+  AdaptiveAvgPool2dOptions(Size2 size) : output_size_(size) {}               // NOLINT
+  AdaptiveAvgPool2dOptions& output_size(Size2 size) {
+    output_size_ = size;
+    return *this;
+  }
+  Size2 output_size() const { return output_size_; }
+
+ private:
+  Size2 output_size_;
+};
+
+// (N, C, H, W) -> (N, C, OH, OW) by adaptive_avg_pool2d.
+class AdaptiveAvgPool2dImpl : public Module {
+ public:
+  explicit AdaptiveAvgPool2dImpl(const AdaptiveAvgPool2dOptions& options)
+      : Module("AdaptiveAvgPool2d"), options(options) {}
+  Tensor forward(const Tensor& input) override;
+  std::string extra_repr() const override;  // output_size=[1, 1]
+  AdaptiveAvgPool2dOptions options;
+};
+LEANGRAD_MODULE(AdaptiveAvgPool2d);
 
 // (N, C r^2, H, W) -> (N, C, H r, W r)
 class PixelShuffleImpl : public Module {

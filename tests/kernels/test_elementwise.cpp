@@ -33,9 +33,18 @@ const DType kNumericDTypes[] = {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64,
 const DType kFloatingDTypes[] = {kFloat32, kFloat64, kFloat16, kBFloat16};
 const BinaryOp kBinaryOps[] = {BinaryOp::Add, BinaryOp::Sub,     BinaryOp::Mul,    BinaryOp::Div,
                                BinaryOp::Pow, BinaryOp::Maximum, BinaryOp::Minimum};
-const UnaryOp kUnaryOps[] = {UnaryOp::Neg,  UnaryOp::Abs,   UnaryOp::Exp,     UnaryOp::Log,
-                             UnaryOp::Sqrt, UnaryOp::Tanh,  UnaryOp::Sigmoid, UnaryOp::Relu,
-                             UnaryOp::Erf,  UnaryOp::Expm1, UnaryOp::Log1p};
+const UnaryOp kUnaryOps[] = {UnaryOp::Neg,   UnaryOp::Abs,   UnaryOp::Exp,        UnaryOp::Log,
+                             UnaryOp::Sqrt,  UnaryOp::Tanh,  UnaryOp::Sigmoid,    UnaryOp::Relu,
+                             UnaryOp::Erf,   UnaryOp::Expm1, UnaryOp::Log1p,      UnaryOp::Sin,
+                             UnaryOp::Cos,   UnaryOp::Rsqrt, UnaryOp::Reciprocal, UnaryOp::Sign,
+                             UnaryOp::Floor, UnaryOp::Ceil,  UnaryOp::Round,      UnaryOp::Trunc,
+                             UnaryOp::Log2,  UnaryOp::Log10};
+// The unary ops whose integral input is computed in float32 (the others keep its dtype).
+bool promotes_integral_input(UnaryOp op) {
+  return op != UnaryOp::Neg && op != UnaryOp::Abs && op != UnaryOp::Relu && op != UnaryOp::Sign &&
+         op != UnaryOp::Floor && op != UnaryOp::Ceil && op != UnaryOp::Round &&
+         op != UnaryOp::Trunc;
+}
 const CompareOp kCompareOps[] = {CompareOp::Gt, CompareOp::Lt, CompareOp::Ge,
                                  CompareOp::Le, CompareOp::Eq, CompareOp::Ne};
 
@@ -179,6 +188,33 @@ double reference_unary(UnaryOp op, double a, DType dtype) {
       return std::expm1(a);
     case UnaryOp::Log1p:
       return std::log1p(a);
+    case UnaryOp::Sin:
+      return std::sin(a);
+    case UnaryOp::Cos:
+      return std::cos(a);
+    case UnaryOp::Rsqrt:
+      return 1.0 / std::sqrt(a);
+    case UnaryOp::Reciprocal:
+      return 1.0 / a;
+    case UnaryOp::Sign:
+      return a > 0 ? 1.0 : (a < 0 ? -1.0 : 0.0);  // NaN gives 0, as PyTorch
+    case UnaryOp::Floor:
+      return std::floor(a);
+    case UnaryOp::Ceil:
+      return std::ceil(a);
+    case UnaryOp::Round:
+      // Halves to even, written out rather than with the rounding mode the kernel uses.
+      if (std::isfinite(a) && std::abs(a - std::trunc(a)) == 0.5) {
+        const double down = std::floor(a);
+        return std::fmod(down, 2.0) == 0 ? down : down + 1;
+      }
+      return std::round(a);
+    case UnaryOp::Trunc:
+      return std::trunc(a);
+    case UnaryOp::Log2:
+      return std::log2(a);
+    case UnaryOp::Log10:
+      return std::log10(a);
   }
   return kNaN;
 }
@@ -636,9 +672,7 @@ TEST(ElementwiseUnary, IntegralInput) {
     for (DType dtype : {kInt64, kInt32, kUInt8, kBool}) {
       SCOPED_TRACE(trace(op_name(op), dtype, {7}, {}));
       const Tensor a = make_tensor(sample_values(7, dtype, 1), {7}, dtype);
-      const bool floating_only = op == UnaryOp::Exp || op == UnaryOp::Log || op == UnaryOp::Sqrt ||
-                                 op == UnaryOp::Tanh || op == UnaryOp::Sigmoid ||
-                                 op == UnaryOp::Erf || op == UnaryOp::Expm1 || op == UnaryOp::Log1p;
+      const bool floating_only = promotes_integral_input(op);
       if (dtype == kBool && !floating_only) {
         EXPECT_THROW(ops::unary(op, a), DTypeError);
         continue;

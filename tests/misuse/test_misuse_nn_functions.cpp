@@ -1,5 +1,6 @@
 // Misuse of the neural-network functions (autograd/nn_functions.h): convolution, pooling,
-// normalization, activations, dropout, softmax, linear, pixel shuffle and the losses, called
+// normalization, activations, dropout, softmax, linear, pixel shuffle and the losses (and
+// autograd/losses.h's), called
 // with wrong ranks, mismatched channels, dtypes and targets, and parameters out of range or too
 // large for the size arithmetic. Tables of the misuse suite (tests/misuse/misuse_testing.h).
 #include <cstdint>
@@ -8,6 +9,7 @@
 
 #include <leangrad/autograd/activations.h>
 #include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/losses.h>
 #include <leangrad/autograd/nn_functions.h>
 #include <leangrad/core/creation.h>
 #include <leangrad/kernels/creation.h>
@@ -149,6 +151,23 @@ std::vector<MisuseCase> pool_cases() {
         {"avg_pool2d", "divisor_override", "[1, 3, 5, 5]"}, [] {
           avg_pool2d(image(), {2, 2}, {0, 0}, {0, 0}, false, true, 0);
         });
+  t.add("adaptive_avg_pool2d_2d_input", Raises::ShapeError, {"adaptive_avg_pool2d", "[4, 4]"}, [] {
+    adaptive_avg_pool2d(ones({4, 4}), {2, 2});
+  });
+  t.add("adaptive_avg_pool2d_zero_output", Raises::ShapeError,
+        {"adaptive_avg_pool2d", "positive output size", "[0, 2]"}, [] {
+          adaptive_avg_pool2d(image(), {0, 2});
+        });
+  t.add("adaptive_avg_pool2d_empty_plane", Raises::ShapeError,
+        {"adaptive_avg_pool2d", "non-empty plane", "[1, 3, 0, 5]"}, [] {
+          adaptive_avg_pool2d(ones({1, 3, 0, 5}), {1, 1});
+        });
+  t.add("adaptive_avg_pool2d_integral", Raises::DTypeError, {"adaptive_avg_pool2d", "int64"}, [] {
+    adaptive_avg_pool2d(ones({1, 3, 5, 5}, kInt64), {1, 1});
+  });
+  t.add("adaptive_avg_pool2d_output_too_large", Raises::ShapeError, {"adaptive_avg_pool2d"}, [] {
+    adaptive_avg_pool2d(image(), {k2Pow40, k2Pow40});
+  });
   return t.cases();
 }
 LG_MISUSE_SUITE(Pooling, pool_cases());
@@ -361,6 +380,48 @@ std::vector<MisuseCase> loss_cases() {
   return t.cases();
 }
 LG_MISUSE_SUITE(Losses, loss_cases());
+
+// autograd/losses.h.
+std::vector<MisuseCase> binary_and_robust_loss_cases() {
+  MisuseTable t;
+  t.add("bce_shapes_differ", Raises::ShapeError, {"binary_cross_entropy", "[2, 3]", "[3]"}, [] {
+    binary_cross_entropy(full({2, 3}, 0.5), full({3}, 0.5));
+  });
+  t.add("bce_dtypes_differ", Raises::DTypeError,
+        {"binary_cross_entropy", "one dtype", "float32", "float64"},
+        [] { binary_cross_entropy(full({2}, 0.5), full({2}, 0.5, kFloat64)); });
+  t.add("bce_weight_not_broadcastable", Raises::ShapeError,
+        {"binary_cross_entropy", "weight", "[2, 3]", "[2, 2]"}, [] {
+          binary_cross_entropy(full({2, 3}, 0.5), full({2, 3}, 0.5), Reduction::Mean, ones({2, 2}));
+        });
+  t.add("bce_weight_requires_grad", Raises::Error,
+        {"binary_cross_entropy", "weight requires grad", "detach"}, [] {
+          binary_cross_entropy(full({2}, 0.5), full({2}, 0.5), Reduction::Mean,
+                               ones({2}).requires_grad_());
+        });
+  t.add("bce_with_logits_integral_target", Raises::DTypeError,
+        {"binary_cross_entropy_with_logits", "int64"},
+        [] { binary_cross_entropy_with_logits(ones({2}), ones({2}, kInt64)); });
+  t.add("bce_with_logits_pos_weight_not_broadcastable", Raises::ShapeError,
+        {"binary_cross_entropy_with_logits", "pos_weight", "[4]", "[2, 3]"}, [] {
+          binary_cross_entropy_with_logits(ones({2, 3}), ones({2, 3}), Reduction::Mean, Tensor(),
+                                           ones({4}));
+        });
+  t.add("bce_with_logits_weight_on_another_dtype_kind", Raises::DTypeError,
+        {"binary_cross_entropy_with_logits", "weight", "int64"}, [] {
+          binary_cross_entropy_with_logits(ones({2}), ones({2}), Reduction::Mean,
+                                           ones({2}, kInt64));
+        });
+  t.add("smooth_l1_negative_beta", Raises::Error, {"smooth_l1_loss", "beta", ">= 0", "-0.5"},
+        [] { smooth_l1_loss(ones({2}), ones({2}), Reduction::Mean, -0.5); });
+  t.add("smooth_l1_shapes_differ", Raises::ShapeError, {"smooth_l1_loss", "[2]", "[2, 1]"}, [] {
+    smooth_l1_loss(ones({2}), ones({2, 1}));
+  });
+  t.add("huber_zero_delta", Raises::Error, {"huber_loss", "delta", "> 0", "0"},
+        [] { huber_loss(ones({2}), ones({2}), Reduction::Mean, 0.0); });
+  return t.cases();
+}
+LG_MISUSE_SUITE(BinaryAndRobustLosses, binary_and_robust_loss_cases());
 
 }  // namespace
 }  // namespace leangrad::test

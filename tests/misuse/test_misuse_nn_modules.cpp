@@ -107,6 +107,10 @@ std::vector<MisuseCase> constructor_cases() {
         [] { nn::Hardtanh(nn::HardtanhOptions().min_val(1).max_val(0)); });
   t.add("softplus_negative_beta", Raises::Error, {"Softplus", "finite beta > 0", "-1"},
         [] { nn::Softplus(nn::SoftplusOptions().beta(-1)); });
+  t.add("smooth_l1_loss_negative_beta", Raises::Error, {"SmoothL1Loss", "beta", "-1"},
+        [] { nn::SmoothL1Loss(nn::SmoothL1LossOptions().beta(-1)); });
+  t.add("huber_loss_negative_delta", Raises::Error, {"HuberLoss", "delta", "-2"},
+        [] { nn::HuberLoss(nn::HuberLossOptions().delta(-2)); });
   return t.cases();
 }
 LG_MISUSE_SUITE(ModuleConstruction, constructor_cases());

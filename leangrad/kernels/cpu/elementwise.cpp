@@ -134,6 +134,28 @@ void with_op(UnaryOp op, F&& f) {
       return f(std::integral_constant<O, O::Expm1>{});
     case O::Log1p:
       return f(std::integral_constant<O, O::Log1p>{});
+    case O::Sin:
+      return f(std::integral_constant<O, O::Sin>{});
+    case O::Cos:
+      return f(std::integral_constant<O, O::Cos>{});
+    case O::Rsqrt:
+      return f(std::integral_constant<O, O::Rsqrt>{});
+    case O::Reciprocal:
+      return f(std::integral_constant<O, O::Reciprocal>{});
+    case O::Sign:
+      return f(std::integral_constant<O, O::Sign>{});
+    case O::Floor:
+      return f(std::integral_constant<O, O::Floor>{});
+    case O::Ceil:
+      return f(std::integral_constant<O, O::Ceil>{});
+    case O::Round:
+      return f(std::integral_constant<O, O::Round>{});
+    case O::Trunc:
+      return f(std::integral_constant<O, O::Trunc>{});
+    case O::Log2:
+      return f(std::integral_constant<O, O::Log2>{});
+    case O::Log10:
+      return f(std::integral_constant<O, O::Log10>{});
   }
   LG_THROW(Error, "unknown UnaryOp ", static_cast<int>(op));
 }

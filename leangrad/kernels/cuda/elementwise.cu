@@ -265,6 +265,28 @@ void dispatch_unary_op(UnaryOp op, F&& f) {
       return f.template operator()<UnaryOp::Expm1>();
     case UnaryOp::Log1p:
       return f.template operator()<UnaryOp::Log1p>();
+    case UnaryOp::Sin:
+      return f.template operator()<UnaryOp::Sin>();
+    case UnaryOp::Cos:
+      return f.template operator()<UnaryOp::Cos>();
+    case UnaryOp::Rsqrt:
+      return f.template operator()<UnaryOp::Rsqrt>();
+    case UnaryOp::Reciprocal:
+      return f.template operator()<UnaryOp::Reciprocal>();
+    case UnaryOp::Sign:
+      return f.template operator()<UnaryOp::Sign>();
+    case UnaryOp::Floor:
+      return f.template operator()<UnaryOp::Floor>();
+    case UnaryOp::Ceil:
+      return f.template operator()<UnaryOp::Ceil>();
+    case UnaryOp::Round:
+      return f.template operator()<UnaryOp::Round>();
+    case UnaryOp::Trunc:
+      return f.template operator()<UnaryOp::Trunc>();
+    case UnaryOp::Log2:
+      return f.template operator()<UnaryOp::Log2>();
+    case UnaryOp::Log10:
+      return f.template operator()<UnaryOp::Log10>();
   }
   LG_THROW(Error, "CUDA elementwise: unknown unary op ", static_cast<int>(op));
 }

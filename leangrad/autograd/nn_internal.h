@@ -1,0 +1,50 @@
+// What the autograd-level nn functions share (activations.cpp, losses.cpp, nn_functions.cpp):
+// the input checks a composed function makes before it reaches a kernel, so the Error names the
+// function the user called rather than the first op inside it, and the losses' reduction.
+// Internal: no public header includes it.
+#pragma once
+
+#include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/nn_functions.h>
+#include <leangrad/core/error.h>
+#include <leangrad/core/tensor.h>
+
+namespace leangrad::autograd {
+
+// A defined tensor of a floating dtype; the Error names `op`, the dtype and the shape.
+inline void check_floating_input(const char* op, const Tensor& x) {
+  LG_CHECK(x.defined(), op, ": expected a defined input, got an undefined Tensor()");
+  LG_CHECK_DTYPE(is_floating(x.dtype()), op,
+                 ": expected a floating input (float32, float64, float16, bfloat16), got ",
+                 x.dtype(), " (shape ", x.shape(), ")");
+}
+
+// An elementwise loss's input and target: defined, of one shape, floating (PyTorch's losses are
+// not defined on integers either) and on one device.
+inline void check_elementwise_loss(const char* op, const Tensor& input, const Tensor& target) {
+  LG_CHECK(input.defined() && target.defined(), op, ": expected defined input and target");
+  LG_CHECK_SHAPE(input.shape() == target.shape(), op,
+                 ": expected input and target of one shape, got ", input.shape(), " and ",
+                 target.shape());
+  LG_CHECK_DTYPE(is_floating(input.dtype()) && is_floating(target.dtype()), op,
+                 ": expected floating input and target, got ", input.dtype(), " and ",
+                 target.dtype());
+  LG_CHECK_DEVICE(input.device() == target.device(), op,
+                  ": expected input and target on one device, got ", input.device(), " and ",
+                  target.device());
+}
+
+// Per-element losses reduced: None keeps them, Sum adds them, Mean averages them.
+inline Tensor reduce_losses(const Tensor& losses, Reduction reduction) {
+  switch (reduction) {
+    case Reduction::None:
+      return losses;
+    case Reduction::Sum:
+      return sum(losses);
+    case Reduction::Mean:
+      return mean(losses);
+  }
+  return losses;
+}
+
+}  // namespace leangrad::autograd
