@@ -1,8 +1,9 @@
 // Tests of the loss options of cross_entropy and nll_loss (autograd/nn_functions.cpp over the
 // loss kernels of kernels/ops_layers.cpp): a class weight, label_smoothing and class-probability
-// targets. Values and gradients against PyTorch 1.13 (tests/data/loss_options.json from
-// make_loss_options.py) in float64 and float32, float64 gradchecks, and a weight on another
-// device (the other errors are rows of tests/misuse/test_misuse_nn_functions.cpp).
+// targets, also for input of any rank ((N, C, d1, ..., dk), unbatched (C)). Values and gradients
+// against PyTorch 1.13 (tests/data/loss_options.json from make_loss_options.py, loss_nd.json from
+// make_loss_nd.py) in float64 and float32, float64 gradchecks, and a weight on another device
+// (the other errors are rows of tests/misuse/test_misuse_nn_functions.cpp).
 // The CUDA kernels are compared with the CPU in op_table_layers.cpp.
 #include <gtest/gtest.h>
 
