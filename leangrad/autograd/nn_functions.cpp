@@ -22,9 +22,10 @@
 //   mse / l1       sub, mul / abs, mean / sum
 // Loss reductions: a kernel gives per-sample losses (N,) and each sample's class weight (0 when
 // ignored); Mean divides the sum of the losses by the sum of the weights, on the device (no
-// synchronisation; all ignored gives 0/0 = NaN, as PyTorch). Label smoothing and class-probability
-// targets are composed (Note [Label smoothing and probability targets]). Each function opens with
-// LG_PROFILE_OP, as in functions.cpp.
+// synchronisation; all ignored gives 0/0 = NaN, as PyTorch). Input of any other rank, (C) or
+// (N, C, d1, ...), is flattened into such rows first (Note [Class-index losses of any rank]).
+// Label smoothing and class-probability targets are composed (Note [Label smoothing and
+// probability targets]). Each function opens with LG_PROFILE_OP, as in functions.cpp.
 #include <algorithm>
 #include <cmath>
 #include <utility>
@@ -59,6 +60,52 @@ Tensor reduce_class_losses(const Tensor& losses, const Tensor& sample_weights,
                            Reduction reduction) {
   if (reduction != Reduction::Mean) return reduce_losses(losses, reduction);
   return div(sum(losses), sum(sample_weights));
+}
+
+// Note [Class-index losses of any rank]
+// nll_loss and cross_entropy take class indices for input (N, C, d1, ..., dk) as a target
+// (N, d1, ..., dk) (a segmentation's per-pixel classes), and for an unbatched input (C) as a 0-d
+// target, as PyTorch; the kernels take rows only: (M, C) with a target (M,). class_rows turns the
+// user's shapes into rows with differentiable ops: C moved last and the rest flattened,
+// permute(0, 2, ..., k + 1, 1) then reshape (M, C) with M = N d1 ... dk, the target reshaped to
+// (M,) (row m is the target's m-th entry in row-major order, so a target out of range is reported
+// at its flat index); (C) is unsqueezed to (1, C); (N, C) passes through untouched. The row path
+// then runs as it is, every option included: Mean divides the sum over all positions by the
+// summed class weights of all positions not ignored, which is PyTorch's definition for K-d input
+// (nll_loss2d's total_weight, not a mean of per-image means); None's (M,) losses are reshaped to
+// the target's shape ((N, d1, ..., dk), or 0-d). Double backward needs nothing more: permute and
+// reshape are differentiable.
+// Why rows and not a kernel reading (N, C, S) in place: for k >= 1 the permute copies the logits
+// once in the forward (the copy is what the loss saves for its backward) and the gradient once
+// more on its way back, against a second layout in every loss kernel and its backward on both
+// devices (on CUDA a thread per position over C rather than today's block per row, to keep reads
+// coalesced), which this session could not run on a GPU. Measure the copy in bench/ before
+// trading it for those kernels. Probability targets need neither: their composed loss reduces
+// over dim 1 of any rank directly (cross_entropy_probabilities).
+struct ClassRows {
+  Tensor input;      // (M, C)
+  Tensor target;     // (M,)
+  Shape loss_shape;  // the target's: what Reduction::None returns
+};
+
+ClassRows class_rows(const char* op, const Tensor& input, const Tensor& target,
+                     const Tensor& weight) {
+  ops::check_class_targets(op, input, target);
+  ops::check_class_weight(op, weight, input);
+  if (input.dim() == 2) return {input, target, target.shape()};
+  if (input.dim() == 1) return {unsqueeze(input, 0), reshape(target, {1}), target.shape()};
+  std::vector<std::int64_t> class_last{0};  // (N, d1, ..., dk, C)
+  for (std::int64_t d = 2; d < input.dim(); ++d)
+    class_last.push_back(d);
+  class_last.push_back(1);
+  const std::int64_t M = target.numel();
+  return {reshape(permute(input, class_last), {M, input.size(1)}), reshape(target, {M}),
+          target.shape()};
+}
+
+// A loss of class_rows reduced: None's per-row losses (M,) in the target's shape.
+Tensor in_target_shape(const Tensor& reduced, const ClassRows& rows, Reduction reduction) {
+  return reduction == Reduction::None ? reshape(reduced, rows.loss_shape) : reduced;
 }
 
 // Whether each target is ignore_index (Bool, the target's shape), compared on the device.
@@ -162,15 +209,15 @@ Tensor cross_entropy_probabilities(const Tensor& logits, const Tensor& target, R
   const char* op = "cross_entropy";
   LG_CHECK_DTYPE(is_floating(logits.dtype()), op, ": expected a floating input, got ",
                  logits.dtype());
-  LG_CHECK_SHAPE(logits.dim() >= 2, op,
-                 ": expected input of shape (N, C) or (N, C, d1, ...) for class-probability "
+  LG_CHECK_SHAPE(logits.dim() >= 1, op,
+                 ": expected input of shape (C), (N, C) or (N, C, d1, ...) for class-probability "
                  "targets, got input and target of shape ",
                  logits.shape());
   LG_CHECK_DTYPE(target.dtype() == logits.dtype(), op,
                  ": a target of the input's shape holds class probabilities and must have the "
                  "input's dtype ",
                  logits.dtype(), ", got ", target.dtype(), " (class indices are int64 of shape ",
-                 shape_str({logits.size(0)}), ")");
+                 ops::class_target_shape(logits.shape()), ")");
   LG_CHECK_DEVICE(target.device() == logits.device(), op,
                   ": expected input and target on one device, got ", logits.device(), " and ",
                   target.device());
@@ -178,24 +225,24 @@ Tensor cross_entropy_probabilities(const Tensor& logits, const Tensor& target, R
            " is not supported for class-probability targets (as PyTorch: only a negative one, "
            "which ignores nothing)");
   ops::check_class_weight(op, weight, logits);
-  const std::int64_t C = logits.size(1);
+  const std::int64_t class_dim = logits.dim() == 1 ? 0 : 1;  // unbatched (C): its only dim
+  const std::int64_t C = logits.size(class_dim);
   const Tensor q = label_smoothing > 0.0 ? add(mul(target, 1.0 - label_smoothing),
                                                label_smoothing / static_cast<double>(C))
                                          : target;
-  Tensor terms = mul(log_softmax(logits, 1), q);
+  Tensor terms = mul(log_softmax(logits, class_dim), q);
   if (weight.defined()) {
-    Shape per_class(logits.dim(), 1);  // (1, C, 1, ...)
-    per_class[1] = C;
+    Shape per_class(logits.dim(), 1);  // (1, C, 1, ...), or (C)
+    per_class[class_dim] = C;
     terms = mul(terms, weight.view(per_class));
   }
-  return reduce_losses(neg(sum(terms, {1})), reduction);
+  return reduce_losses(neg(sum(terms, {class_dim})), reduction);
 }
 
+// Class indices with label smoothing, on class_rows' rows: logits (M, C), target (M,).
 Tensor cross_entropy_smoothed(const Tensor& logits, const Tensor& target, Reduction reduction,
                               std::int64_t ignore_index, const Tensor& weight,
                               double label_smoothing) {
-  LG_CHECK_SHAPE(logits.dim() == 2, "cross_entropy: expected input of shape (N, C), got ",
-                 logits.shape());
   const Tensor logp = log_softmax(logits, 1);
   const ClassLosses nll = nll_per_sample(logp, target, weight, ignore_index);
   const std::int64_t C = logits.size(1);
@@ -1095,8 +1142,11 @@ Tensor nll_loss(const Tensor& logp_in, const Tensor& target, Reduction reduction
                 std::int64_t ignore_index, const Tensor& weight) {
   LG_PROFILE_OP(logp_in, target);
   const Tensor logp = amp::autocast_operand(logp_in, amp::CastPolicy::Float32);
-  const ClassLosses r = nll_per_sample(logp, target, class_weight_operand(weight), ignore_index);
-  return reduce_class_losses(r.losses, r.sample_weights, reduction);
+  const Tensor w = class_weight_operand(weight);
+  const ClassRows rows = class_rows("nll_loss", logp, target, w);
+  const ClassLosses r = nll_per_sample(rows.input, rows.target, w, ignore_index);
+  return in_target_shape(reduce_class_losses(r.losses, r.sample_weights, reduction), rows,
+                         reduction);
 }
 
 Tensor cross_entropy(const Tensor& logits_in, const Tensor& target_in, Reduction reduction,
@@ -1115,18 +1165,25 @@ Tensor cross_entropy(const Tensor& logits_in, const Tensor& target_in, Reduction
     return cross_entropy_probabilities(logits, target, reduction, ignore_index, weight,
                                        label_smoothing);
   }
-  const Tensor& target = target_in;
-  if (label_smoothing > 0.0)
-    return cross_entropy_smoothed(logits, target, reduction, ignore_index, weight, label_smoothing);
+  // Class indices, as rows (M, C) whatever the input's rank (Note [Class-index losses of any
+  // rank]).
+  const ClassRows rows = class_rows("cross_entropy", logits, target_in, weight);
+  if (label_smoothing > 0.0) {
+    return in_target_shape(cross_entropy_smoothed(rows.input, rows.target, reduction, ignore_index,
+                                                  weight, label_smoothing),
+                           rows, reduction);
+  }
   // One kernel gives each row's loss and logsumexp; the backward is softmax - onehot in one pass.
-  ops::CrossEntropyResult r = ops::cross_entropy(logits, target, weight, ignore_index);
-  const Tensor per_sample = record_op(
-      "cross_entropy", r.losses, {logits}, {logits, r.logsumexp, target, weight, r.sample_weights},
-      [ignore_index](const BackwardContext& c) -> std::vector<Tensor> {
-        return {cross_entropy_backward_fn(c.grad, c.saved[0], c.saved[1], c.saved[2], c.saved[3],
-                                          c.saved[4], ignore_index)};
-      });
-  return reduce_class_losses(per_sample, r.sample_weights, reduction);
+  ops::CrossEntropyResult r = ops::cross_entropy(rows.input, rows.target, weight, ignore_index);
+  const Tensor per_sample =
+      record_op("cross_entropy", r.losses, {rows.input},
+                {rows.input, r.logsumexp, rows.target, weight, r.sample_weights},
+                [ignore_index](const BackwardContext& c) -> std::vector<Tensor> {
+                  return {cross_entropy_backward_fn(c.grad, c.saved[0], c.saved[1], c.saved[2],
+                                                    c.saved[3], c.saved[4], ignore_index)};
+                });
+  return in_target_shape(reduce_class_losses(per_sample, r.sample_weights, reduction), rows,
+                         reduction);
 }
 
 Tensor mse_loss(const Tensor& input_in, const Tensor& target_in, Reduction reduction) {

@@ -117,22 +117,27 @@ Tensor interpolate(const Tensor& x, std::optional<Size2> size,
                    std::optional<bool> align_corners = std::nullopt);
 
 enum class Reduction { None, Mean, Sum };
-// logp: (N, C) log-probabilities, target: (N,) int64 class indices. weight: a class weight (C,)
-// of logp's dtype and device, or undefined (every class weighs 1): sample i's loss is
-// -weight[t_i] * logp[i, t_i]. Entries equal to ignore_index contribute nothing; Mean divides the
-// sum by the summed weights of the samples not ignored (without a weight, their number; 0 / 0 =
-// NaN when that is 0, as PyTorch). The weight is a constant: it gets no gradient. (PyTorch's
-// Python order is weight, ignore_index, reduction; here the older arguments come first.)
+// logp: (N, C) log-probabilities, target: (N,) int64 class indices; or, as PyTorch, logp
+// (N, C, d1, ..., dk) with target (N, d1, ..., dk) (a loss per position: None returns the
+// target's shape), or unbatched logp (C) with a 0-d target (Note [Class-index losses of any
+// rank] in nn_functions.cpp). A target of another shape throws ShapeError naming both shapes.
+// weight: a class weight (C,) of logp's dtype and device, or undefined (every class weighs 1):
+// sample i's loss is -weight[t_i] * logp[i, t_i]. Entries equal to ignore_index contribute
+// nothing; Mean divides the sum by the summed weights of the samples (and positions) not ignored
+// (without a weight, their number; 0 / 0 = NaN when that is 0, as PyTorch). The weight is a
+// constant: it gets no gradient. (PyTorch's Python order is weight, ignore_index, reduction; here
+// the older arguments come first.)
 Tensor nll_loss(const Tensor& logp, const Tensor& target, Reduction reduction = Reduction::Mean,
                 std::int64_t ignore_index = -100, const Tensor& weight = Tensor());
 // log_softmax + nll_loss, as torch.nn.functional.cross_entropy (one fused kernel for plain class
 // indices). The target is either
-// - class indices (N,) int64, with weight and ignore_index as nll_loss's, or
-// - class probabilities: a floating target of the input's shape, (N, C) or (N, C, d1, ...), and
-//   dtype; the loss is -sum_c weight[c] * target[c] * log_softmax(logits)[c] at each sample (and
-//   position: None gives (N, d1, ...)), Mean divides by N * d1 * ... (not by weights), and the
-//   target gets a gradient too. ignore_index must be negative (PyTorch refuses others): it
-//   ignores nothing.
+// - class indices, int64 of the input's shape without the class dim ((N,) for (N, C),
+//   (N, d1, ...) for (N, C, d1, ...), 0-d for (C)), with weight and ignore_index as nll_loss's, or
+// - class probabilities: a floating target of the input's shape ((C), (N, C) or
+//   (N, C, d1, ...)) and dtype; the loss is -sum_c weight[c] * target[c] * log_softmax(logits)[c]
+//   at each sample (and position: None gives (N, d1, ...)), Mean divides by N * d1 * ... (not by
+//   weights), and the target gets a gradient too. ignore_index must be negative (PyTorch refuses
+//   others): it ignores nothing.
 // label_smoothing, in [0, 1], mixes the target with the uniform distribution:
 // (1 - label_smoothing) * target + label_smoothing / C (Note [Label smoothing and probability
 // targets] in nn_functions.cpp: with class indices the smoothing term is weighted per class and

@@ -314,9 +314,17 @@ NllLossResult nll_loss(const Tensor& logp, const Tensor& target, const Tensor& w
                        std::int64_t ignore_index);
 Tensor nll_loss_backward(const Tensor& grad_losses, const Tensor& target, const Tensor& weight,
                          std::int64_t num_classes, std::int64_t ignore_index);
-// Throws unless `weight` is undefined or a class weight for `input` (N, C, ...): 1-D of size C,
-// of input's dtype and on its device. The losses above check it; cross_entropy's
-// probability-target path (composed of differentiable ops) calls it too.
+// The shape of the class indices for an input of `input_shape`, the input without its class dim:
+// (N,) for (N, C), (N, d1, ..., dk) for (N, C, d1, ..., dk), () for an unbatched (C,).
+Shape class_target_shape(const Shape& input_shape);
+// Throws unless `input` is floating, of shape (C), (N, C) or (N, C, d1, ...), and `target` is
+// int64 class indices of class_target_shape(input) on input's device. The kernels above take
+// only (N, C) (and check that too); the autograd losses check the user's shapes with this before
+// they flatten them into rows (Note [Class-index losses of any rank] in nn_functions.cpp).
+void check_class_targets(const char* op, const Tensor& input, const Tensor& target);
+// Throws unless `weight` is undefined or a class weight for `input` (C), (N, C) or (N, C, ...):
+// 1-D of size C, of input's dtype and on its device. The losses above check it; the autograd
+// losses call it on the user's input too.
 void check_class_weight(const char* op, const Tensor& weight, const Tensor& input);
 
 // ---- Interpolation (ops_upsample.cpp) ---------------------------------------------------------

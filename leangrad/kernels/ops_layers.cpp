@@ -127,17 +127,10 @@ RunLayout run_layout(const Shape& shape, std::int64_t dim) {
   return l;
 }
 
-// Checks logits (N, C) and target (N,) int64 on one device; returns C.
+// Checks the kernels' operands: logits (N, C) and target (N,) int64 on one device; returns C.
 std::int64_t check_loss_operands(const char* op, const Tensor& input, const Tensor& target) {
-  check_floating(op, input);
-  LG_CHECK(target.defined(), op, ": expected a defined target, got an undefined Tensor()");
-  check_same_device(op, input, target);
+  check_class_targets(op, input, target);
   LG_CHECK_SHAPE(input.dim() == 2, op, ": expected input of shape (N, C), got ", input.shape());
-  LG_CHECK_DTYPE(target.dtype() == kInt64, op,
-                 ": expected target of dtype int64 (class indices), got ", target.dtype());
-  LG_CHECK_SHAPE(target.dim() == 1 && target.size(0) == input.size(0), op,
-                 ": expected target of shape (N,) = ", shape_str({input.size(0)}),
-                 " for input of shape ", input.shape(), ", got ", target.shape());
   return input.size(1);
 }
 
@@ -376,11 +369,34 @@ Tensor softmax_backward(const Tensor& grad_out, const Tensor& out, std::int64_t 
 
 // ---- Losses ----------------------------------------------------------------------------------
 
+Shape class_target_shape(const Shape& input_shape) {
+  Shape target_shape = input_shape;
+  if (!target_shape.empty())  // a 0-d input has no class dim (check_class_targets refuses it)
+    target_shape.erase(target_shape.begin() + (target_shape.size() >= 2 ? 1 : 0));
+  return target_shape;
+}
+
+void check_class_targets(const char* op, const Tensor& input, const Tensor& target) {
+  check_floating(op, input);
+  LG_CHECK(target.defined(), op, ": expected a defined target, got an undefined Tensor()");
+  check_same_device(op, input, target);
+  LG_CHECK_SHAPE(input.dim() >= 1, op,
+                 ": expected input of shape (C), (N, C) or (N, C, d1, ...), got ", input.shape());
+  LG_CHECK_DTYPE(target.dtype() == kInt64, op,
+                 ": expected target of dtype int64 (class indices), got ", target.dtype());
+  const Shape expected = class_target_shape(input.shape());
+  LG_CHECK_SHAPE(target.shape() == expected, op, ": expected target of shape ",
+                 input.dim() == 1   ? "() (a 0-d class index)"
+                 : input.dim() == 2 ? "(N,)"
+                                    : "(N, d1, ...)",
+                 " = ", expected, " for input of shape ", input.shape(), ", got ", target.shape());
+}
+
 void check_class_weight(const char* op, const Tensor& weight, const Tensor& input) {
   if (!weight.defined()) return;
-  LG_CHECK_SHAPE(input.dim() >= 2, op, ": expected input of shape (N, C, ...), got ",
-                 input.shape());
-  const std::int64_t C = input.size(1);
+  LG_CHECK_SHAPE(input.dim() >= 1, op,
+                 ": expected input of shape (C), (N, C) or (N, C, d1, ...), got ", input.shape());
+  const std::int64_t C = input.size(input.dim() == 1 ? 0 : 1);
   const std::string got =
       detail::str_cat(": expected a class weight of shape ", shape_str({C}),
                       " (one per class of the input of shape ", input.shape(), "), ", input.dtype(),

@@ -3,6 +3,8 @@
 // forward takes (input, target), as in LibTorch:
 //   nn::CrossEntropyLoss loss(nn::CrossEntropyLossOptions().ignore_index(0).label_smoothing(0.1));
 //   Tensor l = loss(logits, target);  // logits (N, C), target (N,) int64 or probabilities (N, C)
+// Every rank of leangrad::cross_entropy works: (N, C, H, W) logits with (N, H, W) class indices,
+// unbatched (C) with a 0-d index.
 // A class weight given in the options is the module's buffer "weight" (state_dict holds it and
 // to() moves it), as LibTorch's; so are BCELoss's weight and BCEWithLogitsLoss's weight and
 // pos_weight.

@@ -10,6 +10,8 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <leangrad/autograd/checkpoint.h>
 #include <leangrad/autograd/custom_function.h>
@@ -541,6 +543,45 @@ TEST(HigherOrder, LossBackwardsDifferentiateAgain) {
                 in[0]);
           },
           {logits}));
+    }
+  }
+}
+
+// The same through input of any rank (Note [Class-index losses of any rank]: rows of a permuted,
+// reshaped input): (N, C, d1) and (N, C, d1, d2) with ignored positions, and unbatched (C), with
+// class weights and each reduction; cross_entropy with label smoothing too.
+TEST(HigherOrder, LossBackwardsOfAnyRankDifferentiateAgain) {
+  const Tensor weight = test::make_tensor({0.5, 1.5, 2.0, 0.75}, {4}, kFloat64);
+  const std::vector<std::pair<Shape, Tensor>> cases = {
+      {{2, 4, 3}, test::make_tensor({0, 3, -100, 1, 2, 3}, {2, 3}, kInt64)},
+      {{1, 4, 2, 2}, test::make_tensor({2, -100, 0, 3}, {1, 2, 2}, kInt64)},
+      {{4}, test::make_tensor({1}, {}, kInt64)}};
+  for (const auto& [shape, target] : cases) {
+    for (const Reduction reduction : {Reduction::Mean, Reduction::Sum, Reduction::None}) {
+      SCOPED_TRACE(shape_str(shape) + (reduction == Reduction::Mean  ? " mean"
+                                       : reduction == Reduction::Sum ? " sum"
+                                                                     : " none"));
+      const Tensor logits = test::uniform_input(shape, -1.5, 1.5, 54);
+      auto scaled = [](const Tensor& loss, const Tensor& x) {
+        // The loss times something of the logits, in the loss's shape under None.
+        const Tensor factor = tanh(x.sum(x.dim() == 1 ? 0 : 1));
+        return loss.dim() == 0 && factor.dim() > 0 ? loss * factor.sum() : (loss * factor).sum();
+      };
+      const auto losses = std::vector<std::function<Tensor(const Tensor&)>>{
+          [&](const Tensor& x) { return cross_entropy(x, target, reduction, -100, weight); },
+          [&](const Tensor& x) {
+            return cross_entropy(x, target, reduction, -100, weight, /*label_smoothing=*/0.2);
+          },
+          [&](const Tensor& x) {
+            return nll_loss(log_softmax(x, x.dim() == 1 ? 0 : 1), target, reduction, -100, weight);
+          }};
+      for (const auto& loss : losses) {
+        EXPECT_TRUE(test::gradcheck(
+            [&](const std::vector<Tensor>& in) {
+              return gradient_of_sum([&](const Tensor& x) { return scaled(loss(x), x); }, in[0]);
+            },
+            {logits}));
+      }
     }
   }
 }

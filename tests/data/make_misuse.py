@@ -147,6 +147,10 @@ case("cross_entropy_all_ignored_sum", F.cross_entropy(x, t, reduction="sum"), x=
 x, t = torch.zeros(0, 3), torch.zeros(0, dtype=i64)
 case("cross_entropy_empty_batch_mean", F.cross_entropy(x, t), x=x, t=t)
 case("cross_entropy_empty_batch_sum", F.cross_entropy(x, t, reduction="sum"), x=x, t=t)
+# Input (N, C, d1) with no positions: None gives the target's empty shape (2, 0), Mean 0 / 0.
+x, t = torch.zeros(2, 3, 0), torch.zeros(2, 0, dtype=i64)
+case("cross_entropy_empty_spatial_none", F.cross_entropy(x, t, reduction="none"), x=x, t=t)
+case("cross_entropy_empty_spatial_mean", F.cross_entropy(x, t), x=x, t=t)
 x, t = torch.tensor([[inf, 0.0]]), torch.tensor([1])
 case("cross_entropy_infinite_logit", F.cross_entropy(x, t, reduction="none"), x=x, t=t)
 case("mse_loss_of_empty", F.mse_loss(torch.zeros(0), torch.zeros(0)))

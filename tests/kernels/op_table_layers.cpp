@@ -240,6 +240,31 @@ std::vector<OpCase> loss_cases() {
                  }),
                  {input({6, 10, 5, 3}, kFloat32, -4, 4), input({6, 10, 5, 3}, kFloat32, 0, 1)},
                  kTolF32Sum});
+    // Input of any rank (Note [Class-index losses of any rank]): rows of a permuted input.
+    // (N, C, H, W) with class indices (N, H, W), as a segmentation's, ignore_index 3 and a class
+    // weight, with and without smoothing; unbatched (C) with a 0-d index.
+    c.push_back({std::string("cross_entropy_spatial_weight_") + name + "_f32",
+                 grads_of([r](const Inputs& v) {
+                   return cross_entropy(v[0], v[1], r, 3, class_weight_like(v[0], 10));
+                 }),
+                 {input({3, 10, 7, 5}, kFloat32, -4, 4), input({3, 7, 5}, kInt64, 0, 10)},
+                 kTolF32Sum});
+    c.push_back({std::string("nll_loss_spatial_weight_") + name + "_f32",
+                 grads_of([r](const Inputs& v) {
+                   return nll_loss(v[0], v[1], r, 3, class_weight_like(v[0], 10));
+                 }),
+                 {input({3, 10, 7, 5}, kFloat32, -4, 0), input({3, 7, 5}, kInt64, 0, 10)},
+                 kTolF32Sum});
+    c.push_back({std::string("cross_entropy_spatial_weight_smoothing_") + name + "_f32",
+                 grads_of([r](const Inputs& v) {
+                   return cross_entropy(v[0], v[1], r, 3, class_weight_like(v[0], 10), 0.1);
+                 }),
+                 {input({2, 10, 4, 3, 2}, kFloat32, -4, 4), input({2, 4, 3, 2}, kInt64, 0, 10)},
+                 kTolF32Sum});
+    c.push_back({std::string("cross_entropy_unbatched_") + name + "_f32",
+                 grads_of([r](const Inputs& v) { return cross_entropy(v[0], v[1], r); }),
+                 {input({10}, kFloat32, -4, 4), input({}, kInt64, 0, 10)},
+                 kTolF32Sum});
     c.push_back({std::string("mse_loss_") + name + "_f32",
                  grads_of([r](const Inputs& v) { return mse_loss(v[0], v[1], r); }),
                  {input({33, 65}), input({33, 65})},

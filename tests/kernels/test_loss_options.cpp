@@ -1,13 +1,15 @@
 // Tests of the loss options of cross_entropy and nll_loss (autograd/nn_functions.cpp over the
 // loss kernels of kernels/ops_layers.cpp): a class weight, label_smoothing and class-probability
-// targets. Values and gradients against PyTorch 1.13 (tests/data/loss_options.json from
-// make_loss_options.py) in float64 and float32, float64 gradchecks, and a weight on another
-// device (the other errors are rows of tests/misuse/test_misuse_nn_functions.cpp).
+// targets, also for input of any rank ((N, C, d1, ..., dk), unbatched (C)). Values and gradients
+// against PyTorch 1.13 (tests/data/loss_options.json from make_loss_options.py, loss_nd.json from
+// make_loss_nd.py) in float64 and float32, float64 gradchecks, and a weight on another device
+// (the other errors are rows of tests/misuse/test_misuse_nn_functions.cpp).
 // The CUDA kernels are compared with the CPU in op_table_layers.cpp.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <leangrad/autograd/functions.h>
@@ -44,11 +46,13 @@ Reduction reduction_of(const std::string& name) {
   return Reduction::Mean;
 }
 
-// Runs every case in `dtype` (the float64 inputs converted) and compares the output and the
-// gradients with PyTorch's float64 numbers within {rtol, atol}.
-void expect_matches_pytorch(DType dtype, double rtol, double atol) {
-  const std::vector<test::ReferenceCase> cases = test::load_reference("loss_options.json");
-  ASSERT_EQ(cases.size(), 26u);
+// Runs every case of `file` (`count` of them) in `dtype` (the float64 inputs converted) and
+// compares the output (its shape too) and the gradients with PyTorch's float64 numbers within
+// {rtol, atol}.
+void expect_matches_pytorch(const char* file, std::size_t count, DType dtype, double rtol,
+                            double atol) {
+  const std::vector<test::ReferenceCase> cases = test::load_reference(file);
+  ASSERT_EQ(cases.size(), count);
   for (const test::ReferenceCase& rc : cases) {
     SCOPED_TRACE(rc.name);
     const Tensor x = rc.at("x").to(dtype).requires_grad_();
@@ -64,6 +68,7 @@ void expect_matches_pytorch(DType dtype, double rtol, double atol) {
                          ? nll_loss(x, target, r, ignore_index, weight)
                          : cross_entropy(x, target, r, ignore_index, weight, label_smoothing);
     EXPECT_EQ(y.dtype(), dtype);
+    EXPECT_EQ(y.shape(), rc.at("y").shape());
     EXPECT_TRUE(test::all_close(y, test::to_vector(rc.at("y")), rtol, atol));
     if (!rc.tensors.count("dx")) continue;  // a NaN loss: PyTorch's gradients are NaN too
     y.backward(rc.at("g").to(dtype));
@@ -82,7 +87,7 @@ void expect_matches_pytorch(DType dtype, double rtol, double atol) {
 // samples of weighted losses below 5), each a sum of at most 7 * 5 terms: a few hundred ulps of
 // 2^-52 relative, well inside 1e-12, and 1e-13 absolute for gradients near 0.
 TEST(LossOptionsReference, MatchesPyTorchInFloat64) {
-  expect_matches_pytorch(kFloat64, 1e-12, 1e-13);
+  expect_matches_pytorch("loss_options.json", 26, kFloat64, 1e-12, 1e-13);
 }
 
 // float32 against PyTorch's float64 numbers: converting an input to float32 moves it by up to
@@ -91,7 +96,21 @@ TEST(LossOptionsReference, MatchesPyTorchInFloat64) {
 // term at worst, inside rtol 1e-5 (a factor 5 over that bound); atol 1e-5 covers gradients whose
 // terms cancel to near 0.
 TEST(LossOptionsReference, MatchesPyTorchInFloat32) {
-  expect_matches_pytorch(kFloat32, 1e-5, 1e-5);
+  expect_matches_pytorch("loss_options.json", 26, kFloat32, 1e-5, 1e-5);
+}
+
+// Input of any rank (tests/data/loss_nd.json from make_loss_nd.py): (N, C, d1, ..., dk) with
+// class indices (N, d1, ..., dk) for k = 1, 2, 3, and unbatched (C) with a 0-d index, each option
+// and reduction. The same bounds as above: the largest value is a Sum of 15 positions' weighted
+// losses (below 70), each a sum over C = 4 classes, so at most 15 * 4 = 60 terms summed in
+// another order: under a thousand ulps of 2^-52 relative in float64 (inside 1e-12), and in
+// float32 60 * 6e-8 = 4e-6 of the largest term (inside 1e-5).
+TEST(LossNdReference, MatchesPyTorchInFloat64) {
+  expect_matches_pytorch("loss_nd.json", 48, kFloat64, 1e-12, 1e-13);
+}
+
+TEST(LossNdReference, MatchesPyTorchInFloat32) {
+  expect_matches_pytorch("loss_nd.json", 48, kFloat32, 1e-5, 1e-5);
 }
 
 // ---- Gradients by finite differences (float64) -------------------------------------------------
@@ -139,6 +158,36 @@ TEST(LossOptionsGrad, ProbabilityTargetsReachInputAndTarget) {
     EXPECT_TRUE(gradcheck(
         [&](const Inputs& in) { return cross_entropy(in[0], in[1], r, -100, weight, 0.2); },
         {uniform_input({2, 4, 3, 2}, -2, 2, 7), uniform_input({2, 4, 3, 2}, 0, 1, 8)}));
+  }
+}
+
+// Input of any rank: (N, C, d1) and (N, C, d1, d2) with positions ignored, and unbatched (C).
+TEST(LossNdGrad, ClassIndicesOfAnyRankWithEveryOption) {
+  const Tensor weight = float64_tensor({0.5, 2.0, 1.25, 3.0});
+  const Tensor target_3d = test::make_tensor({2, -100, 0, 3, 1, 3, 0, 2}, {2, 4}, kInt64);
+  const Tensor target_4d =
+      test::make_tensor({1, 3, -100, 0, 2, 2, 0, 1, 3, -100, 1, 0}, {2, 3, 2}, kInt64);
+  const Tensor target_0d = test::make_tensor({3}, {}, kInt64);
+  for (Reduction r : kReductions) {
+    for (const Tensor& w : {Tensor(), weight}) {
+      SCOPED_TRACE(std::to_string(static_cast<int>(r)) + (w.defined() ? " weighted" : ""));
+      for (const auto& [shape, target] : std::vector<std::pair<Shape, Tensor>>{
+               {{2, 4, 4}, target_3d}, {{2, 4, 3, 2}, target_4d}, {{4}, target_0d}}) {
+        SCOPED_TRACE(shape_str(shape));
+        EXPECT_TRUE(
+            gradcheck([&](const Inputs& in) { return cross_entropy(in[0], target, r, -100, w); },
+                      {uniform_input(shape, -2, 2, 11)}));
+        EXPECT_TRUE(gradcheck(
+            [&](const Inputs& in) { return cross_entropy(in[0], target, r, -100, w, 0.2); },
+            {uniform_input(shape, -2, 2, 12)}));
+        EXPECT_TRUE(gradcheck([&](const Inputs& in) { return nll_loss(in[0], target, r, -100, w); },
+                              {uniform_input(shape, -3, 0, 13)}));
+        // Probabilities of the input's shape, with smoothing: the gradient reaches the target.
+        EXPECT_TRUE(gradcheck(
+            [&](const Inputs& in) { return cross_entropy(in[0], in[1], r, -100, w, 0.1); },
+            {uniform_input(shape, -2, 2, 14), uniform_input(shape, 0, 1, 15)}));
+      }
+    }
   }
 }
 

@@ -301,8 +301,43 @@ std::vector<MisuseCase> loss_cases() {
   t.add("cross_entropy_target_count", Raises::ShapeError, {"cross_entropy", "[3]", "[2, 3]"}, [] {
     cross_entropy(ones({2, 3}), targets({0, 1, 2}));
   });
-  t.add("cross_entropy_1d_input", Raises::ShapeError, {"cross_entropy", "(N, C)", "[3]"},
-        [] { cross_entropy(ones({3}), targets({1})); });
+  // Input of any rank takes the target of its shape without the class dim (Note [Class-index
+  // losses of any rank]); a target of another shape but as many entries is refused, not
+  // reshaped (PyTorch refuses these too; checked by tests/data/make_loss_nd.py).
+  t.add("cross_entropy_unbatched_1d_target", Raises::ShapeError,
+        {"cross_entropy", "0-d", "[3]", "[1]"}, [] { cross_entropy(ones({3}), targets({1})); });
+  t.add("cross_entropy_0d_input", Raises::ShapeError, {"cross_entropy", "(C)", "[]"},
+        [] { cross_entropy(ones({}), zeros({}, kInt64)); });
+  t.add("nll_loss_0d_input", Raises::ShapeError, {"nll_loss", "(C)", "[]"},
+        [] { nll_loss(ones({}), zeros({}, kInt64)); });
+  t.add("cross_entropy_3d_target_shape", Raises::ShapeError,
+        {"cross_entropy", "(N, d1, ...)", "[2, 3]", "[2, 4, 3]", "[2, 4]"}, [] {
+          cross_entropy(ones({2, 4, 3}), zeros({2, 4}, kInt64));
+        });
+  t.add("nll_loss_4d_flattened_target", Raises::ShapeError,
+        {"nll_loss", "[2, 3, 2]", "[2, 4, 3, 2]", "[2, 6]"}, [] {
+          nll_loss(ones({2, 4, 3, 2}), zeros({2, 6}, kInt64));
+        });
+  t.add("cross_entropy_3d_smoothing_target_shape", Raises::ShapeError,
+        {"cross_entropy", "[2, 3]", "[2, 4, 3]", "[6]"}, [] {
+          cross_entropy(ones({2, 4, 3}), zeros({6}, kInt64), Reduction::None, -100, Tensor(), 0.1);
+        });
+  t.add("cross_entropy_3d_float_target", Raises::DTypeError, {"cross_entropy", "int64", "float32"},
+        [] {
+          cross_entropy(ones({2, 4, 3}), zeros({2, 3}));
+        });
+  t.add("cross_entropy_3d_target_past_classes", Raises::Error,
+        {"cross_entropy", "target 5", "index 3", "4 classes"}, [] {
+          cross_entropy(ones({1, 4, 2, 2}),
+                        tensor(std::vector<std::int64_t>{0, 1, 2, 5}).view({1, 2, 2}));
+        });
+  t.add("cross_entropy_3d_weight_size", Raises::ShapeError,
+        {"cross_entropy", "class weight", "[4]", "[2, 4, 3]", "[3]"}, [] {
+          cross_entropy(ones({2, 4, 3}), zeros({2, 3}, kInt64), Reduction::Mean, -100, ones({3}));
+        });
+  t.add("nll_loss_unbatched_weight_size", Raises::ShapeError,
+        {"nll_loss", "class weight", "[4]", "[3]"},
+        [] { nll_loss(ones({4}), zeros({}, kInt64), Reduction::Mean, -100, ones({3})); });
   t.add("cross_entropy_zero_classes", Raises::Error, {"cross_entropy", "0 classes"}, [] {
     cross_entropy(zeros({2, 0}), targets({0, 0}));
   });
@@ -355,8 +390,11 @@ std::vector<MisuseCase> loss_cases() {
         {"cross_entropy", "ignore_index 0", "probability"}, [] {
           cross_entropy(ones({2, 3}), ones({2, 3}), Reduction::Mean, 0);
         });
-  t.add("cross_entropy_probabilities_1d", Raises::ShapeError, {"cross_entropy", "(N, C)", "[3]"},
-        [] { cross_entropy(ones({3}), ones({3})); });
+  t.add("cross_entropy_probabilities_0d", Raises::ShapeError, {"cross_entropy", "(C)", "[]"},
+        [] { cross_entropy(ones({}), ones({})); });
+  t.add("cross_entropy_unbatched_probabilities_dtype", Raises::DTypeError,
+        {"cross_entropy", "float32", "float64", "int64 of shape []"},
+        [] { cross_entropy(ones({3}), ones({3}, kFloat64)); });
   t.add("nll_loss_probabilities", Raises::DTypeError, {"nll_loss", "int64", "float32"}, [] {
     nll_loss(ones({2, 3}), ones({2, 3}));
   });

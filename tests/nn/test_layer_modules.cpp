@@ -185,5 +185,38 @@ TEST(LossModule, ClassWeightIsABufferAndEveryOptionReachesTheFunction) {
                               test::to_vector(cross_entropy(logits, p)), 0, 0));
 }
 
+// A segmentation loss through the module: logits (N, C, H, W), class indices (N, H, W). Each
+// pixel's loss under None is the (N, C) loss of that pixel's logits, taken here with select
+// instead of the permute the function uses; Mean is their sum over the summed class weights of
+// the pixels not ignored (PyTorch's K-d definition). float64: the same per-row arithmetic, summed
+// in another order at most over the 2 * 3 * 2 = 12 pixels, so 1e-14 relative is ample.
+TEST(LossModule, SegmentationLossIsThePerPixelLoss) {
+  const Tensor logits = rand({2, 4, 3, 2}, TensorOptions(kFloat64));
+  const Tensor target =
+      test::make_tensor({1, 3, -100, 0, 2, 2, 0, 1, 3, -100, 1, 0}, {2, 3, 2}, kInt64);
+  const Tensor weight = test::make_tensor({0.5, 2.0, 1.25, 3.0}, {4}, kFloat64);
+  nn::CrossEntropyLoss per_pixel(
+      nn::CrossEntropyLossOptions().weight(weight).reduction(Reduction::None));
+  const Tensor losses = per_pixel(logits, target);
+  ASSERT_EQ(losses.shape(), Shape({2, 3, 2}));
+  double loss_sum = 0.0, weight_sum = 0.0;
+  for (std::int64_t h = 0; h < 3; ++h) {
+    for (std::int64_t w = 0; w < 2; ++w) {
+      const Tensor pixel_logits = logits.select(3, w).select(2, h);  // (N, C)
+      const Tensor pixel_target = target.select(2, w).select(1, h);  // (N,)
+      const Tensor expected =
+          cross_entropy(pixel_logits, pixel_target, Reduction::None, -100, weight);
+      EXPECT_TRUE(
+          test::all_close(losses.select(2, w).select(1, h), test::to_vector(expected), 1e-14, 0));
+      loss_sum += expected.sum().item<double>();
+      for (double t : test::to_vector(pixel_target))
+        if (t != -100) weight_sum += test::to_vector(weight)[static_cast<std::size_t>(t)];
+    }
+  }
+  nn::CrossEntropyLoss mean(nn::CrossEntropyLossOptions().weight(weight));
+  EXPECT_NEAR(mean(logits, target).item<double>(), loss_sum / weight_sum,
+              1e-14 * loss_sum / weight_sum);
+}
+
 }  // namespace
 }  // namespace leangrad
