@@ -350,10 +350,11 @@ Tensor embedding_backward(const Tensor& grad_out, const Tensor& indices,
                           std::int64_t num_embeddings, std::int64_t padding_idx);
 
 // ---- Optimizers (ops_optim.cpp) ----------------------------------------------------------------
-// The fused updates of kernels/optim_math.h over every parameter of one device at once (one
-// multi-tensor launch on CUDA). Every tensor is float32 (the codes of Adam8bit uint8), contiguous,
-// of its parameter's shape and on one device; parameters and states are updated in place and
-// their versions bumped.
+// The fused updates of kernels/optim_math.h over parameters of one device and one dtype at once
+// (one multi-tensor launch on CUDA). Every tensor of a list has the update's element type T
+// (float: float32, double: float64; the codes of Adam8bit uint8, its parameters float32), is
+// contiguous, of its parameter's shape and on one device; parameters and states are updated in
+// place and their versions bumped. optim/ makes one call per dtype (Optimizer::by_dtype).
 
 // A parameter's step on the device (Note [Gated step] in kernels/optim_math.h): once its optimizer
 // took a gated step, `skipped` is its int32 0-d count of skipped steps and the device computes the
@@ -384,14 +385,17 @@ struct OptimParam {
   typename Update::TensorScalars scalars;
   DeviceStep device_step{};
 };
-void sgd_step(const kernels::SgdUpdate& update,
-              const std::vector<OptimParam<kernels::SgdUpdate>>& params,
+template <typename T>
+void sgd_step(const kernels::SgdUpdateOf<T>& update,
+              const std::vector<OptimParam<kernels::SgdUpdateOf<T>>>& params,
               const StepFlags& flags = {});
-void adam_step(const kernels::AdamUpdate& update,
-               const std::vector<OptimParam<kernels::AdamUpdate>>& params,
+template <typename T>
+void adam_step(const kernels::AdamUpdateOf<T>& update,
+               const std::vector<OptimParam<kernels::AdamUpdateOf<T>>>& params,
                const StepFlags& flags = {});
-void radam_step(const kernels::RAdamUpdate& update,
-                const std::vector<OptimParam<kernels::RAdamUpdate>>& params,
+template <typename T>
+void radam_step(const kernels::RAdamUpdateOf<T>& update,
+                const std::vector<OptimParam<kernels::RAdamUpdateOf<T>>>& params,
                 const StepFlags& flags = {});
 
 // One parameter of Adam8bit: codes of the param's shape, one absmax per block of
@@ -411,9 +415,12 @@ void adam8bit_step(const kernels::AdamUpdate& update, const std::vector<Adam8bit
 
 // torch.nn.utils.clip_grad_norm_ in two steps (optim::clip_grad_norm_ reads the norm between
 // them when asked to refuse a non-finite one); nothing here waits for the GPU.
-// grad_norm: the joint norm_type-norm (> 0 or infinity) of the float32 gradients `grads` (one
-// device), a 0-d float32 tensor on their device. clip_grads: every gradient times
-// min(1, max_norm / (total_norm + 1e-6)), in place; total_norm is grad_norm's result.
+// grad_norm: the joint norm_type-norm (> 0 or infinity) of the float32 and float64 gradients
+// `grads` (one device), a 0-d tensor on their device: float64 when any gradient is float64 (the
+// norm of the two dtypes' norms then, as PyTorch's norm of per-tensor norms), float32 otherwise.
+// clip_grads: every gradient times min(1, max_norm / (total_norm + 1e-6)), in place, the factor
+// computed in the norm's dtype (float32 gradients under a float64 norm: in float32, from the norm
+// rounded to float32); total_norm is grad_norm's result.
 Tensor grad_norm(const std::vector<Tensor>& grads, double norm_type);
 void clip_grads(const std::vector<Tensor>& grads, double max_norm, const Tensor& total_norm);
 

@@ -1,9 +1,9 @@
 // Tensor-level entries of the fused optimizer updates, clip_grad_norm and the gradient scaling of
 // amp::GradScaler (kernels/ops.h, "Optimizers", "Gradient scaling"): each checks every tensor of
-// the list (float32 or uint8 codes, contiguous, the parameter's shape, one device; the int32
-// flags and skip counts), turns the list into the raw-pointer list of kernels/optim_math.h and
-// switches on the device to the launchers of kernels/backend.h. optim/ builds these lists from
-// its parameter groups and states.
+// the list (the update's dtype, float32 or float64, or uint8 codes; contiguous, the parameter's
+// shape, one device; the int32 flags and skip counts), turns the list into the raw-pointer list
+// of kernels/optim_math.h and switches on the device to the launchers of kernels/backend.h.
+// optim/ builds these lists from its parameter groups and states, one per dtype.
 #include <cmath>
 #include <limits>
 
@@ -79,19 +79,21 @@ void bump_skip_count(const StepFlags& flags, const DeviceStep& step) {
 template <typename Update>
 Device make_optim_tensors(const char* op, const std::vector<OptimParam<Update>>& params,
                           std::vector<kernels::OptimTensor<Update>>& out) {
+  using T = typename Update::Scalar;
+  const DType dtype = dtype_of<T>;
   const Device device = params.front().param.device();
   for (std::size_t i = 0; i < params.size(); ++i) {
     const OptimParam<Update>& p = params[i];
-    check_tensor(op, i, "parameter", p.param, kFloat32, device, p.param.shape());
-    check_tensor(op, i, "gradient", p.grad, kFloat32, device, p.param.shape());
+    check_tensor(op, i, "parameter", p.param, dtype, device, p.param.shape());
+    check_tensor(op, i, "gradient", p.grad, dtype, device, p.param.shape());
     kernels::OptimTensor<Update> t{};
-    t.data[kernels::kParamSlot] = p.param.template data_ptr<float>();
-    t.data[kernels::kGradSlot] = p.grad.template data_ptr<float>();
+    t.data[kernels::kParamSlot] = p.param.template data_ptr<T>();
+    t.data[kernels::kGradSlot] = p.grad.template data_ptr<T>();
     for (std::size_t k = 0; k < p.states.size(); ++k) {
       const Tensor& state = p.states[k];
       if (!state.defined()) continue;
-      check_tensor(op, i, "state", state, kFloat32, device, p.param.shape());
-      t.data[k + 2] = state.template data_ptr<float>();
+      check_tensor(op, i, "state", state, dtype, device, p.param.shape());
+      t.data[k + 2] = state.template data_ptr<T>();
     }
     t.numel = p.param.numel();
     t.scalars = p.scalars;
@@ -112,24 +114,75 @@ void bump_versions(const std::vector<OptimParam<Update>>& params, const StepFlag
   bump_flags(flags);
 }
 
-// The raw spans of gradients (clip_grad_norm_, unscale_and_check_finite): float32, contiguous, all
-// on `device`.
-std::vector<kernels::GradSpan> grad_spans(const char* op, const std::vector<Tensor>& grads,
-                                          Device device) {
-  std::vector<kernels::GradSpan> spans;
+// Each gradient (clip_grad_norm_, unscale_and_check_finite) defined and float32, or float64 too
+// where `float64_too`.
+void check_grad_dtypes(const char* op, const std::vector<Tensor>& grads, bool float64_too) {
   for (std::size_t i = 0; i < grads.size(); ++i) {
-    check_tensor(op, i, "gradient", grads[i], kFloat32, device, grads[i].shape());
-    spans.push_back({grads[i].data_ptr<float>(), grads[i].numel()});
+    LG_CHECK(grads[i].defined(), op, ": gradient ", i, " is an undefined tensor");
+    const DType dtype = grads[i].dtype();
+    LG_CHECK_DTYPE(dtype == kFloat32 || (float64_too && dtype == kFloat64), op, ": gradient ", i,
+                   " must be float32", float64_too ? " or float64" : "", ", got ", dtype);
+  }
+}
+
+// The raw spans of the gradients of dtype T among `grads` (check_grad_dtypes checked them all):
+// contiguous, all on `device`.
+template <typename T>
+std::vector<kernels::GradSpanOf<T>> grad_spans(const char* op, const std::vector<Tensor>& grads,
+                                               Device device) {
+  std::vector<kernels::GradSpanOf<T>> spans;
+  for (std::size_t i = 0; i < grads.size(); ++i) {
+    if (grads[i].dtype() != dtype_of<T>) continue;
+    check_tensor(op, i, "gradient", grads[i], dtype_of<T>, device, grads[i].shape());
+    spans.push_back({grads[i].data_ptr<T>(), grads[i].numel()});
   }
   return spans;
 }
 
+// The norm_type-norm of `spans` (one dtype), a 0-d tensor of that dtype on `device`.
+template <typename T>
+Tensor launch_grad_norm(const std::vector<kernels::GradSpanOf<T>>& spans, double norm_type,
+                        Device device) {
+  Tensor total_norm = zeros({}, TensorOptions(dtype_of<T>).device(device));
+  const T p =
+      std::isinf(norm_type) ? std::numeric_limits<T>::infinity() : static_cast<T>(norm_type);
+  const cuda::DeviceGuard guard(device);
+  switch (device.type) {
+    case DeviceType::CPU:
+      kernels::cpu::grad_norm(spans, p, total_norm.data_ptr<T>());
+      break;
+    case DeviceType::CUDA:
+      kernels::cuda::grad_norm(spans, p, total_norm.data_ptr<T>());
+      break;
+  }
+  return total_norm;
+}
+
+// Every gradient of `spans` times clip_coefficient(max_norm, *total_norm), in T.
+template <typename T>
+void launch_clip_grads(const std::vector<kernels::GradSpanOf<T>>& spans, double max_norm,
+                       const Tensor& total_norm) {
+  if (spans.empty()) return;
+  const Device device = total_norm.device();
+  const cuda::DeviceGuard guard(device);
+  switch (device.type) {
+    case DeviceType::CPU:
+      kernels::cpu::clip_grads(spans, static_cast<T>(max_norm), total_norm.data_ptr<T>());
+      break;
+    case DeviceType::CUDA:
+      kernels::cuda::clip_grads(spans, static_cast<T>(max_norm), total_norm.data_ptr<T>());
+      break;
+  }
+}
+
 }  // namespace
 
-void sgd_step(const kernels::SgdUpdate& update,
-              const std::vector<OptimParam<kernels::SgdUpdate>>& params, const StepFlags& flags) {
+template <typename T>
+void sgd_step(const kernels::SgdUpdateOf<T>& update,
+              const std::vector<OptimParam<kernels::SgdUpdateOf<T>>>& params,
+              const StepFlags& flags) {
   if (params.empty()) return;
-  std::vector<kernels::OptimTensor<kernels::SgdUpdate>> tensors;
+  std::vector<kernels::OptimTensor<kernels::SgdUpdateOf<T>>> tensors;
   const Device device = make_optim_tensors("sgd_step", params, tensors);
   const RawFlags raw = raw_flags("sgd_step", flags, device);
   const cuda::DeviceGuard guard(device);
@@ -144,10 +197,12 @@ void sgd_step(const kernels::SgdUpdate& update,
   bump_versions(params, flags);
 }
 
-void adam_step(const kernels::AdamUpdate& update,
-               const std::vector<OptimParam<kernels::AdamUpdate>>& params, const StepFlags& flags) {
+template <typename T>
+void adam_step(const kernels::AdamUpdateOf<T>& update,
+               const std::vector<OptimParam<kernels::AdamUpdateOf<T>>>& params,
+               const StepFlags& flags) {
   if (params.empty()) return;
-  std::vector<kernels::OptimTensor<kernels::AdamUpdate>> tensors;
+  std::vector<kernels::OptimTensor<kernels::AdamUpdateOf<T>>> tensors;
   const Device device = make_optim_tensors("adam_step", params, tensors);
   const RawFlags raw = raw_flags("adam_step", flags, device);
   const cuda::DeviceGuard guard(device);
@@ -162,11 +217,12 @@ void adam_step(const kernels::AdamUpdate& update,
   bump_versions(params, flags);
 }
 
-void radam_step(const kernels::RAdamUpdate& update,
-                const std::vector<OptimParam<kernels::RAdamUpdate>>& params,
+template <typename T>
+void radam_step(const kernels::RAdamUpdateOf<T>& update,
+                const std::vector<OptimParam<kernels::RAdamUpdateOf<T>>>& params,
                 const StepFlags& flags) {
   if (params.empty()) return;
-  std::vector<kernels::OptimTensor<kernels::RAdamUpdate>> tensors;
+  std::vector<kernels::OptimTensor<kernels::RAdamUpdateOf<T>>> tensors;
   const Device device = make_optim_tensors("radam_step", params, tensors);
   const RawFlags raw = raw_flags("radam_step", flags, device);
   const cuda::DeviceGuard guard(device);
@@ -180,6 +236,20 @@ void radam_step(const kernels::RAdamUpdate& update,
   }
   bump_versions(params, flags);
 }
+
+#define LG_INSTANTIATE_OPTIM_ENTRIES(T)                                                  \
+  template void sgd_step<T>(const kernels::SgdUpdateOf<T>&,                              \
+                            const std::vector<OptimParam<kernels::SgdUpdateOf<T>>>&,     \
+                            const StepFlags&);                                           \
+  template void adam_step<T>(const kernels::AdamUpdateOf<T>&,                            \
+                             const std::vector<OptimParam<kernels::AdamUpdateOf<T>>>&,   \
+                             const StepFlags&);                                          \
+  template void radam_step<T>(const kernels::RAdamUpdateOf<T>&,                          \
+                              const std::vector<OptimParam<kernels::RAdamUpdateOf<T>>>&, \
+                              const StepFlags&);
+LG_INSTANTIATE_OPTIM_ENTRIES(float)
+LG_INSTANTIATE_OPTIM_ENTRIES(double)
+#undef LG_INSTANTIATE_OPTIM_ENTRIES
 
 void adam8bit_step(const kernels::AdamUpdate& update, const std::vector<Adam8bitParam>& params,
                    const StepFlags& flags) {
@@ -225,37 +295,35 @@ Tensor grad_norm(const std::vector<Tensor>& grads, double norm_type) {
   const char* op = "clip_grad_norm_";
   LG_CHECK(norm_type > 0, op, ": norm_type must be positive or infinity, got ", norm_type);
   const Device device = grads.empty() ? Device::cpu() : grads.front().device();
-  const std::vector<kernels::GradSpan> spans = grad_spans(op, grads, device);
-  Tensor total_norm = zeros({}, TensorOptions(kFloat32).device(device));
-  const float p = std::isinf(norm_type) ? std::numeric_limits<float>::infinity()
-                                        : static_cast<float>(norm_type);
-  const cuda::DeviceGuard guard(device);
-  switch (device.type) {
-    case DeviceType::CPU:
-      kernels::cpu::grad_norm(spans, p, total_norm.data_ptr<float>());
-      break;
-    case DeviceType::CUDA:
-      kernels::cuda::grad_norm(spans, p, total_norm.data_ptr<float>());
-      break;
-  }
-  return total_norm;
+  check_grad_dtypes(op, grads, /*float64_too=*/true);
+  const std::vector<kernels::GradSpanOf<float>> f32 = grad_spans<float>(op, grads, device);
+  const std::vector<kernels::GradSpanOf<double>> f64 = grad_spans<double>(op, grads, device);
+  if (f64.empty()) return launch_grad_norm(f32, norm_type, device);
+  if (f32.empty()) return launch_grad_norm(f64, norm_type, device);
+  // Both dtypes: the norm of the float32 gradients' norm and the float64 ones', in float64 (as
+  // PyTorch stacks the per-tensor norms, promoted to float64, and takes their norm).
+  const Tensor norms = cat({cast(launch_grad_norm(f32, norm_type, device), kFloat64).reshape({1}),
+                            launch_grad_norm(f64, norm_type, device).reshape({1})},
+                           0);
+  return launch_grad_norm(grad_spans<double>(op, {norms}, device), norm_type, device);
 }
 
 void clip_grads(const std::vector<Tensor>& grads, double max_norm, const Tensor& total_norm) {
   const char* op = "clip_grad_norm_";
   LG_CHECK(total_norm.defined(), op, ": total_norm must be defined");
   const Device device = total_norm.device();
-  check_scalar(op, "total_norm", total_norm, kFloat32, device);
-  const std::vector<kernels::GradSpan> spans = grad_spans(op, grads, device);
-  const float max = static_cast<float>(max_norm);
-  const cuda::DeviceGuard guard(device);
-  switch (device.type) {
-    case DeviceType::CPU:
-      kernels::cpu::clip_grads(spans, max, total_norm.data_ptr<float>());
-      break;
-    case DeviceType::CUDA:
-      kernels::cuda::clip_grads(spans, max, total_norm.data_ptr<float>());
-      break;
+  const DType norm_dtype = total_norm.dtype() == kFloat64 ? kFloat64 : kFloat32;
+  check_scalar(op, "total_norm", total_norm, norm_dtype, device);
+  check_grad_dtypes(op, grads, /*float64_too=*/true);
+  const std::vector<kernels::GradSpanOf<float>> f32 = grad_spans<float>(op, grads, device);
+  const std::vector<kernels::GradSpanOf<double>> f64 = grad_spans<double>(op, grads, device);
+  LG_CHECK_DTYPE(f64.empty() || norm_dtype == kFloat64, op,
+                 ": float64 gradients need a float64 total_norm (grad_norm's), got ", norm_dtype);
+  if (norm_dtype == kFloat64) {
+    launch_clip_grads(f64, max_norm, total_norm);
+    if (!f32.empty()) launch_clip_grads(f32, max_norm, cast(total_norm, kFloat32));
+  } else {
+    launch_clip_grads(f32, max_norm, total_norm);
   }
   for (const Tensor& g : grads)
     g.bump_version();
@@ -268,7 +336,8 @@ void unscale_and_check_finite(const std::vector<Tensor>& grads, const Tensor& sc
   const Device device = found_inf.device();
   check_scalar(op, "scale", scale, kFloat32, device);
   check_scalar(op, "found_inf", found_inf, kInt32, device);
-  const std::vector<kernels::GradSpan> spans = grad_spans(op, grads, device);
+  check_grad_dtypes(op, grads, /*float64_too=*/false);
+  const std::vector<kernels::GradSpan> spans = grad_spans<float>(op, grads, device);
   const cuda::DeviceGuard guard(device);
   switch (device.type) {
     case DeviceType::CPU:

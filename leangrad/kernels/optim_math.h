@@ -4,13 +4,16 @@
 // tests against PyTorch check the formulas the GPU runs.
 //
 // Note [Optimizer streams]
-//   An update reads and writes kNumStreams float32 arrays of one parameter tensor, element by
-//   element: slot 0 the parameter, slot 1 its gradient (read only), then the states. A state that
-//   an option turns off (SGD without momentum, Adam without amsgrad) has a null pointer and
-//   reads as 0. Hyperparameters common to a launch live in the functor; those that differ per
-//   tensor (the group's lr and weight decay, bias corrections of the tensor's own step) in its
-//   TensorScalars. Each functor computes them in ONE function, scalars_at(lr, weight_decay,
-//   step), in double and rounded to float once, in the order PyTorch's single-tensor
+//   An update reads and writes kNumStreams arrays of one parameter tensor, element by element:
+//   slot 0 the parameter, slot 1 its gradient (read only), then the states. A state that an
+//   option turns off (SGD without momentum, Adam without amsgrad) has a null pointer and reads
+//   as 0. Every functor is a template on the element type T (Update::Scalar): float for float32
+//   parameters, double for float64 ones, whose gradient and states are float64 too (as in
+//   PyTorch); one formula serves both, and a launch holds tensors of one dtype (the optimizers
+//   make one launch per dtype). Hyperparameters common to a launch live in the functor; those
+//   that differ per tensor (the group's lr and weight decay, bias corrections of the tensor's own
+//   step) in its TensorScalars. Each functor computes them in ONE function, scalars_at(lr,
+//   weight_decay, step), in double and rounded to T once, in the order PyTorch's single-tensor
 //   implementations use (torch 1.13 optim/*.py): the host calls it for a plain step, the kernels
 //   for a gated one (Note [Gated step]).
 //
@@ -42,8 +45,9 @@ inline constexpr int kParamSlot = 0;
 inline constexpr int kGradSlot = 1;
 
 // True for finite x (NaN - NaN and inf - inf are NaN); the same on host and device.
-LG_HOST_DEVICE LG_INLINE bool is_finite(float x) {
-  return x - x == 0.0f;
+template <typename T>
+LG_HOST_DEVICE LG_INLINE bool is_finite(T x) {
+  return x - x == T(0);
 }
 
 // What a tensor's step-dependent scalars are computed from on the device (Note [Gated step]).
@@ -59,7 +63,7 @@ struct StepArgs {
 // them from.
 template <typename Update>
 struct OptimTensor {
-  float* data[Update::kNumStreams];
+  typename Update::Scalar* data[Update::kNumStreams];
   std::int64_t numel;
   typename Update::TensorScalars scalars;
   StepArgs step_args;
@@ -67,29 +71,37 @@ struct OptimTensor {
 
 // torch.optim.SGD: g = maximize ? -g : g; g += wd p; buf = first ? g : momentum buf +
 // (1 - dampening) g; g = nesterov ? g + momentum buf : buf; p -= lr g.
-struct SgdUpdate {
+template <typename T>
+struct SgdUpdateOf {
+  using Scalar = T;
   static constexpr int kNumStreams = 3;  // param, grad, momentum_buffer (null without momentum)
   struct TensorScalars {
-    float lr;
-    float weight_decay;
+    T lr;
+    T weight_decay;
     bool first_step;  // the buffer starts as a copy of the gradient
   };
-  float momentum;
-  float one_minus_dampening;
+  T momentum;
+  T one_minus_dampening;
   bool nesterov;
   bool maximize = false;  // ascend: the gradient negated first (exact)
+
+  // From the optimizer's options (1 - dampening computed in double, then rounded).
+  static SgdUpdateOf make(double momentum, double dampening, bool nesterov, bool maximize) {
+    return SgdUpdateOf{static_cast<T>(momentum), static_cast<T>(1.0 - dampening), nesterov,
+                       maximize};
+  }
 
   // `step` counts the updates of the momentum buffer (optim/sgd.cpp): 1 on the one that starts it.
   LG_HOST_DEVICE LG_INLINE TensorScalars scalars_at(double lr, double weight_decay,
                                                     std::int64_t step) const {
-    return {static_cast<float>(lr), static_cast<float>(weight_decay), step == 1};
+    return {static_cast<T>(lr), static_cast<T>(weight_decay), step == 1};
   }
 
-  LG_HOST_DEVICE LG_INLINE bool operator()(const TensorScalars& s, float (&x)[3]) const {
-    float g = maximize ? -x[kGradSlot] : x[kGradSlot];
-    if (s.weight_decay != 0.0f) g = g + s.weight_decay * x[kParamSlot];
-    if (momentum != 0.0f) {
-      const float buf = s.first_step ? g : x[2] * momentum + one_minus_dampening * g;
+  LG_HOST_DEVICE LG_INLINE bool operator()(const TensorScalars& s, T (&x)[3]) const {
+    T g = maximize ? -x[kGradSlot] : x[kGradSlot];
+    if (s.weight_decay != T(0)) g = g + s.weight_decay * x[kParamSlot];
+    if (momentum != T(0)) {
+      const T buf = s.first_step ? g : x[2] * momentum + one_minus_dampening * g;
       x[2] = buf;
       g = nesterov ? g + momentum * buf : buf;
     }
@@ -97,6 +109,7 @@ struct SgdUpdate {
     return true;
   }
 };
+using SgdUpdate = SgdUpdateOf<float>;
 
 // torch.optim.Adam / AdamW (decoupled weight decay): with g negated first under maximize, and
 // bias corrections bc1 = 1 - beta1^t, bc2 = 1 - beta2^t,
@@ -104,17 +117,19 @@ struct SgdUpdate {
 //   p -= (lr / bc1) m / (sqrt(v or vmax) / sqrt(bc2) + eps)
 // With skip_nonfinite (Adam8bit), an element whose gradient is NaN/Inf is left as it was and the
 // call returns false.
-struct AdamUpdate {
+template <typename T>
+struct AdamUpdateOf {
+  using Scalar = T;
   static constexpr int kNumStreams = 5;  // param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq
   struct TensorScalars {
-    float lr;
-    float weight_decay;
-    float step_size;              // lr / bc1
-    float bias_correction2_sqrt;  // sqrt(bc2)
+    T lr;
+    T weight_decay;
+    T step_size;              // lr / bc1
+    T bias_correction2_sqrt;  // sqrt(bc2)
   };
-  float beta1, one_minus_beta1;
-  float beta2, one_minus_beta2;
-  float eps;
+  T beta1, one_minus_beta1;
+  T beta2, one_minus_beta2;
+  T eps;
   bool amsgrad;
   bool decoupled_weight_decay;  // AdamW: p *= 1 - lr wd, instead of g += wd p
   bool skip_nonfinite;
@@ -122,19 +137,20 @@ struct AdamUpdate {
   bool maximize;                      // ascend: the gradient negated first (exact)
 
   // From the optimizer's options (the 1 - beta terms computed in double, then rounded).
-  static AdamUpdate make(double beta1, double beta2, double eps, bool amsgrad,
-                         bool decoupled_weight_decay, bool skip_nonfinite, bool maximize = false) {
-    return AdamUpdate{static_cast<float>(beta1),
-                      static_cast<float>(1.0 - beta1),
-                      static_cast<float>(beta2),
-                      static_cast<float>(1.0 - beta2),
-                      static_cast<float>(eps),
-                      amsgrad,
-                      decoupled_weight_decay,
-                      skip_nonfinite,
-                      beta1,
-                      beta2,
-                      maximize};
+  static AdamUpdateOf make(double beta1, double beta2, double eps, bool amsgrad,
+                           bool decoupled_weight_decay, bool skip_nonfinite,
+                           bool maximize = false) {
+    return AdamUpdateOf{static_cast<T>(beta1),
+                        static_cast<T>(1.0 - beta1),
+                        static_cast<T>(beta2),
+                        static_cast<T>(1.0 - beta2),
+                        static_cast<T>(eps),
+                        amsgrad,
+                        decoupled_weight_decay,
+                        skip_nonfinite,
+                        beta1,
+                        beta2,
+                        maximize};
   }
 
   // Bias corrections of step t: bc1 = 1 - beta1^t, bc2 = 1 - beta2^t.
@@ -143,64 +159,66 @@ struct AdamUpdate {
     const double t = static_cast<double>(step);
     const double bias_correction1 = 1.0 - std::pow(beta1_double, t);
     const double bias_correction2 = 1.0 - std::pow(beta2_double, t);
-    return {static_cast<float>(lr), static_cast<float>(weight_decay),
-            static_cast<float>(lr / bias_correction1),
-            static_cast<float>(std::sqrt(bias_correction2))};
+    return {static_cast<T>(lr), static_cast<T>(weight_decay), static_cast<T>(lr / bias_correction1),
+            static_cast<T>(std::sqrt(bias_correction2))};
   }
 
-  LG_HOST_DEVICE LG_INLINE bool operator()(const TensorScalars& s, float (&x)[5]) const {
-    float g = maximize ? -x[kGradSlot] : x[kGradSlot];
+  LG_HOST_DEVICE LG_INLINE bool operator()(const TensorScalars& s, T (&x)[5]) const {
+    T g = maximize ? -x[kGradSlot] : x[kGradSlot];
     if (skip_nonfinite && !is_finite(g)) return false;
-    float p = x[kParamSlot];
-    if (s.weight_decay != 0.0f) {
+    T p = x[kParamSlot];
+    if (s.weight_decay != T(0)) {
       if (decoupled_weight_decay) {
-        p = p * (1.0f - s.lr * s.weight_decay);
+        p = p * (T(1) - s.lr * s.weight_decay);
       } else {
         g = g + s.weight_decay * p;
       }
     }
-    const float m = x[2] * beta1 + one_minus_beta1 * g;
-    const float v = x[3] * beta2 + one_minus_beta2 * g * g;
+    const T m = x[2] * beta1 + one_minus_beta1 * g;
+    const T v = x[3] * beta2 + one_minus_beta2 * g * g;
     x[2] = m;
     x[3] = v;
-    float second = v;
+    T second = v;
     if (amsgrad) {
       second = x[4] > v ? x[4] : v;
       x[4] = second;
     }
-    const float denom = std::sqrt(second) / s.bias_correction2_sqrt + eps;
+    const T denom = std::sqrt(second) / s.bias_correction2_sqrt + eps;
     x[kParamSlot] = p + (-s.step_size) * (m / denom);
     return true;
   }
 };
+using AdamUpdate = AdamUpdateOf<float>;
 
 // torch.optim.RAdam (Liu et al., 2020): Adam's moments; while the variance of the adaptive
 // learning rate is intractable (rho_t <= 5, the first steps) a plain momentum step
 // p -= lr m / bc1, afterwards p -= (m / bc1) lr (sqrt(bc2) / (sqrt(v) + eps)) rect.
 // rho_t and rect depend only on the step (scalars_at).
-struct RAdamUpdate {
+template <typename T>
+struct RAdamUpdateOf {
+  using Scalar = T;
   static constexpr int kNumStreams = 4;  // param, grad, exp_avg, exp_avg_sq
   struct TensorScalars {
-    float lr;
-    float weight_decay;
-    float bias_correction1;
-    float bias_correction2_sqrt;
-    float rect;
+    T lr;
+    T weight_decay;
+    T bias_correction1;
+    T bias_correction2_sqrt;
+    T rect;
     bool rectified;  // rho_t > 5
   };
-  float beta1, one_minus_beta1;
-  float beta2, one_minus_beta2;
-  float eps;
+  T beta1, one_minus_beta1;
+  T beta2, one_minus_beta2;
+  T eps;
   double beta1_double, beta2_double;  // the options' betas, for the step-dependent scalars
 
-  static RAdamUpdate make(double beta1, double beta2, double eps) {
-    return RAdamUpdate{static_cast<float>(beta1),
-                       static_cast<float>(1.0 - beta1),
-                       static_cast<float>(beta2),
-                       static_cast<float>(1.0 - beta2),
-                       static_cast<float>(eps),
-                       beta1,
-                       beta2};
+  static RAdamUpdateOf make(double beta1, double beta2, double eps) {
+    return RAdamUpdateOf{static_cast<T>(beta1),
+                         static_cast<T>(1.0 - beta1),
+                         static_cast<T>(beta2),
+                         static_cast<T>(1.0 - beta2),
+                         static_cast<T>(eps),
+                         beta1,
+                         beta2};
   }
 
   LG_HOST_DEVICE LG_INLINE TensorScalars scalars_at(double lr, double weight_decay,
@@ -216,31 +234,32 @@ struct RAdamUpdate {
     const double rect = rectified ? std::sqrt((rho_t - 4) * (rho_t - 2) * rho_inf /
                                               ((rho_inf - 4) * (rho_inf - 2) * rho_t))
                                   : 0.0;
-    return {static_cast<float>(lr),
-            static_cast<float>(weight_decay),
-            static_cast<float>(bias_correction1),
-            static_cast<float>(std::sqrt(bias_correction2)),
-            static_cast<float>(rect),
+    return {static_cast<T>(lr),
+            static_cast<T>(weight_decay),
+            static_cast<T>(bias_correction1),
+            static_cast<T>(std::sqrt(bias_correction2)),
+            static_cast<T>(rect),
             rectified};
   }
 
-  LG_HOST_DEVICE LG_INLINE bool operator()(const TensorScalars& s, float (&x)[4]) const {
-    float g = x[kGradSlot];
-    if (s.weight_decay != 0.0f) g = g + s.weight_decay * x[kParamSlot];
-    const float m = x[2] * beta1 + one_minus_beta1 * g;
-    const float v = x[3] * beta2 + one_minus_beta2 * g * g;
+  LG_HOST_DEVICE LG_INLINE bool operator()(const TensorScalars& s, T (&x)[4]) const {
+    T g = x[kGradSlot];
+    if (s.weight_decay != T(0)) g = g + s.weight_decay * x[kParamSlot];
+    const T m = x[2] * beta1 + one_minus_beta1 * g;
+    const T v = x[3] * beta2 + one_minus_beta2 * g * g;
     x[2] = m;
     x[3] = v;
-    const float corrected = m / s.bias_correction1;
+    const T corrected = m / s.bias_correction1;
     if (s.rectified) {
-      const float adaptive_lr = s.bias_correction2_sqrt / (std::sqrt(v) + eps);
-      x[kParamSlot] = x[kParamSlot] + (-1.0f) * (corrected * s.lr * adaptive_lr * s.rect);
+      const T adaptive_lr = s.bias_correction2_sqrt / (std::sqrt(v) + eps);
+      x[kParamSlot] = x[kParamSlot] + T(-1) * (corrected * s.lr * adaptive_lr * s.rect);
     } else {
-      x[kParamSlot] = x[kParamSlot] + (-1.0f) * (corrected * s.lr);
+      x[kParamSlot] = x[kParamSlot] + T(-1) * (corrected * s.lr);
     }
     return true;
   }
 };
+using RAdamUpdate = RAdamUpdateOf<float>;
 
 // One parameter of Adam8bit with quantised states (kernels/quantization_math.h): state1/state2 hold
 // one uint8 code per element, absmax1/absmax2 one float per block of kQuantBlockSize elements.
@@ -274,18 +293,22 @@ LG_HOST_DEVICE LG_INLINE bool resolve_step(const Update& update, const Entry& t,
   return true;
 }
 
-// A gradient for clip_grad_norm_: contiguous float32.
-struct GradSpan {
-  float* data;
+// A gradient for clip_grad_norm_ (float32 or float64; GradScaler's are float32): contiguous.
+template <typename T>
+struct GradSpanOf {
+  T* data;
   std::int64_t numel;
 };
+using GradSpan = GradSpanOf<float>;
 
-// The contribution of one element to a p-norm (|g|^p in float32, which overflows to Inf past
-// 3.4e38 as PyTorch's float32 norm does; p = inf reduces with max_propagating_nan instead of +).
-LG_HOST_DEVICE LG_INLINE float norm_term(float g, float norm_type) {
-  const float a = std::fabs(g);
-  if (norm_type == 2.0f) return a * a;
-  if (norm_type == 1.0f) return a;
+// The contribution of one element to a p-norm (|g|^p in the gradient's dtype: in float32 it
+// overflows to Inf past 3.4e38 as PyTorch's float32 norm does; p = inf reduces with
+// max_propagating_nan instead of +).
+template <typename T>
+LG_HOST_DEVICE LG_INLINE T norm_term(T g, T norm_type) {
+  const T a = std::fabs(g);
+  if (norm_type == T(2)) return a * a;
+  if (norm_type == T(1)) return a;
   return std::pow(a, norm_type);
 }
 
@@ -300,9 +323,11 @@ LG_HOST_DEVICE LG_INLINE T max_propagating_nan(T a, T b) {
 // clip_grad_norm_'s factor for every gradient, as torch.nn.utils.clip_grad_norm_ takes it:
 // clamp(max_norm / (total_norm + 1e-6), max=1). An infinite norm gives 0; a NaN norm gives NaN
 // (clamp keeps NaN), so every gradient becomes NaN and a following step shows it, as in PyTorch.
-LG_HOST_DEVICE LG_INLINE float clip_coefficient(float max_norm, float total_norm) {
-  const float coef = max_norm / (total_norm + 1e-6f);
-  return coef > 1.0f ? 1.0f : coef;
+// In the norm's dtype (float32 or float64, as PyTorch's tensor arithmetic).
+template <typename T>
+LG_HOST_DEVICE LG_INLINE T clip_coefficient(T max_norm, T total_norm) {
+  const T coef = max_norm / (total_norm + static_cast<T>(1e-6));
+  return coef > T(1) ? T(1) : coef;
 }
 
 // ---- Gradient scaling (amp::GradScaler) --------------------------------------------------------

@@ -45,26 +45,29 @@ AdamW::AdamW(std::vector<ParamGroup> groups, AdamWOptions options)
 
 void Adam::update(Device /*device*/, const std::vector<ParamRef>& params, const Tensor& found_inf) {
   const auto [beta1, beta2] = options_.betas();
-  const kernels::AdamUpdate update = kernels::AdamUpdate::make(
-      beta1, beta2, options_.eps(), options_.amsgrad(), decoupled_weight_decay_,
-      /*skip_nonfinite=*/false, options_.maximize());
-  std::vector<ops::OptimParam<kernels::AdamUpdate>> list;
-  for (const ParamRef& ref : params) {
-    AdamState& state = state_of(ref.index);
-    if (!state.exp_avg.defined()) {
-      state.exp_avg = zeros_like(ref.param);
-      state.exp_avg_sq = zeros_like(ref.param);
+  by_dtype(params, [&](auto scalar, const std::vector<ParamRef>& refs) {
+    using Update = kernels::AdamUpdateOf<decltype(scalar)>;
+    const Update update =
+        Update::make(beta1, beta2, options_.eps(), options_.amsgrad(), decoupled_weight_decay_,
+                     /*skip_nonfinite=*/false, options_.maximize());
+    std::vector<ops::OptimParam<Update>> list;
+    for (const ParamRef& ref : refs) {
+      AdamState& state = state_of(ref.index);
+      if (!state.exp_avg.defined()) {
+        state.exp_avg = zeros_like(ref.param);
+        state.exp_avg_sq = zeros_like(ref.param);
+      }
+      if (options_.amsgrad() && !state.max_exp_avg_sq.defined())
+        state.max_exp_avg_sq = zeros_like(ref.param);
+      const Tensor max_exp_avg_sq = options_.amsgrad() ? state.max_exp_avg_sq : Tensor();
+      list.push_back({ref.param,
+                      ref.grad,
+                      {state.exp_avg, state.exp_avg_sq, max_exp_avg_sq},
+                      update.scalars_at(ref.lr, ref.weight_decay, ref.step),
+                      ref.device_step()});
     }
-    if (options_.amsgrad() && !state.max_exp_avg_sq.defined())
-      state.max_exp_avg_sq = zeros_like(ref.param);
-    const Tensor max_exp_avg_sq = options_.amsgrad() ? state.max_exp_avg_sq : Tensor();
-    list.push_back({ref.param,
-                    ref.grad,
-                    {state.exp_avg, state.exp_avg_sq, max_exp_avg_sq},
-                    update.scalars_at(ref.lr, ref.weight_decay, ref.step),
-                    ref.device_step()});
-  }
-  ops::adam_step(update, list, {.found_inf = found_inf});
+    ops::adam_step(update, list, {.found_inf = found_inf});
+  });
 }
 
 bool Adam::valid_state(const Tensor& param, const std::string& name, const Shape& shape) const {

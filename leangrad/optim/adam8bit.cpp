@@ -20,7 +20,9 @@ Adam8bit::Adam8bit(std::vector<Tensor> params, Adam8bitOptions options)
     : Adam8bit(std::vector<ParamGroup>{ParamGroup(std::move(params))}, options) {}
 
 Adam8bit::Adam8bit(std::vector<ParamGroup> groups, Adam8bitOptions options)
-    : OptimizerWithState(std::move(groups), options.lr(), options.weight_decay()),
+    : OptimizerWithState(std::move(groups), options.lr(), options.weight_decay(),
+                         "Adam8bit keeps 8-bit and float32 states, as bitsandbytes, which has no "
+                         "float64 optimizer; use Adam for float64 parameters"),
       options_(options) {
   const auto [beta1, beta2] = options.betas();
   LG_CHECK(beta1 >= 0 && beta1 < 1 && beta2 >= 0 && beta2 < 1, "Adam8bit: invalid betas (", beta1,
@@ -78,7 +80,7 @@ bool Adam8bit::valid_state(const Tensor& param, const std::string& name, const S
   return false;
 }
 
-DType Adam8bit::state_dtype(const std::string& name) const {
+DType Adam8bit::state_dtype(const Tensor& /*param*/, const std::string& name) const {
   return name == "state1" || name == "state2" ? kUInt8 : kFloat32;
 }
 

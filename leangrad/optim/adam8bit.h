@@ -2,13 +2,14 @@
 // Optimizers via Block-wise Quantization", 2022; bitsandbytes' Adam8bit). Per parameter of at
 // least min_8bit_size elements the state is one uint8 code per element for each moment plus one
 // float absmax per block of 256 (2.03 bytes per parameter instead of Adam's 8); smaller tensors
-// (biases, norms) keep float32 states, as in bitsandbytes. Each step dequantises a block, updates
-// it in float32 exactly as Adam, and requantises it with the block's new absmax to the nearest
-// code (kernels/quantization_math.h, Note [Dynamic quantisation map]; docs/optimizers.md has a
-// worked example). Gradient elements that are NaN/Inf are not applied: the element keeps its
-// parameter and states, and skipped_nonfinite() reads 1 for that step, without the step waiting
-// for the GPU. (Under amp::GradScaler a NaN/Inf gradient skips the whole step instead, and
-// skipped_nonfinite() reads 0.)
+// (biases, norms) keep float32 states, as in bitsandbytes. Parameters are float32 only
+// (bitsandbytes has no float64 optimizer; a float64 one is refused with an Error: use Adam). Each
+// step dequantises a block, updates it in float32 exactly as Adam, and requantises it with the
+// block's new absmax to the nearest code (kernels/quantization_math.h, Note [Dynamic quantisation
+// map]; docs/optimizers.md has a worked example). Gradient elements that are NaN/Inf are not
+// applied: the element keeps its parameter and states, and skipped_nonfinite() reads 1 for that
+// step, without the step waiting for the GPU. (Under amp::GradScaler a NaN/Inf gradient skips the
+// whole step instead, and skipped_nonfinite() reads 0.)
 #pragma once
 
 #include <cstdint>
@@ -67,7 +68,7 @@ class Adam8bit : public OptimizerWithState<Adam8bitState> {
   void update(Device device, const std::vector<ParamRef>& params, const Tensor& found_inf) override;
   bool valid_state(const Tensor& param, const std::string& name, const Shape& shape) const override;
   std::vector<std::string> required_state(const Tensor& param) const override;
-  DType state_dtype(const std::string& name) const override;
+  DType state_dtype(const Tensor& param, const std::string& name) const override;
   bool quantized(const Tensor& param) const { return param.numel() >= options_.min_8bit_size(); }
   Adam8bitOptions options_;
   Tensor skipped_nonfinite_;

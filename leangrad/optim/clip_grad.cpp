@@ -23,7 +23,9 @@ Tensor clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm, d
   }
   const Tensor total_norm = ops::grad_norm(grads, norm_type);
   if (error_if_nonfinite) {
-    const float norm = total_norm.item<float>();
+    const double norm = total_norm.dtype() == kFloat64
+                            ? total_norm.item<double>()
+                            : static_cast<double>(total_norm.item<float>());
     LG_CHECK(std::isfinite(norm), "clip_grad_norm_: the total norm of order ", norm_type,
              " for gradients from `parameters` is non-finite (", norm,
              "), so it cannot be clipped; the gradients were left unchanged (with "

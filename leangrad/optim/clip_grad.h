@@ -14,9 +14,12 @@
 
 namespace leangrad::optim {
 
-// The total norm of the gradients (parameters without one are skipped), as a 0-d float32 tensor
-// on their device; every gradient is multiplied by min(1, max_norm / (total_norm + 1e-6)).
-// norm_type: p > 0, or infinity (the largest |g|). Gradients: float32, contiguous, one device.
+// The total norm of the gradients (parameters without one are skipped), as a 0-d tensor on their
+// device, float64 when any gradient is float64 and float32 otherwise (PyTorch's promotion); every
+// gradient is multiplied by min(1, max_norm / (total_norm + 1e-6)), that factor computed in the
+// norm's dtype (for float32 gradients beside float64 ones, from the norm rounded to float32:
+// docs/api-notes.md). norm_type: p > 0, or infinity (the largest |g|). Gradients: float32 or
+// float64, contiguous, one device.
 // As in PyTorch, a NaN gradient makes the norm and every gradient NaN, and an Inf one makes the
 // norm Inf and the factor 0 (kernels::clip_coefficient). With error_if_nonfinite, a NaN or
 // infinite norm (an overflowing one too) throws Error instead, before any gradient is changed;

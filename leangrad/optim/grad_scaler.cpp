@@ -95,8 +95,9 @@ void GradScaler::unscale_(optim::Optimizer& optimizer) {
       const Tensor g = p.grad();
       if (!g.defined()) continue;
       LG_CHECK_DTYPE(g.dtype() == kFloat32, op, ": the gradient of parameter ", i, " is ",
-                     g.dtype(), "; only float32 gradients (of the optimizers' float32 parameters) ",
-                     "can be unscaled");
+                     g.dtype(), "; only float32 gradients can be unscaled (loss scaling is for ",
+                     "float16/bfloat16 autocast over float32 parameters; a float64 model needs ",
+                     "none: step the optimizer directly)");
       LG_CHECK(g.is_contiguous(), op, ": the gradient of parameter ", i, " (shape ", g.shape(),
                ") must be contiguous: it is unscaled in place");
       std::size_t d = 0;

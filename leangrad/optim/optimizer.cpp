@@ -30,9 +30,11 @@ const Tensor& ParamState::at(const std::string& name) const {
            "' (a state dict that was loaded without it?)");
 }
 
-Optimizer::Optimizer(std::vector<ParamGroup> groups, double default_lr, double default_weight_decay)
+Optimizer::Optimizer(std::vector<ParamGroup> groups, double default_lr, double default_weight_decay,
+                     std::string float32_only)
     : default_lr_(default_lr),
       default_weight_decay_(default_weight_decay),
+      float32_only_(std::move(float32_only)),
       groups_(std::move(groups)) {
   LG_CHECK(default_lr >= 0, "optimizer: invalid learning rate ", default_lr);
   LG_CHECK(default_weight_decay >= 0, "optimizer: invalid weight_decay ", default_weight_decay);
@@ -59,8 +61,13 @@ void Optimizer::check_group(ParamGroup& group, std::size_t first_index,
     LG_CHECK(p.is_leaf(), "optimizer: parameter ", index, " (shape ", p.shape(),
              ") is not a leaf: it was computed by ", p.grad_fn() ? p.grad_fn()->name() : "",
              "; optimize the leaf tensors it was computed from");
-    LG_CHECK_DTYPE(p.dtype() == kFloat32, "optimizer: parameter ", index, " must be float32, got ",
-                   p.dtype());
+    if (float32_only_.empty()) {
+      LG_CHECK_DTYPE(p.dtype() == kFloat32 || p.dtype() == kFloat64, "optimizer: parameter ", index,
+                     " must be float32 or float64, got ", p.dtype());
+    } else {
+      LG_CHECK_DTYPE(p.dtype() == kFloat32, "optimizer: parameter ", index,
+                     " must be float32, got ", p.dtype(), " (", float32_only_, ")");
+    }
     LG_CHECK(p.is_contiguous(), "optimizer: parameter ", index, " (shape ", p.shape(),
              ") must be contiguous: it is updated in place");
     const void* identity = &p.impl();
@@ -84,6 +91,29 @@ void Optimizer::add_param_group(ParamGroup group) {
   steps_.resize(steps_.size() + count, 0);
   skipped_.resize(skipped_.size() + count);
   groups_.push_back(std::move(group));
+}
+
+void Optimizer::check_state_fits(const ParamRef& ref) const {
+  const Tensor& p = ref.param;
+  const std::size_t i = ref.index;
+  const bool float64_ok = float32_only_.empty();
+  LG_CHECK_DTYPE(p.dtype() == kFloat32 || (float64_ok && p.dtype() == kFloat64),
+                 "optimizer step: parameter ", i, " is ", p.dtype(), " (changed by set_data?); ",
+                 float64_ok ? "float32 or float64 parameters only" : float32_only_);
+  LG_CHECK(p.is_contiguous(), "optimizer step: parameter ", i, " (shape ", p.shape(),
+           ") must be contiguous: it is updated in place (changed by set_data?)");
+  for (const auto& [name, state] : named_state(i)) {
+    LG_CHECK_SHAPE(valid_state(p, name, state.shape()), "optimizer step: state '", name,
+                   "' of parameter ", i, " has shape ", state.shape(),
+                   ", which does not fit the parameter's shape ", p.shape(),
+                   " (changed by set_data after the state was made?)");
+    LG_CHECK_DTYPE(state.dtype() == state_dtype(p, name), "optimizer step: state '", name,
+                   "' of parameter ", i, " is ", state.dtype(), " but the parameter is ", p.dtype(),
+                   " (changed by set_data after the state was made?)");
+    LG_CHECK_DEVICE(state.device() == p.device(), "optimizer step: state '", name,
+                    "' of parameter ", i, " is on ", state.device(), " but the parameter on ",
+                    p.device());
+  }
 }
 
 ops::DeviceStep Optimizer::ParamRef::device_step() const {
@@ -163,8 +193,13 @@ void Optimizer::run_step(const std::vector<Tensor>* found_inf) {
       }
     }
   }
-  // The ops entries check every parameter and state tensor (shape, dtype, device, contiguity)
-  // and bump the versions of what they update. Step counts advance once every update succeeded.
+  // Every state checked before any launch, so that a step is all or nothing across devices and
+  // dtypes; the ops entries check every parameter and state tensor again (shape, dtype, device,
+  // contiguity) and bump the versions of what they update. Step counts advance once every update
+  // succeeded.
+  for (const auto& [key, refs] : by_device)
+    for (const ParamRef& ref : refs)
+      check_state_fits(ref);
   for (std::size_t d = 0; d < devices.size(); ++d) {
     const Device& device = devices[d];
     update(device, by_device[std::make_pair(static_cast<int>(device.type), device.index)],
@@ -270,8 +305,8 @@ void Optimizer::load_state_dict(const NamedTensors& state) {
       LG_CHECK(valid_state(params[index], name, value.shape()), "load_state_dict: '", key,
                "' (shape ", value.shape(), ") is not a state of parameter ", index, " (shape ",
                params[index].shape(), ")");
-      const DType dtype = state_dtype(name);
-      LG_CHECK_DTYPE(value.dtype() == dtype || (dtype == kFloat32 && is_floating(value.dtype())),
+      const DType dtype = state_dtype(params[index], name);
+      LG_CHECK_DTYPE(value.dtype() == dtype || (is_floating(dtype) && is_floating(value.dtype())),
                      "load_state_dict: '", key, "' has dtype ", value.dtype(), ", expected ",
                      dtype);
       const Tensor copy = value.to(dtype).to(params[index].device()).clone();

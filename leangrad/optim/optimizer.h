@@ -6,7 +6,9 @@
 // leaves the optimizer as it was); zero_grad(); state_dict() / load_state_dict() as named tensors
 // (so the state fits in a safetensors checkpoint beside the model's, see docs/optimizers.md).
 // Each optimizer keeps its per-parameter state as a typed struct of tensors
-// (OptimizerWithState<State>), which names its fields as PyTorch names them.
+// (OptimizerWithState<State>), which names its fields as PyTorch names them. Parameters are
+// float32 or float64 (Adam8bit: float32 only), their states of the parameter's dtype, and one
+// optimizer may hold both: update() makes one launch per device and dtype (by_dtype).
 //
 // step_unless(found_inf) is the step amp::GradScaler takes: the device, not the host, decides
 // whether it happens (Note [Gated step] in kernels/optim_math.h). The host counts every step;
@@ -131,13 +133,16 @@ class Optimizer {
   void load_state_dict(const NamedTensors& state);
 
  protected:
-  // Checks the parameters (at least one; each a defined, contiguous float32 leaf, given once)
-  // and the hyperparameters every optimizer has.
-  Optimizer(std::vector<ParamGroup> groups, double default_lr, double default_weight_decay);
+  // Checks the parameters (at least one; each a defined, contiguous float32 or float64 leaf,
+  // given once) and the hyperparameters every optimizer has. A non-empty `float32_only` makes
+  // float64 parameters an error too, with this as the reason (in the constructor and
+  // add_param_group).
+  Optimizer(std::vector<ParamGroup> groups, double default_lr, double default_weight_decay,
+            std::string float32_only = "");
 
-  // One parameter to update: its gradient (contiguous float32), its index among all parameters,
-  // the host's step count for this update (1 on its first), its group's hyperparameters and,
-  // once step_unless was used, its count of skipped steps on the device (the update's
+  // One parameter to update: its gradient (contiguous, of its dtype), its index among all
+  // parameters, the host's step count for this update (1 on its first), its group's hyperparameters
+  // and, once step_unless was used, its count of skipped steps on the device (the update's
   // ops::DeviceStep; undefined before).
   struct ParamRef {
     Tensor param;
@@ -155,6 +160,19 @@ class Optimizer {
   // `device`, or undefined) goes to the ops entries: nonzero skips the step on the device.
   virtual void update(Device device, const std::vector<ParamRef>& params,
                       const Tensor& found_inf) = 0;
+  // Calls fn(T{}, refs) for the float32 parameters of `params` with T = float, then for the
+  // float64 ones with T = double (each dtype that has any): the multi-tensor launches of
+  // kernels/ops.h take one dtype each. run_step has checked that every state still fits its
+  // parameter, so neither call fails on what the other already changed.
+  template <typename Fn>
+  static void by_dtype(const std::vector<ParamRef>& params, const Fn& fn) {
+    std::vector<ParamRef> f32;
+    std::vector<ParamRef> f64;
+    for (const ParamRef& ref : params)
+      (ref.param.dtype() == kFloat64 ? f64 : f32).push_back(ref);
+    if (!f32.empty()) fn(float{}, f32);
+    if (!f64.empty()) fn(double{}, f64);
+  }
   // Parameter i's defined state tensors under their names, in a fixed order.
   virtual NamedTensors named_state(std::size_t i) const = 0;
   // Replaces the states of every parameter (load_state_dict, after valid_state accepted each).
@@ -169,9 +187,12 @@ class Optimizer {
   virtual std::vector<std::string> required_state(const Tensor& param) const = 0;
   // Makes room for the state of `count` more parameters (add_param_group).
   virtual void grow_states(std::size_t count) = 0;
-  // The dtype state tensor `name` is kept in: float32 (a state dict may hold any floating dtype),
-  // or the exact dtype of a non-floating state (Adam8bit's uint8 codes).
-  virtual DType state_dtype(const std::string& /*name*/) const { return kFloat32; }
+  // The dtype state tensor `name` of `param` is kept in: the parameter's (a state dict may hold
+  // any floating dtype, converted on load, as PyTorch does), or the exact dtype of a non-floating
+  // state (Adam8bit's uint8 codes).
+  virtual DType state_dtype(const Tensor& param, const std::string& /*name*/) const {
+    return param.dtype();
+  }
 
  private:
   // step() and step_unless(): found_inf null for a plain step.
@@ -183,9 +204,14 @@ class Optimizer {
   // filling unset hyperparameters with the defaults; `first_index` numbers its parameters.
   void check_group(ParamGroup& group, std::size_t first_index,
                    std::vector<const void*>& seen) const;
+  // Before a step changes anything: parameter `ref` still has a dtype this optimizer takes, and
+  // each of its state tensors still fits it (Tensor::set_data, what Module::to uses, may have
+  // changed its shape, dtype or device since the state was made).
+  void check_state_fits(const ParamRef& ref) const;
 
   double default_lr_;
   double default_weight_decay_;
+  std::string float32_only_;  // why float64 parameters are refused; empty: they are taken
   std::vector<ParamGroup> groups_;
   std::vector<std::int64_t> steps_;
   // Per parameter: its int32 0-d count of steps that step_unless skipped, on its device;
@@ -213,8 +239,10 @@ struct StateField {
 template <typename State>
 class OptimizerWithState : public Optimizer {
  protected:
-  OptimizerWithState(std::vector<ParamGroup> groups, double default_lr, double default_wd)
-      : Optimizer(std::move(groups), default_lr, default_wd), states_(num_params()) {}
+  OptimizerWithState(std::vector<ParamGroup> groups, double default_lr, double default_wd,
+                     std::string float32_only = "")
+      : Optimizer(std::move(groups), default_lr, default_wd, std::move(float32_only)),
+        states_(num_params()) {}
 
   State& state_of(std::size_t index) { return states_.at(index); }
   const State& state_of(std::size_t index) const { return states_.at(index); }

@@ -22,21 +22,24 @@ RAdam::RAdam(std::vector<ParamGroup> groups, RAdamOptions options)
 void RAdam::update(Device /*device*/, const std::vector<ParamRef>& params,
                    const Tensor& found_inf) {
   const auto [beta1, beta2] = options_.betas();
-  const kernels::RAdamUpdate update = kernels::RAdamUpdate::make(beta1, beta2, options_.eps());
-  std::vector<ops::OptimParam<kernels::RAdamUpdate>> list;
-  for (const ParamRef& ref : params) {
-    RAdamState& state = state_of(ref.index);
-    if (!state.exp_avg.defined()) {
-      state.exp_avg = zeros_like(ref.param);
-      state.exp_avg_sq = zeros_like(ref.param);
+  by_dtype(params, [&](auto scalar, const std::vector<ParamRef>& refs) {
+    using Update = kernels::RAdamUpdateOf<decltype(scalar)>;
+    const Update update = Update::make(beta1, beta2, options_.eps());
+    std::vector<ops::OptimParam<Update>> list;
+    for (const ParamRef& ref : refs) {
+      RAdamState& state = state_of(ref.index);
+      if (!state.exp_avg.defined()) {
+        state.exp_avg = zeros_like(ref.param);
+        state.exp_avg_sq = zeros_like(ref.param);
+      }
+      list.push_back({ref.param,
+                      ref.grad,
+                      {state.exp_avg, state.exp_avg_sq},
+                      update.scalars_at(ref.lr, ref.weight_decay, ref.step),
+                      ref.device_step()});
     }
-    list.push_back({ref.param,
-                    ref.grad,
-                    {state.exp_avg, state.exp_avg_sq},
-                    update.scalars_at(ref.lr, ref.weight_decay, ref.step),
-                    ref.device_step()});
-  }
-  ops::radam_step(update, list, {.found_inf = found_inf});
+    ops::radam_step(update, list, {.found_inf = found_inf});
+  });
 }
 
 bool RAdam::valid_state(const Tensor& param, const std::string& name, const Shape& shape) const {

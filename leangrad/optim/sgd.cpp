@@ -21,25 +21,27 @@ SGD::SGD(std::vector<ParamGroup> groups, SGDOptions options)
 }
 
 void SGD::update(Device /*device*/, const std::vector<ParamRef>& params, const Tensor& found_inf) {
-  const kernels::SgdUpdate update{static_cast<float>(options_.momentum()),
-                                  static_cast<float>(1.0 - options_.dampening()),
-                                  options_.nesterov(), options_.maximize()};
-  std::vector<ops::OptimParam<kernels::SgdUpdate>> list;
-  for (const ParamRef& ref : params) {
-    SGDState& state = state_of(ref.index);
-    if (options_.momentum() != 0 && !state.momentum_buffer.defined()) {
-      state.momentum_buffer = zeros_like(ref.param);
-      state.steps_before_buffer = ref.step - 1;
+  by_dtype(params, [&](auto scalar, const std::vector<ParamRef>& refs) {
+    using Update = kernels::SgdUpdateOf<decltype(scalar)>;
+    const Update update = Update::make(options_.momentum(), options_.dampening(),
+                                       options_.nesterov(), options_.maximize());
+    std::vector<ops::OptimParam<Update>> list;
+    for (const ParamRef& ref : refs) {
+      SGDState& state = state_of(ref.index);
+      if (options_.momentum() != 0 && !state.momentum_buffer.defined()) {
+        state.momentum_buffer = zeros_like(ref.param);
+        state.steps_before_buffer = ref.step - 1;
+      }
+      ops::DeviceStep device_step = ref.device_step();
+      device_step.step = ref.step - state.steps_before_buffer;
+      list.push_back({ref.param,
+                      ref.grad,
+                      {state.momentum_buffer},
+                      update.scalars_at(ref.lr, ref.weight_decay, device_step.step),
+                      device_step});
     }
-    ops::DeviceStep device_step = ref.device_step();
-    device_step.step = ref.step - state.steps_before_buffer;
-    list.push_back({ref.param,
-                    ref.grad,
-                    {state.momentum_buffer},
-                    update.scalars_at(ref.lr, ref.weight_decay, device_step.step),
-                    device_step});
-  }
-  ops::sgd_step(update, list, {.found_inf = found_inf});
+    ops::sgd_step(update, list, {.found_inf = found_inf});
+  });
 }
 
 bool SGD::valid_state(const Tensor& param, const std::string& name, const Shape& shape) const {

@@ -130,7 +130,8 @@ Batch global_batch(const Shape& sample_shape, std::int64_t n, int step, DType dt
   return {randn(shape, TensorOptions(dtype)), make_tensor(labels, {n}, kInt64)};
 }
 
-// Plain SGD (the optimizers of optim/ take float32 only; these models run in float64 too).
+// Plain SGD by hand (written when optim/ took float32 only; these models run in float64 too, which
+// optim::SGD now takes as well).
 // Parameters without a gradient are skipped, as every optimizer does.
 void sgd_step(nn::Module& m, double lr, double weight_decay = 0) {
   NoGradGuard no_grad;

@@ -1,6 +1,7 @@
 // The vectorised CPU optimizer steps (kernels/cpu/optim_vectorized.cpp, the launchers the library
 // runs) against the reference loops (kernels/cpu/optim_reference.h), through the raw launchers:
-// SGD, Adam/AdamW and RAdam over every option combination, Adam8bit over its options and edge
+// SGD, Adam/AdamW and RAdam over every option combination (float32, and float64 for the plain and
+// non-finite plans), Adam8bit over its options and edge
 // blocks (all zero, a denormal absmax, NaN parameters) and its code table over every float; for
 // several steps of lists of tensors of odd sizes (0, 1, below and above a vector, a block and the
 // threading grain), with per-tensor learning rates and weight decays, GradScaler's gated and
@@ -53,13 +54,17 @@ bool same_value(float a, float b) {
   return std::bit_cast<std::uint32_t>(a) == std::bit_cast<std::uint32_t>(b) ||
          (std::isnan(a) && std::isnan(b));
 }
+bool same_value(double a, double b) {
+  return std::bit_cast<std::uint64_t>(a) == std::bit_cast<std::uint64_t>(b) ||
+         (std::isnan(a) && std::isnan(b));
+}
 
 template <typename T>
 ::testing::AssertionResult same_values(const std::vector<T>& fast, const std::vector<T>& reference,
                                        const std::string& what) {
   for (std::size_t i = 0; i < fast.size(); ++i) {
     bool same;
-    if constexpr (std::is_same_v<T, float>) {
+    if constexpr (std::is_floating_point_v<T>) {
       same = same_value(fast[i], reference[i]);
     } else {
       same = fast[i] == reference[i];
@@ -94,22 +99,24 @@ bool contains(const std::vector<int>& v, int x) {
 
 // Fresh gradients for one step: N(0, scale^2), with NaN, +Inf and -Inf at a few places when
 // `nonfinite`.
-void fill_gradient(std::vector<float>& g, std::mt19937& rng, float scale, bool nonfinite) {
-  std::normal_distribution<float> normal(0.0f, scale);
-  for (float& x : g)
+template <typename T>
+void fill_gradient(std::vector<T>& g, std::mt19937& rng, T scale, bool nonfinite) {
+  std::normal_distribution<T> normal(T(0), scale);
+  for (T& x : g)
     x = normal(rng);
   if (nonfinite && !g.empty()) {
-    g[0] = kNaN;
-    g[g.size() / 2] = kInf;
-    g[g.size() - 1] = -kInf;
+    g[0] = std::numeric_limits<T>::quiet_NaN();
+    g[g.size() / 2] = std::numeric_limits<T>::infinity();
+    g[g.size() - 1] = -std::numeric_limits<T>::infinity();
   }
 }
 
 // ---- SGD, Adam/AdamW, RAdam ------------------------------------------------------------------
 
 // The streams of one tensor (Note [Optimizer streams]; an empty stream is null) and its skip count.
+template <typename T>
 struct TensorStreams {
-  std::vector<std::vector<float>> data;
+  std::vector<std::vector<T>> data;
   std::int32_t skipped = 0;
 };
 
@@ -120,21 +127,22 @@ using Launcher = std::function<void(const Update&, const std::vector<kernels::Op
 
 // Initial streams: parameters N(0, 1) (some exactly 0), states of a few steps' size; `present`
 // has bit k set when stream k exists.
-std::vector<TensorStreams> make_streams(int num_streams, unsigned present, std::uint32_t seed) {
+template <typename T>
+std::vector<TensorStreams<T>> make_streams(int num_streams, unsigned present, std::uint32_t seed) {
   std::mt19937 rng(seed);
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::vector<TensorStreams> tensors(kSizes.size());
+  std::normal_distribution<T> normal(T(0), T(1));
+  std::vector<TensorStreams<T>> tensors(kSizes.size());
   for (std::size_t t = 0; t < kSizes.size(); ++t) {
     tensors[t].data.resize(static_cast<std::size_t>(num_streams));
     for (int k = 0; k < num_streams; ++k) {
       if ((present >> k & 1u) == 0 || k == kernels::kGradSlot) continue;
-      std::vector<float>& s = tensors[t].data[static_cast<std::size_t>(k)];
+      std::vector<T>& s = tensors[t].data[static_cast<std::size_t>(k)];
       s.resize(static_cast<std::size_t>(kSizes[t]));
-      for (float& x : s)
+      for (T& x : s)
         x = k == kernels::kParamSlot ? normal(rng)
-            : k == 3 || k == 4       ? 1e-4f * std::fabs(normal(rng))  // second moments >= 0
-                                     : 0.05f * normal(rng);
-      if (k == kernels::kParamSlot && !s.empty()) s[s.size() / 3] = 0.0f;
+            : k == 3 || k == 4       ? T(1e-4) * std::fabs(normal(rng))  // second moments >= 0
+                                     : T(0.05) * normal(rng);
+      if (k == kernels::kParamSlot && !s.empty()) s[s.size() / 3] = T(0);
     }
     if ((present >> kernels::kGradSlot & 1u) != 0)
       tensors[t].data[kernels::kGradSlot].resize(static_cast<std::size_t>(kSizes[t]));
@@ -152,23 +160,24 @@ void expect_vectorised_equals_reference(const Update& update, unsigned present, 
                                         const Launcher<Update>& vectorised,
                                         const Launcher<Update>& reference) {
   constexpr int kStreams = Update::kNumStreams;
-  std::vector<TensorStreams> fast = make_streams(kStreams, present, 1234);
-  std::vector<TensorStreams> slow = fast;
+  using T = typename Update::Scalar;
+  std::vector<TensorStreams<T>> fast = make_streams<T>(kStreams, present, 1234);
+  std::vector<TensorStreams<T>> slow = fast;
   std::mt19937 rng(99);
   for (int step = 1; step <= plan.steps; ++step) {
     SCOPED_TRACE("step " + std::to_string(step));
     const bool nonfinite = contains(plan.nonfinite_steps, step);
     for (std::size_t t = 0; t < fast.size(); ++t) {
-      std::vector<float>& g = fast[t].data[kernels::kGradSlot];
-      fill_gradient(g, rng, 0.1f, nonfinite);
+      std::vector<T>& g = fast[t].data[kernels::kGradSlot];
+      fill_gradient(g, rng, T(0.1), nonfinite);
       slow[t].data[kernels::kGradSlot] = g;
     }
-    auto launch_list = [&](std::vector<TensorStreams>& streams) {
+    auto launch_list = [&](std::vector<TensorStreams<T>>& streams) {
       std::vector<kernels::OptimTensor<Update>> list;
       for (std::size_t t = 0; t < streams.size(); ++t) {
         kernels::OptimTensor<Update> e{};
         for (int k = 0; k < kStreams; ++k) {
-          std::vector<float>& s = streams[t].data[static_cast<std::size_t>(k)];
+          std::vector<T>& s = streams[t].data[static_cast<std::size_t>(k)];
           e.data[k] = (present >> k & 1u) != 0 ? s.data() : nullptr;
         }
         e.numel = kSizes[t];
@@ -199,27 +208,36 @@ void expect_vectorised_equals_reference(const Update& update, unsigned present, 
   }
 }
 
-const Launcher<SgdUpdate> kSgd = [](const SgdUpdate& u, const auto& list, const int* found_inf,
-                                    int*) { kernels::cpu::sgd_step(u, list, found_inf); };
-const Launcher<SgdUpdate> kSgdReference = [](const SgdUpdate& u, const auto& list,
-                                             const int* found_inf, int*) {
-  kernels::cpu::reference::sgd_step(u, list, found_inf);
-};
-const Launcher<AdamUpdate> kAdam = [](const AdamUpdate& u, const auto& list, const int* found_inf,
-                                      int* flag) {
-  kernels::cpu::adam_step(u, list, found_inf, flag);
-};
-const Launcher<AdamUpdate> kAdamReference = [](const AdamUpdate& u, const auto& list,
-                                               const int* found_inf, int* flag) {
-  kernels::cpu::reference::adam_step(u, list, found_inf, flag);
-};
-const Launcher<RAdamUpdate> kRAdam = [](const RAdamUpdate& u, const auto& list,
-                                        const int* found_inf,
-                                        int*) { kernels::cpu::radam_step(u, list, found_inf); };
-const Launcher<RAdamUpdate> kRAdamReference = [](const RAdamUpdate& u, const auto& list,
-                                                 const int* found_inf, int*) {
-  kernels::cpu::reference::radam_step(u, list, found_inf);
-};
+template <typename T>
+const Launcher<kernels::SgdUpdateOf<T>> kSgd =
+    [](const kernels::SgdUpdateOf<T>& u, const auto& list, const int* found_inf, int*) {
+      kernels::cpu::sgd_step(u, list, found_inf);
+    };
+template <typename T>
+const Launcher<kernels::SgdUpdateOf<T>> kSgdReference =
+    [](const kernels::SgdUpdateOf<T>& u, const auto& list, const int* found_inf, int*) {
+      kernels::cpu::reference::sgd_step(u, list, found_inf);
+    };
+template <typename T>
+const Launcher<kernels::AdamUpdateOf<T>> kAdam =
+    [](const kernels::AdamUpdateOf<T>& u, const auto& list, const int* found_inf, int* flag) {
+      kernels::cpu::adam_step(u, list, found_inf, flag);
+    };
+template <typename T>
+const Launcher<kernels::AdamUpdateOf<T>> kAdamReference =
+    [](const kernels::AdamUpdateOf<T>& u, const auto& list, const int* found_inf, int* flag) {
+      kernels::cpu::reference::adam_step(u, list, found_inf, flag);
+    };
+template <typename T>
+const Launcher<kernels::RAdamUpdateOf<T>> kRAdam =
+    [](const kernels::RAdamUpdateOf<T>& u, const auto& list, const int* found_inf, int*) {
+      kernels::cpu::radam_step(u, list, found_inf);
+    };
+template <typename T>
+const Launcher<kernels::RAdamUpdateOf<T>> kRAdamReference =
+    [](const kernels::RAdamUpdateOf<T>& u, const auto& list, const int* found_inf, int*) {
+      kernels::cpu::reference::radam_step(u, list, found_inf);
+    };
 
 // The plans every option combination runs: plain steps; steps with NaN/Inf gradients; gated
 // steps, two of them skipped (one the first), with non-finite gradients on a skipped step.
@@ -233,7 +251,8 @@ std::vector<std::pair<std::string, StepPlan>> step_plans() {
   return {{"plain", plain_steps(6)}, {"nonfinite", nonfinite}, {"gated", gated}};
 }
 
-TEST(OptimVectorized, SgdEqualsReference) {
+template <typename T>
+void sgd_equals_reference() {
   for (const auto& [plan_name, plan] : step_plans()) {
     for (double momentum : {0.0, 0.9}) {
       for (bool nesterov : {false, true}) {
@@ -246,10 +265,10 @@ TEST(OptimVectorized, SgdEqualsReference) {
                            std::to_string(nesterov) + " dampening " + std::to_string(dampening) +
                            " weight_decay " + std::to_string(weight_decay) + " maximize " +
                            std::to_string(maximize));
-              const SgdUpdate update{static_cast<float>(momentum),
-                                     static_cast<float>(1.0 - dampening), nesterov, maximize};
+              const auto update =
+                  kernels::SgdUpdateOf<T>::make(momentum, dampening, nesterov, maximize);
               expect_vectorised_equals_reference(update, momentum != 0.0 ? 0b111u : 0b011u, 0.05,
-                                                 weight_decay, plan, kSgd, kSgdReference);
+                                                 weight_decay, plan, kSgd<T>, kSgdReference<T>);
             }
           }
         }
@@ -258,7 +277,15 @@ TEST(OptimVectorized, SgdEqualsReference) {
   }
 }
 
-TEST(OptimVectorized, AdamAndAdamWEqualReference) {
+TEST(OptimVectorized, SgdEqualsReference) {
+  sgd_equals_reference<float>();
+}
+TEST(OptimVectorized, SgdEqualsReferenceFloat64) {
+  sgd_equals_reference<double>();
+}
+
+template <typename T>
+void adam_equals_reference() {
   for (const auto& [plan_name, plan] : step_plans()) {
     for (bool amsgrad : {false, true}) {
       for (bool decoupled : {false, true}) {
@@ -269,10 +296,10 @@ TEST(OptimVectorized, AdamAndAdamWEqualReference) {
                            std::to_string(decoupled) + " skip_nonfinite " +
                            std::to_string(skip_nonfinite) + " weight_decay " +
                            std::to_string(weight_decay) + " maximize " + std::to_string(maximize));
-              const AdamUpdate update =
-                  AdamUpdate::make(0.9, 0.999, 1e-8, amsgrad, decoupled, skip_nonfinite, maximize);
+              const auto update = kernels::AdamUpdateOf<T>::make(
+                  0.9, 0.999, 1e-8, amsgrad, decoupled, skip_nonfinite, maximize);
               expect_vectorised_equals_reference(update, amsgrad ? 0b11111u : 0b01111u, 1e-3,
-                                                 weight_decay, plan, kAdam, kAdamReference);
+                                                 weight_decay, plan, kAdam<T>, kAdamReference<T>);
             }
           }
         }
@@ -281,19 +308,34 @@ TEST(OptimVectorized, AdamAndAdamWEqualReference) {
   }
 }
 
+TEST(OptimVectorized, AdamAndAdamWEqualReference) {
+  adam_equals_reference<float>();
+}
+TEST(OptimVectorized, AdamAndAdamWEqualReferenceFloat64) {
+  adam_equals_reference<double>();
+}
+
 // Steps 1 to 9 with beta2 = 0.999: the first five are not rectified (rho_t <= 5), the rest are.
-TEST(OptimVectorized, RAdamEqualsReferenceBeforeAndAfterRectification) {
-  const RAdamUpdate update = RAdamUpdate::make(0.9, 0.999, 1e-8);
+template <typename T>
+void radam_equals_reference() {
+  const auto update = kernels::RAdamUpdateOf<T>::make(0.9, 0.999, 1e-8);
   ASSERT_FALSE(update.scalars_at(1e-3, 0.0, 5).rectified);
   ASSERT_TRUE(update.scalars_at(1e-3, 0.0, 6).rectified);
   for (auto [plan_name, plan] : step_plans()) {
     plan.steps = 9;
     for (double weight_decay : {0.0, 0.01}) {
       SCOPED_TRACE(plan_name + " weight_decay " + std::to_string(weight_decay));
-      expect_vectorised_equals_reference(update, 0b1111u, 1e-3, weight_decay, plan, kRAdam,
-                                         kRAdamReference);
+      expect_vectorised_equals_reference(update, 0b1111u, 1e-3, weight_decay, plan, kRAdam<T>,
+                                         kRAdamReference<T>);
     }
   }
+}
+
+TEST(OptimVectorized, RAdamEqualsReferenceBeforeAndAfterRectification) {
+  radam_equals_reference<float>();
+}
+TEST(OptimVectorized, RAdamEqualsReferenceBeforeAndAfterRectificationFloat64) {
+  radam_equals_reference<double>();
 }
 
 // Every part of a thread's range: the same results whatever the number of threads (so wherever
@@ -303,8 +345,11 @@ TEST(OptimVectorized, AdamEqualsReferenceOnAnyThreadCount) {
   for (int threads : {1, 2, 3, 4}) {
     SCOPED_TRACE("threads " + std::to_string(threads));
     const ThreadCount guard(threads);
-    expect_vectorised_equals_reference(update, 0b01111u, 1e-3, 0.01, plain_steps(2), kAdam,
-                                       kAdamReference);
+    expect_vectorised_equals_reference(update, 0b01111u, 1e-3, 0.01, plain_steps(2), kAdam<float>,
+                                       kAdamReference<float>);
+    expect_vectorised_equals_reference(
+        kernels::AdamUpdateOf<double>::make(0.9, 0.999, 1e-8, false, true, false), 0b01111u, 1e-3,
+        0.01, plain_steps(2), kAdam<double>, kAdamReference<double>);
   }
 }
 
@@ -312,9 +357,12 @@ TEST(OptimVectorized, AdamEqualsReferenceOnAnyThreadCount) {
 // buffer and no momentum), which optim/ never builds, gets the reference's results.
 TEST(OptimVectorized, StatesThatDoNotMatchTheOptionsGetTheReferenceResults) {
   expect_vectorised_equals_reference(AdamUpdate::make(0.9, 0.999, 1e-8, true, false, false),
-                                     0b01111u, 1e-3, 0.0, plain_steps(2), kAdam, kAdamReference);
+                                     0b01111u, 1e-3, 0.0, plain_steps(2), kAdam<float>,
+                                     kAdamReference<float>);
   expect_vectorised_equals_reference(SgdUpdate{0.0f, 1.0f, false}, 0b111u, 0.1, 0.0, plain_steps(2),
-                                     kSgd, kSgdReference);
+                                     kSgd<float>, kSgdReference<float>);
+  expect_vectorised_equals_reference(kernels::SgdUpdateOf<double>{0.0, 1.0, false}, 0b111u, 0.1,
+                                     0.0, plain_steps(2), kSgd<double>, kSgdReference<double>);
 }
 
 // ---- Adam8bit --------------------------------------------------------------------------------

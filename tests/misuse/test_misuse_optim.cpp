@@ -54,8 +54,17 @@ std::vector<MisuseCase> construction_cases() {
         [] { optim::Adam({param() * 2.0}); });
   t.add("integral_parameter", Raises::DTypeError, {"optimizer", "parameter 0", "float32", "int64"},
         [] { optim::SGD({ones({2}, kInt64)}, optim::SGDOptions(0.1)); });
-  t.add("float64_parameter", Raises::DTypeError, {"optimizer", "float32", "float64"},
-        [] { optim::RAdam({ones({2}, kFloat64).requires_grad_()}); });
+  t.add("float16_parameter", Raises::DTypeError, {"optimizer", "float32 or float64", "float16"},
+        [] { optim::RAdam({ones({2}, kFloat16).requires_grad_()}); });
+  t.add("adam8bit_float64_parameter", Raises::DTypeError,
+        {"optimizer", "parameter 1", "float32", "float64", "Adam8bit", "bitsandbytes"}, [] {
+          optim::Adam8bit({param(), ones({2}, kFloat64).requires_grad_()});
+        });
+  t.add("adam8bit_add_float64_group", Raises::DTypeError,
+        {"optimizer", "parameter 1", "float64", "Adam8bit"}, [] {
+          optim::Adam8bit adam({param()});
+          adam.add_param_group(optim::ParamGroup({ones({2}, kFloat64).requires_grad_()}));
+        });
   t.add("non_contiguous_parameter", Raises::Error,
         {"optimizer", "parameter 0", "[3, 2]", "contiguous"}, [] {
           optim::Adam({ones({2, 3}).transpose(0, 1)});
@@ -134,22 +143,23 @@ std::vector<MisuseCase> step_cases() {
           sgd.step();
         });
   // The parameter changed size after the state was made (issue 14 defect 2).
-  t.add("step_after_parameter_resized", Raises::ShapeError, {"adam_step", "state", "[2]", "[3]"},
-        [] {
+  t.add("step_after_parameter_resized", Raises::ShapeError,
+        {"optimizer step", "state 'exp_avg'", "[2]", "[3]"}, [] {
           auto [p, adam] = stepped<optim::Adam>(optim::AdamOptions());
           p.set_data(zeros({3}));
           p.set_grad(ones({3}));
           adam->step();
         });
+  // Module::to(kFloat64) after the state was made: the float32 state no longer fits.
   t.add("step_after_parameter_became_float64", Raises::DTypeError,
-        {"sgd_step", "parameter", "float32", "float64"}, [] {
+        {"optimizer step", "state 'momentum_buffer'", "float32", "float64"}, [] {
           auto [p, sgd] = stepped<optim::SGD>(optim::SGDOptions(0.1).momentum(0.9));
           p.set_data(zeros({2}, kFloat64));
-          p.set_grad(ones({2}, kFloat64));  // a gradient that fits it, so the kernel entry refuses
+          p.set_grad(ones({2}, kFloat64));  // a gradient that fits it, so the state check refuses
           sgd->step();
         });
   t.add("step_after_parameter_became_non_contiguous", Raises::Error,
-        {"radam_step", "[2, 2]", "contiguous"}, [] {
+        {"optimizer step", "[2, 2]", "contiguous"}, [] {
           const Tensor p = ones({2, 2}).requires_grad_();
           optim::RAdam radam({p});
           p.set_data(zeros({2, 2}).transpose(0, 1));
@@ -178,11 +188,13 @@ std::vector<MisuseCase> step_cases() {
           p.set_grad(full({2}, 1e20));  // finite, but |g|^2 overflows float32
           optim::clip_grad_norm_({p}, 1.0, 2.0, /*error_if_nonfinite=*/true);
         });
-  t.add("clip_grad_norm_float64_gradient", Raises::DTypeError,
-        {"clip_grad_norm_", "float32", "float64"}, [] {
-          const Tensor p = ones({2}, kFloat64).requires_grad_();
-          p.set_grad(ones({2}, kFloat64));
-          optim::clip_grad_norm_({p}, 1.0, 2.0);
+  t.add("clip_grad_norm_float16_gradient", Raises::DTypeError,
+        {"clip_grad_norm_", "gradient 1", "float32 or float64", "float16"}, [] {
+          const Tensor q = param();
+          q.set_grad(ones({2}));
+          const Tensor p = ones({2}, kFloat16).requires_grad_();
+          p.set_grad(ones({2}, kFloat16));
+          optim::clip_grad_norm_({q, p}, 1.0, 2.0);
         });
   t.add("step_lr_zero_step_size", Raises::Error, {"StepLR", "step_size", "0"}, [] {
     optim::SGD sgd({param()}, optim::SGDOptions(0.1));
@@ -359,6 +371,15 @@ std::vector<MisuseCase> grad_scaler_cases() {
           Scaled s;
           s.p.mutable_grad() = ones({2}, kFloat64);  // set_grad would refuse it
           s.scaler.unscale_(s.adam);
+        });
+  // The optimizers take float64 parameters; GradScaler stays float32 (docs/optimizers.md).
+  t.add("step_float64_model", Raises::DTypeError,
+        {"GradScaler.unscale_", "parameter 0", "float64", "float32", "needs none"}, [] {
+          const Tensor p = ones({2}, kFloat64).requires_grad_();
+          optim::SGD sgd({p}, optim::SGDOptions(0.1));
+          amp::GradScaler scaler;
+          scaler.scale((p * 2.0).sum()).backward();
+          scaler.step(sgd);
         });
   t.add("unscale_strided_gradient", Raises::Error,
         {"GradScaler.unscale_", "parameter 0", "contiguous"}, [] {

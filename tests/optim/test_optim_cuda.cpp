@@ -5,6 +5,7 @@
 // kernels (unscale_and_check_finite, update_scale). SKIPPED without a GPU.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -177,6 +178,118 @@ TEST_P(OptimCuda, GatedStepsMatchCpu) {
 
 INSTANTIATE_TEST_SUITE_P(Optim, OptimCuda, ::testing::ValuesIn(optim_cases()),
                          [](const auto& info) { return info.param.name; });
+
+// ---- float64 parameters ------------------------------------------------------------------------
+
+// Three float64 parameters and a float32 one in each optimizer (so every step makes one launch
+// per dtype), 12 steps on both devices. Both run the functors of kernels/optim_math.h in double
+// (CUDA in 16-byte vectors of two doubles), the operations the same, except that nvcc may
+// contract a multiply and an add into one FMA: an ulp of difference per operation, so a few ulps
+// of the values' magnitude per step, carried on but not amplified (as tests/optim/
+// test_optim_f64.cpp derives). After 12 steps: 12 * 16 ulps of max(1, |value|), about 1e-13,
+// which a float64 path that ran in float32 (1e-7) could not meet. The float32 parameter keeps
+// the float32 table's tolerance. Adam8bit refuses float64 parameters and is not in this table.
+std::vector<OptimCase> float64_cases() {
+  std::vector<OptimCase> cases;
+  for (const OptimCase& c : optim_cases())
+    if (c.name != "adam8bit") cases.push_back(c);
+  return cases;
+}
+
+const std::vector<DType> kMixedDtypes = {kFloat64, kFloat32, kFloat64, kFloat64};
+
+std::vector<Tensor> make_mixed_params(Device device,
+                                      const std::vector<DType>& dtypes = kMixedDtypes) {
+  manual_seed(25);
+  std::vector<Tensor> params;
+  for (std::size_t k = 0; k < kShapes.size(); ++k)
+    params.push_back(randn(kShapes[k], dtypes[k]).to(device).requires_grad_(true));
+  return params;
+}
+
+// Values of `gpu` within `steps` * 16 ulps (float64's, or float32's where `float32_accurate`) of
+// max(1, |cpu|) of the CPU's (float64), or the float32 table's tolerance (float32).
+::testing::AssertionResult close_after_steps(const Tensor& gpu, const Tensor& cpu, int steps,
+                                             bool float32_accurate = false) {
+  if (gpu.dtype() != cpu.dtype())
+    return ::testing::AssertionFailure() << "dtypes " << gpu.dtype() << " and " << cpu.dtype();
+  if (cpu.dtype() == kFloat32) return test::all_close(gpu, test::to_vector(cpu), 1e-4, 1e-5);
+  double scale = 1.0;
+  for (double v : test::to_vector(cpu))
+    scale = std::max(scale, std::fabs(v));
+  const double ulp = float32_accurate ? std::numeric_limits<float>::epsilon()
+                                      : std::numeric_limits<double>::epsilon();
+  return test::all_close(gpu, test::to_vector(cpu), 0.0, steps * 16.0 * ulp * scale);
+}
+
+class OptimCudaFloat64 : public ::testing::TestWithParam<OptimCase> {};
+
+TEST_P(OptimCudaFloat64, MixedFloat32AndFloat64MatchCpu) {
+  if (!cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  constexpr int kSteps = 12;
+  std::vector<Tensor> cpu_params = make_mixed_params(kCPU);
+  std::vector<Tensor> gpu_params = make_mixed_params(kCUDA);
+  std::unique_ptr<optim::Optimizer> cpu_opt = GetParam().make(cpu_params);
+  std::unique_ptr<optim::Optimizer> gpu_opt = GetParam().make(gpu_params);
+  manual_seed(26);
+  for (int step = 0; step < kSteps; ++step) {
+    for (std::size_t k = 0; k < kShapes.size(); ++k) {
+      const Tensor g = randn(kShapes[k], kMixedDtypes[k]);
+      cpu_params[k].set_grad(g);
+      gpu_params[k].set_grad(g.to(kCUDA));
+    }
+    cpu_opt->step();
+    gpu_opt->step();
+  }
+  for (std::size_t k = 0; k < kShapes.size(); ++k) {
+    SCOPED_TRACE("param " + std::to_string(k));
+    EXPECT_TRUE(close_after_steps(gpu_params[k].detach(), cpu_params[k].detach(), kSteps));
+  }
+  const NamedTensors cpu_state = cpu_opt->state_dict();
+  const NamedTensors gpu_state = gpu_opt->state_dict();
+  ASSERT_EQ(cpu_state.size(), gpu_state.size());
+  for (std::size_t i = 0; i < cpu_state.size(); ++i) {
+    SCOPED_TRACE(cpu_state[i].first);
+    EXPECT_EQ(cpu_state[i].first, gpu_state[i].first);
+    if (!is_floating(cpu_state[i].second.dtype()) || cpu_state[i].second.dim() == 0) continue;
+    EXPECT_TRUE(close_after_steps(gpu_state[i].second, cpu_state[i].second, kSteps));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Optim, OptimCudaFloat64, ::testing::ValuesIn(float64_cases()),
+                         [](const auto& info) { return info.param.name; });
+
+// clip_grad_norm_ over float64 gradients and over a float32 + float64 mix: a float64 norm on
+// both devices (within 16 ulps: each sums |g|^p in double, in another order), the same
+// gradients. In the mix the norm of the float32 gradients is a float32 value (CUDA sums it in
+// float32 blocks, the CPU in double), so the norm and every clipped gradient are float32-accurate
+// only: 16 float32 ulps then.
+TEST(OptimCudaClip, Float64AndMixedGradientsMatchCpu) {
+  if (!cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  for (bool mixed : {false, true}) {
+    for (double norm_type : {2.0, 1.0, 3.0, std::numeric_limits<double>::infinity()}) {
+      SCOPED_TRACE(std::string(mixed ? "mixed" : "float64") + " norm_type " +
+                   std::to_string(norm_type));
+      const std::vector<DType> dtypes =
+          mixed ? kMixedDtypes : std::vector<DType>(kShapes.size(), kFloat64);
+      std::vector<Tensor> cpu_params = make_mixed_params(kCPU, dtypes);
+      std::vector<Tensor> gpu_params = make_mixed_params(kCUDA, dtypes);
+      manual_seed(27);
+      for (std::size_t k = 0; k < kShapes.size(); ++k) {
+        const Tensor g = randn(kShapes[k], dtypes[k]);
+        cpu_params[k].set_grad(g);
+        gpu_params[k].set_grad(g.to(kCUDA));
+      }
+      const Tensor cpu_norm = optim::clip_grad_norm_(cpu_params, 1.0, norm_type);
+      const Tensor gpu_norm = optim::clip_grad_norm_(gpu_params, 1.0, norm_type);
+      EXPECT_EQ(gpu_norm.dtype(), kFloat64);
+      EXPECT_TRUE(close_after_steps(gpu_norm.cpu(), cpu_norm, 1, mixed));
+      for (std::size_t k = 0; k < kShapes.size(); ++k)
+        EXPECT_TRUE(close_after_steps(gpu_params[k].grad().cpu(), cpu_params[k].grad(), 1, mixed))
+            << "gradient " << k;
+    }
+  }
+}
 
 TEST(OptimCudaClip, ClipGradNormMatchesCpu) {
   if (!cuda::is_available()) GTEST_SKIP() << "no CUDA device";

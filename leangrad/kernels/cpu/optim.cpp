@@ -47,6 +47,7 @@ template <typename Update>
 bool apply_update(const Update& update, const std::vector<OptimTensor<Update>>& tensors,
                   const int* found_inf) {
   constexpr int kStreams = Update::kNumStreams;
+  using T = typename Update::Scalar;
   std::atomic<bool> skipped{false};
   for (const OptimTensor<Update>& t : tensors) {
     typename Update::TensorScalars scalars;
@@ -54,9 +55,9 @@ bool apply_update(const Update& update, const std::vector<OptimTensor<Update>>& 
     parallel_for(t.numel, kElementwiseGrain, [&](std::int64_t begin, std::int64_t end) {
       bool local_skipped = false;
       for (std::int64_t i = begin; i < end; ++i) {
-        float x[kStreams];
+        T x[kStreams];
         for (int k = 0; k < kStreams; ++k)
-          x[k] = t.data[k] != nullptr ? t.data[k][i] : 0.0f;
+          x[k] = t.data[k] != nullptr ? t.data[k][i] : T(0);
         local_skipped |= !update(scalars, x);
         for (int k = 0; k < kStreams; ++k)
           if (k != kGradSlot && t.data[k] != nullptr) t.data[k][i] = x[k];
@@ -110,20 +111,35 @@ void flag_nonfinite(bool skipped, int* skipped_nonfinite) {
 
 }  // namespace
 
-void sgd_step(const SgdUpdate& update, const std::vector<OptimTensor<SgdUpdate>>& tensors,
+template <typename T>
+void sgd_step(const SgdUpdateOf<T>& update, const std::vector<OptimTensor<SgdUpdateOf<T>>>& tensors,
               const int* found_inf) {
   apply_update(update, tensors, found_inf);
 }
 
-void adam_step(const AdamUpdate& update, const std::vector<OptimTensor<AdamUpdate>>& tensors,
-               const int* found_inf, int* skipped_nonfinite) {
+template <typename T>
+void adam_step(const AdamUpdateOf<T>& update,
+               const std::vector<OptimTensor<AdamUpdateOf<T>>>& tensors, const int* found_inf,
+               int* skipped_nonfinite) {
   flag_nonfinite(apply_update(update, tensors, found_inf), skipped_nonfinite);
 }
 
-void radam_step(const RAdamUpdate& update, const std::vector<OptimTensor<RAdamUpdate>>& tensors,
-                const int* found_inf) {
+template <typename T>
+void radam_step(const RAdamUpdateOf<T>& update,
+                const std::vector<OptimTensor<RAdamUpdateOf<T>>>& tensors, const int* found_inf) {
   apply_update(update, tensors, found_inf);
 }
+
+#define LG_INSTANTIATE_REFERENCE_STEPS(T)                                                         \
+  template void sgd_step<T>(const SgdUpdateOf<T>&,                                                \
+                            const std::vector<OptimTensor<SgdUpdateOf<T>>>&, const int*);         \
+  template void adam_step<T>(const AdamUpdateOf<T>&,                                              \
+                             const std::vector<OptimTensor<AdamUpdateOf<T>>>&, const int*, int*); \
+  template void radam_step<T>(const RAdamUpdateOf<T>&,                                            \
+                              const std::vector<OptimTensor<RAdamUpdateOf<T>>>&, const int*);
+LG_INSTANTIATE_REFERENCE_STEPS(float)
+LG_INSTANTIATE_REFERENCE_STEPS(double)
+#undef LG_INSTANTIATE_REFERENCE_STEPS
 
 void adam8bit_step(const AdamUpdate& update, const std::vector<Adam8bitTensor>& tensors,
                    const int* found_inf, int* skipped_nonfinite) {
@@ -146,12 +162,13 @@ void adam8bit_step(const AdamUpdate& update, const std::vector<Adam8bitTensor>& 
 
 }  // namespace reference
 
-void grad_norm(const std::vector<GradSpan>& grads, float norm_type, float* total_norm) {
+template <typename T>
+void grad_norm(const std::vector<GradSpanOf<T>>& grads, T norm_type, T* total_norm) {
   // Fixed chunks summed in a fixed order: the same total for any number of threads.
   constexpr std::int64_t kChunk = 16384;
   const bool inf_norm = std::isinf(norm_type);
   double total = 0.0;
-  for (const GradSpan& g : grads) {
+  for (const GradSpanOf<T>& g : grads) {
     const std::int64_t num_chunks = (g.numel + kChunk - 1) / kChunk;
     std::vector<double> partial(static_cast<std::size_t>(num_chunks), 0.0);
     parallel_for(num_chunks, 1, [&](std::int64_t begin, std::int64_t end) {
@@ -171,18 +188,24 @@ void grad_norm(const std::vector<GradSpan>& grads, float norm_type, float* total
     for (double p : partial)
       total = inf_norm ? max_propagating_nan(total, p) : total + p;
   }
-  *total_norm = static_cast<float>(inf_norm ? total : std::pow(total, 1.0 / norm_type));
+  *total_norm = static_cast<T>(inf_norm ? total : std::pow(total, 1.0 / norm_type));
 }
 
-void clip_grads(const std::vector<GradSpan>& grads, float max_norm, const float* total_norm) {
-  const float coef = clip_coefficient(max_norm, *total_norm);
-  for (const GradSpan& g : grads) {
+template <typename T>
+void clip_grads(const std::vector<GradSpanOf<T>>& grads, T max_norm, const T* total_norm) {
+  const T coef = clip_coefficient(max_norm, *total_norm);
+  for (const GradSpanOf<T>& g : grads) {
     parallel_for(g.numel, kElementwiseGrain, [&](std::int64_t begin, std::int64_t end) {
       for (std::int64_t i = begin; i < end; ++i)
         g.data[i] *= coef;
     });
   }
 }
+
+template void grad_norm<float>(const std::vector<GradSpanOf<float>>&, float, float*);
+template void grad_norm<double>(const std::vector<GradSpanOf<double>>&, double, double*);
+template void clip_grads<float>(const std::vector<GradSpanOf<float>>&, float, const float*);
+template void clip_grads<double>(const std::vector<GradSpanOf<double>>&, double, const double*);
 
 void unscale_and_check_finite(const std::vector<GradSpan>& grads, const float* scale,
                               int* found_inf) {

@@ -25,12 +25,17 @@ const QuantMaps& quant_maps();
 
 namespace reference {
 
-void sgd_step(const SgdUpdate& update, const std::vector<OptimTensor<SgdUpdate>>& tensors,
+// T: float or double (defined for both).
+template <typename T>
+void sgd_step(const SgdUpdateOf<T>& update, const std::vector<OptimTensor<SgdUpdateOf<T>>>& tensors,
               const int* found_inf);
-void adam_step(const AdamUpdate& update, const std::vector<OptimTensor<AdamUpdate>>& tensors,
-               const int* found_inf, int* skipped_nonfinite);
-void radam_step(const RAdamUpdate& update, const std::vector<OptimTensor<RAdamUpdate>>& tensors,
-                const int* found_inf);
+template <typename T>
+void adam_step(const AdamUpdateOf<T>& update,
+               const std::vector<OptimTensor<AdamUpdateOf<T>>>& tensors, const int* found_inf,
+               int* skipped_nonfinite);
+template <typename T>
+void radam_step(const RAdamUpdateOf<T>& update,
+                const std::vector<OptimTensor<RAdamUpdateOf<T>>>& tensors, const int* found_inf);
 void adam8bit_step(const AdamUpdate& update, const std::vector<Adam8bitTensor>& tensors,
                    const int* found_inf, int* skipped_nonfinite);
 

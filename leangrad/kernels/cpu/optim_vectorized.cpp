@@ -1,8 +1,8 @@
-// The CPU launchers of the optimizer steps (kernels/backend.h, "Optimizers"): SGD, Adam/AdamW,
-// RAdam and Adam8bit as one fused pass over the streams of every element, run in vector lanes and
-// on every thread. The second CPU kernel beside the reference loops of kernels/cpu/optim.cpp,
-// which stay the specification: tests/kernels/test_optim_vectorized.cpp checks every option
-// against them, bitwise (Note [Vectorised optimizer steps]).
+// The CPU launchers of the optimizer steps (kernels/backend.h, "Optimizers"): SGD, Adam/AdamW and
+// RAdam (float32 and float64) and Adam8bit as one fused pass over the streams of every element,
+// run in vector lanes and on every thread. The second CPU kernel beside the reference loops of
+// kernels/cpu/optim.cpp, which stay the specification: tests/kernels/test_optim_vectorized.cpp
+// checks every option against them, bitwise (Note [Vectorised optimizer steps]).
 //
 // Note [Vectorised optimizer steps]
 //   - The math is the update functor of kernels/optim_math.h, as in the reference and on CUDA.
@@ -11,7 +11,9 @@
 //     scalars (weight decay on or off, RAdam's rectification, SGD's first step) to compile-time
 //     constants, chosen once per tensor and thread (with_constants). The compiler folds every
 //     branch on an option, so the loop body is straight-line code that it runs in vector lanes
-//     (8 floats with AVX2, 16 with AVX-512), reading each stream once. `#pragma GCC ivdep` says
+//     (8 floats or 4 doubles with AVX2, 16 or 8 with AVX-512), reading each stream once. The
+//     loops are templates on the functor, so float32 and float64 parameters (Update::Scalar) get
+//     the same kernel, each instantiated for its own element type. `#pragma GCC ivdep` says
 //     that elements do not depend on each other (`omp simd` would keep the functor's array of
 //     streams in memory where the NaN/Inf skip returns early, and not vectorise); the file is
 //     compiled with -fno-trapping-math and -fno-math-errno (CMakeLists.txt), without which
@@ -99,10 +101,11 @@ constexpr unsigned kRAdamStreams = 0b1111u;  // param, grad, exp_avg, exp_avg_sq
 template <bool kMomentum, bool kNesterov, bool kWeightDecay, bool kFirstStep>
 struct SgdOptions {
   static constexpr unsigned kPresent = sgd_streams(kMomentum);
-  static void fix(SgdUpdate& u, SgdUpdate::TensorScalars& s) {
-    if constexpr (!kMomentum) u.momentum = 0.0f;
+  template <typename T>
+  static void fix(SgdUpdateOf<T>& u, typename SgdUpdateOf<T>::TensorScalars& s) {
+    if constexpr (!kMomentum) u.momentum = T(0);
     u.nesterov = kNesterov;
-    if constexpr (!kWeightDecay) s.weight_decay = 0.0f;
+    if constexpr (!kWeightDecay) s.weight_decay = T(0);
     s.first_step = kFirstStep;
   }
 };
@@ -110,19 +113,21 @@ struct SgdOptions {
 template <bool kAmsgrad, bool kDecoupled, bool kWeightDecay, bool kSkipNonfinite>
 struct AdamOptions {
   static constexpr unsigned kPresent = adam_streams(kAmsgrad);
-  static void fix(AdamUpdate& u, AdamUpdate::TensorScalars& s) {
+  template <typename T>
+  static void fix(AdamUpdateOf<T>& u, typename AdamUpdateOf<T>::TensorScalars& s) {
     u.amsgrad = kAmsgrad;
     u.decoupled_weight_decay = kDecoupled;
     u.skip_nonfinite = kSkipNonfinite;
-    if constexpr (!kWeightDecay) s.weight_decay = 0.0f;
+    if constexpr (!kWeightDecay) s.weight_decay = T(0);
   }
 };
 
 template <bool kWeightDecay, bool kRectified>
 struct RAdamOptions {
   static constexpr unsigned kPresent = kRAdamStreams;
-  static void fix(RAdamUpdate&, RAdamUpdate::TensorScalars& s) {
-    if constexpr (!kWeightDecay) s.weight_decay = 0.0f;
+  template <typename T>
+  static void fix(RAdamUpdateOf<T>&, typename RAdamUpdateOf<T>::TensorScalars& s) {
+    if constexpr (!kWeightDecay) s.weight_decay = T(0);
     s.rectified = kRectified;
   }
 };
@@ -147,19 +152,20 @@ bool streams_match_options(const std::vector<OptimTensor<Update>>& tensors, unsi
 // Elements [begin, end) of one tensor's streams through `update` with Options fixed; returns true
 // when an element was skipped (NaN/Inf gradient).
 template <typename Options, typename Update>
-bool update_range(Update update, typename Update::TensorScalars scalars, float* const* data,
-                  std::int64_t begin, std::int64_t end) {
+bool update_range(Update update, typename Update::TensorScalars scalars,
+                  typename Update::Scalar* const* data, std::int64_t begin, std::int64_t end) {
   constexpr int kStreams = Update::kNumStreams;
+  using T = typename Update::Scalar;
   Options::fix(update, scalars);
-  float* streams[kStreams];
+  T* streams[kStreams];
   for (int k = 0; k < kStreams; ++k)
     streams[k] = data[k];
   int skipped = 0;
 #pragma GCC ivdep
   for (std::int64_t i = begin; i < end; ++i) {
-    float x[kStreams];
+    T x[kStreams];
     for (int k = 0; k < kStreams; ++k)
-      x[k] = (Options::kPresent >> k & 1u) != 0 ? streams[k][i] : 0.0f;
+      x[k] = (Options::kPresent >> k & 1u) != 0 ? streams[k][i] : T(0);
     skipped |= update(scalars, x) ? 0 : 1;
     for (int k = 0; k < kStreams; ++k)
       if (k != kGradSlot && (Options::kPresent >> k & 1u) != 0) streams[k][i] = x[k];
@@ -447,64 +453,79 @@ bool adam8bit_blocks(const AdamUpdate& update, const AdamUpdate::TensorScalars& 
 
 }  // namespace
 
-void sgd_step(const SgdUpdate& update, const std::vector<OptimTensor<SgdUpdate>>& tensors,
+template <typename T>
+void sgd_step(const SgdUpdateOf<T>& update, const std::vector<OptimTensor<SgdUpdateOf<T>>>& tensors,
               const int* found_inf) {
-  const bool momentum = update.momentum != 0.0f;
+  const bool momentum = update.momentum != T(0);
   if (!streams_match_options(tensors, sgd_streams(momentum))) {
     reference::sgd_step(update, tensors, found_inf);
     return;
   }
   fused_step(
       update, tensors, found_inf,
-      [&](const SgdUpdate::TensorScalars& s, float* const* data, std::int64_t first,
+      [&](const typename SgdUpdateOf<T>::TensorScalars& s, T* const* data, std::int64_t first,
           std::int64_t last) {
         return with_constants(
             [&](auto momentum_on, auto nesterov, auto weight_decay, auto first_step) {
               return update_range<SgdOptions<momentum_on, nesterov, weight_decay, first_step>>(
                   update, s, data, first, last);
             },
-            momentum, update.nesterov, s.weight_decay != 0.0f, s.first_step);
+            momentum, update.nesterov, s.weight_decay != T(0), s.first_step);
       });
 }
 
-void adam_step(const AdamUpdate& update, const std::vector<OptimTensor<AdamUpdate>>& tensors,
-               const int* found_inf, int* skipped_nonfinite) {
+template <typename T>
+void adam_step(const AdamUpdateOf<T>& update,
+               const std::vector<OptimTensor<AdamUpdateOf<T>>>& tensors, const int* found_inf,
+               int* skipped_nonfinite) {
   if (!streams_match_options(tensors, adam_streams(update.amsgrad))) {
     reference::adam_step(update, tensors, found_inf, skipped_nonfinite);
     return;
   }
   const bool skipped = fused_step(
       update, tensors, found_inf,
-      [&](const AdamUpdate::TensorScalars& s, float* const* data, std::int64_t first,
+      [&](const typename AdamUpdateOf<T>::TensorScalars& s, T* const* data, std::int64_t first,
           std::int64_t last) {
         return with_constants(
             [&](auto amsgrad, auto decoupled, auto weight_decay, auto skip_nonfinite) {
               return update_range<AdamOptions<amsgrad, decoupled, weight_decay, skip_nonfinite>>(
                   update, s, data, first, last);
             },
-            update.amsgrad, update.decoupled_weight_decay, s.weight_decay != 0.0f,
+            update.amsgrad, update.decoupled_weight_decay, s.weight_decay != T(0),
             update.skip_nonfinite);
       });
   if (skipped && skipped_nonfinite != nullptr) *skipped_nonfinite = 1;
 }
 
-void radam_step(const RAdamUpdate& update, const std::vector<OptimTensor<RAdamUpdate>>& tensors,
-                const int* found_inf) {
+template <typename T>
+void radam_step(const RAdamUpdateOf<T>& update,
+                const std::vector<OptimTensor<RAdamUpdateOf<T>>>& tensors, const int* found_inf) {
   if (!streams_match_options(tensors, kRAdamStreams)) {
     reference::radam_step(update, tensors, found_inf);
     return;
   }
   fused_step(update, tensors, found_inf,
-             [&](const RAdamUpdate::TensorScalars& s, float* const* data, std::int64_t first,
-                 std::int64_t last) {
+             [&](const typename RAdamUpdateOf<T>::TensorScalars& s, T* const* data,
+                 std::int64_t first, std::int64_t last) {
                return with_constants(
                    [&](auto weight_decay, auto rectified) {
                      return update_range<RAdamOptions<weight_decay, rectified>>(update, s, data,
                                                                                 first, last);
                    },
-                   s.weight_decay != 0.0f, s.rectified);
+                   s.weight_decay != T(0), s.rectified);
              });
 }
+
+#define LG_INSTANTIATE_FUSED_STEPS(T)                                                             \
+  template void sgd_step<T>(const SgdUpdateOf<T>&,                                                \
+                            const std::vector<OptimTensor<SgdUpdateOf<T>>>&, const int*);         \
+  template void adam_step<T>(const AdamUpdateOf<T>&,                                              \
+                             const std::vector<OptimTensor<AdamUpdateOf<T>>>&, const int*, int*); \
+  template void radam_step<T>(const RAdamUpdateOf<T>&,                                            \
+                              const std::vector<OptimTensor<RAdamUpdateOf<T>>>&, const int*);
+LG_INSTANTIATE_FUSED_STEPS(float)
+LG_INSTANTIATE_FUSED_STEPS(double)
+#undef LG_INSTANTIATE_FUSED_STEPS
 
 void adam8bit_step(const AdamUpdate& update, const std::vector<Adam8bitTensor>& tensors,
                    const int* found_inf, int* skipped_nonfinite) {

@@ -1,19 +1,21 @@
 // The fused CUDA optimizer kernels of kernels/backend.h: one launch updates many parameter
 // tensors, reading each of p, g and the states once and writing each once. The per-element math
 // is the CPU's own (kernels/optim_math.h, kernels/quantization_math.h). Layout: multi-tensor lists
-// -> device helpers -> kernels (f32 optimizers, Adam8bit, clip_grad_norm, gradient scaling) ->
-// launchers.
+// -> device helpers -> kernels (elementwise optimizers, Adam8bit, clip_grad_norm, gradient
+// scaling) -> launchers.
 //
 // Note [Multi-tensor launch]
 //   - The host packs the tensors into a TensorList passed BY VALUE as the kernel argument: per
 //     tensor its pointers, size and scalars, plus first_chunk[t], the index of tensor t's first
 //     chunk (a prefix sum). The list is sized to stay within the portable 4 KiB kernel-parameter
 //     limit; longer lists take several launches (GPT-2 small, 148 tensors: 3 or 4).
-//   - One CUDA block per chunk: kChunkElements (16384) elements for the f32 optimizers, 32 quant
+//   - One CUDA block per chunk: kChunkElements (16384) elements for the elementwise optimizers
+//     (float32 or float64, one dtype per launch) and clip_grad_norm, 32 quant
 //     blocks (8192 elements) for Adam8bit. A block finds its tensor by binary search over
 //     first_chunk, so no block-to-tensor table is needed.
-//   - f32 kernels load and store float4 (16-byte) vectors when every pointer of the launch is
-//     16-byte aligned (the caching allocator's blocks are), else single floats.
+//   - The elementwise kernels load and store 16-byte vectors (4 floats or 2 doubles) when every
+//     pointer of the launch is 16-byte aligned (the caching allocator's blocks are), else single
+//     elements.
 //   - Adam8bit: one warp per quant block of 256 elements, 8 per lane (two float4 of p and g,
 //     two 4-byte words of codes per moment); the block's new absmax is a warp max (shuffles),
 //     its reciprocal is taken once, and each code comes from a guess and the maps' midpoint
@@ -27,6 +29,7 @@
 //     tensor's scalars (block_scalars) before any element is touched; when found_inf skips the
 //     step the whole block returns, and the block of the tensor's first chunk counts the skip.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -40,7 +43,7 @@ namespace {
 constexpr int kThreadsPerBlock = 256;
 constexpr int kWarpsPerBlock = kThreadsPerBlock / kWarpSize;
 constexpr int kFloatsPerVector = 4;             // float4
-constexpr std::int64_t kChunkElements = 16384;  // f32 kernels: elements per CUDA block
+constexpr std::int64_t kChunkElements = 16384;  // elementwise kernels: elements per CUDA block
 constexpr int kQuantBlocksPerWarp = 4;          // Adam8bit: quant blocks per warp per chunk
 constexpr std::int64_t kQuantBlocksPerChunk = kWarpsPerBlock * kQuantBlocksPerWarp;
 constexpr int kElementsPerLane = kQuantBlockSize / kWarpSize;  // 8
@@ -96,9 +99,14 @@ std::int64_t update_chunks(const Entry& t, std::int64_t chunks) {
 
 // ---- Device helpers --------------------------------------------------------------------------
 
-struct alignas(16) Float4 {
-  float val[kFloatsPerVector];
+// 16 bytes of T: a float4, or two doubles.
+template <typename T>
+struct alignas(16) Vector16 {
+  static constexpr int kLanes = 16 / static_cast<int>(sizeof(T));
+  T val[kLanes];
 };
+using Float4 = Vector16<float>;
+static_assert(Float4::kLanes == kFloatsPerVector);
 struct alignas(4) Byte4 {
   std::uint8_t val[kFloatsPerVector];
 };
@@ -149,7 +157,7 @@ __device__ bool block_scalars(const Update& update, const List& list, int t, con
   return apply;
 }
 
-// ---- Kernels: f32 optimizers -----------------------------------------------------------------
+// ---- Kernels: elementwise optimizers (float32 and float64) ------------------------------------
 
 // One chunk of one tensor through `update` (Note [Optimizer streams] in kernels/optim_math.h).
 template <typename Update, bool kVectorized>
@@ -157,6 +165,9 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
     multi_tensor_update_kernel(TensorList<OptimTensor<Update>> list, Update update,
                                const int* found_inf, int* skipped_nonfinite) {
   constexpr int kStreams = Update::kNumStreams;
+  using T = typename Update::Scalar;
+  using Vector = Vector16<T>;
+  constexpr int kLanes = Vector::kLanes;
   const int t = locate_tensor(list, blockIdx.x);
   const OptimTensor<Update>& entry = list.tensors[t];
   typename Update::TensorScalars scalars;
@@ -166,17 +177,17 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
   bool skipped = false;
   std::int64_t scalar_begin = begin;
   if constexpr (kVectorized) {
-    const std::int64_t vector_end = begin + (end - begin) / kFloatsPerVector * kFloatsPerVector;
-    for (std::int64_t i = begin + threadIdx.x * kFloatsPerVector; i < vector_end;
-         i += kThreadsPerBlock * kFloatsPerVector) {
-      Float4 v[kStreams];
+    const std::int64_t vector_end = begin + (end - begin) / kLanes * kLanes;
+    for (std::int64_t i = begin + threadIdx.x * kLanes; i < vector_end;
+         i += kThreadsPerBlock * kLanes) {
+      Vector v[kStreams];
 #pragma unroll
       for (int k = 0; k < kStreams; ++k)
-        v[k] = entry.data[k] != nullptr ? *reinterpret_cast<const Float4*>(entry.data[k] + i)
-                                        : Float4{};
+        v[k] = entry.data[k] != nullptr ? *reinterpret_cast<const Vector*>(entry.data[k] + i)
+                                        : Vector{};
 #pragma unroll
-      for (int lane = 0; lane < kFloatsPerVector; ++lane) {
-        float x[kStreams];
+      for (int lane = 0; lane < kLanes; ++lane) {
+        T x[kStreams];
 #pragma unroll
         for (int k = 0; k < kStreams; ++k)
           x[k] = v[k].val[lane];
@@ -188,15 +199,15 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
 #pragma unroll
       for (int k = 0; k < kStreams; ++k)
         if (k != kGradSlot && entry.data[k] != nullptr)
-          *reinterpret_cast<Float4*>(entry.data[k] + i) = v[k];
+          *reinterpret_cast<Vector*>(entry.data[k] + i) = v[k];
     }
     scalar_begin = vector_end;
   }
   for (std::int64_t i = scalar_begin + threadIdx.x; i < end; i += kThreadsPerBlock) {
-    float x[kStreams];
+    T x[kStreams];
 #pragma unroll
     for (int k = 0; k < kStreams; ++k)
-      x[k] = entry.data[k] != nullptr ? entry.data[k][i] : 0.0f;
+      x[k] = entry.data[k] != nullptr ? entry.data[k][i] : T(0);
     skipped |= !update(scalars, x);
 #pragma unroll
     for (int k = 0; k < kStreams; ++k)
@@ -382,44 +393,47 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
 
 // ---- Kernels: clip_grad_norm -----------------------------------------------------------------
 
-// partials[chunk] = sum of |g|^p (max |g| for the inf-norm) over one chunk.
+// partials[chunk] = sum of |g|^p (max |g| for the inf-norm) over one chunk, in T.
+template <typename T>
 __global__ void __launch_bounds__(kThreadsPerBlock)
-    grad_norm_partials_kernel(TensorList<GradSpan> list, float norm_type, bool inf_norm,
-                              float* partials) {
+    grad_norm_partials_kernel(TensorList<GradSpanOf<T>> list, T norm_type, bool inf_norm,
+                              T* partials) {
   const int t = locate_tensor(list, blockIdx.x);
-  const GradSpan& g = list.tensors[t];
+  const GradSpanOf<T>& g = list.tensors[t];
   const std::int64_t begin = (blockIdx.x - list.first_chunk[t]) * kChunkElements;
   const std::int64_t end = min(begin + kChunkElements, g.numel);
-  float acc = 0.0f;
+  T acc = T(0);
   for (std::int64_t i = begin + threadIdx.x; i < end; i += kThreadsPerBlock)
-    acc = inf_norm ? max_propagating_nan(acc, fabsf(g.data[i]))
+    acc = inf_norm ? max_propagating_nan(acc, T(fabs(g.data[i])))
                    : acc + norm_term(g.data[i], norm_type);
-  acc = inf_norm ? block_reduce<kThreadsPerBlock>(acc, MaxPropagatingNanMerge{}, 0.0f)
-                 : block_reduce<kThreadsPerBlock>(acc, SumMerge{}, 0.0f);
+  acc = inf_norm ? block_reduce<kThreadsPerBlock>(acc, MaxPropagatingNanMerge{}, T(0))
+                 : block_reduce<kThreadsPerBlock>(acc, SumMerge{}, T(0));
   if (threadIdx.x == 0) partials[blockIdx.x] = acc;
 }
 
-// One block: total_norm = the norm from the partials.
+// One block: total_norm = the norm from the partials (summed in double).
+template <typename T>
 __global__ void __launch_bounds__(kThreadsPerBlock)
-    grad_norm_finish_kernel(const float* partials, std::int64_t num_partials, float norm_type,
-                            bool inf_norm, float* total_norm) {
+    grad_norm_finish_kernel(const T* partials, std::int64_t num_partials, T norm_type,
+                            bool inf_norm, T* total_norm) {
   double acc = 0.0;
   for (std::int64_t i = threadIdx.x; i < num_partials; i += kThreadsPerBlock)
     acc = inf_norm ? max_propagating_nan(acc, static_cast<double>(partials[i])) : acc + partials[i];
   acc = inf_norm ? block_reduce<kThreadsPerBlock>(acc, MaxPropagatingNanMerge{}, 0.0)
                  : block_reduce<kThreadsPerBlock>(acc, SumMerge{}, 0.0);
   if (threadIdx.x == 0)
-    *total_norm = static_cast<float>(inf_norm ? acc : pow(acc, 1.0 / norm_type));
+    *total_norm = static_cast<T>(inf_norm ? acc : pow(acc, 1.0 / static_cast<double>(norm_type)));
 }
 
 // One chunk of the gradients times clip_coefficient(max_norm, *total_norm).
+template <typename T>
 __global__ void __launch_bounds__(kThreadsPerBlock)
-    clip_grads_kernel(TensorList<GradSpan> list, float max_norm, const float* total_norm) {
+    clip_grads_kernel(TensorList<GradSpanOf<T>> list, T max_norm, const T* total_norm) {
   const int t = locate_tensor(list, blockIdx.x);
-  const GradSpan& g = list.tensors[t];
+  const GradSpanOf<T>& g = list.tensors[t];
   const std::int64_t begin = (blockIdx.x - list.first_chunk[t]) * kChunkElements;
   const std::int64_t end = min(begin + kChunkElements, g.numel);
-  const float coef = clip_coefficient(max_norm, *total_norm);
+  const T coef = clip_coefficient(max_norm, *total_norm);
   for (std::int64_t i = begin + threadIdx.x; i < end; i += kThreadsPerBlock)
     g.data[i] *= coef;
 }
@@ -455,7 +469,7 @@ void launch_update(const Update& update, const std::vector<OptimTensor<Update>>&
                    const int* found_inf, int* skipped_nonfinite) {
   bool aligned = true;
   for (const OptimTensor<Update>& t : tensors)
-    for (float* p : t.data)
+    for (const auto* p : t.data)
       aligned = aligned && aligned16(p);
   const cudaStream_t stream = current_stream();
   for_each_tensor_list(
@@ -476,24 +490,29 @@ void launch_update(const Update& update, const std::vector<OptimTensor<Update>>&
       });
 }
 
-std::int64_t grad_chunks(const GradSpan& g) {
+template <typename T>
+std::int64_t grad_chunks(const GradSpanOf<T>& g) {
   return ceil_div(g.numel, kChunkElements);
 }
 
 }  // namespace
 
-void sgd_step(const SgdUpdate& update, const std::vector<OptimTensor<SgdUpdate>>& tensors,
+template <typename T>
+void sgd_step(const SgdUpdateOf<T>& update, const std::vector<OptimTensor<SgdUpdateOf<T>>>& tensors,
               const int* found_inf) {
   launch_update(update, tensors, found_inf, nullptr);
 }
 
-void adam_step(const AdamUpdate& update, const std::vector<OptimTensor<AdamUpdate>>& tensors,
-               const int* found_inf, int* skipped_nonfinite) {
+template <typename T>
+void adam_step(const AdamUpdateOf<T>& update,
+               const std::vector<OptimTensor<AdamUpdateOf<T>>>& tensors, const int* found_inf,
+               int* skipped_nonfinite) {
   launch_update(update, tensors, found_inf, skipped_nonfinite);
 }
 
-void radam_step(const RAdamUpdate& update, const std::vector<OptimTensor<RAdamUpdate>>& tensors,
-                const int* found_inf) {
+template <typename T>
+void radam_step(const RAdamUpdateOf<T>& update,
+                const std::vector<OptimTensor<RAdamUpdateOf<T>>>& tensors, const int* found_inf) {
   launch_update(update, tensors, found_inf, nullptr);
 }
 
@@ -524,43 +543,60 @@ void adam8bit_step(const AdamUpdate& update, const std::vector<Adam8bitTensor>& 
       });
 }
 
-void grad_norm(const std::vector<GradSpan>& grads, float norm_type, float* total_norm) {
+template <typename T>
+void grad_norm(const std::vector<GradSpanOf<T>>& grads, T norm_type, T* total_norm) {
   std::int64_t chunks = 0;
-  for (const GradSpan& g : grads)
+  for (const GradSpanOf<T>& g : grads)
     chunks += grad_chunks(g);
   // One partial per chunk.
-  Workspace workspace(Workspace::bytes_for<float>(chunks));
-  float* partials = workspace.take<float>(chunks);
+  Workspace workspace(Workspace::bytes_for<T>(chunks));
+  T* partials = workspace.take<T>(chunks);
   const cudaStream_t stream = current_stream();
-  const bool inf_norm = norm_type > 3.0e38f;
+  const bool inf_norm = std::isinf(norm_type);
   std::int64_t offset = 0;
   for_each_tensor_list(
-      grads, grad_chunks, [&](const TensorList<GradSpan>& list, std::int64_t num_chunks) {
-        grad_norm_partials_kernel<<<static_cast<unsigned int>(num_chunks), kThreadsPerBlock, 0,
-                                    stream>>>(list, norm_type, inf_norm, partials + offset);
+      grads, grad_chunks<T>, [&](const TensorList<GradSpanOf<T>>& list, std::int64_t num_chunks) {
+        grad_norm_partials_kernel<T>
+            <<<static_cast<unsigned int>(num_chunks), kThreadsPerBlock, 0, stream>>>(
+                list, norm_type, inf_norm, partials + offset);
         LG_CUDA_CHECK_LAUNCH();
         offset += num_chunks;
       });
-  grad_norm_finish_kernel<<<1, kThreadsPerBlock, 0, stream>>>(partials, offset, norm_type, inf_norm,
-                                                              total_norm);
+  grad_norm_finish_kernel<T>
+      <<<1, kThreadsPerBlock, 0, stream>>>(partials, offset, norm_type, inf_norm, total_norm);
   LG_CUDA_CHECK_LAUNCH();
 }
 
-void clip_grads(const std::vector<GradSpan>& grads, float max_norm, const float* total_norm) {
+template <typename T>
+void clip_grads(const std::vector<GradSpanOf<T>>& grads, T max_norm, const T* total_norm) {
   const cudaStream_t stream = current_stream();
   for_each_tensor_list(
-      grads, grad_chunks, [&](const TensorList<GradSpan>& list, std::int64_t num_chunks) {
-        clip_grads_kernel<<<static_cast<unsigned int>(num_chunks), kThreadsPerBlock, 0, stream>>>(
-            list, max_norm, total_norm);
+      grads, grad_chunks<T>, [&](const TensorList<GradSpanOf<T>>& list, std::int64_t num_chunks) {
+        clip_grads_kernel<T>
+            <<<static_cast<unsigned int>(num_chunks), kThreadsPerBlock, 0, stream>>>(list, max_norm,
+                                                                                     total_norm);
         LG_CUDA_CHECK_LAUNCH();
       });
 }
+
+#define LG_INSTANTIATE_CUDA_OPTIM(T)                                                              \
+  template void sgd_step<T>(const SgdUpdateOf<T>&,                                                \
+                            const std::vector<OptimTensor<SgdUpdateOf<T>>>&, const int*);         \
+  template void adam_step<T>(const AdamUpdateOf<T>&,                                              \
+                             const std::vector<OptimTensor<AdamUpdateOf<T>>>&, const int*, int*); \
+  template void radam_step<T>(const RAdamUpdateOf<T>&,                                            \
+                              const std::vector<OptimTensor<RAdamUpdateOf<T>>>&, const int*);     \
+  template void grad_norm<T>(const std::vector<GradSpanOf<T>>&, T, T*);                           \
+  template void clip_grads<T>(const std::vector<GradSpanOf<T>>&, T, const T*);
+LG_INSTANTIATE_CUDA_OPTIM(float)
+LG_INSTANTIATE_CUDA_OPTIM(double)
+#undef LG_INSTANTIATE_CUDA_OPTIM
 
 void unscale_and_check_finite(const std::vector<GradSpan>& grads, const float* scale,
                               int* found_inf) {
   const cudaStream_t stream = current_stream();
   for_each_tensor_list(
-      grads, grad_chunks, [&](const TensorList<GradSpan>& list, std::int64_t num_chunks) {
+      grads, grad_chunks<float>, [&](const TensorList<GradSpan>& list, std::int64_t num_chunks) {
         unscale_grads_kernel<<<static_cast<unsigned int>(num_chunks), kThreadsPerBlock, 0,
                                stream>>>(list, scale, found_inf);
         LG_CUDA_CHECK_LAUNCH();

@@ -140,24 +140,43 @@ void embedding_backward(DType, void*, const void*, const std::int64_t*, std::int
   throw_cuda_not_built("embedding_backward");
 }
 
-void sgd_step(const SgdUpdate&, const std::vector<OptimTensor<SgdUpdate>>&, const int*) {
+template <typename T>
+void sgd_step(const SgdUpdateOf<T>&, const std::vector<OptimTensor<SgdUpdateOf<T>>>&, const int*) {
   throw_cuda_not_built("sgd_step");
 }
-void adam_step(const AdamUpdate&, const std::vector<OptimTensor<AdamUpdate>>&, const int*, int*) {
+template <typename T>
+void adam_step(const AdamUpdateOf<T>&, const std::vector<OptimTensor<AdamUpdateOf<T>>>&, const int*,
+               int*) {
   throw_cuda_not_built("adam_step");
 }
-void radam_step(const RAdamUpdate&, const std::vector<OptimTensor<RAdamUpdate>>&, const int*) {
+template <typename T>
+void radam_step(const RAdamUpdateOf<T>&, const std::vector<OptimTensor<RAdamUpdateOf<T>>>&,
+                const int*) {
   throw_cuda_not_built("radam_step");
 }
 void adam8bit_step(const AdamUpdate&, const std::vector<Adam8bitTensor>&, const int*, int*) {
   throw_cuda_not_built("adam8bit_step");
 }
-void grad_norm(const std::vector<GradSpan>&, float, float*) {
+template <typename T>
+void grad_norm(const std::vector<GradSpanOf<T>>&, T, T*) {
   throw_cuda_not_built("clip_grad_norm_");
 }
-void clip_grads(const std::vector<GradSpan>&, float, const float*) {
+template <typename T>
+void clip_grads(const std::vector<GradSpanOf<T>>&, T, const T*) {
   throw_cuda_not_built("clip_grad_norm_");
 }
+#define LG_INSTANTIATE_OPTIM_STUBS(T)                                                             \
+  template void sgd_step<T>(const SgdUpdateOf<T>&,                                                \
+                            const std::vector<OptimTensor<SgdUpdateOf<T>>>&, const int*);         \
+  template void adam_step<T>(const AdamUpdateOf<T>&,                                              \
+                             const std::vector<OptimTensor<AdamUpdateOf<T>>>&, const int*, int*); \
+  template void radam_step<T>(const RAdamUpdateOf<T>&,                                            \
+                              const std::vector<OptimTensor<RAdamUpdateOf<T>>>&, const int*);     \
+  template void grad_norm<T>(const std::vector<GradSpanOf<T>>&, T, T*);                           \
+  template void clip_grads<T>(const std::vector<GradSpanOf<T>>&, T, const T*);
+LG_INSTANTIATE_OPTIM_STUBS(float)
+LG_INSTANTIATE_OPTIM_STUBS(double)
+#undef LG_INSTANTIATE_OPTIM_STUBS
 void unscale_and_check_finite(const std::vector<GradSpan>&, const float*, int*) {
   throw_cuda_not_built("unscale_and_check_finite");
 }
