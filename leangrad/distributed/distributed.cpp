@@ -140,9 +140,10 @@ void destroy_process_group() {
   const bool healthy = !group->is_broken();
   group->shutdown();
   group.reset();
-  // Rank 0 serves the store: keep it up until the others are done with it (they leave when
-  // they destroy their group or exit). After a failure the others are reading the store to name
-  // the missing ranks; dead ranks have left already, so this is short unless a rank hangs, and
+  // Rank 0 serves the store (not under leangrad-run, whose launcher does: Note [The launcher's
+  // store] in tcp_store_server.cpp): keep it up until the others are done with it (they leave
+  // when they destroy their group or exit). After a failure the others are reading the store to
+  // name the missing ranks; dead ranks have left already, so this is short unless a rank hangs, and
   // then it is bounded by a few seconds.
   if (met.tcp_store) {
     const auto bound =

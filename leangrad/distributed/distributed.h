@@ -32,9 +32,10 @@ void init_process_group(Backend backend);
 void init_process_group(const InitOptions& options);
 bool is_initialized();
 // Stops the default group: the collectives already queued run first (each within the timeout),
-// later calls throw, also through a handle kept from before. Rank 0, whose process
-// serves the TCP store, then waits for the other ranks to leave it: at most the timeout, or at
-// most 5 s after a failure (the others are reading the store to name the missing ranks).
+// later calls throw, also through a handle kept from before. Rank 0, when its process serves
+// the TCP store (not under leangrad-run, whose launcher serves it), then waits for the other
+// ranks to leave it: at most the timeout, or at most 5 s after a failure (the others are reading
+// the store to name the missing ranks).
 // Other threads are not held up meanwhile: from its start, is_initialized() is false and
 // get_rank() throws, at once; init_process_group waits for it to end.
 void destroy_process_group();

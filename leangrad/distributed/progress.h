@@ -66,9 +66,9 @@ class ProgressBoard {
 // character boundary and ended with "..." when cut.
 std::string quote_report(const std::string& reason, std::size_t max_chars);
 
-// The ranks of a group of `size`, other than `self`, whose connection to the TCP store has
-// closed, first leaver first (store_keys::left). Empty with the file store. Throws Error when
-// the store cannot be read.
-std::vector<int> ranks_that_left(Store& store, int size, int self);
+// The ranks of a group of `size` (its keys under `prefix`), other than `self`, whose connection
+// to the TCP store has closed, first leaver first (store_keys::left). Empty with the file store.
+// Throws Error when the store cannot be read.
+std::vector<int> ranks_that_left(Store& store, const std::string& prefix, int size, int self);
 
 }  // namespace leangrad::distributed
