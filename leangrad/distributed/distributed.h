@@ -44,9 +44,11 @@ void destroy_process_group();
 // this rank exited (or never arrived), their Error quotes `message` ("rank 1 has exited (its
 // connection to the store closed); it reported: <message>"). Call it from the program's
 // top-level catch before exiting, as torch.distributed.elastic's @record does for Python; a
-// collective that fails records its own Error already. Does nothing without a process group
-// (nor after destroy_process_group has started); never throws. Note [Why a rank failed] in
-// progress.cpp.
+// collective that fails records its own Error already. The report is stored when it returns.
+// Works while destroy_process_group runs (on another thread), until destroy closes this rank's
+// connection to the store; does nothing without a process group, so nothing once
+// destroy_process_group has returned (Note [Reports while destroying] in distributed.cpp).
+// Never throws. Note [Why a rank failed] in progress.cpp.
 //
 //   } catch (const leangrad::Error& e) {
 //     distributed::record_error(e.what());

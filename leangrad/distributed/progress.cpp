@@ -33,7 +33,7 @@
 // Note [Why a rank failed]
 // A left key says that a rank exited, not why; the reason is on that rank's terminal, which on
 // a cluster is another machine's log. So a rank that fails leaves its reason on the board:
-// - g<n>/error/<rank> = the message, posted (report()) by the Gloo group's fail() and the NCCL
+// - g<n>/error/<rank> = the message, set (report()) by the Gloo group's fail() and the NCCL
 //   group's break_group with the Error they raise, and by distributed::record_error, which a
 //   program calls from its top-level catch before it exits (leangrad-train does): the failures
 //   in the program's own code (a corrupt file, a bad option, out of memory) no collective saw;
@@ -136,7 +136,8 @@ void ProgressBoard::finish(std::uint64_t seq) {
 
 void ProgressBoard::report(const std::string& why) noexcept {
   try {
-    store_->post(store_keys::error(prefix_, rank_), why.substr(0, kReportBytes));
+    // A set, not a post: when it returns the report is stored (one round trip, on a failing path).
+    store_->set(store_keys::error(prefix_, rank_), why.substr(0, kReportBytes));
   } catch (...) {  // Note [Why a rank failed]: never in the way of the error being raised
   }
 }

@@ -26,8 +26,8 @@ class ProgressBoard {
   void finish(std::uint64_t seq);
   // Records why this rank failed (store_keys::error), for the other ranks' diagnose() to quote:
   // the Error of its failed collective, or what the program gave distributed::record_error.
-  // Kept to kReportBytes. Never throws: a store that cannot be written is ignored (this runs on
-  // the way to an error that says more).
+  // Kept to kReportBytes; stored when it returns (a set, answered). Never throws: a store that
+  // cannot be written is ignored (this runs on the way to an error that says more).
   void report(const std::string& why) noexcept;
 
   // The ranks other than this one that exited (their connection to the TCP store closed) before
