@@ -604,6 +604,22 @@ TEST(LeangradRun, RunsTheCollectivesOfTwoDistWorkerRanks) {
       << o.describe();
 }
 
+// The launcher holds the store's port for as long as the ranks run: a rank 0 told to serve the
+// store itself (LEANGRAD_USE_AGENT_STORE=0, as without leangrad-run) finds the port in use. So in
+// the runs above, which pass, rank 0 joined the launcher's store and bound no port.
+TEST(LeangradRun, TheLaunchersStoreHoldsThePortWhileTheRanksRun) {
+  if (!LEANGRAD_TEST_WITH_GLOO) GTEST_SKIP() << "built without Gloo";
+  const Outcome o = run({"--nproc-per-node", "1", "sh", "-c",
+                         "LEANGRAD_USE_AGENT_STORE=0 exec \"$0\" init_only", LEANGRAD_DIST_WORKER},
+                        {{"LEANGRAD_DIST_TIMEOUT_S", "20"}});
+  EXPECT_EQ(o.exit_code, 2) << o.describe();
+  EXPECT_TRUE(std::regex_search(
+      o.out,
+      std::regex(R"(\[rank 0\] ERROR: init_process_group: rank 0 cannot serve the store: TCP )"
+                 R"(store: port \d+ is already in use)")))
+      << o.describe();
+}
+
 // Two groups one after the other (destroy_process_group, init_process_group) on the launcher's
 // one store, which serves every group of the job (Note [The launcher's store]).
 TEST(LeangradRun, TwoGroupsOneAfterTheOtherShareTheLaunchersStore) {
