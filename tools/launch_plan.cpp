@@ -1,8 +1,6 @@
 // leangrad-run's options, program lookup and rank environments (launch_plan.h).
 #include "launch_plan.h"
 
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -44,7 +42,7 @@ void check_and_complete(LaunchOptions& o) {
     // Each node's launcher must name the same master: a default could differ between nodes.
     if (o.master_addr.empty()) {
       throw UsageError("--nnodes " + std::to_string(o.nnodes) +
-                       " needs --master-addr: the address of node 0, whose rank 0 serves the "
+                       " needs --master-addr: the address of node 0, whose leangrad-run serves the "
                        "store, the same on every node");
     }
     if (o.master_port == 0) {
@@ -53,7 +51,6 @@ void check_and_complete(LaunchOptions& o) {
     }
   }
   if (o.master_addr.empty()) o.master_addr = "127.0.0.1";
-  if (o.master_port == 0) o.master_port = free_tcp_port();
 }
 
 std::string find_program(const std::string& program, const char* path_variable) {
@@ -106,6 +103,7 @@ std::vector<std::string> rank_environment(const LaunchOptions& o, int local_rank
       {"LOCAL_WORLD_SIZE", std::to_string(o.nproc_per_node)},
       {"MASTER_ADDR", o.master_addr},
       {"MASTER_PORT", std::to_string(o.master_port)},
+      {"LEANGRAD_USE_AGENT_STORE", "1"},  // Note [The launcher's store] (tcp_store_server.cpp)
   };
   std::vector<std::string> environment;
   bool omp_inherited = false;
@@ -124,22 +122,6 @@ std::vector<std::string> rank_environment(const LaunchOptions& o, int local_rank
 int default_omp_threads(int cores, int nproc_per_node) {
   if (nproc_per_node <= 1) return 0;
   return cores / nproc_per_node > 1 ? cores / nproc_per_node : 1;
-}
-
-int free_tcp_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) throw std::runtime_error(std::string("socket: ") + std::strerror(errno));
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_ANY);  // free on every address, whichever rank 0 binds
-  address.sin_port = 0;
-  socklen_t length = sizeof(address);
-  const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0 &&
-                  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0;
-  const int error = errno;
-  ::close(fd);
-  if (!ok) throw std::runtime_error(std::string("no free TCP port: ") + std::strerror(error));
-  return ntohs(address.sin_port);
 }
 
 }  // namespace leangrad::tools

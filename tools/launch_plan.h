@@ -1,7 +1,8 @@
 // What leangrad-run starts, decided before anything runs: its options checked and completed
-// (the master's address and port), the program found in PATH as exec would find it, and the
-// environment of each rank (torchrun's variables, docs/distributed.md). No processes here: the
-// launcher itself is leangrad_run.cpp, and tests/tools/test_launch_plan.cpp tests these rules.
+// (the master's address), the program found in PATH as exec would find it, and the environment
+// of each rank (torchrun's variables, docs/distributed.md). No processes and no sockets here:
+// the launcher itself is leangrad_run.cpp (which serves the store on node 0 and so fills in the
+// port), and tests/tools/test_launch_plan.cpp tests these rules.
 #pragma once
 
 #include <stdexcept>
@@ -20,14 +21,15 @@ struct LaunchOptions {
   int nnodes = 1;                    // nodes of the job, each running one leangrad-run
   int node_rank = 0;                 // this node's index in 0..nnodes-1
   std::string master_addr;           // rank 0's host; empty: 127.0.0.1 (one node only)
-  int master_port = 0;               // rank 0's store port; 0: a free port (one node only)
+  int master_port = 0;               // the store's port; 0: the one node's launcher binds any
   double grace_period_s = 5;         // from SIGTERM to SIGKILL when the ranks are stopped
   std::vector<std::string> command;  // the program and its arguments
 };
 
 // Checks `o` (throws UsageError naming the option) and fills in the defaults: on one node the
-// master is 127.0.0.1 on a port that is free now; on several nodes both must be given, since
-// every node must name the same one.
+// master is 127.0.0.1, and a port left 0 is the one node 0's launcher gets when it binds the
+// store's (leangrad_run.cpp); on several nodes both must be given, since every node must name
+// the same one.
 void check_and_complete(LaunchOptions& o);
 
 // The file exec would run for `program`: the program itself when it contains a '/', else the
@@ -36,9 +38,10 @@ void check_and_complete(LaunchOptions& o);
 std::string find_program(const std::string& program, const char* path_variable);
 
 // The environment of local rank `local_rank` ("NAME=value" strings): `inherited` (the launcher's
-// own environment) with RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR and
-// MASTER_PORT set for this rank, and OMP_NUM_THREADS set to `omp_threads` unless it is inherited
-// or `omp_threads` is 0.
+// own environment) with RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR,
+// MASTER_PORT (o.master_port must be the store's by now) and LEANGRAD_USE_AGENT_STORE=1 (node
+// 0's launcher serves the store: rank 0 joins it rather than serving it) set for this rank, and
+// OMP_NUM_THREADS set to `omp_threads` unless it is inherited or `omp_threads` is 0.
 std::vector<std::string> rank_environment(const LaunchOptions& o, int local_rank,
                                           const std::vector<std::string>& inherited,
                                           int omp_threads);
@@ -47,9 +50,5 @@ std::vector<std::string> rank_environment(const LaunchOptions& o, int local_rank
 // the node (at least 1), so N ranks do not each start a thread per core; 0 (leave OpenMP's default)
 // for a single rank.
 int default_omp_threads(int cores, int nproc_per_node);
-
-// A TCP port no socket of this machine was bound to a moment ago (bound to port 0 and released).
-// Another program may take it before rank 0 does; rank 0 then fails saying the port is in use.
-int free_tcp_port();
 
 }  // namespace leangrad::tools

@@ -2,7 +2,8 @@
 // (rank_launcher.h). Design:
 // - Local rank r is global rank node_rank * N + r, started with posix_spawnp (the program looked up
 //   in PATH as exec does) and the environment of launch_plan.h: RANK, WORLD_SIZE, LOCAL_RANK,
-//   LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT (and OMP_NUM_THREADS, shared out when unset).
+//   LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT, LEANGRAD_USE_AGENT_STORE=1 (node 0's launcher
+//   serves the store: leangrad_run.cpp) and OMP_NUM_THREADS (shared out when unset).
 // - Each rank leads a process group of its own, and every signal goes to the whole group; ranks
 //   are reaped only at the end (Note [One process group per rank]).
 // - A rank's stdout and stderr are pipes. One poll() loop reads them all and writes each line,

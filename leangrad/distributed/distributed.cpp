@@ -17,11 +17,25 @@
 // after releasing it: from its first moment the other threads see no group, at once.
 // init_process_group waits while a destroy is in progress, so the next group's store does not
 // find the port still served by the last one.
+//
+// Note [Reports while destroying]
+// record_error posts through this process's connection to the store, which
+// destroy_process_group keeps until its very end (rank 0, when it serves the store, waits there
+// for the others). A report is most needed then: another thread failing while the main thread
+// drains the queue or waits. So the state keeps where reports go (`report_to`: the store, the
+// group's prefix, rank and size) from init_process_group until destroy_process_group closes the
+// connection, separately from the group, which is gone from destroy's first moment; record_error
+// during a destroy still posts, before the departure that closing the connection records. Once
+// destroy_process_group has returned, this rank has left the store, and the others read its
+// departure as final (Note [Why a rank failed] in progress.cpp): a later report would need a new
+// connection, which the server would count as the rank joining again, and rank 0's store may be
+// gone. So record_error does nothing after it, as without a group (a documented limit).
 #include <leangrad/distributed/distributed.h>
 
 #include <algorithm>
 #include <condition_variable>
 #include <mutex>
+#include <optional>
 #include <utility>
 
 #include <leangrad/core/error.h>
@@ -34,6 +48,14 @@
 namespace leangrad::distributed {
 namespace {
 
+// Where record_error posts (Note [Reports while destroying]).
+struct ReportTarget {
+  std::shared_ptr<Store> store;
+  std::string prefix;
+  int rank = 0;
+  int size = 0;
+};
+
 struct DefaultGroup {
   std::mutex mutex;
   ProcessGroupConfig config;
@@ -42,6 +64,7 @@ struct DefaultGroup {
   int generation = 0;       // how many groups this process has made (store_keys::group_prefix)
   bool destroying = false;  // Note [Destroying outside the lock]
   std::condition_variable destroyed;
+  std::optional<ReportTarget> report_to;  // Note [Reports while destroying]
 };
 
 DefaultGroup& state() {
@@ -104,6 +127,7 @@ void init_process_group(const InitOptions& options) {
                                             : make_nccl_process_group(setup);
   s.generation += 1;
   s.config = config;
+  s.report_to = ReportTarget{met.store, prefix, config.rank, config.world_size};
   s.rendezvous = std::move(met);
 }
 
@@ -132,6 +156,7 @@ void destroy_process_group() {
     ~Done() {
       {
         std::lock_guard lock(s.mutex);
+        s.report_to.reset();  // also when something threw, before `met` closes the store
         s.destroying = false;
       }
       s.destroyed.notify_all();
@@ -140,34 +165,35 @@ void destroy_process_group() {
   const bool healthy = !group->is_broken();
   group->shutdown();
   group.reset();
-  // Rank 0 serves the store: keep it up until the others are done with it (they leave when
-  // they destroy their group or exit). After a failure the others are reading the store to name
-  // the missing ranks; dead ranks have left already, so this is short unless a rank hangs, and
+  // Rank 0 serves the store (not under leangrad-run, whose launcher does: Note [The launcher's
+  // store] in tcp_store_server.cpp): keep it up until the others are done with it (they leave
+  // when they destroy their group or exit). After a failure the others are reading the store to
+  // name the missing ranks; dead ranks have left already, so this is short unless a rank hangs, and
   // then it is bounded by a few seconds.
   if (met.tcp_store) {
     const auto bound =
         healthy ? timeout : std::min<std::chrono::milliseconds>(timeout, std::chrono::seconds(5));
     met.tcp_store->wait_for_ranks_to_leave(std::chrono::steady_clock::now() + bound);
   }
+  {
+    // Reports go through the store until it closes (Note [Reports while destroying]).
+    std::lock_guard lock(s.mutex);
+    s.report_to.reset();
+  }
   met = Rendezvous();  // closes this rank's connection (rank 0: then stops the server)
 }
 
 void record_error(const std::string& message) noexcept {
   try {
-    std::shared_ptr<Store> store;
-    std::string prefix;
-    int rank = 0;
-    int size = 0;
+    ReportTarget target;
     {
       DefaultGroup& s = state();
       std::lock_guard lock(s.mutex);
-      if (s.group == nullptr) return;
-      store = s.rendezvous.store;
-      prefix = store_keys::group_prefix(s.generation);
-      rank = s.group->rank();
-      size = s.group->size();
+      if (!s.report_to) return;  // Note [Reports while destroying]
+      target = *s.report_to;
     }
-    ProgressBoard(std::move(store), std::move(prefix), rank, size).report(message);
+    ProgressBoard(std::move(target.store), std::move(target.prefix), target.rank, target.size)
+        .report(message);
   } catch (...) {  // never in the way of the error the program is exiting with
   }
 }

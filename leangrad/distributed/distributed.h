@@ -32,9 +32,10 @@ void init_process_group(Backend backend);
 void init_process_group(const InitOptions& options);
 bool is_initialized();
 // Stops the default group: the collectives already queued run first (each within the timeout),
-// later calls throw, also through a handle kept from before. Rank 0, whose process
-// serves the TCP store, then waits for the other ranks to leave it: at most the timeout, or at
-// most 5 s after a failure (the others are reading the store to name the missing ranks).
+// later calls throw, also through a handle kept from before. Rank 0, when its process serves
+// the TCP store (not under leangrad-run, whose launcher serves it), then waits for the other
+// ranks to leave it: at most the timeout, or at most 5 s after a failure (the others are reading
+// the store to name the missing ranks).
 // Other threads are not held up meanwhile: from its start, is_initialized() is false and
 // get_rank() throws, at once; init_process_group waits for it to end.
 void destroy_process_group();
@@ -43,9 +44,11 @@ void destroy_process_group();
 // this rank exited (or never arrived), their Error quotes `message` ("rank 1 has exited (its
 // connection to the store closed); it reported: <message>"). Call it from the program's
 // top-level catch before exiting, as torch.distributed.elastic's @record does for Python; a
-// collective that fails records its own Error already. Does nothing without a process group
-// (nor after destroy_process_group has started); never throws. Note [Why a rank failed] in
-// progress.cpp.
+// collective that fails records its own Error already. The report is stored when it returns.
+// Works while destroy_process_group runs (on another thread), until destroy closes this rank's
+// connection to the store; does nothing without a process group, so nothing once
+// destroy_process_group has returned (Note [Reports while destroying] in distributed.cpp).
+// Never throws. Note [Why a rank failed] in progress.cpp.
 //
 //   } catch (const leangrad::Error& e) {
 //     distributed::record_error(e.what());

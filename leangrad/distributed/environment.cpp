@@ -136,12 +136,14 @@ ProcessGroupConfig resolve_init_options(const InitOptions& options, const Enviro
            "init_process_group: MASTER_ADDR is not set: the host name or address of rank 0's "
            "machine, where the store runs (127.0.0.1 when every rank runs on this machine)");
 
+  bool port_from_environment = false;
   if (options.master_port() >= 0) {
     LG_CHECK(options.master_port() <= 65535, "init_process_group: master_port ",
              options.master_port(), " is not a port (0 to 65535)");
     config.master_port = options.master_port();
   } else if (const std::optional<std::string> port = env("MASTER_PORT")) {
     config.master_port = parse_int("MASTER_PORT", *port, 0, 65535);
+    port_from_environment = true;
   } else {
     LG_CHECK(!need_master,
              "init_process_group: MASTER_PORT is not set: a free TCP port on rank 0's machine "
@@ -151,6 +153,18 @@ ProcessGroupConfig resolve_init_options(const InitOptions& options, const Enviro
   LG_CHECK(config.master_port != 0 || !need_master,
            "init_process_group: MASTER_PORT=0 lets the system pick rank 0's port, which the "
            "other ranks cannot know: give a fixed port (e.g. 29500)");
+
+  // leangrad-run serves the store at MASTER_PORT itself (Note [The launcher's store] in
+  // tcp_store_server.cpp). A port given in InitOptions is the program's own store: rank 0 serves
+  // it, as without a launcher.
+  if (const std::optional<std::string> agent = env("LEANGRAD_USE_AGENT_STORE")) {
+    LG_CHECK(*agent == "0" || *agent == "1", "init_process_group: LEANGRAD_USE_AGENT_STORE='",
+             printable(*agent),
+             "' must be 1 (the launcher serves the store at MASTER_ADDR:MASTER_PORT: leangrad-run "
+             "sets it) or 0 (rank 0 serves it)");
+    config.agent_store = *agent == "1" && port_from_environment && config.master_port != 0 &&
+                         config.file_store_dir.empty();
+  }
 
   if (const std::optional<std::string> signatures = env("LEANGRAD_DIST_SIGNATURES")) {
     LG_CHECK(*signatures == "0" || *signatures == "1",

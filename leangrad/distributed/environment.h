@@ -8,7 +8,8 @@
 //   Open MPI (mpirun)        OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_SIZE, OMPI_COMM_WORLD_LOCAL_RANK
 //   Slurm (srun)             SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID
 // and, with every family, MASTER_ADDR and MASTER_PORT (rank 0's host and the store's port),
-// LEANGRAD_DIST_TIMEOUT_S, LEANGRAD_STORE and LEANGRAD_DIST_SIGNATURES.
+// LEANGRAD_DIST_TIMEOUT_S, LEANGRAD_STORE, LEANGRAD_DIST_SIGNATURES and LEANGRAD_USE_AGENT_STORE
+// (leangrad-run's: the launcher serves the store at MASTER_ADDR:MASTER_PORT already).
 #pragma once
 
 #include <chrono>
@@ -30,6 +31,10 @@ struct ProcessGroupConfig {
   int master_port = 0;
   std::chrono::milliseconds timeout = kDefaultTimeout;
   std::string file_store_dir;  // empty: the TCP store
+  // The TCP store is served by the launcher (LEANGRAD_USE_AGENT_STORE=1 and the port is
+  // MASTER_PORT's), so rank 0 joins it as a client instead of serving it (Note [The launcher's
+  // store] in tcp_store_server.cpp).
+  bool agent_store = false;
   // Whether collectives exchange signatures first (Note [Signatures] in collective.cpp);
   // LEANGRAD_DIST_SIGNATURES=0 turns it off.
   bool check_signatures = true;

@@ -7,7 +7,7 @@
 // - g<n>/progress/<rank> = "<seq> <description>": every rank overwrites it as it enters each
 //   collective, before any data moves, with Store::post (a message to the TCP store without
 //   waiting for its answer: no round trip on the collective's path);
-// - leangrad/left/<rank>: set by the TCP store's server when that rank's connection closes,
+// - g<n>/left/<rank>: set by the TCP store's server when that rank's connection closes,
 //   which the kernel does for a process that exits or is killed.
 // A rank whose collective #s failed reads both for every other rank: a rank whose last record
 // is below s "did not arrive", a rank with a left key "has exited". The file store has no server
@@ -33,7 +33,7 @@
 // Note [Why a rank failed]
 // A left key says that a rank exited, not why; the reason is on that rank's terminal, which on
 // a cluster is another machine's log. So a rank that fails leaves its reason on the board:
-// - g<n>/error/<rank> = the message, posted (report()) by the Gloo group's fail() and the NCCL
+// - g<n>/error/<rank> = the message, set (report()) by the Gloo group's fail() and the NCCL
 //   group's break_group with the Error they raise, and by distributed::record_error, which a
 //   program calls from its top-level catch before it exits (leangrad-train does): the failures
 //   in the program's own code (a corrupt file, a bad option, out of memory) no collective saw;
@@ -106,11 +106,11 @@ std::string quote_report(const std::string& reason, std::size_t max_chars) {
   return line + ellipsis;
 }
 
-std::vector<int> ranks_that_left(Store& store, int size, int self) {
+std::vector<int> ranks_that_left(Store& store, const std::string& prefix, int size, int self) {
   std::vector<std::pair<std::int64_t, int>> departures;  // (time, rank)
   for (int r = 0; r < size; ++r) {
     if (r == self) continue;
-    if (const std::optional<std::string> when = store.try_get(store_keys::left(r))) {
+    if (const std::optional<std::string> when = store.try_get(store_keys::left(prefix, r))) {
       std::int64_t ms = 0;
       std::from_chars(when->data(), when->data() + when->size(), ms);
       departures.emplace_back(ms, r);
@@ -136,7 +136,8 @@ void ProgressBoard::finish(std::uint64_t seq) {
 
 void ProgressBoard::report(const std::string& why) noexcept {
   try {
-    store_->post(store_keys::error(prefix_, rank_), why.substr(0, kReportBytes));
+    // A set, not a post: when it returns the report is stored (one round trip, on a failing path).
+    store_->set(store_keys::error(prefix_, rank_), why.substr(0, kReportBytes));
   } catch (...) {  // Note [Why a rank failed]: never in the way of the error being raised
   }
 }
@@ -151,7 +152,7 @@ std::string ProgressBoard::quoted_report(int r) noexcept {
 }
 
 std::vector<int> ProgressBoard::exited_before_finishing(std::uint64_t seq) {
-  std::vector<int> exited = ranks_that_left(*store_, size_, rank_);  // first: see the Note
+  std::vector<int> exited = ranks_that_left(*store_, prefix_, size_, rank_);  // first: see the Note
   std::erase_if(exited, [&](int r) {
     const std::optional<std::string> record = store_->try_get(store_keys::finished(prefix_, r));
     std::uint64_t completed = 0;

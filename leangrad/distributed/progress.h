@@ -26,8 +26,8 @@ class ProgressBoard {
   void finish(std::uint64_t seq);
   // Records why this rank failed (store_keys::error), for the other ranks' diagnose() to quote:
   // the Error of its failed collective, or what the program gave distributed::record_error.
-  // Kept to kReportBytes. Never throws: a store that cannot be written is ignored (this runs on
-  // the way to an error that says more).
+  // Kept to kReportBytes; stored when it returns (a set, answered). Never throws: a store that
+  // cannot be written is ignored (this runs on the way to an error that says more).
   void report(const std::string& why) noexcept;
 
   // The ranks other than this one that exited (their connection to the TCP store closed) before
@@ -66,9 +66,9 @@ class ProgressBoard {
 // character boundary and ended with "..." when cut.
 std::string quote_report(const std::string& reason, std::size_t max_chars);
 
-// The ranks of a group of `size`, other than `self`, whose connection to the TCP store has
-// closed, first leaver first (store_keys::left). Empty with the file store. Throws Error when
-// the store cannot be read.
-std::vector<int> ranks_that_left(Store& store, int size, int self);
+// The ranks of a group of `size` (its keys under `prefix`), other than `self`, whose connection
+// to the TCP store has closed, first leaver first (store_keys::left). Empty with the file store.
+// Throws Error when the store cannot be read.
+std::vector<int> ranks_that_left(Store& store, const std::string& prefix, int size, int self);
 
 }  // namespace leangrad::distributed

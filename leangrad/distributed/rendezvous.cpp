@@ -133,10 +133,12 @@ Rendezvous open_store(const ProcessGroupConfig& config, int generation) {
   if (!config.file_store_dir.empty()) {
     result.store = make_file_store(config.file_store_dir, config.timeout);
   } else {
-    result.tcp_store = std::make_shared<TCPStore>(
-        config.master_addr, config.master_port, config.rank, config.world_size, config.timeout,
-        /*serve=*/config.rank == 0, store_keys::init_error(store_keys::group_prefix(generation)),
-        generation);
+    const TCPStore::Server server = config.agent_store ? TCPStore::Server::Launcher
+                                    : config.rank == 0 ? TCPStore::Server::ThisProcess
+                                                       : TCPStore::Server::Rank0;
+    result.tcp_store =
+        std::make_shared<TCPStore>(config.master_addr, config.master_port, config.rank,
+                                   config.world_size, config.timeout, server, generation);
     result.store = result.tcp_store;
     result.local_address = result.tcp_store->local_address();
   }

@@ -1,7 +1,8 @@
 // Rendezvous: how the processes of a job find each other before their first collective. Each
-// rank opens the store (rank 0 serves the TCP store; every rank opens a file store), publishes
-// its world size, backend and signature setting under g<n>/init/settings/<rank>, and waits until
-// every rank of the job has, comparing as the values arrive. It fails within seconds on a
+// rank opens the store (rank 0 serves the TCP store, unless the launcher does; every rank opens
+// a file store), publishes its world size, backend and signature setting under
+// g<n>/init/settings/<rank>, and waits until every rank of the job has, comparing as the values
+// arrive. It fails within seconds on a
 // mismatched setting, a refused rank or an unreachable store, and after the timeout names the
 // ranks that never came.
 #pragma once
@@ -30,9 +31,9 @@ struct Rendezvous {
 Rendezvous rendezvous(const ProcessGroupConfig& config, int generation);
 
 // The two halves of rendezvous. open_store connects to the store (rank 0 serves the TCP store
-// first: with master_port 0 on any free port, which tcp_store->port() then tells, as PyTorch's
-// TCPStore(port=0) does). meet publishes this rank's settings and waits for every rank, and on
-// a failure tells the others why before it throws.
+// first, unless config.agent_store: with master_port 0 on any free port, which
+// tcp_store->port() then tells, as PyTorch's TCPStore(port=0) does). meet publishes this rank's
+// settings and waits for every rank, and on a failure tells the others why before it throws.
 Rendezvous open_store(const ProcessGroupConfig& config, int generation);
 Rendezvous meet(Rendezvous opened, const ProcessGroupConfig& config, int generation);
 

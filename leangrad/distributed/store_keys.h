@@ -18,9 +18,10 @@
 //                                           collective, or what distributed::record_error was
 //                                           given; quoted by the other ranks' failures (Note
 //                                           [Why a rank failed] in progress.cpp)
-//   leangrad/left/<rank>         (decimal)  written by the TCP store's server when the
-//                                           connection of <rank> closes (it exited or was
-//                                           killed): milliseconds since the server started
+//   g<n>/left/<rank>             (decimal)  written by the TCP store's server when the
+//                                           connection <rank> opened for group n closes (it
+//                                           exited, was killed, or destroyed the group):
+//                                           milliseconds since the server started
 #pragma once
 
 #include <string>
@@ -58,8 +59,8 @@ inline std::string finished(const std::string& prefix, int rank) {
 inline std::string error(const std::string& prefix, int rank) {
   return join(prefix, "error/", std::to_string(rank));
 }
-inline std::string left(int rank) {
-  return join("leangrad/left/", std::to_string(rank));
+inline std::string left(const std::string& prefix, int rank) {
+  return join(prefix, "left/", std::to_string(rank));
 }
 
 }  // namespace leangrad::distributed::store_keys

@@ -17,12 +17,12 @@ constexpr auto kBusyPause = std::chrono::milliseconds(20);
 }  // namespace
 
 TCPStore::TCPStore(std::string host, int port, int rank, int world_size,
-                   std::chrono::milliseconds timeout, bool serve, const std::string& init_error_key,
-                   int generation)
-    : Store(timeout), host_(std::move(host)), port_(port), rank_(rank) {
+                   std::chrono::milliseconds timeout, Server server, int generation)
+    : Store(timeout), host_(std::move(host)), port_(port), rank_(rank), served_by_(server) {
+  const bool serve = server == Server::ThisProcess;
   if (serve) {
     try {
-      server_ = std::make_unique<TCPStoreServer>(port, world_size, generation, init_error_key);
+      server_ = std::make_unique<TCPStoreServer>(port, world_size, generation);
     } catch (const Error& e) {
       LG_THROW(Error, "init_process_group: rank ", rank, " cannot serve the store: ", e.message());
     }
@@ -43,6 +43,13 @@ TCPStore::TCPStore(std::string host, int port, int rank, int world_size,
         LG_THROW(Error, "init_process_group: rank ", rank,
                  " serves the store but cannot reach it through MASTER_ADDR: ", e.message(),
                  ". MASTER_ADDR must name rank 0's machine");
+      }
+      if (server == Server::Launcher) {
+        LG_THROW(Error, "init_process_group: rank ", rank,
+                 " could not reach the store of leangrad-run at MASTER_ADDR:MASTER_PORT = ",
+                 net::host_port(host_, port_), ": ", e.message(),
+                 ". Is node 0's leangrad-run still running, and is --master-addr an address of "
+                 "node 0 that this machine reaches?");
       }
       LG_THROW(Error, "init_process_group: rank ", rank, " could not reach the store of rank 0 at ",
                "MASTER_ADDR:MASTER_PORT = ", net::host_port(host_, port_), ": ", e.message(),
@@ -80,8 +87,13 @@ TCPStore::TCPStore(std::string host, int port, int rank, int world_size,
 
 TCPStore::~TCPStore() = default;
 
+const char* TCPStore::server_name() const {
+  return served_by_ == Server::Launcher ? "leangrad-run" : "rank 0";
+}
+
 std::string TCPStore::describe() const {
-  return "the TCP store at " + net::host_port(host_, port_) + " (served by rank 0)";
+  return detail::str_cat("the TCP store at ", net::host_port(host_, port_), " (served by ",
+                         server_name(), ")");
 }
 
 std::string TCPStore::request(const std::string& frame, bool answered) {
@@ -101,8 +113,8 @@ std::string TCPStore::request(const std::string& frame, bool answered) {
     return payload;
   } catch (const Error& e) {
     // The connection is out of step or gone: every later request fails with this reason.
-    broken_ = detail::str_cat(describe(), " is unreachable (", e.message(),
-                              "): rank 0 has probably exited");
+    broken_ = detail::str_cat(describe(), " is unreachable (", e.message(), "): ", server_name(),
+                              " has probably exited");
     socket_.close();
     LG_THROW(Error, broken_);
   }

@@ -31,9 +31,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <chrono>
+#include <limits>
 #include <thread>
 #include <vector>
 
@@ -54,14 +56,19 @@ constexpr std::size_t kMaxReadAheadBytes = std::size_t{kMaxFrameBytes} + 4;
 
 struct TCPStoreServer::Client {
   net::Socket socket;
-  int rank = -1;    // known after Hello
-  std::string in;   // received bytes not yet parsed into frames
-  std::string out;  // answers not yet sent
+  int rank = -1;       // known after Hello
+  int generation = 0;  // the group it joined, known after Hello
+  std::string in;      // received bytes not yet parsed into frames
+  std::string out;     // answers not yet sent
   bool closed = false;
 };
 
-TCPStoreServer::TCPStoreServer(int port, int world_size, int generation, std::string init_error_key)
-    : world_size_(world_size), generation_(generation), init_error_key_(std::move(init_error_key)) {
+TCPStoreServer::TCPStoreServer(int port, int world_size, int generation)
+    : world_size_(world_size),
+      generation_(generation),
+      name_(generation == kEveryGroup ? "leangrad-run" : "rank 0") {
+  LG_CHECK(world_size >= 1 && generation >= 0, "TCP store: world size ", world_size, " and group ",
+           generation, " are not a job's");
   listener_ = net::listen_on(port, &port_);
   ::fcntl(listener_.fd(), F_SETFL, ::fcntl(listener_.fd(), F_GETFL, 0) | O_NONBLOCK);
   int pipe_fds[2];
@@ -79,11 +86,15 @@ TCPStoreServer::~TCPStoreServer() {
   ::close(wake_write_);
 }
 
+std::string TCPStoreServer::init_error_key(int generation) {
+  return store_keys::init_error(store_keys::group_prefix(generation));
+}
+
 void TCPStoreServer::wait_for_ranks_to_leave(int except_rank, net::Deadline deadline) {
   std::unique_lock lock(mutex_);
   ranks_changed_.wait_until(lock, deadline, [&] {
-    return connected_ranks_.empty() ||
-           (connected_ranks_.size() == 1 && *connected_ranks_.begin() == except_rank);
+    return std::all_of(connected_.begin(), connected_.end(),
+                       [&](const std::pair<int, int>& c) { return c.second == except_rank; });
   });
 }
 
@@ -111,8 +122,9 @@ void TCPStoreServer::serve() {
         // Out of file descriptors: the connection stays queued and the listener readable, so
         // poll would return at once forever. Say why under the init error key (the ranks that
         // are connected read it and stop), and pause instead of spinning.
-        data_.emplace(init_error_key_,
-                      detail::str_cat("rank 0 ran out of file descriptors (",
+        data_.emplace(init_error_key(generation_ == kEveryGroup ? std::max(newest_generation_, 1)
+                                                                : generation_),
+                      detail::str_cat(name_, " ran out of file descriptors (",
                                       errno == EMFILE ? "this process's limit, ulimit -n"
                                                       : "the system's limit",
                                       ") accepting the ranks of a group of ", world_size_));
@@ -233,11 +245,18 @@ std::string TCPStoreServer::answer(Client& client, const std::string& payload) {
   LG_THROW(Error, "TCP store: unknown command ", static_cast<int>(command));
 }
 
-// rank and world_size as the client sent them (int64 on the wire): compared before any
-// narrowing, so that no value outside 0..world_size-1 can pass for a rank.
+// rank, world_size and generation as the client sent them (int64 on the wire): compared before
+// any narrowing, so that no value outside 0..world_size-1 can pass for a rank.
 std::string TCPStoreServer::answer_hello(Client& client, std::int64_t rank, std::int64_t world_size,
                                          std::int64_t generation) {
-  if (generation > generation_) {  // Note [A store of an earlier group]
+  const bool every_group = generation_ == kEveryGroup;
+  if (generation < 1 || generation > std::numeric_limits<int>::max()) {
+    return FrameWriter()
+        .u8(static_cast<std::uint8_t>(Status::Refused))
+        .str(detail::str_cat("group ", generation, " is not a group of a job (1 or more)"))
+        .frame();
+  }
+  if (!every_group && generation > generation_) {  // Note [A store of an earlier group]
     return FrameWriter()
         .u8(static_cast<std::uint8_t>(Status::Busy))
         .str(detail::str_cat("rank 0 still serves the store of group ", generation_,
@@ -245,44 +264,52 @@ std::string TCPStoreServer::answer_hello(Client& client, std::int64_t rank, std:
                              rank, " is joining group ", generation))
         .frame();
   }
+  // Groups before the newest cannot be joined (Notes [A store of an earlier group], [The
+  // launcher's store]).
+  const int serving =
+      every_group ? std::max(newest_generation_, static_cast<int>(generation)) : generation_;
   std::string refusal;
-  if (generation < generation_) {
-    refusal =
-        detail::str_cat("rank ", rank, " is joining group ", generation,
-                        " of this job but rank 0 serves group ", generation_,
-                        ": every process must call init_process_group (and destroy_process_group) "
-                        "the same number of times");
+  if (generation < serving) {
+    refusal = detail::str_cat(
+        "rank ", rank, " is joining group ", generation, " of this job but ",
+        every_group ? detail::str_cat("ranks have joined group ", serving, " already")
+                    : detail::str_cat("rank 0 serves group ", serving),
+        ": every process must call init_process_group (and destroy_process_group) "
+        "the same number of times");
   } else if (world_size != world_size_) {
-    refusal = detail::str_cat("rank ", rank, " was started with WORLD_SIZE=", world_size,
-                              " but rank 0, which serves the store, with WORLD_SIZE=", world_size_,
+    refusal = detail::str_cat("rank ", rank, " was started with WORLD_SIZE=", world_size, " but ",
+                              name_, ", which serves the store, with WORLD_SIZE=", world_size_,
                               ": every rank must be given the same WORLD_SIZE");
   } else if (rank < 0 || rank >= world_size_) {
     refusal = detail::str_cat("a process was started with RANK=", rank, ", outside 0..",
                               world_size_ - 1, " (WORLD_SIZE=", world_size_, ")");
   } else {
+    const std::pair<int, int> joining(static_cast<int>(generation), static_cast<int>(rank));
     std::lock_guard lock(mutex_);
-    if (connected_ranks_.count(static_cast<int>(rank)) != 0) {
+    if (connected_.count(joining) != 0) {
       refusal = detail::str_cat("rank ", rank,
                                 " joined twice: two processes were started with RANK=", rank);
     } else {
-      connected_ranks_.insert(static_cast<int>(rank));
-      client.rank = static_cast<int>(rank);
+      connected_.insert(joining);
+      client.rank = joining.second;
+      client.generation = joining.first;
+      newest_generation_ = serving;
     }
   }
   if (refusal.empty()) return FrameWriter().u8(static_cast<std::uint8_t>(Status::Ok)).frame();
-  data_.emplace(init_error_key_, refusal);  // the first reason stays
+  data_.emplace(init_error_key(static_cast<int>(generation)), refusal);  // the first reason stays
   return FrameWriter().u8(static_cast<std::uint8_t>(Status::Refused)).str(refusal).frame();
 }
 
 void TCPStoreServer::drop(Client& client) {
   if (client.rank >= 0) {
     // The value orders the departures: milliseconds since the server started.
-    data_[store_keys::left(client.rank)] =
+    data_[store_keys::left(store_keys::group_prefix(client.generation), client.rank)] =
         std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
                            std::chrono::steady_clock::now() - started_)
                            .count());
     std::lock_guard lock(mutex_);
-    connected_ranks_.erase(client.rank);
+    connected_.erase({client.generation, client.rank});
     ranks_changed_.notify_all();
   }
   clients_.erase(client.socket.fd());  // destroys the Client and closes its socket

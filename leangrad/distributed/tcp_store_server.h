@@ -1,14 +1,16 @@
-// The server of the TCP store, run by rank 0 on one thread of its own: a map from keys to
-// values, answered over the protocol of tcp_store_protocol.h. Besides the map it keeps the
+// The server of the TCP store, run on one thread of its own by rank 0, or by the launcher
+// (leangrad-run on node 0: Note [The launcher's store] in tcp_store_server.cpp): a map from keys
+// to values, answered over the protocol of tcp_store_protocol.h. Besides the map it keeps the
 // roll of connected ranks, which gives the store two duties beyond key-value storage:
-// - it refuses a joining rank whose WORLD_SIZE differs from rank 0's, whose RANK is out of range
-//   or already connected, and writes the reason under `init_error_key`, so every rank's
-//   rendezvous stops at once with that message;
-// - when a rank's connection closes it sets store_keys::left(rank) to the time (milliseconds
-//   since the server started), so a failed collective can say which ranks exited, first first.
-// A server serves one group of the job (its generation, store_keys::group_prefix): a rank
+// - it refuses a joining rank whose WORLD_SIZE differs from the server's, whose RANK is out of
+//   range or already connected, and writes the reason under the group's
+//   store_keys::init_error, so every rank's rendezvous stops at once with that message;
+// - when a rank's connection closes it sets the group's store_keys::left(rank) to the time
+//   (milliseconds since the server started), so a failed collective can say which ranks exited,
+//   first first.
+// Rank 0's server serves one group of the job (its generation, store_keys::group_prefix): a rank
 // joining a later group while it still runs is told to come back (Note [A store of an earlier
-// group] in tcp_store_server.cpp).
+// group] in tcp_store_server.cpp). The launcher's serves every group of the job at once.
 #pragma once
 
 #include <chrono>
@@ -20,6 +22,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include <leangrad/distributed/socket.h>
 
@@ -27,9 +30,13 @@ namespace leangrad::distributed {
 
 class TCPStoreServer {
  public:
+  // The generation of a server that serves every group of the job (the launcher's).
+  static constexpr int kEveryGroup = 0;
+
   // Listens on `port` (0: a free port; see port()) for the group number `generation` of a job
-  // of `world_size` ranks. Throws Error at once when the port is in use.
-  TCPStoreServer(int port, int world_size, int generation, std::string init_error_key);
+  // of `world_size` ranks (rank 0's server), or for all of them with kEveryGroup (the
+  // launcher's). Throws Error at once when the port is in use.
+  TCPStoreServer(int port, int world_size, int generation);
   ~TCPStoreServer();  // stops the thread and closes every connection
   TCPStoreServer(const TCPStoreServer&) = delete;
   TCPStoreServer& operator=(const TCPStoreServer&) = delete;
@@ -49,9 +56,13 @@ class TCPStoreServer {
                            std::int64_t generation);
   void drop(Client& client);
 
+  // The init error key of group `generation` (store_keys::init_error): where a refusal goes.
+  static std::string init_error_key(int generation);
+
   int world_size_;
-  int generation_;
-  std::string init_error_key_;
+  int generation_;             // kEveryGroup: the launcher's
+  const char* name_;           // who serves, for messages: "rank 0" or "leangrad-run"
+  int newest_generation_ = 0;  // the latest group a rank joined (kEveryGroup)
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   net::Socket listener_;
   int port_ = 0;
@@ -60,9 +71,9 @@ class TCPStoreServer {
   std::map<std::string, std::string> data_;  // touched by the server thread only
   std::map<int, std::unique_ptr<Client>> clients_;
 
-  std::mutex mutex_;  // guards connected_ranks_
+  std::mutex mutex_;  // guards connected_
   std::condition_variable ranks_changed_;
-  std::set<int> connected_ranks_;
+  std::set<std::pair<int, int>> connected_;  // (generation, rank) of each connected rank
 
   std::thread thread_;
 };

@@ -643,6 +643,47 @@ void scenario_destroy_while_querying() {
   std::printf("QUERIES: %s\n", answers.c_str());
 }
 
+// distributed::record_error on another thread of rank 0 while its main thread is inside
+// destroy_process_group (Note [Reports while destroying] in distributed.cpp). Rank 0's destroy
+// waits for rank 1 to leave its store, and rank 1 leaves only after the report was made (the
+// reporting thread then creates DIST_SIGNAL_FILE) and its next collective, which rank 0 never
+// enters, failed: so the report is made during the destroy, and rank 1's error must quote it.
+void scenario_report_while_destroying() {
+  const int rank = dist::get_rank();
+  const char* signal_file = std::getenv("DIST_SIGNAL_FILE");
+  if (signal_file == nullptr) throw CheckFailed{"DIST_SIGNAL_FILE is not set"};
+  dist::barrier();
+  if (rank != 0) {
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (::access(signal_file, F_OK) != 0) {
+      if (std::chrono::steady_clock::now() > give_up)
+        throw CheckFailed{"rank 0 did not report while its destroy waited"};
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    Tensor t = leangrad::ones({4}, leangrad::TensorOptions(DType::Float32));
+    all_reduce_until_it_fails(t);
+    return;
+  }
+  std::atomic<bool> destroy_returned = false;
+  bool reported_during_destroy = false;
+  std::thread reporting([&] {
+    while (dist::is_initialized()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    dist::record_error("rank 0 failed while destroy_process_group ran");
+    reported_during_destroy = !destroy_returned;
+    std::FILE* f = std::fopen(signal_file, "w");
+    if (f != nullptr) std::fclose(f);
+  });
+  dist::destroy_process_group();
+  destroy_returned = true;
+  reporting.join();
+  ++g_checks;
+  if (!reported_during_destroy) throw CheckFailed{"the report was made after the destroy"};
+  dist::record_error("after destroy_process_group: nothing, and no throw");
+  std::printf("REPORTED during destroy_process_group\n");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -680,6 +721,8 @@ int main(int argc, char** argv) {
       scenario_raise();
     } else if (scenario == "destroy_while_querying") {
       scenario_destroy_while_querying();
+    } else if (scenario == "report_while_destroying") {
+      scenario_report_while_destroying();
     } else if (scenario == "die" || scenario == "hang") {
       scenario_fault(scenario == "hang");
     } else if (scenario == "plan_memory") {

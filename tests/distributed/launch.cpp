@@ -26,7 +26,8 @@ namespace {
 bool is_launcher_variable(const std::string& name) {
   for (const char* prefix :
        {"RANK=", "WORLD_SIZE=", "LOCAL_RANK=", "MASTER_ADDR=", "MASTER_PORT=", "OMPI_COMM_WORLD_",
-        "SLURM_", "LEANGRAD_STORE=", "LEANGRAD_DIST_TIMEOUT_S=", "OMP_NUM_THREADS="}) {
+        "SLURM_", "LEANGRAD_STORE=", "LEANGRAD_DIST_TIMEOUT_S=", "OMP_NUM_THREADS=",
+        "LEANGRAD_USE_AGENT_STORE="}) {
     if (name.rfind(prefix, 0) == 0) return true;
   }
   return false;

@@ -142,6 +142,29 @@ TEST(DistributedEnvironment, SignatureChecksCanBeTurnedOff) {
   EXPECT_NE(error_of(env).find("LEANGRAD_DIST_SIGNATURES='off' must be 1"), std::string::npos);
 }
 
+// leangrad-run serves the store itself and says so (Note [The launcher's store] in
+// tcp_store_server.cpp): rank 0 then joins it. A port of the program's own (InitOptions) or a
+// file store is not the launcher's.
+TEST(DistributedEnvironment, TheLaunchersStore) {
+  EXPECT_FALSE(resolve(kTorchrun).agent_store);  // torchrun, mpirun, srun: rank 0 serves
+  Env launched = kTorchrun;
+  launched["RANK"] = "0";
+  launched["LEANGRAD_USE_AGENT_STORE"] = "1";
+  const ProcessGroupConfig c = resolve(launched);
+  EXPECT_TRUE(c.agent_store);
+  EXPECT_EQ(c.master_port, 29500);
+  EXPECT_FALSE(resolve(launched, InitOptions().master_port(29600)).agent_store);
+  Env file = launched;
+  file["LEANGRAD_STORE"] = "file:///tmp/job";
+  EXPECT_FALSE(resolve(file).agent_store);
+  launched["LEANGRAD_USE_AGENT_STORE"] = "0";
+  EXPECT_FALSE(resolve(launched).agent_store);
+  launched["LEANGRAD_USE_AGENT_STORE"] = "yes";
+  EXPECT_EQ(error_of(launched),
+            "init_process_group: LEANGRAD_USE_AGENT_STORE='yes' must be 1 (the launcher serves "
+            "the store at MASTER_ADDR:MASTER_PORT: leangrad-run sets it) or 0 (rank 0 serves it)");
+}
+
 TEST(DistributedEnvironment, FileStore) {
   Env env = {{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"LEANGRAD_STORE", "file:///shared/job7"}};
   const ProcessGroupConfig c = resolve(env);  // no MASTER_ADDR/MASTER_PORT needed

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -90,6 +91,32 @@ TEST(DistributedFaults, ARankThatFailsInItsOwnCodeIsQuotedByTheOthers) {
                   "rank 1 has exited (its connection to the store closed); it reported: the "
                   "training data of rank 1 is corrupt: record 17 of shard 3 has 5 fields, "
                   "expected 6 (at ");
+}
+
+// Rank 0 reports (distributed::record_error) from another thread while its main thread is in
+// destroy_process_group, waiting for rank 1 to leave its store: the report still reaches the
+// store, and rank 1's next collective, which rank 0 never entered, quotes it (Note [Reports while
+// destroying] in distributed.cpp). Before 2026-11-29 a report made once destroy had started was
+// dropped.
+TEST(DistributedFaults, AReportMadeWhileDestroyingIsQuotedByTheOthers) {
+  SKIP_WITHOUT_GLOO();
+  const std::string signal_file =
+      ::testing::TempDir() + "leangrad_report_signal_" + std::to_string(::getpid());
+  std::remove(signal_file.c_str());
+  Launch l;
+  l.scenario = "report_while_destroying";
+  l.env = {{"LEANGRAD_DIST_TIMEOUT_S", "300"}, {"DIST_SIGNAL_FILE", signal_file}};
+  l.deadline_s = 90;
+  const std::vector<RankOutcome> outcomes = launch(l);
+  std::remove(signal_file.c_str());
+  for (const RankOutcome& o : outcomes) {
+    ASSERT_EQ(o.exit_code, 0) << describe(outcomes);
+    EXPECT_CONTAINS(o.output, "OK report_while_destroying");
+  }
+  EXPECT_CONTAINS(outcomes[0].output, "REPORTED during destroy_process_group");
+  EXPECT_CONTAINS(outcomes[1].output,
+                  "rank 0 did not arrive (last collective entered: rank 0: #1 barrier); it "
+                  "reported: rank 0 failed while destroy_process_group ran");
 }
 
 // Rank 1 stops calling collectives: rank 0 raises at the (1 s) timeout, naming rank 1 as not

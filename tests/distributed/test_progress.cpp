@@ -45,7 +45,7 @@ void entered(MapStore& store, int r, int seq, const std::string& what) {
 }
 // Rank `r`'s connection closed `ms` milliseconds after the server started.
 void left_at(MapStore& store, int r, int ms) {
-  store.data[store_keys::left(r)] = std::to_string(ms);
+  store.data[store_keys::left(kPrefix, r)] = std::to_string(ms);
 }
 void reported(MapStore& store, int r, const std::string& why) {
   store.data[store_keys::error(kPrefix, r)] = why;
@@ -73,6 +73,18 @@ TEST(ProgressBoard, SaysNothingMoreWhenNoRankReported) {
   EXPECT_EQ(board.diagnose(4, true),
             "rank 1 did not arrive (last collective entered: rank 1: #3 " + kAllReduce +
                 "); rank 1 has exited (its connection to the store closed)");
+}
+
+// A rank that destroyed group 1 left group 1 only: under leangrad-run the same store serves
+// the next group, where that departure is not an exit.
+TEST(ProgressBoard, ADepartureFromAnEarlierGroupIsNotAnExit) {
+  auto store = std::make_shared<MapStore>();
+  store->data[store_keys::left(store_keys::group_prefix(1), 1)] = "120";
+  const std::string group2 = store_keys::group_prefix(2);
+  store->data[store_keys::progress(group2, 1)] = "3 " + kAllReduce;
+  ProgressBoard board(store, group2, 0, 2);
+  EXPECT_EQ(board.diagnose(4, /*timed_out=*/true),
+            "rank 1 did not arrive (last collective entered: rank 1: #3 " + kAllReduce + ")");
 }
 
 // The first rank to leave is the likely cause: its reason is quoted, by its rank when the

@@ -18,6 +18,7 @@
 #include <leangrad/distributed/store_keys.h>
 #include <leangrad/distributed/tcp_store.h>
 #include <leangrad/distributed/tcp_store_protocol.h>
+#include <leangrad/distributed/tcp_store_server.h>
 #include "distributed/launch.h"
 #include "testing/tensor_testing.h"
 
@@ -38,15 +39,19 @@ std::string error_of(F&& f) {
   return "";
 }
 
-const std::string kInitError = store_keys::init_error(store_keys::group_prefix(1));
+const std::string kGroup1 = store_keys::group_prefix(1);
+const std::string kInitError = store_keys::init_error(kGroup1);
+
+using Server = TCPStore::Server;
 
 std::unique_ptr<TCPStore> serve(int world_size, milliseconds timeout = milliseconds(2000)) {
-  return std::make_unique<TCPStore>("127.0.0.1", 0, 0, world_size, timeout, true, kInitError);
+  return std::make_unique<TCPStore>("127.0.0.1", 0, 0, world_size, timeout, Server::ThisProcess);
 }
 std::unique_ptr<TCPStore> join(int port, int rank, int world_size,
-                               milliseconds timeout = milliseconds(2000)) {
-  return std::make_unique<TCPStore>("127.0.0.1", port, rank, world_size, timeout, false,
-                                    kInitError);
+                               milliseconds timeout = milliseconds(2000), int generation = 1,
+                               Server server = Server::Rank0) {
+  return std::make_unique<TCPStore>("127.0.0.1", port, rank, world_size, timeout, server,
+                                    generation);
 }
 
 TEST(TCPStore, SetGetAddCheck) {
@@ -104,7 +109,7 @@ TEST(TCPStore, PortInUseFailsAtOnce) {
   auto server = serve(2);
   const auto start = std::chrono::steady_clock::now();
   const std::string message = error_of([&] {
-    TCPStore second("127.0.0.1", server->port(), 0, 2, milliseconds(5000), true, kInitError);
+    TCPStore second("127.0.0.1", server->port(), 0, 2, milliseconds(5000), Server::ThisProcess);
   });
   EXPECT_CONTAINS(message, "port " + std::to_string(server->port()) + " is already in use");
   EXPECT_CONTAINS(message, "choose another MASTER_PORT");
@@ -131,7 +136,7 @@ TEST(TCPStore, UnreachableStoreFailsAfterTheTimeoutNamingHostAndPort) {
 TEST(TCPStore, UnresolvableHostIsNamed) {
   const auto start = std::chrono::steady_clock::now();
   const std::string message = error_of(
-      [] { TCPStore("no-such-host.invalid", 29500, 1, 2, milliseconds(1000), false, kInitError); });
+      [] { TCPStore("no-such-host.invalid", 29500, 1, 2, milliseconds(1000), Server::Rank0); });
   EXPECT_CONTAINS(message, "no-such-host.invalid");
   EXPECT_LT(std::chrono::steady_clock::now() - start, milliseconds(3000));
 }
@@ -356,10 +361,10 @@ TEST(TCPStore, RecordsRanksThatLeave) {
   auto server = serve(3);
   auto one = join(server->port(), 1, 3);
   auto two = join(server->port(), 2, 3);
-  EXPECT_FALSE(server->check({store_keys::left(1)}));
+  EXPECT_FALSE(server->check({store_keys::left(kGroup1, 1)}));
   one.reset();  // closes its connection, as exiting or being killed does
-  server->wait({store_keys::left(1)}, milliseconds(2000));
-  EXPECT_FALSE(server->check({store_keys::left(2)}));
+  server->wait({store_keys::left(kGroup1, 1)}, milliseconds(2000));
+  EXPECT_FALSE(server->check({store_keys::left(kGroup1, 2)}));
   // Rank 0 waits for the others to leave before it stops serving.
   std::thread leaver([&] {
     std::this_thread::sleep_for(milliseconds(50));
@@ -381,9 +386,7 @@ TEST(TCPStore, ARankOfALaterGroupWaitsForItsStore) {
   std::string error;
   std::thread joiner([&] {
     try {
-      joined = std::make_unique<TCPStore>("127.0.0.1", port, 1, 2, milliseconds(10000), false,
-                                          store_keys::init_error(store_keys::group_prefix(2)),
-                                          /*generation=*/2);
+      joined = join(port, 1, 2, milliseconds(10000), /*generation=*/2);
     } catch (const Error& e) {
       error = e.message();
     }
@@ -395,9 +398,8 @@ TEST(TCPStore, ARankOfALaterGroupWaitsForItsStore) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1))
       << "the old server counted the rank of the next group";  // nor counted it
   first.reset();
-  auto second = std::make_unique<TCPStore>("127.0.0.1", port, 0, 2, milliseconds(2000), true,
-                                           store_keys::init_error(store_keys::group_prefix(2)),
-                                           /*generation=*/2);
+  auto second = std::make_unique<TCPStore>("127.0.0.1", port, 0, 2, milliseconds(2000),
+                                           Server::ThisProcess, /*generation=*/2);
   joiner.join();
   ASSERT_EQ(error, "");
   ASSERT_NE(joined, nullptr);
@@ -406,8 +408,8 @@ TEST(TCPStore, ARankOfALaterGroupWaitsForItsStore) {
 }
 
 TEST(TCPStore, ARankOfAnEarlierGroupIsRefused) {
-  auto server = std::make_unique<TCPStore>("127.0.0.1", 0, 0, 2, milliseconds(2000), true,
-                                           kInitError, /*generation=*/3);
+  auto server = std::make_unique<TCPStore>("127.0.0.1", 0, 0, 2, milliseconds(2000),
+                                           Server::ThisProcess, /*generation=*/3);
   const std::string message = error_of([&] { join(server->port(), 1, 2); });
   EXPECT_CONTAINS(message, "refused rank 1");
   EXPECT_CONTAINS(message,
@@ -419,7 +421,7 @@ TEST(TCPStore, ARankOfAnEarlierGroupIsRefused) {
 TEST(TCPStore, ARankOfALaterGroupGivesUpAtTheTimeoutSayingWhy) {
   auto server = serve(2);
   const std::string message = error_of([&] {
-    TCPStore("127.0.0.1", server->port(), 1, 2, milliseconds(300), false, kInitError,
+    TCPStore("127.0.0.1", server->port(), 1, 2, milliseconds(300), Server::Rank0,
              /*generation=*/2);
   });
   EXPECT_CONTAINS(
@@ -438,6 +440,72 @@ TEST(TCPStore, AStoreWhoseServerIsGoneSaysSo) {
   EXPECT_CONTAINS(message, "rank 0 has probably exited");
   // Later requests fail at once with the same reason.
   EXPECT_CONTAINS(error_of([&] { client->try_get("k"); }), "rank 0 has probably exited");
+}
+
+// Note [The launcher's store]: leangrad-run's server serves every group of the job at once.
+// A rank that destroyed group 1 joins group 2 at once while another rank is still in group 1;
+// the roll, the departures and the refusals are per group; the map is one.
+TEST(TCPStore, TheLaunchersServerServesEveryGroupAtOnce) {
+  TCPStoreServer server(0, 2, TCPStoreServer::kEveryGroup);
+  const auto launcher_store = [&](int rank, int generation, int world_size = 2) {
+    return join(server.port(), rank, world_size, milliseconds(2000), generation, Server::Launcher);
+  };
+  auto rank0 = launcher_store(0, 1);
+  auto rank1 = launcher_store(1, 1);
+  EXPECT_EQ(rank0->describe(), "the TCP store at 127.0.0.1:" + std::to_string(server.port()) +
+                                   " (served by leangrad-run)");
+  rank0->set("g1/k", "one");
+  rank0.reset();  // rank 0 destroys group 1
+  const std::string group2 = store_keys::group_prefix(2);
+  rank1->wait({store_keys::left(kGroup1, 0)}, milliseconds(2000));
+  const auto start = std::chrono::steady_clock::now();
+  rank0 = launcher_store(0, 2);  // while rank 1 is still in group 1: no Busy, no waiting
+  EXPECT_LT(std::chrono::steady_clock::now() - start, milliseconds(1000));
+  EXPECT_EQ(rank0->get("g1/k"), "one");
+  // A second rank 0 of group 2 is refused; rank 1 joins group 2 once it has left group 1.
+  EXPECT_CONTAINS(error_of([&] { launcher_store(0, 2); }), "rank 0 joined twice");
+  rank1.reset();
+  rank1 = launcher_store(1, 2);
+  EXPECT_FALSE(rank1->check({store_keys::left(group2, 0)}));
+  EXPECT_FALSE(rank1->check({store_keys::left(group2, 1)}));
+  // Group 1 completed its rendezvous without whoever asks for it now.
+  EXPECT_CONTAINS(error_of([&] { launcher_store(1, 1); }),
+                  "rank 1 is joining group 1 of this job but ranks have joined group 2 already: "
+                  "every process must call init_process_group (and destroy_process_group) the "
+                  "same number of times");
+  EXPECT_CONTAINS(error_of([&] { launcher_store(1, 3, 3); }),
+                  "rank 1 was started with WORLD_SIZE=3 but leangrad-run, which serves the "
+                  "store, with WORLD_SIZE=2");
+  EXPECT_CONTAINS(rank0->get(store_keys::init_error(store_keys::group_prefix(3))), "WORLD_SIZE=3");
+  EXPECT_CONTAINS(rank0->get(store_keys::init_error(group2)), "rank 0 joined twice");
+  EXPECT_CONTAINS(rank0->get(kInitError), "rank 1 is joining group 1");
+}
+
+// What a rank wrote stays when it exits: rank 0's report can be quoted after rank 0 is gone
+// (with rank 0's own server it went with the process).
+TEST(TCPStore, WhatRank0WroteOutlivesItOnTheLaunchersServer) {
+  TCPStoreServer server(0, 2, TCPStoreServer::kEveryGroup);
+  auto rank0 = join(server.port(), 0, 2, milliseconds(2000), 1, Server::Launcher);
+  auto rank1 = join(server.port(), 1, 2, milliseconds(2000), 1, Server::Launcher);
+  rank0->set(store_keys::error(kGroup1, 0), "rank 0's data is corrupt");
+  rank0.reset();  // exits
+  rank1->wait({store_keys::left(kGroup1, 0)}, milliseconds(2000));
+  EXPECT_EQ(rank1->get(store_keys::error(kGroup1, 0)), "rank 0's data is corrupt");
+}
+
+TEST(TCPStore, AnUnreachableOrVanishedLaunchersStoreIsNamed) {
+  const test::UnservedPort unserved;
+  EXPECT_CONTAINS(
+      error_of([&] { join(unserved.port(), 0, 2, milliseconds(200), 1, Server::Launcher); }),
+      "rank 0 could not reach the store of leangrad-run at MASTER_ADDR:MASTER_PORT = "
+      "127.0.0.1:" +
+          std::to_string(unserved.port()));
+  auto server = std::make_unique<TCPStoreServer>(0, 2, TCPStoreServer::kEveryGroup);
+  auto client = join(server->port(), 1, 2, milliseconds(2000), 1, Server::Launcher);
+  server.reset();
+  EXPECT_CONTAINS(error_of([&] { client->set("k", "v"); }),
+                  "(served by leangrad-run) is unreachable");
+  EXPECT_CONTAINS(error_of([&] { client->try_get("k"); }), "leangrad-run has probably exited");
 }
 
 TEST(FileStore, SetReplaceGetAddWait) {

@@ -26,9 +26,9 @@ using std::chrono::milliseconds;
 
 struct Store {
   std::unique_ptr<dist::TCPStore> server = std::make_unique<dist::TCPStore>(
-      "127.0.0.1", 0, 0, 4, milliseconds(5000), true, "init_error");
+      "127.0.0.1", 0, 0, 4, milliseconds(5000), dist::TCPStore::Server::ThisProcess);
   std::unique_ptr<dist::TCPStore> client = std::make_unique<dist::TCPStore>(
-      "127.0.0.1", server->port(), 1, 4, milliseconds(5000), false, "init_error");
+      "127.0.0.1", server->port(), 1, 4, milliseconds(5000), dist::TCPStore::Server::Rank0);
 };
 
 }  // namespace

@@ -35,12 +35,13 @@ std::string refusal(LaunchOptions o) {
   return "";
 }
 
-TEST(LaunchPlan, OneNodeGetsLoopbackAndAFreePort) {
+// The port stays 0 on one node: the launcher binds the store's port itself (leangrad_run.cpp),
+// so no port is chosen here that another program could take before it is bound.
+TEST(LaunchPlan, OneNodeGetsLoopbackAndThePortIsLeftToTheStore) {
   LaunchOptions o = options(2);
   check_and_complete(o);
   EXPECT_EQ(o.master_addr, "127.0.0.1");
-  EXPECT_GT(o.master_port, 0);
-  EXPECT_LE(o.master_port, 65535);
+  EXPECT_EQ(o.master_port, 0);
   LaunchOptions given = options(2);
   given.master_addr = "10.0.0.7";
   given.master_port = 29555;
@@ -155,7 +156,8 @@ TEST(LaunchPlan, EachRankGetsTorchrunsVariables) {
   EXPECT_EQ(value_of(env, "LOCAL_WORLD_SIZE"), "4");
   EXPECT_EQ(value_of(env, "MASTER_ADDR"), "node0");
   EXPECT_EQ(value_of(env, "MASTER_PORT"), "29500");
-  EXPECT_EQ(value_of(env, "HOME"), "/root");  // the rest is inherited
+  EXPECT_EQ(value_of(env, "LEANGRAD_USE_AGENT_STORE"), "1");  // rank 0 joins node 0's store
+  EXPECT_EQ(value_of(env, "HOME"), "/root");                  // the rest is inherited
   EXPECT_EQ(value_of(env, "PATH"), "/bin");
   for (const char* name : {"RANK", "MASTER_PORT", "LOCAL_WORLD_SIZE"})
     EXPECT_EQ(count_of(env, name), 1) << name;  // replaced, not repeated

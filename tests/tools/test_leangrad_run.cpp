@@ -4,13 +4,17 @@
 // passed on, and the messages of bad command lines.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -77,7 +81,8 @@ class Launcher {
       bool launcher_variable = false;
       for (const char* prefix :
            {"RANK=", "WORLD_SIZE=", "LOCAL_RANK=", "LOCAL_WORLD_SIZE=", "MASTER_ADDR=",
-            "MASTER_PORT=", "OMP_NUM_THREADS=", "OMPI_COMM_WORLD_", "SLURM_", "LEANGRAD_STORE="})
+            "MASTER_PORT=", "OMP_NUM_THREADS=", "OMPI_COMM_WORLD_", "SLURM_",
+            "LEANGRAD_STORE=", "LEANGRAD_USE_AGENT_STORE="})
         launcher_variable |= entry.rfind(prefix, 0) == 0;
       const bool given = env.count(entry.substr(0, entry.find('='))) != 0;
       if (!launcher_variable && !given) strings.push_back(entry);
@@ -184,16 +189,48 @@ bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
+// A port of 127.0.0.1 held by a socket bound without listening (and without SO_REUSEADDR): no
+// other socket can bind it while this lives, and connections to it are refused. release()
+// closes it: then the port is free, until another program takes it (which the tests that use
+// it to name a port for the launcher detect and retry).
+class HeldPort {
+ public:
+  HeldPort() : fd_(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) {
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof(address);
+    if (fd_ < 0 || ::bind(fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 ||
+        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+      ADD_FAILURE() << "cannot bind a port of 127.0.0.1: " << std::strerror(errno);
+      return;
+    }
+    port_ = ntohs(address.sin_port);
+  }
+  ~HeldPort() { release(); }
+  HeldPort(const HeldPort&) = delete;
+  HeldPort& operator=(const HeldPort&) = delete;
+  std::string port() const { return std::to_string(port_); }
+  void release() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+
+ private:
+  int fd_;
+  int port_ = 0;
+};
+
 // ---- The environment -------------------------------------------------------------------------
 
 TEST(LeangradRun, EachRankSeesItsVariables) {
   const Outcome o = run({"--nproc-per-node", "3", "sh", "-c",
                          "echo \"$RANK $WORLD_SIZE $LOCAL_RANK $LOCAL_WORLD_SIZE $MASTER_ADDR "
-                         "$MASTER_PORT omp=$OMP_NUM_THREADS\""});
+                         "$MASTER_PORT omp=$OMP_NUM_THREADS agent=$LEANGRAD_USE_AGENT_STORE\""});
   ASSERT_EQ(o.exit_code, 0) << o.describe();
   std::set<std::string> ports;
   std::map<int, int> seen;  // rank -> lines
-  const std::regex line(R"(\[rank (\d)\] (\d) 3 (\d) 3 127\.0\.0\.1 (\d+) omp=(\d+))");
+  const std::regex line(R"(\[rank (\d)\] (\d) 3 (\d) 3 127\.0\.0\.1 (\d+) omp=(\d+) agent=1)");
   const int cores = static_cast<int>(std::thread::hardware_concurrency());
   for (const std::string& l : lines_of(o.out)) {
     std::smatch m;
@@ -225,15 +262,25 @@ TEST(LeangradRun, NodeRankNumbersTheRanksAndTheMasterIsGiven) {
                                              "[rank 3] 3 6 1 2 10.1.2.3 29555"}));
 }
 
+// MASTER_PORT from the environment: node 0's launcher serves the store there. The port was free
+// a moment before; a parallel test that took it meanwhile makes the launcher exit 1 saying so,
+// and the test tries another.
 TEST(LeangradRun, MasterFromTheEnvironmentAndOpenMPThreadsKept) {
-  const Outcome o =
-      run({"--nproc-per-node", "2", "sh", "-c",
-           "echo $MASTER_ADDR $MASTER_PORT $OMP_NUM_THREADS; cat; echo stdin-done"},
-          {{"MASTER_ADDR", "localhost"}, {"MASTER_PORT", "29444"}, {"OMP_NUM_THREADS", "3"}});
-  ASSERT_EQ(o.exit_code, 0) << o.describe();
-  EXPECT_TRUE(contains(o.out, "[rank 0] localhost 29444 3\n")) << o.describe();
-  EXPECT_TRUE(contains(o.out, "[rank 1] localhost 29444 3\n")) << o.describe();
-  EXPECT_TRUE(contains(o.out, "[rank 1] stdin-done\n")) << "stdin is /dev/null";
+  for (int attempt = 0;; ++attempt) {
+    HeldPort held;
+    const std::string port = held.port();
+    held.release();
+    const Outcome o =
+        run({"--nproc-per-node", "2", "sh", "-c",
+             "echo $MASTER_ADDR $MASTER_PORT $OMP_NUM_THREADS; cat; echo stdin-done"},
+            {{"MASTER_ADDR", "localhost"}, {"MASTER_PORT", port}, {"OMP_NUM_THREADS", "3"}});
+    if (o.exit_code == 1 && contains(o.err, "is already in use") && attempt < 3) continue;
+    ASSERT_EQ(o.exit_code, 0) << o.describe();
+    EXPECT_TRUE(contains(o.out, "[rank 0] localhost " + port + " 3\n")) << o.describe();
+    EXPECT_TRUE(contains(o.out, "[rank 1] localhost " + port + " 3\n")) << o.describe();
+    EXPECT_TRUE(contains(o.out, "[rank 1] stdin-done\n")) << "stdin is /dev/null";
+    return;
+  }
 }
 
 TEST(LeangradRun, ProgramIsLookedUpInPath) {
@@ -535,15 +582,14 @@ TEST(LeangradRun, HelpDescribesTheOptions) {
 
 // ---- A real distributed job ------------------------------------------------------------------
 
-// dist_worker (tests/distributed/) in 2 ranks under leangrad-run: rendezvous through the port the
-// launcher chose, then every collective (all_reduce of each dtype, size and reduction, ...).
-// Retried when a parallel test took the free port first.
+// dist_worker (tests/distributed/) in 2 ranks under leangrad-run. The launcher serves the
+// store on the port the system gave it, bound before any rank started, and every rank joins it
+// as a client (LEANGRAD_USE_AGENT_STORE=1); a rank 0 that served the store itself would find
+// the port in use, held by the launcher for the whole job. So no retry: no port is chosen and
+// released before it is bound.
 Outcome run_dist_worker(const std::string& scenario, std::map<std::string, std::string> env = {}) {
   env.emplace("LEANGRAD_DIST_TIMEOUT_S", "20");
-  for (int attempt = 0;; ++attempt) {
-    const Outcome o = run({"--nproc-per-node", "2", LEANGRAD_DIST_WORKER, scenario}, env);
-    if (!contains(o.out, "is already in use") || attempt == 3) return o;
-  }
+  return run({"--nproc-per-node", "2", LEANGRAD_DIST_WORKER, scenario}, env);
 }
 
 TEST(LeangradRun, RunsTheCollectivesOfTwoDistWorkerRanks) {
@@ -558,22 +604,99 @@ TEST(LeangradRun, RunsTheCollectivesOfTwoDistWorkerRanks) {
       << o.describe();
 }
 
+// The launcher holds the store's port for as long as the ranks run: a rank 0 told to serve the
+// store itself (LEANGRAD_USE_AGENT_STORE=0, as without leangrad-run) finds the port in use. So in
+// the runs above, which pass, rank 0 joined the launcher's store and bound no port.
+TEST(LeangradRun, TheLaunchersStoreHoldsThePortWhileTheRanksRun) {
+  if (!LEANGRAD_TEST_WITH_GLOO) GTEST_SKIP() << "built without Gloo";
+  const Outcome o = run({"--nproc-per-node", "1", "sh", "-c",
+                         "LEANGRAD_USE_AGENT_STORE=0 exec \"$0\" init_only", LEANGRAD_DIST_WORKER},
+                        {{"LEANGRAD_DIST_TIMEOUT_S", "20"}});
+  EXPECT_EQ(o.exit_code, 2) << o.describe();
+  EXPECT_TRUE(std::regex_search(
+      o.out,
+      std::regex(R"(\[rank 0\] ERROR: init_process_group: rank 0 cannot serve the store: TCP )"
+                 R"(store: port \d+ is already in use)")))
+      << o.describe();
+}
+
+// Two groups one after the other (destroy_process_group, init_process_group) on the launcher's
+// one store, which serves every group of the job (Note [The launcher's store]).
+TEST(LeangradRun, TwoGroupsOneAfterTheOtherShareTheLaunchersStore) {
+  if (!LEANGRAD_TEST_WITH_GLOO) GTEST_SKIP() << "built without Gloo";
+  const Outcome o = run_dist_worker("reinit");
+  ASSERT_EQ(o.exit_code, 0) << o.describe();
+  EXPECT_TRUE(contains(o.out, "[rank 0] OK reinit: 2 checks")) << o.describe();
+  EXPECT_TRUE(contains(o.out, "[rank 1] OK reinit: 2 checks")) << o.describe();
+}
+
+// The store's port is bound by node 0's launcher before any rank starts: a port in use is the
+// launcher's error, and no rank runs. Other nodes' launchers serve nothing, so the same port is
+// no matter to them.
+TEST(LeangradRun, AStorePortInUseStopsNode0sLauncherBeforeAnyRankStarts) {
+  HeldPort held;
+  const Outcome o =
+      run({"--nproc-per-node", "2", "--master-port", held.port(), "sh", "-c", "echo started"});
+  EXPECT_EQ(o.exit_code, 1) << o.describe();
+  EXPECT_EQ(o.out, "") << o.describe();
+  EXPECT_EQ(o.err, "leangrad-run: error: cannot serve the job's store: TCP store: port " +
+                       held.port() +
+                       " is already in use on this machine (another job, or an earlier run still "
+                       "exiting?); choose another MASTER_PORT\n")
+      << o.describe();
+  const Outcome node1 =
+      run({"--nnodes", "2", "--node-rank", "1", "--master-addr", "127.0.0.1", "--master-port",
+           held.port(), "--nproc-per-node", "1", "sh", "-c", "echo $LEANGRAD_USE_AGENT_STORE"});
+  EXPECT_EQ(node1.exit_code, 0) << node1.describe();
+  EXPECT_EQ(node1.out, "[rank 1] 1\n") << node1.describe();
+}
+
+// Rank 0 fails in its own code, records why (distributed::record_error) and exits: dist_worker's
+// raise scenario with DIST_VICTIM=0. Rank 1, which ignores the launcher's SIGTERM so that it
+// lives to say what it saw (SIGKILL would come after 60 s), finds rank 0 gone in its next
+// collective and quotes rank 0's report: the launcher's store outlives rank 0. (When rank 0
+// served the store, its exit took the store and the report with it: "the store cannot be read
+// either".)
+TEST(LeangradRun, Rank0sReportIsQuotedByRank1AfterRank0Exited) {
+  if (!LEANGRAD_TEST_WITH_GLOO) GTEST_SKIP() << "built without Gloo";
+  const Outcome o = run({"--nproc-per-node", "2", "--grace-period", "60", "sh", "-c",
+                         "trap '' TERM; exec \"$0\" raise", LEANGRAD_DIST_WORKER},
+                        {{"DIST_VICTIM", "0"}, {"LEANGRAD_DIST_TIMEOUT_S", "20"}});
+  EXPECT_EQ(o.exit_code, 2) << o.describe();
+  EXPECT_TRUE(contains(o.out, "[rank 0] ERROR: the training data of rank 0 is corrupt:"))
+      << o.describe();
+  EXPECT_TRUE(contains(o.out,
+                       "rank 0 has exited (its connection to the store closed); it reported: the "
+                       "training data of rank 0 is corrupt: record 17 of shard 3 has 5 fields, "
+                       "expected 6"))
+      << o.describe();
+  EXPECT_TRUE(contains(o.out, "[rank 1] OK raise")) << o.describe();
+  EXPECT_TRUE(contains(o.err, "failed first (it exited with code 2)")) << o.describe();
+}
+
+// Two "nodes" on this machine: each launcher starts 2 ranks of a world of 4; node 0's serves the
+// store on a port that was free a moment before (tried again when a parallel test took it).
 TEST(LeangradRun, TwoLaunchersWithNnodes2FormOneJob) {
   if (!LEANGRAD_TEST_WITH_GLOO) GTEST_SKIP() << "built without Gloo";
-  // Two "nodes" on this machine: each launcher starts 2 ranks of a world of 4.
   for (int attempt = 0;; ++attempt) {
-    const std::string port = std::to_string(leangrad::tools::free_tcp_port());
+    HeldPort held;
+    const std::string port = held.port();
+    held.release();
     std::vector<std::unique_ptr<Launcher>> nodes;
-    for (const char* node_rank : {"1", "0"}) {
+    for (const char* node_rank : {"0", "1"}) {
       nodes.push_back(std::make_unique<Launcher>(
           std::vector<std::string>{"--nnodes", "2", "--node-rank", node_rank, "--master-addr",
                                    "127.0.0.1", "--master-port", port, "--nproc-per-node", "2",
                                    LEANGRAD_DIST_WORKER, "init_only"},
           std::map<std::string, std::string>{{"LEANGRAD_DIST_TIMEOUT_S", "20"}}));
     }
-    const Outcome node1 = nodes[0]->wait();
-    const Outcome node0 = nodes[1]->wait();
-    if (contains(node0.out, "is already in use") && attempt < 3) continue;
+    const Outcome node0 = nodes[0]->wait();
+    if (node0.exit_code == 1 && contains(node0.err, "is already in use") && attempt < 3) {
+      nodes[1]->send(SIGTERM);  // its ranks wait for a store that is not ours
+      nodes[1]->wait();
+      continue;
+    }
+    const Outcome node1 = nodes[1]->wait();
     ASSERT_EQ(node0.exit_code, 0) << node0.describe();
     ASSERT_EQ(node1.exit_code, 0) << node1.describe();
     EXPECT_TRUE(contains(node0.out, "[rank 0] rank 0 of 4 joined")) << node0.describe();
