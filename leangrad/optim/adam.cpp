@@ -3,6 +3,8 @@
 // (ops::adam_step).
 #include <leangrad/optim/adam.h>
 
+#include <tuple>
+
 #include <leangrad/kernels/creation.h>
 #include <leangrad/kernels/ops.h>
 
@@ -44,7 +46,9 @@ AdamW::AdamW(std::vector<ParamGroup> groups, AdamWOptions options)
     : Adam(std::move(groups), from_adamw(options), true) {}
 
 void Adam::update(Device /*device*/, const std::vector<ParamRef>& params, const Tensor& found_inf) {
-  const auto [beta1, beta2] = options_.betas();
+  // Named variables, not a structured binding: the lambda below captures them, which clang
+  // before 16 (the sanitizer and fuzzing builds' compiler) refuses for bindings.
+  const double beta1 = std::get<0>(options_.betas()), beta2 = std::get<1>(options_.betas());
   by_dtype(params, [&](auto scalar, const std::vector<ParamRef>& refs) {
     using Update = kernels::AdamUpdateOf<decltype(scalar)>;
     const Update update =

@@ -2,6 +2,8 @@
 // rectification term: RAdamUpdate::scalars_at), then one multi-tensor launch of RAdamUpdate.
 #include <leangrad/optim/radam.h>
 
+#include <tuple>
+
 #include <leangrad/kernels/creation.h>
 #include <leangrad/kernels/ops.h>
 
@@ -21,7 +23,9 @@ RAdam::RAdam(std::vector<ParamGroup> groups, RAdamOptions options)
 
 void RAdam::update(Device /*device*/, const std::vector<ParamRef>& params,
                    const Tensor& found_inf) {
-  const auto [beta1, beta2] = options_.betas();
+  // Named variables, not a structured binding: the lambda below captures them, which clang
+  // before 16 (the sanitizer and fuzzing builds' compiler) refuses for bindings.
+  const double beta1 = std::get<0>(options_.betas()), beta2 = std::get<1>(options_.betas());
   by_dtype(params, [&](auto scalar, const std::vector<ParamRef>& refs) {
     using Update = kernels::RAdamUpdateOf<decltype(scalar)>;
     const Update update = Update::make(beta1, beta2, options_.eps());
