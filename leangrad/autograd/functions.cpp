@@ -577,10 +577,53 @@ Tensor argmax(const Tensor& a, std::int64_t dim, bool keepdim) {
 
 // ---- Linear algebra, joining -----------------------------------------------------------------
 
+// Note [Batched matmul beyond 3-d]
+// torch.matmul broadcasts the batch dims of operands of any rank (attention's (B, H, T, D) @
+// (B, H, D, T), a (B, T, H, D) activation through a (D, E) weight). The kernel takes 1-d to 3-d
+// operands, so a higher rank is brought down to them here, with differentiable views: a 1-d
+// operand becomes a matrix (its unit dim removed from the result, as below); an operand with
+// batch dims is expanded to the broadcast batch and flattened to one batch dim (a view when it
+// has the whole batch and is contiguous, else a copy, as PyTorch's expand + reshape); a 2-d
+// operand stays 2-d, which the kernel broadcasts over the batch without a copy. The product is
+// then unflattened. The gradients are those of the views: expand's backward sums the
+// broadcast dims.
+namespace {
+
+Tensor matmul_beyond_3d(const Tensor& a, const Tensor& b) {
+  const Tensor a2 = a.dim() == 1 ? a.unsqueeze(0) : a;
+  const Tensor b2 = b.dim() == 1 ? b.unsqueeze(-1) : b;
+  const Shape& sa = a2.shape();
+  const Shape& sb = b2.shape();
+  const std::int64_t n = sa[sa.size() - 2], k = sa[sa.size() - 1];
+  const std::int64_t k_b = sb[sb.size() - 2], p = sb[sb.size() - 1];
+  LG_CHECK_SHAPE(k == k_b, "matmul: shapes ", a.shape(), " and ", b.shape(),
+                 " cannot be multiplied (", k, " != ", k_b, ")");
+  const Shape batch =
+      broadcast_shapes(Shape(sa.begin(), sa.end() - 2), Shape(sb.begin(), sb.end() - 2), "matmul");
+  const std::int64_t batch_numel = shape_numel(batch, "matmul");
+  auto flattened = [&](const Tensor& t, std::int64_t rows, std::int64_t cols) {
+    if (t.dim() == 2) return t;
+    Shape full = batch;
+    full.push_back(rows);
+    full.push_back(cols);
+    return t.expand(full).reshape({batch_numel, rows, cols});
+  };
+  Shape out_shape = batch;
+  out_shape.push_back(n);
+  out_shape.push_back(p);
+  Tensor out = matmul(flattened(a2, n, k), flattened(b2, k, p)).reshape(out_shape);
+  if (b.dim() == 1) out = out.squeeze(-1);
+  if (a.dim() == 1) out = out.squeeze(b.dim() == 1 ? -1 : -2);
+  return out;
+}
+
+}  // namespace
+
 Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
   LG_PROFILE_OP(a_in, b_in);
   const Tensor a = amp::autocast_operand(a_in, amp::CastPolicy::LowerPrecision);
   const Tensor b = amp::autocast_operand(b_in, amp::CastPolicy::LowerPrecision);
+  if (a.defined() && b.defined() && (a.dim() > 3 || b.dim() > 3)) return matmul_beyond_3d(a, b);
   // 1-D operands are matrices with a unit dim added (and removed from the result), so the
   // node below only sees 2-D and batched 3-D operands.
   if (a.defined() && b.defined() && (a.dim() == 1 || b.dim() == 1) &&

@@ -117,6 +117,9 @@ Tensor var(const Tensor& a, const DimList& dims = {}, bool unbiased = true, bool
 Tensor std(const Tensor& a, const DimList& dims = {}, bool unbiased = true, bool keepdim = false);
 
 // ---- Linear algebra, joining -----------------------------------------------------------------
+// torch.matmul: 1-d operands are vectors, 2-d matrices, and higher ranks batches of matrices
+// whose batch dims broadcast ((2, 1, T, D) @ (5, D, T) -> (2, 5, T, T); Note [Batched matmul
+// beyond 3-d]).
 Tensor matmul(const Tensor& a, const Tensor& b);
 Tensor mm(const Tensor& a, const Tensor& b);  // 2-d operands only
 // The transpose of a matrix; 0-d and 1-d tensors as they are.

@@ -117,9 +117,13 @@ std::vector<MisuseCase> matmul_cases() {
         [] { matmul(ones({3}), ones({4})); });
   t.add("matmul_0d_operand", Raises::ShapeError, {"matmul", "[]", "[2]"},
         [] { matmul(full({}, 2.0), ones({2})); });
-  t.add("matmul_4d_operand", Raises::ShapeError, {"matmul", "[1, 1, 2, 2]"}, [] {
-    matmul(ones({1, 1, 2, 2}), ones({2, 2}));
+  t.add("matmul_4d_batches_do_not_broadcast", Raises::ShapeError, {"matmul", "[2, 3]", "[4]"}, [] {
+    matmul(ones({2, 3, 2, 2}), ones({4, 2, 2}));
   });
+  t.add("matmul_4d_inner_dims_differ", Raises::ShapeError,
+        {"matmul", "[1, 1, 2, 3]", "[4, 5]", "3 != 4"}, [] {
+          matmul(ones({1, 1, 2, 3}), ones({4, 5}));
+        });
   t.add("matmul_batches_differ", Raises::ShapeError, {"matmul", "[2, 2, 3]", "[3, 3, 4]", "2 != 3"},
         [] {
           matmul(ones({2, 2, 3}), ones({3, 3, 4}));
