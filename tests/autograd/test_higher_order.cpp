@@ -556,7 +556,8 @@ TEST(HigherOrder, LossBackwardsOfAnyRankDifferentiateAgain) {
       {{2, 4, 3}, test::make_tensor({0, 3, -100, 1, 2, 3}, {2, 3}, kInt64)},
       {{1, 4, 2, 2}, test::make_tensor({2, -100, 0, 3}, {1, 2, 2}, kInt64)},
       {{4}, test::make_tensor({1}, {}, kInt64)}};
-  for (const auto& [shape, target] : cases) {
+  for (const auto& [shape, target_of_case] : cases) {
+    const Tensor& target = target_of_case;  // the lambdas capture it (clang 14: not a binding)
     for (const Reduction reduction : {Reduction::Mean, Reduction::Sum, Reduction::None}) {
       SCOPED_TRACE(shape_str(shape) + (reduction == Reduction::Mean  ? " mean"
                                        : reduction == Reduction::Sum ? " sum"

@@ -171,8 +171,9 @@ TEST(LossNdGrad, ClassIndicesOfAnyRankWithEveryOption) {
   for (Reduction r : kReductions) {
     for (const Tensor& w : {Tensor(), weight}) {
       SCOPED_TRACE(std::to_string(static_cast<int>(r)) + (w.defined() ? " weighted" : ""));
-      for (const auto& [shape, target] : std::vector<std::pair<Shape, Tensor>>{
+      for (const auto& [shape, target_of_case] : std::vector<std::pair<Shape, Tensor>>{
                {{2, 4, 4}, target_3d}, {{2, 4, 3, 2}, target_4d}, {{4}, target_0d}}) {
+        const Tensor& target = target_of_case;  // the lambdas capture it (clang 14: not a binding)
         SCOPED_TRACE(shape_str(shape));
         EXPECT_TRUE(
             gradcheck([&](const Inputs& in) { return cross_entropy(in[0], target, r, -100, w); },
