@@ -17,8 +17,9 @@ namespace leangrad::amp {
 //     (weight and bias too). These are where the time goes and where tensor cores run; their
 //     saved inputs take half the memory.
 //   - float32 (float16/bfloat16 operands cast to float32, result float32): exp, expm1, log,
-//     log1p (and so softplus), log2, log10, rsqrt, reciprocal, pow, a scalar divided by a tensor (rdiv, torch's __rdiv__), sum,
-//     softmax, log_softmax and the losses (cross_entropy, nll_loss, mse_loss, l1_loss): ops
+//     log1p (and so softplus), log2, log10, rsqrt, reciprocal, pow, a scalar divided by a tensor
+//     (rdiv, torch's __rdiv__), sum, softmax, log_softmax and the losses (cross_entropy, nll_loss,
+//     mse_loss, l1_loss, binary_cross_entropy and _with_logits, smooth_l1_loss, huber_loss): ops
 //     whose range or accumulation a 16-bit result would lose. mean is in none of PyTorch's lists:
 //     it keeps its input's dtype (and accumulates in float32 like every 16-bit reduction), as do
 //     var and std.
