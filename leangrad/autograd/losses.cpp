@@ -9,6 +9,7 @@
 #include <leangrad/autograd/nn_internal.h>
 #include <leangrad/core/error.h>
 #include <leangrad/core/profiler.h>
+#include <leangrad/core/shape.h>
 
 namespace leangrad {
 
@@ -28,13 +29,8 @@ void check_loss_weight(const char* op, const char* name, const Tensor& weight,
                  weight.dtype());
   LG_CHECK_DEVICE(weight.device() == input.device(), op, ": expected ", name,
                   " on the input's device ", input.device(), ", got ", weight.device());
-  const Shape& w = weight.shape();
-  const Shape& x = input.shape();
-  bool broadcasts = w.size() <= x.size();
-  for (std::size_t i = 1; broadcasts && i <= w.size(); ++i)
-    broadcasts = w[w.size() - i] == 1 || w[w.size() - i] == x[x.size() - i];
-  LG_CHECK_SHAPE(broadcasts, op, ": ", name, " of shape ", w,
-                 " does not broadcast to the input's shape ", x);
+  LG_CHECK_SHAPE(broadcasts_to(weight.shape(), input.shape()), op, ": ", name, " of shape ",
+                 weight.shape(), " does not broadcast to the input's shape ", input.shape());
 }
 
 // softplus(-x) = log(1 + exp(-x)), as log1p(exp(-|x|)) + max(-x, 0) so that exp never

@@ -90,6 +90,15 @@ std::int64_t wrap_dim(std::int64_t dim, std::int64_t ndim, const char* op) {
   return dim < 0 ? dim + n : dim;
 }
 
+bool broadcasts_to(const Shape& from, const Shape& to) {
+  if (from.size() > to.size()) return false;
+  const std::size_t lead = to.size() - from.size();
+  for (std::size_t d = 0; d < from.size(); ++d) {
+    if (from[d] != 1 && from[d] != to[lead + d]) return false;
+  }
+  return true;
+}
+
 Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
   const std::size_t ndim = std::max(a.size(), b.size());
   Shape out(ndim);

@@ -70,5 +70,8 @@ std::int64_t wrap_dim(std::int64_t dim, std::int64_t ndim, const char* op);
 
 // NumPy broadcasting of two shapes; throws ShapeError naming `op` and both shapes.
 Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op);
+// Whether `from` broadcasts to exactly `to` (an in-place op's operand, a loss's weight): each of
+// its dims, aligned from the right, is 1 or equals to's, and it has no more dims.
+bool broadcasts_to(const Shape& from, const Shape& to);
 
 }  // namespace leangrad

@@ -208,15 +208,6 @@ bool can_cast(DType from, DType to) {
   return true;
 }
 
-bool broadcasts_to(const Shape& from, const Shape& to) {
-  if (from.size() > to.size()) return false;
-  const std::size_t lead = to.size() - from.size();
-  for (std::size_t d = 0; d < from.size(); ++d) {
-    if (from[d] != 1 && from[d] != to[lead + d]) return false;
-  }
-  return true;
-}
-
 Tensor to_dtype(const Tensor& t, DType dtype) {
   return t.dtype() == dtype ? t : cast(t, dtype);
 }
