@@ -128,9 +128,17 @@ ProcessGroupConfig resolve_init_options(const InitOptions& options, const Enviro
   }
   const bool alone = config.world_size == 1;
   const bool need_master = config.file_store_dir.empty() && !alone;
+  // A group of one that the program sizes itself (InitOptions().world_size(1)) is not the
+  // launcher's job, even when a launcher started the process: MASTER_ADDR and MASTER_PORT name
+  // the job's store (under leangrad-run a port the launcher holds), and nobody else needs to
+  // find this group's store, so it listens on 127.0.0.1, any free port, unless InitOptions
+  // names one.
+  const bool own_group_of_one = alone && options.world_size() == 1;
 
   config.master_addr = options.master_addr();
-  if (config.master_addr.empty()) config.master_addr = env("MASTER_ADDR").value_or("");
+  if (config.master_addr.empty() && !own_group_of_one) {
+    config.master_addr = env("MASTER_ADDR").value_or("");
+  }
   if (config.master_addr.empty() && !need_master) config.master_addr = "127.0.0.1";
   LG_CHECK(!config.master_addr.empty(),
            "init_process_group: MASTER_ADDR is not set: the host name or address of rank 0's "
@@ -141,7 +149,8 @@ ProcessGroupConfig resolve_init_options(const InitOptions& options, const Enviro
     LG_CHECK(options.master_port() <= 65535, "init_process_group: master_port ",
              options.master_port(), " is not a port (0 to 65535)");
     config.master_port = options.master_port();
-  } else if (const std::optional<std::string> port = env("MASTER_PORT")) {
+  } else if (const std::optional<std::string> port =
+                 own_group_of_one ? std::nullopt : env("MASTER_PORT")) {
     config.master_port = parse_int("MASTER_PORT", *port, 0, 65535);
     port_from_environment = true;
   } else {

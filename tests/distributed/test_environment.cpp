@@ -122,6 +122,34 @@ TEST(DistributedEnvironment, ExplicitOptionsNeedNoEnvironmentForOneProcess) {
   EXPECT_EQ(c.local_rank, -1);
 }
 
+// Under a launcher, a group of one that the program sizes itself is its own: MASTER_ADDR and
+// MASTER_PORT are the job's (under leangrad-run, a port the launcher holds, which rank 0 of the
+// small group could neither serve nor join as the job's rank 0).
+TEST(DistributedEnvironment, AGroupOfOneSizedByTheProgramIsNotTheLaunchersJob) {
+  Env launched = kTorchrun;
+  launched["RANK"] = "1";
+  launched["MASTER_ADDR"] = "node0.example";
+  launched["LEANGRAD_USE_AGENT_STORE"] = "1";
+  const ProcessGroupConfig own = resolve(launched, InitOptions().rank(0).world_size(1));
+  EXPECT_FALSE(own.agent_store);
+  EXPECT_EQ(own.master_addr, "127.0.0.1");
+  EXPECT_EQ(own.master_port, 0);
+  // Its own address and port, when InitOptions gives them, are taken.
+  const ProcessGroupConfig named =
+      resolve(launched, InitOptions().rank(0).world_size(1).master_port(29700));
+  EXPECT_EQ(named.master_port, 29700);
+  EXPECT_FALSE(named.agent_store);
+  // The job itself, and a job of one started by the launcher, still join the launcher's store.
+  EXPECT_TRUE(resolve(launched).agent_store);
+  Env one = launched;
+  one["RANK"] = "0";
+  one["WORLD_SIZE"] = "1";
+  const ProcessGroupConfig job_of_one = resolve(one);
+  EXPECT_TRUE(job_of_one.agent_store);
+  EXPECT_EQ(job_of_one.master_port, 29500);
+  EXPECT_EQ(job_of_one.master_addr, "node0.example");
+}
+
 TEST(DistributedEnvironment, TimeoutFromTheEnvironment) {
   Env env = kTorchrun;
   env["LEANGRAD_DIST_TIMEOUT_S"] = "2.5";
