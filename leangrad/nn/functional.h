@@ -8,6 +8,7 @@
 #pragma once
 
 #include <leangrad/autograd/activations.h>
+#include <leangrad/autograd/attention.h>
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/losses.h>
 #include <leangrad/autograd/nn_functions.h>
@@ -45,6 +46,7 @@ using leangrad::pixel_shuffle;
 using leangrad::pixel_unshuffle;
 using leangrad::relu;
 using leangrad::relu6;
+using leangrad::scaled_dot_product_attention;
 using leangrad::selu;
 using leangrad::sigmoid;
 using leangrad::silu;

@@ -3,6 +3,7 @@
 
 #include <leangrad/autograd/nn_functions.h>
 #include <leangrad/nn/activation.h>
+#include <leangrad/nn/attention.h>
 #include <leangrad/nn/batch_norm.h>
 #include <leangrad/nn/container.h>
 #include <leangrad/nn/conv.h>
