@@ -1,12 +1,12 @@
 // scaled_dot_product_attention and nn::MultiheadAttention against PyTorch (tests/data/
 // attention.json, written by make_attention.py): values, attention weights and the gradients of
 // every input and parameter; masks of both kinds and conventions; gradchecks to second order;
-// dropout's weights are the ones the output was made with; misuse.
+// dropout's weights are the ones the output was made with. Bad input: the Attention table of
+// tests/misuse/test_misuse_attention.cpp.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
 #include <limits>
 #include <string>
 #include <vector>
@@ -233,77 +233,6 @@ TEST(MultiheadAttention, ParametersAreNamedAsPyTorchs) {
   EXPECT_GT(max_abs(packed->in_proj_weight), bound / 2);
   EXPECT_EQ(max_abs(packed->in_proj_bias), 0.0);
   EXPECT_EQ(max_abs(packed->out_proj->bias), 0.0);
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
-TEST(Attention, BadInputIsRefused) {
-  const Tensor q = randn({2, 3, 4}), k = randn({2, 5, 4}), v = randn({2, 5, 6});
-  EXPECT_NE(error_of([&] {
-              scaled_dot_product_attention(q, randn({2, 5, 3}), v);
-            })
-                .find("expected query (..., L, E), key (..., S, E) and value (..., S, Ev), got "
-                      "[2, 3, 4], [2, 5, 3] and [2, 5, 6]"),
-            std::string::npos);
-  EXPECT_NE(error_of([&] {
-              scaled_dot_product_attention(q, k, v, randn({3, 4}));
-            }).find("attn_mask of shape [3, 4] does not broadcast to the scores' shape [2, 3, 5]"),
-            std::string::npos);
-  EXPECT_NE(error_of([&] {
-              scaled_dot_product_attention(q, k, v, ones({3, 5}), 0.0, true);
-            }).find("is_causal and attn_mask cannot be given together"),
-            std::string::npos);
-  EXPECT_NE(error_of([&] {
-              scaled_dot_product_attention(q, k.to(kFloat64), v);
-            }).find("one dtype, got float32, float64 and float32"),
-            std::string::npos);
-  EXPECT_NE(error_of([&] {
-              scaled_dot_product_attention(q, k, v, Tensor(), 1.0);
-            }).find("dropout_p must be in [0, 1), got 1"),
-            std::string::npos);
-  EXPECT_NE(error_of([&] {
-              scaled_dot_product_attention(q, k, v, ones({3, 5}, TensorOptions().dtype(kInt64)));
-            }).find("attn_mask must be Bool"),
-            std::string::npos);
-
-  EXPECT_NE(error_of([] {
-              nn::MultiheadAttention(10, 3);
-            }).find("MultiheadAttention: embed_dim 10 is not a multiple of num_heads 3"),
-            std::string::npos);
-  nn::MultiheadAttention attn(4, 2);
-  const Tensor x = randn({3, 2, 4});
-  EXPECT_NE(error_of([&] {
-              attn(x, randn({5, 2, 4}), randn({6, 2, 4}));
-            }).find("expected key and value of one length S"),
-            std::string::npos);
-  EXPECT_NE(error_of([&] {
-              attn(x, x, randn({3, 4}));
-            }).find("all 3-d (batched) or all 2-d"),
-            std::string::npos);
-  EXPECT_NE(error_of([&] {
-              attn(randn({3, 2, 5}), x, x);
-            }).find("expected query, key and value with 4, 4 and 4 features"),
-            std::string::npos);
-  EXPECT_NE(error_of([&] {
-              attn(x, x, x, ones({3, 2}));
-            }).find("expected key_padding_mask of shape [2, 3] (N, S), got [3, 2]"),
-            std::string::npos);
-  EXPECT_NE(error_of([&] {
-              attn(x, x, x, Tensor(), true, ones({2, 3, 3}));
-            }).find("expected attn_mask of shape [3, 3] or [4, 3, 3]"),
-            std::string::npos);
-  EXPECT_NE(error_of([&] {
-              attn(x, x, x, ones({2, 3}, TensorOptions().dtype(kInt64)));
-            }).find("key_padding_mask must be Bool or floating, got int64"),
-            std::string::npos);
-  EXPECT_NE(error_of([&] { attn->forward(x); }).find("MultiheadAttention"), std::string::npos);
 }
 
 }  // namespace
