@@ -18,4 +18,5 @@
 #include <leangrad/nn/module.h>
 #include <leangrad/nn/module_holder.h>
 #include <leangrad/nn/pooling.h>
+#include <leangrad/nn/transformer.h>
 #include <leangrad/nn/upsample.h>

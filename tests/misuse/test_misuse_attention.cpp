@@ -1,7 +1,7 @@
-// Misuse of attention (autograd/attention.h, nn/attention.h): query, key and value whose
-// shapes, dtypes or lengths do not fit, masks of the wrong shape or dtype, options out of range,
-// and MultiheadAttention called with one tensor. Tables of the misuse suite
-// (tests/misuse/misuse_testing.h).
+// Misuse of attention (autograd/attention.h, nn/attention.h, nn/transformer.h): query, key and
+// value whose shapes, dtypes or lengths do not fit, masks of the wrong shape or dtype, options
+// out of range, MultiheadAttention called with one tensor, and Transformer layers with bad
+// options. Tables of the misuse suite (tests/misuse/misuse_testing.h).
 #include <limits>
 #include <vector>
 
@@ -9,6 +9,7 @@
 #include <leangrad/core/creation.h>
 #include <leangrad/kernels/creation.h>
 #include <leangrad/nn/attention.h>
+#include <leangrad/nn/transformer.h>
 #include "misuse/misuse_testing.h"
 
 namespace leangrad::test {
@@ -103,6 +104,25 @@ std::vector<MisuseCase> attention_cases() {
   t.add("mha_one_tensor", Raises::Error, {"MultiheadAttention"}, [] {
     nn::MultiheadAttention(4, 2)->forward(ones({3, 2, 4}));
   });
+
+  t.add("transformer_unknown_activation", Raises::Error,
+        {"TransformerEncoderLayer", "activation \"tanh\" is not one of \"relu\" and \"gelu\""},
+        [] { nn::TransformerEncoderLayerOptions(8, 2).activation("tanh"); });
+  t.add("transformer_activation_not_relu", Raises::Error,
+        {"TransformerEncoderLayer", "the activation is kReLU"},
+        [] { nn::TransformerEncoderLayerOptions(8, 2).activation(kTanh); });
+  t.add("transformer_heads_do_not_divide", Raises::Error,
+        {"MultiheadAttention", "embed_dim 8 is not a multiple of num_heads 3"},
+        [] { nn::TransformerEncoderLayer(8, 3); });
+  t.add("transformer_no_feedforward", Raises::Error,
+        {"TransformerEncoderLayer", "dim_feedforward must be positive, got 0"}, [] {
+          nn::TransformerEncoderLayer(nn::TransformerEncoderLayerOptions(8, 2).dim_feedforward(0));
+        });
+  t.add("transformer_no_layers", Raises::Error,
+        {"TransformerEncoder", "num_layers must be at least 1, got 0"},
+        [] { nn::TransformerEncoder(nn::TransformerEncoderLayer(8, 2), 0); });
+  t.add("transformer_empty_layer", Raises::Error, {"TransformerEncoder", "encoder_layer is empty"},
+        [] { nn::TransformerEncoder(nn::TransformerEncoderLayer(nullptr), 2); });
   return t.cases();
 }
 LG_MISUSE_SUITE(Attention, attention_cases());

@@ -1,0 +1,123 @@
+// nn::TransformerEncoderLayer and nn::TransformerEncoder, configured and called as LibTorch's:
+//   nn::TransformerEncoderLayer layer(nn::TransformerEncoderLayerOptions(512, 8)
+//                                         .dim_feedforward(2048).dropout(0.1).activation("gelu"));
+//   nn::TransformerEncoder encoder(nn::TransformerEncoderOptions(layer, 6));
+//   Tensor y = encoder(src, mask, src_key_padding_mask);    // src (S, N, E)
+// Self-attention (nn::MultiheadAttention), then a two-layer feed-forward block, each with a
+// residual connection and LayerNorm, after it (PyTorch's default) or before it (norm_first).
+// Parameters and their names are PyTorch's (self_attn.in_proj_weight, linear1.weight,
+// norm1.weight, ...; layers.0.self_attn... in the encoder), so PyTorch's state dicts load.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <type_traits>
+
+#include <leangrad/core/macros.h>
+#include <leangrad/nn/attention.h>
+#include <leangrad/nn/container.h>
+#include <leangrad/nn/dropout.h>
+#include <leangrad/nn/init.h>
+#include <leangrad/nn/layer_norm.h>
+#include <leangrad/nn/linear.h>
+#include <leangrad/nn/module_holder.h>
+
+namespace leangrad::nn {
+
+// The feed-forward block's activation: relu (LibTorch's torch::kReLU, spelled kReLU here),
+// "relu" or "gelu" (PyTorch's Python strings; "gelu" is the exact, erf one), or any function of
+// a tensor.
+class TransformerActivation {
+ public:
+  TransformerActivation(init::Nonlinearity nonlinearity);  // NOLINT: kReLU only
+  TransformerActivation(const char* name);                 // NOLINT: "relu" or "gelu"
+  TransformerActivation(const std::string& name)           // NOLINT
+      : TransformerActivation(name.c_str()) {}
+  template <typename F>
+  requires std::is_invocable_r_v<Tensor, const F&, const Tensor&> TransformerActivation(
+      F function)  // NOLINT
+      : name_("custom"), function_(std::move(function)) {}
+
+  Tensor operator()(const Tensor& x) const { return function_(x); }
+  // "relu", "gelu" or "custom".
+  const std::string& name() const { return name_; }
+
+ private:
+  std::string name_;
+  std::function<Tensor(const Tensor&)> function_;
+};
+
+class TransformerEncoderLayerOptions {
+ public:
+  TransformerEncoderLayerOptions(std::int64_t d_model, std::int64_t nhead)
+      : d_model_(d_model), nhead_(nhead) {}
+
+  LG_ARG(std::int64_t, d_model);
+  LG_ARG(std::int64_t, nhead);
+  LG_ARG(std::int64_t, dim_feedforward) = 2048;
+  LG_ARG(double, dropout) = 0.1;
+  LG_ARG(TransformerActivation, activation) = kReLU;
+  // PyTorch's Python options; LibTorch 1.13 has neither (its layout is (S, N, E), norm after).
+  LG_ARG(double, layer_norm_eps) = 1e-5;
+  LG_ARG(bool, batch_first) = false;
+  LG_ARG(bool, norm_first) = false;
+};
+
+class TransformerEncoderLayerImpl : public Module {
+ public:
+  TransformerEncoderLayerImpl(std::int64_t d_model, std::int64_t nhead);
+  explicit TransformerEncoderLayerImpl(const TransformerEncoderLayerOptions& options);
+
+  // src (S, N, E), (N, S, E) with batch_first, or (S, E) -> the same shape. src_mask (S, S) or
+  // (N * nhead, S, S) and src_key_padding_mask (N, S) as nn::MultiheadAttention's attn_mask and
+  // key_padding_mask (Bool true: left out; floating: added).
+  Tensor forward(const Tensor& src, const Tensor& src_mask,
+                 const Tensor& src_key_padding_mask = Tensor());
+  Tensor forward(const Tensor& src) override { return forward(src, Tensor(), Tensor()); }
+  std::string extra_repr() const override;
+  // Its submodules' own initialisation, as PyTorch's (the layer has none of its own).
+  void reset_parameters();
+
+  TransformerEncoderLayerOptions options;
+  MultiheadAttention self_attn{nullptr};
+  Linear linear1{nullptr};
+  Dropout dropout{nullptr};
+  Linear linear2{nullptr};
+  LayerNorm norm1{nullptr};
+  LayerNorm norm2{nullptr};
+  Dropout dropout1{nullptr};
+  Dropout dropout2{nullptr};
+};
+LEANGRAD_MODULE(TransformerEncoderLayer);
+
+class TransformerEncoderOptions {
+ public:
+  // num_layers copies of encoder_layer: same options and, as PyTorch's deep copies, the same
+  // initial parameters (the layer given is copied, not used).
+  TransformerEncoderOptions(TransformerEncoderLayer encoder_layer, std::int64_t num_layers)
+      : encoder_layer_(std::move(encoder_layer)), num_layers_(num_layers) {}
+
+  LG_ARG(TransformerEncoderLayer, encoder_layer);
+  LG_ARG(std::int64_t, num_layers);
+  // A final LayerNorm (empty: none).
+  LG_ARG(LayerNorm, norm) = nullptr;
+};
+
+class TransformerEncoderImpl : public Module {
+ public:
+  TransformerEncoderImpl(TransformerEncoderLayer encoder_layer, std::int64_t num_layers);
+  explicit TransformerEncoderImpl(const TransformerEncoderOptions& options);
+
+  // Each layer in turn with the same masks, then norm if there is one.
+  Tensor forward(const Tensor& src, const Tensor& mask,
+                 const Tensor& src_key_padding_mask = Tensor());
+  Tensor forward(const Tensor& src) override { return forward(src, Tensor(), Tensor()); }
+
+  TransformerEncoderOptions options;
+  ModuleList layers{nullptr};
+  LayerNorm norm{nullptr};
+};
+LEANGRAD_MODULE(TransformerEncoder);
+
+}  // namespace leangrad::nn

@@ -1,0 +1,162 @@
+// nn::TransformerEncoderLayer and nn::TransformerEncoder against PyTorch 1.13
+// (tests/data/transformer.json, written by make_transformer.py): outputs and the gradients of the
+// input and every parameter for post-norm with ReLU, norm_first with GELU, batch_first with
+// masks, unbatched input and a two-layer encoder with a final LayerNorm; the encoder's layers
+// start as copies of the layer given; dropout in training only. Bad options: the Attention
+// table of tests/misuse/test_misuse_attention.cpp.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <leangrad/autograd/engine.h>
+#include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/grad_mode.h>
+#include <leangrad/core/generator.h>
+#include <leangrad/kernels/creation.h>
+#include <leangrad/nn/nn.h>
+#include "testing/reference_data.h"
+#include "testing/tensor_testing.h"
+
+namespace leangrad {
+namespace {
+
+double max_abs(const Tensor& t) {
+  double m = 0;
+  for (double x : test::to_vector(t))
+    m = std::max(m, std::abs(x));
+  return m;
+}
+
+// A layer is attention (bounded as in test_attention.cpp: 64 n u max(1, max|want|) for sums of
+// at most n products), then LayerNorm, whose division by the standard deviation of d_model
+// values can grow an absolute error by 1 / std (the inputs here have std of order 1), and the
+// feed-forward block, two more sums of at most n products. Three such stages per layer: the
+// bound is 256 n u max(1, max|want|) per layer, n the largest of d_model, dim_feedforward and S.
+void expect_close(const Tensor& got, const Tensor& want, double bound_units, const char* what,
+                  const std::string& name = "") {
+  ASSERT_TRUE(got.defined()) << what << name;
+  ASSERT_EQ(got.shape(), want.shape()) << what << name;
+  const double bound = bound_units * 0x1p-53 * std::max(1.0, max_abs(want));
+  const std::vector<double> g = test::to_vector(got), w = test::to_vector(want);
+  for (std::size_t i = 0; i < g.size(); ++i)
+    ASSERT_LE(std::abs(g[i] - w[i]), bound)
+        << what << name << " element " << i << ": " << g[i] << " vs " << w[i];
+}
+
+TEST(TransformerEncoder, MatchesPyTorch) {
+  const std::vector<test::ReferenceCase> cases = test::load_reference("transformer.json");
+  ASSERT_EQ(cases.size(), 5u);
+  for (const test::ReferenceCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    const auto& p = c.params;
+    const std::int64_t e = p.at("d_model").get<std::int64_t>();
+    const std::int64_t ff = p.at("dim_feedforward").get<std::int64_t>();
+    const std::int64_t layers = p.at("layers").get<std::int64_t>();
+    nn::TransformerEncoderLayer layer(
+        nn::TransformerEncoderLayerOptions(e, p.at("nhead").get<std::int64_t>())
+            .dim_feedforward(ff)
+            .dropout(0.0)
+            .activation(p.at("activation").get<std::string>())
+            .batch_first(p.at("batch_first").get<bool>())
+            .norm_first(p.at("norm_first").get<bool>()));
+    std::shared_ptr<nn::Module> model = layer.ptr();
+    nn::TransformerEncoder encoder{nullptr};
+    if (layers > 0) {
+      nn::TransformerEncoderOptions options(layer, layers);
+      if (p.at("final_norm").get<bool>()) options.norm(nn::LayerNorm(nn::LayerNormOptions({e})));
+      encoder = nn::TransformerEncoder(options);
+      model = encoder.ptr();
+    }
+    model->to(kFloat64);
+    {
+      NoGradGuard no_grad;
+      for (auto& item : model->named_parameters())
+        item.value().copy_(c.at("p." + item.key()));
+    }
+    Tensor src = c.at("src").clone().requires_grad_();
+    const Tensor mask = c.tensors.count("mask") ? c.at("mask") : Tensor();
+    const Tensor padding = c.tensors.count("padding") ? c.at("padding") : Tensor();
+    const Tensor out = layers > 0 ? encoder(src, mask, padding) : layer(src, mask, padding);
+    const double s = static_cast<double>(src.shape()[p.at("batch_first").get<bool>() ? 1 : 0]);
+    const double units = 256 * std::max({static_cast<double>(e), static_cast<double>(ff), s}) *
+                         static_cast<double>(std::max<std::int64_t>(layers, 1));
+    expect_close(out, c.at("out"), units, "output");
+    sum(mul(out, c.at("w"))).backward();
+    expect_close(src.grad(), c.at("d_src"), units, "src's gradient");
+    int parameters = 0;
+    for (auto& item : model->named_parameters()) {
+      expect_close(item.value().grad(), c.at("d." + item.key()), units, "gradient of ", item.key());
+      ++parameters;
+    }
+    EXPECT_EQ(parameters,
+              (layers > 0 ? layers : 1) * 12 + (p.at("final_norm").get<bool>() ? 2 : 0));
+  }
+}
+
+// PyTorch's encoder deep-copies the layer: every layer starts with the layer's parameters, and
+// they are copies (training one does not move the others).
+TEST(TransformerEncoder, LayersStartAsCopiesOfTheLayerGiven) {
+  nn::TransformerEncoderLayer layer(nn::TransformerEncoderLayerOptions(8, 2).dim_feedforward(16));
+  nn::TransformerEncoder encoder(layer, 3);
+  ASSERT_EQ(encoder->layers->size(), 3u);
+  const auto want = layer->named_parameters();
+  for (std::size_t i = 0; i < 3; ++i) {
+    const auto got = encoder->layers->ptr<nn::TransformerEncoderLayerImpl>(i)->named_parameters();
+    ASSERT_EQ(got.size(), want.size());
+    for (const auto& item : want) {
+      EXPECT_TRUE(equal(got[item.key()], item.value())) << i << " " << item.key();
+      EXPECT_FALSE(got[item.key()].is_same(item.value()));
+    }
+  }
+  EXPECT_EQ(encoder->named_parameters().size(), 3 * want.size());
+  EXPECT_NE(encoder->named_parameters().find("layers.2.self_attn.in_proj_weight"), nullptr);
+}
+
+// Dropout acts in training mode only: two training calls differ, evaluation calls agree and
+// equal the same layer with dropout 0.
+TEST(TransformerEncoderLayer, DropoutOnlyInTraining) {
+  manual_seed(1);
+  nn::TransformerEncoderLayer layer(
+      nn::TransformerEncoderLayerOptions(8, 2).dim_feedforward(16).dropout(0.5));
+  nn::TransformerEncoderLayer no_dropout(
+      nn::TransformerEncoderLayerOptions(8, 2).dim_feedforward(16).dropout(0.0));
+  {
+    NoGradGuard no_grad;
+    auto from = layer->named_parameters();
+    for (auto& item : no_dropout->named_parameters())
+      item.value().copy_(from[item.key()]);
+  }
+  const Tensor x = randn({5, 2, 8});
+  EXPECT_FALSE(equal(layer(x), layer(x)));
+  layer->eval();
+  EXPECT_TRUE(equal(layer(x), layer(x)));
+  EXPECT_TRUE(equal(layer(x), no_dropout(x)));
+}
+
+TEST(TransformerEncoderLayer, ActivationChoices) {
+  const Tensor x = randn({4, 2, 8}, TensorOptions().dtype(kFloat64));
+  nn::TransformerEncoderLayer relu_layer(
+      nn::TransformerEncoderLayerOptions(8, 2).dim_feedforward(16).dropout(0.0));
+  relu_layer->to(kFloat64);
+  // A function of a tensor runs in the feed-forward block: relu written as one gives relu's
+  // output, bit for bit.
+  nn::TransformerEncoderLayer custom(
+      nn::TransformerEncoderLayerOptions(8, 2).dim_feedforward(16).dropout(0.0).activation(
+          [](const Tensor& t) { return clamp_min(t, 0); }));
+  custom->to(kFloat64);
+  {
+    NoGradGuard no_grad;
+    auto from = relu_layer->named_parameters();
+    for (auto& item : custom->named_parameters())
+      item.value().copy_(from[item.key()]);
+  }
+  EXPECT_TRUE(equal(relu_layer(x), custom(x)));
+  EXPECT_EQ(custom->options.activation().name(), "custom");
+  EXPECT_EQ(relu_layer->options.activation().name(), "relu");
+}
+
+}  // namespace
+}  // namespace leangrad
