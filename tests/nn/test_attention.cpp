@@ -15,6 +15,7 @@
 #include <leangrad/autograd/engine.h>
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/grad_mode.h>
+#include <leangrad/core/cuda.h>
 #include <leangrad/core/generator.h>
 #include <leangrad/kernels/creation.h>
 #include <leangrad/nn/nn.h>
@@ -210,6 +211,41 @@ TEST(MultiheadAttention, DropoutWeightsAreTheOnesUsed) {
   const Tensor heads_out = matmul(weights, v_heads);                        // (heads, L, hd)
   const Tensor rebuilt = linear(heads_out.transpose(0, 1).reshape({l, e}), attn->out_proj->weight);
   expect_close(out, rebuilt, 8, "output rebuilt from the weights");
+}
+
+// On CUDA the same composition runs on the device's kernels: the torch cases give the same
+// values there, within the bound of MatchesPyTorch (SKIPPED without a GPU).
+TEST(MultiheadAttention, CudaMatchesPyTorch) {
+  if (!cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  for (const test::ReferenceCase& c : cases()) {
+    if (c.name != "mha_bool_masks" && c.name != "mha_self_packed_f32") continue;
+    SCOPED_TRACE(c.name);
+    const auto& p = c.params;
+    nn::MultiheadAttention attn(
+        nn::MultiheadAttentionOptions(p.at("embed_dim").get<int>(), p.at("num_heads").get<int>()));
+    attn->to(c.at("query").dtype());
+    {
+      NoGradGuard no_grad;
+      for (auto& item : attn->named_parameters())
+        item.value().copy_(c.at("p." + item.key()));
+    }
+    attn->to(Device::cuda(0));
+    const Device gpu = Device::cuda(0);
+    Tensor query = c.at("query").to(gpu).requires_grad_();
+    const bool self = p.at("self").get<bool>();
+    const Tensor key = self ? query : c.at("key").to(gpu);
+    const Tensor value = self ? query : c.at("value").to(gpu);
+    const Tensor padding =
+        c.tensors.count("key_padding_mask") ? c.at("key_padding_mask").to(gpu) : Tensor();
+    const Tensor mask = c.tensors.count("attn_mask") ? c.at("attn_mask").to(gpu) : Tensor();
+    auto [out, weights] = attn(query, key, value, padding, true, mask);
+    const double n = static_cast<double>(
+        std::max<std::int64_t>(p.at("embed_dim").get<std::int64_t>(), key.shape()[0] + 2));
+    expect_close(out.to(Device::cpu()), c.at("out"), n, "output");
+    expect_close(weights.to(Device::cpu()), c.at("weights"), n, "weights");
+    (sum(mul(out, c.at("wo").to(gpu))) + sum(mul(weights, c.at("ww").to(gpu)))).backward();
+    expect_close(query.grad().to(Device::cpu()), c.at("d_query"), n, "query's gradient");
+  }
 }
 
 TEST(MultiheadAttention, ParametersAreNamedAsPyTorchs) {
