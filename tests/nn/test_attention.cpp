@@ -9,9 +9,11 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <leangrad/autograd/attention.h>
+#include <leangrad/autograd/autocast.h>
 #include <leangrad/autograd/engine.h>
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/grad_mode.h>
@@ -246,6 +248,31 @@ TEST(MultiheadAttention, CudaMatchesPyTorch) {
     (sum(mul(out, c.at("wo").to(gpu))) + sum(mul(weights, c.at("ww").to(gpu)))).backward();
     expect_close(query.grad().to(Device::cpu()), c.at("d_query"), n, "query's gradient");
   }
+}
+
+// Under autocast the projections and the two products run in bfloat16 and the softmax in
+// float32 (Note [Attention, composed]): the output is bfloat16, the weights float32, and the
+// float32 parameters get float32 gradients. Rounding the products to 8 bits moves the output by
+// about 2^-8 of its size, far more than float32 roundoff and far less than O(1).
+TEST(MultiheadAttention, RunsUnderAutocast) {
+  manual_seed(5);
+  nn::MultiheadAttention attn(8, 2);
+  const Tensor x = randn({4, 3, 8});
+  auto [reference, reference_weights] = attn(x, x, x);
+  Tensor out, weights;
+  {
+    amp::AutocastGuard autocast(kBFloat16);
+    std::tie(out, weights) = attn(x, x, x);
+  }
+  EXPECT_EQ(out.dtype(), kBFloat16);
+  EXPECT_EQ(weights.dtype(), kFloat32);
+  const double scale = max_abs(reference);
+  const double difference = max_abs(sub(out.to(kFloat32), reference));
+  EXPECT_GT(difference, 0.0);
+  EXPECT_LT(difference, 0.1 * scale);
+  sum(out.to(kFloat32)).backward();
+  EXPECT_EQ(attn->in_proj_weight.grad().dtype(), kFloat32);
+  EXPECT_EQ(attn->out_proj->weight.grad().dtype(), kFloat32);
 }
 
 TEST(MultiheadAttention, ParametersAreNamedAsPyTorchs) {
