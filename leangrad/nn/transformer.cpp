@@ -1,7 +1,8 @@
-// nn::TransformerEncoderLayer and nn::TransformerEncoder (nn/transformer.h).
+// The Transformer modules (nn/transformer.h).
 #include <leangrad/nn/transformer.h>
 
 #include <cstring>
+#include <limits>
 #include <sstream>
 
 #include <leangrad/autograd/activations.h>
@@ -9,6 +10,7 @@
 #include <leangrad/autograd/grad_mode.h>
 #include <leangrad/core/error.h>
 #include <leangrad/core/profiler.h>
+#include <leangrad/kernels/creation.h>
 
 namespace leangrad::nn {
 
@@ -99,30 +101,39 @@ std::string TransformerEncoderLayerImpl::extra_repr() const {
   return out.str();
 }
 
+namespace {
+
+// num_layers copies of `layer` in a new ModuleList: its options, parameters and training mode,
+// as PyTorch's copy.deepcopy of the layer (Layer: TransformerEncoderLayer or ...DecoderLayer).
+template <typename Layer>
+ModuleList copies_of(const Layer& layer, std::int64_t num_layers, const char* owner) {
+  LG_CHECK(!layer.is_empty(), owner, ": the layer to copy is empty");
+  LG_CHECK(num_layers >= 1, owner, ": num_layers must be at least 1, got ", num_layers);
+  ModuleList list;
+  const auto from = layer->named_parameters();
+  for (std::int64_t i = 0; i < num_layers; ++i) {
+    Layer copy(layer->options);
+    {
+      NoGradGuard no_grad;
+      for (auto& item : copy->named_parameters())
+        item.value().copy_(from[item.key()]);
+    }
+    copy->train(layer->is_training());
+    list->push_back(copy);
+  }
+  return list;
+}
+
+}  // namespace
+
 TransformerEncoderImpl::TransformerEncoderImpl(TransformerEncoderLayer encoder_layer,
                                                std::int64_t num_layers)
     : TransformerEncoderImpl(TransformerEncoderOptions(std::move(encoder_layer), num_layers)) {}
 
 TransformerEncoderImpl::TransformerEncoderImpl(const TransformerEncoderOptions& opts)
     : Module("TransformerEncoder"), options(opts) {
-  LG_CHECK(!opts.encoder_layer().is_empty(), "TransformerEncoder: the encoder_layer is empty");
-  LG_CHECK(opts.num_layers() >= 1, "TransformerEncoder: num_layers must be at least 1, got ",
-           opts.num_layers());
-  const TransformerEncoderLayerImpl& model = *opts.encoder_layer();
-  layers = register_module("layers", ModuleList());
-  for (std::int64_t i = 0; i < opts.num_layers(); ++i) {
-    // A copy of the layer given, as PyTorch's copy.deepcopy: its options, parameters and
-    // buffers, and its training mode.
-    TransformerEncoderLayer layer(model.options);
-    {
-      NoGradGuard no_grad;
-      auto from = model.named_parameters();
-      for (auto& item : layer->named_parameters())
-        item.value().copy_(from[item.key()]);
-    }
-    layer->train(model.is_training());
-    layers->push_back(layer);
-  }
+  layers = register_module(
+      "layers", copies_of(opts.encoder_layer(), opts.num_layers(), "TransformerEncoder"));
   if (!opts.norm().is_empty()) norm = register_module("norm", opts.norm());
 }
 
@@ -133,6 +144,178 @@ Tensor TransformerEncoderImpl::forward(const Tensor& src, const Tensor& mask,
     x = std::static_pointer_cast<TransformerEncoderLayerImpl>(layer)->forward(x, mask,
                                                                               src_key_padding_mask);
   return norm.is_empty() ? x : norm->forward(x);
+}
+
+TransformerDecoderLayerImpl::TransformerDecoderLayerImpl(std::int64_t d_model, std::int64_t nhead)
+    : TransformerDecoderLayerImpl(TransformerDecoderLayerOptions(d_model, nhead)) {}
+
+TransformerDecoderLayerImpl::TransformerDecoderLayerImpl(const TransformerDecoderLayerOptions& opts)
+    : Module("TransformerDecoderLayer"), options(opts) {
+  LG_CHECK(opts.dim_feedforward() > 0,
+           "TransformerDecoderLayer: dim_feedforward must be positive, ", "got ",
+           opts.dim_feedforward());
+  LG_CHECK(opts.dropout() >= 0.0 && opts.dropout() < 1.0,
+           "TransformerDecoderLayer: dropout must be in [0, 1), got ", opts.dropout());
+  const std::int64_t e = opts.d_model();
+  const MultiheadAttentionOptions attention = MultiheadAttentionOptions(e, opts.nhead())
+                                                  .dropout(opts.dropout())
+                                                  .batch_first(opts.batch_first());
+  // PyTorch's order of registration.
+  self_attn = register_module("self_attn", MultiheadAttention(attention));
+  multihead_attn = register_module("multihead_attn", MultiheadAttention(attention));
+  linear1 = register_module("linear1", Linear(e, opts.dim_feedforward()));
+  dropout = register_module("dropout", Dropout(opts.dropout()));
+  linear2 = register_module("linear2", Linear(opts.dim_feedforward(), e));
+  const LayerNormOptions norm = LayerNormOptions({e}).eps(opts.layer_norm_eps());
+  norm1 = register_module("norm1", LayerNorm(norm));
+  norm2 = register_module("norm2", LayerNorm(norm));
+  norm3 = register_module("norm3", LayerNorm(norm));
+  dropout1 = register_module("dropout1", Dropout(opts.dropout()));
+  dropout2 = register_module("dropout2", Dropout(opts.dropout()));
+  dropout3 = register_module("dropout3", Dropout(opts.dropout()));
+}
+
+void TransformerDecoderLayerImpl::reset_parameters() {
+  self_attn->reset_parameters();
+  multihead_attn->reset_parameters();
+  linear1->reset_parameters();
+  linear2->reset_parameters();
+  norm1->reset_parameters();
+  norm2->reset_parameters();
+  norm3->reset_parameters();
+}
+
+// PyTorch 1.13's TransformerDecoderLayer.forward:
+//   post-norm: x = norm1(x + sa(x));  x = norm2(x + mha(x, memory));  x = norm3(x + ff(x))
+//   norm_first: x = x + sa(norm1(x));  x = x + mha(norm2(x), memory);  x = x + ff(norm3(x))
+Tensor TransformerDecoderLayerImpl::forward(const Tensor& tgt, const Tensor& memory,
+                                            const Tensor& tgt_mask, const Tensor& memory_mask,
+                                            const Tensor& tgt_key_padding_mask,
+                                            const Tensor& memory_key_padding_mask) {
+  LG_PROFILE_OP(tgt, memory);
+  auto sa = [&](const Tensor& x) {
+    return dropout1->forward(std::get<0>(
+        self_attn->forward(x, x, x, tgt_key_padding_mask, /*need_weights=*/false, tgt_mask)));
+  };
+  auto mha = [&](const Tensor& x) {
+    return dropout2->forward(std::get<0>(multihead_attn->forward(
+        x, memory, memory, memory_key_padding_mask, /*need_weights=*/false, memory_mask)));
+  };
+  auto ff = [&](const Tensor& x) {
+    return dropout3->forward(
+        linear2->forward(dropout->forward(options.activation()(linear1->forward(x)))));
+  };
+  Tensor x = tgt;
+  if (options.norm_first()) {
+    x = add(x, sa(norm1->forward(x)));
+    x = add(x, mha(norm2->forward(x)));
+    return add(x, ff(norm3->forward(x)));
+  }
+  x = norm1->forward(add(x, sa(x)));
+  x = norm2->forward(add(x, mha(x)));
+  return norm3->forward(add(x, ff(x)));
+}
+
+std::string TransformerDecoderLayerImpl::extra_repr() const {
+  std::ostringstream out;
+  out << "d_model=" << options.d_model() << ", nhead=" << options.nhead()
+      << ", dim_feedforward=" << options.dim_feedforward() << ", dropout=" << options.dropout()
+      << ", activation=" << options.activation().name();
+  if (options.norm_first()) out << ", norm_first=true";
+  if (options.batch_first()) out << ", batch_first=true";
+  return out.str();
+}
+
+TransformerDecoderImpl::TransformerDecoderImpl(TransformerDecoderLayer decoder_layer,
+                                               std::int64_t num_layers)
+    : TransformerDecoderImpl(TransformerDecoderOptions(std::move(decoder_layer), num_layers)) {}
+
+TransformerDecoderImpl::TransformerDecoderImpl(const TransformerDecoderOptions& opts)
+    : Module("TransformerDecoder"), options(opts) {
+  layers = register_module(
+      "layers", copies_of(opts.decoder_layer(), opts.num_layers(), "TransformerDecoder"));
+  if (!opts.norm().is_empty()) norm = register_module("norm", opts.norm());
+}
+
+Tensor TransformerDecoderImpl::forward(const Tensor& tgt, const Tensor& memory,
+                                       const Tensor& tgt_mask, const Tensor& memory_mask,
+                                       const Tensor& tgt_key_padding_mask,
+                                       const Tensor& memory_key_padding_mask) {
+  Tensor x = tgt;
+  for (const auto& layer : *layers)
+    x = std::static_pointer_cast<TransformerDecoderLayerImpl>(layer)->forward(
+        x, memory, tgt_mask, memory_mask, tgt_key_padding_mask, memory_key_padding_mask);
+  return norm.is_empty() ? x : norm->forward(x);
+}
+
+TransformerImpl::TransformerImpl(const TransformerOptions& opts)
+    : Module("Transformer"), options(opts) {
+  const LayerNormOptions norm = LayerNormOptions({opts.d_model()}).eps(opts.layer_norm_eps());
+  encoder = register_module(
+      "encoder",
+      TransformerEncoder(
+          TransformerEncoderOptions(
+              TransformerEncoderLayer(TransformerEncoderLayerOptions(opts.d_model(), opts.nhead())
+                                          .dim_feedforward(opts.dim_feedforward())
+                                          .dropout(opts.dropout())
+                                          .activation(opts.activation())
+                                          .layer_norm_eps(opts.layer_norm_eps())
+                                          .batch_first(opts.batch_first())
+                                          .norm_first(opts.norm_first())),
+              opts.num_encoder_layers())
+              .norm(LayerNorm(norm))));
+  decoder = register_module(
+      "decoder",
+      TransformerDecoder(
+          TransformerDecoderOptions(
+              TransformerDecoderLayer(TransformerDecoderLayerOptions(opts.d_model(), opts.nhead())
+                                          .dim_feedforward(opts.dim_feedforward())
+                                          .dropout(opts.dropout())
+                                          .activation(opts.activation())
+                                          .layer_norm_eps(opts.layer_norm_eps())
+                                          .batch_first(opts.batch_first())
+                                          .norm_first(opts.norm_first())),
+              opts.num_decoder_layers())
+              .norm(LayerNorm(norm))));
+  reset_parameters();
+}
+
+// PyTorch's nn.Transformer._reset_parameters: xavier_uniform_ on every parameter of more than
+// one dim; the vectors (biases, LayerNorm's) keep their layers' initialisation.
+void TransformerImpl::reset_parameters() {
+  NoGradGuard no_grad;
+  for (Tensor& p : parameters())
+    if (p.dim() > 1) init::xavier_uniform_(p);
+}
+
+Tensor TransformerImpl::forward(const Tensor& src, const Tensor& tgt, const Tensor& src_mask,
+                                const Tensor& tgt_mask, const Tensor& memory_mask,
+                                const Tensor& src_key_padding_mask,
+                                const Tensor& tgt_key_padding_mask,
+                                const Tensor& memory_key_padding_mask) {
+  LG_CHECK(src.defined() && tgt.defined(), "Transformer: expected defined src and tgt");
+  const bool batched = src.dim() == 3;
+  const std::int64_t batch_dim = options.batch_first() ? 0 : 1;
+  LG_CHECK_SHAPE(src.dim() == tgt.dim() && (src.dim() == 2 || src.dim() == 3) &&
+                     (!batched || src.shape()[batch_dim] == tgt.shape()[batch_dim]),
+                 "Transformer: expected src and tgt of one batch size, both 3-d (batched) or "
+                 "2-d (unbatched), got ",
+                 src.shape(), " and ", tgt.shape(), options.batch_first() ? " (batch_first)" : "");
+  LG_CHECK_SHAPE(src.shape().back() == options.d_model() && tgt.shape().back() == options.d_model(),
+                 "Transformer: expected src and tgt with d_model = ", options.d_model(),
+                 " features, got ", src.shape(), " and ", tgt.shape());
+  const Tensor memory = encoder->forward(src, src_mask, src_key_padding_mask);
+  return decoder->forward(tgt, memory, tgt_mask, memory_mask, tgt_key_padding_mask,
+                          memory_key_padding_mask);
+}
+
+Tensor TransformerImpl::generate_square_subsequent_mask(std::int64_t sz,
+                                                        const TensorOptions& options) {
+  LG_CHECK(sz >= 0, "Transformer::generate_square_subsequent_mask: sz must be >= 0, got ", sz);
+  const TensorOptions positions = TensorOptions().dtype(kInt64).device(options.device());
+  const Tensor later = gt(arange(static_cast<double>(sz), positions).unsqueeze(0),
+                          arange(static_cast<double>(sz), positions).unsqueeze(1));
+  return masked_fill(zeros({sz, sz}, options), later, -std::numeric_limits<double>::infinity());
 }
 
 }  // namespace leangrad::nn

@@ -1,4 +1,5 @@
-// nn::TransformerEncoderLayer and nn::TransformerEncoder, configured and called as LibTorch's:
+// The Transformer modules (encoder and decoder layers and stacks, and nn::Transformer),
+// configured and called as LibTorch's:
 //   nn::TransformerEncoderLayer layer(nn::TransformerEncoderLayerOptions(512, 8)
 //                                         .dim_feedforward(2048).dropout(0.1).activation("gelu"));
 //   nn::TransformerEncoder encoder(nn::TransformerEncoderOptions(layer, 6));
@@ -119,5 +120,133 @@ class TransformerEncoderImpl : public Module {
   LayerNorm norm{nullptr};
 };
 LEANGRAD_MODULE(TransformerEncoder);
+
+class TransformerDecoderLayerOptions {
+ public:
+  TransformerDecoderLayerOptions(std::int64_t d_model, std::int64_t nhead)
+      : d_model_(d_model), nhead_(nhead) {}
+
+  LG_ARG(std::int64_t, d_model);
+  LG_ARG(std::int64_t, nhead);
+  LG_ARG(std::int64_t, dim_feedforward) = 2048;
+  LG_ARG(double, dropout) = 0.1;
+  LG_ARG(TransformerActivation, activation) = kReLU;
+  LG_ARG(double, layer_norm_eps) = 1e-5;  // PyTorch's Python options, as the encoder layer's
+  LG_ARG(bool, batch_first) = false;
+  LG_ARG(bool, norm_first) = false;
+};
+
+// Self-attention over tgt, attention from tgt to memory (the encoder's output), then the
+// feed-forward block, each with a residual connection and LayerNorm (after, or before with
+// norm_first), as PyTorch's TransformerDecoderLayer.
+class TransformerDecoderLayerImpl : public Module {
+ public:
+  TransformerDecoderLayerImpl(std::int64_t d_model, std::int64_t nhead);
+  explicit TransformerDecoderLayerImpl(const TransformerDecoderLayerOptions& options);
+
+  // tgt (T, N, E) and memory (S, N, E) (batch first, or unbatched) -> tgt's shape. tgt_mask
+  // (T, T), memory_mask (T, S), and the key padding masks (N, T) and (N, S), as
+  // nn::MultiheadAttention's masks.
+  Tensor forward(const Tensor& tgt, const Tensor& memory, const Tensor& tgt_mask = Tensor(),
+                 const Tensor& memory_mask = Tensor(),
+                 const Tensor& tgt_key_padding_mask = Tensor(),
+                 const Tensor& memory_key_padding_mask = Tensor());
+  // The single-input form throws: a decoder layer needs the memory too.
+  using Module::forward;
+  std::string extra_repr() const override;
+  void reset_parameters();
+
+  TransformerDecoderLayerOptions options;
+  MultiheadAttention self_attn{nullptr};
+  MultiheadAttention multihead_attn{nullptr};
+  Linear linear1{nullptr};
+  Dropout dropout{nullptr};
+  Linear linear2{nullptr};
+  LayerNorm norm1{nullptr};
+  LayerNorm norm2{nullptr};
+  LayerNorm norm3{nullptr};
+  Dropout dropout1{nullptr};
+  Dropout dropout2{nullptr};
+  Dropout dropout3{nullptr};
+};
+LEANGRAD_MODULE(TransformerDecoderLayer);
+
+class TransformerDecoderOptions {
+ public:
+  // num_layers copies of decoder_layer (as TransformerEncoderOptions).
+  TransformerDecoderOptions(TransformerDecoderLayer decoder_layer, std::int64_t num_layers)
+      : decoder_layer_(std::move(decoder_layer)), num_layers_(num_layers) {}
+
+  LG_ARG(TransformerDecoderLayer, decoder_layer);
+  LG_ARG(std::int64_t, num_layers);
+  LG_ARG(LayerNorm, norm) = nullptr;
+};
+
+class TransformerDecoderImpl : public Module {
+ public:
+  TransformerDecoderImpl(TransformerDecoderLayer decoder_layer, std::int64_t num_layers);
+  explicit TransformerDecoderImpl(const TransformerDecoderOptions& options);
+
+  Tensor forward(const Tensor& tgt, const Tensor& memory, const Tensor& tgt_mask = Tensor(),
+                 const Tensor& memory_mask = Tensor(),
+                 const Tensor& tgt_key_padding_mask = Tensor(),
+                 const Tensor& memory_key_padding_mask = Tensor());
+  using Module::forward;
+
+  TransformerDecoderOptions options;
+  ModuleList layers{nullptr};
+  LayerNorm norm{nullptr};
+};
+LEANGRAD_MODULE(TransformerDecoder);
+
+class TransformerOptions {
+ public:
+  TransformerOptions() = default;
+  TransformerOptions(std::int64_t d_model, std::int64_t nhead) : d_model_(d_model), nhead_(nhead) {}
+  TransformerOptions(std::int64_t d_model, std::int64_t nhead, std::int64_t num_encoder_layers,
+                     std::int64_t num_decoder_layers)
+      : d_model_(d_model),
+        nhead_(nhead),
+        num_encoder_layers_(num_encoder_layers),
+        num_decoder_layers_(num_decoder_layers) {}
+
+  LG_ARG(std::int64_t, d_model) = 512;
+  LG_ARG(std::int64_t, nhead) = 8;
+  LG_ARG(std::int64_t, num_encoder_layers) = 6;
+  LG_ARG(std::int64_t, num_decoder_layers) = 6;
+  LG_ARG(std::int64_t, dim_feedforward) = 2048;
+  LG_ARG(double, dropout) = 0.1;
+  LG_ARG(TransformerActivation, activation) = kReLU;
+  LG_ARG(double, layer_norm_eps) = 1e-5;  // PyTorch's Python options
+  LG_ARG(bool, batch_first) = false;
+  LG_ARG(bool, norm_first) = false;
+};
+
+// The encoder-decoder model of "Attention Is All You Need", as PyTorch's nn.Transformer: an
+// encoder and a decoder of the layers above, each ending in a LayerNorm, and every matrix
+// initialised with xavier_uniform_.
+class TransformerImpl : public Module {
+ public:
+  explicit TransformerImpl(const TransformerOptions& options = TransformerOptions());
+
+  // src (S, N, E), tgt (T, N, E) (batch first, or unbatched) -> (T, N, E). src_mask (S, S),
+  // tgt_mask (T, T), memory_mask (T, S), key padding masks (N, S), (N, T), (N, S).
+  Tensor forward(const Tensor& src, const Tensor& tgt, const Tensor& src_mask = Tensor(),
+                 const Tensor& tgt_mask = Tensor(), const Tensor& memory_mask = Tensor(),
+                 const Tensor& src_key_padding_mask = Tensor(),
+                 const Tensor& tgt_key_padding_mask = Tensor(),
+                 const Tensor& memory_key_padding_mask = Tensor());
+  using Module::forward;
+  void reset_parameters();
+
+  // (sz, sz) float32: 0 on and below the diagonal, -inf above it (position i attends to 0..i).
+  static Tensor generate_square_subsequent_mask(std::int64_t sz,
+                                                const TensorOptions& options = TensorOptions());
+
+  TransformerOptions options;
+  TransformerEncoder encoder{nullptr};
+  TransformerDecoder decoder{nullptr};
+};
+LEANGRAD_MODULE(Transformer);
 
 }  // namespace leangrad::nn

@@ -1,6 +1,6 @@
 // Misuse of attention (autograd/attention.h, nn/attention.h, nn/transformer.h): query, key and
 // value whose shapes, dtypes or lengths do not fit, masks of the wrong shape or dtype, options
-// out of range, MultiheadAttention called with one tensor, and Transformer layers with bad
+// out of range, MultiheadAttention called with one tensor, and Transformer modules with bad
 // options. Tables of the misuse suite (tests/misuse/misuse_testing.h).
 #include <limits>
 #include <vector>
@@ -121,8 +121,28 @@ std::vector<MisuseCase> attention_cases() {
   t.add("transformer_no_layers", Raises::Error,
         {"TransformerEncoder", "num_layers must be at least 1, got 0"},
         [] { nn::TransformerEncoder(nn::TransformerEncoderLayer(8, 2), 0); });
-  t.add("transformer_empty_layer", Raises::Error, {"TransformerEncoder", "encoder_layer is empty"},
+  t.add("transformer_empty_layer", Raises::Error,
+        {"TransformerEncoder", "the layer to copy is empty"},
         [] { nn::TransformerEncoder(nn::TransformerEncoderLayer(nullptr), 2); });
+  t.add("decoder_layer_one_tensor", Raises::Error, {"TransformerDecoderLayer"}, [] {
+    nn::TransformerDecoderLayer(8, 2)->forward(ones({3, 2, 8}));
+  });
+  t.add("decoder_no_layers", Raises::Error,
+        {"TransformerDecoder", "num_layers must be at least 1, got 0"},
+        [] { nn::TransformerDecoder(nn::TransformerDecoderLayer(8, 2), 0); });
+  t.add("transformer_batches_differ", Raises::ShapeError,
+        {"Transformer", "one batch size", "[4, 2, 8]", "[3, 5, 8]"}, [] {
+          nn::Transformer(nn::TransformerOptions(8, 2, 1, 1).dim_feedforward(16))(ones({4, 2, 8}),
+                                                                                  ones({3, 5, 8}));
+        });
+  t.add("transformer_wrong_features", Raises::ShapeError,
+        {"Transformer", "d_model = 8 features", "[4, 2, 6]"}, [] {
+          nn::Transformer(nn::TransformerOptions(8, 2, 1, 1).dim_feedforward(16))(ones({4, 2, 6}),
+                                                                                  ones({3, 2, 6}));
+        });
+  t.add("transformer_negative_mask_size", Raises::Error,
+        {"generate_square_subsequent_mask", "sz must be >= 0, got -1"},
+        [] { nn::TransformerImpl::generate_square_subsequent_mask(-1); });
   return t.cases();
 }
 LG_MISUSE_SUITE(Attention, attention_cases());

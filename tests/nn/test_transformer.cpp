@@ -46,11 +46,17 @@ void expect_close(const Tensor& got, const Tensor& want, double bound_units, con
         << what << name << " element " << i << ": " << g[i] << " vs " << w[i];
 }
 
+const std::vector<test::ReferenceCase>& cases() {
+  static const std::vector<test::ReferenceCase> all = test::load_reference("transformer.json");
+  return all;
+}
+
 TEST(TransformerEncoder, MatchesPyTorch) {
-  const std::vector<test::ReferenceCase> cases = test::load_reference("transformer.json");
-  ASSERT_EQ(cases.size(), 5u);
-  for (const test::ReferenceCase& c : cases) {
+  int checked = 0;
+  for (const test::ReferenceCase& c : cases()) {
+    if (!c.params.contains("layers")) continue;  // the decoder's cases
     SCOPED_TRACE(c.name);
+    ++checked;
     const auto& p = c.params;
     const std::int64_t e = p.at("d_model").get<std::int64_t>();
     const std::int64_t ff = p.at("dim_feedforward").get<std::int64_t>();
@@ -94,6 +100,94 @@ TEST(TransformerEncoder, MatchesPyTorch) {
     EXPECT_EQ(parameters,
               (layers > 0 ? layers : 1) * 12 + (p.at("final_norm").get<bool>() ? 2 : 0));
   }
+  EXPECT_EQ(checked, 5);
+}
+
+TEST(TransformerDecoder, MatchesPyTorch) {
+  int checked = 0;
+  for (const test::ReferenceCase& c : cases()) {
+    if (!c.params.contains("transformer")) continue;
+    SCOPED_TRACE(c.name);
+    ++checked;
+    const auto& p = c.params;
+    const std::int64_t e = p.at("d_model").get<std::int64_t>();
+    const std::int64_t heads = p.at("nhead").get<std::int64_t>();
+    const std::int64_t ff = p.at("dim_feedforward").get<std::int64_t>();
+    const std::string activation = p.at("activation").get<std::string>();
+    const bool batch_first = p.at("batch_first").get<bool>();
+    const bool norm_first = p.at("norm_first").get<bool>();
+    const bool whole = p.at("transformer").get<bool>();
+    nn::Transformer transformer{nullptr};
+    nn::TransformerDecoderLayer layer{nullptr};
+    std::shared_ptr<nn::Module> model;
+    if (whole) {
+      transformer = nn::Transformer(nn::TransformerOptions(e, heads, 1, 2)
+                                        .dim_feedforward(ff)
+                                        .dropout(0.0)
+                                        .activation(activation)
+                                        .batch_first(batch_first)
+                                        .norm_first(norm_first));
+      model = transformer.ptr();
+    } else {
+      layer = nn::TransformerDecoderLayer(nn::TransformerDecoderLayerOptions(e, heads)
+                                              .dim_feedforward(ff)
+                                              .dropout(0.0)
+                                              .activation(activation)
+                                              .batch_first(batch_first)
+                                              .norm_first(norm_first));
+      model = layer.ptr();
+    }
+    model->to(kFloat64);
+    {
+      NoGradGuard no_grad;
+      for (auto& item : model->named_parameters())
+        item.value().copy_(c.at("p." + item.key()));
+    }
+    Tensor src = c.at("src").clone().requires_grad_();
+    Tensor tgt = c.at("tgt").clone().requires_grad_();
+    auto optional = [&](const char* key) { return c.tensors.count(key) ? c.at(key) : Tensor(); };
+    const Tensor out = whole ? transformer(src, tgt, Tensor(), optional("tgt_mask"),
+                                           optional("memory_mask"), optional("src_padding"),
+                                           optional("tgt_padding"), optional("memory_padding"))
+                             : layer(tgt, src, optional("tgt_mask"), optional("memory_mask"),
+                                     optional("tgt_padding"), optional("memory_padding"));
+    const double s = static_cast<double>(src.shape()[batch_first ? 1 : 0]);
+    // Up to three layers in a chain (one encoder, two decoder layers), each bounded as above.
+    const double units =
+        256 * std::max({static_cast<double>(e), static_cast<double>(ff), s}) * (whole ? 3.0 : 1.0);
+    expect_close(out, c.at("out"), units, "output");
+    sum(mul(out, c.at("w"))).backward();
+    expect_close(src.grad(), c.at("d_src"), units, "memory's gradient");
+    expect_close(tgt.grad(), c.at("d_tgt"), units, "tgt's gradient");
+    for (auto& item : model->named_parameters())
+      expect_close(item.value().grad(), c.at("d." + item.key()), units, "gradient of ", item.key());
+  }
+  EXPECT_EQ(checked, 3);
+}
+
+TEST(Transformer, SquareSubsequentMaskIsPyTorchs) {
+  for (const test::ReferenceCase& c : cases()) {
+    if (c.name != "square_subsequent_mask") continue;
+    const Tensor mask = nn::TransformerImpl::generate_square_subsequent_mask(5);
+    EXPECT_EQ(mask.dtype(), kFloat32);
+    EXPECT_TRUE(equal(mask, c.at("mask")));
+    return;
+  }
+  FAIL() << "no square_subsequent_mask case";
+}
+
+// nn::Transformer initialises every matrix with xavier_uniform_ (PyTorch's _reset_parameters):
+// |w| <= sqrt(6 / (fan_in + fan_out)); the vectors keep their layers' values (LayerNorm's ones).
+TEST(Transformer, MatricesStartXavierUniform) {
+  nn::Transformer t(nn::TransformerOptions(8, 2, 1, 1).dim_feedforward(16));
+  for (const auto& item : t->named_parameters()) {
+    const Tensor& p = item.value();
+    if (p.dim() < 2) continue;
+    const double bound = std::sqrt(6.0 / static_cast<double>(p.shape()[0] + p.shape()[1]));
+    EXPECT_LE(max_abs(p), bound) << item.key();
+    EXPECT_GT(max_abs(p), bound / 2) << item.key();
+  }
+  EXPECT_EQ(max_abs(sub(t->encoder->norm->weight, 1.0)), 0.0);
 }
 
 // PyTorch's encoder deep-copies the layer: every layer starts with the layer's parameters, and
