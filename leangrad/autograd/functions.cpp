@@ -819,6 +819,33 @@ Tensor flatten(const Tensor& a, std::int64_t start_dim, std::int64_t end_dim) {
   return reshape(a, shape);
 }
 
+Tensor unflatten(const Tensor& a, std::int64_t dim, const Shape& sizes) {
+  LG_PROFILE_OP(a);
+  LG_CHECK_SHAPE(a.dim() > 0, "unflatten: cannot unflatten a 0-d tensor");
+  const std::int64_t d = wrap_dim(dim, a.dim(), "unflatten");
+  LG_CHECK_SHAPE(!sizes.empty(), "unflatten: sizes must not be empty (shape ", a.shape(), ")");
+  std::int64_t known = 1;
+  int unknown = 0;
+  for (const std::int64_t s : sizes) {
+    LG_CHECK_SHAPE(s >= -1, "unflatten: sizes ", sizes, " hold ", s, ", below -1");
+    if (s == -1) {
+      ++unknown;
+    } else {
+      known = checked_mul(known, s, "unflatten");
+    }
+  }
+  LG_CHECK_SHAPE(unknown <= 1, "unflatten: sizes ", sizes, " hold more than one -1");
+  const std::int64_t size = a.shape()[d];
+  LG_CHECK_SHAPE(unknown == 1 ? (known > 0 && size % known == 0) : known == size,
+                 "unflatten: sizes ", sizes, " do not split dim ", dim, " of size ", size,
+                 " (shape ", a.shape(), ")");
+  Shape shape(a.shape().begin(), a.shape().begin() + d);
+  for (const std::int64_t s : sizes)
+    shape.push_back(s == -1 ? size / known : s);
+  shape.insert(shape.end(), a.shape().begin() + d + 1, a.shape().end());
+  return reshape(a, shape);
+}
+
 Tensor clone(const Tensor& a) {
   LG_PROFILE_OP(a);
   Tensor out = empty(a.shape(), a.options());

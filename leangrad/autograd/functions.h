@@ -140,6 +140,10 @@ Tensor squeeze(const Tensor& a);
 Tensor squeeze(const Tensor& a, std::int64_t dim);
 Tensor expand(const Tensor& a, const Shape& shape);
 Tensor flatten(const Tensor& a, std::int64_t start_dim = 0, std::int64_t end_dim = -1);
+// Splits dim into `sizes` (their product must be that dim's size; one of them may be -1, worked
+// out from the rest), as torch.unflatten: unflatten((N, 12), 1, {3, 4}) is (N, 3, 4). A view
+// where reshape gives one.
+Tensor unflatten(const Tensor& a, std::int64_t dim, const Shape& sizes);
 Tensor clone(const Tensor& a);
 // A copy on `device` and/or with `dtype` (no copy when both already match).
 Tensor to(const Tensor& a, Device device, DType dtype, bool non_blocking = false);

@@ -163,6 +163,9 @@ Tensor Tensor::index(const std::vector<indexing::TensorIndex>& indices) const {
 Tensor Tensor::flatten(std::int64_t start_dim, std::int64_t end_dim) const {
   return leangrad::flatten(*this, start_dim, end_dim);
 }
+Tensor Tensor::unflatten(std::int64_t dim, const Shape& sizes) const {
+  return leangrad::unflatten(*this, dim, sizes);
+}
 
 // ---- In-place --------------------------------------------------------------------------------
 // Note [In-place ops in the graph]

@@ -167,6 +167,7 @@ class Tensor {
   Tensor expand(const Shape& shape) const;
   Tensor expand_as(const Tensor& other) const { return expand(other.shape()); }
   Tensor flatten(std::int64_t start_dim = 0, std::int64_t end_dim = -1) const;
+  Tensor unflatten(std::int64_t dim, const Shape& sizes) const;
   // The transpose of a matrix (0-d and 1-d tensors are returned as they are; more dims refused).
   Tensor t() const;
   // Basic indexing (core/indexing.h): t.index({Slice(0, 2), 1}) is Python's t[0:2, 1], a view.

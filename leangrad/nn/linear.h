@@ -40,4 +40,13 @@ class LinearImpl : public Module {
 };
 LEANGRAD_MODULE(Linear);
 
+// Returns its input, as LibTorch's nn::Identity: a placeholder where a layer is optional
+// (a shortcut without projection, a head removed for fine-tuning).
+class IdentityImpl : public Module {
+ public:
+  IdentityImpl() : Module("Identity") {}
+  Tensor forward(const Tensor& input) override { return input; }
+};
+LEANGRAD_MODULE(Identity);
+
 }  // namespace leangrad::nn

@@ -1,4 +1,4 @@
-// MaxPool2d, AvgPool2d, AdaptiveAvgPool2d, PixelShuffle, PixelUnshuffle and Flatten
+// MaxPool2d, AvgPool2d, AdaptiveAvgPool2d, PixelShuffle, PixelUnshuffle, Flatten and Unflatten
 // (nn/pooling.h).
 #include <leangrad/nn/pooling.h>
 
@@ -79,6 +79,13 @@ Tensor FlattenImpl::forward(const Tensor& input) {
 }
 std::string FlattenImpl::extra_repr() const {
   return detail::str_cat("start_dim=", start_dim, ", end_dim=", end_dim);
+}
+
+Tensor UnflattenImpl::forward(const Tensor& input) {
+  return unflatten(input, options.dim(), options.sizes());
+}
+std::string UnflattenImpl::extra_repr() const {
+  return detail::str_cat("dim=", options.dim(), ", unflattened_size=", options.sizes());
 }
 
 }  // namespace leangrad::nn

@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <tuple>
+#include <utility>
 
 #include <leangrad/autograd/nn_functions.h>
 #include <leangrad/nn/module_holder.h>
@@ -170,5 +171,26 @@ class FlattenImpl : public Module {
   std::int64_t end_dim;
 };
 LEANGRAD_MODULE(Flatten);
+
+// LibTorch's options: nn::Unflatten(nn::UnflattenOptions(1, {16, 7, 7})).
+class UnflattenOptions {
+ public:
+  UnflattenOptions(std::int64_t dim, Shape sizes) : dim_(dim), sizes_(std::move(sizes)) {}
+  LG_ARG(std::int64_t, dim);
+  LG_ARG(Shape, sizes);
+};
+
+// Splits dim into sizes (leangrad::unflatten): (N, 784) -> (N, 1, 28, 28) with
+// UnflattenOptions(1, {1, 28, 28}).
+class UnflattenImpl : public Module {
+ public:
+  UnflattenImpl(std::int64_t dim, Shape sizes)
+      : UnflattenImpl(UnflattenOptions(dim, std::move(sizes))) {}
+  explicit UnflattenImpl(const UnflattenOptions& options) : Module("Unflatten"), options(options) {}
+  Tensor forward(const Tensor& input) override;
+  std::string extra_repr() const override;
+  UnflattenOptions options;
+};
+LEANGRAD_MODULE(Unflatten);
 
 }  // namespace leangrad::nn

@@ -152,6 +152,30 @@ std::vector<MisuseCase> view_cases() {
   t.add("flatten_dim_out_of_range", Raises::ShapeError, {"flatten", "3"}, [] {
     ones({2, 3}).flatten(0, 3);
   });
+  t.add("unflatten_sizes_do_not_split", Raises::ShapeError,
+        {"unflatten", "[3, 5]", "dim 1 of size 12", "[2, 12]"}, [] {
+          ones({2, 12}).unflatten(1, {3, 5});
+        });
+  t.add("unflatten_two_unknown_sizes", Raises::ShapeError, {"unflatten", "more than one -1"}, [] {
+    ones({2, 12}).unflatten(1, {-1, -1});
+  });
+  t.add("unflatten_unknown_beside_zero", Raises::ShapeError, {"unflatten", "[0, -1]"}, [] {
+    ones({2, 12}).unflatten(1, {0, -1});
+  });
+  t.add("unflatten_negative_size", Raises::ShapeError, {"unflatten", "-3", "below -1"}, [] {
+    ones({2, 12}).unflatten(1, {-3, -4});
+  });
+  t.add("unflatten_size_overflows", Raises::ShapeError, {"unflatten"}, [] {
+    ones({2, 12}).unflatten(1, {k2Pow62, k2Pow62});
+  });
+  t.add("unflatten_dim_out_of_range", Raises::ShapeError, {"unflatten", "2"}, [] {
+    ones({2, 12}).unflatten(2, {3, 4});
+  });
+  t.add("unflatten_empty_sizes", Raises::ShapeError, {"unflatten", "must not be empty"}, [] {
+    ones({2, 12}).unflatten(1, {});
+  });
+  t.add("unflatten_zero_dim", Raises::ShapeError, {"unflatten", "0-d"},
+        [] { ones({}).unflatten(0, {1}); });
   return t.cases();
 }
 LG_MISUSE_SUITE(Views, view_cases());
