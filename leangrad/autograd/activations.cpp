@@ -118,12 +118,13 @@ Tensor zero_like_scalar(const Tensor& g) {
 
 // A slope (leaky_relu_'s, elu_'s alpha) under which the output's sign is not the input's: refused
 // when autograd records the op, since the gradient could not be told from the output.
-void check_slope_for_grad(const char* op, const char* what, double slope, const Tensor& x) {
+void check_slope_for_grad(const char* op, const char* out_of_place, const char* what, double slope,
+                          const Tensor& x) {
   LG_CHECK(slope >= 0.0 || !autograd::records_inplace(op, x), op, ": ", what, " ", slope,
-           " < 0 on a tensor (shape ", x.shape(),
+           " is not >= 0, on a tensor (shape ", x.shape(),
            ") autograd records: the in-place op's gradient is written from its output, whose sign "
-           "no longer tells the input's; call the out-of-place ",
-           op, " without the underscore (PyTorch refuses this too, at backward time)");
+           "no longer tells the input's; use the out-of-place ",
+           out_of_place, " (PyTorch refuses this too, at backward time)");
 }
 
 // elu_ and selu_: scale * elu(x, alpha). From the output y: the gradient is scale where y > 0 and
@@ -132,7 +133,7 @@ void check_slope_for_grad(const char* op, const char* what, double slope, const 
 // at 0, as the out-of-place elu).
 Tensor& elu_scaled_(const char* op, Tensor& x, double alpha, double scale) {
   autograd::check_floating_input(op, x);
-  check_slope_for_grad(op, "alpha", alpha, x);
+  check_slope_for_grad(op, "elu", "alpha", alpha, x);
   return autograd::unary_in_place(
       op, x,
       [alpha, scale](const Tensor& v) {
@@ -164,7 +165,7 @@ Tensor& hardtanh_named(const char* op, Tensor& x, double min_val, double max_val
 Tensor& leaky_relu_(Tensor& x, double negative_slope) {
   LG_PROFILE_OP(x);
   autograd::check_floating_input("leaky_relu_", x);
-  check_slope_for_grad("leaky_relu_", "negative_slope", negative_slope, x);
+  check_slope_for_grad("leaky_relu_", "leaky_relu", "negative_slope", negative_slope, x);
   // y > 0 exactly where x > 0 for a slope >= 0: the out-of-place op's sides, 0 included.
   return autograd::unary_in_place(
       "leaky_relu_", x, [negative_slope](const Tensor& v) { return leaky_relu(v, negative_slope); },
