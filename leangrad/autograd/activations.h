@@ -35,4 +35,18 @@ Tensor hardtanh(const Tensor& x, double min_val = -1.0, double max_val = 1.0);
 // hardtanh(x, 0, 6).
 Tensor relu6(const Tensor& x);
 
+// ---- In place, as PyTorch's leaky_relu_, elu_, selu_, hardtanh_, relu6_ ----------------------
+// The value of the function above written into x (floating x only), which is returned. Under
+// autograd each is recorded truly in place: its gradient is PyTorch's formula written from the
+// output (elu's out + alpha, hardtanh's mask of the output strictly inside the bounds), so the
+// graph keeps x's memory alone (Note [In-place ops in the graph] in tensor_methods.cpp). Where
+// the output does not tell the input's side of the kink, a recorded call is refused: leaky_relu_
+// with negative_slope < 0 and elu_ with alpha < 0 (PyTorch refuses these at backward time).
+//   Tensor h = linear(x, w, b);  leaky_relu_(h, 0.2);
+Tensor& leaky_relu_(Tensor& x, double negative_slope = 0.01);
+Tensor& elu_(Tensor& x, double alpha = 1.0);
+Tensor& selu_(Tensor& x);
+Tensor& hardtanh_(Tensor& x, double min_val = -1.0, double max_val = 1.0);
+Tensor& relu6_(Tensor& x);
+
 }  // namespace leangrad

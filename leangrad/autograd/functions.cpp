@@ -13,6 +13,7 @@
 #include <leangrad/autograd/autocast.h>
 #include <leangrad/autograd/grad_mode.h>
 #include <leangrad/autograd/graph.h>
+#include <leangrad/autograd/nn_internal.h>
 #include <leangrad/core/profiler.h>
 #include <leangrad/core/views.h>
 #include <leangrad/kernels/creation.h>
@@ -22,11 +23,9 @@ namespace leangrad {
 
 using autograd::BackwardContext;
 using autograd::record_op;
+using autograd::sum_to;
 
-namespace {
-
-// Sums `g` over the dims that broadcasting added or expanded, so it has `shape` again.
-Tensor sum_to(const Tensor& g, const Shape& shape) {
+Tensor autograd::sum_to(const Tensor& g, const Shape& shape) {
   if (g.shape() == shape) return g;
   const std::int64_t lead = g.dim() - static_cast<std::int64_t>(shape.size());
   std::vector<std::int64_t> dims;
@@ -36,6 +35,8 @@ Tensor sum_to(const Tensor& g, const Shape& shape) {
   Tensor summed = dims.empty() ? g : sum(g, dims, /*keepdim=*/true);
   return summed.reshape(shape);
 }
+
+namespace {
 
 Tensor zero_like_scalar(const Tensor& g) {
   return zeros({}, g.options());

@@ -278,6 +278,28 @@ void retain_grad_at_history(const Tensor& t) {
   });
 }
 
+namespace {
+
+// Makes a FunctionNode with edges to `inputs` (their histories now) the history of `out`.
+void attach_node(const char* forward_op, const Tensor& out, const std::vector<Tensor>& inputs,
+                 std::vector<SavedTensor> saved, FunctionNode::Backward backward,
+                 DoubleBackward double_backward) {
+  std::vector<TensorMeta> input_meta;
+  input_meta.reserve(inputs.size());
+  for (const Tensor& in : inputs) {
+    input_meta.push_back(in.defined() ? TensorMeta::of(in) : TensorMeta{});
+  }
+  auto node = make_node<FunctionNode>(backward_name(forward_op), forward_op, std::move(input_meta),
+                                      std::move(saved), std::move(backward), double_backward);
+  node->next_edges.reserve(inputs.size());
+  for (const Tensor& in : inputs)
+    node->next_edges.push_back(gradient_edge(in));
+  node->output_meta.push_back(TensorMeta::of(out));
+  set_history(out, node, 0);
+}
+
+}  // namespace
+
 Tensor record_op(const char* forward_op, const Tensor& out, const std::vector<Tensor>& inputs,
                  const std::vector<Tensor>& saved, FunctionNode::Backward backward,
                  DoubleBackward double_backward) {
@@ -286,24 +308,21 @@ Tensor record_op(const char* forward_op, const Tensor& out, const std::vector<Te
     // An op that returned one of its inputs unchanged (x.to(x.dtype())) records nothing.
     if (in.defined() && out.is_same(in)) return out;
   }
-  std::vector<TensorMeta> input_meta;
-  input_meta.reserve(inputs.size());
-  for (const Tensor& in : inputs) {
-    input_meta.push_back(in.defined() ? TensorMeta::of(in) : TensorMeta{});
-  }
   std::vector<SavedTensor> saved_tensors;
   saved_tensors.reserve(saved.size());
   for (const Tensor& s : saved)
     saved_tensors.emplace_back(s, s.defined() && s.is_same(out) ? 0 : -1);
-  auto node =
-      make_node<FunctionNode>(backward_name(forward_op), forward_op, std::move(input_meta),
-                              std::move(saved_tensors), std::move(backward), double_backward);
-  node->next_edges.reserve(inputs.size());
-  for (const Tensor& in : inputs)
-    node->next_edges.push_back(gradient_edge(in));
-  node->output_meta.push_back(TensorMeta::of(out));
-  set_history(out, node, 0);
+  attach_node(forward_op, out, inputs, std::move(saved_tensors), std::move(backward),
+              double_backward);
   return out;
+}
+
+void record_in_place(const char* forward_op, const Tensor& self, const std::vector<Tensor>& inputs,
+                     std::vector<SavedTensor> saved, FunctionNode::Backward backward) {
+  LG_INTERNAL_ASSERT(!inputs.empty() && inputs.front().is_same(self), forward_op,
+                     ": record_in_place expects self as its first input");
+  attach_node(forward_op, self, inputs, std::move(saved), std::move(backward),
+              DoubleBackward::Differentiable);
 }
 
 }  // namespace leangrad::autograd

@@ -151,4 +151,14 @@ Tensor record_op(const char* forward_op, const Tensor& out, const std::vector<Te
                  const std::vector<Tensor>& saved, FunctionNode::Backward backward,
                  DoubleBackward double_backward = DoubleBackward::Differentiable);
 
+// Records an in-place op whose kernel has already written its result into `self` (PyTorch's
+// rebase_history): a FunctionNode named after `forward_op`, with edges to `inputs` (self first,
+// through the history it had before the write; then the other operands), becomes self's history.
+// `saved` were made by the caller, each at the moment its value is the one backward needs: self
+// after the write (SavedTensor(self, 0), self being the node's output), an operand before it (so
+// a write through an alias of it is caught). The caller has checked that autograd records the op
+// (Note [In-place ops in the graph] in tensor_methods.cpp).
+void record_in_place(const char* forward_op, const Tensor& self, const std::vector<Tensor>& inputs,
+                     std::vector<SavedTensor> saved, FunctionNode::Backward backward);
+
 }  // namespace leangrad::autograd

@@ -1,10 +1,14 @@
-// What the autograd-level nn functions share (activations.cpp, losses.cpp, nn_functions.cpp):
-// the input checks a composed function makes before it reaches a kernel, so the Error names the
-// function the user called rather than the first op inside it, and the losses' reduction.
-// Internal: no public header includes it.
+// What the autograd-level functions share (activations.cpp, losses.cpp, nn_functions.cpp,
+// tensor_methods.cpp): the input checks a composed function makes before it reaches a kernel, so
+// the Error names the function the user called rather than the first op inside it, the losses'
+// reduction, the undoing of broadcasting in a gradient, and the in-place machinery of Note
+// [In-place ops in the graph]. Internal: no public header includes it.
 #pragma once
 
+#include <functional>
+
 #include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/graph.h>
 #include <leangrad/autograd/nn_functions.h>
 #include <leangrad/core/error.h>
 #include <leangrad/core/tensor.h>
@@ -46,5 +50,21 @@ inline Tensor reduce_losses(const Tensor& losses, Reduction reduction) {
   }
   return losses;
 }
+
+// Sums `g` over the dims that broadcasting added or expanded, so it has `shape` again (the
+// gradient of an operand that was broadcast; functions.cpp).
+Tensor sum_to(const Tensor& g, const Shape& shape);
+
+// Whether the in-place op `op` on self (with `other`, if any) is recorded by autograd; throws,
+// naming op, where it is refused (Note [In-place ops in the graph] in tensor_methods.cpp).
+bool records_inplace(const char* op, const Tensor& self, const Tensor& other = Tensor());
+
+// The in-place form of an elementwise function whose gradient is written from its output: the
+// value `compute(self)` (computed without recording) is written into self and, when autograd
+// records the op, a node saving self after the write becomes self's history, with `backward`
+// (saved[0] is the output). relu_, sigmoid_, tanh_ and the activations of activations.h.
+Tensor& unary_in_place(const char* op, Tensor& self,
+                       const std::function<Tensor(const Tensor&)>& compute,
+                       FunctionNode::Backward backward);
 
 }  // namespace leangrad::autograd

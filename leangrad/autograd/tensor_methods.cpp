@@ -9,6 +9,7 @@
 #include <leangrad/autograd/grad_mode.h>
 #include <leangrad/autograd/graph.h>
 #include <leangrad/autograd/nn_functions.h>
+#include <leangrad/autograd/nn_internal.h>
 #include <leangrad/core/creation.h>
 #include <leangrad/core/host_sync.h>
 #include <leangrad/core/views.h>
@@ -170,27 +171,41 @@ Tensor Tensor::unflatten(std::int64_t dim, const Shape& sizes) const {
 // ---- In-place --------------------------------------------------------------------------------
 // Note [In-place ops in the graph]
 // - An in-place op is recorded when grad mode is on and self or the other operand requires grad
-//   (PyTorch's rule): it runs as its out-of-place twin, recorded like any op (its edges go to
-//   self's current history), the result is copied into self's memory (self's version goes up),
-//   and self's history becomes the twin's node (PyTorch's rebase_history). ResNet's
-//   ReLU(inplace) and `out += identity` train this way.
-// - A twin that saves self (mul_ and div_ by a tensor) computes on a copy of self, so what it
-//   saved is the value before the write (x *= x multiplies the copy by itself). Twins that save
-//   their result (relu_) or nothing (add_, sub_, mul_ and div_ by a number) need no copy.
-// - Refused, naming the op: a leaf that requires grad (PyTorch refuses it too: run it under
-//   NoGradGuard, as optimizers and initialisers do), and memory that a live view shares (self is
-//   a view or has one): the other tensor's history would not follow the rewrite (PyTorch
-//   rewrites it, CopySlices; leangrad does not yet). index_put_ on a tensor that requires grad
-//   is refused for the same reason (it writes through a view).
-// - Otherwise (grad mode off, or nothing requires grad) the kernel writes in place directly;
-//   saved tensors written in place are caught at backward time by the version counter.
-// - Recorded, an in-place op costs its twin plus a copy: unlike PyTorch's, it saves no memory.
-namespace {
+//   (PyTorch's rule). Refused, naming the op: a leaf that requires grad (PyTorch refuses it too:
+//   run it under NoGradGuard, as optimizers and initialisers do), memory that a live view shares
+//   (self is a view or has one: the other tensor's history would not follow the rewrite; PyTorch
+//   rewrites it, CopySlices, leangrad does not yet), and a self that is not floating.
+//   index_put_ on a tensor that requires grad is refused for the same reason (it writes through
+//   a view).
+// - Recorded truly in place, as PyTorch's: the kernel writes self's memory (self's version goes
+//   up), and a node becomes self's history (record_in_place in graph.h, PyTorch's
+//   rebase_history), its edges to self's previous history and to the other operand. Its backward
+//   needs at most self's new value and the other operand, so the graph keeps self's memory once:
+//   where the out-of-place op leaves an input and an output alive, the in-place one leaves one
+//   tensor. The node saves
+//     - self after the write (its saved version is the new one): relu_, sigmoid_, tanh_ and the
+//       activations of activations.h whose gradient PyTorch writes from the output (leaky_relu_
+//       with negative_slope >= 0, elu_ and selu_ with alpha >= 0, hardtanh_, relu6_);
+//     - nothing: add_ and sub_ (a tensor or a number), mul_ and div_ by a number, copy_ (its
+//       source gets self's gradient, summed to its shape), fill_, zero_ (no gradient for what
+//       self held);
+//     - the other operand, saved before the write (so a write through an alias of it, as
+//       x.mul_(x.detach()), is caught): mul_ and div_ by a tensor that needs no gradient.
+//   ResNet's ReLU(inplace) and `out += identity` train this way.
+// - The unary kernels have no output argument (kernels/ops.h), so relu_, sigmoid_, tanh_ and the
+//   composed activations compute into a temporary that is copied into self and freed at once:
+//   the graph holds self only, but the op's own peak is the out-of-place op's.
+// - Out of place and copied in: mul_ and div_ by a tensor that requires grad. Its gradient
+//   needs self's value before the write, so the twin computes on a copy of self, which its graph
+//   keeps (PyTorch saves a clone of self too; x *= x multiplies the copy by itself); the twin is
+//   recorded like any op, its result copied into self, and its node becomes self's history.
+// - Otherwise (grad mode off, or nothing requires grad) the kernel writes in place and nothing is
+//   recorded. Either way, a tensor saved for backward and written in place afterwards is caught
+//   at backward time by the version counter (SavedTensor::unpack names the node that saved it).
+namespace autograd {
 
-// Whether the in-place op `op` on self (with `other`, if any) is recorded; throws where it is
-// refused.
-bool records_inplace(const char* op, const Tensor& self, const Tensor& other = Tensor()) {
-  if (!autograd::grad_mode_enabled()) return false;
+bool records_inplace(const char* op, const Tensor& self, const Tensor& other) {
+  if (!grad_mode_enabled()) return false;
   const bool other_requires_grad = other.defined() && other.requires_grad();
   if (!self.requires_grad() && !other_requires_grad) return false;
   LG_CHECK(!(self.requires_grad() && self.is_leaf()), op,
@@ -206,19 +221,34 @@ bool records_inplace(const char* op, const Tensor& self, const Tensor& other = T
   return true;
 }
 
+Tensor& unary_in_place(const char* op, Tensor& self,
+                       const std::function<Tensor(const Tensor&)>& compute,
+                       FunctionNode::Backward backward) {
+  const bool record = records_inplace(op, self);
+  {
+    NoGradGuard no_grad;
+    ops::copy_(self, compute(self));
+  }
+  if (record) record_in_place(op, self, {self}, {SavedTensor(self, 0)}, std::move(backward));
+  return self;
+}
+
+}  // namespace autograd
+
+namespace {
+
+using autograd::BackwardContext;
+using autograd::records_inplace;
+using autograd::SavedTensor;
+
 // Writes the twin's `result` into self and makes its node self's history (Note [In-place ops
-// in the graph]). A result that needs no gradient (zero_, a copy_ of a constant) still gets a
-// node, so self keeps requiring grad, with no gradient for what it held before.
+// in the graph]): mul_ and div_ by a tensor that requires grad, the ops not done truly in place.
 void write_recorded(const char* op, Tensor& self, Tensor result) {
+  LG_INTERNAL_ASSERT(result.requires_grad(), op, ": the twin's result must carry a gradient");
   LG_CHECK_SHAPE(result.shape() == self.shape(), op, ": the result of shape ", result.shape(),
                  " does not fit in self of shape ", self.shape(),
                  " (in-place ops do not grow self)");
   if (result.dtype() != self.dtype()) result = result.to(self.dtype());
-  if (!result.requires_grad()) {
-    result = autograd::record_op(
-        op, views::alias(result), {self}, {},
-        [](const autograd::BackwardContext&) -> std::vector<Tensor> { return {Tensor()}; });
-  }
   {
     NoGradGuard no_grad;
     ops::copy_(self, result);
@@ -234,20 +264,24 @@ void check_inplace(const char* op, const Tensor& self) {
            "); run it under NoGradGuard, or use the out-of-place op");
 }
 
-}  // namespace
-
-namespace {
-
-// Every in-place op: recorded as its twin when autograd must see it, else the kernel alone
-// (Note [In-place ops in the graph]). `other` is the operand that may require grad, if any.
-template <typename Twin, typename Kernel>
-Tensor& in_place(const char* op, Tensor& self, const Tensor& other, const Twin& twin,
-                 const Kernel& kernel) {
-  if (records_inplace(op, self, other)) {
-    write_recorded(op, self, twin());
-  } else {
+// An op done truly in place (Note [In-place ops in the graph]): `kernel` writes self, then, when
+// autograd records the op, a node with edges to self's previous history and to `other` (if
+// defined) becomes self's history. `save_other` saves `other` before the write (mul_ and div_ by
+// a tensor); the gradient formulas here need nothing else. `backward` gets the gradient of
+// self's new value and returns self's, then other's.
+template <typename Kernel>
+Tensor& in_place(const char* op, Tensor& self, const Tensor& other, const Kernel& kernel,
+                 autograd::FunctionNode::Backward backward, bool save_other = false) {
+  if (!records_inplace(op, self, other)) {
     kernel();
+    return self;
   }
+  std::vector<SavedTensor> saved;
+  if (save_other) saved.emplace_back(other);
+  kernel();
+  std::vector<Tensor> inputs{self};
+  if (other.defined()) inputs.push_back(other);
+  autograd::record_in_place(op, self, inputs, std::move(saved), std::move(backward));
   return self;
 }
 
@@ -259,62 +293,102 @@ Tensor on_copy_of_self(const Tensor& self, const Tensor& other, const F& f) {
   return f(before, other.is_same(self) ? before : other);
 }
 
+// mul_ and div_ by a tensor. When `other` requires grad, its gradient needs self's value before
+// the write: the out-of-place twin on a copy of self. Otherwise truly in place, saving other.
+Tensor& mul_or_div_(const char* op, BinaryOp binary_op, Tensor& self, const Tensor& other) {
+  const bool other_requires_grad =
+      other.defined() && other.requires_grad() && autograd::grad_mode_enabled();
+  if (other_requires_grad && records_inplace(op, self, other)) {
+    write_recorded(op, self, on_copy_of_self(self, other, [&](const Tensor& a, const Tensor& b) {
+                     return binary_op == BinaryOp::Mul ? leangrad::mul(a, b) : leangrad::div(a, b);
+                   }));
+    return self;
+  }
+  return in_place(
+      op, self, other, [&] { ops::binary_(binary_op, self, other); },
+      [binary_op](const BackwardContext& c) -> std::vector<Tensor> {
+        // d(self * y)/dself = y, d(self / y)/dself = 1 / y, as the out-of-place formulas.
+        const Tensor& y = c.saved[0];
+        return {binary_op == BinaryOp::Mul ? c.grad * y : c.grad / y, Tensor()};
+      },
+      /*save_other=*/true);
+}
+
+// The gradient of an operand of add_ / sub_: summed over the dims it was broadcast along.
+Tensor operand_grad(const BackwardContext& c, const Tensor& g) {
+  return c.needs(1) ? autograd::sum_to(g, c.shape(1)) : Tensor();
+}
+
 }  // namespace
 
 Tensor& Tensor::add_(const Tensor& other, double alpha) {
   const Tensor scaled = alpha == 1.0 ? other : leangrad::mul(other, alpha);
   return in_place(
-      "add_", *this, other, [&] { return leangrad::add(*this, scaled); },
-      [&] { ops::binary_(BinaryOp::Add, *this, scaled); });
+      "add_", *this, scaled, [&] { ops::binary_(BinaryOp::Add, *this, scaled); },
+      [](const BackwardContext& c) -> std::vector<Tensor> {
+        return {c.grad, operand_grad(c, c.grad)};
+      });
 }
 Tensor& Tensor::add_(double other) {
   return in_place(
-      "add_", *this, Tensor(), [&] { return leangrad::add(*this, other); },
-      [&] { ops::binary_(BinaryOp::Add, *this, other); });
+      "add_", *this, Tensor(), [&] { ops::binary_(BinaryOp::Add, *this, other); },
+      [](const BackwardContext& c) -> std::vector<Tensor> { return {c.grad}; });
 }
 Tensor& Tensor::mul_(const Tensor& other) {
-  return in_place(
-      "mul_", *this, other,
-      [&] {
-        return on_copy_of_self(
-            *this, other, [](const Tensor& a, const Tensor& b) { return leangrad::mul(a, b); });
-      },
-      [&] { ops::binary_(BinaryOp::Mul, *this, other); });
+  return mul_or_div_("mul_", BinaryOp::Mul, *this, other);
 }
 Tensor& Tensor::mul_(double other) {
   return in_place(
-      "mul_", *this, Tensor(), [&] { return leangrad::mul(*this, other); },
-      [&] { ops::binary_(BinaryOp::Mul, *this, other); });
+      "mul_", *this, Tensor(), [&] { ops::binary_(BinaryOp::Mul, *this, other); },
+      [other](const BackwardContext& c) -> std::vector<Tensor> { return {c.grad * other}; });
 }
 Tensor& Tensor::sub_(const Tensor& other, double alpha) {
   const Tensor scaled = alpha == 1.0 ? other : leangrad::mul(other, alpha);
   return in_place(
-      "sub_", *this, other, [&] { return leangrad::sub(*this, scaled); },
-      [&] { ops::binary_(BinaryOp::Sub, *this, scaled); });
+      "sub_", *this, scaled, [&] { ops::binary_(BinaryOp::Sub, *this, scaled); },
+      [](const BackwardContext& c) -> std::vector<Tensor> {
+        return {c.grad, c.needs(1) ? operand_grad(c, leangrad::neg(c.grad)) : Tensor()};
+      });
 }
 Tensor& Tensor::sub_(double other) {
   return in_place(
-      "sub_", *this, Tensor(), [&] { return leangrad::sub(*this, other); },
-      [&] { ops::binary_(BinaryOp::Sub, *this, other); });
+      "sub_", *this, Tensor(), [&] { ops::binary_(BinaryOp::Sub, *this, other); },
+      [](const BackwardContext& c) -> std::vector<Tensor> { return {c.grad}; });
 }
 Tensor& Tensor::div_(const Tensor& other) {
-  return in_place(
-      "div_", *this, other,
-      [&] {
-        return on_copy_of_self(
-            *this, other, [](const Tensor& a, const Tensor& b) { return leangrad::div(a, b); });
-      },
-      [&] { ops::binary_(BinaryOp::Div, *this, other); });
+  return mul_or_div_("div_", BinaryOp::Div, *this, other);
 }
 Tensor& Tensor::div_(double other) {
   return in_place(
-      "div_", *this, Tensor(), [&] { return leangrad::div(*this, other); },
-      [&] { ops::binary_(BinaryOp::Div, *this, other); });
+      "div_", *this, Tensor(), [&] { ops::binary_(BinaryOp::Div, *this, other); },
+      [other](const BackwardContext& c) -> std::vector<Tensor> { return {c.grad / other}; });
 }
 Tensor& Tensor::relu_() {
-  return in_place(
-      "relu_", *this, Tensor(), [&] { return leangrad::relu(*this); },
-      [&] { ops::copy_(*this, ops::unary(UnaryOp::Relu, *this)); });
+  // The same formula as relu's (autograd/functions.cpp), from the output.
+  return autograd::unary_in_place(
+      "relu_", *this, [](const Tensor& x) { return ops::unary(UnaryOp::Relu, x); },
+      [](const BackwardContext& c) -> std::vector<Tensor> {
+        return {
+            leangrad::where(leangrad::le(c.saved[0], 0.0), zeros({}, c.grad.options()), c.grad)};
+      });
+}
+Tensor& Tensor::sigmoid_() {
+  autograd::check_floating_input("sigmoid_", *this);
+  return autograd::unary_in_place(
+      "sigmoid_", *this, [](const Tensor& x) { return ops::unary(UnaryOp::Sigmoid, x); },
+      [](const BackwardContext& c) -> std::vector<Tensor> {
+        const Tensor& y = c.saved[0];
+        return {c.grad * y * rsub(y, 1.0)};
+      });
+}
+Tensor& Tensor::tanh_() {
+  autograd::check_floating_input("tanh_", *this);
+  return autograd::unary_in_place(
+      "tanh_", *this, [](const Tensor& x) { return ops::unary(UnaryOp::Tanh, x); },
+      [](const BackwardContext& c) -> std::vector<Tensor> {
+        const Tensor& y = c.saved[0];
+        return {c.grad * rsub(y * y, 1.0)};
+      });
 }
 Tensor& Tensor::index_put_(std::initializer_list<indexing::TensorIndex> indices,
                            const Tensor& value) {
@@ -328,10 +402,12 @@ Tensor& Tensor::index_put_(std::initializer_list<indexing::TensorIndex> indices,
   return *this;
 }
 namespace {
+// fill_ and zero_: what self held gets no gradient (PyTorch's FillBackward gives zeros), but
+// self keeps requiring grad, through a node of its own.
 Tensor& fill_named(const char* op, Tensor& self, double value) {
   return in_place(
-      op, self, Tensor(), [&] { return full(self.shape(), value, self.options()); },
-      [&] { ops::fill_(self, value); });
+      op, self, Tensor(), [&] { ops::fill_(self, value); },
+      [](const BackwardContext&) -> std::vector<Tensor> { return {Tensor()}; });
 }
 }  // namespace
 
@@ -342,14 +418,13 @@ Tensor& Tensor::fill_(double value) {
   return fill_named("fill_", *this, value);
 }
 Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) {
+  // src's gradient is self's, summed over the dims src was broadcast along; the node casts it to
+  // src's dtype and device. What self held gets none.
   return in_place(
-      "copy_", *this, src,
-      [&] {
-        Tensor converted = src.to(device()).to(dtype());
-        if (converted.shape() != shape()) converted = leangrad::expand(converted, shape());
-        return leangrad::clone(converted);  // a copy of its own: self's history never aliases src's
-      },
-      [&] { ops::copy_(*this, src, non_blocking); });
+      "copy_", *this, src, [&] { ops::copy_(*this, src, non_blocking); },
+      [](const BackwardContext& c) -> std::vector<Tensor> {
+        return {Tensor(), operand_grad(c, c.grad)};
+      });
 }
 
 // ---- Reductions ------------------------------------------------------------------------------

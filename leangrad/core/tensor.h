@@ -190,6 +190,10 @@ class Tensor {
   Tensor& div_(const Tensor& other);
   Tensor& div_(double other);
   Tensor& relu_();
+  // sigmoid and tanh written into self (floating self only); recorded from the output, truly in
+  // place (Note [In-place ops in the graph] in autograd/tensor_methods.cpp).
+  Tensor& sigmoid_();
+  Tensor& tanh_();
   Tensor& operator+=(const Tensor& other) { return add_(other); }
   Tensor& operator+=(double other) { return add_(other); }
   Tensor& operator-=(const Tensor& other) { return sub_(other); }

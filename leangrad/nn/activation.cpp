@@ -1,4 +1,5 @@
-// The activation modules of nn/activation.h: each forward is the function of the same name.
+// The activation modules of nn/activation.h: each forward is the function of the same name, or
+// its in-place form when the options say inplace.
 #include <leangrad/nn/activation.h>
 
 #include <cmath>
@@ -10,12 +11,46 @@
 
 namespace leangrad::nn {
 
+namespace {
+
+// The forward of an activation with LibTorch's `inplace` option: `in_place` writes the input
+// (the same tensor is returned, as LibTorch's), `out_of_place` returns a new tensor.
+template <typename InPlace, typename OutOfPlace>
+Tensor activate(const Tensor& input, bool inplace, const InPlace& in_place,
+                const OutOfPlace& out_of_place) {
+  if (!inplace) return out_of_place(input);
+  Tensor written = input;  // the same tensor: its data and history are rewritten
+  in_place(written);
+  return written;
+}
+
+// "inplace=true" when set (LibTorch prints it then only).
+std::string inplace_repr(bool inplace) {
+  return inplace ? "inplace=true" : "";
+}
+
+std::string joined(const std::string& a, const std::string& b) {
+  if (a.empty()) return b;
+  if (b.empty()) return a;
+  return a + ", " + b;
+}
+
+}  // namespace
+
 Tensor TanhExpImpl::forward(const Tensor& input) {
   return tanhexp(input);
 }
 
+ReLUImpl::ReLUImpl(const ReLUOptions& options) : Module("ReLU"), options(options) {}
+
 Tensor ReLUImpl::forward(const Tensor& input) {
-  return relu(input);
+  return activate(
+      input, options.inplace(), [](Tensor& x) { x.relu_(); },
+      [](const Tensor& x) { return relu(x); });
+}
+
+std::string ReLUImpl::extra_repr() const {
+  return inplace_repr(options.inplace());
 }
 
 Tensor SigmoidImpl::forward(const Tensor& input) {
@@ -30,25 +65,40 @@ LeakyReLUImpl::LeakyReLUImpl(const LeakyReLUOptions& options)
     : Module("LeakyReLU"), options(options) {}
 
 Tensor LeakyReLUImpl::forward(const Tensor& input) {
-  return leaky_relu(input, options.negative_slope());
+  const double slope = options.negative_slope();
+  return activate(
+      input, options.inplace(), [slope](Tensor& x) { leaky_relu_(x, slope); },
+      [slope](const Tensor& x) { return leaky_relu(x, slope); });
 }
 
 std::string LeakyReLUImpl::extra_repr() const {
-  return detail::str_cat("negative_slope=", options.negative_slope());
+  return joined(detail::str_cat("negative_slope=", options.negative_slope()),
+                inplace_repr(options.inplace()));
 }
 
 ELUImpl::ELUImpl(const ELUOptions& options) : Module("ELU"), options(options) {}
 
 Tensor ELUImpl::forward(const Tensor& input) {
-  return elu(input, options.alpha());
+  const double alpha = options.alpha();
+  return activate(
+      input, options.inplace(), [alpha](Tensor& x) { elu_(x, alpha); },
+      [alpha](const Tensor& x) { return elu(x, alpha); });
 }
 
 std::string ELUImpl::extra_repr() const {
-  return detail::str_cat("alpha=", options.alpha());
+  return joined(detail::str_cat("alpha=", options.alpha()), inplace_repr(options.inplace()));
 }
 
+SELUImpl::SELUImpl(const SELUOptions& options) : Module("SELU"), options(options) {}
+
 Tensor SELUImpl::forward(const Tensor& input) {
-  return selu(input);
+  return activate(
+      input, options.inplace(), [](Tensor& x) { selu_(x); },
+      [](const Tensor& x) { return selu(x); });
+}
+
+std::string SELUImpl::extra_repr() const {
+  return inplace_repr(options.inplace());
 }
 
 Tensor SiLUImpl::forward(const Tensor& input) {
@@ -91,15 +141,28 @@ HardtanhImpl::HardtanhImpl(const HardtanhOptions& options) : Module("Hardtanh"),
 }
 
 Tensor HardtanhImpl::forward(const Tensor& input) {
-  return hardtanh(input, options.min_val(), options.max_val());
+  const double lo = options.min_val();
+  const double hi = options.max_val();
+  return activate(
+      input, options.inplace(), [lo, hi](Tensor& x) { hardtanh_(x, lo, hi); },
+      [lo, hi](const Tensor& x) { return hardtanh(x, lo, hi); });
 }
 
 std::string HardtanhImpl::extra_repr() const {
-  return detail::str_cat("min_val=", options.min_val(), ", max_val=", options.max_val());
+  return joined(detail::str_cat("min_val=", options.min_val(), ", max_val=", options.max_val()),
+                inplace_repr(options.inplace()));
 }
 
+ReLU6Impl::ReLU6Impl(const ReLU6Options& options) : Module("ReLU6"), options(options) {}
+
 Tensor ReLU6Impl::forward(const Tensor& input) {
-  return relu6(input);
+  return activate(
+      input, options.inplace(), [](Tensor& x) { relu6_(x); },
+      [](const Tensor& x) { return relu6(x); });
+}
+
+std::string ReLU6Impl::extra_repr() const {
+  return inplace_repr(options.inplace());
 }
 
 }  // namespace leangrad::nn

@@ -2,9 +2,10 @@
 // SiLU, Mish, GELU, Softplus, Hardtanh, ReLU6 with LibTorch's options. Each forward calls the
 // differentiable function of the same name (autograd/nn_functions.h, autograd/functions.h,
 // autograd/activations.h); they exist so activations can sit in a Sequential and print in the
-// module tree. LibTorch's `inplace` options are not there (docs/api-notes.md).
+// module tree. ReLU, LeakyReLU, ELU, SELU, Hardtanh and ReLU6 take LibTorch's `inplace` option:
+// the forward then writes its input in place (relu_, leaky_relu_, ...) and returns it.
 //   nn::TanhExp act;  Tensor y = act(x);
-//   nn::LeakyReLU leaky(nn::LeakyReLUOptions().negative_slope(0.2));
+//   nn::LeakyReLU leaky(nn::LeakyReLUOptions().negative_slope(0.2).inplace(true));
 #pragma once
 
 #include <string>
@@ -22,11 +23,20 @@ class TanhExpImpl : public Module {
 };
 LEANGRAD_MODULE(TanhExp);
 
+// LibTorch's: nn::ReLU(nn::ReLUOptions().inplace(true)), or nn::ReLU(true).
+class ReLUOptions {
+ public:
+  ReLUOptions(bool inplace = false) : inplace_(inplace) {}  // NOLINT: implicit, as LibTorch's
+  LG_ARG(bool, inplace);
+};
+
 // y = max(x, 0).
 class ReLUImpl : public Module {
  public:
-  ReLUImpl() : Module("ReLU") {}
+  explicit ReLUImpl(const ReLUOptions& options = {});
   Tensor forward(const Tensor& input) override;
+  std::string extra_repr() const override;
+  ReLUOptions options;
 };
 LEANGRAD_MODULE(ReLU);
 
@@ -49,6 +59,7 @@ LEANGRAD_MODULE(Tanh);
 class LeakyReLUOptions {
  public:
   LG_ARG(double, negative_slope) = 0.01;
+  LG_ARG(bool, inplace) = false;
 };
 
 // y = x for x > 0, negative_slope * x otherwise.
@@ -64,6 +75,7 @@ LEANGRAD_MODULE(LeakyReLU);
 class ELUOptions {
  public:
   LG_ARG(double, alpha) = 1.0;
+  LG_ARG(bool, inplace) = false;
 };
 
 // y = x for x > 0, alpha (exp(x) - 1) otherwise.
@@ -76,11 +88,19 @@ class ELUImpl : public Module {
 };
 LEANGRAD_MODULE(ELU);
 
+class SELUOptions {
+ public:
+  SELUOptions(bool inplace = false) : inplace_(inplace) {}  // NOLINT: implicit, as LibTorch's
+  LG_ARG(bool, inplace);
+};
+
 // y = scale * elu(x, alpha), SELU's fixed constants.
 class SELUImpl : public Module {
  public:
-  SELUImpl() : Module("SELU") {}
+  explicit SELUImpl(const SELUOptions& options = {});
   Tensor forward(const Tensor& input) override;
+  std::string extra_repr() const override;
+  SELUOptions options;
 };
 LEANGRAD_MODULE(SELU);
 
@@ -135,6 +155,7 @@ class HardtanhOptions {
  public:
   LG_ARG(double, min_val) = -1.0;
   LG_ARG(double, max_val) = 1.0;
+  LG_ARG(bool, inplace) = false;
 };
 
 // y = x limited to [min_val, max_val].
@@ -147,11 +168,19 @@ class HardtanhImpl : public Module {
 };
 LEANGRAD_MODULE(Hardtanh);
 
+class ReLU6Options {
+ public:
+  ReLU6Options(bool inplace = false) : inplace_(inplace) {}  // NOLINT: implicit, as LibTorch's
+  LG_ARG(bool, inplace);
+};
+
 // y = x limited to [0, 6].
 class ReLU6Impl : public Module {
  public:
-  ReLU6Impl() : Module("ReLU6") {}
+  explicit ReLU6Impl(const ReLU6Options& options = {});
   Tensor forward(const Tensor& input) override;
+  std::string extra_repr() const override;
+  ReLU6Options options;
 };
 LEANGRAD_MODULE(ReLU6);
 

@@ -1,7 +1,9 @@
 // In-place ops on tensors autograd records (Note [In-place ops in the graph] in
 // autograd/tensor_methods.cpp): gradients through relu_, add_, sub_, mul_, div_, copy_, fill_ and
 // zero_ checked against central differences in float64, a ResNet-style block with ReLU(inplace)
-// and `out += identity`, and the cases that stay refused.
+// and `out += identity`, and the cases that stay refused. The in-place activations, the bit-for-bit
+// comparisons with the out-of-place ops and the memory the graph keeps are in
+// test_inplace_activations.cpp.
 #include <gtest/gtest.h>
 
 #include <string>
