@@ -182,11 +182,13 @@ Tolerance tolerance_for(DType dtype) {
     if (!match.bitwise) failures << " (bound " << bound << ")";
   }
   if (mismatches == 0) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure()
-         << mismatches << " of " << g.size() << " elements differ from the reference "
-         << (match.bitwise ? std::string("bit for bit")
-                           : "by more than " + std::to_string(match.ulps) + " u of their scale")
-         << " (dtype " << dtype_name(got.dtype()) << "):" << failures.str();
+  ::testing::AssertionResult failure = ::testing::AssertionFailure();
+  failure << mismatches << " of " << g.size() << " elements differ from the reference ";
+  if (match.bitwise)
+    failure << "bit for bit";
+  else
+    failure << "by more than " << match.ulps << " u of their scale";
+  return failure << " (dtype " << dtype_name(got.dtype()) << "):" << failures.str();
 }
 
 void expect_close(const Tensor& t, const std::vector<double>& expected, double rtol, double atol) {
