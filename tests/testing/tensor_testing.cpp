@@ -81,6 +81,10 @@ std::vector<double> to_vector(const Tensor& t) {
   return out;
 }
 
+double math_unit_roundoff(DType dtype) {
+  return dtype == DType::Float64 ? 0x1p-53 : 0x1p-24;
+}
+
 Tolerance tolerance_for(DType dtype) {
   switch (dtype) {
     case DType::Float64:
@@ -148,13 +152,12 @@ Tolerance tolerance_for(DType dtype) {
                                            << " elements, got " << g.size();
     }
   }
-  const bool f64 = got.dtype() == DType::Float64;
-  if (!match.bitwise && !f64 && got.dtype() != DType::Float32) {
+  if (!match.bitwise && got.dtype() != DType::Float64 && got.dtype() != DType::Float32) {
     return ::testing::AssertionFailure()
            << "a roundoff bound is derived for float32 and float64 results, got "
            << dtype_name(got.dtype());
   }
-  const double u = f64 ? 0x1p-53 : 0x1p-24;
+  const double u = math_unit_roundoff(got.dtype());
   std::ostringstream failures;
   failures.precision(17);
   std::size_t mismatches = 0;

@@ -27,6 +27,11 @@ Tensor make_tensor(const std::vector<double>& values, const Shape& shape, DType 
 // Every element of `t` (any dtype, device or strides) as double, in logical row-major order.
 std::vector<double> to_vector(const Tensor& t);
 
+// The unit roundoff of the type the kernels compute `dtype` in: 2^-53 for float64, 2^-24 for
+// float32 and for the 16-bit dtypes (computed in float). The unit of the roundoff bounds below
+// and of the tests that derive their own.
+double math_unit_roundoff(DType dtype);
+
 // Tolerances that fit one rounding of a result in `dtype` (0 for integral and bool dtypes).
 struct Tolerance {
   double rtol = 0;
@@ -50,8 +55,8 @@ Tolerance tolerance_for(DType dtype);
 // O(1) of it: a bound of `ulps` u of that magnitude separates the two. How to choose the options:
 //  - ulps: count the roundings on each side's longest path (a libm call as its ulp bound), add
 //    them and leave room; the autograd tests allow 16 for values and 32 for gradients (one chain
-//    rule deeper). u is the unit roundoff of got's dtype: 2^-53 for float64, 2^-24 for float32
-//    (other dtypes fail unless bitwise: a 16-bit result needs its own bound).
+//    rule deeper). u is math_unit_roundoff of got's dtype, float32 or float64 (other dtypes
+//    fail unless bitwise: a 16-bit result is rounded to 16 bits and needs its own bound).
 //  - inputs: the function's operands at each element (the point x, a target t), named for the
 //    message. The scale of element i is max(1, |want_i|, |input_i| for each input), finite ones
 //    only (an infinite x would make the bound check nothing): list every operand the
