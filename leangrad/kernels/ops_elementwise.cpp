@@ -35,6 +35,7 @@
 #include <leangrad/kernels/elementwise_geometry.h>
 #include <leangrad/kernels/elementwise_math.h>
 #include <leangrad/kernels/ops.h>
+#include <leangrad/kernels/ops_checks.h>
 
 namespace leangrad {
 
@@ -142,9 +143,8 @@ namespace ops {
 namespace {
 
 void check_defined(const char* op, std::initializer_list<const Tensor*> tensors) {
-  for (const Tensor* t : tensors) {
-    LG_CHECK(t->defined(), op, ": expected a defined tensor, got an undefined Tensor()");
-  }
+  for (const Tensor* t : tensors)
+    ops::check_defined(op, *t);
 }
 
 void check_same_device(const char* op, const Tensor& a, const Tensor& b) {

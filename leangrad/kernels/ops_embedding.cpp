@@ -8,6 +8,7 @@
 #include <leangrad/kernels/backend.h>
 #include <leangrad/kernels/creation.h>
 #include <leangrad/kernels/ops.h>
+#include <leangrad/kernels/ops_checks.h>
 
 namespace leangrad::ops {
 
@@ -37,7 +38,7 @@ void check_indices(const char* op, const Tensor& indices, const Tensor& on) {
 
 Tensor embedding(const Tensor& weight, const Tensor& indices) {
   const char* op = "embedding";
-  LG_CHECK(weight.defined(), op, ": expected a defined weight, got an undefined Tensor()");
+  check_defined(op, weight, "weight");
   LG_CHECK_SHAPE(weight.dim() == 2, op,
                  ": expected a weight of shape (num_embeddings, embedding_dim), got ",
                  weight.shape());

@@ -7,6 +7,7 @@
 #include <leangrad/core/cuda.h>
 #include <leangrad/kernels/backend.h>
 #include <leangrad/kernels/ops.h>
+#include <leangrad/kernels/ops_checks.h>
 
 namespace leangrad::ops {
 
@@ -19,10 +20,7 @@ DType accumulation_dtype(DType dtype) {
 }
 
 GroupNormSizes check_input(const char* op, const Tensor& x, std::int64_t num_groups) {
-  LG_CHECK(x.defined(), op, ": expected a defined input, got an undefined Tensor()");
-  LG_CHECK_DTYPE(is_floating(x.dtype()), op,
-                 ": expected a floating input (float32, float64, float16, bfloat16), got ",
-                 x.dtype());
+  check_floating(op, x, "input", ListFloatingDTypes::Yes);
   LG_CHECK_SHAPE(x.dim() >= 2, op, ": expected an input of shape (N, C, *), got ", x.shape());
   const std::int64_t channels = x.shape()[1];
   LG_CHECK_SHAPE(num_groups > 0 && channels % num_groups == 0, op, ": num_groups (", num_groups,

@@ -11,17 +11,13 @@
 #include <leangrad/kernels/backend.h>
 #include <leangrad/kernels/layers_math.h>
 #include <leangrad/kernels/ops.h>
+#include <leangrad/kernels/ops_checks.h>
 
 namespace leangrad::ops {
 
 namespace {
 
 using layers_math::Pool2dShape;
-
-void check_floating(const char* op, const Tensor& x) {
-  LG_CHECK(x.defined(), op, ": expected a defined tensor, got an undefined Tensor()");
-  LG_CHECK_DTYPE(is_floating(x.dtype()), op, ": expected a floating tensor, got ", x.dtype());
-}
 
 void check_same_device(const char* op, const Tensor& a, const Tensor& b) {
   LG_CHECK_DEVICE(a.device() == b.device(), op, ": expected tensors on one device, got ",

@@ -30,6 +30,7 @@
 #include <leangrad/core/views.h>
 #include <leangrad/kernels/backend.h>
 #include <leangrad/kernels/ops.h>
+#include <leangrad/kernels/ops_checks.h>
 
 namespace leangrad::ops {
 
@@ -119,10 +120,6 @@ ReductionLayout make_layout(const Tensor& a, const std::vector<bool>& reduced, b
   layout.input = contiguous(permuted);
   layout.outer = num_outputs;
   return layout;
-}
-
-void check_defined(const char* op, const Tensor& a) {
-  LG_CHECK(a.defined(), op, ": expected a defined tensor, got an undefined Tensor()");
 }
 
 void check_not_empty(const char* op, const Tensor& a, const ReductionLayout& layout) {

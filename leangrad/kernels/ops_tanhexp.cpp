@@ -6,21 +6,12 @@
 #include <leangrad/core/cuda.h>
 #include <leangrad/kernels/backend.h>
 #include <leangrad/kernels/ops.h>
+#include <leangrad/kernels/ops_checks.h>
 
 namespace leangrad::ops {
 
-namespace {
-
-void check_floating_input(const char* op, const char* what, const Tensor& t) {
-  LG_CHECK(t.defined(), op, ": expected a defined ", what, ", got an undefined Tensor()");
-  LG_CHECK_DTYPE(is_floating(t.dtype()), op, ": expected a floating ", what,
-                 " (float32, float64, float16, bfloat16), got ", t.dtype());
-}
-
-}  // namespace
-
 Tensor tanhexp(const Tensor& x) {
-  check_floating_input("tanhexp", "input", x);
+  check_floating("tanhexp", x, "input", ListFloatingDTypes::Yes);
   const Tensor in = contiguous(x);
   Tensor out = empty(x.shape(), x.options());
   if (out.numel() == 0) return out;
@@ -37,8 +28,8 @@ Tensor tanhexp(const Tensor& x) {
 }
 
 Tensor tanhexp_backward(const Tensor& grad_output, const Tensor& x) {
-  check_floating_input("tanhexp_backward", "input", x);
-  check_floating_input("tanhexp_backward", "gradient", grad_output);
+  check_floating("tanhexp_backward", x, "input", ListFloatingDTypes::Yes);
+  check_floating("tanhexp_backward", grad_output, "gradient", ListFloatingDTypes::Yes);
   LG_CHECK_SHAPE(grad_output.shape() == x.shape(), "tanhexp_backward: gradient of shape ",
                  grad_output.shape(), " does not match the input's shape ", x.shape());
   LG_CHECK_DTYPE(grad_output.dtype() == x.dtype(), "tanhexp_backward: gradient dtype ",

@@ -8,6 +8,7 @@
 #include <leangrad/kernels/backend.h>
 #include <leangrad/kernels/creation.h>
 #include <leangrad/kernels/ops.h>
+#include <leangrad/kernels/ops_checks.h>
 
 namespace leangrad::ops {
 
@@ -41,8 +42,7 @@ layers_math::Resize2dShape resize_shape(const char* op, const Shape& in, Pool2dS
 Tensor upsample2d(const Tensor& x, Pool2dSize out_size, Resize2dScales scale_factor, bool bilinear,
                   bool align_corners) {
   const char* op = "interpolate";
-  LG_CHECK(x.defined(), op, ": expected a defined input, got an undefined Tensor()");
-  LG_CHECK_DTYPE(is_floating(x.dtype()), op, ": expected a floating input, got ", x.dtype());
+  check_floating(op, x, "input");
   const layers_math::Resize2dShape g =
       resize_shape(op, x.shape(), out_size, scale_factor, bilinear, align_corners);
   LG_CHECK_SHAPE(x.numel() > 0 || g.planes == 0, op,

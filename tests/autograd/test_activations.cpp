@@ -64,7 +64,8 @@ std::function<Tensor(const Tensor&)> function_of(const test::ReferenceCase& c) {
 // composed, PyTorch's fused; PyTorch's elu takes exp(x) - 1 where we take expm1), and no
 // intermediate is larger than max(1, |x|, |result|): they differ by at most a few tens of units
 // of roundoff u of that magnitude. 16 u for values and 32 u for gradients (one chain rule
-// deeper) leave room for that and still catch any wrong formula or kink, which is off by O(1).
+// deeper) leave room for that and still catch any wrong formula or kink, which is off by O(1)
+// (test::matches_within_roundoff).
 TEST(Activations, MatchPyTorch) {
   const std::vector<test::ReferenceCase> cases = test::load_reference("activations.json");
   ASSERT_GE(cases.size(), 34u);
@@ -75,19 +76,12 @@ TEST(Activations, MatchPyTorch) {
     const Tensor y = f(x);
     ASSERT_EQ(y.dtype(), x.dtype());
     (y * c.at("w")).sum().backward();
-    const double u = x.dtype() == kFloat64 ? 0x1p-53 : 0x1p-24;
-    const std::vector<double> xs = test::to_vector(c.at("x"));
-    auto expect_near = [&](const Tensor& got, const Tensor& want, double ulps, const char* what) {
-      const std::vector<double> g = test::to_vector(got), e = test::to_vector(want);
-      ASSERT_EQ(g.size(), e.size());
-      for (std::size_t i = 0; i < g.size(); ++i) {
-        const double scale = std::max({1.0, std::abs(xs[i]), std::abs(e[i])});
-        EXPECT_LE(std::abs(g[i] - e[i]), ulps * u * scale)
-            << what << " at x = " << xs[i] << ": " << g[i] << " against PyTorch's " << e[i];
-      }
-    };
-    expect_near(y, c.at("y"), 16, "value");
-    expect_near(x.grad(), c.at("dx"), 32, "gradient");
+    // activations.json has no NaN or infinity: every function is finite at its points.
+    const test::RoundoffMatch value{.ulps = 16, .non_finite = test::NonFinite::Forbidden};
+    const test::RoundoffMatch gradient{.ulps = 32, .non_finite = test::NonFinite::Forbidden};
+    EXPECT_TRUE(test::matches_within_roundoff(y, c.at("y"), {{"x", c.at("x")}}, value)) << "value";
+    EXPECT_TRUE(test::matches_within_roundoff(x.grad(), c.at("dx"), {{"x", c.at("x")}}, gradient))
+        << "gradient";
   }
 }
 

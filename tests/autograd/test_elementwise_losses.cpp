@@ -56,32 +56,12 @@ LossFn loss_of(const test::ReferenceCase& c) {
   return [](const Tensor& x, const Tensor&, Reduction) { return x; };
 }
 
-// `got` against PyTorch's `want` element by element: non-finite values exactly (an infinite
-// target gradient at a probability of 0 or 1), finite ones within `ulps` units of roundoff u of
-// max(1, |x|, |t|, |result|). Both sides evaluate the same few correctly rounded operations and
-// libm logs and exps, in their own order (PyTorch's softplus as max + log(exp + exp), ours as
-// log1p(exp(-|x|)) + max): a few u of that magnitude apart. A wrong formula, clamp or branch is
-// off by O(1).
-void expect_matches(const Tensor& got, const Tensor& want, const Tensor& x, const Tensor& t,
-                    double ulps, const char* what) {
-  const std::vector<double> g = test::to_vector(got), e = test::to_vector(want);
-  const std::vector<double> xs = test::to_vector(x), ts = test::to_vector(t);
-  ASSERT_EQ(g.size(), e.size());
-  const double u = got.dtype() == kFloat64 ? 0x1p-53 : 0x1p-24;
-  for (std::size_t i = 0; i < g.size(); ++i) {
-    if (!std::isfinite(e[i])) {
-      EXPECT_TRUE(std::isnan(e[i]) ? std::isnan(g[i]) : g[i] == e[i])
-          << what << " at x = " << xs[i] << ", t = " << ts[i] << ": " << g[i]
-          << " against PyTorch's " << e[i];
-      continue;
-    }
-    const double scale = std::max({1.0, std::abs(xs[i]), std::abs(ts[i]), std::abs(e[i])});
-    EXPECT_LE(std::abs(g[i] - e[i]), ulps * u * scale)
-        << what << " at x = " << xs[i] << ", t = " << ts[i] << ": " << g[i] << " against PyTorch's "
-        << e[i];
-  }
-}
-
+// Each value and gradient against PyTorch's (test::matches_within_roundoff): non-finite ones
+// exactly (an infinite target gradient at a probability of 0 or 1), finite ones within 16 u
+// (values) or 32 u (gradients) of max(1, |x|, |t|, |result|). Both sides evaluate the same few
+// correctly rounded operations and libm logs and exps, in their own order (PyTorch's softplus as
+// max + log(exp + exp), ours as log1p(exp(-|x|)) + max): a few u of that magnitude apart. A wrong
+// formula, clamp or branch is off by O(1).
 TEST(ElementwiseLosses, MatchPyTorch) {
   const std::vector<test::ReferenceCase> cases = test::load_reference("elementwise_losses.json");
   ASSERT_EQ(cases.size(), 18u);
@@ -94,9 +74,14 @@ TEST(ElementwiseLosses, MatchPyTorch) {
     ASSERT_EQ(y.shape(), c.at("y").shape());
     ASSERT_EQ(y.dtype(), x.dtype());
     (y * c.at("w")).sum().backward();
-    expect_matches(y, c.at("y"), c.at("x"), c.at("t"), 16, "value");
-    expect_matches(x.grad(), c.at("dx"), c.at("x"), c.at("t"), 32, "input gradient");
-    expect_matches(t.grad(), c.at("dt"), c.at("x"), c.at("t"), 32, "target gradient");
+    const std::vector<test::NamedInput> at = {{"x", c.at("x")}, {"t", c.at("t")}};
+    const test::RoundoffMatch value{.ulps = 16, .non_finite = test::NonFinite::MustMatch};
+    const test::RoundoffMatch gradient{.ulps = 32, .non_finite = test::NonFinite::MustMatch};
+    EXPECT_TRUE(test::matches_within_roundoff(y, c.at("y"), at, value)) << "value";
+    EXPECT_TRUE(test::matches_within_roundoff(x.grad(), c.at("dx"), at, gradient))
+        << "input gradient";
+    EXPECT_TRUE(test::matches_within_roundoff(t.grad(), c.at("dt"), at, gradient))
+        << "target gradient";
   }
 }
 

@@ -6,9 +6,7 @@
 // tests/kernels/test_elementwise.cpp.
 #include <gtest/gtest.h>
 
-#include <bit>
 #include <cmath>
-#include <cstdint>
 #include <functional>
 #include <string>
 #include <tuple>
@@ -48,33 +46,12 @@ bool is_exact(const std::string& op) {
   return op == "sign" || op == "floor" || op == "ceil" || op == "round" || op == "trunc";
 }
 
-std::uint64_t bits(double v) {
-  return std::bit_cast<std::uint64_t>(v);
-}
-
-// `got` against PyTorch's `want`, element by element. Non-finite values must match exactly (NaN
-// for NaN, an infinity of the same sign). Finite ones: each side evaluates the function in one
-// or two correctly rounded operations and a libm call good to a few ulps, so they differ by a
-// few units of roundoff u of max(1, |x|, |result|); 16 u (values) and 32 u (gradients, one
-// product deeper) leave room for that and still catch a wrong formula, which is off by O(1).
-void expect_matches(const Tensor& got, const Tensor& want, const std::vector<double>& xs,
-                    double ulps, bool exact, const char* what) {
-  const std::vector<double> g = test::to_vector(got), e = test::to_vector(want);
-  ASSERT_EQ(g.size(), e.size());
-  const double u = got.dtype() == kFloat64 ? 0x1p-53 : 0x1p-24;
-  for (std::size_t i = 0; i < g.size(); ++i) {
-    const std::string at = std::string(what) + " at x = " + std::to_string(xs[i]);
-    if (exact) {
-      EXPECT_EQ(bits(g[i]), bits(e[i])) << at << ": " << g[i] << " against PyTorch's " << e[i];
-    } else if (!std::isfinite(e[i])) {
-      EXPECT_TRUE(std::isnan(e[i]) ? std::isnan(g[i]) : g[i] == e[i])
-          << at << ": " << g[i] << " against PyTorch's " << e[i];
-    } else {
-      const double scale = std::max({1.0, std::abs(xs[i]), std::abs(e[i])});
-      EXPECT_LE(std::abs(g[i] - e[i]), ulps * u * scale)
-          << at << ": " << g[i] << " against PyTorch's " << e[i];
-    }
-  }
+// Finite values within 16 u (values) or 32 u (gradients, one product deeper) of max(1, |x|,
+// |result|), non-finite ones exactly (NaN for NaN, an infinity of the same sign): each side
+// evaluates the function in one or two correctly rounded operations and a libm call good to a few
+// ulps, and a wrong formula is off by O(1) (test::matches_within_roundoff).
+test::RoundoffMatch match_for(const std::string& op, double ulps) {
+  return {.ulps = ulps, .non_finite = test::NonFinite::MustMatch, .bitwise = is_exact(op)};
 }
 
 TEST(UnaryMath, MatchPyTorch) {
@@ -91,10 +68,12 @@ TEST(UnaryMath, MatchPyTorch) {
     const Tensor y = f(x);
     ASSERT_EQ(y.dtype(), x.dtype());
     (y * c.at("w")).sum().backward();
-    const std::vector<double> xs = test::to_vector(c.at("x"));
-    expect_matches(y, c.at("y"), xs, 16, is_exact(op), "value");
+    EXPECT_TRUE(test::matches_within_roundoff(y, c.at("y"), {{"x", c.at("x")}}, match_for(op, 16)))
+        << "value";
     // The piecewise-constant functions' gradient is exactly 0.
-    expect_matches(x.grad(), c.at("dx"), xs, 32, is_exact(op), "gradient");
+    EXPECT_TRUE(
+        test::matches_within_roundoff(x.grad(), c.at("dx"), {{"x", c.at("x")}}, match_for(op, 32)))
+        << "gradient";
   }
   EXPECT_EQ(floating_cases, 22);
 }
@@ -108,7 +87,8 @@ TEST(UnaryMath, IntegralInputMatchesPyTorch) {
     const std::string op = c.params.at("op").get<std::string>();
     const Tensor y = function_named(op)(c.at("x"));
     ASSERT_EQ(y.dtype(), c.at("y").dtype());
-    expect_matches(y, c.at("y"), test::to_vector(c.at("x")), 16, is_exact(op), "value");
+    EXPECT_TRUE(test::matches_within_roundoff(y, c.at("y"), {{"x", c.at("x")}}, match_for(op, 16)))
+        << "value";
   }
 }
 
@@ -179,9 +159,7 @@ TEST(UnaryMath, TensorMethodsAreTheFunctions) {
     SCOPED_TRACE(name);
     ASSERT_EQ(method.shape(), x.shape());
     ASSERT_EQ(method.dtype(), function.dtype());
-    const std::vector<double> m = test::to_vector(method), f = test::to_vector(function);
-    for (std::size_t i = 0; i < m.size(); ++i)
-      EXPECT_EQ(bits(m[i]), bits(f[i])) << "element " << i;
+    EXPECT_TRUE(test::matches_within_roundoff(method, function, {}, {.bitwise = true}));
   }
 }
 

@@ -13,6 +13,7 @@ import torch
 import torch.nn.functional as F
 
 from reference import write
+from torch_cases import class_loss_case, expect_error, leaf
 
 torch.manual_seed(0)
 torch.set_default_dtype(torch.float64)
@@ -23,7 +24,7 @@ WEIGHT = torch.tensor([0.5, 2.0, 1.25, 3.0])
 
 
 def logits(*shape):
-    return (torch.rand(*shape) * 6 - 3).requires_grad_()
+    return leaf(*shape, low=-3, high=3)
 
 
 def log_probabilities(*shape):
@@ -46,26 +47,8 @@ def class_indices(shape, ignored=(), ignore_index=-100):
     return t
 
 
-def case(name, op, x, target, weight=None, reduction="mean", ignore_index=-100,
-         label_smoothing=0.0):
-    if op == "cross_entropy":
-        y = F.cross_entropy(x, target, weight=weight, ignore_index=ignore_index,
-                            reduction=reduction, label_smoothing=label_smoothing)
-    else:
-        y = F.nll_loss(x, target, weight=weight, ignore_index=ignore_index, reduction=reduction)
-    g = torch.randn(y.shape)
-    tensors = {"x": x, "target": target, "y": y, "g": g}
-    if weight is not None:
-        tensors["weight"] = weight
-    if y.isfinite().all():
-        y.backward(g)
-        tensors["dx"] = x.grad
-        if target.requires_grad:
-            tensors["dtarget"] = target.grad
-    params = {"op": op, "reduction": reduction, "ignore_index": ignore_index,
-              "label_smoothing": label_smoothing}
-    cases.append({"name": name, "params": params,
-                  "tensors": {k: v.detach().clone() for k, v in tensors.items()}})
+def case(*args, **kwargs):
+    cases.append(class_loss_case(*args, **kwargs))
 
 
 # (N, C, d1) and (N, C, d1, d2): two positions ignored (-100), each option, each reduction.
@@ -107,16 +90,8 @@ case("cross_entropy_3d_all_ignored_mean", "cross_entropy", logits(2, C, 3),
      torch.full((2, 3), -100), WEIGHT)
 
 
-def expect_error(what, fn):
-    """PyTorch refuses this too (rows of the Losses misuse table expect an Error:
-    tests/misuse/test_misuse_nn_functions.cpp)."""
-    try:
-        fn()
-    except (RuntimeError, ValueError, IndexError):
-        return
-    raise AssertionError("PyTorch accepted " + what)
-
-
+# PyTorch refuses these too (rows of the Losses misuse table expect an Error:
+# tests/misuse/test_misuse_nn_functions.cpp).
 long = torch.int64
 expect_error("target (2, 4) for input (2, 4, 3)",
              lambda: F.cross_entropy(torch.zeros(2, 4, 3), torch.zeros(2, 4, dtype=long)))

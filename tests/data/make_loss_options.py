@@ -11,13 +11,10 @@ import torch
 import torch.nn.functional as F
 
 from reference import write
+from torch_cases import class_loss_case, expect_error, leaf
 
 torch.manual_seed(0)
 torch.set_default_dtype(torch.float64)
-
-
-def leaf(*shape, low=-1.0, high=1.0):
-    return (torch.rand(*shape) * (high - low) + low).requires_grad_()
 
 
 def probabilities(*shape):
@@ -28,26 +25,8 @@ def probabilities(*shape):
 cases = []
 
 
-def case(name, op, x, target, weight=None, reduction="mean", ignore_index=-100,
-         label_smoothing=0.0):
-    if op == "cross_entropy":
-        y = F.cross_entropy(x, target, weight=weight, ignore_index=ignore_index,
-                            reduction=reduction, label_smoothing=label_smoothing)
-    else:
-        y = F.nll_loss(x, target, weight=weight, ignore_index=ignore_index, reduction=reduction)
-    g = torch.randn(y.shape)
-    tensors = {"x": x, "target": target, "y": y, "g": g}
-    if weight is not None:
-        tensors["weight"] = weight
-    if y.isfinite().all():
-        y.backward(g)
-        tensors["dx"] = x.grad
-        if target.requires_grad:
-            tensors["dtarget"] = target.grad
-    params = {"op": op, "reduction": reduction, "ignore_index": ignore_index,
-              "label_smoothing": label_smoothing}
-    cases.append({"name": name, "params": params,
-                  "tensors": {k: v.detach().clone() for k, v in tensors.items()}})
+def case(*args, **kwargs):
+    cases.append(class_loss_case(*args, **kwargs))
 
 
 C = 5
@@ -93,17 +72,8 @@ case("nll_loss_zero_total_weight", "nll_loss", leaf(3, C), torch.tensor([0, 1, -
      zero_weight)
 
 
-
-def expect_error(what, fn):
-    """PyTorch refuses this too (a row of the Losses misuse table expects an Error:
-    tests/misuse/test_misuse_nn_functions.cpp)."""
-    try:
-        fn()
-    except (RuntimeError, ValueError, IndexError):
-        return
-    raise AssertionError("PyTorch accepted " + what)
-
-
+# PyTorch refuses these too (each is a row of the Losses misuse table, which expects an Error:
+# tests/misuse/test_misuse_nn_functions.cpp).
 x, t = torch.zeros(3, 4), torch.tensor([0, 1, 2])
 expect_error("a weight of 3 for 4 classes", lambda: F.cross_entropy(x, t, weight=torch.ones(3)))
 expect_error("a weight of shape (4, 1)", lambda: F.nll_loss(x, t, weight=torch.ones(4, 1)))

@@ -3,8 +3,9 @@
 points of gradients, the dtypes of mixed-dtype operands. Each case holds its inputs ("x", "t", ...), the output "y" and, for the
 gradient cases, the input gradient "dx". Non-finite values are written as "nan", "inf", "-inf".
 
-The misuse tables assert errors where PyTorch raises too; expect_error() below checks, when this
-script runs, that PyTorch does raise for those inputs, so the tables follow PyTorch's behaviour.
+The misuse tables assert errors where PyTorch raises too; expect_error() (torch_cases.py)
+checks, when this script runs, that PyTorch does raise for those inputs, so the tables follow
+PyTorch's behaviour.
 Run with Debian's python3-torch: /usr/bin/python3 tests/data/make_misuse.py
 """
 import math
@@ -13,6 +14,7 @@ import torch
 import torch.nn.functional as F
 
 from reference import write
+from torch_cases import expect_error
 
 nan, inf = math.nan, math.inf
 cases = []
@@ -45,14 +47,6 @@ def binary_grad_case(name, fn, x, t):
     y = fn(x, t)
     y.sum().backward()
     cases.append({"name": name, "tensors": {"x": x, "t": t, "y": y, "dx": x.grad, "dt": t.grad}})
-
-
-def expect_error(what, fn):
-    try:
-        fn()
-    except (RuntimeError, IndexError, ValueError):
-        return
-    raise AssertionError(f"PyTorch does not raise for {what}: the misuse table should not either")
 
 
 f32 = torch.float32

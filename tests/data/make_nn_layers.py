@@ -10,45 +10,25 @@ import torch
 import torch.nn.functional as F
 
 from reference import write
+from torch_cases import grad_case, leaf
 
 torch.manual_seed(0)
-
-
-def leaf(*shape, low=-1.0, high=1.0):
-    return (torch.rand(*shape) * (high - low) + low).requires_grad_()
-
-
-def case(name, params, inputs, fn, extra=None):
-    """inputs: tensors passed to fn positionally (those requiring grad get a "d" + key gradient);
-    extra: tensors stored as they are after the call (running statistics, indices)."""
-    y = fn(*inputs.values())
-    g = torch.randn(y.shape)
-    y.backward(g)
-    tensors = dict(inputs)
-    tensors.update(extra or {})
-    tensors["y"] = y
-    tensors["g"] = g
-    for key, t in inputs.items():
-        if t.requires_grad:
-            tensors["d" + key] = t.grad
-    tensors = {k: v.detach().clone() for k, v in tensors.items()}
-    return {"name": name, "params": params, "tensors": tensors}
 
 
 cases = []
 
 # ---- LayerNorm ----
-cases.append(case("layer_norm_last_dim", {"normalized_shape": [6], "eps": 1e-5},
-                  {"x": leaf(2, 3, 6, low=-2, high=3), "w": leaf(6, low=0.5, high=1.5),
-                   "b": leaf(6)},
-                  lambda x, w, b: F.layer_norm(x, [6], w, b, 1e-5)))
-cases.append(case("layer_norm_two_dims", {"normalized_shape": [3, 4], "eps": 1e-3},
-                  {"x": leaf(5, 3, 4, low=-2, high=3), "w": leaf(3, 4, low=0.5, high=1.5),
-                   "b": leaf(3, 4)},
-                  lambda x, w, b: F.layer_norm(x, [3, 4], w, b, 1e-3)))
-cases.append(case("layer_norm_no_affine", {"normalized_shape": [7], "eps": 1e-5},
-                  {"x": leaf(4, 7, low=-2, high=3)},
-                  lambda x: F.layer_norm(x, [7], None, None, 1e-5)))
+cases.append(grad_case("layer_norm_last_dim", {"normalized_shape": [6], "eps": 1e-5},
+                       {"x": leaf(2, 3, 6, low=-2, high=3), "w": leaf(6, low=0.5, high=1.5),
+                        "b": leaf(6)},
+                       lambda x, w, b: F.layer_norm(x, [6], w, b, 1e-5)))
+cases.append(grad_case("layer_norm_two_dims", {"normalized_shape": [3, 4], "eps": 1e-3},
+                       {"x": leaf(5, 3, 4, low=-2, high=3), "w": leaf(3, 4, low=0.5, high=1.5),
+                        "b": leaf(3, 4)},
+                       lambda x, w, b: F.layer_norm(x, [3, 4], w, b, 1e-3)))
+cases.append(grad_case("layer_norm_no_affine", {"normalized_shape": [7], "eps": 1e-5},
+                       {"x": leaf(4, 7, low=-2, high=3)},
+                       lambda x: F.layer_norm(x, [7], None, None, 1e-5)))
 
 # ---- BatchNorm ----
 for training in [True, False]:
@@ -57,13 +37,13 @@ for training in [True, False]:
         rm = torch.rand(c) - 0.5
         rv = torch.rand(c) + 0.5
         rm_in, rv_in = rm.clone(), rv.clone()
-        cases.append(case("batch_norm_" + name + ("_train" if training else "_eval"),
-                          {"training": training, "momentum": 0.1, "eps": 1e-5},
-                          {"x": leaf(*shape, low=-2, high=3), "w": leaf(c, low=0.5, high=1.5),
-                           "b": leaf(c)},
-                          lambda x, w, b, t=training, rm=rm, rv=rv:
-                              F.batch_norm(x, rm, rv, w, b, t, 0.1, 1e-5),
-                          {"rm": rm_in, "rv": rv_in, "rm_out": rm, "rv_out": rv}))
+        cases.append(grad_case("batch_norm_" + name + ("_train" if training else "_eval"),
+                               {"training": training, "momentum": 0.1, "eps": 1e-5},
+                               {"x": leaf(*shape, low=-2, high=3), "w": leaf(c, low=0.5, high=1.5),
+                                "b": leaf(c)},
+                               lambda x, w, b, t=training, rm=rm, rv=rv:
+                                   F.batch_norm(x, rm, rv, w, b, t, 0.1, 1e-5),
+                               {"rm": rm_in, "rv": rv_in, "rm_out": rm, "rv_out": rv}))
 
 # nn.BatchNorm2d over two training steps and one evaluation, with momentum 0.1 and None.
 for momentum in [0.1, None]:
@@ -88,10 +68,10 @@ for momentum in [0.1, None]:
 # Indices of shape (2, 4) with repeats (their gradients add up) and the padding row among them.
 indices = torch.tensor([[1, 3, 3, 0], [4, 1, 2, 3]], dtype=torch.int64)
 for padding_idx in [None, 3]:
-    cases.append(case("embedding_padding_" + str(padding_idx), {"padding_idx": padding_idx},
-                      {"w": leaf(5, 6)},
-                      lambda w, p=padding_idx: F.embedding(indices, w, padding_idx=p),
-                      {"indices": indices}))
+    cases.append(grad_case("embedding_padding_" + str(padding_idx), {"padding_idx": padding_idx},
+                           {"w": leaf(5, 6)},
+                           lambda w, p=padding_idx: F.embedding(indices, w, padding_idx=p),
+                           {"indices": indices}))
 
 # ---- ConvTranspose2d ----
 # (name, x shape, weight shape, stride, padding, output_padding, groups, dilation, bias)
@@ -104,12 +84,12 @@ for name, xs, ws, st, pd, op, gr, dl, bias in [
     inputs = {"x": leaf(*xs), "w": leaf(*ws)}
     if bias:
         inputs["b"] = leaf(ws[1] * gr)
-    cases.append(case("conv_transpose2d_" + name,
-                      {"stride": pair(st), "padding": pair(pd), "output_padding": pair(op),
-                       "groups": gr, "dilation": pair(dl)},
-                      inputs,
-                      lambda x, w, b=None, st=st, pd=pd, op=op, gr=gr, dl=dl:
-                          F.conv_transpose2d(x, w, b, st, pd, op, gr, dl)))
+    cases.append(grad_case("conv_transpose2d_" + name,
+                           {"stride": pair(st), "padding": pair(pd), "output_padding": pair(op),
+                            "groups": gr, "dilation": pair(dl)},
+                           inputs,
+                           lambda x, w, b=None, st=st, pd=pd, op=op, gr=gr, dl=dl:
+                               F.conv_transpose2d(x, w, b, st, pd, op, gr, dl)))
 
 # ---- interpolate ----
 # (name, x shape, size, scale_factor, mode, align_corners): up and down, integer and fractional
@@ -123,14 +103,14 @@ for name, xs, size, scale, mode, corners in [
         ("bilinear_size_down", (1, 2, 9, 7), (4, 7), None, "bilinear", False),
         ("bilinear_scale_fraction_corners", (2, 1, 5, 6), None, (1.5, 2.5), "bilinear", True),
         ("bilinear_scale_fraction", (2, 1, 5, 6), None, (1.3, 0.7), "bilinear", False)]:
-    cases.append(case("interpolate_" + name,
-                      {"size": list(size) if size else None,
-                       "scale_factor": list(scale) if scale else None,
-                       "mode": mode, "align_corners": corners},
-                      {"x": leaf(*xs)},
-                      lambda x, size=size, scale=scale, mode=mode, corners=corners:
-                          F.interpolate(x, size=size, scale_factor=scale, mode=mode,
-                                        align_corners=corners)))
+    cases.append(grad_case("interpolate_" + name,
+                           {"size": list(size) if size else None,
+                            "scale_factor": list(scale) if scale else None,
+                            "mode": mode, "align_corners": corners},
+                           {"x": leaf(*xs)},
+                           lambda x, size=size, scale=scale, mode=mode, corners=corners:
+                               F.interpolate(x, size=size, scale_factor=scale, mode=mode,
+                                             align_corners=corners)))
 
 # ---- BatchNorm1d and BatchNorm3d modules ----
 # As the BatchNorm2d cases above, on the inputs the other two take: (N, C), (N, C, L) and
@@ -164,10 +144,10 @@ for name, xs, ws, st, pd, dl, gr, bias in [
     inputs = {"x": leaf(*xs), "w": leaf(*ws)}
     if bias:
         inputs["b"] = leaf(ws[0])
-    cases.append(case("conv1d_" + name,
-                      {"stride": st, "padding": pd, "dilation": dl, "groups": gr},
-                      inputs,
-                      lambda x, w, b=None, st=st, pd=pd, dl=dl, gr=gr:
-                          F.conv1d(x, w, b, st, pd, dl, gr)))
+    cases.append(grad_case("conv1d_" + name,
+                           {"stride": st, "padding": pd, "dilation": dl, "groups": gr},
+                           inputs,
+                           lambda x, w, b=None, st=st, pd=pd, dl=dl, gr=gr:
+                               F.conv1d(x, w, b, st, pd, dl, gr)))
 
 write("nn_layers.json", "make_nn_layers.py", cases)

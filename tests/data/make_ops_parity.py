@@ -13,6 +13,7 @@ import math
 import torch
 
 from reference import write
+from torch_cases import expect_error
 
 cases = []
 i64, i32, u8, f16 = torch.int64, torch.int32, torch.uint8, torch.float16
@@ -23,15 +24,6 @@ def case(name, y, **inputs):
     tensors = dict(inputs)
     tensors["y"] = y
     cases.append({"name": name, "tensors": tensors})
-
-
-def expect_error(what, fn, message):
-    try:
-        fn()
-    except (RuntimeError, IndexError, ValueError) as e:
-        assert message in str(e), f"{what}: PyTorch raised '{e}', without '{message}'"
-        return
-    raise AssertionError(f"PyTorch does not raise for {what}: the C++ test should not either")
 
 
 # ---- Two bool operands: add and maximum are or, mul and minimum and; sub and pow raise --------

@@ -8,6 +8,7 @@ parameter k has a gradient (torch skips parameters whose .grad is None, step cou
 import torch
 
 from reference import write
+from torch_cases import clip_grad_norm_case, make_optimizer, run_steps
 
 STEPS = 20
 SHAPES = [(4, 5), (5,), (3, 2)]
@@ -21,24 +22,7 @@ def optimizer_case(name, opt, options, groups=None, skip_param2_on_even=False):
     if skip_param2_on_even:
         has_grad[2][0::2] = 0
     params = [p.clone().requires_grad_(True) for p in init]
-    cls = {"sgd": torch.optim.SGD, "adam": torch.optim.Adam, "adamw": torch.optim.AdamW,
-           "radam": torch.optim.RAdam}[opt]
-    kwargs = dict(options)
-    if "betas" in kwargs:
-        kwargs["betas"] = tuple(kwargs["betas"])
-    if groups is None:
-        optimizer = cls(params, **kwargs)
-    else:
-        optimizer = cls([dict(params=[params[i] for i in g["params"]],
-                              **{k: v for k, v in g.items() if k != "params"})
-                         for g in groups], **kwargs)
-    traj = [torch.empty((STEPS,) + s) for s in SHAPES]
-    for step in range(STEPS):
-        for k, p in enumerate(params):
-            p.grad = grads[k][step].clone() if has_grad[k][step] else None
-        optimizer.step()
-        for k, p in enumerate(params):
-            traj[k][step] = p.detach()
+    traj = run_steps(make_optimizer(opt, options, params, groups), params, grads, has_grad)
     tensors = {}
     for k in range(len(SHAPES)):
         tensors[f"param{k}"] = init[k]
@@ -55,21 +39,10 @@ def clip_case(name, max_norm, norm_type, plant=None, scale=1.0):
     """plant: {(k, flat index): value} written into gradient k (NaN, Inf, huge values); scale
     multiplies every gradient first (0 gives all-zero gradients)."""
     gen = torch.Generator().manual_seed(len(name))
-    params = [torch.zeros(s, requires_grad=True) for s in SHAPES]
     grads = [torch.randn(s, generator=gen) * scale for s in SHAPES]
     for (k, index), value in (plant or {}).items():
         grads[k].view(-1)[index] = value
-    for p, g in zip(params, grads):
-        p.grad = g.clone()
-    total = torch.nn.utils.clip_grad_norm_(params, max_norm, norm_type)
-    tensors = {"total_norm": total.reshape(1)}
-    for k, (p, g) in enumerate(zip(params, grads)):
-        tensors[f"grad{k}"] = g
-        tensors[f"clipped{k}"] = p.grad
-    # JSON has no infinity: the inf-norm is written as the string "inf".
-    norm_json = "inf" if norm_type == float("inf") else norm_type
-    return {"name": name, "params": {"max_norm": max_norm, "norm_type": norm_json},
-            "tensors": tensors}
+    return clip_grad_norm_case(name, grads, max_norm, norm_type)
 
 
 def scheduler_case(name, make, base_lr=0.1):

@@ -11,11 +11,10 @@ back exactly.
 import torch
 
 from reference import write
+from torch_cases import clip_grad_norm_case, make_optimizer, run_steps
 
 STEPS = 10
 SHAPES = [(4, 5), (5,), (3, 2)]
-CLASSES = {"sgd": torch.optim.SGD, "adam": torch.optim.Adam, "adamw": torch.optim.AdamW,
-           "radam": torch.optim.RAdam}
 
 
 def optimizer_case(name, opt, options, dtypes=("float64",) * 3, groups=None):
@@ -26,22 +25,8 @@ def optimizer_case(name, opt, options, dtypes=("float64",) * 3, groups=None):
     grads = [torch.randn((STEPS,) + s, generator=gen, dtype=torch.float64).to(t)
              for s, t in zip(SHAPES, types)]
     params = [p.clone().requires_grad_(True) for p in init]
-    kwargs = dict(options)
-    if "betas" in kwargs:
-        kwargs["betas"] = tuple(kwargs["betas"])
-    if groups is None:
-        optimizer = CLASSES[opt](params, **kwargs)
-    else:
-        optimizer = CLASSES[opt]([dict(params=[params[i] for i in g["params"]],
-                                       **{k: v for k, v in g.items() if k != "params"})
-                                  for g in groups], **kwargs)
-    traj = [torch.empty((STEPS,) + s, dtype=t) for s, t in zip(SHAPES, types)]
-    for step in range(STEPS):
-        for k, p in enumerate(params):
-            p.grad = grads[k][step].clone()
-        optimizer.step()
-        for k, p in enumerate(params):
-            traj[k][step] = p.detach()
+    optimizer = make_optimizer(opt, options, params, groups)
+    traj = run_steps(optimizer, params, grads)
     tensors = {}
     for k in range(len(SHAPES)):
         tensors[f"param{k}"] = init[k]
@@ -62,18 +47,7 @@ def clip_case(name, max_norm, norm_type, dtypes=("float64",) * 3):
     types = [getattr(torch, d) for d in dtypes]
     grads = [torch.randn(s, generator=gen, dtype=torch.float64).to(t)
              for s, t in zip(SHAPES, types)]
-    params = [torch.zeros(s, dtype=t, requires_grad=True) for s, t in zip(SHAPES, types)]
-    for p, g in zip(params, grads):
-        p.grad = g.clone()
-    total = torch.nn.utils.clip_grad_norm_(params, max_norm, norm_type)
-    tensors = {"total_norm": total.reshape(1)}
-    for k, (p, g) in enumerate(zip(params, grads)):
-        tensors[f"grad{k}"] = g
-        tensors[f"clipped{k}"] = p.grad
-    norm_json = "inf" if norm_type == float("inf") else norm_type
-    return {"name": name, "params": {"max_norm": max_norm, "norm_type": norm_json,
-                                     "dtypes": list(dtypes)},
-            "tensors": tensors}
+    return clip_grad_norm_case(name, grads, max_norm, norm_type, {"dtypes": list(dtypes)})
 
 
 def main():

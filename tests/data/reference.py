@@ -1,7 +1,8 @@
 """Shared writer for the PyTorch reference data in tests/data (see tests/testing/reference_data.h).
 
 Each make_<op>.py builds cases with torch (Debian's python3-torch, run as /usr/bin/python3) and
-calls write(); the C++ tests load the JSON with test::load_reference.
+calls write(); the C++ tests load the JSON with test::load_reference. The case builders that
+several scripts share are in torch_cases.py.
 """
 import json
 import math

@@ -34,7 +34,7 @@ Tolerance norm_tolerance(DType dtype) {
 //   0.6) and rstd = 1 / std <= 1 / 1.3 (the uniform's std is 5 / sqrt(12) = 1.44).
 Tolerance batch_norm_train_tolerance(DType dtype, std::int64_t per_channel) {
   Tolerance tol = norm_tolerance(dtype);
-  const double u = dtype == kFloat64 ? 0x1p-53 : 0x1p-24;  // float math for the 16-bit dtypes
+  const double u = math_unit_roundoff(dtype);
   tol.atol += 1.5 * static_cast<double>(per_channel) * (1 / 1.3) * 4 * u * 0.6;
   return tol;
 }

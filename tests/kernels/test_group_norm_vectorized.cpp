@@ -57,10 +57,7 @@ std::string describe(const Case& c) {
   return s.str();
 }
 
-// Unit roundoff of the accumulation type, and the spacing of T's values relative to their size.
-double unit_roundoff(DType dtype) {
-  return dtype == kFloat64 ? 0x1p-53 : 0x1p-24;
-}
+// The spacing of T's values relative to their size.
 double relative_spacing(DType dtype) {
   switch (dtype) {
     case DType::Float64:
@@ -224,8 +221,8 @@ void check_case(const Case& c, DType dtype, bool affine, Kernel fast_kernel = Ke
   run_backward(fast_kernel, dtype, sizes, fast, x, w, dy, ref);
   run_backward(Kernel::Reference, dtype, sizes, ref, x, w, dy, ref);
 
-  const double u = unit_roundoff(dtype);
-  constexpr double kDoubleU = 0x1p-53;  // the reference backward's sums
+  const double u = math_unit_roundoff(dtype);  // of the accumulation type
+  constexpr double kDoubleU = 0x1p-53;         // the reference backward's sums
   const double k = static_cast<double>(row_size) + 8;
   const double sum_error = (static_cast<double>(hw) + 8) * u;
   const double reference_sum_error = (static_cast<double>(hw) + 8) * kDoubleU;

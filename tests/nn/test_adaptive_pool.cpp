@@ -45,7 +45,7 @@ TEST(AdaptiveAvgPool2d, MatchesPyTorch) {
     ASSERT_EQ(y.shape(), c.at("y").shape());
     ASSERT_EQ(y.dtype(), x.dtype());
     (y * c.at("w")).sum().backward();
-    const double u = x.dtype() == kFloat64 ? 0x1p-53 : 0x1p-24;
+    const double u = test::math_unit_roundoff(x.dtype());
     const double h = static_cast<double>(x.shape()[x.dim() - 2]);
     const double w = static_cast<double>(x.shape()[x.dim() - 1]);
     const double k = h + w + 4;

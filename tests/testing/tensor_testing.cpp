@@ -1,7 +1,10 @@
 // Implementation of the shared test helpers (tests/testing/tensor_testing.h).
 #include "testing/tensor_testing.h"
 
+#include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <sstream>
 
 #include <leangrad/core/creation.h>
@@ -78,6 +81,10 @@ std::vector<double> to_vector(const Tensor& t) {
   return out;
 }
 
+double math_unit_roundoff(DType dtype) {
+  return dtype == DType::Float64 ? 0x1p-53 : 0x1p-24;
+}
+
 Tolerance tolerance_for(DType dtype) {
   switch (dtype) {
     case DType::Float64:
@@ -125,6 +132,66 @@ Tolerance tolerance_for(DType dtype) {
 ::testing::AssertionResult all_close(const Tensor& t, const std::vector<double>& expected) {
   const Tolerance tol = tolerance_for(t.defined() ? t.dtype() : DType::Float32);
   return all_close(t, expected, tol.rtol, tol.atol);
+}
+
+::testing::AssertionResult matches_within_roundoff(const Tensor& got, const Tensor& want,
+                                                   const std::vector<NamedInput>& inputs,
+                                                   const RoundoffMatch& match) {
+  if (!got.defined() || !want.defined())
+    return ::testing::AssertionFailure() << "got or the reference is an undefined tensor";
+  const std::vector<double> g = to_vector(got), e = to_vector(want);
+  if (g.size() != e.size()) {
+    return ::testing::AssertionFailure()
+           << "got has " << g.size() << " elements, the reference " << e.size();
+  }
+  std::vector<std::vector<double>> in;
+  for (const NamedInput& input : inputs) {
+    in.push_back(to_vector(input.values));
+    if (in.back().size() != g.size()) {
+      return ::testing::AssertionFailure() << "input " << input.name << " has " << in.back().size()
+                                           << " elements, got " << g.size();
+    }
+  }
+  if (!match.bitwise && got.dtype() != DType::Float64 && got.dtype() != DType::Float32) {
+    return ::testing::AssertionFailure()
+           << "a roundoff bound is derived for float32 and float64 results, got "
+           << dtype_name(got.dtype());
+  }
+  const double u = math_unit_roundoff(got.dtype());
+  std::ostringstream failures;
+  failures.precision(17);
+  std::size_t mismatches = 0;
+  for (std::size_t i = 0; i < g.size(); ++i) {
+    // Only finite magnitudes scale the bound: an infinite one would make it check nothing.
+    double scale = std::isfinite(e[i]) ? std::max(1.0, std::abs(e[i])) : 1.0;
+    for (const std::vector<double>& values : in)
+      if (std::isfinite(values[i])) scale = std::max(scale, std::abs(values[i]));
+    const double bound = match.ulps * u * scale;
+    bool ok;
+    if (match.bitwise) {
+      ok = std::bit_cast<std::uint64_t>(g[i]) == std::bit_cast<std::uint64_t>(e[i]);
+    } else if (!std::isfinite(e[i])) {
+      ok = match.non_finite == NonFinite::MustMatch &&
+           (std::isnan(e[i]) ? std::isnan(g[i]) : g[i] == e[i]);
+    } else {
+      ok = std::abs(g[i] - e[i]) <= bound;  // false for a NaN or infinite got
+    }
+    if (ok) continue;
+    ++mismatches;
+    failures << "\n  [" << i << "]";
+    for (std::size_t k = 0; k < in.size(); ++k)
+      failures << (k == 0 ? " at " : ", ") << inputs[k].name << " = " << in[k][i];
+    failures << ": " << g[i] << " against the reference's " << e[i];
+    if (!match.bitwise) failures << " (bound " << bound << ")";
+  }
+  if (mismatches == 0) return ::testing::AssertionSuccess();
+  ::testing::AssertionResult failure = ::testing::AssertionFailure();
+  failure << mismatches << " of " << g.size() << " elements differ from the reference ";
+  if (match.bitwise)
+    failure << "bit for bit";
+  else
+    failure << "by more than " << match.ulps << " u of their scale";
+  return failure << " (dtype " << dtype_name(got.dtype()) << "):" << failures.str();
 }
 
 void expect_close(const Tensor& t, const std::vector<double>& expected, double rtol, double atol) {

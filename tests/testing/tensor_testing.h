@@ -27,6 +27,11 @@ Tensor make_tensor(const std::vector<double>& values, const Shape& shape, DType 
 // Every element of `t` (any dtype, device or strides) as double, in logical row-major order.
 std::vector<double> to_vector(const Tensor& t);
 
+// The unit roundoff of the type the kernels compute `dtype` in: 2^-53 for float64, 2^-24 for
+// float32 and for the 16-bit dtypes (computed in float). The unit of the roundoff bounds below
+// and of the tests that derive their own.
+double math_unit_roundoff(DType dtype);
+
 // Tolerances that fit one rounding of a result in `dtype` (0 for integral and bool dtypes).
 struct Tolerance {
   double rtol = 0;
@@ -42,6 +47,47 @@ Tolerance tolerance_for(DType dtype);
                                      double rtol, double atol);
 // The same with tolerance_for(t.dtype()).
 ::testing::AssertionResult all_close(const Tensor& t, const std::vector<double>& expected);
+
+// ---- Against a reference computed elsewhere (PyTorch), in units of roundoff --------------------
+// Where got and the reference each evaluate one closed form (a few correctly rounded operations
+// and libm calls good to a few ulps, in each side's own order), they differ by a few units of
+// roundoff u of the largest magnitude on the path, and a wrong formula, branch or clamp is off by
+// O(1) of it: a bound of `ulps` u of that magnitude separates the two. How to choose the options:
+//  - ulps: count the roundings on each side's longest path (a libm call as its ulp bound), add
+//    them and leave room; the autograd tests allow 16 for values and 32 for gradients (one chain
+//    rule deeper). u is math_unit_roundoff of got's dtype, float32 or float64 (other dtypes
+//    fail unless bitwise: a 16-bit result is rounded to 16 bits and needs its own bound).
+//  - inputs: the function's operands at each element (the point x, a target t), named for the
+//    message. The scale of element i is max(1, |want_i|, |input_i| for each input), finite ones
+//    only (an infinite x would make the bound check nothing): list every operand the
+//    intermediates grow with, so a large x does not fail a bound meant for |result|.
+//  - non_finite: MustMatch where the reference is NaN or infinite on purpose (poles, domain
+//    edges, an infinite gradient at a clamp): NaN must meet NaN and an infinity the same
+//    infinity. Forbidden where every reference value is finite by construction: a NaN or
+//    infinity in the reference then fails.
+//  - bitwise: results that are exactly representable (sign, the roundings): each element equals
+//    the reference bit for bit, the sign of a zero included; ulps and non_finite are unused.
+// A NaN or infinite got against a finite reference always fails. Use as
+//   EXPECT_TRUE(matches_within_roundoff(y, want, {{"x", x}}, {.ulps = 16})) << "value";
+enum class NonFinite {
+  MustMatch,  // NaN matches NaN, an infinity only itself
+  Forbidden,  // every reference value must be finite
+};
+struct RoundoffMatch {
+  double ulps = 0;
+  NonFinite non_finite = NonFinite::MustMatch;
+  bool bitwise = false;
+};
+// One operand of the function, element by element as got (same number of elements).
+struct NamedInput {
+  const char* name;
+  Tensor values;
+};
+// Success when `got` and `want` have the same number of elements and each element matches as
+// `match` says. The failure message lists every mismatching element with its inputs and bound.
+::testing::AssertionResult matches_within_roundoff(const Tensor& got, const Tensor& want,
+                                                   const std::vector<NamedInput>& inputs,
+                                                   const RoundoffMatch& match);
 
 // EXPECT_TRUE(all_close(...)) as a function (failures point at this helper's line; prefer the
 // all_close form, or wrap calls in SCOPED_TRACE, to see the caller's line).
