@@ -103,6 +103,12 @@ Tensor relu6(const Tensor& x) {
   return hardtanh(x, 0.0, 6.0);
 }
 
+Tensor softmin(const Tensor& x, std::int64_t dim) {
+  LG_PROFILE_OP(x);
+  check_floating_input("softmin", x);
+  return softmax(neg(x), dim);
+}
+
 // ---- In place -----------------------------------------------------------------------------
 // Each writes the out-of-place function's value (computed without recording, so the same bits)
 // into x, and records a backward from the output: PyTorch's formulas for these ops with

@@ -34,6 +34,8 @@ Tensor softplus(const Tensor& x, double beta = 1.0, double threshold = 20.0);
 Tensor hardtanh(const Tensor& x, double min_val = -1.0, double max_val = 1.0);
 // hardtanh(x, 0, 6).
 Tensor relu6(const Tensor& x);
+// softmax(-x, dim): the weights of the smallest values largest.
+Tensor softmin(const Tensor& x, std::int64_t dim);
 
 // ---- In place, as PyTorch's leaky_relu_, elu_, selu_, hardtanh_, relu6_ ----------------------
 // The value of the function above written into x (floating x only), which is returned. Under

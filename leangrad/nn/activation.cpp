@@ -53,6 +53,25 @@ std::string ReLUImpl::extra_repr() const {
   return inplace_repr(options.inplace());
 }
 
+Tensor SoftmaxImpl::forward(const Tensor& input) {
+  return softmax(input, options.dim());
+}
+std::string SoftmaxImpl::extra_repr() const {
+  return detail::str_cat("dim=", options.dim());
+}
+Tensor LogSoftmaxImpl::forward(const Tensor& input) {
+  return log_softmax(input, options.dim());
+}
+std::string LogSoftmaxImpl::extra_repr() const {
+  return detail::str_cat("dim=", options.dim());
+}
+Tensor SoftminImpl::forward(const Tensor& input) {
+  return softmin(input, options.dim());
+}
+std::string SoftminImpl::extra_repr() const {
+  return detail::str_cat("dim=", options.dim());
+}
+
 Tensor SigmoidImpl::forward(const Tensor& input) {
   return sigmoid(input);
 }

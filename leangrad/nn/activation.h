@@ -40,6 +40,44 @@ class ReLUImpl : public Module {
 };
 LEANGRAD_MODULE(ReLU);
 
+// LibTorch's options of the three below: nn::Softmax(nn::SoftmaxOptions(1)), or nn::Softmax(1).
+class SoftmaxOptions {
+ public:
+  /* implicit */ SoftmaxOptions(std::int64_t dim) : dim_(dim) {}
+  LG_ARG(std::int64_t, dim);
+};
+using LogSoftmaxOptions = SoftmaxOptions;
+using SoftminOptions = SoftmaxOptions;
+
+// softmax(x, dim), log_softmax(x, dim) and softmin(x, dim) as modules.
+class SoftmaxImpl : public Module {
+ public:
+  explicit SoftmaxImpl(const SoftmaxOptions& options) : Module("Softmax"), options(options) {}
+  Tensor forward(const Tensor& input) override;
+  std::string extra_repr() const override;
+  SoftmaxOptions options;
+};
+LEANGRAD_MODULE(Softmax);
+
+class LogSoftmaxImpl : public Module {
+ public:
+  explicit LogSoftmaxImpl(const LogSoftmaxOptions& options)
+      : Module("LogSoftmax"), options(options) {}
+  Tensor forward(const Tensor& input) override;
+  std::string extra_repr() const override;
+  LogSoftmaxOptions options;
+};
+LEANGRAD_MODULE(LogSoftmax);
+
+class SoftminImpl : public Module {
+ public:
+  explicit SoftminImpl(const SoftminOptions& options) : Module("Softmin"), options(options) {}
+  Tensor forward(const Tensor& input) override;
+  std::string extra_repr() const override;
+  SoftminOptions options;
+};
+LEANGRAD_MODULE(Softmin);
+
 // y = 1 / (1 + exp(-x)).
 class SigmoidImpl : public Module {
  public:

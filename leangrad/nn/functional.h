@@ -57,6 +57,7 @@ using leangrad::sigmoid;
 using leangrad::silu;
 using leangrad::smooth_l1_loss;
 using leangrad::softmax;
+using leangrad::softmin;
 using leangrad::softplus;
 using leangrad::tanh;
 using leangrad::tanhexp;
