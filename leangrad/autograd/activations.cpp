@@ -105,7 +105,7 @@ Tensor relu6(const Tensor& x) {
 
 Tensor softmin(const Tensor& x, std::int64_t dim) {
   LG_PROFILE_OP(x);
-  check_floating_input("softmin", x);
+  autograd::check_floating_input("softmin", x);
   return softmax(neg(x), dim);
 }
 
