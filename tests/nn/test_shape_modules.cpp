@@ -41,7 +41,7 @@ TEST(Unflatten, ShapesAndElementsAreTorchs) {
 
 TEST(Unflatten, GradientsFlowBackThroughTheView) {
   const Tensor x = counting({3, 8}).requires_grad_();
-  const Tensor w = counting({3, 2, 4}).mul(0.5);
+  const Tensor w = mul(counting({3, 2, 4}), 0.5);
   sum(mul(unflatten(x, 1, {2, 4}), w)).backward();
   EXPECT_EQ(test::to_vector(x.grad()), test::to_vector(w));
 }
