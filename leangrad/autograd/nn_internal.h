@@ -4,9 +4,12 @@
 // Internal: no public header includes it.
 #pragma once
 
+#include <string>
+
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/nn_functions.h>
 #include <leangrad/core/error.h>
+#include <leangrad/core/shape.h>
 #include <leangrad/core/tensor.h>
 
 namespace leangrad::autograd {
@@ -32,6 +35,20 @@ inline void check_elementwise_loss(const char* op, const Tensor& input, const Te
   LG_CHECK_DEVICE(input.device() == target.device(), op,
                   ": expected input and target on one device, got ", input.device(), " and ",
                   target.device());
+}
+
+// Two operands of a loss that broadcasts them together (kl_div, poisson_nll_loss, the margin
+// losses: PyTorch composes them of elementwise ops): defined, floating, on one device, of shapes
+// that broadcast. Returns the broadcast shape.
+inline Shape check_broadcast_loss(const char* op, const char* name_a, const Tensor& a,
+                                  const char* name_b, const Tensor& b) {
+  LG_CHECK(a.defined() && b.defined(), op, ": expected defined ", name_a, " and ", name_b);
+  LG_CHECK_DTYPE(is_floating(a.dtype()) && is_floating(b.dtype()), op, ": expected floating ",
+                 name_a, " and ", name_b, ", got ", a.dtype(), " and ", b.dtype());
+  LG_CHECK_DEVICE(a.device() == b.device(), op, ": expected ", name_a, " and ", name_b,
+                  " on one device, got ", a.device(), " and ", b.device());
+  const std::string what = detail::str_cat(op, " (", name_a, " and ", name_b, ")");
+  return broadcast_shapes(a.shape(), b.shape(), what.c_str());
 }
 
 // Per-element losses reduced: None keeps them, Sum adds them, Mean averages them.

@@ -17,6 +17,20 @@ const char* reduction_name(Reduction reduction) {
   return "?";
 }
 
+const char* reduction_name(KLDivReduction reduction) {
+  switch (reduction) {
+    case KLDivReduction::None:
+      return "none";
+    case KLDivReduction::BatchMean:
+      return "batchmean";
+    case KLDivReduction::Sum:
+      return "sum";
+    case KLDivReduction::Mean:
+      return "mean";
+  }
+  return "?";
+}
+
 namespace {
 
 // The options' class weight as the buffer "weight", when there is one.
@@ -123,6 +137,32 @@ Tensor HuberLossImpl::forward(const Tensor& input, const Tensor& target) {
 std::string HuberLossImpl::extra_repr() const {
   return detail::str_cat("reduction=", reduction_name(options.reduction()),
                          ", delta=", options.delta());
+}
+
+Tensor KLDivLossImpl::forward(const Tensor& input, const Tensor& target) {
+  return kl_div(input, target, options.reduction(), options.log_target());
+}
+std::string KLDivLossImpl::extra_repr() const {
+  return detail::str_cat("reduction=", reduction_name(options.reduction()),
+                         ", log_target=", options.log_target() ? "true" : "false");
+}
+
+Tensor PoissonNLLLossImpl::forward(const Tensor& input, const Tensor& target) {
+  return poisson_nll_loss(input, target, options.log_input(), options.full(), options.eps(),
+                          options.reduction());
+}
+std::string PoissonNLLLossImpl::extra_repr() const {
+  return detail::str_cat("reduction=", reduction_name(options.reduction()),
+                         ", log_input=", options.log_input() ? "true" : "false",
+                         ", full=", options.full() ? "true" : "false", ", eps=", options.eps());
+}
+
+Tensor GaussianNLLLossImpl::forward(const Tensor& input, const Tensor& target, const Tensor& var) {
+  return gaussian_nll_loss(input, target, var, options.full(), options.eps(), options.reduction());
+}
+std::string GaussianNLLLossImpl::extra_repr() const {
+  return detail::str_cat("reduction=", reduction_name(options.reduction()),
+                         ", full=", options.full() ? "true" : "false", ", eps=", options.eps());
 }
 
 }  // namespace leangrad::nn

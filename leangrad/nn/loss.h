@@ -1,6 +1,6 @@
 // Loss modules: CrossEntropyLoss, NLLLoss, MSELoss, L1Loss, BCELoss, BCEWithLogitsLoss,
-// SmoothL1Loss, HuberLoss. Unlike the single-input modules, their
-// forward takes (input, target), as in LibTorch:
+// SmoothL1Loss, HuberLoss, KLDivLoss, PoissonNLLLoss, GaussianNLLLoss. Unlike the single-input
+// modules, their forward takes (input, target), as in LibTorch:
 //   nn::CrossEntropyLoss loss(nn::CrossEntropyLossOptions().ignore_index(0).label_smoothing(0.1));
 //   Tensor l = loss(logits, target);  // logits (N, C), target (N,) int64 or probabilities (N, C)
 // Every rank of leangrad::cross_entropy works: (N, C, H, W) logits with (N, H, W) class indices,
@@ -154,5 +154,64 @@ class HuberLossImpl : public Module {
   HuberLossOptions options;
 };
 LEANGRAD_MODULE(HuberLoss);
+
+// The arguments of leangrad::kl_div (autograd/losses.h).
+class KLDivLossOptions {
+  LG_ARG(KLDivReduction, reduction) = KLDivReduction::Mean;
+  LG_ARG(bool, log_target) = false;
+};
+
+// The arguments of leangrad::poisson_nll_loss.
+class PoissonNLLLossOptions {
+  LG_ARG(bool, log_input) = true;
+  LG_ARG(bool, full) = false;
+  LG_ARG(double, eps) = 1e-8;
+  LG_ARG(Reduction, reduction) = Reduction::Mean;
+};
+
+// The arguments of leangrad::gaussian_nll_loss.
+class GaussianNLLLossOptions {
+  LG_ARG(bool, full) = false;
+  LG_ARG(double, eps) = 1e-6;
+  LG_ARG(Reduction, reduction) = Reduction::Mean;
+};
+
+// "none", "batchmean", "sum" or "mean".
+const char* reduction_name(KLDivReduction reduction);
+
+class KLDivLossImpl : public Module {
+ public:
+  explicit KLDivLossImpl(const KLDivLossOptions& options = {})
+      : Module("KLDivLoss"), options(options) {}
+  using Module::forward;
+  Tensor forward(const Tensor& input, const Tensor& target);
+  std::string extra_repr() const override;  // "reduction=batchmean, log_target=false"
+  KLDivLossOptions options;
+};
+LEANGRAD_MODULE(KLDivLoss);
+
+class PoissonNLLLossImpl : public Module {
+ public:
+  explicit PoissonNLLLossImpl(const PoissonNLLLossOptions& options = {})
+      : Module("PoissonNLLLoss"), options(options) {}
+  using Module::forward;
+  Tensor forward(const Tensor& input, const Tensor& target);
+  std::string extra_repr()
+      const override;  // "reduction=mean, log_input=true, full=false, eps=1e-08"
+  PoissonNLLLossOptions options;
+};
+LEANGRAD_MODULE(PoissonNLLLoss);
+
+class GaussianNLLLossImpl : public Module {
+ public:
+  explicit GaussianNLLLossImpl(const GaussianNLLLossOptions& options = {})
+      : Module("GaussianNLLLoss"), options(options) {}
+  using Module::forward;
+  // loss(input, target, var), as LibTorch's.
+  Tensor forward(const Tensor& input, const Tensor& target, const Tensor& var);
+  std::string extra_repr() const override;  // "reduction=mean, full=false, eps=1e-06"
+  GaussianNLLLossOptions options;
+};
+LEANGRAD_MODULE(GaussianNLLLoss);
 
 }  // namespace leangrad::nn

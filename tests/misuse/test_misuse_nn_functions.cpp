@@ -461,5 +461,35 @@ std::vector<MisuseCase> binary_and_robust_loss_cases() {
 }
 LG_MISUSE_SUITE(BinaryAndRobustLosses, binary_and_robust_loss_cases());
 
+// kl_div, poisson_nll_loss and gaussian_nll_loss (autograd/losses.h).
+std::vector<MisuseCase> distribution_loss_cases() {
+  MisuseTable t;
+  t.add("kl_div_shapes_do_not_broadcast", Raises::ShapeError,
+        {"kl_div", "input and target", "[2, 3]", "[2]"}, [] {
+          kl_div(zeros({2, 3}), full({2}, 0.5));
+        });
+  t.add("kl_div_integral_target", Raises::DTypeError, {"kl_div", "target", "int64"},
+        [] { kl_div(zeros({2}), ones({2}, kInt64)); });
+  t.add("poisson_shapes_do_not_broadcast", Raises::ShapeError, {"poisson_nll_loss", "[3]", "[4]"},
+        [] { poisson_nll_loss(ones({3}), ones({4})); });
+  t.add("poisson_undefined_target", Raises::Error, {"poisson_nll_loss", "defined"},
+        [] { poisson_nll_loss(ones({3}), Tensor()); });
+  t.add("gaussian_var_of_another_shape", Raises::ShapeError,
+        {"gaussian_nll_loss", "var", "[3]", "[2, 3]", "last dim"}, [] {
+          gaussian_nll_loss(zeros({2, 3}), zeros({2, 3}), ones({3}));
+        });
+  t.add("gaussian_negative_var", Raises::Error, {"gaussian_nll_loss", "var", "negative"}, [] {
+    gaussian_nll_loss(zeros({2, 3}), zeros({2, 3}), full({2, 1}, -1.0));
+  });
+  t.add("gaussian_integral_var", Raises::DTypeError, {"gaussian_nll_loss", "var", "int64"},
+        [] { gaussian_nll_loss(zeros({2}), zeros({2}), ones({2}, kInt64)); });
+  t.add("gaussian_targets_do_not_broadcast", Raises::ShapeError,
+        {"gaussian_nll_loss", "input and target", "[2, 3]", "[2]"}, [] {
+          gaussian_nll_loss(zeros({2, 3}), zeros({2}), ones({2, 3}));
+        });
+  return t.cases();
+}
+LG_MISUSE_SUITE(DistributionLosses, distribution_loss_cases());
+
 }  // namespace
 }  // namespace leangrad::test
