@@ -19,38 +19,12 @@ namespace leangrad {
 using autograd::BackwardContext;
 using autograd::check_broadcast_loss;
 using autograd::check_elementwise_loss;
+using autograd::check_loss_weight;
 using autograd::record_op;
 using autograd::reduce_losses;
+using autograd::softplus_of_negated;
 
 namespace {
-
-// A weight beside a loss's input: undefined, or floating, on the input's device, and
-// broadcastable to the input's shape (the loss keeps the input's shape).
-void check_loss_weight(const char* op, const char* name, const Tensor& weight,
-                       const Tensor& input) {
-  if (!weight.defined()) return;
-  LG_CHECK_DTYPE(is_floating(weight.dtype()), op, ": expected a floating ", name, ", got ",
-                 weight.dtype());
-  LG_CHECK_DEVICE(weight.device() == input.device(), op, ": expected ", name,
-                  " on the input's device ", input.device(), ", got ", weight.device());
-  LG_CHECK_SHAPE(broadcasts_to(weight.shape(), input.shape()), op, ": ", name, " of shape ",
-                 weight.shape(), " does not broadcast to the input's shape ", input.shape());
-}
-
-// softplus(-x) = log(1 + exp(-x)), as log1p(exp(-|x|)) + max(-x, 0) so that exp never
-// overflows, recorded with its derivative -sigmoid(-x) = sigmoid(x) - 1: the composed form's
-// abs and clamp would both have a kink at 0, where the true derivative is -1/2.
-Tensor softplus_of_negated(const Tensor& x) {
-  Tensor out;
-  {
-    NoGradGuard no_grad;
-    out = add(log1p(exp(neg(abs(x)))), clamp_min(neg(x), 0.0));
-  }
-  return record_op("softplus_of_negated", out, {x}, {x},
-                   [](const BackwardContext& c) -> std::vector<Tensor> {
-                     return {c.grad * (sigmoid(c.saved[0]) - 1.0)};
-                   });
-}
 
 // x with the gradient of identity: the clamp of gaussian_nll_loss's var, which PyTorch makes in
 // place under no_grad, so its backward sees the unclamped var's identity.

@@ -2,7 +2,8 @@
 //   namespace F = torch::nn::functional;  ->  namespace F = leangrad::nn::functional;
 //   x = F::relu(F::conv2d(x, w, b));  loss = F::cross_entropy(logits, target);
 // The same functions as leangrad::relu, leangrad::conv2d, ... (autograd/functions.h,
-// autograd/nn_functions.h, autograd/losses.h), which take their arguments positionally: LibTorch's
+// autograd/nn_functions.h, autograd/losses.h,
+// autograd/margin_losses.h), which take their arguments positionally: LibTorch's
 // functional options objects (F::Conv2dFuncOptions) are not there (docs/api-notes.md). nn::utils::
 // clip_grad_norm_ is declared with optim::clip_grad_norm_ (optim/clip_grad.h): nn sits below optim.
 #pragma once
@@ -10,6 +11,7 @@
 #include <leangrad/autograd/activations.h>
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/losses.h>
+#include <leangrad/autograd/margin_losses.h>
 #include <leangrad/autograd/nn_functions.h>
 
 namespace leangrad::nn::functional {
@@ -30,6 +32,7 @@ using leangrad::gaussian_nll_loss;
 using leangrad::gelu;
 using leangrad::group_norm;
 using leangrad::hardtanh;
+using leangrad::hinge_embedding_loss;
 using leangrad::huber_loss;
 using leangrad::interpolate;
 using leangrad::kl_div;
@@ -38,10 +41,12 @@ using leangrad::layer_norm;
 using leangrad::leaky_relu;
 using leangrad::linear;
 using leangrad::log_softmax;
+using leangrad::margin_ranking_loss;
 using leangrad::max_pool2d;
 using leangrad::max_pool2d_with_indices;
 using leangrad::mish;
 using leangrad::mse_loss;
+using leangrad::multilabel_soft_margin_loss;
 using leangrad::nll_loss;
 using leangrad::pixel_shuffle;
 using leangrad::pixel_unshuffle;
@@ -52,6 +57,7 @@ using leangrad::selu;
 using leangrad::sigmoid;
 using leangrad::silu;
 using leangrad::smooth_l1_loss;
+using leangrad::soft_margin_loss;
 using leangrad::softmax;
 using leangrad::softplus;
 using leangrad::tanh;

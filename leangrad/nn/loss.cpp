@@ -165,4 +165,42 @@ std::string GaussianNLLLossImpl::extra_repr() const {
                          ", full=", options.full() ? "true" : "false", ", eps=", options.eps());
 }
 
+Tensor MarginRankingLossImpl::forward(const Tensor& input1, const Tensor& input2,
+                                      const Tensor& target) {
+  return margin_ranking_loss(input1, input2, target, options.margin(), options.reduction());
+}
+std::string MarginRankingLossImpl::extra_repr() const {
+  return detail::str_cat("reduction=", reduction_name(options.reduction()),
+                         ", margin=", options.margin());
+}
+
+Tensor HingeEmbeddingLossImpl::forward(const Tensor& input, const Tensor& target) {
+  return hinge_embedding_loss(input, target, options.margin(), options.reduction());
+}
+std::string HingeEmbeddingLossImpl::extra_repr() const {
+  return detail::str_cat("reduction=", reduction_name(options.reduction()),
+                         ", margin=", options.margin());
+}
+
+Tensor SoftMarginLossImpl::forward(const Tensor& input, const Tensor& target) {
+  return soft_margin_loss(input, target, options.reduction());
+}
+std::string SoftMarginLossImpl::extra_repr() const {
+  return detail::str_cat("reduction=", reduction_name(options.reduction()));
+}
+
+MultiLabelSoftMarginLossImpl::MultiLabelSoftMarginLossImpl(
+    const MultiLabelSoftMarginLossOptions& options)
+    : Module("MultiLabelSoftMarginLoss"), options(options) {
+  weight = register_class_weight(*this, options.weight());
+}
+Tensor MultiLabelSoftMarginLossImpl::forward(const Tensor& input, const Tensor& target) {
+  return multilabel_soft_margin_loss(input, target, weight, options.reduction());
+}
+std::string MultiLabelSoftMarginLossImpl::extra_repr() const {
+  std::string repr = detail::str_cat("reduction=", reduction_name(options.reduction()));
+  if (weight.defined()) repr += detail::str_cat(", weight=", weight.shape());
+  return repr;
+}
+
 }  // namespace leangrad::nn

@@ -1,5 +1,6 @@
 // Loss modules: CrossEntropyLoss, NLLLoss, MSELoss, L1Loss, BCELoss, BCEWithLogitsLoss,
-// SmoothL1Loss, HuberLoss, KLDivLoss, PoissonNLLLoss, GaussianNLLLoss. Unlike the single-input
+// SmoothL1Loss, HuberLoss, KLDivLoss, PoissonNLLLoss, GaussianNLLLoss, MarginRankingLoss,
+// HingeEmbeddingLoss, SoftMarginLoss, MultiLabelSoftMarginLoss. Unlike the single-input
 // modules, their forward takes (input, target), as in LibTorch:
 //   nn::CrossEntropyLoss loss(nn::CrossEntropyLossOptions().ignore_index(0).label_smoothing(0.1));
 //   Tensor l = loss(logits, target);  // logits (N, C), target (N,) int64 or probabilities (N, C)
@@ -7,13 +8,14 @@
 // unbatched (C) with a 0-d index.
 // A class weight given in the options is the module's buffer "weight" (state_dict holds it and
 // to() moves it), as LibTorch's; so are BCELoss's weight and BCEWithLogitsLoss's weight and
-// pos_weight.
+// pos_weight, and MultiLabelSoftMarginLoss's weight.
 #pragma once
 
 #include <cstdint>
 #include <string>
 
 #include <leangrad/autograd/losses.h>
+#include <leangrad/autograd/margin_losses.h>
 #include <leangrad/autograd/nn_functions.h>
 #include <leangrad/core/macros.h>
 #include <leangrad/nn/module_holder.h>
@@ -41,6 +43,7 @@ class LossOptions {
 };
 using MSELossOptions = LossOptions;
 using L1LossOptions = LossOptions;
+using SoftMarginLossOptions = LossOptions;
 
 // "mean", "sum" or "none".
 const char* reduction_name(Reduction reduction);
@@ -213,5 +216,68 @@ class GaussianNLLLossImpl : public Module {
   GaussianNLLLossOptions options;
 };
 LEANGRAD_MODULE(GaussianNLLLoss);
+
+// The arguments of leangrad::margin_ranking_loss (autograd/margin_losses.h).
+class MarginRankingLossOptions {
+  LG_ARG(double, margin) = 0.0;
+  LG_ARG(Reduction, reduction) = Reduction::Mean;
+};
+
+// The arguments of leangrad::hinge_embedding_loss.
+class HingeEmbeddingLossOptions {
+  LG_ARG(double, margin) = 1.0;
+  LG_ARG(Reduction, reduction) = Reduction::Mean;
+};
+
+// The arguments of leangrad::multilabel_soft_margin_loss.
+class MultiLabelSoftMarginLossOptions {
+  LG_ARG(Tensor, weight);  // broadcastable to the input, usually (C,), or undefined
+  LG_ARG(Reduction, reduction) = Reduction::Mean;
+};
+
+class MarginRankingLossImpl : public Module {
+ public:
+  explicit MarginRankingLossImpl(const MarginRankingLossOptions& options = {})
+      : Module("MarginRankingLoss"), options(options) {}
+  using Module::forward;
+  // loss(input1, input2, target), as LibTorch's.
+  Tensor forward(const Tensor& input1, const Tensor& input2, const Tensor& target);
+  std::string extra_repr() const override;  // "reduction=mean, margin=0"
+  MarginRankingLossOptions options;
+};
+LEANGRAD_MODULE(MarginRankingLoss);
+
+class HingeEmbeddingLossImpl : public Module {
+ public:
+  explicit HingeEmbeddingLossImpl(const HingeEmbeddingLossOptions& options = {})
+      : Module("HingeEmbeddingLoss"), options(options) {}
+  using Module::forward;
+  Tensor forward(const Tensor& input, const Tensor& target);
+  std::string extra_repr() const override;  // "reduction=mean, margin=1"
+  HingeEmbeddingLossOptions options;
+};
+LEANGRAD_MODULE(HingeEmbeddingLoss);
+
+class SoftMarginLossImpl : public Module {
+ public:
+  explicit SoftMarginLossImpl(const SoftMarginLossOptions& options = {})
+      : Module("SoftMarginLoss"), options(options) {}
+  using Module::forward;
+  Tensor forward(const Tensor& input, const Tensor& target);
+  std::string extra_repr() const override;
+  SoftMarginLossOptions options;
+};
+LEANGRAD_MODULE(SoftMarginLoss);
+
+class MultiLabelSoftMarginLossImpl : public Module {
+ public:
+  explicit MultiLabelSoftMarginLossImpl(const MultiLabelSoftMarginLossOptions& options = {});
+  using Module::forward;
+  Tensor forward(const Tensor& input, const Tensor& target);
+  std::string extra_repr() const override;  // "reduction=mean", then weight's shape if given
+  MultiLabelSoftMarginLossOptions options;
+  Tensor weight;  // the buffer "weight" (options.weight()); undefined without one
+};
+LEANGRAD_MODULE(MultiLabelSoftMarginLoss);
 
 }  // namespace leangrad::nn

@@ -10,6 +10,7 @@
 #include <leangrad/autograd/activations.h>
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/losses.h>
+#include <leangrad/autograd/margin_losses.h>
 #include <leangrad/autograd/nn_functions.h>
 #include <leangrad/core/creation.h>
 #include <leangrad/kernels/creation.h>
@@ -490,6 +491,41 @@ std::vector<MisuseCase> distribution_loss_cases() {
   return t.cases();
 }
 LG_MISUSE_SUITE(DistributionLosses, distribution_loss_cases());
+
+// autograd/margin_losses.h.
+std::vector<MisuseCase> margin_loss_cases() {
+  MisuseTable t;
+  t.add("margin_ranking_dims_differ", Raises::ShapeError,
+        {"margin_ranking_loss", "number of dims", "[2, 3]", "[3]"}, [] {
+          margin_ranking_loss(zeros({2, 3}), zeros({3}), ones({2, 3}));
+        });
+  t.add("margin_ranking_shapes_do_not_broadcast", Raises::ShapeError,
+        {"margin_ranking_loss", "input1 and target", "[2, 3]", "[2, 2]"}, [] {
+          margin_ranking_loss(zeros({2, 3}), zeros({1, 3}), ones({2, 2}));
+        });
+  t.add("margin_ranking_integral_input", Raises::DTypeError,
+        {"margin_ranking_loss", "floating input", "int64"},
+        [] { margin_ranking_loss(ones({2}, kInt64), ones({2}), ones({2})); });
+  t.add("hinge_bool_target", Raises::DTypeError, {"hinge_embedding_loss", "target", "bool"},
+        [] { hinge_embedding_loss(ones({2}), ones({2}, DType::Bool)); });
+  t.add("hinge_shapes_do_not_broadcast", Raises::ShapeError,
+        {"hinge_embedding_loss", "[2, 3]", "[2]"}, [] {
+          hinge_embedding_loss(ones({2, 3}), ones({2}));
+        });
+  t.add("soft_margin_target_of_more_dims", Raises::ShapeError,
+        {"soft_margin_loss", "target", "[2, 3]", "[3]"}, [] {
+          soft_margin_loss(ones({3}), ones({2, 3}));
+        });
+  t.add("multilabel_soft_margin_0d_input", Raises::ShapeError,
+        {"multilabel_soft_margin_loss", "class dim", "0-d"},
+        [] { multilabel_soft_margin_loss(ones({}), ones({})); });
+  t.add("multilabel_soft_margin_weight_not_broadcastable", Raises::ShapeError,
+        {"multilabel_soft_margin_loss", "weight", "[4]", "[2, 3]"}, [] {
+          multilabel_soft_margin_loss(ones({2, 3}), ones({2, 3}), ones({4}));
+        });
+  return t.cases();
+}
+LG_MISUSE_SUITE(MarginLosses, margin_loss_cases());
 
 }  // namespace
 }  // namespace leangrad::test
