@@ -20,23 +20,12 @@ using autograd::BackwardContext;
 using autograd::check_broadcast_loss;
 using autograd::check_elementwise_loss;
 using autograd::check_loss_weight;
+using autograd::clamp_min_straight_through;
 using autograd::record_op;
 using autograd::reduce_losses;
 using autograd::softplus_of_negated;
 
 namespace {
-
-// x with the gradient of identity: the clamp of gaussian_nll_loss's var, which PyTorch makes in
-// place under no_grad, so its backward sees the unclamped var's identity.
-Tensor clamp_min_straight_through(const Tensor& x, double min) {
-  Tensor out;
-  {
-    NoGradGuard no_grad;
-    out = clamp_min(x, min);
-  }
-  return record_op("clamp_min_straight_through", out, {x}, {},
-                   [](const BackwardContext& c) -> std::vector<Tensor> { return {c.grad}; });
-}
 
 // The floor of binary_cross_entropy's gradient denominator: PyTorch's float 1e-12.
 constexpr double kBceEpsilon = static_cast<double>(1e-12f);

@@ -8,6 +8,8 @@
 // functions, or recorded with PyTorch's backward written with them, so all differentiate again.
 #pragma once
 
+#include <cstdint>
+
 #include <leangrad/autograd/nn_functions.h>
 #include <leangrad/core/tensor.h>
 
@@ -37,5 +39,33 @@ Tensor soft_margin_loss(const Tensor& input, const Tensor& target,
 Tensor multilabel_soft_margin_loss(const Tensor& input, const Tensor& target,
                                    const Tensor& weight = Tensor(),
                                    Reduction reduction = Reduction::Mean);
+
+// The cosine of the angle between x1 and x2 along `dim`: sum over dim of
+// (x1 / sqrt(max(|x1|^2, eps^2))) * (x2 / sqrt(max(|x2|^2, eps^2))), PyTorch 1.13's form (each
+// vector normalised first; the clamps pass the gradient straight through, as PyTorch's in-place
+// clamps under no_grad: Note [Cosine similarity's clamp]). x1 and x2 broadcast; dim is of the
+// broadcast shape, which loses it.
+Tensor cosine_similarity(const Tensor& x1, const Tensor& x2, std::int64_t dim = 1,
+                         double eps = 1e-8);
+
+// The p-norm of x1 - x2 + eps along the last dim (of the broadcast shape): (N, D) pairs give
+// (N) distances ((N, 1) with keepdim). p >= 1, or infinity. The gradient where the distance is
+// exactly 0 is 0, as PyTorch's norm's.
+Tensor pairwise_distance(const Tensor& x1, const Tensor& x2, double p = 2.0, double eps = 1e-6,
+                         bool keepdim = false);
+
+// 1 - cos(input1, input2) where target is 1, max(0, cos - margin) where it is -1 (other target
+// values add nothing), with cos = <input1, input2> / sqrt((|input1|^2 + 1e-12) (|input2|^2 +
+// 1e-12)) over the last dim, as PyTorch's: (N, D) inputs with an (N) target, or (D) with a 0-d
+// one. The target gets no gradient.
+Tensor cosine_embedding_loss(const Tensor& input1, const Tensor& input2, const Tensor& target,
+                             double margin = 0.0, Reduction reduction = Reduction::Mean);
+
+// max(0, margin + d(anchor, positive) - d(anchor, negative)), with d pairwise_distance(p, eps);
+// swap takes min(d(anchor, negative), d(positive, negative)) as the negative distance. The three
+// must have one number of dims (PyTorch's rule) and broadcast.
+Tensor triplet_margin_loss(const Tensor& anchor, const Tensor& positive, const Tensor& negative,
+                           double margin = 1.0, double p = 2.0, double eps = 1e-6,
+                           bool swap = false, Reduction reduction = Reduction::Mean);
 
 }  // namespace leangrad

@@ -82,6 +82,19 @@ inline Tensor softplus_of_negated(const Tensor& x) {
                              });
 }
 
+// max(x, min) with the gradient of identity: the clamps PyTorch makes in place under no_grad
+// (gaussian_nll_loss's var, cosine_similarity's norms), whose backward sees the identity.
+inline Tensor clamp_min_straight_through(const Tensor& x, double min) {
+  Tensor out;
+  {
+    leangrad::NoGradGuard no_grad;
+    out = clamp_min(x, min);
+  }
+  return autograd::record_op(
+      "clamp_min_straight_through", out, {x}, {},
+      [](const autograd::BackwardContext& c) -> std::vector<Tensor> { return {c.grad}; });
+}
+
 // Per-element losses reduced: None keeps them, Sum adds them, Mean averages them.
 inline Tensor reduce_losses(const Tensor& losses, Reduction reduction) {
   switch (reduction) {

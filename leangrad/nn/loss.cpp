@@ -203,4 +203,29 @@ std::string MultiLabelSoftMarginLossImpl::extra_repr() const {
   return repr;
 }
 
+Tensor CosineEmbeddingLossImpl::forward(const Tensor& input1, const Tensor& input2,
+                                        const Tensor& target) {
+  return cosine_embedding_loss(input1, input2, target, options.margin(), options.reduction());
+}
+std::string CosineEmbeddingLossImpl::extra_repr() const {
+  return detail::str_cat("reduction=", reduction_name(options.reduction()),
+                         ", margin=", options.margin());
+}
+
+TripletMarginLossImpl::TripletMarginLossImpl(const TripletMarginLossOptions& options)
+    : Module("TripletMarginLoss"), options(options) {
+  LG_CHECK(options.p() >= 1.0, "TripletMarginLoss: p must be >= 1 (or infinity), got ",
+           options.p());
+}
+Tensor TripletMarginLossImpl::forward(const Tensor& anchor, const Tensor& positive,
+                                      const Tensor& negative) {
+  return triplet_margin_loss(anchor, positive, negative, options.margin(), options.p(),
+                             options.eps(), options.swap(), options.reduction());
+}
+std::string TripletMarginLossImpl::extra_repr() const {
+  return detail::str_cat("reduction=", reduction_name(options.reduction()),
+                         ", margin=", options.margin(), ", p=", options.p(),
+                         ", eps=", options.eps(), ", swap=", options.swap() ? "true" : "false");
+}
+
 }  // namespace leangrad::nn

@@ -1,6 +1,7 @@
 // Loss modules: CrossEntropyLoss, NLLLoss, MSELoss, L1Loss, BCELoss, BCEWithLogitsLoss,
 // SmoothL1Loss, HuberLoss, KLDivLoss, PoissonNLLLoss, GaussianNLLLoss, MarginRankingLoss,
-// HingeEmbeddingLoss, SoftMarginLoss, MultiLabelSoftMarginLoss. Unlike the single-input
+// HingeEmbeddingLoss, SoftMarginLoss, MultiLabelSoftMarginLoss, CosineEmbeddingLoss,
+// TripletMarginLoss. Unlike the single-input
 // modules, their forward takes (input, target), as in LibTorch:
 //   nn::CrossEntropyLoss loss(nn::CrossEntropyLossOptions().ignore_index(0).label_smoothing(0.1));
 //   Tensor l = loss(logits, target);  // logits (N, C), target (N,) int64 or probabilities (N, C)
@@ -279,5 +280,44 @@ class MultiLabelSoftMarginLossImpl : public Module {
   Tensor weight;  // the buffer "weight" (options.weight()); undefined without one
 };
 LEANGRAD_MODULE(MultiLabelSoftMarginLoss);
+
+// The arguments of leangrad::cosine_embedding_loss.
+class CosineEmbeddingLossOptions {
+  LG_ARG(double, margin) = 0.0;
+  LG_ARG(Reduction, reduction) = Reduction::Mean;
+};
+
+// The arguments of leangrad::triplet_margin_loss.
+class TripletMarginLossOptions {
+  LG_ARG(double, margin) = 1.0;
+  LG_ARG(double, p) = 2.0;
+  LG_ARG(double, eps) = 1e-6;
+  LG_ARG(bool, swap) = false;
+  LG_ARG(Reduction, reduction) = Reduction::Mean;
+};
+
+class CosineEmbeddingLossImpl : public Module {
+ public:
+  explicit CosineEmbeddingLossImpl(const CosineEmbeddingLossOptions& options = {})
+      : Module("CosineEmbeddingLoss"), options(options) {}
+  using Module::forward;
+  // loss(input1, input2, target), as LibTorch's.
+  Tensor forward(const Tensor& input1, const Tensor& input2, const Tensor& target);
+  std::string extra_repr() const override;  // "reduction=mean, margin=0"
+  CosineEmbeddingLossOptions options;
+};
+LEANGRAD_MODULE(CosineEmbeddingLoss);
+
+class TripletMarginLossImpl : public Module {
+ public:
+  explicit TripletMarginLossImpl(const TripletMarginLossOptions& options = {});
+  using Module::forward;
+  // loss(anchor, positive, negative), as LibTorch's.
+  Tensor forward(const Tensor& anchor, const Tensor& positive, const Tensor& negative);
+  // "reduction=mean, margin=1, p=2, eps=1e-06, swap=false"
+  std::string extra_repr() const override;
+  TripletMarginLossOptions options;
+};
+LEANGRAD_MODULE(TripletMarginLoss);
 
 }  // namespace leangrad::nn

@@ -1,5 +1,6 @@
 """PyTorch 1.13's values and gradients of margin_ranking_loss, hinge_embedding_loss,
-soft_margin_loss and multilabel_soft_margin_loss (tests/autograd/test_margin_losses.cpp), in
+soft_margin_loss, multilabel_soft_margin_loss, cosine_similarity, pairwise_distance,
+cosine_embedding_loss and triplet_margin_loss (tests/autograd/test_margin_losses.cpp), in
 float64 and float32. Inputs include each loss's kinks, where the clamped term is exactly 0 (PyTorch
 passes the gradient of the linear side there: its clamp's mask is input >= min), targets that
 are neither 1 nor -1, logits out to +-800 (where multilabel_soft_margin_loss's logsigmoid stays
@@ -7,7 +8,10 @@ finite), the broadcasts PyTorch allows, weights and the reductions. soft_margin_
 products stay within +-80: past that PyTorch's log1p(exp) overflows to inf, where leangrad's
 stays finite (tested without PyTorch). Each case holds the operands, "y", the fixed weights "w"
 of sum(y * w), and the gradient "d<name>" of that sum for each operand PyTorch differentiates
-(params "grad": the operands asked; none written where PyTorch gives None).
+(params "grad": the operands asked; none written where PyTorch gives None). The distances
+include vectors of norm below eps and of 0 (cosine_similarity clamps each norm, passing the
+gradient through), a distance of exactly 0 (the norm's gradient is 0 there), ties of the
+infinity norm (the gradient split among them), and triplets where swap picks the other negative.
 Run with Debian's python3-torch: /usr/bin/python3 tests/data/make_margin_losses.py
 """
 import torch
@@ -85,5 +89,58 @@ case("multilabel_soft_margin_loss:unbatched",
 case("multilabel_soft_margin_loss:target_broadcast",
      lambda x, t: F.multilabel_soft_margin_loss(x, t, reduction="sum"),
      {"x": MX, "t": [1.0, 0.0, 1.0, 0.0]}, {"reduction": "sum"})
+
+# cosine_similarity: a vector of norm 1e-10 (below eps), one of 0, large magnitudes, broadcasting.
+CA = [[3.0, 4.0, 0.0], [1e-10, 0.0, 0.0], [0.0, 0.0, 0.0], [1e15, -2e15, 3e15]]
+CB = [[1e-10, 0.0, 0.0], [3.0, 4.0, 0.0], [1.0, 2.0, 3.0], [-1.0, 0.5, 2.0]]
+case("cosine_similarity:dim1", lambda a, b: F.cosine_similarity(a, b, dim=1),
+     {"a": CA, "b": CB}, {"dim": 1, "eps": 1e-8, "reduction": "none"})
+case("cosine_similarity:dim0_eps", lambda a, b: F.cosine_similarity(a, b, dim=0, eps=0.5),
+     {"a": CA, "b": CB}, {"dim": 0, "eps": 0.5, "reduction": "none"})
+case("cosine_similarity:broadcast", lambda a, b: F.cosine_similarity(a, b, dim=-1),
+     {"a": CA, "b": [0.5, -1.0, 2.0]}, {"dim": -1, "eps": 1e-8, "reduction": "none"})
+
+# pairwise_distance: x1 - x2 + eps exactly 0 in the second row; p 1, 2, 3 and infinity.
+PA = [[1.0, -2.0, 0.5], [0.0, 0.0, 0.0], [3.0, 0.25, -1.0]]
+PB = [[0.0, 1.0, 0.5], [1e-6, 1e-6, 1e-6], [-1.0, 0.25, 2.0]]
+for p in (1.0, 2.0, 3.0):
+    case(f"pairwise_distance:p{p}", lambda a, b, p=p: F.pairwise_distance(a, b, p=p),
+         {"a": PA, "b": PB}, {"p": p, "eps": 1e-6, "keepdim": False, "reduction": "none"})
+# Infinity norm with eps 0: ties of |x1 - x2| in the first and third rows split the gradient.
+case("pairwise_distance:inf", lambda a, b: F.pairwise_distance(a, b, p=float("inf"), eps=0.0),
+     {"a": [[1.0, -1.0, 0.5], [0.0, 2.0, 0.0], [3.0, -3.0, 3.0]], "b": [[0.0] * 3] * 3},
+     {"p": "inf", "eps": 0.0, "keepdim": False, "reduction": "none"})
+case("pairwise_distance:broadcast_keepdim",
+     lambda a, b: F.pairwise_distance(a, b, p=2.0, eps=0.1, keepdim=True),
+     {"a": PA, "b": [0.5, -0.5, 1.0]}, {"p": 2.0, "eps": 0.1, "keepdim": True,
+                                          "reduction": "none"})
+
+# cosine_embedding_loss: targets 1, -1 and 0, a zero vector (the 1e-12 floor), margins.
+EA = [[3.0, 4.0, 0.0], [0.0, 0.0, 0.0], [1.0, 2.0, 3.0], [-1.0, 0.5, 2.0]]
+EB = [[1.0, 0.0, 0.0], [3.0, 4.0, 0.0], [1.0, 2.0, 2.9], [1.0, -0.5, -2.0]]
+ET = [1.0, -1.0, -1.0, 0.0]
+for margin in (0.0, 0.5):
+    case(f"cosine_embedding_loss:margin{margin}",
+         lambda a, b, t, m=margin: F.cosine_embedding_loss(a, b, t, margin=m, reduction="none"),
+         {"a": EA, "b": EB, "t": ET}, {"margin": margin, "reduction": "none"})
+case("cosine_embedding_loss:unbatched", lambda a, b, t: F.cosine_embedding_loss(
+         a, b, t, margin=-0.2, reduction="sum"),
+     {"a": [1.0, 2.0, -1.0], "b": [0.5, -1.0, 3.0], "t": -1.0},
+     {"margin": -0.2, "reduction": "sum"})
+
+# triplet_margin_loss: swap picking d(positive, negative) in the second row; p 2 and 1.
+TA = [[0.0, 0.0, 0.0], [1.0, 1.0, 0.0], [2.0, -1.0, 0.5]]
+TP = [[1.0, 0.0, 0.0], [0.0, 3.0, 0.0], [2.5, -1.0, 0.0]]
+TN = [[0.0, 2.0, 0.0], [0.0, 2.0, 0.5], [0.0, 0.0, 0.0]]
+for p, swap, margin in ((2.0, False, 1.0), (2.0, True, 1.0), (1.0, True, 2.0)):
+    case(f"triplet_margin_loss:p{p}_swap{int(swap)}",
+         lambda a, b, n, p=p, swap=swap, margin=margin: F.triplet_margin_loss(
+             a, b, n, margin=margin, p=p, swap=swap, reduction="none"),
+         {"a": TA, "b": TP, "n": TN}, {"margin": margin, "p": p, "eps": 1e-6, "swap": swap,
+                                       "reduction": "none"})
+case("triplet_margin_loss:broadcast_mean", lambda a, b, n: F.triplet_margin_loss(
+         a, b, n, margin=0.5, reduction="mean"),
+     {"a": TA, "b": [[1.0, 0.5, 0.0]], "n": TN}, {"margin": 0.5, "p": 2.0, "eps": 1e-6,
+                                                  "swap": False, "reduction": "mean"})
 
 write("margin_losses.json", "make_margin_losses.py", cases)

@@ -523,6 +523,36 @@ std::vector<MisuseCase> margin_loss_cases() {
         {"multilabel_soft_margin_loss", "weight", "[4]", "[2, 3]"}, [] {
           multilabel_soft_margin_loss(ones({2, 3}), ones({2, 3}), ones({4}));
         });
+  t.add("cosine_similarity_shapes_do_not_broadcast", Raises::ShapeError,
+        {"cosine_similarity", "x1 and x2", "[2, 3]", "[2]"}, [] {
+          cosine_similarity(ones({2, 3}), ones({2}));
+        });
+  t.add("cosine_similarity_dim_out_of_range", Raises::Error, {"cosine_similarity", "2"}, [] {
+    cosine_similarity(ones({2, 3}), ones({2, 3}), 2);
+  });
+  t.add("pairwise_distance_p_below_1", Raises::Error, {"pairwise_distance", "p", ">= 1", "0.5"},
+        [] {
+          pairwise_distance(ones({2, 3}), ones({2, 3}), 0.5);
+        });
+  t.add("cosine_embedding_2d_target", Raises::ShapeError,
+        {"cosine_embedding_loss", "0-d or 1-D target", "[2, 1]"}, [] {
+          cosine_embedding_loss(ones({2, 3}), ones({2, 3}), ones({2, 1}));
+        });
+  t.add("cosine_embedding_3d_inputs", Raises::ShapeError,
+        {"cosine_embedding_loss", "1-D target expects 2-D inputs", "[2, 3, 2]"}, [] {
+          cosine_embedding_loss(ones({2, 3, 2}), ones({2, 3, 2}), ones({2}));
+        });
+  t.add("cosine_embedding_target_of_another_length", Raises::ShapeError,
+        {"cosine_embedding_loss", "target", "[2]", "[3]"}, [] {
+          cosine_embedding_loss(ones({2, 3}), ones({2, 3}), ones({3}));
+        });
+  t.add("triplet_dims_differ", Raises::ShapeError,
+        {"triplet_margin_loss", "number of dims", "[2, 3]", "[3]"}, [] {
+          triplet_margin_loss(ones({2, 3}), zeros({3}), ones({2, 3}));
+        });
+  t.add("triplet_p_of_0", Raises::Error, {"triplet_margin_loss", "p", ">= 1", "0"}, [] {
+    triplet_margin_loss(ones({2, 3}), zeros({2, 3}), ones({2, 3}), 1.0, 0.0);
+  });
   return t.cases();
 }
 LG_MISUSE_SUITE(MarginLosses, margin_loss_cases());
