@@ -94,8 +94,7 @@ Tensor multilabel_soft_margin_loss(const Tensor& input_in, const Tensor& target_
   const Tensor input = amp::autocast_operand(input_in, amp::CastPolicy::Float32);
   check_floating_input(op, input);
   LG_CHECK_SHAPE(input.dim() >= 1, op,
-                 ": expected input with a class dim, (C) or (N, C), got a 0-d "
-                 "tensor");
+                 ": expected input with a class dim, (C) or (N, C), got a 0-d tensor");
   const Tensor target =
       amp::autocast_operand(label_target(op, target_in, input), amp::CastPolicy::Float32);
   const Tensor weight = amp::autocast_operand(weight_in, amp::CastPolicy::Float32);
