@@ -19,10 +19,14 @@ namespace leangrad::amp {
 //   - float32 (float16/bfloat16 operands cast to float32, result float32): exp, expm1, log,
 //     log1p (and so softplus), log2, log10, rsqrt, reciprocal, pow, a scalar divided by a tensor
 //     (rdiv, torch's __rdiv__), sum, softmax, log_softmax and the losses (cross_entropy, nll_loss,
-//     mse_loss, l1_loss, binary_cross_entropy and _with_logits, smooth_l1_loss, huber_loss): ops
-//     whose range or accumulation a 16-bit result would lose. mean is in none of PyTorch's lists:
-//     it keeps its input's dtype (and accumulates in float32 like every 16-bit reduction), as do
-//     var and std.
+//     mse_loss, l1_loss, binary_cross_entropy and _with_logits, smooth_l1_loss, huber_loss,
+//     kl_div, poisson_nll_loss, margin_ranking_loss, hinge_embedding_loss, soft_margin_loss,
+//     cosine_embedding_loss, triplet_margin_loss, and two that are Python composites in
+//     PyTorch: gaussian_nll_loss, whose log and pow run in float32 there, and
+//     multilabel_soft_margin_loss), cosine_similarity and pairwise_distance (whose norm PyTorch
+//     runs in float32): ops whose range or accumulation a 16-bit result would lose. mean
+//     is in none of PyTorch's lists: it keeps its input's dtype (and accumulates in float32 like
+//     every 16-bit reduction), as do var and std.
 //   - the input's dtype with float32 math: tanhexp and group_norm (and layer_norm and
 //     batch_norm, which run on group_norm's kernels). Our kernels are fused and
 //     compute in float32 whatever they store (opmath_t, kernels/elementwise_math.h): TanhExp's

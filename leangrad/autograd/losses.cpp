@@ -1,6 +1,9 @@
-// binary_cross_entropy, binary_cross_entropy_with_logits, smooth_l1_loss and huber_loss
-// (autograd/losses.h).
+// binary_cross_entropy, binary_cross_entropy_with_logits, smooth_l1_loss, huber_loss, kl_div,
+// poisson_nll_loss and gaussian_nll_loss (autograd/losses.h).
 #include <leangrad/autograd/losses.h>
+
+#include <cmath>
+#include <numbers>
 
 #include <leangrad/autograd/autocast.h>
 #include <leangrad/autograd/functions.h>
@@ -14,39 +17,15 @@
 namespace leangrad {
 
 using autograd::BackwardContext;
+using autograd::check_broadcast_loss;
 using autograd::check_elementwise_loss;
+using autograd::check_loss_weight;
+using autograd::clamp_min_straight_through;
 using autograd::record_op;
 using autograd::reduce_losses;
+using autograd::softplus_of_negated;
 
 namespace {
-
-// A weight beside a loss's input: undefined, or floating, on the input's device, and
-// broadcastable to the input's shape (the loss keeps the input's shape).
-void check_loss_weight(const char* op, const char* name, const Tensor& weight,
-                       const Tensor& input) {
-  if (!weight.defined()) return;
-  LG_CHECK_DTYPE(is_floating(weight.dtype()), op, ": expected a floating ", name, ", got ",
-                 weight.dtype());
-  LG_CHECK_DEVICE(weight.device() == input.device(), op, ": expected ", name,
-                  " on the input's device ", input.device(), ", got ", weight.device());
-  LG_CHECK_SHAPE(broadcasts_to(weight.shape(), input.shape()), op, ": ", name, " of shape ",
-                 weight.shape(), " does not broadcast to the input's shape ", input.shape());
-}
-
-// softplus(-x) = log(1 + exp(-x)), as log1p(exp(-|x|)) + max(-x, 0) so that exp never
-// overflows, recorded with its derivative -sigmoid(-x) = sigmoid(x) - 1: the composed form's
-// abs and clamp would both have a kink at 0, where the true derivative is -1/2.
-Tensor softplus_of_negated(const Tensor& x) {
-  Tensor out;
-  {
-    NoGradGuard no_grad;
-    out = add(log1p(exp(neg(abs(x)))), clamp_min(neg(x), 0.0));
-  }
-  return record_op("softplus_of_negated", out, {x}, {x},
-                   [](const BackwardContext& c) -> std::vector<Tensor> {
-                     return {c.grad * (sigmoid(c.saved[0]) - 1.0)};
-                   });
-}
 
 // The floor of binary_cross_entropy's gradient denominator: PyTorch's float 1e-12.
 constexpr double kBceEpsilon = static_cast<double>(1e-12f);
@@ -152,6 +131,115 @@ Tensor huber_loss(const Tensor& input_in, const Tensor& target_in, Reduction red
   const Tensor a = abs(d);
   return reduce_losses(where(lt(a, delta), mul(mul(d, d), 0.5), mul(sub(a, 0.5 * delta), delta)),
                        reduction);
+}
+
+// Note [KL divergence at 0]
+// PyTorch writes target * log(target) as xlogy(target, target): 0 where the target is 0, so a
+// class of probability 0 adds nothing. Its target gradient is xlogy's two derivatives added,
+// xlogy(target != 0, target) + target / target: 0 / 0 = NaN at 0 (the true one is -infinity).
+// Here target * log(target) is composed and masked to 0 where the target is 0: the mask's
+// backward hands 0 to the product, whose derivative is then 0 * log(0) + 0 * target / target,
+// NaN at 0 as PyTorch's, and log(target) + 1 elsewhere. The input's gradient, -target, is 0 there.
+Tensor kl_div(const Tensor& input_in, const Tensor& target_in, KLDivReduction reduction,
+              bool log_target) {
+  LG_PROFILE_OP(input_in, target_in);
+  const char* op = "kl_div";
+  const Tensor input = amp::autocast_operand(input_in, amp::CastPolicy::Float32);
+  const Tensor target = amp::autocast_operand(target_in, amp::CastPolicy::Float32);
+  check_broadcast_loss(op, "input", input, "target", target);
+  const Tensor losses =
+      log_target
+          ? mul(exp(target), sub(target, input))
+          : sub(masked_fill(mul(target, log(target)), eq(target, 0.0), 0.0), mul(target, input));
+  switch (reduction) {
+    case KLDivReduction::None:
+      return losses;
+    case KLDivReduction::Sum:
+      return sum(losses);
+    case KLDivReduction::Mean:
+      return mean(losses);
+    case KLDivReduction::BatchMean:
+      return input.dim() == 0 ? sum(losses)
+                              : div(sum(losses), static_cast<double>(input.shape()[0]));
+  }
+  return losses;
+}
+
+Tensor kl_div(const Tensor& input, const Tensor& target, Reduction reduction, bool log_target) {
+  switch (reduction) {
+    case Reduction::None:
+      return kl_div(input, target, KLDivReduction::None, log_target);
+    case Reduction::Sum:
+      return kl_div(input, target, KLDivReduction::Sum, log_target);
+    case Reduction::Mean:
+      break;
+  }
+  return kl_div(input, target, KLDivReduction::Mean, log_target);
+}
+
+Tensor poisson_nll_loss(const Tensor& input_in, const Tensor& target_in, bool log_input, bool full,
+                        double eps, Reduction reduction) {
+  LG_PROFILE_OP(input_in, target_in);
+  const char* op = "poisson_nll_loss";
+  const Tensor input = amp::autocast_operand(input_in, amp::CastPolicy::Float32);
+  const Tensor target = amp::autocast_operand(target_in, amp::CastPolicy::Float32);
+  check_broadcast_loss(op, "input", input, "target", target);
+  Tensor losses = log_input ? sub(exp(input), mul(target, input))
+                            : sub(input, mul(target, log(add(input, eps))));
+  if (full) {
+    // Stirling's log(target!) less log(target^target e^-target), PyTorch's term; 0 where
+    // target <= 1 (where its target gradient is NaN at 0, as PyTorch's: 0 * log(0)).
+    const Tensor stirling = add(sub(mul(target, log(target)), target),
+                                mul(log(mul(target, 2.0 * std::numbers::pi)), 0.5));
+    losses = add(losses, masked_fill(stirling, le(target, 1.0), 0.0));
+  }
+  return reduce_losses(losses, reduction);
+}
+
+namespace {
+
+// Shape without its last dim (a 0-d shape stays itself, as Python's size()[:-1]).
+Shape without_last_dim(const Shape& s) {
+  return s.empty() ? s : Shape(s.begin(), s.end() - 1);
+}
+
+}  // namespace
+
+Tensor gaussian_nll_loss(const Tensor& input_in, const Tensor& target_in, const Tensor& var_in,
+                         bool full, double eps, Reduction reduction) {
+  LG_PROFILE_OP(input_in, target_in, var_in);
+  const char* op = "gaussian_nll_loss";
+  const Tensor input = amp::autocast_operand(input_in, amp::CastPolicy::Float32);
+  const Tensor target = amp::autocast_operand(target_in, amp::CastPolicy::Float32);
+  Tensor var = amp::autocast_operand(var_in, amp::CastPolicy::Float32);
+  check_broadcast_loss(op, "input", input, "target", target);
+  LG_CHECK(var.defined(), op, ": expected a defined var");
+  LG_CHECK_DTYPE(is_floating(var.dtype()), op, ": expected a floating var, got ", var.dtype());
+  LG_CHECK_DEVICE(var.device() == input.device(), op, ": expected var on the input's device ",
+                  input.device(), ", got ", var.device());
+  // PyTorch 1.13's rule: the input's shape; or it without the last dim (one variance per
+  // sample, unsqueezed); or it with the last dim 1 (heteroscedastic).
+  if (var.shape() != input.shape()) {
+    const Shape prefix = without_last_dim(input.shape());
+    if (var.shape() == prefix) {
+      var = unsqueeze(var, -1);
+    } else {
+      LG_CHECK_SHAPE(!var.shape().empty() && without_last_dim(var.shape()) == prefix &&
+                         var.shape().back() == 1,
+                     op, ": var of shape ", var.shape(), " is neither the input's shape ",
+                     input.shape(), ", nor it with the last dim 1, nor it without the last dim");
+    }
+  }
+  {
+    NoGradGuard no_grad;
+    LG_CHECK(sum(lt(var, 0.0).to(kInt64)).item<std::int64_t>() == 0, op, ": var (shape ",
+             var.shape(), ") has negative entries");
+  }
+  var = clamp_min_straight_through(var, eps);
+  const Tensor d = sub(input, target);
+  Tensor losses = mul(add(log(var), div(mul(d, d), var)), 0.5);
+  if (full) losses = add(losses, 0.5 * std::log(2.0 * std::numbers::pi));
+  return reduce_losses(losses, reduction);
 }
 
 }  // namespace leangrad

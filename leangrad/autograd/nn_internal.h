@@ -1,16 +1,20 @@
-// What the autograd-level functions share (activations.cpp, losses.cpp, nn_functions.cpp,
-// tensor_methods.cpp): the input checks a composed function makes before it reaches a kernel, so
-// the Error names the function the user called rather than the first op inside it, the losses'
-// reduction, the undoing of broadcasting in a gradient, and the in-place machinery of Note
-// [In-place ops in the graph]. Internal: no public header includes it.
+// What the autograd-level functions share (activations.cpp, losses.cpp, margin_losses.cpp,
+// nn_functions.cpp, tensor_methods.cpp): the input checks a composed function makes before it
+// reaches a kernel, so the Error names the function the user called rather than the first op
+// inside it, the losses' reduction and their overflow-free softplus, the undoing of broadcasting
+// in a gradient, and the in-place machinery of Note [In-place ops in the graph]. Internal: no
+// public header includes it.
 #pragma once
 
 #include <functional>
+#include <string>
 
 #include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/grad_mode.h>
 #include <leangrad/autograd/graph.h>
 #include <leangrad/autograd/nn_functions.h>
 #include <leangrad/core/error.h>
+#include <leangrad/core/shape.h>
 #include <leangrad/core/tensor.h>
 
 namespace leangrad::autograd {
@@ -36,6 +40,61 @@ inline void check_elementwise_loss(const char* op, const Tensor& input, const Te
   LG_CHECK_DEVICE(input.device() == target.device(), op,
                   ": expected input and target on one device, got ", input.device(), " and ",
                   target.device());
+}
+
+// Two operands of a loss that broadcasts them together (kl_div, poisson_nll_loss, the margin
+// losses: PyTorch composes them of elementwise ops): defined, floating, on one device, of shapes
+// that broadcast. Returns the broadcast shape.
+inline Shape check_broadcast_loss(const char* op, const char* name_a, const Tensor& a,
+                                  const char* name_b, const Tensor& b) {
+  LG_CHECK(a.defined() && b.defined(), op, ": expected defined ", name_a, " and ", name_b);
+  LG_CHECK_DTYPE(is_floating(a.dtype()) && is_floating(b.dtype()), op, ": expected floating ",
+                 name_a, " and ", name_b, ", got ", a.dtype(), " and ", b.dtype());
+  LG_CHECK_DEVICE(a.device() == b.device(), op, ": expected ", name_a, " and ", name_b,
+                  " on one device, got ", a.device(), " and ", b.device());
+  const std::string what = detail::str_cat(op, " (", name_a, " and ", name_b, ")");
+  return broadcast_shapes(a.shape(), b.shape(), what.c_str());
+}
+
+// A weight beside a loss's input: undefined, or floating, on the input's device, and
+// broadcastable to the input's shape (the loss keeps the input's shape).
+inline void check_loss_weight(const char* op, const char* name, const Tensor& weight,
+                              const Tensor& input) {
+  if (!weight.defined()) return;
+  LG_CHECK_DTYPE(is_floating(weight.dtype()), op, ": expected a floating ", name, ", got ",
+                 weight.dtype());
+  LG_CHECK_DEVICE(weight.device() == input.device(), op, ": expected ", name,
+                  " on the input's device ", input.device(), ", got ", weight.device());
+  LG_CHECK_SHAPE(broadcasts_to(weight.shape(), input.shape()), op, ": ", name, " of shape ",
+                 weight.shape(), " does not broadcast to the input's shape ", input.shape());
+}
+
+// softplus(-x) = log(1 + exp(-x)), as log1p(exp(-|x|)) + max(-x, 0) so that exp never
+// overflows, recorded with its derivative -sigmoid(-x) = sigmoid(x) - 1: the composed form's
+// abs and clamp would both have a kink at 0, where the true derivative is -1/2.
+inline Tensor softplus_of_negated(const Tensor& x) {
+  Tensor out;
+  {
+    leangrad::NoGradGuard no_grad;
+    out = add(log1p(exp(neg(abs(x)))), clamp_min(neg(x), 0.0));
+  }
+  return autograd::record_op("softplus_of_negated", out, {x}, {x},
+                             [](const autograd::BackwardContext& c) -> std::vector<Tensor> {
+                               return {c.grad * (sigmoid(c.saved[0]) - 1.0)};
+                             });
+}
+
+// max(x, min) with the gradient of identity: the clamps PyTorch makes in place under no_grad
+// (gaussian_nll_loss's var, cosine_similarity's norms), whose backward sees the identity.
+inline Tensor clamp_min_straight_through(const Tensor& x, double min) {
+  Tensor out;
+  {
+    leangrad::NoGradGuard no_grad;
+    out = clamp_min(x, min);
+  }
+  return autograd::record_op(
+      "clamp_min_straight_through", out, {x}, {},
+      [](const autograd::BackwardContext& c) -> std::vector<Tensor> { return {c.grad}; });
 }
 
 // Per-element losses reduced: None keeps them, Sum adds them, Mean averages them.

@@ -2,7 +2,8 @@
 //   namespace F = torch::nn::functional;  ->  namespace F = leangrad::nn::functional;
 //   x = F::relu(F::conv2d(x, w, b));  loss = F::cross_entropy(logits, target);
 // The same functions as leangrad::relu, leangrad::conv2d, ... (autograd/functions.h,
-// autograd/nn_functions.h, autograd/losses.h), which take their arguments positionally: LibTorch's
+// autograd/nn_functions.h, autograd/losses.h,
+// autograd/margin_losses.h), which take their arguments positionally: LibTorch's
 // functional options objects (F::Conv2dFuncOptions) are not there (docs/api-notes.md). nn::utils::
 // clip_grad_norm_ is declared with optim::clip_grad_norm_ (optim/clip_grad.h): nn sits below optim.
 #pragma once
@@ -11,6 +12,7 @@
 #include <leangrad/autograd/attention.h>
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/losses.h>
+#include <leangrad/autograd/margin_losses.h>
 #include <leangrad/autograd/nn_functions.h>
 
 namespace leangrad::nn::functional {
@@ -23,30 +25,39 @@ using leangrad::binary_cross_entropy_with_logits;
 using leangrad::conv1d;
 using leangrad::conv2d;
 using leangrad::conv_transpose2d;
+using leangrad::cosine_embedding_loss;
+using leangrad::cosine_similarity;
 using leangrad::cross_entropy;
 using leangrad::dropout;
 using leangrad::elu;
 using leangrad::elu_;
 using leangrad::embedding;
+using leangrad::gaussian_nll_loss;
 using leangrad::gelu;
 using leangrad::group_norm;
 using leangrad::hardtanh;
 using leangrad::hardtanh_;
+using leangrad::hinge_embedding_loss;
 using leangrad::huber_loss;
 using leangrad::interpolate;
+using leangrad::kl_div;
 using leangrad::l1_loss;
 using leangrad::layer_norm;
 using leangrad::leaky_relu;
 using leangrad::leaky_relu_;
 using leangrad::linear;
 using leangrad::log_softmax;
+using leangrad::margin_ranking_loss;
 using leangrad::max_pool2d;
 using leangrad::max_pool2d_with_indices;
 using leangrad::mish;
 using leangrad::mse_loss;
+using leangrad::multilabel_soft_margin_loss;
 using leangrad::nll_loss;
+using leangrad::pairwise_distance;
 using leangrad::pixel_shuffle;
 using leangrad::pixel_unshuffle;
+using leangrad::poisson_nll_loss;
 using leangrad::relu;
 using leangrad::relu6;
 using leangrad::relu6_;
@@ -56,9 +67,11 @@ using leangrad::selu_;
 using leangrad::sigmoid;
 using leangrad::silu;
 using leangrad::smooth_l1_loss;
+using leangrad::soft_margin_loss;
 using leangrad::softmax;
 using leangrad::softmin;
 using leangrad::softplus;
 using leangrad::tanh;
 using leangrad::tanhexp;
+using leangrad::triplet_margin_loss;
 }  // namespace leangrad::nn::functional

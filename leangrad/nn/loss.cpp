@@ -17,6 +17,20 @@ const char* reduction_name(Reduction reduction) {
   return "?";
 }
 
+const char* reduction_name(KLDivReduction reduction) {
+  switch (reduction) {
+    case KLDivReduction::None:
+      return "none";
+    case KLDivReduction::BatchMean:
+      return "batchmean";
+    case KLDivReduction::Sum:
+      return "sum";
+    case KLDivReduction::Mean:
+      return "mean";
+  }
+  return "?";
+}
+
 namespace {
 
 // The options' class weight as the buffer "weight", when there is one.
@@ -123,6 +137,95 @@ Tensor HuberLossImpl::forward(const Tensor& input, const Tensor& target) {
 std::string HuberLossImpl::extra_repr() const {
   return detail::str_cat("reduction=", reduction_name(options.reduction()),
                          ", delta=", options.delta());
+}
+
+Tensor KLDivLossImpl::forward(const Tensor& input, const Tensor& target) {
+  return kl_div(input, target, options.reduction(), options.log_target());
+}
+std::string KLDivLossImpl::extra_repr() const {
+  return detail::str_cat("reduction=", reduction_name(options.reduction()),
+                         ", log_target=", options.log_target() ? "true" : "false");
+}
+
+Tensor PoissonNLLLossImpl::forward(const Tensor& input, const Tensor& target) {
+  return poisson_nll_loss(input, target, options.log_input(), options.full(), options.eps(),
+                          options.reduction());
+}
+std::string PoissonNLLLossImpl::extra_repr() const {
+  return detail::str_cat("reduction=", reduction_name(options.reduction()),
+                         ", log_input=", options.log_input() ? "true" : "false",
+                         ", full=", options.full() ? "true" : "false", ", eps=", options.eps());
+}
+
+Tensor GaussianNLLLossImpl::forward(const Tensor& input, const Tensor& target, const Tensor& var) {
+  return gaussian_nll_loss(input, target, var, options.full(), options.eps(), options.reduction());
+}
+std::string GaussianNLLLossImpl::extra_repr() const {
+  return detail::str_cat("reduction=", reduction_name(options.reduction()),
+                         ", full=", options.full() ? "true" : "false", ", eps=", options.eps());
+}
+
+Tensor MarginRankingLossImpl::forward(const Tensor& input1, const Tensor& input2,
+                                      const Tensor& target) {
+  return margin_ranking_loss(input1, input2, target, options.margin(), options.reduction());
+}
+std::string MarginRankingLossImpl::extra_repr() const {
+  return detail::str_cat("reduction=", reduction_name(options.reduction()),
+                         ", margin=", options.margin());
+}
+
+Tensor HingeEmbeddingLossImpl::forward(const Tensor& input, const Tensor& target) {
+  return hinge_embedding_loss(input, target, options.margin(), options.reduction());
+}
+std::string HingeEmbeddingLossImpl::extra_repr() const {
+  return detail::str_cat("reduction=", reduction_name(options.reduction()),
+                         ", margin=", options.margin());
+}
+
+Tensor SoftMarginLossImpl::forward(const Tensor& input, const Tensor& target) {
+  return soft_margin_loss(input, target, options.reduction());
+}
+std::string SoftMarginLossImpl::extra_repr() const {
+  return detail::str_cat("reduction=", reduction_name(options.reduction()));
+}
+
+MultiLabelSoftMarginLossImpl::MultiLabelSoftMarginLossImpl(
+    const MultiLabelSoftMarginLossOptions& options)
+    : Module("MultiLabelSoftMarginLoss"), options(options) {
+  weight = register_class_weight(*this, options.weight());
+}
+Tensor MultiLabelSoftMarginLossImpl::forward(const Tensor& input, const Tensor& target) {
+  return multilabel_soft_margin_loss(input, target, weight, options.reduction());
+}
+std::string MultiLabelSoftMarginLossImpl::extra_repr() const {
+  std::string repr = detail::str_cat("reduction=", reduction_name(options.reduction()));
+  if (weight.defined()) repr += detail::str_cat(", weight=", weight.shape());
+  return repr;
+}
+
+Tensor CosineEmbeddingLossImpl::forward(const Tensor& input1, const Tensor& input2,
+                                        const Tensor& target) {
+  return cosine_embedding_loss(input1, input2, target, options.margin(), options.reduction());
+}
+std::string CosineEmbeddingLossImpl::extra_repr() const {
+  return detail::str_cat("reduction=", reduction_name(options.reduction()),
+                         ", margin=", options.margin());
+}
+
+TripletMarginLossImpl::TripletMarginLossImpl(const TripletMarginLossOptions& options)
+    : Module("TripletMarginLoss"), options(options) {
+  LG_CHECK(options.p() >= 1.0, "TripletMarginLoss: p must be >= 1 (or infinity), got ",
+           options.p());
+}
+Tensor TripletMarginLossImpl::forward(const Tensor& anchor, const Tensor& positive,
+                                      const Tensor& negative) {
+  return triplet_margin_loss(anchor, positive, negative, options.margin(), options.p(),
+                             options.eps(), options.swap(), options.reduction());
+}
+std::string TripletMarginLossImpl::extra_repr() const {
+  return detail::str_cat("reduction=", reduction_name(options.reduction()),
+                         ", margin=", options.margin(), ", p=", options.p(),
+                         ", eps=", options.eps(), ", swap=", options.swap() ? "true" : "false");
 }
 
 }  // namespace leangrad::nn

@@ -1,19 +1,22 @@
 // Loss modules: CrossEntropyLoss, NLLLoss, MSELoss, L1Loss, BCELoss, BCEWithLogitsLoss,
-// SmoothL1Loss, HuberLoss. Unlike the single-input modules, their
-// forward takes (input, target), as in LibTorch:
+// SmoothL1Loss, HuberLoss, KLDivLoss, PoissonNLLLoss, GaussianNLLLoss, MarginRankingLoss,
+// HingeEmbeddingLoss, SoftMarginLoss, MultiLabelSoftMarginLoss, CosineEmbeddingLoss,
+// TripletMarginLoss. Unlike the single-input
+// modules, their forward takes (input, target), as in LibTorch:
 //   nn::CrossEntropyLoss loss(nn::CrossEntropyLossOptions().ignore_index(0).label_smoothing(0.1));
 //   Tensor l = loss(logits, target);  // logits (N, C), target (N,) int64 or probabilities (N, C)
 // Every rank of leangrad::cross_entropy works: (N, C, H, W) logits with (N, H, W) class indices,
 // unbatched (C) with a 0-d index.
 // A class weight given in the options is the module's buffer "weight" (state_dict holds it and
 // to() moves it), as LibTorch's; so are BCELoss's weight and BCEWithLogitsLoss's weight and
-// pos_weight.
+// pos_weight, and MultiLabelSoftMarginLoss's weight.
 #pragma once
 
 #include <cstdint>
 #include <string>
 
 #include <leangrad/autograd/losses.h>
+#include <leangrad/autograd/margin_losses.h>
 #include <leangrad/autograd/nn_functions.h>
 #include <leangrad/core/macros.h>
 #include <leangrad/nn/module_holder.h>
@@ -41,6 +44,7 @@ class LossOptions {
 };
 using MSELossOptions = LossOptions;
 using L1LossOptions = LossOptions;
+using SoftMarginLossOptions = LossOptions;
 
 // "mean", "sum" or "none".
 const char* reduction_name(Reduction reduction);
@@ -154,5 +158,166 @@ class HuberLossImpl : public Module {
   HuberLossOptions options;
 };
 LEANGRAD_MODULE(HuberLoss);
+
+// The arguments of leangrad::kl_div (autograd/losses.h).
+class KLDivLossOptions {
+  LG_ARG(KLDivReduction, reduction) = KLDivReduction::Mean;
+  LG_ARG(bool, log_target) = false;
+};
+
+// The arguments of leangrad::poisson_nll_loss.
+class PoissonNLLLossOptions {
+  LG_ARG(bool, log_input) = true;
+  LG_ARG(bool, full) = false;
+  LG_ARG(double, eps) = 1e-8;
+  LG_ARG(Reduction, reduction) = Reduction::Mean;
+};
+
+// The arguments of leangrad::gaussian_nll_loss.
+class GaussianNLLLossOptions {
+  LG_ARG(bool, full) = false;
+  LG_ARG(double, eps) = 1e-6;
+  LG_ARG(Reduction, reduction) = Reduction::Mean;
+};
+
+// "none", "batchmean", "sum" or "mean".
+const char* reduction_name(KLDivReduction reduction);
+
+class KLDivLossImpl : public Module {
+ public:
+  explicit KLDivLossImpl(const KLDivLossOptions& options = {})
+      : Module("KLDivLoss"), options(options) {}
+  using Module::forward;
+  Tensor forward(const Tensor& input, const Tensor& target);
+  std::string extra_repr() const override;  // "reduction=batchmean, log_target=false"
+  KLDivLossOptions options;
+};
+LEANGRAD_MODULE(KLDivLoss);
+
+class PoissonNLLLossImpl : public Module {
+ public:
+  explicit PoissonNLLLossImpl(const PoissonNLLLossOptions& options = {})
+      : Module("PoissonNLLLoss"), options(options) {}
+  using Module::forward;
+  Tensor forward(const Tensor& input, const Tensor& target);
+  std::string extra_repr()
+      const override;  // "reduction=mean, log_input=true, full=false, eps=1e-08"
+  PoissonNLLLossOptions options;
+};
+LEANGRAD_MODULE(PoissonNLLLoss);
+
+class GaussianNLLLossImpl : public Module {
+ public:
+  explicit GaussianNLLLossImpl(const GaussianNLLLossOptions& options = {})
+      : Module("GaussianNLLLoss"), options(options) {}
+  using Module::forward;
+  // loss(input, target, var), as LibTorch's.
+  Tensor forward(const Tensor& input, const Tensor& target, const Tensor& var);
+  std::string extra_repr() const override;  // "reduction=mean, full=false, eps=1e-06"
+  GaussianNLLLossOptions options;
+};
+LEANGRAD_MODULE(GaussianNLLLoss);
+
+// The arguments of leangrad::margin_ranking_loss (autograd/margin_losses.h).
+class MarginRankingLossOptions {
+  LG_ARG(double, margin) = 0.0;
+  LG_ARG(Reduction, reduction) = Reduction::Mean;
+};
+
+// The arguments of leangrad::hinge_embedding_loss.
+class HingeEmbeddingLossOptions {
+  LG_ARG(double, margin) = 1.0;
+  LG_ARG(Reduction, reduction) = Reduction::Mean;
+};
+
+// The arguments of leangrad::multilabel_soft_margin_loss.
+class MultiLabelSoftMarginLossOptions {
+  LG_ARG(Tensor, weight);  // broadcastable to the input, usually (C,), or undefined
+  LG_ARG(Reduction, reduction) = Reduction::Mean;
+};
+
+class MarginRankingLossImpl : public Module {
+ public:
+  explicit MarginRankingLossImpl(const MarginRankingLossOptions& options = {})
+      : Module("MarginRankingLoss"), options(options) {}
+  using Module::forward;
+  // loss(input1, input2, target), as LibTorch's.
+  Tensor forward(const Tensor& input1, const Tensor& input2, const Tensor& target);
+  std::string extra_repr() const override;  // "reduction=mean, margin=0"
+  MarginRankingLossOptions options;
+};
+LEANGRAD_MODULE(MarginRankingLoss);
+
+class HingeEmbeddingLossImpl : public Module {
+ public:
+  explicit HingeEmbeddingLossImpl(const HingeEmbeddingLossOptions& options = {})
+      : Module("HingeEmbeddingLoss"), options(options) {}
+  using Module::forward;
+  Tensor forward(const Tensor& input, const Tensor& target);
+  std::string extra_repr() const override;  // "reduction=mean, margin=1"
+  HingeEmbeddingLossOptions options;
+};
+LEANGRAD_MODULE(HingeEmbeddingLoss);
+
+class SoftMarginLossImpl : public Module {
+ public:
+  explicit SoftMarginLossImpl(const SoftMarginLossOptions& options = {})
+      : Module("SoftMarginLoss"), options(options) {}
+  using Module::forward;
+  Tensor forward(const Tensor& input, const Tensor& target);
+  std::string extra_repr() const override;
+  SoftMarginLossOptions options;
+};
+LEANGRAD_MODULE(SoftMarginLoss);
+
+class MultiLabelSoftMarginLossImpl : public Module {
+ public:
+  explicit MultiLabelSoftMarginLossImpl(const MultiLabelSoftMarginLossOptions& options = {});
+  using Module::forward;
+  Tensor forward(const Tensor& input, const Tensor& target);
+  std::string extra_repr() const override;  // "reduction=mean", then weight's shape if given
+  MultiLabelSoftMarginLossOptions options;
+  Tensor weight;  // the buffer "weight" (options.weight()); undefined without one
+};
+LEANGRAD_MODULE(MultiLabelSoftMarginLoss);
+
+// The arguments of leangrad::cosine_embedding_loss.
+class CosineEmbeddingLossOptions {
+  LG_ARG(double, margin) = 0.0;
+  LG_ARG(Reduction, reduction) = Reduction::Mean;
+};
+
+// The arguments of leangrad::triplet_margin_loss.
+class TripletMarginLossOptions {
+  LG_ARG(double, margin) = 1.0;
+  LG_ARG(double, p) = 2.0;
+  LG_ARG(double, eps) = 1e-6;
+  LG_ARG(bool, swap) = false;
+  LG_ARG(Reduction, reduction) = Reduction::Mean;
+};
+
+class CosineEmbeddingLossImpl : public Module {
+ public:
+  explicit CosineEmbeddingLossImpl(const CosineEmbeddingLossOptions& options = {})
+      : Module("CosineEmbeddingLoss"), options(options) {}
+  using Module::forward;
+  // loss(input1, input2, target), as LibTorch's.
+  Tensor forward(const Tensor& input1, const Tensor& input2, const Tensor& target);
+  std::string extra_repr() const override;  // "reduction=mean, margin=0"
+  CosineEmbeddingLossOptions options;
+};
+LEANGRAD_MODULE(CosineEmbeddingLoss);
+
+class TripletMarginLossImpl : public Module {
+ public:
+  explicit TripletMarginLossImpl(const TripletMarginLossOptions& options = {});
+  using Module::forward;
+  // loss(anchor, positive, negative), as LibTorch's.
+  Tensor forward(const Tensor& anchor, const Tensor& positive, const Tensor& negative);
+  // "reduction=mean, margin=1, p=2, eps=1e-06, swap=false"
+  std::string extra_repr() const override;
+  TripletMarginLossOptions options;
+};
+LEANGRAD_MODULE(TripletMarginLoss);
 
 }  // namespace leangrad::nn

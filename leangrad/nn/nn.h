@@ -7,6 +7,7 @@
 #include <leangrad/nn/batch_norm.h>
 #include <leangrad/nn/container.h>
 #include <leangrad/nn/conv.h>
+#include <leangrad/nn/distance.h>
 #include <leangrad/nn/dropout.h>
 #include <leangrad/nn/embedding.h>
 #include <leangrad/nn/functional.h>

@@ -10,6 +10,7 @@
 #include <leangrad/autograd/activations.h>
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/losses.h>
+#include <leangrad/autograd/margin_losses.h>
 #include <leangrad/autograd/nn_functions.h>
 #include <leangrad/core/creation.h>
 #include <leangrad/kernels/creation.h>
@@ -460,6 +461,101 @@ std::vector<MisuseCase> binary_and_robust_loss_cases() {
   return t.cases();
 }
 LG_MISUSE_SUITE(BinaryAndRobustLosses, binary_and_robust_loss_cases());
+
+// kl_div, poisson_nll_loss and gaussian_nll_loss (autograd/losses.h).
+std::vector<MisuseCase> distribution_loss_cases() {
+  MisuseTable t;
+  t.add("kl_div_shapes_do_not_broadcast", Raises::ShapeError,
+        {"kl_div", "input and target", "[2, 3]", "[2]"}, [] {
+          kl_div(zeros({2, 3}), full({2}, 0.5));
+        });
+  t.add("kl_div_integral_target", Raises::DTypeError, {"kl_div", "target", "int64"},
+        [] { kl_div(zeros({2}), ones({2}, kInt64)); });
+  t.add("poisson_shapes_do_not_broadcast", Raises::ShapeError, {"poisson_nll_loss", "[3]", "[4]"},
+        [] { poisson_nll_loss(ones({3}), ones({4})); });
+  t.add("poisson_undefined_target", Raises::Error, {"poisson_nll_loss", "defined"},
+        [] { poisson_nll_loss(ones({3}), Tensor()); });
+  t.add("gaussian_var_of_another_shape", Raises::ShapeError,
+        {"gaussian_nll_loss", "var", "[3]", "[2, 3]", "last dim"}, [] {
+          gaussian_nll_loss(zeros({2, 3}), zeros({2, 3}), ones({3}));
+        });
+  t.add("gaussian_negative_var", Raises::Error, {"gaussian_nll_loss", "var", "negative"}, [] {
+    gaussian_nll_loss(zeros({2, 3}), zeros({2, 3}), full({2, 1}, -1.0));
+  });
+  t.add("gaussian_integral_var", Raises::DTypeError, {"gaussian_nll_loss", "var", "int64"},
+        [] { gaussian_nll_loss(zeros({2}), zeros({2}), ones({2}, kInt64)); });
+  t.add("gaussian_targets_do_not_broadcast", Raises::ShapeError,
+        {"gaussian_nll_loss", "input and target", "[2, 3]", "[2]"}, [] {
+          gaussian_nll_loss(zeros({2, 3}), zeros({2}), ones({2, 3}));
+        });
+  return t.cases();
+}
+LG_MISUSE_SUITE(DistributionLosses, distribution_loss_cases());
+
+// autograd/margin_losses.h.
+std::vector<MisuseCase> margin_loss_cases() {
+  MisuseTable t;
+  t.add("margin_ranking_dims_differ", Raises::ShapeError,
+        {"margin_ranking_loss", "number of dims", "[2, 3]", "[3]"}, [] {
+          margin_ranking_loss(zeros({2, 3}), zeros({3}), ones({2, 3}));
+        });
+  t.add("margin_ranking_shapes_do_not_broadcast", Raises::ShapeError,
+        {"margin_ranking_loss", "input1 and target", "[2, 3]", "[2, 2]"}, [] {
+          margin_ranking_loss(zeros({2, 3}), zeros({1, 3}), ones({2, 2}));
+        });
+  t.add("margin_ranking_integral_input", Raises::DTypeError,
+        {"margin_ranking_loss", "floating input", "int64"},
+        [] { margin_ranking_loss(ones({2}, kInt64), ones({2}), ones({2})); });
+  t.add("hinge_bool_target", Raises::DTypeError, {"hinge_embedding_loss", "target", "bool"},
+        [] { hinge_embedding_loss(ones({2}), ones({2}, DType::Bool)); });
+  t.add("hinge_shapes_do_not_broadcast", Raises::ShapeError,
+        {"hinge_embedding_loss", "[2, 3]", "[2]"}, [] {
+          hinge_embedding_loss(ones({2, 3}), ones({2}));
+        });
+  t.add("soft_margin_target_of_more_dims", Raises::ShapeError,
+        {"soft_margin_loss", "target", "[2, 3]", "[3]"}, [] {
+          soft_margin_loss(ones({3}), ones({2, 3}));
+        });
+  t.add("multilabel_soft_margin_0d_input", Raises::ShapeError,
+        {"multilabel_soft_margin_loss", "class dim", "0-d"},
+        [] { multilabel_soft_margin_loss(ones({}), ones({})); });
+  t.add("multilabel_soft_margin_weight_not_broadcastable", Raises::ShapeError,
+        {"multilabel_soft_margin_loss", "weight", "[4]", "[2, 3]"}, [] {
+          multilabel_soft_margin_loss(ones({2, 3}), ones({2, 3}), ones({4}));
+        });
+  t.add("cosine_similarity_shapes_do_not_broadcast", Raises::ShapeError,
+        {"cosine_similarity", "x1 and x2", "[2, 3]", "[2]"}, [] {
+          cosine_similarity(ones({2, 3}), ones({2}));
+        });
+  t.add("cosine_similarity_dim_out_of_range", Raises::Error, {"cosine_similarity", "2"}, [] {
+    cosine_similarity(ones({2, 3}), ones({2, 3}), 2);
+  });
+  t.add("pairwise_distance_p_below_1", Raises::Error, {"pairwise_distance", "p", ">= 1", "0.5"},
+        [] {
+          pairwise_distance(ones({2, 3}), ones({2, 3}), 0.5);
+        });
+  t.add("cosine_embedding_2d_target", Raises::ShapeError,
+        {"cosine_embedding_loss", "0-d or 1-D target", "[2, 1]"}, [] {
+          cosine_embedding_loss(ones({2, 3}), ones({2, 3}), ones({2, 1}));
+        });
+  t.add("cosine_embedding_3d_inputs", Raises::ShapeError,
+        {"cosine_embedding_loss", "1-D target expects 2-D inputs", "[2, 3, 2]"}, [] {
+          cosine_embedding_loss(ones({2, 3, 2}), ones({2, 3, 2}), ones({2}));
+        });
+  t.add("cosine_embedding_target_of_another_length", Raises::ShapeError,
+        {"cosine_embedding_loss", "target", "[2]", "[3]"}, [] {
+          cosine_embedding_loss(ones({2, 3}), ones({2, 3}), ones({3}));
+        });
+  t.add("triplet_dims_differ", Raises::ShapeError,
+        {"triplet_margin_loss", "number of dims", "[2, 3]", "[3]"}, [] {
+          triplet_margin_loss(ones({2, 3}), zeros({3}), ones({2, 3}));
+        });
+  t.add("triplet_p_of_0", Raises::Error, {"triplet_margin_loss", "p", ">= 1", "0"}, [] {
+    triplet_margin_loss(ones({2, 3}), zeros({2, 3}), ones({2, 3}), 1.0, 0.0);
+  });
+  return t.cases();
+}
+LG_MISUSE_SUITE(MarginLosses, margin_loss_cases());
 
 }  // namespace
 }  // namespace leangrad::test
