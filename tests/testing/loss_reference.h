@@ -53,7 +53,7 @@ inline void expect_matches_reference(const Tensor& got, const Tensor& want,
   ASSERT_TRUE(got.defined()) << what << " is undefined";
   ASSERT_EQ(got.shape(), want.shape()) << what;
   const std::vector<double> g = to_vector(got), e = to_vector(want);
-  const double u = got.dtype() == kFloat64 ? 0x1p-53 : 0x1p-24;
+  const double u = math_unit_roundoff(got.dtype());
   for (std::size_t i = 0; i < g.size(); ++i) {
     if (!std::isfinite(e[i])) {
       EXPECT_TRUE(std::isnan(e[i]) ? std::isnan(g[i]) : g[i] == e[i])
