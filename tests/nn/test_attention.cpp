@@ -47,7 +47,7 @@ double max_abs(const Tensor& t) {
 void expect_close(const Tensor& got, const Tensor& want, double n, const std::string& what) {
   ASSERT_TRUE(got.defined()) << what;
   ASSERT_EQ(got.shape(), want.shape()) << what;
-  const double u = want.dtype() == kFloat64 ? 0x1p-53 : 0x1p-24;
+  const double u = test::math_unit_roundoff(want.dtype());
   const double bound = 64 * n * u * std::max(1.0, max_abs(want));
   const std::vector<double> g = test::to_vector(got), w = test::to_vector(want);
   for (std::size_t i = 0; i < g.size(); ++i)

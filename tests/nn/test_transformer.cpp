@@ -39,7 +39,8 @@ void expect_close(const Tensor& got, const Tensor& want, double bound_units, con
                   const std::string& name = "") {
   ASSERT_TRUE(got.defined()) << what << name;
   ASSERT_EQ(got.shape(), want.shape()) << what << name;
-  const double bound = bound_units * 0x1p-53 * std::max(1.0, max_abs(want));
+  const double bound =
+      bound_units * test::math_unit_roundoff(want.dtype()) * std::max(1.0, max_abs(want));
   const std::vector<double> g = test::to_vector(got), w = test::to_vector(want);
   for (std::size_t i = 0; i < g.size(); ++i)
     ASSERT_LE(std::abs(g[i] - w[i]), bound)
