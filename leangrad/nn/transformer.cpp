@@ -32,16 +32,35 @@ TransformerActivation::TransformerActivation(const char* name) : name_(name) {
   }
 }
 
+namespace {
+
+// The checks both layers make of their options; `layer` names the layer in the Error.
+void check_layer_options(const char* layer, const TransformerLayerOptions& opts) {
+  LG_CHECK(opts.dim_feedforward() > 0, layer, ": dim_feedforward must be positive, got ",
+           opts.dim_feedforward());
+  LG_CHECK(opts.dropout() >= 0.0 && opts.dropout() < 1.0, layer,
+           ": dropout must be in [0, 1), got ", opts.dropout());
+}
+
+// "d_model=8, nhead=2, dim_feedforward=16, dropout=0.1, activation=relu[, norm_first=true]...".
+std::string layer_repr(const TransformerLayerOptions& opts) {
+  std::ostringstream out;
+  out << "d_model=" << opts.d_model() << ", nhead=" << opts.nhead()
+      << ", dim_feedforward=" << opts.dim_feedforward() << ", dropout=" << opts.dropout()
+      << ", activation=" << opts.activation().name();
+  if (opts.norm_first()) out << ", norm_first=true";
+  if (opts.batch_first()) out << ", batch_first=true";
+  return out.str();
+}
+
+}  // namespace
+
 TransformerEncoderLayerImpl::TransformerEncoderLayerImpl(std::int64_t d_model, std::int64_t nhead)
     : TransformerEncoderLayerImpl(TransformerEncoderLayerOptions(d_model, nhead)) {}
 
 TransformerEncoderLayerImpl::TransformerEncoderLayerImpl(const TransformerEncoderLayerOptions& opts)
     : Module("TransformerEncoderLayer"), options(opts) {
-  LG_CHECK(opts.dim_feedforward() > 0,
-           "TransformerEncoderLayer: dim_feedforward must be positive, ", "got ",
-           opts.dim_feedforward());
-  LG_CHECK(opts.dropout() >= 0.0 && opts.dropout() < 1.0,
-           "TransformerEncoderLayer: dropout must be in [0, 1), got ", opts.dropout());
+  check_layer_options("TransformerEncoderLayer", opts);
   const std::int64_t e = opts.d_model();
   // PyTorch's order of registration, so parameters() lists them as named_parameters() does.
   self_attn =
@@ -92,13 +111,7 @@ Tensor TransformerEncoderLayerImpl::forward(const Tensor& src, const Tensor& src
 }
 
 std::string TransformerEncoderLayerImpl::extra_repr() const {
-  std::ostringstream out;
-  out << "d_model=" << options.d_model() << ", nhead=" << options.nhead()
-      << ", dim_feedforward=" << options.dim_feedforward() << ", dropout=" << options.dropout()
-      << ", activation=" << options.activation().name();
-  if (options.norm_first()) out << ", norm_first=true";
-  if (options.batch_first()) out << ", batch_first=true";
-  return out.str();
+  return layer_repr(options);
 }
 
 namespace {
@@ -151,11 +164,7 @@ TransformerDecoderLayerImpl::TransformerDecoderLayerImpl(std::int64_t d_model, s
 
 TransformerDecoderLayerImpl::TransformerDecoderLayerImpl(const TransformerDecoderLayerOptions& opts)
     : Module("TransformerDecoderLayer"), options(opts) {
-  LG_CHECK(opts.dim_feedforward() > 0,
-           "TransformerDecoderLayer: dim_feedforward must be positive, ", "got ",
-           opts.dim_feedforward());
-  LG_CHECK(opts.dropout() >= 0.0 && opts.dropout() < 1.0,
-           "TransformerDecoderLayer: dropout must be in [0, 1), got ", opts.dropout());
+  check_layer_options("TransformerDecoderLayer", opts);
   const std::int64_t e = opts.d_model();
   const MultiheadAttentionOptions attention = MultiheadAttentionOptions(e, opts.nhead())
                                                   .dropout(opts.dropout())
@@ -217,13 +226,7 @@ Tensor TransformerDecoderLayerImpl::forward(const Tensor& tgt, const Tensor& mem
 }
 
 std::string TransformerDecoderLayerImpl::extra_repr() const {
-  std::ostringstream out;
-  out << "d_model=" << options.d_model() << ", nhead=" << options.nhead()
-      << ", dim_feedforward=" << options.dim_feedforward() << ", dropout=" << options.dropout()
-      << ", activation=" << options.activation().name();
-  if (options.norm_first()) out << ", norm_first=true";
-  if (options.batch_first()) out << ", batch_first=true";
-  return out.str();
+  return layer_repr(options);
 }
 
 TransformerDecoderImpl::TransformerDecoderImpl(TransformerDecoderLayer decoder_layer,
@@ -250,33 +253,22 @@ Tensor TransformerDecoderImpl::forward(const Tensor& tgt, const Tensor& memory,
 
 TransformerImpl::TransformerImpl(const TransformerOptions& opts)
     : Module("Transformer"), options(opts) {
+  const TransformerLayerOptions layer = TransformerLayerOptions(opts.d_model(), opts.nhead())
+                                            .dim_feedforward(opts.dim_feedforward())
+                                            .dropout(opts.dropout())
+                                            .activation(opts.activation())
+                                            .layer_norm_eps(opts.layer_norm_eps())
+                                            .batch_first(opts.batch_first())
+                                            .norm_first(opts.norm_first());
   const LayerNormOptions norm = LayerNormOptions({opts.d_model()}).eps(opts.layer_norm_eps());
   encoder = register_module(
-      "encoder",
-      TransformerEncoder(
-          TransformerEncoderOptions(
-              TransformerEncoderLayer(TransformerEncoderLayerOptions(opts.d_model(), opts.nhead())
-                                          .dim_feedforward(opts.dim_feedforward())
-                                          .dropout(opts.dropout())
-                                          .activation(opts.activation())
-                                          .layer_norm_eps(opts.layer_norm_eps())
-                                          .batch_first(opts.batch_first())
-                                          .norm_first(opts.norm_first())),
-              opts.num_encoder_layers())
-              .norm(LayerNorm(norm))));
+      "encoder", TransformerEncoder(TransformerEncoderOptions(TransformerEncoderLayer(layer),
+                                                              opts.num_encoder_layers())
+                                        .norm(LayerNorm(norm))));
   decoder = register_module(
-      "decoder",
-      TransformerDecoder(
-          TransformerDecoderOptions(
-              TransformerDecoderLayer(TransformerDecoderLayerOptions(opts.d_model(), opts.nhead())
-                                          .dim_feedforward(opts.dim_feedforward())
-                                          .dropout(opts.dropout())
-                                          .activation(opts.activation())
-                                          .layer_norm_eps(opts.layer_norm_eps())
-                                          .batch_first(opts.batch_first())
-                                          .norm_first(opts.norm_first())),
-              opts.num_decoder_layers())
-              .norm(LayerNorm(norm))));
+      "decoder", TransformerDecoder(TransformerDecoderOptions(TransformerDecoderLayer(layer),
+                                                              opts.num_decoder_layers())
+                                        .norm(LayerNorm(norm))));
   reset_parameters();
 }
 

@@ -49,9 +49,11 @@ class TransformerActivation {
   std::function<Tensor(const Tensor&)> function_;
 };
 
-class TransformerEncoderLayerOptions {
+// The options of a Transformer layer, encoder or decoder: LibTorch has one class for each, with
+// the same fields, so both names spell this one.
+class TransformerLayerOptions {
  public:
-  TransformerEncoderLayerOptions(std::int64_t d_model, std::int64_t nhead)
+  TransformerLayerOptions(std::int64_t d_model, std::int64_t nhead)
       : d_model_(d_model), nhead_(nhead) {}
 
   LG_ARG(std::int64_t, d_model);
@@ -64,6 +66,8 @@ class TransformerEncoderLayerOptions {
   LG_ARG(bool, batch_first) = false;
   LG_ARG(bool, norm_first) = false;
 };
+using TransformerEncoderLayerOptions = TransformerLayerOptions;
+using TransformerDecoderLayerOptions = TransformerLayerOptions;
 
 class TransformerEncoderLayerImpl : public Module {
  public:
@@ -120,21 +124,6 @@ class TransformerEncoderImpl : public Module {
   LayerNorm norm{nullptr};
 };
 LEANGRAD_MODULE(TransformerEncoder);
-
-class TransformerDecoderLayerOptions {
- public:
-  TransformerDecoderLayerOptions(std::int64_t d_model, std::int64_t nhead)
-      : d_model_(d_model), nhead_(nhead) {}
-
-  LG_ARG(std::int64_t, d_model);
-  LG_ARG(std::int64_t, nhead);
-  LG_ARG(std::int64_t, dim_feedforward) = 2048;
-  LG_ARG(double, dropout) = 0.1;
-  LG_ARG(TransformerActivation, activation) = kReLU;
-  LG_ARG(double, layer_norm_eps) = 1e-5;  // PyTorch's Python options, as the encoder layer's
-  LG_ARG(bool, batch_first) = false;
-  LG_ARG(bool, norm_first) = false;
-};
 
 // Self-attention over tgt, attention from tgt to memory (the encoder's output), then the
 // feed-forward block, each with a residual connection and LayerNorm (after, or before with
