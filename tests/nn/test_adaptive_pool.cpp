@@ -21,13 +21,6 @@
 namespace leangrad {
 namespace {
 
-double max_abs(const std::vector<double>& v) {
-  double m = 0;
-  for (double x : v)
-    m = std::max(m, std::abs(x));
-  return m;
-}
-
 // PyTorch sums each window and divides once; we average rows, then columns, each a dot product
 // with weights 1/k (Note [Adaptive average pooling]). Each is an average of at most H (W)
 // numbers bounded by max|x|, computed with at most H + 1 (W + 1) roundings of relative size u:
@@ -50,11 +43,11 @@ TEST(AdaptiveAvgPool2d, MatchesPyTorch) {
     const double w = static_cast<double>(x.shape()[x.dim() - 1]);
     const double k = h + w + 4;
     const std::vector<double> got = test::to_vector(y), want = test::to_vector(c.at("y"));
-    const double x_max = max_abs(test::to_vector(c.at("x")));
+    const double x_max = test::max_abs(c.at("x"));
     for (std::size_t i = 0; i < got.size(); ++i)
       EXPECT_LE(std::abs(got[i] - want[i]), k * u * x_max) << "output " << i;
     const std::vector<double> g = test::to_vector(x.grad()), g_want = test::to_vector(c.at("dx"));
-    const double w_max = max_abs(test::to_vector(c.at("w")));
+    const double w_max = test::max_abs(c.at("w"));
     for (std::size_t i = 0; i < g.size(); ++i)
       EXPECT_LE(std::abs(g[i] - g_want[i]), k * u * w_max) << "gradient " << i;
   }

@@ -28,13 +28,6 @@
 namespace leangrad {
 namespace {
 
-double max_abs(const Tensor& t) {
-  double m = 0;
-  for (double x : test::to_vector(t))
-    m = std::max(m, std::abs(x));
-  return m;
-}
-
 // How far leangrad may be from PyTorch. Each stage of attention (a projection, the scores, the
 // weighted sum of values, the output projection, and each of their transposes in backward) is a
 // sum of at most n products, n the longest such sum (the feature sizes, S plus the keys that
@@ -48,7 +41,7 @@ void expect_close(const Tensor& got, const Tensor& want, double n, const std::st
   ASSERT_TRUE(got.defined()) << what;
   ASSERT_EQ(got.shape(), want.shape()) << what;
   const double u = test::math_unit_roundoff(want.dtype());
-  const double bound = 64 * n * u * std::max(1.0, max_abs(want));
+  const double bound = 64 * n * u * std::max(1.0, test::max_abs(want));
   const std::vector<double> g = test::to_vector(got), w = test::to_vector(want);
   for (std::size_t i = 0; i < g.size(); ++i)
     ASSERT_LE(std::abs(g[i] - w[i]), bound)
@@ -180,7 +173,7 @@ TEST(MultiheadAttention, FloatMasksAddUp) {
   expect_close(merged_weights, alone_weights, 8, "weights");
   // And the padding changes something: without it the weights differ by O(1).
   auto [unpadded, unpadded_weights] = attn(x, kv, kv, Tensor(), true, mask, false);
-  EXPECT_GT(max_abs(sub(unpadded_weights, merged_weights)), 1e-3);
+  EXPECT_GT(test::max_abs(sub(unpadded_weights, merged_weights)), 1e-3);
 }
 
 // With dropout, the weights returned are those the output was made with: head h's output is
@@ -266,8 +259,8 @@ TEST(MultiheadAttention, RunsUnderAutocast) {
   }
   EXPECT_EQ(out.dtype(), kBFloat16);
   EXPECT_EQ(weights.dtype(), kFloat32);
-  const double scale = max_abs(reference);
-  const double difference = max_abs(sub(out.to(kFloat32), reference));
+  const double scale = test::max_abs(reference);
+  const double difference = test::max_abs(sub(out.to(kFloat32), reference));
   EXPECT_GT(difference, 0.0);
   EXPECT_LT(difference, 0.1 * scale);
   sum(out.to(kFloat32)).backward();
@@ -292,10 +285,10 @@ TEST(MultiheadAttention, ParametersAreNamedAsPyTorchs) {
   EXPECT_EQ(separate->k_proj_weight.shape(), (Shape{8, 3}));
   // xavier_uniform_ on (3E, E): |w| <= sqrt(6 / (E + 3E)); the biases start at 0.
   const double bound = std::sqrt(6.0 / 32.0);
-  EXPECT_LE(max_abs(packed->in_proj_weight), bound);
-  EXPECT_GT(max_abs(packed->in_proj_weight), bound / 2);
-  EXPECT_EQ(max_abs(packed->in_proj_bias), 0.0);
-  EXPECT_EQ(max_abs(packed->out_proj->bias), 0.0);
+  EXPECT_LE(test::max_abs(packed->in_proj_weight), bound);
+  EXPECT_GT(test::max_abs(packed->in_proj_weight), bound / 2);
+  EXPECT_EQ(test::max_abs(packed->in_proj_bias), 0.0);
+  EXPECT_EQ(test::max_abs(packed->out_proj->bias), 0.0);
 }
 
 }  // namespace

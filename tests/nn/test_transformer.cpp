@@ -23,13 +23,6 @@
 namespace leangrad {
 namespace {
 
-double max_abs(const Tensor& t) {
-  double m = 0;
-  for (double x : test::to_vector(t))
-    m = std::max(m, std::abs(x));
-  return m;
-}
-
 // A layer is attention (bounded as in test_attention.cpp: 64 n u max(1, max|want|) for sums of
 // at most n products), then LayerNorm, whose division by the standard deviation of d_model
 // values can grow an absolute error by 1 / std (the inputs here have std of order 1), and the
@@ -40,7 +33,7 @@ void expect_close(const Tensor& got, const Tensor& want, double bound_units, con
   ASSERT_TRUE(got.defined()) << what << name;
   ASSERT_EQ(got.shape(), want.shape()) << what << name;
   const double bound =
-      bound_units * test::math_unit_roundoff(want.dtype()) * std::max(1.0, max_abs(want));
+      bound_units * test::math_unit_roundoff(want.dtype()) * std::max(1.0, test::max_abs(want));
   const std::vector<double> g = test::to_vector(got), w = test::to_vector(want);
   for (std::size_t i = 0; i < g.size(); ++i)
     ASSERT_LE(std::abs(g[i] - w[i]), bound)
@@ -185,10 +178,10 @@ TEST(Transformer, MatricesStartXavierUniform) {
     const Tensor& p = item.value();
     if (p.dim() < 2) continue;
     const double bound = std::sqrt(6.0 / static_cast<double>(p.shape()[0] + p.shape()[1]));
-    EXPECT_LE(max_abs(p), bound) << item.key();
-    EXPECT_GT(max_abs(p), bound / 2) << item.key();
+    EXPECT_LE(test::max_abs(p), bound) << item.key();
+    EXPECT_GT(test::max_abs(p), bound / 2) << item.key();
   }
-  EXPECT_EQ(max_abs(sub(t->encoder->norm->weight, 1.0)), 0.0);
+  EXPECT_EQ(test::max_abs(sub(t->encoder->norm->weight, 1.0)), 0.0);
 }
 
 // PyTorch's encoder deep-copies the layer: every layer starts with the layer's parameters, and

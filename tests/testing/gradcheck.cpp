@@ -11,6 +11,7 @@
 #include <sstream>
 #include <string>
 
+#include <leangrad/autograd/engine.h>
 #include <leangrad/autograd/grad_mode.h>
 #include <leangrad/autograd/graph.h>
 #include "testing/tensor_testing.h"
@@ -239,6 +240,20 @@ Tensor away_from_zero_input(const Shape& shape, double min_abs, double max_abs,
   Tensor t = make_tensor(values, shape, kFloat64);
   t.requires_grad_();
   return t;
+}
+
+::testing::AssertionResult gradgradcheck(const GradcheckFn& fn, const std::vector<Tensor>& inputs) {
+  return gradcheck(
+      [&fn](const std::vector<Tensor>& args) {
+        AutoGradMode enable(true);
+        const std::vector<Tensor> grads =
+            autograd::grad({fn(args).sum()}, args, {}, std::nullopt, /*create_graph=*/true);
+        Tensor all = grads[0].sum();
+        for (std::size_t i = 1; i < grads.size(); ++i)
+          all = all + grads[i].sum() * static_cast<double>(i + 1);
+        return all;
+      },
+      inputs);
 }
 
 }  // namespace leangrad::test

@@ -36,6 +36,12 @@ using GradcheckFn = std::function<Tensor(const std::vector<Tensor>&)>;
 ::testing::AssertionResult gradcheck(const GradcheckFn& fn, const std::vector<Tensor>& inputs,
                                      double eps = 1e-6, double atol = 1e-5, double rtol = 1e-3);
 
+// The second derivatives of `fn` in all its inputs at once: gradcheck of
+//   sum_i (i + 1) * sum(d sum(fn(inputs)) / d inputs[i])
+// (each input's first derivative weighted by its position, so that one input's derivative
+// computed from another's shows). Every input must require grad.
+::testing::AssertionResult gradgradcheck(const GradcheckFn& fn, const std::vector<Tensor>& inputs);
+
 // Inputs for gradcheck: float64 CPU tensors requiring grad, with values drawn from a seeded
 // std::mt19937_64 (independent of leangrad's kernels and generators).
 // U[low, high) in each element.

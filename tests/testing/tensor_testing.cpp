@@ -81,6 +81,13 @@ std::vector<double> to_vector(const Tensor& t) {
   return out;
 }
 
+double max_abs(const Tensor& t) {
+  double m = 0;
+  for (const double x : to_vector(t))
+    m = std::max(m, std::abs(x));
+  return m;
+}
+
 double math_unit_roundoff(DType dtype) {
   return dtype == DType::Float64 ? 0x1p-53 : 0x1p-24;
 }

@@ -26,6 +26,8 @@ Tensor make_tensor(const std::vector<double>& values, const Shape& shape, DType 
 
 // Every element of `t` (any dtype, device or strides) as double, in logical row-major order.
 std::vector<double> to_vector(const Tensor& t);
+// The largest |element| of t (0 for an empty tensor), in double.
+double max_abs(const Tensor& t);
 
 // The unit roundoff of the type the kernels compute `dtype` in: 2^-53 for float64, 2^-24 for
 // float32 and for the 16-bit dtypes (computed in float). The unit of the roundoff bounds below
