@@ -63,6 +63,7 @@
 #include <leangrad/distributed/ddp.h>
 #include <leangrad/distributed/distributed.h>
 #include <leangrad/distributed/memory_plan.h>
+#include <leangrad/distributed/zero_redundancy_optimizer.h>
 #include <leangrad/kernels/creation.h>
 #include <leangrad/nn/nn.h>
 #include <leangrad/offload/memory_planner.h>

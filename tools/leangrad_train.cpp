@@ -161,6 +161,16 @@ std::unique_ptr<amp::GradScaler> make_scaler(const TrainOptions& o) {
   return std::make_unique<amp::GradScaler>(options);
 }
 
+// --optimizer over the model's parameters; with --zero, its state sharded over the processes.
+std::unique_ptr<optim::Optimizer> make_run_optimizer(const TrainOptions& o, const Run& run) {
+  if (!o.zero) return make_optimizer(o.optimizer, run.model->parameters(), run.lr);
+  LG_CHECK(run.world.size > 1,
+           "--zero shards the optimizer state over the processes of "
+           "leangrad-run; this run has one process");
+  return std::make_unique<distributed::ZeroRedundancyOptimizer>(
+      run.model->parameters(), tools::optimizer_factory(o.optimizer, run.lr));
+}
+
 // Threads, device, seed, then the model and its optimizer, then the data.
 Run set_up(const TrainOptions& o, const tools::World& world, Device device) {
   if (o.threads > 0) set_num_threads(o.threads);
@@ -191,7 +201,7 @@ Run set_up(const TrainOptions& o, const tools::World& world, Device device) {
     run.parameter_offload = std::make_unique<offload::ParameterOffload>(
         run.model, offload::ParameterOffloadOptions(run.device));
   }
-  run.optimizer = make_optimizer(o.optimizer, run.model->parameters(), run.lr);
+  run.optimizer = make_run_optimizer(o, run);
   run.precision = tools::parse_precision(o.precision);
   LG_CHECK(!o.init_scale || run.precision == tools::Precision::F16,
            "--init-scale: only --precision f16 scales the loss (this run has --precision ",
@@ -260,6 +270,7 @@ void print_run(const TrainOptions& o, const Run& run) {
     std::cout << "distributed: " << run.world.size << " processes ("
               << distributed::default_process_group().backend_name()
               << "), DistributedDataParallel, "
+              << (o.zero ? "optimizer state sharded (ZeroRedundancyOptimizer), " : "")
               << "global batch " << o.batch_size * run.world.size << "\n";
   }
   std::cout << "data: " << run.train_set->size() << " training / " << run.test_size
@@ -384,7 +395,7 @@ void plan_memory_budget(const TrainOptions& o, Run& run) {
   run.applied_plan = offload::apply_plan(plan, run.blocks, run.model,
                                          offload::ParameterOffloadOptions(run.device));
   // Built after the plan: with offloaded parameters its state is then made on the host.
-  run.optimizer = make_optimizer(o.optimizer, run.model->parameters(), run.lr);
+  run.optimizer = make_run_optimizer(o, run);
   if (run.scaler) run.scaler = make_scaler(o);
   run.memory_plan = plan;
 }
@@ -406,6 +417,7 @@ nlohmann::json make_log(const TrainOptions& o, const Run& run, const TrainPositi
                         {"precision", o.precision},
                         {"save_on_cpu", o.save_on_cpu},
                         {"offload_params", o.offload_params},
+                        {"zero", o.zero},
                         {"recompute", o.recompute},
                         {"epochs", position.epochs_log}};
   if (run.srnet) {
@@ -682,6 +694,9 @@ void Trainer::end_step(EpochProgress& e, double step_loss, std::int64_t step_sam
     // the epoch's end averages the ranks' sums again (every rank takes this branch at once).
     const double loss_sum = tools::reduce_over_ranks(run_.world, {e.loss_sum}, run_.device)[0] /
                             static_cast<double>(run_.world.size);
+    // --zero: every rank's share of the optimizer state to rank 0, which saves the whole.
+    if (auto* zero = dynamic_cast<distributed::ZeroRedundancyOptimizer*>(run_.optimizer.get()))
+      zero->consolidate_state_dict(0);
     if (run_.world.is_main()) checkpoint(e, loss_sum);
     e.last_step_end = Clock::now();  // the save is not part of the step times
   }

@@ -8,12 +8,12 @@
 namespace leangrad::tools {
 
 std::vector<Tensor> optimizer_state_tensors(const optim::Optimizer& optimizer) {
+  // Each parameter's state as this process holds it: with --zero, its own share only (the
+  // state dict of a ZeroRedundancyOptimizer is whole on one rank, after a consolidation).
   std::vector<Tensor> state;
-  for (const auto& [name, tensor] : optimizer.state_dict()) {
-    const bool bookkeeping = name.rfind("param_groups.", 0) == 0 ||
-                             (name.size() >= 5 && name.compare(name.size() - 5, 5, ".step") == 0);
-    if (!bookkeeping) state.push_back(tensor);
-  }
+  for (std::size_t i = 0; i < optimizer.num_params(); ++i)
+    for (const auto& [name, tensor] : optimizer.state(i).tensors)
+      state.push_back(tensor);
   return state;
 }
 

@@ -48,6 +48,11 @@ void add_options(CLI::App& app, TrainOptions& o) {
       "keep the parameters, gradients and optimizer state in pinned host memory and copy each "
       "layer's parameters to the device only while it computes (offload::ParameterOffload); "
       "the optimizer steps on the host");
+  app.add_flag("--zero", o.zero,
+               "under leangrad-run: shard the optimizer state over the processes "
+               "(distributed::ZeroRedundancyOptimizer: each keeps the state of 1/N of the "
+               "parameters, updates those and broadcasts them)")
+      ->excludes(offload_params);
   CLI::Option* recompute = app.add_flag(
       "--recompute", o.recompute,
       "srnet: recompute each residual block in backward instead of saving its activations");
@@ -145,15 +150,19 @@ void add_options(CLI::App& app, TrainOptions& o) {
       ->check(CLI::IsMember({"gloo", "nccl"}));
 }
 
+distributed::OptimizerFactory optimizer_factory(const std::string& name, double lr) {
+  if (name == "sgd") return distributed::optimizer_class<optim::SGD>(optim::SGDOptions(lr));
+  if (name == "adam") return distributed::optimizer_class<optim::Adam>(optim::AdamOptions(lr));
+  if (name == "adamw") return distributed::optimizer_class<optim::AdamW>(optim::AdamWOptions(lr));
+  if (name == "radam") return distributed::optimizer_class<optim::RAdam>(optim::RAdamOptions(lr));
+  if (name == "adam8bit")
+    return distributed::optimizer_class<optim::Adam8bit>(optim::Adam8bitOptions(lr));
+  LG_THROW(Error, "unknown optimizer '", name, "'");
+}
+
 std::unique_ptr<optim::Optimizer> make_optimizer(const std::string& name,
                                                  std::vector<Tensor> params, double lr) {
-  if (name == "sgd") return std::make_unique<optim::SGD>(params, optim::SGDOptions(lr));
-  if (name == "adam") return std::make_unique<optim::Adam>(params, optim::AdamOptions(lr));
-  if (name == "adamw") return std::make_unique<optim::AdamW>(params, optim::AdamWOptions(lr));
-  if (name == "radam") return std::make_unique<optim::RAdam>(params, optim::RAdamOptions(lr));
-  if (name == "adam8bit")
-    return std::make_unique<optim::Adam8bit>(params, optim::Adam8bitOptions(lr));
-  LG_THROW(Error, "unknown optimizer '", name, "'");
+  return optimizer_factory(name, lr)({optim::ParamGroup(std::move(params))});
 }
 
 std::string memory_setting_text(const TrainOptions& o) {

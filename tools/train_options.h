@@ -21,6 +21,7 @@ struct TrainOptions {
   std::int64_t blocks = 2;  // srnet
   bool save_on_cpu = false;
   bool offload_params = false;
+  bool zero = false;  // several processes: the optimizer state sharded (ZeroRedundancyOptimizer)
   bool recompute = false;
   double memory_budget_mb = 0;  // 0: no memory planner
   std::string device;           // empty: cuda when available, else cpu
@@ -54,6 +55,10 @@ struct TrainOptions {
 
 // Defines every option on `app`, writing into `o` when it parses.
 void add_options(CLI::App& app, TrainOptions& o);
+
+// The optimizer --optimizer names, with learning rate `lr` and PyTorch's other defaults, as a
+// factory (what distributed::ZeroRedundancyOptimizer wraps for --zero).
+distributed::OptimizerFactory optimizer_factory(const std::string& name, double lr);
 
 // The learning rate when --lr is not given: the classic recipe's for SGD, Adam's for the others.
 double default_lr(const std::string& optimizer);

@@ -9,11 +9,8 @@
 
 #include <leangrad/autograd/grad_mode.h>
 #include <leangrad/core/error.h>
-#include <leangrad/distributed/bucket_assignment.h>
-#include <leangrad/distributed/collective.h>
 #include <leangrad/distributed/distributed.h>
-#include <leangrad/kernels/creation.h>
-#include <leangrad/kernels/ops.h>
+#include <leangrad/distributed/tensor_lists.h>
 
 namespace leangrad::distributed {
 
@@ -30,28 +27,6 @@ NamedTensors distinct(const NamedTensors& tensors) {
   return out;
 }
 
-// What check_same_model compares of one parameter or buffer: its dtype, whether it is trained
-// (requires grad: frozen ones have no bucket slot), and its shape (numel, then the dims).
-constexpr std::size_t kRecordWords = 4 + kMaxCollectiveDims;
-
-void write_record(std::int64_t* record, const Tensor& t) {
-  record[0] = static_cast<std::int64_t>(t.dtype());
-  record[1] = t.requires_grad() ? 1 : 0;
-  record[2] = t.numel();
-  record[3] = t.dim();
-  for (std::int64_t d = 0; d < t.dim() && d < static_cast<std::int64_t>(kMaxCollectiveDims); ++d)
-    record[4 + d] = t.size(d);
-}
-
-// "float32 [4, 6]", and with `say_grad` "requiring grad" or "frozen (requires_grad false)".
-std::string describe_record(const std::int64_t* record, bool say_grad) {
-  const std::int64_t ndim = std::clamp<std::int64_t>(record[3], 0, kMaxCollectiveDims);
-  const Shape shape(record + 4, record + 4 + ndim);
-  std::string text = detail::str_cat(static_cast<DType>(record[0]), " ", shape);
-  if (say_grad) text += record[1] ? " requiring grad" : " frozen (requires_grad false)";
-  return text;
-}
-
 // Every rank must wrap the same model: as many parameters and buffers, each of the same dtype and
 // shape, and the same parameters frozen. Compared before any broadcast, as PyTorch's DDP does:
 // a mismatch is named instead of pairing one rank's broadcast with another's all-reduce, or, where
@@ -62,16 +37,12 @@ std::string describe_record(const std::int64_t* record, bool say_grad) {
 // error.
 void check_same_model(ProcessGroup& group, const NamedTensors& params,
                       const NamedTensors& buffers) {
-  Tensor counts = zeros({2}, TensorOptions(kInt64));
-  counts.data_ptr<std::int64_t>()[0] = static_cast<std::int64_t>(params.size());
-  counts.data_ptr<std::int64_t>()[1] = static_cast<std::int64_t>(buffers.size());
-  // On the group's device (NCCL's collectives take CUDA tensors only), read back on the CPU.
-  std::vector<Tensor> all = group.all_gather(counts.to(group.device()));
+  const std::vector<std::vector<std::int64_t>> all = all_gather_counts(
+      group, {static_cast<std::int64_t>(params.size()), static_cast<std::int64_t>(buffers.size())});
   std::string ranks;
   bool differ = false;
   for (std::size_t r = 0; r < all.size(); ++r) {
-    all[r] = all[r].cpu();
-    const auto* c = all[r].data_ptr<std::int64_t>();
+    const std::vector<std::int64_t>& c = all[r];
     differ = differ || c[0] != static_cast<std::int64_t>(params.size()) ||
              c[1] != static_cast<std::int64_t>(buffers.size());
     ranks += detail::str_cat(r ? "; " : "", "rank ", r, ": ", c[0], " parameters and ", c[1],
@@ -80,35 +51,21 @@ void check_same_model(ProcessGroup& group, const NamedTensors& params,
   LG_CHECK(!differ, "DistributedDataParallel: the ranks wrap different models (", ranks,
            "). Every rank must build the same model before wrapping it");
 
-  const std::size_t n = params.size() + buffers.size();
-  if (n == 0) return;
-  Tensor records = zeros({static_cast<std::int64_t>(n), static_cast<std::int64_t>(kRecordWords)},
-                         TensorOptions(kInt64));  // (tensors, kRecordWords)
-  auto* mine = records.data_ptr<std::int64_t>();
-  for (std::size_t i = 0; i < n; ++i) {
-    const Tensor& t = i < params.size() ? params[i].second : buffers[i - params.size()].second;
-    write_record(mine + i * kRecordWords, t);
-  }
-  std::vector<Tensor> gathered = group.all_gather(records.to(group.device()));
-  for (Tensor& g : gathered)
-    g = g.cpu().contiguous();
-  const auto* rank0 = gathered[0].data_ptr<std::int64_t>();
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::int64_t* expected = rank0 + i * kRecordWords;
-    for (std::size_t r = 1; r < gathered.size(); ++r) {
-      const std::int64_t* theirs = gathered[r].data_ptr<std::int64_t>() + i * kRecordWords;
-      if (std::equal(expected, expected + kRecordWords, theirs)) continue;
-      const bool is_parameter = i < params.size();
-      const bool say_grad = expected[1] != theirs[1];
-      const std::string& name = is_parameter ? params[i].first : buffers[i - params.size()].first;
-      LG_THROW(Error, "DistributedDataParallel: the ranks wrap different models: ",
-               is_parameter ? "parameter '" : "buffer '", name, "' is ",
-               describe_record(expected, say_grad), " on rank 0 but ",
-               describe_record(theirs, say_grad), " on rank ", r,
-               ". Every rank must build the same model (and freeze the same parameters) before "
-               "wrapping it");
-    }
-  }
+  std::vector<Tensor> tensors;
+  for (const auto& [name, t] : params)
+    tensors.push_back(t);
+  for (const auto& [name, t] : buffers)
+    tensors.push_back(t);
+  const std::optional<TensorMismatch> mismatch = first_mismatch(group, tensors);
+  if (!mismatch) return;
+  const std::size_t i = mismatch->index;
+  const bool is_parameter = i < params.size();
+  const std::string& name = is_parameter ? params[i].first : buffers[i - params.size()].first;
+  LG_THROW(Error, "DistributedDataParallel: the ranks wrap different models: ",
+           is_parameter ? "parameter '" : "buffer '", name, "' is ", mismatch->expected,
+           " on rank 0 but ", mismatch->theirs, " on rank ", mismatch->rank,
+           ". Every rank must build the same model (and freeze the same parameters) before "
+           "wrapping it");
 }
 
 // A group whose collectives take one GPU's tensors (NCCL) cannot reduce parameters elsewhere:
@@ -146,37 +103,23 @@ void broadcast_from_rank0(ProcessGroup& group, const NamedTensors& tensors, cons
 // again, so rank 0's statistics are the model's (what rank 0 checkpoints and evaluates). The
 // buffers go as one flat tensor per dtype and device (a model has many small ones: one collective
 // each would cost a round trip apiece), grouped as the gradients' buckets are but without a size
-// limit (assign_buckets), and copied back into place bitwise.
+// limit (broadcast_coalesced in tensor_lists.h), and copied back into place bitwise.
 void broadcast_buffers_coalesced(ProcessGroup& group, const NamedTensors& buffers) {
-  NoGradGuard no_grad;
-  std::vector<BucketCandidate> candidates;
+  std::vector<Tensor> tensors;
   for (const auto& [name, b] : buffers)
-    candidates.push_back({b.dtype(), b.device(), static_cast<std::int64_t>(b.nbytes())});
-  const std::vector<std::vector<std::size_t>> groups =
-      assign_buckets(candidates, {std::numeric_limits<std::int64_t>::max()});
-  for (const std::vector<std::size_t>& g : groups) {
-    std::vector<Tensor> pieces;
-    for (std::size_t i : g)
-      pieces.push_back(buffers[i].second.detach().reshape({-1}));
-    const Tensor flat = ops::cat(pieces, 0).contiguous();
-    try {
-      group.broadcast(flat, 0);
-    } catch (const Error& e) {
-      const Tensor& first = buffers[g.front()].second;
-      LG_THROW(Error, "DistributedDataParallel: broadcasting rank 0's ", g.size(), " ",
-               first.dtype(), " buffer", g.size() == 1 ? "" : "s", " (", flat.numel(),
-               " elements, among them '", buffers[g.front()].first,
-               "') before forward failed on rank ", group.rank(), ": ", e.message());
-    }
-    if (group.rank() == 0) continue;  // its buffers are what it sent
-    std::int64_t offset = 0;
-    for (std::size_t i : g) {
-      Tensor b = buffers[i].second.detach();
-      const std::int64_t n = b.numel();
-      b.copy_(flat.slice(0, offset, offset + n).view(b.shape()));
-      offset += n;
-    }
-  }
+    tensors.push_back(b);
+  broadcast_coalesced(group, tensors, 0, std::numeric_limits<std::int64_t>::max(),
+                      [&](const std::vector<std::size_t>& bucket) {
+                        std::int64_t numel = 0;
+                        for (std::size_t i : bucket)
+                          numel += tensors[i].numel();
+                        const Tensor& first = tensors[bucket.front()];
+                        return detail::str_cat(
+                            "DistributedDataParallel: broadcasting rank 0's ", bucket.size(), " ",
+                            first.dtype(), " buffer", bucket.size() == 1 ? "" : "s", " (", numel,
+                            " elements, among them '", buffers[bucket.front()].first,
+                            "') before forward failed on rank ", group.rank());
+                      });
 }
 
 }  // namespace

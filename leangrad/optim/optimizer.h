@@ -31,6 +31,10 @@ namespace leangrad::ops {
 struct DeviceStep;  // kernels/ops.h
 }  // namespace leangrad::ops
 
+namespace leangrad::distributed {
+class ZeroRedundancyOptimizer;  // distributed/zero_redundancy_optimizer.h
+}  // namespace leangrad::distributed
+
 namespace leangrad::optim {
 
 // A set of parameters with its own hyperparameters; unset ones take the optimizer's options.
@@ -122,8 +126,9 @@ class Optimizer {
 
   // "state.<i>.step" (int64, 0-d, CPU: the steps taken, as state(i).step), "state.<i>.<name>"
   // (the state tensors themselves, not copies), "param_groups.<g>.lr" and
-  // "param_groups.<g>.weight_decay" (float64, 0-d, CPU).
-  NamedTensors state_dict() const;
+  // "param_groups.<g>.weight_decay" (float64, 0-d, CPU). Virtual for an optimizer whose state is
+  // spread over processes (distributed::ZeroRedundancyOptimizer refuses a partial one).
+  virtual NamedTensors state_dict() const;
   // Restores what state_dict() gave (tensors are copied to each parameter's device) and drops
   // the skip counts of step_unless (the loaded steps are the steps taken). Throws Error on an
   // unknown key, a parameter index out of range, a state whose shape or dtype does not fit or
@@ -195,6 +200,10 @@ class Optimizer {
   }
 
  private:
+  // It holds an optimizer of another class and steps that one's parameters through its hooks
+  // (update, named_state, ...), for the parameters this process owns.
+  friend class distributed::ZeroRedundancyOptimizer;
+
   // step() and step_unless(): found_inf null for a plain step.
   void run_step(const std::vector<Tensor>* found_inf);
   // Steps taken by parameter i: the host's count less those the device skipped.

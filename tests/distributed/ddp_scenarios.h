@@ -16,4 +16,7 @@ struct ScenarioCheckFailed {
 // many checks it made. Throws ScenarioCheckFailed, or leangrad::Error for an unknown name.
 int run_ddp_scenario(const std::string& name);
 
+// The same for the ZeroRedundancyOptimizer scenarios ("zero_*", zero_scenarios.cpp).
+int run_zero_scenario(const std::string& name);
+
 }  // namespace leangrad::test

@@ -1,7 +1,7 @@
 // dist_worker: one rank of a multi-process test. The GoogleTest cases of tests/distributed/
 // start several of these (launch.h) with RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT set, each
 // running the scenario named on its command line (the DistributedDataParallel ones, ddp_*, are
-// in ddp_scenarios.cpp):
+// in ddp_scenarios.cpp, the ZeroRedundancyOptimizer ones, zero_*, in zero_scenarios.cpp):
 //   dist_worker <scenario>
 // It prints what it saw and exits 0 when every check passed, 1 when a check failed, 2 when a
 // leangrad::Error escaped (its message on the last line, and recorded for the other ranks with
@@ -733,6 +733,8 @@ int main(int argc, char** argv) {
       scenario_plan_memory_mismatch();
     } else if (scenario.rfind("ddp_", 0) == 0) {
       g_checks += leangrad::test::run_ddp_scenario(scenario);
+    } else if (scenario.rfind("zero_", 0) == 0) {
+      g_checks += leangrad::test::run_zero_scenario(scenario);
     } else {
       std::fprintf(stderr, "unknown scenario %s\n", scenario.c_str());
       return 3;

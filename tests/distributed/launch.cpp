@@ -187,4 +187,15 @@ std::string describe(const std::vector<RankOutcome>& outcomes) {
   return out.str();
 }
 
+std::vector<RankOutcome> expect_all_pass(const std::string& scenario, int world_size) {
+  Launch l;
+  l.scenario = scenario;
+  l.world_size = world_size;
+  l.deadline_s = 60;
+  const std::vector<RankOutcome> outcomes = launch(l);
+  for (const RankOutcome& o : outcomes)
+    EXPECT_EQ(o.exit_code, 0) << describe(outcomes);
+  return outcomes;
+}
+
 }  // namespace leangrad::test

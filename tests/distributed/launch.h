@@ -69,4 +69,8 @@ class UnservedPort {
 // "rank 0 (exit 0, 0.12 s):\n<output>...": every outcome, for failure messages.
 std::string describe(const std::vector<RankOutcome>& outcomes);
 
+// Runs `scenario` on `world_size` ranks (deadline 60 s) and expects every rank to exit 0, having
+// passed its checks (a GoogleTest failure listing every rank's output otherwise).
+std::vector<RankOutcome> expect_all_pass(const std::string& scenario, int world_size = 2);
+
 }  // namespace leangrad::test

@@ -16,18 +16,6 @@
 namespace leangrad::test {
 namespace {
 
-// Runs `scenario` on `world_size` ranks and expects every rank to pass its checks.
-std::vector<RankOutcome> expect_all_pass(const std::string& scenario, int world_size = 2) {
-  Launch l;
-  l.scenario = scenario;
-  l.world_size = world_size;
-  l.deadline_s = 60;
-  const std::vector<RankOutcome> outcomes = launch(l);
-  for (const RankOutcome& o : outcomes)
-    EXPECT_EQ(o.exit_code, 0) << describe(outcomes);
-  return outcomes;
-}
-
 TEST(DistributedDDP, TwoRanksEqualOneProcessMlpFloat32) {
   SKIP_WITHOUT_GLOO();
   expect_all_pass("ddp_equal_mlp_f32");

@@ -64,6 +64,15 @@ Tensor make_tensor(const std::vector<double>& values, const Shape& shape, DType 
   return t;
 }
 
+std::string error_message(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
 std::vector<double> to_vector(const Tensor& t) {
   const Tensor host = t.device().is_cpu() ? t : t.cpu();
   std::vector<double> out;

@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -17,12 +18,21 @@
 #define EXPECT_CONTAINS(text, part) \
   EXPECT_NE(std::string(text).find(part), std::string::npos) << "in: " << (text)
 
+// EXPECT_THROW_MSG(statement, "part"): the statement throws a leangrad::Error whose what()
+// contains the part (a failure showing "(no error)" when it throws none).
+#define EXPECT_THROW_MSG(statement, part) \
+  EXPECT_CONTAINS(::leangrad::test::error_message([&] { (void)(statement); }), part)
+
 namespace leangrad::test {
 
 // A contiguous CPU tensor of `dtype` and `shape` holding `values` in row-major order
 // (shape {} is 0-d and takes one value). Values are converted with static_cast (through float
 // for float16/bfloat16, x != 0 for bool).
 Tensor make_tensor(const std::vector<double>& values, const Shape& shape, DType dtype = kFloat32);
+
+// The what() of the leangrad::Error that `fn` throws, or "(no error)" when it throws none (other
+// exceptions pass through).
+std::string error_message(const std::function<void()>& fn);
 
 // Every element of `t` (any dtype, device or strides) as double, in logical row-major order.
 std::vector<double> to_vector(const Tensor& t);

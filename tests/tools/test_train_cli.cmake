@@ -40,7 +40,8 @@
 #   --max-steps and resumed, with and without --offload-params, ends with a model bitwise equal to
 #   the uninterrupted 2-process run's; a small srnet under --memory-budget in 2 processes (one
 #   plan for both ranks, the gradient all-reduce in its step) trains the plain 2-process model
-#   bitwise within the budget. SKIPPED as above.
+#   bitwise within the budget; --zero (ZeroRedundancyOptimizer) with Adam trains the plain Adam
+#   2-process model bitwise, also interrupted and resumed. SKIPPED as above.
 
 function(run_train expected_rc expected_message)
   execute_process(COMMAND "${TRAIN}" ${ARGN}
@@ -606,6 +607,44 @@ function(check_distributed)
   endif()
   message(STATUS "2 processes: --memory-budget ${budget_mib} trains the plain run's model, peak "
                  "${measured} bytes (predicted ${predicted}, ${error_permille} per mille apart)")
+
+  # --zero (the optimizer state sharded, ZeroRedundancyOptimizer) with Adam: the plain 2-process
+  # Adam run's model bitwise, also when interrupted at step 20 (rank 0 saving the state every rank
+  # consolidated to it) and resumed; the report counts each rank's share of the state. One process
+  # has nothing to shard: refused.
+  set(adam ${two} --optimizer adam --max-steps 40)
+  execute_process(COMMAND ${adam} --save-model "${dir}/adam.safetensors"
+    RESULT_VARIABLE rc OUTPUT_VARIABLE printed ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "the 2-process Adam run failed (exit ${rc}):\n${printed}\n${err}")
+  endif()
+  execute_process(COMMAND ${adam} --zero --save-model "${dir}/zero.safetensors"
+    RESULT_VARIABLE rc OUTPUT_VARIABLE printed ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "the 2-process --zero run failed (exit ${rc}):\n${printed}\n${err}")
+  endif()
+  expect_printed("2 processes --zero" "${printed}" "[rank 0] distributed: 2 processes (gloo), DistributedDataParallel, optimizer state sharded (ZeroRedundancyOptimizer), global batch 64")
+  expect_same_file("${dir}/adam.safetensors" "${dir}/zero.safetensors"
+                   "2 processes: --zero trained another model than the plain Adam run")
+  set(ckpt "${dir}/ckpt_zero")
+  execute_process(COMMAND ${two} --optimizer adam --zero --checkpoint-dir "${ckpt}"
+                          --checkpoint-every 20 --max-steps 20
+    RESULT_VARIABLE rc OUTPUT_VARIABLE printed ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "the interrupted 2-process --zero run failed (exit ${rc}):\n${printed}\n${err}")
+  endif()
+  execute_process(COMMAND ${adam} --zero --checkpoint-dir "${ckpt}"
+                          --save-model "${dir}/zero_resumed.safetensors"
+    RESULT_VARIABLE rc OUTPUT_VARIABLE printed ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "the resumed 2-process --zero run failed (exit ${rc}):\n${printed}\n${err}")
+  endif()
+  expect_printed("resumed (--zero)" "${printed}" "[rank 0] resuming from ${ckpt}/step-00000020.safetensors")
+  expect_same_file("${dir}/adam.safetensors" "${dir}/zero_resumed.safetensors"
+                   "the resumed 2-process --zero run's final model differs from the plain Adam run's")
+  run_train(1 "--zero shards the optimizer state over the processes of leangrad-run; this run has one process"
+            ${common} --zero --max-steps 1)
+  message(STATUS "2 processes: --zero trains the plain Adam run's model bitwise, also resumed")
 
   # Interrupted at step 70 and resumed, as is and with --offload-params (the checkpoint loaded into
   # the host parameters): the final model of the uninterrupted run, bitwise.

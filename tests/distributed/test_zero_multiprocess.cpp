@@ -1,0 +1,78 @@
+// ZeroRedundancyOptimizer in several processes (dist_worker's zero_* scenarios,
+// zero_scenarios.cpp): bitwise the wrapped optimizer run whole, for each optimizer class, on two
+// and three ranks, with amp::GradScaler, the state dict consolidated, local and whole, and ranks
+// that pass other parameters named before any step.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "distributed/launch.h"
+#include "testing/tensor_testing.h"
+
+namespace leangrad::test {
+namespace {
+
+void expect_bitwise(const std::string& scenario, int world_size) {
+  for (const RankOutcome& o : expect_all_pass(scenario, world_size))
+    EXPECT_CONTAINS(o.output, "bitwise the plain optimizer after 6 steps");
+}
+
+TEST(DistributedZero, AdamOnTwoRanksStepsBitwiseAsAdam) {
+  SKIP_WITHOUT_GLOO();
+  expect_bitwise("zero_equal_adam", 2);
+}
+TEST(DistributedZero, AdamOnThreeRanksStepsBitwiseAsAdam) {
+  SKIP_WITHOUT_GLOO();
+  expect_bitwise("zero_equal_adam", 3);
+}
+TEST(DistributedZero, AdamWStepsBitwiseAsAdamW) {
+  SKIP_WITHOUT_GLOO();
+  expect_bitwise("zero_equal_adamw", 2);
+}
+TEST(DistributedZero, NesterovSgdStepsBitwiseAsSgd) {
+  SKIP_WITHOUT_GLOO();
+  expect_bitwise("zero_equal_sgd", 2);
+}
+TEST(DistributedZero, RAdamStepsBitwiseAsRAdam) {
+  SKIP_WITHOUT_GLOO();
+  expect_bitwise("zero_equal_radam", 2);
+}
+TEST(DistributedZero, Adam8bitStepsBitwiseAsAdam8bit) {
+  SKIP_WITHOUT_GLOO();
+  expect_bitwise("zero_equal_adam8bit", 2);
+}
+
+TEST(DistributedZero, GradScalerSkipsTheSameStepsAsOverAPlainOptimizer) {
+  SKIP_WITHOUT_GLOO();
+  for (const RankOutcome& o : expect_all_pass("zero_grad_scaler", 2))
+    EXPECT_CONTAINS(o.output, "bitwise the plain Adam, the infinite step skipped");
+}
+
+TEST(DistributedZero, StateDictsConsolidatedLocalAndWholeResumeBitwise) {
+  SKIP_WITHOUT_GLOO();
+  for (const RankOutcome& o : expect_all_pass("zero_state_dict", 2)) {
+    EXPECT_CONTAINS(o.output, "consolidated, local and whole dicts bitwise");
+    EXPECT_CONTAINS(o.output, "CAUGHT: load_state_dict: the state of parameter");
+  }
+}
+
+TEST(DistributedZero, RanksWithAnotherNumberOfParametersAreNamed) {
+  SKIP_WITHOUT_GLOO();
+  for (const RankOutcome& o : expect_all_pass("zero_mismatch_count", 2)) {
+    EXPECT_CONTAINS(o.output,
+                    "CAUGHT: ZeroRedundancyOptimizer: the ranks optimize different numbers of "
+                    "parameters (rank 0: 6; rank 1: 5)");
+  }
+}
+
+TEST(DistributedZero, RanksWithParametersOfAnotherShapeAreNamed) {
+  SKIP_WITHOUT_GLOO();
+  for (const RankOutcome& o : expect_all_pass("zero_mismatch_shape", 2)) {
+    EXPECT_CONTAINS(o.output,
+                    "CAUGHT: ZeroRedundancyOptimizer: the ranks optimize different parameters: "
+                    "parameter 1 is float32 [256] on rank 0 but float32 [128, 2] on rank 1");
+  }
+}
+
+}  // namespace
+}  // namespace leangrad::test
