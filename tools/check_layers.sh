@@ -8,7 +8,8 @@
 #   core <- kernels <- autograd <- data, nn, optim <- offload <- distributed <- tools, tests, bench
 #   (nn may include data; offload and distributed include nn: they act on modules; offload
 #   includes optim: ParameterOffload::step runs an optimizer; distributed includes offload:
-#   plan_memory makes the ranks agree on one memory plan)
+#   plan_memory makes the ranks agree on one memory plan; and optim: ZeroRedundancyOptimizer is
+#   an optimizer)
 #
 # A layer includes only the layers listed for it (and itself). Besides, the backend contract and
 # the launchers (kernels/backend.h, kernels/cpu/, kernels/cuda/) are private to kernels/: every
@@ -25,7 +26,7 @@ declare -A allowed=(
   [nn]="core kernels autograd data"            # Module::save and load write safetensors
   [optim]="core kernels autograd"
   [offload]="core kernels autograd data nn optim"  # act on modules; ParameterOffload::step runs an optimizer
-  [distributed]="core kernels autograd data nn offload"  # DDP wraps an nn::Module; plan_memory: one memory plan
+  [distributed]="core kernels autograd data nn optim offload"  # DDP wraps an nn::Module; ZeroRedundancyOptimizer is an optimizer; plan_memory: one memory plan
 )
 private_to_kernels='^kernels/(backend\.h|backend_launchers\.inc|cpu/|cuda/)'
 

@@ -23,15 +23,6 @@ namespace {
 
 using autograd::grad;
 
-std::string message_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
 TEST(InPlaceRecorded, ReluOnANonLeafMatchesTheOutOfPlaceOp) {
   Tensor x = test::away_from_zero_input({3, 4}, 0.2, 1.0, 31);
   Tensor y = x * 1.5;
@@ -125,19 +116,19 @@ TEST(InPlaceRecorded, ResidualBlockWithInPlaceReluAndAdd) {
 
 TEST(InPlaceRecorded, RefusedWhereTheGraphWouldBeWrong) {
   Tensor x = test::uniform_input({2}, -1.0, 1.0, 39);
-  std::string m = message_of([&] { x.relu_(); });  // a leaf that requires grad
+  std::string m = test::error_message([&] { x.relu_(); });  // a leaf that requires grad
   EXPECT_NE(m.find("leaf"), std::string::npos) << m;
   Tensor y = x * 2.0;
   {
     const Tensor view = y.view({1, 2});
-    m = message_of([&] { y.add_(1.0); });
+    m = test::error_message([&] { y.add_(1.0); });
     EXPECT_NE(m.find("live view"), std::string::npos) << m;
   }
   y.add_(1.0);  // the view is gone: recorded now
   Tensor z = x * 2.0;
   Tensor saved_by_mul = z * z;  // MulBackward saves z
   z.add_(1.0);
-  m = message_of([&] { saved_by_mul.sum().backward(); });
+  m = test::error_message([&] { saved_by_mul.sum().backward(); });
   EXPECT_NE(m.find("MulBackward"), std::string::npos) << m;
   EXPECT_NE(m.find("in-place"), std::string::npos) << m;
 }

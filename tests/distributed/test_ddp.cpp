@@ -60,15 +60,6 @@ struct WithHead : nn::Module {
   nn::Linear head{nullptr};
 };
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
 TEST_F(DDPOneProcess, AGroupOfOneHoldsNoBucketsAndTrainsAsThePlainModel) {
   auto plain = mlp(1);
   DistributedDataParallel ddp(mlp(1), DDPOptions().first_bucket_mb(0.0001));
@@ -168,7 +159,7 @@ TEST_F(DDPOneProcess, AnUnusedParameterIsNamedAndTheNextStepWorks) {
   auto model = std::make_shared<WithHead>(6);
   DistributedDataParallel ddp(model);
   const std::string message =
-      error_of([&] { cross_entropy(ddp.forward(batch_x(0)), batch_y()).backward(); });
+      test::error_message([&] { cross_entropy(ddp.forward(batch_x(0)), batch_y()).backward(); });
   EXPECT_CONTAINS(message,
                   "DistributedDataParallel: 2 parameters received no gradient in this "
                   "backward on rank 0: module.head.weight, module.head.bias.");
@@ -207,10 +198,10 @@ TEST_F(DDPOneProcess, AParameterReducedTwiceInOneBackwardIsNamed) {
   };
   DistributedDataParallel ddp(std::make_shared<Shared>());
   Tensor x = batch_x(0).requires_grad_();
-  EXPECT_CONTAINS(error_of([&] { ddp.forward(x).sum().backward(); }),
+  EXPECT_CONTAINS(test::error_message([&] { ddp.forward(x).sum().backward(); }),
                   "parameter 'module.lin.bias' received its gradient twice in one backward");
   // The next forward starts clean.
-  EXPECT_CONTAINS(error_of([&] { ddp.forward(x).sum().backward(); }),
+  EXPECT_CONTAINS(test::error_message([&] { ddp.forward(x).sum().backward(); }),
                   "received its gradient twice");
 }
 
@@ -250,9 +241,11 @@ TEST_F(DDPOneProcess, ACheckpointedSegmentIsReducedWithTheRest) {
 }
 
 TEST_F(DDPOneProcess, OptionsAndModulesAreChecked) {
-  EXPECT_CONTAINS(error_of([] { DistributedDataParallel(mlp(8), DDPOptions().bucket_cap_mb(0)); }),
-                  "bucket_cap_mb must be positive, got 0");
-  EXPECT_CONTAINS(error_of([] { DistributedDataParallel(nullptr); }), "the module is null");
+  EXPECT_CONTAINS(
+      test::error_message([] { DistributedDataParallel(mlp(8), DDPOptions().bucket_cap_mb(0)); }),
+      "bucket_cap_mb must be positive, got 0");
+  EXPECT_CONTAINS(test::error_message([] { DistributedDataParallel(nullptr); }),
+                  "the module is null");
   DistributedDataParallel ddp(mlp(8));
   EXPECT_EQ(ddp.named_parameters()[0].first, "module.0.weight");
   EXPECT_CONTAINS(ddp.extra_repr(), "world_size=1, buckets=1, bucket_cap_mb=25");
@@ -361,7 +354,7 @@ TEST_F(DDPOneProcess, AParameterUnfrozenAfterWrappingIsNamed) {
   DistributedDataParallel ddp(model);
   cross_entropy(ddp.forward(batch_x(0)), batch_y()).backward();  // frozen: fine
   model->ptr<nn::Linear>(0)->weight.requires_grad_(true);
-  EXPECT_CONTAINS(error_of([&] { (void)ddp.forward(batch_x(1)); }),
+  EXPECT_CONTAINS(test::error_message([&] { (void)ddp.forward(batch_x(1)); }),
                   "DistributedDataParallel: parameter 'module.0.weight' was frozen "
                   "(requires_grad false) when the module was wrapped and requires grad now");
   {
@@ -377,7 +370,8 @@ TEST_F(DDPOneProcess, AModuleConvertedAfterWrappingIsNamed) {
   DistributedDataParallel ddp(model);
   model->to(kFloat64);
   EXPECT_CONTAINS(
-      error_of([&] { cross_entropy(ddp.forward(batch_x(0).to(kFloat64)), batch_y()).backward(); }),
+      test::error_message(
+          [&] { cross_entropy(ddp.forward(batch_x(0).to(kFloat64)), batch_y()).backward(); }),
       "parameter 'module.2.bias' is float64 but its bucket float32: the module was converted "
       "after it was wrapped. Convert the module (to(dtype)) before wrapping it");
 }
@@ -392,7 +386,7 @@ TEST_F(DDPOneProcess, AnOffloadBuiltAfterWrappingIsRefusedOnCuda) {
   DistributedDataParallel ddp(model);
   offload::ParameterOffload offload(model, offload::ParameterOffloadOptions(gpu));
   const Tensor x = batch_x(0).to(gpu), y = batch_y().to(gpu);
-  EXPECT_CONTAINS(error_of([&] { cross_entropy(ddp.forward(x), y).backward(); }),
+  EXPECT_CONTAINS(test::error_message([&] { cross_entropy(ddp.forward(x), y).backward(); }),
                   "is on cpu but its bucket on cuda:0: the parameters moved after the module was "
                   "wrapped");
 }

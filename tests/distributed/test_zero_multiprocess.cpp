@@ -6,6 +6,8 @@
 
 #include <string>
 
+#include <leangrad/core/cuda.h>
+
 #include "distributed/launch.h"
 #include "testing/tensor_testing.h"
 
@@ -40,6 +42,14 @@ TEST(DistributedZero, RAdamStepsBitwiseAsRAdam) {
 TEST(DistributedZero, Adam8bitStepsBitwiseAsAdam8bit) {
   SKIP_WITHOUT_GLOO();
   expect_bitwise("zero_equal_adam8bit", 2);
+}
+
+// Both ranks on cuda:0 over Gloo (which stages CUDA tensors through the host): the wrapped
+// optimizer's CUDA kernels over each rank's share, the broadcasts of CUDA parameters.
+TEST(DistributedZero, AdamOnCudaStepsBitwiseAsAdam) {
+  SKIP_WITHOUT_GLOO();
+  if (!cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  expect_bitwise("zero_equal_adam_cuda", 2);
 }
 
 TEST(DistributedZero, GradScalerSkipsTheSameStepsAsOverAPlainOptimizer) {

@@ -104,12 +104,17 @@ std::int64_t state_elements(const optim::Optimizer& opt) {
 // on a second replica, by a ZeroRedundancyOptimizer wrapping it, with a StepLR on each: bitwise
 // the same parameters after every step, each parameter's state on its owner only (and bitwise
 // the plain one's there), and the ranks' states adding up to one plain optimizer's.
-void equal_to_wrapped(const std::string& kind) {
+void equal_to_wrapped(const std::string& kind, Device device) {
   const int rank = dist::get_rank();
   const int size = dist::get_world_size();
-  auto plain_ddp = std::make_shared<dist::DistributedDataParallel>(make_model(kModelSeed + rank));
+  auto on_device = [&](std::shared_ptr<nn::Module> m) {
+    m->to(device);
+    return m;
+  };
+  auto plain_ddp =
+      std::make_shared<dist::DistributedDataParallel>(on_device(make_model(kModelSeed + rank)));
   auto zero_ddp =
-      std::make_shared<dist::DistributedDataParallel>(make_model(kModelSeed + 7 * rank));
+      std::make_shared<dist::DistributedDataParallel>(on_device(make_model(kModelSeed + 7 * rank)));
   const dist::OptimizerFactory make = factory_of(kind);
   std::unique_ptr<optim::Optimizer> plain = make({optim::ParamGroup(plain_ddp->parameters())});
   dist::ZeroRedundancyOptimizer zero(zero_ddp->parameters(), make);
@@ -117,7 +122,8 @@ void equal_to_wrapped(const std::string& kind) {
   optim::StepLR zero_schedule(zero, 2, 0.5);
   check_bitwise(zero_ddp->parameters(), plain_ddp->parameters(), "after construction");
   for (int step = 0; step < 6; ++step) {
-    const Batch mine = batch_of(step, /*this_ranks_rows=*/true);
+    Batch mine = batch_of(step, /*this_ranks_rows=*/true);
+    mine = {mine.x.to(device), mine.y.to(device)};
     plain->zero_grad();
     cross_entropy(plain_ddp->forward(mine.x), mine.y).backward();
     plain->step();
@@ -158,10 +164,11 @@ void equal_to_wrapped(const std::string& kind) {
         detail::str_cat("the ranks' states hold ", total.item<std::int64_t>(),
                         " elements, one plain optimizer's ", state_elements(*plain)));
   std::printf(
-      "zero %s on %d ranks: rank %d owns %lld of %zu parameters, %lld of %lld state "
+      "zero %s on %d ranks (%s): rank %d owns %lld of %zu parameters, %lld of %lld state "
       "elements; bitwise the plain optimizer after 6 steps\n",
-      kind.c_str(), size, rank, static_cast<long long>(owned), zero.num_params(),
-      static_cast<long long>(state_elements(zero)), static_cast<long long>(state_elements(*plain)));
+      kind.c_str(), size, device.str().c_str(), rank, static_cast<long long>(owned),
+      zero.num_params(), static_cast<long long>(state_elements(zero)),
+      static_cast<long long>(state_elements(*plain)));
 }
 
 // amp::GradScaler over the ZeRO optimizer and over the plain one: the same scale, the same
@@ -329,8 +336,10 @@ void mismatch(const std::string& how) {
 int run_zero_scenario(const std::string& name) {
   g_checks = 0;
   const std::string equal = "zero_equal_";
-  if (name.rfind(equal, 0) == 0) {
-    equal_to_wrapped(name.substr(equal.size()));
+  if (name == "zero_equal_adam_cuda") {
+    equal_to_wrapped("adam", Device::cuda(0));  // both ranks on cuda:0, over Gloo
+  } else if (name.rfind(equal, 0) == 0) {
+    equal_to_wrapped(name.substr(equal.size()), Device::cpu());
   } else if (name == "zero_grad_scaler") {
     with_grad_scaler();
   } else if (name == "zero_state_dict") {

@@ -22,18 +22,6 @@
 namespace leangrad {
 namespace {
 
-// The message of the Error `f` throws ("" and a test failure when it throws none).
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no leangrad::Error thrown";
-  return "";
-}
-
 // A user module written as LibTorch's tutorials write one: holders as members, assigned from
 // register_module by value, a by-value forward.
 struct MlpImpl : nn::Module {
@@ -75,18 +63,19 @@ TEST(ModuleHolder, NullptrHolderIsEmptyAndUsingItNamesTheModuleType) {
   EXPECT_TRUE(fc.is_empty());
   const Tensor x = ones({2, 3});
   for (const std::string& what :
-       {error_of([&] { fc(x); }), error_of([&] { (void)fc->weight; }),
-        error_of([&] { (void)fc.ptr(); }), error_of([&] { (void)*fc; })}) {
+       {test::error_message([&] { fc(x); }), test::error_message([&] { (void)fc->weight; }),
+        test::error_message([&] { (void)fc.ptr(); }), test::error_message([&] { (void)*fc; })}) {
     EXPECT_CONTAINS(what, "empty module holder leangrad::nn::Linear");
     EXPECT_CONTAINS(what, "leangrad::nn::LinearImpl");
     EXPECT_CONTAINS(what, "nullptr");
   }
   Mlp mlp = nullptr;
-  EXPECT_CONTAINS(error_of([&] { mlp(x); }),
+  EXPECT_CONTAINS(test::error_message([&] { mlp(x); }),
                   "empty module holder leangrad::(anonymous namespace)::Mlp");
   // An empty holder converts to a null nn::Module pointer, which register_module refuses.
   nn::Module parent("Parent");
-  EXPECT_CONTAINS(error_of([&] { parent.register_module("fc", fc); }), "empty module holder");
+  EXPECT_CONTAINS(test::error_message([&] { parent.register_module("fc", fc); }),
+                  "empty module holder");
   fc = nn::Linear(3, 4);
   EXPECT_FALSE(fc.is_empty());
   EXPECT_EQ(fc(x).shape(), (Shape{2, 4}));
@@ -203,7 +192,7 @@ TEST(SequentialHolder, VariadicForwardEqualsTheManualChain) {
   for (const auto& module : *outer)
     kinds.push_back(module->name());
   EXPECT_EQ(kinds, (std::vector<std::string>{"Sequential", "Tanh"}));
-  EXPECT_CONTAINS(error_of([&] { seq->ptr<nn::Linear>(1); }), "Sequential[1] is a ReLU");
+  EXPECT_CONTAINS(test::error_message([&] { seq->ptr<nn::Linear>(1); }), "Sequential[1] is a ReLU");
 }
 
 TEST(SequentialHolder, ModuleListTakesModulesByValue) {
@@ -251,7 +240,7 @@ TEST(NamedParameters, OrderedDictAccessInRegistrationOrderWithPyTorchNames) {
   EXPECT_EQ(params.find("head.2.weight"), nullptr);  // ReLU has none
   EXPECT_TRUE(params.contains("scale"));
   EXPECT_FALSE(params.contains("steps"));  // a buffer
-  const std::string missing = error_of([&] { params["conv.wieght"]; });
+  const std::string missing = test::error_message([&] { params["conv.wieght"]; });
   EXPECT_CONTAINS(missing, "TreeImpl parameter 'conv.wieght' is not defined");
   EXPECT_CONTAINS(missing, "'conv.weight'");
   // Items: key()/value(), and pairs for structured bindings; the values are the parameters.
@@ -288,7 +277,8 @@ TEST(NamedModules, EveryModuleOnceInOrderWithDottedNames) {
   EXPECT_EQ(shared_parent.named_modules("", /*include_self=*/false).keys(),
             (std::vector<std::string>{"a"}));
   // Listing itself needs a shared_ptr; the message names the module.
-  EXPECT_CONTAINS(error_of([&] { shared_parent.named_modules(); }), "Parent: named_modules");
+  EXPECT_CONTAINS(test::error_message([&] { shared_parent.named_modules(); }),
+                  "Parent: named_modules");
 }
 
 TEST(ModuleApply, VisitsEveryModuleOnceSelfFirst) {
@@ -362,7 +352,7 @@ TEST(ByValueForward, OtherForwardsAreCalledThroughTheHolderOnly) {
   Blend blend;
   EXPECT_TRUE(test::all_close(blend(ones({2}), zeros({2})), {0.25, 0.25}, 0, 0));
   // A one-tensor call through nn::Module has no forward to reach, and says so with the class.
-  const std::string what = error_of([&] { (*blend)(ones({2})); });
+  const std::string what = test::error_message([&] { (*blend)(ones({2})); });
   EXPECT_CONTAINS(
       what,
       "leangrad::(anonymous namespace)::BlendImpl: forward(const Tensor&) is not implemented");
@@ -372,7 +362,7 @@ TEST(ByValueForward, AModuleNeverSeenWithItsTypeIsReportedWithTheClassAndTheFix)
   // Made with std::make_shared and handed over as an nn::Module: nothing bound its forward.
   std::shared_ptr<nn::Module> erased = std::make_shared<ScaleImpl>();
   nn::Sequential seq(erased);
-  const std::string what = error_of([&] { seq(ones({2})); });
+  const std::string what = test::error_message([&] { seq(ones({2})); });
   for (const char* words :
        {"leangrad::(anonymous namespace)::ScaleImpl", "forward(const Tensor&) is not implemented",
         "Tensor forward(const Tensor& input) override", "LEANGRAD_MODULE"})
@@ -384,9 +374,9 @@ TEST(ByValueForward, AModuleNeverSeenWithItsTypeIsReportedWithTheClassAndTheFix)
 TEST(ModuleNames, UnnamedModulesAreCalledByTheirClass) {
   Tree tree;
   EXPECT_EQ(tree->name(), "leangrad::(anonymous namespace)::TreeImpl");
-  EXPECT_CONTAINS(error_of([&] { tree->register_parameter("a.b", ones({1})); }),
+  EXPECT_CONTAINS(test::error_message([&] { tree->register_parameter("a.b", ones({1})); }),
                   "leangrad::(anonymous namespace)::TreeImpl: invalid parameter name 'a.b'");
-  EXPECT_CONTAINS(error_of([&] { tree->load_state_dict({}); }),
+  EXPECT_CONTAINS(test::error_message([&] { tree->load_state_dict({}); }),
                   "load_state_dict (strict) for leangrad::(anonymous namespace)::TreeImpl");
   std::ostringstream printed;
   printed << tree;
