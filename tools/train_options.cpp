@@ -51,8 +51,7 @@ void add_options(CLI::App& app, TrainOptions& o) {
   app.add_flag("--zero", o.zero,
                "under leangrad-run: shard the optimizer state over the processes "
                "(distributed::ZeroRedundancyOptimizer: each keeps the state of 1/N of the "
-               "parameters, updates those and broadcasts them)")
-      ->excludes(offload_params);
+               "parameters, updates those and broadcasts them)");
   CLI::Option* recompute = app.add_flag(
       "--recompute", o.recompute,
       "srnet: recompute each residual block in backward instead of saving its activations");

@@ -41,7 +41,8 @@
 #   the uninterrupted 2-process run's; a small srnet under --memory-budget in 2 processes (one
 #   plan for both ranks, the gradient all-reduce in its step) trains the plain 2-process model
 #   bitwise within the budget; --zero (ZeroRedundancyOptimizer) with Adam trains the plain Adam
-#   2-process model bitwise, also interrupted and resumed. SKIPPED as above.
+#   2-process model bitwise, with --offload-params too, and interrupted and resumed. SKIPPED as
+#   above.
 
 function(run_train expected_rc expected_message)
   execute_process(COMMAND "${TRAIN}" ${ARGN}
@@ -609,7 +610,7 @@ function(check_distributed)
                  "${measured} bytes (predicted ${predicted}, ${error_permille} per mille apart)")
 
   # --zero (the optimizer state sharded, ZeroRedundancyOptimizer) with Adam: the plain 2-process
-  # Adam run's model bitwise, also when interrupted at step 20 (rank 0 saving the state every rank
+  # Adam run's model bitwise, with --offload-params too, and when interrupted at step 20 (rank 0 saving the state every rank
   # consolidated to it) and resumed; the report counts each rank's share of the state. One process
   # has nothing to shard: refused.
   set(adam ${two} --optimizer adam --max-steps 40)
@@ -626,6 +627,15 @@ function(check_distributed)
   expect_printed("2 processes --zero" "${printed}" "[rank 0] distributed: 2 processes (gloo), DistributedDataParallel, optimizer state sharded (ZeroRedundancyOptimizer), global batch 64")
   expect_same_file("${dir}/adam.safetensors" "${dir}/zero.safetensors"
                    "2 processes: --zero trained another model than the plain Adam run")
+  # With --offload-params too: each rank's share of the state in pinned host memory, stepped on
+  # the host in ParameterOffload's order, the broadcasts of host parameters.
+  execute_process(COMMAND ${adam} --zero --offload-params --save-model "${dir}/zero_offload.safetensors"
+    RESULT_VARIABLE rc OUTPUT_VARIABLE printed ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "the 2-process --zero --offload-params run failed (exit ${rc}):\n${printed}\n${err}")
+  endif()
+  expect_same_file("${dir}/adam.safetensors" "${dir}/zero_offload.safetensors"
+                   "2 processes: --zero --offload-params trained another model than the plain Adam run")
   set(ckpt "${dir}/ckpt_zero")
   execute_process(COMMAND ${two} --optimizer adam --zero --checkpoint-dir "${ckpt}"
                           --checkpoint-every 20 --max-steps 20
