@@ -26,14 +26,20 @@
 
 namespace leangrad::nn {
 
-// The feed-forward block's activation: relu (LibTorch's torch::kReLU, spelled kReLU here),
-// "relu" or "gelu" (PyTorch's Python strings; "gelu" is the exact, erf one), or any function of
-// a tensor.
+// What kGELU names (LibTorch's torch::kGELU, an activation of its Transformer options).
+struct GELUActivation {};
+
+// The feed-forward block's activation: relu or gelu as LibTorch spells them (torch::kReLU and
+// torch::kGELU, kReLU and kGELU here), "relu" or "gelu" (PyTorch's Python strings; gelu is the
+// exact, erf one), or any function of a tensor.
+
 class TransformerActivation {
  public:
   TransformerActivation(init::Nonlinearity nonlinearity);  // NOLINT: kReLU only
-  TransformerActivation(const char* name);                 // NOLINT: "relu" or "gelu"
-  TransformerActivation(const std::string& name)           // NOLINT
+  TransformerActivation(GELUActivation)                    // NOLINT: kGELU
+      : TransformerActivation("gelu") {}
+  TransformerActivation(const char* name);        // NOLINT: "relu" or "gelu"
+  TransformerActivation(const std::string& name)  // NOLINT
       : TransformerActivation(name.c_str()) {}
   template <typename F>
   requires std::is_invocable_r_v<Tensor, const F&, const Tensor&> TransformerActivation(
@@ -239,3 +245,8 @@ class TransformerImpl : public Module {
 LEANGRAD_MODULE(Transformer);
 
 }  // namespace leangrad::nn
+
+namespace leangrad {
+// LibTorch's torch::kGELU: TransformerEncoderLayerOptions(512, 8).activation(kGELU).
+inline constexpr nn::GELUActivation kGELU{};
+}  // namespace leangrad

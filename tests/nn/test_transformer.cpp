@@ -246,5 +246,36 @@ TEST(TransformerEncoderLayer, ActivationChoices) {
   EXPECT_EQ(relu_layer->options.activation().name(), "relu");
 }
 
+// LibTorch's kGELU is the "gelu" that the torch cases above check: the same output, bit for bit,
+// as a layer given gelu as a function.
+TEST(TransformerEncoderLayer, KGeluIsTheExactGelu) {
+  const Tensor x = randn({4, 2, 8}, TensorOptions().dtype(kFloat64));
+  const auto options = nn::TransformerEncoderLayerOptions(8, 2).dim_feedforward(16).dropout(0.0);
+  nn::TransformerEncoderLayer by_constant(
+      nn::TransformerEncoderLayerOptions(options).activation(kGELU));
+  nn::TransformerEncoderLayer by_function(nn::TransformerEncoderLayerOptions(options).activation(
+      [](const Tensor& t) { return gelu(t); }));
+  by_constant->to(kFloat64);
+  by_function->to(kFloat64);
+  {
+    NoGradGuard no_grad;
+    auto from = by_constant->named_parameters();
+    for (auto& item : by_function->named_parameters())
+      item.value().copy_(from[item.key()]);
+  }
+  EXPECT_EQ(by_constant->options.activation().name(), "gelu");
+  EXPECT_TRUE(equal(by_constant(x), by_function(x)));
+  // And the activation matters here: relu in its place gives another output.
+  nn::TransformerEncoderLayer relu_layer(options);
+  relu_layer->to(kFloat64);
+  {
+    NoGradGuard no_grad;
+    auto from = by_constant->named_parameters();
+    for (auto& item : relu_layer->named_parameters())
+      item.value().copy_(from[item.key()]);
+  }
+  EXPECT_FALSE(equal(by_constant(x), relu_layer(x)));
+}
+
 }  // namespace
 }  // namespace leangrad
