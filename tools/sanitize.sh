@@ -43,13 +43,15 @@ ubsan_options="halt_on_error=1:print_stacktrace=1"
 # elementwise, reductions, matmul, conv, the layers and the optimizers' multi-tensor steps; the TCP
 # store (a server thread and its clients), the process groups' worker and watchdog threads, and
 # DistributedDataParallel, whose buckets the worker thread reduces while backward runs (in one
-# process, and in every rank of the multi-process tests: dist_worker is built with the same flags);
+# process, and in every rank of the multi-process tests: dist_worker is built with the same flags),
+# and ZeroRedundancyOptimizer's broadcasts after a step;
 # the profiler's per-thread span buffers, gathered while DataLoader workers record.
 tsan_filter="${LEANGRAD_TSAN_FILTER:-DataLoader.*:Dataset.*:*Sampler*:Engine.*:Hooks.*:\
 *SavedTensorHooks*:*Checkpoint*:CachingAllocatorStressTest.ThreadsShareOneAllocator:\
 *Thread*:Elementwise*:Reduce*:Matmul*:Conv*:Layers*:GroupNorm*:Adam8bit*:OptimReference*:\
 TCPStore.*:FileStore.*:DistributedCollectives.*:DistributedFaults.*:\
-EndOfBackwardCallbacks.*:DDPOneProcess.*:DistributedDDP.*:Profiler.*}"
+EndOfBackwardCallbacks.*:DDPOneProcess.*:DistributedDDP.*:ZeroOneProcess.*:DistributedZero.*:\
+Profiler.*}"
 tsan_options="halt_on_error=1:second_deadlock_stack=1:ignore_noninstrumented_modules=1"
 
 usage() {
