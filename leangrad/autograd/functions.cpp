@@ -17,6 +17,8 @@
 #include <leangrad/core/profiler.h>
 #include <leangrad/core/views.h>
 #include <leangrad/kernels/creation.h>
+#include <leangrad/kernels/dispatch.h>
+#include <leangrad/kernels/elementwise_math.h>
 #include <leangrad/kernels/ops.h>
 
 namespace leangrad {
@@ -401,14 +403,136 @@ Tensor log10(const Tensor& a_in) {
                    });
 }
 
+// The trigonometric and hyperbolic functions: PyTorch's derivative formulas, written with these
+// same functions so that they differentiate again. At the edges of a domain they give what
+// PyTorch gives: asin'(1) = rsqrt(0) = inf, acosh'(0.5) = rsqrt(-0.75) = NaN, and atanh'(2) =
+// 1 / (1 - 4) = -1/3 (the formula, though atanh(2) is NaN). tan, asin, acos, sinh and cosh run in
+// float32 under autocast, as in PyTorch's list (Note [Autocast policy]).
+Tensor tan(const Tensor& a_in) {
+  LG_PROFILE_OP(a_in);
+  const Tensor a = amp::autocast_operand(a_in, amp::CastPolicy::Float32);
+  const Tensor out = ops::unary(UnaryOp::Tan, a);
+  // d tan(a) / da = 1 + tan(a)^2.
+  return record_op("tan", out, {a}, {out}, [](const BackwardContext& c) -> std::vector<Tensor> {
+    const Tensor& y = c.saved[0];
+    return {c.grad * (y * y + 1.0)};
+  });
+}
+
+Tensor asin(const Tensor& a_in) {
+  LG_PROFILE_OP(a_in);
+  const Tensor a = amp::autocast_operand(a_in, amp::CastPolicy::Float32);
+  return record_op("asin", ops::unary(UnaryOp::Asin, a), {a}, {a},
+                   [](const BackwardContext& c) -> std::vector<Tensor> {
+                     const Tensor& x = c.saved[0];
+                     return {c.grad * rsqrt(1.0 - x * x)};
+                   });
+}
+
+Tensor acos(const Tensor& a_in) {
+  LG_PROFILE_OP(a_in);
+  const Tensor a = amp::autocast_operand(a_in, amp::CastPolicy::Float32);
+  return record_op("acos", ops::unary(UnaryOp::Acos, a), {a}, {a},
+                   [](const BackwardContext& c) -> std::vector<Tensor> {
+                     const Tensor& x = c.saved[0];
+                     return {c.grad * -rsqrt(1.0 - x * x)};
+                   });
+}
+
+Tensor atan(const Tensor& a) {
+  LG_PROFILE_OP(a);
+  return record_op("atan", ops::unary(UnaryOp::Atan, a), {a}, {a},
+                   [](const BackwardContext& c) -> std::vector<Tensor> {
+                     const Tensor& x = c.saved[0];
+                     return {c.grad / (x * x + 1.0)};
+                   });
+}
+
+Tensor sinh(const Tensor& a_in) {
+  LG_PROFILE_OP(a_in);
+  const Tensor a = amp::autocast_operand(a_in, amp::CastPolicy::Float32);
+  return record_op(
+      "sinh", ops::unary(UnaryOp::Sinh, a), {a}, {a},
+      [](const BackwardContext& c) -> std::vector<Tensor> { return {c.grad * cosh(c.saved[0])}; });
+}
+
+Tensor cosh(const Tensor& a_in) {
+  LG_PROFILE_OP(a_in);
+  const Tensor a = amp::autocast_operand(a_in, amp::CastPolicy::Float32);
+  return record_op(
+      "cosh", ops::unary(UnaryOp::Cosh, a), {a}, {a},
+      [](const BackwardContext& c) -> std::vector<Tensor> { return {c.grad * sinh(c.saved[0])}; });
+}
+
+Tensor asinh(const Tensor& a) {
+  LG_PROFILE_OP(a);
+  return record_op("asinh", ops::unary(UnaryOp::Asinh, a), {a}, {a},
+                   [](const BackwardContext& c) -> std::vector<Tensor> {
+                     const Tensor& x = c.saved[0];
+                     return {c.grad * rsqrt(x * x + 1.0)};
+                   });
+}
+
+Tensor acosh(const Tensor& a) {
+  LG_PROFILE_OP(a);
+  return record_op("acosh", ops::unary(UnaryOp::Acosh, a), {a}, {a},
+                   [](const BackwardContext& c) -> std::vector<Tensor> {
+                     const Tensor& x = c.saved[0];
+                     return {c.grad * rsqrt(x * x - 1.0)};
+                   });
+}
+
+Tensor atanh(const Tensor& a) {
+  LG_PROFILE_OP(a);
+  return record_op("atanh", ops::unary(UnaryOp::Atanh, a), {a}, {a},
+                   [](const BackwardContext& c) -> std::vector<Tensor> {
+                     const Tensor& x = c.saved[0];
+                     return {c.grad / (1.0 - x * x)};
+                   });
+}
+
+Tensor exp2(const Tensor& a) {
+  LG_PROFILE_OP(a);
+  const Tensor out = ops::unary(UnaryOp::Exp2, a);
+  // d 2^a / da = 2^a ln 2.
+  return record_op("exp2", out, {a}, {out}, [](const BackwardContext& c) -> std::vector<Tensor> {
+    return {c.grad * c.saved[0] * 0.6931471805599453};
+  });
+}
+
+Tensor atan2(const Tensor& a, const Tensor& b) {
+  LG_PROFILE_OP(a, b);
+  // PyTorch's formula: d/da = b / (a^2 + b^2), d/db = -a / (a^2 + b^2); NaN at (0, 0), as there.
+  return record_op("atan2", ops::binary(BinaryOp::Atan2, a, b), {a, b}, {a, b},
+                   [](const BackwardContext& c) -> std::vector<Tensor> {
+                     const Tensor& x = c.saved[0];
+                     const Tensor& y = c.saved[1];
+                     const Tensor r = reciprocal(x * x + y * y);
+                     return {c.needs(0) ? sum_to(c.grad * y * r, c.shape(0)) : Tensor(),
+                             c.needs(1) ? sum_to(c.grad * -x * r, c.shape(1)) : Tensor()};
+                   });
+}
+
 namespace {
 
 // sign and the roundings are piecewise constant: their gradient is 0 everywhere (PyTorch's
 // choice at the jumps too), so the graph still reaches the input, with zeros.
+Tensor piecewise_constant(const char* name, const Tensor& out, const Tensor& a) {
+  return record_op(name, out, {a}, {}, [](const BackwardContext& c) -> std::vector<Tensor> {
+    return {zeros_like(c.grad)};
+  });
+}
 Tensor piecewise_constant(const char* name, UnaryOp op, const Tensor& a) {
-  return record_op(
-      name, ops::unary(op, a), {a}, {},
-      [](const BackwardContext& c) -> std::vector<Tensor> { return {zeros_like(c.grad)}; });
+  return piecewise_constant(name, ops::unary(op, a), a);
+}
+
+// 10^|decimals| as PyTorch's round_decimals_kernel holds it: std::pow in double, then rounded to
+// the tensor's dtype (10^4 is 9984 in bfloat16).
+double power_of_ten_in(DType dtype, std::int64_t decimals) {
+  const double p = std::pow(10.0, static_cast<double>(decimals < 0 ? -decimals : decimals));
+  return dispatch_floating(dtype, "round", [&]<typename T>() {
+    return kernels::cast_value<double>(kernels::cast_value<T>(p));
+  });
 }
 
 }  // namespace
@@ -431,6 +555,31 @@ Tensor ceil(const Tensor& a) {
 Tensor round(const Tensor& a) {
   LG_PROFILE_OP(a);
   return piecewise_constant("round", UnaryOp::Round, a);
+}
+
+// Note [Rounding to decimals]
+//   PyTorch's round(x, decimals) (1.13, round_decimals_kernel): with t = 10^|decimals| rounded to
+//   x's dtype, round_half_even(x * t) / t for decimals > 0 and round_half_even(x / t) * t for
+//   decimals < 0, each operation rounded to x's dtype (its CPU kernel computes in scalar_t, and
+//   c10's BFloat16 arithmetic rounds each product and quotient to bfloat16). Composed here of the
+//   same three operations (ops::binary rounds each result to the dtype), so the values are
+//   PyTorch's bit for bit, bfloat16 included; float16, which PyTorch's CPU kernel refuses, is
+//   computed the same way. 10^|decimals| past the dtype's range is inf, and the result NaN, as
+//   in PyTorch. Integral input with decimals != 0 is refused, as PyTorch ("round_cpu" is not
+//   implemented for integral dtypes).
+Tensor round(const Tensor& a, std::int64_t decimals) {
+  LG_PROFILE_OP(a);
+  if (decimals == 0) return piecewise_constant("round", UnaryOp::Round, a);
+  LG_CHECK_DTYPE(a.defined() && is_floating(a.dtype()), "round: decimals = ", decimals,
+                 " expects a floating tensor (float32, float64, float16, bfloat16), got ",
+                 a.defined() ? dtype_name(a.dtype()) : "an undefined tensor");
+  const double t = power_of_ten_in(a.dtype(), decimals);
+  const Tensor out =
+      decimals > 0 ? ops::binary(BinaryOp::Div,
+                                 ops::unary(UnaryOp::Round, ops::binary(BinaryOp::Mul, a, t)), t)
+                   : ops::binary(BinaryOp::Mul,
+                                 ops::unary(UnaryOp::Round, ops::binary(BinaryOp::Div, a, t)), t);
+  return piecewise_constant("round", out, a);
 }
 
 Tensor trunc(const Tensor& a) {

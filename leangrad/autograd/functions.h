@@ -51,6 +51,28 @@ Tensor floor(const Tensor& a);
 Tensor ceil(const Tensor& a);
 Tensor round(const Tensor& a);
 Tensor trunc(const Tensor& a);
+// PyTorch's round(input, decimals=d): round_half_even(a * 10^d) / 10^d for d > 0, and
+// round_half_even(a / 10^-d) * 10^-d for d < 0, each step rounded to a's dtype, so the values
+// are PyTorch's bit for bit (Note [Rounding to decimals]); a floating dtype when d != 0.
+Tensor round(const Tensor& a, std::int64_t decimals);
+// Trigonometric and hyperbolic functions and 2^a, with PyTorch's domains and derivatives:
+// asin(2), acos(2), acosh(0.5) and atanh(2) are NaN, atanh(+-1) is +-inf, and the derivatives at
+// the domain edges are PyTorch's (asin'(1) = inf, acosh'(0.5) = NaN). Integral input is computed
+// in float32.
+Tensor tan(const Tensor& a);
+Tensor asin(const Tensor& a);
+Tensor acos(const Tensor& a);
+Tensor atan(const Tensor& a);
+Tensor sinh(const Tensor& a);
+Tensor cosh(const Tensor& a);
+Tensor asinh(const Tensor& a);
+Tensor acosh(const Tensor& a);
+Tensor atanh(const Tensor& a);
+Tensor exp2(const Tensor& a);
+// The angle of the point (b, a) in (-pi, pi], elementwise with broadcasting (PyTorch's
+// atan2(input, other)); integral operands give float32. Gradients b / (a^2 + b^2) and
+// -a / (a^2 + b^2), NaN at (0, 0), as PyTorch's.
+Tensor atan2(const Tensor& a, const Tensor& b);
 Tensor tanh(const Tensor& a);
 Tensor sigmoid(const Tensor& a);
 Tensor relu(const Tensor& a);

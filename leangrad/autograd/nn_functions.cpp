@@ -1052,6 +1052,70 @@ Tensor adaptive_avg_pool2d(const Tensor& x, Size2 output_size) {
   return matmul(rows, t(adaptive_average_matrix(w, ow, x))).reshape(out_shape);
 }
 
+// Adaptive max pooling: one node that saves the indices; its backward adds each output's gradient
+// at its argmax (ops::adaptive_max_pool2d_backward) and is recorded itself, its own gradient being
+// the gather at the argmax (gather_at_argmax), so it differentiates again, as max_pool2d.
+namespace {
+
+Tensor adaptive_max_pool2d_backward_fn(const Tensor& g, const Tensor& indices,
+                                       const Shape& x_shape) {
+  return record_op("adaptive_max_pool2d_backward",
+                   ops::adaptive_max_pool2d_backward(g, indices, x_shape), {g}, {indices},
+                   [](const BackwardContext& c) -> std::vector<Tensor> {
+                     return {gather_at_argmax(c.grad, c.saved[0])};
+                   });
+}
+
+std::tuple<Tensor, Tensor> record_adaptive_max_pool2d(const Tensor& x, Size2 output_size) {
+  ops::MaxPool2dResult r = ops::adaptive_max_pool2d(x, output_size);
+  Tensor out = record_op("adaptive_max_pool2d", r.out, {x}, {r.indices},
+                         [](const BackwardContext& c) -> std::vector<Tensor> {
+                           return {adaptive_max_pool2d_backward_fn(c.grad, c.saved[0], c.shape(0))};
+                         });
+  return {out, r.indices};
+}
+
+// adaptive_max_pool1d is the 2-D pooling of (..., 1, L) to (1, output_size), as PyTorch computes
+// it; the indices h * L + w are then the positions w in L.
+std::tuple<Tensor, Tensor> record_adaptive_max_pool1d(const Tensor& x, std::int64_t output_size) {
+  const char* op = "adaptive_max_pool1d";
+  autograd::check_floating_input(op, x);
+  LG_CHECK_SHAPE(x.dim() == 2 || x.dim() == 3, op, ": expected a 2-D (C, L) or 3-D (N, C, L) ",
+                 "input, got shape ", x.shape());
+  for (std::int64_t d = x.dim() - 2; d < x.dim(); ++d) {
+    LG_CHECK_SHAPE(x.size(d) > 0, op,
+                   ": expected input to have non-zero size for non-batch dimensions, got shape ",
+                   x.shape());
+  }
+  LG_CHECK_SHAPE(output_size > 0, op, ": expected a positive output size, got ", output_size,
+                 " for input ", x.shape());
+  auto [out, indices] = record_adaptive_max_pool2d(unsqueeze(x, -2), {1, output_size});
+  return {squeeze(out, -2), squeeze(indices, -2)};
+}
+
+}  // namespace
+
+Tensor adaptive_max_pool2d(const Tensor& x, Size2 output_size) {
+  LG_PROFILE_OP(x);
+  return std::get<0>(record_adaptive_max_pool2d(x, output_size));
+}
+
+std::tuple<Tensor, Tensor> adaptive_max_pool2d_with_indices(const Tensor& x, Size2 output_size) {
+  LG_PROFILE_OP(x);
+  return record_adaptive_max_pool2d(x, output_size);
+}
+
+Tensor adaptive_max_pool1d(const Tensor& x, std::int64_t output_size) {
+  LG_PROFILE_OP(x);
+  return std::get<0>(record_adaptive_max_pool1d(x, output_size));
+}
+
+std::tuple<Tensor, Tensor> adaptive_max_pool1d_with_indices(const Tensor& x,
+                                                            std::int64_t output_size) {
+  LG_PROFILE_OP(x);
+  return record_adaptive_max_pool1d(x, output_size);
+}
+
 // ---- Dropout ---------------------------------------------------------------------------------
 
 Tensor dropout(const Tensor& x, double p, bool training) {

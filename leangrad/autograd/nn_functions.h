@@ -87,6 +87,17 @@ Tensor avg_pool2d(const Tensor& x, Size2 kernel, Size2 stride = {0, 0}, Size2 pa
 // 1 x 1 output, else P_H x P_W^T with averaging matrices P (Note [Adaptive average pooling]), so
 // it differentiates to any order.
 Tensor adaptive_avg_pool2d(const Tensor& x, Size2 output_size);
+// Adaptive max pooling, as torch's: (N, C, H, W) or (C, H, W) -> (..., OH, OW) over the windows
+// of adaptive_avg_pool2d, and (N, C, L) or (C, L) -> (..., output_size) along L. The _with_indices
+// forms also return the int64 index of each maximum within its plane (h * W + w; the position in
+// L for 1-d), as torch::adaptive_max_pool2d / F::adaptive_max_pool2d_with_indices do. The first
+// maximum of a window wins, a NaN propagates (the last NaN), as PyTorch; the gradient goes to
+// the index, summed where windows overlap. Differentiable to any order.
+Tensor adaptive_max_pool2d(const Tensor& x, Size2 output_size);
+std::tuple<Tensor, Tensor> adaptive_max_pool2d_with_indices(const Tensor& x, Size2 output_size);
+Tensor adaptive_max_pool1d(const Tensor& x, std::int64_t output_size);
+std::tuple<Tensor, Tensor> adaptive_max_pool1d_with_indices(const Tensor& x,
+                                                            std::int64_t output_size);
 // Zeroes elements with probability p (Philox: the same mask on every device for the same seed)
 // and scales the rest by 1 / (1 - p); the identity when !training.
 Tensor dropout(const Tensor& x, double p, bool training);

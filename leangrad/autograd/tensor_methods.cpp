@@ -547,6 +547,42 @@ Tensor Tensor::round() const {
 Tensor Tensor::trunc() const {
   return leangrad::trunc(*this);
 }
+Tensor Tensor::round(std::int64_t decimals) const {
+  return leangrad::round(*this, decimals);
+}
+Tensor Tensor::tan() const {
+  return leangrad::tan(*this);
+}
+Tensor Tensor::asin() const {
+  return leangrad::asin(*this);
+}
+Tensor Tensor::acos() const {
+  return leangrad::acos(*this);
+}
+Tensor Tensor::atan() const {
+  return leangrad::atan(*this);
+}
+Tensor Tensor::sinh() const {
+  return leangrad::sinh(*this);
+}
+Tensor Tensor::cosh() const {
+  return leangrad::cosh(*this);
+}
+Tensor Tensor::asinh() const {
+  return leangrad::asinh(*this);
+}
+Tensor Tensor::acosh() const {
+  return leangrad::acosh(*this);
+}
+Tensor Tensor::atanh() const {
+  return leangrad::atanh(*this);
+}
+Tensor Tensor::exp2() const {
+  return leangrad::exp2(*this);
+}
+Tensor Tensor::atan2(const Tensor& other) const {
+  return leangrad::atan2(*this, other);
+}
 Tensor Tensor::pow(const Tensor& exponent) const {
   return leangrad::pow(*this, exponent);
 }

@@ -260,6 +260,18 @@ class Tensor {
   Tensor ceil() const;
   Tensor round() const;
   Tensor trunc() const;
+  Tensor round(std::int64_t decimals) const;  // PyTorch's round(decimals=...)
+  Tensor tan() const;
+  Tensor asin() const;
+  Tensor acos() const;
+  Tensor atan() const;
+  Tensor sinh() const;
+  Tensor cosh() const;
+  Tensor asinh() const;
+  Tensor acosh() const;
+  Tensor atanh() const;
+  Tensor exp2() const;
+  Tensor atan2(const Tensor& other) const;
   Tensor pow(const Tensor& exponent) const;
   Tensor pow(double exponent) const;
   Tensor gt(const Tensor& other) const;

@@ -135,6 +135,13 @@ LG_HOST_DEVICE LG_INLINE I integer_pow(I base, I exponent) {
 
 // ---- Binary ----------------------------------------------------------------------------------
 
+// The binary ops defined only for floating types (ops::binary computes integral operands in
+// float32, as PyTorch's integral-to-float promotion; it sends integral Div there too, whose
+// integer kernel stays defined per Note [Defined integer semantics]).
+constexpr bool is_floating_only(BinaryOp op) {
+  return op == BinaryOp::Atan2;
+}
+
 // a op b in the math type M (float, double or an integer type; never bool).
 template <BinaryOp op, typename M>
 LG_HOST_DEVICE LG_INLINE M binary_op_apply(M a, M b) {
@@ -164,6 +171,9 @@ LG_HOST_DEVICE LG_INLINE M binary_op_apply(M a, M b) {
       return integer_pow(a, b);
     else
       return std::pow(a, b);
+  } else if constexpr (op == BinaryOp::Atan2) {
+    static_assert(!kIntegral, "atan2 is defined for floating types only (see is_floating_only)");
+    return std::atan2(a, b);
   } else if constexpr (op == BinaryOp::Maximum) {  // NaN wins, as torch.maximum
     if (is_nan(a)) return a;
     if (is_nan(b)) return b;
@@ -249,6 +259,26 @@ LG_HOST_DEVICE LG_INLINE M unary_op_apply(M a) {
     return std::log2(a);
   } else if constexpr (op == UnaryOp::Log10) {
     return std::log10(a);
+  } else if constexpr (op == UnaryOp::Tan) {
+    return std::tan(a);
+  } else if constexpr (op == UnaryOp::Asin) {
+    return std::asin(a);  // NaN outside [-1, 1]
+  } else if constexpr (op == UnaryOp::Acos) {
+    return std::acos(a);
+  } else if constexpr (op == UnaryOp::Atan) {
+    return std::atan(a);
+  } else if constexpr (op == UnaryOp::Sinh) {
+    return std::sinh(a);
+  } else if constexpr (op == UnaryOp::Cosh) {
+    return std::cosh(a);
+  } else if constexpr (op == UnaryOp::Asinh) {
+    return std::asinh(a);
+  } else if constexpr (op == UnaryOp::Acosh) {
+    return std::acosh(a);  // NaN below 1
+  } else if constexpr (op == UnaryOp::Atanh) {
+    return std::atanh(a);  // +-inf at +-1, NaN beyond
+  } else if constexpr (op == UnaryOp::Exp2) {
+    return std::exp2(a);
   } else if constexpr (op == UnaryOp::Sign) {
     // PyTorch's (0 < a) - (a < 0): sign(NaN) and sign(-0.0) are +0.
     if constexpr (std::is_unsigned_v<M>)

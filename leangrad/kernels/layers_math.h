@@ -129,6 +129,66 @@ LG_HOST_DEVICE LG_INLINE T max_pool2d_grad_at(const T* grad_plane, const std::in
   return static_cast<T>(acc);
 }
 
+// Note [Adaptive pooling windows]
+//   PyTorch's adaptive pooling, along each axis of n inputs and m outputs: output i covers inputs
+//   [floor(i n / m), ceil((i + 1) n / m)) (adaptive_begin, adaptive_end). Windows are never empty
+//   (n, m >= 1), overlap where m does not divide n, and repeat inputs when m > n. Input k lies in
+//   the windows of outputs [floor(k m / n), ceil((k + 1) m / n)): the same two functions with n
+//   and m swapped, which is what the backward gathers over. ops_layers.cpp keeps n and m below
+//   2^31, so i n cannot overflow. Adaptive max pooling takes the maximum as max pooling does
+//   (max_pool_takes: the first maximum, the last NaN) starting from -inf with the window's first
+//   index, as PyTorch's CPU kernel; it is the Pool2dShape's planes, H, W, OH and OW only.
+LG_HOST_DEVICE LG_INLINE std::int64_t adaptive_begin(std::int64_t i, std::int64_t n,
+                                                     std::int64_t m) {
+  return i * n / m;
+}
+LG_HOST_DEVICE LG_INLINE std::int64_t adaptive_end(std::int64_t i, std::int64_t n, std::int64_t m) {
+  return ((i + 1) * n + m - 1) / m;
+}
+
+// Output (oh, ow) of one plane of adaptive max pooling: the maximum and its index h * W + w.
+template <typename T>
+LG_HOST_DEVICE LG_INLINE void adaptive_max_pool2d_at(const T* plane, const Pool2dShape& g,
+                                                     std::int64_t oh, std::int64_t ow, T* value,
+                                                     std::int64_t* index) {
+  using M = opmath_t<T>;
+  const std::int64_t h0 = adaptive_begin(oh, g.H, g.OH), h1 = adaptive_end(oh, g.H, g.OH);
+  const std::int64_t w0 = adaptive_begin(ow, g.W, g.OW), w1 = adaptive_end(ow, g.W, g.OW);
+  std::int64_t best_index = h0 * g.W + w0;
+  M best = -std::numeric_limits<M>::infinity();
+  for (std::int64_t h = h0; h < h1; ++h) {
+    for (std::int64_t w = w0; w < w1; ++w) {
+      const M v = static_cast<M>(plane[h * g.W + w]);
+      const bool take = max_pool_takes(v, best);
+      best = take ? v : best;
+      best_index = take ? h * g.W + w : best_index;
+    }
+  }
+  *value = static_cast<T>(best);
+  *index = best_index;
+}
+
+// Gradient of input (h, w) of adaptive max pooling: the sum, over the windows containing it in
+// row-major order (the order in which a scatter-add over the outputs would add), of the output
+// gradients whose saved index is this element.
+template <typename T>
+LG_HOST_DEVICE LG_INLINE T adaptive_max_pool2d_grad_at(const T* grad_plane,
+                                                       const std::int64_t* index_plane,
+                                                       const Pool2dShape& g, std::int64_t h,
+                                                       std::int64_t w) {
+  using M = opmath_t<T>;
+  const std::int64_t oh0 = adaptive_begin(h, g.OH, g.H), oh1 = adaptive_end(h, g.OH, g.H);
+  const std::int64_t ow0 = adaptive_begin(w, g.OW, g.W), ow1 = adaptive_end(w, g.OW, g.W);
+  const std::int64_t self = h * g.W + w;
+  M acc = 0;
+  for (std::int64_t oh = oh0; oh < oh1; ++oh) {
+    for (std::int64_t ow = ow0; ow < ow1; ++ow) {
+      if (index_plane[oh * g.OW + ow] == self) acc += static_cast<M>(grad_plane[oh * g.OW + ow]);
+    }
+  }
+  return static_cast<T>(acc);
+}
+
 // What average pooling's window starting at (h0, w0) divides by (Note [Pooling windows]).
 LG_HOST_DEVICE LG_INLINE std::int64_t avg_pool2d_divisor(const Pool2dShape& g, std::int64_t h0,
                                                          std::int64_t w0) {

@@ -31,7 +31,7 @@ namespace leangrad {
 class Generator;
 
 // The elementwise operations, one enum per kernel family. Kernels switch on these.
-enum class BinaryOp : std::uint8_t { Add, Sub, Mul, Div, Pow, Maximum, Minimum };
+enum class BinaryOp : std::uint8_t { Add, Sub, Mul, Div, Pow, Maximum, Minimum, Atan2 };
 enum class UnaryOp : std::uint8_t {
   Neg,
   Abs,
@@ -54,7 +54,17 @@ enum class UnaryOp : std::uint8_t {
   Round,
   Trunc,
   Log2,
-  Log10
+  Log10,
+  Tan,
+  Asin,
+  Acos,
+  Atan,
+  Sinh,
+  Cosh,
+  Asinh,
+  Acosh,
+  Atanh,
+  Exp2
 };
 enum class CompareOp : std::uint8_t { Gt, Lt, Ge, Le, Eq, Ne };
 enum class ReduceOp : std::uint8_t { Sum, Mean, Max };
@@ -69,7 +79,8 @@ namespace ops {
 // ---- Elementwise (ops_elementwise.cpp; cast, fill_ and copy_ in ops_copy.cpp) -------------
 // out = a op b with NumPy broadcasting; the result dtype is PyTorch's result_type (promote_types,
 // where a 0-d tensor beside one with dims counts only when its category is higher), except that
-// Div of two integral tensors gives float32 (true division, as PyTorch). compare and where too.
+// Div and Atan2 of two integral tensors give float32 (true division, as PyTorch). compare and
+// where too.
 // Two bool operands: add and maximum are logical or, mul and minimum logical and (bool results,
 // as PyTorch); sub and pow are refused.
 Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b);
@@ -268,6 +279,14 @@ MaxPool2dResult max_pool2d(const Tensor& x, Pool2dSize kernel, Pool2dSize stride
 Tensor max_pool2d_backward(const Tensor& grad_out, const Tensor& indices, const Shape& input_shape,
                            Pool2dSize kernel, Pool2dSize stride, Pool2dSize padding,
                            Pool2dSize dilation = {1, 1}, bool ceil_mode = false);
+// Adaptive max pooling of (N, C, H, W) or (C, H, W) (C, H, W > 0) to (..., OH, OW) (OH, OW > 0;
+// H, W, OH, OW < 2^31): output (i, j) is the maximum of rows [floor(i H / OH), ceil((i + 1) H /
+// OH)) by the columns likewise (Note [Adaptive pooling windows], kernels/layers_math.h), with
+// max_pool2d's indices and choice among ties and NaNs. The backward adds each output's gradient
+// at its index (indices of grad_out's shape, int64, on its device).
+MaxPool2dResult adaptive_max_pool2d(const Tensor& x, Pool2dSize output_size);
+Tensor adaptive_max_pool2d_backward(const Tensor& grad_out, const Tensor& indices,
+                                    const Shape& input_shape);
 // Average pooling: each window's sum over divisor_override (nonzero) when given, else over the
 // window's size clipped to the padded input (count_include_pad) or its count of input elements.
 Tensor avg_pool2d(const Tensor& x, Pool2dSize kernel, Pool2dSize stride, Pool2dSize padding,

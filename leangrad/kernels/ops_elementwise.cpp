@@ -14,7 +14,8 @@
 //     cast_value (wrapping; Note [Defined integer semantics] in kernels/elementwise_math.h).
 //   - two bool operands: add and maximum are logical or, mul and minimum logical and, with a
 //     bool result (computed in uint8 and cast back); sub and pow of bools are a DTypeError, and
-//     so are neg, abs and relu on bool. div of bools is true division (float32).
+//     so are neg, abs and relu on bool. div of bools is true division (float32), and atan2 of
+//     integral or bool operands is computed in float32.
 //   - an integral tensor to a negative integral scalar power is a DTypeError (PyTorch's "Integers
 //     to negative integer powers are not allowed"); a tensor of negative exponents is not checked
 //     (PyTorch's powi: 1 for 1, +-1 for -1, 0 otherwise), as PyTorch. exp/log/sqrt/tanh/sigmoid of
@@ -55,6 +56,8 @@ const char* op_name(BinaryOp op) {
       return "maximum";
     case BinaryOp::Minimum:
       return "minimum";
+    case BinaryOp::Atan2:
+      return "atan2";
   }
   return "unknown_binary_op";
 }
@@ -105,6 +108,26 @@ const char* op_name(UnaryOp op) {
       return "log2";
     case UnaryOp::Log10:
       return "log10";
+    case UnaryOp::Tan:
+      return "tan";
+    case UnaryOp::Asin:
+      return "asin";
+    case UnaryOp::Acos:
+      return "acos";
+    case UnaryOp::Atan:
+      return "atan";
+    case UnaryOp::Sinh:
+      return "sinh";
+    case UnaryOp::Cosh:
+      return "cosh";
+    case UnaryOp::Asinh:
+      return "asinh";
+    case UnaryOp::Acosh:
+      return "acosh";
+    case UnaryOp::Atanh:
+      return "atanh";
+    case UnaryOp::Exp2:
+      return "exp2";
   }
   return "unknown_unary_op";
 }
@@ -176,9 +199,10 @@ DType result_type(const Tensor& a, const Tensor& b) {
   return dims;
 }
 
-// Div of integral operands is true division in float32.
+// Div of integral operands is true division in float32; atan2 of them is computed in float32.
 DType binary_result_dtype(BinaryOp op, DType promoted) {
-  return op == BinaryOp::Div && !is_floating(promoted) ? DType::Float32 : promoted;
+  const bool to_float = op == BinaryOp::Div || kernels::is_floating_only(op);
+  return to_float && !is_floating(promoted) ? DType::Float32 : promoted;
 }
 
 // Add, mul, maximum and minimum of two bool operands: logical or / and (see the Note).

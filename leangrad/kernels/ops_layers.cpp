@@ -213,6 +213,97 @@ Tensor max_pool2d_backward(const Tensor& grad_out, const Tensor& indices, const 
   return gx;
 }
 
+namespace {
+
+// The geometry of adaptive max pooling from `in` (3-D or 4-D) to `output_size`, as the Note
+// [Adaptive pooling windows] needs it. PyTorch's checks: non-batch dims non-empty (a 0-size
+// batch gives an empty output), output sizes positive (PyTorch 1.13 takes 0 and returns an empty
+// output: docs/api-notes.md).
+Pool2dShape adaptive_pool_shape(const char* op, const Shape& in, Pool2dSize output_size) {
+  LG_CHECK_SHAPE(in.size() == 3 || in.size() == 4, op,
+                 ": expected a 3-D (C, H, W) or 4-D (N, C, H, W) input, got shape ", in);
+  for (std::size_t d = in.size() - 3; d < in.size(); ++d) {
+    LG_CHECK_SHAPE(in[d] > 0, op,
+                   ": expected input to have non-zero size for non-batch dimensions, got shape ",
+                   in);
+  }
+  const std::int64_t oh = output_size[0], ow = output_size[1];
+  LG_CHECK_SHAPE(oh > 0 && ow > 0, op, ": expected a positive output size, got ",
+                 shape_str({oh, ow}), " for input ", in);
+  constexpr std::int64_t kMaxSize = std::int64_t{1} << 31;
+  LG_CHECK_SHAPE(oh < kMaxSize && ow < kMaxSize && in[in.size() - 2] < kMaxSize &&
+                     in[in.size() - 1] < kMaxSize,
+                 op, ": plane and output sizes must be below 2^31, got input ", in,
+                 " and output size ", shape_str({oh, ow}));
+  Pool2dShape g;
+  g.H = in[in.size() - 2];
+  g.W = in[in.size() - 1];
+  g.planes = in[in.size() - 3] * (in.size() == 4 ? in[0] : 1);
+  g.OH = oh;
+  g.OW = ow;
+  return g;
+}
+
+}  // namespace
+
+MaxPool2dResult adaptive_max_pool2d(const Tensor& x, Pool2dSize output_size) {
+  const char* op = "adaptive_max_pool2d";
+  check_floating(op, x);
+  const Pool2dShape g = adaptive_pool_shape(op, x.shape(), output_size);
+  const Tensor in = contiguous(x);
+  const Shape out_shape = pooled_shape(x.shape(), g);
+  MaxPool2dResult r{empty_for(op, out_shape, x.options()),
+                    empty_for(op, out_shape, TensorOptions(kInt64).device(x.device()))};
+  if (r.out.numel() == 0) return r;
+  const cuda::DeviceGuard guard(x.device());
+  switch (x.device().type) {
+    case DeviceType::CPU:
+      kernels::cpu::adaptive_max_pool2d(x.dtype(), r.out.data_ptr(),
+                                        r.indices.data_ptr<std::int64_t>(), in.data_ptr(), g);
+      break;
+    case DeviceType::CUDA:
+      kernels::cuda::adaptive_max_pool2d(x.dtype(), r.out.data_ptr(),
+                                         r.indices.data_ptr<std::int64_t>(), in.data_ptr(), g);
+      break;
+  }
+  return r;
+}
+
+Tensor adaptive_max_pool2d_backward(const Tensor& grad_out, const Tensor& indices,
+                                    const Shape& input_shape) {
+  const char* op = "adaptive_max_pool2d_backward";
+  check_floating(op, grad_out);
+  check_same_device(op, grad_out, indices);
+  LG_CHECK_SHAPE(grad_out.dim() == static_cast<std::int64_t>(input_shape.size()), op,
+                 ": expected grad_out with as many dims as the input ", input_shape, ", got ",
+                 grad_out.shape());
+  const Pool2dShape g =
+      adaptive_pool_shape(op, input_shape, {grad_out.size(-2), grad_out.size(-1)});
+  LG_CHECK_SHAPE(grad_out.shape() == pooled_shape(input_shape, g) &&
+                     indices.shape() == grad_out.shape() && indices.dtype() == kInt64,
+                 op, ": expected grad_out and int64 indices of shape ",
+                 pooled_shape(input_shape, g), ", got ", grad_out.shape(), " and ", indices.shape(),
+                 " ", indices.dtype());
+  // The kernels gather: an index outside the plane is never matched, so no check is needed for
+  // memory safety (it only drops that gradient).
+  const Tensor gy = contiguous(grad_out);
+  const Tensor idx = contiguous(indices);
+  Tensor gx = empty_for(op, input_shape, grad_out.options());
+  if (gx.numel() == 0) return gx;
+  const cuda::DeviceGuard guard(gx.device());
+  switch (gx.device().type) {
+    case DeviceType::CPU:
+      kernels::cpu::adaptive_max_pool2d_backward(gx.dtype(), gx.data_ptr(), gy.data_ptr(),
+                                                 idx.data_ptr<std::int64_t>(), g);
+      break;
+    case DeviceType::CUDA:
+      kernels::cuda::adaptive_max_pool2d_backward(gx.dtype(), gx.data_ptr(), gy.data_ptr(),
+                                                  idx.data_ptr<std::int64_t>(), g);
+      break;
+  }
+  return gx;
+}
+
 Tensor avg_pool2d(const Tensor& x, Pool2dSize kernel, Pool2dSize stride, Pool2dSize padding,
                   bool ceil_mode, bool count_include_pad,
                   std::optional<std::int64_t> divisor_override) {

@@ -18,6 +18,10 @@
 namespace leangrad::nn::functional {
 
 using leangrad::adaptive_avg_pool2d;
+using leangrad::adaptive_max_pool1d;
+using leangrad::adaptive_max_pool1d_with_indices;
+using leangrad::adaptive_max_pool2d;
+using leangrad::adaptive_max_pool2d_with_indices;
 using leangrad::avg_pool2d;
 using leangrad::batch_norm;
 using leangrad::binary_cross_entropy;

@@ -1,5 +1,5 @@
-// MaxPool2d, AvgPool2d, AdaptiveAvgPool2d, PixelShuffle, PixelUnshuffle, Flatten and Unflatten
-// (nn/pooling.h).
+// MaxPool2d, AvgPool2d, AdaptiveAvgPool2d, AdaptiveMaxPool1d and 2d, PixelShuffle, PixelUnshuffle,
+// Flatten and Unflatten (nn/pooling.h).
 #include <leangrad/nn/pooling.h>
 
 #include <leangrad/autograd/functions.h>
@@ -58,6 +58,27 @@ Tensor AdaptiveAvgPool2dImpl::forward(const Tensor& input) {
 std::string AdaptiveAvgPool2dImpl::extra_repr() const {
   const Size2 s = options.output_size();
   return detail::str_cat("output_size=", shape_str({s[0], s[1]}));
+}
+
+Tensor AdaptiveMaxPool2dImpl::forward(const Tensor& input) {
+  return adaptive_max_pool2d(input, options.output_size());
+}
+std::tuple<Tensor, Tensor> AdaptiveMaxPool2dImpl::forward_with_indices(const Tensor& input) {
+  return adaptive_max_pool2d_with_indices(input, options.output_size());
+}
+std::string AdaptiveMaxPool2dImpl::extra_repr() const {
+  const Size2 s = options.output_size();
+  return detail::str_cat("output_size=", shape_str({s[0], s[1]}));
+}
+
+Tensor AdaptiveMaxPool1dImpl::forward(const Tensor& input) {
+  return adaptive_max_pool1d(input, options.output_size());
+}
+std::tuple<Tensor, Tensor> AdaptiveMaxPool1dImpl::forward_with_indices(const Tensor& input) {
+  return adaptive_max_pool1d_with_indices(input, options.output_size());
+}
+std::string AdaptiveMaxPool1dImpl::extra_repr() const {
+  return detail::str_cat("output_size=", shape_str({options.output_size()}));
 }
 
 Tensor PixelShuffleImpl::forward(const Tensor& input) {

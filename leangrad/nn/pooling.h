@@ -1,6 +1,6 @@
 // Shape-changing modules without parameters: MaxPool2d, AvgPool2d, AdaptiveAvgPool2d,
-// PixelShuffle, PixelUnshuffle and Flatten, each a thin wrapper over the function of
-// autograd/nn_functions.h.
+// AdaptiveMaxPool1d, AdaptiveMaxPool2d, PixelShuffle, PixelUnshuffle and Flatten, each a thin
+// wrapper over the function of autograd/nn_functions.h.
 //   nn::MaxPool2d pool(2);  nn::MaxPool2d(nn::MaxPool2dOptions(3).stride(1).padding(1));
 //   nn::AvgPool2d(nn::AvgPool2dOptions(3).stride(2).ceil_mode(true).count_include_pad(false));
 //   nn::AdaptiveAvgPool2d pool(1);  // a classifier head's global average: (N, C, H, W) -> (N, C,
@@ -137,6 +137,58 @@ class AdaptiveAvgPool2dImpl : public Module {
   AdaptiveAvgPool2dOptions options;
 };
 LEANGRAD_MODULE(AdaptiveAvgPool2d);
+
+//   nn::AdaptiveMaxPool2dOptions(1), nn::AdaptiveMaxPool2dOptions({7, 7})
+struct AdaptiveMaxPool2dOptions {
+  AdaptiveMaxPool2dOptions(std::int64_t size) : output_size_{size, size} {}  // NOLINT: as LibTorch
+  AdaptiveMaxPool2dOptions(Size2 size) : output_size_(size) {}               // NOLINT
+  AdaptiveMaxPool2dOptions& output_size(Size2 size) {
+    output_size_ = size;
+    return *this;
+  }
+  Size2 output_size() const { return output_size_; }
+
+ private:
+  Size2 output_size_;
+};
+
+// (N, C, H, W) -> (N, C, OH, OW) by adaptive_max_pool2d; forward_with_indices also returns the
+// indices (LibTorch's).
+class AdaptiveMaxPool2dImpl : public Module {
+ public:
+  explicit AdaptiveMaxPool2dImpl(const AdaptiveMaxPool2dOptions& options)
+      : Module("AdaptiveMaxPool2d"), options(options) {}
+  Tensor forward(const Tensor& input) override;
+  std::tuple<Tensor, Tensor> forward_with_indices(const Tensor& input);
+  std::string extra_repr() const override;  // output_size=[7, 7]
+  AdaptiveMaxPool2dOptions options;
+};
+LEANGRAD_MODULE(AdaptiveMaxPool2d);
+
+//   nn::AdaptiveMaxPool1dOptions(5)
+struct AdaptiveMaxPool1dOptions {
+  AdaptiveMaxPool1dOptions(std::int64_t size) : output_size_(size) {}  // NOLINT: as LibTorch
+  AdaptiveMaxPool1dOptions& output_size(std::int64_t size) {
+    output_size_ = size;
+    return *this;
+  }
+  std::int64_t output_size() const { return output_size_; }
+
+ private:
+  std::int64_t output_size_;
+};
+
+// (N, C, L) -> (N, C, output_size) by adaptive_max_pool1d; forward_with_indices as above.
+class AdaptiveMaxPool1dImpl : public Module {
+ public:
+  explicit AdaptiveMaxPool1dImpl(const AdaptiveMaxPool1dOptions& options)
+      : Module("AdaptiveMaxPool1d"), options(options) {}
+  Tensor forward(const Tensor& input) override;
+  std::tuple<Tensor, Tensor> forward_with_indices(const Tensor& input);
+  std::string extra_repr() const override;  // output_size=[5], as LibTorch prints it
+  AdaptiveMaxPool1dOptions options;
+};
+LEANGRAD_MODULE(AdaptiveMaxPool1d);
 
 // (N, C r^2, H, W) -> (N, C, H r, W r)
 class PixelShuffleImpl : public Module {

@@ -69,6 +69,12 @@ TEST_P(AutocastPolicy, EachOpGivesThePolicysDtype) {
   EXPECT_EQ((2.0 / y).dtype(), kFloat32);  // torch's __rdiv__
   EXPECT_EQ(log(y.abs()).dtype(), kFloat32);
   EXPECT_EQ(pow(y, 2.0).dtype(), kFloat32);
+  const Tensor unit = tanh(y);  // in the domains of asin and acos
+  for (const Tensor& t : {tan(y), asin(unit), acos(unit), sinh(y), cosh(y)})
+    EXPECT_EQ(t.dtype(), kFloat32);
+  // Not in PyTorch's float32 list: the input's dtype.
+  for (const Tensor& t : {atan(y), asinh(y), atanh(unit), exp2(y), atan2(y, y)})
+    EXPECT_EQ(t.dtype(), low);
   // The input's dtype (float32 math inside the fused kernels).
   const Tensor h = conv2d(image, kernel, Tensor(), {1, 1}, {1, 1});
   EXPECT_EQ(group_norm(h, 2, param({4}), param({4})).dtype(), low);
@@ -77,6 +83,7 @@ TEST_P(AutocastPolicy, EachOpGivesThePolicysDtype) {
   EXPECT_EQ(mean(y, {1}).dtype(), low);  // in none of PyTorch's lists
   EXPECT_EQ(y.var({1}).dtype(), low);
   EXPECT_EQ(max_pool2d(h, {2, 2}).dtype(), low);
+  EXPECT_EQ(adaptive_max_pool2d(h, {2, 3}).dtype(), low);
   // Mixed operands promote to the widest.
   EXPECT_EQ(add(y, randn({6})).dtype(), kFloat32);
   EXPECT_EQ(mul(y, y).dtype(), low);

@@ -64,6 +64,17 @@ constexpr Op kSqrt{"sqrt", [](const Inputs& x) { return Outputs{sqrt(x[0])}; }};
 constexpr Op kTanh{"tanh", [](const Inputs& x) { return Outputs{tanh(x[0])}; }};
 constexpr Op kSigmoid{"sigmoid", [](const Inputs& x) { return Outputs{sigmoid(x[0])}; }};
 constexpr Op kRelu{"relu", [](const Inputs& x) { return Outputs{relu(x[0])}; }};
+constexpr Op kTan{"tan", [](const Inputs& x) { return Outputs{tan(x[0])}; }};
+constexpr Op kAsin{"asin", [](const Inputs& x) { return Outputs{asin(x[0])}; }};
+constexpr Op kAcos{"acos", [](const Inputs& x) { return Outputs{acos(x[0])}; }};
+constexpr Op kAtan{"atan", [](const Inputs& x) { return Outputs{atan(x[0])}; }};
+constexpr Op kSinh{"sinh", [](const Inputs& x) { return Outputs{sinh(x[0])}; }};
+constexpr Op kCosh{"cosh", [](const Inputs& x) { return Outputs{cosh(x[0])}; }};
+constexpr Op kAsinh{"asinh", [](const Inputs& x) { return Outputs{asinh(x[0])}; }};
+constexpr Op kAcosh{"acosh", [](const Inputs& x) { return Outputs{acosh(x[0])}; }};
+constexpr Op kAtanh{"atanh", [](const Inputs& x) { return Outputs{atanh(x[0])}; }};
+constexpr Op kExp2{"exp2", [](const Inputs& x) { return Outputs{exp2(x[0])}; }};
+constexpr Op kAtan2{"atan2", [](const Inputs& x) { return Outputs{atan2(x[0], x[1])}; }};
 constexpr Op kGt{"gt", [](const Inputs& x) { return Outputs{gt(x[0], x[1])}; }};
 constexpr Op kLt{"lt", [](const Inputs& x) { return Outputs{lt(x[0], x[1])}; }};
 constexpr Op kEq{"eq", [](const Inputs& x) { return Outputs{eq(x[0], x[1])}; }};
@@ -123,9 +134,39 @@ std::vector<OpCase> floating_elementwise_cases() {
       {kSigmoid, {{-8, 8}}},
       {kRelu, {kUnit}, /*exact=*/true},
   };
+  // The trigonometric and hyperbolic functions and exp2 (2026-11-29, written without a GPU:
+  // docs/gpu-pass.md), inside their domains and away from tan's poles.
+  const std::vector<FloatingOp> math = {
+      {kTan, {{-1.4, 1.4}}}, {kAsin, {{-0.99, 0.99}}}, {kAcos, {{-0.99, 0.99}}},
+      {kAtan, {{-5, 5}}},    {kSinh, {{-5, 5}}},       {kCosh, {{-5, 5}}},
+      {kAsinh, {{-20, 20}}}, {kAcosh, {{1.01, 20}}},   {kAtanh, {{-0.99, 0.99}}},
+      {kExp2, {{-10, 10}}},  {kAtan2, {kUnit, kUnit}},
+  };
   std::vector<OpCase> c;
   add_floating_grid(c, binary, kMatrix);
   add_floating_grid(c, unary, kVector);
+  add_floating_grid(c, math, kVector);
+  // Their gradients (the formulas are compositions of the kernels above), atan2's broadcast, and
+  // round(decimals)'s three roundings, which both devices perform alike: exact.
+  c.push_back({"trig_gradients_f64",
+               grads_of([](const Inputs& v) {
+                 return tan(v[0]) + asin(v[0]) + acos(v[0]) + atan(v[0]) + sinh(v[0]) + cosh(v[0]) +
+                        asinh(v[0]) + acosh(v[0] + 2.0) + atanh(v[0]) + exp2(v[0]);
+               }),
+               {input(kVector, kFloat64, -0.9, 0.9)},
+               kTolF64});
+  c.push_back({"atan2_broadcast_gradients_f64",
+               grads_of([](const Inputs& v) { return atan2(v[0], v[1]); }),
+               {input({33, 1}, kFloat64), input({65}, kFloat64, 0.5, 2.0)},
+               kTolF64});
+  for (DType dtype : {kFloat32, kFloat64, kBFloat16, kFloat16}) {
+    c.push_back({std::string("round_decimals_") + dtype_suffix(dtype),
+                 [](const Inputs& x) {
+                   return Outputs{round(x[0], 2), round(x[0], -1)};
+                 },
+                 {input(kVector, dtype, -300, 300)},
+                 kTolExact});
+  }
   c.push_back({"tanh_f32_3d",
                [](const Inputs& x) { return Outputs{x[0].tanh()}; },
                {input({5, 7, 11}, kFloat32, -3, 3)},

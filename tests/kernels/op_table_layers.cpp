@@ -126,6 +126,31 @@ std::vector<OpCase> linear_shuffle_pool_cases() {
        }),
        {input({2, 3, 2, 7})},
        kTolExact},
+      // Adaptive max pooling (2026-11-29, written without a GPU: docs/gpu-pass.md): windows
+      // that overlap and exceed the input, the 1-d form, ties (small integers), the indices.
+      {"adaptive_max_pool2d_overlapping_f32",
+       grads_of([](const Inputs& v) {
+         return adaptive_max_pool2d(v[0], {5, 3});
+       }),
+       {input({2, 3, 17, 13}, kFloat32, -1, 1, kT)},
+       kTolExact},
+      {"adaptive_max_pool2d_larger_than_input_f64",
+       grads_of([](const Inputs& v) {
+         return adaptive_max_pool2d(v[0], {11, 9});
+       }),
+       {input({2, 3, 4, 5}, kFloat64)},
+       kTolExact},
+      {"adaptive_max_pool1d_f32",
+       grads_of([](const Inputs& v) { return adaptive_max_pool1d(v[0], 6); }),
+       {input({4, 3, 23})},
+       kTolExact},
+      {"adaptive_max_pool2d_with_indices_ties_bf16",
+       [](const Inputs& x) {
+         auto [y, indices] = adaptive_max_pool2d_with_indices(x[0].round(), {4, 3});
+         return Outputs{y, indices};
+       },
+       {input({2, 3, 12, 10}, kBFloat16, -2, 2)},
+       kTolExact},
       {"avg_pool2d_ceil_exclude_pad_f32",
        grads_of([](const Inputs& v) {
          return avg_pool2d(v[0], {3, 2}, {2, 3}, {1, 1}, /*ceil_mode=*/true,

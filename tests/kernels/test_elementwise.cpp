@@ -31,14 +31,17 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 const DType kAllDTypes[] = {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32, kUInt8, kBool};
 const DType kNumericDTypes[] = {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32, kUInt8};
 const DType kFloatingDTypes[] = {kFloat32, kFloat64, kFloat16, kBFloat16};
-const BinaryOp kBinaryOps[] = {BinaryOp::Add, BinaryOp::Sub,     BinaryOp::Mul,    BinaryOp::Div,
-                               BinaryOp::Pow, BinaryOp::Maximum, BinaryOp::Minimum};
+const BinaryOp kBinaryOps[] = {BinaryOp::Add,     BinaryOp::Sub,  BinaryOp::Mul,
+                               BinaryOp::Div,     BinaryOp::Pow,  BinaryOp::Maximum,
+                               BinaryOp::Minimum, BinaryOp::Atan2};
 const UnaryOp kUnaryOps[] = {UnaryOp::Neg,   UnaryOp::Abs,   UnaryOp::Exp,        UnaryOp::Log,
                              UnaryOp::Sqrt,  UnaryOp::Tanh,  UnaryOp::Sigmoid,    UnaryOp::Relu,
                              UnaryOp::Erf,   UnaryOp::Expm1, UnaryOp::Log1p,      UnaryOp::Sin,
                              UnaryOp::Cos,   UnaryOp::Rsqrt, UnaryOp::Reciprocal, UnaryOp::Sign,
                              UnaryOp::Floor, UnaryOp::Ceil,  UnaryOp::Round,      UnaryOp::Trunc,
-                             UnaryOp::Log2,  UnaryOp::Log10};
+                             UnaryOp::Log2,  UnaryOp::Log10, UnaryOp::Tan,        UnaryOp::Asin,
+                             UnaryOp::Acos,  UnaryOp::Atan,  UnaryOp::Sinh,       UnaryOp::Cosh,
+                             UnaryOp::Asinh, UnaryOp::Acosh, UnaryOp::Atanh,      UnaryOp::Exp2};
 // The unary ops whose integral input is computed in float32 (the others keep its dtype).
 bool promotes_integral_input(UnaryOp op) {
   return op != UnaryOp::Neg && op != UnaryOp::Abs && op != UnaryOp::Relu && op != UnaryOp::Sign &&
@@ -160,6 +163,9 @@ double reference_binary(BinaryOp op, double a, double b, DType dtype) {
     case BinaryOp::Minimum:
       r = (std::isnan(a) || std::isnan(b)) ? kNaN : std::min(a, b);
       break;
+    case BinaryOp::Atan2:
+      r = std::atan2(a, b);
+      break;
   }
   return integral ? wrap_to(r, dtype) : r;
 }
@@ -215,6 +221,26 @@ double reference_unary(UnaryOp op, double a, DType dtype) {
       return std::log2(a);
     case UnaryOp::Log10:
       return std::log10(a);
+    case UnaryOp::Tan:
+      return std::tan(a);
+    case UnaryOp::Asin:
+      return std::asin(a);
+    case UnaryOp::Acos:
+      return std::acos(a);
+    case UnaryOp::Atan:
+      return std::atan(a);
+    case UnaryOp::Sinh:
+      return std::sinh(a);
+    case UnaryOp::Cosh:
+      return std::cosh(a);
+    case UnaryOp::Asinh:
+      return std::asinh(a);
+    case UnaryOp::Acosh:
+      return std::acosh(a);
+    case UnaryOp::Atanh:
+      return std::atanh(a);
+    case UnaryOp::Exp2:
+      return std::pow(2.0, a);
   }
   return kNaN;
 }
@@ -237,10 +263,11 @@ bool reference_compare(CompareOp op, double a, double b) {
   return false;
 }
 
-// The result dtype of tensor-tensor arithmetic (ops.h): promotion, int / int -> float32.
+// The result dtype of tensor-tensor arithmetic (ops.h): promotion, int / int and atan2(int, int)
+// -> float32.
 DType binary_dtype(BinaryOp op, DType a, DType b) {
   const DType p = promote_types(a, b);
-  return op == BinaryOp::Div && !is_floating(p) ? kFloat32 : p;
+  return (op == BinaryOp::Div || op == BinaryOp::Atan2) && !is_floating(p) ? kFloat32 : p;
 }
 
 std::string trace(const char* what, DType dtype, const Shape& a, const Shape& b) {
@@ -482,7 +509,8 @@ TEST(ElementwiseBinary, ScalarOperand) {
           const Tensor out = ops::binary(op, a, s, scalar_first);
           DType out_dtype = dtype;
           if (!is_floating(dtype) && s != std::trunc(s)) out_dtype = kFloat32;
-          if (op == BinaryOp::Div && !is_floating(out_dtype)) out_dtype = kFloat32;
+          if ((op == BinaryOp::Div || op == BinaryOp::Atan2) && !is_floating(out_dtype))
+            out_dtype = kFloat32;
           EXPECT_EQ(out.dtype(), out_dtype);
           std::vector<double> expected;
           for (double x : to_vector(a)) {
@@ -535,6 +563,10 @@ TEST(ElementwiseBinary, ArithmeticOnBoolIsLogicalOrDTypeError) {
       ops::binary(BinaryOp::Div, a.slice(0, 0, 2), make_tensor({1, 1}, {2}, kBool));
   EXPECT_EQ(quotient.dtype(), kFloat32);
   EXPECT_TRUE(all_close(quotient, {1, 0}));
+  // atan2 of bools is computed in float32, as PyTorch's.
+  const Tensor angle = ops::binary(BinaryOp::Atan2, a, b);
+  EXPECT_EQ(angle.dtype(), kFloat32);
+  EXPECT_TRUE(all_close(angle, {std::atan2(1.0, 1.0), 0, std::atan2(1.0, 0.0), 0}));
 }
 
 TEST(ElementwiseBinary, ShapeMismatchNamesBothShapes) {

@@ -14,6 +14,7 @@
 #include <leangrad/core/cuda.h>
 #include <leangrad/data/data.h>
 #include <leangrad/kernels/creation.h>
+#include <leangrad/kernels/ops.h>
 #include <leangrad/nn/nn.h>
 #include <leangrad/optim/optim.h>
 #include "misuse/misuse_testing.h"
@@ -71,6 +72,13 @@ std::vector<MisuseCase> device_cases() {
   t.add("cross_entropy_target_on_cpu", Raises::DeviceError, {"cross_entropy", "cuda:0", "cpu"}, [] {
     cross_entropy(ones({2, 3}, kGpu), tensor<std::int64_t>({0, 1}));
   });
+  t.add("atan2_across_devices", Raises::DeviceError, {"atan2", "cuda:0", "cpu"},
+        [] { atan2(ones({2}, kGpu), ones({2})); });
+  t.add("adaptive_max_pool2d_backward_indices_on_cpu", Raises::DeviceError,
+        {"adaptive_max_pool2d_backward", "cuda:0", "cpu"}, [] {
+          ops::adaptive_max_pool2d_backward(ones({1, 1, 2, 2}, kGpu), zeros({1, 1, 2, 2}, kInt64),
+                                            {1, 1, 4, 4});
+        });
   t.add("mse_loss_across_devices", Raises::DeviceError, {"mse_loss", "cuda:0", "cpu"},
         [] { mse_loss(ones({2}, kGpu), ones({2})); });
   t.add("module_on_gpu_input_on_cpu", Raises::DeviceError, {"linear", "cpu", "cuda:0"}, [] {

@@ -14,6 +14,7 @@
 #include <leangrad/autograd/nn_functions.h>
 #include <leangrad/core/creation.h>
 #include <leangrad/kernels/creation.h>
+#include <leangrad/kernels/ops.h>
 #include "misuse/misuse_testing.h"
 
 namespace leangrad::test {
@@ -166,6 +167,56 @@ std::vector<MisuseCase> pool_cases() {
   t.add("adaptive_avg_pool2d_integral", Raises::DTypeError, {"adaptive_avg_pool2d", "int64"}, [] {
     adaptive_avg_pool2d(ones({1, 3, 5, 5}, kInt64), {1, 1});
   });
+  t.add("adaptive_max_pool2d_2d_input", Raises::ShapeError, {"adaptive_max_pool2d", "[4, 4]"}, [] {
+    adaptive_max_pool2d(ones({4, 4}), {2, 2});
+  });
+  t.add("adaptive_max_pool2d_zero_output", Raises::ShapeError,
+        {"adaptive_max_pool2d", "positive output size", "[0, 2]", "[1, 3, 5, 5]"}, [] {
+          adaptive_max_pool2d(image(), {0, 2});
+        });
+  t.add("adaptive_max_pool2d_negative_output", Raises::ShapeError,
+        {"adaptive_max_pool2d", "positive output size", "[2, -1]"}, [] {
+          adaptive_max_pool2d_with_indices(image(), {2, -1});
+        });
+  t.add("adaptive_max_pool2d_empty_plane", Raises::ShapeError,
+        {"adaptive_max_pool2d", "non-zero size", "[1, 3, 0, 5]"}, [] {
+          adaptive_max_pool2d(ones({1, 3, 0, 5}), {1, 1});
+        });
+  t.add("adaptive_max_pool2d_no_channels", Raises::ShapeError,
+        {"adaptive_max_pool2d", "non-zero size", "[2, 0, 4, 4]"}, [] {
+          adaptive_max_pool2d(ones({2, 0, 4, 4}), {1, 1});
+        });
+  t.add("adaptive_max_pool2d_integral", Raises::DTypeError, {"adaptive_max_pool2d", "int64"}, [] {
+    adaptive_max_pool2d(ones({1, 3, 5, 5}, kInt64), {1, 1});
+  });
+  t.add("adaptive_max_pool2d_output_too_large", Raises::ShapeError,
+        {"adaptive_max_pool2d", "2^31", "[1099511627776, 1099511627776]"}, [] {
+          adaptive_max_pool2d(image(), {k2Pow40, k2Pow40});
+        });
+  t.add("adaptive_max_pool1d_4d_input", Raises::ShapeError,
+        {"adaptive_max_pool1d", "(N, C, L)", "[1, 3, 5, 5]"},
+        [] { adaptive_max_pool1d(image(), 2); });
+  t.add("adaptive_max_pool1d_zero_output", Raises::ShapeError,
+        {"adaptive_max_pool1d", "positive output size", "0", "[2, 3, 7]"}, [] {
+          adaptive_max_pool1d(ones({2, 3, 7}), 0);
+        });
+  t.add("adaptive_max_pool1d_empty_length", Raises::ShapeError,
+        {"adaptive_max_pool1d", "non-zero size", "[2, 3, 0]"}, [] {
+          adaptive_max_pool1d(ones({2, 3, 0}), 2);
+        });
+  t.add("adaptive_max_pool1d_bool", Raises::DTypeError, {"adaptive_max_pool1d", "bool"}, [] {
+    adaptive_max_pool1d(ones({2, 3, 7}, kBool), 2);
+  });
+  // The backward entry, called with indices of another shape or dtype.
+  t.add("adaptive_max_pool2d_backward_indices_shape", Raises::ShapeError,
+        {"adaptive_max_pool2d_backward", "[1, 3, 2, 2]", "[1, 3, 2, 1]"}, [] {
+          ops::adaptive_max_pool2d_backward(ones({1, 3, 2, 2}), zeros({1, 3, 2, 1}, kInt64),
+                                            {1, 3, 5, 5});
+        });
+  t.add("adaptive_max_pool2d_backward_float_indices", Raises::ShapeError,
+        {"adaptive_max_pool2d_backward", "int64", "float32"}, [] {
+          ops::adaptive_max_pool2d_backward(ones({1, 3, 2, 2}), zeros({1, 3, 2, 2}), {1, 3, 5, 5});
+        });
   t.add("adaptive_avg_pool2d_output_too_large", Raises::ShapeError, {"adaptive_avg_pool2d"}, [] {
     adaptive_avg_pool2d(image(), {k2Pow40, k2Pow40});
   });

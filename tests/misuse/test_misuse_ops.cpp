@@ -49,6 +49,17 @@ std::vector<MisuseCase> elementwise_cases() {
         [] { pow(ones({2}, kBool), ones({2}, kBool)); });
   t.add("neg_bool", Raises::DTypeError, {"neg", "bool"}, [] { ones({2}, kBool).neg(); });
   t.add("relu_bool", Raises::DTypeError, {"relu", "bool"}, [] { ones({2}, kBool).relu(); });
+  t.add("atan2_shapes_do_not_broadcast", Raises::ShapeError, {"atan2", "[2, 3]", "[4]"}, [] {
+    atan2(ones({2, 3}), ones({4}));
+  });
+  t.add("atan2_undefined", Raises::Error, {"atan2", "undefined"},
+        [] { atan2(ones({1}), Tensor()); });
+  t.add("asin_undefined", Raises::Error, {"asin", "undefined"}, [] { asin(Tensor()); });
+  // PyTorch's round_cpu is not implemented for integral dtypes with decimals.
+  t.add("round_decimals_integral", Raises::DTypeError, {"round", "decimals = 2", "int64"},
+        [] { round(ones({2}, kInt64), 2); });
+  t.add("round_decimals_bool", Raises::DTypeError, {"round", "decimals = -1", "bool"},
+        [] { round(ones({2}, kBool), -1); });
   t.add("add_undefined", Raises::Error, {"add", "undefined"}, [] { Tensor() + ones({1}); });
   t.add("exp_undefined", Raises::Error, {"exp", "undefined"}, [] { exp(Tensor()); });
   t.add("lt_undefined", Raises::Error, {"lt", "undefined"}, [] { lt(ones({1}), Tensor()); });

@@ -104,6 +104,8 @@ void with_op(BinaryOp op, F&& f) {
       return f(std::integral_constant<O, O::Maximum>{});
     case O::Minimum:
       return f(std::integral_constant<O, O::Minimum>{});
+    case O::Atan2:
+      return f(std::integral_constant<O, O::Atan2>{});
   }
   LG_THROW(Error, "unknown BinaryOp ", static_cast<int>(op));
 }
@@ -156,6 +158,26 @@ void with_op(UnaryOp op, F&& f) {
       return f(std::integral_constant<O, O::Log2>{});
     case O::Log10:
       return f(std::integral_constant<O, O::Log10>{});
+    case O::Tan:
+      return f(std::integral_constant<O, O::Tan>{});
+    case O::Asin:
+      return f(std::integral_constant<O, O::Asin>{});
+    case O::Acos:
+      return f(std::integral_constant<O, O::Acos>{});
+    case O::Atan:
+      return f(std::integral_constant<O, O::Atan>{});
+    case O::Sinh:
+      return f(std::integral_constant<O, O::Sinh>{});
+    case O::Cosh:
+      return f(std::integral_constant<O, O::Cosh>{});
+    case O::Asinh:
+      return f(std::integral_constant<O, O::Asinh>{});
+    case O::Acosh:
+      return f(std::integral_constant<O, O::Acosh>{});
+    case O::Atanh:
+      return f(std::integral_constant<O, O::Atanh>{});
+    case O::Exp2:
+      return f(std::integral_constant<O, O::Exp2>{});
   }
   LG_THROW(Error, "unknown UnaryOp ", static_cast<int>(op));
 }
@@ -180,13 +202,23 @@ void with_op(CompareOp op, F&& f) {
   LG_THROW(Error, "unknown CompareOp ", static_cast<int>(op));
 }
 
+// The element types a binary op is instantiated for: atan2 only the floating ones.
+template <BinaryOp kOp, typename F>
+void dispatch_binary_dtype(DType dtype, F&& f) {
+  if constexpr (is_floating_only(kOp)) {
+    dispatch_floating(dtype, op_name(kOp), f);
+  } else {
+    dispatch_numeric(dtype, op_name(kOp), f);
+  }
+}
+
 }  // namespace
 
 void binary(BinaryOp op, DType dtype, const ElementwiseGeometry& g, void* out, const void* a,
             const void* b) {
   with_op(op, [&](auto op_constant) {
     constexpr BinaryOp kOp = decltype(op_constant)::value;
-    dispatch_numeric(dtype, op_name(op), [&]<typename T>() {
+    dispatch_binary_dtype<kOp>(dtype, [&]<typename T>() {
       elementwise_loop(
           g, [](T x, T y) { return binary_element<kOp>(x, y); }, static_cast<T*>(out),
           static_cast<const T*>(a), static_cast<const T*>(b));
@@ -198,7 +230,7 @@ void binary_scalar(BinaryOp op, DType dtype, const ElementwiseGeometry& g, void*
                    double s, bool scalar_first) {
   with_op(op, [&](auto op_constant) {
     constexpr BinaryOp kOp = decltype(op_constant)::value;
-    dispatch_numeric(dtype, op_name(op), [&]<typename T>() {
+    dispatch_binary_dtype<kOp>(dtype, [&]<typename T>() {
       const opmath_t<T> scalar = cast_value<opmath_t<T>>(s);
       auto* out_t = static_cast<T*>(out);
       const auto* a_t = static_cast<const T*>(a);

@@ -115,6 +115,43 @@ void max_pool2d_backward(DType dtype, void* grad_in, const void* grad_out,
   });
 }
 
+// One task walks whole output rows (forward) or input rows (backward, a gather: each input
+// element sums the gradients of the windows that picked it, in a fixed order, as on CUDA).
+void adaptive_max_pool2d(DType dtype, void* out, std::int64_t* indices, const void* in,
+                         const Pool2dShape& g) {
+  dispatch_floating(dtype, "adaptive_max_pool2d", [&]<typename T>() {
+    const T* x = static_cast<const T*>(in);
+    T* y = static_cast<T*>(out);
+    parallel_for(g.planes * g.OH, run_grain(8 * g.OW), [&](std::int64_t b, std::int64_t e) {
+      for (std::int64_t row = b; row < e; ++row) {  // row = plane * OH + oh
+        const T* plane = x + row / g.OH * g.H * g.W;
+        for (std::int64_t ow = 0; ow < g.OW; ++ow) {
+          layers_math::adaptive_max_pool2d_at(plane, g, row % g.OH, ow, &y[row * g.OW + ow],
+                                              &indices[row * g.OW + ow]);
+        }
+      }
+    });
+  });
+}
+
+void adaptive_max_pool2d_backward(DType dtype, void* grad_in, const void* grad_out,
+                                  const std::int64_t* indices, const Pool2dShape& g) {
+  dispatch_floating(dtype, "adaptive_max_pool2d_backward", [&]<typename T>() {
+    const T* gy = static_cast<const T*>(grad_out);
+    T* gx = static_cast<T*>(grad_in);
+    const std::int64_t plane_out = g.OH * g.OW;
+    parallel_for(g.planes * g.H, run_grain(8 * g.W), [&](std::int64_t b, std::int64_t e) {
+      for (std::int64_t row = b; row < e; ++row) {  // row = plane * H + h
+        const std::int64_t p = row / g.H, h = row % g.H;
+        for (std::int64_t w = 0; w < g.W; ++w) {
+          gx[row * g.W + w] = layers_math::adaptive_max_pool2d_grad_at(
+              gy + p * plane_out, indices + p * plane_out, g, h, w);
+        }
+      }
+    });
+  });
+}
+
 void avg_pool2d(DType dtype, void* out, const void* in, const Pool2dShape& g) {
   dispatch_floating(dtype, "avg_pool2d", [&]<typename T>() {
     const T* x = static_cast<const T*>(in);

@@ -236,8 +236,20 @@ void dispatch_binary_op(BinaryOp op, F&& f) {
       return f.template operator()<BinaryOp::Maximum>();
     case BinaryOp::Minimum:
       return f.template operator()<BinaryOp::Minimum>();
+    case BinaryOp::Atan2:
+      return f.template operator()<BinaryOp::Atan2>();
   }
   LG_THROW(Error, "CUDA elementwise: unknown binary op ", static_cast<int>(op));
+}
+
+// The element types a binary op is instantiated for: atan2 only the floating ones.
+template <BinaryOp kOp, typename F>
+void dispatch_binary_dtype(DType dtype, F&& f) {
+  if constexpr (is_floating_only(kOp)) {
+    dispatch_floating(dtype, op_name(kOp), f);
+  } else {
+    dispatch_numeric(dtype, op_name(kOp), f);
+  }
 }
 
 template <typename F>
@@ -287,6 +299,26 @@ void dispatch_unary_op(UnaryOp op, F&& f) {
       return f.template operator()<UnaryOp::Log2>();
     case UnaryOp::Log10:
       return f.template operator()<UnaryOp::Log10>();
+    case UnaryOp::Tan:
+      return f.template operator()<UnaryOp::Tan>();
+    case UnaryOp::Asin:
+      return f.template operator()<UnaryOp::Asin>();
+    case UnaryOp::Acos:
+      return f.template operator()<UnaryOp::Acos>();
+    case UnaryOp::Atan:
+      return f.template operator()<UnaryOp::Atan>();
+    case UnaryOp::Sinh:
+      return f.template operator()<UnaryOp::Sinh>();
+    case UnaryOp::Cosh:
+      return f.template operator()<UnaryOp::Cosh>();
+    case UnaryOp::Asinh:
+      return f.template operator()<UnaryOp::Asinh>();
+    case UnaryOp::Acosh:
+      return f.template operator()<UnaryOp::Acosh>();
+    case UnaryOp::Atanh:
+      return f.template operator()<UnaryOp::Atanh>();
+    case UnaryOp::Exp2:
+      return f.template operator()<UnaryOp::Exp2>();
   }
   LG_THROW(Error, "CUDA elementwise: unknown unary op ", static_cast<int>(op));
 }
@@ -316,8 +348,8 @@ void dispatch_compare_op(CompareOp op, F&& f) {
 
 void binary(BinaryOp op, DType dtype, const ElementwiseGeometry& g, void* out, const void* a,
             const void* b) {
-  dispatch_numeric(dtype, op_name(op), [&]<typename T>() {
-    dispatch_binary_op(op, [&]<BinaryOp kOp>() {
+  dispatch_binary_op(op, [&]<BinaryOp kOp>() {
+    dispatch_binary_dtype<kOp>(dtype, [&]<typename T>() {
       launch_elementwise(g, BinaryFunctor<kOp, T>{}, static_cast<T*>(out), static_cast<const T*>(a),
                          static_cast<const T*>(b));
     });
@@ -326,9 +358,9 @@ void binary(BinaryOp op, DType dtype, const ElementwiseGeometry& g, void* out, c
 
 void binary_scalar(BinaryOp op, DType dtype, const ElementwiseGeometry& g, void* out, const void* a,
                    double s, bool scalar_first) {
-  dispatch_numeric(dtype, op_name(op), [&]<typename T>() {
-    const opmath_t<T> scalar = cast_value<opmath_t<T>>(s);
-    dispatch_binary_op(op, [&]<BinaryOp kOp>() {
+  dispatch_binary_op(op, [&]<BinaryOp kOp>() {
+    dispatch_binary_dtype<kOp>(dtype, [&]<typename T>() {
+      const opmath_t<T> scalar = cast_value<opmath_t<T>>(s);
       launch_elementwise(g, BinaryScalarFunctor<kOp, T>{scalar, scalar_first}, static_cast<T*>(out),
                          static_cast<const T*>(a));
     });

@@ -67,6 +67,29 @@ __global__ void max_pool2d_backward_gather_kernel(T* grad_in, const T* grad_out,
 }
 
 template <typename T>
+__global__ void adaptive_max_pool2d_kernel(T* out, std::int64_t* indices, const T* in,
+                                           Pool2dShape g) {
+  const std::int64_t plane_out = g.OH * g.OW, total = g.planes * plane_out;
+  for (std::int64_t i = global_thread_index(); i < total; i += grid_thread_count()) {
+    const std::int64_t p = i / plane_out, o = i % plane_out;
+    layers_math::adaptive_max_pool2d_at(in + p * g.H * g.W, g, o / g.OW, o % g.OW, &out[i],
+                                        &indices[i]);
+  }
+}
+
+template <typename T>
+__global__ void adaptive_max_pool2d_backward_gather_kernel(T* grad_in, const T* grad_out,
+                                                           const std::int64_t* indices,
+                                                           Pool2dShape g) {
+  const std::int64_t plane_in = g.H * g.W, plane_out = g.OH * g.OW, total = g.planes * plane_in;
+  for (std::int64_t i = global_thread_index(); i < total; i += grid_thread_count()) {
+    const std::int64_t p = i / plane_in, o = i % plane_in;
+    grad_in[i] = layers_math::adaptive_max_pool2d_grad_at(
+        grad_out + p * plane_out, indices + p * plane_out, g, o / g.W, o % g.W);
+  }
+}
+
+template <typename T>
 __global__ void avg_pool2d_kernel(T* out, const T* in, Pool2dShape g) {
   const std::int64_t plane_out = g.OH * g.OW, total = g.planes * plane_out;
   for (std::int64_t i = global_thread_index(); i < total; i += grid_thread_count()) {
@@ -339,6 +362,27 @@ void max_pool2d_backward(DType dtype, void* grad_in, const void* grad_out,
         <<<items_grid(max_pool2d_backward_gather_kernel<T>, g.planes * g.H * g.W), kThreads, 0,
            current_stream()>>>(static_cast<T*>(grad_in), static_cast<const T*>(grad_out), indices,
                                g);
+    LG_CUDA_CHECK_LAUNCH();
+  });
+}
+
+void adaptive_max_pool2d(DType dtype, void* out, std::int64_t* indices, const void* in,
+                         const Pool2dShape& g) {
+  dispatch_floating(dtype, "adaptive_max_pool2d", [&]<typename T>() {
+    adaptive_max_pool2d_kernel<T>
+        <<<items_grid(adaptive_max_pool2d_kernel<T>, g.planes * g.OH * g.OW), kThreads, 0,
+           current_stream()>>>(static_cast<T*>(out), indices, static_cast<const T*>(in), g);
+    LG_CUDA_CHECK_LAUNCH();
+  });
+}
+
+void adaptive_max_pool2d_backward(DType dtype, void* grad_in, const void* grad_out,
+                                  const std::int64_t* indices, const Pool2dShape& g) {
+  dispatch_floating(dtype, "adaptive_max_pool2d_backward", [&]<typename T>() {
+    adaptive_max_pool2d_backward_gather_kernel<T>
+        <<<items_grid(adaptive_max_pool2d_backward_gather_kernel<T>, g.planes * g.H * g.W),
+           kThreads, 0, current_stream()>>>(static_cast<T*>(grad_in),
+                                            static_cast<const T*>(grad_out), indices, g);
     LG_CUDA_CHECK_LAUNCH();
   });
 }

@@ -88,6 +88,13 @@ void max_pool2d(DType, void*, std::int64_t*, const void*, const Pool2dShape&) {
 void max_pool2d_backward(DType, void*, const void*, const std::int64_t*, const Pool2dShape&) {
   throw_cuda_not_built("max_pool2d_backward");
 }
+void adaptive_max_pool2d(DType, void*, std::int64_t*, const void*, const Pool2dShape&) {
+  throw_cuda_not_built("adaptive_max_pool2d");
+}
+void adaptive_max_pool2d_backward(DType, void*, const void*, const std::int64_t*,
+                                  const Pool2dShape&) {
+  throw_cuda_not_built("adaptive_max_pool2d_backward");
+}
 void avg_pool2d(DType, void*, const void*, const Pool2dShape&) {
   throw_cuda_not_built("avg_pool2d");
 }
