@@ -18,6 +18,7 @@
 #include <leangrad/core/error.h>
 #include <leangrad/core/profiler.h>
 #include <leangrad/kernels/creation.h>
+#include <leangrad/kernels/ops.h>
 
 namespace leangrad {
 
@@ -110,9 +111,10 @@ Tensor softmin(const Tensor& x, std::int64_t dim) {
 }
 
 // ---- In place -----------------------------------------------------------------------------
-// Each writes the out-of-place function's value (computed without recording, so the same bits)
-// into x, and records a backward from the output: PyTorch's formulas for these ops with
-// is_result (leaky_relu_backward, elu_backward, hardtanh_backward).
+// Each writes the out-of-place function's value into x in one pass, with no temporary
+// (ops::activation_: a fused kernel whose bits are the composition's above), and records a
+// backward from the output: PyTorch's formulas for these ops with is_result (leaky_relu_backward,
+// elu_backward, hardtanh_backward).
 
 namespace {
 
@@ -142,9 +144,7 @@ Tensor& elu_scaled_(const char* op, Tensor& x, double alpha, double scale) {
   check_slope_for_grad(op, "elu", "alpha", alpha, x);
   return autograd::unary_in_place(
       op, x,
-      [alpha, scale](const Tensor& v) {
-        return scale == 1.0 ? elu(v, alpha) : mul(elu(v, alpha), scale);
-      },
+      [alpha, scale](const Tensor& v) { ops::activation_(ActivationOp::Elu, v, alpha, scale); },
       [alpha, scale](const BackwardContext& c) -> std::vector<Tensor> {
         const Tensor& y = c.saved[0];
         const Tensor outside = scale == 1.0 ? c.grad : c.grad * scale;
@@ -158,7 +158,10 @@ Tensor& hardtanh_named(const char* op, Tensor& x, double min_val, double max_val
   autograd::check_floating_input(op, x);
   check_hardtanh_bounds(op, min_val, max_val);
   return autograd::unary_in_place(
-      op, x, [min_val, max_val](const Tensor& v) { return hardtanh(v, min_val, max_val); },
+      op, x,
+      [min_val, max_val](const Tensor& v) {
+        ops::activation_(ActivationOp::Hardtanh, v, min_val, max_val);
+      },
       [min_val, max_val](const BackwardContext& c) -> std::vector<Tensor> {
         const Tensor& y = c.saved[0];
         const Tensor zero = zero_like_scalar(c.grad);
@@ -174,7 +177,10 @@ Tensor& leaky_relu_(Tensor& x, double negative_slope) {
   check_slope_for_grad("leaky_relu_", "leaky_relu", "negative_slope", negative_slope, x);
   // y > 0 exactly where x > 0 for a slope >= 0: the out-of-place op's sides, 0 included.
   return autograd::unary_in_place(
-      "leaky_relu_", x, [negative_slope](const Tensor& v) { return leaky_relu(v, negative_slope); },
+      "leaky_relu_", x,
+      [negative_slope](const Tensor& v) {
+        ops::activation_(ActivationOp::LeakyRelu, v, negative_slope);
+      },
       [negative_slope](const BackwardContext& c) -> std::vector<Tensor> {
         return {where(gt(c.saved[0], 0.0), c.grad, c.grad * negative_slope)};
       });

@@ -118,12 +118,17 @@ Tensor sum_to(const Tensor& g, const Shape& shape);
 // naming op, where it is refused (Note [In-place ops in the graph] in tensor_methods.cpp).
 bool records_inplace(const char* op, const Tensor& self, const Tensor& other = Tensor());
 
-// The in-place form of an elementwise function whose gradient is written from its output: the
-// value `compute(self)` (computed without recording) is written into self and, when autograd
-// records the op, a node saving self after the write becomes self's history, with `backward`
-// (saved[0] is the output). relu_, sigmoid_, tanh_ and the activations of activations.h.
+// What the node of an in-place elementwise op saves for its backward: self after the write (the
+// gradient is written from the output), a copy of self before it (the gradient needs the value
+// the write destroys: PyTorch saves such a clone too), or nothing.
+enum class InPlaceSaves { Output, Input, Nothing };
+
+// The in-place form of an elementwise function: `write(self)` writes the value into self's memory
+// (an ops:: kernel: ops::unary_, ops::activation_) and, when autograd records the op, a node
+// saving what `saves` says (saved[0]) becomes self's history, with `backward`. relu_, sigmoid_,
+// tanh_, the other unary methods (exp_, sin_, ...) and the activations of activations.h.
 Tensor& unary_in_place(const char* op, Tensor& self,
-                       const std::function<Tensor(const Tensor&)>& compute,
-                       FunctionNode::Backward backward);
+                       const std::function<void(const Tensor&)>& write,
+                       FunctionNode::Backward backward, InPlaceSaves saves = InPlaceSaves::Output);
 
 }  // namespace leangrad::autograd

@@ -183,18 +183,24 @@ Tensor Tensor::unflatten(std::int64_t dim, const Shape& sizes) const {
 //   needs at most self's new value and the other operand, so the graph keeps self's memory once:
 //   where the out-of-place op leaves an input and an output alive, the in-place one leaves one
 //   tensor. The node saves
-//     - self after the write (its saved version is the new one): relu_, sigmoid_, tanh_ and the
-//       activations of activations.h whose gradient PyTorch writes from the output (leaky_relu_
-//       with negative_slope >= 0, elu_ and selu_ with alpha >= 0, hardtanh_, relu6_);
+//     - self after the write (its saved version is the new one): relu_, sigmoid_, tanh_, exp_,
+//       sqrt_, expm1_, rsqrt_, reciprocal_ and the activations of activations.h whose gradient
+//       PyTorch writes from the output (leaky_relu_ with negative_slope >= 0, elu_ and selu_
+//       with alpha >= 0, hardtanh_, relu6_);
 //     - nothing: add_ and sub_ (a tensor or a number), mul_ and div_ by a number, copy_ (its
 //       source gets self's gradient, summed to its shape), fill_, zero_ (no gradient for what
-//       self held);
+//       self held), neg_, and sign_, floor_, ceil_, round_, trunc_ (gradient 0);
 //     - the other operand, saved before the write (so a write through an alias of it, as
-//       x.mul_(x.detach()), is caught): mul_ and div_ by a tensor that needs no gradient.
+//       x.mul_(x.detach()), is caught): mul_ and div_ by a tensor that needs no gradient;
+//     - a copy of self before the write, for the unary ops whose gradient needs the input and
+//       cannot be written from the output (abs_, log_, erf_, log1p_, log2_, log10_, sin_, cos_):
+//       PyTorch's original_self. The copy is a recorded clone (so the gradient differentiates
+//       again), and what the graph holds is then the out-of-place op's: self and one copy.
 //   ResNet's ReLU(inplace) and `out += identity` train this way.
-// - The unary kernels have no output argument (kernels/ops.h), so relu_, sigmoid_, tanh_ and the
-//   composed activations compute into a temporary that is copied into self and freed at once:
-//   the graph holds self only, but the op's own peak is the out-of-place op's.
+// - The kernel writes self directly, with no temporary: ops::unary_ (unary's own launcher with
+//   self as output and input) for the unary methods, ops::activation_ (one fused pass, bitwise
+//   the out-of-place composition) for the activations. So the op's own peak is self's: it
+//   allocates nothing, recorded or not, save the copy above.
 // - Out of place and copied in: mul_ and div_ by a tensor that requires grad. Its gradient
 //   needs self's value before the write, so the twin computes on a copy of self, which its graph
 //   keeps (PyTorch saves a clone of self too; x *= x multiplies the copy by itself); the twin is
@@ -222,14 +228,18 @@ bool records_inplace(const char* op, const Tensor& self, const Tensor& other) {
 }
 
 Tensor& unary_in_place(const char* op, Tensor& self,
-                       const std::function<Tensor(const Tensor&)>& compute,
-                       FunctionNode::Backward backward) {
-  const bool record = records_inplace(op, self);
-  {
-    NoGradGuard no_grad;
-    ops::copy_(self, compute(self));
+                       const std::function<void(const Tensor&)>& write,
+                       FunctionNode::Backward backward, InPlaceSaves saves) {
+  if (!records_inplace(op, self)) {
+    write(self);
+    return self;
   }
-  if (record) record_in_place(op, self, {self}, {SavedTensor(self, 0)}, std::move(backward));
+  std::vector<SavedTensor> saved;
+  // The copy is recorded (a clone of self's history), so the gradient's own graph reaches x.
+  if (saves == InPlaceSaves::Input) saved.emplace_back(leangrad::clone(self));
+  write(self);
+  if (saves == InPlaceSaves::Output) saved.emplace_back(self, 0);
+  record_in_place(op, self, {self}, std::move(saved), std::move(backward));
   return self;
 }
 
@@ -363,32 +373,150 @@ Tensor& Tensor::div_(double other) {
       "div_", *this, Tensor(), [&] { ops::binary_(BinaryOp::Div, *this, other); },
       [other](const BackwardContext& c) -> std::vector<Tensor> { return {c.grad / other}; });
 }
-Tensor& Tensor::relu_() {
-  // The same formula as relu's (autograd/functions.cpp), from the output.
+namespace {
+
+using autograd::InPlaceSaves;
+
+// x.op_() for a UnaryOp: ops::unary_ writes self (Note [In-place ops in the graph]); the
+// backward formulas are those of the out-of-place functions (autograd/functions.cpp), from the
+// saved output or the saved copy of the input as `saves` says.
+Tensor& unary_method(const char* op, UnaryOp unary_op, Tensor& self, InPlaceSaves saves,
+                     autograd::FunctionNode::Backward backward) {
   return autograd::unary_in_place(
-      "relu_", *this, [](const Tensor& x) { return ops::unary(UnaryOp::Relu, x); },
-      [](const BackwardContext& c) -> std::vector<Tensor> {
-        return {
-            leangrad::where(leangrad::le(c.saved[0], 0.0), zeros({}, c.grad.options()), c.grad)};
-      });
+      op, self, [unary_op](const Tensor& t) { ops::unary_(unary_op, t); }, std::move(backward),
+      saves);
+}
+
+// sign_ and the roundings: the gradient is 0 everywhere, as their out-of-place forms'.
+Tensor& piecewise_constant_(const char* op, UnaryOp unary_op, Tensor& self) {
+  return unary_method(
+      op, unary_op, self, InPlaceSaves::Nothing,
+      [](const BackwardContext& c) -> std::vector<Tensor> { return {zeros_like(c.grad)}; });
+}
+
+}  // namespace
+
+Tensor& Tensor::relu_() {
+  return unary_method("relu_", UnaryOp::Relu, *this, InPlaceSaves::Output,
+                      [](const BackwardContext& c) -> std::vector<Tensor> {
+                        return {leangrad::where(leangrad::le(c.saved[0], 0.0),
+                                                zeros({}, c.grad.options()), c.grad)};
+                      });
 }
 Tensor& Tensor::sigmoid_() {
   autograd::check_floating_input("sigmoid_", *this);
-  return autograd::unary_in_place(
-      "sigmoid_", *this, [](const Tensor& x) { return ops::unary(UnaryOp::Sigmoid, x); },
-      [](const BackwardContext& c) -> std::vector<Tensor> {
-        const Tensor& y = c.saved[0];
-        return {c.grad * y * rsub(y, 1.0)};
-      });
+  return unary_method("sigmoid_", UnaryOp::Sigmoid, *this, InPlaceSaves::Output,
+                      [](const BackwardContext& c) -> std::vector<Tensor> {
+                        const Tensor& y = c.saved[0];
+                        return {c.grad * y * rsub(y, 1.0)};
+                      });
 }
 Tensor& Tensor::tanh_() {
   autograd::check_floating_input("tanh_", *this);
-  return autograd::unary_in_place(
-      "tanh_", *this, [](const Tensor& x) { return ops::unary(UnaryOp::Tanh, x); },
-      [](const BackwardContext& c) -> std::vector<Tensor> {
-        const Tensor& y = c.saved[0];
-        return {c.grad * rsub(y * y, 1.0)};
-      });
+  return unary_method("tanh_", UnaryOp::Tanh, *this, InPlaceSaves::Output,
+                      [](const BackwardContext& c) -> std::vector<Tensor> {
+                        const Tensor& y = c.saved[0];
+                        return {c.grad * rsub(y * y, 1.0)};
+                      });
+}
+Tensor& Tensor::neg_() {
+  return unary_method(
+      "neg_", UnaryOp::Neg, *this, InPlaceSaves::Nothing,
+      [](const BackwardContext& c) -> std::vector<Tensor> { return {leangrad::neg(c.grad)}; });
+}
+Tensor& Tensor::abs_() {
+  return unary_method("abs_", UnaryOp::Abs, *this, InPlaceSaves::Input,
+                      [](const BackwardContext& c) -> std::vector<Tensor> {
+                        return {c.grad * leangrad::sign(c.saved[0])};
+                      });
+}
+Tensor& Tensor::exp_() {
+  return unary_method(
+      "exp_", UnaryOp::Exp, *this, InPlaceSaves::Output,
+      [](const BackwardContext& c) -> std::vector<Tensor> { return {c.grad * c.saved[0]}; });
+}
+Tensor& Tensor::log_() {
+  return unary_method(
+      "log_", UnaryOp::Log, *this, InPlaceSaves::Input,
+      [](const BackwardContext& c) -> std::vector<Tensor> { return {c.grad / c.saved[0]}; });
+}
+Tensor& Tensor::sqrt_() {
+  return unary_method("sqrt_", UnaryOp::Sqrt, *this, InPlaceSaves::Output,
+                      [](const BackwardContext& c) -> std::vector<Tensor> {
+                        return {c.grad / (c.saved[0] * 2.0)};
+                      });
+}
+Tensor& Tensor::erf_() {
+  return unary_method("erf_", UnaryOp::Erf, *this, InPlaceSaves::Input,
+                      [](const BackwardContext& c) -> std::vector<Tensor> {
+                        const Tensor& x = c.saved[0];
+                        return {c.grad * (leangrad::exp(-(x * x)) * 1.1283791670955126)};
+                      });
+}
+Tensor& Tensor::expm1_() {
+  return unary_method("expm1_", UnaryOp::Expm1, *this, InPlaceSaves::Output,
+                      [](const BackwardContext& c) -> std::vector<Tensor> {
+                        return {c.grad * (c.saved[0] + 1.0)};
+                      });
+}
+Tensor& Tensor::log1p_() {
+  return unary_method("log1p_", UnaryOp::Log1p, *this, InPlaceSaves::Input,
+                      [](const BackwardContext& c) -> std::vector<Tensor> {
+                        return {c.grad / (c.saved[0] + 1.0)};
+                      });
+}
+Tensor& Tensor::log2_() {
+  return unary_method("log2_", UnaryOp::Log2, *this, InPlaceSaves::Input,
+                      [](const BackwardContext& c) -> std::vector<Tensor> {
+                        return {c.grad / (c.saved[0] * 0.6931471805599453)};  // x ln 2
+                      });
+}
+Tensor& Tensor::log10_() {
+  return unary_method("log10_", UnaryOp::Log10, *this, InPlaceSaves::Input,
+                      [](const BackwardContext& c) -> std::vector<Tensor> {
+                        return {c.grad / (c.saved[0] * 2.302585092994046)};  // x ln 10
+                      });
+}
+Tensor& Tensor::sin_() {
+  return unary_method("sin_", UnaryOp::Sin, *this, InPlaceSaves::Input,
+                      [](const BackwardContext& c) -> std::vector<Tensor> {
+                        return {c.grad * leangrad::cos(c.saved[0])};
+                      });
+}
+Tensor& Tensor::cos_() {
+  return unary_method("cos_", UnaryOp::Cos, *this, InPlaceSaves::Input,
+                      [](const BackwardContext& c) -> std::vector<Tensor> {
+                        return {-(c.grad * leangrad::sin(c.saved[0]))};
+                      });
+}
+Tensor& Tensor::rsqrt_() {
+  return unary_method("rsqrt_", UnaryOp::Rsqrt, *this, InPlaceSaves::Output,
+                      [](const BackwardContext& c) -> std::vector<Tensor> {
+                        const Tensor& y = c.saved[0];
+                        return {c.grad * (y * y * y) * -0.5};
+                      });
+}
+Tensor& Tensor::reciprocal_() {
+  return unary_method("reciprocal_", UnaryOp::Reciprocal, *this, InPlaceSaves::Output,
+                      [](const BackwardContext& c) -> std::vector<Tensor> {
+                        const Tensor& y = c.saved[0];
+                        return {-(c.grad * (y * y))};
+                      });
+}
+Tensor& Tensor::sign_() {
+  return piecewise_constant_("sign_", UnaryOp::Sign, *this);
+}
+Tensor& Tensor::floor_() {
+  return piecewise_constant_("floor_", UnaryOp::Floor, *this);
+}
+Tensor& Tensor::ceil_() {
+  return piecewise_constant_("ceil_", UnaryOp::Ceil, *this);
+}
+Tensor& Tensor::round_() {
+  return piecewise_constant_("round_", UnaryOp::Round, *this);
+}
+Tensor& Tensor::trunc_() {
+  return piecewise_constant_("trunc_", UnaryOp::Trunc, *this);
 }
 Tensor& Tensor::index_put_(std::initializer_list<indexing::TensorIndex> indices,
                            const Tensor& value) {

@@ -194,6 +194,30 @@ class Tensor {
   // place (Note [In-place ops in the graph] in autograd/tensor_methods.cpp).
   Tensor& sigmoid_();
   Tensor& tanh_();
+  // The other unary ops written into self, PyTorch's in-place methods (ops::unary_: self's own
+  // memory, no temporary, bitwise the out-of-place op). Self keeps its dtype: exp_, log_, sqrt_,
+  // erf_, expm1_, log1p_, log2_, log10_, sin_, cos_, rsqrt_ and reciprocal_ of an integral tensor
+  // are refused (their result would be float32), neg_, abs_, sign_ and the roundings take
+  // integers too. Recorded by autograd (Note [In-place ops in the graph]).
+  Tensor& neg_();
+  Tensor& abs_();
+  Tensor& exp_();
+  Tensor& log_();
+  Tensor& sqrt_();
+  Tensor& erf_();
+  Tensor& expm1_();
+  Tensor& log1p_();
+  Tensor& log2_();
+  Tensor& log10_();
+  Tensor& sin_();
+  Tensor& cos_();
+  Tensor& rsqrt_();
+  Tensor& reciprocal_();
+  Tensor& sign_();
+  Tensor& floor_();
+  Tensor& ceil_();
+  Tensor& round_();
+  Tensor& trunc_();
   Tensor& operator+=(const Tensor& other) { return add_(other); }
   Tensor& operator+=(double other) { return add_(other); }
   Tensor& operator-=(const Tensor& other) { return sub_(other); }

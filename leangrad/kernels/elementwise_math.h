@@ -27,6 +27,7 @@
 #include <type_traits>
 
 #include <leangrad/core/dtype.h>
+#include <leangrad/core/error.h>
 #include <leangrad/core/half.h>
 #include <leangrad/core/macros.h>
 #include <leangrad/kernels/ops.h>
@@ -334,6 +335,64 @@ LG_HOST_DEVICE LG_INLINE bool compare_op_apply(M a, M b) {
 template <CompareOp op, typename T>
 LG_HOST_DEVICE LG_INLINE bool compare_element(T a, T b) {
   return compare_op_apply<op>(to_opmath(a), to_opmath(b));
+}
+
+// ---- Fused activations (ops::activation_) ------------------------------------------------------
+// One pass each, bitwise the composition autograd/activations.cpp computes out of place: the same
+// comparisons (with the scalar rounded to T, as compare with a scalar), the same math in
+// opmath_t<T>, and a rounding to T wherever a composed op stores its result (so float16 and
+// bfloat16 round where the composition rounds, not only at the end).
+
+// leaky_relu: where(x > 0, x, x * negative_slope).
+template <typename T>
+struct LeakyReluElement {
+  opmath_t<T> negative_slope;  // converted as a binary op's scalar
+  LG_HOST_DEVICE T operator()(T x) const {
+    const opmath_t<T> m = to_opmath(x);
+    return m > opmath_t<T>(0) ? x : static_cast<T>(m * negative_slope);
+  }
+};
+
+// elu: where(x > 0, x, expm1(clamp_max(x, 0)) * alpha), for x <= 0 (or NaN) clamp_max(x, 0) is
+// x; selu is that times scale (scale 1: elu, nothing multiplied).
+template <typename T>
+struct EluElement {
+  opmath_t<T> alpha;
+  opmath_t<T> scale;
+  LG_HOST_DEVICE T operator()(T x) const {
+    const T elu = to_opmath(x) > opmath_t<T>(0)
+                      ? x
+                      : static_cast<T>(to_opmath(unary_element<UnaryOp::Expm1>(x)) * alpha);
+    return scale == opmath_t<T>(1) ? elu : static_cast<T>(to_opmath(elu) * scale);
+  }
+};
+
+// hardtanh: masked_fill(masked_fill(x, x >= max_val, max_val), that <= min_val, min_val), the
+// bounds rounded to T (as fill_ and a compare with a scalar round them). NaN stays NaN.
+template <typename T>
+struct HardtanhElement {
+  T min_val;
+  T max_val;
+  LG_HOST_DEVICE T operator()(T x) const {
+    const T upper = to_opmath(x) >= to_opmath(max_val) ? max_val : x;
+    return to_opmath(upper) <= to_opmath(min_val) ? min_val : upper;
+  }
+};
+
+// Calls f(element) with the functor of `op` for ops::activation_'s p0 and p1, so that both
+// backends build the same one. Host code.
+template <typename T, typename F>
+void with_activation_element(ActivationOp op, double p0, double p1, F&& f) {
+  using M = opmath_t<T>;
+  switch (op) {
+    case ActivationOp::LeakyRelu:
+      return f(LeakyReluElement<T>{cast_value<M>(p0)});
+    case ActivationOp::Elu:
+      return f(EluElement<T>{cast_value<M>(p0), cast_value<M>(p1)});
+    case ActivationOp::Hardtanh:
+      return f(HardtanhElement<T>{cast_value<T>(p0), cast_value<T>(p1)});
+  }
+  LG_THROW(Error, "unknown ActivationOp ", static_cast<int>(op));
 }
 
 }  // namespace leangrad::kernels

@@ -8,7 +8,9 @@
 // differentiable public functions (autograd/functions.h, autograd/nn_functions.h) call them.
 // Implementations, one file per op or family:
 //   ops_elementwise.cpp  binary, unary, compare, where     ops_copy.cpp    copy_, cast, fill_,
-//   ops_shape.cpp        cat                                               contiguous
+//                        in place: binary_, unary_,                        contiguous
+//                        activation_
+//   ops_shape.cpp        cat
 //   ops_reduce.cpp       sum, mean, max, argmax            ops_linalg.cpp  matmul
 //   ops_random.cpp       uniform, normal (Philox: the same numbers on every device)
 //   ops_tanhexp.cpp      TanhExp                           ops_group_norm.cpp  GroupNorm
@@ -68,11 +70,15 @@ enum class UnaryOp : std::uint8_t {
 };
 enum class CompareOp : std::uint8_t { Gt, Lt, Ge, Le, Eq, Ne };
 enum class ReduceOp : std::uint8_t { Sum, Mean, Max };
+// The activations an in-place op writes in one pass (ops::activation_); each is bitwise the
+// composition of elementwise ops its out-of-place function computes (autograd/activations.cpp).
+enum class ActivationOp : std::uint8_t { LeakyRelu, Elu, Hardtanh };
 
-const char* op_name(BinaryOp op);   // "add", "sub", ...
-const char* op_name(UnaryOp op);    // "neg", "exp", ...
-const char* op_name(CompareOp op);  // "gt", "eq", ...
-const char* op_name(ReduceOp op);   // "sum", "mean", "max"
+const char* op_name(BinaryOp op);      // "add", "sub", ...
+const char* op_name(UnaryOp op);       // "neg", "exp", ...
+const char* op_name(CompareOp op);     // "gt", "eq", ...
+const char* op_name(ReduceOp op);      // "sum", "mean", "max"
+const char* op_name(ActivationOp op);  // "leaky_relu", "elu", "hardtanh"
 
 namespace ops {
 
@@ -93,6 +99,21 @@ void binary_(BinaryOp op, const Tensor& self, const Tensor& other);
 void binary_(BinaryOp op, const Tensor& self, double s);
 // Floating ops (exp, log, sqrt, tanh, sigmoid) on integral input give float32.
 Tensor unary(UnaryOp op, const Tensor& a);
+// self = op(self), written into self's memory by unary's own launcher (out and input the same
+// pointer and strides: each element is read, then written, by one step of the loop, so a
+// transposed or sliced view needs no temporary either): bitwise unary(op, self), with no second
+// tensor. self keeps its dtype, so an op whose out-of-place result has another one (exp of int64
+// gives float32) is refused, as PyTorch's "result type Float can't be cast to ...". Bumps the
+// version.
+void unary_(UnaryOp op, const Tensor& self);
+// self = the activation of self, in place as unary_ (floating self, any strides). p0 and p1:
+//   LeakyRelu  negative_slope, -        x > 0 ? x : x * negative_slope
+//   Elu        alpha, scale             (x > 0 ? x : expm1(x) * alpha) * scale  (scale 1: elu)
+//   Hardtanh   min_val, max_val         x >= max_val ? max_val : x, then <= min_val ? min_val
+// each rounded to self's dtype where leaky_relu, elu (times scale: selu) and hardtanh of
+// autograd/activations.cpp round, so the bits are theirs (kernels/elementwise_math.h). Hardtanh's
+// bounds must fit self's dtype (as masked_fill's value). Bumps the version.
+void activation_(ActivationOp op, const Tensor& self, double p0, double p1 = 0.0);
 // Bool results.
 Tensor compare(CompareOp op, const Tensor& a, const Tensor& b);
 Tensor compare(CompareOp op, const Tensor& a, double s);

@@ -1,7 +1,7 @@
-// Tensor-level entries of the elementwise ops (kernels/ops.h): binary, binary_, unary, compare,
-// where, and the op names. Each checks devices, dtypes and shapes, converts the inputs to the
-// compute dtype, allocates the output and switches on the device to a raw-pointer launcher in
-// kernels/backend.h.
+// Tensor-level entries of the elementwise ops (kernels/ops.h): binary, binary_, unary, unary_,
+// activation_, compare, where, and the op names. Each checks devices, dtypes and shapes, converts
+// the inputs to the compute dtype, allocates the output (the in-place ones write self) and
+// switches on the device to a raw-pointer launcher in kernels/backend.h.
 //
 // Note [Elementwise dtype rules] (PyTorch's, unless said otherwise)
 //   - tensor op tensor: promote_types(a, b), except that a 0-d tensor beside one with dims sets
@@ -25,7 +25,9 @@
 //     (PyTorch uses float32 there and can misorder large int32 values).
 //   - in place: the result dtype of `self op other` must be castable to self's dtype (no
 //     floating -> integral, nothing -> bool); the op is computed in the promoted dtype and the
-//     result cast into self, as PyTorch.
+//     result cast into self, as PyTorch. unary_ never promotes: a floating-only op (exp_, log_,
+//     sigmoid_, ...) of an integral or bool self is refused (its result type float32 cannot be
+//     cast to self's), as PyTorch.
 #include <cmath>
 #include <limits>
 #include <string>
@@ -130,6 +132,18 @@ const char* op_name(UnaryOp op) {
       return "exp2";
   }
   return "unknown_unary_op";
+}
+
+const char* op_name(ActivationOp op) {
+  switch (op) {
+    case ActivationOp::LeakyRelu:
+      return "leaky_relu";
+    case ActivationOp::Elu:
+      return "elu";
+    case ActivationOp::Hardtanh:
+      return "hardtanh";
+  }
+  return "unknown_activation_op";
 }
 
 const char* op_name(CompareOp op) {
@@ -367,6 +381,63 @@ Tensor unary(UnaryOp op, const Tensor& a) {
       break;
   }
   return out;
+}
+
+void unary_(UnaryOp op, const Tensor& self) {
+  const std::string name_str = std::string(op_name(op)) + "_";
+  const char* name = name_str.c_str();
+  check_defined(name, {&self});
+  const DType dtype = self.dtype();
+  // unary(op, self) would be float32 (Note [Elementwise dtype rules]), which self cannot hold.
+  LG_CHECK_DTYPE(is_floating(dtype) || !kernels::is_floating_only(op), name, ": result type ",
+                 DType::Float32, " can't be cast to the desired output type ", dtype, " (shape ",
+                 self.shape(), "); use the out-of-place ", op_name(op));
+  check_not_bool(name, dtype);
+  check_writable(name, self);
+  if (self.numel() > 0) {
+    // self is both operands: the launcher reads each element before it writes it.
+    const ElementwiseGeometry g = make_elementwise_geometry(name, self, {&self});
+    const cuda::DeviceGuard guard(self.device());
+    switch (self.device().type) {
+      case DeviceType::CPU:
+        kernels::cpu::unary(op, dtype, g, self.data_ptr(), self.data_ptr());
+        break;
+      case DeviceType::CUDA:
+        kernels::cuda::unary(op, dtype, g, self.data_ptr(), self.data_ptr());
+        break;
+    }
+  }
+  self.bump_version();
+}
+
+void activation_(ActivationOp op, const Tensor& self, double p0, double p1) {
+  const std::string name_str = std::string(op_name(op)) + "_";
+  const char* name = name_str.c_str();
+  check_defined(name, {&self});
+  const DType dtype = self.dtype();
+  LG_CHECK_DTYPE(is_floating(dtype), name,
+                 ": expected a floating tensor (float32, float64, float16, bfloat16), got ", dtype,
+                 " (shape ", self.shape(), ")");
+  if (op == ActivationOp::Hardtanh) {
+    for (const double bound : {p0, p1}) {
+      LG_CHECK(scalar_fits(bound, dtype), name, ": bound ", bound, " cannot be converted to dtype ",
+               dtype, " without overflow");
+    }
+  }
+  check_writable(name, self);
+  if (self.numel() > 0) {
+    const ElementwiseGeometry g = make_elementwise_geometry(name, self, {&self});
+    const cuda::DeviceGuard guard(self.device());
+    switch (self.device().type) {
+      case DeviceType::CPU:
+        kernels::cpu::activation(op, dtype, g, self.data_ptr(), self.data_ptr(), p0, p1);
+        break;
+      case DeviceType::CUDA:
+        kernels::cuda::activation(op, dtype, g, self.data_ptr(), self.data_ptr(), p0, p1);
+        break;
+    }
+  }
+  self.bump_version();
 }
 
 Tensor compare(CompareOp op, const Tensor& a, const Tensor& b) {

@@ -364,6 +364,59 @@ TEST(InPlaceMemory, InPlaceReluHoldsOneActivationFewerPerRelu) {
     EXPECT_TRUE(in_place.grads[i].equal(out_of_place.grads[i])) << "weight " << i;
 }
 
+// The op's own peak: an in-place activation writes self with no temporary (ops::unary_,
+// ops::activation_), so it raises peak_allocated by nothing, recorded or not, where its
+// out-of-place twin raises it by its output at least (exactly that for relu, sigmoid and tanh;
+// the compositions' masks and partial results come on top). (512, 512) float32: 1 MiB, a whole
+// number of allocator blocks.
+TEST(InPlaceMemory, InPlaceActivationsRaiseThePeakByNothing) {
+  constexpr std::int64_t kRows = 512, kCols = 512;
+  const std::int64_t tensor_bytes = memory::allocated_size(kRows * kCols * 4);
+  const Tensor values = test::uniform_input({kRows, kCols}, -3.0, 3.0, 85).detach().to(kFloat32);
+  for (const InPlaceCase& c : in_place_cases()) {
+    for (const bool recorded : {false, true}) {
+      SCOPED_TRACE(c.name + (recorded ? " recorded" : " unrecorded"));
+      const Tensor x = values.clone().requires_grad_(recorded);
+      Tensor h = recorded ? x * 1.0 : x;  // recorded: a non-leaf
+      std::int64_t before = memory::stats(kCPU).allocated;
+      memory::reset_peak(kCPU);
+      c.in_place(h);
+      EXPECT_EQ(memory::stats(kCPU).peak_allocated - before, 0);
+      EXPECT_EQ(memory::stats(kCPU).allocated - before, 0);
+      EXPECT_EQ(h.grad_fn() != nullptr, recorded);
+
+      const Tensor input = recorded ? x * 1.0 : values.clone();
+      before = memory::stats(kCPU).allocated;
+      memory::reset_peak(kCPU);
+      { const Tensor out = c.out_of_place(input); }
+      const std::int64_t raised = memory::stats(kCPU).peak_allocated - before;
+      const bool single_kernel = c.name == "relu_" || c.name == "sigmoid_" || c.name == "tanh_";
+      if (single_kernel) {
+        EXPECT_EQ(raised, tensor_bytes);
+      } else {
+        EXPECT_GE(raised, tensor_bytes);
+      }
+    }
+  }
+}
+
+// float16 and bfloat16: the same bits as the out-of-place twin too (the fused kernels round where
+// the compositions round), recorded and not.
+TEST(InPlaceActivations, SixteenBitValuesMatchTheOutOfPlaceTwin) {
+  for (const DType dtype : {kFloat16, kBFloat16}) {
+    for (const InPlaceCase& c : in_place_cases()) {
+      for (const bool recorded : {false, true}) {
+        SCOPED_TRACE(c.name + " " + std::string(dtype_name(dtype)) + (recorded ? " recorded" : ""));
+        const Tensor x = kink_input(kFloat64).detach().to(dtype).requires_grad_(recorded);
+        Tensor h = x * 1.0;
+        c.in_place(h);
+        EXPECT_EQ(h.grad_fn() != nullptr, recorded);
+        EXPECT_TRUE(h.equal(c.out_of_place(x * 1.0)));
+      }
+    }
+  }
+}
+
 // The modules' inplace option: the forward writes its input and returns that same tensor.
 TEST(InPlaceModules, InplaceOptionWritesTheInput) {
   struct Row {

@@ -118,6 +118,12 @@ expect_error("transpose of dims 0, 3 of a 0-d tensor", lambda: torch.tensor(1.0)
 expect_error("squeeze of dim 2 of a 0-d tensor", lambda: torch.tensor(1.0).squeeze(2))
 expect_error("copy_ into an expanded tensor",
              lambda: torch.zeros(1).expand(3).copy_(torch.arange(3.0)))
+expect_error("abs_ into an expanded tensor", lambda: torch.zeros(1).expand(3).abs_())
+expect_error("exp_ into an int64 tensor", lambda: torch.ones(2, dtype=i64).exp_())
+expect_error("sin_ into a bool tensor", lambda: torch.ones(2, dtype=torch.bool).sin_())
+expect_error("neg_ of a bool tensor", lambda: torch.ones(2, dtype=torch.bool).neg_())
+expect_error("floor_ of a bool tensor", lambda: torch.ones(2, dtype=torch.bool).floor_())
+expect_error("exp_ of a leaf that requires grad", lambda: torch.ones(2, requires_grad=True).exp_())
 x = torch.zeros(1, 2)
 x.expand(3, 2).fill_(1.0)  # allowed: every element gets the one value
 case("fill_of_expanded", x)

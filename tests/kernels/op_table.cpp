@@ -15,6 +15,7 @@
 #include <tuple>
 #include <utility>
 
+#include <leangrad/autograd/activations.h>
 #include <leangrad/autograd/functions.h>
 #include <leangrad/core/error.h>
 #include <leangrad/core/generator.h>
@@ -404,9 +405,73 @@ RowFn on_copy(F change) {
   };
 }
 
+// `write` applied to a copy of x[0] (to its transpose, so the strided kernel, when `transposed`),
+// beside whether each element it wrote equals `out_of_place` of the same input on the same device
+// (bool: the in-place kernels are bitwise the out-of-place ops, test_elementwise_inplace.cpp;
+// NaN compares unequal on both devices alike).
+RowFn in_place_beside_out_of_place(std::function<void(Tensor&)> write,
+                                   std::function<Tensor(const Tensor&)> out_of_place,
+                                   bool transposed) {
+  return [write, out_of_place, transposed](const Inputs& x) {
+    Tensor t = x[0].clone();
+    Tensor self = transposed ? t.transpose(0, 1) : t;
+    const Tensor want = out_of_place(transposed ? x[0].transpose(0, 1) : x[0]);
+    write(self);
+    return Outputs{t, eq(self, want)};
+  };
+}
+
+// ops::unary_ of every UnaryOp (op_name names each one, and nothing past the last), in every
+// floating dtype and on a transposed float32 view, on [0.5, 2): inside every op's domain.
+// ops::activation_ through the public in-place activations, on [-3, 3) (both sides of the kinks).
+void add_unary_and_activation_in_place_rows(std::vector<OpCase>& c) {
+  for (int k = 0; k < 256; ++k) {
+    const auto op = static_cast<UnaryOp>(k);
+    const std::string name = op_name(op);
+    if (name == "unknown_unary_op") break;
+    const auto write = [op](Tensor& t) { ops::unary_(op, t); };
+    const auto out_of_place = [op](const Tensor& t) { return ops::unary(op, t); };
+    for (DType dtype : kFloatingDTypes) {
+      c.push_back({name + "_inplace_" + dtype_suffix(dtype),
+                   in_place_beside_out_of_place(write, out_of_place, false),
+                   {input(kMatrix, dtype, 0.5, 2.0)},
+                   elementwise_tolerance(dtype)});
+    }
+    c.push_back({name + "_inplace_transposed_f32",
+                 in_place_beside_out_of_place(write, out_of_place, true),
+                 {input(kMatrix, kFloat32, 0.5, 2.0)},
+                 kTolF32});
+  }
+  struct ActivationRow {
+    const char* name;
+    std::function<void(Tensor&)> write;
+    std::function<Tensor(const Tensor&)> out_of_place;
+  };
+  const ActivationRow activations[] = {
+      {"leaky_relu", [](Tensor& t) { leaky_relu_(t, 0.2); },
+       [](const Tensor& t) { return leaky_relu(t, 0.2); }},
+      {"elu", [](Tensor& t) { elu_(t, 1.0); }, [](const Tensor& t) { return elu(t, 1.0); }},
+      {"selu", [](Tensor& t) { selu_(t); }, [](const Tensor& t) { return selu(t); }},
+      {"hardtanh", [](Tensor& t) { hardtanh_(t, -0.5, 0.7); },
+       [](const Tensor& t) { return hardtanh(t, -0.5, 0.7); }},
+  };
+  for (const ActivationRow& row : activations) {
+    for (DType dtype : kFloatingDTypes) {
+      c.push_back({std::string(row.name) + "_inplace_" + dtype_suffix(dtype),
+                   in_place_beside_out_of_place(row.write, row.out_of_place, false),
+                   {input(kMatrix, dtype, -3.0, 3.0)},
+                   elementwise_tolerance(dtype)});
+    }
+    c.push_back({std::string(row.name) + "_inplace_transposed_f32",
+                 in_place_beside_out_of_place(row.write, row.out_of_place, true),
+                 {input(kMatrix, kFloat32, -3.0, 3.0)},
+                 kTolF32});
+  }
+}
+
 std::vector<OpCase> inplace_cases() {
   const auto add_ = on_copy([](Tensor& t, const Inputs& x) { t.add_(x[1]); });
-  return {
+  std::vector<OpCase> c = {
       {"add_inplace_f32", add_, {input(kMatrix), input(kMatrix)}, kTolF32},
       {"add_inplace_broadcast", add_, {input({4, 5}), input({5})}, kTolF32},
       {"mul_inplace_scalar_f16",
@@ -418,6 +483,8 @@ std::vector<OpCase> inplace_cases() {
        {input({6, 9}), input({9, 6})},
        kTolF32},
   };
+  add_unary_and_activation_in_place_rows(c);
+  return c;
 }
 
 std::vector<OpCase> fill_cases() {

@@ -202,6 +202,11 @@ std::vector<MisuseCase> version_cases() {
   t.add("in_place_on_a_view_of_a_non_leaf", Raises::Error, {"relu_", "live view"}, [] {
     (leaf() * 2.0).view({1, 2}).relu_();
   });
+  t.add("exp_in_place_to_leaf_requiring_grad", Raises::Error, {"exp_", "leaf", "[2]"},
+        [] { leaf().exp_(); });
+  t.add("sin_on_a_view_of_a_non_leaf", Raises::Error, {"sin_", "live view"}, [] {
+    (leaf() * 2.0).view({1, 2}).sin_();
+  });
   t.add("in_place_of_a_gradient_into_an_integer_tensor", Raises::Error, {"add_", "int64"},
         [] { zeros({2}, kInt64).add_(leaf()); });
   return t.cases();

@@ -259,6 +259,17 @@ std::vector<MisuseCase> in_place_cases() {
         [] { zeros({2}, kBool).add_(ones({2}, kInt64)); });
   t.add("add_undefined_other", Raises::Error, {"add_", "undefined"},
         [] { zeros({2}).add_(Tensor()); });
+  // The unary in-place methods keep self's dtype: what the out-of-place op computes in float32
+  // cannot go back into an integral or bool self (PyTorch: "result type Float can't be cast to
+  // the desired output type Long").
+  t.add("exp_into_int64", Raises::DTypeError, {"exp_", "float32", "int64"},
+        [] { ones({2}, kInt64).exp_(); });
+  t.add("sin_into_bool", Raises::DTypeError, {"sin_", "float32", "bool"},
+        [] { ones({2}, kBool).sin_(); });
+  t.add("neg_of_bool", Raises::DTypeError, {"neg_", "bool"}, [] { ones({2}, kBool).neg_(); });
+  t.add("floor_of_bool", Raises::DTypeError, {"floor_", "bool"}, [] { ones({2}, kBool).floor_(); });
+  t.add("abs_into_expanded", Raises::Error, {"abs_", "expanded", "[3]"},
+        [] { zeros({1}).expand({3}).abs_(); });
   return t.cases();
 }
 LG_MISUSE_SUITE(InPlace, in_place_cases());

@@ -1,5 +1,5 @@
-// The CUDA elementwise kernels of kernels/backend.h: binary, binary_scalar, unary, compare,
-// compare_scalar, where, cast and fill. The per-element math is the CPU's own
+// The CUDA elementwise kernels of kernels/backend.h: binary, binary_scalar, unary, activation,
+// compare, compare_scalar, where, cast and fill. The per-element math is the CPU's own
 // (kernels/elementwise_math.h); this file only walks the iteration space, in three layers:
 //   per-element functors (one per family)  -> what one output element is
 //   two generic grid-stride kernels        -> contiguous (16-byte vectors of every dtype) or
@@ -378,6 +378,16 @@ void unary(UnaryOp op, DType dtype, const ElementwiseGeometry& g, void* out, con
     } else {
       dispatch_numeric(dtype, op_name(op), launch);
     }
+  });
+}
+
+// The functors of kernels/elementwise_math.h are __host__ __device__: launched as they are.
+void activation(ActivationOp op, DType dtype, const ElementwiseGeometry& g, void* out,
+                const void* a, double p0, double p1) {
+  dispatch_floating(dtype, op_name(op), [&]<typename T>() {
+    with_activation_element<T>(op, p0, p1, [&](const auto& element) {
+      launch_elementwise(g, element, static_cast<T*>(out), static_cast<const T*>(a));
+    });
   });
 }
 

@@ -21,6 +21,10 @@ void binary_scalar(BinaryOp op, DType, const ElementwiseGeometry&, void*, const 
 void unary(UnaryOp op, DType, const ElementwiseGeometry&, void*, const void*) {
   throw_cuda_not_built(op_name(op));
 }
+void activation(ActivationOp op, DType, const ElementwiseGeometry&, void*, const void*, double,
+                double) {
+  throw_cuda_not_built(op_name(op));
+}
 void compare(CompareOp op, DType, const ElementwiseGeometry&, bool*, const void*, const void*) {
   throw_cuda_not_built(op_name(op));
 }
