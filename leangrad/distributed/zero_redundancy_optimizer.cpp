@@ -295,6 +295,20 @@ NamedTensors ZeroRedundancyOptimizer::state_dict() const {
   return Optimizer::state_dict();
 }
 
+NamedTensors ZeroRedundancyOptimizer::local_state_dict() const {
+  NamedTensors out;
+  for (auto& [key, tensor] : Optimizer::state_dict()) {
+    // "state.<i>.<name>" of a parameter another rank owns: a consolidated copy, left out.
+    if (key.rfind("state.", 0) == 0) {
+      const std::size_t dot = key.find('.', 6);
+      const std::size_t i = std::stoull(key.substr(6, dot - 6));
+      if (!owns(i) && key.compare(dot + 1, std::string::npos, "step") != 0) continue;
+    }
+    out.emplace_back(key, tensor);
+  }
+  return out;
+}
+
 std::string ZeroRedundancyOptimizer::repr() const {
   std::int64_t owned = 0;
   std::int64_t total = 0;

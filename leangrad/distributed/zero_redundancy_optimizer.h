@@ -84,10 +84,10 @@ class ZeroRedundancyOptimizer : public optim::Optimizer {
   // or on rank `to` after consolidate_state_dict(to). Elsewhere it would lack the other ranks'
   // states and is refused (an Error naming what to call); local_state_dict() is this rank's.
   NamedTensors state_dict() const override;
-  // This rank's share: every parameter's step count, the state tensors of the parameters it owns.
-  // load_state_dict on the same rank of a job of the same world size restores it (a sharded
-  // checkpoint: one file per rank).
-  NamedTensors local_state_dict() const { return Optimizer::state_dict(); }
+  // This rank's share: every parameter's step count, the state tensors of the parameters it owns
+  // (not the copies a consolidation left here). load_state_dict on the same rank of a job of the
+  // same world size restores it (a sharded checkpoint: one file per rank).
+  NamedTensors local_state_dict() const;
   // The wrapped optimizer (PyTorch's .optim): built over every parameter, it holds state for
   // those this rank owns only (states are made at a parameter's first update). Its own step
   // counts and learning rates are not used: the steps and the groups are this object's.

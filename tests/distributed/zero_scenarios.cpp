@@ -253,6 +253,15 @@ void state_dict() {
     }
   }
   zero.consolidate_state_dict(0);
+  // The local dict is this rank's share, also where the consolidated copies are held.
+  for (const auto& [key, t] : zero.local_state_dict()) {
+    if (key.rfind("state.", 0) != 0 || key.size() < 5 ||
+        key.compare(key.size() - 5, 5, ".step") == 0)
+      continue;
+    const std::size_t i = std::stoull(key.substr(6, key.find('.', 6) - 6));
+    check(zero.owner(i) == rank, detail::str_cat("local_state_dict on rank ", rank, " holds ", key,
+                                                 " of rank ", zero.owner(i)));
+  }
   if (rank == 0) {
     const NamedTensors ours = zero.state_dict();
     const NamedTensors theirs = plain->state_dict();
