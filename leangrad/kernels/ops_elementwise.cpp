@@ -287,6 +287,21 @@ void launch_binary_scalar(BinaryOp op, const char* name, const Tensor& out, cons
   }
 }
 
+// out (already shaped and typed) = op(a), with a of out's dtype; out may be a itself (unary_).
+void launch_unary(UnaryOp op, const char* name, const Tensor& out, const Tensor& a) {
+  if (out.numel() == 0) return;
+  const ElementwiseGeometry g = make_elementwise_geometry(name, out, {&a});
+  const cuda::DeviceGuard guard(out.device());
+  switch (out.device().type) {
+    case DeviceType::CPU:
+      kernels::cpu::unary(op, out.dtype(), g, out.data_ptr(), a.data_ptr());
+      break;
+    case DeviceType::CUDA:
+      kernels::cuda::unary(op, out.dtype(), g, out.data_ptr(), a.data_ptr());
+      break;
+  }
+}
+
 }  // namespace
 
 Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) {
@@ -369,17 +384,7 @@ Tensor unary(UnaryOp op, const Tensor& a) {
   check_not_bool(name, dtype);
   const Tensor a_cast = to_dtype(a, dtype);
   Tensor out = new_output(name, a.shape(), dtype, a.device());
-  if (out.numel() == 0) return out;
-  const ElementwiseGeometry g = make_elementwise_geometry(name, out, {&a_cast});
-  const cuda::DeviceGuard guard(out.device());
-  switch (out.device().type) {
-    case DeviceType::CPU:
-      kernels::cpu::unary(op, dtype, g, out.data_ptr(), a_cast.data_ptr());
-      break;
-    case DeviceType::CUDA:
-      kernels::cuda::unary(op, dtype, g, out.data_ptr(), a_cast.data_ptr());
-      break;
-  }
+  launch_unary(op, name, out, a_cast);
   return out;
 }
 
@@ -394,19 +399,7 @@ void unary_(UnaryOp op, const Tensor& self) {
                  self.shape(), "); use the out-of-place ", op_name(op));
   check_not_bool(name, dtype);
   check_writable(name, self);
-  if (self.numel() > 0) {
-    // self is both operands: the launcher reads each element before it writes it.
-    const ElementwiseGeometry g = make_elementwise_geometry(name, self, {&self});
-    const cuda::DeviceGuard guard(self.device());
-    switch (self.device().type) {
-      case DeviceType::CPU:
-        kernels::cpu::unary(op, dtype, g, self.data_ptr(), self.data_ptr());
-        break;
-      case DeviceType::CUDA:
-        kernels::cuda::unary(op, dtype, g, self.data_ptr(), self.data_ptr());
-        break;
-    }
-  }
+  launch_unary(op, name, self, self);  // the launcher reads each element before it writes it
   self.bump_version();
 }
 
