@@ -33,15 +33,6 @@ namespace {
 
 using autograd::grad;
 
-std::string message_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
 constexpr double kSeluAlpha = 1.6732632423543772848170429916717;
 constexpr double kSeluScale = 1.0507009873554804934193349852946;
 
@@ -194,7 +185,7 @@ TEST(InPlaceActivations, TheNodeSavesSelfAfterTheWrite) {
   const Tensor x = test::uniform_input({4}, -1.0, 1.0, 74);
   Tensor y = x.sigmoid();  // SigmoidBackward saves y
   y.relu_();               // ... which relu_ then writes
-  std::string m = message_of([&] { y.sum().backward(); });
+  std::string m = test::error_message([&] { y.sum().backward(); });
   EXPECT_NE(m.find("SigmoidBackward"), std::string::npos) << m;
   EXPECT_NE(m.find("in-place"), std::string::npos) << m;
 
@@ -204,7 +195,7 @@ TEST(InPlaceActivations, TheNodeSavesSelfAfterTheWrite) {
     Tensor h = x * 1.0;
     c.in_place(h);
     h.add_(1.0);  // recorded, but the earlier node's saved self is now stale
-    m = message_of([&] { h.sum().backward(); });
+    m = test::error_message([&] { h.sum().backward(); });
     EXPECT_NE(m.find(c.node), std::string::npos) << m;
     EXPECT_NE(m.find("modified by an in-place operation"), std::string::npos) << m;
   }
@@ -214,7 +205,7 @@ TEST(InPlaceActivations, TheNodeSavesSelfAfterTheWrite) {
   Tensor h = x * 1.0;
   h.relu_();
   h.mul_(2.0);
-  m = message_of([&] { h.sum().backward(); });
+  m = test::error_message([&] { h.sum().backward(); });
   EXPECT_NE(m.find("ReluBackward"), std::string::npos) << m;
 }
 
@@ -300,7 +291,7 @@ TEST(InPlaceArithmetic, AnOperandSavedBeforeTheWriteIsChecked) {
   const Tensor x = test::uniform_input({4}, 0.5, 1.0, 82);
   Tensor h = x * 1.0;
   h.mul_(h.detach());
-  const std::string m = message_of([&] { h.sum().backward(); });
+  const std::string m = test::error_message([&] { h.sum().backward(); });
   EXPECT_NE(m.find("MulBackward"), std::string::npos) << m;
   EXPECT_NE(m.find("modified by an in-place operation"), std::string::npos) << m;
 }
@@ -484,14 +475,14 @@ TEST(InPlaceMisuse, RefusedWithTheOpNamed) {
   for (const InPlaceCase& c : in_place_cases()) {
     SCOPED_TRACE(c.name);
     Tensor l = leaf;
-    std::string m = message_of([&] { c.in_place(l); });
+    std::string m = test::error_message([&] { c.in_place(l); });
     EXPECT_NE(m.find("leaf"), std::string::npos) << m;
     Tensor h = leaf * 1.0;
     const Tensor view = h.view({1, 3});
-    m = message_of([&] { c.in_place(h); });
+    m = test::error_message([&] { c.in_place(h); });
     EXPECT_NE(m.find("live view"), std::string::npos) << m;
     Tensor through_view = view;
-    m = message_of([&] { c.in_place(through_view); });
+    m = test::error_message([&] { c.in_place(through_view); });
     EXPECT_NE(m.find("live view"), std::string::npos) << m;
     EXPECT_TRUE(h.equal(leaf * 1.0));  // nothing was written
   }
@@ -512,7 +503,7 @@ TEST(InPlaceMisuse, RefusedWithTheOpNamed) {
                                       {"hardtanh_", [](Tensor& t) { hardtanh_(t); }},
                                       {"relu6_", [](Tensor& t) { relu6_(t); }}}) {
     Tensor t = test::make_tensor({-2, 3}, {2}, DType::Int64);
-    const std::string m = message_of([&] { op.run(t); });
+    const std::string m = test::error_message([&] { op.run(t); });
     EXPECT_NE(m.find(op.name), std::string::npos) << m;
     EXPECT_NE(m.find("int64"), std::string::npos) << m;
     EXPECT_TRUE(test::all_close(t, {-2, 3}, 0.0, 0.0)) << op.name;
@@ -520,16 +511,16 @@ TEST(InPlaceMisuse, RefusedWithTheOpNamed) {
   // A negative slope is refused where autograd records the op (the output no longer tells the
   // input's sign), and allowed where it does not.
   Tensor h = leaf * 1.0;
-  std::string m = message_of([&] { leaky_relu_(h, -0.5); });
+  std::string m = test::error_message([&] { leaky_relu_(h, -0.5); });
   EXPECT_NE(m.find("leaky_relu_"), std::string::npos) << m;
   EXPECT_NE(m.find("negative_slope"), std::string::npos) << m;
-  m = message_of([&] { elu_(h, -0.5); });
+  m = test::error_message([&] { elu_(h, -0.5); });
   EXPECT_NE(m.find("elu_"), std::string::npos) << m;
   EXPECT_TRUE(h.equal(leaf * 1.0));
   Tensor plain = leaf.detach().clone();
   leaky_relu_(plain, -0.5);
   EXPECT_TRUE(plain.equal(leaky_relu(leaf.detach(), -0.5)));
-  m = message_of([&] { hardtanh_(h, 1.0, -1.0); });
+  m = test::error_message([&] { hardtanh_(h, 1.0, -1.0); });
   EXPECT_NE(m.find("min_val"), std::string::npos) << m;
 }
 

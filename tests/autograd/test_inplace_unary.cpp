@@ -26,15 +26,6 @@ namespace {
 
 using autograd::grad;
 
-std::string message_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
 // One method beside its out-of-place function.
 struct UnaryMethod {
   std::string name;
@@ -172,7 +163,7 @@ TEST(InPlaceUnary, TheNodeSavesTheOutputOrACopyOfTheInput) {
     m.in_place(h);
     h.mul_(3.0);  // saves nothing, but writes what an output-saving node saved
     const Tensor twin = m.out_of_place(x * 1.0) * 3.0;
-    const std::string message = message_of([&] {
+    const std::string message = test::error_message([&] {
       const Tensor g = grad({h.sum()}, {x})[0];
       EXPECT_TRUE(g.equal(grad({twin.sum()}, {x})[0]));
     });

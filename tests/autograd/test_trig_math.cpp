@@ -21,26 +21,12 @@
 #include "testing/gradcheck.h"
 #include "testing/reference_data.h"
 #include "testing/tensor_testing.h"
+#include "testing/unary_functions.h"
 
 namespace leangrad {
 namespace {
 
-using UnaryFn = std::function<Tensor(const Tensor&)>;
-
-UnaryFn function_named(const std::string& op) {
-  if (op == "tan") return [](const Tensor& x) { return tan(x); };
-  if (op == "asin") return [](const Tensor& x) { return asin(x); };
-  if (op == "acos") return [](const Tensor& x) { return acos(x); };
-  if (op == "atan") return [](const Tensor& x) { return atan(x); };
-  if (op == "sinh") return [](const Tensor& x) { return sinh(x); };
-  if (op == "cosh") return [](const Tensor& x) { return cosh(x); };
-  if (op == "asinh") return [](const Tensor& x) { return asinh(x); };
-  if (op == "acosh") return [](const Tensor& x) { return acosh(x); };
-  if (op == "atanh") return [](const Tensor& x) { return atanh(x); };
-  if (op == "exp2") return [](const Tensor& x) { return exp2(x); };
-  ADD_FAILURE() << "trig_math.json has an op this test does not know: " << op;
-  return [](const Tensor& x) { return x; };
-}
+using test::UnaryFn;
 
 std::vector<test::ReferenceCase> cases_of(const std::string& op) {
   std::vector<test::ReferenceCase> out;
@@ -61,7 +47,7 @@ TEST(TrigMath, UnaryMatchesPyTorch) {
     const std::string op = c.params.at("op").get<std::string>();
     if (op == "atan2" || op == "round") continue;
     SCOPED_TRACE(c.name);
-    const UnaryFn f = function_named(op);
+    const UnaryFn f = test::unary_function_named(op);
     if (c.at("x").dtype() == kInt64) {
       ++integral_cases;
       const Tensor y = f(c.at("x"));

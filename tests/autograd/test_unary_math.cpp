@@ -18,27 +18,12 @@
 #include "testing/gradcheck.h"
 #include "testing/reference_data.h"
 #include "testing/tensor_testing.h"
+#include "testing/unary_functions.h"
 
 namespace leangrad {
 namespace {
 
-using UnaryFn = std::function<Tensor(const Tensor&)>;
-
-UnaryFn function_named(const std::string& op) {
-  if (op == "sin") return [](const Tensor& x) { return sin(x); };
-  if (op == "cos") return [](const Tensor& x) { return cos(x); };
-  if (op == "rsqrt") return [](const Tensor& x) { return rsqrt(x); };
-  if (op == "reciprocal") return [](const Tensor& x) { return reciprocal(x); };
-  if (op == "log2") return [](const Tensor& x) { return log2(x); };
-  if (op == "log10") return [](const Tensor& x) { return log10(x); };
-  if (op == "sign") return [](const Tensor& x) { return sign(x); };
-  if (op == "floor") return [](const Tensor& x) { return floor(x); };
-  if (op == "ceil") return [](const Tensor& x) { return ceil(x); };
-  if (op == "round") return [](const Tensor& x) { return round(x); };
-  if (op == "trunc") return [](const Tensor& x) { return trunc(x); };
-  ADD_FAILURE() << "unary_math.json has an op this test does not know: " << op;
-  return [](const Tensor& x) { return x; };
-}
+using test::UnaryFn;
 
 // sign and the roundings give exactly representable results: they must equal PyTorch's bit for
 // bit, the sign of a zero included (floor(-0.0) is -0.0, sign(-0.0) is +0).
@@ -63,7 +48,7 @@ TEST(UnaryMath, MatchPyTorch) {
     ++floating_cases;
     SCOPED_TRACE(c.name);
     const std::string op = c.params.at("op").get<std::string>();
-    const UnaryFn f = function_named(op);
+    const UnaryFn f = test::unary_function_named(op);
     Tensor x = c.at("x").clone().requires_grad_();
     const Tensor y = f(x);
     ASSERT_EQ(y.dtype(), x.dtype());
@@ -85,7 +70,7 @@ TEST(UnaryMath, IntegralInputMatchesPyTorch) {
     if (c.at("x").dtype() != kInt64) continue;
     SCOPED_TRACE(c.name);
     const std::string op = c.params.at("op").get<std::string>();
-    const Tensor y = function_named(op)(c.at("x"));
+    const Tensor y = test::unary_function_named(op)(c.at("x"));
     ASSERT_EQ(y.dtype(), c.at("y").dtype());
     EXPECT_TRUE(test::matches_within_roundoff(y, c.at("y"), {{"x", c.at("x")}}, match_for(op, 16)))
         << "value";

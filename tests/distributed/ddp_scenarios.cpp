@@ -34,14 +34,18 @@
 namespace dist = leangrad::distributed;
 
 namespace leangrad::test {
-namespace {
 
-int g_checks = 0;
+int& scenario_checks() {
+  static int checks = 0;
+  return checks;
+}
 
 void check(bool ok, const std::string& what) {
-  ++g_checks;
+  ++scenario_checks();
   if (!ok) throw ScenarioCheckFailed{what};
 }
+
+namespace {
 
 constexpr std::int64_t kBatchPerRank = 32;
 constexpr std::uint64_t kModelSeed = 1000;
@@ -586,7 +590,7 @@ void killed_in_backward() {
 }  // namespace
 
 int run_ddp_scenario(const std::string& name) {
-  g_checks = 0;
+  scenario_checks() = 0;
   if (name == "ddp_equal_mlp_f32") {
     equal_to_one_process("mlp", kFloat32);
   } else if (name == "ddp_equal_mlp_f64") {
@@ -624,7 +628,7 @@ int run_ddp_scenario(const std::string& name) {
   } else {
     LG_THROW(Error, "unknown DDP scenario ", name);
   }
-  return g_checks;
+  return scenario_checks();
 }
 
 }  // namespace leangrad::test

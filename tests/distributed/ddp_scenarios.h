@@ -12,6 +12,11 @@ struct ScenarioCheckFailed {
   std::string what;
 };
 
+// A check of a scenario (ddp_scenarios.cpp and zero_scenarios.cpp): counted, and
+// ScenarioCheckFailed{what} unless `ok`. run_*_scenario start the count at 0 and return it.
+void check(bool ok, const std::string& what);
+int& scenario_checks();
+
 // Runs the scenario `name` (starting with "ddp_") on the default process group; returns how
 // many checks it made. Throws ScenarioCheckFailed, or leangrad::Error for an unknown name.
 int run_ddp_scenario(const std::string& name);

@@ -17,6 +17,8 @@
 #include <sstream>
 #include <thread>
 
+#include <leangrad/distributed/distributed.h>
+
 extern char** environ;
 
 namespace leangrad::test {
@@ -185,6 +187,15 @@ std::string describe(const std::vector<RankOutcome>& outcomes) {
         << o.output;
   }
   return out.str();
+}
+
+void GroupOfOneTest::SetUp() {
+  if (!distributed::is_gloo_available()) GTEST_SKIP() << "built without Gloo";
+  distributed::init_process_group(distributed::InitOptions().rank(0).world_size(1));
+}
+
+void GroupOfOneTest::TearDown() {
+  if (distributed::is_initialized()) distributed::destroy_process_group();
 }
 
 std::vector<RankOutcome> expect_all_pass(const std::string& scenario, int world_size) {

@@ -20,6 +20,14 @@
 
 namespace leangrad::test {
 
+// A fixture whose tests run in a Gloo group of this one process (no launcher, no other rank),
+// destroyed after each test; SKIPPED in a build without Gloo.
+class GroupOfOneTest : public ::testing::Test {
+ protected:
+  void SetUp() override;
+  void TearDown() override;
+};
+
 struct RankOutcome {
   int exit_code = -1;  // -1 when killed by a signal
   int signal = 0;      // the signal that ended it, 0 when it exited

@@ -20,21 +20,13 @@
 #include <leangrad/nn/nn.h>
 #include <leangrad/offload/parameter_offload.h>
 #include <leangrad/optim/optim.h>
+#include "distributed/launch.h"
 #include "testing/tensor_testing.h"
 
 namespace leangrad::distributed {
 namespace {
 
-class DDPOneProcess : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (!is_gloo_available()) GTEST_SKIP() << "built without Gloo";
-    init_process_group(InitOptions().rank(0).world_size(1));
-  }
-  void TearDown() override {
-    if (is_initialized()) destroy_process_group();
-  }
-};
+class DDPOneProcess : public test::GroupOfOneTest {};
 
 nn::Sequential mlp(std::uint64_t seed) {  // (N, 6) -> (N, 3)
   manual_seed(seed);

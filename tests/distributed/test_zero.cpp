@@ -14,6 +14,7 @@
 #include <leangrad/kernels/creation.h>
 #include <leangrad/nn/nn.h>
 #include <leangrad/optim/optim.h>
+#include "distributed/launch.h"
 #include "testing/tensor_testing.h"
 
 namespace leangrad::distributed {
@@ -52,16 +53,7 @@ TEST(ZeroPartition, LoadsDifferByAtMostTheLargestParameter) {
   EXPECT_THROW_MSG(partition_parameters({1}, 0), "world_size must be positive, got 0");
 }
 
-class ZeroOneProcess : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (!is_gloo_available()) GTEST_SKIP() << "built without Gloo";
-    init_process_group(InitOptions().rank(0).world_size(1));
-  }
-  void TearDown() override {
-    if (is_initialized()) destroy_process_group();
-  }
-};
+class ZeroOneProcess : public test::GroupOfOneTest {};
 
 std::shared_ptr<nn::Module> mlp() {  // (N, 6) -> (N, 3)
   manual_seed(3);

@@ -30,13 +30,6 @@ namespace dist = leangrad::distributed;
 namespace leangrad::test {
 namespace {
 
-int g_checks = 0;
-
-void check(bool ok, const std::string& what) {
-  ++g_checks;
-  if (!ok) throw ScenarioCheckFailed{what};
-}
-
 constexpr std::int64_t kBatchPerRank = 16;
 constexpr std::uint64_t kModelSeed = 2000;
 
@@ -278,7 +271,7 @@ void state_dict() {
       (void)zero.state_dict();
       check(false, "state_dict on a rank other than `to` did not throw");
     } catch (const Error&) {
-      ++g_checks;
+      ++scenario_checks();
     }
   }
   // Both kinds of dict load, and training goes on as the plain optimizer's.
@@ -343,7 +336,7 @@ void mismatch(const std::string& how) {
 }  // namespace
 
 int run_zero_scenario(const std::string& name) {
-  g_checks = 0;
+  scenario_checks() = 0;
   const std::string equal = "zero_equal_";
   if (name == "zero_equal_adam_cuda") {
     equal_to_wrapped("adam", Device::cuda(0));  // both ranks on cuda:0, over Gloo
@@ -360,7 +353,7 @@ int run_zero_scenario(const std::string& name) {
   } else {
     LG_THROW(Error, "unknown ZeRO scenario ", name);
   }
-  return g_checks;
+  return scenario_checks();
 }
 
 }  // namespace leangrad::test
