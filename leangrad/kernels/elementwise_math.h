@@ -30,6 +30,7 @@
 #include <leangrad/core/error.h>
 #include <leangrad/core/half.h>
 #include <leangrad/core/macros.h>
+#include <leangrad/kernels/dispatch.h>
 #include <leangrad/kernels/ops.h>
 
 namespace leangrad::kernels {
@@ -141,6 +142,17 @@ LG_HOST_DEVICE LG_INLINE I integer_pow(I base, I exponent) {
 // integer kernel stays defined per Note [Defined integer semantics]).
 constexpr bool is_floating_only(BinaryOp op) {
   return op == BinaryOp::Atan2;
+}
+
+// Calls f.template operator()<T>() for the element types binary op kOp is instantiated for, by
+// the CPU and CUDA launchers alike: the floating ones for atan2, every numeric one otherwise.
+template <BinaryOp kOp, typename F>
+void dispatch_binary_dtype(DType dtype, F&& f) {
+  if constexpr (is_floating_only(kOp)) {
+    dispatch_floating(dtype, op_name(kOp), f);
+  } else {
+    dispatch_numeric(dtype, op_name(kOp), f);
+  }
 }
 
 // a op b in the math type M (float, double or an integer type; never bool).

@@ -202,16 +202,6 @@ void with_op(CompareOp op, F&& f) {
   LG_THROW(Error, "unknown CompareOp ", static_cast<int>(op));
 }
 
-// The element types a binary op is instantiated for: atan2 only the floating ones.
-template <BinaryOp kOp, typename F>
-void dispatch_binary_dtype(DType dtype, F&& f) {
-  if constexpr (is_floating_only(kOp)) {
-    dispatch_floating(dtype, op_name(kOp), f);
-  } else {
-    dispatch_numeric(dtype, op_name(kOp), f);
-  }
-}
-
 }  // namespace
 
 void binary(BinaryOp op, DType dtype, const ElementwiseGeometry& g, void* out, const void* a,

@@ -242,16 +242,6 @@ void dispatch_binary_op(BinaryOp op, F&& f) {
   LG_THROW(Error, "CUDA elementwise: unknown binary op ", static_cast<int>(op));
 }
 
-// The element types a binary op is instantiated for: atan2 only the floating ones.
-template <BinaryOp kOp, typename F>
-void dispatch_binary_dtype(DType dtype, F&& f) {
-  if constexpr (is_floating_only(kOp)) {
-    dispatch_floating(dtype, op_name(kOp), f);
-  } else {
-    dispatch_numeric(dtype, op_name(kOp), f);
-  }
-}
-
 template <typename F>
 void dispatch_unary_op(UnaryOp op, F&& f) {
   switch (op) {
