@@ -2,13 +2,23 @@
 //   Tensor out = scaled_dot_product_attention(q, k, v);                 // (B, H, L, D) each
 //   Tensor causal = scaled_dot_product_attention(q, k, v, {}, 0.0, /*is_causal=*/true);
 // softmax(q k^T * scale + mask) v over the last two dims, any leading dims broadcast as in
-// matmul. Composed of differentiable functions (matmul, softmax, dropout), so it runs on every
-// device, under autocast (the products in the autocast dtype, the softmax in float32) and
-// differentiates to any order. nn::MultiheadAttention (nn/attention.h) is built on it.
+// matmul. Two implementations (PyTorch's SDPBackend), picked per call:
+//   - FlashAttention: the fused CPU kernel (kernels/cpu/attention.cpp), which keeps the output and
+//     one logsumexp per query row for backward instead of the (..., L, S) weights, and
+//     recomputes the weights tile by tile; taken on the CPU for float32 and float64 when
+//     dropout_p is 0, query, key and value have the same leading dims, the mask (if any) is Bool
+//     or of the query's dtype and needs no gradient, and autocast is off;
+//   - Math: composed of differentiable functions (matmul, softmax, dropout): every device, dtype,
+//     broadcast and dropout, and under autocast (the products in the autocast dtype, the softmax
+//     in float32). It keeps the weights for backward.
+// Both differentiate to any order (the fused backward recomputes with Math under create_graph).
+// nn::MultiheadAttention (nn/attention.h) is built on them.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include <leangrad/core/tensor.h>
 
@@ -29,6 +39,23 @@ Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, cons
                                     const Tensor& attn_mask = Tensor(), double dropout_p = 0.0,
                                     bool is_causal = false,
                                     std::optional<double> scale = std::nullopt);
+
+// The implementations scaled_dot_product_attention may pick (torch.nn.attention.SDPBackend).
+enum class SDPBackend : std::uint8_t { Math, FlashAttention };
+
+// While it lives, scaled_dot_product_attention on this thread picks only among `backends`
+// (torch.nn.attention.sdpa_kernel): {SDPBackend::Math} always composes; {FlashAttention} makes a
+// call the fused kernel cannot take an error that says why. Guards nest; the default is both.
+class SdpaKernelGuard {
+ public:
+  explicit SdpaKernelGuard(std::vector<SDPBackend> backends);
+  ~SdpaKernelGuard();
+  SdpaKernelGuard(const SdpaKernelGuard&) = delete;
+  SdpaKernelGuard& operator=(const SdpaKernelGuard&) = delete;
+
+ private:
+  unsigned previous_;
+};
 
 namespace detail {
 // scaled_dot_product_attention's computation with an additive floating mask (undefined: none),

@@ -17,6 +17,7 @@
 //   ops_conv.cpp         conv2d                            ops_layers.cpp  pooling, dropout,
 //   ops_optim.cpp        the optimizers, grad_norm, clip_grads             softmax, losses
 //   ops_embedding.cpp    embedding                         ops_upsample.cpp  interpolation
+//   ops_attention.cpp    fused attention (CPU)
 #pragma once
 
 #include <array>
@@ -190,6 +191,31 @@ void normal_(const Tensor& self, double mean, double std, Generator& gen);
 Tensor tanhexp(const Tensor& x);
 // dx = dy * d/dx[x tanh(e^x)]; dy and x of one shape, floating dtype and device.
 Tensor tanhexp_backward(const Tensor& grad_output, const Tensor& x);
+
+// Fused scaled dot-product attention (ops_attention.cpp; Note [Fused attention] in
+// kernels/cpu/attention.cpp), on the CPU, float32 or float64: query (..., L, E), key (..., S, E),
+// value (..., S, Ev) with the same leading dims; attn_mask undefined, Bool (true: may attend) or
+// of the query's dtype (added), broadcasting to (..., L, S); is_causal hides key j from query i
+// where j > i. output = softmax(mask((query * scale) key^T)) value, (..., L, Ev),
+// and logsumexp (..., L), what the backward recomputes the weights from; the weights are never
+// stored. A CUDA tensor is an error: autograd/attention.cpp composes attention there.
+struct AttentionOutput {
+  Tensor output;
+  Tensor logsumexp;
+};
+AttentionOutput attention(const Tensor& query, const Tensor& key, const Tensor& value,
+                          const Tensor& attn_mask, bool is_causal, double scale);
+// The gradients of query, key and value from the output's; each computed only when asked for
+// (undefined otherwise).
+struct AttentionGrads {
+  Tensor grad_query;
+  Tensor grad_key;
+  Tensor grad_value;
+};
+AttentionGrads attention_backward(const Tensor& grad_output, const Tensor& query, const Tensor& key,
+                                  const Tensor& value, const Tensor& output,
+                                  const Tensor& logsumexp, const Tensor& attn_mask, bool is_causal,
+                                  double scale, bool need_query, bool need_key, bool need_value);
 
 // GroupNorm over x: (N, C, *), C divisible by num_groups; weight, bias: (C,) of x's dtype and
 // device, or undefined. mean and rstd (what backward needs) are (N, num_groups), float32

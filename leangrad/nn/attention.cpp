@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <sstream>
+#include <tuple>
 
 #include <leangrad/autograd/attention.h>
 #include <leangrad/autograd/functions.h>
@@ -202,8 +203,15 @@ std::tuple<Tensor, Tensor> MultiheadAttentionImpl::forward(
     mask = mask.defined() ? add(mask, padding) : padding;
   }
   const double dropout_p = is_training() ? options.dropout() : 0.0;
-  auto [heads_out, weights] = detail::attention_with_weights(
-      q, k, v, mask, dropout_p, 1.0 / std::sqrt(static_cast<double>(head_dim)));
+  const double scale = 1.0 / std::sqrt(static_cast<double>(head_dim));
+  // Without weights to return and without dropout, scaled_dot_product_attention may take the
+  // fused kernel, which keeps no (L, S) weights for backward (PyTorch's need_weights=False path).
+  Tensor heads_out, weights;
+  if (!need_weights && dropout_p == 0.0) {
+    heads_out = scaled_dot_product_attention(q, k, v, mask, 0.0, false, scale);
+  } else {
+    std::tie(heads_out, weights) = detail::attention_with_weights(q, k, v, mask, dropout_p, scale);
+  }
 
   // (N * heads, L, head_dim) -> (L, N, E), then the output projection.
   Tensor out = out_proj->forward(heads_out.transpose(0, 1).reshape({l, n, e}));

@@ -1,0 +1,132 @@
+// scaled_dot_product_attention on the CPU, its two backends side by side (autograd/attention.h):
+// the fused kernel (SDPBackend::FlashAttention, kernels/cpu/attention.cpp) and the composed
+// path (SDPBackend::Math: matmul, softmax, matmul), forward without autograd and forward +
+// backward, in float32 on (N, H, L, E) query, key and value with L = S. Each reports the CPU
+// allocator's peak over one iteration beyond the inputs (peak_MiB; the composed path's includes
+// the (N, H, L, L) weights; the fused kernel's per-thread tiles, a few hundred KiB, are
+// std::vectors outside the allocator) and GFLOP/s of the products (forward 4 N H L^2 E, backward
+// twice that; the fused backward recomputes the scores, 2 N H L^2 E more, not counted). The first
+// iteration checks both backends' outputs against each other. LibTorch's side, the same names and
+// shapes: bench/compare/libtorch/libtorch_attention.cpp; both in one run:
+// bench/compare/attention_vs_libtorch.sh.
+//   bench_attention [Google Benchmark options]     (args: backend 0 = Math, 1 = fused; N, H, L, E)
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+#include <leangrad/autograd/attention.h>
+#include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/grad_mode.h>
+#include <leangrad/core/generator.h>
+#include <leangrad/core/memory.h>
+#include <leangrad/kernels/creation.h>
+
+namespace {
+
+using leangrad::SDPBackend;
+using leangrad::Tensor;
+
+SDPBackend backend_of(const benchmark::State& state) {
+  return state.range(0) == 0 ? SDPBackend::Math : SDPBackend::FlashAttention;
+}
+
+struct Inputs {
+  Tensor q, k, v, grad;
+  double flops;  // of the forward's two products
+};
+
+Inputs inputs(const benchmark::State& state, bool requires_grad) {
+  const std::int64_t n = state.range(1), h = state.range(2), l = state.range(3), e = state.range(4);
+  leangrad::manual_seed(0);
+  Inputs in;
+  in.q = leangrad::randn({n, h, l, e});
+  in.k = leangrad::randn({n, h, l, e});
+  in.v = leangrad::randn({n, h, l, e});
+  in.grad = leangrad::randn({n, h, l, e});
+  if (requires_grad) {
+    in.q.requires_grad_();
+    in.k.requires_grad_();
+    in.v.requires_grad_();
+  }
+  in.flops = 4.0 * static_cast<double>(n * h) * static_cast<double>(l * l) * static_cast<double>(e);
+  return in;
+}
+
+// The largest difference between the two backends' outputs, against a bound of the float32
+// rounding of a sum of L products (tests/kernels/test_attention_kernel.cpp derives it).
+bool backends_agree(const Inputs& in, benchmark::State& state) {
+  const leangrad::NoGradGuard no_grad;
+  Tensor outs[2];
+  for (int b = 0; b < 2; ++b) {
+    const leangrad::SdpaKernelGuard guard({b == 0 ? SDPBackend::Math : SDPBackend::FlashAttention});
+    outs[b] = leangrad::scaled_dot_product_attention(in.q, in.k, in.v);
+  }
+  const double diff = leangrad::amax(leangrad::abs(leangrad::sub(outs[0], outs[1]))).item<double>();
+  const double bound = 64.0 * static_cast<double>(state.range(3)) * std::ldexp(1.0, -24) *
+                       std::max(1.0, leangrad::amax(leangrad::abs(outs[0])).item<double>());
+  if (!(diff <= bound)) {
+    state.SkipWithError("the fused and composed outputs differ");
+    return false;
+  }
+  return true;
+}
+
+void report(benchmark::State& state, double flops_per_iteration, std::int64_t peak_bytes) {
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(flops_per_iteration * 1e-9 * static_cast<double>(state.iterations()),
+                         benchmark::Counter::kIsRate);
+  state.counters["peak_MiB"] = static_cast<double>(peak_bytes) / (1024.0 * 1024.0);
+}
+
+void BM_Attention_Forward(benchmark::State& state) {
+  const Inputs in = inputs(state, false);
+  if (!backends_agree(in, state)) return;
+  const leangrad::NoGradGuard no_grad;
+  const leangrad::SdpaKernelGuard guard({backend_of(state)});
+  const leangrad::Device cpu = leangrad::Device::cpu();
+  std::int64_t peak = 0;
+  for (auto _ : state) {
+    const std::int64_t before = leangrad::memory::stats(cpu).allocated;
+    leangrad::memory::reset_peak(cpu);
+    Tensor out = leangrad::scaled_dot_product_attention(in.q, in.k, in.v);
+    benchmark::DoNotOptimize(out.data_ptr());
+    peak = std::max(peak, leangrad::memory::stats(cpu).peak_allocated - before);
+  }
+  report(state, in.flops, peak);
+}
+
+void BM_Attention_ForwardBackward(benchmark::State& state) {
+  const Inputs in = inputs(state, true);
+  if (!backends_agree(in, state)) return;
+  const leangrad::SdpaKernelGuard guard({backend_of(state)});
+  const leangrad::Device cpu = leangrad::Device::cpu();
+  std::int64_t peak = 0;
+  for (auto _ : state) {
+    const std::int64_t before = leangrad::memory::stats(cpu).allocated;
+    leangrad::memory::reset_peak(cpu);
+    Tensor out = leangrad::scaled_dot_product_attention(in.q, in.k, in.v);
+    out.backward(in.grad);
+    benchmark::DoNotOptimize(in.q.grad().data_ptr());
+    peak = std::max(peak, leangrad::memory::stats(cpu).peak_allocated - before);
+    for (const Tensor& t : {in.q, in.k, in.v})
+      t.set_grad(Tensor());
+  }
+  report(state, 3 * in.flops, peak);
+}
+
+// (backend, N, H, L, E): a Transformer layer's heads at L = 512, and one long sequence.
+void shapes(benchmark::internal::Benchmark* b) {
+  for (const std::int64_t backend : {0, 1}) {
+    b->Args({backend, 8, 8, 512, 64});
+    b->Args({backend, 1, 8, 2048, 64});
+  }
+  b->ArgNames({"fused", "N", "H", "L", "E"})->Unit(benchmark::kMillisecond)->UseRealTime();
+}
+BENCHMARK(BM_Attention_Forward)->Apply(shapes);
+BENCHMARK(BM_Attention_ForwardBackward)->Apply(shapes);
+
+}  // namespace
+
+BENCHMARK_MAIN();

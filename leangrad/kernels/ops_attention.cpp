@@ -1,0 +1,159 @@
+// Tensor-level entries of fused scaled dot-product attention (kernels/ops.h): forward and
+// backward on the CPU (kernels/cpu/attention.h, Note [Fused attention] in
+// kernels/cpu/attention.cpp). Query, key and value are made contiguous; the mask is read in place
+// through the strides of its broadcast view.
+#include <limits>
+#include <vector>
+
+#include <leangrad/core/creation.h>
+#include <leangrad/core/shape.h>
+#include <leangrad/kernels/cpu/attention.h>
+#include <leangrad/kernels/creation.h>
+#include <leangrad/kernels/ops.h>
+#include <leangrad/kernels/ops_checks.h>
+
+namespace leangrad::ops {
+namespace {
+
+Shape leading(const Tensor& t) {
+  return Shape(t.shape().begin(), t.shape().end() - 2);
+}
+
+// Checks the operands of `op` and returns their geometry (the batch the leading dims flattened).
+kernels::cpu::AttentionGeometry attention_geometry(const char* op, const Tensor& query,
+                                                   const Tensor& key, const Tensor& value,
+                                                   bool is_causal, double scale) {
+  LG_CHECK_DTYPE((query.dtype() == kFloat32 || query.dtype() == kFloat64) &&
+                     key.dtype() == query.dtype() && value.dtype() == query.dtype(),
+                 op, ": expected query, key and value all float32 or all float64, got ",
+                 query.dtype(), ", ", key.dtype(), " and ", value.dtype());
+  LG_CHECK_DEVICE(query.device().is_cpu() && key.device().is_cpu() && value.device().is_cpu(), op,
+                  ": the fused kernel runs on the CPU, got query, key and value on ",
+                  query.device(), ", ", key.device(), " and ", value.device());
+  LG_CHECK_SHAPE(query.dim() >= 2 && key.dim() == query.dim() && value.dim() == query.dim() &&
+                     leading(key) == leading(query) && leading(value) == leading(query) &&
+                     key.size(-1) == query.size(-1) && value.size(-2) == key.size(-2),
+                 op,
+                 ": expected query (..., L, E), key (..., S, E) and value (..., S, Ev) with the "
+                 "same leading dims, got ",
+                 query.shape(), ", ", key.shape(), " and ", value.shape());
+  kernels::cpu::AttentionGeometry g;
+  g.batch = shape_numel(leading(query), op);
+  g.l = query.size(-2);
+  g.s = key.size(-2);
+  g.e = query.size(-1);
+  g.ev = value.size(-1);
+  g.scale = scale;
+  g.is_causal = is_causal;
+  return g;
+}
+
+// The mask's broadcast view over the scores (..., L, S), as offsets and strides.
+kernels::cpu::AttentionMask attention_mask(const char* op, const Tensor& mask, const Tensor& query,
+                                           const Shape& scores_shape) {
+  kernels::cpu::AttentionMask m;
+  if (!mask.defined()) return m;
+  LG_CHECK_DTYPE(mask.dtype() == kBool || mask.dtype() == query.dtype(), op,
+                 ": attn_mask must be Bool or of the query's dtype ", query.dtype(), ", got ",
+                 mask.dtype());
+  LG_CHECK_DEVICE(mask.device() == query.device(), op, ": attn_mask is on ", mask.device(),
+                  ", query on ", query.device());
+  LG_CHECK_SHAPE(broadcasts_to(mask.shape(), scores_shape), op, ": attn_mask of shape ",
+                 mask.shape(), " does not broadcast to the scores' shape ", scores_shape);
+  const Tensor view = mask.expand(scores_shape);
+  const int lead = view.dim() - 2;
+  m.data = view.data_ptr();
+  m.is_bool = mask.dtype() == kBool;
+  m.stride_l = view.strides()[static_cast<std::size_t>(lead)];
+  m.stride_s = view.strides()[static_cast<std::size_t>(lead) + 1];
+  // Offsets of every batch, walking the leading dims as an odometer (the last fastest).
+  const std::int64_t batch = shape_numel(leading(view), op);
+  m.batch_offsets.assign(static_cast<std::size_t>(batch), 0);
+  std::vector<std::int64_t> index(static_cast<std::size_t>(lead), 0);
+  for (std::int64_t b = 0; b < batch; ++b) {
+    std::int64_t offset = 0;
+    for (int d = 0; d < lead; ++d)
+      offset += index[static_cast<std::size_t>(d)] * view.strides()[static_cast<std::size_t>(d)];
+    m.batch_offsets[static_cast<std::size_t>(b)] = offset;
+    for (int d = lead - 1; d >= 0; --d) {
+      if (++index[static_cast<std::size_t>(d)] < view.shape()[static_cast<std::size_t>(d)]) break;
+      index[static_cast<std::size_t>(d)] = 0;
+    }
+  }
+  return m;
+}
+
+Shape with_last_two(const Tensor& t, std::int64_t a, std::int64_t b) {
+  Shape shape = leading(t);
+  shape.push_back(a);
+  shape.push_back(b);
+  return shape;
+}
+
+}  // namespace
+
+AttentionOutput attention(const Tensor& query, const Tensor& key, const Tensor& value,
+                          const Tensor& attn_mask, bool is_causal, double scale) {
+  const char* op = "attention";
+  const kernels::cpu::AttentionGeometry g =
+      attention_geometry(op, query, key, value, is_causal, scale);
+  LG_CHECK(!(is_causal && attn_mask.defined()), op,
+           ": is_causal and attn_mask cannot be given together");
+  const kernels::cpu::AttentionMask mask =
+      attention_mask(op, attn_mask, query, with_last_two(query, g.l, g.s));
+  AttentionOutput result;
+  result.output = empty_for(op, with_last_two(query, g.l, g.ev), query.options());
+  Shape lse_shape = leading(query);
+  lse_shape.push_back(g.l);
+  result.logsumexp = empty_for(op, lse_shape, query.options());
+  if (result.output.numel() == 0 && result.logsumexp.numel() == 0) return result;
+  if (g.s == 0) {  // no keys: the weights are an empty row, the output their empty sum
+    fill_(result.output, 0.0);
+    fill_(result.logsumexp, -std::numeric_limits<double>::infinity());
+    return result;
+  }
+  const Tensor q = contiguous(query), k = contiguous(key), v = contiguous(value);
+  kernels::cpu::attention_forward(query.dtype(), g, mask, q.data_ptr(), k.data_ptr(), v.data_ptr(),
+                                  result.output.data_ptr(), result.logsumexp.data_ptr());
+  return result;
+}
+
+AttentionGrads attention_backward(const Tensor& grad_output, const Tensor& query, const Tensor& key,
+                                  const Tensor& value, const Tensor& output,
+                                  const Tensor& logsumexp, const Tensor& attn_mask, bool is_causal,
+                                  double scale, bool need_query, bool need_key, bool need_value) {
+  const char* op = "attention_backward";
+  const kernels::cpu::AttentionGeometry g =
+      attention_geometry(op, query, key, value, is_causal, scale);
+  const Shape out_shape = with_last_two(query, g.l, g.ev);
+  LG_CHECK_SHAPE(grad_output.shape() == out_shape && output.shape() == out_shape &&
+                     logsumexp.numel() == g.batch * g.l,
+                 op, ": expected the gradient and the output of shape ", out_shape, " and ",
+                 g.batch * g.l, " logsumexps, got ", grad_output.shape(), ", ", output.shape(),
+                 " and ", logsumexp.shape());
+  LG_CHECK_DTYPE(grad_output.dtype() == query.dtype() && output.dtype() == query.dtype() &&
+                     logsumexp.dtype() == query.dtype(),
+                 op, ": expected the gradient, output and logsumexp of the query's dtype ",
+                 query.dtype(), ", got ", grad_output.dtype(), ", ", output.dtype(), " and ",
+                 logsumexp.dtype());
+  LG_CHECK_DEVICE(grad_output.device() == query.device() && output.device() == query.device() &&
+                      logsumexp.device() == query.device(),
+                  op, ": expected the gradient, output and logsumexp on ", query.device());
+  const kernels::cpu::AttentionMask mask =
+      attention_mask(op, attn_mask, query, with_last_two(query, g.l, g.s));
+  AttentionGrads grads;
+  if (need_query) grads.grad_query = zeros_like(query);
+  if (need_key) grads.grad_key = zeros_like(key);
+  if (need_value) grads.grad_value = zeros_like(value);
+  if (g.batch == 0 || g.l == 0 || g.s == 0 || !(need_query || need_key || need_value)) return grads;
+  const Tensor dy = contiguous(grad_output), q = contiguous(query), k = contiguous(key),
+               v = contiguous(value), o = contiguous(output), lse = contiguous(logsumexp);
+  auto pointer = [](const Tensor& t) { return t.defined() ? t.data_ptr() : nullptr; };
+  kernels::cpu::attention_backward(query.dtype(), g, mask, dy.data_ptr(), q.data_ptr(),
+                                   k.data_ptr(), v.data_ptr(), o.data_ptr(), lse.data_ptr(),
+                                   pointer(grads.grad_query), pointer(grads.grad_key),
+                                   pointer(grads.grad_value));
+  return grads;
+}
+
+}  // namespace leangrad::ops
