@@ -124,6 +124,43 @@ expect_error("sin_ into a bool tensor", lambda: torch.ones(2, dtype=torch.bool).
 expect_error("neg_ of a bool tensor", lambda: torch.ones(2, dtype=torch.bool).neg_())
 expect_error("floor_ of a bool tensor", lambda: torch.ones(2, dtype=torch.bool).floor_())
 expect_error("exp_ of a leaf that requires grad", lambda: torch.ones(2, requires_grad=True).exp_())
+expect_error("tan_ into an int64 tensor", lambda: torch.ones(2, dtype=i64).tan_(), "can't be cast")
+expect_error("exp2_ into an int32 tensor", lambda: torch.ones(2, dtype=torch.int32).exp2_(),
+             "can't be cast")
+expect_error("atan2_ into an int64 tensor",
+             lambda: torch.ones(2, dtype=i64).atan2_(torch.ones(2, dtype=i64)), "can't be cast")
+expect_error("atan2_ with other larger than self", lambda: torch.ones(2).atan2_(torch.ones(2, 2)))
+expect_error("round_(decimals=1) of an int64 tensor",
+             lambda: torch.ones(2, dtype=i64).round_(decimals=1))
+expect_error("clamp_ without bounds", lambda: torch.ones(2).clamp_(), "At least one")
+expect_error("clamp_ of int64 to a fraction", lambda: torch.ones(2, dtype=i64).clamp_(0.5, 2),
+             "can't be cast")
+expect_error("clamp_min_ of int64 to a fraction", lambda: torch.ones(2, dtype=i64).clamp_min_(1.5),
+             "can't be cast")
+expect_error("clamp_max_ of int64 to NaN", lambda: torch.ones(2, dtype=i64).clamp_max_(nan),
+             "can't be cast")
+expect_error("clamp_ of uint8 to 300", lambda: torch.ones(2, dtype=torch.uint8).clamp_(0, 300),
+             "without overflow")
+expect_error("clamp_ of bool", lambda: torch.ones(2, dtype=torch.bool).clamp_(0, 1))
+expect_error("clamp_ into an expanded tensor", lambda: torch.zeros(1).expand(3).clamp_(0, 1))
+expect_error("masked_fill_ with a mask larger than self",
+             lambda: torch.zeros(3).masked_fill_(torch.ones(2, 3, dtype=torch.bool), 1.0),
+             "doesn't match the broadcast shape")
+expect_error("masked_fill_ with a mask that does not broadcast",
+             lambda: torch.zeros(2, 3).masked_fill_(torch.ones(4, dtype=torch.bool), 1.0))
+expect_error("masked_fill_ with a 1-d value",
+             lambda: torch.zeros(2, 3).masked_fill_(torch.ones(2, 3, dtype=torch.bool),
+                                                    torch.ones(1)), "0-dimensional value")
+expect_error("masked_fill_ of 300 into uint8",
+             lambda: torch.zeros(2, dtype=torch.uint8).masked_fill_(torch.ones(2, dtype=torch.bool),
+                                                                    300), "without overflow")
+expect_error("clamp_ of a leaf that requires grad",
+             lambda: torch.ones(2, requires_grad=True).clamp_(0, 1))
+expect_error("masked_fill_ of a leaf that requires grad",
+             lambda: torch.ones(2, requires_grad=True).masked_fill_(torch.ones(2, dtype=torch.bool),
+                                                                    0.0))
+expect_error("atan2_ of a leaf that requires grad",
+             lambda: torch.ones(2, requires_grad=True).atan2_(torch.ones(2)))
 x = torch.zeros(1, 2)
 x.expand(3, 2).fill_(1.0)  # allowed: every element gets the one value
 case("fill_of_expanded", x)
