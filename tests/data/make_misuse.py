@@ -111,6 +111,31 @@ case("group_norm_of_constant", F.group_norm(torch.ones(1, 2, 3), 1))
 case("arange_empty", torch.arange(0, 0, dtype=f32))
 case("arange_fractional_step", torch.arange(0, 1, 0.3))
 case("softmax_of_0d", F.softmax(torch.tensor(2.0), 0))
+# Adaptive pooling to an output size of 0: an empty output (PyTorch 1.13 refuses its backward,
+# "Expected grad_output to have non-zero size"; leangrad's gradient is zeros: docs/api-notes.md).
+case("adaptive_avg_pool2d_zero_output", F.adaptive_avg_pool2d(torch.ones(2, 3, 5, 4), (0, 2)))
+case("adaptive_avg_pool2d_zero_output_unbatched", F.adaptive_avg_pool2d(torch.ones(3, 5, 4), 0))
+case("adaptive_avg_pool2d_zero_output_empty_batch",
+     F.adaptive_avg_pool2d(torch.ones(0, 3, 5, 4), (2, 0)))
+case("adaptive_avg_pool2d_no_channels", F.adaptive_avg_pool2d(torch.ones(2, 0, 5, 4), (2, 2)))
+case("adaptive_max_pool2d_zero_output", F.adaptive_max_pool2d(torch.ones(2, 3, 5, 4), (2, 0)))
+case("adaptive_max_pool2d_zero_output_indices",
+     F.adaptive_max_pool2d(torch.ones(2, 3, 5, 4), 0, return_indices=True)[1])
+case("adaptive_max_pool2d_zero_output_empty_batch",
+     F.adaptive_max_pool2d(torch.ones(0, 3, 5, 4), 0))
+case("adaptive_max_pool1d_zero_output", F.adaptive_max_pool1d(torch.ones(3, 5), 0))
+expect_error("adaptive_max_pool2d with no channels",
+             lambda: F.adaptive_max_pool2d(torch.ones(2, 0, 4, 4), 1), "non-zero size")
+expect_error("adaptive_avg_pool2d of an empty plane",
+             lambda: F.adaptive_avg_pool2d(torch.ones(1, 3, 0, 5), 2), "non-zero size")
+# ... but to 1 x 1 it is the mean over the plane, which PyTorch takes first: NaN.
+case("adaptive_avg_pool2d_global_of_empty_plane", F.adaptive_avg_pool2d(torch.ones(1, 3, 0, 5), 1))
+expect_error("adaptive_avg_pool2d to a negative size",
+             lambda: F.adaptive_avg_pool2d(torch.ones(1, 3, 5, 5), (-1, 2)))
+expect_error("adaptive_max_pool2d to a negative size",
+             lambda: F.adaptive_max_pool2d(torch.ones(1, 3, 5, 5), (2, -1)))
+expect_error("adaptive_max_pool1d to a negative size",
+             lambda: F.adaptive_max_pool1d(torch.ones(2, 3, 7), -1))
 expect_error("cat of no tensors", lambda: torch.cat([]))
 expect_error("matmul of a 0-d tensor", lambda: torch.matmul(torch.tensor(2.0), torch.ones(2)))
 expect_error("softmax over dim 3 of a 0-d tensor", lambda: F.softmax(torch.tensor(1.0), 3))
