@@ -500,10 +500,12 @@ std::vector<OpCase> inplace_cases() {
       self.masked_fill_(gt(x[1], 0.0), -2.5);
     });
   };
-  c.push_back({"masked_fill_inplace_broadcast_mask", masked_fill_(false),
+  c.push_back({"masked_fill_inplace_broadcast_mask",
+               masked_fill_(false),
                {input({6, 9}), input({9})},
                kTolExact});
-  c.push_back({"masked_fill_inplace_transposed_view", masked_fill_(true),
+  c.push_back({"masked_fill_inplace_transposed_view",
+               masked_fill_(true),
                {input({6, 9}, kFloat16), input({9, 6})},
                kTolExact});
   return c;
