@@ -526,8 +526,10 @@ Tensor piecewise_constant(const char* name, UnaryOp op, const Tensor& a) {
   return piecewise_constant(name, ops::unary(op, a), a);
 }
 
-// 10^|decimals| as PyTorch's round_decimals_kernel holds it: std::pow in double, then rounded to
-// the tensor's dtype (10^4 is 9984 in bfloat16).
+}  // namespace
+
+namespace autograd {
+
 double power_of_ten_in(DType dtype, std::int64_t decimals) {
   const double p = std::pow(10.0, static_cast<double>(decimals < 0 ? -decimals : decimals));
   return dispatch_floating(dtype, "round", [&]<typename T>() {
@@ -535,7 +537,7 @@ double power_of_ten_in(DType dtype, std::int64_t decimals) {
   });
 }
 
-}  // namespace
+}  // namespace autograd
 
 Tensor sign(const Tensor& a) {
   LG_PROFILE_OP(a);
@@ -573,7 +575,7 @@ Tensor round(const Tensor& a, std::int64_t decimals) {
   LG_CHECK_DTYPE(a.defined() && is_floating(a.dtype()), "round: decimals = ", decimals,
                  " expects a floating tensor (float32, float64, float16, bfloat16), got ",
                  a.defined() ? dtype_name(a.dtype()) : "an undefined tensor");
-  const double t = power_of_ten_in(a.dtype(), decimals);
+  const double t = autograd::power_of_ten_in(a.dtype(), decimals);
   const Tensor out =
       decimals > 0 ? ops::binary(BinaryOp::Div,
                                  ops::unary(UnaryOp::Round, ops::binary(BinaryOp::Mul, a, t)), t)

@@ -1037,11 +1037,12 @@ Tensor adaptive_avg_pool2d(const Tensor& x, Size2 output_size) {
   LG_CHECK_SHAPE(x.dim() == 3 || x.dim() == 4, op,
                  ": expected (N, C, H, W) or (C, H, W) input, got ", x.shape());
   const std::int64_t oh = output_size[0], ow = output_size[1];
-  LG_CHECK_SHAPE(oh > 0 && ow > 0, op, ": expected a positive output size, got [", oh, ", ", ow,
-                 "] for input ", x.shape());
+  LG_CHECK_SHAPE(oh >= 0 && ow >= 0, op, ": expected a non-negative output size, got [", oh, ", ",
+                 ow, "] for input ", x.shape());
+  // The global pooling first, as PyTorch: over an empty plane it is the mean of nothing, NaN.
+  if (oh == 1 && ow == 1) return mean(x, {-2, -1}, /*keepdim=*/true);
   const std::int64_t h = x.shape()[x.dim() - 2], w = x.shape()[x.dim() - 1];
   LG_CHECK_SHAPE(h > 0 && w > 0, op, ": expected a non-empty plane, got input ", x.shape());
-  if (oh == 1 && ow == 1) return mean(x, {-2, -1}, /*keepdim=*/true);
   const std::int64_t planes = x.numel() / (h * w);
   checked_mul(checked_mul(planes, oh, op), ow, op);
   Shape out_shape = x.shape();
@@ -1087,7 +1088,7 @@ std::tuple<Tensor, Tensor> record_adaptive_max_pool1d(const Tensor& x, std::int6
                    ": expected input to have non-zero size for non-batch dimensions, got shape ",
                    x.shape());
   }
-  LG_CHECK_SHAPE(output_size > 0, op, ": expected a positive output size, got ", output_size,
+  LG_CHECK_SHAPE(output_size >= 0, op, ": expected a non-negative output size, got ", output_size,
                  " for input ", x.shape());
   auto [out, indices] = record_adaptive_max_pool2d(unsqueeze(x, -2), {1, output_size});
   return {squeeze(out, -2), squeeze(indices, -2)};

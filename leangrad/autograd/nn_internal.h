@@ -114,6 +114,11 @@ inline Tensor reduce_losses(const Tensor& losses, Reduction reduction) {
 // gradient of an operand that was broadcast; functions.cpp).
 Tensor sum_to(const Tensor& g, const Shape& shape);
 
+// 10^|decimals| as PyTorch's round_decimals_kernel holds it: std::pow in double, then rounded to
+// the tensor's dtype (10^4 is 9984 in bfloat16). round(x, decimals) and x.round_(decimals)
+// (Note [Rounding to decimals] in functions.cpp).
+double power_of_ten_in(DType dtype, std::int64_t decimals);
+
 // Whether the in-place op `op` on self (with `other`, if any) is recorded by autograd; throws,
 // naming op, where it is refused (Note [In-place ops in the graph] in tensor_methods.cpp).
 bool records_inplace(const char* op, const Tensor& self, const Tensor& other = Tensor());

@@ -1,6 +1,8 @@
 // Tensor's computing methods and the arithmetic operators: one-line forwards to the public
 // functions of autograd/functions.h, so there is one implementation of each op.
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <optional>
 #include <tuple>
 #include <vector>
@@ -184,23 +186,30 @@ Tensor Tensor::unflatten(std::int64_t dim, const Shape& sizes) const {
 //   where the out-of-place op leaves an input and an output alive, the in-place one leaves one
 //   tensor. The node saves
 //     - self after the write (its saved version is the new one): relu_, sigmoid_, tanh_, exp_,
-//       sqrt_, expm1_, rsqrt_, reciprocal_ and the activations of activations.h whose gradient
-//       PyTorch writes from the output (leaky_relu_ with negative_slope >= 0, elu_ and selu_
-//       with alpha >= 0, hardtanh_, relu6_);
+//       sqrt_, expm1_, rsqrt_, reciprocal_, tan_, exp2_ and the activations of activations.h whose
+//       gradient PyTorch writes from the output (leaky_relu_ with negative_slope >= 0, elu_ and
+//       selu_ with alpha >= 0, hardtanh_, relu6_);
 //     - nothing: add_ and sub_ (a tensor or a number), mul_ and div_ by a number, copy_ (its
 //       source gets self's gradient, summed to its shape), fill_, zero_ (no gradient for what
-//       self held), neg_, and sign_, floor_, ceil_, round_, trunc_ (gradient 0);
+//       self held), neg_, and sign_, floor_, ceil_, round_ (with decimals too), trunc_
+//       (gradient 0);
 //     - the other operand, saved before the write (so a write through an alias of it, as
-//       x.mul_(x.detach()), is caught): mul_ and div_ by a tensor that needs no gradient;
+//       x.mul_(x.detach()), is caught): mul_ and div_ by a tensor that needs no gradient; the
+//       mask of masked_fill_ (bool, so never self's memory), whose value gets a gradient too;
 //     - a copy of self before the write, for the unary ops whose gradient needs the input and
-//       cannot be written from the output (abs_, log_, erf_, log1p_, log2_, log10_, sin_, cos_):
-//       PyTorch's original_self. The copy is a recorded clone (so the gradient differentiates
-//       again), and what the graph holds is then the out-of-place op's: self and one copy.
+//       cannot be written from the output (abs_, log_, erf_, log1p_, log2_, log10_, sin_, cos_,
+//       asin_, acos_, atan_, sinh_, cosh_, asinh_, acosh_, atanh_, and clamp_, whose mask at a
+//       bound the output cannot tell): PyTorch's original_self. atan2_ saves that copy and the
+//       other operand (before the write). The copy is a recorded clone (so the gradient
+//       differentiates again), and what the graph holds is then the out-of-place op's: self and one
+//       copy.
 //   ResNet's ReLU(inplace) and `out += identity` train this way.
 // - The kernel writes self directly, with no temporary: ops::unary_ (unary's own launcher with
-//   self as output and input) for the unary methods, ops::activation_ (one fused pass, bitwise
-//   the out-of-place composition) for the activations. So the op's own peak is self's: it
-//   allocates nothing, recorded or not, save the copy above.
+//   self as output and input) for the unary methods (three such passes for round_(decimals)),
+//   ops::binary_ for atan2_, ops::activation_ (one fused pass, bitwise the out-of-place
+//   composition) for the activations and clamp_, and where's launcher for masked_fill_
+//   (ops::masked_fill_). So the op's own peak is self's: it allocates nothing, recorded or not,
+//   save the copy above.
 // - Out of place and copied in: mul_ and div_ by a tensor that requires grad. Its gradient
 //   needs self's value before the write, so the twin computes on a copy of self, which its graph
 //   keeps (PyTorch saves a clone of self too; x *= x multiplies the copy by itself); the twin is
@@ -518,6 +527,186 @@ Tensor& Tensor::round_() {
 Tensor& Tensor::trunc_() {
   return piecewise_constant_("trunc_", UnaryOp::Trunc, *this);
 }
+// The trigonometric and hyperbolic methods and exp2_: the out-of-place functions' formulas
+// (autograd/functions.cpp), tan_ and exp2_ from the output as there, the others from a copy of
+// the input.
+Tensor& Tensor::tan_() {
+  return unary_method("tan_", UnaryOp::Tan, *this, InPlaceSaves::Output,
+                      [](const BackwardContext& c) -> std::vector<Tensor> {
+                        const Tensor& y = c.saved[0];
+                        return {c.grad * (y * y + 1.0)};
+                      });
+}
+Tensor& Tensor::asin_() {
+  return unary_method("asin_", UnaryOp::Asin, *this, InPlaceSaves::Input,
+                      [](const BackwardContext& c) -> std::vector<Tensor> {
+                        const Tensor& x = c.saved[0];
+                        return {c.grad * leangrad::rsqrt(1.0 - x * x)};
+                      });
+}
+Tensor& Tensor::acos_() {
+  return unary_method("acos_", UnaryOp::Acos, *this, InPlaceSaves::Input,
+                      [](const BackwardContext& c) -> std::vector<Tensor> {
+                        const Tensor& x = c.saved[0];
+                        return {c.grad * -leangrad::rsqrt(1.0 - x * x)};
+                      });
+}
+Tensor& Tensor::atan_() {
+  return unary_method("atan_", UnaryOp::Atan, *this, InPlaceSaves::Input,
+                      [](const BackwardContext& c) -> std::vector<Tensor> {
+                        const Tensor& x = c.saved[0];
+                        return {c.grad / (x * x + 1.0)};
+                      });
+}
+Tensor& Tensor::sinh_() {
+  return unary_method("sinh_", UnaryOp::Sinh, *this, InPlaceSaves::Input,
+                      [](const BackwardContext& c) -> std::vector<Tensor> {
+                        return {c.grad * leangrad::cosh(c.saved[0])};
+                      });
+}
+Tensor& Tensor::cosh_() {
+  return unary_method("cosh_", UnaryOp::Cosh, *this, InPlaceSaves::Input,
+                      [](const BackwardContext& c) -> std::vector<Tensor> {
+                        return {c.grad * leangrad::sinh(c.saved[0])};
+                      });
+}
+Tensor& Tensor::asinh_() {
+  return unary_method("asinh_", UnaryOp::Asinh, *this, InPlaceSaves::Input,
+                      [](const BackwardContext& c) -> std::vector<Tensor> {
+                        const Tensor& x = c.saved[0];
+                        return {c.grad * leangrad::rsqrt(x * x + 1.0)};
+                      });
+}
+Tensor& Tensor::acosh_() {
+  return unary_method("acosh_", UnaryOp::Acosh, *this, InPlaceSaves::Input,
+                      [](const BackwardContext& c) -> std::vector<Tensor> {
+                        const Tensor& x = c.saved[0];
+                        return {c.grad * leangrad::rsqrt(x * x - 1.0)};
+                      });
+}
+Tensor& Tensor::atanh_() {
+  return unary_method("atanh_", UnaryOp::Atanh, *this, InPlaceSaves::Input,
+                      [](const BackwardContext& c) -> std::vector<Tensor> {
+                        const Tensor& x = c.saved[0];
+                        return {c.grad / (1.0 - x * x)};
+                      });
+}
+Tensor& Tensor::exp2_() {
+  return unary_method("exp2_", UnaryOp::Exp2, *this, InPlaceSaves::Output,
+                      [](const BackwardContext& c) -> std::vector<Tensor> {
+                        return {c.grad * c.saved[0] * 0.6931471805599453};  // 2^x ln 2
+                      });
+}
+
+Tensor& Tensor::atan2_(const Tensor& other) {
+  const char* op = "atan2_";
+  if (!records_inplace(op, *this, other)) {
+    ops::binary_(BinaryOp::Atan2, *this, other);
+    return *this;
+  }
+  // Both gradients need self's value before the write: a recorded copy of it (PyTorch's
+  // original_self), which also stands for other in x.atan2_(x); other is saved before the write,
+  // so a write through an alias of it is caught, as mul_'s.
+  const Tensor before = leangrad::clone(*this);
+  std::vector<SavedTensor> saved;
+  saved.emplace_back(before);
+  saved.emplace_back(other.is_same(*this) ? before : other);
+  ops::binary_(BinaryOp::Atan2, *this, other);
+  // atan2's formula: d/dself = other / (self^2 + other^2), d/dother = -self / (self^2 + other^2).
+  autograd::record_in_place(
+      op, *this, {*this, other}, std::move(saved),
+      [](const BackwardContext& c) -> std::vector<Tensor> {
+        const Tensor& x = c.saved[0];
+        const Tensor& y = c.saved[1];
+        const Tensor r = leangrad::reciprocal(x * x + y * y);
+        return {c.needs(0) ? autograd::sum_to(c.grad * y * r, c.shape(0)) : Tensor(),
+                c.needs(1) ? autograd::sum_to(c.grad * -x * r, c.shape(1)) : Tensor()};
+      });
+  return *this;
+}
+
+// round(self, decimals) as Note [Rounding to decimals] composes it, each of the three steps
+// written into self: the same kernels, so the same bits. Gradient 0, as round_()'s.
+Tensor& Tensor::round_(std::int64_t decimals) {
+  if (decimals == 0) return round_();
+  LG_CHECK_DTYPE(defined() && is_floating(dtype()), "round_: decimals = ", decimals,
+                 " expects a floating tensor (float32, float64, float16, bfloat16), got ",
+                 defined() ? dtype_name(dtype()) : "an undefined tensor");
+  const double t = autograd::power_of_ten_in(dtype(), decimals);
+  const BinaryOp first = decimals > 0 ? BinaryOp::Mul : BinaryOp::Div;
+  const BinaryOp last = decimals > 0 ? BinaryOp::Div : BinaryOp::Mul;
+  return autograd::unary_in_place(
+      "round_", *this,
+      [t, first, last](const Tensor& v) {
+        ops::binary_(first, v, t);
+        ops::unary_(UnaryOp::Round, v);
+        ops::binary_(last, v, t);
+      },
+      [](const BackwardContext& c) -> std::vector<Tensor> { return {zeros_like(c.grad)}; },
+      InPlaceSaves::Nothing);
+}
+
+// clamp() in one pass (ops::activation_), its absent bounds NaN there. The gradient is clamp()'s:
+// it passes where min <= x <= max and x is not NaN, a mask of the input, so the node saves a copy
+// of self before the write (PyTorch's original_self): the output cannot tell x = min from x < min.
+Tensor& Tensor::clamp_(std::optional<double> min, std::optional<double> max) {
+  const char* op = "clamp_";
+  LG_CHECK(min.has_value() || max.has_value(), op,
+           ": at least one of min and max must be given (shape ", shape(), ")");
+  // A NaN bound is not integral: clamp() would give float32, which an integral self cannot hold.
+  for (const std::optional<double>& bound : {min, max}) {
+    LG_CHECK_DTYPE(!bound.has_value() || !std::isnan(*bound) || is_floating(dtype()), op,
+                   ": result type ", DType::Float32, " can't be cast to the desired output type ",
+                   dtype(), " (bound nan, shape ", shape(), ")");
+  }
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double lo = min.value_or(nan);
+  const double hi = max.value_or(nan);
+  return autograd::unary_in_place(
+      op, *this, [lo, hi](const Tensor& v) { ops::activation_(ActivationOp::Clamp, v, lo, hi); },
+      [min, max](const BackwardContext& c) -> std::vector<Tensor> {
+        const Tensor& x = c.saved[0];
+        const Tensor zero = zeros({}, c.grad.options());
+        Tensor g = c.grad;
+        if (min.has_value()) g = leangrad::where(leangrad::lt(x, *min), zero, g);
+        if (max.has_value()) g = leangrad::where(leangrad::gt(x, *max), zero, g);
+        return {leangrad::where(leangrad::ne(x, x), zero, g)};
+      },
+      InPlaceSaves::Input);
+}
+Tensor& Tensor::clamp_min_(double min) {
+  return clamp_(min, std::nullopt);
+}
+Tensor& Tensor::clamp_max_(double max) {
+  return clamp_(std::nullopt, max);
+}
+
+Tensor& Tensor::masked_fill_(const Tensor& mask, double value) {
+  LG_CHECK(!defined() || scalar_fits(value, dtype()), "masked_fill_: value ", value,
+           " cannot be converted to dtype ", dtype(), " without overflow");
+  return masked_fill_(mask, full({}, value, TensorOptions(dtype()).device(device())));
+}
+Tensor& Tensor::masked_fill_(const Tensor& mask, const Tensor& value) {
+  const char* op = "masked_fill_";
+  if (!records_inplace(op, *this, value)) {
+    ops::masked_fill_(*this, mask, value);
+    return *this;
+  }
+  ops::masked_fill_(*this, mask, value);
+  std::vector<SavedTensor> saved;
+  saved.emplace_back(mask);  // bool, so never self's memory: the write left its version alone
+  // Self's gradient where the mask is false; the value's, summed where it is true (0-d).
+  autograd::record_in_place(op, *this, {*this, value}, std::move(saved),
+                            [](const BackwardContext& c) -> std::vector<Tensor> {
+                              const Tensor& m = c.saved[0];
+                              const Tensor zero = zeros({}, c.grad.options());
+                              return {
+                                  c.needs(0) ? leangrad::where(m, zero, c.grad) : Tensor(),
+                                  c.needs(1) ? leangrad::where(m, c.grad, zero).sum() : Tensor()};
+                            });
+  return *this;
+}
+
 Tensor& Tensor::index_put_(std::initializer_list<indexing::TensorIndex> indices,
                            const Tensor& value) {
   check_inplace("index_put_", *this);

@@ -218,6 +218,34 @@ class Tensor {
   Tensor& ceil_();
   Tensor& round_();
   Tensor& trunc_();
+  // The trigonometric and hyperbolic methods and exp2_, written into self as the ones above
+  // (floating self only: the out-of-place ops give float32 for integers).
+  Tensor& tan_();
+  Tensor& asin_();
+  Tensor& acos_();
+  Tensor& atan_();
+  Tensor& sinh_();
+  Tensor& cosh_();
+  Tensor& asinh_();
+  Tensor& acosh_();
+  Tensor& atanh_();
+  Tensor& exp2_();
+  // atan2(self, other) written into self, other broadcast to self's shape (floating self).
+  Tensor& atan2_(const Tensor& other);
+  // round(self, decimals) written into self (floating self unless decimals is 0), bitwise the
+  // out-of-place op.
+  Tensor& round_(std::int64_t decimals);
+  // clamp written into self in one pass (ops::activation_), bitwise clamp(); integral self too,
+  // with integral bounds (a fractional one would make the result float32, which self cannot
+  // hold: refused, as PyTorch).
+  Tensor& clamp_(std::optional<double> min, std::optional<double> max = std::nullopt);
+  Tensor& clamp_min_(double min);
+  Tensor& clamp_max_(double max);
+  // value where mask is true, written into self; mask (bool) broadcast to self's shape, never
+  // the other way (PyTorch's rule for in-place ops); value a number or a 0-d tensor, which then
+  // gets the gradient of the elements it filled.
+  Tensor& masked_fill_(const Tensor& mask, double value);
+  Tensor& masked_fill_(const Tensor& mask, const Tensor& value);
   Tensor& operator+=(const Tensor& other) { return add_(other); }
   Tensor& operator+=(double other) { return add_(other); }
   Tensor& operator-=(const Tensor& other) { return sub_(other); }

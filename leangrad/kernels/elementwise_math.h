@@ -391,20 +391,71 @@ struct HardtanhElement {
   }
 };
 
+// clamp: where(x < min, min, x), then where(that > max, max, that), the bounds rounded to T (as
+// scalar_like rounds them). A floating x is compared in opmath_t<T> with the bound rounded to T,
+// as compare with a scalar does; an integral x in int64 with the (integral) bound itself, so
+// exactly, as compare does for a bound that fits int64 (-1 is below every uint8; the bound
+// written is then -1 converted, 255). An absent bound compares false, as a NaN bound does.
+template <typename T>
+struct ClampElement {
+  using Compare = std::conditional_t<is_floating_type_v<T>, opmath_t<T>, std::int64_t>;
+  T min_val;
+  T max_val;
+  Compare min_compared;
+  Compare max_compared;
+  bool has_min;
+  bool has_max;
+  LG_HOST_DEVICE static Compare compared(T x) {
+    if constexpr (is_floating_type_v<T>) {
+      return to_opmath(x);
+    } else {
+      return static_cast<std::int64_t>(x);
+    }
+  }
+  LG_HOST_DEVICE T operator()(T x) const {
+    const T lower = has_min && compared(x) < min_compared ? min_val : x;
+    return has_max && compared(lower) > max_compared ? max_val : lower;
+  }
+};
+
+// ClampElement for ops::activation_'s p0 (min) and p1 (max), NaN standing for an absent bound.
+// Host code.
+template <typename T>
+ClampElement<T> make_clamp_element(double min, double max) {
+  ClampElement<T> e{};
+  e.has_min = !std::isnan(min);
+  e.has_max = !std::isnan(max);
+  e.min_val = e.has_min ? cast_value<T>(min) : T(0);
+  e.max_val = e.has_max ? cast_value<T>(max) : T(0);
+  if constexpr (is_floating_type_v<T>) {
+    e.min_compared = to_opmath(e.min_val);
+    e.max_compared = to_opmath(e.max_val);
+  } else {
+    e.min_compared = e.has_min ? float_to_int64(min) : 0;
+    e.max_compared = e.has_max ? float_to_int64(max) : 0;
+  }
+  return e;
+}
+
 // Calls f(element) with the functor of `op` for ops::activation_'s p0 and p1, so that both
-// backends build the same one. Host code.
+// backends build the same one. Only Clamp has integral elements. Host code.
 template <typename T, typename F>
 void with_activation_element(ActivationOp op, double p0, double p1, F&& f) {
-  using M = opmath_t<T>;
-  switch (op) {
-    case ActivationOp::LeakyRelu:
-      return f(LeakyReluElement<T>{cast_value<M>(p0)});
-    case ActivationOp::Elu:
-      return f(EluElement<T>{cast_value<M>(p0), cast_value<M>(p1)});
-    case ActivationOp::Hardtanh:
-      return f(HardtanhElement<T>{cast_value<T>(p0), cast_value<T>(p1)});
+  if (op == ActivationOp::Clamp) return f(make_clamp_element<T>(p0, p1));
+  if constexpr (is_floating_type_v<T>) {
+    using M = opmath_t<T>;
+    switch (op) {
+      case ActivationOp::LeakyRelu:
+        return f(LeakyReluElement<T>{cast_value<M>(p0)});
+      case ActivationOp::Elu:
+        return f(EluElement<T>{cast_value<M>(p0), cast_value<M>(p1)});
+      case ActivationOp::Hardtanh:
+        return f(HardtanhElement<T>{cast_value<T>(p0), cast_value<T>(p1)});
+      case ActivationOp::Clamp:
+        break;
+    }
   }
-  LG_THROW(Error, "unknown ActivationOp ", static_cast<int>(op));
+  LG_THROW(Error, "ActivationOp ", static_cast<int>(op), " has no element for this dtype");
 }
 
 }  // namespace leangrad::kernels

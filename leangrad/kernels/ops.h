@@ -72,14 +72,15 @@ enum class UnaryOp : std::uint8_t {
 enum class CompareOp : std::uint8_t { Gt, Lt, Ge, Le, Eq, Ne };
 enum class ReduceOp : std::uint8_t { Sum, Mean, Max };
 // The activations an in-place op writes in one pass (ops::activation_); each is bitwise the
-// composition of elementwise ops its out-of-place function computes (autograd/activations.cpp).
-enum class ActivationOp : std::uint8_t { LeakyRelu, Elu, Hardtanh };
+// composition of elementwise ops its out-of-place function computes (autograd/activations.cpp;
+// clamp's in autograd/functions.cpp).
+enum class ActivationOp : std::uint8_t { LeakyRelu, Elu, Hardtanh, Clamp };
 
 const char* op_name(BinaryOp op);      // "add", "sub", ...
 const char* op_name(UnaryOp op);       // "neg", "exp", ...
 const char* op_name(CompareOp op);     // "gt", "eq", ...
 const char* op_name(ReduceOp op);      // "sum", "mean", "max"
-const char* op_name(ActivationOp op);  // "leaky_relu", "elu", "hardtanh"
+const char* op_name(ActivationOp op);  // "leaky_relu", "elu", "hardtanh", "clamp"
 
 namespace ops {
 
@@ -107,14 +108,25 @@ Tensor unary(UnaryOp op, const Tensor& a);
 // gives float32) is refused, as PyTorch's "result type Float can't be cast to ...". Bumps the
 // version.
 void unary_(UnaryOp op, const Tensor& self);
-// self = the activation of self, in place as unary_ (floating self, any strides). p0 and p1:
+// self = the activation of self in place, as unary_ (any strides; floating self but for Clamp):
 //   LeakyRelu  negative_slope, -        x > 0 ? x : x * negative_slope
 //   Elu        alpha, scale             (x > 0 ? x : expm1(x) * alpha) * scale  (scale 1: elu)
 //   Hardtanh   min_val, max_val         x >= max_val ? max_val : x, then <= min_val ? min_val
+//   Clamp      min, max                 x < min ? min : x, then > max ? max : that
 // each rounded to self's dtype where leaky_relu, elu (times scale: selu) and hardtanh of
 // autograd/activations.cpp round, so the bits are theirs (kernels/elementwise_math.h). Hardtanh's
-// bounds must fit self's dtype (as masked_fill's value). Bumps the version.
+// bounds must fit self's dtype (as masked_fill's value). Clamp is clamp()'s where-composition in
+// one pass, for the numeric dtypes (integers too, not bool): a NaN bound stands for an absent one
+// (a comparison with NaN is false, so clamp() leaves the values alone then too); the others must
+// fit self's dtype, and be integral for an integral self (compared with the values exactly).
+// Bumps the version.
 void activation_(ActivationOp op, const Tensor& self, double p0, double p1 = 0.0);
+// self = where(mask, value, self): value a 0-d tensor, converted to self's dtype (read once,
+// before the write, so it may be an element of self), mask bool and broadcast to self's shape
+// (never the other way: self keeps its shape). Written by where's own launcher into self's
+// memory; a mask that overlaps self otherwise than element for element is copied first. Bumps
+// the version.
+void masked_fill_(const Tensor& self, const Tensor& mask, const Tensor& value);
 // Bool results.
 Tensor compare(CompareOp op, const Tensor& a, const Tensor& b);
 Tensor compare(CompareOp op, const Tensor& a, double s);

@@ -142,6 +142,8 @@ const char* op_name(ActivationOp op) {
       return "elu";
     case ActivationOp::Hardtanh:
       return "hardtanh";
+    case ActivationOp::Clamp:
+      return "clamp";
   }
   return "unknown_activation_op";
 }
@@ -408,9 +410,21 @@ void activation_(ActivationOp op, const Tensor& self, double p0, double p1) {
   const char* name = name_str.c_str();
   check_defined(name, {&self});
   const DType dtype = self.dtype();
-  LG_CHECK_DTYPE(is_floating(dtype), name,
-                 ": expected a floating tensor (float32, float64, float16, bfloat16), got ", dtype,
-                 " (shape ", self.shape(), ")");
+  if (op == ActivationOp::Clamp) {
+    check_not_bool(name, dtype);
+    for (const double bound : {p0, p1}) {
+      if (std::isnan(bound)) continue;  // absent
+      LG_CHECK_DTYPE(is_floating(dtype) || is_integral_value(bound), name, ": result type ",
+                     DType::Float32, " can't be cast to the desired output type ", dtype,
+                     " (bound ", bound, ", shape ", self.shape(), ")");
+      LG_CHECK(scalar_fits(bound, dtype), name, ": bound ", bound, " cannot be converted to dtype ",
+               dtype, " without overflow");
+    }
+  } else {
+    LG_CHECK_DTYPE(is_floating(dtype), name,
+                   ": expected a floating tensor (float32, float64, float16, bfloat16), got ",
+                   dtype, " (shape ", self.shape(), ")");
+  }
   if (op == ActivationOp::Hardtanh) {
     for (const double bound : {p0, p1}) {
       LG_CHECK(scalar_fits(bound, dtype), name, ": bound ", bound, " cannot be converted to dtype ",
@@ -427,6 +441,44 @@ void activation_(ActivationOp op, const Tensor& self, double p0, double p1) {
         break;
       case DeviceType::CUDA:
         kernels::cuda::activation(op, dtype, g, self.data_ptr(), self.data_ptr(), p0, p1);
+        break;
+    }
+  }
+  self.bump_version();
+}
+
+void masked_fill_(const Tensor& self, const Tensor& mask, const Tensor& value) {
+  const char* name = "masked_fill_";
+  check_defined(name, {&self, &mask, &value});
+  check_same_device(name, self, mask);
+  LG_CHECK_DTYPE(mask.dtype() == DType::Bool, name, ": the mask must be bool, got ", mask.dtype(),
+                 " (shape ", mask.shape(), ")");
+  LG_CHECK_SHAPE(value.dim() == 0, name, ": the value must be a 0-d tensor, got shape ",
+                 value.shape());
+  LG_CHECK_SHAPE(broadcasts_to(mask.shape(), self.shape()), name, ": cannot broadcast the mask ",
+                 shape_str(mask.shape()), " to ", shape_str(self.shape()),
+                 " (the in-place result keeps self's shape)");
+  LG_CHECK_DEVICE(value.device() == self.device() || value.device().is_cpu(), name,
+                  ": the value is on ", value.device(), ", the tensor on ", self.device());
+  check_writable(name, self);
+  // The value is read now, into a tensor of its own (it may be an element of self), and the mask
+  // copied if the writes could reach it before it is read.
+  const Tensor fill = new_output(name, {}, self.dtype(), self.device());
+  copy_(fill, value);
+  const Tensor cond = safe_to_read_while_writing(self, mask) ? mask : cast(mask, DType::Bool);
+  if (self.numel() > 0) {
+    // where(cond, fill, self) into self: each element of self is read, then written, by one step.
+    const ElementwiseGeometry g = make_elementwise_geometry(name, self, {&cond, &fill, &self});
+    const bool* cond_ptr = static_cast<const bool*>(cond.data_ptr());
+    const cuda::DeviceGuard guard(self.device());
+    switch (self.device().type) {
+      case DeviceType::CPU:
+        kernels::cpu::where(self.dtype(), g, self.data_ptr(), cond_ptr, fill.data_ptr(),
+                            self.data_ptr());
+        break;
+      case DeviceType::CUDA:
+        kernels::cuda::where(self.dtype(), g, self.data_ptr(), cond_ptr, fill.data_ptr(),
+                             self.data_ptr());
         break;
     }
   }

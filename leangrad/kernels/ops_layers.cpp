@@ -217,8 +217,8 @@ namespace {
 
 // The geometry of adaptive max pooling from `in` (3-D or 4-D) to `output_size`, as the Note
 // [Adaptive pooling windows] needs it. PyTorch's checks: non-batch dims non-empty (a 0-size
-// batch gives an empty output), output sizes positive (PyTorch 1.13 takes 0 and returns an empty
-// output: docs/api-notes.md).
+// batch gives an empty output), output sizes non-negative (0 gives an empty output, as PyTorch
+// 1.13's).
 Pool2dShape adaptive_pool_shape(const char* op, const Shape& in, Pool2dSize output_size) {
   LG_CHECK_SHAPE(in.size() == 3 || in.size() == 4, op,
                  ": expected a 3-D (C, H, W) or 4-D (N, C, H, W) input, got shape ", in);
@@ -228,7 +228,7 @@ Pool2dShape adaptive_pool_shape(const char* op, const Shape& in, Pool2dSize outp
                    in);
   }
   const std::int64_t oh = output_size[0], ow = output_size[1];
-  LG_CHECK_SHAPE(oh > 0 && ow > 0, op, ": expected a positive output size, got ",
+  LG_CHECK_SHAPE(oh >= 0 && ow >= 0, op, ": expected a non-negative output size, got ",
                  shape_str({oh, ow}), " for input ", in);
   constexpr std::int64_t kMaxSize = std::int64_t{1} << 31;
   LG_CHECK_SHAPE(oh < kMaxSize && ow < kMaxSize && in[in.size() - 2] < kMaxSize &&
@@ -290,6 +290,10 @@ Tensor adaptive_max_pool2d_backward(const Tensor& grad_out, const Tensor& indice
   const Tensor idx = contiguous(indices);
   Tensor gx = empty_for(op, input_shape, grad_out.options());
   if (gx.numel() == 0) return gx;
+  if (gy.numel() == 0) {  // an output size of 0: no window, so no gradient reaches the input
+    fill_(gx, 0.0);
+    return gx;
+  }
   const cuda::DeviceGuard guard(gx.device());
   switch (gx.device().type) {
     case DeviceType::CPU:

@@ -111,6 +111,31 @@ case("group_norm_of_constant", F.group_norm(torch.ones(1, 2, 3), 1))
 case("arange_empty", torch.arange(0, 0, dtype=f32))
 case("arange_fractional_step", torch.arange(0, 1, 0.3))
 case("softmax_of_0d", F.softmax(torch.tensor(2.0), 0))
+# Adaptive pooling to an output size of 0: an empty output (PyTorch 1.13 refuses its backward,
+# "Expected grad_output to have non-zero size"; leangrad's gradient is zeros: docs/api-notes.md).
+case("adaptive_avg_pool2d_zero_output", F.adaptive_avg_pool2d(torch.ones(2, 3, 5, 4), (0, 2)))
+case("adaptive_avg_pool2d_zero_output_unbatched", F.adaptive_avg_pool2d(torch.ones(3, 5, 4), 0))
+case("adaptive_avg_pool2d_zero_output_empty_batch",
+     F.adaptive_avg_pool2d(torch.ones(0, 3, 5, 4), (2, 0)))
+case("adaptive_avg_pool2d_no_channels", F.adaptive_avg_pool2d(torch.ones(2, 0, 5, 4), (2, 2)))
+case("adaptive_max_pool2d_zero_output", F.adaptive_max_pool2d(torch.ones(2, 3, 5, 4), (2, 0)))
+case("adaptive_max_pool2d_zero_output_indices",
+     F.adaptive_max_pool2d(torch.ones(2, 3, 5, 4), 0, return_indices=True)[1])
+case("adaptive_max_pool2d_zero_output_empty_batch",
+     F.adaptive_max_pool2d(torch.ones(0, 3, 5, 4), 0))
+case("adaptive_max_pool1d_zero_output", F.adaptive_max_pool1d(torch.ones(3, 5), 0))
+expect_error("adaptive_max_pool2d with no channels",
+             lambda: F.adaptive_max_pool2d(torch.ones(2, 0, 4, 4), 1), "non-zero size")
+expect_error("adaptive_avg_pool2d of an empty plane",
+             lambda: F.adaptive_avg_pool2d(torch.ones(1, 3, 0, 5), 2), "non-zero size")
+# ... but to 1 x 1 it is the mean over the plane, which PyTorch takes first: NaN.
+case("adaptive_avg_pool2d_global_of_empty_plane", F.adaptive_avg_pool2d(torch.ones(1, 3, 0, 5), 1))
+expect_error("adaptive_avg_pool2d to a negative size",
+             lambda: F.adaptive_avg_pool2d(torch.ones(1, 3, 5, 5), (-1, 2)))
+expect_error("adaptive_max_pool2d to a negative size",
+             lambda: F.adaptive_max_pool2d(torch.ones(1, 3, 5, 5), (2, -1)))
+expect_error("adaptive_max_pool1d to a negative size",
+             lambda: F.adaptive_max_pool1d(torch.ones(2, 3, 7), -1))
 expect_error("cat of no tensors", lambda: torch.cat([]))
 expect_error("matmul of a 0-d tensor", lambda: torch.matmul(torch.tensor(2.0), torch.ones(2)))
 expect_error("softmax over dim 3 of a 0-d tensor", lambda: F.softmax(torch.tensor(1.0), 3))
@@ -124,6 +149,43 @@ expect_error("sin_ into a bool tensor", lambda: torch.ones(2, dtype=torch.bool).
 expect_error("neg_ of a bool tensor", lambda: torch.ones(2, dtype=torch.bool).neg_())
 expect_error("floor_ of a bool tensor", lambda: torch.ones(2, dtype=torch.bool).floor_())
 expect_error("exp_ of a leaf that requires grad", lambda: torch.ones(2, requires_grad=True).exp_())
+expect_error("tan_ into an int64 tensor", lambda: torch.ones(2, dtype=i64).tan_(), "can't be cast")
+expect_error("exp2_ into an int32 tensor", lambda: torch.ones(2, dtype=torch.int32).exp2_(),
+             "can't be cast")
+expect_error("atan2_ into an int64 tensor",
+             lambda: torch.ones(2, dtype=i64).atan2_(torch.ones(2, dtype=i64)), "can't be cast")
+expect_error("atan2_ with other larger than self", lambda: torch.ones(2).atan2_(torch.ones(2, 2)))
+expect_error("round_(decimals=1) of an int64 tensor",
+             lambda: torch.ones(2, dtype=i64).round_(decimals=1))
+expect_error("clamp_ without bounds", lambda: torch.ones(2).clamp_(), "At least one")
+expect_error("clamp_ of int64 to a fraction", lambda: torch.ones(2, dtype=i64).clamp_(0.5, 2),
+             "can't be cast")
+expect_error("clamp_min_ of int64 to a fraction", lambda: torch.ones(2, dtype=i64).clamp_min_(1.5),
+             "can't be cast")
+expect_error("clamp_max_ of int64 to NaN", lambda: torch.ones(2, dtype=i64).clamp_max_(nan),
+             "can't be cast")
+expect_error("clamp_ of uint8 to 300", lambda: torch.ones(2, dtype=torch.uint8).clamp_(0, 300),
+             "without overflow")
+expect_error("clamp_ of bool", lambda: torch.ones(2, dtype=torch.bool).clamp_(0, 1))
+expect_error("clamp_ into an expanded tensor", lambda: torch.zeros(1).expand(3).clamp_(0, 1))
+expect_error("masked_fill_ with a mask larger than self",
+             lambda: torch.zeros(3).masked_fill_(torch.ones(2, 3, dtype=torch.bool), 1.0),
+             "doesn't match the broadcast shape")
+expect_error("masked_fill_ with a mask that does not broadcast",
+             lambda: torch.zeros(2, 3).masked_fill_(torch.ones(4, dtype=torch.bool), 1.0))
+expect_error("masked_fill_ with a 1-d value",
+             lambda: torch.zeros(2, 3).masked_fill_(torch.ones(2, 3, dtype=torch.bool),
+                                                    torch.ones(1)), "0-dimensional value")
+expect_error("masked_fill_ of 300 into uint8",
+             lambda: torch.zeros(2, dtype=torch.uint8).masked_fill_(torch.ones(2, dtype=torch.bool),
+                                                                    300), "without overflow")
+expect_error("clamp_ of a leaf that requires grad",
+             lambda: torch.ones(2, requires_grad=True).clamp_(0, 1))
+expect_error("masked_fill_ of a leaf that requires grad",
+             lambda: torch.ones(2, requires_grad=True).masked_fill_(torch.ones(2, dtype=torch.bool),
+                                                                    0.0))
+expect_error("atan2_ of a leaf that requires grad",
+             lambda: torch.ones(2, requires_grad=True).atan2_(torch.ones(2)))
 x = torch.zeros(1, 2)
 x.expand(3, 2).fill_(1.0)  # allowed: every element gets the one value
 case("fill_of_expanded", x)

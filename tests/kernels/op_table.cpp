@@ -454,6 +454,8 @@ void add_unary_and_activation_in_place_rows(std::vector<OpCase>& c) {
       {"selu", [](Tensor& t) { selu_(t); }, [](const Tensor& t) { return selu(t); }},
       {"hardtanh", [](Tensor& t) { hardtanh_(t, -0.5, 0.7); },
        [](const Tensor& t) { return hardtanh(t, -0.5, 0.7); }},
+      {"clamp", [](Tensor& t) { t.clamp_(-0.5, 0.7); },
+       [](const Tensor& t) { return clamp(t, -0.5, 0.7); }},
   };
   for (const ActivationRow& row : activations) {
     for (DType dtype : kFloatingDTypes) {
@@ -484,6 +486,28 @@ std::vector<OpCase> inplace_cases() {
        kTolF32},
   };
   add_unary_and_activation_in_place_rows(c);
+  // clamp_ of integers (ActivationOp::Clamp's integral elements) and masked_fill_ (where's
+  // launcher writing self), a broadcast mask, into a transposed view.
+  for (DType dtype : {kInt64, kInt32, kUInt8}) {
+    c.push_back({std::string("clamp_inplace_") + dtype_suffix(dtype),
+                 on_copy([](Tensor& t, const Inputs&) { t.clamp_(-1.0, 40.0); }),
+                 {input(kMatrix, dtype, 0.0, 100.0)},
+                 kTolExact});
+  }
+  const auto masked_fill_ = [](bool transposed) {
+    return on_copy([transposed](Tensor& t, const Inputs& x) {
+      Tensor self = transposed ? t.transpose(0, 1) : t;
+      self.masked_fill_(gt(x[1], 0.0), -2.5);
+    });
+  };
+  c.push_back({"masked_fill_inplace_broadcast_mask",
+               masked_fill_(false),
+               {input({6, 9}), input({9})},
+               kTolExact});
+  c.push_back({"masked_fill_inplace_transposed_view",
+               masked_fill_(true),
+               {input({6, 9}, kFloat16), input({9, 6})},
+               kTolExact});
   return c;
 }
 

@@ -207,6 +207,32 @@ std::vector<MisuseCase> version_cases() {
   t.add("sin_on_a_view_of_a_non_leaf", Raises::Error, {"sin_", "live view"}, [] {
     (leaf() * 2.0).view({1, 2}).sin_();
   });
+  t.add("clamp_in_place_to_leaf_requiring_grad", Raises::Error, {"clamp_", "leaf", "[2]"},
+        [] { leaf().clamp_(0.0, 1.0); });
+  t.add("masked_fill_in_place_to_leaf_requiring_grad", Raises::Error,
+        {"masked_fill_", "leaf", "[2]"}, [] { leaf().masked_fill_(ones({2}, kBool), 0.0); });
+  t.add("atan2_in_place_to_leaf_requiring_grad", Raises::Error, {"atan2_", "leaf", "[2]"},
+        [] { leaf().atan2_(ones({2})); });
+  t.add("acosh_on_a_view_of_a_non_leaf", Raises::Error, {"acosh_", "live view"}, [] {
+    (leaf() * 2.0).view({1, 2}).acosh_();
+  });
+  // masked_fill_ saves its mask, atan2_ its other operand: a write to either before backward.
+  t.add("masked_fill_mask_modified_in_place", Raises::Error,
+        {"MaskedFillBackward", "modified by an in-place operation"}, [] {
+          Tensor mask = ones({2}, kBool);
+          Tensor y = leaf() * 2.0;
+          y.masked_fill_(mask, 0.0);
+          mask.fill_(0.0);
+          y.sum().backward();
+        });
+  t.add("atan2_other_modified_in_place", Raises::Error,
+        {"Atan2Backward", "modified by an in-place operation"}, [] {
+          Tensor other = ones({2});
+          Tensor y = leaf() * 2.0;
+          y.atan2_(other);
+          other.add_(1.0);
+          y.sum().backward();
+        });
   t.add("in_place_of_a_gradient_into_an_integer_tensor", Raises::Error, {"add_", "int64"},
         [] { zeros({2}, kInt64).add_(leaf()); });
   return t.cases();

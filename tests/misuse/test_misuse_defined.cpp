@@ -181,6 +181,43 @@ std::vector<DefinedCase> defined_cases() {
       value("arange_empty", [] { return arange(0, 0); }),
       value("arange_fractional_step", [] { return arange(0, 1, 0.3); }),
       value("softmax_of_0d", [] { return softmax(full({}, 2.0), 0); }),
+      // Adaptive pooling to an output size of 0 (its zero gradient: test_adaptive_max_pool.cpp).
+      value("adaptive_avg_pool2d_zero_output",
+            [] {
+              return adaptive_avg_pool2d(ones({2, 3, 5, 4}), {0, 2});
+            }),
+      value("adaptive_avg_pool2d_zero_output_unbatched",
+            [] {
+              return adaptive_avg_pool2d(ones({3, 5, 4}), {0, 0});
+            }),
+      value("adaptive_avg_pool2d_zero_output_empty_batch",
+            [] {
+              return adaptive_avg_pool2d(ones({0, 3, 5, 4}), {2, 0});
+            }),
+      value("adaptive_avg_pool2d_no_channels",
+            [] {
+              return adaptive_avg_pool2d(ones({2, 0, 5, 4}), {2, 2});
+            }),
+      value("adaptive_avg_pool2d_global_of_empty_plane",
+            [] {
+              return adaptive_avg_pool2d(ones({1, 3, 0, 5}), {1, 1});
+            }),
+      value("adaptive_max_pool2d_zero_output",
+            [] {
+              return adaptive_max_pool2d(ones({2, 3, 5, 4}), {2, 0});
+            }),
+      value("adaptive_max_pool2d_zero_output_indices",
+            [] {
+              return std::get<1>(adaptive_max_pool2d_with_indices(ones({2, 3, 5, 4}), {0, 0}));
+            }),
+      value("adaptive_max_pool2d_zero_output_empty_batch",
+            [] {
+              return adaptive_max_pool2d(ones({0, 3, 5, 4}), {0, 0});
+            }),
+      value("adaptive_max_pool1d_zero_output",
+            [] {
+              return adaptive_max_pool1d(ones({3, 5}), 0);
+            }),
       value("fill_of_expanded",
             [] {
               const Tensor x = zeros({1, 2});

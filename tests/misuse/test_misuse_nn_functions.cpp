@@ -156,13 +156,15 @@ std::vector<MisuseCase> pool_cases() {
   t.add("adaptive_avg_pool2d_2d_input", Raises::ShapeError, {"adaptive_avg_pool2d", "[4, 4]"}, [] {
     adaptive_avg_pool2d(ones({4, 4}), {2, 2});
   });
-  t.add("adaptive_avg_pool2d_zero_output", Raises::ShapeError,
-        {"adaptive_avg_pool2d", "positive output size", "[0, 2]"}, [] {
-          adaptive_avg_pool2d(image(), {0, 2});
+  // An output size of 0 gives an empty output, as PyTorch (test_misuse_defined.cpp).
+  t.add("adaptive_avg_pool2d_negative_output", Raises::ShapeError,
+        {"adaptive_avg_pool2d", "non-negative output size", "[-1, 2]"}, [] {
+          adaptive_avg_pool2d(image(), {-1, 2});
         });
+  // To 1 x 1 an empty plane gives NaN, the mean of nothing, as PyTorch (test_misuse_defined.cpp).
   t.add("adaptive_avg_pool2d_empty_plane", Raises::ShapeError,
         {"adaptive_avg_pool2d", "non-empty plane", "[1, 3, 0, 5]"}, [] {
-          adaptive_avg_pool2d(ones({1, 3, 0, 5}), {1, 1});
+          adaptive_avg_pool2d(ones({1, 3, 0, 5}), {2, 2});
         });
   t.add("adaptive_avg_pool2d_integral", Raises::DTypeError, {"adaptive_avg_pool2d", "int64"}, [] {
     adaptive_avg_pool2d(ones({1, 3, 5, 5}, kInt64), {1, 1});
@@ -170,12 +172,8 @@ std::vector<MisuseCase> pool_cases() {
   t.add("adaptive_max_pool2d_2d_input", Raises::ShapeError, {"adaptive_max_pool2d", "[4, 4]"}, [] {
     adaptive_max_pool2d(ones({4, 4}), {2, 2});
   });
-  t.add("adaptive_max_pool2d_zero_output", Raises::ShapeError,
-        {"adaptive_max_pool2d", "positive output size", "[0, 2]", "[1, 3, 5, 5]"}, [] {
-          adaptive_max_pool2d(image(), {0, 2});
-        });
   t.add("adaptive_max_pool2d_negative_output", Raises::ShapeError,
-        {"adaptive_max_pool2d", "positive output size", "[2, -1]"}, [] {
+        {"adaptive_max_pool2d", "non-negative output size", "[2, -1]", "[1, 3, 5, 5]"}, [] {
           adaptive_max_pool2d_with_indices(image(), {2, -1});
         });
   t.add("adaptive_max_pool2d_empty_plane", Raises::ShapeError,
@@ -196,9 +194,9 @@ std::vector<MisuseCase> pool_cases() {
   t.add("adaptive_max_pool1d_4d_input", Raises::ShapeError,
         {"adaptive_max_pool1d", "(N, C, L)", "[1, 3, 5, 5]"},
         [] { adaptive_max_pool1d(image(), 2); });
-  t.add("adaptive_max_pool1d_zero_output", Raises::ShapeError,
-        {"adaptive_max_pool1d", "positive output size", "0", "[2, 3, 7]"}, [] {
-          adaptive_max_pool1d(ones({2, 3, 7}), 0);
+  t.add("adaptive_max_pool1d_negative_output", Raises::ShapeError,
+        {"adaptive_max_pool1d", "non-negative output size", "-1", "[2, 3, 7]"}, [] {
+          adaptive_max_pool1d(ones({2, 3, 7}), -1);
         });
   t.add("adaptive_max_pool1d_empty_length", Raises::ShapeError,
         {"adaptive_max_pool1d", "non-zero size", "[2, 3, 0]"}, [] {

@@ -270,6 +270,55 @@ std::vector<MisuseCase> in_place_cases() {
   t.add("floor_of_bool", Raises::DTypeError, {"floor_", "bool"}, [] { ones({2}, kBool).floor_(); });
   t.add("abs_into_expanded", Raises::Error, {"abs_", "expanded", "[3]"},
         [] { zeros({1}).expand({3}).abs_(); });
+  t.add("tan_into_int64", Raises::DTypeError, {"tan_", "float32", "int64"},
+        [] { ones({2}, kInt64).tan_(); });
+  t.add("exp2_into_int32", Raises::DTypeError, {"exp2_", "float32", "int32"},
+        [] { ones({2}, kInt32).exp2_(); });
+  t.add("atan2_into_int64", Raises::DTypeError, {"atan2_", "float32", "int64"},
+        [] { ones({2}, kInt64).atan2_(ones({2}, kInt64)); });
+  t.add("atan2_other_larger_than_self", Raises::ShapeError, {"atan2_", "[2, 2]", "[2]"}, [] {
+    ones({2}).atan2_(ones({2, 2}));
+  });
+  t.add("round_decimals_of_int64", Raises::DTypeError, {"round_", "decimals = 1", "int64"},
+        [] { ones({2}, kInt64).round_(1); });
+  // clamp_ as clamp (docs/api-notes.md), in place: a fractional bound would make an integral
+  // result float32 (PyTorch: "result type Float can't be cast to the desired output type long").
+  t.add("clamp_without_bounds", Raises::Error, {"clamp_", "at least one", "[2]"},
+        [] { ones({2}).clamp_(std::nullopt, std::nullopt); });
+  t.add("clamp_fraction_into_int64", Raises::DTypeError, {"clamp_", "float32", "int64", "0.5"},
+        [] { ones({2}, kInt64).clamp_(0.5, 2.0); });
+  t.add("clamp_min_fraction_into_int64", Raises::DTypeError, {"clamp_", "float32", "int64"},
+        [] { ones({2}, kInt64).clamp_min_(1.5); });
+  t.add("clamp_nan_into_int64", Raises::DTypeError, {"clamp_", "float32", "int64", "nan"},
+        [] { ones({2}, kInt64).clamp_max_(std::numeric_limits<double>::quiet_NaN()); });
+  t.add("clamp_bound_overflows_uint8", Raises::Error, {"clamp_", "300", "uint8"},
+        [] { ones({2}, kUInt8).clamp_(0.0, 300.0); });
+  t.add("clamp_of_bool", Raises::DTypeError, {"clamp_", "bool"},
+        [] { ones({2}, kBool).clamp_(0.0, 1.0); });
+  t.add("clamp_into_expanded", Raises::Error, {"clamp_", "expanded", "[3]"},
+        [] { zeros({1}).expand({3}).clamp_(0.0, 1.0); });
+  // masked_fill_: the mask broadcasts to self, never self to the mask (PyTorch: "output with
+  // shape [3] doesn't match the broadcast shape [2, 3]").
+  t.add("masked_fill_mask_larger_than_self", Raises::ShapeError, {"masked_fill_", "[2, 3]", "[3]"},
+        [] {
+          zeros({3}).masked_fill_(ones({2, 3}, kBool), 1.0);
+        });
+  t.add("masked_fill_mask_does_not_broadcast", Raises::ShapeError,
+        {"masked_fill_", "[4]", "[2, 3]"}, [] {
+          zeros({2, 3}).masked_fill_(ones({4}, kBool), 1.0);
+        });
+  t.add("masked_fill_float_mask", Raises::DTypeError, {"masked_fill_", "bool", "float32"}, [] {
+    zeros({2, 3}).masked_fill_(ones({2, 3}), 1.0);
+  });
+  t.add("masked_fill_value_not_0d", Raises::ShapeError, {"masked_fill_", "0-d", "[1]"}, [] {
+    zeros({2, 3}).masked_fill_(ones({2, 3}, kBool), ones({1}));
+  });
+  t.add("masked_fill_value_overflows_uint8", Raises::Error, {"masked_fill_", "300", "uint8"},
+        [] { zeros({2}, kUInt8).masked_fill_(ones({2}, kBool), 300.0); });
+  t.add("masked_fill_into_expanded", Raises::Error, {"masked_fill_", "expanded", "[3]"},
+        [] { zeros({1}).expand({3}).masked_fill_(ones({3}, kBool), 1.0); });
+  t.add("masked_fill_undefined_mask", Raises::Error, {"masked_fill_", "undefined"},
+        [] { zeros({2}).masked_fill_(Tensor(), 1.0); });
   return t.cases();
 }
 LG_MISUSE_SUITE(InPlace, in_place_cases());

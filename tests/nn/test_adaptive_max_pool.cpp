@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 #include <vector>
 
 #include <leangrad/autograd/engine.h>
@@ -90,6 +91,39 @@ TEST(AdaptiveMaxPool, EmptyBatch) {
   auto [y, indices] = adaptive_max_pool2d_with_indices(x, {2, 2});
   EXPECT_EQ(y.shape(), (Shape{0, 3, 2, 2}));
   EXPECT_EQ(indices.shape(), (Shape{0, 3, 2, 2}));
+}
+
+// An output size of 0 (in either dim, batched or not, 1-d too): an empty output and indices, as
+// PyTorch 1.13 (the values: test_misuse_defined.cpp). No window reads the input, so its gradient
+// is 0 everywhere, of the input's shape; PyTorch 1.13 refuses this backward ("Expected
+// grad_output to have non-zero size for non-batch dimensions", docs/api-notes.md). The gradient
+// of sum(y * 0) + sum(x) would be 1 everywhere: a nonzero gradient through the pool shows there.
+TEST(AdaptiveMaxPool, AnOutputSizeOfZeroHasAZeroGradient) {
+  struct Case {
+    Shape input;
+    std::vector<std::int64_t> output;  // one size: 1-d
+    Shape want;
+  };
+  const std::vector<Case> cases = {{{2, 3, 5, 4}, {0, 2}, {2, 3, 0, 2}},
+                                   {{2, 3, 5, 4}, {2, 0}, {2, 3, 2, 0}},
+                                   {{3, 5, 4}, {0, 0}, {3, 0, 0}},
+                                   {{2, 3, 7}, {0}, {2, 3, 0}}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(shape_str(c.input));
+    const Tensor x = test::uniform_input(c.input, -1.0, 1.0, 51);
+    Tensor y, indices;
+    if (c.output.size() == 1) {
+      std::tie(y, indices) = adaptive_max_pool1d_with_indices(x, c.output[0]);
+    } else {
+      std::tie(y, indices) = adaptive_max_pool2d_with_indices(x, {c.output[0], c.output[1]});
+    }
+    EXPECT_EQ(y.shape(), c.want);
+    EXPECT_EQ(indices.shape(), c.want);
+    EXPECT_EQ(indices.dtype(), kInt64);
+    const Tensor g = autograd::grad({y.sum()}, {x})[0];
+    EXPECT_EQ(g.shape(), c.input);
+    EXPECT_EQ(test::max_abs(g), 0.0);
+  }
 }
 
 TEST(AdaptiveMaxPool, ModulesCallTheFunctions) {

@@ -74,6 +74,36 @@ TEST(AdaptiveAvgPool2d, FirstAndSecondDerivativesMatchFiniteDifferences) {
   }
 }
 
+// An output size of 0 (in either dim, batched or not, of an empty batch): an empty output, as
+// PyTorch 1.13 (the values: test_misuse_defined.cpp). No window averages the input, so its
+// gradient is 0 everywhere, of the input's shape (PyTorch 1.13 refuses this backward:
+// docs/api-notes.md); differentiated again it is 0 too.
+TEST(AdaptiveAvgPool2d, AnOutputSizeOfZeroHasAZeroGradient) {
+  struct Case {
+    Shape input;
+    Size2 output;
+    Shape want;
+  };
+  const std::vector<Case> cases = {{{2, 3, 5, 4}, {0, 2}, {2, 3, 0, 2}},
+                                   {{2, 3, 5, 4}, {2, 0}, {2, 3, 2, 0}},
+                                   {{3, 5, 4}, {0, 0}, {3, 0, 0}},
+                                   {{0, 3, 5, 4}, {0, 3}, {0, 3, 0, 3}}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(shape_str(c.input));
+    const Tensor x = test::uniform_input(c.input, -1.0, 1.0, 52);
+    const Tensor y = adaptive_avg_pool2d(x, c.output);
+    EXPECT_EQ(y.shape(), c.want);
+    const Tensor g =
+        autograd::grad({(y * y).sum()}, {x}, {}, std::nullopt, /*create_graph=*/true)[0];
+    EXPECT_EQ(g.shape(), c.input);
+    EXPECT_EQ(test::max_abs(g), 0.0);
+    if (x.numel() > 0) {
+      const Tensor gg = autograd::grad({(g + x).sum()}, {x})[0];  // d/dx of sum(g) is 0
+      test::expect_close(gg, std::vector<double>(x.numel(), 1.0), 0.0, 0.0);
+    }
+  }
+}
+
 TEST(AdaptiveAvgPool2d, ModuleCallsTheFunction) {
   const Tensor x =
       test::make_tensor({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, {1, 2, 2, 3}, kFloat64);

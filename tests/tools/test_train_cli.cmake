@@ -40,9 +40,9 @@
 #   --max-steps and resumed, with and without --offload-params, ends with a model bitwise equal to
 #   the uninterrupted 2-process run's; a small srnet under --memory-budget in 2 processes (one
 #   plan for both ranks, the gradient all-reduce in its step) trains the plain 2-process model
-#   bitwise within the budget; --zero (ZeroRedundancyOptimizer) with Adam trains the plain Adam
-#   2-process model bitwise, with --offload-params too, and interrupted and resumed. SKIPPED as
-#   above.
+#   bitwise within the budget, with --zero too (and interrupted and resumed); --zero
+#   (ZeroRedundancyOptimizer) with Adam trains the plain Adam 2-process model bitwise, with
+#   --offload-params too, and interrupted and resumed. SKIPPED as above.
 
 function(run_train expected_rc expected_message)
   execute_process(COMMAND "${TRAIN}" ${ARGN}
@@ -566,9 +566,10 @@ function(check_distributed)
   # --memory-budget in 2 processes (srnet): every rank installs the plan made on the ranks'
   # largest numbers, which weighs the gradient all-reduce; it trains the plain run's model bitwise
   # and peaks within the budget, predicted within 10%.
-  set(srnet "${RUN}" --nproc-per-node 2 "${TRAIN}" --model srnet --width 16 --blocks 4
+  set(srnet_common "${RUN}" --nproc-per-node 2 "${TRAIN}" --model srnet --width 16 --blocks 4
             --batch-size 32 --optimizer adam --threads 1 --seed 0 --device cpu --limit-train 640
-            --limit-test 500 --max-steps 4 --data "${DATA}")
+            --limit-test 500 --data "${DATA}")
+  set(srnet ${srnet_common} --max-steps 4)
   execute_process(COMMAND ${srnet} --log-json "${dir}/srnet_plain.json"
                           --save-model "${dir}/srnet_plain.safetensors"
     RESULT_VARIABLE rc OUTPUT_VARIABLE printed ERROR_VARIABLE err)
@@ -608,6 +609,67 @@ function(check_distributed)
   endif()
   message(STATUS "2 processes: --memory-budget ${budget_mib} trains the plain run's model, peak "
                  "${measured} bytes (predicted ${predicted}, ${error_permille} per mille apart)")
+
+  # --memory-budget with --zero: the profiled step is the sharded optimizer's, so each rank's
+  # optimizer state in the plan is its share of Adam's moments; the same plan on both ranks
+  # (printed once), the plain 2-process srnet model bitwise, the peak within the budget and
+  # within 10% of the prediction, as without --zero; and interrupted at step 2 (rank 0 saving
+  # the state both ranks consolidated to it) and resumed, the same model again.
+  execute_process(COMMAND ${srnet} --zero --memory-budget ${budget_mib}
+                          --log-json "${dir}/srnet_zero.json"
+                          --save-model "${dir}/srnet_zero.safetensors"
+    RESULT_VARIABLE rc OUTPUT_VARIABLE printed ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "the 2-process --zero --memory-budget run failed (exit ${rc}):\n${printed}\n${err}")
+  endif()
+  expect_printed("2 processes --zero --memory-budget" "${printed}" "[rank 0] memory plan for a budget of ${budget_mib}.00 MiB on cpu (4 blocks")
+  expect_printed("2 processes --zero --memory-budget" "${printed}" "optimizer state sharded (ZeroRedundancyOptimizer)")
+  string(FIND "${printed}" "[rank 1] memory plan" rank1_plan)
+  if(NOT rank1_plan EQUAL -1)
+    message(FATAL_ERROR "rank 1 printed the plan:\n${printed}")
+  endif()
+  expect_same_file("${dir}/srnet_plain.safetensors" "${dir}/srnet_zero.safetensors"
+                   "2 processes: --zero --memory-budget trained another model than the plain run")
+  file(READ "${dir}/srnet_zero.json" json)
+  string(JSON zero_measured GET "${json}" memory_bytes peak_allocated)
+  string(JSON zero_predicted GET "${json}" memory_plan predicted_peak_bytes)
+  string(JSON zero_state GET "${json}" memory_bytes optimizer_state)
+  file(READ "${dir}/srnet_plain.json" json)
+  string(JSON plain_state GET "${json}" memory_bytes optimizer_state)
+  math(EXPR error "${zero_predicted} - ${zero_measured}")
+  if(error LESS 0)
+    math(EXPR error "-${error}")
+  endif()
+  math(EXPR error_permille "${error} * 1000 / ${zero_measured}")
+  if(zero_measured GREATER budget_bytes OR error_permille GREATER 100)
+    message(FATAL_ERROR "2 processes --zero --memory-budget ${budget_mib}: peak ${zero_measured} "
+                        "bytes (budget ${budget_bytes}), predicted ${zero_predicted}")
+  endif()
+  # Rank 0 holds its share of Adam's two moments: less than the whole (the shares are whole
+  # parameters, so not exactly half).
+  if(NOT zero_state LESS plain_state)
+    message(FATAL_ERROR "--zero --memory-budget: rank 0's optimizer state ${zero_state} bytes, "
+                        "not less than the plain run's ${plain_state}")
+  endif()
+  set(ckpt "${dir}/ckpt_srnet_zero")
+  execute_process(COMMAND ${srnet_common} --max-steps 2 --zero --memory-budget ${budget_mib}
+                          --checkpoint-dir "${ckpt}" --checkpoint-every 2
+    RESULT_VARIABLE rc OUTPUT_VARIABLE printed ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "the interrupted --zero --memory-budget run failed (exit ${rc}):\n${printed}\n${err}")
+  endif()
+  execute_process(COMMAND ${srnet} --zero --memory-budget ${budget_mib} --checkpoint-dir "${ckpt}"
+                          --save-model "${dir}/srnet_zero_resumed.safetensors"
+    RESULT_VARIABLE rc OUTPUT_VARIABLE printed ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "the resumed --zero --memory-budget run failed (exit ${rc}):\n${printed}\n${err}")
+  endif()
+  expect_printed("resumed (--zero --memory-budget)" "${printed}" "[rank 0] resuming from ${ckpt}/step-00000002.safetensors")
+  expect_same_file("${dir}/srnet_plain.safetensors" "${dir}/srnet_zero_resumed.safetensors"
+                   "the resumed --zero --memory-budget run's final model differs from the plain run's")
+  message(STATUS "2 processes: --zero --memory-budget ${budget_mib} trains the plain run's model, "
+                 "also resumed; peak ${zero_measured} bytes (predicted ${zero_predicted}), rank 0's "
+                 "optimizer state ${zero_state} bytes against ${plain_state}")
 
   # --zero (the optimizer state sharded, ZeroRedundancyOptimizer) with Adam: the plain 2-process
   # Adam run's model bitwise, with --offload-params too, and when interrupted at step 20 (rank 0 saving the state every rank

@@ -255,11 +255,16 @@ void unary(UnaryOp op, DType dtype, const ElementwiseGeometry& g, void* out, con
 
 void activation(ActivationOp op, DType dtype, const ElementwiseGeometry& g, void* out,
                 const void* a, double p0, double p1) {
-  dispatch_floating(dtype, op_name(op), [&]<typename T>() {
+  const auto run = [&]<typename T>() {
     with_activation_element<T>(op, p0, p1, [&](const auto& element) {
       elementwise_loop(g, element, static_cast<T*>(out), static_cast<const T*>(a));
     });
-  });
+  };
+  if (op == ActivationOp::Clamp) {
+    dispatch_numeric(dtype, op_name(op), run);  // clamp_ takes integers too
+  } else {
+    dispatch_floating(dtype, op_name(op), run);
+  }
 }
 
 void compare(CompareOp op, DType dtype, const ElementwiseGeometry& g, bool* out, const void* a,

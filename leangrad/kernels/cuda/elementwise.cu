@@ -374,11 +374,16 @@ void unary(UnaryOp op, DType dtype, const ElementwiseGeometry& g, void* out, con
 // The functors of kernels/elementwise_math.h are __host__ __device__: launched as they are.
 void activation(ActivationOp op, DType dtype, const ElementwiseGeometry& g, void* out,
                 const void* a, double p0, double p1) {
-  dispatch_floating(dtype, op_name(op), [&]<typename T>() {
+  const auto launch = [&]<typename T>() {
     with_activation_element<T>(op, p0, p1, [&](const auto& element) {
       launch_elementwise(g, element, static_cast<T*>(out), static_cast<const T*>(a));
     });
-  });
+  };
+  if (op == ActivationOp::Clamp) {
+    dispatch_numeric(dtype, op_name(op), launch);  // clamp_ takes integers too
+  } else {
+    dispatch_floating(dtype, op_name(op), launch);
+  }
 }
 
 void compare(CompareOp op, DType dtype, const ElementwiseGeometry& g, bool* out, const void* a,
