@@ -15,9 +15,12 @@
 //     (8 floats or 4 doubles with AVX2, 16 or 8 with AVX-512), reading each stream once. The
 //     loops are templates on the functor, so float32, float64, float16 and bfloat16 parameters
 //     (Update::Scalar) get the same kernel, each instantiated for its own element type; the 16-bit
-//     ones widen each stream to float on load and round each result once on store (core/half.h's
-//     conversions, integer operations the compiler runs in vector lanes too: Note [Optimizers in
-//     half precision] in kernels/optim_math.h). `#pragma GCC ivdep` says
+//     ones widen each stream to float on load and round each result once on store with
+//     core/half.h's conversions (Note [Optimizers in half precision] in kernels/optim_math.h).
+//     GCC 12 keeps those loops scalar (the conversions' branches; a branch-free bfloat16
+//     conversion did not change that), so a 16-bit step is slower than a float32 one although it
+//     moves half the bytes (bench/bench_optim.cpp, BM_Adam_BFloat16, BM_Adam_Float16): an open
+//     item, docs/optimizers.md. `#pragma GCC ivdep` says
 //     that elements do not depend on each other (`omp simd` would keep the functor's array of
 //     streams in memory where the NaN/Inf skip returns early, and not vectorise); the file is
 //     compiled with -fno-trapping-math and -fno-math-errno (CMakeLists.txt), without which
