@@ -1,5 +1,6 @@
 // CPU step time of the optimizers: every optimizer on 10M float32 parameters (one tensor of about
-// 2^20 x 10 elements, the shape of a large embedding); Adam, AdamW and Adam8bit also on 100M and
+// 2^20 x 10 elements, the shape of a large embedding), Adam also on bfloat16 and float16 ones
+// (states of the parameter's dtype, 14 B/param); Adam, AdamW and Adam8bit also on 100M and
 // on the parameters of leangrad-train's mlp (784x128, 128, 10x128, 10: tools/train_models.cpp);
 // the reference loops (kernels/cpu/optim_reference.h) beside the vectorised kernels the library
 // runs; Adam8bit's byte-permute lookups alone (BM_Adam8bit_Lookup); clip_grad_norm_. Bandwidth
@@ -51,21 +52,39 @@ bool sgd_matches_loop() {
   return std::fabs(p.data_ptr<float>()[0] - (1.0f - 0.01f * 0.5f)) < 1e-6f;
 }
 
-// Parameters N(0, 1) of the given shapes with gradients N(0, 1e-4).
-std::vector<Tensor> make_params(const std::vector<Shape>& shapes) {
+// One bfloat16 Adam step (lr 0.1, p = 1, g = 0.5) against the same step by hand: in float, the
+// stored values rounded to bfloat16.
+bool adam_bfloat16_matches_loop() {
+  Tensor p = leangrad::full({4}, 1.0, leangrad::kBFloat16).requires_grad_(true);
+  p.set_grad(leangrad::full({4}, 0.5, leangrad::kBFloat16));
+  optim::Adam opt({p}, optim::AdamOptions(0.1));
+  opt.step();
+  const float m = 0.1f * 0.5f, v = 0.001f * 0.5f * 0.5f;  // (1 - beta) g, (1 - beta2) g^2
+  const float step_size = static_cast<float>(0.1 / (1 - 0.9));
+  const float denom = std::sqrt(v) / static_cast<float>(std::sqrt(1 - 0.999)) + 1e-8f;
+  const leangrad::BFloat16 expected(1.0f + (-step_size) * (m / denom));
+  return p.data_ptr<leangrad::BFloat16>()[0].bits == expected.bits &&
+         opt.state(0).at("exp_avg").data_ptr<leangrad::BFloat16>()[0].bits ==
+             leangrad::BFloat16(m).bits;
+}
+
+// Parameters N(0, 1) of the given shapes and dtype with gradients N(0, 1e-4).
+std::vector<Tensor> make_params(const std::vector<Shape>& shapes,
+                                leangrad::DType dtype = leangrad::kFloat32) {
   leangrad::manual_seed(0);
   std::vector<Tensor> params;
   for (const Shape& shape : shapes) {
-    Tensor p = leangrad::randn(shape).requires_grad_(true);
-    p.set_grad(leangrad::randn(shape) * 0.01);
+    Tensor p = leangrad::randn(shape).to(dtype).requires_grad_(true);
+    p.set_grad((leangrad::randn(shape) * 0.01).to(dtype));
     params.push_back(p);
   }
   return params;
 }
 
 void run_optimizer(benchmark::State& state, const std::vector<Shape>& shapes,
-                   const MakeOptimizer& make, double bytes_per_step) {
-  std::vector<Tensor> params = make_params(shapes);
+                   const MakeOptimizer& make, double bytes_per_step,
+                   leangrad::DType dtype = leangrad::kFloat32) {
+  std::vector<Tensor> params = make_params(shapes, dtype);
   std::unique_ptr<optim::Optimizer> opt = make(params);
   opt->step();  // allocates the state
   for (auto _ : state)
@@ -77,10 +96,11 @@ void run_optimizer(benchmark::State& state, const std::vector<Shape>& shapes,
   state.counters["params"] = numel;
 }
 
-// One tensor of state.range(0) parameters, `bytes_per_param` bytes a step.
-void run_on_one_tensor(benchmark::State& state, const MakeOptimizer& make, double bytes_per_param) {
+// One tensor of state.range(0) parameters of `dtype`, `bytes_per_param` bytes a step.
+void run_on_one_tensor(benchmark::State& state, const MakeOptimizer& make, double bytes_per_param,
+                       leangrad::DType dtype = leangrad::kFloat32) {
   const std::int64_t n = state.range(0);
-  run_optimizer(state, {{n}}, make, static_cast<double>(n) * bytes_per_param);
+  run_optimizer(state, {{n}}, make, static_cast<double>(n) * bytes_per_param, dtype);
 }
 
 MakeOptimizer make_adam(optim::AdamOptions options = optim::AdamOptions()) {
@@ -106,6 +126,17 @@ void BM_SGD_Momentum(benchmark::State& state) {
 
 void BM_Adam(benchmark::State& state) {
   run_on_one_tensor(state, make_adam(), 28);
+}
+
+// 16-bit parameters: p, g, exp_avg, exp_avg_sq of 2 bytes, the math in float (14 B/param: half
+// of float32's traffic, so a memory-bound step should take about half the time).
+void BM_Adam_BFloat16(benchmark::State& state) {
+  if (!adam_bfloat16_matches_loop()) state.SkipWithError("bfloat16 Adam differs from the loop");
+  run_on_one_tensor(state, make_adam(), 14, leangrad::kBFloat16);
+}
+
+void BM_Adam_Float16(benchmark::State& state) {
+  run_on_one_tensor(state, make_adam(), 14, leangrad::kFloat16);
 }
 
 void BM_Adam_Amsgrad(benchmark::State& state) {
@@ -301,6 +332,8 @@ void BM_Copy(benchmark::State& state) {
 BENCHMARK(BM_Copy)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_SGD_Momentum)->Arg(k10M)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Adam)->Arg(k10M)->Arg(k100M)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Adam_BFloat16)->Arg(k10M)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Adam_Float16)->Arg(k10M)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Adam_Amsgrad)->Arg(k10M)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_AdamW)->Arg(k10M)->Arg(k100M)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_RAdam)->Arg(k10M)->Unit(benchmark::kMillisecond)->UseRealTime();

@@ -430,7 +430,9 @@ Tensor embedding_backward(const Tensor& grad_out, const Tensor& indices,
 // ---- Optimizers (ops_optim.cpp) ----------------------------------------------------------------
 // The fused updates of kernels/optim_math.h over parameters of one device and one dtype at once
 // (one multi-tensor launch on CUDA). Every tensor of a list has the update's element type T
-// (float: float32, double: float64; the codes of Adam8bit uint8, its parameters float32), is
+// (float: float32, double: float64, Half: float16, BFloat16: bfloat16, these two computed in
+// float: Note [Optimizers in half precision] in kernels/optim_math.h; the codes of Adam8bit
+// uint8, its parameters float32), is
 // contiguous, of its parameter's shape and on one device; parameters and states are updated in
 // place and their versions bumped. optim/ makes one call per dtype (Optimizer::by_dtype).
 
@@ -493,12 +495,14 @@ void adam8bit_step(const kernels::AdamUpdate& update, const std::vector<Adam8bit
 
 // torch.nn.utils.clip_grad_norm_ in two steps (optim::clip_grad_norm_ reads the norm between
 // them when asked to refuse a non-finite one); nothing here waits for the GPU.
-// grad_norm: the joint norm_type-norm (> 0 or infinity) of the float32 and float64 gradients
-// `grads` (one device), a 0-d tensor on their device: float64 when any gradient is float64 (the
-// norm of the two dtypes' norms then, as PyTorch's norm of per-tensor norms), float32 otherwise.
-// clip_grads: every gradient times min(1, max_norm / (total_norm + 1e-6)), in place, the factor
-// computed in the norm's dtype (float32 gradients under a float64 norm: in float32, from the norm
-// rounded to float32); total_norm is grad_norm's result.
+// grad_norm: the joint norm_type-norm (> 0 or infinity) of the floating gradients `grads` (one
+// device; float32, float64, float16, bfloat16), a 0-d tensor on their device: float64 when any
+// gradient is float64, float32 otherwise (float16 and bfloat16 ones are widened to float32 element
+// by element; with several dtypes, the norm of the dtypes' norms, as PyTorch's norm of per-tensor
+// norms). clip_grads: every gradient times min(1, max_norm / (total_norm + 1e-6)), in place, the
+// factor computed in the norm's dtype (float32 and 16-bit gradients under a float64 norm: in
+// float32, from the norm rounded to float32; a 16-bit gradient's product rounded once to its
+// dtype); total_norm is grad_norm's result.
 Tensor grad_norm(const std::vector<Tensor>& grads, double norm_type);
 void clip_grads(const std::vector<Tensor>& grads, double max_norm, const Tensor& total_norm);
 

@@ -1,9 +1,9 @@
 // Tensor-level entries of the fused optimizer updates, clip_grad_norm and the gradient scaling of
 // amp::GradScaler (kernels/ops.h, "Optimizers", "Gradient scaling"): each checks every tensor of
-// the list (the update's dtype, float32 or float64, or uint8 codes; contiguous, the parameter's
-// shape, one device; the int32 flags and skip counts), turns the list into the raw-pointer list
-// of kernels/optim_math.h and switches on the device to the launchers of kernels/backend.h.
-// optim/ builds these lists from its parameter groups and states, one per dtype.
+// the list (the update's dtype: float32, float64, float16 or bfloat16, or uint8 codes; contiguous,
+// the parameter's shape, one device; the int32 flags and skip counts), turns the list into the
+// raw-pointer list of kernels/optim_math.h and switches on the device to the launchers of
+// kernels/backend.h. optim/ builds these lists from its parameter groups and states, one per dtype.
 #include <cmath>
 #include <limits>
 
@@ -114,14 +114,15 @@ void bump_versions(const std::vector<OptimParam<Update>>& params, const StepFlag
   bump_flags(flags);
 }
 
-// Each gradient (clip_grad_norm_, unscale_and_check_finite) defined and float32, or float64 too
-// where `float64_too`.
-void check_grad_dtypes(const char* op, const std::vector<Tensor>& grads, bool float64_too) {
+// Each gradient (clip_grad_norm_, unscale_and_check_finite) defined and float32, or of any
+// floating dtype where `any_floating`.
+void check_grad_dtypes(const char* op, const std::vector<Tensor>& grads, bool any_floating) {
   for (std::size_t i = 0; i < grads.size(); ++i) {
     LG_CHECK(grads[i].defined(), op, ": gradient ", i, " is an undefined tensor");
     const DType dtype = grads[i].dtype();
-    LG_CHECK_DTYPE(dtype == kFloat32 || (float64_too && dtype == kFloat64), op, ": gradient ", i,
-                   " must be float32", float64_too ? " or float64" : "", ", got ", dtype);
+    LG_CHECK_DTYPE(dtype == kFloat32 || (any_floating && is_floating(dtype)), op, ": gradient ", i,
+                   " must be ", any_floating ? "float32, float64, float16 or bfloat16" : "float32",
+                   ", got ", dtype);
   }
 }
 
@@ -139,38 +140,42 @@ std::vector<kernels::GradSpanOf<T>> grad_spans(const char* op, const std::vector
   return spans;
 }
 
-// The norm_type-norm of `spans` (one dtype), a 0-d tensor of that dtype on `device`.
+// The norm_type-norm of `spans` (one dtype), a 0-d tensor of its math type M (the dtype itself;
+// float32 for float16 and bfloat16 gradients) on `device`.
 template <typename T>
 Tensor launch_grad_norm(const std::vector<kernels::GradSpanOf<T>>& spans, double norm_type,
                         Device device) {
-  Tensor total_norm = zeros({}, TensorOptions(dtype_of<T>).device(device));
-  const T p =
-      std::isinf(norm_type) ? std::numeric_limits<T>::infinity() : static_cast<T>(norm_type);
+  using M = opmath_t<T>;
+  Tensor total_norm = zeros({}, TensorOptions(dtype_of<M>).device(device));
+  const M p =
+      std::isinf(norm_type) ? std::numeric_limits<M>::infinity() : static_cast<M>(norm_type);
   const cuda::DeviceGuard guard(device);
   switch (device.type) {
     case DeviceType::CPU:
-      kernels::cpu::grad_norm(spans, p, total_norm.data_ptr<T>());
+      kernels::cpu::grad_norm(spans, p, total_norm.data_ptr<M>());
       break;
     case DeviceType::CUDA:
-      kernels::cuda::grad_norm(spans, p, total_norm.data_ptr<T>());
+      kernels::cuda::grad_norm(spans, p, total_norm.data_ptr<M>());
       break;
   }
   return total_norm;
 }
 
-// Every gradient of `spans` times clip_coefficient(max_norm, *total_norm), in T.
+// Every gradient of `spans` times clip_coefficient(max_norm, *total_norm), in its math type M
+// (total_norm is of that dtype), rounded to T.
 template <typename T>
 void launch_clip_grads(const std::vector<kernels::GradSpanOf<T>>& spans, double max_norm,
                        const Tensor& total_norm) {
+  using M = opmath_t<T>;
   if (spans.empty()) return;
   const Device device = total_norm.device();
   const cuda::DeviceGuard guard(device);
   switch (device.type) {
     case DeviceType::CPU:
-      kernels::cpu::clip_grads(spans, static_cast<T>(max_norm), total_norm.data_ptr<T>());
+      kernels::cpu::clip_grads(spans, static_cast<M>(max_norm), total_norm.data_ptr<M>());
       break;
     case DeviceType::CUDA:
-      kernels::cuda::clip_grads(spans, static_cast<T>(max_norm), total_norm.data_ptr<T>());
+      kernels::cuda::clip_grads(spans, static_cast<M>(max_norm), total_norm.data_ptr<M>());
       break;
   }
 }
@@ -249,6 +254,8 @@ void radam_step(const kernels::RAdamUpdateOf<T>& update,
                               const StepFlags&);
 LG_INSTANTIATE_OPTIM_ENTRIES(float)
 LG_INSTANTIATE_OPTIM_ENTRIES(double)
+LG_INSTANTIATE_OPTIM_ENTRIES(Half)
+LG_INSTANTIATE_OPTIM_ENTRIES(BFloat16)
 #undef LG_INSTANTIATE_OPTIM_ENTRIES
 
 void adam8bit_step(const kernels::AdamUpdate& update, const std::vector<Adam8bitParam>& params,
@@ -295,17 +302,27 @@ Tensor grad_norm(const std::vector<Tensor>& grads, double norm_type) {
   const char* op = "clip_grad_norm_";
   LG_CHECK(norm_type > 0, op, ": norm_type must be positive or infinity, got ", norm_type);
   const Device device = grads.empty() ? Device::cpu() : grads.front().device();
-  check_grad_dtypes(op, grads, /*float64_too=*/true);
-  const std::vector<kernels::GradSpanOf<float>> f32 = grad_spans<float>(op, grads, device);
-  const std::vector<kernels::GradSpanOf<double>> f64 = grad_spans<double>(op, grads, device);
-  if (f64.empty()) return launch_grad_norm(f32, norm_type, device);
-  if (f32.empty()) return launch_grad_norm(f64, norm_type, device);
-  // Both dtypes: the norm of the float32 gradients' norm and the float64 ones', in float64 (as
-  // PyTorch stacks the per-tensor norms, promoted to float64, and takes their norm).
-  const Tensor norms = cat({cast(launch_grad_norm(f32, norm_type, device), kFloat64).reshape({1}),
-                            launch_grad_norm(f64, norm_type, device).reshape({1})},
-                           0);
-  return launch_grad_norm(grad_spans<double>(op, {norms}, device), norm_type, device);
+  check_grad_dtypes(op, grads, /*any_floating=*/true);
+  const auto f32 = grad_spans<float>(op, grads, device);
+  const auto f64 = grad_spans<double>(op, grads, device);
+  const auto f16 = grad_spans<Half>(op, grads, device);
+  const auto bf16 = grad_spans<BFloat16>(op, grads, device);
+  // One norm per dtype present (float32 for the 16-bit ones), in this order.
+  std::vector<Tensor> norms;
+  if (!f32.empty() || grads.empty()) norms.push_back(launch_grad_norm(f32, norm_type, device));
+  if (!f64.empty()) norms.push_back(launch_grad_norm(f64, norm_type, device));
+  if (!f16.empty()) norms.push_back(launch_grad_norm(f16, norm_type, device));
+  if (!bf16.empty()) norms.push_back(launch_grad_norm(bf16, norm_type, device));
+  if (norms.size() == 1) return norms.front();
+  // Several dtypes: the norm of their norms, in float64 when there are float64 gradients and in
+  // float32 otherwise (as PyTorch stacks the per-tensor norms, promoted, and takes their norm).
+  const DType dtype = f64.empty() ? kFloat32 : kFloat64;
+  for (Tensor& norm : norms)
+    norm = cast(norm, dtype).reshape({1});
+  const Tensor stacked = cat(norms, 0);
+  if (dtype == kFloat64)
+    return launch_grad_norm(grad_spans<double>(op, {stacked}, device), norm_type, device);
+  return launch_grad_norm(grad_spans<float>(op, {stacked}, device), norm_type, device);
 }
 
 void clip_grads(const std::vector<Tensor>& grads, double max_norm, const Tensor& total_norm) {
@@ -314,17 +331,19 @@ void clip_grads(const std::vector<Tensor>& grads, double max_norm, const Tensor&
   const Device device = total_norm.device();
   const DType norm_dtype = total_norm.dtype() == kFloat64 ? kFloat64 : kFloat32;
   check_scalar(op, "total_norm", total_norm, norm_dtype, device);
-  check_grad_dtypes(op, grads, /*float64_too=*/true);
-  const std::vector<kernels::GradSpanOf<float>> f32 = grad_spans<float>(op, grads, device);
-  const std::vector<kernels::GradSpanOf<double>> f64 = grad_spans<double>(op, grads, device);
+  check_grad_dtypes(op, grads, /*any_floating=*/true);
+  const auto f32 = grad_spans<float>(op, grads, device);
+  const auto f64 = grad_spans<double>(op, grads, device);
+  const auto f16 = grad_spans<Half>(op, grads, device);
+  const auto bf16 = grad_spans<BFloat16>(op, grads, device);
   LG_CHECK_DTYPE(f64.empty() || norm_dtype == kFloat64, op,
                  ": float64 gradients need a float64 total_norm (grad_norm's), got ", norm_dtype);
-  if (norm_dtype == kFloat64) {
-    launch_clip_grads(f64, max_norm, total_norm);
-    if (!f32.empty()) launch_clip_grads(f32, max_norm, cast(total_norm, kFloat32));
-  } else {
-    launch_clip_grads(f32, max_norm, total_norm);
-  }
+  // The float32 and 16-bit gradients take the factor in float32, from the norm rounded to float32.
+  const Tensor norm32 = norm_dtype == kFloat64 ? cast(total_norm, kFloat32) : total_norm;
+  launch_clip_grads(f64, max_norm, total_norm);
+  launch_clip_grads(f32, max_norm, norm32);
+  launch_clip_grads(f16, max_norm, norm32);
+  launch_clip_grads(bf16, max_norm, norm32);
   for (const Tensor& g : grads)
     g.bump_version();
 }
@@ -336,7 +355,7 @@ void unscale_and_check_finite(const std::vector<Tensor>& grads, const Tensor& sc
   const Device device = found_inf.device();
   check_scalar(op, "scale", scale, kFloat32, device);
   check_scalar(op, "found_inf", found_inf, kInt32, device);
-  check_grad_dtypes(op, grads, /*float64_too=*/false);
+  check_grad_dtypes(op, grads, /*any_floating=*/false);
   const std::vector<kernels::GradSpan> spans = grad_spans<float>(op, grads, device);
   const cuda::DeviceGuard guard(device);
   switch (device.type) {

@@ -7,15 +7,26 @@
 //   An update reads and writes kNumStreams arrays of one parameter tensor, element by element:
 //   slot 0 the parameter, slot 1 its gradient (read only), then the states. A state that an
 //   option turns off (SGD without momentum, Adam without amsgrad) has a null pointer and reads
-//   as 0. Every functor is a template on the element type T (Update::Scalar): float for float32
-//   parameters, double for float64 ones, whose gradient and states are float64 too (as in
-//   PyTorch); one formula serves both, and a launch holds tensors of one dtype (the optimizers
-//   make one launch per dtype). Hyperparameters common to a launch live in the functor; those
-//   that differ per tensor (the group's lr and weight decay, bias corrections of the tensor's own
-//   step) in its TensorScalars. Each functor computes them in ONE function, scalars_at(lr,
-//   weight_decay, step), in double and rounded to T once, in the order PyTorch's single-tensor
-//   implementations use (torch 1.13 optim/*.py): the host calls it for a plain step, the kernels
-//   for a gated one (Note [Gated step]).
+//   as 0. Every functor is a template on the element type T (Update::Scalar) of the parameter,
+//   whose gradient and states have the same dtype (as in PyTorch): float for float32, double for
+//   float64, Half and BFloat16 for float16 and bfloat16. The arithmetic runs in Update::Math =
+//   opmath_t<T> (T itself for float and double, float for the 16-bit types: Note [Optimizers in
+//   half precision]); one formula serves every dtype, and a launch holds tensors of one dtype
+//   (the optimizers make one launch per dtype). Hyperparameters common to a launch live in the
+//   functor; those that differ per tensor (the group's lr and weight decay, bias corrections of
+//   the tensor's own step) in its TensorScalars, both in Math. Each functor computes them in ONE
+//   function, scalars_at(lr, weight_decay, step), in double and rounded to Math once, in the
+//   order PyTorch's single-tensor implementations use (torch 1.13 optim/*.py): the host calls it
+//   for a plain step, the kernels for a gated one (Note [Gated step]).
+//
+// Note [Optimizers in half precision]
+//   A float16 or bfloat16 parameter keeps its gradient and states in its own dtype, as
+//   torch.zeros_like(p) makes them. Every loop (the reference, the vectorised CPU one, CUDA)
+//   loads each stream of an element into Math (float; exact), runs the functor in float, and
+//   stores each value it writes (the parameter and each state) rounded once to the dtype, to
+//   nearest even (core/half.h): the "opmath" of PyTorch's fused and CUDA foreach Adam. So a
+//   bfloat16 Adam step is the float32 step on the widened values, rounded at the store, never an
+//   op-by-op bfloat16 computation. For float and double the loads and stores are the identity.
 //
 // Note [Gated step]
 //   amp::GradScaler must skip a step whose gradients hold an Inf or NaN without the host reading
@@ -37,6 +48,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include <leangrad/core/dtype.h>
 #include <leangrad/core/macros.h>
 
 namespace leangrad::kernels {
@@ -73,35 +85,36 @@ struct OptimTensor {
 // (1 - dampening) g; g = nesterov ? g + momentum buf : buf; p -= lr g.
 template <typename T>
 struct SgdUpdateOf {
-  using Scalar = T;
+  using Scalar = T;                      // the dtype of the parameter, its gradient and its state
+  using Math = opmath_t<T>;              // what one element's arithmetic runs in
   static constexpr int kNumStreams = 3;  // param, grad, momentum_buffer (null without momentum)
   struct TensorScalars {
-    T lr;
-    T weight_decay;
+    Math lr;
+    Math weight_decay;
     bool first_step;  // the buffer starts as a copy of the gradient
   };
-  T momentum;
-  T one_minus_dampening;
+  Math momentum;
+  Math one_minus_dampening;
   bool nesterov;
   bool maximize = false;  // ascend: the gradient negated first (exact)
 
   // From the optimizer's options (1 - dampening computed in double, then rounded).
   static SgdUpdateOf make(double momentum, double dampening, bool nesterov, bool maximize) {
-    return SgdUpdateOf{static_cast<T>(momentum), static_cast<T>(1.0 - dampening), nesterov,
+    return SgdUpdateOf{static_cast<Math>(momentum), static_cast<Math>(1.0 - dampening), nesterov,
                        maximize};
   }
 
   // `step` counts the updates of the momentum buffer (optim/sgd.cpp): 1 on the one that starts it.
   LG_HOST_DEVICE LG_INLINE TensorScalars scalars_at(double lr, double weight_decay,
                                                     std::int64_t step) const {
-    return {static_cast<T>(lr), static_cast<T>(weight_decay), step == 1};
+    return {static_cast<Math>(lr), static_cast<Math>(weight_decay), step == 1};
   }
 
-  LG_HOST_DEVICE LG_INLINE bool operator()(const TensorScalars& s, T (&x)[3]) const {
-    T g = maximize ? -x[kGradSlot] : x[kGradSlot];
-    if (s.weight_decay != T(0)) g = g + s.weight_decay * x[kParamSlot];
-    if (momentum != T(0)) {
-      const T buf = s.first_step ? g : x[2] * momentum + one_minus_dampening * g;
+  LG_HOST_DEVICE LG_INLINE bool operator()(const TensorScalars& s, Math (&x)[3]) const {
+    Math g = maximize ? -x[kGradSlot] : x[kGradSlot];
+    if (s.weight_decay != Math(0)) g = g + s.weight_decay * x[kParamSlot];
+    if (momentum != Math(0)) {
+      const Math buf = s.first_step ? g : x[2] * momentum + one_minus_dampening * g;
       x[2] = buf;
       g = nesterov ? g + momentum * buf : buf;
     }
@@ -119,17 +132,18 @@ using SgdUpdate = SgdUpdateOf<float>;
 // call returns false.
 template <typename T>
 struct AdamUpdateOf {
-  using Scalar = T;
+  using Scalar = T;                      // the dtype of the parameter, its gradient and its states
+  using Math = opmath_t<T>;              // what one element's arithmetic runs in
   static constexpr int kNumStreams = 5;  // param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq
   struct TensorScalars {
-    T lr;
-    T weight_decay;
-    T step_size;              // lr / bc1
-    T bias_correction2_sqrt;  // sqrt(bc2)
+    Math lr;
+    Math weight_decay;
+    Math step_size;              // lr / bc1
+    Math bias_correction2_sqrt;  // sqrt(bc2)
   };
-  T beta1, one_minus_beta1;
-  T beta2, one_minus_beta2;
-  T eps;
+  Math beta1, one_minus_beta1;
+  Math beta2, one_minus_beta2;
+  Math eps;
   bool amsgrad;
   bool decoupled_weight_decay;  // AdamW: p *= 1 - lr wd, instead of g += wd p
   bool skip_nonfinite;
@@ -140,11 +154,11 @@ struct AdamUpdateOf {
   static AdamUpdateOf make(double beta1, double beta2, double eps, bool amsgrad,
                            bool decoupled_weight_decay, bool skip_nonfinite,
                            bool maximize = false) {
-    return AdamUpdateOf{static_cast<T>(beta1),
-                        static_cast<T>(1.0 - beta1),
-                        static_cast<T>(beta2),
-                        static_cast<T>(1.0 - beta2),
-                        static_cast<T>(eps),
+    return AdamUpdateOf{static_cast<Math>(beta1),
+                        static_cast<Math>(1.0 - beta1),
+                        static_cast<Math>(beta2),
+                        static_cast<Math>(1.0 - beta2),
+                        static_cast<Math>(eps),
                         amsgrad,
                         decoupled_weight_decay,
                         skip_nonfinite,
@@ -159,31 +173,32 @@ struct AdamUpdateOf {
     const double t = static_cast<double>(step);
     const double bias_correction1 = 1.0 - std::pow(beta1_double, t);
     const double bias_correction2 = 1.0 - std::pow(beta2_double, t);
-    return {static_cast<T>(lr), static_cast<T>(weight_decay), static_cast<T>(lr / bias_correction1),
-            static_cast<T>(std::sqrt(bias_correction2))};
+    return {static_cast<Math>(lr), static_cast<Math>(weight_decay),
+            static_cast<Math>(lr / bias_correction1),
+            static_cast<Math>(std::sqrt(bias_correction2))};
   }
 
-  LG_HOST_DEVICE LG_INLINE bool operator()(const TensorScalars& s, T (&x)[5]) const {
-    T g = maximize ? -x[kGradSlot] : x[kGradSlot];
+  LG_HOST_DEVICE LG_INLINE bool operator()(const TensorScalars& s, Math (&x)[5]) const {
+    Math g = maximize ? -x[kGradSlot] : x[kGradSlot];
     if (skip_nonfinite && !is_finite(g)) return false;
-    T p = x[kParamSlot];
-    if (s.weight_decay != T(0)) {
+    Math p = x[kParamSlot];
+    if (s.weight_decay != Math(0)) {
       if (decoupled_weight_decay) {
-        p = p * (T(1) - s.lr * s.weight_decay);
+        p = p * (Math(1) - s.lr * s.weight_decay);
       } else {
         g = g + s.weight_decay * p;
       }
     }
-    const T m = x[2] * beta1 + one_minus_beta1 * g;
-    const T v = x[3] * beta2 + one_minus_beta2 * g * g;
+    const Math m = x[2] * beta1 + one_minus_beta1 * g;
+    const Math v = x[3] * beta2 + one_minus_beta2 * g * g;
     x[2] = m;
     x[3] = v;
-    T second = v;
+    Math second = v;
     if (amsgrad) {
       second = x[4] > v ? x[4] : v;
       x[4] = second;
     }
-    const T denom = std::sqrt(second) / s.bias_correction2_sqrt + eps;
+    const Math denom = std::sqrt(second) / s.bias_correction2_sqrt + eps;
     x[kParamSlot] = p + (-s.step_size) * (m / denom);
     return true;
   }
@@ -196,27 +211,28 @@ using AdamUpdate = AdamUpdateOf<float>;
 // rho_t and rect depend only on the step (scalars_at).
 template <typename T>
 struct RAdamUpdateOf {
-  using Scalar = T;
+  using Scalar = T;                      // the dtype of the parameter, its gradient and its states
+  using Math = opmath_t<T>;              // what one element's arithmetic runs in
   static constexpr int kNumStreams = 4;  // param, grad, exp_avg, exp_avg_sq
   struct TensorScalars {
-    T lr;
-    T weight_decay;
-    T bias_correction1;
-    T bias_correction2_sqrt;
-    T rect;
+    Math lr;
+    Math weight_decay;
+    Math bias_correction1;
+    Math bias_correction2_sqrt;
+    Math rect;
     bool rectified;  // rho_t > 5
   };
-  T beta1, one_minus_beta1;
-  T beta2, one_minus_beta2;
-  T eps;
+  Math beta1, one_minus_beta1;
+  Math beta2, one_minus_beta2;
+  Math eps;
   double beta1_double, beta2_double;  // the options' betas, for the step-dependent scalars
 
   static RAdamUpdateOf make(double beta1, double beta2, double eps) {
-    return RAdamUpdateOf{static_cast<T>(beta1),
-                         static_cast<T>(1.0 - beta1),
-                         static_cast<T>(beta2),
-                         static_cast<T>(1.0 - beta2),
-                         static_cast<T>(eps),
+    return RAdamUpdateOf{static_cast<Math>(beta1),
+                         static_cast<Math>(1.0 - beta1),
+                         static_cast<Math>(beta2),
+                         static_cast<Math>(1.0 - beta2),
+                         static_cast<Math>(eps),
                          beta1,
                          beta2};
   }
@@ -234,27 +250,27 @@ struct RAdamUpdateOf {
     const double rect = rectified ? std::sqrt((rho_t - 4) * (rho_t - 2) * rho_inf /
                                               ((rho_inf - 4) * (rho_inf - 2) * rho_t))
                                   : 0.0;
-    return {static_cast<T>(lr),
-            static_cast<T>(weight_decay),
-            static_cast<T>(bias_correction1),
-            static_cast<T>(std::sqrt(bias_correction2)),
-            static_cast<T>(rect),
+    return {static_cast<Math>(lr),
+            static_cast<Math>(weight_decay),
+            static_cast<Math>(bias_correction1),
+            static_cast<Math>(std::sqrt(bias_correction2)),
+            static_cast<Math>(rect),
             rectified};
   }
 
-  LG_HOST_DEVICE LG_INLINE bool operator()(const TensorScalars& s, T (&x)[4]) const {
-    T g = x[kGradSlot];
-    if (s.weight_decay != T(0)) g = g + s.weight_decay * x[kParamSlot];
-    const T m = x[2] * beta1 + one_minus_beta1 * g;
-    const T v = x[3] * beta2 + one_minus_beta2 * g * g;
+  LG_HOST_DEVICE LG_INLINE bool operator()(const TensorScalars& s, Math (&x)[4]) const {
+    Math g = x[kGradSlot];
+    if (s.weight_decay != Math(0)) g = g + s.weight_decay * x[kParamSlot];
+    const Math m = x[2] * beta1 + one_minus_beta1 * g;
+    const Math v = x[3] * beta2 + one_minus_beta2 * g * g;
     x[2] = m;
     x[3] = v;
-    const T corrected = m / s.bias_correction1;
+    const Math corrected = m / s.bias_correction1;
     if (s.rectified) {
-      const T adaptive_lr = s.bias_correction2_sqrt / (std::sqrt(v) + eps);
-      x[kParamSlot] = x[kParamSlot] + T(-1) * (corrected * s.lr * adaptive_lr * s.rect);
+      const Math adaptive_lr = s.bias_correction2_sqrt / (std::sqrt(v) + eps);
+      x[kParamSlot] = x[kParamSlot] + Math(-1) * (corrected * s.lr * adaptive_lr * s.rect);
     } else {
-      x[kParamSlot] = x[kParamSlot] + T(-1) * (corrected * s.lr);
+      x[kParamSlot] = x[kParamSlot] + Math(-1) * (corrected * s.lr);
     }
     return true;
   }
@@ -293,7 +309,8 @@ LG_HOST_DEVICE LG_INLINE bool resolve_step(const Update& update, const Entry& t,
   return true;
 }
 
-// A gradient for clip_grad_norm_ (float32 or float64; GradScaler's are float32): contiguous.
+// A gradient for clip_grad_norm_ (float32, float64, float16 or bfloat16; GradScaler's are
+// float32): contiguous.
 template <typename T>
 struct GradSpanOf {
   T* data;

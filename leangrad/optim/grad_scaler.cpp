@@ -94,10 +94,19 @@ void GradScaler::unscale_(optim::Optimizer& optimizer) {
       const std::size_t i = index++;
       const Tensor g = p.grad();
       if (!g.defined()) continue;
+      // float16/bfloat16 gradients (pure half-precision training) are refused as PyTorch refuses
+      // "Attempting to unscale FP16 gradients": unscaled in their own dtype, the small gradients
+      // that loss scaling kept representable would underflow again (docs/optimizers.md).
       LG_CHECK_DTYPE(g.dtype() == kFloat32, op, ": the gradient of parameter ", i, " is ",
                      g.dtype(), "; only float32 gradients can be unscaled (loss scaling is for ",
-                     "float16/bfloat16 autocast over float32 parameters; a float64 model needs ",
-                     "none: step the optimizer directly)");
+                     is_floating(g.dtype()) && g.dtype() != kFloat64
+                         ? "float16/bfloat16 autocast over float32 parameters: unscaled in "
+                           "float16, a float16 model's gradients would underflow again, and a "
+                           "bfloat16 model, of float32's range, needs no scaler; keep float32 "
+                           "parameters under amp::AutocastGuard, or step a bfloat16 model "
+                           "directly)"
+                         : "float16/bfloat16 autocast over float32 parameters; a float64 model "
+                           "needs none: step the optimizer directly)");
       LG_CHECK(g.is_contiguous(), op, ": the gradient of parameter ", i, " (shape ", g.shape(),
                ") must be contiguous: it is unscaled in place");
       std::size_t d = 0;

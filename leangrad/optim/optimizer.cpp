@@ -62,8 +62,8 @@ void Optimizer::check_group(ParamGroup& group, std::size_t first_index,
              ") is not a leaf: it was computed by ", p.grad_fn() ? p.grad_fn()->name() : "",
              "; optimize the leaf tensors it was computed from");
     if (float32_only_.empty()) {
-      LG_CHECK_DTYPE(p.dtype() == kFloat32 || p.dtype() == kFloat64, "optimizer: parameter ", index,
-                     " must be float32 or float64, got ", p.dtype());
+      LG_CHECK_DTYPE(is_floating(p.dtype()), "optimizer: parameter ", index,
+                     " must be float32, float64, float16 or bfloat16, got ", p.dtype());
     } else {
       LG_CHECK_DTYPE(p.dtype() == kFloat32, "optimizer: parameter ", index,
                      " must be float32, got ", p.dtype(), " (", float32_only_, ")");
@@ -96,10 +96,11 @@ void Optimizer::add_param_group(ParamGroup group) {
 void Optimizer::check_state_fits(const ParamRef& ref) const {
   const Tensor& p = ref.param;
   const std::size_t i = ref.index;
-  const bool float64_ok = float32_only_.empty();
-  LG_CHECK_DTYPE(p.dtype() == kFloat32 || (float64_ok && p.dtype() == kFloat64),
-                 "optimizer step: parameter ", i, " is ", p.dtype(), " (changed by set_data?); ",
-                 float64_ok ? "float32 or float64 parameters only" : float32_only_);
+  const bool any_floating = float32_only_.empty();
+  LG_CHECK_DTYPE(
+      p.dtype() == kFloat32 || (any_floating && is_floating(p.dtype())),
+      "optimizer step: parameter ", i, " is ", p.dtype(), " (changed by set_data?); ",
+      any_floating ? "float32, float64, float16 or bfloat16 parameters only" : float32_only_);
   LG_CHECK(p.is_contiguous(), "optimizer step: parameter ", i, " (shape ", p.shape(),
            ") must be contiguous: it is updated in place (changed by set_data?)");
   for (const auto& [name, state] : named_state(i)) {

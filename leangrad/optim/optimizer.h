@@ -7,8 +7,10 @@
 // (so the state fits in a safetensors checkpoint beside the model's, see docs/optimizers.md).
 // Each optimizer keeps its per-parameter state as a typed struct of tensors
 // (OptimizerWithState<State>), which names its fields as PyTorch names them. Parameters are
-// float32 or float64 (Adam8bit: float32 only), their states of the parameter's dtype, and one
-// optimizer may hold both: update() makes one launch per device and dtype (by_dtype).
+// float32, float64, float16 or bfloat16 (Adam8bit: float32 only), their states of the parameter's
+// dtype (the 16-bit ones updated in float32 arithmetic, each stored value rounded once:
+// docs/optimizers.md), and one optimizer may hold several: update() makes one launch per device
+// and dtype (by_dtype).
 //
 // step_unless(found_inf) is the step amp::GradScaler takes: the device, not the host, decides
 // whether it happens (Note [Gated step] in kernels/optim_math.h). The host counts every step;
@@ -138,9 +140,9 @@ class Optimizer {
   void load_state_dict(const NamedTensors& state);
 
  protected:
-  // Checks the parameters (at least one; each a defined, contiguous float32 or float64 leaf,
+  // Checks the parameters (at least one; each a defined, contiguous leaf of a floating dtype,
   // given once) and the hyperparameters every optimizer has. A non-empty `float32_only` makes
-  // float64 parameters an error too, with this as the reason (in the constructor and
+  // every dtype but float32 an error, with this as the reason (in the constructor and
   // add_param_group).
   Optimizer(std::vector<ParamGroup> groups, double default_lr, double default_weight_decay,
             std::string float32_only = "");
@@ -166,17 +168,24 @@ class Optimizer {
   virtual void update(Device device, const std::vector<ParamRef>& params,
                       const Tensor& found_inf) = 0;
   // Calls fn(T{}, refs) for the float32 parameters of `params` with T = float, then for the
-  // float64 ones with T = double (each dtype that has any): the multi-tensor launches of
-  // kernels/ops.h take one dtype each. run_step has checked that every state still fits its
-  // parameter, so neither call fails on what the other already changed.
+  // float64, float16 and bfloat16 ones with T = double, Half, BFloat16 (each dtype that has any):
+  // the multi-tensor launches of kernels/ops.h take one dtype each. run_step has checked that
+  // every state still fits its parameter, so no call fails on what another already changed.
   template <typename Fn>
   static void by_dtype(const std::vector<ParamRef>& params, const Fn& fn) {
-    std::vector<ParamRef> f32;
-    std::vector<ParamRef> f64;
-    for (const ParamRef& ref : params)
-      (ref.param.dtype() == kFloat64 ? f64 : f32).push_back(ref);
+    std::vector<ParamRef> f32, f64, f16, bf16;
+    for (const ParamRef& ref : params) {
+      const DType dtype = ref.param.dtype();
+      (dtype == kFloat64    ? f64
+       : dtype == kFloat16  ? f16
+       : dtype == kBFloat16 ? bf16
+                            : f32)
+          .push_back(ref);
+    }
     if (!f32.empty()) fn(float{}, f32);
     if (!f64.empty()) fn(double{}, f64);
+    if (!f16.empty()) fn(Half{}, f16);
+    if (!bf16.empty()) fn(BFloat16{}, bf16);
   }
   // Parameter i's defined state tensors under their names, in a fixed order.
   virtual NamedTensors named_state(std::size_t i) const = 0;
@@ -220,7 +229,7 @@ class Optimizer {
 
   double default_lr_;
   double default_weight_decay_;
-  std::string float32_only_;  // why float64 parameters are refused; empty: they are taken
+  std::string float32_only_;  // why parameters other than float32 are refused; empty: taken
   std::vector<ParamGroup> groups_;
   std::vector<std::int64_t> steps_;
   // Per parameter: its int32 0-d count of steps that step_unless skipped, on its device;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <memory>
 #include <random>
+#include <utility>
 
 #include <leangrad/autograd/nn_functions.h>
 #include <leangrad/core/generator.h>
@@ -99,6 +100,37 @@ TEST_F(ZeroOneProcess, AGroupOfOneIsTheWrappedOptimizer) {
   EXPECT_EQ(zero.repr(),
             "ZeroRedundancyOptimizer(world_size=1, rank=0, owns 4 of 4 parameters, 83 of 83 "
             "elements)");  // 6 x 8 + 8 + 8 x 3 + 3
+}
+
+// A bfloat16 model (docs/optimizers.md "float16 and bfloat16 parameters"): in a group of one the
+// steps and states are the wrapped optimizer's, bitwise, and the states bfloat16.
+TEST_F(ZeroOneProcess, BFloat16ParametersStepAsTheWrappedOptimizer) {
+  auto plain_model = mlp();
+  auto zero_model = mlp();
+  plain_model->to(kBFloat16);
+  zero_model->to(kBFloat16);
+  const OptimizerFactory make = optimizer_class<optim::Adam>(optim::AdamOptions(1e-2));
+  std::unique_ptr<optim::Optimizer> plain = make({optim::ParamGroup(plain_model->parameters())});
+  ZeroRedundancyOptimizer zero(zero_model->parameters(), make);
+  for (int step = 0; step < 3; ++step) {
+    for (auto [model, opt] :
+         {std::pair<nn::Module*, optim::Optimizer*>{plain_model.get(), plain.get()},
+          {zero_model.get(), &zero}}) {
+      manual_seed(60 + static_cast<std::uint64_t>(step));
+      const Tensor x = randn({5, 6}).to(kBFloat16);
+      opt->zero_grad();
+      model->forward(x).to(kFloat32).square().sum().backward();
+      opt->step();
+    }
+  }
+  const auto ours = zero_model->parameters(), theirs = plain_model->parameters();
+  for (std::size_t i = 0; i < ours.size(); ++i) {
+    EXPECT_EQ(ours[i].dtype(), kBFloat16);
+    EXPECT_EQ(test::to_vector(ours[i]), test::to_vector(theirs[i])) << "parameter " << i;
+    EXPECT_EQ(zero.state(i).at("exp_avg").dtype(), kBFloat16);
+    EXPECT_EQ(test::to_vector(zero.state(i).at("exp_avg_sq")),
+              test::to_vector(plain->state(i).at("exp_avg_sq")));
+  }
 }
 
 // The groups take the wrapped optimizer's defaults, and a scheduler's learning rate reaches the

@@ -1,7 +1,7 @@
 // The vectorised CPU optimizer steps (kernels/cpu/optim_vectorized.cpp, the launchers the library
 // runs) against the reference loops (kernels/cpu/optim_reference.h), through the raw launchers:
-// SGD, Adam/AdamW and RAdam over every option combination (float32, and float64 for the plain and
-// non-finite plans), Adam8bit over its options and edge
+// SGD, Adam/AdamW and RAdam over every option combination (float32, float64, float16 and
+// bfloat16), Adam8bit over its options and edge
 // blocks (all zero, a denormal absmax, NaN parameters) and its code table over every float; for
 // several steps of lists of tensors of odd sizes (0, 1, below and above a vector, a block and the
 // threading grain), with per-tensor learning rates and weight decays, GradScaler's gated and
@@ -12,7 +12,9 @@
 // vector forms of these operations exactly as the scalar ones on any machine. The one exception is
 // NaN: when two operands are NaN, IEEE 754 does not say whose payload (and sign) the result
 // carries, and a compiler may swap the operands of a commutative operation, so a NaN matches any
-// NaN.
+// NaN. For float16 and bfloat16 both kernels widen each value to float and round each result once
+// with core/half.h's conversion (Note [Optimizers in half precision]), so the same holds for the
+// 16-bit values.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -33,6 +35,7 @@
 #include <leangrad/kernels/cpu/optim_reference.h>
 #include <leangrad/kernels/cpu/quant_code_table.h>
 #include <leangrad/kernels/cpu/quant_permute.h>
+#include <leangrad/kernels/elementwise_math.h>
 #include "testing/thread_count.h"
 
 namespace leangrad {
@@ -58,20 +61,34 @@ bool same_value(double a, double b) {
   return std::bit_cast<std::uint64_t>(a) == std::bit_cast<std::uint64_t>(b) ||
          (std::isnan(a) && std::isnan(b));
 }
+template <typename H>
+requires kernels::is_half_type_v<H>
+bool same_value(H a, H b) {
+  return a.bits == b.bits ||
+         (std::isnan(static_cast<float>(a)) && std::isnan(static_cast<float>(b)));
+}
 
 template <typename T>
 ::testing::AssertionResult same_values(const std::vector<T>& fast, const std::vector<T>& reference,
                                        const std::string& what) {
   for (std::size_t i = 0; i < fast.size(); ++i) {
     bool same;
-    if constexpr (std::is_floating_point_v<T>) {
+    if constexpr (std::is_floating_point_v<T> || kernels::is_half_type_v<T>) {
       same = same_value(fast[i], reference[i]);
     } else {
       same = fast[i] == reference[i];
     }
-    if (!same)
-      return ::testing::AssertionFailure()
-             << what << "[" << i << "]: vectorised " << +fast[i] << ", reference " << +reference[i];
+    if (!same) {
+      if constexpr (kernels::is_half_type_v<T>) {
+        return ::testing::AssertionFailure()
+               << what << "[" << i << "]: vectorised " << static_cast<float>(fast[i]) << " (bits "
+               << fast[i].bits << "), reference " << static_cast<float>(reference[i]) << " (bits "
+               << reference[i].bits << ")";
+      } else {
+        return ::testing::AssertionFailure() << what << "[" << i << "]: vectorised " << +fast[i]
+                                             << ", reference " << +reference[i];
+      }
+    }
   }
   return ::testing::AssertionSuccess();
 }
@@ -97,17 +114,18 @@ bool contains(const std::vector<int>& v, int x) {
   return std::find(v.begin(), v.end(), x) != v.end();
 }
 
-// Fresh gradients for one step: N(0, scale^2), with NaN, +Inf and -Inf at a few places when
-// `nonfinite`.
+// Fresh gradients for one step: N(0, scale^2) (drawn in opmath_t<T>, then rounded to T), with
+// NaN, +Inf and -Inf at a few places when `nonfinite`.
 template <typename T>
-void fill_gradient(std::vector<T>& g, std::mt19937& rng, T scale, bool nonfinite) {
-  std::normal_distribution<T> normal(T(0), scale);
+void fill_gradient(std::vector<T>& g, std::mt19937& rng, opmath_t<T> scale, bool nonfinite) {
+  using G = opmath_t<T>;
+  std::normal_distribution<G> normal(G(0), scale);
   for (T& x : g)
-    x = normal(rng);
+    x = static_cast<T>(normal(rng));
   if (nonfinite && !g.empty()) {
-    g[0] = std::numeric_limits<T>::quiet_NaN();
-    g[g.size() / 2] = std::numeric_limits<T>::infinity();
-    g[g.size() - 1] = -std::numeric_limits<T>::infinity();
+    g[0] = static_cast<T>(std::numeric_limits<G>::quiet_NaN());
+    g[g.size() / 2] = static_cast<T>(std::numeric_limits<G>::infinity());
+    g[g.size() - 1] = static_cast<T>(-std::numeric_limits<G>::infinity());
   }
 }
 
@@ -129,8 +147,9 @@ using Launcher = std::function<void(const Update&, const std::vector<kernels::Op
 // has bit k set when stream k exists.
 template <typename T>
 std::vector<TensorStreams<T>> make_streams(int num_streams, unsigned present, std::uint32_t seed) {
+  using G = opmath_t<T>;  // drawn in float for the 16-bit types, then rounded
   std::mt19937 rng(seed);
-  std::normal_distribution<T> normal(T(0), T(1));
+  std::normal_distribution<G> normal(G(0), G(1));
   std::vector<TensorStreams<T>> tensors(kSizes.size());
   for (std::size_t t = 0; t < kSizes.size(); ++t) {
     tensors[t].data.resize(static_cast<std::size_t>(num_streams));
@@ -139,10 +158,10 @@ std::vector<TensorStreams<T>> make_streams(int num_streams, unsigned present, st
       std::vector<T>& s = tensors[t].data[static_cast<std::size_t>(k)];
       s.resize(static_cast<std::size_t>(kSizes[t]));
       for (T& x : s)
-        x = k == kernels::kParamSlot ? normal(rng)
-            : k == 3 || k == 4       ? T(1e-4) * std::fabs(normal(rng))  // second moments >= 0
-                                     : T(0.05) * normal(rng);
-      if (k == kernels::kParamSlot && !s.empty()) s[s.size() / 3] = T(0);
+        x = static_cast<T>(k == kernels::kParamSlot ? normal(rng)
+                           : k == 3 || k == 4 ? G(1e-4) * std::fabs(normal(rng))  // moments >= 0
+                                              : G(0.05) * normal(rng));
+      if (k == kernels::kParamSlot && !s.empty()) s[s.size() / 3] = static_cast<T>(G(0));
     }
     if ((present >> kernels::kGradSlot & 1u) != 0)
       tensors[t].data[kernels::kGradSlot].resize(static_cast<std::size_t>(kSizes[t]));
@@ -169,7 +188,7 @@ void expect_vectorised_equals_reference(const Update& update, unsigned present, 
     const bool nonfinite = contains(plan.nonfinite_steps, step);
     for (std::size_t t = 0; t < fast.size(); ++t) {
       std::vector<T>& g = fast[t].data[kernels::kGradSlot];
-      fill_gradient(g, rng, T(0.1), nonfinite);
+      fill_gradient(g, rng, opmath_t<T>(0.1), nonfinite);
       slow[t].data[kernels::kGradSlot] = g;
     }
     auto launch_list = [&](std::vector<TensorStreams<T>>& streams) {
@@ -283,6 +302,12 @@ TEST(OptimVectorized, SgdEqualsReference) {
 TEST(OptimVectorized, SgdEqualsReferenceFloat64) {
   sgd_equals_reference<double>();
 }
+TEST(OptimVectorized, SgdEqualsReferenceFloat16) {
+  sgd_equals_reference<Half>();
+}
+TEST(OptimVectorized, SgdEqualsReferenceBFloat16) {
+  sgd_equals_reference<BFloat16>();
+}
 
 template <typename T>
 void adam_equals_reference() {
@@ -314,6 +339,12 @@ TEST(OptimVectorized, AdamAndAdamWEqualReference) {
 TEST(OptimVectorized, AdamAndAdamWEqualReferenceFloat64) {
   adam_equals_reference<double>();
 }
+TEST(OptimVectorized, AdamAndAdamWEqualReferenceFloat16) {
+  adam_equals_reference<Half>();
+}
+TEST(OptimVectorized, AdamAndAdamWEqualReferenceBFloat16) {
+  adam_equals_reference<BFloat16>();
+}
 
 // Steps 1 to 9 with beta2 = 0.999: the first five are not rectified (rho_t <= 5), the rest are.
 template <typename T>
@@ -337,6 +368,12 @@ TEST(OptimVectorized, RAdamEqualsReferenceBeforeAndAfterRectification) {
 TEST(OptimVectorized, RAdamEqualsReferenceBeforeAndAfterRectificationFloat64) {
   radam_equals_reference<double>();
 }
+TEST(OptimVectorized, RAdamEqualsReferenceBeforeAndAfterRectificationFloat16) {
+  radam_equals_reference<Half>();
+}
+TEST(OptimVectorized, RAdamEqualsReferenceBeforeAndAfterRectificationBFloat16) {
+  radam_equals_reference<BFloat16>();
+}
 
 // Every part of a thread's range: the same results whatever the number of threads (so wherever
 // the ranges cut the tensors).
@@ -350,6 +387,9 @@ TEST(OptimVectorized, AdamEqualsReferenceOnAnyThreadCount) {
     expect_vectorised_equals_reference(
         kernels::AdamUpdateOf<double>::make(0.9, 0.999, 1e-8, false, true, false), 0b01111u, 1e-3,
         0.01, plain_steps(2), kAdam<double>, kAdamReference<double>);
+    expect_vectorised_equals_reference(
+        kernels::AdamUpdateOf<BFloat16>::make(0.9, 0.999, 1e-8, false, true, false), 0b01111u, 1e-3,
+        0.01, plain_steps(2), kAdam<BFloat16>, kAdamReference<BFloat16>);
   }
 }
 

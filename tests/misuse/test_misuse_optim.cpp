@@ -54,8 +54,18 @@ std::vector<MisuseCase> construction_cases() {
         [] { optim::Adam({param() * 2.0}); });
   t.add("integral_parameter", Raises::DTypeError, {"optimizer", "parameter 0", "float32", "int64"},
         [] { optim::SGD({ones({2}, kInt64)}, optim::SGDOptions(0.1)); });
-  t.add("float16_parameter", Raises::DTypeError, {"optimizer", "float32 or float64", "float16"},
-        [] { optim::RAdam({ones({2}, kFloat16).requires_grad_()}); });
+  t.add("bool_parameter", Raises::DTypeError,
+        {"optimizer", "parameter 0", "float32, float64, float16 or bfloat16", "bool"},
+        [] { optim::RAdam({ones({2}, kBool)}); });
+  // The 8-bit optimizer stays float32 (float16 and bfloat16 go to Adam: docs/optimizers.md).
+  t.add("adam8bit_bfloat16_parameter", Raises::DTypeError,
+        {"optimizer", "parameter 0", "float32", "bfloat16", "Adam8bit"},
+        [] { optim::Adam8bit({ones({2}, kBFloat16).requires_grad_()}); });
+  t.add("adam8bit_add_float16_group", Raises::DTypeError,
+        {"optimizer", "parameter 1", "float16", "Adam8bit"}, [] {
+          optim::Adam8bit adam({param()});
+          adam.add_param_group(optim::ParamGroup({ones({2}, kFloat16).requires_grad_()}));
+        });
   t.add("adam8bit_float64_parameter", Raises::DTypeError,
         {"optimizer", "parameter 1", "float32", "float64", "Adam8bit", "bitsandbytes"}, [] {
           optim::Adam8bit({param(), ones({2}, kFloat64).requires_grad_()});
@@ -142,6 +152,29 @@ std::vector<MisuseCase> step_cases() {
           p.mutable_grad() = ones({2}, kFloat64);
           sgd.step();
         });
+  // A gradient of a narrower dtype is refused as well: a .grad has its parameter's dtype.
+  t.add("step_bfloat16_gradient_of_float32_parameter", Raises::DTypeError,
+        {"optimizer step", "parameter 0", "bfloat16", "float32"}, [] {
+          const Tensor p = param();
+          optim::Adam adam({p});
+          p.mutable_grad() = ones({2}, kBFloat16);
+          adam.step();
+        });
+  t.add("step_float32_gradient_of_float16_parameter", Raises::DTypeError,
+        {"optimizer step", "parameter 0", "float32", "float16"}, [] {
+          const Tensor p = ones({2}, kFloat16).requires_grad_();
+          optim::SGD sgd({p}, optim::SGDOptions(0.1));
+          p.mutable_grad() = ones({2});
+          sgd.step();
+        });
+  // Module::to(kBFloat16) after the state was made: the float32 state no longer fits.
+  t.add("step_after_parameter_became_bfloat16", Raises::DTypeError,
+        {"optimizer step", "state 'exp_avg'", "float32", "bfloat16"}, [] {
+          auto [p, adam] = stepped<optim::Adam>(optim::AdamOptions());
+          p.set_data(zeros({2}, kBFloat16));
+          p.set_grad(ones({2}, kBFloat16));
+          adam->step();
+        });
   // The parameter changed size after the state was made (issue 14 defect 2).
   t.add("step_after_parameter_resized", Raises::ShapeError,
         {"optimizer step", "state 'exp_avg'", "[2]", "[3]"}, [] {
@@ -187,14 +220,6 @@ std::vector<MisuseCase> step_cases() {
           const Tensor p = param();
           p.set_grad(full({2}, 1e20));  // finite, but |g|^2 overflows float32
           optim::clip_grad_norm_({p}, 1.0, 2.0, /*error_if_nonfinite=*/true);
-        });
-  t.add("clip_grad_norm_float16_gradient", Raises::DTypeError,
-        {"clip_grad_norm_", "gradient 1", "float32 or float64", "float16"}, [] {
-          const Tensor q = param();
-          q.set_grad(ones({2}));
-          const Tensor p = ones({2}, kFloat16).requires_grad_();
-          p.set_grad(ones({2}, kFloat16));
-          optim::clip_grad_norm_({q, p}, 1.0, 2.0);
         });
   t.add("step_lr_zero_step_size", Raises::Error, {"StepLR", "step_size", "0"}, [] {
     optim::SGD sgd({param()}, optim::SGDOptions(0.1));
@@ -371,6 +396,23 @@ std::vector<MisuseCase> grad_scaler_cases() {
           Scaled s;
           s.p.mutable_grad() = ones({2}, kFloat64);  // set_grad would refuse it
           s.scaler.unscale_(s.adam);
+        });
+  // Pure float16 training: PyTorch refuses too ("Attempting to unscale FP16 gradients").
+  t.add("step_float16_model", Raises::DTypeError,
+        {"GradScaler.unscale_", "parameter 0", "float16", "float32", "underflow"}, [] {
+          const Tensor p = ones({2}, kFloat16).requires_grad_();
+          optim::Adam adam({p});
+          amp::GradScaler scaler;
+          scaler.scale((p * 2.0).sum()).backward();
+          scaler.step(adam);
+        });
+  t.add("unscale_bfloat16_gradient", Raises::DTypeError,
+        {"GradScaler.unscale_", "parameter 0", "bfloat16", "float32"}, [] {
+          const Tensor p = ones({2}, kBFloat16).requires_grad_();
+          optim::SGD sgd({p}, optim::SGDOptions(0.1));
+          amp::GradScaler scaler;
+          scaler.scale((p * 2.0).sum()).backward();
+          scaler.unscale_(sgd);
         });
   // The optimizers take float64 parameters; GradScaler stays float32 (docs/optimizers.md).
   t.add("step_float64_model", Raises::DTypeError,

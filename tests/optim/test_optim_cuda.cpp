@@ -1,12 +1,15 @@
 // CUDA against CPU for every optimizer and clip_grad_norm_, one table of cases: the same
 // parameters and gradients on both devices, 12 steps (past RAdam's
-// rectification threshold), parameters and float states compared; the same table through
+// rectification threshold), parameters and float states compared (float32, float64, and float16
+// with bfloat16 step by step); the same table through
 // amp::GradScaler (steps skipped on the device, step counts kept there), and the scaler's own
 // kernels (unscale_and_check_finite, update_scale). SKIPPED without a GPU.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstdlib>
 #include <functional>
 #include <limits>
 #include <memory>
@@ -258,6 +261,129 @@ TEST_P(OptimCudaFloat64, MixedFloat32AndFloat64MatchCpu) {
 
 INSTANTIATE_TEST_SUITE_P(Optim, OptimCudaFloat64, ::testing::ValuesIn(float64_cases()),
                          [](const auto& info) { return info.param.name; });
+
+// ---- float16 and bfloat16 parameters ------------------------------------------------------------
+
+// Each step of a float16 + bfloat16 mix on both devices from the same values (the GPU optimizer
+// and parameters are reset to the CPU's before every step). Both widen to float and run the same
+// functor (kernels/optim_math.h) in float, except that nvcc may contract a multiply and an add
+// into an FMA, which skips one rounding (at most u = 2^-24 of the product). With fewer than
+// K = 16 roundings along any value's path and every term of every sum at most S, the unrounded
+// results differ by at most K u S; S is bounded by the scale of the step's values: each state is
+// a convex combination of its old value and g (or g^2), the parameter moves by its update, so
+// S <= 2 max(1, |old values|, |new values|, |g|, g^2) over the tensor. Each stored value then lies
+// within one 16-bit spacing (a rounding boundary between the two) plus K u S of the CPU's
+// (tests/optim/test_optim_half.cpp derives the same per element against double).
+const std::vector<DType> kHalfDtypes = {kBFloat16, kFloat16, kBFloat16, kFloat16};
+
+// The largest magnitude among the values of `tensors` (float16 or bfloat16), at least 1.
+double scale_of(const std::vector<Tensor>& tensors) {
+  double scale = 1.0;
+  for (const Tensor& t : tensors)
+    for (double v : test::to_vector(t))
+      scale = std::max(scale, std::fabs(v));
+  return scale;
+}
+
+// |gpu - cpu| <= one 16-bit spacing at the larger of the two + K u (2 scale) (see above).
+::testing::AssertionResult within_16bit_rounding(const Tensor& gpu, const Tensor& cpu,
+                                                 double scale) {
+  if (gpu.dtype() != cpu.dtype() || gpu.numel() != cpu.numel())
+    return ::testing::AssertionFailure() << "dtypes " << gpu.dtype() << " and " << cpu.dtype();
+  const int mantissa_bits = cpu.dtype() == kFloat16 ? 10 : 7;
+  const std::vector<double> a = test::to_vector(gpu.cpu());
+  const std::vector<double> b = test::to_vector(cpu);
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const double larger = std::max(std::fabs(a[i]), std::fabs(b[i]));
+    // The spacing of the 16-bit values at `larger` (float16 subnormals: 2^-24).
+    const int exponent = larger > 0 ? std::ilogb(larger) : -24;
+    const double spacing = std::ldexp(1.0, std::max(exponent - mantissa_bits, -24));
+    const double bound = spacing + 16 * std::ldexp(2 * scale, -24);
+    if (std::fabs(a[i] - b[i]) > bound) {
+      return ::testing::AssertionFailure() << "element " << i << ": gpu " << a[i] << ", cpu "
+                                           << b[i] << " (bound " << bound << ")";
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+class OptimCudaHalf : public ::testing::TestWithParam<OptimCase> {};
+
+TEST_P(OptimCudaHalf, EachStepWithinOneValueOfCpu) {
+  if (!cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  constexpr int kSteps = 8;  // past RAdam's rectification threshold with beta2 = 0.99
+  std::vector<Tensor> cpu_params = make_mixed_params(kCPU, kHalfDtypes);
+  std::vector<Tensor> gpu_params = make_mixed_params(kCUDA, kHalfDtypes);
+  std::unique_ptr<optim::Optimizer> cpu_opt = GetParam().make(cpu_params);
+  std::unique_ptr<optim::Optimizer> gpu_opt = GetParam().make(gpu_params);
+  manual_seed(28);
+  for (int step = 0; step < kSteps; ++step) {
+    SCOPED_TRACE("step " + std::to_string(step + 1));
+    gpu_opt->load_state_dict(cpu_opt->state_dict());
+    for (std::size_t k = 0; k < kShapes.size(); ++k) {
+      gpu_params[k].set_data(cpu_params[k].detach().to(kCUDA));
+      const Tensor g = randn(kShapes[k]).to(kHalfDtypes[k]);
+      cpu_params[k].set_grad(g);
+      gpu_params[k].set_grad(g.to(kCUDA));
+    }
+    const NamedTensors before = cpu_opt->state_dict();
+    std::vector<Tensor> params_before;
+    for (const Tensor& p : cpu_params)
+      params_before.push_back(p.detach().clone());
+    cpu_opt->step();
+    gpu_opt->step();
+    for (std::size_t k = 0; k < kShapes.size(); ++k) {
+      const double scale = scale_of({params_before[k], cpu_params[k].detach(), cpu_params[k].grad(),
+                                     cpu_params[k].grad().square()});
+      EXPECT_TRUE(within_16bit_rounding(gpu_params[k].detach(), cpu_params[k].detach(), scale))
+          << "param " << k;
+    }
+    const NamedTensors cpu_state = cpu_opt->state_dict();
+    const NamedTensors gpu_state = gpu_opt->state_dict();
+    ASSERT_EQ(cpu_state.size(), gpu_state.size());
+    for (std::size_t i = 0; i < cpu_state.size(); ++i) {
+      const Tensor& value = cpu_state[i].second;
+      if (value.dim() == 0) continue;  // steps, learning rates
+      // The parameter whose state this is: the one of its shape and dtype.
+      std::vector<Tensor> terms = {value};
+      for (const auto& [name, old] : before)
+        if (name == cpu_state[i].first) terms.push_back(old);
+      for (const Tensor& p : cpu_params)
+        if (p.shape() == value.shape() && p.dtype() == value.dtype())
+          terms.push_back(p.grad().square()), terms.push_back(p.grad());
+      EXPECT_TRUE(within_16bit_rounding(gpu_state[i].second, value, scale_of(terms)))
+          << cpu_state[i].first;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Optim, OptimCudaHalf, ::testing::ValuesIn(float64_cases()),
+                         [](const auto& info) { return info.param.name; });
+
+// clip_grad_norm_ over float16 and bfloat16 gradients: a float32 norm on both devices (summed in
+// float32 blocks on CUDA, in double on the CPU: float32-accurate, 16 float32 ulps) and clipped
+// gradients within a 16-bit rounding of each other (the factors agree to 16 ulps; S = |g|).
+TEST(OptimCudaClip, HalfGradientsMatchCpu) {
+  if (!cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  std::vector<Tensor> cpu_params = make_mixed_params(kCPU, kHalfDtypes);
+  std::vector<Tensor> gpu_params = make_mixed_params(kCUDA, kHalfDtypes);
+  manual_seed(29);
+  for (std::size_t k = 0; k < kShapes.size(); ++k) {
+    const Tensor g = randn(kShapes[k]).to(kHalfDtypes[k]);
+    cpu_params[k].set_grad(g);
+    gpu_params[k].set_grad(g.to(kCUDA));
+  }
+  const Tensor cpu_norm = optim::clip_grad_norm_(cpu_params, 1.0);
+  const Tensor gpu_norm = optim::clip_grad_norm_(gpu_params, 1.0);
+  EXPECT_EQ(gpu_norm.dtype(), kFloat32);
+  const double expected = cpu_norm.item<float>();
+  EXPECT_NEAR(gpu_norm.cpu().item<float>(), expected,
+              16 * std::numeric_limits<float>::epsilon() * expected);
+  for (std::size_t k = 0; k < kShapes.size(); ++k)
+    EXPECT_TRUE(within_16bit_rounding(gpu_params[k].grad(), cpu_params[k].grad(),
+                                      scale_of({cpu_params[k].grad()})))
+        << "gradient " << k;
+}
 
 // clip_grad_norm_ over float64 gradients and over a float32 + float64 mix: a float64 norm on
 // both devices (within 16 ulps: each sums |g|^p in double, in another order), the same

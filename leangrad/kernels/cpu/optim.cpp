@@ -48,6 +48,7 @@ bool apply_update(const Update& update, const std::vector<OptimTensor<Update>>& 
                   const int* found_inf) {
   constexpr int kStreams = Update::kNumStreams;
   using T = typename Update::Scalar;
+  using M = typename Update::Math;
   std::atomic<bool> skipped{false};
   for (const OptimTensor<Update>& t : tensors) {
     typename Update::TensorScalars scalars;
@@ -55,12 +56,12 @@ bool apply_update(const Update& update, const std::vector<OptimTensor<Update>>& 
     parallel_for(t.numel, kElementwiseGrain, [&](std::int64_t begin, std::int64_t end) {
       bool local_skipped = false;
       for (std::int64_t i = begin; i < end; ++i) {
-        T x[kStreams];
+        M x[kStreams];
         for (int k = 0; k < kStreams; ++k)
-          x[k] = t.data[k] != nullptr ? t.data[k][i] : T(0);
+          x[k] = t.data[k] != nullptr ? static_cast<M>(t.data[k][i]) : M(0);
         local_skipped |= !update(scalars, x);
         for (int k = 0; k < kStreams; ++k)
-          if (k != kGradSlot && t.data[k] != nullptr) t.data[k][i] = x[k];
+          if (k != kGradSlot && t.data[k] != nullptr) t.data[k][i] = static_cast<T>(x[k]);
       }
       if (local_skipped) skipped.store(true, std::memory_order_relaxed);
     });
@@ -139,6 +140,8 @@ void radam_step(const RAdamUpdateOf<T>& update,
                               const std::vector<OptimTensor<RAdamUpdateOf<T>>>&, const int*);
 LG_INSTANTIATE_REFERENCE_STEPS(float)
 LG_INSTANTIATE_REFERENCE_STEPS(double)
+LG_INSTANTIATE_REFERENCE_STEPS(Half)
+LG_INSTANTIATE_REFERENCE_STEPS(BFloat16)
 #undef LG_INSTANTIATE_REFERENCE_STEPS
 
 void adam8bit_step(const AdamUpdate& update, const std::vector<Adam8bitTensor>& tensors,
@@ -163,7 +166,9 @@ void adam8bit_step(const AdamUpdate& update, const std::vector<Adam8bitTensor>& 
 }  // namespace reference
 
 template <typename T>
-void grad_norm(const std::vector<GradSpanOf<T>>& grads, T norm_type, T* total_norm) {
+void grad_norm(const std::vector<GradSpanOf<T>>& grads, opmath_t<T> norm_type,
+               opmath_t<T>* total_norm) {
+  using M = opmath_t<T>;
   // Fixed chunks summed in a fixed order: the same total for any number of threads.
   constexpr std::int64_t kChunk = 16384;
   const bool inf_norm = std::isinf(norm_type);
@@ -176,10 +181,11 @@ void grad_norm(const std::vector<GradSpanOf<T>>& grads, T norm_type, T* total_no
         double acc = 0.0;
         const std::int64_t stop = std::min(g.numel, (c + 1) * kChunk);
         for (std::int64_t i = c * kChunk; i < stop; ++i) {
+          const M x = static_cast<M>(g.data[i]);
           if (inf_norm) {
-            acc = max_propagating_nan(acc, static_cast<double>(std::fabs(g.data[i])));
+            acc = max_propagating_nan(acc, static_cast<double>(std::fabs(x)));
           } else {
-            acc += norm_term(g.data[i], norm_type);
+            acc += norm_term(x, norm_type);
           }
         }
         partial[static_cast<std::size_t>(c)] = acc;
@@ -188,24 +194,30 @@ void grad_norm(const std::vector<GradSpanOf<T>>& grads, T norm_type, T* total_no
     for (double p : partial)
       total = inf_norm ? max_propagating_nan(total, p) : total + p;
   }
-  *total_norm = static_cast<T>(inf_norm ? total : std::pow(total, 1.0 / norm_type));
+  *total_norm = static_cast<M>(inf_norm ? total : std::pow(total, 1.0 / norm_type));
 }
 
 template <typename T>
-void clip_grads(const std::vector<GradSpanOf<T>>& grads, T max_norm, const T* total_norm) {
-  const T coef = clip_coefficient(max_norm, *total_norm);
+void clip_grads(const std::vector<GradSpanOf<T>>& grads, opmath_t<T> max_norm,
+                const opmath_t<T>* total_norm) {
+  using M = opmath_t<T>;
+  const M coef = clip_coefficient(max_norm, *total_norm);
   for (const GradSpanOf<T>& g : grads) {
     parallel_for(g.numel, kElementwiseGrain, [&](std::int64_t begin, std::int64_t end) {
       for (std::int64_t i = begin; i < end; ++i)
-        g.data[i] *= coef;
+        g.data[i] = static_cast<T>(static_cast<M>(g.data[i]) * coef);
     });
   }
 }
 
-template void grad_norm<float>(const std::vector<GradSpanOf<float>>&, float, float*);
-template void grad_norm<double>(const std::vector<GradSpanOf<double>>&, double, double*);
-template void clip_grads<float>(const std::vector<GradSpanOf<float>>&, float, const float*);
-template void clip_grads<double>(const std::vector<GradSpanOf<double>>&, double, const double*);
+#define LG_INSTANTIATE_CLIP(T)                                                              \
+  template void grad_norm<T>(const std::vector<GradSpanOf<T>>&, opmath_t<T>, opmath_t<T>*); \
+  template void clip_grads<T>(const std::vector<GradSpanOf<T>>&, opmath_t<T>, const opmath_t<T>*);
+LG_INSTANTIATE_CLIP(float)
+LG_INSTANTIATE_CLIP(double)
+LG_INSTANTIATE_CLIP(Half)
+LG_INSTANTIATE_CLIP(BFloat16)
+#undef LG_INSTANTIATE_CLIP
 
 void unscale_and_check_finite(const std::vector<GradSpan>& grads, const float* scale,
                               int* found_inf) {

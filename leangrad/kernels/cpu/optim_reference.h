@@ -25,7 +25,7 @@ const QuantMaps& quant_maps();
 
 namespace reference {
 
-// T: float or double (defined for both).
+// T: float, double, Half or BFloat16 (defined for each; the math of the 16-bit types in float).
 template <typename T>
 void sgd_step(const SgdUpdateOf<T>& update, const std::vector<OptimTensor<SgdUpdateOf<T>>>& tensors,
               const int* found_inf);

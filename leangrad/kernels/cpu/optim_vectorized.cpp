@@ -1,8 +1,9 @@
 // The CPU launchers of the optimizer steps (kernels/backend.h, "Optimizers"): SGD, Adam/AdamW and
-// RAdam (float32 and float64) and Adam8bit as one fused pass over the streams of every element,
-// run in vector lanes and on every thread. The second CPU kernel beside the reference loops of
-// kernels/cpu/optim.cpp, which stay the specification: tests/kernels/test_optim_vectorized.cpp
-// checks every option against them, bitwise (Note [Vectorised optimizer steps]).
+// RAdam (float32, float64, float16 and bfloat16) and Adam8bit as one fused pass over the streams of
+// every element, run in vector lanes and on every thread. The second CPU kernel beside the
+// reference loops of kernels/cpu/optim.cpp, which stay the specification:
+// tests/kernels/test_optim_vectorized.cpp checks every option against them, bitwise (Note
+// [Vectorised optimizer steps]).
 //
 // Note [Vectorised optimizer steps]
 //   - The math is the update functor of kernels/optim_math.h, as in the reference and on CUDA.
@@ -12,8 +13,14 @@
 //     constants, chosen once per tensor and thread (with_constants). The compiler folds every
 //     branch on an option, so the loop body is straight-line code that it runs in vector lanes
 //     (8 floats or 4 doubles with AVX2, 16 or 8 with AVX-512), reading each stream once. The
-//     loops are templates on the functor, so float32 and float64 parameters (Update::Scalar) get
-//     the same kernel, each instantiated for its own element type. `#pragma GCC ivdep` says
+//     loops are templates on the functor, so float32, float64, float16 and bfloat16 parameters
+//     (Update::Scalar) get the same kernel, each instantiated for its own element type; the 16-bit
+//     ones widen each stream to float on load and round each result once on store with
+//     core/half.h's conversions (Note [Optimizers in half precision] in kernels/optim_math.h).
+//     GCC 12 keeps those loops scalar (the conversions' branches; a branch-free bfloat16
+//     conversion did not change that), so a 16-bit step is slower than a float32 one although it
+//     moves half the bytes (bench/bench_optim.cpp, BM_Adam_BFloat16, BM_Adam_Float16): an open
+//     item, docs/optimizers.md. `#pragma GCC ivdep` says
 //     that elements do not depend on each other (`omp simd` would keep the functor's array of
 //     streams in memory where the NaN/Inf skip returns early, and not vectorise); the file is
 //     compiled with -fno-trapping-math and -fno-math-errno (CMakeLists.txt), without which
@@ -103,9 +110,10 @@ struct SgdOptions {
   static constexpr unsigned kPresent = sgd_streams(kMomentum);
   template <typename T>
   static void fix(SgdUpdateOf<T>& u, typename SgdUpdateOf<T>::TensorScalars& s) {
-    if constexpr (!kMomentum) u.momentum = T(0);
+    using M = typename SgdUpdateOf<T>::Math;
+    if constexpr (!kMomentum) u.momentum = M(0);
     u.nesterov = kNesterov;
-    if constexpr (!kWeightDecay) s.weight_decay = T(0);
+    if constexpr (!kWeightDecay) s.weight_decay = M(0);
     s.first_step = kFirstStep;
   }
 };
@@ -118,7 +126,7 @@ struct AdamOptions {
     u.amsgrad = kAmsgrad;
     u.decoupled_weight_decay = kDecoupled;
     u.skip_nonfinite = kSkipNonfinite;
-    if constexpr (!kWeightDecay) s.weight_decay = T(0);
+    if constexpr (!kWeightDecay) s.weight_decay = typename AdamUpdateOf<T>::Math(0);
   }
 };
 
@@ -127,7 +135,7 @@ struct RAdamOptions {
   static constexpr unsigned kPresent = kRAdamStreams;
   template <typename T>
   static void fix(RAdamUpdateOf<T>&, typename RAdamUpdateOf<T>::TensorScalars& s) {
-    if constexpr (!kWeightDecay) s.weight_decay = T(0);
+    if constexpr (!kWeightDecay) s.weight_decay = typename RAdamUpdateOf<T>::Math(0);
     s.rectified = kRectified;
   }
 };
@@ -156,6 +164,7 @@ bool update_range(Update update, typename Update::TensorScalars scalars,
                   typename Update::Scalar* const* data, std::int64_t begin, std::int64_t end) {
   constexpr int kStreams = Update::kNumStreams;
   using T = typename Update::Scalar;
+  using M = typename Update::Math;
   Options::fix(update, scalars);
   T* streams[kStreams];
   for (int k = 0; k < kStreams; ++k)
@@ -163,12 +172,13 @@ bool update_range(Update update, typename Update::TensorScalars scalars,
   int skipped = 0;
 #pragma GCC ivdep
   for (std::int64_t i = begin; i < end; ++i) {
-    T x[kStreams];
+    M x[kStreams];
     for (int k = 0; k < kStreams; ++k)
-      x[k] = (Options::kPresent >> k & 1u) != 0 ? streams[k][i] : T(0);
+      x[k] = (Options::kPresent >> k & 1u) != 0 ? static_cast<M>(streams[k][i]) : M(0);
     skipped |= update(scalars, x) ? 0 : 1;
     for (int k = 0; k < kStreams; ++k)
-      if (k != kGradSlot && (Options::kPresent >> k & 1u) != 0) streams[k][i] = x[k];
+      if (k != kGradSlot && (Options::kPresent >> k & 1u) != 0)
+        streams[k][i] = static_cast<T>(x[k]);
   }
   return skipped != 0;
 }
@@ -456,7 +466,7 @@ bool adam8bit_blocks(const AdamUpdate& update, const AdamUpdate::TensorScalars& 
 template <typename T>
 void sgd_step(const SgdUpdateOf<T>& update, const std::vector<OptimTensor<SgdUpdateOf<T>>>& tensors,
               const int* found_inf) {
-  const bool momentum = update.momentum != T(0);
+  const bool momentum = update.momentum != 0;
   if (!streams_match_options(tensors, sgd_streams(momentum))) {
     reference::sgd_step(update, tensors, found_inf);
     return;
@@ -470,7 +480,7 @@ void sgd_step(const SgdUpdateOf<T>& update, const std::vector<OptimTensor<SgdUpd
               return update_range<SgdOptions<momentum_on, nesterov, weight_decay, first_step>>(
                   update, s, data, first, last);
             },
-            momentum, update.nesterov, s.weight_decay != T(0), s.first_step);
+            momentum, update.nesterov, s.weight_decay != 0, s.first_step);
       });
 }
 
@@ -491,7 +501,7 @@ void adam_step(const AdamUpdateOf<T>& update,
               return update_range<AdamOptions<amsgrad, decoupled, weight_decay, skip_nonfinite>>(
                   update, s, data, first, last);
             },
-            update.amsgrad, update.decoupled_weight_decay, s.weight_decay != T(0),
+            update.amsgrad, update.decoupled_weight_decay, s.weight_decay != 0,
             update.skip_nonfinite);
       });
   if (skipped && skipped_nonfinite != nullptr) *skipped_nonfinite = 1;
@@ -512,7 +522,7 @@ void radam_step(const RAdamUpdateOf<T>& update,
                      return update_range<RAdamOptions<weight_decay, rectified>>(update, s, data,
                                                                                 first, last);
                    },
-                   s.weight_decay != T(0), s.rectified);
+                   s.weight_decay != 0, s.rectified);
              });
 }
 
@@ -525,6 +535,8 @@ void radam_step(const RAdamUpdateOf<T>& update,
                               const std::vector<OptimTensor<RAdamUpdateOf<T>>>&, const int*);
 LG_INSTANTIATE_FUSED_STEPS(float)
 LG_INSTANTIATE_FUSED_STEPS(double)
+LG_INSTANTIATE_FUSED_STEPS(Half)
+LG_INSTANTIATE_FUSED_STEPS(BFloat16)
 #undef LG_INSTANTIATE_FUSED_STEPS
 
 void adam8bit_step(const AdamUpdate& update, const std::vector<Adam8bitTensor>& tensors,

@@ -10,12 +10,14 @@
 //     chunk (a prefix sum). The list is sized to stay within the portable 4 KiB kernel-parameter
 //     limit; longer lists take several launches (GPT-2 small, 148 tensors: 3 or 4).
 //   - One CUDA block per chunk: kChunkElements (16384) elements for the elementwise optimizers
-//     (float32 or float64, one dtype per launch) and clip_grad_norm, 32 quant
+//     (float32, float64, float16 or bfloat16, one dtype per launch) and clip_grad_norm, 32 quant
 //     blocks (8192 elements) for Adam8bit. A block finds its tensor by binary search over
 //     first_chunk, so no block-to-tensor table is needed.
-//   - The elementwise kernels load and store 16-byte vectors (4 floats or 2 doubles) when every
-//     pointer of the launch is 16-byte aligned (the caching allocator's blocks are), else single
-//     elements.
+//   - The elementwise kernels load and store 16-byte vectors (4 floats, 2 doubles or 8 16-bit
+//     values) when every pointer of the launch is 16-byte aligned (the caching allocator's blocks
+//     are), else single elements. Each element's streams are widened to Update::Math (float for
+//     the 16-bit types) and every value written rounded once to the dtype (Note [Optimizers in
+//     half precision] in kernels/optim_math.h).
 //   - Adam8bit: one warp per quant block of 256 elements, 8 per lane (two float4 of p and g,
 //     two 4-byte words of codes per moment); the block's new absmax is a warp max (shuffles),
 //     its reciprocal is taken once, and each code comes from a guess and the maps' midpoint
@@ -99,7 +101,7 @@ std::int64_t update_chunks(const Entry& t, std::int64_t chunks) {
 
 // ---- Device helpers --------------------------------------------------------------------------
 
-// 16 bytes of T: a float4, or two doubles.
+// 16 bytes of T: a float4, two doubles, or eight Half or BFloat16.
 template <typename T>
 struct alignas(16) Vector16 {
   static constexpr int kLanes = 16 / static_cast<int>(sizeof(T));
@@ -157,7 +159,7 @@ __device__ bool block_scalars(const Update& update, const List& list, int t, con
   return apply;
 }
 
-// ---- Kernels: elementwise optimizers (float32 and float64) ------------------------------------
+// ---- Kernels: elementwise optimizers (float32, float64, float16, bfloat16) ---------------------
 
 // One chunk of one tensor through `update` (Note [Optimizer streams] in kernels/optim_math.h).
 template <typename Update, bool kVectorized>
@@ -166,6 +168,7 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
                                const int* found_inf, int* skipped_nonfinite) {
   constexpr int kStreams = Update::kNumStreams;
   using T = typename Update::Scalar;
+  using M = typename Update::Math;
   using Vector = Vector16<T>;
   constexpr int kLanes = Vector::kLanes;
   const int t = locate_tensor(list, blockIdx.x);
@@ -187,14 +190,14 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
                                         : Vector{};
 #pragma unroll
       for (int lane = 0; lane < kLanes; ++lane) {
-        T x[kStreams];
+        M x[kStreams];
 #pragma unroll
         for (int k = 0; k < kStreams; ++k)
-          x[k] = v[k].val[lane];
+          x[k] = static_cast<M>(v[k].val[lane]);
         skipped |= !update(scalars, x);
 #pragma unroll
         for (int k = 0; k < kStreams; ++k)
-          v[k].val[lane] = x[k];
+          if (k != kGradSlot) v[k].val[lane] = static_cast<T>(x[k]);
       }
 #pragma unroll
       for (int k = 0; k < kStreams; ++k)
@@ -204,14 +207,14 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
     scalar_begin = vector_end;
   }
   for (std::int64_t i = scalar_begin + threadIdx.x; i < end; i += kThreadsPerBlock) {
-    T x[kStreams];
+    M x[kStreams];
 #pragma unroll
     for (int k = 0; k < kStreams; ++k)
-      x[k] = entry.data[k] != nullptr ? entry.data[k][i] : T(0);
+      x[k] = entry.data[k] != nullptr ? static_cast<M>(entry.data[k][i]) : M(0);
     skipped |= !update(scalars, x);
 #pragma unroll
     for (int k = 0; k < kStreams; ++k)
-      if (k != kGradSlot && entry.data[k] != nullptr) entry.data[k][i] = x[k];
+      if (k != kGradSlot && entry.data[k] != nullptr) entry.data[k][i] = static_cast<T>(x[k]);
   }
   // Every writer stores the same value.
   if (skipped && skipped_nonfinite != nullptr) *skipped_nonfinite = 1;
@@ -393,21 +396,22 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
 
 // ---- Kernels: clip_grad_norm -----------------------------------------------------------------
 
-// partials[chunk] = sum of |g|^p (max |g| for the inf-norm) over one chunk, in T.
-template <typename T>
+// partials[chunk] = sum of |g|^p (max |g| for the inf-norm) over one chunk, in M = opmath_t<T>.
+template <typename T, typename M = opmath_t<T>>
 __global__ void __launch_bounds__(kThreadsPerBlock)
-    grad_norm_partials_kernel(TensorList<GradSpanOf<T>> list, T norm_type, bool inf_norm,
-                              T* partials) {
+    grad_norm_partials_kernel(TensorList<GradSpanOf<T>> list, M norm_type, bool inf_norm,
+                              M* partials) {
   const int t = locate_tensor(list, blockIdx.x);
   const GradSpanOf<T>& g = list.tensors[t];
   const std::int64_t begin = (blockIdx.x - list.first_chunk[t]) * kChunkElements;
   const std::int64_t end = min(begin + kChunkElements, g.numel);
-  T acc = T(0);
-  for (std::int64_t i = begin + threadIdx.x; i < end; i += kThreadsPerBlock)
-    acc = inf_norm ? max_propagating_nan(acc, T(fabs(g.data[i])))
-                   : acc + norm_term(g.data[i], norm_type);
-  acc = inf_norm ? block_reduce<kThreadsPerBlock>(acc, MaxPropagatingNanMerge{}, T(0))
-                 : block_reduce<kThreadsPerBlock>(acc, SumMerge{}, T(0));
+  M acc = M(0);
+  for (std::int64_t i = begin + threadIdx.x; i < end; i += kThreadsPerBlock) {
+    const M x = static_cast<M>(g.data[i]);
+    acc = inf_norm ? max_propagating_nan(acc, M(fabs(x))) : acc + norm_term(x, norm_type);
+  }
+  acc = inf_norm ? block_reduce<kThreadsPerBlock>(acc, MaxPropagatingNanMerge{}, M(0))
+                 : block_reduce<kThreadsPerBlock>(acc, SumMerge{}, M(0));
   if (threadIdx.x == 0) partials[blockIdx.x] = acc;
 }
 
@@ -425,17 +429,17 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
     *total_norm = static_cast<T>(inf_norm ? acc : pow(acc, 1.0 / static_cast<double>(norm_type)));
 }
 
-// One chunk of the gradients times clip_coefficient(max_norm, *total_norm).
-template <typename T>
+// One chunk of the gradients times clip_coefficient(max_norm, *total_norm), in M, rounded to T.
+template <typename T, typename M = opmath_t<T>>
 __global__ void __launch_bounds__(kThreadsPerBlock)
-    clip_grads_kernel(TensorList<GradSpanOf<T>> list, T max_norm, const T* total_norm) {
+    clip_grads_kernel(TensorList<GradSpanOf<T>> list, M max_norm, const M* total_norm) {
   const int t = locate_tensor(list, blockIdx.x);
   const GradSpanOf<T>& g = list.tensors[t];
   const std::int64_t begin = (blockIdx.x - list.first_chunk[t]) * kChunkElements;
   const std::int64_t end = min(begin + kChunkElements, g.numel);
-  const T coef = clip_coefficient(max_norm, *total_norm);
+  const M coef = clip_coefficient(max_norm, *total_norm);
   for (std::int64_t i = begin + threadIdx.x; i < end; i += kThreadsPerBlock)
-    g.data[i] *= coef;
+    g.data[i] = static_cast<T>(static_cast<M>(g.data[i]) * coef);
 }
 
 // ---- Kernels: gradient scaling (amp::GradScaler) ---------------------------------------------
@@ -544,13 +548,15 @@ void adam8bit_step(const AdamUpdate& update, const std::vector<Adam8bitTensor>& 
 }
 
 template <typename T>
-void grad_norm(const std::vector<GradSpanOf<T>>& grads, T norm_type, T* total_norm) {
+void grad_norm(const std::vector<GradSpanOf<T>>& grads, opmath_t<T> norm_type,
+               opmath_t<T>* total_norm) {
+  using M = opmath_t<T>;
   std::int64_t chunks = 0;
   for (const GradSpanOf<T>& g : grads)
     chunks += grad_chunks(g);
   // One partial per chunk.
-  Workspace workspace(Workspace::bytes_for<T>(chunks));
-  T* partials = workspace.take<T>(chunks);
+  Workspace workspace(Workspace::bytes_for<M>(chunks));
+  M* partials = workspace.take<M>(chunks);
   const cudaStream_t stream = current_stream();
   const bool inf_norm = std::isinf(norm_type);
   std::int64_t offset = 0;
@@ -562,13 +568,14 @@ void grad_norm(const std::vector<GradSpanOf<T>>& grads, T norm_type, T* total_no
         LG_CUDA_CHECK_LAUNCH();
         offset += num_chunks;
       });
-  grad_norm_finish_kernel<T>
+  grad_norm_finish_kernel<M>
       <<<1, kThreadsPerBlock, 0, stream>>>(partials, offset, norm_type, inf_norm, total_norm);
   LG_CUDA_CHECK_LAUNCH();
 }
 
 template <typename T>
-void clip_grads(const std::vector<GradSpanOf<T>>& grads, T max_norm, const T* total_norm) {
+void clip_grads(const std::vector<GradSpanOf<T>>& grads, opmath_t<T> max_norm,
+                const opmath_t<T>* total_norm) {
   const cudaStream_t stream = current_stream();
   for_each_tensor_list(
       grads, grad_chunks<T>, [&](const TensorList<GradSpanOf<T>>& list, std::int64_t num_chunks) {
@@ -586,10 +593,12 @@ void clip_grads(const std::vector<GradSpanOf<T>>& grads, T max_norm, const T* to
                              const std::vector<OptimTensor<AdamUpdateOf<T>>>&, const int*, int*); \
   template void radam_step<T>(const RAdamUpdateOf<T>&,                                            \
                               const std::vector<OptimTensor<RAdamUpdateOf<T>>>&, const int*);     \
-  template void grad_norm<T>(const std::vector<GradSpanOf<T>>&, T, T*);                           \
-  template void clip_grads<T>(const std::vector<GradSpanOf<T>>&, T, const T*);
+  template void grad_norm<T>(const std::vector<GradSpanOf<T>>&, opmath_t<T>, opmath_t<T>*);       \
+  template void clip_grads<T>(const std::vector<GradSpanOf<T>>&, opmath_t<T>, const opmath_t<T>*);
 LG_INSTANTIATE_CUDA_OPTIM(float)
 LG_INSTANTIATE_CUDA_OPTIM(double)
+LG_INSTANTIATE_CUDA_OPTIM(Half)
+LG_INSTANTIATE_CUDA_OPTIM(BFloat16)
 #undef LG_INSTANTIATE_CUDA_OPTIM
 
 void unscale_and_check_finite(const std::vector<GradSpan>& grads, const float* scale,

@@ -169,11 +169,11 @@ void adam8bit_step(const AdamUpdate&, const std::vector<Adam8bitTensor>&, const 
   throw_cuda_not_built("adam8bit_step");
 }
 template <typename T>
-void grad_norm(const std::vector<GradSpanOf<T>>&, T, T*) {
+void grad_norm(const std::vector<GradSpanOf<T>>&, opmath_t<T>, opmath_t<T>*) {
   throw_cuda_not_built("clip_grad_norm_");
 }
 template <typename T>
-void clip_grads(const std::vector<GradSpanOf<T>>&, T, const T*) {
+void clip_grads(const std::vector<GradSpanOf<T>>&, opmath_t<T>, const opmath_t<T>*) {
   throw_cuda_not_built("clip_grad_norm_");
 }
 #define LG_INSTANTIATE_OPTIM_STUBS(T)                                                             \
@@ -183,10 +183,12 @@ void clip_grads(const std::vector<GradSpanOf<T>>&, T, const T*) {
                              const std::vector<OptimTensor<AdamUpdateOf<T>>>&, const int*, int*); \
   template void radam_step<T>(const RAdamUpdateOf<T>&,                                            \
                               const std::vector<OptimTensor<RAdamUpdateOf<T>>>&, const int*);     \
-  template void grad_norm<T>(const std::vector<GradSpanOf<T>>&, T, T*);                           \
-  template void clip_grads<T>(const std::vector<GradSpanOf<T>>&, T, const T*);
+  template void grad_norm<T>(const std::vector<GradSpanOf<T>>&, opmath_t<T>, opmath_t<T>*);       \
+  template void clip_grads<T>(const std::vector<GradSpanOf<T>>&, opmath_t<T>, const opmath_t<T>*);
 LG_INSTANTIATE_OPTIM_STUBS(float)
 LG_INSTANTIATE_OPTIM_STUBS(double)
+LG_INSTANTIATE_OPTIM_STUBS(Half)
+LG_INSTANTIATE_OPTIM_STUBS(BFloat16)
 #undef LG_INSTANTIATE_OPTIM_STUBS
 void unscale_and_check_finite(const std::vector<GradSpan>&, const float*, int*) {
   throw_cuda_not_built("unscale_and_check_finite");
