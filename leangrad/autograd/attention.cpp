@@ -13,6 +13,7 @@
 #include <leangrad/autograd/nn_functions.h>
 #include <leangrad/autograd/nn_internal.h>
 #include <leangrad/core/error.h>
+#include <leangrad/core/generator.h>
 #include <leangrad/core/profiler.h>
 #include <leangrad/core/shape.h>
 #include <leangrad/kernels/creation.h>
@@ -37,10 +38,20 @@ namespace leangrad {
 // - Under autocast the two products run in the autocast dtype and the softmax in float32, so
 //   the weights are float32 and the second product casts them back (matmul's policy).
 namespace {
-// The weights of the (masked) scores, and the output they make of value.
-std::pair<Tensor, Tensor> attend(const Tensor& scores, const Tensor& value, double dropout_p) {
+// The weights of the (masked) scores, and the output they make of value. Dropout draws from the
+// default generator, or, given `replay`, from that generator state: the mask an earlier draw at
+// that state made (the fused backward's create_graph path redraws the forward's mask so).
+std::pair<Tensor, Tensor> attend(const Tensor& scores, const Tensor& value, double dropout_p,
+                                 const Generator::State* replay = nullptr) {
   Tensor weights = softmax(scores, -1);
-  if (dropout_p > 0.0) weights = dropout(weights, dropout_p, /*training=*/true);
+  if (dropout_p > 0.0 && replay == nullptr) {
+    weights = dropout(weights, dropout_p, /*training=*/true);
+  } else if (dropout_p > 0.0) {
+    Generator generator;
+    generator.set_state(*replay);
+    const Tensor keep = ops::dropout(weights.detach(), dropout_p, generator).mask;
+    weights = mul(mul(weights, keep.to(weights.dtype())), 1.0 / (1.0 - dropout_p));
+  }
   return {matmul(weights, value), weights};
 }
 }  // namespace
@@ -57,7 +68,8 @@ unsigned bit(SDPBackend backend) {
 
 // scaled_dot_product_attention composed (Note [Attention, composed]).
 Tensor attention_math(const Tensor& query, const Tensor& key, const Tensor& value,
-                      const Tensor& attn_mask, double dropout_p, bool is_causal, double s) {
+                      const Tensor& attn_mask, double dropout_p, bool is_causal, double s,
+                      const Generator::State* replay = nullptr) {
   Tensor scores = matmul(mul(query, s), key.transpose(-2, -1));
   const std::int64_t l = scores.shape()[scores.dim() - 2];
   const std::int64_t n = scores.shape()[scores.dim() - 1];
@@ -72,16 +84,15 @@ Tensor attention_math(const Tensor& query, const Tensor& key, const Tensor& valu
     scores = attn_mask.dtype() == kBool ? masked_fill(scores, eq(attn_mask, 0.0), kMinusInf)
                                         : add(scores, attn_mask);
   }
-  return attend(scores, value, dropout_p).first;
+  return attend(scores, value, dropout_p, replay).first;
 }
 
 // Why the fused kernel cannot take this call, or nullptr when it can (Note [Fused attention]
 // in kernels/cpu/attention.cpp).
 const char* fused_refusal(const Tensor& query, const Tensor& key, const Tensor& value,
-                          const Tensor& attn_mask, double dropout_p) {
+                          const Tensor& attn_mask) {
   if (!query.device().is_cpu()) return "it runs on the CPU only";
   if (query.dtype() != kFloat32 && query.dtype() != kFloat64) return "it takes float32 or float64";
-  if (dropout_p > 0.0) return "it has no dropout";
   if (amp::is_autocast_enabled(DeviceType::CPU)) return "it does not run under autocast";
   const Shape lead(query.shape().begin(), query.shape().end() - 2);
   if (key.dim() != query.dim() || value.dim() != query.dim() ||
@@ -99,13 +110,15 @@ const char* fused_refusal(const Tensor& query, const Tensor& key, const Tensor& 
 // logsumexp, or differentiates attention_math under create_graph (as Note [Normalizations
 // differentiated twice]: the first derivatives then equal the kernel's to rounding).
 Tensor attention_fused(const Tensor& query, const Tensor& key, const Tensor& value,
-                       const Tensor& attn_mask, bool is_causal, double s) {
-  ops::AttentionOutput forward = ops::attention(query, key, value, attn_mask, is_causal, s);
+                       const Tensor& attn_mask, double dropout_p, bool is_causal, double s) {
+  ops::AttentionOutput forward = ops::attention(query, key, value, attn_mask, is_causal, s,
+                                                dropout_p, &default_generator(query.device()));
+  const Generator::State drawn{forward.dropout_seed, forward.dropout_offset};
   std::vector<Tensor> saved = {query, key, value, forward.output, forward.logsumexp};
   if (attn_mask.defined()) saved.push_back(attn_mask);
   return autograd::record_op(
       "scaled_dot_product_attention", forward.output, {query, key, value}, saved,
-      [is_causal, s](const autograd::BackwardContext& c) -> std::vector<Tensor> {
+      [dropout_p, is_causal, s, drawn](const autograd::BackwardContext& c) -> std::vector<Tensor> {
         const Tensor mask = c.saved.size() > 5 ? c.saved[5] : Tensor();
         if (autograd::any_requires_grad({&c.grad, &c.saved[0], &c.saved[1], &c.saved[2]})) {
           std::vector<Tensor> operands, wrt;
@@ -113,17 +126,17 @@ Tensor attention_fused(const Tensor& query, const Tensor& key, const Tensor& val
             const Tensor& t = c.saved[static_cast<std::size_t>(k)];
             operands.push_back(t.requires_grad() ? t : t.detach().requires_grad_());
           }
-          const Tensor y =
-              attention_math(operands[0], operands[1], operands[2], mask, 0.0, is_causal, s);
+          const Tensor y = attention_math(operands[0], operands[1], operands[2], mask, dropout_p,
+                                          is_causal, s, &drawn);
           std::vector<Tensor> grads = autograd::grad({y}, operands, {c.grad}, std::nullopt,
                                                      /*create_graph=*/true, /*allow_unused=*/true);
           for (int k = 0; k < 3; ++k)
             if (!c.needs(k)) grads[static_cast<std::size_t>(k)] = Tensor();
           return grads;
         }
-        ops::AttentionGrads g = ops::attention_backward(c.grad, c.saved[0], c.saved[1], c.saved[2],
-                                                        c.saved[3], c.saved[4], mask, is_causal, s,
-                                                        c.needs(0), c.needs(1), c.needs(2));
+        ops::AttentionGrads g = ops::attention_backward(
+            c.grad, c.saved[0], c.saved[1], c.saved[2], c.saved[3], c.saved[4], mask, is_causal, s,
+            dropout_p, drawn.seed, drawn.offset, c.needs(0), c.needs(1), c.needs(2));
         return {g.grad_query, g.grad_key, g.grad_value};
       });
 }
@@ -188,9 +201,9 @@ Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, cons
                    " (query ", query.shape(), ", key ", key.shape(), ")");
   }
 
-  const char* refusal = fused_refusal(query, key, value, attn_mask, dropout_p);
+  const char* refusal = fused_refusal(query, key, value, attn_mask);
   if ((allowed_backends & bit(SDPBackend::FlashAttention)) != 0 && refusal == nullptr)
-    return attention_fused(query, key, value, attn_mask, is_causal, s);
+    return attention_fused(query, key, value, attn_mask, dropout_p, is_causal, s);
   LG_CHECK((allowed_backends & bit(SDPBackend::Math)) != 0, op,
            ": SdpaKernelGuard allows only the fused kernel, which cannot take this call: ", refusal,
            " (query ", query.shape(), " ", query.dtype(), " on ", query.device(), ", key ",

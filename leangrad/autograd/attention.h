@@ -5,9 +5,10 @@
 // matmul. Two implementations (PyTorch's SDPBackend), picked per call:
 //   - FlashAttention: the fused CPU kernel (kernels/cpu/attention.cpp), which keeps the output and
 //     one logsumexp per query row for backward instead of the (..., L, S) weights, and
-//     recomputes the weights tile by tile; taken on the CPU for float32 and float64 when
-//     dropout_p is 0, query, key and value have the same leading dims, the mask (if any) is Bool
-//     or of the query's dtype and needs no gradient, and autocast is off;
+//     recomputes the weights (and dropout's mask, the same one the composed path draws) tile by
+//     tile; taken on the CPU for float32 and float64 when query, key and value have the same
+//     leading dims, the mask (if any) is Bool or of the query's dtype and needs no gradient, and
+//     autocast is off;
 //   - Math: composed of differentiable functions (matmul, softmax, dropout): every device, dtype,
 //     broadcast and dropout, and under autocast (the products in the autocast dtype, the softmax
 //     in float32). It keeps the weights for backward.

@@ -208,17 +208,22 @@ Tensor tanhexp_backward(const Tensor& grad_output, const Tensor& x);
 // kernels/cpu/attention.cpp), on the CPU, float32 or float64: query (..., L, E), key (..., S, E),
 // value (..., S, Ev) with the same leading dims; attn_mask undefined, Bool (true: may attend) or
 // of the query's dtype (added), broadcasting to (..., L, S); is_causal hides key j from query i
-// where j > i. output = softmax(mask((query * scale) key^T)) value, (..., L, Ev),
-// and logsumexp (..., L), what the backward recomputes the weights from; the weights are never
-// stored. A CUDA tensor is an error: autograd/attention.cpp composes attention there.
+// where j > i. output = dropout(softmax(mask((query * scale) key^T)), dropout_p) value,
+// (..., L, Ev), and logsumexp (..., L), what the backward recomputes the weights from; the weights
+// are never stored. Dropout (dropout_p > 0, gen given) draws from gen the counters ops::dropout
+// would draw for the (..., L, S) weights and drops the same ones; their seed and offset come back
+// for the backward. A CUDA tensor is an error: autograd/attention.cpp composes attention there.
 struct AttentionOutput {
   Tensor output;
   Tensor logsumexp;
+  std::uint64_t dropout_seed = 0;
+  std::uint64_t dropout_offset = 0;
 };
 AttentionOutput attention(const Tensor& query, const Tensor& key, const Tensor& value,
-                          const Tensor& attn_mask, bool is_causal, double scale);
+                          const Tensor& attn_mask, bool is_causal, double scale,
+                          double dropout_p = 0.0, Generator* gen = nullptr);
 // The gradients of query, key and value from the output's; each computed only when asked for
-// (undefined otherwise).
+// (undefined otherwise). dropout_p, seed and offset: the forward's.
 struct AttentionGrads {
   Tensor grad_query;
   Tensor grad_key;
@@ -227,7 +232,9 @@ struct AttentionGrads {
 AttentionGrads attention_backward(const Tensor& grad_output, const Tensor& query, const Tensor& key,
                                   const Tensor& value, const Tensor& output,
                                   const Tensor& logsumexp, const Tensor& attn_mask, bool is_causal,
-                                  double scale, bool need_query, bool need_key, bool need_value);
+                                  double scale, double dropout_p, std::uint64_t dropout_seed,
+                                  std::uint64_t dropout_offset, bool need_query, bool need_key,
+                                  bool need_value);
 
 // GroupNorm over x: (N, C, *), C divisible by num_groups; weight, bias: (C,) of x's dtype and
 // device, or undefined. mean and rstd (what backward needs) are (N, num_groups), float32

@@ -6,9 +6,11 @@
 #include <vector>
 
 #include <leangrad/core/creation.h>
+#include <leangrad/core/generator.h>
 #include <leangrad/core/shape.h>
 #include <leangrad/kernels/cpu/attention.h>
 #include <leangrad/kernels/creation.h>
+#include <leangrad/kernels/layers_math.h>
 #include <leangrad/kernels/ops.h>
 #include <leangrad/kernels/ops_checks.h>
 
@@ -93,10 +95,12 @@ Shape with_last_two(const Tensor& t, std::int64_t a, std::int64_t b) {
 }  // namespace
 
 AttentionOutput attention(const Tensor& query, const Tensor& key, const Tensor& value,
-                          const Tensor& attn_mask, bool is_causal, double scale) {
+                          const Tensor& attn_mask, bool is_causal, double scale, double dropout_p,
+                          Generator* gen) {
   const char* op = "attention";
-  const kernels::cpu::AttentionGeometry g =
-      attention_geometry(op, query, key, value, is_causal, scale);
+  kernels::cpu::AttentionGeometry g = attention_geometry(op, query, key, value, is_causal, scale);
+  LG_CHECK(dropout_p >= 0.0 && dropout_p < 1.0 && (dropout_p == 0.0 || gen != nullptr), op,
+           ": expected dropout_p in [0, 1) and, when it is > 0, a generator; got ", dropout_p);
   LG_CHECK(!(is_causal && attn_mask.defined()), op,
            ": is_causal and attn_mask cannot be given together");
   const kernels::cpu::AttentionMask mask =
@@ -112,6 +116,16 @@ AttentionOutput attention(const Tensor& query, const Tensor& key, const Tensor& 
     fill_(result.logsumexp, -std::numeric_limits<double>::infinity());
     return result;
   }
+  if (dropout_p > 0.0) {
+    // The counters ops::dropout reserves for the (B, L, S) weights (none when they are empty,
+    // which returned above).
+    const std::int64_t weights = checked_mul(checked_mul(g.batch, g.l, op), g.s, op);
+    const Generator::State state = gen->reserve(static_cast<std::uint64_t>(
+        (weights + layers_math::kDropoutPerCounter - 1) / layers_math::kDropoutPerCounter));
+    g.dropout_p = dropout_p;
+    g.dropout_seed = result.dropout_seed = state.seed;
+    g.dropout_offset = result.dropout_offset = state.offset;
+  }
   const Tensor q = contiguous(query), k = contiguous(key), v = contiguous(value);
   kernels::cpu::attention_forward(query.dtype(), g, mask, q.data_ptr(), k.data_ptr(), v.data_ptr(),
                                   result.output.data_ptr(), result.logsumexp.data_ptr());
@@ -121,10 +135,16 @@ AttentionOutput attention(const Tensor& query, const Tensor& key, const Tensor& 
 AttentionGrads attention_backward(const Tensor& grad_output, const Tensor& query, const Tensor& key,
                                   const Tensor& value, const Tensor& output,
                                   const Tensor& logsumexp, const Tensor& attn_mask, bool is_causal,
-                                  double scale, bool need_query, bool need_key, bool need_value) {
+                                  double scale, double dropout_p, std::uint64_t dropout_seed,
+                                  std::uint64_t dropout_offset, bool need_query, bool need_key,
+                                  bool need_value) {
   const char* op = "attention_backward";
-  const kernels::cpu::AttentionGeometry g =
-      attention_geometry(op, query, key, value, is_causal, scale);
+  kernels::cpu::AttentionGeometry g = attention_geometry(op, query, key, value, is_causal, scale);
+  LG_CHECK(dropout_p >= 0.0 && dropout_p < 1.0, op, ": expected dropout_p in [0, 1), got ",
+           dropout_p);
+  g.dropout_p = dropout_p;
+  g.dropout_seed = dropout_seed;
+  g.dropout_offset = dropout_offset;
   const Shape out_shape = with_last_two(query, g.l, g.ev);
   LG_CHECK_SHAPE(grad_output.shape() == out_shape && output.shape() == out_shape &&
                      logsumexp.numel() == g.batch * g.l,

@@ -204,11 +204,12 @@ std::tuple<Tensor, Tensor> MultiheadAttentionImpl::forward(
   }
   const double dropout_p = is_training() ? options.dropout() : 0.0;
   const double scale = 1.0 / std::sqrt(static_cast<double>(head_dim));
-  // Without weights to return and without dropout, scaled_dot_product_attention may take the
-  // fused kernel, which keeps no (L, S) weights for backward (PyTorch's need_weights=False path).
+  // Without weights to return, scaled_dot_product_attention may take the fused kernel, which
+  // keeps no (L, S) weights for backward (PyTorch's need_weights=False path); it drops the same
+  // weights the composed path would.
   Tensor heads_out, weights;
-  if (!need_weights && dropout_p == 0.0) {
-    heads_out = scaled_dot_product_attention(q, k, v, mask, 0.0, false, scale);
+  if (!need_weights) {
+    heads_out = scaled_dot_product_attention(q, k, v, mask, dropout_p, false, scale);
   } else {
     std::tie(heads_out, weights) = detail::attention_with_weights(q, k, v, mask, dropout_p, scale);
   }

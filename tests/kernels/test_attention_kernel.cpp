@@ -2,7 +2,8 @@
 // plain loops of kernels/cpu/attention_reference.h (output and the three gradients, float32 and
 // float64, shapes that end in partial query and key blocks, causal with L < S and L > S, Bool and
 // float masks broadcast over the batch, a row with no key in reach), and scaled_dot_product_
-// attention's two backends against each other through autograd: the same values and gradients,
+// attention's two backends against each other through autograd (with and without dropout, which
+// must drop the same weights in both): the same values and gradients,
 // what each saves for backward, SdpaKernelGuard's choice and its refusals. The composed path is
 // checked against PyTorch in tests/nn/test_attention.cpp, which runs the fused kernel too.
 #include <gtest/gtest.h>
@@ -131,7 +132,7 @@ TEST_P(AttentionKernel, MatchesReferenceLoops) {
     const ops::AttentionOutput fused = ops::attention(q, k, v, mask.tensor, c.is_causal, scale);
     const ops::AttentionGrads grads =
         ops::attention_backward(dy, q, k, v, fused.output, fused.logsumexp, mask.tensor,
-                                c.is_causal, scale, true, true, true);
+                                c.is_causal, scale, 0.0, 0, 0, true, true, true);
 
     Tensor out = empty({c.batch, c.l, c.ev}, TensorOptions().dtype(dtype));
     Tensor dq = empty(q.shape(), q.options()), dk = empty(k.shape(), k.options()),
@@ -172,10 +173,10 @@ TEST(AttentionKernel, GradientsOnlyWhenAsked) {
   const Tensor q = uniform({2, 9, 4}, kFloat64), k = uniform({2, 11, 4}, kFloat64),
                v = uniform({2, 11, 3}, kFloat64), dy = uniform({2, 9, 3}, kFloat64);
   const ops::AttentionOutput f = ops::attention(q, k, v, Tensor(), true, 0.5);
-  const ops::AttentionGrads all = ops::attention_backward(dy, q, k, v, f.output, f.logsumexp,
-                                                          Tensor(), true, 0.5, true, true, true);
+  const ops::AttentionGrads all = ops::attention_backward(
+      dy, q, k, v, f.output, f.logsumexp, Tensor(), true, 0.5, 0.0, 0, 0, true, true, true);
   const ops::AttentionGrads key_only = ops::attention_backward(
-      dy, q, k, v, f.output, f.logsumexp, Tensor(), true, 0.5, false, true, false);
+      dy, q, k, v, f.output, f.logsumexp, Tensor(), true, 0.5, 0.0, 0, 0, false, true, false);
   EXPECT_FALSE(key_only.grad_query.defined());
   EXPECT_FALSE(key_only.grad_value.defined());
   EXPECT_EQ(test::to_vector(key_only.grad_key), test::to_vector(all.grad_key));
@@ -183,13 +184,15 @@ TEST(AttentionKernel, GradientsOnlyWhenAsked) {
 
 // ---- Through scaled_dot_product_attention -----------------------------------------------------
 
-// Output and gradients of q, k, v with only `backend` allowed.
+// Output and gradients of q, k, v with only `backend` allowed, dropout drawn after seeding the
+// generators with 21 (so both backends draw the same numbers).
 std::vector<Tensor> run(SDPBackend backend, const Tensor& q, const Tensor& k, const Tensor& v,
-                        const Tensor& mask, bool causal, const Tensor& w) {
+                        const Tensor& mask, bool causal, const Tensor& w, double dropout_p) {
   const SdpaKernelGuard guard({backend});
   std::vector<Tensor> in = {q.detach().requires_grad_(), k.detach().requires_grad_(),
                             v.detach().requires_grad_()};
-  const Tensor out = scaled_dot_product_attention(in[0], in[1], in[2], mask, 0.0, causal);
+  manual_seed(21);
+  const Tensor out = scaled_dot_product_attention(in[0], in[1], in[2], mask, dropout_p, causal);
   sum(mul(out, w)).backward();
   return {out, in[0].grad(), in[1].grad(), in[2].grad()};
 }
@@ -206,13 +209,24 @@ TEST(ScaledDotProductAttentionFused, EqualsTheComposedPath) {
     for (std::size_t m = 0; m < masks.size(); ++m) {
       for (const bool causal : {false, true}) {
         if (causal && masks[m].defined()) continue;
-        SCOPED_TRACE("mask " + std::to_string(m) + (causal ? " causal" : ""));
-        const std::vector<Tensor> fused =
-            run(SDPBackend::FlashAttention, q, k, v, masks[m], causal, w);
-        const std::vector<Tensor> math = run(SDPBackend::Math, q, k, v, masks[m], causal, w);
-        const char* names[] = {"output", "query's gradient", "key's gradient", "value's gradient"};
-        for (std::size_t i = 0; i < fused.size(); ++i)
-          expect_close(fused[i], math[i], static_cast<double>(s), names[i]);
+        for (const double dropout_p : {0.0, 0.3}) {
+          SCOPED_TRACE("mask " + std::to_string(m) + (causal ? " causal" : "") + " dropout " +
+                       std::to_string(dropout_p));
+          const std::vector<Tensor> fused =
+              run(SDPBackend::FlashAttention, q, k, v, masks[m], causal, w, dropout_p);
+          const std::vector<Tensor> math =
+              run(SDPBackend::Math, q, k, v, masks[m], causal, w, dropout_p);
+          const char* names[] = {"output", "query's gradient", "key's gradient",
+                                 "value's gradient"};
+          for (std::size_t i = 0; i < fused.size(); ++i)
+            expect_close(fused[i], math[i], static_cast<double>(s), names[i]);
+          if (dropout_p > 0.0) {
+            // The same weights dropped, and some were: without dropout the output differs.
+            const std::vector<Tensor> kept =
+                run(SDPBackend::FlashAttention, q, k, v, masks[m], causal, w, 0.0);
+            EXPECT_GT(test::max_abs(sub(kept[0], fused[0])), 0.01);
+          }
+        }
       }
     }
   }
@@ -254,9 +268,12 @@ TEST(ScaledDotProductAttentionFused, DerivativesMatchFiniteDifferences) {
   const SdpaKernelGuard guard({SDPBackend::FlashAttention});
   for (const bool causal : {false, true}) {
     SCOPED_TRACE(causal);
+    // Causal with dropout: the same mask at every evaluation (the generators seeded first); the
+    // second derivatives then go through the composed path with that mask drawn again.
     auto f = [&](const std::vector<Tensor>& in) {
-      return scaled_dot_product_attention(in[0], in[1], in[2], causal ? Tensor() : mask, 0.0,
-                                          causal);
+      manual_seed(4);
+      return scaled_dot_product_attention(in[0], in[1], in[2], causal ? Tensor() : mask,
+                                          causal ? 0.25 : 0.0, causal);
     };
     EXPECT_TRUE(test::gradcheck(f, {q, k, v}));
     // Second order: the fused backward differentiates the composed path under create_graph.
@@ -285,7 +302,9 @@ TEST(ScaledDotProductAttentionFused, GuardRefusesWhatTheKernelCannotTake) {
   const Tensor q = uniform({2, 3, 4}, kFloat32), k = uniform({2, 5, 4}, kFloat32),
                v = uniform({2, 5, 4}, kFloat32);
   const SdpaKernelGuard guard({SDPBackend::FlashAttention});
-  EXPECT_THROW_MSG(scaled_dot_product_attention(q, k, v, Tensor(), 0.5), "it has no dropout");
+  const Tensor learned_mask = uniform({3, 5}, kFloat32).requires_grad_();
+  EXPECT_THROW_MSG(scaled_dot_product_attention(q, k, v, learned_mask),
+                   "it gives no gradient for the mask");
   EXPECT_THROW_MSG(scaled_dot_product_attention(q, k.select(0, 0), v.select(0, 0)),
                    "same leading dims");
   EXPECT_THROW_MSG(scaled_dot_product_attention(q.to(kFloat16), k.to(kFloat16), v.to(kFloat16)),

@@ -7,19 +7,26 @@
 //       scores = q_block k_block^T          gemm (kernels/cpu/gemm.h), on this thread alone
 //       scores = mask(scores)               -inf where a pair may not attend, or + the float mask
 //       row maximum m' = max(m, this block's), p = e^(scores - m')
-//       out_block = out_block e^(m - m') + p v_block,  sum = sum e^(m - m') + sum of p
+//       out_block = out_block e^(m - m') + dropout(p) v_block,  sum = sum e^(m - m') + sum of p
 //     (the online softmax of Milakov & Gimelshein, as FlashAttention uses it); at the end
 //     out = out_block / sum and logsumexp = m + log(sum). Memory: the output, (B, L) logsumexps
 //     and per thread a few tiles, where the composed path keeps the (B, L, S) weights.
 //   - A key block wholly beyond a causal block's last query is skipped. A row whose keys so far
 //     are all out of reach keeps m = -inf and adds nothing (e^(-inf - -inf) would be NaN); if it
 //     ends that way, sum = 0 and out = 0 / 0 = NaN, logsumexp = -inf: the composed path's NaN.
+//   - Dropout keeps weight (b, i, j) as ops::dropout keeps element (b L + i) S + j of the
+//     (B, L, S) weights for the same generator state (one Philox block per 4 weights of a row),
+//     so the fused and composed paths drop the same weights; the sum is of the weights before
+//     dropout, as softmax comes first.
 //   - Backward, per batch (one task each: key and value gradients add up over every query
-//     block, so a batch stays on one thread), recomputing each tile's weights from logsumexp:
+//     block, so a batch stays on one thread), recomputing each tile's weights from logsumexp
+//     and dropout's mask from the seed:
 //       p = e^(scores - logsumexp)                       (out of reach: 0)
-//       d_value_block += p^T d_out_block
-//       d_p = d_out_block v_block^T
-//       d_scores = p (d_p - D),  D = rowsum(d_out * out) (softmax's backward)
+//       d_value_block += dropout(p)^T d_out_block
+//       d_p = dropout'(d_out_block v_block^T)            (the kept ones times 1 / (1 - p))
+//       d_scores = p (d_p - D),  D = rowsum(d_out * out) (softmax's backward; out is made of the
+//                                                        dropped weights, and D still equals
+//                                                        sum_j p_ij d_p_ij)
 //       d_q_block += d_scores k_block,  d_key_block += d_scores^T q_block
 //     and d_query = d_q scale, since the product was of the scaled query.
 //   - e^x is exp_polynomial for float (within 1.02 ulps, in SIMD lanes: Note [Polynomial exp]),
@@ -30,6 +37,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <new>
 #include <vector>
 
 #include <leangrad/core/error.h>
@@ -37,6 +45,7 @@
 #include <leangrad/kernels/cpu/exp_polynomial.h>
 #include <leangrad/kernels/cpu/gemm.h>
 #include <leangrad/kernels/cpu/parallel_for.h>
+#include <leangrad/kernels/layers_math.h>
 
 namespace leangrad::kernels::cpu {
 namespace {
@@ -45,6 +54,30 @@ constexpr std::int64_t kQueryBlock = 64;
 constexpr std::int64_t kKeyBlock = 128;
 
 constexpr int kLanes = 8;  // running sums and maxima of a row: one per SIMD lane
+
+// A tile's scratch, 64-byte aligned. Eigen's small products peel their loops to the alignment of
+// their operands, so where a buffer lies changes the order of a product's sums and so its last
+// bits: buffers at a fixed alignment (as the allocator gives every tensor) keep the kernel's
+// results the same from call to call.
+template <typename T>
+class Scratch {
+ public:
+  explicit Scratch(std::int64_t n)
+      : data_(static_cast<T*>(
+            ::operator new[](static_cast<std::size_t>(std::max<std::int64_t>(n, 1)) * sizeof(T),
+                             std::align_val_t{64}))) {
+    std::fill(data_, data_ + n, T(0));
+  }
+  ~Scratch() { ::operator delete[](data_, std::align_val_t{64}); }
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  T* data() { return data_; }
+  T& operator[](std::int64_t i) { return data_[i]; }
+  T* begin() { return data_; }
+
+ private:
+  T* data_;
+};
 
 template <typename T>
 T exp_of(T x) {
@@ -109,6 +142,29 @@ T dot_of(const T* a, const T* b, std::int64_t n) {
   return sum;
 }
 
+// Dropout applied to a tile of weights (rows [i0, i0 + rows), keys [j0, j0 + cols)) of batch b,
+// in place: each kept weight times `keep_scale`, the others 0. `out` may be `weights` itself.
+template <typename T>
+void dropout_tile(const AttentionGeometry& g, std::int64_t b, std::int64_t i0, std::int64_t rows,
+                  std::int64_t j0, std::int64_t cols, const T* weights, T* out, T keep_scale) {
+  constexpr std::int64_t kLanes4 = layers_math::kDropoutPerCounter;
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const std::int64_t first = ((b * g.l + i0 + r) * g.s + j0);  // the row's first weight
+    const T* w = weights + r * cols;
+    T* o = out + r * cols;
+    std::int64_t c = 0;
+    while (c < cols) {
+      const std::int64_t index = first + c;
+      const philox::Block block = philox::philox4x32_10(
+          g.dropout_offset + static_cast<std::uint64_t>(index / kLanes4), g.dropout_seed);
+      for (std::int64_t lane = index % kLanes4; lane < kLanes4 && c < cols; ++lane, ++c)
+        o[c] = layers_math::dropout_keep_lane(block, static_cast<int>(lane), g.dropout_p)
+                   ? w[c] * keep_scale
+                   : T(0);
+    }
+  }
+}
+
 // The mask applied to a tile of scores (rows [i0, i0 + rows), keys [j0, j0 + cols)), in place.
 template <typename T>
 void mask_tile(const AttentionGeometry& g, const AttentionMask& mask, std::int64_t b,
@@ -158,11 +214,12 @@ void forward(const AttentionGeometry& g, const AttentionMask& mask, const T* que
   constexpr T kMinusInf = -std::numeric_limits<T>::infinity();
   const std::int64_t query_blocks = (g.l + kQueryBlock - 1) / kQueryBlock;
   const T scale = static_cast<T>(g.scale);
+  const T keep_scale = static_cast<T>(1.0 / (1.0 - g.dropout_p));
   parallel_for(g.batch * query_blocks, 1, [&](std::int64_t begin, std::int64_t end) {
-    std::vector<T> q_scaled(static_cast<std::size_t>(kQueryBlock * g.e));
-    std::vector<T> scores(static_cast<std::size_t>(kQueryBlock * kKeyBlock));
-    std::vector<T> acc(static_cast<std::size_t>(kQueryBlock * g.ev));
-    std::vector<T> row_max(kQueryBlock), row_sum(kQueryBlock);
+    Scratch<T> q_scaled(kQueryBlock * g.e);
+    Scratch<T> scores(kQueryBlock * kKeyBlock);
+    Scratch<T> acc(kQueryBlock * g.ev);
+    Scratch<T> row_max(kQueryBlock), row_sum(kQueryBlock);
     for (std::int64_t task = begin; task < end; ++task) {
       const std::int64_t b = task / query_blocks;
       const std::int64_t i0 = task % query_blocks * kQueryBlock;
@@ -171,8 +228,8 @@ void forward(const AttentionGeometry& g, const AttentionMask& mask, const T* que
       const T* v = value + b * g.s * g.ev;
       scale_rows(query + (b * g.l + i0) * g.e, rows * g.e, scale, q_scaled.data());
       std::fill(acc.begin(), acc.begin() + rows * g.ev, T(0));
-      std::fill(row_max.begin(), row_max.end(), kMinusInf);
-      std::fill(row_sum.begin(), row_sum.end(), T(0));
+      std::fill(row_max.begin(), row_max.begin() + kQueryBlock, kMinusInf);
+      std::fill(row_sum.begin(), row_sum.begin() + kQueryBlock, T(0));
       for (std::int64_t j0 = 0; j0 < g.s; j0 += kKeyBlock) {
         const std::int64_t cols = reachable_cols(g, i0 + rows, j0);
         if (cols == 0) break;
@@ -196,6 +253,8 @@ void forward(const AttentionGeometry& g, const AttentionMask& mask, const T* que
           row_sum[r] = row_sum[r] * rescale + block_sum;
           row_max[r] = new_max;
         }
+        if (g.dropout_p > 0.0)
+          dropout_tile(g, b, i0, rows, j0, cols, scores.data(), scores.data(), keep_scale);
         gemm<T>(false, false, rows, g.ev, cols, T(1), scores.data(), cols, v + j0 * g.ev, g.ev,
                 T(1), acc.data(), g.ev);
       }
@@ -215,13 +274,16 @@ void backward(const AttentionGeometry& g, const AttentionMask& mask, const T* gr
               const T* query, const T* key, const T* value, const T* out, const T* logsumexp,
               T* grad_query, T* grad_key, T* grad_value) {
   const T scale = static_cast<T>(g.scale);
+  const T keep_scale = static_cast<T>(1.0 / (1.0 - g.dropout_p));
+  const bool dropout = g.dropout_p > 0.0;
   parallel_for(g.batch, 1, [&](std::int64_t begin, std::int64_t end) {
-    std::vector<T> q_scaled(static_cast<std::size_t>(kQueryBlock * g.e));
-    std::vector<T> grad_q(static_cast<std::size_t>(kQueryBlock * g.e));
-    std::vector<T> p(static_cast<std::size_t>(kQueryBlock * kKeyBlock));
-    std::vector<T> grad_p(static_cast<std::size_t>(kQueryBlock * kKeyBlock));
-    std::vector<T> row_dot(kQueryBlock);
-    std::vector<T> key_sink, value_sink;  // gradients nobody asked for still flow through
+    Scratch<T> q_scaled(kQueryBlock * g.e);
+    Scratch<T> grad_q(kQueryBlock * g.e);
+    Scratch<T> p(kQueryBlock * kKeyBlock);
+    Scratch<T> grad_p(kQueryBlock * kKeyBlock);
+    Scratch<T> dropped(dropout ? kQueryBlock * kKeyBlock : 0);
+    Scratch<T> row_dot(kQueryBlock);
+    std::vector<T> key_sink, value_sink;  // gradients nobody asked for (their values unused)
     if (grad_key == nullptr) key_sink.resize(static_cast<std::size_t>(g.s * g.e));
     if (grad_value == nullptr) value_sink.resize(static_cast<std::size_t>(g.s * g.ev));
     for (std::int64_t b = begin; b < end; ++b) {
@@ -249,10 +311,15 @@ void backward(const AttentionGeometry& g, const AttentionMask& mask, const T* gr
           for (std::int64_t r = 0; r < rows; ++r)
             for (std::int64_t c = 0; c < cols; ++c)
               p[r * cols + c] = exp_of<T>(p[r * cols + c] - lse[r]);
-          gemm<T>(true, false, cols, g.ev, rows, T(1), p.data(), cols, d_out, g.ev, T(1),
-                  dv + j0 * g.ev, g.ev);
+          if (dropout) dropout_tile(g, b, i0, rows, j0, cols, p.data(), dropped.data(), keep_scale);
+          gemm<T>(true, false, cols, g.ev, rows, T(1), dropout ? dropped.data() : p.data(), cols,
+                  d_out, g.ev, T(1), dv + j0 * g.ev, g.ev);
           gemm<T>(false, true, rows, cols, g.ev, T(1), d_out, g.ev, v + j0 * g.ev, g.ev, T(0),
                   grad_p.data(), cols);
+          // Through dropout: a kept weight's gradient times 1 / (1 - p), a dropped one's 0 (the
+          // mask drawn again: a kept weight may be 0 itself).
+          if (dropout)
+            dropout_tile(g, b, i0, rows, j0, cols, grad_p.data(), grad_p.data(), keep_scale);
           for (std::int64_t r = 0; r < rows; ++r)
             for (std::int64_t c = 0; c < cols; ++c)
               grad_p[r * cols + c] = p[r * cols + c] * (grad_p[r * cols + c] - row_dot[r]);

@@ -21,6 +21,12 @@ struct AttentionGeometry {
   std::int64_t ev = 0;     // value features
   double scale = 1.0;      // the query is multiplied by it (in its dtype) before the product
   bool is_causal = false;  // key j out of query i's reach where j > i
+  // Dropout of the weights (p = 0: none): weight (b, i, j) is element (b L + i) S + j of the
+  // (B, L, S) weights, kept as ops::dropout keeps that element for this seed and offset
+  // (layers_math::dropout_keep), and scaled by 1 / (1 - p): the mask the composed path draws.
+  double dropout_p = 0.0;
+  std::uint64_t dropout_seed = 0;
+  std::uint64_t dropout_offset = 0;
 };
 
 // The mask of the scores, read in place through strides (a broadcast mask is never expanded):
@@ -34,7 +40,7 @@ struct AttentionMask {
   std::int64_t stride_s = 0;
 };
 
-// out = softmax(mask(scale q k^T)) v per batch, and logsumexp (the log of each row's softmax
+// out = dropout(softmax(mask(scale q k^T))) v per batch, and logsumexp (the log of each row's softmax
 // denominator plus its maximum: what the backward recomputes the weights from). A row with no
 // key in reach has out NaN (softmax over -inf everywhere, as the composed path) and logsumexp
 // -inf. Float32 or Float64.
@@ -43,7 +49,7 @@ void attention_forward(DType dtype, const AttentionGeometry& g, const AttentionM
                        void* logsumexp);
 
 // The gradients of query, key and value (each null when not wanted) from the output's gradient,
-// recomputing the weights block by block from logsumexp.
+// recomputing the weights (and dropout's mask) block by block from logsumexp.
 void attention_backward(DType dtype, const AttentionGeometry& g, const AttentionMask& mask,
                         const void* grad_out, const void* query, const void* key, const void* value,
                         const void* out, const void* logsumexp, void* grad_query, void* grad_key,

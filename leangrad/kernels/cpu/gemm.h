@@ -13,7 +13,9 @@
 //    one binary gets each machine's widest vectors.
 // Both sum each output's k products in an order of their own: results agree to within the usual
 // GEMM rounding bound (k * eps * sum |a| |b|), not bitwise. Each is deterministic for a given
-// thread count.
+// thread count and alignment of the operands: Eigen's small products peel their loops to the
+// operands' alignment, so a buffer at another address can change the last bits (tensors are
+// 64-byte aligned; kernels/cpu/attention.cpp aligns its scratch tiles so).
 //
 // Threads: called outside a parallel region, either library splits the product over max_threads()
 // threads; called from inside a parallel_for task (a batch of products in parallel), it runs on the
