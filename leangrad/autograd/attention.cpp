@@ -121,7 +121,7 @@ Tensor attention_fused(const Tensor& query, const Tensor& key, const Tensor& val
       [dropout_p, is_causal, s, drawn](const autograd::BackwardContext& c) -> std::vector<Tensor> {
         const Tensor mask = c.saved.size() > 5 ? c.saved[5] : Tensor();
         if (autograd::any_requires_grad({&c.grad, &c.saved[0], &c.saved[1], &c.saved[2]})) {
-          std::vector<Tensor> operands, wrt;
+          std::vector<Tensor> operands;
           for (int k = 0; k < 3; ++k) {
             const Tensor& t = c.saved[static_cast<std::size_t>(k)];
             operands.push_back(t.requires_grad() ? t : t.detach().requires_grad_());
