@@ -40,9 +40,9 @@ struct AttentionMask {
   std::int64_t stride_s = 0;
 };
 
-// out = dropout(softmax(mask(scale q k^T))) v per batch, and logsumexp (the log of each row's softmax
-// denominator plus its maximum: what the backward recomputes the weights from). A row with no
-// key in reach has out NaN (softmax over -inf everywhere, as the composed path) and logsumexp
+// out = dropout(softmax(mask(scale q k^T))) v per batch, and logsumexp (the log of each row's
+// softmax denominator plus its maximum: what the backward recomputes the weights from). A row with
+// no key in reach has out NaN (softmax over -inf everywhere, as the composed path) and logsumexp
 // -inf. Float32 or Float64.
 void attention_forward(DType dtype, const AttentionGeometry& g, const AttentionMask& mask,
                        const void* query, const void* key, const void* value, void* out,
