@@ -80,19 +80,27 @@ void report(benchmark::State& state, double flops_per_iteration, std::int64_t pe
   state.counters["peak_MiB"] = static_cast<double>(peak_bytes) / (1024.0 * 1024.0);
 }
 
+// The CPU allocator's peak while `run` runs, beyond what was allocated before it.
+template <typename F>
+std::int64_t bytes_beyond(const F& run) {
+  const leangrad::Device cpu = leangrad::Device::cpu();
+  const std::int64_t before = leangrad::memory::stats(cpu).allocated;
+  leangrad::memory::reset_peak(cpu);
+  run();
+  return leangrad::memory::stats(cpu).peak_allocated - before;
+}
+
 void BM_Attention_Forward(benchmark::State& state) {
   const Inputs in = inputs(state, false);
   if (!backends_agree(in, state)) return;
   const leangrad::NoGradGuard no_grad;
   const leangrad::SdpaKernelGuard guard({backend_of(state)});
-  const leangrad::Device cpu = leangrad::Device::cpu();
   std::int64_t peak = 0;
   for (auto _ : state) {
-    const std::int64_t before = leangrad::memory::stats(cpu).allocated;
-    leangrad::memory::reset_peak(cpu);
-    Tensor out = leangrad::scaled_dot_product_attention(in.q, in.k, in.v);
-    benchmark::DoNotOptimize(out.data_ptr());
-    peak = std::max(peak, leangrad::memory::stats(cpu).peak_allocated - before);
+    peak = std::max(peak, bytes_beyond([&] {
+                      Tensor out = leangrad::scaled_dot_product_attention(in.q, in.k, in.v);
+                      benchmark::DoNotOptimize(out.data_ptr());
+                    }));
   }
   report(state, in.flops, peak);
 }
@@ -101,15 +109,13 @@ void BM_Attention_ForwardBackward(benchmark::State& state) {
   const Inputs in = inputs(state, true);
   if (!backends_agree(in, state)) return;
   const leangrad::SdpaKernelGuard guard({backend_of(state)});
-  const leangrad::Device cpu = leangrad::Device::cpu();
   std::int64_t peak = 0;
   for (auto _ : state) {
-    const std::int64_t before = leangrad::memory::stats(cpu).allocated;
-    leangrad::memory::reset_peak(cpu);
-    Tensor out = leangrad::scaled_dot_product_attention(in.q, in.k, in.v);
-    out.backward(in.grad);
-    benchmark::DoNotOptimize(in.q.grad().data_ptr());
-    peak = std::max(peak, leangrad::memory::stats(cpu).peak_allocated - before);
+    peak = std::max(peak, bytes_beyond([&] {
+                      Tensor out = leangrad::scaled_dot_product_attention(in.q, in.k, in.v);
+                      out.backward(in.grad);
+                      benchmark::DoNotOptimize(in.q.grad().data_ptr());
+                    }));
     for (const Tensor& t : {in.q, in.k, in.v})
       t.set_grad(Tensor());
   }

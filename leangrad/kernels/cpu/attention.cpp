@@ -193,6 +193,16 @@ void mask_tile(const AttentionGeometry& g, const AttentionMask& mask, std::int64
   }
 }
 
+// The masked scores of a tile, (rows, cols) with row stride cols: the block's scaled queries
+// times keys [j0, j0 + cols) of this batch (k), then the mask; the same in forward and backward.
+template <typename T>
+void score_tile(const AttentionGeometry& g, const AttentionMask& mask, std::int64_t b,
+                std::int64_t i0, std::int64_t rows, std::int64_t j0, std::int64_t cols,
+                const T* q_scaled, const T* k, T* scores) {
+  gemm<T>(false, true, rows, cols, g.e, T(1), q_scaled, g.e, k + j0 * g.e, g.e, T(0), scores, cols);
+  mask_tile(g, mask, b, i0, rows, j0, cols, scores);
+}
+
 // The number of key columns of block [j0, j0 + kKeyBlock) that any query of [i0, i1) can
 // reach: all of them without a causal mask; 0 when the block lies wholly beyond i1 - 1.
 std::int64_t reachable_cols(const AttentionGeometry& g, std::int64_t i1, std::int64_t j0) {
@@ -233,9 +243,7 @@ void forward(const AttentionGeometry& g, const AttentionMask& mask, const T* que
       for (std::int64_t j0 = 0; j0 < g.s; j0 += kKeyBlock) {
         const std::int64_t cols = reachable_cols(g, i0 + rows, j0);
         if (cols == 0) break;
-        gemm<T>(false, true, rows, cols, g.e, T(1), q_scaled.data(), g.e, k + j0 * g.e, g.e, T(0),
-                scores.data(), cols);
-        mask_tile(g, mask, b, i0, rows, j0, cols, scores.data());
+        score_tile(g, mask, b, i0, rows, j0, cols, q_scaled.data(), k, scores.data());
         for (std::int64_t r = 0; r < rows; ++r) {
           T* p = scores.data() + r * cols;
           const T new_max = std::max(row_max[r], row_max_of(p, cols));
@@ -305,9 +313,7 @@ void backward(const AttentionGeometry& g, const AttentionMask& mask, const T* gr
         for (std::int64_t j0 = 0; j0 < g.s; j0 += kKeyBlock) {
           const std::int64_t cols = reachable_cols(g, i0 + rows, j0);
           if (cols == 0) break;
-          gemm<T>(false, true, rows, cols, g.e, T(1), q_scaled.data(), g.e, k + j0 * g.e, g.e, T(0),
-                  p.data(), cols);
-          mask_tile(g, mask, b, i0, rows, j0, cols, p.data());
+          score_tile(g, mask, b, i0, rows, j0, cols, q_scaled.data(), k, p.data());
           for (std::int64_t r = 0; r < rows; ++r)
             for (std::int64_t c = 0; c < cols; ++c)
               p[r * cols + c] = exp_of<T>(p[r * cols + c] - lse[r]);
