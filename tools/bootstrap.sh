@@ -12,6 +12,12 @@ packages=(build-essential cmake ninja-build ccache libeigen3-dev libgtest-dev li
 
 "$LEANGRAD_ROOT/tools/install_packages.sh" "${packages[@]}"
 
+# ccache keys on paths relative to the checkout, and not on the build folder's path (the
+# sanitizer builds carry line tables), so two checkouts of one commit share the cache: a copy of
+# the tree in another folder, as CI makes, compiles nothing this machine compiled already.
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$LEANGRAD_ROOT}"
+export CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-true}"
+
 if ! command -v nvcc >/dev/null 2>&1 && [ -x /usr/local/cuda/bin/nvcc ]; then
   export PATH="/usr/local/cuda/bin:$PATH"
 fi

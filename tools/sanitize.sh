@@ -59,8 +59,38 @@ usage() {
   exit 2
 }
 
+# test_files_for FILTER: the files of leangrad_tests (relative to tests/, ';'-separated, for
+# LEANGRAD_TEST_SOURCES) that may hold a test FILTER selects; the TSan job compiles only these,
+# about half of the suite. A plain TEST(Suite, Name) runs as Suite.Name, so a file of plain tests
+# is kept when one of its names matches a positive pattern (gtest's patterns are shell globs:
+# [[ == ]] matches them as gtest does). Parameterized and typed tests get names at run time
+# (Prefix/Suite.Name/param), so a file with any is kept, as is a file with no tests (helpers).
+test_files_for() {
+  local positive="${1%%-*}" file name pattern keep files=()
+  local -a patterns names
+  IFS=: read -ra patterns <<<"${positive:-*}"
+  while IFS= read -r file; do
+    if grep -qE '(TEST_P|TYPED_TEST\w*|INSTANTIATE_\w+|LG_MISUSE_SUITE)\(' "$file"; then
+      keep=1
+    else
+      mapfile -t names < <(grep -oE '^\s*TEST(_F)?\(\s*\w+\s*,\s*\w+' "$file" |
+                             sed -E 's/.*\(\s*(\w+)\s*,\s*(\w+)$/\1.\2/')
+      keep=$((${#names[@]} == 0))
+      for name in "${names[@]}"; do
+        for pattern in "${patterns[@]}"; do
+          # shellcheck disable=SC2053  # the pattern is a glob on purpose
+          [[ "$name" == $pattern ]] && keep=1 && break 2
+        done
+      done
+    fi
+    ((keep)) && files+=("${file#"$root/tests/"}")
+  done < <(find "$root/tests" -name '*.cpp' -not -path '*/fuzz/*' | sort)
+  (IFS=';' && echo "${files[*]}")
+}
+
 # configure_and_build FOLDER SANITIZERS FUZZERS TARGET...: a static Clang build of TARGETs with
 # -fsanitize=SANITIZERS; FUZZERS (ON/OFF) adds the fuzz targets and coverage instrumentation.
+# LEANGRAD_TEST_SOURCES (set by the caller, empty for all) limits leangrad_tests' files.
 # Without oneDNN: its prebuilt library runs its threads on GCC's libgomp, which neither sanitizer
 # sees into, beside the Clang build's own libomp; Eigen then does the products (kernels/cpu/gemm.h).
 configure_and_build() {
@@ -72,6 +102,7 @@ configure_and_build() {
     -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DLEANGRAD_WITH_CUDA=OFF -DBUILD_SHARED_LIBS=OFF \
     -DLEANGRAD_WITH_ONEDNN=OFF \
     -DLEANGRAD_SANITIZE="$sanitizers" -DLEANGRAD_BUILD_FUZZERS="$fuzzers" \
+    -DLEANGRAD_TEST_SOURCES="${test_sources:-}" -DLEANGRAD_TEST_OPTIMIZATION= \
     -DLEANGRAD_BUILD_BENCHMARKS=OFF -DLEANGRAD_BUILD_TOOLS=OFF -DLEANGRAD_BUILD_EXAMPLES=OFF \
     >/dev/null
   cmake --build "$build" --target "$@" -j "$jobs"
@@ -95,7 +126,8 @@ run_asan() {
 run_tsan() {
   local build="${LEANGRAD_TSAN_BUILD:-$root/build-tsan}" start=$SECONDS
   echo "== sanitize tsan: building $build"
-  configure_and_build "$build" "thread" OFF leangrad_tests
+  test_sources="$(test_files_for "$tsan_filter")" configure_and_build "$build" "thread" OFF \
+    leangrad_tests
   local built=$SECONDS
   ((build_only)) && return
   # Archer sits next to the libomp the tests link (/usr/lib/llvm-14/lib on Debian 12). Without it
@@ -128,6 +160,9 @@ for mode in "${modes[@]}"; do
   esac
 done
 "$root/tools/install_packages.sh" "${packages[@]}"
+# Paths relative to the checkout in ccache's keys, as tools/bootstrap.sh says.
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$root}"
+export CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-true}"
 for mode in "${modes[@]}"; do
   "run_$mode"
 done

@@ -19,10 +19,24 @@ while (($#)); do
   esac
 done
 
+# Each stage prints its wall time, so a slow stage shows in the tail of a CI log.
+stage_start=$SECONDS
+stage_done() {
+  echo "== tools/test.sh: $1 took $((SECONDS - stage_start)) s (total $SECONDS s)"
+  stage_start=$SECONDS
+}
+
 source "$(dirname "${BASH_SOURCE[0]}")/bootstrap.sh"
+stage_done "install and configure"
 cmake --build "$LEANGRAD_BUILD"
+stage_done "build"
 ctest --test-dir "$LEANGRAD_BUILD" --output-on-failure -j "$(nproc)" "${ctest_args[@]}"
+stage_done "ctest"
 ((quick)) && exit 0
 
-"$LEANGRAD_ROOT/tools/sanitize.sh" asan tsan
+"$LEANGRAD_ROOT/tools/sanitize.sh" asan
+stage_done "sanitize asan"
+"$LEANGRAD_ROOT/tools/sanitize.sh" tsan
+stage_done "sanitize tsan"
 "$LEANGRAD_ROOT/tools/fuzz.sh"
+stage_done "fuzz"

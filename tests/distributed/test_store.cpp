@@ -20,6 +20,7 @@
 #include <leangrad/distributed/tcp_store_protocol.h>
 #include <leangrad/distributed/tcp_store_server.h>
 #include "distributed/launch.h"
+#include "testing/sanitized.h"
 #include "testing/tensor_testing.h"
 
 namespace leangrad::distributed {
@@ -222,20 +223,6 @@ TEST(TCPStore, BytesFromAStrangerNeitherCrashNorFoolTheServer) {
   EXPECT_EQ(server->get("k"), "v");
 }
 
-// Sanitizers keep freed memory (ASan's quarantine) and map shadow memory beside what a program
-// touches (ASan, TSan), so resident memory says little about the program's own use there.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool kSanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
-#else
-constexpr bool kSanitized = false;
-#endif
-
 // This process's resident memory in bytes (/proc/self/statm).
 std::size_t resident_bytes() {
   std::FILE* f = std::fopen("/proc/self/statm", "r");
@@ -277,7 +264,9 @@ TEST(TCPStore, AClientThatDoesNotReadItsAnswersIsHeldBack) {
   std::this_thread::sleep_for(milliseconds(500));  // the server answers what it will
   const std::size_t during = resident_bytes();
   ASSERT_GT(before, 0u);
-  if (!kSanitized) {
+  // Sanitizers keep freed memory (ASan's quarantine) and map shadow memory beside what a program
+  // touches (ASan, TSan), so resident memory says little about the program's own use there.
+  if (!test::kSanitized) {
     EXPECT_LT(during, before + 256 * kValueBytes)
         << "the server holds the unread answers: " << (during - before) / kValueBytes << " MiB";
   }

@@ -25,6 +25,7 @@
 #include <leangrad/core/parallel.h>
 #include <leangrad/kernels/cpu/gemm.h>
 #include <leangrad/kernels/ops.h>
+#include "testing/sanitized.h"
 
 namespace leangrad {
 namespace {
@@ -241,8 +242,10 @@ TEST(GemmUnderSignals, ProductsKeepTheirResultsAndTheHeap) {
       }
     }
   });
+  // Under a sanitizer (testing/sanitized.h) 120 products each, at -O1 with every access checked.
+  constexpr std::int64_t kProducts = test::kSanitized ? 120 : 600;
   at_each_backend_and_thread_count([] {
-    for (std::int64_t it = 0; it < 600; ++it) {
+    for (std::int64_t it = 0; it < kProducts; ++it) {
       const std::int64_t m = 1 + it * 37 % 400, n = 1 + it * 11 % 200, k = 1 + it * 53 % 300;
       const bool trans_b = it % 2 == 1;
       const std::vector<float> a(static_cast<std::size_t>(m * k), 0.5f);
