@@ -108,6 +108,27 @@ configure_and_build() {
   cmake --build "$build" --target "$@" -j "$jobs"
 }
 
+# run_shards NAME COMMAND...: runs the GoogleTest program COMMAND as one shard per compile job
+# (GTEST_TOTAL_SHARDS), all at once: most tests run on one thread, so a single process would
+# leave the other cores idle for most of the job. Each shard's output (failures and skips, with
+# --gtest_brief) is printed once it ends; any shard failing fails the job.
+run_shards() {
+  local name="$1" shards="$jobs" i failed=0 pids=() logs=()
+  shift
+  for ((i = 0; i < shards; ++i)); do
+    logs+=("$(mktemp)")
+    env GTEST_TOTAL_SHARDS="$shards" GTEST_SHARD_INDEX="$i" "$@" >"${logs[i]}" 2>&1 &
+    pids+=("$!")
+  done
+  for ((i = 0; i < shards; ++i)); do
+    wait "${pids[i]}" || failed=1
+    echo "-- $name: shard $((i + 1)) of $shards"
+    cat "${logs[i]}"
+    rm -f "${logs[i]}"
+  done
+  return "$failed"
+}
+
 run_asan() {
   local build="${LEANGRAD_ASAN_BUILD:-$root/build-asan}" start=$SECONDS
   echo "== sanitize asan: building $build"
@@ -116,7 +137,7 @@ run_asan() {
   local built=$SECONDS
   ((build_only)) && return
   echo "== sanitize asan: running leangrad_tests --gtest_filter='$asan_filter'"
-  LEANGRAD_ALLOC_CONF=caching:0 \
+  run_shards "sanitize asan" LEANGRAD_ALLOC_CONF=caching:0 \
     ASAN_OPTIONS="$asan_options${ASAN_OPTIONS:+:$ASAN_OPTIONS}" \
     UBSAN_OPTIONS="$ubsan_options${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}" \
     "$build/tests/leangrad_tests" --gtest_brief=1 --gtest_filter="$asan_filter"
@@ -140,7 +161,7 @@ run_tsan() {
     exit 1
   fi
   echo "== sanitize tsan: running leangrad_tests --gtest_filter='$tsan_filter'"
-  OMP_TOOL_LIBRARIES="$archer" \
+  run_shards "sanitize tsan" OMP_TOOL_LIBRARIES="$archer" \
     TSAN_OPTIONS="$tsan_options${TSAN_OPTIONS:+:$TSAN_OPTIONS}" \
     "$build/tests/leangrad_tests" --gtest_brief=1 --gtest_filter="$tsan_filter"
   echo "== sanitize tsan: passed (build $((built - start)) s, run $((SECONDS - built)) s)"
