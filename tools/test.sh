@@ -2,7 +2,7 @@
 # README command (2): install, build everything (the CUDA code too when nvcc is present) and run
 # the whole test suite with CTest; then the sanitizer jobs (tools/sanitize.sh: the unit tests under
 # ASan + UBSan and the threaded tests under TSan) and the fuzzers (tools/fuzz.sh: the saved inputs
-# replayed, then 60 s per target). CUDA tests report SKIPPED on a machine without a GPU.
+# replayed, then 30 s per target). CUDA tests report SKIPPED on a machine without a GPU.
 # .ci/run runs exactly this. docs/testing.md describes each stage.
 #   tools/test.sh                 everything
 #   tools/test.sh --quick         CTest only (the sanitizer builds take the most time)
@@ -38,5 +38,5 @@ stage_done "ctest"
 stage_done "sanitize asan"
 "$LEANGRAD_ROOT/tools/sanitize.sh" tsan
 stage_done "sanitize tsan"
-"$LEANGRAD_ROOT/tools/fuzz.sh"
+"$LEANGRAD_ROOT/tools/fuzz.sh" --time 30
 stage_done "fuzz"
