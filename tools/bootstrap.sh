@@ -12,13 +12,7 @@ packages=(build-essential cmake ninja-build ccache libeigen3-dev libgtest-dev li
 
 "$LEANGRAD_ROOT/tools/install_packages.sh" "${packages[@]}"
 
-# ccache keys on paths relative to the checkout, and not on the build folder's path (the
-# sanitizer builds carry line tables), so two checkouts of one commit share the cache: a copy of
-# the tree in another folder, as CI makes, compiles nothing this machine compiled already.
-export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$LEANGRAD_ROOT}"
-export CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-true}"
-# The test suite's precompiled header (tests/CMakeLists.txt) is cached only with these.
-export CCACHE_SLOPPINESS="${CCACHE_SLOPPINESS:-pch_defines,time_macros,include_file_mtime,include_file_ctime}"
+source "$LEANGRAD_ROOT/tools/ccache_env.sh" "$LEANGRAD_ROOT"
 
 if ! command -v nvcc >/dev/null 2>&1 && [ -x /usr/local/cuda/bin/nvcc ]; then
   export PATH="/usr/local/cuda/bin:$PATH"

@@ -181,11 +181,7 @@ for mode in "${modes[@]}"; do
   esac
 done
 "$root/tools/install_packages.sh" "${packages[@]}"
-# Paths relative to the checkout in ccache's keys, as tools/bootstrap.sh says.
-export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$root}"
-export CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-true}"
-# The test suite's precompiled header (tests/CMakeLists.txt) is cached only with these.
-export CCACHE_SLOPPINESS="${CCACHE_SLOPPINESS:-pch_defines,time_macros,include_file_mtime,include_file_ctime}"
+source "$root/tools/ccache_env.sh" "$root"
 for mode in "${modes[@]}"; do
   "run_$mode"
 done
