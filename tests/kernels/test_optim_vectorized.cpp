@@ -413,8 +413,7 @@ TEST(OptimVectorized, StatesThatDoNotMatchTheOptionsGetTheReferenceResults) {
 
 // The code table (Note [Code table]) gives quantize_state's code for every one of the 2^32
 // floats, in both maps: every bucket, the clamped ones (tiny, huge, infinite), -0 and NaN. Under a
-// sanitizer every 251st float (251 is prime, so the sweep still lands on every low mantissa
-// pattern of every exponent and sign): 17 million a map.
+// sanitizer every test::kSweepStride-th float: 17 million a map.
 TEST(QuantCodeTable, GivesQuantizeStateCodeForEveryFloat) {
   const kernels::cpu::QuantMaps& maps = kernels::cpu::quant_maps();
   for (const bool is_signed : {true, false}) {
@@ -432,8 +431,7 @@ TEST(QuantCodeTable, GivesQuantizeStateCodeForEveryFloat) {
       workers.emplace_back([&, w] {
         const std::uint64_t begin = (std::uint64_t{1} << 32) * w / num_threads;
         const std::uint64_t end = (std::uint64_t{1} << 32) * (w + 1) / num_threads;
-        constexpr std::uint64_t kStride = test::kSanitized ? 251 : 1;
-        for (std::uint64_t k = begin; k < end; k += kStride) {
+        for (std::uint64_t k = begin; k < end; k += test::kSweepStride) {
           const float x = std::bit_cast<float>(static_cast<std::uint32_t>(k));
           if (table.code(x, 1.0f) != kernels::quantize_state(thresholds, x, 1.0f, is_signed) &&
               failures[w]++ == 0)

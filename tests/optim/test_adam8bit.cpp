@@ -108,7 +108,7 @@ TEST(QuantizationMap, ValuesOutsideTheDomainGetDefinedCodes) {
 //      thresholds[c] and the next float: checked at all 255 thresholds.
 //   2. quantize_state's code F(x) is T(x), i.e. thresholds[F - 1] < x <= thresholds[F]: checked
 //      for every float of the domain (two comparisons each, on every hardware thread); under a
-//      sanitizer (testing/sanitized.h) for every 251st, which still meets each exponent.
+//      sanitizer for every test::kSweepStride-th (testing/sanitized.h).
 TEST(QuantizationMap, ThresholdSearchEqualsBinarySearch) {
   for (bool is_signed : {true, false}) {
     SCOPED_TRACE(is_signed ? "signed" : "unsigned");
@@ -133,8 +133,7 @@ TEST(QuantizationMap, ThresholdSearchEqualsBinarySearch) {
             static_cast<std::uint32_t>(static_cast<std::uint64_t>(num_patterns) * w / num_threads);
         const std::uint32_t end = static_cast<std::uint32_t>(
             static_cast<std::uint64_t>(num_patterns) * (w + 1) / num_threads);
-        constexpr std::uint32_t kStride = test::kSanitized ? 251 : 1;
-        for (std::uint32_t k = begin; k < end; k += kStride) {
+        for (std::uint32_t k = begin; k < end; k += test::kSweepStride) {
           const std::uint32_t bits = k <= kOneBits ? k : (k - kOneBits - 1) | 0x80000000u;
           const float x = std::bit_cast<float>(bits);
           const int f = kernels::quantize_state(thresholds.data(), x, 1.0f, is_signed);

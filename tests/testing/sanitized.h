@@ -23,4 +23,9 @@ inline constexpr bool kSanitized = false;
 inline constexpr bool kSanitized = false;
 #endif
 
+// The step of a sweep over float bit patterns: every float, or under a sanitizer every 251st.
+// 251 is prime, so the sweep still meets every exponent and sign and every value of the low
+// mantissa byte.
+inline constexpr unsigned kSweepStride = kSanitized ? 251 : 1;
+
 }  // namespace leangrad::test
