@@ -14,17 +14,18 @@
 //     branch on an option, so the loop body is straight-line code that it runs in vector lanes
 //     (8 floats or 4 doubles with AVX2, 16 or 8 with AVX-512), reading each stream once. The
 //     loops are templates on the functor, so float32, float64, float16 and bfloat16 parameters
-//     (Update::Scalar) get the same kernel, each instantiated for its own element type; the 16-bit
-//     ones widen each stream to float on load and round each result once on store with
-//     core/half.h's conversions (Note [Optimizers in half precision] in kernels/optim_math.h).
-//     GCC 12 keeps those loops scalar (the conversions' branches; a branch-free bfloat16
-//     conversion did not change that), so a 16-bit step is slower than a float32 one although it
-//     moves half the bytes (bench/bench_optim.cpp, BM_Adam_BFloat16, BM_Adam_Float16): an open
-//     item, docs/optimizers.md. `#pragma GCC ivdep` says
-//     that elements do not depend on each other (`omp simd` would keep the functor's array of
-//     streams in memory where the NaN/Inf skip returns early, and not vectorise); the file is
-//     compiled with -fno-trapping-math and -fno-math-errno (CMakeLists.txt), without which
-//     sqrt and the skip's branch stay scalar.
+//     (Update::Scalar) get the same kernel, each instantiated for its own element type. A 16-bit
+//     tensor is taken kWidenChunk elements at a time: its streams widened to float buffers, the
+//     float loop run over them, the streams it writes narrowed back, each result rounded once
+//     as in the reference (Note [Optimizers in half precision] in kernels/optim_math.h). The
+//     conversions are kernels/cpu/half_convert.h's vector loops (Note [Vectorised 16-bit
+//     conversions]); with the conversions inside the update's loop GCC 12 kept it scalar, and a
+//     16-bit step took 6 (bfloat16) and 35 (float16) times a float32 one though it moves half
+//     the bytes.
+//     `#pragma GCC ivdep` says that elements do not depend on each other (`omp simd` would keep the
+//     functor's array of streams in memory where the NaN/Inf skip returns early, and not
+//     vectorise); the file is compiled with -fno-trapping-math and -fno-math-errno
+//     (CMakeLists.txt), without which sqrt and the skip's branch stay scalar.
 //   - Threads: one parallel region per launch over the concatenation of all the tensors'
 //     elements (Adam8bit: blocks), one contiguous range per thread; a thread walks the tensors
 //     its range crosses (for_each_part). The reference opens a region per tensor and runs each
@@ -69,6 +70,7 @@
 #include <vector>
 
 #include <leangrad/kernels/backend.h>
+#include <leangrad/kernels/cpu/half_convert.h>
 #include <leangrad/kernels/cpu/optim_reference.h>
 #include <leangrad/kernels/cpu/parallel_for.h>
 #include <leangrad/kernels/cpu/quant_code_table.h>
@@ -157,16 +159,21 @@ bool streams_match_options(const std::vector<OptimTensor<Update>>& tensors, unsi
 
 // ---- The fused loops -------------------------------------------------------------------------
 
-// Elements [begin, end) of one tensor's streams through `update` with Options fixed; returns true
-// when an element was skipped (NaN/Inf gradient).
-template <typename Options, typename Update>
-bool update_range(Update update, typename Update::TensorScalars scalars,
-                  typename Update::Scalar* const* data, std::int64_t begin, std::int64_t end) {
+// Elements [begin, end) of the streams through `update` with Options fixed, each element
+// loaded into Update::Math and stored back as E: the tensors' own type, or float buffers of a
+// 16-bit tensor's elements (update_range). Returns true when an element was skipped (NaN/Inf
+// gradient). The functor and scalars are copies of the loop's own, which no store to a stream
+// can alias, so they stay in registers. Always inlined: compiled as a function of its own (GCC 12
+// clones it for constant arguments), its copy of the stream pointers became a memcpy that left
+// each load's stream unknown, and the loop stayed scalar, 4 times slower.
+template <typename Options, typename Update, typename E>
+[[gnu::always_inline]] inline bool update_loop(const Update update,
+                                               const typename Update::TensorScalars scalars,
+                                               E* const* data, std::int64_t begin,
+                                               std::int64_t end) {
   constexpr int kStreams = Update::kNumStreams;
-  using T = typename Update::Scalar;
   using M = typename Update::Math;
-  Options::fix(update, scalars);
-  T* streams[kStreams];
+  E* streams[kStreams];
   for (int k = 0; k < kStreams; ++k)
     streams[k] = data[k];
   int skipped = 0;
@@ -178,9 +185,48 @@ bool update_range(Update update, typename Update::TensorScalars scalars,
     skipped |= update(scalars, x) ? 0 : 1;
     for (int k = 0; k < kStreams; ++k)
       if (k != kGradSlot && (Options::kPresent >> k & 1u) != 0)
-        streams[k][i] = static_cast<T>(x[k]);
+        streams[k][i] = static_cast<E>(x[k]);
   }
   return skipped != 0;
+}
+
+// Elements of a 16-bit tensor per round of widen, update and narrow: 5 streams of 512 floats are
+// 10 KiB, in L1 with their 16-bit sources.
+constexpr std::int64_t kWidenChunk = 512;
+
+// Elements [begin, end) of one tensor's streams through `update` with Options fixed; returns true
+// when an element was skipped (NaN/Inf gradient). float32 and float64 tensors run update_loop on
+// their own memory. A float16 or bfloat16 tensor's streams are widened a chunk at a time into
+// float buffers (exact), run through the same loop in float, and the streams the update writes
+// narrowed back (kernels/cpu/half_convert.h, core/half.h's rounding): the math and the one
+// rounding per stored value of the reference, with each step of it in vector lanes.
+template <typename Options, typename Update>
+bool update_range(Update update, typename Update::TensorScalars scalars,
+                  typename Update::Scalar* const* data, std::int64_t begin, std::int64_t end) {
+  using T = typename Update::Scalar;
+  using M = typename Update::Math;
+  Options::fix(update, scalars);
+  if constexpr (std::is_same_v<T, M>) {
+    return update_loop<Options>(update, scalars, data, begin, end);
+  } else {
+    static_assert(std::is_same_v<M, float>, "16-bit parameters take their math in float");
+    constexpr int kStreams = Update::kNumStreams;
+    float buffers[kStreams][kWidenChunk];
+    float* widened[kStreams];
+    for (int k = 0; k < kStreams; ++k)
+      widened[k] = buffers[k];
+    bool skipped = false;
+    for (std::int64_t first = begin; first < end; first += kWidenChunk) {
+      const std::int64_t n = std::min(kWidenChunk, end - first);
+      for (int k = 0; k < kStreams; ++k)
+        if ((Options::kPresent >> k & 1u) != 0) widen(data[k] + first, widened[k], n);
+      skipped |= update_loop<Options>(update, scalars, widened, 0, n);
+      for (int k = 0; k < kStreams; ++k)
+        if (k != kGradSlot && (Options::kPresent >> k & 1u) != 0)
+          narrow(widened[k], data[k] + first, n);
+    }
+    return skipped;
+  }
 }
 
 // The parts of the tensors that [begin, end) of their concatenation covers, as

@@ -1,0 +1,144 @@
+// The array conversions of kernels/cpu/half_convert.h (Note [Vectorised 16-bit conversions])
+// against core/half.h's one-value conversions, bitwise: every float16 and bfloat16 value widened,
+// every one of the 2^32 floats narrowed (under a sanitizer every test::kSweepStride-th), NaNs among
+// finite values, and every length of a vector tail.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <thread>
+#include <type_traits>
+#include <vector>
+
+#include <leangrad/core/half.h>
+#include <leangrad/kernels/cpu/half_convert.h>
+
+#include "testing/sanitized.h"
+
+namespace leangrad {
+namespace {
+
+template <typename T>
+float widen_one(T h) {
+  if constexpr (std::is_same_v<T, Half>)
+    return detail::half_bits_to_float(h.bits);
+  else
+    return detail::bfloat16_bits_to_float(h.bits);
+}
+
+template <typename T>
+std::uint16_t narrow_one(float x) {
+  if constexpr (std::is_same_v<T, Half>)
+    return detail::float_to_half_bits(x);
+  else
+    return detail::float_to_bfloat16_bits(x);
+}
+
+// Every 16-bit pattern in one array: NaNs among the rest, so core/half.h's path; and the array
+// without its NaNs, which F16C converts where the build has it.
+template <typename T>
+void expect_widens_every_value() {
+  std::vector<T> all(65536), finite;
+  for (std::uint32_t b = 0; b < 65536; ++b) {
+    all[b] = T::from_bits(static_cast<std::uint16_t>(b));
+    if (!std::isnan(widen_one(all[b]))) finite.push_back(all[b]);
+  }
+  for (const std::vector<T>* values : {&all, &finite}) {
+    std::vector<float> out(values->size());
+    kernels::cpu::widen(values->data(), out.data(), static_cast<std::int64_t>(values->size()));
+    for (std::size_t i = 0; i < values->size(); ++i)
+      ASSERT_EQ(std::bit_cast<std::uint32_t>(out[i]),
+                std::bit_cast<std::uint32_t>(widen_one((*values)[i])))
+          << "bits " << std::hex << (*values)[i].bits;
+  }
+}
+
+TEST(HalfConvert, WidensEveryFloat16) {
+  expect_widens_every_value<Half>();
+}
+TEST(HalfConvert, WidensEveryBFloat16) {
+  expect_widens_every_value<BFloat16>();
+}
+
+// Every float narrowed in arrays of kChunk consecutive bit patterns, on every core; a chunk of
+// NaNs takes core/half.h's path, every other one F16C's where the build has it (float16).
+template <typename T>
+void expect_narrows_every_float() {
+  constexpr std::uint64_t kChunk = 4096;
+  const unsigned num_threads = std::max(1u, std::thread::hardware_concurrency());
+  std::vector<std::int64_t> failures(num_threads, 0);
+  std::vector<std::uint32_t> first_failure(num_threads, 0);
+  std::vector<std::thread> workers;
+  for (unsigned w = 0; w < num_threads; ++w) {
+    workers.emplace_back([&, w] {
+      std::vector<float> in(kChunk);
+      std::vector<T> out(kChunk);
+      const std::uint64_t begin = (std::uint64_t{1} << 32) * w / num_threads;
+      const std::uint64_t end = (std::uint64_t{1} << 32) * (w + 1) / num_threads;
+      for (std::uint64_t k = begin; k < end; k += kChunk * test::kSweepStride) {
+        const std::uint64_t n = std::min(kChunk, end - k);
+        for (std::uint64_t i = 0; i < n; ++i)
+          in[i] = std::bit_cast<float>(static_cast<std::uint32_t>(k + i));
+        kernels::cpu::narrow(in.data(), out.data(), static_cast<std::int64_t>(n));
+        for (std::uint64_t i = 0; i < n; ++i) {
+          if (out[i].bits != narrow_one<T>(in[i]) && failures[w]++ == 0)
+            first_failure[w] = static_cast<std::uint32_t>(k + i);
+        }
+      }
+    });
+  }
+  for (std::thread& t : workers)
+    t.join();
+  for (unsigned w = 0; w < num_threads; ++w)
+    EXPECT_EQ(failures[w], 0) << "first at x = " << std::bit_cast<float>(first_failure[w])
+                              << " (bits " << std::hex << first_failure[w] << ")";
+}
+
+TEST(HalfConvert, NarrowsEveryFloatToFloat16) {
+  expect_narrows_every_float<Half>();
+}
+TEST(HalfConvert, NarrowsEveryFloatToBFloat16) {
+  expect_narrows_every_float<BFloat16>();
+}
+
+// Lengths 0 to 40 from every offset of a buffer of values across the float16 range, with and
+// without one NaN (a NaN whose payload F16C would keep): every vector tail, and a NaN anywhere
+// in an array sends the whole call to core/half.h.
+template <typename T>
+void expect_every_length() {
+  std::vector<float> values;
+  for (int i = 0; i < 64; ++i)
+    values.push_back(static_cast<float>(i - 31) * 1021.37f / static_cast<float>(1 + i * i));
+  const float nan_with_payload = std::bit_cast<float>(0x7fc12345u);
+  for (const bool with_nan : {false, true}) {
+    for (std::int64_t offset = 0; offset < 8; ++offset) {
+      for (std::int64_t n = 0; n + offset <= 48; ++n) {
+        std::vector<float> in(values.begin() + offset, values.begin() + offset + n);
+        if (with_nan && n > 0) in[static_cast<std::size_t>(n / 2)] = nan_with_payload;
+        std::vector<T> narrowed(static_cast<std::size_t>(n));
+        std::vector<float> widened(static_cast<std::size_t>(n));
+        kernels::cpu::narrow(in.data(), narrowed.data(), n);
+        kernels::cpu::widen(narrowed.data(), widened.data(), n);
+        for (std::size_t i = 0; i < in.size(); ++i) {
+          ASSERT_EQ(narrowed[i].bits, narrow_one<T>(in[i]))
+              << "n " << n << ", offset " << offset << ", element " << i;
+          ASSERT_EQ(std::bit_cast<std::uint32_t>(widened[i]),
+                    std::bit_cast<std::uint32_t>(widen_one(narrowed[i])))
+              << "n " << n << ", offset " << offset << ", element " << i;
+        }
+      }
+    }
+  }
+}
+
+TEST(HalfConvert, EveryLengthFloat16) {
+  expect_every_length<Half>();
+}
+TEST(HalfConvert, EveryLengthBFloat16) {
+  expect_every_length<BFloat16>();
+}
+
+}  // namespace
+}  // namespace leangrad
