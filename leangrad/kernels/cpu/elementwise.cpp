@@ -14,6 +14,7 @@
 #include <type_traits>
 #include <utility>
 
+#include <leangrad/kernels/cpu/half_convert.h>
 #include <leangrad/kernels/cpu/parallel_for.h>
 #include <leangrad/kernels/dispatch.h>
 #include <leangrad/kernels/elementwise_math.h>
@@ -302,8 +303,44 @@ void where(DType dtype, const ElementwiseGeometry& g, void* out, const bool* con
   });
 }
 
+namespace {
+
+// float32 <-> float16/bfloat16 between dense operands through kernels/cpu/half_convert.h's array
+// conversions, which run in vector lanes (the loop above converts one value at a time: GCC does
+// not vectorise core/half.h's float16 conversions). The same bits as cast_value. Returns false
+// for every other cast.
+template <typename From, typename To>
+bool cast_dense_as(const ElementwiseGeometry& g, void* out, const void* in) {
+  if (!g.is_contiguous(0) || !g.is_contiguous(1)) return false;
+  parallel_for(g.numel, kElementwiseGrain, [&](std::int64_t begin, std::int64_t end) {
+    const From* src = static_cast<const From*>(in) + begin;
+    To* dst = static_cast<To*>(out) + begin;
+    if constexpr (std::is_same_v<From, float>)
+      narrow(src, dst, end - begin);
+    else
+      widen(src, dst, end - begin);
+  });
+  return true;
+}
+
+bool cast_half_dense(DType out_dtype, DType in_dtype, const ElementwiseGeometry& g, void* out,
+                     const void* in) {
+  if (in_dtype == DType::Float32 && out_dtype == DType::Float16)
+    return cast_dense_as<float, Half>(g, out, in);
+  if (in_dtype == DType::Float32 && out_dtype == DType::BFloat16)
+    return cast_dense_as<float, BFloat16>(g, out, in);
+  if (in_dtype == DType::Float16 && out_dtype == DType::Float32)
+    return cast_dense_as<Half, float>(g, out, in);
+  if (in_dtype == DType::BFloat16 && out_dtype == DType::Float32)
+    return cast_dense_as<BFloat16, float>(g, out, in);
+  return false;
+}
+
+}  // namespace
+
 void cast(DType out_dtype, DType in_dtype, const ElementwiseGeometry& g, void* out,
           const void* in) {
+  if (cast_half_dense(out_dtype, in_dtype, g, out, in)) return;
   dispatch_all(out_dtype, "cast", [&]<typename To>() {
     dispatch_all(in_dtype, "cast", [&]<typename From>() {
       elementwise_loop(
