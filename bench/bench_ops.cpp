@@ -1,6 +1,7 @@
 // CPU throughput of the core kernels through their tensor-level entries (kernels/ops.h):
-// reductions and the elementwise add in GB/s of memory touched, matmul in GFLOP/s (2 M N K per
-// product). Each benchmark checks its result against a plain double loop once before timing.
+// reductions, the elementwise add and the casts between float32 and 16-bit dtypes in GB/s of
+// memory touched, matmul in GFLOP/s (2 M N K per product). Each benchmark checks its result
+// against a plain double loop (the casts: core/half.h's conversions) once before timing.
 // Threads: the default (OMP_NUM_THREADS or all cores); set OMP_NUM_THREADS to compare.
 // Reading the numbers: sums and adds are memory-bound (compare with the machine's copy bandwidth,
 // e.g. `bench_ops --benchmark_filter=Add` against STREAM); matmul is compute-bound (Eigen's GEMM).
@@ -9,6 +10,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include <leangrad/core/half.h>
 #include <leangrad/core/memory.h>
 #include <leangrad/kernels/creation.h>
 #include <leangrad/kernels/ops.h>
@@ -157,6 +159,50 @@ void BM_Add_F32_16M(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * k16M * 3 * 4);
 }
 BENCHMARK(BM_Add_F32_16M)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// x.to(dtype) of 16M elements between float32 and float16 or bfloat16: reads and writes 4 + 2
+// bytes per element. Checked against core/half.h's one-value conversions at every 4099th element.
+template <typename Half16>
+bool cast_matches_as(const Tensor& from, const Tensor& to) {
+  for (std::int64_t i = 0; i < k16M; i += 4099) {
+    if (from.dtype() == kFloat32) {
+      const float x = static_cast<const float*>(from.data_ptr())[i];
+      if (static_cast<const Half16*>(to.data_ptr())[i].bits != Half16(x).bits) return false;
+    } else {
+      const float y = static_cast<const float*>(to.data_ptr())[i];
+      if (y != static_cast<float>(static_cast<const Half16*>(from.data_ptr())[i])) return false;
+    }
+  }
+  return true;
+}
+
+bool cast_matches(const Tensor& from, const Tensor& to) {
+  const leangrad::DType half = from.dtype() == kFloat32 ? to.dtype() : from.dtype();
+  return half == leangrad::kFloat16 ? cast_matches_as<leangrad::Half>(from, to)
+                                    : cast_matches_as<leangrad::BFloat16>(from, to);
+}
+
+void BM_Cast_16M(benchmark::State& state, leangrad::DType from, leangrad::DType to) {
+  const Tensor x = leangrad::randn({k16M}, kFloat32).to(from);
+  if (!cast_matches(x, x.to(to))) state.SkipWithError("cast differs from core/half.h");
+  for (auto _ : state) {
+    Tensor y = x.to(to);
+    benchmark::DoNotOptimize(y.data_ptr());
+  }
+  state.SetBytesProcessed(state.iterations() * k16M * 6);
+}
+BENCHMARK_CAPTURE(BM_Cast_16M, F32_to_F16, kFloat32, leangrad::kFloat16)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_Cast_16M, F16_to_F32, leangrad::kFloat16, kFloat32)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_Cast_16M, F32_to_BF16, kFloat32, leangrad::kBFloat16)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_Cast_16M, BF16_to_F32, leangrad::kBFloat16, kFloat32)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 }  // namespace
 
