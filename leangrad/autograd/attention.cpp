@@ -92,7 +92,6 @@ Tensor attention_math(const Tensor& query, const Tensor& key, const Tensor& valu
 const char* fused_refusal(const Tensor& query, const Tensor& key, const Tensor& value,
                           const Tensor& attn_mask) {
   if (!query.device().is_cpu()) return "it runs on the CPU only";
-  if (query.dtype() != kFloat32 && query.dtype() != kFloat64) return "it takes float32 or float64";
   if (amp::is_autocast_enabled(DeviceType::CPU)) return "it does not run under autocast";
   const Shape lead(query.shape().begin(), query.shape().end() - 2);
   if (key.dim() != query.dim() || value.dim() != query.dim() ||

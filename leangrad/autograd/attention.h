@@ -6,7 +6,8 @@
 //   - FlashAttention: the fused CPU kernel (kernels/cpu/attention.cpp), which keeps the output and
 //     one logsumexp per query row for backward instead of the (..., L, S) weights, and
 //     recomputes the weights (and dropout's mask, the same one the composed path draws) tile by
-//     tile; taken on the CPU for float32 and float64 when query, key and value have the same
+//     tile; taken on the CPU for every floating dtype (float16 and bfloat16 computed in float32,
+//     the output and gradients rounded once) when query, key and value have the same
 //     leading dims, the mask (if any) is Bool or of the query's dtype and needs no gradient, and
 //     autocast is off;
 //   - Math: composed of differentiable functions (matmul, softmax, dropout): every device, dtype,

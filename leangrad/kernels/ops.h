@@ -205,7 +205,9 @@ Tensor tanhexp(const Tensor& x);
 Tensor tanhexp_backward(const Tensor& grad_output, const Tensor& x);
 
 // Fused scaled dot-product attention (ops_attention.cpp; Note [Fused attention] in
-// kernels/cpu/attention.cpp), on the CPU, float32 or float64: query (..., L, E), key (..., S, E),
+// kernels/cpu/attention.cpp), on the CPU, any floating dtype (float16 and bfloat16 computed in
+// float32, the logsumexp kept in float32: Note [Fused attention in 16 bits] in
+// ops_attention.cpp): query (..., L, E), key (..., S, E),
 // value (..., S, Ev) with the same leading dims; attn_mask undefined, Bool (true: may attend) or
 // of the query's dtype (added), broadcasting to (..., L, S); is_causal hides key j from query i
 // where j > i. output = dropout(softmax(mask((query * scale) key^T)), dropout_p) value,

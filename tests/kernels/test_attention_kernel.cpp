@@ -1,7 +1,8 @@
 // The fused CPU attention kernel (kernels/cpu/attention.cpp, Note [Fused attention]) against the
 // plain loops of kernels/cpu/attention_reference.h (output and the three gradients, float32 and
 // float64, shapes that end in partial query and key blocks, causal with L < S and L > S, Bool and
-// float masks broadcast over the batch, a row with no key in reach), and scaled_dot_product_
+// float masks broadcast over the batch, a row with no key in reach), float16 and bfloat16 as the
+// float32 kernel on widened operands, and scaled_dot_product_
 // attention's two backends against each other through autograd (with and without dropout, which
 // must drop the same weights in both): the same values and gradients,
 // what each saves for backward, SdpaKernelGuard's choice and its refusals. The composed path is
@@ -182,6 +183,101 @@ TEST(AttentionKernel, GradientsOnlyWhenAsked) {
   EXPECT_EQ(test::to_vector(key_only.grad_key), test::to_vector(all.grad_key));
 }
 
+// ---- float16 and bfloat16
+// ------------------------------------------------------------------------
+
+// got and want of one dtype and shape, element for element the same value (and sign of zero), or
+// both NaN.
+void expect_same_values(const Tensor& got, const Tensor& want, const std::string& what) {
+  ASSERT_TRUE(got.defined()) << what;
+  ASSERT_EQ(got.dtype(), want.dtype()) << what;
+  ASSERT_EQ(got.shape(), want.shape()) << what;
+  const std::vector<double> g = test::to_vector(got), w = test::to_vector(want);
+  for (std::size_t i = 0; i < g.size(); ++i) {
+    if (std::isnan(w[i])) {
+      ASSERT_TRUE(std::isnan(g[i])) << what << " element " << i << ": " << g[i] << " vs NaN";
+      continue;
+    }
+    ASSERT_TRUE(g[i] == w[i] && std::signbit(g[i]) == std::signbit(w[i]))
+        << what << " element " << i << ": " << g[i] << " vs " << w[i];
+  }
+}
+
+// 16-bit operands run the float32 kernel (Note [Fused attention in 16 bits] in
+// kernels/ops_attention.cpp): the output is the float32 kernel's on the widened operands, rounded
+// once; the logsumexp is that kernel's, in float32; the three gradients are the float32
+// kernel's from the widened gradient, operands and rounded output, each rounded once. With
+// every mask kind, causal, and dropout drawn from equally seeded generators.
+TEST(AttentionKernel16Bit, IsTheFloat32KernelOnTheWidenedOperandsRoundedOnce) {
+  manual_seed(3);
+  const std::int64_t n = 2, l = 37, s = 150, e = 8, ev = 6;
+  for (const DType dtype : {kFloat16, kBFloat16}) {
+    SCOPED_TRACE(dtype_name(dtype));
+    const Tensor q = uniform({n, l, e}, kFloat32).to(dtype),
+                 k = uniform({n, s, e}, kFloat32).to(dtype),
+                 v = uniform({n, s, ev}, kFloat32).to(dtype),
+                 dy = uniform({n, l, ev}, kFloat32).to(dtype);
+    const std::vector<Tensor> masks = {Tensor(), gt(rand({l, s}), 0.2),
+                                       uniform({n, 1, s}, kFloat32).to(dtype)};
+    for (std::size_t m = 0; m < masks.size(); ++m) {
+      for (const bool causal : {false, true}) {
+        if (causal && masks[m].defined()) continue;
+        for (const double dropout_p : {0.0, 0.3}) {
+          SCOPED_TRACE("mask " + std::to_string(m) + (causal ? " causal" : "") + " dropout " +
+                       std::to_string(dropout_p));
+          const Tensor& mask = masks[m];
+          const Tensor wide_mask =
+              mask.defined() && mask.dtype() != kBool ? mask.to(kFloat32) : mask;
+          const double scale = 0.4;
+          Generator g16, g32;
+          g16.manual_seed(8);
+          g32.manual_seed(8);
+          const ops::AttentionOutput y =
+              ops::attention(q, k, v, mask, causal, scale, dropout_p, &g16);
+          const ops::AttentionOutput y32 =
+              ops::attention(q.to(kFloat32), k.to(kFloat32), v.to(kFloat32), wide_mask, causal,
+                             scale, dropout_p, &g32);
+          expect_same_values(y.output, y32.output.to(dtype), "output");
+          expect_same_values(y.logsumexp, y32.logsumexp, "logsumexp");
+          const ops::AttentionGrads grads = ops::attention_backward(
+              dy, q, k, v, y.output, y.logsumexp, mask, causal, scale, dropout_p, y.dropout_seed,
+              y.dropout_offset, true, true, true);
+          const ops::AttentionGrads grads32 = ops::attention_backward(
+              dy.to(kFloat32), q.to(kFloat32), k.to(kFloat32), v.to(kFloat32),
+              y.output.to(kFloat32), y.logsumexp, wide_mask, causal, scale, dropout_p,
+              y.dropout_seed, y.dropout_offset, true, true, true);
+          expect_same_values(grads.grad_query, grads32.grad_query.to(dtype), "query's gradient");
+          expect_same_values(grads.grad_key, grads32.grad_key.to(dtype), "key's gradient");
+          expect_same_values(grads.grad_value, grads32.grad_value.to(dtype), "value's gradient");
+        }
+      }
+    }
+  }
+}
+
+// Through scaled_dot_product_attention a 16-bit call takes the fused kernel (it saves no
+// weights), and autograd hands the kernel's float32 logsumexp to its backward.
+TEST(AttentionKernel16Bit, ScaledDotProductAttentionTakesTheFusedKernel) {
+  const std::int64_t n = 2, l = 20, s = 40, e = 8;
+  const Tensor q = uniform({n, l, e}, kFloat32).to(kBFloat16).requires_grad_();
+  const Tensor k = uniform({n, s, e}, kFloat32).to(kBFloat16).requires_grad_();
+  const Tensor v = uniform({n, s, e}, kFloat32).to(kBFloat16).requires_grad_();
+  const Tensor dy = uniform({n, l, e}, kFloat32).to(kBFloat16);
+  const SdpaKernelGuard guard({SDPBackend::FlashAttention});
+  const Tensor out = scaled_dot_product_attention(q, k, v);
+  out.backward(dy);
+  const double scale = 1.0 / std::sqrt(static_cast<double>(e));
+  const ops::AttentionOutput y =
+      ops::attention(q.detach(), k.detach(), v.detach(), {}, false, scale);
+  const ops::AttentionGrads grads =
+      ops::attention_backward(dy, q.detach(), k.detach(), v.detach(), y.output, y.logsumexp, {},
+                              false, scale, 0.0, 0, 0, true, true, true);
+  expect_same_values(out.detach(), y.output, "output");
+  expect_same_values(q.grad(), grads.grad_query, "query's gradient");
+  expect_same_values(k.grad(), grads.grad_key, "key's gradient");
+  expect_same_values(v.grad(), grads.grad_value, "value's gradient");
+}
+
 // ---- Through scaled_dot_product_attention -----------------------------------------------------
 
 // Output and gradients of q, k, v with only `backend` allowed, dropout drawn after seeding the
@@ -307,8 +403,6 @@ TEST(ScaledDotProductAttentionFused, GuardRefusesWhatTheKernelCannotTake) {
                    "it gives no gradient for the mask");
   EXPECT_THROW_MSG(scaled_dot_product_attention(q, k.select(0, 0), v.select(0, 0)),
                    "same leading dims");
-  EXPECT_THROW_MSG(scaled_dot_product_attention(q.to(kFloat16), k.to(kFloat16), v.to(kFloat16)),
-                   "float32 or float64");
   // Without the guard the same calls compose.
   const SdpaKernelGuard both({SDPBackend::Math, SDPBackend::FlashAttention});
   EXPECT_EQ(scaled_dot_product_attention(q, k.select(0, 0), v.select(0, 0)).shape(),
@@ -318,8 +412,9 @@ TEST(ScaledDotProductAttentionFused, GuardRefusesWhatTheKernelCannotTake) {
 TEST(AttentionKernel, RefusesBadOperands) {
   const Tensor q = uniform({2, 3, 4}, kFloat32), k = uniform({2, 5, 4}, kFloat32),
                v = uniform({2, 5, 4}, kFloat32);
-  EXPECT_THROW_MSG(ops::attention(q, k, v.to(kFloat64), {}, false, 1.0),
-                   "all float32 or all float64");
+  EXPECT_THROW_MSG(ops::attention(q, k, v.to(kFloat64), {}, false, 1.0), "of one floating dtype");
+  EXPECT_THROW_MSG(ops::attention(q, k, v, uniform({3, 5}, kFloat64), false, 1.0),
+                   "attn_mask must be Bool or of the query's dtype");
   EXPECT_THROW_MSG(ops::attention(q, k.slice(1, 0, 4), v, {}, false, 1.0), "same leading dims");
   EXPECT_THROW_MSG(ops::attention(q, k, v, ones({4, 5}, TensorOptions().dtype(kBool)), false, 1.0),
                    "does not broadcast");
