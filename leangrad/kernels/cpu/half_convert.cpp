@@ -14,6 +14,7 @@
 namespace leangrad::kernels::cpu {
 namespace {
 
+#if LEANGRAD_HALF_PACKETS
 // True when one of src[0, n) is a float16 NaN (exponent all ones, mantissa not zero).
 bool any_nan(const Half* src, std::int64_t n) {
   unsigned found = 0;
@@ -29,6 +30,7 @@ bool any_nan(const float* src, std::int64_t n) {
     found |= (detail::float_bits(src[i]) & 0x7fffffffu) > 0x7f800000u ? 1u : 0u;
   return found != 0;
 }
+#endif
 
 }  // namespace
 
