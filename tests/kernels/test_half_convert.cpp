@@ -4,17 +4,16 @@
 // finite values, and every length of a vector tail.
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
-#include <thread>
 #include <type_traits>
 #include <vector>
 
 #include <leangrad/core/half.h>
 #include <leangrad/kernels/cpu/half_convert.h>
 
+#include "testing/float_sweep.h"
 #include "testing/sanitized.h"
 
 namespace leangrad {
@@ -67,33 +66,16 @@ TEST(HalfConvert, WidensEveryBFloat16) {
 template <typename T>
 void expect_narrows_every_float() {
   constexpr std::uint64_t kChunk = 4096;
-  const unsigned num_threads = std::max(1u, std::thread::hardware_concurrency());
-  std::vector<std::int64_t> failures(num_threads, 0);
-  std::vector<std::uint32_t> first_failure(num_threads, 0);
-  std::vector<std::thread> workers;
-  for (unsigned w = 0; w < num_threads; ++w) {
-    workers.emplace_back([&, w] {
-      std::vector<float> in(kChunk);
-      std::vector<T> out(kChunk);
-      const std::uint64_t begin = (std::uint64_t{1} << 32) * w / num_threads;
-      const std::uint64_t end = (std::uint64_t{1} << 32) * (w + 1) / num_threads;
-      for (std::uint64_t k = begin; k < end; k += kChunk * test::kSweepStride) {
-        const std::uint64_t n = std::min(kChunk, end - k);
-        for (std::uint64_t i = 0; i < n; ++i)
-          in[i] = std::bit_cast<float>(static_cast<std::uint32_t>(k + i));
-        kernels::cpu::narrow(in.data(), out.data(), static_cast<std::int64_t>(n));
-        for (std::uint64_t i = 0; i < n; ++i) {
-          if (out[i].bits != narrow_one<T>(in[i]) && failures[w]++ == 0)
-            first_failure[w] = static_cast<std::uint32_t>(k + i);
-        }
-      }
-    });
-  }
-  for (std::thread& t : workers)
-    t.join();
-  for (unsigned w = 0; w < num_threads; ++w)
-    EXPECT_EQ(failures[w], 0) << "first at x = " << std::bit_cast<float>(first_failure[w])
-                              << " (bits " << std::hex << first_failure[w] << ")";
+  auto check = [](std::uint64_t first, std::uint64_t n, test::SweepFailures& failures) {
+    thread_local float in[kChunk];  // each sweep thread's own buffers, made once
+    thread_local T out[kChunk];
+    for (std::uint64_t i = 0; i < n; ++i)
+      in[i] = std::bit_cast<float>(static_cast<std::uint32_t>(first + i));
+    kernels::cpu::narrow(in, out, static_cast<std::int64_t>(n));
+    for (std::uint64_t i = 0; i < n; ++i)
+      if (out[i].bits != narrow_one<T>(in[i])) failures.add(std::bit_cast<std::uint32_t>(in[i]));
+  };
+  test::expect_float_sweep(std::uint64_t{1} << 32, kChunk, test::kSweepStride, check);
 }
 
 TEST(HalfConvert, NarrowsEveryFloatToFloat16) {

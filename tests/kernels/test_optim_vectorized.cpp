@@ -25,7 +25,6 @@
 #include <limits>
 #include <random>
 #include <string>
-#include <thread>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -36,6 +35,7 @@
 #include <leangrad/kernels/cpu/quant_code_table.h>
 #include <leangrad/kernels/cpu/quant_permute.h>
 #include <leangrad/kernels/elementwise_math.h>
+#include "testing/float_sweep.h"
 #include "testing/sanitized.h"
 #include "testing/thread_count.h"
 
@@ -423,27 +423,13 @@ TEST(QuantCodeTable, GivesQuantizeStateCodeForEveryFloat) {
     const kernels::cpu::QuantCodeTable::View table =
         (is_signed ? kernels::cpu::signed_code_table() : kernels::cpu::unsigned_code_table())
             .view();
-    const unsigned num_threads = std::max(1u, std::thread::hardware_concurrency());
-    std::vector<std::int64_t> failures(num_threads, 0);
-    std::vector<std::uint32_t> first_failure(num_threads, 0);
-    std::vector<std::thread> workers;
-    for (unsigned w = 0; w < num_threads; ++w) {
-      workers.emplace_back([&, w] {
-        const std::uint64_t begin = (std::uint64_t{1} << 32) * w / num_threads;
-        const std::uint64_t end = (std::uint64_t{1} << 32) * (w + 1) / num_threads;
-        for (std::uint64_t k = begin; k < end; k += test::kSweepStride) {
+    test::expect_float_sweep(
+        std::uint64_t{1} << 32, 1, test::kSweepStride,
+        [&](std::uint64_t k, std::uint64_t, test::SweepFailures& failures) {
           const float x = std::bit_cast<float>(static_cast<std::uint32_t>(k));
-          if (table.code(x, 1.0f) != kernels::quantize_state(thresholds, x, 1.0f, is_signed) &&
-              failures[w]++ == 0)
-            first_failure[w] = static_cast<std::uint32_t>(k);
-        }
-      });
-    }
-    for (std::thread& t : workers)
-      t.join();
-    for (unsigned w = 0; w < num_threads; ++w)
-      EXPECT_EQ(failures[w], 0) << "first at x = " << std::bit_cast<float>(first_failure[w])
-                                << " (bits " << std::hex << first_failure[w] << ")";
+          if (table.code(x, 1.0f) != kernels::quantize_state(thresholds, x, 1.0f, is_signed))
+            failures.add(static_cast<std::uint32_t>(k));
+        });
   }
 }
 

@@ -6,17 +6,16 @@
 // uses them is checked bitwise against the reference loop by test_optim_vectorized.cpp.
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <leangrad/kernels/cpu/optim_reference.h>
 #include <leangrad/kernels/cpu/quant_permute.h>
+#include "testing/float_sweep.h"
 
 namespace leangrad {
 namespace {
@@ -64,48 +63,32 @@ TEST(QuantPermute, DequantizesEveryCode) {
 TEST(QuantPermute, QuantizesEveryFloatAsQuantizeState) {
   if (!quant_permute_supported()) GTEST_SKIP() << "this CPU has no AVX-512 VBMI";
   const kernels::cpu::QuantMaps& maps = kernels::cpu::quant_maps();
-  constexpr std::uint64_t kBlocks = (std::uint64_t{1} << 32) / kQuantBlockSize;
   for (const bool is_signed : {true, false}) {
     SCOPED_TRACE(is_signed ? "signed" : "unsigned");
     const float* thresholds =
         is_signed ? maps.signed_thresholds.data() : maps.unsigned_thresholds.data();
-    const unsigned num_threads = std::max(1u, std::thread::hardware_concurrency());
-    std::vector<std::int64_t> failures(num_threads, 0);
-    std::vector<std::uint32_t> first_failure(num_threads, 0);
-    std::vector<std::thread> workers;
-    for (unsigned w = 0; w < num_threads; ++w) {
-      workers.emplace_back([&, w] {
-        float x[kQuantBlockSize];
-        std::uint8_t codes[kQuantBlockSize];
-        for (std::uint64_t b = kBlocks * w / num_threads; b < kBlocks * (w + 1) / num_threads;
-             ++b) {
+    test::expect_float_sweep(
+        std::uint64_t{1} << 32, kQuantBlockSize, 1,
+        [&](std::uint64_t first, std::uint64_t, test::SweepFailures& failures) {
+          float x[kQuantBlockSize];
+          std::uint8_t codes[kQuantBlockSize] = {};
           bool outside = false;
           for (int j = 0; j < kQuantBlockSize; ++j) {
-            const auto bits = static_cast<std::uint32_t>(b * kQuantBlockSize + j);
+            const auto bits = static_cast<std::uint32_t>(first + static_cast<std::uint64_t>(j));
             x[j] = std::bit_cast<float>(bits);
             outside |= !std::isfinite(x[j]) || (!is_signed && (bits >> 31) != 0);
           }
-          std::fill(std::begin(codes), std::end(codes), std::uint8_t{0});
           const bool done = kernels::cpu::quantize_block_permute(is_signed, x, 1.0f, codes);
           if (done == outside) {  // refused a block of its domain, or quantised one outside
-            if (failures[w]++ == 0)
-              first_failure[w] = static_cast<std::uint32_t>(b * kQuantBlockSize);
-            continue;
+            failures.add(static_cast<std::uint32_t>(first));
+            return;
           }
-          if (!done) continue;
+          if (!done) return;
           for (int j = 0; j < kQuantBlockSize; ++j) {
-            if (codes[j] != kernels::quantize_state(thresholds, x[j], 1.0f, is_signed) &&
-                failures[w]++ == 0)
-              first_failure[w] = std::bit_cast<std::uint32_t>(x[j]);
+            if (codes[j] != kernels::quantize_state(thresholds, x[j], 1.0f, is_signed))
+              failures.add(std::bit_cast<std::uint32_t>(x[j]));
           }
-        }
-      });
-    }
-    for (std::thread& t : workers)
-      t.join();
-    for (unsigned w = 0; w < num_threads; ++w)
-      EXPECT_EQ(failures[w], 0) << "first at x = " << std::bit_cast<float>(first_failure[w])
-                                << " (bits " << std::hex << first_failure[w] << ")";
+        });
   }
 }
 

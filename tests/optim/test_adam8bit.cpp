@@ -9,7 +9,6 @@
 #include <cstdint>
 #include <iostream>
 #include <limits>
-#include <thread>
 #include <vector>
 
 #include <leangrad/autograd/functions.h>
@@ -19,6 +18,7 @@
 #include <leangrad/kernels/creation.h>
 #include <leangrad/optim/optim.h>
 #include "optim_test_util.h"
+#include "testing/float_sweep.h"
 #include "testing/sanitized.h"
 #include "testing/tensor_testing.h"
 
@@ -123,30 +123,18 @@ TEST(QuantizationMap, ThresholdSearchEqualsBinarySearch) {
     // Every float bit pattern of [0, 1] (0x00000000 .. 0x3f800000), and of [-1, 0) for signed.
     constexpr std::uint32_t kOneBits = 0x3f800000u;
     const std::uint32_t num_patterns = is_signed ? 2 * (kOneBits + 1) : kOneBits + 1;
-    const unsigned num_threads = std::max(1u, std::thread::hardware_concurrency());
-    std::vector<std::int64_t> failures(num_threads, 0);
-    std::vector<float> first_failure(num_threads, 0.0f);
-    std::vector<std::thread> workers;
-    for (unsigned w = 0; w < num_threads; ++w) {
-      workers.emplace_back([&, w] {
-        const std::uint32_t begin =
-            static_cast<std::uint32_t>(static_cast<std::uint64_t>(num_patterns) * w / num_threads);
-        const std::uint32_t end = static_cast<std::uint32_t>(
-            static_cast<std::uint64_t>(num_patterns) * (w + 1) / num_threads);
-        for (std::uint32_t k = begin; k < end; k += test::kSweepStride) {
-          const std::uint32_t bits = k <= kOneBits ? k : (k - kOneBits - 1) | 0x80000000u;
+    test::expect_float_sweep(
+        num_patterns, 1, test::kSweepStride,
+        [&](std::uint64_t k, std::uint64_t, test::SweepFailures& failures) {
+          const std::uint32_t bits =
+              k <= kOneBits ? static_cast<std::uint32_t>(k)
+                            : static_cast<std::uint32_t>(k - kOneBits - 1) | 0x80000000u;
           const float x = std::bit_cast<float>(bits);
           const int f = kernels::quantize_state(thresholds.data(), x, 1.0f, is_signed);
           const bool above_lower = f == 0 || x > thresholds[f - 1];
           const bool below_upper = f == kernels::kQuantCodes - 1 || !(x > thresholds[f]);
-          if (!(above_lower && below_upper) && failures[w]++ == 0) first_failure[w] = x;
-        }
-      });
-    }
-    for (std::thread& t : workers)
-      t.join();
-    for (unsigned w = 0; w < num_threads; ++w)
-      EXPECT_EQ(failures[w], 0) << "first at x = " << first_failure[w];
+          if (!(above_lower && below_upper)) failures.add(bits);
+        });
   }
 }
 
