@@ -7,7 +7,9 @@
 //   computes the multi-index of its first element once (one div/mod per dim), then walks runs of
 //   the innermost dim with a plain strided loop and carries into the outer dims by counters.
 //   When every operand is contiguous (the geometry merged everything into one dim of stride 1)
-//   the loop is a plain `out[i] = f(in[i]...)`, which the compiler vectorises.
+//   the loop is a plain `out[i] = f(in[i]...)`, which the compiler vectorises. for_each_run is
+//   the walk; elementwise_loop and half_loop (Note [float16 elementwise in float lanes]) are the
+//   two bodies it runs.
 #include <leangrad/kernels/backend.h>
 
 #include <algorithm>
@@ -22,11 +24,13 @@
 namespace leangrad::kernels::cpu {
 namespace {
 
-// Walks the geometry and stores out[off_0] = fn(in[off_1], ...) for every element.
-// See Note [CPU elementwise loop].
-template <typename F, typename Out, typename... In>
-void elementwise_loop(const ElementwiseGeometry& g, const F& fn, Out* out, const In*... in) {
-  constexpr int kNumOperands = 1 + static_cast<int>(sizeof...(In));
+// Calls run(contiguous, offset, stride, n) for runs of consecutive output elements that together
+// cover the geometry once, the runs split over threads (Note [CPU elementwise loop]). offset[k] is
+// operand k's element offset of the run's first element, stride[k] its step along the run.
+// `contiguous` is std::true_type when every operand is contiguous (every stride then 1), so a body
+// can write that case without strides for the compiler to vectorise.
+template <int kNumOperands, typename Run>
+void for_each_run(const ElementwiseGeometry& g, const Run& run) {
   LG_INTERNAL_ASSERT(g.num_operands == kNumOperands, "geometry has ", g.num_operands,
                      " operands, kernel expects ", kNumOperands);
   if (g.numel == 0) return;
@@ -36,8 +40,11 @@ void elementwise_loop(const ElementwiseGeometry& g, const F& fn, Out* out, const
     all_contiguous = all_contiguous && g.is_contiguous(k);
   if (all_contiguous) {
     parallel_for(g.numel, kElementwiseGrain, [&](std::int64_t begin, std::int64_t end) {
-      for (std::int64_t i = begin; i < end; ++i)
-        out[i] = fn(in[i]...);
+      std::int64_t offset[kNumOperands];
+      std::int64_t stride[kNumOperands];
+      std::fill_n(offset, kNumOperands, begin);
+      std::fill_n(stride, kNumOperands, std::int64_t{1});
+      run(std::true_type{}, offset, stride, end - begin);
     });
     return;
   }
@@ -63,12 +70,7 @@ void elementwise_loop(const ElementwiseGeometry& g, const F& fn, Out* out, const
     while (i < end) {
       // A run along the innermost dim.
       const std::int64_t n = std::min(g.sizes[inner] - index[inner], end - i);
-      [&]<std::size_t... K>(std::index_sequence<K...>) {
-        for (std::int64_t j = 0; j < n; ++j) {
-          out[offset[0] + j * inner_stride[0]] = fn(in[offset[K + 1] + j * inner_stride[K + 1]]...);
-        }
-      }
-      (std::index_sequence_for<In...>{});
+      run(std::false_type{}, offset, inner_stride, n);
       i += n;
       // Advance the multi-index by n (to the end of the row, or to `end`) and carry outwards.
       index[inner] += n;
@@ -83,6 +85,122 @@ void elementwise_loop(const ElementwiseGeometry& g, const F& fn, Out* out, const
       }
     }
   });
+}
+
+// Stores out[off_0] = fn(in[off_1], ...) for every element of the geometry.
+template <typename F, typename Out, typename... In>
+void elementwise_loop(const ElementwiseGeometry& g, const F& fn, Out* out, const In*... in) {
+  constexpr int kNumOperands = 1 + static_cast<int>(sizeof...(In));
+  for_each_run<kNumOperands>(g, [&](auto contiguous, const std::int64_t* offset,
+                                    const std::int64_t* stride, std::int64_t n) {
+    [&]<std::size_t... K>(std::index_sequence<K...>) {
+      if constexpr (decltype(contiguous)::value) {
+        Out* o = out + offset[0];
+        for (std::int64_t j = 0; j < n; ++j)
+          o[j] = fn((in + offset[K + 1])[j]...);
+      } else {
+        for (std::int64_t j = 0; j < n; ++j)
+          out[offset[0] + j * stride[0]] = fn(in[offset[K + 1] + j * stride[K + 1]]...);
+      }
+    }
+    (std::index_sequence_for<In...>{});
+  });
+}
+
+// Note [float16 elementwise in float lanes]
+//   The element function of a float16 op widens its operands to float, computes there and rounds
+//   the result once (binary_element, unary_element: *_element<op, T> in elementwise_math.h). In
+//   the plain loop above, that is core/half.h's two conversions per element, integer code with
+//   branches (the specification on every device) that GCC does not vectorise: a float16 add of
+//   16M elements took 227 ms on one thread, float32's 13. So a float16 op runs here in chunks of
+//   kHalfChunk elements of a run: each operand widened into a float buffer by
+//   kernels/cpu/half_convert.h (F16C, with core/half.h's bits), the op's math in float over the
+//   buffers (a loop like the float32 op's), the result narrowed into the output (or stored, for a
+//   comparison's bool); 24 ms (bench/results/2026-11-30-cpu-elementwise-float16-2core.md). Widening
+//   is exact, and the math and its one rounding are the element function's, so the bits are the
+//   plain loop's for every value (tests/kernels/test_elementwise_float16.cpp). One freedom is IEEE
+//   754's own: an op on two NaNs returns one of them, and which one's sign survives depends on the
+//   operand order the compiler gives x86's instruction, in either loop. A strided operand is
+//   gathered into a float16 buffer first, a broadcast one (stride 0) converted once. A chunk reads
+//   all its operands before it writes, so an output that is also an input (add_) is read as before;
+//   the ops never hand a launcher an output that overlaps an input otherwise. The binary, unary and
+//   compare ops take this path, and leaky_relu; elu (it rounds between its steps), hardtanh and
+//   clamp (they pass a NaN's bits through, which core/half.h's narrowing would not) keep the plain
+//   loop, as do where, fill and cast (cast has its own). bfloat16 keeps the plain loop, whose
+//   conversions (a shift; a rounding add and a shift) GCC vectorises: through the chunks its add
+//   took 20.5 ms against 15.9 (its exp 75.5 against 95.8).
+constexpr std::int64_t kHalfChunk = 512;
+
+// dst[j] = float(src[j * stride]) for j in [0, n), n <= kHalfChunk.
+void load_widened(const Half* src, std::int64_t stride, std::int64_t n, float* dst) {
+  if (stride == 1) {
+    widen(src, dst, n);
+  } else if (stride == 0) {
+    std::fill_n(dst, n, static_cast<float>(src[0]));
+  } else {
+    Half gathered[kHalfChunk];
+    for (std::int64_t j = 0; j < n; ++j)
+      gathered[j] = src[j * stride];
+    widen(gathered, dst, n);
+  }
+}
+
+// dst[j * stride] = Half(src[j]) for j in [0, n), n <= kHalfChunk.
+void store_narrowed(const float* src, Half* dst, std::int64_t stride, std::int64_t n) {
+  if (stride == 1) {
+    narrow(src, dst, n);
+    return;
+  }
+  Half narrowed[kHalfChunk];
+  narrow(src, narrowed, n);
+  for (std::int64_t j = 0; j < n; ++j)
+    dst[j * stride] = narrowed[j];
+}
+
+// elementwise_loop over float16 operands with `math` taking and giving float (Out Half) or
+// giving bool (Out bool): out = Out(math(float(in)...)). Note [float16 elementwise in float lanes].
+template <typename Math, typename Out, typename... In>
+void half_loop(const ElementwiseGeometry& g, const Math& math, Out* out, const In*... in) {
+  static_assert((std::is_same_v<In, Half> && ...));
+  static_assert(std::is_same_v<Out, Half> || std::is_same_v<Out, bool>);
+  constexpr int kNumOperands = 1 + static_cast<int>(sizeof...(In));
+  constexpr std::size_t kNumInputs = sizeof...(In);
+  for_each_run<kNumOperands>(
+      g, [&](auto, const std::int64_t* offset, const std::int64_t* stride, std::int64_t n) {
+        [&]<std::size_t... K>(std::index_sequence<K...>) {
+          float x[kNumInputs][kHalfChunk];
+          float y[kHalfChunk];
+          for (std::int64_t c = 0; c < n; c += kHalfChunk) {
+            const std::int64_t m = std::min(kHalfChunk, n - c);
+            (load_widened(in + offset[K + 1] + c * stride[K + 1], stride[K + 1], m, x[K]), ...);
+            Out* o = out + offset[0] + c * stride[0];
+            if constexpr (std::is_same_v<Out, Half>) {
+              for (std::int64_t j = 0; j < m; ++j)
+                y[j] = math(x[K][j]...);
+              store_narrowed(y, o, stride[0], m);
+            } else if (stride[0] == 1) {
+              for (std::int64_t j = 0; j < m; ++j)
+                o[j] = math(x[K][j]...);
+            } else {
+              for (std::int64_t j = 0; j < m; ++j)
+                o[j * stride[0]] = math(x[K][j]...);
+            }
+          }
+        }
+        (std::index_sequence_for<In...>{});
+      });
+}
+
+// elementwise_loop(g, element, out, in...) for operands of type T, where element(t...) is
+// Out(math(opmath(t)...)): float16 takes half_loop with `math`, every other T the plain loop.
+template <typename T, typename Element, typename Math, typename Out>
+void elementwise_loop_as(const ElementwiseGeometry& g, const Element& element, const Math& math,
+                         Out* out, const auto*... in) {
+  if constexpr (std::is_same_v<T, Half>) {
+    half_loop(g, math, out, in...);
+  } else {
+    elementwise_loop(g, element, out, in...);
+  }
 }
 
 // Calls f(std::integral_constant<Enum, value>) so an op chosen at runtime becomes a template
@@ -210,8 +328,9 @@ void binary(BinaryOp op, DType dtype, const ElementwiseGeometry& g, void* out, c
   with_op(op, [&](auto op_constant) {
     constexpr BinaryOp kOp = decltype(op_constant)::value;
     dispatch_binary_dtype<kOp>(dtype, [&]<typename T>() {
-      elementwise_loop(
-          g, [](T x, T y) { return binary_element<kOp>(x, y); }, static_cast<T*>(out),
+      elementwise_loop_as<T>(
+          g, [](T x, T y) { return binary_element<kOp>(x, y); },
+          [](auto x, auto y) { return binary_op_apply<kOp>(x, y); }, static_cast<T*>(out),
           static_cast<const T*>(a), static_cast<const T*>(b));
     });
   });
@@ -226,13 +345,13 @@ void binary_scalar(BinaryOp op, DType dtype, const ElementwiseGeometry& g, void*
       auto* out_t = static_cast<T*>(out);
       const auto* a_t = static_cast<const T*>(a);
       if (scalar_first) {
-        elementwise_loop(
+        elementwise_loop_as<T>(
             g, [scalar](T x) { return static_cast<T>(binary_op_apply<kOp>(scalar, to_opmath(x))); },
-            out_t, a_t);
+            [scalar](auto x) { return binary_op_apply<kOp>(scalar, x); }, out_t, a_t);
       } else {
-        elementwise_loop(
+        elementwise_loop_as<T>(
             g, [scalar](T x) { return static_cast<T>(binary_op_apply<kOp>(to_opmath(x), scalar)); },
-            out_t, a_t);
+            [scalar](auto x) { return binary_op_apply<kOp>(x, scalar); }, out_t, a_t);
       }
     });
   });
@@ -242,8 +361,9 @@ void unary(UnaryOp op, DType dtype, const ElementwiseGeometry& g, void* out, con
   with_op(op, [&](auto op_constant) {
     constexpr UnaryOp kOp = decltype(op_constant)::value;
     auto run = [&]<typename T>() {
-      elementwise_loop(
-          g, [](T x) { return unary_element<kOp>(x); }, static_cast<T*>(out),
+      elementwise_loop_as<T>(
+          g, [](T x) { return unary_element<kOp>(x); },
+          [](auto x) { return unary_op_apply<kOp>(x); }, static_cast<T*>(out),
           static_cast<const T*>(a));
     };
     if constexpr (is_floating_only(kOp)) {
@@ -258,7 +378,15 @@ void activation(ActivationOp op, DType dtype, const ElementwiseGeometry& g, void
                 const void* a, double p0, double p1) {
   const auto run = [&]<typename T>() {
     with_activation_element<T>(op, p0, p1, [&](const auto& element) {
-      elementwise_loop(g, element, static_cast<T*>(out), static_cast<const T*>(a));
+      if constexpr (std::is_same_v<std::decay_t<decltype(element)>, LeakyReluElement<Half>>) {
+        // x where x > 0 is Half(float(x)): the same bits as the element's select of x.
+        const float slope = element.negative_slope;
+        half_loop(
+            g, [slope](float m) { return m > 0.0f ? m : m * slope; }, static_cast<Half*>(out),
+            static_cast<const Half*>(a));
+      } else {
+        elementwise_loop(g, element, static_cast<T*>(out), static_cast<const T*>(a));
+      }
     });
   };
   if (op == ActivationOp::Clamp) {
@@ -273,8 +401,9 @@ void compare(CompareOp op, DType dtype, const ElementwiseGeometry& g, bool* out,
   with_op(op, [&](auto op_constant) {
     constexpr CompareOp kOp = decltype(op_constant)::value;
     dispatch_all(dtype, op_name(op), [&]<typename T>() {
-      elementwise_loop(
-          g, [](T x, T y) { return compare_element<kOp>(x, y); }, out, static_cast<const T*>(a),
+      elementwise_loop_as<T>(
+          g, [](T x, T y) { return compare_element<kOp>(x, y); },
+          [](auto x, auto y) { return compare_op_apply<kOp>(x, y); }, out, static_cast<const T*>(a),
           static_cast<const T*>(b));
     });
   });
@@ -287,8 +416,10 @@ void compare_scalar(CompareOp op, DType dtype, const ElementwiseGeometry& g, boo
     dispatch_all(dtype, op_name(op), [&]<typename T>() {
       // The scalar is rounded to the tensor's dtype first (PyTorch compares in that dtype).
       const T scalar = cast_value<T>(s);
-      elementwise_loop(
-          g, [scalar](T x) { return compare_element<kOp>(x, scalar); }, out,
+      const opmath_t<T> scalar_math = to_opmath(scalar);
+      elementwise_loop_as<T>(
+          g, [scalar](T x) { return compare_element<kOp>(x, scalar); },
+          [scalar_math](auto x) { return compare_op_apply<kOp>(x, scalar_math); }, out,
           static_cast<const T*>(a));
     });
   });
