@@ -1,7 +1,8 @@
 // CPU throughput of the core kernels through their tensor-level entries (kernels/ops.h):
-// reductions, the elementwise add and the casts between float32 and 16-bit dtypes in GB/s of
-// memory touched, matmul in GFLOP/s (2 M N K per product). Each benchmark checks its result
-// against a plain double loop (the casts: core/half.h's conversions) once before timing.
+// reductions, elementwise ops in float32, float16 and bfloat16 and the casts between float32 and
+// 16-bit dtypes in GB/s of memory touched, matmul in GFLOP/s (2 M N K per product). Each
+// benchmark checks its result against a plain loop (in double; the 16-bit ones: the element in
+// float, rounded by core/half.h) once before timing.
 // Threads: the default (OMP_NUM_THREADS or all cores); set OMP_NUM_THREADS to compare.
 // Reading the numbers: sums and adds are memory-bound (compare with the machine's copy bandwidth,
 // e.g. `bench_ops --benchmark_filter=Add` against STREAM); matmul is compute-bound (Eigen's GEMM).
@@ -159,6 +160,117 @@ void BM_Add_F32_16M(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * k16M * 3 * 4);
 }
 BENCHMARK(BM_Add_F32_16M)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// Elementwise ops on 16M elements in float32, float16 and bfloat16, the ops a mixed-precision
+// model runs: a + b, a + a row of 4,096 (a bias, broadcast over 4,096 rows), a * 0.5, exp(a),
+// relu(a), a > b. Bytes: the operands read and the result written (the row counts once). Checked
+// once before timing, at every 4099th element, against the op computed in float on the widened
+// elements and rounded to the dtype with core/half.h (the element's definition). The same names,
+// shapes and bytes as bench/compare/libtorch/libtorch_elementwise.cpp.
+enum class Work { Add, AddRow, MulScalar, Exp, Relu, Gt };
+constexpr std::int64_t kRows = 4096, kCols = k16M / kRows;
+
+Tensor run_work(Work work, const Tensor& a, const Tensor& b, const Tensor& row) {
+  using leangrad::BinaryOp;
+  using leangrad::UnaryOp;
+  switch (work) {
+    case Work::Add:
+      return leangrad::ops::binary(BinaryOp::Add, a, b);
+    case Work::AddRow:
+      return leangrad::ops::binary(BinaryOp::Add, a, row);
+    case Work::MulScalar:
+      return leangrad::ops::binary(BinaryOp::Mul, a, 0.5);
+    case Work::Exp:
+      return leangrad::ops::unary(UnaryOp::Exp, a);
+    case Work::Relu:
+      return leangrad::ops::unary(UnaryOp::Relu, a);
+    case Work::Gt:
+      return leangrad::ops::compare(leangrad::CompareOp::Gt, a, b);
+  }
+  return {};
+}
+
+// Element i of a contiguous tensor of a floating dtype (or bool), widened to float.
+float element(const Tensor& t, std::int64_t i) {
+  switch (t.dtype()) {
+    case kFloat32:
+      return static_cast<const float*>(t.data_ptr())[i];
+    case leangrad::kFloat16:
+      return static_cast<float>(static_cast<const leangrad::Half*>(t.data_ptr())[i]);
+    case leangrad::kBFloat16:
+      return static_cast<float>(static_cast<const leangrad::BFloat16*>(t.data_ptr())[i]);
+    default:
+      return static_cast<const bool*>(t.data_ptr())[i] ? 1.0f : 0.0f;
+  }
+}
+
+// f rounded to dtype (bool results pass as 0 or 1).
+float rounded(float f, leangrad::DType dtype) {
+  if (dtype == leangrad::kFloat16) return static_cast<float>(leangrad::Half(f));
+  if (dtype == leangrad::kBFloat16) return static_cast<float>(leangrad::BFloat16(f));
+  return f;
+}
+
+bool work_matches(Work work, const Tensor& a, const Tensor& b, const Tensor& row,
+                  const Tensor& out) {
+  for (std::int64_t i = 0; i < k16M; i += 4099) {
+    const float x = element(a, i), y = element(b, i), r = element(row, i % kCols);
+    float want = 0;
+    switch (work) {
+      case Work::Add:
+        want = x + y;
+        break;
+      case Work::AddRow:
+        want = x + r;
+        break;
+      case Work::MulScalar:
+        want = x * 0.5f;
+        break;
+      case Work::Exp:
+        want = std::exp(x);
+        break;
+      case Work::Relu:
+        want = x < 0 ? 0.0f : x;
+        break;
+      case Work::Gt:
+        want = x > y ? 1.0f : 0.0f;
+        break;
+    }
+    if (element(out, i) != rounded(want, a.dtype())) return false;
+  }
+  return true;
+}
+
+void BM_Elementwise_16M(benchmark::State& state, Work work, leangrad::DType dtype) {
+  const Tensor a = leangrad::randn({kRows, kCols}, kFloat32).to(dtype);
+  const Tensor b = leangrad::randn({kRows, kCols}, kFloat32).to(dtype);
+  const Tensor row = leangrad::randn({kCols}, kFloat32).to(dtype);
+  if (!work_matches(work, a, b, row, run_work(work, a, b, row)))
+    state.SkipWithError("the op differs from the element computed in float");
+  const std::int64_t element_bytes = static_cast<std::int64_t>(leangrad::element_size(dtype));
+  const std::int64_t inputs = work == Work::Add || work == Work::Gt ? 2 : 1;
+  const std::int64_t result_bytes = work == Work::Gt ? 1 : element_bytes;
+  for (auto _ : state) {
+    Tensor y = run_work(work, a, b, row);
+    benchmark::DoNotOptimize(y.data_ptr());
+  }
+  state.SetBytesProcessed(state.iterations() * k16M * (inputs * element_bytes + result_bytes));
+}
+
+#define LEANGRAD_ELEMENTWISE_BENCHMARK(work, suffix, dtype)                           \
+  BENCHMARK_CAPTURE(BM_Elementwise_16M, work##_##suffix, Work::work, leangrad::dtype) \
+      ->Unit(benchmark::kMillisecond)                                                 \
+      ->UseRealTime()
+#define LEANGRAD_ELEMENTWISE_BENCHMARKS(work)          \
+  LEANGRAD_ELEMENTWISE_BENCHMARK(work, F32, kFloat32); \
+  LEANGRAD_ELEMENTWISE_BENCHMARK(work, F16, kFloat16); \
+  LEANGRAD_ELEMENTWISE_BENCHMARK(work, BF16, kBFloat16)
+LEANGRAD_ELEMENTWISE_BENCHMARKS(Add);
+LEANGRAD_ELEMENTWISE_BENCHMARKS(AddRow);
+LEANGRAD_ELEMENTWISE_BENCHMARKS(MulScalar);
+LEANGRAD_ELEMENTWISE_BENCHMARKS(Exp);
+LEANGRAD_ELEMENTWISE_BENCHMARKS(Relu);
+LEANGRAD_ELEMENTWISE_BENCHMARKS(Gt);
 
 // x.to(dtype) of 16M elements between float32 and float16 or bfloat16: reads and writes 4 + 2
 // bytes per element. Checked against core/half.h's one-value conversions at every 4099th element.

@@ -1,0 +1,83 @@
+// libtorch-elementwise: LibTorch's side of bench/compare/elementwise_vs_libtorch.sh. The
+// elementwise benchmarks of bench/bench_ops.cpp (BM_Elementwise_16M) with the same Google
+// Benchmark names, shapes and byte counts, as a LibTorch 1.13 user writes them on the CPU, under
+// NoGradGuard: a + b, a + row (a row of 4,096 broadcast over 4,096 rows), a * 0.5, a.exp(),
+// a.relu() and a > b on (4096, 4096) tensors of float32, float16 and bfloat16. An op LibTorch
+// 1.13 does not implement for a dtype on the CPU reports its error instead of a time.
+//   libtorch-elementwise [--threads N] [Google Benchmark options]
+#include <benchmark/benchmark.h>
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <string>
+
+#include "benchmark_main.h"
+
+namespace {
+
+constexpr int64_t kRows = 4096, kCols = 4096, k16M = kRows * kCols;
+
+enum class Work { Add, AddRow, MulScalar, Exp, Relu, Gt };
+
+torch::Tensor run_work(Work work, const torch::Tensor& a, const torch::Tensor& b,
+                       const torch::Tensor& row) {
+  switch (work) {
+    case Work::Add:
+      return a + b;
+    case Work::AddRow:
+      return a + row;
+    case Work::MulScalar:
+      return a * 0.5;
+    case Work::Exp:
+      return a.exp();
+    case Work::Relu:
+      return a.relu();
+    case Work::Gt:
+      return a > b;
+  }
+  return {};
+}
+
+void BM_Elementwise_16M(benchmark::State& state, Work work, torch::ScalarType dtype) {
+  torch::NoGradGuard no_grad;
+  torch::manual_seed(0);
+  const torch::Tensor a = torch::randn({kRows, kCols}).to(dtype);
+  const torch::Tensor b = torch::randn({kRows, kCols}).to(dtype);
+  const torch::Tensor row = torch::randn({kCols}).to(dtype);
+  try {
+    run_work(work, a, b, row);
+  } catch (const c10::Error& e) {
+    const std::string message = e.what_without_backtrace();
+    state.SkipWithError(message.substr(0, message.find('\n')).c_str());
+    return;
+  }
+  const int64_t element_bytes = static_cast<int64_t>(a.element_size());
+  const int64_t inputs = work == Work::Add || work == Work::Gt ? 2 : 1;
+  const int64_t result_bytes = work == Work::Gt ? 1 : element_bytes;
+  for (auto _ : state) {
+    torch::Tensor y = run_work(work, a, b, row);
+    benchmark::DoNotOptimize(y.data_ptr());
+  }
+  state.SetBytesProcessed(state.iterations() * k16M * (inputs * element_bytes + result_bytes));
+}
+
+#define LIBTORCH_ELEMENTWISE_BENCHMARK(work, suffix, dtype)                        \
+  BENCHMARK_CAPTURE(BM_Elementwise_16M, work##_##suffix, Work::work, torch::dtype) \
+      ->Unit(benchmark::kMillisecond)                                              \
+      ->UseRealTime()
+#define LIBTORCH_ELEMENTWISE_BENCHMARKS(work)          \
+  LIBTORCH_ELEMENTWISE_BENCHMARK(work, F32, kFloat32); \
+  LIBTORCH_ELEMENTWISE_BENCHMARK(work, F16, kFloat16); \
+  LIBTORCH_ELEMENTWISE_BENCHMARK(work, BF16, kBFloat16)
+LIBTORCH_ELEMENTWISE_BENCHMARKS(Add);
+LIBTORCH_ELEMENTWISE_BENCHMARKS(AddRow);
+LIBTORCH_ELEMENTWISE_BENCHMARKS(MulScalar);
+LIBTORCH_ELEMENTWISE_BENCHMARKS(Exp);
+LIBTORCH_ELEMENTWISE_BENCHMARKS(Relu);
+LIBTORCH_ELEMENTWISE_BENCHMARKS(Gt);
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return run_libtorch_benchmarks(argc, argv);
+}
