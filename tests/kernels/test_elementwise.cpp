@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
@@ -835,6 +836,68 @@ TEST(ElementwiseWhere, EveryDTypeWithStridedInputs) {
     EXPECT_TRUE(all_close(out, expected, 0, 0));
   }
   EXPECT_EQ(ops::where(empty({0}, kBool), empty({0}), empty({})).shape(), (Shape{0}));
+}
+
+// where copies the chosen operand's bytes (the CPU launcher selects on unsigned integers of the
+// element's width): NaN payloads, -0 and subnormals come through unchanged, in every dtype, for
+// contiguous operands (1,003 elements: vector tails), a 0-d operand broadcast, and a transposed
+// one.
+TEST(ElementwiseWhere, CopiesTheChosenOperandsBytes) {
+  constexpr std::int64_t kRows = 17, kCols = 59;  // 1,003 elements
+  constexpr std::int64_t kCount = kRows * kCols;
+  // Element i of a contiguous tensor of `dtype` holding bytes from `seed` (0 or 1 for bool).
+  const auto filled = [](DType dtype, const Shape& shape, std::uint32_t seed) {
+    Tensor t = zeros(shape, dtype);
+    auto* bytes = static_cast<std::uint8_t*>(t.data_ptr());
+    std::uint32_t state = seed;
+    for (std::size_t i = 0; i < t.nbytes(); ++i) {
+      state = state * 1664525u + 1013904223u;  // any bytes: NaN payloads, -0, subnormals
+      bytes[i] = dtype == kBool ? static_cast<std::uint8_t>((state >> 20) & 1u)
+                                : static_cast<std::uint8_t>(state >> 24);
+    }
+    return t;
+  };
+  const Tensor cond = filled(kBool, {kRows, kCols}, 7);
+  const auto* c = static_cast<const std::uint8_t*>(cond.data_ptr());
+  for (DType dtype : kAllDTypes) {
+    SCOPED_TRACE(dtype_name(dtype));
+    const std::size_t size = element_size(dtype);
+    const Tensor a = filled(dtype, {kRows, kCols}, 1);
+    const Tensor b = filled(dtype, {kRows, kCols}, 2);
+    const Tensor b_transposed = filled(dtype, {kCols, kRows}, 3);
+    const Tensor scalar = filled(dtype, {}, 4);
+    // Bytes of element (row, col) of a (kRows, kCols) operand stored row-major (or transposed).
+    const auto at = [&](const Tensor& t, std::int64_t i, bool transposed) {
+      const std::int64_t k = transposed ? (i % kCols) * kRows + i / kCols : i;
+      return static_cast<const std::uint8_t*>(t.data_ptr()) + k * static_cast<std::int64_t>(size);
+    };
+    struct Case {
+      const char* name;
+      Tensor out;
+      const Tensor* x;
+      bool x_scalar;
+      const Tensor* y;
+      bool y_transposed;
+    };
+    const Case cases[] = {
+        {"contiguous", ops::where(cond, a, b), &a, false, &b, false},
+        {"0-d first", ops::where(cond, scalar, b), &scalar, true, &b, false},
+        {"transposed second", ops::where(cond, a, b_transposed.transpose(0, 1)), &a, false,
+         &b_transposed, true},
+    };
+    for (const Case& k : cases) {
+      SCOPED_TRACE(k.name);
+      ASSERT_EQ(k.out.dtype(), dtype);
+      std::int64_t mismatches = 0;
+      for (std::int64_t i = 0; i < kCount; ++i) {
+        const std::uint8_t* want = c[i] != 0
+                                       ? (k.x_scalar ? at(*k.x, 0, false) : at(*k.x, i, false))
+                                       : at(*k.y, i, k.y_transposed);
+        mismatches += std::memcmp(at(k.out, i, false), want, size) != 0;
+      }
+      EXPECT_EQ(mismatches, 0);
+    }
+  }
 }
 
 TEST(ElementwiseWhere, NonBoolConditionIsDTypeError) {
