@@ -163,14 +163,16 @@ BENCHMARK(BM_Add_F32_16M)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // Elementwise ops on 16M elements in float32, float16 and bfloat16, the ops a mixed-precision
 // model runs: a + b, a + a row of 4,096 (a bias, broadcast over 4,096 rows), a * 0.5, exp(a),
-// relu(a), a > b. Bytes: the operands read and the result written (the row counts once). Checked
-// once before timing, at every 4099th element, against the op computed in float on the widened
-// elements and rounded to the dtype with core/half.h (the element's definition). The same names,
-// shapes and bytes as bench/compare/libtorch/libtorch_elementwise.cpp.
-enum class Work { Add, AddRow, MulScalar, Exp, Relu, Gt };
+// relu(a), a > b, where(m, a, b) and where(m, s, a) (m a random bool mask, s a 0-d tensor: as
+// clamp and relu's backward compose it). Bytes: the operands read and the result written (the row
+// counts once). Checked once before timing, at every 4099th element, against the op computed in
+// float on the widened elements and rounded to the dtype with core/half.h (the element's
+// definition). The same names, shapes and bytes as bench/compare/libtorch/libtorch_elementwise.cpp.
+enum class Work { Add, AddRow, MulScalar, Exp, Relu, Gt, Where, WhereScalar };
 constexpr std::int64_t kRows = 4096, kCols = k16M / kRows;
 
-Tensor run_work(Work work, const Tensor& a, const Tensor& b, const Tensor& row) {
+Tensor run_work(Work work, const Tensor& a, const Tensor& b, const Tensor& row, const Tensor& mask,
+                const Tensor& scalar) {
   using leangrad::BinaryOp;
   using leangrad::UnaryOp;
   switch (work) {
@@ -186,6 +188,10 @@ Tensor run_work(Work work, const Tensor& a, const Tensor& b, const Tensor& row) 
       return leangrad::ops::unary(UnaryOp::Relu, a);
     case Work::Gt:
       return leangrad::ops::compare(leangrad::CompareOp::Gt, a, b);
+    case Work::Where:
+      return leangrad::ops::where(mask, a, b);
+    case Work::WhereScalar:
+      return leangrad::ops::where(mask, scalar, a);
   }
   return {};
 }
@@ -212,9 +218,10 @@ float rounded(float f, leangrad::DType dtype) {
 }
 
 bool work_matches(Work work, const Tensor& a, const Tensor& b, const Tensor& row,
-                  const Tensor& out) {
+                  const Tensor& mask, const Tensor& scalar, const Tensor& out) {
   for (std::int64_t i = 0; i < k16M; i += 4099) {
     const float x = element(a, i), y = element(b, i), r = element(row, i % kCols);
+    const bool m = element(mask, i) != 0;
     float want = 0;
     switch (work) {
       case Work::Add:
@@ -235,6 +242,12 @@ bool work_matches(Work work, const Tensor& a, const Tensor& b, const Tensor& row
       case Work::Gt:
         want = x > y ? 1.0f : 0.0f;
         break;
+      case Work::Where:
+        want = m ? x : y;
+        break;
+      case Work::WhereScalar:
+        want = m ? element(scalar, 0) : x;
+        break;
     }
     if (element(out, i) != rounded(want, a.dtype())) return false;
   }
@@ -245,16 +258,21 @@ void BM_Elementwise_16M(benchmark::State& state, Work work, leangrad::DType dtyp
   const Tensor a = leangrad::randn({kRows, kCols}, kFloat32).to(dtype);
   const Tensor b = leangrad::randn({kRows, kCols}, kFloat32).to(dtype);
   const Tensor row = leangrad::randn({kCols}, kFloat32).to(dtype);
-  if (!work_matches(work, a, b, row, run_work(work, a, b, row)))
+  const Tensor mask = leangrad::ops::compare(leangrad::CompareOp::Gt,
+                                             leangrad::randn({kRows, kCols}, kFloat32), 0.0);
+  const Tensor scalar = leangrad::randn({}, kFloat32).to(dtype);
+  if (!work_matches(work, a, b, row, mask, scalar, run_work(work, a, b, row, mask, scalar)))
     state.SkipWithError("the op differs from the element computed in float");
   const std::int64_t element_bytes = static_cast<std::int64_t>(leangrad::element_size(dtype));
-  const std::int64_t inputs = work == Work::Add || work == Work::Gt ? 2 : 1;
+  const bool two_inputs = work == Work::Add || work == Work::Gt || work == Work::Where;
+  const bool has_mask = work == Work::Where || work == Work::WhereScalar;
+  const std::int64_t input_bytes = (two_inputs ? 2 : 1) * element_bytes + (has_mask ? 1 : 0);
   const std::int64_t result_bytes = work == Work::Gt ? 1 : element_bytes;
   for (auto _ : state) {
-    Tensor y = run_work(work, a, b, row);
+    Tensor y = run_work(work, a, b, row, mask, scalar);
     benchmark::DoNotOptimize(y.data_ptr());
   }
-  state.SetBytesProcessed(state.iterations() * k16M * (inputs * element_bytes + result_bytes));
+  state.SetBytesProcessed(state.iterations() * k16M * (input_bytes + result_bytes));
 }
 
 #define LEANGRAD_ELEMENTWISE_BENCHMARK(work, suffix, dtype)                           \
@@ -271,6 +289,8 @@ LEANGRAD_ELEMENTWISE_BENCHMARKS(MulScalar);
 LEANGRAD_ELEMENTWISE_BENCHMARKS(Exp);
 LEANGRAD_ELEMENTWISE_BENCHMARKS(Relu);
 LEANGRAD_ELEMENTWISE_BENCHMARKS(Gt);
+LEANGRAD_ELEMENTWISE_BENCHMARKS(Where);
+LEANGRAD_ELEMENTWISE_BENCHMARKS(WhereScalar);
 
 // x.to(dtype) of 16M elements between float32 and float16 or bfloat16: reads and writes 4 + 2
 // bytes per element. Checked against core/half.h's one-value conversions at every 4099th element.

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # leangrad's CPU elementwise ops against LibTorch 1.13 in one run, in float32, float16 and
-# bfloat16 on (4096, 4096) tensors: a + b, a + a broadcast row, a * 0.5, exp, relu and a > b; at 1
-# and then 2 threads, leangrad and LibTorch alternating. Same benchmark names, shapes and byte
-# counts on both sides (BM_Elementwise_16M in bench/bench_ops.cpp,
-# bench/compare/libtorch/libtorch_elementwise.cpp). Builds bench/compare/libtorch (needs
+# bfloat16 on (4096, 4096) tensors: a + b, a + a broadcast row, a * 0.5, exp, relu, a > b,
+# where(m, a, b) and where(m, s, a) with a 0-d s; at 1 and then 2 threads, leangrad and LibTorch
+# alternating. Same benchmark names, shapes and byte counts on both sides (BM_Elementwise_16M in
+# bench/bench_ops.cpp, bench/compare/libtorch/libtorch_elementwise.cpp). Builds bench/compare/libtorch (needs
 # libtorch-dev and libbenchmark-dev from apt) and prints markdown on stdout; logs go to stderr.
 #   bench/compare/elementwise_vs_libtorch.sh LEANGRAD_BUILD_DIR [REPETITIONS=5]
 # Each row is the median over REPETITIONS of Google Benchmark's mean time; "-" where LibTorch 1.13
@@ -53,7 +53,8 @@ for t in (1, 2):
                 errors[b["run_name"].removesuffix("/real_time")] = b.get("error_message", "?")
 
 WORK = [("Add", "a + b"), ("AddRow", "a + row"), ("MulScalar", "a * 0.5"), ("Exp", "exp(a)"),
-        ("Relu", "relu(a)"), ("Gt", "a > b")]
+        ("Relu", "relu(a)"), ("Gt", "a > b"), ("Where", "where(m, a, b)"),
+        ("WhereScalar", "where(m, s, a), s 0-d")]
 DTYPES = [("F32", "float32"), ("F16", "float16"), ("BF16", "bfloat16")]
 
 print("| op | dtype | threads | LibTorch ms | leangrad ms | leangrad GB/s | LibTorch / leangrad |")
@@ -73,7 +74,8 @@ for work, label in WORK:
 print()
 print(f"LibTorch / leangrad: ratio of the median times, > 1 means leangrad is faster. LibTorch "
       f"{context.get('torch_version', '?')}. GB/s: the bytes each op must move (its operands read, "
-      f"its result written; the broadcast row counted once) over the median time.")
+      f"its result written; the broadcast row and s counted once, the mask 1 byte per element) "
+      f"over the median time.")
 for name, message in sorted(errors.items()):
     print(f"\n- LibTorch, {name}: {message}")
 PYTHON

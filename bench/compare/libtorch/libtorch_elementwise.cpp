@@ -2,7 +2,8 @@
 // elementwise benchmarks of bench/bench_ops.cpp (BM_Elementwise_16M) with the same Google
 // Benchmark names, shapes and byte counts, as a LibTorch 1.13 user writes them on the CPU, under
 // NoGradGuard: a + b, a + row (a row of 4,096 broadcast over 4,096 rows), a * 0.5, a.exp(),
-// a.relu() and a > b on (4096, 4096) tensors of float32, float16 and bfloat16. An op LibTorch
+// a.relu(), a > b, torch::where(m, a, b) and torch::where(m, s, a) (m a random bool mask, s a 0-d
+// tensor) on (4096, 4096) tensors of float32, float16 and bfloat16. An op LibTorch
 // 1.13 does not implement for a dtype on the CPU reports its error instead of a time.
 //   libtorch-elementwise [--threads N] [Google Benchmark options]
 #include <benchmark/benchmark.h>
@@ -17,10 +18,11 @@ namespace {
 
 constexpr int64_t kRows = 4096, kCols = 4096, k16M = kRows * kCols;
 
-enum class Work { Add, AddRow, MulScalar, Exp, Relu, Gt };
+enum class Work { Add, AddRow, MulScalar, Exp, Relu, Gt, Where, WhereScalar };
 
 torch::Tensor run_work(Work work, const torch::Tensor& a, const torch::Tensor& b,
-                       const torch::Tensor& row) {
+                       const torch::Tensor& row, const torch::Tensor& mask,
+                       const torch::Tensor& scalar) {
   switch (work) {
     case Work::Add:
       return a + b;
@@ -34,6 +36,10 @@ torch::Tensor run_work(Work work, const torch::Tensor& a, const torch::Tensor& b
       return a.relu();
     case Work::Gt:
       return a > b;
+    case Work::Where:
+      return torch::where(mask, a, b);
+    case Work::WhereScalar:
+      return torch::where(mask, scalar, a);
   }
   return {};
 }
@@ -44,21 +50,25 @@ void BM_Elementwise_16M(benchmark::State& state, Work work, torch::ScalarType dt
   const torch::Tensor a = torch::randn({kRows, kCols}).to(dtype);
   const torch::Tensor b = torch::randn({kRows, kCols}).to(dtype);
   const torch::Tensor row = torch::randn({kCols}).to(dtype);
+  const torch::Tensor mask = torch::randn({kRows, kCols}) > 0;
+  const torch::Tensor scalar = torch::randn({}).to(dtype);
   try {
-    run_work(work, a, b, row);
+    run_work(work, a, b, row, mask, scalar);
   } catch (const c10::Error& e) {
     const std::string message = e.what_without_backtrace();
     state.SkipWithError(message.substr(0, message.find('\n')).c_str());
     return;
   }
   const int64_t element_bytes = static_cast<int64_t>(a.element_size());
-  const int64_t inputs = work == Work::Add || work == Work::Gt ? 2 : 1;
+  const bool two_inputs = work == Work::Add || work == Work::Gt || work == Work::Where;
+  const bool has_mask = work == Work::Where || work == Work::WhereScalar;
+  const int64_t input_bytes = (two_inputs ? 2 : 1) * element_bytes + (has_mask ? 1 : 0);
   const int64_t result_bytes = work == Work::Gt ? 1 : element_bytes;
   for (auto _ : state) {
-    torch::Tensor y = run_work(work, a, b, row);
+    torch::Tensor y = run_work(work, a, b, row, mask, scalar);
     benchmark::DoNotOptimize(y.data_ptr());
   }
-  state.SetBytesProcessed(state.iterations() * k16M * (inputs * element_bytes + result_bytes));
+  state.SetBytesProcessed(state.iterations() * k16M * (input_bytes + result_bytes));
 }
 
 #define LIBTORCH_ELEMENTWISE_BENCHMARK(work, suffix, dtype)                        \
@@ -75,6 +85,8 @@ LIBTORCH_ELEMENTWISE_BENCHMARKS(MulScalar);
 LIBTORCH_ELEMENTWISE_BENCHMARKS(Exp);
 LIBTORCH_ELEMENTWISE_BENCHMARKS(Relu);
 LIBTORCH_ELEMENTWISE_BENCHMARKS(Gt);
+LIBTORCH_ELEMENTWISE_BENCHMARKS(Where);
+LIBTORCH_ELEMENTWISE_BENCHMARKS(WhereScalar);
 
 }  // namespace
 
