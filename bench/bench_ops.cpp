@@ -73,14 +73,14 @@ BENCHMARK(BM_SumDim_F32_4096x4096)
     ->UseRealTime();
 
 // A conv2d bias gradient: a (32, 256, 28, 28) gradient summed over {0, 2, 3}, in float32 and (as
-// under autocast) bfloat16. The reduced dims are split by C: reduced in two stages without copying
+// under autocast) bfloat16 and float16. The reduced dims are split by C: reduced in two stages without copying
 // the input (Note [Reducing separated dims in stages] in kernels/ops_reduce.cpp). The counter
 // temporary_KiB is how far one call raises the CPU allocator's peak above what was allocated
 // before it: the stages' partials and the result, or a copy of the input where one is made.
 void BM_SumBiasGrad_32x256x28x28(benchmark::State& state, leangrad::DType dtype) {
   const Tensor x = leangrad::rand({32, 256, 28, 28}, kFloat32).to(dtype);
   // Each of the 256 sums of 25088 values in [0, 1) is rounded once to dtype (2^-9 relative for
-  // bfloat16); the total of those positive values keeps that relative error.
+  // bfloat16, 2^-11 for float16); the total of those positive values keeps that relative error.
   const double rtol = dtype == kFloat32 ? 1e-5 : 4e-3;
   const Tensor check = leangrad::ops::reduce(ReduceOp::Sum, x, {0, 2, 3}, false);
   const Tensor total =
@@ -103,6 +103,9 @@ BENCHMARK_CAPTURE(BM_SumBiasGrad_32x256x28x28, F32, kFloat32)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 BENCHMARK_CAPTURE(BM_SumBiasGrad_32x256x28x28, BF16, leangrad::kBFloat16)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_SumBiasGrad_32x256x28x28, F16, leangrad::kFloat16)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include <leangrad/core/cuda.h>
+#include <leangrad/core/half.h>
 #include <leangrad/core/memory.h>
 #include <leangrad/core/parallel.h>
 #include <leangrad/core/views.h>
@@ -297,6 +298,64 @@ TEST(Reduce, SixteenBitFloatsAccumulateInFloat) {
     const Tensor x = make_tensor(std::vector<double>(4096, 1.0), {4096}, dtype);
     EXPECT_TRUE(all_close(ops::reduce(ReduceOp::Sum, x, {}, false), {4096}, 0, 0));
     EXPECT_TRUE(all_close(ops::reduce(ReduceOp::Mean, x, {}, false), {1}, 0, 0));
+  }
+}
+
+// A float16 tensor reduces as its float32 widening does, rounded once (Note [float16 reductions
+// read float] in kernels/cpu/reduce.cpp): the same float sums in the same order, the same maxima,
+// bit for bit. Runs around the leaf size and past one parallel chunk, columns wider than one
+// block of columns, and NaN and infinities for the maxima; argmax too.
+TEST(Reduce, Float16ReadsAsItsFloat32Widening) {
+  std::mt19937 rng(29);
+  std::normal_distribution<float> normal(0.0f, 300.0f);  // beyond float16's 1,024 integers
+  const auto random_half = [&](const Shape& shape) {
+    Tensor t = zeros(shape, kFloat16);
+    auto* p = static_cast<Half*>(t.data_ptr());
+    for (std::int64_t i = 0; i < t.numel(); ++i)
+      p[i] = Half(normal(rng));
+    return t;
+  };
+  const auto bits = [](const Tensor& t) {
+    std::vector<std::uint16_t> v(static_cast<std::size_t>(t.numel()));
+    std::memcpy(v.data(), t.data_ptr(), t.nbytes());
+    return v;
+  };
+  struct Case {
+    Shape shape;
+    std::vector<std::int64_t> dims;
+  };
+  const Case cases[] = {
+      {{3, 70001}, {1}},   // runs: past one chunk of 32,768, a tail leaf
+      {{129}, {0}},        // one leaf of 128 and one more
+      {{1000, 100}, {0}},  // columns: a block of 64 and one of 36
+      {{7, 300, 70}, {1}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE("shape " + shape_str(c.shape));
+    const Tensor x = random_half(c.shape);
+    // Other values with NaN, -inf and +inf in a few places, for the maximum (their sums are not
+    // finite).
+    const Tensor specials = random_half(c.shape);
+    auto* p = static_cast<Half*>(specials.data_ptr());
+    p[5] = Half::from_bits(0x7e01);
+    p[specials.numel() / 2] = Half::from_bits(0xfc00);
+    p[specials.numel() - 1] = Half::from_bits(0x7c00);
+    const auto expect_widening = [&](ReduceOp op, const Tensor& input) {
+      SCOPED_TRACE(op_name(op));
+      const Tensor got = ops::reduce(op, input, c.dims, false);
+      const Tensor want = ops::reduce(op, input.to(kFloat32), c.dims, false).to(kFloat16);
+      ASSERT_EQ(got.dtype(), kFloat16);
+      EXPECT_EQ(bits(got), bits(want));
+    };
+    expect_widening(ReduceOp::Sum, x);
+    expect_widening(ReduceOp::Mean, x);
+    expect_widening(ReduceOp::Max, x);
+    expect_widening(ReduceOp::Max, specials);
+    for (const Tensor& input : {x, specials}) {  // the first maximum's index
+      const std::int64_t dim = c.dims[0];
+      EXPECT_EQ(to_vector(ops::argmax(input, dim, false)),
+                to_vector(ops::argmax(input.to(kFloat32), dim, false)));
+    }
   }
 }
 
