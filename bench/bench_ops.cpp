@@ -73,10 +73,11 @@ BENCHMARK(BM_SumDim_F32_4096x4096)
     ->UseRealTime();
 
 // A conv2d bias gradient: a (32, 256, 28, 28) gradient summed over {0, 2, 3}, in float32 and (as
-// under autocast) bfloat16 and float16. The reduced dims are split by C: reduced in two stages without copying
-// the input (Note [Reducing separated dims in stages] in kernels/ops_reduce.cpp). The counter
-// temporary_KiB is how far one call raises the CPU allocator's peak above what was allocated
-// before it: the stages' partials and the result, or a copy of the input where one is made.
+// under autocast) bfloat16 and float16. The reduced dims are split by C: reduced in two stages
+// without copying the input (Note [Reducing separated dims in stages] in kernels/ops_reduce.cpp).
+// The counter temporary_KiB is how far one call raises the CPU allocator's peak above what was
+// allocated before it: the stages' partials and the result, or a copy of the input where one is
+// made.
 void BM_SumBiasGrad_32x256x28x28(benchmark::State& state, leangrad::DType dtype) {
   const Tensor x = leangrad::rand({32, 256, 28, 28}, kFloat32).to(dtype);
   // Each of the 256 sums of 25088 values in [0, 1) is rounded once to dtype (2^-9 relative for
