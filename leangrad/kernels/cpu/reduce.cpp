@@ -87,21 +87,35 @@ void merge_tree_columns(const Acc* partials, std::int64_t m, std::int64_t width,
 // Note [float16 reductions read float]
 //   A float16 element converted by core/half.h, one value at a time, is integer code with
 //   branches that GCC does not vectorise: a float16 sum of 16M elements took 29 ms where the
-//   bfloat16 one took 3.7. So the loops below read float16 through a float buffer, filled by
-//   kernels/cpu/half_convert.h (F16C) a leaf, a chunk or a row segment at a time. Widening is
-//   exact and every sum, maximum and comparison is the same, in the same order, so the results are
-//   the same bits, and argmax the same indices (Reduce.Float16ReadsAsItsFloat32Widening).
+//   bfloat16 one took 3.7. So every loop below reads its elements through read_as_float, which
+//   hands float16 over widened into a float buffer by kernels/cpu/half_convert.h (F16C), a leaf,
+//   a chunk or a row segment at a time, and every other dtype as it is. Widening is exact and
+//   every sum, maximum and comparison is the same, in the same order, so the results are the same
+//   bits, and argmax the same indices (Reduce.Float16ReadsAsItsFloat32Widening).
 constexpr std::int64_t kWidenChunk = 512;
+
+// Calls f(values, m, c) for consecutive pieces x[c, c + m) covering x[0, n): one piece, x itself,
+// for every T but float16, whose pieces of up to kWidenChunk are widened to float first (a range
+// of at most kWidenChunk is one piece there too). Note [float16 reductions read float].
+template <typename T, typename F>
+void read_as_float(const T* x, std::int64_t n, const F& f) {
+  if constexpr (std::is_same_v<T, Half>) {
+    float widened[kWidenChunk];
+    for (std::int64_t c = 0; c < n; c += kWidenChunk) {
+      const std::int64_t m = std::min(kWidenChunk, n - c);
+      widen(x + c, widened, m);
+      f(static_cast<const float*>(widened), m, c);
+    }
+  } else {
+    f(x, n, std::int64_t{0});
+  }
+}
 
 // ---- Runs (inner == 1) -----------------------------------------------------------------------
 
+// The straight sum of a leaf x[0, n), n <= kBlock, in kLanes accumulators.
 template <typename Acc, typename T>
-Acc block_sum(const T* x, std::int64_t n) {
-  if constexpr (std::is_same_v<T, Half>) {  // Note [float16 reductions read float]
-    float widened[kBlock];
-    widen(x, widened, n);
-    return block_sum<Acc>(static_cast<const float*>(widened), n);
-  }
+Acc leaf_sum(const T* x, std::int64_t n) {
   Acc lanes[kLanes] = {};
   std::int64_t i = 0;
   for (; i + kLanes <= n; i += kLanes) {
@@ -114,6 +128,16 @@ Acc block_sum(const T* x, std::int64_t n) {
          ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
 }
 
+static_assert(kBlock <= kWidenChunk, "block_sum reads its leaf as one piece");
+
+template <typename Acc, typename T>
+Acc block_sum(const T* x, std::int64_t n) {
+  Acc sum{};
+  read_as_float(x, n,
+                [&](const auto* v, std::int64_t m, std::int64_t) { sum = leaf_sum<Acc>(v, m); });
+  return sum;
+}
+
 template <typename Acc, typename T>
 Acc pairwise_sum(const T* x, std::int64_t n) {
   if (n <= kBlock) return block_sum<Acc>(x, n);
@@ -124,47 +148,26 @@ Acc pairwise_sum(const T* x, std::int64_t n) {
 template <typename Acc, typename T>
 Acc range_max(const T* x, std::int64_t n) {
   Acc best = reduce_math::max_identity<Acc>();
-  if constexpr (std::is_same_v<T, Half>) {  // Note [float16 reductions read float]
-    float widened[kWidenChunk];
-    for (std::int64_t c = 0; c < n; c += kWidenChunk) {
-      const std::int64_t m = std::min(kWidenChunk, n - c);
-      widen(x + c, widened, m);
-      for (std::int64_t i = 0; i < m; ++i)
-        best = reduce_math::max_propagate_nan(best, static_cast<Acc>(widened[i]));
-    }
-    return best;
-  }
-  for (std::int64_t i = 0; i < n; ++i)
-    best = reduce_math::max_propagate_nan(best, static_cast<Acc>(x[i]));
+  read_as_float(x, n, [&](const auto* v, std::int64_t m, std::int64_t) {
+    for (std::int64_t i = 0; i < m; ++i)
+      best = reduce_math::max_propagate_nan(best, static_cast<Acc>(v[i]));
+  });
   return best;
-}
-
-// Folds x[0, n) into best, element i reported as index `first + i`: the first maximum.
-template <typename Acc, typename T>
-void argmax_fold(ArgmaxPair<Acc>& best, const T* x, std::int64_t n, std::int64_t first) {
-  for (std::int64_t i = 0; i < n; ++i) {
-    const Acc v = static_cast<Acc>(x[i]);
-    // Strictly greater keeps the first occurrence; once best is NaN nothing replaces it.
-    if (v > best.value || (reduce_math::is_nan(v) && !reduce_math::is_nan(best.value))) {
-      best = {v, first + i};
-    }
-  }
 }
 
 // First maximum of the non-empty range x[0, n), reported as index `first + i`.
 template <typename Acc, typename T>
 ArgmaxPair<Acc> range_argmax(const T* x, std::int64_t n, std::int64_t first) {
   ArgmaxPair<Acc> best = {static_cast<Acc>(x[0]), first};
-  if constexpr (std::is_same_v<T, Half>) {  // Note [float16 reductions read float]
-    float widened[kWidenChunk];
-    for (std::int64_t c = 1; c < n; c += kWidenChunk) {
-      const std::int64_t m = std::min(kWidenChunk, n - c);
-      widen(x + c, widened, m);
-      argmax_fold(best, static_cast<const float*>(widened), m, first + c);
+  read_as_float(x + 1, n - 1, [&](const auto* v, std::int64_t m, std::int64_t c) {
+    for (std::int64_t i = 0; i < m; ++i) {
+      const Acc value = static_cast<Acc>(v[i]);
+      // Strictly greater keeps the first occurrence; once best is NaN nothing replaces it.
+      if (value > best.value || (reduce_math::is_nan(value) && !reduce_math::is_nan(best.value))) {
+        best = {value, first + 1 + c + i};
+      }
     }
-  } else {
-    argmax_fold(best, x + 1, n - 1, first + 1);
-  }
+  });
   return best;
 }
 
@@ -301,15 +304,11 @@ void sum_or_mean(bool mean, Out* y, const T* x, std::int64_t outer, std::int64_t
         std::fill(acc, acc + b.width, Acc(0));
         const T* base = x + (b.o * n + row0) * inner + b.j0;
         for (std::int64_t r = 0; r < len; ++r) {
-          if constexpr (std::is_same_v<T, Half>) {  // Note [float16 reductions read float]
-            float widened[kColumns];
-            widen(base + r * inner, widened, b.width);
-            for (std::int64_t j = 0; j < b.width; ++j)
-              acc[j] += widened[j];
-          } else {
-            for (std::int64_t j = 0; j < b.width; ++j)
-              acc[j] += static_cast<Acc>(base[r * inner + j]);
-          }
+          read_as_float(base + r * inner, b.width,
+                        [&](const auto* v, std::int64_t m, std::int64_t c) {
+                          for (std::int64_t j = 0; j < m; ++j)
+                            acc[c + j] += static_cast<Acc>(v[j]);
+                        });
         }
       },
       add,
@@ -339,17 +338,11 @@ void max(void* out, const T* x, std::int64_t outer, std::int64_t n, std::int64_t
         std::fill(acc, acc + b.width, reduce_math::max_identity<Acc>());
         const T* base = x + (b.o * n + row0) * inner + b.j0;
         for (std::int64_t r = 0; r < len; ++r) {
-          if constexpr (std::is_same_v<T, Half>) {  // Note [float16 reductions read float]
-            float widened[kColumns];
-            widen(base + r * inner, widened, b.width);
-            for (std::int64_t j = 0; j < b.width; ++j)
-              acc[j] = reduce_math::max_propagate_nan(acc[j], static_cast<Acc>(widened[j]));
-          } else {
-            for (std::int64_t j = 0; j < b.width; ++j) {
-              acc[j] =
-                  reduce_math::max_propagate_nan(acc[j], static_cast<Acc>(base[r * inner + j]));
-            }
-          }
+          read_as_float(
+              base + r * inner, b.width, [&](const auto* v, std::int64_t m, std::int64_t c) {
+                for (std::int64_t j = 0; j < m; ++j)
+                  acc[c + j] = reduce_math::max_propagate_nan(acc[c + j], static_cast<Acc>(v[j]));
+              });
         }
       },
       merge,
