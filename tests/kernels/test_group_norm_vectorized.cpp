@@ -5,7 +5,7 @@
 // channel, one group, channels that straddle chunks, few rows and many, and on CUDA each of its
 // paths), with means far from 0; the tolerance is the error bound of float (or double) sums of
 // the lengths involved, per element. Also: the same bits at any thread count (rows split over
-// threads, or threads within rows), and non-contiguous inputs.
+// threads, or threads within rows), non-contiguous inputs, and float16 as float32 of its widening.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -450,10 +450,43 @@ TEST(GroupNormVectorized, SameBitsOnAnyThreadCount) {
   }
 }
 
+// float16 GroupNorm is float32 GroupNorm of the float16 input widened, rounded once to float16:
+// output, mean, rstd and the three gradients, bit for bit (Note [float16 GroupNorm in float] in
+// kernels/cpu/group_norm_vectorized.cpp), on every shape of kCases, so on chunk and piece tails
+// and on both threading paths.
+TEST(GroupNormVectorized, Float16IsFloat32OfTheWidenedInput) {
+  for (const Case& c : kCases)
+    for (bool affine : {true, false}) {
+      SCOPED_TRACE(describe(c) + (affine ? ", affine" : ""));
+      const Shape shape = {c.batch, c.channels, c.spatial};
+      const Tensor x = random_tensor(shape, c.offset, kFloat16, 21);
+      const Tensor dy = random_tensor(shape, 0.0, kFloat16, 22);
+      const Tensor w = affine ? random_tensor({c.channels}, 1.0, kFloat16, 23) : Tensor();
+      const Tensor b = affine ? random_tensor({c.channels}, 0.0, kFloat16, 24) : Tensor();
+      auto wide = [](const Tensor& t) { return t.defined() ? t.to(kFloat32) : Tensor(); };
+      const ops::GroupNormOutput f = ops::group_norm(x, c.groups, w, b, 1e-5);
+      const ops::GroupNormOutput f32 = ops::group_norm(wide(x), c.groups, wide(w), wide(b), 1e-5);
+      const ops::GroupNormGrads g =
+          ops::group_norm_backward(dy, x, f.mean, f.rstd, w, c.groups, true, affine, affine);
+      const ops::GroupNormGrads g32 = ops::group_norm_backward(
+          wide(dy), wide(x), f32.mean, f32.rstd, wide(w), c.groups, true, affine, affine);
+      ASSERT_EQ(f.output.dtype(), kFloat16);
+      EXPECT_EQ(to_vector(f.output), to_vector(f32.output.to(kFloat16)));
+      EXPECT_EQ(to_vector(f.mean), to_vector(f32.mean));
+      EXPECT_EQ(to_vector(f.rstd), to_vector(f32.rstd));
+      EXPECT_EQ(to_vector(g.grad_input), to_vector(g32.grad_input.to(kFloat16)));
+      if (affine) {
+        EXPECT_EQ(to_vector(g.grad_weight), to_vector(g32.grad_weight.to(kFloat16)));
+        EXPECT_EQ(to_vector(g.grad_bias), to_vector(g32.grad_bias.to(kFloat16)));
+      }
+      if (HasFailure()) return;
+    }
+}
+
 // A non-contiguous input (a transposed view, made contiguous by the op) gives the contiguous
 // input's bits.
 TEST(GroupNormVectorized, StridedInputEqualsContiguous) {
-  for (DType dtype : {kFloat32, kBFloat16}) {
+  for (DType dtype : {kFloat32, kFloat16, kBFloat16}) {
     SCOPED_TRACE(dtype_name(dtype));
     const Tensor base = random_tensor({4, 6, 5, 7}, 0.3, dtype, 9);
     const Tensor x = base.transpose(2, 3);

@@ -21,7 +21,8 @@
 //     (d/du of x u sech^2(u) brings a factor |1 - 2u tanh(u)|, whose product with the term stays
 //     below the scale) and t's once: 2 * 3 * 1.02 ulps. Hence f within 5 + 4.08 and f' within
 //     5 + 6.12 ulps.
-//   - float16 and bfloat16: blocks of kConvertBlock elements converted to float on the stack, the
+//   - float16 and bfloat16: blocks of kConvertBlock elements converted to float on the stack
+//     (kernels/cpu/half_convert.h: F16C for float16, core/half.h's rounding bit for bit), the
 //     float loop, one rounding back (as the reference computes them in float and rounds once).
 //     float64 keeps the reference loop (the library's exp and expm1 in double).
 //   - Threads: parallel_for over the elements, as the reference. Each element is computed by the
@@ -35,6 +36,7 @@
 #include <leangrad/kernels/backend.h>
 #include <leangrad/kernels/cpu/avx512.h>
 #include <leangrad/kernels/cpu/exp_polynomial.h>
+#include <leangrad/kernels/cpu/half_convert.h>
 #include <leangrad/kernels/cpu/parallel_for.h>
 #include <leangrad/kernels/cpu/tanhexp_reference.h>
 #include <leangrad/kernels/dispatch.h>
@@ -101,11 +103,9 @@ void tanhexp_forward(DType dtype, std::int64_t n, void* out, const void* x) {
           float buffer[kConvertBlock];
           for (std::int64_t b0 = begin; b0 < end; b0 += kConvertBlock) {
             const std::int64_t m = std::min(kConvertBlock, end - b0);
-            for (std::int64_t i = 0; i < m; ++i)
-              buffer[i] = static_cast<float>(in[b0 + i]);
+            widen(in + b0, buffer, m);
             forward_float(m, buffer, buffer);
-            for (std::int64_t i = 0; i < m; ++i)
-              y[b0 + i] = static_cast<T>(buffer[i]);
+            narrow(buffer, y + b0, m);
           }
         }
       });
@@ -130,13 +130,10 @@ void tanhexp_backward(DType dtype, std::int64_t n, void* grad_input, const void*
           float value[kConvertBlock];
           for (std::int64_t b0 = begin; b0 < end; b0 += kConvertBlock) {
             const std::int64_t m = std::min(kConvertBlock, end - b0);
-            for (std::int64_t i = 0; i < m; ++i) {
-              grad[i] = static_cast<float>(dy[b0 + i]);
-              value[i] = static_cast<float>(in[b0 + i]);
-            }
+            widen(dy + b0, grad, m);
+            widen(in + b0, value, m);
             backward_float(m, grad, grad, value);
-            for (std::int64_t i = 0; i < m; ++i)
-              dx[b0 + i] = static_cast<T>(grad[i]);
+            narrow(grad, dx + b0, m);
           }
         }
       });
