@@ -1,17 +1,25 @@
 // CPU throughput of the layer ops (autograd/nn_functions.h, run without autograd): cross_entropy
-// forward and backward, max_pool2d on the Fashion-MNIST CNN shapes, pixel_shuffle and linear.
-// Memory-bound ops report GB/s of bytes touched (each input read once, each output written once);
-// linear reports GFLOP/s (2 M N K). Each benchmark checks one result against a plain loop first.
-// bench/compare/layers_torch.py prints the same shapes for PyTorch (CPU or CUDA).
+// forward and backward, max_pool2d on the Fashion-MNIST CNN shapes, pixel_shuffle and linear;
+// the normalisations (softmax, log_softmax, layer_norm, group_norm) on 16M elements in float32,
+// float16 and bfloat16 (BM_Normalize_16M, beside LibTorch's in
+// bench/compare/libtorch/libtorch_normalize.cpp: bench/compare/normalize_vs_libtorch.sh), and
+// softmax's two CPU kernels, the reference loop (/0) and the vectorised one (/1)
+// (BM_Launcher_Softmax). Memory-bound ops report GB/s of bytes touched (each input read once,
+// each output written once); linear reports GFLOP/s (2 M N K). Each benchmark checks one result
+// against a plain loop first. bench/compare/layers_torch.py prints the same shapes for PyTorch
+// (CPU or CUDA).
 #include <benchmark/benchmark.h>
 
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <vector>
 
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/grad_mode.h>
 #include <leangrad/autograd/nn_functions.h>
+#include <leangrad/kernels/backend.h>
+#include <leangrad/kernels/cpu/softmax_reference.h>
 #include <leangrad/kernels/creation.h>
 #include <leangrad/kernels/ops.h>
 
@@ -108,6 +116,163 @@ void BM_Linear_3136x128_B64(benchmark::State& state) {
                                                  benchmark::Counter::kIsIterationInvariantRate);
 }
 BENCHMARK(BM_Linear_3136x128_B64)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// ---- Normalisations on 16M elements (BM_Normalize_16M) -----------------------------------------
+// softmax and log_softmax of (4096, 4096) over the last dim; softmax of (64, 256, 32, 32) over
+// dim 1 (the runs are strided columns); softmax's backward over the last dim; layer_norm over the
+// last 4096 with weight and bias; group_norm of (16, 64, 128, 128), 32 groups, with weight and
+// bias. Bytes: the input read once and the output written once (the backward: two inputs).
+
+enum class Norm { Softmax, LogSoftmax, SoftmaxDim1, SoftmaxBackward, LayerNorm, GroupNorm };
+
+struct NormInputs {
+  Tensor x, g, y, weight, bias;
+};
+
+NormInputs norm_inputs(Norm work, leangrad::DType dtype) {
+  NormInputs in;
+  if (work == Norm::SoftmaxDim1) {
+    in.x = leangrad::randn({64, 256, 32, 32}).to(dtype);
+  } else if (work == Norm::GroupNorm) {
+    in.x = leangrad::randn({16, 64, 128, 128}).to(dtype);
+    in.weight = leangrad::randn({64}).to(dtype);
+    in.bias = leangrad::randn({64}).to(dtype);
+  } else {
+    in.x = leangrad::randn({4096, 4096}).to(dtype);
+    in.weight = leangrad::randn({4096}).to(dtype);
+    in.bias = leangrad::randn({4096}).to(dtype);
+  }
+  if (work == Norm::SoftmaxBackward) {
+    in.g = leangrad::randn({4096, 4096}).to(dtype);
+    in.y = leangrad::ops::softmax(in.x, -1, false);
+  }
+  return in;
+}
+
+Tensor run_norm(Norm work, const NormInputs& in) {
+  switch (work) {
+    case Norm::Softmax:
+      return leangrad::ops::softmax(in.x, -1, false);
+    case Norm::LogSoftmax:
+      return leangrad::ops::softmax(in.x, -1, true);
+    case Norm::SoftmaxDim1:
+      return leangrad::ops::softmax(in.x, 1, false);
+    case Norm::SoftmaxBackward:
+      return leangrad::ops::softmax_backward(in.g, in.y, -1, false);
+    case Norm::LayerNorm:
+      return leangrad::layer_norm(in.x, {4096}, in.weight, in.bias, 1e-5);
+    case Norm::GroupNorm:
+      return leangrad::group_norm(in.x, 32, in.weight, in.bias, 1e-5);
+  }
+  return Tensor();
+}
+
+// Element 0 of the result against a plain double computation from the (rounded) inputs.
+double norm_element0(Norm work, const NormInputs& in) {
+  const Tensor x = in.x.to(leangrad::kFloat64);
+  const double* v = x.data_ptr<double>();
+  // The run through element 0: length n, stride s.
+  const std::int64_t n = work == Norm::SoftmaxDim1 ? 256
+                         : work == Norm::GroupNorm ? 2 * 128 * 128
+                                                   : 4096;
+  const std::int64_t s = work == Norm::SoftmaxDim1 ? 32 * 32 : 1;
+  if (work == Norm::LayerNorm || work == Norm::GroupNorm) {
+    double mean = 0, var = 0;
+    for (std::int64_t i = 0; i < n; ++i)
+      mean += v[i];
+    mean /= static_cast<double>(n);
+    for (std::int64_t i = 0; i < n; ++i)
+      var += (v[i] - mean) * (v[i] - mean);
+    var /= static_cast<double>(n);
+    const double w = in.weight.to(leangrad::kFloat64).data_ptr<double>()[0];
+    const double b = in.bias.to(leangrad::kFloat64).data_ptr<double>()[0];
+    return (v[0] - mean) / std::sqrt(var + 1e-5) * w + b;
+  }
+  double m = -std::numeric_limits<double>::infinity(), sum = 0;
+  for (std::int64_t i = 0; i < n; ++i)
+    m = std::max(m, v[i * s]);
+  for (std::int64_t i = 0; i < n; ++i)
+    sum += std::exp(v[i * s] - m);
+  if (work == Norm::LogSoftmax) return v[0] - m - std::log(sum);
+  if (work != Norm::SoftmaxBackward) return std::exp(v[0] - m) / sum;
+  const Tensor g = in.g.to(leangrad::kFloat64);
+  const Tensor y = in.y.to(leangrad::kFloat64);
+  double dot = 0;
+  for (std::int64_t i = 0; i < n; ++i)
+    dot += g.data_ptr<double>()[i] * y.data_ptr<double>()[i];
+  return y.data_ptr<double>()[0] * (g.data_ptr<double>()[0] - dot);
+}
+
+void BM_Normalize_16M(benchmark::State& state, Norm work, leangrad::DType dtype) {
+  leangrad::NoGradGuard no_grad;
+  const NormInputs in = norm_inputs(work, dtype);
+  const double got = run_norm(work, in).to(leangrad::kFloat64).data_ptr<double>()[0];
+  const double want = norm_element0(work, in);
+  // A few roundings of the dtype (2^-8 for bfloat16, 2^-11 for float16), or float32's sums.
+  const double tol = dtype == leangrad::kBFloat16  ? 0x1p-6
+                     : dtype == leangrad::kFloat16 ? 0x1p-9
+                                                   : 1e-5;
+  if (!(std::fabs(got - want) <= tol * (1 + std::fabs(want))))
+    state.SkipWithError("element 0 differs from the computation in double");
+  const std::int64_t element_bytes = static_cast<std::int64_t>(leangrad::element_size(dtype));
+  const std::int64_t streams = work == Norm::SoftmaxBackward ? 3 : 2;
+  for (auto _ : state) {
+    Tensor y = run_norm(work, in);
+    benchmark::DoNotOptimize(y.data_ptr());
+  }
+  state.SetBytesProcessed(state.iterations() * in.x.numel() * streams * element_bytes);
+}
+
+#define LEANGRAD_NORMALIZE_BENCHMARK(work, suffix, dtype)                           \
+  BENCHMARK_CAPTURE(BM_Normalize_16M, work##_##suffix, Norm::work, leangrad::dtype) \
+      ->Unit(benchmark::kMillisecond)                                               \
+      ->UseRealTime()
+#define LEANGRAD_NORMALIZE_BENCHMARKS(work)          \
+  LEANGRAD_NORMALIZE_BENCHMARK(work, F32, kFloat32); \
+  LEANGRAD_NORMALIZE_BENCHMARK(work, F16, kFloat16); \
+  LEANGRAD_NORMALIZE_BENCHMARK(work, BF16, kBFloat16)
+LEANGRAD_NORMALIZE_BENCHMARKS(Softmax);
+LEANGRAD_NORMALIZE_BENCHMARKS(LogSoftmax);
+LEANGRAD_NORMALIZE_BENCHMARKS(SoftmaxDim1);
+LEANGRAD_NORMALIZE_BENCHMARKS(SoftmaxBackward);
+LEANGRAD_NORMALIZE_BENCHMARKS(LayerNorm);
+LEANGRAD_NORMALIZE_BENCHMARKS(GroupNorm);
+
+// ---- Softmax's two CPU kernels: the reference loop (/0) and the vectorised one (/1) -------------
+// float32 into a preallocated output: rows (4096, 4096) over the last dim (/.../1) and columns
+// (64, 256, 1024) over the middle dim (/.../1024), forward.
+void BM_Launcher_Softmax(benchmark::State& state) {
+  const bool vectorized = state.range(0) == 1;
+  const std::int64_t inner = state.range(1);
+  const std::int64_t R = inner == 1 ? 4096 : 256;
+  const std::int64_t outer = inner == 1 ? 4096 : 64;
+  const Tensor x = leangrad::randn({outer, R, inner});
+  std::vector<float> y(static_cast<std::size_t>(x.numel())), y_ref(y.size());
+  namespace cpu = leangrad::kernels::cpu;
+  cpu::reference::softmax(leangrad::kFloat32, y_ref.data(), x.data_ptr(), outer, R, inner, false);
+  cpu::softmax(leangrad::kFloat32, y.data(), x.data_ptr(), outer, R, inner, false);
+  for (std::size_t i = 0; i < y.size(); i += 997)
+    if (!(std::fabs(y[i] - y_ref[i]) <= 1e-5f * y_ref[i])) {
+      state.SkipWithError("the launchers disagree");
+      break;
+    }
+  for (auto _ : state) {
+    if (vectorized) {
+      cpu::softmax(leangrad::kFloat32, y.data(), x.data_ptr(), outer, R, inner, false);
+    } else {
+      cpu::reference::softmax(leangrad::kFloat32, y.data(), x.data_ptr(), outer, R, inner, false);
+    }
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(state.iterations() * x.numel() * 8);
+}
+BENCHMARK(BM_Launcher_Softmax)
+    ->Args({0, 1})
+    ->Args({1, 1})
+    ->Args({0, 1024})
+    ->Args({1, 1024})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 }  // namespace
 

@@ -20,7 +20,6 @@ require_executable "$bench"
 libtorch=$(build_libtorch libtorch-attention)
 
 make_logs_dir
-read -ra common <<<"$(gbench_flags "$repetitions")"
 
 echo "# scaled_dot_product_attention on the CPU against LibTorch, $(date -u +%F), $(nproc) cores"
 echo
@@ -30,14 +29,7 @@ echo "- command: \`bench/compare/attention_vs_libtorch.sh $*\`"
 echo "- load average (1, 5, 15 min) at the start: $(load_average)"
 echo
 
-for threads in 1 2; do
-  echo "== leangrad, $threads thread(s): $bench" >&2
-  OMP_NUM_THREADS=$threads "$bench" "${common[@]}" \
-    --benchmark_out="$logs/leangrad-$threads.json" >&2
-  echo "== LibTorch, $threads thread(s): $libtorch" >&2
-  OMP_NUM_THREADS=$threads "$libtorch" --threads "$threads" "${common[@]}" \
-    --benchmark_out="$logs/libtorch-$threads.json" >&2
-done
+run_both "$bench" . "$libtorch" "$repetitions"
 
 PYTHONPATH=$compare_dir python3 - "$logs" <<'PY'
 import sys

@@ -1,6 +1,7 @@
 # shellcheck shell=bash
 # What the bench/compare/*.sh scripts share (sourced after `set -euo pipefail`): the one build of
-# the LibTorch programs (bench/compare/libtorch), a logs folder removed at exit, the load average.
+# the LibTorch programs (bench/compare/libtorch), a logs folder removed at exit, the load average,
+# and the run of both sides at 1 and 2 threads.
 #   source "$(dirname "$0")/common.sh"
 
 compare_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -41,4 +42,21 @@ load_average() {
 # aggregates only, JSON for bench/compare/gbench.py.
 gbench_flags() {
   echo "--benchmark_repetitions=$1 --benchmark_report_aggregates_only=true --benchmark_out_format=json"
+}
+
+# run_both LEANGRAD_BENCH FILTER LIBTORCH_PROGRAM REPETITIONS: leangrad's benchmarks matching
+# FILTER (Google Benchmark's regex; '.' for all) and the LibTorch program's, at 1 and then 2
+# threads, alternating; their JSON in $logs/leangrad-THREADS.json and $logs/libtorch-THREADS.json
+# (make_logs_dir first), their output on stderr.
+run_both() {
+  local bench=$1 filter=$2 libtorch=$3 flags threads
+  read -ra flags <<<"$(gbench_flags "$4")"
+  for threads in 1 2; do
+    echo "== leangrad, $threads thread(s): $bench" >&2
+    OMP_NUM_THREADS=$threads "$bench" --benchmark_filter="$filter" "${flags[@]}" \
+      --benchmark_out="$logs/leangrad-$threads.json" >&2
+    echo "== LibTorch, $threads thread(s): $libtorch" >&2
+    OMP_NUM_THREADS=$threads "$libtorch" --threads "$threads" "${flags[@]}" \
+      --benchmark_out="$logs/libtorch-$threads.json" >&2
+  done
 }

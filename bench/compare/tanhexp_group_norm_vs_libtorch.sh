@@ -23,18 +23,10 @@ require_executable "$bench"
 libtorch=$(build_libtorch libtorch-tanhexp-group-norm)
 
 make_logs_dir
-read -ra common <<<"$(gbench_flags "$repetitions")"
-
 load_before=$(load_average)
-for threads in 1 2; do
-  echo "== leangrad, $threads thread(s): $bench" >&2
-  OMP_NUM_THREADS=$threads "$bench" \
-    --benchmark_filter='^BM_(TanhExp|GroupNorm)_(Forward|ForwardBackward)/|^BM_Launcher_|^BM_Copy_Activations' \
-    "${common[@]}" --benchmark_out="$logs/leangrad-$threads.json" >&2
-  echo "== LibTorch, $threads thread(s): $libtorch" >&2
-  OMP_NUM_THREADS=$threads "$libtorch" --threads "$threads" "${common[@]}" \
-    --benchmark_out="$logs/libtorch-$threads.json" >&2
-done
+run_both "$bench" \
+  '^BM_(TanhExp|GroupNorm)_(Forward|ForwardBackward)/|^BM_Launcher_|^BM_Copy_Activations' \
+  "$libtorch" "$repetitions"
 load_after=$(load_average)
 
 PYTHONPATH=$compare_dir python3 - "$logs" <<'EOF'

@@ -1,8 +1,11 @@
 // The layer kernels on the CPU: plain loops over the shared per-element math
 // (kernels/layers_math.h), split across threads with parallel_for. Softmax and the losses walk one
 // run (a row, or a strided column of an (outer, R, inner) block) per task, accumulating in
-// opmath_t (float for the 16-bit floats, double for float64).
+// opmath_t (float for the 16-bit floats, double for float64). Softmax's loops here are its
+// reference (kernels/cpu/softmax_reference.h); the library runs the vectorised kernel of
+// kernels/cpu/softmax_vectorized.cpp.
 #include <leangrad/kernels/backend.h>
+#include <leangrad/kernels/cpu/softmax_reference.h>
 
 #include <algorithm>
 #include <cmath>
@@ -217,7 +220,9 @@ void dropout_backward(DType dtype, void* grad_in, const void* grad_out, const bo
   });
 }
 
-// ---- Softmax ---------------------------------------------------------------------------------
+// ---- Softmax (the reference loops) ---------------------------------------------------------
+
+namespace reference {
 
 void softmax(DType dtype, void* out, const void* in, std::int64_t outer, std::int64_t R,
              std::int64_t inner, bool log) {
@@ -269,6 +274,8 @@ void softmax_backward(DType dtype, void* grad_in, const void* grad_out, const vo
     });
   });
 }
+
+}  // namespace reference
 
 // ---- Losses ----------------------------------------------------------------------------------
 

@@ -1,0 +1,393 @@
+// Softmax's CPU launchers (kernels/backend.h, "Layers": softmax, softmax_backward): every pass in
+// SIMD lanes. The second CPU kernel beside the reference loops of kernels/cpu/layers.cpp
+// (kernels/cpu/softmax_reference.h), which stay the specification:
+// tests/kernels/test_softmax_vectorized.cpp checks these against them and against double.
+//
+// Note [Vectorised softmax]
+//   The reference walks one run (a row, or a strided column of an (outer, R, inner) block) at a
+//   time, one element at a time, with the library's expf: a call per element keeps a loop scalar,
+//   and its sums are in order, which the compiler may not reorder. Here:
+//   - Rows (inner == 1, softmax over the last dim): three passes over the row, each in SIMD
+//     lanes. The maximum in kLanes running maxima (a maximum is exact: any order finds the same
+//     one); e = e^(x - max) with the polynomial exp of kernels/cpu/exp_polynomial.h (within 1.02
+//     ulps; glibc's expf is within 1), written to y (softmax) or to a buffer on the stack
+//     (log_softmax), and summed in kLanes partial sums (element i into lane i mod kLanes, then a
+//     tree over the lanes); then y = e (1 / sum), or (x - max) - log(sum). A multiply by the
+//     reciprocal, as PyTorch's CPU kernel: a vector divide took a quarter of the time on Zen 1,
+//     for one more rounding. The backward sums g y (or g) the same way, then gx = y (g - dot), or
+//     g - e^y dot.
+//   - Columns (inner > 1, softmax over another dim): kColumns adjacent columns at a time, the
+//     lanes across them: each pass walks r = 0..R-1, reading kColumns contiguous elements a
+//     step, and each column's sum is in order of r, as in the reference. softmax's e is kept
+//     for the output pass: in y for float32, in a float scratch for the 16-bit dtypes (which
+//     could not hold it unrounded) when the block's fit in kScratch floats; otherwise the output
+//     pass computes e again.
+//   - float16 and bfloat16: a row, or a step of the columns, is widened to float
+//     (kernels/cpu/half_convert.h), the float kernel runs, and the result is rounded once: the
+//     16-bit result is the float32 result of the widened input, rounded, bit for bit (the
+//     reference also computes in float and rounds once). float64 runs the reference loops.
+//   - Accuracy: the sums' order and the exp differ from the reference, so results differ by
+//     rounding, within bounds the tests derive: a sum of k terms in float is within
+//     (k - 1) 2^-24 of the sum of their magnitudes; a row's lane sums add ceil(R / kLanes)
+//     terms each, then 5 levels of the tree. Only the maximum is exact in any order.
+//   - Threads: over rows, or over (outer, block of columns) tasks; each run is computed alike on
+//     any thread, so results do not depend on the thread count. This file is compiled with
+//     -ffp-contract=off (exp_polynomial needs it, Note [Polynomial exp]), so vector bodies and
+//     scalar tails round alike.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+#include <vector>
+
+#include <leangrad/kernels/backend.h>
+#include <leangrad/kernels/cpu/exp_polynomial.h>
+#include <leangrad/kernels/cpu/half_convert.h>
+#include <leangrad/kernels/cpu/parallel_for.h>
+#include <leangrad/kernels/cpu/softmax_reference.h>
+#include <leangrad/kernels/dispatch.h>
+#include <leangrad/kernels/layers_math.h>
+
+namespace leangrad::kernels::cpu {
+
+namespace {
+
+using layers_math::running_max;
+using layers_math::softmax_shift;
+
+// Partial sums and maxima of a row: 32 floats are 4 AVX2 registers or 2 AVX-512 ones.
+constexpr int kLanes = 32;
+// log_softmax's exps are summed from a stack buffer this long (a multiple of kLanes, so element
+// i still lands in lane i mod kLanes).
+constexpr std::int64_t kPiece = 512;
+// Adjacent columns taken together when softmax runs over a dim other than the last.
+constexpr std::int64_t kColumns = 64;
+// A 16-bit block of columns keeps its exps for the output pass when R * kColumns is at most this
+// many floats (256 KiB, half of a Zen 1 core's L2); longer runs compute them again.
+constexpr std::int64_t kScratch = 65536;
+
+constexpr float kMinusInfinity = -std::numeric_limits<float>::infinity();
+
+// Runs per task below which threading costs more than it saves (as the reference's).
+std::int64_t run_grain(std::int64_t run_len) {
+  return std::max<std::int64_t>(1, kElementwiseGrain / std::max<std::int64_t>(run_len, 1));
+}
+
+float sum_of_lanes(float (&lanes)[kLanes]) {
+  for (int width = kLanes / 2; width >= 1; width /= 2)
+    for (int l = 0; l < width; ++l)
+      lanes[l] += lanes[l + width];
+  return lanes[0];
+}
+
+// lanes[i mod kLanes] += v[i] for i in [0, n), in order of i.
+void add_to_lanes(float (&lanes)[kLanes], const float* v, std::int64_t n) {
+  std::int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int l = 0; l < kLanes; ++l)
+      lanes[l] += v[i + l];
+  for (int l = 0; i + l < n; ++l)
+    lanes[l] += v[i + l];
+}
+
+// lanes[i mod kLanes] += a[i] * b[i] (the product rounded, then added).
+void add_products_to_lanes(float (&lanes)[kLanes], const float* a, const float* b, std::int64_t n) {
+  std::int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int l = 0; l < kLanes; ++l)
+      lanes[l] += a[i + l] * b[i + l];
+  for (int l = 0; i + l < n; ++l)
+    lanes[l] += a[i + l] * b[i + l];
+}
+
+float row_max(const float* x, std::int64_t n) {
+  float maxima[kLanes];
+  std::fill(maxima, maxima + kLanes, kMinusInfinity);
+  std::int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int l = 0; l < kLanes; ++l)
+      maxima[l] = running_max(maxima[l], x[i + l]);
+  for (int l = 0; i + l < n; ++l)
+    maxima[l] = running_max(maxima[l], x[i + l]);
+  float m = kMinusInfinity;
+  for (float v : maxima)
+    m = running_max(m, v);
+  return m;
+}
+
+// e[i] = e^(x[i] - shift); e may be x.
+void exp_shifted(const float* x, float shift, float* e, std::int64_t n) {
+#pragma GCC ivdep
+  for (std::int64_t i = 0; i < n; ++i)
+    e[i] = exp_polynomial(x[i] - shift);
+}
+
+// y = softmax (log_softmax when `log`) of the row x[0, n); y may be x.
+void softmax_row(const float* x, float* y, std::int64_t n, bool log) {
+  const float shift = softmax_shift(row_max(x, n));
+  float sums[kLanes] = {};
+  if (!log) {
+    exp_shifted(x, shift, y, n);
+    add_to_lanes(sums, y, n);
+    const float inverse = 1.0f / sum_of_lanes(sums);
+#pragma GCC ivdep
+    for (std::int64_t i = 0; i < n; ++i)
+      y[i] = y[i] * inverse;
+    return;
+  }
+  float e[kPiece];
+  for (std::int64_t i0 = 0; i0 < n; i0 += kPiece) {
+    const std::int64_t p = std::min(kPiece, n - i0);
+    exp_shifted(x + i0, shift, e, p);
+    add_to_lanes(sums, e, p);
+  }
+  const float log_sum = std::log(sum_of_lanes(sums));
+#pragma GCC ivdep
+  for (std::int64_t i = 0; i < n; ++i)
+    y[i] = (x[i] - shift) - log_sum;
+}
+
+// gx = softmax's (log_softmax's) gradient over one row from g = grad_out and y = out; gx may be
+// g or y.
+void softmax_backward_row(const float* g, const float* y, float* gx, std::int64_t n, bool log) {
+  float lanes[kLanes] = {};
+  if (log) {
+    add_to_lanes(lanes, g, n);
+  } else {
+    add_products_to_lanes(lanes, g, y, n);
+  }
+  const float dot = sum_of_lanes(lanes);
+  if (log) {
+#pragma GCC ivdep
+    for (std::int64_t i = 0; i < n; ++i)
+      gx[i] = g[i] - exp_polynomial(y[i]) * dot;
+  } else {
+#pragma GCC ivdep
+    for (std::int64_t i = 0; i < n; ++i)
+      gx[i] = y[i] * (g[i] - dot);
+  }
+}
+
+// Step r of a block of b columns as floats: the elements themselves for float, else widened into
+// `buffer`.
+template <typename T>
+const float* load_step(const T* p, float* buffer, std::int64_t b) {
+  if constexpr (std::is_same_v<T, float>) {
+    return p;
+  } else {
+    widen(p, buffer, b);
+    return buffer;
+  }
+}
+
+// Where a step's results are computed: the output itself for float, else `buffer` (then stored).
+template <typename T>
+float* result_step(T* p, float* buffer) {
+  if constexpr (std::is_same_v<T, float>) {
+    return p;
+  } else {
+    return buffer;
+  }
+}
+
+template <typename T>
+void store_step(const float* result, T* p, std::int64_t b) {
+  if constexpr (!std::is_same_v<T, float>) narrow(result, p, b);
+}
+
+// Softmax over r of the b <= kColumns adjacent columns starting at x (element (o, 0, j0)); step
+// r of column j is x[r * inner + j]. softmax keeps each e for the output pass: float32 in y
+// itself, a 16-bit dtype in `scratch` (R * b floats) when the caller has one, else it computes e
+// again (the same bits).
+template <typename T>
+void softmax_columns(const T* x, T* y, std::int64_t R, std::int64_t inner, std::int64_t b, bool log,
+                     float* scratch) {
+  // Where step r's e lands, or nullptr.
+  auto exps = [&](std::int64_t r) -> float* {
+    if (log) return nullptr;
+    if constexpr (std::is_same_v<T, float>) {
+      return y + r * inner;
+    } else {
+      return scratch != nullptr ? scratch + r * b : nullptr;
+    }
+  };
+  float shift[kColumns];
+  float sum[kColumns];
+  float in[kColumns];
+  float out[kColumns];
+  std::fill(shift, shift + b, kMinusInfinity);
+  std::fill(sum, sum + b, 0.0f);
+  for (std::int64_t r = 0; r < R; ++r) {
+    const float* v = load_step(x + r * inner, in, b);
+    for (std::int64_t j = 0; j < b; ++j)
+      shift[j] = running_max(shift[j], v[j]);
+  }
+  for (std::int64_t j = 0; j < b; ++j)
+    shift[j] = softmax_shift(shift[j]);
+  for (std::int64_t r = 0; r < R; ++r) {
+    const float* v = load_step(x + r * inner, in, b);
+    float* e = exps(r);
+    if (e == nullptr) {
+#pragma GCC ivdep
+      for (std::int64_t j = 0; j < b; ++j)
+        sum[j] += exp_polynomial(v[j] - shift[j]);
+    } else {
+#pragma GCC ivdep
+      for (std::int64_t j = 0; j < b; ++j) {
+        e[j] = exp_polynomial(v[j] - shift[j]);
+        sum[j] += e[j];
+      }
+    }
+  }
+  for (std::int64_t j = 0; j < b; ++j)
+    sum[j] = log ? std::log(sum[j]) : 1.0f / sum[j];
+  for (std::int64_t r = 0; r < R; ++r) {
+    float* o = result_step(y + r * inner, out);
+    if (const float* e = exps(r); e != nullptr) {
+#pragma GCC ivdep
+      for (std::int64_t j = 0; j < b; ++j)
+        o[j] = e[j] * sum[j];
+    } else {
+      const float* v = load_step(x + r * inner, in, b);
+      if (log) {
+#pragma GCC ivdep
+        for (std::int64_t j = 0; j < b; ++j)
+          o[j] = (v[j] - shift[j]) - sum[j];
+      } else {
+#pragma GCC ivdep
+        for (std::int64_t j = 0; j < b; ++j)
+          o[j] = exp_polynomial(v[j] - shift[j]) * sum[j];
+      }
+    }
+    store_step(o, y + r * inner, b);
+  }
+}
+
+// The gradient over r of b <= kColumns adjacent columns (as softmax_columns).
+template <typename T>
+void softmax_backward_columns(const T* g, const T* y, T* gx, std::int64_t R, std::int64_t inner,
+                              std::int64_t b, bool log) {
+  float dot[kColumns];
+  float g_in[kColumns];
+  float y_in[kColumns];
+  float out[kColumns];
+  std::fill(dot, dot + b, 0.0f);
+  for (std::int64_t r = 0; r < R; ++r) {
+    const float* gv = load_step(g + r * inner, g_in, b);
+    if (log) {
+      for (std::int64_t j = 0; j < b; ++j)
+        dot[j] += gv[j];
+    } else {
+      const float* yv = load_step(y + r * inner, y_in, b);
+      for (std::int64_t j = 0; j < b; ++j)
+        dot[j] += gv[j] * yv[j];
+    }
+  }
+  for (std::int64_t r = 0; r < R; ++r) {
+    const float* gv = load_step(g + r * inner, g_in, b);
+    const float* yv = load_step(y + r * inner, y_in, b);
+    float* o = result_step(gx + r * inner, out);
+    if (log) {
+#pragma GCC ivdep
+      for (std::int64_t j = 0; j < b; ++j)
+        o[j] = gv[j] - exp_polynomial(yv[j]) * dot[j];
+    } else {
+#pragma GCC ivdep
+      for (std::int64_t j = 0; j < b; ++j)
+        o[j] = yv[j] * (gv[j] - dot[j]);
+    }
+    store_step(o, gx + r * inner, b);
+  }
+}
+
+// fn(o, j0, b, scratch) for each block of b <= kColumns adjacent columns of each outer index, in
+// parallel; scratch holds scratch_floats floats for the task's use (nullptr when 0).
+template <typename F>
+void for_each_column_block(std::int64_t outer, std::int64_t R, std::int64_t inner,
+                           std::int64_t scratch_floats, const F& fn) {
+  const std::int64_t blocks = (inner + kColumns - 1) / kColumns;
+  parallel_for(outer * blocks, run_grain(R * kColumns), [&](std::int64_t begin, std::int64_t end) {
+    std::vector<float> scratch(static_cast<std::size_t>(scratch_floats));
+    for (std::int64_t t = begin; t < end; ++t) {
+      const std::int64_t j0 = (t % blocks) * kColumns;
+      fn(t / blocks, j0, std::min(kColumns, inner - j0),
+         scratch_floats > 0 ? scratch.data() : nullptr);
+    }
+  });
+}
+
+}  // namespace
+
+void softmax(DType dtype, void* out, const void* in, std::int64_t outer, std::int64_t R,
+             std::int64_t inner, bool log) {
+  if (dtype == DType::Float64) return reference::softmax(dtype, out, in, outer, R, inner, log);
+  dispatch_floating(dtype, log ? "log_softmax" : "softmax", [&]<typename T>() {
+    if constexpr (!std::is_same_v<T, double>) {
+      const T* x = static_cast<const T*>(in);
+      T* y = static_cast<T*>(out);
+      if (inner > 1) {
+        // A 16-bit block keeps its exps when they fit in kScratch floats.
+        const bool keep = !std::is_same_v<T, float> && !log && R * kColumns <= kScratch;
+        for_each_column_block(outer, R, inner, keep ? R * kColumns : 0,
+                              [&](std::int64_t o, std::int64_t j0, std::int64_t b, float* scratch) {
+                                const std::int64_t offset = o * R * inner + j0;
+                                softmax_columns(x + offset, y + offset, R, inner, b, log, scratch);
+                              });
+        return;
+      }
+      parallel_for(outer, run_grain(R), [&](std::int64_t begin, std::int64_t end) {
+        std::vector<float> row;
+        for (std::int64_t o = begin; o < end; ++o) {
+          if constexpr (std::is_same_v<T, float>) {
+            softmax_row(x + o * R, y + o * R, R, log);
+          } else {
+            row.resize(static_cast<std::size_t>(R));
+            widen(x + o * R, row.data(), R);
+            softmax_row(row.data(), row.data(), R, log);
+            narrow(row.data(), y + o * R, R);
+          }
+        }
+      });
+    }
+  });
+}
+
+void softmax_backward(DType dtype, void* grad_in, const void* grad_out, const void* out,
+                      std::int64_t outer, std::int64_t R, std::int64_t inner, bool log) {
+  if (dtype == DType::Float64)
+    return reference::softmax_backward(dtype, grad_in, grad_out, out, outer, R, inner, log);
+  dispatch_floating(dtype, log ? "log_softmax_backward" : "softmax_backward", [&]<typename T>() {
+    if constexpr (!std::is_same_v<T, double>) {
+      const T* g = static_cast<const T*>(grad_out);
+      const T* y = static_cast<const T*>(out);
+      T* gx = static_cast<T*>(grad_in);
+      if (inner > 1) {
+        for_each_column_block(
+            outer, R, inner, 0, [&](std::int64_t o, std::int64_t j0, std::int64_t b, float*) {
+              const std::int64_t offset = o * R * inner + j0;
+              softmax_backward_columns(g + offset, y + offset, gx + offset, R, inner, b, log);
+            });
+        return;
+      }
+      parallel_for(outer, run_grain(R), [&](std::int64_t begin, std::int64_t end) {
+        std::vector<float> g_row;
+        std::vector<float> y_row;
+        for (std::int64_t o = begin; o < end; ++o) {
+          if constexpr (std::is_same_v<T, float>) {
+            softmax_backward_row(g + o * R, y + o * R, gx + o * R, R, log);
+          } else {
+            g_row.resize(static_cast<std::size_t>(R));
+            y_row.resize(static_cast<std::size_t>(R));
+            widen(g + o * R, g_row.data(), R);
+            widen(y + o * R, y_row.data(), R);
+            softmax_backward_row(g_row.data(), y_row.data(), g_row.data(), R, log);
+            narrow(g_row.data(), gx + o * R, R);
+          }
+        }
+      });
+    }
+  });
+}
+
+}  // namespace leangrad::kernels::cpu
