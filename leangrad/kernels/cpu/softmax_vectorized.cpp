@@ -13,7 +13,7 @@
 //     ulps; glibc's expf is within 1), written to y (softmax) or to a buffer on the stack
 //     (log_softmax), and summed in kLanes partial sums (element i into lane i mod kLanes, then a
 //     tree over the lanes); then y = e (1 / sum), or (x - max) - log(sum). A multiply by the
-//     reciprocal, as PyTorch's CPU kernel: a vector divide took a quarter of the time on Zen 1,
+//     reciprocal, as PyTorch's CPU kernel: a vector divide took 15% of a row's time on Zen 1,
 //     for one more rounding. The backward sums g y (or g) the same way, then gx = y (g - dot), or
 //     g - e^y dot.
 //   - Columns (inner > 1, softmax over another dim): kColumns adjacent columns at a time, the
