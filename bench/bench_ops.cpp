@@ -167,12 +167,14 @@ BENCHMARK(BM_Add_F32_16M)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // Elementwise ops on 16M elements in float32, float16 and bfloat16, the ops a mixed-precision
 // model runs: a + b, a + a row of 4,096 (a bias, broadcast over 4,096 rows), a * 0.5, exp(a),
-// relu(a), a > b, where(m, a, b) and where(m, s, a) (m a random bool mask, s a 0-d tensor: as
-// clamp and relu's backward compose it). Bytes: the operands read and the result written (the row
-// counts once). Checked once before timing, at every 4099th element, against the op computed in
-// float on the widened elements and rounded to the dtype with core/half.h (the element's
-// definition). The same names, shapes and bytes as bench/compare/libtorch/libtorch_elementwise.cpp.
-enum class Work { Add, AddRow, MulScalar, Exp, Relu, Gt, Where, WhereScalar };
+// sigmoid(a), relu(a), a > b, where(m, a, b) and where(m, s, a) (m a random bool mask, s a 0-d
+// tensor: as clamp and relu's backward compose it). Bytes: the operands read and the result
+// written (the row counts once). Checked once before timing, at every 4099th element, against the
+// op computed in float on the widened elements and rounded to the dtype with core/half.h (the
+// element's definition); exp and sigmoid, whose e^x is a polynomial on the CPU (Note [Polynomial
+// exp on the CPU]), within a few float roundings of the library's and one rounding to the dtype.
+// The same names, shapes and bytes as bench/compare/libtorch/libtorch_elementwise.cpp.
+enum class Work { Add, AddRow, MulScalar, Exp, Sigmoid, Relu, Gt, Where, WhereScalar };
 constexpr std::int64_t kRows = 4096, kCols = k16M / kRows;
 
 Tensor run_work(Work work, const Tensor& a, const Tensor& b, const Tensor& row, const Tensor& mask,
@@ -188,6 +190,8 @@ Tensor run_work(Work work, const Tensor& a, const Tensor& b, const Tensor& row, 
       return leangrad::ops::binary(BinaryOp::Mul, a, 0.5);
     case Work::Exp:
       return leangrad::ops::unary(UnaryOp::Exp, a);
+    case Work::Sigmoid:
+      return leangrad::ops::unary(UnaryOp::Sigmoid, a);
     case Work::Relu:
       return leangrad::ops::unary(UnaryOp::Relu, a);
     case Work::Gt:
@@ -240,6 +244,9 @@ bool work_matches(Work work, const Tensor& a, const Tensor& b, const Tensor& row
       case Work::Exp:
         want = std::exp(x);
         break;
+      case Work::Sigmoid:
+        want = 1.0f / (1.0f + std::exp(-x));
+        break;
       case Work::Relu:
         want = x < 0 ? 0.0f : x;
         break;
@@ -253,7 +260,15 @@ bool work_matches(Work work, const Tensor& a, const Tensor& b, const Tensor& row
         want = m ? element(scalar, 0) : x;
         break;
     }
-    if (element(out, i) != rounded(want, a.dtype())) return false;
+    if (work == Work::Exp || work == Work::Sigmoid) {
+      const float spacing = a.dtype() == leangrad::kFloat16    ? 0x1p-11f
+                            : a.dtype() == leangrad::kBFloat16 ? 0x1p-8f
+                                                               : 0.0f;
+      if (!(std::fabs(element(out, i) - want) <= (0x1p-21f + spacing) * std::fabs(want) + 0x1p-24f))
+        return false;
+    } else if (element(out, i) != rounded(want, a.dtype())) {
+      return false;
+    }
   }
   return true;
 }
@@ -291,6 +306,7 @@ LEANGRAD_ELEMENTWISE_BENCHMARKS(Add);
 LEANGRAD_ELEMENTWISE_BENCHMARKS(AddRow);
 LEANGRAD_ELEMENTWISE_BENCHMARKS(MulScalar);
 LEANGRAD_ELEMENTWISE_BENCHMARKS(Exp);
+LEANGRAD_ELEMENTWISE_BENCHMARKS(Sigmoid);
 LEANGRAD_ELEMENTWISE_BENCHMARKS(Relu);
 LEANGRAD_ELEMENTWISE_BENCHMARKS(Gt);
 LEANGRAD_ELEMENTWISE_BENCHMARKS(Where);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # leangrad's CPU elementwise ops against LibTorch 1.13 in one run, in float32, float16 and
-# bfloat16 on (4096, 4096) tensors: a + b, a + a broadcast row, a * 0.5, exp, relu, a > b,
+# bfloat16 on (4096, 4096) tensors: a + b, a + a broadcast row, a * 0.5, exp, sigmoid, relu, a > b,
 # where(m, a, b) and where(m, s, a) with a 0-d s; at 1 and then 2 threads, leangrad and LibTorch
 # alternating. Same benchmark names, shapes and byte counts on both sides (BM_Elementwise_16M in
 # bench/bench_ops.cpp, bench/compare/libtorch/libtorch_elementwise.cpp). Builds bench/compare/libtorch (needs
@@ -44,8 +44,8 @@ for t in (1, 2):
                 errors[b["run_name"].removesuffix("/real_time")] = b.get("error_message", "?")
 
 WORK = [("Add", "a + b"), ("AddRow", "a + row"), ("MulScalar", "a * 0.5"), ("Exp", "exp(a)"),
-        ("Relu", "relu(a)"), ("Gt", "a > b"), ("Where", "where(m, a, b)"),
-        ("WhereScalar", "where(m, s, a), s 0-d")]
+        ("Sigmoid", "sigmoid(a)"), ("Relu", "relu(a)"), ("Gt", "a > b"),
+        ("Where", "where(m, a, b)"), ("WhereScalar", "where(m, s, a), s 0-d")]
 DTYPES = [("F32", "float32"), ("F16", "float16"), ("BF16", "bfloat16")]
 
 print("| op | dtype | threads | LibTorch ms | leangrad ms | leangrad GB/s | LibTorch / leangrad |")

@@ -19,6 +19,15 @@
 //     int64's min/max; narrower types (int32, uint8) then take the int64 value modulo 2^bits,
 //     so -1.0 -> uint8 gives 255 as in PyTorch.
 //   - anything -> bool is x != 0 (NaN -> true).
+//
+// Note [Polynomial exp on the CPU]
+//   exp and sigmoid of float (so of float16 and bfloat16, computed in float) take e^x from
+//   kernels/cpu/exp_polynomial.h on the host: within 1.02 ulps (Note [Polynomial exp]), against
+//   glibc's expf within 0.5, and straight-line code, so the CPU loops run it in SIMD lanes, where
+//   a call of expf per element kept them scalar (on a Zen 1 core, exp of 16M floats 1.8x faster,
+//   sigmoid 4.7x). PyTorch's CPU kernels take e^x from SLEEF, within 1 ulp. sigmoid is written with
+//   selects rather than branches, for the same reason; its two sides are those of the stable
+//   formula. CUDA keeps its expf (within 2 ulps), and float64 the library's exp.
 #pragma once
 
 #include <cmath>
@@ -32,6 +41,9 @@
 #include <leangrad/core/macros.h>
 #include <leangrad/kernels/dispatch.h>
 #include <leangrad/kernels/ops.h>
+#if !defined(__CUDA_ARCH__)
+#include <leangrad/kernels/cpu/exp_polynomial.h>
+#endif
 
 namespace leangrad::kernels {
 
@@ -242,6 +254,10 @@ LG_HOST_DEVICE LG_INLINE M unary_op_apply(M a) {
     else
       return std::fabs(a);
   } else if constexpr (op == UnaryOp::Exp) {
+#if !defined(__CUDA_ARCH__)
+    if constexpr (std::is_same_v<M, float>)
+      return cpu::exp_polynomial(a);  // Note [Polynomial exp on the CPU]
+#endif
     return std::exp(a);
   } else if constexpr (op == UnaryOp::Log) {
     return std::log(a);
@@ -250,10 +266,12 @@ LG_HOST_DEVICE LG_INLINE M unary_op_apply(M a) {
   } else if constexpr (op == UnaryOp::Tanh) {
     return std::tanh(a);
   } else if constexpr (op == UnaryOp::Sigmoid) {
-    // Stable for large |a|: exp never sees a large positive argument.
-    if (a >= M(0)) return M(1) / (M(1) + std::exp(-a));
-    const M e = std::exp(a);
-    return e / (M(1) + e);
+    // Stable for large |a|: exp never sees a large positive argument. 1 / (1 + e^-a) for a >= 0,
+    // e^a / (1 + e^a) below (and for NaN, which stays NaN), as selects (Note [Polynomial exp on
+    // the CPU]).
+    const bool positive = a >= M(0);
+    const M e = unary_op_apply<UnaryOp::Exp>(positive ? -a : a);
+    return (positive ? M(1) : e) / (M(1) + e);
   } else if constexpr (op == UnaryOp::Erf) {
     return std::erf(a);
   } else if constexpr (op == UnaryOp::Expm1) {

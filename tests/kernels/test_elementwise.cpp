@@ -744,6 +744,48 @@ TEST(ElementwiseUnary, SigmoidIsStableForLargeInputs) {
   }
 }
 
+// exp and sigmoid of float32 on the CPU (Note [Polynomial exp on the CPU]) against double, over
+// every 9973rd float bit pattern (NaNs and infinities among them), each within its bound: exp
+// within 1.02 ulps (Note [Polynomial exp]; an ulp of a subnormal result is 2^-149); sigmoid, with
+// e = e^-|x| within 2.04 u relative (u = 2^-24) or 1.02 2^-149 absolute when subnormal, 1 + e
+// and the division one rounding each: 1 / (1 + e) within 3.02 u, e / (1 + e) within 5.06 u.
+TEST(ElementwiseUnary, ExpAndSigmoidOfFloatWithinTheirBounds) {
+  std::vector<double> x;
+  for (std::uint64_t bits = 0; bits < (std::uint64_t{1} << 32); bits += 9973) {
+    float f;
+    const auto b = static_cast<std::uint32_t>(bits);
+    std::memcpy(&f, &b, sizeof f);
+    x.push_back(f);
+  }
+  const auto n = static_cast<std::int64_t>(x.size());
+  const Tensor input = make_tensor(x, {n}, kFloat32);
+  const std::vector<double> e = to_vector(ops::unary(UnaryOp::Exp, input));
+  const std::vector<double> s = to_vector(ops::unary(UnaryOp::Sigmoid, input));
+  constexpr double kU = 0x1p-24;
+  constexpr double kSmallest = 0x1p-149;
+  const auto ulp = [](double v) {
+    return v < 0x1p-126 ? kSmallest : std::ldexp(1.0, std::ilogb(v) - 23);
+  };
+  for (std::int64_t i = 0; i < n; ++i) {
+    SCOPED_TRACE("x = " + std::to_string(x[i]));
+    if (std::isnan(x[i])) {
+      ASSERT_TRUE(std::isnan(e[i]) && std::isnan(s[i]));
+      continue;
+    }
+    const double exact_e = std::exp(x[i]);
+    if (exact_e > std::numeric_limits<float>::max()) {
+      ASSERT_EQ(e[i], INFINITY);
+    } else if (exact_e < kSmallest / 2) {
+      ASSERT_LE(e[i], kSmallest);  // rounds to 0, or the smallest subnormal at the edge
+    } else {
+      ASSERT_LE(std::fabs(e[i] - exact_e), 1.02 * ulp(exact_e));
+    }
+    const double exact_s = 1.0 / (1.0 + std::exp(-x[i]));
+    const double bound = x[i] >= 0 ? 3.02 * kU * exact_s : 5.06 * kU * exact_s + 1.02 * kSmallest;
+    ASSERT_LE(std::fabs(s[i] - exact_s), bound + kSmallest / 2) << s[i] << " vs " << exact_s;
+  }
+}
+
 // ---- Compare ---------------------------------------------------------------------------------
 
 TEST(ElementwiseCompare, EveryOpDTypeAndBroadcastShape) {

@@ -2,8 +2,8 @@
 // elementwise benchmarks of bench/bench_ops.cpp (BM_Elementwise_16M) with the same Google
 // Benchmark names, shapes and byte counts, as a LibTorch 1.13 user writes them on the CPU, under
 // NoGradGuard: a + b, a + row (a row of 4,096 broadcast over 4,096 rows), a * 0.5, a.exp(),
-// a.relu(), a > b, torch::where(m, a, b) and torch::where(m, s, a) (m a random bool mask, s a 0-d
-// tensor) on (4096, 4096) tensors of float32, float16 and bfloat16. An op LibTorch
+// a.sigmoid(), a.relu(), a > b, torch::where(m, a, b) and torch::where(m, s, a) (m a random bool
+// mask, s a 0-d tensor) on (4096, 4096) tensors of float32, float16 and bfloat16. An op LibTorch
 // 1.13 does not implement for a dtype on the CPU reports its error instead of a time.
 //   libtorch-elementwise [--threads N] [Google Benchmark options]
 #include <benchmark/benchmark.h>
@@ -18,7 +18,7 @@ namespace {
 
 constexpr int64_t kRows = 4096, kCols = 4096, k16M = kRows * kCols;
 
-enum class Work { Add, AddRow, MulScalar, Exp, Relu, Gt, Where, WhereScalar };
+enum class Work { Add, AddRow, MulScalar, Exp, Sigmoid, Relu, Gt, Where, WhereScalar };
 
 torch::Tensor run_work(Work work, const torch::Tensor& a, const torch::Tensor& b,
                        const torch::Tensor& row, const torch::Tensor& mask,
@@ -32,6 +32,8 @@ torch::Tensor run_work(Work work, const torch::Tensor& a, const torch::Tensor& b
       return a * 0.5;
     case Work::Exp:
       return a.exp();
+    case Work::Sigmoid:
+      return a.sigmoid();
     case Work::Relu:
       return a.relu();
     case Work::Gt:
@@ -83,6 +85,7 @@ LIBTORCH_ELEMENTWISE_BENCHMARKS(Add);
 LIBTORCH_ELEMENTWISE_BENCHMARKS(AddRow);
 LIBTORCH_ELEMENTWISE_BENCHMARKS(MulScalar);
 LIBTORCH_ELEMENTWISE_BENCHMARKS(Exp);
+LIBTORCH_ELEMENTWISE_BENCHMARKS(Sigmoid);
 LIBTORCH_ELEMENTWISE_BENCHMARKS(Relu);
 LIBTORCH_ELEMENTWISE_BENCHMARKS(Gt);
 LIBTORCH_ELEMENTWISE_BENCHMARKS(Where);

@@ -1,6 +1,8 @@
 // e^x for float as straight-line code the compiler runs in SIMD lanes (no table, no branch, no
-// libm call), for the CPU's vectorised kernels (kernels/cpu/tanhexp_vectorized.cpp); and
-// PolynomialExpMath, which plugs it into the shared formulas of kernels/tanhexp_math.h.
+// libm call), for the CPU's vectorised kernels (TanhExp, softmax, fused attention) and the host's
+// elementwise exp and sigmoid of float (Note [Polynomial exp on the CPU] in
+// kernels/elementwise_math.h); and PolynomialExpMath, which plugs it into the shared formulas of
+// kernels/tanhexp_math.h.
 //
 // Note [Polynomial exp]
 //   - e^x = 2^n e^r with n = round(x / ln 2) and r = x - n ln 2 in [-ln2/2, ln2/2]. n comes from
@@ -18,9 +20,11 @@
 //     1.0103 ulps at x = -5.877); tests/kernels/test_tanhexp_vectorized.cpp checks every 97th.
 //     That bound holds on every machine: each step is an IEEE 754 operation (fused multiply-add,
 //     multiply, add, compare, select, integer and bit operations), rounded the same way in any
-//     vector width and in scalar code. The file that includes this header must be compiled
-//     without FMA contraction (-ffp-contract=off, CMakeLists.txt), so that a compiler does not
-//     fuse the other operations differently in vector and scalar code.
+//     vector width and in scalar code. Its fused multiply-adds are written as std::fma and no
+//     other multiply feeds an add, so FMA contraction (clang's default, GCC's outside ISO mode)
+//     has nothing to fuse: the header gives the same bits under any -ffp-contract. The
+//     vectorised kernels' files are compiled with -ffp-contract=off all the same, for their own
+//     formulas (CMakeLists.txt).
 //   - glibc's expf is within 0.5 ulps but is a call per element, which keeps a loop scalar; this
 //     is about 25 vector instructions (7 fused multiply-adds) per 8 floats (AVX2) or 16 (AVX-512).
 #pragma once
