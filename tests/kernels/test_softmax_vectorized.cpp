@@ -47,10 +47,11 @@ std::string describe(const Layout& l, bool log) {
 
 // Rows: tails of the 32 lanes, one element, log_softmax's 512-element buffer and beyond. Columns:
 // one step, tails of the 64-column block, several blocks, and runs too long for a 16-bit block's
-// exps to be kept (R * 64 > 65536: the output pass computes them again).
+// exps to be kept (R * 64 > 65536: the output pass computes them again). A 16-bit row of 9000
+// is too long for the stack buffer (8192) and runs a piece at a time.
 const std::vector<Layout> kLayouts = {
     {3, 1, 1}, {2, 31, 1}, {2, 32, 1}, {3, 33, 1}, {4, 100, 1},   {2, 513, 1},  {1, 4097, 1},
-    {2, 1, 3}, {2, 5, 2},  {3, 7, 64}, {2, 9, 65}, {1, 300, 130}, {1, 1500, 3},
+    {2, 1, 3}, {2, 5, 2},  {3, 7, 64}, {2, 9, 65}, {1, 300, 130}, {1, 1500, 3}, {1, 9000, 1},
 };
 
 // Partial sums of a run: a row's lanes add ceil(R / 32) terms each (the first onto 0, exactly),

@@ -22,10 +22,13 @@
 //     for the output pass: in y for float32, in a float scratch for the 16-bit dtypes (which
 //     could not hold it unrounded) when the block's fit in kScratch floats; otherwise the output
 //     pass computes e again.
-//   - float16 and bfloat16: a row, or a step of the columns, is widened to float
-//     (kernels/cpu/half_convert.h), the float kernel runs, and the result is rounded once: the
-//     16-bit result is the float32 result of the widened input, rounded, bit for bit (the
-//     reference also computes in float and rounds once). float64 runs the reference loops.
+//   - float16 and bfloat16: a row of at most kRowBuffer elements is widened once into a stack
+//     buffer and run as a float32 row; a longer row's passes widen it kPiece elements at a time;
+//     a step of the columns is widened likewise (kernels/cpu/half_convert.h).
+//     The result is rounded once at the end: the 16-bit result is the float32 result of the
+//     widened input, rounded, bit for bit (the reference also computes in float and rounds
+//     once). No buffer is allocated per row: an allocation inside a parallel region could only
+//     end the process if it failed. float64 runs the reference loops.
 //   - Accuracy: the sums' order and the exp differ from the reference, so results differ by
 //     rounding, within bounds the tests derive: a sum of k terms in float is within
 //     (k - 1) 2^-24 of the sum of their magnitudes; a row's lane sums add ceil(R / kLanes)
@@ -58,9 +61,12 @@ using layers_math::softmax_shift;
 
 // Partial sums and maxima of a row: 32 floats are 4 AVX2 registers or 2 AVX-512 ones.
 constexpr int kLanes = 32;
-// log_softmax's exps are summed from a stack buffer this long (a multiple of kLanes, so element
-// i still lands in lane i mod kLanes).
+// Stack buffers hold this many floats: log_softmax's exps, and the pieces a 16-bit row is widened
+// in (a multiple of kLanes, so element i still lands in lane i mod kLanes).
 constexpr std::int64_t kPiece = 512;
+// 16-bit rows up to this long are widened once into stack buffers (32 KiB each; the backward
+// takes two) and run as float32 rows; longer ones a piece at a time (softmax_row_widened).
+constexpr std::int64_t kRowBuffer = 8192;
 // Adjacent columns taken together when softmax runs over a dim other than the last.
 constexpr std::int64_t kColumns = 64;
 // A 16-bit block of columns keeps its exps for the output pass when R * kColumns is at most this
@@ -101,19 +107,28 @@ void add_products_to_lanes(float (&lanes)[kLanes], const float* a, const float* 
     lanes[l] += a[i + l] * b[i + l];
 }
 
-float row_max(const float* x, std::int64_t n) {
-  float maxima[kLanes];
-  std::fill(maxima, maxima + kLanes, kMinusInfinity);
+// maxima[i mod kLanes] = running_max(that, x[i]) for i in [0, n), in order of i.
+void add_to_maxima(float (&maxima)[kLanes], const float* x, std::int64_t n) {
   std::int64_t i = 0;
   for (; i + kLanes <= n; i += kLanes)
     for (int l = 0; l < kLanes; ++l)
       maxima[l] = running_max(maxima[l], x[i + l]);
   for (int l = 0; i + l < n; ++l)
     maxima[l] = running_max(maxima[l], x[i + l]);
+}
+
+float max_of_lanes(const float (&maxima)[kLanes]) {
   float m = kMinusInfinity;
   for (float v : maxima)
     m = running_max(m, v);
   return m;
+}
+
+float row_max(const float* x, std::int64_t n) {
+  float maxima[kLanes];
+  std::fill(maxima, maxima + kLanes, kMinusInfinity);
+  add_to_maxima(maxima, x, n);
+  return max_of_lanes(maxima);
 }
 
 // e[i] = e^(x[i] - shift); e may be x.
@@ -148,6 +163,20 @@ void softmax_row(const float* x, float* y, std::int64_t n, bool log) {
     y[i] = (x[i] - shift) - log_sum;
 }
 
+// gx = y (g - dot), or g - e^y dot for log_softmax; gx may be g or y.
+void backward_output(const float* g, const float* y, float* gx, std::int64_t n, float dot,
+                     bool log) {
+  if (log) {
+#pragma GCC ivdep
+    for (std::int64_t i = 0; i < n; ++i)
+      gx[i] = g[i] - exp_polynomial(y[i]) * dot;
+  } else {
+#pragma GCC ivdep
+    for (std::int64_t i = 0; i < n; ++i)
+      gx[i] = y[i] * (g[i] - dot);
+  }
+}
+
 // gx = softmax's (log_softmax's) gradient over one row from g = grad_out and y = out; gx may be
 // g or y.
 void softmax_backward_row(const float* g, const float* y, float* gx, std::int64_t n, bool log) {
@@ -157,15 +186,93 @@ void softmax_backward_row(const float* g, const float* y, float* gx, std::int64_
   } else {
     add_products_to_lanes(lanes, g, y, n);
   }
+  backward_output(g, y, gx, n, sum_of_lanes(lanes), log);
+}
+
+// softmax_row of a 16-bit row, rounded once: widened whole into a stack buffer when it holds at
+// most kRowBuffer elements; otherwise kPiece elements at a time, each pass widening again and the
+// output pass computing e again (nothing allocated, however long the row): the same lane maxima
+// and lane sums in the same order, and each e computed alike, so the same bits either way.
+template <typename T>
+void softmax_row_widened(const T* x, T* y, std::int64_t n, bool log) {
+  if (n <= kRowBuffer) {
+    float row[kRowBuffer];
+    widen(x, row, n);
+    softmax_row(row, row, n, log);
+    narrow(row, y, n);
+    return;
+  }
+  float v[kPiece];
+  float e[kPiece];
+  float maxima[kLanes];
+  std::fill(maxima, maxima + kLanes, kMinusInfinity);
+  for (std::int64_t i0 = 0; i0 < n; i0 += kPiece) {
+    const std::int64_t p = std::min(kPiece, n - i0);
+    widen(x + i0, v, p);
+    add_to_maxima(maxima, v, p);
+  }
+  const float shift = softmax_shift(max_of_lanes(maxima));
+  float sums[kLanes] = {};
+  for (std::int64_t i0 = 0; i0 < n; i0 += kPiece) {
+    const std::int64_t p = std::min(kPiece, n - i0);
+    widen(x + i0, v, p);
+    exp_shifted(v, shift, e, p);
+    add_to_lanes(sums, e, p);
+  }
+  const float sum = sum_of_lanes(sums);
+  const float log_sum = log ? std::log(sum) : 0.0f;
+  const float inverse = log ? 0.0f : 1.0f / sum;
+  for (std::int64_t i0 = 0; i0 < n; i0 += kPiece) {
+    const std::int64_t p = std::min(kPiece, n - i0);
+    widen(x + i0, v, p);
+    if (log) {
+#pragma GCC ivdep
+      for (std::int64_t i = 0; i < p; ++i)
+        e[i] = (v[i] - shift) - log_sum;
+    } else {
+      exp_shifted(v, shift, e, p);
+#pragma GCC ivdep
+      for (std::int64_t i = 0; i < p; ++i)
+        e[i] = e[i] * inverse;
+    }
+    narrow(e, y + i0, p);
+  }
+}
+
+// softmax_backward_row of 16-bit rows, rounded once: widened whole into two stack buffers when
+// they hold at most kRowBuffer elements, otherwise kPiece elements at a time (as
+// softmax_row_widened): the bits of softmax_backward_row on the widened rows either way.
+template <typename T>
+void softmax_backward_row_widened(const T* g, const T* y, T* gx, std::int64_t n, bool log) {
+  if (n <= kRowBuffer) {
+    float g_row[kRowBuffer];
+    float y_row[kRowBuffer];
+    widen(g, g_row, n);
+    widen(y, y_row, n);
+    softmax_backward_row(g_row, y_row, g_row, n, log);
+    narrow(g_row, gx, n);
+    return;
+  }
+  float gv[kPiece];
+  float yv[kPiece];
+  float lanes[kLanes] = {};
+  for (std::int64_t i0 = 0; i0 < n; i0 += kPiece) {
+    const std::int64_t p = std::min(kPiece, n - i0);
+    widen(g + i0, gv, p);
+    if (log) {
+      add_to_lanes(lanes, gv, p);
+    } else {
+      widen(y + i0, yv, p);
+      add_products_to_lanes(lanes, gv, yv, p);
+    }
+  }
   const float dot = sum_of_lanes(lanes);
-  if (log) {
-#pragma GCC ivdep
-    for (std::int64_t i = 0; i < n; ++i)
-      gx[i] = g[i] - exp_polynomial(y[i]) * dot;
-  } else {
-#pragma GCC ivdep
-    for (std::int64_t i = 0; i < n; ++i)
-      gx[i] = y[i] * (g[i] - dot);
+  for (std::int64_t i0 = 0; i0 < n; i0 += kPiece) {
+    const std::int64_t p = std::min(kPiece, n - i0);
+    widen(g + i0, gv, p);
+    widen(y + i0, yv, p);
+    backward_output(gv, yv, gv, p, dot, log);
+    narrow(gv, gx + i0, p);
   }
 }
 
@@ -337,15 +444,11 @@ void softmax(DType dtype, void* out, const void* in, std::int64_t outer, std::in
         return;
       }
       parallel_for(outer, run_grain(R), [&](std::int64_t begin, std::int64_t end) {
-        std::vector<float> row;
         for (std::int64_t o = begin; o < end; ++o) {
           if constexpr (std::is_same_v<T, float>) {
             softmax_row(x + o * R, y + o * R, R, log);
           } else {
-            row.resize(static_cast<std::size_t>(R));
-            widen(x + o * R, row.data(), R);
-            softmax_row(row.data(), row.data(), R, log);
-            narrow(row.data(), y + o * R, R);
+            softmax_row_widened(x + o * R, y + o * R, R, log);
           }
         }
       });
@@ -371,18 +474,11 @@ void softmax_backward(DType dtype, void* grad_in, const void* grad_out, const vo
         return;
       }
       parallel_for(outer, run_grain(R), [&](std::int64_t begin, std::int64_t end) {
-        std::vector<float> g_row;
-        std::vector<float> y_row;
         for (std::int64_t o = begin; o < end; ++o) {
           if constexpr (std::is_same_v<T, float>) {
             softmax_backward_row(g + o * R, y + o * R, gx + o * R, R, log);
           } else {
-            g_row.resize(static_cast<std::size_t>(R));
-            y_row.resize(static_cast<std::size_t>(R));
-            widen(g + o * R, g_row.data(), R);
-            widen(y + o * R, y_row.data(), R);
-            softmax_backward_row(g_row.data(), y_row.data(), g_row.data(), R, log);
-            narrow(g_row.data(), gx + o * R, R);
+            softmax_backward_row_widened(g + o * R, y + o * R, gx + o * R, R, log);
           }
         }
       });
