@@ -88,29 +88,30 @@ WelfordState<Acc> chunk_statistics(const T* x, std::int64_t m) {
     float wide[kChunk];
     widen(x, wide, m);
     return chunk_statistics<float, Acc>(wide, m);
-  }
-  Acc sums[kLanes] = {};
-  std::int64_t i = 0;
-  for (; i + kLanes <= m; i += kLanes)
-    for (int l = 0; l < kLanes; ++l)
+  } else {
+    Acc sums[kLanes] = {};
+    std::int64_t i = 0;
+    for (; i + kLanes <= m; i += kLanes)
+      for (int l = 0; l < kLanes; ++l)
+        sums[l] += static_cast<Acc>(x[i + l]);
+    for (int l = 0; i + l < m; ++l)
       sums[l] += static_cast<Acc>(x[i + l]);
-  for (int l = 0; i + l < m; ++l)
-    sums[l] += static_cast<Acc>(x[i + l]);
-  WelfordState<Acc> s;
-  s.count = m;
-  s.mean = sum_of_lanes(sums) / static_cast<Acc>(m);
-  Acc squares[kLanes] = {};
-  for (i = 0; i + kLanes <= m; i += kLanes)
-    for (int l = 0; l < kLanes; ++l) {
+    WelfordState<Acc> s;
+    s.count = m;
+    s.mean = sum_of_lanes(sums) / static_cast<Acc>(m);
+    Acc squares[kLanes] = {};
+    for (i = 0; i + kLanes <= m; i += kLanes)
+      for (int l = 0; l < kLanes; ++l) {
+        const Acc d = static_cast<Acc>(x[i + l]) - s.mean;
+        squares[l] = std::fma(d, d, squares[l]);
+      }
+    for (int l = 0; i + l < m; ++l) {
       const Acc d = static_cast<Acc>(x[i + l]) - s.mean;
       squares[l] = std::fma(d, d, squares[l]);
     }
-  for (int l = 0; i + l < m; ++l) {
-    const Acc d = static_cast<Acc>(x[i + l]) - s.mean;
-    squares[l] = std::fma(d, d, squares[l]);
+    s.m2 = sum_of_lanes(squares);
+    return s;
   }
-  s.m2 = sum_of_lanes(squares);
-  return s;
 }
 
 // Per-channel sums of the backward over x[0, m), dy[0, m) of one channel.
@@ -128,22 +129,23 @@ ChannelSums<Acc> chunk_sums(const T* dy, const T* x, Acc mean, std::int64_t m) {
     widen(dy, wide_dy, m);
     widen(x, wide_x, m);
     return chunk_sums<float, Acc>(wide_dy, wide_x, mean, m);
-  }
-  Acc sum_dy[kLanes] = {};
-  Acc sum_dy_centred[kLanes] = {};
-  std::int64_t i = 0;
-  for (; i + kLanes <= m; i += kLanes)
-    for (int l = 0; l < kLanes; ++l) {
+  } else {
+    Acc sum_dy[kLanes] = {};
+    Acc sum_dy_centred[kLanes] = {};
+    std::int64_t i = 0;
+    for (; i + kLanes <= m; i += kLanes)
+      for (int l = 0; l < kLanes; ++l) {
+        const Acc g = static_cast<Acc>(dy[i + l]);
+        sum_dy[l] += g;
+        sum_dy_centred[l] = std::fma(g, static_cast<Acc>(x[i + l]) - mean, sum_dy_centred[l]);
+      }
+    for (int l = 0; i + l < m; ++l) {
       const Acc g = static_cast<Acc>(dy[i + l]);
       sum_dy[l] += g;
       sum_dy_centred[l] = std::fma(g, static_cast<Acc>(x[i + l]) - mean, sum_dy_centred[l]);
     }
-  for (int l = 0; i + l < m; ++l) {
-    const Acc g = static_cast<Acc>(dy[i + l]);
-    sum_dy[l] += g;
-    sum_dy_centred[l] = std::fma(g, static_cast<Acc>(x[i + l]) - mean, sum_dy_centred[l]);
+    return {sum_of_lanes(sum_dy), sum_of_lanes(sum_dy_centred)};
   }
-  return {sum_of_lanes(sum_dy), sum_of_lanes(sum_dy_centred)};
 }
 
 // A channel's sums from its chunks' sums, added in order (from 0: the first is exact).
@@ -182,11 +184,11 @@ void normalise_run(T* y, const T* x, std::int64_t m, Acc scale, Acc shift) {
       normalise_run<float, Acc>(wide, wide, p, scale, shift);
       narrow(wide, y + i0, p);
     }
-    return;
-  }
+  } else {
 #pragma GCC ivdep
-  for (std::int64_t i = 0; i < m; ++i)
-    y[i] = static_cast<T>(std::fma(scale, static_cast<Acc>(x[i]), shift));
+    for (std::int64_t i = 0; i < m; ++i)
+      y[i] = static_cast<T>(std::fma(scale, static_cast<Acc>(x[i]), shift));
+  }
 }
 
 // dx = dy_coef dy + x_coef (x - mean) + constant over one channel's run of m elements.
@@ -203,13 +205,13 @@ void input_grad_run(T* dx, const T* dy, const T* x, std::int64_t m, Acc dy_coef,
       input_grad_run<float, Acc>(wide_dy, wide_dy, wide_x, p, dy_coef, x_coef, mean, constant);
       narrow(wide_dy, dx + i0, p);
     }
-    return;
-  }
+  } else {
 #pragma GCC ivdep
-  for (std::int64_t i = 0; i < m; ++i) {
-    const Acc centred = static_cast<Acc>(x[i]) - mean;
-    dx[i] = static_cast<T>(
-        std::fma(dy_coef, static_cast<Acc>(dy[i]), std::fma(x_coef, centred, constant)));
+    for (std::int64_t i = 0; i < m; ++i) {
+      const Acc centred = static_cast<Acc>(x[i]) - mean;
+      dx[i] = static_cast<T>(
+          std::fma(dy_coef, static_cast<Acc>(dy[i]), std::fma(x_coef, centred, constant)));
+    }
   }
 }
 
