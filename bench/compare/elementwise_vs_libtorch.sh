@@ -25,43 +25,17 @@ run_both "$bench" '^BM_Elementwise_16M/' "$libtorch" "$repetitions"
 load_after=$(load_average)
 
 PYTHONPATH=$compare_dir python3 - "$logs" <<'PYTHON'
-import json
 import sys
 
-from gbench import gb_per_s, medians
+from gbench import both_sides, print_dtype_table
 
-logs = sys.argv[1]
-runs = {t: (medians(f"{logs}/leangrad-{t}.json")[0], medians(f"{logs}/libtorch-{t}.json"))
-        for t in (1, 2)}
+runs, errors = both_sides(sys.argv[1])
 context = runs[1][1][1]
-
-# The errors LibTorch reported instead of a time (Google Benchmark keeps them in the JSON).
-errors = {}
-for t in (1, 2):
-    with open(f"{logs}/libtorch-{t}.json") as f:
-        for b in json.load(f)["benchmarks"]:
-            if b.get("error_occurred"):
-                errors[b["run_name"].removesuffix("/real_time")] = b.get("error_message", "?")
 
 WORK = [("Add", "a + b"), ("AddRow", "a + row"), ("MulScalar", "a * 0.5"), ("Exp", "exp(a)"),
         ("Sigmoid", "sigmoid(a)"), ("Relu", "relu(a)"), ("Gt", "a > b"),
         ("Where", "where(m, a, b)"), ("WhereScalar", "where(m, s, a), s 0-d")]
-DTYPES = [("F32", "float32"), ("F16", "float16"), ("BF16", "bfloat16")]
-
-print("| op | dtype | threads | LibTorch ms | leangrad ms | leangrad GB/s | LibTorch / leangrad |")
-print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
-for work, label in WORK:
-    for suffix, dtype in DTYPES:
-        name = f"BM_Elementwise_16M/{work}_{suffix}"
-        for t in (1, 2):
-            leangrad, (libtorch, _) = runs[t]
-            lg = leangrad[name]
-            lt = libtorch.get(name)
-            lt_ok = lt is not None and name not in errors
-            lt_ms = f"{lt['ms']:.1f}" if lt_ok else "-"
-            ratio = f"{lt['ms'] / lg['ms']:.2f}" if lt_ok else "-"
-            print(f"| {label} | {dtype} | {t} | {lt_ms} | {lg['ms']:.1f} | {gb_per_s(lg):.1f} "
-                  f"| {ratio} |")
+print_dtype_table(runs, errors, "BM_Elementwise_16M", WORK)
 print()
 print(f"LibTorch / leangrad: ratio of the median times, > 1 means leangrad is faster. LibTorch "
       f"{context.get('torch_version', '?')}. GB/s: the bytes each op must move (its operands read, "
