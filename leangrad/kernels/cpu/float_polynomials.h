@@ -1,0 +1,202 @@
+// e^x - 1, tanh, log, log(1 + x) and erf of float as straight-line code the compiler runs in SIMD
+// lanes, beside exp_polynomial.h's e^x: the host's elementwise ops of float (so of float16 and
+// bfloat16, computed in float) take them (Note [Polynomial exp on the CPU] in
+// kernels/elementwise_math.h), where a C library call per element kept each loop scalar.
+//
+// Note [Float polynomials]
+//   - Each reduces its argument with exact or fused operations, evaluates a polynomial fitted by
+//     tools/fit_polynomials.py (near-minimax in relative error; the coefficients are its output,
+//     rounded to float) in Horner's form with fused multiply-adds, and puts the result together;
+//     the branches of a function are all computed and one is chosen by a select, so a vector of
+//     inputs takes one path. Special values (NaN, +-inf, +-0, the domain's ends) are selects too.
+//     Conditions are combined with & rather than && and Horner's rule is one expression rather
+//     than a loop: a short-circuit, or a loop the vectoriser meets before it is unrolled, left
+//     the caller's loop scalar (GCC 12's -fopt-info-vec: "control flow in loop").
+//   - expm1: n = round(x / ln 2), r = x - n ln 2 (Cody & Waite, as exp_polynomial), e^r - 1 =
+//     r + r^2/2 + r^3 P(r); then e^x - 1 = 2^n (e^r - 1) + (2^n - 1) in one fused multiply-add,
+//     2^n - 1 exact for n <= 24. Above (x > 16.6), e^x - 1 rounds as e^x: (e^r - 1 + 1) 2^n.
+//   - tanh: |x| < 0.625: x + x^3 P(x^2); above, 1 - q with q = 2 / (e^2|x| + 1) from
+//     exp_polynomial, q's error reaching the result scaled by q / tanh(x) <= 0.8; the sign of x
+//     restored.
+//   - log: x = 2^k m with m in [sqrt(1/2), sqrt(2)) from the bits (subnormals scaled by 2^23
+//     first), f = m - 1 exact, log(1 + f) = f - f^2/2 + f^3 P(f), plus k ln 2 in two parts.
+//   - log1p: u = 1 + x rounded, log1p(x) = log(u) + (x - (u - 1)) / u: the second term puts back
+//     what the rounding of 1 + x lost (exact, as u - 1 and its difference from x are).
+//   - erf: |x| < 1.25: x P(x^2); below 3.92, 1 - e^(-x^2) Q(|x| - 2.585), x^2 split exactly into
+//     hi + lo with a fused multiply-add and e^(-x^2) = e^-hi (1 - lo); above, +-1 (erfc(3.92) is
+//     below half a float ulp of 1).
+//   - Accuracy: each function's bound below (kExpm1PolynomialMaxUlps ...) holds for every float
+//     input against the function in double, all 2^32 of them checked once by
+//     tests/kernels/test_float_polynomials.cpp's exhaustive mode; the test checks every 257th
+//     float in CI. As for exp_polynomial (Note [Polynomial exp]), every step is an IEEE 754
+//     operation and each multiply that feeds an add is written as std::fma, so the bits are the
+//     same under any -ffp-contract, in any vector width and in scalar code.
+//   - The fit rounds the coefficients to float one at a time, each later one fit again to make up
+//     for the rounding of those before it; erf's constant term 2/sqrt(pi) is two floats.
+//   - PyTorch's CPU kernels take these from SLEEF (within 1 ulp; erf is a polynomial of its own);
+//     glibc's float functions are within 1 to 2 ulps but a call per element.
+#pragma once
+
+#include <bit>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <utility>
+
+#include <leangrad/kernels/cpu/exp_polynomial.h>
+
+namespace leangrad::kernels::cpu {
+
+// The measured bounds: ulps of the exact result, the worst over every float input (Note [Float
+// polynomials]), rounded up; the worst case's input beside each.
+inline constexpr double kExpm1PolynomialMaxUlps = 1.40;  // 1.3999 at x = 17.04017
+inline constexpr double kTanhPolynomialMaxUlps = 1.34;   // 1.3303 at x = -0.6283095
+inline constexpr double kLogPolynomialMaxUlps = 0.87;    // 0.8623 at x = 0.6990557
+inline constexpr double kLog1pPolynomialMaxUlps = 0.94;  // 0.9317 at x = -0.2981905
+inline constexpr double kErfPolynomialMaxUlps = 1.74;    // 1.7368 at x = -1.242962
+
+namespace polynomial_detail {
+
+// c0 x^n + c1 x^(n-1) + ... + cn by Horner's rule in fused multiply-adds, as one expression.
+inline float horner(float, float c) {
+  return c;
+}
+template <typename... Rest>
+inline float horner(float x, float c, float next, Rest... rest) {
+  return horner(x, std::fma(c, x, next), rest...);
+}
+// The same with the coefficients of an array, highest degree first.
+template <std::size_t N>
+inline float horner(float x, const float (&c)[N]) {
+  return [&]<std::size_t... I>(std::index_sequence<I...>) {
+    return horner(x, c[I]...);
+  }
+  (std::make_index_sequence<N>{});
+}
+
+// tools/fit_polynomials.py's coefficients, highest degree first.
+inline constexpr float kExpm1[] = {0.000199177f, 0.0013923427f, 0.008333233f, 0.041666582f,
+                                   0.16666667f};
+inline constexpr float kTanh[] = {0.002794105f,  -0.008845037f, 0.021945467f,
+                                  -0.053984936f, 0.13333437f,   -0.33333334f};
+inline constexpr float kLog1p[] = {0.070393145f,  -0.11511297f, 0.11674628f,
+                                   -0.124205485f, 0.14249672f,  -0.16668046f,
+                                   0.20000699f,   -0.24999994f, 0.3333333f};
+inline constexpr float kErf[] = {7.235291e-07f, -1.2147986e-05f, 0.00011572195f, -0.00084981415f,
+                                 0.005220894f,  -0.026865112f,   0.11283774f,    -0.37612638f};
+inline constexpr float kErfc[] = {1.1142274e-06f, -4.6085797e-06f, 1.271308e-05f, -4.6837245e-05f,
+                                  0.00017911528f, -0.00063602615f, 0.0021770226f, -0.0072128205f,
+                                  0.023000142f,   -0.07027548f,    0.20466223f};
+
+// 2 / sqrt(pi) = kTwoOverSqrtPiHi + kTwoOverSqrtPiLo, erf's slope at 0.
+inline constexpr float kTwoOverSqrtPiHi = 1.1283792f;
+inline constexpr float kTwoOverSqrtPiLo = -5.8635383e-08f;
+
+// ln 2 = kLn2Hi + kLn2Lo; kLn2Hi has 9 significant bits, so k kLn2Hi is exact for |k| < 2^15.
+inline constexpr float kLn2Hi = 0.693359375f;
+inline constexpr float kLn2Lo = -2.12194440e-4f;
+
+inline float pow2(std::int32_t n) {  // 2^n for n in [-126, 127]
+  return std::bit_cast<float>((n + 127) << 23);
+}
+
+// log(x) + extra for a positive, finite float x, the extra a correction below an ulp of x.
+inline float log_of_finite_positive(float x, float extra = 0.0f) {
+  const bool subnormal = x < std::numeric_limits<float>::min();
+  const float scaled = subnormal ? x * 0x1p23f : x;
+  // k and m with x = 2^k m, m in [sqrt(1/2), sqrt(2)): shifting the bits by those of sqrt(1/2)
+  // makes the exponent field k.
+  const std::int32_t bits = std::bit_cast<std::int32_t>(scaled);
+  const std::int32_t k = (bits - std::bit_cast<std::int32_t>(0.70710677f)) >> 23;
+  const float m = std::bit_cast<float>(bits - k * (1 << 23));
+  const float f = m - 1.0f;  // exact: m is within a factor 2 of 1
+  const float kf = static_cast<float>(k) - (subnormal ? 23.0f : 0.0f);
+  const float f2 = f * f;
+  const float tail = std::fma(f2 * f, horner(f, kLog1p), f2 * -0.5f);  // -f^2/2 + f^3 P(f)
+  return std::fma(kf, kLn2Hi, f + (std::fma(kf, kLn2Lo, tail) + extra));
+}
+
+// log's value where log_of_finite_positive does not apply: -inf at +-0, NaN below 0, x itself at
+// +inf and NaN.
+inline float log_of_special(float x) {
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  return x == 0.0f ? -kInf : (x < 0.0f ? std::numeric_limits<float>::quiet_NaN() : x);
+}
+
+}  // namespace polynomial_detail
+
+// e^x - 1, within kExpm1PolynomialMaxUlps for every float x.
+inline float expm1_polynomial(float x) {
+  using namespace polynomial_detail;
+  const float clamped_low = x > -30.0f ? x : -30.0f;  // NaN -> -30; restored at the end
+  const float xc = clamped_low < 89.0f ? clamped_low : 89.0f;
+  constexpr float kShifter = 0x1.8p23f;  // 1.5 * 2^23: adding it rounds to an integer
+  const float shifted = std::fma(xc, 1.44269504088896341f, kShifter);
+  const float n = shifted - kShifter;  // round(x / ln 2), exact
+  const std::int32_t n_int =
+      std::bit_cast<std::int32_t>(shifted) - std::bit_cast<std::int32_t>(kShifter);
+  float r = std::fma(n, -kLn2Hi, xc);  // exact
+  r = std::fma(n, -kLn2Lo, r);
+  const float r2 = r * r;
+  const float em1_r = r + std::fma(r2 * r, horner(r, kExpm1), r2 * 0.5f);  // e^r - 1
+  // n <= 24: 2^n (e^r - 1) + (2^n - 1), 2^n - 1 exact.
+  const float t = pow2(n_int < 24 ? n_int : 24);
+  const float small = std::fma(t, em1_r, t - 1.0f);
+  // Above: e^x, scaled in two factors as exp_polynomial's so that 2^128 does not overflow first.
+  const std::int32_t a = n_int >> 1;
+  const float large = (em1_r + 1.0f) * pow2(a) * pow2(n_int - a);
+  const float result = n_int <= 24 ? small : large;
+  return (x == x) & (x != 0.0f) ? result : x;  // NaN, and -0 keeps its sign
+}
+
+// tanh(x), within kTanhPolynomialMaxUlps for every float x.
+inline float tanh_polynomial(float x) {
+  using namespace polynomial_detail;
+  const float magnitude = std::fabs(x);
+  const float s = x * x;
+  const float small = std::fma(x * s, horner(s, kTanh), x);
+  const float e = exp_polynomial(2.0f * magnitude);  // +inf for large |x|: then 1 - 0
+  const float large = 1.0f - 2.0f / (e + 1.0f);
+  // The sign of x on both (-0 too); NaN: e is NaN, so large is.
+  return std::copysign(magnitude < 0.625f ? small : large, x);
+}
+
+// log(x), within kLogPolynomialMaxUlps for every float x.
+inline float log_polynomial(float x) {
+  using namespace polynomial_detail;
+  const bool finite_positive = (x > 0.0f) & (x < std::numeric_limits<float>::infinity());
+  const float core = log_of_finite_positive(finite_positive ? x : 1.0f);
+  return finite_positive ? core : log_of_special(x);
+}
+
+// log(1 + x), within kLog1pPolynomialMaxUlps for every float x.
+inline float log1p_polynomial(float x) {
+  using namespace polynomial_detail;
+  const float u = 1.0f + x;
+  const bool finite_positive = (u > 0.0f) & (u < std::numeric_limits<float>::infinity());
+  const float us = finite_positive ? u : 1.0f;
+  const float core = log_of_finite_positive(us, (x - (us - 1.0f)) / us);
+  const float special = log_of_special(u);
+  const float result = finite_positive ? core : special;
+  return x != 0.0f ? result : x;  // -0 keeps its sign
+}
+
+// erf(x), within kErfPolynomialMaxUlps for every float x.
+inline float erf_polynomial(float x) {
+  using namespace polynomial_detail;
+  const float magnitude = std::fabs(x);
+  // x (c + s Q(s)), s = x^2, with the constant c = 2 / sqrt(pi) in two floats.
+  const float small =
+      std::fma(x, kTwoOverSqrtPiHi, x * std::fma(x * x, horner(x * x, kErf), kTwoOverSqrtPiLo));
+  const float a = magnitude < 3.92f ? magnitude : 3.92f;  // NaN -> 3.92; restored at the end
+  const float hi = a * a;
+  const float lo = std::fma(a, a, -hi);  // a^2 = hi + lo exactly
+  const float e = exp_polynomial(-hi);
+  const float e_a2 = std::fma(e, -lo, e);  // e^-(hi + lo) = e^-hi (1 - lo)
+  const float tail = std::fma(-e_a2, horner(a - 2.585f, kErfc), 1.0f);  // a - 2.585 exact
+  const float result = magnitude < 1.25f ? small : (magnitude < 3.92f ? tail : 1.0f);
+  return x == x ? std::copysign(result, x) : x;  // the sign of x (-0 too)
+}
+
+}  // namespace leangrad::kernels::cpu

@@ -1,0 +1,163 @@
+// kernels/cpu/float_polynomials.h: e^x - 1, tanh, log, log(1 + x) and erf of float against the
+// C library's functions in double, within the bounds the header states (Note [Float
+// polynomials]); and the elementwise ops of float that take them.
+//
+// The bounds were measured over all 2^32 floats; CI checks every 257th. To check every float again
+// (a few minutes; after changing a coefficient or a step):
+//   LEANGRAD_TEST_EVERY_FLOAT=1 build/tests/leangrad_tests --gtest_filter='FloatPolynomials.*'
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include <leangrad/kernels/cpu/float_polynomials.h>
+#include <leangrad/kernels/ops.h>
+#include "testing/float_sweep.h"
+#include "testing/sanitized.h"
+#include "testing/tensor_testing.h"
+
+namespace leangrad::test {
+namespace {
+
+using leangrad::UnaryOp;
+namespace cpu = kernels::cpu;
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+
+struct Function {
+  const char* name;
+  float (*polynomial)(float);
+  double (*exact)(double);  // the C library's, in double: within an ulp of double
+  double max_ulps;
+  UnaryOp op;
+};
+
+const Function kFunctions[] = {
+    {"expm1", cpu::expm1_polynomial, [](double x) { return std::expm1(x); },
+     cpu::kExpm1PolynomialMaxUlps, UnaryOp::Expm1},
+    {"tanh", cpu::tanh_polynomial, [](double x) { return std::tanh(x); },
+     cpu::kTanhPolynomialMaxUlps, UnaryOp::Tanh},
+    {"log", cpu::log_polynomial, [](double x) { return std::log(x); }, cpu::kLogPolynomialMaxUlps,
+     UnaryOp::Log},
+    {"log1p", cpu::log1p_polynomial, [](double x) { return std::log1p(x); },
+     cpu::kLog1pPolynomialMaxUlps, UnaryOp::Log1p},
+    {"erf", cpu::erf_polynomial, [](double x) { return std::erf(x); }, cpu::kErfPolynomialMaxUlps,
+     UnaryOp::Erf},
+};
+
+// An ulp of float at the exact value v: the spacing of the floats at |v|, never below the smallest
+// subnormal's.
+double float_ulp(double v) {
+  const double a = std::fabs(v);
+  if (a < 0x1p-126) return 0x1p-149;
+  return std::ldexp(1.0, std::ilogb(a) - 23);
+}
+
+// What went wrong with y as f(x) of float, or an empty string: NaN exactly where the exact value
+// is NaN, the rounded infinity where it overflows float, else within max_ulps.
+std::string check_value(float y, double exact, double max_ulps) {
+  if (std::isnan(exact) || std::isnan(y)) return std::isnan(exact) == std::isnan(y) ? "" : "NaN";
+  if (std::fabs(exact) > std::numeric_limits<float>::max() || std::isinf(y))
+    return y == static_cast<float>(exact) ? "" : "infinity";
+  const double ulps = std::fabs(y - exact) / float_ulp(exact);
+  return ulps <= max_ulps ? "" : std::to_string(ulps) + " ulps";
+}
+
+TEST(FloatPolynomials, WithinTheirBoundsOverTheFloats) {
+  const bool every_float = std::getenv("LEANGRAD_TEST_EVERY_FLOAT") != nullptr;
+  const std::uint64_t step = every_float ? 1 : 257;
+  for (const Function& f : kFunctions) {
+    SCOPED_TRACE(f.name);
+    // Float i * step, over all threads (testing/float_sweep.h); under a sanitizer every
+    // test::kSweepStride-th run of them.
+    test::expect_float_sweep(
+        ((std::uint64_t{1} << 32) + step - 1) / step, 4096, test::kSweepStride,
+        [&](std::uint64_t first, std::uint64_t n, test::SweepFailures& failures) {
+          for (std::uint64_t i = first; i < first + n; ++i) {
+            const auto bits = static_cast<std::uint32_t>(i * step);
+            const float x = std::bit_cast<float>(bits);
+            if (!check_value(f.polynomial(x), f.exact(x), f.max_ulps).empty()) failures.add(bits);
+          }
+        });
+  }
+}
+
+// The ends of each domain and the signed zeros, exactly.
+TEST(FloatPolynomials, SpecialValues) {
+  const auto same = [](float a, float b) {
+    return std::isnan(a) ? std::isnan(b) : (a == b && std::signbit(a) == std::signbit(b));
+  };
+  struct Case {
+    float (*f)(float);
+    const char* name;
+    float x, y;
+  };
+  const Case cases[] = {
+      {cpu::expm1_polynomial, "expm1", 0.0f, 0.0f},
+      {cpu::expm1_polynomial, "expm1", -0.0f, -0.0f},
+      {cpu::expm1_polynomial, "expm1", kInf, kInf},
+      {cpu::expm1_polynomial, "expm1", 88.73f, kInf},  // e^88.73 > FLT_MAX
+      {cpu::expm1_polynomial, "expm1", -kInf, -1.0f},
+      {cpu::expm1_polynomial, "expm1", -20.0f, -1.0f},  // e^-20 is below half an ulp of 1
+      {cpu::expm1_polynomial, "expm1", kNaN, kNaN},
+      {cpu::tanh_polynomial, "tanh", 0.0f, 0.0f},
+      {cpu::tanh_polynomial, "tanh", -0.0f, -0.0f},
+      {cpu::tanh_polynomial, "tanh", kInf, 1.0f},
+      {cpu::tanh_polynomial, "tanh", -kInf, -1.0f},
+      {cpu::tanh_polynomial, "tanh", 100.0f, 1.0f},
+      {cpu::tanh_polynomial, "tanh", kNaN, kNaN},
+      {cpu::log_polynomial, "log", 1.0f, 0.0f},
+      {cpu::log_polynomial, "log", 0.0f, -kInf},
+      {cpu::log_polynomial, "log", -0.0f, -kInf},
+      {cpu::log_polynomial, "log", -1.0f, kNaN},
+      {cpu::log_polynomial, "log", -kInf, kNaN},
+      {cpu::log_polynomial, "log", kInf, kInf},
+      {cpu::log_polynomial, "log", kNaN, kNaN},
+      {cpu::log1p_polynomial, "log1p", 0.0f, 0.0f},
+      {cpu::log1p_polynomial, "log1p", -0.0f, -0.0f},
+      {cpu::log1p_polynomial, "log1p", -1.0f, -kInf},
+      {cpu::log1p_polynomial, "log1p", -2.0f, kNaN},
+      {cpu::log1p_polynomial, "log1p", kInf, kInf},
+      {cpu::log1p_polynomial, "log1p", kNaN, kNaN},
+      {cpu::erf_polynomial, "erf", 0.0f, 0.0f},
+      {cpu::erf_polynomial, "erf", -0.0f, -0.0f},
+      {cpu::erf_polynomial, "erf", kInf, 1.0f},
+      {cpu::erf_polynomial, "erf", -kInf, -1.0f},
+      {cpu::erf_polynomial, "erf", 4.0f, 1.0f},
+      {cpu::erf_polynomial, "erf", kNaN, kNaN},
+  };
+  for (const Case& c : cases)
+    EXPECT_TRUE(same(c.f(c.x), c.y))
+        << c.name << "(" << c.x << ") = " << c.f(c.x) << ", not " << c.y;
+}
+
+// The elementwise ops of float take these functions: ops::unary over every 997th float, each value
+// within the function's bound (and exactly what the function gives, lane or tail alike: the op
+// runs whole vectors and a scalar remainder).
+TEST(FloatPolynomials, ElementwiseOpsOfFloatAreWithinTheBounds) {
+  std::vector<double> xs;
+  for (std::uint64_t bits = 0; bits <= 0xffffffffull; bits += 997)
+    xs.push_back(std::bit_cast<float>(static_cast<std::uint32_t>(bits)));
+  const auto n = static_cast<std::int64_t>(xs.size());
+  const Tensor input = make_tensor(xs, {n}, kFloat32);
+  for (const Function& f : kFunctions) {
+    SCOPED_TRACE(f.name);
+    const std::vector<double> ys = to_vector(ops::unary(f.op, input));
+    for (std::int64_t i = 0; i < n; ++i) {
+      const auto x = static_cast<float>(xs[i]);
+      const auto y = static_cast<float>(ys[i]);
+      ASSERT_EQ(check_value(y, f.exact(x), f.max_ulps), "") << std::hexfloat << x;
+      ASSERT_TRUE(y == f.polynomial(x) || (std::isnan(y) && std::isnan(f.polynomial(x))))
+          << std::hexfloat << x;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace leangrad::test
