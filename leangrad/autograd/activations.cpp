@@ -46,30 +46,108 @@ Tensor selu(const Tensor& x) {
   return mul(elu(x, kSeluAlpha), kSeluScale);
 }
 
+// ---- gelu, silu, mish: fused kernels ---------------------------------------------------------
+// Note [Activations in one pass]
+//   gelu (both forms), silu and mish run as one kernel each way (ops::activation and
+//   ops::activation_backward: f(x) and g f'(x) in float, or double for float64, rounded once, with
+//   PyTorch's formulas; kernels/elementwise_math.h). Composed of elementwise ops, gelu took five
+//   passes over memory forward and more backward, and rounded a float16 or bfloat16 value at
+//   each. The backward saves only x, as PyTorch's. Its own derivative, for a gradient of the
+//   gradient, is composed: d(g f'(x)) = f'(x) dg + g f''(x) dx, f'' below.
+
+namespace {
+
+using autograd::BackwardContext;
+using autograd::record_op;
+
+const char* backward_name(ActivationOp op) {
+  switch (op) {
+    case ActivationOp::Gelu:
+    case ActivationOp::GeluTanh:
+      return "gelu_backward";
+    case ActivationOp::Silu:
+      return "silu_backward";
+    case ActivationOp::Mish:
+      return "mish_backward";
+    default:
+      break;
+  }
+  LG_THROW(Error, "no fused backward for ", op_name(op));
+}
+
+// f''(x) of each, written with the differentiable functions.
+Tensor second_derivative(ActivationOp op, const Tensor& x) {
+  switch (op) {
+    case ActivationOp::Gelu: {  // phi(x) (2 - x^2), phi(x) = e^(-x^2/2) / sqrt(2 pi)
+      constexpr double kInvSqrt2Pi = 0.39894228040143267794;
+      const Tensor x_sq = mul(x, x);
+      return mul(mul(exp(mul(x_sq, -0.5)), kInvSqrt2Pi), rsub(x_sq, 2.0));
+    }
+    case ActivationOp::GeluTanh: {  // (1 - t^2) (u' + x/2 (u'' - 2 t u'^2)), t = tanh(u)
+      constexpr double kBeta = 0.79788456080286535588;  // sqrt(2 / pi)
+      constexpr double kKappa = 0.044715;
+      const Tensor x_sq = mul(x, x);
+      const Tensor t = tanh(mul(add(x, mul(mul(x_sq, x), kKappa)), kBeta));
+      const Tensor du = mul(add(mul(x_sq, 3 * kKappa), 1.0), kBeta);  // u'
+      const Tensor d2u = mul(x, 6 * kBeta * kKappa);                  // u''
+      const Tensor bracket = add(du, mul(mul(x, 0.5), sub(d2u, mul(mul(t, mul(du, du)), 2.0))));
+      return mul(rsub(mul(t, t), 1.0), bracket);
+    }
+    case ActivationOp::Silu: {  // s (1 - s) (2 + x (1 - 2 s)), s = sigmoid(x)
+      const Tensor s = sigmoid(x);
+      return mul(mul(s, rsub(s, 1.0)), add(mul(x, rsub(mul(s, 2.0), 1.0)), 2.0));
+    }
+    case ActivationOp::Mish: {  // (1 - t^2) s (2 + x (1 - s) - 2 x t s), t = tanh(softplus(x))
+      const Tensor s = sigmoid(x);
+      const Tensor t = tanh(softplus(x));
+      const Tensor bracket = sub(add(mul(x, rsub(s, 1.0)), 2.0), mul(mul(mul(x, t), s), 2.0));
+      return mul(mul(rsub(mul(t, t), 1.0), s), bracket);
+    }
+    default:
+      break;
+  }
+  LG_THROW(Error, "no second derivative for ", op_name(op));
+}
+
+Tensor activation_backward_fn(ActivationOp op, const Tensor& g, const Tensor& x) {
+  return record_op(backward_name(op), ops::activation_backward(op, g, x), {g, x}, {g, x},
+                   [op](const BackwardContext& c) -> std::vector<Tensor> {
+                     const Tensor& g_saved = c.saved[0];
+                     const Tensor& x_saved = c.saved[1];
+                     std::vector<Tensor> grads(2);
+                     if (c.needs(0)) grads[0] = activation_backward_fn(op, c.grad, x_saved);
+                     if (c.needs(1))
+                       grads[1] = mul(mul(c.grad, g_saved), second_derivative(op, x_saved));
+                     return grads;
+                   });
+}
+
+Tensor fused_activation(ActivationOp op, const char* name, const Tensor& x) {
+  autograd::check_floating_input(name, x);
+  return record_op(name, ops::activation(op, x), {x}, {x},
+                   [op](const BackwardContext& c) -> std::vector<Tensor> {
+                     return {activation_backward_fn(op, c.grad, c.saved[0])};
+                   });
+}
+
+}  // namespace
+
 Tensor silu(const Tensor& x) {
   LG_PROFILE_OP(x);
-  autograd::check_floating_input("silu", x);
-  return mul(x, sigmoid(x));
+  return fused_activation(ActivationOp::Silu, "silu", x);
 }
 
 Tensor mish(const Tensor& x) {
   LG_PROFILE_OP(x);
-  autograd::check_floating_input("mish", x);
-  return mul(x, tanh(softplus(x)));
+  return fused_activation(ActivationOp::Mish, "mish", x);
 }
 
 Tensor gelu(const Tensor& x, const std::string& approximate) {
   LG_PROFILE_OP(x);
-  autograd::check_floating_input("gelu", x);
-  if (approximate == "none") {
-    constexpr double kSqrtHalf = 0.70710678118654752440084436210485;
-    return mul(mul(x, 0.5), add(erf(mul(x, kSqrtHalf)), 1.0));
-  }
-  LG_CHECK(approximate == "tanh", "gelu: approximate must be 'none' or 'tanh', got '", approximate,
-           "'");
-  constexpr double kSqrt2OverPi = 0.79788456080286535587989211986876;
-  const Tensor inner = mul(add(x, mul(mul(mul(x, x), x), 0.044715)), kSqrt2OverPi);
-  return mul(mul(x, 0.5), add(tanh(inner), 1.0));
+  LG_CHECK(approximate == "none" || approximate == "tanh",
+           "gelu: approximate must be 'none' or 'tanh', got '", approximate, "'");
+  return fused_activation(approximate == "none" ? ActivationOp::Gelu : ActivationOp::GeluTanh,
+                          "gelu", x);
 }
 
 Tensor softplus(const Tensor& x, double beta, double threshold) {

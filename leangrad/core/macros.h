@@ -23,9 +23,17 @@
 #if defined(__CUDACC__)
 #define LG_HOST_DEVICE __host__ __device__
 #define LG_INLINE __forceinline__
+#define LG_ALWAYS_INLINE __forceinline__
+#define LG_LAMBDA_ALWAYS_INLINE
 #else
 #define LG_HOST_DEVICE
 #define LG_INLINE inline
+// Inlined whatever the compiler's size limits say: for the per-element math a CPU loop must see
+// whole to run in SIMD lanes (GCC stops inlining plain `inline` functions in a translation unit
+// as large as the elementwise kernels', and a call per element keeps the loop scalar).
+#define LG_ALWAYS_INLINE inline __attribute__((always_inline))
+// The same for a lambda, after its parameters: [](float x) LG_LAMBDA_ALWAYS_INLINE { ... }.
+#define LG_LAMBDA_ALWAYS_INLINE __attribute__((always_inline))
 #endif
 
 // One option of an options builder, in LibTorch's style: `LG_ARG(double, eps) = 1e-5;` declares

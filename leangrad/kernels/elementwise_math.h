@@ -241,7 +241,7 @@ constexpr bool is_floating_only(UnaryOp op) {
 }
 
 template <UnaryOp op, typename M>
-LG_HOST_DEVICE LG_INLINE M unary_op_apply(M a) {
+LG_HOST_DEVICE LG_ALWAYS_INLINE M unary_op_apply(M a) {
   static_assert(!is_floating_only(op) || std::is_floating_point_v<M>,
                 "this unary op is defined for floating types only (see is_floating_only)");
   if constexpr (op == UnaryOp::Neg) {
@@ -362,7 +362,7 @@ LG_HOST_DEVICE LG_INLINE M unary_op_apply(M a) {
 }
 
 template <UnaryOp op, typename T>
-LG_HOST_DEVICE LG_INLINE T unary_element(T a) {
+LG_HOST_DEVICE LG_ALWAYS_INLINE T unary_element(T a) {
   return static_cast<T>(unary_op_apply<op>(to_opmath(a)));
 }
 
@@ -478,6 +478,133 @@ ClampElement<T> make_clamp_element(double min, double max) {
   return e;
 }
 
+// ---- Activations in one rounding (ops::activation, ops::activation_backward) ----------------
+// gelu (exact and tanh forms), silu and mish: y = f(x) and dx = g f'(x), each computed in
+// opmath_t<T> and rounded once to T, with PyTorch's formulas (its GeluKernel and
+// GeluBackwardKernel, silu_kernel and silu_backward_kernel, mish_kernel and
+// mish_backward_kernel; mish's tanh(softplus(x)) in fewer steps, below), so float32 results are
+// PyTorch's up to a few ulps. ActivationMath<op>::value and ::derivative are f and f'.
+
+template <ActivationOp op>
+struct ActivationMath;
+
+template <>
+struct ActivationMath<ActivationOp::Gelu> {  // x Phi(x) = x/2 (1 + erf(x / sqrt 2))
+  template <typename M>
+  LG_HOST_DEVICE LG_ALWAYS_INLINE static M value(M x) {
+    return x * M(0.5) * (M(1) + unary_op_apply<UnaryOp::Erf>(x * M(0.70710678118654752440)));
+  }
+  template <typename M>
+  LG_HOST_DEVICE LG_ALWAYS_INLINE static M derivative(M x) {  // Phi(x) + x phi(x)
+    const M cdf = M(0.5) * (M(1) + unary_op_apply<UnaryOp::Erf>(x * M(0.70710678118654752440)));
+    const M pdf = M(0.39894228040143267794) * unary_op_apply<UnaryOp::Exp>(x * x * M(-0.5));
+    return cdf + x * pdf;
+  }
+};
+
+template <>
+struct ActivationMath<ActivationOp::GeluTanh> {  // x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+  static constexpr double kBeta = 0.79788456080286535588;  // sqrt(2 / pi)
+  static constexpr double kKappa = 0.044715;
+  template <typename M>
+  LG_HOST_DEVICE LG_ALWAYS_INLINE static M value(M x) {
+    const M inner = M(kBeta) * (x + M(kKappa) * x * x * x);
+    return M(0.5) * x * (M(1) + unary_op_apply<UnaryOp::Tanh>(inner));
+  }
+  template <typename M>
+  LG_HOST_DEVICE LG_ALWAYS_INLINE static M derivative(M x) {
+    const M x_sq = x * x;
+    const M inner = M(kBeta) * (x + M(kKappa) * x_sq * x);
+    const M t = unary_op_apply<UnaryOp::Tanh>(inner);
+    const M left_derivative = M(0.5) * (M(1) + t);
+    const M right_derivative = (M(1) - t * t) * M(kBeta) * (M(1) + M(3 * kKappa) * x_sq);
+    return left_derivative + M(0.5) * x * right_derivative;
+  }
+};
+
+template <>
+struct ActivationMath<ActivationOp::Silu> {  // x sigmoid(x)
+  template <typename M>
+  LG_HOST_DEVICE LG_ALWAYS_INLINE static M value(M x) {
+    return x * unary_op_apply<UnaryOp::Sigmoid>(x);
+  }
+  template <typename M>
+  LG_HOST_DEVICE LG_ALWAYS_INLINE static M derivative(M x) {  // s (1 + x (1 - s))
+    const M s = unary_op_apply<UnaryOp::Sigmoid>(x);
+    return s * (M(1) + x * (M(1) - s));
+  }
+};
+
+template <>
+struct ActivationMath<ActivationOp::Mish> {  // x tanh(softplus(x)), softplus = log(1 + e^x)
+  // tanh(log(1 + n)) with n = e^x is ((1 + n)^2 - 1) / ((1 + n)^2 + 1) = u / (u + 2), u = n (n +
+  // 2): one exp and a division where PyTorch's tanh(log1p(exp(x))) takes three functions (2.5 times
+  // the time on the CPU), and no cancellation (u and u + 2 are sums of positive terms). Above
+  // x = 20 the value rounds to 1 in float and double; NaN stays NaN.
+  template <typename M>
+  LG_HOST_DEVICE LG_ALWAYS_INLINE static M tanh_softplus(M x) {
+    const M n = unary_op_apply<UnaryOp::Exp>(x > M(20) ? M(20) : x);
+    const M u = n * (n + M(2));
+    return x > M(20) ? M(1) : u / (u + M(2));
+  }
+  template <typename M>
+  LG_HOST_DEVICE LG_ALWAYS_INLINE static M value(M x) {
+    return x * tanh_softplus(x);
+  }
+  template <typename M>
+  LG_HOST_DEVICE LG_ALWAYS_INLINE static M derivative(M x) {  // t + x sigmoid(x) (1 - t^2)
+    const M t = tanh_softplus(x);
+    return t + x * unary_op_apply<UnaryOp::Sigmoid>(x) * (M(1) - t * t);
+  }
+};
+
+// y = f(x), rounded once. `math` is the float function the CPU's float16 loop runs.
+template <ActivationOp op, typename T>
+struct OneRoundingActivationElement {
+  LG_HOST_DEVICE LG_ALWAYS_INLINE T operator()(T x) const {
+    return static_cast<T>(ActivationMath<op>::value(to_opmath(x)));
+  }
+  LG_HOST_DEVICE LG_ALWAYS_INLINE static float math(float x) {
+    return ActivationMath<op>::value(x);
+  }
+};
+
+// dx = g f'(x), rounded once.
+template <ActivationOp op, typename T>
+struct ActivationBackwardElement {
+  LG_HOST_DEVICE LG_ALWAYS_INLINE T operator()(T g, T x) const {
+    return static_cast<T>(to_opmath(g) * ActivationMath<op>::derivative(to_opmath(x)));
+  }
+  LG_HOST_DEVICE LG_ALWAYS_INLINE static float math(float g, float x) {
+    return g * ActivationMath<op>::derivative(x);
+  }
+};
+
+// Whether `op` is one of the activations above (ops::activation and ops::activation_backward
+// take these; ops::activation_ the others).
+constexpr bool is_one_rounding_activation(ActivationOp op) {
+  return op == ActivationOp::Gelu || op == ActivationOp::GeluTanh || op == ActivationOp::Silu ||
+         op == ActivationOp::Mish;
+}
+
+// Calls f.template operator()<kOp>() for a one-rounding activation op. Host code.
+template <typename F>
+void with_one_rounding_activation(ActivationOp op, F&& f) {
+  switch (op) {
+    case ActivationOp::Gelu:
+      return f.template operator()<ActivationOp::Gelu>();
+    case ActivationOp::GeluTanh:
+      return f.template operator()<ActivationOp::GeluTanh>();
+    case ActivationOp::Silu:
+      return f.template operator()<ActivationOp::Silu>();
+    case ActivationOp::Mish:
+      return f.template operator()<ActivationOp::Mish>();
+    default:
+      break;
+  }
+  LG_THROW(Error, "ActivationOp ", static_cast<int>(op), " is not a one-rounding activation");
+}
+
 // Calls f(element) with the functor of `op` for ops::activation_'s p0 and p1, so that both
 // backends build the same one. Only Clamp has integral elements. Host code.
 template <typename T, typename F>
@@ -493,10 +620,14 @@ void with_activation_element(ActivationOp op, double p0, double p1, F&& f) {
       case ActivationOp::Hardtanh:
         return f(HardtanhElement<T>{cast_value<T>(p0), cast_value<T>(p1)});
       case ActivationOp::Clamp:
+      case ActivationOp::Gelu:
+      case ActivationOp::GeluTanh:
+      case ActivationOp::Silu:
+      case ActivationOp::Mish:
         break;
     }
   }
-  LG_THROW(Error, "ActivationOp ", static_cast<int>(op), " has no element for this dtype");
+  LG_THROW(Error, "ActivationOp ", static_cast<int>(op), " has no in-place element for this dtype");
 }
 
 }  // namespace leangrad::kernels

@@ -71,16 +71,27 @@ enum class UnaryOp : std::uint8_t {
 };
 enum class CompareOp : std::uint8_t { Gt, Lt, Ge, Le, Eq, Ne };
 enum class ReduceOp : std::uint8_t { Sum, Mean, Max };
-// The activations an in-place op writes in one pass (ops::activation_); each is bitwise the
-// composition of elementwise ops its out-of-place function computes (autograd/activations.cpp;
-// clamp's in autograd/functions.cpp).
-enum class ActivationOp : std::uint8_t { LeakyRelu, Elu, Hardtanh, Clamp };
+// The fused activations. The first four are what an in-place op writes in one pass
+// (ops::activation_), each bitwise the composition of elementwise ops its out-of-place function
+// computes (autograd/activations.cpp; clamp's in autograd/functions.cpp). The others are computed
+// out of place with their derivatives, each in one pass and one rounding (ops::activation,
+// ops::activation_backward): gelu (GeluTanh: approximate "tanh"), silu and mish.
+enum class ActivationOp : std::uint8_t {
+  LeakyRelu,
+  Elu,
+  Hardtanh,
+  Clamp,
+  Gelu,
+  GeluTanh,
+  Silu,
+  Mish
+};
 
 const char* op_name(BinaryOp op);      // "add", "sub", ...
 const char* op_name(UnaryOp op);       // "neg", "exp", ...
 const char* op_name(CompareOp op);     // "gt", "eq", ...
 const char* op_name(ReduceOp op);      // "sum", "mean", "max"
-const char* op_name(ActivationOp op);  // "leaky_relu", "elu", "hardtanh", "clamp"
+const char* op_name(ActivationOp op);  // "leaky_relu", "elu", ..., "gelu", "silu", "mish"
 
 namespace ops {
 
@@ -121,6 +132,13 @@ void unary_(UnaryOp op, const Tensor& self);
 // fit self's dtype, and be integral for an integral self (compared with the values exactly).
 // Bumps the version.
 void activation_(ActivationOp op, const Tensor& self, double p0, double p1 = 0.0);
+// y = f(x) for the one-rounding activations (Gelu, GeluTanh, Silu, Mish): a new tensor of x's
+// shape and floating dtype, f computed in float (double for float64) and rounded once, as
+// PyTorch's kernels (kernels/elementwise_math.h). Any strides.
+Tensor activation(ActivationOp op, const Tensor& x);
+// dx = grad_output f'(x) for those: grad_output and x of one shape, dtype and device; rounded
+// once, as PyTorch's gelu_backward, silu_backward and mish_backward.
+Tensor activation_backward(ActivationOp op, const Tensor& grad_output, const Tensor& x);
 // self = where(mask, value, self): value a 0-d tensor, converted to self's dtype (read once,
 // before the write, so it may be an element of self), mask bool and broadcast to self's shape
 // (never the other way: self keeps its shape). Written by where's own launcher into self's

@@ -144,6 +144,14 @@ const char* op_name(ActivationOp op) {
       return "hardtanh";
     case ActivationOp::Clamp:
       return "clamp";
+    case ActivationOp::Gelu:
+      return "gelu";
+    case ActivationOp::GeluTanh:
+      return "gelu_tanh";
+    case ActivationOp::Silu:
+      return "silu";
+    case ActivationOp::Mish:
+      return "mish";
   }
   return "unknown_activation_op";
 }
@@ -409,6 +417,8 @@ void activation_(ActivationOp op, const Tensor& self, double p0, double p1) {
   const std::string name_str = std::string(op_name(op)) + "_";
   const char* name = name_str.c_str();
   check_defined(name, {&self});
+  LG_CHECK(!kernels::is_one_rounding_activation(op), name, ": ", op_name(op),
+           " has no in-place kernel; ops::activation computes it out of place");
   const DType dtype = self.dtype();
   if (op == ActivationOp::Clamp) {
     check_not_bool(name, dtype);
@@ -445,6 +455,67 @@ void activation_(ActivationOp op, const Tensor& self, double p0, double p1) {
     }
   }
   self.bump_version();
+}
+
+namespace {
+
+void check_one_rounding_activation(ActivationOp op, const char* name, const Tensor& x) {
+  LG_CHECK(kernels::is_one_rounding_activation(op), name, ": ", op_name(op),
+           " is computed in place or composed, not by ops::activation");
+  LG_CHECK_DTYPE(is_floating(x.dtype()), name,
+                 ": expected a floating tensor (float32, float64, float16, bfloat16), got ",
+                 x.dtype(), " (shape ", x.shape(), ")");
+}
+
+}  // namespace
+
+Tensor activation(ActivationOp op, const Tensor& x) {
+  const char* name = op_name(op);
+  check_defined(name, {&x});
+  check_one_rounding_activation(op, name, x);
+  Tensor out = new_output(name, x.shape(), x.dtype(), x.device());
+  if (out.numel() > 0) {
+    const ElementwiseGeometry g = make_elementwise_geometry(name, out, {&x});
+    const cuda::DeviceGuard guard(out.device());
+    switch (out.device().type) {
+      case DeviceType::CPU:
+        kernels::cpu::activation(op, out.dtype(), g, out.data_ptr(), x.data_ptr(), 0.0, 0.0);
+        break;
+      case DeviceType::CUDA:
+        kernels::cuda::activation(op, out.dtype(), g, out.data_ptr(), x.data_ptr(), 0.0, 0.0);
+        break;
+    }
+  }
+  return out;
+}
+
+Tensor activation_backward(ActivationOp op, const Tensor& grad_output, const Tensor& x) {
+  const std::string name_str = std::string(op_name(op)) + "_backward";
+  const char* name = name_str.c_str();
+  check_defined(name, {&grad_output, &x});
+  check_one_rounding_activation(op, name, x);
+  check_same_device(name, grad_output, x);
+  LG_CHECK_DTYPE(grad_output.dtype() == x.dtype(), name, ": grad_output is ", grad_output.dtype(),
+                 " and the input ", x.dtype(), "; expected one dtype");
+  LG_CHECK_SHAPE(grad_output.shape() == x.shape(), name, ": grad_output has shape ",
+                 shape_str(grad_output.shape()), " and the input ", shape_str(x.shape()),
+                 "; expected one shape");
+  Tensor grad_input = new_output(name, x.shape(), x.dtype(), x.device());
+  if (grad_input.numel() > 0) {
+    const ElementwiseGeometry g = make_elementwise_geometry(name, grad_input, {&grad_output, &x});
+    const cuda::DeviceGuard guard(x.device());
+    switch (x.device().type) {
+      case DeviceType::CPU:
+        kernels::cpu::activation_backward(op, x.dtype(), g, grad_input.data_ptr(),
+                                          grad_output.data_ptr(), x.data_ptr());
+        break;
+      case DeviceType::CUDA:
+        kernels::cuda::activation_backward(op, x.dtype(), g, grad_input.data_ptr(),
+                                           grad_output.data_ptr(), x.data_ptr());
+        break;
+    }
+  }
+  return grad_input;
 }
 
 void masked_fill_(const Tensor& self, const Tensor& mask, const Tensor& value) {

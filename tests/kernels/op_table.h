@@ -89,8 +89,8 @@ std::function<Outputs(const Inputs&)> grads_of(std::function<Tensor(const Inputs
 // Every row; each name appears once. The rows of the foundation ops are in op_table.cpp; each
 // family of neural-network ops keeps its rows in its own file (op_table_<family>.cpp).
 const std::vector<OpCase>& device_op_cases();
-std::vector<OpCase>
-tanhexp_group_norm_op_cases();         // op_table_tanhexp_group_norm.cpp: TanhExp, GroupNorm
+std::vector<OpCase> tanhexp_group_norm_op_cases();  // op_table_tanhexp_group_norm.cpp: TanhExp,
+                                                    // GroupNorm, gelu, silu, mish
 std::vector<OpCase> conv_op_cases();   // op_table_conv.cpp: conv2d
 std::vector<OpCase> layer_op_cases();  // op_table_layers.cpp: pooling, dropout, losses, ...
 // op_table_nn_layers.cpp: LayerNorm, BatchNorm, Embedding, ConvTranspose2d, interpolate

@@ -1,4 +1,6 @@
-// Device op table rows for TanhExp and GroupNorm (see op_table.h): forward in every floating
+// Device op table rows for TanhExp, the one-pass activations (gelu, its tanh form, silu, mish:
+// ops::activation and ops::activation_backward through the public functions) and GroupNorm (see
+// op_table.h): forward in every floating
 // dtype, backward through autograd (inputs are created without requires_grad, so each row
 // clones them into leaves), and GroupNorm shapes that reach every CUDA path: vector and scalar
 // loads (HxW a multiple of the vector width or not), C not a multiple of anything, (N, C) input,
@@ -6,6 +8,9 @@
 // [GroupNorm strategies]).
 #include "kernels/op_table.h"
 
+#include <utility>
+
+#include <leangrad/autograd/activations.h>
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/nn_functions.h>
 
@@ -92,10 +97,65 @@ std::vector<OpCase> tanhexp_cases() {
   return c;
 }
 
+// ---- gelu, silu, mish ------------------------------------------------------------------------
+using ActivationFn = Tensor (*)(const Tensor&);
+
+Tensor gelu_exact(const Tensor& x) {
+  return gelu(x);
+}
+Tensor gelu_tanh(const Tensor& x) {
+  return gelu(x, "tanh");
+}
+Tensor silu_of(const Tensor& x) {
+  return silu(x);
+}
+Tensor mish_of(const Tensor& x) {
+  return mish(x);
+}
+
+std::vector<OpCase> fused_activation_cases() {
+  const Shape kOdd = {33, 65};
+  const std::pair<const char*, ActivationFn> functions[] = {
+      {"gelu", gelu_exact}, {"gelu_tanh", gelu_tanh}, {"silu", silu_of}, {"mish", mish_of}};
+  std::vector<OpCase> c;
+  for (const auto& [name, f] : functions) {
+    const auto forward = [f = f](const Inputs& in) { return Outputs{f(in[0])}; };
+    const auto grad = [f = f](const Inputs& in) {  // f(x).backward(dy) -> dx.  Inputs: x, dy.
+      Tensor x = leaf(in[0]);
+      f(x).backward(in[1]);
+      return Outputs{x.grad()};
+    };
+    const std::string base = name;
+    for (DType dtype : kFloatingDTypes) {
+      const std::string suffix = dtype_suffix(dtype);
+      const Tolerance tolerance = elementwise_tolerance(dtype);
+      c.push_back({base + "_" + suffix, forward, {input(kOdd, dtype, -6.0, 6.0)}, tolerance});
+      c.push_back({base + "_backward_" + suffix,
+                   grad,
+                   {input(kOdd, dtype, -6.0, 6.0), input(kOdd, dtype)},
+                   tolerance});
+    }
+    // Far out: erf, tanh and sigmoid saturate, e^x overflows inside mish.
+    c.push_back(
+        {base + "_wide_range_f32", forward, {input({4096}, kFloat32, -100.0, 100.0)}, kTolF32});
+    c.push_back({base + "_backward_wide_range_f32",
+                 grad,
+                 {input({4096}, kFloat32, -100.0, 100.0), input({4096}, kFloat32)},
+                 kTolF32});
+    c.push_back({base + "_transposed_f16",
+                 grad,
+                 {input(kOdd, kFloat16, -6.0, 6.0, kTransposed), input(kOdd, kFloat16)},
+                 kTolF16});
+  }
+  return c;
+}
+
 }  // namespace
 
 std::vector<OpCase> tanhexp_group_norm_op_cases() {
   std::vector<OpCase> c = tanhexp_cases();
+  for (OpCase& row : fused_activation_cases())
+    c.push_back(std::move(row));
 
   // ---- GroupNorm ------------------------------------------------------------------------------
   // Sums over whole groups differ in order between devices: the reduction tolerance.

@@ -362,10 +362,12 @@ void unary(UnaryOp op, DType dtype, const ElementwiseGeometry& g, void* out, con
   with_op(op, [&](auto op_constant) {
     constexpr UnaryOp kOp = decltype(op_constant)::value;
     auto run = [&]<typename T>() {
+      // Always inlined, as the math below them (LG_ALWAYS_INLINE in core/macros.h): erf of
+      // float stayed a call per element here, so its loop stayed scalar.
       elementwise_loop_as<T>(
-          g, [](T x) { return unary_element<kOp>(x); },
-          [](auto x) { return unary_op_apply<kOp>(x); }, static_cast<T*>(out),
-          static_cast<const T*>(a));
+          g, [](T x) LG_LAMBDA_ALWAYS_INLINE { return unary_element<kOp>(x); },
+          [](auto x) LG_LAMBDA_ALWAYS_INLINE { return unary_op_apply<kOp>(x); },
+          static_cast<T*>(out), static_cast<const T*>(a));
     };
     if constexpr (is_floating_only(kOp)) {
       dispatch_floating(dtype, op_name(op), run);
@@ -377,6 +379,17 @@ void unary(UnaryOp op, DType dtype, const ElementwiseGeometry& g, void* out, con
 
 void activation(ActivationOp op, DType dtype, const ElementwiseGeometry& g, void* out,
                 const void* a, double p0, double p1) {
+  if (is_one_rounding_activation(op)) {
+    with_one_rounding_activation(op, [&]<ActivationOp kOp>() {
+      dispatch_floating(dtype, op_name(op), [&]<typename T>() {
+        using Element = OneRoundingActivationElement<kOp, T>;
+        elementwise_loop_as<T>(
+            g, Element{}, [](float x) LG_LAMBDA_ALWAYS_INLINE { return Element::math(x); },
+            static_cast<T*>(out), static_cast<const T*>(a));
+      });
+    });
+    return;
+  }
   const auto run = [&]<typename T>() {
     with_activation_element<T>(op, p0, p1, [&](const auto& element) {
       if constexpr (std::is_same_v<std::decay_t<decltype(element)>, LeakyReluElement<Half>>) {
@@ -395,6 +408,20 @@ void activation(ActivationOp op, DType dtype, const ElementwiseGeometry& g, void
   } else {
     dispatch_floating(dtype, op_name(op), run);
   }
+}
+
+void activation_backward(ActivationOp op, DType dtype, const ElementwiseGeometry& g,
+                         void* grad_input, const void* grad_output, const void* x) {
+  with_one_rounding_activation(op, [&]<ActivationOp kOp>() {
+    dispatch_floating(dtype, op_name(op), [&]<typename T>() {
+      using Element = ActivationBackwardElement<kOp, T>;
+      elementwise_loop_as<T>(
+          g, Element{},
+          [](float dy, float v) LG_LAMBDA_ALWAYS_INLINE { return Element::math(dy, v); },
+          static_cast<T*>(grad_input), static_cast<const T*>(grad_output),
+          static_cast<const T*>(x));
+    });
+  });
 }
 
 void compare(CompareOp op, DType dtype, const ElementwiseGeometry& g, bool* out, const void* a,

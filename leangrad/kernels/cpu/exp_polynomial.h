@@ -38,7 +38,7 @@ namespace leangrad::kernels::cpu {
 // Within 1.02 ulps of e^x for every float x (Note [Polynomial exp]).
 inline constexpr double kExpPolynomialMaxUlps = 1.02;
 
-inline float exp_polynomial(float x) {
+[[gnu::always_inline]] inline float exp_polynomial(float x) {
   const float clamped_low = x > -104.0f ? x : -104.0f;  // NaN -> -104; restored at the end
   const float xc = clamped_low < 89.0f ? clamped_low : 89.0f;
   constexpr float kShifter = 0x1.8p23f;  // 1.5 * 2^23: adding it rounds to an integer

@@ -59,20 +59,25 @@ inline constexpr double kErfPolynomialMaxUlps = 1.74;    // 1.7368 at x = -1.242
 namespace polynomial_detail {
 
 // c0 x^n + c1 x^(n-1) + ... + cn by Horner's rule in fused multiply-adds, as one expression.
-inline float horner(float, float c) {
+// Everything here is always inlined: a call left in a loop keeps it scalar, and GCC stops
+// inlining ordinary functions once a translation unit has grown as large as the elementwise
+// kernels' (erf of float stayed a call there, and scalar).
+[[gnu::always_inline]] inline float horner(float, float c) {
   return c;
 }
 template <typename... Rest>
-inline float horner(float x, float c, float next, Rest... rest) {
+[[gnu::always_inline]] inline float horner(float x, float c, float next, Rest... rest) {
   return horner(x, std::fma(c, x, next), rest...);
 }
 // The same with the coefficients of an array, highest degree first.
+template <std::size_t N, std::size_t... I>
+[[gnu::always_inline]] inline float horner(float x, const float (&c)[N],
+                                           std::index_sequence<I...>) {
+  return horner(x, c[I]...);
+}
 template <std::size_t N>
-inline float horner(float x, const float (&c)[N]) {
-  return [&]<std::size_t... I>(std::index_sequence<I...>) {
-    return horner(x, c[I]...);
-  }
-  (std::make_index_sequence<N>{});
+[[gnu::always_inline]] inline float horner(float x, const float (&c)[N]) {
+  return horner(x, c, std::make_index_sequence<N>{});
 }
 
 // tools/fit_polynomials.py's coefficients, highest degree first.
@@ -97,12 +102,12 @@ inline constexpr float kTwoOverSqrtPiLo = -5.8635383e-08f;
 inline constexpr float kLn2Hi = 0.693359375f;
 inline constexpr float kLn2Lo = -2.12194440e-4f;
 
-inline float pow2(std::int32_t n) {  // 2^n for n in [-126, 127]
+[[gnu::always_inline]] inline float pow2(std::int32_t n) {  // 2^n for n in [-126, 127]
   return std::bit_cast<float>((n + 127) << 23);
 }
 
 // log(x) + extra for a positive, finite float x, the extra a correction below an ulp of x.
-inline float log_of_finite_positive(float x, float extra = 0.0f) {
+[[gnu::always_inline]] inline float log_of_finite_positive(float x, float extra = 0.0f) {
   const bool subnormal = x < std::numeric_limits<float>::min();
   const float scaled = subnormal ? x * 0x1p23f : x;
   // k and m with x = 2^k m, m in [sqrt(1/2), sqrt(2)): shifting the bits by those of sqrt(1/2)
@@ -119,7 +124,7 @@ inline float log_of_finite_positive(float x, float extra = 0.0f) {
 
 // log's value where log_of_finite_positive does not apply: -inf at +-0, NaN below 0, x itself at
 // +inf and NaN.
-inline float log_of_special(float x) {
+[[gnu::always_inline]] inline float log_of_special(float x) {
   constexpr float kInf = std::numeric_limits<float>::infinity();
   return x == 0.0f ? -kInf : (x < 0.0f ? std::numeric_limits<float>::quiet_NaN() : x);
 }
@@ -127,7 +132,7 @@ inline float log_of_special(float x) {
 }  // namespace polynomial_detail
 
 // e^x - 1, within kExpm1PolynomialMaxUlps for every float x.
-inline float expm1_polynomial(float x) {
+[[gnu::always_inline]] inline float expm1_polynomial(float x) {
   using namespace polynomial_detail;
   const float clamped_low = x > -30.0f ? x : -30.0f;  // NaN -> -30; restored at the end
   const float xc = clamped_low < 89.0f ? clamped_low : 89.0f;
@@ -151,7 +156,7 @@ inline float expm1_polynomial(float x) {
 }
 
 // tanh(x), within kTanhPolynomialMaxUlps for every float x.
-inline float tanh_polynomial(float x) {
+[[gnu::always_inline]] inline float tanh_polynomial(float x) {
   using namespace polynomial_detail;
   const float magnitude = std::fabs(x);
   const float s = x * x;
@@ -163,7 +168,7 @@ inline float tanh_polynomial(float x) {
 }
 
 // log(x), within kLogPolynomialMaxUlps for every float x.
-inline float log_polynomial(float x) {
+[[gnu::always_inline]] inline float log_polynomial(float x) {
   using namespace polynomial_detail;
   const bool finite_positive = (x > 0.0f) & (x < std::numeric_limits<float>::infinity());
   const float core = log_of_finite_positive(finite_positive ? x : 1.0f);
@@ -171,7 +176,7 @@ inline float log_polynomial(float x) {
 }
 
 // log(1 + x), within kLog1pPolynomialMaxUlps for every float x.
-inline float log1p_polynomial(float x) {
+[[gnu::always_inline]] inline float log1p_polynomial(float x) {
   using namespace polynomial_detail;
   const float u = 1.0f + x;
   const bool finite_positive = (u > 0.0f) & (u < std::numeric_limits<float>::infinity());
@@ -183,7 +188,7 @@ inline float log1p_polynomial(float x) {
 }
 
 // erf(x), within kErfPolynomialMaxUlps for every float x.
-inline float erf_polynomial(float x) {
+[[gnu::always_inline]] inline float erf_polynomial(float x) {
   using namespace polynomial_detail;
   const float magnitude = std::fabs(x);
   // x (c + s Q(s)), s = x^2, with the constant c = 2 / sqrt(pi) in two floats.

@@ -374,6 +374,15 @@ void unary(UnaryOp op, DType dtype, const ElementwiseGeometry& g, void* out, con
 // The functors of kernels/elementwise_math.h are __host__ __device__: launched as they are.
 void activation(ActivationOp op, DType dtype, const ElementwiseGeometry& g, void* out,
                 const void* a, double p0, double p1) {
+  if (is_one_rounding_activation(op)) {
+    with_one_rounding_activation(op, [&]<ActivationOp kOp>() {
+      dispatch_floating(dtype, op_name(op), [&]<typename T>() {
+        launch_elementwise(g, OneRoundingActivationElement<kOp, T>{}, static_cast<T*>(out),
+                           static_cast<const T*>(a));
+      });
+    });
+    return;
+  }
   const auto launch = [&]<typename T>() {
     with_activation_element<T>(op, p0, p1, [&](const auto& element) {
       launch_elementwise(g, element, static_cast<T*>(out), static_cast<const T*>(a));
@@ -384,6 +393,16 @@ void activation(ActivationOp op, DType dtype, const ElementwiseGeometry& g, void
   } else {
     dispatch_floating(dtype, op_name(op), launch);
   }
+}
+
+void activation_backward(ActivationOp op, DType dtype, const ElementwiseGeometry& g,
+                         void* grad_input, const void* grad_output, const void* x) {
+  with_one_rounding_activation(op, [&]<ActivationOp kOp>() {
+    dispatch_floating(dtype, op_name(op), [&]<typename T>() {
+      launch_elementwise(g, ActivationBackwardElement<kOp, T>{}, static_cast<T*>(grad_input),
+                         static_cast<const T*>(grad_output), static_cast<const T*>(x));
+    });
+  });
 }
 
 void compare(CompareOp op, DType dtype, const ElementwiseGeometry& g, bool* out, const void* a,

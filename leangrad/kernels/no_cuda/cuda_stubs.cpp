@@ -25,6 +25,10 @@ void activation(ActivationOp op, DType, const ElementwiseGeometry&, void*, const
                 double) {
   throw_cuda_not_built(op_name(op));
 }
+void activation_backward(ActivationOp op, DType, const ElementwiseGeometry&, void*, const void*,
+                         const void*) {
+  throw_cuda_not_built(op_name(op));
+}
 void compare(CompareOp op, DType, const ElementwiseGeometry&, bool*, const void*, const void*) {
   throw_cuda_not_built(op_name(op));
 }

@@ -1,0 +1,167 @@
+// ops::activation and ops::activation_backward, the one-pass kernels of gelu (both forms), silu
+// and mish (Note [Activations in one pass] in autograd/activations.cpp): every float16 and every
+// bfloat16 value (up to 10^4 in magnitude) through f and f' against the functions in double, each
+// result rounded once from float math; any strides; bad arguments. Values and gradients against
+// PyTorch and the gradchecks of the public functions are in tests/autograd/test_activations.cpp.
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include <leangrad/core/error.h>
+#include <leangrad/core/half.h>
+#include <leangrad/kernels/creation.h>
+#include <leangrad/kernels/ops.h>
+#include "testing/tensor_testing.h"
+
+namespace leangrad::test {
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+
+struct Exact {
+  double value;
+  double slope;
+};
+
+// f(x) and f'(x) in double, written from the definitions (not the kernels' formulas): gelu with
+// erfc, which has no cancellation for negative x.
+Exact exact(ActivationOp op, double x) {
+  const double sigmoid = 1 / (1 + std::exp(-x));
+  switch (op) {
+    case ActivationOp::Gelu: {
+      const double cdf = 0.5 * std::erfc(-x / std::sqrt(2.0));
+      return {x * cdf, cdf + x * std::exp(-x * x / 2) / std::sqrt(2 * kPi)};
+    }
+    case ActivationOp::GeluTanh: {
+      const double k = std::sqrt(2 / kPi);
+      const double t = std::tanh(k * (x + 0.044715 * x * x * x));
+      const double sech2 = 1 / (std::cosh(k * (x + 0.044715 * x * x * x)) *
+                                std::cosh(k * (x + 0.044715 * x * x * x)));
+      return {0.5 * x * (1 + t), 0.5 * (1 + t) + 0.5 * x * sech2 * k * (1 + 3 * 0.044715 * x * x)};
+    }
+    case ActivationOp::Silu:
+      return {x * sigmoid, sigmoid * (1 + x * (1 - sigmoid))};
+    case ActivationOp::Mish: {
+      const double softplus = x > 30 ? x : std::log1p(std::exp(x));
+      const double t = std::tanh(softplus);
+      return {x * t, t + x * sigmoid / (std::cosh(softplus) * std::cosh(softplus))};
+    }
+    default:
+      break;
+  }
+  ADD_FAILURE() << "not a one-rounding activation";
+  return {};
+}
+
+const ActivationOp kOps[] = {ActivationOp::Gelu, ActivationOp::GeluTanh, ActivationOp::Silu,
+                             ActivationOp::Mish};
+
+// Every finite value of a 16-bit dtype with |x| <= 10^4.
+std::vector<double> every_value(DType dtype) {
+  std::vector<double> values;
+  for (std::uint32_t b = 0; b < 65536; ++b) {
+    const auto bits = static_cast<std::uint16_t>(b);
+    const double v = dtype == kFloat16 ? static_cast<float>(Half::from_bits(bits))
+                                       : static_cast<float>(BFloat16::from_bits(bits));
+    if (std::isfinite(v) && std::fabs(v) <= 1e4) values.push_back(v);
+  }
+  return values;
+}
+
+// The spacing of dtype's values at |v| (its smallest subnormal's below the normal range).
+double ulp_of(DType dtype, double v) {
+  const int mantissa_bits = dtype == kFloat16 ? 10 : 7;
+  const int min_exponent = dtype == kFloat16 ? -14 : -126;
+  const int e = v == 0 ? min_exponent : std::max(std::ilogb(std::fabs(v)), min_exponent);
+  return std::ldexp(1.0, e - mantissa_bits);
+}
+
+// A 16-bit result is the float computation rounded once: within half a 16-bit ulp of the exact
+// value, plus the float math's own error, a few tens of float roundoffs (u = 2^-24) of the
+// largest intermediate, max(1, |x|) (as tests/autograd/test_activations.cpp's 32 u). Rounding the
+// intermediate results to 16 bits, as a composition of ops does, is off by an ulp or more.
+TEST(ActivationKernels, SixteenBitResultsAreRoundedOnce) {
+  for (const DType dtype : {kFloat16, kBFloat16}) {
+    const std::vector<double> xs = every_value(dtype);
+    const auto n = static_cast<std::int64_t>(xs.size());
+    const Tensor x = make_tensor(xs, {n}, dtype);
+    const Tensor ones = full({n}, 1.0, dtype);
+    for (const ActivationOp op : kOps) {
+      SCOPED_TRACE(std::string(op_name(op)) + " " + dtype_name(dtype));
+      const std::vector<double> y = to_vector(ops::activation(op, x));
+      const std::vector<double> dx = to_vector(ops::activation_backward(op, ones, x));
+      for (std::int64_t i = 0; i < n; ++i) {
+        const Exact e = exact(op, xs[i]);
+        const double float_error = 32 * 0x1p-24 * std::max(1.0, std::fabs(xs[i]));
+        ASSERT_LE(std::fabs(y[i] - e.value), ulp_of(dtype, e.value) / 2 + float_error)
+            << "f(" << xs[i] << ") = " << y[i] << ", exact " << e.value;
+        ASSERT_LE(std::fabs(dx[i] - e.slope), ulp_of(dtype, e.slope) / 2 + float_error)
+            << "f'(" << xs[i] << ") = " << dx[i] << ", exact " << e.slope;
+      }
+    }
+  }
+}
+
+// float32 and float64 on a grid over [-12, 12], within 32 roundoffs of max(1, |x|); the
+// backward's upstream gradient multiplies in with one more rounding.
+TEST(ActivationKernels, Float32AndFloat64MatchTheDefinitions) {
+  std::vector<double> xs;
+  for (int i = -1200; i <= 1200; ++i)
+    xs.push_back(i / 100.0 + 0.003);
+  const auto n = static_cast<std::int64_t>(xs.size());
+  for (const DType dtype : {kFloat32, kFloat64}) {
+    const double u = dtype == kFloat32 ? 0x1p-24 : 0x1p-53;
+    const Tensor x = make_tensor(xs, {n}, dtype);
+    const Tensor g = full({n}, -1.5, dtype);
+    for (const ActivationOp op : kOps) {
+      SCOPED_TRACE(std::string(op_name(op)) + " " + dtype_name(dtype));
+      const std::vector<double> xr = to_vector(x);  // the inputs as rounded to dtype
+      const std::vector<double> y = to_vector(ops::activation(op, x));
+      const std::vector<double> dx = to_vector(ops::activation_backward(op, g, x));
+      for (std::int64_t i = 0; i < n; ++i) {
+        const Exact e = exact(op, xr[i]);
+        const double bound = 32 * u * std::max(1.0, std::fabs(xr[i]));
+        ASSERT_NEAR(y[i], e.value, bound) << "x = " << xr[i];
+        ASSERT_NEAR(dx[i], -1.5 * e.slope, 1.5 * bound) << "x = " << xr[i];
+      }
+    }
+  }
+}
+
+// A transposed input and upstream gradient give the bits of their contiguous copies.
+TEST(ActivationKernels, AnyStrides) {
+  const Tensor x = randn({37, 29}).t();
+  const Tensor g = randn({37, 29}).t();
+  for (const ActivationOp op : kOps) {
+    SCOPED_TRACE(op_name(op));
+    EXPECT_TRUE(equal(ops::activation(op, x), ops::activation(op, x.contiguous())));
+    EXPECT_TRUE(equal(ops::activation_backward(op, g, x),
+                      ops::activation_backward(op, g.contiguous(), x.contiguous())));
+  }
+}
+
+TEST(ActivationKernels, BadArguments) {
+  const Tensor x = randn({4, 3});
+  EXPECT_THROW(ops::activation(ActivationOp::Gelu, zeros({3}, kInt64)), DTypeError);
+  EXPECT_THROW(ops::activation(ActivationOp::LeakyRelu, x), Error);   // an in-place one
+  EXPECT_THROW(ops::activation_(ActivationOp::Silu, x, 0.0), Error);  // no in-place kernel
+  const std::string shape = error_message([&] {
+    ops::activation_backward(ActivationOp::Mish, randn({3, 4}), x);
+  });
+  EXPECT_NE(shape.find("mish_backward"), std::string::npos) << shape;
+  EXPECT_NE(shape.find("[3, 4]"), std::string::npos) << shape;
+  EXPECT_NE(shape.find("[4, 3]"), std::string::npos) << shape;
+  EXPECT_THROW(ops::activation_backward(ActivationOp::Silu, randn({4, 3}, kFloat64), x),
+               DTypeError);
+  // An empty input gives an empty result.
+  EXPECT_EQ(ops::activation(ActivationOp::GeluTanh, empty({0, 5})).shape(), (Shape{0, 5}));
+}
+
+}  // namespace
+}  // namespace leangrad::test
