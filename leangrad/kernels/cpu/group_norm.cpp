@@ -22,11 +22,6 @@ namespace {
 // Elements one Welford state runs over before it is merged into the group's total.
 constexpr std::int64_t kWelfordChunk = 4096;
 
-// Tasks of `work_per_item` elements each: enough items per task to be worth a thread.
-std::int64_t grain_for(std::int64_t work_per_item) {
-  return std::max<std::int64_t>(1, kElementwiseGrain / std::max<std::int64_t>(work_per_item, 1));
-}
-
 template <typename T, typename Acc>
 Acc load_or(const T* p, std::int64_t i, Acc fallback) {
   return p != nullptr ? static_cast<Acc>(p[i]) : fallback;

@@ -52,6 +52,7 @@
 
 #include <leangrad/kernels/backend.h>
 #include <leangrad/kernels/cpu/half_convert.h>
+#include <leangrad/kernels/cpu/lane_sums.h>
 #include <leangrad/kernels/cpu/parallel_for.h>
 #include <leangrad/kernels/dispatch.h>
 #include <leangrad/kernels/group_norm_math.h>
@@ -72,14 +73,6 @@ constexpr std::int64_t kPiece = 512;
 // Arrays of T go through float buffers (Note [float16 GroupNorm in float]).
 template <typename T>
 constexpr bool kWidened = std::is_same_v<T, Half>;
-
-template <typename Acc>
-Acc sum_of_lanes(Acc (&lanes)[kLanes]) {
-  for (int width = kLanes / 2; width >= 1; width /= 2)
-    for (int l = 0; l < width; ++l)
-      lanes[l] += lanes[l + width];
-  return lanes[0];
-}
 
 // Mean and sum of squared deviations of x[0, m), 0 < m <= kChunk: two passes over the chunk.
 template <typename T, typename Acc>
@@ -161,11 +154,6 @@ ChannelSums<Acc> add_in_order(const ChannelSums<Acc>* parts, std::int64_t count)
 
 std::int64_t chunks_of(std::int64_t n) {
   return (n + kChunk - 1) / kChunk;
-}
-
-// Tasks of `work_per_item` elements each: enough items per task to be worth a thread.
-std::int64_t grain_for(std::int64_t work_per_item) {
-  return std::max<std::int64_t>(1, kElementwiseGrain / std::max<std::int64_t>(work_per_item, 1));
 }
 
 template <typename T, typename Acc>

@@ -20,16 +20,6 @@ namespace leangrad::kernels::cpu {
 
 using layers_math::Pool2dShape;
 
-namespace {
-
-// Runs (rows, columns) per task below which threading costs more than it saves, scaled by the
-// run length so that a task holds about kElementwiseGrain elements.
-std::int64_t run_grain(std::int64_t run_len) {
-  return std::max<std::int64_t>(1, kElementwiseGrain / std::max<std::int64_t>(run_len, 1));
-}
-
-}  // namespace
-
 // ---- Pooling ---------------------------------------------------------------------------------
 
 // Pooling walks whole rows, so the index arithmetic (divisions) is done once a row, not once an
@@ -47,7 +37,7 @@ void max_pool2d(DType dtype, void* out, std::int64_t* indices, const void* in,
     using M = opmath_t<T>;
     const T* x = static_cast<const T*>(in);
     T* y = static_cast<T*>(out);
-    parallel_for(g.planes * g.OH, run_grain(16 * g.OW), [&](std::int64_t b, std::int64_t e) {
+    parallel_for(g.planes * g.OH, grain_for(16 * g.OW), [&](std::int64_t b, std::int64_t e) {
       std::vector<M> best(inside ? static_cast<std::size_t>(g.OW) : 0);
       for (std::int64_t row = b; row < e; ++row) {  // row = plane * OH + oh
         const T* plane = x + row / g.OH * g.H * g.W;
@@ -96,7 +86,7 @@ void max_pool2d_backward(DType dtype, void* grad_in, const void* grad_out,
       // Windows that do not overlap (the usual kernel = stride): each input receives at most one
       // output's gradient, so scattering gives exactly what max_pool2d_grad_at's gather gives.
       // Index -1 (a window holding no input) receives nothing.
-      parallel_for(g.planes, run_grain(8 * plane_in), [&](std::int64_t b, std::int64_t e) {
+      parallel_for(g.planes, grain_for(8 * plane_in), [&](std::int64_t b, std::int64_t e) {
         std::fill(gx + b * plane_in, gx + e * plane_in, T(0));
         for (std::int64_t p = b; p < e; ++p) {
           for (std::int64_t o = 0; o < plane_out; ++o) {
@@ -107,7 +97,7 @@ void max_pool2d_backward(DType dtype, void* grad_in, const void* grad_out,
       });
       return;
     }
-    parallel_for(g.planes * g.H, run_grain(8 * g.W), [&](std::int64_t b, std::int64_t e) {
+    parallel_for(g.planes * g.H, grain_for(8 * g.W), [&](std::int64_t b, std::int64_t e) {
       for (std::int64_t row = b; row < e; ++row) {  // row = plane * H + h
         const std::int64_t p = row / g.H, h = row % g.H;
         for (std::int64_t w = 0; w < g.W; ++w) {
@@ -126,7 +116,7 @@ void adaptive_max_pool2d(DType dtype, void* out, std::int64_t* indices, const vo
   dispatch_floating(dtype, "adaptive_max_pool2d", [&]<typename T>() {
     const T* x = static_cast<const T*>(in);
     T* y = static_cast<T*>(out);
-    parallel_for(g.planes * g.OH, run_grain(8 * g.OW), [&](std::int64_t b, std::int64_t e) {
+    parallel_for(g.planes * g.OH, grain_for(8 * g.OW), [&](std::int64_t b, std::int64_t e) {
       for (std::int64_t row = b; row < e; ++row) {  // row = plane * OH + oh
         const T* plane = x + row / g.OH * g.H * g.W;
         for (std::int64_t ow = 0; ow < g.OW; ++ow) {
@@ -144,7 +134,7 @@ void adaptive_max_pool2d_backward(DType dtype, void* grad_in, const void* grad_o
     const T* gy = static_cast<const T*>(grad_out);
     T* gx = static_cast<T*>(grad_in);
     const std::int64_t plane_out = g.OH * g.OW;
-    parallel_for(g.planes * g.H, run_grain(8 * g.W), [&](std::int64_t b, std::int64_t e) {
+    parallel_for(g.planes * g.H, grain_for(8 * g.W), [&](std::int64_t b, std::int64_t e) {
       for (std::int64_t row = b; row < e; ++row) {  // row = plane * H + h
         const std::int64_t p = row / g.H, h = row % g.H;
         for (std::int64_t w = 0; w < g.W; ++w) {
@@ -230,7 +220,7 @@ void softmax(DType dtype, void* out, const void* in, std::int64_t outer, std::in
     using M = opmath_t<T>;
     const T* x = static_cast<const T*>(in);
     T* y = static_cast<T*>(out);
-    parallel_for(outer * inner, run_grain(R), [&](std::int64_t b, std::int64_t e) {
+    parallel_for(outer * inner, grain_for(R), [&](std::int64_t b, std::int64_t e) {
       for (std::int64_t run = b; run < e; ++run) {
         const std::int64_t base = (run / inner) * R * inner + run % inner;
         M max_value = -std::numeric_limits<M>::infinity();
@@ -257,7 +247,7 @@ void softmax_backward(DType dtype, void* grad_in, const void* grad_out, const vo
     const T* gy = static_cast<const T*>(grad_out);
     const T* y = static_cast<const T*>(out);
     T* gx = static_cast<T*>(grad_in);
-    parallel_for(outer * inner, run_grain(R), [&](std::int64_t b, std::int64_t e) {
+    parallel_for(outer * inner, grain_for(R), [&](std::int64_t b, std::int64_t e) {
       for (std::int64_t run = b; run < e; ++run) {
         const std::int64_t base = (run / inner) * R * inner + run % inner;
         M dot = 0;
@@ -289,7 +279,7 @@ void cross_entropy(DType dtype, void* losses, void* sample_weights, void* lse, c
     T* loss = static_cast<T*>(losses);
     T* sw = static_cast<T*>(sample_weights);
     M* row_lse = static_cast<M*>(lse);
-    parallel_for(N, run_grain(C), [&](std::int64_t b, std::int64_t e) {
+    parallel_for(N, grain_for(C), [&](std::int64_t b, std::int64_t e) {
       for (std::int64_t i = b; i < e; ++i) {
         const T* row = x + i * C;
         M max_value = -std::numeric_limits<M>::infinity();

@@ -26,6 +26,12 @@ inline int max_threads() {
 // Elements per task below which threading costs more than it saves (elementwise kernels).
 constexpr std::int64_t kElementwiseGrain = 32768;
 
+// The grain, in items, for items of `work_per_item` elements each (rows, runs, groups): enough
+// items per task to hold about kElementwiseGrain elements, and at least one.
+inline std::int64_t grain_for(std::int64_t work_per_item) {
+  return std::max<std::int64_t>(1, kElementwiseGrain / std::max<std::int64_t>(work_per_item, 1));
+}
+
 template <typename F>
 void parallel_for(std::int64_t n, std::int64_t grain_size, const F& fn) {
   if (n <= 0) return;

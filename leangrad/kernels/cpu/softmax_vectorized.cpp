@@ -47,6 +47,7 @@
 #include <leangrad/kernels/backend.h>
 #include <leangrad/kernels/cpu/exp_polynomial.h>
 #include <leangrad/kernels/cpu/half_convert.h>
+#include <leangrad/kernels/cpu/lane_sums.h>
 #include <leangrad/kernels/cpu/parallel_for.h>
 #include <leangrad/kernels/cpu/softmax_reference.h>
 #include <leangrad/kernels/dispatch.h>
@@ -74,18 +75,6 @@ constexpr std::int64_t kColumns = 64;
 constexpr std::int64_t kScratch = 65536;
 
 constexpr float kMinusInfinity = -std::numeric_limits<float>::infinity();
-
-// Runs per task below which threading costs more than it saves (as the reference's).
-std::int64_t run_grain(std::int64_t run_len) {
-  return std::max<std::int64_t>(1, kElementwiseGrain / std::max<std::int64_t>(run_len, 1));
-}
-
-float sum_of_lanes(float (&lanes)[kLanes]) {
-  for (int width = kLanes / 2; width >= 1; width /= 2)
-    for (int l = 0; l < width; ++l)
-      lanes[l] += lanes[l + width];
-  return lanes[0];
-}
 
 // lanes[i mod kLanes] += v[i] for i in [0, n), in order of i.
 void add_to_lanes(float (&lanes)[kLanes], const float* v, std::int64_t n) {
@@ -414,7 +403,7 @@ template <typename F>
 void for_each_column_block(std::int64_t outer, std::int64_t R, std::int64_t inner,
                            std::int64_t scratch_floats, const F& fn) {
   const std::int64_t blocks = (inner + kColumns - 1) / kColumns;
-  parallel_for(outer * blocks, run_grain(R * kColumns), [&](std::int64_t begin, std::int64_t end) {
+  parallel_for(outer * blocks, grain_for(R * kColumns), [&](std::int64_t begin, std::int64_t end) {
     std::vector<float> scratch(static_cast<std::size_t>(scratch_floats));
     for (std::int64_t t = begin; t < end; ++t) {
       const std::int64_t j0 = (t % blocks) * kColumns;
@@ -443,7 +432,7 @@ void softmax(DType dtype, void* out, const void* in, std::int64_t outer, std::in
                               });
         return;
       }
-      parallel_for(outer, run_grain(R), [&](std::int64_t begin, std::int64_t end) {
+      parallel_for(outer, grain_for(R), [&](std::int64_t begin, std::int64_t end) {
         for (std::int64_t o = begin; o < end; ++o) {
           if constexpr (std::is_same_v<T, float>) {
             softmax_row(x + o * R, y + o * R, R, log);
@@ -473,7 +462,7 @@ void softmax_backward(DType dtype, void* grad_in, const void* grad_out, const vo
             });
         return;
       }
-      parallel_for(outer, run_grain(R), [&](std::int64_t begin, std::int64_t end) {
+      parallel_for(outer, grain_for(R), [&](std::int64_t begin, std::int64_t end) {
         for (std::int64_t o = begin; o < end; ++o) {
           if constexpr (std::is_same_v<T, float>) {
             softmax_backward_row(g + o * R, y + o * R, gx + o * R, R, log);
