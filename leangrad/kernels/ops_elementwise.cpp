@@ -312,6 +312,22 @@ void launch_unary(UnaryOp op, const char* name, const Tensor& out, const Tensor&
   }
 }
 
+// out = the activation of a (out may be a itself: activation_).
+void launch_activation(ActivationOp op, const char* name, const Tensor& out, const Tensor& a,
+                       double p0, double p1) {
+  if (out.numel() == 0) return;
+  const ElementwiseGeometry g = make_elementwise_geometry(name, out, {&a});
+  const cuda::DeviceGuard guard(out.device());
+  switch (out.device().type) {
+    case DeviceType::CPU:
+      kernels::cpu::activation(op, out.dtype(), g, out.data_ptr(), a.data_ptr(), p0, p1);
+      break;
+    case DeviceType::CUDA:
+      kernels::cuda::activation(op, out.dtype(), g, out.data_ptr(), a.data_ptr(), p0, p1);
+      break;
+  }
+}
+
 }  // namespace
 
 Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) {
@@ -442,18 +458,7 @@ void activation_(ActivationOp op, const Tensor& self, double p0, double p1) {
     }
   }
   check_writable(name, self);
-  if (self.numel() > 0) {
-    const ElementwiseGeometry g = make_elementwise_geometry(name, self, {&self});
-    const cuda::DeviceGuard guard(self.device());
-    switch (self.device().type) {
-      case DeviceType::CPU:
-        kernels::cpu::activation(op, dtype, g, self.data_ptr(), self.data_ptr(), p0, p1);
-        break;
-      case DeviceType::CUDA:
-        kernels::cuda::activation(op, dtype, g, self.data_ptr(), self.data_ptr(), p0, p1);
-        break;
-    }
-  }
+  launch_activation(op, name, self, self, p0, p1);  // each element read, then written
   self.bump_version();
 }
 
@@ -474,18 +479,7 @@ Tensor activation(ActivationOp op, const Tensor& x) {
   check_defined(name, {&x});
   check_one_rounding_activation(op, name, x);
   Tensor out = new_output(name, x.shape(), x.dtype(), x.device());
-  if (out.numel() > 0) {
-    const ElementwiseGeometry g = make_elementwise_geometry(name, out, {&x});
-    const cuda::DeviceGuard guard(out.device());
-    switch (out.device().type) {
-      case DeviceType::CPU:
-        kernels::cpu::activation(op, out.dtype(), g, out.data_ptr(), x.data_ptr(), 0.0, 0.0);
-        break;
-      case DeviceType::CUDA:
-        kernels::cuda::activation(op, out.dtype(), g, out.data_ptr(), x.data_ptr(), 0.0, 0.0);
-        break;
-    }
-  }
+  launch_activation(op, name, out, x, 0.0, 0.0);
   return out;
 }
 

@@ -91,7 +91,7 @@ std::function<Outputs(const Inputs&)> grads_of(std::function<Tensor(const Inputs
 const std::vector<OpCase>& device_op_cases();
 std::vector<OpCase> tanhexp_group_norm_op_cases();  // op_table_tanhexp_group_norm.cpp: TanhExp,
                                                     // GroupNorm, gelu, silu, mish
-std::vector<OpCase> conv_op_cases();   // op_table_conv.cpp: conv2d
+std::vector<OpCase> conv_op_cases();                // op_table_conv.cpp: conv2d
 std::vector<OpCase> layer_op_cases();  // op_table_layers.cpp: pooling, dropout, losses, ...
 // op_table_nn_layers.cpp: LayerNorm, BatchNorm, Embedding, ConvTranspose2d, interpolate
 std::vector<OpCase> nn_layer_op_cases();

@@ -38,16 +38,41 @@ namespace leangrad::kernels::cpu {
 // Within 1.02 ulps of e^x for every float x (Note [Polynomial exp]).
 inline constexpr double kExpPolynomialMaxUlps = 1.02;
 
-[[gnu::always_inline]] inline float exp_polynomial(float x) {
-  const float clamped_low = x > -104.0f ? x : -104.0f;  // NaN -> -104; restored at the end
-  const float xc = clamped_low < 89.0f ? clamped_low : 89.0f;
+namespace exp_detail {
+
+// ln 2 = kLn2Hi + kLn2Lo; kLn2Hi has 9 significant bits, so n kLn2Hi is exact for |n| < 2^15.
+inline constexpr float kLn2Hi = 0.693359375f;
+inline constexpr float kLn2Lo = -2.12194440e-4f;
+
+// x = n ln 2 + r with n = round(x / ln 2) and |r| <= ln(2)/2 (Note [Polynomial exp]), for x
+// within [-150 ln 2, 128 ln 2]: n as an integer, r reduced in two steps.
+struct Ln2Reduction {
+  std::int32_t n_int;
+  float r;
+};
+
+[[gnu::always_inline]] inline Ln2Reduction reduce_by_ln2(float x) {
   constexpr float kShifter = 0x1.8p23f;  // 1.5 * 2^23: adding it rounds to an integer
-  const float shifted = std::fma(xc, 1.44269504088896341f, kShifter);
-  const float n = shifted - kShifter;  // round(x / ln 2), exact
+  const float shifted = std::fma(x, 1.44269504088896341f, kShifter);
+  const float n = shifted - kShifter;  // exact
   const std::int32_t n_int =
       std::bit_cast<std::int32_t>(shifted) - std::bit_cast<std::int32_t>(kShifter);
-  float r = std::fma(n, -0.693359375f, xc);  // exact
-  r = std::fma(n, 2.12194440e-4f, r);        // ln 2 = 0.693359375 - 2.12194440e-4
+  const float r = std::fma(n, -kLn2Hi, x);  // exact
+  return {n_int, std::fma(n, -kLn2Lo, r)};
+}
+
+// 2^n for n in [-126, 127], from its bits.
+[[gnu::always_inline]] inline float pow2(std::int32_t n) {
+  return std::bit_cast<float>((n + 127) << 23);
+}
+
+}  // namespace exp_detail
+
+[[gnu::always_inline]] inline float exp_polynomial(float x) {
+  using namespace exp_detail;
+  const float clamped_low = x > -104.0f ? x : -104.0f;  // NaN -> -104; restored at the end
+  const float xc = clamped_low < 89.0f ? clamped_low : 89.0f;
+  const auto [n_int, r] = reduce_by_ln2(xc);
   float p = 1.9875691500e-4f;
   p = std::fma(p, r, 1.3981999507e-3f);
   p = std::fma(p, r, 8.3334519073e-3f);
@@ -56,9 +81,7 @@ inline constexpr double kExpPolynomialMaxUlps = 1.02;
   p = std::fma(p, r, 5.0000001201e-1f);
   const float e_r = std::fma(p, r * r, r) + 1.0f;
   const std::int32_t a = n_int >> 1;  // floor(n / 2)
-  const std::int32_t b = n_int - a;
-  const float scaled =
-      e_r * std::bit_cast<float>((a + 127) << 23) * std::bit_cast<float>((b + 127) << 23);
+  const float scaled = e_r * pow2(a) * pow2(n_int - a);
   return x == x ? scaled : x;
 }
 

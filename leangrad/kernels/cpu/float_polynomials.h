@@ -98,13 +98,9 @@ inline constexpr float kErfc[] = {1.1142274e-06f, -4.6085797e-06f, 1.271308e-05f
 inline constexpr float kTwoOverSqrtPiHi = 1.1283792f;
 inline constexpr float kTwoOverSqrtPiLo = -5.8635383e-08f;
 
-// ln 2 = kLn2Hi + kLn2Lo; kLn2Hi has 9 significant bits, so k kLn2Hi is exact for |k| < 2^15.
-inline constexpr float kLn2Hi = 0.693359375f;
-inline constexpr float kLn2Lo = -2.12194440e-4f;
-
-[[gnu::always_inline]] inline float pow2(std::int32_t n) {  // 2^n for n in [-126, 127]
-  return std::bit_cast<float>((n + 127) << 23);
-}
+using exp_detail::kLn2Hi;  // ln 2 in two parts, and 2^n (exp_polynomial.h)
+using exp_detail::kLn2Lo;
+using exp_detail::pow2;
 
 // log(x) + extra for a positive, finite float x, the extra a correction below an ulp of x.
 [[gnu::always_inline]] inline float log_of_finite_positive(float x, float extra = 0.0f) {
@@ -136,13 +132,7 @@ inline constexpr float kLn2Lo = -2.12194440e-4f;
   using namespace polynomial_detail;
   const float clamped_low = x > -30.0f ? x : -30.0f;  // NaN -> -30; restored at the end
   const float xc = clamped_low < 89.0f ? clamped_low : 89.0f;
-  constexpr float kShifter = 0x1.8p23f;  // 1.5 * 2^23: adding it rounds to an integer
-  const float shifted = std::fma(xc, 1.44269504088896341f, kShifter);
-  const float n = shifted - kShifter;  // round(x / ln 2), exact
-  const std::int32_t n_int =
-      std::bit_cast<std::int32_t>(shifted) - std::bit_cast<std::int32_t>(kShifter);
-  float r = std::fma(n, -kLn2Hi, xc);  // exact
-  r = std::fma(n, -kLn2Lo, r);
+  const auto [n_int, r] = exp_detail::reduce_by_ln2(xc);
   const float r2 = r * r;
   const float em1_r = r + std::fma(r2 * r, horner(r, kExpm1), r2 * 0.5f);  // e^r - 1
   // n <= 24: 2^n (e^r - 1) + (2^n - 1), 2^n - 1 exact.
