@@ -1,9 +1,9 @@
 // CPU time of the activation functions and their transcendental building blocks on a (4096, 4096)
 // float32 tensor, through the public API (leangrad.h), forward alone (under NoGradGuard) and
 // forward plus backward (y.backward(g) into x.grad): tanh, erf, log, expm1 and log1p, and gelu
-// (both forms), silu, mish, elu and softplus. bench/compare/activations_vs_libtorch.sh runs it
-// beside LibTorch's twin (bench/compare/libtorch/libtorch_activations.cpp: the same names, shapes
-// and byte counts).
+// (both forms), silu, mish, elu, softplus, selu, leaky_relu and hardtanh.
+// bench/compare/activations_vs_libtorch.sh runs it beside LibTorch's twin
+// (bench/compare/libtorch/libtorch_activations.cpp: the same names, shapes and byte counts).
 //
 // Each benchmark first checks its result against the function (and its derivative) in double at
 // every 4099th element, within 2^-16 relative plus 2^-20 absolute: loose enough for any float
@@ -23,7 +23,22 @@ using leangrad::Tensor;
 
 constexpr std::int64_t kRows = 4096, kCols = 4096, k16M = kRows * kCols;
 
-enum class Work { Tanh, Erf, Log, Expm1, Log1p, Gelu, GeluTanh, Silu, Mish, Elu, Softplus };
+enum class Work {
+  Tanh,
+  Erf,
+  Log,
+  Expm1,
+  Log1p,
+  Gelu,
+  GeluTanh,
+  Silu,
+  Mish,
+  Elu,
+  Softplus,
+  Selu,
+  LeakyRelu,
+  Hardtanh
+};
 
 Tensor run_work(Work work, const Tensor& x) {
   switch (work) {
@@ -49,6 +64,12 @@ Tensor run_work(Work work, const Tensor& x) {
       return leangrad::elu(x, 1.0);
     case Work::Softplus:
       return leangrad::softplus(x, 1.0, 20.0);
+    case Work::Selu:
+      return leangrad::selu(x);
+    case Work::LeakyRelu:
+      return leangrad::leaky_relu(x, 0.01);
+    case Work::Hardtanh:
+      return leangrad::hardtanh(x, -1.0, 1.0);
   }
   return {};
 }
@@ -94,6 +115,16 @@ Exact exact(Work work, double x) {
       return {x > 0 ? x : std::expm1(x), x > 0 ? 1 : std::exp(x)};
     case Work::Softplus:
       return {softplus, x > 20 ? 1 : sigmoid};
+    case Work::Selu: {
+      constexpr double kAlpha = 1.6732632423543772848170429916717;
+      constexpr double kScale = 1.0507009873554804934193349852946;
+      return {kScale * (x > 0 ? x : kAlpha * std::expm1(x)),
+              kScale * (x > 0 ? 1 : kAlpha * std::exp(x))};
+    }
+    case Work::LeakyRelu:
+      return {x > 0 ? x : 0.01 * x, x > 0 ? 1 : 0.01};
+    case Work::Hardtanh:
+      return {std::fmax(-1.0, std::fmin(1.0, x)), x > -1 && x < 1 ? 1 : 0};
   }
   return {};
 }
@@ -178,6 +209,9 @@ LEANGRAD_ACTIVATION_BENCHMARKS(Silu);
 LEANGRAD_ACTIVATION_BENCHMARKS(Mish);
 LEANGRAD_ACTIVATION_BENCHMARKS(Elu);
 LEANGRAD_ACTIVATION_BENCHMARKS(Softplus);
+LEANGRAD_ACTIVATION_BENCHMARKS(Selu);
+LEANGRAD_ACTIVATION_BENCHMARKS(LeakyRelu);
+LEANGRAD_ACTIVATION_BENCHMARKS(Hardtanh);
 
 }  // namespace
 

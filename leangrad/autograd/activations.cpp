@@ -1,13 +1,20 @@
-// The composed activation functions (autograd/activations.h).
+// The activation functions (autograd/activations.h).
 //
-// Note [Composed activations]
-// where(c, a, b) evaluates both branches, and its backward sends a zero gradient into the branch
-// not taken; a branch that is infinite there would turn that zero into NaN (0 * inf) on its way
-// back to x. So each branch is computed on an input limited to where it is taken: elu's
-// exponential on min(x, 0), softplus's on min(beta x, threshold). Values and gradients are
-// PyTorch 1.13's (tests/autograd/test_activations.cpp, against tests/data/activations.json
-// written by tests/data/make_activations.py), each kink taking PyTorch's side: where's condition
-// is the strict comparison PyTorch's kernels use.
+// Note [Activations in one pass]
+//   Every activation here but softmin runs as one kernel each way: ops::activation computes y and
+//   ops::activation_backward g f'(x) from the saved input, as PyTorch's. gelu (both forms), silu,
+//   mish and softplus compute f in float (double for float64) and round once, with PyTorch's
+//   formulas; leaky_relu, elu (selu) and hardtanh write the bits their in-place forms write, the
+//   composition of elementwise ops PyTorch's definition spells out (so elu(x) and elu_(x) agree
+//   bit for bit); every gradient is rounded once (kernels/elementwise_math.h). Composed of
+//   elementwise ops, gelu took five passes over memory forward and more backward, elu five and
+//   softplus six, and each rounded a float16 or bfloat16 value at every step. The backward's own
+//   derivative, for a gradient of the gradient, is composed: d(g f'(x)) = f'(x) dg + g f''(x) dx,
+//   f'' below, each branch computed on an input limited to where it is taken (e^x on min(x, 0))
+//   so that an infinity in the branch not taken never meets the zero gradient sent into it.
+//   Values and gradients are PyTorch 1.13's (tests/autograd/test_activations.cpp, against
+//   tests/data/activations.json written by tests/data/make_activations.py), each kink taking
+//   PyTorch's side.
 #include <leangrad/autograd/activations.h>
 
 #include <cmath>
@@ -23,45 +30,29 @@
 namespace leangrad {
 
 namespace {
-// SELU's fixed constants (Klambauer et al., 2017), as PyTorch's.
-constexpr double kSeluAlpha = 1.6732632423543772848170429916717;
-constexpr double kSeluScale = 1.0507009873554804934193349852946;
-}  // namespace
-
-Tensor leaky_relu(const Tensor& x, double negative_slope) {
-  LG_PROFILE_OP(x);
-  autograd::check_floating_input("leaky_relu", x);
-  return where(gt(x, 0.0), x, mul(x, negative_slope));
-}
-
-Tensor elu(const Tensor& x, double alpha) {
-  LG_PROFILE_OP(x);
-  autograd::check_floating_input("elu", x);
-  return where(gt(x, 0.0), x, mul(expm1(clamp_max(x, 0.0)), alpha));
-}
-
-Tensor selu(const Tensor& x) {
-  LG_PROFILE_OP(x);
-  autograd::check_floating_input("selu", x);
-  return mul(elu(x, kSeluAlpha), kSeluScale);
-}
-
-// ---- gelu, silu, mish: fused kernels ---------------------------------------------------------
-// Note [Activations in one pass]
-//   gelu (both forms), silu and mish run as one kernel each way (ops::activation and
-//   ops::activation_backward: f(x) and g f'(x) in float, or double for float64, rounded once, with
-//   PyTorch's formulas; kernels/elementwise_math.h). Composed of elementwise ops, gelu took five
-//   passes over memory forward and more backward, and rounded a float16 or bfloat16 value at
-//   each. The backward saves only x, as PyTorch's. Its own derivative, for a gradient of the
-//   gradient, is composed: d(g f'(x)) = f'(x) dg + g f''(x) dx, f'' below.
-
-namespace {
 
 using autograd::BackwardContext;
 using autograd::record_op;
 
+// SELU's fixed constants (Klambauer et al., 2017), as PyTorch's.
+constexpr double kSeluAlpha = 1.6732632423543772848170429916717;
+constexpr double kSeluScale = 1.0507009873554804934193349852946;
+
+// An activation and its two parameters (ops::activation's p0 and p1).
+struct Activation {
+  ActivationOp op;
+  double p0 = 0.0;
+  double p1 = 0.0;
+};
+
 const char* backward_name(ActivationOp op) {
   switch (op) {
+    case ActivationOp::LeakyRelu:
+      return "leaky_relu_backward";
+    case ActivationOp::Elu:
+      return "elu_backward";
+    case ActivationOp::Hardtanh:
+      return "hardtanh_backward";
     case ActivationOp::Gelu:
     case ActivationOp::GeluTanh:
       return "gelu_backward";
@@ -69,15 +60,24 @@ const char* backward_name(ActivationOp op) {
       return "silu_backward";
     case ActivationOp::Mish:
       return "mish_backward";
-    default:
+    case ActivationOp::Softplus:
+      return "softplus_backward";
+    case ActivationOp::Clamp:
       break;
   }
   LG_THROW(Error, "no fused backward for ", op_name(op));
 }
 
 // f''(x) of each, written with the differentiable functions.
-Tensor second_derivative(ActivationOp op, const Tensor& x) {
-  switch (op) {
+Tensor second_derivative(const Activation& a, const Tensor& x) {
+  switch (a.op) {
+    case ActivationOp::LeakyRelu:  // piecewise linear
+    case ActivationOp::Hardtanh:
+      return zeros_like(x);
+    case ActivationOp::Elu: {  // scale alpha e^x for x <= 0, 0 above
+      const Tensor negative_side = mul(exp(clamp_max(x, 0.0)), a.p1 * a.p0);
+      return masked_fill(negative_side, gt(x, 0.0), 0.0);
+    }
     case ActivationOp::Gelu: {  // phi(x) (2 - x^2), phi(x) = e^(-x^2/2) / sqrt(2 pi)
       constexpr double kInvSqrt2Pi = 0.39894228040143267794;
       const Tensor x_sq = mul(x, x);
@@ -103,63 +103,37 @@ Tensor second_derivative(ActivationOp op, const Tensor& x) {
       const Tensor bracket = sub(add(mul(x, rsub(s, 1.0)), 2.0), mul(mul(mul(x, t), s), 2.0));
       return mul(mul(rsub(mul(t, t), 1.0), s), bracket);
     }
-    default:
+    case ActivationOp::Softplus: {  // beta s (1 - s), s = sigmoid(beta x); 0 above the threshold
+      const Tensor z = mul(x, a.p0);
+      const Tensor s = sigmoid(z);
+      return masked_fill(mul(mul(s, rsub(s, 1.0)), a.p0), gt(z, a.p1), 0.0);
+    }
+    case ActivationOp::Clamp:
       break;
   }
-  LG_THROW(Error, "no second derivative for ", op_name(op));
+  LG_THROW(Error, "no second derivative for ", op_name(a.op));
 }
 
-Tensor activation_backward_fn(ActivationOp op, const Tensor& g, const Tensor& x) {
-  return record_op(backward_name(op), ops::activation_backward(op, g, x), {g, x}, {g, x},
-                   [op](const BackwardContext& c) -> std::vector<Tensor> {
+Tensor activation_backward_fn(const Activation& a, const Tensor& g, const Tensor& x) {
+  return record_op(backward_name(a.op), ops::activation_backward(a.op, g, x, a.p0, a.p1), {g, x},
+                   {g, x}, [a](const BackwardContext& c) -> std::vector<Tensor> {
                      const Tensor& g_saved = c.saved[0];
                      const Tensor& x_saved = c.saved[1];
                      std::vector<Tensor> grads(2);
-                     if (c.needs(0)) grads[0] = activation_backward_fn(op, c.grad, x_saved);
+                     if (c.needs(0)) grads[0] = activation_backward_fn(a, c.grad, x_saved);
                      if (c.needs(1))
-                       grads[1] = mul(mul(c.grad, g_saved), second_derivative(op, x_saved));
+                       grads[1] = mul(mul(c.grad, g_saved), second_derivative(a, x_saved));
                      return grads;
                    });
 }
 
-Tensor fused_activation(ActivationOp op, const char* name, const Tensor& x) {
+Tensor fused_activation(const char* name, const Tensor& x, const Activation& a) {
   autograd::check_floating_input(name, x);
-  return record_op(name, ops::activation(op, x), {x}, {x},
-                   [op](const BackwardContext& c) -> std::vector<Tensor> {
-                     return {activation_backward_fn(op, c.grad, c.saved[0])};
+  return record_op(name, ops::activation(a.op, x, a.p0, a.p1), {x}, {x},
+                   [a](const BackwardContext& c) -> std::vector<Tensor> {
+                     return {activation_backward_fn(a, c.grad, c.saved[0])};
                    });
 }
-
-}  // namespace
-
-Tensor silu(const Tensor& x) {
-  LG_PROFILE_OP(x);
-  return fused_activation(ActivationOp::Silu, "silu", x);
-}
-
-Tensor mish(const Tensor& x) {
-  LG_PROFILE_OP(x);
-  return fused_activation(ActivationOp::Mish, "mish", x);
-}
-
-Tensor gelu(const Tensor& x, const std::string& approximate) {
-  LG_PROFILE_OP(x);
-  LG_CHECK(approximate == "none" || approximate == "tanh",
-           "gelu: approximate must be 'none' or 'tanh', got '", approximate, "'");
-  return fused_activation(approximate == "none" ? ActivationOp::Gelu : ActivationOp::GeluTanh,
-                          "gelu", x);
-}
-
-Tensor softplus(const Tensor& x, double beta, double threshold) {
-  LG_PROFILE_OP(x);
-  autograd::check_floating_input("softplus", x);
-  LG_CHECK(beta > 0.0 && std::isfinite(beta), "softplus: expected a finite beta > 0, got ", beta);
-  const Tensor scaled = mul(x, beta);
-  const Tensor smooth = div(log1p(exp(clamp_max(scaled, threshold))), beta);
-  return where(gt(scaled, threshold), x, smooth);
-}
-
-namespace {
 
 void check_hardtanh_bounds(const char* op, double min_val, double max_val) {
   LG_CHECK(min_val <= max_val, op, ": expected min_val <= max_val, got min_val ", min_val,
@@ -168,13 +142,51 @@ void check_hardtanh_bounds(const char* op, double min_val, double max_val) {
 
 }  // namespace
 
+Tensor leaky_relu(const Tensor& x, double negative_slope) {
+  LG_PROFILE_OP(x);
+  return fused_activation("leaky_relu", x, {ActivationOp::LeakyRelu, negative_slope});
+}
+
+Tensor elu(const Tensor& x, double alpha) {
+  LG_PROFILE_OP(x);
+  return fused_activation("elu", x, {ActivationOp::Elu, alpha, 1.0});
+}
+
+Tensor selu(const Tensor& x) {
+  LG_PROFILE_OP(x);
+  return fused_activation("selu", x, {ActivationOp::Elu, kSeluAlpha, kSeluScale});
+}
+
+Tensor silu(const Tensor& x) {
+  LG_PROFILE_OP(x);
+  return fused_activation("silu", x, {ActivationOp::Silu});
+}
+
+Tensor mish(const Tensor& x) {
+  LG_PROFILE_OP(x);
+  return fused_activation("mish", x, {ActivationOp::Mish});
+}
+
+Tensor gelu(const Tensor& x, const std::string& approximate) {
+  LG_PROFILE_OP(x);
+  LG_CHECK(approximate == "none" || approximate == "tanh",
+           "gelu: approximate must be 'none' or 'tanh', got '", approximate, "'");
+  return fused_activation("gelu", x,
+                          {approximate == "none" ? ActivationOp::Gelu : ActivationOp::GeluTanh});
+}
+
+Tensor softplus(const Tensor& x, double beta, double threshold) {
+  LG_PROFILE_OP(x);
+  autograd::check_floating_input("softplus", x);
+  LG_CHECK(beta > 0.0 && std::isfinite(beta), "softplus: expected a finite beta > 0, got ", beta);
+  return fused_activation("softplus", x, {ActivationOp::Softplus, beta, threshold});
+}
+
 Tensor hardtanh(const Tensor& x, double min_val, double max_val) {
   LG_PROFILE_OP(x);
   autograd::check_floating_input("hardtanh", x);
   check_hardtanh_bounds("hardtanh", min_val, max_val);
-  // Strict inside, as PyTorch's gradient: a bound itself is filled in, so its gradient is 0. NaN
-  // fails both comparisons and stays NaN.
-  return masked_fill(masked_fill(x, ge(x, max_val), max_val), le(x, min_val), min_val);
+  return fused_activation("hardtanh", x, {ActivationOp::Hardtanh, min_val, max_val});
 }
 
 Tensor relu6(const Tensor& x) {
@@ -190,13 +202,12 @@ Tensor softmin(const Tensor& x, std::int64_t dim) {
 
 // ---- In place -----------------------------------------------------------------------------
 // Each writes the out-of-place function's value into x in one pass, with no temporary
-// (ops::activation_: a fused kernel whose bits are the composition's above), and records a
+// (ops::activation_: the bits of ops::activation, which the out-of-place function writes), and
+// records a
 // backward from the output: PyTorch's formulas for these ops with is_result (leaky_relu_backward,
 // elu_backward, hardtanh_backward).
 
 namespace {
-
-using autograd::BackwardContext;
 
 Tensor zero_like_scalar(const Tensor& g) {
   return zeros({}, g.options());

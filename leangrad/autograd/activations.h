@@ -1,9 +1,9 @@
 // The activation functions beyond relu, sigmoid, tanh (autograd/functions.h) and tanhexp
-// (autograd/nn_functions.h), with PyTorch's names, defaults and values: each is composed of the
-// differentiable functions, so its gradient is theirs and it differentiates to any order. Where
-// PyTorch's gradient at a kink is a convention (leaky_relu and elu at 0, hardtanh at its bounds,
-// softplus at its threshold), the composition picks the same side. Note [Composed activations]
-// in activations.cpp says how the branches never meet an infinity.
+// (autograd/nn_functions.h), with PyTorch's names, defaults and values: each (softmin aside) is
+// one kernel forward and one backward, and the backward differentiates again, to any order.
+// Where PyTorch's gradient at a kink is a convention (leaky_relu and elu at 0, hardtanh at its
+// bounds, softplus at its threshold), ours takes the same side. Note [Activations in one pass] in
+// activations.cpp.
 //   y = leaky_relu(x, 0.2);  y = gelu(x, "tanh");  y = softplus(x, 2.0, 10.0);
 #pragma once
 

@@ -479,11 +479,23 @@ ClampElement<T> make_clamp_element(double min, double max) {
 }
 
 // ---- Activations in one rounding (ops::activation, ops::activation_backward) ----------------
-// gelu (exact and tanh forms), silu and mish: y = f(x) and dx = g f'(x), each computed in
+// gelu (exact and tanh forms), silu, mish and softplus: y = f(x) and dx = g f'(x), each computed in
 // opmath_t<T> and rounded once to T, with PyTorch's formulas (its GeluKernel and
 // GeluBackwardKernel, silu_kernel and silu_backward_kernel, mish_kernel and
-// mish_backward_kernel; mish's tanh(softplus(x)) in fewer steps, below), so float32 results are
-// PyTorch's up to a few ulps. ActivationMath<op>::value and ::derivative are f and f'.
+// mish_backward_kernel, softplus_kernel and softplus_backward_kernel; mish's tanh(softplus(x)) and
+// softplus itself in fewer steps or without overflow, below), so float32 results are PyTorch's up
+// to a few ulps. ActivationMath<op>::value is f, ::gradient is g f'(x). leaky_relu, elu (selu:
+// scale != 1) and hardtanh have only a gradient here, PyTorch's leaky_relu_backward,
+// elu_backward and hardtanh_backward: their values are the in-place elements above, which round
+// where the compositions of autograd/activations.cpp's in-place ops round.
+
+// An activation's two parameters in its math type: softplus's beta and threshold, elu's alpha and
+// scale, leaky_relu's negative_slope, hardtanh's min_val and max_val; the others take none.
+template <typename M>
+struct ActivationParams {
+  M p0;
+  M p1;
+};
 
 template <ActivationOp op>
 struct ActivationMath;
@@ -491,14 +503,14 @@ struct ActivationMath;
 template <>
 struct ActivationMath<ActivationOp::Gelu> {  // x Phi(x) = x/2 (1 + erf(x / sqrt 2))
   template <typename M>
-  LG_HOST_DEVICE LG_ALWAYS_INLINE static M value(M x) {
+  LG_HOST_DEVICE LG_ALWAYS_INLINE static M value(M x, ActivationParams<M> /*none*/) {
     return x * M(0.5) * (M(1) + unary_op_apply<UnaryOp::Erf>(x * M(0.70710678118654752440)));
   }
   template <typename M>
-  LG_HOST_DEVICE LG_ALWAYS_INLINE static M derivative(M x) {  // Phi(x) + x phi(x)
+  LG_HOST_DEVICE LG_ALWAYS_INLINE static M gradient(M g, M x, ActivationParams<M> /*none*/) {
     const M cdf = M(0.5) * (M(1) + unary_op_apply<UnaryOp::Erf>(x * M(0.70710678118654752440)));
     const M pdf = M(0.39894228040143267794) * unary_op_apply<UnaryOp::Exp>(x * x * M(-0.5));
-    return cdf + x * pdf;
+    return g * (cdf + x * pdf);  // Phi(x) + x phi(x)
   }
 };
 
@@ -507,31 +519,31 @@ struct ActivationMath<ActivationOp::GeluTanh> {  // x/2 (1 + tanh(sqrt(2/pi) (x 
   static constexpr double kBeta = 0.79788456080286535588;  // sqrt(2 / pi)
   static constexpr double kKappa = 0.044715;
   template <typename M>
-  LG_HOST_DEVICE LG_ALWAYS_INLINE static M value(M x) {
+  LG_HOST_DEVICE LG_ALWAYS_INLINE static M value(M x, ActivationParams<M> /*none*/) {
     const M inner = M(kBeta) * (x + M(kKappa) * x * x * x);
     return M(0.5) * x * (M(1) + unary_op_apply<UnaryOp::Tanh>(inner));
   }
   template <typename M>
-  LG_HOST_DEVICE LG_ALWAYS_INLINE static M derivative(M x) {
+  LG_HOST_DEVICE LG_ALWAYS_INLINE static M gradient(M g, M x, ActivationParams<M> /*none*/) {
     const M x_sq = x * x;
     const M inner = M(kBeta) * (x + M(kKappa) * x_sq * x);
     const M t = unary_op_apply<UnaryOp::Tanh>(inner);
     const M left_derivative = M(0.5) * (M(1) + t);
     const M right_derivative = (M(1) - t * t) * M(kBeta) * (M(1) + M(3 * kKappa) * x_sq);
-    return left_derivative + M(0.5) * x * right_derivative;
+    return g * (left_derivative + M(0.5) * x * right_derivative);
   }
 };
 
 template <>
 struct ActivationMath<ActivationOp::Silu> {  // x sigmoid(x)
   template <typename M>
-  LG_HOST_DEVICE LG_ALWAYS_INLINE static M value(M x) {
+  LG_HOST_DEVICE LG_ALWAYS_INLINE static M value(M x, ActivationParams<M> /*none*/) {
     return x * unary_op_apply<UnaryOp::Sigmoid>(x);
   }
   template <typename M>
-  LG_HOST_DEVICE LG_ALWAYS_INLINE static M derivative(M x) {  // s (1 + x (1 - s))
+  LG_HOST_DEVICE LG_ALWAYS_INLINE static M gradient(M g, M x, ActivationParams<M> /*none*/) {
     const M s = unary_op_apply<UnaryOp::Sigmoid>(x);
-    return s * (M(1) + x * (M(1) - s));
+    return g * (s * (M(1) + x * (M(1) - s)));  // s (1 + x (1 - s))
   }
 };
 
@@ -548,44 +560,110 @@ struct ActivationMath<ActivationOp::Mish> {  // x tanh(softplus(x)), softplus = 
     return x > M(20) ? M(1) : u / (u + M(2));
   }
   template <typename M>
-  LG_HOST_DEVICE LG_ALWAYS_INLINE static M value(M x) {
+  LG_HOST_DEVICE LG_ALWAYS_INLINE static M value(M x, ActivationParams<M> /*none*/) {
     return x * tanh_softplus(x);
   }
   template <typename M>
-  LG_HOST_DEVICE LG_ALWAYS_INLINE static M derivative(M x) {  // t + x sigmoid(x) (1 - t^2)
-    const M t = tanh_softplus(x);
-    return t + x * unary_op_apply<UnaryOp::Sigmoid>(x) * (M(1) - t * t);
+  LG_HOST_DEVICE LG_ALWAYS_INLINE static M gradient(M g, M x, ActivationParams<M> /*none*/) {
+    const M t = tanh_softplus(x);  // f' = t + x sigmoid(x) (1 - t^2)
+    return g * (t + x * unary_op_apply<UnaryOp::Sigmoid>(x) * (M(1) - t * t));
   }
 };
+
+template <>
+struct ActivationMath<ActivationOp::Softplus> {  // z > threshold ? x : log(1 + e^z) / beta
+  // z = beta x. log(1 + e^z) = max(z, 0) + log1p(e^-|z|): no overflow for any threshold, where
+  // PyTorch's log1p(exp(z)) is infinite above z = 88 in float (a threshold above that gives
+  // infinity there). NaN fails z > threshold and stays NaN.
+  template <typename M>
+  LG_HOST_DEVICE LG_ALWAYS_INLINE static M value(M x, ActivationParams<M> p) {
+    const M z = x * p.p0;
+    const M smooth = (z > M(0) ? z : M(0)) + unary_op_apply<UnaryOp::Log1p>(
+                                                 unary_op_apply<UnaryOp::Exp>(z > M(0) ? -z : z));
+    return z > p.p1 ? x : smooth / p.p0;
+  }
+  template <typename M>
+  LG_HOST_DEVICE LG_ALWAYS_INLINE static M gradient(M g, M x, ActivationParams<M> p) {
+    const M z = x * p.p0;  // f' = sigmoid(z) below the threshold, 1 above
+    return z > p.p1 ? g : g * unary_op_apply<UnaryOp::Sigmoid>(z);
+  }
+};
+
+template <>
+struct ActivationMath<ActivationOp::LeakyRelu> {  // negative_slope
+  template <typename M>
+  LG_HOST_DEVICE LG_ALWAYS_INLINE static M gradient(M g, M x, ActivationParams<M> p) {
+    return x > M(0) ? g : g * p.p0;
+  }
+};
+
+template <>
+struct ActivationMath<ActivationOp::Elu> {  // alpha, scale: f' = scale alpha e^x at x <= 0
+  template <typename M>
+  LG_HOST_DEVICE LG_ALWAYS_INLINE static M gradient(M g, M x, ActivationParams<M> p) {
+    const M negative_side = p.p1 * p.p0 * unary_op_apply<UnaryOp::Exp>(x > M(0) ? M(0) : x);
+    return x > M(0) ? g * p.p1 : g * negative_side;
+  }
+};
+
+template <>
+struct ActivationMath<ActivationOp::Hardtanh> {  // min_val, max_val, rounded to T
+  // 0 at and beyond the bounds, selected (an infinite g gives 0, as PyTorch's); NaN passes g.
+  template <typename M>
+  LG_HOST_DEVICE LG_ALWAYS_INLINE static M gradient(M g, M x, ActivationParams<M> p) {
+    return x <= p.p0 || x >= p.p1 ? M(0) : g;
+  }
+};
+
+// Whether `op` has a value in ActivationMath (ops::activation computes the others with their
+// in-place elements; ops::activation_ takes only those).
+constexpr bool is_one_rounding_activation(ActivationOp op) {
+  return op == ActivationOp::Gelu || op == ActivationOp::GeluTanh || op == ActivationOp::Silu ||
+         op == ActivationOp::Mish || op == ActivationOp::Softplus;
+}
+
+// Whether `op` has a gradient in ActivationMath (ops::activation_backward): all but clamp.
+constexpr bool has_activation_gradient(ActivationOp op) {
+  return op != ActivationOp::Clamp;
+}
+
+// `op`'s parameters p0 and p1 in opmath_t<T>: as a binary op's scalars, but hardtanh's bounds
+// rounded to T first (as masked_fill and a compare with a scalar round them). Host code.
+template <typename T>
+ActivationParams<opmath_t<T>> make_activation_params(ActivationOp op, double p0, double p1) {
+  using M = opmath_t<T>;
+  if (op == ActivationOp::Hardtanh) {
+    return {to_opmath(cast_value<T>(p0)), to_opmath(cast_value<T>(p1))};
+  }
+  return {cast_value<M>(p0), cast_value<M>(p1)};
+}
 
 // y = f(x), rounded once. `math` is the float function the CPU's float16 loop runs.
 template <ActivationOp op, typename T>
 struct OneRoundingActivationElement {
+  ActivationParams<opmath_t<T>> params;
   LG_HOST_DEVICE LG_ALWAYS_INLINE T operator()(T x) const {
-    return static_cast<T>(ActivationMath<op>::value(to_opmath(x)));
+    return static_cast<T>(ActivationMath<op>::value(to_opmath(x), params));
   }
-  LG_HOST_DEVICE LG_ALWAYS_INLINE static float math(float x) {
-    return ActivationMath<op>::value(x);
+  LG_HOST_DEVICE LG_ALWAYS_INLINE float math(float x) const {
+    return ActivationMath<op>::value(
+        x, ActivationParams<float>{static_cast<float>(params.p0), static_cast<float>(params.p1)});
   }
 };
 
 // dx = g f'(x), rounded once.
 template <ActivationOp op, typename T>
 struct ActivationBackwardElement {
+  ActivationParams<opmath_t<T>> params;
   LG_HOST_DEVICE LG_ALWAYS_INLINE T operator()(T g, T x) const {
-    return static_cast<T>(to_opmath(g) * ActivationMath<op>::derivative(to_opmath(x)));
+    return static_cast<T>(ActivationMath<op>::gradient(to_opmath(g), to_opmath(x), params));
   }
-  LG_HOST_DEVICE LG_ALWAYS_INLINE static float math(float g, float x) {
-    return g * ActivationMath<op>::derivative(x);
+  LG_HOST_DEVICE LG_ALWAYS_INLINE float math(float g, float x) const {
+    return ActivationMath<op>::gradient(
+        g, x,
+        ActivationParams<float>{static_cast<float>(params.p0), static_cast<float>(params.p1)});
   }
 };
-
-// Whether `op` is one of the activations above (ops::activation and ops::activation_backward
-// take these; ops::activation_ the others).
-constexpr bool is_one_rounding_activation(ActivationOp op) {
-  return op == ActivationOp::Gelu || op == ActivationOp::GeluTanh || op == ActivationOp::Silu ||
-         op == ActivationOp::Mish;
-}
 
 // Calls f.template operator()<kOp>() for a one-rounding activation op. Host code.
 template <typename F>
@@ -599,10 +677,30 @@ void with_one_rounding_activation(ActivationOp op, F&& f) {
       return f.template operator()<ActivationOp::Silu>();
     case ActivationOp::Mish:
       return f.template operator()<ActivationOp::Mish>();
+    case ActivationOp::Softplus:
+      return f.template operator()<ActivationOp::Softplus>();
     default:
       break;
   }
   LG_THROW(Error, "ActivationOp ", static_cast<int>(op), " is not a one-rounding activation");
+}
+
+// Calls f.template operator()<kOp>() for an op with a gradient in ActivationMath. Host code.
+template <typename F>
+void with_activation_gradient(ActivationOp op, F&& f) {
+  switch (op) {
+    case ActivationOp::LeakyRelu:
+      return f.template operator()<ActivationOp::LeakyRelu>();
+    case ActivationOp::Elu:
+      return f.template operator()<ActivationOp::Elu>();
+    case ActivationOp::Hardtanh:
+      return f.template operator()<ActivationOp::Hardtanh>();
+    case ActivationOp::Clamp:
+      break;
+    default:
+      return with_one_rounding_activation(op, std::forward<F>(f));
+  }
+  LG_THROW(Error, "ActivationOp ", static_cast<int>(op), " has no gradient kernel");
 }
 
 // Calls f(element) with the functor of `op` for ops::activation_'s p0 and p1, so that both
@@ -624,6 +722,7 @@ void with_activation_element(ActivationOp op, double p0, double p1, F&& f) {
       case ActivationOp::GeluTanh:
       case ActivationOp::Silu:
       case ActivationOp::Mish:
+      case ActivationOp::Softplus:
         break;
     }
   }

@@ -72,10 +72,11 @@ enum class UnaryOp : std::uint8_t {
 enum class CompareOp : std::uint8_t { Gt, Lt, Ge, Le, Eq, Ne };
 enum class ReduceOp : std::uint8_t { Sum, Mean, Max };
 // The fused activations. The first four are what an in-place op writes in one pass
-// (ops::activation_), each bitwise the composition of elementwise ops its out-of-place function
-// computes (autograd/activations.cpp; clamp's in autograd/functions.cpp). The others are computed
-// out of place with their derivatives, each in one pass and one rounding (ops::activation,
-// ops::activation_backward): gelu (GeluTanh: approximate "tanh"), silu and mish.
+// (ops::activation_), each bitwise the composition of elementwise ops PyTorch's definition
+// spells out (kernels/elementwise_math.h; clamp's in autograd/functions.cpp); ops::activation
+// writes the same bits out of place. The others are computed out of place only, each in one pass
+// and one rounding: gelu (GeluTanh: approximate "tanh"), silu, mish and softplus. All but clamp
+// have a gradient kernel (ops::activation_backward), one pass and one rounding.
 enum class ActivationOp : std::uint8_t {
   LeakyRelu,
   Elu,
@@ -84,14 +85,15 @@ enum class ActivationOp : std::uint8_t {
   Gelu,
   GeluTanh,
   Silu,
-  Mish
+  Mish,
+  Softplus
 };
 
 const char* op_name(BinaryOp op);      // "add", "sub", ...
 const char* op_name(UnaryOp op);       // "neg", "exp", ...
 const char* op_name(CompareOp op);     // "gt", "eq", ...
 const char* op_name(ReduceOp op);      // "sum", "mean", "max"
-const char* op_name(ActivationOp op);  // "leaky_relu", "elu", ..., "gelu", "silu", "mish"
+const char* op_name(ActivationOp op);  // "leaky_relu", "elu", ..., "mish", "softplus"
 
 namespace ops {
 
@@ -132,13 +134,22 @@ void unary_(UnaryOp op, const Tensor& self);
 // fit self's dtype, and be integral for an integral self (compared with the values exactly).
 // Bumps the version.
 void activation_(ActivationOp op, const Tensor& self, double p0, double p1 = 0.0);
-// y = f(x) for the one-rounding activations (Gelu, GeluTanh, Silu, Mish): a new tensor of x's
-// shape and floating dtype, f computed in float (double for float64) and rounded once, as
-// PyTorch's kernels (kernels/elementwise_math.h). Any strides.
-Tensor activation(ActivationOp op, const Tensor& x);
-// dx = grad_output f'(x) for those: grad_output and x of one shape, dtype and device; rounded
-// once, as PyTorch's gelu_backward, silu_backward and mish_backward.
-Tensor activation_backward(ActivationOp op, const Tensor& grad_output, const Tensor& x);
+// y = f(x), a new tensor of x's shape and floating dtype, for every op but Clamp. LeakyRelu,
+// Elu and Hardtanh take p0 and p1 as activation_ does and write its bits. The one-rounding
+// activations compute f in float (double for float64) and round once, as PyTorch's kernels
+// (kernels/elementwise_math.h):
+//   Gelu, GeluTanh, Silu, Mish   no parameters
+//   Softplus  beta, threshold    beta x > threshold ? x : log(1 + e^(beta x)) / beta
+// Any strides.
+Tensor activation(ActivationOp op, const Tensor& x, double p0 = 0.0, double p1 = 0.0);
+// dx = grad_output f'(x) for those, with the forward's p0 and p1: grad_output and x of one shape,
+// dtype and device; computed in float (double for float64) and rounded once, as PyTorch's
+// leaky_relu_backward, elu_backward (from the input), hardtanh_backward, gelu_backward,
+// silu_backward, mish_backward and softplus_backward. Each kink takes the side of the forward's
+// select: leaky_relu's and elu's 0 the negative side, hardtanh's bounds 0, softplus's threshold
+// the smooth side.
+Tensor activation_backward(ActivationOp op, const Tensor& grad_output, const Tensor& x,
+                           double p0 = 0.0, double p1 = 0.0);
 // self = where(mask, value, self): value a 0-d tensor, converted to self's dtype (read once,
 // before the write, so it may be an element of self), mask bool and broadcast to self's shape
 // (never the other way: self keeps its shape). Written by where's own launcher into self's

@@ -152,6 +152,8 @@ const char* op_name(ActivationOp op) {
       return "silu";
     case ActivationOp::Mish:
       return "mish";
+    case ActivationOp::Softplus:
+      return "softplus";
   }
   return "unknown_activation_op";
 }
@@ -429,6 +431,25 @@ void unary_(UnaryOp op, const Tensor& self) {
   self.bump_version();
 }
 
+namespace {
+
+// A floating x for every activation but clamp, and hardtanh's bounds within x's dtype (as
+// masked_fill's value).
+void check_activation_input(ActivationOp op, const char* name, const Tensor& x, double p0,
+                            double p1) {
+  LG_CHECK_DTYPE(is_floating(x.dtype()), name,
+                 ": expected a floating tensor (float32, float64, float16, bfloat16), got ",
+                 x.dtype(), " (shape ", x.shape(), ")");
+  if (op == ActivationOp::Hardtanh) {
+    for (const double bound : {p0, p1}) {
+      LG_CHECK(scalar_fits(bound, x.dtype()), name, ": bound ", bound,
+               " cannot be converted to dtype ", x.dtype(), " without overflow");
+    }
+  }
+}
+
+}  // namespace
+
 void activation_(ActivationOp op, const Tensor& self, double p0, double p1) {
   const std::string name_str = std::string(op_name(op)) + "_";
   const char* name = name_str.c_str();
@@ -447,47 +468,32 @@ void activation_(ActivationOp op, const Tensor& self, double p0, double p1) {
                dtype, " without overflow");
     }
   } else {
-    LG_CHECK_DTYPE(is_floating(dtype), name,
-                   ": expected a floating tensor (float32, float64, float16, bfloat16), got ",
-                   dtype, " (shape ", self.shape(), ")");
-  }
-  if (op == ActivationOp::Hardtanh) {
-    for (const double bound : {p0, p1}) {
-      LG_CHECK(scalar_fits(bound, dtype), name, ": bound ", bound, " cannot be converted to dtype ",
-               dtype, " without overflow");
-    }
+    check_activation_input(op, name, self, p0, p1);
   }
   check_writable(name, self);
   launch_activation(op, name, self, self, p0, p1);  // each element read, then written
   self.bump_version();
 }
 
-namespace {
-
-void check_one_rounding_activation(ActivationOp op, const char* name, const Tensor& x) {
-  LG_CHECK(kernels::is_one_rounding_activation(op), name, ": ", op_name(op),
-           " is computed in place or composed, not by ops::activation");
-  LG_CHECK_DTYPE(is_floating(x.dtype()), name,
-                 ": expected a floating tensor (float32, float64, float16, bfloat16), got ",
-                 x.dtype(), " (shape ", x.shape(), ")");
-}
-
-}  // namespace
-
-Tensor activation(ActivationOp op, const Tensor& x) {
+Tensor activation(ActivationOp op, const Tensor& x, double p0, double p1) {
   const char* name = op_name(op);
   check_defined(name, {&x});
-  check_one_rounding_activation(op, name, x);
+  LG_CHECK(op != ActivationOp::Clamp, name,
+           ": ops::activation does not compute clamp; clamp() does");
+  check_activation_input(op, name, x, p0, p1);
   Tensor out = new_output(name, x.shape(), x.dtype(), x.device());
-  launch_activation(op, name, out, x, 0.0, 0.0);
+  launch_activation(op, name, out, x, p0, p1);
   return out;
 }
 
-Tensor activation_backward(ActivationOp op, const Tensor& grad_output, const Tensor& x) {
+Tensor activation_backward(ActivationOp op, const Tensor& grad_output, const Tensor& x, double p0,
+                           double p1) {
   const std::string name_str = std::string(op_name(op)) + "_backward";
   const char* name = name_str.c_str();
   check_defined(name, {&grad_output, &x});
-  check_one_rounding_activation(op, name, x);
+  LG_CHECK(kernels::has_activation_gradient(op), name, ": ", op_name(op),
+           " has no gradient kernel");
+  check_activation_input(op, name, x, p0, p1);
   check_same_device(name, grad_output, x);
   LG_CHECK_DTYPE(grad_output.dtype() == x.dtype(), name, ": grad_output is ", grad_output.dtype(),
                  " and the input ", x.dtype(), "; expected one dtype");
@@ -501,11 +507,11 @@ Tensor activation_backward(ActivationOp op, const Tensor& grad_output, const Ten
     switch (x.device().type) {
       case DeviceType::CPU:
         kernels::cpu::activation_backward(op, x.dtype(), g, grad_input.data_ptr(),
-                                          grad_output.data_ptr(), x.data_ptr());
+                                          grad_output.data_ptr(), x.data_ptr(), p0, p1);
         break;
       case DeviceType::CUDA:
         kernels::cuda::activation_backward(op, x.dtype(), g, grad_input.data_ptr(),
-                                           grad_output.data_ptr(), x.data_ptr());
+                                           grad_output.data_ptr(), x.data_ptr(), p0, p1);
         break;
     }
   }

@@ -119,7 +119,7 @@ TEST(Activations, FirstAndSecondDerivativesMatchFiniteDifferences) {
 }
 
 // Far out the unselected branch of a where would be infinite; its zero gradient must not turn
-// into NaN (Note [Composed activations]).
+// into NaN (Note [Activations in one pass] in autograd/activations.cpp).
 TEST(Activations, GradientsStayFiniteFarOut) {
   for (const DType dtype : {kFloat32, kFloat64}) {
     SCOPED_TRACE(dtype_name(dtype));

@@ -1,6 +1,6 @@
-// Device op table rows for TanhExp, the one-pass activations (gelu, its tanh form, silu, mish:
-// ops::activation and ops::activation_backward through the public functions) and GroupNorm (see
-// op_table.h): forward in every floating
+// Device op table rows for TanhExp, the one-pass activations (gelu, its tanh form, silu, mish,
+// softplus, elu, selu, leaky_relu, hardtanh: ops::activation and ops::activation_backward through
+// the public functions) and GroupNorm (see op_table.h): forward in every floating
 // dtype, backward through autograd (inputs are created without requires_grad, so each row
 // clones them into leaves), and GroupNorm shapes that reach every CUDA path: vector and scalar
 // loads (HxW a multiple of the vector width or not), C not a multiple of anything, (N, C) input,
@@ -97,7 +97,7 @@ std::vector<OpCase> tanhexp_cases() {
   return c;
 }
 
-// ---- gelu, silu, mish ------------------------------------------------------------------------
+// ---- gelu, silu, mish, softplus, elu, selu, leaky_relu, hardtanh -----------------------------
 using ActivationFn = Tensor (*)(const Tensor&);
 
 Tensor gelu_exact(const Tensor& x) {
@@ -112,11 +112,28 @@ Tensor silu_of(const Tensor& x) {
 Tensor mish_of(const Tensor& x) {
   return mish(x);
 }
+Tensor softplus_of(const Tensor& x) {  // the threshold inside the range
+  return softplus(x, 2.0, 3.0);
+}
+Tensor elu_of(const Tensor& x) {
+  return elu(x, 0.7);
+}
+Tensor selu_of(const Tensor& x) {
+  return selu(x);
+}
+Tensor leaky_relu_of(const Tensor& x) {
+  return leaky_relu(x, 0.2);
+}
+Tensor hardtanh_of(const Tensor& x) {
+  return hardtanh(x, -0.5, 0.7);
+}
 
 std::vector<OpCase> fused_activation_cases() {
   const Shape kOdd = {33, 65};
   const std::pair<const char*, ActivationFn> functions[] = {
-      {"gelu", gelu_exact}, {"gelu_tanh", gelu_tanh}, {"silu", silu_of}, {"mish", mish_of}};
+      {"gelu", gelu_exact}, {"gelu_tanh", gelu_tanh},      {"silu", silu_of},
+      {"mish", mish_of},    {"softplus", softplus_of},     {"elu", elu_of},
+      {"selu", selu_of},    {"leaky_relu", leaky_relu_of}, {"hardtanh", hardtanh_of}};
   std::vector<OpCase> c;
   for (const auto& [name, f] : functions) {
     const auto forward = [f = f](const Inputs& in) { return Outputs{f(in[0])}; };
@@ -135,7 +152,7 @@ std::vector<OpCase> fused_activation_cases() {
                    {input(kOdd, dtype, -6.0, 6.0), input(kOdd, dtype)},
                    tolerance});
     }
-    // Far out: erf, tanh and sigmoid saturate, e^x overflows inside mish.
+    // Far out: erf, tanh and sigmoid saturate, e^x overflows inside mish and softplus.
     c.push_back(
         {base + "_wide_range_f32", forward, {input({4096}, kFloat32, -100.0, 100.0)}, kTolF32});
     c.push_back({base + "_backward_wide_range_f32",

@@ -1,7 +1,8 @@
-// ops::activation and ops::activation_backward, the one-pass kernels of gelu (both forms), silu
-// and mish (Note [Activations in one pass] in autograd/activations.cpp): every float16 and every
-// bfloat16 value (up to 10^4 in magnitude) through f and f' against the functions in double, each
-// result rounded once from float math; any strides; bad arguments. Values and gradients against
+// ops::activation and ops::activation_backward, the one-pass kernels of the activations (Note
+// [Activations in one pass] in autograd/activations.cpp): every float16 and every bfloat16 value
+// (up to 10^4 in magnitude) through f and g f' against the functions in double, each result
+// rounded once from float math; float32 and float64 on a grid; leaky_relu, elu and hardtanh out of
+// place bitwise their in-place kernels; any strides; bad arguments. Values and gradients against
 // PyTorch and the gradchecks of the public functions are in tests/autograd/test_activations.cpp.
 #include <bit>
 #include <cmath>
@@ -13,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include <leangrad/autograd/functions.h>
 #include <leangrad/core/error.h>
 #include <leangrad/core/half.h>
 #include <leangrad/kernels/creation.h>
@@ -29,11 +31,21 @@ struct Exact {
   double slope;
 };
 
+// An activation with its parameters, and whether it has a one-rounding value (leaky_relu, elu
+// and hardtanh have only a one-rounding gradient; their values are the in-place kernels').
+struct Case {
+  ActivationOp op;
+  double p0 = 0.0;
+  double p1 = 0.0;
+  bool one_rounding_value = true;
+};
+
 // f(x) and f'(x) in double, written from the definitions (not the kernels' formulas): gelu with
-// erfc, which has no cancellation for negative x.
-Exact exact(ActivationOp op, double x) {
+// erfc, which has no cancellation for negative x. Parameters are exact in every dtype (softplus's
+// beta a power of two, so beta x is exact and both sides take one side of the threshold).
+Exact exact(const Case& c, double x) {
   const double sigmoid = 1 / (1 + std::exp(-x));
-  switch (op) {
+  switch (c.op) {
     case ActivationOp::Gelu: {
       const double cdf = 0.5 * std::erfc(-x / std::sqrt(2.0));
       return {x * cdf, cdf + x * std::exp(-x * x / 2) / std::sqrt(2 * kPi)};
@@ -52,15 +64,41 @@ Exact exact(ActivationOp op, double x) {
       const double t = std::tanh(softplus);
       return {x * t, t + x * sigmoid / (std::cosh(softplus) * std::cosh(softplus))};
     }
-    default:
+    case ActivationOp::Softplus: {
+      const double z = c.p0 * x;
+      if (z > c.p1) return {x, 1.0};
+      return {std::log1p(std::exp(z)) / c.p0, 1 / (1 + std::exp(-z))};
+    }
+    case ActivationOp::LeakyRelu:
+      return {0.0, x > 0 ? 1.0 : c.p0};
+    case ActivationOp::Elu:
+      return {0.0, x > 0 ? c.p1 : c.p1 * c.p0 * std::exp(x)};
+    case ActivationOp::Hardtanh:
+      return {0.0, x <= c.p0 || x >= c.p1 ? 0.0 : 1.0};
+    case ActivationOp::Clamp:
       break;
   }
-  ADD_FAILURE() << "not a one-rounding activation";
+  ADD_FAILURE() << "no gradient kernel";
   return {};
 }
 
-const ActivationOp kOps[] = {ActivationOp::Gelu, ActivationOp::GeluTanh, ActivationOp::Silu,
-                             ActivationOp::Mish};
+const Case kCases[] = {
+    {ActivationOp::Gelu},
+    {ActivationOp::GeluTanh},
+    {ActivationOp::Silu},
+    {ActivationOp::Mish},
+    {ActivationOp::Softplus, 1.0, 20.0},
+    {ActivationOp::Softplus, 2.0, 3.0},  // threshold at x = 1.5
+    {ActivationOp::LeakyRelu, 0.25, 0.0, false},
+    {ActivationOp::Elu, 1.25, 1.0, false},
+    {ActivationOp::Elu, 1.6732632423543772, 1.0507009873554805, false},  // selu
+    {ActivationOp::Hardtanh, -0.75, 1.5, false},
+};
+
+std::string case_name(const Case& c) {
+  return std::string(op_name(c.op)) + "(" + std::to_string(c.p0) + ", " + std::to_string(c.p1) +
+         ")";
+}
 
 // Every finite value of a 16-bit dtype with |x| <= 10^4.
 std::vector<double> every_value(DType dtype) {
@@ -92,14 +130,15 @@ TEST(ActivationKernels, SixteenBitResultsAreRoundedOnce) {
     const auto n = static_cast<std::int64_t>(xs.size());
     const Tensor x = make_tensor(xs, {n}, dtype);
     const Tensor ones = full({n}, 1.0, dtype);
-    for (const ActivationOp op : kOps) {
-      SCOPED_TRACE(std::string(op_name(op)) + " " + dtype_name(dtype));
-      const std::vector<double> y = to_vector(ops::activation(op, x));
-      const std::vector<double> dx = to_vector(ops::activation_backward(op, ones, x));
+    for (const Case& c : kCases) {
+      SCOPED_TRACE(case_name(c) + " " + dtype_name(dtype));
+      const std::vector<double> y = to_vector(ops::activation(c.op, x, c.p0, c.p1));
+      const std::vector<double> dx = to_vector(ops::activation_backward(c.op, ones, x, c.p0, c.p1));
       for (std::int64_t i = 0; i < n; ++i) {
-        const Exact e = exact(op, xs[i]);
+        const Exact e = exact(c, xs[i]);
         const double float_error = 32 * 0x1p-24 * std::max(1.0, std::fabs(xs[i]));
-        ASSERT_LE(std::fabs(y[i] - e.value), ulp_of(dtype, e.value) / 2 + float_error)
+        ASSERT_TRUE(!c.one_rounding_value ||
+                    std::fabs(y[i] - e.value) <= ulp_of(dtype, e.value) / 2 + float_error)
             << "f(" << xs[i] << ") = " << y[i] << ", exact " << e.value;
         ASSERT_LE(std::fabs(dx[i] - e.slope), ulp_of(dtype, e.slope) / 2 + float_error)
             << "f'(" << xs[i] << ") = " << dx[i] << ", exact " << e.slope;
@@ -119,17 +158,33 @@ TEST(ActivationKernels, Float32AndFloat64MatchTheDefinitions) {
     const double u = dtype == kFloat32 ? 0x1p-24 : 0x1p-53;
     const Tensor x = make_tensor(xs, {n}, dtype);
     const Tensor g = full({n}, -1.5, dtype);
-    for (const ActivationOp op : kOps) {
-      SCOPED_TRACE(std::string(op_name(op)) + " " + dtype_name(dtype));
+    for (const Case& c : kCases) {
+      SCOPED_TRACE(case_name(c) + " " + dtype_name(dtype));
       const std::vector<double> xr = to_vector(x);  // the inputs as rounded to dtype
-      const std::vector<double> y = to_vector(ops::activation(op, x));
-      const std::vector<double> dx = to_vector(ops::activation_backward(op, g, x));
+      const std::vector<double> y = to_vector(ops::activation(c.op, x, c.p0, c.p1));
+      const std::vector<double> dx = to_vector(ops::activation_backward(c.op, g, x, c.p0, c.p1));
       for (std::int64_t i = 0; i < n; ++i) {
-        const Exact e = exact(op, xr[i]);
+        const Exact e = exact(c, xr[i]);
         const double bound = 32 * u * std::max(1.0, std::fabs(xr[i]));
-        ASSERT_NEAR(y[i], e.value, bound) << "x = " << xr[i];
+        if (c.one_rounding_value) ASSERT_NEAR(y[i], e.value, bound) << "x = " << xr[i];
         ASSERT_NEAR(dx[i], -1.5 * e.slope, 1.5 * bound) << "x = " << xr[i];
       }
+    }
+  }
+}
+
+// leaky_relu, elu (selu) and hardtanh out of place write the bits of their in-place kernels,
+// which tests/kernels/test_elementwise.cpp checks against the compositions, so elu(x) and
+// elu_(x) agree.
+TEST(ActivationKernels, OutOfPlaceWritesTheInPlaceBits) {
+  for (const DType dtype : {kFloat32, kFloat64, kFloat16, kBFloat16}) {
+    const Tensor x = mul(randn({1000}), 4.0).to(dtype);
+    for (const Case& c : kCases) {
+      if (c.one_rounding_value) continue;
+      SCOPED_TRACE(case_name(c) + " " + dtype_name(dtype));
+      const Tensor in_place = x.clone();
+      ops::activation_(c.op, in_place, c.p0, c.p1);
+      EXPECT_TRUE(equal(ops::activation(c.op, x, c.p0, c.p1), in_place));
     }
   }
 }
@@ -138,19 +193,31 @@ TEST(ActivationKernels, Float32AndFloat64MatchTheDefinitions) {
 TEST(ActivationKernels, AnyStrides) {
   const Tensor x = randn({37, 29}).t();
   const Tensor g = randn({37, 29}).t();
-  for (const ActivationOp op : kOps) {
-    SCOPED_TRACE(op_name(op));
-    EXPECT_TRUE(equal(ops::activation(op, x), ops::activation(op, x.contiguous())));
-    EXPECT_TRUE(equal(ops::activation_backward(op, g, x),
-                      ops::activation_backward(op, g.contiguous(), x.contiguous())));
+  for (const Case& c : kCases) {
+    SCOPED_TRACE(case_name(c));
+    EXPECT_TRUE(equal(ops::activation(c.op, x, c.p0, c.p1),
+                      ops::activation(c.op, x.contiguous(), c.p0, c.p1)));
+    EXPECT_TRUE(equal(ops::activation_backward(c.op, g, x, c.p0, c.p1),
+                      ops::activation_backward(c.op, g.contiguous(), x.contiguous(), c.p0, c.p1)));
   }
 }
 
 TEST(ActivationKernels, BadArguments) {
   const Tensor x = randn({4, 3});
   EXPECT_THROW(ops::activation(ActivationOp::Gelu, zeros({3}, kInt64)), DTypeError);
-  EXPECT_THROW(ops::activation(ActivationOp::LeakyRelu, x), Error);   // an in-place one
+  EXPECT_THROW(ops::activation(ActivationOp::Softplus, zeros({3}, kInt64), 1.0, 20.0), DTypeError);
+  EXPECT_THROW(ops::activation(ActivationOp::Clamp, x, -1.0, 1.0), Error);  // clamp() does
+  EXPECT_THROW(ops::activation_backward(ActivationOp::Clamp, x, x, -1.0, 1.0), Error);
   EXPECT_THROW(ops::activation_(ActivationOp::Silu, x, 0.0), Error);  // no in-place kernel
+  EXPECT_THROW(ops::activation_(ActivationOp::Softplus, x, 1.0, 20.0), Error);
+  // hardtanh's bounds must fit the dtype, as in place.
+  const std::string bound =
+      error_message([&] { ops::activation(ActivationOp::Hardtanh, x.to(kFloat16), -1.0, 1e6); });
+  EXPECT_NE(bound.find("hardtanh"), std::string::npos) << bound;
+  EXPECT_NE(bound.find("1e+06"), std::string::npos) << bound;
+  EXPECT_THROW(
+      ops::activation_backward(ActivationOp::Hardtanh, x.to(kFloat16), x.to(kFloat16), -1.0, 1e6),
+      Error);
   const std::string shape = error_message([&] {
     ops::activation_backward(ActivationOp::Mish, randn({3, 4}), x);
   });
@@ -161,6 +228,7 @@ TEST(ActivationKernels, BadArguments) {
                DTypeError);
   // An empty input gives an empty result.
   EXPECT_EQ(ops::activation(ActivationOp::GeluTanh, empty({0, 5})).shape(), (Shape{0, 5}));
+  EXPECT_EQ(ops::activation(ActivationOp::Elu, empty({0, 5}), 1.0, 1.0).shape(), (Shape{0, 5}));
 }
 
 }  // namespace

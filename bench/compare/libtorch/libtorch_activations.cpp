@@ -1,8 +1,9 @@
 // libtorch-activations: LibTorch's side of bench/compare/activations_vs_libtorch.sh. The benchmarks
 // of bench/bench_activations.cpp (BM_Activation_16M, BM_ActivationBackward_16M) with the same
 // Google Benchmark names, shapes and byte counts, as a LibTorch 1.13 user writes them on the CPU:
-// tanh, erf, log, expm1, log1p, gelu (both forms), silu, mish, elu and softplus of a (4096, 4096)
-// float32 tensor, forward under NoGradGuard, and forward plus y.backward(g) into x.grad.
+// tanh, erf, log, expm1, log1p, gelu (both forms), silu, mish, elu, softplus, selu, leaky_relu and
+// hardtanh of a (4096, 4096) float32 tensor, forward under NoGradGuard, and forward plus
+// y.backward(g) into x.grad.
 //   libtorch-activations [--threads N] [Google Benchmark options]
 #include <benchmark/benchmark.h>
 #include <torch/torch.h>
@@ -15,7 +16,22 @@ namespace {
 
 constexpr int64_t kRows = 4096, kCols = 4096, k16M = kRows * kCols;
 
-enum class Work { Tanh, Erf, Log, Expm1, Log1p, Gelu, GeluTanh, Silu, Mish, Elu, Softplus };
+enum class Work {
+  Tanh,
+  Erf,
+  Log,
+  Expm1,
+  Log1p,
+  Gelu,
+  GeluTanh,
+  Silu,
+  Mish,
+  Elu,
+  Softplus,
+  Selu,
+  LeakyRelu,
+  Hardtanh
+};
 
 torch::Tensor run_work(Work work, const torch::Tensor& x) {
   switch (work) {
@@ -41,6 +57,12 @@ torch::Tensor run_work(Work work, const torch::Tensor& x) {
       return torch::elu(x, 1.0);
     case Work::Softplus:
       return torch::softplus(x, 1.0, 20.0);
+    case Work::Selu:
+      return torch::selu(x);
+    case Work::LeakyRelu:
+      return torch::leaky_relu(x, 0.01);
+    case Work::Hardtanh:
+      return torch::hardtanh(x, -1.0, 1.0);
   }
   return {};
 }
@@ -92,6 +114,9 @@ LIBTORCH_ACTIVATION_BENCHMARKS(Silu);
 LIBTORCH_ACTIVATION_BENCHMARKS(Mish);
 LIBTORCH_ACTIVATION_BENCHMARKS(Elu);
 LIBTORCH_ACTIVATION_BENCHMARKS(Softplus);
+LIBTORCH_ACTIVATION_BENCHMARKS(Selu);
+LIBTORCH_ACTIVATION_BENCHMARKS(LeakyRelu);
+LIBTORCH_ACTIVATION_BENCHMARKS(Hardtanh);
 
 }  // namespace
 

@@ -377,8 +377,9 @@ void activation(ActivationOp op, DType dtype, const ElementwiseGeometry& g, void
   if (is_one_rounding_activation(op)) {
     with_one_rounding_activation(op, [&]<ActivationOp kOp>() {
       dispatch_floating(dtype, op_name(op), [&]<typename T>() {
-        launch_elementwise(g, OneRoundingActivationElement<kOp, T>{}, static_cast<T*>(out),
-                           static_cast<const T*>(a));
+        launch_elementwise(
+            g, OneRoundingActivationElement<kOp, T>{make_activation_params<T>(op, p0, p1)},
+            static_cast<T*>(out), static_cast<const T*>(a));
       });
     });
     return;
@@ -396,11 +397,14 @@ void activation(ActivationOp op, DType dtype, const ElementwiseGeometry& g, void
 }
 
 void activation_backward(ActivationOp op, DType dtype, const ElementwiseGeometry& g,
-                         void* grad_input, const void* grad_output, const void* x) {
-  with_one_rounding_activation(op, [&]<ActivationOp kOp>() {
+                         void* grad_input, const void* grad_output, const void* x, double p0,
+                         double p1) {
+  with_activation_gradient(op, [&]<ActivationOp kOp>() {
     dispatch_floating(dtype, op_name(op), [&]<typename T>() {
-      launch_elementwise(g, ActivationBackwardElement<kOp, T>{}, static_cast<T*>(grad_input),
-                         static_cast<const T*>(grad_output), static_cast<const T*>(x));
+      launch_elementwise(g,
+                         ActivationBackwardElement<kOp, T>{make_activation_params<T>(op, p0, p1)},
+                         static_cast<T*>(grad_input), static_cast<const T*>(grad_output),
+                         static_cast<const T*>(x));
     });
   });
 }

@@ -26,7 +26,7 @@ void activation(ActivationOp op, DType, const ElementwiseGeometry&, void*, const
   throw_cuda_not_built(op_name(op));
 }
 void activation_backward(ActivationOp op, DType, const ElementwiseGeometry&, void*, const void*,
-                         const void*) {
+                         const void*, double, double) {
   throw_cuda_not_built(op_name(op));
 }
 void compare(CompareOp op, DType, const ElementwiseGeometry&, bool*, const void*, const void*) {
