@@ -19,6 +19,7 @@
 
 #include <cmath>
 
+#include <leangrad/autograd/autocast.h>
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/graph.h>
 #include <leangrad/autograd/nn_internal.h>
@@ -175,8 +176,10 @@ Tensor gelu(const Tensor& x, const std::string& approximate) {
                           {approximate == "none" ? ActivationOp::Gelu : ActivationOp::GeluTanh});
 }
 
-Tensor softplus(const Tensor& x, double beta, double threshold) {
-  LG_PROFILE_OP(x);
+Tensor softplus(const Tensor& x_in, double beta, double threshold) {
+  LG_PROFILE_OP(x_in);
+  // In PyTorch's float32 list of autocast; the other activations keep their input's dtype.
+  const Tensor x = amp::autocast_operand(x_in, amp::CastPolicy::Float32);
   autograd::check_floating_input("softplus", x);
   LG_CHECK(beta > 0.0 && std::isfinite(beta), "softplus: expected a finite beta > 0, got ", beta);
   return fused_activation("softplus", x, {ActivationOp::Softplus, beta, threshold});

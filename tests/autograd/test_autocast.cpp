@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include <leangrad/autograd/activations.h>
 #include <leangrad/autograd/autocast.h>
 #include <leangrad/autograd/checkpoint.h>
 #include <leangrad/autograd/functions.h>
@@ -80,7 +81,10 @@ TEST_P(AutocastPolicy, EachOpGivesThePolicysDtype) {
   EXPECT_EQ(group_norm(h, 2, param({4}), param({4})).dtype(), low);
   EXPECT_EQ(tanhexp(h).dtype(), low);
   EXPECT_EQ(relu(y).dtype(), low);
-  EXPECT_EQ(mean(y, {1}).dtype(), low);  // in none of PyTorch's lists
+  for (const Tensor& t : {elu(y), selu(y), leaky_relu(y), hardtanh(y), gelu(y), silu(y), mish(y)})
+    EXPECT_EQ(t.dtype(), low);
+  EXPECT_EQ(softplus(y).dtype(), kFloat32);  // in PyTorch's float32 list
+  EXPECT_EQ(mean(y, {1}).dtype(), low);      // in none of PyTorch's lists
   EXPECT_EQ(y.var({1}).dtype(), low);
   EXPECT_EQ(max_pool2d(h, {2, 2}).dtype(), low);
   EXPECT_EQ(adaptive_max_pool2d(h, {2, 3}).dtype(), low);
