@@ -390,11 +390,13 @@ LG_HOST_DEVICE LG_INLINE bool compare_element(T a, T b) {
   return compare_op_apply<op>(to_opmath(a), to_opmath(b));
 }
 
-// ---- Fused activations (ops::activation_) ------------------------------------------------------
-// One pass each, bitwise the composition autograd/activations.cpp computes out of place: the same
-// comparisons (with the scalar rounded to T, as compare with a scalar), the same math in
-// opmath_t<T>, and a rounding to T wherever a composed op stores its result (so float16 and
-// bfloat16 round where the composition rounds, not only at the end).
+// ---- Fused activations (ops::activation_, and ops::activation out of place) --------------------
+// One pass each, bitwise the composition of elementwise ops written beside each (which
+// autograd/activations.cpp computed before it ran these kernels out of place too; the test of
+// the in-place kernels still composes it): the same comparisons (with the scalar rounded to T, as
+// compare with a scalar), the same math in opmath_t<T>, and a rounding to T wherever a composed op
+// stores its result (so float16 and bfloat16 round where the composition rounds, not only at the
+// end).
 
 // leaky_relu: where(x > 0, x, x * negative_slope).
 template <typename T>

@@ -126,8 +126,9 @@ void unary_(UnaryOp op, const Tensor& self);
 //   Elu        alpha, scale             (x > 0 ? x : expm1(x) * alpha) * scale  (scale 1: elu)
 //   Hardtanh   min_val, max_val         x >= max_val ? max_val : x, then <= min_val ? min_val
 //   Clamp      min, max                 x < min ? min : x, then > max ? max : that
-// each rounded to self's dtype where leaky_relu, elu (times scale: selu) and hardtanh of
-// autograd/activations.cpp round, so the bits are theirs (kernels/elementwise_math.h). Hardtanh's
+// each rounded to self's dtype where the composition of elementwise ops that PyTorch's definition
+// spells out rounds (where, mul, expm1, masked_fill; kernels/elementwise_math.h), the bits that
+// ops::activation writes for the out-of-place functions of autograd/activations.cpp. Hardtanh's
 // bounds must fit self's dtype (as masked_fill's value). Clamp is clamp()'s where-composition in
 // one pass, for the numeric dtypes (integers too, not bool): a NaN bound stands for an absent one
 // (a comparison with NaN is false, so clamp() leaves the values alone then too); the others must
