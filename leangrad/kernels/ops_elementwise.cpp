@@ -433,8 +433,8 @@ void unary_(UnaryOp op, const Tensor& self) {
 
 namespace {
 
-// A floating x for every activation but clamp, and hardtanh's bounds within x's dtype (as
-// masked_fill's value).
+// A floating x for every activation but clamp, hardtanh's bounds within x's dtype (as
+// masked_fill's value), and softplus's beta finite and > 0 (it divides by it).
 void check_activation_input(ActivationOp op, const char* name, const Tensor& x, double p0,
                             double p1) {
   LG_CHECK_DTYPE(is_floating(x.dtype()), name,
@@ -446,6 +446,8 @@ void check_activation_input(ActivationOp op, const char* name, const Tensor& x, 
                " cannot be converted to dtype ", x.dtype(), " without overflow");
     }
   }
+  LG_CHECK(op != ActivationOp::Softplus || (p0 > 0.0 && std::isfinite(p0)), name,
+           ": expected a finite beta > 0, got ", p0);
 }
 
 }  // namespace

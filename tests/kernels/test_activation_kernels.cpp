@@ -210,6 +210,11 @@ TEST(ActivationKernels, BadArguments) {
   EXPECT_THROW(ops::activation_backward(ActivationOp::Clamp, x, x, -1.0, 1.0), Error);
   EXPECT_THROW(ops::activation_(ActivationOp::Silu, x, 0.0), Error);  // no in-place kernel
   EXPECT_THROW(ops::activation_(ActivationOp::Softplus, x, 1.0, 20.0), Error);
+  const std::string beta =
+      error_message([&] { ops::activation_backward(ActivationOp::Softplus, x, x, 0.0, 20.0); });
+  EXPECT_NE(beta.find("softplus_backward"), std::string::npos) << beta;
+  EXPECT_NE(beta.find("beta > 0"), std::string::npos) << beta;
+  EXPECT_THROW(ops::activation(ActivationOp::Softplus, x, std::nan(""), 20.0), Error);
   // hardtanh's bounds must fit the dtype, as in place.
   const std::string bound =
       error_message([&] { ops::activation(ActivationOp::Hardtanh, x.to(kFloat16), -1.0, 1e6); });
