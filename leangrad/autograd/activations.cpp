@@ -179,9 +179,8 @@ Tensor gelu(const Tensor& x, const std::string& approximate) {
 Tensor softplus(const Tensor& x_in, double beta, double threshold) {
   LG_PROFILE_OP(x_in);
   // In PyTorch's float32 list of autocast; the other activations keep their input's dtype.
+  // fused_activation checks the dtype, ops::activation beta.
   const Tensor x = amp::autocast_operand(x_in, amp::CastPolicy::Float32);
-  autograd::check_floating_input("softplus", x);
-  LG_CHECK(beta > 0.0 && std::isfinite(beta), "softplus: expected a finite beta > 0, got ", beta);
   return fused_activation("softplus", x, {ActivationOp::Softplus, beta, threshold});
 }
 

@@ -499,6 +499,13 @@ struct ActivationParams {
   M p1;
 };
 
+// The parameters in float, for the float math of the CPU's float16 loop (exact: opmath_t<Half> is
+// float; never called for float64).
+template <typename M>
+LG_HOST_DEVICE LG_ALWAYS_INLINE ActivationParams<float> float_params(ActivationParams<M> p) {
+  return {static_cast<float>(p.p0), static_cast<float>(p.p1)};
+}
+
 template <ActivationOp op>
 struct ActivationMath;
 
@@ -648,8 +655,7 @@ struct OneRoundingActivationElement {
     return static_cast<T>(ActivationMath<op>::value(to_opmath(x), params));
   }
   LG_HOST_DEVICE LG_ALWAYS_INLINE float math(float x) const {
-    return ActivationMath<op>::value(
-        x, ActivationParams<float>{static_cast<float>(params.p0), static_cast<float>(params.p1)});
+    return ActivationMath<op>::value(x, float_params(params));
   }
 };
 
@@ -661,9 +667,7 @@ struct ActivationBackwardElement {
     return static_cast<T>(ActivationMath<op>::gradient(to_opmath(g), to_opmath(x), params));
   }
   LG_HOST_DEVICE LG_ALWAYS_INLINE float math(float g, float x) const {
-    return ActivationMath<op>::gradient(
-        g, x,
-        ActivationParams<float>{static_cast<float>(params.p0), static_cast<float>(params.p1)});
+    return ActivationMath<op>::gradient(g, x, float_params(params));
   }
 };
 
