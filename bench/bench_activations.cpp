@@ -1,7 +1,7 @@
 // CPU time of the activation functions and their transcendental building blocks on a (4096, 4096)
 // float32 tensor, through the public API (leangrad.h), forward alone (under NoGradGuard) and
 // forward plus backward (y.backward(g) into x.grad): tanh, erf, log, expm1 and log1p, and gelu
-// (both forms), silu, mish, elu, softplus, selu, leaky_relu and hardtanh.
+// (both forms), silu, mish, elu, softplus, selu, leaky_relu, hardtanh and clamp.
 // bench/compare/activations_vs_libtorch.sh runs it beside LibTorch's twin
 // (bench/compare/libtorch/libtorch_activations.cpp: the same names, shapes and byte counts).
 //
@@ -37,7 +37,8 @@ enum class Work {
   Softplus,
   Selu,
   LeakyRelu,
-  Hardtanh
+  Hardtanh,
+  Clamp
 };
 
 Tensor run_work(Work work, const Tensor& x) {
@@ -70,6 +71,8 @@ Tensor run_work(Work work, const Tensor& x) {
       return leangrad::leaky_relu(x, 0.01);
     case Work::Hardtanh:
       return leangrad::hardtanh(x, -1.0, 1.0);
+    case Work::Clamp:
+      return leangrad::clamp(x, -0.5, 0.5);
   }
   return {};
 }
@@ -124,7 +127,9 @@ Exact exact(Work work, double x) {
     case Work::LeakyRelu:
       return {x > 0 ? x : 0.01 * x, x > 0 ? 1 : 0.01};
     case Work::Hardtanh:
-      return {std::fmax(-1.0, std::fmin(1.0, x)), x > -1 && x < 1 ? 1 : 0};
+      return {std::fmax(-1.0, std::fmin(1.0, x)), x > -1 && x < 1 ? 1.0 : 0.0};
+    case Work::Clamp:
+      return {std::fmax(-0.5, std::fmin(0.5, x)), x >= -0.5 && x <= 0.5 ? 1.0 : 0.0};
   }
   return {};
 }
@@ -212,6 +217,7 @@ LEANGRAD_ACTIVATION_BENCHMARKS(Softplus);
 LEANGRAD_ACTIVATION_BENCHMARKS(Selu);
 LEANGRAD_ACTIVATION_BENCHMARKS(LeakyRelu);
 LEANGRAD_ACTIVATION_BENCHMARKS(Hardtanh);
+LEANGRAD_ACTIVATION_BENCHMARKS(Clamp);
 
 }  // namespace
 

@@ -4,11 +4,13 @@
 //   Every activation here but softmin runs as one kernel each way: ops::activation computes y and
 //   ops::activation_backward g f'(x) from the saved input, as PyTorch's. gelu (both forms), silu,
 //   mish and softplus compute f in float (double for float64) and round once, with PyTorch's
-//   formulas; leaky_relu, elu (selu) and hardtanh write the bits their in-place forms write, the
+//   formulas; leaky_relu, elu (selu), hardtanh and clamp (fused_clamp, for clamp() in
+//   autograd/functions.cpp; integers too) write the bits their in-place forms write, the
 //   composition of elementwise ops PyTorch's definition spells out (so elu(x) and elu_(x) agree
 //   bit for bit); every gradient is rounded once (kernels/elementwise_math.h). Composed of
 //   elementwise ops, gelu took five passes over memory forward and more backward, elu five and
-//   softplus six, and each rounded a float16 or bfloat16 value at every step. The backward's own
+//   softplus six, clamp five (two compares, two selects and the NaN mask), and each rounded a
+//   float16 or bfloat16 value at every step. The backward's own
 //   derivative, for a gradient of the gradient, is composed: d(g f'(x)) = f'(x) dg + g f''(x) dx,
 //   f'' below, each branch computed on an input limited to where it is taken (e^x on min(x, 0))
 //   so that an infinity in the branch not taken never meets the zero gradient sent into it.
@@ -64,7 +66,7 @@ const char* backward_name(ActivationOp op) {
     case ActivationOp::Softplus:
       return "softplus_backward";
     case ActivationOp::Clamp:
-      break;
+      return "clamp_backward";
   }
   LG_THROW(Error, "no fused backward for ", op_name(op));
 }
@@ -74,6 +76,7 @@ Tensor second_derivative(const Activation& a, const Tensor& x) {
   switch (a.op) {
     case ActivationOp::LeakyRelu:  // piecewise linear
     case ActivationOp::Hardtanh:
+    case ActivationOp::Clamp:
       return zeros_like(x);
     case ActivationOp::Elu: {  // scale alpha e^x for x <= 0, 0 above
       const Tensor negative_side = mul(exp(clamp_max(x, 0.0)), a.p1 * a.p0);
@@ -109,8 +112,6 @@ Tensor second_derivative(const Activation& a, const Tensor& x) {
       const Tensor s = sigmoid(z);
       return masked_fill(mul(mul(s, rsub(s, 1.0)), a.p0), gt(z, a.p1), 0.0);
     }
-    case ActivationOp::Clamp:
-      break;
   }
   LG_THROW(Error, "no second derivative for ", op_name(a.op));
 }
@@ -135,6 +136,26 @@ Tensor fused_activation(const char* name, const Tensor& x, const Activation& a) 
                      return {activation_backward_fn(a, c.grad, c.saved[0])};
                    });
 }
+
+}  // namespace
+
+namespace autograd {
+
+Tensor fused_clamp(const Tensor& x, double min, double max) {
+  const Activation a{ActivationOp::Clamp, min, max};
+  return record_op("clamp", ops::activation(a.op, x, min, max), {x}, {x},
+                   [a](const BackwardContext& c) -> std::vector<Tensor> {
+                     return {activation_backward_fn(a, c.grad, c.saved[0])};
+                   });
+}
+
+Tensor clamp_backward(const Tensor& grad, const Tensor& x, double min, double max) {
+  return activation_backward_fn({ActivationOp::Clamp, min, max}, grad, x);
+}
+
+}  // namespace autograd
+
+namespace {
 
 void check_hardtanh_bounds(const char* op, double min_val, double max_val) {
   LG_CHECK(min_val <= max_val, op, ": expected min_val <= max_val, got min_val ", min_val,

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include <leangrad/autograd/autocast.h>
 #include <leangrad/autograd/grad_mode.h>
@@ -1083,14 +1084,11 @@ Tensor clamp(const Tensor& a, std::optional<double> min, std::optional<double> m
     LG_CHECK(!bound.has_value() || scalar_fits(*bound, x.dtype()), "clamp: bound ", *bound,
              " cannot be converted to dtype ", x.dtype(), " without overflow");
   }
-  // where(x < lo, lo, x) routes the gradient to x exactly where x >= lo (and then x <= hi):
-  // PyTorch's mask, bounds included. A NaN compares false, so it passes through the selects;
-  // its value stays NaN but, as in PyTorch (whose mask is false for NaN), its gradient is 0.
-  Tensor out = x;
-  if (min.has_value()) out = where(lt(out, *min), scalar_like(x, *min), out);
-  if (max.has_value()) out = where(gt(out, *max), scalar_like(x, *max), out);
-  if (x.requires_grad() && GradMode::is_enabled()) out = where(ne(x, x), x.detach(), out);
-  return out;
+  // One pass (ops::activation), the bits of where(x < lo, lo, x), then where(that > hi, hi,
+  // that), the bounds rounded to x's dtype; a NaN passes both selects. The gradient passes where
+  // lo <= x <= hi, bounds included, and is 0 for a NaN x (PyTorch's mask is false for it).
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  return autograd::fused_clamp(x, min.value_or(nan), max.value_or(nan));
 }
 
 Tensor clamp_min(const Tensor& a, double min) {

@@ -84,6 +84,12 @@ inline Tensor softplus_of_negated(const Tensor& x) {
                              });
 }
 
+// clamp() in one pass each way (activations.cpp, Note [Activations in one pass]): x numeric, its
+// bounds checked by the caller, an absent bound NaN. clamp_backward is its gradient, grad where
+// min <= x <= max and x is not NaN, 0 elsewhere, recorded so that it has a gradient of its own.
+Tensor fused_clamp(const Tensor& x, double min, double max);
+Tensor clamp_backward(const Tensor& grad, const Tensor& x, double min, double max);
+
 // max(x, min) with the gradient of identity: the clamps PyTorch makes in place under no_grad
 // (gaussian_nll_loss's var, cosine_similarity's norms), whose backward sees the identity.
 inline Tensor clamp_min_straight_through(const Tensor& x, double min) {

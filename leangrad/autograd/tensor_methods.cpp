@@ -646,9 +646,10 @@ Tensor& Tensor::round_(std::int64_t decimals) {
       InPlaceSaves::Nothing);
 }
 
-// clamp() in one pass (ops::activation_), its absent bounds NaN there. The gradient is clamp()'s:
-// it passes where min <= x <= max and x is not NaN, a mask of the input, so the node saves a copy
-// of self before the write (PyTorch's original_self): the output cannot tell x = min from x < min.
+// clamp() in one pass (ops::activation_), its absent bounds NaN there. The gradient is clamp()'s
+// (autograd::clamp_backward): it passes where min <= x <= max and x is not NaN, a mask of the
+// input, so the node saves a copy of self before the write (PyTorch's original_self): the output
+// cannot tell x = min from x < min.
 Tensor& Tensor::clamp_(std::optional<double> min, std::optional<double> max) {
   const char* op = "clamp_";
   LG_CHECK(min.has_value() || max.has_value(), op,
@@ -664,13 +665,8 @@ Tensor& Tensor::clamp_(std::optional<double> min, std::optional<double> max) {
   const double hi = max.value_or(nan);
   return autograd::unary_in_place(
       op, *this, [lo, hi](const Tensor& v) { ops::activation_(ActivationOp::Clamp, v, lo, hi); },
-      [min, max](const BackwardContext& c) -> std::vector<Tensor> {
-        const Tensor& x = c.saved[0];
-        const Tensor zero = zeros({}, c.grad.options());
-        Tensor g = c.grad;
-        if (min.has_value()) g = leangrad::where(leangrad::lt(x, *min), zero, g);
-        if (max.has_value()) g = leangrad::where(leangrad::gt(x, *max), zero, g);
-        return {leangrad::where(leangrad::ne(x, x), zero, g)};
+      [lo, hi](const BackwardContext& c) -> std::vector<Tensor> {
+        return {autograd::clamp_backward(c.grad, c.saved[0], lo, hi)};
       },
       InPlaceSaves::Input);
 }

@@ -624,6 +624,17 @@ struct ActivationMath<ActivationOp::Hardtanh> {  // min_val, max_val, rounded to
   }
 };
 
+template <>
+struct ActivationMath<ActivationOp::Clamp> {  // min, max, rounded to T; NaN for an absent bound
+  // g where min <= x <= max, bounds included, 0 elsewhere, selected: clamp()'s where-composition
+  // routes g so, and PyTorch's clamp_backward masks so. A NaN x gets 0 (the mask is false for it),
+  // an absent bound admits every x.
+  template <typename M>
+  LG_HOST_DEVICE LG_ALWAYS_INLINE static M gradient(M g, M x, ActivationParams<M> p) {
+    return !(x < p.p0) && !(x > p.p1) && x == x ? g : M(0);
+  }
+};
+
 // Whether `op` has a value in ActivationMath (ops::activation computes the others with their
 // in-place elements; ops::activation_ takes only those).
 constexpr bool is_one_rounding_activation(ActivationOp op) {
@@ -631,17 +642,13 @@ constexpr bool is_one_rounding_activation(ActivationOp op) {
          op == ActivationOp::Mish || op == ActivationOp::Softplus;
 }
 
-// Whether `op` has a gradient in ActivationMath (ops::activation_backward): all but clamp.
-constexpr bool has_activation_gradient(ActivationOp op) {
-  return op != ActivationOp::Clamp;
-}
-
-// `op`'s parameters p0 and p1 in opmath_t<T>: as a binary op's scalars, but hardtanh's bounds
-// rounded to T first (as masked_fill and a compare with a scalar round them). Host code.
+// `op`'s parameters p0 and p1 in opmath_t<T>: as a binary op's scalars, but hardtanh's and
+// clamp's bounds rounded to T first (as masked_fill and a compare with a scalar round them; a NaN,
+// clamp's absent bound, stays NaN). Host code.
 template <typename T>
 ActivationParams<opmath_t<T>> make_activation_params(ActivationOp op, double p0, double p1) {
   using M = opmath_t<T>;
-  if (op == ActivationOp::Hardtanh) {
+  if (op == ActivationOp::Hardtanh || op == ActivationOp::Clamp) {
     return {to_opmath(cast_value<T>(p0)), to_opmath(cast_value<T>(p1))};
   }
   return {cast_value<M>(p0), cast_value<M>(p1)};
@@ -691,7 +698,8 @@ void with_one_rounding_activation(ActivationOp op, F&& f) {
   LG_THROW(Error, "ActivationOp ", static_cast<int>(op), " is not a one-rounding activation");
 }
 
-// Calls f.template operator()<kOp>() for an op with a gradient in ActivationMath. Host code.
+// Calls f.template operator()<kOp>() for `op`, whose gradient ActivationMath has (every op's).
+// Host code.
 template <typename F>
 void with_activation_gradient(ActivationOp op, F&& f) {
   switch (op) {
@@ -702,11 +710,10 @@ void with_activation_gradient(ActivationOp op, F&& f) {
     case ActivationOp::Hardtanh:
       return f.template operator()<ActivationOp::Hardtanh>();
     case ActivationOp::Clamp:
-      break;
+      return f.template operator()<ActivationOp::Clamp>();
     default:
       return with_one_rounding_activation(op, std::forward<F>(f));
   }
-  LG_THROW(Error, "ActivationOp ", static_cast<int>(op), " has no gradient kernel");
 }
 
 // Calls f(element) with the functor of `op` for ops::activation_'s p0 and p1, so that both

@@ -73,10 +73,10 @@ enum class CompareOp : std::uint8_t { Gt, Lt, Ge, Le, Eq, Ne };
 enum class ReduceOp : std::uint8_t { Sum, Mean, Max };
 // The fused activations. The first four are what an in-place op writes in one pass
 // (ops::activation_), each bitwise the composition of elementwise ops PyTorch's definition
-// spells out (kernels/elementwise_math.h; clamp's in autograd/functions.cpp); ops::activation
-// writes the same bits out of place. The others are computed out of place only, each in one pass
-// and one rounding: gelu (GeluTanh: approximate "tanh"), silu, mish and softplus. All but clamp
-// have a gradient kernel (ops::activation_backward), one pass and one rounding.
+// spells out (kernels/elementwise_math.h; clamp's the where-composition its comment gives);
+// ops::activation writes the same bits out of place. The others are computed out of place only,
+// each in one pass and one rounding: gelu (GeluTanh: approximate "tanh"), silu, mish and
+// softplus. Each has a gradient kernel (ops::activation_backward), one pass and one rounding.
 enum class ActivationOp : std::uint8_t {
   LeakyRelu,
   Elu,
@@ -135,10 +135,10 @@ void unary_(UnaryOp op, const Tensor& self);
 // fit self's dtype, and be integral for an integral self (compared with the values exactly).
 // Bumps the version.
 void activation_(ActivationOp op, const Tensor& self, double p0, double p1 = 0.0);
-// y = f(x), a new tensor of x's shape and floating dtype, for every op but Clamp. LeakyRelu,
-// Elu and Hardtanh take p0 and p1 as activation_ does and write its bits. The one-rounding
-// activations compute f in float (double for float64) and round once, as PyTorch's kernels
-// (kernels/elementwise_math.h):
+// y = f(x), a new tensor of x's shape and dtype (floating, or any numeric one for Clamp).
+// LeakyRelu, Elu, Hardtanh and Clamp take p0 and p1 as activation_ does and write its bits. The
+// one-rounding activations compute f in float (double for float64) and round once, as PyTorch's
+// kernels (kernels/elementwise_math.h):
 //   Gelu, GeluTanh, Silu, Mish   no parameters
 //   Softplus  beta, threshold    beta x > threshold ? x : log(1 + e^(beta x)) / beta
 // Any strides.
@@ -148,7 +148,9 @@ Tensor activation(ActivationOp op, const Tensor& x, double p0 = 0.0, double p1 =
 // leaky_relu_backward, elu_backward (from the input), hardtanh_backward, gelu_backward,
 // silu_backward, mish_backward and softplus_backward. Each kink takes the side of the forward's
 // select: leaky_relu's and elu's 0 the negative side, hardtanh's bounds 0, softplus's threshold
-// the smooth side.
+// the smooth side. Clamp (floating x): grad_output where min <= x <= max (an absent, NaN, bound
+// admits every x), 0 elsewhere and where x is NaN, as clamp()'s composition and PyTorch's
+// clamp_backward.
 Tensor activation_backward(ActivationOp op, const Tensor& grad_output, const Tensor& x,
                            double p0 = 0.0, double p1 = 0.0);
 // self = where(mask, value, self): value a 0-d tensor, converted to self's dtype (read once,

@@ -433,10 +433,29 @@ void unary_(UnaryOp op, const Tensor& self) {
 
 namespace {
 
-// A floating x for every activation but clamp, hardtanh's bounds within x's dtype (as
-// masked_fill's value), and softplus's beta finite and > 0 (it divides by it).
+// Clamp's x and bounds: a numeric x (integers too, not bool); each bound present (not NaN) fits
+// x's dtype and, for an integral x, is integral (compared with the values exactly).
+void check_clamp_input(const char* name, const Tensor& x, double min, double max) {
+  const DType dtype = x.dtype();
+  check_not_bool(name, dtype);
+  for (const double bound : {min, max}) {
+    if (std::isnan(bound)) continue;  // absent
+    LG_CHECK_DTYPE(is_floating(dtype) || is_integral_value(bound), name, ": result type ",
+                   DType::Float32, " can't be cast to the desired output type ", dtype, " (bound ",
+                   bound, ", shape ", x.shape(), ")");
+    LG_CHECK(scalar_fits(bound, dtype), name, ": bound ", bound, " cannot be converted to dtype ",
+             dtype, " without overflow");
+  }
+}
+
+// A floating x for every activation but clamp (check_clamp_input), hardtanh's bounds within x's
+// dtype (as masked_fill's value), and softplus's beta finite and > 0 (it divides by it).
 void check_activation_input(ActivationOp op, const char* name, const Tensor& x, double p0,
                             double p1) {
+  if (op == ActivationOp::Clamp) {
+    check_clamp_input(name, x, p0, p1);
+    return;
+  }
   LG_CHECK_DTYPE(is_floating(x.dtype()), name,
                  ": expected a floating tensor (float32, float64, float16, bfloat16), got ",
                  x.dtype(), " (shape ", x.shape(), ")");
@@ -458,20 +477,7 @@ void activation_(ActivationOp op, const Tensor& self, double p0, double p1) {
   check_defined(name, {&self});
   LG_CHECK(!kernels::is_one_rounding_activation(op), name, ": ", op_name(op),
            " has no in-place kernel; ops::activation computes it out of place");
-  const DType dtype = self.dtype();
-  if (op == ActivationOp::Clamp) {
-    check_not_bool(name, dtype);
-    for (const double bound : {p0, p1}) {
-      if (std::isnan(bound)) continue;  // absent
-      LG_CHECK_DTYPE(is_floating(dtype) || is_integral_value(bound), name, ": result type ",
-                     DType::Float32, " can't be cast to the desired output type ", dtype,
-                     " (bound ", bound, ", shape ", self.shape(), ")");
-      LG_CHECK(scalar_fits(bound, dtype), name, ": bound ", bound, " cannot be converted to dtype ",
-               dtype, " without overflow");
-    }
-  } else {
-    check_activation_input(op, name, self, p0, p1);
-  }
+  check_activation_input(op, name, self, p0, p1);
   check_writable(name, self);
   launch_activation(op, name, self, self, p0, p1);  // each element read, then written
   self.bump_version();
@@ -480,8 +486,6 @@ void activation_(ActivationOp op, const Tensor& self, double p0, double p1) {
 Tensor activation(ActivationOp op, const Tensor& x, double p0, double p1) {
   const char* name = op_name(op);
   check_defined(name, {&x});
-  LG_CHECK(op != ActivationOp::Clamp, name,
-           ": ops::activation does not compute clamp; clamp() does");
   check_activation_input(op, name, x, p0, p1);
   Tensor out = new_output(name, x.shape(), x.dtype(), x.device());
   launch_activation(op, name, out, x, p0, p1);
@@ -493,8 +497,9 @@ Tensor activation_backward(ActivationOp op, const Tensor& grad_output, const Ten
   const std::string name_str = std::string(op_name(op)) + "_backward";
   const char* name = name_str.c_str();
   check_defined(name, {&grad_output, &x});
-  LG_CHECK(kernels::has_activation_gradient(op), name, ": ", op_name(op),
-           " has no gradient kernel");
+  LG_CHECK_DTYPE(is_floating(x.dtype()), name,
+                 ": expected a floating tensor (float32, float64, float16, bfloat16), got ",
+                 x.dtype(), " (shape ", x.shape(), ")");
   check_activation_input(op, name, x, p0, p1);
   check_same_device(name, grad_output, x);
   LG_CHECK_DTYPE(grad_output.dtype() == x.dtype(), name, ": grad_output is ", grad_output.dtype(),

@@ -75,10 +75,10 @@ Exact exact(const Case& c, double x) {
       return {0.0, x > 0 ? c.p1 : c.p1 * c.p0 * std::exp(x)};
     case ActivationOp::Hardtanh:
       return {0.0, x <= c.p0 || x >= c.p1 ? 0.0 : 1.0};
-    case ActivationOp::Clamp:
-      break;
+    case ActivationOp::Clamp:  // the bounds pass the gradient; a NaN bound is absent
+      return {0.0, (std::isnan(c.p0) || x >= c.p0) && (std::isnan(c.p1) || x <= c.p1) ? 1.0 : 0.0};
   }
-  ADD_FAILURE() << "no gradient kernel";
+  ADD_FAILURE() << "unknown op";
   return {};
 }
 
@@ -93,6 +93,9 @@ const Case kCases[] = {
     {ActivationOp::Elu, 1.25, 1.0, false},
     {ActivationOp::Elu, 1.6732632423543772, 1.0507009873554805, false},  // selu
     {ActivationOp::Hardtanh, -0.75, 1.5, false},
+    {ActivationOp::Clamp, -0.75, 1.5, false},
+    {ActivationOp::Clamp, std::numeric_limits<double>::quiet_NaN(), 0.5, false},   // clamp_max
+    {ActivationOp::Clamp, -2.0, std::numeric_limits<double>::quiet_NaN(), false},  // clamp_min
 };
 
 std::string case_name(const Case& c) {
@@ -166,16 +169,19 @@ TEST(ActivationKernels, Float32AndFloat64MatchTheDefinitions) {
       for (std::int64_t i = 0; i < n; ++i) {
         const Exact e = exact(c, xr[i]);
         const double bound = 32 * u * std::max(1.0, std::fabs(xr[i]));
-        if (c.one_rounding_value) ASSERT_NEAR(y[i], e.value, bound) << "x = " << xr[i];
+        if (c.one_rounding_value) {
+          ASSERT_NEAR(y[i], e.value, bound) << "x = " << xr[i];
+        }
         ASSERT_NEAR(dx[i], -1.5 * e.slope, 1.5 * bound) << "x = " << xr[i];
       }
     }
   }
 }
 
-// leaky_relu, elu (selu) and hardtanh out of place write the bits of their in-place kernels,
-// which tests/kernels/test_elementwise.cpp checks against the compositions, so elu(x) and
-// elu_(x) agree.
+// leaky_relu, elu (selu), hardtanh and clamp out of place write the bits of their in-place
+// kernels, which tests/kernels/test_elementwise_inplace.cpp and
+// tests/autograd/test_inplace_unary.cpp check against the compositions, so elu(x) and elu_(x)
+// agree.
 TEST(ActivationKernels, OutOfPlaceWritesTheInPlaceBits) {
   for (const DType dtype : {kFloat32, kFloat64, kFloat16, kBFloat16}) {
     const Tensor x = mul(randn({1000}), 4.0).to(dtype);
@@ -202,12 +208,55 @@ TEST(ActivationKernels, AnyStrides) {
   }
 }
 
+// clamp of integers out of place, as clamp_ in place (integral bounds compared exactly): values by
+// hand.
+TEST(ActivationKernels, ClampOfIntegersOutOfPlace) {
+  const Tensor x = make_tensor({-7, -2, 0, 3, 9}, {5}, kInt64);
+  const Tensor y = ops::activation(ActivationOp::Clamp, x, -2.0, 4.0);
+  EXPECT_EQ(y.dtype(), kInt64);
+  expect_close(y, {-2, -2, 0, 3, 4}, 0.0, 0.0);
+  const Tensor u = ops::activation(ActivationOp::Clamp, x.to(kUInt8), std::nan(""), 100.0);
+  EXPECT_EQ(u.dtype(), kUInt8);
+  expect_close(u, {100, 100, 0, 3, 9}, 0.0, 0.0);  // uint8 wraps -7 and -2 to 249 and 254
+}
+
+// clamp's gradient through autograd, by hand: the bounds pass it (PyTorch's clamp_backward mask is
+// min <= x <= max), a NaN gets 0, and an infinite upstream gradient where the mask is false gives
+// 0, not NaN (a select, not a multiplication by 0).
+TEST(ActivationKernels, ClampGradientPassesAtTheBoundsAndNotAtNaN) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  for (const DType dtype : {kFloat32, kFloat64, kFloat16, kBFloat16}) {
+    SCOPED_TRACE(dtype_name(dtype));
+    const Tensor x = make_tensor({-1.0, -0.5, 0.0, 0.5, 1.0, nan}, {6}, dtype).requires_grad_();
+    clamp(x, -0.5, 0.5).backward(make_tensor({inf, 2.0, 3.0, 4.0, -inf, 5.0}, {6}, dtype));
+    expect_close(x.grad(), {0, 2, 3, 4, 0, 0}, 0.0, 0.0);
+    const Tensor z = make_tensor({-1.0, 0.5, 1.0}, {3}, dtype).requires_grad_();
+    clamp_max(z, 0.5).backward(ones({3}, dtype));
+    expect_close(z.grad(), {1, 1, 0}, 0.0, 0.0);
+  }
+  // The bounds are rounded to x's dtype, as the forward compares with them: float16 0.1 is
+  // 0.0999755859375, below the double 0.1 but equal to the bound rounded, so it passes.
+  const Tensor h = make_tensor({0.1, 0.05}, {2}, kFloat16).requires_grad_();
+  const Tensor y = clamp(h, 0.1, 1.0);
+  y.backward(ones({2}, kFloat16));
+  EXPECT_TRUE(equal(y, make_tensor({0.1, 0.1}, {2}, kFloat16)));
+  expect_close(h.grad(), {1, 0}, 0.0, 0.0);
+}
+
 TEST(ActivationKernels, BadArguments) {
   const Tensor x = randn({4, 3});
   EXPECT_THROW(ops::activation(ActivationOp::Gelu, zeros({3}, kInt64)), DTypeError);
   EXPECT_THROW(ops::activation(ActivationOp::Softplus, zeros({3}, kInt64), 1.0, 20.0), DTypeError);
-  EXPECT_THROW(ops::activation(ActivationOp::Clamp, x, -1.0, 1.0), Error);  // clamp() does
-  EXPECT_THROW(ops::activation_backward(ActivationOp::Clamp, x, x, -1.0, 1.0), Error);
+  // clamp takes integers forward (integral bounds that fit), not backward.
+  EXPECT_THROW(ops::activation(ActivationOp::Clamp, zeros({3}, kInt64), 0.5, 2.0), DTypeError);
+  EXPECT_THROW(ops::activation(ActivationOp::Clamp, zeros({3}, kUInt8), 0.0, 300.0), Error);
+  EXPECT_THROW(ops::activation(ActivationOp::Clamp, zeros({3}, kBool), 0.0, 1.0), DTypeError);
+  const std::string clamp_backward = error_message([&] {
+    ops::activation_backward(ActivationOp::Clamp, zeros({3}, kInt64), zeros({3}, kInt64), 0, 1);
+  });
+  EXPECT_NE(clamp_backward.find("clamp_backward"), std::string::npos) << clamp_backward;
+  EXPECT_NE(clamp_backward.find("int64"), std::string::npos) << clamp_backward;
   EXPECT_THROW(ops::activation_(ActivationOp::Silu, x, 0.0), Error);  // no in-place kernel
   EXPECT_THROW(ops::activation_(ActivationOp::Softplus, x, 1.0, 20.0), Error);
   const std::string beta =

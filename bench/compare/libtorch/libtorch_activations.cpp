@@ -1,8 +1,8 @@
 // libtorch-activations: LibTorch's side of bench/compare/activations_vs_libtorch.sh. The benchmarks
 // of bench/bench_activations.cpp (BM_Activation_16M, BM_ActivationBackward_16M) with the same
 // Google Benchmark names, shapes and byte counts, as a LibTorch 1.13 user writes them on the CPU:
-// tanh, erf, log, expm1, log1p, gelu (both forms), silu, mish, elu, softplus, selu, leaky_relu and
-// hardtanh of a (4096, 4096) float32 tensor, forward under NoGradGuard, and forward plus
+// tanh, erf, log, expm1, log1p, gelu (both forms), silu, mish, elu, softplus, selu, leaky_relu,
+// hardtanh and clamp of a (4096, 4096) float32 tensor, forward under NoGradGuard, and forward plus
 // y.backward(g) into x.grad.
 //   libtorch-activations [--threads N] [Google Benchmark options]
 #include <benchmark/benchmark.h>
@@ -30,7 +30,8 @@ enum class Work {
   Softplus,
   Selu,
   LeakyRelu,
-  Hardtanh
+  Hardtanh,
+  Clamp
 };
 
 torch::Tensor run_work(Work work, const torch::Tensor& x) {
@@ -63,6 +64,8 @@ torch::Tensor run_work(Work work, const torch::Tensor& x) {
       return torch::leaky_relu(x, 0.01);
     case Work::Hardtanh:
       return torch::hardtanh(x, -1.0, 1.0);
+    case Work::Clamp:
+      return torch::clamp(x, -0.5, 0.5);
   }
   return {};
 }
@@ -117,6 +120,7 @@ LIBTORCH_ACTIVATION_BENCHMARKS(Softplus);
 LIBTORCH_ACTIVATION_BENCHMARKS(Selu);
 LIBTORCH_ACTIVATION_BENCHMARKS(LeakyRelu);
 LIBTORCH_ACTIVATION_BENCHMARKS(Hardtanh);
+LIBTORCH_ACTIVATION_BENCHMARKS(Clamp);
 
 }  // namespace
 
