@@ -1,7 +1,7 @@
 // CPU time of the activation functions and their transcendental building blocks on a (4096, 4096)
 // float32 tensor, through the public API (leangrad.h), forward alone (under NoGradGuard) and
 // forward plus backward (y.backward(g) into x.grad): tanh, erf, log, expm1 and log1p, and gelu
-// (both forms), silu, mish, elu, softplus, selu, leaky_relu, hardtanh and clamp.
+// (both forms), silu, mish, elu, softplus, selu, leaky_relu, hardtanh, clamp and relu.
 // bench/compare/activations_vs_libtorch.sh runs it beside LibTorch's twin
 // (bench/compare/libtorch/libtorch_activations.cpp: the same names, shapes and byte counts).
 //
@@ -38,7 +38,8 @@ enum class Work {
   Selu,
   LeakyRelu,
   Hardtanh,
-  Clamp
+  Clamp,
+  Relu
 };
 
 Tensor run_work(Work work, const Tensor& x) {
@@ -73,6 +74,8 @@ Tensor run_work(Work work, const Tensor& x) {
       return leangrad::hardtanh(x, -1.0, 1.0);
     case Work::Clamp:
       return leangrad::clamp(x, -0.5, 0.5);
+    case Work::Relu:
+      return leangrad::relu(x);
   }
   return {};
 }
@@ -130,6 +133,8 @@ Exact exact(Work work, double x) {
       return {std::fmax(-1.0, std::fmin(1.0, x)), x > -1 && x < 1 ? 1.0 : 0.0};
     case Work::Clamp:
       return {std::fmax(-0.5, std::fmin(0.5, x)), x >= -0.5 && x <= 0.5 ? 1.0 : 0.0};
+    case Work::Relu:
+      return {x > 0 ? x : 0.0, x > 0 ? 1.0 : 0.0};
   }
   return {};
 }
@@ -218,6 +223,7 @@ LEANGRAD_ACTIVATION_BENCHMARKS(Selu);
 LEANGRAD_ACTIVATION_BENCHMARKS(LeakyRelu);
 LEANGRAD_ACTIVATION_BENCHMARKS(Hardtanh);
 LEANGRAD_ACTIVATION_BENCHMARKS(Clamp);
+LEANGRAD_ACTIVATION_BENCHMARKS(Relu);
 
 }  // namespace
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # leangrad's CPU activations against LibTorch 1.13 in one run: tanh, erf, log, expm1, log1p, gelu
-# (both forms), silu, mish, elu, softplus, selu, leaky_relu, hardtanh and clamp of a (4096, 4096)
-# float32 tensor, forward alone and forward plus backward; at 1 and then 2 threads, leangrad and
-# LibTorch alternating. Same benchmark names, shapes and byte counts on both sides
+# (both forms), silu, mish, elu, softplus, selu, leaky_relu, hardtanh, clamp and relu of a
+# (4096, 4096) float32 tensor, forward alone and forward plus backward; at 1 and then 2 threads,
+# leangrad and LibTorch alternating. Same benchmark names, shapes and byte counts on both sides
 # (BM_Activation_16M and BM_ActivationBackward_16M in bench/bench_activations.cpp,
 # bench/compare/libtorch/libtorch_activations.cpp). Builds bench/compare/libtorch (needs
 # libtorch-dev and libbenchmark-dev from apt) and prints markdown on stdout; logs go to stderr.
@@ -36,7 +36,7 @@ WORK = [("Tanh", "tanh"), ("Erf", "erf"), ("Log", "log (of abs(x))"), ("Expm1", 
         ("Log1p", "log1p (of abs(x))"), ("Gelu", "gelu"), ("GeluTanh", "gelu, approximate tanh"),
         ("Silu", "silu"), ("Mish", "mish"), ("Elu", "elu"), ("Softplus", "softplus"),
         ("Selu", "selu"), ("LeakyRelu", "leaky_relu"), ("Hardtanh", "hardtanh"),
-        ("Clamp", "clamp")]
+        ("Clamp", "clamp"), ("Relu", "relu")]
 print("| op | pass | threads | LibTorch ms | leangrad ms | LibTorch / leangrad |")
 print("| --- | --- | ---: | ---: | ---: | ---: |")
 

@@ -116,13 +116,16 @@ Tensor second_derivative(const Activation& a, const Tensor& x) {
   LG_THROW(Error, "no second derivative for ", op_name(a.op));
 }
 
-Tensor activation_backward_fn(const Activation& a, const Tensor& g, const Tensor& x) {
-  return record_op(backward_name(a.op), ops::activation_backward(a.op, g, x, a.p0, a.p1), {g, x},
-                   {g, x}, [a](const BackwardContext& c) -> std::vector<Tensor> {
+// g f'(x), recorded under `name` (the op's backward_name unless given).
+Tensor activation_backward_fn(const Activation& a, const Tensor& g, const Tensor& x,
+                              const char* name = nullptr) {
+  return record_op(name != nullptr ? name : backward_name(a.op),
+                   ops::activation_backward(a.op, g, x, a.p0, a.p1), {g, x}, {g, x},
+                   [a, name](const BackwardContext& c) -> std::vector<Tensor> {
                      const Tensor& g_saved = c.saved[0];
                      const Tensor& x_saved = c.saved[1];
                      std::vector<Tensor> grads(2);
-                     if (c.needs(0)) grads[0] = activation_backward_fn(a, c.grad, x_saved);
+                     if (c.needs(0)) grads[0] = activation_backward_fn(a, c.grad, x_saved, name);
                      if (c.needs(1))
                        grads[1] = mul(mul(c.grad, g_saved), second_derivative(a, x_saved));
                      return grads;
@@ -151,6 +154,14 @@ Tensor fused_clamp(const Tensor& x, double min, double max) {
 
 Tensor clamp_backward(const Tensor& grad, const Tensor& x, double min, double max) {
   return activation_backward_fn({ActivationOp::Clamp, min, max}, grad, x);
+}
+
+// PyTorch's threshold_backward(grad, output, 0): 0 where the output is <= 0, grad elsewhere (a
+// NaN output, and +Inf, included). That is hardtanh's gradient kernel with min 0 and no max (a NaN
+// bound compares false), taken at the output, in one pass.
+Tensor relu_backward(const Tensor& grad, const Tensor& output) {
+  return activation_backward_fn({ActivationOp::Hardtanh, 0.0, std::nan("")}, grad, output,
+                                "threshold_backward");
 }
 
 }  // namespace autograd

@@ -613,8 +613,9 @@ Tensor relu(const Tensor& a) {
   const Tensor out = ops::unary(UnaryOp::Relu, a);
   return record_op("relu", out, {a}, {out}, [](const BackwardContext& c) -> std::vector<Tensor> {
     // Zero where the output is <= 0 and the gradient elsewhere, a NaN output included (PyTorch's
-    // threshold_backward); a select, so an infinite gradient gives 0, not NaN, where cut.
-    return {where(le(c.saved[0], 0.0), zero_like_scalar(c.grad), c.grad)};
+    // threshold_backward), in one pass; a select, so an infinite gradient gives 0, not NaN,
+    // where cut.
+    return {autograd::relu_backward(c.grad, c.saved[0])};
   });
 }
 

@@ -89,6 +89,9 @@ inline Tensor softplus_of_negated(const Tensor& x) {
 // min <= x <= max and x is not NaN, 0 elsewhere, recorded so that it has a gradient of its own.
 Tensor fused_clamp(const Tensor& x, double min, double max);
 Tensor clamp_backward(const Tensor& grad, const Tensor& x, double min, double max);
+// relu's gradient from its output in one pass: 0 where output <= 0, grad elsewhere (NaN too),
+// recorded (activations.cpp).
+Tensor relu_backward(const Tensor& grad, const Tensor& output);
 
 // max(x, min) with the gradient of identity: the clamps PyTorch makes in place under no_grad
 // (gaussian_nll_loss's var, cosine_similarity's norms), whose backward sees the identity.

@@ -408,8 +408,7 @@ Tensor& piecewise_constant_(const char* op, UnaryOp unary_op, Tensor& self) {
 Tensor& Tensor::relu_() {
   return unary_method("relu_", UnaryOp::Relu, *this, InPlaceSaves::Output,
                       [](const BackwardContext& c) -> std::vector<Tensor> {
-                        return {leangrad::where(leangrad::le(c.saved[0], 0.0),
-                                                zeros({}, c.grad.options()), c.grad)};
+                        return {autograd::relu_backward(c.grad, c.saved[0])};
                       });
 }
 Tensor& Tensor::sigmoid_() {

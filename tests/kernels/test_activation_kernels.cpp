@@ -244,6 +244,27 @@ TEST(ActivationKernels, ClampGradientPassesAtTheBoundsAndNotAtNaN) {
   expect_close(h.grad(), {1, 0}, 0.0, 0.0);
 }
 
+// relu's gradient (PyTorch's threshold_backward, from the output, in one pass): 0 where the output
+// is <= 0, even under an infinite upstream gradient, the gradient elsewhere, a NaN or infinite
+// output included; relu_ the same. By hand, in every floating dtype.
+TEST(ActivationKernels, ReluGradientCutsAtZeroAndPassesNaN) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  for (const DType dtype : {kFloat32, kFloat64, kFloat16, kBFloat16}) {
+    SCOPED_TRACE(dtype_name(dtype));
+    const Tensor values = make_tensor({-1.0, 0.0, -0.0, 2.0, nan, inf}, {6}, dtype);
+    const Tensor g = make_tensor({inf, 5.0, -inf, 3.0, 4.0, 6.0}, {6}, dtype);
+    const Tensor x = values.clone().requires_grad_();
+    relu(x).backward(g);
+    expect_close(x.grad(), {0, 0, 0, 3, 4, 6}, 0.0, 0.0);
+    const Tensor leaf = values.clone().requires_grad_();
+    Tensor y = leaf * 1.0;
+    y.relu_();
+    y.backward(g);
+    expect_close(leaf.grad(), {0, 0, 0, 3, 4, 6}, 0.0, 0.0);
+  }
+}
+
 TEST(ActivationKernels, BadArguments) {
   const Tensor x = randn({4, 3});
   EXPECT_THROW(ops::activation(ActivationOp::Gelu, zeros({3}, kInt64)), DTypeError);

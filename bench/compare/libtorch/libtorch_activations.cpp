@@ -2,8 +2,8 @@
 // of bench/bench_activations.cpp (BM_Activation_16M, BM_ActivationBackward_16M) with the same
 // Google Benchmark names, shapes and byte counts, as a LibTorch 1.13 user writes them on the CPU:
 // tanh, erf, log, expm1, log1p, gelu (both forms), silu, mish, elu, softplus, selu, leaky_relu,
-// hardtanh and clamp of a (4096, 4096) float32 tensor, forward under NoGradGuard, and forward plus
-// y.backward(g) into x.grad.
+// hardtanh, clamp and relu of a (4096, 4096) float32 tensor, forward under NoGradGuard, and
+// forward plus y.backward(g) into x.grad.
 //   libtorch-activations [--threads N] [Google Benchmark options]
 #include <benchmark/benchmark.h>
 #include <torch/torch.h>
@@ -31,7 +31,8 @@ enum class Work {
   Selu,
   LeakyRelu,
   Hardtanh,
-  Clamp
+  Clamp,
+  Relu
 };
 
 torch::Tensor run_work(Work work, const torch::Tensor& x) {
@@ -66,6 +67,8 @@ torch::Tensor run_work(Work work, const torch::Tensor& x) {
       return torch::hardtanh(x, -1.0, 1.0);
     case Work::Clamp:
       return torch::clamp(x, -0.5, 0.5);
+    case Work::Relu:
+      return torch::relu(x);
   }
   return {};
 }
@@ -121,6 +124,7 @@ LIBTORCH_ACTIVATION_BENCHMARKS(Selu);
 LIBTORCH_ACTIVATION_BENCHMARKS(LeakyRelu);
 LIBTORCH_ACTIVATION_BENCHMARKS(Hardtanh);
 LIBTORCH_ACTIVATION_BENCHMARKS(Clamp);
+LIBTORCH_ACTIVATION_BENCHMARKS(Relu);
 
 }  // namespace
 
