@@ -1,6 +1,6 @@
 // Device op table rows for TanhExp, the one-pass activations (gelu, its tanh form, silu, mish,
-// softplus, elu, selu, leaky_relu, hardtanh, clamp: ops::activation and ops::activation_backward
-// through the public functions) and GroupNorm (see op_table.h): forward in every floating
+// softplus, elu, selu, leaky_relu, hardtanh, clamp, and relu's backward: ops::activation and
+// ops::activation_backward through the public functions) and GroupNorm (see op_table.h): forward in every floating
 // dtype, backward through autograd (inputs are created without requires_grad, so each row
 // clones them into leaves), and GroupNorm shapes that reach every CUDA path: vector and scalar
 // loads (HxW a multiple of the vector width or not), C not a multiple of anything, (N, C) input,
@@ -133,6 +133,9 @@ Tensor clamp_of(const Tensor& x) {
 Tensor clamp_max_of(const Tensor& x) {  // one bound: the other NaN in the kernel
   return clamp_max(x, 0.7);
 }
+Tensor relu_of(const Tensor& x) {  // its backward: hardtanh's gradient at the output
+  return relu(x);
+}
 
 std::vector<OpCase> fused_activation_cases() {
   const Shape kOdd = {33, 65};
@@ -140,7 +143,7 @@ std::vector<OpCase> fused_activation_cases() {
       {"gelu", gelu_exact}, {"gelu_tanh", gelu_tanh},      {"silu", silu_of},
       {"mish", mish_of},    {"softplus", softplus_of},     {"elu", elu_of},
       {"selu", selu_of},    {"leaky_relu", leaky_relu_of}, {"hardtanh", hardtanh_of},
-      {"clamp", clamp_of},  {"clamp_max", clamp_max_of}};
+      {"clamp", clamp_of},  {"clamp_max", clamp_max_of},   {"relu_one_pass", relu_of}};
   std::vector<OpCase> c;
   for (const auto& [name, f] : functions) {
     const auto forward = [f = f](const Inputs& in) { return Outputs{f(in[0])}; };
