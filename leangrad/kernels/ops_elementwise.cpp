@@ -448,6 +448,12 @@ void check_clamp_input(const char* name, const Tensor& x, double min, double max
   }
 }
 
+void check_floating_input(const char* name, const Tensor& x) {
+  LG_CHECK_DTYPE(is_floating(x.dtype()), name,
+                 ": expected a floating tensor (float32, float64, float16, bfloat16), got ",
+                 x.dtype(), " (shape ", x.shape(), ")");
+}
+
 // A floating x for every activation but clamp (check_clamp_input), hardtanh's bounds within x's
 // dtype (as masked_fill's value), and softplus's beta finite and > 0 (it divides by it).
 void check_activation_input(ActivationOp op, const char* name, const Tensor& x, double p0,
@@ -456,9 +462,7 @@ void check_activation_input(ActivationOp op, const char* name, const Tensor& x, 
     check_clamp_input(name, x, p0, p1);
     return;
   }
-  LG_CHECK_DTYPE(is_floating(x.dtype()), name,
-                 ": expected a floating tensor (float32, float64, float16, bfloat16), got ",
-                 x.dtype(), " (shape ", x.shape(), ")");
+  check_floating_input(name, x);
   if (op == ActivationOp::Hardtanh) {
     for (const double bound : {p0, p1}) {
       LG_CHECK(scalar_fits(bound, x.dtype()), name, ": bound ", bound,
@@ -497,9 +501,8 @@ Tensor activation_backward(ActivationOp op, const Tensor& grad_output, const Ten
   const std::string name_str = std::string(op_name(op)) + "_backward";
   const char* name = name_str.c_str();
   check_defined(name, {&grad_output, &x});
-  LG_CHECK_DTYPE(is_floating(x.dtype()), name,
-                 ": expected a floating tensor (float32, float64, float16, bfloat16), got ",
-                 x.dtype(), " (shape ", x.shape(), ")");
+  // Clamp's forward takes integers too, its gradient only floats (the others' check says so).
+  if (op == ActivationOp::Clamp) check_floating_input(name, x);
   check_activation_input(op, name, x, p0, p1);
   check_same_device(name, grad_output, x);
   LG_CHECK_DTYPE(grad_output.dtype() == x.dtype(), name, ": grad_output is ", grad_output.dtype(),

@@ -1,10 +1,10 @@
 // Device op table rows for TanhExp, the one-pass activations (gelu, its tanh form, silu, mish,
 // softplus, elu, selu, leaky_relu, hardtanh, clamp, and relu's backward: ops::activation and
-// ops::activation_backward through the public functions) and GroupNorm (see op_table.h): forward in every floating
-// dtype, backward through autograd (inputs are created without requires_grad, so each row
-// clones them into leaves), and GroupNorm shapes that reach every CUDA path: vector and scalar
-// loads (HxW a multiple of the vector width or not), C not a multiple of anything, (N, C) input,
-// and groups long enough to be split across several blocks (kernels/cuda/group_norm.cu, Note
+// ops::activation_backward through the public functions) and GroupNorm (see op_table.h): forward in
+// every floating dtype, backward through autograd (inputs are created without requires_grad, so
+// each row clones them into leaves), and GroupNorm shapes that reach every CUDA path: vector and
+// scalar loads (HxW a multiple of the vector width or not), C not a multiple of anything, (N, C)
+// input, and groups long enough to be split across several blocks (kernels/cuda/group_norm.cu, Note
 // [GroupNorm strategies]).
 #include "kernels/op_table.h"
 
