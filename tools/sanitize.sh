@@ -45,13 +45,14 @@ ubsan_options="halt_on_error=1:print_stacktrace=1"
 # DistributedDataParallel, whose buckets the worker thread reduces while backward runs (in one
 # process, and in every rank of the multi-process tests: dist_worker is built with the same flags),
 # and ZeroRedundancyOptimizer's broadcasts after a step;
-# the profiler's per-thread span buffers, gathered while DataLoader workers record.
+# the profiler's per-thread span buffers, gathered while DataLoader workers record; parallel_for
+# handing a task's exception to the caller (Parallel.*).
 tsan_filter="${LEANGRAD_TSAN_FILTER:-DataLoader.*:Dataset.*:*Sampler*:Engine.*:Hooks.*:\
 *SavedTensorHooks*:*Checkpoint*:CachingAllocatorStressTest.ThreadsShareOneAllocator:\
 *Thread*:Elementwise*:Reduce*:Matmul*:Conv*:Layers*:GroupNorm*:Adam8bit*:OptimReference*:\
 TCPStore.*:FileStore.*:DistributedCollectives.*:DistributedFaults.*:\
 EndOfBackwardCallbacks.*:DDPOneProcess.*:DistributedDDP.*:ZeroOneProcess.*:DistributedZero.*:\
-Profiler.*}"
+Profiler.*:Parallel.*}"
 tsan_options="halt_on_error=1:second_deadlock_stack=1:ignore_noninstrumented_modules=1"
 
 usage() {

@@ -2,12 +2,16 @@
 // DataLoader worker is) splits kernel work over that many threads, and its OpenMP default, which
 // Eigen's GEMM follows, is that count, not the machine's core count. openmp_wait_setting names
 // the setting the environment holds (use_short_openmp_spin's exec is checked end to end by
-// train_cli_errors, through leangrad-train).
+// train_cli_errors, through leangrad-train). An exception thrown by a task of parallel_for
+// reaches its caller instead of ending the process.
 #include <gtest/gtest.h>
 #include <omp.h>
 
+#include <array>
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
+#include <new>
 #include <optional>
 #include <string>
 #include <thread>
@@ -54,6 +58,64 @@ TEST(Parallel, SetNumThreadsRefusesLessThanOne) {
   EXPECT_THROW(set_num_threads(100000), Error);  // libgomp crashed starting them
   EXPECT_THROW(set_num_threads(-4), Error);
   EXPECT_EQ(get_num_threads(), saved);
+}
+
+// Runs parallel_for over 4 tasks of kTask items each on 4 threads, in which the tasks in
+// `throwing` (a bit per task) throw an Error naming their task after
+// `delay_ms[static_cast<std::size_t>(task)]`, the others count their items. Returns the message of
+// the Error that reached the caller ("" when none did).
+constexpr std::int64_t kTask = 1024;
+
+std::string message_from_tasks(unsigned throwing, const std::array<int, 4>& delay_ms,
+                               std::atomic<std::int64_t>& counted) {
+  try {
+    kernels::cpu::parallel_for(4 * kTask, 1, [&](std::int64_t begin, std::int64_t end) {
+      const std::int64_t task = begin / kTask;
+      std::this_thread::sleep_for(
+          std::chrono::milliseconds(delay_ms[static_cast<std::size_t>(task)]));
+      if ((throwing >> task & 1u) != 0) LG_THROW(Error, "task ", task);
+      counted += end - begin;
+    });
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// Without the catch in every task, the first throw would end the process (std::terminate): an
+// exception may not leave a thread of an OpenMP region.
+TEST(Parallel, ExceptionOfTheLowestThrowingTaskReachesTheCaller) {
+  const int saved = get_num_threads();
+  set_num_threads(4);
+  // Tasks 1 and 3 throw, in either order of time: the caller gets task 1's exception, as a
+  // serial run over the same ranges would, and the tasks that do not throw finish their ranges.
+  const std::array<int, 4> task_1_last = {0, 100, 0, 0};
+  const std::array<int, 4> task_3_last = {0, 0, 0, 100};
+  for (const std::array<int, 4>& delays : {task_1_last, task_3_last}) {
+    std::atomic<std::int64_t> counted{0};
+    const std::string message = message_from_tasks(0b1010u, delays, counted);
+    EXPECT_NE(message.find("task 1"), std::string::npos) << message;
+    EXPECT_EQ(counted.load(), 2 * kTask);
+  }
+  // Every task throwing; and the pool runs the next loop as before.
+  const std::array<int, 4> no_delay = {0, 0, 0, 0};
+  std::atomic<std::int64_t> counted{0};
+  EXPECT_NE(message_from_tasks(0b1111u, no_delay, counted).find("task 0"), std::string::npos);
+  EXPECT_EQ(message_from_tasks(0u, no_delay, counted), "");
+  EXPECT_EQ(counted.load(), 4 * kTask);
+  set_num_threads(saved);
+}
+
+// The exception keeps its type: a failed allocation in a task is still std::bad_alloc.
+TEST(Parallel, ExceptionFromATaskKeepsItsType) {
+  const int saved = get_num_threads();
+  set_num_threads(2);
+  EXPECT_THROW(kernels::cpu::parallel_for(2 * kTask, 1,
+                                          [](std::int64_t begin, std::int64_t) {
+                                            if (begin > 0) throw std::bad_alloc();
+                                          }),
+               std::bad_alloc);
+  set_num_threads(saved);
 }
 
 // Sets (or unsets, with nullopt) an environment variable for the scope, then restores it.

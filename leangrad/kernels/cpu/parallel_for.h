@@ -1,12 +1,26 @@
 // parallel_for: the one way CPU kernels split work across threads (OpenMP underneath).
 //   parallel_for(n, kGrain, [&](int64_t begin, int64_t end) { for (i = begin; i < end; ++i) ... });
-// Runs serially when n is below the grain size or when already inside a parallel region.
+// Runs serially when n is below the grain size or when already inside a parallel region. An
+// exception a task throws reaches the caller (Note [Exceptions out of a parallel region]).
+//
+// Note [Exceptions out of a parallel region]
+//   An exception may not leave an OpenMP structured block: one that escapes a thread of the
+//   region calls std::terminate, and the process ends without a word of why. Kernels validate
+//   their arguments before they split the work, but a task can still throw: an allocation
+//   (std::bad_alloc from a scratch vector: GroupNorm's per-row parts, softmax's column scratch,
+//   the convolution's per-thread buffers), or a library it calls (oneDNN's dnnl::error). So each
+//   task runs inside a try block; every task finishes its range (OpenMP cannot cancel the others
+//   midway), and after the region the exception of the lowest-numbered task that threw is
+//   rethrown on the calling thread, as it was thrown: the one a serial run over the same ranges
+//   would have met first, whichever thread happened to throw first. The catch costs nothing
+//   while nothing is thrown. tests/core/test_parallel.cpp throws from tasks on several threads.
 #pragma once
 
 #include <omp.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <exception>
 
 #include <leangrad/core/parallel.h>
 #include <leangrad/kernels/cpu/async_signals.h>
@@ -42,6 +56,8 @@ void parallel_for(std::int64_t n, std::int64_t grain_size, const F& fn) {
     fn(std::int64_t{0}, n);
     return;
   }
+  std::exception_ptr error;  // the exception of task error_task, the lowest that threw
+  std::int64_t error_task = -1;
 #pragma omp parallel num_threads(num_threads)
   {
     const std::int64_t tid = omp_get_thread_num();
@@ -50,8 +66,19 @@ void parallel_for(std::int64_t n, std::int64_t grain_size, const F& fn) {
     const std::int64_t chunk = (n + nt - 1) / nt;
     const std::int64_t begin = tid * chunk;
     const std::int64_t end = std::min(n, begin + chunk);
-    if (begin < end) fn(begin, end);
+    if (begin < end) {
+      try {
+        fn(begin, end);
+      } catch (...) {
+#pragma omp critical(leangrad_parallel_for_error)
+        if (error_task < 0 || tid < error_task) {
+          error = std::current_exception();
+          error_task = tid;
+        }
+      }
+    }
   }
+  if (error) std::rethrow_exception(error);
 }
 
 }  // namespace leangrad::kernels::cpu

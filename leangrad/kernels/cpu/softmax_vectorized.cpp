@@ -27,8 +27,8 @@
 //     a step of the columns is widened likewise (kernels/cpu/half_convert.h).
 //     The result is rounded once at the end: the 16-bit result is the float32 result of the
 //     widened input, rounded, bit for bit (the reference also computes in float and rounds
-//     once). No buffer is allocated per row: an allocation inside a parallel region could only
-//     end the process if it failed. float64 runs the reference loops.
+//     once). No buffer is allocated per row (an allocation per row costs time, and one that failed
+//     would stop the row's task midway). float64 runs the reference loops.
 //   - Accuracy: the sums' order and the exp differ from the reference, so results differ by
 //     rounding, within bounds the tests derive: a sum of k terms in float is within
 //     (k - 1) 2^-24 of the sum of their magnitudes; a row's lane sums add ceil(R / kLanes)

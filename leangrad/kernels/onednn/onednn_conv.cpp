@@ -8,7 +8,6 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <exception>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -316,34 +315,28 @@ bool run(Op op, const Conv2dGeometry& g, float* out, const float* a, const float
   const std::int64_t dw_size = g.out_channels * g.patch_size();
   std::vector<std::vector<float>> partial_dw(op == Op::WeightGrad ? chunks - 1 : 0,
                                              std::vector<float>(dw_size));
-  std::vector<std::exception_ptr> errors(chunks);  // no exception may leave a parallel region
+  // A task's exception (run_primitive's Error) reaches the caller through parallel_for (Note
+  // [Exceptions out of a parallel region] in kernels/cpu/parallel_for.h).
   parallel_for(chunks, 1, [&](std::int64_t chunk_begin, std::int64_t chunk_end) {
     for (std::int64_t chunk = chunk_begin; chunk < chunk_end; ++chunk) {
       const std::int64_t n = chunk * g.batch / chunks;
       const std::int64_t samples = (chunk + 1) * g.batch / chunks - n;
       const DirectConv& conv = samples == small.batch ? *small_conv : *large_conv;
       const Conv2dGeometry& cg = samples == small.batch ? small : large;
-      try {
-        switch (op) {
-          case Op::Forward:  // a = x, b = w, out = y
-            run_primitive(op, conv, cg, out + n * y_sample, a + n * x_sample, b, bias);
-            break;
-          case Op::InputGrad:  // a = dy, b = w, out = dx
-            run_primitive(op, conv, cg, out + n * x_sample, a + n * y_sample, b, nullptr);
-            break;
-          case Op::WeightGrad:  // a = dy, b = x, out = dw
-            run_primitive(op, conv, cg, chunk == 0 ? out : partial_dw[chunk - 1].data(),
-                          a + n * y_sample, b + n * x_sample, nullptr);
-            break;
-        }
-      } catch (...) {
-        errors[chunk] = std::current_exception();
+      switch (op) {
+        case Op::Forward:  // a = x, b = w, out = y
+          run_primitive(op, conv, cg, out + n * y_sample, a + n * x_sample, b, bias);
+          break;
+        case Op::InputGrad:  // a = dy, b = w, out = dx
+          run_primitive(op, conv, cg, out + n * x_sample, a + n * y_sample, b, nullptr);
+          break;
+        case Op::WeightGrad:  // a = dy, b = x, out = dw
+          run_primitive(op, conv, cg, chunk == 0 ? out : partial_dw[chunk - 1].data(),
+                        a + n * y_sample, b + n * x_sample, nullptr);
+          break;
       }
     }
   });
-  for (const std::exception_ptr& error : errors) {
-    if (error) std::rethrow_exception(error);
-  }
   for (const std::vector<float>& partial : partial_dw) {
     for (std::int64_t i = 0; i < dw_size; ++i)
       out[i] += partial[i];
