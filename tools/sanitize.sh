@@ -52,7 +52,7 @@ tsan_filter="${LEANGRAD_TSAN_FILTER:-DataLoader.*:Dataset.*:*Sampler*:Engine.*:H
 *Thread*:Elementwise*:Reduce*:Matmul*:Conv*:Layers*:GroupNorm*:Adam8bit*:OptimReference*:\
 TCPStore.*:FileStore.*:DistributedCollectives.*:DistributedFaults.*:\
 EndOfBackwardCallbacks.*:DDPOneProcess.*:DistributedDDP.*:ZeroOneProcess.*:DistributedZero.*:\
-Profiler.*:Parallel.*}"
+Profiler.*:Parallel.*-*/Misuse.*}"
 tsan_options="halt_on_error=1:second_deadlock_stack=1:ignore_noninstrumented_modules=1"
 
 usage() {
@@ -62,28 +62,63 @@ usage() {
 
 # test_files_for FILTER: the files of leangrad_tests (relative to tests/, ';'-separated, for
 # LEANGRAD_TEST_SOURCES) that may hold a test FILTER selects; the TSan job compiles only these,
-# about half of the suite. A plain TEST(Suite, Name) runs as Suite.Name, so a file of plain tests
-# is kept when one of its names matches a positive pattern (gtest's patterns are shell globs:
-# [[ == ]] matches them as gtest does). Parameterized and typed tests get names at run time
-# (Prefix/Suite.Name/param), so a file with any is kept, as is a file with no tests (helpers).
+# about half of the suite. gtest's patterns are shell globs ('*' also matches '/'), so [[ == ]]
+# matches them as gtest does. A file is kept when
+#   - a plain TEST(Suite, Name), run as Suite.Name, matches a positive pattern and no negative;
+#   - an INSTANTIATE_TEST_SUITE_P(Prefix, Suite, ...) (LG_MISUSE_SUITE(Area, ...) is one, with
+#     Suite = Misuse) may select a test: its tests run as Prefix/Suite.Name/param, names known only
+#     at run time, so the file stays when some beginning of a positive pattern matches
+#     "Prefix/Suite." (any pattern led by '*' does), unless a negative pattern N* (N a glob
+#     matching "Prefix/Suite.") rules out every name that begins so;
+#   - it has typed tests, or TEST_P suites instantiated in another file (names this cannot tell);
+#   - it has no tests (helpers).
 test_files_for() {
-  local positive="${1%%-*}" file name pattern keep files=()
-  local -a patterns names
-  IFS=: read -ra patterns <<<"${positive:-*}"
+  local positive="${1%%-*}" negative="" file name prefix pattern keep j files=()
+  [[ "$1" == *-* ]] && negative="${1#*-}"
+  local -a positives negatives names prefixes
+  IFS=: read -ra positives <<<"${positive:-*}"
+  IFS=: read -ra negatives <<<"$negative"
   while IFS= read -r file; do
-    if grep -qE '(TEST_P|TYPED_TEST\w*|INSTANTIATE_\w+|LG_MISUSE_SUITE)\(' "$file"; then
+    keep=0
+    mapfile -t names < <(grep -oE '^\s*TEST(_F)?\(\s*\w+\s*,\s*\w+' "$file" |
+                           sed -E 's/.*\(\s*(\w+)\s*,\s*(\w+)$/\1.\2/')
+    # Prefix/Suite. of each instantiation ("Suite." for an empty prefix).
+    mapfile -t prefixes < <(
+      tr '\n' ' ' <"$file" |
+        grep -oE '(INSTANTIATE_TEST_SUITE_P\(\s*\w*\s*,\s*\w+|LG_MISUSE_SUITE\(\s*\w+)' |
+        sed -E 's/^INSTANTIATE_TEST_SUITE_P\(\s*(\w*)\s*,\s*(\w+)$/\1\/\2./;
+                s/^LG_MISUSE_SUITE\(\s*(\w+)$/\1\/Misuse./; s/^\///')
+    if grep -qE '(TYPED_TEST\w*)\(' "$file" ||
+       { grep -qE 'TEST_P\(' "$file" && ((${#prefixes[@]} == 0)); } ||
+       { ((${#names[@]} == 0)) && ((${#prefixes[@]} == 0)); }; then
       keep=1
-    else
-      mapfile -t names < <(grep -oE '^\s*TEST(_F)?\(\s*\w+\s*,\s*\w+' "$file" |
-                             sed -E 's/.*\(\s*(\w+)\s*,\s*(\w+)$/\1.\2/')
-      keep=$((${#names[@]} == 0))
-      for name in "${names[@]}"; do
-        for pattern in "${patterns[@]}"; do
-          # shellcheck disable=SC2053  # the pattern is a glob on purpose
-          [[ "$name" == $pattern ]] && keep=1 && break 2
+    fi
+    for name in "${names[@]}"; do
+      ((keep)) && break
+      for pattern in "${positives[@]}"; do
+        # shellcheck disable=SC2053  # the pattern is a glob on purpose
+        [[ "$name" == $pattern ]] && keep=1 && break
+      done
+      for pattern in "${negatives[@]}"; do
+        # shellcheck disable=SC2053
+        [[ "$name" == $pattern ]] && keep=0 && break
+      done
+    done
+    for prefix in "${prefixes[@]}"; do
+      ((keep)) && break
+      for pattern in "${negatives[@]}"; do
+        # shellcheck disable=SC2053
+        [[ "$pattern" == *'*' && "$prefix" == ${pattern%'*'} ]] && continue 2
+      done
+      # A positive pattern can match a name that begins with the prefix only if one of the
+      # pattern's own beginnings matches the prefix (for a pattern led by '*', always).
+      for pattern in "${positives[@]}"; do
+        for ((j = 1; j <= ${#pattern}; ++j)); do
+          # shellcheck disable=SC2053
+          [[ "$prefix" == ${pattern:0:j} ]] && keep=1 && continue 3
         done
       done
-    fi
+    done
     ((keep)) && files+=("${file#"$root/tests/"}")
   done < <(find "$root/tests" -name '*.cpp' -not -path '*/fuzz/*' | sort)
   (IFS=';' && echo "${files[*]}")
