@@ -237,15 +237,14 @@ Tensor softmin(const Tensor& x, std::int64_t dim) {
 // ---- In place -----------------------------------------------------------------------------
 // Each writes the out-of-place function's value into x in one pass, with no temporary
 // (ops::activation_: the bits of ops::activation, which the out-of-place function writes), and
-// records a
-// backward from the output: PyTorch's formulas for these ops with is_result (leaky_relu_backward,
-// elu_backward, hardtanh_backward).
+// records a backward from the output: PyTorch's formulas for these ops with is_result
+// (leaky_relu_backward, elu_backward, hardtanh_backward). Where the output falls on the same side
+// of every kink as the input (leaky_relu_ with a slope >= 0, hardtanh_ and relu6_: y > 0 exactly
+// where x > 0, y <= min exactly where x <= min, the bounds rounded to the dtype in both passes),
+// the out-of-place op's own gradient kernel taken at y is that formula, in one pass: the same bits
+// as the out-of-place backward at x.
 
 namespace {
-
-Tensor zero_like_scalar(const Tensor& g) {
-  return zeros({}, g.options());
-}
 
 // A slope (leaky_relu_'s, elu_'s alpha) under which the output's sign is not the input's: refused
 // when autograd records the op, since the gradient could not be told from the output.
@@ -286,9 +285,8 @@ Tensor& hardtanh_named(const char* op, Tensor& x, double min_val, double max_val
         ops::activation_(ActivationOp::Hardtanh, v, min_val, max_val);
       },
       [min_val, max_val](const BackwardContext& c) -> std::vector<Tensor> {
-        const Tensor& y = c.saved[0];
-        const Tensor zero = zero_like_scalar(c.grad);
-        return {where(le(y, min_val), zero, where(ge(y, max_val), zero, c.grad))};
+        return {
+            activation_backward_fn({ActivationOp::Hardtanh, min_val, max_val}, c.grad, c.saved[0])};
       });
 }
 
@@ -305,7 +303,8 @@ Tensor& leaky_relu_(Tensor& x, double negative_slope) {
         ops::activation_(ActivationOp::LeakyRelu, v, negative_slope);
       },
       [negative_slope](const BackwardContext& c) -> std::vector<Tensor> {
-        return {where(gt(c.saved[0], 0.0), c.grad, c.grad * negative_slope)};
+        return {
+            activation_backward_fn({ActivationOp::LeakyRelu, negative_slope}, c.grad, c.saved[0])};
       });
 }
 
