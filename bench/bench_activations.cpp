@@ -1,7 +1,8 @@
 // CPU time of the activation functions and their transcendental building blocks on a (4096, 4096)
 // float32 tensor, through the public API (leangrad.h), forward alone (under NoGradGuard) and
 // forward plus backward (y.backward(g) into x.grad): tanh, erf, log, expm1 and log1p, and gelu
-// (both forms), silu, mish, elu, softplus, selu, leaky_relu, hardtanh, clamp and relu.
+// (both forms), silu, mish, elu, softplus, selu, leaky_relu, hardtanh, clamp and relu; and the
+// in-place elu_, selu_, leaky_relu_, hardtanh_ and relu_ on a non-leaf, forward plus backward.
 // bench/compare/activations_vs_libtorch.sh runs it beside LibTorch's twin
 // (bench/compare/libtorch/libtorch_activations.cpp: the same names, shapes and byte counts).
 //
@@ -224,6 +225,74 @@ LEANGRAD_ACTIVATION_BENCHMARKS(LeakyRelu);
 LEANGRAD_ACTIVATION_BENCHMARKS(Hardtanh);
 LEANGRAD_ACTIVATION_BENCHMARKS(Clamp);
 LEANGRAD_ACTIVATION_BENCHMARKS(Relu);
+
+// The in-place form of `work` on h = x * 1 (a non-leaf, as in a network), where it has one.
+void run_in_place(Work work, Tensor& h) {
+  switch (work) {
+    case Work::Elu:
+      leangrad::elu_(h, 1.0);
+      return;
+    case Work::Selu:
+      leangrad::selu_(h);
+      return;
+    case Work::LeakyRelu:
+      leangrad::leaky_relu_(h, 0.01);
+      return;
+    case Work::Hardtanh:
+      leangrad::hardtanh_(h, -1.0, 1.0);
+      return;
+    case Work::Relu:
+      h.relu_();
+      return;
+    default:
+      return;
+  }
+}
+
+// In place, forward and backward: h = x * 1, f_(h), h.backward(g) into x.grad. The backward is
+// the in-place op's, written from the output, and mul's (one pass each); subtract
+// BM_InPlaceActivationBackward_16M/Identity, which runs the mul alone, for the op's own time.
+void BM_InPlaceActivationBackward_16M(benchmark::State& state, Work work, bool identity) {
+  Tensor x = input_for(work).requires_grad_(true);
+  const Tensor g = leangrad::randn({kRows, kCols});
+  const auto step = [&] {
+    Tensor h = x * 1.0;
+    if (!identity) run_in_place(work, h);
+    h.backward(g);
+    Tensor grad = x.grad();
+    x.mutable_grad() = Tensor();
+    return grad;
+  };
+  const Tensor grad = step();
+  const auto* xs = static_cast<const float*>(x.data_ptr());
+  const auto* gs = static_cast<const float*>(g.data_ptr());
+  const auto* dx = static_cast<const float*>(grad.data_ptr());
+  for (std::int64_t i = 0; i < k16M; i += 4099) {
+    const double slope = identity ? 1.0 : exact(work, xs[i]).slope;
+    if (!close(dx[i], gs[i] * slope)) {
+      state.SkipWithError("the gradient differs from the derivative in double");
+      return;
+    }
+  }
+  for (auto _ : state) {
+    Tensor dx_step = step();
+    benchmark::DoNotOptimize(dx_step.data_ptr());
+  }
+  state.SetBytesProcessed(state.iterations() * k16M * 16);
+}
+
+#define LEANGRAD_IN_PLACE_BENCHMARK(work)                                      \
+  BENCHMARK_CAPTURE(BM_InPlaceActivationBackward_16M, work, Work::work, false) \
+      ->Unit(benchmark::kMillisecond)                                          \
+      ->UseRealTime()
+LEANGRAD_IN_PLACE_BENCHMARK(Elu);
+LEANGRAD_IN_PLACE_BENCHMARK(Selu);
+LEANGRAD_IN_PLACE_BENCHMARK(LeakyRelu);
+LEANGRAD_IN_PLACE_BENCHMARK(Hardtanh);
+LEANGRAD_IN_PLACE_BENCHMARK(Relu);
+BENCHMARK_CAPTURE(BM_InPlaceActivationBackward_16M, Identity, Work::Relu, true)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 }  // namespace
 

@@ -53,6 +53,7 @@ const char* backward_name(ActivationOp op) {
     case ActivationOp::LeakyRelu:
       return "leaky_relu_backward";
     case ActivationOp::Elu:
+    case ActivationOp::EluResult:
       return "elu_backward";
     case ActivationOp::Hardtanh:
       return "hardtanh_backward";
@@ -78,6 +79,9 @@ Tensor second_derivative(const Activation& a, const Tensor& x) {
     case ActivationOp::Hardtanh:
     case ActivationOp::Clamp:
       return zeros_like(x);
+    case ActivationOp::EluResult:  // of y: the gradient g (y + scale alpha) for y <= 0, g scale
+                                   // above
+      return masked_fill(zeros_like(x), le(x, 0.0), 1.0);
     case ActivationOp::Elu: {  // scale alpha e^x for x <= 0, 0 above
       const Tensor negative_side = mul(exp(clamp_max(x, 0.0)), a.p1 * a.p0);
       return masked_fill(negative_side, gt(x, 0.0), 0.0);
@@ -259,8 +263,8 @@ void check_slope_for_grad(const char* op, const char* out_of_place, const char* 
 
 // elu_ and selu_: scale * elu(x, alpha). From the output y: the gradient is scale where y > 0 and
 // y + scale alpha where y <= 0 (d/dx scale alpha (e^x - 1) = y + scale alpha), PyTorch's
-// elu_backward with is_result. y <= 0 exactly where x <= 0 for alpha >= 0 (gradient scale alpha
-// at 0, as the out-of-place elu).
+// elu_backward with is_result, in one pass (ActivationOp::EluResult). y <= 0 exactly where x <= 0
+// for alpha >= 0 (gradient scale alpha at 0, as the out-of-place elu).
 Tensor& elu_scaled_(const char* op, Tensor& x, double alpha, double scale) {
   autograd::check_floating_input(op, x);
   check_slope_for_grad(op, "elu", "alpha", alpha, x);
@@ -268,9 +272,8 @@ Tensor& elu_scaled_(const char* op, Tensor& x, double alpha, double scale) {
       op, x,
       [alpha, scale](const Tensor& v) { ops::activation_(ActivationOp::Elu, v, alpha, scale); },
       [alpha, scale](const BackwardContext& c) -> std::vector<Tensor> {
-        const Tensor& y = c.saved[0];
-        const Tensor outside = scale == 1.0 ? c.grad : c.grad * scale;
-        return {where(le(y, 0.0), c.grad * add(y, scale * alpha), outside)};
+        return {
+            activation_backward_fn({ActivationOp::EluResult, alpha, scale}, c.grad, c.saved[0])};
       });
 }
 

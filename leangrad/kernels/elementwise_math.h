@@ -608,10 +608,22 @@ struct ActivationMath<ActivationOp::LeakyRelu> {  // negative_slope
 
 template <>
 struct ActivationMath<ActivationOp::Elu> {  // alpha, scale: f' = scale alpha e^x at x <= 0
+  // scale elsewhere, NaN included (PyTorch's elu_backward tests x <= 0).
   template <typename M>
   LG_HOST_DEVICE LG_ALWAYS_INLINE static M gradient(M g, M x, ActivationParams<M> p) {
-    const M negative_side = p.p1 * p.p0 * unary_op_apply<UnaryOp::Exp>(x > M(0) ? M(0) : x);
-    return x > M(0) ? g * p.p1 : g * negative_side;
+    const M negative_side = p.p1 * p.p0 * unary_op_apply<UnaryOp::Exp>(x <= M(0) ? x : M(0));
+    return x <= M(0) ? g * negative_side : g * p.p1;
+  }
+};
+
+template <>
+struct ActivationMath<ActivationOp::EluResult> {  // alpha, scale; the "x" is the output y
+  // From y = scale alpha (e^x - 1) at x <= 0: f' = scale alpha e^x = y + scale alpha there, scale
+  // elsewhere (PyTorch's elu_backward with is_result; y <= 0 exactly where x <= 0 for alpha >= 0,
+  // which the in-place ops require). NaN takes scale, as the out-of-place gradient.
+  template <typename M>
+  LG_HOST_DEVICE LG_ALWAYS_INLINE static M gradient(M g, M y, ActivationParams<M> p) {
+    return y <= M(0) ? g * (y + p.p1 * p.p0) : g * p.p1;
   }
 };
 
@@ -707,6 +719,8 @@ void with_activation_gradient(ActivationOp op, F&& f) {
       return f.template operator()<ActivationOp::LeakyRelu>();
     case ActivationOp::Elu:
       return f.template operator()<ActivationOp::Elu>();
+    case ActivationOp::EluResult:
+      return f.template operator()<ActivationOp::EluResult>();
     case ActivationOp::Hardtanh:
       return f.template operator()<ActivationOp::Hardtanh>();
     case ActivationOp::Clamp:
@@ -730,6 +744,7 @@ void with_activation_element(ActivationOp op, double p0, double p1, F&& f) {
         return f(EluElement<T>{cast_value<M>(p0), cast_value<M>(p1)});
       case ActivationOp::Hardtanh:
         return f(HardtanhElement<T>{cast_value<T>(p0), cast_value<T>(p1)});
+      case ActivationOp::EluResult:
       case ActivationOp::Clamp:
       case ActivationOp::Gelu:
       case ActivationOp::GeluTanh:

@@ -80,6 +80,7 @@ enum class ReduceOp : std::uint8_t { Sum, Mean, Max };
 enum class ActivationOp : std::uint8_t {
   LeakyRelu,
   Elu,
+  EluResult,  // elu's gradient from its output (activation_backward only): elu_'s and selu_'s
   Hardtanh,
   Clamp,
   Gelu,

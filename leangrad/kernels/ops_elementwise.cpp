@@ -139,6 +139,7 @@ const char* op_name(ActivationOp op) {
     case ActivationOp::LeakyRelu:
       return "leaky_relu";
     case ActivationOp::Elu:
+    case ActivationOp::EluResult:  // its backward is elu_backward (with is_result)
       return "elu";
     case ActivationOp::Hardtanh:
       return "hardtanh";

@@ -148,6 +148,52 @@ TEST(InPlaceActivations, KinksTakePyTorchsSide) {
                               {0, 1, 1, 0}, 0.0, 0.0));
 }
 
+// elu and selu, in place (their gradient from the output) and out of place, at NaN, the zeros and
+// the infinities, as PyTorch 1.13 computes them in float64 (python3-torch 1.13.1, Debian 12):
+//   vals = [nan, 0.0, -0.0, -1.0, 2.0, -inf, inf]
+//   x = torch.tensor(vals, dtype=torch.float64, requires_grad=True)
+//   y = x * 1; F.elu_(y) (torch.selu_(y), F.elu_(y, 0.5)); y.sum().backward(); x.grad
+//   and F.elu(x) (F.selu(x), F.elu(x, 0.5)).sum().backward()
+//   elu  -> [1, 1, 1, 0.36787944117144233, 1, 0, 1]
+//   selu -> [1.0507009873554805, 1.7580993408473766, 1.7580993408473766, 0.6467686030348141,
+//            1.0507009873554805, 0, 1.0507009873554805] (out of place: ...48140 at -1)
+//   elu(0.5) -> [1, 0.5, 0.5, 0.18393972058572117, 1, 0, 1]
+// NaN takes the positive side's scale (PyTorch's elu_backward tests x <= 0, or y <= 0).
+TEST(InPlaceActivations, EluGradientsAtNaNZerosAndInfinitiesArePyTorchs) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  const std::vector<double> values = {nan, 0.0, -0.0, -1.0, 2.0, -inf, inf};
+  auto gradient_of = [&](const std::function<Tensor(const Tensor&)>& f) {
+    const Tensor x = test::make_tensor(values, {7}, kFloat64).requires_grad_();
+    return grad({f(x).sum()}, {x})[0];
+  };
+  const double s = kSeluScale;
+  const std::vector<double> elu_expected = {1, 1, 1, 0.36787944117144233, 1, 0, 1};
+  const std::vector<double> selu_expected = {
+      s, 1.7580993408473766, 1.7580993408473766, 0.6467686030348141, s, 0, s};
+  const std::vector<double> half_expected = {1, 0.5, 0.5, 0.18393972058572117, 1, 0, 1};
+  struct Pair {
+    std::function<void(Tensor&)> in_place;
+    std::function<Tensor(const Tensor&)> out_of_place;
+    const std::vector<double>* expected;
+  };
+  const std::vector<Pair> pairs = {
+      {[](Tensor& y) { elu_(y, 1.0); }, [](const Tensor& x) { return elu(x, 1.0); }, &elu_expected},
+      {[](Tensor& y) { selu_(y); }, [](const Tensor& x) { return selu(x); }, &selu_expected},
+      {[](Tensor& y) { elu_(y, 0.5); }, [](const Tensor& x) { return elu(x, 0.5); },
+       &half_expected}};
+  for (const Pair& p : pairs) {
+    const Tensor in_place = gradient_of([&](const Tensor& x) {
+      Tensor y = x * 1.0;
+      p.in_place(y);
+      return y;
+    });
+    // Within a few roundings of the value at -1 (the two formulas differ there), exact elsewhere.
+    EXPECT_TRUE(test::all_close(in_place, *p.expected, 0.0, 1e-15));
+    EXPECT_TRUE(test::all_close(gradient_of(p.out_of_place), *p.expected, 0.0, 1e-15));
+  }
+}
+
 // First order for every case, second order (the gradient's own gradient, create_graph) too: the
 // node's formula is written with differentiable functions, and the saved output unpacks as an
 // alias whose history is the node. Inputs are kept away from the kinks.

@@ -97,7 +97,7 @@ std::vector<OpCase> tanhexp_cases() {
   return c;
 }
 
-// ---- gelu, silu, mish, softplus, elu, selu, leaky_relu, hardtanh, clamp ----------------------
+// ---- gelu, silu, mish, softplus, elu, selu, leaky_relu, hardtanh, clamp, elu_, selu_ ---------
 using ActivationFn = Tensor (*)(const Tensor&);
 
 Tensor gelu_exact(const Tensor& x) {
@@ -136,14 +136,34 @@ Tensor clamp_max_of(const Tensor& x) {  // one bound: the other NaN in the kerne
 Tensor relu_of(const Tensor& x) {  // its backward: hardtanh's gradient at the output
   return relu(x);
 }
+Tensor elu_from_output_of(const Tensor& x) {  // in place: the gradient from the output
+  Tensor y = x * 1.0;
+  elu_(y, 0.7);
+  return y;
+}
+Tensor selu_from_output_of(const Tensor& x) {
+  Tensor y = x * 1.0;
+  selu_(y);
+  return y;
+}
 
 std::vector<OpCase> fused_activation_cases() {
   const Shape kOdd = {33, 65};
   const std::pair<const char*, ActivationFn> functions[] = {
-      {"gelu", gelu_exact}, {"gelu_tanh", gelu_tanh},      {"silu", silu_of},
-      {"mish", mish_of},    {"softplus", softplus_of},     {"elu", elu_of},
-      {"selu", selu_of},    {"leaky_relu", leaky_relu_of}, {"hardtanh", hardtanh_of},
-      {"clamp", clamp_of},  {"clamp_max", clamp_max_of},   {"relu_one_pass", relu_of}};
+      {"gelu", gelu_exact},
+      {"gelu_tanh", gelu_tanh},
+      {"silu", silu_of},
+      {"mish", mish_of},
+      {"softplus", softplus_of},
+      {"elu", elu_of},
+      {"selu", selu_of},
+      {"leaky_relu", leaky_relu_of},
+      {"hardtanh", hardtanh_of},
+      {"clamp", clamp_of},
+      {"clamp_max", clamp_max_of},
+      {"relu_one_pass", relu_of},
+      {"elu_from_output", elu_from_output_of},
+      {"selu_from_output", selu_from_output_of}};
   std::vector<OpCase> c;
   for (const auto& [name, f] : functions) {
     const auto forward = [f = f](const Inputs& in) { return Outputs{f(in[0])}; };

@@ -4,12 +4,14 @@
 // rounded once from float math; float32 and float64 on a grid; leaky_relu, elu and hardtanh out of
 // place bitwise their in-place kernels; any strides; bad arguments. Values and gradients against
 // PyTorch and the gradchecks of the public functions are in tests/autograd/test_activations.cpp.
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
 #include <functional>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -25,6 +27,8 @@ namespace leangrad::test {
 namespace {
 
 constexpr double kPi = 3.14159265358979323846;
+constexpr double kSeluAlpha = 1.6732632423543772848170429916717;
+constexpr double kSeluScale = 1.0507009873554804934193349852946;
 
 struct Exact {
   double value;
@@ -73,6 +77,8 @@ Exact exact(const Case& c, double x) {
       return {0.0, x > 0 ? 1.0 : c.p0};
     case ActivationOp::Elu:
       return {0.0, x > 0 ? c.p1 : c.p1 * c.p0 * std::exp(x)};
+    case ActivationOp::EluResult:  // a gradient of the output: EluGradientFromTheOutput below
+      break;
     case ActivationOp::Hardtanh:
       return {0.0, x <= c.p0 || x >= c.p1 ? 0.0 : 1.0};
     case ActivationOp::Clamp:  // the bounds pass the gradient; a NaN bound is absent
@@ -191,6 +197,58 @@ TEST(ActivationKernels, OutOfPlaceWritesTheInPlaceBits) {
       const Tensor in_place = x.clone();
       ops::activation_(c.op, in_place, c.p0, c.p1);
       EXPECT_TRUE(equal(ops::activation(c.op, x, c.p0, c.p1), in_place));
+    }
+  }
+}
+
+// elu's gradient from its output y (ActivationOp::EluResult, elu_'s and selu_'s backward) against
+// the exact derivative at x, scale alpha e^x for x <= 0 and scale above, in every floating dtype:
+// every 16-bit value of |x| <= 10^4, a grid over [-12, 12] in float32 and float64. The bound
+// follows the operations: y carries the forward's roundings to the dtype, which rounds where
+// PyTorch's definition composes (expm1, times alpha, times scale: 3 u_T |y|, u_T the dtype's unit
+// roundoff), and its float error (a few u_M scale alpha, u_M of the math type); y + scale
+// alpha and the product with g each round in the math type; the result rounds once to the dtype
+// (u_T of it, or half the smallest subnormal). At NaN the gradient is g scale, as PyTorch's.
+TEST(ActivationKernels, EluGradientFromTheOutput) {
+  for (const DType dtype : {kFloat32, kFloat64, kFloat16, kBFloat16}) {
+    const double u_t = dtype == kFloat16    ? 0x1p-11
+                       : dtype == kBFloat16 ? 0x1p-8
+                       : dtype == kFloat32  ? 0x1p-24
+                                            : 0x1p-53;
+    const double u_m = dtype == kFloat64 ? 0x1p-53 : 0x1p-24;
+    const double tiny = dtype == kFloat16 ? 0x1p-25 : 0.0;  // half float16's smallest subnormal
+    std::vector<double> xs;
+    if (dtype == kFloat16 || dtype == kBFloat16) {
+      xs = every_value(dtype);
+    } else {
+      for (int i = -1200; i <= 1200; ++i)
+        xs.push_back(i / 100.0 + 0.003);
+      xs.push_back(0.0);
+    }
+    const auto n = static_cast<std::int64_t>(xs.size());
+    const Tensor x = make_tensor(xs, {n}, dtype);
+    const Tensor g = full({n}, -1.5, dtype);
+    for (const auto& [alpha, scale] : {std::pair{1.25, 1.0}, std::pair{kSeluAlpha, kSeluScale}}) {
+      SCOPED_TRACE(std::string(dtype_name(dtype)) + " alpha " + std::to_string(alpha));
+      const Tensor y = ops::activation(ActivationOp::Elu, x, alpha, scale);
+      const std::vector<double> xr = to_vector(x);
+      const std::vector<double> yr = to_vector(y);
+      const std::vector<double> dx =
+          to_vector(ops::activation_backward(ActivationOp::EluResult, g, y, alpha, scale));
+      for (std::int64_t i = 0; i < n; ++i) {
+        const double exact = -1.5 * (xr[i] > 0 ? scale : scale * alpha * std::exp(xr[i]));
+        const double bound =
+            1.5 * (3 * u_t * std::fabs(yr[i]) + 64 * u_m * scale * alpha * std::max(1.0, -xr[i])) +
+            2 * u_t * std::fabs(exact) + tiny;
+        ASSERT_NEAR(dx[i], exact, bound) << "x = " << xr[i] << ", y = " << yr[i];
+      }
+      const Tensor nan = full({1}, std::numeric_limits<double>::quiet_NaN(), dtype);
+      const Tensor one = full({1}, 1.0, dtype);
+      const double at_nan =
+          to_vector(ops::activation_backward(ActivationOp::EluResult, one, nan, alpha, scale))[0];
+      EXPECT_EQ(at_nan, to_vector(full({1}, scale, dtype))[0]);
+      EXPECT_EQ(to_vector(ops::activation_backward(ActivationOp::Elu, one, nan, alpha, scale))[0],
+                at_nan);
     }
   }
 }

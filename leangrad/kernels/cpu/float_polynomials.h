@@ -142,7 +142,7 @@ using exp_detail::pow2;
   const std::int32_t a = n_int >> 1;
   const float large = (em1_r + 1.0f) * pow2(a) * pow2(n_int - a);
   const float result = n_int <= 24 ? small : large;
-  return (x == x) & (x != 0.0f) ? result : x;  // NaN, and -0 keeps its sign
+  return ((x == x) & (x != 0.0f)) ? result : x;  // NaN, and -0 keeps its sign
 }
 
 // tanh(x), within kTanhPolynomialMaxUlps for every float x.
