@@ -79,8 +79,8 @@ Tensor second_derivative(const Activation& a, const Tensor& x) {
     case ActivationOp::Hardtanh:
     case ActivationOp::Clamp:
       return zeros_like(x);
-    case ActivationOp::EluResult:  // of y: the gradient g (y + scale alpha) for y <= 0, g scale
-                                   // above
+    // Of the output y (the gradient g (y + scale alpha) for y <= 0, g scale above): 1 for y <= 0.
+    case ActivationOp::EluResult:
       return masked_fill(zeros_like(x), le(x, 0.0), 1.0);
     case ActivationOp::Elu: {  // scale alpha e^x for x <= 0, 0 above
       const Tensor negative_side = mul(exp(clamp_max(x, 0.0)), a.p1 * a.p0);
