@@ -24,7 +24,8 @@
 //     pass computes e again.
 //   - float16 and bfloat16: a row of at most kRowBuffer elements is widened once into a stack
 //     buffer and run as a float32 row; a longer row's passes widen it kPiece elements at a time;
-//     a step of the columns is widened likewise (kernels/cpu/half_convert.h).
+//     a step of the columns is widened likewise (kernels/cpu/half_convert.h; bfloat16's steps,
+//     at most kColumns elements, inline: a call per step cost as much as the conversion).
 //     The result is rounded once at the end: the 16-bit result is the float32 result of the
 //     widened input, rounded, bit for bit (the reference also computes in float and rounds
 //     once). No buffer is allocated per row (an allocation per row costs time, and one that failed
@@ -266,11 +267,18 @@ void softmax_backward_row_widened(const T* g, const T* y, T* gx, std::int64_t n,
 }
 
 // Step r of a block of b columns as floats: the elements themselves for float, else widened into
-// `buffer`.
+// `buffer`. A step is at most kColumns elements, so a call per step would cost as much as the
+// conversion: bfloat16's (a shift) is written here, inline, where GCC vectorises it; float16's
+// takes half_convert.h's F16C loop.
 template <typename T>
 const float* load_step(const T* p, float* buffer, std::int64_t b) {
   if constexpr (std::is_same_v<T, float>) {
     return p;
+  } else if constexpr (std::is_same_v<T, BFloat16>) {
+#pragma GCC ivdep
+    for (std::int64_t j = 0; j < b; ++j)
+      buffer[j] = detail::bfloat16_bits_to_float(p[j].bits);
+    return buffer;
   } else {
     widen(p, buffer, b);
     return buffer;
@@ -287,9 +295,16 @@ float* result_step(T* p, float* buffer) {
   }
 }
 
+// The results of a step stored as T, rounded once (bfloat16 inline, as load_step).
 template <typename T>
 void store_step(const float* result, T* p, std::int64_t b) {
-  if constexpr (!std::is_same_v<T, float>) narrow(result, p, b);
+  if constexpr (std::is_same_v<T, BFloat16>) {
+#pragma GCC ivdep
+    for (std::int64_t j = 0; j < b; ++j)
+      p[j].bits = detail::float_to_bfloat16_bits(result[j]);
+  } else if constexpr (!std::is_same_v<T, float>) {
+    narrow(result, p, b);
+  }
 }
 
 // Softmax over r of the b <= kColumns adjacent columns starting at x (element (o, 0, j0)); step
