@@ -35,8 +35,8 @@ std::uint16_t narrow_one(float x) {
     return detail::float_to_bfloat16_bits(x);
 }
 
-// Every 16-bit pattern in one array: NaNs among the rest, so core/half.h's path; and the array
-// without its NaNs, which F16C converts where the build has it.
+// Every 16-bit pattern in one array: NaNs among the rest, so core/half.h's path for their groups
+// of 8; and the array without its NaNs, which F16C converts where the build has it.
 template <typename T>
 void expect_widens_every_value() {
   std::vector<T> all(65536), finite;
@@ -61,8 +61,9 @@ TEST(HalfConvert, WidensEveryBFloat16) {
   expect_widens_every_value<BFloat16>();
 }
 
-// Every float narrowed in arrays of kChunk consecutive bit patterns, on every core; a chunk of
-// NaNs takes core/half.h's path, every other one F16C's where the build has it (float16).
+// Every float narrowed in arrays of kChunk consecutive bit patterns, on every core; a group of 8
+// holding a NaN takes core/half.h's path, every other one F16C's where the build has it
+// (float16).
 template <typename T>
 void expect_narrows_every_float() {
   constexpr std::uint64_t kChunk = 4096;
@@ -87,7 +88,7 @@ TEST(HalfConvert, NarrowsEveryFloatToBFloat16) {
 
 // Lengths 0 to 40 from every offset of a buffer of values across the float16 range, with and
 // without one NaN (a NaN whose payload F16C would keep): every vector tail, and a NaN anywhere
-// in an array sends the whole call to core/half.h.
+// in an array sends its group of 8 to core/half.h.
 template <typename T>
 void expect_every_length() {
   std::vector<float> values;

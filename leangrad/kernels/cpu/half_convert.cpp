@@ -12,35 +12,25 @@
 #endif
 
 namespace leangrad::kernels::cpu {
-namespace {
 
-#if LEANGRAD_HALF_PACKETS
-// True when one of src[0, n) is a float16 NaN (exponent all ones, mantissa not zero).
-bool any_nan(const Half* src, std::int64_t n) {
-  unsigned found = 0;
-  for (std::int64_t i = 0; i < n; ++i)
-    found |= (src[i].bits & 0x7fffu) > 0x7c00u ? 1u : 0u;
-  return found != 0;
-}
-
-// True when one of src[0, n) is a float NaN.
-bool any_nan(const float* src, std::int64_t n) {
-  unsigned found = 0;
-  for (std::int64_t i = 0; i < n; ++i)
-    found |= (detail::float_bits(src[i]) & 0x7fffffffu) > 0x7f800000u ? 1u : 0u;
-  return found != 0;
-}
-#endif
-
-}  // namespace
+// Each group of 8 converts with F16C unless it holds a NaN, which core/half.h converts (Note
+// [Vectorised 16-bit conversions]): the test is a compare in the same pass, so an array is read
+// once whether or not it holds NaNs.
 
 void widen(const Half* src, float* dst, std::int64_t n) {
   std::int64_t i = 0;
 #if LEANGRAD_HALF_PACKETS
-  if (!any_nan(src, n)) {
-    for (; i + 8 <= n; i += 8) {
-      const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i));
+  const __m128i magnitude = _mm_set1_epi16(0x7fff);
+  const __m128i infinity = _mm_set1_epi16(0x7c00);
+  for (; i + 8 <= n; i += 8) {
+    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i));
+    // A float16 NaN: exponent all ones and a mantissa, (bits & 0x7fff) > 0x7c00 (as int16).
+    const __m128i nan = _mm_cmpgt_epi16(_mm_and_si128(h, magnitude), infinity);
+    if (_mm_testz_si128(nan, nan) != 0) {
       _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(h));
+    } else {
+      for (std::int64_t k = i; k < i + 8; ++k)
+        dst[k] = detail::half_bits_to_float(src[k].bits);
     }
   }
 #endif
@@ -56,10 +46,15 @@ void widen(const BFloat16* src, float* dst, std::int64_t n) {
 void narrow(const float* src, Half* dst, std::int64_t n) {
   std::int64_t i = 0;
 #if LEANGRAD_HALF_PACKETS
-  if (!any_nan(src, n)) {
-    for (; i + 8 <= n; i += 8) {
-      const __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT);
+  for (; i + 8 <= n; i += 8) {
+    const __m256 v = _mm256_loadu_ps(src + i);
+    const __m256 nan = _mm256_cmp_ps(v, v, _CMP_UNORD_Q);
+    if (_mm256_testz_ps(nan, nan) != 0) {
+      const __m128i h = _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT);
       _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), h);
+    } else {
+      for (std::int64_t k = i; k < i + 8; ++k)
+        dst[k].bits = detail::float_to_half_bits(src[k]);
     }
   }
 #endif

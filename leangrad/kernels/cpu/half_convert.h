@@ -17,10 +17,12 @@
 //   too. These two instructions are the whole of it, in half_convert.cpp.
 //   F16C rounds like core/half.h for every value but NaN: the hardware keeps the payload's top
 //   bits (float -> float16) and quiets a signalling NaN (float16 -> float), where core/half.h
-//   gives a float16 NaN as sign | 0x7e00 and widens a NaN's bits exactly. So a call whose input
-//   holds a NaN converts all of it with core/half.h: one pass over the input's bits first, in
-//   cache, finds out. tests/kernels/test_half_convert.cpp compares the conversion of every
-//   float16 and bfloat16 value and of every float with core/half.h's, bitwise.
+//   gives a float16 NaN as sign | 0x7e00 and widens a NaN's bits exactly. So each group of 8
+//   values is tested for a NaN in the same pass (a compare and a test) and converted with
+//   core/half.h when it holds one. (Until 2026-12-01 a pass over the whole input looked for NaNs
+//   first: a second read of it, which made a large cast 1.5 to 1.9 times slower.)
+//   tests/kernels/test_half_convert.cpp compares the conversion of every float16 and bfloat16
+//   value and of every float with core/half.h's, bitwise.
 #pragma once
 
 #include <cstdint>
