@@ -173,13 +173,13 @@ void BM_Activation_16M(benchmark::State& state, Work work) {
   state.SetBytesProcessed(state.iterations() * k16M * 8);
 }
 
-// Forward and backward: y = f(x), y.backward(g) into x.grad (reads x and g, writes y and the
-// gradient: the least an unfused implementation must move).
-void BM_ActivationBackward_16M(benchmark::State& state, Work work) {
-  Tensor x = input_for(work).requires_grad_(true);
+// Times forward(x).backward(g) into x.grad, after checking the gradient against g * slope(x) at
+// every 4099th element. Both backward benchmarks below.
+template <typename Forward, typename Slope>
+void time_backward(benchmark::State& state, Tensor& x, const Forward& forward, const Slope& slope) {
   const Tensor g = leangrad::randn({kRows, kCols});
   const auto step = [&] {
-    Tensor y = run_work(work, x);
+    Tensor y = forward(x);
     y.backward(g);
     Tensor grad = x.grad();
     x.mutable_grad() = Tensor();
@@ -190,7 +190,7 @@ void BM_ActivationBackward_16M(benchmark::State& state, Work work) {
   const auto* gs = static_cast<const float*>(g.data_ptr());
   const auto* dx = static_cast<const float*>(grad.data_ptr());
   for (std::int64_t i = 0; i < k16M; i += 4099) {
-    if (!close(dx[i], gs[i] * exact(work, xs[i]).slope)) {
+    if (!close(dx[i], gs[i] * slope(xs[i]))) {
       state.SkipWithError("the gradient differs from the derivative in double");
       return;
     }
@@ -200,6 +200,15 @@ void BM_ActivationBackward_16M(benchmark::State& state, Work work) {
     benchmark::DoNotOptimize(dx_step.data_ptr());
   }
   state.SetBytesProcessed(state.iterations() * k16M * 16);
+}
+
+// Forward and backward: y = f(x), y.backward(g) into x.grad (reads x and g, writes y and the
+// gradient: the least an unfused implementation must move).
+void BM_ActivationBackward_16M(benchmark::State& state, Work work) {
+  Tensor x = input_for(work).requires_grad_(true);
+  time_backward(
+      state, x, [work](const Tensor& v) { return run_work(work, v); },
+      [work](double v) { return exact(work, v).slope; });
 }
 
 #define LEANGRAD_ACTIVATION_BENCHMARKS(work)                     \
@@ -254,31 +263,14 @@ void run_in_place(Work work, Tensor& h) {
 // BM_InPlaceActivationBackward_16M/Identity, which runs the mul alone, for the op's own time.
 void BM_InPlaceActivationBackward_16M(benchmark::State& state, Work work, bool identity) {
   Tensor x = input_for(work).requires_grad_(true);
-  const Tensor g = leangrad::randn({kRows, kCols});
-  const auto step = [&] {
-    Tensor h = x * 1.0;
-    if (!identity) run_in_place(work, h);
-    h.backward(g);
-    Tensor grad = x.grad();
-    x.mutable_grad() = Tensor();
-    return grad;
-  };
-  const Tensor grad = step();
-  const auto* xs = static_cast<const float*>(x.data_ptr());
-  const auto* gs = static_cast<const float*>(g.data_ptr());
-  const auto* dx = static_cast<const float*>(grad.data_ptr());
-  for (std::int64_t i = 0; i < k16M; i += 4099) {
-    const double slope = identity ? 1.0 : exact(work, xs[i]).slope;
-    if (!close(dx[i], gs[i] * slope)) {
-      state.SkipWithError("the gradient differs from the derivative in double");
-      return;
-    }
-  }
-  for (auto _ : state) {
-    Tensor dx_step = step();
-    benchmark::DoNotOptimize(dx_step.data_ptr());
-  }
-  state.SetBytesProcessed(state.iterations() * k16M * 16);
+  time_backward(
+      state, x,
+      [work, identity](const Tensor& v) {
+        Tensor h = v * 1.0;
+        if (!identity) run_in_place(work, h);
+        return h;
+      },
+      [work, identity](double v) { return identity ? 1.0 : exact(work, v).slope; });
 }
 
 #define LEANGRAD_IN_PLACE_BENCHMARK(work)                                      \
