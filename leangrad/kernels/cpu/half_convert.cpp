@@ -39,8 +39,7 @@ void widen(const Half* src, float* dst, std::int64_t n) {
 }
 
 void widen(const BFloat16* src, float* dst, std::int64_t n) {
-  for (std::int64_t i = 0; i < n; ++i)
-    dst[i] = detail::bfloat16_bits_to_float(src[i].bits);
+  widen_inline(src, dst, n);
 }
 
 void narrow(const float* src, Half* dst, std::int64_t n) {
@@ -63,8 +62,7 @@ void narrow(const float* src, Half* dst, std::int64_t n) {
 }
 
 void narrow(const float* src, BFloat16* dst, std::int64_t n) {
-  for (std::int64_t i = 0; i < n; ++i)
-    dst[i].bits = detail::float_to_bfloat16_bits(src[i]);
+  narrow_inline(src, dst, n);
 }
 
 bool half_convert_vectorized() {

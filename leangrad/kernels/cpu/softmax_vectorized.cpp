@@ -268,16 +268,14 @@ void softmax_backward_row_widened(const T* g, const T* y, T* gx, std::int64_t n,
 
 // Step r of a block of b columns as floats: the elements themselves for float, else widened into
 // `buffer`. A step is at most kColumns elements, so a call per step would cost as much as the
-// conversion: bfloat16's (a shift) is written here, inline, where GCC vectorises it; float16's
-// takes half_convert.h's F16C loop.
+// conversion: bfloat16's is half_convert.h's loop inlined (widen_inline), float16's a call to
+// its F16C loop.
 template <typename T>
 const float* load_step(const T* p, float* buffer, std::int64_t b) {
   if constexpr (std::is_same_v<T, float>) {
     return p;
   } else if constexpr (std::is_same_v<T, BFloat16>) {
-#pragma GCC ivdep
-    for (std::int64_t j = 0; j < b; ++j)
-      buffer[j] = detail::bfloat16_bits_to_float(p[j].bits);
+    widen_inline(p, buffer, b);
     return buffer;
   } else {
     widen(p, buffer, b);
@@ -299,9 +297,7 @@ float* result_step(T* p, float* buffer) {
 template <typename T>
 void store_step(const float* result, T* p, std::int64_t b) {
   if constexpr (std::is_same_v<T, BFloat16>) {
-#pragma GCC ivdep
-    for (std::int64_t j = 0; j < b; ++j)
-      p[j].bits = detail::float_to_bfloat16_bits(result[j]);
+    narrow_inline(result, p, b);
   } else if constexpr (!std::is_same_v<T, float>) {
     narrow(result, p, b);
   }
