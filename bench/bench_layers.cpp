@@ -15,6 +15,7 @@
 #include <limits>
 #include <vector>
 
+#include <leangrad/autograd/engine.h>
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/grad_mode.h>
 #include <leangrad/autograd/nn_functions.h>
@@ -120,10 +121,21 @@ BENCHMARK(BM_Linear_3136x128_B64)->Unit(benchmark::kMillisecond)->UseRealTime();
 // ---- Normalisations on 16M elements (BM_Normalize_16M) -----------------------------------------
 // softmax and log_softmax of (4096, 4096) over the last dim; softmax of (64, 256, 32, 32) over
 // dim 1 (the runs are strided columns); softmax's backward over the last dim; layer_norm over the
-// last 4096 with weight and bias; group_norm of (16, 64, 128, 128), 32 groups, with weight and
-// bias. Bytes: the input read once and the output written once (the backward: two inputs).
+// last 4096 with weight and bias, and the same forward and backward in training (LayerNormTrain:
+// the three gradients by autograd::grad, so none is accumulated into a .grad); group_norm of
+// (16, 64, 128, 128), 32 groups, with weight and bias. Bytes: the input read once and the output
+// written once (softmax's backward: two inputs; LayerNormTrain: x and y forward, dy, x and dx
+// backward).
 
-enum class Norm { Softmax, LogSoftmax, SoftmaxDim1, SoftmaxBackward, LayerNorm, GroupNorm };
+enum class Norm {
+  Softmax,
+  LogSoftmax,
+  SoftmaxDim1,
+  SoftmaxBackward,
+  LayerNorm,
+  LayerNormTrain,
+  GroupNorm
+};
 
 struct NormInputs {
   Tensor x, g, y, weight, bias;
@@ -142,10 +154,9 @@ NormInputs norm_inputs(Norm work, leangrad::DType dtype) {
     in.weight = leangrad::randn({4096}).to(dtype);
     in.bias = leangrad::randn({4096}).to(dtype);
   }
-  if (work == Norm::SoftmaxBackward) {
+  if (work == Norm::SoftmaxBackward || work == Norm::LayerNormTrain)
     in.g = leangrad::randn({4096, 4096}).to(dtype);
-    in.y = leangrad::ops::softmax(in.x, -1, false);
-  }
+  if (work == Norm::SoftmaxBackward) in.y = leangrad::ops::softmax(in.x, -1, false);
   return in;
 }
 
@@ -161,6 +172,14 @@ Tensor run_norm(Norm work, const NormInputs& in) {
       return leangrad::ops::softmax_backward(in.g, in.y, -1, false);
     case Norm::LayerNorm:
       return leangrad::layer_norm(in.x, {4096}, in.weight, in.bias, 1e-5);
+    case Norm::LayerNormTrain: {
+      const leangrad::AutoGradMode enable(true);
+      const Tensor x = in.x.detach().requires_grad_();
+      const Tensor w = in.weight.detach().requires_grad_();
+      const Tensor b = in.bias.detach().requires_grad_();
+      const Tensor y = leangrad::layer_norm(x, {4096}, w, b, 1e-5);
+      return leangrad::autograd::grad({y}, {x, w, b}, {in.g})[0];  // dx
+    }
     case Norm::GroupNorm:
       return leangrad::group_norm(in.x, 32, in.weight, in.bias, 1e-5);
   }
@@ -176,7 +195,7 @@ double norm_element0(Norm work, const NormInputs& in) {
                          : work == Norm::GroupNorm ? 2 * 128 * 128
                                                    : 4096;
   const std::int64_t s = work == Norm::SoftmaxDim1 ? 32 * 32 : 1;
-  if (work == Norm::LayerNorm || work == Norm::GroupNorm) {
+  if (work == Norm::LayerNorm || work == Norm::LayerNormTrain || work == Norm::GroupNorm) {
     double mean = 0, var = 0;
     for (std::int64_t i = 0; i < n; ++i)
       mean += v[i];
@@ -184,9 +203,23 @@ double norm_element0(Norm work, const NormInputs& in) {
     for (std::int64_t i = 0; i < n; ++i)
       var += (v[i] - mean) * (v[i] - mean);
     var /= static_cast<double>(n);
-    const double w = in.weight.to(leangrad::kFloat64).data_ptr<double>()[0];
+    const double rstd = 1 / std::sqrt(var + 1e-5);
+    const Tensor w64 = in.weight.to(leangrad::kFloat64);
+    const double* w = w64.data_ptr<double>();
+    if (work == Norm::LayerNormTrain) {
+      // dx[0] = rstd (w dy - mean(w dy) - xhat mean(w dy xhat)) over row 0.
+      const Tensor g64 = in.g.to(leangrad::kFloat64);
+      const double* g = g64.data_ptr<double>();
+      double a = 0, b = 0;
+      for (std::int64_t i = 0; i < n; ++i) {
+        a += w[i] * g[i];
+        b += w[i] * g[i] * (v[i] - mean) * rstd;
+      }
+      const double m = static_cast<double>(n);
+      return rstd * (w[0] * g[0] - a / m - (v[0] - mean) * rstd * b / m);
+    }
     const double b = in.bias.to(leangrad::kFloat64).data_ptr<double>()[0];
-    return (v[0] - mean) / std::sqrt(var + 1e-5) * w + b;
+    return (v[0] - mean) * rstd * w[0] + b;
   }
   double m = -std::numeric_limits<double>::infinity(), sum = 0;
   for (std::int64_t i = 0; i < n; ++i)
@@ -215,7 +248,9 @@ void BM_Normalize_16M(benchmark::State& state, Norm work, leangrad::DType dtype)
   if (!(std::fabs(got - want) <= tol * (1 + std::fabs(want))))
     state.SkipWithError("element 0 differs from the computation in double");
   const std::int64_t element_bytes = static_cast<std::int64_t>(leangrad::element_size(dtype));
-  const std::int64_t streams = work == Norm::SoftmaxBackward ? 3 : 2;
+  const std::int64_t streams = work == Norm::SoftmaxBackward  ? 3
+                               : work == Norm::LayerNormTrain ? 5
+                                                              : 2;
   for (auto _ : state) {
     Tensor y = run_norm(work, in);
     benchmark::DoNotOptimize(y.data_ptr());
@@ -236,6 +271,7 @@ LEANGRAD_NORMALIZE_BENCHMARKS(LogSoftmax);
 LEANGRAD_NORMALIZE_BENCHMARKS(SoftmaxDim1);
 LEANGRAD_NORMALIZE_BENCHMARKS(SoftmaxBackward);
 LEANGRAD_NORMALIZE_BENCHMARKS(LayerNorm);
+LEANGRAD_NORMALIZE_BENCHMARKS(LayerNormTrain);
 LEANGRAD_NORMALIZE_BENCHMARKS(GroupNorm);
 
 // ---- Softmax's two CPU kernels: the reference loop (/0) and the vectorised one (/1) -------------

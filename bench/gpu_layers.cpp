@@ -104,6 +104,28 @@ int main(int argc, char** argv) {
     layer_row(
         bench, "softmax (4096, 32000) dim -1", {leangrad::randn({4096, 32000}, f32)},
         [](const Inputs& x) { return ops::softmax(x[0], -1, false); }, 4096.0 * 32000 * 8);
+    for (const leangrad::Shape& shape : {leangrad::Shape{8192, 1024}, {4096, 4096}}) {
+      const double nbytes = static_cast<double>(shape[0] * shape[1] * 4);
+      const Inputs inputs = {leangrad::randn(shape, f32), leangrad::randn({shape[1]}, f32),
+                             leangrad::randn({shape[1]}, f32), leangrad::randn(shape, f32)};
+      const std::string s = bench::shape_tuple(shape);
+      layer_row(
+          bench, "layer_norm fwd " + s, inputs,
+          [](const Inputs& x) {
+            return ops::layer_norm(x[0], x[0].size(1), x[1], x[2], 1e-5).output;
+          },
+          2 * nbytes);
+      // The backward's three gradients; x, dy read and dx written (the parameters' are small).
+      layer_row(
+          bench, "layer_norm fwd+bwd " + s, inputs,
+          [](const Inputs& x) {
+            const std::int64_t m = x[0].size(1);
+            const ops::GroupNormOutput f = ops::layer_norm(x[0], m, x[1], x[2], 1e-5);
+            return ops::layer_norm_backward(x[3], x[0], f.mean, f.rstd, x[1], m, true, true, true)
+                .grad_input;
+          },
+          5 * nbytes);
+    }
     layer_row(
         bench, "linear 3136->128 batch 64",
         {leangrad::randn({64, 3136}, f32), leangrad::randn({128, 3136}, f32),

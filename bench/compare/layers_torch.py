@@ -46,6 +46,18 @@ def main():
     x = torch.randn(4096, 32000, device=dev)
     bench.run("softmax (4096, 32000) dim -1", lambda: F.softmax(x, -1), bytes_=4096 * 32000 * 8,
               note="torch F.softmax")
+    for shape in [(8192, 1024), (4096, 4096)]:
+        nb = shape[0] * shape[1] * 4
+        x = torch.randn(*shape, device=dev)
+        w, b = torch.randn(shape[1], device=dev), torch.randn(shape[1], device=dev)
+        bench.run(f"layer_norm fwd {shape}", lambda: F.layer_norm(x, shape[1:], w, b, 1e-5),
+                  bytes_=2 * nb, note="torch F.layer_norm")
+        xg, wg, bg = (t.clone().requires_grad_() for t in (x, w, b))
+        dy = torch.randn(*shape, device=dev)
+        bench.run(f"layer_norm fwd+bwd {shape}",
+                  lambda: torch.autograd.grad(F.layer_norm(xg, shape[1:], wg, bg, 1e-5),
+                                              (xg, wg, bg), dy),
+                  bytes_=5 * nb, note="torch F.layer_norm + autograd")
     a, w, b = (torch.randn(64, 3136, device=dev), torch.randn(128, 3136, device=dev),
                torch.randn(128, device=dev))
     bench.run("linear 3136->128 batch 64", lambda: F.linear(a, w, b),

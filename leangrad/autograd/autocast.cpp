@@ -28,11 +28,11 @@ namespace leangrad::amp {
 //     runs in float32): ops whose range or accumulation a 16-bit result would lose. mean
 //     is in none of PyTorch's lists: it keeps its input's dtype (and accumulates in float32 like
 //     every 16-bit reduction), as do var and std.
-//   - the input's dtype with float32 math: tanhexp and group_norm (and layer_norm and
-//     batch_norm, which run on group_norm's kernels). Our kernels are fused and
+//   - the input's dtype with float32 math: tanhexp, group_norm and layer_norm (and batch_norm,
+//     which runs on group_norm's kernels). Our kernels are fused and
 //     compute in float32 whatever they store (opmath_t, kernels/elementwise_math.h): TanhExp's
-//     exp and GroupNorm's statistics (mean and rstd, kept in float32 for the backward) never
-//     round to 16 bits; only the stored output does. GroupNorm's weight and bias are cast to
+//     exp and the normalizations' statistics (mean and rstd, kept in float32 for the backward)
+//     never round to 16 bits; only the stored output does. The weight and bias are cast to
 //     the input's dtype. PyTorch casts group_norm's and layer_norm's input to float32 instead,
 //     because its unfused composites would otherwise compute in 16 bits; we keep the activation
 //     half-size.

@@ -7,8 +7,11 @@
 //                  (ops::tanhexp_backward), which costs less than storing tanh(e^x) beside y
 //   group_norm     saves x, the per-group mean and rstd the forward computed and the weight;
 //                  ops::group_norm_backward computes only the gradients that are needed
-//   layer_norm,    group_norm's kernels on a reshaped input (Note [LayerNorm and BatchNorm as
-//   batch_norm     GroupNorm]); batch_norm in evaluation is elementwise ops
+//   layer_norm     saves x, the per-row mean and rstd and the weight, as group_norm, with
+//                  kernels of its own (ops::layer_norm; Note [LayerNorm and BatchNorm as
+//                  GroupNorm])
+//   batch_norm     group_norm's kernels on a reshaped input (the same Note); in evaluation
+//                  elementwise ops
 //   conv2d         the input gradient (a convolution of grad with the flipped weight, gathered
 //                  per input pixel), the weight gradient (grad correlated with the input over
 //                  every sample and pixel), the bias gradient (grad summed over N, H, W)
@@ -257,8 +260,8 @@ Tensor cross_entropy_smoothed(const Tensor& logits, const Tensor& target, Reduct
           label_smoothing / static_cast<double>(C)));
 }
 
-// group_norm's kernels recorded as the op `op`, returning the statistics too. layer_norm and
-// batch_norm are group norms of a reshaped input (Note [LayerNorm and BatchNorm as GroupNorm]).
+// group_norm's kernels recorded as the op `op`, returning the statistics too. batch_norm is a
+// group norm of a reshaped input (Note [LayerNorm and BatchNorm as GroupNorm]).
 struct GroupNormNode {
   Tensor output;
   Tensor mean;  // (N, num_groups), float32 (float64 for float64 input)
@@ -585,28 +588,66 @@ Tensor group_norm(const Tensor& x, std::int64_t num_groups, const Tensor& weight
 }
 
 // Note [LayerNorm and BatchNorm as GroupNorm]
-//   Both normalizations are GroupNorm of a reshaped input, so their statistics and input
-//   gradients run on group_norm's fused kernels (Welford statistics, the one-pass input gradient;
-//   CPU and CUDA):
-//   - layer_norm: x (*, normalized_shape) seen as (R, 1, M), M = prod(normalized_shape): R
-//     samples of one channel of M elements, one group each, so group (r, 0) is row r (a view
-//     when x is contiguous). The per-element affine is then mul and add, broadcast over the
-//     rows: two elementwise passes (and the normalized output saved for mul's backward) beyond
-//     a fused kernel. Seeing x as (R, M) instead (M channels of one element, GroupNorm's
-//     per-channel affine being LayerNorm's) fuses the affine but puts GroupNorm's kernels in
-//     their worst layout (per-channel loops of one element, per-(sample, channel) partial sums
-//     in backward): on the CPU it was 14x slower for (4096, 768) (docs/kernels.md).
-//   - batch_norm (training): x (N, C, *) transposed to (C, N, *) and seen as (1, C, N * S): one
-//     sample, C groups of one channel each, so group c holds channel c of every sample and
-//     GroupNorm's per-channel affine is BatchNorm's. Costs one copy of x in and one of y out
-//     (and of the gradients in backward); the batch's mean and rstd come back for the running
-//     statistics. In evaluation BatchNorm is the affine map x * scale[c] + shift[c] from the
-//     running statistics, written with elementwise ops.
+//   - layer_norm has kernels of its own (ops::layer_norm; Note [LayerNorm layout and math] in
+//     kernels/group_norm_math.h): x (*, normalized_shape) seen as (R, M), M =
+//     prod(normalized_shape), the per-feature affine map fused into the normalizing pass and its
+//     gradients into the backward's. It once ran on group_norm's kernels as (R, 1, M), one
+//     group per row, followed by an elementwise mul and add: three passes over memory, and the
+//     normalized output saved for mul's backward beside x. Seeing x as (R, M) with GroupNorm's
+//     per-channel affine instead fused the affine but put GroupNorm's kernels in their worst
+//     layout (per-channel loops of one element): 14x slower for (4096, 768) on the CPU.
+//   - batch_norm (training) is GroupNorm of a reshaped input: x (N, C, *) transposed to
+//     (C, N, *) and seen as (1, C, N * S): one sample, C groups of one channel each, so group c
+//     holds channel c of every sample and GroupNorm's per-channel affine is BatchNorm's. Costs
+//     one copy of x in and one of y out (and of the gradients in backward); the batch's mean
+//     and rstd come back for the running statistics. In evaluation BatchNorm is the affine map
+//     x * scale[c] + shift[c] from the running statistics, written with elementwise ops.
+
+// LayerNorm without its bias over the last `dims` dims, written with the public functions: what
+// layer_norm's backward differentiates under create_graph (Note [Normalizations differentiated
+// twice]). 16-bit input is normalized in float32, as the kernels do.
+Tensor composite_layer_norm(const Tensor& x_in, std::int64_t dims, const Tensor& weight,
+                            double eps) {
+  const Tensor x = is_reduced_precision(x_in.dtype()) ? x_in.to(kFloat32) : x_in;
+  DimList over;
+  for (std::int64_t d = x.dim() - dims; d < x.dim(); ++d)
+    over.push_back(d);
+  const Tensor centred = sub(x, mean(x, over, /*keepdim=*/true));
+  const Tensor variance = mean(mul(centred, centred), over, /*keepdim=*/true);
+  Tensor y = div(centred, sqrt(add(variance, eps)));
+  if (weight.defined()) y = mul(y, weight.to(y.dtype()));
+  return y;
+}
+
+// layer_norm's gradients under create_graph, as group_norm_grads_with_graph.
+std::vector<Tensor> layer_norm_grads_with_graph(const BackwardContext& c, const Tensor& weight,
+                                                std::int64_t dims, double eps) {
+  auto operand = [](const Tensor& t) {
+    return t.defined() && !t.requires_grad() ? t.detach().requires_grad_() : t;
+  };
+  const Tensor x_in = operand(c.saved[0]);
+  const Tensor w_in = operand(weight);
+  std::vector<Tensor> wrt = {x_in};
+  if (w_in.defined()) wrt.push_back(w_in);
+  const Tensor y = composite_layer_norm(x_in, dims, w_in, eps);
+  const std::vector<Tensor> grads = autograd::grad({y}, wrt, {c.grad.to(y.dtype())}, std::nullopt,
+                                                   /*create_graph=*/true, /*allow_unused=*/true);
+  std::vector<Tensor> result(3);
+  if (c.needs(0)) result[0] = grads[0];
+  if (c.needs(1)) result[1] = grads[1];
+  if (c.needs(2)) {
+    DimList leading;
+    for (std::int64_t d = 0; d < c.grad.dim() - dims; ++d)
+      leading.push_back(d);
+    result[2] = leading.empty() ? c.grad : sum(c.grad, leading);
+  }
+  return result;
+}
+
 Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight_in,
                   const Tensor& bias_in, double eps) {
   LG_PROFILE_OP(x, weight_in, bias_in);
   const char* op = "layer_norm";
-  // Before reshaping: group_norm's own check would name group_norm and the reshaped shapes.
   autograd::check_floating_input(op, x);
   const std::int64_t k = static_cast<std::int64_t>(normalized_shape.size());
   const bool trailing_match =
@@ -622,15 +663,24 @@ Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& 
   std::int64_t features = 1;
   for (std::int64_t d : normalized_shape)
     features *= d;
-  std::int64_t rows = 1;
-  for (std::int64_t d = 0; d < x.dim() - k; ++d)
-    rows *= x.size(d);
-  // (R, 1, M): one group per row (Note [LayerNorm and BatchNorm as GroupNorm]).
-  const Tensor grouped = reshape(x, {rows, 1, features});
-  Tensor y = reshape(record_group_norm(op, grouped, 1, Tensor(), Tensor(), eps).output, x.shape());
-  if (weight.defined()) y = mul(y, weight);  // weight and bias broadcast over the leading dims
-  if (bias.defined()) y = add(y, bias);
-  return y;
+  if (features == 0) {  // no element to normalize: an empty output, zero parameter gradients
+    Tensor y = composite_layer_norm(x, k, weight, eps).to(x.dtype());
+    return bias.defined() ? add(y, bias) : y;
+  }
+  const ops::GroupNormOutput forward = ops::layer_norm(x, features, weight, bias, eps);
+  std::vector<Tensor> saved = {x, forward.mean, forward.rstd};
+  if (weight.defined()) saved.push_back(weight);
+  return record_op(op, forward.output, {x, weight, bias}, saved,
+                   [k, features, eps](const BackwardContext& c) -> std::vector<Tensor> {
+                     const Tensor weight = c.saved.size() > 3 ? c.saved[3] : Tensor();
+                     if (autograd::any_requires_grad({&c.grad, &c.saved[0], &weight}))
+                       return layer_norm_grads_with_graph(c, weight, k, eps);
+                     ops::GroupNormGrads g = ops::layer_norm_backward(
+                         c.grad, c.saved[0], c.saved[1], c.saved[2], weight, features, c.needs(0),
+                         c.needs(1), c.needs(2));
+                     if (g.grad_bias.defined()) g.grad_bias = reshape(g.grad_bias, c.shape(2));
+                     return {g.grad_input, g.grad_weight, g.grad_bias};
+                   });
 }
 
 Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var,

@@ -30,6 +30,20 @@
 //       x_coef = -b_centred * rstd^3 / M,   centred_const = -a * rstd / M
 //   (group_norm_input_grad_coefs_centred). The reference loops sum dy * x in double, where the
 //   cancellation costs nothing that the tests can see.
+//
+// Note [LayerNorm layout and math]
+//   LayerNorm's kernels (kernels/cpu/layer_norm*.cpp, kernels/cuda/layer_norm.cu) take x as
+//   (R, M), contiguous: row r is normalized over its M elements with its own mean and rstd (the
+//   statistics above, one row being one group), and the affine map is per feature m:
+//     y = (x - mean) * rstd * w[m] + b[m].
+//   Backward, with g = w[m] dy and per-row sums a = sum_m g, b_centred = sum_m g (x - mean):
+//     dx = rstd * w[m] * dy + x_coef * (x - mean) + const_coef,
+//   the coefficients of group_norm_input_grad_coefs_centred with group_size = M (GroupNorm's
+//   input gradient with one channel per element), and over the rows
+//     dweight[m] = sum_r dy (x - mean) * rstd,   dbias[m] = sum_r dy.
+//   Those two are column sums: the kernels cut the rows into blocks fixed by R and M alone (not
+//   by the thread or block count), sum each block's column partials, then the blocks in order,
+//   so results depend only on the sizes.
 #pragma once
 
 #include <cmath>

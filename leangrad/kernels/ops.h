@@ -13,7 +13,8 @@
 //   ops_shape.cpp        cat
 //   ops_reduce.cpp       sum, mean, max, argmax            ops_linalg.cpp  matmul
 //   ops_random.cpp       uniform, normal (Philox: the same numbers on every device)
-//   ops_tanhexp.cpp      TanhExp                           ops_group_norm.cpp  GroupNorm
+//   ops_tanhexp.cpp      TanhExp                           ops_group_norm.cpp  GroupNorm,
+//                                                                          LayerNorm
 //   ops_conv.cpp         conv2d                            ops_layers.cpp  pooling, dropout,
 //   ops_optim.cpp        the optimizers, grad_norm, clip_grads             softmax, losses
 //   ops_embedding.cpp    embedding                         ops_upsample.cpp  interpolation
@@ -293,6 +294,19 @@ GroupNormGrads group_norm_backward(const Tensor& grad_output, const Tensor& x, c
                                    const Tensor& rstd, const Tensor& weight,
                                    std::int64_t num_groups, bool need_input, bool need_weight,
                                    bool need_bias);
+
+// LayerNorm over the trailing elements of x: x seen as (rows, features), features > 0 dividing
+// x.numel(), each row normalized with its own statistics; weight, bias: `features` elements of
+// x's dtype and device (any shape, normalized_shape for the caller), or undefined. output has
+// x's shape; mean and rstd are (rows,), float32 (float64 for float64 input). Note [LayerNorm
+// layout and math] in kernels/group_norm_math.h.
+GroupNormOutput layer_norm(const Tensor& x, std::int64_t features, const Tensor& weight,
+                           const Tensor& bias, double eps);
+// The gradients of layer_norm's inputs from dy (x's shape), each only when asked for; grad_weight
+// and grad_bias have weight's shape (bias's), and need them defined in the forward.
+GroupNormGrads layer_norm_backward(const Tensor& grad_output, const Tensor& x, const Tensor& mean,
+                                   const Tensor& rstd, const Tensor& weight, std::int64_t features,
+                                   bool need_input, bool need_weight, bool need_bias);
 
 // ---- Convolution (ops_conv.cpp) --------------------------------------------------------------
 // Stride, padding, dilation (height, width) and groups of a 2-D convolution.

@@ -1,8 +1,9 @@
-// Tensor-level entries of the normalization layers (kernels/ops.h): GroupNorm forward and
-// backward. Launchers: group_norm_forward/backward of kernels/backend.h; layout and formulas:
-// Note [GroupNorm layout and math] in kernels/group_norm_math.h. x and dy are made contiguous
-// (a copy only when they are not) and seen as (N, C, HxW); mean and rstd are kept in the
-// accumulation dtype (float32, or float64 for float64 input), as the kernels compute them.
+// Tensor-level entries of the normalization layers (kernels/ops.h): GroupNorm and LayerNorm,
+// forward and backward. Launchers: group_norm_* and layer_norm_* of kernels/backend.h; layout and
+// formulas: Note [GroupNorm layout and math] and Note [LayerNorm layout and math] in
+// kernels/group_norm_math.h. x and dy are made contiguous (a copy only when they are not) and
+// seen as (N, C, HxW), or (rows, features); mean and rstd are kept in the accumulation dtype
+// (float32, or float64 for float64 input), as the kernels compute them.
 #include <leangrad/core/creation.h>
 #include <leangrad/core/cuda.h>
 #include <leangrad/kernels/backend.h>
@@ -50,6 +51,48 @@ const void* data_or_null(const Tensor& t) {
   return t.defined() ? t.data_ptr() : nullptr;
 }
 
+// LayerNorm's rows: x.numel() / features, features > 0 dividing it.
+std::int64_t layer_norm_rows(const char* op, const Tensor& x, std::int64_t features) {
+  check_floating(op, x, "input", ListFloatingDTypes::Yes);
+  LG_CHECK_SHAPE(features > 0 && x.numel() % features == 0, op, ": features (", features,
+                 ") must be positive and divide the number of elements of the input of shape ",
+                 x.shape());
+  return x.numel() / features;
+}
+
+void check_layer_norm_parameter(const char* op, const char* name, const Tensor& p, const Tensor& x,
+                                std::int64_t features) {
+  if (!p.defined()) return;
+  LG_CHECK_SHAPE(p.numel() == features, op, ": expected ", name, " of ", features,
+                 " elements, got shape ", p.shape(), " (input of shape ", x.shape(), ")");
+  LG_CHECK_DTYPE(p.dtype() == x.dtype(), op, ": ", name, " has dtype ", p.dtype(), ", the input ",
+                 x.dtype());
+  LG_CHECK_DEVICE(p.device() == x.device(), op, ": ", name, " is on ", p.device(),
+                  ", the input on ", x.device());
+}
+
+// mean and rstd as the forward returned them for `rows` rows (or `shape` in general).
+void check_statistics(const char* op, const Tensor& mean, const Tensor& rstd, const Tensor& x,
+                      const Shape& shape) {
+  for (const Tensor* s : {&mean, &rstd}) {
+    LG_CHECK(s->defined() && s->shape() == shape && s->is_contiguous() &&
+                 s->dtype() == accumulation_dtype(x.dtype()) && s->device() == x.device(),
+             op, ": mean and rstd must be what the forward returned for this input (", shape, ", ",
+             accumulation_dtype(x.dtype()), ")");
+  }
+}
+
+// grad_output against x: defined, of x's shape, dtype and device.
+void check_gradient(const char* op, const Tensor& grad_output, const Tensor& x) {
+  LG_CHECK(grad_output.defined(), op, ": expected a defined gradient");
+  LG_CHECK_SHAPE(grad_output.shape() == x.shape(), op, ": gradient of shape ", grad_output.shape(),
+                 " does not match the input's shape ", x.shape());
+  LG_CHECK_DTYPE(grad_output.dtype() == x.dtype(), op, ": gradient dtype ", grad_output.dtype(),
+                 " differs from the input's ", x.dtype());
+  LG_CHECK_DEVICE(grad_output.device() == x.device(), op, ": gradient on ", grad_output.device(),
+                  ", input on ", x.device());
+}
+
 }  // namespace
 
 GroupNormOutput group_norm(const Tensor& x, std::int64_t num_groups, const Tensor& weight,
@@ -89,20 +132,8 @@ GroupNormGrads group_norm_backward(const Tensor& grad_output, const Tensor& x, c
   const char* op = "group_norm_backward";
   const GroupNormSizes sizes = check_input(op, x, num_groups);
   check_parameter(op, "weight", weight, x);
-  LG_CHECK(grad_output.defined(), op, ": expected a defined gradient");
-  LG_CHECK_SHAPE(grad_output.shape() == x.shape(), op, ": gradient of shape ", grad_output.shape(),
-                 " does not match the input's shape ", x.shape());
-  LG_CHECK_DTYPE(grad_output.dtype() == x.dtype(), op, ": gradient dtype ", grad_output.dtype(),
-                 " differs from the input's ", x.dtype());
-  LG_CHECK_DEVICE(grad_output.device() == x.device(), op, ": gradient on ", grad_output.device(),
-                  ", input on ", x.device());
-  const Shape stats_shape = {sizes.batch, num_groups};
-  for (const Tensor* s : {&mean, &rstd}) {
-    LG_CHECK(s->defined() && s->shape() == stats_shape && s->is_contiguous() &&
-                 s->dtype() == accumulation_dtype(x.dtype()) && s->device() == x.device(),
-             op, ": mean and rstd must be what group_norm returned for this input (", stats_shape,
-             ", ", accumulation_dtype(x.dtype()), ")");
-  }
+  check_gradient(op, grad_output, x);
+  check_statistics(op, mean, rstd, x, {sizes.batch, num_groups});
   const Tensor dy = contiguous(grad_output);
   const Tensor in = contiguous(x);
   const Tensor w = weight.defined() ? contiguous(weight) : Tensor();
@@ -128,6 +159,80 @@ GroupNormGrads group_norm_backward(const Tensor& grad_output, const Tensor& x, c
     case DeviceType::CUDA:
       kernels::cuda::group_norm_backward(x.dtype(), sizes, dx, dw, db, dy.data_ptr(), in.data_ptr(),
                                          mean.data_ptr(), rstd.data_ptr(), data_or_null(w));
+      break;
+  }
+  return grads;
+}
+
+GroupNormOutput layer_norm(const Tensor& x, std::int64_t features, const Tensor& weight,
+                           const Tensor& bias, double eps) {
+  const char* op = "layer_norm";
+  const std::int64_t rows = layer_norm_rows(op, x, features);
+  check_layer_norm_parameter(op, "weight", weight, x, features);
+  check_layer_norm_parameter(op, "bias", bias, x, features);
+  const Tensor in = contiguous(x);
+  const Tensor w = weight.defined() ? contiguous(weight) : Tensor();
+  const Tensor b = bias.defined() ? contiguous(bias) : Tensor();
+  const TensorOptions stats_options =
+      TensorOptions(accumulation_dtype(x.dtype())).device(x.device());
+  GroupNormOutput result{empty(x.shape(), x.options()), empty({rows}, stats_options),
+                         empty({rows}, stats_options)};
+  if (x.numel() == 0) return result;
+  const cuda::DeviceGuard guard(x.device());
+  switch (x.device().type) {
+    case DeviceType::CPU:
+      kernels::cpu::layer_norm_forward(x.dtype(), rows, features, result.output.data_ptr(),
+                                       result.mean.data_ptr(), result.rstd.data_ptr(),
+                                       in.data_ptr(), data_or_null(w), data_or_null(b), eps);
+      break;
+    case DeviceType::CUDA:
+      kernels::cuda::layer_norm_forward(x.dtype(), rows, features, result.output.data_ptr(),
+                                        result.mean.data_ptr(), result.rstd.data_ptr(),
+                                        in.data_ptr(), data_or_null(w), data_or_null(b), eps);
+      break;
+  }
+  return result;
+}
+
+GroupNormGrads layer_norm_backward(const Tensor& grad_output, const Tensor& x, const Tensor& mean,
+                                   const Tensor& rstd, const Tensor& weight, std::int64_t features,
+                                   bool need_input, bool need_weight, bool need_bias) {
+  const char* op = "layer_norm_backward";
+  const std::int64_t rows = layer_norm_rows(op, x, features);
+  check_layer_norm_parameter(op, "weight", weight, x, features);
+  check_gradient(op, grad_output, x);
+  check_statistics(op, mean, rstd, x, {rows});
+  LG_CHECK(weight.defined() || !need_weight, op,
+           ": the weight's gradient was asked for without a weight");
+  const Tensor dy = contiguous(grad_output);
+  const Tensor in = contiguous(x);
+  const Tensor w = weight.defined() ? contiguous(weight) : Tensor();
+  // The bias has the weight's shape; without a weight, normalized_shape is not known here.
+  const Shape parameter_shape = weight.defined() ? weight.shape() : Shape{features};
+  GroupNormGrads grads;
+  if (need_input) grads.grad_input = empty(x.shape(), x.options());
+  if (need_weight) grads.grad_weight = empty(parameter_shape, x.options());
+  if (need_bias) grads.grad_bias = empty(parameter_shape, x.options());
+  if (!need_input && !need_weight && !need_bias) return grads;
+  if (x.numel() == 0) {  // nothing flowed: zero parameter gradients (an empty input gradient)
+    if (need_weight) fill_(grads.grad_weight, 0.0);
+    if (need_bias) fill_(grads.grad_bias, 0.0);
+    return grads;
+  }
+  void* dx = need_input ? grads.grad_input.data_ptr() : nullptr;
+  void* dw = need_weight ? grads.grad_weight.data_ptr() : nullptr;
+  void* db = need_bias ? grads.grad_bias.data_ptr() : nullptr;
+  const cuda::DeviceGuard guard(x.device());
+  switch (x.device().type) {
+    case DeviceType::CPU:
+      kernels::cpu::layer_norm_backward(x.dtype(), rows, features, dx, dw, db, dy.data_ptr(),
+                                        in.data_ptr(), mean.data_ptr(), rstd.data_ptr(),
+                                        data_or_null(w));
+      break;
+    case DeviceType::CUDA:
+      kernels::cuda::layer_norm_backward(x.dtype(), rows, features, dx, dw, db, dy.data_ptr(),
+                                         in.data_ptr(), mean.data_ptr(), rstd.data_ptr(),
+                                         data_or_null(w));
       break;
   }
   return grads;

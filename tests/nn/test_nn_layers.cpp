@@ -11,6 +11,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <leangrad/autograd/functions.h>
@@ -106,6 +107,28 @@ TEST(LayerNorm, MatchesReferenceLoopInFloat64) {
   }
   // Welford in float64 against a two-pass sum: a few ulps of values of magnitude ~2.
   EXPECT_TRUE(test::all_close(layer_norm(x, {9}), expected, 1e-13, 1e-13));
+}
+
+// Inputs with no element, as PyTorch's layer_norm takes them: no rows ((0, 5) over {5}) and no
+// features ((3, 0) over {0}) give empty outputs of the input's shape and dtype, and backward
+// gives zero weight and bias gradients of normalized_shape (nothing flowed into them).
+TEST(LayerNorm, EmptyInputsGiveEmptyOutputsAndZeroParameterGradients) {
+  for (const auto& [shape, features] : {std::pair<Shape, std::int64_t>{{0, 5}, 5}, {{3, 0}, 0}}) {
+    SCOPED_TRACE(::testing::PrintToString(shape));
+    for (DType dtype : {kFloat32, kBFloat16}) {
+      const Tensor x = zeros(shape, TensorOptions(dtype).requires_grad(true));
+      const Tensor w = ones({features}, TensorOptions(dtype).requires_grad(true));
+      const Tensor b = ones({features}, TensorOptions(dtype).requires_grad(true));
+      const Tensor y = layer_norm(x, {features}, w, b);
+      EXPECT_EQ(y.shape(), shape);
+      EXPECT_EQ(y.dtype(), dtype);
+      y.sum().backward();
+      EXPECT_EQ(x.grad().shape(), shape);
+      EXPECT_EQ(w.grad().shape(), (Shape{features}));
+      EXPECT_EQ(test::to_vector(w.grad()), std::vector<double>(features, 0.0));
+      EXPECT_EQ(test::to_vector(b.grad()), std::vector<double>(features, 0.0));
+    }
+  }
 }
 
 TEST(LayerNormModule, ParametersOptionsAndPrinting) {

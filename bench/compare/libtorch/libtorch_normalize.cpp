@@ -3,7 +3,8 @@
 // Benchmark names, shapes and byte counts, as a LibTorch 1.13 user writes them on the CPU, under
 // NoGradGuard: torch::softmax and torch::log_softmax of (4096, 4096) over the last dim,
 // torch::softmax of (64, 256, 32, 32) over dim 1, softmax's backward over the last dim
-// (torch::_softmax_backward_data, what autograd calls), torch::layer_norm over the last 4096 and
+// (torch::_softmax_backward_data, what autograd calls), torch::layer_norm over the last 4096, also
+// in training (forward and backward, the three gradients by torch::autograd::grad), and
 // torch::group_norm of (16, 64, 128, 128) with 32 groups, both with weight and bias; in float32,
 // float16 and bfloat16. An op LibTorch 1.13 does not implement for a dtype on the CPU reports its
 // error instead of a time.
@@ -18,7 +19,15 @@
 
 namespace {
 
-enum class Norm { Softmax, LogSoftmax, SoftmaxDim1, SoftmaxBackward, LayerNorm, GroupNorm };
+enum class Norm {
+  Softmax,
+  LogSoftmax,
+  SoftmaxDim1,
+  SoftmaxBackward,
+  LayerNorm,
+  LayerNormTrain,
+  GroupNorm
+};
 
 struct NormInputs {
   torch::Tensor x, g, y, weight, bias;
@@ -37,10 +46,9 @@ NormInputs norm_inputs(Norm work, torch::ScalarType dtype) {
     in.weight = torch::randn({4096}).to(dtype);
     in.bias = torch::randn({4096}).to(dtype);
   }
-  if (work == Norm::SoftmaxBackward) {
+  if (work == Norm::SoftmaxBackward || work == Norm::LayerNormTrain)
     in.g = torch::randn({4096, 4096}).to(dtype);
-    in.y = torch::softmax(in.x, -1);
-  }
+  if (work == Norm::SoftmaxBackward) in.y = torch::softmax(in.x, -1);
   return in;
 }
 
@@ -56,6 +64,14 @@ torch::Tensor run_norm(Norm work, const NormInputs& in) {
       return torch::_softmax_backward_data(in.g, in.y, -1, in.y.scalar_type());
     case Norm::LayerNorm:
       return torch::layer_norm(in.x, {4096}, in.weight, in.bias, 1e-5);
+    case Norm::LayerNormTrain: {
+      const torch::AutoGradMode enable(true);
+      const torch::Tensor x = in.x.detach().requires_grad_();
+      const torch::Tensor w = in.weight.detach().requires_grad_();
+      const torch::Tensor b = in.bias.detach().requires_grad_();
+      const torch::Tensor y = torch::layer_norm(x, {4096}, w, b, 1e-5);
+      return torch::autograd::grad({y}, {x, w, b}, {in.g})[0];  // dx
+    }
     case Norm::GroupNorm:
       return torch::group_norm(in.x, 32, in.weight, in.bias, 1e-5);
   }
@@ -75,7 +91,7 @@ void BM_Normalize_16M(benchmark::State& state, Norm work, torch::ScalarType dtyp
     return;
   }
   const int64_t element_bytes = static_cast<int64_t>(in.x.element_size());
-  const int64_t streams = work == Norm::SoftmaxBackward ? 3 : 2;
+  const int64_t streams = work == Norm::SoftmaxBackward ? 3 : work == Norm::LayerNormTrain ? 5 : 2;
   for (auto _ : state) {
     torch::Tensor y = run_norm(work, in);
     benchmark::DoNotOptimize(y.data_ptr());
@@ -96,6 +112,7 @@ LIBTORCH_NORMALIZE_BENCHMARKS(LogSoftmax);
 LIBTORCH_NORMALIZE_BENCHMARKS(SoftmaxDim1);
 LIBTORCH_NORMALIZE_BENCHMARKS(SoftmaxBackward);
 LIBTORCH_NORMALIZE_BENCHMARKS(LayerNorm);
+LIBTORCH_NORMALIZE_BENCHMARKS(LayerNormTrain);
 LIBTORCH_NORMALIZE_BENCHMARKS(GroupNorm);
 
 }  // namespace

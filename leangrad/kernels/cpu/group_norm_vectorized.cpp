@@ -53,6 +53,7 @@
 #include <leangrad/kernels/backend.h>
 #include <leangrad/kernels/cpu/half_convert.h>
 #include <leangrad/kernels/cpu/lane_sums.h>
+#include <leangrad/kernels/cpu/norm_statistics.h>
 #include <leangrad/kernels/cpu/parallel_for.h>
 #include <leangrad/kernels/dispatch.h>
 #include <leangrad/kernels/group_norm_math.h>
@@ -61,10 +62,10 @@ namespace leangrad::kernels::cpu {
 
 namespace {
 
-// Elements of one chunk: statistics, sums and tasks of the within-group path are per chunk.
-constexpr std::int64_t kChunk = 2048;
-// Partial sums per chunk: 32 floats are 4 AVX2 registers or 2 AVX-512 ones.
-constexpr int kLanes = 32;
+// Elements of one chunk: statistics (kernels/cpu/norm_statistics.h), sums and tasks of the
+// within-group path are per chunk.
+constexpr std::int64_t kChunk = kStatisticsChunk;
+constexpr int kLanes = kStatisticsLanes;
 // Threads split rows when each gets at least this many (imbalance at most 1 / kRowsPerThread).
 constexpr std::int64_t kRowsPerThread = 8;
 // float16 elements widened at a time by the elementwise passes: 2 KiB per float buffer.
@@ -73,39 +74,6 @@ constexpr std::int64_t kPiece = 512;
 // Arrays of T go through float buffers (Note [float16 GroupNorm in float]).
 template <typename T>
 constexpr bool kWidened = std::is_same_v<T, Half>;
-
-// Mean and sum of squared deviations of x[0, m), 0 < m <= kChunk: two passes over the chunk.
-template <typename T, typename Acc>
-WelfordState<Acc> chunk_statistics(const T* x, std::int64_t m) {
-  if constexpr (kWidened<T>) {
-    float wide[kChunk];
-    widen(x, wide, m);
-    return chunk_statistics<float, Acc>(wide, m);
-  } else {
-    Acc sums[kLanes] = {};
-    std::int64_t i = 0;
-    for (; i + kLanes <= m; i += kLanes)
-      for (int l = 0; l < kLanes; ++l)
-        sums[l] += static_cast<Acc>(x[i + l]);
-    for (int l = 0; i + l < m; ++l)
-      sums[l] += static_cast<Acc>(x[i + l]);
-    WelfordState<Acc> s;
-    s.count = m;
-    s.mean = sum_of_lanes(sums) / static_cast<Acc>(m);
-    Acc squares[kLanes] = {};
-    for (i = 0; i + kLanes <= m; i += kLanes)
-      for (int l = 0; l < kLanes; ++l) {
-        const Acc d = static_cast<Acc>(x[i + l]) - s.mean;
-        squares[l] = std::fma(d, d, squares[l]);
-      }
-    for (int l = 0; i + l < m; ++l) {
-      const Acc d = static_cast<Acc>(x[i + l]) - s.mean;
-      squares[l] = std::fma(d, d, squares[l]);
-    }
-    s.m2 = sum_of_lanes(squares);
-    return s;
-  }
-}
 
 // Per-channel sums of the backward over x[0, m), dy[0, m) of one channel.
 template <typename Acc>

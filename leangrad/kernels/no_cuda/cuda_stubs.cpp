@@ -80,6 +80,15 @@ void group_norm_backward(DType, const GroupNormSizes&, void*, void*, void*, cons
   throw_cuda_not_built("group_norm_backward");
 }
 
+void layer_norm_forward(DType, std::int64_t, std::int64_t, void*, void*, void*, const void*,
+                        const void*, const void*, double) {
+  throw_cuda_not_built("layer_norm");
+}
+void layer_norm_backward(DType, std::int64_t, std::int64_t, void*, void*, void*, const void*,
+                         const void*, const void*, const void*, const void*) {
+  throw_cuda_not_built("layer_norm_backward");
+}
+
 void conv2d_forward(DType, const Conv2dGeometry&, void*, const void*, const void*, const void*) {
   throw_cuda_not_built("conv2d");
 }
