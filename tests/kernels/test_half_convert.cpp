@@ -123,5 +123,47 @@ TEST(HalfConvert, EveryLengthBFloat16) {
   expect_every_length<BFloat16>();
 }
 
+// The strided conversions (a block of columns gathered into a dense buffer and back): each run
+// converted as the array functions do, values between the runs left as they were. Runs of 0,
+// 1, 13 and 24 values (a tail, and whole groups of 8), one NaN in the middle of the block.
+template <typename T>
+void expect_strided() {
+  constexpr std::int64_t kRows = 5;
+  constexpr std::int64_t kStride = 29;
+  constexpr std::uint16_t kUntouched = 0x1234;
+  for (const std::int64_t cols : {0, 1, 13, 24}) {
+    std::vector<T> src(static_cast<std::size_t>(kRows * kStride));
+    for (std::size_t i = 0; i < src.size(); ++i)
+      src[i] = T(static_cast<float>(i) * 0.37f - 20.0f);
+    if (cols > 0) src[static_cast<std::size_t>(2 * kStride + cols / 2)] = T::from_bits(0x7e01);
+    std::vector<float> dense(static_cast<std::size_t>(kRows * cols));
+    kernels::cpu::widen_strided(src.data(), kStride, dense.data(), kRows, cols);
+    for (std::int64_t r = 0; r < kRows; ++r)
+      for (std::int64_t k = 0; k < cols; ++k)
+        ASSERT_EQ(
+            std::bit_cast<std::uint32_t>(dense[static_cast<std::size_t>(r * cols + k)]),
+            std::bit_cast<std::uint32_t>(widen_one(src[static_cast<std::size_t>(r * kStride + k)])))
+            << "cols " << cols << ", row " << r << ", " << k;
+    for (float& v : dense)
+      v = v * 1.5f + 0.25f;  // values that round on the way back
+    std::vector<T> back(src.size(), T::from_bits(kUntouched));
+    kernels::cpu::narrow_strided(dense.data(), back.data(), kStride, kRows, cols);
+    for (std::int64_t r = 0; r < kRows; ++r)
+      for (std::int64_t k = 0; k < kStride; ++k) {
+        const std::uint16_t want =
+            k < cols ? narrow_one<T>(dense[static_cast<std::size_t>(r * cols + k)]) : kUntouched;
+        ASSERT_EQ(back[static_cast<std::size_t>(r * kStride + k)].bits, want)
+            << "cols " << cols << ", row " << r << ", " << k;
+      }
+  }
+}
+
+TEST(HalfConvert, StridedFloat16) {
+  expect_strided<Half>();
+}
+TEST(HalfConvert, StridedBFloat16) {
+  expect_strided<BFloat16>();
+}
+
 }  // namespace
 }  // namespace leangrad

@@ -17,7 +17,10 @@ namespace leangrad::kernels::cpu {
 // [Vectorised 16-bit conversions]): the test is a compare in the same pass, so an array is read
 // once whether or not it holds NaNs.
 
-void widen(const Half* src, float* dst, std::int64_t n) {
+namespace {
+
+// The float16 loops, inlined into the array and strided functions below.
+inline void widen_half(const Half* src, float* dst, std::int64_t n) {
   std::int64_t i = 0;
 #if LEANGRAD_HALF_PACKETS
   const __m128i magnitude = _mm_set1_epi16(0x7fff);
@@ -38,11 +41,7 @@ void widen(const Half* src, float* dst, std::int64_t n) {
     dst[i] = detail::half_bits_to_float(src[i].bits);
 }
 
-void widen(const BFloat16* src, float* dst, std::int64_t n) {
-  widen_inline(src, dst, n);
-}
-
-void narrow(const float* src, Half* dst, std::int64_t n) {
+inline void narrow_half(const float* src, Half* dst, std::int64_t n) {
   std::int64_t i = 0;
 #if LEANGRAD_HALF_PACKETS
   for (; i + 8 <= n; i += 8) {
@@ -61,8 +60,46 @@ void narrow(const float* src, Half* dst, std::int64_t n) {
     dst[i].bits = detail::float_to_half_bits(src[i]);
 }
 
+}  // namespace
+
+void widen(const Half* src, float* dst, std::int64_t n) {
+  widen_half(src, dst, n);
+}
+
+void widen(const BFloat16* src, float* dst, std::int64_t n) {
+  widen_inline(src, dst, n);
+}
+
+void narrow(const float* src, Half* dst, std::int64_t n) {
+  narrow_half(src, dst, n);
+}
+
 void narrow(const float* src, BFloat16* dst, std::int64_t n) {
   narrow_inline(src, dst, n);
+}
+
+void widen_strided(const Half* src, std::int64_t stride, float* dst, std::int64_t rows,
+                   std::int64_t cols) {
+  for (std::int64_t r = 0; r < rows; ++r)
+    widen_half(src + r * stride, dst + r * cols, cols);
+}
+
+void widen_strided(const BFloat16* src, std::int64_t stride, float* dst, std::int64_t rows,
+                   std::int64_t cols) {
+  for (std::int64_t r = 0; r < rows; ++r)
+    widen_inline(src + r * stride, dst + r * cols, cols);
+}
+
+void narrow_strided(const float* src, Half* dst, std::int64_t stride, std::int64_t rows,
+                    std::int64_t cols) {
+  for (std::int64_t r = 0; r < rows; ++r)
+    narrow_half(src + r * cols, dst + r * stride, cols);
+}
+
+void narrow_strided(const float* src, BFloat16* dst, std::int64_t stride, std::int64_t rows,
+                    std::int64_t cols) {
+  for (std::int64_t r = 0; r < rows; ++r)
+    narrow_inline(src + r * cols, dst + r * stride, cols);
 }
 
 bool half_convert_vectorized() {

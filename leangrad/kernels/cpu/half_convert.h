@@ -39,6 +39,19 @@ void widen(const BFloat16* src, float* dst, std::int64_t n);
 void narrow(const float* src, Half* dst, std::int64_t n);
 void narrow(const float* src, BFloat16* dst, std::int64_t n);
 
+// The same conversions over `rows` runs of `cols` values, run r of the 16-bit side starting at
+// r * stride and of the float side at r * cols (a block of columns gathered into a dense
+// buffer and back: softmax over a middle dim): one call where a call per run of a few dozen
+// values would cost as much as the conversions.
+void widen_strided(const Half* src, std::int64_t stride, float* dst, std::int64_t rows,
+                   std::int64_t cols);
+void widen_strided(const BFloat16* src, std::int64_t stride, float* dst, std::int64_t rows,
+                   std::int64_t cols);
+void narrow_strided(const float* src, Half* dst, std::int64_t stride, std::int64_t rows,
+                    std::int64_t cols);
+void narrow_strided(const float* src, BFloat16* dst, std::int64_t stride, std::int64_t rows,
+                    std::int64_t cols);
+
 // True when the float16 conversions above take F16C in this build.
 bool half_convert_vectorized();
 

@@ -56,8 +56,11 @@ constexpr int kLanes = kStatisticsLanes;
 constexpr std::int64_t kMinBlockRows = 8;
 constexpr std::int64_t kMaxBlocks = 256;
 constexpr std::int64_t kPartialValues = std::int64_t{1} << 21;
+// 16-bit elements widened at a time: 32 KiB per float buffer on the stack (two in the
+// backward), a multiple of kLanes; rows up to this long are widened once.
+constexpr std::int64_t kPiece = 8192;
+static_assert(kPiece % kLanes == 0);
 
-// Rows go through float buffers (Note [Vectorised LayerNorm]).
 template <typename T>
 constexpr bool kWidened = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
 
@@ -87,42 +90,45 @@ class Parameter {
   const Acc* data_ = nullptr;
 };
 
-// y = ((x - mean) rstd) w + b over one row of n elements; y may be x.
+// y = ((x - mean) rstd) w + b over n elements; y may be x.
 template <typename U>
-void normalise_row(U* y, const U* x, std::int64_t n, U mean, U rstd, const U* w, const U* b) {
+void normalise(U* y, const U* x, std::int64_t n, U mean, U rstd, const U* w, const U* b) {
 #pragma GCC ivdep
   for (std::int64_t i = 0; i < n; ++i)
     y[i] = std::fma((x[i] - mean) * rstd, w[i], b[i]);
 }
 
-// One row's backward (Note [Vectorised LayerNorm]): dx (unless null) and the row's terms added to
-// the block's partials pw and pb (unless null). dx may be dy. The sums of dx's coefficients
-// first, then one pass that writes dx and adds the partials.
+// The backward's row sums a = sum w dy and b = sum w dy (x - mean), element i of the row in lane
+// i mod kLanes.
 template <typename U>
-void backward_row(U* dx, const U* dy, const U* x, std::int64_t n, U mean, U rstd, const U* w, U* pw,
-                  U* pb) {
-  U x_coef = 0;
-  U constant = 0;
-  if (dx != nullptr) {
-    U a[kLanes] = {};
-    U b[kLanes] = {};
-    std::int64_t i = 0;
-    for (; i + kLanes <= n; i += kLanes)
-      for (int l = 0; l < kLanes; ++l) {
-        const U g = w[i + l] * dy[i + l];
-        a[l] += g;
-        b[l] = std::fma(g, x[i + l] - mean, b[l]);
-      }
-    for (int l = 0; i + l < n; ++l) {
+struct RowSums {
+  U a[kLanes] = {};
+  U b[kLanes] = {};
+};
+
+// Adds n elements to the sums; they start the row or follow a multiple of kLanes elements.
+template <typename U>
+void add_row_sums(RowSums<U>& s, const U* dy, const U* x, const U* w, std::int64_t n, U mean) {
+  std::int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int l = 0; l < kLanes; ++l) {
       const U g = w[i + l] * dy[i + l];
-      a[l] += g;
-      b[l] = std::fma(g, x[i + l] - mean, b[l]);
+      s.a[l] += g;
+      s.b[l] = std::fma(g, x[i + l] - mean, s.b[l]);
     }
-    const GroupInputGradCoefs<double> k =
-        group_norm_input_grad_coefs_centred<double>(rstd, sum_of_lanes(a), sum_of_lanes(b), n);
-    x_coef = static_cast<U>(k.x_coef);
-    constant = static_cast<U>(k.const_coef);
+  for (int l = 0; i + l < n; ++l) {
+    const U g = w[i + l] * dy[i + l];
+    s.a[l] += g;
+    s.b[l] = std::fma(g, x[i + l] - mean, s.b[l]);
   }
+}
+
+// dx = rstd w dy + x_coef (x - mean) + constant over n elements (unless dx is null), and each
+// element's dy (x - mean) rstd and dy added to the block's partials pw and pb (unless null), in
+// one pass when all three are wanted. dx may be dy.
+template <typename U>
+void input_grad(U* dx, const U* dy, const U* x, std::int64_t n, U mean, U rstd, const U* w,
+                U x_coef, U constant, U* pw, U* pb) {
   if (dx != nullptr && pw != nullptr && pb != nullptr) {  // training with an affine map
 #pragma GCC ivdep
     for (std::int64_t i = 0; i < n; ++i) {
@@ -148,6 +154,87 @@ void backward_row(U* dx, const U* dy, const U* x, std::int64_t n, U mean, U rstd
 #pragma GCC ivdep
     for (std::int64_t i = 0; i < n; ++i)
       dx[i] = std::fma(rstd * w[i], dy[i], std::fma(x_coef, x[i] - mean, constant));
+  }
+}
+
+// One row of T's forward: mean, rstd and y (Note [Vectorised LayerNorm]).
+template <typename T, typename Acc>
+void forward_row(const T* x, T* y, std::int64_t n, Acc eps, const Acc* w, const Acc* b,
+                 Acc* mean_out, Acc* rstd_out) {
+  if constexpr (!kWidened<T>) {
+    const WelfordState<Acc> s = run_statistics<T, Acc>(x, n);
+    const Acc rs = welford_rstd(s, eps);
+    *mean_out = s.mean;
+    *rstd_out = rs;
+    normalise(y, x, n, s.mean, rs, w, b);
+  } else if (n <= kPiece) {
+    float wide[kPiece];
+    widen(x, wide, n);
+    forward_row<float, float>(wide, wide, n, eps, w, b, mean_out, rstd_out);
+    narrow(wide, y, n);
+  } else {
+    const WelfordState<float> s = run_statistics<T, float>(x, n);
+    const float rs = welford_rstd(s, eps);
+    *mean_out = s.mean;
+    *rstd_out = rs;
+    float wide[kPiece];
+    for (std::int64_t i0 = 0; i0 < n; i0 += kPiece) {
+      const std::int64_t p = std::min(kPiece, n - i0);
+      widen(x + i0, wide, p);
+      normalise(wide, wide, p, s.mean, rs, w + i0, b + i0);
+      narrow(wide, y + i0, p);
+    }
+  }
+}
+
+// The input-gradient coefficients of a row from its sums (in double).
+template <typename U>
+GroupInputGradCoefs<U> coefficients(RowSums<U>& s, U rstd, std::int64_t n) {
+  const GroupInputGradCoefs<double> k =
+      group_norm_input_grad_coefs_centred<double>(rstd, sum_of_lanes(s.a), sum_of_lanes(s.b), n);
+  return {static_cast<U>(k.x_coef), static_cast<U>(k.const_coef)};
+}
+
+// One row of T's backward: dx (unless null) and the row's terms added to the block's partials pw
+// and pb (unless null).
+template <typename T, typename Acc>
+void backward_row(T* dx, const T* dy, const T* x, std::int64_t n, Acc mean, Acc rstd, const Acc* w,
+                  Acc* pw, Acc* pb) {
+  if constexpr (!kWidened<T>) {
+    GroupInputGradCoefs<Acc> k{0, 0};
+    if (dx != nullptr) {
+      RowSums<Acc> sums;
+      add_row_sums(sums, dy, x, w, n, mean);
+      k = coefficients(sums, rstd, n);
+    }
+    input_grad(dx, dy, x, n, mean, rstd, w, k.x_coef, k.const_coef, pw, pb);
+  } else {
+    float wide_dy[kPiece];
+    float wide_x[kPiece];
+    // Piece [i0, i0 + p) of dy and x widened; a row of one piece only once.
+    auto load = [&](std::int64_t i0, std::int64_t p, bool again) {
+      if (again && n <= kPiece) return;
+      widen(dy + i0, wide_dy, p);
+      widen(x + i0, wide_x, p);
+    };
+    GroupInputGradCoefs<float> k{0, 0};
+    if (dx != nullptr) {
+      RowSums<float> sums;
+      for (std::int64_t i0 = 0; i0 < n; i0 += kPiece) {
+        const std::int64_t p = std::min(kPiece, n - i0);
+        load(i0, p, false);
+        add_row_sums(sums, wide_dy, wide_x, w + i0, p, mean);
+      }
+      k = coefficients(sums, rstd, n);
+    }
+    for (std::int64_t i0 = 0; i0 < n; i0 += kPiece) {
+      const std::int64_t p = std::min(kPiece, n - i0);
+      load(i0, p, dx != nullptr);
+      input_grad(dx != nullptr ? wide_dy : nullptr, wide_dy, wide_x, p, mean, rstd, w + i0,
+                 k.x_coef, k.const_coef, pw != nullptr ? pw + i0 : nullptr,
+                 pb != nullptr ? pb + i0 : nullptr);
+      if (dx != nullptr) narrow(wide_dy, dx + i0, p);
+    }
   }
 }
 
@@ -178,26 +265,9 @@ void layer_norm_forward(DType dtype, std::int64_t rows, std::int64_t features, v
     const Parameter<T, Acc> w(weight, features, Acc(1));
     const Parameter<T, Acc> b(bias, features, Acc(0));
     parallel_for(rows, grain_for(features), [&](std::int64_t begin, std::int64_t end) {
-      std::vector<Acc> wide(kWidened<T> ? static_cast<std::size_t>(features) : 0);
-      for (std::int64_t r = begin; r < end; ++r) {
-        const std::int64_t offset = r * features;
-        const Acc* row = nullptr;
-        Acc* result = nullptr;
-        if constexpr (kWidened<T>) {
-          widen(in + offset, wide.data(), features);
-          row = wide.data();
-          result = wide.data();
-        } else {
-          row = in + offset;
-          result = y + offset;
-        }
-        const WelfordState<Acc> s = run_statistics<Acc, Acc>(row, features);
-        const Acc rs = welford_rstd(s, static_cast<Acc>(eps));
-        mean_out[r] = s.mean;
-        rstd_out[r] = rs;
-        normalise_row(result, row, features, s.mean, rs, w.data(), b.data());
-        if constexpr (kWidened<T>) narrow(wide.data(), y + offset, features);
-      }
+      for (std::int64_t r = begin; r < end; ++r)
+        forward_row(in + r * features, y + r * features, features, static_cast<Acc>(eps), w.data(),
+                    b.data(), mean_out + r, rstd_out + r);
     });
   });
 }
@@ -219,32 +289,20 @@ void layer_norm_backward(DType dtype, std::int64_t rows, std::int64_t features, 
     std::vector<Acc> partial_w(grad_weight != nullptr ? partial_size : 0);
     std::vector<Acc> partial_b(grad_bias != nullptr ? partial_size : 0);
 
-    parallel_for(
-        blocks.count, grain_for(blocks.rows_per_block * features),
-        [&](std::int64_t begin, std::int64_t end) {
-          const std::size_t wide_size = kWidened<T> ? static_cast<std::size_t>(features) : 0;
-          std::vector<Acc> wide_dy(wide_size);
-          std::vector<Acc> wide_x(wide_size);
-          for (std::int64_t block = begin; block < end; ++block) {
-            Acc* pw = partial_w.empty() ? nullptr : partial_w.data() + block * features;
-            Acc* pb = partial_b.empty() ? nullptr : partial_b.data() + block * features;
-            const std::int64_t r0 = block * blocks.rows_per_block;
-            const std::int64_t r1 = std::min(rows, r0 + blocks.rows_per_block);
-            for (std::int64_t r = r0; r < r1; ++r) {
-              const std::int64_t offset = r * features;
-              if constexpr (kWidened<T>) {
-                widen(dy + offset, wide_dy.data(), features);
-                widen(in + offset, wide_x.data(), features);
-                backward_row(dx != nullptr ? wide_dy.data() : nullptr, wide_dy.data(),
-                             wide_x.data(), features, mean_in[r], rstd_in[r], w.data(), pw, pb);
-                if (dx != nullptr) narrow(wide_dy.data(), dx + offset, features);
-              } else {
-                backward_row(dx != nullptr ? dx + offset : nullptr, dy + offset, in + offset,
-                             features, mean_in[r], rstd_in[r], w.data(), pw, pb);
-              }
-            }
-          }
-        });
+    parallel_for(blocks.count, grain_for(blocks.rows_per_block * features),
+                 [&](std::int64_t begin, std::int64_t end) {
+                   for (std::int64_t block = begin; block < end; ++block) {
+                     Acc* pw = partial_w.empty() ? nullptr : partial_w.data() + block * features;
+                     Acc* pb = partial_b.empty() ? nullptr : partial_b.data() + block * features;
+                     const std::int64_t r0 = block * blocks.rows_per_block;
+                     const std::int64_t r1 = std::min(rows, r0 + blocks.rows_per_block);
+                     for (std::int64_t r = r0; r < r1; ++r) {
+                       const std::int64_t offset = r * features;
+                       backward_row(dx != nullptr ? dx + offset : nullptr, dy + offset, in + offset,
+                                    features, mean_in[r], rstd_in[r], w.data(), pw, pb);
+                     }
+                   }
+                 });
 
     // dweight, dbias: the blocks' partials in order, in double; each task a range of columns,
     // block after block (contiguous reads).

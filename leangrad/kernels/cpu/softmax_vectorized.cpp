@@ -18,14 +18,18 @@
 //     g - e^y dot.
 //   - Columns (inner > 1, softmax over another dim): kColumns adjacent columns at a time, the
 //     lanes across them: each pass walks r = 0..R-1, reading kColumns contiguous elements a
-//     step, and each column's sum is in order of r, as in the reference. softmax's e is kept
-//     for the output pass: in y for float32, in a float scratch for the 16-bit dtypes (which
-//     could not hold it unrounded) when the block's fit in kScratch floats; otherwise the output
-//     pass computes e again.
+//     step, and each column's sum is in order of r, as in the reference. softmax's e is kept in
+//     y for the output pass.
 //   - float16 and bfloat16: a row of at most kRowBuffer elements is widened once into a stack
-//     buffer and run as a float32 row; a longer row's passes widen it kPiece elements at a time;
-//     a step of the columns is widened likewise (kernels/cpu/half_convert.h; bfloat16's steps,
-//     at most kColumns elements, inline: a call per step cost as much as the conversion).
+//     buffer and run as a float32 row; a longer row's passes widen it kPiece elements at a time.
+//     A block of columns is widened whole into a float scratch (R x b floats, gathered from its
+//     R strided steps by one call, kernels/cpu/half_convert.h's widen_strided), run through the
+//     float32 column passes in place there and narrowed back by one call, when R * kColumns
+//     fits in kScratch floats (the backward: two such blocks, g and y). Until 2026-12-01 each
+//     step of at most 64 elements was widened by a call of its own, three or four per step,
+//     and the calls cost as much as the conversions (float16 took 1.7 times float32's time).
+//     Longer runs still widen step by step (bfloat16's steps inline) and compute e again in
+//     the output pass.
 //     The result is rounded once at the end: the 16-bit result is the float32 result of the
 //     widened input, rounded, bit for bit (the reference also computes in float and rounds
 //     once). No buffer is allocated per row (an allocation per row costs time, and one that failed
@@ -71,8 +75,8 @@ constexpr std::int64_t kPiece = 512;
 constexpr std::int64_t kRowBuffer = 8192;
 // Adjacent columns taken together when softmax runs over a dim other than the last.
 constexpr std::int64_t kColumns = 64;
-// A 16-bit block of columns keeps its exps for the output pass when R * kColumns is at most this
-// many floats (256 KiB, half of a Zen 1 core's L2); longer runs compute them again.
+// A 16-bit block of columns is widened whole into a float scratch when R * kColumns is at most
+// this many floats (256 KiB, half of a Zen 1 core's L2); longer runs are widened step by step.
 constexpr std::int64_t kScratch = 65536;
 
 constexpr float kMinusInfinity = -std::numeric_limits<float>::infinity();
@@ -304,19 +308,19 @@ void store_step(const float* result, T* p, std::int64_t b) {
 }
 
 // Softmax over r of the b <= kColumns adjacent columns starting at x (element (o, 0, j0)); step
-// r of column j is x[r * inner + j]. softmax keeps each e for the output pass: float32 in y
-// itself, a 16-bit dtype in `scratch` (R * b floats) when the caller has one, else it computes e
-// again (the same bits).
+// r of column j is x[r * inner + j]. softmax keeps each e for the output pass in float32's y
+// itself; a 16-bit dtype, which could not hold it unrounded, computes e again (the same bits).
+// x may be y.
 template <typename T>
-void softmax_columns(const T* x, T* y, std::int64_t R, std::int64_t inner, std::int64_t b, bool log,
-                     float* scratch) {
+void softmax_columns(const T* x, T* y, std::int64_t R, std::int64_t inner, std::int64_t b,
+                     bool log) {
   // Where step r's e lands, or nullptr.
   auto exps = [&](std::int64_t r) -> float* {
     if (log) return nullptr;
     if constexpr (std::is_same_v<T, float>) {
       return y + r * inner;
     } else {
-      return scratch != nullptr ? scratch + r * b : nullptr;
+      return nullptr;
     }
   };
   float shift[kColumns];
@@ -371,7 +375,7 @@ void softmax_columns(const T* x, T* y, std::int64_t R, std::int64_t inner, std::
   }
 }
 
-// The gradient over r of b <= kColumns adjacent columns (as softmax_columns).
+// The gradient over r of b <= kColumns adjacent columns (as softmax_columns); g may be gx.
 template <typename T>
 void softmax_backward_columns(const T* g, const T* y, T* gx, std::int64_t R, std::int64_t inner,
                               std::int64_t b, bool log) {
@@ -408,6 +412,29 @@ void softmax_backward_columns(const T* g, const T* y, T* gx, std::int64_t R, std
   }
 }
 
+// softmax_columns of a 16-bit block widened whole into `scratch` (R * b floats), computed there
+// in float32 and narrowed into y: the same bits as step by step (Note [Vectorised softmax]).
+template <typename T>
+void softmax_columns_widened(const T* x, T* y, std::int64_t R, std::int64_t inner, std::int64_t b,
+                             bool log, float* scratch) {
+  widen_strided(x, inner, scratch, R, b);
+  softmax_columns(scratch, scratch, R, b, b, log);
+  narrow_strided(scratch, y, inner, R, b);
+}
+
+// softmax_backward_columns likewise, g and y widened into `scratch` (2 R b floats).
+template <typename T>
+void softmax_backward_columns_widened(const T* g, const T* y, T* gx, std::int64_t R,
+                                      std::int64_t inner, std::int64_t b, bool log,
+                                      float* scratch) {
+  float* wide_g = scratch;
+  float* wide_y = scratch + R * b;
+  widen_strided(g, inner, wide_g, R, b);
+  widen_strided(y, inner, wide_y, R, b);
+  softmax_backward_columns(wide_g, wide_y, wide_g, R, b, b, log);
+  narrow_strided(wide_g, gx, inner, R, b);
+}
+
 // fn(o, j0, b, scratch) for each block of b <= kColumns adjacent columns of each outer index, in
 // parallel; scratch holds scratch_floats floats for the task's use (nullptr when 0).
 template <typename F>
@@ -434,12 +461,19 @@ void softmax(DType dtype, void* out, const void* in, std::int64_t outer, std::in
       const T* x = static_cast<const T*>(in);
       T* y = static_cast<T*>(out);
       if (inner > 1) {
-        // A 16-bit block keeps its exps when they fit in kScratch floats.
-        const bool keep = !std::is_same_v<T, float> && !log && R * kColumns <= kScratch;
-        for_each_column_block(outer, R, inner, keep ? R * kColumns : 0,
+        // A 16-bit block is widened whole when it fits in kScratch floats.
+        const bool widened = !std::is_same_v<T, float> && R * kColumns <= kScratch;
+        for_each_column_block(outer, R, inner, widened ? R * kColumns : 0,
                               [&](std::int64_t o, std::int64_t j0, std::int64_t b, float* scratch) {
                                 const std::int64_t offset = o * R * inner + j0;
-                                softmax_columns(x + offset, y + offset, R, inner, b, log, scratch);
+                                if constexpr (!std::is_same_v<T, float>) {
+                                  if (scratch != nullptr) {
+                                    softmax_columns_widened(x + offset, y + offset, R, inner, b,
+                                                            log, scratch);
+                                    return;
+                                  }
+                                }
+                                softmax_columns(x + offset, y + offset, R, inner, b, log);
                               });
         return;
       }
@@ -466,9 +500,19 @@ void softmax_backward(DType dtype, void* grad_in, const void* grad_out, const vo
       const T* y = static_cast<const T*>(out);
       T* gx = static_cast<T*>(grad_in);
       if (inner > 1) {
+        // A 16-bit block's g and y are widened whole when each fits in kScratch floats.
+        const bool widened = !std::is_same_v<T, float> && R * kColumns <= kScratch;
         for_each_column_block(
-            outer, R, inner, 0, [&](std::int64_t o, std::int64_t j0, std::int64_t b, float*) {
+            outer, R, inner, widened ? 2 * R * kColumns : 0,
+            [&](std::int64_t o, std::int64_t j0, std::int64_t b, float* scratch) {
               const std::int64_t offset = o * R * inner + j0;
+              if constexpr (!std::is_same_v<T, float>) {
+                if (scratch != nullptr) {
+                  softmax_backward_columns_widened(g + offset, y + offset, gx + offset, R, inner, b,
+                                                   log, scratch);
+                  return;
+                }
+              }
               softmax_backward_columns(g + offset, y + offset, gx + offset, R, inner, b, log);
             });
         return;
