@@ -8,7 +8,8 @@
 // twice that; the fused backward recomputes the scores, 2 N H L^2 E more, not counted). The first
 // iteration checks both backends' outputs against each other. LibTorch's side, the same names and
 // shapes: bench/compare/libtorch/libtorch_attention.cpp; both in one run:
-// bench/compare/attention_vs_libtorch.sh.
+// bench/compare/attention_vs_libtorch.sh. Also one training step of a Transformer encoder layer
+// (BM_TransformerEncoderLayer_Step), the attention, feed-forward block and LayerNorms together.
 //   bench_attention [Google Benchmark options]     (args: backend 0 = Math, 1 = fused; N, H, L, E)
 #include <benchmark/benchmark.h>
 
@@ -22,6 +23,7 @@
 #include <leangrad/core/generator.h>
 #include <leangrad/core/memory.h>
 #include <leangrad/kernels/creation.h>
+#include <leangrad/nn/transformer.h>
 
 namespace {
 
@@ -132,6 +134,48 @@ void shapes(benchmark::internal::Benchmark* b) {
 }
 BENCHMARK(BM_Attention_Forward)->Apply(shapes);
 BENCHMARK(BM_Attention_ForwardBackward)->Apply(shapes);
+
+// One training step's forward and backward of nn::TransformerEncoderLayer(512, 8) (feed-forward
+// 2048, ReLU, post-norm as PyTorch's default, dropout 0) on (L, N, E) = (128, 16, 512): the
+// projections, attention, the feed-forward block and two LayerNorms, as a model runs them. The
+// first step checks the output: each row is the last LayerNorm's (weight 1, bias 0 at
+// initialisation), so mean 0 and variance var / (var + eps), within float32 rounding.
+void BM_TransformerEncoderLayer_Step(benchmark::State& state) {
+  constexpr std::int64_t kL = 128, kN = 16, kE = 512;
+  leangrad::manual_seed(0);
+  leangrad::nn::TransformerEncoderLayer layer(
+      leangrad::nn::TransformerEncoderLayerOptions(kE, 8).dropout(0.0));
+  const Tensor x = leangrad::randn({kL, kN, kE}).requires_grad_();
+  const Tensor grad = leangrad::randn({kL, kN, kE});
+  {
+    const leangrad::NoGradGuard no_grad;
+    const Tensor y = layer(x);
+    const Tensor mean = leangrad::mean(y, {2});
+    const Tensor var = leangrad::mean(leangrad::mul(y, y), {2});  // E[y^2] with mean 0
+    const double mean_off = leangrad::amax(leangrad::abs(mean)).item<double>();
+    const double var_off = leangrad::amax(leangrad::abs(leangrad::sub(var, 1.0))).item<double>();
+    // Rows of 512 float32 values: sums within 512 u of their magnitudes; var / (var + eps) is
+    // within 1e-4 of 1 for var >= 0.1.
+    if (!(mean_off <= 1e-4 && var_off <= 2e-4)) {
+      state.SkipWithError("the layer's output rows are not normalized");
+      return;
+    }
+  }
+  for (auto _ : state) {
+    Tensor y = layer(x);
+    y.backward(grad);
+    benchmark::DoNotOptimize(x.grad().data_ptr());
+    layer->zero_grad();
+    x.set_grad(Tensor());
+  }
+  // The layer's matrix products: 4 E^2 (projections) + 2 L E (scores and values) + 4 E F
+  // (feed-forward, F = 2048) multiply-adds per token, forward; backward twice that.
+  const double tokens = static_cast<double>(kL * kN);
+  const double flops = 3 * 2 * tokens * (4.0 * kE * kE + 2.0 * kL * kE + 4.0 * kE * 2048);
+  state.counters["GFLOP/s"] = benchmark::Counter(
+      flops * 1e-9 * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_TransformerEncoderLayer_Step)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 

@@ -54,6 +54,16 @@ for work, label in [("BM_Attention_Forward", "forward"),
                   f"| {peer['ms'] / fused['ms']:.2f} | {composed['peak_MiB']:.0f} "
                   f"| {fused['peak_MiB']:.0f} |")
 print()
+print("| work | threads | LibTorch ms | leangrad ms | leangrad GFLOP/s | LibTorch / leangrad |")
+print("| --- | ---: | ---: | ---: | ---: | ---: |")
+for t in (1, 2):
+    leangrad, _ = medians(f"{logs}/leangrad-{t}.json")
+    libtorch, _ = medians(f"{logs}/libtorch-{t}.json")
+    ours = leangrad["BM_TransformerEncoderLayer_Step"]
+    peer = libtorch["BM_TransformerEncoderLayer_Step"]
+    print(f"| TransformerEncoderLayer(512, 8) step, (128, 16, 512) | {t} | {peer['ms']:.1f} "
+          f"| {ours['ms']:.1f} | {ours['GFLOP/s']:.0f} | {peer['ms'] / ours['ms']:.2f} |")
+print()
 print("LibTorch / fused: ratio of the median times, > 1 means leangrad's fused kernel is faster. "
       "Peak MiB: the CPU allocator's high-water mark over one call beyond what was allocated "
       "before it (LibTorch keeps no such statistic). GFLOP/s counts the products of the "
@@ -62,3 +72,5 @@ print("LibTorch / fused: ratio of the median times, > 1 means leangrad's fused k
 PY
 echo
 echo "Load average (1, 5, 15 min) at the end: $(load_average)."
+echo
+echo "LibTorch's BLAS: $(libtorch_blas "$libtorch")."

@@ -27,6 +27,22 @@ build_libtorch() {
   echo "$libtorch_build_dir/$1"
 }
 
+# libtorch_blas PROGRAM: the libblas.so.3 PROGRAM loads, in words. LibTorch's matrix products
+# (and the convolutions it runs as im2col + GEMM) go through it, and Debian's default one is
+# netlib's unoptimised reference BLAS, with which they are about ten times slower than with
+# OpenBLAS: install libopenblas0-openmp (apt) before comparing anything that multiplies matrices.
+libtorch_blas() {
+  local blas
+  blas=$(ldd "$1" | awk '$1 == "libblas.so.3" { print $3 }')
+  blas=$(readlink -f "$blas")
+  case $blas in
+    */openblas*) echo "OpenBLAS ($blas)" ;;
+    */blas/libblas.so*)
+      echo "netlib's reference BLAS ($blas), unoptimised: install libopenblas0-openmp" ;;
+    *) echo "$blas" ;;
+  esac
+}
+
 # make_logs_dir: sets `logs` to a new temporary folder, removed when the script exits.
 make_logs_dir() {
   logs=$(mktemp -d)

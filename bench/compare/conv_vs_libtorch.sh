@@ -88,3 +88,5 @@ print(f"LibTorch / leangrad: ratio of the median times, > 1 means leangrad is fa
 PYTHON
 echo
 echo "Load average (1, 5, 15 min): $load_before before, $load_after after."
+echo
+echo "LibTorch's BLAS: $(libtorch_blas "$libtorch")."

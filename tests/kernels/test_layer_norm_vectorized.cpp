@@ -34,8 +34,9 @@ struct Case {
 
 // One element per row; tails of the 32 partial sums; rows across chunks (2049, 4097, 70001);
 // hundreds and thousands of rows (300 rows of 64 make 38 blocks of 8; 2500 of 8 reach the
-// cap of 256 blocks: 250 blocks of 10 rows); means 8, 100 and 1000 standard deviations out
-// (at 1000 the worst-case bound on the variance of much longer rows would exceed the variance).
+// cap of 256 blocks: 250 blocks of 10 rows); means 8, 100 and 1000
+// standard deviations out (at 1000 the worst-case bound on the variance of much longer rows would
+// exceed the variance).
 const std::vector<Case> kCases = {
     {1, 1, 0},    {3, 5, 0},      {7, 33, 0},   {4, 32, 0},    {5, 2049, 0},
     {2, 4097, 0}, {300, 64, 0},   {2500, 8, 0}, {1, 70001, 0}, {64, 36, 1000},
@@ -312,9 +313,9 @@ std::vector<double> all_results(const Tensor& x, const Tensor& dy, const Tensor&
 
 // The backward's blocks are cut by the sizes alone, so 1 to 4 threads give the same bits (At most
 // 4 threads: ThreadCount, tests/testing/thread_count.h, says why): 2500 rows of 8 (250 blocks of
-// 10 rows), 300 of 64, one row of 70001.
+// 10 rows), 300 of 64 (38 blocks of 8), 8 of 5000 (one block), one row of 70001.
 TEST(LayerNormVectorized, SameBitsOnAnyThreadCount) {
-  for (const Case& c : {Case{2500, 8, 0}, Case{300, 64, 0}, Case{1, 70001, 0}}) {
+  for (const Case& c : {Case{2500, 8, 0}, Case{300, 64, 0}, Case{8, 5000, 0}, Case{1, 70001, 0}}) {
     SCOPED_TRACE(describe(c));
     const Tensor x = random_tensor({c.rows, c.features}, 0.5, kFloat32, 1);
     const Tensor dy = random_tensor({c.rows, c.features}, 0.0, kFloat32, 2);

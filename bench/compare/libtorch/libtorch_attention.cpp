@@ -6,7 +6,8 @@
 // names for the composed backend (fused:0), so that each row pairs by name.
 // Forward runs under NoGradGuard; forward + backward is one forward with autograd and
 // out.backward(grad), the gradients reset after each. peak_MiB: not measured here (LibTorch's CPU
-// allocator keeps no statistics), reported as -1.
+// allocator keeps no statistics), reported as -1. Also one training step of
+// torch::nn::TransformerEncoderLayer (BM_TransformerEncoderLayer_Step).
 //   libtorch-attention [--threads N] [Google Benchmark options]
 //   libtorch-attention --show-config     LibTorch's build flags (at::show_config())
 #include <benchmark/benchmark.h>
@@ -77,6 +78,29 @@ void shapes(benchmark::internal::Benchmark* b) {
 }
 BENCHMARK(BM_Attention_Forward)->Apply(shapes);
 BENCHMARK(BM_Attention_ForwardBackward)->Apply(shapes);
+
+// torch::nn::TransformerEncoderLayer(512, 8), dropout 0, on (128, 16, 512): forward and backward
+// of one step, as bench_attention's BM_TransformerEncoderLayer_Step (same name and counter).
+void BM_TransformerEncoderLayer_Step(benchmark::State& state) {
+  constexpr int64_t kL = 128, kN = 16, kE = 512;
+  torch::manual_seed(0);
+  torch::nn::TransformerEncoderLayer layer(
+      torch::nn::TransformerEncoderLayerOptions(kE, 8).dropout(0.0));
+  torch::Tensor x = torch::randn({kL, kN, kE}).requires_grad_();
+  const torch::Tensor grad = torch::randn({kL, kN, kE});
+  for (auto _ : state) {
+    torch::Tensor y = layer(x);
+    y.backward(grad);
+    benchmark::DoNotOptimize(x.grad().data_ptr());
+    layer->zero_grad();
+    x.mutable_grad().reset();
+  }
+  const double tokens = static_cast<double>(kL * kN);
+  const double flops = 3 * 2 * tokens * (4.0 * kE * kE + 2.0 * kL * kE + 4.0 * kE * 2048);
+  state.counters["GFLOP/s"] = benchmark::Counter(
+      flops * 1e-9 * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_TransformerEncoderLayer_Step)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 
