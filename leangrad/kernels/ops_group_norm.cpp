@@ -37,14 +37,20 @@ GroupNormSizes check_input(const char* op, const Tensor& x, std::int64_t num_gro
   return sizes;
 }
 
-void check_parameter(const char* op, const char* name, const Tensor& p, const Tensor& x) {
-  if (!p.defined()) return;
-  LG_CHECK_SHAPE(p.dim() == 1 && p.shape()[0] == x.shape()[1], op, ": expected ", name,
-                 " of shape (C,) = (", x.shape()[1], "), got ", p.shape());
+// An affine parameter (defined) in x's dtype and on x's device.
+void check_parameter_dtype_and_device(const char* op, const char* name, const Tensor& p,
+                                      const Tensor& x) {
   LG_CHECK_DTYPE(p.dtype() == x.dtype(), op, ": ", name, " has dtype ", p.dtype(), ", the input ",
                  x.dtype());
   LG_CHECK_DEVICE(p.device() == x.device(), op, ": ", name, " is on ", p.device(),
                   ", the input on ", x.device());
+}
+
+void check_parameter(const char* op, const char* name, const Tensor& p, const Tensor& x) {
+  if (!p.defined()) return;
+  LG_CHECK_SHAPE(p.dim() == 1 && p.shape()[0] == x.shape()[1], op, ": expected ", name,
+                 " of shape (C,) = (", x.shape()[1], "), got ", p.shape());
+  check_parameter_dtype_and_device(op, name, p, x);
 }
 
 const void* data_or_null(const Tensor& t) {
@@ -65,10 +71,7 @@ void check_layer_norm_parameter(const char* op, const char* name, const Tensor& 
   if (!p.defined()) return;
   LG_CHECK_SHAPE(p.numel() == features, op, ": expected ", name, " of ", features,
                  " elements, got shape ", p.shape(), " (input of shape ", x.shape(), ")");
-  LG_CHECK_DTYPE(p.dtype() == x.dtype(), op, ": ", name, " has dtype ", p.dtype(), ", the input ",
-                 x.dtype());
-  LG_CHECK_DEVICE(p.device() == x.device(), op, ": ", name, " is on ", p.device(),
-                  ", the input on ", x.device());
+  check_parameter_dtype_and_device(op, name, p, x);
 }
 
 // mean and rstd as the forward returned them for `rows` rows (or `shape` in general).
