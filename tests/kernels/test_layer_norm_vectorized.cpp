@@ -409,5 +409,45 @@ TEST(LayerNormVectorized, StridedInputAndTwoDimParameters) {
   EXPECT_EQ(to_vector(g.grad_bias), to_vector(gc.grad_bias));
 }
 
+// The tensor-level entries refuse what their launchers cannot take, naming the op: features
+// that do not divide the input, parameters of another size or dtype, a gradient of another
+// shape, statistics that are not the forward's.
+TEST(LayerNormOps, RefusesInputsTheKernelsCannotTake) {
+  const Tensor x = random_tensor({4, 6}, 0.0, kFloat32, 41);
+  const Tensor w = random_tensor({6}, 1.0, kFloat32, 42);
+  const ops::GroupNormOutput f = ops::layer_norm(x, 6, w, Tensor(), 1e-5);
+  auto expect_error = [](const auto& call, const char* op) {
+    try {
+      call();
+      ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(op), std::string::npos) << e.what();
+    }
+  };
+  expect_error([&] { ops::layer_norm(x, 5, Tensor(), Tensor(), 1e-5); }, "layer_norm");
+  expect_error([&] { ops::layer_norm(x, 0, Tensor(), Tensor(), 1e-5); }, "layer_norm");
+  expect_error([&] { ops::layer_norm(x, 6, random_tensor({5}, 1.0, kFloat32, 43), {}, 1e-5); },
+               "layer_norm");
+  expect_error([&] { ops::layer_norm(x, 6, w.to(kFloat64), Tensor(), 1e-5); }, "layer_norm");
+  expect_error([&] { ops::layer_norm(x.to(kInt64), 6, Tensor(), Tensor(), 1e-5); }, "layer_norm");
+  const char* backward = "layer_norm_backward";
+  expect_error(
+      [&] {
+        ops::layer_norm_backward(x.reshape({6, 4}), x, f.mean, f.rstd, w, 6, true, true, true);
+      },
+      backward);
+  expect_error(
+      [&] {
+        ops::layer_norm_backward(x, x, f.rstd.reshape({2, 2}), f.rstd, w, 6, true, true, true);
+      },
+      backward);
+  expect_error(
+      [&] { ops::layer_norm_backward(x, x, f.mean.to(kFloat64), f.rstd, w, 6, true, true, true); },
+      backward);
+  expect_error(
+      [&] { ops::layer_norm_backward(x, x, f.mean, f.rstd, Tensor(), 6, true, true, true); },
+      backward);
+}
+
 }  // namespace
 }  // namespace leangrad::test
