@@ -311,25 +311,30 @@ std::vector<double> all_results(const Tensor& x, const Tensor& dy, const Tensor&
   return all;
 }
 
-// The backward's blocks are cut by the sizes alone, so 1 to 4 threads give the same bits (At most
-// 4 threads: ThreadCount, tests/testing/thread_count.h, says why): 2500 rows of 8 (250 blocks of
-// 10 rows), 300 of 64 (38 blocks of 8), 8 of 5000 (one block), one row of 70001.
+// The backward's blocks are cut by the sizes alone, and the forward's two paths (rows over threads
+// when each thread gets 8 rows, else (row, chunk) tasks) compute alike, so 1 to 4 threads give
+// the same bits, in float32 and the 16-bit dtypes (At most 4 threads: ThreadCount,
+// tests/testing/thread_count.h, says why): 2500 rows of 8 (250 blocks of 10 rows), 300 of 64 (38
+// blocks of 8), 8 of 5000 (one block; the forward by rows at 1 thread, by chunks at 2 to 4), one
+// row of 70001 (by chunks).
 TEST(LayerNormVectorized, SameBitsOnAnyThreadCount) {
-  for (const Case& c : {Case{2500, 8, 0}, Case{300, 64, 0}, Case{8, 5000, 0}, Case{1, 70001, 0}}) {
-    SCOPED_TRACE(describe(c));
-    const Tensor x = random_tensor({c.rows, c.features}, 0.5, kFloat32, 1);
-    const Tensor dy = random_tensor({c.rows, c.features}, 0.0, kFloat32, 2);
-    const Tensor w = random_tensor({c.features}, 1.0, kFloat32, 3);
-    const Tensor b = random_tensor({c.features}, 0.0, kFloat32, 4);
-    std::vector<std::vector<double>> results;
-    for (int threads : {1, 2, 3, 4}) {
-      const ThreadCount guard(threads);
-      results.push_back(all_results(x, dy, w, b));
+  for (DType dtype : {kFloat32, kFloat16, kBFloat16})
+    for (const Case& c :
+         {Case{2500, 8, 0}, Case{300, 64, 0}, Case{8, 5000, 0}, Case{1, 70001, 0}}) {
+      SCOPED_TRACE(describe(c) + ", " + dtype_name(dtype));
+      const Tensor x = random_tensor({c.rows, c.features}, 0.5, dtype, 1);
+      const Tensor dy = random_tensor({c.rows, c.features}, 0.0, dtype, 2);
+      const Tensor w = random_tensor({c.features}, 1.0, dtype, 3);
+      const Tensor b = random_tensor({c.features}, 0.0, dtype, 4);
+      std::vector<std::vector<double>> results;
+      for (int threads : {1, 2, 3, 4}) {
+        const ThreadCount guard(threads);
+        results.push_back(all_results(x, dy, w, b));
+      }
+      for (std::size_t k = 1; k < results.size(); ++k)
+        for (std::size_t i = 0; i < results[0].size(); ++i)
+          ASSERT_EQ(results[k][i], results[0][i]) << "run " << k << ", value " << i;
     }
-    for (std::size_t k = 1; k < results.size(); ++k)
-      for (std::size_t i = 0; i < results[0].size(); ++i)
-        ASSERT_EQ(results[k][i], results[0][i]) << "run " << k << ", value " << i;
-  }
 }
 
 // float16 and bfloat16 LayerNorm is float32 LayerNorm of the widened input, rounded once: output,

@@ -30,9 +30,11 @@
 //     through the float32 loops and narrowed once: 16-bit LayerNorm is float32 LayerNorm of the
 //     widened input, rounded once, bit for bit
 //     (LayerNormVectorized.SixteenBitIsFloat32OfTheWidenedInput).
-//   - Threads over rows (forward) or blocks (backward) only: a few very long rows run on a few
-//     threads. This file is compiled with -ffp-contract=off, so the vector body and the scalar
-//     tail round alike.
+//   - Threads: the forward over rows when each thread gets at least kRowsPerThread of them,
+//     else over (row, 2048-element chunk) tasks (each chunk's statistics, merged per row in
+//     order, then each chunk normalised: the same bits either way); the backward over row
+//     blocks only, so a few very long rows' backward runs on a few threads. This file is compiled
+//     with -ffp-contract=off, so the vector body and the scalar tail round alike.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -56,6 +58,8 @@ constexpr int kLanes = kStatisticsLanes;
 constexpr std::int64_t kMinBlockRows = 8;
 constexpr std::int64_t kMaxBlocks = 256;
 constexpr std::int64_t kPartialValues = std::int64_t{1} << 21;
+// The forward splits rows over threads when each gets at least this many, else chunks of rows.
+constexpr std::int64_t kRowsPerThread = 8;
 // 16-bit elements widened at a time: 32 KiB per float buffer on the stack (two in the
 // backward), a multiple of kLanes; rows up to this long are widened once.
 constexpr std::int64_t kPiece = 8192;
@@ -264,11 +268,61 @@ void layer_norm_forward(DType dtype, std::int64_t rows, std::int64_t features, v
     Acc* rstd_out = static_cast<Acc*>(rstd);
     const Parameter<T, Acc> w(weight, features, Acc(1));
     const Parameter<T, Acc> b(bias, features, Acc(0));
-    parallel_for(rows, grain_for(features), [&](std::int64_t begin, std::int64_t end) {
-      for (std::int64_t r = begin; r < end; ++r)
-        forward_row(in + r * features, y + r * features, features, static_cast<Acc>(eps), w.data(),
-                    b.data(), mean_out + r, rstd_out + r);
-    });
+    if (rows >= kRowsPerThread * max_threads() || features <= kStatisticsChunk) {
+      parallel_for(rows, grain_for(features), [&](std::int64_t begin, std::int64_t end) {
+        for (std::int64_t r = begin; r < end; ++r)
+          forward_row(in + r * features, y + r * features, features, static_cast<Acc>(eps),
+                      w.data(), b.data(), mean_out + r, rstd_out + r);
+      });
+      return;
+    }
+    // Few long rows: threads within them, over (row, chunk) tasks. Each chunk's statistics,
+    // merged per row left to right from an empty state (what run_statistics does), then each
+    // chunk normalised: the same operations on the same values as forward_row, so the same bits.
+    const std::int64_t chunks = (features + kStatisticsChunk - 1) / kStatisticsChunk;
+    std::vector<WelfordState<Acc>> parts(static_cast<std::size_t>(rows * chunks));
+    struct Chunk {
+      std::int64_t feature;  // of its first element
+      std::int64_t offset;   // of its first element in x and y
+      std::int64_t size;
+    };
+    auto chunk_of = [&](std::int64_t t) {
+      const std::int64_t feature = (t % chunks) * kStatisticsChunk;
+      return Chunk{feature, (t / chunks) * features + feature,
+                   std::min(kStatisticsChunk, features - feature)};
+    };
+    parallel_for(rows * chunks, grain_for(kStatisticsChunk),
+                 [&](std::int64_t begin, std::int64_t end) {
+                   for (std::int64_t t = begin; t < end; ++t) {
+                     const Chunk c = chunk_of(t);
+                     parts[t] = chunk_statistics<T, Acc>(in + c.offset, c.size);
+                   }
+                 });
+    for (std::int64_t r = 0; r < rows; ++r) {
+      WelfordState<Acc> total;
+      for (std::int64_t k = 0; k < chunks; ++k)
+        total = welford_merge(total, parts[r * chunks + k]);
+      mean_out[r] = total.mean;
+      rstd_out[r] = welford_rstd(total, static_cast<Acc>(eps));
+    }
+    parallel_for(rows * chunks, grain_for(kStatisticsChunk),
+                 [&](std::int64_t begin, std::int64_t end) {
+                   for (std::int64_t t = begin; t < end; ++t) {
+                     const Chunk c = chunk_of(t);
+                     const Acc row_mean = mean_out[t / chunks];
+                     const Acc row_rstd = rstd_out[t / chunks];
+                     const Acc* wc = w.data() + c.feature;
+                     const Acc* bc = b.data() + c.feature;
+                     if constexpr (kWidened<T>) {
+                       float wide[kStatisticsChunk];
+                       widen(in + c.offset, wide, c.size);
+                       normalise(wide, wide, c.size, row_mean, row_rstd, wc, bc);
+                       narrow(wide, y + c.offset, c.size);
+                     } else {
+                       normalise(y + c.offset, in + c.offset, c.size, row_mean, row_rstd, wc, bc);
+                     }
+                   }
+                 });
   });
 }
 
