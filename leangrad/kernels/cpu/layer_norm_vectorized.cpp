@@ -26,10 +26,13 @@
 //     order, so the gradients are the same bits at any thread count. (PyTorch's CPU kernel keeps
 //     a partial per thread, so its dweight depends on the thread count.)
 //   - Accumulation in opmath_t<T> (float for float32/16/bf16, double for float64). float16 and
-//     bfloat16 rows are widened into a float buffer per task (kernels/cpu/half_convert.h), run
-//     through the float32 loops and narrowed once: 16-bit LayerNorm is float32 LayerNorm of the
-//     widened input, rounded once, bit for bit
-//     (LayerNormVectorized.SixteenBitIsFloat32OfTheWidenedInput).
+//     bfloat16 rows are widened (kernels/cpu/half_convert.h) into float buffers on the stack,
+//     the whole row when it has at most kPiece elements, else kPiece at a time in each pass (a
+//     multiple of the lane count, so element i still lands in lane i mod 32), run through the
+//     float32 loops and narrowed once: 16-bit LayerNorm is float32 LayerNorm of the widened
+//     input, rounded once, bit for bit
+//     (LayerNormVectorized.SixteenBitIsFloat32OfTheWidenedInput). No row-sized buffer is
+//     allocated, however long the row.
 //   - Threads: the forward over rows when each thread gets at least kRowsPerThread of them,
 //     else over (row, 2048-element chunk) tasks (each chunk's statistics, merged per row in
 //     order, then each chunk normalised: the same bits either way); the backward over row
