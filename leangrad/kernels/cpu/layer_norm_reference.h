@@ -12,10 +12,10 @@
 namespace leangrad::kernels::cpu::reference {
 
 void layer_norm_forward(DType dtype, std::int64_t rows, std::int64_t features, void* out,
-                        void* mean, void* rstd, const void* x, const void* weight,
-                        const void* bias, double eps);
+                        void* mean, void* rstd, const void* x, const void* weight, const void* bias,
+                        double eps);
 void layer_norm_backward(DType dtype, std::int64_t rows, std::int64_t features, void* grad_input,
-                         void* grad_weight, void* grad_bias, const void* grad_output,
-                         const void* x, const void* mean, const void* rstd, const void* weight);
+                         void* grad_weight, void* grad_bias, const void* grad_output, const void* x,
+                         const void* mean, const void* rstd, const void* weight);
 
 }  // namespace leangrad::kernels::cpu::reference
