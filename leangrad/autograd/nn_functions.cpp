@@ -31,6 +31,7 @@
 // probability targets]). Each function opens with LG_PROFILE_OP, as in functions.cpp.
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <utility>
 #include <vector>
 
@@ -287,18 +288,22 @@ Tensor composite_group_norm(const Tensor& x_in, std::int64_t num_groups, const T
 }
 
 // Note [Normalizations differentiated twice]
-// group_norm's backward kernel (and so layer_norm's and batch_norm's in training, which run on
-// it) has no derivative of its own. Under create_graph, when the upstream gradient or a saved
-// tensor requires grad, the gradients come instead from autograd::grad over the normalization
-// written with the public functions (composite_group_norm, recomputing mean and variance from
-// x), with create_graph, so they carry a graph to any order: a gradient penalty through a
-// LayerNorm critic, MAML through BatchNorm. These first derivatives equal the kernel's to
-// rounding, not bit for bit (another summation order); a plain backward runs the kernel.
-// group_norm's gradients under create_graph (Note [Normalizations differentiated twice]): x and
-// the weight as the composite's inputs, each the saved tensor itself when it requires grad (its
-// history continues), else a leaf standing in for it.
-std::vector<Tensor> group_norm_grads_with_graph(const BackwardContext& c, const Tensor& weight,
-                                                std::int64_t num_groups, double eps) {
+// group_norm's and layer_norm's backward kernels (and so batch_norm's in training, which runs on
+// group_norm's) have no derivative of their own. Under create_graph, when the upstream gradient
+// or a saved tensor requires grad, the gradients come instead from autograd::grad over the
+// normalization written with the public functions (composite_group_norm, composite_layer_norm:
+// mean and variance recomputed from x), with create_graph, so they carry a graph to any order:
+// a gradient penalty through a LayerNorm critic, MAML through BatchNorm. These first derivatives
+// equal the kernel's to rounding, not bit for bit (another summation order); a plain backward
+// runs the kernel.
+// A normalization's gradients under create_graph: x and the weight as the inputs of `composite`
+// (the normalization without its bias), each the saved tensor itself when it requires grad (its
+// history continues), else a leaf standing in for it; the bias's gradient is the upstream
+// gradient summed over `bias_dims`.
+std::vector<Tensor> norm_grads_with_graph(
+    const BackwardContext& c, const Tensor& weight,
+    const std::function<Tensor(const Tensor&, const Tensor&)>& composite,
+    const DimList& bias_dims) {
   auto operand = [](const Tensor& t) {
     return t.defined() && !t.requires_grad() ? t.detach().requires_grad_() : t;
   };
@@ -306,18 +311,13 @@ std::vector<Tensor> group_norm_grads_with_graph(const BackwardContext& c, const 
   const Tensor w_in = operand(weight);
   std::vector<Tensor> wrt = {x_in};
   if (w_in.defined()) wrt.push_back(w_in);
-  const Tensor y = composite_group_norm(x_in, num_groups, w_in, eps);
+  const Tensor y = composite(x_in, w_in);
   const std::vector<Tensor> grads = autograd::grad({y}, wrt, {c.grad.to(y.dtype())}, std::nullopt,
                                                    /*create_graph=*/true, /*allow_unused=*/true);
   std::vector<Tensor> result(3);
   if (c.needs(0)) result[0] = grads[0];
   if (c.needs(1)) result[1] = grads[1];
-  if (c.needs(2)) {
-    DimList dims = {0};
-    for (std::int64_t d = 2; d < c.grad.dim(); ++d)
-      dims.push_back(d);
-    result[2] = sum(c.grad, dims);
-  }
+  if (c.needs(2)) result[2] = bias_dims.empty() ? c.grad : sum(c.grad, bias_dims);
   return result;
 }
 
@@ -329,8 +329,17 @@ GroupNormNode record_group_norm(const char* op, const Tensor& x, std::int64_t nu
   const Tensor out = record_op(op, forward.output, {x, weight, bias}, saved,
                                [num_groups, eps](const BackwardContext& c) -> std::vector<Tensor> {
                                  const Tensor weight = c.saved.size() > 3 ? c.saved[3] : Tensor();
-                                 if (autograd::any_requires_grad({&c.grad, &c.saved[0], &weight}))
-                                   return group_norm_grads_with_graph(c, weight, num_groups, eps);
+                                 if (autograd::any_requires_grad({&c.grad, &c.saved[0], &weight})) {
+                                   DimList bias_dims = {0};  // all but the channels
+                                   for (std::int64_t d = 2; d < c.grad.dim(); ++d)
+                                     bias_dims.push_back(d);
+                                   return norm_grads_with_graph(
+                                       c, weight,
+                                       [num_groups, eps](const Tensor& x, const Tensor& w) {
+                                         return composite_group_norm(x, num_groups, w, eps);
+                                       },
+                                       bias_dims);
+                                 }
                                  ops::GroupNormGrads g = ops::group_norm_backward(
                                      c.grad, c.saved[0], c.saved[1], c.saved[2], weight, num_groups,
                                      c.needs(0), c.needs(1), c.needs(2));
@@ -619,31 +628,6 @@ Tensor composite_layer_norm(const Tensor& x_in, std::int64_t dims, const Tensor&
   return y;
 }
 
-// layer_norm's gradients under create_graph, as group_norm_grads_with_graph.
-std::vector<Tensor> layer_norm_grads_with_graph(const BackwardContext& c, const Tensor& weight,
-                                                std::int64_t dims, double eps) {
-  auto operand = [](const Tensor& t) {
-    return t.defined() && !t.requires_grad() ? t.detach().requires_grad_() : t;
-  };
-  const Tensor x_in = operand(c.saved[0]);
-  const Tensor w_in = operand(weight);
-  std::vector<Tensor> wrt = {x_in};
-  if (w_in.defined()) wrt.push_back(w_in);
-  const Tensor y = composite_layer_norm(x_in, dims, w_in, eps);
-  const std::vector<Tensor> grads = autograd::grad({y}, wrt, {c.grad.to(y.dtype())}, std::nullopt,
-                                                   /*create_graph=*/true, /*allow_unused=*/true);
-  std::vector<Tensor> result(3);
-  if (c.needs(0)) result[0] = grads[0];
-  if (c.needs(1)) result[1] = grads[1];
-  if (c.needs(2)) {
-    DimList leading;
-    for (std::int64_t d = 0; d < c.grad.dim() - dims; ++d)
-      leading.push_back(d);
-    result[2] = leading.empty() ? c.grad : sum(c.grad, leading);
-  }
-  return result;
-}
-
 Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight_in,
                   const Tensor& bias_in, double eps) {
   LG_PROFILE_OP(x, weight_in, bias_in);
@@ -673,8 +657,17 @@ Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& 
   return record_op(op, forward.output, {x, weight, bias}, saved,
                    [k, features, eps](const BackwardContext& c) -> std::vector<Tensor> {
                      const Tensor weight = c.saved.size() > 3 ? c.saved[3] : Tensor();
-                     if (autograd::any_requires_grad({&c.grad, &c.saved[0], &weight}))
-                       return layer_norm_grads_with_graph(c, weight, k, eps);
+                     if (autograd::any_requires_grad({&c.grad, &c.saved[0], &weight})) {
+                       DimList bias_dims;  // the leading dims
+                       for (std::int64_t d = 0; d < c.grad.dim() - k; ++d)
+                         bias_dims.push_back(d);
+                       return norm_grads_with_graph(
+                           c, weight,
+                           [k, eps](const Tensor& x, const Tensor& w) {
+                             return composite_layer_norm(x, k, w, eps);
+                           },
+                           bias_dims);
+                     }
                      ops::GroupNormGrads g = ops::layer_norm_backward(
                          c.grad, c.saved[0], c.saved[1], c.saved[2], weight, features, c.needs(0),
                          c.needs(1), c.needs(2));
