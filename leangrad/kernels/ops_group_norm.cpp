@@ -96,6 +96,28 @@ void check_gradient(const char* op, const Tensor& grad_output, const Tensor& x) 
                   ", input on ", x.device());
 }
 
+// The gradients a backward was asked for, allocated: grad_input of x's shape, grad_weight and
+// grad_bias of parameter_shape. False when no kernel need run: nothing asked for, or an empty
+// input (nothing flowed: the parameters' gradients are zeros, the input's empty).
+bool allocate_grads(GroupNormGrads& grads, const Tensor& x, const Shape& parameter_shape,
+                    bool need_input, bool need_weight, bool need_bias) {
+  if (need_input) grads.grad_input = empty(x.shape(), x.options());
+  if (need_weight) grads.grad_weight = empty(parameter_shape, x.options());
+  if (need_bias) grads.grad_bias = empty(parameter_shape, x.options());
+  if (!need_input && !need_weight && !need_bias) return false;
+  if (x.numel() == 0) {
+    if (need_weight) fill_(grads.grad_weight, 0.0);
+    if (need_bias) fill_(grads.grad_bias, 0.0);
+    return false;
+  }
+  return true;
+}
+
+// A gradient's data for the launcher, or null when it was not asked for.
+void* output_or_null(const Tensor& t) {
+  return t.defined() ? t.data_ptr() : nullptr;
+}
+
 }  // namespace
 
 GroupNormOutput group_norm(const Tensor& x, std::int64_t num_groups, const Tensor& weight,
@@ -141,18 +163,10 @@ GroupNormGrads group_norm_backward(const Tensor& grad_output, const Tensor& x, c
   const Tensor in = contiguous(x);
   const Tensor w = weight.defined() ? contiguous(weight) : Tensor();
   GroupNormGrads grads;
-  if (need_input) grads.grad_input = empty(x.shape(), x.options());
-  if (need_weight) grads.grad_weight = empty({sizes.channels}, x.options());
-  if (need_bias) grads.grad_bias = empty({sizes.channels}, x.options());
-  if (!need_input && !need_weight && !need_bias) return grads;
-  if (x.numel() == 0) {  // nothing flowed: zero parameter gradients (an empty input gradient)
-    if (need_weight) fill_(grads.grad_weight, 0.0);
-    if (need_bias) fill_(grads.grad_bias, 0.0);
-    return grads;
-  }
-  void* dx = need_input ? grads.grad_input.data_ptr() : nullptr;
-  void* dw = need_weight ? grads.grad_weight.data_ptr() : nullptr;
-  void* db = need_bias ? grads.grad_bias.data_ptr() : nullptr;
+  if (!allocate_grads(grads, x, {sizes.channels}, need_input, need_weight, need_bias)) return grads;
+  void* dx = output_or_null(grads.grad_input);
+  void* dw = output_or_null(grads.grad_weight);
+  void* db = output_or_null(grads.grad_bias);
   const cuda::DeviceGuard guard(x.device());
   switch (x.device().type) {
     case DeviceType::CPU:
@@ -213,18 +227,10 @@ GroupNormGrads layer_norm_backward(const Tensor& grad_output, const Tensor& x, c
   // The bias has the weight's shape; without a weight, normalized_shape is not known here.
   const Shape parameter_shape = weight.defined() ? weight.shape() : Shape{features};
   GroupNormGrads grads;
-  if (need_input) grads.grad_input = empty(x.shape(), x.options());
-  if (need_weight) grads.grad_weight = empty(parameter_shape, x.options());
-  if (need_bias) grads.grad_bias = empty(parameter_shape, x.options());
-  if (!need_input && !need_weight && !need_bias) return grads;
-  if (x.numel() == 0) {  // nothing flowed: zero parameter gradients (an empty input gradient)
-    if (need_weight) fill_(grads.grad_weight, 0.0);
-    if (need_bias) fill_(grads.grad_bias, 0.0);
-    return grads;
-  }
-  void* dx = need_input ? grads.grad_input.data_ptr() : nullptr;
-  void* dw = need_weight ? grads.grad_weight.data_ptr() : nullptr;
-  void* db = need_bias ? grads.grad_bias.data_ptr() : nullptr;
+  if (!allocate_grads(grads, x, parameter_shape, need_input, need_weight, need_bias)) return grads;
+  void* dx = output_or_null(grads.grad_input);
+  void* dw = output_or_null(grads.grad_weight);
+  void* db = output_or_null(grads.grad_bias);
   const cuda::DeviceGuard guard(x.device());
   switch (x.device().type) {
     case DeviceType::CPU:
