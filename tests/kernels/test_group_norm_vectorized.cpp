@@ -22,6 +22,7 @@
 #include <leangrad/kernels/cpu/group_norm_reference.h>
 #include <leangrad/kernels/creation.h>
 #include <leangrad/kernels/ops.h>
+#include "testing/norm_testing.h"
 #include "testing/tensor_testing.h"
 #include "testing/thread_count.h"
 
@@ -57,36 +58,6 @@ std::string describe(const Case& c) {
   return s.str();
 }
 
-// The spacing of T's values relative to their size.
-double relative_spacing(DType dtype) {
-  switch (dtype) {
-    case DType::Float64:
-      return 0x1p-52;
-    case DType::Float16:
-      return 0x1p-10;
-    case DType::BFloat16:
-      return 0x1p-7;
-    default:
-      return 0x1p-23;
-  }
-}
-// One rounding to T of a value of size v (float16's subnormal step included).
-double rounding(DType dtype, double v) {
-  return relative_spacing(dtype) * std::fabs(v) + (dtype == kFloat16 ? 0x1p-24 : 0.0);
-}
-
-Tensor random_tensor(const Shape& shape, double offset, DType dtype, std::uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<double> normal(0.0, 1.0);
-  std::int64_t n = 1;
-  for (std::int64_t d : shape)
-    n *= d;
-  std::vector<double> v(static_cast<std::size_t>(n));
-  for (double& x : v)
-    x = offset + normal(rng);
-  return make_tensor(v, shape, dtype);
-}
-
 // The exact statistics of each group of x (as stored in T), in double, two passes.
 struct GroupStats {
   std::vector<double> mean, var;
@@ -113,13 +84,6 @@ struct Buffers {
 };
 
 enum class Kernel { Reference, Vectorised, Cuda };
-
-const void* data_or_null(const Tensor& t) {
-  return t.defined() ? t.data_ptr() : nullptr;
-}
-Tensor to_device(const Tensor& t, const Device& device) {
-  return t.defined() ? t.to(device) : Tensor();
-}
 
 // The buffers of one kernel's results, on `device`.
 Buffers empty_buffers(DType dtype, const GroupNormSizes& sizes, const Shape& shape,

@@ -21,6 +21,7 @@
 #include <leangrad/kernels/cpu/layer_norm_reference.h>
 #include <leangrad/kernels/creation.h>
 #include <leangrad/kernels/ops.h>
+#include "testing/norm_testing.h"
 #include "testing/tensor_testing.h"
 #include "testing/thread_count.h"
 
@@ -49,35 +50,6 @@ std::string describe(const Case& c) {
   return s.str();
 }
 
-double relative_spacing(DType dtype) {
-  switch (dtype) {
-    case DType::Float64:
-      return 0x1p-52;
-    case DType::Float16:
-      return 0x1p-10;
-    case DType::BFloat16:
-      return 0x1p-7;
-    default:
-      return 0x1p-23;
-  }
-}
-// One rounding to T of a value of size v (float16's subnormal step included).
-double rounding(DType dtype, double v) {
-  return relative_spacing(dtype) * std::fabs(v) + (dtype == kFloat16 ? 0x1p-24 : 0.0);
-}
-
-Tensor random_tensor(const Shape& shape, double offset, DType dtype, std::uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<double> normal(0.0, 1.0);
-  std::int64_t n = 1;
-  for (std::int64_t d : shape)
-    n *= d;
-  std::vector<double> v(static_cast<std::size_t>(n));
-  for (double& x : v)
-    x = offset + normal(rng);
-  return make_tensor(v, shape, dtype);
-}
-
 struct Buffers {
   Tensor y, mean, rstd;
   Tensor dx, dw, db;
@@ -85,14 +57,9 @@ struct Buffers {
 
 enum class Kernel { Reference, Vectorised, Cuda };
 
-const void* data_or_null(const Tensor& t) {
+// A gradient buffer for the launcher, or null when that gradient is not asked for.
+void* output_or_null(const Tensor& t) {
   return t.defined() ? t.data_ptr() : nullptr;
-}
-void* data_or_null(Tensor& t) {
-  return t.defined() ? t.data_ptr() : nullptr;
-}
-Tensor to_device(const Tensor& t, const Device& device) {
-  return t.defined() ? t.to(device) : Tensor();
 }
 
 Buffers empty_buffers(DType dtype, const Case& c, const Device& device) {
@@ -151,9 +118,9 @@ void run_backward(Kernel kernel, DType dtype, const Case& c, Buffers& o, const T
   }
   const auto backward = kernel == Kernel::Reference ? kernels::cpu::reference::layer_norm_backward
                                                     : kernels::cpu::layer_norm_backward;
-  backward(dtype, c.rows, c.features, data_or_null(o.dx), data_or_null(o.dw), data_or_null(o.db),
-           dy.data_ptr(), x.data_ptr(), stats.mean.data_ptr(), stats.rstd.data_ptr(),
-           data_or_null(w));
+  backward(dtype, c.rows, c.features, output_or_null(o.dx), output_or_null(o.dw),
+           output_or_null(o.db), dy.data_ptr(), x.data_ptr(), stats.mean.data_ptr(),
+           stats.rstd.data_ptr(), data_or_null(w));
 }
 
 // Forward and backward of the reference and of `fast` (the vectorised CPU kernel, or CUDA's);

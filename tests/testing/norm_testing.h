@@ -1,0 +1,56 @@
+// What the normalization kernels' tests share (tests/kernels/test_group_norm_vectorized.cpp,
+// tests/kernels/test_layer_norm_vectorized.cpp): the size of one rounding to a dtype, seeded
+// normal inputs about a chosen mean, and the optional-tensor helpers of their launcher calls.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include <leangrad/core/tensor.h>
+#include "testing/tensor_testing.h"
+
+namespace leangrad::test {
+
+// The spacing of a dtype's values relative to their size.
+inline double relative_spacing(DType dtype) {
+  switch (dtype) {
+    case DType::Float64:
+      return 0x1p-52;
+    case DType::Float16:
+      return 0x1p-10;
+    case DType::BFloat16:
+      return 0x1p-7;
+    default:
+      return 0x1p-23;
+  }
+}
+
+// One rounding to the dtype of a value of size v (float16's subnormal step included).
+inline double rounding(DType dtype, double v) {
+  return relative_spacing(dtype) * std::fabs(v) + (dtype == kFloat16 ? 0x1p-24 : 0.0);
+}
+
+// Normal values of mean `offset` and standard deviation 1, rounded to the dtype.
+inline Tensor random_tensor(const Shape& shape, double offset, DType dtype, std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  std::int64_t n = 1;
+  for (std::int64_t d : shape)
+    n *= d;
+  std::vector<double> v(static_cast<std::size_t>(n));
+  for (double& x : v)
+    x = offset + normal(rng);
+  return make_tensor(v, shape, dtype);
+}
+
+inline const void* data_or_null(const Tensor& t) {
+  return t.defined() ? t.data_ptr() : nullptr;
+}
+
+inline Tensor to_device(const Tensor& t, const Device& device) {
+  return t.defined() ? t.to(device) : Tensor();
+}
+
+}  // namespace leangrad::test
