@@ -36,6 +36,7 @@
 #include <leangrad/kernels/backend.h>
 #include <leangrad/kernels/dispatch.h>
 #include <leangrad/kernels/cuda/cuda_common.cuh>
+#include <leangrad/kernels/cuda/norm_common.cuh>
 
 namespace leangrad::kernels::cuda {
 namespace {
@@ -62,20 +63,6 @@ struct DySums {
   Acc dy_centred = Acc(0);
 };
 
-// One channel's weight and bias gradients over a chunk of the batch.
-template <typename Acc>
-struct WeightBiasGrad {
-  Acc weight;
-  Acc bias;
-};
-
-struct WelfordMerge {
-  template <typename Acc>
-  __device__ WelfordState<Acc> operator()(const WelfordState<Acc>& a,
-                                          const WelfordState<Acc>& b) const {
-    return welford_merge(a, b);
-  }
-};
 struct DySumsMerge {
   template <typename Acc>
   __device__ DySums<Acc> operator()(const DySums<Acc>& a, const DySums<Acc>& b) const {
@@ -697,16 +684,6 @@ void backward(const GroupNormSizes& sizes, T* dx, T* grad_weight, T* grad_bias, 
 
 // Calls f.template operator()<T, kWidth>() with the 16-byte width of T when HxW is a multiple of
 // it and every pointer is aligned, else width 1.
-template <typename T, typename F>
-void with_vector_width(std::int64_t spatial, bool aligned, const F& f) {
-  constexpr int kWidth = kVectorWidth<T>;
-  if (aligned && spatial % kWidth == 0) {
-    f.template operator()<kWidth>();
-  } else {
-    f.template operator()<1>();
-  }
-}
-
 }  // namespace
 
 void group_norm_forward(DType dtype, const GroupNormSizes& sizes, void* out, void* mean, void* rstd,

@@ -33,6 +33,7 @@
 #include <leangrad/kernels/backend.h>
 #include <leangrad/kernels/dispatch.h>
 #include <leangrad/kernels/cuda/cuda_common.cuh>
+#include <leangrad/kernels/cuda/norm_common.cuh>
 
 namespace leangrad::kernels::cuda {
 namespace {
@@ -58,20 +59,6 @@ struct RowGradSums {
   Acc w_dy_centred = Acc(0);
 };
 
-// One column's weight and bias gradients over a chunk of rows.
-template <typename Acc>
-struct WeightBiasGrad {
-  Acc weight;
-  Acc bias;
-};
-
-struct WelfordMerge {
-  template <typename Acc>
-  __device__ WelfordState<Acc> operator()(const WelfordState<Acc>& a,
-                                          const WelfordState<Acc>& b) const {
-    return welford_merge(a, b);
-  }
-};
 struct RowGradSumsMerge {
   template <typename Acc>
   __device__ RowGradSums<Acc> operator()(const RowGradSums<Acc>& a,
@@ -356,18 +343,6 @@ void weight_bias_grads(std::int64_t rows, std::int64_t features, T* grad_weight,
   sum<<<grid_size(sum, kThreads, ceil_div(features, kThreads)), kThreads, 0, current_stream()>>>(
       features, chunks, partials, grad_weight, grad_bias);
   LG_CUDA_CHECK_LAUNCH();
-}
-
-// Calls f.template operator()<kWidth>() with the 16-byte width of T when `features` is a multiple
-// of it and every pointer is aligned, else width 1.
-template <typename T, typename F>
-void with_vector_width(std::int64_t features, bool aligned, const F& f) {
-  constexpr int kWidth = kVectorWidth<T>;
-  if (aligned && features % kWidth == 0) {
-    f.template operator()<kWidth>();
-  } else {
-    f.template operator()<1>();
-  }
 }
 
 }  // namespace
