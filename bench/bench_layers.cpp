@@ -1,7 +1,7 @@
 // CPU throughput of the layer ops (autograd/nn_functions.h, run without autograd): cross_entropy
 // forward and backward, max_pool2d on the Fashion-MNIST CNN shapes, pixel_shuffle and linear;
-// the normalisations (softmax, log_softmax, layer_norm, group_norm) on 16M elements in float32,
-// float16 and bfloat16 (BM_Normalize_16M, beside LibTorch's in
+// the normalisations (softmax, log_softmax, layer_norm, group_norm, batch_norm) on 16M elements in
+// float32, float16 and bfloat16 (BM_Normalize_16M, beside LibTorch's in
 // bench/compare/libtorch/libtorch_normalize.cpp: bench/compare/normalize_vs_libtorch.sh), and
 // softmax's two CPU kernels, the reference loop (/0) and the vectorised one (/1)
 // (BM_Launcher_Softmax). Memory-bound ops report GB/s of bytes touched (each input read once,
@@ -123,9 +123,12 @@ BENCHMARK(BM_Linear_3136x128_B64)->Unit(benchmark::kMillisecond)->UseRealTime();
 // dim 1 (the runs are strided columns); softmax's backward over the last dim; layer_norm over the
 // last 4096 with weight and bias, and the same forward and backward in training (LayerNormTrain:
 // the three gradients by autograd::grad, so none is accumulated into a .grad); group_norm of
-// (16, 64, 128, 128), 32 groups, with weight and bias. Bytes: the input read once and the output
-// written once (softmax's backward: two inputs; LayerNormTrain: x and y forward, dy, x and dx
-// backward).
+// (16, 64, 128, 128), 32 groups, with weight and bias; batch_norm of (16, 64, 128, 128) with
+// weight and bias: training (the batch's statistics, the running ones updated), the same forward
+// and backward (BatchNormTrain), evaluation (BatchNormEval, the running statistics), and
+// training forward and backward of (4096, 4096), one value per channel and sample
+// (BatchNorm1dTrain). Bytes: the input read once and the output written once (softmax's backward:
+// two inputs; LayerNormTrain and the BatchNorm*Train: x and y forward, dy, x and dx backward).
 
 enum class Norm {
   Softmax,
@@ -134,18 +137,32 @@ enum class Norm {
   SoftmaxBackward,
   LayerNorm,
   LayerNormTrain,
-  GroupNorm
+  GroupNorm,
+  BatchNorm,
+  BatchNormTrain,
+  BatchNormEval,
+  BatchNorm1dTrain
 };
 
+bool is_batch_norm(Norm work) {
+  return work == Norm::BatchNorm || work == Norm::BatchNormTrain || work == Norm::BatchNormEval ||
+         work == Norm::BatchNorm1dTrain;
+}
+
+bool is_train(Norm work) {
+  return work == Norm::LayerNormTrain || work == Norm::BatchNormTrain ||
+         work == Norm::BatchNorm1dTrain;
+}
+
 struct NormInputs {
-  Tensor x, g, y, weight, bias;
+  Tensor x, g, y, weight, bias, running_mean, running_var;
 };
 
 NormInputs norm_inputs(Norm work, leangrad::DType dtype) {
   NormInputs in;
   if (work == Norm::SoftmaxDim1) {
     in.x = leangrad::randn({64, 256, 32, 32}).to(dtype);
-  } else if (work == Norm::GroupNorm) {
+  } else if (work == Norm::GroupNorm || (is_batch_norm(work) && work != Norm::BatchNorm1dTrain)) {
     in.x = leangrad::randn({16, 64, 128, 128}).to(dtype);
     in.weight = leangrad::randn({64}).to(dtype);
     in.bias = leangrad::randn({64}).to(dtype);
@@ -154,8 +171,12 @@ NormInputs norm_inputs(Norm work, leangrad::DType dtype) {
     in.weight = leangrad::randn({4096}).to(dtype);
     in.bias = leangrad::randn({4096}).to(dtype);
   }
-  if (work == Norm::SoftmaxBackward || work == Norm::LayerNormTrain)
-    in.g = leangrad::randn({4096, 4096}).to(dtype);
+  if (is_batch_norm(work)) {  // float32 running statistics, as a BatchNorm module's
+    in.running_mean = leangrad::zeros({in.x.size(1)});
+    in.running_var = leangrad::ones({in.x.size(1)});
+  }
+  if (work == Norm::SoftmaxBackward || is_train(work))
+    in.g = leangrad::randn(in.x.shape()).to(dtype);
   if (work == Norm::SoftmaxBackward) in.y = leangrad::ops::softmax(in.x, -1, false);
   return in;
 }
@@ -182,6 +203,19 @@ Tensor run_norm(Norm work, const NormInputs& in) {
     }
     case Norm::GroupNorm:
       return leangrad::group_norm(in.x, 32, in.weight, in.bias, 1e-5);
+    case Norm::BatchNorm:
+      return leangrad::batch_norm(in.x, in.running_mean, in.running_var, in.weight, in.bias, true);
+    case Norm::BatchNormEval:
+      return leangrad::batch_norm(in.x, in.running_mean, in.running_var, in.weight, in.bias, false);
+    case Norm::BatchNormTrain:
+    case Norm::BatchNorm1dTrain: {
+      const leangrad::AutoGradMode enable(true);
+      const Tensor x = in.x.detach().requires_grad_();
+      const Tensor w = in.weight.detach().requires_grad_();
+      const Tensor b = in.bias.detach().requires_grad_();
+      const Tensor y = leangrad::batch_norm(x, in.running_mean, in.running_var, w, b, true);
+      return leangrad::autograd::grad({y}, {x, w, b}, {in.g})[0];  // dx
+    }
   }
   return Tensor();
 }
@@ -191,29 +225,42 @@ double norm_element0(Norm work, const NormInputs& in) {
   const Tensor x = in.x.to(leangrad::kFloat64);
   const double* v = x.data_ptr<double>();
   // The run through element 0: length n, stride s.
-  const std::int64_t n = work == Norm::SoftmaxDim1 ? 256
-                         : work == Norm::GroupNorm ? 2 * 128 * 128
-                                                   : 4096;
-  const std::int64_t s = work == Norm::SoftmaxDim1 ? 32 * 32 : 1;
-  if (work == Norm::LayerNorm || work == Norm::LayerNormTrain || work == Norm::GroupNorm) {
+  const Tensor w64 = in.weight.defined() ? in.weight.to(leangrad::kFloat64) : Tensor();
+  if (work == Norm::BatchNormEval)  // running statistics 0 and 1
+    return v[0] / std::sqrt(1 + 1e-5) * w64.data_ptr<double>()[0] +
+           in.bias.to(leangrad::kFloat64).data_ptr<double>()[0];
+  // The run through element 0: element i at index(i), n of them.
+  const std::int64_t n = work == Norm::SoftmaxDim1        ? 256
+                         : work == Norm::GroupNorm        ? 2 * 128 * 128
+                         : work == Norm::BatchNorm1dTrain ? 4096
+                         : is_batch_norm(work)            ? 16 * 128 * 128
+                                                          : 4096;
+  auto index = [&](std::int64_t i) -> std::int64_t {
+    if (work == Norm::SoftmaxDim1) return i * 32 * 32;
+    if (work == Norm::BatchNorm1dTrain) return i * 4096;
+    if (is_batch_norm(work)) return (i / (128 * 128)) * 64 * 128 * 128 + i % (128 * 128);
+    return i;
+  };
+  if (work == Norm::LayerNorm || work == Norm::GroupNorm || is_train(work) || is_batch_norm(work)) {
     double mean = 0, var = 0;
     for (std::int64_t i = 0; i < n; ++i)
-      mean += v[i];
+      mean += v[index(i)];
     mean /= static_cast<double>(n);
     for (std::int64_t i = 0; i < n; ++i)
-      var += (v[i] - mean) * (v[i] - mean);
+      var += (v[index(i)] - mean) * (v[index(i)] - mean);
     var /= static_cast<double>(n);
     const double rstd = 1 / std::sqrt(var + 1e-5);
-    const Tensor w64 = in.weight.to(leangrad::kFloat64);
     const double* w = w64.data_ptr<double>();
-    if (work == Norm::LayerNormTrain) {
-      // dx[0] = rstd (w dy - mean(w dy) - xhat mean(w dy xhat)) over row 0.
+    // BatchNorm's run is one channel's: one weight.
+    auto weight_at = [&](std::int64_t i) { return is_batch_norm(work) ? w[0] : w[i]; };
+    if (is_train(work)) {
+      // dx[0] = rstd (w dy - mean(w dy) - xhat mean(w dy xhat)) over the run.
       const Tensor g64 = in.g.to(leangrad::kFloat64);
       const double* g = g64.data_ptr<double>();
       double a = 0, b = 0;
       for (std::int64_t i = 0; i < n; ++i) {
-        a += w[i] * g[i];
-        b += w[i] * g[i] * (v[i] - mean) * rstd;
+        a += weight_at(i) * g[index(i)];
+        b += weight_at(i) * g[index(i)] * (v[index(i)] - mean) * rstd;
       }
       const double m = static_cast<double>(n);
       return rstd * (w[0] * g[0] - a / m - (v[0] - mean) * rstd * b / m);
@@ -221,6 +268,7 @@ double norm_element0(Norm work, const NormInputs& in) {
     const double b = in.bias.to(leangrad::kFloat64).data_ptr<double>()[0];
     return (v[0] - mean) * rstd * w[0] + b;
   }
+  const std::int64_t s = work == Norm::SoftmaxDim1 ? 32 * 32 : 1;
   double m = -std::numeric_limits<double>::infinity(), sum = 0;
   for (std::int64_t i = 0; i < n; ++i)
     m = std::max(m, v[i * s]);
@@ -248,9 +296,7 @@ void BM_Normalize_16M(benchmark::State& state, Norm work, leangrad::DType dtype)
   if (!(std::fabs(got - want) <= tol * (1 + std::fabs(want))))
     state.SkipWithError("element 0 differs from the computation in double");
   const std::int64_t element_bytes = static_cast<std::int64_t>(leangrad::element_size(dtype));
-  const std::int64_t streams = work == Norm::SoftmaxBackward  ? 3
-                               : work == Norm::LayerNormTrain ? 5
-                                                              : 2;
+  const std::int64_t streams = work == Norm::SoftmaxBackward ? 3 : is_train(work) ? 5 : 2;
   for (auto _ : state) {
     Tensor y = run_norm(work, in);
     benchmark::DoNotOptimize(y.data_ptr());
@@ -273,6 +319,10 @@ LEANGRAD_NORMALIZE_BENCHMARKS(SoftmaxBackward);
 LEANGRAD_NORMALIZE_BENCHMARKS(LayerNorm);
 LEANGRAD_NORMALIZE_BENCHMARKS(LayerNormTrain);
 LEANGRAD_NORMALIZE_BENCHMARKS(GroupNorm);
+LEANGRAD_NORMALIZE_BENCHMARKS(BatchNorm);
+LEANGRAD_NORMALIZE_BENCHMARKS(BatchNormTrain);
+LEANGRAD_NORMALIZE_BENCHMARKS(BatchNormEval);
+LEANGRAD_NORMALIZE_BENCHMARKS(BatchNorm1dTrain);
 
 // ---- Softmax's two CPU kernels: the reference loop (/0) and the vectorised one (/1) -------------
 // float32 into a preallocated output: rows (4096, 4096) over the last dim (/.../1) and columns

@@ -2,7 +2,9 @@
 # leangrad's CPU normalisations against LibTorch 1.13 in one run, in float32, float16 and bfloat16
 # on 16M elements: softmax and log_softmax of (4096, 4096) over the last dim, softmax of
 # (64, 256, 32, 32) over dim 1, softmax's backward over the last dim, layer_norm over the last
-# 4096 (forward, and forward + backward by autograd) and group_norm of (16, 64, 128, 128) with 32 groups (both with weight and bias); at 1 and
+# 4096 (forward, and forward + backward by autograd), group_norm of (16, 64, 128, 128) with 32
+# groups, and batch_norm of (16, 64, 128, 128) (training forward, forward + backward, evaluation)
+# and of (4096, 4096) (training forward + backward), all with weight and bias; at 1 and
 # then 2 threads, leangrad and LibTorch alternating. Same benchmark names, shapes and byte counts
 # on both sides (BM_Normalize_16M in bench/bench_layers.cpp,
 # bench/compare/libtorch/libtorch_normalize.cpp); also softmax's two leangrad kernels, the
@@ -42,13 +44,18 @@ WORK = [("Softmax", "softmax (4096, 4096), dim -1"),
         ("SoftmaxBackward", "softmax backward (4096, 4096), dim -1"),
         ("LayerNorm", "layer_norm (4096, 4096) over 4096"),
         ("LayerNormTrain", "layer_norm forward + backward (4096, 4096)"),
-        ("GroupNorm", "group_norm (16, 64, 128, 128), 32 groups")]
+        ("GroupNorm", "group_norm (16, 64, 128, 128), 32 groups"),
+        ("BatchNorm", "batch_norm (16, 64, 128, 128), training"),
+        ("BatchNormTrain", "batch_norm forward + backward (16, 64, 128, 128)"),
+        ("BatchNormEval", "batch_norm (16, 64, 128, 128), evaluation"),
+        ("BatchNorm1dTrain", "batch_norm forward + backward (4096, 4096)")]
 print_dtype_table(runs, errors, "BM_Normalize_16M", WORK)
 print()
 print(f"LibTorch / leangrad: ratio of the median times, > 1 means leangrad is faster. LibTorch "
       f"{context.get('torch_version', '?')}. GB/s: the bytes each op must move (its input read "
       f"and its output written once; softmax's backward reads two inputs; layer_norm forward + "
-      f"backward moves x and y, then dy, x and dx) over the median time.")
+      f"backward and the batch_norm ones move x and y, then dy, x and dx) over the median time. "
+      f"batch_norm's running statistics are float32 in every row.")
 for name, message in sorted(errors.items()):
     print(f"\n- LibTorch, {name}: {message}")
 

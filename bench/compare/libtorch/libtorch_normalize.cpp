@@ -5,7 +5,10 @@
 // torch::softmax of (64, 256, 32, 32) over dim 1, softmax's backward over the last dim
 // (torch::_softmax_backward_data, what autograd calls), torch::layer_norm over the last 4096, also
 // in training (forward and backward, the three gradients by torch::autograd::grad), and
-// torch::group_norm of (16, 64, 128, 128) with 32 groups, both with weight and bias; in float32,
+// torch::group_norm of (16, 64, 128, 128) with 32 groups, both with weight and bias, and
+// torch::batch_norm of (16, 64, 128, 128) with weight, bias and float32 running statistics in
+// training (forward; forward and backward), in evaluation, and of (4096, 4096) in training
+// (forward and backward); in float32,
 // float16 and bfloat16. An op LibTorch 1.13 does not implement for a dtype on the CPU reports its
 // error instead of a time.
 //   libtorch-normalize [--threads N] [Google Benchmark options]
@@ -26,18 +29,32 @@ enum class Norm {
   SoftmaxBackward,
   LayerNorm,
   LayerNormTrain,
-  GroupNorm
+  GroupNorm,
+  BatchNorm,
+  BatchNormTrain,
+  BatchNormEval,
+  BatchNorm1dTrain
 };
 
+bool is_batch_norm(Norm work) {
+  return work == Norm::BatchNorm || work == Norm::BatchNormTrain || work == Norm::BatchNormEval ||
+         work == Norm::BatchNorm1dTrain;
+}
+
+bool is_train(Norm work) {
+  return work == Norm::LayerNormTrain || work == Norm::BatchNormTrain ||
+         work == Norm::BatchNorm1dTrain;
+}
+
 struct NormInputs {
-  torch::Tensor x, g, y, weight, bias;
+  torch::Tensor x, g, y, weight, bias, running_mean, running_var;
 };
 
 NormInputs norm_inputs(Norm work, torch::ScalarType dtype) {
   NormInputs in;
   if (work == Norm::SoftmaxDim1) {
     in.x = torch::randn({64, 256, 32, 32}).to(dtype);
-  } else if (work == Norm::GroupNorm) {
+  } else if (work == Norm::GroupNorm || (is_batch_norm(work) && work != Norm::BatchNorm1dTrain)) {
     in.x = torch::randn({16, 64, 128, 128}).to(dtype);
     in.weight = torch::randn({64}).to(dtype);
     in.bias = torch::randn({64}).to(dtype);
@@ -46,8 +63,11 @@ NormInputs norm_inputs(Norm work, torch::ScalarType dtype) {
     in.weight = torch::randn({4096}).to(dtype);
     in.bias = torch::randn({4096}).to(dtype);
   }
-  if (work == Norm::SoftmaxBackward || work == Norm::LayerNormTrain)
-    in.g = torch::randn({4096, 4096}).to(dtype);
+  if (is_batch_norm(work)) {  // float32 running statistics, as a BatchNorm module's
+    in.running_mean = torch::zeros({in.x.size(1)});
+    in.running_var = torch::ones({in.x.size(1)});
+  }
+  if (work == Norm::SoftmaxBackward || is_train(work)) in.g = torch::randn(in.x.sizes()).to(dtype);
   if (work == Norm::SoftmaxBackward) in.y = torch::softmax(in.x, -1);
   return in;
 }
@@ -74,6 +94,20 @@ torch::Tensor run_norm(Norm work, const NormInputs& in) {
     }
     case Norm::GroupNorm:
       return torch::group_norm(in.x, 32, in.weight, in.bias, 1e-5);
+    case Norm::BatchNorm:
+    case Norm::BatchNormEval:
+      return torch::batch_norm(in.x, in.weight, in.bias, in.running_mean, in.running_var,
+                               work == Norm::BatchNorm, 0.1, 1e-5, false);
+    case Norm::BatchNormTrain:
+    case Norm::BatchNorm1dTrain: {
+      const torch::AutoGradMode enable(true);
+      const torch::Tensor x = in.x.detach().requires_grad_();
+      const torch::Tensor w = in.weight.detach().requires_grad_();
+      const torch::Tensor b = in.bias.detach().requires_grad_();
+      const torch::Tensor y =
+          torch::batch_norm(x, w, b, in.running_mean, in.running_var, true, 0.1, 1e-5, false);
+      return torch::autograd::grad({y}, {x, w, b}, {in.g})[0];  // dx
+    }
   }
   return {};
 }
@@ -91,7 +125,7 @@ void BM_Normalize_16M(benchmark::State& state, Norm work, torch::ScalarType dtyp
     return;
   }
   const int64_t element_bytes = static_cast<int64_t>(in.x.element_size());
-  const int64_t streams = work == Norm::SoftmaxBackward ? 3 : work == Norm::LayerNormTrain ? 5 : 2;
+  const int64_t streams = work == Norm::SoftmaxBackward ? 3 : is_train(work) ? 5 : 2;
   for (auto _ : state) {
     torch::Tensor y = run_norm(work, in);
     benchmark::DoNotOptimize(y.data_ptr());
@@ -114,6 +148,10 @@ LIBTORCH_NORMALIZE_BENCHMARKS(SoftmaxBackward);
 LIBTORCH_NORMALIZE_BENCHMARKS(LayerNorm);
 LIBTORCH_NORMALIZE_BENCHMARKS(LayerNormTrain);
 LIBTORCH_NORMALIZE_BENCHMARKS(GroupNorm);
+LIBTORCH_NORMALIZE_BENCHMARKS(BatchNorm);
+LIBTORCH_NORMALIZE_BENCHMARKS(BatchNormTrain);
+LIBTORCH_NORMALIZE_BENCHMARKS(BatchNormEval);
+LIBTORCH_NORMALIZE_BENCHMARKS(BatchNorm1dTrain);
 
 }  // namespace
 
