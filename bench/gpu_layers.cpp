@@ -1,4 +1,5 @@
-// gpu_layers: the CUDA layer kernels (kernels/cuda/layers.cu, through kernels/ops.h) and linear,
+// gpu_layers: the CUDA layer kernels (kernels/cuda/layers.cu, the normalizations' .cu files,
+// through kernels/ops.h) and linear,
 // each checked once against the CPU reference on the same inputs, then timed with the GPU bench
 // harness (bench/gpu_harness.h: L2 flushed before each run, CUDA events). Work per call: the
 // bytes touched, inputs read once and outputs written once. bench/compare/layers_torch.py prints
@@ -29,8 +30,10 @@ using Inputs = std::vector<Tensor>;
 // Every layer computes in float32 in the same order on both devices but for the reductions'
 // tree shape: a few ulps of the largest value.
 constexpr double kTolerance = 1e-5;
-// linear: a 3136-long dot product, summed in another order by cuBLAS than by Eigen.
+// linear: a 3136-long dot product, summed in another order by cuBLAS than by Eigen; batch_norm:
+// channel sums of 4096 to 100,352 values, cut into other pieces on each device.
 constexpr double kLinearTolerance = 1e-4;
+constexpr double kBatchNormTolerance = 1e-4;
 
 // Checks fn on the CPU copies of inputs, then times it on the GPU inputs.
 void layer_row(bench::GpuBench& bench, const std::string& name, const Inputs& inputs,
@@ -125,6 +128,30 @@ int main(int argc, char** argv) {
                 .grad_input;
           },
           5 * nbytes);
+    }
+    // BatchNorm in training: the batch's statistics (x read), then y (x read, y written);
+    // backward: the channel sums (dy, x read), then dx (dy, x read, dx written).
+    for (const leangrad::Shape& shape : {leangrad::Shape{32, 256, 56, 56}, {4096, 4096}}) {
+      const double nbytes = static_cast<double>(leangrad::shape_numel(shape) * 4);
+      const Inputs inputs = {leangrad::randn(shape, f32), leangrad::randn({shape[1]}, f32),
+                             leangrad::randn({shape[1]}, f32), leangrad::randn(shape, f32)};
+      const std::string s = bench::shape_tuple(shape);
+      layer_row(
+          bench, "batch_norm fwd " + s, inputs,
+          [](const Inputs& x) {
+            return ops::batch_norm(x[0], x[1], x[2], Tensor(), Tensor(), true, 1e-5).output;
+          },
+          3 * nbytes, kBatchNormTolerance);
+      layer_row(
+          bench, "batch_norm fwd+bwd " + s, inputs,
+          [](const Inputs& x) {
+            const ops::GroupNormOutput f =
+                ops::batch_norm(x[0], x[1], x[2], Tensor(), Tensor(), true, 1e-5);
+            return ops::batch_norm_backward(x[3], x[0], f.mean, f.rstd, x[1], true, true, true,
+                                            true)
+                .grad_input;
+          },
+          8 * nbytes, kBatchNormTolerance);
     }
     layer_row(
         bench, "linear 3136->128 batch 64",

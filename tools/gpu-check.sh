@@ -67,9 +67,11 @@ memcheck_filter="${GPU_CHECK_MEMCHECK_FILTER:-*OpTable*:*Cuda*:*Device*:*SaveOnC
 # group_norm.cu; conv.cu, three shapes of each direction; optim.cu): 117 tests on an H100, 2026-11-24,
 # and since then the two OpTable rows of GroupNorm's one-pass kernels, the 16-bit staged
 # reduction (float32 partials written by the reduce kernels) and layer_norm.cu's OpTable rows
-# (2026-12-01: warp and block teams' reductions, the weight-gradient tiles in shared memory).
+# (2026-12-01: warp and block teams' reductions, the weight-gradient tiles in shared memory), and
+# batch_norm.cu's (2026-12-01: the column kernel's and the merge's shared-memory trees).
 racecheck_filter="${GPU_CHECK_RACECHECK_FILTER:-OpTable/*softmax*:OpTable/*cross_entropy*:\
 OpTable/*sum*:OpTable/*mean*:OpTable/*max*:OpTable/*group_norm*:OpTable/*layer_norm*:\
+OpTable/*batch_norm*:\
 OpTable/*conv2d_*_basic_3x3*:\
 OpTable/*conv2d_*_tiles_partial*:OpTable/*conv2d_*_groups2*:*OptimCuda*:Reduce.CudaMatchesCpu:\
 Reduce.CudaSixteenBitStagesStayInFloat32}"

@@ -58,6 +58,22 @@ def main():
                   lambda: torch.autograd.grad(F.layer_norm(xg, shape[1:], wg, bg, 1e-5),
                                               (xg, wg, bg), dy),
                   bytes_=5 * nb, note="torch F.layer_norm + autograd")
+    for shape in [(32, 256, 56, 56), (4096, 4096)]:
+        nb = 4
+        for d in shape:
+            nb *= d
+        x = torch.randn(*shape, device=dev)
+        w, b = torch.randn(shape[1], device=dev), torch.randn(shape[1], device=dev)
+        bench.run(f"batch_norm fwd {shape}",
+                  lambda: F.batch_norm(x, None, None, w, b, training=True, eps=1e-5),
+                  bytes_=3 * nb, note="torch F.batch_norm, training")
+        xg, wg, bg = (t.clone().requires_grad_() for t in (x, w, b))
+        dy = torch.randn(*shape, device=dev)
+        bench.run(f"batch_norm fwd+bwd {shape}",
+                  lambda: torch.autograd.grad(
+                      F.batch_norm(xg, None, None, wg, bg, training=True, eps=1e-5),
+                      (xg, wg, bg), dy),
+                  bytes_=8 * nb, note="torch F.batch_norm + autograd")
     a, w, b = (torch.randn(64, 3136, device=dev), torch.randn(128, 3136, device=dev),
                torch.randn(128, device=dev))
     bench.run("linear 3136->128 batch 64", lambda: F.linear(a, w, b),

@@ -28,14 +28,13 @@ namespace leangrad::amp {
 //     runs in float32): ops whose range or accumulation a 16-bit result would lose. mean
 //     is in none of PyTorch's lists: it keeps its input's dtype (and accumulates in float32 like
 //     every 16-bit reduction), as do var and std.
-//   - the input's dtype with float32 math: tanhexp, group_norm and layer_norm (and batch_norm,
-//     which runs on group_norm's kernels). Our kernels are fused and
-//     compute in float32 whatever they store (opmath_t, kernels/elementwise_math.h): TanhExp's
-//     exp and the normalizations' statistics (mean and rstd, kept in float32 for the backward)
-//     never round to 16 bits; only the stored output does. The weight and bias are cast to
-//     the input's dtype. PyTorch casts group_norm's and layer_norm's input to float32 instead,
-//     because its unfused composites would otherwise compute in 16 bits; we keep the activation
-//     half-size.
+//   - the input's dtype with float32 math: tanhexp, group_norm, layer_norm and batch_norm. Our
+//     kernels are fused and compute in float32 whatever they store (opmath_t,
+//     kernels/elementwise_math.h): TanhExp's exp and the normalizations' statistics (mean and
+//     rstd, kept in float32 for the backward) never round to 16 bits; only the stored output
+//     does. The weight and bias are cast to the input's dtype. PyTorch casts group_norm's and
+//     layer_norm's input to float32 instead, because its unfused composites would otherwise
+//     compute in 16 bits; we keep the activation half-size.
 //   - everything else runs in the dtype it is given; ops with several floating operands
 //     (add, mul, where, cat, ...) promote to the widest, so a float32 residual added to a
 //     bfloat16 branch gives float32, as in PyTorch.

@@ -1,5 +1,6 @@
 // The math of GroupNorm shared by the CPU reference (kernels/cpu/group_norm.cpp), the CPU's
-// vectorised kernel and the CUDA kernels (kernels/cuda/group_norm.cu), all LG_HOST_DEVICE so the
+// vectorised kernel and the CUDA kernels (kernels/cuda/group_norm.cu), and by LayerNorm's and
+// BatchNorm's (the Notes below), all LG_HOST_DEVICE so the
 // CPU tests exercise it: Welford's running statistics and their merge, the per-channel affine
 // map of the forward, and the per-group coefficients of the input gradient. The kernels differ
 // in how they split the work, and in one formula: the reference sums dy x in double, the fast
@@ -44,6 +45,26 @@
 //   Those two are column sums: the kernels cut the rows into blocks fixed by R and M alone (not
 //   by the thread or block count), sum each block's column partials, then the blocks in order,
 //   so results depend only on the sizes.
+//
+// Note [BatchNorm layout and math]
+//   BatchNorm's kernels (kernels/cpu/batch_norm*.cpp, kernels/cuda/batch_norm.cu) take x as
+//   (N, C, S), contiguous, S the product of the trailing dims (1 for BatchNorm1d's (N, C)):
+//   channel c's N * S values, the planes x[n, c, :] of every sample n, share one mean and rstd.
+//   Training normalizes with the batch's (the statistics above over those N S values, biased
+//   variance; batch_norm_statistics); evaluation with given ones (mean = running_mean,
+//   rstd = 1 / sqrt(running_var + eps)). Either way
+//     y = (x - mean[c]) * rstd[c] * w[c] + b[c]  =  scale[c] * x + shift[c]
+//   (group_norm_channel_affine). Backward, with per-channel sums over n and s
+//     sum_dy[c] = sum dy,   sum_dy_centred[c] = sum dy (x - mean[c]),
+//     dbias[c] = sum_dy[c],   dweight[c] = sum_dy_centred[c] * rstd[c],
+//     training:   dx = rstd w dy + x_coef[c] (x - mean) + const_coef[c], the coefficients of
+//                 group_norm_input_grad_coefs_centred with sum_w_dy = w[c] sum_dy[c],
+//                 sum_w_dy_centred = w[c] sum_dy_centred[c] and group_size = N S (GroupNorm's
+//                 input gradient for one group of one channel, the statistics depending on x);
+//     evaluation: dx = rstd w dy (the statistics are constants).
+//   A channel's sums run across the whole batch, so every kernel combines them from pieces
+//   (planes, chunks, blocks of rows) in an order fixed by N, C and S alone: results depend only
+//   on the sizes, not on the thread or block count.
 #pragma once
 
 #include <cmath>
@@ -62,6 +83,22 @@ struct GroupNormSizes {
   LG_HOST_DEVICE std::int64_t channels_per_group() const { return channels / groups; }
   LG_HOST_DEVICE std::int64_t group_size() const { return channels / groups * spatial; }
 };
+
+// The sizes of a BatchNorm problem: x viewed as (batch, channels, spatial).
+struct BatchNormSizes {
+  std::int64_t batch = 0;     // N
+  std::int64_t channels = 0;  // C
+  std::int64_t spatial = 0;   // S: the product of the trailing dims (1 for (N, C))
+  // The values each channel's statistics are over: N * S.
+  LG_HOST_DEVICE std::int64_t channel_size() const { return batch * spatial; }
+};
+
+// p[i] as Acc, or `absent` when there is no array: an affine parameter left out (a weight of
+// ones, a bias of zeros), as every normalization kernel reads them.
+template <typename T, typename Acc>
+LG_HOST_DEVICE LG_INLINE Acc load_or(const T* p, std::int64_t i, Acc absent) {
+  return p != nullptr ? static_cast<Acc>(p[i]) : absent;
+}
 
 // Welford's running mean and sum of squared deviations (m2) of `count` values, in Acc.
 template <typename Acc>

@@ -308,6 +308,23 @@ GroupNormGrads layer_norm_backward(const Tensor& grad_output, const Tensor& x, c
                                    const Tensor& rstd, const Tensor& weight, std::int64_t features,
                                    bool need_input, bool need_weight, bool need_bias);
 
+// BatchNorm over x: (N, C, *), each channel normalized over its N * S values (S the product of
+// the trailing dims); weight, bias: (C,) of x's dtype and device, or undefined. training: with
+// the batch's statistics (biased variance); otherwise with running_mean and running_var ((C,),
+// any floating dtype, on x's device). mean and rstd are the statistics used, (C,), float32
+// (float64 for float64 input): the batch's, or running_mean and 1 / sqrt(running_var + eps).
+// Note [BatchNorm layout and math] in kernels/group_norm_math.h. The running statistics are not
+// updated here.
+GroupNormOutput batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias,
+                           const Tensor& running_mean, const Tensor& running_var, bool training,
+                           double eps);
+// The gradients of batch_norm's inputs from dy (x's shape), each only when asked for, from the
+// mean and rstd the forward returned; training says whether they were the batch's (dx flows
+// through them) or constants.
+GroupNormGrads batch_norm_backward(const Tensor& grad_output, const Tensor& x, const Tensor& mean,
+                                   const Tensor& rstd, const Tensor& weight, bool training,
+                                   bool need_input, bool need_weight, bool need_bias);
+
 // ---- Convolution (ops_conv.cpp) --------------------------------------------------------------
 // Stride, padding, dilation (height, width) and groups of a 2-D convolution.
 struct Conv2dParams {

@@ -1,9 +1,13 @@
-// Tensor-level entries of the normalization layers (kernels/ops.h): GroupNorm and LayerNorm,
-// forward and backward. Launchers: group_norm_* and layer_norm_* of kernels/backend.h; layout and
-// formulas: Note [GroupNorm layout and math] and Note [LayerNorm layout and math] in
-// kernels/group_norm_math.h. x and dy are made contiguous (a copy only when they are not) and
-// seen as (N, C, HxW), or (rows, features); mean and rstd are kept in the accumulation dtype
-// (float32, or float64 for float64 input), as the kernels compute them.
+// Tensor-level entries of the normalization layers (kernels/ops.h): GroupNorm, LayerNorm and
+// BatchNorm, forward and backward. Launchers: group_norm_*, layer_norm_* and batch_norm_* of
+// kernels/backend.h; layout and formulas: the Notes [GroupNorm layout and math], [LayerNorm
+// layout and math] and [BatchNorm layout and math] in kernels/group_norm_math.h. x and dy are
+// made contiguous (a copy only when they are not) and seen as (N, C, HxW), (rows, features) or
+// (N, C, S); mean and rstd are kept in the accumulation dtype (float32, or float64 for float64
+// input), as the kernels compute them.
+#include <cmath>
+#include <utility>
+
 #include <leangrad/core/creation.h>
 #include <leangrad/core/cuda.h>
 #include <leangrad/kernels/backend.h>
@@ -12,6 +16,7 @@
 
 namespace leangrad::ops {
 
+using kernels::BatchNormSizes;
 using kernels::GroupNormSizes;
 
 namespace {
@@ -116,6 +121,39 @@ bool allocate_grads(GroupNormGrads& grads, const Tensor& x, const Shape& paramet
 // A gradient's data for the launcher, or null when it was not asked for.
 void* output_or_null(const Tensor& t) {
   return t.defined() ? t.data_ptr() : nullptr;
+}
+
+BatchNormSizes batch_norm_sizes(const char* op, const Tensor& x) {
+  check_floating(op, x, "input", ListFloatingDTypes::Yes);
+  LG_CHECK_SHAPE(x.dim() >= 2, op, ": expected an input of shape (N, C, *), got ", x.shape());
+  BatchNormSizes sizes;
+  sizes.batch = x.shape()[0];
+  sizes.channels = x.shape()[1];
+  sizes.spatial = 1;
+  for (std::int64_t d = 2; d < x.dim(); ++d)
+    sizes.spatial *= x.shape()[d];
+  return sizes;
+}
+
+// Evaluation's mean and rstd in the accumulation dtype: running_mean, 1 / sqrt(running_var + eps).
+GroupNormOutput running_statistics(const char* op, const Tensor& x, const Tensor& running_mean,
+                                   const Tensor& running_var, double eps) {
+  for (const auto& [name, t] : {std::pair<const char*, const Tensor&>{"running_mean", running_mean},
+                                {"running_var", running_var}}) {
+    LG_CHECK(t.defined(), op, ": evaluation needs ", name);
+    LG_CHECK_SHAPE(t.dim() == 1 && t.shape()[0] == x.shape()[1], op, ": expected ", name,
+                   " of shape (C,) = (", x.shape()[1], "), got ", t.shape());
+    LG_CHECK_DTYPE(is_floating(t.dtype()), op, ": ", name, " has dtype ", t.dtype());
+    LG_CHECK_DEVICE(t.device() == x.device(), op, ": ", name, " is on ", t.device(),
+                    ", the input on ", x.device());
+  }
+  const DType acc = accumulation_dtype(x.dtype());
+  GroupNormOutput result;
+  // A copy, never running_mean itself: backward reads it after training steps change that.
+  result.mean = empty({x.shape()[1]}, TensorOptions(acc).device(x.device()));
+  copy_(result.mean, running_mean);
+  result.rstd = unary(UnaryOp::Rsqrt, binary(BinaryOp::Add, cast(running_var, acc), eps));
+  return result;
 }
 
 }  // namespace
@@ -240,6 +278,85 @@ GroupNormGrads layer_norm_backward(const Tensor& grad_output, const Tensor& x, c
       break;
     case DeviceType::CUDA:
       kernels::cuda::layer_norm_backward(x.dtype(), rows, features, dx, dw, db, dy.data_ptr(),
+                                         in.data_ptr(), mean.data_ptr(), rstd.data_ptr(),
+                                         data_or_null(w));
+      break;
+  }
+  return grads;
+}
+
+GroupNormOutput batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias,
+                           const Tensor& running_mean, const Tensor& running_var, bool training,
+                           double eps) {
+  const char* op = "batch_norm";
+  const BatchNormSizes sizes = batch_norm_sizes(op, x);
+  check_parameter(op, "weight", weight, x);
+  check_parameter(op, "bias", bias, x);
+  const Tensor in = contiguous(x);
+  const Tensor w = weight.defined() ? contiguous(weight) : Tensor();
+  const Tensor b = bias.defined() ? contiguous(bias) : Tensor();
+  const TensorOptions stats_options =
+      TensorOptions(accumulation_dtype(x.dtype())).device(x.device());
+  GroupNormOutput result = training
+                               ? GroupNormOutput{Tensor(), empty({sizes.channels}, stats_options),
+                                                 empty({sizes.channels}, stats_options)}
+                               : running_statistics(op, x, running_mean, running_var, eps);
+  result.output = empty(x.shape(), x.options());
+  if (x.numel() == 0) {
+    // No value: the batch's statistics are those of an empty set (mean 0, variance 0).
+    if (training) {
+      fill_(result.mean, 0.0);
+      fill_(result.rstd, 1.0 / std::sqrt(eps));
+    }
+    return result;
+  }
+  const cuda::DeviceGuard guard(x.device());
+  switch (x.device().type) {
+    case DeviceType::CPU:
+      if (training)
+        kernels::cpu::batch_norm_statistics(x.dtype(), sizes, result.mean.data_ptr(),
+                                            result.rstd.data_ptr(), in.data_ptr(), eps);
+      kernels::cpu::batch_norm_forward(x.dtype(), sizes, result.output.data_ptr(), in.data_ptr(),
+                                       result.mean.data_ptr(), result.rstd.data_ptr(),
+                                       data_or_null(w), data_or_null(b));
+      break;
+    case DeviceType::CUDA:
+      if (training)
+        kernels::cuda::batch_norm_statistics(x.dtype(), sizes, result.mean.data_ptr(),
+                                             result.rstd.data_ptr(), in.data_ptr(), eps);
+      kernels::cuda::batch_norm_forward(x.dtype(), sizes, result.output.data_ptr(), in.data_ptr(),
+                                        result.mean.data_ptr(), result.rstd.data_ptr(),
+                                        data_or_null(w), data_or_null(b));
+      break;
+  }
+  return result;
+}
+
+GroupNormGrads batch_norm_backward(const Tensor& grad_output, const Tensor& x, const Tensor& mean,
+                                   const Tensor& rstd, const Tensor& weight, bool training,
+                                   bool need_input, bool need_weight, bool need_bias) {
+  const char* op = "batch_norm_backward";
+  const BatchNormSizes sizes = batch_norm_sizes(op, x);
+  check_parameter(op, "weight", weight, x);
+  check_gradient(op, grad_output, x);
+  check_statistics(op, mean, rstd, x, {sizes.channels});
+  const Tensor dy = contiguous(grad_output);
+  const Tensor in = contiguous(x);
+  const Tensor w = weight.defined() ? contiguous(weight) : Tensor();
+  GroupNormGrads grads;
+  if (!allocate_grads(grads, x, {sizes.channels}, need_input, need_weight, need_bias)) return grads;
+  void* dx = output_or_null(grads.grad_input);
+  void* dw = output_or_null(grads.grad_weight);
+  void* db = output_or_null(grads.grad_bias);
+  const cuda::DeviceGuard guard(x.device());
+  switch (x.device().type) {
+    case DeviceType::CPU:
+      kernels::cpu::batch_norm_backward(x.dtype(), sizes, training, dx, dw, db, dy.data_ptr(),
+                                        in.data_ptr(), mean.data_ptr(), rstd.data_ptr(),
+                                        data_or_null(w));
+      break;
+    case DeviceType::CUDA:
+      kernels::cuda::batch_norm_backward(x.dtype(), sizes, training, dx, dw, db, dy.data_ptr(),
                                          in.data_ptr(), mean.data_ptr(), rstd.data_ptr(),
                                          data_or_null(w));
       break;

@@ -64,20 +64,21 @@ std::vector<OpCase> normalization_cases() {
                }),
                {input({4, 9, 8}, kFloat32, -2.0, 3.0, kT)},
                kTolF32Sum});
-  // 2048 rows of 96: enough groups for group_norm's one-pass (shared memory) path.
+  // 2048 rows of 96: CUDA's warp-per-row teams (Note [LayerNorm on CUDA]), many row chunks for
+  // dweight and dbias.
   c.push_back({"layer_norm_many_rows_f32",
                grads_of([](const Inputs& v) { return layer_norm(v[0], {96}, v[1], v[2]); }),
                {input({2048, 96}, kFloat32, -2.0, 3.0), input({96}, kFloat32, 0.5, 1.5),
                 input({96}, kFloat32)},
                kTolF32Sum});
-  // Three rows of 4096: too few groups to fill a GPU, so group_norm's multi-pass path, its rows
-  // cut into segments (Note [GroupNorm strategies] in kernels/cuda/group_norm.cu).
+  // Three rows of 4096: a block per row on CUDA, one row block on the CPU.
   c.push_back({"layer_norm_long_rows_f32",
                grads_of([](const Inputs& v) { return layer_norm(v[0], {4096}, v[1], v[2]); }),
                {input({3, 4096}, kFloat32, -2.0, 3.0), input({4096}, kFloat32, 0.5, 1.5),
                 input({4096}, kFloat32)},
                kTolF32Sum});
-  // Three channels of 8 * 64 * 64 = 32768 values: few, long groups (segmented multi-pass path).
+  // Three channels of 8 * 64 * 64 = 32768 values: few, long channels, each cut into many pieces
+  // (Note [BatchNorm on CUDA], Note [Vectorised BatchNorm]: planes).
   c.push_back({"batch_norm_train_long_channels_f32",
                grads_of([](const Inputs& v) {
                  return batch_norm(v[0], {}, {}, v[1], v[2], /*training=*/true);
@@ -85,16 +86,34 @@ std::vector<OpCase> normalization_cases() {
                {input({8, 3, 64, 64}, kFloat32, -2.0, 3.0), input({3}, kFloat32, 0.5, 1.5),
                 input({3}, kFloat32)},
                batch_norm_train_tolerance(kFloat32, 8 * 64 * 64)});
+  // BatchNorm1d's (N, C) and small planes: the column layouts of both kernels, with row blocks
+  // (CPU) and row chunks (CUDA).
+  c.push_back({"batch_norm_train_columns_f32",
+               grads_of([](const Inputs& v) {
+                 return batch_norm(v[0], {}, {}, v[1], v[2], /*training=*/true);
+               }),
+               {input({300, 40}, kFloat32, -2.0, 3.0), input({40}, kFloat32, 0.5, 1.5),
+                input({40}, kFloat32)},
+               batch_norm_train_tolerance(kFloat32, 300)});
+  c.push_back({"batch_norm_train_small_planes_bf16",
+               grads_of([](const Inputs& v) {
+                 return batch_norm(v[0], {}, {}, v[1], v[2], /*training=*/true);
+               }),
+               {input({64, 24, 3}, kBFloat16, -2.0, 3.0), input({24}, kBFloat16, 0.5, 1.5),
+                input({24}, kBFloat16)},
+               batch_norm_train_tolerance(kBFloat16, 64 * 3)});
   c.push_back({"batch_norm_train_nc_transposed_f32",
                grads_of([](const Inputs& v) { return batch_norm(v[0], {}, {}, v[1], {}, true); }),
                {input({12, 10}, kFloat32, -2.0, 3.0, kT), input({10}, kFloat32, 0.5, 1.5)},
                batch_norm_train_tolerance(kFloat32, 12)});
   c.push_back({"batch_norm_eval_f32",
-               // (with_grads makes the running statistics leaves too: their gradients are
-               // compared as well)
-               grads_of([](const Inputs& v) {
-                 return batch_norm(v[0], v[3], v[4], v[1], v[2], /*training=*/false);
-               }),
+               // The gradients of x, weight and bias (the running statistics get none, as in
+               // PyTorch).
+               [](const Inputs& v) {
+                 return with_grads({v[0], v[1], v[2]}, [&v](const Inputs& l) {
+                   return batch_norm(l[0], v[3], v[4], l[1], l[2], /*training=*/false);
+                 });
+               },
                {input({2, 5, 6, 6}, kFloat32, -2.0, 3.0), input({5}, kFloat32, 0.5, 1.5),
                 input({5}, kFloat32), input({5}, kFloat32), input({5}, kFloat32, 0.5, 2.0)},
                kTolF32});

@@ -22,11 +22,6 @@ namespace {
 // Elements one Welford state runs over before it is merged into the group's total.
 constexpr std::int64_t kWelfordChunk = 4096;
 
-template <typename T, typename Acc>
-Acc load_or(const T* p, std::int64_t i, Acc fallback) {
-  return p != nullptr ? static_cast<Acc>(p[i]) : fallback;
-}
-
 }  // namespace
 
 void group_norm_forward(DType dtype, const GroupNormSizes& sizes, void* out, void* mean, void* rstd,

@@ -47,12 +47,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <type_traits>
 #include <vector>
 
 #include <leangrad/kernels/backend.h>
-#include <leangrad/kernels/cpu/half_convert.h>
-#include <leangrad/kernels/cpu/lane_sums.h>
+#include <leangrad/kernels/cpu/norm_passes.h>
 #include <leangrad/kernels/cpu/norm_statistics.h>
 #include <leangrad/kernels/cpu/parallel_for.h>
 #include <leangrad/kernels/dispatch.h>
@@ -65,110 +63,11 @@ namespace {
 // Elements of one chunk: statistics (kernels/cpu/norm_statistics.h), sums and tasks of the
 // within-group path are per chunk.
 constexpr std::int64_t kChunk = kStatisticsChunk;
-constexpr int kLanes = kStatisticsLanes;
 // Threads split rows when each gets at least this many (imbalance at most 1 / kRowsPerThread).
 constexpr std::int64_t kRowsPerThread = 8;
-// float16 elements widened at a time by the elementwise passes: 2 KiB per float buffer.
-constexpr std::int64_t kPiece = 512;
-
-// Arrays of T go through float buffers (Note [float16 GroupNorm in float]).
-template <typename T>
-constexpr bool kWidened = std::is_same_v<T, Half>;
-
-// Per-channel sums of the backward over x[0, m), dy[0, m) of one channel.
-template <typename Acc>
-struct ChannelSums {
-  Acc dy = Acc(0);          // sum dy
-  Acc dy_centred = Acc(0);  // sum dy (x - mean)
-};
-
-template <typename T, typename Acc>
-ChannelSums<Acc> chunk_sums(const T* dy, const T* x, Acc mean, std::int64_t m) {
-  if constexpr (kWidened<T>) {
-    float wide_dy[kChunk];
-    float wide_x[kChunk];
-    widen(dy, wide_dy, m);
-    widen(x, wide_x, m);
-    return chunk_sums<float, Acc>(wide_dy, wide_x, mean, m);
-  } else {
-    Acc sum_dy[kLanes] = {};
-    Acc sum_dy_centred[kLanes] = {};
-    std::int64_t i = 0;
-    for (; i + kLanes <= m; i += kLanes)
-      for (int l = 0; l < kLanes; ++l) {
-        const Acc g = static_cast<Acc>(dy[i + l]);
-        sum_dy[l] += g;
-        sum_dy_centred[l] = std::fma(g, static_cast<Acc>(x[i + l]) - mean, sum_dy_centred[l]);
-      }
-    for (int l = 0; i + l < m; ++l) {
-      const Acc g = static_cast<Acc>(dy[i + l]);
-      sum_dy[l] += g;
-      sum_dy_centred[l] = std::fma(g, static_cast<Acc>(x[i + l]) - mean, sum_dy_centred[l]);
-    }
-    return {sum_of_lanes(sum_dy), sum_of_lanes(sum_dy_centred)};
-  }
-}
-
-// A channel's sums from its chunks' sums, added in order (from 0: the first is exact).
-template <typename Acc>
-ChannelSums<Acc> add_in_order(const ChannelSums<Acc>* parts, std::int64_t count) {
-  ChannelSums<Acc> total;
-  for (std::int64_t k = 0; k < count; ++k) {
-    total.dy += parts[k].dy;
-    total.dy_centred += parts[k].dy_centred;
-  }
-  return total;
-}
 
 std::int64_t chunks_of(std::int64_t n) {
   return (n + kChunk - 1) / kChunk;
-}
-
-template <typename T, typename Acc>
-Acc load_or(const T* p, std::int64_t i, Acc fallback) {
-  return p != nullptr ? static_cast<Acc>(p[i]) : fallback;
-}
-
-// y = scale x + shift over one channel's run of m elements.
-template <typename T, typename Acc>
-void normalise_run(T* y, const T* x, std::int64_t m, Acc scale, Acc shift) {
-  if constexpr (kWidened<T>) {
-    float wide[kPiece];
-    for (std::int64_t i0 = 0; i0 < m; i0 += kPiece) {
-      const std::int64_t p = std::min(kPiece, m - i0);
-      widen(x + i0, wide, p);
-      normalise_run<float, Acc>(wide, wide, p, scale, shift);
-      narrow(wide, y + i0, p);
-    }
-  } else {
-#pragma GCC ivdep
-    for (std::int64_t i = 0; i < m; ++i)
-      y[i] = static_cast<T>(std::fma(scale, static_cast<Acc>(x[i]), shift));
-  }
-}
-
-// dx = dy_coef dy + x_coef (x - mean) + constant over one channel's run of m elements.
-template <typename T, typename Acc>
-void input_grad_run(T* dx, const T* dy, const T* x, std::int64_t m, Acc dy_coef, Acc x_coef,
-                    Acc mean, Acc constant) {
-  if constexpr (kWidened<T>) {
-    float wide_dy[kPiece];
-    float wide_x[kPiece];
-    for (std::int64_t i0 = 0; i0 < m; i0 += kPiece) {
-      const std::int64_t p = std::min(kPiece, m - i0);
-      widen(dy + i0, wide_dy, p);
-      widen(x + i0, wide_x, p);
-      input_grad_run<float, Acc>(wide_dy, wide_dy, wide_x, p, dy_coef, x_coef, mean, constant);
-      narrow(wide_dy, dx + i0, p);
-    }
-  } else {
-#pragma GCC ivdep
-    for (std::int64_t i = 0; i < m; ++i) {
-      const Acc centred = static_cast<Acc>(x[i]) - mean;
-      dx[i] = static_cast<T>(
-          std::fma(dy_coef, static_cast<Acc>(dy[i]), std::fma(x_coef, centred, constant)));
-    }
-  }
 }
 
 // fn(c, begin, end) for the runs of elements [begin, end) of row `row` (group (n, g)) that lie in

@@ -17,15 +17,6 @@
 
 namespace leangrad::kernels::cpu::reference {
 
-namespace {
-
-template <typename T, typename Acc>
-Acc load_or(const T* p, std::int64_t i, Acc fallback) {
-  return p != nullptr ? static_cast<Acc>(p[i]) : fallback;
-}
-
-}  // namespace
-
 void layer_norm_forward(DType dtype, std::int64_t rows, std::int64_t features, void* out,
                         void* mean, void* rstd, const void* x, const void* weight, const void* bias,
                         double eps) {

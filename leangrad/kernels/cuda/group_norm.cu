@@ -55,26 +55,6 @@ constexpr int kBatchLanes = 8;    // batch entries summed side by side (threadId
 
 // ---- Device helpers --------------------------------------------------------------------------
 
-// The per-(n, c) sums of the backward: sum dy and sum dy (x - mean) (Note [GroupNorm layout and
-// math]).
-template <typename Acc>
-struct DySums {
-  Acc dy = Acc(0);
-  Acc dy_centred = Acc(0);
-};
-
-struct DySumsMerge {
-  template <typename Acc>
-  __device__ DySums<Acc> operator()(const DySums<Acc>& a, const DySums<Acc>& b) const {
-    return {a.dy + b.dy, a.dy_centred + b.dy_centred};
-  }
-};
-
-template <typename T, typename Acc>
-__device__ __forceinline__ Acc load_or(const T* p, std::int64_t i, Acc fallback) {
-  return p != nullptr ? static_cast<Acc>(p[i]) : fallback;
-}
-
 // Adds vector v of x to s: local statistics of its kWidth values, then one Chan merge.
 template <typename Acc, typename T, int kWidth>
 __device__ __forceinline__ WelfordState<Acc> welford_add(WelfordState<Acc> s,

@@ -1,7 +1,7 @@
-// What GroupNorm's and LayerNorm's CUDA kernels share (kernels/cuda/group_norm.cu,
-// kernels/cuda/layer_norm.cu): the Welford merge as a block-reduction functor, the per-channel
-// (per-feature) weight and bias gradient pair of their column reductions, and the choice between
-// 16-byte vector loads and scalar ones.
+// What the normalizations' CUDA kernels share (kernels/cuda/group_norm.cu, layer_norm.cu,
+// batch_norm.cu): the Welford merge as a block-reduction functor, the backward's sums of dy and
+// dy (x - mean) with theirs, the per-channel (per-feature) weight and bias gradient pair of
+// their column reductions, and the choice between 16-byte vector loads and scalar ones.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +16,21 @@ struct WelfordMerge {
   __device__ WelfordState<Acc> operator()(const WelfordState<Acc>& a,
                                           const WelfordState<Acc>& b) const {
     return welford_merge(a, b);
+  }
+};
+
+// The backward's sums over a run of one group's or channel's values: sum dy and
+// sum dy (x - mean) (Note [GroupNorm layout and math], Note [BatchNorm layout and math]).
+template <typename Acc>
+struct DySums {
+  Acc dy = Acc(0);
+  Acc dy_centred = Acc(0);
+};
+
+struct DySumsMerge {
+  template <typename Acc>
+  __device__ DySums<Acc> operator()(const DySums<Acc>& a, const DySums<Acc>& b) const {
+    return {a.dy + b.dy, a.dy_centred + b.dy_centred};
   }
 };
 

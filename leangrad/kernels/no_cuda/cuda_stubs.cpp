@@ -89,6 +89,18 @@ void layer_norm_backward(DType, std::int64_t, std::int64_t, void*, void*, void*,
   throw_cuda_not_built("layer_norm_backward");
 }
 
+void batch_norm_statistics(DType, const BatchNormSizes&, void*, void*, const void*, double) {
+  throw_cuda_not_built("batch_norm");
+}
+void batch_norm_forward(DType, const BatchNormSizes&, void*, const void*, const void*, const void*,
+                        const void*, const void*) {
+  throw_cuda_not_built("batch_norm");
+}
+void batch_norm_backward(DType, const BatchNormSizes&, bool, void*, void*, void*, const void*,
+                         const void*, const void*, const void*, const void*) {
+  throw_cuda_not_built("batch_norm_backward");
+}
+
 void conv2d_forward(DType, const Conv2dGeometry&, void*, const void*, const void*, const void*) {
   throw_cuda_not_built("conv2d");
 }
