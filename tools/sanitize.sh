@@ -41,7 +41,8 @@ ubsan_options="halt_on_error=1:print_stacktrace=1"
 # the allocator shared by threads, the autograd engine and its hooks (thread-local grad mode and
 # hook stacks, end-of-backward callbacks), per-thread CUDA settings, the OpenMP kernels:
 # elementwise, reductions, matmul, conv, the layers, the normalizations (GroupNorm, LayerNorm's
-# row blocks, softmax's column blocks) and the optimizers' multi-tensor steps; the TCP
+# row blocks, BatchNorm's planes and column blocks, softmax's column blocks) and the optimizers'
+# multi-tensor steps; the TCP
 # store (a server thread and its clients), the process groups' worker and watchdog threads, and
 # DistributedDataParallel, whose buckets the worker thread reduces while backward runs (in one
 # process, and in every rank of the multi-process tests: dist_worker is built with the same flags),
@@ -50,7 +51,8 @@ ubsan_options="halt_on_error=1:print_stacktrace=1"
 # handing a task's exception to the caller (Parallel.*).
 tsan_filter="${LEANGRAD_TSAN_FILTER:-DataLoader.*:Dataset.*:*Sampler*:Engine.*:Hooks.*:\
 *SavedTensorHooks*:*Checkpoint*:CachingAllocatorStressTest.ThreadsShareOneAllocator:\
-*Thread*:Elementwise*:Reduce*:Matmul*:Conv*:Layers*:GroupNorm*:LayerNorm*:SoftmaxVectorized.*:\
+*Thread*:Elementwise*:Reduce*:Matmul*:Conv*:Layers*:GroupNorm*:LayerNorm*:BatchNorm*:\
+SoftmaxVectorized.*:\
 Adam8bit*:OptimReference*:\
 TCPStore.*:FileStore.*:DistributedCollectives.*:DistributedFaults.*:\
 EndOfBackwardCallbacks.*:DDPOneProcess.*:DistributedDDP.*:ZeroOneProcess.*:DistributedZero.*:\
