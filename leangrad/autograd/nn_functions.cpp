@@ -261,12 +261,14 @@ Tensor cross_entropy_smoothed(const Tensor& logits, const Tensor& target, Reduct
           label_smoothing / static_cast<double>(C)));
 }
 
-// group_norm's kernels recorded as the op `op`, returning the statistics too.
-struct GroupNormNode {
-  Tensor output;
-  Tensor mean;  // (N, num_groups), float32 (float64 for float64 input)
-  Tensor rstd;
-};
+// The dims a per-channel quantity of an (N, C, *) tensor of `dim` dims sums over: all but dim 1
+// (a normalization's bias gradient, BatchNorm's statistics).
+DimList all_but_channels(std::int64_t dim) {
+  DimList dims = {0};
+  for (std::int64_t d = 2; d < dim; ++d)
+    dims.push_back(d);
+  return dims;
+}
 
 // GroupNorm without its bias, written with the public functions: what group_norm's backward
 // differentiates under create_graph (Note [Normalizations differentiated twice]). 16-bit input
@@ -319,33 +321,6 @@ std::vector<Tensor> norm_grads_with_graph(
   if (c.needs(1)) result[1] = grads[1];
   if (c.needs(2)) result[2] = bias_dims.empty() ? c.grad : sum(c.grad, bias_dims);
   return result;
-}
-
-GroupNormNode record_group_norm(const char* op, const Tensor& x, std::int64_t num_groups,
-                                const Tensor& weight, const Tensor& bias, double eps) {
-  ops::GroupNormOutput forward = ops::group_norm(x, num_groups, weight, bias, eps);
-  std::vector<Tensor> saved = {x, forward.mean, forward.rstd};
-  if (weight.defined()) saved.push_back(weight);
-  const Tensor out = record_op(op, forward.output, {x, weight, bias}, saved,
-                               [num_groups, eps](const BackwardContext& c) -> std::vector<Tensor> {
-                                 const Tensor weight = c.saved.size() > 3 ? c.saved[3] : Tensor();
-                                 if (autograd::any_requires_grad({&c.grad, &c.saved[0], &weight})) {
-                                   DimList bias_dims = {0};  // all but the channels
-                                   for (std::int64_t d = 2; d < c.grad.dim(); ++d)
-                                     bias_dims.push_back(d);
-                                   return norm_grads_with_graph(
-                                       c, weight,
-                                       [num_groups, eps](const Tensor& x, const Tensor& w) {
-                                         return composite_group_norm(x, num_groups, w, eps);
-                                       },
-                                       bias_dims);
-                                 }
-                                 ops::GroupNormGrads g = ops::group_norm_backward(
-                                     c.grad, c.saved[0], c.saved[1], c.saved[2], weight, num_groups,
-                                     c.needs(0), c.needs(1), c.needs(2));
-                                 return {g.grad_input, g.grad_weight, g.grad_bias};
-                               });
-  return {out, forward.mean, forward.rstd};
 }
 
 // An affine parameter or running statistic: undefined, or of `shape`, on x's device, and of
@@ -593,7 +568,25 @@ Tensor group_norm(const Tensor& x, std::int64_t num_groups, const Tensor& weight
   // Under autocast: x's dtype with float32 statistics; the affine parameters follow x.
   const Tensor weight = x.defined() ? amp::autocast_operand_to(weight_in, x.dtype()) : weight_in;
   const Tensor bias = x.defined() ? amp::autocast_operand_to(bias_in, x.dtype()) : bias_in;
-  return record_group_norm("group_norm", x, num_groups, weight, bias, eps).output;
+  const ops::GroupNormOutput forward = ops::group_norm(x, num_groups, weight, bias, eps);
+  std::vector<Tensor> saved = {x, forward.mean, forward.rstd};
+  if (weight.defined()) saved.push_back(weight);
+  return record_op("group_norm", forward.output, {x, weight, bias}, saved,
+                   [num_groups, eps](const BackwardContext& c) -> std::vector<Tensor> {
+                     const Tensor weight = c.saved.size() > 3 ? c.saved[3] : Tensor();
+                     if (autograd::any_requires_grad({&c.grad, &c.saved[0], &weight})) {
+                       return norm_grads_with_graph(
+                           c, weight,
+                           [num_groups, eps](const Tensor& x, const Tensor& w) {
+                             return composite_group_norm(x, num_groups, w, eps);
+                           },
+                           all_but_channels(c.grad.dim()));
+                     }
+                     ops::GroupNormGrads g = ops::group_norm_backward(
+                         c.grad, c.saved[0], c.saved[1], c.saved[2], weight, num_groups, c.needs(0),
+                         c.needs(1), c.needs(2));
+                     return {g.grad_input, g.grad_weight, g.grad_bias};
+                   });
 }
 
 // Note [Normalization kernels of their own]
@@ -641,9 +634,7 @@ Tensor composite_batch_norm(const Tensor& x_in, const Tensor& weight, bool train
   channel_shape[1] = x.size(1);
   Tensor y;
   if (training) {
-    DimList over = {0};
-    for (std::int64_t d = 2; d < x.dim(); ++d)
-      over.push_back(d);
+    const DimList over = all_but_channels(x.dim());
     const Tensor centred = sub(x, mean(x, over, /*keepdim=*/true));
     const Tensor variance = mean(mul(centred, centred), over, /*keepdim=*/true);
     y = div(centred, sqrt(add(variance, eps)));
@@ -737,16 +728,13 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
                              [training, eps](const BackwardContext& c) -> std::vector<Tensor> {
                                const Tensor weight = c.saved.size() > 3 ? c.saved[3] : Tensor();
                                if (autograd::any_requires_grad({&c.grad, &c.saved[0], &weight})) {
-                                 DimList bias_dims = {0};  // all but the channels
-                                 for (std::int64_t d = 2; d < c.grad.dim(); ++d)
-                                   bias_dims.push_back(d);
                                  const Tensor mean = c.saved[1], rstd = c.saved[2];
                                  return norm_grads_with_graph(
                                      c, weight,
                                      [training, mean, rstd, eps](const Tensor& x, const Tensor& w) {
                                        return composite_batch_norm(x, w, training, mean, rstd, eps);
                                      },
-                                     bias_dims);
+                                     all_but_channels(c.grad.dim()));
                                }
                                ops::GroupNormGrads g = ops::batch_norm_backward(
                                    c.grad, c.saved[0], c.saved[1], c.saved[2], weight, training,
