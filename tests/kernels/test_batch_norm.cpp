@@ -35,10 +35,11 @@ struct Case {
   double offset;  // added to x: a mean this far from 0, in standard deviations
 };
 
-// Planes (S >= 64): at the threshold, across chunks (2049, 4097, 9000), many samples of short
-// planes; columns (S < 64): BatchNorm1d's S = 1 with one sample, 300 (38 row blocks of 8) and
-// 2500 (the cap: 250 blocks of 10), tails of lanes (S = 7, 63), 2100 columns (two tiles), one
-// value per channel; means 8, 100 and 1000 standard deviations out in both layouts.
+// Planes (S >= 64): at the threshold (64, 65), across chunks (2049, 4097, 9000), 16 samples of
+// short planes; columns (S < 64): BatchNorm1d's S = 1 with 5, 300 (38 row blocks of 8) and 2500
+// samples (the cap: 250 blocks of 10), tails of lanes (S = 7, 63), 2100 columns (two tiles), one
+// sample (one value per channel, variance 0) and one channel of two values; means 8, 100 and 1000
+// standard deviations out in both layouts.
 const std::vector<Case> kCases = {
     {2, 3, 64, 0},    {4, 5, 2049, 0},   {1, 2, 4097, 0}, {16, 4, 100, 8}, {3, 2, 9000, 100},
     {8, 3, 65, 1000}, {5, 7, 1, 0},      {300, 64, 1, 0}, {2500, 8, 1, 0}, {40, 3, 7, 0},

@@ -80,8 +80,7 @@ std::int64_t chunks_of(std::int64_t n) {
   return (n + kChunk - 1) / kChunk;
 }
 
-// ---- The plane path
-// ------------------------------------------------------------------------------
+// ---- The plane path --------------------------------------------------------------------------
 
 // Task t of the plane path: chunk t % chunks of plane t / chunks.
 struct PlaneChunk {
@@ -116,8 +115,7 @@ void for_each_plane_chunk(const PlaneTasks& tasks, const F& fn) {
                });
 }
 
-// ---- The column path
-// -----------------------------------------------------------------------------
+// ---- The column path -------------------------------------------------------------------------
 
 // The column path's cut of the N rows into blocks and of the L columns into tiles.
 struct ColumnTasks {
