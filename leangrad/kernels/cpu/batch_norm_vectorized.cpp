@@ -28,14 +28,14 @@
 //     channel's S columns in order. The elementwise passes run along rows with per-column
 //     arrays of the channel's coefficients.
 //   Every piece is computed alike and combined in the same order whatever the thread count, so
-//   the results are the same bits on any number of threads (BatchNormVectorized.
-//   SameBitsOnAnyThreadCount). Accumulation in opmath_t<T> (float for float32/16/bf16, double for
-//   float64). 16-bit values: the plane path as GroupNorm's (float16 widened a chunk or a piece at
-//   a time, bfloat16 converted in the loops); the column path widens both into stack buffers a
-//   tile or a piece of a row at a time. Either way the float32 loops run on the same float
-//   values, so 16-bit BatchNorm is float32 BatchNorm of the widened input, rounded once, bit for
-//   bit. This file is compiled with -ffp-contract=off, so the vector body and the scalar tail
-//   round alike.
+//   the results are the same bits on any number of threads (the test
+//   BatchNormVectorized.SameBitsOnAnyThreadCount). Accumulation in opmath_t<T> (float for
+//   float32/16/bf16, double for float64). 16-bit values: the plane path as GroupNorm's (float16
+//   widened a chunk or a piece at a time, bfloat16 converted in the loops); the column path
+//   widens both into stack buffers a tile or a piece of a row at a time. Either way the float32
+//   loops run on the same float values, so 16-bit BatchNorm is float32 BatchNorm of the widened
+//   input, rounded once, bit for bit. This file is compiled with -ffp-contract=off, so the
+//   vector body and the scalar tail round alike.
 //   Before these kernels, training BatchNorm ran GroupNorm's kernel on x transposed to (C, N, S)
 //   (a copy of x in, one of y out, and two more in backward), and evaluation ran an elementwise
 //   mul and add: a (4096, 4096) forward and backward took 317 ms at one thread, LibTorch 1.13's
