@@ -1,12 +1,18 @@
 // What the normalization kernels' tests share (tests/kernels/test_group_norm_vectorized.cpp,
-// tests/kernels/test_layer_norm_vectorized.cpp): the size of one rounding to a dtype, seeded
-// normal inputs about a chosen mean, and the optional-tensor helpers of their launcher calls.
+// test_layer_norm_vectorized.cpp, test_batch_norm.cpp): the size of one rounding to a dtype,
+// seeded normal inputs about a chosen mean, the optional-tensor helpers of their launcher calls,
+// and the check that an entry refuses an input naming its op.
 #pragma once
+
+#include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
 #include <random>
+#include <string>
 #include <vector>
+
+#include <leangrad/core/error.h>
 
 #include <leangrad/core/tensor.h>
 #include "testing/tensor_testing.h"
@@ -47,6 +53,22 @@ inline Tensor random_tensor(const Shape& shape, double offset, DType dtype, std:
 
 inline const void* data_or_null(const Tensor& t) {
   return t.defined() ? t.data_ptr() : nullptr;
+}
+
+// A gradient buffer for the launcher, or null when that gradient is not asked for.
+inline void* output_or_null(const Tensor& t) {
+  return t.defined() ? t.data_ptr() : nullptr;
+}
+
+// call() throws an Error whose message names `op`.
+template <typename F>
+void expect_error_naming(const F& call, const char* op) {
+  try {
+    call();
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(op), std::string::npos) << e.what();
+  }
 }
 
 inline Tensor to_device(const Tensor& t, const Device& device) {
