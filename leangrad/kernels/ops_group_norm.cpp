@@ -25,19 +25,28 @@ DType accumulation_dtype(DType dtype) {
   return dtype == DType::Float64 ? DType::Float64 : DType::Float32;
 }
 
-GroupNormSizes check_input(const char* op, const Tensor& x, std::int64_t num_groups) {
+// x (N, C, *) of a floating dtype, seen as (N, C, S), S the product of the trailing dims.
+BatchNormSizes batch_norm_sizes(const char* op, const Tensor& x) {
   check_floating(op, x, "input", ListFloatingDTypes::Yes);
   LG_CHECK_SHAPE(x.dim() >= 2, op, ": expected an input of shape (N, C, *), got ", x.shape());
-  const std::int64_t channels = x.shape()[1];
-  LG_CHECK_SHAPE(num_groups > 0 && channels % num_groups == 0, op, ": num_groups (", num_groups,
-                 ") must be positive and divide the number of channels (", channels,
-                 ") of the input of shape ", x.shape());
-  GroupNormSizes sizes;
+  BatchNormSizes sizes;
   sizes.batch = x.shape()[0];
-  sizes.channels = channels;
+  sizes.channels = x.shape()[1];
   sizes.spatial = 1;
   for (std::int64_t d = 2; d < x.dim(); ++d)
     sizes.spatial *= x.shape()[d];
+  return sizes;
+}
+
+GroupNormSizes check_input(const char* op, const Tensor& x, std::int64_t num_groups) {
+  const BatchNormSizes s = batch_norm_sizes(op, x);
+  LG_CHECK_SHAPE(num_groups > 0 && s.channels % num_groups == 0, op, ": num_groups (", num_groups,
+                 ") must be positive and divide the number of channels (", s.channels,
+                 ") of the input of shape ", x.shape());
+  GroupNormSizes sizes;
+  sizes.batch = s.batch;
+  sizes.channels = s.channels;
+  sizes.spatial = s.spatial;
   sizes.groups = num_groups;
   return sizes;
 }
@@ -121,18 +130,6 @@ bool allocate_grads(GroupNormGrads& grads, const Tensor& x, const Shape& paramet
 // A gradient's data for the launcher, or null when it was not asked for.
 void* output_or_null(const Tensor& t) {
   return t.defined() ? t.data_ptr() : nullptr;
-}
-
-BatchNormSizes batch_norm_sizes(const char* op, const Tensor& x) {
-  check_floating(op, x, "input", ListFloatingDTypes::Yes);
-  LG_CHECK_SHAPE(x.dim() >= 2, op, ": expected an input of shape (N, C, *), got ", x.shape());
-  BatchNormSizes sizes;
-  sizes.batch = x.shape()[0];
-  sizes.channels = x.shape()[1];
-  sizes.spatial = 1;
-  for (std::int64_t d = 2; d < x.dim(); ++d)
-    sizes.spatial *= x.shape()[d];
-  return sizes;
 }
 
 // Evaluation's mean and rstd in the accumulation dtype: running_mean, 1 / sqrt(running_var + eps).

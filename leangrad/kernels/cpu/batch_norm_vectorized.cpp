@@ -179,20 +179,10 @@ void welford_row(U* mean, U* m2, const U* v, std::int64_t n, std::int64_t k) {
   }
 }
 
-// Each channel's state from its S columns' states, merged in order.
+// Per-column copies of `channels` per-channel values (each channel's repeated S times).
 template <typename Acc>
-WelfordState<Acc> channel_of_columns(const std::vector<WelfordState<Acc>>& columns, std::int64_t c,
-                                     std::int64_t spatial) {
-  WelfordState<Acc> total;
-  for (std::int64_t s = 0; s < spatial; ++s)
-    total = welford_merge(total, columns[c * spatial + s]);
-  return total;
-}
-
-// Per-column copies of per-channel values (the channel's value repeated S times).
-template <typename Acc>
-std::vector<Acc> per_column(const std::vector<Acc>& per_channel, std::int64_t spatial) {
-  std::vector<Acc> columns(per_channel.size() * static_cast<std::size_t>(spatial));
+std::vector<Acc> per_column(const Acc* per_channel, std::size_t channels, std::int64_t spatial) {
+  std::vector<Acc> columns(channels * static_cast<std::size_t>(spatial));
   for (std::size_t j = 0; j < columns.size(); ++j)
     columns[j] = per_channel[j / static_cast<std::size_t>(spatial)];
   return columns;
@@ -261,11 +251,11 @@ void column_statistics(const BatchNormSizes& sizes, const T* x, Acc* mean, Acc* 
       count += rows;
     }
   });
-  std::vector<WelfordState<Acc>> columns(static_cast<std::size_t>(tasks.columns));
-  for (std::int64_t j = 0; j < tasks.columns; ++j)
-    columns[j] = {column_mean[j], column_m2[j], tasks.rows};
+  // Each channel's S columns merged in order.
   for (std::int64_t c = 0; c < sizes.channels; ++c) {
-    const WelfordState<Acc> total = channel_of_columns(columns, c, sizes.spatial);
+    WelfordState<Acc> total;
+    for (std::int64_t j = c * sizes.spatial; j < (c + 1) * sizes.spatial; ++j)
+      total = welford_merge(total, WelfordState<Acc>{column_mean[j], column_m2[j], tasks.rows});
     mean[c] = total.mean;
     rstd[c] = welford_rstd(total, eps);
   }
@@ -351,7 +341,7 @@ std::vector<ChannelSums<double>> column_sums(const BatchNormSizes& sizes, const 
   using U = std::conditional_t<kSixteenBit<T>, float, T>;
   const ColumnTasks tasks = column_tasks(sizes);
   const std::vector<Acc> column_mean =
-      per_column(std::vector<Acc>(mean, mean + sizes.channels), sizes.spatial);
+      per_column(mean, static_cast<std::size_t>(sizes.channels), sizes.spatial);
   const auto size = static_cast<std::size_t>(tasks.blocks * tasks.columns);
   std::vector<Acc> block_dy(size), block_centred(size);
   for_each_column_task(tasks, [&](std::int64_t block, std::int64_t column, std::int64_t n) {
@@ -439,8 +429,8 @@ void batch_norm_forward(DType dtype, const BatchNormSizes& sizes, void* out, con
       });
       return;
     }
-    const std::vector<Acc> scale_of = per_column(scale, sizes.spatial);
-    const std::vector<Acc> shift_of = per_column(shift, sizes.spatial);
+    const std::vector<Acc> scale_of = per_column(scale.data(), scale.size(), sizes.spatial);
+    const std::vector<Acc> shift_of = per_column(shift.data(), shift.size(), sizes.spatial);
     for_each_row_piece(sizes, y, in, static_cast<const T*>(nullptr),
                        [&](auto* yr, const auto* xr, const auto*, std::int64_t n, std::int64_t j0) {
                          normalise_row(yr, xr, n, scale_of.data() + j0, shift_of.data() + j0);
@@ -499,11 +489,12 @@ void batch_norm_backward(DType dtype, const BatchNormSizes& sizes, bool training
       });
       return;
     }
-    const std::vector<Acc> dy_coef_of = per_column(dy_coef, sizes.spatial);
-    const std::vector<Acc> x_coef_of = per_column(x_coef, sizes.spatial);
-    const std::vector<Acc> mean_of =
-        per_column(std::vector<Acc>(mean_in, mean_in + sizes.channels), sizes.spatial);
-    const std::vector<Acc> constant_of = per_column(constant, sizes.spatial);
+    // Evaluation's dx reads dy_coef alone: x_coef and constant are empty, and so is mean_of.
+    const std::vector<Acc> dy_coef_of = per_column(dy_coef.data(), channels, sizes.spatial);
+    const std::vector<Acc> x_coef_of = per_column(x_coef.data(), x_coef.size(), sizes.spatial);
+    const std::vector<Acc> mean_of = per_column(mean_in, x_coef.size(), sizes.spatial);
+    const std::vector<Acc> constant_of =
+        per_column(constant.data(), constant.size(), sizes.spatial);
     for_each_row_piece(
         sizes, dx, dy, training ? in : nullptr,
         [&](auto* dxr, const auto* dyr, const auto* xr, std::int64_t n, std::int64_t j0) {
