@@ -23,7 +23,6 @@
 #include <leangrad/kernels/ops.h>
 #include "testing/norm_testing.h"
 #include "testing/tensor_testing.h"
-#include "testing/thread_count.h"
 
 namespace leangrad::test {
 namespace {
@@ -281,13 +280,7 @@ std::vector<double> all_results(const Tensor& x, const Tensor& dy, const Tensor&
   const ops::GroupNormOutput f = ops::batch_norm(x, w, b, Tensor(), Tensor(), true, 1e-5);
   const ops::GroupNormGrads g =
       ops::batch_norm_backward(dy, x, f.mean, f.rstd, w, true, true, true, true);
-  std::vector<double> all;
-  for (const Tensor* t :
-       {&f.output, &f.mean, &f.rstd, &g.grad_input, &g.grad_weight, &g.grad_bias}) {
-    const std::vector<double> v = to_vector(*t);
-    all.insert(all.end(), v.begin(), v.end());
-  }
-  return all;
+  return values_of({&f.output, &f.mean, &f.rstd, &g.grad_input, &g.grad_weight, &g.grad_bias});
 }
 
 // The pieces are cut by the sizes alone and combined in a fixed order, so 1 to 4 threads give the
@@ -304,14 +297,8 @@ TEST(BatchNormVectorized, SameBitsOnAnyThreadCount) {
       const Tensor dy = random_tensor(shape, 0.0, dtype, 2);
       const Tensor w = random_tensor({c.channels}, 1.0, dtype, 3);
       const Tensor b = random_tensor({c.channels}, 0.0, dtype, 4);
-      std::vector<std::vector<double>> results;
-      for (int threads : {1, 2, 3, 4}) {
-        const ThreadCount guard(threads);
-        results.push_back(all_results(x, dy, w, b));
-      }
-      for (std::size_t k = 1; k < results.size(); ++k)
-        for (std::size_t i = 0; i < results[0].size(); ++i)
-          ASSERT_EQ(results[k][i], results[0][i]) << "run " << k << ", value " << i;
+      expect_same_bits_on_1_to_4_threads([&] { return all_results(x, dy, w, b); });
+      if (HasFatalFailure()) return;
     }
 }
 

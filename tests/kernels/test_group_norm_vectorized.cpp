@@ -24,7 +24,6 @@
 #include <leangrad/kernels/ops.h>
 #include "testing/norm_testing.h"
 #include "testing/tensor_testing.h"
-#include "testing/thread_count.h"
 
 namespace leangrad::test {
 namespace {
@@ -394,23 +393,13 @@ TEST(GroupNormVectorized, SameBitsOnAnyThreadCount) {
     const Tensor dy = random_tensor(shape, 0.0, kFloat32, 2);
     const Tensor w = random_tensor({c.channels}, 1.0, kFloat32, 3);
     const Tensor b = random_tensor({c.channels}, 0.0, kFloat32, 4);
-    std::vector<std::vector<double>> results;
-    for (int threads : {1, 2, 3, 4}) {
-      const ThreadCount guard(threads);
+    expect_same_bits_on_1_to_4_threads([&] {
       const ops::GroupNormOutput f = ops::group_norm(x, c.groups, w, b, 1e-5);
       const ops::GroupNormGrads g =
           ops::group_norm_backward(dy, x, f.mean, f.rstd, w, c.groups, true, true, true);
-      std::vector<double> all;
-      for (const Tensor* t :
-           {&f.output, &f.mean, &f.rstd, &g.grad_input, &g.grad_weight, &g.grad_bias}) {
-        const std::vector<double> v = to_vector(*t);
-        all.insert(all.end(), v.begin(), v.end());
-      }
-      results.push_back(all);
-    }
-    for (std::size_t k = 1; k < results.size(); ++k)
-      for (std::size_t i = 0; i < results[0].size(); ++i)
-        ASSERT_EQ(results[k][i], results[0][i]) << "run " << k << ", value " << i;
+      return values_of({&f.output, &f.mean, &f.rstd, &g.grad_input, &g.grad_weight, &g.grad_bias});
+    });
+    if (HasFatalFailure()) return;
   }
 }
 

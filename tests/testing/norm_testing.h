@@ -1,21 +1,23 @@
 // What the normalization kernels' tests share (tests/kernels/test_group_norm_vectorized.cpp,
 // test_layer_norm_vectorized.cpp, test_batch_norm.cpp): the size of one rounding to a dtype,
 // seeded normal inputs about a chosen mean, the optional-tensor helpers of their launcher calls,
-// and the check that an entry refuses an input naming its op.
+// the check that an entry refuses an input naming its op, and the comparison of every result at
+// 1 to 4 threads.
 #pragma once
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
 #include <random>
 #include <string>
 #include <vector>
 
 #include <leangrad/core/error.h>
-
 #include <leangrad/core/tensor.h>
 #include "testing/tensor_testing.h"
+#include "testing/thread_count.h"
 
 namespace leangrad::test {
 
@@ -69,6 +71,30 @@ void expect_error_naming(const F& call, const char* op) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find(op), std::string::npos) << e.what();
   }
+}
+
+// The values of `tensors`, one after another.
+inline std::vector<double> values_of(std::initializer_list<const Tensor*> tensors) {
+  std::vector<double> all;
+  for (const Tensor* t : tensors) {
+    const std::vector<double> v = to_vector(*t);
+    all.insert(all.end(), v.begin(), v.end());
+  }
+  return all;
+}
+
+// run() (a kernel's results, flattened) gives the same bits at 1, 2, 3 and 4 threads. At most 4:
+// ThreadCount (tests/testing/thread_count.h) says why.
+template <typename F>
+void expect_same_bits_on_1_to_4_threads(const F& run) {
+  std::vector<std::vector<double>> results;
+  for (int threads : {1, 2, 3, 4}) {
+    const ThreadCount guard(threads);
+    results.push_back(run());
+  }
+  for (std::size_t k = 1; k < results.size(); ++k)
+    for (std::size_t i = 0; i < results[0].size(); ++i)
+      ASSERT_EQ(results[k][i], results[0][i]) << "run " << k << ", value " << i;
 }
 
 inline Tensor to_device(const Tensor& t, const Device& device) {
