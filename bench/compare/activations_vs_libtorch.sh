@@ -4,8 +4,8 @@
 # (4096, 4096) float32 tensor, forward alone and forward plus backward; at 1 and then 2 threads,
 # leangrad and LibTorch alternating. Same benchmark names, shapes and byte counts on both sides
 # (BM_Activation_16M and BM_ActivationBackward_16M in bench/bench_activations.cpp,
-# bench/compare/libtorch/libtorch_activations.cpp). Builds bench/compare/libtorch (needs
-# libtorch-dev and libbenchmark-dev from apt) and prints markdown on stdout; logs go to stderr.
+# bench/compare/libtorch/libtorch_activations.cpp). Builds bench/compare/libtorch (installs
+# LibTorch's packages when missing, common.sh) and prints markdown on stdout; logs go to stderr.
 #   bench/compare/activations_vs_libtorch.sh LEANGRAD_BUILD_DIR [REPETITIONS=5]
 # Each row is the median over REPETITIONS of Google Benchmark's mean time.
 set -euo pipefail

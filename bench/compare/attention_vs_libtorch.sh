@@ -4,7 +4,7 @@
 # softmax (bench/compare/libtorch/libtorch_attention.cpp), forward and forward + backward, float32,
 # (N, H, L, E) = (8, 8, 512, 64) and (1, 8, 2048, 64), at 1 and then 2 threads, the programs
 # alternating. Time, GFLOP/s of the products and leangrad's peak memory over one call beyond the
-# inputs. Builds bench/compare/libtorch (needs libtorch-dev and libbenchmark-dev from apt) and
+# inputs. Builds bench/compare/libtorch (installs LibTorch's packages when missing, common.sh) and
 # prints markdown on stdout; logs go to stderr.
 #   bench/compare/attention_vs_libtorch.sh LEANGRAD_BUILD_DIR [REPETITIONS=5]
 # Each row is the median over REPETITIONS of Google Benchmark's mean time.

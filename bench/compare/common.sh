@@ -19,9 +19,15 @@ require_executable() {
   [[ -x $1 ]] || { echo "$0: '$1' is not an executable" >&2; exit 2; }
 }
 
-# build_libtorch TARGET: configures and builds bench/compare/libtorch's TARGET (output on
-# stderr) and prints the program's path.
+# The peer's packages: LibTorch 1.13, Google Benchmark for its programs, and OpenBLAS for its
+# matrix products (libtorch_blas below says why).
+libtorch_packages=(libtorch-dev libbenchmark-dev libopenblas0-openmp)
+
+# build_libtorch TARGET: installs libtorch_packages where missing (tools/install_packages.sh),
+# configures and builds bench/compare/libtorch's TARGET (output on stderr) and prints the
+# program's path.
 build_libtorch() {
+  "$compare_dir/../../tools/install_packages.sh" "${libtorch_packages[@]}" >&2
   cmake -S "$compare_dir/libtorch" -B "$libtorch_build_dir" -DCMAKE_BUILD_TYPE=Release >&2
   cmake --build "$libtorch_build_dir" -j2 --target "$1" >&2
   echo "$libtorch_build_dir/$1"
@@ -30,7 +36,7 @@ build_libtorch() {
 # libtorch_blas PROGRAM: the libblas.so.3 PROGRAM loads, in words. LibTorch's matrix products
 # (and the convolutions it runs as im2col + GEMM) go through it, and Debian's default one is
 # netlib's unoptimised reference BLAS, with which they are about ten times slower than with
-# OpenBLAS: install libopenblas0-openmp (apt) before comparing anything that multiplies matrices.
+# OpenBLAS: build_libtorch installs libopenblas0-openmp, which becomes libblas.so.3.
 libtorch_blas() {
   local blas
   blas=$(ldd "$1" | awk '$1 == "libblas.so.3" { print $3 }')

@@ -7,7 +7,7 @@
 # convolution]), oneDNN's sgemm alone (LEANGRAD_CPU_CONV=gemm as well) and Eigen
 # (LEANGRAD_CPU_GEMM=eigen). Same benchmark names and shapes on both sides (bench/bench_conv.cpp's
 # BM_Conv2dAutograd_*, bench/compare/libtorch/libtorch_conv.cpp). Builds bench/compare/libtorch
-# (needs libtorch-dev and libbenchmark-dev from apt) and prints markdown on stdout; logs go to
+# (installs LibTorch's packages when missing, common.sh) and prints markdown on stdout; logs go to
 # stderr. The oneDNN columns need a build with LEANGRAD_WITH_ONEDNN.
 #   bench/compare/conv_vs_libtorch.sh build [REPETITIONS=5]
 # Each row is the median over REPETITIONS of Google Benchmark's mean time. The LibTorch program is

@@ -3,8 +3,9 @@
 # bfloat16 on (4096, 4096) tensors: a + b, a + a broadcast row, a * 0.5, exp, sigmoid, relu, a > b,
 # where(m, a, b) and where(m, s, a) with a 0-d s; at 1 and then 2 threads, leangrad and LibTorch
 # alternating. Same benchmark names, shapes and byte counts on both sides (BM_Elementwise_16M in
-# bench/bench_ops.cpp, bench/compare/libtorch/libtorch_elementwise.cpp). Builds bench/compare/libtorch (needs
-# libtorch-dev and libbenchmark-dev from apt) and prints markdown on stdout; logs go to stderr.
+# bench/bench_ops.cpp, bench/compare/libtorch/libtorch_elementwise.cpp). Builds
+# bench/compare/libtorch (installs LibTorch's packages when missing, common.sh) and prints markdown
+# on stdout; logs go to stderr.
 #   bench/compare/elementwise_vs_libtorch.sh LEANGRAD_BUILD_DIR [REPETITIONS=5]
 # Each row is the median over REPETITIONS of Google Benchmark's mean time; "-" where LibTorch 1.13
 # does not implement the op for the dtype on the CPU (its error is printed below the table).

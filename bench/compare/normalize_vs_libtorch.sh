@@ -9,7 +9,7 @@
 # on both sides (BM_Normalize_16M in bench/bench_layers.cpp,
 # bench/compare/libtorch/libtorch_normalize.cpp); also softmax's two leangrad kernels, the
 # reference loop and the vectorised one (BM_Launcher_Softmax). Builds bench/compare/libtorch
-# (needs libtorch-dev and libbenchmark-dev from apt) and prints markdown on stdout; logs go to
+# (installs LibTorch's packages when missing, common.sh) and prints markdown on stdout; logs go to
 # stderr.
 #   bench/compare/normalize_vs_libtorch.sh LEANGRAD_BUILD_DIR [REPETITIONS=5]
 # Each row is the median over REPETITIONS of Google Benchmark's mean time; "-" where LibTorch 1.13

@@ -3,7 +3,7 @@
 # options: what a LibTorch user gets on the CPU) in one run: the same benchmark names, shapes and
 # thread count on both sides (bench/bench_optim.cpp, bench/compare/libtorch/libtorch_optim.cpp),
 # 10M and 100M parameters in one tensor and leangrad-train's mlp; then leangrad's Adam8bit against
-# its Adam. Builds bench/compare/libtorch (needs libtorch-dev and libbenchmark-dev from apt) and
+# its Adam. Builds bench/compare/libtorch (installs LibTorch's packages when missing, common.sh) and
 # prints markdown tables on stdout; the runs' logs go to stderr.
 #   bench/compare/optim_vs_libtorch.sh build [THREADS=2] [REPETITIONS=5]
 # Each row is the median over REPETITIONS of Google Benchmark's mean step time. GB/s is the state

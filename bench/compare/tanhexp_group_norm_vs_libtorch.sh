@@ -6,8 +6,8 @@
 # and then 2 threads, leangrad and LibTorch alternating. Same benchmark names, shapes and byte
 # counts on both sides (bench/bench_tanhexp_group_norm.cpp,
 # bench/compare/libtorch/libtorch_tanhexp_group_norm.cpp). Then leangrad's vectorised launchers
-# against its reference loops from the same runs. Builds bench/compare/libtorch (needs
-# libtorch-dev and libbenchmark-dev from apt) and prints markdown on stdout; logs go to stderr.
+# against its reference loops from the same runs. Builds bench/compare/libtorch (installs
+# LibTorch's packages when missing, common.sh) and prints markdown on stdout; logs go to stderr.
 #   bench/compare/tanhexp_group_norm_vs_libtorch.sh build [REPETITIONS=5]
 # Each row is the median over REPETITIONS of Google Benchmark's mean time. The LibTorch program is
 # built in $LIBTORCH_BUILD_DIR (bench/compare/common.sh).

@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # leangrad-train against LibTorch on the CPU: the same Fashion-MNIST recipes (mlp: SGD lr 0.1,
 # cnn: Adam lr 1e-3, batch 64), the same thread count, step times measured the same way (wall
-# time between optimizer steps, data included). Builds bench/compare/libtorch (needs libtorch-dev
-# from apt) and prints a markdown table on stdout; the runs' logs go to stderr.
+# time between optimizer steps, data included). Builds bench/compare/libtorch (installs LibTorch's
+# packages when missing, common.sh) and prints a markdown table on stdout; the runs' logs go to
+# stderr.
 #   bench/compare/train_vs_libtorch.sh build/tools/leangrad-train [THREADS=2] [STEPS=300]
 # mlp runs STEPS optimizer steps, cnn STEPS/2 (its steps are ~8x longer). The LibTorch program is
 # built in $LIBTORCH_BUILD_DIR (bench/compare/common.sh).
 #
 # LibTorch's matmuls go through the system's libblas.so.3, and Debian's default one is netlib's
 # unoptimised reference BLAS: with it LibTorch's mlp step is ~14x slower than with OpenBLAS.
-# Install libopenblas0-openmp (apt; it shares LibTorch's OpenMP threads), or point
+# build_libtorch installs libopenblas0-openmp (it shares LibTorch's OpenMP threads); point
 # LIBTORCH_BLAS_DIR at a folder holding another libblas.so.3 for libtorch-train alone. The table's
 # footer names the BLAS that was used.
 set -euo pipefail
