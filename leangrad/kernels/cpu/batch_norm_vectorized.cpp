@@ -489,7 +489,8 @@ void batch_norm_backward(DType dtype, const BatchNormSizes& sizes, bool training
       });
       return;
     }
-    // Evaluation's dx reads dy_coef alone: x_coef and constant are empty, and so is mean_of.
+    // Evaluation's dx reads dy_coef alone: x_coef, constant and mean_of are empty, and no pointer
+    // into them is formed (an offset added to an empty vector's null data() is undefined).
     const std::vector<Acc> dy_coef_of = per_column(dy_coef.data(), channels, sizes.spatial);
     const std::vector<Acc> x_coef_of = per_column(x_coef.data(), x_coef.size(), sizes.spatial);
     const std::vector<Acc> mean_of = per_column(mean_in, x_coef.size(), sizes.spatial);
@@ -498,9 +499,12 @@ void batch_norm_backward(DType dtype, const BatchNormSizes& sizes, bool training
     for_each_row_piece(
         sizes, dx, dy, training ? in : nullptr,
         [&](auto* dxr, const auto* dyr, const auto* xr, std::int64_t n, std::int64_t j0) {
-          input_grad_row(dxr, dyr, xr, n, dy_coef_of.data() + j0,
-                         training ? x_coef_of.data() + j0 : nullptr, mean_of.data() + j0,
-                         training ? constant_of.data() + j0 : nullptr);
+          if (!training) {
+            input_grad_row<Acc>(dxr, dyr, xr, n, dy_coef_of.data() + j0, nullptr, nullptr, nullptr);
+            return;
+          }
+          input_grad_row(dxr, dyr, xr, n, dy_coef_of.data() + j0, x_coef_of.data() + j0,
+                         mean_of.data() + j0, constant_of.data() + j0);
         });
   });
 }
