@@ -4,8 +4,10 @@
 //   Every activation here but softmin runs as one kernel each way: ops::activation computes y and
 //   ops::activation_backward g f'(x) from the saved input, as PyTorch's. gelu (both forms), silu,
 //   mish and softplus compute f in float (double for float64) and round once, with PyTorch's
-//   formulas; leaky_relu, elu (selu), hardtanh and clamp (fused_clamp, for clamp() in
-//   autograd/functions.cpp; integers too) write the bits their in-place forms write, the
+//   formulas (exact gelu's distribution function from erfc, or on the CPU from one exp, where
+//   PyTorch's 1 + erf cancels for negative x: kernels/elementwise_math.h); leaky_relu, elu
+//   (selu), hardtanh and clamp (fused_clamp, for clamp() in autograd/functions.cpp; integers
+//   too) write the bits their in-place forms write, the
 //   composition of elementwise ops PyTorch's definition spells out (so elu(x) and elu_(x) agree
 //   bit for bit); every gradient is rounded once (kernels/elementwise_math.h). Composed of
 //   elementwise ops, gelu took five passes over memory forward and more backward, elu five and

@@ -29,7 +29,8 @@
 //   selects rather than branches, for the same reason; its two sides are those of the stable
 //   formula. CUDA keeps its expf (within 2 ulps), and float64 the library's exp. log, tanh, erf,
 //   expm1 and log1p of float come the same way from kernels/cpu/float_polynomials.h (Note [Float
-//   polynomials]), within 0.87 to 1.74 ulps where glibc's are within 1 to 2 but a call each.
+//   polynomials]), within 0.87 to 1.74 ulps where glibc's are within 1 to 2 but a call each; so
+//   do gelu's value and derivative (ActivationMath<Gelu> below).
 #pragma once
 
 #include <cmath>
@@ -483,13 +484,14 @@ ClampElement<T> make_clamp_element(double min, double max) {
 // ---- Activations in one rounding (ops::activation, ops::activation_backward) ----------------
 // gelu (exact and tanh forms), silu, mish and softplus: y = f(x) and dx = g f'(x), each computed in
 // opmath_t<T> and rounded once to T, with PyTorch's formulas (its GeluKernel and
-// GeluBackwardKernel, silu_kernel and silu_backward_kernel, mish_kernel and
-// mish_backward_kernel, softplus_kernel and softplus_backward_kernel; mish's tanh(softplus(x)) and
-// softplus itself in fewer steps or without overflow, below), so float32 results are PyTorch's up
-// to a few ulps. ActivationMath<op>::value is f, ::gradient is g f'(x). leaky_relu, elu (selu:
-// scale != 1) and hardtanh have only a gradient here, PyTorch's leaky_relu_backward,
-// elu_backward and hardtanh_backward: their values are the in-place elements above, which round
-// where the compositions of autograd/activations.cpp's in-place ops round.
+// GeluBackwardKernel, silu_kernel and silu_backward_kernel, mish_kernel and mish_backward_kernel,
+// softplus_kernel and softplus_backward_kernel; mish's tanh(softplus(x)) and softplus itself in
+// fewer steps or without overflow, and gelu's distribution function without cancellation, below),
+// so float32 results are PyTorch's up to a few ulps (gelu's of negative x closer to the exact value
+// than PyTorch's). ActivationMath<op>::value is f, ::gradient is g f'(x). leaky_relu, elu (selu:
+// scale != 1) and hardtanh have only a gradient here, PyTorch's leaky_relu_backward, elu_backward
+// and hardtanh_backward: their values are the in-place elements above, which round where the
+// compositions of autograd/activations.cpp's in-place ops round.
 
 // An activation's two parameters in its math type: softplus's beta and threshold, elu's alpha and
 // scale, leaky_relu's negative_slope, hardtanh's min_val and max_val; the others take none.
@@ -510,14 +512,22 @@ template <ActivationOp op>
 struct ActivationMath;
 
 template <>
-struct ActivationMath<ActivationOp::Gelu> {  // x Phi(x) = x/2 (1 + erf(x / sqrt 2))
+struct ActivationMath<ActivationOp::Gelu> {  // x Phi(x), Phi(x) = erfc(-x / sqrt 2) / 2
+  // Phi from erfc rather than PyTorch's (1 + erf(x / sqrt 2)) / 2, which cancels for negative x
+  // (100 ulps at x = -3). float on the CPU: from one exp (Note [Float polynomials]).
   template <typename M>
   LG_HOST_DEVICE LG_ALWAYS_INLINE static M value(M x, ActivationParams<M> /*none*/) {
-    return x * M(0.5) * (M(1) + unary_op_apply<UnaryOp::Erf>(x * M(0.70710678118654752440)));
+#if !defined(__CUDA_ARCH__)
+    if constexpr (std::is_same_v<M, float>) return cpu::gelu_polynomial(x);
+#endif
+    return x * (M(0.5) * std::erfc(x * M(-0.70710678118654752440)));
   }
   template <typename M>
   LG_HOST_DEVICE LG_ALWAYS_INLINE static M gradient(M g, M x, ActivationParams<M> /*none*/) {
-    const M cdf = M(0.5) * (M(1) + unary_op_apply<UnaryOp::Erf>(x * M(0.70710678118654752440)));
+#if !defined(__CUDA_ARCH__)
+    if constexpr (std::is_same_v<M, float>) return cpu::gelu_gradient_polynomial(g, x);
+#endif
+    const M cdf = M(0.5) * std::erfc(x * M(-0.70710678118654752440));
     const M pdf = M(0.39894228040143267794) * unary_op_apply<UnaryOp::Exp>(x * x * M(-0.5));
     return g * (cdf + x * pdf);  // Phi(x) + x phi(x)
   }

@@ -1,10 +1,12 @@
-// kernels/cpu/float_polynomials.h: e^x - 1, tanh, log, log(1 + x) and erf of float against the
-// C library's functions in double, within the bounds the header states (Note [Float
-// polynomials]); and the elementwise ops of float that take them.
+// kernels/cpu/float_polynomials.h: e^x - 1, tanh, log, log(1 + x), erf, and GELU with its
+// derivative, of float against the C library's functions in double, within the bounds the header
+// states (Note [Float polynomials]); and the elementwise ops and activations of float that take
+// them.
 //
 // The bounds were measured over all 2^32 floats; CI checks every 257th. To check every float again
 // (a few minutes; after changing a coefficient or a step):
 //   LEANGRAD_TEST_EVERY_FLOAT=1 build/tests/leangrad_tests --gtest_filter='FloatPolynomials.*'
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -29,6 +31,7 @@ namespace cpu = kernels::cpu;
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+constexpr double kPi = 3.14159265358979323846;
 
 struct Function {
   const char* name;
@@ -69,23 +72,69 @@ std::string check_value(float y, double exact, double max_ulps) {
   return ulps <= max_ulps ? "" : std::to_string(ulps) + " ulps";
 }
 
-TEST(FloatPolynomials, WithinTheirBoundsOverTheFloats) {
+// GELU's distribution function Phi and density phi at x, in double: erfc has no cancellation for
+// negative x, where 1 + erf does.
+struct NormalAt {
+  double cdf;
+  double pdf;
+};
+NormalAt normal_at(double x) {
+  return {0.5 * std::erfc(-x / std::sqrt(2.0)), std::exp(-x * x / 2) / std::sqrt(2 * kPi)};
+}
+
+// GELU x Phi(x) in double.
+double exact_gelu(double x) {
+  return x * normal_at(x).cdf;
+}
+
+// What went wrong with dy as GELU's derivative Phi(x) + x phi(x) at x, or an empty string: NaN
+// exactly where the exact value is NaN, else within max_ulps of the larger of its two terms (the
+// terms cancel near x = -0.75, where the derivative is 0).
+std::string check_gelu_gradient(float dy, double x, double max_ulps) {
+  const NormalAt n = normal_at(x);
+  const double exact = n.cdf + x * n.pdf;
+  if (std::isnan(exact) || std::isnan(dy)) return std::isnan(exact) == std::isnan(dy) ? "" : "NaN";
+  const double ulps = std::fabs(dy - exact) / float_ulp(std::max(n.cdf, std::fabs(x) * n.pdf));
+  return ulps <= max_ulps ? "" : std::to_string(ulps) + " ulps";
+}
+
+// Calls check(x) for float i * step, i over all threads (testing/float_sweep.h), step 1 with
+// LEANGRAD_TEST_EVERY_FLOAT set, else 257; under a sanitizer every test::kSweepStride-th run of
+// them. check returns whether x passed.
+template <typename Check>
+void expect_every_float_passes(const Check& check) {
   const bool every_float = std::getenv("LEANGRAD_TEST_EVERY_FLOAT") != nullptr;
   const std::uint64_t step = every_float ? 1 : 257;
+  test::expect_float_sweep(
+      ((std::uint64_t{1} << 32) + step - 1) / step, 4096, test::kSweepStride,
+      [&](std::uint64_t first, std::uint64_t n, test::SweepFailures& failures) {
+        for (std::uint64_t i = first; i < first + n; ++i) {
+          const auto bits = static_cast<std::uint32_t>(i * step);
+          if (!check(std::bit_cast<float>(bits))) failures.add(bits);
+        }
+      });
+}
+
+TEST(FloatPolynomials, WithinTheirBoundsOverTheFloats) {
   for (const Function& f : kFunctions) {
     SCOPED_TRACE(f.name);
-    // Float i * step, over all threads (testing/float_sweep.h); under a sanitizer every
-    // test::kSweepStride-th run of them.
-    test::expect_float_sweep(
-        ((std::uint64_t{1} << 32) + step - 1) / step, 4096, test::kSweepStride,
-        [&](std::uint64_t first, std::uint64_t n, test::SweepFailures& failures) {
-          for (std::uint64_t i = first; i < first + n; ++i) {
-            const auto bits = static_cast<std::uint32_t>(i * step);
-            const float x = std::bit_cast<float>(bits);
-            if (!check_value(f.polynomial(x), f.exact(x), f.max_ulps).empty()) failures.add(bits);
-          }
-        });
+    expect_every_float_passes(
+        [&](float x) { return check_value(f.polynomial(x), f.exact(x), f.max_ulps).empty(); });
   }
+  SCOPED_TRACE("gelu");
+  expect_every_float_passes([](float x) {
+    return check_value(cpu::gelu_polynomial(x), exact_gelu(x), cpu::kGeluPolynomialMaxUlps).empty();
+  });
+  SCOPED_TRACE("gelu's derivative");
+  expect_every_float_passes([](float x) {
+    return check_gelu_gradient(cpu::gelu_gradient_polynomial(1.0f, x), x,
+                               cpu::kGeluGradientPolynomialMaxUlps)
+        .empty();
+  });
+}
+
+float gelu_derivative(float x) {
+  return cpu::gelu_gradient_polynomial(1.0f, x);
 }
 
 // The ends of each domain and the signed zeros, exactly.
@@ -131,6 +180,21 @@ TEST(FloatPolynomials, SpecialValues) {
       {cpu::erf_polynomial, "erf", -kInf, -1.0f},
       {cpu::erf_polynomial, "erf", 4.0f, 1.0f},
       {cpu::erf_polynomial, "erf", kNaN, kNaN},
+      // GELU and its derivative: -inf and +inf as x/2 (1 + erf(x / sqrt 2)) gives them (infinity
+      // times 0 is NaN), and beyond |x| = 15, where the tail is taken at 15.
+      {cpu::gelu_polynomial, "gelu", 0.0f, 0.0f},
+      {cpu::gelu_polynomial, "gelu", -0.0f, -0.0f},
+      {cpu::gelu_polynomial, "gelu", kInf, kInf},
+      {cpu::gelu_polynomial, "gelu", -kInf, kNaN},
+      {cpu::gelu_polynomial, "gelu", 20.0f, 20.0f},
+      {cpu::gelu_polynomial, "gelu", -20.0f, -0.0f},
+      {cpu::gelu_polynomial, "gelu", kNaN, kNaN},
+      {gelu_derivative, "gelu'", 0.0f, 0.5f},
+      {gelu_derivative, "gelu'", kInf, kNaN},
+      {gelu_derivative, "gelu'", -kInf, kNaN},
+      {gelu_derivative, "gelu'", 20.0f, 1.0f},
+      {gelu_derivative, "gelu'", -20.0f, -0.0f},
+      {gelu_derivative, "gelu'", kNaN, kNaN},
   };
   for (const Case& c : cases)
     EXPECT_TRUE(same(c.f(c.x), c.y))
@@ -156,6 +220,39 @@ TEST(FloatPolynomials, ElementwiseOpsOfFloatAreWithinTheBounds) {
       ASSERT_TRUE(y == f.polynomial(x) || (std::isnan(y) && std::isnan(f.polynomial(x))))
           << std::hexfloat << x;
     }
+  }
+}
+
+// gelu's kernels of float take gelu_polynomial and gelu_gradient_polynomial: ops::activation and
+// ops::activation_backward over every 997th float, upstream gradients of a few magnitudes, each
+// result within the bounds and exactly what the functions give.
+TEST(FloatPolynomials, GeluKernelsOfFloatAreWithinTheBounds) {
+  std::vector<double> xs;
+  std::vector<double> gs;
+  const double kUpstream[] = {1.0, -0.375, 1e30, 3e-5};
+  for (std::uint64_t bits = 0; bits <= 0xffffffffull; bits += 997) {
+    xs.push_back(std::bit_cast<float>(static_cast<std::uint32_t>(bits)));
+    gs.push_back(kUpstream[xs.size() % 4]);
+  }
+  const auto n = static_cast<std::int64_t>(xs.size());
+  const Tensor x = make_tensor(xs, {n}, kFloat32);
+  const std::vector<double> ys = to_vector(ops::activation(ActivationOp::Gelu, x));
+  const std::vector<double> dxs =
+      to_vector(ops::activation_backward(ActivationOp::Gelu, make_tensor(gs, {n}, kFloat32), x));
+  const auto same = [](float a, float b) { return a == b || (std::isnan(a) && std::isnan(b)); };
+  for (std::int64_t i = 0; i < n; ++i) {
+    const auto xi = static_cast<float>(xs[i]);
+    const auto g = static_cast<float>(gs[i]);
+    const auto y = static_cast<float>(ys[i]);
+    const auto dx = static_cast<float>(dxs[i]);
+    ASSERT_EQ(check_value(y, exact_gelu(xi), cpu::kGeluPolynomialMaxUlps), "")
+        << std::hexfloat << xi;
+    ASSERT_TRUE(same(y, cpu::gelu_polynomial(xi))) << std::hexfloat << xi;
+    ASSERT_TRUE(same(dx, cpu::gelu_gradient_polynomial(g, xi))) << std::hexfloat << xi;
+    // The product with g rounds once more (to a normal float: half an ulp more).
+    if (std::isnormal(dx))
+      ASSERT_EQ(check_gelu_gradient(dx / g, xi, cpu::kGeluGradientPolynomialMaxUlps + 0.5), "")
+          << std::hexfloat << xi << ", g = " << g;
   }
 }
 

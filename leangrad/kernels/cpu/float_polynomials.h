@@ -1,7 +1,8 @@
-// e^x - 1, tanh, log, log(1 + x) and erf of float as straight-line code the compiler runs in SIMD
-// lanes, beside exp_polynomial.h's e^x: the host's elementwise ops of float (so of float16 and
-// bfloat16, computed in float) take them (Note [Polynomial exp on the CPU] in
-// kernels/elementwise_math.h), where a C library call per element kept each loop scalar.
+// e^x - 1, tanh, log, log(1 + x), erf, and GELU with its derivative, of float as straight-line
+// code the compiler runs in SIMD lanes, beside exp_polynomial.h's e^x: the host's elementwise ops
+// and activations of float (so of float16 and bfloat16, computed in float) take them (Note
+// [Polynomial exp on the CPU] in kernels/elementwise_math.h), where a C library call per element
+// kept each loop scalar.
 //
 // Note [Float polynomials]
 //   - Each reduces its argument with exact or fused operations, evaluates a polynomial fitted by
@@ -25,6 +26,18 @@
 //   - erf: |x| < 1.25: x P(x^2); below 3.92, 1 - e^(-x^2) Q(|x| - 2.585), x^2 split exactly into
 //     hi + lo with a fused multiply-add and e^(-x^2) = e^-hi (1 - lo); above, +-1 (erfc(3.92) is
 //     below half a float ulp of 1).
+//   - gelu: x Phi(x) and its derivative Phi(x) + x phi(x), Phi the standard normal distribution
+//     function and phi = e^(-x^2/2) / sqrt(2 pi) its density, from the upper tail Q = Phi(-|x|) =
+//     e^(-x^2/2) t P(t), t = 1 / (1 + |x|/4): the substitution maps |x| in [0, 15] to t in
+//     [0.21, 1] and turns the tail's 1/|x| decay into a polynomial's; 1 + |x|/4 is a float sum
+//     whose rounding error is exact, and one Newton step takes it and the division's error out of
+//     t; x^2/2 is split as erf's. Phi is Q below 0 and 1 - Q above, so the value keeps its relative
+//     accuracy for negative x, where x/2 (1 + erf(x / sqrt 2)) (PyTorch's formula, and what this
+//     code computed with erf_polynomial) cancels: 100 ulps at x = -3, no correct bit left below
+//     -5.5. The derivative's phi is the tail's own e^(-x^2/2): one exp each way, where erf and
+//     phi took two in the gradient. Beyond |x| = 15 the tail is taken at 15 (Q(15) ~ 4e-51 rounds
+//     to 0 in either use); at -inf both are NaN, and at +inf the derivative is, as PyTorch's
+//     (-inf times 0, inf times 0).
 //   - Accuracy: each function's bound below (kExpm1PolynomialMaxUlps ...) holds for every float
 //     input against the function in double, all 2^32 of them checked once by
 //     tests/kernels/test_float_polynomials.cpp's exhaustive mode; the test checks every 257th
@@ -55,6 +68,11 @@ inline constexpr double kTanhPolynomialMaxUlps = 1.34;   // 1.3303 at x = -0.628
 inline constexpr double kLogPolynomialMaxUlps = 0.87;    // 0.8623 at x = 0.6990557
 inline constexpr double kLog1pPolynomialMaxUlps = 0.94;  // 0.9317 at x = -0.2981905
 inline constexpr double kErfPolynomialMaxUlps = 1.74;    // 1.7368 at x = -1.242962
+inline constexpr double kGeluPolynomialMaxUlps = 5.53;   // 5.5287 at x = -1.834535
+// The derivative in ulps of its larger term, max(Phi(x), |x| phi(x)): where the two cancel (the
+// derivative is 0 at x = -0.7518) no float formula is good to ulps of the result. Below x = -13.2,
+// e^(-x^2/2) is a subnormal float, which the worst case's few extra ulps come from.
+inline constexpr double kGeluGradientPolynomialMaxUlps = 7.25;  // 7.2495 at x = -13.29349
 
 namespace polynomial_detail {
 
@@ -94,6 +112,10 @@ inline constexpr float kErfc[] = {1.1142274e-06f, -4.6085797e-06f, 1.271308e-05f
                                   0.00017911528f, -0.00063602615f, 0.0021770226f, -0.0072128205f,
                                   0.023000142f,   -0.07027548f,    0.20466223f};
 
+inline constexpr float kNormalTail[] = {0.017176941f, -0.066117994f, 0.059690535f, 0.017387863f,
+                                        0.02221069f,  0.08136868f,   0.07390229f,  0.09508968f,
+                                        0.099546336f, 0.09974499f};
+
 // 2 / sqrt(pi) = kTwoOverSqrtPiHi + kTwoOverSqrtPiLo, erf's slope at 0.
 inline constexpr float kTwoOverSqrtPiHi = 1.1283792f;
 inline constexpr float kTwoOverSqrtPiLo = -5.8635383e-08f;
@@ -123,6 +145,30 @@ using exp_detail::pow2;
 [[gnu::always_inline]] inline float log_of_special(float x) {
   constexpr float kInf = std::numeric_limits<float>::infinity();
   return x == 0.0f ? -kInf : (x < 0.0f ? std::numeric_limits<float>::quiet_NaN() : x);
+}
+
+// The standard normal's upper tail Q = Phi(-|x|) as the product of two factors, `scaled` = Q
+// e^(x^2/2) and `gauss` = e^(-x^2/2), for GELU (Note [Float polynomials]).
+struct NormalTail {
+  float scaled;
+  float gauss;
+};
+
+[[gnu::always_inline]] inline NormalTail normal_tail(float x) {
+  const float magnitude = std::fabs(x);
+  const float a = magnitude < 15.0f ? magnitude : 15.0f;  // NaN -> 15; restored by the callers
+  // t = 1 / (d + d_lo), d + d_lo = 1 + a/4 exactly (a/4 exact, and the sum's error is a float).
+  const float quarter = 0.25f * a;
+  const float d = 1.0f + quarter;
+  const float d_lo = (1.0f - d) + quarter;
+  const float t0 = 1.0f / d;
+  const float residual = std::fma(-d_lo, t0, std::fma(-d, t0, 1.0f));  // 1 - (d + d_lo) t0
+  const float t = std::fma(t0, residual, t0);
+  // e^-(hi + lo) = e^-hi (1 - lo), hi + lo = a^2 / 2 exactly.
+  const float hi = (a * a) * 0.5f;
+  const float lo = std::fma(a, a, -(a * a)) * 0.5f;
+  const float e = exp_polynomial(-hi);
+  return {t * horner(t, kNormalTail), std::fma(e, -lo, e)};
 }
 
 }  // namespace polynomial_detail
@@ -192,6 +238,26 @@ using exp_detail::pow2;
   const float tail = std::fma(-e_a2, horner(a - 2.585f, kErfc), 1.0f);  // a - 2.585 exact
   const float result = magnitude < 1.25f ? small : (magnitude < 3.92f ? tail : 1.0f);
   return x == x ? std::copysign(result, x) : x;  // the sign of x (-0 too)
+}
+
+// GELU, x Phi(x), within kGeluPolynomialMaxUlps for every float x (NaN at -inf, as x/2 (1 +
+// erf(x / sqrt 2)) is).
+[[gnu::always_inline]] inline float gelu_polynomial(float x) {
+  const polynomial_detail::NormalTail q = polynomial_detail::normal_tail(x);
+  const float negative = (x * q.scaled) * q.gauss;  // x Q, never rounded to a subnormal Q first
+  const float positive = x * (1.0f - q.scaled * q.gauss);  // x (1 - Q); NaN stays NaN, -0 -0
+  return x < 0.0f ? negative : positive;
+}
+
+// g times GELU's derivative Phi(x) + x phi(x), the derivative within
+// kGeluGradientPolynomialMaxUlps of max(Phi(x), |x| phi(x)) for every float x.
+[[gnu::always_inline]] inline float gelu_gradient_polynomial(float g, float x) {
+  constexpr float kInvSqrt2Pi = 0.3989422804014327f;  // 1 / sqrt(2 pi)
+  const polynomial_detail::NormalTail q = polynomial_detail::normal_tail(x);
+  // Q + x phi = e^(-x^2/2) (Q e^(x^2/2) + x / sqrt(2 pi)) below 0; 1 - Q + x phi above.
+  const float negative = q.gauss * std::fma(x, kInvSqrt2Pi, q.scaled);
+  const float positive = std::fma(q.gauss, std::fma(x, kInvSqrt2Pi, -q.scaled), 1.0f);
+  return g * (x < 0.0f ? negative : positive);
 }
 
 }  // namespace leangrad::kernels::cpu
