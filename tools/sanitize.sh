@@ -37,18 +37,17 @@ asan_options+=":allocator_may_return_null=1"
 asan_options+=":check_initialization_order=1:strict_init_order=1:strict_string_checks=1"
 ubsan_options="halt_on_error=1:print_stacktrace=1"
 
-# TSan: every test that runs code on more than one thread. DataLoader workers (std::threads),
-# the allocator shared by threads, the autograd engine and its hooks (thread-local grad mode and
-# hook stacks, end-of-backward callbacks), per-thread CUDA settings, the OpenMP kernels:
-# elementwise, reductions, matmul, conv, the layers, the normalizations (GroupNorm, LayerNorm's
-# row blocks, BatchNorm's planes and column blocks, softmax's column blocks) and the optimizers'
-# multi-tensor steps; the TCP
-# store (a server thread and its clients), the process groups' worker and watchdog threads, and
-# DistributedDataParallel, whose buckets the worker thread reduces while backward runs (in one
-# process, and in every rank of the multi-process tests: dist_worker is built with the same flags),
-# and ZeroRedundancyOptimizer's broadcasts after a step;
-# the profiler's per-thread span buffers, gathered while DataLoader workers record; parallel_for
-# handing a task's exception to the caller (Parallel.*).
+# TSan: every test that runs code on more than one thread. DataLoader workers (std::threads), the
+# allocator shared by threads, the autograd engine and its hooks (thread-local grad mode and hook
+# stacks, end-of-backward callbacks), per-thread CUDA settings, the OpenMP kernels: elementwise,
+# reductions, matmul, conv, the layers, the normalizations (GroupNorm, LayerNorm's row blocks,
+# BatchNorm's planes and column blocks, softmax's column blocks) and the optimizers' multi-tensor
+# steps; the TCP store (a server thread and its clients), the process groups' worker and watchdog
+# threads, and DistributedDataParallel, whose buckets the worker thread reduces while backward runs
+# (in one process, and in every rank of the multi-process tests: dist_worker is built with the same
+# flags), and ZeroRedundancyOptimizer's broadcasts after a step; the profiler's per-thread span
+# buffers, gathered while DataLoader workers record; parallel_for handing a task's exception to the
+# caller (Parallel.*).
 tsan_filter="${LEANGRAD_TSAN_FILTER:-DataLoader.*:Dataset.*:*Sampler*:Engine.*:Hooks.*:\
 *SavedTensorHooks*:*Checkpoint*:CachingAllocatorStressTest.ThreadsShareOneAllocator:\
 *Thread*:Elementwise*:Reduce*:Matmul*:Conv*:Layers*:GroupNorm*:LayerNorm*:BatchNorm*:\

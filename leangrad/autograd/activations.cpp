@@ -7,15 +7,14 @@
 //   formulas (exact gelu's distribution function from erfc, or on the CPU from one exp, where
 //   PyTorch's 1 + erf cancels for negative x: kernels/elementwise_math.h); leaky_relu, elu
 //   (selu), hardtanh and clamp (fused_clamp, for clamp() in autograd/functions.cpp; integers
-//   too) write the bits their in-place forms write, the
-//   composition of elementwise ops PyTorch's definition spells out (so elu(x) and elu_(x) agree
-//   bit for bit); every gradient is rounded once (kernels/elementwise_math.h). Composed of
-//   elementwise ops, gelu took five passes over memory forward and more backward, elu five and
-//   softplus six, clamp five (two compares, two selects and the NaN mask), and each rounded a
-//   float16 or bfloat16 value at every step. The backward's own
+//   too) write the bits their in-place forms write, the composition of elementwise ops PyTorch's
+//   definition spells out (so elu(x) and elu_(x) agree bit for bit); every gradient is rounded once
+//   (kernels/elementwise_math.h). Composed of elementwise ops, gelu took five passes over memory
+//   forward and more backward, elu five and softplus six, clamp five (two compares, two selects and
+//   the NaN mask), and each rounded a float16 or bfloat16 value at every step. The backward's own
 //   derivative, for a gradient of the gradient, is composed: d(g f'(x)) = f'(x) dg + g f''(x) dx,
-//   f'' below, each branch computed on an input limited to where it is taken (e^x on min(x, 0))
-//   so that an infinity in the branch not taken never meets the zero gradient sent into it.
+//   f'' below, each branch computed on an input limited to where it is taken (e^x on min(x, 0)) so
+//   that an infinity in the branch not taken never meets the zero gradient sent into it.
 //   Values and gradients are PyTorch 1.13's (tests/autograd/test_activations.cpp, against
 //   tests/data/activations.json written by tests/data/make_activations.py), each kink taking
 //   PyTorch's side.

@@ -466,8 +466,9 @@ void batch_norm_backward(DType dtype, const BatchNormSizes& sizes, bool training
 
     // dx's per-channel coefficients, computed in double and used in Acc.
     const auto channels = static_cast<std::size_t>(sizes.channels);
-    std::vector<Acc> dy_coef(channels), x_coef(training ? channels : 0),
-        constant(training ? channels : 0);
+    // Training's dx also reads x: its coefficients and the mean, per channel; evaluation's none.
+    const std::size_t x_channels = training ? channels : 0;
+    std::vector<Acc> dy_coef(channels), x_coef(x_channels), constant(x_channels);
     for (std::int64_t c = 0; c < sizes.channels; ++c) {
       const double r = rstd_in[c];
       const double wc = load_or(w, c, 1.0);
@@ -492,10 +493,9 @@ void batch_norm_backward(DType dtype, const BatchNormSizes& sizes, bool training
     // Evaluation's dx reads dy_coef alone: x_coef, constant and mean_of are empty, and no pointer
     // into them is formed (an offset added to an empty vector's null data() is undefined).
     const std::vector<Acc> dy_coef_of = per_column(dy_coef.data(), channels, sizes.spatial);
-    const std::vector<Acc> x_coef_of = per_column(x_coef.data(), x_coef.size(), sizes.spatial);
-    const std::vector<Acc> mean_of = per_column(mean_in, x_coef.size(), sizes.spatial);
-    const std::vector<Acc> constant_of =
-        per_column(constant.data(), constant.size(), sizes.spatial);
+    const std::vector<Acc> x_coef_of = per_column(x_coef.data(), x_channels, sizes.spatial);
+    const std::vector<Acc> mean_of = per_column(mean_in, x_channels, sizes.spatial);
+    const std::vector<Acc> constant_of = per_column(constant.data(), x_channels, sizes.spatial);
     for_each_row_piece(
         sizes, dx, dy, training ? in : nullptr,
         [&](auto* dxr, const auto* dyr, const auto* xr, std::int64_t n, std::int64_t j0) {
