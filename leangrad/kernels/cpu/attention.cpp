@@ -79,8 +79,10 @@ class Scratch {
   T* data_;
 };
 
+// Always inlined, as exp_polynomial is: GCC 12 kept this wrapper out of line, and the call left
+// the row loops below scalar (a third of the forward's time went to a scalar exp).
 template <typename T>
-T exp_of(T x) {
+[[gnu::always_inline]] inline T exp_of(T x) {
   if constexpr (std::is_same_v<T, float>) {
     return exp_polynomial(x);
   } else {
