@@ -33,13 +33,15 @@ build_libtorch() {
   echo "$libtorch_build_dir/$1"
 }
 
-# libtorch_blas PROGRAM: the libblas.so.3 PROGRAM loads, in words. LibTorch's matrix products
-# (and the convolutions it runs as im2col + GEMM) go through it, and Debian's default one is
-# netlib's unoptimised reference BLAS, with which they are about ten times slower than with
-# OpenBLAS: build_libtorch installs libopenblas0-openmp, which becomes libblas.so.3.
+# libtorch_blas PROGRAM [PREFIX...]: the libblas.so.3 PROGRAM loads when run under the command
+# PREFIX (e.g. env LD_LIBRARY_PATH=...), in words. LibTorch's matrix products (and the
+# convolutions it runs as im2col + GEMM) go through it, and Debian's default one is netlib's
+# unoptimised reference BLAS, with which they are about ten times slower than with OpenBLAS:
+# build_libtorch installs libopenblas0-openmp, which becomes libblas.so.3.
 libtorch_blas() {
-  local blas
-  blas=$(ldd "$1" | awk '$1 == "libblas.so.3" { print $3 }')
+  local program=$1 blas
+  shift
+  blas=$("$@" ldd "$program" | awk '$1 == "libblas.so.3" { print $3 }')
   blas=$(readlink -f "$blas")
   case $blas in
     */openblas*) echo "OpenBLAS ($blas)" ;;

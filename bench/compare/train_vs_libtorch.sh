@@ -27,13 +27,7 @@ blas_env=()  # what libtorch-train and ldd run under: LIBTORCH_BLAS_DIR first on
 if [[ -n ${LIBTORCH_BLAS_DIR:-} ]]; then
   blas_env=(env "LD_LIBRARY_PATH=$LIBTORCH_BLAS_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
 fi
-blas=$("${blas_env[@]}" ldd "$libtorch_train" | awk '$1 == "libblas.so.3" { print $3 }')
-blas=$(readlink -f "$blas")
-case $blas in
-  */openblas*) blas_note="OpenBLAS ($blas)" ;;
-  */blas/libblas.so*) blas_note="netlib reference BLAS ($blas): unoptimised, see the header" ;;
-  *) blas_note=$blas ;;
-esac
+blas_note=$(libtorch_blas "$libtorch_train" "${blas_env[@]}")
 
 export OMP_NUM_THREADS=$threads MKL_NUM_THREADS=$threads
 make_logs_dir
