@@ -1,9 +1,9 @@
 // The layer kernels on the CPU: plain loops over the shared per-element math
 // (kernels/layers_math.h), split across threads with parallel_for. Softmax and the losses walk one
 // run (a row, or a strided column of an (outer, R, inner) block) per task, accumulating in
-// opmath_t (float for the 16-bit floats, double for float64). Softmax's loops here are its
-// reference (kernels/cpu/softmax_reference.h); the library runs the vectorised kernel of
-// kernels/cpu/softmax_vectorized.cpp.
+// opmath_t (float for the 16-bit floats, double for float64). Softmax's and cross_entropy's loops
+// here are their reference (kernels/cpu/softmax_reference.h); the library runs the vectorised
+// kernels of kernels/cpu/softmax_vectorized.cpp.
 #include <leangrad/kernels/backend.h>
 #include <leangrad/kernels/cpu/softmax_reference.h>
 
@@ -269,6 +269,11 @@ void softmax_backward(DType dtype, void* grad_in, const void* grad_out, const vo
 
 // ---- Losses ----------------------------------------------------------------------------------
 
+namespace reference {
+
+// cross_entropy's reference loops (kernels/cpu/softmax_reference.h): one row per item, its
+// logsumexp with the library's exp and log, summed in order; the library runs the vectorised
+// kernel of kernels/cpu/softmax_vectorized.cpp.
 void cross_entropy(DType dtype, void* losses, void* sample_weights, void* lse, const void* logits,
                    const std::int64_t* target, const void* weight, std::int64_t N, std::int64_t C,
                    std::int64_t ignore_index) {
@@ -326,6 +331,8 @@ void cross_entropy_backward(DType dtype, void* grad_logits, const void* grad_los
     });
   });
 }
+
+}  // namespace reference
 
 void nll_loss(DType dtype, void* losses, void* sample_weights, const void* logp,
               const std::int64_t* target, const void* weight, std::int64_t N, std::int64_t C,

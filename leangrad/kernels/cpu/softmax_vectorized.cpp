@@ -1,5 +1,6 @@
-// Softmax's CPU launchers (kernels/backend.h, "Layers": softmax, softmax_backward): every pass in
-// SIMD lanes. The second CPU kernel beside the reference loops of kernels/cpu/layers.cpp
+// Softmax's and cross_entropy's CPU launchers (kernels/backend.h, "Layers": softmax,
+// softmax_backward, cross_entropy, cross_entropy_backward): every pass in SIMD lanes. The second
+// CPU kernel beside the reference loops of kernels/cpu/layers.cpp
 // (kernels/cpu/softmax_reference.h), which stay the specification:
 // tests/kernels/test_softmax_vectorized.cpp checks these against them and against double.
 //
@@ -38,6 +39,14 @@
 //     rounding, within bounds the tests derive: a sum of k terms in float is within
 //     (k - 1) 2^-24 of the sum of their magnitudes; a row's lane sums add ceil(R / kLanes)
 //     terms each, then 5 levels of the tree. Only the maximum is exact in any order.
+//   - cross_entropy (log_softmax of each row and its target's term, the (N, C) log-probabilities
+//     never stored): a row's logsumexp is the shift plus the log of the row's lane sums,
+//     taken as log_softmax's are, in kPiece pieces (16-bit ones widened a piece at a time); the
+//     loss w (lse - x_t) as the reference. The backward writes g e^(x - lse) over the row and then
+//     the target's entry again as g (e^(x_t - lse) - 1), each rounded once to the dtype. The
+//     reference called the library's expf per element in both (a scalar loop, and an index
+//     division per element in the backward): 4.3 times LibTorch's time at (256, 1000), now 0.7
+//     (bench/results/2026-12-01-cpu-cross-entropy-zen3-2core.md).
 //   - Threads: over rows, or over (outer, block of columns) tasks; each run is computed alike on
 //     any thread, so results do not depend on the thread count. This file is compiled with
 //     -ffp-contract=off (exp_polynomial needs it, Note [Polynomial exp]), so vector bodies and
@@ -451,6 +460,51 @@ void for_each_column_block(std::int64_t outer, std::int64_t R, std::int64_t inne
   });
 }
 
+// ---- Cross entropy: a row's logsumexp, and its gradient -----------------------------------------
+
+// logsumexp of a row of n elements: the shift (softmax_shift of the row's maximum) plus the log of
+// the sum of e^(x - shift), in kLanes maxima and partial sums as softmax_row's log_softmax takes
+// them, over pieces of kPiece elements (16-bit ones widened a piece at a time).
+template <typename T>
+float row_logsumexp(const T* x, std::int64_t n) {
+  float v[kPiece];
+  float e[kPiece];
+  float maxima[kLanes];
+  std::fill(maxima, maxima + kLanes, kMinusInfinity);
+  for (std::int64_t i0 = 0; i0 < n; i0 += kPiece) {
+    const std::int64_t p = std::min(kPiece, n - i0);
+    add_to_maxima(maxima, load_step(x + i0, v, p), p);
+  }
+  const float shift = softmax_shift(max_of_lanes(maxima));
+  float sums[kLanes] = {};
+  for (std::int64_t i0 = 0; i0 < n; i0 += kPiece) {
+    const std::int64_t p = std::min(kPiece, n - i0);
+    exp_shifted(load_step(x + i0, v, p), shift, e, p);
+    add_to_lanes(sums, e, p);
+  }
+  return shift + std::log(sum_of_lanes(sums));
+}
+
+// gx = g (e^(x - lse) - [j == t]) over a row of n elements, each rounded once to T: the row's
+// probabilities times g, then the target's entry (when t is in the row) computed again with 1
+// taken off before its product, as the reference's g (p - 1).
+template <typename T>
+void cross_entropy_backward_row(const T* x, T* gx, std::int64_t n, float lse, float g,
+                                std::int64_t t) {
+  float v[kPiece];
+  float r[kPiece];
+  for (std::int64_t i0 = 0; i0 < n; i0 += kPiece) {
+    const std::int64_t p = std::min(kPiece, n - i0);
+    const float* xs = load_step(x + i0, v, p);
+    float* out = result_step(gx + i0, r);
+#pragma GCC ivdep
+    for (std::int64_t i = 0; i < p; ++i)
+      out[i] = g * exp_polynomial(xs[i] - lse);
+    if (t >= i0 && t < i0 + p) out[t - i0] = g * (exp_polynomial(xs[t - i0] - lse) - 1.0f);
+    store_step(out, gx + i0, p);
+  }
+}
+
 }  // namespace
 
 void softmax(DType dtype, void* out, const void* in, std::int64_t outer, std::int64_t R,
@@ -524,6 +578,65 @@ void softmax_backward(DType dtype, void* grad_in, const void* grad_out, const vo
           } else {
             softmax_backward_row_widened(g + o * R, y + o * R, gx + o * R, R, log);
           }
+        }
+      });
+    }
+  });
+}
+
+void cross_entropy(DType dtype, void* losses, void* sample_weights, void* lse, const void* logits,
+                   const std::int64_t* target, const void* weight, std::int64_t N, std::int64_t C,
+                   std::int64_t ignore_index) {
+  if (dtype == DType::Float64)
+    return reference::cross_entropy(dtype, losses, sample_weights, lse, logits, target, weight, N,
+                                    C, ignore_index);
+  dispatch_floating(dtype, "cross_entropy", [&]<typename T>() {
+    if constexpr (!std::is_same_v<T, double>) {
+      const T* x = static_cast<const T*>(logits);
+      const T* w = static_cast<const T*>(weight);
+      T* loss = static_cast<T*>(losses);
+      T* sw = static_cast<T*>(sample_weights);
+      float* row_lse = static_cast<float*>(lse);
+      parallel_for(N, grain_for(C), [&](std::int64_t begin, std::int64_t end) {
+        for (std::int64_t i = begin; i < end; ++i) {
+          const T* row = x + i * C;
+          row_lse[i] = row_logsumexp(row, C);
+          const std::int64_t t = target[i];
+          const float wt = layers_math::class_weight(w, t, C, ignore_index);
+          sw[i] = static_cast<T>(wt);
+          loss[i] = t == ignore_index
+                        ? static_cast<T>(0)
+                        : static_cast<T>(wt * (row_lse[i] - static_cast<float>(row[t])));
+        }
+      });
+    }
+  });
+}
+
+void cross_entropy_backward(DType dtype, void* grad_logits, const void* grad_losses,
+                            const void* logits, const void* lse, const std::int64_t* target,
+                            const void* weight, std::int64_t N, std::int64_t C,
+                            std::int64_t ignore_index) {
+  if (dtype == DType::Float64)
+    return reference::cross_entropy_backward(dtype, grad_logits, grad_losses, logits, lse, target,
+                                             weight, N, C, ignore_index);
+  dispatch_floating(dtype, "cross_entropy_backward", [&]<typename T>() {
+    if constexpr (!std::is_same_v<T, double>) {
+      const T* x = static_cast<const T*>(logits);
+      const T* gl = static_cast<const T*>(grad_losses);
+      const T* w = static_cast<const T*>(weight);
+      const float* row_lse = static_cast<const float*>(lse);
+      T* gx = static_cast<T*>(grad_logits);
+      parallel_for(N, grain_for(C), [&](std::int64_t begin, std::int64_t end) {
+        for (std::int64_t i = begin; i < end; ++i) {
+          const std::int64_t t = target[i];
+          if (t == ignore_index) {
+            std::fill(gx + i * C, gx + (i + 1) * C, static_cast<T>(0));
+            continue;
+          }
+          const float g =
+              static_cast<float>(gl[i]) * layers_math::class_weight(w, t, C, ignore_index);
+          cross_entropy_backward_row(x + i * C, gx + i * C, C, row_lse[i], g, t);
         }
       });
     }
