@@ -1,5 +1,7 @@
 // CPU throughput of the layer ops (autograd/nn_functions.h, run without autograd): cross_entropy
-// forward and backward, max_pool2d on the Fashion-MNIST CNN shapes, pixel_shuffle and linear;
+// forward and backward, max_pool2d on the Fashion-MNIST CNN shapes, avg_pool2d forward and
+// backward, pixel_shuffle and linear (beside LibTorch's in
+// bench/compare/libtorch/libtorch_layers.cpp: bench/compare/layers_vs_libtorch.sh);
 // the normalisations (softmax, log_softmax, layer_norm, group_norm, batch_norm) on 16M elements in
 // float32, float16 and bfloat16 (BM_Normalize_16M, beside LibTorch's in
 // bench/compare/libtorch/libtorch_normalize.cpp: bench/compare/normalize_vs_libtorch.sh), and
@@ -83,6 +85,44 @@ void BM_MaxPool2d(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * x.numel() * (4 + 1 + 2));
 }
 BENCHMARK(BM_MaxPool2d)->Args({32, 28})->Args({64, 14})->Unit(benchmark::kMillisecond);
+
+// Average pooling forward and backward (ops::avg_pool2d, ops::avg_pool2d_backward): /0 the usual
+// 2 x 2 stride 2 over (64, 64, 56, 56); /1 3 x 3 stride 1 padding 1 without counting the padding
+// over (32, 256, 14, 14) (overlapping windows, as Inception's pooling branch).
+void BM_AvgPool2d(benchmark::State& state) {
+  const bool overlapping = state.range(0) == 1;
+  const Shape shape = overlapping ? Shape{32, 256, 14, 14} : Shape{64, 64, 56, 56};
+  const leangrad::ops::Pool2dSize kernel =
+      overlapping ? leangrad::ops::Pool2dSize{3, 3} : leangrad::ops::Pool2dSize{2, 2};
+  const leangrad::ops::Pool2dSize stride =
+      overlapping ? leangrad::ops::Pool2dSize{1, 1} : leangrad::ops::Pool2dSize{2, 2};
+  const leangrad::ops::Pool2dSize padding =
+      overlapping ? leangrad::ops::Pool2dSize{1, 1} : leangrad::ops::Pool2dSize{0, 0};
+  const bool count_pad = !overlapping;
+  const Tensor x = leangrad::randn(shape);
+  const Tensor y0 = leangrad::ops::avg_pool2d(x, kernel, stride, padding, false, count_pad);
+  // Output (0, 0, 1, 1): 2 x 2 from (2, 2); 3 x 3 from (0, 0), all inside.
+  const float* xp = x.data_ptr<float>();
+  const std::int64_t W = shape[3], h0 = overlapping ? 0 : 2;
+  double ref = 0;
+  for (std::int64_t i = 0; i < kernel[0]; ++i)
+    for (std::int64_t j = 0; j < kernel[1]; ++j)
+      ref += xp[(h0 + i) * W + h0 + j];
+  ref /= static_cast<double>(kernel[0] * kernel[1]);
+  if (std::fabs(y0.data_ptr<float>()[y0.size(3) + 1] - ref) > 1e-5)
+    state.SkipWithError("avg_pool2d differs from the reference loop");
+  const Tensor gy = leangrad::randn(y0.shape());
+  for (auto _ : state) {
+    Tensor y = leangrad::ops::avg_pool2d(x, kernel, stride, padding, false, count_pad);
+    Tensor gx =
+        leangrad::ops::avg_pool2d_backward(gy, shape, kernel, stride, padding, false, count_pad);
+    benchmark::DoNotOptimize(y.data_ptr());
+    benchmark::DoNotOptimize(gx.data_ptr());
+  }
+  // forward reads x and writes y; backward reads gy and writes gx
+  state.SetBytesProcessed(state.iterations() * (x.numel() + y0.numel()) * 4 * 2);
+}
+BENCHMARK(BM_AvgPool2d)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_PixelShuffle(benchmark::State& state) {
   const Tensor x = leangrad::randn({16, 256, 96, 96});

@@ -247,6 +247,68 @@ TEST(PoolOptionsKernels, MaxPoolCpuKernelsMatchTheReferenceLoop) {
   expect_max_pool_kernels_match_reference<double>(kFloat64);
 }
 
+// Average pooling's row-at-a-time forward and backward (kernels/cpu/layers.cpp) against
+// layers_math's avg_pool2d_at and avg_pool2d_grad_at looped over every output and input, bit for
+// bit: the kernels take each sum's terms in the reference's order. Values that are not dyadic, so
+// that another order would change the last bits; windows overlapping, apart, clipped by padding
+// and by ceil_mode, with and without the padding counted, and a divisor override.
+template <typename T>
+void expect_avg_pool_kernels_match_reference(DType dtype) {
+  const std::int64_t N = 2, C = 3, H = 11, W = 13;
+  const Tensor x = test::uniform_input({N, C, H, W}, -1, 1, 31).to(dtype);
+  struct Geometry {
+    std::int64_t kh, kw, sh, sw, ph, pw;
+    bool ceil_mode, count_include_pad;
+    std::int64_t divisor_override;  // 0: none
+  };
+  for (const Geometry& c : {
+           Geometry{2, 2, 2, 2, 0, 0, false, true, 0},  // apart (the usual 2 x 2)
+           Geometry{3, 3, 1, 1, 1, 1, false, true, 0},  // overlapping, padded
+           Geometry{3, 2, 2, 1, 1, 1, true, false, 0},  // overlapping, padding not counted, ceil
+           Geometry{2, 3, 3, 2, 0, 1, true, true, 0},   // a gap between window rows, ceil
+           Geometry{3, 3, 2, 2, 1, 1, true, false, 5},  // divisor override
+           Geometry{5, 4, 3, 3, 2, 2, true, true, 0},   // half-window padding, ceil
+           Geometry{1, 1, 1, 1, 0, 0, false, true, 0},  // one element
+       }) {
+    SCOPED_TRACE(testing::Message() << "kernel " << c.kh << "x" << c.kw << " stride " << c.sh << "x"
+                                    << c.sw << " padding " << c.ph << "x" << c.pw << " ceil "
+                                    << c.ceil_mode << " count_include_pad " << c.count_include_pad
+                                    << " divisor " << c.divisor_override);
+    const std::optional<std::int64_t> divisor =
+        c.divisor_override != 0 ? std::optional<std::int64_t>(c.divisor_override) : std::nullopt;
+    const Tensor y = ops::avg_pool2d(x, {c.kh, c.kw}, {c.sh, c.sw}, {c.ph, c.pw}, c.ceil_mode,
+                                     c.count_include_pad, divisor);
+    layers_math::Pool2dShape g;
+    g.planes = N * C, g.H = H, g.W = W, g.OH = y.size(2), g.OW = y.size(3);
+    g.kh = c.kh, g.kw = c.kw, g.sh = c.sh, g.sw = c.sw, g.ph = c.ph, g.pw = c.pw;
+    g.count_include_pad = c.count_include_pad, g.divisor_override = c.divisor_override;
+    std::vector<double> expected;
+    for (std::int64_t p = 0; p < g.planes; ++p)
+      for (std::int64_t oh = 0; oh < g.OH; ++oh)
+        for (std::int64_t ow = 0; ow < g.OW; ++ow)
+          expected.push_back(static_cast<double>(
+              layers_math::avg_pool2d_at(x.data_ptr<T>() + p * H * W, g, oh, ow)));
+    EXPECT_TRUE(test::all_close(y, expected, 0, 0));
+
+    const Tensor gy = test::uniform_input(y.shape(), -2, 2, 32).to(dtype);
+    const Tensor gx =
+        ops::avg_pool2d_backward(gy, x.shape(), {c.kh, c.kw}, {c.sh, c.sw}, {c.ph, c.pw},
+                                 c.ceil_mode, c.count_include_pad, divisor);
+    std::vector<double> expected_grad;
+    for (std::int64_t p = 0; p < g.planes; ++p)
+      for (std::int64_t h = 0; h < H; ++h)
+        for (std::int64_t w = 0; w < W; ++w)
+          expected_grad.push_back(static_cast<double>(
+              layers_math::avg_pool2d_grad_at(gy.data_ptr<T>() + p * g.OH * g.OW, g, h, w)));
+    EXPECT_TRUE(test::all_close(gx, expected_grad, 0, 0));
+  }
+}
+
+TEST(PoolOptionsKernels, AvgPoolCpuKernelsMatchTheReferenceLoop) {
+  expect_avg_pool_kernels_match_reference<float>(kFloat32);
+  expect_avg_pool_kernels_match_reference<double>(kFloat64);
+}
+
 // ---- Windows holding no input; 16-bit dtypes -------------------------------------------------
 
 // Kernel 2 with dilation 3 and padding 1 over a height of 2: the taps of the first row of windows

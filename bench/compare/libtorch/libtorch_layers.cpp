@@ -8,6 +8,9 @@
 //                             (leangrad: ops::cross_entropy, ops::cross_entropy_backward)
 //   BM_MaxPool2d/C/H          torch::max_pool2d_with_indices of (64, C, H, H), 2 x 2, stride 2:
 //                             the values and the int64 indices backward needs
+//   BM_AvgPool2d/0, /1        torch::avg_pool2d and torch::avg_pool2d_backward: 2 x 2 stride 2 over
+//                             (64, 64, 56, 56); 3 x 3 stride 1 padding 1 (not counted) over
+//                             (32, 256, 14, 14)
 //   BM_PixelShuffle           torch::pixel_shuffle of (16, 256, 96, 96) by 2
 //   BM_Linear_3136x128_B64    torch::linear, (64, 3136) x (128, 3136)^T + bias
 //   libtorch-layers [--threads N] [Google Benchmark options]
@@ -53,6 +56,26 @@ void BM_MaxPool2d(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * x.numel() * (4 + 1 + 2));
 }
 BENCHMARK(BM_MaxPool2d)->Args({32, 28})->Args({64, 14})->Unit(benchmark::kMillisecond);
+
+void BM_AvgPool2d(benchmark::State& state) {
+  torch::NoGradGuard no_grad;
+  const bool overlapping = state.range(0) == 1;
+  const torch::Tensor x =
+      overlapping ? torch::randn({32, 256, 14, 14}) : torch::randn({64, 64, 56, 56});
+  const int64_t k = overlapping ? 3 : 2, s = overlapping ? 1 : 2, p = overlapping ? 1 : 0;
+  const bool count_pad = !overlapping;
+  const torch::Tensor y0 = torch::avg_pool2d(x, {k, k}, {s, s}, {p, p}, false, count_pad);
+  const torch::Tensor gy = torch::randn(y0.sizes());
+  for (auto _ : state) {
+    torch::Tensor y = torch::avg_pool2d(x, {k, k}, {s, s}, {p, p}, false, count_pad);
+    torch::Tensor gx =
+        torch::avg_pool2d_backward(gy, x, {k, k}, {s, s}, {p, p}, false, count_pad, c10::nullopt);
+    benchmark::DoNotOptimize(y.data_ptr());
+    benchmark::DoNotOptimize(gx.data_ptr());
+  }
+  state.SetBytesProcessed(state.iterations() * (x.numel() + y0.numel()) * 4 * 2);
+}
+BENCHMARK(BM_AvgPool2d)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_PixelShuffle(benchmark::State& state) {
   torch::NoGradGuard no_grad;

@@ -146,31 +146,110 @@ void adaptive_max_pool2d_backward(DType dtype, void* grad_in, const void* grad_o
   });
 }
 
+// The outputs ow in [begin, end) whose window's tap j (input column ow * sw - pw + j) lies in
+// [0, W): the columns tap j of a row of windows reads, for each j < kw (the same for every row). A
+// few steps from each end at most (the padding is at most half a window, and ceil_mode adds at
+// most one window past the input).
+struct TapColumns {
+  std::int64_t begin, end;
+};
+std::vector<TapColumns> tap_columns(const Pool2dShape& g) {
+  std::vector<TapColumns> taps;
+  for (std::int64_t j = 0; j < g.kw; ++j) {
+    std::int64_t begin = 0, end = g.OW;
+    while (begin < end && begin * g.sw - g.pw + j < 0)
+      ++begin;
+    while (end > begin && (end - 1) * g.sw - g.pw + j >= g.W)
+      --end;
+    taps.push_back({begin, end});
+  }
+  return taps;
+}
+
+// Average pooling a row of windows at a time, as max pooling's forward, and its backward a row of
+// inputs at a time: each sum takes its terms in the order of layers_math's avg_pool2d_at and
+// avg_pool2d_grad_at (the reference loops, which the CUDA kernels run), so the results are theirs
+// bit for bit; the loops over a row run in SIMD lanes, where the reference's divisions of the
+// element index and window arithmetic per element took 2 times LibTorch's time.
+//  - forward: acc[ow] += x[h, ow * sw - pw + j] for h over the window's rows, then j = 0..kw-1 (an
+//    input row's taps in order of w), each tap over the columns it reaches; then acc / divisor.
+//  - backward: input row h receives gy[oh, ow] / divisor(oh, ow) from each window row oh that
+//    covers it, in order of oh, and within one oh from windows in order of ow: for a fixed input
+//    column w = ow * sw - pw + j a larger ow is a smaller j, so j runs from kw - 1 down to 0.
 void avg_pool2d(DType dtype, void* out, const void* in, const Pool2dShape& g) {
   dispatch_floating(dtype, "avg_pool2d", [&]<typename T>() {
+    using M = opmath_t<T>;
     const T* x = static_cast<const T*>(in);
     T* y = static_cast<T*>(out);
-    const std::int64_t plane_out = g.OH * g.OW;
-    parallel_for(g.planes * plane_out, kElementwiseGrain / 16, [&](std::int64_t b, std::int64_t e) {
-      for (std::int64_t i = b; i < e; ++i) {
-        const std::int64_t p = i / plane_out, o = i % plane_out;
-        y[i] = layers_math::avg_pool2d_at(x + p * g.H * g.W, g, o / g.OW, o % g.OW);
-      }
-    });
+    parallel_for(
+        g.planes * g.OH, grain_for(g.kh * g.kw * g.OW), [&](std::int64_t b, std::int64_t e) {
+          std::vector<M> acc(static_cast<std::size_t>(g.OW));
+          const std::vector<TapColumns> taps = tap_columns(g);
+          for (std::int64_t row = b; row < e; ++row) {  // row = plane * OH + oh
+            const T* plane = x + row / g.OH * g.H * g.W;
+            const std::int64_t h0 = row % g.OH * g.sh - g.ph;
+            std::fill(acc.begin(), acc.end(), M(0));
+            M* a = acc.data();
+            const std::int64_t sw = g.sw, shift = g.pw;
+            for (std::int64_t h = std::max<std::int64_t>(h0, 0); h < std::min(h0 + g.kh, g.H);
+                 ++h) {
+              for (std::int64_t j = 0; j < g.kw; ++j) {
+                const TapColumns c = taps[static_cast<std::size_t>(j)];
+                const T* x_row = plane + h * g.W;
+                const std::int64_t offset = j - shift;  // tap j of window ow: ow * sw + offset
+                for (std::int64_t ow = c.begin; ow < c.end; ++ow)
+                  a[ow] += static_cast<M>(x_row[ow * sw + offset]);
+              }
+            }
+            T* y_row = y + row * g.OW;
+            for (std::int64_t ow = 0; ow < g.OW; ++ow) {
+              const std::int64_t divisor = layers_math::avg_pool2d_divisor(g, h0, ow * sw - shift);
+              y_row[ow] = static_cast<T>(a[ow] / static_cast<M>(divisor));
+            }
+          }
+        });
   });
 }
 
 void avg_pool2d_backward(DType dtype, void* grad_in, const void* grad_out, const Pool2dShape& g) {
   dispatch_floating(dtype, "avg_pool2d_backward", [&]<typename T>() {
+    using M = opmath_t<T>;
     const T* gy = static_cast<const T*>(grad_out);
     T* gx = static_cast<T*>(grad_in);
-    const std::int64_t plane_in = g.H * g.W, plane_out = g.OH * g.OW;
-    parallel_for(g.planes * plane_in, kElementwiseGrain / 8, [&](std::int64_t b, std::int64_t e) {
-      for (std::int64_t i = b; i < e; ++i) {
-        const std::int64_t p = i / plane_in, o = i % plane_in;
-        gx[i] = layers_math::avg_pool2d_grad_at(gy + p * plane_out, g, o / g.W, o % g.W);
-      }
-    });
+    const std::int64_t kh_windows = (g.kh + g.sh - 1) / g.sh;  // window rows covering an input row
+    parallel_for(g.planes * g.H, grain_for(kh_windows * g.kw * g.OW),
+                 [&](std::int64_t b, std::int64_t e) {
+                   std::vector<M> acc(static_cast<std::size_t>(g.W));
+                   std::vector<M> share(static_cast<std::size_t>(g.OW));
+                   const std::vector<TapColumns> taps = tap_columns(g);
+                   for (std::int64_t row = b; row < e; ++row) {  // row = plane * H + h
+                     const std::int64_t p = row / g.H, h = row % g.H;
+                     std::fill(acc.begin(), acc.end(), M(0));
+                     M* a = acc.data();
+                     M* q = share.data();
+                     const std::int64_t sw = g.sw, shift = g.pw;
+                     const layers_math::OutputRange rows =
+                         layers_math::windows_containing(h, g.kh, g.sh, g.ph, g.OH);
+                     for (std::int64_t oh = rows.begin; oh < rows.end; ++oh) {
+                       const T* gy_row = gy + (p * g.OH + oh) * g.OW;
+                       const std::int64_t h0 = oh * g.sh - g.ph;
+                       for (std::int64_t ow = 0; ow < g.OW; ++ow) {
+                         const std::int64_t divisor =
+                             layers_math::avg_pool2d_divisor(g, h0, ow * sw - shift);
+                         q[ow] = static_cast<M>(gy_row[ow]) / static_cast<M>(divisor);
+                       }
+                       for (std::int64_t j = g.kw - 1; j >= 0; --j) {
+                         const TapColumns c = taps[static_cast<std::size_t>(j)];
+                         const std::int64_t offset = j - shift;  // column ow * sw + offset
+                         for (std::int64_t ow = c.begin; ow < c.end; ++ow)
+                           a[ow * sw + offset] += q[ow];
+                       }
+                     }
+                     T* gx_row = gx + row * g.W;
+                     for (std::int64_t w = 0; w < g.W; ++w)
+                       gx_row[w] = static_cast<T>(a[w]);
+                   }
+                 });
   });
 }
 
