@@ -1,0 +1,150 @@
+// libtorch-ops-scan: LibTorch's side of bench/compare/ops_scan_vs_libtorch.sh. The ops of
+// bench/ops_scan.cpp with the same names, shapes and order, as a LibTorch 1.13 user writes them,
+// forward + backward through autograd, float32, one line per op (its name and the median of 5
+// timed runs in ms, after 2 untimed ones).
+//   libtorch-ops-scan [--threads N] [NAME_SUBSTRING]
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace F = torch::nn::functional;
+using torch::Tensor;
+
+double median_ms(const std::function<void()>& run) {
+  run();
+  run();
+  std::vector<double> ms;
+  for (int i = 0; i < 5; ++i) {
+    const auto begin = std::chrono::steady_clock::now();
+    run();
+    const auto end = std::chrono::steady_clock::now();
+    ms.push_back(std::chrono::duration<double, std::milli>(end - begin).count());
+  }
+  std::sort(ms.begin(), ms.end());
+  return ms[2];
+}
+
+struct Op {
+  const char* name;
+  Tensor x;
+  std::function<Tensor(const Tensor&)> f;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string only;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
+      at::set_num_interop_threads(1);
+      at::set_num_threads(std::atoi(argv[++i]));
+    } else {
+      only = argv[i];
+    }
+  }
+  torch::manual_seed(0);
+  const Tensor image = torch::randn({16, 64, 64, 64}).requires_grad_(true);
+  const Tensor pool_in = torch::randn({64, 64, 56, 56}).requires_grad_(true);
+  const Tensor table = torch::randn({50000, 512}).requires_grad_(true);
+  const Tensor ids = (torch::rand({64, 128}) * 49999.0).to(torch::kLong);
+  const Tensor deconv_in = torch::randn({16, 64, 32, 32}).requires_grad_(true);
+  const Tensor deconv_w = torch::randn({64, 32, 4, 4});
+  const Tensor big = torch::randn({4096, 4096}).requires_grad_(true);
+  const Tensor big_target = torch::randn({4096, 4096});
+  const Tensor big_prob = torch::rand({4096, 4096});
+  const Tensor features = torch::randn({64, 512, 7, 7}).requires_grad_(true);
+  const Tensor channels = torch::randn({64, 256, 28, 28}).requires_grad_(true);
+  const Tensor shuffle_in = torch::randn({16, 256, 48, 48}).requires_grad_(true);
+  const Tensor pos = (torch::rand({2048, 4096}) + 0.5).requires_grad_(true);
+  const Tensor pos2 = torch::rand({2048, 4096}) + 0.5;
+  const Tensor pos2_mask = pos2 > 1.0;
+  const auto bilinear = F::InterpolateFuncOptions()
+                            .scale_factor(std::vector<double>{2, 2})
+                            .mode(torch::kBilinear)
+                            .align_corners(false);
+  const auto nearest =
+      F::InterpolateFuncOptions().scale_factor(std::vector<double>{2, 2}).mode(torch::kNearest);
+  const std::vector<Op> ops = {
+      {"interpolate_bilinear", image, [&](const Tensor& x) { return F::interpolate(x, bilinear); }},
+      {"interpolate_nearest", image, [&](const Tensor& x) { return F::interpolate(x, nearest); }},
+      {"embedding", table, [&](const Tensor& x) { return torch::embedding(x, ids); }},
+      {"avg_pool2d", pool_in,
+       [](const Tensor& x) {
+         return torch::avg_pool2d(x, {2, 2});
+       }},
+      {"max_pool2d", pool_in,
+       [](const Tensor& x) {
+         return torch::max_pool2d(x, {2, 2});
+       }},
+      {"conv_transpose2d", deconv_in,
+       [&](const Tensor& x) { return torch::conv_transpose2d(x, deconv_w, {}, 2, 1); }},
+      {"mse_loss", big, [&](const Tensor& x) { return torch::mse_loss(x, big_target); }},
+      {"l1_loss", big, [&](const Tensor& x) { return torch::l1_loss(x, big_target); }},
+      {"bce_with_logits", big,
+       [&](const Tensor& x) { return torch::binary_cross_entropy_with_logits(x, big_prob); }},
+      {"adaptive_avg_pool2d", features,
+       [](const Tensor& x) {
+         return torch::adaptive_avg_pool2d(x, {1, 1});
+       }},
+      {"sum_dim1", big, [](const Tensor& x) { return x.sum(1); }},
+      {"mean", big, [](const Tensor& x) { return x.mean(); }},
+      {"transpose_contiguous", big, [](const Tensor& x) { return x.t().contiguous(); }},
+      {"cat_dim1", channels,
+       [](const Tensor& x) {
+         return torch::cat({x, x}, 1);
+       }},
+      {"pixel_shuffle", shuffle_in, [](const Tensor& x) { return torch::pixel_shuffle(x, 2); }},
+      {"var_dim1", big, [](const Tensor& x) { return x.var(1); }},
+      {"sin", pos, [](const Tensor& x) { return torch::sin(x); }},
+      {"cos", pos, [](const Tensor& x) { return torch::cos(x); }},
+      {"tan", pos, [](const Tensor& x) { return torch::tan(x); }},
+      {"atan", pos, [](const Tensor& x) { return torch::atan(x); }},
+      {"asin", pos, [](const Tensor& x) { return torch::asin(x * 0.5); }},
+      {"sinh", pos, [](const Tensor& x) { return torch::sinh(x); }},
+      {"pow_scalar", pos, [](const Tensor& x) { return torch::pow(x, 3.0); }},
+      {"pow_tensor", pos, [&](const Tensor& x) { return torch::pow(x, pos2); }},
+      {"sqrt", pos, [](const Tensor& x) { return torch::sqrt(x); }},
+      {"rsqrt", pos, [](const Tensor& x) { return torch::rsqrt(x); }},
+      {"reciprocal", pos, [](const Tensor& x) { return torch::reciprocal(x); }},
+      {"log2", pos, [](const Tensor& x) { return torch::log2(x); }},
+      {"exp2", pos, [](const Tensor& x) { return torch::exp2(x); }},
+      {"log10", pos, [](const Tensor& x) { return torch::log10(x); }},
+      {"atan2", pos, [&](const Tensor& x) { return torch::atan2(x, pos2); }},
+      {"amax_dim1", pos, [](const Tensor& x) { return torch::amax(x, {1}); }},
+      {"std_dim1", pos, [](const Tensor& x) { return torch::std(x, {1}); }},
+      {"dropout", pos, [](const Tensor& x) { return torch::dropout(x, 0.5, true); }},
+      {"smooth_l1_loss", pos, [&](const Tensor& x) { return torch::smooth_l1_loss(x, pos2); }},
+      {"huber_loss", pos, [&](const Tensor& x) { return torch::huber_loss(x, pos2); }},
+      {"kl_div", pos, [&](const Tensor& x) { return torch::kl_div(x, pos2); }},
+      {"binary_cross_entropy", pos,
+       [&](const Tensor& x) { return torch::binary_cross_entropy(torch::sigmoid(x), pos2 * 0.5); }},
+      {"cosine_similarity", pos,
+       [&](const Tensor& x) { return torch::cosine_similarity(x, pos2); }},
+      {"pairwise_distance", pos,
+       [&](const Tensor& x) { return torch::pairwise_distance(x, pos2); }},
+      {"maximum", pos, [&](const Tensor& x) { return torch::maximum(x, pos2); }},
+      {"masked_fill", pos, [&](const Tensor& x) { return x.masked_fill(pos2_mask, 0.0); }},
+      {"softplus", pos, [](const Tensor& x) { return F::softplus(x); }},
+      {"log_softmax_dim0", pos, [](const Tensor& x) { return torch::log_softmax(x, 0); }},
+  };
+  for (const Op& op : ops) {
+    if (!only.empty() && std::string(op.name).find(only) == std::string::npos) continue;
+    Tensor x = op.x;
+    const double ms = median_ms([&] {
+      x.mutable_grad() = Tensor();
+      const Tensor y = op.f(x);
+      y.backward(torch::ones_like(y));
+    });
+    std::printf("%s %.3f\n", op.name, ms);
+  }
+  return 0;
+}

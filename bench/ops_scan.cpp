@@ -1,0 +1,145 @@
+// ops_scan: forward + backward through autograd of 44 ops at realistic shapes, float32, one line
+// per op (its name and the median of 5 timed runs in ms, after 2 untimed ones), for a broad look
+// at where a CPU kernel is slower than it should be. bench/compare/ops_scan_vs_libtorch.sh runs it
+// beside LibTorch's side (bench/compare/libtorch/libtorch_ops_scan.cpp: the same ops, names,
+// shapes and order) at 1 and 2 threads and prints both with their ratio. A scan, not a
+// specification: a row that stands out gets a benchmark of its own (bench_layers, bench_ops ...)
+// and a look with perf.
+//   OMP_NUM_THREADS=1 build/bench/ops_scan [NAME_SUBSTRING]
+// Each op's output y is differentiated with y.backward(ones_like(y)) into x.grad, cleared before
+// each run.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <leangrad/leangrad.h>
+
+namespace {
+
+using leangrad::Tensor;
+
+double median_ms(const std::function<void()>& run) {
+  run();
+  run();
+  std::vector<double> ms;
+  for (int i = 0; i < 5; ++i) {
+    const auto begin = std::chrono::steady_clock::now();
+    run();
+    const auto end = std::chrono::steady_clock::now();
+    ms.push_back(std::chrono::duration<double, std::milli>(end - begin).count());
+  }
+  std::sort(ms.begin(), ms.end());
+  return ms[2];
+}
+
+struct Op {
+  const char* name;
+  Tensor x;  // the input differentiated
+  std::function<Tensor(const Tensor&)> f;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  namespace lg = leangrad;
+  const std::string only = argc > 1 ? argv[1] : "";
+  lg::manual_seed(0);
+  const Tensor image = lg::randn({16, 64, 64, 64}).requires_grad_(true);
+  const Tensor pool_in = lg::randn({64, 64, 56, 56}).requires_grad_(true);
+  const Tensor table = lg::randn({50000, 512}).requires_grad_(true);
+  const Tensor ids = (lg::rand({64, 128}) * 49999.0).to(lg::kInt64);
+  const Tensor deconv_in = lg::randn({16, 64, 32, 32}).requires_grad_(true);
+  const Tensor deconv_w = lg::randn({64, 32, 4, 4});
+  const Tensor big = lg::randn({4096, 4096}).requires_grad_(true);
+  const Tensor big_target = lg::randn({4096, 4096});
+  const Tensor big_prob = lg::rand({4096, 4096});
+  const Tensor features = lg::randn({64, 512, 7, 7}).requires_grad_(true);
+  const Tensor channels = lg::randn({64, 256, 28, 28}).requires_grad_(true);
+  const Tensor shuffle_in = lg::randn({16, 256, 48, 48}).requires_grad_(true);
+  const Tensor pos = (lg::rand({2048, 4096}) + 0.5).requires_grad_(true);  // in [0.5, 1.5)
+  const Tensor pos2 = lg::rand({2048, 4096}) + 0.5;
+  const Tensor pos2_mask = lg::gt(pos2, lg::full_like(pos2, 1.0));
+  const std::vector<Op> ops = {
+      {"interpolate_bilinear", image,
+       [](const Tensor& x) {
+         return lg::interpolate(x, std::nullopt, lg::Scale2{2.0, 2.0}, lg::kBilinear, false);
+       }},
+      {"interpolate_nearest", image,
+       [](const Tensor& x) {
+         return lg::interpolate(x, std::nullopt, lg::Scale2{2.0, 2.0}, lg::kNearest);
+       }},
+      {"embedding", table, [&](const Tensor& x) { return lg::embedding(ids, x); }},
+      {"avg_pool2d", pool_in,
+       [](const Tensor& x) {
+         return lg::avg_pool2d(x, {2, 2});
+       }},
+      {"max_pool2d", pool_in,
+       [](const Tensor& x) {
+         return lg::max_pool2d(x, {2, 2});
+       }},
+      {"conv_transpose2d", deconv_in,
+       [&](const Tensor& x) {
+         return lg::conv_transpose2d(x, deconv_w, Tensor(), {2, 2}, {1, 1});
+       }},
+      {"mse_loss", big, [&](const Tensor& x) { return lg::mse_loss(x, big_target); }},
+      {"l1_loss", big, [&](const Tensor& x) { return lg::l1_loss(x, big_target); }},
+      {"bce_with_logits", big,
+       [&](const Tensor& x) { return lg::binary_cross_entropy_with_logits(x, big_prob); }},
+      {"adaptive_avg_pool2d", features,
+       [](const Tensor& x) {
+         return lg::adaptive_avg_pool2d(x, {1, 1});
+       }},
+      {"sum_dim1", big, [](const Tensor& x) { return x.sum(1); }},
+      {"mean", big, [](const Tensor& x) { return x.mean(); }},
+      {"transpose_contiguous", big, [](const Tensor& x) { return x.t().contiguous(); }},
+      {"cat_dim1", channels,
+       [](const Tensor& x) {
+         return lg::cat({x, x}, 1);
+       }},
+      {"pixel_shuffle", shuffle_in, [](const Tensor& x) { return lg::pixel_shuffle(x, 2); }},
+      {"var_dim1", big, [](const Tensor& x) { return x.var(1); }},
+      {"sin", pos, [](const Tensor& x) { return lg::sin(x); }},
+      {"cos", pos, [](const Tensor& x) { return lg::cos(x); }},
+      {"tan", pos, [](const Tensor& x) { return lg::tan(x); }},
+      {"atan", pos, [](const Tensor& x) { return lg::atan(x); }},
+      {"asin", pos, [](const Tensor& x) { return lg::asin(x * 0.5); }},
+      {"sinh", pos, [](const Tensor& x) { return lg::sinh(x); }},
+      {"pow_scalar", pos, [](const Tensor& x) { return lg::pow(x, 3.0); }},
+      {"pow_tensor", pos, [&](const Tensor& x) { return lg::pow(x, pos2); }},
+      {"sqrt", pos, [](const Tensor& x) { return lg::sqrt(x); }},
+      {"rsqrt", pos, [](const Tensor& x) { return lg::rsqrt(x); }},
+      {"reciprocal", pos, [](const Tensor& x) { return lg::reciprocal(x); }},
+      {"log2", pos, [](const Tensor& x) { return lg::log2(x); }},
+      {"exp2", pos, [](const Tensor& x) { return lg::exp2(x); }},
+      {"log10", pos, [](const Tensor& x) { return lg::log10(x); }},
+      {"atan2", pos, [&](const Tensor& x) { return lg::atan2(x, pos2); }},
+      {"amax_dim1", pos, [](const Tensor& x) { return lg::amax(x, {1}); }},
+      {"std_dim1", pos, [](const Tensor& x) { return lg::std(x, {1}); }},
+      {"dropout", pos, [](const Tensor& x) { return lg::dropout(x, 0.5, true); }},
+      {"smooth_l1_loss", pos, [&](const Tensor& x) { return lg::smooth_l1_loss(x, pos2); }},
+      {"huber_loss", pos, [&](const Tensor& x) { return lg::huber_loss(x, pos2); }},
+      {"kl_div", pos, [&](const Tensor& x) { return lg::kl_div(x, pos2); }},
+      {"binary_cross_entropy", pos,
+       [&](const Tensor& x) { return lg::binary_cross_entropy(lg::sigmoid(x), pos2 * 0.5); }},
+      {"cosine_similarity", pos, [&](const Tensor& x) { return lg::cosine_similarity(x, pos2); }},
+      {"pairwise_distance", pos, [&](const Tensor& x) { return lg::pairwise_distance(x, pos2); }},
+      {"maximum", pos, [&](const Tensor& x) { return lg::maximum(x, pos2); }},
+      {"masked_fill", pos, [&](const Tensor& x) { return lg::masked_fill(x, pos2_mask, 0.0); }},
+      {"softplus", pos, [](const Tensor& x) { return lg::softplus(x); }},
+      {"log_softmax_dim0", pos, [](const Tensor& x) { return lg::log_softmax(x, 0); }},
+  };
+  for (const Op& op : ops) {
+    if (!only.empty() && std::string(op.name).find(only) == std::string::npos) continue;
+    Tensor x = op.x;
+    const double ms = median_ms([&] {
+      x.mutable_grad() = Tensor();
+      const Tensor y = op.f(x);
+      y.backward(lg::ones_like(y));
+    });
+    std::printf("%s %.3f\n", op.name, ms);
+  }
+  return 0;
+}
