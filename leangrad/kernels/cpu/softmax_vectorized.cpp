@@ -192,6 +192,49 @@ void softmax_backward_row(const float* g, const float* y, float* gx, std::int64_
   backward_output(g, y, gx, n, sum_of_lanes(lanes), log);
 }
 
+// Step r of a block of b columns (or a piece of a row) as floats: the elements themselves for
+// float, else widened into `buffer`. A step is at most kColumns elements, so a call per step would
+// cost as much as the conversion: bfloat16's is half_convert.h's loop inlined (widen_inline),
+// float16's a call to its F16C loop.
+template <typename T>
+const float* load_step(const T* p, float* buffer, std::int64_t b) {
+  if constexpr (std::is_same_v<T, float>) {
+    return p;
+  } else if constexpr (std::is_same_v<T, BFloat16>) {
+    widen_inline(p, buffer, b);
+    return buffer;
+  } else {
+    widen(p, buffer, b);
+    return buffer;
+  }
+}
+
+// A row's shift (softmax_shift of its maximum) and the sum of e^(x - shift) over its n elements, in
+// kLanes maxima and partial sums, over pieces of kPiece elements (16-bit ones widened a piece at a
+// time): the lane maxima and sums of softmax_row, in the same order, so the same bits.
+struct ShiftAndSum {
+  float shift, sum;
+};
+template <typename T>
+ShiftAndSum shift_and_sum(const T* x, std::int64_t n) {
+  float v[kPiece];
+  float e[kPiece];
+  float maxima[kLanes];
+  std::fill(maxima, maxima + kLanes, kMinusInfinity);
+  for (std::int64_t i0 = 0; i0 < n; i0 += kPiece) {
+    const std::int64_t p = std::min(kPiece, n - i0);
+    add_to_maxima(maxima, load_step(x + i0, v, p), p);
+  }
+  const float shift = softmax_shift(max_of_lanes(maxima));
+  float sums[kLanes] = {};
+  for (std::int64_t i0 = 0; i0 < n; i0 += kPiece) {
+    const std::int64_t p = std::min(kPiece, n - i0);
+    exp_shifted(load_step(x + i0, v, p), shift, e, p);
+    add_to_lanes(sums, e, p);
+  }
+  return {shift, sum_of_lanes(sums)};
+}
+
 // softmax_row of a 16-bit row, rounded once: widened whole into a stack buffer when it holds at
 // most kRowBuffer elements; otherwise kPiece elements at a time, each pass widening again and the
 // output pass computing e again (nothing allocated, however long the row): the same lane maxima
@@ -205,24 +248,9 @@ void softmax_row_widened(const T* x, T* y, std::int64_t n, bool log) {
     narrow(row, y, n);
     return;
   }
+  const auto [shift, sum] = shift_and_sum(x, n);
   float v[kPiece];
   float e[kPiece];
-  float maxima[kLanes];
-  std::fill(maxima, maxima + kLanes, kMinusInfinity);
-  for (std::int64_t i0 = 0; i0 < n; i0 += kPiece) {
-    const std::int64_t p = std::min(kPiece, n - i0);
-    widen(x + i0, v, p);
-    add_to_maxima(maxima, v, p);
-  }
-  const float shift = softmax_shift(max_of_lanes(maxima));
-  float sums[kLanes] = {};
-  for (std::int64_t i0 = 0; i0 < n; i0 += kPiece) {
-    const std::int64_t p = std::min(kPiece, n - i0);
-    widen(x + i0, v, p);
-    exp_shifted(v, shift, e, p);
-    add_to_lanes(sums, e, p);
-  }
-  const float sum = sum_of_lanes(sums);
   const float log_sum = log ? std::log(sum) : 0.0f;
   const float inverse = log ? 0.0f : 1.0f / sum;
   for (std::int64_t i0 = 0; i0 < n; i0 += kPiece) {
@@ -276,23 +304,6 @@ void softmax_backward_row_widened(const T* g, const T* y, T* gx, std::int64_t n,
     widen(y + i0, yv, p);
     backward_output(gv, yv, gv, p, dot, log);
     narrow(gv, gx + i0, p);
-  }
-}
-
-// Step r of a block of b columns as floats: the elements themselves for float, else widened into
-// `buffer`. A step is at most kColumns elements, so a call per step would cost as much as the
-// conversion: bfloat16's is half_convert.h's loop inlined (widen_inline), float16's a call to
-// its F16C loop.
-template <typename T>
-const float* load_step(const T* p, float* buffer, std::int64_t b) {
-  if constexpr (std::is_same_v<T, float>) {
-    return p;
-  } else if constexpr (std::is_same_v<T, BFloat16>) {
-    widen_inline(p, buffer, b);
-    return buffer;
-  } else {
-    widen(p, buffer, b);
-    return buffer;
   }
 }
 
@@ -460,30 +471,7 @@ void for_each_column_block(std::int64_t outer, std::int64_t R, std::int64_t inne
   });
 }
 
-// ---- Cross entropy: a row's logsumexp, and its gradient -----------------------------------------
-
-// logsumexp of a row of n elements: the shift (softmax_shift of the row's maximum) plus the log of
-// the sum of e^(x - shift), in kLanes maxima and partial sums as softmax_row's log_softmax takes
-// them, over pieces of kPiece elements (16-bit ones widened a piece at a time).
-template <typename T>
-float row_logsumexp(const T* x, std::int64_t n) {
-  float v[kPiece];
-  float e[kPiece];
-  float maxima[kLanes];
-  std::fill(maxima, maxima + kLanes, kMinusInfinity);
-  for (std::int64_t i0 = 0; i0 < n; i0 += kPiece) {
-    const std::int64_t p = std::min(kPiece, n - i0);
-    add_to_maxima(maxima, load_step(x + i0, v, p), p);
-  }
-  const float shift = softmax_shift(max_of_lanes(maxima));
-  float sums[kLanes] = {};
-  for (std::int64_t i0 = 0; i0 < n; i0 += kPiece) {
-    const std::int64_t p = std::min(kPiece, n - i0);
-    exp_shifted(load_step(x + i0, v, p), shift, e, p);
-    add_to_lanes(sums, e, p);
-  }
-  return shift + std::log(sum_of_lanes(sums));
-}
+// ---- Cross entropy: a row's gradient ------------------------------------------------------------
 
 // gx = g (e^(x - lse) - [j == t]) over a row of n elements, each rounded once to T: the row's
 // probabilities times g, then the target's entry (when t is in the row) computed again with 1
@@ -600,7 +588,8 @@ void cross_entropy(DType dtype, void* losses, void* sample_weights, void* lse, c
       parallel_for(N, grain_for(C), [&](std::int64_t begin, std::int64_t end) {
         for (std::int64_t i = begin; i < end; ++i) {
           const T* row = x + i * C;
-          row_lse[i] = row_logsumexp(row, C);
+          const auto [shift, sum] = shift_and_sum(row, C);  // as log_softmax's row pass
+          row_lse[i] = shift + std::log(sum);
           const std::int64_t t = target[i];
           const float wt = layers_math::class_weight(w, t, C, ignore_index);
           sw[i] = static_cast<T>(wt);
