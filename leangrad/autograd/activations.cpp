@@ -69,6 +69,10 @@ const char* backward_name(ActivationOp op) {
       return "softplus_backward";
     case ActivationOp::Clamp:
       return "clamp_backward";
+    case ActivationOp::SmoothL1:
+      return "smooth_l1_loss_backward";
+    case ActivationOp::Huber:
+      return "huber_loss_backward";
   }
   LG_THROW(Error, "no fused backward for ", op_name(op));
 }
@@ -117,6 +121,10 @@ Tensor second_derivative(const Activation& a, const Tensor& x) {
       const Tensor s = sigmoid(z);
       return masked_fill(mul(mul(s, rsub(s, 1.0)), a.p0), gt(z, a.p1), 0.0);
     }
+    case ActivationOp::SmoothL1:  // 1 / beta where |d| < beta, 0 on the linear sides
+      return masked_fill(zeros_like(x), lt(abs(x), a.p0), 1.0 / a.p0);
+    case ActivationOp::Huber:  // 1 where |d| < delta, 0 on the linear sides
+      return masked_fill(zeros_like(x), lt(abs(x), a.p0), 1.0);
   }
   LG_THROW(Error, "no second derivative for ", op_name(a.op));
 }
@@ -155,6 +163,11 @@ Tensor fused_clamp(const Tensor& x, double min, double max) {
                    [a](const BackwardContext& c) -> std::vector<Tensor> {
                      return {activation_backward_fn(a, c.grad, c.saved[0])};
                    });
+}
+
+Tensor one_pass_activation(const char* name, const Tensor& x, ActivationOp op, double p0,
+                           double p1) {
+  return fused_activation(name, x, {op, p0, p1});
 }
 
 Tensor clamp_backward(const Tensor& grad, const Tensor& x, double min, double max) {

@@ -103,6 +103,12 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input_in, const Tensor& ta
   return reduce_losses(losses, reduction);
 }
 
+// Note [Smooth L1 and Huber in one pass]
+// Each is a function of the difference d = input - target: after the subtraction, one kernel
+// each way (ops::activation's SmoothL1 and Huber, kernels/elementwise_math.h), PyTorch's
+// formulas computed in float (double for float64) and rounded once, where the composition of
+// abs, lt, mul, div, sub and where took eight passes forward and as many back. The target's
+// gradient is the subtraction's, -dx.
 Tensor smooth_l1_loss(const Tensor& input_in, const Tensor& target_in, Reduction reduction,
                       double beta) {
   LG_PROFILE_OP(input_in, target_in);
@@ -112,10 +118,10 @@ Tensor smooth_l1_loss(const Tensor& input_in, const Tensor& target_in, Reduction
   const Tensor target = amp::autocast_operand(target_in, amp::CastPolicy::Float32);
   check_elementwise_loss(op, input, target);
   const Tensor d = sub(input, target);
-  const Tensor a = abs(d);
-  // beta == 0 is l1: the quadratic branch is never taken, and its d / beta would be 0 / 0.
-  if (beta == 0.0) return reduce_losses(a, reduction);
-  return reduce_losses(where(lt(a, beta), div(mul(mul(d, d), 0.5), beta), sub(a, 0.5 * beta)),
+  // beta == 0 is l1 (as PyTorch's): the quadratic branch is never taken, and its d / beta would be
+  // 0 / 0.
+  if (beta == 0.0) return reduce_losses(abs(d), reduction);
+  return reduce_losses(autograd::one_pass_activation(op, d, ActivationOp::SmoothL1, beta),
                        reduction);
 }
 
@@ -127,10 +133,8 @@ Tensor huber_loss(const Tensor& input_in, const Tensor& target_in, Reduction red
   const Tensor input = amp::autocast_operand(input_in, amp::CastPolicy::Float32);
   const Tensor target = amp::autocast_operand(target_in, amp::CastPolicy::Float32);
   check_elementwise_loss(op, input, target);
-  const Tensor d = sub(input, target);
-  const Tensor a = abs(d);
-  return reduce_losses(where(lt(a, delta), mul(mul(d, d), 0.5), mul(sub(a, 0.5 * delta), delta)),
-                       reduction);
+  return reduce_losses(
+      autograd::one_pass_activation(op, sub(input, target), ActivationOp::Huber, delta), reduction);
 }
 
 // Note [KL divergence at 0]

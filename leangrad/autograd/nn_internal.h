@@ -16,6 +16,7 @@
 #include <leangrad/core/error.h>
 #include <leangrad/core/shape.h>
 #include <leangrad/core/tensor.h>
+#include <leangrad/kernels/ops.h>
 
 namespace leangrad::autograd {
 
@@ -89,6 +90,11 @@ inline Tensor softplus_of_negated(const Tensor& x) {
 // min <= x <= max and x is not NaN, 0 elsewhere, recorded so that it has a gradient of its own.
 Tensor fused_clamp(const Tensor& x, double min, double max);
 Tensor clamp_backward(const Tensor& grad, const Tensor& x, double min, double max);
+// ops::activation(op, x, p0, p1) recorded under `name`, its gradient ops::activation_backward
+// (itself recorded, with f'' composed, for a gradient of the gradient); x floating (checked).
+// smooth_l1_loss and huber_loss run their functions of input - target so (losses.cpp).
+Tensor one_pass_activation(const char* name, const Tensor& x, ActivationOp op, double p0,
+                           double p1 = 0.0);
 // relu's gradient from its output in one pass: 0 where output <= 0, grad elsewhere (NaN too),
 // recorded (activations.cpp).
 Tensor relu_backward(const Tensor& grad, const Tensor& output);

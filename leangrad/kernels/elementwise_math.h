@@ -482,7 +482,8 @@ ClampElement<T> make_clamp_element(double min, double max) {
 }
 
 // ---- Activations in one rounding (ops::activation, ops::activation_backward) ----------------
-// gelu (exact and tanh forms), silu, mish and softplus: y = f(x) and dx = g f'(x), each computed in
+// gelu (exact and tanh forms), silu, mish, softplus, and smooth_l1's and huber's function of a
+// difference: y = f(x) and dx = g f'(x), each computed in
 // opmath_t<T> and rounded once to T, with PyTorch's formulas (its GeluKernel and
 // GeluBackwardKernel, silu_kernel and silu_backward_kernel, mish_kernel and mish_backward_kernel,
 // softplus_kernel and softplus_backward_kernel; mish's tanh(softplus(x)) and softplus itself in
@@ -494,7 +495,8 @@ ClampElement<T> make_clamp_element(double min, double max) {
 // compositions of autograd/activations.cpp's in-place ops round.
 
 // An activation's two parameters in its math type: softplus's beta and threshold, elu's alpha and
-// scale, leaky_relu's negative_slope, hardtanh's min_val and max_val; the others take none.
+// scale, leaky_relu's negative_slope, hardtanh's min_val and max_val, smooth_l1's beta and
+// huber's delta (p0); the others take none.
 template <typename M>
 struct ActivationParams {
   M p0;
@@ -608,6 +610,38 @@ struct ActivationMath<ActivationOp::Softplus> {  // z > threshold ? x : log(1 + 
   }
 };
 
+// smooth_l1_loss's and huber_loss's elementwise functions of d = input - target, PyTorch's
+// smooth_l1_kernel, huber_kernel and their backward kernels, with their operations in their order:
+// one pass each way, where the loss composed of abs, compares, products and a select took eight
+// over memory each way (and rounded a 16-bit value at each). |d| = beta takes the linear side,
+// whose slope is the quadratic's there (+-1, +-delta). A NaN d fails every compare: NaN value,
+// NaN gradient (d g / beta, d g), as PyTorch's.
+template <>
+struct ActivationMath<ActivationOp::SmoothL1> {  // beta > 0
+  template <typename M>
+  LG_HOST_DEVICE LG_ALWAYS_INLINE static M value(M d, ActivationParams<M> p) {
+    const M z = d < M(0) ? -d : d;
+    return z < p.p0 ? M(0.5) * z * z / p.p0 : z - M(0.5) * p.p0;
+  }
+  template <typename M>
+  LG_HOST_DEVICE LG_ALWAYS_INLINE static M gradient(M g, M d, ActivationParams<M> p) {
+    return d <= -p.p0 ? -g : (d >= p.p0 ? g : d * g / p.p0);
+  }
+};
+
+template <>
+struct ActivationMath<ActivationOp::Huber> {  // delta > 0
+  template <typename M>
+  LG_HOST_DEVICE LG_ALWAYS_INLINE static M value(M d, ActivationParams<M> p) {
+    const M z = d < M(0) ? -d : d;
+    return z < p.p0 ? M(0.5) * z * z : p.p0 * (z - M(0.5) * p.p0);
+  }
+  template <typename M>
+  LG_HOST_DEVICE LG_ALWAYS_INLINE static M gradient(M g, M d, ActivationParams<M> p) {
+    return d <= -p.p0 ? -g * p.p0 : (d >= p.p0 ? g * p.p0 : d * g);
+  }
+};
+
 template <>
 struct ActivationMath<ActivationOp::LeakyRelu> {  // negative_slope
   template <typename M>
@@ -661,7 +695,8 @@ struct ActivationMath<ActivationOp::Clamp> {  // min, max, rounded to T; NaN for
 // in-place elements; ops::activation_ takes only those).
 constexpr bool is_one_rounding_activation(ActivationOp op) {
   return op == ActivationOp::Gelu || op == ActivationOp::GeluTanh || op == ActivationOp::Silu ||
-         op == ActivationOp::Mish || op == ActivationOp::Softplus;
+         op == ActivationOp::Mish || op == ActivationOp::Softplus || op == ActivationOp::SmoothL1 ||
+         op == ActivationOp::Huber;
 }
 
 // `op`'s parameters p0 and p1 in opmath_t<T>: as a binary op's scalars, but hardtanh's and
@@ -714,6 +749,10 @@ void with_one_rounding_activation(ActivationOp op, F&& f) {
       return f.template operator()<ActivationOp::Mish>();
     case ActivationOp::Softplus:
       return f.template operator()<ActivationOp::Softplus>();
+    case ActivationOp::SmoothL1:
+      return f.template operator()<ActivationOp::SmoothL1>();
+    case ActivationOp::Huber:
+      return f.template operator()<ActivationOp::Huber>();
     default:
       break;
   }
@@ -761,6 +800,8 @@ void with_activation_element(ActivationOp op, double p0, double p1, F&& f) {
       case ActivationOp::Silu:
       case ActivationOp::Mish:
       case ActivationOp::Softplus:
+      case ActivationOp::SmoothL1:
+      case ActivationOp::Huber:
         break;
     }
   }

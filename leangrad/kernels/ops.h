@@ -77,7 +77,9 @@ enum class ReduceOp : std::uint8_t { Sum, Mean, Max };
 // spells out (kernels/elementwise_math.h; clamp's the where-composition its comment gives);
 // ops::activation writes the same bits out of place. The others are computed out of place only,
 // each in one pass and one rounding: gelu (GeluTanh: approximate "tanh"), silu, mish and
-// softplus. Each has a gradient kernel (ops::activation_backward), one pass and one rounding.
+// softplus, and the elementwise losses' functions of the difference d = input - target,
+// smooth_l1_loss's and huber_loss's. Each has a gradient kernel (ops::activation_backward), one
+// pass and one rounding.
 enum class ActivationOp : std::uint8_t {
   LeakyRelu,
   Elu,
@@ -88,14 +90,16 @@ enum class ActivationOp : std::uint8_t {
   GeluTanh,
   Silu,
   Mish,
-  Softplus
+  Softplus,
+  SmoothL1,  // of d = input - target (autograd/losses.cpp)
+  Huber
 };
 
 const char* op_name(BinaryOp op);      // "add", "sub", ...
 const char* op_name(UnaryOp op);       // "neg", "exp", ...
 const char* op_name(CompareOp op);     // "gt", "eq", ...
 const char* op_name(ReduceOp op);      // "sum", "mean", "max"
-const char* op_name(ActivationOp op);  // "leaky_relu", "elu", ..., "mish", "softplus"
+const char* op_name(ActivationOp op);  // "leaky_relu", "elu", ..., "softplus", "huber_loss"
 
 namespace ops {
 
@@ -143,14 +147,18 @@ void activation_(ActivationOp op, const Tensor& self, double p0, double p1 = 0.0
 // kernels (kernels/elementwise_math.h):
 //   Gelu, GeluTanh, Silu, Mish   no parameters
 //   Softplus  beta, threshold    beta x > threshold ? x : log(1 + e^(beta x)) / beta
+//   SmoothL1  beta > 0           |x| < beta ? 0.5 x^2 / beta : |x| - 0.5 beta
+//   Huber     delta > 0          |x| < delta ? 0.5 x^2 : delta (|x| - 0.5 delta)
 // Any strides.
 Tensor activation(ActivationOp op, const Tensor& x, double p0 = 0.0, double p1 = 0.0);
 // dx = grad_output f'(x) for those, with the forward's p0 and p1: grad_output and x of one shape,
 // dtype and device; computed in float (double for float64) and rounded once, as PyTorch's
 // leaky_relu_backward, elu_backward (from the input), hardtanh_backward, gelu_backward,
-// silu_backward, mish_backward and softplus_backward. Each kink takes the side of the forward's
-// select: leaky_relu's and elu's 0 the negative side, hardtanh's bounds 0, softplus's threshold
-// the smooth side. Clamp (floating x): grad_output where min <= x <= max (an absent, NaN, bound
+// silu_backward, mish_backward, softplus_backward, smooth_l1_loss_backward and
+// huber_loss_backward (with the reduction's scale in grad_output). Each kink takes the side of
+// the forward's select: leaky_relu's and elu's 0 the negative side, hardtanh's bounds 0,
+// softplus's threshold the smooth side, smooth_l1's and huber's |x| = beta the linear side (the
+// same slope there). Clamp (floating x): grad_output where min <= x <= max (an absent, NaN, bound
 // admits every x), 0 elsewhere and where x is NaN, as clamp()'s composition and PyTorch's
 // clamp_backward.
 Tensor activation_backward(ActivationOp op, const Tensor& grad_output, const Tensor& x,

@@ -155,6 +155,10 @@ const char* op_name(ActivationOp op) {
       return "mish";
     case ActivationOp::Softplus:
       return "softplus";
+    case ActivationOp::SmoothL1:
+      return "smooth_l1_loss";
+    case ActivationOp::Huber:
+      return "huber_loss";
   }
   return "unknown_activation_op";
 }
@@ -456,7 +460,8 @@ void check_floating_input(const char* name, const Tensor& x) {
 }
 
 // A floating x for every activation but clamp (check_clamp_input), hardtanh's bounds within x's
-// dtype (as masked_fill's value), and softplus's beta finite and > 0 (it divides by it).
+// dtype (as masked_fill's value), softplus's beta finite and > 0 (it divides by it), and
+// smooth_l1's beta and huber's delta > 0 (beta divides; beta = 0, l1_loss, is autograd's case).
 void check_activation_input(ActivationOp op, const char* name, const Tensor& x, double p0,
                             double p1) {
   if (op == ActivationOp::Clamp) {
@@ -472,6 +477,8 @@ void check_activation_input(ActivationOp op, const char* name, const Tensor& x, 
   }
   LG_CHECK(op != ActivationOp::Softplus || (p0 > 0.0 && std::isfinite(p0)), name,
            ": expected a finite beta > 0, got ", p0);
+  LG_CHECK(op != ActivationOp::SmoothL1 || p0 > 0.0, name, ": expected beta > 0, got ", p0);
+  LG_CHECK(op != ActivationOp::Huber || p0 > 0.0, name, ": expected delta > 0, got ", p0);
 }
 
 }  // namespace

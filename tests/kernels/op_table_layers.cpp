@@ -12,6 +12,7 @@
 #include <vector>
 
 #include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/losses.h>
 #include <leangrad/autograd/nn_functions.h>
 #include <leangrad/core/generator.h>
 #include <leangrad/kernels/creation.h>
@@ -296,6 +297,15 @@ std::vector<OpCase> loss_cases() {
                  kTolF32Sum});
     c.push_back({std::string("l1_loss_") + name + "_f32",
                  grads_of([r](const Inputs& v) { return l1_loss(v[0], v[1], r); }),
+                 {input({33, 65}), input({33, 65})},
+                 kTolF32Sum});
+    // Differences in (-2, 2): both sides of beta 0.5 and delta 0.7.
+    c.push_back({std::string("smooth_l1_loss_") + name + "_f32",
+                 grads_of([r](const Inputs& v) { return smooth_l1_loss(v[0], v[1], r, 0.5); }),
+                 {input({33, 65}), input({33, 65})},
+                 kTolF32Sum});
+    c.push_back({std::string("huber_loss_") + name + "_f32",
+                 grads_of([r](const Inputs& v) { return huber_loss(v[0], v[1], r, 0.7); }),
                  {input({33, 65}), input({33, 65})},
                  kTolF32Sum});
   }

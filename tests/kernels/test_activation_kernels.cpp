@@ -46,7 +46,8 @@ struct Case {
 
 // f(x) and f'(x) in double, written from the definitions (not the kernels' formulas): gelu with
 // erfc, which has no cancellation for negative x. Parameters are exact in every dtype (softplus's
-// beta a power of two, so beta x is exact and both sides take one side of the threshold).
+// beta a power of two, so beta x is exact and both sides take one side of the threshold; smooth
+// l1's beta and huber's delta, so |x| = beta is a value of every dtype, on the linear side).
 Exact exact(const Case& c, double x) {
   const double sigmoid = 1 / (1 + std::exp(-x));
   switch (c.op) {
@@ -73,6 +74,16 @@ Exact exact(const Case& c, double x) {
       if (z > c.p1) return {x, 1.0};
       return {std::log1p(std::exp(z)) / c.p0, 1 / (1 + std::exp(-z))};
     }
+    case ActivationOp::SmoothL1: {  // of a difference x; beta = p0
+      const double z = std::fabs(x);
+      if (z < c.p0) return {0.5 * z * z / c.p0, x / c.p0};
+      return {z - 0.5 * c.p0, x > 0 ? 1.0 : -1.0};
+    }
+    case ActivationOp::Huber: {  // delta = p0
+      const double z = std::fabs(x);
+      if (z < c.p0) return {0.5 * z * z, x};
+      return {c.p0 * (z - 0.5 * c.p0), x > 0 ? c.p0 : -c.p0};
+    }
     case ActivationOp::LeakyRelu:
       return {0.0, x > 0 ? 1.0 : c.p0};
     case ActivationOp::Elu:
@@ -95,6 +106,10 @@ const Case kCases[] = {
     {ActivationOp::Mish},
     {ActivationOp::Softplus, 1.0, 20.0},
     {ActivationOp::Softplus, 2.0, 3.0},  // threshold at x = 1.5
+    {ActivationOp::SmoothL1, 1.0},
+    {ActivationOp::SmoothL1, 0.25},
+    {ActivationOp::Huber, 1.0},
+    {ActivationOp::Huber, 2.5},
     {ActivationOp::LeakyRelu, 0.25, 0.0, false},
     {ActivationOp::Elu, 1.25, 1.0, false},
     {ActivationOp::Elu, 1.6732632423543772, 1.0507009873554805, false},  // selu
@@ -343,6 +358,16 @@ TEST(ActivationKernels, BadArguments) {
   EXPECT_NE(beta.find("softplus_backward"), std::string::npos) << beta;
   EXPECT_NE(beta.find("beta > 0"), std::string::npos) << beta;
   EXPECT_THROW(ops::activation(ActivationOp::Softplus, x, std::nan(""), 20.0), Error);
+  // smooth_l1's beta divides (beta 0, l1_loss, is smooth_l1_loss's own case), huber's delta > 0.
+  const std::string smooth_beta =
+      error_message([&] { ops::activation_backward(ActivationOp::SmoothL1, x, x, 0.0); });
+  EXPECT_NE(smooth_beta.find("smooth_l1_loss_backward"), std::string::npos) << smooth_beta;
+  EXPECT_NE(smooth_beta.find("beta > 0"), std::string::npos) << smooth_beta;
+  EXPECT_THROW(ops::activation(ActivationOp::SmoothL1, x, std::nan("")), Error);
+  const std::string delta = error_message([&] { ops::activation(ActivationOp::Huber, x, -1.0); });
+  EXPECT_NE(delta.find("huber_loss"), std::string::npos) << delta;
+  EXPECT_NE(delta.find("delta > 0, got -1"), std::string::npos) << delta;
+  EXPECT_THROW(ops::activation_(ActivationOp::Huber, x, 1.0), Error);  // no in-place kernel
   // hardtanh's bounds must fit the dtype, as in place.
   const std::string bound =
       error_message([&] { ops::activation(ActivationOp::Hardtanh, x.to(kFloat16), -1.0, 1e6); });
