@@ -61,6 +61,8 @@ FITS = [
      -float(mp.log(2) / 2), float(mp.log(2) / 2), 4),
     ("tanh: tanh(x) = x + x^3 P(x^2), |x| <= 0.625",
      quotient(lambda s: mp.tanh(mp.sqrt(s)) - mp.sqrt(s), 1.5, -mp.mpf(1) / 3), 0.0, 0.625**2, 5),
+    ("sinh: sinh(x) = x + x^3 P(x^2), |x| <= 1",
+     quotient(lambda s: mp.sinh(mp.sqrt(s)) - mp.sqrt(s), 1.5, mp.mpf(1) / 6), 0.0, 1.0, 4),
     ("log1p: log(1 + f) = f - f^2/2 + f^3 P(f), sqrt(1/2) - 1 <= f <= sqrt(2) - 1",
      quotient(lambda v: mp.log1p(v) - v + v * v / 2, 3, mp.mpf(1) / 3),
      float(mp.sqrt(0.5) - 1), float(mp.sqrt(2) - 1), 8),

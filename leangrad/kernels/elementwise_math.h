@@ -28,9 +28,9 @@
 //   sigmoid 4.7x). PyTorch's CPU kernels take e^x from SLEEF, within 1 ulp. sigmoid is written with
 //   selects rather than branches, for the same reason; its two sides are those of the stable
 //   formula. CUDA keeps its expf (within 2 ulps), and float64 the library's exp. log, tanh, erf,
-//   expm1 and log1p of float come the same way from kernels/cpu/float_polynomials.h (Note [Float
-//   polynomials]), within 0.87 to 1.74 ulps where glibc's are within 1 to 2 but a call each; so
-//   do gelu's value and derivative (ActivationMath<Gelu> below).
+//   expm1, log1p, sinh and cosh of float come the same way from kernels/cpu/float_polynomials.h
+//   (Note [Float polynomials]), within 0.87 to 1.74 ulps where glibc's are within 1 to 2 but a
+//   call each; so do gelu's value and derivative (ActivationMath<Gelu> below).
 #pragma once
 
 #include <cmath>
@@ -323,8 +323,16 @@ LG_HOST_DEVICE LG_ALWAYS_INLINE M unary_op_apply(M a) {
   } else if constexpr (op == UnaryOp::Atan) {
     return std::atan(a);
   } else if constexpr (op == UnaryOp::Sinh) {
+#if !defined(__CUDA_ARCH__)
+    if constexpr (std::is_same_v<M, float>)
+      return cpu::sinh_polynomial(a);  // Note [Float polynomials]
+#endif
     return std::sinh(a);
   } else if constexpr (op == UnaryOp::Cosh) {
+#if !defined(__CUDA_ARCH__)
+    if constexpr (std::is_same_v<M, float>)
+      return cpu::cosh_polynomial(a);  // Note [Float polynomials]
+#endif
     return std::cosh(a);
   } else if constexpr (op == UnaryOp::Asinh) {
     return std::asinh(a);

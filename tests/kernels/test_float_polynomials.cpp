@@ -1,7 +1,7 @@
-// kernels/cpu/float_polynomials.h: e^x - 1, tanh, log, log(1 + x), erf, and GELU with its
-// derivative, of float against the C library's functions in double, within the bounds the header
-// states (Note [Float polynomials]); and the elementwise ops and activations of float that take
-// them.
+// kernels/cpu/float_polynomials.h: e^x - 1, tanh, log, log(1 + x), erf, sinh, cosh, and GELU
+// with its derivative, of float against the C library's functions in double, within the bounds the
+// header states (Note [Float polynomials]); and the elementwise ops and activations of float that
+// take them.
 //
 // The bounds were measured over all 2^32 floats; CI checks every 257th. To check every float again
 // (a few minutes; after changing a coefficient or a step):
@@ -52,6 +52,10 @@ const Function kFunctions[] = {
      cpu::kLog1pPolynomialMaxUlps, UnaryOp::Log1p},
     {"erf", cpu::erf_polynomial, [](double x) { return std::erf(x); }, cpu::kErfPolynomialMaxUlps,
      UnaryOp::Erf},
+    {"sinh", cpu::sinh_polynomial, [](double x) { return std::sinh(x); },
+     cpu::kSinhPolynomialMaxUlps, UnaryOp::Sinh},
+    {"cosh", cpu::cosh_polynomial, [](double x) { return std::cosh(x); },
+     cpu::kCoshPolynomialMaxUlps, UnaryOp::Cosh},
 };
 
 // An ulp of float at the exact value v: the spacing of the floats at |v|, never below the smallest
@@ -180,6 +184,21 @@ TEST(FloatPolynomials, SpecialValues) {
       {cpu::erf_polynomial, "erf", -kInf, -1.0f},
       {cpu::erf_polynomial, "erf", 4.0f, 1.0f},
       {cpu::erf_polynomial, "erf", kNaN, kNaN},
+      // sinh and cosh: e^|x| / 2 overflows from 89.42 on (sinh's sign kept), where e^|x| alone
+      // would from 88.73.
+      {cpu::sinh_polynomial, "sinh", 0.0f, 0.0f},
+      {cpu::sinh_polynomial, "sinh", -0.0f, -0.0f},
+      {cpu::sinh_polynomial, "sinh", kInf, kInf},
+      {cpu::sinh_polynomial, "sinh", -kInf, -kInf},
+      {cpu::sinh_polynomial, "sinh", 89.5f, kInf},
+      {cpu::sinh_polynomial, "sinh", -89.5f, -kInf},
+      {cpu::sinh_polynomial, "sinh", kNaN, kNaN},
+      {cpu::cosh_polynomial, "cosh", 0.0f, 1.0f},
+      {cpu::cosh_polynomial, "cosh", -0.0f, 1.0f},
+      {cpu::cosh_polynomial, "cosh", kInf, kInf},
+      {cpu::cosh_polynomial, "cosh", -kInf, kInf},
+      {cpu::cosh_polynomial, "cosh", -89.5f, kInf},
+      {cpu::cosh_polynomial, "cosh", kNaN, kNaN},
       // GELU and its derivative: -inf and +inf as x/2 (1 + erf(x / sqrt 2)) gives them (infinity
       // times 0 is NaN), and beyond |x| = 15, where the tail is taken at 15.
       {cpu::gelu_polynomial, "gelu", 0.0f, 0.0f},

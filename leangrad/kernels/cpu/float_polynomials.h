@@ -1,8 +1,8 @@
-// e^x - 1, tanh, log, log(1 + x), erf, and GELU with its derivative, of float as straight-line
-// code the compiler runs in SIMD lanes, beside exp_polynomial.h's e^x: the host's elementwise ops
-// and activations of float (so of float16 and bfloat16, computed in float) take them (Note
-// [Polynomial exp on the CPU] in kernels/elementwise_math.h), where a C library call per element
-// kept each loop scalar.
+// e^x - 1, tanh, log, log(1 + x), erf, sinh, cosh, and GELU with its derivative, of float as
+// straight-line code the compiler runs in SIMD lanes, beside exp_polynomial.h's e^x: the host's
+// elementwise ops and activations of float (so of float16 and bfloat16, computed in float) take
+// them (Note [Polynomial exp on the CPU] in kernels/elementwise_math.h), where a C library call per
+// element kept each loop scalar.
 //
 // Note [Float polynomials]
 //   - Each reduces its argument with exact or fused operations, evaluates a polynomial fitted by
@@ -19,6 +19,10 @@
 //   - tanh: |x| < 0.625: x + x^3 P(x^2); above, 1 - q with q = 2 / (e^2|x| + 1) from
 //     exp_polynomial, q's error reaching the result scaled by q / tanh(x) <= 0.8; the sign of x
 //     restored.
+//   - sinh: |x| < 1: x + x^3 P(x^2); below 88, (E + E / (E + 1)) / 2 with E = e^|x| - 1 from
+//     expm1 (two positive terms); the sign of x restored. cosh: e^|x| / 2 + 1 / (2 e^|x|) below
+//     88. Above 88 both are e^|x| / 2 (e^-|x| is far below an ulp), where e^|x| itself would
+//     overflow before the result does: e^(|x| - 88) times e^88 / 2 held in two floats.
 //   - log: x = 2^k m with m in [sqrt(1/2), sqrt(2)) from the bits (subnormals scaled by 2^23
 //     first), f = m - 1 exact, log(1 + f) = f - f^2/2 + f^3 P(f), plus k ln 2 in two parts.
 //   - log1p: u = 1 + x rounded, log1p(x) = log(u) + (x - (u - 1)) / u: the second term puts back
@@ -68,6 +72,8 @@ inline constexpr double kTanhPolynomialMaxUlps = 1.34;   // 1.3303 at x = -0.628
 inline constexpr double kLogPolynomialMaxUlps = 0.87;    // 0.8623 at x = 0.6990557
 inline constexpr double kLog1pPolynomialMaxUlps = 0.94;  // 0.9317 at x = -0.2981905
 inline constexpr double kErfPolynomialMaxUlps = 1.74;    // 1.7368 at x = -1.242962
+inline constexpr double kSinhPolynomialMaxUlps = 1.47;   // 1.4695 at x = 89.40056
+inline constexpr double kCoshPolynomialMaxUlps = 1.47;   // 1.4695 at x = 89.40056
 inline constexpr double kGeluPolynomialMaxUlps = 5.53;   // 5.5287 at x = -1.834535
 // The derivative in ulps of its larger term, max(Phi(x), |x| phi(x)): where the two cancel (the
 // derivative is 0 at x = -0.7518) no float formula is good to ulps of the result. Below x = -13.2,
@@ -103,6 +109,8 @@ inline constexpr float kExpm1[] = {0.000199177f, 0.0013923427f, 0.008333233f, 0.
                                    0.16666667f};
 inline constexpr float kTanh[] = {0.002794105f,  -0.008845037f, 0.021945467f,
                                   -0.053984936f, 0.13333437f,   -0.33333334f};
+inline constexpr float kSinh[] = {6.772328e-07f, 1.4558958e-06f, 0.00019922145f, 0.008333173f,
+                                  0.16666667f};
 inline constexpr float kLog1p[] = {0.070393145f,  -0.11511297f, 0.11674628f,
                                    -0.124205485f, 0.14249672f,  -0.16668046f,
                                    0.20000699f,   -0.24999994f, 0.3333333f};
@@ -171,6 +179,19 @@ struct NormalTail {
   return {t * horner(t, kNormalTail), std::fma(e, -lo, e)};
 }
 
+// e^a / 2 for a >= 88, where sinh and cosh are e^a / 2 to within far less than an ulp and e^a
+// itself would overflow float first: e^(a - 88) (a - 88 exact for a < 176) times e^88 / 2 in two
+// floats, both positive so that an infinite e^(a - 88) gives +inf, not inf - inf; +inf from
+// a = 89.42 on, NaN for NaN.
+[[gnu::always_inline]] inline float half_exp_above_88(float a) {
+  constexpr float kHalfExp88Hi = 0x1.f1056cp+125f;  // e^88 / 2 = hi + lo to 2^-49 of it
+  constexpr float kHalfExp88Lo = 0x1.c7bf22p+101f;
+  // Below 88 (where the callers select the other branch) taken at 88: e^(a - 88) would be
+  // subnormal there, and arithmetic on subnormals runs many times slower. NaN stays NaN.
+  const float t = exp_polynomial((a < 88.0f ? 88.0f : a) - 88.0f);
+  return std::fma(t, kHalfExp88Hi, t * kHalfExp88Lo);
+}
+
 }  // namespace polynomial_detail
 
 // e^x - 1, within kExpm1PolynomialMaxUlps for every float x.
@@ -201,6 +222,31 @@ struct NormalTail {
   const float large = 1.0f - 2.0f / (e + 1.0f);
   // The sign of x on both (-0 too); NaN: e is NaN, so large is.
   return std::copysign(magnitude < 0.625f ? small : large, x);
+}
+
+// sinh(x), within kSinhPolynomialMaxUlps for every float x.
+[[gnu::always_inline]] inline float sinh_polynomial(float x) {
+  using namespace polynomial_detail;
+  const float magnitude = std::fabs(x);
+  const float s = x * x;
+  const float small = std::fma(magnitude * s, horner(s, kSinh), magnitude);
+  // (E + E / (E + 1)) / 2, E = e^|x| - 1: both terms positive, no cancellation.
+  // (Not clamped to 88 first, which is not needed: GCC 12 then left the caller's loop scalar.)
+  const float e = expm1_polynomial(magnitude);
+  const float moderate = 0.5f * (e + e / (e + 1.0f));
+  const float large = polynomial_detail::half_exp_above_88(magnitude);
+  const float result = magnitude < 1.0f ? small : (magnitude < 88.0f ? moderate : large);
+  return std::copysign(result, x);  // -0 keeps its sign
+}
+
+// cosh(x), within kCoshPolynomialMaxUlps for every float x.
+[[gnu::always_inline]] inline float cosh_polynomial(float x) {
+  const float magnitude = std::fabs(x);
+  // e^|x| / 2 + 1 / (2 e^|x|): both terms positive.
+  const float e = exp_polynomial(magnitude);
+  const float moderate = std::fma(0.5f, e, 0.5f / e);
+  const float large = polynomial_detail::half_exp_above_88(magnitude);
+  return magnitude < 88.0f ? moderate : large;  // NaN: large is NaN
 }
 
 // log(x), within kLogPolynomialMaxUlps for every float x.
