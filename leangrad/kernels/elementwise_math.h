@@ -628,7 +628,7 @@ template <>
 struct ActivationMath<ActivationOp::SmoothL1> {  // beta > 0
   template <typename M>
   LG_HOST_DEVICE LG_ALWAYS_INLINE static M value(M d, ActivationParams<M> p) {
-    const M z = d < M(0) ? -d : d;
+    const M z = unary_op_apply<UnaryOp::Abs>(d);
     return z < p.p0 ? M(0.5) * z * z / p.p0 : z - M(0.5) * p.p0;
   }
   template <typename M>
@@ -641,7 +641,7 @@ template <>
 struct ActivationMath<ActivationOp::Huber> {  // delta > 0
   template <typename M>
   LG_HOST_DEVICE LG_ALWAYS_INLINE static M value(M d, ActivationParams<M> p) {
-    const M z = d < M(0) ? -d : d;
+    const M z = unary_op_apply<UnaryOp::Abs>(d);
     return z < p.p0 ? M(0.5) * z * z : p.p0 * (z - M(0.5) * p.p0);
   }
   template <typename M>

@@ -234,7 +234,7 @@ struct NormalTail {
   // (Not clamped to 88 first, which is not needed: GCC 12 then left the caller's loop scalar.)
   const float e = expm1_polynomial(magnitude);
   const float moderate = 0.5f * (e + e / (e + 1.0f));
-  const float large = polynomial_detail::half_exp_above_88(magnitude);
+  const float large = half_exp_above_88(magnitude);
   const float result = magnitude < 1.0f ? small : (magnitude < 88.0f ? moderate : large);
   return std::copysign(result, x);  // -0 keeps its sign
 }
