@@ -68,19 +68,21 @@ gbench_flags() {
   echo "--benchmark_repetitions=$1 --benchmark_report_aggregates_only=true --benchmark_out_format=json"
 }
 
-# run_both LEANGRAD_BENCH FILTER LIBTORCH_PROGRAM REPETITIONS: leangrad's benchmarks matching
-# FILTER (Google Benchmark's regex; '.' for all) and the LibTorch program's, at 1 and then 2
+# run_both LEANGRAD_BENCH FILTER LIBTORCH_PROGRAM REPETITIONS [LIBTORCH_FILTER]: leangrad's
+# benchmarks matching FILTER (Google Benchmark's regex; '.' for all) and the LibTorch program's
+# (those matching LIBTORCH_FILTER when given, else all), at 1 and then 2
 # threads, alternating; their JSON in $logs/leangrad-THREADS.json and $logs/libtorch-THREADS.json
 # (make_logs_dir first), their output on stderr.
 run_both() {
-  local bench=$1 filter=$2 libtorch=$3 flags threads
+  local bench=$1 filter=$2 libtorch=$3 flags threads libtorch_flags=()
   read -ra flags <<<"$(gbench_flags "$4")"
+  if [[ -n ${5:-} ]]; then libtorch_flags=(--benchmark_filter="$5"); fi
   for threads in 1 2; do
     echo "== leangrad, $threads thread(s): $bench" >&2
     OMP_NUM_THREADS=$threads "$bench" --benchmark_filter="$filter" "${flags[@]}" \
       --benchmark_out="$logs/leangrad-$threads.json" >&2
     echo "== LibTorch, $threads thread(s): $libtorch" >&2
-    OMP_NUM_THREADS=$threads "$libtorch" --threads "$threads" "${flags[@]}" \
+    OMP_NUM_THREADS=$threads "$libtorch" --threads "$threads" "${flags[@]}" "${libtorch_flags[@]}" \
       --benchmark_out="$logs/libtorch-$threads.json" >&2
   done
 }

@@ -4,7 +4,8 @@
 // NoGradGuard: a + b, a + row (a row of 4,096 broadcast over 4,096 rows), a * 0.5, a.exp(),
 // a.sigmoid(), a.relu(), a > b, torch::where(m, a, b) and torch::where(m, s, a) (m a random bool
 // mask, s a 0-d tensor) on (4096, 4096) tensors of float32, float16 and bfloat16. An op LibTorch
-// 1.13 does not implement for a dtype on the CPU reports its error instead of a time.
+// 1.13 does not implement for a dtype on the CPU reports its error instead of a time. And the
+// transposed copies of BM_Transpose_16M (the same three layouts, dtypes, names and bytes).
 //   libtorch-elementwise [--threads N] [Google Benchmark options]
 #include <benchmark/benchmark.h>
 #include <torch/torch.h>
@@ -73,6 +74,35 @@ void BM_Elementwise_16M(benchmark::State& state, Work work, torch::ScalarType dt
   state.SetBytesProcessed(state.iterations() * k16M * (input_bytes + result_bytes));
 }
 
+// A copy between layouts whose contiguous dims differ: x.t().contiguous() of (4096, 4096), and
+// NCHW <-> NHWC of (16, 256, 64, 64), permute(0, 2, 3, 1) and permute(0, 3, 1, 2) then
+// contiguous(). Bytes: the input read and the result written.
+enum class Layout { Transpose, ChannelsLast, ChannelsFirst };
+
+torch::Tensor layout_source(Layout layout, const torch::Tensor& x) {
+  switch (layout) {
+    case Layout::Transpose:
+      return x.reshape({4096, 4096}).t();
+    case Layout::ChannelsLast:
+      return x.reshape({16, 256, 64, 64}).permute({0, 2, 3, 1});
+    case Layout::ChannelsFirst:
+      return x.reshape({16, 64, 64, 256}).permute({0, 3, 1, 2});
+  }
+  return {};
+}
+
+void BM_Transpose_16M(benchmark::State& state, Layout layout, torch::ScalarType dtype) {
+  torch::NoGradGuard no_grad;
+  torch::manual_seed(0);
+  const torch::Tensor source = layout_source(layout, torch::randn({k16M}).to(dtype));
+  for (auto _ : state) {
+    torch::Tensor y = source.contiguous();
+    benchmark::DoNotOptimize(y.data_ptr());
+  }
+  state.SetBytesProcessed(state.iterations() * k16M * 2 *
+                          static_cast<int64_t>(source.element_size()));
+}
+
 #define LIBTORCH_ELEMENTWISE_BENCHMARK(work, suffix, dtype)                        \
   BENCHMARK_CAPTURE(BM_Elementwise_16M, work##_##suffix, Work::work, torch::dtype) \
       ->Unit(benchmark::kMillisecond)                                              \
@@ -90,6 +120,18 @@ LIBTORCH_ELEMENTWISE_BENCHMARKS(Relu);
 LIBTORCH_ELEMENTWISE_BENCHMARKS(Gt);
 LIBTORCH_ELEMENTWISE_BENCHMARKS(Where);
 LIBTORCH_ELEMENTWISE_BENCHMARKS(WhereScalar);
+
+#define LIBTORCH_TRANSPOSE_BENCHMARK(layout, suffix, dtype)                            \
+  BENCHMARK_CAPTURE(BM_Transpose_16M, layout##_##suffix, Layout::layout, torch::dtype) \
+      ->Unit(benchmark::kMillisecond)                                                  \
+      ->UseRealTime()
+#define LIBTORCH_TRANSPOSE_BENCHMARKS(layout)          \
+  LIBTORCH_TRANSPOSE_BENCHMARK(layout, F32, kFloat32); \
+  LIBTORCH_TRANSPOSE_BENCHMARK(layout, F16, kFloat16); \
+  LIBTORCH_TRANSPOSE_BENCHMARK(layout, BF16, kBFloat16)
+LIBTORCH_TRANSPOSE_BENCHMARKS(Transpose);
+LIBTORCH_TRANSPOSE_BENCHMARKS(ChannelsLast);
+LIBTORCH_TRANSPOSE_BENCHMARKS(ChannelsFirst);
 
 }  // namespace
 

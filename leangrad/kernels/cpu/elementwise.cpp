@@ -19,6 +19,7 @@
 
 #include <leangrad/kernels/cpu/half_convert.h>
 #include <leangrad/kernels/cpu/parallel_for.h>
+#include <leangrad/kernels/cpu/transpose_copy.h>
 #include <leangrad/kernels/dispatch.h>
 #include <leangrad/kernels/elementwise_math.h>
 
@@ -530,6 +531,8 @@ bool cast_half_dense(DType out_dtype, DType in_dtype, const ElementwiseGeometry&
 void cast(DType out_dtype, DType in_dtype, const ElementwiseGeometry& g, void* out,
           const void* in) {
   if (cast_half_dense(out_dtype, in_dtype, g, out, in)) return;
+  // Note [Tiled transposed copy]
+  if (out_dtype == in_dtype && copy_transposed(g, element_size(out_dtype), out, in)) return;
   dispatch_all(out_dtype, "cast", [&]<typename To>() {
     dispatch_all(in_dtype, "cast", [&]<typename From>() {
       elementwise_loop(

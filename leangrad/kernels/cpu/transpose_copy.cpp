@@ -1,0 +1,201 @@
+// Note [Tiled transposed copy]
+//   When out's contiguous dim is not in's (x.t().contiguous(), the gradient of a transpose, a
+//   permute to channels-last, copy_ into a transposed view), the strided loop of
+//   kernels/cpu/elementwise.cpp writes a run of out while stepping through in by a whole row per
+//   element: every element read from another cache line, and for a row of a power of two bytes
+//   every one of those lines in the same L1 set, so each is read from memory again for each of its
+//   16 floats. A (4096, 4096) float32 transposed copy took 170 ms on one thread, a memcpy of its
+//   64 MiB 15.
+//   So such a copy goes in tiles of 128 bytes a side (32 x 32 floats): read along in's
+//   contiguous dim, written along out's, each tile's lines used whole while they are in L1. Inside
+//   a tile, blocks of as many elements a side as a SIMD register holds (8 floats in AVX) are
+//   transposed in registers by Eigen's packet transposes (ptranspose of a PacketBlock, the ones
+//   its GEMM packs with): GCC does not find that in a scalar tile loop, which took 86 ms. The
+//   edges of a tile past its last whole block are copied one element at a time. Tiles are
+//   independent, so the threads split them. 35-39 ms for that copy here, 2.1 to 5.2 times
+//   LibTorch 1.13's speed over transposes and NCHW <-> NHWC
+//   (bench/results/2026-12-02-cpu-transposed-copy-zen3-2core.md). Bits are copied as they are: the
+//   registers move floats without arithmetic (a NaN keeps its payload, as the strided loop's
+//   same-dtype copy does), and the elements are handled as bytes of their size, so every dtype
+//   takes the path: bool and uint8 as Eigen's bool packets, float16 and bfloat16 as Eigen::half's,
+//   int32 as float's, int64 as double's.
+#include <leangrad/kernels/cpu/transpose_copy.h>
+
+#include <Eigen/Core>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+
+#include <leangrad/kernels/cpu/parallel_for.h>
+
+namespace leangrad::kernels::cpu {
+namespace {
+
+// The Eigen scalar whose packets carry elements of kBytes bytes through a register transpose.
+template <std::size_t kBytes>
+struct PacketElement;
+template <>
+struct PacketElement<1> {
+  using type = bool;
+};
+template <>
+struct PacketElement<2> {
+  using type = Eigen::half;
+};
+template <>
+struct PacketElement<4> {
+  using type = float;
+};
+template <>
+struct PacketElement<8> {
+  using type = double;
+};
+
+// Bytes of one element, copied whole.
+template <std::size_t kBytes>
+struct Element {
+  unsigned char bytes[kBytes];
+};
+
+// A square block of kSide x kSide elements transposed in registers: kSide loads along in's
+// contiguous dim, Eigen's ptranspose, kSide stores along out's. Without AVX (a build for another
+// LEANGRAD_CPU_ARCH), kSide is 1 and the tiles copy one element at a time.
+template <std::size_t kBytes>
+struct RegisterBlock {
+  using E = Element<kBytes>;
+#if defined(EIGEN_VECTORIZE_AVX)
+  using Scalar = typename PacketElement<kBytes>::type;
+  using Packet = typename Eigen::internal::packet_traits<Scalar>::type;
+  static constexpr std::int64_t kSide = Eigen::internal::unpacket_traits<Packet>::size;
+
+  // out[j * out_stride + i] = in[i * in_stride + j] for i, j < kSide.
+  static void transpose(E* out, std::int64_t out_stride, const E* in, std::int64_t in_stride) {
+    // A vector type as a template argument loses its alignment attribute, which GCC warns about;
+    // PacketBlock holds the packets as Eigen's own kernels do (Eigen silences it in its headers).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wignored-attributes"
+    Eigen::internal::PacketBlock<Packet, kSide> block;
+#pragma GCC diagnostic pop
+    for (std::int64_t i = 0; i < kSide; ++i) {
+      block.packet[i] =
+          Eigen::internal::ploadu<Packet>(reinterpret_cast<const Scalar*>(in + i * in_stride));
+    }
+    Eigen::internal::ptranspose(block);
+    for (std::int64_t j = 0; j < kSide; ++j)
+      Eigen::internal::pstoreu(reinterpret_cast<Scalar*>(out + j * out_stride), block.packet[j]);
+  }
+#else
+  static constexpr std::int64_t kSide = 1;
+  static void transpose(E* out, std::int64_t, const E* in, std::int64_t) {
+    std::memcpy(out, in, kBytes);
+  }
+#endif
+};
+
+// The side of a tile in elements: 128 bytes, and at least one register block.
+template <std::size_t kBytes>
+constexpr std::int64_t kTileSide = std::max<std::int64_t>(128 / kBytes,
+                                                          RegisterBlock<kBytes>::kSide);
+
+// out[i + j * out_stride] = in[i * in_stride + j] for i < extent_a, j < extent_b: i runs along
+// out's contiguous dim (a), j along in's (b).
+template <std::size_t kBytes>
+void copy_tile(Element<kBytes>* out, std::int64_t out_stride, const Element<kBytes>* in,
+               std::int64_t in_stride, std::int64_t extent_a, std::int64_t extent_b) {
+  using Block = RegisterBlock<kBytes>;
+  constexpr std::int64_t kSide = Block::kSide;
+  const std::int64_t whole_a = extent_a / kSide * kSide;
+  const std::int64_t whole_b = extent_b / kSide * kSide;
+  for (std::int64_t i = 0; i < whole_a; i += kSide) {
+    for (std::int64_t j = 0; j < whole_b; j += kSide)
+      Block::transpose(out + i + j * out_stride, out_stride, in + i * in_stride + j, in_stride);
+  }
+  // The edges: the columns past the last whole block of every row, then the rows past it.
+  for (std::int64_t i = 0; i < extent_a; ++i) {
+    for (std::int64_t j = i < whole_a ? whole_b : 0; j < extent_b; ++j)
+      out[i + j * out_stride] = in[i * in_stride + j];
+  }
+}
+
+// The copy in tiles over dims a (out's stride 1) and b (in's stride 1), once for each index of the
+// other dims. A task takes consecutive tiles, along a first.
+template <std::size_t kBytes>
+void copy_transposed_as(const ElementwiseGeometry& g, int a, int b, void* out, const void* in) {
+  using E = Element<kBytes>;
+  constexpr std::int64_t kTile = kTileSide<kBytes>;
+  const std::int64_t size_a = g.sizes[a];
+  const std::int64_t size_b = g.sizes[b];
+  const std::int64_t out_stride = g.strides[0][b];
+  const std::int64_t in_stride = g.strides[1][a];
+  int outer_dims[kMaxDims];
+  int num_outer = 0;
+  std::int64_t outer = 1;
+  for (int d = 0; d < g.ndim; ++d) {
+    if (d == a || d == b) continue;
+    outer_dims[num_outer++] = d;
+    outer *= g.sizes[d];
+  }
+  const std::int64_t tiles_a = (size_a + kTile - 1) / kTile;
+  const std::int64_t tiles_per_plane = tiles_a * ((size_b + kTile - 1) / kTile);
+  E* const out_e = static_cast<E*>(out);
+  const E* const in_e = static_cast<const E*>(in);
+  parallel_for(outer * tiles_per_plane, grain_for(kTile * kTile),
+               [&](std::int64_t begin, std::int64_t end) {
+                 for (std::int64_t item = begin; item < end; ++item) {
+                   std::int64_t rest = item / tiles_per_plane;
+                   const std::int64_t tile = item % tiles_per_plane;
+                   std::int64_t out_offset = 0;
+                   std::int64_t in_offset = 0;
+                   for (int k = num_outer - 1; k >= 0; --k) {
+                     const int d = outer_dims[k];
+                     const std::int64_t index = rest % g.sizes[d];
+                     rest /= g.sizes[d];
+                     out_offset += index * g.strides[0][d];
+                     in_offset += index * g.strides[1][d];
+                   }
+                   const std::int64_t a0 = tile % tiles_a * kTile;
+                   const std::int64_t b0 = tile / tiles_a * kTile;
+                   copy_tile<kBytes>(out_e + out_offset + a0 + b0 * out_stride, out_stride,
+                                     in_e + in_offset + a0 * in_stride + b0, in_stride,
+                                     std::min(kTile, size_a - a0), std::min(kTile, size_b - b0));
+                 }
+               });
+}
+
+// The innermost dim along which operand k steps by one element, or -1.
+int unit_stride_dim(const ElementwiseGeometry& g, int k) {
+  for (int d = g.ndim - 1; d >= 0; --d) {
+    if (g.strides[k][d] == 1) return d;
+  }
+  return -1;
+}
+
+}  // namespace
+
+bool copy_transposed(const ElementwiseGeometry& g, std::size_t element_size, void* out,
+                     const void* in) {
+  if (g.num_operands != 2 || g.ndim < 2) return false;
+  const int a = unit_stride_dim(g, 0);
+  const int b = unit_stride_dim(g, 1);
+  if (a < 0 || b < 0 || a == b) return false;
+  if (g.sizes[a] < kTransposeMinSide || g.sizes[b] < kTransposeMinSide) return false;
+  switch (element_size) {
+    case 1:
+      copy_transposed_as<1>(g, a, b, out, in);
+      return true;
+    case 2:
+      copy_transposed_as<2>(g, a, b, out, in);
+      return true;
+    case 4:
+      copy_transposed_as<4>(g, a, b, out, in);
+      return true;
+    case 8:
+      copy_transposed_as<8>(g, a, b, out, in);
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace leangrad::kernels::cpu
