@@ -375,6 +375,87 @@ LG_HOST_DEVICE LG_ALWAYS_INLINE T unary_element(T a) {
   return static_cast<T>(unary_op_apply<op>(to_opmath(a)));
 }
 
+// ---- pow with a scalar exponent ---------------------------------------------------------------
+// Note [pow with a scalar exponent]
+//   pow(x, e) of a scalar e takes PyTorch's shortcuts (its CPU pow_tensor_scalar kernel) for
+//   float32, float64 and bfloat16: e = 2 is x * x, 3 is x * x * x, -2 is 1 / (x * x), 0.5 is
+//   sqrt(x), -0.5 is rsqrt(x) and -1 is 1 / x; any other e is std::pow. In the math type, then
+//   rounded to the dtype once, as every elementwise op (PyTorch rounds bfloat16's x * x to
+//   bfloat16 before the third factor). So values are PyTorch's: x^3 two roundings (within about
+//   2 ulps), not std::pow's; sqrt(-0) = -0 and sqrt(-inf) = NaN where pow(-0, 0.5) = +0 and
+//   pow(-inf, 0.5) = +inf. x * x and 1 / x equal std::pow's correctly rounded results. float16
+//   keeps std::pow for every e, as PyTorch's CPU kernel does (pow(-0, 0.5) = +0 there). The
+//   launchers choose the kind once per call, so the CPU loop runs one of these in SIMD lanes
+//   where the C library's pow took one call per element (pow(x, 3) and its backward's pow(x, 2)).
+//   An integral x keeps integer_pow whatever e is.
+enum class PowExponent : std::uint8_t {
+  Other,
+  Square,
+  Cube,
+  InverseSquare,
+  Sqrt,
+  Rsqrt,
+  Reciprocal
+};
+
+constexpr PowExponent pow_exponent_kind(double e) {
+  if (e == 2.0) return PowExponent::Square;
+  if (e == 3.0) return PowExponent::Cube;
+  if (e == -2.0) return PowExponent::InverseSquare;
+  if (e == 0.5) return PowExponent::Sqrt;
+  if (e == -0.5) return PowExponent::Rsqrt;
+  if (e == -1.0) return PowExponent::Reciprocal;
+  return PowExponent::Other;
+}
+
+// Whether pow of a T by a scalar takes the shortcuts.
+template <typename T>
+inline constexpr bool kPowScalarShortcuts =
+    std::is_floating_point_v<opmath_t<T>> && !std::is_same_v<T, Half>;
+
+// x^e for a floating math type M, e of the given kind (e itself is used only for Other).
+template <PowExponent kind, typename M>
+LG_HOST_DEVICE LG_ALWAYS_INLINE M pow_scalar_apply(M x, M e) {
+  static_assert(std::is_floating_point_v<M>, "an integral base takes integer_pow");
+  if constexpr (kind == PowExponent::Square) {
+    return x * x;
+  } else if constexpr (kind == PowExponent::Cube) {
+    return x * x * x;
+  } else if constexpr (kind == PowExponent::InverseSquare) {
+    return M(1) / (x * x);
+  } else if constexpr (kind == PowExponent::Sqrt) {
+    return unary_op_apply<UnaryOp::Sqrt>(x);
+  } else if constexpr (kind == PowExponent::Rsqrt) {
+    return unary_op_apply<UnaryOp::Rsqrt>(x);
+  } else if constexpr (kind == PowExponent::Reciprocal) {
+    return unary_op_apply<UnaryOp::Reciprocal>(x);
+  } else {
+    return binary_op_apply<BinaryOp::Pow>(x, e);
+  }
+}
+
+// The same, the kind a run-time value (a CUDA thread's uniform branch).
+template <typename M>
+LG_HOST_DEVICE LG_INLINE M pow_scalar_apply(M x, M e, PowExponent kind) {
+  switch (kind) {
+    case PowExponent::Square:
+      return pow_scalar_apply<PowExponent::Square>(x, e);
+    case PowExponent::Cube:
+      return pow_scalar_apply<PowExponent::Cube>(x, e);
+    case PowExponent::InverseSquare:
+      return pow_scalar_apply<PowExponent::InverseSquare>(x, e);
+    case PowExponent::Sqrt:
+      return pow_scalar_apply<PowExponent::Sqrt>(x, e);
+    case PowExponent::Rsqrt:
+      return pow_scalar_apply<PowExponent::Rsqrt>(x, e);
+    case PowExponent::Reciprocal:
+      return pow_scalar_apply<PowExponent::Reciprocal>(x, e);
+    case PowExponent::Other:
+      break;
+  }
+  return pow_scalar_apply<PowExponent::Other>(x, e);
+}
+
 // ---- Compare ---------------------------------------------------------------------------------
 
 // IEEE semantics: every comparison with NaN is false except Ne.

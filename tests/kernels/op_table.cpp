@@ -239,6 +239,11 @@ std::vector<OpCase> scalar_cases() {
        input(kMatrix, kFloat32, 0.5, 2.0), kTolF32},
       {"pow_scalar_f32", [](const Tensor& t, double s) { return pow(t, s); }, 2.5,
        input(kMatrix, kFloat32, 0.1, 2.0), kTolF32},
+      // Note [pow with a scalar exponent]: the shortcuts, a cube and a square root.
+      {"pow_cube_f32", [](const Tensor& t, double s) { return pow(t, s); }, 3.0,
+       input(kMatrix, kFloat32, -2.0, 2.0), kTolF32},
+      {"pow_half_bf16", [](const Tensor& t, double s) { return pow(t, s); }, 0.5,
+       input(kMatrix, kBFloat16, 0.1, 2.0), kTolBF16},
       {"mul_scalar_f16", [](const Tensor& t, double s) { return t * s; }, 3.0,
        input(kMatrix, kFloat16), kTolF16},
       {"sub_scalar_bf16", [](const Tensor& t, double s) { return t - s; }, 0.3,

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -471,6 +472,88 @@ TEST(ElementwiseBinary, HalfPrecisionRoundsOnceFromFloat) {
   const Tensor a = make_tensor({1.0, 2048.0}, {2}, kFloat16);
   const Tensor b = make_tensor({0.00048828125, 1.0}, {2}, kFloat16);
   EXPECT_TRUE(all_close(ops::binary(BinaryOp::Add, a, b), {1.0, 2048.0}, 0, 0));
+}
+
+// Note [pow with a scalar exponent]: PyTorch's shortcuts. Float32 bit for bit against torch
+// 1.13's values at special points (printed by Debian's python3-torch:
+// torch.tensor(x).pow(e).tolist()), sign of zero included; then a grid in float32, float64 and
+// bfloat16 against the shortcut's definition in the math type, rounded once, and against pow in
+// double within its roundings; float16 keeps std::pow (PyTorch's CPU kernel has no shortcut for
+// it: pow(-0, 0.5) = +0 and pow(-inf, 0.5) = +inf there).
+TEST(ElementwiseBinary, PowScalarShortcutsAsPyTorch) {
+  const std::vector<double> x = {-0.0, -kInf, kInf, 0.0, kNaN, -2.0, 1e20, 1e-20, 3.0000002f};
+  struct Case {
+    double exponent;
+    std::vector<double> torch;  // float32
+  };
+  const Case cases[] = {
+      {2, {0, kInf, kInf, 0, kNaN, 4, kInf, 9.99994610111476e-41, 9.000001907348633}},
+      {3, {-0.0, -kInf, kInf, 0, kNaN, -8, kInf, 0, 27.00000762939453}},
+      {-2, {kInf, 0, 0, kInf, kNaN, 0.25, 0, kInf, 0.11111108958721161}},
+      {0.5, {-0.0, kNaN, kInf, 0, kNaN, kNaN, 1e10, 1.000000013351432e-10, 1.732050895690918}},
+      {-0.5, {-kInf, kNaN, 0, kInf, kNaN, kNaN, 1.000000013351432e-10, 1e10, 0.5773502588272095}},
+      {-1,
+       {-kInf, -0.0, 0, kInf, kNaN, -0.5, 9.999999682655225e-21, 1.0000000200408773e+20,
+        0.3333333134651184}},
+  };
+  for (const Case& c : cases) {
+    const Tensor out = ops::binary(BinaryOp::Pow, make_tensor(x, {9}), c.exponent);
+    const auto* got = static_cast<const float*>(out.data_ptr());
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      const float want = static_cast<float>(c.torch[i]);
+      if (std::isnan(want)) {
+        EXPECT_TRUE(std::isnan(got[i])) << "pow(" << x[i] << ", " << c.exponent << ")";
+      } else {
+        EXPECT_EQ(std::bit_cast<std::uint32_t>(got[i]), std::bit_cast<std::uint32_t>(want))
+            << "pow(" << x[i] << ", " << c.exponent << ") = " << got[i] << ", torch " << want;
+      }
+    }
+  }
+  const Tensor half_out =
+      ops::binary(BinaryOp::Pow, make_tensor({-0.0, -kInf}, {2}, kFloat16), 0.5);
+  const std::vector<double> half_values = to_vector(half_out);
+  EXPECT_FALSE(std::signbit(half_values[0]));
+  EXPECT_EQ(half_values[1], kInf);
+
+  // The grid: the shortcut in the math type (float, or double for float64), rounded once.
+  std::vector<double> grid;
+  for (double v = -40.0; v <= 40.0; v += 0.37)
+    grid.push_back(v);
+  for (const DType dtype : {kFloat32, kFloat64, kBFloat16}) {
+    const Tensor base = make_tensor(grid, {static_cast<std::int64_t>(grid.size())}, dtype);
+    const std::vector<double> values = to_vector(base);
+    for (const double e : {2.0, 3.0, -2.0, 0.5, -0.5, -1.0}) {
+      const std::vector<double> got = to_vector(ops::binary(BinaryOp::Pow, base, e));
+      for (std::size_t i = 0; i < values.size(); ++i) {
+        const auto shortcut = [&](auto m) {
+          using M = decltype(m);
+          if (e == 2.0) return m * m;
+          if (e == 3.0) return m * m * m;
+          if (e == -2.0) return M(1) / (m * m);
+          if (e == 0.5) return std::sqrt(m);
+          if (e == -0.5) return M(1) / std::sqrt(m);
+          return M(1) / m;
+        };
+        double want = dtype == kFloat64
+                          ? shortcut(values[i])
+                          : static_cast<double>(shortcut(static_cast<float>(values[i])));
+        if (dtype == kBFloat16) want = static_cast<double>(BFloat16(static_cast<float>(want)));
+        const std::string where = std::string(dtype_name(dtype)) + " pow(" +
+                                  std::to_string(values[i]) + ", " + std::to_string(e) + ")";
+        if (std::isnan(want)) {
+          EXPECT_TRUE(std::isnan(got[i])) << where;
+          continue;
+        }
+        EXPECT_EQ(got[i], want) << where;
+        // Within the shortcut's roundings of pow in double: at most two in the math type (u each)
+        // and one to the dtype.
+        const double u = dtype == kFloat64 ? 0x1p-53 : 0x1p-24;
+        const double to_dtype = dtype == kBFloat16 ? 0x1p-8 : 0.0;
+        const double exact = std::pow(values[i], e);
+        EXPECT_LE(std::fabs(got[i] - exact), (3 * u + to_dtype) * std::fabs(exact)) << where;
+      }
+    }
+  }
 }
 
 TEST(ElementwiseBinary, DefinedIntegerSemantics) {

@@ -329,6 +329,27 @@ void with_op(CompareOp op, F&& f) {
   LG_THROW(Error, "unknown CompareOp ", static_cast<int>(op));
 }
 
+// Calls fn.template operator()<kind>() with the kind as a constant.
+template <typename F>
+void with_pow_exponent(PowExponent kind, const F& fn) {
+  switch (kind) {
+    case PowExponent::Square:
+      return fn.template operator()<PowExponent::Square>();
+    case PowExponent::Cube:
+      return fn.template operator()<PowExponent::Cube>();
+    case PowExponent::InverseSquare:
+      return fn.template operator()<PowExponent::InverseSquare>();
+    case PowExponent::Sqrt:
+      return fn.template operator()<PowExponent::Sqrt>();
+    case PowExponent::Rsqrt:
+      return fn.template operator()<PowExponent::Rsqrt>();
+    case PowExponent::Reciprocal:
+      return fn.template operator()<PowExponent::Reciprocal>();
+    case PowExponent::Other:
+      return fn.template operator()<PowExponent::Other>();
+  }
+}
+
 }  // namespace
 
 void binary(BinaryOp op, DType dtype, const ElementwiseGeometry& g, void* out, const void* a,
@@ -352,6 +373,19 @@ void binary_scalar(BinaryOp op, DType dtype, const ElementwiseGeometry& g, void*
       const opmath_t<T> scalar = cast_value<opmath_t<T>>(s);
       auto* out_t = static_cast<T*>(out);
       const auto* a_t = static_cast<const T*>(a);
+      if constexpr (decltype(op_constant)::value == BinaryOp::Pow && kPowScalarShortcuts<T>) {
+        if (!scalar_first) {  // Note [pow with a scalar exponent]
+          with_pow_exponent(pow_exponent_kind(s), [&]<PowExponent kKind>() {
+            elementwise_loop_as<T>(
+                g,
+                [scalar](T x) {
+                  return static_cast<T>(pow_scalar_apply<kKind>(to_opmath(x), scalar));
+                },
+                [scalar](auto x) { return pow_scalar_apply<kKind>(x, scalar); }, out_t, a_t);
+          });
+          return;
+        }
+      }
       if (scalar_first) {
         elementwise_loop_as<T>(
             g, [scalar](T x) { return static_cast<T>(binary_op_apply<kOp>(scalar, to_opmath(x))); },
