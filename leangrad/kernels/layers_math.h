@@ -240,6 +240,15 @@ constexpr std::int64_t kDropoutPerCounter = 4;
 LG_HOST_DEVICE LG_INLINE bool dropout_keep_lane(const philox::Block& block, int lane, double p) {
   return static_cast<double>(philox::uniform_float(block.x[lane])) >= p;
 }
+// The same test as an integer compare, for loops that run it in SIMD lanes: for p in [0, 1],
+// uniform_float(word) >= p exactly when dropout_keep_word(word, dropout_keep_threshold(p)), as
+// k 2^-24 >= p <=> k >= ceil(p 2^24) for the integer k = word >> 8 (p 2^24 is exact in double).
+LG_HOST_DEVICE LG_INLINE std::uint32_t dropout_keep_threshold(double p) {
+  return static_cast<std::uint32_t>(std::ceil(p * 16777216.0));
+}
+LG_HOST_DEVICE LG_INLINE bool dropout_keep_word(std::uint32_t word, std::uint32_t threshold) {
+  return (word >> 8) >= threshold;
+}
 LG_HOST_DEVICE LG_INLINE bool dropout_keep(std::int64_t i, std::uint64_t seed, std::uint64_t offset,
                                            double p) {
   const philox::Block block =

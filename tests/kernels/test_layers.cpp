@@ -14,10 +14,12 @@
 #include <leangrad/core/error.h>
 #include <leangrad/core/generator.h>
 #include <leangrad/kernels/creation.h>
+#include <leangrad/kernels/layers_math.h>
 #include <leangrad/kernels/ops.h>
 #include "testing/gradcheck.h"
 #include "testing/reference_data.h"
 #include "testing/tensor_testing.h"
+#include "testing/thread_count.h"
 
 namespace leangrad {
 namespace {
@@ -230,6 +232,47 @@ TEST(DropoutMask, ReproducibleFractionAndScale) {
     }
   }
   EXPECT_NEAR(static_cast<double>(zeros_count) / va.size(), 0.3, 0.01);
+}
+
+// Each element's keep is its definition, layers_math::dropout_keep(i, seed, offset, p): the lane
+// of the Philox block of counter offset + i / 4. The CPU kernel computes one block per counter for
+// four elements, so the tensor starts at an offset the first call moved on, its length is not a
+// multiple of 4, and two threads split it at an element inside a block.
+TEST(DropoutMask, EachKeepIsItsDefinition) {
+  const ThreadCount threads(2);
+  Generator gen(2024);
+  (void)ops::dropout(ones({1001}), 0.5, gen);  // moves the offset on
+  const Generator::State state = gen.state();
+  ASSERT_NE(state.offset, 0u);
+  const std::int64_t n = 100003;
+  const Tensor x = arange(1, n + 1, 1, TensorOptions(kFloat32));
+  for (const double p : {0.3, 0.5, 1.0 / 3.0}) {
+    gen.set_state(state);
+    const ops::DropoutResult r = ops::dropout(x, p, gen);
+    const auto* mask = static_cast<const std::uint8_t*>(r.mask.data_ptr());
+    const auto* out = static_cast<const float*>(r.out.data_ptr());
+    const float scale = static_cast<float>(1.0 / (1.0 - p));
+    for (std::int64_t i = 0; i < n; ++i) {
+      const bool keep = layers_math::dropout_keep(i, state.seed, state.offset, p);
+      ASSERT_EQ(mask[i] != 0, keep) << "element " << i << ", p " << p;
+      ASSERT_EQ(out[i], keep ? static_cast<float>(i + 1) * scale : 0.0f) << "element " << i;
+    }
+  }
+}
+
+// The integer form of the keep test equals the float one for every word's top 24 bits (k) at
+// probabilities on, between and beside multiples of 2^-24, and 0 and 1.
+TEST(DropoutMask, IntegerKeepTestIsTheFloatOne) {
+  for (const double p : {0.0, 0x1p-24, 0x1p-25, 1e-7, 0.1, 0.3, 1.0 / 3.0, 0.5, 0.5 + 0x1p-26,
+                         5033165 * 0x1p-24, 1.0 - 0x1p-25, 1.0}) {
+    const std::uint32_t threshold = layers_math::dropout_keep_threshold(p);
+    for (std::uint32_t k = 0; k < (1u << 24); ++k) {
+      const std::uint32_t word = k << 8 | (k & 0xff);
+      const bool by_float = static_cast<double>(philox::uniform_float(word)) >= p;
+      ASSERT_EQ(layers_math::dropout_keep_word(word, threshold), by_float)
+          << "p " << p << ", k " << k;
+    }
+  }
 }
 
 TEST(DropoutMask, EvalIdentityAndEdgeCases) {
