@@ -1,4 +1,4 @@
-// ops_scan: forward + backward through autograd of 44 ops at realistic shapes, float32, one line
+// ops_scan: forward + backward through autograd of 55 ops at realistic shapes, float32, one line
 // per op (its name and the median of 5 timed runs in ms, after 2 untimed ones), for a broad look
 // at where a CPU kernel is slower than it should be. bench/compare/ops_scan_vs_libtorch.sh runs it
 // beside LibTorch's side (bench/compare/libtorch/libtorch_ops_scan.cpp: the same ops, names,
@@ -62,6 +62,9 @@ int main(int argc, char** argv) {
   const Tensor pos = (lg::rand({2048, 4096}) + 0.5).requires_grad_(true);  // in [0.5, 1.5)
   const Tensor pos2 = lg::rand({2048, 4096}) + 0.5;
   const Tensor pos2_mask = lg::gt(pos2, lg::full_like(pos2, 1.0));
+  const Tensor rows = (lg::rand({2048}) * 4095.0).to(lg::kInt64);          // in [0, 4096)
+  const Tensor columns = (lg::rand({4096, 1024}) * 4095.0).to(lg::kInt64);  // in [0, 4096)
+  const Tensor targets = (lg::rand({4096, 4096}) * 4095.0).to(lg::kInt64);  // in [0, 4096)
   const std::vector<Op> ops = {
       {"interpolate_bilinear", image,
        [](const Tensor& x) {
@@ -130,6 +133,18 @@ int main(int argc, char** argv) {
       {"masked_fill", pos, [&](const Tensor& x) { return lg::masked_fill(x, pos2_mask, 0.0); }},
       {"softplus", pos, [](const Tensor& x) { return lg::softplus(x); }},
       {"log_softmax_dim0", pos, [](const Tensor& x) { return lg::log_softmax(x, 0); }},
+      {"index_select_dim0", big, [&](const Tensor& x) { return lg::index_select(x, 0, rows); }},
+      {"index_select_dim1", big, [&](const Tensor& x) { return lg::index_select(x, 1, rows); }},
+      {"gather_dim1", big, [&](const Tensor& x) { return lg::gather(x, 1, columns); }},
+      {"scatter_add_dim1", big,
+       [&](const Tensor& x) { return lg::scatter_add(x, 1, targets, big_target); }},
+      {"cumsum_dim0", big, [](const Tensor& x) { return lg::cumsum(x, 0); }},
+      {"cumsum_dim1", big, [](const Tensor& x) { return lg::cumsum(x, 1); }},
+      {"logsumexp_dim1", big, [](const Tensor& x) { return lg::logsumexp(x, {1}); }},
+      {"norm_dim1", big, [](const Tensor& x) { return lg::norm(x, 2.0, {1}); }},
+      {"flip_dim1", big, [](const Tensor& x) { return lg::flip(x, {1}); }},
+      {"roll_dim1", big, [](const Tensor& x) { return lg::roll(x, 7, 1); }},
+      {"tril", big, [](const Tensor& x) { return lg::tril(x); }},
   };
   for (const Op& op : ops) {
     if (!only.empty() && std::string(op.name).find(only) == std::string::npos) continue;

@@ -42,8 +42,10 @@
 #include <leangrad/autograd/engine.h>
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/grad_mode.h>
+#include <leangrad/autograd/indexing_functions.h>
 #include <leangrad/autograd/losses.h>
 #include <leangrad/autograd/margin_losses.h>
+#include <leangrad/autograd/reduction_functions.h>
 #include <leangrad/autograd/saved_tensor.h>
 #include <leangrad/core/creation.h>
 #include <leangrad/core/cuda.h>

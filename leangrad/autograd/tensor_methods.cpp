@@ -10,8 +10,10 @@
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/grad_mode.h>
 #include <leangrad/autograd/graph.h>
+#include <leangrad/autograd/indexing_functions.h>
 #include <leangrad/autograd/nn_functions.h>
 #include <leangrad/autograd/nn_internal.h>
+#include <leangrad/autograd/reduction_functions.h>
 #include <leangrad/core/creation.h>
 #include <leangrad/core/host_sync.h>
 #include <leangrad/core/views.h>
@@ -84,6 +86,55 @@ Tensor Tensor::slice(std::int64_t dim, std::int64_t start, std::int64_t end,
 }
 Tensor Tensor::select(std::int64_t dim, std::int64_t index) const {
   return leangrad::select(*this, dim, index);
+}
+Tensor Tensor::narrow(std::int64_t dim, std::int64_t start, std::int64_t length) const {
+  return leangrad::narrow(*this, dim, start, length);
+}
+std::vector<Tensor> Tensor::split(std::int64_t split_size, std::int64_t dim) const {
+  return leangrad::split(*this, split_size, dim);
+}
+std::vector<Tensor> Tensor::split_with_sizes(const std::vector<std::int64_t>& split_sizes,
+                                             std::int64_t dim) const {
+  return leangrad::split_with_sizes(*this, split_sizes, dim);
+}
+std::vector<Tensor> Tensor::chunk(std::int64_t chunks, std::int64_t dim) const {
+  return leangrad::chunk(*this, chunks, dim);
+}
+std::vector<Tensor> Tensor::unbind(std::int64_t dim) const {
+  return leangrad::unbind(*this, dim);
+}
+Tensor Tensor::index_select(std::int64_t dim, const Tensor& index) const {
+  return leangrad::index_select(*this, dim, index);
+}
+Tensor Tensor::gather(std::int64_t dim, const Tensor& index) const {
+  return leangrad::gather(*this, dim, index);
+}
+Tensor Tensor::scatter_add(std::int64_t dim, const Tensor& index, const Tensor& src) const {
+  return leangrad::scatter_add(*this, dim, index, src);
+}
+Tensor Tensor::flip(const std::vector<std::int64_t>& dims) const {
+  return leangrad::flip(*this, dims);
+}
+Tensor Tensor::roll(const DimList& shifts, const DimList& dims) const {
+  return leangrad::roll(*this, shifts, dims);
+}
+Tensor Tensor::repeat(const std::vector<std::int64_t>& repeats) const {
+  return leangrad::repeat(*this, repeats);
+}
+Tensor Tensor::tril(std::int64_t diagonal) const {
+  return leangrad::tril(*this, diagonal);
+}
+Tensor Tensor::triu(std::int64_t diagonal) const {
+  return leangrad::triu(*this, diagonal);
+}
+Tensor Tensor::logsumexp(const DimList& dims, bool keepdim) const {
+  return leangrad::logsumexp(*this, dims, keepdim);
+}
+Tensor Tensor::norm(double p, const DimList& dims, bool keepdim) const {
+  return leangrad::norm(*this, p, dims, keepdim);
+}
+Tensor Tensor::cumsum(std::int64_t dim) const {
+  return leangrad::cumsum(*this, dim);
 }
 Tensor Tensor::unsqueeze(std::int64_t dim) const {
   return leangrad::unsqueeze(*this, dim);

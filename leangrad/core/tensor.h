@@ -175,6 +175,28 @@ class Tensor {
   Tensor index(const std::vector<indexing::TensorIndex>& indices) const;
   // t[i]: select(0, i).
   Tensor operator[](std::int64_t index) const;
+  // Views along one dim (autograd/indexing_functions.h): narrow(dim, start, length) is
+  // slice(dim, start, start + length) with a negative start counted from the end; split,
+  // split_with_sizes, chunk and unbind cut dim into pieces, as torch's.
+  Tensor narrow(std::int64_t dim, std::int64_t start, std::int64_t length) const;
+  std::vector<Tensor> split(std::int64_t split_size, std::int64_t dim = 0) const;
+  std::vector<Tensor> split_with_sizes(const std::vector<std::int64_t>& split_sizes,
+                                       std::int64_t dim = 0) const;
+  std::vector<Tensor> chunk(std::int64_t chunks, std::int64_t dim = 0) const;
+  std::vector<Tensor> unbind(std::int64_t dim = 0) const;
+  // Indexing by int64 tensors (copies; autograd/indexing_functions.h): index_select (int32
+  // indices too), gather, and scatter_add out of place.
+  Tensor index_select(std::int64_t dim, const Tensor& index) const;
+  Tensor gather(std::int64_t dim, const Tensor& index) const;
+  Tensor scatter_add(std::int64_t dim, const Tensor& index, const Tensor& src) const;
+  // Rearranging copies (autograd/indexing_functions.h): the order of dims reversed (flip), the
+  // elements rolled by shifts along dims (no dims: over the flattened tensor), tiled (repeat),
+  // the lower or upper triangle of the last two dims with the rest zeroed (tril, triu).
+  Tensor flip(const std::vector<std::int64_t>& dims) const;
+  Tensor roll(const DimList& shifts, const DimList& dims = {}) const;
+  Tensor repeat(const std::vector<std::int64_t>& repeats) const;
+  Tensor tril(std::int64_t diagonal = 0) const;
+  Tensor triu(std::int64_t diagonal = 0) const;
 
   // ---- In-place (bump the version counter) -------------------------------------------------
   Tensor& add_(const Tensor& other, double alpha = 1.0);
@@ -288,6 +310,11 @@ class Tensor {
   template <typename B>
   requires std::same_as<B, bool> Tensor std(B unbiased)
   const { return std(DimList(), unbiased, false); }
+  // log(sum(exp(x))) over dims without overflow; the vector p-norm over dims (none: all; p = inf
+  // is the largest |x|); the running sum along dim (autograd/reduction_functions.h).
+  Tensor logsumexp(const DimList& dims, bool keepdim = false) const;
+  Tensor norm(double p = 2.0, const DimList& dims = {}, bool keepdim = false) const;
+  Tensor cumsum(std::int64_t dim) const;
 
   // ---- Elementwise -------------------------------------------------------------------------
   Tensor exp() const;

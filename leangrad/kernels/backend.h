@@ -20,6 +20,7 @@
 #include <leangrad/core/dtype.h>
 #include <leangrad/kernels/conv_geometry.h>
 #include <leangrad/kernels/elementwise_geometry.h>
+#include <leangrad/kernels/gather_geometry.h>
 #include <leangrad/kernels/group_norm_math.h>
 #include <leangrad/kernels/layers_math.h>
 #include <leangrad/kernels/matmul_geometry.h>

@@ -44,6 +44,21 @@ decltype(auto) dispatch_numeric(DType dtype, const char* op, F&& f) {
   }
 }
 
+// The floating dtypes, int64 and int32: those a kernel adds into with CUDA atomics (scatter_add).
+template <typename F>
+decltype(auto) dispatch_addable(DType dtype, const char* op, F&& f) {
+  switch (dtype) {
+    LG_DISPATCH_CASE(float, Float32)
+    LG_DISPATCH_CASE(double, Float64)
+    LG_DISPATCH_CASE(Half, Float16)
+    LG_DISPATCH_CASE(BFloat16, BFloat16)
+    LG_DISPATCH_CASE(std::int64_t, Int64)
+    LG_DISPATCH_CASE(std::int32_t, Int32)
+    default:
+      LG_THROW(DTypeError, op, ": expected a floating, int64 or int32 dtype, got ", dtype);
+  }
+}
+
 // Every dtype.
 template <typename F>
 decltype(auto) dispatch_all(DType dtype, const char* op, F&& f) {

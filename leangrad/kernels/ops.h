@@ -12,12 +12,14 @@
 //                        activation_
 //   ops_shape.cpp        cat
 //   ops_reduce.cpp       sum, mean, max, argmax            ops_linalg.cpp  matmul
+//   ops_cumsum.cpp       cumsum
 //   ops_random.cpp       uniform, normal (Philox: the same numbers on every device)
 //   ops_tanhexp.cpp      TanhExp                           ops_group_norm.cpp  GroupNorm,
 //                                                                          LayerNorm
 //   ops_conv.cpp         conv2d                            ops_layers.cpp  pooling, dropout,
 //   ops_optim.cpp        the optimizers, grad_norm, clip_grads             softmax, losses
-//   ops_embedding.cpp    embedding                         ops_upsample.cpp  interpolation
+//   ops_indexing.cpp     embedding, index_select, gather,  ops_upsample.cpp  interpolation
+//                        scatter_add
 //   ops_attention.cpp    fused attention (CPU)
 #pragma once
 
@@ -198,6 +200,12 @@ Tensor cat(const std::vector<Tensor>& tensors, std::int64_t dim);
 Tensor reduce(ReduceOp op, const Tensor& a, const std::vector<std::int64_t>& dims, bool keepdim);
 // Index (int64) of the first maximum along `dim`, or in the flattened tensor when dim is empty.
 Tensor argmax(const Tensor& a, std::optional<std::int64_t> dim, bool keepdim);
+
+// ---- Cumulative sum (ops_cumsum.cpp) -----------------------------------------------------------
+// The running sum along dim (reverse: from the end), of x's shape, added in order along the dim
+// on either device (the same bits on both). Floating x keeps its dtype (the 16-bit floats summed
+// in float32, each output rounded once); integral and bool x give int64, as torch.cumsum.
+Tensor cumsum(const Tensor& x, std::int64_t dim, bool reverse = false);
 
 // ---- Linear algebra (ops_linalg.cpp) ---------------------------------------------------------
 // (M, K) @ (K, N) -> (M, N); (B, M, K) @ (B, K, N) -> (B, M, N); a 3-D operand with a 2-D one
@@ -498,15 +506,31 @@ Tensor upsample2d(const Tensor& x, Pool2dSize out_size, Resize2dScales scale_fac
 Tensor upsample2d_backward(const Tensor& grad_out, const Shape& input_shape,
                            Resize2dScales scale_factor, bool bilinear, bool align_corners);
 
-// ---- Embedding (ops_embedding.cpp) -------------------------------------------------------------
+// ---- Indexing (ops_indexing.cpp) -------------------------------------------------------------
+// An index of a CPU tensor out of range throws Error naming it and its position; on CUDA (no
+// synchronisation to check) it reads NaN (0 in an integral dtype) and adds nothing.
+//
 // weight (num_embeddings, dim), indices int64 of any shape -> (*indices.shape, dim): the rows of
-// weight the indices pick. A CPU index outside [0, num_embeddings) throws Error naming it; on
-// CUDA it gives a row of NaN (no synchronisation to check it).
+// weight the indices pick.
 Tensor embedding(const Tensor& weight, const Tensor& indices);
 // The weight gradient (num_embeddings, dim) of embedding: each upstream row grad_out[i...] added
 // into the row of its index, except rows of padding_idx (-1: none), which get none.
 Tensor embedding_backward(const Tensor& grad_out, const Tensor& indices,
                           std::int64_t num_embeddings, std::int64_t padding_idx);
+// torch.index_select: x's slices along dim at `index` (int64 or int32, 0-d or 1-d, values in
+// [0, x.size(dim))), in the index's order: x's shape with size(dim) replaced by index.numel().
+// Any dtype.
+Tensor index_select(const Tensor& x, std::int64_t dim, const Tensor& index);
+// Its gradient, of x_shape: each slice of grad added into the slice of its index.
+Tensor index_select_backward(const Tensor& grad, std::int64_t dim, const Tensor& index,
+                             const Shape& x_shape);
+// torch.gather: out (the shape of `index`, int64 with x's rank, no dim but `dim` larger than
+// x's) with out[c] = x[c with c_dim replaced by index[c]]. Any dtype.
+Tensor gather(const Tensor& x, std::int64_t dim, const Tensor& index);
+// torch.scatter_add: a copy of x with each src[c] added at x[c with c_dim replaced by index[c]],
+// for c over index's shape (src at least as large in every dim). Floating dtypes, int64 and
+// int32 (wrapping as PyTorch's); the sums in float32 for the 16-bit floats. gather's gradient.
+Tensor scatter_add(const Tensor& x, std::int64_t dim, const Tensor& index, const Tensor& src);
 
 // ---- Optimizers (ops_optim.cpp) ----------------------------------------------------------------
 // The fused updates of kernels/optim_math.h over parameters of one device and one dtype at once

@@ -28,6 +28,18 @@ using max_acc_t =
 template <typename T>
 using sum_out_t = std::conditional_t<std::is_integral_v<T>, std::int64_t, T>;
 
+// a + b in a sum: integers wrap around (as PyTorch's) in unsigned arithmetic, where signed
+// overflow would be undefined.
+template <typename T>
+LG_HOST_DEVICE T wrapping_add(T a, T b) {
+  if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
+  } else {
+    return a + b;
+  }
+}
+
 // Runs f.template operator()<Out>() with Out the C++ type of the dtype a Sum or Mean of T writes:
 // sum_out_t<T>, or float where a float16/bfloat16 input asks for float32 out_dtype (the unrounded
 // partials of a reduction in stages, Note [Reducing separated dims in stages] in

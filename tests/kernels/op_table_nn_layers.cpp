@@ -1,6 +1,8 @@
 // Device op table rows for the nn layers (see op_table.h): LayerNorm, BatchNorm, Embedding,
-// ConvTranspose2d and interpolate, forward and input/parameter gradients (with_grads) in float32,
-// float64 and the 16-bit dtypes, non-contiguous inputs, and BatchNorm's running statistics.
+// index_select, gather, scatter_add, cumsum and the ops composed of them (flip, roll, repeat,
+// tril, triu, pad, one_hot, norm, logsumexp), ConvTranspose2d and interpolate, forward and
+// input/parameter gradients (with_grads) in float32, float64 and the 16-bit dtypes,
+// non-contiguous inputs, and BatchNorm's running statistics.
 // LayerNorm and BatchNorm run on GroupNorm's kernels (Note [LayerNorm and BatchNorm as
 // GroupNorm]): sums over whole rows or channels differ in order between devices, hence the
 // reduction tolerance.
@@ -10,7 +12,9 @@
 #include <utility>
 
 #include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/indexing_functions.h>
 #include <leangrad/autograd/nn_functions.h>
+#include <leangrad/autograd/reduction_functions.h>
 
 namespace leangrad::test {
 namespace {
@@ -151,6 +155,84 @@ std::vector<OpCase> embedding_cases() {
   return c;
 }
 
+// ---- index_select, gather, scatter_add, cumsum and the composed ops ---------------------------
+// Indices repeat (20 or more picks of 8 or 9 positions), so the gradients' sums (CUDA atomics, any
+// order) are compared with the CPU's in-order ones; integer rows are exact.
+std::vector<OpCase> indexing_cases() {
+  std::vector<OpCase> c;
+  for (DType dtype : kFloatingDTypes) {
+    const std::string suffix = dtype_suffix(dtype);
+    c.push_back({"index_select_dim1_" + suffix,
+                 grads_of([](const Inputs& v) { return index_select(v[0], 1, v[1]); }),
+                 {input({4, 9, 33}, dtype), input({20}, kInt64, 0.0, 9.0)},
+                 norm_tolerance(dtype)});
+    c.push_back({"gather_dim2_" + suffix,
+                 grads_of([](const Inputs& v) { return gather(v[0], 2, v[1]); }),
+                 {input({3, 5, 8}, dtype), input({3, 4, 30}, kInt64, 0.0, 8.0)},
+                 norm_tolerance(dtype)});
+  }
+  c.push_back({"index_select_dim0_transposed_i64",
+               [](const Inputs& v) -> Outputs { return {index_select(v[0], 0, v[1])}; },
+               {input({9, 7}, kInt64, -50.0, 50.0, kT), input({25}, kInt64, 0.0, 9.0)},
+               kTolExact});
+  c.push_back({"gather_dim0_transposed_f32",
+               grads_of([](const Inputs& v) { return gather(v[0], 0, v[1]); }),
+               {input({9, 12}, kFloat32, -1.0, 1.0, kT), input({30, 10}, kInt64, 0.0, 9.0)},
+               kTolF32Sum});
+  c.push_back({"scatter_add_dim1_f32",
+               grads_of([](const Inputs& v) { return scatter_add(v[0], 1, v[1], v[2]); }),
+               {input({5, 8}), input({5, 40}, kInt64, 0.0, 8.0), input({5, 40})},
+               kTolF32Sum});
+  c.push_back(
+      {"scatter_add_dim0_bf16",
+       grads_of([](const Inputs& v) { return scatter_add(v[0], 0, v[1], v[2]); }),
+       {input({6, 7}, kBFloat16), input({30, 7}, kInt64, 0.0, 6.0), input({30, 7}, kBFloat16)},
+       norm_tolerance(kBFloat16)});
+  c.push_back({"scatter_add_dim0_i64",
+               [](const Inputs& v) -> Outputs { return {scatter_add(v[0], 0, v[1], v[2])}; },
+               {input({6, 7}, kInt64, -50.0, 50.0), input({30, 7}, kInt64, 0.0, 6.0),
+                input({30, 7}, kInt64, -50.0, 50.0)},
+               kTolExact});
+  // cumsum: both devices make the same additions in the same order (the backward from the end).
+  for (DType dtype : {kFloat32, kFloat16}) {
+    c.push_back({std::string("cumsum_dim1_") + dtype_suffix(dtype),
+                 grads_of([](const Inputs& v) { return cumsum(v[0], 1); }),
+                 {input({3, 300, 5}, dtype)},
+                 kTolExact});
+  }
+  c.push_back({"cumsum_last_dim_transposed_f64",
+               grads_of([](const Inputs& v) { return cumsum(v[0], -1); }),
+               {input({40, 9}, kFloat64, -1.0, 1.0, kT)},
+               kTolExact});
+  c.push_back({"cumsum_i32",
+               [](const Inputs& v) -> Outputs { return {cumsum(v[0], 0)}; },
+               {input({50, 3}, kInt32, -100.0, 100.0)},
+               kTolExact});
+  // The composed ops (their own index tensors, masks and blocks made on the input's device).
+  c.push_back({"flip_roll_repeat_f32",
+               grads_of([](const Inputs& v) {
+                 return roll(flip(v[0], {0, 2}), {2, -1}, {1, 2}).repeat({2, 1, 1});
+               }),
+               {input({3, 4, 5})},
+               kTolExact});
+  c.push_back({"tril_triu_pad_bf16",
+               grads_of([](const Inputs& v) {
+                 return pad(add(tril(v[0], 1), triu(v[0], 2)), {1, -1, 2, 0}, 0.5);
+               }),
+               {input({2, 5, 6}, kBFloat16)},
+               kTolExact});
+  c.push_back(
+      {"norm_logsumexp_f32",
+       grads_of([](const Inputs& v) { return add(norm(v[0], 2.0, {1}), logsumexp(v[0], {1})); }),
+       {input({6, 50})},
+       kTolF32Sum});
+  c.push_back({"one_hot_i64",
+               [](const Inputs& v) -> Outputs { return {one_hot(v[0], 7)}; },
+               {input({4, 5}, kInt64, 0.0, 7.0)},
+               kTolExact});
+  return c;
+}
+
 // ---- ConvTranspose2d ------------------------------------------------------------------------
 // conv2d's kernels run with the roles of Note [ConvTranspose2d as conv2d's gradient]; sums of up
 // to C_in / groups kH kW = 72 products in another order on each device: the GEMM tolerance.
@@ -219,8 +301,8 @@ std::vector<OpCase> interpolate_cases() {
 
 std::vector<OpCase> nn_layer_op_cases() {
   std::vector<OpCase> c;
-  for (auto section :
-       {normalization_cases, embedding_cases, conv_transpose_cases, interpolate_cases}) {
+  for (auto section : {normalization_cases, embedding_cases, indexing_cases, conv_transpose_cases,
+                       interpolate_cases}) {
     for (OpCase& row : section())
       c.push_back(std::move(row));
   }

@@ -67,6 +67,9 @@ int main(int argc, char** argv) {
   const Tensor pos = (torch::rand({2048, 4096}) + 0.5).requires_grad_(true);
   const Tensor pos2 = torch::rand({2048, 4096}) + 0.5;
   const Tensor pos2_mask = pos2 > 1.0;
+  const Tensor rows = (torch::rand({2048}) * 4095.0).to(torch::kLong);          // in [0, 4096)
+  const Tensor columns = (torch::rand({4096, 1024}) * 4095.0).to(torch::kLong);  // in [0, 4096)
+  const Tensor targets = (torch::rand({4096, 4096}) * 4095.0).to(torch::kLong);  // in [0, 4096)
   const auto bilinear = F::InterpolateFuncOptions()
                             .scale_factor(std::vector<double>{2, 2})
                             .mode(torch::kBilinear)
@@ -135,6 +138,18 @@ int main(int argc, char** argv) {
       {"masked_fill", pos, [&](const Tensor& x) { return x.masked_fill(pos2_mask, 0.0); }},
       {"softplus", pos, [](const Tensor& x) { return F::softplus(x); }},
       {"log_softmax_dim0", pos, [](const Tensor& x) { return torch::log_softmax(x, 0); }},
+      {"index_select_dim0", big, [&](const Tensor& x) { return x.index_select(0, rows); }},
+      {"index_select_dim1", big, [&](const Tensor& x) { return x.index_select(1, rows); }},
+      {"gather_dim1", big, [&](const Tensor& x) { return x.gather(1, columns); }},
+      {"scatter_add_dim1", big,
+       [&](const Tensor& x) { return x.scatter_add(1, targets, big_target); }},
+      {"cumsum_dim0", big, [](const Tensor& x) { return x.cumsum(0); }},
+      {"cumsum_dim1", big, [](const Tensor& x) { return x.cumsum(1); }},
+      {"logsumexp_dim1", big, [](const Tensor& x) { return x.logsumexp({1}); }},
+      {"norm_dim1", big, [](const Tensor& x) { return x.norm(2, {1}); }},
+      {"flip_dim1", big, [](const Tensor& x) { return x.flip({1}); }},
+      {"roll_dim1", big, [](const Tensor& x) { return x.roll({7}, {1}); }},
+      {"tril", big, [](const Tensor& x) { return x.tril(); }},
   };
   for (const Op& op : ops) {
     if (!only.empty() && std::string(op.name).find(only) == std::string::npos) continue;

@@ -167,13 +167,23 @@ void upsample2d_forward(DType, const layers_math::Resize2dShape&, void*, const v
 void upsample2d_backward(DType, const layers_math::Resize2dShape&, void*, const void*) {
   throw_cuda_not_built("interpolate_backward");
 }
-void embedding_forward(DType, void*, const void*, const std::int64_t*, std::int64_t, std::int64_t,
-                       std::int64_t) {
-  throw_cuda_not_built("embedding");
+void index_select(DType, void*, const void*, const std::int64_t*, std::int64_t, std::int64_t,
+                  std::int64_t, std::int64_t) {
+  throw_cuda_not_built("index_select");
 }
-void embedding_backward(DType, void*, const void*, const std::int64_t*, std::int64_t, std::int64_t,
-                        std::int64_t, std::int64_t) {
-  throw_cuda_not_built("embedding_backward");
+void index_select_backward(DType, void*, const void*, const std::int64_t*, std::int64_t,
+                           std::int64_t, std::int64_t, std::int64_t, std::int64_t) {
+  throw_cuda_not_built("index_select_backward");
+}
+void gather(DType, void*, const void*, const std::int64_t*, const GatherGeometry&) {
+  throw_cuda_not_built("gather");
+}
+void scatter_add(DType, void*, const void*, const std::int64_t*, const GatherGeometry&) {
+  throw_cuda_not_built("scatter_add");
+}
+
+void cumsum(DType, void*, const void*, std::int64_t, std::int64_t, std::int64_t, bool) {
+  throw_cuda_not_built("cumsum");
 }
 
 template <typename T>

@@ -1,0 +1,353 @@
+// The indexing and splitting functions of autograd/indexing_functions.h.
+//
+// Note [Indexing ops' gradients]
+//   All three kernel-backed ops are linear in the tensor they index, so each gradient is the
+//   adjoint of a linear map, recorded as an op of its own whose gradient is the forward again
+//   (Note [Fused backwards that differentiate again] in nn_functions.cpp):
+//   - index_select(x, dim, idx): dx = index_select_backward(g), each slice g[..., i, ...] added
+//     into dx[..., idx[i], ...] (torch's index_add into zeros); that map's adjoint is
+//     index_select(gg, dim, idx).
+//   - gather(x, dim, idx): dx = scatter_add(zeros(x.shape), dim, idx, g); the adjoint of
+//     scatter_add in its src is gather(gg, dim, idx).
+//   - scatter_add(x, dim, idx, src): dx = g (the copy), dsrc = gather(g, dim, idx). A src larger
+//     than the index is sliced to the index's shape first with the differentiable slice, so the
+//     part it does not read gets a zero gradient through slice's own backward.
+//   Repeated indices are what make the gradients sums; the CPU adds them in index order
+//   (deterministic), CUDA with atomics (kernels/cuda/indexing.cu).
+// flip is index_select with a reversed arange per dim; roll a cat of two narrows per dim; repeat
+// an expand of a view with a new dim before each, reshaped (one strided copy); tril and triu a
+// where over the mask j - i <= diagonal (>=); pad narrows (negative amounts) and cats with
+// constant blocks; one_hot compares the indices with an arange. Their gradients are those of the
+// ops they are made of.
+// The splitting functions are views made by slice and select, which carry the gradient: each
+// piece's backward writes its gradient into zeros of the input's shape, and the engine sums the
+// pieces' contributions (PyTorch's split records one node for all pieces and concatenates; here
+// a backward through k pieces of an n-element input costs k n, not n).
+#include <leangrad/autograd/indexing_functions.h>
+
+#include <algorithm>
+#include <vector>
+
+#include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/grad_mode.h>
+#include <leangrad/autograd/graph.h>
+#include <leangrad/core/creation.h>
+#include <leangrad/core/error.h>
+#include <leangrad/core/profiler.h>
+#include <leangrad/kernels/creation.h>
+#include <leangrad/kernels/ops.h>
+
+namespace leangrad {
+
+using autograd::BackwardContext;
+using autograd::record_op;
+
+namespace {
+
+Tensor index_select_backward_fn(const Tensor& g, std::int64_t dim, const Tensor& index,
+                                const Shape& input_shape) {
+  return record_op("index_select_backward", ops::index_select_backward(g, dim, index, input_shape),
+                   {g}, {index}, [dim](const BackwardContext& c) -> std::vector<Tensor> {
+                     return {index_select(c.grad, dim, c.saved[0])};
+                   });
+}
+
+Tensor gather_backward_fn(const Tensor& g, std::int64_t dim, const Tensor& index,
+                          const Shape& input_shape) {
+  return record_op("gather_backward",
+                   ops::scatter_add(zeros(input_shape, g.options()), dim, index, g), {g}, {index},
+                   [dim](const BackwardContext& c) -> std::vector<Tensor> {
+                     return {gather(c.grad, dim, c.saved[0])};
+                   });
+}
+
+// The size of dim `dim` of `input` (defined, at least 1-d), the dim wrapped into *out.
+std::int64_t dim_size(const Tensor& input, std::int64_t dim, const char* op, std::int64_t* out) {
+  LG_CHECK(input.defined(), op, ": expected a defined input, got an undefined Tensor()");
+  *out = wrap_dim(dim, input.dim(), op);
+  LG_CHECK_SHAPE(input.dim() > 0, op, ": expected an input of at least 1 dim, got a 0-d one");
+  return input.size(*out);
+}
+
+}  // namespace
+
+// ---- Indexing by tensors ---------------------------------------------------------------------
+
+Tensor index_select(const Tensor& input, std::int64_t dim, const Tensor& index) {
+  LG_PROFILE_OP(input, index);
+  return record_op("index_select", ops::index_select(input, dim, index), {input}, {index},
+                   [dim](const BackwardContext& c) -> std::vector<Tensor> {
+                     return {index_select_backward_fn(c.grad, dim, c.saved[0], c.shape(0))};
+                   });
+}
+
+Tensor gather(const Tensor& input, std::int64_t dim, const Tensor& index) {
+  LG_PROFILE_OP(input, index);
+  return record_op("gather", ops::gather(input, dim, index), {input}, {index},
+                   [dim](const BackwardContext& c) -> std::vector<Tensor> {
+                     return {gather_backward_fn(c.grad, dim, c.saved[0], c.shape(0))};
+                   });
+}
+
+Tensor scatter_add(const Tensor& input, std::int64_t dim, const Tensor& index, const Tensor& src) {
+  LG_PROFILE_OP(input, index, src);
+  // The part of src the index reads (the shapes are checked by ops::scatter_add).
+  Tensor part = src;
+  if (src.defined() && index.defined() && src.dim() == index.dim()) {
+    for (std::int64_t d = 0; d < index.dim(); ++d) {
+      if (part.size(d) > index.size(d)) part = slice(part, d, 0, index.size(d));
+    }
+  } else if (src.defined() && index.defined() && index.numel() == 1 && src.numel() >= 1 &&
+             src.dim() <= 1 && index.dim() <= 1) {  // 0-d against (1): the first element
+    part = reshape(src.dim() == 0 ? src : slice(src, 0, 0, 1), index.shape());
+  }
+  return record_op("scatter_add", ops::scatter_add(input, dim, index, part), {input, part}, {index},
+                   [dim](const BackwardContext& c) -> std::vector<Tensor> {
+                     std::vector<Tensor> grads(2);
+                     if (c.needs(0)) grads[0] = c.grad;
+                     if (c.needs(1)) grads[1] = gather(c.grad, dim, c.saved[0]);
+                     return grads;
+                   });
+}
+
+// ---- Splitting -------------------------------------------------------------------------------
+
+Tensor narrow(const Tensor& input, std::int64_t dim, std::int64_t start, std::int64_t length) {
+  LG_PROFILE_OP(input);
+  const char* op = "narrow";
+  std::int64_t d = 0;
+  const std::int64_t size = dim_size(input, dim, op, &d);
+  LG_CHECK(start >= -size && start <= size, op, ": start ", start, " is out of range for dim ", d,
+           " of size ", size, " (expected [", -size, ", ", size, "])");
+  if (start < 0) start += size;
+  LG_CHECK(length >= 0 && length <= size - start, op, ": start ", start, " + length ", length,
+           " exceeds dim ", d, " of size ", size, " (input of shape ", input.shape(), ")");
+  return slice(input, d, start, start + length);
+}
+
+std::vector<Tensor> split(const Tensor& input, std::int64_t split_size, std::int64_t dim) {
+  LG_PROFILE_OP(input);
+  const char* op = "split";
+  std::int64_t d = 0;
+  const std::int64_t size = dim_size(input, dim, op, &d);
+  LG_CHECK(split_size > 0 || (split_size == 0 && size == 0), op, ": split_size ", split_size,
+           " cannot split dim ", d, " of size ", size, " (expected a positive split_size)");
+  std::vector<Tensor> pieces;
+  if (size == 0) {
+    pieces.push_back(slice(input, d, 0, 0));
+    return pieces;
+  }
+  for (std::int64_t start = 0; start < size; start += split_size)
+    pieces.push_back(slice(input, d, start, std::min(start + split_size, size)));
+  return pieces;
+}
+
+std::vector<Tensor> split_with_sizes(const Tensor& input,
+                                     const std::vector<std::int64_t>& split_sizes,
+                                     std::int64_t dim) {
+  LG_PROFILE_OP(input);
+  const char* op = "split_with_sizes";
+  std::int64_t d = 0;
+  const std::int64_t size = dim_size(input, dim, op, &d);
+  std::int64_t total = 0;
+  for (const std::int64_t s : split_sizes) {
+    LG_CHECK(s >= 0 && s <= size - total, op, ": split_sizes ", Shape(split_sizes),
+             " do not add up to dim ", d, " of size ", size, " (a negative size, or too much)");
+    total += s;
+  }
+  LG_CHECK(total == size, op, ": split_sizes ", Shape(split_sizes), " add up to ", total, ", dim ",
+           d, " has size ", size);
+  std::vector<Tensor> pieces;
+  pieces.reserve(split_sizes.size());
+  std::int64_t start = 0;
+  for (const std::int64_t s : split_sizes) {
+    pieces.push_back(slice(input, d, start, start + s));
+    start += s;
+  }
+  return pieces;
+}
+
+std::vector<Tensor> chunk(const Tensor& input, std::int64_t chunks, std::int64_t dim) {
+  LG_PROFILE_OP(input);
+  const char* op = "chunk";
+  LG_CHECK(chunks > 0, op, ": expected a positive number of chunks, got ", chunks);
+  std::int64_t d = 0;
+  const std::int64_t size = dim_size(input, dim, op, &d);
+  if (size == 0) {  // `chunks` empty views, as torch.chunk
+    return std::vector<Tensor>(static_cast<std::size_t>(chunks), slice(input, d, 0, 0));
+  }
+  return split(input, size / chunks + (size % chunks != 0), d);
+}
+
+std::vector<Tensor> unbind(const Tensor& input, std::int64_t dim) {
+  LG_PROFILE_OP(input);
+  std::int64_t d = 0;
+  const std::int64_t size = dim_size(input, dim, "unbind", &d);
+  std::vector<Tensor> pieces;
+  pieces.reserve(static_cast<std::size_t>(size));
+  for (std::int64_t i = 0; i < size; ++i)
+    pieces.push_back(select(input, d, i));
+  return pieces;
+}
+
+// ---- Rearranging -----------------------------------------------------------------------------
+
+Tensor flip(const Tensor& input, const std::vector<std::int64_t>& dims) {
+  LG_PROFILE_OP(input);
+  const char* op = "flip";
+  LG_CHECK(input.defined(), op, ": expected a defined input, got an undefined Tensor()");
+  std::vector<bool> seen(static_cast<std::size_t>(std::max<std::int64_t>(input.dim(), 1)));
+  Tensor out = input;
+  for (const std::int64_t dim : dims) {
+    const std::int64_t d = wrap_dim(dim, input.dim(), op);
+    LG_CHECK(!seen[d], op, ": dim ", d, " appears twice in dims ", Shape(dims));
+    seen[d] = true;
+    if (input.dim() == 0 || input.size(d) <= 1) continue;
+    const std::int64_t n = input.size(d);
+    out = index_select(out, d,
+                       arange(static_cast<double>(n - 1), -1.0, -1.0,
+                              TensorOptions(kInt64).device(input.device())));
+  }
+  return out.is_same(input) ? clone(input) : out;
+}
+
+Tensor roll(const Tensor& input, const DimList& shifts, const DimList& dims) {
+  LG_PROFILE_OP(input);
+  const char* op = "roll";
+  LG_CHECK(input.defined(), op, ": expected a defined input, got an undefined Tensor()");
+  if (dims.empty()) {
+    LG_CHECK(shifts.size() == 1, op, ": with no dims, expected one shift (over the flattened ",
+             "input), got ", shifts.size());
+    return reshape(roll(flatten(input), shifts, DimList(0)), input.shape());
+  }
+  LG_CHECK(shifts.size() == dims.size(), op, ": ", shifts.size(), " shifts for ", dims.size(),
+           " dims (expected one shift per dim)");
+  Tensor out = input;
+  for (std::size_t i = 0; i < dims.size(); ++i) {
+    const std::int64_t d = wrap_dim(dims[i], input.dim(), op);
+    if (input.dim() == 0) continue;
+    const std::int64_t n = input.size(d);
+    if (n == 0) continue;
+    const std::int64_t shift = (shifts[i] % n + n) % n;
+    if (shift == 0) continue;
+    out = cat({narrow(out, d, n - shift, shift), narrow(out, d, 0, n - shift)}, d);
+  }
+  return out.is_same(input) ? clone(input) : out;
+}
+
+Tensor repeat(const Tensor& input, const std::vector<std::int64_t>& repeats) {
+  LG_PROFILE_OP(input);
+  const char* op = "repeat";
+  LG_CHECK(input.defined(), op, ": expected a defined input, got an undefined Tensor()");
+  const std::size_t rank = repeats.size();
+  LG_CHECK_SHAPE(rank >= static_cast<std::size_t>(input.dim()), op, ": ", rank,
+                 " repeats for an input of shape ", input.shape(),
+                 " (expected at least one per dim)");
+  if (rank == 0) return clone(input);
+  Shape padded(rank - input.dim(), 1);
+  padded.insert(padded.end(), input.shape().begin(), input.shape().end());
+  // (1, s0, 1, s1, ...) expanded to (r0, s0, r1, s1, ...), reshaped to (r0 s0, r1 s1, ...).
+  Shape interleaved, expanded, result;
+  for (std::size_t i = 0; i < rank; ++i) {
+    LG_CHECK(repeats[i] >= 0, op, ": repeats ", Shape(repeats), " hold a negative count");
+    interleaved.insert(interleaved.end(), {1, padded[i]});
+    expanded.insert(expanded.end(), {repeats[i], padded[i]});
+    result.push_back(checked_mul(repeats[i], padded[i], op));
+  }
+  shape_numel(result, op);
+  // All ones: the reshapes are views, and torch's repeat returns a copy.
+  if (std::all_of(repeats.begin(), repeats.end(), [](std::int64_t r) { return r == 1; })) {
+    return clone(reshape(input, result));
+  }
+  return reshape(expand(reshape(input, interleaved), expanded), result);
+}
+
+namespace {
+
+// tril (lower) and triu: input where the column minus the row is <= diagonal (>=), 0 elsewhere.
+Tensor triangle(const char* op, const Tensor& input, std::int64_t diagonal, bool lower) {
+  LG_CHECK(input.defined(), op, ": expected a defined input, got an undefined Tensor()");
+  LG_CHECK_SHAPE(input.dim() >= 2, op, ": expected an input of at least 2 dims, got shape ",
+                 input.shape());
+  const TensorOptions index_options = TensorOptions(kInt64).device(input.device());
+  Tensor keep;
+  {
+    NoGradGuard no_grad;
+    const Tensor offset =
+        sub(unsqueeze(arange(static_cast<double>(input.size(-1)), index_options), 0),
+            unsqueeze(arange(static_cast<double>(input.size(-2)), index_options), 1));
+    const double d = static_cast<double>(diagonal);
+    keep = lower ? le(offset, d) : ge(offset, d);
+  }
+  return where(keep, input, zeros({}, input.options()));
+}
+
+}  // namespace
+
+Tensor tril(const Tensor& input, std::int64_t diagonal) {
+  LG_PROFILE_OP(input);
+  return triangle("tril", input, diagonal, /*lower=*/true);
+}
+
+Tensor triu(const Tensor& input, std::int64_t diagonal) {
+  LG_PROFILE_OP(input);
+  return triangle("triu", input, diagonal, /*lower=*/false);
+}
+
+Tensor pad(const Tensor& input, const std::vector<std::int64_t>& pad, double value) {
+  LG_PROFILE_OP(input);
+  const char* op = "pad";
+  LG_CHECK(input.defined(), op, ": expected a defined input, got an undefined Tensor()");
+  LG_CHECK_SHAPE(pad.size() % 2 == 0 && pad.size() / 2 <= static_cast<std::size_t>(input.dim()), op,
+                 ": expected (before, after) pairs for at most the ", input.dim(),
+                 " dims of an input of shape ", input.shape(), ", got pad ", Shape(pad));
+  Tensor out = input;
+  for (std::size_t i = 0; i < pad.size() / 2; ++i) {
+    const std::int64_t d = input.dim() - 1 - static_cast<std::int64_t>(i);
+    const std::int64_t before = pad[2 * i], after = pad[2 * i + 1];
+    const std::int64_t n = out.size(d);
+    const std::int64_t new_size = checked_add(checked_add(n, before, op), after, op);
+    LG_CHECK_SHAPE(new_size >= 0 && -before <= n && -after <= n, op, ": pad ", Shape(pad),
+                   " leaves no valid dim ", d, " from an input of shape ", input.shape());
+    const std::int64_t cut_before = std::max<std::int64_t>(-before, 0);
+    const std::int64_t cut_after = std::max<std::int64_t>(-after, 0);
+    if (cut_before > 0 || cut_after > 0) {
+      out = narrow(out, d, cut_before, n - cut_before - cut_after);
+    }
+    std::vector<Tensor> parts;
+    const auto block = [&](std::int64_t size) {
+      Shape shape = out.shape();
+      shape[d] = size;
+      return full(shape, value, out.options());
+    };
+    if (before > 0) parts.push_back(block(before));
+    parts.push_back(out);
+    if (after > 0) parts.push_back(block(after));
+    if (parts.size() > 1) out = cat(parts, d);
+  }
+  return out.is_same(input) ? clone(input) : out;
+}
+
+Tensor one_hot(const Tensor& indices, std::int64_t num_classes) {
+  LG_PROFILE_OP(indices);
+  const char* op = "one_hot";
+  LG_CHECK(indices.defined(), op, ": expected defined indices, got an undefined Tensor()");
+  LG_CHECK_DTYPE(indices.dtype() == kInt64, op, ": expected int64 indices, got ", indices.dtype());
+  LG_CHECK(num_classes >= -1, op, ": expected num_classes >= 0, or -1, got ", num_classes);
+  NoGradGuard no_grad;
+  if (indices.numel() > 0) {
+    const std::int64_t low = amin(indices).item<std::int64_t>();
+    const std::int64_t high = amax(indices).item<std::int64_t>();
+    LG_CHECK(low >= 0, op, ": class index ", low, " is negative");
+    if (num_classes == -1) num_classes = high + 1;
+    LG_CHECK(high < num_classes, op, ": class index ", high, " is out of range for ", num_classes,
+             " classes");
+  } else {
+    LG_CHECK(num_classes >= 0, op, ": cannot infer num_classes from empty indices (pass it)");
+  }
+  const Tensor classes =
+      arange(static_cast<double>(num_classes), TensorOptions(kInt64).device(indices.device()));
+  return eq(unsqueeze(indices, -1), classes).to(kInt64);
+}
+
+}  // namespace leangrad

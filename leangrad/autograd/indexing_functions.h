@@ -1,0 +1,71 @@
+// Indexing by tensors, splitting and rearranging, as torch's: index_select, gather and
+// scatter_add (kernels of their own: kernels/ops_indexing.cpp); narrow, chunk, split,
+// split_with_sizes and unbind (views through slice and select); flip, roll, repeat, tril, triu,
+// pad and one_hot (composed of the above and of autograd/functions.h's ops). All differentiate,
+// twice too: index_select's gradient adds each slice of the upstream gradient into the slice of its
+// index (index_add), and its gradient is index_select again; gather's gradient is scatter_add into
+// zeros, and scatter_add's gradient with respect to src is gather (Note [Indexing ops' gradients]
+// in indexing_functions.cpp). Indices are int64 (index_select takes int32 too), on the input's
+// device; an index out of range is an Error on the CPU (naming it and its position) and NaN, or 0
+// in an integral dtype, on CUDA, which does not synchronise to check.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include <leangrad/core/tensor.h>
+
+namespace leangrad {
+
+// The slices of input along dim at `index` (0-d or 1-d), in the index's order: input's shape
+// with size(dim) replaced by index.numel(). Any dtype.
+Tensor index_select(const Tensor& input, std::int64_t dim, const Tensor& index);
+// out[c] = input[c with c_dim replaced by index[c]], out of index's shape: index has input's
+// rank, and no dim but `dim` larger than input's. Any dtype.
+Tensor gather(const Tensor& input, std::int64_t dim, const Tensor& index);
+// A copy of input with src[c] added at input[c with c_dim replaced by index[c]] for each c of
+// index's shape (src at least as large as index in every dim; the rest of src is not read).
+// Floating dtypes, int64 and int32; float16/bfloat16 sums in float32, rounded once.
+Tensor scatter_add(const Tensor& input, std::int64_t dim, const Tensor& index, const Tensor& src);
+
+// input's elements start .. start + length - 1 along dim, a view (start may be negative, counted
+// from the end, as Python's).
+Tensor narrow(const Tensor& input, std::int64_t dim, std::int64_t start, std::int64_t length);
+// Views of split_size elements along dim each, the last one smaller when the size is not a
+// multiple; a dim of size 0 gives one empty view.
+std::vector<Tensor> split(const Tensor& input, std::int64_t split_size, std::int64_t dim = 0);
+// Views of the given sizes along dim, which must add up to its size.
+std::vector<Tensor> split_with_sizes(const Tensor& input,
+                                     const std::vector<std::int64_t>& split_sizes,
+                                     std::int64_t dim = 0);
+// split with split_size = ceil(size / chunks): at most `chunks` views, fewer when the size does
+// not allow that many (7 in 4 chunks is 2, 2, 2, 1; 6 in 4 is 2, 2, 2), and `chunks` empty
+// views of a dim of size 0, as torch.chunk.
+std::vector<Tensor> chunk(const Tensor& input, std::int64_t chunks, std::int64_t dim = 0);
+// select(input, dim, i) for every i along dim.
+std::vector<Tensor> unbind(const Tensor& input, std::int64_t dim = 0);
+
+// The order of the elements reversed along each of dims (no dim twice), a copy.
+Tensor flip(const Tensor& input, const std::vector<std::int64_t>& dims);
+// The elements moved by shifts[i] places along dims[i] (negative: backwards), those that fall off
+// one end coming back at the other; with no dims, one shift over the flattened tensor (its shape
+// kept), as torch.roll. A copy.
+Tensor roll(const Tensor& input, const DimList& shifts, const DimList& dims = {});
+// input tiled repeats[i] times along dim i; more repeats than dims add leading dims (input (2, 3)
+// repeated {4, 1, 2} is (4, 2, 6)), as torch's Tensor.repeat. A copy.
+Tensor repeat(const Tensor& input, const std::vector<std::int64_t>& repeats);
+// The elements on and below (tril) or above (triu) the diagonal of the last two dims, the others
+// 0; the diagonal moved up by `diagonal` (negative: down), as torch.tril / triu.
+Tensor tril(const Tensor& input, std::int64_t diagonal = 0);
+Tensor triu(const Tensor& input, std::int64_t diagonal = 0);
+// Constant padding, as torch.nn.functional.pad's "constant" mode: pad holds (before, after) pairs
+// for the last dim, then the one before it, and so on (at most two per dim); a negative amount
+// cuts elements off. The new elements are `value`.
+Tensor pad(const Tensor& input, const std::vector<std::int64_t>& pad, double value = 0.0);
+// int64 class indices of any shape -> int64 (*indices.shape, num_classes) with a 1 at each
+// index, as torch.nn.functional.one_hot; num_classes -1: one more than the largest index (read
+// on the host). Indices outside [0, num_classes) are an Error, on the CPU and on CUDA (which
+// synchronises to read the smallest and largest).
+Tensor one_hot(const Tensor& indices, std::int64_t num_classes = -1);
+
+}  // namespace leangrad

@@ -1,0 +1,133 @@
+// Indexing on the CPU (kernels/backend.h): index_select (and Embedding, its outer-1 case) and its
+// adjoint, gather and scatter_add.
+//   index_select           one output row of `inner` elements per (o, i), copied from its index's
+//                          row; threads split the rows
+//   index_select_backward  each upstream row added into the row of its index, in index order;
+//                          threads split the (o, column) pairs, each owning its columns across
+//                          every index: no races, and the same order of additions as one thread
+//   gather, scatter_add    line by line (Note [Gather lines] in kernels/gather_geometry.h):
+//                          threads split the lines, which never share an element of self
+// Accumulation is in opmath_t (float for the 16-bit floats). The CPU entries check every index,
+// so the out-of-range branches here only keep a direct caller of a launcher in bounds.
+#include <leangrad/kernels/backend.h>
+
+#include <algorithm>
+#include <limits>
+#include <type_traits>
+
+#include <leangrad/kernels/cpu/parallel_for.h>
+#include <leangrad/kernels/dispatch.h>
+#include <leangrad/kernels/reduce_math.h>
+
+namespace leangrad::kernels::cpu {
+
+namespace {
+
+// What an out-of-range index reads: NaN, or 0 in an integral dtype.
+template <typename T>
+T out_of_range_value() {
+  if constexpr (std::is_integral_v<T>) {
+    return T{};
+  } else {
+    return static_cast<T>(std::numeric_limits<float>::quiet_NaN());
+  }
+}
+
+}  // namespace
+
+void index_select(DType dtype, void* out, const void* in, const std::int64_t* indices,
+                  std::int64_t outer, std::int64_t size, std::int64_t num_indices,
+                  std::int64_t inner) {
+  dispatch_all(dtype, "index_select", [&]<typename T>() {
+    const T* x = static_cast<const T*>(in);
+    T* y = static_cast<T*>(out);
+    parallel_for(outer * num_indices, grain_for(inner), [&](std::int64_t begin, std::int64_t end) {
+      for (std::int64_t r = begin; r < end; ++r) {
+        const std::int64_t o = r / num_indices;
+        const std::int64_t row = indices[r % num_indices];
+        T* dst = y + r * inner;
+        if (row < 0 || row >= size) {
+          std::fill(dst, dst + inner, out_of_range_value<T>());
+          continue;
+        }
+        const T* src = x + (o * size + row) * inner;
+        std::copy(src, src + inner, dst);
+      }
+    });
+  });
+}
+
+void index_select_backward(DType dtype, void* grad_in, const void* grad_out,
+                           const std::int64_t* indices, std::int64_t outer, std::int64_t size,
+                           std::int64_t num_indices, std::int64_t inner, std::int64_t skip_index) {
+  dispatch_floating(dtype, "index_select_backward", [&]<typename T>() {
+    using Acc = opmath_t<T>;
+    Acc* dx = static_cast<Acc*>(grad_in);
+    const T* dy = static_cast<const T*>(grad_out);
+    // Tasks own ranges of the outer * inner columns, about kElementwiseGrain additions each.
+    parallel_for(outer * inner, grain_for(num_indices), [&](std::int64_t c0, std::int64_t c1) {
+      for (std::int64_t o = c0 / inner; o * inner < c1; ++o) {
+        const std::int64_t j0 = std::max<std::int64_t>(c0 - o * inner, 0);
+        const std::int64_t j1 = std::min<std::int64_t>(c1 - o * inner, inner);
+        for (std::int64_t i = 0; i < num_indices; ++i) {
+          const std::int64_t row = indices[i];
+          if (row < 0 || row >= size || row == skip_index) continue;
+          Acc* dst = dx + (o * size + row) * inner;
+          const T* src = dy + (o * num_indices + i) * inner;
+          for (std::int64_t j = j0; j < j1; ++j)
+            dst[j] += static_cast<Acc>(src[j]);
+        }
+      }
+    });
+  });
+}
+
+void gather(DType dtype, void* out, const void* self, const std::int64_t* index,
+            const GatherGeometry& g) {
+  dispatch_all(dtype, "gather", [&]<typename T>() {
+    const T* x = static_cast<const T*>(self);
+    T* y = static_cast<T*>(out);
+    const std::int64_t length = g.line_length();
+    if (length == 0) return;
+    const std::int64_t step = g.self_strides[g.dim];
+    parallel_for(g.line_count(), grain_for(length), [&](std::int64_t begin, std::int64_t end) {
+      for (std::int64_t l = begin; l < end; ++l) {
+        const std::int64_t start = g.line_start(l);
+        const std::int64_t base = g.self_base(start);
+        for (std::int64_t j = 0; j < length; ++j) {
+          const std::int64_t k = start + j * g.inner;
+          const std::int64_t v = index[k];
+          y[k] = g.valid(v) ? x[base + v * step] : out_of_range_value<T>();
+        }
+      }
+    });
+  });
+}
+
+void scatter_add(DType dtype, void* self, const void* src, const std::int64_t* index,
+                 const GatherGeometry& g) {
+  dispatch_addable(dtype, "scatter_add", [&]<typename T>() {
+    using Acc = opmath_t<T>;
+    Acc* acc = static_cast<Acc*>(self);
+    const T* s = static_cast<const T*>(src);
+    const std::int64_t length = g.line_length();
+    if (length == 0) return;
+    const std::int64_t step = g.self_strides[g.dim];
+    parallel_for(g.line_count(), grain_for(length), [&](std::int64_t begin, std::int64_t end) {
+      for (std::int64_t l = begin; l < end; ++l) {
+        const std::int64_t start = g.line_start(l);
+        const std::int64_t base = g.self_base(start);
+        for (std::int64_t j = 0; j < length; ++j) {
+          const std::int64_t k = start + j * g.inner;
+          const std::int64_t v = index[k];
+          if (g.valid(v)) {
+            Acc& a = acc[base + v * step];
+            a = reduce_math::wrapping_add(a, static_cast<Acc>(s[k]));
+          }
+        }
+      }
+    });
+  });
+}
+
+}  // namespace leangrad::kernels::cpu

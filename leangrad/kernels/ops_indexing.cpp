@@ -1,0 +1,314 @@
+// Tensor-level entries of the indexing ops (kernels/ops.h): embedding, index_select, gather and
+// scatter_add, with their gradients. Checks, the int64 indices made contiguous, the outputs
+// allocated and the launchers of kernels/backend.h. Gradients and scatter_add's sums accumulate
+// in float32 (float64 for float64) and are cast to the operand's dtype.
+//
+// Every index of a CPU tensor is checked here, so a bad one raises an Error naming it and its
+// position; on CUDA that would synchronise, and the kernels give NaN (0 in an integral dtype)
+// where they read and add nothing where they write, as cross_entropy's targets.
+#include <algorithm>
+#include <string>
+
+#include <leangrad/core/creation.h>
+#include <leangrad/core/cuda.h>
+#include <leangrad/core/views.h>
+#include <leangrad/kernels/backend.h>
+#include <leangrad/kernels/creation.h>
+#include <leangrad/kernels/ops.h>
+#include <leangrad/kernels/ops_checks.h>
+
+namespace leangrad::ops {
+
+namespace {
+
+// Each index of a contiguous CPU int64 tensor is in [0, size); `what` names what it indexes.
+void check_index_values(const char* op, const Tensor& indices, std::int64_t size,
+                        const std::string& what) {
+  if (!indices.device().is_cpu()) return;
+  const std::int64_t* idx = indices.data_ptr<std::int64_t>();
+  for (std::int64_t i = 0; i < indices.numel(); ++i) {
+    LG_CHECK(idx[i] >= 0 && idx[i] < size, op, ": index ", idx[i], " at position ", i,
+             " is out of range for ", what, " (expected [0, ", size - 1, "])");
+  }
+}
+
+// "dim 1 of the input, of size 4": what an index of index_select, gather or scatter_add indexes.
+std::string input_dim(std::int64_t dim, std::int64_t size) {
+  return "dim " + std::to_string(dim) + " of the input, of size " + std::to_string(size);
+}
+
+// Defined, int64 (int32 too where allow_int32) and on `on`'s device.
+void check_indices(const char* op, const Tensor& indices, const Tensor& on, const char* on_name,
+                   bool allow_int32 = false) {
+  LG_CHECK(indices.defined(), op, ": expected defined indices, got an undefined Tensor()");
+  LG_CHECK_DTYPE(indices.dtype() == kInt64 || (allow_int32 && indices.dtype() == kInt32), op,
+                 ": expected ", allow_int32 ? "int64 or int32" : "int64", " indices, got ",
+                 indices.dtype(), " indices of shape ", indices.shape(),
+                 " (convert them with .to(kInt64))");
+  LG_CHECK_DEVICE(indices.device() == on.device(), op, ": indices are on ", indices.device(), ", ",
+                  on_name, " on ", on.device());
+}
+
+// The product of shape[begin, end).
+std::int64_t product(const Shape& shape, std::size_t begin, std::size_t end) {
+  std::int64_t n = 1;
+  for (std::size_t d = begin; d < end; ++d)
+    n *= shape[d];
+  return n;
+}
+
+// The geometry of gather / scatter_add over an index of shape `index_shape` (contiguous) into a
+// self of `self_shape` and `self_strides` (check_gather_shapes has passed), 0-d counted as (1).
+GatherGeometry gather_geometry(const Shape& index_shape, const Shape& self_shape,
+                               const Strides& self_strides, std::int64_t dim) {
+  GatherGeometry g;
+  g.dims = static_cast<int>(std::max<std::size_t>(index_shape.size(), 1));
+  g.dim = static_cast<int>(dim);
+  for (int d = 0; d < g.dims; ++d) {
+    g.sizes[d] = index_shape.empty() ? 1 : index_shape[d];
+    g.self_strides[d] = self_shape.empty() ? 1 : self_strides[d];
+  }
+  g.self_dim_size = self_shape.empty() ? 1 : self_shape[dim];
+  g.inner = index_shape.empty() ? 1 : product(index_shape, dim + 1, index_shape.size());
+  return g;
+}
+
+// gather's and scatter_add's shape rules, as PyTorch's: the index has self's rank (0-d and 1
+// element 1-d alike; at most kMaxDims, GatherGeometry's), and no dim but `dim` larger than self's;
+// `src` (scatter_add) is at least the index's size in every dim.
+void check_gather_shapes(const char* op, const Tensor& self, std::int64_t dim, const Tensor& index,
+                         const Tensor* src) {
+  const std::int64_t rank = std::max<std::int64_t>(self.dim(), 1);
+  LG_CHECK_SHAPE(rank <= kMaxDims, op, ": an input of shape ", self.shape(), " has ", rank,
+                 " dims (at most ", kMaxDims, " are supported)");
+  LG_CHECK_SHAPE(std::max<std::int64_t>(index.dim(), 1) == rank, op, ": index of shape ",
+                 index.shape(), " has ", index.dim(), " dims, the input of shape ", self.shape(),
+                 " has ", self.dim(), " (expected as many)");
+  if (index.dim() == 0 || self.dim() == 0) {
+    LG_CHECK_SHAPE(index.numel() <= 1 || self.dim() > 0, op, ": index of shape ", index.shape(),
+                   " is larger than the 0-d input");
+  } else {
+    for (std::int64_t d = 0; d < rank; ++d) {
+      LG_CHECK_SHAPE(d == dim || index.size(d) <= self.size(d), op, ": index of shape ",
+                     index.shape(), " is larger than the input of shape ", self.shape(), " in dim ",
+                     d, " (only dim ", dim, ", the one indexed, may be)");
+    }
+  }
+  if (src == nullptr) return;
+  LG_CHECK_SHAPE(std::max<std::int64_t>(src->dim(), 1) == rank, op, ": src of shape ", src->shape(),
+                 " has ", src->dim(), " dims, the index of shape ", index.shape(), " has ",
+                 index.dim(), " (expected as many)");
+  for (std::int64_t d = 0; d < index.dim() && src->dim() > 0; ++d) {
+    LG_CHECK_SHAPE(index.size(d) <= src->size(d), op, ": index of shape ", index.shape(),
+                   " is larger than src of shape ", src->shape(), " in dim ", d);
+  }
+}
+
+void launch_index_select(const Tensor& out, const Tensor& in, const Tensor& idx, std::int64_t outer,
+                         std::int64_t size, std::int64_t inner) {
+  const cuda::DeviceGuard guard(in.device());
+  switch (in.device().type) {
+    case DeviceType::CPU:
+      kernels::cpu::index_select(in.dtype(), out.data_ptr(), in.data_ptr(),
+                                 idx.data_ptr<std::int64_t>(), outer, size, idx.numel(), inner);
+      break;
+    case DeviceType::CUDA:
+      kernels::cuda::index_select(in.dtype(), out.data_ptr(), in.data_ptr(),
+                                  idx.data_ptr<std::int64_t>(), outer, size, idx.numel(), inner);
+      break;
+  }
+}
+
+// zeros(in_shape) in the accumulation dtype with grad's rows added at the index's (skip_index
+// left out), cast to grad's dtype.
+Tensor launch_index_select_backward(const Tensor& grad, const Tensor& idx, const Shape& in_shape,
+                                    std::int64_t outer, std::int64_t size, std::int64_t inner,
+                                    std::int64_t skip_index) {
+  const DType acc_dtype = grad.dtype() == kFloat64 ? kFloat64 : kFloat32;
+  Tensor grad_in = zeros(in_shape, TensorOptions(acc_dtype).device(grad.device()));
+  if (grad.numel() > 0) {
+    const Tensor dy = contiguous(grad);
+    const cuda::DeviceGuard guard(grad.device());
+    switch (grad.device().type) {
+      case DeviceType::CPU:
+        kernels::cpu::index_select_backward(grad.dtype(), grad_in.data_ptr(), dy.data_ptr(),
+                                            idx.data_ptr<std::int64_t>(), outer, size, idx.numel(),
+                                            inner, skip_index);
+        break;
+      case DeviceType::CUDA:
+        kernels::cuda::index_select_backward(grad.dtype(), grad_in.data_ptr(), dy.data_ptr(),
+                                             idx.data_ptr<std::int64_t>(), outer, size, idx.numel(),
+                                             inner, skip_index);
+        break;
+    }
+  }
+  return grad_in.dtype() == grad.dtype() ? grad_in : cast(grad_in, grad.dtype());
+}
+
+// An index tensor as the launchers take it: int64, contiguous.
+Tensor contiguous_int64(const Tensor& index) {
+  return contiguous(index.dtype() == kInt64 ? index : cast(index, kInt64));
+}
+
+}  // namespace
+
+// ---- Embedding -------------------------------------------------------------------------------
+
+Tensor embedding(const Tensor& weight, const Tensor& indices) {
+  const char* op = "embedding";
+  check_defined(op, weight, "weight");
+  LG_CHECK_SHAPE(weight.dim() == 2, op,
+                 ": expected a weight of shape (num_embeddings, embedding_dim), got ",
+                 weight.shape());
+  LG_CHECK_DTYPE(is_floating(weight.dtype()), op, ": expected a floating weight, got ",
+                 weight.dtype());
+  check_indices(op, indices, weight, "the weight");
+  const std::int64_t num_embeddings = weight.size(0), dim = weight.size(1);
+  const Tensor idx = contiguous(indices);
+  check_index_values(op, idx, num_embeddings,
+                     "a weight of " + std::to_string(num_embeddings) + " embeddings");
+  Shape out_shape = indices.shape();
+  out_shape.push_back(dim);
+  Tensor out = empty(out_shape, weight.options());
+  if (out.numel() == 0) return out;
+  launch_index_select(out, contiguous(weight), idx, 1, num_embeddings, dim);
+  return out;
+}
+
+Tensor embedding_backward(const Tensor& grad_out, const Tensor& indices,
+                          std::int64_t num_embeddings, std::int64_t padding_idx) {
+  const char* op = "embedding_backward";
+  LG_CHECK(grad_out.defined(), op, ": expected a defined gradient");
+  check_indices(op, indices, grad_out, "the gradient");
+  LG_CHECK_SHAPE(
+      grad_out.dim() == indices.dim() + 1 &&
+          std::equal(indices.shape().begin(), indices.shape().end(), grad_out.shape().begin()),
+      op, ": gradient of shape ", grad_out.shape(), " does not match indices of shape ",
+      indices.shape(), " (expected (*indices.shape, embedding_dim))");
+  const std::int64_t dim = grad_out.size(-1);
+  return launch_index_select_backward(grad_out, contiguous(indices), {num_embeddings, dim}, 1,
+                                      num_embeddings, dim, padding_idx);
+}
+
+// ---- index_select ----------------------------------------------------------------------------
+
+Tensor index_select(const Tensor& x, std::int64_t dim_in, const Tensor& index) {
+  const char* op = "index_select";
+  check_defined(op, x, "input");
+  check_indices(op, index, x, "the input", /*allow_int32=*/true);
+  LG_CHECK_SHAPE(index.dim() <= 1, op, ": expected a 0-d or 1-d index, got one of shape ",
+                 index.shape());
+  const std::int64_t dim = wrap_dim(dim_in, x.dim(), op);
+  const Tensor idx = contiguous_int64(index);
+  if (x.dim() == 0) {
+    LG_CHECK_SHAPE(idx.numel() == 1, op, ": a 0-d input takes one index, got ", idx.numel());
+  }
+  const Shape& shape = x.shape();
+  const std::int64_t size = x.dim() == 0 ? 1 : shape[dim];
+  check_index_values(op, idx, size, input_dim(dim, size));
+  Shape out_shape = shape;
+  if (x.dim() > 0) out_shape[dim] = idx.numel();
+  Tensor out = empty(out_shape, x.options());
+  if (out.numel() == 0) return out;
+  const std::int64_t outer = x.dim() == 0 ? 1 : product(shape, 0, dim);
+  const std::int64_t inner = x.dim() == 0 ? 1 : product(shape, dim + 1, shape.size());
+  launch_index_select(out, contiguous(x), idx, outer, size, inner);
+  return out;
+}
+
+Tensor index_select_backward(const Tensor& grad, std::int64_t dim_in, const Tensor& index,
+                             const Shape& x_shape) {
+  const char* op = "index_select_backward";
+  check_floating(op, grad, "gradient");
+  check_indices(op, index, grad, "the gradient", /*allow_int32=*/true);
+  const std::int64_t rank = static_cast<std::int64_t>(x_shape.size());
+  const std::int64_t dim = wrap_dim(dim_in, rank, op);
+  const Tensor idx = contiguous_int64(index);
+  Shape grad_shape = x_shape;
+  if (rank > 0) grad_shape[dim] = idx.numel();
+  LG_CHECK_SHAPE(grad.shape() == grad_shape, op, ": gradient of shape ", grad.shape(),
+                 " does not match an input of shape ", x_shape, " and ", idx.numel(),
+                 " indices (expected ", grad_shape, ")");
+  const std::int64_t size = rank == 0 ? 1 : x_shape[dim];
+  check_index_values(op, idx, size, input_dim(dim, size));
+  const std::int64_t outer = rank == 0 ? 1 : product(x_shape, 0, dim);
+  const std::int64_t inner = rank == 0 ? 1 : product(x_shape, dim + 1, x_shape.size());
+  return launch_index_select_backward(grad, idx, x_shape, outer, size, inner, -1);
+}
+
+// ---- gather, scatter_add ---------------------------------------------------------------------
+
+Tensor gather(const Tensor& x, std::int64_t dim_in, const Tensor& index) {
+  const char* op = "gather";
+  check_defined(op, x, "input");
+  check_indices(op, index, x, "the input");
+  const std::int64_t dim = wrap_dim(dim_in, x.dim(), op);
+  check_gather_shapes(op, x, dim, index, nullptr);
+  const Tensor idx = contiguous(index);
+  check_index_values(op, idx, x.dim() == 0 ? 1 : x.size(dim),
+                     input_dim(dim, x.dim() == 0 ? 1 : x.size(dim)));
+  Tensor out = empty(index.shape(), x.options());
+  if (out.numel() == 0) return out;
+  // x is read through its own strides: a view (transposed, sliced, expanded) needs no copy.
+  const GatherGeometry g = gather_geometry(index.shape(), x.shape(), x.strides(), dim);
+  const cuda::DeviceGuard guard(x.device());
+  switch (x.device().type) {
+    case DeviceType::CPU:
+      kernels::cpu::gather(x.dtype(), out.data_ptr(), x.data_ptr(), idx.data_ptr<std::int64_t>(),
+                           g);
+      break;
+    case DeviceType::CUDA:
+      kernels::cuda::gather(x.dtype(), out.data_ptr(), x.data_ptr(), idx.data_ptr<std::int64_t>(),
+                            g);
+      break;
+  }
+  return out;
+}
+
+Tensor scatter_add(const Tensor& x, std::int64_t dim_in, const Tensor& index, const Tensor& src) {
+  const char* op = "scatter_add";
+  check_defined(op, x, "input");
+  check_defined(op, src, "src");
+  LG_CHECK_DTYPE(is_floating(x.dtype()) || x.dtype() == kInt64 || x.dtype() == kInt32, op,
+                 ": expected a floating, int64 or int32 input, got ", x.dtype());
+  LG_CHECK_DTYPE(src.dtype() == x.dtype(), op, ": src is ", src.dtype(), ", the input ", x.dtype(),
+                 " (expected the same dtype)");
+  LG_CHECK_DEVICE(src.device() == x.device(), op, ": src is on ", src.device(), ", the input on ",
+                  x.device());
+  check_indices(op, index, x, "the input");
+  const std::int64_t dim = wrap_dim(dim_in, x.dim(), op);
+  check_gather_shapes(op, x, dim, index, &src);
+  const Tensor idx = contiguous(index);
+  check_index_values(op, idx, x.dim() == 0 ? 1 : x.size(dim),
+                     input_dim(dim, x.dim() == 0 ? 1 : x.size(dim)));
+  // The sums in opmath_t (float32 for the 16-bit floats), in a fresh contiguous copy of x.
+  const DType acc_dtype = x.dtype() == kFloat16 || x.dtype() == kBFloat16 ? kFloat32 : x.dtype();
+  Tensor acc = cast(x, acc_dtype);
+  if (index.numel() > 0) {
+    // The part of src the index covers.
+    Tensor s = src;
+    if (s.dim() == index.dim()) {
+      for (std::int64_t d = 0; d < index.dim(); ++d) {
+        if (s.size(d) != index.size(d)) s = views::slice(s, d, 0, index.size(d), 1);
+      }
+    } else {  // one index element: src's first element, 0-d or 1-d against (1) or 0-d
+      s = views::view(s.dim() == 0 ? s : views::slice(s, 0, 0, 1, 1), index.shape());
+    }
+    s = contiguous(s);
+    const GatherGeometry g = gather_geometry(index.shape(), acc.shape(), acc.strides(), dim);
+    const cuda::DeviceGuard guard(x.device());
+    switch (x.device().type) {
+      case DeviceType::CPU:
+        kernels::cpu::scatter_add(x.dtype(), acc.data_ptr(), s.data_ptr(),
+                                  idx.data_ptr<std::int64_t>(), g);
+        break;
+      case DeviceType::CUDA:
+        kernels::cuda::scatter_add(x.dtype(), acc.data_ptr(), s.data_ptr(),
+                                   idx.data_ptr<std::int64_t>(), g);
+        break;
+    }
+  }
+  return acc_dtype == x.dtype() ? acc : cast(acc, x.dtype());
+}
+
+}  // namespace leangrad::ops

@@ -1,0 +1,213 @@
+// Misuse of indexing by tensors, splitting and rearranging (autograd/indexing_functions.h) and of
+// the reductions of autograd/reduction_functions.h: indices out of range (the message names the
+// index and its position), of the wrong dtype, rank or device, index shapes larger than the
+// input or src, bad split sizes and chunk counts, repeated dims, shifts without their dims, too
+// few or negative repeats, padding that leaves nothing or overflows, bad class indices, and norm
+// orders below 0. Tables of the misuse suite (tests/misuse/misuse_testing.h).
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include <leangrad/autograd/indexing_functions.h>
+#include <leangrad/autograd/reduction_functions.h>
+#include <leangrad/core/creation.h>
+#include <leangrad/kernels/creation.h>
+#include "misuse/misuse_testing.h"
+
+namespace leangrad::test {
+namespace {
+
+Tensor int64s(std::vector<std::int64_t> values) {
+  return tensor(std::move(values));
+}
+
+std::vector<MisuseCase> index_cases() {
+  MisuseTable t;
+  t.add("index_select_index_past_end", Raises::Error,
+        {"index_select: index 4 at position 1 is out of range for dim 1 of the input, of size 4 "
+         "(expected [0, 3])"},
+        [] {
+          index_select(ones({3, 4}), 1, int64s({0, 4}));
+        });
+  t.add("index_select_negative_index", Raises::Error, {"index_select", "index -1 at position 0"},
+        [] {
+          index_select(ones({3, 4}), 0, int64s({-1}));
+        });
+  t.add("index_select_float_index", Raises::DTypeError,
+        {"index_select", "int64 or int32 indices", "float32"}, [] {
+          index_select(ones({3, 4}), 0, ones({1}));
+        });
+  t.add("index_select_2d_index", Raises::ShapeError, {"index_select", "0-d or 1-d index", "[1, 1]"},
+        [] {
+          index_select(ones({3, 4}), 0, zeros({1, 1}, TensorOptions(kInt64)));
+        });
+  t.add("index_select_dim_out_of_range", Raises::ShapeError, {"index_select", "dimension 2"}, [] {
+    index_select(ones({3, 4}), 2, int64s({0}));
+  });
+  t.add("index_select_0d_input_two_indices", Raises::ShapeError,
+        {"index_select", "0-d input takes one index, got 2"}, [] {
+          index_select(ones({}), 0, int64s({0, 0}));
+        });
+  t.add("index_select_undefined_input", Raises::Error, {"index_select", "defined input"},
+        [] { index_select(Tensor(), 0, int64s({0})); });
+  t.add("gather_negative_index", Raises::Error, {"gather: index -1 at position 1", "dim 0"}, [] {
+    gather(ones({3, 4}), 0, tensor(std::vector<std::int64_t>{0, -1}, {1, 2}));
+  });
+  t.add("gather_float_index", Raises::DTypeError, {"gather", "expected int64 indices", "float32"},
+        [] {
+          gather(ones({3, 4}), 0, zeros({1, 1}));
+        });
+  t.add("gather_int32_index", Raises::DTypeError, {"gather", "int32"}, [] {
+    gather(ones({3, 4}), 0, zeros({1, 1}, kInt32));
+  });
+  t.add("gather_rank", Raises::ShapeError, {"gather", "index of shape [1] has 1 dims", "[3, 4]"},
+        [] {
+          gather(ones({3, 4}), 0, int64s({0}));
+        });
+  t.add("gather_index_larger_in_another_dim", Raises::ShapeError,
+        {"gather", "larger than the input of shape [3, 4] in dim 1"}, [] {
+          gather(ones({3, 4}), 0, zeros({2, 5}, TensorOptions(kInt64)));
+        });
+  t.add("gather_index_larger_than_0d_input", Raises::ShapeError, {"gather", "0-d input"}, [] {
+    gather(ones({}), 0, int64s({0, 0}));
+  });
+  t.add("gather_13_dims", Raises::ShapeError, {"gather", "13 dims (at most 12 are supported)"}, [] {
+    const Shape shape(13, 1);  // views: the fill of ones(shape) refuses 13 dims itself
+    gather(ones({1}).view(shape), 0, zeros({1}, TensorOptions(kInt64)).view(shape));
+  });
+  t.add(
+      "scatter_add_src_dtype", Raises::DTypeError,
+      {"scatter_add: src is float64, the input float32"}, [] {
+        scatter_add(ones({3, 4}), 0, zeros({1, 1}, TensorOptions(kInt64)), zeros({1, 1}, kFloat64));
+      });
+  t.add("scatter_add_src_smaller_than_index", Raises::ShapeError,
+        {"scatter_add", "larger than src of shape [1, 2] in dim 0"}, [] {
+          scatter_add(ones({3, 4}), 0, zeros({2, 2}, TensorOptions(kInt64)), zeros({1, 2}));
+        });
+  t.add("scatter_add_bool_input", Raises::DTypeError,
+        {"scatter_add: expected a floating, int64 or int32 input, got bool"},
+        [] { scatter_add(zeros({2}, kBool), 0, int64s({0}), zeros({1}, kBool)); });
+  t.add("scatter_add_index_past_end", Raises::Error,
+        {"scatter_add: index 3 at position 0", "dim 0 of the input, of size 3"},
+        [] { scatter_add(zeros({3}), 0, int64s({3}), ones({1})); });
+  t.add("scatter_add_undefined_src", Raises::Error, {"scatter_add", "defined src"},
+        [] { scatter_add(zeros({3}), 0, int64s({0}), Tensor()); });
+  return t.cases();
+}
+LG_MISUSE_SUITE(IndexByTensor, index_cases());
+
+std::vector<MisuseCase> splitting_cases() {
+  MisuseTable t;
+  t.add("narrow_past_the_end", Raises::Error,
+        {"narrow: start 5 + length 2 exceeds dim 0 of size 6"}, [] {
+          narrow(zeros({6, 2}), 0, 5, 2);
+        });
+  t.add("narrow_start_before_the_start", Raises::Error,
+        {"narrow: start -7 is out of range for dim 0 of size 6"}, [] {
+          narrow(zeros({6, 2}), 0, -7, 1);
+        });
+  t.add("narrow_negative_length", Raises::Error, {"narrow", "length -1"}, [] {
+    narrow(zeros({6, 2}), 0, 0, -1);
+  });
+  t.add("split_size_0", Raises::Error, {"split: split_size 0 cannot split dim 0 of size 6"}, [] {
+    split(zeros({6, 2}), 0);
+  });
+  t.add("split_with_sizes_short", Raises::Error,
+        {"split_with_sizes: split_sizes [2, 3] add up to 5, dim 0 has size 6"}, [] {
+          split_with_sizes(zeros({6, 2}), {2, 3});
+        });
+  t.add("split_with_sizes_too_long", Raises::Error, {"split_with_sizes", "[4, 4]"}, [] {
+    split_with_sizes(zeros({6, 2}), {4, 4});
+  });
+  t.add("split_with_sizes_negative", Raises::Error, {"split_with_sizes", "[7, -1]"}, [] {
+    split_with_sizes(zeros({6, 2}), {7, -1});
+  });
+  t.add("chunk_0", Raises::Error, {"chunk: expected a positive number of chunks, got 0"}, [] {
+    chunk(zeros({6, 2}), 0);
+  });
+  t.add("unbind_0d", Raises::ShapeError, {"unbind: expected an input of at least 1 dim"},
+        [] { unbind(zeros({})); });
+  return t.cases();
+}
+LG_MISUSE_SUITE(Splitting, splitting_cases());
+
+std::vector<MisuseCase> rearranging_cases() {
+  MisuseTable t;
+  t.add("flip_dim_twice", Raises::Error, {"flip: dim 1 appears twice in dims [1, -1]"}, [] {
+    flip(zeros({2, 3}), {1, -1});
+  });
+  t.add("roll_shifts_for_other_dims", Raises::Error, {"roll: 2 shifts for 1 dims"}, [] {
+    roll(zeros({2, 3}), {1, 2}, {0});
+  });
+  t.add("roll_two_shifts_no_dims", Raises::Error, {"roll: with no dims, expected one shift"}, [] {
+    roll(zeros({2, 3}), {1, 2});
+  });
+  t.add("repeat_too_few", Raises::ShapeError, {"repeat: 1 repeats for an input of shape [2, 3]"},
+        [] {
+          repeat(zeros({2, 3}), {2});
+        });
+  t.add("repeat_negative", Raises::Error, {"repeat: repeats [2, -1] hold a negative count"}, [] {
+    repeat(zeros({2, 3}), {2, -1});
+  });
+  t.add("repeat_overflowing", Raises::ShapeError, {"repeat"}, [] {
+    repeat(zeros({2, 3}), {std::int64_t{1} << 40, std::int64_t{1} << 40});
+  });
+  t.add("tril_1d", Raises::ShapeError,
+        {"tril: expected an input of at least 2 dims, got shape [3]"}, [] { tril(zeros({3})); });
+  t.add("triu_undefined", Raises::Error, {"triu", "defined input"}, [] { triu(Tensor()); });
+  t.add("pad_odd_length", Raises::ShapeError, {"pad: expected (before, after) pairs"}, [] {
+    pad(zeros({2, 3}), {1});
+  });
+  t.add("pad_more_dims_than_the_input", Raises::ShapeError,
+        {"pad: expected (before, after) pairs for at most the 2 dims"}, [] {
+          pad(zeros({2, 3}), {1, 1, 1, 1, 1, 1});
+        });
+  t.add("pad_cuts_everything", Raises::ShapeError, {"pad: pad [-2, -2] leaves no valid dim 1"}, [] {
+    pad(zeros({2, 3}), {-2, -2});
+  });
+  t.add("pad_overflowing", Raises::ShapeError, {"pad"}, [] {
+    pad(zeros({2, 3}), {std::numeric_limits<std::int64_t>::max(), 1});
+  });
+  t.add("one_hot_class_past_the_end", Raises::Error,
+        {"one_hot: class index 3 is out of range for 3 classes"}, [] {
+          one_hot(int64s({0, 3}), 3);
+        });
+  t.add("one_hot_negative_class", Raises::Error, {"one_hot: class index -1 is negative"},
+        [] { one_hot(int64s({-1})); });
+  t.add("one_hot_float_indices", Raises::DTypeError,
+        {"one_hot: expected int64 indices, got float32"}, [] { one_hot(zeros({2})); });
+  t.add("one_hot_empty_without_classes", Raises::Error, {"one_hot", "empty indices"},
+        [] { one_hot(zeros({0}, TensorOptions(kInt64))); });
+  return t.cases();
+}
+LG_MISUSE_SUITE(Rearranging, rearranging_cases());
+
+std::vector<MisuseCase> reduction_cases() {
+  MisuseTable t;
+  t.add("norm_negative_p", Raises::Error, {"norm: expected p >= 0 or -inf, got -1"}, [] {
+    norm(zeros({2, 3}), -1.0);
+  });
+  t.add("norm_nan_p", Raises::Error, {"norm: expected p >= 0 or -inf, got nan"}, [] {
+    norm(zeros({2, 3}), std::numeric_limits<double>::quiet_NaN());
+  });
+  t.add("norm_integral_input", Raises::DTypeError, {"norm: expected a floating input", "int64"},
+        [] { norm(zeros({2}, TensorOptions(kInt64))); });
+  t.add("cumsum_dim_out_of_range", Raises::ShapeError, {"cumsum", "dimension 2"}, [] {
+    cumsum(zeros({2, 3}), 2);
+  });
+  t.add("cumsum_undefined", Raises::Error, {"cumsum", "defined input"},
+        [] { cumsum(Tensor(), 0); });
+  t.add("logsumexp_undefined", Raises::Error, {"logsumexp: expected a defined input"},
+        [] { logsumexp(Tensor(), {0}); });
+  t.add("logsumexp_dim_out_of_range", Raises::ShapeError, {"logsumexp: dimension 3"}, [] {
+    logsumexp(zeros({2, 3}), {3});
+  });
+  t.add("norm_dim_out_of_range", Raises::ShapeError, {"norm: dimension -3"}, [] {
+    norm(zeros({2, 3}), 2.0, {-3});
+  });
+  return t.cases();
+}
+LG_MISUSE_SUITE(MoreReductions, reduction_cases());
+
+}  // namespace
+}  // namespace leangrad::test
