@@ -33,6 +33,27 @@ T out_of_range_value() {
   }
 }
 
+// visit(k, offset) for each element k of the index, offset the position in self it stands for
+// (-1 when its value is out of range), line by line (Note [Gather lines]): threads split the
+// lines, and each line is visited in index order.
+template <typename Visit>
+void for_each_indexed(const GatherGeometry& g, const std::int64_t* index, const Visit& visit) {
+  const std::int64_t length = g.line_length();
+  if (length == 0) return;
+  const std::int64_t step = g.self_strides[g.dim];
+  parallel_for(g.line_count(), grain_for(length), [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t l = begin; l < end; ++l) {
+      const std::int64_t start = g.line_start(l);
+      const std::int64_t base = g.self_base(start);
+      for (std::int64_t j = 0; j < length; ++j) {
+        const std::int64_t k = start + j * g.inner;
+        const std::int64_t v = index[k];
+        visit(k, g.valid(v) ? base + v * step : std::int64_t{-1});
+      }
+    }
+  });
+}
+
 }  // namespace
 
 void index_select(DType dtype, void* out, const void* in, const std::int64_t* indices,
@@ -87,19 +108,8 @@ void gather(DType dtype, void* out, const void* self, const std::int64_t* index,
   dispatch_all(dtype, "gather", [&]<typename T>() {
     const T* x = static_cast<const T*>(self);
     T* y = static_cast<T*>(out);
-    const std::int64_t length = g.line_length();
-    if (length == 0) return;
-    const std::int64_t step = g.self_strides[g.dim];
-    parallel_for(g.line_count(), grain_for(length), [&](std::int64_t begin, std::int64_t end) {
-      for (std::int64_t l = begin; l < end; ++l) {
-        const std::int64_t start = g.line_start(l);
-        const std::int64_t base = g.self_base(start);
-        for (std::int64_t j = 0; j < length; ++j) {
-          const std::int64_t k = start + j * g.inner;
-          const std::int64_t v = index[k];
-          y[k] = g.valid(v) ? x[base + v * step] : out_of_range_value<T>();
-        }
-      }
+    for_each_indexed(g, index, [&](std::int64_t k, std::int64_t offset) {
+      y[k] = offset >= 0 ? x[offset] : out_of_range_value<T>();
     });
   });
 }
@@ -110,22 +120,8 @@ void scatter_add(DType dtype, void* self, const void* src, const std::int64_t* i
     using Acc = opmath_t<T>;
     Acc* acc = static_cast<Acc*>(self);
     const T* s = static_cast<const T*>(src);
-    const std::int64_t length = g.line_length();
-    if (length == 0) return;
-    const std::int64_t step = g.self_strides[g.dim];
-    parallel_for(g.line_count(), grain_for(length), [&](std::int64_t begin, std::int64_t end) {
-      for (std::int64_t l = begin; l < end; ++l) {
-        const std::int64_t start = g.line_start(l);
-        const std::int64_t base = g.self_base(start);
-        for (std::int64_t j = 0; j < length; ++j) {
-          const std::int64_t k = start + j * g.inner;
-          const std::int64_t v = index[k];
-          if (g.valid(v)) {
-            Acc& a = acc[base + v * step];
-            a = reduce_math::wrapping_add(a, static_cast<Acc>(s[k]));
-          }
-        }
-      }
+    for_each_indexed(g, index, [&](std::int64_t k, std::int64_t offset) {
+      if (offset >= 0) acc[offset] = reduce_math::wrapping_add(acc[offset], static_cast<Acc>(s[k]));
     });
   });
 }
