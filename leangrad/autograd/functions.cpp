@@ -14,6 +14,7 @@
 #include <leangrad/autograd/autocast.h>
 #include <leangrad/autograd/grad_mode.h>
 #include <leangrad/autograd/graph.h>
+#include <leangrad/autograd/indexing_functions.h>
 #include <leangrad/autograd/nn_internal.h>
 #include <leangrad/core/profiler.h>
 #include <leangrad/core/views.h>
@@ -1236,6 +1237,146 @@ Tensor mm(const Tensor& a, const Tensor& b) {
   LG_CHECK_SHAPE(a.dim() == 2 && b.dim() == 2, "mm: expected two matrices, got shapes ", a.shape(),
                  " and ", b.shape(), " (matmul takes other dims)");
   return matmul(a, b);
+}
+
+Tensor bmm(const Tensor& a, const Tensor& b) {
+  LG_PROFILE_OP(a, b);
+  LG_CHECK(a.defined() && b.defined(), "bmm: expected two defined tensors");
+  LG_CHECK_SHAPE(a.dim() == 3 && b.dim() == 3 && a.size(0) == b.size(0), "bmm: expected two ",
+                 "batches of matrices of one batch size, got shapes ", a.shape(), " and ",
+                 b.shape(), " (matmul broadcasts batches)");
+  return matmul(a, b);
+}
+
+Tensor dot(const Tensor& a, const Tensor& b) {
+  LG_PROFILE_OP(a, b);
+  LG_CHECK(a.defined() && b.defined(), "dot: expected two defined tensors");
+  LG_CHECK_SHAPE(a.dim() == 1 && b.dim() == 1 && a.size(0) == b.size(0),
+                 "dot: expected two 1-d tensors of one size, got shapes ", a.shape(), " and ",
+                 b.shape());
+  LG_CHECK_DTYPE(a.dtype() == b.dtype(), "dot: expected one dtype, got ", a.dtype(), " and ",
+                 b.dtype());
+  return matmul(a, b);
+}
+
+Tensor outer(const Tensor& a, const Tensor& b) {
+  LG_PROFILE_OP(a, b);
+  LG_CHECK(a.defined() && b.defined(), "outer: expected two defined tensors");
+  LG_CHECK_SHAPE(a.dim() == 1 && b.dim() == 1, "outer: expected two 1-d tensors, got shapes ",
+                 a.shape(), " and ", b.shape());
+  return mul(unsqueeze(a, 1), unsqueeze(b, 0));
+}
+
+// ---- Tests, logic, nan_to_num ---------------------------------------------------------------
+
+Tensor isnan(const Tensor& a) {
+  LG_PROFILE_OP(a);
+  LG_CHECK(a.defined(), "isnan: expected a defined tensor");
+  if (!is_floating(a.dtype())) return zeros(a.shape(), TensorOptions(kBool).device(a.device()));
+  return ne(a, a);
+}
+
+Tensor isinf(const Tensor& a) {
+  LG_PROFILE_OP(a);
+  LG_CHECK(a.defined(), "isinf: expected a defined tensor");
+  if (!is_floating(a.dtype())) return zeros(a.shape(), TensorOptions(kBool).device(a.device()));
+  return eq(abs(a), std::numeric_limits<double>::infinity());
+}
+
+Tensor isfinite(const Tensor& a) {
+  LG_PROFILE_OP(a);
+  LG_CHECK(a.defined(), "isfinite: expected a defined tensor");
+  if (!is_floating(a.dtype())) return ones(a.shape(), TensorOptions(kBool).device(a.device()));
+  // |a| < inf is false for NaN and the infinities.
+  return lt(abs(a), std::numeric_limits<double>::infinity());
+}
+
+Tensor logical_not(const Tensor& a) {
+  LG_PROFILE_OP(a);
+  LG_CHECK(a.defined(), "logical_not: expected a defined tensor");
+  return eq(a, 0.0);
+}
+
+Tensor logical_and(const Tensor& a, const Tensor& b) {
+  LG_PROFILE_OP(a, b);
+  LG_CHECK(a.defined() && b.defined(), "logical_and: expected two defined tensors");
+  return where(ne(a, 0.0), ne(b, 0.0), zeros({}, TensorOptions(kBool).device(a.device())));
+}
+
+Tensor logical_or(const Tensor& a, const Tensor& b) {
+  LG_PROFILE_OP(a, b);
+  LG_CHECK(a.defined() && b.defined(), "logical_or: expected two defined tensors");
+  return where(ne(a, 0.0), ones({}, TensorOptions(kBool).device(a.device())), ne(b, 0.0));
+}
+
+Tensor logical_xor(const Tensor& a, const Tensor& b) {
+  LG_PROFILE_OP(a, b);
+  LG_CHECK(a.defined() && b.defined(), "logical_xor: expected two defined tensors");
+  return ne(ne(a, 0.0), ne(b, 0.0));
+}
+
+namespace {
+
+// The number of elements of `a` equal to 0 (zero_count) or not, over dims, as int64.
+Tensor count_over(const char* op, const Tensor& a, const DimList& dims, bool keepdim,
+                  bool non_zero) {
+  LG_CHECK(a.defined(), op, ": expected a defined tensor");
+  for (const std::int64_t d : dims)
+    wrap_dim(d, a.dim(), op);
+  return sum(non_zero ? ne(a, 0.0) : eq(a, 0.0), dims, keepdim);
+}
+
+}  // namespace
+
+Tensor all(const Tensor& a, const DimList& dims, bool keepdim) {
+  LG_PROFILE_OP(a);
+  return eq(count_over("all", a, dims, keepdim, /*non_zero=*/false), 0.0);
+}
+
+Tensor any(const Tensor& a, const DimList& dims, bool keepdim) {
+  LG_PROFILE_OP(a);
+  return gt(count_over("any", a, dims, keepdim, /*non_zero=*/true), 0.0);
+}
+
+Tensor nan_to_num(const Tensor& a, double nan, std::optional<double> posinf,
+                  std::optional<double> neginf) {
+  LG_PROFILE_OP(a);
+  LG_CHECK(a.defined(), "nan_to_num: expected a defined tensor");
+  if (!is_floating(a.dtype())) return clone(a);
+  // The largest finite value of a's dtype.
+  double largest = std::numeric_limits<double>::max();
+  if (a.dtype() == kFloat32) largest = std::numeric_limits<float>::max();
+  if (a.dtype() == kFloat16) largest = 65504.0;
+  if (a.dtype() == kBFloat16) largest = 0x1.fep127;  // (2 - 2^-7) 2^127
+  const double inf = std::numeric_limits<double>::infinity();
+  Tensor out = where(ne(a, a), scalar_like(a, nan), a);
+  out = where(eq(a, inf), scalar_like(a, posinf.value_or(largest)), out);
+  return where(eq(a, -inf), scalar_like(a, neginf.value_or(-largest)), out);
+}
+
+// ---- Sorting ----------------------------------------------------------------------------------
+
+std::tuple<Tensor, Tensor> sort(const Tensor& a, std::int64_t dim, bool descending) {
+  LG_PROFILE_OP(a);
+  Tensor indices = ops::argsort(a, dim, descending);
+  return {gather(a, dim, indices), indices};
+}
+
+Tensor argsort(const Tensor& a, std::int64_t dim, bool descending) {
+  LG_PROFILE_OP(a);
+  return ops::argsort(a, dim, descending);
+}
+
+std::tuple<Tensor, Tensor> topk(const Tensor& a, std::int64_t k, std::int64_t dim, bool largest,
+                                bool /*sorted*/) {
+  LG_PROFILE_OP(a);
+  LG_CHECK(a.defined(), "topk: expected a defined tensor");
+  const std::int64_t d = wrap_dim(dim, a.dim(), "topk");
+  const std::int64_t size = a.dim() == 0 ? 1 : a.size(d);
+  LG_CHECK(k >= 0 && k <= size, "topk: k ", k, " is out of range for dim ", d, " of size ", size,
+           " (expected [0, ", size, "])");
+  Tensor indices = ops::argsort(a, d, largest, k);
+  return {gather(a, d, indices), indices};
 }
 
 Tensor t(const Tensor& a) {

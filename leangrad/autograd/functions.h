@@ -83,6 +83,11 @@ Tensor square(const Tensor& a);  // a * a
 Tensor clamp(const Tensor& a, std::optional<double> min, std::optional<double> max = std::nullopt);
 Tensor clamp_min(const Tensor& a, double min);
 Tensor clamp_max(const Tensor& a, double max);
+// NaN, +inf and -inf replaced by nan, posinf and neginf (by default 0 and the dtype's largest
+// and lowest finite values), as torch.nan_to_num; an integral tensor is copied. The gradient
+// passes where the element was finite, 0 elsewhere.
+Tensor nan_to_num(const Tensor& a, double nan = 0.0, std::optional<double> posinf = std::nullopt,
+                  std::optional<double> neginf = std::nullopt);
 // value where mask (Bool) is true, a elsewhere: a's dtype, the shape of a and mask broadcast
 // together (as PyTorch's out-of-place masked_fill). A value a's dtype cannot hold is an Error.
 Tensor masked_fill(const Tensor& a, const Tensor& mask, double value);
@@ -101,6 +106,21 @@ Tensor ge(const Tensor& a, double b);
 Tensor le(const Tensor& a, double b);
 Tensor eq(const Tensor& a, double b);
 Tensor ne(const Tensor& a, double b);
+
+// ---- Tests and logic (Bool results, not differentiable) -------------------------------------
+// NaN, an infinity, neither: elementwise; false, false, true in integral and bool dtypes.
+Tensor isnan(const Tensor& a);
+Tensor isinf(const Tensor& a);
+Tensor isfinite(const Tensor& a);
+// Logic on "non-zero" (NaN is), any dtypes, broadcasting, as torch.logical_*.
+Tensor logical_not(const Tensor& a);
+Tensor logical_and(const Tensor& a, const Tensor& b);
+Tensor logical_or(const Tensor& a, const Tensor& b);
+Tensor logical_xor(const Tensor& a, const Tensor& b);
+// Whether every (all) or some (any) element over dims (empty: all dims) is non-zero: true and
+// false over no elements, as torch's.
+Tensor all(const Tensor& a, const DimList& dims = {}, bool keepdim = false);
+Tensor any(const Tensor& a, const DimList& dims = {}, bool keepdim = false);
 
 // cond ? a : b, broadcasting all three; cond must be Bool.
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
@@ -144,10 +164,28 @@ Tensor std(const Tensor& a, const DimList& dims = {}, bool unbiased = true, bool
 // beyond 3-d]).
 Tensor matmul(const Tensor& a, const Tensor& b);
 Tensor mm(const Tensor& a, const Tensor& b);  // 2-d operands only
+// (B, n, k) @ (B, k, m) -> (B, n, m): 3-d operands of one batch size only (matmul broadcasts).
+Tensor bmm(const Tensor& a, const Tensor& b);
+// The inner product of two 1-d tensors of one size and dtype (0-d), and their outer product
+// (n), (m) -> (n, m).
+Tensor dot(const Tensor& a, const Tensor& b);
+Tensor outer(const Tensor& a, const Tensor& b);
 // The transpose of a matrix; 0-d and 1-d tensors as they are.
 Tensor t(const Tensor& a);
 Tensor cat(const std::vector<Tensor>& tensors, std::int64_t dim = 0);
 Tensor stack(const std::vector<Tensor>& tensors, std::int64_t dim = 0);
+
+// ---- Sorting ---------------------------------------------------------------------------------
+// (values, indices) of a's elements sorted along dim, ascending or descending, as torch.sort with
+// stable=true: equal elements keep their order (-0 and +0 are equal), and NaN is the largest
+// element. values is gather(a, dim, indices), which carries the gradient. Any dtype.
+std::tuple<Tensor, Tensor> sort(const Tensor& a, std::int64_t dim = -1, bool descending = false);
+Tensor argsort(const Tensor& a, std::int64_t dim = -1, bool descending = false);
+// The k largest (smallest) elements along dim and their indices, largest (smallest) first, ties
+// in index order, NaN the largest, as torch.topk; the results are sorted whatever `sorted` says
+// (torch's unsorted order is any order).
+std::tuple<Tensor, Tensor> topk(const Tensor& a, std::int64_t k, std::int64_t dim = -1,
+                                bool largest = true, bool sorted = true);
 
 // ---- Views and copies ------------------------------------------------------------------------
 Tensor view(const Tensor& a, const Shape& shape);

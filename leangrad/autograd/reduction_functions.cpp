@@ -115,6 +115,11 @@ Tensor norm(const Tensor& input, double p, const DimList& dims, bool keepdim) {
   return power_norm_fn(input, p, dims, keepdim);
 }
 
+Tensor normalize(const Tensor& input, double p, std::int64_t dim, double eps) {
+  LG_PROFILE_OP(input);
+  return div(input, clamp_min(norm(input, p, dim, /*keepdim=*/true), eps));
+}
+
 Tensor cumsum(const Tensor& input, std::int64_t dim) {
   LG_PROFILE_OP(input);
   return cumsum_fn(input, dim, /*reverse=*/false);

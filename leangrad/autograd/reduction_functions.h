@@ -1,6 +1,6 @@
 // Reductions beside sum, mean, max and var of autograd/functions.h, as torch's: logsumexp, the
-// vector norm, and the cumulative sum. All differentiate, twice too (Note [Norm's gradient at 0]
-// and Note [cumsum's gradient] in reduction_functions.cpp).
+// vector norm (and normalize, which divides by it), and the cumulative sum. All differentiate,
+// twice too (Note [Norm's gradient at 0] and Note [cumsum's gradient] in reduction_functions.cpp).
 #pragma once
 
 #include <cstdint>
@@ -20,6 +20,9 @@ Tensor logsumexp(const Tensor& input, const DimList& dims, bool keepdim = false)
 // 256), so a float32 norm overflows only where the result itself does. At a slice of zeros the
 // gradient is 0, as PyTorch's (Note [Norm's gradient at 0]).
 Tensor norm(const Tensor& input, double p = 2.0, const DimList& dims = {}, bool keepdim = false);
+// input divided by its p-norm along dim, the norm taken at least eps, as
+// torch.nn.functional.normalize (p 2, dim 1 and eps 1e-12 by default).
+Tensor normalize(const Tensor& input, double p = 2.0, std::int64_t dim = 1, double eps = 1e-12);
 // The running sum along dim: out[..., j, ...] = input[..., 0, ...] + ... + input[..., j, ...],
 // added in that order on either device. Floating input keeps its dtype (float16 and bfloat16
 // summed in float32, each output rounded once); integral and bool input give int64.

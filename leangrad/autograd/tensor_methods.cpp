@@ -136,6 +136,56 @@ Tensor Tensor::norm(double p, const DimList& dims, bool keepdim) const {
 Tensor Tensor::cumsum(std::int64_t dim) const {
   return leangrad::cumsum(*this, dim);
 }
+Tensor Tensor::all(const DimList& dims, bool keepdim) const {
+  return leangrad::all(*this, dims, keepdim);
+}
+Tensor Tensor::any(const DimList& dims, bool keepdim) const {
+  return leangrad::any(*this, dims, keepdim);
+}
+std::tuple<Tensor, Tensor> Tensor::sort(std::int64_t dim, bool descending) const {
+  return leangrad::sort(*this, dim, descending);
+}
+Tensor Tensor::argsort(std::int64_t dim, bool descending) const {
+  return leangrad::argsort(*this, dim, descending);
+}
+std::tuple<Tensor, Tensor> Tensor::topk(std::int64_t k, std::int64_t dim, bool largest,
+                                        bool sorted) const {
+  return leangrad::topk(*this, k, dim, largest, sorted);
+}
+Tensor Tensor::bmm(const Tensor& other) const {
+  return leangrad::bmm(*this, other);
+}
+Tensor Tensor::dot(const Tensor& other) const {
+  return leangrad::dot(*this, other);
+}
+Tensor Tensor::outer(const Tensor& other) const {
+  return leangrad::outer(*this, other);
+}
+Tensor Tensor::isnan() const {
+  return leangrad::isnan(*this);
+}
+Tensor Tensor::isinf() const {
+  return leangrad::isinf(*this);
+}
+Tensor Tensor::isfinite() const {
+  return leangrad::isfinite(*this);
+}
+Tensor Tensor::logical_not() const {
+  return leangrad::logical_not(*this);
+}
+Tensor Tensor::logical_and(const Tensor& other) const {
+  return leangrad::logical_and(*this, other);
+}
+Tensor Tensor::logical_or(const Tensor& other) const {
+  return leangrad::logical_or(*this, other);
+}
+Tensor Tensor::logical_xor(const Tensor& other) const {
+  return leangrad::logical_xor(*this, other);
+}
+Tensor Tensor::nan_to_num(double nan, std::optional<double> posinf,
+                          std::optional<double> neginf) const {
+  return leangrad::nan_to_num(*this, nan, posinf, neginf);
+}
 Tensor Tensor::unsqueeze(std::int64_t dim) const {
   return leangrad::unsqueeze(*this, dim);
 }

@@ -315,6 +315,15 @@ class Tensor {
   Tensor logsumexp(const DimList& dims, bool keepdim = false) const;
   Tensor norm(double p = 2.0, const DimList& dims = {}, bool keepdim = false) const;
   Tensor cumsum(std::int64_t dim) const;
+  // Whether every / some element over dims (none: all) is non-zero, Bool (autograd/functions.h).
+  Tensor all(const DimList& dims = {}, bool keepdim = false) const;
+  Tensor any(const DimList& dims = {}, bool keepdim = false) const;
+  // (values, indices) sorted along dim (stable; NaN the largest), the positions alone, and the k
+  // largest or smallest (autograd/functions.h).
+  std::tuple<Tensor, Tensor> sort(std::int64_t dim = -1, bool descending = false) const;
+  Tensor argsort(std::int64_t dim = -1, bool descending = false) const;
+  std::tuple<Tensor, Tensor> topk(std::int64_t k, std::int64_t dim = -1, bool largest = true,
+                                  bool sorted = true) const;
 
   // ---- Elementwise -------------------------------------------------------------------------
   Tensor exp() const;
@@ -364,7 +373,20 @@ class Tensor {
   Tensor eq(const Tensor& other) const;
   Tensor eq(double other) const;
   Tensor matmul(const Tensor& other) const;
-  Tensor mm(const Tensor& other) const;  // matrices only
+  Tensor mm(const Tensor& other) const;     // matrices only
+  Tensor bmm(const Tensor& other) const;    // batches of one size only
+  Tensor dot(const Tensor& other) const;    // 1-d
+  Tensor outer(const Tensor& other) const;  // 1-d
+  // NaN / an infinity / neither, and logic on non-zero elements: Bool results.
+  Tensor isnan() const;
+  Tensor isinf() const;
+  Tensor isfinite() const;
+  Tensor logical_not() const;
+  Tensor logical_and(const Tensor& other) const;
+  Tensor logical_or(const Tensor& other) const;
+  Tensor logical_xor(const Tensor& other) const;
+  Tensor nan_to_num(double nan = 0.0, std::optional<double> posinf = std::nullopt,
+                    std::optional<double> neginf = std::nullopt) const;
   Tensor square() const;
   // Each element limited to [min, max] (either bound may be absent); NaN stays NaN.
   Tensor clamp(std::optional<double> min, std::optional<double> max = std::nullopt) const;

@@ -59,6 +59,21 @@ decltype(auto) dispatch_addable(DType dtype, const char* op, F&& f) {
   }
 }
 
+// float32, float64, int32, int64: the key types of the sort launchers (ops::argsort makes the
+// keys of every dtype one of these).
+template <typename F>
+decltype(auto) dispatch_sort_key(DType dtype, const char* op, F&& f) {
+  switch (dtype) {
+    LG_DISPATCH_CASE(float, Float32)
+    LG_DISPATCH_CASE(double, Float64)
+    LG_DISPATCH_CASE(std::int32_t, Int32)
+    LG_DISPATCH_CASE(std::int64_t, Int64)
+    default:
+      LG_THROW(DTypeError, op, ": keys of ", dtype,
+               " (expected float32, float64, int32 or int64 keys)");
+  }
+}
+
 // Every dtype.
 template <typename F>
 decltype(auto) dispatch_all(DType dtype, const char* op, F&& f) {

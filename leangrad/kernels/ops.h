@@ -12,7 +12,7 @@
 //                        activation_
 //   ops_shape.cpp        cat
 //   ops_reduce.cpp       sum, mean, max, argmax            ops_linalg.cpp  matmul
-//   ops_cumsum.cpp       cumsum
+//   ops_cumsum.cpp       cumsum                            ops_sort.cpp    argsort
 //   ops_random.cpp       uniform, normal (Philox: the same numbers on every device)
 //   ops_tanhexp.cpp      TanhExp                           ops_group_norm.cpp  GroupNorm,
 //                                                                          LayerNorm
@@ -206,6 +206,13 @@ Tensor argmax(const Tensor& a, std::optional<std::int64_t> dim, bool keepdim);
 // on either device (the same bits on both). Floating x keeps its dtype (the 16-bit floats summed
 // in float32, each output rounded once); integral and bool x give int64, as torch.cumsum.
 Tensor cumsum(const Tensor& x, std::int64_t dim, bool reverse = false);
+
+// ---- Sorting (ops_sort.cpp)
+// ---------------------------------------------------------------------- The positions (int64)
+// along dim of x's elements in sorted order, ascending or descending, the first k of each slice (k
+// -1: all): x's shape with size(dim) k. NaN is the largest element, -0 and +0 are equal, and equal
+// elements keep their order (a stable sort, on both devices). Any dtype.
+Tensor argsort(const Tensor& x, std::int64_t dim, bool descending, std::int64_t k = -1);
 
 // ---- Linear algebra (ops_linalg.cpp) ---------------------------------------------------------
 // (M, K) @ (K, N) -> (M, N); (B, M, K) @ (B, K, N) -> (B, M, N); a 3-D operand with a 2-D one

@@ -1,13 +1,14 @@
 // Device op table rows for the nn layers (see op_table.h): LayerNorm, BatchNorm, Embedding,
-// index_select, gather, scatter_add, cumsum and the ops composed of them (flip, roll, repeat,
-// tril, triu, pad, one_hot, norm, logsumexp), ConvTranspose2d and interpolate, forward and
-// input/parameter gradients (with_grads) in float32, float64 and the 16-bit dtypes,
+// index_select, gather, scatter_add, cumsum, sort and the ops composed of them (flip, roll,
+// repeat, tril, triu, pad, one_hot, norm, logsumexp, topk), ConvTranspose2d and interpolate,
+// forward and input/parameter gradients (with_grads) in float32, float64 and the 16-bit dtypes,
 // non-contiguous inputs, and BatchNorm's running statistics.
 // LayerNorm and BatchNorm run on GroupNorm's kernels (Note [LayerNorm and BatchNorm as
 // GroupNorm]): sums over whole rows or channels differ in order between devices, hence the
 // reduction tolerance.
 #include "kernels/op_table.h"
 
+#include <limits>
 #include <string>
 #include <utility>
 
@@ -15,6 +16,7 @@
 #include <leangrad/autograd/indexing_functions.h>
 #include <leangrad/autograd/nn_functions.h>
 #include <leangrad/autograd/reduction_functions.h>
+#include <leangrad/kernels/creation.h>
 
 namespace leangrad::test {
 namespace {
@@ -226,6 +228,30 @@ std::vector<OpCase> indexing_cases() {
        grads_of([](const Inputs& v) { return add(norm(v[0], 2.0, {1}), logsumexp(v[0], {1})); }),
        {input({6, 50})},
        kTolF32Sum});
+  // Sorting: CUDA's segmented radix sort against the CPU's comparison sort, the same order
+  // element for element (ties in position order, NaN the largest).
+  c.push_back({"sort_dim1_nan_descending_bf16",
+               [](const Inputs& v) -> Outputs {
+                 const Tensor x =
+                     where(gt(v[0], 0.7), full_like(v[0], std::numeric_limits<double>::quiet_NaN()),
+                           v[0]);
+                 const auto [values, indices] = sort(x, 1, /*descending=*/true);
+                 return {values, indices};
+               },
+               {input({3, 40, 5}, kBFloat16)},
+               kTolExact});
+  c.push_back({"argsort_dim0_ties_i64",
+               [](const Inputs& v) -> Outputs { return {argsort(v[0], 0)}; },
+               {input({50, 6}, kInt64, -5.0, 5.0)},
+               kTolExact});
+  c.push_back({"argsort_long_rows_f32",
+               [](const Inputs& v) -> Outputs { return {argsort(v[0], -1)}; },
+               {input({4, 5000})},
+               kTolExact});
+  c.push_back({"topk_f32",
+               grads_of([](const Inputs& v) { return std::get<0>(topk(v[0], 5, -1)); }),
+               {input({7, 300})},
+               kTolExact});
   c.push_back({"one_hot_i64",
                [](const Inputs& v) -> Outputs { return {one_hot(v[0], 7)}; },
                {input({4, 5}, kInt64, 0.0, 7.0)},

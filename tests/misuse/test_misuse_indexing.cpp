@@ -2,12 +2,14 @@
 // the reductions of autograd/reduction_functions.h: indices out of range (the message names the
 // index and its position), of the wrong dtype, rank or device, index shapes larger than the
 // input or src, bad split sizes and chunk counts, repeated dims, shifts without their dims, too
-// few or negative repeats, padding that leaves nothing or overflows, bad class indices, and norm
-// orders below 0. Tables of the misuse suite (tests/misuse/misuse_testing.h).
+// few or negative repeats, padding that leaves nothing or overflows, bad class indices, norm
+// orders below 0, top-k beyond the size, and bmm, dot and outer of the wrong shapes or dtypes.
+// Tables of the misuse suite (tests/misuse/misuse_testing.h).
 #include <cstdint>
 #include <limits>
 #include <vector>
 
+#include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/indexing_functions.h>
 #include <leangrad/autograd/reduction_functions.h>
 #include <leangrad/core/creation.h>
@@ -208,6 +210,40 @@ std::vector<MisuseCase> reduction_cases() {
   return t.cases();
 }
 LG_MISUSE_SUITE(MoreReductions, reduction_cases());
+
+std::vector<MisuseCase> sort_and_logic_cases() {
+  MisuseTable t;
+  t.add("topk_k_past_the_size", Raises::Error,
+        {"topk: k 4 is out of range for dim 1 of size 3 (expected [0, 3])"}, [] {
+          topk(zeros({2, 3}), 4);
+        });
+  t.add("topk_negative_k", Raises::Error, {"topk: k -1"}, [] { topk(zeros({2, 3}), -1); });
+  t.add("sort_dim_out_of_range", Raises::ShapeError, {"argsort", "dimension 2"}, [] {
+    sort(zeros({2, 3}), 2);
+  });
+  t.add("sort_undefined", Raises::Error, {"argsort", "defined input"}, [] { sort(Tensor()); });
+  t.add("bmm_batches_differ", Raises::ShapeError, {"bmm", "[2, 3, 4]", "[3, 4, 5]"}, [] {
+    bmm(zeros({2, 3, 4}), zeros({3, 4, 5}));
+  });
+  t.add("bmm_2d", Raises::ShapeError, {"bmm", "[3, 4]"}, [] { bmm(zeros({3, 4}), zeros({4, 5})); });
+  t.add("dot_sizes_differ", Raises::ShapeError, {"dot", "[3]", "[4]"},
+        [] { dot(zeros({3}), zeros({4})); });
+  t.add("dot_dtypes_differ", Raises::DTypeError,
+        {"dot: expected one dtype, got float32 and float64"},
+        [] { dot(zeros({3}), zeros({3}, kFloat64)); });
+  t.add("outer_2d", Raises::ShapeError, {"outer", "[2, 2]"}, [] {
+    outer(zeros({2, 2}), zeros({2}));
+  });
+  t.add("all_dim_out_of_range", Raises::ShapeError, {"all", "dimension 3"}, [] {
+    all(zeros({2, 3}), {3});
+  });
+  t.add("any_undefined", Raises::Error, {"any", "defined"}, [] { any(Tensor()); });
+  t.add("normalize_negative_p", Raises::Error, {"norm: expected p >= 0"}, [] {
+    normalize(zeros({2, 3}), -2.0);
+  });
+  return t.cases();
+}
+LG_MISUSE_SUITE(SortAndLogic, sort_and_logic_cases());
 
 }  // namespace
 }  // namespace leangrad::test

@@ -186,6 +186,10 @@ void cumsum(DType, void*, const void*, std::int64_t, std::int64_t, std::int64_t,
   throw_cuda_not_built("cumsum");
 }
 
+void argsort(DType, std::int64_t*, const void*, std::int64_t, std::int64_t, std::int64_t, bool) {
+  throw_cuda_not_built("argsort");
+}
+
 template <typename T>
 void sgd_step(const SgdUpdateOf<T>&, const std::vector<OptimTensor<SgdUpdateOf<T>>>&, const int*) {
   throw_cuda_not_built("sgd_step");

@@ -1,0 +1,67 @@
+// Sorting on the CPU (kernels/backend.h): each row's positions ordered by a comparison on (key,
+// position), so that equal keys keep their positions' order: std::sort gives a stable sort's
+// order, and std::partial_sort its first k (topk) in O(size log k). NaN compares as the largest
+// key, as PyTorch's sort and topk take it. Threads split the rows.
+#include <leangrad/kernels/backend.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <type_traits>
+#include <vector>
+
+#include <leangrad/kernels/cpu/parallel_for.h>
+#include <leangrad/kernels/dispatch.h>
+
+namespace leangrad::kernels::cpu {
+
+namespace {
+
+// Whether key a (at position i) comes before key b (at position j), ascending or descending,
+// NaN the largest key, ties in position order.
+template <typename Key>
+bool comes_before(Key a, std::int64_t i, Key b, std::int64_t j, bool descending) {
+  if constexpr (std::is_floating_point_v<Key>) {
+    const bool a_nan = std::isnan(a), b_nan = std::isnan(b);
+    if (a_nan || b_nan) {
+      if (a_nan && b_nan) return i < j;
+      return descending ? a_nan : b_nan;
+    }
+  }
+  if (a != b) return descending ? b < a : a < b;
+  return i < j;
+}
+
+template <typename Key>
+void argsort_rows(std::int64_t* indices, const Key* keys, std::int64_t rows, std::int64_t size,
+                  std::int64_t k, bool descending) {
+  // About log2(size) comparisons per element: a task sorts rows of about kElementwiseGrain work.
+  const std::int64_t work = size * (1 + static_cast<std::int64_t>(std::log2(size + 1)));
+  parallel_for(rows, grain_for(work), [&](std::int64_t begin, std::int64_t end) {
+    std::vector<std::int64_t> order(static_cast<std::size_t>(size));
+    for (std::int64_t r = begin; r < end; ++r) {
+      const Key* row = keys + r * size;
+      std::iota(order.begin(), order.end(), std::int64_t{0});
+      const auto before = [row, descending](std::int64_t i, std::int64_t j) {
+        return comes_before(row[i], i, row[j], j, descending);
+      };
+      if (k < size) {
+        std::partial_sort(order.begin(), order.begin() + k, order.end(), before);
+      } else {
+        std::sort(order.begin(), order.end(), before);
+      }
+      std::copy(order.begin(), order.begin() + k, indices + r * k);
+    }
+  });
+}
+
+}  // namespace
+
+void argsort(DType dtype, std::int64_t* indices, const void* keys, std::int64_t rows,
+             std::int64_t size, std::int64_t k, bool descending) {
+  dispatch_sort_key(dtype, "argsort", [&]<typename Key>() {
+    argsort_rows(indices, static_cast<const Key*>(keys), rows, size, k, descending);
+  });
+}
+
+}  // namespace leangrad::kernels::cpu
