@@ -7,8 +7,8 @@
 //   - index_select(x, dim, idx): dx = index_select_backward(g), each slice g[..., i, ...] added
 //     into dx[..., idx[i], ...] (torch's index_add into zeros); that map's adjoint is
 //     index_select(gg, dim, idx).
-//   - gather(x, dim, idx): dx = scatter_add(zeros(x.shape), dim, idx, g); the adjoint of
-//     scatter_add in its src is gather(gg, dim, idx).
+//   - gather(x, dim, idx): dx = scatter_add(zeros(x.shape), dim, idx, g)
+//     (ops::gather_backward); the adjoint of scatter_add in its src is gather(gg, dim, idx).
 //   - scatter_add(x, dim, idx, src): dx = g (the copy), dsrc = gather(g, dim, idx). A src larger
 //     than the index is sliced to the index's shape first with the differentiable slice, so the
 //     part it does not read gets a zero gradient through slice's own backward.
@@ -54,9 +54,8 @@ Tensor index_select_backward_fn(const Tensor& g, std::int64_t dim, const Tensor&
 
 Tensor gather_backward_fn(const Tensor& g, std::int64_t dim, const Tensor& index,
                           const Shape& input_shape) {
-  return record_op("gather_backward",
-                   ops::scatter_add(zeros(input_shape, g.options()), dim, index, g), {g}, {index},
-                   [dim](const BackwardContext& c) -> std::vector<Tensor> {
+  return record_op("gather_backward", ops::gather_backward(g, dim, index, input_shape), {g},
+                   {index}, [dim](const BackwardContext& c) -> std::vector<Tensor> {
                      return {gather(c.grad, dim, c.saved[0])};
                    });
 }

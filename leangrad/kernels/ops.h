@@ -534,6 +534,10 @@ Tensor index_select_backward(const Tensor& grad, std::int64_t dim, const Tensor&
 // torch.gather: out (the shape of `index`, int64 with x's rank, no dim but `dim` larger than
 // x's) with out[c] = x[c with c_dim replaced by index[c]]. Any dtype.
 Tensor gather(const Tensor& x, std::int64_t dim, const Tensor& index);
+// Its gradient, of x_shape: scatter_add of grad (the index's shape) into zeros made in the
+// accumulation dtype (no copy of them), cast to grad's dtype.
+Tensor gather_backward(const Tensor& grad, std::int64_t dim, const Tensor& index,
+                       const Shape& x_shape);
 // torch.scatter_add: a copy of x with each src[c] added at x[c with c_dim replaced by index[c]],
 // for c over index's shape (src at least as large in every dim). Floating dtypes, int64 and
 // int32 (wrapping as PyTorch's); the sums in float32 for the 16-bit floats. gather's gradient.

@@ -7,12 +7,15 @@
 // position; on CUDA that would synchronise, and the kernels give NaN (0 in an integral dtype)
 // where they read and add nothing where they write, as cross_entropy's targets.
 #include <algorithm>
+#include <atomic>
+#include <cstdint>
 #include <string>
 
 #include <leangrad/core/creation.h>
 #include <leangrad/core/cuda.h>
 #include <leangrad/core/views.h>
 #include <leangrad/kernels/backend.h>
+#include <leangrad/kernels/cpu/parallel_for.h>
 #include <leangrad/kernels/creation.h>
 #include <leangrad/kernels/ops.h>
 #include <leangrad/kernels/ops_checks.h>
@@ -21,12 +24,27 @@ namespace leangrad::ops {
 
 namespace {
 
-// Each index of a contiguous CPU int64 tensor is in [0, size); `what` names what it indexes.
+// Each index of a contiguous CPU int64 tensor is in [0, size); `what` names what it indexes. A
+// branchless pass, vectorised and on every thread, finds whether any is out of range (as
+// unsigned, a negative index is past every size); only then are they walked in order for the
+// first, which the Error names.
 void check_index_values(const char* op, const Tensor& indices, std::int64_t size,
                         const std::string& what) {
   if (!indices.device().is_cpu()) return;
   const std::int64_t* idx = indices.data_ptr<std::int64_t>();
-  for (std::int64_t i = 0; i < indices.numel(); ++i) {
+  const std::int64_t n = indices.numel();
+  const auto bound = static_cast<std::uint64_t>(size);
+  std::atomic<bool> out_of_range{false};
+  kernels::cpu::parallel_for(n, kernels::cpu::kElementwiseGrain,
+                             [&](std::int64_t begin, std::int64_t end) {
+                               std::uint64_t outside = 0;
+                               for (std::int64_t i = begin; i < end; ++i)
+                                 outside |= static_cast<std::uint64_t>(idx[i]) >= bound;
+                               if (outside != 0)
+                                 out_of_range.store(true, std::memory_order_relaxed);
+                             });
+  if (!out_of_range.load()) return;
+  for (std::int64_t i = 0; i < n; ++i) {
     LG_CHECK(idx[i] >= 0 && idx[i] < size, op, ": index ", idx[i], " at position ", i,
              " is out of range for ", what, " (expected [0, ", size - 1, "])");
   }
@@ -76,22 +94,23 @@ GatherGeometry gather_geometry(const Shape& index_shape, const Shape& self_shape
 // gather's and scatter_add's shape rules, as PyTorch's: the index has self's rank (0-d and 1
 // element 1-d alike; at most kMaxDims, GatherGeometry's), and no dim but `dim` larger than self's;
 // `src` (scatter_add) is at least the index's size in every dim.
-void check_gather_shapes(const char* op, const Tensor& self, std::int64_t dim, const Tensor& index,
+void check_gather_shapes(const char* op, const Shape& self, std::int64_t dim, const Tensor& index,
                          const Tensor* src) {
-  const std::int64_t rank = std::max<std::int64_t>(self.dim(), 1);
-  LG_CHECK_SHAPE(rank <= kMaxDims, op, ": an input of shape ", self.shape(), " has ", rank,
+  const auto self_dim = static_cast<std::int64_t>(self.size());
+  const std::int64_t rank = std::max<std::int64_t>(self_dim, 1);
+  LG_CHECK_SHAPE(rank <= kMaxDims, op, ": an input of shape ", self, " has ", rank,
                  " dims (at most ", kMaxDims, " are supported)");
   LG_CHECK_SHAPE(std::max<std::int64_t>(index.dim(), 1) == rank, op, ": index of shape ",
-                 index.shape(), " has ", index.dim(), " dims, the input of shape ", self.shape(),
-                 " has ", self.dim(), " (expected as many)");
-  if (index.dim() == 0 || self.dim() == 0) {
-    LG_CHECK_SHAPE(index.numel() <= 1 || self.dim() > 0, op, ": index of shape ", index.shape(),
+                 index.shape(), " has ", index.dim(), " dims, the input of shape ", self, " has ",
+                 self_dim, " (expected as many)");
+  if (index.dim() == 0 || self_dim == 0) {
+    LG_CHECK_SHAPE(index.numel() <= 1 || self_dim > 0, op, ": index of shape ", index.shape(),
                    " is larger than the 0-d input");
   } else {
     for (std::int64_t d = 0; d < rank; ++d) {
-      LG_CHECK_SHAPE(d == dim || index.size(d) <= self.size(d), op, ": index of shape ",
-                     index.shape(), " is larger than the input of shape ", self.shape(), " in dim ",
-                     d, " (only dim ", dim, ", the one indexed, may be)");
+      LG_CHECK_SHAPE(d == dim || index.size(d) <= self[d], op, ": index of shape ", index.shape(),
+                     " is larger than the input of shape ", self, " in dim ", d, " (only dim ", dim,
+                     ", the one indexed, may be)");
     }
   }
   if (src == nullptr) return;
@@ -236,6 +255,44 @@ Tensor index_select_backward(const Tensor& grad, std::int64_t dim_in, const Tens
   return launch_index_select_backward(grad, idx, x_shape, outer, size, inner, -1);
 }
 
+namespace {
+
+// float32 for the 16-bit floats, the dtype itself otherwise: what scatter_add sums in.
+DType accumulation_dtype(DType dtype) {
+  return dtype == kFloat16 || dtype == kBFloat16 ? kFloat32 : dtype;
+}
+
+// acc (contiguous, of accumulation_dtype(dtype)) += src (of `dtype`) at the positions of the
+// contiguous idx along dim; the shapes and the indices are checked by the caller.
+void scatter_add_into(const Tensor& acc, DType dtype, std::int64_t dim, const Tensor& idx,
+                      const Tensor& src) {
+  if (idx.numel() == 0) return;
+  // The part of src the index covers.
+  Tensor s = src;
+  if (s.dim() == idx.dim()) {
+    for (std::int64_t d = 0; d < idx.dim(); ++d) {
+      if (s.size(d) != idx.size(d)) s = views::slice(s, d, 0, idx.size(d), 1);
+    }
+  } else {  // one index element: src's first element, 0-d or 1-d against (1) or 0-d
+    s = views::view(s.dim() == 0 ? s : views::slice(s, 0, 0, 1, 1), idx.shape());
+  }
+  s = contiguous(s);
+  const GatherGeometry g = gather_geometry(idx.shape(), acc.shape(), acc.strides(), dim);
+  const cuda::DeviceGuard guard(acc.device());
+  switch (acc.device().type) {
+    case DeviceType::CPU:
+      kernels::cpu::scatter_add(dtype, acc.data_ptr(), s.data_ptr(), idx.data_ptr<std::int64_t>(),
+                                g);
+      break;
+    case DeviceType::CUDA:
+      kernels::cuda::scatter_add(dtype, acc.data_ptr(), s.data_ptr(), idx.data_ptr<std::int64_t>(),
+                                 g);
+      break;
+  }
+}
+
+}  // namespace
+
 // ---- gather, scatter_add ---------------------------------------------------------------------
 
 Tensor gather(const Tensor& x, std::int64_t dim_in, const Tensor& index) {
@@ -243,7 +300,7 @@ Tensor gather(const Tensor& x, std::int64_t dim_in, const Tensor& index) {
   check_defined(op, x, "input");
   check_indices(op, index, x, "the input");
   const std::int64_t dim = wrap_dim(dim_in, x.dim(), op);
-  check_gather_shapes(op, x, dim, index, nullptr);
+  check_gather_shapes(op, x.shape(), dim, index, nullptr);
   const Tensor idx = contiguous(index);
   check_index_values(op, idx, x.dim() == 0 ? 1 : x.size(dim),
                      input_dim(dim, x.dim() == 0 ? 1 : x.size(dim)));
@@ -277,38 +334,34 @@ Tensor scatter_add(const Tensor& x, std::int64_t dim_in, const Tensor& index, co
                   x.device());
   check_indices(op, index, x, "the input");
   const std::int64_t dim = wrap_dim(dim_in, x.dim(), op);
-  check_gather_shapes(op, x, dim, index, &src);
+  check_gather_shapes(op, x.shape(), dim, index, &src);
   const Tensor idx = contiguous(index);
   check_index_values(op, idx, x.dim() == 0 ? 1 : x.size(dim),
                      input_dim(dim, x.dim() == 0 ? 1 : x.size(dim)));
   // The sums in opmath_t (float32 for the 16-bit floats), in a fresh contiguous copy of x.
-  const DType acc_dtype = x.dtype() == kFloat16 || x.dtype() == kBFloat16 ? kFloat32 : x.dtype();
-  Tensor acc = cast(x, acc_dtype);
-  if (index.numel() > 0) {
-    // The part of src the index covers.
-    Tensor s = src;
-    if (s.dim() == index.dim()) {
-      for (std::int64_t d = 0; d < index.dim(); ++d) {
-        if (s.size(d) != index.size(d)) s = views::slice(s, d, 0, index.size(d), 1);
-      }
-    } else {  // one index element: src's first element, 0-d or 1-d against (1) or 0-d
-      s = views::view(s.dim() == 0 ? s : views::slice(s, 0, 0, 1, 1), index.shape());
-    }
-    s = contiguous(s);
-    const GatherGeometry g = gather_geometry(index.shape(), acc.shape(), acc.strides(), dim);
-    const cuda::DeviceGuard guard(x.device());
-    switch (x.device().type) {
-      case DeviceType::CPU:
-        kernels::cpu::scatter_add(x.dtype(), acc.data_ptr(), s.data_ptr(),
-                                  idx.data_ptr<std::int64_t>(), g);
-        break;
-      case DeviceType::CUDA:
-        kernels::cuda::scatter_add(x.dtype(), acc.data_ptr(), s.data_ptr(),
-                                   idx.data_ptr<std::int64_t>(), g);
-        break;
-    }
-  }
-  return acc_dtype == x.dtype() ? acc : cast(acc, x.dtype());
+  Tensor acc = cast(x, accumulation_dtype(x.dtype()));
+  scatter_add_into(acc, x.dtype(), dim, idx, src);
+  return acc.dtype() == x.dtype() ? acc : cast(acc, x.dtype());
+}
+
+Tensor gather_backward(const Tensor& grad, std::int64_t dim_in, const Tensor& index,
+                       const Shape& x_shape) {
+  const char* op = "gather_backward";
+  check_floating(op, grad, "gradient");
+  check_indices(op, index, grad, "the gradient");
+  const auto rank = static_cast<std::int64_t>(x_shape.size());
+  const std::int64_t dim = wrap_dim(dim_in, rank, op);
+  check_gather_shapes(op, x_shape, dim, index, nullptr);
+  LG_CHECK_SHAPE(grad.shape() == index.shape(), op, ": gradient of shape ", grad.shape(),
+                 " for an index of shape ", index.shape(), " (expected the same)");
+  const Tensor idx = contiguous(index);
+  const std::int64_t size = rank == 0 ? 1 : x_shape[dim];
+  check_index_values(op, idx, size, input_dim(dim, size));
+  // zeros(x_shape) made in the accumulation dtype and added into: no copy of x's zeros.
+  Tensor acc =
+      zeros(x_shape, TensorOptions(accumulation_dtype(grad.dtype())).device(grad.device()));
+  scatter_add_into(acc, grad.dtype(), dim, idx, grad);
+  return acc.dtype() == grad.dtype() ? acc : cast(acc, grad.dtype());
 }
 
 }  // namespace leangrad::ops

@@ -62,6 +62,19 @@ void index_select(DType dtype, void* out, const void* in, const std::int64_t* in
   dispatch_all(dtype, "index_select", [&]<typename T>() {
     const T* x = static_cast<const T*>(in);
     T* y = static_cast<T*>(out);
+    if (inner == 1) {  // single elements (the last dim): a gather loop per outer row
+      parallel_for(outer, grain_for(num_indices), [&](std::int64_t begin, std::int64_t end) {
+        for (std::int64_t o = begin; o < end; ++o) {
+          const T* xo = x + o * size;
+          T* yo = y + o * num_indices;
+          for (std::int64_t i = 0; i < num_indices; ++i) {
+            const std::int64_t row = indices[i];
+            yo[i] = row >= 0 && row < size ? xo[row] : out_of_range_value<T>();
+          }
+        }
+      });
+      return;
+    }
     parallel_for(outer * num_indices, grain_for(inner), [&](std::int64_t begin, std::int64_t end) {
       for (std::int64_t r = begin; r < end; ++r) {
         const std::int64_t o = r / num_indices;
