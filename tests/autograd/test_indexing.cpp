@@ -88,11 +88,12 @@ std::vector<double> reference_scatter_add(const Tensor& x, std::int64_t dim, con
 }
 
 // Small integers (exact in every dtype, and so are their sums here): the kernels' results must
-// equal the reference loops' exactly.
+// equal the reference loops' exactly. uint8 takes the non-negative ones (a negative double
+// converted to an unsigned type is undefined).
 Tensor small_integers(const Shape& shape, DType dtype, std::uint64_t seed, int low = -8,
                       int high = 8) {
   std::mt19937_64 rng(seed);
-  std::uniform_int_distribution<int> dist(low, high);
+  std::uniform_int_distribution<int> dist(dtype == kUInt8 ? std::max(low, 0) : low, high);
   std::vector<double> v(shape_numel(shape));
   for (double& e : v)
     e = dtype == kBool ? static_cast<double>(dist(rng) > 0) : dist(rng);
