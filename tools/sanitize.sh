@@ -51,7 +51,7 @@ ubsan_options="halt_on_error=1:print_stacktrace=1"
 tsan_filter="${LEANGRAD_TSAN_FILTER:-DataLoader.*:Dataset.*:*Sampler*:Engine.*:Hooks.*:\
 *SavedTensorHooks*:*Checkpoint*:CachingAllocatorStressTest.ThreadsShareOneAllocator:\
 *Thread*:Elementwise*:Reduce*:Matmul*:Conv*:Layers*:GroupNorm*:LayerNorm*:BatchNorm*:\
-SoftmaxVectorized.*:\
+SoftmaxVectorized.*:ScatterAdd.*:Cumsum.*:Sort.*:\
 Adam8bit*:OptimReference*:\
 TCPStore.*:FileStore.*:DistributedCollectives.*:DistributedFaults.*:\
 EndOfBackwardCallbacks.*:DDPOneProcess.*:DistributedDDP.*:ZeroOneProcess.*:DistributedZero.*:\
