@@ -62,7 +62,7 @@ int main(int argc, char** argv) {
   const Tensor pos = (lg::rand({2048, 4096}) + 0.5).requires_grad_(true);  // in [0.5, 1.5)
   const Tensor pos2 = lg::rand({2048, 4096}) + 0.5;
   const Tensor pos2_mask = lg::gt(pos2, lg::full_like(pos2, 1.0));
-  const Tensor rows = (lg::rand({2048}) * 4095.0).to(lg::kInt64);          // in [0, 4096)
+  const Tensor rows = (lg::rand({2048}) * 4095.0).to(lg::kInt64);           // in [0, 4096)
   const Tensor columns = (lg::rand({4096, 1024}) * 4095.0).to(lg::kInt64);  // in [0, 4096)
   const Tensor targets = (lg::rand({4096, 4096}) * 4095.0).to(lg::kInt64);  // in [0, 4096)
   const std::vector<Op> ops = {

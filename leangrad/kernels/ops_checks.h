@@ -1,6 +1,6 @@
-// The operand checks that the tensor-level entries (kernels/ops_*.cpp) share: a defined tensor,
-// and a defined tensor of a floating dtype, with the Error naming the op and the operand.
-// Internal: no public header includes it.
+// What the tensor-level entries (kernels/ops_*.cpp) share: the operand checks (a defined tensor,
+// and a defined tensor of a floating dtype, with the Error naming the op and the operand), and
+// the (outer, R, inner) layout of an op along one dim. Internal: no public header includes it.
 #pragma once
 
 #include <leangrad/core/error.h>
@@ -23,6 +23,19 @@ inline void check_floating(const char* op, const Tensor& t, const char* what = "
   LG_CHECK_DTYPE(is_floating(t.dtype()), op, ": expected a floating ", what,
                  list == ListFloatingDTypes::Yes ? " (float32, float64, float16, bfloat16)" : "",
                  ", got ", t.dtype());
+}
+
+// (outer, R, inner) of a reduction-like op along `dim` of a contiguous tensor: the sizes before
+// dim, dim's, and those after, multiplied (all 1 for a 0-d shape).
+struct RunLayout {
+  std::int64_t outer = 1, R = 1, inner = 1;
+};
+inline RunLayout run_layout(const Shape& shape, std::int64_t dim) {
+  RunLayout l;
+  for (std::int64_t d = 0; d < static_cast<std::int64_t>(shape.size()); ++d) {
+    (d < dim ? l.outer : d == dim ? l.R : l.inner) *= shape[d];
+  }
+  return l;
 }
 
 }  // namespace leangrad::ops

@@ -16,22 +16,16 @@ Tensor cumsum(const Tensor& x, std::int64_t dim_in, bool reverse) {
   const Tensor in = contiguous(is_floating(x.dtype()) ? x : cast(x, kInt64));
   Tensor out = empty(x.shape(), in.options());
   if (out.numel() == 0) return out;
-  const Shape& shape = x.shape();
-  std::int64_t outer = 1, size = 1, inner = 1;
-  if (x.dim() > 0) {
-    for (std::int64_t d = 0; d < dim; ++d)
-      outer *= shape[d];
-    size = shape[dim];
-    for (std::size_t d = dim + 1; d < shape.size(); ++d)
-      inner *= shape[d];
-  }
+  const RunLayout l = run_layout(x.shape(), dim);
   const cuda::DeviceGuard guard(x.device());
   switch (x.device().type) {
     case DeviceType::CPU:
-      kernels::cpu::cumsum(in.dtype(), out.data_ptr(), in.data_ptr(), outer, size, inner, reverse);
+      kernels::cpu::cumsum(in.dtype(), out.data_ptr(), in.data_ptr(), l.outer, l.R, l.inner,
+                           reverse);
       break;
     case DeviceType::CUDA:
-      kernels::cuda::cumsum(in.dtype(), out.data_ptr(), in.data_ptr(), outer, size, inner, reverse);
+      kernels::cuda::cumsum(in.dtype(), out.data_ptr(), in.data_ptr(), l.outer, l.R, l.inner,
+                            reverse);
       break;
   }
   return out;

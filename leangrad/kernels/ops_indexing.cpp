@@ -67,14 +67,6 @@ void check_indices(const char* op, const Tensor& indices, const Tensor& on, cons
                   on_name, " on ", on.device());
 }
 
-// The product of shape[begin, end).
-std::int64_t product(const Shape& shape, std::size_t begin, std::size_t end) {
-  std::int64_t n = 1;
-  for (std::size_t d = begin; d < end; ++d)
-    n *= shape[d];
-  return n;
-}
-
 // The geometry of gather / scatter_add over an index of shape `index_shape` (contiguous) into a
 // self of `self_shape` and `self_strides` (check_gather_shapes has passed), 0-d counted as (1).
 GatherGeometry gather_geometry(const Shape& index_shape, const Shape& self_shape,
@@ -87,7 +79,7 @@ GatherGeometry gather_geometry(const Shape& index_shape, const Shape& self_shape
     g.self_strides[d] = self_shape.empty() ? 1 : self_strides[d];
   }
   g.self_dim_size = self_shape.empty() ? 1 : self_shape[dim];
-  g.inner = index_shape.empty() ? 1 : product(index_shape, dim + 1, index_shape.size());
+  g.inner = run_layout(index_shape, dim).inner;
   return g;
 }
 
@@ -138,13 +130,19 @@ void launch_index_select(const Tensor& out, const Tensor& in, const Tensor& idx,
   }
 }
 
+// float32 for the 16-bit floats, the dtype itself otherwise: what the gradients and scatter_add
+// sum in.
+DType accumulation_dtype(DType dtype) {
+  return dtype == kFloat16 || dtype == kBFloat16 ? kFloat32 : dtype;
+}
+
 // zeros(in_shape) in the accumulation dtype with grad's rows added at the index's (skip_index
 // left out), cast to grad's dtype.
 Tensor launch_index_select_backward(const Tensor& grad, const Tensor& idx, const Shape& in_shape,
                                     std::int64_t outer, std::int64_t size, std::int64_t inner,
                                     std::int64_t skip_index) {
-  const DType acc_dtype = grad.dtype() == kFloat64 ? kFloat64 : kFloat32;
-  Tensor grad_in = zeros(in_shape, TensorOptions(acc_dtype).device(grad.device()));
+  Tensor grad_in =
+      zeros(in_shape, TensorOptions(accumulation_dtype(grad.dtype())).device(grad.device()));
   if (grad.numel() > 0) {
     const Tensor dy = contiguous(grad);
     const cuda::DeviceGuard guard(grad.device());
@@ -229,9 +227,8 @@ Tensor index_select(const Tensor& x, std::int64_t dim_in, const Tensor& index) {
   if (x.dim() > 0) out_shape[dim] = idx.numel();
   Tensor out = empty(out_shape, x.options());
   if (out.numel() == 0) return out;
-  const std::int64_t outer = x.dim() == 0 ? 1 : product(shape, 0, dim);
-  const std::int64_t inner = x.dim() == 0 ? 1 : product(shape, dim + 1, shape.size());
-  launch_index_select(out, contiguous(x), idx, outer, size, inner);
+  const RunLayout l = run_layout(shape, dim);
+  launch_index_select(out, contiguous(x), idx, l.outer, size, l.inner);
   return out;
 }
 
@@ -250,17 +247,11 @@ Tensor index_select_backward(const Tensor& grad, std::int64_t dim_in, const Tens
                  " indices (expected ", grad_shape, ")");
   const std::int64_t size = rank == 0 ? 1 : x_shape[dim];
   check_index_values(op, idx, size, input_dim(dim, size));
-  const std::int64_t outer = rank == 0 ? 1 : product(x_shape, 0, dim);
-  const std::int64_t inner = rank == 0 ? 1 : product(x_shape, dim + 1, x_shape.size());
-  return launch_index_select_backward(grad, idx, x_shape, outer, size, inner, -1);
+  const RunLayout l = run_layout(x_shape, dim);
+  return launch_index_select_backward(grad, idx, x_shape, l.outer, size, l.inner, -1);
 }
 
 namespace {
-
-// float32 for the 16-bit floats, the dtype itself otherwise: what scatter_add sums in.
-DType accumulation_dtype(DType dtype) {
-  return dtype == kFloat16 || dtype == kBFloat16 ? kFloat32 : dtype;
-}
 
 // acc (contiguous, of accumulation_dtype(dtype)) += src (of `dtype`) at the positions of the
 // contiguous idx along dim; the shapes and the indices are checked by the caller.

@@ -111,18 +111,6 @@ Shape pooled_shape(const Shape& in, const Pool2dShape& g) {
   return out;
 }
 
-// (outer, R, inner) of a reduction-like op along `dim` of a contiguous tensor.
-struct RunLayout {
-  std::int64_t outer = 1, R = 1, inner = 1;
-};
-RunLayout run_layout(const Shape& shape, std::int64_t dim) {
-  RunLayout l;
-  for (std::int64_t d = 0; d < static_cast<std::int64_t>(shape.size()); ++d) {
-    (d < dim ? l.outer : d == dim ? l.R : l.inner) *= shape[d];
-  }
-  return l;
-}
-
 // Checks the kernels' operands: logits (N, C) and target (N,) int64 on one device; returns C.
 std::int64_t check_loss_operands(const char* op, const Tensor& input, const Tensor& target) {
   check_class_targets(op, input, target);

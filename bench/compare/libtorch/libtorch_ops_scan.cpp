@@ -67,7 +67,7 @@ int main(int argc, char** argv) {
   const Tensor pos = (torch::rand({2048, 4096}) + 0.5).requires_grad_(true);
   const Tensor pos2 = torch::rand({2048, 4096}) + 0.5;
   const Tensor pos2_mask = pos2 > 1.0;
-  const Tensor rows = (torch::rand({2048}) * 4095.0).to(torch::kLong);          // in [0, 4096)
+  const Tensor rows = (torch::rand({2048}) * 4095.0).to(torch::kLong);           // in [0, 4096)
   const Tensor columns = (torch::rand({4096, 1024}) * 4095.0).to(torch::kLong);  // in [0, 4096)
   const Tensor targets = (torch::rand({4096, 4096}) * 4095.0).to(torch::kLong);  // in [0, 4096)
   const auto bilinear = F::InterpolateFuncOptions()
