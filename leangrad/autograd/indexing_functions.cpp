@@ -16,13 +16,13 @@
 //   (deterministic), CUDA with atomics (kernels/cuda/indexing.cu).
 // flip is index_select with a reversed arange per dim; roll a cat of two narrows per dim; repeat
 // an expand of a view with a new dim before each, reshaped (one strided copy); tril and triu a
-// where over the mask j - i <= diagonal (>=); pad narrows (negative amounts) and cats with
-// constant blocks; one_hot compares the indices with an arange. Their gradients are those of the
-// ops they are made of.
-// The splitting functions are views made by slice and select, which carry the gradient: each
-// piece's backward writes its gradient into zeros of the input's shape, and the engine sums the
-// pieces' contributions (PyTorch's split records one node for all pieces and concatenates; here
-// a backward through k pieces of an n-element input costs k n, not n).
+// where over the mask j - i <= diagonal (>=); constant padding narrows (negative amounts) and
+// cats with constant blocks, the other modes index_select (Note [Padding by copies]); one_hot
+// compares the indices with an arange. Their gradients are those of the ops they are made of. The
+// splitting functions are views made by slice and select, which carry the gradient: each piece's
+// backward writes its gradient into zeros of the input's shape, and the engine sums the pieces'
+// contributions (PyTorch's split records one node for all pieces and concatenates; here a backward
+// through k pieces of an n-element input costs k n, not n).
 #include <leangrad/autograd/indexing_functions.h>
 
 #include <algorithm>
@@ -293,21 +293,124 @@ Tensor triu(const Tensor& input, std::int64_t diagonal) {
   return triangle("triu", input, diagonal, /*lower=*/false);
 }
 
-Tensor pad(const Tensor& input, const std::vector<std::int64_t>& pad, double value) {
-  LG_PROFILE_OP(input);
-  const char* op = "pad";
+const char* pad_mode_name(PadMode mode) {
+  switch (mode) {
+    case PadMode::Constant:
+      return "constant";
+    case PadMode::Reflect:
+      return "reflect";
+    case PadMode::Replicate:
+      return "replicate";
+    case PadMode::Circular:
+      return "circular";
+  }
+  return "unknown";
+}
+
+namespace {
+
+// The checks every mode shares: pairs for at most input.dim() dims, and no dim cut below 0.
+// Returns the padded shape.
+Shape padded_shape(const char* op, const Tensor& input, const std::vector<std::int64_t>& pad) {
   LG_CHECK(input.defined(), op, ": expected a defined input, got an undefined Tensor()");
   LG_CHECK_SHAPE(pad.size() % 2 == 0 && pad.size() / 2 <= static_cast<std::size_t>(input.dim()), op,
                  ": expected (before, after) pairs for at most the ", input.dim(),
                  " dims of an input of shape ", input.shape(), ", got pad ", Shape(pad));
+  Shape shape = input.shape();
+  for (std::size_t i = 0; i < pad.size() / 2; ++i) {
+    const std::int64_t d = input.dim() - 1 - static_cast<std::int64_t>(i);
+    const std::int64_t before = pad[2 * i], after = pad[2 * i + 1];
+    const std::int64_t n = shape[d];
+    shape[d] = checked_add(checked_add(n, before, op), after, op);
+    LG_CHECK_SHAPE(shape[d] >= 0 && -before <= n && -after <= n, op, ": pad ", Shape(pad),
+                   " leaves no valid dim ", d, " from an input of shape ", input.shape());
+  }
+  return shape;
+}
+
+// Note [Padding by copies]
+//   reflect, replicate and circular padding is index_select along each padded dim with the source
+//   position of every output position o. reflect and replicate take i = o - before in the input's
+//   own coordinates and map it into [0, n) by reflecting at the ends (-i, 2 (n - 1) - i) or
+//   clamping, so a cut (negative amount) at one end leaves the other end's mirror where PyTorch's
+//   kernels put it (reflect (-1, 3) of x0 .. x4 is x1 x2 x3 x4 x3 x2 x1). circular wraps within
+//   what the cuts leave, as PyTorch's does (x1 x2 x3 x4 x1 x2 x3). index_select's gradient adds
+//   the upstream gradient of every copy into its source (index_add: an element copied k times
+//   gets k terms) and differentiates again, so pad needs no backward of its own. It costs one
+//   pass over memory per padded dim where PyTorch's reflection_pad2d makes one in all; the index
+//   is built on the host and copied to the input's device, (n + before + after) int64 values per
+//   dim.
+// The source positions of a padded dim, an int64 CPU tensor (allocated as a tensor, so that a
+// size beyond memory is pad's Error, not std::bad_alloc).
+Tensor pad_sources(PadMode mode, std::int64_t n, std::int64_t before, std::int64_t after) {
+  const std::int64_t size = n + before + after;
+  const std::int64_t cut_before = std::max<std::int64_t>(-before, 0);
+  const std::int64_t kept = n - cut_before - std::max<std::int64_t>(-after, 0);
+  Tensor sources = empty_for("pad", {size}, TensorOptions(kInt64));
+  std::int64_t* source = sources.data_ptr<std::int64_t>();
+  for (std::int64_t o = 0; o < size; ++o) {
+    std::int64_t i = o - before;
+    switch (mode) {
+      case PadMode::Reflect:
+        i = i < 0 ? -i : (i >= n ? 2 * (n - 1) - i : i);
+        break;
+      case PadMode::Replicate:
+        i = std::clamp<std::int64_t>(i, 0, n - 1);
+        break;
+      case PadMode::Circular:  // within the kept [cut_before, cut_before + kept)
+        i = cut_before + ((i - cut_before) % kept + kept) % kept;
+        break;
+      case PadMode::Constant:
+        break;
+    }
+    source[o] = i;
+  }
+  return sources;
+}
+
+Tensor pad_by_copies(const Tensor& input, const std::vector<std::int64_t>& pad, PadMode mode) {
+  const char* op = "pad";
+  padded_shape(op, input, pad);
+  Tensor out = input;
+  for (std::size_t i = 0; i < pad.size() / 2; ++i) {
+    const std::int64_t d = input.dim() - 1 - static_cast<std::int64_t>(i);
+    const std::int64_t before = pad[2 * i], after = pad[2 * i + 1];
+    if (before == 0 && after == 0) continue;
+    const std::int64_t n = input.size(d);
+    const std::int64_t grows = std::max(before, after);
+    const std::int64_t kept =
+        n - std::max<std::int64_t>(-before, 0) - std::max<std::int64_t>(-after, 0);
+    LG_CHECK_SHAPE(grows <= 0 || kept > 0, op, ": ", pad_mode_name(mode), " padding of dim ", d,
+                   " needs elements to copy, got an input of shape ", input.shape(), " and pad ",
+                   Shape(pad));
+    LG_CHECK_SHAPE(mode != PadMode::Reflect || grows < n, op, ": reflect padding of dim ", d,
+                   " must be smaller than its size ", n,
+                   " (the edge element is not repeated), got pad ", Shape(pad),
+                   " for an input of shape ", input.shape());
+    LG_CHECK_SHAPE(mode != PadMode::Circular || grows <= n, op, ": circular padding of dim ", d,
+                   " must be at most its size ", n, ", got pad ", Shape(pad),
+                   " for an input of shape ", input.shape());
+    out = index_select(out, d, pad_sources(mode, n, before, after).to(input.device()));
+  }
+  return out.is_same(input) ? clone(input) : out;
+}
+
+}  // namespace
+
+Tensor pad(const Tensor& input, const std::vector<std::int64_t>& pad, PadMode mode, double value) {
+  LG_PROFILE_OP(input);
+  if (mode != PadMode::Constant) {
+    LG_CHECK(value == 0.0, "pad: a value (", value, ") is only for constant padding, not ",
+             pad_mode_name(mode));
+    return pad_by_copies(input, pad, mode);
+  }
+  const char* op = "pad";
+  padded_shape(op, input, pad);
   Tensor out = input;
   for (std::size_t i = 0; i < pad.size() / 2; ++i) {
     const std::int64_t d = input.dim() - 1 - static_cast<std::int64_t>(i);
     const std::int64_t before = pad[2 * i], after = pad[2 * i + 1];
     const std::int64_t n = out.size(d);
-    const std::int64_t new_size = checked_add(checked_add(n, before, op), after, op);
-    LG_CHECK_SHAPE(new_size >= 0 && -before <= n && -after <= n, op, ": pad ", Shape(pad),
-                   " leaves no valid dim ", d, " from an input of shape ", input.shape());
     const std::int64_t cut_before = std::max<std::int64_t>(-before, 0);
     const std::int64_t cut_after = std::max<std::int64_t>(-after, 0);
     if (cut_before > 0 || cut_after > 0) {
@@ -325,6 +428,10 @@ Tensor pad(const Tensor& input, const std::vector<std::int64_t>& pad, double val
     if (parts.size() > 1) out = cat(parts, d);
   }
   return out.is_same(input) ? clone(input) : out;
+}
+
+Tensor pad(const Tensor& input, const std::vector<std::int64_t>& pad, double value) {
+  return leangrad::pad(input, pad, PadMode::Constant, value);
 }
 
 Tensor one_hot(const Tensor& indices, std::int64_t num_classes) {

@@ -58,9 +58,35 @@ Tensor repeat(const Tensor& input, const std::vector<std::int64_t>& repeats);
 // 0; the diagonal moved up by `diagonal` (negative: down), as torch.tril / triu.
 Tensor tril(const Tensor& input, std::int64_t diagonal = 0);
 Tensor triu(const Tensor& input, std::int64_t diagonal = 0);
-// Constant padding, as torch.nn.functional.pad's "constant" mode: pad holds (before, after) pairs
-// for the last dim, then the one before it, and so on (at most two per dim); a negative amount
-// cuts elements off. The new elements are `value`.
+// How pad fills the new elements, spelled as LibTorch's torch::kConstant, kReflect, kReplicate and
+// kCircular, along a dim x0 .. x(n-1) padded by 2 before and 2 after:
+//   kConstant   v  v  x0 .. x(n-1)  v       v        (value v)
+//   kReflect    x2 x1 x0 .. x(n-1)  x(n-2)  x(n-3)   (the edge element not repeated)
+//   kReplicate  x0 x0 x0 .. x(n-1)  x(n-1)  x(n-1)
+//   kCircular   x(n-2) x(n-1) x0 .. x(n-1) x0 x1     (the other end's elements)
+// kZeros is kConstant under the name Conv2dOptions::padding_mode takes, as LibTorch's.
+enum class PadMode : std::uint8_t { Constant, Reflect, Replicate, Circular };
+inline constexpr PadMode kConstant = PadMode::Constant;
+inline constexpr PadMode kReflect = PadMode::Reflect;
+inline constexpr PadMode kReplicate = PadMode::Replicate;
+inline constexpr PadMode kCircular = PadMode::Circular;
+inline constexpr PadMode kZeros = PadMode::Constant;
+// "constant", "reflect", "replicate", "circular": PyTorch's spelling.
+const char* pad_mode_name(PadMode mode);
+
+// torch.nn.functional.pad: pad holds (before, after) pairs for the last dim, then the one before
+// it, and so on (at most two per dim); a negative amount cuts elements off. In kConstant mode the
+// new elements are `value`; the other modes copy elements of the input, positions counted from
+// the input's own ends as PyTorch's (so a cut at one end does not move the other end's mirror),
+// and need a non-empty dim: kReflect an amount smaller than the dim's size, kCircular at most the
+// size (PyTorch's limits). Any number of dims in any mode, where PyTorch's reflect, replicate and
+// circular take the last 1 to 3 of a 2-d to 5-d input (docs/api-notes.md). The result is a new
+// tensor (a copy when nothing is padded); its gradient adds up the upstream gradient of every
+// copy of an element.
+//   y = pad(x, {1, 1, 1, 1}, kReflect);  // (N, C, H, W) -> (N, C, H + 2, W + 2)
+Tensor pad(const Tensor& input, const std::vector<std::int64_t>& pad, PadMode mode,
+           double value = 0.0);
+// pad in kConstant mode.
 Tensor pad(const Tensor& input, const std::vector<std::int64_t>& pad, double value = 0.0);
 // int64 class indices of any shape -> int64 (*indices.shape, num_classes) with a 1 at each
 // index, as torch.nn.functional.one_hot; num_classes -1: one more than the largest index (read

@@ -68,6 +68,11 @@ Conv1dImpl::Conv1dImpl(const Conv1dOptions& options) : Module("Conv1d"), options
 }
 
 Tensor Conv1dImpl::forward(const Tensor& x) {
+  if (options_.padding_mode() != kZeros && options_.padding() != 0) {
+    const std::int64_t p = options_.padding();
+    return conv1d(pad(x, {p, p}, options_.padding_mode()), weight, bias, options_.stride(), 0,
+                  options_.dilation(), options_.groups());
+  }
   return conv1d(x, weight, bias, options_.stride(), options_.padding(), options_.dilation(),
                 options_.groups());
 }
@@ -80,6 +85,8 @@ std::string Conv1dImpl::extra_repr() const {
   if (options_.dilation() != 1) out << ", dilation=(" << options_.dilation() << ",)";
   if (options_.groups() != 1) out << ", groups=" << options_.groups();
   if (!options_.bias()) out << ", bias=False";
+  if (options_.padding_mode() != kZeros)
+    out << ", padding_mode=" << pad_mode_name(options_.padding_mode());
   return out.str();
 }
 
@@ -94,6 +101,11 @@ Conv2dImpl::Conv2dImpl(const Conv2dOptions& options) : Module("Conv2d"), options
 }
 
 Tensor Conv2dImpl::forward(const Tensor& x) {
+  if (options_.padding_mode() != kZeros && options_.padding() != Size2{0, 0}) {
+    const Size2 p = options_.padding();
+    return conv2d(pad(x, {p[1], p[1], p[0], p[0]}, options_.padding_mode()), weight, bias,
+                  options_.stride(), {0, 0}, options_.dilation(), options_.groups());
+  }
   return conv2d(x, weight, bias, options_.stride(), options_.padding(), options_.dilation(),
                 options_.groups());
 }
@@ -107,6 +119,8 @@ std::string Conv2dImpl::extra_repr() const {
   if (options_.dilation() != Size2{1, 1}) out << ", dilation=" << size2_str(options_.dilation());
   if (options_.groups() != 1) out << ", groups=" << options_.groups();
   if (!options_.bias()) out << ", bias=False";
+  if (options_.padding_mode() != kZeros)
+    out << ", padding_mode=" << pad_mode_name(options_.padding_mode());
   return out.str();
 }
 

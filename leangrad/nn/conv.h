@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include <leangrad/autograd/indexing_functions.h>
 #include <leangrad/autograd/nn_functions.h>
 #include <leangrad/core/macros.h>
 #include <leangrad/nn/module_holder.h>
@@ -15,8 +16,8 @@ namespace leangrad::nn {
 
 // nn::Conv1d, as LibTorch's: nn::Conv1d(nn::Conv1dOptions(16, 32, 3).stride(1).padding(1)).
 // Parameters `weight` (C_out, C_in / groups, k) and `bias` (C_out,), initialised as PyTorch does;
-// forward is leangrad::conv1d (conv2d over a height of 1). LibTorch's padding_mode and string
-// paddings ("same") are not there.
+// forward is leangrad::conv1d (conv2d over a height of 1). padding_mode as Conv2d's. LibTorch's
+// string paddings ("same") are not there.
 class Conv1dOptions {
  public:
   Conv1dOptions(std::int64_t in_channels, std::int64_t out_channels, std::int64_t kernel_size)
@@ -30,6 +31,7 @@ class Conv1dOptions {
   LG_ARG(std::int64_t, dilation) = 1;
   LG_ARG(std::int64_t, groups) = 1;
   LG_ARG(bool, bias) = true;
+  LG_ARG(PadMode, padding_mode) = kZeros;
 };
 
 class Conv1dImpl : public Module {
@@ -72,6 +74,10 @@ class Conv2dOptions {
   LG_ARG(Size2, dilation) = {1, 1};
   LG_ARG(std::int64_t, groups) = 1;
   LG_ARG(bool, bias) = true;
+  // kZeros (conv2d's own zero padding), or kReflect, kReplicate or kCircular: the input padded
+  // by `padding` in that mode (leangrad::pad), then convolved without padding, as PyTorch's
+  // Conv2d does.
+  LG_ARG(PadMode, padding_mode) = kZeros;
 };
 
 class Conv2dImpl : public Module {

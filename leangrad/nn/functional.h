@@ -11,6 +11,7 @@
 #include <leangrad/autograd/activations.h>
 #include <leangrad/autograd/attention.h>
 #include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/indexing_functions.h>
 #include <leangrad/autograd/losses.h>
 #include <leangrad/autograd/margin_losses.h>
 #include <leangrad/autograd/nn_functions.h>
@@ -58,6 +59,7 @@ using leangrad::mish;
 using leangrad::mse_loss;
 using leangrad::multilabel_soft_margin_loss;
 using leangrad::nll_loss;
+using leangrad::pad;
 using leangrad::pairwise_distance;
 using leangrad::pixel_shuffle;
 using leangrad::pixel_unshuffle;

@@ -18,6 +18,7 @@
 #include <leangrad/nn/loss.h>
 #include <leangrad/nn/module.h>
 #include <leangrad/nn/module_holder.h>
+#include <leangrad/nn/padding.h>
 #include <leangrad/nn/pooling.h>
 #include <leangrad/nn/transformer.h>
 #include <leangrad/nn/upsample.h>

@@ -223,6 +223,18 @@ std::vector<OpCase> indexing_cases() {
                }),
                {input({2, 5, 6}, kBFloat16)},
                kTolExact});
+  // reflect, replicate and circular padding: an index made on the host, copied to the device,
+  // and index_select (the gradient's sums of up to 9 copies: CUDA atomics).
+  for (DType dtype : {kFloat32, kBFloat16}) {
+    c.push_back({std::string("pad_modes_") + dtype_suffix(dtype),
+                 grads_of([](const Inputs& v) {
+                   return add(
+                       add(pad(v[0], {2, 1, 1, 3}, kReflect), pad(v[0], {3, 0, 2, 2}, kReplicate)),
+                       pad(v[0], {-1, 4, 2, 2}, kCircular));
+                 }),
+                 {input({2, 3, 5, 6}, dtype)},
+                 norm_tolerance(dtype)});
+  }
   c.push_back(
       {"norm_logsumexp_f32",
        grads_of([](const Inputs& v) { return add(norm(v[0], 2.0, {1}), logsumexp(v[0], {1})); }),

@@ -2,8 +2,9 @@
 // the reductions of autograd/reduction_functions.h: indices out of range (the message names the
 // index and its position), of the wrong dtype, rank or device, index shapes larger than the
 // input or src, bad split sizes and chunk counts, repeated dims, shifts without their dims, too
-// few or negative repeats, padding that leaves nothing or overflows, bad class indices, norm
-// orders below 0, top-k beyond the size, and bmm, dot and outer of the wrong shapes or dtypes.
+// few or negative repeats, padding that leaves nothing, overflows or copies what is not there,
+// bad class indices, norm orders below 0, top-k beyond the size, and bmm, dot and outer of the
+// wrong shapes or dtypes.
 // Tables of the misuse suite (tests/misuse/misuse_testing.h).
 #include <cstdint>
 #include <limits>
@@ -170,6 +171,30 @@ std::vector<MisuseCase> rearranging_cases() {
   t.add("pad_overflowing", Raises::ShapeError, {"pad"}, [] {
     pad(zeros({2, 3}), {std::numeric_limits<std::int64_t>::max(), 1});
   });
+  t.add("pad_reflect_as_large_as_the_dim", Raises::ShapeError,
+        {"pad: reflect padding of dim 1 must be smaller than its size 3", "[3, 0]", "[2, 3]"}, [] {
+          pad(zeros({2, 3}), {3, 0}, kReflect);
+        });
+  t.add("pad_circular_beyond_the_dim", Raises::ShapeError,
+        {"pad: circular padding of dim 0 must be at most its size 2", "[0, 0, 0, 3]"}, [] {
+          pad(zeros({2, 3}), {0, 0, 0, 3}, kCircular);
+        });
+  t.add("pad_replicate_empty_dim", Raises::ShapeError,
+        {"pad: replicate padding of dim 1 needs elements to copy", "[2, 0]"}, [] {
+          pad(zeros({2, 0}), {1, 1}, kReplicate);
+        });
+  t.add("pad_circular_after_cutting_everything", Raises::ShapeError,
+        {"pad: circular padding of dim 1 needs elements to copy"}, [] {
+          pad(zeros({2, 2}), {-2, 1}, kCircular);
+        });
+  t.add("pad_reflect_with_a_value", Raises::Error,
+        {"pad: a value (1.5) is only for constant padding, not reflect"}, [] {
+          pad(zeros({2, 3}), {1, 1}, kReflect, 1.5);
+        });
+  t.add("pad_replicate_beyond_any_memory", Raises::ShapeError, {"pad: a int64 tensor of shape"},
+        [] {
+          pad(zeros({0, 3}), {std::int64_t{1} << 61, 0}, kReplicate);
+        });
   t.add("one_hot_class_past_the_end", Raises::Error,
         {"one_hot: class index 3 is out of range for 3 classes"}, [] {
           one_hot(int64s({0, 3}), 3);
