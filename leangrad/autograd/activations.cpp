@@ -25,6 +25,7 @@
 #include <leangrad/autograd/autocast.h>
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/graph.h>
+#include <leangrad/autograd/indexing_functions.h>
 #include <leangrad/autograd/nn_internal.h>
 #include <leangrad/core/error.h>
 #include <leangrad/core/profiler.h>
@@ -73,6 +74,24 @@ const char* backward_name(ActivationOp op) {
       return "smooth_l1_loss_backward";
     case ActivationOp::Huber:
       return "huber_loss_backward";
+    case ActivationOp::Hardswish:
+      return "hardswish_backward";
+    case ActivationOp::Hardsigmoid:
+      return "hardsigmoid_backward";
+    case ActivationOp::LogSigmoid:
+      return "log_sigmoid_backward";
+    case ActivationOp::Softsign:
+      return "softsign_backward";
+    case ActivationOp::Tanhshrink:
+      return "tanhshrink_backward";
+    case ActivationOp::Celu:
+      return "celu_backward";
+    case ActivationOp::Softshrink:
+      return "softshrink_backward";
+    case ActivationOp::Hardshrink:
+      return "hardshrink_backward";
+    case ActivationOp::Threshold:
+      return "threshold_backward";
   }
   LG_THROW(Error, "no fused backward for ", op_name(op));
 }
@@ -83,7 +102,29 @@ Tensor second_derivative(const Activation& a, const Tensor& x) {
     case ActivationOp::LeakyRelu:  // piecewise linear
     case ActivationOp::Hardtanh:
     case ActivationOp::Clamp:
+    case ActivationOp::Hardsigmoid:
+    case ActivationOp::Softshrink:
+    case ActivationOp::Hardshrink:
+    case ActivationOp::Threshold:
       return zeros_like(x);
+    case ActivationOp::Hardswish:  // 1/3 strictly inside (-3, 3), as PyTorch's double backward
+      return masked_fill(zeros_like(x), logical_and(gt(x, -3.0), lt(x, 3.0)), 1.0 / 3.0);
+    case ActivationOp::LogSigmoid: {  // -s (1 - s), s = sigmoid(x)
+      const Tensor s = sigmoid(x);
+      return neg(mul(s, rsub(s, 1.0)));
+    }
+    case ActivationOp::Softsign: {  // -2 sign(x) / (1 + |x|)^3
+      const Tensor d = add(abs(x), 1.0);
+      return div(mul(sign(x), -2.0), mul(mul(d, d), d));
+    }
+    case ActivationOp::Tanhshrink: {  // 2 t (1 - t^2), t = tanh(x)
+      const Tensor t = tanh(x);
+      return mul(mul(t, 2.0), rsub(mul(t, t), 1.0));
+    }
+    case ActivationOp::Celu: {  // e^(x / alpha) / alpha for x <= 0, 0 above
+      const Tensor negative_side = div(exp(div(clamp_max(x, 0.0), a.p0)), a.p0);
+      return masked_fill(negative_side, gt(x, 0.0), 0.0);
+    }
     // Of the output y (the gradient g (y + scale alpha) for y <= 0, g scale above): 1 for y <= 0.
     case ActivationOp::EluResult:
       return masked_fill(zeros_like(x), le(x, 0.0), 1.0);
@@ -244,6 +285,83 @@ Tensor hardtanh(const Tensor& x, double min_val, double max_val) {
 Tensor relu6(const Tensor& x) {
   LG_PROFILE_OP(x);
   return hardtanh(x, 0.0, 6.0);
+}
+
+Tensor hardswish(const Tensor& x) {
+  LG_PROFILE_OP(x);
+  return fused_activation("hardswish", x, {ActivationOp::Hardswish});
+}
+
+Tensor hardsigmoid(const Tensor& x) {
+  LG_PROFILE_OP(x);
+  return fused_activation("hardsigmoid", x, {ActivationOp::Hardsigmoid});
+}
+
+Tensor log_sigmoid(const Tensor& x) {
+  LG_PROFILE_OP(x);
+  return fused_activation("log_sigmoid", x, {ActivationOp::LogSigmoid});
+}
+
+Tensor softsign(const Tensor& x) {
+  LG_PROFILE_OP(x);
+  return fused_activation("softsign", x, {ActivationOp::Softsign});
+}
+
+Tensor tanhshrink(const Tensor& x) {
+  LG_PROFILE_OP(x);
+  return fused_activation("tanhshrink", x, {ActivationOp::Tanhshrink});
+}
+
+Tensor celu(const Tensor& x, double alpha) {
+  LG_PROFILE_OP(x);
+  return fused_activation("celu", x, {ActivationOp::Celu, alpha});
+}
+
+Tensor softshrink(const Tensor& x, double lambda) {
+  LG_PROFILE_OP(x);
+  return fused_activation("softshrink", x, {ActivationOp::Softshrink, lambda});
+}
+
+Tensor hardshrink(const Tensor& x, double lambda) {
+  LG_PROFILE_OP(x);
+  return fused_activation("hardshrink", x, {ActivationOp::Hardshrink, lambda});
+}
+
+Tensor threshold(const Tensor& x, double threshold, double value) {
+  LG_PROFILE_OP(x);
+  return fused_activation("threshold", x, {ActivationOp::Threshold, threshold, value});
+}
+
+Tensor prelu(const Tensor& x, const Tensor& weight) {
+  LG_PROFILE_OP(x);
+  const char* op = "prelu";
+  autograd::check_floating_input(op, x);
+  LG_CHECK(weight.defined(), op, ": expected a defined weight, got an undefined Tensor()");
+  LG_CHECK_DTYPE(weight.dtype() == x.dtype(), op, ": the weight is ", weight.dtype(),
+                 " and the input ", x.dtype(), "; expected one dtype");
+  LG_CHECK_DEVICE(weight.device() == x.device(), op, ": the weight is on ", weight.device(),
+                  " and the input on ", x.device());
+  const std::int64_t channels = x.dim() >= 2 ? x.size(1) : 1;
+  LG_CHECK_SHAPE(weight.dim() <= 1 && (weight.numel() == 1 || weight.numel() == channels), op,
+                 ": expected a weight of 1 element or one per channel (dim 1 of the input, ",
+                 channels, "), got shape ", weight.shape(), " for an input of shape ", x.shape());
+  // The weight along dim 1, broadcast over the others (a single weight over everything).
+  Shape shape(static_cast<std::size_t>(std::max<std::int64_t>(x.dim() - 1, 0)), 1);
+  if (weight.numel() > 1) shape[0] = channels;
+  const Tensor w = weight.numel() > 1 ? weight.reshape(shape) : weight.reshape({});
+  return where(gt(x, 0.0), x, mul(w, x));
+}
+
+Tensor glu(const Tensor& x, std::int64_t dim) {
+  LG_PROFILE_OP(x);
+  const char* op = "glu";
+  autograd::check_floating_input(op, x);
+  LG_CHECK_SHAPE(x.dim() > 0, op, ": expected an input with at least one dim, got a 0-d tensor");
+  const std::int64_t d = wrap_dim(dim, x.dim(), op);
+  const std::int64_t n = x.size(d);
+  LG_CHECK_SHAPE(n % 2 == 0, op, ": the halved dim ", d, " must have an even size, got ", n,
+                 " (input of shape ", x.shape(), ")");
+  return mul(narrow(x, d, 0, n / 2), sigmoid(narrow(x, d, n / 2, n / 2)));
 }
 
 Tensor softmin(const Tensor& x, std::int64_t dim) {

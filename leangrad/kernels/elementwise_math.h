@@ -571,8 +571,9 @@ ClampElement<T> make_clamp_element(double min, double max) {
 }
 
 // ---- Activations in one rounding (ops::activation, ops::activation_backward) ----------------
-// gelu (exact and tanh forms), silu, mish, softplus, and smooth_l1's and huber's function of a
-// difference: y = f(x) and dx = g f'(x), each computed in
+// gelu (exact and tanh forms), silu, mish, softplus, smooth_l1's and huber's function of a
+// difference, and hardswish, hardsigmoid, log_sigmoid, softsign, tanhshrink, celu, softshrink,
+// hardshrink and threshold (below): y = f(x) and dx = g f'(x), each computed in
 // opmath_t<T> and rounded once to T, with PyTorch's formulas (its GeluKernel and
 // GeluBackwardKernel, silu_kernel and silu_backward_kernel, mish_kernel and mish_backward_kernel,
 // softplus_kernel and softplus_backward_kernel; mish's tanh(softplus(x)) and softplus itself in
@@ -731,6 +732,138 @@ struct ActivationMath<ActivationOp::Huber> {  // delta > 0
   }
 };
 
+// hardswish, hardsigmoid, log_sigmoid, softsign, tanhshrink, celu, softshrink, hardshrink and
+// threshold: PyTorch's hardswish_kernel, hardsigmoid_kernel, log_sigmoid_cpu_kernel, elu_kernel
+// (celu is elu with input_scale 1 / alpha), softshrink_kernel, shrink_backward_kernel and
+// threshold_kernel and their backward kernels, in their operations and order; softsign and
+// tanhshrink, which PyTorch composes of elementwise ops (x / (1 + |x|), x - tanh(x)), and their
+// gradients in closed form. A NaN x gives NaN (value and gradient) where PyTorch's does; the
+// selects that a NaN fails (threshold's x <= threshold, the shrinks' bounds) take PyTorch's side.
+template <>
+struct ActivationMath<ActivationOp::Hardswish> {  // x relu6(x + 3) / 6
+  template <typename M>
+  LG_HOST_DEVICE LG_ALWAYS_INLINE static M value(M x, ActivationParams<M> /*none*/) {
+    const M shifted = x + M(3);
+    const M clipped = shifted < M(0) ? M(0) : (shifted > M(6) ? M(6) : shifted);
+    return x * clipped / M(6);
+  }
+  // 0 below -3, x / 3 + 1/2 on [-3, 3), 1 from 3 up: the sides of PyTorch's vectorised CPU kernel,
+  // which computes nearly every element (its scalar tail and its CUDA kernel take 3/2 at 3).
+  template <typename M>
+  LG_HOST_DEVICE LG_ALWAYS_INLINE static M gradient(M g, M x, ActivationParams<M> /*none*/) {
+    return x < M(-3) ? M(0) : (x < M(3) ? g * (x / M(3) + M(0.5)) : g);
+  }
+};
+
+template <>
+struct ActivationMath<ActivationOp::Hardsigmoid> {  // relu6(x + 3) / 6
+  template <typename M>
+  LG_HOST_DEVICE LG_ALWAYS_INLINE static M value(M x, ActivationParams<M> /*none*/) {
+    const M shifted = x + M(3);
+    return (shifted < M(0) ? M(0) : (shifted > M(6) ? M(6) : shifted)) / M(6);
+  }
+  // 1/6 strictly inside (-3, 3), 0 at and beyond the bounds.
+  template <typename M>
+  LG_HOST_DEVICE LG_ALWAYS_INLINE static M gradient(M g, M x, ActivationParams<M> /*none*/) {
+    return x > M(-3) && x < M(3) ? g * M(1.0 / 6.0) : M(0);
+  }
+};
+
+template <>
+struct ActivationMath<ActivationOp::LogSigmoid> {  // min(x, 0) - log1p(e^-|x|): no overflow
+  template <typename M>
+  LG_HOST_DEVICE LG_ALWAYS_INLINE static M value(M x, ActivationParams<M> /*none*/) {
+    const M z = unary_op_apply<UnaryOp::Exp>(-unary_op_apply<UnaryOp::Abs>(x));
+    return (x < M(0) ? x : M(0)) - unary_op_apply<UnaryOp::Log1p>(z);
+  }
+  // 1 - sigmoid(x) = sigmoid(-x): (x < 0 ? 1 : 0) - (x < 0 ? 1 : -1) z / (1 + z), z = e^-|x|.
+  template <typename M>
+  LG_HOST_DEVICE LG_ALWAYS_INLINE static M gradient(M g, M x, ActivationParams<M> /*none*/) {
+    const M z = unary_op_apply<UnaryOp::Exp>(-unary_op_apply<UnaryOp::Abs>(x));
+    const bool negative = x < M(0);
+    return g * ((negative ? M(1) : M(0)) - (negative ? M(1) : M(-1)) * (z / (M(1) + z)));
+  }
+};
+
+template <>
+struct ActivationMath<ActivationOp::Softsign> {  // x / (1 + |x|)
+  template <typename M>
+  LG_HOST_DEVICE LG_ALWAYS_INLINE static M value(M x, ActivationParams<M> /*none*/) {
+    return x / (unary_op_apply<UnaryOp::Abs>(x) + M(1));
+  }
+  template <typename M>
+  LG_HOST_DEVICE LG_ALWAYS_INLINE static M gradient(M g, M x, ActivationParams<M> /*none*/) {
+    const M d = unary_op_apply<UnaryOp::Abs>(x) + M(1);  // 1 / (1 + |x|)^2
+    return g / (d * d);
+  }
+};
+
+template <>
+struct ActivationMath<ActivationOp::Tanhshrink> {  // x - tanh(x)
+  template <typename M>
+  LG_HOST_DEVICE LG_ALWAYS_INLINE static M value(M x, ActivationParams<M> /*none*/) {
+    return x - unary_op_apply<UnaryOp::Tanh>(x);
+  }
+  template <typename M>
+  LG_HOST_DEVICE LG_ALWAYS_INLINE static M gradient(M g, M x, ActivationParams<M> /*none*/) {
+    const M t = unary_op_apply<UnaryOp::Tanh>(x);  // 1 - (1 - t^2)
+    return g * (t * t);
+  }
+};
+
+template <>
+struct ActivationMath<ActivationOp::Celu> {  // alpha: x > 0 ? x : alpha expm1(x / alpha)
+  template <typename M>
+  LG_HOST_DEVICE LG_ALWAYS_INLINE static M value(M x, ActivationParams<M> p) {
+    return x > M(0) ? x : p.p0 * unary_op_apply<UnaryOp::Expm1>(x * (M(1) / p.p0));
+  }
+  // e^(x / alpha) at x <= 0 (PyTorch's elu_backward: input_scale alpha e^(x input_scale)), 1 above
+  // (NaN included).
+  template <typename M>
+  LG_HOST_DEVICE LG_ALWAYS_INLINE static M gradient(M g, M x, ActivationParams<M> p) {
+    const M input_scale = M(1) / p.p0;
+    const M negative_side =
+        input_scale * p.p0 * unary_op_apply<UnaryOp::Exp>((x <= M(0) ? x : M(0)) * input_scale);
+    return x <= M(0) ? g * negative_side : g;
+  }
+};
+
+template <>
+struct ActivationMath<ActivationOp::Softshrink> {  // lambda, rounded to T
+  template <typename M>
+  LG_HOST_DEVICE LG_ALWAYS_INLINE static M value(M x, ActivationParams<M> p) {
+    return x > p.p0 ? x - p.p0 : (x < -p.p0 ? x + p.p0 : x * M(0));  // NaN * 0: NaN
+  }
+  template <typename M>
+  LG_HOST_DEVICE LG_ALWAYS_INLINE static M gradient(M g, M x, ActivationParams<M> p) {
+    return x >= -p.p0 && x <= p.p0 ? M(0) : g;
+  }
+};
+
+template <>
+struct ActivationMath<ActivationOp::Hardshrink> {  // lambda, rounded to T
+  template <typename M>
+  LG_HOST_DEVICE LG_ALWAYS_INLINE static M value(M x, ActivationParams<M> p) {
+    return x >= -p.p0 && x <= p.p0 ? M(0) : x;
+  }
+  template <typename M>
+  LG_HOST_DEVICE LG_ALWAYS_INLINE static M gradient(M g, M x, ActivationParams<M> p) {
+    return x >= -p.p0 && x <= p.p0 ? M(0) : g;
+  }
+};
+
+template <>
+struct ActivationMath<ActivationOp::Threshold> {  // threshold, value, rounded to T
+  template <typename M>
+  LG_HOST_DEVICE LG_ALWAYS_INLINE static M value(M x, ActivationParams<M> p) {
+    return x <= p.p0 ? p.p1 : x;
+  }
+  template <typename M>
+  LG_HOST_DEVICE LG_ALWAYS_INLINE static M gradient(M g, M x, ActivationParams<M> p) {
+    return x <= p.p0 ? M(0) : g;
+  }
+};
+
 template <>
 struct ActivationMath<ActivationOp::LeakyRelu> {  // negative_slope
   template <typename M>
@@ -781,11 +914,18 @@ struct ActivationMath<ActivationOp::Clamp> {  // min, max, rounded to T; NaN for
 };
 
 // Whether `op` has a value in ActivationMath (ops::activation computes the others with their
-// in-place elements; ops::activation_ takes only those).
+// in-place elements; ops::activation_ takes only those): all but the five below.
 constexpr bool is_one_rounding_activation(ActivationOp op) {
-  return op == ActivationOp::Gelu || op == ActivationOp::GeluTanh || op == ActivationOp::Silu ||
-         op == ActivationOp::Mish || op == ActivationOp::Softplus || op == ActivationOp::SmoothL1 ||
-         op == ActivationOp::Huber;
+  switch (op) {
+    case ActivationOp::LeakyRelu:
+    case ActivationOp::Elu:
+    case ActivationOp::EluResult:
+    case ActivationOp::Hardtanh:
+    case ActivationOp::Clamp:
+      return false;
+    default:
+      return true;
+  }
 }
 
 // `op`'s parameters p0 and p1 in opmath_t<T>: as a binary op's scalars, but hardtanh's and
@@ -794,7 +934,8 @@ constexpr bool is_one_rounding_activation(ActivationOp op) {
 template <typename T>
 ActivationParams<opmath_t<T>> make_activation_params(ActivationOp op, double p0, double p1) {
   using M = opmath_t<T>;
-  if (op == ActivationOp::Hardtanh || op == ActivationOp::Clamp) {
+  if (op == ActivationOp::Hardtanh || op == ActivationOp::Clamp || op == ActivationOp::Softshrink ||
+      op == ActivationOp::Hardshrink || op == ActivationOp::Threshold) {
     return {to_opmath(cast_value<T>(p0)), to_opmath(cast_value<T>(p1))};
   }
   return {cast_value<M>(p0), cast_value<M>(p1)};
@@ -842,6 +983,24 @@ void with_one_rounding_activation(ActivationOp op, F&& f) {
       return f.template operator()<ActivationOp::SmoothL1>();
     case ActivationOp::Huber:
       return f.template operator()<ActivationOp::Huber>();
+    case ActivationOp::Hardswish:
+      return f.template operator()<ActivationOp::Hardswish>();
+    case ActivationOp::Hardsigmoid:
+      return f.template operator()<ActivationOp::Hardsigmoid>();
+    case ActivationOp::LogSigmoid:
+      return f.template operator()<ActivationOp::LogSigmoid>();
+    case ActivationOp::Softsign:
+      return f.template operator()<ActivationOp::Softsign>();
+    case ActivationOp::Tanhshrink:
+      return f.template operator()<ActivationOp::Tanhshrink>();
+    case ActivationOp::Celu:
+      return f.template operator()<ActivationOp::Celu>();
+    case ActivationOp::Softshrink:
+      return f.template operator()<ActivationOp::Softshrink>();
+    case ActivationOp::Hardshrink:
+      return f.template operator()<ActivationOp::Hardshrink>();
+    case ActivationOp::Threshold:
+      return f.template operator()<ActivationOp::Threshold>();
     default:
       break;
   }
@@ -882,15 +1041,7 @@ void with_activation_element(ActivationOp op, double p0, double p1, F&& f) {
         return f(EluElement<T>{cast_value<M>(p0), cast_value<M>(p1)});
       case ActivationOp::Hardtanh:
         return f(HardtanhElement<T>{cast_value<T>(p0), cast_value<T>(p1)});
-      case ActivationOp::EluResult:
-      case ActivationOp::Clamp:
-      case ActivationOp::Gelu:
-      case ActivationOp::GeluTanh:
-      case ActivationOp::Silu:
-      case ActivationOp::Mish:
-      case ActivationOp::Softplus:
-      case ActivationOp::SmoothL1:
-      case ActivationOp::Huber:
+      default:  // EluResult, Clamp (above) and the one-rounding activations: out of place only
         break;
     }
   }

@@ -94,7 +94,16 @@ enum class ActivationOp : std::uint8_t {
   Mish,
   Softplus,
   SmoothL1,  // of d = input - target (autograd/losses.cpp)
-  Huber
+  Huber,
+  Hardswish,
+  Hardsigmoid,
+  LogSigmoid,
+  Softsign,
+  Tanhshrink,
+  Celu,
+  Softshrink,
+  Hardshrink,
+  Threshold
 };
 
 const char* op_name(BinaryOp op);      // "add", "sub", ...
@@ -151,17 +160,30 @@ void activation_(ActivationOp op, const Tensor& self, double p0, double p1 = 0.0
 //   Softplus  beta, threshold    beta x > threshold ? x : log(1 + e^(beta x)) / beta
 //   SmoothL1  beta > 0           |x| < beta ? 0.5 x^2 / beta : |x| - 0.5 beta
 //   Huber     delta > 0          |x| < delta ? 0.5 x^2 : delta (|x| - 0.5 delta)
+//   Hardswish, Hardsigmoid       x min(max(x + 3, 0), 6) / 6, min(max(x + 3, 0), 6) / 6
+//   LogSigmoid, Softsign         log(sigmoid(x)) = min(x, 0) - log1p(e^-|x|), x / (1 + |x|)
+//   Tanhshrink                   x - tanh(x)
+//   Celu      alpha != 0         x > 0 ? x : alpha expm1(x / alpha)
+//   Softshrink lambda >= 0       x > lambda ? x - lambda : x < -lambda ? x + lambda : 0
+//   Hardshrink lambda            -lambda <= x <= lambda ? 0 : x
+//   Threshold threshold, value   x <= threshold ? value : x
+// (Softshrink's, Hardshrink's and Threshold's parameters rounded to x's dtype first, as PyTorch's
+// kernels take them, so they must fit it.)
 // Any strides.
 Tensor activation(ActivationOp op, const Tensor& x, double p0 = 0.0, double p1 = 0.0);
 // dx = grad_output f'(x) for those, with the forward's p0 and p1: grad_output and x of one shape,
 // dtype and device; computed in float (double for float64) and rounded once, as PyTorch's
 // leaky_relu_backward, elu_backward (from the input), hardtanh_backward, gelu_backward,
 // silu_backward, mish_backward, softplus_backward, smooth_l1_loss_backward and
-// huber_loss_backward (with the reduction's scale in grad_output). Each kink takes the side of
-// the forward's select: leaky_relu's and elu's 0 the negative side, hardtanh's bounds 0,
-// softplus's threshold the smooth side, smooth_l1's and huber's |x| = beta the linear side (the
-// same slope there). Clamp (floating x): grad_output where min <= x <= max (an absent, NaN, bound
-// admits every x), 0 elsewhere and where x is NaN, as clamp()'s composition and PyTorch's
+// huber_loss_backward (with the reduction's scale in grad_output), hardswish_backward,
+// hardsigmoid_backward, log_sigmoid_backward, celu's elu_backward, softshrink_backward,
+// hardshrink_backward and threshold_backward (softsign's and tanhshrink's, which PyTorch
+// composes, in closed form). Each kink takes PyTorch's side: leaky_relu's and elu's 0 the
+// negative side, hardtanh's bounds 0, softplus's threshold the smooth side, smooth_l1's and
+// huber's |x| = beta the linear side (the same slope there), hardswish's -3 the middle piece's
+// slope (-1/2) and 3 the linear side's (1), hardsigmoid's 0, the shrinks' +-lambda and
+// threshold's threshold 0. Clamp (floating x): grad_output where min <= x <= max (an absent, NaN,
+// bound admits every x), 0 elsewhere and where x is NaN, as clamp()'s composition and PyTorch's
 // clamp_backward.
 Tensor activation_backward(ActivationOp op, const Tensor& grad_output, const Tensor& x,
                            double p0 = 0.0, double p1 = 0.0);

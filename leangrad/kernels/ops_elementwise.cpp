@@ -159,6 +159,24 @@ const char* op_name(ActivationOp op) {
       return "smooth_l1_loss";
     case ActivationOp::Huber:
       return "huber_loss";
+    case ActivationOp::Hardswish:
+      return "hardswish";
+    case ActivationOp::Hardsigmoid:
+      return "hardsigmoid";
+    case ActivationOp::LogSigmoid:
+      return "log_sigmoid";
+    case ActivationOp::Softsign:
+      return "softsign";
+    case ActivationOp::Tanhshrink:
+      return "tanhshrink";
+    case ActivationOp::Celu:
+      return "celu";
+    case ActivationOp::Softshrink:
+      return "softshrink";
+    case ActivationOp::Hardshrink:
+      return "hardshrink";
+    case ActivationOp::Threshold:
+      return "threshold";
   }
   return "unknown_activation_op";
 }
@@ -469,12 +487,20 @@ void check_activation_input(ActivationOp op, const char* name, const Tensor& x, 
     return;
   }
   check_floating_input(name, x);
-  if (op == ActivationOp::Hardtanh) {
+  if (op == ActivationOp::Hardtanh || op == ActivationOp::Threshold) {
     for (const double bound : {p0, p1}) {
-      LG_CHECK(scalar_fits(bound, x.dtype()), name, ": bound ", bound,
+      LG_CHECK(scalar_fits(bound, x.dtype()), name, ": ",
+               op == ActivationOp::Hardtanh ? "bound " : "threshold or value ", bound,
                " cannot be converted to dtype ", x.dtype(), " without overflow");
     }
   }
+  if (op == ActivationOp::Softshrink || op == ActivationOp::Hardshrink) {
+    LG_CHECK(scalar_fits(p0, x.dtype()), name, ": lambda ", p0, " cannot be converted to dtype ",
+             x.dtype(), " without overflow");
+  }
+  LG_CHECK(op != ActivationOp::Softshrink || p0 >= 0.0, name, ": expected lambda >= 0, got ", p0);
+  LG_CHECK(op != ActivationOp::Celu || (p0 != 0.0 && std::isfinite(p0)), name,
+           ": expected a finite alpha != 0, got ", p0);
   LG_CHECK(op != ActivationOp::Softplus || (p0 > 0.0 && std::isfinite(p0)), name,
            ": expected a finite beta > 0, got ", p0);
   LG_CHECK(op != ActivationOp::SmoothL1 || p0 > 0.0, name, ": expected beta > 0, got ", p0);

@@ -6,8 +6,11 @@
 
 #include <leangrad/autograd/activations.h>
 #include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/grad_mode.h>
 #include <leangrad/autograd/nn_functions.h>
+#include <leangrad/core/creation.h>
 #include <leangrad/core/error.h>
+#include <leangrad/kernels/creation.h>
 
 namespace leangrad::nn {
 
@@ -182,6 +185,103 @@ Tensor ReLU6Impl::forward(const Tensor& input) {
 
 std::string ReLU6Impl::extra_repr() const {
   return inplace_repr(options.inplace());
+}
+
+Tensor HardswishImpl::forward(const Tensor& input) {
+  return hardswish(input);
+}
+
+Tensor HardsigmoidImpl::forward(const Tensor& input) {
+  return hardsigmoid(input);
+}
+
+Tensor LogSigmoidImpl::forward(const Tensor& input) {
+  return log_sigmoid(input);
+}
+
+Tensor SoftsignImpl::forward(const Tensor& input) {
+  return softsign(input);
+}
+
+Tensor TanhshrinkImpl::forward(const Tensor& input) {
+  return tanhshrink(input);
+}
+
+CELUImpl::CELUImpl(const CELUOptions& options) : Module("CELU"), options(options) {
+  LG_CHECK(options.alpha() != 0.0 && std::isfinite(options.alpha()),
+           "CELU: expected a finite alpha != 0, got ", options.alpha());
+}
+
+Tensor CELUImpl::forward(const Tensor& input) {
+  return celu(input, options.alpha());
+}
+
+std::string CELUImpl::extra_repr() const {
+  return detail::str_cat("alpha=", options.alpha());
+}
+
+SoftshrinkImpl::SoftshrinkImpl(const SoftshrinkOptions& options)
+    : Module("Softshrink"), options(options) {
+  LG_CHECK(options.lambda() >= 0.0, "Softshrink: expected lambda >= 0, got ", options.lambda());
+}
+
+Tensor SoftshrinkImpl::forward(const Tensor& input) {
+  return softshrink(input, options.lambda());
+}
+
+std::string SoftshrinkImpl::extra_repr() const {
+  return detail::str_cat(options.lambda());
+}
+
+HardshrinkImpl::HardshrinkImpl(const HardshrinkOptions& options)
+    : Module("Hardshrink"), options(options) {}
+
+Tensor HardshrinkImpl::forward(const Tensor& input) {
+  return hardshrink(input, options.lambda());
+}
+
+std::string HardshrinkImpl::extra_repr() const {
+  return detail::str_cat(options.lambda());
+}
+
+ThresholdImpl::ThresholdImpl(const ThresholdOptions& options)
+    : Module("Threshold"), options(options) {}
+
+Tensor ThresholdImpl::forward(const Tensor& input) {
+  return threshold(input, options.threshold(), options.value());
+}
+
+std::string ThresholdImpl::extra_repr() const {
+  return detail::str_cat("threshold=", options.threshold(), ", value=", options.value());
+}
+
+PReLUImpl::PReLUImpl(const PReLUOptions& options) : Module("PReLU"), options(options) {
+  LG_CHECK_SHAPE(options.num_parameters() > 0, "PReLU: expected num_parameters > 0, got ",
+                 options.num_parameters());
+  weight = register_parameter("weight", full({options.num_parameters()}, options.init()));
+}
+
+void PReLUImpl::reset_parameters() {
+  NoGradGuard no_grad;
+  weight.fill_(options.init());
+}
+
+Tensor PReLUImpl::forward(const Tensor& input) {
+  return prelu(input, weight);
+}
+
+std::string PReLUImpl::extra_repr() const {
+  return detail::str_cat("num_parameters=", options.num_parameters());
+}
+
+GLUImpl::GLUImpl(const GLUOptions& options) : Module("GLU"), options(options) {}
+
+Tensor GLUImpl::forward(const Tensor& input) {
+  return glu(input, options.dim());
+}
+
+std::string GLUImpl::extra_repr() const {
+  return detail::str_cat("dim=", options.dim());
 }
 
 }  // namespace leangrad::nn

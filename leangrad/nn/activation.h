@@ -1,13 +1,16 @@
-// The stateless activation modules: TanhExp, ReLU, Sigmoid, Tanh, and LeakyReLU, ELU, SELU,
-// SiLU, Mish, GELU, Softplus, Hardtanh, ReLU6 with LibTorch's options. Each forward calls the
-// differentiable function of the same name (autograd/nn_functions.h, autograd/functions.h,
-// autograd/activations.h); they exist so activations can sit in a Sequential and print in the
-// module tree. ReLU, LeakyReLU, ELU, SELU, Hardtanh and ReLU6 take LibTorch's `inplace` option:
-// the forward then writes its input in place (relu_, leaky_relu_, ...) and returns it.
+// The activation modules: TanhExp, ReLU, Sigmoid, Tanh, and LeakyReLU, ELU, SELU, SiLU, Mish,
+// GELU, Softplus, Hardtanh, ReLU6, Hardswish, Hardsigmoid, LogSigmoid, Softsign, Tanhshrink,
+// CELU, Softshrink, Hardshrink, Threshold, GLU and PReLU (whose weight is a parameter) with
+// LibTorch's options. Each forward calls the differentiable function of the same name
+// (autograd/nn_functions.h, autograd/functions.h, autograd/activations.h); they exist so
+// activations can sit in a Sequential and print in the module tree. ReLU, LeakyReLU, ELU, SELU,
+// Hardtanh and ReLU6 take LibTorch's `inplace` option: the forward then writes its input in place
+// (relu_, leaky_relu_, ...) and returns it.
 //   nn::TanhExp act;  Tensor y = act(x);
 //   nn::LeakyReLU leaky(nn::LeakyReLUOptions().negative_slope(0.2).inplace(true));
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include <leangrad/core/macros.h>
@@ -221,5 +224,117 @@ class ReLU6Impl : public Module {
   ReLU6Options options;
 };
 LEANGRAD_MODULE(ReLU6);
+
+// Hardswish, Hardsigmoid, LogSigmoid, Softsign and Tanhshrink: no options.
+#define LEANGRAD_PLAIN_ACTIVATION(Name)           \
+  class Name##Impl : public Module {              \
+   public:                                        \
+    Name##Impl() : Module(#Name) {}               \
+    Tensor forward(const Tensor& input) override; \
+  };                                              \
+  LEANGRAD_MODULE(Name)
+
+LEANGRAD_PLAIN_ACTIVATION(Hardswish);    // hardswish(x)
+LEANGRAD_PLAIN_ACTIVATION(Hardsigmoid);  // hardsigmoid(x)
+LEANGRAD_PLAIN_ACTIVATION(LogSigmoid);   // log_sigmoid(x)
+LEANGRAD_PLAIN_ACTIVATION(Softsign);     // softsign(x)
+LEANGRAD_PLAIN_ACTIVATION(Tanhshrink);   // tanhshrink(x)
+#undef LEANGRAD_PLAIN_ACTIVATION
+
+// LibTorch's CELUOptions, without inplace (CELU has no in-place form here).
+class CELUOptions {
+ public:
+  LG_ARG(double, alpha) = 1.0;
+};
+
+// celu(x, alpha).
+class CELUImpl : public Module {
+ public:
+  explicit CELUImpl(const CELUOptions& options = {});
+  Tensor forward(const Tensor& input) override;
+  std::string extra_repr() const override;
+  CELUOptions options;
+};
+LEANGRAD_MODULE(CELU);
+
+// LibTorch's options of Softshrink and Hardshrink: nn::Softshrink(nn::SoftshrinkOptions(0.3)).
+class SoftshrinkOptions {
+ public:
+  SoftshrinkOptions(double lambda = 0.5) : lambda_(lambda) {}  // NOLINT: implicit, as LibTorch's
+  LG_ARG(double, lambda);
+};
+using HardshrinkOptions = SoftshrinkOptions;
+
+// softshrink(x, lambda).
+class SoftshrinkImpl : public Module {
+ public:
+  explicit SoftshrinkImpl(const SoftshrinkOptions& options = {});
+  Tensor forward(const Tensor& input) override;
+  std::string extra_repr() const override;  // "0.5", as PyTorch prints lambda
+  SoftshrinkOptions options;
+};
+LEANGRAD_MODULE(Softshrink);
+
+// hardshrink(x, lambda).
+class HardshrinkImpl : public Module {
+ public:
+  explicit HardshrinkImpl(const HardshrinkOptions& options = {});
+  Tensor forward(const Tensor& input) override;
+  std::string extra_repr() const override;
+  HardshrinkOptions options;
+};
+LEANGRAD_MODULE(Hardshrink);
+
+// LibTorch's ThresholdOptions(threshold, value), without inplace.
+class ThresholdOptions {
+ public:
+  ThresholdOptions(double threshold, double value) : threshold_(threshold), value_(value) {}
+  LG_ARG(double, threshold);
+  LG_ARG(double, value);
+};
+
+// threshold(x, threshold, value).
+class ThresholdImpl : public Module {
+ public:
+  explicit ThresholdImpl(const ThresholdOptions& options);
+  Tensor forward(const Tensor& input) override;
+  std::string extra_repr() const override;
+  ThresholdOptions options;
+};
+LEANGRAD_MODULE(Threshold);
+
+class PReLUOptions {
+ public:
+  LG_ARG(std::int64_t, num_parameters) = 1;  // 1, or the input's channels (dim 1)
+  LG_ARG(double, init) = 0.25;
+};
+
+// prelu(x, weight) with a learnable `weight` (num_parameters,), filled with init, as PyTorch's.
+class PReLUImpl : public Module {
+ public:
+  explicit PReLUImpl(const PReLUOptions& options = {});
+  Tensor forward(const Tensor& input) override;
+  std::string extra_repr() const override;
+  void reset_parameters();
+  PReLUOptions options;
+  Tensor weight;
+};
+LEANGRAD_MODULE(PReLU);
+
+class GLUOptions {
+ public:
+  GLUOptions(std::int64_t dim = -1) : dim_(dim) {}  // NOLINT: implicit, as LibTorch's
+  LG_ARG(std::int64_t, dim);
+};
+
+// glu(x, dim).
+class GLUImpl : public Module {
+ public:
+  explicit GLUImpl(const GLUOptions& options = {});
+  Tensor forward(const Tensor& input) override;
+  std::string extra_repr() const override;
+  GLUOptions options;
+};
+LEANGRAD_MODULE(GLU);
 
 }  // namespace leangrad::nn

@@ -27,6 +27,7 @@ using leangrad::avg_pool2d;
 using leangrad::batch_norm;
 using leangrad::binary_cross_entropy;
 using leangrad::binary_cross_entropy_with_logits;
+using leangrad::celu;
 using leangrad::conv1d;
 using leangrad::conv2d;
 using leangrad::conv_transpose2d;
@@ -39,7 +40,11 @@ using leangrad::elu_;
 using leangrad::embedding;
 using leangrad::gaussian_nll_loss;
 using leangrad::gelu;
+using leangrad::glu;
 using leangrad::group_norm;
+using leangrad::hardshrink;
+using leangrad::hardsigmoid;
+using leangrad::hardswish;
 using leangrad::hardtanh;
 using leangrad::hardtanh_;
 using leangrad::hinge_embedding_loss;
@@ -51,6 +56,7 @@ using leangrad::layer_norm;
 using leangrad::leaky_relu;
 using leangrad::leaky_relu_;
 using leangrad::linear;
+using leangrad::log_sigmoid;
 using leangrad::log_softmax;
 using leangrad::margin_ranking_loss;
 using leangrad::max_pool2d;
@@ -64,6 +70,7 @@ using leangrad::pairwise_distance;
 using leangrad::pixel_shuffle;
 using leangrad::pixel_unshuffle;
 using leangrad::poisson_nll_loss;
+using leangrad::prelu;
 using leangrad::relu;
 using leangrad::relu6;
 using leangrad::relu6_;
@@ -77,7 +84,16 @@ using leangrad::soft_margin_loss;
 using leangrad::softmax;
 using leangrad::softmin;
 using leangrad::softplus;
+using leangrad::softshrink;
+using leangrad::softsign;
 using leangrad::tanh;
 using leangrad::tanhexp;
+using leangrad::tanhshrink;
+using leangrad::threshold;
 using leangrad::triplet_margin_loss;
+// F::logsigmoid, as LibTorch spells it (torch::log_sigmoid is leangrad::log_sigmoid).
+inline Tensor logsigmoid(const Tensor& x) {
+  return leangrad::log_sigmoid(x);
+}
+
 }  // namespace leangrad::nn::functional

@@ -1,11 +1,12 @@
 // Device op table rows for TanhExp, the one-pass activations (gelu, its tanh form, silu, mish,
-// softplus, elu, selu, leaky_relu, hardtanh, clamp, and relu's backward: ops::activation and
-// ops::activation_backward through the public functions) and GroupNorm (see op_table.h): forward in
-// every floating dtype, backward through autograd (inputs are created without requires_grad, so
-// each row clones them into leaves), and GroupNorm shapes that reach every CUDA path: vector and
-// scalar loads (HxW a multiple of the vector width or not), C not a multiple of anything, (N, C)
-// input, and groups long enough to be split across several blocks (kernels/cuda/group_norm.cu, Note
-// [GroupNorm strategies]).
+// softplus, elu, selu, leaky_relu, hardtanh, clamp, hardswish, hardsigmoid, log_sigmoid,
+// softsign, tanhshrink, celu, softshrink, hardshrink, threshold, and relu's backward:
+// ops::activation and ops::activation_backward through the public functions) and GroupNorm (see
+// op_table.h): forward in every floating dtype, backward through autograd (inputs are created
+// without requires_grad, so each row clones them into leaves), and GroupNorm shapes that reach
+// every CUDA path: vector and scalar loads (HxW a multiple of the vector width or not), C not a
+// multiple of anything, (N, C) input, and groups long enough to be split across several blocks
+// (kernels/cuda/group_norm.cu, Note [GroupNorm strategies]).
 #include "kernels/op_table.h"
 
 #include <utility>
@@ -97,7 +98,8 @@ std::vector<OpCase> tanhexp_cases() {
   return c;
 }
 
-// ---- gelu, silu, mish, softplus, elu, selu, leaky_relu, hardtanh, clamp, elu_, selu_ ---------
+// ---- gelu, silu, mish, softplus, elu, selu, leaky_relu, hardtanh, clamp, elu_, selu_, and -----
+// ---- hardswish, hardsigmoid, log_sigmoid, softsign, tanhshrink, celu, the shrinks, threshold --
 using ActivationFn = Tensor (*)(const Tensor&);
 
 Tensor gelu_exact(const Tensor& x) {
@@ -146,6 +148,33 @@ Tensor selu_from_output_of(const Tensor& x) {
   selu_(y);
   return y;
 }
+Tensor hardswish_of(const Tensor& x) {
+  return hardswish(x);
+}
+Tensor hardsigmoid_of(const Tensor& x) {
+  return hardsigmoid(x);
+}
+Tensor log_sigmoid_of(const Tensor& x) {
+  return log_sigmoid(x);
+}
+Tensor softsign_of(const Tensor& x) {
+  return softsign(x);
+}
+Tensor tanhshrink_of(const Tensor& x) {
+  return tanhshrink(x);
+}
+Tensor celu_of(const Tensor& x) {
+  return celu(x, 0.6);
+}
+Tensor softshrink_of(const Tensor& x) {
+  return softshrink(x, 0.5);
+}
+Tensor hardshrink_of(const Tensor& x) {
+  return hardshrink(x, 0.5);
+}
+Tensor threshold_of(const Tensor& x) {
+  return threshold(x, 0.25, -2.0);
+}
 
 std::vector<OpCase> fused_activation_cases() {
   const Shape kOdd = {33, 65};
@@ -163,7 +192,16 @@ std::vector<OpCase> fused_activation_cases() {
       {"clamp_max", clamp_max_of},
       {"relu_one_pass", relu_of},
       {"elu_from_output", elu_from_output_of},
-      {"selu_from_output", selu_from_output_of}};
+      {"selu_from_output", selu_from_output_of},
+      {"hardswish", hardswish_of},
+      {"hardsigmoid", hardsigmoid_of},
+      {"log_sigmoid", log_sigmoid_of},
+      {"softsign", softsign_of},
+      {"tanhshrink", tanhshrink_of},
+      {"celu", celu_of},
+      {"softshrink", softshrink_of},
+      {"hardshrink", hardshrink_of},
+      {"threshold", threshold_of}};
   std::vector<OpCase> c;
   for (const auto& [name, f] : functions) {
     const auto forward = [f = f](const Inputs& in) { return Outputs{f(in[0])}; };

@@ -47,7 +47,9 @@ struct Case {
 // f(x) and f'(x) in double, written from the definitions (not the kernels' formulas): gelu with
 // erfc, which has no cancellation for negative x. Parameters are exact in every dtype (softplus's
 // beta a power of two, so beta x is exact and both sides take one side of the threshold; smooth
-// l1's beta and huber's delta, so |x| = beta is a value of every dtype, on the linear side).
+// l1's beta and huber's delta, so |x| = beta is a value of every dtype, on the linear side; the
+// shrinks' lambda and threshold's threshold and value, so the kinks are values of every dtype,
+// where PyTorch's side is taken).
 Exact exact(const Case& c, double x) {
   const double sigmoid = 1 / (1 + std::exp(-x));
   switch (c.op) {
@@ -94,6 +96,31 @@ Exact exact(const Case& c, double x) {
       return {0.0, x <= c.p0 || x >= c.p1 ? 0.0 : 1.0};
     case ActivationOp::Clamp:  // the bounds pass the gradient; a NaN bound is absent
       return {0.0, (std::isnan(c.p0) || x >= c.p0) && (std::isnan(c.p1) || x <= c.p1) ? 1.0 : 0.0};
+    case ActivationOp::Hardswish: {  // PyTorch's CPU slopes: -3 the middle piece's, 3 the right's
+      const double relu6 = std::min(std::max(x + 3, 0.0), 6.0);
+      return {x * relu6 / 6, x < -3 ? 0.0 : (x < 3 ? (2 * x + 3) / 6 : 1.0)};
+    }
+    case ActivationOp::Hardsigmoid:
+      return {std::min(std::max(x + 3, 0.0), 6.0) / 6, x > -3 && x < 3 ? 1.0 / 6 : 0.0};
+    case ActivationOp::LogSigmoid:  // -log(1 + e^-x), sigmoid(-x)
+      return {x < 0 ? x - std::log1p(std::exp(x)) : -std::log1p(std::exp(-x)),
+              1 / (1 + std::exp(x))};
+    case ActivationOp::Softsign:
+      return {x / (1 + std::fabs(x)), 1 / ((1 + std::fabs(x)) * (1 + std::fabs(x)))};
+    case ActivationOp::Tanhshrink:
+      return {x - std::tanh(x), std::tanh(x) * std::tanh(x)};
+    case ActivationOp::Celu:
+      return {x > 0 ? x : c.p0 * std::expm1(x / c.p0), x > 0 ? 1.0 : std::exp(x / c.p0)};
+    case ActivationOp::Softshrink: {
+      const bool inside = std::fabs(x) <= c.p0;
+      return {inside ? 0.0 : (x > 0 ? x - c.p0 : x + c.p0), inside ? 0.0 : 1.0};
+    }
+    case ActivationOp::Hardshrink: {
+      const bool inside = std::fabs(x) <= c.p0;
+      return {inside ? 0.0 : x, inside ? 0.0 : 1.0};
+    }
+    case ActivationOp::Threshold:
+      return {x <= c.p0 ? c.p1 : x, x <= c.p0 ? 0.0 : 1.0};
   }
   ADD_FAILURE() << "unknown op";
   return {};
@@ -117,6 +144,16 @@ const Case kCases[] = {
     {ActivationOp::Clamp, -0.75, 1.5, false},
     {ActivationOp::Clamp, std::numeric_limits<double>::quiet_NaN(), 0.5, false},   // clamp_max
     {ActivationOp::Clamp, -2.0, std::numeric_limits<double>::quiet_NaN(), false},  // clamp_min
+    {ActivationOp::Hardswish},
+    {ActivationOp::Hardsigmoid},
+    {ActivationOp::LogSigmoid},
+    {ActivationOp::Softsign},
+    {ActivationOp::Tanhshrink},
+    {ActivationOp::Celu, 1.0},
+    {ActivationOp::Celu, 0.5},  // a power of two: x / alpha exact
+    {ActivationOp::Softshrink, 0.5},
+    {ActivationOp::Hardshrink, 1.5},
+    {ActivationOp::Threshold, 0.25, -2.0},
 };
 
 std::string case_name(const Case& c) {

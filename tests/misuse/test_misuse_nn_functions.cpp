@@ -279,6 +279,35 @@ std::vector<MisuseCase> norm_and_activation_cases() {
   t.add("elu_integral", Raises::DTypeError, {"elu", "floating", "int64"},
         [] { elu(ones({2}, kInt64)); });
   t.add("gelu_undefined", Raises::Error, {"gelu", "undefined"}, [] { gelu(Tensor()); });
+  t.add("celu_zero_alpha", Raises::Error, {"celu", "finite alpha != 0", "0"},
+        [] { celu(ones({2}), 0.0); });
+  t.add("softshrink_negative_lambda", Raises::Error, {"softshrink", "lambda >= 0", "-0.5"},
+        [] { softshrink(ones({2}), -0.5); });
+  t.add("threshold_value_overflows_float16", Raises::Error,
+        {"threshold", "threshold or value 100000", "float16"},
+        [] { threshold(ones({2}, kFloat16), 0.0, 1e5); });
+  t.add("hardshrink_lambda_overflows_bfloat16", Raises::Error, {"hardshrink", "lambda", "bfloat16"},
+        [] { hardshrink(ones({2}, kBFloat16), 1e39); });
+  t.add("hardswish_integral", Raises::DTypeError, {"hardswish", "floating", "int64"},
+        [] { hardswish(ones({2}, kInt64)); });
+  t.add("log_sigmoid_undefined", Raises::Error, {"log_sigmoid", "undefined"},
+        [] { log_sigmoid(Tensor()); });
+  t.add("prelu_weight_per_channel_mismatch", Raises::ShapeError,
+        {"prelu", "one per channel (dim 1 of the input, 3)", "[4]", "[2, 3, 5]"}, [] {
+          prelu(ones({2, 3, 5}), ones({4}));
+        });
+  t.add("prelu_weight_dtype", Raises::DTypeError, {"prelu", "float64", "float32"}, [] {
+    prelu(ones({2, 3}), ones({3}, kFloat64));
+  });
+  t.add("prelu_2d_weight", Raises::ShapeError, {"prelu", "[3, 1]"}, [] {
+    prelu(ones({2, 3}), ones({3, 1}));
+  });
+  t.add("glu_odd_dim", Raises::ShapeError, {"glu", "dim 1 must have an even size, got 5", "[2, 5]"},
+        [] {
+          glu(ones({2, 5}), 1);
+        });
+  t.add("glu_0d", Raises::ShapeError, {"glu", "0-d"}, [] { glu(full({}, 1.0)); });
+  t.add("glu_dim_out_of_range", Raises::ShapeError, {"glu"}, [] { glu(ones({2, 4}), 2); });
   return t.cases();
 }
 LG_MISUSE_SUITE(NormAndActivation, norm_and_activation_cases());

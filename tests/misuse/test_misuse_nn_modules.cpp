@@ -107,6 +107,12 @@ std::vector<MisuseCase> constructor_cases() {
         [] { nn::Hardtanh(nn::HardtanhOptions().min_val(1).max_val(0)); });
   t.add("softplus_negative_beta", Raises::Error, {"Softplus", "finite beta > 0", "-1"},
         [] { nn::Softplus(nn::SoftplusOptions().beta(-1)); });
+  t.add("celu_zero_alpha", Raises::Error, {"CELU", "alpha != 0", "0"},
+        [] { nn::CELU(nn::CELUOptions().alpha(0)); });
+  t.add("softshrink_negative_lambda", Raises::Error, {"Softshrink", "lambda >= 0", "-1"},
+        [] { nn::Softshrink(-1.0); });
+  t.add("prelu_no_parameters", Raises::ShapeError, {"PReLU", "num_parameters > 0", "0"},
+        [] { nn::PReLU(nn::PReLUOptions().num_parameters(0)); });
   t.add("smooth_l1_loss_negative_beta", Raises::Error, {"SmoothL1Loss", "beta", "-1"},
         [] { nn::SmoothL1Loss(nn::SmoothL1LossOptions().beta(-1)); });
   t.add("huber_loss_negative_delta", Raises::Error, {"HuberLoss", "delta", "-2"},
