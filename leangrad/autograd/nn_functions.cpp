@@ -747,6 +747,59 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
   return y;
 }
 
+// Note [InstanceNorm is GroupNorm]
+//   Normalizing each (n, c) slice over its spatial elements is group_norm with one group per
+//   channel, so instance_norm with the input's statistics runs group_norm's kernels forward and
+//   backward (second derivatives included). The running statistics, when given, move towards
+//   the batch's average of the slices' means and unbiased variances, as PyTorch's (which runs
+//   batch_norm over (1, N C, *) against N copies of the running statistics, then averages the
+//   copies): a second pass over x, in the running statistics' dtype, only then. Without the
+//   input's statistics it is batch_norm in evaluation: per channel with the running ones.
+Tensor instance_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var,
+                     const Tensor& weight, const Tensor& bias, bool use_input_stats,
+                     double momentum, double eps) {
+  LG_PROFILE_OP(x, weight, bias);
+  const char* op = "instance_norm";
+  autograd::check_floating_input(op, x);
+  LG_CHECK_SHAPE(x.dim() >= 3, op, ": expected an input of shape (N, C, *spatial), got ",
+                 x.shape());
+  const std::int64_t batch = x.size(0), channels = x.size(1);
+  check_norm_tensor(op, "weight", weight, x, {channels});
+  check_norm_tensor(op, "bias", bias, x, {channels});
+  check_norm_tensor(op, "running_mean", running_mean, x, {channels}, /*same_dtype=*/false);
+  check_norm_tensor(op, "running_var", running_var, x, {channels}, /*same_dtype=*/false);
+  LG_CHECK(running_mean.defined() == running_var.defined(), op,
+           ": expected both running_mean and running_var or neither");
+  if (!use_input_stats) {
+    LG_CHECK(running_mean.defined(), op,
+             ": use_input_stats = false normalizes with running_mean and running_var, got "
+             "undefined ones");
+    return batch_norm(x, running_mean, running_var, weight, bias, /*training=*/false, momentum,
+                      eps);
+  }
+  const std::int64_t spatial = shape_numel(Shape(x.shape().begin() + 2, x.shape().end()), op);
+  LG_CHECK_SHAPE(spatial > 1, op,
+                 ": expected more than 1 spatial element when using the input's statistics, got "
+                 "an input of shape ",
+                 x.shape());
+  LG_CHECK_SHAPE(channels > 0, op, ": expected at least one channel, got an input of shape ",
+                 x.shape());
+  const Tensor y = group_norm(x, channels, weight, bias, eps);
+  if (running_mean.defined() && batch > 0) {
+    const NoGradGuard no_grad;
+    const Tensor slices = x.detach().to(running_mean.dtype()).reshape({batch, channels, spatial});
+    const Tensor mean = leangrad::mean(leangrad::mean(slices, {2}), {0});
+    const Tensor var = leangrad::mean(leangrad::var(slices, {2}, /*unbiased=*/true), {0});
+    check_writable("instance_norm: running_mean", running_mean);
+    check_writable("instance_norm: running_var", running_var);
+    ops::binary_(BinaryOp::Mul, running_mean, 1.0 - momentum);
+    ops::binary_(BinaryOp::Add, running_mean, mul(mean, momentum));
+    ops::binary_(BinaryOp::Mul, running_var, 1.0 - momentum);
+    ops::binary_(BinaryOp::Add, running_var, mul(var, momentum));
+  }
+  return y;
+}
+
 Tensor conv2d(const Tensor& x_in, const Tensor& weight_in, const Tensor& bias_in, Size2 stride,
               Size2 padding, Size2 dilation, std::int64_t groups) {
   LG_PROFILE_OP(x_in, weight_in, bias_in);

@@ -37,6 +37,17 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
                   const Tensor& weight = Tensor(), const Tensor& bias = Tensor(),
                   bool training = false, double momentum = 0.1, double eps = 1e-5);
 
+// InstanceNorm over x (N, C, *spatial), as torch.nn.functional.instance_norm: use_input_stats
+// normalizes each (n, c) slice with its own mean and biased variance (group_norm with C groups)
+// and, when the running statistics (C,) are defined, moves them towards the batch's average of the
+// slices' means and unbiased variances (running = (1 - momentum) running + momentum average);
+// otherwise it normalizes with the running statistics. weight, bias: (C,) or undefined. Note
+// [InstanceNorm is GroupNorm] in nn_functions.cpp.
+Tensor instance_norm(const Tensor& x, const Tensor& running_mean = Tensor(),
+                     const Tensor& running_var = Tensor(), const Tensor& weight = Tensor(),
+                     const Tensor& bias = Tensor(), bool use_input_stats = true,
+                     double momentum = 0.1, double eps = 1e-5);
+
 // ---- Convolution --------------------------------------------------------------------------------
 // x: (N, C_in, H, W); weight: (C_out, C_in / groups, kH, kW); bias: (C_out,) or undefined.
 Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(),

@@ -49,6 +49,7 @@ using leangrad::hardtanh;
 using leangrad::hardtanh_;
 using leangrad::hinge_embedding_loss;
 using leangrad::huber_loss;
+using leangrad::instance_norm;
 using leangrad::interpolate;
 using leangrad::kl_div;
 using leangrad::l1_loss;

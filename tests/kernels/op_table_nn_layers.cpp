@@ -112,6 +112,21 @@ std::vector<OpCase> normalization_cases() {
                grads_of([](const Inputs& v) { return batch_norm(v[0], {}, {}, v[1], {}, true); }),
                {input({12, 10}, kFloat32, -2.0, 3.0, kT), input({10}, kFloat32, 0.5, 1.5)},
                batch_norm_train_tolerance(kFloat32, 12)});
+  // instance_norm: group_norm's kernels with a group per channel, and the running statistics'
+  // update (a mean and an unbiased variance per slice, averaged over the batch) as outputs too.
+  c.push_back({"instance_norm_running_stats_f32",
+               [](const Inputs& v) {
+                 const Tensor rm = v[3].clone(), rv = v[4].clone();
+                 Outputs out = with_grads({v[0], v[1], v[2]}, [&](const Inputs& l) {
+                   return instance_norm(l[0], rm, rv, l[1], l[2], true, 0.3, 1e-5);
+                 });
+                 out.push_back(rm);
+                 out.push_back(rv);
+                 return out;
+               },
+               {input({3, 5, 6, 7}, kFloat32, -2.0, 3.0), input({5}, kFloat32, 0.5, 1.5),
+                input({5}, kFloat32), input({5}, kFloat32), input({5}, kFloat32, 0.5, 2.0)},
+               kTolF32Sum});
   c.push_back({"batch_norm_eval_f32",
                // The gradients of x, weight and bias (the running statistics get none, as in
                // PyTorch).

@@ -107,6 +107,51 @@ std::vector<MisuseCase> batch_norm_cases() {
 }
 LG_MISUSE_SUITE(BatchNorm, batch_norm_cases());
 
+std::vector<MisuseCase> instance_norm_cases() {
+  MisuseTable t;
+  t.add("instance_norm_2d_input", Raises::ShapeError,
+        {"instance_norm", "(N, C, *spatial)", "[2, 3]"}, [] {
+          instance_norm(ones({2, 3}));
+        });
+  t.add("instance_norm_one_spatial_element", Raises::ShapeError,
+        {"instance_norm", "more than 1 spatial element", "[4, 3, 1]"}, [] {
+          instance_norm(ones({4, 3, 1}));
+        });
+  t.add("instance_norm_weight_shape", Raises::ShapeError, {"instance_norm", "weight", "[3]", "[4]"},
+        [] {
+          instance_norm(ones({2, 3, 4}), {}, {}, ones({4}));
+        });
+  t.add("instance_norm_only_running_var", Raises::Error,
+        {"instance_norm", "running_mean and running_var"}, [] {
+          instance_norm(ones({2, 3, 4}), {}, ones({3}));
+        });
+  t.add("instance_norm_running_stats_without_input_stats", Raises::Error,
+        {"instance_norm", "use_input_stats = false", "running_mean"}, [] {
+          instance_norm(ones({2, 3, 4}), {}, {}, {}, {}, false);
+        });
+  t.add("instance_norm_integral", Raises::DTypeError, {"instance_norm", "int64"}, [] {
+    instance_norm(ones({2, 3, 4}, kInt64));
+  });
+  t.add("instance_norm_no_channels", Raises::ShapeError,
+        {"instance_norm", "at least one channel", "[2, 0, 4]"}, [] {
+          instance_norm(ones({2, 0, 4}));
+        });
+  t.add("instance_norm2d_2d_input", Raises::ShapeError,
+        {"InstanceNorm2d", "3-D input (C, H, W) or 4-D input (N, C, H, W)", "[2, 3]"}, [] {
+          nn::InstanceNorm2d norm(3);
+          norm(ones({2, 3}));
+        });
+  t.add("instance_norm1d_affine_channels_differ", Raises::ShapeError,
+        {"InstanceNorm1d", "num_features (3)", "[2, 4, 5]"}, [] {
+          nn::InstanceNorm1d norm(nn::InstanceNorm1dOptions(3).affine(true));
+          norm(ones({2, 4, 5}));
+        });
+  t.add("instance_norm3d_zero_features", Raises::ShapeError,
+        {"InstanceNorm3d", "num_features", "0"}, [] { nn::InstanceNorm3d norm(0); });
+  return t.cases();
+}
+LG_MISUSE_SUITE(InstanceNorm, instance_norm_cases());
+
 std::vector<MisuseCase> conv1d_cases() {
   MisuseTable t;
   t.add("conv1d_4d_input", Raises::ShapeError, {"conv1d", "(N, C_in, L)", "[1, 2, 3, 4]"}, [] {
