@@ -47,6 +47,7 @@
 #include <leangrad/core/profiler.h>
 #include <leangrad/kernels/creation.h>
 #include <leangrad/kernels/elementwise_geometry.h>
+#include <leangrad/kernels/layers_math.h>
 #include <leangrad/kernels/ops.h>
 
 namespace leangrad {
@@ -501,14 +502,14 @@ Tensor conv2d_weight_grad_fn(const Tensor& g, const Tensor& x, const Shape& w_sh
 struct Resize2d {
   ops::Pool2dSize out_size;
   ops::Resize2dScales scales;
-  bool bilinear;
+  layers_math::ResizeMode mode;
   bool corners;
 };
 
 Tensor upsample2d_backward_fn(const Tensor& g, const Shape& x_shape, const Resize2d& r);
 
 Tensor upsample2d_fn(const char* name, const Tensor& x, const Resize2d& r) {
-  return record_op(name, ops::upsample2d(x, r.out_size, r.scales, r.bilinear, r.corners), {x}, {},
+  return record_op(name, ops::upsample2d(x, r.out_size, r.scales, r.mode, r.corners), {x}, {},
                    [r](const BackwardContext& c) -> std::vector<Tensor> {
                      return {upsample2d_backward_fn(c.grad, c.shape(0), r)};
                    });
@@ -516,7 +517,7 @@ Tensor upsample2d_fn(const char* name, const Tensor& x, const Resize2d& r) {
 
 Tensor upsample2d_backward_fn(const Tensor& g, const Shape& x_shape, const Resize2d& r) {
   return record_op("interpolate_backward",
-                   ops::upsample2d_backward(g, x_shape, r.scales, r.bilinear, r.corners), {g}, {},
+                   ops::upsample2d_backward(g, x_shape, r.scales, r.mode, r.corners), {g}, {},
                    [r](const BackwardContext& c) -> std::vector<Tensor> {
                      return {upsample2d_fn("interpolate", c.grad, r)};
                    });
@@ -1269,6 +1270,38 @@ Tensor embedding(const Tensor& indices, const Tensor& weight,
 
 // ---- Interpolation ---------------------------------------------------------------------------
 
+const char* interpolate_mode_name(InterpolateMode mode) {
+  switch (mode) {
+    case InterpolateMode::Nearest:
+      return "nearest";
+    case InterpolateMode::Bilinear:
+      return "bilinear";
+    case InterpolateMode::Bicubic:
+      return "bicubic";
+    case InterpolateMode::NearestExact:
+      return "nearest-exact";
+  }
+  return "unknown";
+}
+
+namespace {
+
+layers_math::ResizeMode resize_mode(InterpolateMode mode) {
+  switch (mode) {
+    case InterpolateMode::Nearest:
+      return layers_math::ResizeMode::Nearest;
+    case InterpolateMode::Bilinear:
+      return layers_math::ResizeMode::Bilinear;
+    case InterpolateMode::Bicubic:
+      return layers_math::ResizeMode::Bicubic;
+    case InterpolateMode::NearestExact:
+      return layers_math::ResizeMode::NearestExact;
+  }
+  LG_THROW(Error, "interpolate: unknown mode ", static_cast<int>(mode));
+}
+
+}  // namespace
+
 Tensor interpolate(const Tensor& x, std::optional<Size2> size, std::optional<Scale2> scale_factor,
                    InterpolateMode mode, std::optional<bool> align_corners) {
   LG_PROFILE_OP(x);
@@ -1278,9 +1311,11 @@ Tensor interpolate(const Tensor& x, std::optional<Size2> size, std::optional<Sca
   LG_CHECK(size.has_value() != scale_factor.has_value(), op,
            ": expected exactly one of size and scale_factor, got ",
            size.has_value() ? "both" : "neither");
-  const bool bilinear = mode == InterpolateMode::Bilinear;
-  LG_CHECK(bilinear || !align_corners.has_value(), op,
-           ": align_corners can only be set with the interpolating mode bilinear, not nearest");
+  const bool interpolating = mode == InterpolateMode::Bilinear || mode == InterpolateMode::Bicubic;
+  LG_CHECK(
+      interpolating || !align_corners.has_value(), op,
+      ": align_corners can only be set with the interpolating modes bilinear and bicubic, not ",
+      interpolate_mode_name(mode));
   Size2 out_size{};
   Scale2 scales{0.0, 0.0};
   if (size.has_value()) {
@@ -1296,7 +1331,8 @@ Tensor interpolate(const Tensor& x, std::optional<Size2> size, std::optional<Sca
       out_size[d] = static_cast<std::int64_t>(out);
     }
   }
-  return upsample2d_fn(op, x, Resize2d{out_size, scales, bilinear, align_corners.value_or(false)});
+  return upsample2d_fn(
+      op, x, Resize2d{out_size, scales, resize_mode(mode), align_corners.value_or(false)});
 }
 
 // ---- Softmax ---------------------------------------------------------------------------------

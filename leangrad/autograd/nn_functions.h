@@ -123,16 +123,23 @@ Tensor log_softmax(const Tensor& x, std::int64_t dim);
 Tensor embedding(const Tensor& indices, const Tensor& weight,
                  std::optional<std::int64_t> padding_idx = std::nullopt);
 
-// The modes of interpolate / nn::Upsample, spelled as LibTorch's: kNearest, kBilinear.
-enum class InterpolateMode : std::uint8_t { Nearest, Bilinear };
+// The modes of interpolate / nn::Upsample, spelled as LibTorch's: kNearest, kBilinear, kBicubic,
+// kNearestExact.
+enum class InterpolateMode : std::uint8_t { Nearest, Bilinear, Bicubic, NearestExact };
 inline constexpr InterpolateMode kNearest = InterpolateMode::Nearest;
 inline constexpr InterpolateMode kBilinear = InterpolateMode::Bilinear;
+inline constexpr InterpolateMode kBicubic = InterpolateMode::Bicubic;
+inline constexpr InterpolateMode kNearestExact = InterpolateMode::NearestExact;
+// "nearest", "bilinear", "bicubic", "nearest-exact": PyTorch's spelling.
+const char* interpolate_mode_name(InterpolateMode mode);
 using Scale2 = std::array<double, 2>;  // (height, width) factors
 // Resizes x (N, C, H, W) to `size`, or by `scale_factor` (output H * factor rounded down), exactly
 // one of them given, as torch.nn.functional.interpolate: nearest (PyTorch's "nearest", index
-// floor(out * in / out_size)) or bilinear, whose align_corners (default false) maps corner
-// pixels' centres onto each other. The scale_factor given is what the index rules use, as PyTorch
-// does by default (recompute_scale_factor unset).
+// floor(out * in / out_size)), nearest-exact (floor((out + 0.5) * in / out_size)), bilinear or
+// bicubic (Keys' cubic convolution with a = -0.75 over 4 x 4 taps, the edge repeated; it can
+// overshoot the input's range, as PyTorch's), the last two with align_corners (default false),
+// which maps corner pixels' centres onto each other. The scale_factor given is what the index
+// rules use, as PyTorch does by default (recompute_scale_factor unset).
 Tensor interpolate(const Tensor& x, std::optional<Size2> size,
                    std::optional<Scale2> scale_factor = std::nullopt,
                    InterpolateMode mode = kNearest,

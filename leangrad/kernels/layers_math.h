@@ -294,20 +294,32 @@ LG_HOST_DEVICE LG_INLINE opmath_t<T> class_weight(const T* weight, std::int64_t 
 //     (in - 1) / (out - 1) (0 when out == 1); otherwise 1 / scale_factor when the user gave one,
 //     else in / out;
 //   - nearest: input index min(floor(out_index * step), in - 1), the step in float whatever the
-//     dtype (as ATen);
+//     dtype (as ATen); nearest-exact: min(floor((out_index + 0.5) * step), in - 1);
 //   - bilinear: source position out_index * step with align_corners, else
 //     max((out_index + 0.5) * step - 0.5, 0); taps i0 = floor, i1 = min(i0 + 1, in - 1) with
-//     weights 1 - l and l (l = position - i0); an axis of equal sizes copies (i0 = i1, l = 0).
+//     weights 1 - l and l (l = position - i0); an axis of equal sizes copies (i0 = i1, l = 0);
+//   - bicubic: the same source position, not clamped at 0; i = floor (at most in - 1), t = position
+//     - i in [0, 1]; four taps i - 1 .. i + 2, each clamped into [0, in - 1] (the edge repeated),
+//     with Keys' cubic convolution weights for a = -0.75 (PyTorch's): W(1 + t), W(t), W(1 - t),
+//     W(2 - t), where W(d) = ((a + 2) d - (a + 3)) d^2 + 1 for d <= 1 and ((a d - 5 a) d + 8 a) d -
+//     4 a for 1 < d < 2 (they sum to 1). A plane of the output's size is copied, as PyTorch's.
 //   The backward adds each output's gradient into its taps with the same weights.
+enum class ResizeMode : std::uint8_t { Nearest, NearestExact, Bilinear, Bicubic };
+
 struct Resize2dShape {
   std::int64_t planes = 0;
   std::int64_t H = 0, W = 0;    // input plane
   std::int64_t OH = 0, OW = 0;  // output plane
   double scale_factor_h = 0.0;  // as the user gave it; 0: none (the step is H / OH)
   double scale_factor_w = 0.0;
-  bool bilinear = false;
+  ResizeMode mode = ResizeMode::Nearest;
   bool align_corners = false;
 };
+
+// Whether the mode copies one input element per output (nearest and nearest-exact).
+LG_HOST_DEVICE LG_INLINE bool copies_one_element(ResizeMode mode) {
+  return mode == ResizeMode::Nearest || mode == ResizeMode::NearestExact;
+}
 
 // The step between output positions in input units (Note [Interpolation source indices]).
 template <typename Acc>
@@ -325,18 +337,26 @@ LG_HOST_DEVICE LG_INLINE std::int64_t nearest_source(std::int64_t out_index, flo
   return min64(static_cast<std::int64_t>(floorf(static_cast<float>(out_index) * step)), in - 1);
 }
 
-// The two taps of one output position along one axis and their weights.
+LG_HOST_DEVICE LG_INLINE std::int64_t nearest_exact_source(std::int64_t out_index, float step,
+                                                           std::int64_t in) {
+  return min64(static_cast<std::int64_t>(floorf((static_cast<float>(out_index) + 0.5f) * step)),
+               in - 1);
+}
+
+// The taps of one output position along one axis: `count` input indices (1 for the nearest modes,
+// 2 for bilinear, 4 for bicubic) and their weights.
 template <typename Acc>
-struct LinearTaps {
-  std::int64_t i0, i1;
-  Acc l0, l1;
+struct AxisTaps {
+  std::int64_t index[4];
+  Acc weight[4];
+  int count;
 };
 
 template <typename Acc>
-LG_HOST_DEVICE LG_INLINE LinearTaps<Acc> linear_taps(std::int64_t out_index, Acc step,
-                                                     std::int64_t in, std::int64_t out,
-                                                     bool align_corners) {
-  if (in == out) return {out_index, out_index, Acc(1), Acc(0)};
+LG_HOST_DEVICE LG_INLINE AxisTaps<Acc> linear_taps(std::int64_t out_index, Acc step,
+                                                   std::int64_t in, std::int64_t out,
+                                                   bool align_corners) {
+  if (in == out) return {{out_index, out_index}, {Acc(1), Acc(0)}, 2};
   Acc position = align_corners ? step * static_cast<Acc>(out_index)
                                : step * (static_cast<Acc>(out_index) + Acc(0.5)) - Acc(0.5);
   if (position < Acc(0)) position = Acc(0);
@@ -345,7 +365,68 @@ LG_HOST_DEVICE LG_INLINE LinearTaps<Acc> linear_taps(std::int64_t out_index, Acc
   const auto i0 = min64(static_cast<std::int64_t>(position), in - 1);
   Acc l1 = position - static_cast<Acc>(i0);
   l1 = l1 < Acc(0) ? Acc(0) : (l1 > Acc(1) ? Acc(1) : l1);
-  return {i0, i0 < in - 1 ? i0 + 1 : i0, Acc(1) - l1, l1};
+  return {{i0, i0 < in - 1 ? i0 + 1 : i0}, {Acc(1) - l1, l1}, 2};
+}
+
+// Keys' cubic convolution weights of the four taps around a source position t past its floor,
+// a = -0.75 (PyTorch's get_cubic_upsample_coefficients, its operations in its order).
+template <typename Acc>
+LG_HOST_DEVICE LG_INLINE Acc cubic_near(Acc d) {  // W(d), d <= 1
+  const Acc a = Acc(-0.75);
+  return ((a + Acc(2)) * d - (a + Acc(3))) * d * d + Acc(1);
+}
+template <typename Acc>
+LG_HOST_DEVICE LG_INLINE Acc cubic_far(Acc d) {  // W(d), 1 < d < 2
+  const Acc a = Acc(-0.75);
+  return ((a * d - Acc(5) * a) * d + Acc(8) * a) * d - Acc(4) * a;
+}
+template <typename Acc>
+LG_HOST_DEVICE LG_INLINE void cubic_weights(Acc t, Acc* w) {
+  w[0] = cubic_far(t + Acc(1));
+  w[1] = cubic_near(t);
+  w[2] = cubic_near(Acc(1) - t);
+  w[3] = cubic_far(Acc(1) - t + Acc(1));
+}
+
+template <typename Acc>
+LG_HOST_DEVICE LG_INLINE AxisTaps<Acc> cubic_taps(std::int64_t out_index, Acc step, std::int64_t in,
+                                                  bool align_corners) {
+  const Acc position = align_corners ? step * static_cast<Acc>(out_index)
+                                     : step * (static_cast<Acc>(out_index) + Acc(0.5)) - Acc(0.5);
+  const auto i = min64(static_cast<std::int64_t>(std::floor(position)), in - 1);
+  Acc t = position - static_cast<Acc>(i);
+  t = t < Acc(0) ? Acc(0) : (t > Acc(1) ? Acc(1) : t);
+  AxisTaps<Acc> taps{};
+  taps.count = 4;
+  cubic_weights(t, taps.weight);
+  for (int k = 0; k < 4; ++k) {
+    const std::int64_t j = i - 1 + k;
+    taps.index[k] = j < 0 ? 0 : (j > in - 1 ? in - 1 : j);
+  }
+  return taps;
+}
+
+// The taps of output position `o` of an axis of `out` from one of `in`, in `mode`.
+template <typename Acc>
+LG_HOST_DEVICE LG_INLINE AxisTaps<Acc> axis_taps(const Resize2dShape& g, std::int64_t o,
+                                                 std::int64_t in, std::int64_t out,
+                                                 double scale_factor) {
+  switch (g.mode) {
+    case ResizeMode::Nearest:
+    case ResizeMode::NearestExact: {
+      const float step = resize_step<float>(in, out, scale_factor, false);
+      const std::int64_t i = g.mode == ResizeMode::Nearest ? nearest_source(o, step, in)
+                                                           : nearest_exact_source(o, step, in);
+      return {{i}, {Acc(1)}, 1};
+    }
+    case ResizeMode::Bilinear:
+      return linear_taps<Acc>(o, resize_step<Acc>(in, out, scale_factor, g.align_corners), in, out,
+                              g.align_corners);
+    case ResizeMode::Bicubic:
+      break;
+  }
+  return cubic_taps<Acc>(o, resize_step<Acc>(in, out, scale_factor, g.align_corners), in,
+                         g.align_corners);
 }
 
 }  // namespace leangrad::layers_math

@@ -112,6 +112,10 @@ const char* op_name(CompareOp op);     // "gt", "eq", ...
 const char* op_name(ReduceOp op);      // "sum", "mean", "max"
 const char* op_name(ActivationOp op);  // "leaky_relu", "elu", ..., "softplus", "huber_loss"
 
+namespace layers_math {
+enum class ResizeMode : std::uint8_t;  // kernels/layers_math.h
+}  // namespace layers_math
+
 namespace ops {
 
 // ---- Elementwise (ops_elementwise.cpp; cast, fill_ and copy_ in ops_copy.cpp) -------------
@@ -524,16 +528,17 @@ void check_class_targets(const char* op, const Tensor& input, const Tensor& targ
 void check_class_weight(const char* op, const Tensor& weight, const Tensor& input);
 
 // ---- Interpolation (ops_upsample.cpp) ---------------------------------------------------------
-// x (N, C, H, W) resized to (N, C, out_size[0], out_size[1]), nearest or bilinear, with PyTorch's
-// index rules (Note [Interpolation source indices] in kernels/layers_math.h). scale_factor: the
-// (height, width) factors the user gave, which those rules use in place of in / out; 0 when the
-// user gave a size.
+// x (N, C, H, W) resized to (N, C, out_size[0], out_size[1]), nearest, nearest-exact, bilinear or
+// bicubic, with PyTorch's index rules (Note [Interpolation source indices] in
+// kernels/layers_math.h). scale_factor: the (height, width) factors the user gave, which those
+// rules use in place of in / out; 0 when the user gave a size.
 using Resize2dScales = std::array<double, 2>;
-Tensor upsample2d(const Tensor& x, Pool2dSize out_size, Resize2dScales scale_factor, bool bilinear,
-                  bool align_corners);
+Tensor upsample2d(const Tensor& x, Pool2dSize out_size, Resize2dScales scale_factor,
+                  layers_math::ResizeMode mode, bool align_corners);
 // dL/dx (input_shape) from grad_out (N, C, OH, OW): each output's gradient added into its taps.
 Tensor upsample2d_backward(const Tensor& grad_out, const Shape& input_shape,
-                           Resize2dScales scale_factor, bool bilinear, bool align_corners);
+                           Resize2dScales scale_factor, layers_math::ResizeMode mode,
+                           bool align_corners);
 
 // ---- Indexing (ops_indexing.cpp) -------------------------------------------------------------
 // An index of a CPU tensor out of range throws Error naming it and its position; on CUDA (no

@@ -15,7 +15,7 @@ namespace leangrad::ops {
 namespace {
 
 layers_math::Resize2dShape resize_shape(const char* op, const Shape& in, Pool2dSize out_size,
-                                        Resize2dScales scale_factor, bool bilinear,
+                                        Resize2dScales scale_factor, layers_math::ResizeMode mode,
                                         bool align_corners) {
   LG_CHECK_SHAPE(in.size() == 4, op, ": expected a 4-D input (N, C, H, W), got shape ", in);
   LG_CHECK_SHAPE(out_size[0] > 0 && out_size[1] > 0, op, ": expected a positive output size, got (",
@@ -32,19 +32,19 @@ layers_math::Resize2dShape resize_shape(const char* op, const Shape& in, Pool2dS
   g.H = in[2], g.W = in[3];
   g.OH = out_size[0], g.OW = out_size[1];
   g.scale_factor_h = scale_factor[0], g.scale_factor_w = scale_factor[1];
-  g.bilinear = bilinear;
+  g.mode = mode;
   g.align_corners = align_corners;
   return g;
 }
 
 }  // namespace
 
-Tensor upsample2d(const Tensor& x, Pool2dSize out_size, Resize2dScales scale_factor, bool bilinear,
-                  bool align_corners) {
+Tensor upsample2d(const Tensor& x, Pool2dSize out_size, Resize2dScales scale_factor,
+                  layers_math::ResizeMode mode, bool align_corners) {
   const char* op = "interpolate";
   check_floating(op, x, "input");
   const layers_math::Resize2dShape g =
-      resize_shape(op, x.shape(), out_size, scale_factor, bilinear, align_corners);
+      resize_shape(op, x.shape(), out_size, scale_factor, mode, align_corners);
   LG_CHECK_SHAPE(x.numel() > 0 || g.planes == 0, op,
                  ": expected a non-empty plane (H, W) to resize, got an input of shape ",
                  x.shape());
@@ -64,7 +64,8 @@ Tensor upsample2d(const Tensor& x, Pool2dSize out_size, Resize2dScales scale_fac
 }
 
 Tensor upsample2d_backward(const Tensor& grad_out, const Shape& input_shape,
-                           Resize2dScales scale_factor, bool bilinear, bool align_corners) {
+                           Resize2dScales scale_factor, layers_math::ResizeMode mode,
+                           bool align_corners) {
   const char* op = "interpolate_backward";
   LG_CHECK(grad_out.defined(), op, ": expected a defined gradient");
   LG_CHECK_SHAPE(grad_out.dim() == 4 && input_shape.size() == 4 &&
@@ -72,7 +73,7 @@ Tensor upsample2d_backward(const Tensor& grad_out, const Shape& input_shape,
                  op, ": gradient of shape ", grad_out.shape(), " does not match input of shape ",
                  input_shape);
   const layers_math::Resize2dShape g = resize_shape(
-      op, input_shape, {grad_out.size(2), grad_out.size(3)}, scale_factor, bilinear, align_corners);
+      op, input_shape, {grad_out.size(2), grad_out.size(3)}, scale_factor, mode, align_corners);
   const DType acc_dtype = grad_out.dtype() == kFloat64 ? kFloat64 : kFloat32;
   Tensor grad_in = zeros(input_shape, TensorOptions(acc_dtype).device(grad_out.device()));
   if (grad_out.numel() > 0 && grad_in.numel() > 0) {

@@ -33,9 +33,11 @@ UpsampleImpl::UpsampleImpl(const UpsampleOptions& options) : Module("Upsample"),
            options.size().has_value() ? "both" : "neither");
   if (options.size().has_value()) pair_of(*options.size(), "size");
   if (options.scale_factor().has_value()) pair_of(*options.scale_factor(), "scale_factor");
-  LG_CHECK(options.mode() == kBilinear || !options.align_corners().has_value(),
-           "Upsample: align_corners can only be set with the interpolating mode bilinear, not "
-           "nearest");
+  LG_CHECK(options.mode() == kBilinear || options.mode() == kBicubic ||
+               !options.align_corners().has_value(),
+           "Upsample: align_corners can only be set with the interpolating modes bilinear and "
+           "bicubic, not ",
+           interpolate_mode_name(options.mode()));
 }
 
 Tensor UpsampleImpl::forward(const Tensor& input) {
@@ -56,7 +58,7 @@ std::string UpsampleImpl::extra_repr() const {
     out << "scale_factor=";
     print_values(out, *options_.scale_factor());
   }
-  out << ", mode=" << (options_.mode() == kBilinear ? "bilinear" : "nearest");
+  out << ", mode=" << interpolate_mode_name(options_.mode());
   if (options_.align_corners().has_value())
     out << ", align_corners=" << (*options_.align_corners() ? "true" : "false");
   return out.str();

@@ -19,7 +19,7 @@ class UpsampleOptions {
   LG_ARG(std::optional<std::vector<std::int64_t>>, size) = std::nullopt;
   LG_ARG(std::optional<std::vector<double>>, scale_factor) = std::nullopt;
   LG_ARG(InterpolateMode, mode) = kNearest;
-  // Bilinear only; unset means false (PyTorch's default).
+  // Bilinear and bicubic only; unset means false (PyTorch's default).
   LG_ARG(std::optional<bool>, align_corners) = std::nullopt;
 };
 

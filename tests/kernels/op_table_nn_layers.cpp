@@ -340,7 +340,26 @@ std::vector<OpCase> interpolate_cases() {
                  }),
                  {input({2, 3, 7, 9}, dtype)},
                  norm_tolerance(dtype)});
+    // Bicubic: 16 taps, clamped at the edges (session 42).
+    c.push_back({"interpolate_bicubic_" + suffix,
+                 grads_of([](const Inputs& v) {
+                   return interpolate(v[0], Size2{11, 6}, std::nullopt, kBicubic);
+                 }),
+                 {input({2, 3, 7, 9}, dtype)},
+                 norm_tolerance(dtype)});
   }
+  c.push_back({"interpolate_bicubic_align_corners_scale_f32",
+               grads_of([](const Inputs& v) {
+                 return interpolate(v[0], std::nullopt, Scale2{2.5, 1.5}, kBicubic, true);
+               }),
+               {input({2, 4, 6, 5}, kFloat32, -1.0, 1.0, kT)},
+               kTolF32Sum});
+  c.push_back({"interpolate_nearest_exact_f32",
+               grads_of([](const Inputs& v) {
+                 return interpolate(v[0], Size2{13, 4}, std::nullopt, kNearestExact);
+               }),
+               {input({2, 3, 7, 9}, kFloat32)},
+               kTolF32Sum});
   c.push_back({"interpolate_bilinear_align_corners_transposed_f32",
                grads_of([](const Inputs& v) {
                  return interpolate(v[0], std::nullopt, Scale2{2.5, 3.0}, kBilinear, true);

@@ -23,17 +23,24 @@ namespace {
 using test::all_close;
 using test::to_vector;
 
-// Bilinear taps along an axis of 6147440 inputs scaled by 1.7: the float step 1 / 1.7 rounds up,
-// and the last output's position rounds to 6147440 itself. Both taps must stay inside the input.
+// Bilinear and bicubic taps along an axis of 6147440 inputs scaled by 1.7: the float step 1 / 1.7
+// rounds up, and the last output's position rounds to 6147440 itself. Every tap must stay inside
+// the input, and the weights sum to 1.
 TEST(InterpolateTaps, StayInsideALongAxis) {
   constexpr std::int64_t in = 6147440, out = 10450648;  // floor(in * 1.7)
   const float step = layers_math::resize_step<float>(in, out, 1.7, /*align_corners=*/false);
   for (std::int64_t j = out - 64; j < out; ++j) {
-    const layers_math::LinearTaps<float> t =
-        layers_math::linear_taps<float>(j, step, in, out, /*align_corners=*/false);
-    ASSERT_LE(t.i0, in - 1) << "output " << j;
-    ASSERT_LE(t.i1, in - 1) << "output " << j;
-    EXPECT_FLOAT_EQ(t.l0 + t.l1, 1.0f) << "output " << j;
+    for (const layers_math::AxisTaps<float>& t :
+         {layers_math::linear_taps<float>(j, step, in, out, /*align_corners=*/false),
+          layers_math::cubic_taps<float>(j, step, in, /*align_corners=*/false)}) {
+      float sum = 0;
+      for (int k = 0; k < t.count; ++k) {
+        ASSERT_GE(t.index[k], 0) << "output " << j;
+        ASSERT_LE(t.index[k], in - 1) << "output " << j;
+        sum += t.weight[k];
+      }
+      EXPECT_NEAR(sum, 1.0f, 4 * 0x1p-24) << "output " << j << ", " << t.count << " taps";
+    }
   }
 }
 
@@ -41,14 +48,17 @@ TEST(InterpolateErrors, ScaleFactorsArePositiveAndTheirStepFinite) {
   const Tensor x = ones({1, 1, 4, 4});
   for (double scale : {-1.0, 1e-300, std::numeric_limits<double>::infinity(),
                        std::numeric_limits<double>::quiet_NaN()}) {
-    EXPECT_THROW(ops::upsample2d(x, {8, 8}, {scale, 2.0}, /*bilinear=*/true, false), ShapeError)
+    EXPECT_THROW(ops::upsample2d(x, {8, 8}, {scale, 2.0}, layers_math::ResizeMode::Bilinear, false),
+                 ShapeError)
         << scale;
-    EXPECT_THROW(ops::upsample2d(x, {8, 8}, {2.0, scale}, /*bilinear=*/false, false), ShapeError)
+    EXPECT_THROW(ops::upsample2d(x, {8, 8}, {2.0, scale}, layers_math::ResizeMode::Nearest, false),
+                 ShapeError)
         << scale;
   }
   // 0 means "no scale given": the step comes from the sizes.
   EXPECT_TRUE(
-      all_close(ops::upsample2d(x, {8, 8}, {0.0, 0.0}, true, false), std::vector<double>(64, 1.0)));
+      all_close(ops::upsample2d(x, {8, 8}, {0.0, 0.0}, layers_math::ResizeMode::Bilinear, false),
+                std::vector<double>(64, 1.0)));
 }
 
 // max_pool2d's backward scatters at the indices on the CPU: a caller's index outside the plane

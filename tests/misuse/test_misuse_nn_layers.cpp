@@ -286,6 +286,10 @@ std::vector<MisuseCase> interpolate_cases() {
   t.add("interpolate_negative_scale", Raises::Error, {"interpolate", "(-2, 2)"}, [] {
     interpolate(ones({1, 1, 4, 4}), std::nullopt, Scale2{-2.0, 2.0});
   });
+  t.add("interpolate_nearest_exact_align_corners", Raises::Error,
+        {"interpolate", "align_corners", "bilinear and bicubic", "nearest-exact"}, [] {
+          interpolate(ones({1, 1, 4, 4}), Size2{8, 8}, std::nullopt, kNearestExact, false);
+        });
   t.add("interpolate_nearest_align_corners", Raises::Error,
         {"interpolate", "align_corners", "nearest"}, [] {
           interpolate(ones({1, 1, 4, 4}), Size2{8, 8}, std::nullopt, kNearest, true);

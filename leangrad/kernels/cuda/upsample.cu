@@ -1,6 +1,7 @@
-// Interpolation (nearest, bilinear) in CUDA (kernels/backend.h); kernels/cpu/upsample.cpp is the
-// reference, the index rules are Note [Interpolation source indices] (kernels/layers_math.h).
-//   forward   one thread per output element: its taps from the shared math, one or four reads
+// Interpolation (nearest, nearest-exact, bilinear, bicubic) in CUDA (kernels/backend.h);
+// kernels/cpu/upsample.cpp is the reference, the index rules are Note [Interpolation source
+// indices] (kernels/layers_math.h).
+//   forward   one thread per output element: its taps from the shared math, 1, 4 or 16 reads
 //   backward  one thread per output element, atomicAdd of its weighted gradient into each tap
 //             of the opmath_t input gradient (float32 or float64: native atomics); taps shared by
 //             several outputs make the order of additions, and so the last bits, vary
@@ -14,42 +15,44 @@ namespace leangrad::kernels::cuda {
 
 namespace {
 
-using layers_math::LinearTaps;
+using layers_math::AxisTaps;
 using layers_math::Resize2dShape;
+using layers_math::ResizeMode;
 
 constexpr int kThreads = 256;
 
-// The taps of output position `o` along one axis (nearest: i0 = i1, weights (1, 0)).
-template <typename Acc>
-__device__ LinearTaps<Acc> taps_at(const Resize2dShape& g, std::int64_t o, std::int64_t in,
-                                   std::int64_t out, double scale_factor) {
-  if (g.bilinear) {
-    const Acc step = layers_math::resize_step<Acc>(in, out, scale_factor, g.align_corners);
-    return layers_math::linear_taps<Acc>(o, step, in, out, g.align_corners);
-  }
-  const float step = layers_math::resize_step<float>(in, out, scale_factor, false);
-  const std::int64_t i = layers_math::nearest_source(o, step, in);
-  return {i, i, Acc(1), Acc(0)};
+// PyTorch's bicubic copies a plane of the output's size (kernels/cpu/upsample.cpp).
+__host__ __device__ bool copies_planes(const Resize2dShape& g) {
+  return g.mode == ResizeMode::Bicubic && g.H == g.OH && g.W == g.OW;
 }
 
 template <typename T>
 __global__ void upsample2d_forward_kernel(Resize2dShape g, T* out, const T* in) {
   using Acc = opmath_t<T>;
   const std::int64_t total = g.planes * g.OH * g.OW;
+  const bool copies = layers_math::copies_one_element(g.mode);
   for (std::int64_t k = global_thread_index(); k < total; k += grid_thread_count()) {
     const std::int64_t ow = k % g.OW, oh = (k / g.OW) % g.OH, p = k / (g.OW * g.OH);
-    const LinearTaps<Acc> r = taps_at<Acc>(g, oh, g.H, g.OH, g.scale_factor_h);
-    const LinearTaps<Acc> c = taps_at<Acc>(g, ow, g.W, g.OW, g.scale_factor_w);
     const T* plane = in + p * g.H * g.W;
-    if (!g.bilinear) {
-      out[k] = plane[r.i0 * g.W + c.i0];
+    if (copies_planes(g)) {
+      out[k] = plane[oh * g.W + ow];
       continue;
     }
-    const Acc top = c.l0 * static_cast<Acc>(plane[r.i0 * g.W + c.i0]) +
-                    c.l1 * static_cast<Acc>(plane[r.i0 * g.W + c.i1]);
-    const Acc bottom = c.l0 * static_cast<Acc>(plane[r.i1 * g.W + c.i0]) +
-                       c.l1 * static_cast<Acc>(plane[r.i1 * g.W + c.i1]);
-    out[k] = static_cast<T>(r.l0 * top + r.l1 * bottom);
+    const AxisTaps<Acc> r = layers_math::axis_taps<Acc>(g, oh, g.H, g.OH, g.scale_factor_h);
+    const AxisTaps<Acc> c = layers_math::axis_taps<Acc>(g, ow, g.W, g.OW, g.scale_factor_w);
+    if (copies) {
+      out[k] = plane[r.index[0] * g.W + c.index[0]];
+      continue;
+    }
+    Acc sum = Acc(0);
+    for (int i = 0; i < r.count; ++i) {
+      const T* row = plane + r.index[i] * g.W;
+      Acc across = c.weight[0] * static_cast<Acc>(row[c.index[0]]);
+      for (int j = 1; j < c.count; ++j)
+        across += c.weight[j] * static_cast<Acc>(row[c.index[j]]);
+      sum = i == 0 ? r.weight[0] * across : sum + r.weight[i] * across;
+    }
+    out[k] = static_cast<T>(sum);
   }
 }
 
@@ -58,18 +61,18 @@ __global__ void upsample2d_backward_kernel(Resize2dShape g, Acc* grad_in, const 
   const std::int64_t total = g.planes * g.OH * g.OW;
   for (std::int64_t k = global_thread_index(); k < total; k += grid_thread_count()) {
     const std::int64_t ow = k % g.OW, oh = (k / g.OW) % g.OH, p = k / (g.OW * g.OH);
-    const LinearTaps<Acc> r = taps_at<Acc>(g, oh, g.H, g.OH, g.scale_factor_h);
-    const LinearTaps<Acc> c = taps_at<Acc>(g, ow, g.W, g.OW, g.scale_factor_w);
     Acc* plane = grad_in + p * g.H * g.W;
     const Acc gv = static_cast<Acc>(grad_out[k]);
-    if (!g.bilinear) {
-      atomicAdd(plane + r.i0 * g.W + c.i0, gv);
+    if (copies_planes(g)) {
+      plane[oh * g.W + ow] = gv;  // one output per input element: no other thread writes it
       continue;
     }
-    atomicAdd(plane + r.i0 * g.W + c.i0, r.l0 * c.l0 * gv);
-    atomicAdd(plane + r.i0 * g.W + c.i1, r.l0 * c.l1 * gv);
-    atomicAdd(plane + r.i1 * g.W + c.i0, r.l1 * c.l0 * gv);
-    atomicAdd(plane + r.i1 * g.W + c.i1, r.l1 * c.l1 * gv);
+    const AxisTaps<Acc> r = layers_math::axis_taps<Acc>(g, oh, g.H, g.OH, g.scale_factor_h);
+    const AxisTaps<Acc> c = layers_math::axis_taps<Acc>(g, ow, g.W, g.OW, g.scale_factor_w);
+    for (int i = 0; i < r.count; ++i) {
+      for (int j = 0; j < c.count; ++j)
+        atomicAdd(plane + r.index[i] * g.W + c.index[j], r.weight[i] * c.weight[j] * gv);
+    }
   }
 }
 
