@@ -309,6 +309,13 @@ const char* pad_mode_name(PadMode mode) {
 
 namespace {
 
+// Calls f(d, before, after) for each dim that `pad` pads, the last dim first.
+template <typename F>
+void for_each_padded_dim(const Tensor& input, const std::vector<std::int64_t>& pad, F&& f) {
+  for (std::size_t i = 0; i < pad.size() / 2; ++i)
+    f(input.dim() - 1 - static_cast<std::int64_t>(i), pad[2 * i], pad[2 * i + 1]);
+}
+
 // The checks every mode shares: pairs for at most input.dim() dims, and no dim cut below 0.
 // Returns the padded shape.
 Shape padded_shape(const char* op, const Tensor& input, const std::vector<std::int64_t>& pad) {
@@ -317,14 +324,12 @@ Shape padded_shape(const char* op, const Tensor& input, const std::vector<std::i
                  ": expected (before, after) pairs for at most the ", input.dim(),
                  " dims of an input of shape ", input.shape(), ", got pad ", Shape(pad));
   Shape shape = input.shape();
-  for (std::size_t i = 0; i < pad.size() / 2; ++i) {
-    const std::int64_t d = input.dim() - 1 - static_cast<std::int64_t>(i);
-    const std::int64_t before = pad[2 * i], after = pad[2 * i + 1];
+  for_each_padded_dim(input, pad, [&](std::int64_t d, std::int64_t before, std::int64_t after) {
     const std::int64_t n = shape[d];
     shape[d] = checked_add(checked_add(n, before, op), after, op);
     LG_CHECK_SHAPE(shape[d] >= 0 && -before <= n && -after <= n, op, ": pad ", Shape(pad),
                    " leaves no valid dim ", d, " from an input of shape ", input.shape());
-  }
+  });
   return shape;
 }
 
@@ -372,10 +377,8 @@ Tensor pad_by_copies(const Tensor& input, const std::vector<std::int64_t>& pad, 
   const char* op = "pad";
   padded_shape(op, input, pad);
   Tensor out = input;
-  for (std::size_t i = 0; i < pad.size() / 2; ++i) {
-    const std::int64_t d = input.dim() - 1 - static_cast<std::int64_t>(i);
-    const std::int64_t before = pad[2 * i], after = pad[2 * i + 1];
-    if (before == 0 && after == 0) continue;
+  for_each_padded_dim(input, pad, [&](std::int64_t d, std::int64_t before, std::int64_t after) {
+    if (before == 0 && after == 0) return;
     const std::int64_t n = input.size(d);
     const std::int64_t grows = std::max(before, after);
     const std::int64_t kept =
@@ -391,7 +394,7 @@ Tensor pad_by_copies(const Tensor& input, const std::vector<std::int64_t>& pad, 
                    " must be at most its size ", n, ", got pad ", Shape(pad),
                    " for an input of shape ", input.shape());
     out = index_select(out, d, pad_sources(mode, n, before, after).to(input.device()));
-  }
+  });
   return out.is_same(input) ? clone(input) : out;
 }
 
@@ -407,9 +410,7 @@ Tensor pad(const Tensor& input, const std::vector<std::int64_t>& pad, PadMode mo
   const char* op = "pad";
   padded_shape(op, input, pad);
   Tensor out = input;
-  for (std::size_t i = 0; i < pad.size() / 2; ++i) {
-    const std::int64_t d = input.dim() - 1 - static_cast<std::int64_t>(i);
-    const std::int64_t before = pad[2 * i], after = pad[2 * i + 1];
+  for_each_padded_dim(input, pad, [&](std::int64_t d, std::int64_t before, std::int64_t after) {
     const std::int64_t n = out.size(d);
     const std::int64_t cut_before = std::max<std::int64_t>(-before, 0);
     const std::int64_t cut_after = std::max<std::int64_t>(-after, 0);
@@ -426,7 +427,7 @@ Tensor pad(const Tensor& input, const std::vector<std::int64_t>& pad, PadMode mo
     parts.push_back(out);
     if (after > 0) parts.push_back(block(after));
     if (parts.size() > 1) out = cat(parts, d);
-  }
+  });
   return out.is_same(input) ? clone(input) : out;
 }
 

@@ -337,6 +337,20 @@ void check_norm_tensor(const char* op, const char* name, const Tensor& t, const 
                   ", the input on ", x.device());
 }
 
+// batch_norm's and instance_norm's per-channel tensors: weight and bias (x's dtype) and the
+// running statistics (any floating dtype), each (channels,) or undefined, on x's device, and the
+// two statistics both given or neither.
+void check_channel_statistics(const char* op, const Tensor& x, std::int64_t channels,
+                              const Tensor& weight, const Tensor& bias, const Tensor& running_mean,
+                              const Tensor& running_var) {
+  check_norm_tensor(op, "weight", weight, x, {channels});
+  check_norm_tensor(op, "bias", bias, x, {channels});
+  check_norm_tensor(op, "running_mean", running_mean, x, {channels}, /*same_dtype=*/false);
+  check_norm_tensor(op, "running_var", running_var, x, {channels}, /*same_dtype=*/false);
+  LG_CHECK(running_mean.defined() == running_var.defined(), op,
+           ": expected both running_mean and running_var or neither");
+}
+
 // running = (1 - momentum) running + momentum batch, in place, with the unbiased variance of the
 // `count` values per channel. The batch's biased variance comes back from the rstd the kernel
 // kept: var = rstd^-2 - eps has an absolute error of a few ulps of var + eps, which is what
@@ -706,12 +720,7 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
   const std::int64_t channels = x.size(1);
   const Tensor weight = amp::autocast_operand_to(weight_in, x.dtype());
   const Tensor bias = amp::autocast_operand_to(bias_in, x.dtype());
-  check_norm_tensor(op, "weight", weight, x, {channels});
-  check_norm_tensor(op, "bias", bias, x, {channels});
-  check_norm_tensor(op, "running_mean", running_mean, x, {channels}, /*same_dtype=*/false);
-  check_norm_tensor(op, "running_var", running_var, x, {channels}, /*same_dtype=*/false);
-  LG_CHECK(running_mean.defined() == running_var.defined(), op,
-           ": expected both running_mean and running_var or neither");
+  check_channel_statistics(op, x, channels, weight, bias, running_mean, running_var);
   LG_CHECK(training || running_mean.defined(), op,
            ": evaluation (training = false) normalizes with running_mean and running_var, "
            "got undefined ones");
@@ -765,12 +774,7 @@ Tensor instance_norm(const Tensor& x, const Tensor& running_mean, const Tensor& 
   LG_CHECK_SHAPE(x.dim() >= 3, op, ": expected an input of shape (N, C, *spatial), got ",
                  x.shape());
   const std::int64_t batch = x.size(0), channels = x.size(1);
-  check_norm_tensor(op, "weight", weight, x, {channels});
-  check_norm_tensor(op, "bias", bias, x, {channels});
-  check_norm_tensor(op, "running_mean", running_mean, x, {channels}, /*same_dtype=*/false);
-  check_norm_tensor(op, "running_var", running_var, x, {channels}, /*same_dtype=*/false);
-  LG_CHECK(running_mean.defined() == running_var.defined(), op,
-           ": expected both running_mean and running_var or neither");
+  check_channel_statistics(op, x, channels, weight, bias, running_mean, running_var);
   if (!use_input_stats) {
     LG_CHECK(running_mean.defined(), op,
              ": use_input_stats = false normalizes with running_mean and running_var, got "
