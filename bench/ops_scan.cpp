@@ -1,4 +1,4 @@
-// ops_scan: forward + backward through autograd of 55 ops at realistic shapes, float32, one line
+// ops_scan: forward + backward through autograd of 61 ops at realistic shapes, float32, one line
 // per op (its name and the median of 5 timed runs in ms, after 2 untimed ones), for a broad look
 // at where a CPU kernel is slower than it should be. bench/compare/ops_scan_vs_libtorch.sh runs it
 // beside LibTorch's side (bench/compare/libtorch/libtorch_ops_scan.cpp: the same ops, names,
@@ -65,6 +65,7 @@ int main(int argc, char** argv) {
   const Tensor rows = (lg::rand({2048}) * 4095.0).to(lg::kInt64);           // in [0, 4096)
   const Tensor columns = (lg::rand({4096, 1024}) * 4095.0).to(lg::kInt64);  // in [0, 4096)
   const Tensor targets = (lg::rand({4096, 4096}) * 4095.0).to(lg::kInt64);  // in [0, 4096)
+  const Tensor prelu_weight = lg::full({256}, 0.25);
   const std::vector<Op> ops = {
       {"interpolate_bilinear", image,
        [](const Tensor& x) {
@@ -145,6 +146,18 @@ int main(int argc, char** argv) {
       {"flip_dim1", big, [](const Tensor& x) { return lg::flip(x, {1}); }},
       {"roll_dim1", big, [](const Tensor& x) { return lg::roll(x, 7, 1); }},
       {"tril", big, [](const Tensor& x) { return lg::tril(x); }},
+      {"pad_reflect", image,
+       [](const Tensor& x) {
+         return lg::pad(x, {1, 1, 1, 1}, lg::kReflect);
+       }},
+      {"interpolate_bicubic", image,
+       [](const Tensor& x) {
+         return lg::interpolate(x, std::nullopt, lg::Scale2{2.0, 2.0}, lg::kBicubic, false);
+       }},
+      {"instance_norm", image, [](const Tensor& x) { return lg::instance_norm(x); }},
+      {"hardswish", pos, [](const Tensor& x) { return lg::hardswish(x); }},
+      {"log_sigmoid", pos, [](const Tensor& x) { return lg::log_sigmoid(x); }},
+      {"prelu", channels, [&](const Tensor& x) { return lg::prelu(x, prelu_weight); }},
   };
   for (const Op& op : ops) {
     if (!only.empty() && std::string(op.name).find(only) == std::string::npos) continue;

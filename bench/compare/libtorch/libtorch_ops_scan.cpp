@@ -70,6 +70,7 @@ int main(int argc, char** argv) {
   const Tensor rows = (torch::rand({2048}) * 4095.0).to(torch::kLong);           // in [0, 4096)
   const Tensor columns = (torch::rand({4096, 1024}) * 4095.0).to(torch::kLong);  // in [0, 4096)
   const Tensor targets = (torch::rand({4096, 4096}) * 4095.0).to(torch::kLong);  // in [0, 4096)
+  const Tensor prelu_weight = torch::full({256}, 0.25);
   const auto bilinear = F::InterpolateFuncOptions()
                             .scale_factor(std::vector<double>{2, 2})
                             .mode(torch::kBilinear)
@@ -150,6 +151,24 @@ int main(int argc, char** argv) {
       {"flip_dim1", big, [](const Tensor& x) { return x.flip({1}); }},
       {"roll_dim1", big, [](const Tensor& x) { return x.roll({7}, {1}); }},
       {"tril", big, [](const Tensor& x) { return x.tril(); }},
+      {"pad_reflect", image,
+       [](const Tensor& x) {
+         return F::pad(x, F::PadFuncOptions({1, 1, 1, 1}).mode(torch::kReflect));
+       }},
+      {"interpolate_bicubic", image,
+       [](const Tensor& x) {
+         return F::interpolate(x, F::InterpolateFuncOptions()
+                                      .scale_factor(std::vector<double>{2.0, 2.0})
+                                      .mode(torch::kBicubic)
+                                      .align_corners(false));
+       }},
+      {"instance_norm", image,
+       [](const Tensor& x) {
+         return torch::instance_norm(x, {}, {}, {}, {}, true, 0.1, 1e-5, false);
+       }},
+      {"hardswish", pos, [](const Tensor& x) { return torch::hardswish(x); }},
+      {"log_sigmoid", pos, [](const Tensor& x) { return torch::log_sigmoid(x); }},
+      {"prelu", channels, [&](const Tensor& x) { return torch::prelu(x, prelu_weight); }},
   };
   for (const Op& op : ops) {
     if (!only.empty() && std::string(op.name).find(only) == std::string::npos) continue;
