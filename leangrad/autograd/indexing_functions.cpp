@@ -341,10 +341,11 @@ Shape padded_shape(const char* op, const Tensor& input, const std::vector<std::i
 //   kernels put it (reflect (-1, 3) of x0 .. x4 is x1 x2 x3 x4 x3 x2 x1). circular wraps within
 //   what the cuts leave, as PyTorch's does (x1 x2 x3 x4 x1 x2 x3). index_select's gradient adds
 //   the upstream gradient of every copy into its source (index_add: an element copied k times
-//   gets k terms) and differentiates again, so pad needs no backward of its own. It costs one
-//   pass over memory per padded dim where PyTorch's reflection_pad2d makes one in all; the index
-//   is built on the host and copied to the input's device, (n + before + after) int64 values per
-//   dim.
+//   gets k terms) and differentiates again, so pad needs no backward of its own. Two or more
+//   padded dims are merged into one (a view of a contiguous input) and padded in one pass, as
+//   PyTorch's reflection_pad2d, with one index of each output position's source in the merged
+//   dim, built on the host and copied to the input's device (one int64 per element of a padded
+//   block, up to 2^22; a larger block, a 3-D volume, goes a dim at a time, a pass each).
 // The source positions of a padded dim, an int64 CPU tensor (allocated as a tensor, so that a
 // size beyond memory is pad's Error, not std::bad_alloc).
 Tensor pad_sources(PadMode mode, std::int64_t n, std::int64_t before, std::int64_t after) {
@@ -373,12 +374,15 @@ Tensor pad_sources(PadMode mode, std::int64_t n, std::int64_t before, std::int64
   return sources;
 }
 
+// Indices of a merged pass at most: larger padded blocks (a 3-D volume) go a dim at a time.
+constexpr std::int64_t kMergedPadIndexLimit = std::int64_t{1} << 22;
+
 Tensor pad_by_copies(const Tensor& input, const std::vector<std::int64_t>& pad, PadMode mode) {
   const char* op = "pad";
-  padded_shape(op, input, pad);
-  Tensor out = input;
+  const Shape out_shape = padded_shape(op, input, pad);
+  // The checks, and each padded dim's source positions (last dim first).
+  std::vector<Tensor> sources;
   for_each_padded_dim(input, pad, [&](std::int64_t d, std::int64_t before, std::int64_t after) {
-    if (before == 0 && after == 0) return;
     const std::int64_t n = input.size(d);
     const std::int64_t grows = std::max(before, after);
     const std::int64_t kept =
@@ -393,7 +397,40 @@ Tensor pad_by_copies(const Tensor& input, const std::vector<std::int64_t>& pad, 
     LG_CHECK_SHAPE(mode != PadMode::Circular || grows <= n, op, ": circular padding of dim ", d,
                    " must be at most its size ", n, ", got pad ", Shape(pad),
                    " for an input of shape ", input.shape());
-    out = index_select(out, d, pad_sources(mode, n, before, after).to(input.device()));
+    sources.push_back(pad_sources(mode, n, before, after));
+  });
+  const auto dims = static_cast<std::int64_t>(sources.size());
+  const std::int64_t first = input.dim() - dims;  // the first padded dim
+  std::int64_t block = 1;                         // the padded output block's elements
+  for (std::int64_t d = first; d < input.dim(); ++d)
+    block = checked_mul(block, out_shape[d], op);
+  if (dims >= 2 && block <= kMergedPadIndexLimit) {
+    // One pass: the padded dims merged into one (a view of a contiguous input), and one index of
+    // each output position's source in that merged dim.
+    Tensor merged = empty_for(op, {block}, TensorOptions(kInt64));
+    std::int64_t* index = merged.data_ptr<std::int64_t>();
+    std::vector<std::int64_t> position(static_cast<std::size_t>(dims), 0);  // first dim first
+    for (std::int64_t k = 0; k < block; ++k) {
+      std::int64_t source = 0;
+      for (std::int64_t j = 0; j < dims; ++j) {
+        const std::int64_t d = first + j;
+        source =
+            source * input.size(d) +
+            sources[static_cast<std::size_t>(dims - 1 - j)].data_ptr<std::int64_t>()[position[j]];
+      }
+      index[k] = source;
+      for (std::int64_t j = dims - 1; j >= 0 && ++position[j] == out_shape[first + j]; --j)
+        position[j] = 0;
+    }
+    Shape flat(input.shape().begin(), input.shape().begin() + first);
+    flat.push_back(shape_numel(Shape(input.shape().begin() + first, input.shape().end()), op));
+    return index_select(input.reshape(flat), first, merged.to(input.device())).reshape(out_shape);
+  }
+  Tensor out = input;
+  for_each_padded_dim(input, pad, [&](std::int64_t d, std::int64_t before, std::int64_t after) {
+    if (before == 0 && after == 0) return;
+    out = index_select(out, d,
+                       sources[static_cast<std::size_t>(input.dim() - 1 - d)].to(input.device()));
   });
   return out.is_same(input) ? clone(input) : out;
 }

@@ -311,6 +311,24 @@ TEST(PadModes, OneAndThreeDimsAndUnpaddedDims) {
             (std::vector<double>{7, 0, 1, 2, 3, 4}));
 }
 
+// Two padded dims go in one pass up to 2^22 output elements per padded block, a dim at a time
+// beyond (Note [Padding by copies]): a block just past the limit against the loop, and empty
+// inputs through the merged pass.
+TEST(PadModes, LargeBlocksGoADimAtATimeAndEmptyInputsPass) {
+  const Shape shape{1, 2050, 2050};  // padded by 1 all round: 2052^2 > 2^22
+  std::vector<double> values(static_cast<std::size_t>(shape_numel(shape)));
+  for (std::size_t i = 0; i < values.size(); ++i)
+    values[i] = static_cast<double>(i % 97);
+  const Tensor x = make_tensor(values, shape, kUInt8);
+  for (PadMode mode : {kReflect, kCircular}) {
+    SCOPED_TRACE(pad_mode_name(mode));
+    EXPECT_TRUE(all_close(pad(x, {1, 1, 1, 1}, mode),
+                          reference_pad(values, shape, mode, {1, 1, 1, 1}), 0, 0));
+  }
+  EXPECT_EQ(pad(zeros({0, 3, 4}), {1, 1, 2, 2}, kReflect).shape(), (Shape{0, 7, 6}));
+  EXPECT_EQ(pad(zeros({2, 0, 4}), {1, 1, 0, 0}, kReplicate).shape(), (Shape{2, 0, 6}));
+}
+
 // ---- Derivatives -------------------------------------------------------------------------------
 
 TEST(PadModes, GradcheckAndGradgradcheck) {
