@@ -380,8 +380,10 @@ constexpr std::int64_t kMergedPadIndexLimit = std::int64_t{1} << 22;
 Tensor pad_by_copies(const Tensor& input, const std::vector<std::int64_t>& pad, PadMode mode) {
   const char* op = "pad";
   const Shape out_shape = padded_shape(op, input, pad);
-  // The checks, and each padded dim's source positions (last dim first).
-  std::vector<Tensor> sources;
+  // The checks, and each padded dim's source positions (sources[j] of dim first + j).
+  const auto dims = static_cast<std::int64_t>(pad.size() / 2);
+  const std::int64_t first = input.dim() - dims;  // the first padded dim
+  std::vector<Tensor> sources(static_cast<std::size_t>(dims));
   for_each_padded_dim(input, pad, [&](std::int64_t d, std::int64_t before, std::int64_t after) {
     const std::int64_t n = input.size(d);
     const std::int64_t grows = std::max(before, after);
@@ -397,11 +399,9 @@ Tensor pad_by_copies(const Tensor& input, const std::vector<std::int64_t>& pad, 
     LG_CHECK_SHAPE(mode != PadMode::Circular || grows <= n, op, ": circular padding of dim ", d,
                    " must be at most its size ", n, ", got pad ", Shape(pad),
                    " for an input of shape ", input.shape());
-    sources.push_back(pad_sources(mode, n, before, after));
+    sources[static_cast<std::size_t>(d - first)] = pad_sources(mode, n, before, after);
   });
-  const auto dims = static_cast<std::int64_t>(sources.size());
-  const std::int64_t first = input.dim() - dims;  // the first padded dim
-  std::int64_t block = 1;                         // the padded output block's elements
+  std::int64_t block = 1;  // the padded output block's elements
   for (std::int64_t d = first; d < input.dim(); ++d)
     block = checked_mul(block, out_shape[d], op);
   if (dims >= 2 && block <= kMergedPadIndexLimit) {
@@ -409,15 +409,14 @@ Tensor pad_by_copies(const Tensor& input, const std::vector<std::int64_t>& pad, 
     // each output position's source in that merged dim.
     Tensor merged = empty_for(op, {block}, TensorOptions(kInt64));
     std::int64_t* index = merged.data_ptr<std::int64_t>();
+    std::vector<const std::int64_t*> source_of(static_cast<std::size_t>(dims));
+    for (std::int64_t j = 0; j < dims; ++j)
+      source_of[j] = sources[j].data_ptr<std::int64_t>();
     std::vector<std::int64_t> position(static_cast<std::size_t>(dims), 0);  // first dim first
     for (std::int64_t k = 0; k < block; ++k) {
       std::int64_t source = 0;
-      for (std::int64_t j = 0; j < dims; ++j) {
-        const std::int64_t d = first + j;
-        source =
-            source * input.size(d) +
-            sources[static_cast<std::size_t>(dims - 1 - j)].data_ptr<std::int64_t>()[position[j]];
-      }
+      for (std::int64_t j = 0; j < dims; ++j)
+        source = source * input.size(first + j) + source_of[j][position[j]];
       index[k] = source;
       for (std::int64_t j = dims - 1; j >= 0 && ++position[j] == out_shape[first + j]; --j)
         position[j] = 0;
@@ -429,8 +428,7 @@ Tensor pad_by_copies(const Tensor& input, const std::vector<std::int64_t>& pad, 
   Tensor out = input;
   for_each_padded_dim(input, pad, [&](std::int64_t d, std::int64_t before, std::int64_t after) {
     if (before == 0 && after == 0) return;
-    out = index_select(out, d,
-                       sources[static_cast<std::size_t>(input.dim() - 1 - d)].to(input.device()));
+    out = index_select(out, d, sources[static_cast<std::size_t>(d - first)].to(input.device()));
   });
   return out.is_same(input) ? clone(input) : out;
 }

@@ -32,6 +32,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -351,6 +352,19 @@ void check_channel_statistics(const char* op, const Tensor& x, std::int64_t chan
            ": expected both running_mean and running_var or neither");
 }
 
+// running = (1 - momentum) running + momentum batch for both statistics, in place (`op` names
+// them in errors); no grad.
+void move_running_stats(const char* op, const Tensor& running_mean, const Tensor& running_var,
+                        const Tensor& mean, const Tensor& var, double momentum) {
+  // Both buffers checked before either changes: a failure leaves the statistics as they were.
+  check_writable((std::string(op) + ": running_mean").c_str(), running_mean);
+  check_writable((std::string(op) + ": running_var").c_str(), running_var);
+  ops::binary_(BinaryOp::Mul, running_mean, 1.0 - momentum);
+  ops::binary_(BinaryOp::Add, running_mean, mul(mean, momentum));
+  ops::binary_(BinaryOp::Mul, running_var, 1.0 - momentum);
+  ops::binary_(BinaryOp::Add, running_var, mul(var, momentum));
+}
+
 // running = (1 - momentum) running + momentum batch, in place, with the unbiased variance of the
 // `count` values per channel. The batch's biased variance comes back from the rstd the kernel
 // kept: var = rstd^-2 - eps has an absolute error of a few ulps of var + eps, which is what
@@ -364,13 +378,7 @@ void update_running_stats(const Tensor& running_mean, const Tensor& running_var,
   const double unbias = static_cast<double>(count) / static_cast<double>(count - 1);
   const Tensor var =
       mul(clamp_min(sub(pow(reshape(batch_rstd, {channels}), -2.0), eps), 0.0), unbias);
-  // Both buffers checked before either changes: a failure leaves the statistics as they were.
-  check_writable("batch_norm: running_mean", running_mean);
-  check_writable("batch_norm: running_var", running_var);
-  ops::binary_(BinaryOp::Mul, running_mean, 1.0 - momentum);
-  ops::binary_(BinaryOp::Add, running_mean, mul(mean, momentum));
-  ops::binary_(BinaryOp::Mul, running_var, 1.0 - momentum);
-  ops::binary_(BinaryOp::Add, running_var, mul(var, momentum));
+  move_running_stats("batch_norm", running_mean, running_var, mean, var, momentum);
 }
 
 }  // namespace
@@ -795,12 +803,7 @@ Tensor instance_norm(const Tensor& x, const Tensor& running_mean, const Tensor& 
     const Tensor slices = x.detach().to(running_mean.dtype()).reshape({batch, channels, spatial});
     const Tensor mean = leangrad::mean(leangrad::mean(slices, {2}), {0});
     const Tensor var = leangrad::mean(leangrad::var(slices, {2}, /*unbiased=*/true), {0});
-    check_writable("instance_norm: running_mean", running_mean);
-    check_writable("instance_norm: running_var", running_var);
-    ops::binary_(BinaryOp::Mul, running_mean, 1.0 - momentum);
-    ops::binary_(BinaryOp::Add, running_mean, mul(mean, momentum));
-    ops::binary_(BinaryOp::Mul, running_var, 1.0 - momentum);
-    ops::binary_(BinaryOp::Add, running_var, mul(var, momentum));
+    move_running_stats(op, running_mean, running_var, mean, var, momentum);
   }
   return y;
 }

@@ -321,6 +321,12 @@ LG_HOST_DEVICE LG_INLINE bool copies_one_element(ResizeMode mode) {
   return mode == ResizeMode::Nearest || mode == ResizeMode::NearestExact;
 }
 
+// Whether a resize copies whole planes: bicubic to the input's own size, which PyTorch copies (the
+// weights would be exact, but an infinity beside an element would make 0 * inf = NaN).
+LG_HOST_DEVICE LG_INLINE bool copies_planes(const Resize2dShape& g) {
+  return g.mode == ResizeMode::Bicubic && g.H == g.OH && g.W == g.OW;
+}
+
 // The step between output positions in input units (Note [Interpolation source indices]).
 template <typename Acc>
 LG_HOST_DEVICE LG_INLINE Acc resize_step(std::int64_t in, std::int64_t out, double scale_factor,

@@ -48,26 +48,22 @@ void NormImplBase::check_rank(const Tensor& input) const {
                  input.shape());
 }
 
-double NormImplBase::step_momentum() {
-  double momentum = options_.momentum().value_or(0.0);
-  if (is_training() && options_.track_running_stats()) {
+Tensor BatchNormImplBase::forward(const Tensor& input) {
+  check_rank(input);
+  const BatchNormOptions& options = norm_options();
+  const bool tracking = options.track_running_stats();
+  double momentum = options.momentum().value_or(0.0);
+  if (is_training() && tracking) {
     const NoGradGuard no_grad;
     num_batches_tracked.add_(1.0);
     // momentum = None: the running statistics are the average of every batch so far.
-    if (!options_.momentum().has_value())
+    if (!options.momentum().has_value())
       momentum = 1.0 / static_cast<double>(num_batches_tracked.item<std::int64_t>());
   }
-  return momentum;
-}
-
-Tensor BatchNormImplBase::forward(const Tensor& input) {
-  check_rank(input);
-  const bool tracking = norm_options().track_running_stats();
-  const double momentum = step_momentum();
   // Without running statistics both modes normalize with the batch's, as PyTorch.
   const bool use_batch_stats = is_training() || !tracking;
   return batch_norm(input, tracking ? running_mean : Tensor(), tracking ? running_var : Tensor(),
-                    weight, bias, use_batch_stats, momentum, norm_options().eps());
+                    weight, bias, use_batch_stats, momentum, options.eps());
 }
 
 std::string NormImplBase::extra_repr() const {

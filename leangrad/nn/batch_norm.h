@@ -59,10 +59,6 @@ class NormImplBase : public Module {
                bool (*takes)(std::int64_t dim));
   // Throws ShapeError naming the module and `ranks` when `input` has a rank it does not take.
   void check_rank(const Tensor& input) const;
-  // The momentum of this forward: in training with running statistics, num_batches_tracked
-  // counts the call, and momentum = None (std::nullopt) gives 1 / num_batches_tracked (the average
-  // of every batch so far).
-  double step_momentum();
   const BatchNormOptions& norm_options() const { return options_; }
 
  private:

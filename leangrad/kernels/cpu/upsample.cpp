@@ -35,12 +35,6 @@ std::int64_t plane_grain(const Resize2dShape& g) {
   return std::max<std::int64_t>(1, kElementwiseGrain / std::max<std::int64_t>(g.OH * g.OW, 1));
 }
 
-// PyTorch's bicubic copies a plane of the output's size (the weights would be exact, but an
-// infinity beside an element would make 0 * inf = NaN).
-bool copies_planes(const Resize2dShape& g) {
-  return g.mode == ResizeMode::Bicubic && g.H == g.OH && g.W == g.OW;
-}
-
 }  // namespace
 
 // Calls f.template operator()<K>() with the taps per axis of g's mode (1, 2 or 4), so that the
@@ -61,7 +55,7 @@ void with_tap_count(const Resize2dShape& g, F&& f) {
 void upsample2d_forward(DType dtype, const Resize2dShape& g, void* out, const void* in) {
   dispatch_floating(dtype, "interpolate", [&]<typename T>() {
     using Acc = opmath_t<T>;
-    if (copies_planes(g)) {
+    if (layers_math::copies_planes(g)) {
       std::memcpy(out, in, static_cast<std::size_t>(g.planes * g.H * g.W) * sizeof(T));
       return;
     }
@@ -107,7 +101,7 @@ void upsample2d_backward(DType dtype, const Resize2dShape& g, void* grad_in, con
     using Acc = opmath_t<T>;
     Acc* dx = static_cast<Acc*>(grad_in);
     const T* dy = static_cast<const T*>(grad_out);
-    if (copies_planes(g)) {
+    if (layers_math::copies_planes(g)) {
       for (std::int64_t k = 0; k < g.planes * g.H * g.W; ++k)
         dx[k] = static_cast<Acc>(dy[k]);
       return;

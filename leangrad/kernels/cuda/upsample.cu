@@ -17,14 +17,8 @@ namespace {
 
 using layers_math::AxisTaps;
 using layers_math::Resize2dShape;
-using layers_math::ResizeMode;
 
 constexpr int kThreads = 256;
-
-// PyTorch's bicubic copies a plane of the output's size (kernels/cpu/upsample.cpp).
-__host__ __device__ bool copies_planes(const Resize2dShape& g) {
-  return g.mode == ResizeMode::Bicubic && g.H == g.OH && g.W == g.OW;
-}
 
 template <typename T>
 __global__ void upsample2d_forward_kernel(Resize2dShape g, T* out, const T* in) {
@@ -34,7 +28,7 @@ __global__ void upsample2d_forward_kernel(Resize2dShape g, T* out, const T* in) 
   for (std::int64_t k = global_thread_index(); k < total; k += grid_thread_count()) {
     const std::int64_t ow = k % g.OW, oh = (k / g.OW) % g.OH, p = k / (g.OW * g.OH);
     const T* plane = in + p * g.H * g.W;
-    if (copies_planes(g)) {
+    if (layers_math::copies_planes(g)) {
       out[k] = plane[oh * g.W + ow];
       continue;
     }
@@ -63,7 +57,7 @@ __global__ void upsample2d_backward_kernel(Resize2dShape g, Acc* grad_in, const 
     const std::int64_t ow = k % g.OW, oh = (k / g.OW) % g.OH, p = k / (g.OW * g.OH);
     Acc* plane = grad_in + p * g.H * g.W;
     const Acc gv = static_cast<Acc>(grad_out[k]);
-    if (copies_planes(g)) {
+    if (layers_math::copies_planes(g)) {
       plane[oh * g.W + ow] = gv;  // one output per input element: no other thread writes it
       continue;
     }
