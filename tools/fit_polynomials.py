@@ -70,6 +70,8 @@ FITS = [
      quotient(lambda s: mp.erf(mp.sqrt(s)), 0.5, 2 / mp.sqrt(mp.pi)), 0.0, 1.25**2, 8, 0.0, True),
     ("erfc: erfc(x) = e^(-x^2) P(x - 2.585), 1.25 <= x <= 3.92",
      lambda x: mp.erfc(x) * mp.exp(x * x), 1.25, 3.92, 10, 2.585),
+    ("atan: atan(t) = t + t^3 P(t^2), 0 <= t <= 1",
+     quotient(lambda s: mp.atan(mp.sqrt(s)) - mp.sqrt(s), 1.5, -mp.mpf(1) / 3), 0.0, 1.0, 8),
     ("normal tail: Q(x) = e^(-x^2/2) t P(t), t = 1 / (1 + x/4), 0 <= x <= 15",
      lambda t: mp.ncdf(-4 * (1 / t - 1)) * mp.exp(8 * (1 / t - 1)**2) / t, 1 / (1 + 15 / 4), 1.0,
      9),

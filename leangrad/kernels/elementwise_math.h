@@ -28,9 +28,10 @@
 //   sigmoid 4.7x). PyTorch's CPU kernels take e^x from SLEEF, within 1 ulp. sigmoid is written with
 //   selects rather than branches, for the same reason; its two sides are those of the stable
 //   formula. CUDA keeps its expf (within 2 ulps), and float64 the library's exp. log, tanh, erf,
-//   expm1, log1p, sinh and cosh of float come the same way from kernels/cpu/float_polynomials.h
-//   (Note [Float polynomials]), within 0.87 to 1.74 ulps where glibc's are within 1 to 2 but a
-//   call each; so do gelu's value and derivative (ActivationMath<Gelu> below).
+//   expm1, log1p, sinh, cosh, sin, cos, tan, atan and atan2 of float come the same way from
+//   kernels/cpu/float_polynomials.h (Note [Float polynomials]), within 0.51 to 1.74 ulps where
+//   glibc's are within 1 to 2 but a call each; so do gelu's value and derivative
+//   (ActivationMath<Gelu> below).
 #pragma once
 
 #include <cmath>
@@ -202,6 +203,10 @@ LG_HOST_DEVICE LG_INLINE M binary_op_apply(M a, M b) {
       return std::pow(a, b);
   } else if constexpr (op == BinaryOp::Atan2) {
     static_assert(!kIntegral, "atan2 is defined for floating types only (see is_floating_only)");
+#if !defined(__CUDA_ARCH__)
+    if constexpr (std::is_same_v<M, float>)
+      return cpu::atan2_polynomial(a, b);  // Note [Float polynomials]
+#endif
     return std::atan2(a, b);
   } else if constexpr (op == BinaryOp::Maximum) {  // NaN wins, as torch.maximum
     if (is_nan(a)) return a;
@@ -303,8 +308,16 @@ LG_HOST_DEVICE LG_ALWAYS_INLINE M unary_op_apply(M a) {
 #endif
     return std::log1p(a);  // exact near 0, where log(1 + a) rounds a away
   } else if constexpr (op == UnaryOp::Sin) {
+#if !defined(__CUDA_ARCH__)
+    if constexpr (std::is_same_v<M, float>)
+      return cpu::sin_polynomial(a);  // Note [Float polynomials]
+#endif
     return std::sin(a);
   } else if constexpr (op == UnaryOp::Cos) {
+#if !defined(__CUDA_ARCH__)
+    if constexpr (std::is_same_v<M, float>)
+      return cpu::cos_polynomial(a);  // Note [Float polynomials]
+#endif
     return std::cos(a);
   } else if constexpr (op == UnaryOp::Rsqrt) {
     return M(1) / std::sqrt(a);
@@ -315,12 +328,20 @@ LG_HOST_DEVICE LG_ALWAYS_INLINE M unary_op_apply(M a) {
   } else if constexpr (op == UnaryOp::Log10) {
     return std::log10(a);
   } else if constexpr (op == UnaryOp::Tan) {
+#if !defined(__CUDA_ARCH__)
+    if constexpr (std::is_same_v<M, float>)
+      return cpu::tan_polynomial(a);  // Note [Float polynomials]
+#endif
     return std::tan(a);
   } else if constexpr (op == UnaryOp::Asin) {
     return std::asin(a);  // NaN outside [-1, 1]
   } else if constexpr (op == UnaryOp::Acos) {
     return std::acos(a);
   } else if constexpr (op == UnaryOp::Atan) {
+#if !defined(__CUDA_ARCH__)
+    if constexpr (std::is_same_v<M, float>)
+      return cpu::atan_polynomial(a);  // Note [Float polynomials]
+#endif
     return std::atan(a);
   } else if constexpr (op == UnaryOp::Sinh) {
 #if !defined(__CUDA_ARCH__)

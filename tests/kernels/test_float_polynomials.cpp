@@ -1,7 +1,7 @@
-// kernels/cpu/float_polynomials.h: e^x - 1, tanh, log, log(1 + x), erf, sinh, cosh, and GELU
-// with its derivative, of float against the C library's functions in double, within the bounds the
-// header states (Note [Float polynomials]); and the elementwise ops and activations of float that
-// take them.
+// kernels/cpu/float_polynomials.h: e^x - 1, tanh, log, log(1 + x), erf, sinh, cosh, sin, cos,
+// tan, atan, atan2, and GELU with its derivative, of float against the C library's functions in
+// double, within the bounds the header states (Note [Float polynomials]); and the elementwise ops
+// and activations that take them.
 //
 // The bounds were measured over all 2^32 floats; CI checks every 257th. To check every float again
 // (a few minutes; after changing a coefficient or a step):
@@ -56,6 +56,14 @@ const Function kFunctions[] = {
      cpu::kSinhPolynomialMaxUlps, UnaryOp::Sinh},
     {"cosh", cpu::cosh_polynomial, [](double x) { return std::cosh(x); },
      cpu::kCoshPolynomialMaxUlps, UnaryOp::Cosh},
+    {"sin", cpu::sin_polynomial, [](double x) { return std::sin(x); }, cpu::kSinPolynomialMaxUlps,
+     UnaryOp::Sin},
+    {"cos", cpu::cos_polynomial, [](double x) { return std::cos(x); }, cpu::kCosPolynomialMaxUlps,
+     UnaryOp::Cos},
+    {"tan", cpu::tan_polynomial, [](double x) { return std::tan(x); }, cpu::kTanPolynomialMaxUlps,
+     UnaryOp::Tan},
+    {"atan", cpu::atan_polynomial, [](double x) { return std::atan(x); },
+     cpu::kAtanPolynomialMaxUlps, UnaryOp::Atan},
 };
 
 // An ulp of float at the exact value v: the spacing of the floats at |v|, never below the smallest
@@ -214,6 +222,26 @@ TEST(FloatPolynomials, SpecialValues) {
       {gelu_derivative, "gelu'", 20.0f, 1.0f},
       {gelu_derivative, "gelu'", -20.0f, -0.0f},
       {gelu_derivative, "gelu'", kNaN, kNaN},
+      // sin, cos and tan: the signed zeros, and NaN at +-inf, from the C library's branch.
+      {cpu::sin_polynomial, "sin", 0.0f, 0.0f},
+      {cpu::sin_polynomial, "sin", -0.0f, -0.0f},
+      {cpu::sin_polynomial, "sin", kInf, kNaN},
+      {cpu::sin_polynomial, "sin", -kInf, kNaN},
+      {cpu::sin_polynomial, "sin", kNaN, kNaN},
+      {cpu::cos_polynomial, "cos", 0.0f, 1.0f},
+      {cpu::cos_polynomial, "cos", -0.0f, 1.0f},
+      {cpu::cos_polynomial, "cos", kInf, kNaN},
+      {cpu::cos_polynomial, "cos", kNaN, kNaN},
+      {cpu::tan_polynomial, "tan", 0.0f, 0.0f},
+      {cpu::tan_polynomial, "tan", -0.0f, -0.0f},
+      {cpu::tan_polynomial, "tan", -kInf, kNaN},
+      {cpu::tan_polynomial, "tan", kNaN, kNaN},
+      {cpu::atan_polynomial, "atan", 0.0f, 0.0f},
+      {cpu::atan_polynomial, "atan", -0.0f, -0.0f},
+      {cpu::atan_polynomial, "atan", 1.0f, static_cast<float>(kPi / 4)},
+      {cpu::atan_polynomial, "atan", kInf, static_cast<float>(kPi / 2)},
+      {cpu::atan_polynomial, "atan", -kInf, static_cast<float>(-kPi / 2)},
+      {cpu::atan_polynomial, "atan", kNaN, kNaN},
   };
   for (const Case& c : cases)
     EXPECT_TRUE(same(c.f(c.x), c.y))
@@ -272,6 +300,124 @@ TEST(FloatPolynomials, GeluKernelsOfFloatAreWithinTheBounds) {
     if (std::isnormal(dx))
       ASSERT_EQ(check_gelu_gradient(dx / g, xi, cpu::kGeluGradientPolynomialMaxUlps + 0.5), "")
           << std::hexfloat << xi << ", g = " << g;
+  }
+}
+
+// atan2 has too many argument pairs to check each: a sample of pairs over every magnitude, both
+// signs and the ends of the range (10^6 in CI; LEANGRAD_TEST_EVERY_FLOAT makes it 10^8, the
+// sample kAtan2PolynomialMaxUlps was measured on), each within the bound.
+TEST(FloatPolynomials, Atan2WithinItsBoundOverASample) {
+  const bool many = std::getenv("LEANGRAD_TEST_EVERY_FLOAT") != nullptr;
+  const std::uint64_t pairs = many ? 100'000'000 : 1'000'000;
+  test::expect_float_sweep(
+      pairs, 4096, test::kSweepStride,
+      [](std::uint64_t first, std::uint64_t n, test::SweepFailures& failures) {
+        for (std::uint64_t i = first; i < first + n; ++i) {
+          // Two floats from a 64-bit mix of i (splitmix64's finaliser): odd i take any bits, so
+          // every magnitude; even i take exponents within 2^+-20 of each other's, where neither
+          // quotient over- or underflows and the result is far from 0 and pi/2.
+          std::uint64_t z = (i + 1) * 0x9e3779b97f4a7c15ull;
+          z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+          z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+          z ^= z >> 31;
+          auto y_bits = static_cast<std::uint32_t>(z);
+          auto x_bits = static_cast<std::uint32_t>(z >> 32);
+          if (i % 2 == 0) {
+            const std::uint32_t exponent = 107 + (x_bits >> 26);  // 2^-20 .. 2^43
+            x_bits = (x_bits & 0x807fffffu) | (exponent << 23);
+            y_bits = (y_bits & 0x807fffffu) | ((exponent - 20 + ((y_bits >> 23) % 41)) << 23);
+          }
+          const float y = std::bit_cast<float>(y_bits);
+          const float x = std::bit_cast<float>(x_bits);
+          const double exact = std::atan2(static_cast<double>(y), static_cast<double>(x));
+          if (!check_value(cpu::atan2_polynomial(y, x), exact, cpu::kAtan2PolynomialMaxUlps)
+                   .empty())
+            failures.add(y_bits);
+        }
+      });
+}
+
+// atan2's special cases, C's (and PyTorch's): the bits of the C library's atan2 of float, rounded
+// from double, at signed zeros, infinities, NaN and their mixtures with finite values.
+TEST(FloatPolynomials, Atan2SpecialValuesAreTheCLibrarys) {
+  const float values[] = {0.0f, -0.0f, kInf, -kInf, kNaN, 1.0f, -1.0f, 3e-42f, -3e38f};
+  for (const float y : values) {
+    for (const float x : values) {
+      const auto expected = static_cast<float>(std::atan2(static_cast<double>(y), x));
+      const float got = cpu::atan2_polynomial(y, x);
+      const bool same = std::isnan(expected)
+                            ? std::isnan(got)
+                            : (got == expected && std::signbit(got) == std::signbit(expected));
+      EXPECT_TRUE(same) << "atan2(" << y << ", " << x << ") = " << got << ", not " << expected;
+    }
+  }
+}
+
+// atan2's kernel of float takes atan2_polynomial: ops::binary over broadcast pairs, each value
+// exactly the function's.
+TEST(FloatPolynomials, Atan2KernelOfFloatIsThePolynomial) {
+  std::vector<double> ys;
+  std::vector<double> xs;
+  for (int i = 0; i < 64; ++i) {
+    ys.push_back(std::ldexp(1.0 + i / 64.0, i % 13 - 6) * (i % 3 == 0 ? -1 : 1));
+    xs.push_back(std::ldexp(1.5 - i / 128.0, i % 7 - 3) * (i % 5 == 0 ? -1 : 1));
+  }
+  const Tensor y = make_tensor(ys, {64, 1}, kFloat32);
+  const Tensor x = make_tensor(xs, {1, 64}, kFloat32);
+  const std::vector<double> out = to_vector(ops::binary(BinaryOp::Atan2, y, x));
+  for (int i = 0; i < 64; ++i)
+    for (int j = 0; j < 64; ++j)
+      ASSERT_EQ(static_cast<float>(out[i * 64 + j]),
+                cpu::atan2_polynomial(static_cast<float>(ys[i]), static_cast<float>(xs[j])))
+          << i << ", " << j;
+}
+
+// sin, cos and tan run chunks whose elements are all below 2^20 in lanes, and the others element
+// by element (Note [Range-limited elementwise ops]): each value is the element function's, in
+// either kind of chunk, for float in place and strided, float16 and bfloat16.
+TEST(FloatPolynomials, RangeLimitedOpsGiveTheElementFunctionsValues) {
+  // 4,096 values: runs in range, and from element 1,500 on one value of 2^20 or more (or an
+  // infinity, a NaN) every 97 elements, so that some chunks hold both kinds.
+  std::vector<double> values;
+  for (int i = 0; i < 4096; ++i) {
+    const double in_range = std::ldexp(1.0 + (i % 101) / 101.0, i % 23 - 3) * (i % 2 ? -1 : 1);
+    const double outside[] = {1048576.0, -3.5e7, 1e30, kInf, kNaN};
+    values.push_back(i >= 1500 && i % 97 == 0 ? outside[i % 5] : in_range);
+  }
+  const auto expected_as = [&](UnaryOp op, DType dtype) {
+    std::vector<double> expected;
+    for (const double v : values) {
+      const Tensor one = make_tensor({v}, {1}, dtype).to(kFloat32);
+      const auto x = static_cast<float>(to_vector(one)[0]);
+      const float y = op == UnaryOp::Sin   ? cpu::sin_polynomial(x)
+                      : op == UnaryOp::Cos ? cpu::cos_polynomial(x)
+                                           : cpu::tan_polynomial(x);
+      expected.push_back(to_vector(make_tensor({y}, {1}, kFloat32).to(dtype))[0]);
+    }
+    return expected;
+  };
+  const auto same = [](const std::vector<double>& a, const std::vector<double>& b) {
+    for (std::size_t i = 0; i < a.size(); ++i)
+      if (!(a[i] == b[i] || (std::isnan(a[i]) && std::isnan(b[i])))) return false;
+    return true;
+  };
+  for (const UnaryOp op : {UnaryOp::Sin, UnaryOp::Cos, UnaryOp::Tan}) {
+    SCOPED_TRACE(static_cast<int>(op));
+    for (const DType dtype : {kFloat32, kFloat16, kBFloat16}) {
+      SCOPED_TRACE(dtype_name(dtype));
+      const std::vector<double> expected = expected_as(op, dtype);
+      EXPECT_TRUE(same(to_vector(ops::unary(op, make_tensor(values, {4096}, dtype))), expected));
+      // A strided operand: every second element of a tensor twice as long.
+      std::vector<double> spaced(2 * values.size(), 0.5);
+      for (std::size_t i = 0; i < values.size(); ++i)
+        spaced[2 * i] = values[i];
+      const Tensor strided = make_tensor(spaced, {8192}, dtype).slice(0, 0, 8192, 2);
+      EXPECT_TRUE(same(to_vector(ops::unary(op, strided)), expected));
+    }
+    // In place on float: the output is the input.
+    Tensor x = make_tensor(values, {4096}, kFloat32);
+    ops::unary_(op, x);
+    EXPECT_TRUE(same(to_vector(x), expected_as(op, kFloat32)));
   }
 }
 

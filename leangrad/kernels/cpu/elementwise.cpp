@@ -17,6 +17,7 @@
 #include <type_traits>
 #include <utility>
 
+#include <leangrad/kernels/cpu/float_polynomials.h>
 #include <leangrad/kernels/cpu/half_convert.h>
 #include <leangrad/kernels/cpu/parallel_for.h>
 #include <leangrad/kernels/cpu/transpose_copy.h>
@@ -201,6 +202,86 @@ void half_loop(const ElementwiseGeometry& g, const Math& math, Out* out, const I
 
 // elementwise_loop(g, element, out, in...) for operands of type T, where element(t...) is
 // Out(math(opmath(t)...)): float16 takes half_loop with `math`, every other T the plain loop.
+// Note [Range-limited elementwise ops]
+//   sin, cos and tan of float compute in SIMD lanes only below |x| = 2^20 (kTrigPolynomialRange,
+//   Note [Float polynomials]); from there on each takes the C library's function, a call per
+//   element. A per-element choice between the two keeps the whole loop scalar (a call the
+//   vectoriser cannot lane), so these ops run in chunks of kHalfChunk elements of a run: a
+//   chunk whose every element is in range (one vectorised pass to find out) runs the in-range
+//   form in lanes, any other chunk the per-element choice. The values are the per-element
+//   function's either way (the in-range form is its first branch), so each element's result is
+//   the same whatever chunk it falls in. float16 and bfloat16 widen into a float buffer and
+//   narrow back, as half_loop (Note [float16 elementwise in float lanes]); a float run with unit
+//   strides is read and written in place (an element is read before it is written, so an output
+//   that is the input, as sin_, is fine).
+template <typename T>
+void load_as_float(const T* src, std::int64_t stride, std::int64_t n, float* dst) {
+  if constexpr (std::is_same_v<T, Half>) {
+    load_widened(src, stride, n, dst);
+  } else {
+    for (std::int64_t j = 0; j < n; ++j)
+      dst[j] = static_cast<float>(src[j * stride]);
+  }
+}
+
+template <typename T>
+void store_from_float(const float* src, T* dst, std::int64_t stride, std::int64_t n) {
+  if constexpr (std::is_same_v<T, Half>) {
+    store_narrowed(src, dst, stride, n);
+  } else {
+    for (std::int64_t j = 0; j < n; ++j)
+      dst[j * stride] = static_cast<T>(src[j]);
+  }
+}
+
+// Whether applies(x[j]) holds for every j < n, in one vectorised pass.
+template <typename Applies>
+bool all_apply(const float* x, std::int64_t n, const Applies& applies) {
+  int outside = 0;
+  for (std::int64_t j = 0; j < n; ++j)
+    outside |= applies(x[j]) ? 0 : 1;
+  return outside == 0;
+}
+
+// y[j] = full(x[j]) for j < n; in_range(x[j]) in lanes where applies holds for the whole chunk.
+template <typename Applies, typename InRange, typename Full>
+[[gnu::always_inline]] inline void apply_range_limited(const float* x, float* y, std::int64_t n,
+                                                       const Applies& applies,
+                                                       const InRange& in_range, const Full& full) {
+  if (all_apply(x, n, applies)) {
+    for (std::int64_t j = 0; j < n; ++j)
+      y[j] = in_range(x[j]);
+  } else {
+    for (std::int64_t j = 0; j < n; ++j)
+      y[j] = full(x[j]);
+  }
+}
+
+// out = T(full(float(in))) for T float, float16 or bfloat16, where full(x) is in_range(x)
+// wherever applies(x) (Note [Range-limited elementwise ops]).
+template <typename T, typename Applies, typename InRange, typename Full>
+void range_limited_loop(const ElementwiseGeometry& g, const Applies& applies,
+                        const InRange& in_range, const Full& full, T* out, const T* in) {
+  for_each_run<2>(g, [&](auto contiguous, const std::int64_t* offset, const std::int64_t* stride,
+                         std::int64_t n) {
+    const T* src = in + offset[1];
+    T* dst = out + offset[0];
+    if constexpr (std::is_same_v<T, float> && decltype(contiguous)::value) {
+      for (std::int64_t c = 0; c < n; c += kHalfChunk)
+        apply_range_limited(src + c, dst + c, std::min(kHalfChunk, n - c), applies, in_range, full);
+    } else {
+      float x[kHalfChunk];
+      float y[kHalfChunk];
+      for (std::int64_t c = 0; c < n; c += kHalfChunk) {
+        const std::int64_t m = std::min(kHalfChunk, n - c);
+        load_as_float(src + c * stride[1], stride[1], m, x);
+        apply_range_limited(x, y, m, applies, in_range, full);
+        store_from_float(y, dst + c * stride[0], stride[0], m);
+      }
+    }
+  });
+}
+
 template <typename T, typename Element, typename Math, typename Out>
 void elementwise_loop_as(const ElementwiseGeometry& g, const Element& element, const Math& math,
                          Out* out, const auto*... in) {
@@ -358,9 +439,9 @@ void binary(BinaryOp op, DType dtype, const ElementwiseGeometry& g, void* out, c
     constexpr BinaryOp kOp = decltype(op_constant)::value;
     dispatch_binary_dtype<kOp>(dtype, [&]<typename T>() {
       elementwise_loop_as<T>(
-          g, [](T x, T y) { return binary_element<kOp>(x, y); },
-          [](auto x, auto y) { return binary_op_apply<kOp>(x, y); }, static_cast<T*>(out),
-          static_cast<const T*>(a), static_cast<const T*>(b));
+          g, [](T x, T y) LG_LAMBDA_ALWAYS_INLINE { return binary_element<kOp>(x, y); },
+          [](auto x, auto y) LG_LAMBDA_ALWAYS_INLINE { return binary_op_apply<kOp>(x, y); },
+          static_cast<T*>(out), static_cast<const T*>(a), static_cast<const T*>(b));
     });
   });
 }
@@ -388,21 +469,62 @@ void binary_scalar(BinaryOp op, DType dtype, const ElementwiseGeometry& g, void*
       }
       if (scalar_first) {
         elementwise_loop_as<T>(
-            g, [scalar](T x) { return static_cast<T>(binary_op_apply<kOp>(scalar, to_opmath(x))); },
-            [scalar](auto x) { return binary_op_apply<kOp>(scalar, x); }, out_t, a_t);
+            g,
+            [scalar](T x) LG_LAMBDA_ALWAYS_INLINE {
+              return static_cast<T>(binary_op_apply<kOp>(scalar, to_opmath(x)));
+            },
+            [scalar](auto x) LG_LAMBDA_ALWAYS_INLINE { return binary_op_apply<kOp>(scalar, x); },
+            out_t, a_t);
       } else {
         elementwise_loop_as<T>(
-            g, [scalar](T x) { return static_cast<T>(binary_op_apply<kOp>(to_opmath(x), scalar)); },
-            [scalar](auto x) { return binary_op_apply<kOp>(x, scalar); }, out_t, a_t);
+            g,
+            [scalar](T x) LG_LAMBDA_ALWAYS_INLINE {
+              return static_cast<T>(binary_op_apply<kOp>(to_opmath(x), scalar));
+            },
+            [scalar](auto x) LG_LAMBDA_ALWAYS_INLINE { return binary_op_apply<kOp>(x, scalar); },
+            out_t, a_t);
       }
     });
   });
+}
+
+// sin, cos and tan: the in-range form of float's function (Note [Range-limited elementwise
+// ops]).
+template <UnaryOp kOp>
+[[gnu::always_inline]] inline float unary_in_range(float x) {
+  if constexpr (kOp == UnaryOp::Sin) {
+    return sin_polynomial_in_range(x);
+  } else if constexpr (kOp == UnaryOp::Cos) {
+    return cos_polynomial_in_range(x);
+  } else {
+    static_assert(kOp == UnaryOp::Tan);
+    return tan_polynomial_in_range(x);
+  }
+}
+
+constexpr bool is_range_limited(UnaryOp op) {
+  return op == UnaryOp::Sin || op == UnaryOp::Cos || op == UnaryOp::Tan;
+}
+
+template <UnaryOp kOp, typename T>
+void range_limited_unary(const ElementwiseGeometry& g, T* out, const T* in) {
+  range_limited_loop(
+      g, [](float x) LG_LAMBDA_ALWAYS_INLINE { return trig_polynomial_applies(x); },
+      [](float x) LG_LAMBDA_ALWAYS_INLINE { return unary_in_range<kOp>(x); },
+      [](float x) { return unary_op_apply<kOp>(x); }, out, in);
 }
 
 void unary(UnaryOp op, DType dtype, const ElementwiseGeometry& g, void* out, const void* a) {
   with_op(op, [&](auto op_constant) {
     constexpr UnaryOp kOp = decltype(op_constant)::value;
     auto run = [&]<typename T>() {
+      // (kOp through op_constant's type: naming kOp here made GCC 12 ask the lambdas below to
+      // capture it.)
+      constexpr UnaryOp kThisOp = decltype(op_constant)::value;
+      if constexpr (is_range_limited(kThisOp) && !std::is_same_v<T, double>) {
+        range_limited_unary<kThisOp>(g, static_cast<T*>(out), static_cast<const T*>(a));
+        return;
+      }
       // Always inlined, as the math below them (LG_ALWAYS_INLINE in core/macros.h): erf of
       // float stayed a call per element here, so its loop stayed scalar.
       elementwise_loop_as<T>(

@@ -1,8 +1,8 @@
-// e^x - 1, tanh, log, log(1 + x), erf, sinh, cosh, and GELU with its derivative, of float as
-// straight-line code the compiler runs in SIMD lanes, beside exp_polynomial.h's e^x: the host's
-// elementwise ops and activations of float (so of float16 and bfloat16, computed in float) take
-// them (Note [Polynomial exp on the CPU] in kernels/elementwise_math.h), where a C library call per
-// element kept each loop scalar.
+// e^x - 1, tanh, log, log(1 + x), erf, sinh, cosh, sin, cos, tan, atan, atan2, and GELU with its
+// derivative, of float as straight-line code the compiler runs in SIMD lanes, beside
+// exp_polynomial.h's e^x: the host's elementwise ops and activations of float (so of float16 and
+// bfloat16, computed in float) take them (Note [Polynomial exp on the CPU] in
+// kernels/elementwise_math.h), where a C library call per element kept each loop scalar.
 //
 // Note [Float polynomials]
 //   - Each reduces its argument with exact or fused operations, evaluates a polynomial fitted by
@@ -42,6 +42,27 @@
 //     phi took two in the gradient. Beyond |x| = 15 the tail is taken at 15 (Q(15) ~ 4e-51 rounds
 //     to 0 in either use); at -inf both are NaN, and at +inf the derivative is, as PyTorch's
 //     (-inf times 0, inf times 0).
+//   - sin, cos, tan: computed in double, then rounded to float once. x = n pi/2 + r, |r| <= pi/4,
+//     n = round(x 2/pi) by adding 1.5 2^52 (its low bits are n mod 4), r = (x - n P1) - n P2 with
+//     pi/2 = P1 + P2 to 2^-88: P1 has 33 bits, so n P1 is exact for |x| < kTrigPolynomialRange =
+//     2^20 and so is x - n P1; sin r = r + r^3 S(r^2) and cos r = 1 + r^2 C(r^2) are Taylor's
+//     series to r^13 and r^12 (1/15! r^15 and 1/14! r^14 are below 2^-40 of the value for
+//     |r| <= pi/4; the coefficients 1/k! rounded to double), and n mod 4 picks +-sin r or +-cos r (tan: sin r / cos r, or -cos r / sin r).
+//     Double makes the reduction safe where x is close to a multiple of pi/2 (r then has few
+//     correct bits in float arithmetic) and leaves one rounding: within 0.50001 ulps. From 2^20 on
+//     (and at +-inf, NaN) the *_polynomial functions take the C library's sin of double, whose
+//     reduction is exact for any argument; the elementwise ops run a chunk of their elements
+//     through the *_in_range forms, in SIMD lanes, when every element of the chunk is below 2^20,
+//     and through the C library's where one is not (Note [Range-limited elementwise ops] in
+//     kernels/cpu/elementwise.cpp). sin and tan are odd and cos even: each is computed at |x|
+//     and the sign put back, so -0 keeps its sign.
+//   - atan: |x| > 1 is pi/2 - atan(1/|x|) (pi/2 in two floats; pi/2 - atan(t) >= pi/4 is exact
+//     in its first step, Sterbenz); atan(t) = t + t^3 P(t^2) on [0, 1]; the sign of x put back.
+//     atan2(y, x): t = min(|x|, |y|) / max(|x|, |y|), p = atan(t), the angle of (|x|, |y|) p or
+//     pi/2 - p (|y| > |x|), and of (-|x|, |y|) (x's sign bit set) pi/2 + p or pi - p, each a base
+//     in two floats plus or minus p; the sign of y put back; t = 0 where both are zero
+//     (atan2(+-0, +-0) is +-0 or +-pi, by x's sign) and 1 where both are infinite (+-pi/4,
+//     +-3pi/4), as C's atan2.
 //   - Accuracy: each function's bound below (kExpm1PolynomialMaxUlps ...) holds for every float
 //     input against the function in double, all 2^32 of them checked once by
 //     tests/kernels/test_float_polynomials.cpp's exhaustive mode; the test checks every 257th
@@ -51,7 +72,9 @@
 //   - The fit rounds the coefficients to float one at a time, each later one fit again to make up
 //     for the rounding of those before it; erf's constant term 2/sqrt(pi) is two floats.
 //   - PyTorch's CPU kernels take these from SLEEF (within 1 ulp; erf is a polynomial of its own);
-//     glibc's float functions are within 1 to 2 ulps but a call per element.
+//     glibc's float functions are within 1 to 2 ulps but a call per element. atan2 has two
+//     arguments, too many floats for every pair: its bound is the worst over a sample (in the
+//     test's comment), and it shares atan's polynomial.
 #pragma once
 
 #include <bit>
@@ -75,6 +98,13 @@ inline constexpr double kErfPolynomialMaxUlps = 1.74;    // 1.7368 at x = -1.242
 inline constexpr double kSinhPolynomialMaxUlps = 1.47;   // 1.4695 at x = 89.40056
 inline constexpr double kCoshPolynomialMaxUlps = 1.47;   // 1.4695 at x = 89.40056
 inline constexpr double kGeluPolynomialMaxUlps = 5.53;   // 5.5287 at x = -1.834535
+inline constexpr double kSinPolynomialMaxUlps = 0.51;    // 0.50001 at x = 527449.06
+inline constexpr double kCosPolynomialMaxUlps = 0.51;    // 0.50001 at x = -58.906769
+inline constexpr double kTanPolynomialMaxUlps = 0.51;    // 0.50001 at x = 10.202437
+inline constexpr double kAtanPolynomialMaxUlps = 1.47;   // 1.4681 at x = -1.0022472
+// The worst over 10^8 pairs (the sample of tests/kernels/test_float_polynomials.cpp), not over
+// every pair: 1.5020 at y = -0x1.235144p-13, x = 0x1.034786p-13.
+inline constexpr double kAtan2PolynomialMaxUlps = 1.51;
 // The derivative in ulps of its larger term, max(Phi(x), |x| phi(x)): where the two cancel (the
 // derivative is 0 at x = -0.7518) no float formula is good to ulps of the result. Below x = -13.2,
 // e^(-x^2/2) is a subnormal float, which the worst case's few extra ulps come from.
@@ -123,6 +153,11 @@ inline constexpr float kErfc[] = {1.1142274e-06f, -4.6085797e-06f, 1.271308e-05f
 inline constexpr float kNormalTail[] = {0.017176941f, -0.066117994f, 0.059690535f, 0.017387863f,
                                         0.02221069f,  0.08136868f,   0.07390229f,  0.09508968f,
                                         0.099546336f, 0.09974499f};
+
+// atan(t) = t + t^3 P(t^2), 0 <= t <= 1.
+inline constexpr float kAtan[] = {-0.0021609857f, 0.012644696f, -0.03453934f,
+                                  0.06143732f,    -0.08610107f, 0.110226996f,
+                                  -0.14277297f,   0.19999684f,  -0.3333333f};
 
 // 2 / sqrt(pi) = kTwoOverSqrtPiHi + kTwoOverSqrtPiLo, erf's slope at 0.
 inline constexpr float kTwoOverSqrtPiHi = 1.1283792f;
@@ -190,6 +225,62 @@ struct NormalTail {
   // subnormal there, and arithmetic on subnormals runs many times slower. NaN stays NaN.
   const float t = exp_polynomial((a < 88.0f ? 88.0f : a) - 88.0f);
   return std::fma(t, kHalfExp88Hi, t * kHalfExp88Lo);
+}
+
+// pi/2 and pi, each the sum of two floats.
+inline constexpr float kHalfPiHi = 0x1.921fb6p+0f;
+inline constexpr float kHalfPiLo = -0x1.777a5cp-25f;
+inline constexpr float kPiHi = 0x1.921fb6p+1f;
+inline constexpr float kPiLo = -0x1.777a5cp-24f;
+
+// c0 x^n + ... + cn in double, as horner above.
+[[gnu::always_inline]] inline double horner_double(double, double c) {
+  return c;
+}
+template <typename... Rest>
+[[gnu::always_inline]] inline double horner_double(double x, double c, double next, Rest... rest) {
+  return horner_double(x, std::fma(c, x, next), rest...);
+}
+
+// sin r and cos r of x = n pi/2 + r, |r| <= pi/4, and n mod 4 in the low bits of `quadrant`, for
+// 0 <= x < kTrigPolynomialRange (Note [Float polynomials]).
+struct Quadrant {
+  double sin_r;
+  double cos_r;
+  std::int64_t quadrant;
+};
+
+[[gnu::always_inline]] inline Quadrant reduce_by_half_pi(float magnitude) {
+  constexpr double kShifter = 0x1.8p52;  // 1.5 * 2^52: adding it rounds to an integer
+  constexpr double kTwoOverPi = 0x1.45f306dc9c883p-1;
+  constexpr double kHalfPi1 = 0x1.921fb544p+0;  // 33 bits
+  constexpr double kHalfPi2 = 0x1.0b4611a626331p-34;
+  const double x = magnitude;
+  const double shifted = std::fma(x, kTwoOverPi, kShifter);
+  const double n = shifted - kShifter;                                 // exact
+  const double r = std::fma(-n, kHalfPi2, std::fma(-n, kHalfPi1, x));  // the inner fma is exact
+  const double s = r * r;
+  // Taylor's coefficients, 1 / k! with alternating signs.
+  const double sin_r = std::fma(r * s,
+                                horner_double(s, 1.0 / 6227020800, -1.0 / 39916800, 1.0 / 362880,
+                                              -1.0 / 5040, 1.0 / 120, -1.0 / 6),
+                                r);
+  const double cos_r = std::fma(
+      s, horner_double(s, 1.0 / 479001600, -1.0 / 3628800, 1.0 / 40320, -1.0 / 720, 1.0 / 24, -0.5),
+      1.0);
+  return {sin_r, cos_r, std::bit_cast<std::int64_t>(shifted)};
+}
+
+// v with the sign bit of x flipped in: -v where x is negative (-0 too).
+[[gnu::always_inline]] inline float with_sign_of_odd(float v, float x) {
+  return std::bit_cast<float>(std::bit_cast<std::uint32_t>(v) ^
+                              (std::bit_cast<std::uint32_t>(x) & 0x80000000u));
+}
+
+// atan(t) for 0 <= t <= 1 (and NaN).
+[[gnu::always_inline]] inline float atan_unit(float t) {
+  const float s = t * t;
+  return std::fma(t * s, horner(s, kAtan), t);
 }
 
 }  // namespace polynomial_detail
@@ -284,6 +375,86 @@ struct NormalTail {
   const float tail = std::fma(-e_a2, horner(a - 2.585f, kErfc), 1.0f);  // a - 2.585 exact
   const float result = magnitude < 1.25f ? small : (magnitude < 3.92f ? tail : 1.0f);
   return x == x ? std::copysign(result, x) : x;  // the sign of x (-0 too)
+}
+
+// sin, cos and tan compute in double below |x| = 2^20 (Note [Float polynomials]); from there on,
+// and at +-inf and NaN, they take the C library's.
+inline constexpr float kTrigPolynomialRange = 0x1p20f;
+
+// Whether the *_in_range forms below apply to x: |x| < kTrigPolynomialRange (false for NaN).
+[[gnu::always_inline]] inline bool trig_polynomial_applies(float x) {
+  return std::fabs(x) < kTrigPolynomialRange;
+}
+
+// sin(x), within kSinPolynomialMaxUlps, for |x| < kTrigPolynomialRange.
+[[gnu::always_inline]] inline float sin_polynomial_in_range(float x) {
+  const polynomial_detail::Quadrant q = polynomial_detail::reduce_by_half_pi(std::fabs(x));
+  const double v = (q.quadrant & 1) != 0 ? q.cos_r : q.sin_r;
+  const double signed_v = (q.quadrant & 2) != 0 ? -v : v;
+  return polynomial_detail::with_sign_of_odd(static_cast<float>(signed_v), x);
+}
+
+// cos(x), within kCosPolynomialMaxUlps, for |x| < kTrigPolynomialRange.
+[[gnu::always_inline]] inline float cos_polynomial_in_range(float x) {
+  const polynomial_detail::Quadrant q = polynomial_detail::reduce_by_half_pi(std::fabs(x));
+  const double v = (q.quadrant & 1) != 0 ? q.sin_r : q.cos_r;
+  return static_cast<float>(((q.quadrant + 1) & 2) != 0 ? -v : v);
+}
+
+// tan(x), within kTanPolynomialMaxUlps, for |x| < kTrigPolynomialRange.
+[[gnu::always_inline]] inline float tan_polynomial_in_range(float x) {
+  const polynomial_detail::Quadrant q = polynomial_detail::reduce_by_half_pi(std::fabs(x));
+  const double v = (q.quadrant & 1) != 0 ? -q.cos_r / q.sin_r : q.sin_r / q.cos_r;
+  return polynomial_detail::with_sign_of_odd(static_cast<float>(v), x);
+}
+
+// sin(x), within kSinPolynomialMaxUlps for every float x.
+inline float sin_polynomial(float x) {
+  return trig_polynomial_applies(x) ? sin_polynomial_in_range(x)
+                                    : static_cast<float>(std::sin(static_cast<double>(x)));
+}
+
+// cos(x), within kCosPolynomialMaxUlps for every float x.
+inline float cos_polynomial(float x) {
+  return trig_polynomial_applies(x) ? cos_polynomial_in_range(x)
+                                    : static_cast<float>(std::cos(static_cast<double>(x)));
+}
+
+// tan(x), within kTanPolynomialMaxUlps for every float x.
+inline float tan_polynomial(float x) {
+  return trig_polynomial_applies(x) ? tan_polynomial_in_range(x)
+                                    : static_cast<float>(std::tan(static_cast<double>(x)));
+}
+
+// atan(x), within kAtanPolynomialMaxUlps for every float x.
+[[gnu::always_inline]] inline float atan_polynomial(float x) {
+  using namespace polynomial_detail;
+  const float magnitude = std::fabs(x);
+  const bool above_one = magnitude > 1.0f;
+  const float p = atan_unit(above_one ? 1.0f / magnitude : magnitude);  // +inf: atan(0)
+  return std::copysign(above_one ? (kHalfPiHi - p) + kHalfPiLo : p, x);
+}
+
+// atan2(y, x), within kAtan2PolynomialMaxUlps (Note [Float polynomials]).
+[[gnu::always_inline]] inline float atan2_polynomial(float y, float x) {
+  using namespace polynomial_detail;
+  const float a = std::fabs(y);
+  const float b = std::fabs(x);
+  const bool y_larger = a > b;  // false for NaN: then t is NaN below
+  const float smaller = y_larger ? b : a;
+  const float larger = y_larger ? a : b;
+  const bool both_zero = (a == 0.0f) & (b == 0.0f);
+  const bool both_infinite =
+      (a == std::numeric_limits<float>::infinity()) & (b == std::numeric_limits<float>::infinity());
+  const float t = both_zero ? 0.0f : (both_infinite ? 1.0f : smaller / larger);
+  const float p = atan_unit(t);
+  // The angle of (|x|, |y|) is p or pi/2 - p, and of (-|x|, |y|) pi/2 + p or pi - p: a base in
+  // two floats plus or minus p, so that the base is exact where p is 0.
+  const bool x_negative = std::signbit(x);
+  const float base_hi = y_larger ? kHalfPiHi : (x_negative ? kPiHi : 0.0f);
+  const float base_lo = y_larger ? kHalfPiLo : (x_negative ? kPiLo : 0.0f);
+  const float signed_p = y_larger == x_negative ? p : -p;
+  return std::copysign((base_hi + signed_p) + base_lo, y);
 }
 
 // GELU, x Phi(x), within kGeluPolynomialMaxUlps for every float x (NaN at -inf, as x/2 (1 +
