@@ -11,11 +11,14 @@
 //   slice of zeros. PyTorch defines it as 0 there (a subgradient: any g with ||g||_q <= 1 is
 //   one), and a training loss with a weight decay on ||w|| needs it finite. The backward divides
 //   by ||x|| with each 0 replaced by 1: x, and so the numerator, is 0 all over such a slice. It
-//   is written with the differentiable functions, the norm recomputed from x, so it
-//   differentiates again. p = 1 is sum(|x|) (abs's gradient at 0 is 0, as PyTorch's sign), and
-//   p = +-inf is amax / amin of |x|, which split the gradient evenly among ties, as PyTorch's.
+//   is written with the differentiable functions, from x and the saved norm (the op's output,
+//   whose own node differentiates it again), so it differentiates again; g / ||x|| is formed at
+//   the norm's size, so the backward makes one pass at x's. p = 1 is sum(|x|) (abs's gradient at 0
+//   is 0, as PyTorch's sign), and p = +-inf is amax / amin of |x|, which split the gradient evenly
+//   among ties, as PyTorch's.
 #include <leangrad/autograd/reduction_functions.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -56,22 +59,36 @@ Tensor power_norm(const Tensor& x, double p, const DimList& dims, bool keepdim) 
   return n.to(x.dtype());
 }
 
+// x's shape with each of dims (all, when none is named) of size 1: the norm's with keepdim.
+Shape kept_shape(const Tensor& x, const DimList& dims) {
+  Shape shape = x.shape();
+  if (dims.empty()) {
+    std::fill(shape.begin(), shape.end(), std::int64_t{1});
+  } else {
+    for (const std::int64_t d : dims)
+      shape[static_cast<std::size_t>(wrap_dim(d, x.dim(), "norm"))] = 1;
+  }
+  return shape;
+}
+
 Tensor power_norm_fn(const Tensor& x, double p, const DimList& dims, bool keepdim) {
   Tensor n;
   {
     NoGradGuard no_grad;
     n = power_norm(x, p, dims, keepdim);
   }
-  return record_op("norm", n, {x}, {x},
-                   [p, dims, keepdim](const BackwardContext& c) -> std::vector<Tensor> {
+  return record_op("norm", n, {x}, {x, n},
+                   [p, dims](const BackwardContext& c) -> std::vector<Tensor> {
                      const Tensor& x_saved = c.saved[0];
-                     const Tensor n_kept = power_norm_fn(x_saved, p, dims, /*keepdim=*/true);
-                     const Tensor g = reshape(c.grad, n_kept.shape());
+                     const Shape shape = kept_shape(x_saved, dims);
+                     const Tensor n_kept = reshape(c.saved[1], shape);
+                     const Tensor g = reshape(c.grad, shape);
                      // Note [Norm's gradient at 0]: 1 where the norm is 0.
                      const Tensor safe = where(eq(n_kept, 0.0), ones_like(n_kept), n_kept);
-                     if (p == 2.0) return {mul(g, div(x_saved, safe))};
+                     // The factors of the norm's shape first: one pass over x's size.
+                     if (p == 2.0) return {mul(x_saved, div(g, safe))};
                      const Tensor num = mul(sign(x_saved), pow(abs(x_saved), p - 1));
-                     return {mul(g, div(num, pow(safe, p - 1)))};
+                     return {mul(num, div(g, pow(safe, p - 1)))};
                    });
 }
 

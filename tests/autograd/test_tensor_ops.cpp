@@ -161,6 +161,14 @@ TEST(TensorOpsGrad, Reductions) {
     EXPECT_TRUE(gradcheck(fn, {away})) << "p " << p;
     EXPECT_TRUE(gradgradcheck(fn, {away})) << "p " << p;
   }
+  // Without keepdim, over a negative dim and over all dims: the backward reshapes the saved
+  // norm and the gradient back to the kept shape.
+  const auto last_dim = [](const Inputs& in) { return norm(in[0], 2.0, {-1}); };
+  EXPECT_TRUE(gradcheck(last_dim, {away}));
+  EXPECT_TRUE(gradgradcheck(last_dim, {away}));
+  const auto all_dims = [](const Inputs& in) { return norm(in[0], 3.0); };
+  EXPECT_TRUE(gradcheck(all_dims, {away}));
+  EXPECT_TRUE(gradgradcheck(all_dims, {away}));
   EXPECT_TRUE(gradcheck([](const Inputs& in) { return norm(in[0], 1.0); }, {away}));
   EXPECT_TRUE(gradcheck([](const Inputs& in) { return norm(in[0], kInf, {2}); }, {x}));
   EXPECT_TRUE(gradcheck([](const Inputs& in) { return norm(in[0], -kInf, {0}); }, {away}));
