@@ -1,4 +1,4 @@
-// ops_scan: forward + backward through autograd of 61 ops at realistic shapes, float32, one line
+// ops_scan: forward + backward through autograd of 63 ops at realistic shapes, float32, one line
 // per op (its name and the median of 5 timed runs in ms, after 2 untimed ones), for a broad look
 // at where a CPU kernel is slower than it should be. bench/compare/ops_scan_vs_libtorch.sh runs it
 // beside LibTorch's side (bench/compare/libtorch/libtorch_ops_scan.cpp: the same ops, names,
@@ -47,6 +47,11 @@ int main(int argc, char** argv) {
   namespace lg = leangrad;
   const std::string only = argc > 1 ? argv[1] : "";
   lg::manual_seed(0);
+  const Tensor queries = lg::randn({8, 8, 256, 64}).requires_grad_(true);
+  const Tensor keys = lg::randn({8, 8, 256, 64});
+  const Tensor chain = lg::randn({512, 512}).requires_grad_(true);
+  const Tensor chain2 = lg::randn({512, 512});
+  const Tensor chain3 = lg::randn({512, 512});
   const Tensor image = lg::randn({16, 64, 64, 64}).requires_grad_(true);
   const Tensor pool_in = lg::randn({64, 64, 56, 56}).requires_grad_(true);
   const Tensor table = lg::randn({50000, 512}).requires_grad_(true);
@@ -158,6 +163,14 @@ int main(int argc, char** argv) {
       {"hardswish", pos, [](const Tensor& x) { return lg::hardswish(x); }},
       {"log_sigmoid", pos, [](const Tensor& x) { return lg::log_sigmoid(x); }},
       {"prelu", channels, [&](const Tensor& x) { return lg::prelu(x, prelu_weight); }},
+      {"einsum_attention", queries,
+       [&](const Tensor& x) {
+         return lg::einsum("bhqd,bhkd->bhqk", {x, keys});
+       }},
+      {"einsum_chain", chain,
+       [&](const Tensor& x) {
+         return lg::einsum("ij,jk,kl->il", {x, chain2, chain3});
+       }},
   };
   for (const Op& op : ops) {
     if (!only.empty() && std::string(op.name).find(only) == std::string::npos) continue;

@@ -16,6 +16,7 @@
 #include <utility>
 
 #include <leangrad/autograd/activations.h>
+#include <leangrad/autograd/einsum.h>
 #include <leangrad/autograd/functions.h>
 #include <leangrad/core/error.h>
 #include <leangrad/core/generator.h>
@@ -731,6 +732,20 @@ std::vector<OpCase> matmul_cases() {
        mm,
        {input({40, 50}, kFloat32, -1, 1, kTransposed),
         input({50, 30}, kFloat32, -1, 1, kTransposed)},
+       kTolF32Gemm},
+      // einsum: its batched products, a diagonal and a sum over "...", through autograd's
+      // compositions (autograd/einsum.cpp).
+      {"einsum_attention_scores",
+       [](const Inputs& x) { return Outputs{einsum("bhqd,bhkd->bhqk", x)}; },
+       {input({2, 3, 16, 32}), input({2, 3, 24, 32})},
+       kTolF32Gemm},
+      {"einsum_three_operands",
+       [](const Inputs& x) { return Outputs{einsum("abc,cd,de->abe", x)}; },
+       {input({4, 5, 24}), input({24, 16}), input({16, 8})},
+       kTolF32Gemm},
+      {"einsum_diagonal_ellipsis",
+       [](const Inputs& x) { return Outputs{einsum("...ii->i", x)}; },
+       {input({3, 5, 17, 17})},
        kTolF32Gemm},
   };
 }

@@ -52,6 +52,11 @@ int main(int argc, char** argv) {
     }
   }
   torch::manual_seed(0);
+  const Tensor queries = torch::randn({8, 8, 256, 64}).requires_grad_(true);
+  const Tensor keys = torch::randn({8, 8, 256, 64});
+  const Tensor chain = torch::randn({512, 512}).requires_grad_(true);
+  const Tensor chain2 = torch::randn({512, 512});
+  const Tensor chain3 = torch::randn({512, 512});
   const Tensor image = torch::randn({16, 64, 64, 64}).requires_grad_(true);
   const Tensor pool_in = torch::randn({64, 64, 56, 56}).requires_grad_(true);
   const Tensor table = torch::randn({50000, 512}).requires_grad_(true);
@@ -169,6 +174,14 @@ int main(int argc, char** argv) {
       {"hardswish", pos, [](const Tensor& x) { return torch::hardswish(x); }},
       {"log_sigmoid", pos, [](const Tensor& x) { return torch::log_sigmoid(x); }},
       {"prelu", channels, [&](const Tensor& x) { return torch::prelu(x, prelu_weight); }},
+      {"einsum_attention", queries,
+       [&](const Tensor& x) {
+         return torch::einsum("bhqd,bhkd->bhqk", {x, keys});
+       }},
+      {"einsum_chain", chain,
+       [&](const Tensor& x) {
+         return torch::einsum("ij,jk,kl->il", {x, chain2, chain3});
+       }},
   };
   for (const Op& op : ops) {
     if (!only.empty() && std::string(op.name).find(only) == std::string::npos) continue;
