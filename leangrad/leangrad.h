@@ -35,6 +35,7 @@
 #pragma once
 
 #include <leangrad/autograd/activations.h>
+#include <leangrad/autograd/arithmetic_functions.h>
 #include <leangrad/autograd/attention.h>
 #include <leangrad/autograd/autocast.h>
 #include <leangrad/autograd/checkpoint.h>

@@ -109,6 +109,74 @@ Tensor scatter_add(const Tensor& input, std::int64_t dim, const Tensor& index, c
                    });
 }
 
+namespace {
+
+// Checks index_add's and index_fill's index (1-d or 0-d, int64 or int32, on input's device, and
+// on the CPU each value in [0, size)) and returns the wrapped dim.
+std::int64_t check_slice_index(const char* op, const Tensor& input, std::int64_t dim,
+                               const Tensor& index) {
+  std::int64_t d = 0;
+  const std::int64_t size = dim_size(input, dim, op, &d);
+  LG_CHECK(index.defined(), op, ": expected a defined index, got an undefined Tensor()");
+  LG_CHECK_SHAPE(index.dim() <= 1, op, ": expected a 0-d or 1-d index, got shape ", index.shape());
+  LG_CHECK_DTYPE(index.dtype() == kInt64 || index.dtype() == kInt32, op,
+                 ": expected an int64 or int32 index, got ", index.dtype());
+  LG_CHECK_DEVICE(index.device() == input.device(), op, ": the index is on ", index.device(),
+                  ", the input on ", input.device());
+  if (index.device().is_cpu()) {
+    // (On CUDA the kernel's own reading of a bad index gives NaN, without a synchronisation.)
+    const Tensor idx = index.to(kInt64).contiguous();
+    const std::int64_t* v = idx.data_ptr<std::int64_t>();
+    for (std::int64_t i = 0; i < idx.numel(); ++i) {
+      LG_CHECK(v[i] >= 0 && v[i] < size, op, ": index ", v[i], " at position ", i,
+               " is out of range for dim ", d, " of size ", size, " (input shape ", input.shape(),
+               ")");
+    }
+  }
+  return d;
+}
+
+}  // namespace
+
+Tensor index_add(const Tensor& input, std::int64_t dim, const Tensor& index, const Tensor& source,
+                 double alpha) {
+  LG_PROFILE_OP(input, index, source);
+  const char* op = "index_add";
+  const std::int64_t d = check_slice_index(op, input, dim, index);
+  LG_CHECK(source.defined(), op, ": expected a defined source, got an undefined Tensor()");
+  LG_CHECK_DTYPE(is_floating(input.dtype()) && source.dtype() == input.dtype(), op,
+                 ": expected a floating input and a source of its dtype, got ", input.dtype(),
+                 " and ", source.dtype());
+  LG_CHECK_DEVICE(source.device() == input.device(), op, ": the source is on ", source.device(),
+                  ", the input on ", input.device());
+  Shape expected = input.shape();
+  expected[static_cast<std::size_t>(d)] = index.numel();
+  LG_CHECK_SHAPE(source.shape() == expected, op, ": expected a source of shape ", expected,
+                 " (the input's ", input.shape(), " with ", index.numel(), " along dim ", d,
+                 "), got ", source.shape());
+  // Each slice of source added into zeros at its index: index_select's gradient, whose own
+  // gradient is index_select (Note [Indexing ops' gradients]).
+  const Tensor spread = index_select_backward_fn(source, d, index, input.shape());
+  return add(input, alpha == 1.0 ? spread : mul(spread, alpha));
+}
+
+Tensor index_fill(const Tensor& input, std::int64_t dim, const Tensor& index, double value) {
+  LG_PROFILE_OP(input, index);
+  const char* op = "index_fill";
+  const std::int64_t d = check_slice_index(op, input, dim, index);
+  LG_CHECK_DTYPE(scalar_fits(value, input.dtype()), op, ": value ", value,
+                 " cannot be converted to dtype ", input.dtype(), " without overflow");
+  // Which slices the index names: a count per slice, > 0 where named, along dim.
+  const std::int64_t size = input.size(d);
+  const TensorOptions float_options = TensorOptions(kFloat32).device(input.device());
+  const Tensor counts = ops::index_select_backward(ones({index.numel()}, float_options), 0,
+                                                   reshape(index, {index.numel()}), {size});
+  Shape along(static_cast<std::size_t>(input.dim()), 1);
+  along[static_cast<std::size_t>(d)] = size;
+  const Tensor named = reshape(gt(counts, 0.0), along);
+  return where(named, full({}, value, TensorOptions(input.dtype()).device(input.device())), input);
+}
+
 // ---- Splitting -------------------------------------------------------------------------------
 
 Tensor narrow(const Tensor& input, std::int64_t dim, std::int64_t start, std::int64_t length) {
@@ -259,6 +327,68 @@ Tensor repeat(const Tensor& input, const std::vector<std::int64_t>& repeats) {
     return clone(reshape(input, result));
   }
   return reshape(expand(reshape(input, interleaved), expanded), result);
+}
+
+Tensor tile(const Tensor& input, const std::vector<std::int64_t>& reps) {
+  LG_PROFILE_OP(input);
+  LG_CHECK(input.defined(), "tile: expected a defined input, got an undefined Tensor()");
+  std::vector<std::int64_t> padded;
+  if (static_cast<std::int64_t>(reps.size()) < input.dim())
+    padded.assign(static_cast<std::size_t>(input.dim()) - reps.size(), 1);
+  padded.insert(padded.end(), reps.begin(), reps.end());
+  return repeat(input, padded);
+}
+
+Tensor repeat_interleave(const Tensor& input, std::int64_t repeats,
+                         std::optional<std::int64_t> dim) {
+  LG_PROFILE_OP(input);
+  const char* op = "repeat_interleave";
+  LG_CHECK(input.defined(), op, ": expected a defined input, got an undefined Tensor()");
+  LG_CHECK(repeats >= 0, op, ": expected a non-negative number of repeats, got ", repeats);
+  const Tensor x = dim.has_value() ? input : reshape(input, {input.numel()});
+  std::int64_t d = 0;
+  const std::int64_t n = dim_size(x, dim.value_or(0), op, &d);
+  // Source position of each output position along d: i repeated `repeats` times.
+  std::vector<std::int64_t> sources(static_cast<std::size_t>(checked_mul(n, repeats, op)));
+  for (std::size_t j = 0; j < sources.size(); ++j)
+    sources[j] = static_cast<std::int64_t>(j) / repeats;
+  const auto count = static_cast<std::int64_t>(sources.size());
+  return index_select(x, d, tensor(sources, {count}).to(x.device()));
+}
+
+std::vector<Tensor> meshgrid(const std::vector<Tensor>& tensors, std::string_view indexing) {
+  LG_PROFILE_OP(tensors);
+  const char* op = "meshgrid";
+  LG_CHECK(!tensors.empty(), op, ": expected at least one tensor, got none");
+  LG_CHECK(indexing == "ij" || indexing == "xy", op, ": indexing must be \"ij\" or \"xy\", got \"",
+           indexing, "\"");
+  Shape shape;
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    const Tensor& t = tensors[i];
+    LG_CHECK(t.defined(), op, ": tensor ", i, " is an undefined Tensor()");
+    LG_CHECK_SHAPE(t.dim() <= 1, op, ": expected 0-d or 1-d tensors, got shape ", t.shape(),
+                   " (tensor ", i, ")");
+    LG_CHECK_DTYPE(t.dtype() == tensors[0].dtype(), op, ": expected tensors of one dtype, got ",
+                   tensors[0].dtype(), " (tensor 0) and ", t.dtype(), " (tensor ", i, ")");
+    LG_CHECK_DEVICE(t.device() == tensors[0].device(), op, ": expected tensors on one device, got ",
+                    tensors[0].device(), " (tensor 0) and ", t.device(), " (tensor ", i, ")");
+    shape.push_back(t.numel());
+  }
+  // "xy": the first two tensors' dims swapped.
+  std::vector<std::size_t> place(tensors.size());
+  for (std::size_t i = 0; i < place.size(); ++i)
+    place[i] = i;
+  if (indexing == "xy" && tensors.size() >= 2) {
+    std::swap(place[0], place[1]);
+    std::swap(shape[0], shape[1]);
+  }
+  std::vector<Tensor> grids;
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    Shape along(tensors.size(), 1);
+    along[place[i]] = tensors[i].numel();
+    grids.push_back(expand(reshape(tensors[i], along), shape));
+  }
+  return grids;
 }
 
 namespace {

@@ -1,7 +1,8 @@
 // Indexing by tensors, splitting and rearranging, as torch's: index_select, gather and
-// scatter_add (kernels of their own: kernels/ops_indexing.cpp); narrow, chunk, split,
-// split_with_sizes and unbind (views through slice and select); flip, roll, repeat, tril, triu,
-// pad and one_hot (composed of the above and of autograd/functions.h's ops). All differentiate,
+// scatter_add (kernels of their own: kernels/ops_indexing.cpp), and index_add and index_fill
+// composed of them; narrow, chunk, split, split_with_sizes and unbind (views through slice and
+// select); flip, roll, repeat, tile, repeat_interleave, meshgrid, tril, triu, pad and one_hot
+// (composed of the above and of autograd/functions.h's ops). All differentiate,
 // twice too: index_select's gradient adds each slice of the upstream gradient into the slice of its
 // index (index_add), and its gradient is index_select again; gather's gradient is scatter_add into
 // zeros, and scatter_add's gradient with respect to src is gather (Note [Indexing ops' gradients]
@@ -11,6 +12,8 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <string_view>
 #include <vector>
 
 #include <leangrad/core/tensor.h>
@@ -27,6 +30,14 @@ Tensor gather(const Tensor& input, std::int64_t dim, const Tensor& index);
 // index's shape (src at least as large as index in every dim; the rest of src is not read).
 // Floating dtypes, int64 and int32; float16/bfloat16 sums in float32, rounded once.
 Tensor scatter_add(const Tensor& input, std::int64_t dim, const Tensor& index, const Tensor& src);
+// A copy of input with alpha times source's i-th slice along dim added into input's slice
+// index[i], as torch.index_add: index 1-d (or 0-d) int64 or int32, source of input's shape but
+// index.numel() along dim, one floating dtype; a repeated index adds each of its slices.
+Tensor index_add(const Tensor& input, std::int64_t dim, const Tensor& index, const Tensor& source,
+                 double alpha = 1.0);
+// A copy of input with its slices along dim at `index` (as index_add's) set to value, as
+// torch.index_fill; a value the dtype cannot hold is an Error. The gradient is 0 there.
+Tensor index_fill(const Tensor& input, std::int64_t dim, const Tensor& index, double value);
 
 // input's elements start .. start + length - 1 along dim, a view (start may be negative, counted
 // from the end, as Python's).
@@ -54,6 +65,18 @@ Tensor roll(const Tensor& input, const DimList& shifts, const DimList& dims = {}
 // input tiled repeats[i] times along dim i; more repeats than dims add leading dims (input (2, 3)
 // repeated {4, 1, 2} is (4, 2, 6)), as torch's Tensor.repeat. A copy.
 Tensor repeat(const Tensor& input, const std::vector<std::int64_t>& repeats);
+// torch.tile: repeat with reps padded by leading 1s to input's rank (repeat adds leading dims when
+// reps is longer): a (2, 3) input tiled {2} is (2, 6).
+Tensor tile(const Tensor& input, const std::vector<std::int64_t>& reps);
+// Each element repeated `repeats` times in place along dim (the flattened input without a dim),
+// as torch.repeat_interleave with a number of repeats: {1, 2} repeated 2 is {1, 1, 2, 2}.
+Tensor repeat_interleave(const Tensor& input, std::int64_t repeats,
+                         std::optional<std::int64_t> dim = std::nullopt);
+// torch.meshgrid: for 0-d or 1-d tensors of sizes n0, n1, ..., one tensor each of shape
+// (n0, n1, ...) holding tensor i's elements along dim i ("ij", the default), or with the first
+// two dims swapped ("xy": shape (n1, n0, ...), as numpy.meshgrid). Views (expanded); one dtype
+// and device.
+std::vector<Tensor> meshgrid(const std::vector<Tensor>& tensors, std::string_view indexing = "ij");
 // The elements on and below (tril) or above (triu) the diagonal of the last two dims, the others
 // 0; the diagonal moved up by `diagonal` (negative: down), as torch.tril / triu.
 Tensor tril(const Tensor& input, std::int64_t diagonal = 0);

@@ -12,6 +12,7 @@
 #include <string>
 #include <utility>
 
+#include <leangrad/autograd/arithmetic_functions.h>
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/indexing_functions.h>
 #include <leangrad/autograd/nn_functions.h>
@@ -225,6 +226,25 @@ std::vector<OpCase> indexing_cases() {
                [](const Inputs& v) -> Outputs { return {cumsum(v[0], 0)}; },
                {input({50, 3}, kInt32, -100.0, 100.0)},
                kTolExact});
+  // index_add and index_fill (repeated indices), repeat_interleave, meshgrid, and the arithmetic
+  // of several tensors (autograd/arithmetic_functions.h): compositions, masks made on the device.
+  c.push_back(
+      {"index_add_fill_interleave_f32",
+       grads_of([](const Inputs& v) {
+         const Tensor added = index_add(v[0], 1, v[1], v[2], 0.5);
+         return repeat_interleave(index_fill(added, 0, v[3], -2.0), 3, 1);
+       }),
+       {input({6, 9}), input({25}, kInt64, 0.0, 9.0), input({6, 25}), input({4}, kInt64, 0.0, 6.0)},
+       kTolF32Sum});
+  c.push_back(
+      {"lerp_addcmul_addcdiv_logaddexp_f32",
+       grads_of([](const Inputs& v) {
+         const std::vector<Tensor> g = meshgrid({v[3], v[4]}, "xy");
+         const Tensor t = lerp(v[0], v[1], v[2]) + addcmul(v[0], v[1], v[2], 0.5);
+         return logaddexp(addcdiv(t, v[1], g[0] + 3.0, -1.0), g[1] * 4.0);
+       }),
+       {input({7, 5}), input({5}), input({7, 1}, kFloat32, -0.5, 1.5), input({5}), input({7})},
+       kTolF32Sum});
   // The composed ops (their own index tensors, masks and blocks made on the input's device).
   c.push_back({"flip_roll_repeat_f32",
                grads_of([](const Inputs& v) {
