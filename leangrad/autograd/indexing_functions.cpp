@@ -31,6 +31,7 @@
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/grad_mode.h>
 #include <leangrad/autograd/graph.h>
+#include <leangrad/autograd/reduction_functions.h>
 #include <leangrad/core/creation.h>
 #include <leangrad/core/error.h>
 #include <leangrad/core/profiler.h>
@@ -158,6 +159,83 @@ Tensor index_add(const Tensor& input, std::int64_t dim, const Tensor& index, con
   // gradient is index_select (Note [Indexing ops' gradients]).
   const Tensor spread = index_select_backward_fn(source, d, index, input.shape());
   return add(input, alpha == 1.0 ? spread : mul(spread, alpha));
+}
+
+namespace {
+
+// The flat positions (row-major) of the true elements of a bool tensor, int64 (count), on its
+// device: each true element's position goes to slot (number of trues up to it) - 1 of a
+// scatter_add into zeros, each false one to a spare last slot, which is cut off. Runs on either
+// device with the kernels of cumsum, where and scatter_add; the count is read back.
+Tensor flat_true_positions(const Tensor& mask_in) {
+  const Tensor mask = reshape(mask_in, {mask_in.numel()});
+  const TensorOptions longs = TensorOptions(kInt64).device(mask.device());
+  if (mask.numel() == 0) return zeros({0}, longs);
+  const Tensor rank = cumsum(mask, 0);  // int64
+  const std::int64_t count = select(rank, 0, mask.numel() - 1).item<std::int64_t>();
+  const Tensor slot =
+      where(mask, sub(rank, full({}, 1.0, longs)), full({}, static_cast<double>(count), longs));
+  const Tensor positions = scatter_add(zeros({count + 1}, longs), 0, slot,
+                                       arange(0.0, static_cast<double>(mask.numel()), 1.0, longs));
+  return slice(positions, 0, 0, count);
+}
+
+}  // namespace
+
+Tensor nonzero(const Tensor& input) {
+  LG_PROFILE_OP(input);
+  LG_CHECK(input.defined(), "nonzero: expected a defined input, got an undefined Tensor()");
+  NoGradGuard no_grad;
+  const Tensor flat = flat_true_positions(input.dtype() == kBool ? input : ne(input, 0.0));
+  const std::int64_t count = flat.numel();
+  const std::int64_t rank = input.dim();
+  if (rank == 0) return zeros({count, 0}, TensorOptions(kInt64).device(input.device()));
+  if (rank == 1) return reshape(flat, {count, 1});
+  // Each position's index along each dim: floor(flat / stride) mod size, in float64 (exact: a
+  // tensor's positions are far below 2^53).
+  std::vector<Tensor> columns;
+  const Tensor position = flat.to(kFloat64);
+  std::int64_t stride = 1;
+  std::vector<std::int64_t> strides(static_cast<std::size_t>(rank));
+  for (std::int64_t d = rank - 1; d >= 0; --d) {
+    strides[static_cast<std::size_t>(d)] = stride;
+    stride *= input.size(d);
+  }
+  for (std::int64_t d = 0; d < rank; ++d) {
+    const auto s = static_cast<double>(strides[static_cast<std::size_t>(d)]);
+    const auto n = static_cast<double>(input.size(d));
+    const Tensor q = floor(div(position, s));
+    columns.push_back(sub(q, mul(floor(div(q, n)), n)));
+  }
+  return stack(columns, 1).to(kInt64);
+}
+
+Tensor argwhere(const Tensor& input) {
+  LG_PROFILE_OP(input);
+  return nonzero(input);
+}
+
+Tensor masked_select(const Tensor& input, const Tensor& mask) {
+  LG_PROFILE_OP(input, mask);
+  const char* op = "masked_select";
+  LG_CHECK(input.defined() && mask.defined(), op,
+           ": expected a defined input and mask, got an undefined Tensor()");
+  LG_CHECK_DTYPE(mask.dtype() == kBool, op, ": expected a bool mask, got ", mask.dtype());
+  LG_CHECK_DEVICE(mask.device() == input.device(), op, ": the mask is on ", mask.device(),
+                  ", the input on ", input.device());
+  const Shape shape = broadcast_shapes(input.shape(), mask.shape(), op);
+  Tensor positions;
+  {
+    NoGradGuard no_grad;
+    positions = flat_true_positions(expand(mask, shape));
+  }
+  return index_select(reshape(expand(input, shape), {shape_numel(shape, op)}), 0, positions);
+}
+
+Tensor count_nonzero(const Tensor& input, const DimList& dims) {
+  LG_PROFILE_OP(input);
+  LG_CHECK(input.defined(), "count_nonzero: expected a defined input, got an undefined Tensor()");
+  return sum(input.dtype() == kBool ? input : ne(input, 0.0), dims);
 }
 
 Tensor index_fill(const Tensor& input, std::int64_t dim, const Tensor& index, double value) {

@@ -1,14 +1,14 @@
 // Indexing by tensors, splitting and rearranging, as torch's: index_select, gather and
-// scatter_add (kernels of their own: kernels/ops_indexing.cpp), and index_add and index_fill
-// composed of them; narrow, chunk, split, split_with_sizes and unbind (views through slice and
-// select); flip, roll, repeat, tile, repeat_interleave, meshgrid, tril, triu, pad and one_hot
-// (composed of the above and of autograd/functions.h's ops). All differentiate,
-// twice too: index_select's gradient adds each slice of the upstream gradient into the slice of its
-// index (index_add), and its gradient is index_select again; gather's gradient is scatter_add into
-// zeros, and scatter_add's gradient with respect to src is gather (Note [Indexing ops' gradients]
-// in indexing_functions.cpp). Indices are int64 (index_select takes int32 too), on the input's
-// device; an index out of range is an Error on the CPU (naming it and its position) and NaN, or 0
-// in an integral dtype, on CUDA, which does not synchronise to check.
+// scatter_add (kernels of their own: kernels/ops_indexing.cpp), and index_add, index_fill,
+// nonzero and masked_select composed of them and cumsum; narrow, chunk, split, split_with_sizes and
+// unbind (views through slice and select); flip, roll, repeat, tile, repeat_interleave, meshgrid,
+// tril, triu, pad and one_hot (composed of the above and of autograd/functions.h's ops). All
+// differentiate, twice too: index_select's gradient adds each slice of the upstream gradient into
+// the slice of its index (index_add), and its gradient is index_select again; gather's gradient is
+// scatter_add into zeros, and scatter_add's gradient with respect to src is gather (Note [Indexing
+// ops' gradients] in indexing_functions.cpp). Indices are int64 (index_select takes int32 too), on
+// the input's device; an index out of range is an Error on the CPU (naming it and its position) and
+// NaN, or 0 in an integral dtype, on CUDA, which does not synchronise to check.
 #pragma once
 
 #include <cstdint>
@@ -35,6 +35,17 @@ Tensor scatter_add(const Tensor& input, std::int64_t dim, const Tensor& index, c
 // index.numel() along dim, one floating dtype; a repeated index adds each of its slices.
 Tensor index_add(const Tensor& input, std::int64_t dim, const Tensor& index, const Tensor& source,
                  double alpha = 1.0);
+// The positions of input's non-zero elements (NaN counts as non-zero), (count, input.dim()) int64
+// in row-major order, as torch.nonzero (argwhere is the same); a 0-d input gives (0 or 1, 0).
+// The count is read back from the device (a synchronisation on CUDA, as PyTorch's).
+Tensor nonzero(const Tensor& input);
+Tensor argwhere(const Tensor& input);
+// input's elements where mask (bool, broadcast with input) is true, in row-major order of the
+// broadcast shape, a 1-d tensor, as torch.masked_select; the gradient goes back to those places.
+Tensor masked_select(const Tensor& input, const Tensor& mask);
+// How many elements are non-zero over dims (all when none is given), int64, as
+// torch.count_nonzero.
+Tensor count_nonzero(const Tensor& input, const DimList& dims = {});
 // A copy of input with its slices along dim at `index` (as index_add's) set to value, as
 // torch.index_fill; a value the dtype cannot hold is an Error. The gradient is 0 there.
 Tensor index_fill(const Tensor& input, std::int64_t dim, const Tensor& index, double value);

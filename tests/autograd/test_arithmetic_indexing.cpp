@@ -1,5 +1,6 @@
 // lerp, addcmul, addcdiv and logaddexp (autograd/arithmetic_functions.h), and index_add,
-// index_fill, tile, repeat_interleave and meshgrid (autograd/indexing_functions.h): values and
+// index_fill, tile, repeat_interleave, meshgrid, nonzero, masked_select and count_nonzero
+// (autograd/indexing_functions.h): values and
 // gradients against PyTorch's (tests/data/arithmetic_indexing.json, make_arithmetic_indexing.py),
 // first and second derivatives by finite differences, and the errors of bad arguments.
 #include <gtest/gtest.h>
@@ -15,6 +16,7 @@
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/indexing_functions.h>
 #include <leangrad/core/creation.h>
+#include <leangrad/kernels/creation.h>
 #include "testing/gradcheck.h"
 #include "testing/reference_data.h"
 #include "testing/tensor_testing.h"
@@ -52,6 +54,9 @@ Tensor apply_case(const test::ReferenceCase& rc, const Inputs& in) {
     return index_fill(in[0], p["dim"].get<std::int64_t>(), rc.at("index"),
                       p["value"].get<double>());
   }
+  if (op == "masked_select") return masked_select(in[0], rc.at("mask"));
+  if (op == "nonzero") return nonzero(in[0]);
+  if (op == "count_nonzero") return count_nonzero(in[0], DimList(ints(p["dims"])));
   if (op == "tile") return tile(in[0], ints(p["reps"]));
   if (op == "repeat_interleave") {
     const auto repeats = p["repeats"].get<std::int64_t>();
@@ -82,6 +87,12 @@ TEST(ArithmeticIndexingReference, MatchesPyTorch) {
       names.push_back(key);
     }
     const Tensor y = apply_case(rc, in);
+    EXPECT_EQ(y.shape(), rc.at("y").shape());
+    if (!is_floating(y.dtype())) {  // positions and counts: exact
+      EXPECT_EQ(y.dtype(), kInt64);
+      EXPECT_EQ(test::to_vector(y), test::to_vector(rc.at("y")));
+      continue;
+    }
     EXPECT_TRUE(matches_within_roundoff(y, rc.at("y"), {}, RoundoffMatch{.ulps = 16})) << "value";
     if (rc.tensors.count("g") == 0) continue;
     y.backward(rc.at("g"));
@@ -129,11 +140,35 @@ TEST(ArithmeticIndexing, GradientsMatchFiniteDifferences) {
   EXPECT_TRUE(gradcheck(filled, {a}));
   const auto interleaved = [](const Inputs& x) { return repeat_interleave(x[0], 2, 0).pow(3.0); };
   EXPECT_TRUE(gradcheck(interleaved, {a}));
+  const Tensor mask = test::make_tensor({1, 0, 0, 1}, {4}, kBool);
+  const auto selected = [mask](const Inputs& x) { return masked_select(x[0], mask).pow(3.0); };
+  EXPECT_TRUE(gradcheck(selected, {a}));
+  EXPECT_TRUE(gradgradcheck(selected, {a}));
   const auto grid = [](const Inputs& x) {
     const std::vector<Tensor> g = meshgrid({x[0], x[1]}, "xy");
     return mul(g[0], g[1]).pow(2.0);
   };
   EXPECT_TRUE(gradcheck(grid, {uniform_input({3}, -1.0, 1.0, 6), b}));
+}
+
+// nonzero of a larger tensor against a loop over its elements (the positions come from a scan
+// and a scatter, and each index from a division in float64).
+TEST(ArithmeticIndexing, NonzeroMatchesALoop) {
+  const Tensor x = uniform_input({20, 30, 40}, -1.0, 1.0, 9).detach();
+  const Tensor sparse = where(gt(x, 0.4), x, zeros_like(x));
+  const std::vector<double> values = test::to_vector(sparse);
+  std::vector<double> expected;
+  for (std::int64_t i = 0; i < 20; ++i)
+    for (std::int64_t j = 0; j < 30; ++j)
+      for (std::int64_t k = 0; k < 40; ++k)
+        if (values[static_cast<std::size_t>((i * 30 + j) * 40 + k)] != 0)
+          expected.insert(expected.end(),
+                          {static_cast<double>(i), static_cast<double>(j), static_cast<double>(k)});
+  const Tensor got = nonzero(sparse);
+  EXPECT_EQ(got.shape(), Shape({static_cast<std::int64_t>(expected.size() / 3), 3}));
+  EXPECT_EQ(test::to_vector(got), expected);
+  EXPECT_EQ(count_nonzero(sparse).item<std::int64_t>(),
+            static_cast<std::int64_t>(expected.size() / 3));
 }
 
 // logaddexp of two large numbers does not overflow (e^100 does in float32), and the same
@@ -169,6 +204,10 @@ TEST(ArithmeticIndexing, BadArgumentsAreClearErrors) {
   EXPECT_THROW_MSG(meshgrid({}), "meshgrid: expected at least one tensor");
   EXPECT_THROW_MSG(meshgrid({i, i}, "yx"), "meshgrid: indexing must be \"ij\" or \"xy\"");
   EXPECT_THROW_MSG(tile(Tensor(), {2}), "tile: expected a defined input");
+  EXPECT_THROW_MSG(masked_select(a, gt(a, 0.0).to(kFloat32)),
+                   "masked_select: expected a bool mask");
+  EXPECT_THROW_MSG(masked_select(a, test::make_tensor({1, 0, 1}, {3}, kBool)), "masked_select");
+  EXPECT_THROW_MSG(nonzero(Tensor()), "nonzero: expected a defined input");
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 """PyTorch reference cases for lerp, addcmul, addcdiv, logaddexp, index_add, index_fill, tile,
-repeat_interleave and meshgrid (tests/autograd/test_arithmetic_indexing.cpp): float32 inputs, the
+repeat_interleave, meshgrid, nonzero, masked_select and count_nonzero (tests/autograd/test_arithmetic_indexing.cpp): float32 inputs, the
 output "y", a random upstream gradient "g" and the gradients "d" + input. Run with Debian's
 python3-torch: /usr/bin/python3 tests/data/make_arithmetic_indexing.py
 """
@@ -60,5 +60,32 @@ a = torch.tensor([math.inf, -math.inf, math.inf, -math.inf, math.nan, 1.0, 0.0])
 b = torch.tensor([math.inf, -math.inf, -math.inf, 3.0, 1.0, math.nan, 100.0])
 cases.append({"name": "logaddexp__special", "params": {"op": "logaddexp"},
               "tensors": {"a": a, "b": b, "y": torch.logaddexp(a, b)}})
+
+mask = torch.rand(4) > 0.5
+mask[0], mask[1] = True, False
+case("masked_select__broadcast", {}, {"a": leaf(3, 4)}, lambda a: torch.masked_select(a, mask),
+     {"mask": mask})
+
+# Forward only: nonzero (NaN is non-zero) and count_nonzero.
+x = torch.tensor([[0.0, 1.5, 0.0], [math.nan, 0.0, -2.0]])
+cases.append({"name": "nonzero__2d", "params": {"op": "nonzero"},
+              "tensors": {"a": x, "y": torch.nonzero(x)}})
+x = (torch.rand(2, 3, 4) > 0.6).float()
+cases.append({"name": "nonzero__3d", "params": {"op": "nonzero"},
+              "tensors": {"a": x, "y": torch.nonzero(x)}})
+x = torch.tensor([True, False, True, True])
+cases.append({"name": "nonzero__bool_1d", "params": {"op": "nonzero"},
+              "tensors": {"a": x, "y": torch.nonzero(x)}})
+x = torch.tensor(3.0)
+cases.append({"name": "nonzero__0d", "params": {"op": "nonzero"},
+              "tensors": {"a": x, "y": torch.nonzero(x)}})
+x = torch.zeros(2, 3)
+cases.append({"name": "nonzero__none", "params": {"op": "nonzero"},
+              "tensors": {"a": x, "y": torch.nonzero(x)}})
+x = torch.tensor([[0.0, 1.0, 2.0], [0.0, 0.0, 3.0]])
+cases.append({"name": "count_nonzero__dim1", "params": {"op": "count_nonzero", "dims": [1]},
+              "tensors": {"a": x, "y": torch.count_nonzero(x, dim=1)}})
+cases.append({"name": "count_nonzero__all", "params": {"op": "count_nonzero", "dims": []},
+              "tensors": {"a": x, "y": torch.count_nonzero(x)}})
 
 write("arithmetic_indexing.json", "make_arithmetic_indexing.py", cases)

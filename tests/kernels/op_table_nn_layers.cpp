@@ -236,6 +236,14 @@ std::vector<OpCase> indexing_cases() {
        }),
        {input({6, 9}), input({25}, kInt64, 0.0, 9.0), input({6, 25}), input({4}, kInt64, 0.0, 6.0)},
        kTolF32Sum});
+  c.push_back({"nonzero_f32",
+               [](const Inputs& v) -> Outputs { return {nonzero(gt(v[0], 0.5))}; },
+               {input({7, 9, 11})},
+               kTolExact});
+  c.push_back({"masked_select_f32",
+               grads_of([](const Inputs& v) { return masked_select(v[0], gt(v[1], 0.0)); }),
+               {input({6, 40}), input({40})},
+               kTolExact});
   c.push_back(
       {"lerp_addcmul_addcdiv_logaddexp_f32",
        grads_of([](const Inputs& v) {
