@@ -45,6 +45,7 @@
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/grad_mode.h>
 #include <leangrad/autograd/indexing_functions.h>
+#include <leangrad/autograd/linalg_functions.h>
 #include <leangrad/autograd/losses.h>
 #include <leangrad/autograd/margin_losses.h>
 #include <leangrad/autograd/reduction_functions.h>

@@ -5,9 +5,9 @@
 //   the output's dims in the output's order ("..." standing for its dims, broadcast and
 //   right-aligned), then the summed labels in order of first appearance, then the "..." dims if
 //   the output lacks them (they are summed then, as torch.einsum's); a label an operand lacks is
-//   a dim of size 1 there. A label repeated within a term is that operand's diagonal first: the two
-//   dims moved last, made one of n * n elements, and every (n + 1)-th taken (a view's reshape and
-//   a strided slice, so the gradient is a strided copy back).
+//   a dim of size 1 there. A label repeated within a term is that operand's diagonal first
+//   (`diagonal` of autograd/linalg_functions.h: the two dims moved last, made one of n * n
+//   elements, and every (n + 1)-th taken, so the gradient is a strided copy back).
 //   The operands are then multiplied together left to right, each product summing the labels
 //   that no later operand and not the output has, as torch.einsum does (its sumproduct_pair). A
 //   product of A and B is one batched matrix product: the dims both have (and keep) are the
@@ -30,6 +30,7 @@
 #include <vector>
 
 #include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/linalg_functions.h>
 #include <leangrad/core/error.h>
 #include <leangrad/core/profiler.h>
 #include <leangrad/core/shape.h>
@@ -84,23 +85,6 @@ std::string shapes_str(const std::vector<Tensor>& operands) {
   for (std::size_t i = 0; i < operands.size(); ++i)
     out += (i ? ", " : "") + shape_str(operands[i].shape());
   return out;
-}
-
-// x with the dims at positions `a` and `b` (< x.dim(), a != b, one size n) replaced by their
-// diagonal, a dim of size n at the end (Note [einsum by pairs]).
-Tensor diagonal_last(const Tensor& x, std::int64_t a, std::int64_t b) {
-  std::vector<std::int64_t> order;
-  for (std::int64_t d = 0; d < x.dim(); ++d)
-    if (d != a && d != b) order.push_back(d);
-  order.push_back(a);
-  order.push_back(b);
-  const std::int64_t n = x.size(a);
-  Shape kept;
-  for (std::int64_t d = 0; d < x.dim(); ++d)
-    if (d != a && d != b) kept.push_back(x.size(d));
-  kept.push_back(n * n);
-  const Tensor squared = reshape(permute(x, order), kept);
-  return slice(squared, -1, 0, n * n, n + 1);
 }
 
 // The product of a and b (one rank, broadcastable shapes) with the dims in `summed` summed out,
@@ -336,7 +320,7 @@ Tensor einsum(std::string_view equation_in, const std::vector<Tensor>& operands)
               i, " over dims of sizes ", x.size(static_cast<std::int64_t>(a)), " and ",
               x.size(static_cast<std::int64_t>(b)), " (shape ", x.shape(), ")");
           const std::int64_t p = place[a];
-          x = diagonal_last(x, static_cast<std::int64_t>(a), static_cast<std::int64_t>(b));
+          x = diagonal(x, 0, static_cast<std::int64_t>(a), static_cast<std::int64_t>(b));
           place.erase(place.begin() + static_cast<std::ptrdiff_t>(b));
           place.erase(place.begin() + static_cast<std::ptrdiff_t>(a));
           place.push_back(p);

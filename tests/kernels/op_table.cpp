@@ -18,6 +18,7 @@
 #include <leangrad/autograd/activations.h>
 #include <leangrad/autograd/einsum.h>
 #include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/linalg_functions.h>
 #include <leangrad/core/error.h>
 #include <leangrad/core/generator.h>
 #include <leangrad/kernels/creation.h>
@@ -742,6 +743,21 @@ std::vector<OpCase> matmul_cases() {
       {"einsum_three_operands",
        [](const Inputs& x) { return Outputs{einsum("abc,cd,de->abe", x)}; },
        {input({4, 5, 24}), input({24, 16}), input({16, 8})},
+       kTolF32Gemm},
+      // autograd/linalg_functions.h: compositions of matmul, einsum, views and index_select.
+      {"addmm_baddbmm_tensordot",
+       [](const Inputs& x) {
+         return Outputs{addmm(x[0], x[1], x[2], 0.5, -2.0), baddbmm(x[0], x[3], x[4], 1.0, 0.25),
+                        tensordot(x[3], x[4], {0, 2}, {0, 1})};
+       },
+       {input({24}), input({20, 32}), input({32, 24}), input({3, 20, 16}), input({3, 16, 24})},
+       kTolF32Gemm},
+      {"kron_diag_trace_cross_diff",
+       [](const Inputs& x) {
+         return Outputs{kron(x[0], x[1]), diag(x[2], -1),       diagonal(x[0], 2, 1, 0),
+                        trace(x[0]),      cross(x[3], x[4], 0), diff(x[0], 2, 1)};
+       },
+       {input({5, 7}), input({3, 2}), input({6}), input({3, 9}), input({3, 9})},
        kTolF32Gemm},
       {"einsum_diagonal_ellipsis",
        [](const Inputs& x) { return Outputs{einsum("...ii->i", x)}; },

@@ -1,0 +1,242 @@
+// The products and rearrangements of autograd/linalg_functions.h.
+#include <leangrad/autograd/linalg_functions.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <leangrad/autograd/einsum.h>
+#include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/indexing_functions.h>
+#include <leangrad/core/creation.h>
+#include <leangrad/core/error.h>
+#include <leangrad/core/profiler.h>
+#include <leangrad/core/shape.h>
+#include <leangrad/kernels/creation.h>
+
+namespace leangrad {
+namespace {
+
+// Both defined, of one dtype and device.
+void check_pair(const char* op, const Tensor& a, const Tensor& b) {
+  LG_CHECK(a.defined() && b.defined(), op,
+           ": expected defined operands, got an undefined Tensor()");
+  LG_CHECK_DTYPE(a.dtype() == b.dtype(), op, ": expected operands of one dtype, got ", a.dtype(),
+                 " and ", b.dtype());
+  LG_CHECK_DEVICE(a.device() == b.device(), op, ": expected operands on one device, got ",
+                  a.device(), " and ", b.device());
+}
+
+// beta input + alpha product, input broadcast to the product's shape (not read when beta is 0).
+Tensor add_scaled(const char* op, const Tensor& input, const Tensor& product, double beta,
+                  double alpha) {
+  check_pair(op, input, product);
+  LG_CHECK_SHAPE(broadcast_shapes(input.shape(), product.shape(), op) == product.shape(), op,
+                 ": input of shape ", input.shape(), " does not broadcast to the product's ",
+                 product.shape());
+  const Tensor scaled = alpha == 1.0 ? product : mul(product, alpha);
+  if (beta == 0.0) return scaled;
+  return add(beta == 1.0 ? input : mul(input, beta), scaled);
+}
+
+}  // namespace
+
+Tensor addmm(const Tensor& input, const Tensor& mat1, const Tensor& mat2, double beta,
+             double alpha) {
+  LG_PROFILE_OP(input, mat1, mat2);
+  check_pair("addmm", mat1, mat2);
+  LG_CHECK_SHAPE(mat1.dim() == 2 && mat2.dim() == 2 && mat1.size(1) == mat2.size(0),
+                 "addmm: expected matrices (n, m) and (m, p), got ", mat1.shape(), " and ",
+                 mat2.shape());
+  return add_scaled("addmm", input, matmul(mat1, mat2), beta, alpha);
+}
+
+Tensor addmv(const Tensor& input, const Tensor& mat, const Tensor& vec, double beta, double alpha) {
+  LG_PROFILE_OP(input, mat, vec);
+  check_pair("addmv", mat, vec);
+  LG_CHECK_SHAPE(mat.dim() == 2 && vec.dim() == 1 && mat.size(1) == vec.size(0),
+                 "addmv: expected a matrix (n, m) and a vector (m), got ", mat.shape(), " and ",
+                 vec.shape());
+  return add_scaled("addmv", input, matmul(mat, vec), beta, alpha);
+}
+
+Tensor baddbmm(const Tensor& input, const Tensor& batch1, const Tensor& batch2, double beta,
+               double alpha) {
+  LG_PROFILE_OP(input, batch1, batch2);
+  check_pair("baddbmm", batch1, batch2);
+  LG_CHECK_SHAPE(batch1.dim() == 3 && batch2.dim() == 3 && batch1.size(0) == batch2.size(0) &&
+                     batch1.size(2) == batch2.size(1),
+                 "baddbmm: expected batches (b, n, m) and (b, m, p), got ", batch1.shape(), " and ",
+                 batch2.shape());
+  return add_scaled("baddbmm", input, matmul(batch1, batch2), beta, alpha);
+}
+
+Tensor addbmm(const Tensor& input, const Tensor& batch1, const Tensor& batch2, double beta,
+              double alpha) {
+  LG_PROFILE_OP(input, batch1, batch2);
+  check_pair("addbmm", batch1, batch2);
+  LG_CHECK_SHAPE(batch1.dim() == 3 && batch2.dim() == 3 && batch1.size(0) == batch2.size(0) &&
+                     batch1.size(2) == batch2.size(1),
+                 "addbmm: expected batches (b, n, m) and (b, m, p), got ", batch1.shape(), " and ",
+                 batch2.shape());
+  // The sum over the batch and the inner dim at once: (n, b m) @ (b m, p).
+  return add_scaled("addbmm", input, einsum("bnm,bmp->np", {batch1, batch2}), beta, alpha);
+}
+
+Tensor tensordot(const Tensor& a, const Tensor& b, const std::vector<std::int64_t>& dims_a,
+                 const std::vector<std::int64_t>& dims_b) {
+  LG_PROFILE_OP(a, b);
+  const char* op = "tensordot";
+  check_pair(op, a, b);
+  LG_CHECK_SHAPE(dims_a.size() == dims_b.size(), op, ": ", dims_a.size(), " dims of a against ",
+                 dims_b.size(), " of b (expected as many)");
+  LG_CHECK_SHAPE(a.dim() + b.dim() <= 52, op, ": ranks ", a.dim(), " and ", b.dim(),
+                 " are too many dims");
+  // An einsum with a letter per dim: each contracted pair shares one.
+  const auto letter = [](std::int64_t i) {
+    return static_cast<char>(i < 26 ? 'a' + i : 'A' + (i - 26));
+  };
+  std::string ta, tb, out;
+  for (std::int64_t d = 0; d < a.dim(); ++d)
+    ta.push_back(letter(d));
+  for (std::int64_t d = 0; d < b.dim(); ++d)
+    tb.push_back(letter(a.dim() + d));
+  std::vector<bool> contracted_a(static_cast<std::size_t>(a.dim()), false);
+  std::vector<bool> contracted_b(static_cast<std::size_t>(b.dim()), false);
+  for (std::size_t i = 0; i < dims_a.size(); ++i) {
+    const std::int64_t da = wrap_dim(dims_a[i], a.dim(), op);
+    const std::int64_t db = wrap_dim(dims_b[i], b.dim(), op);
+    LG_CHECK_SHAPE(
+        !contracted_a[static_cast<std::size_t>(da)] && !contracted_b[static_cast<std::size_t>(db)],
+        op, ": a dim is contracted twice (dims ", Shape(dims_a), " and ", Shape(dims_b), ")");
+    LG_CHECK_SHAPE(a.size(da) == b.size(db), op, ": dim ", da, " of a (size ", a.size(da),
+                   ") and dim ", db, " of b (size ", b.size(db), ") differ; shapes ", a.shape(),
+                   " and ", b.shape());
+    contracted_a[static_cast<std::size_t>(da)] = true;
+    contracted_b[static_cast<std::size_t>(db)] = true;
+    tb[static_cast<std::size_t>(db)] = ta[static_cast<std::size_t>(da)];
+  }
+  for (std::int64_t d = 0; d < a.dim(); ++d)
+    if (!contracted_a[static_cast<std::size_t>(d)]) out.push_back(ta[static_cast<std::size_t>(d)]);
+  for (std::int64_t d = 0; d < b.dim(); ++d)
+    if (!contracted_b[static_cast<std::size_t>(d)]) out.push_back(tb[static_cast<std::size_t>(d)]);
+  return einsum(ta + "," + tb + "->" + out, {a, b});
+}
+
+Tensor tensordot(const Tensor& a, const Tensor& b, std::int64_t n) {
+  LG_PROFILE_OP(a, b);
+  check_pair("tensordot", a, b);
+  LG_CHECK_SHAPE(n >= 0 && n <= a.dim() && n <= b.dim(), "tensordot: cannot contract ", n,
+                 " dims of tensors of shapes ", a.shape(), " and ", b.shape());
+  std::vector<std::int64_t> dims_a, dims_b;
+  for (std::int64_t i = 0; i < n; ++i) {
+    dims_a.push_back(a.dim() - n + i);
+    dims_b.push_back(i);
+  }
+  return tensordot(a, b, dims_a, dims_b);
+}
+
+Tensor kron(const Tensor& a, const Tensor& b) {
+  LG_PROFILE_OP(a, b);
+  check_pair("kron", a, b);
+  const std::int64_t rank = std::max(a.dim(), b.dim());
+  // a as (a0, 1, a1, 1, ...), b as (1, b0, 1, b1, ...): their product, reshaped, is the blocks.
+  Shape sa, sb, out;
+  for (std::int64_t d = 0; d < rank; ++d) {
+    const std::int64_t na = d < rank - a.dim() ? 1 : a.size(d - (rank - a.dim()));
+    const std::int64_t nb = d < rank - b.dim() ? 1 : b.size(d - (rank - b.dim()));
+    sa.insert(sa.end(), {na, 1});
+    sb.insert(sb.end(), {1, nb});
+    out.push_back(checked_mul(na, nb, "kron"));
+  }
+  return reshape(mul(reshape(a, sa), reshape(b, sb)), out);
+}
+
+Tensor diagonal(const Tensor& input, std::int64_t offset, std::int64_t dim1, std::int64_t dim2) {
+  LG_PROFILE_OP(input);
+  const char* op = "diagonal";
+  LG_CHECK(input.defined(), op, ": expected a defined input, got an undefined Tensor()");
+  LG_CHECK_SHAPE(input.dim() >= 2, op, ": expected at least 2 dims, got shape ", input.shape());
+  const std::int64_t d1 = wrap_dim(dim1, input.dim(), op);
+  const std::int64_t d2 = wrap_dim(dim2, input.dim(), op);
+  LG_CHECK_SHAPE(d1 != d2, op, ": dim1 and dim2 are both dim ", d1, " (shape ", input.shape(), ")");
+  // Cut the rows (offset < 0) or columns (offset > 0) before the diagonal, then a square.
+  Tensor x = input;
+  const std::int64_t cut_dim = offset >= 0 ? d2 : d1;
+  const std::int64_t cut = std::min(offset >= 0 ? offset : -offset, x.size(cut_dim));
+  x = narrow(x, cut_dim, cut, x.size(cut_dim) - cut);
+  const std::int64_t n = std::min(x.size(d1), x.size(d2));
+  x = narrow(narrow(x, d1, 0, n), d2, 0, n);
+  // The two dims last, made one of n * n elements, and every (n + 1)-th taken.
+  std::vector<std::int64_t> order;
+  Shape kept;
+  for (std::int64_t d = 0; d < x.dim(); ++d) {
+    if (d == d1 || d == d2) continue;
+    order.push_back(d);
+    kept.push_back(x.size(d));
+  }
+  order.insert(order.end(), {d1, d2});
+  kept.push_back(n * n);
+  return slice(reshape(permute(x, order), kept), -1, 0, n * n, n + 1);
+}
+
+Tensor diag(const Tensor& input, std::int64_t k) {
+  LG_PROFILE_OP(input);
+  LG_CHECK(input.defined(), "diag: expected a defined input, got an undefined Tensor()");
+  LG_CHECK_SHAPE(input.dim() == 1 || input.dim() == 2, "diag: expected a 1-d or 2-d input, got ",
+                 "shape ", input.shape());
+  if (input.dim() == 2) return diagonal(input, k, 0, 1);
+  // The vector, then a zero, picked into an (m, m) matrix: position (i, i + k) takes element i
+  // (row i - k for k < 0), every other position the zero.
+  const std::int64_t n = input.size(0);
+  const std::int64_t skip = k >= 0 ? k : -k;
+  const std::int64_t m = n + skip;
+  std::vector<std::int64_t> picks(static_cast<std::size_t>(checked_mul(m, m, "diag")), n);
+  for (std::int64_t i = 0; i < n; ++i) {
+    const std::int64_t row = k >= 0 ? i : i + skip;
+    const std::int64_t col = k >= 0 ? i + skip : i;
+    picks[static_cast<std::size_t>(row * m + col)] = i;
+  }
+  const Tensor padded = cat({input, zeros({1}, input.options())}, 0);
+  const Tensor index = tensor(picks, {m * m}).to(input.device());
+  return reshape(index_select(padded, 0, index), {m, m});
+}
+
+Tensor trace(const Tensor& input) {
+  LG_PROFILE_OP(input);
+  LG_CHECK(input.defined(), "trace: expected a defined input, got an undefined Tensor()");
+  LG_CHECK_SHAPE(input.dim() == 2, "trace: expected a 2-d input, got shape ", input.shape());
+  return sum(diagonal(input));
+}
+
+Tensor cross(const Tensor& a, const Tensor& b, std::int64_t dim) {
+  LG_PROFILE_OP(a, b);
+  const char* op = "cross";
+  check_pair(op, a, b);
+  LG_CHECK_SHAPE(a.dim() == b.dim(), op, ": expected operands of one rank, got shapes ", a.shape(),
+                 " and ", b.shape());
+  const std::int64_t d = wrap_dim(dim, a.dim(), op);
+  LG_CHECK_SHAPE(a.size(d) == 3 && b.size(d) == 3, op, ": dim ", d, " must have size 3 in both, ",
+                 "got shapes ", a.shape(), " and ", b.shape());
+  // c_i = a_(i+1) b_(i+2) - a_(i+2) b_(i+1), indices mod 3.
+  const auto shifted = [d](const Tensor& t, std::int64_t by) { return roll(t, {-by}, {d}); };
+  return sub(mul(shifted(a, 1), shifted(b, 2)), mul(shifted(a, 2), shifted(b, 1)));
+}
+
+Tensor diff(const Tensor& input, std::int64_t n, std::int64_t dim) {
+  LG_PROFILE_OP(input);
+  const char* op = "diff";
+  LG_CHECK(input.defined(), op, ": expected a defined input, got an undefined Tensor()");
+  LG_CHECK_SHAPE(input.dim() >= 1, op, ": expected at least 1 dim, got a 0-d input");
+  LG_CHECK(n >= 0, op, ": expected n >= 0, got ", n);
+  const std::int64_t d = wrap_dim(dim, input.dim(), op);
+  Tensor x = input;
+  for (std::int64_t i = 0; i < n && x.size(d) > 0; ++i) {
+    const std::int64_t length = x.size(d) - 1;
+    x = sub(narrow(x, d, 1, length), narrow(x, d, 0, length));
+  }
+  return n == 0 ? clone(x) : x;
+}
+
+}  // namespace leangrad
