@@ -8,7 +8,11 @@
 
 #include <leangrad/autograd/einsum.h>
 #include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/grad_mode.h>
+#include <leangrad/autograd/graph.h>
 #include <leangrad/autograd/indexing_functions.h>
+#include <leangrad/autograd/nn_internal.h>
+#include <leangrad/autograd/reduction_functions.h>
 #include <leangrad/core/creation.h>
 #include <leangrad/core/error.h>
 #include <leangrad/core/profiler.h>
@@ -222,6 +226,71 @@ Tensor cross(const Tensor& a, const Tensor& b, std::int64_t dim) {
   // c_i = a_(i+1) b_(i+2) - a_(i+2) b_(i+1), indices mod 3.
   const auto shifted = [d](const Tensor& t, std::int64_t by) { return roll(t, {-by}, {d}); };
   return sub(mul(shifted(a, 1), shifted(b, 2)), mul(shifted(a, 2), shifted(b, 1)));
+}
+
+namespace {
+
+// PyTorch's _euclidean_dist: [-2 x1, |x1|^2, 1] @ [x2, 1, |x2|^2]^T, clamped at 0, its square
+// root; the gradient PyTorch's _euclidean_dist_backward gives, with 0 where the distance is 0
+// (written with differentiable functions, so it differentiates again).
+Tensor euclidean_by_products(const Tensor& x1, const Tensor& x2) {
+  Tensor out;
+  {
+    NoGradGuard no_grad;
+    const Tensor n1 = sum(mul(x1, x1), {-1}, /*keepdim=*/true);
+    const Tensor n2 = sum(mul(x2, x2), {-1}, /*keepdim=*/true);
+    const Tensor left = cat({mul(x1, -2.0), n1, ones_like(n1)}, -1);
+    const Tensor right = cat({x2, ones_like(n2), n2}, -1);
+    out = sqrt(clamp_min(matmul(left, transpose(right, -1, -2)), 0.0));
+  }
+  return autograd::record_op(
+      "cdist", out, {x1, x2}, {x1, x2, out},
+      [](const autograd::BackwardContext& c) -> std::vector<Tensor> {
+        const Tensor& a = c.saved[0];
+        const Tensor& b = c.saved[1];
+        const Tensor& d = c.saved[2];
+        // g / d with 0 where d is 0; the division by a safe d, so that no infinity meets the
+        // mask's zero in a second derivative.
+        const Tensor at_zero = eq(d, 0.0);
+        const Tensor ratio =
+            where(at_zero, zeros_like(d), div(c.grad, where(at_zero, ones_like(d), d)));
+        std::vector<Tensor> grads(2);
+        if (c.needs(0)) {
+          grads[0] =
+              autograd::sum_to(sub(mul(a, sum(ratio, {-1}, true)), matmul(ratio, b)), c.shape(0));
+        }
+        if (c.needs(1)) {
+          grads[1] = autograd::sum_to(
+              sub(mul(b, unsqueeze(sum(ratio, {-2}), -1)), matmul(transpose(ratio, -1, -2), a)),
+              c.shape(1));
+        }
+        return grads;
+      });
+}
+
+}  // namespace
+
+Tensor cdist(const Tensor& x1, const Tensor& x2, double p) {
+  LG_PROFILE_OP(x1, x2);
+  const char* op = "cdist";
+  check_pair(op, x1, x2);
+  LG_CHECK_DTYPE(is_floating(x1.dtype()), op, ": expected floating operands, got ", x1.dtype());
+  LG_CHECK_SHAPE(x1.dim() >= 2 && x2.dim() >= 2 && x1.size(-1) == x2.size(-1), op,
+                 ": expected (*, P, M) and (*, R, M), got shapes ", x1.shape(), " and ",
+                 x2.shape());
+  LG_CHECK(p >= 0, op, ": expected p >= 0, got ", p);
+  // The batch dims broadcast: each operand expanded to them.
+  const Shape batch1(x1.shape().begin(), x1.shape().end() - 2);
+  const Shape batch2(x2.shape().begin(), x2.shape().end() - 2);
+  Shape batch = broadcast_shapes(batch1, batch2, op);
+  Shape s1 = batch, s2 = batch;
+  s1.insert(s1.end(), {x1.size(-2), x1.size(-1)});
+  s2.insert(s2.end(), {x2.size(-2), x2.size(-1)});
+  const Tensor a = x1.shape() == s1 ? x1 : expand(x1, s1);
+  const Tensor b = x2.shape() == s2 ? x2 : expand(x2, s2);
+  if (p == 2.0 && (a.size(-2) > 25 || b.size(-2) > 25)) return euclidean_by_products(a, b);
+  // (*, P, 1, M) - (*, 1, R, M), its norm over M.
+  return norm(sub(unsqueeze(a, -2), unsqueeze(b, -3)), p, {-1});
 }
 
 Tensor diff(const Tensor& input, std::int64_t n, std::int64_t dim) {

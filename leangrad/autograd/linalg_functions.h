@@ -1,5 +1,5 @@
 // Products and rearrangements of matrices beside matmul, as torch's: addmm, addmv, baddbmm,
-// addbmm, tensordot, kron, diagonal, diag, trace, cross and diff. Compositions of matmul,
+// addbmm, tensordot, kron, diagonal, diag, trace, cross, cdist and diff. Compositions of matmul,
 // einsum, views and the elementwise ops, so they differentiate, twice too, and run wherever those
 // run; the operands share a dtype and a device.
 #pragma once
@@ -48,6 +48,13 @@ Tensor trace(const Tensor& input);
 // The cross product of 3-vectors along dim (of size 3 in both; the others broadcast), as
 // torch.linalg.cross (dim -1 by default).
 Tensor cross(const Tensor& a, const Tensor& b, std::int64_t dim = -1);
+// The p-norm distance between each row of x1 (*, P, M) and each row of x2 (*, R, M), batch dims
+// broadcast: (*, P, R), as torch.cdist (p 0 counts the differing elements, p inf takes the
+// largest difference). For p = 2 with more than 25 rows on a side it takes PyTorch's matrix
+// product form, sqrt(|a|^2 - 2 a.b + |b|^2) clamped at 0 (fast; cancels for close rows, as
+// PyTorch's does), whose gradient at a distance of 0 is 0; otherwise the norm of the
+// differences. Floating dtypes.
+Tensor cdist(const Tensor& x1, const Tensor& x2, double p = 2.0);
 // The n-th forward difference along dim: out[i] = x[i + 1] - x[i], n times, as torch.diff
 // (without prepend and append).
 Tensor diff(const Tensor& input, std::int64_t n = 1, std::int64_t dim = -1);

@@ -26,6 +26,7 @@
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/grad_mode.h>
 #include <leangrad/autograd/graph.h>
+#include <leangrad/autograd/indexing_functions.h>
 #include <leangrad/core/error.h>
 #include <leangrad/core/profiler.h>
 #include <leangrad/kernels/creation.h>
@@ -135,6 +136,36 @@ Tensor norm(const Tensor& input, double p, const DimList& dims, bool keepdim) {
 Tensor normalize(const Tensor& input, double p, std::int64_t dim, double eps) {
   LG_PROFILE_OP(input);
   return div(input, clamp_min(norm(input, p, dim, /*keepdim=*/true), eps));
+}
+
+Tensor bincount(const Tensor& input, const Tensor& weights, std::int64_t minlength) {
+  LG_PROFILE_OP(input, weights);
+  const char* op = "bincount";
+  LG_CHECK(input.defined(), op, ": expected a defined input, got an undefined Tensor()");
+  LG_CHECK_SHAPE(input.dim() == 1, op, ": expected a 1-d input, got shape ", input.shape());
+  LG_CHECK_DTYPE(input.dtype() == kInt64 || input.dtype() == kInt32, op,
+                 ": expected an int64 or int32 input, got ", input.dtype());
+  LG_CHECK(minlength >= 0, op, ": expected minlength >= 0, got ", minlength);
+  if (weights.defined()) {
+    LG_CHECK_SHAPE(weights.shape() == input.shape(), op, ": expected weights of the input's shape ",
+                   input.shape(), ", got ", weights.shape());
+    LG_CHECK_DTYPE(is_floating(weights.dtype()), op, ": expected floating weights, got ",
+                   weights.dtype());
+    LG_CHECK_DEVICE(weights.device() == input.device(), op, ": the weights are on ",
+                    weights.device(), ", the input on ", input.device());
+  }
+  const Tensor values = input.to(kInt64);
+  std::int64_t length = minlength;
+  if (values.numel() > 0) {
+    NoGradGuard no_grad;
+    const std::int64_t lowest = amin(values, {0}).item<std::int64_t>();
+    LG_CHECK(lowest >= 0, op, ": expected no negative value, got ", lowest);
+    length = std::max(length, amax(values, {0}).item<std::int64_t>() + 1);
+  }
+  const TensorOptions options =
+      TensorOptions(weights.defined() ? weights.dtype() : kInt64).device(input.device());
+  const Tensor counted = weights.defined() ? weights : ones(input.shape(), options);
+  return scatter_add(zeros({length}, options), 0, values, counted);
 }
 
 Tensor cumsum(const Tensor& input, std::int64_t dim) {

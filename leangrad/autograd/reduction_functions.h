@@ -1,6 +1,7 @@
 // Reductions beside sum, mean, max and var of autograd/functions.h, as torch's: logsumexp, the
-// vector norm (and normalize, which divides by it), and the cumulative sum. All differentiate,
-// twice too (Note [Norm's gradient at 0] and Note [cumsum's gradient] in reduction_functions.cpp).
+// vector norm (and normalize, which divides by it), the cumulative sum, and bincount. All
+// differentiate, twice too (Note [Norm's gradient at 0] and Note [cumsum's gradient] in
+// reduction_functions.cpp).
 #pragma once
 
 #include <cstdint>
@@ -23,6 +24,11 @@ Tensor norm(const Tensor& input, double p = 2.0, const DimList& dims = {}, bool 
 // input divided by its p-norm along dim, the norm taken at least eps, as
 // torch.nn.functional.normalize (p 2, dim 1 and eps 1e-12 by default).
 Tensor normalize(const Tensor& input, double p = 2.0, std::int64_t dim = 1, double eps = 1e-12);
+// How often each value 0, 1, ..., max occurs in input (1-d, int64 or int32, no negative value),
+// at least minlength of them, as torch.bincount: int64 counts, or with weights (1-d, input's
+// length, floating) the sum of each value's weights in weights' dtype. Reads the largest value
+// back from the device (a synchronisation on CUDA, as PyTorch's).
+Tensor bincount(const Tensor& input, const Tensor& weights = Tensor(), std::int64_t minlength = 0);
 // The running sum along dim: out[..., j, ...] = input[..., 0, ...] + ... + input[..., j, ...],
 // added in that order on either device. Floating input keeps its dtype (float16 and bfloat16
 // summed in float32, each output rounded once); integral and bool input give int64.

@@ -1,6 +1,6 @@
 // lerp, addcmul, addcdiv and logaddexp (autograd/arithmetic_functions.h), and index_add,
 // index_fill, tile, repeat_interleave, meshgrid, nonzero, masked_select and count_nonzero
-// (autograd/indexing_functions.h): values and
+// (autograd/indexing_functions.h), and bincount (reduction_functions.h): values and
 // gradients against PyTorch's (tests/data/arithmetic_indexing.json, make_arithmetic_indexing.py),
 // first and second derivatives by finite differences, and the errors of bad arguments.
 #include <gtest/gtest.h>
@@ -15,6 +15,7 @@
 #include <leangrad/autograd/arithmetic_functions.h>
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/indexing_functions.h>
+#include <leangrad/autograd/reduction_functions.h>
 #include <leangrad/core/creation.h>
 #include <leangrad/kernels/creation.h>
 #include "testing/gradcheck.h"
@@ -57,6 +58,10 @@ Tensor apply_case(const test::ReferenceCase& rc, const Inputs& in) {
   if (op == "masked_select") return masked_select(in[0], rc.at("mask"));
   if (op == "nonzero") return nonzero(in[0]);
   if (op == "count_nonzero") return count_nonzero(in[0], DimList(ints(p["dims"])));
+  if (op == "bincount") {
+    const Tensor weights = rc.tensors.count("weights") ? rc.at("weights") : Tensor();
+    return bincount(in[0], weights, p["minlength"].get<std::int64_t>());
+  }
   if (op == "tile") return tile(in[0], ints(p["reps"]));
   if (op == "repeat_interleave") {
     const auto repeats = p["repeats"].get<std::int64_t>();
@@ -208,6 +213,9 @@ TEST(ArithmeticIndexing, BadArgumentsAreClearErrors) {
                    "masked_select: expected a bool mask");
   EXPECT_THROW_MSG(masked_select(a, test::make_tensor({1, 0, 1}, {3}, kBool)), "masked_select");
   EXPECT_THROW_MSG(nonzero(Tensor()), "nonzero: expected a defined input");
+  EXPECT_THROW_MSG(bincount(tensor<std::int64_t>({1, -2})), "bincount: expected no negative value");
+  EXPECT_THROW_MSG(bincount(a), "bincount: expected a 1-d input");
+  EXPECT_THROW_MSG(bincount(i, tensor<double>({1.0})), "bincount: expected weights of the input");
 }
 
 }  // namespace

@@ -1,9 +1,10 @@
-// addmm, addmv, baddbmm, addbmm, tensordot, kron, diagonal, diag, trace, cross and diff
+// addmm, addmv, baddbmm, addbmm, tensordot, kron, diagonal, diag, trace, cross, cdist and diff
 // (autograd/linalg_functions.h): values and gradients against PyTorch's
 // (tests/data/linalg_functions.json, make_linalg_functions.py), first and second derivatives by
 // finite differences, and the errors of bad arguments.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -11,7 +12,10 @@
 #include <vector>
 
 #include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/indexing_functions.h>
 #include <leangrad/autograd/linalg_functions.h>
+#include <leangrad/autograd/reduction_functions.h>
+#include <leangrad/core/memory.h>
 #include <leangrad/kernels/creation.h>
 #include "testing/gradcheck.h"
 #include "testing/reference_data.h"
@@ -52,6 +56,11 @@ Tensor apply_case(const test::ReferenceCase& rc, const Inputs& in) {
   if (op == "diag") return diag(in[0], integer(p, "k"));
   if (op == "trace") return trace(in[0]);
   if (op == "cross") return cross(in[0], in[1], integer(p, "dim"));
+  if (op == "cdist") {
+    // JSON has no infinity: p = inf comes as the string "inf".
+    const double order = p["p"].is_string() ? std::stod(p["p"].get<std::string>()) : scale("p");
+    return cdist(in[0], in[1], order);
+  }
   return diff(in[0], integer(p, "n"), integer(p, "dim"));
 }
 
@@ -113,6 +122,13 @@ TEST(LinalgFunctions, GradientsMatchFiniteDifferences) {
        [](const Inputs& x) { return cross(x[0], x[1]).pow(3.0); },
        {in({2, 3}), in({2, 3})}},
       {"diff", [](const Inputs& x) { return diff(x[0], 2, 0).pow(3.0); }, {in({5, 2})}},
+      {"cdist p=3",
+       [](const Inputs& x) { return cdist(x[0], x[1], 3.0); },
+       {in({2, 3, 2}), in({4, 2})}},
+      // More than 25 rows: the product form and its own gradient.
+      {"cdist products",
+       [](const Inputs& x) { return cdist(x[0], x[1]); },
+       {in({27, 3}), in({2, 3})}},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
@@ -127,6 +143,47 @@ TEST(LinalgFunctions, AddmmWithBetaZeroIgnoresInput) {
   const Tensor eye = test::make_tensor({1, 0, 0, 1}, {2, 2});
   const Tensor m = test::make_tensor({1, 2, 3, 4}, {2, 2});
   EXPECT_TRUE(test::all_close(addmm(nan, eye, m, 0.0, 2.0), {2, 4, 6, 8}));
+}
+
+// The product form of cdist (more than 25 rows) against the differences' form, in float64: the
+// same distances to within the form's cancellation (|a|^2 - 2 a.b + |b|^2 rounds by a few units
+// of roundoff of |a|^2 + |b|^2 < 12, so a distance near 0 comes out near sqrt(12 u), 1e-7), and
+// the same gradient. Row 5 of a is also a row of b, in values whose squares and products are
+// exact, so that distance is exactly 0 in either form and its gradient term is 0, as PyTorch's.
+TEST(LinalgFunctions, CdistProductFormMatchesTheDifferences) {
+  std::vector<double> values = test::to_vector(uniform_input({40, 6}, -1.0, 1.0, 11));
+  const std::vector<double> exact_row = {0.5, -1.0, 0.25, 0.75, -0.5, 1.0};
+  std::copy(exact_row.begin(), exact_row.end(), values.begin() + 5 * 6);
+  const Tensor a = test::make_tensor(values, {40, 6}, kFloat64).requires_grad_(true);
+  std::vector<double> b_values = test::to_vector(uniform_input({3, 6}, -1.0, 1.0, 12));
+  b_values.insert(b_values.end(), exact_row.begin(), exact_row.end());
+  const Tensor b = test::make_tensor(b_values, {4, 6}, kFloat64).requires_grad_(true);
+  const Tensor products = cdist(a, b);
+  EXPECT_EQ(products[5][3].item<double>(), 0.0);
+  const Tensor a2 = a.detach().requires_grad_(true);
+  const Tensor b2 = b.detach().requires_grad_(true);
+  const Tensor differences = norm(sub(unsqueeze(a2, -2), unsqueeze(b2, -3)), 2.0, {-1});
+  EXPECT_TRUE(test::all_close(products, test::to_vector(differences), 1e-12, 1e-7));
+  // The gradients of a weighted sum: each distance's gradient is (a_i - b_j) / d_ij; the random
+  // rows here are far apart (but for the zero pair), so the forms agree to about 1e-14.
+  const Tensor g = uniform_input({40, 4}, -1.0, 1.0, 13).detach();
+  (products * g).sum().backward();
+  (differences * g).sum().backward();
+  EXPECT_TRUE(test::all_close(a.grad(), test::to_vector(a2.grad()), 1e-10, 1e-12));
+  EXPECT_TRUE(test::all_close(b.grad(), test::to_vector(b2.grad()), 1e-10, 1e-12));
+}
+
+// More than 25 rows a side takes the product form, which never forms the (P, R, M) differences:
+// here those would be 600 * 500 * 64 floats (77 MB); the product form's largest blocks are the
+// (600, 500) result and the two (rows, 66) operands, about 1.5 MB together.
+TEST(LinalgFunctions, CdistOfManyRowsDoesNotFormTheDifferences) {
+  const Tensor a = uniform_input({600, 64}, -1.0, 1.0, 14).detach().to(kFloat32);
+  const Tensor b = uniform_input({500, 64}, -1.0, 1.0, 15).detach().to(kFloat32);
+  const std::int64_t before = memory::stats(kCPU).allocated;
+  memory::reset_peak(kCPU);
+  const Tensor d = cdist(a, b);
+  EXPECT_LT(memory::stats(kCPU).peak_allocated - before, std::int64_t{8} << 20);
+  EXPECT_EQ(d.shape(), Shape({600, 500}));
 }
 
 TEST(LinalgFunctions, BadArgumentsAreClearErrors) {
@@ -149,6 +206,10 @@ TEST(LinalgFunctions, BadArgumentsAreClearErrors) {
   EXPECT_THROW_MSG(trace(uniform_input({3}, -1, 1, 6)), "trace: expected a 2-d input");
   EXPECT_THROW_MSG(cross(a, a), "cross: dim 1 must have size 3 in both");
   EXPECT_THROW_MSG(diff(a, -1), "diff: expected n >= 0");
+  EXPECT_THROW_MSG(cdist(a, b), "cdist: expected (*, P, M) and (*, R, M), got shapes [3, 4]");
+  EXPECT_THROW_MSG(cdist(a, a, -1.0), "cdist: expected p >= 0");
+  EXPECT_THROW_MSG(cdist(uniform_input({2, 3, 4}, -1, 1, 8), uniform_input({3, 3, 4}, -1, 1, 9)),
+                   "cdist: shapes [2] and [3] cannot be broadcast");
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 """PyTorch reference cases for lerp, addcmul, addcdiv, logaddexp, index_add, index_fill, tile,
-repeat_interleave, meshgrid, nonzero, masked_select and count_nonzero (tests/autograd/test_arithmetic_indexing.cpp): float32 inputs, the
+repeat_interleave, meshgrid, nonzero, masked_select, count_nonzero and bincount (tests/autograd/test_arithmetic_indexing.cpp): float32 inputs, the
 output "y", a random upstream gradient "g" and the gradients "d" + input. Run with Debian's
 python3-torch: /usr/bin/python3 tests/data/make_arithmetic_indexing.py
 """
@@ -87,5 +87,15 @@ cases.append({"name": "count_nonzero__dim1", "params": {"op": "count_nonzero", "
               "tensors": {"a": x, "y": torch.count_nonzero(x, dim=1)}})
 cases.append({"name": "count_nonzero__all", "params": {"op": "count_nonzero", "dims": []},
               "tensors": {"a": x, "y": torch.count_nonzero(x)}})
+
+x = torch.tensor([4, 0, 2, 2, 7, 2])
+w = torch.rand(6)
+cases.append({"name": "bincount__plain", "params": {"op": "bincount", "minlength": 0},
+              "tensors": {"a": x, "y": torch.bincount(x)}})
+cases.append({"name": "bincount__weights_minlength", "params": {"op": "bincount", "minlength": 10},
+              "tensors": {"a": x, "weights": w, "y": torch.bincount(x, w, minlength=10)}})
+cases.append({"name": "bincount__empty", "params": {"op": "bincount", "minlength": 3},
+              "tensors": {"a": torch.tensor([], dtype=torch.long),
+                          "y": torch.bincount(torch.tensor([], dtype=torch.long), minlength=3)}})
 
 write("arithmetic_indexing.json", "make_arithmetic_indexing.py", cases)

@@ -1,5 +1,5 @@
 """PyTorch reference cases for addmm, addmv, baddbmm, addbmm, tensordot, kron, diagonal, diag,
-trace, cross and diff (tests/autograd/test_linalg_functions.cpp): float32 inputs "a", "b", "c",
+trace, cross, diff and cdist (tests/autograd/test_linalg_functions.cpp): float32 inputs "a", "b", "c",
 the output "y", a random upstream gradient "g" and the gradients "d" + input. Run with Debian's
 python3-torch: /usr/bin/python3 tests/data/make_linalg_functions.py
 """
@@ -45,5 +45,17 @@ case("trace__rectangular", {}, {"a": leaf(3, 5)}, lambda a: torch.trace(a))
 case("cross__dim0_broadcast", {"dim": 0}, {"a": leaf(3, 4), "b": leaf(3, 1)},
      lambda a, b: torch.linalg.cross(a, b, dim=0))
 case("diff__twice", {"n": 2, "dim": 1}, {"a": leaf(3, 6)}, lambda a: torch.diff(a, n=2, dim=1))
+
+for p in (2.0, 1.0, 3.0, float("inf")):
+    name = "inf" if p == float("inf") else str(int(p))
+    case("cdist__p" + name, {"p": "inf" if p == float("inf") else p},
+         {"a": leaf(2, 4, 3), "b": leaf(5, 3)}, lambda a, b, p=p: torch.cdist(a, b, p=p))
+# More than 25 rows: PyTorch's matrix-product form; a row of b equal to a row of a (distance 0,
+# gradient 0 there).
+a = leaf(30, 4)
+b = torch.rand(6, 4) * 2 - 1
+b[2] = a[7].detach()
+case("cdist__p2_products", {"p": 2.0}, {"a": a, "b": b.requires_grad_()},
+     lambda a, b: torch.cdist(a, b))
 
 write("linalg_functions.json", "make_linalg_functions.py", cases)

@@ -759,6 +759,12 @@ std::vector<OpCase> matmul_cases() {
        },
        {input({5, 7}), input({3, 2}), input({6}), input({3, 9}), input({3, 9})},
        kTolF32Gemm},
+      {"cdist_products_and_differences",
+       [](const Inputs& x) {
+         return Outputs{cdist(x[0], x[1]), cdist(x[2], x[1], 1.0)};
+       },
+       {input({40, 8}), input({30, 8}), input({5, 8})},
+       kTolF32Gemm},
       {"einsum_diagonal_ellipsis",
        [](const Inputs& x) { return Outputs{einsum("...ii->i", x)}; },
        {input({3, 5, 17, 17})},

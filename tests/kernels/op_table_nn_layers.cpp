@@ -240,6 +240,12 @@ std::vector<OpCase> indexing_cases() {
                [](const Inputs& v) -> Outputs { return {nonzero(gt(v[0], 0.5))}; },
                {input({7, 9, 11})},
                kTolExact});
+  c.push_back({"bincount_weighted_f32",
+               [](const Inputs& v) -> Outputs {
+                 return {bincount(v[0]), bincount(v[0], v[1], 12)};
+               },
+               {input({50}, kInt64, 0.0, 9.0), input({50})},
+               kTolF32Sum});
   c.push_back({"masked_select_f32",
                grads_of([](const Inputs& v) { return masked_select(v[0], gt(v[1], 0.0)); }),
                {input({6, 40}), input({40})},
