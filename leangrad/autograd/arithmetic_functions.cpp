@@ -2,7 +2,6 @@
 #include <leangrad/autograd/arithmetic_functions.h>
 
 #include <cmath>
-#include <initializer_list>
 #include <vector>
 
 #include <leangrad/autograd/functions.h>
@@ -14,33 +13,13 @@
 namespace leangrad {
 
 using autograd::BackwardContext;
+using autograd::check_operands;
 using autograd::record_op;
 using autograd::sum_to;
 
-namespace {
-
-// Every operand defined, of the first's dtype (floating where `floating`) and device.
-void check_operands(const char* op, std::initializer_list<const Tensor*> operands, bool floating) {
-  const Tensor& first = **operands.begin();
-  int i = 0;
-  for (const Tensor* t : operands) {
-    LG_CHECK(t->defined(), op, ": operand ", i, " is an undefined Tensor()");
-    LG_CHECK_DTYPE(t->dtype() == first.dtype(), op, ": expected operands of one dtype, got ",
-                   first.dtype(), " (operand 0) and ", t->dtype(), " (operand ", i, ")");
-    LG_CHECK_DEVICE(t->device() == first.device(), op, ": expected operands on one device, got ",
-                    first.device(), " (operand 0) and ", t->device(), " (operand ", i, ")");
-    ++i;
-  }
-  LG_CHECK_DTYPE(!floating || is_floating(first.dtype()), op,
-                 ": expected floating operands (float32, float64, float16, bfloat16), got ",
-                 first.dtype());
-}
-
-}  // namespace
-
 Tensor lerp(const Tensor& input, const Tensor& end, double weight) {
   LG_PROFILE_OP(input, end);
-  check_operands("lerp", {&input, &end}, /*floating=*/true);
+  check_operands("lerp", {input, end}, /*floating=*/true);
   const Tensor diff = sub(end, input);
   if (std::fabs(weight) < 0.5) return add(input, mul(diff, weight));
   return sub(end, mul(diff, 1.0 - weight));
@@ -48,7 +27,7 @@ Tensor lerp(const Tensor& input, const Tensor& end, double weight) {
 
 Tensor lerp(const Tensor& input, const Tensor& end, const Tensor& weight) {
   LG_PROFILE_OP(input, end, weight);
-  check_operands("lerp", {&input, &end, &weight}, /*floating=*/true);
+  check_operands("lerp", {input, end, weight}, /*floating=*/true);
   const Tensor diff = sub(end, input);
   // Both forms are the same function, so where's gradient (each form's where it is chosen) is
   // lerp's: 1 - weight, weight and end - input.
@@ -58,21 +37,21 @@ Tensor lerp(const Tensor& input, const Tensor& end, const Tensor& weight) {
 
 Tensor addcmul(const Tensor& input, const Tensor& tensor1, const Tensor& tensor2, double value) {
   LG_PROFILE_OP(input, tensor1, tensor2);
-  check_operands("addcmul", {&input, &tensor1, &tensor2}, /*floating=*/false);
+  check_operands("addcmul", {input, tensor1, tensor2}, /*floating=*/false);
   const Tensor scaled = value == 1.0 ? tensor1 : mul(tensor1, value);
   return add(input, mul(scaled, tensor2));
 }
 
 Tensor addcdiv(const Tensor& input, const Tensor& tensor1, const Tensor& tensor2, double value) {
   LG_PROFILE_OP(input, tensor1, tensor2);
-  check_operands("addcdiv", {&input, &tensor1, &tensor2}, /*floating=*/true);
+  check_operands("addcdiv", {input, tensor1, tensor2}, /*floating=*/true);
   const Tensor scaled = value == 1.0 ? tensor1 : mul(tensor1, value);
   return add(input, div(scaled, tensor2));
 }
 
 Tensor logaddexp(const Tensor& a, const Tensor& b) {
   LG_PROFILE_OP(a, b);
-  check_operands("logaddexp", {&a, &b}, /*floating=*/true);
+  check_operands("logaddexp", {a, b}, /*floating=*/true);
   Tensor out;
   {
     NoGradGuard no_grad;

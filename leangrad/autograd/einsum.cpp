@@ -31,6 +31,7 @@
 
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/linalg_functions.h>
+#include <leangrad/autograd/nn_internal.h>
 #include <leangrad/core/error.h>
 #include <leangrad/core/profiler.h>
 #include <leangrad/core/shape.h>
@@ -165,16 +166,7 @@ Tensor einsum(std::string_view equation_in, const std::vector<Tensor>& operands)
   for (const char c : equation_in)
     if (c != ' ') equation.push_back(c);
   LG_CHECK(!operands.empty(), kOp, ": expected at least one operand, got none");
-  for (std::size_t i = 0; i < operands.size(); ++i)
-    LG_CHECK(operands[i].defined(), kOp, ": operand ", i, " is an undefined Tensor()");
-  for (std::size_t i = 1; i < operands.size(); ++i) {
-    LG_CHECK_DTYPE(operands[i].dtype() == operands[0].dtype(), kOp,
-                   ": expected operands of one dtype, got ", operands[0].dtype(),
-                   " (operand 0) and ", operands[i].dtype(), " (operand ", i, ")");
-    LG_CHECK_DEVICE(operands[i].device() == operands[0].device(), kOp,
-                    ": expected operands on one device, got ", operands[0].device(),
-                    " (operand 0) and ", operands[i].device(), " (operand ", i, ")");
-  }
+  autograd::check_operands(kOp, operands);
 
   // ---- Parse -----------------------------------------------------------------------------------
   const std::size_t arrow = equation.find("->");

@@ -31,6 +31,7 @@
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/grad_mode.h>
 #include <leangrad/autograd/graph.h>
+#include <leangrad/autograd/nn_internal.h>
 #include <leangrad/autograd/reduction_functions.h>
 #include <leangrad/core/creation.h>
 #include <leangrad/core/error.h>
@@ -440,16 +441,12 @@ std::vector<Tensor> meshgrid(const std::vector<Tensor>& tensors, std::string_vie
   LG_CHECK(!tensors.empty(), op, ": expected at least one tensor, got none");
   LG_CHECK(indexing == "ij" || indexing == "xy", op, ": indexing must be \"ij\" or \"xy\", got \"",
            indexing, "\"");
+  autograd::check_operands(op, tensors);
   Shape shape;
   for (std::size_t i = 0; i < tensors.size(); ++i) {
     const Tensor& t = tensors[i];
-    LG_CHECK(t.defined(), op, ": tensor ", i, " is an undefined Tensor()");
     LG_CHECK_SHAPE(t.dim() <= 1, op, ": expected 0-d or 1-d tensors, got shape ", t.shape(),
                    " (tensor ", i, ")");
-    LG_CHECK_DTYPE(t.dtype() == tensors[0].dtype(), op, ": expected tensors of one dtype, got ",
-                   tensors[0].dtype(), " (tensor 0) and ", t.dtype(), " (tensor ", i, ")");
-    LG_CHECK_DEVICE(t.device() == tensors[0].device(), op, ": expected tensors on one device, got ",
-                    tensors[0].device(), " (tensor 0) and ", t.device(), " (tensor ", i, ")");
     shape.push_back(t.numel());
   }
   // "xy": the first two tensors' dims swapped.

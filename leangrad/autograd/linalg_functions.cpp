@@ -20,22 +20,24 @@
 #include <leangrad/kernels/creation.h>
 
 namespace leangrad {
+
+using autograd::check_operands;
+
 namespace {
 
-// Both defined, of one dtype and device.
-void check_pair(const char* op, const Tensor& a, const Tensor& b) {
-  LG_CHECK(a.defined() && b.defined(), op,
-           ": expected defined operands, got an undefined Tensor()");
-  LG_CHECK_DTYPE(a.dtype() == b.dtype(), op, ": expected operands of one dtype, got ", a.dtype(),
-                 " and ", b.dtype());
-  LG_CHECK_DEVICE(a.device() == b.device(), op, ": expected operands on one device, got ",
-                  a.device(), " and ", b.device());
+// batch1 (b, n, m) and batch2 (b, m, p) of baddbmm and addbmm, of one dtype and device.
+void check_batches(const char* op, const Tensor& batch1, const Tensor& batch2) {
+  check_operands(op, {batch1, batch2});
+  LG_CHECK_SHAPE(batch1.dim() == 3 && batch2.dim() == 3 && batch1.size(0) == batch2.size(0) &&
+                     batch1.size(2) == batch2.size(1),
+                 op, ": expected batches (b, n, m) and (b, m, p), got ", batch1.shape(), " and ",
+                 batch2.shape());
 }
 
 // beta input + alpha product, input broadcast to the product's shape (not read when beta is 0).
 Tensor add_scaled(const char* op, const Tensor& input, const Tensor& product, double beta,
                   double alpha) {
-  check_pair(op, input, product);
+  check_operands(op, {input, product});
   LG_CHECK_SHAPE(broadcast_shapes(input.shape(), product.shape(), op) == product.shape(), op,
                  ": input of shape ", input.shape(), " does not broadcast to the product's ",
                  product.shape());
@@ -49,7 +51,7 @@ Tensor add_scaled(const char* op, const Tensor& input, const Tensor& product, do
 Tensor addmm(const Tensor& input, const Tensor& mat1, const Tensor& mat2, double beta,
              double alpha) {
   LG_PROFILE_OP(input, mat1, mat2);
-  check_pair("addmm", mat1, mat2);
+  check_operands("addmm", {mat1, mat2});
   LG_CHECK_SHAPE(mat1.dim() == 2 && mat2.dim() == 2 && mat1.size(1) == mat2.size(0),
                  "addmm: expected matrices (n, m) and (m, p), got ", mat1.shape(), " and ",
                  mat2.shape());
@@ -58,7 +60,7 @@ Tensor addmm(const Tensor& input, const Tensor& mat1, const Tensor& mat2, double
 
 Tensor addmv(const Tensor& input, const Tensor& mat, const Tensor& vec, double beta, double alpha) {
   LG_PROFILE_OP(input, mat, vec);
-  check_pair("addmv", mat, vec);
+  check_operands("addmv", {mat, vec});
   LG_CHECK_SHAPE(mat.dim() == 2 && vec.dim() == 1 && mat.size(1) == vec.size(0),
                  "addmv: expected a matrix (n, m) and a vector (m), got ", mat.shape(), " and ",
                  vec.shape());
@@ -68,22 +70,14 @@ Tensor addmv(const Tensor& input, const Tensor& mat, const Tensor& vec, double b
 Tensor baddbmm(const Tensor& input, const Tensor& batch1, const Tensor& batch2, double beta,
                double alpha) {
   LG_PROFILE_OP(input, batch1, batch2);
-  check_pair("baddbmm", batch1, batch2);
-  LG_CHECK_SHAPE(batch1.dim() == 3 && batch2.dim() == 3 && batch1.size(0) == batch2.size(0) &&
-                     batch1.size(2) == batch2.size(1),
-                 "baddbmm: expected batches (b, n, m) and (b, m, p), got ", batch1.shape(), " and ",
-                 batch2.shape());
+  check_batches("baddbmm", batch1, batch2);
   return add_scaled("baddbmm", input, matmul(batch1, batch2), beta, alpha);
 }
 
 Tensor addbmm(const Tensor& input, const Tensor& batch1, const Tensor& batch2, double beta,
               double alpha) {
   LG_PROFILE_OP(input, batch1, batch2);
-  check_pair("addbmm", batch1, batch2);
-  LG_CHECK_SHAPE(batch1.dim() == 3 && batch2.dim() == 3 && batch1.size(0) == batch2.size(0) &&
-                     batch1.size(2) == batch2.size(1),
-                 "addbmm: expected batches (b, n, m) and (b, m, p), got ", batch1.shape(), " and ",
-                 batch2.shape());
+  check_batches("addbmm", batch1, batch2);
   // The sum over the batch and the inner dim at once: (n, b m) @ (b m, p).
   return add_scaled("addbmm", input, einsum("bnm,bmp->np", {batch1, batch2}), beta, alpha);
 }
@@ -92,7 +86,7 @@ Tensor tensordot(const Tensor& a, const Tensor& b, const std::vector<std::int64_
                  const std::vector<std::int64_t>& dims_b) {
   LG_PROFILE_OP(a, b);
   const char* op = "tensordot";
-  check_pair(op, a, b);
+  check_operands(op, {a, b});
   LG_CHECK_SHAPE(dims_a.size() == dims_b.size(), op, ": ", dims_a.size(), " dims of a against ",
                  dims_b.size(), " of b (expected as many)");
   LG_CHECK_SHAPE(a.dim() + b.dim() <= 52, op, ": ranks ", a.dim(), " and ", b.dim(),
@@ -130,7 +124,7 @@ Tensor tensordot(const Tensor& a, const Tensor& b, const std::vector<std::int64_
 
 Tensor tensordot(const Tensor& a, const Tensor& b, std::int64_t n) {
   LG_PROFILE_OP(a, b);
-  check_pair("tensordot", a, b);
+  check_operands("tensordot", {a, b});
   LG_CHECK_SHAPE(n >= 0 && n <= a.dim() && n <= b.dim(), "tensordot: cannot contract ", n,
                  " dims of tensors of shapes ", a.shape(), " and ", b.shape());
   std::vector<std::int64_t> dims_a, dims_b;
@@ -143,7 +137,7 @@ Tensor tensordot(const Tensor& a, const Tensor& b, std::int64_t n) {
 
 Tensor kron(const Tensor& a, const Tensor& b) {
   LG_PROFILE_OP(a, b);
-  check_pair("kron", a, b);
+  check_operands("kron", {a, b});
   const std::int64_t rank = std::max(a.dim(), b.dim());
   // a as (a0, 1, a1, 1, ...), b as (1, b0, 1, b1, ...): their product, reshaped, is the blocks.
   Shape sa, sb, out;
@@ -217,7 +211,7 @@ Tensor trace(const Tensor& input) {
 Tensor cross(const Tensor& a, const Tensor& b, std::int64_t dim) {
   LG_PROFILE_OP(a, b);
   const char* op = "cross";
-  check_pair(op, a, b);
+  check_operands(op, {a, b});
   LG_CHECK_SHAPE(a.dim() == b.dim(), op, ": expected operands of one rank, got shapes ", a.shape(),
                  " and ", b.shape());
   const std::int64_t d = wrap_dim(dim, a.dim(), op);
@@ -273,8 +267,7 @@ Tensor euclidean_by_products(const Tensor& x1, const Tensor& x2) {
 Tensor cdist(const Tensor& x1, const Tensor& x2, double p) {
   LG_PROFILE_OP(x1, x2);
   const char* op = "cdist";
-  check_pair(op, x1, x2);
-  LG_CHECK_DTYPE(is_floating(x1.dtype()), op, ": expected floating operands, got ", x1.dtype());
+  check_operands(op, {x1, x2}, /*floating=*/true);
   LG_CHECK_SHAPE(x1.dim() >= 2 && x2.dim() >= 2 && x1.size(-1) == x2.size(-1), op,
                  ": expected (*, P, M) and (*, R, M), got shapes ", x1.shape(), " and ",
                  x2.shape());

@@ -8,6 +8,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/grad_mode.h>
@@ -26,6 +27,25 @@ inline void check_floating_input(const char* op, const Tensor& x) {
   LG_CHECK_DTYPE(is_floating(x.dtype()), op,
                  ": expected a floating input (float32, float64, float16, bfloat16), got ",
                  x.dtype(), " (shape ", x.shape(), ")");
+}
+
+// The operands of a function composed over several tensors (einsum, lerp, addmm, ...): each
+// defined, all of operand 0's dtype and device, and of a floating dtype where `floating`; the
+// Error names `op` and the operand's position.
+inline void check_operands(const char* op, const std::vector<Tensor>& operands,
+                           bool floating = false) {
+  for (std::size_t i = 0; i < operands.size(); ++i) {
+    const Tensor& t = operands[i];
+    LG_CHECK(t.defined(), op, ": operand ", i, " is an undefined Tensor()");
+    LG_CHECK_DTYPE(t.dtype() == operands[0].dtype(), op, ": expected operands of one dtype, got ",
+                   operands[0].dtype(), " (operand 0) and ", t.dtype(), " (operand ", i, ")");
+    LG_CHECK_DEVICE(t.device() == operands[0].device(), op,
+                    ": expected operands on one device, got ", operands[0].device(),
+                    " (operand 0) and ", t.device(), " (operand ", i, ")");
+  }
+  LG_CHECK_DTYPE(!floating || operands.empty() || is_floating(operands[0].dtype()), op,
+                 ": expected floating operands (float32, float64, float16, bfloat16), got ",
+                 operands[0].dtype());
 }
 
 // An elementwise loss's input and target: defined, of one shape, floating (PyTorch's losses are

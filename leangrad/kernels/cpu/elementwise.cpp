@@ -200,8 +200,6 @@ void half_loop(const ElementwiseGeometry& g, const Math& math, Out* out, const I
       });
 }
 
-// elementwise_loop(g, element, out, in...) for operands of type T, where element(t...) is
-// Out(math(opmath(t)...)): float16 takes half_loop with `math`, every other T the plain loop.
 // Note [Range-limited elementwise ops]
 //   sin, cos and tan of float compute in SIMD lanes only below |x| = 2^20 (kTrigPolynomialRange,
 //   Note [Float polynomials]); from there on each takes the C library's function, a call per
@@ -288,6 +286,8 @@ void range_limited_loop(const ElementwiseGeometry& g, const Applies& applies,
   });
 }
 
+// elementwise_loop(g, element, out, in...) for operands of type T, where element(t...) is
+// Out(math(opmath(t)...)): float16 takes half_loop with `math`, every other T the plain loop.
 template <typename T, typename Element, typename Math, typename Out>
 void elementwise_loop_as(const ElementwiseGeometry& g, const Element& element, const Math& math,
                          Out* out, const auto*... in) {

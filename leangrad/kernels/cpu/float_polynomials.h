@@ -47,15 +47,15 @@
 //     pi/2 = P1 + P2 to 2^-88: P1 has 33 bits, so n P1 is exact for |x| < kTrigPolynomialRange =
 //     2^20 and so is x - n P1; sin r = r + r^3 S(r^2) and cos r = 1 + r^2 C(r^2) are Taylor's
 //     series to r^13 and r^12 (1/15! r^15 and 1/14! r^14 are below 2^-40 of the value for
-//     |r| <= pi/4; the coefficients 1/k! rounded to double), and n mod 4 picks +-sin r or +-cos r (tan: sin r / cos r, or -cos r / sin r).
-//     Double makes the reduction safe where x is close to a multiple of pi/2 (r then has few
-//     correct bits in float arithmetic) and leaves one rounding: within 0.50001 ulps. From 2^20 on
-//     (and at +-inf, NaN) the *_polynomial functions take the C library's sin of double, whose
-//     reduction is exact for any argument; the elementwise ops run a chunk of their elements
-//     through the *_in_range forms, in SIMD lanes, when every element of the chunk is below 2^20,
-//     and through the C library's where one is not (Note [Range-limited elementwise ops] in
-//     kernels/cpu/elementwise.cpp). sin and tan are odd and cos even: each is computed at |x|
-//     and the sign put back, so -0 keeps its sign.
+//     |r| <= pi/4; the coefficients 1/k! rounded to double), and n mod 4 picks +-sin r or +-cos r
+//     (tan: sin r / cos r, or -cos r / sin r). Double makes the reduction safe where x is close to
+//     a multiple of pi/2 (r then has few correct bits in float arithmetic) and leaves one rounding:
+//     within 0.50001 ulps. From 2^20 on (and at +-inf, NaN) the *_polynomial functions take the C
+//     library's sin of double, whose reduction is exact for any argument; the elementwise ops run a
+//     chunk of their elements through the *_in_range forms, in SIMD lanes, when every element of
+//     the chunk is below 2^20, and through the C library's where one is not (Note [Range-limited
+//     elementwise ops] in kernels/cpu/elementwise.cpp). sin and tan are odd and cos even: each is
+//     computed at |x| and the sign put back, so -0 keeps its sign.
 //   - atan: |x| > 1 is pi/2 - atan(1/|x|) (pi/2 in two floats; pi/2 - atan(t) >= pi/4 is exact
 //     in its first step, Sterbenz); atan(t) = t + t^3 P(t^2) on [0, 1]; the sign of x put back.
 //     atan2(y, x): t = min(|x|, |y|) / max(|x|, |y|), p = atan(t), the angle of (|x|, |y|) p or
@@ -114,15 +114,17 @@ inline constexpr double kGeluGradientPolynomialMaxUlps = 7.25;  // 7.2495 at x =
 
 namespace polynomial_detail {
 
-// c0 x^n + c1 x^(n-1) + ... + cn by Horner's rule in fused multiply-adds, as one expression.
-// Everything here is always inlined: a call left in a loop keeps it scalar, and GCC stops
-// inlining ordinary functions once a translation unit has grown as large as the elementwise
-// kernels' (erf of float stayed a call there, and scalar).
-[[gnu::always_inline]] inline float horner(float, float c) {
+// c0 x^n + c1 x^(n-1) + ... + cn by Horner's rule in fused multiply-adds, as one expression, in
+// float or in double (R, the type of x and of every coefficient). Everything here is always
+// inlined: a call left in a loop keeps it scalar, and GCC stops inlining ordinary functions once
+// a translation unit has grown as large as the elementwise kernels' (erf of float stayed a call
+// there, and scalar).
+template <typename R>
+[[gnu::always_inline]] inline R horner(R, R c) {
   return c;
 }
-template <typename... Rest>
-[[gnu::always_inline]] inline float horner(float x, float c, float next, Rest... rest) {
+template <typename R, typename... Rest>
+[[gnu::always_inline]] inline R horner(R x, R c, R next, Rest... rest) {
   return horner(x, std::fma(c, x, next), rest...);
 }
 // The same with the coefficients of an array, highest degree first.
@@ -235,15 +237,6 @@ inline constexpr float kHalfPiLo = -0x1.777a5cp-25f;
 inline constexpr float kPiHi = 0x1.921fb6p+1f;
 inline constexpr float kPiLo = -0x1.777a5cp-24f;
 
-// c0 x^n + ... + cn in double, as horner above.
-[[gnu::always_inline]] inline double horner_double(double, double c) {
-  return c;
-}
-template <typename... Rest>
-[[gnu::always_inline]] inline double horner_double(double x, double c, double next, Rest... rest) {
-  return horner_double(x, std::fma(c, x, next), rest...);
-}
-
 // sin r and cos r of x = n pi/2 + r, |r| <= pi/4, and n mod 4 in the low bits of `quadrant`, for
 // 0 <= x < kTrigPolynomialRange (Note [Float polynomials]).
 struct Quadrant {
@@ -263,13 +256,12 @@ struct Quadrant {
   const double r = std::fma(-n, kHalfPi2, std::fma(-n, kHalfPi1, x));  // the inner fma is exact
   const double s = r * r;
   // Taylor's coefficients, 1 / k! with alternating signs.
-  const double sin_r = std::fma(r * s,
-                                horner_double(s, 1.0 / 6227020800, -1.0 / 39916800, 1.0 / 362880,
-                                              -1.0 / 5040, 1.0 / 120, -1.0 / 6),
-                                r);
+  const double sin_r = std::fma(
+      r * s,
+      horner(s, 1.0 / 6227020800, -1.0 / 39916800, 1.0 / 362880, -1.0 / 5040, 1.0 / 120, -1.0 / 6),
+      r);
   const double cos_r = std::fma(
-      s, horner_double(s, 1.0 / 479001600, -1.0 / 3628800, 1.0 / 40320, -1.0 / 720, 1.0 / 24, -0.5),
-      1.0);
+      s, horner(s, 1.0 / 479001600, -1.0 / 3628800, 1.0 / 40320, -1.0 / 720, 1.0 / 24, -0.5), 1.0);
   return {sin_r, cos_r, std::bit_cast<std::int64_t>(shifted)};
 }
 
