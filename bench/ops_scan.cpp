@@ -1,4 +1,4 @@
-// ops_scan: forward + backward through autograd of 63 ops at realistic shapes, float32, one line
+// ops_scan: forward + backward through autograd of 65 ops at realistic shapes, float32, one line
 // per op (its name and the median of 5 timed runs in ms, after 2 untimed ones), for a broad look
 // at where a CPU kernel is slower than it should be. bench/compare/ops_scan_vs_libtorch.sh runs it
 // beside LibTorch's side (bench/compare/libtorch/libtorch_ops_scan.cpp: the same ops, names,
@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <functional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <leangrad/leangrad.h>
@@ -50,6 +51,9 @@ int main(int argc, char** argv) {
   const Tensor queries = lg::randn({8, 8, 256, 64}).requires_grad_(true);
   const Tensor keys = lg::randn({8, 8, 256, 64});
   const Tensor chain = lg::randn({512, 512}).requires_grad_(true);
+  const Tensor sequence = lg::randn({50, 32, 256}).requires_grad_(true);  // (T, N, features)
+  lg::nn::LSTM lstm(lg::nn::LSTMOptions(256, 512));
+  lg::nn::GRU gru(lg::nn::GRUOptions(256, 512));
   const Tensor chain2 = lg::randn({512, 512});
   const Tensor chain3 = lg::randn({512, 512});
   const Tensor image = lg::randn({16, 64, 64, 64}).requires_grad_(true);
@@ -171,6 +175,8 @@ int main(int argc, char** argv) {
        [&](const Tensor& x) {
          return lg::einsum("ij,jk,kl->il", {x, chain2, chain3});
        }},
+      {"lstm", sequence, [&](const Tensor& x) { return std::get<0>(lstm->forward(x)); }},
+      {"gru", sequence, [&](const Tensor& x) { return std::get<0>(gru->forward(x)); }},
   };
   for (const Op& op : ops) {
     if (!only.empty() && std::string(op.name).find(only) == std::string::npos) continue;

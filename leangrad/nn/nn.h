@@ -20,5 +20,6 @@
 #include <leangrad/nn/module_holder.h>
 #include <leangrad/nn/padding.h>
 #include <leangrad/nn/pooling.h>
+#include <leangrad/nn/rnn.h>
 #include <leangrad/nn/transformer.h>
 #include <leangrad/nn/upsample.h>

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <functional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace {
@@ -55,6 +56,9 @@ int main(int argc, char** argv) {
   const Tensor queries = torch::randn({8, 8, 256, 64}).requires_grad_(true);
   const Tensor keys = torch::randn({8, 8, 256, 64});
   const Tensor chain = torch::randn({512, 512}).requires_grad_(true);
+  const Tensor sequence = torch::randn({50, 32, 256}).requires_grad_(true);  // (T, N, features)
+  torch::nn::LSTM lstm(torch::nn::LSTMOptions(256, 512));
+  torch::nn::GRU gru(torch::nn::GRUOptions(256, 512));
   const Tensor chain2 = torch::randn({512, 512});
   const Tensor chain3 = torch::randn({512, 512});
   const Tensor image = torch::randn({16, 64, 64, 64}).requires_grad_(true);
@@ -182,6 +186,8 @@ int main(int argc, char** argv) {
        [&](const Tensor& x) {
          return torch::einsum("ij,jk,kl->il", {x, chain2, chain3});
        }},
+      {"lstm", sequence, [&](const Tensor& x) { return std::get<0>(lstm->forward(x)); }},
+      {"gru", sequence, [&](const Tensor& x) { return std::get<0>(gru->forward(x)); }},
   };
   for (const Op& op : ops) {
     if (!only.empty() && std::string(op.name).find(only) == std::string::npos) continue;
