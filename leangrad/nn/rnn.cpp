@@ -26,6 +26,10 @@ namespace leangrad::nn {
 //    per step would instead send T full-size gradients back, each (T, N, G hidden) and mostly
 //    zeros, to be summed, T^2 N G hidden of memory traffic where T N G hidden is due;
 //  - a step adds h W_hh^T, one (N, hidden) x (hidden, G hidden) matmul, and applies the gates;
+//    it is linear(h, W_hh), whose gradient reaches W_hh in W_hh's own layout: mm(h, W_hh.t())
+//    with one transposed view for all steps hands that view T transposed gradients to sum, which
+//    took 60% of an LSTM's forward and backward before Note [Transposed operands of elementwise
+//    ops] (kernels/ops_elementwise.cpp), and still costs a copy of each;
 //  - the reverse direction runs the same steps from t = T-1 down to 0, and its outputs are
 //    concatenated after the forward direction's on the features;
 //  - dropout (training only) acts on every layer's output but the last.
@@ -224,8 +228,6 @@ std::tuple<Tensor, Tensor, Tensor> RNNImplBase::run(const Tensor& input, const T
       Tensor x_bias = w.b_ih;
       if (w.b_ih.defined() && mode_ != Mode::GRU) x_bias = add(w.b_ih, w.b_hh);
       const std::vector<Tensor> x_gates = StepsOf::apply(linear(x, w.w_ih, x_bias));
-      const Tensor w_hh_t = t(w.w_hh);
-      const Tensor w_hr_t = w.w_hr.defined() ? t(w.w_hr) : Tensor();
       Tensor h = select(h_init, 0, index);
       Tensor c = c_init.defined() ? select(c_init, 0, index) : Tensor();
       std::vector<Tensor> outputs(static_cast<std::size_t>(steps));
@@ -234,14 +236,14 @@ std::tuple<Tensor, Tensor, Tensor> RNNImplBase::run(const Tensor& input, const T
         const Tensor& xg = x_gates[static_cast<std::size_t>(step)];
         switch (mode_) {
           case Mode::RNNTanh:
-            h = tanh(add(xg, mm(h, w_hh_t)));
+            h = tanh(add(xg, linear(h, w.w_hh)));
             break;
           case Mode::RNNReLU:
-            h = relu(add(xg, mm(h, w_hh_t)));
+            h = relu(add(xg, linear(h, w.w_hh)));
             break;
           case Mode::LSTM:
-            std::tie(h, c) = lstm_gates(add(xg, mm(h, w_hh_t)), c, hidden);
-            if (w_hr_t.defined()) h = mm(h, w_hr_t);
+            std::tie(h, c) = lstm_gates(add(xg, linear(h, w.w_hh)), c, hidden);
+            if (w.w_hr.defined()) h = linear(h, w.w_hr);
             break;
           case Mode::GRU:
             h = gru_gates(xg, linear(h, w.w_hh, w.b_hh), h, hidden);

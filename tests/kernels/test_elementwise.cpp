@@ -423,6 +423,46 @@ TEST(ElementwiseBinary, LargeStridedTensorSplitAcrossThreads) {
   EXPECT_TRUE(all_close(sum, expected_binary(BinaryOp::Add, c, c, shape, kFloat32)));
 }
 
+// Inputs whose stride-1 dim is not the last (t() views, permutes) are copied to rows before the
+// loop (Note [Transposed operands of elementwise ops] in kernels/ops_elementwise.cpp): with
+// contiguous, transposed, permuted and broadcast partners, the results are the plain-double
+// reference's (binary) and, bit for bit, those of the same op on contiguous copies (unary,
+// activation, tensor-scalar).
+TEST(ElementwiseBinary, TransposedAndPermutedInputs) {
+  const Tensor transposed =
+      make_tensor(sample_values(24 * 16, kFloat32, 1), {24, 16}).transpose(0, 1);  // (16, 24)
+  const Tensor rows = make_tensor(sample_values(16 * 24, kFloat32, 2), {16, 24});
+  const Tensor column = make_tensor(sample_values(16, kFloat32, 3), {16, 1});
+  const Tensor permuted =  // (12, 10, 9), strides (1, 108, 12)
+      make_tensor(sample_values(10 * 9 * 12, kFloat32, 4), {10, 9, 12}).permute({2, 0, 1});
+  const Tensor cube = make_tensor(sample_values(12 * 10 * 9, kFloat32, 5), {12, 10, 9});
+  ASSERT_FALSE(transposed.is_contiguous());
+  ASSERT_FALSE(permuted.is_contiguous());
+  for (BinaryOp op : kBinaryOps) {
+    for (const auto& [x, y] : {std::pair{transposed, rows}, std::pair{rows, transposed},
+                               std::pair{transposed, transposed}, std::pair{transposed, column},
+                               std::pair{permuted, cube}, std::pair{permuted, permuted}}) {
+      SCOPED_TRACE(trace(op_name(op), kFloat32, x.shape(), y.shape()));
+      const Tensor out = ops::binary(op, x, y);
+      EXPECT_TRUE(out.is_contiguous());
+      EXPECT_TRUE(all_close(out, expected_binary(op, x, y, x.shape(), kFloat32)));
+    }
+  }
+  for (const Tensor& x : {transposed, permuted}) {
+    SCOPED_TRACE(shape_str(x.shape()));
+    const Tensor rows_of_x = ops::contiguous(x);
+    const auto same_bits = [](const Tensor& got, const Tensor& want) {
+      return test::matches_within_roundoff(got, want, {}, {.bitwise = true});
+    };
+    for (UnaryOp op : kUnaryOps)
+      EXPECT_TRUE(same_bits(ops::unary(op, x), ops::unary(op, rows_of_x))) << op_name(op);
+    EXPECT_TRUE(same_bits(ops::activation(ActivationOp::LeakyRelu, x, 0.1),
+                          ops::activation(ActivationOp::LeakyRelu, rows_of_x, 0.1)));
+    EXPECT_TRUE(same_bits(ops::binary(BinaryOp::Sub, x, 0.75, /*scalar_first=*/true),
+                          ops::binary(BinaryOp::Sub, rows_of_x, 0.75, /*scalar_first=*/true)));
+  }
+}
+
 TEST(ElementwiseBinary, DTypePromotion) {
   struct Case {
     DType a, b;
