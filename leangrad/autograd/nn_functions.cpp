@@ -32,6 +32,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -41,6 +42,7 @@
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/grad_mode.h>
 #include <leangrad/autograd/graph.h>
+#include <leangrad/autograd/indexing_functions.h>
 #include <leangrad/autograd/nn_functions.h>
 #include <leangrad/autograd/nn_internal.h>
 #include <leangrad/core/creation.h>
@@ -1245,6 +1247,81 @@ std::tuple<Tensor, Tensor> adaptive_max_pool1d_with_indices(const Tensor& x,
   return record_adaptive_max_pool1d(x, output_size);
 }
 
+// ---- 1-d pooling ------------------------------------------------------------------------------
+
+namespace {
+
+// The checks of a 1-d pooling, in its own name (the 2-d function would name itself), and the
+// stride it means (0: the kernel). Output length: floor or ceil((L + 2 padding - dilation
+// (kernel - 1) - 1) / stride) + 1, less one when ceil_mode starts the last window in the right
+// padding; it must be at least 1.
+std::int64_t check_pool1d(const char* op, const Tensor& x, std::int64_t kernel, std::int64_t stride,
+                          std::int64_t padding, std::int64_t dilation, bool ceil_mode) {
+  autograd::check_floating_input(op, x);
+  LG_CHECK_SHAPE(x.dim() == 2 || x.dim() == 3, op, ": expected (N, C, L) or (C, L) input, got ",
+                 x.shape());
+  LG_CHECK(kernel > 0, op, ": kernel_size must be positive, got ", kernel);
+  LG_CHECK(stride >= 0, op, ": stride must be positive (or 0 for the kernel size), got ", stride);
+  if (stride == 0) stride = kernel;
+  LG_CHECK(dilation > 0, op, ": dilation must be positive, got ", dilation);
+  LG_CHECK(padding >= 0 && padding <= kernel / 2, op,
+           ": padding must be in [0, kernel_size / 2] = [0, ", kernel / 2, "], got ", padding);
+  const std::int64_t length = x.size(-1);
+  // Below 2^31 (the 2-d pooling's own bound) the arithmetic below cannot overflow.
+  constexpr std::int64_t kMaxParam = std::int64_t{1} << 31;
+  LG_CHECK(kernel < kMaxParam && stride < kMaxParam && dilation < kMaxParam && length < kMaxParam,
+           op, ": kernel_size, stride, dilation and the input length must be below 2^31, got ",
+           kernel, ", ", stride, ", ", dilation, " and ", length);
+  const std::int64_t span = length + 2 * padding - dilation * (kernel - 1) - 1;
+  std::int64_t out = span < 0 ? 0 : (ceil_mode ? (span + stride - 1) / stride : span / stride) + 1;
+  if (ceil_mode && out > 0 && (out - 1) * stride >= length + padding) --out;
+  LG_CHECK_SHAPE(out >= 1, op, ": input ", x.shape(), " is too short for kernel_size ", kernel,
+                 ", dilation ", dilation, " and padding ", padding,
+                 " (the output would have length ", out, ")");
+  return stride;
+}
+
+}  // namespace
+
+Tensor max_pool1d(const Tensor& x, std::int64_t kernel, std::int64_t stride, std::int64_t padding,
+                  std::int64_t dilation, bool ceil_mode) {
+  LG_PROFILE_OP(x);
+  return std::get<0>(max_pool1d_with_indices(x, kernel, stride, padding, dilation, ceil_mode));
+}
+
+std::tuple<Tensor, Tensor> max_pool1d_with_indices(const Tensor& x, std::int64_t kernel,
+                                                   std::int64_t stride, std::int64_t padding,
+                                                   std::int64_t dilation, bool ceil_mode) {
+  LG_PROFILE_OP(x);
+  stride = check_pool1d("max_pool1d", x, kernel, stride, padding, dilation, ceil_mode);
+  auto [out, indices] = record_max_pool2d(unsqueeze(x, -2), {1, kernel}, {1, stride}, {0, padding},
+                                          {1, dilation}, ceil_mode);
+  return {squeeze(out, -2), squeeze(indices, -2)};  // h * L + w with h = 0: the position in L
+}
+
+Tensor avg_pool1d(const Tensor& x, std::int64_t kernel, std::int64_t stride, std::int64_t padding,
+                  bool ceil_mode, bool count_include_pad) {
+  LG_PROFILE_OP(x);
+  stride = check_pool1d("avg_pool1d", x, kernel, stride, padding, 1, ceil_mode);
+  return squeeze(
+      avg_pool2d_fn(
+          unsqueeze(x, -2),
+          AvgPool2dParams{
+              {1, kernel}, {1, stride}, {0, padding}, ceil_mode, count_include_pad, std::nullopt}),
+      -2);
+}
+
+Tensor adaptive_avg_pool1d(const Tensor& x, std::int64_t output_size) {
+  LG_PROFILE_OP(x);
+  const char* op = "adaptive_avg_pool1d";
+  autograd::check_floating_input(op, x);
+  LG_CHECK_SHAPE(x.dim() == 2 || x.dim() == 3, op, ": expected (N, C, L) or (C, L) input, got ",
+                 x.shape());
+  LG_CHECK_SHAPE(output_size >= 0, op, ": expected a non-negative output size, got ", output_size,
+                 " for input ", x.shape());
+  return squeeze(adaptive_avg_pool2d(unsqueeze(x, -2), {1, output_size}), -2);
+}
+
 // ---- Dropout ---------------------------------------------------------------------------------
 
 Tensor dropout(const Tensor& x, double p, bool training) {
@@ -1273,6 +1350,148 @@ Tensor embedding(const Tensor& indices, const Tensor& weight,
              -num_embeddings, ", ", num_embeddings - 1, "])");
   }
   return embedding_fn(indices, weight, pad);
+}
+
+// ---- EmbeddingBag ------------------------------------------------------------------------------
+
+const char* embedding_bag_mode_name(EmbeddingBagMode mode) {
+  switch (mode) {
+    case EmbeddingBagMode::Sum:
+      return "sum";
+    case EmbeddingBagMode::Mean:
+      return "mean";
+    case EmbeddingBagMode::Max:
+      return "max";
+  }
+  return "?";
+}
+
+// Note [Bags by index_add]
+// embedding_bag is composed, so it differentiates to any order on every device:
+//  - the host lays the bags out from input and offsets: the entries kept (not padding_idx), the
+//    bag of each, its position within the bag, and each bag's count;
+//  - embedding gathers the kept rows (K, D), scaled by their per_sample_weights;
+//  - kSum adds row k into output row bag[k] (index_add; its backward gathers the bag's gradient
+//    back to each row, and embedding's adds those into the weight gradient); kMean divides the
+//    sums by the counts (an empty bag by 1: zeros);
+//  - kMax places row k at (bag[k], position[k]) of a (bags, longest bag, D) block whose empty
+//    places are -inf, and takes max over the positions, whose gradient goes to the first maximum
+//    (PyTorch's choice); an empty bag's -inf becomes 0. The block costs bags x longest bag x D.
+Tensor embedding_bag(const Tensor& input, const Tensor& weight, const Tensor& offsets,
+                     EmbeddingBagMode mode, const Tensor& per_sample_weights,
+                     bool include_last_offset, std::optional<std::int64_t> padding_idx) {
+  LG_PROFILE_OP(input, weight);
+  const char* op = "embedding_bag";
+  autograd::check_floating_input(op, weight);
+  LG_CHECK_SHAPE(weight.dim() == 2, op, ": expected weight (num_embeddings, embedding_dim), got ",
+                 weight.shape());
+  LG_CHECK(input.defined(), op, ": input is an undefined Tensor()");
+  LG_CHECK_DTYPE(input.dtype() == kInt64, op, ": expected int64 indices, got ", input.dtype());
+  LG_CHECK_SHAPE(input.dim() == 1 || input.dim() == 2, op,
+                 ": expected input of 2 dims (bags, n) or 1 (with offsets), got ", input.shape());
+  const std::int64_t num_embeddings = weight.size(0), dim = weight.size(1);
+  const std::int64_t length = input.numel();
+  // Each bag's first entry, and one past the last bag's end.
+  std::vector<std::int64_t> starts;
+  if (input.dim() == 2) {
+    LG_CHECK(!offsets.defined(), op, ": offsets must be undefined for 2-D input ", input.shape(),
+             " (each row is a bag)");
+    for (std::int64_t b = 0; b <= input.size(0); ++b)
+      starts.push_back(b * input.size(1));
+  } else {
+    LG_CHECK(offsets.defined(), op, ": 1-D input ", input.shape(),
+             " needs offsets, the start of each bag");
+    LG_CHECK_DTYPE(offsets.dtype() == kInt64, op, ": expected int64 offsets, got ",
+                   offsets.dtype());
+    LG_CHECK_SHAPE(offsets.dim() == 1, op, ": expected 1-D offsets, got ", offsets.shape());
+    const Tensor host = offsets.to(Device::cpu()).contiguous();
+    const std::int64_t* o = host.data_ptr<std::int64_t>();
+    starts.assign(o, o + host.numel());
+    if (include_last_offset) {
+      LG_CHECK_SHAPE(!starts.empty(), op, ": include_last_offset needs at least one offset");
+    } else {
+      starts.push_back(length);
+    }
+    LG_CHECK(starts.front() == 0, op, ": offsets[0] must be 0 (the first bag starts the input), ",
+             "got ", starts.front());
+    for (std::size_t i = 1; i < starts.size(); ++i) {
+      LG_CHECK(starts[i] >= starts[i - 1] && starts[i] <= length, op,
+               ": offsets must be non-decreasing and at most the input's length ", length, ", got ",
+               starts[i], " after ", starts[i - 1]);
+    }
+    LG_CHECK(!include_last_offset || starts.back() == length, op,
+             ": with include_last_offset the last offset must be the input's length ", length,
+             ", got ", starts.back());
+  }
+  const std::int64_t bags = static_cast<std::int64_t>(starts.size()) - 1;
+  LG_CHECK(!per_sample_weights.defined() || mode == EmbeddingBagMode::Sum, op,
+           ": per_sample_weights are only supported with mode sum, got mode ",
+           embedding_bag_mode_name(mode));
+  if (per_sample_weights.defined()) {
+    LG_CHECK_SHAPE(per_sample_weights.shape() == input.shape(), op,
+                   ": expected per_sample_weights of input's shape ", input.shape(), ", got ",
+                   per_sample_weights.shape());
+    autograd::check_operands(op, {weight, per_sample_weights});
+  }
+  std::int64_t pad = -1;
+  if (padding_idx.has_value()) {
+    pad = *padding_idx < 0 ? *padding_idx + num_embeddings : *padding_idx;
+    LG_CHECK(pad >= 0 && pad < num_embeddings, op, ": padding_idx ", *padding_idx,
+             " is out of range for a weight of ", num_embeddings, " embeddings (expected [",
+             -num_embeddings, ", ", num_embeddings - 1, "])");
+  }
+  // The layout of the bags (Note [Bags by index_add]).
+  const Tensor host_input = input.to(Device::cpu()).contiguous();
+  const std::int64_t* in = host_input.data_ptr<std::int64_t>();
+  std::vector<std::int64_t> kept, kept_index, bag_of, position,
+      counts(static_cast<std::size_t>(bags));
+  for (std::int64_t b = 0; b < bags; ++b) {
+    for (std::int64_t i = starts[static_cast<std::size_t>(b)];
+         i < starts[static_cast<std::size_t>(b) + 1]; ++i) {
+      if (in[i] == pad) continue;
+      kept.push_back(i);
+      kept_index.push_back(in[i]);
+      bag_of.push_back(b);
+      position.push_back(counts[static_cast<std::size_t>(b)]++);
+    }
+  }
+  const auto on_device = [&](const std::vector<std::int64_t>& v) {
+    return tensor(v, {static_cast<std::int64_t>(v.size())}).to(weight.device());
+  };
+  Tensor rows = embedding(on_device(kept_index), weight);  // (K, D); checks the indices' range
+  if (per_sample_weights.defined()) {
+    rows = mul(
+        rows, unsqueeze(index_select(per_sample_weights.reshape({length}), 0, on_device(kept)), 1));
+  }
+  const Tensor bag = on_device(bag_of);
+  if (mode != EmbeddingBagMode::Max) {
+    Tensor out = index_add(zeros({bags, dim}, weight.options()), 0, bag, rows);
+    if (mode == EmbeddingBagMode::Sum) return out;
+    std::vector<double> divisors(counts.size());
+    for (std::size_t b = 0; b < counts.size(); ++b)
+      divisors[b] = static_cast<double>(std::max<std::int64_t>(counts[b], 1));
+    return div(out, tensor(divisors, {bags, 1}).to(weight.dtype()).to(weight.device()));
+  }
+  const std::int64_t longest = counts.empty() ? 0 : *std::max_element(counts.begin(), counts.end());
+  if (longest == 0) return index_add(zeros({bags, dim}, weight.options()), 0, bag, rows);  // zeros
+  std::vector<std::int64_t> place(bag_of.size());
+  for (std::size_t k = 0; k < place.size(); ++k)
+    place[k] = bag_of[k] * longest + position[k];
+  std::vector<std::uint8_t> empty_place(static_cast<std::size_t>(bags * longest), 1);
+  for (std::int64_t p : place)
+    empty_place[static_cast<std::size_t>(p)] = 0;
+  std::vector<std::uint8_t> empty_bag(counts.size());
+  for (std::size_t b = 0; b < counts.size(); ++b)
+    empty_bag[b] = counts[b] == 0 ? 1 : 0;
+  const auto mask = [&](const std::vector<std::uint8_t>& v, std::int64_t n) {
+    return tensor(v, {n, 1}).to(kBool).to(weight.device());
+  };
+  Tensor block =
+      index_add(zeros({bags * longest, dim}, weight.options()), 0, on_device(place), rows);
+  block = masked_fill(block, mask(empty_place, bags * longest),
+                      -std::numeric_limits<double>::infinity());
+  Tensor out = std::get<0>(max(block.reshape({bags, longest, dim}), 1));
+  return masked_fill(out, mask(empty_bag, bags), 0.0);
 }
 
 // ---- Interpolation ---------------------------------------------------------------------------

@@ -109,6 +109,20 @@ std::tuple<Tensor, Tensor> adaptive_max_pool2d_with_indices(const Tensor& x, Siz
 Tensor adaptive_max_pool1d(const Tensor& x, std::int64_t output_size);
 std::tuple<Tensor, Tensor> adaptive_max_pool1d_with_indices(const Tensor& x,
                                                             std::int64_t output_size);
+// 1-d pooling of x (N, C, L) or (C, L) along L, as torch's max_pool1d, avg_pool1d and
+// adaptive_avg_pool1d (arguments in at::'s order, PyTorch's defaults; stride 0 means the kernel):
+// the 2-d pooling above of (..., 1, L) by 1 x kernel windows, so the values, the indices (the
+// positions in L) and the gradients are those of the 2-d functions.
+Tensor max_pool1d(const Tensor& x, std::int64_t kernel, std::int64_t stride = 0,
+                  std::int64_t padding = 0, std::int64_t dilation = 1, bool ceil_mode = false);
+std::tuple<Tensor, Tensor> max_pool1d_with_indices(const Tensor& x, std::int64_t kernel,
+                                                   std::int64_t stride = 0,
+                                                   std::int64_t padding = 0,
+                                                   std::int64_t dilation = 1,
+                                                   bool ceil_mode = false);
+Tensor avg_pool1d(const Tensor& x, std::int64_t kernel, std::int64_t stride = 0,
+                  std::int64_t padding = 0, bool ceil_mode = false, bool count_include_pad = true);
+Tensor adaptive_avg_pool1d(const Tensor& x, std::int64_t output_size);
 // Zeroes elements with probability p (Philox: the same mask on every device for the same seed)
 // and scales the rest by 1 / (1 - p); the identity when !training.
 Tensor dropout(const Tensor& x, double p, bool training);
@@ -122,6 +136,28 @@ Tensor log_softmax(const Tensor& x, std::int64_t dim);
 // CUDA (no synchronisation to check it).
 Tensor embedding(const Tensor& indices, const Tensor& weight,
                  std::optional<std::int64_t> padding_idx = std::nullopt);
+
+// How embedding_bag reduces a bag, spelled as LibTorch's: kSum, kMean, kMax.
+enum class EmbeddingBagMode : std::uint8_t { Sum, Mean, Max };
+inline constexpr EmbeddingBagMode kSum = EmbeddingBagMode::Sum;
+inline constexpr EmbeddingBagMode kMean = EmbeddingBagMode::Mean;
+inline constexpr EmbeddingBagMode kMax = EmbeddingBagMode::Max;
+// "sum", "mean", "max".
+const char* embedding_bag_mode_name(EmbeddingBagMode mode);
+// Bags of rows of weight (num_embeddings, embedding_dim) reduced to one row each, as PyTorch's
+// F.embedding_bag -> (bags, embedding_dim). int64 input is either (bags, n), a bag a row (offsets
+// undefined), or 1-D with int64 `offsets`, the start of each bag in input (offsets[0] == 0,
+// non-decreasing; with include_last_offset the last entry is input's length and ends the last
+// bag). Entries equal to padding_idx (negative counts from the end) are left out of their bag.
+// per_sample_weights (input's shape and weight's dtype; mode kSum only) scale each row. An empty
+// bag gives zeros in every mode. kMax's gradient goes to the first maximum of each column of a
+// bag. Composed of embedding, index_add and max (Note [Bags by index_add] in nn_functions.cpp),
+// so it runs on every device and differentiates to any order; the bags are laid out on the host
+// (indices and offsets on a GPU are copied back first).
+Tensor embedding_bag(const Tensor& input, const Tensor& weight, const Tensor& offsets = Tensor(),
+                     EmbeddingBagMode mode = kMean, const Tensor& per_sample_weights = Tensor(),
+                     bool include_last_offset = false,
+                     std::optional<std::int64_t> padding_idx = std::nullopt);
 
 // The modes of interpolate / nn::Upsample, spelled as LibTorch's: kNearest, kBilinear, kBicubic,
 // kNearestExact.

@@ -18,11 +18,13 @@
 
 namespace leangrad::nn::functional {
 
+using leangrad::adaptive_avg_pool1d;
 using leangrad::adaptive_avg_pool2d;
 using leangrad::adaptive_max_pool1d;
 using leangrad::adaptive_max_pool1d_with_indices;
 using leangrad::adaptive_max_pool2d;
 using leangrad::adaptive_max_pool2d_with_indices;
+using leangrad::avg_pool1d;
 using leangrad::avg_pool2d;
 using leangrad::batch_norm;
 using leangrad::binary_cross_entropy;
@@ -38,6 +40,7 @@ using leangrad::dropout;
 using leangrad::elu;
 using leangrad::elu_;
 using leangrad::embedding;
+using leangrad::embedding_bag;
 using leangrad::gaussian_nll_loss;
 using leangrad::gelu;
 using leangrad::glu;
@@ -60,6 +63,8 @@ using leangrad::linear;
 using leangrad::log_sigmoid;
 using leangrad::log_softmax;
 using leangrad::margin_ranking_loss;
+using leangrad::max_pool1d;
+using leangrad::max_pool1d_with_indices;
 using leangrad::max_pool2d;
 using leangrad::max_pool2d_with_indices;
 using leangrad::mish;

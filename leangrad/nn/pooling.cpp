@@ -1,4 +1,5 @@
-// MaxPool2d, AvgPool2d, AdaptiveAvgPool2d, AdaptiveMaxPool1d and 2d, PixelShuffle, PixelUnshuffle,
+// MaxPool2d, AvgPool2d, AdaptiveAvgPool2d, AdaptiveMaxPool1d and 2d, MaxPool1d, AvgPool1d,
+// AdaptiveAvgPool1d, PixelShuffle, PixelUnshuffle,
 // Flatten and Unflatten (nn/pooling.h).
 #include <leangrad/nn/pooling.h>
 
@@ -69,6 +70,42 @@ std::tuple<Tensor, Tensor> AdaptiveMaxPool2dImpl::forward_with_indices(const Ten
 std::string AdaptiveMaxPool2dImpl::extra_repr() const {
   const Size2 s = options.output_size();
   return detail::str_cat("output_size=", shape_str({s[0], s[1]}));
+}
+
+Tensor MaxPool1dImpl::forward(const Tensor& input) {
+  return max_pool1d(input, options.kernel_size(), options.stride(), options.padding(),
+                    options.dilation(), options.ceil_mode());
+}
+std::tuple<Tensor, Tensor> MaxPool1dImpl::forward_with_indices(const Tensor& input) {
+  return max_pool1d_with_indices(input, options.kernel_size(), options.stride(), options.padding(),
+                                 options.dilation(), options.ceil_mode());
+}
+// As LibTorch's: kernel_size=[3], stride=[3], padding=[0], dilation=[1], ceil_mode=false.
+std::string MaxPool1dImpl::extra_repr() const {
+  return detail::str_cat("kernel_size=", shape_str({options.kernel_size()}),
+                         ", stride=", shape_str({options.stride()}),
+                         ", padding=", shape_str({options.padding()}),
+                         ", dilation=", shape_str({options.dilation()}),
+                         ", ceil_mode=", bool_str(options.ceil_mode()));
+}
+
+Tensor AvgPool1dImpl::forward(const Tensor& input) {
+  return avg_pool1d(input, options.kernel_size(), options.stride(), options.padding(),
+                    options.ceil_mode(), options.count_include_pad());
+}
+std::string AvgPool1dImpl::extra_repr() const {
+  return detail::str_cat("kernel_size=", shape_str({options.kernel_size()}),
+                         ", stride=", shape_str({options.stride()}),
+                         ", padding=", shape_str({options.padding()}),
+                         ", ceil_mode=", bool_str(options.ceil_mode()),
+                         ", count_include_pad=", bool_str(options.count_include_pad()));
+}
+
+Tensor AdaptiveAvgPool1dImpl::forward(const Tensor& input) {
+  return adaptive_avg_pool1d(input, options.output_size());
+}
+std::string AdaptiveAvgPool1dImpl::extra_repr() const {
+  return detail::str_cat("output_size=", shape_str({options.output_size()}));
 }
 
 Tensor AdaptiveMaxPool1dImpl::forward(const Tensor& input) {

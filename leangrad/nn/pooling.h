@@ -1,6 +1,6 @@
 // Shape-changing modules without parameters: MaxPool2d, AvgPool2d, AdaptiveAvgPool2d,
-// AdaptiveMaxPool1d, AdaptiveMaxPool2d, PixelShuffle, PixelUnshuffle and Flatten, each a thin
-// wrapper over the function of autograd/nn_functions.h.
+// AdaptiveMaxPool1d, AdaptiveMaxPool2d, MaxPool1d, AvgPool1d, AdaptiveAvgPool1d, PixelShuffle,
+// PixelUnshuffle and Flatten, each a thin wrapper over the function of autograd/nn_functions.h.
 //   nn::MaxPool2d pool(2);  nn::MaxPool2d(nn::MaxPool2dOptions(3).stride(1).padding(1));
 //   nn::AvgPool2d(nn::AvgPool2dOptions(3).stride(2).ceil_mode(true).count_include_pad(false));
 //   nn::AdaptiveAvgPool2d pool(1);  // a classifier head's global average: (N, C, H, W) -> (N, C,
@@ -14,6 +14,7 @@
 #include <utility>
 
 #include <leangrad/autograd/nn_functions.h>
+#include <leangrad/core/macros.h>
 #include <leangrad/nn/module_holder.h>
 
 namespace leangrad::nn {
@@ -189,6 +190,65 @@ class AdaptiveMaxPool1dImpl : public Module {
   AdaptiveMaxPool1dOptions options;
 };
 LEANGRAD_MODULE(AdaptiveMaxPool1d);
+
+// The 1-d poolings over (N, C, L) or (C, L), as LibTorch's (max_pool1d, avg_pool1d and
+// adaptive_avg_pool1d of autograd/nn_functions.h; stride defaults to the kernel):
+//   nn::MaxPool1d(nn::MaxPool1dOptions(3).stride(2).padding(1).dilation(2).ceil_mode(true))
+//   nn::AvgPool1d(nn::AvgPool1dOptions(4).count_include_pad(false));  nn::AdaptiveAvgPool1d(1)
+struct MaxPool1dOptions {
+  MaxPool1dOptions(std::int64_t kernel_size)  // NOLINT: as LibTorch
+      : kernel_size_(kernel_size), stride_(kernel_size) {}
+  LG_ARG(std::int64_t, kernel_size);
+  LG_ARG(std::int64_t, stride);
+  LG_ARG(std::int64_t, padding) = 0;
+  LG_ARG(std::int64_t, dilation) = 1;
+  LG_ARG(bool, ceil_mode) = false;
+};
+
+struct AvgPool1dOptions {
+  AvgPool1dOptions(std::int64_t kernel_size)  // NOLINT: as LibTorch
+      : kernel_size_(kernel_size), stride_(kernel_size) {}
+  LG_ARG(std::int64_t, kernel_size);
+  LG_ARG(std::int64_t, stride);
+  LG_ARG(std::int64_t, padding) = 0;
+  LG_ARG(bool, ceil_mode) = false;
+  LG_ARG(bool, count_include_pad) = true;
+};
+
+struct AdaptiveAvgPool1dOptions {
+  AdaptiveAvgPool1dOptions(std::int64_t output_size)  // NOLINT: as LibTorch
+      : output_size_(output_size) {}
+  LG_ARG(std::int64_t, output_size);
+};
+
+class MaxPool1dImpl : public Module {
+ public:
+  explicit MaxPool1dImpl(const MaxPool1dOptions& options) : Module("MaxPool1d"), options(options) {}
+  Tensor forward(const Tensor& input) override;
+  std::tuple<Tensor, Tensor> forward_with_indices(const Tensor& input);
+  std::string extra_repr() const override;
+  MaxPool1dOptions options;
+};
+LEANGRAD_MODULE(MaxPool1d);
+
+class AvgPool1dImpl : public Module {
+ public:
+  explicit AvgPool1dImpl(const AvgPool1dOptions& options) : Module("AvgPool1d"), options(options) {}
+  Tensor forward(const Tensor& input) override;
+  std::string extra_repr() const override;
+  AvgPool1dOptions options;
+};
+LEANGRAD_MODULE(AvgPool1d);
+
+class AdaptiveAvgPool1dImpl : public Module {
+ public:
+  explicit AdaptiveAvgPool1dImpl(const AdaptiveAvgPool1dOptions& options)
+      : Module("AdaptiveAvgPool1d"), options(options) {}
+  Tensor forward(const Tensor& input) override;
+  std::string extra_repr() const override;  // output_size=[5]
+  AdaptiveAvgPool1dOptions options;
+};
+LEANGRAD_MODULE(AdaptiveAvgPool1d);
 
 // (N, C r^2, H, W) -> (N, C, H r, W r)
 class PixelShuffleImpl : public Module {

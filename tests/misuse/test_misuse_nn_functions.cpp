@@ -205,6 +205,34 @@ std::vector<MisuseCase> pool_cases() {
   t.add("adaptive_max_pool1d_bool", Raises::DTypeError, {"adaptive_max_pool1d", "bool"}, [] {
     adaptive_max_pool1d(ones({2, 3, 7}, kBool), 2);
   });
+  // The 1-d poolings check in their own names.
+  t.add("max_pool1d_4d_input", Raises::ShapeError, {"max_pool1d", "(N, C, L)", "[1, 3, 5, 5]"},
+        [] { max_pool1d(image(), 2); });
+  t.add("max_pool1d_zero_kernel", Raises::Error, {"max_pool1d", "kernel_size must be positive"},
+        [] {
+          max_pool1d(ones({2, 3, 7}), 0);
+        });
+  t.add("max_pool1d_padding_over_half", Raises::Error,
+        {"max_pool1d", "padding must be in [0, kernel_size / 2] = [0, 1], got 2"}, [] {
+          max_pool1d(ones({2, 3, 7}), 3, 1, 2);
+        });
+  t.add("max_pool1d_huge_dilation", Raises::Error, {"max_pool1d", "below 2^31"}, [] {
+    max_pool1d(ones({2, 3, 7}), 3, 1, 0, std::int64_t{1} << 62);
+  });
+  t.add("max_pool1d_too_short", Raises::ShapeError,
+        {"max_pool1d", "[2, 3, 4] is too short for kernel_size 3, dilation 2"}, [] {
+          max_pool1d(ones({2, 3, 4}), 3, 1, 0, 2);
+        });
+  t.add("avg_pool1d_negative_stride", Raises::Error, {"avg_pool1d", "stride must be positive"}, [] {
+    avg_pool1d(ones({2, 3, 7}), 3, -1);
+  });
+  t.add("avg_pool1d_integral", Raises::DTypeError, {"avg_pool1d", "int64"}, [] {
+    avg_pool1d(ones({2, 3, 7}, kInt64), 3);
+  });
+  t.add("adaptive_avg_pool1d_negative_output", Raises::ShapeError,
+        {"adaptive_avg_pool1d", "non-negative output size", "-2"}, [] {
+          adaptive_avg_pool1d(ones({2, 3, 7}), -2);
+        });
   // The backward entry, called with indices of another shape or dtype.
   t.add("adaptive_max_pool2d_backward_indices_shape", Raises::ShapeError,
         {"adaptive_max_pool2d_backward", "[1, 3, 2, 2]", "[1, 3, 2, 1]"}, [] {
