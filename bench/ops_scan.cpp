@@ -1,4 +1,4 @@
-// ops_scan: forward + backward through autograd of 65 ops at realistic shapes, float32, one line
+// ops_scan: forward + backward through autograd of 68 ops at realistic shapes, float32, one line
 // per op (its name and the median of 5 timed runs in ms, after 2 untimed ones), for a broad look
 // at where a CPU kernel is slower than it should be. bench/compare/ops_scan_vs_libtorch.sh runs it
 // beside LibTorch's side (bench/compare/libtorch/libtorch_ops_scan.cpp: the same ops, names,
@@ -51,7 +51,11 @@ int main(int argc, char** argv) {
   const Tensor queries = lg::randn({8, 8, 256, 64}).requires_grad_(true);
   const Tensor keys = lg::randn({8, 8, 256, 64});
   const Tensor chain = lg::randn({512, 512}).requires_grad_(true);
-  const Tensor sequence = lg::randn({50, 32, 256}).requires_grad_(true);  // (T, N, features)
+  const Tensor sequence = lg::randn({50, 32, 256}).requires_grad_(true);      // (T, N, features)
+  const Tensor volume = lg::randn({4, 16, 16, 32, 32}).requires_grad_(true);  // (N, C, D, H, W)
+  const Tensor volume_w = lg::randn({32, 16, 3, 3, 3});
+  const Tensor bag_ids = ((lg::rand({64 * 20}) * 49999.0).to(lg::kInt64));
+  const Tensor bag_offsets = lg::arange(0, 64 * 20, 20).to(lg::kInt64);  // 64 bags of 20
   lg::nn::LSTM lstm(lg::nn::LSTMOptions(256, 512));
   lg::nn::GRU gru(lg::nn::GRUOptions(256, 512));
   const Tensor chain2 = lg::randn({512, 512});
@@ -177,6 +181,16 @@ int main(int argc, char** argv) {
        }},
       {"lstm", sequence, [&](const Tensor& x) { return std::get<0>(lstm->forward(x)); }},
       {"gru", sequence, [&](const Tensor& x) { return std::get<0>(gru->forward(x)); }},
+      {"conv3d", volume,
+       [&](const Tensor& x) {
+         return lg::conv3d(x, volume_w, Tensor(), {1, 1, 1}, {1, 1, 1});
+       }},
+      {"max_pool3d", volume,
+       [&](const Tensor& x) {
+         return lg::max_pool3d(x, {2, 2, 2});
+       }},
+      {"embedding_bag", table,
+       [&](const Tensor& x) { return lg::embedding_bag(bag_ids, x, bag_offsets, lg::kSum); }},
   };
   for (const Op& op : ops) {
     if (!only.empty() && std::string(op.name).find(only) == std::string::npos) continue;

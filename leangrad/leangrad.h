@@ -50,6 +50,7 @@
 #include <leangrad/autograd/margin_losses.h>
 #include <leangrad/autograd/reduction_functions.h>
 #include <leangrad/autograd/saved_tensor.h>
+#include <leangrad/autograd/volumetric_functions.h>
 #include <leangrad/core/creation.h>
 #include <leangrad/core/cuda.h>
 #include <leangrad/core/device.h>

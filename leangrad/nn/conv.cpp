@@ -1,6 +1,6 @@
-// nn::Conv1d, nn::Conv2d and nn::ConvTranspose2d (nn/conv.h): parameters created and initialised
-// as torch.nn.Conv1d / Conv2d / ConvTranspose2d do, forward through leangrad::conv1d / conv2d /
-// conv_transpose2d.
+// nn::Conv1d, nn::Conv2d, nn::Conv3d and nn::ConvTranspose2d (nn/conv.h): parameters created and
+// initialised as torch.nn.Conv1d / Conv2d / Conv3d / ConvTranspose2d do, forward through
+// leangrad::conv1d / conv2d / conv3d / conv_transpose2d.
 #include <leangrad/nn/conv.h>
 
 #include <cmath>
@@ -20,6 +20,12 @@ namespace {
 std::string size2_str(const Size2& s) {
   std::ostringstream out;
   out << "(" << s[0] << ", " << s[1] << ")";
+  return out.str();
+}
+
+std::string size3_str(const Size3& s) {
+  std::ostringstream out;
+  out << "(" << s[0] << ", " << s[1] << ", " << s[2] << ")";
   return out.str();
 }
 
@@ -117,6 +123,41 @@ std::string Conv2dImpl::extra_repr() const {
       << ", stride=" << size2_str(options_.stride());
   if (options_.padding() != Size2{0, 0}) out << ", padding=" << size2_str(options_.padding());
   if (options_.dilation() != Size2{1, 1}) out << ", dilation=" << size2_str(options_.dilation());
+  if (options_.groups() != 1) out << ", groups=" << options_.groups();
+  if (!options_.bias()) out << ", bias=False";
+  if (options_.padding_mode() != kZeros)
+    out << ", padding_mode=" << pad_mode_name(options_.padding_mode());
+  return out.str();
+}
+
+Conv3dImpl::Conv3dImpl(const Conv3dOptions& options) : Module("Conv3d"), options_(options) {
+  const std::int64_t in = options.in_channels(), out = options.out_channels();
+  const std::int64_t groups = options.groups();
+  const Size3 k = options.kernel_size();
+  check_conv_options("Conv3d", in, out, groups, k[0] > 0 && k[1] > 0 && k[2] > 0, size3_str(k));
+  auto [w, b] =
+      conv_parameters("Conv3d", {out, in / groups, k[0], k[1], k[2]}, options.bias() ? out : 0);
+  weight = register_parameter("weight", w);
+  if (b.defined()) bias = register_parameter("bias", b);
+}
+
+Tensor Conv3dImpl::forward(const Tensor& x) {
+  if (options_.padding_mode() != kZeros && options_.padding() != Size3{0, 0, 0}) {
+    const Size3 p = options_.padding();
+    return conv3d(pad(x, {p[2], p[2], p[1], p[1], p[0], p[0]}, options_.padding_mode()), weight,
+                  bias, options_.stride(), {0, 0, 0}, options_.dilation(), options_.groups());
+  }
+  return conv3d(x, weight, bias, options_.stride(), options_.padding(), options_.dilation(),
+                options_.groups());
+}
+
+std::string Conv3dImpl::extra_repr() const {
+  std::ostringstream out;
+  out << options_.in_channels() << ", " << options_.out_channels()
+      << ", kernel_size=" << size3_str(options_.kernel_size())
+      << ", stride=" << size3_str(options_.stride());
+  if (options_.padding() != Size3{0, 0, 0}) out << ", padding=" << size3_str(options_.padding());
+  if (options_.dilation() != Size3{1, 1, 1}) out << ", dilation=" << size3_str(options_.dilation());
   if (options_.groups() != 1) out << ", groups=" << options_.groups();
   if (!options_.bias()) out << ", bias=False";
   if (options_.padding_mode() != kZeros)

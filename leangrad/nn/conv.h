@@ -1,4 +1,4 @@
-// nn::Conv1d, nn::Conv2d and nn::ConvTranspose2d. nn::Conv2d, as LibTorch's:
+// nn::Conv1d, nn::Conv2d, nn::Conv3d and nn::ConvTranspose2d. nn::Conv2d, as LibTorch's:
 //   nn::Conv2d(nn::Conv2dOptions(1, 32, 3).stride(1).padding(1)).
 // Parameters `weight` (C_out, C_in / groups, kH, kW) and `bias` (C_out,), initialised as
 // PyTorch does; forward is leangrad::conv2d (autograd/nn_functions.cpp).
@@ -9,6 +9,7 @@
 
 #include <leangrad/autograd/indexing_functions.h>
 #include <leangrad/autograd/nn_functions.h>
+#include <leangrad/autograd/volumetric_functions.h>
 #include <leangrad/core/macros.h>
 #include <leangrad/nn/module_holder.h>
 
@@ -96,6 +97,53 @@ class Conv2dImpl : public Module {
   Conv2dOptions options_;
 };
 LEANGRAD_MODULE(Conv2d);
+
+// nn::Conv3d, as LibTorch's: nn::Conv3d(nn::Conv3dOptions(1, 16, 3).stride({1, 2, 2}).padding(1)).
+// Parameters `weight` (C_out, C_in / groups, kD, kH, kW) and `bias` (C_out,), initialised as
+// PyTorch does; forward is leangrad::conv3d (autograd/volumetric_functions.h, one conv2d over
+// the gathered depth planes). padding_mode as Conv2d's.
+class Conv3dOptions {
+ public:
+  // A cubic kernel, or (kD, kH, kW).
+  Conv3dOptions(std::int64_t in_channels, std::int64_t out_channels, std::int64_t kernel_size)
+      : in_channels_(in_channels),
+        out_channels_(out_channels),
+        kernel_size_({kernel_size, kernel_size, kernel_size}) {}
+  Conv3dOptions(std::int64_t in_channels, std::int64_t out_channels, Size3 kernel_size)
+      : in_channels_(in_channels), out_channels_(out_channels), kernel_size_(kernel_size) {}
+
+  // Setters take one value for all three dims, or (depth, height, width).
+  Conv3dOptions& stride(std::int64_t s) { return stride(Size3{s, s, s}); }
+  Conv3dOptions& padding(std::int64_t p) { return padding(Size3{p, p, p}); }
+  Conv3dOptions& dilation(std::int64_t d) { return dilation(Size3{d, d, d}); }
+
+  LG_ARG(std::int64_t, in_channels);
+  LG_ARG(std::int64_t, out_channels);
+  LG_ARG(Size3, kernel_size);
+  LG_ARG(Size3, stride) = {1, 1, 1};
+  LG_ARG(Size3, padding) = {0, 0, 0};
+  LG_ARG(Size3, dilation) = {1, 1, 1};
+  LG_ARG(std::int64_t, groups) = 1;
+  LG_ARG(bool, bias) = true;
+  LG_ARG(PadMode, padding_mode) = kZeros;
+};
+
+class Conv3dImpl : public Module {
+ public:
+  explicit Conv3dImpl(const Conv3dOptions& options);
+  // x (N, C_in, D, H, W) -> (N, C_out, D_out, H_out, W_out).
+  Tensor forward(const Tensor& x) override;
+  // "1, 16, kernel_size=(3, 3, 3), stride=(1, 2, 2), padding=(1, 1, 1)", as PyTorch prints it.
+  std::string extra_repr() const override;
+  const Conv3dOptions& options() const { return options_; }
+
+  Tensor weight;
+  Tensor bias;  // undefined when options.bias(false)
+
+ private:
+  Conv3dOptions options_;
+};
+LEANGRAD_MODULE(Conv3d);
 
 // nn::ConvTranspose2d, as LibTorch's:
 //   nn::ConvTranspose2d(nn::ConvTranspose2dOptions(64, 32, 4).stride(2).padding(1)).

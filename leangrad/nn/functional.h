@@ -15,23 +15,29 @@
 #include <leangrad/autograd/losses.h>
 #include <leangrad/autograd/margin_losses.h>
 #include <leangrad/autograd/nn_functions.h>
+#include <leangrad/autograd/volumetric_functions.h>
 
 namespace leangrad::nn::functional {
 
 using leangrad::adaptive_avg_pool1d;
 using leangrad::adaptive_avg_pool2d;
+using leangrad::adaptive_avg_pool3d;
 using leangrad::adaptive_max_pool1d;
 using leangrad::adaptive_max_pool1d_with_indices;
 using leangrad::adaptive_max_pool2d;
 using leangrad::adaptive_max_pool2d_with_indices;
+using leangrad::adaptive_max_pool3d;
+using leangrad::adaptive_max_pool3d_with_indices;
 using leangrad::avg_pool1d;
 using leangrad::avg_pool2d;
+using leangrad::avg_pool3d;
 using leangrad::batch_norm;
 using leangrad::binary_cross_entropy;
 using leangrad::binary_cross_entropy_with_logits;
 using leangrad::celu;
 using leangrad::conv1d;
 using leangrad::conv2d;
+using leangrad::conv3d;
 using leangrad::conv_transpose2d;
 using leangrad::cosine_embedding_loss;
 using leangrad::cosine_similarity;
@@ -67,6 +73,8 @@ using leangrad::max_pool1d;
 using leangrad::max_pool1d_with_indices;
 using leangrad::max_pool2d;
 using leangrad::max_pool2d_with_indices;
+using leangrad::max_pool3d;
+using leangrad::max_pool3d_with_indices;
 using leangrad::mish;
 using leangrad::mse_loss;
 using leangrad::multilabel_soft_margin_loss;

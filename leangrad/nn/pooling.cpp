@@ -4,6 +4,7 @@
 #include <leangrad/nn/pooling.h>
 
 #include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/volumetric_functions.h>
 #include <leangrad/core/error.h>
 
 namespace leangrad::nn {
@@ -106,6 +107,58 @@ Tensor AdaptiveAvgPool1dImpl::forward(const Tensor& input) {
 }
 std::string AdaptiveAvgPool1dImpl::extra_repr() const {
   return detail::str_cat("output_size=", shape_str({options.output_size()}));
+}
+
+namespace {
+std::string size3_list(Size3 s) {
+  return shape_str({s[0], s[1], s[2]});
+}
+}  // namespace
+
+Tensor MaxPool3dImpl::forward(const Tensor& input) {
+  return max_pool3d(input, options.kernel_size(), options.stride(), options.padding(),
+                    options.dilation(), options.ceil_mode());
+}
+std::tuple<Tensor, Tensor> MaxPool3dImpl::forward_with_indices(const Tensor& input) {
+  return max_pool3d_with_indices(input, options.kernel_size(), options.stride(), options.padding(),
+                                 options.dilation(), options.ceil_mode());
+}
+std::string MaxPool3dImpl::extra_repr() const {
+  return detail::str_cat(
+      "kernel_size=", size3_list(options.kernel_size()), ", stride=", size3_list(options.stride()),
+      ", padding=", size3_list(options.padding()), ", dilation=", size3_list(options.dilation()),
+      ", ceil_mode=", bool_str(options.ceil_mode()));
+}
+
+Tensor AvgPool3dImpl::forward(const Tensor& input) {
+  return avg_pool3d(input, options.kernel_size(), options.stride(), options.padding(),
+                    options.ceil_mode(), options.count_include_pad(), options.divisor_override());
+}
+std::string AvgPool3dImpl::extra_repr() const {
+  std::string out = detail::str_cat(
+      "kernel_size=", size3_list(options.kernel_size()), ", stride=", size3_list(options.stride()),
+      ", padding=", size3_list(options.padding()), ", ceil_mode=", bool_str(options.ceil_mode()),
+      ", count_include_pad=", bool_str(options.count_include_pad()));
+  if (options.divisor_override())
+    out += detail::str_cat(", divisor_override=", *options.divisor_override());
+  return out;
+}
+
+Tensor AdaptiveAvgPool3dImpl::forward(const Tensor& input) {
+  return adaptive_avg_pool3d(input, options.output_size());
+}
+std::string AdaptiveAvgPool3dImpl::extra_repr() const {
+  return detail::str_cat("output_size=", size3_list(options.output_size()));
+}
+
+Tensor AdaptiveMaxPool3dImpl::forward(const Tensor& input) {
+  return adaptive_max_pool3d(input, options.output_size());
+}
+std::tuple<Tensor, Tensor> AdaptiveMaxPool3dImpl::forward_with_indices(const Tensor& input) {
+  return adaptive_max_pool3d_with_indices(input, options.output_size());
+}
+std::string AdaptiveMaxPool3dImpl::extra_repr() const {
+  return detail::str_cat("output_size=", size3_list(options.output_size()));
 }
 
 Tensor AdaptiveMaxPool1dImpl::forward(const Tensor& input) {

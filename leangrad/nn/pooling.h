@@ -1,6 +1,7 @@
 // Shape-changing modules without parameters: MaxPool2d, AvgPool2d, AdaptiveAvgPool2d,
-// AdaptiveMaxPool1d, AdaptiveMaxPool2d, MaxPool1d, AvgPool1d, AdaptiveAvgPool1d, PixelShuffle,
-// PixelUnshuffle and Flatten, each a thin wrapper over the function of autograd/nn_functions.h.
+// AdaptiveMaxPool1d, AdaptiveMaxPool2d, MaxPool1d, AvgPool1d, AdaptiveAvgPool1d, the 3-d poolings,
+// PixelShuffle, PixelUnshuffle and Flatten, each a thin wrapper over the function of
+// autograd/nn_functions.h.
 //   nn::MaxPool2d pool(2);  nn::MaxPool2d(nn::MaxPool2dOptions(3).stride(1).padding(1));
 //   nn::AvgPool2d(nn::AvgPool2dOptions(3).stride(2).ceil_mode(true).count_include_pad(false));
 //   nn::AdaptiveAvgPool2d pool(1);  // a classifier head's global average: (N, C, H, W) -> (N, C,
@@ -14,6 +15,7 @@
 #include <utility>
 
 #include <leangrad/autograd/nn_functions.h>
+#include <leangrad/autograd/volumetric_functions.h>
 #include <leangrad/core/macros.h>
 #include <leangrad/nn/module_holder.h>
 
@@ -249,6 +251,87 @@ class AdaptiveAvgPool1dImpl : public Module {
   AdaptiveAvgPool1dOptions options;
 };
 LEANGRAD_MODULE(AdaptiveAvgPool1d);
+
+// The 3-d poolings over (N, C, D, H, W) or (C, D, H, W), as LibTorch's (max_pool3d,
+// avg_pool3d, adaptive_avg_pool3d, adaptive_max_pool3d of autograd/volumetric_functions.h;
+// stride defaults to the kernel; one number means all three dims):
+//   nn::MaxPool3d(nn::MaxPool3dOptions(2));  nn::AvgPool3d(nn::AvgPool3dOptions({1, 2, 2}))
+//   nn::AdaptiveAvgPool3d(1)  // global average: (N, C, 1, 1, 1)
+struct MaxPool3dOptions {
+  MaxPool3dOptions(std::int64_t k) : MaxPool3dOptions(Size3{k, k, k}) {}  // NOLINT: as LibTorch
+  MaxPool3dOptions(Size3 kernel_size)                                     // NOLINT
+      : kernel_size_(kernel_size), stride_(kernel_size) {}
+  MaxPool3dOptions& stride(std::int64_t s) { return stride(Size3{s, s, s}); }
+  MaxPool3dOptions& padding(std::int64_t p) { return padding(Size3{p, p, p}); }
+  MaxPool3dOptions& dilation(std::int64_t d) { return dilation(Size3{d, d, d}); }
+  LG_ARG(Size3, kernel_size);
+  LG_ARG(Size3, stride);
+  LG_ARG(Size3, padding) = {0, 0, 0};
+  LG_ARG(Size3, dilation) = {1, 1, 1};
+  LG_ARG(bool, ceil_mode) = false;
+};
+
+struct AvgPool3dOptions {
+  AvgPool3dOptions(std::int64_t k) : AvgPool3dOptions(Size3{k, k, k}) {}  // NOLINT: as LibTorch
+  AvgPool3dOptions(Size3 kernel_size)                                     // NOLINT
+      : kernel_size_(kernel_size), stride_(kernel_size) {}
+  AvgPool3dOptions& stride(std::int64_t s) { return stride(Size3{s, s, s}); }
+  AvgPool3dOptions& padding(std::int64_t p) { return padding(Size3{p, p, p}); }
+  LG_ARG(Size3, kernel_size);
+  LG_ARG(Size3, stride);
+  LG_ARG(Size3, padding) = {0, 0, 0};
+  LG_ARG(bool, ceil_mode) = false;
+  LG_ARG(bool, count_include_pad) = true;
+  LG_ARG(std::optional<std::int64_t>, divisor_override) = std::nullopt;
+};
+
+struct AdaptiveAvgPool3dOptions {
+  AdaptiveAvgPool3dOptions(std::int64_t size)  // NOLINT: as LibTorch
+      : output_size_{size, size, size} {}
+  AdaptiveAvgPool3dOptions(Size3 size) : output_size_(size) {}  // NOLINT
+  LG_ARG(Size3, output_size);
+};
+using AdaptiveMaxPool3dOptions = AdaptiveAvgPool3dOptions;
+
+class MaxPool3dImpl : public Module {
+ public:
+  explicit MaxPool3dImpl(const MaxPool3dOptions& options) : Module("MaxPool3d"), options(options) {}
+  Tensor forward(const Tensor& input) override;
+  std::tuple<Tensor, Tensor> forward_with_indices(const Tensor& input);
+  std::string extra_repr() const override;
+  MaxPool3dOptions options;
+};
+LEANGRAD_MODULE(MaxPool3d);
+
+class AvgPool3dImpl : public Module {
+ public:
+  explicit AvgPool3dImpl(const AvgPool3dOptions& options) : Module("AvgPool3d"), options(options) {}
+  Tensor forward(const Tensor& input) override;
+  std::string extra_repr() const override;
+  AvgPool3dOptions options;
+};
+LEANGRAD_MODULE(AvgPool3d);
+
+class AdaptiveAvgPool3dImpl : public Module {
+ public:
+  explicit AdaptiveAvgPool3dImpl(const AdaptiveAvgPool3dOptions& options)
+      : Module("AdaptiveAvgPool3d"), options(options) {}
+  Tensor forward(const Tensor& input) override;
+  std::string extra_repr() const override;  // output_size=[1, 1, 1]
+  AdaptiveAvgPool3dOptions options;
+};
+LEANGRAD_MODULE(AdaptiveAvgPool3d);
+
+class AdaptiveMaxPool3dImpl : public Module {
+ public:
+  explicit AdaptiveMaxPool3dImpl(const AdaptiveMaxPool3dOptions& options)
+      : Module("AdaptiveMaxPool3d"), options(options) {}
+  Tensor forward(const Tensor& input) override;
+  std::tuple<Tensor, Tensor> forward_with_indices(const Tensor& input);
+  std::string extra_repr() const override;
+  AdaptiveMaxPool3dOptions options;
+};
+LEANGRAD_MODULE(AdaptiveMaxPool3d);
 
 // (N, C r^2, H, W) -> (N, C, H r, W r)
 class PixelShuffleImpl : public Module {

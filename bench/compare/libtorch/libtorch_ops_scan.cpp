@@ -56,7 +56,11 @@ int main(int argc, char** argv) {
   const Tensor queries = torch::randn({8, 8, 256, 64}).requires_grad_(true);
   const Tensor keys = torch::randn({8, 8, 256, 64});
   const Tensor chain = torch::randn({512, 512}).requires_grad_(true);
-  const Tensor sequence = torch::randn({50, 32, 256}).requires_grad_(true);  // (T, N, features)
+  const Tensor sequence = torch::randn({50, 32, 256}).requires_grad_(true);      // (T, N, features)
+  const Tensor volume = torch::randn({4, 16, 16, 32, 32}).requires_grad_(true);  // (N, C, D, H, W)
+  const Tensor volume_w = torch::randn({32, 16, 3, 3, 3});
+  const Tensor bag_ids = ((torch::rand({64 * 20}) * 49999.0).to(torch::kInt64));
+  const Tensor bag_offsets = torch::arange(0, 64 * 20, 20).to(torch::kInt64);  // 64 bags of 20
   torch::nn::LSTM lstm(torch::nn::LSTMOptions(256, 512));
   torch::nn::GRU gru(torch::nn::GRUOptions(256, 512));
   const Tensor chain2 = torch::randn({512, 512});
@@ -188,6 +192,15 @@ int main(int argc, char** argv) {
        }},
       {"lstm", sequence, [&](const Tensor& x) { return std::get<0>(lstm->forward(x)); }},
       {"gru", sequence, [&](const Tensor& x) { return std::get<0>(gru->forward(x)); }},
+      {"conv3d", volume, [&](const Tensor& x) { return torch::conv3d(x, volume_w, {}, 1, 1); }},
+      {"max_pool3d", volume,
+       [&](const Tensor& x) {
+         return torch::max_pool3d(x, {2, 2, 2});
+       }},
+      {"embedding_bag", table,
+       [&](const Tensor& x) {
+         return std::get<0>(torch::embedding_bag(x, bag_ids, bag_offsets, false, /*sum*/ 0));
+       }},
   };
   for (const Op& op : ops) {
     if (!only.empty() && std::string(op.name).find(only) == std::string::npos) continue;

@@ -1,0 +1,289 @@
+// conv3d and the 3-d poolings (autograd/volumetric_functions.h), composed of the 2-d functions.
+#include <leangrad/autograd/volumetric_functions.h>
+
+#include <string>
+#include <vector>
+
+#include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/grad_mode.h>
+#include <leangrad/autograd/indexing_functions.h>
+#include <leangrad/autograd/nn_functions.h>
+#include <leangrad/autograd/nn_internal.h>
+#include <leangrad/core/creation.h>
+#include <leangrad/core/error.h>
+#include <leangrad/core/profiler.h>
+#include <leangrad/core/shape.h>
+
+namespace leangrad {
+
+// Note [Volumes by planes]
+// A 3-d layer is written with the 2-d ones, so every 2-d kernel (CPU and CUDA, forward and
+// backward) serves it and autograd differentiates the composition to any order:
+//  - conv3d: output depth d sums, over the kernel's depths k, the 2-d convolution of input plane
+//    d stride + k dilation (after zero padding in depth) with the weight's slice k. One
+//    index_select gathers those planes for every (d, k) (the depth im2col: kD copies of the
+//    input where the 2-d kernels then make their own im2col), they are laid out as (N D_out,
+//    C_in kD, H, W), channel c kD + k, and one conv2d with the weight viewed as (C_out,
+//    C_in / groups kD, kH, kW) (the same order, and each group's channels stay together) does
+//    every sum at once. index_select's backward adds the gradients of overlapping windows.
+//  - the poolings are separable, a box window being the product of its three ranges: the 2-d
+//    pooling over (H, W) of the (N, C D, H, W) planes, then the 2-d pooling with a (k_D, 1)
+//    window over (D, H_out W_out). An average's divisor is the product of the per-dim window
+//    sizes (in the padded input, or in the input without count_include_pad), as PyTorch's;
+//    divisor_override divides the two stages' sums once. A maximum over the box is the maximum
+//    over depth of the planes' maxima, and the first maximum in (d, h, w) order is the first
+//    depth's first in (h, w): the gradient goes where PyTorch's goes. The volume index d H W +
+//    h W + w of a maximum is put together on the host from the two stages' indices (only the
+//    _with_indices forms do it).
+
+namespace {
+
+// (N, C, D, H, W) from a batched or unbatched volume; `op` names the function in the Error.
+Tensor batched_volume(const char* op, const Tensor& x) {
+  autograd::check_floating_input(op, x);
+  LG_CHECK_SHAPE(x.dim() == 4 || x.dim() == 5, op,
+                 ": expected input (N, C, D, H, W) or (C, D, H, W), got ", x.shape());
+  return x.dim() == 4 ? unsqueeze(x, 0) : x;
+}
+
+Tensor unbatch_like(const Tensor& y, const Tensor& input) {
+  return input.dim() == 4 ? squeeze(y, 0) : y;
+}
+
+std::string size3_str(Size3 s) {
+  return shape_str({s[0], s[1], s[2]});
+}
+
+// The pooling checks of pool_shape (kernels/ops_layers.cpp) per dim, in the 3-d function's name:
+// positive kernel and dilation, stride positive or 0 (the kernel), padding in [0, kernel / 2],
+// everything below 2^31, and an output of at least one element along each dim. Returns the
+// stride meant.
+Size3 check_pool3d(const char* op, const Tensor& x, Size3 kernel, Size3 stride, Size3 padding,
+                   Size3 dilation, bool ceil_mode) {
+  constexpr std::int64_t kMaxParam = std::int64_t{1} << 31;
+  Size3 s = stride;
+  for (int d = 0; d < 3; ++d) {
+    const auto i = static_cast<std::size_t>(d);
+    if (s[i] == 0) s[i] = kernel[i];
+    LG_CHECK(kernel[i] > 0 && s[i] > 0 && dilation[i] > 0, op,
+             ": expected a positive kernel_size and dilation and a positive (or 0) stride, got ",
+             size3_str(kernel), ", ", size3_str(stride), " and ", size3_str(dilation));
+    LG_CHECK(kernel[i] < kMaxParam && s[i] < kMaxParam && dilation[i] < kMaxParam &&
+                 x.size(x.dim() - 3 + d) < kMaxParam,
+             op, ": kernel_size, stride, dilation and the input's sizes must be below 2^31");
+    LG_CHECK(padding[i] >= 0 && padding[i] <= kernel[i] / 2, op,
+             ": padding should be at least 0 and at most half the kernel size, got padding ",
+             size3_str(padding), " for kernel ", size3_str(kernel));
+    const std::int64_t n = x.size(x.dim() - 3 + d);
+    const std::int64_t span = n + 2 * padding[i] - dilation[i] * (kernel[i] - 1) - 1;
+    std::int64_t out = span < 0 ? 0 : (ceil_mode ? (span + s[i] - 1) / s[i] : span / s[i]) + 1;
+    if (ceil_mode && out > 0 && (out - 1) * s[i] >= n + padding[i]) --out;
+    LG_CHECK_SHAPE(out >= 1, op, ": input ", x.shape(), " is too small for kernel_size ",
+                   size3_str(kernel), ", dilation ", size3_str(dilation), " and padding ",
+                   size3_str(padding), " (no output along dim ", x.dim() - 3 + d, ")");
+  }
+  return s;
+}
+
+// The volume index d H W + h W + w of each maximum from the planes' indices `in_plane` (N, C D,
+// OH, OW) (h W + w) and the depth stage's `in_depth` (N, C, OD, OH OW) (d OH OW + j): -1 where
+// either stage found no input (Note [Volumes by planes]).
+Tensor volume_indices(const Tensor& in_plane, const Tensor& in_depth, std::int64_t depth,
+                      std::int64_t plane) {
+  const NoGradGuard no_grad;
+  const Tensor first = in_plane.to(Device::cpu()).contiguous();
+  const Tensor second = in_depth.to(Device::cpu()).contiguous();
+  const std::int64_t n = second.size(0), c = second.size(1), od = second.size(2);
+  const std::int64_t cells = second.size(3);  // OH OW
+  const std::int64_t* p = first.data_ptr<std::int64_t>();
+  const std::int64_t* q = second.data_ptr<std::int64_t>();
+  std::vector<std::int64_t> out(static_cast<std::size_t>(second.numel()));
+  for (std::int64_t volume = 0; volume < n * c; ++volume) {
+    for (std::int64_t i = 0; i < od * cells; ++i) {
+      const std::int64_t j = i % cells;
+      const std::int64_t at = q[volume * od * cells + i];
+      std::int64_t index = -1;
+      if (at >= 0) {
+        const std::int64_t d = at / cells;
+        const std::int64_t hw = p[(volume * depth + d) * cells + j];
+        if (hw >= 0) index = d * plane + hw;
+      }
+      out[static_cast<std::size_t>(volume * od * cells + i)] = index;
+    }
+  }
+  return tensor(out, second.shape()).to(in_depth.device());
+}
+
+// adaptive_max_pool3d's input as (N, C, D, H, W), checked.
+Tensor checked_adaptive_max_input(const Tensor& x_in, Size3 output_size) {
+  const char* op = "adaptive_max_pool3d";
+  const Tensor x = batched_volume(op, x_in);
+  LG_CHECK_SHAPE(output_size[0] >= 0 && output_size[1] >= 0 && output_size[2] >= 0, op,
+                 ": expected a non-negative output size, got ", size3_str(output_size),
+                 " for input ", x_in.shape());
+  for (std::int64_t dim = 2; dim < 5; ++dim) {
+    LG_CHECK_SHAPE(x.size(dim) > 0, op,
+                   ": expected input to have non-zero size for non-batch dimensions, got shape ",
+                   x_in.shape());
+  }
+  return x;
+}
+
+}  // namespace
+
+Tensor conv3d(const Tensor& x_in, const Tensor& weight, const Tensor& bias, Size3 stride,
+              Size3 padding, Size3 dilation, std::int64_t groups) {
+  LG_PROFILE_OP(x_in, weight, bias);
+  const char* op = "conv3d";
+  LG_CHECK(weight.defined(), op, ": expected a defined weight");
+  const Tensor x = batched_volume(op, x_in);
+  LG_CHECK_SHAPE(weight.dim() == 5, op,
+                 ": expected weight of shape (C_out, C_in / groups, kD, kH, kW), got ",
+                 weight.shape());
+  LG_CHECK_DTYPE(is_floating(weight.dtype()), op, ": expected a floating weight, got ",
+                 weight.dtype());
+  LG_CHECK_DEVICE(weight.device() == x.device() && (!bias.defined() || bias.device() == x.device()),
+                  op, ": the input is on ", x.device(), ", the weight on ", weight.device(),
+                  bias.defined() ? detail::str_cat(", the bias on ", bias.device()) : "");
+  for (std::size_t d = 0; d < 3; ++d) {
+    LG_CHECK_SHAPE(stride[d] >= 1 && dilation[d] >= 1 && padding[d] >= 0 && groups >= 1, op,
+                   ": expected stride >= 1, padding >= 0, dilation >= 1 and groups >= 1, got ",
+                   size3_str(stride), ", ", size3_str(padding), ", ", size3_str(dilation), ", ",
+                   groups);
+  }
+  const std::int64_t n = x.size(0), c = x.size(1), depth = x.size(2);
+  const std::int64_t c_out = weight.size(0), kd = weight.size(2);
+  LG_CHECK_SHAPE(c_out % groups == 0 && c == checked_mul(weight.size(1), groups, op), op,
+                 ": input ", x_in.shape(), " and weight ", weight.shape(), " with groups ", groups,
+                 ": expected C_in = weight.size(1) * groups and C_out divisible by groups");
+  // D_out = (D + 2 padding - dilation (kD - 1) - 1) / stride + 1, in checked arithmetic; H and W
+  // are conv2d's to check.
+  const std::int64_t span = checked_add(checked_mul(dilation[0], kd - 1, op), std::int64_t{1}, op);
+  const std::int64_t padded = checked_add(depth, checked_mul(padding[0], 2, op), op);
+  LG_CHECK_SHAPE(kd >= 1 && padded >= span, op, ": input ", x_in.shape(), " padded by ", padding[0],
+                 " in depth is shallower than the kernel's span ", span, " (weight ",
+                 weight.shape(), ", dilation ", dilation[0], "): no output");
+  const std::int64_t d_out = (padded - span) / stride[0] + 1;
+  // The planes of every (output depth, kernel depth) pair (Note [Volumes by planes]).
+  const Tensor padded_x = padding[0] > 0 ? pad(x, {0, 0, 0, 0, padding[0], padding[0]}) : x;
+  std::vector<std::int64_t> planes_at(static_cast<std::size_t>(checked_mul(d_out, kd, op)));
+  for (std::int64_t d = 0; d < d_out; ++d)
+    for (std::int64_t k = 0; k < kd; ++k)
+      planes_at[static_cast<std::size_t>(d * kd + k)] = d * stride[0] + k * dilation[0];
+  const Tensor gathered = index_select(
+      padded_x, 2, tensor(planes_at, {static_cast<std::int64_t>(planes_at.size())}).to(x.device()));
+  const std::int64_t h = x.size(3), w = x.size(4);
+  const Tensor planes =
+      reshape(permute(reshape(gathered, {n, c, d_out, kd, h, w}), {0, 2, 1, 3, 4, 5}),
+              {n * d_out, c * kd, h, w});
+  const Tensor weight2 =
+      reshape(weight, {c_out, weight.size(1) * kd, weight.size(3), weight.size(4)});
+  const Tensor y = conv2d(planes, weight2, bias, {stride[1], stride[2]}, {padding[1], padding[2]},
+                          {dilation[1], dilation[2]}, groups);
+  const Tensor volume =
+      permute(reshape(y, {n, d_out, c_out, y.size(2), y.size(3)}), {0, 2, 1, 3, 4}).contiguous();
+  return unbatch_like(volume, x_in);
+}
+
+std::tuple<Tensor, Tensor> max_pool3d_with_indices(const Tensor& x_in, Size3 kernel, Size3 stride,
+                                                   Size3 padding, Size3 dilation, bool ceil_mode) {
+  LG_PROFILE_OP(x_in);
+  const char* op = "max_pool3d";
+  const Tensor x = batched_volume(op, x_in);
+  const Size3 s = check_pool3d(op, x, kernel, stride, padding, dilation, ceil_mode);
+  const std::int64_t n = x.size(0), c = x.size(1), d = x.size(2), h = x.size(3), w = x.size(4);
+  auto [planes, in_plane] =
+      max_pool2d_with_indices(reshape(x, {n, c * d, h, w}), {kernel[1], kernel[2]}, {s[1], s[2]},
+                              {padding[1], padding[2]}, {dilation[1], dilation[2]}, ceil_mode);
+  const std::int64_t oh = planes.size(2), ow = planes.size(3);
+  auto [depths, in_depth] =
+      max_pool2d_with_indices(reshape(planes, {n, c, d, oh * ow}), {kernel[0], 1}, {s[0], 1},
+                              {padding[0], 0}, {dilation[0], 1}, ceil_mode);
+  const Tensor out = reshape(depths, {n, c, depths.size(2), oh, ow});
+  const Tensor indices =
+      reshape(volume_indices(in_plane, in_depth, d, h * w), {n, c, depths.size(2), oh, ow});
+  return {unbatch_like(out, x_in), unbatch_like(indices, x_in)};
+}
+
+Tensor max_pool3d(const Tensor& x_in, Size3 kernel, Size3 stride, Size3 padding, Size3 dilation,
+                  bool ceil_mode) {
+  LG_PROFILE_OP(x_in);
+  const char* op = "max_pool3d";
+  const Tensor x = batched_volume(op, x_in);
+  const Size3 s = check_pool3d(op, x, kernel, stride, padding, dilation, ceil_mode);
+  const std::int64_t n = x.size(0), c = x.size(1), d = x.size(2), h = x.size(3), w = x.size(4);
+  const Tensor planes =
+      max_pool2d(reshape(x, {n, c * d, h, w}), {kernel[1], kernel[2]}, {s[1], s[2]},
+                 {padding[1], padding[2]}, {dilation[1], dilation[2]}, ceil_mode);
+  const std::int64_t oh = planes.size(2), ow = planes.size(3);
+  const Tensor depths = max_pool2d(reshape(planes, {n, c, d, oh * ow}), {kernel[0], 1}, {s[0], 1},
+                                   {padding[0], 0}, {dilation[0], 1}, ceil_mode);
+  return unbatch_like(reshape(depths, {n, c, depths.size(2), oh, ow}), x_in);
+}
+
+Tensor avg_pool3d(const Tensor& x_in, Size3 kernel, Size3 stride, Size3 padding, bool ceil_mode,
+                  bool count_include_pad, std::optional<std::int64_t> divisor_override) {
+  LG_PROFILE_OP(x_in);
+  const char* op = "avg_pool3d";
+  const Tensor x = batched_volume(op, x_in);
+  const Size3 s = check_pool3d(op, x, kernel, stride, padding, {1, 1, 1}, ceil_mode);
+  LG_CHECK(!divisor_override || *divisor_override != 0, op, ": divisor_override must not be 0");
+  // With divisor_override, each stage sums (divides by 1) and the sum is divided once.
+  const std::optional<std::int64_t> stage_divisor =
+      divisor_override ? std::optional<std::int64_t>(1) : std::nullopt;
+  const std::int64_t n = x.size(0), c = x.size(1), d = x.size(2), h = x.size(3), w = x.size(4);
+  const Tensor planes =
+      avg_pool2d(reshape(x, {n, c * d, h, w}), {kernel[1], kernel[2]}, {s[1], s[2]},
+                 {padding[1], padding[2]}, ceil_mode, count_include_pad, stage_divisor);
+  const std::int64_t oh = planes.size(2), ow = planes.size(3);
+  Tensor depths = avg_pool2d(reshape(planes, {n, c, d, oh * ow}), {kernel[0], 1}, {s[0], 1},
+                             {padding[0], 0}, ceil_mode, count_include_pad, stage_divisor);
+  if (divisor_override) depths = div(depths, static_cast<double>(*divisor_override));
+  return unbatch_like(reshape(depths, {n, c, depths.size(2), oh, ow}), x_in);
+}
+
+Tensor adaptive_avg_pool3d(const Tensor& x_in, Size3 output_size) {
+  LG_PROFILE_OP(x_in);
+  const char* op = "adaptive_avg_pool3d";
+  const Tensor x = batched_volume(op, x_in);
+  LG_CHECK_SHAPE(output_size[0] >= 0 && output_size[1] >= 0 && output_size[2] >= 0, op,
+                 ": expected a non-negative output size, got ", size3_str(output_size),
+                 " for input ", x_in.shape());
+  const std::int64_t n = x.size(0), c = x.size(1), d = x.size(2), h = x.size(3), w = x.size(4);
+  const Tensor planes =
+      adaptive_avg_pool2d(reshape(x, {n, c * d, h, w}), {output_size[1], output_size[2]});
+  const Tensor depths =
+      adaptive_avg_pool2d(reshape(planes, {n, c, d, planes.size(2) * planes.size(3)}),
+                          {output_size[0], planes.size(2) * planes.size(3)});
+  return unbatch_like(reshape(depths, {n, c, output_size[0], output_size[1], output_size[2]}),
+                      x_in);
+}
+
+std::tuple<Tensor, Tensor> adaptive_max_pool3d_with_indices(const Tensor& x_in, Size3 output_size) {
+  LG_PROFILE_OP(x_in);
+  const Tensor x = checked_adaptive_max_input(x_in, output_size);
+  const std::int64_t n = x.size(0), c = x.size(1), d = x.size(2), h = x.size(3), w = x.size(4);
+  auto [planes, in_plane] = adaptive_max_pool2d_with_indices(reshape(x, {n, c * d, h, w}),
+                                                             {output_size[1], output_size[2]});
+  const std::int64_t cells = output_size[1] * output_size[2];
+  auto [depths, in_depth] =
+      adaptive_max_pool2d_with_indices(reshape(planes, {n, c, d, cells}), {output_size[0], cells});
+  const Shape shape = {n, c, output_size[0], output_size[1], output_size[2]};
+  const Tensor indices = reshape(volume_indices(in_plane, in_depth, d, h * w), shape);
+  return {unbatch_like(reshape(depths, shape), x_in), unbatch_like(indices, x_in)};
+}
+
+Tensor adaptive_max_pool3d(const Tensor& x_in, Size3 output_size) {
+  LG_PROFILE_OP(x_in);
+  const Tensor x = checked_adaptive_max_input(x_in, output_size);
+  const std::int64_t n = x.size(0), c = x.size(1), d = x.size(2), h = x.size(3), w = x.size(4);
+  const Tensor planes =
+      adaptive_max_pool2d(reshape(x, {n, c * d, h, w}), {output_size[1], output_size[2]});
+  const std::int64_t cells = output_size[1] * output_size[2];
+  const Tensor depths =
+      adaptive_max_pool2d(reshape(planes, {n, c, d, cells}), {output_size[0], cells});
+  return unbatch_like(reshape(depths, {n, c, output_size[0], output_size[1], output_size[2]}),
+                      x_in);
+}
+
+}  // namespace leangrad

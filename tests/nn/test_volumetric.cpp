@@ -1,0 +1,230 @@
+// The 3-d layers against PyTorch 1.13 (tests/data/volumetric.json, written by
+// make_volumetric.py): conv3d (strides, padding, dilation, groups, no bias, unbatched) and
+// nn::Conv3d with padding_mode reflect and circular; max_pool3d with its indices (padding,
+// dilation, ceil_mode, ties); avg_pool3d (count_include_pad, ceil_mode, divisor_override);
+// adaptive_avg_pool3d and adaptive_max_pool3d with indices: outputs and every gradient. Then
+// gradchecks to second order, and the modules against the functions. Bad arguments: the
+// Volumetric misuse table (tests/misuse/test_misuse_volumetric.cpp).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include <leangrad/autograd/engine.h>
+#include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/grad_mode.h>
+#include <leangrad/autograd/volumetric_functions.h>
+#include <leangrad/nn/conv.h>
+#include <leangrad/nn/pooling.h>
+#include "testing/gradcheck.h"
+#include "testing/reference_data.h"
+#include "testing/tensor_testing.h"
+
+namespace leangrad {
+namespace {
+
+Size3 size3(const nlohmann::json& j) {
+  const auto v = j.get<std::vector<std::int64_t>>();
+  return {v.at(0), v.at(1), v.at(2)};
+}
+
+// got within units * u * scale of want, element for element.
+void expect_within(const Tensor& got, const Tensor& want, double units, double scale,
+                   const std::string& what) {
+  ASSERT_TRUE(got.defined()) << what;
+  ASSERT_EQ(got.shape(), want.shape()) << what;
+  const double bound = units * test::math_unit_roundoff(want.dtype()) * std::max(1.0, scale);
+  const std::vector<double> g = test::to_vector(got), w = test::to_vector(want);
+  for (std::size_t i = 0; i < g.size(); ++i)
+    ASSERT_LE(std::abs(g[i] - w[i]), bound) << what << " element " << i;
+}
+
+const std::vector<test::ReferenceCase>& cases() {
+  static const std::vector<test::ReferenceCase> all = test::load_reference("volumetric.json");
+  return all;
+}
+
+// A convolution's output, and each of its gradients, is a sum of at most m products of an
+// input-side factor and a weight-side one (m the largest of C_in / groups kD kH kW, C_out /
+// groups kD kH kW and N D_out H_out W_out), summed in another order than PyTorch's: within
+// m u of the sum of the products' magnitudes, at most m max|a| max|b|. The bound is 4 m^2 u
+// max|x| max|w| (|w.| <= 1 for the upstream weights), which any wrong tap or plane exceeds by far.
+double conv_units(const Tensor& x, const Tensor& weight, const Tensor& y, std::int64_t groups) {
+  const double kernel = static_cast<double>(weight.size(2) * weight.size(3) * weight.size(4));
+  const double m = std::max({static_cast<double>(weight.size(1)) * kernel,
+                             static_cast<double>(weight.size(0) / groups) * kernel,
+                             static_cast<double>(y.numel() / y.size(y.dim() - 4))});
+  return 4 * m * m * std::max(1.0, test::max_abs(x)) * std::max(1.0, test::max_abs(weight));
+}
+
+TEST(Conv3d, MatchesPyTorch) {
+  int checked = 0;
+  for (const test::ReferenceCase& c : cases()) {
+    const auto& p = c.params;
+    const std::string op = p.at("op").get<std::string>();
+    if (op != "conv3d" && op != "conv3d_module") continue;
+    SCOPED_TRACE(c.name);
+    ++checked;
+    Tensor x = c.at("x").clone().requires_grad_();
+    Tensor weight = c.at("weight").clone().requires_grad_();
+    Tensor bias = c.tensors.count("bias") ? c.at("bias").clone().requires_grad_() : Tensor();
+    Tensor y;
+    std::int64_t groups = 1;
+    std::vector<Tensor> parameters = {weight, bias};
+    if (op == "conv3d") {
+      groups = p.at("groups").get<std::int64_t>();
+      y = conv3d(x, weight, bias, size3(p.at("stride")), size3(p.at("padding")),
+                 size3(p.at("dilation")), groups);
+    } else {
+      const std::string mode = p.at("padding_mode").get<std::string>();
+      nn::Conv3d conv(nn::Conv3dOptions(2, 3, Size3{3, 2, 3})
+                          .stride(Size3{1, 2, 1})
+                          .padding(Size3{1, 1, 2})
+                          .padding_mode(mode == "reflect" ? kReflect : kCircular));
+      conv->to(kFloat64);
+      {
+        NoGradGuard no_grad;
+        conv->weight.copy_(weight);
+        conv->bias.copy_(bias);
+      }
+      y = conv(x);
+      parameters = {conv->weight, conv->bias};
+      EXPECT_EQ(conv->extra_repr(),
+                "2, 3, kernel_size=(3, 2, 3), stride=(1, 2, 1), padding=(1, 1, "
+                "2), padding_mode=" +
+                    mode);
+    }
+    const double units = conv_units(x, weight, c.at("y"), groups);
+    expect_within(y, c.at("y"), units, 1.0, "output");
+    sum(mul(y, c.at("w"))).backward();
+    expect_within(x.grad(), c.at("dx"), units, 1.0, "input gradient");
+    expect_within(parameters[0].grad(), c.at("dweight"), units, 1.0, "weight gradient");
+    if (parameters[1].defined())
+      expect_within(parameters[1].grad(), c.at("dbias"), units, 1.0, "bias gradient");
+  }
+  EXPECT_EQ(checked, 6);
+}
+
+// A maximum is one of the inputs and its index the same choice: exact. An average sums at most
+// k elements (k the window's size) and divides, or scales by a divisor, once per stage: within
+// (k + 4) u of the largest input. A gradient sums at most k upstream weights (the windows that
+// hold an element) divided by counts: within (k + 4) u of the largest weight.
+TEST(Pool3d, MatchesPyTorch) {
+  int checked = 0;
+  for (const test::ReferenceCase& c : cases()) {
+    const auto& p = c.params;
+    const std::string op = p.at("op").get<std::string>();
+    if (op.find("pool3d") == std::string::npos) continue;
+    SCOPED_TRACE(c.name);
+    ++checked;
+    Tensor x = c.at("x").clone().requires_grad_();
+    Tensor y, indices;
+    double window = 1;
+    if (op == "max_pool3d" || op == "avg_pool3d") {
+      const Size3 k = size3(p.at("kernel"));
+      window = static_cast<double>(k[0] * k[1] * k[2]);
+      if (op == "max_pool3d") {
+        std::tie(y, indices) =
+            max_pool3d_with_indices(x, k, size3(p.at("stride")), size3(p.at("padding")),
+                                    size3(p.at("dilation")), p.at("ceil_mode").get<bool>());
+      } else {
+        std::optional<std::int64_t> divisor;
+        if (!p.at("divisor_override").is_null())
+          divisor = p.at("divisor_override").get<std::int64_t>();
+        y = avg_pool3d(x, k, size3(p.at("stride")), size3(p.at("padding")),
+                       p.at("ceil_mode").get<bool>(), p.at("count_include_pad").get<bool>(),
+                       divisor);
+      }
+    } else {
+      const Size3 size = size3(p.at("output_size"));
+      for (int d = 0; d < 3; ++d) {
+        const std::int64_t in = x.size(x.dim() - 3 + d), out = size[static_cast<std::size_t>(d)];
+        window *= static_cast<double>((in + out - 1) / out + 1);
+      }
+      if (op == "adaptive_max_pool3d")
+        std::tie(y, indices) = adaptive_max_pool3d_with_indices(x, size);
+      else
+        y = adaptive_avg_pool3d(x, size);
+    }
+    if (indices.defined()) {
+      EXPECT_TRUE(test::matches_within_roundoff(y, c.at("y"), {}, {.bitwise = true})) << "value";
+      EXPECT_EQ(test::to_vector(indices), test::to_vector(c.at("indices"))) << "indices";
+    } else {
+      expect_within(y, c.at("y"), window + 4, test::max_abs(x), "value");
+    }
+    sum(mul(y, c.at("w"))).backward();
+    expect_within(x.grad(), c.at("dx"), window + 4, test::max_abs(c.at("w")), "gradient");
+  }
+  EXPECT_EQ(checked, 15);
+}
+
+// First and second derivatives by finite differences, over distinct inputs (no tie moves within
+// a step): conv3d with every option, and each pooling.
+TEST(Volumetric, FirstAndSecondDerivativesMatchFiniteDifferences) {
+  const Tensor x = test::uniform_input({1, 4, 4, 4, 5}, -2.0, 2.0, 31);
+  const Tensor weight = test::uniform_input({2, 2, 2, 2, 3}, -1.0, 1.0, 32);
+  const Tensor bias = test::uniform_input({2}, -1.0, 1.0, 33);
+  const test::GradcheckFn conv = [](const std::vector<Tensor>& in) {
+    const Tensor y = conv3d(in[0], in[1], in[2], {2, 1, 1}, {1, 0, 1}, {1, 2, 1}, 2);
+    return y * y;
+  };
+  EXPECT_TRUE(test::gradcheck(conv, {x, weight, bias}));
+  EXPECT_TRUE(test::gradgradcheck(conv, {x, weight, bias}));
+  const std::vector<test::GradcheckFn> pools = {
+      [](const std::vector<Tensor>& in) {
+        const Tensor y = max_pool3d(in[0], {2, 2, 3}, {1, 2, 2}, {1, 1, 1}, {1, 1, 1}, true);
+        return y * y;
+      },
+      [](const std::vector<Tensor>& in) {
+        const Tensor y = avg_pool3d(in[0], {3, 2, 2}, {2, 1, 2}, {1, 1, 0}, true, false);
+        return y * y;
+      },
+      [](const std::vector<Tensor>& in) {
+        const Tensor y = adaptive_avg_pool3d(in[0], {3, 2, 3});
+        return y * y;
+      },
+      [](const std::vector<Tensor>& in) {
+        const Tensor y = adaptive_max_pool3d(in[0], {3, 2, 3});
+        return y * y;
+      },
+  };
+  for (std::size_t i = 0; i < pools.size(); ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_TRUE(test::gradcheck(pools[i], {x}));
+    EXPECT_TRUE(test::gradgradcheck(pools[i], {x}));
+  }
+}
+
+TEST(Volumetric, ModulesAreTheFunctions) {
+  manual_seed(8);
+  const Tensor x = test::uniform_input({2, 3, 6, 7, 8}, -2.0, 2.0, 41).to(kFloat32);
+  nn::Conv3d conv(nn::Conv3dOptions(3, 4, 3).stride({1, 2, 2}).padding(1).bias(false));
+  EXPECT_EQ(conv->weight.shape(), (Shape{4, 3, 3, 3, 3}));
+  EXPECT_FALSE(conv->bias.defined());
+  // PyTorch's init: U(-1/sqrt(fan_in), 1/sqrt(fan_in)), fan_in = 3 * 27.
+  EXPECT_LE(test::max_abs(conv->weight), 1.0 / std::sqrt(81.0));
+  EXPECT_TRUE(equal(conv(x), conv3d(x, conv->weight, Tensor(), {1, 2, 2}, {1, 1, 1})));
+  nn::MaxPool3d max(nn::MaxPool3dOptions(2).stride({1, 2, 2}).padding(1).ceil_mode(true));
+  EXPECT_TRUE(equal(max(x), max_pool3d(x, {2, 2, 2}, {1, 2, 2}, {1, 1, 1}, {1, 1, 1}, true)));
+  EXPECT_TRUE(equal(
+      std::get<1>(max->forward_with_indices(x)),
+      std::get<1>(max_pool3d_with_indices(x, {2, 2, 2}, {1, 2, 2}, {1, 1, 1}, {1, 1, 1}, true))));
+  EXPECT_EQ(max->extra_repr(),
+            "kernel_size=[2, 2, 2], stride=[1, 2, 2], padding=[1, 1, 1], "
+            "dilation=[1, 1, 1], ceil_mode=true");
+  nn::AvgPool3d avg(nn::AvgPool3dOptions({1, 2, 2}).divisor_override(3));
+  EXPECT_TRUE(equal(avg(x), avg_pool3d(x, {1, 2, 2}, {1, 2, 2}, {0, 0, 0}, false, true, 3)));
+  nn::AdaptiveAvgPool3d global(1);
+  EXPECT_EQ(global(x).shape(), (Shape{2, 3, 1, 1, 1}));
+  EXPECT_TRUE(equal(global(x), adaptive_avg_pool3d(x, {1, 1, 1})));
+  nn::AdaptiveMaxPool3d adaptive(Size3{3, 2, 5});
+  EXPECT_TRUE(equal(adaptive(x), adaptive_max_pool3d(x, {3, 2, 5})));
+  EXPECT_EQ(adaptive->extra_repr(), "output_size=[3, 2, 5]");
+}
+
+}  // namespace
+}  // namespace leangrad
