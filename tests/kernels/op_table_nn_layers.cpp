@@ -14,10 +14,14 @@
 
 #include <leangrad/autograd/arithmetic_functions.h>
 #include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/grad_mode.h>
 #include <leangrad/autograd/indexing_functions.h>
 #include <leangrad/autograd/nn_functions.h>
 #include <leangrad/autograd/reduction_functions.h>
+#include <leangrad/autograd/volumetric_functions.h>
+#include <leangrad/core/creation.h>
 #include <leangrad/kernels/creation.h>
+#include <leangrad/nn/rnn.h>
 
 namespace leangrad::test {
 namespace {
@@ -403,12 +407,105 @@ std::vector<OpCase> interpolate_cases() {
   return c;
 }
 
+// ---- Recurrent layers, 1-d and 3-d poolings, conv3d, embedding_bag ---------------------------
+// Composed of the ops above (nn/rnn.cpp, autograd/volumetric_functions.cpp, embedding_bag in
+// autograd/nn_functions.cpp), so these rows check the compositions' device paths: the steps'
+// matmuls and gates, index_select and index_add across devices, the host-side layouts.
+
+// A recurrent module's parameters set from seeded values (the same on every device), moved to x's
+// device and dtype.
+template <typename Module>
+void seeded_parameters(Module& module, const Tensor& x) {
+  {
+    const NoGradGuard no_grad;
+    std::uint64_t seed = 101;
+    for (Tensor& p : module->parameters())
+      p.copy_(make_input_storage(input(p.shape(), kFloat32, -0.6, 0.6), seed++));
+  }
+  module->to(x.dtype());
+  module->to(x.device());
+}
+
+std::vector<OpCase> volumetric_recurrent_cases() {
+  std::vector<OpCase> c;
+  c.push_back({"lstm_two_layers_bidirectional_f32",
+               grads_of([](const Inputs& v) {
+                 nn::LSTM lstm(nn::LSTMOptions(8, 12).num_layers(2).bidirectional(true));
+                 seeded_parameters(lstm, v[0]);
+                 return std::get<0>(lstm(v[0]));
+               }),
+               {input({6, 3, 8})},
+               kTolF32Sum});
+  c.push_back({"gru_batch_first_projection_free_f64",
+               grads_of([](const Inputs& v) {
+                 nn::GRU gru(nn::GRUOptions(5, 7).batch_first(true));
+                 seeded_parameters(gru, v[0]);
+                 return std::get<0>(gru(v[0]));
+               }),
+               {input({2, 9, 5}, kFloat64)},
+               kTolF64Sum});
+  c.push_back({"conv3d_strided_dilated_groups_f32",
+               grads_of([](const Inputs& v) {
+                 return conv3d(v[0], v[1], v[2], {2, 1, 1}, {1, 0, 1}, {1, 2, 1}, 2);
+               }),
+               {input({2, 4, 5, 6, 7}), input({6, 2, 3, 2, 3}), input({6})},
+               kTolF32Gemm});
+  c.push_back({"max_pool3d_with_indices_ceil_f32",
+               [](const Inputs& v) {
+                 Tensor indices;
+                 Outputs out = with_grads(v, [&](const Inputs& x) {
+                   auto [y, i] = max_pool3d_with_indices(x[0], {2, 3, 2}, {2, 2, 1}, {1, 1, 1},
+                                                         {1, 1, 2}, true);
+                   indices = i;
+                   return y;
+                 });
+                 out.push_back(indices);
+                 return out;
+               },
+               {input({2, 3, 5, 7, 6})},
+               kTolExact});
+  c.push_back({"avg_adaptive_pool3d_f32",
+               grads_of([](const Inputs& v) {
+                 return cat(
+                     {avg_pool3d(v[0], {3, 2, 2}, {2, 2, 1}, {1, 1, 0}, true, false).flatten(),
+                      adaptive_avg_pool3d(v[0], {3, 2, 4}).flatten(),
+                      adaptive_max_pool3d(v[0], {2, 3, 3}).flatten()});
+               }),
+               {input({2, 3, 5, 6, 7})},
+               kTolF32Sum});
+  c.push_back({"max_avg_pool1d_f64",
+               grads_of([](const Inputs& v) {
+                 return cat({max_pool1d(v[0], 3, 2, 1, 2, true).flatten(),
+                             avg_pool1d(v[0], 4, 3, 2, true, false).flatten(),
+                             adaptive_avg_pool1d(v[0], 5).flatten()});
+               }),
+               {input({2, 3, 17}, kFloat64)},
+               kTolF64Sum});
+  // Indices in [0, 9) over 40 entries in 6 bags (one empty): rows repeat within and across bags.
+  c.push_back({"embedding_bag_modes_f32",
+               grads_of([](const Inputs& v) {
+                 const Tensor offsets =
+                     tensor(std::vector<std::int64_t>{0, 7, 7, 15, 30, 33}, {6}).to(v[0].device());
+                 return cat({embedding_bag(v[1], v[0], offsets, kSum).flatten(),
+                             embedding_bag(v[1], v[0], offsets, kMean).flatten(),
+                             embedding_bag(v[1], v[0], offsets, kMax).flatten()});
+               }),
+               {input({9, 16}), input({40}, kInt64, 0.0, 9.0)},
+               kTolF32Sum});
+  c.push_back(
+      {"embedding_bag_per_sample_weights_f32",
+       grads_of([](const Inputs& v) { return embedding_bag(v[1], v[0], Tensor(), kSum, v[2]); }),
+       {input({9, 16}), input({5, 8}, kInt64, 0.0, 9.0), input({5, 8}, kFloat32, 0.5, 1.5)},
+       kTolF32Sum});
+  return c;
+}
+
 }  // namespace
 
 std::vector<OpCase> nn_layer_op_cases() {
   std::vector<OpCase> c;
   for (auto section : {normalization_cases, embedding_cases, indexing_cases, conv_transpose_cases,
-                       interpolate_cases}) {
+                       interpolate_cases, volumetric_recurrent_cases}) {
     for (OpCase& row : section())
       c.push_back(std::move(row));
   }
