@@ -1,4 +1,4 @@
-// ops_scan: forward + backward through autograd of 68 ops at realistic shapes, float32, one line
+// ops_scan: forward + backward through autograd of 69 ops at realistic shapes, float32, one line
 // per op (its name and the median of 5 timed runs in ms, after 2 untimed ones), for a broad look
 // at where a CPU kernel is slower than it should be. bench/compare/ops_scan_vs_libtorch.sh runs it
 // beside LibTorch's side (bench/compare/libtorch/libtorch_ops_scan.cpp: the same ops, names,
@@ -67,6 +67,7 @@ int main(int argc, char** argv) {
   const Tensor deconv_in = lg::randn({16, 64, 32, 32}).requires_grad_(true);
   const Tensor deconv_w = lg::randn({64, 32, 4, 4});
   const Tensor big = lg::randn({4096, 4096}).requires_grad_(true);
+  const Tensor big_rows = lg::randn({4096, 4096});
   const Tensor big_target = lg::randn({4096, 4096});
   const Tensor big_prob = lg::rand({4096, 4096});
   const Tensor features = lg::randn({64, 512, 7, 7}).requires_grad_(true);
@@ -112,6 +113,7 @@ int main(int argc, char** argv) {
       {"sum_dim1", big, [](const Tensor& x) { return x.sum(1); }},
       {"mean", big, [](const Tensor& x) { return x.mean(); }},
       {"transpose_contiguous", big, [](const Tensor& x) { return x.t().contiguous(); }},
+      {"add_transposed", big, [&](const Tensor& x) { return x.t() + big_rows; }},
       {"cat_dim1", channels,
        [](const Tensor& x) {
          return lg::cat({x, x}, 1);

@@ -12,6 +12,7 @@
 #include <leangrad/core/error.h>
 #include <leangrad/core/generator.h>
 #include <leangrad/core/profiler.h>
+#include <leangrad/core/shape.h>
 #include <leangrad/kernels/creation.h>
 #include <leangrad/kernels/ops.h>
 
@@ -138,7 +139,7 @@ RNNImplBase::RNNImplBase(const char* name, Mode mode, const RNNOptionsBase& opts
            ": dropout must be in [0, 1], got ", opts.dropout());
   LG_CHECK(proj_size >= 0 && proj_size < opts.hidden_size(), name,
            ": proj_size must be in [0, hidden_size = ", opts.hidden_size(), "), got ", proj_size);
-  const std::int64_t gates = gate_count(mode) * opts.hidden_size();
+  const std::int64_t gates = checked_mul(gate_count(mode), opts.hidden_size(), name);
   const std::int64_t out_size = proj_size > 0 ? proj_size : opts.hidden_size();
   const int directions = opts.bidirectional() ? 2 : 1;
   for (std::int64_t layer = 0; layer < opts.num_layers(); ++layer) {
@@ -326,7 +327,7 @@ RNNCellImplBase::RNNCellImplBase(const char* name, const RNNCellOptionsBase& opt
            opts.input_size());
   LG_CHECK(opts.hidden_size() > 0, name, ": hidden_size must be positive, got ",
            opts.hidden_size());
-  const std::int64_t rows = gates * opts.hidden_size();
+  const std::int64_t rows = checked_mul(gates, opts.hidden_size(), name);
   weight_ih = register_parameter("weight_ih", empty({rows, opts.input_size()}));
   weight_hh = register_parameter("weight_hh", empty({rows, opts.hidden_size()}));
   if (opts.bias()) {

@@ -72,6 +72,7 @@ int main(int argc, char** argv) {
   const Tensor deconv_in = torch::randn({16, 64, 32, 32}).requires_grad_(true);
   const Tensor deconv_w = torch::randn({64, 32, 4, 4});
   const Tensor big = torch::randn({4096, 4096}).requires_grad_(true);
+  const Tensor big_rows = torch::randn({4096, 4096});
   const Tensor big_target = torch::randn({4096, 4096});
   const Tensor big_prob = torch::rand({4096, 4096});
   const Tensor features = torch::randn({64, 512, 7, 7}).requires_grad_(true);
@@ -115,6 +116,7 @@ int main(int argc, char** argv) {
       {"sum_dim1", big, [](const Tensor& x) { return x.sum(1); }},
       {"mean", big, [](const Tensor& x) { return x.mean(); }},
       {"transpose_contiguous", big, [](const Tensor& x) { return x.t().contiguous(); }},
+      {"add_transposed", big, [&](const Tensor& x) { return x.t() + big_rows; }},
       {"cat_dim1", channels,
        [](const Tensor& x) {
          return torch::cat({x, x}, 1);
