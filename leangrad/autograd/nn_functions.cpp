@@ -875,6 +875,22 @@ Tensor conv1d(const Tensor& x, const Tensor& weight, const Tensor& bias, std::in
                  2);
 }
 
+Tensor conv_transpose1d(const Tensor& x, const Tensor& weight, const Tensor& bias,
+                        std::int64_t stride, std::int64_t padding, std::int64_t output_padding,
+                        std::int64_t groups, std::int64_t dilation) {
+  LG_PROFILE_OP(x, weight, bias);
+  const char* op = "conv_transpose1d";
+  LG_CHECK(x.defined() && weight.defined(), op, ": expected a defined input and weight");
+  LG_CHECK_SHAPE(x.dim() == 3, op, ": expected input of shape (N, C_in, L), got ", x.shape());
+  LG_CHECK_SHAPE(weight.dim() == 3, op, ": expected weight of shape (C_in, C_out / groups, k), ",
+                 "got ", weight.shape());
+  // The rest (strides, channels, output_padding < stride or dilation, dtypes, devices) is checked
+  // by conv_transpose2d, over (N, C_in, 1, L): its messages give the 2-d shapes.
+  return squeeze(conv_transpose2d(unsqueeze(x, 2), unsqueeze(weight, 2), bias, {1, stride},
+                                  {0, padding}, {0, output_padding}, groups, {1, dilation}),
+                 2);
+}
+
 // Note [ConvTranspose2d as conv2d's gradient]
 //   A transposed convolution is the map whose matrix is the transpose of conv2d's: for the conv2d
 //   C with input of shape (N, C_out, H_out, W_out), weight w (C_in, C_out / groups, kH, kW) and
@@ -1506,6 +1522,8 @@ const char* interpolate_mode_name(InterpolateMode mode) {
       return "bicubic";
     case InterpolateMode::NearestExact:
       return "nearest-exact";
+    case InterpolateMode::Area:
+      return "area";
   }
   return "unknown";
 }
@@ -1522,8 +1540,10 @@ layers_math::ResizeMode resize_mode(InterpolateMode mode) {
       return layers_math::ResizeMode::Bicubic;
     case InterpolateMode::NearestExact:
       return layers_math::ResizeMode::NearestExact;
+    case InterpolateMode::Area:
+      break;  // adaptive_avg_pool2d, not a resize kernel (interpolate)
   }
-  LG_THROW(Error, "interpolate: unknown mode ", static_cast<int>(mode));
+  LG_THROW(Error, "interpolate: no resize kernel for mode ", interpolate_mode_name(mode));
 }
 
 }  // namespace
@@ -1557,6 +1577,9 @@ Tensor interpolate(const Tensor& x, std::optional<Size2> size, std::optional<Sca
       out_size[d] = static_cast<std::int64_t>(out);
     }
   }
+  // area averages each output pixel's window of the input, as PyTorch's (its interpolate calls
+  // adaptive_avg_pool2d for it).
+  if (mode == InterpolateMode::Area) return adaptive_avg_pool2d(x, out_size);
   return upsample2d_fn(
       op, x, Resize2d{out_size, scales, resize_mode(mode), align_corners.value_or(false)});
 }

@@ -70,6 +70,13 @@ Tensor conv_transpose2d(const Tensor& x, const Tensor& weight, const Tensor& bia
                         Size2 stride = {1, 1}, Size2 padding = {0, 0},
                         Size2 output_padding = {0, 0}, std::int64_t groups = 1,
                         Size2 dilation = {1, 1});
+// The 1-d transposed convolution, as torch's conv_transpose1d: x (N, C_in, L), weight (C_in,
+// C_out / groups, k), bias (C_out,) or undefined -> (N, C_out, L_out), L_out = (L - 1) stride -
+// 2 padding + dilation (k - 1) + output_padding + 1. conv_transpose2d over a height of 1.
+Tensor conv_transpose1d(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(),
+                        std::int64_t stride = 1, std::int64_t padding = 0,
+                        std::int64_t output_padding = 0, std::int64_t groups = 1,
+                        std::int64_t dilation = 1);
 
 // ---- Layers -------------------------------------------------------------------------------------
 // y = x W^T + b; x: (*, in_features), weight: (out_features, in_features), bias: (out_features,).
@@ -160,13 +167,14 @@ Tensor embedding_bag(const Tensor& input, const Tensor& weight, const Tensor& of
                      std::optional<std::int64_t> padding_idx = std::nullopt);
 
 // The modes of interpolate / nn::Upsample, spelled as LibTorch's: kNearest, kBilinear, kBicubic,
-// kNearestExact.
-enum class InterpolateMode : std::uint8_t { Nearest, Bilinear, Bicubic, NearestExact };
+// kNearestExact, kArea.
+enum class InterpolateMode : std::uint8_t { Nearest, Bilinear, Bicubic, NearestExact, Area };
 inline constexpr InterpolateMode kNearest = InterpolateMode::Nearest;
 inline constexpr InterpolateMode kBilinear = InterpolateMode::Bilinear;
 inline constexpr InterpolateMode kBicubic = InterpolateMode::Bicubic;
 inline constexpr InterpolateMode kNearestExact = InterpolateMode::NearestExact;
-// "nearest", "bilinear", "bicubic", "nearest-exact": PyTorch's spelling.
+inline constexpr InterpolateMode kArea = InterpolateMode::Area;
+// "nearest", "bilinear", "bicubic", "nearest-exact", "area": PyTorch's spelling.
 const char* interpolate_mode_name(InterpolateMode mode);
 using Scale2 = std::array<double, 2>;  // (height, width) factors
 // Resizes x (N, C, H, W) to `size`, or by `scale_factor` (output H * factor rounded down), exactly
@@ -175,7 +183,8 @@ using Scale2 = std::array<double, 2>;  // (height, width) factors
 // bicubic (Keys' cubic convolution with a = -0.75 over 4 x 4 taps, the edge repeated; it can
 // overshoot the input's range, as PyTorch's), the last two with align_corners (default false),
 // which maps corner pixels' centres onto each other. The scale_factor given is what the index
-// rules use, as PyTorch does by default (recompute_scale_factor unset).
+// rules use, as PyTorch does by default (recompute_scale_factor unset). area is
+// adaptive_avg_pool2d to the output size, as PyTorch's.
 Tensor interpolate(const Tensor& x, std::optional<Size2> size,
                    std::optional<Scale2> scale_factor = std::nullopt,
                    InterpolateMode mode = kNearest,

@@ -1,6 +1,6 @@
-// nn::Conv1d, nn::Conv2d, nn::Conv3d and nn::ConvTranspose2d (nn/conv.h): parameters created and
-// initialised as torch.nn.Conv1d / Conv2d / Conv3d / ConvTranspose2d do, forward through
-// leangrad::conv1d / conv2d / conv3d / conv_transpose2d.
+// nn::Conv1d, nn::Conv2d, nn::Conv3d, nn::ConvTranspose1d and nn::ConvTranspose2d (nn/conv.h):
+// parameters created and initialised as torch.nn does, forward through leangrad::conv1d / conv2d
+// / conv3d / conv_transpose1d / conv_transpose2d.
 #include <leangrad/nn/conv.h>
 
 #include <cmath>
@@ -162,6 +162,35 @@ std::string Conv3dImpl::extra_repr() const {
   if (!options_.bias()) out << ", bias=False";
   if (options_.padding_mode() != kZeros)
     out << ", padding_mode=" << pad_mode_name(options_.padding_mode());
+  return out.str();
+}
+
+ConvTranspose1dImpl::ConvTranspose1dImpl(const ConvTranspose1dOptions& options)
+    : Module("ConvTranspose1d"), options_(options) {
+  const std::int64_t in = options.in_channels(), out = options.out_channels();
+  const std::int64_t groups = options.groups(), k = options.kernel_size();
+  check_conv_options("ConvTranspose1d", in, out, groups, k > 0, std::to_string(k));
+  // Its weight is (in, out / groups, k): fan_in = out_channels / groups * k.
+  auto [w, b] = conv_parameters("ConvTranspose1d", {in, out / groups, k}, options.bias() ? out : 0);
+  weight = register_parameter("weight", w);
+  if (b.defined()) bias = register_parameter("bias", b);
+}
+
+Tensor ConvTranspose1dImpl::forward(const Tensor& x) {
+  return conv_transpose1d(x, weight, bias, options_.stride(), options_.padding(),
+                          options_.output_padding(), options_.groups(), options_.dilation());
+}
+
+std::string ConvTranspose1dImpl::extra_repr() const {
+  std::ostringstream out;  // PyTorch prints one-element tuples: (4,)
+  out << options_.in_channels() << ", " << options_.out_channels() << ", kernel_size=("
+      << options_.kernel_size() << ",), stride=(" << options_.stride() << ",)";
+  if (options_.padding() != 0) out << ", padding=(" << options_.padding() << ",)";
+  if (options_.output_padding() != 0)
+    out << ", output_padding=(" << options_.output_padding() << ",)";
+  if (options_.dilation() != 1) out << ", dilation=(" << options_.dilation() << ",)";
+  if (options_.groups() != 1) out << ", groups=" << options_.groups();
+  if (!options_.bias()) out << ", bias=False";
   return out.str();
 }
 

@@ -1,4 +1,5 @@
-// nn::Conv1d, nn::Conv2d, nn::Conv3d and nn::ConvTranspose2d. nn::Conv2d, as LibTorch's:
+// nn::Conv1d, nn::Conv2d, nn::Conv3d, nn::ConvTranspose1d and nn::ConvTranspose2d. nn::Conv2d, as
+// LibTorch's:
 //   nn::Conv2d(nn::Conv2dOptions(1, 32, 3).stride(1).padding(1)).
 // Parameters `weight` (C_out, C_in / groups, kH, kW) and `bias` (C_out,), initialised as
 // PyTorch does; forward is leangrad::conv2d (autograd/nn_functions.cpp).
@@ -150,6 +151,44 @@ LEANGRAD_MODULE(Conv3d);
 // Parameters `weight` (C_in, C_out / groups, kH, kW) and `bias` (C_out,), initialised as PyTorch
 // does (fan_in = C_out / groups * kH * kW, from the weight's shape); forward is
 // leangrad::conv_transpose2d. LibTorch's padding_mode and forward's output_size are not there.
+// nn::ConvTranspose1d, as LibTorch's: nn::ConvTranspose1d(nn::ConvTranspose1dOptions(32, 16, 4)
+// .stride(2).padding(1)). Parameters `weight` (C_in, C_out / groups, k) and `bias` (C_out,),
+// initialised as PyTorch does (fan_in = C_out / groups * k); forward is
+// leangrad::conv_transpose1d.
+class ConvTranspose1dOptions {
+ public:
+  ConvTranspose1dOptions(std::int64_t in_channels, std::int64_t out_channels,
+                         std::int64_t kernel_size)
+      : in_channels_(in_channels), out_channels_(out_channels), kernel_size_(kernel_size) {}
+
+  LG_ARG(std::int64_t, in_channels);
+  LG_ARG(std::int64_t, out_channels);
+  LG_ARG(std::int64_t, kernel_size);
+  LG_ARG(std::int64_t, stride) = 1;
+  LG_ARG(std::int64_t, padding) = 0;
+  LG_ARG(std::int64_t, output_padding) = 0;
+  LG_ARG(std::int64_t, groups) = 1;
+  LG_ARG(bool, bias) = true;
+  LG_ARG(std::int64_t, dilation) = 1;
+};
+
+class ConvTranspose1dImpl : public Module {
+ public:
+  explicit ConvTranspose1dImpl(const ConvTranspose1dOptions& options);
+  // x (N, C_in, L) -> (N, C_out, L_out).
+  Tensor forward(const Tensor& x) override;
+  // "32, 16, kernel_size=(4,), stride=(2,), padding=(1,)", as PyTorch prints it.
+  std::string extra_repr() const override;
+  const ConvTranspose1dOptions& options() const { return options_; }
+
+  Tensor weight;
+  Tensor bias;  // undefined when options.bias(false)
+
+ private:
+  ConvTranspose1dOptions options_;
+};
+LEANGRAD_MODULE(ConvTranspose1d);
+
 class ConvTranspose2dOptions {
  public:
   ConvTranspose2dOptions(std::int64_t in_channels, std::int64_t out_channels,

@@ -38,6 +38,7 @@ using leangrad::celu;
 using leangrad::conv1d;
 using leangrad::conv2d;
 using leangrad::conv3d;
+using leangrad::conv_transpose1d;
 using leangrad::conv_transpose2d;
 using leangrad::cosine_embedding_loss;
 using leangrad::cosine_similarity;

@@ -1,5 +1,5 @@
-"""PyTorch reference cases for interpolate's bicubic and nearest-exact modes and nn.Upsample with
-them (tests/nn/test_interpolate_modes.cpp, suite InterpolateModesReference): float32 input "x",
+"""PyTorch reference cases for interpolate's bicubic, nearest-exact and area modes and nn.Upsample
+with them (tests/nn/test_interpolate_modes.cpp, suite InterpolateModesReference): float32 input "x",
 the output "y", a random upstream gradient "g" and the input gradient "dx". Run with Debian's
 python3-torch: /usr/bin/python3 tests/data/make_interpolate_modes.py
 """
@@ -45,5 +45,14 @@ cases.append(grad_case("module_bicubic_corners", {"mode": "bicubic", "size": Non
                                                   "scale_factor": [2.0, 2.0],
                                                   "align_corners": True},
                        {"x": leaf(1, 2, 3, 3, low=-2, high=3)}, up))
+
+# area (adaptive average pooling to the output size): down, up, by factor, and the module.
+case("area_down_size", (1, 2, 9, 8), "area", size=[4, 3])
+case("area_up_size", (2, 2, 3, 5), "area", size=[7, 8])
+case("area_scale", (1, 3, 10, 7), "area", scale_factor=[0.5, 0.4])
+down = nn.Upsample(scale_factor=0.5, mode="area")
+cases.append(grad_case("module_area", {"mode": "area", "size": None, "scale_factor": [0.5, 0.5],
+                                       "align_corners": None},
+                       {"x": leaf(1, 2, 6, 5, low=-2, high=3)}, down))
 
 write("interpolate_modes.json", "make_interpolate_modes.py", cases)

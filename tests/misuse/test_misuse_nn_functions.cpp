@@ -85,6 +85,18 @@ std::vector<MisuseCase> conv_cases() {
         [] { conv2d(image().to(kInt64), kernel().to(kInt64)); });
   t.add("conv2d_undefined_weight", Raises::Error, {"conv2d", "weight"},
         [] { conv2d(image(), Tensor()); });
+  t.add("conv_transpose1d_4d_input", Raises::ShapeError,
+        {"conv_transpose1d", "(N, C_in, L)", "[1, 3, 5, 5]"}, [] {
+          conv_transpose1d(image(), ones({3, 2, 3}));
+        });
+  t.add("conv_transpose1d_4d_weight", Raises::ShapeError,
+        {"conv_transpose1d", "(C_in, C_out / groups, k)", "[3, 2, 3, 3]"}, [] {
+          conv_transpose1d(ones({2, 3, 7}), ones({3, 2, 3, 3}));
+        });
+  t.add("conv_transpose1d_output_padding_too_large", Raises::Error,
+        {"conv_transpose2d", "output_padding"}, [] {
+          conv_transpose1d(ones({2, 3, 7}), ones({3, 2, 3}), Tensor(), 2, 0, 2);
+        });
   return t.cases();
 }
 LG_MISUSE_SUITE(Conv, conv_cases());

@@ -1,5 +1,6 @@
-// Tests of interpolate's bicubic and nearest-exact modes (kernels/cpu/upsample.cpp, Note
-// [Interpolation source indices] in kernels/layers_math.h) and of nn::Upsample with them: against
+// Tests of interpolate's bicubic, nearest-exact and area modes (kernels/cpu/upsample.cpp, Note
+// [Interpolation source indices] in kernels/layers_math.h; area is adaptive_avg_pool2d) and of
+// nn::Upsample with them: against
 // PyTorch 1.13's values and gradients (tests/data/interpolate_modes.json, written by
 // make_interpolate_modes.py), against Keys' cubic convolution written here in float64 from its
 // definition, and by finite differences.
@@ -26,14 +27,15 @@ using test::all_close;
 using test::to_vector;
 
 // PyTorch's default float32 tolerances (torch.testing.assert_close): both sides sum the same 16
-// weighted taps per output (or copy one), in float32, a few roundings apart; the gradients sum
-// those products per input element.
+// weighted taps per output (or copy one, or average a window of at most 9), in float32, a few
+// roundings apart; the gradients sum those products per input element.
 constexpr double kRtolF32 = 1.3e-6;
 constexpr double kAtolF32 = 1e-5;
 
 InterpolateMode mode_named(const std::string& name) {
   if (name == "bicubic") return kBicubic;
   if (name == "nearest-exact") return kNearestExact;
+  if (name == "area") return kArea;
   ADD_FAILURE() << "unknown mode " << name;
   return kNearest;
 }
@@ -68,7 +70,7 @@ TEST(InterpolateModesReference, MatchPyTorch) {
     EXPECT_TRUE(all_close(x.grad(), to_vector(rc.at("dx")), kRtolF32, kAtolF32)) << "dx";
     ++checked;
   }
-  EXPECT_EQ(checked, 12);
+  EXPECT_EQ(checked, 16);
 }
 
 // Keys' cubic convolution kernel, a = -0.75, from its definition.
