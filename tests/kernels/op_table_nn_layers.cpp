@@ -492,6 +492,13 @@ std::vector<OpCase> volumetric_recurrent_cases() {
                }),
                {input({9, 16}), input({40}, kInt64, 0.0, 9.0)},
                kTolF32Sum});
+  c.push_back({"conv_transpose1d_interpolate_area_f32",
+               grads_of([](const Inputs& v) {
+                 return cat({conv_transpose1d(v[0], v[1], v[2], 2, 1, 1, 2, 2).flatten(),
+                             interpolate(v[3], Size2{5, 3}, std::nullopt, kArea).flatten()});
+               }),
+               {input({2, 4, 9}), input({4, 3, 3}), input({6}), input({2, 3, 9, 8})},
+               kTolF32Sum});
   c.push_back(
       {"embedding_bag_per_sample_weights_f32",
        grads_of([](const Inputs& v) { return embedding_bag(v[1], v[0], Tensor(), kSum, v[2]); }),
