@@ -22,10 +22,13 @@ namespace leangrad {
 //  - conv3d: output depth d sums, over the kernel's depths k, the 2-d convolution of input plane
 //    d stride + k dilation (after zero padding in depth) with the weight's slice k. One
 //    index_select gathers those planes for every (d, k) (the depth im2col: kD copies of the
-//    input where the 2-d kernels then make their own im2col), they are laid out as (N D_out,
-//    C_in kD, H, W), channel c kD + k, and one conv2d with the weight viewed as (C_out,
-//    C_in / groups kD, kH, kW) (the same order, and each group's channels stay together) does
-//    every sum at once. index_select's backward adds the gradients of overlapping windows.
+//    input where the 2-d kernels then make their own im2col), laid out as (N D_out, C_in kD,
+//    H, W), and one conv2d with the weight's channels in the same order does every sum at once.
+//    With one group the gather reads the depth-major view (N, D, C, H, W) and lands in
+//    channel k C + c, the weight permuted to match, with no copy beside the gather; with groups
+//    the channel is c kD + k, so each group's channels stay together as the weight's are (the
+//    weight a view; the gathered planes permuted once). index_select's backward adds the
+//    gradients of overlapping windows.
 //  - the poolings are separable, a box window being the product of its three ranges: the 2-d
 //    pooling over (H, W) of the (N, C D, H, W) planes, then the 2-d pooling with a (k_D, 1)
 //    window over (D, H_out W_out). An average's divisor is the product of the per-dim window
@@ -170,14 +173,23 @@ Tensor conv3d(const Tensor& x_in, const Tensor& weight, const Tensor& bias, Size
   for (std::int64_t d = 0; d < d_out; ++d)
     for (std::int64_t k = 0; k < kd; ++k)
       planes_at[static_cast<std::size_t>(d * kd + k)] = d * stride[0] + k * dilation[0];
-  const Tensor gathered = index_select(
-      padded_x, 2, tensor(planes_at, {static_cast<std::int64_t>(planes_at.size())}).to(x.device()));
+  const Tensor at = tensor(planes_at, {static_cast<std::int64_t>(planes_at.size())}).to(x.device());
   const std::int64_t h = x.size(3), w = x.size(4);
-  const Tensor planes =
-      reshape(permute(reshape(gathered, {n, c, d_out, kd, h, w}), {0, 2, 1, 3, 4, 5}),
-              {n * d_out, c * kd, h, w});
-  const Tensor weight2 =
-      reshape(weight, {c_out, weight.size(1) * kd, weight.size(3), weight.size(4)});
+  Tensor planes, weight2;
+  if (groups == 1) {
+    // One group: gather from the depth-major view straight into (N, D_out kD, C, H, W), channel
+    // k C + c, and order the weight's channels so; no copy beside the gather.
+    planes =
+        reshape(index_select(permute(padded_x, {0, 2, 1, 3, 4}), 1, at), {n * d_out, kd * c, h, w});
+    weight2 = reshape(permute(weight, {0, 2, 1, 3, 4}),
+                      {c_out, kd * weight.size(1), weight.size(3), weight.size(4)});
+  } else {
+    // Groups: channel c kD + k keeps each group's channels together, as the weight's are.
+    const Tensor gathered = index_select(padded_x, 2, at);
+    planes = reshape(permute(reshape(gathered, {n, c, d_out, kd, h, w}), {0, 2, 1, 3, 4, 5}),
+                     {n * d_out, c * kd, h, w});
+    weight2 = reshape(weight, {c_out, weight.size(1) * kd, weight.size(3), weight.size(4)});
+  }
   const Tensor y = conv2d(planes, weight2, bias, {stride[1], stride[2]}, {padding[1], padding[2]},
                           {dilation[1], dilation[2]}, groups);
   const Tensor volume =

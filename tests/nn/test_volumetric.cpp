@@ -174,6 +174,14 @@ TEST(Volumetric, FirstAndSecondDerivativesMatchFiniteDifferences) {
   };
   EXPECT_TRUE(test::gradcheck(conv, {x, weight, bias}));
   EXPECT_TRUE(test::gradgradcheck(conv, {x, weight, bias}));
+  // One group takes the other gather (Note [Volumes by planes]).
+  const Tensor weight1 = test::uniform_input({2, 4, 2, 2, 3}, -1.0, 1.0, 34);
+  const test::GradcheckFn conv1 = [](const std::vector<Tensor>& in) {
+    const Tensor y = conv3d(in[0], in[1], in[2], {1, 2, 1}, {1, 1, 0}, {2, 1, 1});
+    return y * y;
+  };
+  EXPECT_TRUE(test::gradcheck(conv1, {x, weight1, bias}));
+  EXPECT_TRUE(test::gradgradcheck(conv1, {x, weight1, bias}));
   const std::vector<test::GradcheckFn> pools = {
       [](const std::vector<Tensor>& in) {
         const Tensor y = max_pool3d(in[0], {2, 2, 3}, {1, 2, 2}, {1, 1, 1}, {1, 1, 1}, true);
