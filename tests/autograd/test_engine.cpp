@@ -119,6 +119,51 @@ TEST(Engine, GradientIsNotAnAliasOfTheUpstreamGradient) {
   EXPECT_TRUE(test::all_close(g, {1, 1}));
 }
 
+// One gradient reaches two node inputs (AddBackward passes its gradient on to both) and one of
+// them then gets a second gradient: a sum made in place in the shared tensor would change the
+// other input's gradient too (the engine sums out of place; this guards any in-place summing).
+// w is made before z, so z's AddBackward runs first and the shared gradient is what p's input
+// holds when w's gradient arrives. (The weights k make the gradients contiguous tensors of their
+// own: a sum's gradient alone is an expanded view.)
+TEST(Engine, AGradientSharedByTwoSlotsIsNotSummedIntoInPlace) {
+  Tensor x = leaf({1, -2, 3});
+  const Tensor k = test::make_tensor({1, 2, 3}, {3}, kFloat64);
+  const Tensor p = x * 5.0;  // dp/dx = 5
+  const Tensor q = x * x;    // dq/dx = 2x
+  const Tensor w = p * 2.0;
+  const Tensor z = p + q;
+  ((z * k).sum() + (w * k).sum()).backward();  // d/dx = k (5 (1 + 2) + 2x)
+  EXPECT_TRUE(test::all_close(x.grad(), {17, 22, 63}));
+}
+
+// Many arrivals at one node input (a tensor used at every step, as an RNN's weight): the sum is
+// exact.
+TEST(Engine, ManyArrivalsSumIntoOneSlot) {
+  Tensor x = leaf({0.5, -1.5});
+  const Tensor h = x * 1.0;  // one node input that every term below reaches
+  Tensor y = h * 1.0;
+  for (int i = 2; i <= 20; ++i)
+    y = y + h * static_cast<double>(i);
+  y.sum().backward();  // 1 + 2 + ... + 20 = 210
+  EXPECT_TRUE(test::all_close(x.grad(), {210, 210}));
+}
+
+// A root's gradient is the caller's tensor: it is never summed into, even when another gradient
+// reaches the root's node input (y is a root and also feeds the second root z).
+TEST(Engine, ARootsGradientIsNotSummedIntoInPlace) {
+  Tensor x = leaf({1, 2});
+  const Tensor y = x * 3.0;
+  const Tensor z = (y * 2.0).sum();
+  autograd::backward({y, z}, {test::make_tensor({1, 1}, {2}, kFloat64), Tensor()});
+  EXPECT_TRUE(test::all_close(x.grad(), {9, 9}));  // 3 (1 + 2)
+  const Tensor g = test::make_tensor({1, 10}, {2}, kFloat64);
+  x.set_grad(Tensor());
+  const Tensor y2 = x * 3.0;
+  autograd::backward({y2, (y2 * 2.0).sum()}, {g, Tensor()});
+  EXPECT_TRUE(test::all_close(g, {1, 10}));
+  EXPECT_TRUE(test::all_close(x.grad(), {9, 36}));  // 3 (g + 2)
+}
+
 // ---- retain_graph and freed graphs -----------------------------------------------------------
 
 TEST(Engine, RetainGraphAllowsASecondBackward) {
