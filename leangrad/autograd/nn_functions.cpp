@@ -1354,18 +1354,27 @@ Tensor dropout(const Tensor& x, double p, bool training) {
 
 // ---- Embedding -------------------------------------------------------------------------------
 
+namespace {
+
+// The row padding_idx names in a weight of num_embeddings rows (negative counts from the end, as
+// PyTorch), or -1 for none; `op` names the function in the Error.
+std::int64_t padding_row(const char* op, std::optional<std::int64_t> padding_idx,
+                         std::int64_t num_embeddings) {
+  if (!padding_idx.has_value()) return -1;
+  const std::int64_t pad = *padding_idx < 0 ? *padding_idx + num_embeddings : *padding_idx;
+  LG_CHECK(pad >= 0 && pad < num_embeddings, op, ": padding_idx ", *padding_idx,
+           " is out of range for a weight of ", num_embeddings, " embeddings (expected [",
+           -num_embeddings, ", ", num_embeddings - 1, "])");
+  return pad;
+}
+
+}  // namespace
+
 Tensor embedding(const Tensor& indices, const Tensor& weight,
                  std::optional<std::int64_t> padding_idx) {
   LG_PROFILE_OP(indices, weight);
   const std::int64_t num_embeddings = weight.size(0);
-  std::int64_t pad = -1;  // none
-  if (padding_idx.has_value()) {
-    pad = *padding_idx < 0 ? *padding_idx + num_embeddings : *padding_idx;
-    LG_CHECK(pad >= 0 && pad < num_embeddings, "embedding: padding_idx ", *padding_idx,
-             " is out of range for a weight of ", num_embeddings, " embeddings (expected [",
-             -num_embeddings, ", ", num_embeddings - 1, "])");
-  }
-  return embedding_fn(indices, weight, pad);
+  return embedding_fn(indices, weight, padding_row("embedding", padding_idx, num_embeddings));
 }
 
 // ---- EmbeddingBag ------------------------------------------------------------------------------
@@ -1449,13 +1458,7 @@ Tensor embedding_bag(const Tensor& input, const Tensor& weight, const Tensor& of
                    per_sample_weights.shape());
     autograd::check_operands(op, {weight, per_sample_weights});
   }
-  std::int64_t pad = -1;
-  if (padding_idx.has_value()) {
-    pad = *padding_idx < 0 ? *padding_idx + num_embeddings : *padding_idx;
-    LG_CHECK(pad >= 0 && pad < num_embeddings, op, ": padding_idx ", *padding_idx,
-             " is out of range for a weight of ", num_embeddings, " embeddings (expected [",
-             -num_embeddings, ", ", num_embeddings - 1, "])");
-  }
+  const std::int64_t pad = padding_row(op, padding_idx, num_embeddings);
   // The layout of the bags (Note [Bags by index_add]).
   const Tensor host_input = input.to(Device::cpu()).contiguous();
   const std::int64_t* in = host_input.data_ptr<std::int64_t>();

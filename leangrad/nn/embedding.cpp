@@ -12,25 +12,42 @@
 
 namespace leangrad::nn {
 
+namespace {
+
+// The checks both modules make of their sizes, and padding_idx counted from the start; `module`
+// names the module in the Error.
+std::optional<std::int64_t> checked_padding_idx(const char* module, std::int64_t n,
+                                                std::int64_t dim,
+                                                std::optional<std::int64_t> padding_idx) {
+  LG_CHECK_SHAPE(n > 0 && dim >= 0, module, ": expected a positive num_embeddings and a ",
+                 "non-negative embedding_dim, got ", n, " and ", dim);
+  if (!padding_idx.has_value()) return std::nullopt;
+  const std::int64_t p = *padding_idx;
+  LG_CHECK(p >= -n && p < n, module, ": padding_idx ", p, " is out of range for num_embeddings ", n,
+           " (expected [", -n, ", ", n - 1, "])");
+  return p < 0 ? p + n : p;
+}
+
+// Both modules' initialisation, PyTorch's: N(0, 1) from the CPU default generator, the row
+// padding_idx zeroed.
+void reset_embedding_weight(const Tensor& weight, std::optional<std::int64_t> padding_idx) {
+  const NoGradGuard no_grad;
+  ops::normal_(weight, 0.0, 1.0, default_generator(Device::cpu()));
+  if (padding_idx.has_value()) weight.select(0, *padding_idx).zero_();
+}
+
+}  // namespace
+
 EmbeddingImpl::EmbeddingImpl(const EmbeddingOptions& options)
     : Module("Embedding"), options_(options) {
-  const std::int64_t n = options.num_embeddings(), dim = options.embedding_dim();
-  LG_CHECK_SHAPE(n > 0 && dim >= 0, "Embedding: expected a positive num_embeddings and a ",
-                 "non-negative embedding_dim, got ", n, " and ", dim);
-  if (options.padding_idx().has_value()) {
-    const std::int64_t p = *options.padding_idx();
-    LG_CHECK(p >= -n && p < n, "Embedding: padding_idx ", p, " is out of range for num_embeddings ",
-             n, " (expected [", -n, ", ", n - 1, "])");
-    options_.padding_idx(p < 0 ? p + n : p);
-  }
-  weight = register_parameter("weight", empty({n, dim}));
+  options_.padding_idx(checked_padding_idx("Embedding", options.num_embeddings(),
+                                           options.embedding_dim(), options.padding_idx()));
+  weight = register_parameter("weight", empty({options.num_embeddings(), options.embedding_dim()}));
   reset_parameters();
 }
 
 void EmbeddingImpl::reset_parameters() {
-  const NoGradGuard no_grad;
-  ops::normal_(weight, 0.0, 1.0, default_generator(Device::cpu()));
-  if (options_.padding_idx().has_value()) weight.select(0, *options_.padding_idx()).zero_();
+  reset_embedding_weight(weight, options_.padding_idx());
 }
 
 Tensor EmbeddingImpl::forward(const Tensor& indices) {
@@ -46,23 +63,14 @@ std::string EmbeddingImpl::extra_repr() const {
 
 EmbeddingBagImpl::EmbeddingBagImpl(const EmbeddingBagOptions& options)
     : Module("EmbeddingBag"), options_(options) {
-  const std::int64_t n = options.num_embeddings(), dim = options.embedding_dim();
-  LG_CHECK_SHAPE(n > 0 && dim >= 0, "EmbeddingBag: expected a positive num_embeddings and a ",
-                 "non-negative embedding_dim, got ", n, " and ", dim);
-  if (options.padding_idx().has_value()) {
-    const std::int64_t p = *options.padding_idx();
-    LG_CHECK(p >= -n && p < n, "EmbeddingBag: padding_idx ", p,
-             " is out of range for num_embeddings ", n, " (expected [", -n, ", ", n - 1, "])");
-    options_.padding_idx(p < 0 ? p + n : p);
-  }
-  weight = register_parameter("weight", empty({n, dim}));
+  options_.padding_idx(checked_padding_idx("EmbeddingBag", options.num_embeddings(),
+                                           options.embedding_dim(), options.padding_idx()));
+  weight = register_parameter("weight", empty({options.num_embeddings(), options.embedding_dim()}));
   reset_parameters();
 }
 
 void EmbeddingBagImpl::reset_parameters() {
-  const NoGradGuard no_grad;
-  ops::normal_(weight, 0.0, 1.0, default_generator(Device::cpu()));
-  if (options_.padding_idx().has_value()) weight.select(0, *options_.padding_idx()).zero_();
+  reset_embedding_weight(weight, options_.padding_idx());
 }
 
 Tensor EmbeddingBagImpl::forward(const Tensor& input, const Tensor& offsets,

@@ -162,10 +162,7 @@ RNNImplBase::RNNImplBase(const char* name, Mode mode, const RNNOptionsBase& opts
 }
 
 std::vector<Tensor> RNNImplBase::all_weights() const {
-  std::vector<Tensor> all;
-  for (const auto& item : named_parameters(/*recurse=*/false))
-    all.push_back(item.value());
-  return all;
+  return parameters(/*recurse=*/false);
 }
 
 void RNNImplBase::reset_parameters() {
@@ -338,10 +335,7 @@ RNNCellImplBase::RNNCellImplBase(const char* name, const RNNCellOptionsBase& opt
 }
 
 void RNNCellImplBase::reset_parameters() {
-  std::vector<Tensor> all;
-  for (const auto& item : named_parameters(/*recurse=*/false))
-    all.push_back(item.value());
-  uniform_all(all, options_base_.hidden_size());
+  uniform_all(parameters(/*recurse=*/false), options_base_.hidden_size());
 }
 
 std::string RNNCellImplBase::extra_repr() const {
