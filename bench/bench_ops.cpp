@@ -12,10 +12,12 @@
 #include <cstdint>
 #include <cstring>
 
+#include <leangrad/core/generator.h>
 #include <leangrad/core/half.h>
 #include <leangrad/core/memory.h>
 #include <leangrad/kernels/creation.h>
 #include <leangrad/kernels/ops.h>
+#include <leangrad/kernels/random_math.h>
 
 namespace {
 
@@ -418,6 +420,73 @@ BENCHMARK_CAPTURE(BM_Cast_16M, F32_to_BF16, kFloat32, leangrad::kBFloat16)
 BENCHMARK_CAPTURE(BM_Cast_16M, BF16_to_F32, leangrad::kBFloat16, kFloat32)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
+
+// Random fills of 16M elements in place, as torch::Tensor::uniform_() and normal_() (rand and randn
+// fill a new tensor the same way): U[0, 1) and N(0, 1) in float32, float64 and bfloat16. The first
+// fill is checked bit for bit against kernels/random_math.h's definition of element i at every
+// 4099th element (the float64 normal within 4 ulps: its log, sin and cos may come from different
+// code, in SIMD lanes, than the definition's C library calls). Bytes: the result written.
+enum class Distribution { Uniform, Normal };
+
+template <typename T>
+double defined_element(Distribution distribution, std::int64_t i,
+                       const leangrad::Generator::State& s) {
+  return distribution == Distribution::Uniform
+             ? leangrad::random_math::uniform_at<T>(i, s.seed, s.offset, 0.0, 1.0)
+             : leangrad::random_math::normal_at<T>(i, s.seed, s.offset, 0.0, 1.0);
+}
+
+bool fill_matches(Distribution distribution, const Tensor& t, const leangrad::Generator::State& s) {
+  const Tensor values = t.to(leangrad::kFloat64);
+  const auto* got = static_cast<const double*>(values.data_ptr());
+  for (std::int64_t i = 0; i < k16M; i += 4099) {
+    double want = 0;
+    if (t.dtype() == leangrad::kFloat64) {
+      want = defined_element<double>(distribution, i, s);
+    } else {
+      want = rounded(static_cast<float>(defined_element<float>(distribution, i, s)), t.dtype());
+    }
+    const double tolerance = t.dtype() == leangrad::kFloat64 && distribution == Distribution::Normal
+                                 ? 4 * 0x1p-52 * std::fabs(want) + 0x1p-1074
+                                 : 0.0;
+    if (!(std::fabs(got[i] - want) <= tolerance)) return false;
+  }
+  return true;
+}
+
+void BM_Random_16M(benchmark::State& state, Distribution distribution, leangrad::DType dtype) {
+  leangrad::Generator generator(0);
+  const Tensor t = leangrad::empty({k16M}, leangrad::TensorOptions(dtype));
+  const auto fill = [&] {
+    if (distribution == Distribution::Uniform) {
+      leangrad::ops::uniform_(t, 0.0, 1.0, generator);
+    } else {
+      leangrad::ops::normal_(t, 0.0, 1.0, generator);
+    }
+  };
+  const leangrad::Generator::State before = generator.state();
+  fill();
+  if (!fill_matches(distribution, t, before))
+    state.SkipWithError("the fill differs from random_math.h's definition of its elements");
+  for (auto _ : state) {
+    fill();
+    benchmark::DoNotOptimize(t.data_ptr());
+  }
+  state.SetBytesProcessed(state.iterations() * k16M *
+                          static_cast<std::int64_t>(leangrad::element_size(dtype)));
+}
+
+#define LEANGRAD_RANDOM_BENCHMARK(distribution, suffix, dtype)                          \
+  BENCHMARK_CAPTURE(BM_Random_16M, distribution##_##suffix, Distribution::distribution, \
+                    leangrad::dtype)                                                    \
+      ->Unit(benchmark::kMillisecond)                                                   \
+      ->UseRealTime()
+#define LEANGRAD_RANDOM_BENCHMARKS(distribution)          \
+  LEANGRAD_RANDOM_BENCHMARK(distribution, F32, kFloat32); \
+  LEANGRAD_RANDOM_BENCHMARK(distribution, F64, kFloat64); \
+  LEANGRAD_RANDOM_BENCHMARK(distribution, BF16, kBFloat16)
+LEANGRAD_RANDOM_BENCHMARKS(Uniform);
+LEANGRAD_RANDOM_BENCHMARKS(Normal);
 
 }  // namespace
 

@@ -2,26 +2,28 @@
 # leangrad's CPU elementwise ops against LibTorch 1.13 in one run, in float32, float16 and
 # bfloat16 on (4096, 4096) tensors: a + b, a + a broadcast row, a * 0.5, exp, sigmoid, relu, a > b,
 # where(m, a, b) and where(m, s, a) with a 0-d s, and the copies between layouts of
-# BM_Transpose_16M (a transpose, NCHW <-> NHWC); at 1 and then 2 threads, leangrad and LibTorch
+# BM_Transpose_16M (a transpose, NCHW <-> NHWC), and the random fills of BM_Random_16M (uniform_
+# and normal_ of float32, float64 and bfloat16); at 1 and then 2 threads, leangrad and LibTorch
 # alternating. Same benchmark names, shapes and byte counts on both sides (BM_Elementwise_16M in
 # bench/bench_ops.cpp, bench/compare/libtorch/libtorch_elementwise.cpp). Builds
 # bench/compare/libtorch (installs LibTorch's packages when missing, common.sh) and prints markdown
 # on stdout; logs go to stderr.
-#   bench/compare/elementwise_vs_libtorch.sh LEANGRAD_BUILD_DIR [REPETITIONS=5] [all|Elementwise|Transpose]
-# (the third argument runs one of the two families alone).
+#   bench/compare/elementwise_vs_libtorch.sh LEANGRAD_BUILD_DIR [REPETITIONS=5] [all|Elementwise|Transpose|Random]
+# (the third argument runs one of the three families alone).
 # Each row is the median over REPETITIONS of Google Benchmark's mean time; "-" where LibTorch 1.13
 # does not implement the op for the dtype on the CPU (its error is printed below the table).
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=common.sh
 source "$(dirname "$0")/common.sh"
 
-[[ $# -ge 1 && $# -le 3 ]] || usage_error "LEANGRAD_BUILD_DIR [REPETITIONS=5] [all|Elementwise|Transpose]"
+usage="LEANGRAD_BUILD_DIR [REPETITIONS=5] [all|Elementwise|Transpose|Random]"
+[[ $# -ge 1 && $# -le 3 ]] || usage_error "$usage"
 build=$1
 repetitions=${2:-5}
 case ${3:-all} in
-  all) filter='^BM_(Elementwise|Transpose)_16M/' ;;
-  Elementwise | Transpose) filter="^BM_$3_16M/" ;;
-  *) usage_error "LEANGRAD_BUILD_DIR [REPETITIONS=5] [all|Elementwise|Transpose]" ;;
+  all) filter='^BM_(Elementwise|Transpose|Random)_16M/' ;;
+  Elementwise | Transpose | Random) filter="^BM_$3_16M/" ;;
+  *) usage_error "$usage" ;;
 esac
 bench=$build/bench/bench_ops
 require_executable "$bench"
@@ -53,6 +55,13 @@ if any(name.startswith("BM_Transpose_16M/") for name in ran):
     print("Copies between layouts (contiguous() of a view whose contiguous dim is another):")
     print()
     print_dtype_table(runs, errors, "BM_Transpose_16M", LAYOUTS)
+    print()
+if any(name.startswith("BM_Random_16M/") for name in ran):
+    print("Random fills in place (GB/s: the result written):")
+    print()
+    print_dtype_table(runs, errors, "BM_Random_16M", [("Uniform", "uniform_()"),
+                                                      ("Normal", "normal_()")],
+                      [("F32", "float32"), ("F64", "float64"), ("BF16", "bfloat16")])
     print()
 print(f"LibTorch / leangrad: ratio of the median times, > 1 means leangrad is faster. LibTorch "
       f"{context.get('torch_version', '?')}. GB/s: the bytes each op must move (its operands read, "

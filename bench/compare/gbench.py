@@ -46,15 +46,15 @@ def both_sides(logs):
 DTYPES = [("F32", "float32"), ("F16", "float16"), ("BF16", "bfloat16")]
 
 
-def print_dtype_table(runs, errors, family, work):
+def print_dtype_table(runs, errors, family, work, dtypes=DTYPES):
     """A markdown row per work item, dtype and thread count of the benchmarks family/WORK_DTYPE
-    (work: (WORK, label) pairs; DTYPES' suffixes): both times, leangrad's GB/s and LibTorch's
-    time over leangrad's, "-" where LibTorch reported an error."""
+    (work: (WORK, label) pairs; dtypes: (DTYPE suffix, label) pairs): both times, leangrad's GB/s
+    and LibTorch's time over leangrad's, "-" where LibTorch reported an error."""
     print("| op | dtype | threads | LibTorch ms | leangrad ms | leangrad GB/s "
           "| LibTorch / leangrad |")
     print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
     for name_part, label in work:
-        for suffix, dtype in DTYPES:
+        for suffix, dtype in dtypes:
             name = f"{family}/{name_part}_{suffix}"
             for t in (1, 2):
                 leangrad, (libtorch, _) = runs[t]

@@ -21,19 +21,28 @@ LG_HOST_DEVICE LG_INLINE void mulhilo(std::uint32_t a, std::uint32_t b, std::uin
   lo = static_cast<std::uint32_t>(product);
 }
 
+// The round's multipliers, and the key schedule: round r's key is the seed's two words plus r
+// times the Weyl constants.
+inline constexpr std::uint32_t kMul0 = 0xD2511F53u, kMul1 = 0xCD9E8D57u;
+inline constexpr std::uint32_t kWeyl0 = 0x9E3779B9u, kWeyl1 = 0xBB67AE85u;
+
+// One of Philox4x32's rounds on the words c0..c3 under the round's key (k0, k1).
+LG_HOST_DEVICE LG_INLINE void philox_round(std::uint32_t& c0, std::uint32_t& c1, std::uint32_t& c2,
+                                           std::uint32_t& c3, std::uint32_t k0, std::uint32_t k1) {
+  std::uint32_t hi0, lo0, hi1, lo1;
+  mulhilo(kMul0, c0, hi0, lo0);
+  mulhilo(kMul1, c2, hi1, lo1);
+  c0 = hi1 ^ c1 ^ k0;
+  c1 = lo1;
+  c2 = hi0 ^ c3 ^ k1;
+  c3 = lo0;
+}
+
 // One Philox4x32-10 evaluation: four 32-bit words for a 128-bit counter and a 64-bit key.
 LG_HOST_DEVICE LG_INLINE Block philox4x32_10(Block counter, std::uint32_t k0, std::uint32_t k1) {
-  constexpr std::uint32_t kMul0 = 0xD2511F53u, kMul1 = 0xCD9E8D57u;
-  constexpr std::uint32_t kWeyl0 = 0x9E3779B9u, kWeyl1 = 0xBB67AE85u;
   std::uint32_t c0 = counter.x[0], c1 = counter.x[1], c2 = counter.x[2], c3 = counter.x[3];
   for (int round = 0; round < 10; ++round) {
-    std::uint32_t hi0, lo0, hi1, lo1;
-    mulhilo(kMul0, c0, hi0, lo0);
-    mulhilo(kMul1, c2, hi1, lo1);
-    c0 = hi1 ^ c1 ^ k0;
-    c1 = lo1;
-    c2 = hi0 ^ c3 ^ k1;
-    c3 = lo0;
+    philox_round(c0, c1, c2, c3, k0, k1);
     k0 += kWeyl0;
     k1 += kWeyl1;
   }

@@ -6,6 +6,8 @@
 //   normal float32/16:   4 elements per block; words (0,1) and (2,3) are Box-Muller pairs
 //   normal float64:      2 elements per block; words (0,1) and (2,3) give u1, u2 (53 bits each)
 // Affine maps use fma() explicitly: the compiler may not contract differently on each device.
+// The math functions are the global namespace's, named so: leangrad's own sqrt, log, ... of
+// tensors would hide them from an unqualified call here.
 // Box-Muller runs in double; log/sin/cos may differ by an ulp between libm and CUDA, which the
 // final rounding to float32 hides except in rare ties (float64 normals agree to ~1 ulp).
 #pragma once
@@ -33,7 +35,7 @@ LG_HOST_DEVICE LG_INLINE double uniform_lane(const philox::Block& block, int lan
   const double u = uniform_per_block<T> == 2
                        ? philox::uniform_double(block.x[2 * lane], block.x[2 * lane + 1])
                        : static_cast<double>(philox::uniform_float(block.x[lane]));
-  return fma(u, range, low);
+  return ::fma(u, range, low);
 }
 
 // N(mean, std) of lane `lane` of a Philox block, in double.
@@ -52,10 +54,10 @@ LG_HOST_DEVICE LG_INLINE double normal_lane(const philox::Block& block, int lane
     u2 = static_cast<double>(philox::uniform_float(block.x[2 * pair + 1]));
     use_sin = (lane % 2) == 1;
   }
-  const double radius = sqrt(-2.0 * log(u1));
+  const double radius = ::sqrt(-2.0 * ::log(u1));
   const double angle = kTwoPi * u2;
-  const double z = radius * (use_sin ? sin(angle) : cos(angle));
-  return fma(z, stddev, mean);
+  const double z = radius * (use_sin ? ::sin(angle) : ::cos(angle));
+  return ::fma(z, stddev, mean);
 }
 
 // Element i of a U[low, low + range) tensor: the specification. Kernels compute whole blocks

@@ -4,13 +4,17 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <thread>
+#include <vector>
 
 #include <leangrad/autograd/functions.h>
 #include <leangrad/core/generator.h>
+#include <leangrad/core/half.h>
 #include <leangrad/core/philox.h>
 #include <leangrad/kernels/creation.h>
 #include <leangrad/kernels/ops.h>
+#include <leangrad/kernels/random_math.h>
 #include "testing/tensor_testing.h"
 #include "testing/thread_count.h"
 
@@ -133,6 +137,56 @@ TEST(Random, ElementsDoNotDependOnLayoutOrThreads) {
   Generator gen(99);
   EXPECT_THROW(ops::uniform_(empty({2}, kInt32), 0, 1, gen), DTypeError);
   EXPECT_THROW(ops::normal_(empty({2}), 0, -1, gen), Error);
+}
+
+// A 32-bit or 16-bit float dtype's value of the definition's double, as the kernels convert it
+// (static_cast: to float, then to the 16-bit type).
+double rounded_to(DType dtype, double value) {
+  const auto f = static_cast<float>(value);
+  if (dtype == kFloat16) return static_cast<float>(Half(f));
+  if (dtype == kBFloat16) return static_cast<float>(BFloat16(f));
+  return f;
+}
+
+// The fills are random_math.h's definition, element by element: the CPU kernels compute a batch of
+// Philox blocks at a time in SIMD lanes (Note [Random fills in lanes] in kernels/cpu/random.cpp),
+// and each element must still be uniform_at's / normal_at's. Sizes that end inside a block, a
+// batch (16 blocks) and a task, and counters whose 64 bits carry into the upper word (the second
+// of Philox's counter words) within the fill.
+TEST(Random, FillsAreTheirDefinitionAtEveryElement) {
+  const ThreadCount guard(2);
+  constexpr std::uint64_t kSeed = 0x0123456789abcdefull;
+  for (const std::uint64_t offset : {std::uint64_t{0}, (std::uint64_t{1} << 32) - 37}) {
+    for (const std::int64_t numel : {1, 3, 5, 63, 64, 65, 127, 129, 100003}) {
+      for (DType dtype : {kFloat32, kFloat64, kFloat16, kBFloat16}) {
+        SCOPED_TRACE(testing::Message()
+                     << dtype_name(dtype) << ", " << numel << " elements, offset " << offset);
+        Generator gen(kSeed);
+        gen.set_state({kSeed, offset});
+        Tensor uniform = empty({numel}, TensorOptions(dtype));
+        ops::uniform_(uniform, -2.0, 3.0, gen);
+        gen.set_state({kSeed, offset});
+        Tensor normal = empty({numel}, TensorOptions(dtype));
+        ops::normal_(normal, 0.5, 2.0, gen);
+        const auto uniform_values = test::to_vector(uniform);
+        const auto normal_values = test::to_vector(normal);
+        std::vector<double> want_uniform, want_normal;
+        for (std::int64_t i = 0; i < numel; ++i) {
+          if (dtype == kFloat64) {
+            want_uniform.push_back(random_math::uniform_at<double>(i, kSeed, offset, -2.0, 5.0));
+            want_normal.push_back(random_math::normal_at<double>(i, kSeed, offset, 0.5, 2.0));
+          } else {
+            want_uniform.push_back(
+                rounded_to(dtype, random_math::uniform_at<float>(i, kSeed, offset, -2.0, 5.0)));
+            want_normal.push_back(
+                rounded_to(dtype, random_math::normal_at<float>(i, kSeed, offset, 0.5, 2.0)));
+          }
+        }
+        EXPECT_EQ(uniform_values, want_uniform);
+        EXPECT_EQ(normal_values, want_normal);
+      }
+    }
+  }
 }
 
 // Under the guard the thread draws from generators seeded with the guard's seed; the process's

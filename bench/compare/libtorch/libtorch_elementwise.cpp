@@ -133,6 +133,37 @@ LIBTORCH_TRANSPOSE_BENCHMARKS(Transpose);
 LIBTORCH_TRANSPOSE_BENCHMARKS(ChannelsLast);
 LIBTORCH_TRANSPOSE_BENCHMARKS(ChannelsFirst);
 
+// Random fills of 16M elements in place: x.uniform_() and x.normal_() (U[0, 1) and N(0, 1)) in
+// float32, float64 and bfloat16, as BM_Random_16M of bench/bench_ops.cpp. Bytes: the result.
+enum class Distribution { Uniform, Normal };
+
+void BM_Random_16M(benchmark::State& state, Distribution distribution, torch::ScalarType dtype) {
+  torch::NoGradGuard no_grad;
+  torch::manual_seed(0);
+  torch::Tensor t = torch::empty({k16M}, torch::TensorOptions().dtype(dtype));
+  for (auto _ : state) {
+    if (distribution == Distribution::Uniform) {
+      t.uniform_();
+    } else {
+      t.normal_();
+    }
+    benchmark::DoNotOptimize(t.data_ptr());
+  }
+  state.SetBytesProcessed(state.iterations() * k16M * static_cast<int64_t>(t.element_size()));
+}
+
+#define LIBTORCH_RANDOM_BENCHMARK(distribution, suffix, dtype)                          \
+  BENCHMARK_CAPTURE(BM_Random_16M, distribution##_##suffix, Distribution::distribution, \
+                    torch::dtype)                                                       \
+      ->Unit(benchmark::kMillisecond)                                                   \
+      ->UseRealTime()
+#define LIBTORCH_RANDOM_BENCHMARKS(distribution)          \
+  LIBTORCH_RANDOM_BENCHMARK(distribution, F32, kFloat32); \
+  LIBTORCH_RANDOM_BENCHMARK(distribution, F64, kFloat64); \
+  LIBTORCH_RANDOM_BENCHMARK(distribution, BF16, kBFloat16)
+LIBTORCH_RANDOM_BENCHMARKS(Uniform);
+LIBTORCH_RANDOM_BENCHMARKS(Normal);
+
 }  // namespace
 
 int main(int argc, char** argv) {
