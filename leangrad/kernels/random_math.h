@@ -8,8 +8,10 @@
 // Affine maps use fma() explicitly: the compiler may not contract differently on each device.
 // The math functions are the global namespace's, named so: leangrad's own sqrt, log, ... of
 // tensors would hide them from an unqualified call here.
-// Box-Muller runs in double; log/sin/cos may differ by an ulp between libm and CUDA, which the
-// final rounding to float32 hides except in rare ties (float64 normals agree to ~1 ulp).
+// Box-Muller runs in double; log/sin/cos may differ by an ulp between implementations (the C
+// library's here, CUDA's in its kernel, the CPU kernel's own polynomials in SIMD lanes: Note
+// [Random fills in lanes] in kernels/cpu/random.cpp), which the final rounding to float32 hides
+// except in rare ties (float64 normals agree to a few ulps). Uniforms agree bit for bit.
 #pragma once
 
 #include <cmath>

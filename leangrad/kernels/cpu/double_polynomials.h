@@ -1,0 +1,139 @@
+// log, and sin with cos, of double as straight-line code the compiler runs in SIMD lanes: the
+// Box-Muller transform of the CPU's normal_ (Note [Random fills in lanes] in
+// kernels/cpu/random.cpp), where a C library call per element kept the loop scalar.
+//
+// Note [Double polynomials]
+//   - log(x) for a positive normal x: x = 2^k m with m in [sqrt(1/2), sqrt(2)) from the bits,
+//     f = m - 1 (exact), s = f / (2 + f), so that log(1 + f) = 2 atanh(s) = 2s + s R(s^2) with
+//     R(z) = sum_j 2 z^j / (2j + 1), Taylor's series (|s| <= 0.1716, z <= 0.0295: the first term
+//     left out, 2 z^11 / 23, is below 2^-60 of the value). 2s is not formed: 2s = f - s f and
+//     s f = f^2/2 (1 - s) give log(1 + f) = f - (f^2/2 - s (f^2/2 + R)), where the rounding of s
+//     reaches only the correction in parentheses, and k ln 2 is added in two parts (ln 2's first
+//     42 bits, so that k times them is exact for every k of a double).
+//   - sin and cos of 0 <= a < 2 pi: n = round(a 2/pi) <= 4 by adding 1.5 2^52 (its low bits are
+//     n mod 4), r = a - n pi/2 with pi/2 = P1 + P2 + P3 (33, 33 and 53 bits): a - n P1 is exact
+//     (n P1 is, and a is within a factor 2 of it, Sterbenz), then n P2 (exact) is taken off by a
+//     two-sum, which keeps the rounding error, and n P3 off that error: r = r_hi + r_lo, with its
+//     relative accuracy where a is close to a multiple of pi/2; |r| <= pi/4. sin r_hi = r + r^3
+//     S(r^2) and cos r_hi = 1 - r^2/2 + r^4 C(r^2) are Taylor's series to r^17 and r^16 (the
+//     next terms are below 2^-60 of the values), their coefficients 1/k! rounded to double; r_lo
+//     enters to first order (r_lo cos r_hi, -r_lo sin r_hi). 1 - r^2/2 is formed as a rounded w
+//     and its exact remainder (with r^2's own rounding error), added to the tail before the one
+//     rounding of the sum. Rounding r to one double had cost up to 1.43 ulps, and cos as
+//     1 + r^2 C(r^2) 1.15. n mod 4 picks +-sin r or +-cos r for each.
+//   - Every step is an IEEE operation and the fused multiply-adds are written as std::fma; the
+//     files using these are compiled with -ffp-contract=off, so the bits are the same in any
+//     vector width and in scalar code. Conditions are selects on values computed for every lane.
+//   - Accuracy: tests/kernels/test_double_polynomials.cpp measures both against long double's
+//     logl, sinl and cosl over every argument float32's normal_ gives them (2^24 each), 2^21
+//     samples of float64's and the hard cases (near 1 and sqrt(1/2) for log, next to multiples of
+//     pi/2 for sin and cos); kLogDoubleMaxUlps and kSinCosDoubleMaxUlps below are the worst it
+//     found. glibc's log, sin and cos are within 1 ulp too.
+#pragma once
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+
+namespace leangrad::kernels::cpu {
+
+// The measured bounds, in ulps of the exact result: the worst over the test's arguments (every one
+// of float32's Box-Muller pairs, and samples; Note [Double polynomials]), rounded up.
+inline constexpr double kLogDoubleMaxUlps = 0.81;     // 0.8086
+inline constexpr double kSinCosDoubleMaxUlps = 0.75;  // sin 0.7402, cos 0.7383
+
+namespace double_polynomial_detail {
+
+// c[0] + x (c[1] + x (... + x c[N-1])): Horner's rule written out, so that the vectoriser sees
+// straight-line code.
+template <std::size_t N, std::size_t I = 0>
+[[gnu::always_inline]] inline double horner(double x, const double (&c)[N]) {
+  if constexpr (I + 1 == N) {
+    return c[I];
+  } else {
+    return std::fma(x, horner<N, I + 1>(x, c), c[I]);
+  }
+}
+
+// R's coefficients 2 / (2j + 1), j = 1 .. 10, as R(z) = z horner(z, kAtanh).
+inline constexpr double kAtanh[] = {2.0 / 3,  2.0 / 5,  2.0 / 7,  2.0 / 9,  2.0 / 11,
+                                    2.0 / 13, 2.0 / 15, 2.0 / 17, 2.0 / 19, 2.0 / 21};
+// sin r = r + r^3 horner(r^2, kSin), cos r = 1 - r^2/2 + r^4 horner(r^2, kCosTail):
+// (-1)^j / (2j + 1)!, j = 1 .. 8, and (-1)^j / (2j)!, j = 2 .. 8.
+inline constexpr double kSin[] = {
+    -1.0 / 6,        1.0 / 120,        -1.0 / 5040,          1.0 / 362880,
+    -1.0 / 39916800, 1.0 / 6227020800, -1.0 / 1307674368000, 1.0 / 355687428096000};
+inline constexpr double kCosTail[] = {
+    1.0 / 24,        -1.0 / 720,         1.0 / 40320,         -1.0 / 3628800,
+    1.0 / 479001600, -1.0 / 87178291200, 1.0 / 20922789888000};
+
+inline constexpr double kLn2Hi = 0x1.62e42fefa38p-1;  // ln 2's first 42 bits
+inline constexpr double kLn2Lo = 0x1.ef35793c7673p-45;
+inline constexpr double kHalfPi1 = 0x1.921fb544p+0;  // pi/2 = P1 + P2 + P3 to 2^-122
+inline constexpr double kHalfPi2 = 0x1.0b4611a6p-34;
+inline constexpr double kHalfPi3 = 0x1.3198a2e037073p-69;
+
+}  // namespace double_polynomial_detail
+
+// log(x) for a positive normal double x (not 0, a subnormal, inf or NaN), within
+// kLogDoubleMaxUlps.
+[[gnu::always_inline]] inline double log_of_positive_normal(double x) {
+  using namespace double_polynomial_detail;
+  const auto bits = std::bit_cast<std::uint64_t>(x);
+  // The biased exponent of x / sqrt(1/2): shifting the bits by those of sqrt(1/2), and by 1023 in
+  // the exponent field so that the difference stays positive (a logical shift, which SIMD lanes
+  // have for 64 bits where an arithmetic one they do not).
+  constexpr std::uint64_t kSqrtHalfBits = 0x3fe6a09e667f3bcdull;
+  constexpr std::uint64_t kExponentOne = 0x3ffull << 52;
+  const std::uint64_t biased = (bits - kSqrtHalfBits + kExponentOne) >> 52;  // k + 1023
+  const double m = std::bit_cast<double>(bits - ((biased - 0x3ff) << 52));
+  // k as a double: 2^52 + (k + 1023) from the bits, exact.
+  const double k = (std::bit_cast<double>(biased | (std::uint64_t{0x433} << 52)) - 0x1p52) - 1023.0;
+  const double f = m - 1.0;  // exact: m is within a factor 2 of 1
+  const double s = f / (2.0 + f);
+  const double z = s * s;
+  const double half_f2 = 0.5 * f * f;
+  const double r = z * horner(z, kAtanh);
+  const double correction = std::fma(s, half_f2 + r, k * kLn2Lo);
+  return std::fma(k, kLn2Hi, f - (half_f2 - correction));
+}
+
+// sin(a) and cos(a) for 0 <= a < 2 pi, each within kSinCosDoubleMaxUlps.
+struct SinCos {
+  double sin;
+  double cos;
+};
+
+[[gnu::always_inline]] inline SinCos sin_cos_below_two_pi(double a) {
+  using namespace double_polynomial_detail;
+  constexpr double kShifter = 0x1.8p52;  // 1.5 2^52: adding it rounds to an integer
+  constexpr double kTwoOverPi = 0x1.45f306dc9c883p-1;
+  const double shifted = std::fma(a, kTwoOverPi, kShifter);
+  const double n = shifted - kShifter;  // exact
+  // r = r_hi + r_lo: a - n P1 exact, then n P2 (exact) taken off with the rounding error kept
+  // (Knuth's two-sum), and n P3 off the error.
+  const double r1 = std::fma(-n, kHalfPi1, a);
+  const double minus_t = -n * kHalfPi2;
+  const double r_hi = r1 + minus_t;
+  const double back = r_hi - r1;
+  const double r_lo = ((r1 - (r_hi - back)) + (minus_t - back)) - n * kHalfPi3;
+  // sin(r_hi + r_lo) = sin r_hi + r_lo cos r_hi and cos(r_hi + r_lo) = cos r_hi - r_lo sin r_hi,
+  // to far below an ulp (r_lo is below an ulp of r_hi).
+  const double r2 = r_hi * r_hi;
+  const double sin_r = r_hi + std::fma(r_hi * r2, horner(r2, kSin), r_lo * (1.0 - 0.5 * r2));
+  // cos: 1 - r^2/2 = w + ((1 - w) - r^2/2) (1 - w exact, Sterbenz), r^2's rounding error from a
+  // fused multiply-add, and the tail r^4 C4(r^2) on top: the sum rounds once.
+  const double r2_error = std::fma(r_hi, r_hi, -r2);
+  const double half_r2 = 0.5 * r2;
+  const double w = 1.0 - half_r2;
+  const double tail =
+      std::fma(r2 * r2, horner(r2, kCosTail), -std::fma(0.5, r2_error, r_hi * r_lo));
+  const double cos_r = w + (((1.0 - w) - half_r2) + tail);
+  const std::uint64_t quadrant = std::bit_cast<std::uint64_t>(shifted);  // n mod 4 in bits 0, 1
+  const bool swap = (quadrant & 1) != 0;
+  const double sin_abs = swap ? cos_r : sin_r;
+  const double cos_abs = swap ? sin_r : cos_r;
+  return {(quadrant & 2) != 0 ? -sin_abs : sin_abs, ((quadrant + 1) & 2) != 0 ? -cos_abs : cos_abs};
+}
+
+}  // namespace leangrad::kernels::cpu
