@@ -49,6 +49,7 @@
 #include <leangrad/autograd/losses.h>
 #include <leangrad/autograd/margin_losses.h>
 #include <leangrad/autograd/reduction_functions.h>
+#include <leangrad/autograd/sampling_functions.h>
 #include <leangrad/autograd/saved_tensor.h>
 #include <leangrad/autograd/volumetric_functions.h>
 #include <leangrad/core/creation.h>

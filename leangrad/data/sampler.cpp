@@ -6,42 +6,15 @@
 #include <numeric>
 
 #include <leangrad/core/error.h>
-#include <leangrad/core/philox.h>
+#include <leangrad/core/permutation.h>
 
 namespace leangrad::data {
-
-namespace {
-
-// The high 64 bits of the 128-bit product a * b.
-std::uint64_t mul_high(std::uint64_t a, std::uint64_t b) {
-  const std::uint64_t a_lo = a & 0xffffffffu, a_hi = a >> 32;
-  const std::uint64_t b_lo = b & 0xffffffffu, b_hi = b >> 32;
-  const std::uint64_t lo_lo = a_lo * b_lo, hi_lo = a_hi * b_lo, lo_hi = a_lo * b_hi;
-  const std::uint64_t cross = (lo_lo >> 32) + (hi_lo & 0xffffffffu) + lo_hi;
-  return a_hi * b_hi + (hi_lo >> 32) + (cross >> 32);
-}
-
-}  // namespace
 
 std::vector<std::int64_t> random_permutation(std::int64_t n, std::uint64_t seed,
                                              std::uint64_t epoch) {
   LG_CHECK(n >= 0, "random_permutation: expected n >= 0, got ", n);
   std::vector<std::int64_t> order(static_cast<std::size_t>(n));
-  std::iota(order.begin(), order.end(), std::int64_t{0});
-  // Fisher-Yates from the back: step i swaps order[i] with order[j], j uniform in [0, i]. Each
-  // Philox block (counter words: step, epoch) gives 64 random bits; j = floor(bits * (i + 1) /
-  // 2^64) (Lemire's multiply-shift), whose bias is below n / 2^64.
-  const auto k0 = static_cast<std::uint32_t>(seed), k1 = static_cast<std::uint32_t>(seed >> 32);
-  for (std::int64_t i = n - 1; i > 0; --i) {
-    const auto step = static_cast<std::uint64_t>(i);
-    const philox::Block counter{
-        {static_cast<std::uint32_t>(step), static_cast<std::uint32_t>(step >> 32),
-         static_cast<std::uint32_t>(epoch), static_cast<std::uint32_t>(epoch >> 32)}};
-    const philox::Block r = philox::philox4x32_10(counter, k0, k1);
-    const std::uint64_t bits = (std::uint64_t{r.x[0]} << 32) | r.x[1];
-    const auto j = static_cast<std::int64_t>(mul_high(bits, static_cast<std::uint64_t>(i + 1)));
-    std::swap(order[static_cast<std::size_t>(i)], order[static_cast<std::size_t>(j)]);
-  }
+  philox_permutation(order.data(), n, seed, 0, epoch);  // step i's counter words: (i, epoch)
   return order;
 }
 

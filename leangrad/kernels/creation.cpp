@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include <leangrad/core/generator.h>
+#include <leangrad/core/permutation.h>
 #include <leangrad/core/views.h>
 #include <leangrad/kernels/ops.h>
 
@@ -167,6 +168,48 @@ Tensor randint(std::int64_t low, std::int64_t high, const Shape& shape,
 
 Tensor randint(std::int64_t high, const Shape& shape, const TensorOptions& options) {
   return randint(0, high, shape, options);
+}
+
+Tensor randperm(std::int64_t n, const TensorOptions& options) {
+  LG_CHECK(n >= 0, "randperm: expected n >= 0, got ", n);
+  // The largest integer the dtype holds with every integer below it.
+  const DType dtype = options.dtype();
+  double exact = 0;
+  switch (dtype) {
+    case DType::Float16:
+      exact = 2048;
+      break;
+    case DType::BFloat16:
+      exact = 256;
+      break;
+    case DType::Float32:
+      exact = 16777216;
+      break;
+    case DType::Float64:
+      exact = 9007199254740992.0;
+      break;
+    case DType::Int64:
+      exact = 9223372036854775807.0;
+      break;
+    case DType::Int32:
+      exact = 2147483647;
+      break;
+    case DType::UInt8:
+      exact = 255;
+      break;
+    case DType::Bool:
+      exact = 1;
+      break;
+  }
+  LG_CHECK_DTYPE(n == 0 || static_cast<double>(n - 1) <= exact, "randperm: dtype ", dtype,
+                 " cannot hold every index of a permutation of ", n);
+  Tensor order = empty_for("randperm", {n}, TensorOptions(kInt64));
+  const Generator::State s =
+      default_generator(options.device()).reserve(static_cast<std::uint64_t>(n));
+  philox_permutation(order.data_ptr<std::int64_t>(), n, s.seed, s.offset, 0);
+  Tensor t = order.to(options.device()).to(dtype);
+  if (options.requires_grad()) t.requires_grad_(true);
+  return t;
 }
 
 }  // namespace leangrad

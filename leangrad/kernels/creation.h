@@ -41,5 +41,10 @@ Tensor randn_like(const Tensor& t);
 Tensor randint(std::int64_t low, std::int64_t high, const Shape& shape,
                const TensorOptions& options = {});
 Tensor randint(std::int64_t high, const Shape& shape, const TensorOptions& options = {});
+// A random permutation of 0 .. n - 1, int64 unless options say otherwise (any dtype that holds
+// n - 1 exactly), as LibTorch's randperm: a Fisher-Yates shuffle on the host from n Philox
+// counters of the device's default generator (core/permutation.h), copied to the device. Not
+// torch.randperm's order for the same seed: the generators differ.
+Tensor randperm(std::int64_t n, const TensorOptions& options = TensorOptions(kInt64));
 
 }  // namespace leangrad

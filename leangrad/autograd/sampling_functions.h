@@ -1,0 +1,43 @@
+// Sampling from distributions with tensor parameters, as torch's: bernoulli, multinomial, and
+// normal with tensors of means and standard deviations. Each draws from the default generator of
+// its input's device (rand's and randn's, so manual_seed and snapshot_rng cover them) and is
+// composed of rand / randn and tensor functions (Note [Sampling by composition] in
+// sampling_functions.cpp), so it runs on every device. randperm is in kernels/creation.h beside
+// randint.
+//   Tensor mask = bernoulli(full({4, 4}, 0.3));            // 1 with probability 0.3
+//   Tensor next = multinomial(softmax(logits, -1), 1);    // (N, 1) class indices, int64
+//   Tensor z = normal(mu, sigma);                          // differentiable in mu and sigma
+#pragma once
+
+#include <cstdint>
+
+#include <leangrad/core/shape.h>
+#include <leangrad/core/tensor.h>
+#include <leangrad/core/tensor_options.h>
+
+namespace leangrad {
+
+// 1 with probability p and 0 otherwise, elementwise, in p's dtype and on its device: p a floating
+// tensor of probabilities in [0, 1] (checked: a CUDA p is read back for the check). The second
+// form gives input's shape, dtype and device, every element with probability p. Not
+// differentiable (PyTorch's gradient is zero).
+Tensor bernoulli(const Tensor& p);
+Tensor bernoulli(const Tensor& input, double p);
+
+// num_samples category indices (int64) from each row of probs, a 1-d (K) or 2-d (N, K) tensor of
+// non-negative, finite weights with a positive sum (normalised here), as torch.multinomial:
+// without replacement, num_samples <= the row's positive weights and each index at most once,
+// the order that of the draws; with replacement, any index any number of times. Result
+// (num_samples) or (N, num_samples).
+Tensor multinomial(const Tensor& probs, std::int64_t num_samples, bool replacement = false);
+
+// Normal samples with means `mean` and standard deviations `std` (each >= 0, checked), broadcast
+// together: mean + std * randn, differentiable in both (the reparameterisation), as
+// torch.normal. A double stands for a 0-d tensor of the other's dtype and device; the last form
+// draws `size` samples of one N(mean, std^2).
+Tensor normal(const Tensor& mean, const Tensor& std);
+Tensor normal(const Tensor& mean, double std = 1.0);
+Tensor normal(double mean, const Tensor& std);
+Tensor normal(double mean, double std, const Shape& size, const TensorOptions& options = {});
+
+}  // namespace leangrad
