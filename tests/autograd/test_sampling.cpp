@@ -15,6 +15,7 @@
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/sampling_functions.h>
 #include <leangrad/core/creation.h>
+#include <leangrad/core/cuda.h>
 #include <leangrad/core/generator.h>
 #include <leangrad/core/permutation.h>
 #include <leangrad/kernels/creation.h>
@@ -216,6 +217,41 @@ TEST(Randperm, EveryOrderEquallyLikely) {
   EXPECT_EQ(counts.size(), 6u);
   for (const auto& [order, count] : counts)
     expect_count_near(count, draws, 1.0 / 6, "a permutation of 3");
+}
+
+// On a GPU the samplers draw the same uniforms as on the CPU (random_math.h), so bernoulli,
+// multinomial with replacement and randperm give the CPU's results exactly; normal's randn may
+// differ by the ulps of the two devices' log, sin and cos (Note [Random fills in lanes]): CUDA's
+// log within 1 ulp and sin, cos within 2 (CUDA's math documentation), the CPU's within 0.81 and
+// 0.75, so z = sqrt(-2 log u1) cos|sin differs by at most (1.81 / 2 + 1 + 2.75 + 1) u |z| < 6 u
+// |z| (u = 2^-52; log's error halved by the square root, both sides' square roots and products
+// rounding), and mean + std z rounds once on each side. SKIPPED without a CUDA device.
+TEST(SamplingCuda, SameDrawsAsTheCpu) {
+  if (!cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  const Device gpu = Device::cuda(0);
+  const Tensor p = rand({64, 33}, kFloat64);
+  const Tensor weights = rand({8, 100}, kFloat64);
+  const auto draw = [&](Device device) {
+    manual_seed(51);
+    std::vector<std::vector<double>> out;
+    out.push_back(to_vector(bernoulli(p.to(device))));
+    out.push_back(to_vector(multinomial(weights.to(device), 300, true)));
+    out.push_back(to_vector(randperm(513, TensorOptions(kInt64).device(device))));
+    out.push_back(
+        to_vector(normal(full({1000}, 2.0, TensorOptions(kFloat64).device(device)), 3.0)));
+    return out;
+  };
+  const auto cpu_draws = draw(Device::cpu());
+  const auto gpu_draws = draw(gpu);
+  EXPECT_EQ(gpu_draws[0], cpu_draws[0]) << "bernoulli";
+  EXPECT_EQ(gpu_draws[1], cpu_draws[1]) << "multinomial";
+  EXPECT_EQ(gpu_draws[2], cpu_draws[2]) << "randperm";
+  constexpr double u = 0x1p-52;
+  for (std::size_t i = 0; i < cpu_draws[3].size(); ++i) {
+    const double x = cpu_draws[3][i];
+    ASSERT_NEAR(gpu_draws[3][i], x,
+                6 * u * (std::fabs(x - 2.0) + u * std::fabs(x)) + 2 * u * std::fabs(x));
+  }
 }
 
 }  // namespace
