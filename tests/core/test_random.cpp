@@ -13,6 +13,7 @@
 #include <leangrad/core/generator.h>
 #include <leangrad/core/half.h>
 #include <leangrad/core/philox.h>
+#include <leangrad/kernels/cpu/avx512.h>
 #include <leangrad/kernels/cpu/double_polynomials.h>
 #include <leangrad/kernels/creation.h>
 #include <leangrad/kernels/ops.h>
@@ -114,7 +115,7 @@ TEST(Random, GeneratorStateReplaysExactly) {
 TEST(Random, ElementsDoNotDependOnLayoutOrThreads) {
   // Element i in row-major order is the same whether the target is contiguous or a transposed
   // view, and whatever the number of threads. 512 x 512 values: enough for the kernels to split
-  // the work between threads (their grains are 8192 values for uniform, 2048 for normal).
+  // the work between threads (their grains are 8192 values).
   std::vector<double> uniform_one_thread, normal_one_thread;
   for (int threads : {1, 4}) {
     const ThreadCount guard(threads);
@@ -235,6 +236,25 @@ TEST(Random, FillsAreTheirDefinitionAtEveryElement) {
     }
   }
   EXPECT_LE(normal_elements_off_definition, 4);
+}
+
+// normal_'s Box-Muller runs in an AVX-512 copy where the CPU has it (Note [AVX-512 at run time] in
+// kernels/cpu/avx512.h): both copies give the same bits (on a CPU without AVX-512 both runs take
+// the one copy).
+TEST(Random, NormalsAreTheSameInBothCopies) {
+  std::vector<std::vector<double>> fills;
+  for (const bool wide : {false, true}) {
+    kernels::cpu::set_avx512_copies_allowed(wide);
+    for (DType dtype : {kFloat32, kFloat64}) {
+      Generator gen(77);
+      Tensor t = empty({4099}, TensorOptions(dtype));
+      ops::normal_(t, -1.0, 3.0, gen);
+      fills.push_back(test::to_vector(t));
+    }
+  }
+  kernels::cpu::set_avx512_copies_allowed(true);
+  EXPECT_EQ(fills[0], fills[2]) << "float32";
+  EXPECT_EQ(fills[1], fills[3]) << "float64";
 }
 
 // Under the guard the thread draws from generators seeded with the guard's seed; the process's
