@@ -324,8 +324,16 @@ LG_HOST_DEVICE LG_ALWAYS_INLINE M unary_op_apply(M a) {
   } else if constexpr (op == UnaryOp::Reciprocal) {
     return M(1) / a;
   } else if constexpr (op == UnaryOp::Log2) {
+#if !defined(__CUDA_ARCH__)
+    if constexpr (std::is_same_v<M, float>)
+      return cpu::log2_polynomial(a);  // Note [Float polynomials]
+#endif
     return std::log2(a);
   } else if constexpr (op == UnaryOp::Log10) {
+#if !defined(__CUDA_ARCH__)
+    if constexpr (std::is_same_v<M, float>)
+      return cpu::log10_polynomial(a);  // Note [Float polynomials]
+#endif
     return std::log10(a);
   } else if constexpr (op == UnaryOp::Tan) {
 #if !defined(__CUDA_ARCH__)

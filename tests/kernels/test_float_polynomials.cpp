@@ -64,6 +64,10 @@ const Function kFunctions[] = {
      UnaryOp::Tan},
     {"atan", cpu::atan_polynomial, [](double x) { return std::atan(x); },
      cpu::kAtanPolynomialMaxUlps, UnaryOp::Atan},
+    {"log2", cpu::log2_polynomial, [](double x) { return std::log2(x); },
+     cpu::kLog2PolynomialMaxUlps, UnaryOp::Log2},
+    {"log10", cpu::log10_polynomial, [](double x) { return std::log10(x); },
+     cpu::kLog10PolynomialMaxUlps, UnaryOp::Log10},
 };
 
 // An ulp of float at the exact value v: the spacing of the floats at |v|, never below the smallest

@@ -1,7 +1,7 @@
-// e^x - 1, tanh, log, log(1 + x), erf, sinh, cosh, sin, cos, tan, atan, atan2, and GELU with its
-// derivative, of float as straight-line code the compiler runs in SIMD lanes, beside
-// exp_polynomial.h's e^x: the host's elementwise ops and activations of float (so of float16 and
-// bfloat16, computed in float) take them (Note [Polynomial exp on the CPU] in
+// e^x - 1, tanh, log, log2, log10, log(1 + x), erf, sinh, cosh, sin, cos, tan, atan, atan2, and
+// GELU with its derivative, of float as straight-line code the compiler runs in SIMD lanes,
+// beside exp_polynomial.h's e^x: the host's elementwise ops and activations of float (so of
+// float16 and bfloat16, computed in float) take them (Note [Polynomial exp on the CPU] in
 // kernels/elementwise_math.h), where a C library call per element kept each loop scalar.
 //
 // Note [Float polynomials]
@@ -25,6 +25,8 @@
 //     overflow before the result does: e^(|x| - 88) times e^88 / 2 held in two floats.
 //   - log: x = 2^k m with m in [sqrt(1/2), sqrt(2)) from the bits (subnormals scaled by 2^23
 //     first), f = m - 1 exact, log(1 + f) = f - f^2/2 + f^3 P(f), plus k ln 2 in two parts.
+//   - log2, log10: log of double from kernels/cpu/double_polynomials.h (every float is a normal
+//     double) times log2(e) or log10(e) in double, rounded to float once.
 //   - log1p: u = 1 + x rounded, log1p(x) = log(u) + (x - (u - 1)) / u: the second term puts back
 //     what the rounding of 1 + x lost (exact, as u - 1 and its difference from x are).
 //   - erf: |x| < 1.25: x P(x^2); below 3.92, 1 - e^(-x^2) Q(|x| - 2.585), x^2 split exactly into
@@ -84,26 +86,30 @@
 #include <limits>
 #include <utility>
 
+#include <leangrad/kernels/cpu/double_polynomials.h>
 #include <leangrad/kernels/cpu/exp_polynomial.h>
 
 namespace leangrad::kernels::cpu {
 
 // The measured bounds: ulps of the exact result, the worst over every float input (Note [Float
 // polynomials]), rounded up; the worst case's input beside each. Those of sin, cos, tan, atan and
-// atan2 (session 43) were measured by a standalone program making the test's check over all 2^32
-// floats (and atan2's 10^8 pairs), not yet by the test's own every-float mode.
-inline constexpr double kExpm1PolynomialMaxUlps = 1.40;  // 1.3999 at x = 17.04017
-inline constexpr double kTanhPolynomialMaxUlps = 1.34;   // 1.3303 at x = -0.6283095
-inline constexpr double kLogPolynomialMaxUlps = 0.87;    // 0.8623 at x = 0.6990557
-inline constexpr double kLog1pPolynomialMaxUlps = 0.94;  // 0.9317 at x = -0.2981905
-inline constexpr double kErfPolynomialMaxUlps = 1.74;    // 1.7368 at x = -1.242962
-inline constexpr double kSinhPolynomialMaxUlps = 1.47;   // 1.4695 at x = 89.40056
-inline constexpr double kCoshPolynomialMaxUlps = 1.47;   // 1.4695 at x = 89.40056
-inline constexpr double kGeluPolynomialMaxUlps = 5.53;   // 5.5287 at x = -1.834535
-inline constexpr double kSinPolynomialMaxUlps = 0.51;    // 0.50001 at x = 527449.06
-inline constexpr double kCosPolynomialMaxUlps = 0.51;    // 0.50001 at x = -58.906769
-inline constexpr double kTanPolynomialMaxUlps = 0.51;    // 0.50001 at x = 10.202437
-inline constexpr double kAtanPolynomialMaxUlps = 1.47;   // 1.4681 at x = -1.0022472
+// atan2 (session 43), log2 and log10 (session 45) were measured by a standalone program making
+// the test's check over all 2^32 floats (and atan2's 10^8 pairs), not yet by the test's own
+// every-float mode.
+inline constexpr double kExpm1PolynomialMaxUlps = 1.40;   // 1.3999 at x = 17.04017
+inline constexpr double kTanhPolynomialMaxUlps = 1.34;    // 1.3303 at x = -0.6283095
+inline constexpr double kLogPolynomialMaxUlps = 0.87;     // 0.8623 at x = 0.6990557
+inline constexpr double kLog2PolynomialMaxUlps = 0.501;   // 0.50000 at x = 0.3134363
+inline constexpr double kLog10PolynomialMaxUlps = 0.501;  // 0.50000 at x = 1.53806442e+21
+inline constexpr double kLog1pPolynomialMaxUlps = 0.94;   // 0.9317 at x = -0.2981905
+inline constexpr double kErfPolynomialMaxUlps = 1.74;     // 1.7368 at x = -1.242962
+inline constexpr double kSinhPolynomialMaxUlps = 1.47;    // 1.4695 at x = 89.40056
+inline constexpr double kCoshPolynomialMaxUlps = 1.47;    // 1.4695 at x = 89.40056
+inline constexpr double kGeluPolynomialMaxUlps = 5.53;    // 5.5287 at x = -1.834535
+inline constexpr double kSinPolynomialMaxUlps = 0.51;     // 0.50001 at x = 527449.06
+inline constexpr double kCosPolynomialMaxUlps = 0.51;     // 0.50001 at x = -58.906769
+inline constexpr double kTanPolynomialMaxUlps = 0.51;     // 0.50001 at x = 10.202437
+inline constexpr double kAtanPolynomialMaxUlps = 1.47;    // 1.4681 at x = -1.0022472
 // The worst over 10^8 pairs (the sample of tests/kernels/test_float_polynomials.cpp), not over
 // every pair: 1.5020 at y = -0x1.235144p-13, x = 0x1.034786p-13.
 inline constexpr double kAtan2PolynomialMaxUlps = 1.51;
@@ -340,6 +346,28 @@ struct Quadrant {
   const bool finite_positive = (x > 0.0f) & (x < std::numeric_limits<float>::infinity());
   const float core = log_of_finite_positive(finite_positive ? x : 1.0f);
   return finite_positive ? core : log_of_special(x);
+}
+
+// log2(x) and log10(x) of float: log of double (kernels/cpu/double_polynomials.h, within 0.81 ulps
+// of double) times log2(e) or log10(e) in double, rounded to float once, so within half an ulp
+// of float and a hair (Note [Float polynomials]); log's special values (-inf at +-0, NaN below 0,
+// +inf and NaN themselves).
+[[gnu::always_inline]] inline float scaled_log_polynomial(float x, double scale) {
+  using namespace polynomial_detail;
+  const bool finite_positive = (x > 0.0f) & (x < std::numeric_limits<float>::infinity());
+  const double in_range = finite_positive ? static_cast<double>(x) : 1.0;  // a float: normal
+  const auto core = static_cast<float>(log_of_positive_normal(in_range) * scale);
+  return finite_positive ? core : log_of_special(x);
+}
+
+// log2(x), within kLog2PolynomialMaxUlps for every float x.
+[[gnu::always_inline]] inline float log2_polynomial(float x) {
+  return scaled_log_polynomial(x, 1.4426950408889634);  // log2(e)
+}
+
+// log10(x), within kLog10PolynomialMaxUlps for every float x.
+[[gnu::always_inline]] inline float log10_polynomial(float x) {
+  return scaled_log_polynomial(x, 0.4342944819032518);  // log10(e)
 }
 
 // log(1 + x), within kLog1pPolynomialMaxUlps for every float x.
