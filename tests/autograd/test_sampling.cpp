@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <numeric>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>

@@ -1,6 +1,7 @@
-// log, and sin with cos, of double as straight-line code the compiler runs in SIMD lanes: the
-// Box-Muller transform of the CPU's normal_ (Note [Random fills in lanes] in
-// kernels/cpu/random.cpp), where a C library call per element kept the loop scalar.
+// log, and sin with cos, of double as straight-line code the compiler runs in SIMD lanes, where a
+// C library call per element kept the loops scalar: the Box-Muller transform of the CPU's normal_
+// (Note [Random fills in lanes] in kernels/cpu/random.cpp), and log2 and log10 of float
+// (kernels/cpu/float_polynomials.h).
 //
 // Note [Double polynomials]
 //   - log(x) for a positive normal x: x = 2^k m with m in [sqrt(1/2), sqrt(2)) from the bits,
@@ -33,6 +34,7 @@
 
 #include <bit>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 
 namespace leangrad::kernels::cpu {
