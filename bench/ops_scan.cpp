@@ -193,6 +193,11 @@ int main(int argc, char** argv) {
        }},
       {"embedding_bag", table,
        [&](const Tensor& x) { return lg::embedding_bag(bag_ids, x, bag_offsets, lg::kSum); }},
+      {"interpolate_trilinear", volume,
+       [](const Tensor& x) {
+         return lg::interpolate(x, std::nullopt, std::vector<double>{2, 2, 2}, lg::kTrilinear,
+                                false);
+       }},
   };
   for (const Op& op : ops) {
     if (!only.empty() && std::string(op.name).find(only) == std::string::npos) continue;

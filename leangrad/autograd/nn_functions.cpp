@@ -45,6 +45,7 @@
 #include <leangrad/autograd/indexing_functions.h>
 #include <leangrad/autograd/nn_functions.h>
 #include <leangrad/autograd/nn_internal.h>
+#include <leangrad/autograd/volumetric_functions.h>
 #include <leangrad/core/creation.h>
 #include <leangrad/core/generator.h>
 #include <leangrad/core/profiler.h>
@@ -1527,6 +1528,10 @@ const char* interpolate_mode_name(InterpolateMode mode) {
       return "nearest-exact";
     case InterpolateMode::Area:
       return "area";
+    case InterpolateMode::Linear:
+      return "linear";
+    case InterpolateMode::Trilinear:
+      return "trilinear";
   }
   return "unknown";
 }
@@ -1543,8 +1548,10 @@ layers_math::ResizeMode resize_mode(InterpolateMode mode) {
       return layers_math::ResizeMode::Bicubic;
     case InterpolateMode::NearestExact:
       return layers_math::ResizeMode::NearestExact;
-    case InterpolateMode::Area:
-      break;  // adaptive_avg_pool2d, not a resize kernel (interpolate)
+    case InterpolateMode::Area:    // adaptive_avg_pool2d, not a resize kernel (interpolate)
+    case InterpolateMode::Linear:  // 3-D and 5-D inputs only
+    case InterpolateMode::Trilinear:
+      break;
   }
   LG_THROW(Error, "interpolate: no resize kernel for mode ", interpolate_mode_name(mode));
 }
@@ -1556,7 +1563,13 @@ Tensor interpolate(const Tensor& x, std::optional<Size2> size, std::optional<Sca
   LG_PROFILE_OP(x);
   const char* op = "interpolate";
   LG_CHECK(x.defined(), op, ": expected a defined input, got an undefined Tensor()");
-  LG_CHECK_SHAPE(x.dim() == 4, op, ": expected a 4-D input (N, C, H, W), got shape ", x.shape());
+  LG_CHECK_SHAPE(x.dim() == 4, op,
+                 ": expected a 4-D input (N, C, H, W) for a (height, width) size or scale_factor, "
+                 "got shape ",
+                 x.shape(), " (other ranks take them as std::vector, one value per spatial dim)");
+  LG_CHECK_SHAPE(mode != InterpolateMode::Linear && mode != InterpolateMode::Trilinear, op,
+                 ": mode ", interpolate_mode_name(mode), " expects a ",
+                 mode == InterpolateMode::Linear ? 3 : 5, "-D input, got shape ", x.shape());
   LG_CHECK(size.has_value() != scale_factor.has_value(), op,
            ": expected exactly one of size and scale_factor, got ",
            size.has_value() ? "both" : "neither");
@@ -1585,6 +1598,135 @@ Tensor interpolate(const Tensor& x, std::optional<Size2> size, std::optional<Sca
   if (mode == InterpolateMode::Area) return adaptive_avg_pool2d(x, out_size);
   return upsample2d_fn(
       op, x, Resize2d{out_size, scales, resize_mode(mode), align_corners.value_or(false)});
+}
+
+// Note [Interpolation of any rank]
+// interpolate over (N, C, L) and (N, C, D, H, W) is written with the 2-d resize, so its kernels
+// (CPU and CUDA, forward and backward) serve every rank and autograd differentiates to any order:
+//  - (N, C, L) is the 2-d resize of (N, C, 1, L) to (1, L_out), its height copied (an axis of
+//    equal sizes copies: Note [Interpolation source indices]); linear is bilinear there, the
+//    given factor (1, s) keeps the index rule of s. area is adaptive_avg_pool1d.
+//  - (N, C, D, H, W): every mode's weights are a product of per-axis weights, so the resize is
+//    separable: first (H, W) over the (N, C D, H, W) planes, then depth. Trilinear's depth stage
+//    is the 2-d bilinear resize of (N, C, D, H_out W_out) to (D_out, H_out W_out), its width
+//    copied: output = w0 plane(d0) + w1 plane(d1) with each plane w_h0 (w_w0 a + w_w1 b) + w_h1
+//    (...), the nesting of PyTorch's trilinear kernel. The nearest modes' depth stage is an
+//    index_select of the planes by the depth rule (a 2-d resize over a flattened H_out W_out would
+//    run that axis's indices through float, exact only below 2^24). area is
+//    adaptive_avg_pool3d.
+//  A 4-D input takes the 2-d function directly.
+
+namespace {
+
+// How many spatial dims `mode` needs (linear 1, bilinear and bicubic 2, trilinear 3), or 0 when
+// it serves every rank (nearest, nearest-exact, area).
+std::size_t spatial_dims_of(InterpolateMode mode) {
+  switch (mode) {
+    case InterpolateMode::Linear:
+      return 1;
+    case InterpolateMode::Bilinear:
+    case InterpolateMode::Bicubic:
+      return 2;
+    case InterpolateMode::Trilinear:
+      return 3;
+    default:
+      return 0;
+  }
+}
+
+}  // namespace
+
+Tensor interpolate(const Tensor& x, std::optional<std::vector<std::int64_t>> size,
+                   std::optional<std::vector<double>> scale_factor, InterpolateMode mode,
+                   std::optional<bool> align_corners) {
+  LG_PROFILE_OP(x);
+  const char* op = "interpolate";
+  LG_CHECK(x.defined(), op, ": expected a defined input, got an undefined Tensor()");
+  LG_CHECK_SHAPE(x.dim() >= 3 && x.dim() <= 5, op,
+                 ": expected a 3-D (N, C, L), 4-D (N, C, H, W) or 5-D (N, C, D, H, W) input, got "
+                 "shape ",
+                 x.shape());
+  LG_CHECK(size.has_value() != scale_factor.has_value(), op,
+           ": expected exactly one of size and scale_factor, got ",
+           size.has_value() ? "both" : "neither");
+  const auto dims = static_cast<std::size_t>(x.dim() - 2);
+  const std::size_t given = size.has_value() ? size->size() : scale_factor->size();
+  LG_CHECK_SHAPE(given == dims, op, ": expected ", size.has_value() ? "size" : "scale_factor",
+                 " of ", dims, " value", dims == 1 ? "" : "s", " for input of shape ", x.shape(),
+                 ", got ", given);
+  const std::size_t needs = spatial_dims_of(mode);
+  LG_CHECK_SHAPE(needs == 0 || needs == dims, op, ": mode ", interpolate_mode_name(mode),
+                 " expects a ", needs + 2, "-D input, got shape ", x.shape());
+  if (dims == 2) {
+    if (size.has_value())
+      return interpolate(x, Size2{(*size)[0], (*size)[1]}, std::nullopt, mode, align_corners);
+    return interpolate(x, std::nullopt, Scale2{(*scale_factor)[0], (*scale_factor)[1]}, mode,
+                       align_corners);
+  }
+  LG_CHECK(needs != 0 || !align_corners.has_value(), op,
+           ": align_corners can only be set with the interpolating modes linear, bilinear, "
+           "bicubic and trilinear, not ",
+           interpolate_mode_name(mode));
+  // The output's sizes, checked as the 2-d function checks its own (it checks H and W again).
+  std::vector<std::int64_t> out(dims);
+  for (std::size_t d = 0; d < dims; ++d) {
+    const std::int64_t in = x.size(static_cast<std::int64_t>(d) + 2);
+    if (size.has_value()) {
+      out[d] = (*size)[d];
+    } else {
+      const double s = (*scale_factor)[d];
+      LG_CHECK(s > 0.0 && std::isfinite(s), op, ": expected positive finite scale factors, got ",
+               s);
+      const double o = std::floor(static_cast<double>(in) * s);
+      LG_CHECK_SHAPE(o < 9.0e15, op, ": scale factor ", s, " of dim of size ", in,
+                     " gives an output too large to index");
+      out[d] = static_cast<std::int64_t>(o);
+    }
+    LG_CHECK_SHAPE(out[d] >= 1 && in >= 1, op, ": input of shape ", x.shape(),
+                   " and output sizes must be positive, got output size ", out[d], " for dim ",
+                   d + 2);
+  }
+  const bool by_size = size.has_value();
+  const InterpolateMode plane_mode =
+      mode == InterpolateMode::Linear || mode == InterpolateMode::Trilinear ? kBilinear : mode;
+  const auto factor = [&](std::size_t d) { return by_size ? 0.0 : (*scale_factor)[d]; };
+  if (dims == 1) {
+    if (mode == InterpolateMode::Area) return adaptive_avg_pool1d(x, out[0]);
+    const Tensor rows = unsqueeze(x, 2);
+    const Tensor y =
+        by_size
+            ? interpolate(rows, Size2{1, out[0]}, std::nullopt, plane_mode, align_corners)
+            : interpolate(rows, std::nullopt, Scale2{1.0, factor(0)}, plane_mode, align_corners);
+    return squeeze(y, 2);
+  }
+  // (N, C, D, H, W) (Note [Interpolation of any rank]).
+  if (mode == InterpolateMode::Area) return adaptive_avg_pool3d(x, {out[0], out[1], out[2]});
+  const std::int64_t n = x.size(0), c = x.size(1), depth = x.size(2);
+  const Tensor flat = reshape(x, {n, checked_mul(c, depth, op), x.size(3), x.size(4)});
+  const Tensor planes =
+      by_size ? interpolate(flat, Size2{out[1], out[2]}, std::nullopt, plane_mode, align_corners)
+              : interpolate(flat, std::nullopt, Scale2{factor(1), factor(2)}, plane_mode,
+                            align_corners);
+  const std::int64_t cells = checked_mul(out[1], out[2], op);
+  const Tensor by_depth = reshape(planes, {n, c, depth, cells});
+  Tensor volume;
+  if (mode == InterpolateMode::Trilinear) {
+    volume =
+        by_size
+            ? interpolate(by_depth, Size2{out[0], cells}, std::nullopt, kBilinear, align_corners)
+            : interpolate(by_depth, std::nullopt, Scale2{factor(0), 1.0}, kBilinear, align_corners);
+  } else {
+    // The depth rule of Note [Interpolation source indices], on the host.
+    const auto step = layers_math::resize_step<float>(depth, out[0], factor(0), false);
+    std::vector<std::int64_t> source(static_cast<std::size_t>(out[0]));
+    for (std::int64_t o = 0; o < out[0]; ++o) {
+      source[static_cast<std::size_t>(o)] = mode == InterpolateMode::NearestExact
+                                                ? layers_math::nearest_exact_source(o, step, depth)
+                                                : layers_math::nearest_source(o, step, depth);
+    }
+    volume = index_select(by_depth, 2, tensor(source, {out[0]}).to(x.device()));
+  }
+  return reshape(volume, {n, c, out[0], out[1], out[2]});
 }
 
 // ---- Softmax ---------------------------------------------------------------------------------

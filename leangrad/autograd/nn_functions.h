@@ -7,7 +7,9 @@
 #include <cstdint>
 #include <optional>
 #include <tuple>
+#include <vector>
 
+#include <leangrad/core/enum_tags.h>
 #include <leangrad/core/tensor.h>
 
 namespace leangrad {
@@ -166,15 +168,26 @@ Tensor embedding_bag(const Tensor& input, const Tensor& weight, const Tensor& of
                      bool include_last_offset = false,
                      std::optional<std::int64_t> padding_idx = std::nullopt);
 
-// The modes of interpolate / nn::Upsample, spelled as LibTorch's: kNearest, kBilinear, kBicubic,
-// kNearestExact, kArea.
-enum class InterpolateMode : std::uint8_t { Nearest, Bilinear, Bicubic, NearestExact, Area };
+// The modes of interpolate / nn::Upsample, spelled as LibTorch's: kNearest, kNearestExact, kArea
+// (every rank), kLinear (3-D input; core/enum_tags.h, the name shared with nn::init), kBilinear,
+// kBicubic (4-D), kTrilinear (5-D).
+enum class InterpolateMode : std::uint8_t {
+  Nearest,
+  Bilinear,
+  Bicubic,
+  NearestExact,
+  Area,
+  Linear,
+  Trilinear
+};
 inline constexpr InterpolateMode kNearest = InterpolateMode::Nearest;
 inline constexpr InterpolateMode kBilinear = InterpolateMode::Bilinear;
 inline constexpr InterpolateMode kBicubic = InterpolateMode::Bicubic;
 inline constexpr InterpolateMode kNearestExact = InterpolateMode::NearestExact;
 inline constexpr InterpolateMode kArea = InterpolateMode::Area;
-// "nearest", "bilinear", "bicubic", "nearest-exact", "area": PyTorch's spelling.
+inline constexpr InterpolateMode kTrilinear = InterpolateMode::Trilinear;
+// "nearest", "bilinear", "bicubic", "nearest-exact", "area", "linear", "trilinear": PyTorch's
+// spelling.
 const char* interpolate_mode_name(InterpolateMode mode);
 using Scale2 = std::array<double, 2>;  // (height, width) factors
 // Resizes x (N, C, H, W) to `size`, or by `scale_factor` (output H * factor rounded down), exactly
@@ -187,6 +200,17 @@ using Scale2 = std::array<double, 2>;  // (height, width) factors
 // adaptive_avg_pool2d to the output size, as PyTorch's.
 Tensor interpolate(const Tensor& x, std::optional<Size2> size,
                    std::optional<Scale2> scale_factor = std::nullopt,
+                   InterpolateMode mode = kNearest,
+                   std::optional<bool> align_corners = std::nullopt);
+// The same over every rank torch's takes, size and scale_factor one value per spatial dim (as
+// LibTorch's InterpolateFuncOptions): (N, C, L) in nearest, nearest-exact, linear or area;
+// (N, C, H, W) as above; (N, C, D, H, W) in nearest, nearest-exact, trilinear or area
+// (adaptive_avg_pool1d / adaptive_avg_pool3d). linear and trilinear are bilinear's rules per
+// axis, align_corners included; each runs on the 2-d resize (Note [Interpolation of any rank]
+// in nn_functions.cpp).
+//   y = interpolate(volume, std::vector<std::int64_t>{8, 16, 16}, std::nullopt, kTrilinear);
+Tensor interpolate(const Tensor& x, std::optional<std::vector<std::int64_t>> size,
+                   std::optional<std::vector<double>> scale_factor = std::nullopt,
                    InterpolateMode mode = kNearest,
                    std::optional<bool> align_corners = std::nullopt);
 

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <utility>
 
+#include <leangrad/core/enum_tags.h>
 #include <leangrad/core/tensor.h>
 
 namespace leangrad::nn::init {
@@ -63,10 +64,10 @@ Tensor kaiming_normal_(Tensor tensor, double a = 0.0, FanMode mode = FanMode::Fa
 }  // namespace leangrad::nn::init
 
 namespace leangrad {
-// LibTorch's spellings: torch::kFanIn, torch::kReLU, ...
+// LibTorch's spellings: torch::kFanIn, torch::kReLU, ... (kLinear: core/enum_tags.h, shared with
+// interpolate's mode).
 inline constexpr nn::init::FanMode kFanIn = nn::init::FanMode::FanIn;
 inline constexpr nn::init::FanMode kFanOut = nn::init::FanMode::FanOut;
-inline constexpr nn::init::Nonlinearity kLinear = nn::init::Nonlinearity::Linear;
 inline constexpr nn::init::Nonlinearity kConv1D = nn::init::Nonlinearity::Conv1D;
 inline constexpr nn::init::Nonlinearity kConv2D = nn::init::Nonlinearity::Conv2D;
 inline constexpr nn::init::Nonlinearity kConv3D = nn::init::Nonlinearity::Conv3D;

@@ -9,12 +9,20 @@ namespace leangrad::nn {
 
 namespace {
 
-// One value for both dims, or (height, width).
+// One value for every spatial dim, or one per dim: (length), (height, width) or (depth, height,
+// width).
 template <typename T>
-std::array<T, 2> pair_of(const std::vector<T>& v, const char* name) {
-  LG_CHECK(v.size() == 1 || v.size() == 2, "Upsample: expected ", name,
-           " of 1 or 2 values (height, width), got ", v.size());
-  return {v[0], v.back()};
+void check_values(const std::vector<T>& v, const char* name) {
+  LG_CHECK(!v.empty() && v.size() <= 3, "Upsample: expected ", name,
+           " of 1 to 3 values (one for every spatial dim, or one per dim), got ", v.size());
+}
+
+// `v` for an input of `dim` dims: one value repeated over its dim - 2 spatial dims; a list of
+// another length goes on as it is, for interpolate to name the input it does not fit.
+template <typename T>
+std::vector<T> per_spatial_dim(const std::vector<T>& v, std::int64_t dim) {
+  if (v.size() == 1 && dim >= 3) return std::vector<T>(static_cast<std::size_t>(dim - 2), v[0]);
+  return v;
 }
 
 template <typename T>
@@ -31,21 +39,23 @@ UpsampleImpl::UpsampleImpl(const UpsampleOptions& options) : Module("Upsample"),
   LG_CHECK(options.size().has_value() != options.scale_factor().has_value(),
            "Upsample: expected exactly one of size and scale_factor, got ",
            options.size().has_value() ? "both" : "neither");
-  if (options.size().has_value()) pair_of(*options.size(), "size");
-  if (options.scale_factor().has_value()) pair_of(*options.scale_factor(), "scale_factor");
-  LG_CHECK(options.mode() == kBilinear || options.mode() == kBicubic ||
-               !options.align_corners().has_value(),
-           "Upsample: align_corners can only be set with the interpolating modes bilinear and "
-           "bicubic, not ",
-           interpolate_mode_name(options.mode()));
+  if (options.size().has_value()) check_values(*options.size(), "size");
+  if (options.scale_factor().has_value()) check_values(*options.scale_factor(), "scale_factor");
+  const InterpolateMode mode = options.mode();
+  LG_CHECK(mode == kBilinear || mode == kBicubic || mode == InterpolateMode::Linear ||
+               mode == kTrilinear || !options.align_corners().has_value(),
+           "Upsample: align_corners can only be set with the interpolating modes linear, "
+           "bilinear, bicubic and trilinear, not ",
+           interpolate_mode_name(mode));
 }
 
 Tensor UpsampleImpl::forward(const Tensor& input) {
-  std::optional<Size2> size;
-  std::optional<Scale2> scale_factor;
-  if (options_.size().has_value()) size = pair_of(*options_.size(), "size");
+  const std::int64_t dim = input.defined() ? input.dim() : 0;
+  std::optional<std::vector<std::int64_t>> size;
+  std::optional<std::vector<double>> scale_factor;
+  if (options_.size().has_value()) size = per_spatial_dim(*options_.size(), dim);
   if (options_.scale_factor().has_value())
-    scale_factor = pair_of(*options_.scale_factor(), "scale_factor");
+    scale_factor = per_spatial_dim(*options_.scale_factor(), dim);
   return interpolate(input, size, scale_factor, options_.mode(), options_.align_corners());
 }
 

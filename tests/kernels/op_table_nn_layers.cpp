@@ -8,9 +8,11 @@
 // reduction tolerance.
 #include "kernels/op_table.h"
 
+#include <cstdint>
 #include <limits>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <leangrad/autograd/arithmetic_functions.h>
 #include <leangrad/autograd/functions.h>
@@ -403,6 +405,19 @@ std::vector<OpCase> interpolate_cases() {
                  return interpolate(v[0], std::nullopt, Scale2{2.5, 3.0}, kBilinear, true);
                }),
                {input({2, 4, 6, 5}, kFloat32, -1.0, 1.0, kT)},
+               kTolF32Sum});
+  // Other ranks: the 2-d resize over (N, C, 1, L) and, for volumes, over the (N, C D, H, W)
+  // planes and then depth (Note [Interpolation of any rank]).
+  c.push_back({"interpolate_linear_trilinear_nearest_3d_f32",
+               grads_of([](const Inputs& v) {
+                 using Sizes = std::vector<std::int64_t>;
+                 return cat({interpolate(v[0], Sizes{13}, std::nullopt, kLinear, true).flatten(),
+                             interpolate(v[1], Sizes{5, 7, 4}, std::nullopt, kTrilinear).flatten(),
+                             interpolate(v[1], std::nullopt, std::vector<double>{1.5, 0.5, 2.0},
+                                         kNearestExact)
+                                 .flatten()});
+               }),
+               {input({2, 3, 9}), input({2, 2, 3, 6, 5})},
                kTolF32Sum});
   return c;
 }

@@ -4,6 +4,8 @@
 // input, bad indices, missing running statistics. Tables of the misuse suite
 // (tests/misuse/misuse_testing.h).
 #include <cstdint>
+#include <limits>
+#include <optional>
 #include <vector>
 
 #include <leangrad/autograd/nn_functions.h>
@@ -275,8 +277,67 @@ std::vector<MisuseCase> interpolate_cases() {
     interpolate(ones({1, 1, 4, 4}), Size2{8, 8}, Scale2{2.0, 2.0});
   });
   t.add("interpolate_neither_size_nor_scale", Raises::Error, {"interpolate", "neither"}, [] {
-    interpolate(ones({1, 1, 4, 4}), std::nullopt);
+    interpolate(ones({1, 1, 4, 4}), std::optional<Size2>{});
   });
+  t.add("interpolate_nd_neither_size_nor_scale", Raises::Error, {"interpolate", "neither"}, [] {
+    interpolate(ones({1, 1, 4}), std::optional<std::vector<std::int64_t>>{});
+  });
+  t.add("interpolate_nd_two_dims_input", Raises::ShapeError,
+        {"interpolate", "3-D (N, C, L)", "5-D", "[4, 4]"}, [] {
+          interpolate(ones({4, 4}), std::vector<std::int64_t>{8});
+        });
+  t.add("interpolate_nd_six_dims_input", Raises::ShapeError,
+        {"interpolate", "5-D (N, C, D, H, W)", "[1, 1, 2, 2, 2, 2]"}, [] {
+          interpolate(ones({1, 1, 2, 2, 2, 2}), std::vector<std::int64_t>{4, 4, 4, 4});
+        });
+  t.add("interpolate_nd_size_of_other_rank", Raises::ShapeError,
+        {"interpolate", "size of 3 values", "[1, 1, 2, 3, 4]", "got 2"}, [] {
+          interpolate(ones({1, 1, 2, 3, 4}), std::vector<std::int64_t>{4, 4});
+        });
+  t.add("interpolate_nd_scale_of_other_rank", Raises::ShapeError,
+        {"interpolate", "scale_factor of 1 value", "[1, 1, 4]", "got 3"}, [] {
+          interpolate(ones({1, 1, 4}), std::nullopt, std::vector<double>{2, 2, 2});
+        });
+  t.add("interpolate_linear_on_a_volume", Raises::ShapeError,
+        {"interpolate", "linear", "3-D", "[1, 1, 2, 3, 4]"}, [] {
+          interpolate(ones({1, 1, 2, 3, 4}), std::vector<std::int64_t>{4, 4, 4}, std::nullopt,
+                      kLinear);
+        });
+  t.add("interpolate_trilinear_on_images", Raises::ShapeError,
+        {"interpolate", "trilinear", "5-D", "[1, 1, 3, 4]"}, [] {
+          interpolate(ones({1, 1, 3, 4}), Size2{4, 4}, std::nullopt, kTrilinear);
+        });
+  t.add("interpolate_bilinear_on_a_line", Raises::ShapeError,
+        {"interpolate", "bilinear", "4-D", "[1, 1, 4]"}, [] {
+          interpolate(ones({1, 1, 4}), std::vector<std::int64_t>{8}, std::nullopt, kBilinear);
+        });
+  t.add("interpolate_nd_nearest_align_corners", Raises::Error,
+        {"interpolate", "align_corners", "trilinear", "nearest"}, [] {
+          interpolate(ones({1, 1, 2, 2, 2}), std::vector<std::int64_t>{4, 4, 4}, std::nullopt,
+                      kNearest, true);
+        });
+  t.add("interpolate_nd_zero_size", Raises::ShapeError,
+        {"interpolate", "[1, 1, 2, 2, 2]", "output size 0", "dim 2"}, [] {
+          interpolate(ones({1, 1, 2, 2, 2}), std::vector<std::int64_t>{0, 4, 4}, std::nullopt,
+                      kTrilinear);
+        });
+  t.add("interpolate_nd_scale_to_nothing", Raises::ShapeError,
+        {"interpolate", "[1, 1, 4]", "output size 0"}, [] {
+          interpolate(ones({1, 1, 4}), std::nullopt, std::vector<double>{0.2}, kLinear);
+        });
+  t.add("interpolate_nd_nan_scale", Raises::Error, {"interpolate", "positive finite", "nan"}, [] {
+    interpolate(ones({1, 1, 2, 2, 2}), std::nullopt,
+                std::vector<double>{2, std::numeric_limits<double>::quiet_NaN(), 2});
+  });
+  t.add("interpolate_nd_integral", Raises::DTypeError, {"interpolate", "int64"}, [] {
+    interpolate(ones({1, 1, 2, 2, 2}, kInt64), std::vector<std::int64_t>{4, 4, 4}, std::nullopt,
+                kTrilinear);
+  });
+  t.add("upsample_module_rank_of_its_sizes", Raises::ShapeError,
+        {"interpolate", "size of 2 values", "[1, 1, 2, 2]", "got 3"}, [] {
+          nn::Upsample up(nn::UpsampleOptions().size(std::vector<std::int64_t>{4, 4, 4}));
+          up(ones({1, 1, 2, 2}));
+        });
   t.add("interpolate_zero_size", Raises::ShapeError, {"interpolate", "(0, 8)", "[1, 1, 4, 4]"}, [] {
     interpolate(ones({1, 1, 4, 4}), Size2{0, 8});
   });
@@ -299,9 +360,15 @@ std::vector<MisuseCase> interpolate_cases() {
   });
   t.add("upsample_module_no_size", Raises::Error, {"Upsample", "neither"},
         [] { nn::Upsample up(nn::UpsampleOptions{}); });
-  t.add("upsample_module_three_factors", Raises::Error, {"Upsample", "scale_factor", "3"}, [] {
-    nn::Upsample up(nn::UpsampleOptions().scale_factor(std::vector<double>{2, 2, 2}));
-  });
+  t.add("upsample_module_four_factors", Raises::Error,
+        {"Upsample", "scale_factor", "1 to 3 values", "got 4"}, [] {
+          nn::Upsample up(nn::UpsampleOptions().scale_factor(std::vector<double>{2, 2, 2, 2}));
+        });
+  t.add("upsample_module_nearest_align_corners", Raises::Error,
+        {"Upsample", "align_corners", "trilinear", "nearest"}, [] {
+          nn::Upsample up(
+              nn::UpsampleOptions().size(std::vector<std::int64_t>{4}).align_corners(true));
+        });
   return t.cases();
 }
 LG_MISUSE_SUITE(Interpolate, interpolate_cases());

@@ -203,6 +203,13 @@ int main(int argc, char** argv) {
        [&](const Tensor& x) {
          return std::get<0>(torch::embedding_bag(x, bag_ids, bag_offsets, false, /*sum*/ 0));
        }},
+      {"interpolate_trilinear", volume,
+       [](const Tensor& x) {
+         return F::interpolate(x, F::InterpolateFuncOptions()
+                                      .scale_factor(std::vector<double>{2, 2, 2})
+                                      .mode(torch::kTrilinear)
+                                      .align_corners(false));
+       }},
   };
   for (const Op& op : ops) {
     if (!only.empty() && std::string(op.name).find(only) == std::string::npos) continue;
