@@ -54,6 +54,7 @@ int main(int argc, char** argv) {
   const Tensor sequence = lg::randn({50, 32, 256}).requires_grad_(true);      // (T, N, features)
   const Tensor volume = lg::randn({4, 16, 16, 32, 32}).requires_grad_(true);  // (N, C, D, H, W)
   const Tensor volume_w = lg::randn({32, 16, 3, 3, 3});
+  const Tensor deconv3d_w = lg::randn({16, 8, 4, 4, 4});  // (C_in, C_out, kD, kH, kW)
   const Tensor bag_ids = ((lg::rand({64 * 20}) * 49999.0).to(lg::kInt64));
   const Tensor bag_offsets = lg::arange(0, 64 * 20, 20).to(lg::kInt64);  // 64 bags of 20
   lg::nn::LSTM lstm(lg::nn::LSTMOptions(256, 512));
@@ -193,6 +194,10 @@ int main(int argc, char** argv) {
        }},
       {"embedding_bag", table,
        [&](const Tensor& x) { return lg::embedding_bag(bag_ids, x, bag_offsets, lg::kSum); }},
+      {"conv_transpose3d", volume,
+       [&](const Tensor& x) {
+         return lg::conv_transpose3d(x, deconv3d_w, Tensor(), {2, 2, 2}, {1, 1, 1});
+       }},
       {"interpolate_trilinear", volume,
        [](const Tensor& x) {
          return lg::interpolate(x, std::nullopt, std::vector<double>{2, 2, 2}, lg::kTrilinear,

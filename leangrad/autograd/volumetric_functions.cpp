@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include <leangrad/autograd/autocast.h>
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/grad_mode.h>
 #include <leangrad/autograd/indexing_functions.h>
@@ -13,6 +14,7 @@
 #include <leangrad/core/error.h>
 #include <leangrad/core/profiler.h>
 #include <leangrad/core/shape.h>
+#include <leangrad/kernels/creation.h>
 
 namespace leangrad {
 
@@ -29,6 +31,14 @@ namespace leangrad {
 //    the channel is c kD + k, so each group's channels stay together as the weight's are (the
 //    weight a view; the gathered planes permuted once). index_select's backward adds the
 //    gradients of overlapping windows.
+//  - conv_transpose3d: input plane i, weighted by the weight's depth slice k, lands on output depth
+//    i stride + k dilation - padding (the transpose of conv3d's gather). One conv_transpose2d of
+//    the (N D, C_in, H, W) planes with the weight's (C_out, kD) pairs as its output channels makes
+//    every (i, k) plane at once; one index_add sums them into their output depths (a buffer of
+//    the unpadded depth, output_padding included, then narrowed by the padding). With one group
+//    the channels are k C_out + o, so the planes are (N, D kD, C_out, H_out, W_out) as they
+//    come; with groups they are o kD + k, each group's together as the weight's, and the planes
+//    are permuted once. index_add's backward gathers each (i, k) plane's gradient back.
 //  - the poolings are separable, a box window being the product of its three ranges: the 2-d
 //    pooling over (H, W) of the (N, C D, H, W) planes, then the 2-d pooling with a (k_D, 1)
 //    window over (D, H_out W_out). An average's divisor is the product of the per-dim window
@@ -195,6 +205,89 @@ Tensor conv3d(const Tensor& x_in, const Tensor& weight, const Tensor& bias, Size
   const Tensor volume =
       permute(reshape(y, {n, d_out, c_out, y.size(2), y.size(3)}), {0, 2, 1, 3, 4}).contiguous();
   return unbatch_like(volume, x_in);
+}
+
+Tensor conv_transpose3d(const Tensor& x_in, const Tensor& weight_in, const Tensor& bias_in,
+                        Size3 stride, Size3 padding, Size3 output_padding, std::int64_t groups,
+                        Size3 dilation) {
+  LG_PROFILE_OP(x_in, weight_in, bias_in);
+  const char* op = "conv_transpose3d";
+  LG_CHECK(weight_in.defined(), op, ": expected a defined weight");
+  // Under autocast every operand is cast up front, so that the depth sums and the bias run in the
+  // dtype of the 2-d stage's output.
+  const Tensor x = amp::autocast_operand(batched_volume(op, x_in), amp::CastPolicy::LowerPrecision);
+  const Tensor weight = amp::autocast_operand(weight_in, amp::CastPolicy::LowerPrecision);
+  const Tensor bias = amp::autocast_operand(bias_in, amp::CastPolicy::LowerPrecision);
+  LG_CHECK_SHAPE(weight.dim() == 5, op,
+                 ": expected weight of shape (C_in, C_out / groups, kD, kH, kW), got ",
+                 weight.shape());
+  LG_CHECK_DTYPE(weight.dtype() == x.dtype() && (!bias.defined() || bias.dtype() == x.dtype()), op,
+                 ": expected input, weight and bias of one dtype, got ", x.dtype(), ", ",
+                 weight.dtype(), bias.defined() ? detail::str_cat(" and ", bias.dtype()) : "");
+  LG_CHECK_DEVICE(weight.device() == x.device() && (!bias.defined() || bias.device() == x.device()),
+                  op, ": the input is on ", x.device(), ", the weight on ", weight.device(),
+                  bias.defined() ? detail::str_cat(", the bias on ", bias.device()) : "");
+  const std::int64_t n = x.size(0), c_in = x.size(1), depth = x.size(2);
+  LG_CHECK_SHAPE(weight.size(2) >= 1 && weight.size(3) >= 1 && weight.size(4) >= 1, op,
+                 ": expected a kernel of at least one element along each dim, got weight ",
+                 weight.shape());
+  LG_CHECK_SHAPE(groups >= 1 && c_in % groups == 0 && weight.size(0) == c_in, op, ": input ",
+                 x_in.shape(), " and weight ", weight.shape(), " with groups ", groups,
+                 ": expected C_in = weight.size(0), divisible by groups");
+  for (std::size_t d = 0; d < 3; ++d) {
+    LG_CHECK_SHAPE(stride[d] >= 1 && dilation[d] >= 1 && padding[d] >= 0 &&
+                       output_padding[d] >= 0 && output_padding[d] < stride[d],
+                   op,
+                   ": expected stride and dilation >= 1, padding >= 0 and 0 <= output_padding < "
+                   "stride, got stride ",
+                   size3_str(stride), ", padding ", size3_str(padding), ", output_padding ",
+                   size3_str(output_padding), ", dilation ", size3_str(dilation));
+  }
+  // Each size (S - 1) stride - 2 padding + dilation (k - 1) + output_padding + 1, in checked
+  // arithmetic; depth's before the padding is taken off too.
+  Size3 unpadded{}, out_size{};
+  for (std::size_t d = 0; d < 3; ++d) {
+    const auto dim = static_cast<std::int64_t>(d) + 2;
+    std::int64_t size = checked_mul(x.size(dim) - 1, stride[d], op);
+    size = checked_add(size, checked_mul(dilation[d], weight.size(dim) - 1, op), op);
+    unpadded[d] = checked_add(size, output_padding[d] + 1, op);
+    out_size[d] = checked_add(unpadded[d], -checked_mul(padding[d], 2, op), op);
+  }
+  LG_CHECK_SHAPE(out_size[0] >= 1 && out_size[1] >= 1 && out_size[2] >= 1, op, ": the output size ",
+                 size3_str(out_size), " of input ", x_in.shape(), " with weight ", weight.shape(),
+                 ", stride ", size3_str(stride), ", padding ", size3_str(padding), " and dilation ",
+                 size3_str(dilation), " is not positive");
+  const std::int64_t c_out = checked_mul(weight.size(1), groups, op);
+  LG_CHECK_SHAPE(!bias.defined() || bias.shape() == Shape{c_out}, op,
+                 ": expected a bias of shape (", c_out, ") for weight of shape ", weight.shape(),
+                 " and groups = ", groups, ", got ", bias.defined() ? bias.shape() : Shape{});
+  // Every (input depth, kernel depth) plane (Note [Volumes by planes]).
+  const std::int64_t kd = weight.size(2), kh = weight.size(3), kw = weight.size(4);
+  const Tensor planes =
+      reshape(permute(x, {0, 2, 1, 3, 4}), {checked_mul(n, depth, op), c_in, x.size(3), x.size(4)});
+  const Tensor weight2 = groups == 1
+                             ? reshape(permute(weight, {0, 2, 1, 3, 4}), {c_in, kd * c_out, kh, kw})
+                             : reshape(weight, {c_in, weight.size(1) * kd, kh, kw});
+  const Tensor y =
+      conv_transpose2d(planes, weight2, Tensor(), {stride[1], stride[2]}, {padding[1], padding[2]},
+                       {output_padding[1], output_padding[2]}, groups, {dilation[1], dilation[2]});
+  const std::int64_t h_out = y.size(2), w_out = y.size(3);
+  const Tensor taps =
+      groups == 1
+          ? reshape(y, {n, depth * kd, c_out, h_out, w_out})
+          : reshape(permute(reshape(y, {n, depth, c_out, kd, h_out, w_out}), {0, 1, 3, 2, 4, 5}),
+                    {n, depth * kd, c_out, h_out, w_out});
+  std::vector<std::int64_t> lands_at(static_cast<std::size_t>(depth * kd));
+  for (std::int64_t i = 0; i < depth; ++i)
+    for (std::int64_t k = 0; k < kd; ++k)
+      lands_at[static_cast<std::size_t>(i * kd + k)] = i * stride[0] + k * dilation[0];
+  const Tensor at = tensor(lands_at, {depth * kd}).to(x.device());
+  const Tensor sums =
+      index_add(zeros({n, unpadded[0], c_out, h_out, w_out}, taps.options()), 1, at, taps);
+  const Tensor volume = permute(narrow(sums, 1, padding[0], out_size[0]), {0, 2, 1, 3, 4});
+  const Tensor out =
+      bias.defined() ? add(volume, reshape(bias, {c_out, 1, 1, 1})) : volume.contiguous();
+  return unbatch_like(out, x_in);
 }
 
 std::tuple<Tensor, Tensor> max_pool3d_with_indices(const Tensor& x_in, Size3 kernel, Size3 stride,

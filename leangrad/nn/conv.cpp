@@ -226,4 +226,37 @@ std::string ConvTranspose2dImpl::extra_repr() const {
   return out.str();
 }
 
+ConvTranspose3dImpl::ConvTranspose3dImpl(const ConvTranspose3dOptions& options)
+    : Module("ConvTranspose3d"), options_(options) {
+  const std::int64_t in = options.in_channels(), out = options.out_channels();
+  const std::int64_t groups = options.groups();
+  const Size3 k = options.kernel_size();
+  check_conv_options("ConvTranspose3d", in, out, groups, k[0] > 0 && k[1] > 0 && k[2] > 0,
+                     size3_str(k));
+  // Its weight is (in, out / groups, kD, kH, kW): fan_in = out_channels / groups * kD * kH * kW.
+  auto [w, b] = conv_parameters("ConvTranspose3d", {in, out / groups, k[0], k[1], k[2]},
+                                options.bias() ? out : 0);
+  weight = register_parameter("weight", w);
+  if (b.defined()) bias = register_parameter("bias", b);
+}
+
+Tensor ConvTranspose3dImpl::forward(const Tensor& x) {
+  return conv_transpose3d(x, weight, bias, options_.stride(), options_.padding(),
+                          options_.output_padding(), options_.groups(), options_.dilation());
+}
+
+std::string ConvTranspose3dImpl::extra_repr() const {
+  std::ostringstream out;
+  out << options_.in_channels() << ", " << options_.out_channels()
+      << ", kernel_size=" << size3_str(options_.kernel_size())
+      << ", stride=" << size3_str(options_.stride());
+  if (options_.padding() != Size3{0, 0, 0}) out << ", padding=" << size3_str(options_.padding());
+  if (options_.output_padding() != Size3{0, 0, 0})
+    out << ", output_padding=" << size3_str(options_.output_padding());
+  if (options_.dilation() != Size3{1, 1, 1}) out << ", dilation=" << size3_str(options_.dilation());
+  if (options_.groups() != 1) out << ", groups=" << options_.groups();
+  if (!options_.bias()) out << ", bias=False";
+  return out.str();
+}
+
 }  // namespace leangrad::nn

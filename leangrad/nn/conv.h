@@ -233,4 +233,56 @@ class ConvTranspose2dImpl : public Module {
 };
 LEANGRAD_MODULE(ConvTranspose2d);
 
+// nn::ConvTranspose3d, as LibTorch's:
+//   nn::ConvTranspose3d(nn::ConvTranspose3dOptions(32, 16, 4).stride({1, 2, 2}).padding(1)).
+// Parameters `weight` (C_in, C_out / groups, kD, kH, kW) and `bias` (C_out,), initialised as
+// PyTorch does (fan_in = C_out / groups * kD * kH * kW); forward is leangrad::conv_transpose3d
+// (autograd/volumetric_functions.h: one conv_transpose2d over the depth planes, summed into
+// their output depths). LibTorch's padding_mode and forward's output_size are not there, as for
+// ConvTranspose2d.
+class ConvTranspose3dOptions {
+ public:
+  // A cubic kernel, or (kD, kH, kW).
+  ConvTranspose3dOptions(std::int64_t in_channels, std::int64_t out_channels,
+                         std::int64_t kernel_size)
+      : in_channels_(in_channels),
+        out_channels_(out_channels),
+        kernel_size_({kernel_size, kernel_size, kernel_size}) {}
+  ConvTranspose3dOptions(std::int64_t in_channels, std::int64_t out_channels, Size3 kernel_size)
+      : in_channels_(in_channels), out_channels_(out_channels), kernel_size_(kernel_size) {}
+
+  // Setters take one value for all three dims, or (depth, height, width).
+  ConvTranspose3dOptions& stride(std::int64_t s) { return stride(Size3{s, s, s}); }
+  ConvTranspose3dOptions& padding(std::int64_t p) { return padding(Size3{p, p, p}); }
+  ConvTranspose3dOptions& output_padding(std::int64_t p) { return output_padding(Size3{p, p, p}); }
+  ConvTranspose3dOptions& dilation(std::int64_t d) { return dilation(Size3{d, d, d}); }
+
+  LG_ARG(std::int64_t, in_channels);
+  LG_ARG(std::int64_t, out_channels);
+  LG_ARG(Size3, kernel_size);
+  LG_ARG(Size3, stride) = {1, 1, 1};
+  LG_ARG(Size3, padding) = {0, 0, 0};
+  LG_ARG(Size3, output_padding) = {0, 0, 0};
+  LG_ARG(std::int64_t, groups) = 1;
+  LG_ARG(bool, bias) = true;
+  LG_ARG(Size3, dilation) = {1, 1, 1};
+};
+
+class ConvTranspose3dImpl : public Module {
+ public:
+  explicit ConvTranspose3dImpl(const ConvTranspose3dOptions& options);
+  // x (N, C_in, D, H, W) -> (N, C_out, D_out, H_out, W_out).
+  Tensor forward(const Tensor& x) override;
+  // "32, 16, kernel_size=(4, 4, 4), stride=(1, 2, 2), padding=(1, 1, 1)", as PyTorch prints it.
+  std::string extra_repr() const override;
+  const ConvTranspose3dOptions& options() const { return options_; }
+
+  Tensor weight;
+  Tensor bias;  // undefined when options.bias(false)
+
+ private:
+  ConvTranspose3dOptions options_;
+};
+LEANGRAD_MODULE(ConvTranspose3d);
+
 }  // namespace leangrad::nn

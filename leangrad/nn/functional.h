@@ -40,6 +40,7 @@ using leangrad::conv2d;
 using leangrad::conv3d;
 using leangrad::conv_transpose1d;
 using leangrad::conv_transpose2d;
+using leangrad::conv_transpose3d;
 using leangrad::cosine_embedding_loss;
 using leangrad::cosine_similarity;
 using leangrad::cross_entropy;

@@ -514,6 +514,14 @@ std::vector<OpCase> volumetric_recurrent_cases() {
                }),
                {input({2, 4, 9}), input({4, 3, 3}), input({6}), input({2, 3, 9, 8})},
                kTolF32Sum});
+  // conv_transpose2d over the depth planes, then index_add into the output depths (session 46).
+  c.push_back(
+      {"conv_transpose3d_strided_groups_f32",
+       grads_of([](const Inputs& v) {
+         return conv_transpose3d(v[0], v[1], v[2], {2, 1, 2}, {1, 0, 1}, {1, 0, 0}, 2, {1, 2, 1});
+       }),
+       {input({2, 4, 3, 5, 4}), input({4, 3, 2, 3, 2}), input({6})},
+       kTolF32Sum});
   c.push_back(
       {"embedding_bag_per_sample_weights_f32",
        grads_of([](const Inputs& v) { return embedding_bag(v[1], v[0], Tensor(), kSum, v[2]); }),

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include <leangrad/autograd/nn_functions.h>
+#include <leangrad/autograd/volumetric_functions.h>
 #include <leangrad/core/creation.h>
 #include <leangrad/kernels/creation.h>
 #include <leangrad/nn/batch_norm.h>
@@ -264,6 +265,66 @@ std::vector<MisuseCase> conv_transpose_cases() {
   t.add("conv_transpose2d_module_groups", Raises::ShapeError,
         {"ConvTranspose2d", "in_channels (3)", "groups (2)"},
         [] { nn::ConvTranspose2d(nn::ConvTranspose2dOptions(3, 4, 3).groups(2)); });
+  t.add("conv_transpose3d_image_input", Raises::ShapeError,
+        {"conv_transpose3d", "(N, C, D, H, W)", "[5, 5]"}, [] {
+          conv_transpose3d(ones({5, 5}), ones({3, 2, 3, 3, 3}));
+        });
+  t.add("conv_transpose3d_4d_weight", Raises::ShapeError,
+        {"conv_transpose3d", "weight", "(C_in, C_out / groups, kD, kH, kW)", "[3, 2, 3, 3]"}, [] {
+          conv_transpose3d(ones({1, 3, 4, 5, 5}), ones({3, 2, 3, 3}));
+        });
+  t.add("conv_transpose3d_channels_differ", Raises::ShapeError,
+        {"conv_transpose3d", "[4, 2, 3, 3, 3]", "[1, 3, 4, 5, 5]", "C_in"}, [] {
+          conv_transpose3d(ones({1, 3, 4, 5, 5}), ones({4, 2, 3, 3, 3}));
+        });
+  t.add("conv_transpose3d_groups_do_not_divide", Raises::ShapeError,
+        {"conv_transpose3d", "groups 2", "divisible"}, [] {
+          conv_transpose3d(ones({1, 3, 4, 5, 5}), ones({3, 2, 3, 3, 3}), {}, {1, 1, 1}, {0, 0, 0},
+                           {0, 0, 0}, 2);
+        });
+  t.add("conv_transpose3d_output_padding_not_below_stride", Raises::ShapeError,
+        {"conv_transpose3d", "output_padding [0, 0, 2]", "stride [1, 1, 2]"}, [] {
+          conv_transpose3d(ones({1, 3, 4, 5, 5}), ones({3, 2, 3, 3, 3}), {}, {1, 1, 2}, {0, 0, 0},
+                           {0, 0, 2});
+        });
+  t.add("conv_transpose3d_zero_dilation", Raises::ShapeError,
+        {"conv_transpose3d", "dilation [1, 0, 1]"}, [] {
+          conv_transpose3d(ones({1, 3, 4, 5, 5}), ones({3, 2, 3, 3, 3}), {}, {1, 1, 1}, {0, 0, 0},
+                           {0, 0, 0}, 1, {1, 0, 1});
+        });
+  t.add("conv_transpose3d_empty_kernel", Raises::ShapeError,
+        {"conv_transpose3d", "at least one element", "[3, 2, 0, 3, 3]"}, [] {
+          conv_transpose3d(ones({1, 3, 4, 5, 5}), ones({3, 2, 0, 3, 3}));
+        });
+  t.add("conv_transpose3d_padding_eats_output", Raises::ShapeError,
+        {"conv_transpose3d", "output size [-1, 1, 1]", "[1, 3, 1, 1, 1]"}, [] {
+          conv_transpose3d(ones({1, 3, 1, 1, 1}), ones({3, 2, 1, 1, 1}), {}, {1, 1, 1}, {1, 0, 0});
+        });
+  t.add("conv_transpose3d_huge_stride", Raises::ShapeError, {"conv_transpose3d", "overflow"}, [] {
+    conv_transpose3d(ones({1, 3, 4, 5, 5}), ones({3, 2, 3, 3, 3}), {},
+                     {std::int64_t{1} << 62, 1, 1});
+  });
+  t.add("conv_transpose3d_bias_shape", Raises::ShapeError,
+        {"conv_transpose3d", "bias", "(2)", "[3]"}, [] {
+          conv_transpose3d(ones({1, 3, 4, 5, 5}), ones({3, 2, 3, 3, 3}), ones({3}));
+        });
+  t.add("conv_transpose3d_dtypes_differ", Raises::DTypeError,
+        {"conv_transpose3d", "float32", "float64"}, [] {
+          conv_transpose3d(ones({1, 3, 4, 5, 5}), ones({3, 2, 3, 3, 3}, kFloat64));
+        });
+  t.add("conv_transpose3d_integral_input", Raises::DTypeError, {"conv_transpose3d", "int64"}, [] {
+    conv_transpose3d(ones({1, 3, 4, 5, 5}, kInt64), ones({3, 2, 3, 3, 3}));
+  });
+  t.add("conv_transpose3d_undefined_weight", Raises::Error, {"conv_transpose3d", "weight"}, [] {
+    conv_transpose3d(ones({1, 3, 4, 5, 5}), Tensor());
+  });
+  t.add("conv_transpose3d_module_groups", Raises::ShapeError,
+        {"ConvTranspose3d", "in_channels (3)", "groups (2)"},
+        [] { nn::ConvTranspose3d(nn::ConvTranspose3dOptions(3, 4, 3).groups(2)); });
+  t.add("conv_transpose3d_module_zero_kernel", Raises::ShapeError,
+        {"ConvTranspose3d", "kernel_size", "(2, 0, 2)"}, [] {
+          nn::ConvTranspose3d(nn::ConvTranspose3dOptions(3, 4, Size3{2, 0, 2}));
+        });
   return t.cases();
 }
 LG_MISUSE_SUITE(ConvTranspose, conv_transpose_cases());

@@ -59,6 +59,7 @@ int main(int argc, char** argv) {
   const Tensor sequence = torch::randn({50, 32, 256}).requires_grad_(true);      // (T, N, features)
   const Tensor volume = torch::randn({4, 16, 16, 32, 32}).requires_grad_(true);  // (N, C, D, H, W)
   const Tensor volume_w = torch::randn({32, 16, 3, 3, 3});
+  const Tensor deconv3d_w = torch::randn({16, 8, 4, 4, 4});  // (C_in, C_out, kD, kH, kW)
   const Tensor bag_ids = ((torch::rand({64 * 20}) * 49999.0).to(torch::kInt64));
   const Tensor bag_offsets = torch::arange(0, 64 * 20, 20).to(torch::kInt64);  // 64 bags of 20
   torch::nn::LSTM lstm(torch::nn::LSTMOptions(256, 512));
@@ -203,6 +204,8 @@ int main(int argc, char** argv) {
        [&](const Tensor& x) {
          return std::get<0>(torch::embedding_bag(x, bag_ids, bag_offsets, false, /*sum*/ 0));
        }},
+      {"conv_transpose3d", volume,
+       [&](const Tensor& x) { return torch::conv_transpose3d(x, deconv3d_w, {}, 2, 1); }},
       {"interpolate_trilinear", volume,
        [](const Tensor& x) {
          return F::interpolate(x, F::InterpolateFuncOptions()
