@@ -1,6 +1,7 @@
 // The recurrent modules (nn/rnn.h).
 #include <leangrad/nn/rnn.h>
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -33,7 +34,14 @@ namespace leangrad::nn {
 //    ops] (kernels/ops_elementwise.cpp), and still costs a copy of each;
 //  - the reverse direction runs the same steps from t = T-1 down to 0, and its outputs are
 //    concatenated after the forward direction's on the features;
-//  - dropout (training only) acts on every layer's output but the last.
+//  - dropout (training only) acts on every layer's output but the last;
+//  - a step's input is a block of rows: the whole batch for a padded input ((T, N, input) is read
+//    as T N rows), the sequences still running for a PackedSequence, whose step t holds
+//    batch_sizes[t] rows, longest sequence first, each step's rows a prefix of the step before's.
+//    Forward, the state of the sequences that ended is set aside (a narrow of it) and the rest
+//    runs on; reverse, a step whose batch grows adds the new sequences' initial states below the
+//    running ones. Each sequence's h_n (c_n) is thus its state after its own last element; the
+//    set-aside states are put back in row order at the end.
 // Backward is the chain of the steps' backwards, so saved-tensor hooks, checkpointing and
 // anomaly mode see these layers as any other, on every device.
 
@@ -76,14 +84,24 @@ init::Nonlinearity checked_nonlinearity(const char* module, init::Nonlinearity n
   return nonlinearity;
 }
 
-// unbind(x, 0) as one node: T views in forward, the stack of their T gradients in backward (a
-// step whose output took no part gets zeros). See Note [Recurrent layers by steps].
+// x's rows cut into consecutive pieces of `sizes` rows, as one node: views in forward, the cat of
+// their gradients in backward (a piece whose output took no part gets zeros). A padded batch's
+// pieces are its T steps of N rows; a PackedSequence's, its steps of batch_sizes[t] rows. See
+// Note [Recurrent layers by steps].
 struct StepsOf : autograd::Function<StepsOf> {
-  static std::vector<Tensor> forward(autograd::Context* /*ctx*/, const Tensor& x) {
-    return unbind(x, 0);
+  static std::vector<Tensor> forward(autograd::Context* /*ctx*/, const Tensor& x,
+                                     const std::vector<std::int64_t>& sizes) {
+    std::vector<Tensor> pieces;
+    pieces.reserve(sizes.size());
+    std::int64_t start = 0;
+    for (const std::int64_t size : sizes) {
+      pieces.push_back(narrow(x, 0, start, size));
+      start += size;
+    }
+    return pieces;
   }
   static std::vector<Tensor> backward(autograd::Context* /*ctx*/, std::vector<Tensor> grads) {
-    return {stack(grads, 0)};
+    return {grads.size() == 1 ? grads[0] : cat(grads, 0), Tensor()};
   }
 };
 
@@ -182,42 +200,28 @@ std::string RNNImplBase::extra_repr() const {
   return out.str();
 }
 
-std::tuple<Tensor, Tensor, Tensor> RNNImplBase::run(const Tensor& input, const Tensor& h0,
-                                                    const Tensor& c0) {
+Tensor RNNImplBase::initial_state(const Tensor& given, const char* what, std::int64_t features,
+                                  std::int64_t batch, bool batched, const Shape& input_shape,
+                                  const Tensor& like) const {
   const char* name = mode_name(mode_);
+  const std::int64_t states = options_base_.num_layers() * (options_base_.bidirectional() ? 2 : 1);
+  if (!given.defined()) return zeros({states, batch, features}, like.options());
+  const Shape want = batched ? Shape{states, batch, features} : Shape{states, features};
+  LG_CHECK_SHAPE(given.shape() == want, name, ": expected ", what, " of shape ", want,
+                 " for input ", input_shape, ", got ", given.shape());
+  check_like_parameters(name, what, given, weights_[0].w_ih);
+  return batched ? given : unsqueeze(given, 1);
+}
+
+std::tuple<Tensor, Tensor, Tensor> RNNImplBase::layers(Tensor rows,
+                                                       const std::vector<std::int64_t>& batch_sizes,
+                                                       const Tensor& h_init, const Tensor& c_init) {
   const RNNOptionsBase& opts = options_base_;
   const std::int64_t hidden = opts.hidden_size();
-  const std::int64_t out_size = proj_size_ > 0 ? proj_size_ : hidden;
-  const std::int64_t layers = opts.num_layers();
   const int directions = opts.bidirectional() ? 2 : 1;
-  LG_CHECK(input.defined(), name, ": input is an undefined Tensor()");
-  LG_CHECK_SHAPE(input.dim() == 2 || input.dim() == 3, name,
-                 ": expected input of 3 dims (batched) or 2 (unbatched), got ", input.shape());
-  LG_CHECK_SHAPE(input.size(-1) == opts.input_size(), name,
-                 ": expected input with input_size = ", opts.input_size(),
-                 " features in its last dim, got ", input.shape());
-  check_like_parameters(name, "input", input, weights_[0].w_ih);
-  const bool batched = input.dim() == 3;
-  // (T, N, input) from here on.
-  Tensor x = batched ? (opts.batch_first() ? transpose(input, 0, 1) : input) : unsqueeze(input, 1);
-  const std::int64_t steps = x.size(0), batch = x.size(1);
-  LG_CHECK_SHAPE(steps > 0, name, ": expected a sequence length above 0, got input ",
-                 input.shape());
-  // A state given is (layers * directions, [N,] features); undefined: zeros.
-  const auto state = [&](const Tensor& given, const char* what, std::int64_t features) {
-    Shape want = batched ? Shape{layers * directions, batch, features}
-                         : Shape{layers * directions, features};
-    if (!given.defined()) return zeros({layers * directions, batch, features}, x.options());
-    LG_CHECK_SHAPE(given.shape() == want, name, ": expected ", what, " of shape ", want,
-                   " for input ", input.shape(), ", got ", given.shape());
-    check_like_parameters(name, what, given, weights_[0].w_ih);
-    return batched ? given : unsqueeze(given, 1);
-  };
-  const Tensor h_init = state(h0, "h0", out_size);
-  const Tensor c_init = mode_ == Mode::LSTM ? state(c0, "c0", hidden) : Tensor();
-
+  const auto steps = static_cast<std::int64_t>(batch_sizes.size());
   std::vector<Tensor> h_last, c_last;
-  for (std::int64_t layer = 0; layer < layers; ++layer) {
+  for (std::int64_t layer = 0; layer < opts.num_layers(); ++layer) {
     std::vector<Tensor> direction_outputs;
     for (int direction = 0; direction < directions; ++direction) {
       const std::int64_t index = layer * directions + direction;
@@ -225,12 +229,33 @@ std::tuple<Tensor, Tensor, Tensor> RNNImplBase::run(const Tensor& input, const T
       // The input's part of every step's gates, biases folded in where they add plainly.
       Tensor x_bias = w.b_ih;
       if (w.b_ih.defined() && mode_ != Mode::GRU) x_bias = add(w.b_ih, w.b_hh);
-      const std::vector<Tensor> x_gates = StepsOf::apply(linear(x, w.w_ih, x_bias));
-      Tensor h = select(h_init, 0, index);
-      Tensor c = c_init.defined() ? select(c_init, 0, index) : Tensor();
+      const std::vector<Tensor> x_gates = StepsOf::apply(linear(rows, w.w_ih, x_bias), batch_sizes);
+      const Tensor h_start = select(h_init, 0, index);
+      const Tensor c_start = c_init.defined() ? select(c_init, 0, index) : Tensor();
+      // The state of the sequences still running (Note [Recurrent layers by steps]); forward,
+      // the states of those that ended, the latest first.
+      Tensor h = h_start, c = c_start;
+      std::vector<Tensor> ended_h, ended_c;
+      if (direction == 1 && batch_sizes.back() < h.size(0)) {
+        h = narrow(h_start, 0, 0, batch_sizes.back());
+        if (c.defined()) c = narrow(c_start, 0, 0, batch_sizes.back());
+      }
       std::vector<Tensor> outputs(static_cast<std::size_t>(steps));
       for (std::int64_t k = 0; k < steps; ++k) {
         const std::int64_t step = direction == 0 ? k : steps - 1 - k;
+        const std::int64_t running = batch_sizes[static_cast<std::size_t>(step)];
+        if (running < h.size(0)) {  // forward: sequences ended at the step before
+          ended_h.push_back(narrow(h, 0, running, h.size(0) - running));
+          h = narrow(h, 0, 0, running);
+          if (c.defined()) {
+            ended_c.push_back(narrow(c, 0, running, c.size(0) - running));
+            c = narrow(c, 0, 0, running);
+          }
+        } else if (running > h.size(0)) {  // reverse: sequences that start here, from h0
+          const std::int64_t started = running - h.size(0);
+          h = cat({h, narrow(h_start, 0, h.size(0), started)}, 0);
+          if (c.defined()) c = cat({c, narrow(c_start, 0, c.size(0), started)}, 0);
+        }
         const Tensor& xg = x_gates[static_cast<std::size_t>(step)];
         switch (mode_) {
           case Mode::RNNTanh:
@@ -249,22 +274,92 @@ std::tuple<Tensor, Tensor, Tensor> RNNImplBase::run(const Tensor& input, const T
         }
         outputs[static_cast<std::size_t>(step)] = h;
       }
-      direction_outputs.push_back(stack(outputs, 0));
-      h_last.push_back(h);
-      if (c.defined()) c_last.push_back(c);
+      direction_outputs.push_back(steps == 1 ? outputs[0] : cat(outputs, 0));
+      const auto with_ended = [](Tensor state, std::vector<Tensor>& ended) {
+        if (ended.empty()) return state;
+        ended.push_back(std::move(state));
+        std::reverse(ended.begin(), ended.end());
+        return cat(ended, 0);
+      };
+      h_last.push_back(with_ended(h, ended_h));
+      if (c.defined()) c_last.push_back(with_ended(c, ended_c));
     }
-    x = directions == 1 ? direction_outputs[0] : cat(direction_outputs, 2);
-    if (layer + 1 < layers && opts.dropout() > 0.0 && is_training())
-      x = dropout(x, opts.dropout(), /*training=*/true);
+    rows = directions == 1 ? direction_outputs[0] : cat(direction_outputs, 1);
+    if (layer + 1 < opts.num_layers() && opts.dropout() > 0.0 && is_training())
+      rows = dropout(rows, opts.dropout(), /*training=*/true);
   }
-  Tensor output = batched ? (opts.batch_first() ? transpose(x, 0, 1) : x) : squeeze(x, 1);
-  Tensor h_n = stack(h_last, 0);
-  Tensor c_n = c_last.empty() ? Tensor() : stack(c_last, 0);
+  return {std::move(rows), stack(h_last, 0), c_last.empty() ? Tensor() : stack(c_last, 0)};
+}
+
+std::tuple<Tensor, Tensor, Tensor> RNNImplBase::run(const Tensor& input, const Tensor& h0,
+                                                    const Tensor& c0) {
+  const char* name = mode_name(mode_);
+  const RNNOptionsBase& opts = options_base_;
+  const std::int64_t out_size = proj_size_ > 0 ? proj_size_ : opts.hidden_size();
+  LG_CHECK(input.defined(), name, ": input is an undefined Tensor()");
+  LG_CHECK_SHAPE(input.dim() == 2 || input.dim() == 3, name,
+                 ": expected input of 3 dims (batched) or 2 (unbatched), got ", input.shape());
+  LG_CHECK_SHAPE(input.size(-1) == opts.input_size(), name,
+                 ": expected input with input_size = ", opts.input_size(),
+                 " features in its last dim, got ", input.shape());
+  check_like_parameters(name, "input", input, weights_[0].w_ih);
+  const bool batched = input.dim() == 3;
+  // (T, N, input) from here on.
+  const Tensor x =
+      batched ? (opts.batch_first() ? transpose(input, 0, 1) : input) : unsqueeze(input, 1);
+  const std::int64_t steps = x.size(0), batch = x.size(1);
+  LG_CHECK_SHAPE(steps > 0, name, ": expected a sequence length above 0, got input ",
+                 input.shape());
+  const Tensor h_init = initial_state(h0, "h0", out_size, batch, batched, input.shape(), x);
+  const Tensor c_init = mode_ == Mode::LSTM ? initial_state(c0, "c0", opts.hidden_size(), batch,
+                                                            batched, input.shape(), x)
+                                            : Tensor();
+  // Every step runs the whole batch.
+  auto [rows, h_n, c_n] =
+      layers(reshape(x, {checked_mul(steps, batch, name), x.size(2)}),
+             std::vector<std::int64_t>(static_cast<std::size_t>(steps), batch), h_init, c_init);
+  const Tensor y = reshape(rows, {steps, batch, rows.size(1)});
+  Tensor output = batched ? (opts.batch_first() ? transpose(y, 0, 1) : y) : squeeze(y, 1);
   if (!batched) {
     h_n = squeeze(h_n, 1);
     if (c_n.defined()) c_n = squeeze(c_n, 1);
   }
   return {std::move(output), std::move(h_n), std::move(c_n)};
+}
+
+std::tuple<utils::rnn::PackedSequence, Tensor, Tensor> RNNImplBase::run_packed(
+    const utils::rnn::PackedSequence& input, const Tensor& h0, const Tensor& c0) {
+  const char* name = mode_name(mode_);
+  const RNNOptionsBase& opts = options_base_;
+  const std::int64_t out_size = proj_size_ > 0 ? proj_size_ : opts.hidden_size();
+  LG_CHECK(input.defined(), name, ": the PackedSequence is empty (default-constructed)");
+  const Tensor& data = input.data();
+  LG_CHECK_SHAPE(data.dim() == 2 && data.size(1) == opts.input_size(), name,
+                 ": expected packed data of shape (rows, input_size = ", opts.input_size(),
+                 "), got ", data.shape());
+  check_like_parameters(name, "input", data, weights_[0].w_ih);
+  const std::vector<std::int64_t>& batch_sizes = input.batch_size_list();
+  const std::int64_t batch = batch_sizes[0];
+  // The states in the batch's original order, rows sorted by length as the data's.
+  const auto sorted = [&](const Tensor& state) {
+    return input.sorted_indices().defined() ? index_select(state, 1, input.sorted_indices())
+                                            : state;
+  };
+  const auto unsorted = [&](const Tensor& state) {
+    return state.defined() && input.unsorted_indices().defined()
+               ? index_select(state, 1, input.unsorted_indices())
+               : state;
+  };
+  const Shape batch_shape{batch, opts.input_size()};
+  const Tensor h_init = sorted(initial_state(h0, "h0", out_size, batch, true, batch_shape, data));
+  const Tensor c_init =
+      mode_ == Mode::LSTM
+          ? sorted(initial_state(c0, "c0", opts.hidden_size(), batch, true, batch_shape, data))
+          : Tensor();
+  auto [rows, h_n, c_n] = layers(data, batch_sizes, h_init, c_init);
+  return {utils::rnn::PackedSequence(rows, input.batch_sizes(), input.sorted_indices(),
+                                     input.unsorted_indices()),
+          unsorted(h_n), unsorted(c_n)};
 }
 
 RNNImpl::RNNImpl(std::int64_t input_size, std::int64_t hidden_size)
@@ -281,6 +376,13 @@ RNNImpl::RNNImpl(const RNNOptions& opts)
 std::tuple<Tensor, Tensor> RNNImpl::forward(const Tensor& input, const Tensor& hx) {
   LG_PROFILE_OP(input);
   auto [output, h_n, c_n] = run(input, hx, Tensor());
+  return {std::move(output), std::move(h_n)};
+}
+
+std::tuple<utils::rnn::PackedSequence, Tensor> RNNImpl::forward_with_packed_input(
+    const utils::rnn::PackedSequence& packed_input, const Tensor& hx) {
+  LG_PROFILE_OP(packed_input.data());
+  auto [output, h_n, c_n] = run_packed(packed_input, hx, Tensor());
   return {std::move(output), std::move(h_n)};
 }
 
@@ -303,6 +405,20 @@ std::tuple<Tensor, std::tuple<Tensor, Tensor>> LSTMImpl::forward(
   return {std::move(output), {std::move(h_n), std::move(c_n)}};
 }
 
+std::tuple<utils::rnn::PackedSequence, std::tuple<Tensor, Tensor>>
+LSTMImpl::forward_with_packed_input(const utils::rnn::PackedSequence& packed_input,
+                                    std::optional<std::tuple<Tensor, Tensor>> hx_opt) {
+  LG_PROFILE_OP(packed_input.data());
+  Tensor h0, c0;
+  if (hx_opt) {
+    std::tie(h0, c0) = *hx_opt;
+    LG_CHECK(h0.defined() == c0.defined(), "LSTM: expected both h0 and c0 or neither, got ",
+             h0.defined() ? "h0 only" : "c0 only");
+  }
+  auto [output, h_n, c_n] = run_packed(packed_input, h0, c0);
+  return {std::move(output), {std::move(h_n), std::move(c_n)}};
+}
+
 GRUImpl::GRUImpl(std::int64_t input_size, std::int64_t hidden_size)
     : GRUImpl(GRUOptions(input_size, hidden_size)) {}
 
@@ -312,6 +428,13 @@ GRUImpl::GRUImpl(const GRUOptions& opts)
 std::tuple<Tensor, Tensor> GRUImpl::forward(const Tensor& input, const Tensor& hx) {
   LG_PROFILE_OP(input);
   auto [output, h_n, c_n] = run(input, hx, Tensor());
+  return {std::move(output), std::move(h_n)};
+}
+
+std::tuple<utils::rnn::PackedSequence, Tensor> GRUImpl::forward_with_packed_input(
+    const utils::rnn::PackedSequence& packed_input, const Tensor& hx) {
+  LG_PROFILE_OP(packed_input.data());
+  auto [output, h_n, c_n] = run_packed(packed_input, hx, Tensor());
   return {std::move(output), std::move(h_n)};
 }
 

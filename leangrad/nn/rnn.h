@@ -14,8 +14,9 @@
 // initialisation U(-1/sqrt(hidden_size), 1/sqrt(hidden_size)), so PyTorch's state dicts load and
 // the same recipe trains the same way. The modules are composed of differentiable functions
 // (Note [Recurrent layers by steps] in nn/rnn.cpp), so they run on every device and take
-// saved-tensor hooks, checkpointing and autocast as any other layer. PackedSequence (variable
-// lengths in one batch) is not there: pad, and mask the outputs.
+// saved-tensor hooks, checkpointing and autocast as any other layer. Sequences of different
+// lengths in one batch go in as a PackedSequence (nn/packed_sequence.h), through
+// forward_with_packed_input, as LibTorch's.
 #pragma once
 
 #include <cstdint>
@@ -27,6 +28,7 @@
 #include <leangrad/core/macros.h>
 #include <leangrad/nn/init.h>
 #include <leangrad/nn/module_holder.h>
+#include <leangrad/nn/packed_sequence.h>
 
 namespace leangrad::nn {
 
@@ -108,8 +110,23 @@ class RNNImplBase : public Module {
   // The layers over input, from the initial states h0 (and c0 for an LSTM; undefined: zeros):
   // (output, h_n, c_n), c_n undefined but for an LSTM. Checks the shapes, dtypes and devices.
   std::tuple<Tensor, Tensor, Tensor> run(const Tensor& input, const Tensor& h0, const Tensor& c0);
+  // The same over a PackedSequence, the states in the batch's original order.
+  std::tuple<utils::rnn::PackedSequence, Tensor, Tensor> run_packed(
+      const utils::rnn::PackedSequence& input, const Tensor& h0, const Tensor& c0);
 
  private:
+  // The layers' loop over `rows` (sum of batch_sizes, input_size), each step's rows after the
+  // step before's (a padded batch: N every step), from h_init and c_init (layers * directions, N,
+  // features): (output rows, h_n, c_n).
+  std::tuple<Tensor, Tensor, Tensor> layers(Tensor rows,
+                                            const std::vector<std::int64_t>& batch_sizes,
+                                            const Tensor& h_init, const Tensor& c_init);
+  // A given initial state checked against (layers * directions, [N,] features) and returned
+  // batched; undefined: zeros like `like`.
+  Tensor initial_state(const Tensor& given, const char* what, std::int64_t features,
+                       std::int64_t batch, bool batched, const Shape& input_shape,
+                       const Tensor& like) const;
+
   RNNOptionsBase options_base_;
   Mode mode_;
   std::int64_t proj_size_;
@@ -138,6 +155,11 @@ class RNNImpl : public RNNImplBase {
   // (num_layers * directions, N, hidden_size) (or unbatched without N; undefined: zeros) ->
   // (output (T, N, directions * hidden_size), h_n shaped as hx).
   std::tuple<Tensor, Tensor> forward(const Tensor& input, const Tensor& hx = Tensor());
+  // A PackedSequence of (rows, input_size) steps, hx (num_layers * directions, N, hidden_size)
+  // in the batch's original order -> (the output packed as the input, h_n: each sequence's own
+  // last state, in the original order).
+  std::tuple<utils::rnn::PackedSequence, Tensor> forward_with_packed_input(
+      const utils::rnn::PackedSequence& packed_input, const Tensor& hx = Tensor());
 
   RNNOptions options;
 };
@@ -153,6 +175,10 @@ class LSTMImpl : public RNNImplBase {
   // (output (T, N, directions * (proj_size or hidden_size)), (h_n, c_n)).
   std::tuple<Tensor, std::tuple<Tensor, Tensor>> forward(
       const Tensor& input, std::optional<std::tuple<Tensor, Tensor>> hx_opt = std::nullopt);
+  // As RNN's, with (h_n, c_n).
+  std::tuple<utils::rnn::PackedSequence, std::tuple<Tensor, Tensor>> forward_with_packed_input(
+      const utils::rnn::PackedSequence& packed_input,
+      std::optional<std::tuple<Tensor, Tensor>> hx_opt = std::nullopt);
 
   LSTMOptions options;
 };
@@ -165,6 +191,8 @@ class GRUImpl : public RNNImplBase {
 
   // As RNN's.
   std::tuple<Tensor, Tensor> forward(const Tensor& input, const Tensor& hx = Tensor());
+  std::tuple<utils::rnn::PackedSequence, Tensor> forward_with_packed_input(
+      const utils::rnn::PackedSequence& packed_input, const Tensor& hx = Tensor());
 
   GRUOptions options;
 };

@@ -23,6 +23,7 @@
 #include <leangrad/autograd/volumetric_functions.h>
 #include <leangrad/core/creation.h>
 #include <leangrad/kernels/creation.h>
+#include <leangrad/nn/packed_sequence.h>
 #include <leangrad/nn/rnn.h>
 
 namespace leangrad::test {
@@ -459,6 +460,19 @@ std::vector<OpCase> volumetric_recurrent_cases() {
                }),
                {input({2, 9, 5}, kFloat64)},
                kTolF64Sum});
+  // Packed: each step on the sequences still going, the batch unsorted (session 46).
+  c.push_back({"lstm_packed_bidirectional_unsorted_f32",
+               grads_of([](const Inputs& v) {
+                 nn::LSTM lstm(nn::LSTMOptions(8, 6).bidirectional(true));
+                 seeded_parameters(lstm, v[0]);
+                 auto [out, state] =
+                     lstm->forward_with_packed_input(nn::utils::rnn::pack_padded_sequence(
+                         v[0], tensor<std::int64_t>({3, 6, 1, 4}), false, false));
+                 return cat({out.data().flatten(), std::get<0>(state).flatten(),
+                             std::get<1>(state).flatten()});
+               }),
+               {input({6, 4, 8})},
+               kTolF32Sum});
   c.push_back({"conv3d_strided_dilated_groups_f32",
                grads_of([](const Inputs& v) {
                  return conv3d(v[0], v[1], v[2], {2, 1, 1}, {1, 0, 1}, {1, 2, 1}, 2);
