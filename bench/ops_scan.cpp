@@ -198,6 +198,10 @@ int main(int argc, char** argv) {
        [&](const Tensor& x) {
          return lg::conv_transpose3d(x, deconv3d_w, Tensor(), {2, 2, 2}, {1, 1, 1});
        }},
+      {"unfold_patches", image,
+       [](const Tensor& x) {
+         return lg::unfold(x, {2, 2}, {1, 1}, {0, 0}, {2, 2});
+       }},
       {"interpolate_trilinear", volume,
        [](const Tensor& x) {
          return lg::interpolate(x, std::nullopt, std::vector<double>{2, 2, 2}, lg::kTrilinear,

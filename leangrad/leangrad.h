@@ -40,8 +40,10 @@
 #include <leangrad/autograd/autocast.h>
 #include <leangrad/autograd/checkpoint.h>
 #include <leangrad/autograd/custom_function.h>
+#include <leangrad/autograd/dropout_functions.h>
 #include <leangrad/autograd/einsum.h>
 #include <leangrad/autograd/engine.h>
+#include <leangrad/autograd/fold_functions.h>
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/grad_mode.h>
 #include <leangrad/autograd/indexing_functions.h>

@@ -10,6 +10,8 @@
 
 #include <leangrad/autograd/activations.h>
 #include <leangrad/autograd/attention.h>
+#include <leangrad/autograd/dropout_functions.h>
+#include <leangrad/autograd/fold_functions.h>
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/indexing_functions.h>
 #include <leangrad/autograd/losses.h>
@@ -28,6 +30,7 @@ using leangrad::adaptive_max_pool2d;
 using leangrad::adaptive_max_pool2d_with_indices;
 using leangrad::adaptive_max_pool3d;
 using leangrad::adaptive_max_pool3d_with_indices;
+using leangrad::alpha_dropout;
 using leangrad::avg_pool1d;
 using leangrad::avg_pool2d;
 using leangrad::avg_pool3d;
@@ -45,10 +48,15 @@ using leangrad::cosine_embedding_loss;
 using leangrad::cosine_similarity;
 using leangrad::cross_entropy;
 using leangrad::dropout;
+using leangrad::dropout1d;
+using leangrad::dropout2d;
+using leangrad::dropout3d;
 using leangrad::elu;
 using leangrad::elu_;
 using leangrad::embedding;
 using leangrad::embedding_bag;
+using leangrad::feature_alpha_dropout;
+using leangrad::fold;
 using leangrad::gaussian_nll_loss;
 using leangrad::gelu;
 using leangrad::glu;
@@ -107,6 +115,7 @@ using leangrad::tanhexp;
 using leangrad::tanhshrink;
 using leangrad::threshold;
 using leangrad::triplet_margin_loss;
+using leangrad::unfold;
 // F::logsigmoid, as LibTorch spells it (torch::log_sigmoid is leangrad::log_sigmoid).
 inline Tensor logsigmoid(const Tensor& x) {
   return leangrad::log_sigmoid(x);

@@ -10,6 +10,7 @@
 #include <leangrad/nn/distance.h>
 #include <leangrad/nn/dropout.h>
 #include <leangrad/nn/embedding.h>
+#include <leangrad/nn/fold.h>
 #include <leangrad/nn/functional.h>
 #include <leangrad/nn/group_norm.h>
 #include <leangrad/nn/init.h>
@@ -18,6 +19,7 @@
 #include <leangrad/nn/loss.h>
 #include <leangrad/nn/module.h>
 #include <leangrad/nn/module_holder.h>
+#include <leangrad/nn/packed_sequence.h>
 #include <leangrad/nn/padding.h>
 #include <leangrad/nn/pooling.h>
 #include <leangrad/nn/rnn.h>

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include <leangrad/autograd/arithmetic_functions.h>
+#include <leangrad/autograd/fold_functions.h>
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/grad_mode.h>
 #include <leangrad/autograd/indexing_functions.h>
@@ -472,6 +473,14 @@ std::vector<OpCase> volumetric_recurrent_cases() {
                              std::get<1>(state).flatten()});
                }),
                {input({6, 4, 8})},
+               kTolF32Sum});
+  // unfold and fold: index_select and index_add over the padded planes (session 46).
+  c.push_back({"unfold_fold_f32",
+               grads_of([](const Inputs& v) {
+                 return cat({unfold(v[0], {3, 2}, {1, 2}, {1, 1}, {2, 1}).flatten(),
+                             fold(v[1], {5, 6}, {2, 2}, {1, 1}, {0, 0}, {1, 1}).flatten()});
+               }),
+               {input({2, 3, 7, 6}), input({2, 8, 20})},
                kTolF32Sum});
   c.push_back({"conv3d_strided_dilated_groups_f32",
                grads_of([](const Inputs& v) {

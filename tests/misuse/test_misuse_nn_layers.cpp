@@ -8,12 +8,15 @@
 #include <optional>
 #include <vector>
 
+#include <leangrad/autograd/dropout_functions.h>
+#include <leangrad/autograd/fold_functions.h>
 #include <leangrad/autograd/nn_functions.h>
 #include <leangrad/autograd/volumetric_functions.h>
 #include <leangrad/core/creation.h>
 #include <leangrad/kernels/creation.h>
 #include <leangrad/nn/batch_norm.h>
 #include <leangrad/nn/conv.h>
+#include <leangrad/nn/dropout.h>
 #include <leangrad/nn/embedding.h>
 #include <leangrad/nn/layer_norm.h>
 #include <leangrad/nn/upsample.h>
@@ -328,6 +331,79 @@ std::vector<MisuseCase> conv_transpose_cases() {
   return t.cases();
 }
 LG_MISUSE_SUITE(ConvTranspose, conv_transpose_cases());
+
+std::vector<MisuseCase> dropout_cases() {
+  MisuseTable t;
+  t.add("dropout2d_probability_above_one", Raises::Error,
+        {"dropout2d", "probability p in [0, 1]", "1.5"}, [] {
+          dropout2d(ones({1, 2, 3, 3}), 1.5);
+        });
+  t.add("dropout1d_nan_probability", Raises::Error, {"dropout1d", "[0, 1]", "nan"}, [] {
+    dropout1d(ones({1, 2, 3}), std::numeric_limits<double>::quiet_NaN());
+  });
+  t.add("dropout2d_of_a_volume", Raises::ShapeError,
+        {"dropout2d", "4-D input (N, C, ...)", "3-D unbatched", "[1, 2, 3, 3, 3]"}, [] {
+          dropout2d(ones({1, 2, 3, 3, 3}));
+        });
+  t.add("dropout3d_of_a_vector", Raises::ShapeError, {"dropout3d", "5-D", "[4]"},
+        [] { dropout3d(ones({4})); });
+  t.add("dropout1d_integral", Raises::DTypeError, {"dropout1d", "floating", "int64"}, [] {
+    dropout1d(ones({1, 2, 3}, kInt64));
+  });
+  t.add("alpha_dropout_negative_probability", Raises::Error, {"alpha_dropout", "-0.1"},
+        [] { alpha_dropout(ones({3}), -0.1); });
+  t.add("alpha_dropout_undefined", Raises::Error, {"alpha_dropout", "undefined"},
+        [] { alpha_dropout(Tensor()); });
+  t.add("feature_alpha_dropout_of_a_vector", Raises::ShapeError,
+        {"feature_alpha_dropout", "at least 2 dims", "[3]"},
+        [] { feature_alpha_dropout(ones({3})); });
+  t.add("dropout3d_module_probability", Raises::Error, {"Dropout3d", "[0, 1]", "2"},
+        [] { nn::Dropout3d(2.0); });
+  t.add("alpha_dropout_module_probability", Raises::Error, {"AlphaDropout", "[0, 1]", "-1"},
+        [] { nn::AlphaDropout(-1.0); });
+  return t.cases();
+}
+LG_MISUSE_SUITE(Dropouts, dropout_cases());
+
+std::vector<MisuseCase> fold_cases() {
+  MisuseTable t;
+  t.add("unfold_of_a_vector", Raises::ShapeError, {"unfold", "(N, C, H, W)", "[5]"}, [] {
+    unfold(ones({5}), {2, 2});
+  });
+  t.add("unfold_zero_kernel", Raises::ShapeError, {"unfold", "kernel_size", "[0, 2]"}, [] {
+    unfold(ones({1, 1, 4, 4}), {0, 2});
+  });
+  t.add("unfold_negative_padding", Raises::ShapeError, {"unfold", "padding [-1, 0]"}, [] {
+    unfold(ones({1, 1, 4, 4}), {2, 2}, {1, 1}, {-1, 0});
+  });
+  t.add("unfold_kernel_wider_than_the_image", Raises::ShapeError,
+        {"unfold", "width of [1, 1, 4, 3]", "span 5", "no block"}, [] {
+          unfold(ones({1, 1, 4, 3}), {2, 3}, {1, 2});
+        });
+  t.add("unfold_integral", Raises::DTypeError, {"unfold", "floating", "int64"}, [] {
+    unfold(ones({1, 1, 4, 4}, kInt64), {2, 2});
+  });
+  t.add("unfold_huge_stride", Raises::ShapeError, {"unfold", "overflow"}, [] {
+    unfold(ones({1, 1, 4, 4}), {2, 2}, {1, 1}, {std::int64_t{1} << 62, 0});
+  });
+  t.add("fold_rows_not_a_multiple_of_the_kernel", Raises::ShapeError,
+        {"fold", "[1, 5, 9]", "5 rows", "multiple", "4 elements"}, [] {
+          fold(ones({1, 5, 9}), {4, 4}, {2, 2});
+        });
+  t.add("fold_blocks_of_another_image", Raises::ShapeError,
+        {"fold", "[1, 4, 8]", "8 blocks", "output_size [4, 4]", "gives 9"}, [] {
+          fold(ones({1, 4, 8}), {4, 4}, {2, 2});
+        });
+  t.add("fold_zero_output_size", Raises::ShapeError, {"fold", "positive output_size", "[0, 4]"},
+        [] {
+          fold(ones({1, 4, 3}), {0, 4}, {2, 2});
+        });
+  t.add("fold_of_a_4d_input", Raises::ShapeError, {"fold", "(N, C kH kW, L)", "[1, 4, 3, 3]"}, [] {
+    fold(ones({1, 4, 3, 3}), {4, 4}, {2, 2});
+  });
+  return t.cases();
+}
+LG_MISUSE_SUITE(Fold, fold_cases());
 
 std::vector<MisuseCase> interpolate_cases() {
   MisuseTable t;

@@ -206,6 +206,10 @@ int main(int argc, char** argv) {
        }},
       {"conv_transpose3d", volume,
        [&](const Tensor& x) { return torch::conv_transpose3d(x, deconv3d_w, {}, 2, 1); }},
+      {"unfold_patches", image,
+       [](const Tensor& x) {
+         return F::unfold(x, F::UnfoldFuncOptions({2, 2}).stride(2));
+       }},
       {"interpolate_trilinear", volume,
        [](const Tensor& x) {
          return F::interpolate(x, F::InterpolateFuncOptions()
