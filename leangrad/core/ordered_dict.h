@@ -77,6 +77,15 @@ class OrderedDict {
   Item& back() { return items_[checked_position(size() - 1)]; }
   const Item& back() const { return items_[checked_position(size() - 1)]; }
 
+  // Removes the entry under `key` (an absent key is an error), keeping the others' order.
+  void erase(const Key& key) {
+    const std::size_t at = checked_index(key);
+    items_.erase(items_.begin() + static_cast<std::ptrdiff_t>(at));
+    index_.erase(key);
+    for (auto& [k, i] : index_)
+      if (i > at) --i;
+  }
+
   std::size_t size() const noexcept { return items_.size(); }
   bool is_empty() const noexcept { return items_.empty(); }
   void clear() {

@@ -1,6 +1,9 @@
-// nn::Sequential and nn::ModuleList (nn/container.h): children registered under their index.
+// The containers (nn/container.h): Sequential and ModuleList register their children under
+// their index, ModuleDict under their keys; ParameterList and ParameterDict keep parameters as
+// the module's own.
 #include <leangrad/nn/container.h>
 
+#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -16,6 +19,121 @@ Tensor SequentialImpl::forward(const Tensor& input) {
   for (const auto& module : *this)
     x = (*module)(x);  // hooks and wrappers run (Note [Module call])
   return x;
+}
+
+ModuleDictImpl::ModuleDictImpl(
+    const std::vector<std::pair<std::string, std::shared_ptr<Module>>>& modules)
+    : ModuleDictImpl() {
+  update(modules);
+}
+
+ModuleDictImpl::ModuleDictImpl(const OrderedDict<std::string, std::shared_ptr<Module>>& modules)
+    : ModuleDictImpl() {
+  update(modules.pairs());
+}
+
+void ModuleDictImpl::update(
+    const std::vector<std::pair<std::string, std::shared_ptr<Module>>>& modules) {
+  for (const auto& [key, module] : modules)
+    insert(key, module);
+}
+
+std::shared_ptr<Module> ModuleDictImpl::pop(const std::string& key) {
+  std::shared_ptr<Module> module = (*this)[key];
+  unregister_module(key);
+  return module;
+}
+
+void ModuleDictImpl::clear() {
+  for (const std::string& key : keys())
+    unregister_module(key);
+}
+
+ParameterListImpl::ParameterListImpl(const std::vector<Tensor>& parameters) : ParameterListImpl() {
+  extend(parameters);
+}
+
+void ParameterListImpl::append(const Tensor& parameter) {
+  LG_CHECK(parameter.defined(), name(), ": append got an undefined Tensor()");
+  register_parameter(std::to_string(size()), parameter, parameter.requires_grad());
+}
+
+void ParameterListImpl::extend(const std::vector<Tensor>& parameters) {
+  for (const Tensor& parameter : parameters)
+    append(parameter);
+}
+
+Tensor& ParameterListImpl::operator[](std::size_t index) {
+  LG_CHECK(index < size(), name(), "[", index, "]: index out of range (size ", size(), ")");
+  return own_parameters()[index].second;
+}
+
+ParameterDictImpl::ParameterDictImpl(const std::vector<std::pair<std::string, Tensor>>& parameters)
+    : ParameterDictImpl() {
+  update(parameters);
+}
+
+std::size_t ParameterDictImpl::position(const std::string& key) const {
+  const NamedTensors& own = own_parameters();
+  return static_cast<std::size_t>(
+      std::find_if(own.begin(), own.end(), [&](const auto& item) { return item.first == key; }) -
+      own.begin());
+}
+
+Tensor& ParameterDictImpl::insert(const std::string& key, const Tensor& parameter) {
+  LG_CHECK(parameter.defined(), name(), ": insert('", key, "') got an undefined Tensor()");
+  const std::size_t at = position(key);
+  if (at < size()) return own_parameters()[at].second = parameter;
+  return register_parameter(key, parameter, parameter.requires_grad());
+}
+
+void ParameterDictImpl::update(const std::vector<std::pair<std::string, Tensor>>& parameters) {
+  for (const auto& [key, parameter] : parameters)
+    insert(key, parameter);
+}
+
+Tensor& ParameterDictImpl::operator[](const std::string& key) {
+  const std::size_t at = position(key);
+  if (at == size()) {
+    std::string known;
+    for (const std::string& k : keys())
+      known += (known.empty() ? "'" : ", '") + k + "'";
+    LG_THROW(Error, name(), ": no parameter '", key, "' (there are ", size(),
+             size() > 0 ? ": " : "", known, ")");
+  }
+  return own_parameters()[at].second;
+}
+
+Tensor ParameterDictImpl::pop(const std::string& key) {
+  Tensor parameter = (*this)[key];
+  own_parameters().erase(own_parameters().begin() + static_cast<std::ptrdiff_t>(position(key)));
+  return parameter;
+}
+
+void ParameterDictImpl::clear() {
+  own_parameters().clear();
+}
+
+bool ParameterDictImpl::contains(const std::string& key) const {
+  return position(key) < size();
+}
+
+std::size_t ParameterDictImpl::size() const {
+  return own_parameters().size();
+}
+
+std::vector<std::string> ParameterDictImpl::keys() const {
+  std::vector<std::string> out;
+  for (const auto& [key, parameter] : own_parameters())
+    out.push_back(key);
+  return out;
+}
+
+std::vector<Tensor> ParameterDictImpl::values() const {
+  std::vector<Tensor> out;
+  for (const auto& [key, parameter] : own_parameters())
+    out.push_back(parameter);
+  return out;
 }
 
 }  // namespace leangrad::nn

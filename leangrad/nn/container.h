@@ -1,16 +1,23 @@
-// The container modules: nn::Sequential (a chain of modules, each fed the previous one's output)
-// and nn::ModuleList (an indexable list of submodules with no forward of its own), built as in
-// LibTorch from module holders (or shared_ptrs). Children are named by their index, "0", "1",
-// ..., so parameter names are PyTorch's ("0.weight", "2.bias").
+// The container modules: nn::Sequential (a chain of modules, each fed the previous one's output),
+// nn::ModuleList (an indexable list of submodules with no forward of its own) and nn::ModuleDict
+// (submodules by name), built as in LibTorch from module holders (or shared_ptrs); and
+// nn::ParameterList and nn::ParameterDict, parameters by index or by name. The lists' entries are
+// named by their index, "0", "1", ..., so parameter names are PyTorch's ("0.weight", "2.bias").
 //   nn::Sequential mlp(nn::Flatten(), nn::Linear(784, 128), nn::ReLU(), nn::Linear(128, 10));
 //   Tensor logits = mlp(images);  // (B, 1, 28, 28) -> (B, 10)
 //   mlp->push_back(nn::Dropout(0.1));  auto fc = mlp->ptr<nn::LinearImpl>(1);
+//   nn::ModuleDict heads;  heads->insert("class", nn::Linear(64, 10));
+//   heads->insert("box", nn::Linear(64, 4));
+//   Tensor boxes = heads->at<nn::LinearImpl>("box")->forward(features);
+//   nn::ParameterList scales;  scales->append(ones({8}).requires_grad_());
 #pragma once
 
 #include <concepts>
 #include <cstddef>
 #include <memory>
+#include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <leangrad/core/error.h>
@@ -84,5 +91,105 @@ class ModuleListImpl : public IndexedModules {
   // forward() is Module's, which throws: a ModuleList only holds modules (iterate it yourself).
 };
 LEANGRAD_MODULE(ModuleList);
+
+// Submodules by name, in insertion order, as LibTorch's ModuleDict: the names are the children's
+// (parameter "box.weight"). No forward of its own (Module's, which throws).
+class ModuleDictImpl : public Module {
+ public:
+  ModuleDictImpl() : Module("ModuleDict") {}
+  explicit ModuleDictImpl(
+      const std::vector<std::pair<std::string, std::shared_ptr<Module>>>& modules);
+  explicit ModuleDictImpl(const OrderedDict<std::string, std::shared_ptr<Module>>& modules);
+
+  // Adds `module` under `key`, or puts it in the place of the one there (LibTorch's insert).
+  template <typename M>
+  void insert(const std::string& key, std::shared_ptr<M> module) {
+    if (contains(key))
+      replace_module(key, std::move(module));
+    else
+      register_module(key, std::move(module));
+  }
+  template <typename M>
+  void insert(const std::string& key, const ModuleHolder<M>& module) {
+    insert(key, module.ptr());
+  }
+  // insert() of each entry, in order.
+  void update(const std::vector<std::pair<std::string, std::shared_ptr<Module>>>& modules);
+  // Removes and returns the module under `key` (an absent key is an Error listing the keys).
+  std::shared_ptr<Module> pop(const std::string& key);
+  void clear();
+
+  bool contains(const std::string& key) const { return named_children().contains(key); }
+  std::size_t size() const { return named_children().size(); }
+  bool empty() const { return named_children().is_empty(); }
+  std::vector<std::string> keys() const { return named_children().keys(); }
+  std::vector<std::shared_ptr<Module>> values() const { return named_children().values(); }
+  const OrderedDict<std::string, std::shared_ptr<Module>>& items() const {
+    return named_children();
+  }
+  // The module under `key` (an absent key is an Error listing the keys).
+  std::shared_ptr<Module> operator[](const std::string& key) const { return named_children()[key]; }
+  // The same, as its concrete type (an Error when it is another): dict->at<nn::LinearImpl>("fc").
+  template <typename M>
+  std::shared_ptr<detail::module_type_t<M>> at(const std::string& key) const {
+    auto module = std::dynamic_pointer_cast<detail::module_type_t<M>>((*this)[key]);
+    LG_CHECK(module != nullptr, name(), "['", key, "'] is a ", (*this)[key]->name(),
+             ", not the type asked for (", detail::demangle(typeid(M)), ")");
+    return module;
+  }
+  auto begin() const { return named_children().begin(); }
+  auto end() const { return named_children().end(); }
+};
+LEANGRAD_MODULE(ModuleDict);
+
+// Parameters by index, named "0", "1", ... (state_dict keys "0", "scales.1"), as LibTorch's
+// ParameterList. append keeps each tensor's requires_grad, as LibTorch's does.
+class ParameterListImpl : public Module {
+ public:
+  ParameterListImpl() : Module("ParameterList") {}
+  explicit ParameterListImpl(const std::vector<Tensor>& parameters);
+
+  void append(const Tensor& parameter);
+  void extend(const std::vector<Tensor>& parameters);
+  std::size_t size() const { return own_parameters().size(); }
+  bool is_empty() const { return size() == 0; }
+  // The parameter at `index` (out of range: an Error naming the size).
+  Tensor& operator[](std::size_t index);
+  Tensor& at(std::size_t index) { return (*this)[index]; }
+  // Each parameter as (name, tensor), in order: for (auto& [name, p] : *list).
+  auto begin() { return own_parameters().begin(); }
+  auto end() { return own_parameters().end(); }
+};
+LEANGRAD_MODULE(ParameterList);
+
+// Parameters by name, in insertion order, as LibTorch's ParameterDict.
+class ParameterDictImpl : public Module {
+ public:
+  ParameterDictImpl() : Module("ParameterDict") {}
+  explicit ParameterDictImpl(const std::vector<std::pair<std::string, Tensor>>& parameters);
+
+  // Adds `parameter` under `key` (keeping its requires_grad), or replaces the one there.
+  Tensor& insert(const std::string& key, const Tensor& parameter);
+  void update(const std::vector<std::pair<std::string, Tensor>>& parameters);
+  // Removes and returns the parameter under `key` (absent: an Error listing the keys).
+  Tensor pop(const std::string& key);
+  void clear();
+
+  bool contains(const std::string& key) const;
+  std::size_t size() const;
+  bool empty() const { return size() == 0; }
+  std::vector<std::string> keys() const;
+  std::vector<Tensor> values() const;
+  // The parameter under `key` (absent: an Error listing the keys).
+  Tensor& operator[](const std::string& key);
+  Tensor& get(const std::string& key) { return (*this)[key]; }
+  auto begin() { return own_parameters().begin(); }
+  auto end() { return own_parameters().end(); }
+
+ private:
+  // The position of `key` among the parameters, or size() when absent.
+  std::size_t position(const std::string& key) const;
+};
+LEANGRAD_MODULE(ParameterDict);
 
 }  // namespace leangrad::nn

@@ -133,6 +133,21 @@ class Module : public std::enable_shared_from_this<Module> {
   std::shared_ptr<M> register_module(const std::string& name, const ModuleHolder<M>& holder) {
     return register_module(name, holder.ptr());
   }
+  // Puts `module` in the place of the child `name` (its position kept), as LibTorch's; the
+  // child must exist.
+  template <typename M>
+  std::shared_ptr<M> replace_module(const std::string& name, std::shared_ptr<M> module) {
+    LG_CHECK(module != nullptr, this->name(), ": replace_module('", name, "') got a null module");
+    children_[name] = module;
+    detail::bind_forward(*module);
+    return module;
+  }
+  template <typename M>
+  std::shared_ptr<M> replace_module(const std::string& name, const ModuleHolder<M>& holder) {
+    return replace_module(name, holder.ptr());
+  }
+  // Removes the child `name`, as LibTorch's (an absent name is an Error naming the children).
+  void unregister_module(const std::string& name) { children_.erase(name); }
 
   // True when M declares forward(const Tensor&) (the virtual, overridden or inherited); false
   // when M's own forward hides it (LibTorch's by-value spelling, say).
@@ -217,6 +232,7 @@ class Module : public std::enable_shared_from_this<Module> {
  protected:
   // Parameters and buffers of this module only (not submodules), in registration order.
   NamedTensors& own_parameters() { return parameters_; }
+  const NamedTensors& own_parameters() const { return parameters_; }
   NamedTensors& own_buffers() { return buffers_; }
 
  private:

@@ -1,5 +1,7 @@
-// Tests of nn::Sequential and nn::ModuleList (nn/container.h): children named by index, parameter
-// and state-dict names as PyTorch forms them, forward equal to the chain written by hand.
+// Tests of nn::Sequential, nn::ModuleList, nn::ModuleDict, nn::ParameterList and
+// nn::ParameterDict (nn/container.h): children named by index or key, parameter and state-dict
+// names as PyTorch forms them, forward equal to the chain written by hand, insertion order kept
+// through replacement and removal.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -147,6 +149,92 @@ TEST(ModuleList, IndexNamesAndNoForward) {
   } net;
   net.blocks->push_back(nn::Linear(2, 2));
   EXPECT_EQ(keys(net.state_dict()), (std::vector<std::string>{"blocks.0.weight", "blocks.0.bias"}));
+}
+
+// torch: d = nn.ModuleDict({"conv": nn.Conv2d(1, 2, 3), "act": nn.ReLU(), "fc": nn.Linear(2, 3)});
+// list(d.state_dict()) == ["conv.weight", "conv.bias", "fc.weight", "fc.bias"]; d["conv"] = Linear
+// keeps the key's place; del d["act"]; d.pop("fc").
+TEST(ModuleDict, KeysOrderReplacementAndRemoval) {
+  using Named = std::vector<std::pair<std::string, std::shared_ptr<nn::Module>>>;
+  nn::ModuleDict dict(Named{{"conv", nn::Conv2d(nn::Conv2dOptions(1, 2, 3)).ptr()},
+                            {"act", nn::ReLU().ptr()},
+                            {"fc", nn::Linear(2, 3).ptr()}});
+  EXPECT_EQ(dict->keys(), (std::vector<std::string>{"conv", "act", "fc"}));
+  EXPECT_EQ(keys(dict->state_dict()),
+            (std::vector<std::string>{"conv.weight", "conv.bias", "fc.weight", "fc.bias"}));
+  EXPECT_TRUE(dict->contains("act"));
+  EXPECT_EQ(dict->size(), 3u);
+  EXPECT_EQ(dict->at<nn::LinearImpl>("fc")->options.out_features(), 3);
+  EXPECT_THROW(dict->at<nn::LinearImpl>("conv"), Error);
+  EXPECT_THROW((*dict)["missing"], Error);
+  // Replacing keeps the place; the old module's parameters leave with it.
+  dict->insert("conv", nn::Linear(5, 5));
+  EXPECT_EQ(dict->keys(), (std::vector<std::string>{"conv", "act", "fc"}));
+  EXPECT_EQ((*dict)["conv"]->name(), "Linear");
+  EXPECT_EQ(dict->parameters().size(), 4u);
+  const std::shared_ptr<nn::Module> fc = dict->pop("fc");
+  EXPECT_EQ(fc->name(), "Linear");
+  EXPECT_EQ(dict->keys(), (std::vector<std::string>{"conv", "act"}));
+  dict->update({{"head", nn::Linear(5, 1).ptr()}});
+  EXPECT_EQ(dict->keys(), (std::vector<std::string>{"conv", "act", "head"}));
+  EXPECT_EQ(keys(dict->named_parameters()),
+            (std::vector<std::string>{"conv.weight", "conv.bias", "head.weight", "head.bias"}));
+  std::vector<std::string> iterated;
+  for (const auto& item : *dict)
+    iterated.push_back(item.key());
+  EXPECT_EQ(iterated, dict->keys());
+  EXPECT_THROW(dict->forward(randn({1, 5})), Error);
+  dict->clear();
+  EXPECT_TRUE(dict->empty());
+  EXPECT_TRUE(dict->parameters().empty());
+}
+
+// torch: nn.ParameterList([nn.Parameter(torch.ones(2)), nn.Parameter(torch.zeros(3))]) has
+// state_dict keys "0", "1"; inside a module "scales.0", ...
+TEST(ParameterList, IndexNamesAndRequiresGradKept) {
+  nn::ParameterList list(std::vector<Tensor>{ones({2}).requires_grad_(), zeros({3})});
+  list->append(full({4}, 2.0).requires_grad_());
+  EXPECT_EQ(list->size(), 3u);
+  EXPECT_EQ(keys(list->state_dict()), (std::vector<std::string>{"0", "1", "2"}));
+  EXPECT_TRUE((*list)[0].requires_grad());
+  EXPECT_FALSE((*list)[1].requires_grad());  // kept as given, as LibTorch's append
+  EXPECT_TRUE(test::all_close((*list)[2], {2, 2, 2, 2}, 0, 0));
+  EXPECT_THROW((*list)[3], Error);
+  struct Net : nn::Module {
+    nn::ParameterList scales = register_module("scales", nn::ParameterList());
+  } net;
+  net.scales->extend({ones({1}).requires_grad_(), ones({1}).requires_grad_()});
+  EXPECT_EQ(keys(net.named_parameters()), (std::vector<std::string>{"scales.0", "scales.1"}));
+  // The parameters train: an SGD step moves them.
+  optim::SGD sgd(net.parameters(), optim::SGDOptions(0.5));
+  sum(add(net.scales->at(0), net.scales->at(1))).backward();
+  sgd.step();
+  EXPECT_TRUE(test::all_close(net.scales->at(0), {0.5}, 0, 0));
+  int count = 0;
+  for (auto& [name, parameter] : *list)
+    count += parameter.defined() ? 1 : 0;
+  EXPECT_EQ(count, 3);
+}
+
+TEST(ParameterDict, KeysReplacementAndRemoval) {
+  nn::ParameterDict dict(
+      NamedTensors{{"scale", ones({2}).requires_grad_()}, {"shift", zeros({2})}});
+  EXPECT_EQ(dict->keys(), (std::vector<std::string>{"scale", "shift"}));
+  EXPECT_EQ(keys(dict->state_dict()), (std::vector<std::string>{"scale", "shift"}));
+  dict->insert("scale", full({2}, 3.0));  // replaced in place
+  EXPECT_EQ(dict->keys(), (std::vector<std::string>{"scale", "shift"}));
+  EXPECT_TRUE(test::all_close(dict->get("scale"), {3, 3}, 0, 0));
+  dict->update({{"bias", zeros({1})}});
+  EXPECT_EQ(dict->keys(), (std::vector<std::string>{"scale", "shift", "bias"}));
+  const Tensor shift = dict->pop("shift");
+  EXPECT_EQ(shift.shape(), (Shape{2}));
+  EXPECT_EQ(dict->keys(), (std::vector<std::string>{"scale", "bias"}));
+  EXPECT_FALSE(dict->contains("shift"));
+  EXPECT_THROW((*dict)["shift"], Error);
+  EXPECT_THROW(dict->insert("a.b", zeros({1})), Error);  // a dotted name
+  EXPECT_EQ(dict->values().size(), 2u);
+  dict->clear();
+  EXPECT_TRUE(dict->empty());
 }
 
 // Tied weights: one tensor registered by two modules is one parameter (PyTorch's rule), so an
