@@ -4,6 +4,7 @@
 // them, so their values, kinks and broadcasting are PyTorch's.
 #include <leangrad/autograd/margin_losses.h>
 
+#include <algorithm>
 #include <cmath>
 #include <utility>
 #include <vector>
@@ -12,7 +13,9 @@
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/grad_mode.h>
 #include <leangrad/autograd/graph.h>
+#include <leangrad/autograd/indexing_functions.h>
 #include <leangrad/autograd/nn_internal.h>
+#include <leangrad/core/creation.h>
 #include <leangrad/core/error.h>
 #include <leangrad/core/profiler.h>
 #include <leangrad/core/shape.h>
@@ -243,6 +246,147 @@ Tensor triplet_margin_loss(const Tensor& anchor_in, const Tensor& positive_in,
   const Tensor d_positive = pairwise_distance(anchor, positive, p, eps);
   Tensor d_negative = pairwise_distance(anchor, negative, p, eps);
   if (swap) d_negative = minimum(d_negative, pairwise_distance(positive, negative, p, eps));
+  return reduce_losses(clamp_min(sub(add(d_positive, margin), d_negative), 0.0), reduction);
+}
+
+namespace {
+
+// The class indices of a margin loss's target as host values; the Error names `op`.
+std::vector<std::int64_t> host_classes(const char* op, const Tensor& target) {
+  LG_CHECK(target.defined(), op, ": expected a defined target");
+  LG_CHECK_DTYPE(target.dtype() == kInt64, op, ": expected int64 class indices as the target, got ",
+                 target.dtype(), " (shape ", target.shape(), ")");
+  const NoGradGuard no_grad;
+  const Tensor values = target.to(Device::cpu()).contiguous();
+  const std::int64_t* v = values.data_ptr<std::int64_t>();
+  return std::vector<std::int64_t>(v, v + values.numel());
+}
+
+// input as (N, C): a (C) input is one sample. The Error names `op`.
+Tensor samples_of(const char* op, const Tensor& input) {
+  check_floating_input(op, input);
+  LG_CHECK_SHAPE(input.dim() == 1 || input.dim() == 2, op,
+                 ": expected input (N, C) or (C), got shape ", input.shape());
+  LG_CHECK_SHAPE(input.size(-1) >= 1, op, ": expected at least one class, got input of shape ",
+                 input.shape());
+  return input.dim() == 1 ? unsqueeze(input, 0) : input;
+}
+
+Tensor host_tensor_on(const std::vector<double>& values, const Shape& shape, const Tensor& like) {
+  return tensor(values, shape).to(like.dtype()).to(like.device());
+}
+
+}  // namespace
+
+Tensor multi_margin_loss(const Tensor& input_in, const Tensor& target, std::int64_t p,
+                         double margin, const Tensor& weight, Reduction reduction) {
+  LG_PROFILE_OP(input_in, target);
+  const char* op = "multi_margin_loss";
+  LG_CHECK(p == 1 || p == 2, op, ": p must be 1 or 2, got ", p);
+  const Tensor input = amp::autocast_operand(input_in, amp::CastPolicy::Float32);
+  const Tensor x = samples_of(op, input);
+  const std::int64_t n = x.size(0), classes = x.size(1);
+  const Shape target_shape = input.dim() == 1 ? Shape{} : Shape{n};
+  LG_CHECK_SHAPE(target.defined() && (target.shape() == target_shape ||
+                                      (input.dim() == 1 && target.shape() == Shape{1})),
+                 op, ": expected a target of shape ", target_shape, " for input of shape ",
+                 input.shape(), ", got ", target.defined() ? target.shape() : Shape{});
+  const std::vector<std::int64_t> y = host_classes(op, target);
+  std::vector<double> is_target(static_cast<std::size_t>(n * classes), 0.0);
+  for (std::size_t i = 0; i < y.size(); ++i) {
+    LG_CHECK(y[i] >= 0 && y[i] < classes, op, ": target ", y[i], " of sample ", i,
+             " is not a class in [0, ", classes, ")");
+    is_target[i * static_cast<std::size_t>(classes) + static_cast<std::size_t>(y[i])] = 1.0;
+  }
+  if (weight.defined()) {
+    LG_CHECK_SHAPE(weight.shape() == Shape{classes}, op, ": expected a class weight of shape (",
+                   classes, "), got ", weight.shape());
+    LG_CHECK_DTYPE(weight.dtype() == x.dtype() && weight.device() == x.device(), op,
+                   ": expected the weight in the input's dtype ", x.dtype(), " and device ",
+                   x.device(), ", got ", weight.dtype(), " on ", weight.device());
+  }
+  const Tensor index = tensor(y, {n, 1}).to(x.device());
+  // max(0, margin - x[y] + x[i]) (^p) over every class, the target's own term masked out.
+  Tensor z = relu(add(sub(x, gather(x, 1, index)), margin));
+  if (p == 2) z = mul(z, z);
+  z = mul(z, rsub(host_tensor_on(is_target, {n, classes}, x), 1.0));
+  if (weight.defined()) z = mul(z, reshape(index_select(weight, 0, reshape(index, {n})), {n, 1}));
+  Tensor losses = div(sum(z, {1}), static_cast<double>(classes));
+  if (input.dim() == 1) losses = reshape(losses, {});
+  return reduce_losses(losses, reduction);
+}
+
+Tensor multilabel_margin_loss(const Tensor& input_in, const Tensor& target, Reduction reduction) {
+  LG_PROFILE_OP(input_in, target);
+  const char* op = "multilabel_margin_loss";
+  const Tensor input = amp::autocast_operand(input_in, amp::CastPolicy::Float32);
+  const Tensor x = samples_of(op, input);
+  const std::int64_t n = x.size(0), classes = x.size(1);
+  LG_CHECK_SHAPE(target.defined() && target.shape() == input.shape(), op,
+                 ": expected a target of the input's shape ", input.shape(), ", got ",
+                 target.defined() ? target.shape() : Shape{});
+  const std::vector<std::int64_t> y = host_classes(op, target);
+  // Each sample's indices: the row up to its first -1.
+  std::vector<std::vector<std::int64_t>> indices(static_cast<std::size_t>(n));
+  std::size_t most = 0;
+  std::vector<double> is_target(static_cast<std::size_t>(n * classes), 0.0);
+  for (std::int64_t s = 0; s < n; ++s) {
+    for (std::int64_t i = 0; i < classes; ++i) {
+      const std::int64_t c = y[static_cast<std::size_t>(s * classes + i)];
+      if (c == -1) break;
+      LG_CHECK(c >= 0 && c < classes, op, ": target index ", c, " of sample ", s,
+               " is neither a class in [0, ", classes, ") nor the end marker -1");
+      indices[static_cast<std::size_t>(s)].push_back(c);
+      is_target[static_cast<std::size_t>(s * classes + c)] = 1.0;
+    }
+    most = std::max(most, indices[static_cast<std::size_t>(s)].size());
+  }
+  Tensor losses;
+  if (most == 0) {
+    losses = mul(sum(x, {1}), 0.0);  // no sample names a class
+  } else {
+    // (N, K, C): 1 - x[j] + x[i] for the K index slots j of each sample (slots past its own
+    // count, and the classes it names, masked out).
+    const auto k = static_cast<std::int64_t>(most);
+    std::vector<std::int64_t> slots(static_cast<std::size_t>(n * k), 0);
+    std::vector<double> used(static_cast<std::size_t>(n * k), 0.0);
+    for (std::size_t s = 0; s < indices.size(); ++s) {
+      for (std::size_t j = 0; j < indices[s].size(); ++j) {
+        slots[s * most + j] = indices[s][j];
+        used[s * most + j] = 1.0;
+      }
+    }
+    const Tensor x_j = gather(x, 1, tensor(slots, {n, k}).to(x.device()));
+    const Tensor z = relu(add(sub(unsqueeze(x, 1), unsqueeze(x_j, 2)), 1.0));
+    const Tensor mask = mul(unsqueeze(host_tensor_on(used, {n, k}, x), 2),
+                            unsqueeze(rsub(host_tensor_on(is_target, {n, classes}, x), 1.0), 1));
+    losses = div(sum(mul(z, mask), {1, 2}), static_cast<double>(classes));
+  }
+  if (input.dim() == 1) losses = reshape(losses, {});
+  return reduce_losses(losses, reduction);
+}
+
+Tensor triplet_margin_with_distance_loss(const Tensor& anchor, const Tensor& positive,
+                                         const Tensor& negative,
+                                         const DistanceFunction& distance_function, double margin,
+                                         bool swap, Reduction reduction) {
+  LG_PROFILE_OP(anchor, positive, negative);
+  const char* op = "triplet_margin_with_distance_loss";
+  LG_CHECK(margin > 0.0, op, ": margin must be greater than 0, got ", margin);
+  check_floating_input(op, anchor);
+  check_floating_input(op, positive);
+  check_floating_input(op, negative);
+  LG_CHECK_SHAPE(anchor.dim() == positive.dim() && anchor.dim() == negative.dim(), op,
+                 ": expected anchor, positive and negative of one number of dims, got shapes ",
+                 anchor.shape(), ", ", positive.shape(), " and ", negative.shape());
+  const DistanceFunction distance = distance_function
+                                        ? distance_function
+                                        : DistanceFunction([](const Tensor& a, const Tensor& b) {
+                                            return pairwise_distance(a, b);
+                                          });
+  const Tensor d_positive = distance(anchor, positive);
+  Tensor d_negative = distance(anchor, negative);
+  if (swap) d_negative = minimum(d_negative, distance(positive, negative));
   return reduce_losses(clamp_min(sub(add(d_positive, margin), d_negative), 0.0), reduction);
 }
 

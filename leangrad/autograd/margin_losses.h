@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 
 #include <leangrad/autograd/nn_functions.h>
 #include <leangrad/core/tensor.h>
@@ -67,5 +68,32 @@ Tensor cosine_embedding_loss(const Tensor& input1, const Tensor& input2, const T
 Tensor triplet_margin_loss(const Tensor& anchor, const Tensor& positive, const Tensor& negative,
                            double margin = 1.0, double p = 2.0, double eps = 1e-6,
                            bool swap = false, Reduction reduction = Reduction::Mean);
+
+// The multi-class hinge loss, as torch's multi_margin_loss: for input (N, C) (or (C)) and class
+// indices target (N) (or 0-d), each sample's loss is the sum over the classes i other than its
+// target y of max(0, margin - x[y] + x[i])^p (p 1 or 2), times weight[y] when a class weight (C)
+// is given, divided by C. At max's kink (exactly 0) the gradient is 0, as PyTorch's.
+Tensor multi_margin_loss(const Tensor& input, const Tensor& target, std::int64_t p = 1,
+                         double margin = 1.0, const Tensor& weight = Tensor(),
+                         Reduction reduction = Reduction::Mean);
+
+// The multi-label hinge loss, as torch's multilabel_margin_loss: target (N, C) (or (C)) int64
+// holds each sample's class indices, ended by the first -1 (or the row's end); the loss is the
+// sum over those indices j and the classes i not among them of max(0, 1 - (x[j] - x[i])),
+// divided by C. The indices are read on the host (a CUDA target is copied back).
+Tensor multilabel_margin_loss(const Tensor& input, const Tensor& target,
+                              Reduction reduction = Reduction::Mean);
+
+// A distance between two batches of embeddings, row by row: (N, D), (N, D) -> (N).
+using DistanceFunction = std::function<Tensor(const Tensor&, const Tensor&)>;
+
+// triplet_margin_loss with any distance: max(0, margin + d(anchor, positive) - d(anchor,
+// negative)), d pairwise_distance when distance_function is empty; swap takes
+// min(d(anchor, negative), d(positive, negative)). margin must be positive, as PyTorch's.
+Tensor triplet_margin_with_distance_loss(const Tensor& anchor, const Tensor& positive,
+                                         const Tensor& negative,
+                                         const DistanceFunction& distance_function = {},
+                                         double margin = 1.0, bool swap = false,
+                                         Reduction reduction = Reduction::Mean);
 
 }  // namespace leangrad

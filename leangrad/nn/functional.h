@@ -10,6 +10,7 @@
 
 #include <leangrad/autograd/activations.h>
 #include <leangrad/autograd/attention.h>
+#include <leangrad/autograd/composed_layers.h>
 #include <leangrad/autograd/dropout_functions.h>
 #include <leangrad/autograd/fold_functions.h>
 #include <leangrad/autograd/functions.h>
@@ -35,9 +36,11 @@ using leangrad::avg_pool1d;
 using leangrad::avg_pool2d;
 using leangrad::avg_pool3d;
 using leangrad::batch_norm;
+using leangrad::bilinear;
 using leangrad::binary_cross_entropy;
 using leangrad::binary_cross_entropy_with_logits;
 using leangrad::celu;
+using leangrad::channel_shuffle;
 using leangrad::conv1d;
 using leangrad::conv2d;
 using leangrad::conv3d;
@@ -76,8 +79,11 @@ using leangrad::layer_norm;
 using leangrad::leaky_relu;
 using leangrad::leaky_relu_;
 using leangrad::linear;
+using leangrad::local_response_norm;
 using leangrad::log_sigmoid;
 using leangrad::log_softmax;
+using leangrad::lp_pool1d;
+using leangrad::lp_pool2d;
 using leangrad::margin_ranking_loss;
 using leangrad::max_pool1d;
 using leangrad::max_pool1d_with_indices;
@@ -87,6 +93,8 @@ using leangrad::max_pool3d;
 using leangrad::max_pool3d_with_indices;
 using leangrad::mish;
 using leangrad::mse_loss;
+using leangrad::multi_margin_loss;
+using leangrad::multilabel_margin_loss;
 using leangrad::multilabel_soft_margin_loss;
 using leangrad::nll_loss;
 using leangrad::pad;
@@ -115,6 +123,7 @@ using leangrad::tanhexp;
 using leangrad::tanhshrink;
 using leangrad::threshold;
 using leangrad::triplet_margin_loss;
+using leangrad::triplet_margin_with_distance_loss;
 using leangrad::unfold;
 // F::logsigmoid, as LibTorch spells it (torch::log_sigmoid is leangrad::log_sigmoid).
 inline Tensor logsigmoid(const Tensor& x) {

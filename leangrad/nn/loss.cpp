@@ -228,4 +228,44 @@ std::string TripletMarginLossImpl::extra_repr() const {
                          ", eps=", options.eps(), ", swap=", options.swap() ? "true" : "false");
 }
 
+MultiMarginLossImpl::MultiMarginLossImpl(const MultiMarginLossOptions& options)
+    : Module("MultiMarginLoss"), options(options) {
+  LG_CHECK(options.p() == 1 || options.p() == 2, "MultiMarginLoss: p must be 1 or 2, got ",
+           options.p());
+  weight = register_class_weight(*this, options.weight());
+}
+Tensor MultiMarginLossImpl::forward(const Tensor& input, const Tensor& target) {
+  return multi_margin_loss(input, target, options.p(), options.margin(), weight,
+                           options.reduction());
+}
+std::string MultiMarginLossImpl::extra_repr() const {
+  std::string repr = detail::str_cat("p=", options.p(), ", margin=", options.margin(),
+                                     ", reduction=", reduction_name(options.reduction()));
+  if (weight.defined()) repr += detail::str_cat(", weight=", weight.shape());
+  return repr;
+}
+
+Tensor MultiLabelMarginLossImpl::forward(const Tensor& input, const Tensor& target) {
+  return multilabel_margin_loss(input, target, options.reduction());
+}
+std::string MultiLabelMarginLossImpl::extra_repr() const {
+  return detail::str_cat("reduction=", reduction_name(options.reduction()));
+}
+
+TripletMarginWithDistanceLossImpl::TripletMarginWithDistanceLossImpl(
+    const TripletMarginWithDistanceLossOptions& options)
+    : Module("TripletMarginWithDistanceLoss"), options(options) {
+  LG_CHECK(options.margin() > 0.0,
+           "TripletMarginWithDistanceLoss: margin must be greater than 0, got ", options.margin());
+}
+Tensor TripletMarginWithDistanceLossImpl::forward(const Tensor& anchor, const Tensor& positive,
+                                                  const Tensor& negative) {
+  return triplet_margin_with_distance_loss(anchor, positive, negative, options.distance_function(),
+                                           options.margin(), options.swap(), options.reduction());
+}
+std::string TripletMarginWithDistanceLossImpl::extra_repr() const {
+  return detail::str_cat("margin=", options.margin(), ", swap=", options.swap() ? "true" : "false",
+                         ", reduction=", reduction_name(options.reduction()));
+}
+
 }  // namespace leangrad::nn

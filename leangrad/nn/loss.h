@@ -1,8 +1,8 @@
 // Loss modules: CrossEntropyLoss, NLLLoss, MSELoss, L1Loss, BCELoss, BCEWithLogitsLoss,
 // SmoothL1Loss, HuberLoss, KLDivLoss, PoissonNLLLoss, GaussianNLLLoss, MarginRankingLoss,
 // HingeEmbeddingLoss, SoftMarginLoss, MultiLabelSoftMarginLoss, CosineEmbeddingLoss,
-// TripletMarginLoss. Unlike the single-input
-// modules, their forward takes (input, target), as in LibTorch:
+// TripletMarginLoss, MultiMarginLoss, MultiLabelMarginLoss, TripletMarginWithDistanceLoss. Unlike
+// the single-input modules, their forward takes (input, target), as in LibTorch:
 //   nn::CrossEntropyLoss loss(nn::CrossEntropyLossOptions().ignore_index(0).label_smoothing(0.1));
 //   Tensor l = loss(logits, target);  // logits (N, C), target (N,) int64 or probabilities (N, C)
 // Every rank of leangrad::cross_entropy works: (N, C, H, W) logits with (N, H, W) class indices,
@@ -319,5 +319,60 @@ class TripletMarginLossImpl : public Module {
   TripletMarginLossOptions options;
 };
 LEANGRAD_MODULE(TripletMarginLoss);
+
+// The arguments of leangrad::multi_margin_loss; a weight is the module's buffer "weight".
+class MultiMarginLossOptions {
+  LG_ARG(std::int64_t, p) = 1;
+  LG_ARG(double, margin) = 1.0;
+  LG_ARG(Tensor, weight);  // (C,) or undefined
+  LG_ARG(Reduction, reduction) = Reduction::Mean;
+};
+
+class MultiLabelMarginLossOptions {
+  LG_ARG(Reduction, reduction) = Reduction::Mean;
+};
+
+// The arguments of leangrad::triplet_margin_with_distance_loss (an empty distance_function:
+// pairwise_distance).
+class TripletMarginWithDistanceLossOptions {
+  LG_ARG(DistanceFunction, distance_function);
+  LG_ARG(double, margin) = 1.0;
+  LG_ARG(bool, swap) = false;
+  LG_ARG(Reduction, reduction) = Reduction::Mean;
+};
+
+class MultiMarginLossImpl : public Module {
+ public:
+  explicit MultiMarginLossImpl(const MultiMarginLossOptions& options = {});
+  using Module::forward;
+  Tensor forward(const Tensor& input, const Tensor& target);
+  std::string extra_repr() const override;  // "p=1, margin=1, reduction=mean"
+  MultiMarginLossOptions options;
+  Tensor weight;  // the buffer, or undefined
+};
+LEANGRAD_MODULE(MultiMarginLoss);
+
+class MultiLabelMarginLossImpl : public Module {
+ public:
+  explicit MultiLabelMarginLossImpl(const MultiLabelMarginLossOptions& options = {})
+      : Module("MultiLabelMarginLoss"), options(options) {}
+  using Module::forward;
+  Tensor forward(const Tensor& input, const Tensor& target);
+  std::string extra_repr() const override;  // "reduction=mean"
+  MultiLabelMarginLossOptions options;
+};
+LEANGRAD_MODULE(MultiLabelMarginLoss);
+
+class TripletMarginWithDistanceLossImpl : public Module {
+ public:
+  explicit TripletMarginWithDistanceLossImpl(
+      const TripletMarginWithDistanceLossOptions& options = {});
+  using Module::forward;
+  Tensor forward(const Tensor& anchor, const Tensor& positive, const Tensor& negative);
+  // "margin=1, swap=false, reduction=mean"
+  std::string extra_repr() const override;
+  TripletMarginWithDistanceLossOptions options;
+};
+LEANGRAD_MODULE(TripletMarginWithDistanceLoss);
 
 }  // namespace leangrad::nn

@@ -5,6 +5,7 @@
 #include <leangrad/nn/activation.h>
 #include <leangrad/nn/attention.h>
 #include <leangrad/nn/batch_norm.h>
+#include <leangrad/nn/composed_layers.h>
 #include <leangrad/nn/container.h>
 #include <leangrad/nn/conv.h>
 #include <leangrad/nn/distance.h>

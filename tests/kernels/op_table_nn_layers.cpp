@@ -15,10 +15,12 @@
 #include <vector>
 
 #include <leangrad/autograd/arithmetic_functions.h>
+#include <leangrad/autograd/composed_layers.h>
 #include <leangrad/autograd/fold_functions.h>
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/grad_mode.h>
 #include <leangrad/autograd/indexing_functions.h>
+#include <leangrad/autograd/margin_losses.h>
 #include <leangrad/autograd/nn_functions.h>
 #include <leangrad/autograd/reduction_functions.h>
 #include <leangrad/autograd/volumetric_functions.h>
@@ -482,6 +484,19 @@ std::vector<OpCase> volumetric_recurrent_cases() {
                }),
                {input({2, 3, 7, 6}), input({2, 8, 20})},
                kTolF32Sum});
+  // Compositions of session 46: LP pool, LRN, bilinear, channel shuffle and the multi-class
+  // hinge loss (its targets are read on the host).
+  c.push_back(
+      {"lp_pool_lrn_bilinear_shuffle_multi_margin_f32",
+       grads_of([](const Inputs& v) {
+         return cat({lp_pool2d(v[0], 2.0, {2, 2}, {1, 1}).flatten(),
+                     local_response_norm(v[0], 3, 0.1).flatten(),
+                     channel_shuffle(v[0], 2).flatten(), bilinear(v[1], v[2], v[3]).flatten(),
+                     multi_margin_loss(v[1], tensor<std::int64_t>({0, 2, 1, 3}).to(v[1].device()),
+                                       2, 0.5, Tensor(), Reduction::None)});
+       }),
+       {input({2, 4, 5, 5}, kFloat32, 0.5, 1.5), input({4, 4}), input({4, 3}), input({2, 4, 3})},
+       kTolF32Sum});
   c.push_back({"conv3d_strided_dilated_groups_f32",
                grads_of([](const Inputs& v) {
                  return conv3d(v[0], v[1], v[2], {2, 1, 1}, {1, 0, 1}, {1, 2, 1}, 2);

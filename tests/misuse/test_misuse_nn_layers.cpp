@@ -8,17 +8,21 @@
 #include <optional>
 #include <vector>
 
+#include <leangrad/autograd/composed_layers.h>
 #include <leangrad/autograd/dropout_functions.h>
 #include <leangrad/autograd/fold_functions.h>
+#include <leangrad/autograd/margin_losses.h>
 #include <leangrad/autograd/nn_functions.h>
 #include <leangrad/autograd/volumetric_functions.h>
 #include <leangrad/core/creation.h>
 #include <leangrad/kernels/creation.h>
 #include <leangrad/nn/batch_norm.h>
+#include <leangrad/nn/composed_layers.h>
 #include <leangrad/nn/conv.h>
 #include <leangrad/nn/dropout.h>
 #include <leangrad/nn/embedding.h>
 #include <leangrad/nn/layer_norm.h>
+#include <leangrad/nn/loss.h>
 #include <leangrad/nn/upsample.h>
 #include "misuse/misuse_testing.h"
 
@@ -404,6 +408,100 @@ std::vector<MisuseCase> fold_cases() {
   return t.cases();
 }
 LG_MISUSE_SUITE(Fold, fold_cases());
+
+std::vector<MisuseCase> multi_margin_loss_cases() {
+  MisuseTable t;
+  t.add("multi_margin_p_three", Raises::Error, {"multi_margin_loss", "p must be 1 or 2", "3"}, [] {
+    multi_margin_loss(ones({2, 3}), zeros({2}, kInt64), 3);
+  });
+  t.add("multi_margin_target_out_of_range", Raises::Error,
+        {"multi_margin_loss", "target 3 of sample 1", "[0, 3)"}, [] {
+          multi_margin_loss(ones({2, 3}), tensor<std::int64_t>({0, 3}));
+        });
+  t.add("multi_margin_target_of_another_batch", Raises::ShapeError,
+        {"multi_margin_loss", "target of shape [2]", "[2, 3]", "got [3]"}, [] {
+          multi_margin_loss(ones({2, 3}), zeros({3}, kInt64));
+        });
+  t.add("multi_margin_float_target", Raises::DTypeError, {"multi_margin_loss", "int64", "float32"},
+        [] {
+          multi_margin_loss(ones({2, 3}), zeros({2}));
+        });
+  t.add("multi_margin_weight_of_another_size", Raises::ShapeError,
+        {"multi_margin_loss", "class weight of shape (3)", "[4]"}, [] {
+          multi_margin_loss(ones({2, 3}), zeros({2}, kInt64), 1, 1.0, ones({4}));
+        });
+  t.add("multi_margin_three_dims", Raises::ShapeError,
+        {"multi_margin_loss", "(N, C) or (C)", "[2, 3, 4]"}, [] {
+          multi_margin_loss(ones({2, 3, 4}), zeros({2}, kInt64));
+        });
+  t.add("multilabel_margin_index_out_of_range", Raises::Error,
+        {"multilabel_margin_loss", "target index 5 of sample 0", "-1"}, [] {
+          multilabel_margin_loss(ones({1, 3}), tensor(std::vector<std::int64_t>{5, -1, 0}, {1, 3}));
+        });
+  t.add("multilabel_margin_target_shape", Raises::ShapeError,
+        {"multilabel_margin_loss", "input's shape [2, 3]", "[2]"}, [] {
+          multilabel_margin_loss(ones({2, 3}), zeros({2}, kInt64));
+        });
+  t.add("triplet_distance_margin_zero", Raises::Error,
+        {"triplet_margin_with_distance_loss", "margin must be greater than 0", "0"}, [] {
+          triplet_margin_with_distance_loss(ones({2, 3}), ones({2, 3}), ones({2, 3}), {}, 0.0);
+        });
+  t.add("triplet_distance_ranks_differ", Raises::ShapeError,
+        {"triplet_margin_with_distance_loss", "one number of dims", "[3]"}, [] {
+          triplet_margin_with_distance_loss(ones({2, 3}), ones({3}), ones({2, 3}));
+        });
+  t.add("multi_margin_module_p", Raises::Error, {"MultiMarginLoss", "p must be 1 or 2"},
+        [] { nn::MultiMarginLoss(nn::MultiMarginLossOptions().p(0)); });
+  return t.cases();
+}
+LG_MISUSE_SUITE(MultiMarginLosses, multi_margin_loss_cases());
+
+std::vector<MisuseCase> composed_layer_cases() {
+  MisuseTable t;
+  t.add("lp_pool2d_zero_norm", Raises::Error, {"lp_pool2d", "non-zero norm_type", "0"}, [] {
+    lp_pool2d(ones({1, 1, 4, 4}), 0.0, {2, 2});
+  });
+  t.add("lp_pool1d_integral", Raises::DTypeError, {"lp_pool1d", "floating", "int64"}, [] {
+    lp_pool1d(ones({1, 1, 4}, kInt64), 2.0, 2);
+  });
+  t.add("local_response_norm_of_a_matrix", Raises::ShapeError,
+        {"local_response_norm", "at least 3 dims", "[2, 3]"}, [] {
+          local_response_norm(ones({2, 3}), 2);
+        });
+  t.add("local_response_norm_zero_size", Raises::Error, {"local_response_norm", "positive size"},
+        [] {
+          local_response_norm(ones({1, 2, 3}), 0);
+        });
+  t.add("bilinear_leading_shapes_differ", Raises::ShapeError,
+        {"bilinear", "one leading shape", "[3, 4]", "[2, 5]"}, [] {
+          bilinear(ones({3, 4}), ones({2, 5}), ones({1, 4, 5}));
+        });
+  t.add("bilinear_weight_of_other_features", Raises::ShapeError,
+        {"bilinear", "weight of shape (out, 4, 5)", "[1, 5, 4]"}, [] {
+          bilinear(ones({3, 4}), ones({3, 5}), ones({1, 5, 4}));
+        });
+  t.add("bilinear_bias_shape", Raises::ShapeError, {"bilinear", "bias of shape (2)", "[3]"}, [] {
+    bilinear(ones({3, 4}), ones({3, 5}), ones({2, 4, 5}), ones({3}));
+  });
+  t.add("bilinear_dtypes_differ", Raises::DTypeError, {"bilinear", "float64", "float32"}, [] {
+    bilinear(ones({3, 4}), ones({3, 5}, kFloat64), ones({2, 4, 5}));
+  });
+  t.add("channel_shuffle_groups_do_not_divide", Raises::ShapeError,
+        {"channel_shuffle", "5 channels", "groups = 2"}, [] {
+          channel_shuffle(ones({1, 5, 2}), 2);
+        });
+  t.add("channel_shuffle_of_a_matrix", Raises::ShapeError, {"channel_shuffle", "3 dims", "[4, 4]"},
+        [] {
+          channel_shuffle(ones({4, 4}), 2);
+        });
+  t.add("softmax2d_of_a_matrix", Raises::ShapeError, {"Softmax2d", "(N, C, H, W)", "[4, 4]"}, [] {
+    nn::Softmax2d()(ones({4, 4}));
+  });
+  t.add("bilinear_module_zero_features", Raises::Error, {"Bilinear", "positive", "0"},
+        [] { nn::Bilinear(0, 3, 2); });
+  return t.cases();
+}
+LG_MISUSE_SUITE(ComposedLayers, composed_layer_cases());
 
 std::vector<MisuseCase> interpolate_cases() {
   MisuseTable t;

@@ -1,0 +1,131 @@
+// Modules over the functions of autograd/composed_layers.h, as LibTorch's: nn::LPPool1d,
+// nn::LPPool2d, nn::LocalResponseNorm, nn::Bilinear (parameters weight (out, in1, in2) and bias
+// (out), initialised as PyTorch's), nn::ChannelShuffle, and nn::Softmax2d (softmax over the
+// channels of (N, C, H, W) or (C, H, W)).
+//   nn::LPPool2d pool(nn::LPPool2dOptions(2.0, 3).stride(2));
+//   nn::Bilinear bilinear(nn::BilinearOptions(16, 8, 4));  Tensor y = bilinear(a, b);
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <leangrad/autograd/composed_layers.h>
+#include <leangrad/core/macros.h>
+#include <leangrad/nn/module_holder.h>
+
+namespace leangrad::nn {
+
+// norm_type, kernel_size, stride (default: the kernel) and ceil_mode of an LP pool.
+class LPPool1dOptions {
+ public:
+  LPPool1dOptions(double norm_type, std::int64_t kernel_size)
+      : norm_type_(norm_type), kernel_size_(kernel_size), stride_(kernel_size) {}
+  LG_ARG(double, norm_type);
+  LG_ARG(std::int64_t, kernel_size);
+  LG_ARG(std::int64_t, stride);
+  LG_ARG(bool, ceil_mode) = false;
+};
+
+class LPPool2dOptions {
+ public:
+  LPPool2dOptions(double norm_type, std::int64_t kernel_size)
+      : LPPool2dOptions(norm_type, Size2{kernel_size, kernel_size}) {}
+  LPPool2dOptions(double norm_type, Size2 kernel_size)
+      : norm_type_(norm_type), kernel_size_(kernel_size), stride_(kernel_size) {}
+  LPPool2dOptions& stride(std::int64_t s) { return stride(Size2{s, s}); }
+  LG_ARG(double, norm_type);
+  LG_ARG(Size2, kernel_size);
+  LG_ARG(Size2, stride);
+  LG_ARG(bool, ceil_mode) = false;
+};
+
+class LPPool1dImpl : public Module {
+ public:
+  explicit LPPool1dImpl(const LPPool1dOptions& options) : Module("LPPool1d"), options(options) {}
+  Tensor forward(const Tensor& input) override;
+  // "norm_type=2, kernel_size=3, stride=2, ceil_mode=false"
+  std::string extra_repr() const override;
+  LPPool1dOptions options;
+};
+LEANGRAD_MODULE(LPPool1d);
+
+class LPPool2dImpl : public Module {
+ public:
+  explicit LPPool2dImpl(const LPPool2dOptions& options) : Module("LPPool2d"), options(options) {}
+  Tensor forward(const Tensor& input) override;
+  // "norm_type=2, kernel_size=(3, 3), stride=(2, 2), ceil_mode=false"
+  std::string extra_repr() const override;
+  LPPool2dOptions options;
+};
+LEANGRAD_MODULE(LPPool2d);
+
+class LocalResponseNormOptions {
+ public:
+  /* implicit */ LocalResponseNormOptions(std::int64_t size) : size_(size) {}
+  LG_ARG(std::int64_t, size);
+  LG_ARG(double, alpha) = 1e-4;
+  LG_ARG(double, beta) = 0.75;
+  LG_ARG(double, k) = 1.0;
+};
+
+class LocalResponseNormImpl : public Module {
+ public:
+  explicit LocalResponseNormImpl(const LocalResponseNormOptions& options);
+  Tensor forward(const Tensor& input) override;
+  std::string extra_repr() const override;  // "5, alpha=0.0001, beta=0.75, k=1"
+  LocalResponseNormOptions options;
+};
+LEANGRAD_MODULE(LocalResponseNorm);
+
+class BilinearOptions {
+ public:
+  BilinearOptions(std::int64_t in1_features, std::int64_t in2_features, std::int64_t out_features)
+      : in1_features_(in1_features), in2_features_(in2_features), out_features_(out_features) {}
+  LG_ARG(std::int64_t, in1_features);
+  LG_ARG(std::int64_t, in2_features);
+  LG_ARG(std::int64_t, out_features);
+  LG_ARG(bool, bias) = true;
+};
+
+class BilinearImpl : public Module {
+ public:
+  explicit BilinearImpl(const BilinearOptions& options);
+  BilinearImpl(std::int64_t in1, std::int64_t in2, std::int64_t out)
+      : BilinearImpl(BilinearOptions(in1, in2, out)) {}
+  using Module::forward;
+  // (*, in1), (*, in2) -> (*, out), as LibTorch's.
+  Tensor forward(const Tensor& input1, const Tensor& input2);
+  // PyTorch's reset_parameters: weight and bias U(-1/sqrt(in1), 1/sqrt(in1)).
+  void reset_parameters();
+  // "in1_features=16, in2_features=8, out_features=4, bias=true"
+  std::string extra_repr() const override;
+  BilinearOptions options;
+  Tensor weight;
+  Tensor bias;  // undefined with bias(false)
+};
+LEANGRAD_MODULE(Bilinear);
+
+class ChannelShuffleOptions {
+ public:
+  /* implicit */ ChannelShuffleOptions(std::int64_t groups) : groups_(groups) {}
+  LG_ARG(std::int64_t, groups);
+};
+
+class ChannelShuffleImpl : public Module {
+ public:
+  explicit ChannelShuffleImpl(const ChannelShuffleOptions& options);
+  Tensor forward(const Tensor& input) override;
+  std::string extra_repr() const override;  // "groups=3"
+  ChannelShuffleOptions options;
+};
+LEANGRAD_MODULE(ChannelShuffle);
+
+class Softmax2dImpl : public Module {
+ public:
+  Softmax2dImpl() : Module("Softmax2d") {}
+  // softmax over dim -3 of (N, C, H, W) or (C, H, W).
+  Tensor forward(const Tensor& input) override;
+};
+LEANGRAD_MODULE(Softmax2d);
+
+}  // namespace leangrad::nn
