@@ -1,15 +1,17 @@
-// lp_pool1d, lp_pool2d, local_response_norm, bilinear and channel_shuffle
+// lp_pool1d, lp_pool2d, local_response_norm, bilinear, channel_shuffle and rrelu
 // (autograd/composed_layers.h), each PyTorch's composition of other functions.
 #include <leangrad/autograd/composed_layers.h>
 
 #include <cmath>
 
+#include <leangrad/autograd/activations.h>
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/indexing_functions.h>
 #include <leangrad/autograd/nn_internal.h>
 #include <leangrad/core/error.h>
 #include <leangrad/core/profiler.h>
 #include <leangrad/core/shape.h>
+#include <leangrad/kernels/creation.h>
 
 namespace leangrad {
 
@@ -109,6 +111,19 @@ Tensor channel_shuffle(const Tensor& x, std::int64_t groups) {
   Shape grouped{x.size(0), groups, x.size(1) / groups};
   grouped.insert(grouped.end(), x.shape().begin() + 2, x.shape().end());
   return reshape(transpose(reshape(x, grouped), 1, 2), x.shape());
+}
+
+Tensor rrelu(const Tensor& x, double lower, double upper, bool training) {
+  LG_PROFILE_OP(x);
+  const char* op = "rrelu";
+  autograd::check_floating_input(op, x);
+  LG_CHECK(std::isfinite(lower) && std::isfinite(upper) && lower <= upper, op,
+           ": expected finite bounds with lower <= upper, got lower ", lower, " and upper ", upper);
+  if (!training) return leaky_relu(x, (lower + upper) / 2.0);
+  // The factor of each element: 1 where x > 0, its slope elsewhere; a constant (the mask and the
+  // draws take no gradient), so the gradient is the factor.
+  const Tensor slopes = add(mul(rand_like(x), upper - lower), lower);
+  return mul(x, where(gt(x, 0.0), ones_like(x), slopes));
 }
 
 }  // namespace leangrad

@@ -1,6 +1,7 @@
 // Layers written with other differentiable functions, as torch's: lp_pool1d / lp_pool2d (a
 // power average), local_response_norm (AlexNet's normalisation across channels), bilinear (x1^T
-// A x2 + b) and channel_shuffle (ShuffleNet's interleaving of channel groups). Each is PyTorch's
+// A x2 + b), channel_shuffle (ShuffleNet's interleaving of channel groups) and rrelu (leaky ReLU
+// with random slopes in training). Each is PyTorch's
 // own composition, so it runs on every device, in every floating dtype, and differentiates to any
 // order.
 //   y = lp_pool2d(x, 2.0, {2, 2});                 // sqrt of the sum of squares per window
@@ -39,5 +40,12 @@ Tensor bilinear(const Tensor& x1, const Tensor& x2, const Tensor& weight,
 // (N, C, *) with C = groups g: channel i g + j of the output is channel j (C / groups) + i of
 // the input (reshape to (N, groups, C / groups, *), swap those two dims, reshape back).
 Tensor channel_shuffle(const Tensor& x, std::int64_t groups);
+
+// Randomized leaky ReLU: x for x > 0, a x otherwise, with a drawn uniformly from [lower, upper]
+// for each element in training (rand: Philox, the default generator of x's device) and
+// (lower + upper) / 2 otherwise. The gradient is 1 or the element's slope (the slope at 0, as
+// PyTorch's).
+Tensor rrelu(const Tensor& x, double lower = 1.0 / 8.0, double upper = 1.0 / 3.0,
+             bool training = false);
 
 }  // namespace leangrad

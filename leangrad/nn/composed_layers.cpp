@@ -92,6 +92,19 @@ std::string ChannelShuffleImpl::extra_repr() const {
   return detail::str_cat("groups=", options.groups());
 }
 
+RReLUImpl::RReLUImpl(const RReLUOptions& options) : Module("RReLU"), options(options) {
+  LG_CHECK(options.lower() <= options.upper(), "RReLU: expected lower <= upper, got lower ",
+           options.lower(), " and upper ", options.upper());
+}
+
+Tensor RReLUImpl::forward(const Tensor& input) {
+  return rrelu(input, options.lower(), options.upper(), is_training());
+}
+
+std::string RReLUImpl::extra_repr() const {
+  return detail::str_cat("lower=", options.lower(), ", upper=", options.upper());
+}
+
 Tensor Softmax2dImpl::forward(const Tensor& input) {
   LG_CHECK(input.defined(), "Softmax2d: expected a defined input, got an undefined Tensor()");
   LG_CHECK_SHAPE(input.dim() == 3 || input.dim() == 4,

@@ -1,7 +1,8 @@
 // Modules over the functions of autograd/composed_layers.h, as LibTorch's: nn::LPPool1d,
 // nn::LPPool2d, nn::LocalResponseNorm, nn::Bilinear (parameters weight (out, in1, in2) and bias
-// (out), initialised as PyTorch's), nn::ChannelShuffle, and nn::Softmax2d (softmax over the
-// channels of (N, C, H, W) or (C, H, W)).
+// (out), initialised as PyTorch's), nn::ChannelShuffle, nn::RReLU (random slopes in training,
+// their mean in eval), and nn::Softmax2d (softmax over the channels of (N, C, H, W) or
+// (C, H, W)).
 //   nn::LPPool2d pool(nn::LPPool2dOptions(2.0, 3).stride(2));
 //   nn::Bilinear bilinear(nn::BilinearOptions(16, 8, 4));  Tensor y = bilinear(a, b);
 #pragma once
@@ -119,6 +120,22 @@ class ChannelShuffleImpl : public Module {
   ChannelShuffleOptions options;
 };
 LEANGRAD_MODULE(ChannelShuffle);
+
+class RReLUOptions {
+ public:
+  LG_ARG(double, lower) = 1.0 / 8.0;
+  LG_ARG(double, upper) = 1.0 / 3.0;
+};
+
+class RReLUImpl : public Module {
+ public:
+  explicit RReLUImpl(const RReLUOptions& options = {});
+  // rrelu(input, lower, upper, is_training()).
+  Tensor forward(const Tensor& input) override;
+  std::string extra_repr() const override;  // "lower=0.125, upper=0.333333"
+  RReLUOptions options;
+};
+LEANGRAD_MODULE(RReLU);
 
 class Softmax2dImpl : public Module {
  public:

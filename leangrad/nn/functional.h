@@ -106,6 +106,7 @@ using leangrad::prelu;
 using leangrad::relu;
 using leangrad::relu6;
 using leangrad::relu6_;
+using leangrad::rrelu;
 using leangrad::scaled_dot_product_attention;
 using leangrad::selu;
 using leangrad::selu_;

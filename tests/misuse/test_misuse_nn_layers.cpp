@@ -497,6 +497,10 @@ std::vector<MisuseCase> composed_layer_cases() {
   t.add("softmax2d_of_a_matrix", Raises::ShapeError, {"Softmax2d", "(N, C, H, W)", "[4, 4]"}, [] {
     nn::Softmax2d()(ones({4, 4}));
   });
+  t.add("rrelu_bounds_crossed", Raises::Error, {"rrelu", "lower <= upper", "0.5", "0.2"},
+        [] { rrelu(ones({3}), 0.5, 0.2, true); });
+  t.add("rrelu_module_bounds_crossed", Raises::Error, {"RReLU", "lower <= upper"},
+        [] { nn::RReLU(nn::RReLUOptions().lower(0.9).upper(0.1)); });
   t.add("bilinear_module_zero_features", Raises::Error, {"Bilinear", "positive", "0"},
         [] { nn::Bilinear(0, 3, 2); });
   return t.cases();

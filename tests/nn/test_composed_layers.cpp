@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include <leangrad/autograd/activations.h>
 #include <leangrad/autograd/composed_layers.h>
 #include <leangrad/autograd/functions.h>
 #include <leangrad/core/generator.h>
@@ -173,6 +174,41 @@ TEST(ComposedLayers, ModulesAreTheFunctions) {
   EXPECT_TRUE(test::all_close(shuffle(x), test::to_vector(channel_shuffle(x, 3)), 0, 0));
   nn::Softmax2d softmax2d;
   EXPECT_TRUE(test::all_close(softmax2d(x), test::to_vector(softmax(x, 1)), 0, 0));
+}
+
+// rrelu: in eval, leaky_relu with the mean slope; in training, each negative element scaled by
+// its own slope in [lower, upper], positive ones kept, the gradient that factor, and the slopes'
+// mean within 5 standard deviations ((upper - lower) / sqrt(12 n)) of (lower + upper) / 2.
+TEST(RReLU, SlopesInTheirRangeAndTheirMeanInEval) {
+  const double lower = 0.1, upper = 0.4;
+  const Tensor x = test::uniform_input({64, 64}, -1, 1, 930);
+  EXPECT_TRUE(
+      test::all_close(rrelu(x, lower, upper, false), test::to_vector(leaky_relu(x, 0.25)), 0, 0));
+  manual_seed(931);
+  const Tensor y = rrelu(x, lower, upper, true);
+  sum(y).backward();
+  const std::vector<double> xv = test::to_vector(x), yv = test::to_vector(y),
+                            gv = test::to_vector(x.grad());
+  double slope_sum = 0;
+  int negatives = 0;
+  for (std::size_t e = 0; e < xv.size(); ++e) {
+    if (xv[e] > 0) {
+      ASSERT_EQ(yv[e], xv[e]);
+      ASSERT_EQ(gv[e], 1.0);
+    } else {
+      ASSERT_GE(gv[e], lower);
+      ASSERT_LE(gv[e], upper);
+      ASSERT_EQ(yv[e], xv[e] * gv[e]);
+      slope_sum += gv[e];
+      ++negatives;
+    }
+  }
+  const double n = negatives;
+  EXPECT_NEAR(slope_sum / n, (lower + upper) / 2, 5 * (upper - lower) / std::sqrt(12 * n));
+  nn::RReLU module(nn::RReLUOptions().lower(lower).upper(upper));
+  EXPECT_EQ(module->extra_repr(), "lower=0.1, upper=0.4");
+  module->eval();
+  EXPECT_TRUE(test::all_close(module(x), test::to_vector(leaky_relu(x, 0.25)), 0, 0));
 }
 
 }  // namespace
