@@ -81,6 +81,11 @@ int main(int argc, char** argv) {
   const Tensor columns = (lg::rand({4096, 1024}) * 4095.0).to(lg::kInt64);  // in [0, 4096)
   const Tensor targets = (lg::rand({4096, 4096}) * 4095.0).to(lg::kInt64);  // in [0, 4096)
   const Tensor prelu_weight = lg::full({256}, 0.25);
+  // CTC: 200 steps of 32 sequences over 40 classes, targets of 50 labels in [1, 40).
+  const Tensor ctc_logits = lg::randn({200, 32, 40}).requires_grad_(true);
+  const Tensor ctc_targets = (lg::rand({32, 50}) * 38.99 + 1.0).to(lg::kInt64);
+  const Tensor ctc_input_lengths = lg::full({32}, 200.0).to(lg::kInt64);
+  const Tensor ctc_target_lengths = lg::full({32}, 50.0).to(lg::kInt64);
   const std::vector<Op> ops = {
       {"interpolate_bilinear", image,
        [](const Tensor& x) {
@@ -201,6 +206,11 @@ int main(int argc, char** argv) {
       {"unfold_patches", image,
        [](const Tensor& x) {
          return lg::unfold(x, {2, 2}, {1, 1}, {0, 0}, {2, 2});
+       }},
+      {"ctc_loss", ctc_logits,
+       [&](const Tensor& x) {
+         return lg::ctc_loss(lg::log_softmax(x, 2), ctc_targets, ctc_input_lengths,
+                             ctc_target_lengths);
        }},
       {"interpolate_trilinear", volume,
        [](const Tensor& x) {

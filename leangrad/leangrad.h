@@ -40,6 +40,7 @@
 #include <leangrad/autograd/autocast.h>
 #include <leangrad/autograd/checkpoint.h>
 #include <leangrad/autograd/composed_layers.h>
+#include <leangrad/autograd/ctc_loss.h>
 #include <leangrad/autograd/custom_function.h>
 #include <leangrad/autograd/dropout_functions.h>
 #include <leangrad/autograd/einsum.h>

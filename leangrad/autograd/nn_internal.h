@@ -73,7 +73,7 @@ inline Shape check_broadcast_loss(const char* op, const char* name_a, const Tens
                  name_a, " and ", name_b, ", got ", a.dtype(), " and ", b.dtype());
   LG_CHECK_DEVICE(a.device() == b.device(), op, ": expected ", name_a, " and ", name_b,
                   " on one device, got ", a.device(), " and ", b.device());
-  const std::string what = detail::str_cat(op, " (", name_a, " and ", name_b, ")");
+  const std::string what = ::leangrad::detail::str_cat(op, " (", name_a, " and ", name_b, ")");
   return broadcast_shapes(a.shape(), b.shape(), what.c_str());
 }
 

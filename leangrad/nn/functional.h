@@ -11,6 +11,7 @@
 #include <leangrad/autograd/activations.h>
 #include <leangrad/autograd/attention.h>
 #include <leangrad/autograd/composed_layers.h>
+#include <leangrad/autograd/ctc_loss.h>
 #include <leangrad/autograd/dropout_functions.h>
 #include <leangrad/autograd/fold_functions.h>
 #include <leangrad/autograd/functions.h>
@@ -50,6 +51,7 @@ using leangrad::conv_transpose3d;
 using leangrad::cosine_embedding_loss;
 using leangrad::cosine_similarity;
 using leangrad::cross_entropy;
+using leangrad::ctc_loss;
 using leangrad::dropout;
 using leangrad::dropout1d;
 using leangrad::dropout2d;

@@ -268,4 +268,18 @@ std::string TripletMarginWithDistanceLossImpl::extra_repr() const {
                          ", reduction=", reduction_name(options.reduction()));
 }
 
+CTCLossImpl::CTCLossImpl(const CTCLossOptions& options) : Module("CTCLoss"), options(options) {
+  LG_CHECK(options.blank() >= 0, "CTCLoss: expected a blank index >= 0, got ", options.blank());
+}
+Tensor CTCLossImpl::forward(const Tensor& log_probs, const Tensor& targets,
+                            const Tensor& input_lengths, const Tensor& target_lengths) {
+  return ctc_loss(log_probs, targets, input_lengths, target_lengths, options.blank(),
+                  options.reduction(), options.zero_infinity());
+}
+std::string CTCLossImpl::extra_repr() const {
+  return detail::str_cat("blank=", options.blank(),
+                         ", reduction=", reduction_name(options.reduction()),
+                         ", zero_infinity=", options.zero_infinity() ? "true" : "false");
+}
+
 }  // namespace leangrad::nn

@@ -1,7 +1,8 @@
 // Loss modules: CrossEntropyLoss, NLLLoss, MSELoss, L1Loss, BCELoss, BCEWithLogitsLoss,
 // SmoothL1Loss, HuberLoss, KLDivLoss, PoissonNLLLoss, GaussianNLLLoss, MarginRankingLoss,
 // HingeEmbeddingLoss, SoftMarginLoss, MultiLabelSoftMarginLoss, CosineEmbeddingLoss,
-// TripletMarginLoss, MultiMarginLoss, MultiLabelMarginLoss, TripletMarginWithDistanceLoss. Unlike
+// TripletMarginLoss, MultiMarginLoss, MultiLabelMarginLoss, TripletMarginWithDistanceLoss,
+// CTCLoss. Unlike
 // the single-input modules, their forward takes (input, target), as in LibTorch:
 //   nn::CrossEntropyLoss loss(nn::CrossEntropyLossOptions().ignore_index(0).label_smoothing(0.1));
 //   Tensor l = loss(logits, target);  // logits (N, C), target (N,) int64 or probabilities (N, C)
@@ -15,6 +16,7 @@
 #include <cstdint>
 #include <string>
 
+#include <leangrad/autograd/ctc_loss.h>
 #include <leangrad/autograd/losses.h>
 #include <leangrad/autograd/margin_losses.h>
 #include <leangrad/autograd/nn_functions.h>
@@ -374,5 +376,24 @@ class TripletMarginWithDistanceLossImpl : public Module {
   TripletMarginWithDistanceLossOptions options;
 };
 LEANGRAD_MODULE(TripletMarginWithDistanceLoss);
+
+// The arguments of leangrad::ctc_loss.
+class CTCLossOptions {
+  LG_ARG(std::int64_t, blank) = 0;
+  LG_ARG(Reduction, reduction) = Reduction::Mean;
+  LG_ARG(bool, zero_infinity) = false;
+};
+
+class CTCLossImpl : public Module {
+ public:
+  explicit CTCLossImpl(const CTCLossOptions& options = {});
+  using Module::forward;
+  // loss(log_probs, targets, input_lengths, target_lengths), as LibTorch's.
+  Tensor forward(const Tensor& log_probs, const Tensor& targets, const Tensor& input_lengths,
+                 const Tensor& target_lengths);
+  std::string extra_repr() const override;  // "blank=0, reduction=mean, zero_infinity=false"
+  CTCLossOptions options;
+};
+LEANGRAD_MODULE(CTCLoss);
 
 }  // namespace leangrad::nn

@@ -16,6 +16,7 @@
 
 #include <leangrad/autograd/arithmetic_functions.h>
 #include <leangrad/autograd/composed_layers.h>
+#include <leangrad/autograd/ctc_loss.h>
 #include <leangrad/autograd/fold_functions.h>
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/grad_mode.h>
@@ -497,6 +498,17 @@ std::vector<OpCase> volumetric_recurrent_cases() {
        }),
        {input({2, 4, 5, 5}, kFloat32, 0.5, 1.5), input({4, 4}), input({4, 3}), input({2, 4, 3})},
        kTolF32Sum});
+  // ctc_loss: computed on the host (a CUDA input copied there, the gradient copied back).
+  c.push_back({"ctc_loss_f32",
+               grads_of([](const Inputs& v) {
+                 const Device d = v[0].device();
+                 return ctc_loss(log_softmax(v[0], 2),
+                                 tensor(std::vector<std::int64_t>{1, 2, 2, 3, 4, 0}, {2, 3}).to(d),
+                                 tensor<std::int64_t>({8, 6}).to(d),
+                                 tensor<std::int64_t>({3, 2}).to(d), 0, Reduction::None);
+               }),
+               {input({8, 2, 5})},
+               kTolF32Sum});
   c.push_back({"conv3d_strided_dilated_groups_f32",
                grads_of([](const Inputs& v) {
                  return conv3d(v[0], v[1], v[2], {2, 1, 1}, {1, 0, 1}, {1, 2, 1}, 2);

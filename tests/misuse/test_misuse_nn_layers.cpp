@@ -9,6 +9,7 @@
 #include <vector>
 
 #include <leangrad/autograd/composed_layers.h>
+#include <leangrad/autograd/ctc_loss.h>
 #include <leangrad/autograd/dropout_functions.h>
 #include <leangrad/autograd/fold_functions.h>
 #include <leangrad/autograd/margin_losses.h>
@@ -506,6 +507,51 @@ std::vector<MisuseCase> composed_layer_cases() {
   return t.cases();
 }
 LG_MISUSE_SUITE(ComposedLayers, composed_layer_cases());
+
+std::vector<MisuseCase> ctc_loss_cases() {
+  MisuseTable t;
+  const auto lengths = [](std::vector<std::int64_t> v) { return tensor(v); };
+  t.add("ctc_blank_out_of_range", Raises::Error, {"ctc_loss", "blank 4", "[0, 4)"}, [&] {
+    ctc_loss(zeros({5, 2, 4}), zeros({2, 2}, kInt64), lengths({5, 5}), lengths({1, 1}), 4);
+  });
+  t.add("ctc_label_is_blank", Raises::Error, {"ctc_loss", "label 0 of sample 0", "blank 0"}, [&] {
+    ctc_loss(zeros({5, 2, 4}), zeros({2, 2}, kInt64), lengths({5, 5}), lengths({1, 1}));
+  });
+  t.add("ctc_label_out_of_range", Raises::Error, {"ctc_loss", "label 7 of sample 1"}, [&] {
+    ctc_loss(zeros({5, 2, 4}), tensor(std::vector<std::int64_t>{1, 2, 7, 1}, {2, 2}),
+             lengths({5, 5}), lengths({2, 1}));
+  });
+  t.add("ctc_input_length_past_the_input", Raises::ShapeError,
+        {"ctc_loss", "input length 6 of sample 1", "[0, 5]"}, [&] {
+          ctc_loss(zeros({5, 2, 4}), ones({2, 2}, kInt64), lengths({5, 6}), lengths({1, 1}));
+        });
+  t.add("ctc_target_length_past_the_targets", Raises::ShapeError,
+        {"ctc_loss", "target length 3 of sample 0", "[2, 2]"}, [&] {
+          ctc_loss(zeros({5, 2, 4}), ones({2, 2}, kInt64), lengths({5, 5}), lengths({3, 1}));
+        });
+  t.add("ctc_flat_targets_left_over", Raises::ShapeError, {"ctc_loss", "sum to 2", "hold 3 labels"},
+        [&] {
+          ctc_loss(zeros({5, 2, 4}), ones({3}, kInt64), lengths({5, 5}), lengths({1, 1}));
+        });
+  t.add("ctc_lengths_of_another_batch", Raises::ShapeError,
+        {"ctc_loss", "expected 2 input and target lengths", "got 3 and 2"}, [&] {
+          ctc_loss(zeros({5, 2, 4}), ones({2, 2}, kInt64), lengths({5, 5, 5}), lengths({1, 1}));
+        });
+  t.add("ctc_float_lengths", Raises::DTypeError, {"ctc_loss", "integral input_lengths", "float32"},
+        [&] {
+          ctc_loss(zeros({5, 2, 4}), ones({2, 2}, kInt64), ones({2}), lengths({1, 1}));
+        });
+  t.add("ctc_four_dims", Raises::ShapeError, {"ctc_loss", "(T, N, C)", "[5, 2, 4, 1]"}, [&] {
+    ctc_loss(zeros({5, 2, 4, 1}), ones({2, 2}, kInt64), lengths({5, 5}), lengths({1, 1}));
+  });
+  t.add("ctc_integral_log_probs", Raises::DTypeError, {"ctc_loss", "floating", "int64"}, [&] {
+    ctc_loss(zeros({5, 2, 4}, kInt64), ones({2, 2}, kInt64), lengths({5, 5}), lengths({1, 1}));
+  });
+  t.add("ctc_module_negative_blank", Raises::Error, {"CTCLoss", "blank", "-1"},
+        [] { nn::CTCLoss(nn::CTCLossOptions().blank(-1)); });
+  return t.cases();
+}
+LG_MISUSE_SUITE(CTCLoss, ctc_loss_cases());
 
 std::vector<MisuseCase> interpolate_cases() {
   MisuseTable t;

@@ -86,6 +86,11 @@ int main(int argc, char** argv) {
   const Tensor columns = (torch::rand({4096, 1024}) * 4095.0).to(torch::kLong);  // in [0, 4096)
   const Tensor targets = (torch::rand({4096, 4096}) * 4095.0).to(torch::kLong);  // in [0, 4096)
   const Tensor prelu_weight = torch::full({256}, 0.25);
+  // CTC: 200 steps of 32 sequences over 40 classes, targets of 50 labels in [1, 40).
+  const Tensor ctc_logits = torch::randn({200, 32, 40}).requires_grad_(true);
+  const Tensor ctc_targets = (torch::rand({32, 50}) * 38.99 + 1.0).to(torch::kLong);
+  const Tensor ctc_input_lengths = torch::full({32}, 200, torch::kLong);
+  const Tensor ctc_target_lengths = torch::full({32}, 50, torch::kLong);
   const auto bilinear = F::InterpolateFuncOptions()
                             .scale_factor(std::vector<double>{2, 2})
                             .mode(torch::kBilinear)
@@ -209,6 +214,11 @@ int main(int argc, char** argv) {
       {"unfold_patches", image,
        [](const Tensor& x) {
          return F::unfold(x, F::UnfoldFuncOptions({2, 2}).stride(2));
+       }},
+      {"ctc_loss", ctc_logits,
+       [&](const Tensor& x) {
+         return torch::ctc_loss(torch::log_softmax(x, 2), ctc_targets, ctc_input_lengths,
+                                ctc_target_lengths);
        }},
       {"interpolate_trilinear", volume,
        [](const Tensor& x) {
