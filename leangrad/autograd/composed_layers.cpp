@@ -1,11 +1,14 @@
-// lp_pool1d, lp_pool2d, local_response_norm, bilinear, channel_shuffle and rrelu
+// lp_pool1d, lp_pool2d, local_response_norm, bilinear, channel_shuffle, rrelu and max_unpool*d
 // (autograd/composed_layers.h), each PyTorch's composition of other functions.
 #include <leangrad/autograd/composed_layers.h>
 
 #include <cmath>
+#include <optional>
+#include <vector>
 
 #include <leangrad/autograd/activations.h>
 #include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/grad_mode.h>
 #include <leangrad/autograd/indexing_functions.h>
 #include <leangrad/autograd/nn_internal.h>
 #include <leangrad/core/error.h>
@@ -124,6 +127,130 @@ Tensor rrelu(const Tensor& x, double lower, double upper, bool training) {
   // draws take no gradient), so the gradient is the factor.
   const Tensor slopes = add(mul(rand_like(x), upper - lower), lower);
   return mul(x, where(gt(x, 0.0), ones_like(x), slopes));
+}
+
+// Note [Unpooling repeats]
+// A max pool whose windows overlap (kernel 3, stride 2) can pick one input element for two
+// windows, so the indices it gives repeat a place. PyTorch's unpool writes each element to its
+// place in order (the last one stays) and its backward gathers each element's gradient from its
+// place, repeats included. Here the value is a scatter_add of the elements, each repeat but the
+// last multiplied by 0; that product's gradient would be 0, so the repeats carry x - detach(x)
+// (0 in value, gradient 1) in its stead, and every element's gradient is its place's, as
+// PyTorch's.
+
+namespace {
+
+// max_unpool over `dims` spatial dims (Note on max_unpool1d in composed_layers.h).
+Tensor max_unpool(const char* op, const Tensor& x, const Tensor& indices,
+                  const std::vector<std::int64_t>& kernel, std::vector<std::int64_t> stride,
+                  const std::vector<std::int64_t>& padding,
+                  const std::optional<std::vector<std::int64_t>>& output_size) {
+  const auto dims = static_cast<std::int64_t>(kernel.size());
+  autograd::check_floating_input(op, x);
+  LG_CHECK_SHAPE(x.dim() == dims + 1 || x.dim() == dims + 2, op, ": expected input (N, C, ...) of ",
+                 dims + 2, " dims or unbatched of ", dims + 1, ", got shape ", x.shape());
+  LG_CHECK(indices.defined(), op, ": indices is an undefined Tensor()");
+  LG_CHECK_DTYPE(indices.dtype() == kInt64, op, ": expected int64 indices, got ", indices.dtype());
+  LG_CHECK_SHAPE(indices.shape() == x.shape(), op, ": expected indices of the input's shape ",
+                 x.shape(), ", got ", indices.shape());
+  const std::int64_t first = x.dim() - dims;
+  std::vector<std::int64_t> out(static_cast<std::size_t>(dims));
+  for (std::int64_t d = 0; d < dims; ++d) {
+    const auto i = static_cast<std::size_t>(d);
+    if (stride[i] == 0) stride[i] = kernel[i];
+    LG_CHECK(kernel[i] >= 1 && stride[i] >= 1 && padding[i] >= 0, op,
+             ": expected kernel_size and stride >= 1 and padding >= 0, got ", kernel[i], ", ",
+             stride[i], " and ", padding[i], " in dim ", d);
+    const std::int64_t standard =
+        checked_add(checked_mul(x.size(first + d) - 1, stride[i], op),
+                    checked_add(kernel[i], -checked_mul(padding[i], 2, op), op), op);
+    if (output_size.has_value()) {
+      const std::int64_t given = (*output_size)[i];
+      LG_CHECK_SHAPE(given > standard - stride[i] && given < standard + stride[i] && given >= 1, op,
+                     ": output size ", given, " in dim ", d, " is not within one stride ",
+                     stride[i], " of ", standard, " (input of shape ", x.shape(), ")");
+      out[i] = given;
+    } else {
+      LG_CHECK_SHAPE(standard >= 1, op, ": input of shape ", x.shape(),
+                     " unpools to no element in dim ", d);
+      out[i] = standard;
+    }
+  }
+  std::int64_t plane = 1;
+  for (const std::int64_t o : out)
+    plane = checked_mul(plane, o, op);
+  const Shape lead(x.shape().begin(), x.shape().begin() + first);
+  std::int64_t planes = 1, in_plane = 1;
+  for (const std::int64_t size : lead)
+    planes *= size;
+  for (std::int64_t d = 0; d < dims; ++d)
+    in_plane *= x.size(first + d);
+  // Every index inside its plane, and which element each place takes: the last one sent there
+  // (PyTorch's loop writes them in order). Read on the host.
+  std::vector<double> keep(static_cast<std::size_t>(x.numel()), 1.0);
+  bool repeats = false;
+  {
+    const NoGradGuard no_grad;
+    const Tensor host = indices.to(Device::cpu()).contiguous();
+    const std::int64_t* v = host.data_ptr<std::int64_t>();
+    std::vector<std::int64_t> last(static_cast<std::size_t>(plane), -1);
+    for (std::int64_t p = 0; p < planes; ++p) {
+      std::fill(last.begin(), last.end(), -1);
+      for (std::int64_t e = 0; e < in_plane; ++e) {
+        const std::int64_t k = p * in_plane + e;
+        LG_CHECK(v[k] >= 0 && v[k] < plane, op, ": index ", v[k], " at element ", k,
+                 " is outside the output plane of ", plane, " elements");
+        std::int64_t& previous = last[static_cast<std::size_t>(v[k])];
+        if (previous >= 0) {
+          keep[static_cast<std::size_t>(previous)] = 0.0;
+          repeats = true;
+        }
+        previous = k;
+      }
+    }
+  }
+  // An element sent where a later one lands adds nothing to the value, yet its gradient is that
+  // place's, as PyTorch's backward gathers it for every element (Note [Unpooling repeats]).
+  Tensor source = reshape(x, {planes, in_plane});
+  if (repeats) {
+    const Tensor kept =
+        reshape(tensor(keep, x.shape()).to(x.dtype()).to(x.device()), {planes, in_plane});
+    source = add(mul(source, kept), mul(sub(source, source.detach()), rsub(kept, 1.0)));
+  }
+  const Tensor sums = scatter_add(zeros({planes, plane}, x.options()), 1,
+                                  reshape(indices, {planes, in_plane}), source);
+  Shape shape = lead;
+  shape.insert(shape.end(), out.begin(), out.end());
+  return reshape(sums, shape);
+}
+
+}  // namespace
+
+Tensor max_unpool1d(const Tensor& x, const Tensor& indices, std::int64_t kernel_size,
+                    std::int64_t stride, std::int64_t padding,
+                    std::optional<std::int64_t> output_size) {
+  LG_PROFILE_OP(x, indices);
+  std::optional<std::vector<std::int64_t>> out;
+  if (output_size) out = std::vector<std::int64_t>{*output_size};
+  return max_unpool("max_unpool1d", x, indices, {kernel_size}, {stride}, {padding}, out);
+}
+
+Tensor max_unpool2d(const Tensor& x, const Tensor& indices, Size2 kernel_size, Size2 stride,
+                    Size2 padding, std::optional<Size2> output_size) {
+  LG_PROFILE_OP(x, indices);
+  std::optional<std::vector<std::int64_t>> out;
+  if (output_size) out = std::vector<std::int64_t>(output_size->begin(), output_size->end());
+  return max_unpool("max_unpool2d", x, indices, {kernel_size[0], kernel_size[1]},
+                    {stride[0], stride[1]}, {padding[0], padding[1]}, out);
+}
+
+Tensor max_unpool3d(const Tensor& x, const Tensor& indices, Size3 kernel_size, Size3 stride,
+                    Size3 padding, std::optional<Size3> output_size) {
+  LG_PROFILE_OP(x, indices);
+  std::optional<std::vector<std::int64_t>> out;
+  if (output_size) out = std::vector<std::int64_t>(output_size->begin(), output_size->end());
+  return max_unpool("max_unpool3d", x, indices, {kernel_size[0], kernel_size[1], kernel_size[2]},
+                    {stride[0], stride[1], stride[2]}, {padding[0], padding[1], padding[2]}, out);
 }
 
 }  // namespace leangrad

@@ -1,7 +1,8 @@
 // Layers written with other differentiable functions, as torch's: lp_pool1d / lp_pool2d (a
 // power average), local_response_norm (AlexNet's normalisation across channels), bilinear (x1^T
-// A x2 + b), channel_shuffle (ShuffleNet's interleaving of channel groups) and rrelu (leaky ReLU
-// with random slopes in training). Each is PyTorch's
+// A x2 + b), channel_shuffle (ShuffleNet's interleaving of channel groups), rrelu (leaky ReLU
+// with random slopes in training) and max_unpool1d/2d/3d (a max pool's inverse, from its
+// indices). Each is PyTorch's
 // own composition, so it runs on every device, in every floating dtype, and differentiates to any
 // order.
 //   y = lp_pool2d(x, 2.0, {2, 2});                 // sqrt of the sum of squares per window
@@ -10,8 +11,10 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include <leangrad/autograd/nn_functions.h>
+#include <leangrad/autograd/volumetric_functions.h>
 #include <leangrad/core/tensor.h>
 
 namespace leangrad {
@@ -47,5 +50,23 @@ Tensor channel_shuffle(const Tensor& x, std::int64_t groups);
 // PyTorch's).
 Tensor rrelu(const Tensor& x, double lower = 1.0 / 8.0, double upper = 1.0 / 3.0,
              bool training = false);
+
+// The partial inverse of max_pool*d_with_indices, as torch's max_unpool*d: zeros of the output
+// size, with each input element at the index (within its (n, c) plane, as the pool gives it)
+// that `indices` (int64, the input's shape) holds for it. The output size is (S - 1) stride - 2
+// padding + kernel per dim, or output_size (strictly within one stride of that, as PyTorch's).
+// Indices are checked on the host (a CUDA tensor copied back); where two elements are sent to one
+// place (overlapping pool windows) the last one stays, as PyTorch's CPU loop, and each element's
+// gradient is its place's (Note [Unpooling repeats] in composed_layers.cpp). Input (N, C, *spatial) or unbatched (C, *spatial); stride 0
+// means the kernel.
+Tensor max_unpool1d(const Tensor& x, const Tensor& indices, std::int64_t kernel_size,
+                    std::int64_t stride = 0, std::int64_t padding = 0,
+                    std::optional<std::int64_t> output_size = std::nullopt);
+Tensor max_unpool2d(const Tensor& x, const Tensor& indices, Size2 kernel_size,
+                    Size2 stride = {0, 0}, Size2 padding = {0, 0},
+                    std::optional<Size2> output_size = std::nullopt);
+Tensor max_unpool3d(const Tensor& x, const Tensor& indices, Size3 kernel_size,
+                    Size3 stride = {0, 0, 0}, Size3 padding = {0, 0, 0},
+                    std::optional<Size3> output_size = std::nullopt);
 
 }  // namespace leangrad

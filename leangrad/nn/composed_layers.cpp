@@ -2,6 +2,8 @@
 #include <leangrad/nn/composed_layers.h>
 
 #include <cmath>
+#include <string>
+#include <type_traits>
 
 #include <leangrad/autograd/grad_mode.h>
 #include <leangrad/core/creation.h>
@@ -103,6 +105,55 @@ Tensor RReLUImpl::forward(const Tensor& input) {
 
 std::string RReLUImpl::extra_repr() const {
   return detail::str_cat("lower=", options.lower(), ", upper=", options.upper());
+}
+
+namespace {
+
+template <typename Size>
+std::string size_repr(const Size& s) {
+  if constexpr (std::is_same_v<Size, std::int64_t>) {
+    return std::to_string(s);
+  } else {
+    std::string out = "(";
+    for (std::size_t i = 0; i < s.size(); ++i)
+      out += (i > 0 ? ", " : "") + std::to_string(s[i]);
+    return out + ")";
+  }
+}
+
+template <typename Options>
+std::string unpool_repr(const Options& o) {
+  return "kernel_size=" + size_repr(o.kernel_size()) + ", stride=" + size_repr(o.stride()) +
+         ", padding=" + size_repr(o.padding());
+}
+
+}  // namespace
+
+Tensor MaxUnpool1dImpl::forward(const Tensor& input, const Tensor& indices,
+                                std::optional<std::int64_t> output_size) {
+  return max_unpool1d(input, indices, options.kernel_size(), options.stride(), options.padding(),
+                      output_size);
+}
+std::string MaxUnpool1dImpl::extra_repr() const {
+  return unpool_repr(options);
+}
+
+Tensor MaxUnpool2dImpl::forward(const Tensor& input, const Tensor& indices,
+                                std::optional<Size2> output_size) {
+  return max_unpool2d(input, indices, options.kernel_size(), options.stride(), options.padding(),
+                      output_size);
+}
+std::string MaxUnpool2dImpl::extra_repr() const {
+  return unpool_repr(options);
+}
+
+Tensor MaxUnpool3dImpl::forward(const Tensor& input, const Tensor& indices,
+                                std::optional<Size3> output_size) {
+  return max_unpool3d(input, indices, options.kernel_size(), options.stride(), options.padding(),
+                      output_size);
+}
+std::string MaxUnpool3dImpl::extra_repr() const {
+  return unpool_repr(options);
 }
 
 Tensor Softmax2dImpl::forward(const Tensor& input) {

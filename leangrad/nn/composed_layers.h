@@ -1,14 +1,16 @@
 // Modules over the functions of autograd/composed_layers.h, as LibTorch's: nn::LPPool1d,
 // nn::LPPool2d, nn::LocalResponseNorm, nn::Bilinear (parameters weight (out, in1, in2) and bias
 // (out), initialised as PyTorch's), nn::ChannelShuffle, nn::RReLU (random slopes in training,
-// their mean in eval), and nn::Softmax2d (softmax over the channels of (N, C, H, W) or
-// (C, H, W)).
+// their mean in eval), nn::MaxUnpool1d/2d/3d (forward(input, indices, output_size)), and
+// nn::Softmax2d (softmax over the channels of (N, C, H, W) or (C, H, W)).
 //   nn::LPPool2d pool(nn::LPPool2dOptions(2.0, 3).stride(2));
 //   nn::Bilinear bilinear(nn::BilinearOptions(16, 8, 4));  Tensor y = bilinear(a, b);
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <type_traits>
 
 #include <leangrad/autograd/composed_layers.h>
 #include <leangrad/core/macros.h>
@@ -136,6 +138,76 @@ class RReLUImpl : public Module {
   RReLUOptions options;
 };
 LEANGRAD_MODULE(RReLU);
+
+// kernel_size, stride (default: the kernel) and padding of a max unpool, one value per spatial
+// dim (Size is std::int64_t, Size2 or Size3); setters take one value for every dim too.
+template <typename Size>
+class MaxUnpoolOptions {
+ public:
+  /* implicit */ MaxUnpoolOptions(std::int64_t kernel_size)
+      : kernel_size_(every(kernel_size)), stride_(every(kernel_size)) {}
+  /* implicit */ MaxUnpoolOptions(Size kernel_size) requires(!std::is_same_v<Size, std::int64_t>)
+      : kernel_size_(kernel_size), stride_(kernel_size) {}
+  MaxUnpoolOptions& stride(std::int64_t s) requires(!std::is_same_v<Size, std::int64_t>) {
+    return stride(every(s));
+  }
+  MaxUnpoolOptions& padding(std::int64_t p) requires(!std::is_same_v<Size, std::int64_t>) {
+    return padding(every(p));
+  }
+  LG_ARG(Size, kernel_size);
+  LG_ARG(Size, stride);
+  LG_ARG(Size, padding) = every(0);
+
+ private:
+  static Size every(std::int64_t v) {
+    if constexpr (std::is_same_v<Size, std::int64_t>) {
+      return v;
+    } else {
+      Size s{};
+      s.fill(v);
+      return s;
+    }
+  }
+};
+using MaxUnpool1dOptions = MaxUnpoolOptions<std::int64_t>;
+using MaxUnpool2dOptions = MaxUnpoolOptions<Size2>;
+using MaxUnpool3dOptions = MaxUnpoolOptions<Size3>;
+
+class MaxUnpool1dImpl : public Module {
+ public:
+  explicit MaxUnpool1dImpl(const MaxUnpool1dOptions& options)
+      : Module("MaxUnpool1d"), options(options) {}
+  using Module::forward;
+  Tensor forward(const Tensor& input, const Tensor& indices,
+                 std::optional<std::int64_t> output_size = std::nullopt);
+  std::string extra_repr() const override;  // "kernel_size=2, stride=2, padding=0"
+  MaxUnpool1dOptions options;
+};
+LEANGRAD_MODULE(MaxUnpool1d);
+
+class MaxUnpool2dImpl : public Module {
+ public:
+  explicit MaxUnpool2dImpl(const MaxUnpool2dOptions& options)
+      : Module("MaxUnpool2d"), options(options) {}
+  using Module::forward;
+  Tensor forward(const Tensor& input, const Tensor& indices,
+                 std::optional<Size2> output_size = std::nullopt);
+  std::string extra_repr() const override;  // "kernel_size=(2, 2), stride=(2, 2), padding=(0, 0)"
+  MaxUnpool2dOptions options;
+};
+LEANGRAD_MODULE(MaxUnpool2d);
+
+class MaxUnpool3dImpl : public Module {
+ public:
+  explicit MaxUnpool3dImpl(const MaxUnpool3dOptions& options)
+      : Module("MaxUnpool3d"), options(options) {}
+  using Module::forward;
+  Tensor forward(const Tensor& input, const Tensor& indices,
+                 std::optional<Size3> output_size = std::nullopt);
+  std::string extra_repr() const override;
+  MaxUnpool3dOptions options;
+};
+LEANGRAD_MODULE(MaxUnpool3d);
 
 class Softmax2dImpl : public Module {
  public:

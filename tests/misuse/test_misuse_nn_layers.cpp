@@ -502,6 +502,25 @@ std::vector<MisuseCase> composed_layer_cases() {
         [] { rrelu(ones({3}), 0.5, 0.2, true); });
   t.add("rrelu_module_bounds_crossed", Raises::Error, {"RReLU", "lower <= upper"},
         [] { nn::RReLU(nn::RReLUOptions().lower(0.9).upper(0.1)); });
+  t.add("max_unpool2d_index_outside", Raises::Error,
+        {"max_unpool2d", "index 16", "outside the output plane of 16"}, [] {
+          max_unpool2d(ones({1, 1, 2, 2}),
+                       tensor(std::vector<std::int64_t>{0, 1, 2, 16}, {1, 1, 2, 2}), {2, 2});
+        });
+  t.add("max_unpool2d_indices_of_another_shape", Raises::ShapeError,
+        {"max_unpool2d", "indices of the input's shape", "[1, 1, 2, 2]", "[1, 1, 4]"}, [] {
+          max_unpool2d(ones({1, 1, 2, 2}), zeros({1, 1, 4}, kInt64), {2, 2});
+        });
+  t.add("max_unpool1d_output_size_too_far", Raises::ShapeError,
+        {"max_unpool1d", "output size 8", "within one stride 2 of 4"}, [] {
+          max_unpool1d(ones({1, 1, 2}), zeros({1, 1, 2}, kInt64), 2, 2, 0, 8);
+        });
+  t.add("max_unpool3d_int32_indices", Raises::DTypeError, {"max_unpool3d", "int64", "int32"}, [] {
+    max_unpool3d(ones({1, 1, 1, 1, 1}), zeros({1, 1, 1, 1, 1}, kInt32), {2, 2, 2});
+  });
+  t.add("max_unpool2d_of_a_vector", Raises::ShapeError, {"max_unpool2d", "4 dims", "[3]"}, [] {
+    max_unpool2d(ones({3}), zeros({3}, kInt64), {2, 2});
+  });
   t.add("bilinear_module_zero_features", Raises::Error, {"Bilinear", "positive", "0"},
         [] { nn::Bilinear(0, 3, 2); });
   return t.cases();

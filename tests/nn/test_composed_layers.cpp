@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -209,6 +210,78 @@ TEST(RReLU, SlopesInTheirRangeAndTheirMeanInEval) {
   EXPECT_EQ(module->extra_repr(), "lower=0.1, upper=0.4");
   module->eval();
   EXPECT_TRUE(test::all_close(module(x), test::to_vector(leaky_relu(x, 0.25)), 0, 0));
+}
+
+// max_unpool*d against PyTorch (values and gradients exact: copies and gathers), and a round
+// trip through max_pool2d_with_indices: every maximum back at its place, zeros elsewhere.
+TEST(MaxUnpool, MatchesPyTorchAndUndoesThePool) {
+  int checked = 0;
+  for (const test::ReferenceCase& c : test::load_reference("max_unpool.json")) {
+    SCOPED_TRACE(c.name);
+    const auto& p = c.params;
+    const Tensor x = c.at("x").clone().requires_grad_();
+    const auto k = p.at("kernel").get<std::vector<std::int64_t>>();
+    const auto s = p.at("stride").get<std::vector<std::int64_t>>();
+    const auto pad = p.at("padding").get<std::vector<std::int64_t>>();
+    const bool sized = !p.at("output_size").is_null();
+    const auto out =
+        sized ? p.at("output_size").get<std::vector<std::int64_t>>() : std::vector<std::int64_t>{};
+    Tensor y;
+    switch (p.at("dims").get<int>()) {
+      case 1:
+        y = max_unpool1d(x, c.at("indices"), k[0], s[0], pad[0],
+                         sized ? std::optional<std::int64_t>(out[0]) : std::nullopt);
+        break;
+      case 2:
+        y = max_unpool2d(x, c.at("indices"), {k[0], k[1]}, {s[0], s[1]}, {pad[0], pad[1]},
+                         sized ? std::optional<Size2>(Size2{out[0], out[1]}) : std::nullopt);
+        break;
+      default:
+        y = max_unpool3d(x, c.at("indices"), {k[0], k[1], k[2]}, {s[0], s[1], s[2]},
+                         {pad[0], pad[1], pad[2]});
+    }
+    ASSERT_EQ(y.shape(), c.at("y").shape());
+    EXPECT_TRUE(test::all_close(y, test::to_vector(c.at("y")), 0, 0));
+    y.backward(c.at("g"));
+    EXPECT_TRUE(test::all_close(x.grad(), test::to_vector(c.at("dx")), 0, 0));
+    ++checked;
+  }
+  EXPECT_EQ(checked, 5);
+
+  const Tensor image = test::uniform_input({2, 3, 6, 4}, -1, 1, 940).detach();
+  auto [pooled, indices] = max_pool2d_with_indices(image, {2, 2});
+  const std::vector<double> iv = test::to_vector(image),
+                            back = test::to_vector(max_unpool2d(pooled, indices, {2, 2}));
+  for (std::size_t plane = 0; plane < 6; ++plane)
+    for (std::size_t r = 0; r < 6; r += 2)
+      for (std::size_t q = 0; q < 4; q += 2) {
+        double best = -2;
+        std::size_t at = 0;
+        for (std::size_t a = r; a < r + 2; ++a)
+          for (std::size_t b = q; b < q + 2; ++b)
+            if (iv[plane * 24 + a * 4 + b] > best) {
+              best = iv[plane * 24 + a * 4 + b];
+              at = a * 4 + b;
+            }
+        for (std::size_t a = r; a < r + 2; ++a)
+          for (std::size_t b = q; b < q + 2; ++b)
+            EXPECT_EQ(back[plane * 24 + a * 4 + b], a * 4 + b == at ? best : 0.0);
+      }
+  nn::MaxUnpool2d unpool(nn::MaxUnpool2dOptions(2));
+  EXPECT_EQ(unpool->extra_repr(), "kernel_size=(2, 2), stride=(2, 2), padding=(0, 0)");
+  EXPECT_TRUE(test::all_close(unpool(pooled, indices), back, 0, 0));
+  nn::MaxUnpool1d unpool1(nn::MaxUnpool1dOptions(3).stride(2));
+  EXPECT_EQ(unpool1->extra_repr(), "kernel_size=3, stride=2, padding=0");
+}
+
+TEST(MaxUnpoolGrad, FiniteDifferences) {
+  const Tensor x = test::uniform_input({1, 2, 2, 2}, -1, 1, 950);
+  const Tensor indices = tensor(std::vector<std::int64_t>{0, 3, 9, 14, 1, 6, 8, 15}, {1, 2, 2, 2});
+  EXPECT_TRUE(test::gradcheck(
+      [&](const std::vector<Tensor>& in) {
+        return max_unpool2d(in[0], indices, {2, 2}).pow(2.0);
+      },
+      {x}));
 }
 
 }  // namespace
