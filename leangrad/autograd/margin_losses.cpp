@@ -225,6 +225,21 @@ Tensor cosine_embedding_loss(const Tensor& input1_in, const Tensor& input2_in,
   return reduce_losses(add(positive, negative), reduction);
 }
 
+namespace {
+
+// A triplet loss's operands: floating, of one number of dims (PyTorch's rule).
+void check_triplet(const char* op, const Tensor& anchor, const Tensor& positive,
+                   const Tensor& negative) {
+  check_floating_input(op, anchor);
+  check_floating_input(op, positive);
+  check_floating_input(op, negative);
+  LG_CHECK_SHAPE(anchor.dim() == positive.dim() && anchor.dim() == negative.dim(), op,
+                 ": expected anchor, positive and negative of one number of dims, got shapes ",
+                 anchor.shape(), ", ", positive.shape(), " and ", negative.shape());
+}
+
+}  // namespace
+
 Tensor triplet_margin_loss(const Tensor& anchor_in, const Tensor& positive_in,
                            const Tensor& negative_in, double margin, double p, double eps,
                            bool swap, Reduction reduction) {
@@ -234,12 +249,7 @@ Tensor triplet_margin_loss(const Tensor& anchor_in, const Tensor& positive_in,
   const Tensor anchor = amp::autocast_operand(anchor_in, amp::CastPolicy::Float32);
   const Tensor positive = amp::autocast_operand(positive_in, amp::CastPolicy::Float32);
   const Tensor negative = amp::autocast_operand(negative_in, amp::CastPolicy::Float32);
-  check_floating_input(op, anchor);
-  check_floating_input(op, positive);
-  check_floating_input(op, negative);
-  LG_CHECK_SHAPE(anchor.dim() == positive.dim() && anchor.dim() == negative.dim(), op,
-                 ": expected anchor, positive and negative of one number of dims, got shapes ",
-                 anchor.shape(), ", ", positive.shape(), " and ", negative.shape());
+  check_triplet(op, anchor, positive, negative);
   check_broadcast_loss(op, "anchor", anchor, "positive", positive);
   check_broadcast_loss(op, "anchor", anchor, "negative", negative);
   check_broadcast_loss(op, "positive", positive, "negative", negative);
@@ -373,12 +383,7 @@ Tensor triplet_margin_with_distance_loss(const Tensor& anchor, const Tensor& pos
   LG_PROFILE_OP(anchor, positive, negative);
   const char* op = "triplet_margin_with_distance_loss";
   LG_CHECK(margin > 0.0, op, ": margin must be greater than 0, got ", margin);
-  check_floating_input(op, anchor);
-  check_floating_input(op, positive);
-  check_floating_input(op, negative);
-  LG_CHECK_SHAPE(anchor.dim() == positive.dim() && anchor.dim() == negative.dim(), op,
-                 ": expected anchor, positive and negative of one number of dims, got shapes ",
-                 anchor.shape(), ", ", positive.shape(), " and ", negative.shape());
+  check_triplet(op, anchor, positive, negative);
   const DistanceFunction distance = distance_function
                                         ? distance_function
                                         : DistanceFunction([](const Tensor& a, const Tensor& b) {

@@ -22,11 +22,7 @@
 namespace leangrad {
 namespace {
 
-Reduction reduction_named(const std::string& name) {
-  if (name == "none") return Reduction::None;
-  if (name == "sum") return Reduction::Sum;
-  return Reduction::Mean;
-}
+using test::reduction_named;
 
 // float64 on both sides: log-sum-exps over at most ~12 steps of ~11 states in another order,
 // losses below 40: within 2^-40 of each other, gradients too.

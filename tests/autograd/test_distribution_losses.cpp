@@ -30,12 +30,7 @@ namespace {
 using Operands = std::map<std::string, Tensor>;
 using LossFn = std::function<Tensor(const Operands&)>;
 
-Reduction reduction_of(const std::string& name) {
-  if (name == "sum") return Reduction::Sum;
-  if (name == "mean") return Reduction::Mean;
-  EXPECT_EQ(name, "none");
-  return Reduction::None;
-}
+using test::reduction_named;
 
 // The loss a case of distribution_losses.json names, with its parameters.
 LossFn loss_of(const test::ReferenceCase& c) {
@@ -52,7 +47,7 @@ LossFn loss_of(const test::ReferenceCase& c) {
       return kl_div(in.at("x"), in.at("t"), r, log_target);
     };
   }
-  const Reduction r = reduction_of(red);
+  const Reduction r = reduction_named(red);
   const double eps = p.at("eps").get<double>();
   const bool full = p.at("full").get<bool>();
   if (op == "poisson_nll_loss") {

@@ -32,18 +32,13 @@ namespace {
 using Operands = std::map<std::string, Tensor>;
 using LossFn = std::function<Tensor(const Operands&)>;
 
-Reduction reduction_of(const std::string& name) {
-  if (name == "sum") return Reduction::Sum;
-  if (name == "mean") return Reduction::Mean;
-  EXPECT_EQ(name, "none");
-  return Reduction::None;
-}
+using test::reduction_named;
 
 // The loss a case of margin_losses.json names, with its parameters.
 LossFn loss_of(const test::ReferenceCase& c) {
   const nlohmann::json& p = c.params;
   const std::string op = p.at("op").get<std::string>();
-  const Reduction r = reduction_of(p.at("reduction").get<std::string>());
+  const Reduction r = reduction_named(p.at("reduction").get<std::string>());
   if (op == "margin_ranking_loss") {
     const double margin = p.at("margin").get<double>();
     return [=](const Operands& in) {

@@ -22,11 +22,7 @@
 namespace leangrad {
 namespace {
 
-Reduction reduction_named(const std::string& name) {
-  if (name == "none") return Reduction::None;
-  if (name == "sum") return Reduction::Sum;
-  return Reduction::Mean;
-}
+using test::reduction_named;
 
 // Each loss sums at most C K <= 25 terms of magnitude below 10 here (and the mean divides once),
 // in another order than PyTorch's: within 32 u of 25 * 10, so 2^-40 covers values and gradients.

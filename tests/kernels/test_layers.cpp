@@ -404,11 +404,7 @@ TEST(LossErrors, TargetDtypeShapeAndRange) {
 
 // ---- PyTorch reference (tests/data/layers.json) ----------------------------------------------
 
-Reduction reduction_of(const std::string& name) {
-  if (name == "sum") return Reduction::Sum;
-  if (name == "none") return Reduction::None;
-  return Reduction::Mean;
-}
+using test::reduction_named;
 
 TEST(LayersReference, MatchesPyTorch) {
   const std::vector<test::ReferenceCase> cases = test::load_reference("layers.json");
@@ -436,7 +432,7 @@ TEST(LayersReference, MatchesPyTorch) {
     } else if (n.rfind("log_softmax", 0) == 0) {
       y = log_softmax(in["x"], rc.params["dim"].get<std::int64_t>());
     } else {
-      const Reduction r = reduction_of(rc.params["reduction"].get<std::string>());
+      const Reduction r = reduction_named(rc.params["reduction"].get<std::string>());
       if (n.rfind("cross_entropy", 0) == 0) {
         y = cross_entropy(in["x"], rc.at("target"), r, rc.params["ignore_index"]);
       } else if (n.rfind("nll_loss", 0) == 0) {

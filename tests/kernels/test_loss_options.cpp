@@ -40,11 +40,7 @@ Tensor float64_tensor(const std::vector<double>& values) {
 
 // ---- PyTorch reference (tests/data/loss_options.json) ------------------------------------------
 
-Reduction reduction_of(const std::string& name) {
-  if (name == "sum") return Reduction::Sum;
-  if (name == "none") return Reduction::None;
-  return Reduction::Mean;
-}
+using test::reduction_named;
 
 // Runs every case of `file` (`count` of them) in `dtype` (the float64 inputs converted) and
 // compares the output (its shape too) and the gradients with PyTorch's float64 numbers within
@@ -61,7 +57,7 @@ void expect_matches_pytorch(const char* file, std::size_t count, DType dtype, do
     const Tensor target =
         probabilities ? index_or_probability.to(dtype).requires_grad_() : index_or_probability;
     const Tensor weight = rc.tensors.count("weight") ? rc.at("weight").to(dtype) : Tensor();
-    const Reduction r = reduction_of(rc.params["reduction"].get<std::string>());
+    const Reduction r = reduction_named(rc.params["reduction"].get<std::string>());
     const std::int64_t ignore_index = rc.params["ignore_index"];
     const double label_smoothing = rc.params["label_smoothing"];
     const Tensor y = rc.params["op"] == "nll_loss"

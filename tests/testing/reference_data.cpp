@@ -72,4 +72,11 @@ std::vector<ReferenceCase> load_reference(const std::string& file) {
   return cases;
 }
 
+Reduction reduction_named(const std::string& name) {
+  if (name == "none") return Reduction::None;
+  if (name == "mean") return Reduction::Mean;
+  LG_CHECK(name == "sum", "reference case: unknown reduction '", name, "'");
+  return Reduction::Sum;
+}
+
 }  // namespace leangrad::test

@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <leangrad/autograd/nn_functions.h>
 #include <leangrad/core/tensor.h>
 
 namespace leangrad::test {
@@ -27,5 +28,8 @@ struct ReferenceCase {
 
 // Loads LEANGRAD_TEST_DATA_DIR/<file>; throws Error naming the file if it is missing or malformed.
 std::vector<ReferenceCase> load_reference(const std::string& file);
+
+// A reduction as the cases spell it: "none", "mean" or "sum" (anything else throws Error).
+Reduction reduction_named(const std::string& name);
 
 }  // namespace leangrad::test
