@@ -46,6 +46,7 @@
 #include <leangrad/autograd/einsum.h>
 #include <leangrad/autograd/engine.h>
 #include <leangrad/autograd/fold_functions.h>
+#include <leangrad/autograd/fractional_max_pool.h>
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/grad_mode.h>
 #include <leangrad/autograd/indexing_functions.h>

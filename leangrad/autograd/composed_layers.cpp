@@ -1,7 +1,8 @@
-// lp_pool1d, lp_pool2d, local_response_norm, bilinear, channel_shuffle, rrelu and max_unpool*d
-// (autograd/composed_layers.h), each PyTorch's composition of other functions.
+// lp_pool1d, lp_pool2d, local_response_norm, cross_map_lrn2d, bilinear, channel_shuffle, rrelu
+// and max_unpool*d (autograd/composed_layers.h), each PyTorch's composition of other functions.
 #include <leangrad/autograd/composed_layers.h>
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <vector>
@@ -68,6 +69,39 @@ Tensor local_response_norm(const Tensor& x, std::int64_t size, double alpha, dou
   const Tensor padded = pad(squares, {0, 0, size / 2, (size - 1) / 2});
   const Tensor mean = reshape(avg_pool2d(padded, {size, 1}, {1, 1}), x.shape());
   return div(x, pow(add(mul(mean, alpha), k), beta));
+}
+
+// Note [Cross-map windows]
+// PyTorch's CrossMapLRN2d (torch/nn/_functions.py, and LibTorch's copy of it) keeps a running sum
+// over the channels: channel 0's is x_0^2 + ... + x_{p-1}^2, and each next channel adds the
+// square p - 1 ahead and takes out the one p behind, but only from channel p + 1 on (c > p), so
+// x_0^2 is never taken out. Channel c's window is thus [max(0, c - p + 1), min(C - 1, c + p - 1)],
+// plus channel 0 for c >= p. Here the plain windows' sums are an average pool of the zero-padded
+// squares times the width 2p - 1, and channel 0's square is added to the channels from p on.
+// PyTorch's hand-written backward assumes yet another window, so its gradient is not its own
+// forward's derivative (finite differences of its forward disagree with it); the gradient here is
+// the forward's.
+
+Tensor cross_map_lrn2d(const Tensor& x, std::int64_t size, double alpha, double beta, double k) {
+  LG_PROFILE_OP(x);
+  const char* op = "cross_map_lrn2d";
+  autograd::check_floating_input(op, x);
+  LG_CHECK_SHAPE(x.dim() == 4, op, ": expected a 4-D input (N, C, H, W), got shape ", x.shape());
+  LG_CHECK(size >= 1, op, ": expected a positive size, got ", size);
+  const std::int64_t p = (size - 1) / 2 + 1, width = 2 * p - 1;
+  const std::int64_t n = x.size(0), channels = x.size(1);
+  const std::int64_t cells = checked_mul(x.size(2), x.size(3), op);
+  const Tensor squares = mul(x, x);
+  const Tensor padded = pad(reshape(squares, {n, 1, channels, cells}), {0, 0, p - 1, p - 1});
+  Tensor sums =
+      mul(reshape(avg_pool2d(padded, {width, 1}, {1, 1}), x.shape()), static_cast<double>(width));
+  if (channels > p) {
+    std::vector<double> from_p(static_cast<std::size_t>(channels), 0.0);
+    std::fill(from_p.begin() + p, from_p.end(), 1.0);
+    const Tensor mask = tensor(from_p, {1, channels, 1, 1}).to(x.dtype()).to(x.device());
+    sums = add(sums, mul(narrow(squares, 1, 0, 1), mask));
+  }
+  return mul(x, pow(add(mul(sums, alpha / static_cast<double>(size)), k), -beta));
 }
 
 Tensor bilinear(const Tensor& x1, const Tensor& x2, const Tensor& weight, const Tensor& bias) {

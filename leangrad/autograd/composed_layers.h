@@ -1,10 +1,9 @@
 // Layers written with other differentiable functions, as torch's: lp_pool1d / lp_pool2d (a
-// power average), local_response_norm (AlexNet's normalisation across channels), bilinear (x1^T
-// A x2 + b), channel_shuffle (ShuffleNet's interleaving of channel groups), rrelu (leaky ReLU
-// with random slopes in training) and max_unpool1d/2d/3d (a max pool's inverse, from its
-// indices). Each is PyTorch's
-// own composition, so it runs on every device, in every floating dtype, and differentiates to any
-// order.
+// power average), local_response_norm and cross_map_lrn2d (AlexNet's normalisation across
+// channels), bilinear (x1^T A x2 + b), channel_shuffle (ShuffleNet's interleaving of channel
+// groups), rrelu (leaky ReLU with random slopes in training) and max_unpool1d/2d/3d (a max pool's
+// inverse, from its indices). Each is PyTorch's own composition, so it runs on every device, in
+// every floating dtype, and differentiates to any order.
 //   y = lp_pool2d(x, 2.0, {2, 2});                 // sqrt of the sum of squares per window
 //   y = local_response_norm(features, 5);          // across 5 neighbouring channels
 //   y = bilinear(a, b, weight, bias);              // (*, in1), (*, in2) -> (*, out)
@@ -35,6 +34,15 @@ Tensor lp_pool2d(const Tensor& x, double norm_type, Size2 kernel_size, Size2 str
 Tensor local_response_norm(const Tensor& x, std::int64_t size, double alpha = 1e-4,
                            double beta = 0.75, double k = 1.0);
 
+// LibTorch's CrossMapLRN2d (the Lua Torch layer): x / (k + alpha / size * s)^beta over (N, C, H,
+// W), s the sum of x^2 over channels c - p + 1 .. c + p - 1 with p = (size - 1) / 2 + 1 (so an
+// even size sums size - 1 channels), clipped at the ends, plus channel 0 for every c >= p: the
+// running sum of PyTorch's loop never takes channel 0 out (Note [Cross-map windows] in
+// composed_layers.cpp). local_response_norm is the plain window. The gradient is this forward's
+// (PyTorch's hand-written backward differs from it).
+Tensor cross_map_lrn2d(const Tensor& x, std::int64_t size, double alpha = 1e-4, double beta = 0.75,
+                       double k = 1.0);
+
 // y[..., o] = sum_ij x1[..., i] weight[o, i, j] x2[..., j] + bias[o]: x1 (*, in1), x2 (*, in2) of
 // one leading shape, weight (out, in1, in2), bias (out) or undefined.
 Tensor bilinear(const Tensor& x1, const Tensor& x2, const Tensor& weight,
@@ -57,8 +65,8 @@ Tensor rrelu(const Tensor& x, double lower = 1.0 / 8.0, double upper = 1.0 / 3.0
 // padding + kernel per dim, or output_size (strictly within one stride of that, as PyTorch's).
 // Indices are checked on the host (a CUDA tensor copied back); where two elements are sent to one
 // place (overlapping pool windows) the last one stays, as PyTorch's CPU loop, and each element's
-// gradient is its place's (Note [Unpooling repeats] in composed_layers.cpp). Input (N, C, *spatial) or unbatched (C, *spatial); stride 0
-// means the kernel.
+// gradient is its place's (Note [Unpooling repeats] in composed_layers.cpp). Input (N, C, *spatial)
+// or unbatched (C, *spatial); stride 0 means the kernel.
 Tensor max_unpool1d(const Tensor& x, const Tensor& indices, std::int64_t kernel_size,
                     std::int64_t stride = 0, std::int64_t padding = 0,
                     std::optional<std::int64_t> output_size = std::nullopt);

@@ -1558,8 +1558,94 @@ layers_math::ResizeMode resize_mode(InterpolateMode mode) {
 
 }  // namespace
 
+// Note [Antialiased resize]
+// PyTorch's antialias (PIL's resampling): along each axis, output i's weights are the filter
+// (bilinear's triangle, or Keys' cubic with a = -0.5 for bicubic) at (j + 0.5 - centre) /
+// max(scale, 1) for the input pixels j within the support (the filter's half-width times
+// max(scale, 1)) of centre = scale (i + 0.5), normalised to sum 1, which also renormalises the
+// edges. scale is in / out, 1 / scale_factor when a factor is given, or (in - 1) / (out - 1) with
+// align_corners (PyTorch 1.13's rule; the centre keeps its + 0.5). Downscaling widens the filter
+// by the scale, so every input pixel counts. The weights are separable: the resize is two matmuls
+// with (out, in) weight matrices built on the host in the input's dtype (float for the 16-bit
+// ones), the width first, then the height, as PyTorch; an axis whose size stays is left alone,
+// as PyTorch's. Autograd differentiates the matmuls, to any order. The matrices are dense, out x
+// in per axis.
+
+namespace {
+
+template <typename T>
+T antialias_filter(T x, bool cubic) {
+  x = std::abs(x);
+  if (!cubic) return x < T(1) ? T(1) - x : T(0);
+  const T a = T(-0.5);
+  if (x < T(1)) return ((a + T(2)) * x - (a + T(3))) * x * x + T(1);
+  if (x < T(2)) return ((a * x - T(5) * a) * x + T(8) * a) * x - T(4) * a;
+  return T(0);
+}
+
+// The (out, in) weights of one axis (Note [Antialiased resize]), each step's arithmetic as
+// PyTorch's (its double constants included), in T.
+template <typename T>
+std::vector<T> antialias_weights(std::int64_t in, std::int64_t out, double factor, bool align,
+                                 bool cubic) {
+  T scale;
+  if (align) {
+    scale = out > 1 ? static_cast<T>(in - 1) / static_cast<T>(out - 1) : T(0);
+  } else {
+    scale = factor > 0.0 ? static_cast<T>(1.0 / factor) : static_cast<T>(in) / static_cast<T>(out);
+  }
+  const T half_width = cubic ? T(2) : T(1);
+  const T support = scale >= T(1) ? half_width * scale : half_width;
+  const T invscale = scale >= T(1) ? T(1) / scale : T(1);
+  std::vector<T> w(static_cast<std::size_t>(out * in), T(0));
+  for (std::int64_t i = 0; i < out; ++i) {
+    const auto center = static_cast<T>(static_cast<double>(scale) * (static_cast<double>(i) + 0.5));
+    const std::int64_t lo = std::max<std::int64_t>(
+        static_cast<std::int64_t>(static_cast<double>(center - support) + 0.5), 0);
+    const std::int64_t hi = std::min<std::int64_t>(
+        static_cast<std::int64_t>(static_cast<double>(center + support) + 0.5), in);
+    T* row = w.data() + i * in;
+    T total = T(0);
+    for (std::int64_t j = lo; j < hi; ++j) {
+      const auto t = static_cast<T>((static_cast<double>(static_cast<T>(j) - center) + 0.5) *
+                                    static_cast<double>(invscale));
+      row[j] = antialias_filter(t, cubic);
+      total += row[j];
+    }
+    if (total != T(0)) {
+      for (std::int64_t j = lo; j < hi; ++j)
+        row[j] /= total;
+    }
+  }
+  return w;
+}
+
+// The (out, in) weight matrix of one axis, in x's dtype on x's device.
+Tensor antialias_matrix(const Tensor& x, std::int64_t in, std::int64_t out, double factor,
+                        bool align, bool cubic) {
+  const Shape shape{out, in};
+  if (x.dtype() == kFloat64)
+    return tensor(antialias_weights<double>(in, out, factor, align, cubic), shape).to(x.device());
+  return tensor(antialias_weights<float>(in, out, factor, align, cubic), shape)
+      .to(x.dtype())
+      .to(x.device());
+}
+
+Tensor antialiased_resize(const Tensor& x, Size2 out, Scale2 factors, bool cubic, bool align) {
+  Tensor y = x;
+  if (out[1] != x.size(3))
+    y = matmul(y,
+               transpose(antialias_matrix(x, x.size(3), out[1], factors[1], align, cubic), 0, 1));
+  if (out[0] != x.size(2))
+    y = matmul(antialias_matrix(x, x.size(2), out[0], factors[0], align, cubic), y);
+  return y.is_same(x) ? clone(x) : y;
+}
+
+}  // namespace
+
 Tensor interpolate(const Tensor& x, std::optional<Size2> size, std::optional<Scale2> scale_factor,
-                   InterpolateMode mode, std::optional<bool> align_corners) {
+                   InterpolateMode mode, std::optional<bool> align_corners,
+                   std::optional<bool> recompute_scale_factor, bool antialias) {
   LG_PROFILE_OP(x);
   const char* op = "interpolate";
   LG_CHECK(x.defined(), op, ": expected a defined input, got an undefined Tensor()");
@@ -1578,6 +1664,11 @@ Tensor interpolate(const Tensor& x, std::optional<Size2> size, std::optional<Sca
       interpolating || !align_corners.has_value(), op,
       ": align_corners can only be set with the interpolating modes bilinear and bicubic, not ",
       interpolate_mode_name(mode));
+  LG_CHECK(!(recompute_scale_factor.value_or(false) && size.has_value()), op,
+           ": recompute_scale_factor is not meaningful with an explicit size");
+  LG_CHECK(!antialias || interpolating, op,
+           ": antialias is only supported in the bilinear and bicubic modes, not ",
+           interpolate_mode_name(mode));
   Size2 out_size{};
   Scale2 scales{0.0, 0.0};
   if (size.has_value()) {
@@ -1592,10 +1683,20 @@ Tensor interpolate(const Tensor& x, std::optional<Size2> size, std::optional<Sca
                      x.size(2 + d), " gives an output too large to index");
       out_size[d] = static_cast<std::int64_t>(out);
     }
+    // The index rules then use the sizes, as when the size is given.
+    if (recompute_scale_factor.value_or(false)) scales = {0.0, 0.0};
   }
   // area averages each output pixel's window of the input, as PyTorch's (its interpolate calls
   // adaptive_avg_pool2d for it).
   if (mode == InterpolateMode::Area) return adaptive_avg_pool2d(x, out_size);
+  if (antialias) {
+    LG_CHECK_SHAPE(x.size(2) >= 1 && x.size(3) >= 1 && out_size[0] >= 1 && out_size[1] >= 1, op,
+                   ": input of shape ", x.shape(), " and output size (", out_size[0], ", ",
+                   out_size[1], ") must be positive");
+    autograd::check_floating_input(op, x);
+    return antialiased_resize(x, out_size, scales, mode == InterpolateMode::Bicubic,
+                              align_corners.value_or(false));
+  }
   return upsample2d_fn(
       op, x, Resize2d{out_size, scales, resize_mode(mode), align_corners.value_or(false)});
 }
@@ -1638,7 +1739,8 @@ std::size_t spatial_dims_of(InterpolateMode mode) {
 
 Tensor interpolate(const Tensor& x, std::optional<std::vector<std::int64_t>> size,
                    std::optional<std::vector<double>> scale_factor, InterpolateMode mode,
-                   std::optional<bool> align_corners) {
+                   std::optional<bool> align_corners, std::optional<bool> recompute_scale_factor,
+                   bool antialias) {
   LG_PROFILE_OP(x);
   const char* op = "interpolate";
   LG_CHECK(x.defined(), op, ": expected a defined input, got an undefined Tensor()");
@@ -1659,10 +1761,17 @@ Tensor interpolate(const Tensor& x, std::optional<std::vector<std::int64_t>> siz
                  " expects a ", needs + 2, "-D input, got shape ", x.shape());
   if (dims == 2) {
     if (size.has_value())
-      return interpolate(x, Size2{(*size)[0], (*size)[1]}, std::nullopt, mode, align_corners);
+      return interpolate(x, Size2{(*size)[0], (*size)[1]}, std::nullopt, mode, align_corners,
+                         recompute_scale_factor, antialias);
     return interpolate(x, std::nullopt, Scale2{(*scale_factor)[0], (*scale_factor)[1]}, mode,
-                       align_corners);
+                       align_corners, recompute_scale_factor, antialias);
   }
+  LG_CHECK_SHAPE(!antialias, op,
+                 ": antialias is only supported for 4-D input (N, C, H, W) in the bilinear and "
+                 "bicubic modes, got shape ",
+                 x.shape());
+  LG_CHECK(!(recompute_scale_factor.value_or(false) && size.has_value()), op,
+           ": recompute_scale_factor is not meaningful with an explicit size");
   LG_CHECK(needs != 0 || !align_corners.has_value(), op,
            ": align_corners can only be set with the interpolating modes linear, bilinear, "
            "bicubic and trilinear, not ",
@@ -1686,7 +1795,8 @@ Tensor interpolate(const Tensor& x, std::optional<std::vector<std::int64_t>> siz
                    " and output sizes must be positive, got output size ", out[d], " for dim ",
                    d + 2);
   }
-  const bool by_size = size.has_value();
+  // With recompute_scale_factor the index rules use the sizes just worked out.
+  const bool by_size = size.has_value() || recompute_scale_factor.value_or(false);
   const InterpolateMode plane_mode =
       mode == InterpolateMode::Linear || mode == InterpolateMode::Trilinear ? kBilinear : mode;
   const auto factor = [&](std::size_t d) { return by_size ? 0.0 : (*scale_factor)[d]; };

@@ -196,23 +196,32 @@ using Scale2 = std::array<double, 2>;  // (height, width) factors
 // bicubic (Keys' cubic convolution with a = -0.75 over 4 x 4 taps, the edge repeated; it can
 // overshoot the input's range, as PyTorch's), the last two with align_corners (default false),
 // which maps corner pixels' centres onto each other. The scale_factor given is what the index
-// rules use, as PyTorch does by default (recompute_scale_factor unset). area is
-// adaptive_avg_pool2d to the output size, as PyTorch's.
+// rules use, as PyTorch does by default; with recompute_scale_factor true the rules use the
+// sizes, as if the output size had been given. area is adaptive_avg_pool2d to the output size, as
+// PyTorch's. antialias (bilinear and bicubic only) widens the filter by the downscaling factor
+// where the output is smaller, so every input pixel counts (PIL's resampling, as PyTorch's):
+// separable weights, the edge renormalised, bicubic with a = -0.5 (Note [Antialiased resize] in
+// nn_functions.cpp).
 Tensor interpolate(const Tensor& x, std::optional<Size2> size,
                    std::optional<Scale2> scale_factor = std::nullopt,
                    InterpolateMode mode = kNearest,
-                   std::optional<bool> align_corners = std::nullopt);
+                   std::optional<bool> align_corners = std::nullopt,
+                   std::optional<bool> recompute_scale_factor = std::nullopt,
+                   bool antialias = false);
 // The same over every rank torch's takes, size and scale_factor one value per spatial dim (as
 // LibTorch's InterpolateFuncOptions): (N, C, L) in nearest, nearest-exact, linear or area;
 // (N, C, H, W) as above; (N, C, D, H, W) in nearest, nearest-exact, trilinear or area
 // (adaptive_avg_pool1d / adaptive_avg_pool3d). linear and trilinear are bilinear's rules per
 // axis, align_corners included; each runs on the 2-d resize (Note [Interpolation of any rank]
-// in nn_functions.cpp).
+// in nn_functions.cpp). recompute_scale_factor as above; antialias with 4-D input only, as
+// PyTorch's.
 //   y = interpolate(volume, std::vector<std::int64_t>{8, 16, 16}, std::nullopt, kTrilinear);
 Tensor interpolate(const Tensor& x, std::optional<std::vector<std::int64_t>> size,
                    std::optional<std::vector<double>> scale_factor = std::nullopt,
                    InterpolateMode mode = kNearest,
-                   std::optional<bool> align_corners = std::nullopt);
+                   std::optional<bool> align_corners = std::nullopt,
+                   std::optional<bool> recompute_scale_factor = std::nullopt,
+                   bool antialias = false);
 
 enum class Reduction { None, Mean, Sum };
 // logp: (N, C) log-probabilities, target: (N,) int64 class indices; or, as PyTorch, logp

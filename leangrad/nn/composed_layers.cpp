@@ -52,6 +52,20 @@ std::string LocalResponseNormImpl::extra_repr() const {
                          ", k=", options.k());
 }
 
+CrossMapLRN2dImpl::CrossMapLRN2dImpl(const CrossMapLRN2dOptions& options)
+    : Module("CrossMapLRN2d"), options(options) {
+  LG_CHECK(options.size() >= 1, "CrossMapLRN2d: expected a positive size, got ", options.size());
+}
+
+Tensor CrossMapLRN2dImpl::forward(const Tensor& input) {
+  return cross_map_lrn2d(input, options.size(), options.alpha(), options.beta(), options.k());
+}
+
+std::string CrossMapLRN2dImpl::extra_repr() const {
+  return detail::str_cat(options.size(), ", alpha=", options.alpha(), ", beta=", options.beta(),
+                         ", k=", options.k());
+}
+
 BilinearImpl::BilinearImpl(const BilinearOptions& options) : Module("Bilinear"), options(options) {
   LG_CHECK(options.in1_features() > 0 && options.in2_features() > 0 && options.out_features() > 0,
            "Bilinear: expected positive in1_features, in2_features and out_features, got ",

@@ -1,8 +1,9 @@
 // Modules over the functions of autograd/composed_layers.h, as LibTorch's: nn::LPPool1d,
 // nn::LPPool2d, nn::LocalResponseNorm, nn::Bilinear (parameters weight (out, in1, in2) and bias
 // (out), initialised as PyTorch's), nn::ChannelShuffle, nn::RReLU (random slopes in training,
-// their mean in eval), nn::MaxUnpool1d/2d/3d (forward(input, indices, output_size)), and
-// nn::Softmax2d (softmax over the channels of (N, C, H, W) or (C, H, W)).
+// their mean in eval), nn::MaxUnpool1d/2d/3d (forward(input, indices, output_size)),
+// nn::CrossMapLRN2d (LibTorch's legacy LRN) and nn::Softmax2d (softmax over the channels of (N, C,
+// H, W) or (C, H, W)).
 //   nn::LPPool2d pool(nn::LPPool2dOptions(2.0, 3).stride(2));
 //   nn::Bilinear bilinear(nn::BilinearOptions(16, 8, 4));  Tensor y = bilinear(a, b);
 #pragma once
@@ -208,6 +209,27 @@ class MaxUnpool3dImpl : public Module {
   MaxUnpool3dOptions options;
 };
 LEANGRAD_MODULE(MaxUnpool3d);
+
+// size, alpha, beta and k of LibTorch's CrossMapLRN2d (k a double here, an int64 there).
+class CrossMapLRN2dOptions {
+ public:
+  /* implicit */ CrossMapLRN2dOptions(std::int64_t size) : size_(size) {}
+  LG_ARG(std::int64_t, size);
+  LG_ARG(double, alpha) = 1e-4;
+  LG_ARG(double, beta) = 0.75;
+  LG_ARG(double, k) = 1.0;
+};
+
+// cross_map_lrn2d over (N, C, H, W), LibTorch's legacy layer (its window is not
+// LocalResponseNorm's: autograd/composed_layers.h).
+class CrossMapLRN2dImpl : public Module {
+ public:
+  explicit CrossMapLRN2dImpl(const CrossMapLRN2dOptions& options);
+  Tensor forward(const Tensor& input) override;
+  std::string extra_repr() const override;  // "3, alpha=0.0001, beta=0.75, k=1"
+  CrossMapLRN2dOptions options;
+};
+LEANGRAD_MODULE(CrossMapLRN2d);
 
 class Softmax2dImpl : public Module {
  public:

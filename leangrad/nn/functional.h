@@ -14,6 +14,7 @@
 #include <leangrad/autograd/ctc_loss.h>
 #include <leangrad/autograd/dropout_functions.h>
 #include <leangrad/autograd/fold_functions.h>
+#include <leangrad/autograd/fractional_max_pool.h>
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/indexing_functions.h>
 #include <leangrad/autograd/losses.h>
@@ -62,6 +63,10 @@ using leangrad::embedding;
 using leangrad::embedding_bag;
 using leangrad::feature_alpha_dropout;
 using leangrad::fold;
+using leangrad::fractional_max_pool2d;
+using leangrad::fractional_max_pool2d_with_indices;
+using leangrad::fractional_max_pool3d;
+using leangrad::fractional_max_pool3d_with_indices;
 using leangrad::gaussian_nll_loss;
 using leangrad::gelu;
 using leangrad::glu;

@@ -3,6 +3,7 @@
 
 #include <leangrad/autograd/nn_functions.h>
 #include <leangrad/nn/activation.h>
+#include <leangrad/nn/adaptive.h>
 #include <leangrad/nn/attention.h>
 #include <leangrad/nn/batch_norm.h>
 #include <leangrad/nn/composed_layers.h>
@@ -12,7 +13,9 @@
 #include <leangrad/nn/dropout.h>
 #include <leangrad/nn/embedding.h>
 #include <leangrad/nn/fold.h>
+#include <leangrad/nn/fractional_max_pool.h>
 #include <leangrad/nn/functional.h>
+#include <leangrad/nn/functional_module.h>
 #include <leangrad/nn/group_norm.h>
 #include <leangrad/nn/init.h>
 #include <leangrad/nn/layer_norm.h>

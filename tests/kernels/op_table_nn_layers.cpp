@@ -18,6 +18,7 @@
 #include <leangrad/autograd/composed_layers.h>
 #include <leangrad/autograd/ctc_loss.h>
 #include <leangrad/autograd/fold_functions.h>
+#include <leangrad/autograd/fractional_max_pool.h>
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/grad_mode.h>
 #include <leangrad/autograd/indexing_functions.h>
@@ -509,6 +510,29 @@ std::vector<OpCase> volumetric_recurrent_cases() {
                }),
                {input({8, 2, 5})},
                kTolF32Sum});
+  // Session 47: fractional max pooling with given samples (the windows' starts worked out on the
+  // host), the antialiased resize (matmuls by weight matrices) and the cross-map LRN.
+  c.push_back(
+      {"fractional_max_pool_antialias_cross_map_lrn_f32",
+       grads_of([](const Inputs& v) {
+         const Device d = v[0].device();
+         const Tensor s2 =
+             tensor(std::vector<float>{0.1f, 0.7f, 0.35f, 0.9f, 0.5f, 0.05f, 0.25f, 0.6f, 0.8f,
+                                       0.15f, 0.45f, 0.55f, 0.95f, 0.3f, 0.65f, 0.2f},
+                    {2, 4, 2})
+                 .to(d);
+         const Tensor s3 =
+             tensor(std::vector<float>{0.4f, 0.75f, 0.12f, 0.58f, 0.33f, 0.87f}, {1, 2, 3}).to(d);
+         return cat(
+             {fractional_max_pool2d(v[0], {2, 2}, Size2{3, 3}, std::nullopt, s2).flatten(),
+              fractional_max_pool3d(v[1], {2, 2, 2}, Size3{2, 3, 2}, std::nullopt, s3).flatten(),
+              interpolate(v[0], Size2{2, 3}, std::nullopt, kBicubic, std::nullopt, std::nullopt,
+                          /*antialias=*/true)
+                  .flatten(),
+              cross_map_lrn2d(v[0], 3, 0.1).flatten()});
+       }),
+       {input({2, 4, 5, 5}, kFloat32, 0.5, 1.5), input({1, 2, 4, 5, 5})},
+       kTolF32Sum});
   c.push_back({"conv3d_strided_dilated_groups_f32",
                grads_of([](const Inputs& v) {
                  return conv3d(v[0], v[1], v[2], {2, 1, 1}, {1, 0, 1}, {1, 2, 1}, 2);

@@ -12,16 +12,19 @@
 #include <leangrad/autograd/ctc_loss.h>
 #include <leangrad/autograd/dropout_functions.h>
 #include <leangrad/autograd/fold_functions.h>
+#include <leangrad/autograd/fractional_max_pool.h>
 #include <leangrad/autograd/margin_losses.h>
 #include <leangrad/autograd/nn_functions.h>
 #include <leangrad/autograd/volumetric_functions.h>
 #include <leangrad/core/creation.h>
 #include <leangrad/kernels/creation.h>
+#include <leangrad/nn/adaptive.h>
 #include <leangrad/nn/batch_norm.h>
 #include <leangrad/nn/composed_layers.h>
 #include <leangrad/nn/conv.h>
 #include <leangrad/nn/dropout.h>
 #include <leangrad/nn/embedding.h>
+#include <leangrad/nn/fractional_max_pool.h>
 #include <leangrad/nn/layer_norm.h>
 #include <leangrad/nn/loss.h>
 #include <leangrad/nn/upsample.h>
@@ -523,6 +526,16 @@ std::vector<MisuseCase> composed_layer_cases() {
   });
   t.add("bilinear_module_zero_features", Raises::Error, {"Bilinear", "positive", "0"},
         [] { nn::Bilinear(0, 3, 2); });
+  t.add("cross_map_lrn2d_three_dims", Raises::ShapeError,
+        {"cross_map_lrn2d", "4-D input", "[2, 3, 4]"}, [] {
+          cross_map_lrn2d(ones({2, 3, 4}), 3);
+        });
+  t.add("cross_map_lrn2d_size_zero", Raises::Error, {"cross_map_lrn2d", "positive size", "got 0"},
+        [] {
+          cross_map_lrn2d(ones({1, 3, 2, 2}), 0);
+        });
+  t.add("cross_map_lrn2d_module_size_zero", Raises::Error,
+        {"CrossMapLRN2d", "positive size", "got 0"}, [] { nn::CrossMapLRN2d layer(0); });
   return t.cases();
 }
 LG_MISUSE_SUITE(ComposedLayers, composed_layer_cases());
@@ -673,9 +686,150 @@ std::vector<MisuseCase> interpolate_cases() {
           nn::Upsample up(
               nn::UpsampleOptions().size(std::vector<std::int64_t>{4}).align_corners(true));
         });
+  t.add("interpolate_antialias_nearest", Raises::Error,
+        {"interpolate", "antialias", "bilinear and bicubic", "nearest"}, [] {
+          interpolate(ones({1, 1, 4, 4}), Size2{2, 2}, std::nullopt, kNearest, std::nullopt,
+                      std::nullopt, true);
+        });
+  t.add("interpolate_antialias_trilinear", Raises::ShapeError,
+        {"interpolate", "antialias", "4-D", "[1, 1, 4, 4, 4]"}, [] {
+          interpolate(ones({1, 1, 4, 4, 4}), std::vector<std::int64_t>{2, 2, 2}, std::nullopt,
+                      kTrilinear, std::nullopt, std::nullopt, true);
+        });
+  t.add("interpolate_antialias_integral", Raises::DTypeError, {"interpolate", "int64"}, [] {
+    interpolate(ones({1, 1, 4, 4}, kInt64), Size2{2, 2}, std::nullopt, kBilinear, std::nullopt,
+                std::nullopt, true);
+  });
+  t.add("interpolate_recompute_with_size", Raises::Error,
+        {"interpolate", "recompute_scale_factor", "explicit size"}, [] {
+          interpolate(ones({1, 1, 4, 4}), Size2{2, 2}, std::nullopt, kBilinear, std::nullopt, true);
+        });
+  t.add("interpolate_3d_recompute_with_size", Raises::Error,
+        {"interpolate", "recompute_scale_factor", "explicit size"}, [] {
+          interpolate(ones({1, 1, 4}), std::vector<std::int64_t>{2}, std::nullopt, kLinear,
+                      std::nullopt, true);
+        });
   return t.cases();
 }
 LG_MISUSE_SUITE(Interpolate, interpolate_cases());
+
+std::vector<MisuseCase> fractional_max_pool_cases() {
+  MisuseTable t;
+  const Tensor samples = full({1, 2, 2}, 0.5);
+  t.add("fractional_max_pool2d_both_sizes", Raises::Error,
+        {"fractional_max_pool2d", "exactly one of output_size and output_ratio", "both"}, [] {
+          fractional_max_pool2d(ones({1, 2, 8, 8}), {2, 2}, Size2{3, 3}, Ratio2{0.5, 0.5});
+        });
+  t.add("fractional_max_pool2d_neither_size", Raises::Error,
+        {"fractional_max_pool2d", "exactly one", "neither"}, [] {
+          fractional_max_pool2d(ones({1, 2, 8, 8}), {2, 2}, std::nullopt);
+        });
+  t.add("fractional_max_pool2d_ratio_one", Raises::Error,
+        {"fractional_max_pool2d", "output_ratio in (0, 1)", "got 1"}, [] {
+          fractional_max_pool2d(ones({1, 2, 8, 8}), {2, 2}, std::nullopt, Ratio2{1.0, 0.5});
+        });
+  t.add(
+      "fractional_max_pool2d_output_too_large", Raises::ShapeError,
+      {"fractional_max_pool2d", "output size 8", "not in [1, 7]", "kernel size 2", "[1, 2, 8, 8]"},
+      [] {
+        fractional_max_pool2d(ones({1, 2, 8, 8}), {2, 2}, Size2{4, 8});
+      });
+  t.add("fractional_max_pool2d_kernel_zero", Raises::Error,
+        {"fractional_max_pool2d", "kernel_size >= 1", "got 0"}, [] {
+          fractional_max_pool2d(ones({1, 2, 8, 8}), {0, 2}, Size2{4, 4});
+        });
+  t.add("fractional_max_pool2d_of_a_matrix", Raises::ShapeError,
+        {"fractional_max_pool2d", "4 dims", "unbatched of 3", "[8, 8]"}, [] {
+          fractional_max_pool2d(ones({8, 8}), {2, 2}, Size2{4, 4});
+        });
+  t.add("fractional_max_pool2d_empty_plane", Raises::ShapeError,
+        {"fractional_max_pool2d", "non-empty spatial dims", "[1, 2, 0, 8]"}, [] {
+          fractional_max_pool2d(ones({1, 2, 0, 8}), {2, 2}, Size2{1, 4});
+        });
+  t.add("fractional_max_pool2d_samples_shape", Raises::ShapeError,
+        {"fractional_max_pool2d", "random_samples of shape [2, 2, 2]", "got [1, 2, 2]"}, [samples] {
+          fractional_max_pool2d(ones({2, 2, 8, 8}), {2, 2}, Size2{4, 4}, std::nullopt, samples);
+        });
+  t.add("fractional_max_pool2d_samples_integral", Raises::DTypeError,
+        {"fractional_max_pool2d", "floating random_samples", "int64"}, [] {
+          fractional_max_pool2d(ones({1, 2, 8, 8}), {2, 2}, Size2{4, 4}, std::nullopt,
+                                zeros({1, 2, 2}, kInt64));
+        });
+  t.add("fractional_max_pool2d_sample_one", Raises::Error,
+        {"fractional_max_pool2d", "random_samples in [0, 1)", "got 1", "element 3"}, [] {
+          fractional_max_pool2d(ones({1, 2, 8, 8}), {2, 2}, Size2{4, 4}, std::nullopt,
+                                tensor(std::vector<double>{0.5, 0.5, 0.5, 1.0}, {1, 2, 2}));
+        });
+  t.add("fractional_max_pool2d_sample_nan", Raises::Error,
+        {"fractional_max_pool2d", "random_samples in [0, 1)", "nan"}, [] {
+          fractional_max_pool2d(ones({1, 2, 8, 8}), {2, 2}, Size2{4, 4}, std::nullopt,
+                                full({1, 2, 2}, std::numeric_limits<double>::quiet_NaN()));
+        });
+  t.add("fractional_max_pool3d_integral_input", Raises::DTypeError,
+        {"fractional_max_pool3d", "int64"}, [] {
+          fractional_max_pool3d(ones({1, 1, 4, 4, 4}, kInt64), {2, 2, 2}, Size3{2, 2, 2});
+        });
+  t.add("fractional_max_pool2d_module_no_size", Raises::Error,
+        {"FractionalMaxPool2d", "either an output size, or a pooling ratio", "neither"},
+        [] { nn::FractionalMaxPool2d pool(nn::FractionalMaxPool2dOptions(2)); });
+  t.add("fractional_max_pool3d_module_ratio", Raises::Error,
+        {"FractionalMaxPool3d", "output_ratio must be between 0 and 1", "got 1.5"},
+        [] { nn::FractionalMaxPool3d pool(nn::FractionalMaxPool3dOptions(2).output_ratio(1.5)); });
+  return t.cases();
+}
+LG_MISUSE_SUITE(FractionalMaxPool, fractional_max_pool_cases());
+
+std::vector<MisuseCase> adaptive_log_softmax_cases() {
+  MisuseTable t;
+  using Options = nn::AdaptiveLogSoftmaxWithLossOptions;
+  t.add("asm_no_cutoffs", Raises::Error, {"AdaptiveLogSoftmaxWithLoss", "length larger than 0"},
+        [] { nn::AdaptiveLogSoftmaxWithLoss m(Options(8, 10, {})); });
+  t.add("asm_cutoffs_unsorted", Raises::Error,
+        {"AdaptiveLogSoftmaxWithLoss", "unique, positive integers sorted", "got 3 at position 1"},
+        [] {
+          nn::AdaptiveLogSoftmaxWithLoss m(Options(8, 10, {5, 3}));
+        });
+  t.add("asm_cutoff_n_classes", Raises::Error,
+        {"AdaptiveLogSoftmaxWithLoss", "between 1 and n_classes-1", "got 10"}, [] {
+          nn::AdaptiveLogSoftmaxWithLoss m(Options(8, 10, {4, 10}));
+        });
+  t.add("asm_div_value_zero", Raises::Error,
+        {"AdaptiveLogSoftmaxWithLoss", "positive, finite div_value", "got 0"},
+        [] { nn::AdaptiveLogSoftmaxWithLoss m(Options(8, 10, {4}).div_value(0.0)); });
+  t.add("asm_target_out_of_range", Raises::Error,
+        {"AdaptiveLogSoftmaxWithLoss", "target values should be in [0, 9]", "got 10", "position 1"},
+        [] {
+          nn::AdaptiveLogSoftmaxWithLoss m(Options(8, 10, {4}));
+          m(ones({2, 8}), tensor(std::vector<std::int64_t>{3, 10}, {2}));
+        });
+  t.add("asm_batch_mismatch", Raises::ShapeError,
+        {"AdaptiveLogSoftmaxWithLoss", "same size in the batch dimension", "[3, 8]", "[2]"}, [] {
+          nn::AdaptiveLogSoftmaxWithLoss m(Options(8, 10, {4}));
+          m(ones({3, 8}), zeros({2}, kInt64));
+        });
+  t.add("asm_features_mismatch", Raises::ShapeError,
+        {"AdaptiveLogSoftmaxWithLoss", "(*, 8)", "[2, 7]"}, [] {
+          nn::AdaptiveLogSoftmaxWithLoss m(Options(8, 10, {4}));
+          m(ones({2, 7}), zeros({2}, kInt64));
+        });
+  t.add("asm_two_d_target", Raises::ShapeError,
+        {"AdaptiveLogSoftmaxWithLoss", "0-D or 1-D target", "[2, 1]"}, [] {
+          nn::AdaptiveLogSoftmaxWithLoss m(Options(8, 10, {4}));
+          m(ones({2, 8}), zeros({2, 1}, kInt64));
+        });
+  t.add("asm_float_target", Raises::DTypeError, {"AdaptiveLogSoftmaxWithLoss", "int64", "float32"},
+        [] {
+          nn::AdaptiveLogSoftmaxWithLoss m(Options(8, 10, {4}));
+          m(ones({2, 8}), zeros({2}));
+        });
+  t.add("asm_log_prob_of_a_vector", Raises::ShapeError,
+        {"AdaptiveLogSoftmaxWithLoss", "log_prob", "(N, 8)", "[8]"}, [] {
+          nn::AdaptiveLogSoftmaxWithLoss m(Options(8, 10, {4}));
+          m->log_prob(ones({8}));
+        });
+  return t.cases();
+}
+LG_MISUSE_SUITE(AdaptiveLogSoftmax, adaptive_log_softmax_cases());
 
 }  // namespace
 }  // namespace leangrad::test
