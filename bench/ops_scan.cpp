@@ -1,4 +1,4 @@
-// ops_scan: forward + backward through autograd of 69 ops at realistic shapes, float32, one line
+// ops_scan: forward + backward through autograd of 77 ops at realistic shapes, float32, one line
 // per op (its name and the median of 5 timed runs in ms, after 2 untimed ones), for a broad look
 // at where a CPU kernel is slower than it should be. bench/compare/ops_scan_vs_libtorch.sh runs it
 // beside LibTorch's side (bench/compare/libtorch/libtorch_ops_scan.cpp: the same ops, names,
@@ -86,6 +86,13 @@ int main(int argc, char** argv) {
   const Tensor ctc_targets = (lg::rand({32, 50}) * 38.99 + 1.0).to(lg::kInt64);
   const Tensor ctc_input_lengths = lg::full({32}, 200.0).to(lg::kInt64);
   const Tensor ctc_target_lengths = lg::full({32}, 50.0).to(lg::kInt64);
+  // Session 47: fractional max pooling with samples drawn once (each side its own uniform draw),
+  // and the adaptive softmax over 20000 classes (shortlist 2000, clusters to 10000 and 20000).
+  const Tensor fraction_samples = lg::rand({16, 64, 2});
+  const Tensor hidden = lg::randn({512, 256}).requires_grad_(true);
+  const Tensor word_ids = (lg::rand({512}) * 19999.0).to(lg::kInt64);
+  lg::nn::AdaptiveLogSoftmaxWithLoss adaptive_softmax(
+      lg::nn::AdaptiveLogSoftmaxWithLossOptions(256, 20000, {2000, 10000}));
   const std::vector<Op> ops = {
       {"interpolate_bilinear", image,
        [](const Tensor& x) {
@@ -217,6 +224,20 @@ int main(int argc, char** argv) {
          return lg::interpolate(x, std::nullopt, std::vector<double>{2, 2, 2}, lg::kTrilinear,
                                 false);
        }},
+      {"fractional_max_pool2d", image,
+       [&](const Tensor& x) {
+         return lg::fractional_max_pool2d(x, {2, 2}, lg::Size2{40, 40}, std::nullopt,
+                                          fraction_samples);
+       }},
+      {"interpolate_bilinear_antialias", image,
+       [](const Tensor& x) {
+         return lg::interpolate(x, lg::Size2{24, 24}, std::nullopt, lg::kBilinear, false,
+                                std::nullopt, /*antialias=*/true);
+       }},
+      {"cross_map_lrn2d", channels,
+       [](const Tensor& x) { return lg::cross_map_lrn2d(x, 5, 1e-4, 0.75, 1.0); }},
+      {"adaptive_log_softmax", hidden,
+       [&](const Tensor& x) { return adaptive_softmax(x, word_ids).output; }},
   };
   for (const Op& op : ops) {
     if (!only.empty() && std::string(op.name).find(only) == std::string::npos) continue;

@@ -24,10 +24,11 @@ namespace leangrad {
 // and the plane-flat index of every tap of every window is built on the device by broadcasting
 // adds of small int64 tensors: index[p, o..., k...] = sum over dims d of
 // (start_d[p, o_d] + k_d) * stride_d. One gather of x's planes by that index gives (planes,
-// outputs, window taps); max over the taps gives the values and, through the same index, the
-// places. Both steps are differentiable, so the gradient is gather's (a scatter_add of each
-// window's upstream gradient onto its maximum, summed where windows overlap). The index costs
-// 8 bytes per tap, window-size times the output: memory traded for running on every device.
+// outputs, window taps), and max(dim) over the taps, through the same index, each window's place
+// (no graph is recorded for these). A second gather of x at the places gives the values, the one
+// differentiable step: the gradient is a scatter_add of each output's upstream gradient onto its
+// place, summed where windows share a maximum. The index costs 8 bytes per tap, window-size times
+// the output, freed before the function returns: memory traded for running on every device.
 
 namespace {
 
@@ -104,9 +105,10 @@ std::tuple<Tensor, Tensor> fractional_max_pool(
 
   // The plane-flat index of every tap (Note [Fractional windows by gather]): (planes, out_0, ...,
   // out_{dims-1}, k_0, ..., k_{dims-1}), one broadcast term per dim.
-  Tensor index;
+  Tensor places;
   {
     const NoGradGuard no_grad;
+    Tensor index;
     const Tensor host = samples.to(Device::cpu()).to(kFloat64).contiguous();
     const double* u = host.data_ptr<double>();
     for (std::int64_t k = 0; k < host.numel(); ++k)
@@ -144,12 +146,15 @@ std::tuple<Tensor, Tensor> fractional_max_pool(
           add(tensor(starts, start_shape, on_device), tensor(tap_offsets, tap_shape, on_device));
       index = index.defined() ? add(index, term) : term;
     }
-    index = reshape(index, {planes, outputs * taps});
+    // Each window's first maximum, and its place in the plane.
+    const Tensor taps_of_windows =
+        reshape(gather(reshape(x, {planes, in_plane}), 1, reshape(index, {planes, outputs * taps})),
+                {planes, outputs, taps});
+    const Tensor tap = std::get<1>(max(taps_of_windows, 2, /*keepdim=*/true));
+    places = reshape(gather(index.reshape({planes, outputs, taps}), 2, tap), {planes, outputs});
   }
-  const Tensor taps_of_windows =
-      reshape(gather(reshape(x, {planes, in_plane}), 1, index), {planes, outputs, taps});
-  auto [values, tap] = max(taps_of_windows, 2);
-  const Tensor places = gather(reshape(index, {planes, outputs, taps}), 2, unsqueeze(tap, 2));
+  // The values, differentiably: the gradient is a scatter_add of each output's onto its place.
+  const Tensor values = gather(reshape(x, {planes, in_plane}), 1, places);
   Shape shape(x.shape().begin(), x.shape().begin() + first);
   shape.insert(shape.end(), out.begin(), out.end());
   return {reshape(values, shape), reshape(places, shape)};

@@ -97,6 +97,14 @@ int main(int argc, char** argv) {
                             .align_corners(false);
   const auto nearest =
       F::InterpolateFuncOptions().scale_factor(std::vector<double>{2, 2}).mode(torch::kNearest);
+  // Session 47: fractional max pooling with samples drawn once (each side its own uniform draw),
+  // and the adaptive softmax over 20000 classes (shortlist 2000, clusters to 10000 and 20000).
+  const Tensor fraction_samples = torch::rand({16, 64, 2});
+  const Tensor hidden = torch::randn({512, 256}).requires_grad_(true);
+  const Tensor word_ids = (torch::rand({512}) * 19999.0).to(torch::kLong);
+  torch::nn::AdaptiveLogSoftmaxWithLoss adaptive_softmax(
+      torch::nn::AdaptiveLogSoftmaxWithLossOptions(256, 20000, {2000, 10000}));
+  torch::nn::CrossMapLRN2d cross_map(torch::nn::CrossMapLRN2dOptions(5));
   const std::vector<Op> ops = {
       {"interpolate_bilinear", image, [&](const Tensor& x) { return F::interpolate(x, bilinear); }},
       {"interpolate_nearest", image, [&](const Tensor& x) { return F::interpolate(x, nearest); }},
@@ -227,6 +235,21 @@ int main(int argc, char** argv) {
                                       .mode(torch::kTrilinear)
                                       .align_corners(false));
        }},
+      {"fractional_max_pool2d", image,
+       [&](const Tensor& x) {
+         return std::get<0>(torch::fractional_max_pool2d(x, {2, 2}, {40, 40}, fraction_samples));
+       }},
+      {"interpolate_bilinear_antialias", image,
+       [](const Tensor& x) {
+         return F::interpolate(x, F::InterpolateFuncOptions()
+                                      .size(std::vector<int64_t>{24, 24})
+                                      .mode(torch::kBilinear)
+                                      .align_corners(false)
+                                      .antialias(true));
+       }},
+      {"cross_map_lrn2d", channels, [&](const Tensor& x) { return cross_map->forward(x); }},
+      {"adaptive_log_softmax", hidden,
+       [&](const Tensor& x) { return adaptive_softmax->forward(x, word_ids).output; }},
   };
   for (const Op& op : ops) {
     if (!only.empty() && std::string(op.name).find(only) == std::string::npos) continue;
