@@ -42,7 +42,7 @@ ubsan_options="halt_on_error=1:print_stacktrace=1"
 # stacks, end-of-backward callbacks), per-thread CUDA settings, the OpenMP kernels: elementwise,
 # reductions, matmul, conv, the layers, the normalizations (GroupNorm, LayerNorm's row blocks,
 # BatchNorm's planes and column blocks, softmax's column blocks), the one-pass activations,
-# interpolate's planes, pad's index_select and the optimizers' multi-tensor steps; the TCP store (a server thread and its clients), the process groups' worker and watchdog
+# interpolate's planes, pad's index_select, CTC's samples and the optimizers' multi-tensor steps; the TCP store (a server thread and its clients), the process groups' worker and watchdog
 # threads, and DistributedDataParallel, whose buckets the worker thread reduces while backward runs
 # (in one process, and in every rank of the multi-process tests: dist_worker is built with the same
 # flags), and ZeroRedundancyOptimizer's broadcasts after a step; the profiler's per-thread span
@@ -52,7 +52,7 @@ tsan_filter="${LEANGRAD_TSAN_FILTER:-DataLoader.*:Dataset.*:*Sampler*:Engine.*:H
 *SavedTensorHooks*:*Checkpoint*:CachingAllocatorStressTest.ThreadsShareOneAllocator:\
 *Thread*:Elementwise*:Reduce*:Matmul*:Conv*:Layers*:GroupNorm*:LayerNorm*:BatchNorm*:\
 SoftmaxVectorized.*:ScatterAdd.*:Cumsum.*:Sort.*:\
-ActivationKernels.*:InterpolateModes*:PadModes.*:\
+ActivationKernels.*:InterpolateModes*:PadModes.*:CtcLoss.*:\
 Adam8bit*:OptimReference*:\
 TCPStore.*:FileStore.*:DistributedCollectives.*:DistributedFaults.*:\
 EndOfBackwardCallbacks.*:DDPOneProcess.*:DistributedDDP.*:ZeroOneProcess.*:DistributedZero.*:\

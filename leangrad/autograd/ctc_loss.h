@@ -1,7 +1,7 @@
 // The connectionist temporal classification loss, as torch.nn.functional.ctc_loss: the negative
 // log-likelihood of each target sequence summed over every alignment of it to the input's steps
 // (blanks between and around its labels, repeats merged), by the forward-backward recursion of
-// Graves et al. 2006 in log space (Note [CTC by forward-backward] in ctc_loss.cpp).
+// Graves et al. 2006 in log space (Note [CTC by forward-backward] in kernels/ctc.cpp).
 //   Tensor loss = ctc_loss(log_softmax(logits, 2), targets, input_lengths, target_lengths);
 #pragma once
 
@@ -20,8 +20,8 @@ namespace leangrad {
 // zero_infinity: an impossible target (no alignment fits its input length) gives 0 and a zero
 // gradient instead of inf. The gradient is that of the loss as a function of log_probs (where
 // PyTorch's adds exp(log_probs), which only a log_softmax before it cancels; the two agree on
-// the gradient of the logits). Computed in double on the host, whatever the device; not
-// differentiable twice, as PyTorch's.
+// the gradient of the logits). Computed in double on the host, whatever the device, the samples
+// split across threads; not differentiable twice, as PyTorch's.
 Tensor ctc_loss(const Tensor& log_probs, const Tensor& targets, const Tensor& input_lengths,
                 const Tensor& target_lengths, std::int64_t blank = 0,
                 Reduction reduction = Reduction::Mean, bool zero_infinity = false);

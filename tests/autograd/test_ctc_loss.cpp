@@ -1,4 +1,4 @@
-// ctc_loss and nn::CTCLoss (autograd/ctc_loss.h, Note [CTC by forward-backward]): against PyTorch
+// ctc_loss and nn::CTCLoss (autograd/ctc_loss.h, kernels/ctc.cpp): against PyTorch
 // 1.13 (tests/data/ctc_loss.json, written by make_ctc_loss.py: losses and the gradients of logits
 // through log_softmax, float64), against the definition (the sum over every alignment, enumerated
 // by brute force for short inputs), and by finite differences in log_probs. Bad arguments: the
