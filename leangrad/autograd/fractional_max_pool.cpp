@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include <leangrad/autograd/functions.h>
@@ -15,6 +16,7 @@
 #include <leangrad/core/profiler.h>
 #include <leangrad/core/shape.h>
 #include <leangrad/kernels/creation.h>
+#include <leangrad/kernels/window_max.h>
 
 namespace leangrad {
 
@@ -28,7 +30,9 @@ namespace leangrad {
 // (no graph is recorded for these). A second gather of x at the places gives the values, the one
 // differentiable step: the gradient is a scatter_add of each output's upstream gradient onto its
 // place, summed where windows share a maximum. The index costs 8 bytes per tap, window-size times
-// the output, freed before the function returns: memory traded for running on every device.
+// the output, freed before the function returns: memory traded for running on every device. On
+// the CPU a loop over the windows finds the places instead (kernels/window_max.h), with no index;
+// the values and the gradient are the same gather.
 
 namespace {
 
@@ -103,12 +107,11 @@ std::tuple<Tensor, Tensor> fractional_max_pool(
   }
   checked_mul(checked_mul(planes, outputs, op), taps, op);
 
-  // The plane-flat index of every tap (Note [Fractional windows by gather]): (planes, out_0, ...,
-  // out_{dims-1}, k_0, ..., k_{dims-1}), one broadcast term per dim.
-  Tensor places;
+  // Where each plane's windows begin along each dim, as plane-flat offsets (start * the dim's
+  // stride within a plane), worked out on the host from the samples.
+  std::vector<std::vector<std::int64_t>> starts(static_cast<std::size_t>(dims));
   {
     const NoGradGuard no_grad;
-    Tensor index;
     const Tensor host = samples.to(Device::cpu()).to(kFloat64).contiguous();
     const double* u = host.data_ptr<double>();
     for (std::int64_t k = 0; k < host.numel(); ++k)
@@ -117,12 +120,12 @@ std::tuple<Tensor, Tensor> fractional_max_pool(
     const bool in_double = x.dtype() == kFloat64;
     for (std::int64_t d = 0; d < dims; ++d) {
       const auto i = static_cast<std::size_t>(d);
-      std::vector<std::int64_t> starts(static_cast<std::size_t>(planes * out[i]));
+      starts[i].resize(static_cast<std::size_t>(planes * out[i]));
       for (std::int64_t p = 0; p < planes; ++p) {
         // PyTorch's samples run (width, height) in 2-d and (time, height, width) in 3-d.
         const std::int64_t which = dims == 2 ? 1 - d : d;
         const double sample = u[p * dims + which];
-        std::int64_t* s = starts.data() + p * out[i];
+        std::int64_t* s = starts[i].data() + p * out[i];
         if (in_double) {
           interval_starts<double>(sample, in[i], out[i], kernel[i], s);
         } else {
@@ -133,25 +136,49 @@ std::tuple<Tensor, Tensor> fractional_max_pool(
           s[o] *= plane_stride[i];
         }
       }
-      std::vector<std::int64_t> tap_offsets(static_cast<std::size_t>(kernel[i]));
-      for (std::int64_t k = 0; k < kernel[i]; ++k)
-        tap_offsets[static_cast<std::size_t>(k)] = k * plane_stride[i];
-      Shape start_shape(static_cast<std::size_t>(1 + 2 * dims), 1);
-      start_shape[0] = planes;
-      start_shape[static_cast<std::size_t>(1 + d)] = out[i];
-      Shape tap_shape(start_shape.size(), 1);
-      tap_shape[static_cast<std::size_t>(1 + dims + d)] = kernel[i];
-      const TensorOptions on_device = TensorOptions(kInt64).device(x.device());
-      const Tensor term =
-          add(tensor(starts, start_shape, on_device), tensor(tap_offsets, tap_shape, on_device));
-      index = index.defined() ? add(index, term) : term;
     }
-    // Each window's first maximum, and its place in the plane.
-    const Tensor taps_of_windows =
-        reshape(gather(reshape(x, {planes, in_plane}), 1, reshape(index, {planes, outputs * taps})),
-                {planes, outputs, taps});
-    const Tensor tap = std::get<1>(max(taps_of_windows, 2, /*keepdim=*/true));
-    places = reshape(gather(index.reshape({planes, outputs, taps}), 2, tap), {planes, outputs});
+  }
+  // The place of each window's first maximum, found without a graph.
+  Tensor places;
+  {
+    const NoGradGuard no_grad;
+    const Tensor flat = reshape(x, {planes, in_plane});
+    if (x.device().is_cpu()) {
+      // A loop over the windows (kernels/window_max.h); the taps in (k_0, ..., k_{dims-1})
+      // row-major order, as the index below.
+      std::vector<std::int64_t> tap_offsets{0};
+      for (std::int64_t d = 0; d < dims; ++d) {
+        std::vector<std::int64_t> wider;
+        for (const std::int64_t offset : tap_offsets)
+          for (std::int64_t k = 0; k < kernel[static_cast<std::size_t>(d)]; ++k)
+            wider.push_back(offset + k * plane_stride[static_cast<std::size_t>(d)]);
+        tap_offsets = std::move(wider);
+      }
+      places = kernels::window_max_places(flat.contiguous(), starts, out, tap_offsets);
+    } else {
+      // The plane-flat index of every tap (Note [Fractional windows by gather]): (planes,
+      // out_0, ..., out_{dims-1}, k_0, ..., k_{dims-1}), one broadcast term per dim.
+      Tensor index;
+      const TensorOptions on_device = TensorOptions(kInt64).device(x.device());
+      for (std::int64_t d = 0; d < dims; ++d) {
+        const auto i = static_cast<std::size_t>(d);
+        std::vector<std::int64_t> tap_offsets(static_cast<std::size_t>(kernel[i]));
+        for (std::int64_t k = 0; k < kernel[i]; ++k)
+          tap_offsets[static_cast<std::size_t>(k)] = k * plane_stride[i];
+        Shape start_shape(static_cast<std::size_t>(1 + 2 * dims), 1);
+        start_shape[0] = planes;
+        start_shape[static_cast<std::size_t>(1 + d)] = out[i];
+        Shape tap_shape(start_shape.size(), 1);
+        tap_shape[static_cast<std::size_t>(1 + dims + d)] = kernel[i];
+        const Tensor term = add(tensor(starts[i], start_shape, on_device),
+                                tensor(tap_offsets, tap_shape, on_device));
+        index = index.defined() ? add(index, term) : term;
+      }
+      const Tensor taps_of_windows = reshape(
+          gather(flat, 1, reshape(index, {planes, outputs * taps})), {planes, outputs, taps});
+      const Tensor tap = std::get<1>(max(taps_of_windows, 2, /*keepdim=*/true));
+      places = reshape(gather(index.reshape({planes, outputs, taps}), 2, tap), {planes, outputs});
+    }
   }
   // The values, differentiably: the gradient is a scatter_add of each output's onto its place.
   const Tensor values = gather(reshape(x, {planes, in_plane}), 1, places);

@@ -111,7 +111,7 @@ std::vector<std::int64_t> starts_of(T u, std::int64_t in, std::int64_t out, std:
 }
 
 TEST(FractionalMaxPool, IsItsDefinition) {
-  for (const DType dtype : {kFloat32, kFloat64}) {
+  for (const DType dtype : {kFloat32, kFloat64, kFloat16, kBFloat16}) {
     SCOPED_TRACE(dtype_name(dtype));
     const std::int64_t n = 2, c = 3, h = 19, w = 14, kh = 3, kw = 2, oh = 7, ow = 9;
     const Tensor x = test::uniform_input({n, c, h, w}, -1, 1, 4701).detach().to(dtype);
@@ -149,6 +149,48 @@ TEST(FractionalMaxPool, IsItsDefinition) {
         }
     }
   }
+}
+
+TEST(FractionalMaxPool, NaNsAndNearTiesFindTheirPlace) {
+  // 7 x 6 with kernel 3 to 3 x 2: windows at rows {0, 2, 4} and columns {0, 3} for samples
+  // (width 0.5, height 0.5) (alpha 2 and 3). NaNs at (1, 1) and (2, 2), both in window (0, 0),
+  // and (2, 2) also in window (1, 0).
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  std::vector<double> v(42);
+  for (std::size_t i = 0; i < v.size(); ++i)
+    v[i] = static_cast<double>(i % 5) - 2.0;
+  v[1 * 6 + 1] = nan;
+  v[2 * 6 + 2] = nan;
+  const Tensor samples = full({1, 1, 2}, 0.5, kFloat64);
+  for (const DType dtype : {kFloat32, kFloat64, kBFloat16}) {
+    SCOPED_TRACE(dtype_name(dtype));
+    const Tensor x = tensor(v, {1, 1, 7, 6}).to(dtype).requires_grad_();
+    auto [y, indices] =
+        fractional_max_pool2d_with_indices(x, {3, 3}, Size2{3, 2}, std::nullopt, samples);
+    const std::vector<double> yv = test::to_vector(y);
+    const std::vector<std::int64_t> iv = ints(indices);
+    // The first NaN in row-major order within each window: (1, 1) for window (0, 0), (2, 2) for
+    // window (1, 0); the other windows hold none.
+    EXPECT_TRUE(std::isnan(yv[0]));
+    EXPECT_EQ(iv[0], 1 * 6 + 1);
+    EXPECT_TRUE(std::isnan(yv[2]));
+    EXPECT_EQ(iv[2], 2 * 6 + 2);
+    for (const std::size_t o : {1, 3, 4, 5})
+      EXPECT_FALSE(std::isnan(yv[o])) << "output " << o;
+    // The gradient goes to the NaNs' places.
+    y.backward(ones_like(y));
+    const std::vector<double> g = test::to_vector(x.grad());
+    EXPECT_EQ(g[1 * 6 + 1], 1.0);
+    EXPECT_EQ(g[2 * 6 + 2], 1.0);
+  }
+  // Two doubles that round to one float: the second, larger one is window (0, 0)'s maximum.
+  std::vector<double> close(42, -5.0);
+  close[0] = 1.0;
+  close[1] = 1.0 + 0x1p-40;
+  auto [yc, ic] = fractional_max_pool2d_with_indices(tensor(close, {1, 1, 7, 6}), {3, 3},
+                                                     Size2{3, 2}, std::nullopt, samples);
+  EXPECT_EQ(ints(ic)[0], 1);
+  EXPECT_EQ(test::to_vector(yc)[0], 1.0 + 0x1p-40);
 }
 
 TEST(FractionalMaxPool, DrawsItsSamplesFromTheDefaultGenerator) {
