@@ -2,9 +2,9 @@
 //   namespace F = torch::nn::functional;  ->  namespace F = leangrad::nn::functional;
 //   x = F::relu(F::conv2d(x, w, b));  loss = F::cross_entropy(logits, target);
 // The same functions as leangrad::relu, leangrad::conv2d, ... (autograd/functions.h,
-// autograd/nn_functions.h, autograd/losses.h,
-// autograd/margin_losses.h), which take their arguments positionally: LibTorch's
-// functional options objects (F::Conv2dFuncOptions) are not there (docs/api-notes.md). nn::utils::
+// autograd/nn_functions.h, autograd/losses.h, autograd/margin_losses.h), which take their
+// arguments positionally; LibTorch's functional options objects (F::Conv2dFuncOptions, ...) and
+// the overloads that take them are nn/functional_options.h's (in nn/nn.h). nn::utils::
 // clip_grad_norm_ is declared with optim::clip_grad_norm_ (optim/clip_grad.h): nn sits below optim.
 #pragma once
 

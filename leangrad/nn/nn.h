@@ -16,6 +16,7 @@
 #include <leangrad/nn/fractional_max_pool.h>
 #include <leangrad/nn/functional.h>
 #include <leangrad/nn/functional_module.h>
+#include <leangrad/nn/functional_options.h>
 #include <leangrad/nn/group_norm.h>
 #include <leangrad/nn/init.h>
 #include <leangrad/nn/layer_norm.h>

@@ -1,0 +1,244 @@
+// LibTorch's functional options objects: F::Conv2dFuncOptions, F::MaxPool2dFuncOptions,
+// F::DropoutFuncOptions, F::SoftmaxFuncOptions, F::CrossEntropyFuncOptions,
+// F::InterpolateFuncOptions, ... with the overloads of the nn::functional functions that take
+// them, so a LibTorch program's functional calls compile as they are:
+//   namespace F = leangrad::nn::functional;
+//   x = F::max_pool2d(F::relu(F::conv2d(x, w, F::Conv2dFuncOptions().padding(1))),
+//                     F::MaxPool2dFuncOptions(2));
+//   x = F::dropout(x, F::DropoutFuncOptions().p(0.2).training(is_training()));
+//   loss = F::cross_entropy(logits, target, F::CrossEntropyFuncOptions().label_smoothing(0.1));
+// Each overload calls the positional function of the same name (nn/functional.h), which stays.
+// As LibTorch, where a module's options hold the same fields the functional ones are aliases of
+// them (F::MaxPool2dFuncOptions is nn::MaxPool2dOptions, F::MSELossFuncOptions is
+// nn::MSELossOptions); the others are their own classes here, with LibTorch's fields and defaults.
+// The reductions are leangrad's enums (Reduction::Sum, KLDivReduction::BatchMean), where LibTorch
+// spells them torch::kSum (docs/api-notes.md).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <leangrad/autograd/indexing_functions.h>
+#include <leangrad/autograd/nn_functions.h>
+#include <leangrad/autograd/reduction_functions.h>
+#include <leangrad/autograd/volumetric_functions.h>
+#include <leangrad/core/macros.h>
+#include <leangrad/core/tensor.h>
+#include <leangrad/nn/activation.h>
+#include <leangrad/nn/distance.h>
+#include <leangrad/nn/functional.h>
+#include <leangrad/nn/loss.h>
+#include <leangrad/nn/pooling.h>
+
+namespace leangrad::nn::functional {
+
+// ---- Convolutions --------------------------------------------------------------------------
+// bias, stride, padding, dilation and groups of F::conv1d/2d/3d; a single number sets every dim.
+template <typename Size>
+class ConvFuncOptions {
+ public:
+  ConvFuncOptions& stride(std::int64_t s) { return stride(every(s)); }
+  ConvFuncOptions& padding(std::int64_t p) { return padding(every(p)); }
+  ConvFuncOptions& dilation(std::int64_t d) { return dilation(every(d)); }
+  LG_ARG(Tensor, bias);
+  LG_ARG(Size, stride) = every(1);
+  LG_ARG(Size, padding) = every(0);
+  LG_ARG(Size, dilation) = every(1);
+  LG_ARG(std::int64_t, groups) = 1;
+
+ private:
+  static Size every(std::int64_t v) {
+    Size s{};
+    s.fill(v);
+    return s;
+  }
+};
+template <>
+class ConvFuncOptions<std::int64_t> {
+  LG_ARG(Tensor, bias);
+  LG_ARG(std::int64_t, stride) = 1;
+  LG_ARG(std::int64_t, padding) = 0;
+  LG_ARG(std::int64_t, dilation) = 1;
+  LG_ARG(std::int64_t, groups) = 1;
+};
+using Conv1dFuncOptions = ConvFuncOptions<std::int64_t>;
+using Conv2dFuncOptions = ConvFuncOptions<Size2>;
+using Conv3dFuncOptions = ConvFuncOptions<Size3>;
+
+Tensor conv1d(const Tensor& input, const Tensor& weight, const Conv1dFuncOptions& options);
+Tensor conv2d(const Tensor& input, const Tensor& weight, const Conv2dFuncOptions& options);
+Tensor conv3d(const Tensor& input, const Tensor& weight, const Conv3dFuncOptions& options);
+
+// ---- Pooling (the modules' options) ---------------------------------------------------------
+using MaxPool1dFuncOptions = MaxPool1dOptions;
+using MaxPool2dFuncOptions = MaxPool2dOptions;
+using MaxPool3dFuncOptions = MaxPool3dOptions;
+using AvgPool1dFuncOptions = AvgPool1dOptions;
+using AvgPool2dFuncOptions = AvgPool2dOptions;
+using AvgPool3dFuncOptions = AvgPool3dOptions;
+using AdaptiveAvgPool1dFuncOptions = AdaptiveAvgPool1dOptions;
+using AdaptiveAvgPool2dFuncOptions = AdaptiveAvgPool2dOptions;
+using AdaptiveAvgPool3dFuncOptions = AdaptiveAvgPool3dOptions;
+using AdaptiveMaxPool2dFuncOptions = AdaptiveMaxPool2dOptions;
+
+Tensor max_pool1d(const Tensor& input, const MaxPool1dFuncOptions& options);
+Tensor max_pool2d(const Tensor& input, const MaxPool2dFuncOptions& options);
+Tensor max_pool3d(const Tensor& input, const MaxPool3dFuncOptions& options);
+Tensor avg_pool1d(const Tensor& input, const AvgPool1dFuncOptions& options);
+Tensor avg_pool2d(const Tensor& input, const AvgPool2dFuncOptions& options);
+Tensor avg_pool3d(const Tensor& input, const AvgPool3dFuncOptions& options);
+Tensor adaptive_avg_pool1d(const Tensor& input, const AdaptiveAvgPool1dFuncOptions& options);
+Tensor adaptive_avg_pool2d(const Tensor& input, const AdaptiveAvgPool2dFuncOptions& options);
+Tensor adaptive_avg_pool3d(const Tensor& input, const AdaptiveAvgPool3dFuncOptions& options);
+Tensor adaptive_max_pool2d(const Tensor& input, const AdaptiveMaxPool2dFuncOptions& options);
+
+// ---- Dropout, softmax ------------------------------------------------------------------------
+class DropoutFuncOptions {
+  LG_ARG(double, p) = 0.5;
+  LG_ARG(bool, training) = true;
+  LG_ARG(bool, inplace) = false;
+};
+Tensor dropout(Tensor input, const DropoutFuncOptions& options);
+
+class SoftmaxFuncOptions {
+ public:
+  /* implicit */ SoftmaxFuncOptions(std::int64_t dim) : dim_(dim) {}
+  LG_ARG(std::int64_t, dim);
+};
+using LogSoftmaxFuncOptions = SoftmaxFuncOptions;
+using SoftminFuncOptions = SoftmaxFuncOptions;
+Tensor softmax(const Tensor& input, const SoftmaxFuncOptions& options);
+Tensor log_softmax(const Tensor& input, const LogSoftmaxFuncOptions& options);
+Tensor softmin(const Tensor& input, const SoftminFuncOptions& options);
+
+// ---- Losses (the modules' options) ------------------------------------------------------------
+using CrossEntropyFuncOptions = CrossEntropyLossOptions;
+using NLLLossFuncOptions = NLLLossOptions;
+using MSELossFuncOptions = MSELossOptions;
+using L1LossFuncOptions = L1LossOptions;
+using SmoothL1LossFuncOptions = SmoothL1LossOptions;
+using HuberLossFuncOptions = HuberLossOptions;
+using BinaryCrossEntropyFuncOptions = BCELossOptions;
+using BinaryCrossEntropyWithLogitsFuncOptions = BCEWithLogitsLossOptions;
+using KLDivFuncOptions = KLDivLossOptions;
+
+Tensor cross_entropy(const Tensor& input, const Tensor& target,
+                     const CrossEntropyFuncOptions& options);
+Tensor nll_loss(const Tensor& input, const Tensor& target, const NLLLossFuncOptions& options);
+Tensor mse_loss(const Tensor& input, const Tensor& target, const MSELossFuncOptions& options);
+Tensor l1_loss(const Tensor& input, const Tensor& target, const L1LossFuncOptions& options);
+Tensor smooth_l1_loss(const Tensor& input, const Tensor& target,
+                      const SmoothL1LossFuncOptions& options);
+Tensor huber_loss(const Tensor& input, const Tensor& target, const HuberLossFuncOptions& options);
+Tensor binary_cross_entropy(const Tensor& input, const Tensor& target,
+                            const BinaryCrossEntropyFuncOptions& options);
+Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target,
+                                        const BinaryCrossEntropyWithLogitsFuncOptions& options);
+Tensor kl_div(const Tensor& input, const Tensor& target, const KLDivFuncOptions& options);
+
+// ---- Activations (the modules' options; inplace as the modules do it) -------------------------
+using LeakyReLUFuncOptions = LeakyReLUOptions;
+using GELUFuncOptions = GELUOptions;
+using ELUFuncOptions = ELUOptions;
+using HardtanhFuncOptions = HardtanhOptions;
+using SoftplusFuncOptions = SoftplusOptions;
+using CELUFuncOptions = CELUOptions;
+
+Tensor leaky_relu(Tensor input, const LeakyReLUFuncOptions& options);
+Tensor gelu(const Tensor& input, const GELUFuncOptions& options);
+Tensor elu(Tensor input, const ELUFuncOptions& options);
+Tensor hardtanh(Tensor input, const HardtanhFuncOptions& options);
+Tensor softplus(const Tensor& input, const SoftplusFuncOptions& options);
+Tensor celu(const Tensor& input, const CELUFuncOptions& options);
+
+// ---- Normalization ----------------------------------------------------------------------------
+using leangrad::normalize;  // normalize(input, p, dim, eps), and with options:
+class NormalizeFuncOptions {
+  LG_ARG(double, p) = 2.0;
+  LG_ARG(std::int64_t, dim) = 1;
+  LG_ARG(double, eps) = 1e-12;
+};
+Tensor normalize(const Tensor& input, const NormalizeFuncOptions& options);
+
+class LayerNormFuncOptions {
+ public:
+  /* implicit */ LayerNormFuncOptions(Shape normalized_shape)
+      : normalized_shape_(std::move(normalized_shape)) {}
+  LG_ARG(Shape, normalized_shape);
+  LG_ARG(Tensor, weight);
+  LG_ARG(Tensor, bias);
+  LG_ARG(double, eps) = 1e-5;
+};
+Tensor layer_norm(const Tensor& input, const LayerNormFuncOptions& options);
+
+class GroupNormFuncOptions {
+ public:
+  /* implicit */ GroupNormFuncOptions(std::int64_t num_groups) : num_groups_(num_groups) {}
+  LG_ARG(std::int64_t, num_groups);
+  LG_ARG(Tensor, weight);
+  LG_ARG(Tensor, bias);
+  LG_ARG(double, eps) = 1e-5;
+};
+Tensor group_norm(const Tensor& input, const GroupNormFuncOptions& options);
+
+class BatchNormFuncOptions {
+  LG_ARG(Tensor, weight);
+  LG_ARG(Tensor, bias);
+  LG_ARG(bool, training) = false;
+  // LibTorch's is optional<double> (none: a cumulative average), which batch_norm does not take.
+  LG_ARG(double, momentum) = 0.1;
+  LG_ARG(double, eps) = 1e-5;
+};
+Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
+                  const BatchNormFuncOptions& options);
+
+// ---- Padding, embedding, resizing, distances, pixel shuffle -----------------------------------
+class PadFuncOptions {
+ public:
+  /* implicit */ PadFuncOptions(std::vector<std::int64_t> pad) : pad_(std::move(pad)) {}
+  LG_ARG(std::vector<std::int64_t>, pad);
+  LG_ARG(PadMode, mode) = kConstant;
+  LG_ARG(double, value) = 0.0;
+};
+Tensor pad(const Tensor& input, const PadFuncOptions& options);
+
+class EmbeddingFuncOptions {
+  LG_ARG(std::optional<std::int64_t>, padding_idx) = std::nullopt;
+};
+Tensor embedding(const Tensor& input, const Tensor& weight, const EmbeddingFuncOptions& options);
+
+class InterpolateFuncOptions {
+  LG_ARG(std::optional<std::vector<std::int64_t>>, size) = std::nullopt;
+  LG_ARG(std::optional<std::vector<double>>, scale_factor) = std::nullopt;
+  LG_ARG(InterpolateMode, mode) = kNearest;
+  LG_ARG(std::optional<bool>, align_corners) = std::nullopt;
+  LG_ARG(std::optional<bool>, recompute_scale_factor) = std::nullopt;
+  LG_ARG(bool, antialias) = false;
+};
+Tensor interpolate(const Tensor& input, const InterpolateFuncOptions& options);
+
+using CosineSimilarityFuncOptions = CosineSimilarityOptions;
+using PairwiseDistanceFuncOptions = PairwiseDistanceOptions;
+Tensor cosine_similarity(const Tensor& x1, const Tensor& x2,
+                         const CosineSimilarityFuncOptions& options);
+Tensor pairwise_distance(const Tensor& x1, const Tensor& x2,
+                         const PairwiseDistanceFuncOptions& options);
+
+class PixelShuffleFuncOptions {
+ public:
+  /* implicit */ PixelShuffleFuncOptions(std::int64_t upscale_factor)
+      : upscale_factor_(upscale_factor) {}
+  LG_ARG(std::int64_t, upscale_factor);
+};
+class PixelUnshuffleFuncOptions {
+ public:
+  /* implicit */ PixelUnshuffleFuncOptions(std::int64_t downscale_factor)
+      : downscale_factor_(downscale_factor) {}
+  LG_ARG(std::int64_t, downscale_factor);
+};
+Tensor pixel_shuffle(const Tensor& input, const PixelShuffleFuncOptions& options);
+Tensor pixel_unshuffle(const Tensor& input, const PixelUnshuffleFuncOptions& options);
+
+}  // namespace leangrad::nn::functional
