@@ -143,41 +143,37 @@ std::tuple<Tensor, Tensor> fractional_max_pool(
   {
     const NoGradGuard no_grad;
     const Tensor flat = reshape(x, {planes, in_plane});
+    // The offset of each of a window's taps from its first element, in (k_0, ..., k_{dims-1})
+    // row-major order: the order in which each window's first maximum is found.
+    std::vector<std::int64_t> tap_offsets{0};
+    for (std::int64_t d = 0; d < dims; ++d) {
+      std::vector<std::int64_t> wider;
+      for (const std::int64_t offset : tap_offsets)
+        for (std::int64_t k = 0; k < kernel[static_cast<std::size_t>(d)]; ++k)
+          wider.push_back(offset + k * plane_stride[static_cast<std::size_t>(d)]);
+      tap_offsets = std::move(wider);
+    }
     if (x.device().is_cpu()) {
-      // A loop over the windows (kernels/window_max.h); the taps in (k_0, ..., k_{dims-1})
-      // row-major order, as the index below.
-      std::vector<std::int64_t> tap_offsets{0};
-      for (std::int64_t d = 0; d < dims; ++d) {
-        std::vector<std::int64_t> wider;
-        for (const std::int64_t offset : tap_offsets)
-          for (std::int64_t k = 0; k < kernel[static_cast<std::size_t>(d)]; ++k)
-            wider.push_back(offset + k * plane_stride[static_cast<std::size_t>(d)]);
-        tap_offsets = std::move(wider);
-      }
+      // A loop over the windows (kernels/window_max.h).
       places = kernels::window_max_places(flat.contiguous(), starts, out, tap_offsets);
     } else {
-      // The plane-flat index of every tap (Note [Fractional windows by gather]): (planes,
-      // out_0, ..., out_{dims-1}, k_0, ..., k_{dims-1}), one broadcast term per dim.
-      Tensor index;
+      // The plane-flat index of every tap (Note [Fractional windows by gather]): (planes, out_0,
+      // ..., out_{dims-1}, taps), a broadcast term per dim's starts and one of the tap offsets.
       const TensorOptions on_device = TensorOptions(kInt64).device(x.device());
+      Shape tap_shape(static_cast<std::size_t>(dims + 2), 1);
+      tap_shape.back() = taps;
+      Tensor index = tensor(tap_offsets, tap_shape, on_device);
       for (std::int64_t d = 0; d < dims; ++d) {
-        const auto i = static_cast<std::size_t>(d);
-        std::vector<std::int64_t> tap_offsets(static_cast<std::size_t>(kernel[i]));
-        for (std::int64_t k = 0; k < kernel[i]; ++k)
-          tap_offsets[static_cast<std::size_t>(k)] = k * plane_stride[i];
-        Shape start_shape(static_cast<std::size_t>(1 + 2 * dims), 1);
+        Shape start_shape(tap_shape.size(), 1);
         start_shape[0] = planes;
-        start_shape[static_cast<std::size_t>(1 + d)] = out[i];
-        Shape tap_shape(start_shape.size(), 1);
-        tap_shape[static_cast<std::size_t>(1 + dims + d)] = kernel[i];
-        const Tensor term = add(tensor(starts[i], start_shape, on_device),
-                                tensor(tap_offsets, tap_shape, on_device));
-        index = index.defined() ? add(index, term) : term;
+        start_shape[static_cast<std::size_t>(1 + d)] = out[static_cast<std::size_t>(d)];
+        index = add(index, tensor(starts[static_cast<std::size_t>(d)], start_shape, on_device));
       }
-      const Tensor taps_of_windows = reshape(
-          gather(flat, 1, reshape(index, {planes, outputs * taps})), {planes, outputs, taps});
+      index = reshape(index, {planes, outputs, taps});
+      const Tensor taps_of_windows =
+          reshape(gather(flat, 1, reshape(index, {planes, outputs * taps})), index.shape());
       const Tensor tap = std::get<1>(max(taps_of_windows, 2, /*keepdim=*/true));
-      places = reshape(gather(index.reshape({planes, outputs, taps}), 2, tap), {planes, outputs});
+      places = reshape(gather(index, 2, tap), {planes, outputs});
     }
   }
   // The values, differentiably: the gradient is a scatter_add of each output's onto its place.
