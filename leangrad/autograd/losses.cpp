@@ -169,18 +169,6 @@ Tensor kl_div(const Tensor& input_in, const Tensor& target_in, KLDivReduction re
   return losses;
 }
 
-Tensor kl_div(const Tensor& input, const Tensor& target, Reduction reduction, bool log_target) {
-  switch (reduction) {
-    case Reduction::None:
-      return kl_div(input, target, KLDivReduction::None, log_target);
-    case Reduction::Sum:
-      return kl_div(input, target, KLDivReduction::Sum, log_target);
-    case Reduction::Mean:
-      break;
-  }
-  return kl_div(input, target, KLDivReduction::Mean, log_target);
-}
-
 Tensor poisson_nll_loss(const Tensor& input_in, const Tensor& target_in, bool log_input, bool full,
                         double eps, Reduction reduction) {
   LG_PROFILE_OP(input_in, target_in);

@@ -11,6 +11,8 @@
 // entropy's clamps] in losses.cpp).
 #pragma once
 
+#include <concepts>
+
 #include <leangrad/autograd/nn_functions.h>
 #include <leangrad/core/tensor.h>
 
@@ -55,9 +57,16 @@ enum class KLDivReduction { None, BatchMean, Sum, Mean };
 // gets a gradient; at a target of 0 it is NaN, as PyTorch's (Note [KL divergence at 0]).
 Tensor kl_div(const Tensor& input, const Tensor& target,
               KLDivReduction reduction = KLDivReduction::Mean, bool log_target = false);
-// Reduction::None, Mean or Sum, as the other losses take them.
-Tensor kl_div(const Tensor& input, const Tensor& target, Reduction reduction,
-              bool log_target = false);
+// Reduction::None, Mean or Sum, as the other losses take them. A template, so that LibTorch's
+// kNone, kMean and kSum (core/enum_tags.h), which convert to both reductions, pick the overload
+// above rather than being ambiguous.
+template <std::same_as<Reduction> R>
+Tensor kl_div(const Tensor& input, const Tensor& target, R reduction, bool log_target = false) {
+  const KLDivReduction same = reduction == Reduction::None  ? KLDivReduction::None
+                              : reduction == Reduction::Sum ? KLDivReduction::Sum
+                                                            : KLDivReduction::Mean;
+  return kl_div(input, target, same, log_target);
+}
 
 // The negative log likelihood of `target` counts under a Poisson distribution of rate
 // exp(input) (log_input) or input: exp(input) - target * input, or

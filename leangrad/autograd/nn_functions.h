@@ -63,6 +63,27 @@ Tensor conv1d(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor
               std::int64_t stride = 1, std::int64_t padding = 0, std::int64_t dilation = 1,
               std::int64_t groups = 1);
 
+// A convolution's padding by rule, as PyTorch's strings: kValid ("valid") pads nothing; kSame
+// ("same") pads each spatial dim by dilation (k - 1) in all, half before and the rest after (the
+// odd one after), so that at stride 1 the output is as large as the input. A stride other than 1
+// is an Error, as in PyTorch. The conv1d/2d/3d overloads that take it are in conv_padding.cpp.
+enum class ConvPadding : std::uint8_t { Valid, Same };
+inline constexpr ConvPadding kValid = ConvPadding::Valid;
+inline constexpr ConvPadding kSame = ConvPadding::Same;
+// "valid" or "same".
+const char* conv_padding_name(ConvPadding padding);
+// kSame's padding of one dim: {before, after}.
+constexpr std::array<std::int64_t, 2> same_padding(std::int64_t kernel_size,
+                                                   std::int64_t dilation) {
+  const std::int64_t total = dilation * (kernel_size - 1);
+  return {total / 2, total - total / 2};
+}
+//   y = conv2d(x, w, b, {1, 1}, kSame, {2, 2});  // y's height and width are x's
+Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, Size2 stride,
+              ConvPadding padding, Size2 dilation = {1, 1}, std::int64_t groups = 1);
+Tensor conv1d(const Tensor& x, const Tensor& weight, const Tensor& bias, std::int64_t stride,
+              ConvPadding padding, std::int64_t dilation = 1, std::int64_t groups = 1);
+
 // Transposed convolution (the gradient of conv2d with respect to its input), argument order as
 // torch.nn.functional.conv_transpose2d. x: (N, C_in, H, W); weight: (C_in, C_out / groups, kH,
 // kW); bias: (C_out,) or undefined -> (N, C_out, H_out, W_out) with
@@ -146,11 +167,9 @@ Tensor log_softmax(const Tensor& x, std::int64_t dim);
 Tensor embedding(const Tensor& indices, const Tensor& weight,
                  std::optional<std::int64_t> padding_idx = std::nullopt);
 
-// How embedding_bag reduces a bag, spelled as LibTorch's: kSum, kMean, kMax.
+// How embedding_bag reduces a bag, spelled as LibTorch's: kSum, kMean, kMax (core/enum_tags.h,
+// the names shared with the reductions).
 enum class EmbeddingBagMode : std::uint8_t { Sum, Mean, Max };
-inline constexpr EmbeddingBagMode kSum = EmbeddingBagMode::Sum;
-inline constexpr EmbeddingBagMode kMean = EmbeddingBagMode::Mean;
-inline constexpr EmbeddingBagMode kMax = EmbeddingBagMode::Max;
 // "sum", "mean", "max".
 const char* embedding_bag_mode_name(EmbeddingBagMode mode);
 // Bags of rows of weight (num_embeddings, embedding_dim) reduced to one row each, as PyTorch's
@@ -223,6 +242,8 @@ Tensor interpolate(const Tensor& x, std::optional<std::vector<std::int64_t>> siz
                    std::optional<bool> recompute_scale_factor = std::nullopt,
                    bool antialias = false);
 
+// A loss's reduction: Reduction::Mean, or LibTorch's spellings kNone, kMean, kSum
+// (core/enum_tags.h).
 enum class Reduction { None, Mean, Sum };
 // logp: (N, C) log-probabilities, target: (N,) int64 class indices; or, as PyTorch, logp
 // (N, C, d1, ..., dk) with target (N, d1, ..., dk) (a loss per position: None returns the

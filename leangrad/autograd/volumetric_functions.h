@@ -13,6 +13,7 @@
 #include <optional>
 #include <tuple>
 
+#include <leangrad/autograd/nn_functions.h>
 #include <leangrad/core/tensor.h>
 
 namespace leangrad {
@@ -26,6 +27,9 @@ using Size3 = std::array<std::int64_t, 3>;
 Tensor conv3d(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(),
               Size3 stride = {1, 1, 1}, Size3 padding = {0, 0, 0}, Size3 dilation = {1, 1, 1},
               std::int64_t groups = 1);
+// The same with kValid or kSame padding (autograd/nn_functions.h's ConvPadding).
+Tensor conv3d(const Tensor& x, const Tensor& weight, const Tensor& bias, Size3 stride,
+              ConvPadding padding, Size3 dilation = {1, 1, 1}, std::int64_t groups = 1);
 
 // The transposed 3-d convolution (conv3d's gradient with respect to its input), arguments in
 // torch's order: x (N, C_in, D, H, W) or (C_in, D, H, W); weight (C_in, C_out / groups, kD, kH,

@@ -3,10 +3,14 @@
 // / conv3d / conv_transpose1d / conv_transpose2d.
 #include <leangrad/nn/conv.h>
 
+#include <array>
 #include <cmath>
+#include <cstddef>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <leangrad/core/creation.h>
 #include <leangrad/core/error.h>
@@ -62,25 +66,71 @@ void check_conv_options(const char* op, std::int64_t in, std::int64_t out, std::
                  ") and out_channels (", out, ") must be divisible by groups (", groups, ")");
 }
 
+// The padding a module with padding_mode other than kZeros gives leangrad::pad (the last dim
+// first): each dim's `padding` on both sides, or kSame's amounts (same_padding); empty when there
+// is none.
+template <std::size_t D>
+std::vector<std::int64_t> mode_padding(const std::array<std::int64_t, D>& padding,
+                                       const std::optional<ConvPadding>& rule,
+                                       const std::array<std::int64_t, D>& kernel,
+                                       const std::array<std::int64_t, D>& dilation) {
+  std::vector<std::int64_t> amounts;
+  amounts.reserve(2 * D);
+  bool any = false;
+  for (std::size_t i = D; i-- > 0;) {
+    std::array<std::int64_t, 2> sides = {padding[i], padding[i]};
+    if (rule == ConvPadding::Same) sides = same_padding(kernel[i], dilation[i]);
+    amounts.push_back(sides[0]);
+    amounts.push_back(sides[1]);
+    any = any || sides[0] != 0 || sides[1] != 0;
+  }
+  if (!any) amounts.clear();
+  return amounts;
+}
+
+// kSame keeps the size only at stride 1: a module refuses another at construction, as PyTorch's.
+template <std::size_t D>
+void check_same_stride(const char* op, const std::optional<ConvPadding>& rule,
+                       const std::array<std::int64_t, D>& stride) {
+  bool strided = false;
+  for (const std::int64_t s : stride)
+    strided = strided || s != 1;
+  LG_CHECK_SHAPE(rule != ConvPadding::Same || !strided, op,
+                 ": padding kSame (\"same\") keeps the size only at stride 1, got stride ",
+                 Shape(std::vector<std::int64_t>(stride.begin(), stride.end())));
+}
+
+// ", padding=same" or ", padding=valid", as PyTorch prints a string padding; empty otherwise.
+std::string rule_str(const std::optional<ConvPadding>& rule) {
+  return rule ? std::string(", padding=") + conv_padding_name(*rule) : std::string();
+}
+
 }  // namespace
 
 Conv1dImpl::Conv1dImpl(const Conv1dOptions& options) : Module("Conv1d"), options_(options) {
   const std::int64_t in = options.in_channels(), out = options.out_channels();
   const std::int64_t groups = options.groups(), k = options.kernel_size();
   check_conv_options("Conv1d", in, out, groups, k > 0, std::to_string(k));
+  check_same_stride<1>("Conv1d", options.padding_rule(), {options.stride()});
   auto [w, b] = conv_parameters("Conv1d", {out, in / groups, k}, options.bias() ? out : 0);
   weight = register_parameter("weight", w);
   if (b.defined()) bias = register_parameter("bias", b);
 }
 
 Tensor Conv1dImpl::forward(const Tensor& x) {
-  if (options_.padding_mode() != kZeros && options_.padding() != 0) {
-    const std::int64_t p = options_.padding();
-    return conv1d(pad(x, {p, p}, options_.padding_mode()), weight, bias, options_.stride(), 0,
-                  options_.dilation(), options_.groups());
+  const Conv1dOptions& o = options_;
+  if (o.padding_mode() != kZeros) {
+    const std::vector<std::int64_t> p =
+        mode_padding<1>({o.padding()}, o.padding_rule(), {o.kernel_size()}, {o.dilation()});
+    if (!p.empty()) {
+      return conv1d(pad(x, p, o.padding_mode()), weight, bias, o.stride(), 0, o.dilation(),
+                    o.groups());
+    }
   }
-  return conv1d(x, weight, bias, options_.stride(), options_.padding(), options_.dilation(),
-                options_.groups());
+  if (o.padding_rule()) {
+    return conv1d(x, weight, bias, o.stride(), *o.padding_rule(), o.dilation(), o.groups());
+  }
+  return conv1d(x, weight, bias, o.stride(), o.padding(), o.dilation(), o.groups());
 }
 
 std::string Conv1dImpl::extra_repr() const {
@@ -88,6 +138,7 @@ std::string Conv1dImpl::extra_repr() const {
   out << options_.in_channels() << ", " << options_.out_channels() << ", kernel_size=("
       << options_.kernel_size() << ",), stride=(" << options_.stride() << ",)";
   if (options_.padding() != 0) out << ", padding=(" << options_.padding() << ",)";
+  out << rule_str(options_.padding_rule());
   if (options_.dilation() != 1) out << ", dilation=(" << options_.dilation() << ",)";
   if (options_.groups() != 1) out << ", groups=" << options_.groups();
   if (!options_.bias()) out << ", bias=False";
@@ -101,19 +152,26 @@ Conv2dImpl::Conv2dImpl(const Conv2dOptions& options) : Module("Conv2d"), options
   const std::int64_t groups = options.groups();
   const Size2 k = options.kernel_size();
   check_conv_options("Conv2d", in, out, groups, k[0] > 0 && k[1] > 0, size2_str(k));
+  check_same_stride("Conv2d", options.padding_rule(), options.stride());
   auto [w, b] = conv_parameters("Conv2d", {out, in / groups, k[0], k[1]}, options.bias() ? out : 0);
   weight = register_parameter("weight", w);
   if (b.defined()) bias = register_parameter("bias", b);
 }
 
 Tensor Conv2dImpl::forward(const Tensor& x) {
-  if (options_.padding_mode() != kZeros && options_.padding() != Size2{0, 0}) {
-    const Size2 p = options_.padding();
-    return conv2d(pad(x, {p[1], p[1], p[0], p[0]}, options_.padding_mode()), weight, bias,
-                  options_.stride(), {0, 0}, options_.dilation(), options_.groups());
+  const Conv2dOptions& o = options_;
+  if (o.padding_mode() != kZeros) {
+    const std::vector<std::int64_t> p =
+        mode_padding(o.padding(), o.padding_rule(), o.kernel_size(), o.dilation());
+    if (!p.empty()) {
+      return conv2d(pad(x, p, o.padding_mode()), weight, bias, o.stride(), Size2{0, 0},
+                    o.dilation(), o.groups());
+    }
   }
-  return conv2d(x, weight, bias, options_.stride(), options_.padding(), options_.dilation(),
-                options_.groups());
+  if (o.padding_rule()) {
+    return conv2d(x, weight, bias, o.stride(), *o.padding_rule(), o.dilation(), o.groups());
+  }
+  return conv2d(x, weight, bias, o.stride(), o.padding(), o.dilation(), o.groups());
 }
 
 std::string Conv2dImpl::extra_repr() const {
@@ -122,6 +180,7 @@ std::string Conv2dImpl::extra_repr() const {
       << ", kernel_size=" << size2_str(options_.kernel_size())
       << ", stride=" << size2_str(options_.stride());
   if (options_.padding() != Size2{0, 0}) out << ", padding=" << size2_str(options_.padding());
+  out << rule_str(options_.padding_rule());
   if (options_.dilation() != Size2{1, 1}) out << ", dilation=" << size2_str(options_.dilation());
   if (options_.groups() != 1) out << ", groups=" << options_.groups();
   if (!options_.bias()) out << ", bias=False";
@@ -135,6 +194,7 @@ Conv3dImpl::Conv3dImpl(const Conv3dOptions& options) : Module("Conv3d"), options
   const std::int64_t groups = options.groups();
   const Size3 k = options.kernel_size();
   check_conv_options("Conv3d", in, out, groups, k[0] > 0 && k[1] > 0 && k[2] > 0, size3_str(k));
+  check_same_stride("Conv3d", options.padding_rule(), options.stride());
   auto [w, b] =
       conv_parameters("Conv3d", {out, in / groups, k[0], k[1], k[2]}, options.bias() ? out : 0);
   weight = register_parameter("weight", w);
@@ -142,13 +202,19 @@ Conv3dImpl::Conv3dImpl(const Conv3dOptions& options) : Module("Conv3d"), options
 }
 
 Tensor Conv3dImpl::forward(const Tensor& x) {
-  if (options_.padding_mode() != kZeros && options_.padding() != Size3{0, 0, 0}) {
-    const Size3 p = options_.padding();
-    return conv3d(pad(x, {p[2], p[2], p[1], p[1], p[0], p[0]}, options_.padding_mode()), weight,
-                  bias, options_.stride(), {0, 0, 0}, options_.dilation(), options_.groups());
+  const Conv3dOptions& o = options_;
+  if (o.padding_mode() != kZeros) {
+    const std::vector<std::int64_t> p =
+        mode_padding(o.padding(), o.padding_rule(), o.kernel_size(), o.dilation());
+    if (!p.empty()) {
+      return conv3d(pad(x, p, o.padding_mode()), weight, bias, o.stride(), Size3{0, 0, 0},
+                    o.dilation(), o.groups());
+    }
   }
-  return conv3d(x, weight, bias, options_.stride(), options_.padding(), options_.dilation(),
-                options_.groups());
+  if (o.padding_rule()) {
+    return conv3d(x, weight, bias, o.stride(), *o.padding_rule(), o.dilation(), o.groups());
+  }
+  return conv3d(x, weight, bias, o.stride(), o.padding(), o.dilation(), o.groups());
 }
 
 std::string Conv3dImpl::extra_repr() const {
@@ -157,6 +223,7 @@ std::string Conv3dImpl::extra_repr() const {
       << ", kernel_size=" << size3_str(options_.kernel_size())
       << ", stride=" << size3_str(options_.stride());
   if (options_.padding() != Size3{0, 0, 0}) out << ", padding=" << size3_str(options_.padding());
+  out << rule_str(options_.padding_rule());
   if (options_.dilation() != Size3{1, 1, 1}) out << ", dilation=" << size3_str(options_.dilation());
   if (options_.groups() != 1) out << ", groups=" << options_.groups();
   if (!options_.bias()) out << ", bias=False";

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include <leangrad/autograd/indexing_functions.h>
@@ -18,22 +19,38 @@ namespace leangrad::nn {
 
 // nn::Conv1d, as LibTorch's: nn::Conv1d(nn::Conv1dOptions(16, 32, 3).stride(1).padding(1)).
 // Parameters `weight` (C_out, C_in / groups, k) and `bias` (C_out,), initialised as PyTorch does;
-// forward is leangrad::conv1d (conv2d over a height of 1). padding_mode as Conv2d's. LibTorch's
-// string paddings ("same") are not there.
+// forward is leangrad::conv1d (conv2d over a height of 1). padding and padding_mode as Conv2d's.
 class Conv1dOptions {
  public:
   Conv1dOptions(std::int64_t in_channels, std::int64_t out_channels, std::int64_t kernel_size)
       : in_channels_(in_channels), out_channels_(out_channels), kernel_size_(kernel_size) {}
 
+  // A number, or kValid or kSame as Conv2d's.
+  Conv1dOptions& padding(std::int64_t p) {
+    padding_ = p;
+    padding_rule_.reset();
+    return *this;
+  }
+  Conv1dOptions& padding(ConvPadding rule) {
+    padding_ = 0;
+    padding_rule_ = rule;
+    return *this;
+  }
+  std::int64_t padding() const { return padding_; }
+  const std::optional<ConvPadding>& padding_rule() const { return padding_rule_; }
+
   LG_ARG(std::int64_t, in_channels);
   LG_ARG(std::int64_t, out_channels);
   LG_ARG(std::int64_t, kernel_size);
   LG_ARG(std::int64_t, stride) = 1;
-  LG_ARG(std::int64_t, padding) = 0;
   LG_ARG(std::int64_t, dilation) = 1;
   LG_ARG(std::int64_t, groups) = 1;
   LG_ARG(bool, bias) = true;
   LG_ARG(PadMode, padding_mode) = kZeros;
+
+ private:
+  std::int64_t padding_ = 0;
+  std::optional<ConvPadding> padding_rule_;
 };
 
 class Conv1dImpl : public Module {
@@ -66,20 +83,38 @@ class Conv2dOptions {
   // Setters take one value for both dims, or (height, width).
   Conv2dOptions& stride(std::int64_t s) { return stride(Size2{s, s}); }
   Conv2dOptions& padding(std::int64_t p) { return padding(Size2{p, p}); }
+  // padding: a number for both dims, (height, width), or LibTorch's kValid (none) or kSame (the
+  // output as large as the input; stride 1 only), autograd/nn_functions.h's ConvPadding, which
+  // padding_rule() then holds (padding() is then zeros).
+  Conv2dOptions& padding(const Size2& p) {
+    padding_ = p;
+    padding_rule_.reset();
+    return *this;
+  }
+  Conv2dOptions& padding(ConvPadding rule) {
+    padding_ = {0, 0};
+    padding_rule_ = rule;
+    return *this;
+  }
+  const Size2& padding() const { return padding_; }
+  const std::optional<ConvPadding>& padding_rule() const { return padding_rule_; }
   Conv2dOptions& dilation(std::int64_t d) { return dilation(Size2{d, d}); }
 
   LG_ARG(std::int64_t, in_channels);
   LG_ARG(std::int64_t, out_channels);
   LG_ARG(Size2, kernel_size);
   LG_ARG(Size2, stride) = {1, 1};
-  LG_ARG(Size2, padding) = {0, 0};
   LG_ARG(Size2, dilation) = {1, 1};
   LG_ARG(std::int64_t, groups) = 1;
   LG_ARG(bool, bias) = true;
   // kZeros (conv2d's own zero padding), or kReflect, kReplicate or kCircular: the input padded
-  // by `padding` in that mode (leangrad::pad), then convolved without padding, as PyTorch's
-  // Conv2d does.
+  // by `padding` (or kSame's amounts) in that mode (leangrad::pad), then convolved without
+  // padding, as PyTorch's Conv2d does.
   LG_ARG(PadMode, padding_mode) = kZeros;
+
+ private:
+  Size2 padding_ = {0, 0};
+  std::optional<ConvPadding> padding_rule_;
 };
 
 class Conv2dImpl : public Module {
@@ -116,17 +151,33 @@ class Conv3dOptions {
   // Setters take one value for all three dims, or (depth, height, width).
   Conv3dOptions& stride(std::int64_t s) { return stride(Size3{s, s, s}); }
   Conv3dOptions& padding(std::int64_t p) { return padding(Size3{p, p, p}); }
+  // padding: a number for all dims, (depth, height, width), or kValid or kSame as Conv2d's.
+  Conv3dOptions& padding(const Size3& p) {
+    padding_ = p;
+    padding_rule_.reset();
+    return *this;
+  }
+  Conv3dOptions& padding(ConvPadding rule) {
+    padding_ = {0, 0, 0};
+    padding_rule_ = rule;
+    return *this;
+  }
+  const Size3& padding() const { return padding_; }
+  const std::optional<ConvPadding>& padding_rule() const { return padding_rule_; }
   Conv3dOptions& dilation(std::int64_t d) { return dilation(Size3{d, d, d}); }
 
   LG_ARG(std::int64_t, in_channels);
   LG_ARG(std::int64_t, out_channels);
   LG_ARG(Size3, kernel_size);
   LG_ARG(Size3, stride) = {1, 1, 1};
-  LG_ARG(Size3, padding) = {0, 0, 0};
   LG_ARG(Size3, dilation) = {1, 1, 1};
   LG_ARG(std::int64_t, groups) = 1;
   LG_ARG(bool, bias) = true;
   LG_ARG(PadMode, padding_mode) = kZeros;
+
+ private:
+  Size3 padding_ = {0, 0, 0};
+  std::optional<ConvPadding> padding_rule_;
 };
 
 class Conv3dImpl : public Module {

@@ -10,16 +10,28 @@
 namespace leangrad::nn::functional {
 
 Tensor conv1d(const Tensor& input, const Tensor& weight, const Conv1dFuncOptions& options) {
+  if (options.padding_rule()) {
+    return leangrad::conv1d(input, weight, options.bias(), options.stride(),
+                            *options.padding_rule(), options.dilation(), options.groups());
+  }
   return leangrad::conv1d(input, weight, options.bias(), options.stride(), options.padding(),
                           options.dilation(), options.groups());
 }
 
 Tensor conv2d(const Tensor& input, const Tensor& weight, const Conv2dFuncOptions& options) {
+  if (options.padding_rule()) {
+    return leangrad::conv2d(input, weight, options.bias(), options.stride(),
+                            *options.padding_rule(), options.dilation(), options.groups());
+  }
   return leangrad::conv2d(input, weight, options.bias(), options.stride(), options.padding(),
                           options.dilation(), options.groups());
 }
 
 Tensor conv3d(const Tensor& input, const Tensor& weight, const Conv3dFuncOptions& options) {
+  if (options.padding_rule()) {
+    return leangrad::conv3d(input, weight, options.bias(), options.stride(),
+                            *options.padding_rule(), options.dilation(), options.groups());
+  }
   return leangrad::conv3d(input, weight, options.bias(), options.stride(), options.padding(),
                           options.dilation(), options.groups());
 }

@@ -11,8 +11,8 @@
 // As LibTorch, where a module's options hold the same fields the functional ones are aliases of
 // them (F::MaxPool2dFuncOptions is nn::MaxPool2dOptions, F::MSELossFuncOptions is
 // nn::MSELossOptions); the others are their own classes here, with LibTorch's fields and defaults.
-// The reductions are leangrad's enums (Reduction::Sum, KLDivReduction::BatchMean), where LibTorch
-// spells them torch::kSum (docs/api-notes.md).
+// Reductions and modes take LibTorch's constants (.reduction(kSum), kBatchMean: core/enum_tags.h)
+// or leangrad's enums (Reduction::Sum), and conv padding kSame or kValid.
 #pragma once
 
 #include <cstdint>
@@ -35,16 +35,29 @@
 namespace leangrad::nn::functional {
 
 // ---- Convolutions --------------------------------------------------------------------------
-// bias, stride, padding, dilation and groups of F::conv1d/2d/3d; a single number sets every dim.
+// bias, stride, padding, dilation and groups of F::conv1d/2d/3d; a single number sets every dim,
+// and padding may be kValid or kSame (autograd/nn_functions.h's ConvPadding), as LibTorch's.
 template <typename Size>
 class ConvFuncOptions {
  public:
   ConvFuncOptions& stride(std::int64_t s) { return stride(every(s)); }
   ConvFuncOptions& padding(std::int64_t p) { return padding(every(p)); }
+  ConvFuncOptions& padding(const Size& p) {
+    padding_ = p;
+    padding_rule_.reset();
+    return *this;
+  }
+  ConvFuncOptions& padding(ConvPadding rule) {
+    padding_ = every(0);
+    padding_rule_ = rule;
+    return *this;
+  }
+  const Size& padding() const { return padding_; }
+  // kValid or kSame when padding was given by rule (padding() is then zeros).
+  const std::optional<ConvPadding>& padding_rule() const { return padding_rule_; }
   ConvFuncOptions& dilation(std::int64_t d) { return dilation(every(d)); }
   LG_ARG(Tensor, bias);
   LG_ARG(Size, stride) = every(1);
-  LG_ARG(Size, padding) = every(0);
   LG_ARG(Size, dilation) = every(1);
   LG_ARG(std::int64_t, groups) = 1;
 
@@ -54,14 +67,32 @@ class ConvFuncOptions {
     s.fill(v);
     return s;
   }
+  Size padding_ = every(0);
+  std::optional<ConvPadding> padding_rule_;
 };
 template <>
 class ConvFuncOptions<std::int64_t> {
+ public:
+  ConvFuncOptions& padding(std::int64_t p) {
+    padding_ = p;
+    padding_rule_.reset();
+    return *this;
+  }
+  ConvFuncOptions& padding(ConvPadding rule) {
+    padding_ = 0;
+    padding_rule_ = rule;
+    return *this;
+  }
+  std::int64_t padding() const { return padding_; }
+  const std::optional<ConvPadding>& padding_rule() const { return padding_rule_; }
   LG_ARG(Tensor, bias);
   LG_ARG(std::int64_t, stride) = 1;
-  LG_ARG(std::int64_t, padding) = 0;
   LG_ARG(std::int64_t, dilation) = 1;
   LG_ARG(std::int64_t, groups) = 1;
+
+ private:
+  std::int64_t padding_ = 0;
+  std::optional<ConvPadding> padding_rule_;
 };
 using Conv1dFuncOptions = ConvFuncOptions<std::int64_t>;
 using Conv2dFuncOptions = ConvFuncOptions<Size2>;

@@ -12,9 +12,11 @@
 #include <leangrad/autograd/losses.h>
 #include <leangrad/autograd/margin_losses.h>
 #include <leangrad/autograd/nn_functions.h>
+#include <leangrad/autograd/volumetric_functions.h>
 #include <leangrad/core/creation.h>
 #include <leangrad/kernels/creation.h>
 #include <leangrad/kernels/ops.h>
+#include <leangrad/nn/conv.h>
 #include "misuse/misuse_testing.h"
 
 namespace leangrad::test {
@@ -97,6 +99,30 @@ std::vector<MisuseCase> conv_cases() {
         {"conv_transpose2d", "output_padding"}, [] {
           conv_transpose1d(ones({2, 3, 7}), ones({3, 2, 3}), Tensor(), 2, 0, 2);
         });
+  // Padding by rule (autograd/conv_padding.cpp): kSame only at stride 1, and the convolution's
+  // own errors name the caller's shapes.
+  t.add("conv2d_same_strided", Raises::ShapeError, {"conv2d", "kSame", "stride 1", "[2, 1]"}, [] {
+    conv2d(image(), kernel(), Tensor(), {2, 1}, kSame);
+  });
+  t.add("conv1d_same_strided", Raises::ShapeError, {"conv1d", "kSame", "[3]"}, [] {
+    conv1d(ones({1, 3, 8}), ones({2, 3, 2}), Tensor(), 3, kSame);
+  });
+  t.add("conv3d_same_strided", Raises::ShapeError, {"conv3d", "kSame", "[1, 1, 2]"}, [] {
+    conv3d(ones({1, 1, 4, 4, 4}), ones({1, 1, 2, 2, 2}), Tensor(), {1, 1, 2}, kSame);
+  });
+  t.add("conv2d_same_channels_differ", Raises::ShapeError, {"conv2d", "[1, 3, 5, 5]"}, [] {
+    conv2d(image(), ones({2, 2, 2, 2}), Tensor(), {1, 1}, kSame);
+  });
+  t.add("conv1d_same_zero_dilation", Raises::ShapeError, {"conv1d", "dilation"}, [] {
+    conv1d(ones({1, 3, 8}), ones({2, 3, 2}), Tensor(), 1, kSame, 0);
+  });
+  t.add("conv2d_same_dilation_overflows", Raises::Error, {"conv2d"}, [] {
+    conv2d(image(), kernel(), Tensor(), {1, 1}, kSame, {std::int64_t{1} << 62, 1});
+  });
+  t.add("Conv2d_same_strided", Raises::ShapeError, {"Conv2d", "kSame", "[2, 2]"},
+        [] { nn::Conv2d(nn::Conv2dOptions(3, 2, 3).padding(kSame).stride(2)); });
+  t.add("Conv1d_same_strided", Raises::ShapeError, {"Conv1d", "kSame", "[2]"},
+        [] { nn::Conv1d(nn::Conv1dOptions(3, 2, 3).stride(2).padding(kSame)); });
   return t.cases();
 }
 LG_MISUSE_SUITE(Conv, conv_cases());

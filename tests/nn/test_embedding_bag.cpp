@@ -26,7 +26,8 @@ namespace leangrad {
 namespace {
 
 EmbeddingBagMode mode_of(const std::string& name) {
-  return name == "sum" ? kSum : name == "mean" ? kMean : kMax;
+  if (name == "sum") return kSum;
+  return name == "mean" ? EmbeddingBagMode::Mean : EmbeddingBagMode::Max;
 }
 
 // A bag's sum adds at most n rows (n the input's length), each scaled at most once, and a mean
@@ -78,7 +79,8 @@ TEST(EmbeddingBag, FirstAndSecondDerivativesMatchFiniteDifferences) {
   const Tensor offsets = tensor(std::vector<std::int64_t>{0, 2, 2, 5}, {4});
   const Tensor weight = test::uniform_input({7, 3}, -2.0, 2.0, 11);
   const Tensor per_sample = test::uniform_input({7}, 0.5, 1.5, 12);
-  for (EmbeddingBagMode mode : {kSum, kMean, kMax}) {
+  for (EmbeddingBagMode mode :
+       {EmbeddingBagMode::Sum, EmbeddingBagMode::Mean, EmbeddingBagMode::Max}) {
     SCOPED_TRACE(embedding_bag_mode_name(mode));
     const test::GradcheckFn f = [&](const std::vector<Tensor>& in) {
       const Tensor y = embedding_bag(input, in[0], offsets, mode);

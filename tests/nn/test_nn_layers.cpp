@@ -587,8 +587,9 @@ TEST(NnLayersReference, Conv1dMatchesPyTorch) {
       if (rc.tensors.count(key)) in[key] = rc.at(key).clone().requires_grad_();
     }
     const Tensor y =
-        conv1d(in["x"], in["w"], in.count("b") ? in["b"] : Tensor(), rc.params["stride"],
-               rc.params["padding"], rc.params["dilation"], rc.params["groups"]);
+        conv1d(in["x"], in["w"], in.count("b") ? in["b"] : Tensor(),
+               rc.params["stride"].get<std::int64_t>(), rc.params["padding"].get<std::int64_t>(),
+               rc.params["dilation"].get<std::int64_t>(), rc.params["groups"].get<std::int64_t>());
     // Sums of at most 12 products of values in [-1, 1]: PyTorch's float32 tolerances.
     EXPECT_EQ(y.shape(), rc.at("y").shape());
     EXPECT_TRUE(test::all_close(y, test::to_vector(rc.at("y")), kRtolF32, kAtolF32));
