@@ -6,6 +6,8 @@
 // reduction merges.
 #pragma once
 
+#include <type_traits>
+
 // LG_ADDRESS_SANITIZER is 1 in an AddressSanitizer build (GCC defines __SANITIZE_ADDRESS__, Clang
 // answers __has_feature), 0 otherwise: the caching allocator then tells ASan which bytes of its
 // pool callers may touch (Note [AddressSanitizer and the pool] in core/caching_allocator.cpp).
@@ -52,3 +54,22 @@
                                                   \
  private:                                         \
   Type name##_
+
+namespace leangrad::detail {
+
+// An options builder's size from one number, as LibTorch's ExpandingArray takes one: the number
+// itself for a 1-d size (std::int64_t, double), or every element of a std::array set to it
+// (Size2, Size3, std::array<double, N>). every_dim<Size3>(2) is {2, 2, 2}.
+template <typename Size, typename T>
+constexpr Size every_dim(T value) {
+  if constexpr (std::is_arithmetic_v<Size>) {
+    return static_cast<Size>(value);
+  } else {
+    Size s{};
+    for (auto& v : s)
+      v = static_cast<typename Size::value_type>(value);
+    return s;
+  }
+}
+
+}  // namespace leangrad::detail

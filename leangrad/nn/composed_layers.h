@@ -146,29 +146,19 @@ template <typename Size>
 class MaxUnpoolOptions {
  public:
   /* implicit */ MaxUnpoolOptions(std::int64_t kernel_size)
-      : kernel_size_(every(kernel_size)), stride_(every(kernel_size)) {}
+      : kernel_size_(detail::every_dim<Size>(kernel_size)),
+        stride_(detail::every_dim<Size>(kernel_size)) {}
   /* implicit */ MaxUnpoolOptions(Size kernel_size) requires(!std::is_same_v<Size, std::int64_t>)
       : kernel_size_(kernel_size), stride_(kernel_size) {}
   MaxUnpoolOptions& stride(std::int64_t s) requires(!std::is_same_v<Size, std::int64_t>) {
-    return stride(every(s));
+    return stride(detail::every_dim<Size>(s));
   }
   MaxUnpoolOptions& padding(std::int64_t p) requires(!std::is_same_v<Size, std::int64_t>) {
-    return padding(every(p));
+    return padding(detail::every_dim<Size>(p));
   }
   LG_ARG(Size, kernel_size);
   LG_ARG(Size, stride);
-  LG_ARG(Size, padding) = every(0);
-
- private:
-  static Size every(std::int64_t v) {
-    if constexpr (std::is_same_v<Size, std::int64_t>) {
-      return v;
-    } else {
-      Size s{};
-      s.fill(v);
-      return s;
-    }
-  }
+  LG_ARG(Size, padding) = detail::every_dim<Size>(0);
 };
 using MaxUnpool1dOptions = MaxUnpoolOptions<std::int64_t>;
 using MaxUnpool2dOptions = MaxUnpoolOptions<Size2>;

@@ -27,26 +27,18 @@ class FractionalMaxPoolOptions {
   using Sizes = std::array<std::int64_t, N>;
   using Ratios = std::array<double, N>;
   /* implicit */ FractionalMaxPoolOptions(std::int64_t kernel_size)
-      : kernel_size_(every<std::int64_t>(kernel_size)) {}
+      : kernel_size_(detail::every_dim<Sizes>(kernel_size)) {}
   /* implicit */ FractionalMaxPoolOptions(Sizes kernel_size) : kernel_size_(kernel_size) {}
   FractionalMaxPoolOptions& output_size(std::int64_t size) {
-    return output_size(every<std::int64_t>(size));
+    return output_size(detail::every_dim<Sizes>(size));
   }
   FractionalMaxPoolOptions& output_ratio(double ratio) {
-    return output_ratio(every<double>(ratio));
+    return output_ratio(detail::every_dim<Ratios>(ratio));
   }
   LG_ARG(Sizes, kernel_size);
   LG_ARG(std::optional<Sizes>, output_size) = std::nullopt;
   LG_ARG(std::optional<Ratios>, output_ratio) = std::nullopt;
   LG_ARG(Tensor, _random_samples);
-
- private:
-  template <typename T>
-  static std::array<T, N> every(T v) {
-    std::array<T, N> a{};
-    a.fill(v);
-    return a;
-  }
 };
 using FractionalMaxPool2dOptions = FractionalMaxPoolOptions<2>;
 using FractionalMaxPool3dOptions = FractionalMaxPoolOptions<3>;

@@ -18,6 +18,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <tuple>
+#include <type_traits>
 #include <vector>
 
 #include <leangrad/autograd/indexing_functions.h>
@@ -27,7 +29,10 @@
 #include <leangrad/core/macros.h>
 #include <leangrad/core/tensor.h>
 #include <leangrad/nn/activation.h>
+#include <leangrad/nn/composed_layers.h>
 #include <leangrad/nn/distance.h>
+#include <leangrad/nn/fold.h>
+#include <leangrad/nn/fractional_max_pool.h>
 #include <leangrad/nn/functional.h>
 #include <leangrad/nn/loss.h>
 #include <leangrad/nn/pooling.h>
@@ -40,34 +45,29 @@ namespace leangrad::nn::functional {
 template <typename Size>
 class ConvFuncOptions {
  public:
-  ConvFuncOptions& stride(std::int64_t s) { return stride(every(s)); }
-  ConvFuncOptions& padding(std::int64_t p) { return padding(every(p)); }
+  ConvFuncOptions& stride(std::int64_t s) { return stride(detail::every_dim<Size>(s)); }
+  ConvFuncOptions& padding(std::int64_t p) { return padding(detail::every_dim<Size>(p)); }
   ConvFuncOptions& padding(const Size& p) {
     padding_ = p;
     padding_rule_.reset();
     return *this;
   }
   ConvFuncOptions& padding(ConvPadding rule) {
-    padding_ = every(0);
+    padding_ = detail::every_dim<Size>(0);
     padding_rule_ = rule;
     return *this;
   }
   const Size& padding() const { return padding_; }
   // kValid or kSame when padding was given by rule (padding() is then zeros).
   const std::optional<ConvPadding>& padding_rule() const { return padding_rule_; }
-  ConvFuncOptions& dilation(std::int64_t d) { return dilation(every(d)); }
+  ConvFuncOptions& dilation(std::int64_t d) { return dilation(detail::every_dim<Size>(d)); }
   LG_ARG(Tensor, bias);
-  LG_ARG(Size, stride) = every(1);
-  LG_ARG(Size, dilation) = every(1);
+  LG_ARG(Size, stride) = detail::every_dim<Size>(1);
+  LG_ARG(Size, dilation) = detail::every_dim<Size>(1);
   LG_ARG(std::int64_t, groups) = 1;
 
  private:
-  static Size every(std::int64_t v) {
-    Size s{};
-    s.fill(v);
-    return s;
-  }
-  Size padding_ = every(0);
+  Size padding_ = detail::every_dim<Size>(0);
   std::optional<ConvPadding> padding_rule_;
 };
 template <>
@@ -102,6 +102,42 @@ Tensor conv1d(const Tensor& input, const Tensor& weight, const Conv1dFuncOptions
 Tensor conv2d(const Tensor& input, const Tensor& weight, const Conv2dFuncOptions& options);
 Tensor conv3d(const Tensor& input, const Tensor& weight, const Conv3dFuncOptions& options);
 
+// bias, stride, padding, output_padding, groups and dilation of F::conv_transpose1d/2d/3d, in
+// LibTorch's order and with its defaults; a single number sets every dim.
+template <typename Size>
+class ConvTransposeFuncOptions {
+ public:
+  ConvTransposeFuncOptions& stride(std::int64_t s) requires(!std::is_same_v<Size, std::int64_t>) {
+    return stride(detail::every_dim<Size>(s));
+  }
+  ConvTransposeFuncOptions& padding(std::int64_t p) requires(!std::is_same_v<Size, std::int64_t>) {
+    return padding(detail::every_dim<Size>(p));
+  }
+  ConvTransposeFuncOptions& output_padding(std::int64_t p) requires(
+      !std::is_same_v<Size, std::int64_t>) {
+    return output_padding(detail::every_dim<Size>(p));
+  }
+  ConvTransposeFuncOptions& dilation(std::int64_t d) requires(!std::is_same_v<Size, std::int64_t>) {
+    return dilation(detail::every_dim<Size>(d));
+  }
+  LG_ARG(Tensor, bias);
+  LG_ARG(Size, stride) = detail::every_dim<Size>(1);
+  LG_ARG(Size, padding) = detail::every_dim<Size>(0);
+  LG_ARG(Size, output_padding) = detail::every_dim<Size>(0);
+  LG_ARG(std::int64_t, groups) = 1;
+  LG_ARG(Size, dilation) = detail::every_dim<Size>(1);
+};
+using ConvTranspose1dFuncOptions = ConvTransposeFuncOptions<std::int64_t>;
+using ConvTranspose2dFuncOptions = ConvTransposeFuncOptions<Size2>;
+using ConvTranspose3dFuncOptions = ConvTransposeFuncOptions<Size3>;
+
+Tensor conv_transpose1d(const Tensor& input, const Tensor& weight,
+                        const ConvTranspose1dFuncOptions& options);
+Tensor conv_transpose2d(const Tensor& input, const Tensor& weight,
+                        const ConvTranspose2dFuncOptions& options);
+Tensor conv_transpose3d(const Tensor& input, const Tensor& weight,
+                        const ConvTranspose3dFuncOptions& options);
+
 // ---- Pooling (the modules' options) ---------------------------------------------------------
 using MaxPool1dFuncOptions = MaxPool1dOptions;
 using MaxPool2dFuncOptions = MaxPool2dOptions;
@@ -112,7 +148,13 @@ using AvgPool3dFuncOptions = AvgPool3dOptions;
 using AdaptiveAvgPool1dFuncOptions = AdaptiveAvgPool1dOptions;
 using AdaptiveAvgPool2dFuncOptions = AdaptiveAvgPool2dOptions;
 using AdaptiveAvgPool3dFuncOptions = AdaptiveAvgPool3dOptions;
+using AdaptiveMaxPool1dFuncOptions = AdaptiveMaxPool1dOptions;
 using AdaptiveMaxPool2dFuncOptions = AdaptiveMaxPool2dOptions;
+using AdaptiveMaxPool3dFuncOptions = AdaptiveMaxPool3dOptions;
+using FractionalMaxPool2dFuncOptions = FractionalMaxPool2dOptions;
+using FractionalMaxPool3dFuncOptions = FractionalMaxPool3dOptions;
+using LPPool1dFuncOptions = LPPool1dOptions;
+using LPPool2dFuncOptions = LPPool2dOptions;
 
 Tensor max_pool1d(const Tensor& input, const MaxPool1dFuncOptions& options);
 Tensor max_pool2d(const Tensor& input, const MaxPool2dFuncOptions& options);
@@ -123,7 +165,64 @@ Tensor avg_pool3d(const Tensor& input, const AvgPool3dFuncOptions& options);
 Tensor adaptive_avg_pool1d(const Tensor& input, const AdaptiveAvgPool1dFuncOptions& options);
 Tensor adaptive_avg_pool2d(const Tensor& input, const AdaptiveAvgPool2dFuncOptions& options);
 Tensor adaptive_avg_pool3d(const Tensor& input, const AdaptiveAvgPool3dFuncOptions& options);
+Tensor adaptive_max_pool1d(const Tensor& input, const AdaptiveMaxPool1dFuncOptions& options);
 Tensor adaptive_max_pool2d(const Tensor& input, const AdaptiveMaxPool2dFuncOptions& options);
+Tensor adaptive_max_pool3d(const Tensor& input, const AdaptiveMaxPool3dFuncOptions& options);
+std::tuple<Tensor, Tensor> max_pool1d_with_indices(const Tensor& input,
+                                                   const MaxPool1dFuncOptions& options);
+std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& input,
+                                                   const MaxPool2dFuncOptions& options);
+std::tuple<Tensor, Tensor> max_pool3d_with_indices(const Tensor& input,
+                                                   const MaxPool3dFuncOptions& options);
+std::tuple<Tensor, Tensor> adaptive_max_pool1d_with_indices(
+    const Tensor& input, const AdaptiveMaxPool1dFuncOptions& options);
+std::tuple<Tensor, Tensor> adaptive_max_pool2d_with_indices(
+    const Tensor& input, const AdaptiveMaxPool2dFuncOptions& options);
+std::tuple<Tensor, Tensor> adaptive_max_pool3d_with_indices(
+    const Tensor& input, const AdaptiveMaxPool3dFuncOptions& options);
+Tensor fractional_max_pool2d(const Tensor& input, const FractionalMaxPool2dFuncOptions& options);
+Tensor fractional_max_pool3d(const Tensor& input, const FractionalMaxPool3dFuncOptions& options);
+std::tuple<Tensor, Tensor> fractional_max_pool2d_with_indices(
+    const Tensor& input, const FractionalMaxPool2dFuncOptions& options);
+std::tuple<Tensor, Tensor> fractional_max_pool3d_with_indices(
+    const Tensor& input, const FractionalMaxPool3dFuncOptions& options);
+Tensor lp_pool1d(const Tensor& input, const LPPool1dFuncOptions& options);
+Tensor lp_pool2d(const Tensor& input, const LPPool2dFuncOptions& options);
+
+// kernel_size, stride (the kernel by default), padding and output_size of F::max_unpool1d/2d/3d,
+// LibTorch's own class (the module's options have no output_size); a single number sets every
+// dim. output_size: the spatial sizes, or (as LibTorch's) the whole shape, whose last sizes are
+// taken.
+template <typename Size>
+class MaxUnpoolFuncOptions {
+ public:
+  /* implicit */ MaxUnpoolFuncOptions(std::int64_t kernel_size)
+      : kernel_size_(detail::every_dim<Size>(kernel_size)),
+        stride_(detail::every_dim<Size>(kernel_size)) {}
+  /* implicit */ MaxUnpoolFuncOptions(Size kernel_size) requires(
+      !std::is_same_v<Size, std::int64_t>)
+      : kernel_size_(kernel_size), stride_(kernel_size) {}
+  MaxUnpoolFuncOptions& stride(std::int64_t s) requires(!std::is_same_v<Size, std::int64_t>) {
+    return stride(detail::every_dim<Size>(s));
+  }
+  MaxUnpoolFuncOptions& padding(std::int64_t p) requires(!std::is_same_v<Size, std::int64_t>) {
+    return padding(detail::every_dim<Size>(p));
+  }
+  LG_ARG(Size, kernel_size);
+  LG_ARG(Size, stride);
+  LG_ARG(Size, padding) = detail::every_dim<Size>(0);
+  LG_ARG(std::optional<std::vector<std::int64_t>>, output_size) = std::nullopt;
+};
+using MaxUnpool1dFuncOptions = MaxUnpoolFuncOptions<std::int64_t>;
+using MaxUnpool2dFuncOptions = MaxUnpoolFuncOptions<Size2>;
+using MaxUnpool3dFuncOptions = MaxUnpoolFuncOptions<Size3>;
+
+Tensor max_unpool1d(const Tensor& input, const Tensor& indices,
+                    const MaxUnpool1dFuncOptions& options);
+Tensor max_unpool2d(const Tensor& input, const Tensor& indices,
+                    const MaxUnpool2dFuncOptions& options);
+Tensor max_unpool3d(const Tensor& input, const Tensor& indices,
+                    const MaxUnpool3dFuncOptions& options);
 
 // ---- Dropout, softmax ------------------------------------------------------------------------
 class DropoutFuncOptions {
@@ -132,6 +231,23 @@ class DropoutFuncOptions {
   LG_ARG(bool, inplace) = false;
 };
 Tensor dropout(Tensor input, const DropoutFuncOptions& options);
+using Dropout2dFuncOptions = DropoutFuncOptions;
+using Dropout3dFuncOptions = DropoutFuncOptions;
+Tensor dropout2d(Tensor input, const Dropout2dFuncOptions& options);
+Tensor dropout3d(Tensor input, const Dropout3dFuncOptions& options);
+// LibTorch's alpha dropouts default to training false, unlike dropout's options.
+class AlphaDropoutFuncOptions {
+  LG_ARG(double, p) = 0.5;
+  LG_ARG(bool, training) = false;
+  LG_ARG(bool, inplace) = false;
+};
+class FeatureAlphaDropoutFuncOptions {
+  LG_ARG(double, p) = 0.5;
+  LG_ARG(bool, training) = false;
+  LG_ARG(bool, inplace) = false;
+};
+Tensor alpha_dropout(Tensor input, const AlphaDropoutFuncOptions& options);
+Tensor feature_alpha_dropout(Tensor input, const FeatureAlphaDropoutFuncOptions& options);
 
 class SoftmaxFuncOptions {
  public:
@@ -169,6 +285,42 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
                                         const BinaryCrossEntropyWithLogitsFuncOptions& options);
 Tensor kl_div(const Tensor& input, const Tensor& target, const KLDivFuncOptions& options);
 
+using PoissonNLLLossFuncOptions = PoissonNLLLossOptions;
+using MarginRankingLossFuncOptions = MarginRankingLossOptions;
+using HingeEmbeddingLossFuncOptions = HingeEmbeddingLossOptions;
+using SoftMarginLossFuncOptions = SoftMarginLossOptions;
+using MultilabelSoftMarginLossFuncOptions = MultiLabelSoftMarginLossOptions;
+using CosineEmbeddingLossFuncOptions = CosineEmbeddingLossOptions;
+using TripletMarginLossFuncOptions = TripletMarginLossOptions;
+using MultiMarginLossFuncOptions = MultiMarginLossOptions;
+using MultilabelMarginLossFuncOptions = MultiLabelMarginLossOptions;
+using TripletMarginWithDistanceLossFuncOptions = TripletMarginWithDistanceLossOptions;
+using CTCLossFuncOptions = CTCLossOptions;
+
+Tensor poisson_nll_loss(const Tensor& input, const Tensor& target,
+                        const PoissonNLLLossFuncOptions& options);
+Tensor margin_ranking_loss(const Tensor& input1, const Tensor& input2, const Tensor& target,
+                           const MarginRankingLossFuncOptions& options);
+Tensor hinge_embedding_loss(const Tensor& input, const Tensor& target,
+                            const HingeEmbeddingLossFuncOptions& options);
+Tensor soft_margin_loss(const Tensor& input, const Tensor& target,
+                        const SoftMarginLossFuncOptions& options);
+Tensor multilabel_soft_margin_loss(const Tensor& input, const Tensor& target,
+                                   const MultilabelSoftMarginLossFuncOptions& options);
+Tensor cosine_embedding_loss(const Tensor& input1, const Tensor& input2, const Tensor& target,
+                             const CosineEmbeddingLossFuncOptions& options);
+Tensor triplet_margin_loss(const Tensor& anchor, const Tensor& positive, const Tensor& negative,
+                           const TripletMarginLossFuncOptions& options);
+Tensor multi_margin_loss(const Tensor& input, const Tensor& target,
+                         const MultiMarginLossFuncOptions& options);
+Tensor multilabel_margin_loss(const Tensor& input, const Tensor& target,
+                              const MultilabelMarginLossFuncOptions& options);
+Tensor triplet_margin_with_distance_loss(const Tensor& anchor, const Tensor& positive,
+                                         const Tensor& negative,
+                                         const TripletMarginWithDistanceLossFuncOptions& options);
+Tensor ctc_loss(const Tensor& log_probs, const Tensor& targets, const Tensor& input_lengths,
+                const Tensor& target_lengths, const CTCLossFuncOptions& options);
+
 // ---- Activations (the modules' options; inplace as the modules do it) -------------------------
 using LeakyReLUFuncOptions = LeakyReLUOptions;
 using GELUFuncOptions = GELUOptions;
@@ -183,6 +335,32 @@ Tensor elu(Tensor input, const ELUFuncOptions& options);
 Tensor hardtanh(Tensor input, const HardtanhFuncOptions& options);
 Tensor softplus(const Tensor& input, const SoftplusFuncOptions& options);
 Tensor celu(const Tensor& input, const CELUFuncOptions& options);
+
+using ReLUFuncOptions = ReLUOptions;
+using ReLU6FuncOptions = ReLU6Options;
+using SELUFuncOptions = SELUOptions;
+using GLUFuncOptions = GLUOptions;
+using HardshrinkFuncOptions = HardshrinkOptions;
+using SoftshrinkFuncOptions = SoftshrinkOptions;
+using ThresholdFuncOptions = ThresholdOptions;  // LibTorch's inplace is not there
+
+Tensor relu(Tensor input, const ReLUFuncOptions& options);
+Tensor relu6(Tensor input, const ReLU6FuncOptions& options);
+Tensor selu(Tensor input, const SELUFuncOptions& options);
+Tensor glu(const Tensor& input, const GLUFuncOptions& options);
+Tensor hardshrink(const Tensor& input, const HardshrinkFuncOptions& options);
+Tensor softshrink(const Tensor& input, const SoftshrinkFuncOptions& options);
+Tensor threshold(const Tensor& input, const ThresholdFuncOptions& options);
+
+// LibTorch's own class: rrelu's options with training (false by default) and inplace (an Error,
+// as for dropout).
+class RReLUFuncOptions {
+  LG_ARG(double, lower) = 1.0 / 8.0;
+  LG_ARG(double, upper) = 1.0 / 3.0;
+  LG_ARG(bool, training) = false;
+  LG_ARG(bool, inplace) = false;
+};
+Tensor rrelu(Tensor input, const RReLUFuncOptions& options);
 
 // ---- Normalization ----------------------------------------------------------------------------
 using leangrad::normalize;  // normalize(input, p, dim, eps), and with options:
@@ -225,6 +403,20 @@ class BatchNormFuncOptions {
 Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
                   const BatchNormFuncOptions& options);
 
+class InstanceNormFuncOptions {
+  LG_ARG(Tensor, running_mean);
+  LG_ARG(Tensor, running_var);
+  LG_ARG(Tensor, weight);
+  LG_ARG(Tensor, bias);
+  LG_ARG(bool, use_input_stats) = true;
+  LG_ARG(double, momentum) = 0.1;
+  LG_ARG(double, eps) = 1e-5;
+};
+Tensor instance_norm(const Tensor& input, const InstanceNormFuncOptions& options);
+
+using LocalResponseNormFuncOptions = LocalResponseNormOptions;
+Tensor local_response_norm(const Tensor& input, const LocalResponseNormFuncOptions& options);
+
 // ---- Padding, embedding, resizing, distances, pixel shuffle -----------------------------------
 class PadFuncOptions {
  public:
@@ -239,6 +431,23 @@ class EmbeddingFuncOptions {
   LG_ARG(std::optional<std::int64_t>, padding_idx) = std::nullopt;
 };
 Tensor embedding(const Tensor& input, const Tensor& weight, const EmbeddingFuncOptions& options);
+
+// LibTorch's fields that embedding_bag takes (max_norm, norm_type, scale_grad_by_freq and sparse
+// are not there, as for nn::EmbeddingBag).
+class EmbeddingBagFuncOptions {
+  LG_ARG(Tensor, offsets);
+  LG_ARG(EmbeddingBagMode, mode) = kMean;
+  LG_ARG(Tensor, per_sample_weights);
+  LG_ARG(bool, include_last_offset) = false;
+  LG_ARG(std::optional<std::int64_t>, padding_idx) = std::nullopt;
+};
+Tensor embedding_bag(const Tensor& input, const Tensor& weight,
+                     const EmbeddingBagFuncOptions& options);
+
+using FoldFuncOptions = FoldOptions;
+using UnfoldFuncOptions = UnfoldOptions;
+Tensor fold(const Tensor& input, const FoldFuncOptions& options);
+Tensor unfold(const Tensor& input, const UnfoldFuncOptions& options);
 
 class InterpolateFuncOptions {
   LG_ARG(std::optional<std::vector<std::int64_t>>, size) = std::nullopt;
