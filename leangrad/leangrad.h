@@ -49,6 +49,7 @@
 #include <leangrad/autograd/fractional_max_pool.h>
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/grad_mode.h>
+#include <leangrad/autograd/grid_sample.h>
 #include <leangrad/autograd/indexing_functions.h>
 #include <leangrad/autograd/linalg_functions.h>
 #include <leangrad/autograd/losses.h>

@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include <leangrad/core/enum_tags.h>
 #include <leangrad/core/tensor.h>
 
 namespace leangrad {
@@ -98,13 +99,13 @@ Tensor triu(const Tensor& input, std::int64_t diagonal = 0);
 //   kReflect    x2 x1 x0 .. x(n-1)  x(n-2)  x(n-3)   (the edge element not repeated)
 //   kReplicate  x0 x0 x0 .. x(n-1)  x(n-1)  x(n-1)
 //   kCircular   x(n-2) x(n-1) x0 .. x(n-1) x0 x1     (the other end's elements)
-// kZeros is kConstant under the name Conv2dOptions::padding_mode takes, as LibTorch's.
-enum class PadMode : std::uint8_t { Constant, Reflect, Replicate, Circular };
+// kZeros is kConstant under the name Conv2dOptions::padding_mode takes, as LibTorch's: the tag
+// of core/enum_tags.h, as grid_sample's padding takes it too (PadMode::Zeros is Constant).
+enum class PadMode : std::uint8_t { Constant, Reflect, Replicate, Circular, Zeros = Constant };
 inline constexpr PadMode kConstant = PadMode::Constant;
 inline constexpr PadMode kReflect = PadMode::Reflect;
 inline constexpr PadMode kReplicate = PadMode::Replicate;
 inline constexpr PadMode kCircular = PadMode::Circular;
-inline constexpr PadMode kZeros = PadMode::Constant;
 // "constant", "reflect", "replicate", "circular": PyTorch's spelling.
 const char* pad_mode_name(PadMode mode);
 

@@ -9,8 +9,8 @@
 //   InterpolateMode m = kLinear;          // InterpolateMode::Linear
 //   Reduction r = kSum;                   // Reduction::Sum
 //   EmbeddingBagMode b = kSum;            // EmbeddingBagMode::Sum
-// A tag is a spelling, not a value: it has no type of its own to compare or to hold
-// (`EmbeddingBagMode mode = kSum;`, not `auto mode = kSum;`).
+// A tag is a spelling, not a value: hold the enum (`EmbeddingBagMode mode = kSum;`, not
+// `auto mode = kSum;`); it compares with any enum it converts to (`mode == kSum`).
 #pragma once
 
 #include <type_traits>
@@ -18,15 +18,18 @@
 namespace leangrad {
 
 // struct NameTag, converting implicitly (as LibTorch's constants do) to Enum::Name of any enum
-// that has one, and its constant kName.
-#define LG_ENUM_TAG(Name)                                                       \
-  struct Name##Tag {                                                            \
-    template <typename Enum>                                                    \
-    requires std::is_enum_v<Enum> && requires { Enum::Name; }                   \
-    constexpr operator Enum() const { /* NOLINT(google-explicit-constructor) */ \
-      return Enum::Name;                                                        \
-    }                                                                           \
-  };                                                                            \
+// that has one, and comparing equal to it (`mode == kSum`, `case kSum:`), and its constant kName.
+#define LG_ENUM_TAG(Name)                                                                   \
+  struct Name##Tag {                                                                        \
+    template <typename Enum>                                                                \
+    requires std::is_enum_v<Enum> && requires { Enum::Name; }                               \
+    constexpr operator Enum() const { /* NOLINT(google-explicit-constructor) */             \
+      return Enum::Name;                                                                    \
+    }                                                                                       \
+    template <typename Enum>                                                                \
+    requires std::is_enum_v<Enum> && requires { Enum::Name; }                               \
+    friend constexpr bool operator==(Enum value, Name##Tag) { return value == Enum::Name; } \
+  };                                                                                        \
   inline constexpr Name##Tag k##Name {}
 
 LG_ENUM_TAG(Linear);     // nn::init::Nonlinearity, InterpolateMode
@@ -35,6 +38,7 @@ LG_ENUM_TAG(Mean);       // Reduction, KLDivReduction, EmbeddingBagMode
 LG_ENUM_TAG(Sum);        // Reduction, KLDivReduction, EmbeddingBagMode, distributed::ReduceOp
 LG_ENUM_TAG(Max);        // EmbeddingBagMode, distributed::ReduceOp
 LG_ENUM_TAG(BatchMean);  // KLDivReduction
+LG_ENUM_TAG(Zeros);      // PadMode (its Constant), GridSamplePadding
 
 #undef LG_ENUM_TAG
 

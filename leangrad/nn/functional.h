@@ -16,6 +16,7 @@
 #include <leangrad/autograd/fold_functions.h>
 #include <leangrad/autograd/fractional_max_pool.h>
 #include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/grid_sample.h>
 #include <leangrad/autograd/indexing_functions.h>
 #include <leangrad/autograd/losses.h>
 #include <leangrad/autograd/margin_losses.h>
@@ -33,6 +34,7 @@ using leangrad::adaptive_max_pool2d;
 using leangrad::adaptive_max_pool2d_with_indices;
 using leangrad::adaptive_max_pool3d;
 using leangrad::adaptive_max_pool3d_with_indices;
+using leangrad::affine_grid;
 using leangrad::alpha_dropout;
 using leangrad::avg_pool1d;
 using leangrad::avg_pool2d;
@@ -70,6 +72,7 @@ using leangrad::fractional_max_pool3d_with_indices;
 using leangrad::gaussian_nll_loss;
 using leangrad::gelu;
 using leangrad::glu;
+using leangrad::grid_sample;
 using leangrad::group_norm;
 using leangrad::hardshrink;
 using leangrad::hardsigmoid;

@@ -527,6 +527,11 @@ Tensor embedding_bag(const Tensor& input, const Tensor& weight,
                                  options.padding_idx());
 }
 
+Tensor grid_sample(const Tensor& input, const Tensor& grid, const GridSampleFuncOptions& options) {
+  return leangrad::grid_sample(input, grid, options.mode(), options.padding_mode(),
+                               options.align_corners());
+}
+
 Tensor fold(const Tensor& input, const FoldFuncOptions& options) {
   return leangrad::fold(input, options.output_size(), options.kernel_size(), options.dilation(),
                         options.padding(), options.stride());

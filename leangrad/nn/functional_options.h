@@ -22,6 +22,7 @@
 #include <type_traits>
 #include <vector>
 
+#include <leangrad/autograd/grid_sample.h>
 #include <leangrad/autograd/indexing_functions.h>
 #include <leangrad/autograd/nn_functions.h>
 #include <leangrad/autograd/reduction_functions.h>
@@ -443,6 +444,15 @@ class EmbeddingBagFuncOptions {
 };
 Tensor embedding_bag(const Tensor& input, const Tensor& weight,
                      const EmbeddingBagFuncOptions& options);
+
+// grid_sample's mode (kBilinear, kNearest or kBicubic), padding_mode (kZeros, kBorder or
+// kReflection) and align_corners, LibTorch's defaults.
+class GridSampleFuncOptions {
+  LG_ARG(InterpolateMode, mode) = kBilinear;
+  LG_ARG(GridSamplePadding, padding_mode) = kZeros;
+  LG_ARG(std::optional<bool>, align_corners) = std::nullopt;
+};
+Tensor grid_sample(const Tensor& input, const Tensor& grid, const GridSampleFuncOptions& options);
 
 using FoldFuncOptions = FoldOptions;
 using UnfoldFuncOptions = UnfoldOptions;

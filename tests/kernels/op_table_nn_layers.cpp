@@ -21,6 +21,7 @@
 #include <leangrad/autograd/fractional_max_pool.h>
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/grad_mode.h>
+#include <leangrad/autograd/grid_sample.h>
 #include <leangrad/autograd/indexing_functions.h>
 #include <leangrad/autograd/margin_losses.h>
 #include <leangrad/autograd/nn_functions.h>
@@ -533,6 +534,23 @@ std::vector<OpCase> volumetric_recurrent_cases() {
        }),
        {input({2, 4, 5, 5}, kFloat32, 0.5, 1.5), input({1, 2, 4, 5, 5})},
        kTolF32Sum});
+  // Session 48: grid_sample in every mode and padding (the gathers of Note [Sampling by
+  // gathers]), affine_grid's matmul, and conv2d with kSame over an even kernel (a view of one
+  // output more).
+  c.push_back({"grid_sample_affine_grid_conv_same_f32",
+               grads_of([](const Inputs& v) {
+                 const Tensor warp = affine_grid(v[2], {2, 3, 3, 4});
+                 return cat({grid_sample(v[0], v[1], kBilinear, kReflection).flatten(),
+                             grid_sample(v[0], v[1], kBicubic, kBorder, true).flatten(),
+                             grid_sample(v[0], v[1], kNearest).flatten(),
+                             grid_sample(v[0], warp, kBilinear, kZeros, true).flatten(),
+                             grid_sample(v[3], v[4], kBilinear, kBorder).flatten(),
+                             conv2d(v[0], v[5], Tensor(), {1, 1}, kSame, {1, 2}).flatten()});
+               }),
+               {input({2, 3, 5, 6}), input({2, 4, 3, 2}, kFloat32, -1.2, 1.2),
+                input({2, 2, 3}, kFloat32, -0.8, 0.8), input({1, 2, 3, 4, 5}),
+                input({1, 2, 2, 3, 3}, kFloat32, -1.1, 1.1), input({4, 3, 2, 4})},
+               kTolF32Sum});
   c.push_back({"conv3d_strided_dilated_groups_f32",
                grads_of([](const Inputs& v) {
                  return conv3d(v[0], v[1], v[2], {2, 1, 1}, {1, 0, 1}, {1, 2, 1}, 2);

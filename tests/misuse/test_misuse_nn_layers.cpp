@@ -13,6 +13,7 @@
 #include <leangrad/autograd/dropout_functions.h>
 #include <leangrad/autograd/fold_functions.h>
 #include <leangrad/autograd/fractional_max_pool.h>
+#include <leangrad/autograd/grid_sample.h>
 #include <leangrad/autograd/margin_losses.h>
 #include <leangrad/autograd/nn_functions.h>
 #include <leangrad/autograd/volumetric_functions.h>
@@ -830,6 +831,60 @@ std::vector<MisuseCase> adaptive_log_softmax_cases() {
   return t.cases();
 }
 LG_MISUSE_SUITE(AdaptiveLogSoftmax, adaptive_log_softmax_cases());
+
+std::vector<MisuseCase> grid_sample_cases() {
+  MisuseTable t;
+  const auto image = [] { return ones({2, 3, 4, 5}); };
+  t.add("grid_sample_3d_input", Raises::ShapeError, {"grid_sample", "(N, C, H, W)", "[3, 4, 5]"},
+        [] {
+          grid_sample(ones({3, 4, 5}), ones({1, 2, 2, 2}));
+        });
+  t.add("grid_sample_grid_last_dim", Raises::ShapeError,
+        {"grid_sample", "(N, H_out, W_out, 2)", "[2, 3, 3, 3]"}, [&] {
+          grid_sample(image(), ones({2, 3, 3, 3}));
+        });
+  t.add("grid_sample_batches_differ", Raises::ShapeError, {"grid_sample", "[1, 3, 3, 2]"}, [&] {
+    grid_sample(image(), ones({1, 3, 3, 2}));
+  });
+  t.add("grid_sample_volume_grid_for_image", Raises::ShapeError, {"grid_sample", "[2, 1, 3, 3, 3]"},
+        [&] {
+          grid_sample(image(), ones({2, 1, 3, 3, 3}));
+        });
+  t.add("grid_sample_dtypes_differ", Raises::DTypeError, {"grid_sample", "float32", "float64"},
+        [&] {
+          grid_sample(image(), ones({2, 3, 3, 2}, kFloat64));
+        });
+  t.add("grid_sample_integral", Raises::DTypeError, {"grid_sample", "int64"}, [] {
+    grid_sample(ones({2, 3, 4, 5}, kInt64), ones({2, 3, 3, 2}, kInt64));
+  });
+  t.add("grid_sample_empty_plane", Raises::ShapeError, {"grid_sample", "[2, 3, 0, 5]"}, [] {
+    grid_sample(ones({2, 3, 0, 5}), ones({2, 3, 3, 2}));
+  });
+  t.add("grid_sample_bicubic_volume", Raises::Error, {"grid_sample", "bicubic", "4-D"}, [] {
+    grid_sample(ones({1, 1, 2, 2, 2}), ones({1, 1, 1, 1, 3}), kBicubic);
+  });
+  t.add("grid_sample_area_mode", Raises::Error, {"grid_sample", "area"}, [&] {
+    grid_sample(image(), ones({2, 3, 3, 2}), kArea);
+  });
+  t.add("grid_sample_undefined_grid", Raises::Error, {"grid_sample", "grid"},
+        [&] { grid_sample(image(), Tensor()); });
+  t.add("affine_grid_theta_shape", Raises::ShapeError, {"affine_grid", "(2, 2, 3)", "[2, 3, 3]"},
+        [] {
+          affine_grid(ones({2, 3, 3}), {2, 1, 4, 4});
+        });
+  t.add("affine_grid_size_rank", Raises::ShapeError, {"affine_grid", "[2, 4, 4]"}, [] {
+    affine_grid(ones({2, 2, 3}), {2, 4, 4});
+  });
+  t.add("affine_grid_zero_size", Raises::ShapeError, {"affine_grid", "positive", "[1, 1, 0, 4]"},
+        [] {
+          affine_grid(ones({1, 2, 3}), {1, 1, 0, 4});
+        });
+  t.add("affine_grid_integral_theta", Raises::DTypeError, {"affine_grid", "int64"}, [] {
+    affine_grid(ones({1, 2, 3}, kInt64), {1, 1, 2, 2});
+  });
+  return t.cases();
+}
+LG_MISUSE_SUITE(GridSample, grid_sample_cases());
 
 }  // namespace
 }  // namespace leangrad::test

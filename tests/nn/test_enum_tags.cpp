@@ -9,6 +9,7 @@
 #include <vector>
 
 #include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/grid_sample.h>
 #include <leangrad/autograd/losses.h>
 #include <leangrad/distributed/reduce_op.h>
 #include <leangrad/nn/nn.h>
@@ -115,6 +116,32 @@ TEST(EnumTags, EmbeddingBagModes) {
   EXPECT_TRUE(test::all_close(means(bag), {sum_of[0] / 3, sum_of[1] / 3}, 0, tol));
   EXPECT_TRUE(test::all_close(maxima(bag), max_of, 0, 0));
   EXPECT_TRUE(test::all_close(embedding_bag(bag, weight, Tensor(), kMax), max_of, 0, 0));
+}
+
+// A tag compares with every enum it converts to, both ways round, and serves as a case label.
+TEST(EnumTags, CompareWithTheirEnums) {
+  const EmbeddingBagMode mode = EmbeddingBagMode::Max;
+  EXPECT_TRUE(mode == kMax);
+  EXPECT_FALSE(mode == kSum);
+  EXPECT_TRUE(kSum != mode);
+  EXPECT_TRUE(nn::Conv2dOptions(1, 1, 3).padding_mode() == kZeros);
+  EXPECT_FALSE(nn::Conv2dOptions(1, 1, 3).padding_mode(kReflect).padding_mode() == kZeros);
+  EXPECT_TRUE(PadMode::Constant == kZeros);  // kZeros is kConstant under conv's name
+  const GridSamplePadding padding = kZeros;
+  EXPECT_EQ(padding, GridSamplePadding::Zeros);
+  const auto label = [](Reduction r) {
+    switch (r) {
+      case kSum:
+        return 1;
+      case kMean:
+        return 2;
+      case kNone:
+        return 3;
+    }
+    return 0;
+  };
+  EXPECT_EQ(label(Reduction::Sum) * 100 + label(Reduction::Mean) * 10 + label(Reduction::None),
+            123);
 }
 
 }  // namespace

@@ -144,7 +144,11 @@ TEST(FunctionalOptionsRest, Poolings) {
 
 TEST(FunctionalOptionsRest, MaxUnpool) {
   const Tensor x2 = input({2, 3, 8, 6}, 4820);
-  const auto [pooled2, at2] = max_pool2d_with_indices(x2, {2, 2}, {2, 2});
+  // Plain names, not a structured binding: clang 14 (the sanitizer build's) cannot capture one
+  // in the lambda below.
+  const auto pooled_at2 = max_pool2d_with_indices(x2, {2, 2}, {2, 2});
+  const Tensor& pooled2 = std::get<0>(pooled_at2);
+  const Tensor& at2 = std::get<1>(pooled_at2);
   EXPECT_TRUE(same(F::max_unpool2d(pooled2, at2, F::MaxUnpool2dFuncOptions(2)),
                    max_unpool2d(pooled2, at2, {2, 2}, {2, 2}, {0, 0})));
   // output_size as the spatial sizes or the whole shape, as LibTorch's.
