@@ -21,6 +21,7 @@
 
 #include <leangrad/core/macros.h>
 #include <leangrad/core/tensor.h>
+#include <leangrad/nn/any_module.h>
 #include <leangrad/nn/container.h>
 #include <leangrad/nn/linear.h>
 #include <leangrad/nn/module_holder.h>
@@ -60,6 +61,7 @@ class AdaptiveLogSoftmaxWithLossImpl : public Module {
   // input (N, in_features) with target (N) int64, or (in_features) with a 0-d target; each target
   // in [0, n_classes) (targets are read on the host, to pick each cluster's samples).
   ASMoutput forward(const Tensor& input, const Tensor& target);
+  using ForwardSignature = ASMoutput(const Tensor&, const Tensor&);
   // Every class's log-probability: (N, in_features) -> (N, n_classes).
   Tensor log_prob(const Tensor& input);
   // The most likely class of each sample, (N) int64: the head's argmax where it is a shortlist

@@ -15,6 +15,7 @@
 #include <tuple>
 
 #include <leangrad/core/macros.h>
+#include <leangrad/nn/any_module.h>
 #include <leangrad/nn/linear.h>
 #include <leangrad/nn/module_holder.h>
 
@@ -53,6 +54,10 @@ class MultiheadAttentionImpl : public Module {
                                      const Tensor& key_padding_mask = Tensor(),
                                      bool need_weights = true, const Tensor& attn_mask = Tensor(),
                                      bool average_attn_weights = true);
+  using ForwardSignature = std::tuple<Tensor, Tensor>(const Tensor&, const Tensor&, const Tensor&,
+                                                      const Tensor&, bool, const Tensor&, bool);
+  LEANGRAD_FORWARD_HAS_DEFAULT_ARGS({3, AnyValue(Tensor())}, {4, AnyValue(true)},
+                                    {5, AnyValue(Tensor())}, {6, AnyValue(true)})
   // The single-input form throws: attention needs query, key and value.
   using Module::forward;
   std::string extra_repr() const override;

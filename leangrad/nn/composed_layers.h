@@ -15,6 +15,7 @@
 
 #include <leangrad/autograd/composed_layers.h>
 #include <leangrad/core/macros.h>
+#include <leangrad/nn/any_module.h>
 #include <leangrad/nn/module_holder.h>
 
 namespace leangrad::nn {
@@ -99,6 +100,7 @@ class BilinearImpl : public Module {
   using Module::forward;
   // (*, in1), (*, in2) -> (*, out), as LibTorch's.
   Tensor forward(const Tensor& input1, const Tensor& input2);
+  using ForwardSignature = Tensor(const Tensor&, const Tensor&);
   // PyTorch's reset_parameters: weight and bias U(-1/sqrt(in1), 1/sqrt(in1)).
   void reset_parameters();
   // "in1_features=16, in2_features=8, out_features=4, bias=true"
@@ -171,6 +173,8 @@ class MaxUnpool1dImpl : public Module {
   using Module::forward;
   Tensor forward(const Tensor& input, const Tensor& indices,
                  std::optional<std::int64_t> output_size = std::nullopt);
+  using ForwardSignature = Tensor(const Tensor&, const Tensor&, std::optional<std::int64_t>);
+  LEANGRAD_FORWARD_HAS_DEFAULT_ARGS({2, AnyValue(std::optional<std::int64_t>())})
   std::string extra_repr() const override;  // "kernel_size=2, stride=2, padding=0"
   MaxUnpool1dOptions options;
 };
@@ -183,6 +187,8 @@ class MaxUnpool2dImpl : public Module {
   using Module::forward;
   Tensor forward(const Tensor& input, const Tensor& indices,
                  std::optional<Size2> output_size = std::nullopt);
+  using ForwardSignature = Tensor(const Tensor&, const Tensor&, std::optional<Size2>);
+  LEANGRAD_FORWARD_HAS_DEFAULT_ARGS({2, AnyValue(std::optional<Size2>())})
   std::string extra_repr() const override;  // "kernel_size=(2, 2), stride=(2, 2), padding=(0, 0)"
   MaxUnpool2dOptions options;
 };
@@ -195,6 +201,8 @@ class MaxUnpool3dImpl : public Module {
   using Module::forward;
   Tensor forward(const Tensor& input, const Tensor& indices,
                  std::optional<Size3> output_size = std::nullopt);
+  using ForwardSignature = Tensor(const Tensor&, const Tensor&, std::optional<Size3>);
+  LEANGRAD_FORWARD_HAS_DEFAULT_ARGS({2, AnyValue(std::optional<Size3>())})
   std::string extra_repr() const override;
   MaxUnpool3dOptions options;
 };

@@ -1,6 +1,7 @@
 // The containers (nn/container.h): Sequential and ModuleList register their children under
-// their index, ModuleDict under their keys; ParameterList and ParameterDict keep parameters as
-// the module's own.
+// their index (a Sequential's may be named), ModuleDict under their keys; ParameterList and
+// ParameterDict keep parameters as the module's own. Sequential calls its children through their
+// AnyModules (nn/any_module.h).
 #include <leangrad/nn/container.h>
 
 #include <algorithm>
@@ -14,11 +15,56 @@ std::shared_ptr<Module> IndexedModules::operator[](std::size_t index) const {
   return modules_[index];
 }
 
+void IndexedModules::append(const std::string& name, AnyModule module) {
+  modules_.push_back(register_module(name, module.ptr()));
+  any_modules_.push_back(std::move(module));
+}
+
+void IndexedModules::insert_at(std::size_t index, AnyModule module) {
+  LG_CHECK(index <= size(), name(), ".insert(", index, "): index out of range (size ", size(),
+           "; at most ", size(), " appends)");
+  std::shared_ptr<Module> inserted = module.ptr();
+  for (std::size_t i = 0; i < size(); ++i)
+    unregister_module(std::to_string(i));
+  const auto at = static_cast<std::ptrdiff_t>(index);
+  modules_.insert(modules_.begin() + at, std::move(inserted));
+  any_modules_.insert(any_modules_.begin() + at, std::move(module));
+  for (std::size_t i = 0; i < size(); ++i)
+    register_module(std::to_string(i), modules_[i]);
+}
+
+SequentialImpl::SequentialImpl(std::initializer_list<NamedAnyModule> named_modules)
+    : SequentialImpl() {
+  for (const NamedAnyModule& named : named_modules)
+    push_back(named.name(), named.module());
+}
+
+void SequentialImpl::extend(const SequentialImpl& other) {
+  // A copy first: extending a Sequential with itself appends each module once.
+  const std::vector<AnyModule> modules = other.any_modules();
+  for (const AnyModule& module : modules)
+    push_back(module);
+}
+
 Tensor SequentialImpl::forward(const Tensor& input) {
-  Tensor x = input;
-  for (const auto& module : *this)
-    x = (*module)(x);  // hooks and wrappers run (Note [Module call])
-  return x;
+  if (is_empty()) return input;
+  const AnyValue result = forward_rest(any_modules().front().any_forward(input));
+  if (const Tensor* output = result.try_get<Tensor>()) return *output;
+  LG_THROW(Error, name(), ": forward(const Tensor&) returns a Tensor, but the last module (",
+           (*this)[size() - 1]->name(), ") returned ", detail::demangle(result.type_info()),
+           "; call forward<R>(x) or any_forward(x)");
+}
+
+AnyValue SequentialImpl::forward_rest(AnyValue value) {
+  for (std::size_t i = 1; i < size(); ++i)
+    value = any_modules()[i].any_forward(std::move(value));
+  return value;
+}
+
+void ModuleListImpl::extend(const ModuleListImpl& other) {
+  const std::vector<AnyModule> modules = other.any_modules();
+  for (const AnyModule& module : modules)
+    push_back(module);
 }
 
 ModuleDictImpl::ModuleDictImpl(

@@ -2,10 +2,13 @@
 // nn::ModuleList (an indexable list of submodules with no forward of its own) and nn::ModuleDict
 // (submodules by name), built as in LibTorch from module holders (or shared_ptrs); and
 // nn::ParameterList and nn::ParameterDict, parameters by index or by name. The lists' entries are
-// named by their index, "0", "1", ..., so parameter names are PyTorch's ("0.weight", "2.bias").
+// named by their index, "0", "1", ..., so parameter names are PyTorch's ("0.weight", "2.bias");
+// a Sequential's may be named instead.
 //   nn::Sequential mlp(nn::Flatten(), nn::Linear(784, 128), nn::ReLU(), nn::Linear(128, 10));
 //   Tensor logits = mlp(images);  // (B, 1, 28, 28) -> (B, 10)
 //   mlp->push_back(nn::Dropout(0.1));  auto fc = mlp->ptr<nn::LinearImpl>(1);
+//   nn::Sequential named({{"fc", nn::Linear(4, 8)}, {"act", nn::ReLU()}});  // "fc.weight"
+//   nn::Sequential rnn(nn::LSTM(8, 16), ...);  rnn->forward<Out>(x, hx);  // any signatures
 //   nn::ModuleDict heads;  heads->insert("class", nn::Linear(64, 10));
 //   heads->insert("box", nn::Linear(64, 4));
 //   Tensor boxes = heads->at<nn::LinearImpl>("box")->forward(features);
@@ -14,6 +17,7 @@
 
 #include <concepts>
 #include <cstddef>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -21,6 +25,7 @@
 #include <vector>
 
 #include <leangrad/core/error.h>
+#include <leangrad/nn/any_module.h>
 #include <leangrad/nn/module_holder.h>
 
 namespace leangrad::detail {
@@ -32,18 +37,20 @@ concept ModuleArgument = std::is_convertible_v<T, std::shared_ptr<nn::Module>>;
 
 namespace leangrad::nn {
 
-// What Sequential and ModuleList share: submodules appended under their index.
+// What Sequential and ModuleList share: submodules in order, each also kept as an AnyModule
+// (its forward, whatever its signature), appended under their index.
 class IndexedModules : public Module {
  public:
   // Appends `module` as child std::to_string(size()).
   template <typename M>
   void push_back(std::shared_ptr<M> module) {
-    modules_.push_back(register_module(std::to_string(size()), std::move(module)));
+    push_back(AnyModule(std::move(module)));
   }
   template <typename M>
   void push_back(const ModuleHolder<M>& module) {
     push_back(module.ptr());
   }
+  void push_back(AnyModule module) { append(std::to_string(size()), std::move(module)); }
   std::size_t size() const { return modules_.size(); }
   bool is_empty() const { return modules_.empty(); }
   // The module at `index` (throws Error when out of range).
@@ -57,17 +64,34 @@ class IndexedModules : public Module {
              ", not the type asked for (", detail::demangle(typeid(M)), ")");
     return module;
   }
+  std::shared_ptr<Module> ptr(std::size_t index) const { return (*this)[index]; }
+  // The module itself, as LibTorch's at<T>(index): seq->at<nn::LinearImpl>(1).weight.
+  template <typename M>
+  detail::module_type_t<M>& at(std::size_t index) const {
+    return *ptr<M>(index);
+  }
   // The modules in order (LibTorch's ModuleList iteration): for (const auto& m : *list).
   auto begin() const { return modules_.begin(); }
   auto end() const { return modules_.end(); }
 
  protected:
   explicit IndexedModules(std::string name) : Module(std::move(name)) {}
+  // Registers `module` as the child `name` and appends it.
+  void append(const std::string& name, AnyModule module);
+  // Puts `module` before position `index` (size(): at the end); every child is then renamed by
+  // its new index, as LibTorch's ModuleList::insert does.
+  void insert_at(std::size_t index, AnyModule module);
+  const std::vector<AnyModule>& any_modules() const { return any_modules_; }
 
  private:
   std::vector<std::shared_ptr<Module>> modules_;
+  std::vector<AnyModule> any_modules_;  // the same modules, with their forward
 };
 
+// A chain: each child's output is the next one's input, as LibTorch's Sequential. The first
+// child may take several arguments and any child may return any type (a tuple, a PackedSequence)
+// that the next one takes: forward<R>(args...) and any_forward(args...) pass AnyValues along
+// (nn/any_module.h). forward(x) of one tensor is the identity when empty, as PyTorch's.
 class SequentialImpl : public IndexedModules {
  public:
   SequentialImpl() : IndexedModules("Sequential") {}
@@ -76,10 +100,74 @@ class SequentialImpl : public IndexedModules {
   explicit SequentialImpl(Modules&&... modules) : SequentialImpl() {
     (push_back(std::forward<Modules>(modules)), ...);
   }
-  // modules[n-1](...(modules[0](input))); the identity when empty, as in PyTorch.
+  // Children named as given, LibTorch's named construction:
+  //   nn::Sequential({{"conv", nn::Conv2d(1, 8, 3)}, {"act", nn::ReLU()}})
+  explicit SequentialImpl(std::initializer_list<NamedAnyModule> named_modules);
+
+  using IndexedModules::push_back;
+  // Appends `module` as the child `name` (a name taken, or with a '.', is an Error).
+  template <typename M>
+  void push_back(const std::string& name, std::shared_ptr<M> module) {
+    append(name, AnyModule(std::move(module)));
+  }
+  template <typename M>
+  void push_back(const std::string& name, const ModuleHolder<M>& module) {
+    push_back(name, module.ptr());
+  }
+  void push_back(const std::string& name, AnyModule module) { append(name, std::move(module)); }
+  // Appends each of `other`'s modules (shared, not copied), named by index.
+  void extend(const SequentialImpl& other);
+  // Appends each module of a container of shared_ptrs or holders, as LibTorch's extend.
+  template <typename Container>
+  void extend(const Container& modules) {
+    for (const auto& module : modules)
+      push_back(module);
+  }
+
+  // modules[n-1](...(modules[0](input))), each child called as module(x) (hooks and wrappers
+  // run, Note [Module call]); the identity when empty, as in PyTorch.
   Tensor forward(const Tensor& input) override;
+  // The chain from any arguments: the first child's forward takes `args`, each next one the
+  // previous result; the last result as R (Tensor by default), or as an AnyValue. An Error names
+  // the child whose arguments or result did not fit, and an empty Sequential takes one argument.
+  template <typename R = Tensor, typename... Args>
+  R forward(Args&&... args) {
+    if constexpr (sizeof...(Args) == 1 && std::is_same_v<R, Tensor> &&
+                  (std::is_same_v<std::remove_cvref_t<Args>, Tensor> && ...)) {
+      return forward(static_cast<const Tensor&>(args)...);  // the virtual one
+    } else {
+      const AnyValue result = any_forward(std::forward<Args>(args)...);
+      if (const R* value = result.template try_get<R>()) return *value;
+      detail::throw_any_value_cast(typeid(R), result.type_info());
+    }
+  }
+  template <typename... Args>
+  AnyValue any_forward(Args&&... args) {
+    if (is_empty()) {
+      if constexpr (sizeof...(Args) == 1)
+        return AnyValue(std::forward<Args>(args)...);
+      else
+        LG_THROW(Error, name(), ": forward of an empty Sequential takes one argument ",
+                 "(returned as it is), got ", sizeof...(Args));
+    }
+    AnyValue value = any_modules().front().any_forward(std::forward<Args>(args)...);
+    return forward_rest(std::move(value));
+  }
+
+ private:
+  // Feeds `value` (the first child's result) through children 1, 2, ...
+  AnyValue forward_rest(AnyValue value);
 };
-LEANGRAD_MODULE(Sequential);
+
+// The holder, with LibTorch's named construction: nn::Sequential({{"fc", nn::Linear(4, 8)}}).
+class Sequential : public ModuleHolder<SequentialImpl> {
+ public:
+  using ModuleHolder<SequentialImpl>::ModuleHolder;
+  using Impl = SequentialImpl;
+  Sequential() : ModuleHolder() {}
+  Sequential(std::initializer_list<NamedAnyModule> named_modules)
+      : ModuleHolder(std::make_shared<SequentialImpl>(named_modules)) {}
+};
 
 class ModuleListImpl : public IndexedModules {
  public:
@@ -87,6 +175,23 @@ class ModuleListImpl : public IndexedModules {
   template <detail::ModuleArgument... Modules>
   explicit ModuleListImpl(Modules&&... modules) : ModuleListImpl() {
     (push_back(std::forward<Modules>(modules)), ...);
+  }
+  // Puts `module` at `index` (0..size(); an Error beyond), renaming the children after it by
+  // their new index, as LibTorch's insert.
+  template <typename M>
+  void insert(std::size_t index, std::shared_ptr<M> module) {
+    insert_at(index, AnyModule(std::move(module)));
+  }
+  template <typename M>
+  void insert(std::size_t index, const ModuleHolder<M>& module) {
+    insert(index, module.ptr());
+  }
+  // Appends each of `other`'s modules (shared, not copied), or each of a container's.
+  void extend(const ModuleListImpl& other);
+  template <typename Container>
+  void extend(const Container& modules) {
+    for (const auto& module : modules)
+      push_back(module);
   }
   // forward() is Module's, which throws: a ModuleList only holds modules (iterate it yourself).
 };

@@ -10,6 +10,7 @@
 
 #include <leangrad/autograd/margin_losses.h>
 #include <leangrad/core/macros.h>
+#include <leangrad/nn/any_module.h>
 #include <leangrad/nn/module_holder.h>
 
 namespace leangrad::nn {
@@ -31,6 +32,7 @@ class CosineSimilarityImpl : public Module {
       : Module("CosineSimilarity"), options(options) {}
   using Module::forward;  // the single-input form throws: it needs two
   Tensor forward(const Tensor& x1, const Tensor& x2);
+  using ForwardSignature = Tensor(const Tensor&, const Tensor&);
   std::string extra_repr() const override;  // "dim=1, eps=1e-08"
   CosineSimilarityOptions options;
 };
@@ -41,6 +43,7 @@ class PairwiseDistanceImpl : public Module {
   explicit PairwiseDistanceImpl(const PairwiseDistanceOptions& options = {});
   using Module::forward;
   Tensor forward(const Tensor& x1, const Tensor& x2);
+  using ForwardSignature = Tensor(const Tensor&, const Tensor&);
   std::string extra_repr() const override;  // "p=2, eps=1e-06, keepdim=false"
   PairwiseDistanceOptions options;
 };

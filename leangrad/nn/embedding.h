@@ -13,6 +13,7 @@
 
 #include <leangrad/autograd/nn_functions.h>
 #include <leangrad/core/macros.h>
+#include <leangrad/nn/any_module.h>
 #include <leangrad/nn/module_holder.h>
 
 namespace leangrad::nn {
@@ -75,6 +76,8 @@ class EmbeddingBagImpl : public Module {
   // 1-D input with offsets (the start of each bag), per_sample_weights with mode kSum.
   Tensor forward(const Tensor& input, const Tensor& offsets,
                  const Tensor& per_sample_weights = Tensor());
+  using ForwardSignature = Tensor(const Tensor&, const Tensor&, const Tensor&);
+  LEANGRAD_FORWARD_HAS_DEFAULT_ARGS({1, AnyValue(Tensor())}, {2, AnyValue(Tensor())})
   // "1000, 64, mode=sum[, include_last_offset=true][, padding_idx=0]".
   std::string extra_repr() const override;
   void reset_parameters();  // as Embedding's

@@ -21,6 +21,7 @@
 #include <leangrad/autograd/margin_losses.h>
 #include <leangrad/autograd/nn_functions.h>
 #include <leangrad/core/macros.h>
+#include <leangrad/nn/any_module.h>
 #include <leangrad/nn/module_holder.h>
 
 namespace leangrad::nn {
@@ -57,6 +58,7 @@ class CrossEntropyLossImpl : public Module {
   using Module::forward;  // the single-input form throws: a loss needs a target
   // The holder calls it: loss(input, target).
   Tensor forward(const Tensor& input, const Tensor& target);
+  using ForwardSignature = Tensor(const Tensor&, const Tensor&);
   // "reduction=mean, ignore_index=-100", then weight's shape and label_smoothing when given.
   std::string extra_repr() const override;
   CrossEntropyLossOptions options;
@@ -69,6 +71,7 @@ class NLLLossImpl : public Module {
   explicit NLLLossImpl(const NLLLossOptions& options = {});
   using Module::forward;
   Tensor forward(const Tensor& input, const Tensor& target);
+  using ForwardSignature = Tensor(const Tensor&, const Tensor&);
   std::string extra_repr() const override;
   NLLLossOptions options;
   Tensor weight;  // the buffer "weight" (options.weight()); undefined without one
@@ -80,6 +83,7 @@ class MSELossImpl : public Module {
   explicit MSELossImpl(const MSELossOptions& options = {}) : Module("MSELoss"), options(options) {}
   using Module::forward;
   Tensor forward(const Tensor& input, const Tensor& target);
+  using ForwardSignature = Tensor(const Tensor&, const Tensor&);
   std::string extra_repr() const override;
   MSELossOptions options;
 };
@@ -90,6 +94,7 @@ class L1LossImpl : public Module {
   explicit L1LossImpl(const L1LossOptions& options = {}) : Module("L1Loss"), options(options) {}
   using Module::forward;
   Tensor forward(const Tensor& input, const Tensor& target);
+  using ForwardSignature = Tensor(const Tensor&, const Tensor&);
   std::string extra_repr() const override;
   L1LossOptions options;
 };
@@ -123,6 +128,7 @@ class BCELossImpl : public Module {
   explicit BCELossImpl(const BCELossOptions& options = {});
   using Module::forward;
   Tensor forward(const Tensor& input, const Tensor& target);
+  using ForwardSignature = Tensor(const Tensor&, const Tensor&);
   std::string extra_repr() const override;
   BCELossOptions options;
   Tensor weight;  // the buffer "weight" (options.weight()); undefined without one
@@ -134,6 +140,7 @@ class BCEWithLogitsLossImpl : public Module {
   explicit BCEWithLogitsLossImpl(const BCEWithLogitsLossOptions& options = {});
   using Module::forward;
   Tensor forward(const Tensor& input, const Tensor& target);
+  using ForwardSignature = Tensor(const Tensor&, const Tensor&);
   std::string extra_repr() const override;
   BCEWithLogitsLossOptions options;
   Tensor weight;      // the buffer "weight"; undefined without one
@@ -146,6 +153,7 @@ class SmoothL1LossImpl : public Module {
   explicit SmoothL1LossImpl(const SmoothL1LossOptions& options = {});
   using Module::forward;
   Tensor forward(const Tensor& input, const Tensor& target);
+  using ForwardSignature = Tensor(const Tensor&, const Tensor&);
   std::string extra_repr() const override;
   SmoothL1LossOptions options;
 };
@@ -156,6 +164,7 @@ class HuberLossImpl : public Module {
   explicit HuberLossImpl(const HuberLossOptions& options = {});
   using Module::forward;
   Tensor forward(const Tensor& input, const Tensor& target);
+  using ForwardSignature = Tensor(const Tensor&, const Tensor&);
   std::string extra_repr() const override;
   HuberLossOptions options;
 };
@@ -191,6 +200,7 @@ class KLDivLossImpl : public Module {
       : Module("KLDivLoss"), options(options) {}
   using Module::forward;
   Tensor forward(const Tensor& input, const Tensor& target);
+  using ForwardSignature = Tensor(const Tensor&, const Tensor&);
   std::string extra_repr() const override;  // "reduction=batchmean, log_target=false"
   KLDivLossOptions options;
 };
@@ -202,6 +212,7 @@ class PoissonNLLLossImpl : public Module {
       : Module("PoissonNLLLoss"), options(options) {}
   using Module::forward;
   Tensor forward(const Tensor& input, const Tensor& target);
+  using ForwardSignature = Tensor(const Tensor&, const Tensor&);
   std::string extra_repr()
       const override;  // "reduction=mean, log_input=true, full=false, eps=1e-08"
   PoissonNLLLossOptions options;
@@ -215,6 +226,7 @@ class GaussianNLLLossImpl : public Module {
   using Module::forward;
   // loss(input, target, var), as LibTorch's.
   Tensor forward(const Tensor& input, const Tensor& target, const Tensor& var);
+  using ForwardSignature = Tensor(const Tensor&, const Tensor&, const Tensor&);
   std::string extra_repr() const override;  // "reduction=mean, full=false, eps=1e-06"
   GaussianNLLLossOptions options;
 };
@@ -245,6 +257,7 @@ class MarginRankingLossImpl : public Module {
   using Module::forward;
   // loss(input1, input2, target), as LibTorch's.
   Tensor forward(const Tensor& input1, const Tensor& input2, const Tensor& target);
+  using ForwardSignature = Tensor(const Tensor&, const Tensor&, const Tensor&);
   std::string extra_repr() const override;  // "reduction=mean, margin=0"
   MarginRankingLossOptions options;
 };
@@ -256,6 +269,7 @@ class HingeEmbeddingLossImpl : public Module {
       : Module("HingeEmbeddingLoss"), options(options) {}
   using Module::forward;
   Tensor forward(const Tensor& input, const Tensor& target);
+  using ForwardSignature = Tensor(const Tensor&, const Tensor&);
   std::string extra_repr() const override;  // "reduction=mean, margin=1"
   HingeEmbeddingLossOptions options;
 };
@@ -267,6 +281,7 @@ class SoftMarginLossImpl : public Module {
       : Module("SoftMarginLoss"), options(options) {}
   using Module::forward;
   Tensor forward(const Tensor& input, const Tensor& target);
+  using ForwardSignature = Tensor(const Tensor&, const Tensor&);
   std::string extra_repr() const override;
   SoftMarginLossOptions options;
 };
@@ -277,6 +292,7 @@ class MultiLabelSoftMarginLossImpl : public Module {
   explicit MultiLabelSoftMarginLossImpl(const MultiLabelSoftMarginLossOptions& options = {});
   using Module::forward;
   Tensor forward(const Tensor& input, const Tensor& target);
+  using ForwardSignature = Tensor(const Tensor&, const Tensor&);
   std::string extra_repr() const override;  // "reduction=mean", then weight's shape if given
   MultiLabelSoftMarginLossOptions options;
   Tensor weight;  // the buffer "weight" (options.weight()); undefined without one
@@ -305,6 +321,7 @@ class CosineEmbeddingLossImpl : public Module {
   using Module::forward;
   // loss(input1, input2, target), as LibTorch's.
   Tensor forward(const Tensor& input1, const Tensor& input2, const Tensor& target);
+  using ForwardSignature = Tensor(const Tensor&, const Tensor&, const Tensor&);
   std::string extra_repr() const override;  // "reduction=mean, margin=0"
   CosineEmbeddingLossOptions options;
 };
@@ -316,6 +333,7 @@ class TripletMarginLossImpl : public Module {
   using Module::forward;
   // loss(anchor, positive, negative), as LibTorch's.
   Tensor forward(const Tensor& anchor, const Tensor& positive, const Tensor& negative);
+  using ForwardSignature = Tensor(const Tensor&, const Tensor&, const Tensor&);
   // "reduction=mean, margin=1, p=2, eps=1e-06, swap=false"
   std::string extra_repr() const override;
   TripletMarginLossOptions options;
@@ -348,6 +366,7 @@ class MultiMarginLossImpl : public Module {
   explicit MultiMarginLossImpl(const MultiMarginLossOptions& options = {});
   using Module::forward;
   Tensor forward(const Tensor& input, const Tensor& target);
+  using ForwardSignature = Tensor(const Tensor&, const Tensor&);
   std::string extra_repr() const override;  // "p=1, margin=1, reduction=mean"
   MultiMarginLossOptions options;
   Tensor weight;  // the buffer, or undefined
@@ -360,6 +379,7 @@ class MultiLabelMarginLossImpl : public Module {
       : Module("MultiLabelMarginLoss"), options(options) {}
   using Module::forward;
   Tensor forward(const Tensor& input, const Tensor& target);
+  using ForwardSignature = Tensor(const Tensor&, const Tensor&);
   std::string extra_repr() const override;  // "reduction=mean"
   MultiLabelMarginLossOptions options;
 };
@@ -371,6 +391,7 @@ class TripletMarginWithDistanceLossImpl : public Module {
       const TripletMarginWithDistanceLossOptions& options = {});
   using Module::forward;
   Tensor forward(const Tensor& anchor, const Tensor& positive, const Tensor& negative);
+  using ForwardSignature = Tensor(const Tensor&, const Tensor&, const Tensor&);
   // "margin=1, swap=false, reduction=mean"
   std::string extra_repr() const override;
   TripletMarginWithDistanceLossOptions options;
@@ -391,6 +412,7 @@ class CTCLossImpl : public Module {
   // loss(log_probs, targets, input_lengths, target_lengths), as LibTorch's.
   Tensor forward(const Tensor& log_probs, const Tensor& targets, const Tensor& input_lengths,
                  const Tensor& target_lengths);
+  using ForwardSignature = Tensor(const Tensor&, const Tensor&, const Tensor&, const Tensor&);
   std::string extra_repr() const override;  // "blank=0, reduction=mean, zero_infinity=false"
   CTCLossOptions options;
 };

@@ -4,6 +4,7 @@
 #include <leangrad/autograd/nn_functions.h>
 #include <leangrad/nn/activation.h>
 #include <leangrad/nn/adaptive.h>
+#include <leangrad/nn/any_module.h>
 #include <leangrad/nn/attention.h>
 #include <leangrad/nn/batch_norm.h>
 #include <leangrad/nn/composed_layers.h>

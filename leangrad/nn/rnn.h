@@ -26,6 +26,7 @@
 #include <vector>
 
 #include <leangrad/core/macros.h>
+#include <leangrad/nn/any_module.h>
 #include <leangrad/nn/init.h>
 #include <leangrad/nn/module_holder.h>
 #include <leangrad/nn/packed_sequence.h>
@@ -155,6 +156,7 @@ class RNNImpl : public RNNImplBase {
   // (num_layers * directions, N, hidden_size) (or unbatched without N; undefined: zeros) ->
   // (output (T, N, directions * hidden_size), h_n shaped as hx).
   std::tuple<Tensor, Tensor> forward(const Tensor& input, const Tensor& hx = Tensor());
+  LEANGRAD_FORWARD_HAS_DEFAULT_ARGS({1, AnyValue(Tensor())})
   // A PackedSequence of (rows, input_size) steps, hx (num_layers * directions, N, hidden_size)
   // in the batch's original order -> (the output packed as the input, h_n: each sequence's own
   // last state, in the original order).
@@ -175,6 +177,7 @@ class LSTMImpl : public RNNImplBase {
   // (output (T, N, directions * (proj_size or hidden_size)), (h_n, c_n)).
   std::tuple<Tensor, std::tuple<Tensor, Tensor>> forward(
       const Tensor& input, std::optional<std::tuple<Tensor, Tensor>> hx_opt = std::nullopt);
+  LEANGRAD_FORWARD_HAS_DEFAULT_ARGS({1, AnyValue(std::optional<std::tuple<Tensor, Tensor>>())})
   // As RNN's, with (h_n, c_n).
   std::tuple<utils::rnn::PackedSequence, std::tuple<Tensor, Tensor>> forward_with_packed_input(
       const utils::rnn::PackedSequence& packed_input,
@@ -191,6 +194,7 @@ class GRUImpl : public RNNImplBase {
 
   // As RNN's.
   std::tuple<Tensor, Tensor> forward(const Tensor& input, const Tensor& hx = Tensor());
+  LEANGRAD_FORWARD_HAS_DEFAULT_ARGS({1, AnyValue(Tensor())})
   std::tuple<utils::rnn::PackedSequence, Tensor> forward_with_packed_input(
       const utils::rnn::PackedSequence& packed_input, const Tensor& hx = Tensor());
 
@@ -264,6 +268,7 @@ class RNNCellImpl : public RNNCellImplBase {
   // input (N, input_size) or (input_size), hx (N, hidden_size) or (hidden_size) (undefined:
   // zeros) -> h' = tanh or relu(x W_ih^T + b_ih + h W_hh^T + b_hh).
   Tensor forward(const Tensor& input, const Tensor& hx = Tensor());
+  LEANGRAD_FORWARD_HAS_DEFAULT_ARGS({1, AnyValue(Tensor())})
   std::string extra_repr() const override;
 
   RNNCellOptions options;
@@ -278,6 +283,7 @@ class LSTMCellImpl : public RNNCellImplBase {
   // input as RNNCell's, hx_opt (h, c) (none: zeros) -> (h', c').
   std::tuple<Tensor, Tensor> forward(
       const Tensor& input, std::optional<std::tuple<Tensor, Tensor>> hx_opt = std::nullopt);
+  LEANGRAD_FORWARD_HAS_DEFAULT_ARGS({1, AnyValue(std::optional<std::tuple<Tensor, Tensor>>())})
 
   LSTMCellOptions options;
 };
@@ -290,6 +296,7 @@ class GRUCellImpl : public RNNCellImplBase {
 
   // As RNNCell's, with GRU's gates.
   Tensor forward(const Tensor& input, const Tensor& hx = Tensor());
+  LEANGRAD_FORWARD_HAS_DEFAULT_ARGS({1, AnyValue(Tensor())})
 
   GRUCellOptions options;
 };

@@ -16,6 +16,7 @@
 #include <type_traits>
 
 #include <leangrad/core/macros.h>
+#include <leangrad/nn/any_module.h>
 #include <leangrad/nn/attention.h>
 #include <leangrad/nn/container.h>
 #include <leangrad/nn/dropout.h>
@@ -85,6 +86,8 @@ class TransformerEncoderLayerImpl : public Module {
   // key_padding_mask (Bool true: left out; floating: added).
   Tensor forward(const Tensor& src, const Tensor& src_mask,
                  const Tensor& src_key_padding_mask = Tensor());
+  using ForwardSignature = Tensor(const Tensor&, const Tensor&, const Tensor&);
+  LEANGRAD_FORWARD_HAS_DEFAULT_ARGS({1, AnyValue(Tensor())}, {2, AnyValue(Tensor())})
   Tensor forward(const Tensor& src) override { return forward(src, Tensor(), Tensor()); }
   std::string extra_repr() const override;
   // Its submodules' own initialisation, as PyTorch's (the layer has none of its own).
@@ -123,6 +126,8 @@ class TransformerEncoderImpl : public Module {
   // Each layer in turn with the same masks, then norm if there is one.
   Tensor forward(const Tensor& src, const Tensor& mask,
                  const Tensor& src_key_padding_mask = Tensor());
+  using ForwardSignature = Tensor(const Tensor&, const Tensor&, const Tensor&);
+  LEANGRAD_FORWARD_HAS_DEFAULT_ARGS({1, AnyValue(Tensor())}, {2, AnyValue(Tensor())})
   Tensor forward(const Tensor& src) override { return forward(src, Tensor(), Tensor()); }
 
   TransformerEncoderOptions options;
@@ -146,6 +151,10 @@ class TransformerDecoderLayerImpl : public Module {
                  const Tensor& memory_mask = Tensor(),
                  const Tensor& tgt_key_padding_mask = Tensor(),
                  const Tensor& memory_key_padding_mask = Tensor());
+  using ForwardSignature = Tensor(const Tensor&, const Tensor&, const Tensor&, const Tensor&,
+                                  const Tensor&, const Tensor&);
+  LEANGRAD_FORWARD_HAS_DEFAULT_ARGS({2, AnyValue(Tensor())}, {3, AnyValue(Tensor())},
+                                    {4, AnyValue(Tensor())}, {5, AnyValue(Tensor())})
   // The single-input form throws: a decoder layer needs the memory too.
   using Module::forward;
   std::string extra_repr() const override;
@@ -186,6 +195,10 @@ class TransformerDecoderImpl : public Module {
                  const Tensor& memory_mask = Tensor(),
                  const Tensor& tgt_key_padding_mask = Tensor(),
                  const Tensor& memory_key_padding_mask = Tensor());
+  using ForwardSignature = Tensor(const Tensor&, const Tensor&, const Tensor&, const Tensor&,
+                                  const Tensor&, const Tensor&);
+  LEANGRAD_FORWARD_HAS_DEFAULT_ARGS({2, AnyValue(Tensor())}, {3, AnyValue(Tensor())},
+                                    {4, AnyValue(Tensor())}, {5, AnyValue(Tensor())})
   using Module::forward;
 
   TransformerDecoderOptions options;
@@ -231,6 +244,11 @@ class TransformerImpl : public Module {
                  const Tensor& src_key_padding_mask = Tensor(),
                  const Tensor& tgt_key_padding_mask = Tensor(),
                  const Tensor& memory_key_padding_mask = Tensor());
+  using ForwardSignature = Tensor(const Tensor&, const Tensor&, const Tensor&, const Tensor&,
+                                  const Tensor&, const Tensor&, const Tensor&, const Tensor&);
+  LEANGRAD_FORWARD_HAS_DEFAULT_ARGS({2, AnyValue(Tensor())}, {3, AnyValue(Tensor())},
+                                    {4, AnyValue(Tensor())}, {5, AnyValue(Tensor())},
+                                    {6, AnyValue(Tensor())}, {7, AnyValue(Tensor())})
   using Module::forward;
   void reset_parameters();
 
