@@ -7,6 +7,7 @@
 #include <tuple>
 #include <vector>
 
+#include <leangrad/autograd/arithmetic_functions.h>
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/grad_mode.h>
 #include <leangrad/autograd/graph.h>
@@ -838,6 +839,106 @@ Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) {
       [](const BackwardContext& c) -> std::vector<Tensor> {
         return {Tensor(), operand_grad(c, c.grad)};
       });
+}
+
+// ---- Composed ops as methods -----------------------------------------------------------------
+namespace {
+
+// The in-place form of a composed op: `twin` (the out-of-place op of self) written into self,
+// bitwise. Recorded as mul_ by a tensor is (Note [In-place ops in the graph]): the twin runs on a
+// copy of self, so whatever it saves is the value before the write, and self takes its history.
+// Any operand that requires grad makes autograd record it.
+template <typename F>
+Tensor& composed_in_place(const char* op, Tensor& self, const std::vector<Tensor>& operands,
+                          const F& twin) {
+  Tensor carrier;  // an operand that requires grad, for records_inplace's checks
+  for (const Tensor& operand : operands)
+    if (operand.defined() && operand.requires_grad()) carrier = operand;
+  if (records_inplace(op, self, carrier)) {
+    write_recorded(op, self, twin(leangrad::clone(self)));
+    return self;
+  }
+  Tensor result;
+  {
+    NoGradGuard no_grad;
+    result = twin(self);
+  }
+  LG_CHECK_SHAPE(result.shape() == self.shape(), op, ": the result of shape ", result.shape(),
+                 " does not fit in self of shape ", self.shape(),
+                 " (in-place ops do not grow self)");
+  return self.copy_(result);
+}
+
+}  // namespace
+
+Tensor Tensor::lerp(const Tensor& end, double weight) const {
+  return leangrad::lerp(*this, end, weight);
+}
+Tensor Tensor::lerp(const Tensor& end, const Tensor& weight) const {
+  return leangrad::lerp(*this, end, weight);
+}
+Tensor& Tensor::lerp_(const Tensor& end, double weight) {
+  return composed_in_place("lerp_", *this, {end},
+                           [&](const Tensor& self) { return leangrad::lerp(self, end, weight); });
+}
+Tensor& Tensor::lerp_(const Tensor& end, const Tensor& weight) {
+  return composed_in_place("lerp_", *this, {end, weight},
+                           [&](const Tensor& self) { return leangrad::lerp(self, end, weight); });
+}
+Tensor Tensor::addcmul(const Tensor& tensor1, const Tensor& tensor2, double value) const {
+  return leangrad::addcmul(*this, tensor1, tensor2, value);
+}
+Tensor& Tensor::addcmul_(const Tensor& tensor1, const Tensor& tensor2, double value) {
+  return composed_in_place("addcmul_", *this, {tensor1, tensor2}, [&](const Tensor& self) {
+    return leangrad::addcmul(self, tensor1, tensor2, value);
+  });
+}
+Tensor Tensor::addcdiv(const Tensor& tensor1, const Tensor& tensor2, double value) const {
+  return leangrad::addcdiv(*this, tensor1, tensor2, value);
+}
+Tensor& Tensor::addcdiv_(const Tensor& tensor1, const Tensor& tensor2, double value) {
+  return composed_in_place("addcdiv_", *this, {tensor1, tensor2}, [&](const Tensor& self) {
+    return leangrad::addcdiv(self, tensor1, tensor2, value);
+  });
+}
+Tensor Tensor::logaddexp(const Tensor& other) const {
+  return leangrad::logaddexp(*this, other);
+}
+Tensor Tensor::index_add(std::int64_t dim, const Tensor& index, const Tensor& source,
+                         double alpha) const {
+  return leangrad::index_add(*this, dim, index, source, alpha);
+}
+Tensor& Tensor::index_add_(std::int64_t dim, const Tensor& index, const Tensor& source,
+                           double alpha) {
+  return composed_in_place("index_add_", *this, {source}, [&](const Tensor& self) {
+    return leangrad::index_add(self, dim, index, source, alpha);
+  });
+}
+Tensor Tensor::index_fill(std::int64_t dim, const Tensor& index, double value) const {
+  return leangrad::index_fill(*this, dim, index, value);
+}
+Tensor& Tensor::index_fill_(std::int64_t dim, const Tensor& index, double value) {
+  return composed_in_place("index_fill_", *this, {}, [&](const Tensor& self) {
+    return leangrad::index_fill(self, dim, index, value);
+  });
+}
+Tensor Tensor::tile(const std::vector<std::int64_t>& reps) const {
+  return leangrad::tile(*this, reps);
+}
+Tensor Tensor::repeat_interleave(std::int64_t repeats, std::optional<std::int64_t> dim) const {
+  return leangrad::repeat_interleave(*this, repeats, dim);
+}
+Tensor Tensor::nonzero() const {
+  return leangrad::nonzero(*this);
+}
+Tensor Tensor::argwhere() const {
+  return leangrad::argwhere(*this);
+}
+Tensor Tensor::masked_select(const Tensor& mask) const {
+  return leangrad::masked_select(*this, mask);
+}
+Tensor Tensor::count_nonzero(const DimList& dims) const {
+  return leangrad::count_nonzero(*this, dims);
 }
 
 // ---- Reductions ------------------------------------------------------------------------------

@@ -197,6 +197,33 @@ class Tensor {
   Tensor repeat(const std::vector<std::int64_t>& repeats) const;
   Tensor tril(std::int64_t diagonal = 0) const;
   Tensor triu(std::int64_t diagonal = 0) const;
+  // torch's composed ops as methods (autograd/arithmetic_functions.h, indexing_functions.h):
+  // x.lerp(end, w) is lerp(x, end, w), and so on. The in-place forms (lerp_, addcmul_, addcdiv_,
+  // index_add_, index_fill_) write the out-of-place op's result into self, bitwise, and refuse a
+  // result of another shape (operands broadcast to self's shape, never the other way); they are
+  // compositions, so they use one temporary of self's size. See docs/api-notes.md.
+  Tensor lerp(const Tensor& end, double weight) const;
+  Tensor lerp(const Tensor& end, const Tensor& weight) const;
+  Tensor& lerp_(const Tensor& end, double weight);
+  Tensor& lerp_(const Tensor& end, const Tensor& weight);
+  Tensor addcmul(const Tensor& tensor1, const Tensor& tensor2, double value = 1.0) const;
+  Tensor& addcmul_(const Tensor& tensor1, const Tensor& tensor2, double value = 1.0);
+  Tensor addcdiv(const Tensor& tensor1, const Tensor& tensor2, double value = 1.0) const;
+  Tensor& addcdiv_(const Tensor& tensor1, const Tensor& tensor2, double value = 1.0);
+  Tensor logaddexp(const Tensor& other) const;
+  Tensor index_add(std::int64_t dim, const Tensor& index, const Tensor& source,
+                   double alpha = 1.0) const;
+  Tensor& index_add_(std::int64_t dim, const Tensor& index, const Tensor& source,
+                     double alpha = 1.0);
+  Tensor index_fill(std::int64_t dim, const Tensor& index, double value) const;
+  Tensor& index_fill_(std::int64_t dim, const Tensor& index, double value);
+  Tensor tile(const std::vector<std::int64_t>& reps) const;
+  Tensor repeat_interleave(std::int64_t repeats,
+                           std::optional<std::int64_t> dim = std::nullopt) const;
+  Tensor nonzero() const;
+  Tensor argwhere() const;
+  Tensor masked_select(const Tensor& mask) const;
+  Tensor count_nonzero(const DimList& dims = {}) const;
 
   // ---- In-place (bump the version counter) -------------------------------------------------
   Tensor& add_(const Tensor& other, double alpha = 1.0);
