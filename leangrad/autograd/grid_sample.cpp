@@ -191,18 +191,14 @@ Tensor grid_sample(const Tensor& input, const Tensor& grid, InterpolateMode mode
     // Corner k takes low + 1 along dim i where bit (spatial - 1 - i) of k is set (x fastest).
     Tensor out;
     for (int k = 0; k < (1 << spatial); ++k) {
-      std::vector<Tensor> at;
+      std::vector<Tensor> at(static_cast<std::size_t>(spatial));
       Tensor weight;
       for (int j = 0; j < spatial; ++j) {  // x first, as PyTorch multiplies the weights
         const auto i = static_cast<std::size_t>(spatial - 1 - j);
         const bool high = ((k >> j) & 1) != 0;
         const Tensor w = high ? coords[i] - low[i] : (low[i] + 1.0) - coords[i];
         weight = weight.defined() ? weight * w : w;
-      }
-      for (int i = 0; i < spatial; ++i) {
-        const bool high = ((k >> (spatial - 1 - i)) & 1) != 0;
-        at.push_back(high ? low[static_cast<std::size_t>(i)] + 1.0
-                          : low[static_cast<std::size_t>(i)]);
+        at[i] = high ? low[i] + 1.0 : low[i];
       }
       const Tensor term = planes.tap(at) * weight.unsqueeze(1);
       out = out.defined() ? out + term : term;

@@ -364,11 +364,16 @@ using autograd::SavedTensor;
 
 // Writes the twin's `result` into self and makes its node self's history (Note [In-place ops
 // in the graph]): mul_ and div_ by a tensor that requires grad, the ops not done truly in place.
-void write_recorded(const char* op, Tensor& self, Tensor result) {
-  LG_INTERNAL_ASSERT(result.requires_grad(), op, ": the twin's result must carry a gradient");
+// An in-place op's result must have self's shape: operands broadcast to self, never the other way.
+void check_fits_self(const char* op, const Tensor& self, const Tensor& result) {
   LG_CHECK_SHAPE(result.shape() == self.shape(), op, ": the result of shape ", result.shape(),
                  " does not fit in self of shape ", self.shape(),
                  " (in-place ops do not grow self)");
+}
+
+void write_recorded(const char* op, Tensor& self, Tensor result) {
+  LG_INTERNAL_ASSERT(result.requires_grad(), op, ": the twin's result must carry a gradient");
+  check_fits_self(op, self, result);
   if (result.dtype() != self.dtype()) result = result.to(self.dtype());
   {
     NoGradGuard no_grad;
@@ -863,9 +868,7 @@ Tensor& composed_in_place(const char* op, Tensor& self, const std::vector<Tensor
     NoGradGuard no_grad;
     result = twin(self);
   }
-  LG_CHECK_SHAPE(result.shape() == self.shape(), op, ": the result of shape ", result.shape(),
-                 " does not fit in self of shape ", self.shape(),
-                 " (in-place ops do not grow self)");
+  check_fits_self(op, self, result);
   return self.copy_(result);
 }
 

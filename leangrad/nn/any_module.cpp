@@ -47,9 +47,8 @@ void throw_any_module_type(const nn::Module& module, const std::type_info& asked
            demangle(asked), ")");
 }
 
-std::size_t required_forward_arguments(
-    const nn::Module& module, const std::vector<std::pair<std::size_t, nn::AnyValue>>& defaults,
-    std::size_t arity) {
+std::size_t required_forward_arguments(const nn::Module& module,
+                                       const nn::ForwardDefaults& defaults, std::size_t arity) {
   // The indices must be arity - defaults.size(), ..., arity - 1, in order.
   const std::size_t first = arity - std::min(arity, defaults.size());
   bool trailing = defaults.size() <= arity;

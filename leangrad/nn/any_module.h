@@ -88,14 +88,16 @@ class AnyValue {
   std::any value_;
 };
 
+// What LEANGRAD_FORWARD_HAS_DEFAULT_ARGS lists: (argument index, value) of each default.
+using ForwardDefaults = std::vector<std::pair<std::size_t, AnyValue>>;
+
 }  // namespace leangrad::nn
 
 // Inside a module class: the values of forward's trailing arguments an AnyModule (and so a
 // Sequential) may leave out, by argument index; they must be the last ones, with no gap.
 //   LEANGRAD_FORWARD_HAS_DEFAULT_ARGS({1, nn::AnyValue(Tensor())}, {2, nn::AnyValue(true)})
 #define LEANGRAD_FORWARD_HAS_DEFAULT_ARGS(...)                         \
-  static std::vector<std::pair<std::size_t, ::leangrad::nn::AnyValue>> \
-  forward_default_arguments() {                                        \
+  static ::leangrad::nn::ForwardDefaults forward_default_arguments() { \
     return {__VA_ARGS__};                                              \
   }
 
@@ -111,9 +113,7 @@ concept HasOneForward = requires {
 };
 template <typename M>
 concept HasForwardDefaults = requires {
-  {
-    M::forward_default_arguments()
-    } -> std::same_as<std::vector<std::pair<std::size_t, nn::AnyValue>>>;
+  { M::forward_default_arguments() } -> std::same_as<nn::ForwardDefaults>;
 };
 
 // The class that declares the one-tensor forward &M::forward names: M or a base when it
@@ -122,10 +122,12 @@ concept HasForwardDefaults = requires {
 template <typename C>
 C* one_tensor_forward_class(Tensor (C::*)(const Tensor&));
 template <typename M>
-concept OverridesOneTensorForward = requires {
-  { one_tensor_forward_class(&M::forward) } -> std::convertible_to<const nn::Module*>;
-}
-&&!std::is_same_v<decltype(one_tensor_forward_class(&M::forward)), nn::Module*>;
+concept NamesOneTensorForward = requires {
+  one_tensor_forward_class(&M::forward);
+};
+template <typename M>
+concept OverridesOneTensorForward = NamesOneTensorForward<M> &&
+    !std::is_same_v<decltype(one_tensor_forward_class(&M::forward)), nn::Module*>;
 
 // Whether a call with one tensor goes through module(x): when that reaches the forward an
 // AnyModule of M would call for one tensor (Note [AnyModule's forward]).
@@ -167,9 +169,8 @@ struct method_traits<R (C::*)(P...) const noexcept> : method_traits<R (C::*)(P..
 
 // How many leading arguments are required, given the defaults' indices; an Error naming the
 // class when they are not the last `arity` ones without a gap (any_module.cpp).
-std::size_t required_forward_arguments(
-    const nn::Module& module, const std::vector<std::pair<std::size_t, nn::AnyValue>>& defaults,
-    std::size_t arity);
+std::size_t required_forward_arguments(const nn::Module& module,
+                                       const nn::ForwardDefaults& defaults, std::size_t arity);
 
 // The argument at `index` as the parameter type P takes it (moved from when P is by value).
 template <typename P>
@@ -197,10 +198,9 @@ nn::AnyValue call_any_forward(nn::Module& base, std::vector<nn::AnyValue>& args)
 
   // With defaults, forward may be given `required` to `arity` arguments; without, `arity`.
   std::size_t required = arity;
-  const std::vector<std::pair<std::size_t, nn::AnyValue>>* defaults = nullptr;
+  const nn::ForwardDefaults* defaults = nullptr;
   if constexpr (HasForwardDefaults<M>) {
-    static const std::vector<std::pair<std::size_t, nn::AnyValue>> class_defaults =
-        M::forward_default_arguments();
+    static const nn::ForwardDefaults class_defaults = M::forward_default_arguments();
     static const std::size_t first_default =
         required_forward_arguments(base, class_defaults, arity);
     required = first_default;

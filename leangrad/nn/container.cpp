@@ -33,22 +33,21 @@ void IndexedModules::insert_at(std::size_t index, AnyModule module) {
     register_module(std::to_string(i), modules_[i]);
 }
 
+void IndexedModules::extend(const IndexedModules& other) {
+  // A copy first: extending a list with itself appends each module once.
+  const std::vector<AnyModule> modules = other.any_modules_;
+  for (const AnyModule& module : modules)
+    push_back(module);
+}
+
 SequentialImpl::SequentialImpl(std::initializer_list<NamedAnyModule> named_modules)
     : SequentialImpl() {
   for (const NamedAnyModule& named : named_modules)
     push_back(named.name(), named.module());
 }
 
-void SequentialImpl::extend(const SequentialImpl& other) {
-  // A copy first: extending a Sequential with itself appends each module once.
-  const std::vector<AnyModule> modules = other.any_modules();
-  for (const AnyModule& module : modules)
-    push_back(module);
-}
-
 Tensor SequentialImpl::forward(const Tensor& input) {
-  if (is_empty()) return input;
-  const AnyValue result = forward_rest(any_modules().front().any_forward(input));
+  const AnyValue result = any_forward(input);  // the identity when empty
   if (const Tensor* output = result.try_get<Tensor>()) return *output;
   LG_THROW(Error, name(), ": forward(const Tensor&) returns a Tensor, but the last module (",
            (*this)[size() - 1]->name(), ") returned ", detail::demangle(result.type_info()),
@@ -59,12 +58,6 @@ AnyValue SequentialImpl::forward_rest(AnyValue value) {
   for (std::size_t i = 1; i < size(); ++i)
     value = any_modules()[i].any_forward(std::move(value));
   return value;
-}
-
-void ModuleListImpl::extend(const ModuleListImpl& other) {
-  const std::vector<AnyModule> modules = other.any_modules();
-  for (const AnyModule& module : modules)
-    push_back(module);
 }
 
 ModuleDictImpl::ModuleDictImpl(

@@ -28,11 +28,19 @@
 #include <leangrad/nn/any_module.h>
 #include <leangrad/nn/module_holder.h>
 
+namespace leangrad::nn {
+class IndexedModules;
+}  // namespace leangrad::nn
+
 namespace leangrad::detail {
 // What a container takes as a module: a holder (nn::Linear(2, 3), which converts) or a
 // std::shared_ptr to a module.
 template <typename T>
 concept ModuleArgument = std::is_convertible_v<T, std::shared_ptr<nn::Module>>;
+// A container of modules to extend a list with, other than a Sequential or ModuleList (those
+// take extend(const IndexedModules&)).
+template <typename T>
+concept NotIndexedModules = !std::is_base_of_v<nn::IndexedModules, T>;
 }  // namespace leangrad::detail
 
 namespace leangrad::nn {
@@ -51,6 +59,15 @@ class IndexedModules : public Module {
     push_back(module.ptr());
   }
   void push_back(AnyModule module) { append(std::to_string(size()), std::move(module)); }
+  // Appends each of `other`'s modules (shared, not copied; a list extended with itself gets each
+  // once more), named by index.
+  void extend(const IndexedModules& other);
+  // Appends each module of a container of shared_ptrs, holders or AnyModules, as LibTorch's.
+  template <detail::NotIndexedModules Container>
+  void extend(const Container& modules) {
+    for (const auto& module : modules)
+      push_back(module);
+  }
   std::size_t size() const { return modules_.size(); }
   bool is_empty() const { return modules_.empty(); }
   // The module at `index` (throws Error when out of range).
@@ -115,14 +132,6 @@ class SequentialImpl : public IndexedModules {
     push_back(name, module.ptr());
   }
   void push_back(const std::string& name, AnyModule module) { append(name, std::move(module)); }
-  // Appends each of `other`'s modules (shared, not copied), named by index.
-  void extend(const SequentialImpl& other);
-  // Appends each module of a container of shared_ptrs or holders, as LibTorch's extend.
-  template <typename Container>
-  void extend(const Container& modules) {
-    for (const auto& module : modules)
-      push_back(module);
-  }
 
   // modules[n-1](...(modules[0](input))), each child called as module(x) (hooks and wrappers
   // run, Note [Module call]); the identity when empty, as in PyTorch.
@@ -136,9 +145,7 @@ class SequentialImpl : public IndexedModules {
                   (std::is_same_v<std::remove_cvref_t<Args>, Tensor> && ...)) {
       return forward(static_cast<const Tensor&>(args)...);  // the virtual one
     } else {
-      const AnyValue result = any_forward(std::forward<Args>(args)...);
-      if (const R* value = result.template try_get<R>()) return *value;
-      detail::throw_any_value_cast(typeid(R), result.type_info());
+      return any_forward(std::forward<Args>(args)...).template get<R>();
     }
   }
   template <typename... Args>
@@ -185,13 +192,6 @@ class ModuleListImpl : public IndexedModules {
   template <typename M>
   void insert(std::size_t index, const ModuleHolder<M>& module) {
     insert(index, module.ptr());
-  }
-  // Appends each of `other`'s modules (shared, not copied), or each of a container's.
-  void extend(const ModuleListImpl& other);
-  template <typename Container>
-  void extend(const Container& modules) {
-    for (const auto& module : modules)
-      push_back(module);
   }
   // forward() is Module's, which throws: a ModuleList only holds modules (iterate it yourself).
 };
