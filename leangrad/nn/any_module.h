@@ -324,6 +324,24 @@ class NamedAnyModule {
   AnyModule module_;
 };
 
+// An options field holding a module, as LibTorch's TORCH_ARG(AnyModule, name): the setter takes
+// an AnyModule or what makes one (a holder, a shared_ptr), so .norm(nn::LayerNorm(...)) and
+// .norm(nn::AnyModule(nn::LayerNorm(...))) both read as expected; empty by default.
+#define LG_ANY_MODULE_ARG(name)                                   \
+ public:                                                          \
+  template <typename M>                                           \
+  requires std::constructible_from<::leangrad::nn::AnyModule, M>  \
+  auto name(M&& module)->decltype(*this) {                        \
+    name##_ = ::leangrad::nn::AnyModule(std::forward<M>(module)); \
+    return *this;                                                 \
+  }                                                               \
+  const ::leangrad::nn::AnyModule& name() const {                 \
+    return name##_;                                               \
+  }                                                               \
+                                                                  \
+ private:                                                         \
+  ::leangrad::nn::AnyModule name##_
+
 // Note [AnyModule's forward]
 // An AnyModule is made where the module's type M is known, and keeps a pointer to
 // call_any_forward<M>: that function knows M's forward and unpacks a vector of AnyValues into

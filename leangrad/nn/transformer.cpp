@@ -147,7 +147,10 @@ TransformerEncoderImpl::TransformerEncoderImpl(const TransformerEncoderOptions& 
     : Module("TransformerEncoder"), options(opts) {
   layers = register_module(
       "layers", copies_of(opts.encoder_layer(), opts.num_layers(), "TransformerEncoder"));
-  if (!opts.norm().is_empty()) norm = register_module("norm", opts.norm());
+  if (!opts.norm().is_empty()) {
+    norm = opts.norm();
+    register_module("norm", norm.ptr());
+  }
 }
 
 Tensor TransformerEncoderImpl::forward(const Tensor& src, const Tensor& mask,
@@ -156,7 +159,7 @@ Tensor TransformerEncoderImpl::forward(const Tensor& src, const Tensor& mask,
   for (const auto& layer : *layers)
     x = std::static_pointer_cast<TransformerEncoderLayerImpl>(layer)->forward(x, mask,
                                                                               src_key_padding_mask);
-  return norm.is_empty() ? x : norm->forward(x);
+  return norm.is_empty() ? x : norm.forward(x);
 }
 
 TransformerDecoderLayerImpl::TransformerDecoderLayerImpl(std::int64_t d_model, std::int64_t nhead)
@@ -237,7 +240,10 @@ TransformerDecoderImpl::TransformerDecoderImpl(const TransformerDecoderOptions& 
     : Module("TransformerDecoder"), options(opts) {
   layers = register_module(
       "layers", copies_of(opts.decoder_layer(), opts.num_layers(), "TransformerDecoder"));
-  if (!opts.norm().is_empty()) norm = register_module("norm", opts.norm());
+  if (!opts.norm().is_empty()) {
+    norm = opts.norm();
+    register_module("norm", norm.ptr());
+  }
 }
 
 Tensor TransformerDecoderImpl::forward(const Tensor& tgt, const Tensor& memory,
@@ -248,7 +254,7 @@ Tensor TransformerDecoderImpl::forward(const Tensor& tgt, const Tensor& memory,
   for (const auto& layer : *layers)
     x = std::static_pointer_cast<TransformerDecoderLayerImpl>(layer)->forward(
         x, memory, tgt_mask, memory_mask, tgt_key_padding_mask, memory_key_padding_mask);
-  return norm.is_empty() ? x : norm->forward(x);
+  return norm.is_empty() ? x : norm.forward(x);
 }
 
 TransformerImpl::TransformerImpl(const TransformerOptions& opts)
@@ -261,14 +267,18 @@ TransformerImpl::TransformerImpl(const TransformerOptions& opts)
                                             .batch_first(opts.batch_first())
                                             .norm_first(opts.norm_first());
   const LayerNormOptions norm = LayerNormOptions({opts.d_model()}).eps(opts.layer_norm_eps());
-  encoder = register_module(
-      "encoder", TransformerEncoder(TransformerEncoderOptions(TransformerEncoderLayer(layer),
-                                                              opts.num_encoder_layers())
-                                        .norm(LayerNorm(norm))));
-  decoder = register_module(
-      "decoder", TransformerDecoder(TransformerDecoderOptions(TransformerDecoderLayer(layer),
-                                                              opts.num_decoder_layers())
-                                        .norm(LayerNorm(norm))));
+  encoder =
+      opts.custom_encoder().is_empty()
+          ? AnyModule(TransformerEncoder(
+                TransformerEncoderOptions(layer, opts.num_encoder_layers()).norm(LayerNorm(norm))))
+          : opts.custom_encoder();
+  register_module("encoder", encoder.ptr());
+  decoder =
+      opts.custom_decoder().is_empty()
+          ? AnyModule(TransformerDecoder(
+                TransformerDecoderOptions(layer, opts.num_decoder_layers()).norm(LayerNorm(norm))))
+          : opts.custom_decoder();
+  register_module("decoder", decoder.ptr());
   reset_parameters();
 }
 
@@ -296,9 +306,9 @@ Tensor TransformerImpl::forward(const Tensor& src, const Tensor& tgt, const Tens
   LG_CHECK_SHAPE(src.shape().back() == options.d_model() && tgt.shape().back() == options.d_model(),
                  "Transformer: expected src and tgt with d_model = ", options.d_model(),
                  " features, got ", src.shape(), " and ", tgt.shape());
-  const Tensor memory = encoder->forward(src, src_mask, src_key_padding_mask);
-  return decoder->forward(tgt, memory, tgt_mask, memory_mask, tgt_key_padding_mask,
-                          memory_key_padding_mask);
+  const Tensor memory = encoder.forward(src, src_mask, src_key_padding_mask);
+  return decoder.forward(tgt, memory, tgt_mask, memory_mask, tgt_key_padding_mask,
+                         memory_key_padding_mask);
 }
 
 Tensor TransformerImpl::generate_square_subsequent_mask(std::int64_t sz,

@@ -111,11 +111,15 @@ class TransformerEncoderOptions {
   // initial parameters (the layer given is copied, not used).
   TransformerEncoderOptions(TransformerEncoderLayer encoder_layer, std::int64_t num_layers)
       : encoder_layer_(std::move(encoder_layer)), num_layers_(num_layers) {}
+  TransformerEncoderOptions(const TransformerEncoderLayerOptions& layer_options,
+                            std::int64_t num_layers)
+      : TransformerEncoderOptions(TransformerEncoderLayer(layer_options), num_layers) {}
 
   LG_ARG(TransformerEncoderLayer, encoder_layer);
   LG_ARG(std::int64_t, num_layers);
-  // A final LayerNorm (empty: none).
-  LG_ARG(LayerNorm, norm) = nullptr;
+  // A module applied to the last layer's output, a LayerNorm as a rule (empty: none). Used, not
+  // copied, as PyTorch's (LibTorch clones it).
+  LG_ANY_MODULE_ARG(norm);
 };
 
 class TransformerEncoderImpl : public Module {
@@ -132,7 +136,7 @@ class TransformerEncoderImpl : public Module {
 
   TransformerEncoderOptions options;
   ModuleList layers{nullptr};
-  LayerNorm norm{nullptr};
+  AnyModule norm;  // as LibTorch's: norm.get<nn::LayerNorm>()
 };
 LEANGRAD_MODULE(TransformerEncoder);
 
@@ -180,10 +184,13 @@ class TransformerDecoderOptions {
   // num_layers copies of decoder_layer (as TransformerEncoderOptions).
   TransformerDecoderOptions(TransformerDecoderLayer decoder_layer, std::int64_t num_layers)
       : decoder_layer_(std::move(decoder_layer)), num_layers_(num_layers) {}
+  TransformerDecoderOptions(const TransformerDecoderLayerOptions& layer_options,
+                            std::int64_t num_layers)
+      : TransformerDecoderOptions(TransformerDecoderLayer(layer_options), num_layers) {}
 
   LG_ARG(TransformerDecoderLayer, decoder_layer);
   LG_ARG(std::int64_t, num_layers);
-  LG_ARG(LayerNorm, norm) = nullptr;
+  LG_ANY_MODULE_ARG(norm);
 };
 
 class TransformerDecoderImpl : public Module {
@@ -203,7 +210,7 @@ class TransformerDecoderImpl : public Module {
 
   TransformerDecoderOptions options;
   ModuleList layers{nullptr};
-  LayerNorm norm{nullptr};
+  AnyModule norm;
 };
 LEANGRAD_MODULE(TransformerDecoder);
 
@@ -228,6 +235,12 @@ class TransformerOptions {
   LG_ARG(double, layer_norm_eps) = 1e-5;  // PyTorch's Python options
   LG_ARG(bool, batch_first) = false;
   LG_ARG(bool, norm_first) = false;
+  // Modules to use instead of the encoder and decoder built from the options above (empty:
+  // build them). The encoder is called as forward(src, src_mask, src_key_padding_mask) and the
+  // decoder as forward(tgt, memory, tgt_mask, memory_mask, tgt_key_padding_mask,
+  // memory_key_padding_mask), each returning a Tensor (Note [Custom encoder and decoder]).
+  LG_ANY_MODULE_ARG(custom_encoder);
+  LG_ANY_MODULE_ARG(custom_decoder);
 };
 
 // The encoder-decoder model of "Attention Is All You Need", as PyTorch's nn.Transformer: an
@@ -257,10 +270,20 @@ class TransformerImpl : public Module {
                                                 const TensorOptions& options = TensorOptions());
 
   TransformerOptions options;
-  TransformerEncoder encoder{nullptr};
-  TransformerDecoder decoder{nullptr};
+  // As LibTorch's: encoder.get<nn::TransformerEncoder>() when it was built from the options.
+  AnyModule encoder;
+  AnyModule decoder;
 };
 LEANGRAD_MODULE(Transformer);
+
+// Note [Custom encoder and decoder]
+// TransformerOptions::custom_encoder and custom_decoder are LibTorch's (PyTorch's
+// nn.Transformer(custom_encoder=..., custom_decoder=...)): the module given is registered as
+// "encoder" or "decoder" and called through AnyModule with every argument, as LibTorch calls
+// it, so any module whose forward takes those tensors works (a forward that takes other
+// arguments is an Error naming the types when the Transformer is called). It is used, not
+// copied, as PyTorch's (LibTorch clones it; no module is cloneable here), and, as both, its
+// matrices are re-initialised with xavier_uniform_ with the rest of the model's.
 
 }  // namespace leangrad::nn
 

@@ -2,8 +2,9 @@
 // (tests/data/transformer.json, written by make_transformer.py): outputs and the gradients of the
 // input and every parameter for post-norm with ReLU, norm_first with GELU, batch_first with
 // masks, unbatched input and a two-layer encoder with a final LayerNorm; the encoder's layers
-// start as copies of the layer given; dropout in training only. Bad options: the Attention
-// table of tests/misuse/test_misuse_attention.cpp.
+// start as copies of the layer given; dropout in training only; custom encoders, decoders and
+// norms (AnyModule) called with the right tensors and initialised with the model. Bad options: the
+// Attention table of tests/misuse/test_misuse_attention.cpp.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -181,7 +182,10 @@ TEST(Transformer, MatricesStartXavierUniform) {
     EXPECT_LE(test::max_abs(p), bound) << item.key();
     EXPECT_GT(test::max_abs(p), bound / 2) << item.key();
   }
-  EXPECT_EQ(test::max_abs(sub(t->encoder->norm->weight, 1.0)), 0.0);
+  EXPECT_EQ(
+      test::max_abs(sub(
+          t->encoder.get<nn::TransformerEncoderImpl>().norm.get<nn::LayerNormImpl>().weight, 1.0)),
+      0.0);
 }
 
 // PyTorch's encoder deep-copies the layer: every layer starts with the layer's parameters, and
@@ -275,6 +279,169 @@ TEST(TransformerEncoderLayer, KGeluIsTheExactGelu) {
       item.value().copy_(from[item.key()]);
   }
   EXPECT_FALSE(equal(by_constant(x), relu_layer(x)));
+}
+
+// A stand-in encoder and decoder that keep what they were called with, so a test can see which
+// tensor reached which parameter. Each returns a function of its first input that the test can
+// recompute (an encoder's output must differ from src to show it is what the decoder receives).
+struct RecordingEncoderImpl : nn::Module {
+  RecordingEncoderImpl() : Module("RecordingEncoder") {
+    weight = register_parameter("weight", ones({8, 8}));
+  }
+  Tensor forward(const Tensor& src, const Tensor& mask, const Tensor& padding) {
+    seen = {src, mask, padding};
+    return matmul(src, weight);
+  }
+  using Module::forward;
+  using ForwardSignature = Tensor(const Tensor&, const Tensor&, const Tensor&);
+  Tensor weight;
+  std::vector<Tensor> seen;
+};
+LEANGRAD_MODULE(RecordingEncoder);
+
+struct RecordingDecoderImpl : nn::Module {
+  RecordingDecoderImpl() : Module("RecordingDecoder") {}
+  Tensor forward(const Tensor& tgt, const Tensor& memory, const Tensor& tgt_mask,
+                 const Tensor& memory_mask, const Tensor& tgt_padding,
+                 const Tensor& memory_padding) {
+    seen = {tgt, memory, tgt_mask, memory_mask, tgt_padding, memory_padding};
+    return add(tgt, mean(memory, {0}));
+  }
+  using Module::forward;
+  using ForwardSignature = Tensor(const Tensor&, const Tensor&, const Tensor&, const Tensor&,
+                                  const Tensor&, const Tensor&);
+  std::vector<Tensor> seen;
+};
+LEANGRAD_MODULE(RecordingDecoder);
+
+// The masks for a model with S = 5, T = 3, N = 2: each a distinct tensor, so is_same tells
+// which one arrived where.
+struct Masks {
+  Tensor src_mask = zeros({5, 5}), tgt_mask = zeros({3, 3}), memory_mask = zeros({3, 5});
+  Tensor src_padding = zeros({2, 5}, TensorOptions().dtype(kBool));
+  Tensor tgt_padding = zeros({2, 3}, TensorOptions().dtype(kBool));
+  Tensor memory_padding = zeros({2, 5}, TensorOptions().dtype(kBool));
+};
+
+// LibTorch's custom_encoder (PyTorch's too): the module given is the model's "encoder", called
+// with src and src's two masks; its output is the decoder's memory. The decoder built from the
+// options is the usual one, so the output is that decoder's on the custom encoder's output.
+TEST(Transformer, CustomEncoderIsCalledWithSrcAndItsMasks) {
+  RecordingEncoder custom;
+  nn::Transformer t(
+      nn::TransformerOptions(8, 2, 1, 1).dim_feedforward(16).dropout(0.0).custom_encoder(custom));
+  const Tensor src = randn({5, 2, 8}), tgt = randn({3, 2, 8});
+  const Masks m;
+  const Tensor out = t(src, tgt, m.src_mask, m.tgt_mask, m.memory_mask, m.src_padding,
+                       m.tgt_padding, m.memory_padding);
+  ASSERT_EQ(custom->seen.size(), 3u);
+  EXPECT_TRUE(custom->seen[0].is_same(src));
+  EXPECT_TRUE(custom->seen[1].is_same(m.src_mask));
+  EXPECT_TRUE(custom->seen[2].is_same(m.src_padding));
+  // Used, not copied (PyTorch's; LibTorch clones), and named "encoder".
+  EXPECT_EQ(t->encoder.ptr(), custom.ptr());
+  EXPECT_EQ(t->encoder.get<RecordingEncoder>().ptr(), custom.ptr());
+  const auto parameters = t->named_parameters();
+  ASSERT_NE(parameters.find("encoder.weight"), nullptr);
+  EXPECT_TRUE(parameters["encoder.weight"].is_same(custom->weight));
+  EXPECT_EQ(parameters.find("encoder.layers.0.linear1.weight"), nullptr);
+  EXPECT_NE(parameters.find("decoder.layers.0.linear1.weight"), nullptr);
+  // The decoder is the one the options build, given the custom encoder's output as memory.
+  auto& decoder = t->decoder.get<nn::TransformerDecoderImpl>();
+  EXPECT_TRUE(equal(out, decoder.forward(tgt, matmul(src, custom->weight), m.tgt_mask,
+                                         m.memory_mask, m.tgt_padding, m.memory_padding)));
+}
+
+TEST(Transformer, CustomDecoderIsCalledWithTgtMemoryAndTheirMasks) {
+  RecordingDecoder custom;
+  nn::Transformer t(nn::TransformerOptions(8, 2, 1, 1)
+                        .dim_feedforward(16)
+                        .dropout(0.0)
+                        .custom_decoder(nn::AnyModule(custom)));
+  const Tensor src = randn({5, 2, 8}), tgt = randn({3, 2, 8});
+  const Masks m;
+  const Tensor out = t(src, tgt, m.src_mask, m.tgt_mask, m.memory_mask, m.src_padding,
+                       m.tgt_padding, m.memory_padding);
+  ASSERT_EQ(custom->seen.size(), 6u);
+  EXPECT_TRUE(custom->seen[0].is_same(tgt));
+  EXPECT_TRUE(custom->seen[2].is_same(m.tgt_mask));
+  EXPECT_TRUE(custom->seen[3].is_same(m.memory_mask));
+  EXPECT_TRUE(custom->seen[4].is_same(m.tgt_padding));
+  EXPECT_TRUE(custom->seen[5].is_same(m.memory_padding));
+  // The memory is the built encoder's output on src and src's masks.
+  const Tensor memory =
+      t->encoder.get<nn::TransformerEncoder>()->forward(src, m.src_mask, m.src_padding);
+  EXPECT_TRUE(equal(custom->seen[1], memory));
+  EXPECT_TRUE(equal(out, add(tgt, mean(memory, {0}))));
+  EXPECT_EQ(t->decoder.ptr(), custom.ptr());
+  EXPECT_EQ(t->named_children().size(), 2u);
+}
+
+// As PyTorch's _reset_parameters (and LibTorch's reset_parameters), the custom module's
+// matrices are re-initialised with the model's: the custom encoder's weight, all ones when
+// made, is xavier_uniform_ after construction, |w| <= sqrt(6 / (8 + 8)).
+TEST(Transformer, CustomModulesAreInitialisedWithTheModel) {
+  RecordingEncoder custom;
+  ASSERT_EQ(test::max_abs(sub(custom->weight, 1.0)), 0.0);
+  nn::Transformer t(nn::TransformerOptions(8, 2, 1, 1).dim_feedforward(16).custom_encoder(custom));
+  EXPECT_LE(test::max_abs(custom->weight), std::sqrt(6.0 / 16.0));
+  EXPECT_GT(test::max_abs(sub(custom->weight, 1.0)), 0.0);
+}
+
+// A custom module whose forward does not take the Transformer's arguments is an Error naming the
+// module and the count when the model is called (AnyModule's check, as LibTorch's).
+TEST(Transformer, CustomEncoderOfAnotherSignatureIsAnError) {
+  nn::Transformer t(
+      nn::TransformerOptions(8, 2, 1, 1).dim_feedforward(16).custom_encoder(nn::Linear(8, 8)));
+  try {
+    t(randn({5, 2, 8}), randn({3, 2, 8}));
+    FAIL() << "a Linear as the encoder was called with three tensors";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("Linear"), std::string::npos) << what;
+    EXPECT_NE(what.find("takes 1 argument, got 3"), std::string::npos) << what;
+  }
+}
+
+// The encoder's and decoder's norm is any module (LibTorch's AnyModule): given as a holder or
+// as an AnyModule, it is applied to the last layer's output. Two encoders made from one layer
+// start with the same parameters, so one with tanh as its norm gives tanh of the other's output.
+TEST(TransformerEncoder, NormIsAnyModule) {
+  nn::TransformerEncoderLayer layer(
+      nn::TransformerEncoderLayerOptions(8, 2).dim_feedforward(16).dropout(0.0));
+  nn::TransformerEncoder plain(layer, 2);
+  nn::TransformerEncoder with_tanh(nn::TransformerEncoderOptions(layer, 2).norm(nn::Tanh()));
+  nn::LayerNorm layer_norm(nn::LayerNormOptions({8}));
+  nn::TransformerEncoder with_layer_norm(
+      nn::TransformerEncoderOptions(layer, 2).norm(nn::AnyModule(layer_norm)));
+  const Tensor x = randn({5, 2, 8});
+  EXPECT_TRUE(plain->norm.is_empty());
+  EXPECT_TRUE(equal(with_tanh(x), tanh(plain(x))));
+  EXPECT_TRUE(equal(with_layer_norm(x), layer_norm(plain(x))));
+  EXPECT_EQ(with_layer_norm->norm.ptr(), layer_norm.ptr());  // used, as PyTorch's
+  EXPECT_NE(with_layer_norm->named_parameters().find("norm.weight"), nullptr);
+
+  nn::TransformerDecoderLayer decoder_layer(
+      nn::TransformerDecoderLayerOptions(8, 2).dim_feedforward(16).dropout(0.0));
+  nn::TransformerDecoder decoder_plain(decoder_layer, 1);
+  nn::TransformerDecoder decoder_tanh(
+      nn::TransformerDecoderOptions(decoder_layer, 1).norm(nn::Tanh()));
+  const Tensor tgt = randn({3, 2, 8});
+  EXPECT_TRUE(equal(decoder_tanh(tgt, x), tanh(decoder_plain(tgt, x))));
+}
+
+// LibTorch's other constructor of the stack options: from the layer's options.
+TEST(TransformerEncoder, OptionsFromLayerOptions) {
+  nn::TransformerEncoder encoder(nn::TransformerEncoderOptions(
+      nn::TransformerEncoderLayerOptions(8, 2).dim_feedforward(16), 3));
+  ASSERT_EQ(encoder->layers->size(), 3u);
+  EXPECT_EQ(encoder->layers->ptr<nn::TransformerEncoderLayerImpl>(2)->options.dim_feedforward(),
+            16);
+  nn::TransformerDecoder decoder(nn::TransformerDecoderOptions(
+      nn::TransformerDecoderLayerOptions(8, 2).dim_feedforward(12), 2));
+  ASSERT_EQ(decoder->layers->size(), 2u);
+  EXPECT_EQ(decoder->layers->ptr<nn::TransformerDecoderLayerImpl>(1)->options.dim_feedforward(),
+            12);
 }
 
 }  // namespace
