@@ -24,19 +24,43 @@
 //     (gradient g) and std (g z) as torch.normal's reparameterised sample.
 //   The checks on values (p in [0, 1], non-negative finite weights, std >= 0) reduce on the
 //   input's device and read one bool back, as PyTorch's do.
+//
+// Note [In-place samplers]
+//   Tensor::uniform_ and normal_ are the rand / randn kernels on self (the same numbers as
+//   rand(shape) after the same seed). The others draw in float64 (int64 for random_) on self's
+//   device and copy the draws into self, so the float64 uniforms' 53 bits reach the tails:
+//   - exponential_: E = -log(1 - u) / lambd, u in [0, 1); u = 0 would give E = 0, outside the
+//     distribution's support, so log(1 - u) is at most -eps/2 (float64's eps), as PyTorch's CUDA
+//     kernel does with its own dtype's: every value is > 0 (it rounds to 0 only when lambd
+//     exceeds about 1e29 for float32). -log(E) is then finite, which gumbel_softmax needs.
+//   - geometric_: k = ceil(log(1 - u) / log(1 - p)), at least 1: P(k) = (1 - p)^(k-1) p, as
+//     1 - u is uniform in (0, 1] (k is the first k with (1 - p)^k <= 1 - u).
+//   - cauchy_: median + sigma tan(pi (u - 1/2)), finite in float64 (tan(-pi/2 rounded) is about
+//     -1.6e16).
+//   - log_normal_: exp(mean + std z), z standard normal in float64.
+//   - bernoulli_: u < p, drawn as bernoulli(p) draws (float32 u, float64 for a float64 self).
+//   - random_: randint's integers (kernels/creation.h) in [from, to), ranges of at most 2^53
+//     values; random_() of an int64 self is [0, 2^63), two draws as 2^32 hi + lo.
+//   The values are clamped to self's dtype's largest finite value where they can exceed it
+//   (geometric_'s tail), and to the bounds random_ checks; casting to float32 or lower rounds.
 #include <leangrad/autograd/sampling_functions.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <tuple>
 #include <vector>
 
 #include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/grad_mode.h>
 #include <leangrad/autograd/indexing_functions.h>
+#include <leangrad/autograd/nn_functions.h>
 #include <leangrad/autograd/reduction_functions.h>
 #include <leangrad/core/error.h>
+#include <leangrad/core/generator.h>
 #include <leangrad/core/profiler.h>
 #include <leangrad/kernels/creation.h>
+#include <leangrad/kernels/ops.h>
 
 namespace leangrad {
 
@@ -59,6 +83,79 @@ void check_floating(const char* op, const char* what, const Tensor& t) {
 // True when every element of the bool tensor `condition` is true (one value read back).
 bool all_true(const Tensor& condition) {
   return all(condition).item<bool>();
+}
+
+// What an in-place sampler writes into: defined, and floating when `floating_only`.
+void check_target(const char* op, const Tensor& self, bool floating_only) {
+  LG_CHECK(self.defined(), op, ": self is an undefined tensor");
+  LG_CHECK_DTYPE(!floating_only || is_floating(self.dtype()), op,
+                 ": expected a floating tensor, got dtype ", self.dtype(), " (shape ", self.shape(),
+                 ", device ", self.device(), ")");
+}
+
+// A parameter check naming self, as every in-place sampler's Error does.
+#define LG_CHECK_SAMPLER(cond, op, self, ...)                                           \
+  LG_CHECK(cond, op, ": ", __VA_ARGS__, " (self of shape ", (self).shape(), ", dtype ", \
+           (self).dtype(), ", device ", (self).device(), ")")
+
+// The largest finite value of `dtype`.
+double largest_finite(DType dtype) {
+  switch (dtype) {
+    case DType::Float32:
+      return std::numeric_limits<float>::max();
+    case DType::Float64:
+      return std::numeric_limits<double>::max();
+    case DType::Float16:
+      return 65504.0;
+    case DType::BFloat16:
+      return 3.3895313892515355e38;
+    case DType::Int64:
+      return 9223372036854775807.0;  // rounds to 2^63: clamp in int64 instead
+    case DType::Int32:
+      return 2147483647.0;
+    case DType::UInt8:
+      return 255.0;
+    case DType::Bool:
+      return 1.0;
+  }
+  return 0.0;
+}
+
+// The integers random_ may write into `dtype`: [lowest, highest], every one exact in it (for a
+// floating dtype, up to 2^digits in magnitude, as PyTorch's bounds).
+std::pair<std::int64_t, std::int64_t> integer_bounds(DType dtype) {
+  const auto symmetric = [](int digits) {
+    const std::int64_t m = std::int64_t{1} << digits;
+    return std::pair{-m, m};
+  };
+  switch (dtype) {
+    case DType::Float32:
+      return symmetric(24);
+    case DType::Float64:
+      return symmetric(53);
+    case DType::Float16:
+      return symmetric(11);
+    case DType::BFloat16:
+      return symmetric(8);
+    case DType::Int64:
+      return {std::numeric_limits<std::int64_t>::min(), std::numeric_limits<std::int64_t>::max()};
+    case DType::Int32:
+      return {std::numeric_limits<std::int32_t>::min(), std::numeric_limits<std::int32_t>::max()};
+    case DType::UInt8:
+      return {0, 255};
+    case DType::Bool:
+      return {0, 1};
+  }
+  return {0, 0};
+}
+
+TensorOptions draws_on(const Tensor& self, DType dtype = kFloat64) {
+  return TensorOptions(dtype).device(self.device());
+}
+
+// The dtype bernoulli_ draws its uniforms in for a self of `dtype` (as bernoulli's for p).
+DType bernoulli_draw_dtype(DType dtype) {
+  return dtype == kFloat64 ? kFloat64 : kFloat32;
 }
 
 }  // namespace
@@ -165,5 +262,142 @@ Tensor normal(double mean, double std, const Shape& size, const TensorOptions& o
   if (options.requires_grad()) out.requires_grad_(true);
   return out;
 }
+
+Tensor gumbel_softmax(const Tensor& logits, double tau, bool hard, std::int64_t dim) {
+  LG_PROFILE_OP(logits);
+  const char* op = "gumbel_softmax";
+  check_floating(op, "logits", logits);
+  LG_CHECK(tau > 0.0 && std::isfinite(tau), op, ": expected a finite tau > 0, got ", tau,
+           " (logits of shape ", logits.shape(), ")");
+  const std::int64_t d = wrap_dim(dim, logits.dim(), op);
+  // Standard Gumbel noise, -log E with E standard exponential (finite: E > 0).
+  Tensor exponentials =
+      empty(logits.shape(), TensorOptions(logits.dtype()).device(logits.device()));
+  {
+    NoGradGuard no_grad;
+    exponentials.exponential_();
+  }
+  const Tensor y_soft = softmax(div(sub(logits, log(exponentials)), tau), d);
+  if (!hard) return y_soft;
+  // The one-hot of each argmax, with the soft sample's gradient (straight-through).
+  const Tensor index = argmax(y_soft.detach(), d, /*keepdim=*/true);
+  const Tensor y_hard =
+      scatter_add(zeros_like(logits), d, index, ones_like(index).to(logits.dtype()));
+  return add(sub(y_hard, y_soft.detach()), y_soft);
+}
+
+namespace detail {
+
+void sample_uniform_(const Tensor& self, double from, double to) {
+  const char* op = "uniform_";
+  check_target(op, self, true);
+  const double largest = largest_finite(self.dtype());
+  LG_CHECK_SAMPLER(std::isfinite(from) && std::isfinite(to) && from <= to, op, self,
+                   "expected finite from <= to, got from ", from, ", to ", to);
+  LG_CHECK_SAMPLER(from >= -largest && to <= largest, op, self, "from ", from, " and to ", to,
+                   " must lie within the dtype's range");
+  ops::uniform_(self, from, to, default_generator(self.device()));
+}
+
+void sample_normal_(const Tensor& self, double mean, double stddev) {
+  const char* op = "normal_";
+  check_target(op, self, true);
+  LG_CHECK_SAMPLER(std::isfinite(mean) && std::isfinite(stddev) && stddev >= 0.0, op, self,
+                   "expected a finite mean and std >= 0, got mean ", mean, ", std ", stddev);
+  ops::normal_(self, mean, stddev, default_generator(self.device()));
+}
+
+Tensor exponential_draws(const Tensor& self, double lambd) {
+  const char* op = "exponential_";
+  check_target(op, self, true);
+  LG_CHECK_SAMPLER(lambd > 0.0 && std::isfinite(lambd), op, self,
+                   "expected a finite lambd > 0, got ", lambd);
+  const Tensor u = rand(self.shape(), draws_on(self));
+  const double half_eps = std::numeric_limits<double>::epsilon() / 2;
+  return div(clamp_max(log(rsub(u, 1.0)), -half_eps), -lambd);
+}
+
+Tensor geometric_draws(const Tensor& self, double p) {
+  const char* op = "geometric_";
+  check_target(op, self, false);
+  LG_CHECK_DTYPE(self.dtype() != kBool, op,
+                 ": expected a tensor of numbers, got dtype bool (shape ", self.shape(),
+                 ", device ", self.device(), ")");
+  LG_CHECK_SAMPLER(p > 0.0 && p < 1.0, op, self, "expected p in (0, 1), got ", p);
+  const Tensor u = rand(self.shape(), draws_on(self));
+  const Tensor k = ceil(div(log(rsub(u, 1.0)), std::log1p(-p)));
+  return clamp(k, 1.0, largest_finite(self.dtype()));
+}
+
+Tensor cauchy_draws(const Tensor& self, double median, double sigma) {
+  const char* op = "cauchy_";
+  check_target(op, self, true);
+  LG_CHECK_SAMPLER(std::isfinite(median) && sigma > 0.0 && std::isfinite(sigma), op, self,
+                   "expected a finite median and sigma > 0, got median ", median, ", sigma ",
+                   sigma);
+  constexpr double kPi = 3.141592653589793238462643383279502884;
+  const Tensor u = rand(self.shape(), draws_on(self));
+  return add(mul(tan(mul(sub(u, 0.5), kPi)), sigma), median);
+}
+
+Tensor log_normal_draws(const Tensor& self, double mean, double stddev) {
+  const char* op = "log_normal_";
+  check_target(op, self, true);
+  LG_CHECK_SAMPLER(std::isfinite(mean) && stddev > 0.0 && std::isfinite(stddev), op, self,
+                   "expected a finite mean and std > 0, got mean ", mean, ", std ", stddev);
+  return exp(add(mul(randn(self.shape(), draws_on(self)), stddev), mean));
+}
+
+Tensor bernoulli_draws(const Tensor& self, double p) {
+  const char* op = "bernoulli_";
+  check_target(op, self, false);
+  LG_CHECK_SAMPLER(p >= 0.0 && p <= 1.0, op, self, "expected p in [0, 1], got ", p);
+  return lt(rand(self.shape(), draws_on(self, bernoulli_draw_dtype(self.dtype()))), p);
+}
+
+Tensor bernoulli_draws(const Tensor& self, const Tensor& p) {
+  const char* op = "bernoulli_";
+  check_target(op, self, false);
+  check_floating(op, "p", p);
+  LG_CHECK_DEVICE(p.device() == self.device(), op, ": expected p on self's device ", self.device(),
+                  ", got ", p.device());
+  LG_CHECK_SHAPE(broadcasts_to(p.shape(), self.shape()), op, ": p of shape ", p.shape(),
+                 " does not broadcast to self's shape ", self.shape());
+  return bernoulli(p.detach().expand(self.shape()));
+}
+
+Tensor random_draws(const Tensor& self, std::int64_t from, std::optional<std::int64_t> to) {
+  const char* op = "random_";
+  check_target(op, self, false);
+  const auto [lowest, highest] = integer_bounds(self.dtype());
+  // The last value drawn: to - 1, or the dtype's largest.
+  LG_CHECK_SAMPLER(!to || from < *to, op, self, "expected from < to, got from ", from, ", to ",
+                   *to);
+  const std::int64_t last = to ? *to - 1 : highest;
+  LG_CHECK_SAMPLER(from >= lowest && last <= highest && from <= last, op, self, "[", from, ", ",
+                   last, "] is not within the integers the dtype holds exactly, [", lowest, ", ",
+                   highest, "]");
+  // The number of values less one, in unsigned arithmetic: last - from cannot overflow there.
+  const std::uint64_t span = static_cast<std::uint64_t>(last) - static_cast<std::uint64_t>(from);
+  const TensorOptions int64 = draws_on(self, kInt64);
+  if (span >= (std::uint64_t{1} << 53)) {
+    // Only [0, 2^63) of an int64 self gets here with from >= 0 (random_() and random_(0, {}));
+    // others with more than 2^53 values are refused.
+    LG_CHECK_SAMPLER(from == 0 && last == highest, op, self, "[", from, ", ", last,
+                     "] has more than 2^53 values; of the wider ranges only [0, 2^63) "
+                     "(random_() of an int64 tensor) is drawn");
+    const Tensor high = randint(0, std::int64_t{1} << 31, self.shape(), int64);
+    const Tensor low = randint(0, std::int64_t{1} << 32, self.shape(), int64);
+    return add(mul(high, full({}, 4294967296.0, int64)), low);
+  }
+  // randint adds its low bound in double, exact within 2^53; past that, shift in int64 here.
+  const bool exact_low = from >= -(std::int64_t{1} << 53) && from <= (std::int64_t{1} << 53);
+  if (exact_low)
+    return randint(from, from + static_cast<std::int64_t>(span) + 1, self.shape(), int64);
+  const Tensor offsets = randint(0, static_cast<std::int64_t>(span) + 1, self.shape(), int64);
+  return add(offsets, tensor(std::vector<std::int64_t>{from}, {}, int64));
+}
+
+}  // namespace detail
 
 }  // namespace leangrad

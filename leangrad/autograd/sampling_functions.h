@@ -7,9 +7,13 @@
 //   Tensor mask = bernoulli(full({4, 4}, 0.3));            // 1 with probability 0.3
 //   Tensor next = multinomial(softmax(logits, -1), 1);    // (N, 1) class indices, int64
 //   Tensor z = normal(mu, sigma);                          // differentiable in mu and sigma
+//   Tensor y = gumbel_softmax(logits, 0.5, /*hard=*/true);  // one-hot, soft sample's gradient
+// The in-place fills (x.uniform_(), x.exponential_(), x.random_(0, 10), ...) are Tensor methods
+// (core/tensor.h) drawn by the detail functions below.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include <leangrad/core/shape.h>
 #include <leangrad/core/tensor.h>
@@ -39,5 +43,30 @@ Tensor normal(const Tensor& mean, const Tensor& std);
 Tensor normal(const Tensor& mean, double std = 1.0);
 Tensor normal(double mean, const Tensor& std);
 Tensor normal(double mean, double std, const Shape& size, const TensorOptions& options = {});
+
+// A sample of the Gumbel-softmax (Concrete) distribution over dim, as
+// torch.nn.functional.gumbel_softmax: softmax((logits + g) / tau, dim), g standard Gumbel noise
+// (-log of exponential_ draws, on logits' device). With hard, the one-hot of each sample's
+// argmax, whose gradient is the soft sample's (straight-through: y_hard - y_soft.detach() +
+// y_soft; its largest element is 1 to within 2 rounding errors). tau > 0 (checked; PyTorch's
+// gives NaN for 0). PyTorch's deprecated eps is not taken (LibTorch's has none).
+Tensor gumbel_softmax(const Tensor& logits, double tau = 1.0, bool hard = false,
+                      std::int64_t dim = -1);
+
+namespace detail {
+// The in-place samplers' draws (Tensor::uniform_, exponential_, ...; Note [In-place samplers]):
+// each checks self and its parameters (an Error naming the op, self's shape, dtype and device),
+// then fills self (uniform_, normal_) or returns the values to copy into it, of self's shape on
+// its device. Not recorded by autograd; the Tensor methods do that.
+void sample_uniform_(const Tensor& self, double from, double to);
+void sample_normal_(const Tensor& self, double mean, double stddev);
+Tensor exponential_draws(const Tensor& self, double lambd);
+Tensor geometric_draws(const Tensor& self, double p);
+Tensor cauchy_draws(const Tensor& self, double median, double sigma);
+Tensor log_normal_draws(const Tensor& self, double mean, double stddev);
+Tensor bernoulli_draws(const Tensor& self, double p);
+Tensor bernoulli_draws(const Tensor& self, const Tensor& p);
+Tensor random_draws(const Tensor& self, std::int64_t from, std::optional<std::int64_t> to);
+}  // namespace detail
 
 }  // namespace leangrad

@@ -15,6 +15,7 @@
 #include <leangrad/autograd/nn_functions.h>
 #include <leangrad/autograd/nn_internal.h>
 #include <leangrad/autograd/reduction_functions.h>
+#include <leangrad/autograd/sampling_functions.h>
 #include <leangrad/core/creation.h>
 #include <leangrad/core/host_sync.h>
 #include <leangrad/core/views.h>
@@ -844,6 +845,72 @@ Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) {
       [](const BackwardContext& c) -> std::vector<Tensor> {
         return {Tensor(), operand_grad(c, c.grad)};
       });
+}
+
+// ---- In-place random fills (Note [In-place samplers] in sampling_functions.cpp) ----------------
+namespace {
+
+// `write` fills self; when autograd records it, self keeps requiring grad through a node whose
+// gradient is zero (nothing of the old value survives), as fill_'s and PyTorch's.
+template <typename Write>
+Tensor& sampled_in_place(const char* op, Tensor& self, const Write& write) {
+  return in_place(op, self, Tensor(), write,
+                  [](const BackwardContext&) -> std::vector<Tensor> { return {Tensor()}; });
+}
+
+// The same for draws made apart from self and copied in (cast to self's dtype).
+template <typename Draw>
+Tensor& drawn_in_place(const char* op, Tensor& self, const Draw& draw) {
+  return sampled_in_place(op, self, [&] {
+    NoGradGuard no_grad;
+    const Tensor values = draw();
+    ops::copy_(self, values);
+  });
+}
+
+}  // namespace
+
+Tensor& Tensor::uniform_(double from, double to) {
+  return sampled_in_place("uniform_", *this, [&] { detail::sample_uniform_(*this, from, to); });
+}
+Tensor& Tensor::normal_(double mean, double std) {
+  return sampled_in_place("normal_", *this, [&] { detail::sample_normal_(*this, mean, std); });
+}
+Tensor& Tensor::exponential_(double lambd) {
+  return drawn_in_place("exponential_", *this,
+                        [&] { return detail::exponential_draws(*this, lambd); });
+}
+Tensor& Tensor::geometric_(double p) {
+  return drawn_in_place("geometric_", *this, [&] { return detail::geometric_draws(*this, p); });
+}
+Tensor& Tensor::cauchy_(double median, double sigma) {
+  return drawn_in_place("cauchy_", *this,
+                        [&] { return detail::cauchy_draws(*this, median, sigma); });
+}
+Tensor& Tensor::log_normal_(double mean, double std) {
+  return drawn_in_place("log_normal_", *this,
+                        [&] { return detail::log_normal_draws(*this, mean, std); });
+}
+Tensor& Tensor::bernoulli_(double p) {
+  return drawn_in_place("bernoulli_", *this, [&] { return detail::bernoulli_draws(*this, p); });
+}
+Tensor& Tensor::bernoulli_(const Tensor& p) {
+  return drawn_in_place("bernoulli_", *this, [&] { return detail::bernoulli_draws(*this, p); });
+}
+Tensor& Tensor::random_(std::int64_t from, std::optional<std::int64_t> to) {
+  return drawn_in_place("random_", *this, [&] { return detail::random_draws(*this, from, to); });
+}
+Tensor& Tensor::random_(std::int64_t to) {
+  return random_(0, to);
+}
+Tensor& Tensor::random_() {
+  return random_(0, std::nullopt);
+}
+Tensor Tensor::bernoulli() const {
+  return leangrad::bernoulli(*this);
+}
+Tensor Tensor::bernoulli(double p) const {
+  return leangrad::bernoulli(*this, p);
 }
 
 // ---- Composed ops as methods -----------------------------------------------------------------

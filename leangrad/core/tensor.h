@@ -307,6 +307,29 @@ class Tensor {
   Tensor& index_put_(std::initializer_list<indexing::TensorIndex> indices, const Tensor& value);
   Tensor& index_put_(std::initializer_list<indexing::TensorIndex> indices, double value);
 
+  // ---- In-place random fills (autograd/sampling_functions.h; Note [In-place samplers]) -----
+  // LibTorch's: each draws from the default generator of self's device (manual_seed covers it)
+  // and writes every element of self, a view's elements only; self keeps requiring grad with a
+  // zero gradient, as PyTorch's, and a leaf that requires grad is refused.
+  //   torch::empty({3, 4}).uniform_(-1, 1);   w.normal_(0, 0.02);   t.random_(0, 10);
+  Tensor& uniform_(double from = 0.0, double to = 1.0);  // [from, to), floating self
+  Tensor& normal_(double mean = 0.0, double std = 1.0);  // floating self
+  Tensor& exponential_(double lambd = 1.0);              // rate lambd > 0: values > 0
+  Tensor& geometric_(double p);                          // trials to a success: 1, 2, ...
+  Tensor& cauchy_(double median = 0.0, double sigma = 1.0);
+  Tensor& log_normal_(double mean = 1.0, double std = 2.0);  // exp of N(mean, std^2)
+  Tensor& bernoulli_(double p = 0.5);                        // 1 with probability p, any dtype
+  Tensor& bernoulli_(const Tensor& p);                       // p broadcast to self's shape
+  // Integers uniform in [from, to) (to empty: up to the largest value of self's dtype, for a
+  // floating dtype 2^digits), [0, to), and with no argument [0, that largest value]; any real
+  // dtype, each bound exactly representable in it.
+  Tensor& random_(std::int64_t from, std::optional<std::int64_t> to);
+  Tensor& random_(std::int64_t to);
+  Tensor& random_();
+  // Out of place: self as the probabilities (torch's x.bernoulli()), or p for every element.
+  Tensor bernoulli() const;
+  Tensor bernoulli(double p) const;
+
   // ---- Reductions --------------------------------------------------------------------------
   Tensor sum() const;
   Tensor sum(const DimList& dims, bool keepdim = false) const;  // sum(1), sum({0, 1})

@@ -21,6 +21,7 @@
 #include <leangrad/autograd/losses.h>
 #include <leangrad/autograd/margin_losses.h>
 #include <leangrad/autograd/nn_functions.h>
+#include <leangrad/autograd/sampling_functions.h>
 #include <leangrad/autograd/volumetric_functions.h>
 
 namespace leangrad::nn::functional {
@@ -74,6 +75,7 @@ using leangrad::gelu;
 using leangrad::glu;
 using leangrad::grid_sample;
 using leangrad::group_norm;
+using leangrad::gumbel_softmax;
 using leangrad::hardshrink;
 using leangrad::hardsigmoid;
 using leangrad::hardswish;

@@ -105,6 +105,10 @@ Tensor softmax(const Tensor& input, const SoftmaxFuncOptions& options) {
   return leangrad::softmax(input, options.dim());
 }
 
+Tensor gumbel_softmax(const Tensor& logits, const GumbelSoftmaxFuncOptions& options) {
+  return leangrad::gumbel_softmax(logits, options.tau(), options.hard(), options.dim());
+}
+
 Tensor log_softmax(const Tensor& input, const LogSoftmaxFuncOptions& options) {
   return leangrad::log_softmax(input, options.dim());
 }

@@ -261,6 +261,14 @@ Tensor softmax(const Tensor& input, const SoftmaxFuncOptions& options);
 Tensor log_softmax(const Tensor& input, const LogSoftmaxFuncOptions& options);
 Tensor softmin(const Tensor& input, const SoftminFuncOptions& options);
 
+// F::gumbel_softmax(logits, F::GumbelSoftmaxFuncOptions().tau(0.5).hard(true)): LibTorch's.
+class GumbelSoftmaxFuncOptions {
+  LG_ARG(double, tau) = 1.0;
+  LG_ARG(bool, hard) = false;
+  LG_ARG(std::int64_t, dim) = -1;
+};
+Tensor gumbel_softmax(const Tensor& logits, const GumbelSoftmaxFuncOptions& options);
+
 // ---- Losses (the modules' options) ------------------------------------------------------------
 using CrossEntropyFuncOptions = CrossEntropyLossOptions;
 using NLLLossFuncOptions = NLLLossOptions;
