@@ -7,7 +7,8 @@
 // scaled_dot_product_attention (autograd/attention.h), so the module runs on every device and
 // differentiates to any order. Parameters and their names are PyTorch's (in_proj_weight,
 // in_proj_bias, out_proj.weight, out_proj.bias; q/k/v_proj_weight when kdim or vdim differ from
-// embed_dim; bias_k, bias_v with add_bias_kv), so PyTorch's state dicts load.
+// embed_dim; bias_k, bias_v with add_bias_kv), so PyTorch's state dicts load. The computation is
+// F::multi_head_attention_forward (below), which takes the weights as arguments.
 #pragma once
 
 #include <cstdint>
@@ -77,5 +78,52 @@ class MultiheadAttentionImpl : public Module {
   Tensor bias_v;
 };
 LEANGRAD_MODULE(MultiheadAttention);
+
+namespace functional {
+
+// The options of F::multi_head_attention_forward, LibTorch's: the ten required values in
+// LibTorch's order (out_proj_bias, in_proj_bias, bias_k and bias_v may be undefined), then the
+// rest by name.
+class MultiheadAttentionForwardFuncOptions {
+ public:
+  MultiheadAttentionForwardFuncOptions(std::int64_t embed_dim_to_check, std::int64_t num_heads,
+                                       Tensor in_proj_weight, Tensor in_proj_bias, Tensor bias_k,
+                                       Tensor bias_v, bool add_zero_attn, double dropout_p,
+                                       Tensor out_proj_weight, Tensor out_proj_bias);
+  LG_ARG(std::int64_t, embed_dim_to_check);
+  LG_ARG(std::int64_t, num_heads);
+  LG_ARG(Tensor, in_proj_weight);  // (3 E, E), unless use_separate_proj_weight
+  LG_ARG(Tensor, in_proj_bias);    // (3 E)
+  LG_ARG(Tensor, bias_k);          // (1, 1, E): a key appended to every sequence, with bias_v
+  LG_ARG(Tensor, bias_v);
+  LG_ARG(bool, add_zero_attn);
+  LG_ARG(double, dropout_p);
+  LG_ARG(Tensor, out_proj_weight);  // (E, E)
+  LG_ARG(Tensor, out_proj_bias);    // (E)
+  LG_ARG(bool, training) = true;    // dropout_p applies only when training
+  LG_ARG(Tensor, key_padding_mask);
+  LG_ARG(bool, need_weights) = true;
+  LG_ARG(Tensor, attn_mask);
+  LG_ARG(bool, use_separate_proj_weight) = false;
+  LG_ARG(Tensor, q_proj_weight);  // (E, E), (E, kdim), (E, vdim) with use_separate_proj_weight
+  LG_ARG(Tensor, k_proj_weight);
+  LG_ARG(Tensor, v_proj_weight);
+  // Keys and values already projected and split into heads, (N * num_heads, S, E / num_heads),
+  // used in place of key's and value's projections (not with bias_k).
+  LG_ARG(Tensor, static_k);
+  LG_ARG(Tensor, static_v);
+  LG_ARG(bool, average_attn_weights) = true;
+};
+
+// Multi-head attention from explicit weights, as torch.nn.functional.multi_head_attention_forward
+// (LibTorch's F::multi_head_attention_forward): query (L, N, E) or unbatched (L, E), key
+// (S, N, kdim), value (S, N, vdim) -> (output (L, N, E), weights (N, L, S) averaged over the heads
+// or (N, num_heads, L, S); undefined unless need_weights). nn::MultiheadAttention's forward is
+// this function on its parameters (batch_first transposed around it). The masks are the module's.
+std::tuple<Tensor, Tensor> multi_head_attention_forward(
+    const Tensor& query, const Tensor& key, const Tensor& value,
+    const MultiheadAttentionForwardFuncOptions& options);
+
+}  // namespace functional
 
 }  // namespace leangrad::nn

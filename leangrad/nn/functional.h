@@ -23,6 +23,7 @@
 #include <leangrad/autograd/nn_functions.h>
 #include <leangrad/autograd/sampling_functions.h>
 #include <leangrad/autograd/volumetric_functions.h>
+#include <leangrad/nn/attention.h>  // F::multi_head_attention_forward
 
 namespace leangrad::nn::functional {
 

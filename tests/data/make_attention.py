@@ -4,7 +4,8 @@ nn.MultiheadAttention in training mode without dropout (its Python path,
 F.multi_head_attention_forward): outputs, attention weights and the gradients of
 sum(out * wo) + sum(weights * ww) with respect to query, key, value and every parameter, for
 self-attention, kdim/vdim, Bool and float masks, add_bias_kv / add_zero_attn, unbatched input,
-batch_first, no bias, and float32.
+batch_first, no bias, and float32; and F.multi_head_attention_forward called directly with
+static_k / static_v, separate projection weights in evaluation mode and no biases.
 
 scaled_dot_product_attention is PyTorch 2's; torch 1.13 has no public one, so its cases are
 computed by torch's own softmax and matmul in float64 from the definition
@@ -158,5 +159,82 @@ for name, qs, ks, vs, mask_kind, is_causal, scale in SDPA:
     if scale is not None:
         params["scale"] = scale
     cases.append({"name": "sdpa_" + name, "params": params, "tensors": tensors})
+
+# F.multi_head_attention_forward called directly, for what the module never passes: static_k
+# and static_v (keys and values already split into heads), separate projection weights with
+# training=False (dropout_p then has no effect), and no biases.
+FMHA = [
+    # name, E, heads, L, S, N, options
+    ("static_kv", 8, 2, 3, 4, 2, {"static_k": True, "static_v": True, "kpm": True,
+                                  "average": False}),
+    ("static_k_only", 6, 3, 4, 5, 2, {"static_k": True, "attn_mask": True}),
+    ("separate_eval_no_bias", 6, 2, 3, 4, 2, {"separate": True, "kdim": 5, "vdim": 7,
+                                              "bias": False, "training": False,
+                                              "dropout_p": 0.5}),
+    ("unbatched_static_kv", 8, 4, 3, 5, None, {"static_k": True, "static_v": True}),
+]
+
+for name, e, heads, L, S, N, opts in FMHA:
+    head_dim = e // heads
+    kdim, vdim = opts.get("kdim", e), opts.get("vdim", e)
+    batch = N or 1
+    shaped = (lambda length, f: (length, N, f)) if N is not None else (lambda length, f: (length, f))
+    q = randn(*shaped(L, e)).requires_grad_()
+    k = randn(*shaped(S, kdim)).requires_grad_()
+    v = randn(*shaped(S, vdim)).requires_grad_()
+    weights = {}
+    if opts.get("separate"):
+        weights["q_proj_weight"] = randn(e, e) * 0.5
+        weights["k_proj_weight"] = randn(e, kdim) * 0.5
+        weights["v_proj_weight"] = randn(e, vdim) * 0.5
+    else:
+        weights["in_proj_weight"] = randn(3 * e, e) * 0.5
+    if opts.get("bias", True):
+        weights["in_proj_bias"] = randn(3 * e) * 0.5
+        weights["out_proj_bias"] = randn(e) * 0.5
+    weights["out_proj_weight"] = randn(e, e) * 0.5
+    for t in weights.values():
+        t.requires_grad_()
+    static_k = randn(batch * heads, S, head_dim).requires_grad_() if opts.get("static_k") else None
+    static_v = randn(batch * heads, S, head_dim).requires_grad_() if opts.get("static_v") else None
+    kpm = None
+    if opts.get("kpm"):
+        kpm = torch.rand(N, S, generator=generator) < 0.3
+        kpm[:, 0] = False
+    attn_mask = randn(L, S) if opts.get("attn_mask") else None
+    average = opts.get("average", True)
+    out, w = torch.nn.functional.multi_head_attention_forward(
+        q, k, v, e, heads, weights.get("in_proj_weight"), weights.get("in_proj_bias"), None, None,
+        False, opts.get("dropout_p", 0.0), weights["out_proj_weight"],
+        weights.get("out_proj_bias"), training=opts.get("training", True), key_padding_mask=kpm,
+        need_weights=True, attn_mask=attn_mask,
+        use_separate_proj_weight=bool(opts.get("separate")),
+        q_proj_weight=weights.get("q_proj_weight"), k_proj_weight=weights.get("k_proj_weight"),
+        v_proj_weight=weights.get("v_proj_weight"), static_k=static_k, static_v=static_v,
+        average_attn_weights=average)
+    wo = torch.linspace(-1, 1, out.numel(), dtype=torch.float64).reshape(out.shape)
+    ww = torch.linspace(0.5, 2, w.numel(), dtype=torch.float64).reshape(w.shape)
+    ((out * wo).sum() + (w * ww).sum()).backward()
+    tensors = {"query": q.detach(), "key": k.detach(), "value": v.detach(), "out": out.detach(),
+               "weights": w.detach(), "wo": wo, "ww": ww, "d_query": q.grad}
+    if static_k is None:
+        tensors["d_key"] = k.grad
+    if static_v is None:
+        tensors["d_value"] = v.grad
+    for wname, t in weights.items():
+        tensors["p." + wname] = t.detach()
+        tensors["d." + wname] = t.grad
+    for sname, t in (("static_k", static_k), ("static_v", static_v)):
+        if t is not None:
+            tensors[sname] = t.detach()
+            tensors["d_" + sname] = t.grad
+    if kpm is not None:
+        tensors["key_padding_mask"] = kpm
+    if attn_mask is not None:
+        tensors["attn_mask"] = attn_mask
+    params = {"embed_dim": e, "num_heads": heads, "training": opts.get("training", True),
+              "dropout_p": opts.get("dropout_p", 0.0), "average": average,
+              "separate": bool(opts.get("separate"))}
+    cases.append({"name": "fmha_" + name, "params": params, "tensors": tensors})
 
 write("attention.json", "make_attention.py", cases)

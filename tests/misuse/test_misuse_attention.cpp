@@ -1,7 +1,8 @@
 // Misuse of attention (autograd/attention.h, nn/attention.h, nn/transformer.h): query, key and
 // value whose shapes, dtypes or lengths do not fit, masks of the wrong shape or dtype, options
 // out of range, MultiheadAttention called with one tensor, and Transformer modules with bad
-// options. Tables of the misuse suite (tests/misuse/misuse_testing.h).
+// options, and F::multi_head_attention_forward's weights, static keys and values. Tables of the
+// misuse suite (tests/misuse/misuse_testing.h).
 #include <limits>
 #include <vector>
 
@@ -143,6 +144,70 @@ std::vector<MisuseCase> attention_cases() {
   t.add("transformer_negative_mask_size", Raises::Error,
         {"generate_square_subsequent_mask", "sz must be >= 0, got -1"},
         [] { nn::TransformerImpl::generate_square_subsequent_mask(-1); });
+  // F::multi_head_attention_forward with E = 4, 2 heads, (L, N, E) = (3, 2, 4), S = 5: each
+  // row changes one thing from a call that works (mha_options below).
+  const auto mha = [](const nn::functional::MultiheadAttentionForwardFuncOptions& o,
+                      const Tensor& k = ones({5, 2, 4}), const Tensor& v = ones({5, 2, 4})) {
+    nn::functional::multi_head_attention_forward(ones({3, 2, 4}), k, v, o);
+  };
+  const auto mha_options = [] {
+    return nn::functional::MultiheadAttentionForwardFuncOptions(
+        4, 2, ones({12, 4}), zeros({12}), Tensor(), Tensor(), false, 0.0, ones({4, 4}), zeros({4}));
+  };
+  t.add("mha_forward_embed_dim_to_check", Raises::ShapeError,
+        {"multi_head_attention_forward", "embed_dim_to_check = 6", "[3, 2, 4]"}, [=] {
+          mha(mha_options().embed_dim_to_check(6).in_proj_weight(ones({18, 6})));
+        });
+  t.add("mha_forward_heads_do_not_divide", Raises::Error,
+        {"multi_head_attention_forward", "num_heads 3", "embed_dim_to_check 4"},
+        [=] { mha(mha_options().num_heads(3)); });
+  t.add("mha_forward_no_in_proj_weight", Raises::Error,
+        {"multi_head_attention_forward", "in_proj_weight is required"},
+        [=] { mha(mha_options().in_proj_weight(Tensor())); });
+  t.add("mha_forward_in_proj_weight_shape", Raises::ShapeError,
+        {"multi_head_attention_forward", "in_proj_weight of shape [12, 4]", "[4, 4]"}, [=] {
+          mha(mha_options().in_proj_weight(ones({4, 4})));
+        });
+  t.add("mha_forward_kdim_needs_separate_weights", Raises::ShapeError,
+        {"multi_head_attention_forward", "use_separate_proj_weight", "3 and 4 features"}, [=] {
+          mha(mha_options(), ones({5, 2, 3}));
+        });
+  t.add("mha_forward_separate_weight_missing", Raises::Error,
+        {"multi_head_attention_forward", "k_proj_weight is required"}, [=] {
+          mha(mha_options()
+                  .use_separate_proj_weight(true)
+                  .q_proj_weight(ones({4, 4}))
+                  .v_proj_weight(ones({4, 4})));
+        });
+  t.add("mha_forward_bias_k_without_bias_v", Raises::Error,
+        {"multi_head_attention_forward", "bias_k and bias_v both or neither"}, [=] {
+          mha(mha_options().bias_k(zeros({1, 1, 4})));
+        });
+  t.add("mha_forward_bias_k_with_static_k", Raises::Error,
+        {"multi_head_attention_forward", "cannot be added to static_k"}, [=] {
+          mha(mha_options()
+                  .bias_k(zeros({1, 1, 4}))
+                  .bias_v(zeros({1, 1, 4}))
+                  .static_k(ones({4, 5, 2})));
+        });
+  t.add("mha_forward_static_k_shape", Raises::ShapeError,
+        {"multi_head_attention_forward", "static_k", "(4, S, 2)", "[2, 5, 2]"}, [=] {
+          mha(mha_options().static_k(ones({2, 5, 2})));
+        });
+  t.add("mha_forward_static_k_length", Raises::ShapeError,
+        {"multi_head_attention_forward", "one length", "7 keys and 5 values"}, [=] {
+          mha(mha_options().static_k(ones({4, 7, 2})));
+        });
+  t.add("mha_forward_dropout_one", Raises::Error,
+        {"multi_head_attention_forward", "dropout_p must be in [0, 1)", "got 1"},
+        [=] { mha(mha_options().dropout_p(1.0)); });
+  t.add("mha_forward_no_out_proj_weight", Raises::Error,
+        {"multi_head_attention_forward", "out_proj_weight is required"},
+        [=] { mha(mha_options().out_proj_weight(Tensor())); });
+  t.add("mha_forward_padding_mask_length", Raises::ShapeError,
+        {"multi_head_attention_forward", "key_padding_mask of shape [2, 5]", "[2, 4]"}, [=] {
+          mha(mha_options().key_padding_mask(zeros({2, 4}, kBool)));
+        });
   return t.cases();
 }
 LG_MISUSE_SUITE(Attention, attention_cases());

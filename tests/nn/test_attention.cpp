@@ -1,7 +1,8 @@
 // scaled_dot_product_attention and nn::MultiheadAttention against PyTorch (tests/data/
 // attention.json, written by make_attention.py): values, attention weights and the gradients of
 // every input and parameter; masks of both kinds and conventions; gradchecks to second order;
-// dropout's weights are the ones the output was made with. Bad input: the Attention table of
+// dropout's weights are the ones the output was made with; F::multi_head_attention_forward with
+// static keys and values and separate weights. Bad input: the Attention table of
 // tests/misuse/test_misuse_attention.cpp.
 #include <gtest/gtest.h>
 
@@ -101,6 +102,100 @@ TEST(MultiheadAttention, MatchesPyTorch) {
     ++checked;
   }
   EXPECT_EQ(checked, 10);
+}
+
+// F::multi_head_attention_forward with what the module never passes: static_k and static_v,
+// separate projection weights in evaluation mode (dropout_p then does nothing), no biases.
+TEST(MultiHeadAttentionForward, MatchesPyTorch) {
+  namespace F = nn::functional;
+  int checked = 0;
+  for (const test::ReferenceCase& c : cases()) {
+    if (c.name.rfind("fmha_", 0) != 0) continue;
+    SCOPED_TRACE(c.name);
+    const auto& p = c.params;
+    const auto given = [&](const std::string& name) {
+      return c.tensors.count(name) ? c.at(name).clone().requires_grad_() : Tensor();
+    };
+    Tensor query = given("query"), key = given("key"), value = given("value");
+    Tensor in_proj_weight = given("p.in_proj_weight"), in_proj_bias = given("p.in_proj_bias");
+    Tensor q_proj_weight = given("p.q_proj_weight"), k_proj_weight = given("p.k_proj_weight");
+    Tensor v_proj_weight = given("p.v_proj_weight");
+    Tensor out_proj_weight = given("p.out_proj_weight"), out_proj_bias = given("p.out_proj_bias");
+    Tensor static_k = given("static_k"), static_v = given("static_v");
+    const std::int64_t e = p.at("embed_dim").get<std::int64_t>();
+    auto [out, weights] = F::multi_head_attention_forward(
+        query, key, value,
+        F::MultiheadAttentionForwardFuncOptions(
+            e, p.at("num_heads").get<std::int64_t>(), in_proj_weight, in_proj_bias, Tensor(),
+            Tensor(), false, p.at("dropout_p").get<double>(), out_proj_weight, out_proj_bias)
+            .training(p.at("training").get<bool>())
+            .key_padding_mask(c.tensors.count("key_padding_mask") ? c.at("key_padding_mask")
+                                                                  : Tensor())
+            .attn_mask(c.tensors.count("attn_mask") ? c.at("attn_mask") : Tensor())
+            .use_separate_proj_weight(p.at("separate").get<bool>())
+            .q_proj_weight(q_proj_weight)
+            .k_proj_weight(k_proj_weight)
+            .v_proj_weight(v_proj_weight)
+            .static_k(static_k)
+            .static_v(static_v)
+            .average_attn_weights(p.at("average").get<bool>()));
+    const double n = static_cast<double>(
+        std::max({e, key.shape().back(), value.shape().back(), key.shape()[0] + 2}));
+    expect_close(out, c.at("out"), n, "output");
+    expect_close(weights, c.at("weights"), n, "weights");
+    (sum(mul(out, c.at("wo"))) + sum(mul(weights, c.at("ww")))).backward();
+    expect_close(query.grad(), c.at("d_query"), n, "query's gradient");
+    for (const auto& [name, t] :
+         std::vector<std::pair<std::string, Tensor>>{{"d_key", key},
+                                                     {"d_value", value},
+                                                     {"d_static_k", static_k},
+                                                     {"d_static_v", static_v},
+                                                     {"d.in_proj_weight", in_proj_weight},
+                                                     {"d.in_proj_bias", in_proj_bias},
+                                                     {"d.q_proj_weight", q_proj_weight},
+                                                     {"d.k_proj_weight", k_proj_weight},
+                                                     {"d.v_proj_weight", v_proj_weight},
+                                                     {"d.out_proj_weight", out_proj_weight},
+                                                     {"d.out_proj_bias", out_proj_bias}}) {
+      if (!c.tensors.count(name)) continue;
+      // PyTorch projects key and value even when static_k and static_v replace them, so their
+      // gradients there are zeros; leangrad skips those projections and leaves them undefined.
+      const Tensor want = c.at(name);
+      if (!t.grad().defined()) {
+        EXPECT_EQ(test::max_abs(want), 0.0) << name;
+        continue;
+      }
+      expect_close(t.grad(), want, n, name);
+    }
+    ++checked;
+  }
+  EXPECT_EQ(checked, 4);
+}
+
+// nn::MultiheadAttention is the functional form on its parameters: the same output and weights,
+// bit for bit, for a module with separate projections, bias_kv, zero attention and masks.
+TEST(MultiHeadAttentionForward, IsTheModulesComputation) {
+  namespace F = nn::functional;
+  nn::MultiheadAttention attn(
+      nn::MultiheadAttentionOptions(8, 2).kdim(5).vdim(3).add_bias_kv(true).add_zero_attn(true));
+  const Tensor query = randn({4, 2, 8}), key = randn({6, 2, 5}), value = randn({6, 2, 3});
+  const Tensor padding = lt(rand({2, 6}), 0.3), mask = randn({4, 6});
+  auto [module_out, module_weights] = attn(query, key, value, padding, true, mask, false);
+  auto [out, weights] = F::multi_head_attention_forward(
+      query, key, value,
+      F::MultiheadAttentionForwardFuncOptions(8, 2, Tensor(), attn->in_proj_bias, attn->bias_k,
+                                              attn->bias_v, true, 0.0, attn->out_proj->weight,
+                                              attn->out_proj->bias)
+          .key_padding_mask(padding)
+          .attn_mask(mask)
+          .use_separate_proj_weight(true)
+          .q_proj_weight(attn->q_proj_weight)
+          .k_proj_weight(attn->k_proj_weight)
+          .v_proj_weight(attn->v_proj_weight)
+          .average_attn_weights(false));
+  EXPECT_TRUE(equal(out, module_out));
+  EXPECT_TRUE(equal(weights, module_weights));
+  EXPECT_EQ(weights.shape(), (Shape{2, 2, 4, 8}));  // 6 keys, bias_k's and the zero one
 }
 
 TEST(ScaledDotProductAttention, MatchesPyTorch) {
