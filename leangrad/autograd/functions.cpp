@@ -515,6 +515,119 @@ Tensor atan2(const Tensor& a, const Tensor& b) {
                    });
 }
 
+// ---- Division with rounding, and bits ----------------------------------------------------------
+
+namespace {
+
+// remainder's and fmod's gradient for the divisor: -(a rounded-divided by b), floor or trunc.
+Tensor divisor_gradient(const BackwardContext& c, const Tensor& a, const Tensor& b, bool floor) {
+  const Tensor quotient =
+      floor ? ops::binary(BinaryOp::FloorDivide, a, b) : trunc(div(a, b).detach());
+  return mul(c.grad, neg(quotient));
+}
+
+Tensor rounded_remainder(const char* name, BinaryOp op, const Tensor& a, const Tensor& b) {
+  const bool floor = op == BinaryOp::Remainder;
+  return record_op(
+      name, ops::binary(op, a, b), {a, b}, {a, b},
+      [floor](const BackwardContext& c) -> std::vector<Tensor> {
+        const Tensor& x = c.saved[0];
+        const Tensor& y = c.saved[1];
+        return {c.needs(0) ? sum_to(c.grad, c.shape(0)) : Tensor(),
+                c.needs(1) ? sum_to(divisor_gradient(c, x, y, floor), c.shape(1)) : Tensor()};
+      });
+}
+
+Tensor bitwise(BinaryOp op, const Tensor& a, const Tensor& b) {
+  LG_CHECK(a.defined() && b.defined(), op_name(op), ": expected two defined tensors");
+  return ops::binary(op, a, b);
+}
+
+Tensor bitwise(BinaryOp op, const Tensor& a, double b) {
+  LG_CHECK(a.defined(), op_name(op), ": expected a defined tensor");
+  LG_CHECK(std::isfinite(b) && b == std::nearbyint(b), op_name(op), ": expected an integer, got ",
+           b, " (with ", a.dtype(), " of shape ", a.shape(), ")");
+  return ops::binary(op, a, b);
+}
+
+}  // namespace
+
+Tensor remainder(const Tensor& a, const Tensor& b) {
+  LG_PROFILE_OP(a, b);
+  return rounded_remainder("remainder", BinaryOp::Remainder, a, b);
+}
+
+Tensor remainder(const Tensor& a, double b) {
+  LG_PROFILE_OP(a);
+  return record_op("remainder", ops::binary(BinaryOp::Remainder, a, b), {a}, {},
+                   [](const BackwardContext& c) -> std::vector<Tensor> { return {c.grad}; });
+}
+
+Tensor remainder(double a, const Tensor& b) {
+  LG_PROFILE_OP(b);
+  return record_op("remainder", ops::binary(BinaryOp::Remainder, b, a, /*scalar_first=*/true), {b},
+                   {b}, [a](const BackwardContext& c) -> std::vector<Tensor> {
+                     const Tensor& y = c.saved[0];
+                     return {divisor_gradient(c, full({}, a, y.options()), y, true)};
+                   });
+}
+
+Tensor fmod(const Tensor& a, const Tensor& b) {
+  LG_PROFILE_OP(a, b);
+  return rounded_remainder("fmod", BinaryOp::Fmod, a, b);
+}
+
+Tensor fmod(const Tensor& a, double b) {
+  LG_PROFILE_OP(a);
+  return record_op("fmod", ops::binary(BinaryOp::Fmod, a, b), {a}, {},
+                   [](const BackwardContext& c) -> std::vector<Tensor> { return {c.grad}; });
+}
+
+Tensor floor_divide(const Tensor& a, const Tensor& b) {
+  LG_PROFILE_OP(a, b);
+  return ops::binary(BinaryOp::FloorDivide, a, b);
+}
+
+Tensor floor_divide(const Tensor& a, double b) {
+  LG_PROFILE_OP(a);
+  return ops::binary(BinaryOp::FloorDivide, a, b);
+}
+
+Tensor bitwise_and(const Tensor& a, const Tensor& b) {
+  LG_PROFILE_OP(a, b);
+  return bitwise(BinaryOp::BitwiseAnd, a, b);
+}
+Tensor bitwise_and(const Tensor& a, double b) {
+  LG_PROFILE_OP(a);
+  return bitwise(BinaryOp::BitwiseAnd, a, b);
+}
+Tensor bitwise_or(const Tensor& a, const Tensor& b) {
+  LG_PROFILE_OP(a, b);
+  return bitwise(BinaryOp::BitwiseOr, a, b);
+}
+Tensor bitwise_or(const Tensor& a, double b) {
+  LG_PROFILE_OP(a);
+  return bitwise(BinaryOp::BitwiseOr, a, b);
+}
+Tensor bitwise_xor(const Tensor& a, const Tensor& b) {
+  LG_PROFILE_OP(a, b);
+  return bitwise(BinaryOp::BitwiseXor, a, b);
+}
+Tensor bitwise_xor(const Tensor& a, double b) {
+  LG_PROFILE_OP(a);
+  return bitwise(BinaryOp::BitwiseXor, a, b);
+}
+
+Tensor bitwise_not(const Tensor& a) {
+  LG_PROFILE_OP(a);
+  LG_CHECK(a.defined(), "bitwise_not: expected a defined tensor");
+  LG_CHECK_DTYPE(!is_floating(a.dtype()), "bitwise_not: expected an integral or bool tensor, got ",
+                 a.dtype(), " of shape ", a.shape());
+  if (a.dtype() == kBool) return logical_not(a);
+  // ~x == -x - 1 in two's complement (and 255 - x for uint8), both wrapping.
+  return ops::binary(BinaryOp::BitwiseXor, a, -1.0);
+}
+
 namespace {
 
 // sign and the roundings are piecewise constant: their gradient is 0 everywhere (PyTorch's

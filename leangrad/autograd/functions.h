@@ -73,6 +73,31 @@ Tensor exp2(const Tensor& a);
 // atan2(input, other)); integral operands give float32. Gradients b / (a^2 + b^2) and
 // -a / (a^2 + b^2), NaN at (0, 0), as PyTorch's.
 Tensor atan2(const Tensor& a, const Tensor& b);
+// a - floor(a / b) b, with the sign of b (Python's %), and a - trunc(a / b) b, with the sign of
+// a (C's fmod), elementwise with broadcasting, as torch.remainder and torch.fmod: integral
+// operands stay integral, x % 0 == x for them (Note [Defined integer semantics] in
+// kernels/elementwise_math.h; PyTorch raises), NaN for floating b == 0. Gradients 1 for a and
+// -floor(a / b) or -trunc(a / b) for b, as PyTorch's. x % y is remainder.
+Tensor remainder(const Tensor& a, const Tensor& b);
+Tensor remainder(const Tensor& a, double b);
+Tensor remainder(double a, const Tensor& b);
+Tensor fmod(const Tensor& a, const Tensor& b);
+Tensor fmod(const Tensor& a, double b);
+// floor(a / b), elementwise with broadcasting, as torch.floor_divide and Python's //: integral
+// operands stay integral (x // 0 == 0 for them), floating b == 0 gives a / b. Piecewise
+// constant: no gradient flows through it (PyTorch's is not implemented).
+Tensor floor_divide(const Tensor& a, const Tensor& b);
+Tensor floor_divide(const Tensor& a, double b);
+// Bitwise and, or, xor and not of integral or bool tensors (of two bools: the logical ones),
+// with broadcasting and promotion, as torch.bitwise_*; a floating operand is a DTypeError. A
+// double must hold an integer. x & y, x | y, x ^ y and ~x are these.
+Tensor bitwise_and(const Tensor& a, const Tensor& b);
+Tensor bitwise_and(const Tensor& a, double b);
+Tensor bitwise_or(const Tensor& a, const Tensor& b);
+Tensor bitwise_or(const Tensor& a, double b);
+Tensor bitwise_xor(const Tensor& a, const Tensor& b);
+Tensor bitwise_xor(const Tensor& a, double b);
+Tensor bitwise_not(const Tensor& a);
 Tensor tanh(const Tensor& a);
 Tensor sigmoid(const Tensor& a);
 Tensor relu(const Tensor& a);

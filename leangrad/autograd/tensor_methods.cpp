@@ -366,10 +366,17 @@ using autograd::SavedTensor;
 // Writes the twin's `result` into self and makes its node self's history (Note [In-place ops
 // in the graph]): mul_ and div_ by a tensor that requires grad, the ops not done truly in place.
 // An in-place op's result must have self's shape: operands broadcast to self, never the other way.
+// Its dtype must cast to self's as PyTorch's can_cast allows: not floating into integral, not a
+// number into bool.
 void check_fits_self(const char* op, const Tensor& self, const Tensor& result) {
   LG_CHECK_SHAPE(result.shape() == self.shape(), op, ": the result of shape ", result.shape(),
                  " does not fit in self of shape ", self.shape(),
                  " (in-place ops do not grow self)");
+  const bool narrows = (is_floating(result.dtype()) && !is_floating(self.dtype())) ||
+                       (result.dtype() != kBool && self.dtype() == kBool);
+  LG_CHECK_DTYPE(!narrows, op, ": result type ", result.dtype(),
+                 " can't be cast to the desired output type ", self.dtype(), " (self of shape ",
+                 self.shape(), ")");
 }
 
 void write_recorded(const char* op, Tensor& self, Tensor result) {
@@ -992,6 +999,28 @@ Tensor& Tensor::index_fill_(std::int64_t dim, const Tensor& index, double value)
     return leangrad::index_fill(self, dim, index, value);
   });
 }
+// The rounding divisions and bitwise ops in place: the out-of-place op written into self
+// (recorded on a copy of self when an operand requires grad; integral ones never do).
+#define LG_COMPOSED_BINARY_IN_PLACE(name)                                                      \
+  Tensor& Tensor::name##_(const Tensor& other) {                                               \
+    return composed_in_place(#name "_", *this, {other},                                        \
+                             [&](const Tensor& self) { return leangrad::name(self, other); }); \
+  }                                                                                            \
+  Tensor& Tensor::name##_(double other) {                                                      \
+    return composed_in_place(#name "_", *this, {},                                             \
+                             [&](const Tensor& self) { return leangrad::name(self, other); }); \
+  }
+LG_COMPOSED_BINARY_IN_PLACE(remainder)
+LG_COMPOSED_BINARY_IN_PLACE(fmod)
+LG_COMPOSED_BINARY_IN_PLACE(floor_divide)
+LG_COMPOSED_BINARY_IN_PLACE(bitwise_and)
+LG_COMPOSED_BINARY_IN_PLACE(bitwise_or)
+LG_COMPOSED_BINARY_IN_PLACE(bitwise_xor)
+#undef LG_COMPOSED_BINARY_IN_PLACE
+Tensor& Tensor::bitwise_not_() {
+  return composed_in_place("bitwise_not_", *this, {},
+                           [](const Tensor& self) { return leangrad::bitwise_not(self); });
+}
 Tensor Tensor::tile(const std::vector<std::int64_t>& reps) const {
   return leangrad::tile(*this, reps);
 }
@@ -1167,6 +1196,45 @@ Tensor Tensor::exp2() const {
 Tensor Tensor::atan2(const Tensor& other) const {
   return leangrad::atan2(*this, other);
 }
+Tensor Tensor::remainder(const Tensor& other) const {
+  return leangrad::remainder(*this, other);
+}
+Tensor Tensor::remainder(double other) const {
+  return leangrad::remainder(*this, other);
+}
+Tensor Tensor::fmod(const Tensor& other) const {
+  return leangrad::fmod(*this, other);
+}
+Tensor Tensor::fmod(double other) const {
+  return leangrad::fmod(*this, other);
+}
+Tensor Tensor::floor_divide(const Tensor& other) const {
+  return leangrad::floor_divide(*this, other);
+}
+Tensor Tensor::floor_divide(double other) const {
+  return leangrad::floor_divide(*this, other);
+}
+Tensor Tensor::bitwise_and(const Tensor& other) const {
+  return leangrad::bitwise_and(*this, other);
+}
+Tensor Tensor::bitwise_and(double other) const {
+  return leangrad::bitwise_and(*this, other);
+}
+Tensor Tensor::bitwise_or(const Tensor& other) const {
+  return leangrad::bitwise_or(*this, other);
+}
+Tensor Tensor::bitwise_or(double other) const {
+  return leangrad::bitwise_or(*this, other);
+}
+Tensor Tensor::bitwise_xor(const Tensor& other) const {
+  return leangrad::bitwise_xor(*this, other);
+}
+Tensor Tensor::bitwise_xor(double other) const {
+  return leangrad::bitwise_xor(*this, other);
+}
+Tensor Tensor::bitwise_not() const {
+  return leangrad::bitwise_not(*this);
+}
 Tensor Tensor::pow(const Tensor& exponent) const {
   return leangrad::pow(*this, exponent);
 }
@@ -1249,6 +1317,33 @@ bool Tensor::equal(const Tensor& other) const {
 // ---- Operators -------------------------------------------------------------------------------
 Tensor operator+(const Tensor& a, const Tensor& b) {
   return add(a, b);
+}
+Tensor operator%(const Tensor& a, const Tensor& b) {
+  return remainder(a, b);
+}
+Tensor operator%(const Tensor& a, double b) {
+  return remainder(a, b);
+}
+Tensor operator&(const Tensor& a, const Tensor& b) {
+  return bitwise_and(a, b);
+}
+Tensor operator&(const Tensor& a, double b) {
+  return bitwise_and(a, b);
+}
+Tensor operator|(const Tensor& a, const Tensor& b) {
+  return bitwise_or(a, b);
+}
+Tensor operator|(const Tensor& a, double b) {
+  return bitwise_or(a, b);
+}
+Tensor operator^(const Tensor& a, const Tensor& b) {
+  return bitwise_xor(a, b);
+}
+Tensor operator^(const Tensor& a, double b) {
+  return bitwise_xor(a, b);
+}
+Tensor operator~(const Tensor& a) {
+  return bitwise_not(a);
 }
 Tensor operator-(const Tensor& a, const Tensor& b) {
   return sub(a, b);

@@ -281,6 +281,21 @@ class Tensor {
   Tensor& exp2_();
   // atan2(self, other) written into self, other broadcast to self's shape (floating self).
   Tensor& atan2_(const Tensor& other);
+  // The same written into self (other broadcast to self's shape; the result must fit self's
+  // dtype), bitwise the out-of-place op.
+  Tensor& remainder_(const Tensor& other);
+  Tensor& remainder_(double other);
+  Tensor& fmod_(const Tensor& other);
+  Tensor& fmod_(double other);
+  Tensor& floor_divide_(const Tensor& other);
+  Tensor& floor_divide_(double other);
+  Tensor& bitwise_and_(const Tensor& other);
+  Tensor& bitwise_and_(double other);
+  Tensor& bitwise_or_(const Tensor& other);
+  Tensor& bitwise_or_(double other);
+  Tensor& bitwise_xor_(const Tensor& other);
+  Tensor& bitwise_xor_(double other);
+  Tensor& bitwise_not_();
   // round(self, decimals) written into self (floating self unless decimals is 0), bitwise the
   // out-of-place op.
   Tensor& round_(std::int64_t decimals);
@@ -303,6 +318,14 @@ class Tensor {
   Tensor& operator*=(double other) { return mul_(other); }
   Tensor& operator/=(const Tensor& other) { return div_(other); }
   Tensor& operator/=(double other) { return div_(other); }
+  Tensor& operator%=(const Tensor& other) { return remainder_(other); }
+  Tensor& operator%=(double other) { return remainder_(other); }
+  Tensor& operator&=(const Tensor& other) { return bitwise_and_(other); }
+  Tensor& operator&=(double other) { return bitwise_and_(other); }
+  Tensor& operator|=(const Tensor& other) { return bitwise_or_(other); }
+  Tensor& operator|=(double other) { return bitwise_or_(other); }
+  Tensor& operator^=(const Tensor& other) { return bitwise_xor_(other); }
+  Tensor& operator^=(double other) { return bitwise_xor_(other); }
   // t.index_put_({Slice(), 0}, v): copies v (broadcast) into the view t.index(indices).
   Tensor& index_put_(std::initializer_list<indexing::TensorIndex> indices, const Tensor& value);
   Tensor& index_put_(std::initializer_list<indexing::TensorIndex> indices, double value);
@@ -410,6 +433,21 @@ class Tensor {
   Tensor atanh() const;
   Tensor exp2() const;
   Tensor atan2(const Tensor& other) const;
+  // remainder, fmod, floor_divide and the bitwise ops (autograd/functions.h); x % y, x & y,
+  // x | y, x ^ y and ~x are the operators below.
+  Tensor remainder(const Tensor& other) const;
+  Tensor remainder(double other) const;
+  Tensor fmod(const Tensor& other) const;
+  Tensor fmod(double other) const;
+  Tensor floor_divide(const Tensor& other) const;
+  Tensor floor_divide(double other) const;
+  Tensor bitwise_and(const Tensor& other) const;
+  Tensor bitwise_and(double other) const;
+  Tensor bitwise_or(const Tensor& other) const;
+  Tensor bitwise_or(double other) const;
+  Tensor bitwise_xor(const Tensor& other) const;
+  Tensor bitwise_xor(double other) const;
+  Tensor bitwise_not() const;
   Tensor pow(const Tensor& exponent) const;
   Tensor pow(double exponent) const;
   Tensor gt(const Tensor& other) const;
@@ -539,6 +577,16 @@ Tensor operator-(double a, const Tensor& b);
 Tensor operator*(double a, const Tensor& b);
 Tensor operator/(double a, const Tensor& b);
 Tensor operator-(const Tensor& a);
+// remainder (the sign of b, Python's %) and the bitwise ops, as LibTorch's operators.
+Tensor operator%(const Tensor& a, const Tensor& b);
+Tensor operator%(const Tensor& a, double b);
+Tensor operator&(const Tensor& a, const Tensor& b);
+Tensor operator&(const Tensor& a, double b);
+Tensor operator|(const Tensor& a, const Tensor& b);
+Tensor operator|(const Tensor& a, double b);
+Tensor operator^(const Tensor& a, const Tensor& b);
+Tensor operator^(const Tensor& a, double b);
+Tensor operator~(const Tensor& a);
 
 // Named tensors in a fixed order: state dicts (registration order, depth first), optimizer
 // states, checkpoint files.

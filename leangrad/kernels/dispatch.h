@@ -44,6 +44,18 @@ decltype(auto) dispatch_numeric(DType dtype, const char* op, F&& f) {
   }
 }
 
+// int64, int32, uint8: the bitwise ops' dtypes (bool is computed as uint8).
+template <typename F>
+decltype(auto) dispatch_integral(DType dtype, const char* op, F&& f) {
+  switch (dtype) {
+    LG_DISPATCH_CASE(std::int64_t, Int64)
+    LG_DISPATCH_CASE(std::int32_t, Int32)
+    LG_DISPATCH_CASE(std::uint8_t, UInt8)
+    default:
+      LG_THROW(DTypeError, op, ": expected an integral dtype (int64, int32, uint8), got ", dtype);
+  }
+}
+
 // The floating dtypes, int64 and int32: those a kernel adds into with CUDA atomics (scatter_add).
 template <typename F>
 decltype(auto) dispatch_addable(DType dtype, const char* op, F&& f) {

@@ -15,6 +15,10 @@
 //     0 otherwise (0 ** -1 included). Large results wrap.
 //   - integer div truncates toward zero, x / 0 == 0 and INT_MIN / -1 == INT_MIN. (ops::binary
 //     sends integer division to float32, as PyTorch's true division; this only guards the kernel.)
+//   - integer fmod, remainder and floor_divide keep a == (a / b) * b + a % b with the quotient
+//     truncated (fmod) or floored (remainder, floor_divide): x % 0 == x and x // 0 == 0 (PyTorch
+//     raises ZeroDivisionError on the CPU; a device cannot raise), INT_MIN % -1 == 0 and
+//     INT_MIN // -1 == INT_MIN.
 //   - float -> integer truncates toward zero; NaN -> 0; values beyond int64's range saturate to
 //     int64's min/max; narrower types (int32, uint8) then take the int64 value modulo 2^bits,
 //     so -1.0 -> uint8 gives 255 as in PyTorch.
@@ -133,6 +137,61 @@ LG_HOST_DEVICE LG_INLINE I integer_div(I a, I b) {
   return static_cast<I>(a / b);
 }
 
+// a - trunc(a / b) b, the sign of a (C's %), defined for b == 0 and INT_MIN % -1.
+template <typename I>
+LG_HOST_DEVICE LG_INLINE I integer_fmod(I a, I b) {
+  if (b == 0) return a;
+  if constexpr (std::is_signed_v<I>) {
+    if (b == -1) return 0;  // INT_MIN % -1 overflows in hardware
+  }
+  return static_cast<I>(a % b);
+}
+
+// a - floor(a / b) b, the sign of b (Python's %).
+template <typename I>
+LG_HOST_DEVICE LG_INLINE I integer_remainder(I a, I b) {
+  const I r = integer_fmod(a, b);
+  if constexpr (std::is_signed_v<I>) {
+    if (r != 0 && ((r < 0) != (b < 0))) return wrapping_add(r, b);
+  }
+  return r;
+}
+
+// floor(a / b) (Python's //): the truncated quotient, less one when a remainder of the other
+// sign was left.
+template <typename I>
+LG_HOST_DEVICE LG_INLINE I integer_floor_div(I a, I b) {
+  const I q = integer_div(a, b);
+  if constexpr (std::is_signed_v<I>) {
+    const I r = integer_fmod(a, b);
+    if (b != 0 && r != 0 && ((r < 0) != (b < 0))) return wrapping_sub(q, I(1));
+  }
+  return q;
+}
+
+// Python's and PyTorch's floating remainder: fmod (exact), moved into b's sign.
+template <typename F>
+LG_HOST_DEVICE LG_INLINE F floating_remainder(F a, F b) {
+  F mod = ::fmod(a, b);
+  if (mod != 0 && ((b < 0) != (mod < 0))) mod += b;
+  return mod;
+}
+
+// Python's and PyTorch's floating floor division: (a - fmod(a, b)) / b is within rounding of
+// an integer; less one when the remainder had the other sign; rounded to that integer; a zero
+// quotient keeps the sign of a / b. b == 0 gives a / b (an infinity or NaN).
+template <typename F>
+LG_HOST_DEVICE LG_INLINE F floating_floor_div(F a, F b) {
+  if (b == 0) return a / b;
+  const F mod = ::fmod(a, b);
+  F div = (a - mod) / b;
+  if (mod != 0 && ((b < 0) != (mod < 0))) div -= F(1);
+  if (div == 0) return ::copysign(F(0), a / b);
+  F floordiv = ::floor(div);
+  if (div - floordiv > F(0.5)) floordiv += F(1);
+  return floordiv;
+}
+
 // Exponentiation by squaring (PyTorch's powi), wrapping on overflow.
 template <typename I>
 LG_HOST_DEVICE LG_INLINE I integer_pow(I base, I exponent) {
@@ -160,13 +219,20 @@ LG_HOST_DEVICE LG_INLINE I integer_pow(I base, I exponent) {
 constexpr bool is_floating_only(BinaryOp op) {
   return op == BinaryOp::Atan2;
 }
+// The bitwise ops, defined for integral types only (bool operands go through uint8).
+constexpr bool is_integral_only(BinaryOp op) {
+  return op == BinaryOp::BitwiseAnd || op == BinaryOp::BitwiseOr || op == BinaryOp::BitwiseXor;
+}
 
 // Calls f.template operator()<T>() for the element types binary op kOp is instantiated for, by
-// the CPU and CUDA launchers alike: the floating ones for atan2, every numeric one otherwise.
+// the CPU and CUDA launchers alike: the floating ones for atan2, the integral ones for the
+// bitwise ops, every numeric one otherwise.
 template <BinaryOp kOp, typename F>
 void dispatch_binary_dtype(DType dtype, F&& f) {
   if constexpr (is_floating_only(kOp)) {
     dispatch_floating(dtype, op_name(kOp), f);
+  } else if constexpr (is_integral_only(kOp)) {
+    dispatch_integral(dtype, op_name(kOp), f);
   } else {
     dispatch_numeric(dtype, op_name(kOp), f);
   }
@@ -208,6 +274,29 @@ LG_HOST_DEVICE LG_INLINE M binary_op_apply(M a, M b) {
       return cpu::atan2_polynomial(a, b);  // Note [Float polynomials]
 #endif
     return std::atan2(a, b);
+  } else if constexpr (op == BinaryOp::Remainder) {
+    if constexpr (kIntegral)
+      return integer_remainder(a, b);
+    else
+      return floating_remainder(a, b);
+  } else if constexpr (op == BinaryOp::Fmod) {
+    if constexpr (kIntegral)
+      return integer_fmod(a, b);
+    else
+      return ::fmod(a, b);
+  } else if constexpr (op == BinaryOp::FloorDivide) {
+    if constexpr (kIntegral)
+      return integer_floor_div(a, b);
+    else
+      return floating_floor_div(a, b);
+  } else if constexpr (is_integral_only(op)) {
+    static_assert(kIntegral, "the bitwise ops are defined for integral types only");
+    if constexpr (op == BinaryOp::BitwiseAnd)
+      return static_cast<M>(a & b);
+    else if constexpr (op == BinaryOp::BitwiseOr)
+      return static_cast<M>(a | b);
+    else
+      return static_cast<M>(a ^ b);
   } else if constexpr (op == BinaryOp::Maximum) {  // NaN wins, as torch.maximum
     if (is_nan(a)) return a;
     if (is_nan(b)) return b;

@@ -37,7 +37,22 @@ namespace leangrad {
 class Generator;
 
 // The elementwise operations, one enum per kernel family. Kernels switch on these.
-enum class BinaryOp : std::uint8_t { Add, Sub, Mul, Div, Pow, Maximum, Minimum, Atan2 };
+enum class BinaryOp : std::uint8_t {
+  Add,
+  Sub,
+  Mul,
+  Div,
+  Pow,
+  Maximum,
+  Minimum,
+  Atan2,
+  Remainder,    // the sign of the divisor (Python's %, torch.remainder)
+  Fmod,         // the sign of the dividend (C's fmod, torch.fmod)
+  FloorDivide,  // the quotient rounded down (Python's //, torch.floor_divide)
+  BitwiseAnd,   // integral and bool operands only
+  BitwiseOr,
+  BitwiseXor,
+};
 enum class UnaryOp : std::uint8_t {
   Neg,
   Abs,

@@ -60,6 +60,18 @@ const char* op_name(BinaryOp op) {
       return "minimum";
     case BinaryOp::Atan2:
       return "atan2";
+    case BinaryOp::Remainder:
+      return "remainder";
+    case BinaryOp::Fmod:
+      return "fmod";
+    case BinaryOp::FloorDivide:
+      return "floor_divide";
+    case BinaryOp::BitwiseAnd:
+      return "bitwise_and";
+    case BinaryOp::BitwiseOr:
+      return "bitwise_or";
+    case BinaryOp::BitwiseXor:
+      return "bitwise_xor";
   }
   return "unknown_binary_op";
 }
@@ -254,10 +266,18 @@ DType binary_result_dtype(BinaryOp op, DType promoted) {
   return to_float && !is_floating(promoted) ? DType::Float32 : promoted;
 }
 
-// Add, mul, maximum and minimum of two bool operands: logical or / and (see the Note).
+// Add, mul, maximum and minimum of two bool operands: logical or / and (see the Note); the
+// bitwise ops of two bools are the logical and, or and xor. Computed in uint8 and cast back.
 bool is_logical_on_bool(BinaryOp op) {
   return op == BinaryOp::Add || op == BinaryOp::Mul || op == BinaryOp::Maximum ||
-         op == BinaryOp::Minimum;
+         op == BinaryOp::Minimum || kernels::is_integral_only(op);
+}
+
+// The bitwise ops take integral and bool operands only, as PyTorch's.
+void check_integral_operands(BinaryOp op, const char* name, DType dtype) {
+  LG_CHECK_DTYPE(!kernels::is_integral_only(op) || !is_floating(dtype), name,
+                 ": expected integral or bool operands, got ", dtype,
+                 " (bitwise ops are not defined for floating types)");
 }
 
 // PyTorch's pow(Tensor, Scalar) refuses an integral base with a negative integral exponent (the
@@ -389,6 +409,7 @@ Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) {
   check_defined(name, {&a, &b});
   check_same_device(name, a, b);
   const DType dtype = binary_result_dtype(op, result_type(a, b));
+  check_integral_operands(op, name, dtype);
   if (dtype == DType::Bool && is_logical_on_bool(op)) {
     return cast(binary(op, cast(a, DType::UInt8), cast(b, DType::UInt8)), DType::Bool);
   }
@@ -405,6 +426,7 @@ Tensor binary(BinaryOp op, const Tensor& a, double s, bool scalar_first) {
   const char* name = op_name(op);
   check_defined(name, {&a});
   const DType dtype = binary_result_dtype(op, scalar_result_dtype(a.dtype(), s));
+  check_integral_operands(op, name, dtype);
   check_not_bool(name, dtype);
   if (op == BinaryOp::Pow && !scalar_first) check_integer_power(name, dtype, s);
   const Tensor a_cast = to_dtype(a, dtype);
@@ -419,6 +441,7 @@ void binary_(BinaryOp op, const Tensor& self, const Tensor& other) {
   check_defined(name, {&self, &other});
   check_same_device(name, self, other);
   const DType dtype = binary_result_dtype(op, result_type(self, other));
+  check_integral_operands(op, name, dtype);
   const bool logical = dtype == DType::Bool && is_logical_on_bool(op);
   if (!logical) check_not_bool(name, dtype);
   LG_CHECK_DTYPE(can_cast(dtype, self.dtype()), name, ": result type ", dtype,
@@ -443,6 +466,7 @@ void binary_(BinaryOp op, const Tensor& self, double s) {
   const char* name = name_str.c_str();
   check_defined(name, {&self});
   const DType dtype = binary_result_dtype(op, scalar_result_dtype(self.dtype(), s));
+  check_integral_operands(op, name, dtype);
   check_not_bool(name, dtype);
   if (op == BinaryOp::Pow) check_integer_power(name, dtype, s);
   LG_CHECK_DTYPE(can_cast(dtype, self.dtype()), name, ": result type ", dtype,

@@ -33,9 +33,12 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 const DType kAllDTypes[] = {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32, kUInt8, kBool};
 const DType kNumericDTypes[] = {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32, kUInt8};
 const DType kFloatingDTypes[] = {kFloat32, kFloat64, kFloat16, kBFloat16};
-const BinaryOp kBinaryOps[] = {BinaryOp::Add,     BinaryOp::Sub,  BinaryOp::Mul,
-                               BinaryOp::Div,     BinaryOp::Pow,  BinaryOp::Maximum,
-                               BinaryOp::Minimum, BinaryOp::Atan2};
+const BinaryOp kBinaryOps[] = {BinaryOp::Add,     BinaryOp::Sub,        BinaryOp::Mul,
+                               BinaryOp::Div,     BinaryOp::Pow,        BinaryOp::Maximum,
+                               BinaryOp::Minimum, BinaryOp::Atan2,      BinaryOp::Remainder,
+                               BinaryOp::Fmod,    BinaryOp::FloorDivide};
+// Integral and bool operands only.
+const BinaryOp kBitwiseOps[] = {BinaryOp::BitwiseAnd, BinaryOp::BitwiseOr, BinaryOp::BitwiseXor};
 const UnaryOp kUnaryOps[] = {UnaryOp::Neg,   UnaryOp::Abs,   UnaryOp::Exp,        UnaryOp::Log,
                              UnaryOp::Sqrt,  UnaryOp::Tanh,  UnaryOp::Sigmoid,    UnaryOp::Relu,
                              UnaryOp::Erf,   UnaryOp::Expm1, UnaryOp::Log1p,      UnaryOp::Sin,
@@ -168,6 +171,26 @@ double reference_binary(BinaryOp op, double a, double b, DType dtype) {
     case BinaryOp::Atan2:
       r = std::atan2(a, b);
       break;
+    // The quotient's definitions, with the integer conventions of Note [Defined integer
+    // semantics] (x % 0 == x, x // 0 == 0).
+    case BinaryOp::Remainder:
+      r = integral && b == 0 ? a : a - std::floor(a / b) * b;
+      break;
+    case BinaryOp::Fmod:
+      r = integral ? (b == 0 ? a : a - std::trunc(a / b) * b) : std::fmod(a, b);
+      break;
+    case BinaryOp::FloorDivide:
+      r = integral && b == 0 ? 0 : std::floor(a / b);
+      break;
+    case BinaryOp::BitwiseAnd:
+    case BinaryOp::BitwiseOr:
+    case BinaryOp::BitwiseXor: {
+      const auto x = static_cast<std::int64_t>(a), y = static_cast<std::int64_t>(b);
+      r = static_cast<double>(op == BinaryOp::BitwiseAnd  ? (x & y)
+                              : op == BinaryOp::BitwiseOr ? (x | y)
+                                                          : (x ^ y));
+      break;
+    }
   }
   return integral ? wrap_to(r, dtype) : r;
 }

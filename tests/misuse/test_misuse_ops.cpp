@@ -1,7 +1,7 @@
 // Misuse of the tensor ops: elementwise arithmetic and comparisons with shapes that do not
-// broadcast and dtypes they do not take, reductions over dims that do not exist or hold nothing,
-// matmul with mismatched operands, cat and stack of incompatible lists. Tables of the misuse
-// suite (tests/misuse/misuse_testing.h).
+// broadcast and dtypes they do not take (remainder, floor_divide and the bitwise ops included),
+// reductions over dims that do not exist or hold nothing, matmul with mismatched operands, cat and
+// stack of incompatible lists. Tables of the misuse suite (tests/misuse/misuse_testing.h).
 #include <cstdint>
 #include <vector>
 
@@ -76,6 +76,30 @@ std::vector<MisuseCase> elementwise_cases() {
   // 2^62 + 1 bool results are more bytes than any memory.
   t.add("gt_huge_expanded", Raises::ShapeError, {"gt", "[4611686018427387905]"},
         [] { gt(ones({1}).expand({k2Pow62 + 1}), 0.0); });
+  // remainder, fmod, floor_divide and the bitwise ops.
+  t.add("bitwise_and_float", Raises::DTypeError, {"bitwise_and", "integral or bool", "float32"},
+        [] { bitwise_and(ones({2}), ones({2}, kInt64)); });
+  t.add("bitwise_or_float_scalar", Raises::Error, {"bitwise_or", "an integer", "1.5", "int64"},
+        [] { bitwise_or(ones({2}, kInt64), 1.5); });
+  t.add("bitwise_not_float", Raises::DTypeError, {"bitwise_not", "integral or bool", "float64"},
+        [] { bitwise_not(ones({2}, kFloat64)); });
+  t.add("bitwise_xor_shapes", Raises::ShapeError, {"bitwise_xor", "[2]", "[3]"},
+        [] { bitwise_xor(ones({2}, kInt32), ones({3}, kInt32)); });
+  t.add("remainder_bool", Raises::DTypeError, {"remainder", "bool"},
+        [] { remainder(ones({2}, kBool), ones({2}, kBool)); });
+  t.add("fmod_shapes", Raises::ShapeError, {"fmod", "[2, 3]", "[4]"}, [] {
+    fmod(ones({2, 3}), ones({4}));
+  });
+  t.add("floor_divide_into_int_by_float", Raises::DTypeError,
+        {"floor_divide_", "float32", "can't be cast", "int64"}, [] {
+          Tensor x = ones({2}, kInt64);
+          x.floor_divide_(ones({2}));
+        });
+  t.add("remainder_in_place_grows_self", Raises::ShapeError,
+        {"remainder_", "[2, 3]", "does not fit in self of shape [3]"}, [] {
+          Tensor x = ones({3});
+          x.remainder_(ones({2, 3}));
+        });
   return t.cases();
 }
 LG_MISUSE_SUITE(Elementwise, elementwise_cases());

@@ -320,6 +320,18 @@ void with_op(BinaryOp op, F&& f) {
       return f(std::integral_constant<O, O::Minimum>{});
     case O::Atan2:
       return f(std::integral_constant<O, O::Atan2>{});
+    case O::Remainder:
+      return f(std::integral_constant<O, O::Remainder>{});
+    case O::Fmod:
+      return f(std::integral_constant<O, O::Fmod>{});
+    case O::FloorDivide:
+      return f(std::integral_constant<O, O::FloorDivide>{});
+    case O::BitwiseAnd:
+      return f(std::integral_constant<O, O::BitwiseAnd>{});
+    case O::BitwiseOr:
+      return f(std::integral_constant<O, O::BitwiseOr>{});
+    case O::BitwiseXor:
+      return f(std::integral_constant<O, O::BitwiseXor>{});
   }
   LG_THROW(Error, "unknown BinaryOp ", static_cast<int>(op));
 }

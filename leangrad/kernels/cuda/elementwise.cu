@@ -244,6 +244,18 @@ void dispatch_binary_op(BinaryOp op, F&& f) {
       return f.template operator()<BinaryOp::Minimum>();
     case BinaryOp::Atan2:
       return f.template operator()<BinaryOp::Atan2>();
+    case BinaryOp::Remainder:
+      return f.template operator()<BinaryOp::Remainder>();
+    case BinaryOp::Fmod:
+      return f.template operator()<BinaryOp::Fmod>();
+    case BinaryOp::FloorDivide:
+      return f.template operator()<BinaryOp::FloorDivide>();
+    case BinaryOp::BitwiseAnd:
+      return f.template operator()<BinaryOp::BitwiseAnd>();
+    case BinaryOp::BitwiseOr:
+      return f.template operator()<BinaryOp::BitwiseOr>();
+    case BinaryOp::BitwiseXor:
+      return f.template operator()<BinaryOp::BitwiseXor>();
   }
   LG_THROW(Error, "CUDA elementwise: unknown binary op ", static_cast<int>(op));
 }
