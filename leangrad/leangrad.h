@@ -57,6 +57,7 @@
 #include <leangrad/autograd/reduction_functions.h>
 #include <leangrad/autograd/sampling_functions.h>
 #include <leangrad/autograd/saved_tensor.h>
+#include <leangrad/autograd/shape_functions.h>
 #include <leangrad/autograd/volumetric_functions.h>
 #include <leangrad/core/creation.h>
 #include <leangrad/core/cuda.h>

@@ -1234,6 +1234,66 @@ Tensor masked_fill(const Tensor& a, const Tensor& mask, double value) {
   return masked_fill(a, mask, scalar_like(a, value));
 }
 
+Tensor isposinf(const Tensor& a) {
+  LG_PROFILE_OP(a);
+  LG_CHECK(a.defined(), "isposinf: expected a defined tensor");
+  if (!is_floating(a.dtype())) return zeros(a.shape(), TensorOptions(kBool).device(a.device()));
+  return eq(a, std::numeric_limits<double>::infinity());
+}
+
+Tensor isneginf(const Tensor& a) {
+  LG_PROFILE_OP(a);
+  LG_CHECK(a.defined(), "isneginf: expected a defined tensor");
+  if (!is_floating(a.dtype())) return zeros(a.shape(), TensorOptions(kBool).device(a.device()));
+  return eq(a, -std::numeric_limits<double>::infinity());
+}
+
+Tensor isclose(const Tensor& a_in, const Tensor& b_in, double rtol, double atol, bool equal_nan) {
+  LG_PROFILE_OP(a_in, b_in);
+  const char* op = "isclose";
+  LG_CHECK(a_in.defined() && b_in.defined(), op, ": expected two defined tensors");
+  LG_CHECK_DTYPE(a_in.dtype() == b_in.dtype(), op, ": expected a and b of one dtype, got ",
+                 a_in.dtype(), " and ", b_in.dtype());
+  LG_CHECK(rtol >= 0 && atol >= 0, op, ": rtol and atol must be >= 0, got ", rtol, " and ", atol);
+  NoGradGuard no_grad;
+  const bool floating = is_floating(a_in.dtype());
+  const Tensor a = floating ? a_in : a_in.to(kFloat32);
+  const Tensor b = floating ? b_in : b_in.to(kFloat32);
+  Tensor close = eq(a, b);
+  if (equal_nan) close = logical_or(close, logical_and(isnan(a), isnan(b)));
+  if (rtol == 0 && atol == 0) return close;
+  const Tensor allowed = add(abs(mul(b, rtol)), atol);
+  const Tensor actual = abs(sub(a, b));
+  return logical_or(close, logical_and(isfinite(actual), le(actual, allowed)));
+}
+
+Tensor isin(const Tensor& elements, const Tensor& test_elements, bool /*assume_unique*/,
+            bool invert) {
+  LG_PROFILE_OP(elements, test_elements);
+  const char* op = "isin";
+  LG_CHECK(elements.defined() && test_elements.defined(), op, ": expected two defined tensors");
+  LG_CHECK_DEVICE(elements.device() == test_elements.device(), op,
+                  ": expected elements and test_elements on one device, got ", elements.device(),
+                  " and ", test_elements.device());
+  NoGradGuard no_grad;
+  const Tensor flat = elements.reshape({-1});
+  const Tensor tests = test_elements.reshape({1, -1});
+  // The comparisons are (elements, tests) bools: taken in chunks of elements of at most 2^24.
+  constexpr std::int64_t kComparisonsPerChunk = std::int64_t{1} << 24;
+  const std::int64_t chunk =
+      std::max<std::int64_t>(1, kComparisonsPerChunk / std::max<std::int64_t>(tests.numel(), 1));
+  std::vector<Tensor> parts;
+  for (std::int64_t first = 0; first < flat.numel(); first += chunk) {
+    const std::int64_t count = std::min(chunk, flat.numel() - first);
+    parts.push_back(any(eq(flat.narrow(0, first, count).unsqueeze(1), tests), {1}));
+  }
+  Tensor found = parts.empty()       ? zeros({0}, TensorOptions(kBool).device(elements.device()))
+                 : parts.size() == 1 ? parts.front()
+                                     : cat(parts, 0);
+  found = found.reshape(elements.shape());
+  return invert ? logical_not(found) : found;
+}
+
 bool allclose(const Tensor& a, const Tensor& b, double rtol, double atol, bool equal_nan) {
   LG_PROFILE_OP(a, b);
   LG_CHECK(rtol >= 0 && atol >= 0, "allclose: rtol and atol must be >= 0, got ", rtol, " and ",

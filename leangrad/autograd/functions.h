@@ -137,6 +137,18 @@ Tensor ne(const Tensor& a, double b);
 Tensor isnan(const Tensor& a);
 Tensor isinf(const Tensor& a);
 Tensor isfinite(const Tensor& a);
+// +inf and -inf, elementwise (false for integral and bool dtypes), as torch.isposinf/isneginf.
+Tensor isposinf(const Tensor& a);
+Tensor isneginf(const Tensor& a);
+// |a - b| <= atol + |rtol b| or a == b (equal infinities), elementwise with broadcasting, in
+// a's dtype (integral operands in float32), NaN close to NaN only with equal_nan, as
+// torch.isclose; a and b of one dtype.
+Tensor isclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-8,
+               bool equal_nan = false);
+// Whether each element of `elements` equals some element of `test_elements` (NaN equals none),
+// shaped as `elements`; invert: whether it equals none, as torch.isin.
+Tensor isin(const Tensor& elements, const Tensor& test_elements, bool assume_unique = false,
+            bool invert = false);
 // Logic on "non-zero" (NaN is), any dtypes, broadcasting, as torch.logical_*.
 Tensor logical_not(const Tensor& a);
 Tensor logical_and(const Tensor& a, const Tensor& b);

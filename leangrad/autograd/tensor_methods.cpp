@@ -16,6 +16,7 @@
 #include <leangrad/autograd/nn_internal.h>
 #include <leangrad/autograd/reduction_functions.h>
 #include <leangrad/autograd/sampling_functions.h>
+#include <leangrad/autograd/shape_functions.h>
 #include <leangrad/core/creation.h>
 #include <leangrad/core/host_sync.h>
 #include <leangrad/core/views.h>
@@ -1020,6 +1021,56 @@ LG_COMPOSED_BINARY_IN_PLACE(bitwise_xor)
 Tensor& Tensor::bitwise_not_() {
   return composed_in_place("bitwise_not_", *this, {},
                            [](const Tensor& self) { return leangrad::bitwise_not(self); });
+}
+Tensor Tensor::movedim(const std::vector<std::int64_t>& source,
+                       const std::vector<std::int64_t>& destination) const {
+  return leangrad::movedim(*this, source, destination);
+}
+Tensor Tensor::movedim(std::int64_t source, std::int64_t destination) const {
+  return leangrad::movedim(*this, source, destination);
+}
+Tensor Tensor::moveaxis(std::int64_t source, std::int64_t destination) const {
+  return leangrad::moveaxis(*this, source, destination);
+}
+Tensor Tensor::swapaxes(std::int64_t axis0, std::int64_t axis1) const {
+  return leangrad::swapaxes(*this, axis0, axis1);
+}
+Tensor Tensor::swapdims(std::int64_t dim0, std::int64_t dim1) const {
+  return leangrad::swapdims(*this, dim0, dim1);
+}
+Tensor Tensor::broadcast_to(const Shape& shape) const {
+  return leangrad::broadcast_to(*this, shape);
+}
+Tensor Tensor::fliplr() const {
+  return leangrad::fliplr(*this);
+}
+Tensor Tensor::flipud() const {
+  return leangrad::flipud(*this);
+}
+Tensor Tensor::rot90(std::int64_t k, const std::vector<std::int64_t>& dims) const {
+  return leangrad::rot90(*this, k, dims);
+}
+Tensor Tensor::take_along_dim(const Tensor& indices, std::optional<std::int64_t> dim) const {
+  return leangrad::take_along_dim(*this, indices, dim);
+}
+Tensor Tensor::diag_embed(std::int64_t offset, std::int64_t dim1, std::int64_t dim2) const {
+  return leangrad::diag_embed(*this, offset, dim1, dim2);
+}
+std::vector<Tensor> Tensor::tensor_split(std::int64_t sections, std::int64_t dim) const {
+  return leangrad::tensor_split(*this, sections, dim);
+}
+std::vector<Tensor> Tensor::tensor_split(const std::vector<std::int64_t>& indices,
+                                         std::int64_t dim) const {
+  return leangrad::tensor_split(*this, indices, dim);
+}
+Tensor Tensor::isclose(const Tensor& other, double rtol, double atol, bool equal_nan) const {
+  return leangrad::isclose(*this, other, rtol, atol, equal_nan);
+}
+Tensor Tensor::isposinf() const {
+  return leangrad::isposinf(*this);
+}
+Tensor Tensor::isneginf() const {
+  return leangrad::isneginf(*this);
 }
 Tensor Tensor::tile(const std::vector<std::int64_t>& reps) const {
   return leangrad::tile(*this, reps);

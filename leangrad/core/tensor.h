@@ -224,6 +224,28 @@ class Tensor {
   Tensor argwhere() const;
   Tensor masked_select(const Tensor& mask) const;
   Tensor count_nonzero(const DimList& dims = {}) const;
+  // The rearranging functions of autograd/shape_functions.h and the tests of functions.h as
+  // methods, torch's: x.movedim(0, -1), x.rot90(1, {0, 1}), x.take_along_dim(i, 1), ...
+  Tensor movedim(const std::vector<std::int64_t>& source,
+                 const std::vector<std::int64_t>& destination) const;
+  Tensor movedim(std::int64_t source, std::int64_t destination) const;
+  Tensor moveaxis(std::int64_t source, std::int64_t destination) const;
+  Tensor swapaxes(std::int64_t axis0, std::int64_t axis1) const;
+  Tensor swapdims(std::int64_t dim0, std::int64_t dim1) const;
+  Tensor broadcast_to(const Shape& shape) const;
+  Tensor fliplr() const;
+  Tensor flipud() const;
+  Tensor rot90(std::int64_t k = 1, const std::vector<std::int64_t>& dims = {0, 1}) const;
+  Tensor take_along_dim(const Tensor& indices,
+                        std::optional<std::int64_t> dim = std::nullopt) const;
+  Tensor diag_embed(std::int64_t offset = 0, std::int64_t dim1 = -2, std::int64_t dim2 = -1) const;
+  std::vector<Tensor> tensor_split(std::int64_t sections, std::int64_t dim = 0) const;
+  std::vector<Tensor> tensor_split(const std::vector<std::int64_t>& indices,
+                                   std::int64_t dim = 0) const;
+  Tensor isclose(const Tensor& other, double rtol = 1e-5, double atol = 1e-8,
+                 bool equal_nan = false) const;
+  Tensor isposinf() const;
+  Tensor isneginf() const;
 
   // ---- In-place (bump the version counter) -------------------------------------------------
   Tensor& add_(const Tensor& other, double alpha = 1.0);

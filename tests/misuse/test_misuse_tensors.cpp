@@ -7,6 +7,7 @@
 #include <vector>
 
 #include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/shape_functions.h>
 #include <leangrad/core/creation.h>
 #include <leangrad/kernels/creation.h>
 #include "misuse/misuse_testing.h"
@@ -176,6 +177,59 @@ std::vector<MisuseCase> view_cases() {
   });
   t.add("unflatten_zero_dim", Raises::ShapeError, {"unflatten", "0-d"},
         [] { ones({}).unflatten(0, {1}); });
+  // The rearranging functions (autograd/shape_functions.h) and isclose.
+  t.add("hstack_empty_list", Raises::Error, {"hstack", "non-empty list"}, [] { hstack({}); });
+  t.add("vstack_undefined_piece", Raises::Error, {"vstack", "tensor 1", "undefined"}, [] {
+    vstack({ones({2}), Tensor()});
+  });
+  t.add("tensor_split_zero_sections", Raises::Error, {"tensor_split", "sections > 0", "got 0"},
+        [] { tensor_split(ones({4}), 0); });
+  t.add("tensor_split_zero_dim", Raises::ShapeError, {"tensor_split", "at least 1 dim", "[]"},
+        [] { tensor_split(ones({}), 2); });
+  t.add("movedim_source_twice", Raises::Error, {"movedim", "source dim -3", "twice", "[2, 3, 4]"},
+        [] {
+          movedim(ones({2, 3, 4}), {0, -3}, {1, 2});
+        });
+  t.add("movedim_lengths_differ", Raises::Error, {"movedim", "got 2 and 1"}, [] {
+    movedim(ones({2, 3, 4}), {0, 1}, {2});
+  });
+  t.add("movedim_out_of_range", Raises::ShapeError, {"movedim", "dimension 3", "3-d"}, [] {
+    movedim(ones({2, 3, 4}), 3, 0);
+  });
+  t.add("fliplr_one_dim", Raises::ShapeError, {"fliplr", "at least 2 dims", "[4]"},
+        [] { fliplr(ones({4})); });
+  t.add("rot90_same_dims", Raises::Error, {"rot90", "two different dims", "1 and -1"}, [] {
+    rot90(ones({2, 3}), 1, {1, -1});
+  });
+  t.add("rot90_three_dims", Raises::Error, {"rot90", "two dims, got 3"}, [] {
+    rot90(ones({2, 3, 4}), 1, {0, 1, 2});
+  });
+  t.add("take_along_dim_float_indices", Raises::DTypeError, {"take_along_dim", "int64", "float32"},
+        [] {
+          take_along_dim(ones({2, 3}), ones({2, 1}), 1);
+        });
+  t.add("take_along_dim_ranks_differ", Raises::ShapeError,
+        {"take_along_dim", "one rank", "[2, 3]", "[2]"}, [] {
+          take_along_dim(ones({2, 3}), zeros({2}, kInt64), 1);
+        });
+  t.add("diag_embed_same_dims", Raises::Error, {"diag_embed", "two different dims"}, [] {
+    diag_embed(ones({2, 3}), 0, 1, -2);
+  });
+  t.add("block_diag_three_dims", Raises::ShapeError, {"block_diag", "at most 2 dims", "[1, 2, 3]"},
+        [] {
+          block_diag({ones({2}), ones({1, 2, 3})});
+        });
+  t.add("cartesian_prod_matrix", Raises::ShapeError, {"cartesian_prod", "1-d", "[2, 2]"}, [] {
+    cartesian_prod({ones({2}), ones({2, 2})});
+  });
+  t.add("tril_indices_negative_row", Raises::Error, {"tril_indices", "non-negative", "-1"},
+        [] { tril_indices(-1, 3); });
+  t.add("triu_indices_float_dtype", Raises::DTypeError,
+        {"triu_indices", "int64 or int32", "float32"}, [] { triu_indices(3, 3, 0, kFloat32); });
+  t.add("isclose_dtypes_differ", Raises::DTypeError, {"isclose", "one dtype", "float32", "float64"},
+        [] { isclose(ones({2}), ones({2}, kFloat64)); });
+  t.add("isclose_negative_rtol", Raises::Error, {"isclose", "must be >= 0", "-1"},
+        [] { isclose(ones({2}), ones({2}), -1.0); });
   return t.cases();
 }
 LG_MISUSE_SUITE(Views, view_cases());

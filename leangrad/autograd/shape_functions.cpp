@@ -1,0 +1,368 @@
+// The rearranging functions (autograd/shape_functions.h), each composed of views and the ops
+// that differentiate.
+#include <leangrad/autograd/shape_functions.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+
+#include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/indexing_functions.h>
+#include <leangrad/core/creation.h>
+#include <leangrad/core/error.h>
+#include <leangrad/core/profiler.h>
+#include <leangrad/kernels/creation.h>
+
+namespace leangrad {
+
+namespace {
+
+void check_list(const char* op, const std::vector<Tensor>& tensors) {
+  LG_CHECK(!tensors.empty(), op, ": expected a non-empty list of tensors");
+  for (std::size_t i = 0; i < tensors.size(); ++i)
+    LG_CHECK(tensors[i].defined(), op, ": tensor ", i, " of the list is undefined");
+}
+
+void check_defined(const char* op, const Tensor& t) {
+  LG_CHECK(t.defined(), op, ": expected a defined tensor");
+}
+
+template <typename F>
+std::vector<Tensor> each(const std::vector<Tensor>& tensors, const F& f) {
+  std::vector<Tensor> out;
+  out.reserve(tensors.size());
+  for (const Tensor& t : tensors)
+    out.push_back(f(t));
+  return out;
+}
+
+}  // namespace
+
+Tensor atleast_1d(const Tensor& input) {
+  check_defined("atleast_1d", input);
+  return input.dim() == 0 ? input.reshape({1}) : input;
+}
+
+Tensor atleast_2d(const Tensor& input) {
+  check_defined("atleast_2d", input);
+  if (input.dim() == 0) return input.reshape({1, 1});
+  if (input.dim() == 1) return input.unsqueeze(0);
+  return input;
+}
+
+Tensor atleast_3d(const Tensor& input) {
+  check_defined("atleast_3d", input);
+  switch (input.dim()) {
+    case 0:
+      return input.reshape({1, 1, 1});
+    case 1:
+      return input.unsqueeze(0).unsqueeze(2);
+    case 2:
+      return input.unsqueeze(2);
+    default:
+      return input;
+  }
+}
+
+Tensor hstack(const std::vector<Tensor>& tensors) {
+  LG_PROFILE_OP(tensors);
+  check_list("hstack", tensors);
+  const std::vector<Tensor> pieces = each(tensors, atleast_1d);
+  return cat(pieces, pieces.front().dim() == 1 ? 0 : 1);
+}
+
+Tensor vstack(const std::vector<Tensor>& tensors) {
+  LG_PROFILE_OP(tensors);
+  check_list("vstack", tensors);
+  return cat(each(tensors, atleast_2d), 0);
+}
+
+Tensor row_stack(const std::vector<Tensor>& tensors) {
+  return vstack(tensors);
+}
+
+Tensor dstack(const std::vector<Tensor>& tensors) {
+  LG_PROFILE_OP(tensors);
+  check_list("dstack", tensors);
+  return cat(each(tensors, atleast_3d), 2);
+}
+
+Tensor column_stack(const std::vector<Tensor>& tensors) {
+  LG_PROFILE_OP(tensors);
+  check_list("column_stack", tensors);
+  return cat(each(tensors,
+                  [](const Tensor& t) {
+                    return t.dim() <= 1 ? t.reshape({t.numel(), 1}) : t;
+                  }),
+             1);
+}
+
+std::vector<Tensor> tensor_split(const Tensor& input, std::int64_t sections, std::int64_t dim) {
+  check_defined("tensor_split", input);
+  LG_CHECK(sections > 0, "tensor_split: expected a number of sections > 0, got ", sections);
+  LG_CHECK_SHAPE(input.dim() > 0, "tensor_split: expected a tensor of at least 1 dim, got shape ",
+                 input.shape());
+  const std::int64_t d = wrap_dim(dim, input.dim(), "tensor_split");
+  const std::int64_t size = input.size(d);
+  std::vector<Tensor> out;
+  out.reserve(static_cast<std::size_t>(sections));
+  std::int64_t start = 0;
+  for (std::int64_t i = 0; i < sections; ++i) {
+    const std::int64_t length = size / sections + (i < size % sections ? 1 : 0);
+    out.push_back(input.narrow(d, start, length));
+    start += length;
+  }
+  return out;
+}
+
+std::vector<Tensor> tensor_split(const Tensor& input, const std::vector<std::int64_t>& indices,
+                                 std::int64_t dim) {
+  check_defined("tensor_split", input);
+  LG_CHECK_SHAPE(input.dim() > 0, "tensor_split: expected a tensor of at least 1 dim, got shape ",
+                 input.shape());
+  const std::int64_t d = wrap_dim(dim, input.dim(), "tensor_split");
+  const std::int64_t size = input.size(d);
+  // A negative index counts from the end, as a Python slice's.
+  const auto clamp_index = [size](std::int64_t i) {
+    return std::clamp<std::int64_t>(i < 0 ? i + size : i, 0, size);
+  };
+  std::vector<Tensor> out;
+  out.reserve(indices.size() + 1);
+  std::int64_t start = 0;
+  for (std::int64_t index : indices) {
+    const std::int64_t end = clamp_index(index);
+    out.push_back(input.narrow(d, start, std::max<std::int64_t>(end - start, 0)));
+    start = end;  // the next view starts at this index, even after a decreasing one
+  }
+  out.push_back(input.narrow(d, start, size - start));
+  return out;
+}
+
+Tensor movedim(const Tensor& input, const std::vector<std::int64_t>& source,
+               const std::vector<std::int64_t>& destination) {
+  check_defined("movedim", input);
+  LG_CHECK(source.size() == destination.size(), "movedim: expected as many source dims as ",
+           "destinations, got ", source.size(), " and ", destination.size());
+  const std::int64_t n = input.dim();
+  std::vector<std::int64_t> order(static_cast<std::size_t>(n), -1);
+  std::vector<bool> moved(static_cast<std::size_t>(n), false);
+  for (std::size_t i = 0; i < source.size(); ++i) {
+    const std::int64_t from = wrap_dim(source[i], n, "movedim");
+    const std::int64_t to = wrap_dim(destination[i], n, "movedim");
+    LG_CHECK(!moved[static_cast<std::size_t>(from)], "movedim: source dim ", source[i],
+             " is given twice (shape ", input.shape(), ")");
+    LG_CHECK(order[static_cast<std::size_t>(to)] == -1, "movedim: destination dim ", destination[i],
+             " is given twice (shape ", input.shape(), ")");
+    order[static_cast<std::size_t>(to)] = from;
+    moved[static_cast<std::size_t>(from)] = true;
+  }
+  // The dims not moved fill the free positions in their order.
+  std::int64_t next = 0;
+  for (std::int64_t& slot : order) {
+    if (slot != -1) continue;
+    while (moved[static_cast<std::size_t>(next)])
+      ++next;
+    slot = next++;
+  }
+  return input.permute(order);
+}
+
+Tensor movedim(const Tensor& input, std::int64_t source, std::int64_t destination) {
+  return movedim(input, std::vector<std::int64_t>{source}, std::vector<std::int64_t>{destination});
+}
+
+Tensor moveaxis(const Tensor& input, const std::vector<std::int64_t>& source,
+                const std::vector<std::int64_t>& destination) {
+  return movedim(input, source, destination);
+}
+
+Tensor moveaxis(const Tensor& input, std::int64_t source, std::int64_t destination) {
+  return movedim(input, source, destination);
+}
+
+Tensor swapaxes(const Tensor& input, std::int64_t axis0, std::int64_t axis1) {
+  check_defined("swapaxes", input);
+  return input.transpose(axis0, axis1);
+}
+
+Tensor swapdims(const Tensor& input, std::int64_t dim0, std::int64_t dim1) {
+  check_defined("swapdims", input);
+  return input.transpose(dim0, dim1);
+}
+
+Tensor broadcast_to(const Tensor& input, const Shape& shape) {
+  check_defined("broadcast_to", input);
+  return input.expand(shape);
+}
+
+std::vector<Tensor> broadcast_tensors(const std::vector<Tensor>& tensors) {
+  check_list("broadcast_tensors", tensors);
+  Shape shape = tensors.front().shape();
+  for (const Tensor& t : tensors)
+    shape = broadcast_shapes(shape, t.shape(), "broadcast_tensors");
+  return each(tensors, [&](const Tensor& t) { return t.expand(shape); });
+}
+
+Tensor fliplr(const Tensor& input) {
+  check_defined("fliplr", input);
+  LG_CHECK_SHAPE(input.dim() >= 2, "fliplr: expected a tensor of at least 2 dims, got shape ",
+                 input.shape());
+  return flip(input, {1});
+}
+
+Tensor flipud(const Tensor& input) {
+  check_defined("flipud", input);
+  LG_CHECK_SHAPE(input.dim() >= 1, "flipud: expected a tensor of at least 1 dim, got shape ",
+                 input.shape());
+  return flip(input, {0});
+}
+
+Tensor rot90(const Tensor& input, std::int64_t k, const std::vector<std::int64_t>& dims) {
+  LG_PROFILE_OP(input);
+  check_defined("rot90", input);
+  LG_CHECK(dims.size() == 2, "rot90: expected two dims, got ", dims.size());
+  LG_CHECK_SHAPE(input.dim() >= 2, "rot90: expected a tensor of at least 2 dims, got shape ",
+                 input.shape());
+  const std::int64_t d0 = wrap_dim(dims[0], input.dim(), "rot90");
+  const std::int64_t d1 = wrap_dim(dims[1], input.dim(), "rot90");
+  LG_CHECK(d0 != d1, "rot90: expected two different dims, got ", dims[0], " and ", dims[1]);
+  switch (((k % 4) + 4) % 4) {
+    case 1:
+      return flip(input, {d1}).transpose(d0, d1);
+    case 2:
+      return flip(input, {d0, d1});
+    case 3:
+      return flip(input, {d0}).transpose(d0, d1);
+    default:
+      return clone(input);
+  }
+}
+
+Tensor take_along_dim(const Tensor& input, const Tensor& indices, std::optional<std::int64_t> dim) {
+  LG_PROFILE_OP(input, indices);
+  const char* op = "take_along_dim";
+  check_defined(op, input);
+  check_defined(op, indices);
+  LG_CHECK_DTYPE(indices.dtype() == kInt64, op, ": expected int64 indices, got ", indices.dtype());
+  if (!dim) return gather(input.reshape({-1}), 0, indices.reshape({-1}));
+  LG_CHECK_SHAPE(input.dim() == indices.dim(), op, ": expected input and indices of one rank, got ",
+                 input.shape(), " and ", indices.shape());
+  const std::int64_t d = wrap_dim(*dim, input.dim(), op);
+  // Each broadcast to the other's shape in every dim but d, keeping its own size there.
+  Shape input_sizes = input.shape(), index_sizes = indices.shape();
+  input_sizes[static_cast<std::size_t>(d)] = indices.size(d);
+  index_sizes[static_cast<std::size_t>(d)] = input.size(d);
+  const Tensor index = indices.expand(broadcast_shapes(input_sizes, indices.shape(), op));
+  const Tensor values = input.expand(broadcast_shapes(index_sizes, input.shape(), op));
+  return gather(values, d, index);
+}
+
+Tensor diag_embed(const Tensor& input, std::int64_t offset, std::int64_t dim1, std::int64_t dim2) {
+  LG_PROFILE_OP(input);
+  const char* op = "diag_embed";
+  check_defined(op, input);
+  LG_CHECK_SHAPE(input.dim() >= 1, op, ": expected a tensor of at least 1 dim, got shape ",
+                 input.shape());
+  const std::int64_t out_dims = input.dim() + 1;
+  const std::int64_t d1 = wrap_dim(dim1, out_dims, op);
+  const std::int64_t d2 = wrap_dim(dim2, out_dims, op);
+  LG_CHECK(d1 != d2, op, ": expected two different dims, got ", dim1, " and ", dim2);
+  const std::int64_t m = input.size(-1);
+  const std::int64_t n = m + std::abs(offset);
+  // (n, n): position (r, c) holds input[..., r] above the diagonal's start (offset >= 0) or
+  // input[..., c] (offset < 0), kept where c - r == offset.
+  const TensorOptions positions = TensorOptions(kInt64).device(input.device());
+  const Tensor rows = arange(0.0, static_cast<double>(n), 1.0, positions).unsqueeze(1);
+  const Tensor cols = arange(0.0, static_cast<double>(n), 1.0, positions).unsqueeze(0);
+  const Tensor on_diagonal = eq(sub(cols, rows), static_cast<double>(offset));
+  const Tensor source = clamp(offset >= 0 ? rows.expand({n, n}) : cols.expand({n, n}), 0.0,
+                              static_cast<double>(std::max<std::int64_t>(m - 1, 0)));
+  Shape matrix = input.shape();
+  matrix.back() = n;
+  matrix.push_back(n);
+  Tensor out;
+  if (m == 0) {
+    out = zeros(matrix, input.options());
+  } else {
+    const Tensor picked = index_select(input, -1, source.reshape({-1})).reshape(matrix);
+    out = where(on_diagonal, picked, zeros({}, input.options()));
+  }
+  // The new pair of dims is last; move it to (d1, d2).
+  return movedim(out, {out_dims - 2, out_dims - 1}, {d1, d2});
+}
+
+Tensor block_diag(const std::vector<Tensor>& tensors) {
+  LG_PROFILE_OP(tensors);
+  const char* op = "block_diag";
+  if (tensors.empty()) return zeros({1, 0});
+  check_list(op, tensors);
+  std::vector<Tensor> blocks;
+  std::int64_t columns = 0;
+  for (const Tensor& t : tensors) {
+    LG_CHECK_SHAPE(t.dim() <= 2, op, ": expected tensors of at most 2 dims, got shape ", t.shape());
+    LG_CHECK_DEVICE(t.device() == tensors.front().device(), op, ": expected tensors on one ",
+                    "device, got ", tensors.front().device(), " and ", t.device());
+    blocks.push_back(atleast_2d(t));
+    columns += blocks.back().size(1);
+  }
+  std::vector<Tensor> rows;
+  std::int64_t left = 0;
+  for (const Tensor& b : blocks) {
+    const std::int64_t width = b.size(1);
+    rows.push_back(pad(b, {left, columns - left - width}));
+    left += width;
+  }
+  return cat(rows, 0);
+}
+
+Tensor cartesian_prod(const std::vector<Tensor>& tensors) {
+  LG_PROFILE_OP(tensors);
+  const char* op = "cartesian_prod";
+  check_list(op, tensors);
+  for (const Tensor& t : tensors)
+    LG_CHECK_SHAPE(t.dim() == 1, op, ": expected 1-d tensors, got shape ", t.shape());
+  if (tensors.size() == 1) return tensors.front();
+  std::vector<Tensor> columns = meshgrid(tensors, "ij");
+  for (Tensor& c : columns)
+    c = c.reshape({-1});
+  return stack(columns, 1);
+}
+
+namespace {
+
+// The coordinates of a triangle of a (row, col) matrix, row by row: c - r <= offset (lower) or
+// c - r >= offset (upper).
+Tensor triangle_indices(const char* op, std::int64_t row, std::int64_t col, std::int64_t offset,
+                        bool lower, const TensorOptions& options) {
+  LG_CHECK(row >= 0 && col >= 0, op, ": expected non-negative row and col, got ", row, " and ",
+           col);
+  LG_CHECK_DTYPE(options.dtype() == kInt64 || options.dtype() == kInt32, op,
+                 ": expected an int64 or int32 dtype, got ", options.dtype());
+  std::vector<std::int64_t> rows, cols;
+  for (std::int64_t r = 0; r < row; ++r) {
+    // Lower: c in [0, min(col, r + offset + 1)); upper: c in [max(0, r + offset), col).
+    const std::int64_t first = lower ? 0 : std::clamp<std::int64_t>(r + offset, 0, col);
+    const std::int64_t last = lower ? std::clamp<std::int64_t>(r + offset + 1, 0, col) : col;
+    for (std::int64_t c = first; c < last; ++c) {
+      rows.push_back(r);
+      cols.push_back(c);
+    }
+  }
+  const auto count = static_cast<std::int64_t>(rows.size());
+  rows.insert(rows.end(), cols.begin(), cols.end());
+  return tensor(rows, {2, count}, TensorOptions(kInt64)).to(options.dtype()).to(options.device());
+}
+
+}  // namespace
+
+Tensor tril_indices(std::int64_t row, std::int64_t col, std::int64_t offset,
+                    const TensorOptions& options) {
+  return triangle_indices("tril_indices", row, col, offset, true, options);
+}
+
+Tensor triu_indices(std::int64_t row, std::int64_t col, std::int64_t offset,
+                    const TensorOptions& options) {
+  return triangle_indices("triu_indices", row, col, offset, false, options);
+}
+
+}  // namespace leangrad

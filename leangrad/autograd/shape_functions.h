@@ -1,0 +1,97 @@
+// Rearranging tensors, as torch's: the stacks of mixed ranks (hstack, vstack, dstack,
+// column_stack, atleast_1d/2d/3d), tensor_split, movedim and swapaxes, broadcast_to and
+// broadcast_tensors, fliplr, flipud and rot90, take_along_dim, diag_embed, block_diag,
+// cartesian_prod, and the index lists tril_indices and triu_indices. Each is composed of views,
+// cat, flip, gather, index_select, where and pad, so it differentiates (twice too) and runs on
+// every device those run on.
+//   Tensor row = hstack({a, b});                  // 1-d pieces joined, or along dim 1
+//   auto parts = tensor_split(x, 3, /*dim=*/1);   // sizes differ by at most one
+//   Tensor y = movedim(x, {0, 3}, {2, 0});
+//   Tensor picked = take_along_dim(x, argsort(x, 1).narrow(1, 0, 2), 1);
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include <leangrad/core/shape.h>
+#include <leangrad/core/tensor.h>
+#include <leangrad/core/tensor_options.h>
+
+namespace leangrad {
+
+// A 0-d tensor as (1), (1, 1) or (1, 1, 1); a 1-d (n) as (1, n) or (1, n, 1); a 2-d (m, n) as
+// (m, n, 1); larger ones unchanged (views), as torch.atleast_*d.
+Tensor atleast_1d(const Tensor& input);
+Tensor atleast_2d(const Tensor& input);
+Tensor atleast_3d(const Tensor& input);
+// torch's stacks of pieces of any rank: hstack joins 1-d pieces (0-d counting as 1-d) along dim
+// 0 and others along dim 1; vstack (row_stack) joins atleast_2d pieces along dim 0, dstack
+// atleast_3d pieces along dim 2, column_stack 0-d and 1-d pieces as columns (n, 1) and others
+// as they are, along dim 1. The pieces promote to one dtype, as cat's.
+Tensor hstack(const std::vector<Tensor>& tensors);
+Tensor vstack(const std::vector<Tensor>& tensors);
+Tensor row_stack(const std::vector<Tensor>& tensors);
+Tensor dstack(const std::vector<Tensor>& tensors);
+Tensor column_stack(const std::vector<Tensor>& tensors);
+
+// input split along dim into `sections` views whose sizes differ by at most one (the first
+// size % sections one larger; empty ones when sections exceeds the size), or at `indices`
+// (views [0, i0), [i0, i1), ..., [ik, size), each index clamped to [0, size], a negative one
+// counting from the end; a view whose end is before its start is empty, and the next starts at
+// that end), as torch.tensor_split.
+std::vector<Tensor> tensor_split(const Tensor& input, std::int64_t sections, std::int64_t dim = 0);
+std::vector<Tensor> tensor_split(const Tensor& input, const std::vector<std::int64_t>& indices,
+                                 std::int64_t dim = 0);
+
+// The dims `source` moved to the positions `destination`, the others keeping their order
+// (a view), as torch.movedim / moveaxis.
+Tensor movedim(const Tensor& input, const std::vector<std::int64_t>& source,
+               const std::vector<std::int64_t>& destination);
+Tensor movedim(const Tensor& input, std::int64_t source, std::int64_t destination);
+Tensor moveaxis(const Tensor& input, const std::vector<std::int64_t>& source,
+                const std::vector<std::int64_t>& destination);
+Tensor moveaxis(const Tensor& input, std::int64_t source, std::int64_t destination);
+// transpose under numpy's names, as torch.swapaxes / swapdims.
+Tensor swapaxes(const Tensor& input, std::int64_t axis0, std::int64_t axis1);
+Tensor swapdims(const Tensor& input, std::int64_t dim0, std::int64_t dim1);
+
+// input expanded to `shape` (a view; -1 keeps a size), as torch.broadcast_to; and every tensor
+// expanded to the shape they broadcast to together, as torch.broadcast_tensors.
+Tensor broadcast_to(const Tensor& input, const Shape& shape);
+std::vector<Tensor> broadcast_tensors(const std::vector<Tensor>& tensors);
+
+// flip of dim 1 (at least 2 dims) and of dim 0 (at least 1), as torch.fliplr and flipud; the
+// rotation by k quarter turns in the plane of dims, from the first dim towards the second, as
+// torch.rot90 (k taken modulo 4; a copy).
+Tensor fliplr(const Tensor& input);
+Tensor flipud(const Tensor& input);
+Tensor rot90(const Tensor& input, std::int64_t k = 1,
+             const std::vector<std::int64_t>& dims = {0, 1});
+
+// The elements of input at `indices` (int64) along dim, input and indices broadcast against each
+// other in every other dim, as torch.take_along_dim (argsort's or topk's indices pick their
+// values); without dim, of the flattened input at the flattened indices.
+Tensor take_along_dim(const Tensor& input, const Tensor& indices,
+                      std::optional<std::int64_t> dim = std::nullopt);
+
+// input's last dim written on the offset-th diagonal of a new pair of dims (dim1, dim2) of size
+// n + |offset|, zeros elsewhere, as torch.diag_embed (the batched inverse of diagonal).
+Tensor diag_embed(const Tensor& input, std::int64_t offset = 0, std::int64_t dim1 = -2,
+                  std::int64_t dim2 = -1);
+// The blocks (0-d as (1, 1), 1-d (n) as (1, n), 2-d as they are) on the diagonal of a matrix of
+// zeros, in order, as torch.block_diag; one promoted dtype.
+Tensor block_diag(const std::vector<Tensor>& tensors);
+// Every combination of one element of each 1-d tensor, the last varying fastest, as rows of a
+// (n0 n1 ..., k) tensor (one tensor: itself), as torch.cartesian_prod.
+Tensor cartesian_prod(const std::vector<Tensor>& tensors);
+
+// The (2, N) coordinates (int64 by default) of the elements on and below (tril) or on and above
+// (triu) the offset-th diagonal of a (row, col) matrix, row by row, as torch.tril_indices and
+// torch.triu_indices.
+Tensor tril_indices(std::int64_t row, std::int64_t col, std::int64_t offset = 0,
+                    const TensorOptions& options = TensorOptions(kInt64));
+Tensor triu_indices(std::int64_t row, std::int64_t col, std::int64_t offset = 0,
+                    const TensorOptions& options = TensorOptions(kInt64));
+
+}  // namespace leangrad
