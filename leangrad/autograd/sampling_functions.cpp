@@ -270,14 +270,17 @@ Tensor gumbel_softmax(const Tensor& logits, double tau, bool hard, std::int64_t 
   LG_CHECK(tau > 0.0 && std::isfinite(tau), op, ": expected a finite tau > 0, got ", tau,
            " (logits of shape ", logits.shape(), ")");
   const std::int64_t d = wrap_dim(dim, logits.dim(), op);
-  // Standard Gumbel noise, -log E with E standard exponential (finite: E > 0).
-  Tensor exponentials =
-      empty(logits.shape(), TensorOptions(logits.dtype()).device(logits.device()));
+  // Standard Gumbel noise, -log E with E standard exponential (E > 0), drawn in float32 at
+  // least: E can be as small as 2^-53, which float32 holds but a 16-bit dtype rounds to 0
+  // (noise +inf, a NaN sample); -log E <= 37 fits every dtype.
+  const DType noise_dtype = logits.dtype() == kFloat64 ? kFloat64 : kFloat32;
+  Tensor exponentials = empty(logits.shape(), TensorOptions(noise_dtype).device(logits.device()));
   {
     NoGradGuard no_grad;
     exponentials.exponential_();
   }
-  const Tensor y_soft = softmax(div(sub(logits, log(exponentials)), tau), d);
+  const Tensor gumbels = neg(log(exponentials)).to(logits.dtype());
+  const Tensor y_soft = softmax(div(add(logits, gumbels), tau), d);
   if (!hard) return y_soft;
   // The one-hot of each argmax, with the soft sample's gradient (straight-through).
   const Tensor index = argmax(y_soft.detach(), d, /*keepdim=*/true);

@@ -46,7 +46,8 @@ Tensor normal(double mean, double std, const Shape& size, const TensorOptions& o
 
 // A sample of the Gumbel-softmax (Concrete) distribution over dim, as
 // torch.nn.functional.gumbel_softmax: softmax((logits + g) / tau, dim), g standard Gumbel noise
-// (-log of exponential_ draws, on logits' device). With hard, the one-hot of each sample's
+// (-log of exponential_ draws in float32 or float64, on logits' device, cast to logits'
+// dtype). With hard, the one-hot of each sample's
 // argmax, whose gradient is the soft sample's (straight-through: y_hard - y_soft.detach() +
 // y_soft; its largest element is 1 to within 2 rounding errors). tau > 0 (checked; PyTorch's
 // gives NaN for 0). PyTorch's deprecated eps is not taken (LibTorch's has none).

@@ -360,14 +360,14 @@ TEST(GumbelSoftmax, IsSoftmaxOfGumbelPerturbedLogits) {
   manual_seed(41);
   Tensor e = empty({5, 4}, kFloat64);
   e.exponential_();
-  EXPECT_TRUE(equal(got, softmax(div(sub(logits, log(e)), 0.7), 1)));
+  EXPECT_TRUE(equal(got, softmax(div(add(logits, neg(log(e))), 0.7), 1)));
   manual_seed(41);
   namespace F = nn::functional;
   EXPECT_TRUE(equal(F::gumbel_softmax(logits, F::GumbelSoftmaxFuncOptions().tau(0.7).dim(1)), got));
   // Along dim 0: the noise is the same, the softmax another.
   manual_seed(41);
   EXPECT_TRUE(
-      equal(gumbel_softmax(logits, 0.7, false, 0), softmax(div(sub(logits, log(e)), 0.7), 0)));
+      equal(gumbel_softmax(logits, 0.7, false, 0), softmax(div(add(logits, neg(log(e))), 0.7), 0)));
 }
 
 // The Gumbel-max trick: the argmax of logits + Gumbel noise is category k with probability
@@ -386,6 +386,37 @@ TEST(GumbelSoftmax, HardSamplesFollowTheSoftmax) {
   const Tensor one_hot_error = sub(y, round(y));
   EXPECT_LE(max_abs(one_hot_error), 2 * math_unit_roundoff(kFloat32));
   EXPECT_TRUE(equal(sum(round(y), {1}), ones({n})));
+}
+
+// 16-bit logits get their noise drawn in float32 (a float16 exponential would round its
+// smallest draws to 0: noise +inf, NaN samples) and cast: the sample keeps the logits' dtype,
+// every value finite, each row summing to 1 within the dtype's rounding of its 4 terms; float32
+// logits draw float32 noise, as drawing it directly does.
+TEST(GumbelSoftmax, SixteenBitLogits) {
+  for (DType dtype : {kFloat16, kBFloat16}) {
+    SCOPED_TRACE(dtype_name(dtype));
+    manual_seed(44);
+    const Tensor y = gumbel_softmax(zeros({1 << 16, 4}, dtype), 0.5);
+    EXPECT_EQ(y.dtype(), dtype);
+    EXPECT_TRUE(all(isfinite(y)).item<bool>());
+    const double unit = dtype == kFloat16 ? 1.0 / 2048 : 1.0 / 256;
+    EXPECT_LE(max_abs(sub(sum(y.to(kFloat32), {1}), 1.0)), 8 * unit);
+    // The noise is float32's -log E cast to the dtype (E rounded to float32, not to 16 bits).
+    const Tensor logits = randn({5, 4}).to(dtype);
+    manual_seed(46);
+    const Tensor got = gumbel_softmax(logits, 0.5);
+    manual_seed(46);
+    Tensor e = empty({5, 4});
+    e.exponential_();
+    EXPECT_TRUE(equal(got, softmax(div(add(logits, neg(log(e)).to(dtype)), 0.5), -1)));
+  }
+  const Tensor logits = randn({3, 5});
+  manual_seed(45);
+  const Tensor got = gumbel_softmax(logits, 2.0);
+  manual_seed(45);
+  Tensor e = empty({3, 5});
+  e.exponential_();
+  EXPECT_TRUE(equal(got, softmax(div(add(logits, neg(log(e))), 2.0), -1)));
 }
 
 // Straight-through: a hard sample's gradient is the soft sample's (same noise, same seed).
