@@ -98,7 +98,8 @@ void check_target(const char* op, const Tensor& self, bool floating_only) {
   LG_CHECK(cond, op, ": ", __VA_ARGS__, " (self of shape ", (self).shape(), ", dtype ", \
            (self).dtype(), ", device ", (self).device(), ")")
 
-// The largest finite value of `dtype`.
+// The largest finite value of `dtype`: geometric_'s draws are clamped to it (the same table as
+// scalar_fits's in core/dtype.cpp, which answers whether a value fits, not what the bound is).
 double largest_finite(DType dtype) {
   switch (dtype) {
     case DType::Float32:
@@ -294,11 +295,10 @@ namespace detail {
 void sample_uniform_(const Tensor& self, double from, double to) {
   const char* op = "uniform_";
   check_target(op, self, true);
-  const double largest = largest_finite(self.dtype());
   LG_CHECK_SAMPLER(std::isfinite(from) && std::isfinite(to) && from <= to, op, self,
                    "expected finite from <= to, got from ", from, ", to ", to);
-  LG_CHECK_SAMPLER(from >= -largest && to <= largest, op, self, "from ", from, " and to ", to,
-                   " must lie within the dtype's range");
+  LG_CHECK_SAMPLER(scalar_fits(from, self.dtype()) && scalar_fits(to, self.dtype()), op, self,
+                   "from ", from, " and to ", to, " must lie within the dtype's range");
   ops::uniform_(self, from, to, default_generator(self.device()));
 }
 
