@@ -1516,11 +1516,7 @@ Tensor nan_to_num(const Tensor& a, double nan, std::optional<double> posinf,
   LG_PROFILE_OP(a);
   LG_CHECK(a.defined(), "nan_to_num: expected a defined tensor");
   if (!is_floating(a.dtype())) return clone(a);
-  // The largest finite value of a's dtype.
-  double largest = std::numeric_limits<double>::max();
-  if (a.dtype() == kFloat32) largest = std::numeric_limits<float>::max();
-  if (a.dtype() == kFloat16) largest = 65504.0;
-  if (a.dtype() == kBFloat16) largest = 0x1.fep127;  // (2 - 2^-7) 2^127
+  const double largest = dtype_max(a.dtype());
   const double inf = std::numeric_limits<double>::infinity();
   Tensor out = where(ne(a, a), scalar_like(a, nan), a);
   out = where(eq(a, inf), scalar_like(a, posinf.value_or(largest)), out);

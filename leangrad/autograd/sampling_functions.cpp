@@ -98,30 +98,6 @@ void check_target(const char* op, const Tensor& self, bool floating_only) {
   LG_CHECK(cond, op, ": ", __VA_ARGS__, " (self of shape ", (self).shape(), ", dtype ", \
            (self).dtype(), ", device ", (self).device(), ")")
 
-// The largest finite value of `dtype`: geometric_'s draws are clamped to it (the same table as
-// scalar_fits's in core/dtype.cpp, which answers whether a value fits, not what the bound is).
-double largest_finite(DType dtype) {
-  switch (dtype) {
-    case DType::Float32:
-      return std::numeric_limits<float>::max();
-    case DType::Float64:
-      return std::numeric_limits<double>::max();
-    case DType::Float16:
-      return 65504.0;
-    case DType::BFloat16:
-      return 3.3895313892515355e38;
-    case DType::Int64:
-      return 9223372036854775807.0;  // rounds to 2^63: clamp in int64 instead
-    case DType::Int32:
-      return 2147483647.0;
-    case DType::UInt8:
-      return 255.0;
-    case DType::Bool:
-      return 1.0;
-  }
-  return 0.0;
-}
-
 // The integers random_ may write into `dtype`: [lowest, highest], every one exact in it (for a
 // floating dtype, up to 2^digits in magnitude, as PyTorch's bounds).
 std::pair<std::int64_t, std::int64_t> integer_bounds(DType dtype) {
@@ -329,7 +305,7 @@ Tensor geometric_draws(const Tensor& self, double p) {
   LG_CHECK_SAMPLER(p > 0.0 && p < 1.0, op, self, "expected p in (0, 1), got ", p);
   const Tensor u = rand(self.shape(), draws_on(self));
   const Tensor k = ceil(div(log(rsub(u, 1.0)), std::log1p(-p)));
-  return clamp(k, 1.0, largest_finite(self.dtype()));
+  return clamp(k, 1.0, dtype_max(self.dtype()));
 }
 
 Tensor cauchy_draws(const Tensor& self, double median, double sigma) {

@@ -40,42 +40,50 @@ DType promote_types(DType a, DType b) {
   return rank(a) >= rank(b) ? a : b;
 }
 
+double dtype_max(DType dtype) {
+  switch (dtype) {
+    case DType::Float32:
+      return std::numeric_limits<float>::max();
+    case DType::Float64:
+      return std::numeric_limits<double>::max();
+    case DType::Float16:
+      return 65504.0;
+    case DType::BFloat16:
+      return 3.3895313892515355e38;  // (2 - 2^-7) * 2^127
+    case DType::Int64:
+      // 2^63 - 1 rounds to 2^63 in double; PyTorch's checks compare with that rounded value.
+      return 9223372036854775807.0;
+    case DType::Int32:
+      return std::numeric_limits<std::int32_t>::max();
+    case DType::UInt8:
+      return 255.0;
+    case DType::Bool:
+      return 1.0;
+  }
+  return 0.0;
+}
+
+double dtype_lowest(DType dtype) {
+  switch (dtype) {
+    case DType::Int64:
+      return -9223372036854775808.0;
+    case DType::Int32:
+      return std::numeric_limits<std::int32_t>::min();
+    case DType::UInt8:
+    case DType::Bool:
+      return 0.0;
+    default:
+      return -dtype_max(dtype);  // the floating dtypes are symmetric
+  }
+}
+
 bool scalar_fits(double value, DType dtype) {
   if (dtype == DType::Bool || dtype == DType::Float64) return true;
   if (!std::isfinite(value)) return is_floating(dtype);  // NaN and the infinities
-  double lowest = 0;
-  double max = 0;
-  switch (dtype) {
-    case DType::Float32:
-      max = std::numeric_limits<float>::max();
-      lowest = -max;
-      break;
-    case DType::Float16:
-      max = 65504.0;
-      lowest = -max;
-      break;
-    case DType::BFloat16:
-      max = 3.3895313892515355e38;  // (2 - 2^-7) * 2^127
-      lowest = -max;
-      break;
-    case DType::Int64:
-      // 2^63 - 1 rounds to 2^63 in double; PyTorch's check compares with that rounded value.
-      max = 9223372036854775807.0;
-      lowest = -9223372036854775808.0;
-      break;
-    case DType::Int32:
-      max = std::numeric_limits<std::int32_t>::max();
-      lowest = std::numeric_limits<std::int32_t>::min();
-      break;
-    case DType::UInt8:
-      max = 255;
-      // An integral negative value wraps (c10::overflows for an integer scalar): -1 is 255.
-      lowest = std::trunc(value) == value ? -255 : 0;
-      break;
-    default:
-      return true;
-  }
-  return value >= lowest && value <= max;
+  // An integral negative value wraps in uint8 (c10::overflows for an integer scalar): -1 is 255.
+  const double lowest =
+      dtype == DType::UInt8 && std::trunc(value) == value ? -255.0 : dtype_lowest(dtype);
+  return value >= lowest && value <= dtype_max(dtype);
 }
 
 }  // namespace leangrad

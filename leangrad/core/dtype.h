@@ -89,6 +89,11 @@ constexpr bool is_integral(DType t, bool include_bool = false) {
 // narrower, float16 with bfloat16 gives float32, bool is the lowest.
 DType promote_types(DType a, DType b);
 
+// The largest and the lowest finite value of `dtype`, as doubles: float16's 65504, bfloat16's
+// (2 - 2^-7) 2^127, int64's 2^63 - 1 rounded to 2^63 (and -2^63), bool's 1 and 0.
+double dtype_max(DType dtype);
+double dtype_lowest(DType dtype);
+
 // Whether `value` can be stored in `dtype` without overflow (PyTorch's c10::overflows, which
 // fill_, full, masked_fill and clamp check): NaN and the infinities only in floating dtypes, a
 // finite value within [lowest, max] of the dtype (float16 up to 65504, not to what rounds to
