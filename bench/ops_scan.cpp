@@ -1,4 +1,4 @@
-// ops_scan: forward + backward through autograd of 77 ops at realistic shapes, float32, one line
+// ops_scan: forward + backward through autograd of 83 ops at realistic shapes, float32, one line
 // per op (its name and the median of 5 timed runs in ms, after 2 untimed ones), for a broad look
 // at where a CPU kernel is slower than it should be. bench/compare/ops_scan_vs_libtorch.sh runs it
 // beside LibTorch's side (bench/compare/libtorch/libtorch_ops_scan.cpp: the same ops, names,
@@ -71,6 +71,8 @@ int main(int argc, char** argv) {
   const Tensor big_rows = lg::randn({4096, 4096});
   const Tensor big_target = lg::randn({4096, 4096});
   const Tensor big_prob = lg::rand({4096, 4096});
+  // Factors near 1: products of 4096 of them stay normal numbers (randn's would overflow).
+  const Tensor near_one = (lg::randn({4096, 4096}) * 0.01 + 1.0).requires_grad_(true);
   const Tensor features = lg::randn({64, 512, 7, 7}).requires_grad_(true);
   const Tensor channels = lg::randn({64, 256, 28, 28}).requires_grad_(true);
   const Tensor shuffle_in = lg::randn({16, 256, 48, 48}).requires_grad_(true);
@@ -169,6 +171,12 @@ int main(int argc, char** argv) {
        [&](const Tensor& x) { return lg::scatter_add(x, 1, targets, big_target); }},
       {"cumsum_dim0", big, [](const Tensor& x) { return lg::cumsum(x, 0); }},
       {"cumsum_dim1", big, [](const Tensor& x) { return lg::cumsum(x, 1); }},
+      {"prod_dim1", near_one, [](const Tensor& x) { return lg::prod(x, 1); }},
+      {"cumprod_dim1", near_one, [](const Tensor& x) { return lg::cumprod(x, 1); }},
+      {"logcumsumexp_dim1", big, [](const Tensor& x) { return lg::logcumsumexp(x, 1); }},
+      {"cummax_dim1", big, [](const Tensor& x) { return std::get<0>(lg::cummax(x, 1)); }},
+      {"median_dim1", big, [](const Tensor& x) { return std::get<0>(lg::median(x, 1)); }},
+      {"quantile_dim1", big, [](const Tensor& x) { return lg::quantile(x, 0.3, 1); }},
       {"logsumexp_dim1", big, [](const Tensor& x) { return lg::logsumexp(x, {1}); }},
       {"norm_dim1", big, [](const Tensor& x) { return lg::norm(x, 2.0, {1}); }},
       {"flip_dim1", big, [](const Tensor& x) { return lg::flip(x, {1}); }},

@@ -1,10 +1,12 @@
 // Reductions beside sum, mean, max and var of autograd/functions.h, as torch's: logsumexp, the
-// vector norm (and normalize, which divides by it), the cumulative sum, and bincount. All
-// differentiate, twice too (Note [Norm's gradient at 0] and Note [cumsum's gradient] in
-// reduction_functions.cpp).
+// vector norm (and normalize, which divides by it), the product, the running reductions (cumsum,
+// cumprod, logcumsumexp, cummax, cummin), and bincount. All differentiate, twice too (Notes
+// [cumsum's gradient], [Norm's gradient at 0], [Products' gradients] and [logcumsumexp's
+// gradient] in reduction_functions.cpp).
 #pragma once
 
 #include <cstdint>
+#include <tuple>
 
 #include <leangrad/core/tensor.h>
 
@@ -33,5 +35,23 @@ Tensor bincount(const Tensor& input, const Tensor& weights = Tensor(), std::int6
 // added in that order on either device. Floating input keeps its dtype (float16 and bfloat16
 // summed in float32, each output rounded once); integral and bool input give int64.
 Tensor cumsum(const Tensor& input, std::int64_t dim);
+// The product of all elements, or along dim, as torch.prod: multiplied in order (the 16-bit
+// floats in float32, rounded once); integral and bool input give int64 (wrapping around), and the
+// product of nothing is 1. The gradient of each element is the product of the others, exact
+// where elements are 0 (Note [Products' gradients]).
+Tensor prod(const Tensor& input);
+Tensor prod(const Tensor& input, std::int64_t dim, bool keepdim = false);
+// The running product along dim, as torch.cumprod: dtypes as cumsum's; the gradient is exact
+// where elements are 0 (Note [Products' gradients]).
+Tensor cumprod(const Tensor& input, std::int64_t dim);
+// log(cumsum(exp(input))) along dim without overflow, as torch.logcumsumexp: each step is
+// log(exp(a) + exp(b)) taken as max + log1p(exp(min - max)) in float32 (float64 for float64),
+// rounded once per output; -inf elements add nothing and NaN propagates. Floating input only.
+Tensor logcumsumexp(const Tensor& input, std::int64_t dim);
+// (values, indices) of the running maximum / minimum along dim, as torch.cummax and torch.cummin:
+// indices int64; among equal values the later index, and once a NaN appears it is the extremum
+// (the latest NaN's index). The gradient of each value goes to the element its index names.
+std::tuple<Tensor, Tensor> cummax(const Tensor& input, std::int64_t dim);
+std::tuple<Tensor, Tensor> cummin(const Tensor& input, std::int64_t dim);
 
 }  // namespace leangrad

@@ -17,6 +17,7 @@
 #include <leangrad/autograd/reduction_functions.h>
 #include <leangrad/autograd/sampling_functions.h>
 #include <leangrad/autograd/shape_functions.h>
+#include <leangrad/autograd/statistics_functions.h>
 #include <leangrad/core/creation.h>
 #include <leangrad/core/host_sync.h>
 #include <leangrad/core/views.h>
@@ -138,6 +139,82 @@ Tensor Tensor::norm(double p, const DimList& dims, bool keepdim) const {
 }
 Tensor Tensor::cumsum(std::int64_t dim) const {
   return leangrad::cumsum(*this, dim);
+}
+
+Tensor Tensor::prod() const {
+  return leangrad::prod(*this);
+}
+
+Tensor Tensor::prod(std::int64_t dim, bool keepdim) const {
+  return leangrad::prod(*this, dim, keepdim);
+}
+
+Tensor Tensor::cumprod(std::int64_t dim) const {
+  return leangrad::cumprod(*this, dim);
+}
+
+Tensor Tensor::logcumsumexp(std::int64_t dim) const {
+  return leangrad::logcumsumexp(*this, dim);
+}
+
+std::tuple<Tensor, Tensor> Tensor::cummax(std::int64_t dim) const {
+  return leangrad::cummax(*this, dim);
+}
+
+std::tuple<Tensor, Tensor> Tensor::cummin(std::int64_t dim) const {
+  return leangrad::cummin(*this, dim);
+}
+
+Tensor Tensor::median() const {
+  return leangrad::median(*this);
+}
+
+std::tuple<Tensor, Tensor> Tensor::median(std::int64_t dim, bool keepdim) const {
+  return leangrad::median(*this, dim, keepdim);
+}
+
+Tensor Tensor::nanmedian() const {
+  return leangrad::nanmedian(*this);
+}
+
+std::tuple<Tensor, Tensor> Tensor::nanmedian(std::int64_t dim, bool keepdim) const {
+  return leangrad::nanmedian(*this, dim, keepdim);
+}
+
+std::tuple<Tensor, Tensor> Tensor::kthvalue(std::int64_t k, std::int64_t dim, bool keepdim) const {
+  return leangrad::kthvalue(*this, k, dim, keepdim);
+}
+
+Tensor Tensor::quantile(double q, std::optional<std::int64_t> dim, bool keepdim,
+                        std::string_view interpolation) const {
+  return leangrad::quantile(*this, q, dim, keepdim, interpolation);
+}
+
+Tensor Tensor::quantile(const Tensor& q, std::optional<std::int64_t> dim, bool keepdim,
+                        std::string_view interpolation) const {
+  return leangrad::quantile(*this, q, dim, keepdim, interpolation);
+}
+
+Tensor Tensor::nanquantile(double q, std::optional<std::int64_t> dim, bool keepdim,
+                           std::string_view interpolation) const {
+  return leangrad::nanquantile(*this, q, dim, keepdim, interpolation);
+}
+
+Tensor Tensor::nanquantile(const Tensor& q, std::optional<std::int64_t> dim, bool keepdim,
+                           std::string_view interpolation) const {
+  return leangrad::nanquantile(*this, q, dim, keepdim, interpolation);
+}
+
+Tensor Tensor::nansum(const DimList& dims, bool keepdim) const {
+  return leangrad::nansum(*this, dims, keepdim);
+}
+
+Tensor Tensor::nanmean(const DimList& dims, bool keepdim) const {
+  return leangrad::nanmean(*this, dims, keepdim);
+}
+
+std::tuple<Tensor, Tensor> Tensor::aminmax(std::optional<std::int64_t> dim, bool keepdim) const {
+  return leangrad::aminmax(*this, dim, keepdim);
 }
 Tensor Tensor::all(const DimList& dims, bool keepdim) const {
   return leangrad::all(*this, dims, keepdim);

@@ -13,6 +13,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -410,6 +411,33 @@ class Tensor {
   Tensor logsumexp(const DimList& dims, bool keepdim = false) const;
   Tensor norm(double p = 2.0, const DimList& dims = {}, bool keepdim = false) const;
   Tensor cumsum(std::int64_t dim) const;
+  // The product of all elements or along dim; the running product, log-sum-exp, maximum and
+  // minimum along dim (autograd/reduction_functions.h).
+  Tensor prod() const;
+  Tensor prod(std::int64_t dim, bool keepdim = false) const;
+  Tensor cumprod(std::int64_t dim) const;
+  Tensor logcumsumexp(std::int64_t dim) const;
+  std::tuple<Tensor, Tensor> cummax(std::int64_t dim) const;
+  std::tuple<Tensor, Tensor> cummin(std::int64_t dim) const;
+  // Order statistics and the reductions that skip NaN (autograd/statistics_functions.h).
+  Tensor median() const;
+  std::tuple<Tensor, Tensor> median(std::int64_t dim, bool keepdim = false) const;
+  Tensor nanmedian() const;
+  std::tuple<Tensor, Tensor> nanmedian(std::int64_t dim, bool keepdim = false) const;
+  std::tuple<Tensor, Tensor> kthvalue(std::int64_t k, std::int64_t dim = -1,
+                                      bool keepdim = false) const;
+  Tensor quantile(double q, std::optional<std::int64_t> dim = std::nullopt, bool keepdim = false,
+                  std::string_view interpolation = "linear") const;
+  Tensor quantile(const Tensor& q, std::optional<std::int64_t> dim = std::nullopt,
+                  bool keepdim = false, std::string_view interpolation = "linear") const;
+  Tensor nanquantile(double q, std::optional<std::int64_t> dim = std::nullopt, bool keepdim = false,
+                     std::string_view interpolation = "linear") const;
+  Tensor nanquantile(const Tensor& q, std::optional<std::int64_t> dim = std::nullopt,
+                     bool keepdim = false, std::string_view interpolation = "linear") const;
+  Tensor nansum(const DimList& dims = {}, bool keepdim = false) const;
+  Tensor nanmean(const DimList& dims = {}, bool keepdim = false) const;
+  std::tuple<Tensor, Tensor> aminmax(std::optional<std::int64_t> dim = std::nullopt,
+                                     bool keepdim = false) const;
   // Whether every / some element over dims (none: all) is non-zero, Bool (autograd/functions.h).
   Tensor all(const DimList& dims = {}, bool keepdim = false) const;
   Tensor any(const DimList& dims = {}, bool keepdim = false) const;

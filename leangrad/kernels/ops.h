@@ -11,8 +11,9 @@
 //                        in place: binary_, unary_,                        contiguous
 //                        activation_
 //   ops_shape.cpp        cat
-//   ops_reduce.cpp       sum, mean, max, argmax            ops_linalg.cpp  matmul
-//   ops_cumsum.cpp       cumsum                            ops_sort.cpp    argsort
+//   ops_reduce.cpp       sum, mean, max, prod, argmax      ops_linalg.cpp  matmul
+//   ops_scan.cpp         cumsum, cumprod, logcumsumexp,    ops_sort.cpp    argsort,
+//                        cummax, cummin                                    searchsorted
 //   ops_random.cpp       uniform, normal (Philox: the same numbers on every device)
 //   ops_tanhexp.cpp      TanhExp                           ops_group_norm.cpp  GroupNorm,
 //                                                                          LayerNorm
@@ -27,6 +28,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <leangrad/core/tensor.h>
@@ -88,7 +90,9 @@ enum class UnaryOp : std::uint8_t {
   Exp2
 };
 enum class CompareOp : std::uint8_t { Gt, Lt, Ge, Le, Eq, Ne };
-enum class ReduceOp : std::uint8_t { Sum, Mean, Max };
+enum class ReduceOp : std::uint8_t { Sum, Mean, Max, Prod };
+// The running reductions of ops::scan: cumsum, cumprod and logcumsumexp.
+enum class ScanOp : std::uint8_t { Sum, Prod, LogSumExp };
 // The fused activations. The first four are what an in-place op writes in one pass
 // (ops::activation_), each bitwise the composition of elementwise ops PyTorch's definition
 // spells out (kernels/elementwise_math.h; clamp's the where-composition its comment gives);
@@ -124,7 +128,8 @@ enum class ActivationOp : std::uint8_t {
 const char* op_name(BinaryOp op);      // "add", "sub", ...
 const char* op_name(UnaryOp op);       // "neg", "exp", ...
 const char* op_name(CompareOp op);     // "gt", "eq", ...
-const char* op_name(ReduceOp op);      // "sum", "mean", "max"
+const char* op_name(ReduceOp op);      // "sum", "mean", "max", "prod"
+const char* op_name(ScanOp op);        // "cumsum", "cumprod", "logcumsumexp"
 const char* op_name(ActivationOp op);  // "leaky_relu", "elu", ..., "softplus", "huber_loss"
 
 namespace layers_math {
@@ -238,22 +243,39 @@ Tensor cat(const std::vector<Tensor>& tensors, std::int64_t dim);
 // ---- Reductions (ops_reduce.cpp) -------------------------------------------------------------
 // Reduce over `dims` (empty = all dims). Sum/Mean of integral input: Sum gives int64, Mean
 // requires a floating dtype. Max propagates NaN. CPU sums are pairwise (accurate for 1e7+ f32).
+// Prod multiplies in order along each output's elements (the accumulator types of Sum; integral
+// and bool input give int64, wrapping around); the product of nothing is 1.
 Tensor reduce(ReduceOp op, const Tensor& a, const std::vector<std::int64_t>& dims, bool keepdim);
 // Index (int64) of the first maximum along `dim`, or in the flattened tensor when dim is empty.
 Tensor argmax(const Tensor& a, std::optional<std::int64_t> dim, bool keepdim);
 
-// ---- Cumulative sum (ops_cumsum.cpp) -----------------------------------------------------------
-// The running sum along dim (reverse: from the end), of x's shape, added in order along the dim
-// on either device (the same bits on both). Floating x keeps its dtype (the 16-bit floats summed
-// in float32, each output rounded once); integral and bool x give int64, as torch.cumsum.
-Tensor cumsum(const Tensor& x, std::int64_t dim, bool reverse = false);
+// ---- Running reductions (ops_scan.cpp) ---------------------------------------------------------
+// op's running value along dim (reverse: from the end), of x's shape: element j combines elements
+// 0..j in that order (Sum: cumsum, Prod: cumprod, LogSumExp: logcumsumexp), on either device with
+// the same steps (the same bits on both for Sum and Prod). Floating x keeps its dtype (the 16-bit
+// floats accumulated in float32, each output rounded once); integral and bool x give int64 for
+// Sum and Prod, as torch's; LogSumExp takes floating x only.
+Tensor scan(ScanOp op, const Tensor& x, std::int64_t dim, bool reverse = false);
+// (values, indices) of the running maximum (is_max) or minimum along dim, as torch.cummax and
+// torch.cummin: values of x's dtype and shape, int64 indices; among equal values the later one,
+// and a NaN is the extremum from where it appears (the last NaN's index).
+std::tuple<Tensor, Tensor> scan_extremum(const Tensor& x, std::int64_t dim, bool is_max);
 
-// ---- Sorting (ops_sort.cpp)
-// ---------------------------------------------------------------------- The positions (int64)
-// along dim of x's elements in sorted order, ascending or descending, the first k of each slice (k
-// -1: all): x's shape with size(dim) k. NaN is the largest element, -0 and +0 are equal, and equal
-// elements keep their order (a stable sort, on both devices). Any dtype.
+// ---- Sorting and searching (ops_sort.cpp) -------------------------------------------------------
+// The positions (int64) along dim of x's elements in sorted order, ascending or descending, the
+// first k of each slice (k -1: all): x's shape with size(dim) k. NaN is the largest element, -0
+// and +0 are equal, and equal elements keep their order (a stable sort, on both devices). Any
+// dtype.
 Tensor argsort(const Tensor& x, std::int64_t dim, bool descending, std::int64_t k = -1);
+// For each element v of values, the index (int64) at which it would be inserted into its row of
+// sorted (the last dim) to keep the row sorted: the first i with !(row[i] < v) (right: !(row[i] <=
+// v)), found by bisection with exactly those comparisons, as torch.searchsorted (a NaN v gives the
+// row's length; NaNs at a row's end are larger than everything). sorted is 1-d (one row for every
+// value) or has values' leading dims; sorter, when defined, holds each row's ascending order
+// (int64, sorted's shape, as argsort gives it). sorted and values of one dtype (the caller
+// promotes), not bool. Rows are not checked for being sorted (the result is then unspecified, as
+// torch's).
+Tensor searchsorted(const Tensor& sorted, const Tensor& values, bool right, const Tensor& sorter);
 
 // ---- Linear algebra (ops_linalg.cpp) ---------------------------------------------------------
 // (M, K) @ (K, N) -> (M, N); (B, M, K) @ (B, K, N) -> (B, M, N); a 3-D operand with a 2-D one

@@ -219,8 +219,22 @@ const char* op_name(ReduceOp op) {
       return "mean";
     case ReduceOp::Max:
       return "max";
+    case ReduceOp::Prod:
+      return "prod";
   }
   return "unknown_reduce_op";
+}
+
+const char* op_name(ScanOp op) {
+  switch (op) {
+    case ScanOp::Sum:
+      return "cumsum";
+    case ScanOp::Prod:
+      return "cumprod";
+    case ScanOp::LogSumExp:
+      return "logcumsumexp";
+  }
+  return "unknown_scan_op";
 }
 
 namespace ops {

@@ -1,5 +1,5 @@
-// Tensor-level entries of the reductions (kernels/ops.h): sum, mean, max and argmax over any set
-// of dims, with keepdim. Launchers: reduce and argmax of kernels/backend.h.
+// Tensor-level entries of the reductions (kernels/ops.h): sum, mean, max, prod and argmax over any
+// set of dims, with keepdim. Launchers: reduce and argmax of kernels/backend.h.
 //
 // Strategy: bring the input to a contiguous (outer, R, inner) layout, R = product of the reduced
 // sizes, so the launchers see out[o, j] = op over r of in[o, r, j]:
@@ -17,8 +17,9 @@
 //
 // Rules (PyTorch's):
 //   - dims are wrapped; an empty list reduces every dim; a repeated dim is a ShapeError;
-//   - Sum of integral/bool input gives int64, Mean requires a floating dtype, Max keeps it;
-//   - over zero elements: sum = 0, mean = NaN; max and argmax throw;
+//   - Sum and Prod of integral/bool input give int64, Mean requires a floating dtype, Max keeps
+//     it;
+//   - over zero elements: sum = 0, mean = NaN, prod = 1; max and argmax throw;
 //   - Max propagates NaN; argmax returns the first maximum, and a NaN counts as the maximum;
 //   - argmax without a dim indexes the flattened tensor.
 #include <algorithm>
@@ -169,9 +170,11 @@ std::vector<std::vector<std::int64_t>> separated_runs(const Tensor& a,
   return runs;
 }
 
-// The dtype op writes for input of `dtype`: int64 for Sum of integral/bool input, else dtype.
+// The dtype op writes for input of `dtype`: int64 for Sum and Prod of integral/bool input, else
+// dtype.
 DType result_dtype(ReduceOp op, DType dtype) {
-  return op == ReduceOp::Sum && !is_floating(dtype) ? DType::Int64 : dtype;
+  return (op == ReduceOp::Sum || op == ReduceOp::Prod) && !is_floating(dtype) ? DType::Int64
+                                                                              : dtype;
 }
 
 // op over `reduced` of `a` in one launch, in the layout of make_layout, written as out_dtype (what
@@ -208,7 +211,7 @@ Tensor reduce_in_stages(ReduceOp op, const Tensor& a, const std::vector<bool>& r
   };
   std::stable_sort(runs.begin(), runs.end(),
                    [&](const auto& x, const auto& y) { return run_numel(x) > run_numel(y); });
-  const ReduceOp stage_op = op == ReduceOp::Max ? ReduceOp::Max : ReduceOp::Sum;
+  const ReduceOp stage_op = op == ReduceOp::Mean ? ReduceOp::Sum : op;
   const DType stage_dtype = op != ReduceOp::Max && is_reduced_precision(a.dtype())
                                 ? DType::Float32
                                 : result_dtype(stage_op, a.dtype());

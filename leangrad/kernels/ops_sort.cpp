@@ -2,7 +2,8 @@
 // moved last and contiguous; float32 for the 16-bit floats, int32 for uint8 and bool, exact
 // conversions that keep the order; -0 made +0 and every NaN the quiet NaN, which a CUDA radix
 // sort needs to order them as the CPU does: kernels/cuda/sort.cu), sorted, and the positions
-// moved back to dim.
+// moved back to dim. searchsorted takes the same key dtypes (exact conversions keep every
+// comparison's result) and bisects each value's row.
 #include <algorithm>
 #include <limits>
 
@@ -68,6 +69,70 @@ Tensor argsort(const Tensor& x, std::int64_t dim_in, bool descending, std::int64
   }
   if (x.dim() == 0) return k == 1 ? views::view(indices, {}) : indices;
   return contiguous(views::transpose(indices, dim, last));
+}
+
+Tensor searchsorted(const Tensor& sorted, const Tensor& values, bool right, const Tensor& sorter) {
+  const char* op = "searchsorted";
+  check_defined(op, sorted, "sorted sequence");
+  check_defined(op, values, "values");
+  LG_CHECK_DEVICE(sorted.device() == values.device(), op, ": the sorted sequence is on ",
+                  sorted.device(), ", the values on ", values.device());
+  LG_CHECK_DTYPE(sorted.dtype() == values.dtype() && sorted.dtype() != kBool, op,
+                 ": expected a sorted sequence and values of one dtype, not bool, got ",
+                 sorted.dtype(), " and ", values.dtype());
+  LG_CHECK_SHAPE(sorted.dim() >= 1, op, ": expected a sorted sequence of at least 1 dim, got ",
+                 "shape ", sorted.shape());
+  const bool shared_row = sorted.dim() == 1;
+  if (!shared_row) {
+    const Shape lead(sorted.shape().begin(), sorted.shape().end() - 1);
+    LG_CHECK_SHAPE(values.dim() == sorted.dim() &&
+                       Shape(values.shape().begin(), values.shape().end() - 1) == lead,
+                   op, ": the sorted sequence of shape ", sorted.shape(), " and the values of ",
+                   "shape ", values.shape(), " differ before their last dim (a 1-d sorted ",
+                   "sequence serves any values)");
+  }
+  const std::int64_t size = sorted.size(-1);
+  Tensor order;
+  if (sorter.defined()) {
+    LG_CHECK_DTYPE(sorter.dtype() == kInt64, op, ": expected an int64 sorter, got ",
+                   sorter.dtype());
+    LG_CHECK_SHAPE(sorter.shape() == sorted.shape(), op, ": expected a sorter of the sorted ",
+                   "sequence's shape ", sorted.shape(), ", got ", sorter.shape());
+    LG_CHECK_DEVICE(sorter.device() == sorted.device(), op, ": the sorter is on ", sorter.device(),
+                    ", the sorted sequence on ", sorted.device());
+    order = contiguous(sorter);
+    if (order.numel() > 0) {
+      // Every entry is read as a position in its row: one outside [0, size) would read outside.
+      const std::int64_t largest = reduce(ReduceOp::Max, order, {}, false).item<std::int64_t>();
+      const std::int64_t smallest =
+          -reduce(ReduceOp::Max, unary(UnaryOp::Neg, order), {}, false).item<std::int64_t>();
+      LG_CHECK(smallest >= 0 && largest < size, op, ": the sorter holds ",
+               smallest < 0 ? smallest : largest, ", out of range for rows of size ", size,
+               " (expected [0, ", size - 1, "])");
+    }
+  }
+  Tensor out = empty(values.shape(), TensorOptions(kInt64).device(values.device()));
+  if (out.numel() == 0) return out;
+  const DType key = key_dtype(sorted.dtype());
+  const Tensor keys = contiguous(cast(sorted, key));
+  const Tensor probes = contiguous(cast(values, key));
+  const std::int64_t per_row =
+      shared_row ? values.numel() : std::max<std::int64_t>(values.size(-1), 1);
+  const std::int64_t rows = values.numel() / per_row;
+  const std::int64_t* order_data = order.defined() ? order.data_ptr<std::int64_t>() : nullptr;
+  auto* out_data = out.data_ptr<std::int64_t>();
+  const cuda::DeviceGuard guard(values.device());
+  switch (values.device().type) {
+    case DeviceType::CPU:
+      kernels::cpu::searchsorted(key, out_data, keys.data_ptr(), probes.data_ptr(), order_data,
+                                 rows, size, per_row, right);
+      break;
+    case DeviceType::CUDA:
+      kernels::cuda::searchsorted(key, out_data, keys.data_ptr(), probes.data_ptr(), order_data,
+                                  rows, size, per_row, right);
+      break;
+  }
+  return out;
 }
 
 }  // namespace leangrad::ops

@@ -4,6 +4,7 @@
 // through these functions, so the CPU tests exercise the rules the GPU follows.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <type_traits>
@@ -37,6 +38,17 @@ LG_HOST_DEVICE T wrapping_add(T a, T b) {
     return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
   } else {
     return a + b;
+  }
+}
+
+// a * b in a product, wrapping around for integers as wrapping_add does.
+template <typename T>
+LG_HOST_DEVICE T wrapping_mul(T a, T b) {
+  if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
+  } else {
+    return a * b;
   }
 }
 
@@ -120,6 +132,32 @@ LG_HOST_DEVICE LG_INLINE ArgmaxPair<Acc> argmax_merge(ArgmaxPair<Acc> a, ArgmaxP
     take_b = b.value > a.value || (b.value == a.value && b.index < a.index);
   }
   return take_b ? b : a;
+}
+
+// ---- Running reductions (the scans of kernels/cpu/scan.cpp and kernels/cuda/scan.cu) ----------
+
+// log(exp(acc) + exp(x)), the step of logcumsumexp, as torch's: the larger of the two plus
+// log1p(exp(smaller - larger)), so nothing overflows. A NaN x gives NaN (and so does every later
+// step); two equal infinities give that infinity (-inf, -inf: nothing yet; +inf, +inf: +inf), where
+// inf - inf would be NaN.
+template <typename Acc>
+LG_HOST_DEVICE LG_INLINE Acc log_add_exp(Acc acc, Acc x) {
+  const bool x_nan = x != x;
+  const Acc lo = x_nan ? x : (x < acc ? x : acc);
+  const Acc hi = x_nan ? x : (x < acc ? acc : x);
+  const bool lo_finite = lo - lo == Acc(0);  // inf - inf and NaN - NaN are NaN
+  if (lo != hi || lo_finite) return std::log1p(std::exp(lo - hi)) + hi;
+  return acc;
+}
+
+// Whether x, the next element of a cumulative maximum (is_max) or minimum, replaces the running
+// best: a NaN always does, and nothing replaces a NaN best; otherwise x >= best (x <= best for
+// the minimum), so that among equal values the later index is kept, as torch.cummax/cummin.
+template <typename Acc>
+LG_HOST_DEVICE LG_INLINE bool extremum_takes(Acc x, Acc best, bool is_max) {
+  if (is_nan(x)) return true;
+  if (is_nan(best)) return false;
+  return is_max ? x >= best : x <= best;
 }
 
 }  // namespace leangrad::reduce_math

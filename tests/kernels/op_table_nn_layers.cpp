@@ -26,6 +26,7 @@
 #include <leangrad/autograd/margin_losses.h>
 #include <leangrad/autograd/nn_functions.h>
 #include <leangrad/autograd/reduction_functions.h>
+#include <leangrad/autograd/statistics_functions.h>
 #include <leangrad/autograd/volumetric_functions.h>
 #include <leangrad/core/creation.h>
 #include <leangrad/kernels/creation.h>
@@ -238,6 +239,57 @@ std::vector<OpCase> indexing_cases() {
   c.push_back({"cumsum_i32",
                [](const Inputs& v) -> Outputs { return {cumsum(v[0], 0)}; },
                {input({50, 3}, kInt32, -100.0, 100.0)},
+               kTolExact});
+  // The running reductions: the same steps in the same order on both devices (cumprod and
+  // cummax bit for bit; logcumsumexp's exp and log1p are libm's against CUDA's, a few ulps). The
+  // gradients are compositions (cumsum, where, scatter_add): exact, or within the sums'.
+  c.push_back({"cumprod_cummax_dim1_f32",
+               grads_of([](const Inputs& v) {
+                 return add(cumprod(v[0], 1), std::get<0>(cummax(v[0], 1)));
+               }),
+               {input({3, 40, 5}, kFloat32, 0.5, 1.5)},
+               kTolF32Sum});
+  c.push_back({"cummin_indices_last_dim_transposed_f64",
+               [](const Inputs& v) -> Outputs {
+                 const auto [values, indices] = cummin(v[0], -1);
+                 return {values, indices};
+               },
+               {input({30, 9}, kFloat64, -1.0, 1.0, kT)},
+               kTolExact});
+  c.push_back({"cumprod_i64",
+               [](const Inputs& v) -> Outputs { return {cumprod(v[0], 0)}; },
+               {input({20, 3}, kInt64, -3.0, 3.0)},
+               kTolExact});
+  c.push_back({"logcumsumexp_dim0_f32",
+               grads_of([](const Inputs& v) { return logcumsumexp(v[0], 0); }),
+               {input({60, 7}, kFloat32, -20.0, 20.0)},
+               kTolF32Sum});
+  // prod: runs, columns, separated dims (in stages) and a long run split into segments.
+  c.push_back({"prod_dims_f32",
+               grads_of([](const Inputs& v) { return add(prod(v[0], 1), prod(v[0], 0).sum()); }),
+               {input({3, 20, 4}, kFloat32, 0.8, 1.25)},
+               kTolF32Sum});
+  c.push_back({"prod_long_run_f64",
+               [](const Inputs& v) -> Outputs {
+                 return {prod(v[0]), prod(v[0].to(kInt64), 0)};
+               },
+               {input({40000}, kFloat64, 0.9999, 1.0001)},
+               kTolF64Sum});
+  // The order statistics and searches: compositions of sort, gather and argmax.
+  c.push_back({"median_kthvalue_quantile_f32",
+               grads_of([](const Inputs& v) {
+                 return add(add(std::get<0>(median(v[0], 1)), std::get<0>(kthvalue(v[0], 3, 1))),
+                            quantile(v[0], 0.3, 1));
+               }),
+               {input({6, 25})},
+               kTolExact});
+  c.push_back({"searchsorted_bucketize_f32",
+               [](const Inputs& v) -> Outputs {
+                 const Tensor rows = std::get<0>(sort(v[0], 1));
+                 return {searchsorted(rows, v[1]), searchsorted(rows, v[1], false, true),
+                         bucketize(v[1], rows.select(0, 0))};
+               },
+               {input({4, 50}), input({4, 30})},
                kTolExact});
   // index_add and index_fill (repeated indices), repeat_interleave, meshgrid, and the arithmetic
   // of several tensors (autograd/arithmetic_functions.h): compositions, masks made on the device.

@@ -4,7 +4,8 @@
 // input or src, bad split sizes and chunk counts, repeated dims, shifts without their dims, too
 // few or negative repeats, padding that leaves nothing, overflows or copies what is not there,
 // bad class indices, norm orders below 0, top-k beyond the size, and bmm, dot and outer of the
-// wrong shapes or dtypes.
+// wrong shapes or dtypes; and the products, running reductions, order statistics and searches of
+// autograd/statistics_functions.h (the Statistics table).
 // Tables of the misuse suite (tests/misuse/misuse_testing.h).
 #include <cstdint>
 #include <limits>
@@ -13,6 +14,7 @@
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/indexing_functions.h>
 #include <leangrad/autograd/reduction_functions.h>
+#include <leangrad/autograd/statistics_functions.h>
 #include <leangrad/core/creation.h>
 #include <leangrad/kernels/creation.h>
 #include "misuse/misuse_testing.h"
@@ -269,6 +271,102 @@ std::vector<MisuseCase> sort_and_logic_cases() {
   return t.cases();
 }
 LG_MISUSE_SUITE(SortAndLogic, sort_and_logic_cases());
+
+std::vector<MisuseCase> statistics_cases() {
+  MisuseTable t;
+  t.add("prod_dim_out_of_range", Raises::ShapeError, {"prod", "dim 2", "[2, 2]"}, [] {
+    prod(zeros({2, 2}), 2);
+  });
+  t.add("prod_undefined", Raises::Error, {"prod", "defined"}, [] { prod(Tensor()); });
+  t.add("cumprod_dim_out_of_range", Raises::ShapeError, {"cumprod", "dimension -3"}, [] {
+    cumprod(zeros({2, 2}), -3);
+  });
+  t.add("logcumsumexp_integral", Raises::DTypeError,
+        {"logcumsumexp: expected a floating dtype", "int64", "[3]"},
+        [] { logcumsumexp(zeros({3}, TensorOptions(kInt64)), 0); });
+  t.add("cummax_undefined", Raises::Error, {"cummax", "defined input"},
+        [] { cummax(Tensor(), 0); });
+  t.add("cummin_dim_out_of_range", Raises::ShapeError, {"cummin", "dimension 1"},
+        [] { cummin(zeros({3}), 1); });
+  t.add("median_empty_dim", Raises::ShapeError, {"median: expected a non-empty dim 1", "[2, 0]"},
+        [] {
+          median(zeros({2, 0}), 1);
+        });
+  t.add("median_bool", Raises::DTypeError, {"median", "bool"},
+        [] { median(zeros({3}, TensorOptions(kBool))); });
+  t.add("median_empty_integral", Raises::DTypeError, {"median", "int64", "[0]"},
+        [] { median(zeros({0}, TensorOptions(kInt64))); });
+  t.add("nanmedian_dim_out_of_range", Raises::ShapeError, {"nanmedian", "dimension 2"}, [] {
+    nanmedian(zeros({2, 2}), 2);
+  });
+  t.add("kthvalue_k_too_large", Raises::Error,
+        {"kthvalue: k = 4 is out of range for dim 1 of size 3", "1 <= k <= 3"}, [] {
+          kthvalue(zeros({2, 3}), 4);
+        });
+  t.add("kthvalue_k_zero", Raises::Error, {"kthvalue: k = 0"}, [] { kthvalue(zeros({3}), 0); });
+  t.add("quantile_integral", Raises::DTypeError,
+        {"quantile: expected a float32 or float64", "int64"},
+        [] { quantile(zeros({3}, TensorOptions(kInt64)), 0.5); });
+  t.add("quantile_q_out_of_range", Raises::Error, {"quantile: expected q in [0, 1], got 1.5"},
+        [] { quantile(zeros({3}), 1.5); });
+  t.add("quantile_q_tensor_out_of_range", Raises::Error, {"quantile: expected every q in [0, 1]"},
+        [] { quantile(zeros({3}), full({2}, -0.1)); });
+  t.add("quantile_q_nan", Raises::Error, {"nanquantile: expected q in [0, 1], got nan"},
+        [] { nanquantile(zeros({3}), std::numeric_limits<double>::quiet_NaN()); });
+  t.add("quantile_q_dtype", Raises::DTypeError,
+        {"quantile: expected q of the input's dtype float32", "float64"},
+        [] { quantile(zeros({3}), zeros({1}, kFloat64)); });
+  t.add("quantile_q_2d", Raises::ShapeError, {"quantile", "[1, 1]"}, [] {
+    quantile(zeros({3}), zeros({1, 1}));
+  });
+  t.add("quantile_empty", Raises::ShapeError, {"quantile: expected a non-empty input", "[0]"},
+        [] { quantile(zeros({0}), 0.5); });
+  t.add("quantile_bad_interpolation", Raises::Error,
+        {"quantile: interpolation must be one of", "\"cubic\""},
+        [] { quantile(zeros({3}), 0.5, std::nullopt, false, "cubic"); });
+  t.add("nanmean_integral", Raises::DTypeError, {"nanmean: expected a floating input", "int64"},
+        [] { nanmean(zeros({3}, TensorOptions(kInt64))); });
+  t.add("aminmax_empty", Raises::ShapeError, {"aminmax: expected a non-empty input", "[0]"},
+        [] { aminmax(zeros({0})); });
+  t.add("aminmax_empty_dim", Raises::ShapeError, {"aminmax: expected a non-empty dim 0"}, [] {
+    aminmax(zeros({0, 2}), 0);
+  });
+  t.add("searchsorted_shapes", Raises::ShapeError,
+        {"searchsorted", "[1, 2]", "[2]", "differ before their last dim"}, [] {
+          searchsorted(zeros({1, 2}), zeros({2}));
+        });
+  t.add("searchsorted_side", Raises::Error, {"searchsorted: side must be", "\"middle\""},
+        [] { searchsorted(zeros({2}), zeros({2}), false, false, "middle"); });
+  t.add("searchsorted_side_contradicts_right", Raises::Error,
+        {"searchsorted: side \"left\" and right = true contradict"},
+        [] { searchsorted(zeros({2}), zeros({2}), false, true, "left"); });
+  t.add("searchsorted_bool", Raises::DTypeError, {"searchsorted", "bool"},
+        [] { searchsorted(zeros({2}, TensorOptions(kBool)), zeros({2})); });
+  t.add("searchsorted_sorter_out_of_range", Raises::Error,
+        {"searchsorted: the sorter holds 5, out of range for rows of size 2"}, [] {
+          searchsorted(zeros({2}), zeros({2}), false, false, std::nullopt,
+                       full({2}, 5.0, TensorOptions(kInt64)));
+        });
+  t.add("searchsorted_sorter_negative", Raises::Error, {"searchsorted: the sorter holds -1"}, [] {
+    searchsorted(zeros({2}), zeros({2}), false, false, std::nullopt,
+                 full({2}, -1.0, TensorOptions(kInt64)));
+  });
+  t.add("searchsorted_sorter_shape", Raises::ShapeError, {"searchsorted: expected a sorter", "[3]"},
+        [] {
+          searchsorted(zeros({2}), zeros({2}), false, false, std::nullopt,
+                       zeros({3}, TensorOptions(kInt64)));
+        });
+  t.add("searchsorted_sorter_dtype", Raises::DTypeError, {"searchsorted: expected an int64 sorter"},
+        [] { searchsorted(zeros({2}), zeros({2}), false, false, std::nullopt, zeros({2})); });
+  t.add("searchsorted_0d_sequence", Raises::ShapeError, {"searchsorted", "at least 1 dim"},
+        [] { searchsorted(zeros({}), zeros({2})); });
+  t.add("bucketize_2d_boundaries", Raises::ShapeError,
+        {"bucketize: expected 1-d boundaries", "[2, 2]"}, [] {
+          bucketize(zeros({2}), zeros({2, 2}));
+        });
+  return t.cases();
+}
+LG_MISUSE_SUITE(Statistics, statistics_cases());
 
 }  // namespace
 }  // namespace leangrad::test

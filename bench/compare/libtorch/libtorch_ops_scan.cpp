@@ -76,6 +76,7 @@ int main(int argc, char** argv) {
   const Tensor big_rows = torch::randn({4096, 4096});
   const Tensor big_target = torch::randn({4096, 4096});
   const Tensor big_prob = torch::rand({4096, 4096});
+  const Tensor near_one = (torch::randn({4096, 4096}) * 0.01 + 1.0).requires_grad_(true);
   const Tensor features = torch::randn({64, 512, 7, 7}).requires_grad_(true);
   const Tensor channels = torch::randn({64, 256, 28, 28}).requires_grad_(true);
   const Tensor shuffle_in = torch::randn({16, 256, 48, 48}).requires_grad_(true);
@@ -175,6 +176,12 @@ int main(int argc, char** argv) {
        [&](const Tensor& x) { return x.scatter_add(1, targets, big_target); }},
       {"cumsum_dim0", big, [](const Tensor& x) { return x.cumsum(0); }},
       {"cumsum_dim1", big, [](const Tensor& x) { return x.cumsum(1); }},
+      {"prod_dim1", near_one, [](const Tensor& x) { return x.prod(1); }},
+      {"cumprod_dim1", near_one, [](const Tensor& x) { return x.cumprod(1); }},
+      {"logcumsumexp_dim1", big, [](const Tensor& x) { return x.logcumsumexp(1); }},
+      {"cummax_dim1", big, [](const Tensor& x) { return std::get<0>(x.cummax(1)); }},
+      {"median_dim1", big, [](const Tensor& x) { return std::get<0>(x.median(1)); }},
+      {"quantile_dim1", big, [](const Tensor& x) { return x.quantile(0.3, 1); }},
       {"logsumexp_dim1", big, [](const Tensor& x) { return x.logsumexp({1}); }},
       {"norm_dim1", big, [](const Tensor& x) { return x.norm(2, {1}); }},
       {"flip_dim1", big, [](const Tensor& x) { return x.flip({1}); }},

@@ -1,4 +1,4 @@
-// Reductions on the CPU: sum, mean, max and argmax, the reference implementation for
+// Reductions on the CPU: sum, mean, max, prod and argmax, the reference implementation for
 // kernels/cuda/reduce.cu. Two layouts (kernels/backend.h):
 //   runs    (inner == 1): each output reduces one contiguous run;
 //   columns (inner > 1):  each output reduces a column of an (R, inner) slab, e.g. sum over dim 0
@@ -318,6 +318,46 @@ void sum_or_mean(bool mean, Out* y, const T* x, std::int64_t outer, std::int64_t
       });
 }
 
+// The product, in sum_acc_t (integers wrap around); the product of nothing is 1. Out as
+// sum_or_mean's. Runs multiply in order; columns in the pairwise tree of the sums.
+template <typename T, typename Out>
+void prod(Out* y, const T* x, std::int64_t outer, std::int64_t n, std::int64_t inner) {
+  using Acc = reduce_math::sum_acc_t<T>;
+  const auto mul = [](Acc a, Acc b) { return reduce_math::wrapping_mul(a, b); };
+  if (inner == 1) {
+    reduce_runs<Acc>(
+        outer, n,
+        [&](std::int64_t o, std::int64_t first, std::int64_t len) {
+          Acc p(1);
+          read_as_float(x + o * n + first, len, [&](const auto* v, std::int64_t m, std::int64_t) {
+            for (std::int64_t i = 0; i < m; ++i)
+              p = mul(p, static_cast<Acc>(v[i]));
+          });
+          return p;
+        },
+        mul, [&](std::int64_t o, Acc p) { y[o] = static_cast<Out>(p); });
+    return;
+  }
+  reduce_columns<Acc>(
+      outer, n, inner,
+      [&](const ColumnBlock& b, std::int64_t row0, std::int64_t len, Acc* acc) {
+        std::fill(acc, acc + b.width, Acc(1));
+        const T* base = x + (b.o * n + row0) * inner + b.j0;
+        for (std::int64_t r = 0; r < len; ++r) {
+          read_as_float(base + r * inner, b.width,
+                        [&](const auto* v, std::int64_t m, std::int64_t c) {
+                          for (std::int64_t j = 0; j < m; ++j)
+                            acc[c + j] = mul(acc[c + j], static_cast<Acc>(v[j]));
+                        });
+        }
+      },
+      mul,
+      [&](const ColumnBlock& b, const Acc* values) {
+        for (std::int64_t j = 0; j < b.width; ++j)
+          y[b.o * inner + b.j0 + j] = static_cast<Out>(values[j]);
+      });
+}
+
 template <typename T>
 void max(void* out, const T* x, std::int64_t outer, std::int64_t n, std::int64_t inner) {
   using Acc = reduce_math::max_acc_t<T>;
@@ -375,6 +415,13 @@ void reduce(ReduceOp op, DType dtype, DType out_dtype, void* out, const void* in
                      " input (expected ", dtype, ")");
       dispatch_all(dtype, "max", [&]<typename T>() {
         max<T>(out, static_cast<const T*>(in), outer, reduce_size, inner);
+      });
+      return;
+    case ReduceOp::Prod:
+      dispatch_all(dtype, "prod", [&]<typename T>() {
+        reduce_math::dispatch_sum_out<T>(out_dtype, "prod", [&]<typename Out>() {
+          prod<T>(static_cast<Out*>(out), static_cast<const T*>(in), outer, reduce_size, inner);
+        });
       });
       return;
   }

@@ -1,10 +1,13 @@
-// The cumulative sum on the CPU (kernels/backend.h). A row along the dim is a chain of additions,
-// so the parallelism is across rows: with inner == 1 (the dim is the last one) a task takes whole
-// rows; otherwise a task takes a block of kColumns adjacent columns of one outer index and walks
-// down the dim adding a row of the block at a time, contiguous loads the compiler vectorises.
+// The running reductions on the CPU (kernels/backend.h): cumsum, cumprod, logcumsumexp, cummax and
+// cummin. A row along the dim is a chain of steps, so the parallelism is across rows: with
+// inner == 1 (the dim is the last one) a task takes whole rows; otherwise a task takes a block of
+// kColumns adjacent columns of one outer index and walks down the dim taking a step for each
+// column of the block, contiguous loads the compiler vectorises (for the sum and the product).
+// The steps are reduce_math's, which kernels/cuda/scan.cu takes too.
 #include <leangrad/kernels/backend.h>
 
 #include <algorithm>
+#include <limits>
 
 #include <leangrad/kernels/cpu/parallel_for.h>
 #include <leangrad/kernels/dispatch.h>
@@ -16,51 +19,108 @@ namespace {
 
 constexpr std::int64_t kColumns = 256;
 
+// Walks every (o, c) column of an (outer, size, inner) block down the dim: for each column,
+// begin(state) once, then step(state, offset_j) for j = 0..size-1, offset_j being element j's
+// offset (from the end with reverse). State is per column, kColumns of them live at a time.
+template <typename State, typename Begin, typename Step>
+void for_each_column(std::int64_t outer, std::int64_t size, std::int64_t inner, bool reverse,
+                     const Begin& begin, const Step& step) {
+  const auto row = [&](std::int64_t j) { return (reverse ? size - 1 - j : j) * inner; };
+  if (inner == 1) {
+    parallel_for(outer, grain_for(size), [&](std::int64_t first, std::int64_t last) {
+      for (std::int64_t o = first; o < last; ++o) {
+        State state;
+        begin(state);
+        for (std::int64_t j = 0; j < size; ++j)
+          step(state, o * size + row(j), j);
+      }
+    });
+    return;
+  }
+  const std::int64_t blocks = (inner + kColumns - 1) / kColumns;
+  parallel_for(outer * blocks, grain_for(size * kColumns),
+               [&](std::int64_t first, std::int64_t last) {
+                 State state[kColumns];
+                 for (std::int64_t t = first; t < last; ++t) {
+                   const std::int64_t o = t / blocks;
+                   const std::int64_t c0 = (t % blocks) * kColumns;
+                   const std::int64_t width = std::min(kColumns, inner - c0);
+                   const std::int64_t base = o * size * inner + c0;
+                   for (std::int64_t c = 0; c < width; ++c)
+                     begin(state[c]);
+                   for (std::int64_t j = 0; j < size; ++j) {
+                     const std::int64_t r = base + row(j);
+                     for (std::int64_t c = 0; c < width; ++c)
+                       step(state[c], r + c, j);
+                   }
+                 }
+               });
+}
+
+// out = the running op of in, State the accumulator alone.
+template <typename T, typename Acc, typename Combine>
+void scan_values(T* out, const T* in, std::int64_t outer, std::int64_t size, std::int64_t inner,
+                 bool reverse, Acc identity, const Combine& combine) {
+  for_each_column<Acc>(
+      outer, size, inner, reverse, [&](Acc& acc) { acc = identity; },
+      [&](Acc& acc, std::int64_t offset, std::int64_t) {
+        acc = combine(acc, static_cast<Acc>(in[offset]));
+        out[offset] = static_cast<T>(acc);
+      });
+}
+
 }  // namespace
 
-void cumsum(DType dtype, void* out, const void* in, std::int64_t outer, std::int64_t size,
-            std::int64_t inner, bool reverse) {
-  dispatch_addable(dtype, "cumsum", [&]<typename T>() {
-    using Acc = opmath_t<T>;
-    const T* x = static_cast<const T*>(in);
-    T* y = static_cast<T*>(out);
-    // The offset of step j along the dim.
-    const auto row = [&](std::int64_t j) { return (reverse ? size - 1 - j : j) * inner; };
-    if (inner == 1) {
-      parallel_for(outer, grain_for(size), [&](std::int64_t begin, std::int64_t end) {
-        for (std::int64_t o = begin; o < end; ++o) {
-          const T* xo = x + o * size;
-          T* yo = y + o * size;
-          Acc acc{};
-          for (std::int64_t j = 0; j < size; ++j) {
-            acc = reduce_math::wrapping_add(acc, static_cast<Acc>(xo[row(j)]));
-            yo[row(j)] = static_cast<T>(acc);
-          }
-        }
+void scan(ScanOp op, DType dtype, void* out, const void* in, std::int64_t outer, std::int64_t size,
+          std::int64_t inner, bool reverse) {
+  const auto run = [&]<typename T>(auto identity, const auto& combine) {
+    scan_values<T>(static_cast<T*>(out), static_cast<const T*>(in), outer, size, inner, reverse,
+                   identity, combine);
+  };
+  switch (op) {
+    case ScanOp::Sum:
+      dispatch_addable(dtype, "cumsum", [&]<typename T>() {
+        using Acc = opmath_t<T>;
+        run.template operator()<T>(Acc(0),
+                                   [](Acc a, Acc b) { return reduce_math::wrapping_add(a, b); });
       });
       return;
-    }
-    const std::int64_t blocks = (inner + kColumns - 1) / kColumns;
-    parallel_for(outer * blocks, grain_for(size * kColumns),
-                 [&](std::int64_t begin, std::int64_t end) {
-                   Acc acc[kColumns];
-                   for (std::int64_t t = begin; t < end; ++t) {
-                     const std::int64_t o = t / blocks;
-                     const std::int64_t c0 = (t % blocks) * kColumns;
-                     const std::int64_t width = std::min(kColumns, inner - c0);
-                     const T* xo = x + o * size * inner + c0;
-                     T* yo = y + o * size * inner + c0;
-                     std::fill(acc, acc + width, Acc{});
-                     for (std::int64_t j = 0; j < size; ++j) {
-                       const T* xr = xo + row(j);
-                       T* yr = yo + row(j);
-                       for (std::int64_t c = 0; c < width; ++c) {
-                         acc[c] = reduce_math::wrapping_add(acc[c], static_cast<Acc>(xr[c]));
-                         yr[c] = static_cast<T>(acc[c]);
-                       }
-                     }
-                   }
-                 });
+    case ScanOp::Prod:
+      dispatch_addable(dtype, "cumprod", [&]<typename T>() {
+        using Acc = opmath_t<T>;
+        run.template operator()<T>(Acc(1),
+                                   [](Acc a, Acc b) { return reduce_math::wrapping_mul(a, b); });
+      });
+      return;
+    case ScanOp::LogSumExp:
+      dispatch_floating(dtype, "logcumsumexp", [&]<typename T>() {
+        using Acc = opmath_t<T>;
+        run.template operator()<T>(-std::numeric_limits<Acc>::infinity(),
+                                   [](Acc a, Acc b) { return reduce_math::log_add_exp(a, b); });
+      });
+      return;
+  }
+  LG_THROW(Error, "scan: unknown op ", static_cast<int>(op));
+}
+
+void scan_extremum(DType dtype, void* values, std::int64_t* indices, const void* in,
+                   std::int64_t outer, std::int64_t size, std::int64_t inner, bool is_max) {
+  dispatch_all(dtype, is_max ? "cummax" : "cummin", [&]<typename T>() {
+    using Acc = reduce_math::max_acc_t<T>;
+    struct Best {
+      Acc value;
+      std::int64_t index;
+    };
+    const T* x = static_cast<const T*>(in);
+    T* y = static_cast<T*>(values);
+    for_each_column<Best>(
+        outer, size, inner, /*reverse=*/false, [](Best& best) { best.index = -1; },
+        [&](Best& best, std::int64_t offset, std::int64_t j) {
+          const Acc v = static_cast<Acc>(x[offset]);
+          if (best.index < 0 || reduce_math::extremum_takes(v, best.value, is_max)) best = {v, j};
+          y[offset] = static_cast<T>(best.value);
+          indices[offset] = best.index;
+        });
   });
 }
 

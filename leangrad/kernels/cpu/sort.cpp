@@ -1,7 +1,8 @@
 // Sorting on the CPU (kernels/backend.h): each row's positions ordered by a comparison on (key,
 // position), so that equal keys keep their positions' order: std::sort gives a stable sort's
 // order, and std::partial_sort its first k (topk) in O(size log k). NaN compares as the largest
-// key, as PyTorch's sort and topk take it. Threads split the rows.
+// key, as PyTorch's sort and topk take it. Threads split the rows. searchsorted bisects each
+// value's row by kernels/sort_math.h, threads splitting the values.
 #include <leangrad/kernels/backend.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 
 #include <leangrad/kernels/cpu/parallel_for.h>
 #include <leangrad/kernels/dispatch.h>
+#include <leangrad/kernels/sort_math.h>
 
 namespace leangrad::kernels::cpu {
 
@@ -61,6 +63,23 @@ void argsort(DType dtype, std::int64_t* indices, const void* keys, std::int64_t 
              std::int64_t size, std::int64_t k, bool descending) {
   dispatch_sort_key(dtype, "argsort", [&]<typename Key>() {
     argsort_rows(indices, static_cast<const Key*>(keys), rows, size, k, descending);
+  });
+}
+
+void searchsorted(DType dtype, std::int64_t* out, const void* sorted, const void* values,
+                  const std::int64_t* sorter, std::int64_t rows, std::int64_t size,
+                  std::int64_t per_row, bool right) {
+  dispatch_sort_key(dtype, "searchsorted", [&]<typename Key>() {
+    const Key* s = static_cast<const Key*>(sorted);
+    const Key* v = static_cast<const Key*>(values);
+    // A bisection is about log2(size) loads.
+    parallel_for(rows * per_row, grain_for(64), [&](std::int64_t begin, std::int64_t end) {
+      for (std::int64_t i = begin; i < end; ++i) {
+        const std::int64_t r = i / per_row;
+        out[i] = sort_math::insertion_point(
+            s + r * size, sorter != nullptr ? sorter + r * size : nullptr, size, v[i], right);
+      }
+    });
   });
 }
 

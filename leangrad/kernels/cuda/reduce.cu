@@ -1,4 +1,4 @@
-// Reductions in CUDA: sum, mean, max and argmax of contiguous runs or columns
+// Reductions in CUDA: sum, mean, max, prod and argmax of contiguous runs or columns
 // (kernels/backend.h). kernels/cpu/reduce.cpp is the reference; the merge rules are shared
 // through reduce_math.h.
 //
@@ -56,6 +56,10 @@ struct LoadIndexed {
 template <typename Acc>
 struct SumCombine {
   __device__ Acc operator()(Acc a, Acc b) const { return a + b; }
+};
+template <typename Acc>
+struct ProdCombine {
+  __device__ Acc operator()(Acc a, Acc b) const { return reduce_math::wrapping_mul(a, b); }
 };
 template <typename Acc>
 struct MaxCombine {
@@ -263,6 +267,15 @@ void reduce(ReduceOp op, DType dtype, DType out_dtype, void* out, const void* in
         launch(static_cast<T*>(out), static_cast<const T*>(in), outer, reduce_size, inner,
                reduce_math::max_identity<Acc>(), LoadValue<T, Acc>{}, MaxCombine<Acc>{},
                StoreCast<T>{});
+      });
+      return;
+    case ReduceOp::Prod:
+      dispatch_all(dtype, "prod", [&]<typename T>() {
+        using Acc = reduce_math::sum_acc_t<T>;
+        reduce_math::dispatch_sum_out<T>(out_dtype, "prod", [&]<typename Out>() {
+          launch(static_cast<Out*>(out), static_cast<const T*>(in), outer, reduce_size, inner,
+                 Acc(1), LoadValue<T, Acc>{}, ProdCombine<Acc>{}, StoreCast<Out>{});
+        });
       });
       return;
   }

@@ -5,7 +5,7 @@
 // is why ops::argsort hands over keys without -0 and with one positive NaN; then its order is
 // the CPU's (NaN the largest, equal keys in position order), element for element. The first k of
 // each row are copied out for topk. Rows are sorted in chunks of at most 2^30 elements (CUB
-// counts items in int).
+// counts items in int). searchsorted: one thread per value, bisecting by kernels/sort_math.h.
 #include <cub/device/device_segmented_sort.cuh>
 
 #include <algorithm>
@@ -14,6 +14,7 @@
 #include <leangrad/core/error.h>
 #include <leangrad/kernels/backend.h>
 #include <leangrad/kernels/dispatch.h>
+#include <leangrad/kernels/sort_math.h>
 #include <leangrad/kernels/cuda/cuda_common.cuh>
 
 namespace leangrad::kernels::cuda {
@@ -91,12 +92,38 @@ void argsort_rows(std::int64_t* indices, const Key* keys, std::int64_t rows, std
   }
 }
 
+template <typename Key>
+__global__ void searchsorted_kernel(std::int64_t* out, const Key* sorted, const Key* values,
+                                    const std::int64_t* sorter, std::int64_t count,
+                                    std::int64_t size, std::int64_t per_row, bool right) {
+  for (std::int64_t i = global_thread_index(); i < count; i += grid_thread_count()) {
+    const std::int64_t r = i / per_row;
+    out[i] = sort_math::insertion_point(
+        sorted + r * size, sorter != nullptr ? sorter + r * size : nullptr, size, values[i], right);
+  }
+}
+
 }  // namespace
 
 void argsort(DType dtype, std::int64_t* indices, const void* keys, std::int64_t rows,
              std::int64_t size, std::int64_t k, bool descending) {
   dispatch_sort_key(dtype, "argsort", [&]<typename Key>() {
     argsort_rows(indices, static_cast<const Key*>(keys), rows, size, k, descending);
+  });
+}
+
+void searchsorted(DType dtype, std::int64_t* out, const void* sorted, const void* values,
+                  const std::int64_t* sorter, std::int64_t rows, std::int64_t size,
+                  std::int64_t per_row, bool right) {
+  dispatch_sort_key(dtype, "searchsorted", [&]<typename Key>() {
+    constexpr int kThreads = 256;
+    const std::int64_t count = rows * per_row;
+    auto* kernel = searchsorted_kernel<Key>;
+    const unsigned int blocks = grid_size(kernel, kThreads, ceil_div(count, kThreads));
+    kernel<<<blocks, kThreads, 0, current_stream()>>>(out, static_cast<const Key*>(sorted),
+                                                      static_cast<const Key*>(values), sorter,
+                                                      count, size, per_row, right);
+    LG_CUDA_CHECK_LAUNCH();
   });
 }
 

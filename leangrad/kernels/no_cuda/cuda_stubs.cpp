@@ -182,12 +182,20 @@ void scatter_add(DType, void*, const void*, const std::int64_t*, const GatherGeo
   throw_cuda_not_built("scatter_add");
 }
 
-void cumsum(DType, void*, const void*, std::int64_t, std::int64_t, std::int64_t, bool) {
-  throw_cuda_not_built("cumsum");
+void scan(ScanOp op, DType, void*, const void*, std::int64_t, std::int64_t, std::int64_t, bool) {
+  throw_cuda_not_built(op_name(op));
+}
+void scan_extremum(DType, void*, std::int64_t*, const void*, std::int64_t, std::int64_t,
+                   std::int64_t, bool is_max) {
+  throw_cuda_not_built(is_max ? "cummax" : "cummin");
 }
 
 void argsort(DType, std::int64_t*, const void*, std::int64_t, std::int64_t, std::int64_t, bool) {
   throw_cuda_not_built("argsort");
+}
+void searchsorted(DType, std::int64_t*, const void*, const void*, const std::int64_t*, std::int64_t,
+                  std::int64_t, std::int64_t, bool) {
+  throw_cuda_not_built("searchsorted");
 }
 
 template <typename T>

@@ -1,0 +1,431 @@
+// The order statistics, NaN-skipping reductions and searches of autograd/statistics_functions.h.
+//
+// Note [Order statistics]
+//   median, nanmedian and kthvalue pick one element of each slice: the one of some rank (0 the
+//   smallest) in the slice sorted ascending with NaN the largest (ops::argsort, stable). The
+//   rank is k - 1 for kthvalue; (n - 1) / 2 for median, or n - 1 where the slice holds NaN, which
+//   lands on a NaN; (m - 1) / 2 for nanmedian, m counting the elements that are not NaN (0 for a
+//   slice of NaNs, which lands on a NaN again). Sorting is O(n log n) where a selection would be
+//   O(n), but it runs on both devices already, stable, with NaN placed as torch places it.
+//   Among equal elements the index returned is the first position holding the value (a NaN's:
+//   the first NaN), found by an argmax over "equals the value": deterministic on both devices.
+//   torch names one of the equal positions without saying which (its CPU kernel's choice
+//   depends on its partitioning), so tests compare values, and check that each index holds its
+//   value. The values are a gather of the input at the indices, so the gradient of each goes to
+//   its index, as PyTorch's value_selecting_reduction_backward; median() and nanmedian() without
+//   a dim split it evenly among the equal elements instead, as PyTorch's.
+//   quantile follows torch's definition step by step in the input's dtype (ranks q (n - 1) from
+//   a number q rounded to that dtype, floor and ceil of them, lerp between the two sorted
+//   elements), so its values match torch's in their last bits.
+#include <leangrad/autograd/statistics_functions.h>
+
+#include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <leangrad/autograd/arithmetic_functions.h>
+#include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/grad_mode.h>
+#include <leangrad/autograd/graph.h>
+#include <leangrad/autograd/indexing_functions.h>
+#include <leangrad/autograd/shape_functions.h>
+#include <leangrad/core/error.h>
+#include <leangrad/core/profiler.h>
+#include <leangrad/kernels/creation.h>
+#include <leangrad/kernels/ops.h>
+
+namespace leangrad {
+
+using autograd::BackwardContext;
+using autograd::record_op;
+
+namespace {
+
+// ---- Order statistics --------------------------------------------------------------------------
+
+// input with dim wrapped into it: a 0-d input is one slice of one element along dim 0 (torch
+// takes dim 0 or -1 there). Refuses undefined and bool input.
+std::pair<Tensor, std::int64_t> as_slices(const char* op, const Tensor& input, std::int64_t dim) {
+  LG_CHECK(input.defined(), op, ": expected a defined input, got an undefined Tensor()");
+  LG_CHECK_DTYPE(input.dtype() != kBool, op, ": expected a tensor of numbers, got dtype bool ",
+                 "(shape ", input.shape(), ")");
+  if (input.dim() == 0) {
+    wrap_dim(dim, 0, op);
+    return {reshape(input, {1}), 0};
+  }
+  const std::int64_t d = wrap_dim(dim, input.dim(), op);
+  LG_CHECK_SHAPE(input.size(d) > 0, op, ": expected a non-empty dim ", d, ", got shape ",
+                 input.shape());
+  return {input, d};
+}
+
+// The first position along dim (int64, keepdim shape) holding each slice's element of rank
+// `rank` (int64, keepdim shape; 0 the smallest, NaN the largest). Note [Order statistics].
+Tensor position_of_rank(const Tensor& x, std::int64_t dim, const Tensor& rank) {
+  NoGradGuard no_grad;
+  const Tensor order = ops::argsort(x, dim, /*descending=*/false);
+  const Tensor value = gather(x, dim, gather(order, dim, rank));
+  const Tensor same = logical_or(eq(x, value), logical_and(isnan(x), isnan(value)));
+  return ops::argmax(same, dim, /*keepdim=*/true);
+}
+
+// (values, indices) of the elements at `position` (keepdim shape) of x, the slices of input
+// (as_slices); a 0-d input gives 0-d results.
+std::tuple<Tensor, Tensor> selected(const Tensor& input, const Tensor& x, std::int64_t dim,
+                                    const Tensor& position, bool keepdim) {
+  Tensor values = gather(x, dim, position);
+  Tensor indices = position;
+  if (input.dim() == 0) return {reshape(values, {}), reshape(indices, {})};
+  if (!keepdim) {
+    values = squeeze(values, dim);
+    indices = squeeze(indices, dim);
+  }
+  return {values, indices};
+}
+
+// The rank median takes in each slice along dim: (n - 1) / 2, or n - 1 where a slice holds NaN
+// (ignore_nan: (m - 1) / 2 of the m elements that are not NaN, 0 when there are none).
+Tensor median_rank(const Tensor& x, std::int64_t dim, bool ignore_nan) {
+  NoGradGuard no_grad;
+  const std::int64_t n = x.size(dim);
+  Shape kept = x.shape();
+  kept[static_cast<std::size_t>(dim)] = 1;
+  const TensorOptions options = TensorOptions(kInt64).device(x.device());
+  if (!is_floating(x.dtype())) return full(kept, static_cast<double>((n - 1) / 2), options);
+  if (!ignore_nan) {
+    return masked_fill(full(kept, static_cast<double>((n - 1) / 2), options),
+                       any(isnan(x), {dim}, /*keepdim=*/true), static_cast<double>(n - 1));
+  }
+  const Tensor count = sum(logical_not(isnan(x)), {dim}, /*keepdim=*/true).to(kFloat64);
+  return floor(div(clamp_min(sub(count, 1.0), 0.0), 2.0)).to(kInt64);
+}
+
+std::tuple<Tensor, Tensor> median_along(const char* op, const Tensor& input, std::int64_t dim,
+                                        bool keepdim, bool ignore_nan) {
+  const auto [x, d] = as_slices(op, input, dim);
+  return selected(input, x, d, position_of_rank(x, d, median_rank(x, d, ignore_nan)), keepdim);
+}
+
+// The median of all elements, its gradient split evenly among the elements equal to it (the
+// NaNs, for NaN), as PyTorch's evenly_distribute_backward.
+Tensor median_of_all(const char* op, const Tensor& input, bool ignore_nan) {
+  LG_CHECK(input.defined(), op, ": expected a defined input, got an undefined Tensor()");
+  Tensor value;
+  {
+    NoGradGuard no_grad;
+    if (input.numel() == 0) {
+      LG_CHECK_DTYPE(is_floating(input.dtype()), op, ": the median of no ", input.dtype(),
+                     " element is undefined (floating input gives NaN), shape ", input.shape());
+      value = full({}, std::nan(""), input.options());
+    } else {
+      value =
+          reshape(std::get<0>(median_along(op, reshape(input, {-1}), 0, false, ignore_nan)), {});
+    }
+  }
+  return record_op(op, value, {input}, {input, value}, [](const BackwardContext& c) {
+    const Tensor& x = c.saved[0];
+    const Tensor& v = c.saved[1];
+    const Tensor mask = logical_or(eq(x, v), logical_and(isnan(x), isnan(v))).to(c.grad.dtype());
+    return std::vector<Tensor>{mul(mask, div(c.grad, sum(mask)))};
+  });
+}
+
+// ---- Quantiles
+// -----------------------------------------------------------------------------------
+
+enum class Interpolation { Linear, Lower, Higher, Nearest, Midpoint };
+
+Interpolation parse_interpolation(const char* op, std::string_view name) {
+  if (name == "linear") return Interpolation::Linear;
+  if (name == "lower") return Interpolation::Lower;
+  if (name == "higher") return Interpolation::Higher;
+  if (name == "nearest") return Interpolation::Nearest;
+  if (name == "midpoint") return Interpolation::Midpoint;
+  LG_THROW(Error, op, ": interpolation must be one of linear, lower, higher, midpoint or nearest, ",
+           "got \"", std::string(name), "\"");
+}
+
+Tensor quantile_impl(const char* op, const Tensor& input, const Tensor& q,
+                     std::optional<std::int64_t> dim, bool keepdim, std::string_view interpolation,
+                     bool ignore_nan) {
+  LG_CHECK(input.defined(), op, ": expected a defined input, got an undefined Tensor()");
+  LG_CHECK(q.defined(), op, ": expected a defined q, got an undefined Tensor()");
+  LG_CHECK_DTYPE(input.dtype() == kFloat32 || input.dtype() == kFloat64, op,
+                 ": expected a float32 or float64 input, got ", input.dtype(), " (shape ",
+                 input.shape(), ")");
+  LG_CHECK_DTYPE(q.dtype() == input.dtype(), op, ": expected q of the input's dtype ",
+                 input.dtype(), ", got ", q.dtype());
+  LG_CHECK_SHAPE(q.dim() <= 1, op, ": expected a number, a 0-d or a 1-d q, got shape ", q.shape());
+  LG_CHECK_DEVICE(q.device() == input.device(), op, ": q is on ", q.device(), ", the input on ",
+                  input.device());
+  LG_CHECK_SHAPE(input.numel() > 0, op, ": expected a non-empty input, got shape ", input.shape());
+  const Interpolation mode = parse_interpolation(op, interpolation);
+  {
+    NoGradGuard no_grad;
+    LG_CHECK(q.numel() == 0 || all(logical_and(ge(q, 0.0), le(q, 1.0))).item<bool>(), op,
+             ": expected every q in [0, 1], got ", q);
+  }
+
+  // The slices as the rows of a (rows, n) matrix of sorted values, and the result's shape
+  // without the quantiles' dim.
+  Shape kept;
+  Tensor rows;
+  if (dim.has_value() && input.dim() > 0) {
+    const std::int64_t d = wrap_dim(*dim, input.dim(), op);
+    kept = input.shape();
+    if (keepdim) {
+      kept[static_cast<std::size_t>(d)] = 1;
+    } else {
+      kept.erase(kept.begin() + d);
+    }
+    rows = movedim(input, d, -1);
+  } else {
+    if (dim.has_value()) wrap_dim(*dim, 0, op);
+    if (keepdim) kept.assign(static_cast<std::size_t>(input.dim()), 1);
+    rows = reshape(input, {-1});
+  }
+  const std::int64_t n = rows.size(-1);
+  const Tensor sorted = reshape(std::get<0>(sort(rows, -1)), {-1, n});
+
+  // The rank of each quantile in each row, (rows, Q), in the input's dtype as torch's.
+  const Tensor qs = reshape(q, {1, -1});
+  Tensor ranks;
+  if (ignore_nan) {
+    const Tensor count = sum(logical_not(isnan(sorted)), {1}, /*keepdim=*/true).to(q.dtype());
+    ranks = mul(qs, sub(count, 1.0));
+    ranks = masked_fill(ranks, lt(ranks, 0.0), 0.0);  // a row of NaNs: rank 0, a NaN
+  } else {
+    // A row holding NaN takes its last element, a NaN.
+    const Tensor last = full({1, 1}, static_cast<double>(n - 1), sorted.options());
+    ranks =
+        where(any(isnan(sorted), {1}, /*keepdim=*/true), last, mul(qs, static_cast<double>(n - 1)));
+  }
+  if (mode == Interpolation::Lower) ranks = floor(ranks);
+  if (mode == Interpolation::Higher) ranks = ceil(ranks);
+  if (mode == Interpolation::Nearest) ranks = round(ranks);
+  const Tensor below = ranks.to(kInt64);
+  Tensor result = gather(sorted, 1, below);
+  if (mode == Interpolation::Linear || mode == Interpolation::Midpoint) {
+    const Tensor weights =
+        mode == Interpolation::Midpoint ? full_like(ranks, 0.5) : sub(ranks, below.to(q.dtype()));
+    result = lerp(result, gather(sorted, 1, ceil(ranks).to(kInt64)), weights);
+  }
+  if (q.dim() == 0) return reshape(result, kept);
+  Shape shape = kept;
+  shape.push_back(q.numel());
+  return movedim(reshape(result, shape), -1, 0);
+}
+
+Tensor scalar_q(const char* op, const Tensor& input, double q) {
+  LG_CHECK(input.defined(), op, ": expected a defined input, got an undefined Tensor()");
+  LG_CHECK(q >= 0.0 && q <= 1.0, op, ": expected q in [0, 1], got ", q);
+  return full({}, q, input.options());
+}
+
+// ---- Searching
+// -----------------------------------------------------------------------------------
+
+// Whether to search to the right: right, or side "right" (side "left" with right is an Error).
+bool search_right(const char* op, bool right, std::optional<std::string_view> side) {
+  if (!side.has_value()) return right;
+  LG_CHECK(*side == "left" || *side == "right", op, ": side must be \"left\" or \"right\", got \"",
+           std::string(*side), "\"");
+  LG_CHECK(!(right && *side == "left"), op, ": side \"left\" and right = true contradict");
+  return *side == "right";
+}
+
+Tensor search(const char* op, const Tensor& sorted_sequence, const Tensor& values, bool out_int32,
+              bool right, const Tensor& sorter) {
+  LG_CHECK(sorted_sequence.defined(), op, ": expected a defined sorted sequence, got an ",
+           "undefined Tensor()");
+  LG_CHECK(values.defined(), op, ": expected defined values, got an undefined Tensor()");
+  LG_CHECK_DTYPE(sorted_sequence.dtype() != kBool && values.dtype() != kBool, op,
+                 ": expected numbers, got a sorted sequence of ", sorted_sequence.dtype(),
+                 " and values of ", values.dtype());
+  NoGradGuard no_grad;
+  const DType common = promote_types(sorted_sequence.dtype(), values.dtype());
+  Tensor out = ops::searchsorted(sorted_sequence.to(common), values.to(common), right, sorter);
+  if (!out_int32) return out;
+  LG_CHECK(sorted_sequence.size(-1) < (std::int64_t{1} << 31) - 1, op,
+           ": out_int32 needs a sorted sequence shorter than 2^31 - 1, got one of ",
+           sorted_sequence.size(-1));
+  return out.to(kInt32);
+}
+
+// A number to search for as a 0-d tensor: in the sequence's integral dtype when it is an integer
+// there, else in float64, so that it is compared exactly (float64 holds every element of every
+// dtype exactly).
+Tensor search_value(const char* op, const Tensor& sorted_sequence, double value) {
+  LG_CHECK(sorted_sequence.defined(), op, ": expected a defined sorted sequence, got an ",
+           "undefined Tensor()");
+  const bool integral = !is_floating(sorted_sequence.dtype()) && std::trunc(value) == value &&
+                        scalar_fits(value, kInt64);
+  return full({}, value,
+              TensorOptions(integral ? kInt64 : kFloat64).device(sorted_sequence.device()));
+}
+
+}  // namespace
+
+// ---- Order statistics --------------------------------------------------------------------------
+
+Tensor median(const Tensor& input) {
+  LG_PROFILE_OP(input);
+  LG_CHECK_DTYPE(!input.defined() || input.dtype() != kBool,
+                 "median: expected a tensor of numbers, got dtype bool (shape ", input.shape(),
+                 ")");
+  return median_of_all("median", input, /*ignore_nan=*/false);
+}
+
+std::tuple<Tensor, Tensor> median(const Tensor& input, std::int64_t dim, bool keepdim) {
+  LG_PROFILE_OP(input);
+  return median_along("median", input, dim, keepdim, /*ignore_nan=*/false);
+}
+
+Tensor nanmedian(const Tensor& input) {
+  LG_PROFILE_OP(input);
+  LG_CHECK_DTYPE(!input.defined() || input.dtype() != kBool,
+                 "nanmedian: expected a tensor of numbers, got dtype bool (shape ", input.shape(),
+                 ")");
+  return median_of_all("nanmedian", input, /*ignore_nan=*/true);
+}
+
+std::tuple<Tensor, Tensor> nanmedian(const Tensor& input, std::int64_t dim, bool keepdim) {
+  LG_PROFILE_OP(input);
+  return median_along("nanmedian", input, dim, keepdim, /*ignore_nan=*/true);
+}
+
+std::tuple<Tensor, Tensor> kthvalue(const Tensor& input, std::int64_t k, std::int64_t dim,
+                                    bool keepdim) {
+  LG_PROFILE_OP(input);
+  const char* op = "kthvalue";
+  const auto [x, d] = as_slices(op, input, dim);
+  const std::int64_t n = x.size(d);
+  LG_CHECK(k >= 1 && k <= n, op, ": k = ", k, " is out of range for dim ", d, " of size ", n,
+           " (expected 1 <= k <= ", n, ")");
+  Shape kept = x.shape();
+  kept[static_cast<std::size_t>(d)] = 1;
+  const Tensor rank =
+      full(kept, static_cast<double>(k - 1), TensorOptions(kInt64).device(x.device()));
+  return selected(input, x, d, position_of_rank(x, d, rank), keepdim);
+}
+
+Tensor quantile(const Tensor& input, double q, std::optional<std::int64_t> dim, bool keepdim,
+                std::string_view interpolation) {
+  LG_PROFILE_OP(input);
+  return quantile_impl("quantile", input, scalar_q("quantile", input, q), dim, keepdim,
+                       interpolation, /*ignore_nan=*/false);
+}
+
+Tensor quantile(const Tensor& input, const Tensor& q, std::optional<std::int64_t> dim, bool keepdim,
+                std::string_view interpolation) {
+  LG_PROFILE_OP(input, q);
+  return quantile_impl("quantile", input, q, dim, keepdim, interpolation, /*ignore_nan=*/false);
+}
+
+Tensor nanquantile(const Tensor& input, double q, std::optional<std::int64_t> dim, bool keepdim,
+                   std::string_view interpolation) {
+  LG_PROFILE_OP(input);
+  return quantile_impl("nanquantile", input, scalar_q("nanquantile", input, q), dim, keepdim,
+                       interpolation, /*ignore_nan=*/true);
+}
+
+Tensor nanquantile(const Tensor& input, const Tensor& q, std::optional<std::int64_t> dim,
+                   bool keepdim, std::string_view interpolation) {
+  LG_PROFILE_OP(input, q);
+  return quantile_impl("nanquantile", input, q, dim, keepdim, interpolation,
+                       /*ignore_nan=*/true);
+}
+
+// ---- Reductions that skip NaN, and pairs of reductions
+// -------------------------------------------
+
+Tensor nansum(const Tensor& input, const DimList& dims, bool keepdim) {
+  LG_PROFILE_OP(input);
+  LG_CHECK(input.defined(), "nansum: expected a defined input, got an undefined Tensor()");
+  if (!is_floating(input.dtype())) return sum(input, dims, keepdim);
+  return sum(masked_fill(input, isnan(input), 0.0), dims, keepdim);
+}
+
+Tensor nanmean(const Tensor& input, const DimList& dims, bool keepdim) {
+  LG_PROFILE_OP(input);
+  LG_CHECK(input.defined(), "nanmean: expected a defined input, got an undefined Tensor()");
+  LG_CHECK_DTYPE(is_floating(input.dtype()),
+                 "nanmean: expected a floating input (float32, float64, float16, bfloat16), got ",
+                 input.dtype(), " (shape ", input.shape(), ")");
+  Tensor count;
+  {
+    NoGradGuard no_grad;
+    count = sum(logical_not(isnan(input)), dims, keepdim);
+  }
+  return div(nansum(input, dims, keepdim), count);
+}
+
+std::tuple<Tensor, Tensor> aminmax(const Tensor& input, std::optional<std::int64_t> dim,
+                                   bool keepdim) {
+  LG_PROFILE_OP(input);
+  const char* op = "aminmax";
+  LG_CHECK(input.defined(), op, ": expected a defined input, got an undefined Tensor()");
+  std::vector<std::int64_t> dims;
+  if (dim.has_value()) {
+    const std::int64_t d = wrap_dim(*dim, input.dim(), op);
+    LG_CHECK_SHAPE(input.dim() == 0 || input.size(d) > 0, op, ": expected a non-empty dim ", d,
+                   " (the extrema of nothing are undefined), got shape ", input.shape());
+    dims.push_back(d);
+  } else {
+    LG_CHECK_SHAPE(input.numel() > 0, op, ": expected a non-empty input (the extrema of ",
+                   "nothing are undefined), got shape ", input.shape());
+  }
+  return {amin(input, dims, keepdim), amax(input, dims, keepdim)};
+}
+
+std::tuple<Tensor, Tensor> var_mean(const Tensor& input, const DimList& dims, bool unbiased,
+                                    bool keepdim) {
+  LG_PROFILE_OP(input);
+  return {var(input, dims, unbiased, keepdim), mean(input, dims, keepdim)};
+}
+
+std::tuple<Tensor, Tensor> std_mean(const Tensor& input, const DimList& dims, bool unbiased,
+                                    bool keepdim) {
+  LG_PROFILE_OP(input);
+  return {std(input, dims, unbiased, keepdim), mean(input, dims, keepdim)};
+}
+
+// ---- Searching sorted sequences
+// ------------------------------------------------------------------
+
+Tensor searchsorted(const Tensor& sorted_sequence, const Tensor& input, bool out_int32, bool right,
+                    std::optional<std::string_view> side, const Tensor& sorter) {
+  LG_PROFILE_OP(sorted_sequence, input);
+  const char* op = "searchsorted";
+  return search(op, sorted_sequence, input, out_int32, search_right(op, right, side), sorter);
+}
+
+Tensor searchsorted(const Tensor& sorted_sequence, double value, bool out_int32, bool right,
+                    std::optional<std::string_view> side, const Tensor& sorter) {
+  LG_PROFILE_OP(sorted_sequence);
+  const char* op = "searchsorted";
+  LG_CHECK_SHAPE(!sorted_sequence.defined() || sorted_sequence.dim() == 1, op,
+                 ": a number is searched for in a 1-d sorted sequence, got shape ",
+                 sorted_sequence.shape());
+  return search(op, sorted_sequence, search_value(op, sorted_sequence, value), out_int32,
+                search_right(op, right, side), sorter);
+}
+
+Tensor bucketize(const Tensor& input, const Tensor& boundaries, bool out_int32, bool right) {
+  LG_PROFILE_OP(input, boundaries);
+  const char* op = "bucketize";
+  LG_CHECK_SHAPE(!boundaries.defined() || boundaries.dim() == 1, op,
+                 ": expected 1-d boundaries, got shape ", boundaries.shape());
+  return search(op, boundaries, input, out_int32, right, Tensor());
+}
+
+Tensor bucketize(double value, const Tensor& boundaries, bool out_int32, bool right) {
+  LG_PROFILE_OP(boundaries);
+  const char* op = "bucketize";
+  LG_CHECK_SHAPE(!boundaries.defined() || boundaries.dim() == 1, op,
+                 ": expected 1-d boundaries, got shape ", boundaries.shape());
+  return search(op, boundaries, search_value(op, boundaries, value), out_int32, right, Tensor());
+}
+
+}  // namespace leangrad

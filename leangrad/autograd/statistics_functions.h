@@ -1,0 +1,95 @@
+// Order statistics, the reductions that skip NaN, and searching sorted sequences, as torch's:
+// median, nanmedian, kthvalue, quantile, nanquantile, nansum, nanmean, aminmax, var_mean,
+// std_mean, searchsorted and bucketize. Compositions of sort, gather, the reductions and the
+// elementwise ops (so on every device, differentiable where torch's are) and, for searchsorted,
+// the bisection kernel of kernels/ops.h. Note [Order statistics] in statistics_functions.cpp.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <tuple>
+
+#include <leangrad/core/tensor.h>
+
+namespace leangrad {
+
+// ---- Order statistics --------------------------------------------------------------------------
+// The lower median of all elements (of n sorted, the one at (n - 1) / 2), as torch.median: NaN if
+// any element is NaN, and NaN for an empty input. The gradient is split evenly among the elements
+// equal to the median (among the NaNs for a NaN median), as PyTorch's.
+Tensor median(const Tensor& input);
+// (values, indices) of the lower median along dim: a slice holding NaN gives NaN and its first
+// NaN's index; otherwise the index is the first position holding the median value. The gradient
+// goes to that index. A dim of size 0 is an Error.
+std::tuple<Tensor, Tensor> median(const Tensor& input, std::int64_t dim, bool keepdim = false);
+// median ignoring NaN, as torch.nanmedian: the lower median of each slice's other elements; a
+// slice of NaNs only gives NaN (index: its first NaN).
+Tensor nanmedian(const Tensor& input);
+std::tuple<Tensor, Tensor> nanmedian(const Tensor& input, std::int64_t dim, bool keepdim = false);
+// (values, indices) of the k-th smallest element along dim (k from 1), as torch.kthvalue: NaN the
+// largest; the index is the first position holding that value. The gradient goes to the index.
+std::tuple<Tensor, Tensor> kthvalue(const Tensor& input, std::int64_t k, std::int64_t dim = -1,
+                                    bool keepdim = false);
+
+// The q-th quantiles (q in [0, 1]) of all elements, or along dim, as torch.quantile: of n sorted
+// elements the one at rank q (n - 1), computed in input's dtype; between two elements,
+// interpolation picks "linear" (lerp by the rank's fraction), "lower", "higher", "nearest"
+// (rounding half to even) or "midpoint". A slice holding NaN gives NaN. float32 and float64 input;
+// q a number or a 0-d or 1-d tensor of input's dtype (1-d: the quantiles along a new first dim).
+// Differentiable (through sort and lerp, as PyTorch's).
+Tensor quantile(const Tensor& input, double q, std::optional<std::int64_t> dim = std::nullopt,
+                bool keepdim = false, std::string_view interpolation = "linear");
+Tensor quantile(const Tensor& input, const Tensor& q,
+                std::optional<std::int64_t> dim = std::nullopt, bool keepdim = false,
+                std::string_view interpolation = "linear");
+// quantile ignoring NaN, as torch.nanquantile: the rank is q (m - 1) for the m elements that are
+// not NaN; a slice of NaNs only gives NaN.
+Tensor nanquantile(const Tensor& input, double q, std::optional<std::int64_t> dim = std::nullopt,
+                   bool keepdim = false, std::string_view interpolation = "linear");
+Tensor nanquantile(const Tensor& input, const Tensor& q,
+                   std::optional<std::int64_t> dim = std::nullopt, bool keepdim = false,
+                   std::string_view interpolation = "linear");
+
+// ---- Reductions that skip NaN, and pairs of reductions
+// ------------------------------------------- The sum over dims (none: all) with NaN counted as 0,
+// as torch.nansum: dtypes as sum's (integral input has no NaN and gives int64); NaN elements get a
+// zero gradient.
+Tensor nansum(const Tensor& input, const DimList& dims = {}, bool keepdim = false);
+// nansum divided by the count of elements that are not NaN, as torch.nanmean (a slice of NaNs
+// only gives 0 / 0 = NaN). Floating input only.
+Tensor nanmean(const Tensor& input, const DimList& dims = {}, bool keepdim = false);
+// (amin, amax) over all elements or along dim, as torch.aminmax: NaN propagates; the gradients
+// are amin's and amax's (split evenly among equal extrema).
+std::tuple<Tensor, Tensor> aminmax(const Tensor& input,
+                                   std::optional<std::int64_t> dim = std::nullopt,
+                                   bool keepdim = false);
+// (var, mean) and (std, mean) over dims, as torch.var_mean and torch.std_mean: var's and std's
+// rules (autograd/functions.h), mean over the same dims.
+std::tuple<Tensor, Tensor> var_mean(const Tensor& input, const DimList& dims = {},
+                                    bool unbiased = true, bool keepdim = false);
+std::tuple<Tensor, Tensor> std_mean(const Tensor& input, const DimList& dims = {},
+                                    bool unbiased = true, bool keepdim = false);
+
+// ---- Searching sorted sequences
+// ------------------------------------------------------------------ For each element of input, the
+// index at which it would be inserted into sorted_sequence's last dim to keep it sorted, as
+// torch.searchsorted: the first position whose element is not smaller (right, or side "right": not
+// smaller or equal). sorted_sequence is 1-d (one sequence for all of input) or has input's dims but
+// the last; sorter, when given, holds each row's ascending order (argsort's). The two are promoted
+// to a common dtype (not bool). int64 indices, int32 with out_int32. NaN, the largest, is inserted
+// at the end. Rows are not checked for being sorted.
+Tensor searchsorted(const Tensor& sorted_sequence, const Tensor& input, bool out_int32 = false,
+                    bool right = false, std::optional<std::string_view> side = std::nullopt,
+                    const Tensor& sorter = Tensor());
+Tensor searchsorted(const Tensor& sorted_sequence, double value, bool out_int32 = false,
+                    bool right = false, std::optional<std::string_view> side = std::nullopt,
+                    const Tensor& sorter = Tensor());
+// The bucket of each element of input among the 1-d ascending boundaries, as torch.bucketize:
+// searchsorted(boundaries, input, out_int32, right).
+Tensor bucketize(const Tensor& input, const Tensor& boundaries, bool out_int32 = false,
+                 bool right = false);
+Tensor bucketize(double value, const Tensor& boundaries, bool out_int32 = false,
+                 bool right = false);
+
+}  // namespace leangrad
