@@ -2,13 +2,13 @@
 //
 // Note [Order statistics]
 //   median, nanmedian and kthvalue pick one element of each slice: the one of some rank (0 the
-//   smallest) in the slice sorted ascending with NaN the largest (ops::argsort, stable). The
-//   rank is k - 1 for kthvalue; (n - 1) / 2 for median, or n - 1 where the slice holds NaN, which
-//   lands on a NaN; (m - 1) / 2 for nanmedian, m counting the elements that are not NaN (0 for a
-//   slice of NaNs, which lands on a NaN again). Sorting is O(n log n) where a selection would be
-//   O(n), but it runs on both devices already, stable, with NaN placed as torch places it.
-//   Among equal elements the index returned is the first position holding the value (a NaN's:
-//   the first NaN), found by an argmax over "equals the value": deterministic on both devices.
+//   smallest) in the slice ordered ascending with NaN the largest, as sort orders it. The rank is
+//   k - 1 for kthvalue; (n - 1) / 2 for median, or n - 1 where the slice holds NaN, which lands
+//   on a NaN; (m - 1) / 2 for nanmedian, m counting the elements that are not NaN (0 for a slice
+//   of NaNs, which lands on a NaN again). ops::select_rank finds it: a selection on the CPU
+//   (std::nth_element, O(n) per slice, as torch's), a sort on CUDA. Among equal elements the
+//   index returned is the first position holding the value (a NaN's: the first NaN):
+//   deterministic, and the same on both devices.
 //   torch names one of the equal positions without saying which (its CPU kernel's choice
 //   depends on its partitioning), so tests compare values, and check that each index holds its
 //   value. The values are a gather of the input at the indices, so the gradient of each goes to
@@ -64,10 +64,7 @@ std::pair<Tensor, std::int64_t> as_slices(const char* op, const Tensor& input, s
 // `rank` (int64, keepdim shape; 0 the smallest, NaN the largest). Note [Order statistics].
 Tensor position_of_rank(const Tensor& x, std::int64_t dim, const Tensor& rank) {
   NoGradGuard no_grad;
-  const Tensor order = ops::argsort(x, dim, /*descending=*/false);
-  const Tensor value = gather(x, dim, gather(order, dim, rank));
-  const Tensor same = logical_or(eq(x, value), logical_and(isnan(x), isnan(value)));
-  return ops::argmax(same, dim, /*keepdim=*/true);
+  return ops::select_rank(x, dim, rank);
 }
 
 // (values, indices) of the elements at `position` (keepdim shape) of x, the slices of input

@@ -13,7 +13,8 @@
 //   ops_shape.cpp        cat
 //   ops_reduce.cpp       sum, mean, max, prod, argmax      ops_linalg.cpp  matmul
 //   ops_scan.cpp         cumsum, cumprod, logcumsumexp,    ops_sort.cpp    argsort,
-//                        cummax, cummin                                    searchsorted
+//                        cummax, cummin                                    select_rank,
+//                                                                          searchsorted
 //   ops_random.cpp       uniform, normal (Philox: the same numbers on every device)
 //   ops_tanhexp.cpp      TanhExp                           ops_group_norm.cpp  GroupNorm,
 //                                                                          LayerNorm
@@ -267,6 +268,12 @@ std::tuple<Tensor, Tensor> scan_extremum(const Tensor& x, std::int64_t dim, bool
 // and +0 are equal, and equal elements keep their order (a stable sort, on both devices). Any
 // dtype.
 Tensor argsort(const Tensor& x, std::int64_t dim, bool descending, std::int64_t k = -1);
+// The position (int64, keepdim shape) along dim of each slice's element of rank `rank` (int64, x's
+// shape with size(dim) 1; 0 the smallest, NaN the largest, each in [0, size(dim))): the first
+// position holding that value (-0 and +0 are one value), as autograd's median and kthvalue take
+// it. O(size) per slice on the CPU (a selection, not a sort); CUDA sorts. x of any dtype but bool,
+// at least 1-d, with a non-empty dim.
+Tensor select_rank(const Tensor& x, std::int64_t dim, const Tensor& rank);
 // For each element v of values, the index (int64) at which it would be inserted into its row of
 // sorted (the last dim) to keep the row sorted: the first i with !(row[i] < v) (right: !(row[i] <=
 // v)), found by bisection with exactly those comparisons, as torch.searchsorted (a NaN v gives the

@@ -33,6 +33,17 @@ DType key_dtype(DType dtype) {
   }
 }
 
+// x's elements as the keys the launchers take (key_dtype, contiguous), floating ones canonical:
+// -0 made +0 and every NaN the quiet NaN.
+Tensor sort_keys(const Tensor& x) {
+  Tensor keys = contiguous(cast(x, key_dtype(x.dtype())));
+  if (is_floating(keys.dtype())) {
+    const Tensor nan = full({}, std::numeric_limits<double>::quiet_NaN(), keys.options());
+    keys = where(compare(CompareOp::Ne, keys, keys), nan, binary(BinaryOp::Add, keys, 0.0));
+  }
+  return keys;
+}
+
 }  // namespace
 
 Tensor argsort(const Tensor& x, std::int64_t dim_in, bool descending, std::int64_t k) {
@@ -49,11 +60,7 @@ Tensor argsort(const Tensor& x, std::int64_t dim_in, bool descending, std::int64
   out_shape[last] = k;
   Tensor indices = empty(out_shape, TensorOptions(kInt64).device(x.device()));
   if (indices.numel() > 0) {
-    Tensor keys = cast(moved, key_dtype(x.dtype()));
-    if (is_floating(keys.dtype())) {
-      const Tensor nan = full({}, std::numeric_limits<double>::quiet_NaN(), keys.options());
-      keys = where(compare(CompareOp::Ne, keys, keys), nan, binary(BinaryOp::Add, keys, 0.0));
-    }
+    const Tensor keys = sort_keys(moved);
     const std::int64_t rows = keys.numel() / size;
     const cuda::DeviceGuard guard(x.device());
     switch (x.device().type) {
@@ -69,6 +76,47 @@ Tensor argsort(const Tensor& x, std::int64_t dim_in, bool descending, std::int64
   }
   if (x.dim() == 0) return k == 1 ? views::view(indices, {}) : indices;
   return contiguous(views::transpose(indices, dim, last));
+}
+
+Tensor select_rank(const Tensor& x, std::int64_t dim_in, const Tensor& rank) {
+  const char* op = "select_rank";
+  check_defined(op, x, "input");
+  check_defined(op, rank, "rank");
+  LG_CHECK_DTYPE(x.dtype() != kBool, op, ": expected numbers, got dtype bool");
+  LG_CHECK_SHAPE(x.dim() >= 1, op, ": expected an input of at least 1 dim, got shape ", x.shape());
+  const std::int64_t dim = wrap_dim(dim_in, x.dim(), op);
+  const std::int64_t size = x.size(dim);
+  LG_CHECK_SHAPE(size > 0, op, ": expected a non-empty dim ", dim, ", got shape ", x.shape());
+  Shape kept = x.shape();
+  kept[static_cast<std::size_t>(dim)] = 1;
+  LG_CHECK_DTYPE(rank.dtype() == kInt64, op, ": expected int64 ranks, got ", rank.dtype());
+  LG_CHECK_SHAPE(rank.shape() == kept, op, ": expected ranks of shape ", kept, ", got ",
+                 rank.shape());
+  LG_CHECK_DEVICE(rank.device() == x.device(), op, ": the ranks are on ", rank.device(),
+                  ", the input on ", x.device());
+  if (rank.numel() == 0) return empty(kept, TensorOptions(kInt64).device(x.device()));
+  const std::int64_t largest = reduce(ReduceOp::Max, rank, {}, false).item<std::int64_t>();
+  const std::int64_t smallest =
+      -reduce(ReduceOp::Max, unary(UnaryOp::Neg, rank), {}, false).item<std::int64_t>();
+  LG_CHECK(smallest >= 0 && largest < size, op, ": rank ", smallest < 0 ? smallest : largest,
+           " is out of range for dim ", dim, " of size ", size, " (expected [0, ", size - 1, "])");
+  const std::int64_t last = x.dim() - 1;
+  const Tensor keys = sort_keys(views::transpose(x, dim, last));
+  const Tensor ranks = contiguous(views::transpose(rank, dim, last));
+  Tensor positions = empty(ranks.shape(), TensorOptions(kInt64).device(x.device()));
+  const std::int64_t rows = ranks.numel();
+  const cuda::DeviceGuard guard(x.device());
+  switch (x.device().type) {
+    case DeviceType::CPU:
+      kernels::cpu::select_rank(keys.dtype(), positions.data_ptr<std::int64_t>(), keys.data_ptr(),
+                                ranks.data_ptr<std::int64_t>(), rows, size);
+      break;
+    case DeviceType::CUDA:
+      kernels::cuda::select_rank(keys.dtype(), positions.data_ptr<std::int64_t>(), keys.data_ptr(),
+                                 ranks.data_ptr<std::int64_t>(), rows, size);
+      break;
+  }
+  return contiguous(views::transpose(positions, dim, last));
 }
 
 Tensor searchsorted(const Tensor& sorted, const Tensor& values, bool right, const Tensor& sorter) {

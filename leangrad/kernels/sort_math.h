@@ -1,5 +1,6 @@
-// The bisection of searchsorted, shared by the CPU and CUDA kernels (kernels/cpu/sort.cpp,
-// kernels/cuda/sort.cu), so the CPU tests exercise the comparisons the GPU makes.
+// The comparisons of searchsorted and select_rank, shared by the CPU and CUDA kernels
+// (kernels/cpu/sort.cpp, kernels/cuda/sort.cu), so the CPU tests exercise the comparisons the GPU
+// makes.
 #pragma once
 
 #include <cstdint>
@@ -28,6 +29,26 @@ LG_HOST_DEVICE LG_INLINE std::int64_t insertion_point(const Key* row, const std:
     }
   }
   return lo;
+}
+
+// The sort's order of keys: NaN the largest (and equal to another NaN), as ops::argsort's.
+template <typename Key>
+LG_HOST_DEVICE LG_INLINE bool key_less(Key a, Key b) {
+  return a < b || (a == a && b != b);
+}
+
+// Whether two keys are the same value: equal, or both NaN.
+template <typename Key>
+LG_HOST_DEVICE LG_INLINE bool same_key(Key a, Key b) {
+  return a == b || (a != a && b != b);
+}
+
+// The first position of row[0, size) holding `value` (same_key), or size.
+template <typename Key>
+LG_HOST_DEVICE LG_INLINE std::int64_t first_position(const Key* row, std::int64_t size, Key value) {
+  for (std::int64_t i = 0; i < size; ++i)
+    if (same_key(row[i], value)) return i;
+  return size;
 }
 
 }  // namespace leangrad::sort_math

@@ -322,6 +322,27 @@ TEST(Statistics, OrderStatisticsTakeTheFirstPositionOfTheirValue) {
   }
 }
 
+// -0 and +0 are one value: the first zero of either sign is the index, its element the value;
+// and a transposed input (slices strided in memory) selects the same as its contiguous copy.
+TEST(Statistics, OrderStatisticsTakeSignedZerosAsOneValue) {
+  const Tensor x = make_tensor({1.0, -0.0, 0.0, -1.0, 0.0}, {5}, kFloat64);
+  const auto [value, index] = median(x, 0);
+  EXPECT_EQ(index.item<std::int64_t>(), 1);
+  EXPECT_TRUE(std::signbit(value.item<double>()));
+  const auto [kth, kth_index] = kthvalue(x, 5, 0);
+  EXPECT_EQ(kth.item<double>(), 1.0);
+  EXPECT_EQ(kth_index.item<std::int64_t>(), 0);
+  const Tensor t = tied_values({6, 9}, 4, /*with_nan=*/true).transpose(0, 1);
+  for (std::int64_t d : {0, 1}) {
+    const auto [v, i] = median(t, d);
+    const auto [vc, ic] = median(t.contiguous(), d);
+    EXPECT_TRUE(equal(i, ic)) << "dim " << d;
+    EXPECT_TRUE(matches_within_roundoff(v, vc, {}, {.bitwise = true})) << "dim " << d;
+  }
+  // Slices of nothing along the other dims: empty results of the kept shape.
+  EXPECT_EQ(std::get<1>(median(zeros({0, 4}), 1)).shape(), Shape({0}));
+}
+
 // cummax and cummin against a loop with torch's rule (ties: the later index; NaN: the latest NaN),
 // along each dim of a (5, 6, 7) tensor (inner == 1 and the column blocks), plain and transposed.
 TEST(Statistics, CumulativeExtremaFollowTheLaterIndexRule) {

@@ -17,6 +17,7 @@
 #include <leangrad/autograd/statistics_functions.h>
 #include <leangrad/core/creation.h>
 #include <leangrad/kernels/creation.h>
+#include <leangrad/kernels/ops.h>
 #include "misuse/misuse_testing.h"
 
 namespace leangrad::test {
@@ -360,6 +361,18 @@ std::vector<MisuseCase> statistics_cases() {
         [] { searchsorted(zeros({2}), zeros({2}), false, false, std::nullopt, zeros({2})); });
   t.add("searchsorted_0d_sequence", Raises::ShapeError, {"searchsorted", "at least 1 dim"},
         [] { searchsorted(zeros({}), zeros({2})); });
+  // The selection kernel's entry checks its ranks: one outside the dim would read outside it.
+  t.add("select_rank_out_of_range", Raises::Error,
+        {"select_rank: rank 3 is out of range for dim 1 of size 3", "[0, 2]"}, [] {
+          ops::select_rank(zeros({2, 3}), 1, full({2, 1}, 3.0, TensorOptions(kInt64)));
+        });
+  t.add("select_rank_negative", Raises::Error, {"select_rank: rank -1"}, [] {
+    ops::select_rank(zeros({2, 3}), 1, full({2, 1}, -1.0, TensorOptions(kInt64)));
+  });
+  t.add("select_rank_shape", Raises::ShapeError,
+        {"select_rank: expected ranks of shape [2, 1]", "[2]"}, [] {
+          ops::select_rank(zeros({2, 3}), 1, zeros({2}, TensorOptions(kInt64)));
+        });
   t.add("bucketize_2d_boundaries", Raises::ShapeError,
         {"bucketize: expected 1-d boundaries", "[2, 2]"}, [] {
           bucketize(zeros({2}), zeros({2, 2}));

@@ -1,8 +1,10 @@
 // Sorting on the CPU (kernels/backend.h): each row's positions ordered by a comparison on (key,
 // position), so that equal keys keep their positions' order: std::sort gives a stable sort's
 // order, and std::partial_sort its first k (topk) in O(size log k). NaN compares as the largest
-// key, as PyTorch's sort and topk take it. Threads split the rows. searchsorted bisects each
-// value's row by kernels/sort_math.h, threads splitting the values.
+// key, as PyTorch's sort and topk take it. Threads split the rows. select_rank partitions a copy
+// of each row with std::nth_element (O(size), where a sort is O(size log size)) and finds the
+// value's first position; searchsorted bisects each value's row by kernels/sort_math.h, threads
+// splitting the values.
 #include <leangrad/kernels/backend.h>
 
 #include <algorithm>
@@ -63,6 +65,25 @@ void argsort(DType dtype, std::int64_t* indices, const void* keys, std::int64_t 
              std::int64_t size, std::int64_t k, bool descending) {
   dispatch_sort_key(dtype, "argsort", [&]<typename Key>() {
     argsort_rows(indices, static_cast<const Key*>(keys), rows, size, k, descending);
+  });
+}
+
+void select_rank(DType dtype, std::int64_t* positions, const void* keys, const std::int64_t* ranks,
+                 std::int64_t rows, std::int64_t size) {
+  dispatch_sort_key(dtype, "select_rank", [&]<typename Key>() {
+    const Key* k = static_cast<const Key*>(keys);
+    // A selection is a few passes over the row.
+    parallel_for(rows, grain_for(4 * size), [&](std::int64_t begin, std::int64_t end) {
+      std::vector<Key> buffer(static_cast<std::size_t>(size));
+      for (std::int64_t r = begin; r < end; ++r) {
+        const Key* row = k + r * size;
+        std::copy(row, row + size, buffer.begin());
+        const auto nth = buffer.begin() + ranks[r];
+        std::nth_element(buffer.begin(), nth, buffer.end(),
+                         [](Key a, Key b) { return sort_math::key_less(a, b); });
+        positions[r] = sort_math::first_position(row, size, *nth);
+      }
+    });
   });
 }
 

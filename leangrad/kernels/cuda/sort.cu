@@ -5,7 +5,9 @@
 // is why ops::argsort hands over keys without -0 and with one positive NaN; then its order is
 // the CPU's (NaN the largest, equal keys in position order), element for element. The first k of
 // each row are copied out for topk. Rows are sorted in chunks of at most 2^30 elements (CUB
-// counts items in int). searchsorted: one thread per value, bisecting by kernels/sort_math.h.
+// counts items in int). select_rank sorts the rows so, then one thread per row reads the rank's
+// value and finds its first position. searchsorted: one thread per value, bisecting by
+// kernels/sort_math.h.
 #include <cub/device/device_segmented_sort.cuh>
 
 #include <algorithm>
@@ -92,6 +94,18 @@ void argsort_rows(std::int64_t* indices, const Key* keys, std::int64_t rows, std
   }
 }
 
+// positions[r] = the first position of row r holding its element of rank ranks[r], order (rows,
+// size) being the rows' ascending orders.
+template <typename Key>
+__global__ void rank_position_kernel(std::int64_t* positions, const Key* keys,
+                                     const std::int64_t* order, const std::int64_t* ranks,
+                                     std::int64_t rows, std::int64_t size) {
+  for (std::int64_t r = global_thread_index(); r < rows; r += grid_thread_count()) {
+    const Key* row = keys + r * size;
+    positions[r] = sort_math::first_position(row, size, row[order[r * size + ranks[r]]]);
+  }
+}
+
 template <typename Key>
 __global__ void searchsorted_kernel(std::int64_t* out, const Key* sorted, const Key* values,
                                     const std::int64_t* sorter, std::int64_t count,
@@ -109,6 +123,21 @@ void argsort(DType dtype, std::int64_t* indices, const void* keys, std::int64_t 
              std::int64_t size, std::int64_t k, bool descending) {
   dispatch_sort_key(dtype, "argsort", [&]<typename Key>() {
     argsort_rows(indices, static_cast<const Key*>(keys), rows, size, k, descending);
+  });
+}
+
+void select_rank(DType dtype, std::int64_t* positions, const void* keys, const std::int64_t* ranks,
+                 std::int64_t rows, std::int64_t size) {
+  dispatch_sort_key(dtype, "select_rank", [&]<typename Key>() {
+    const std::int64_t items = rows * size;
+    Workspace workspace(Workspace::bytes_for<std::int64_t>(items));
+    std::int64_t* order = workspace.take<std::int64_t>(items);
+    const Key* k = static_cast<const Key*>(keys);
+    argsort_rows(order, k, rows, size, size, /*descending=*/false);
+    auto* kernel = rank_position_kernel<Key>;
+    const unsigned int blocks = grid_size(kernel, kThreads, ceil_div(rows, kThreads));
+    kernel<<<blocks, kThreads, 0, current_stream()>>>(positions, k, order, ranks, rows, size);
+    LG_CUDA_CHECK_LAUNCH();
   });
 }
 

@@ -193,6 +193,10 @@ void scan_extremum(DType, void*, std::int64_t*, const void*, std::int64_t, std::
 void argsort(DType, std::int64_t*, const void*, std::int64_t, std::int64_t, std::int64_t, bool) {
   throw_cuda_not_built("argsort");
 }
+void select_rank(DType, std::int64_t*, const void*, const std::int64_t*, std::int64_t,
+                 std::int64_t) {
+  throw_cuda_not_built("select_rank");
+}
 void searchsorted(DType, std::int64_t*, const void*, const void*, const std::int64_t*, std::int64_t,
                   std::int64_t, std::int64_t, bool) {
   throw_cuda_not_built("searchsorted");
