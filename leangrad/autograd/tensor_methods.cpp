@@ -7,6 +7,7 @@
 #include <tuple>
 #include <vector>
 
+#include <leangrad/autograd/advanced_indexing.h>
 #include <leangrad/autograd/arithmetic_functions.h>
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/grad_mode.h>
@@ -284,6 +285,13 @@ Tensor Tensor::t() const {
 Tensor Tensor::operator[](std::int64_t index) const {
   return this->index({index});
 }
+namespace {
+bool holds_tensor(const std::vector<indexing::TensorIndex>& indices) {
+  return std::any_of(indices.begin(), indices.end(), [](const indexing::TensorIndex& i) {
+    return i.kind() == indexing::TensorIndex::Kind::Tensor;
+  });
+}
+}  // namespace
 Tensor Tensor::index(std::initializer_list<indexing::TensorIndex> indices) const {
   return index(std::vector<indexing::TensorIndex>(indices));
 }
@@ -294,6 +302,7 @@ Tensor Tensor::index(std::initializer_list<indexing::TensorIndex> indices) const
 //   indices leave. Every step is a differentiable view (select, slice, unsqueeze).
 Tensor Tensor::index(const std::vector<indexing::TensorIndex>& indices) const {
   using indexing::TensorIndex;
+  if (holds_tensor(indices)) return autograd::advanced_index(*this, indices);
   std::int64_t consumed = 0;
   int ellipses = 0;
   for (const TensorIndex& i : indices) {
@@ -339,6 +348,8 @@ Tensor Tensor::index(const std::vector<indexing::TensorIndex>& indices) const {
         d += dim() - consumed;
         source_dim += dim() - consumed;
         break;
+      case TensorIndex::Kind::Tensor:
+        LG_INTERNAL_ASSERT(false, "(tensor indices take advanced_index)");
     }
   }
   // No index at all still gives a new view, as t[...] does.
@@ -898,12 +909,20 @@ Tensor& Tensor::masked_fill_(const Tensor& mask, const Tensor& value) {
 Tensor& Tensor::index_put_(std::initializer_list<indexing::TensorIndex> indices,
                            const Tensor& value) {
   check_inplace("index_put_", *this);
-  index(indices).copy_(value);
+  const std::vector<indexing::TensorIndex> list(indices);
+  if (holds_tensor(list)) return autograd::advanced_index_put_(*this, list, value);
+  index(list).copy_(value);
   return *this;
 }
 Tensor& Tensor::index_put_(std::initializer_list<indexing::TensorIndex> indices, double value) {
   check_inplace("index_put_", *this);
-  index(indices).fill_(value);
+  const std::vector<indexing::TensorIndex> list(indices);
+  if (holds_tensor(list)) {
+    LG_CHECK(scalar_fits(value, dtype()), "index_put_: value ", value,
+             " cannot be converted to dtype ", dtype(), " without overflow");
+    return autograd::advanced_index_put_(*this, list, full({}, value, options()));
+  }
+  index(list).fill_(value);
   return *this;
 }
 namespace {

@@ -22,12 +22,15 @@
 #include <leangrad/core/device.h>
 #include <leangrad/core/dtype.h>
 #include <leangrad/core/error.h>
-#include <leangrad/core/indexing.h>
 #include <leangrad/core/shape.h>
 #include <leangrad/core/storage.h>
 #include <leangrad/core/tensor_options.h>
 
 namespace leangrad {
+
+namespace indexing {
+class TensorIndex;  // core/indexing.h, included at the end: it holds a Tensor
+}  // namespace indexing
 
 namespace cuda {
 class Stream;
@@ -653,3 +656,7 @@ std::string grad_fn_name(const Tensor& t);
 }  // namespace autograd
 
 }  // namespace leangrad
+
+// TensorIndex holds a Tensor, so it is defined once Tensor is complete; every user of Tensor::index
+// gets it from here, as before.
+#include <leangrad/core/indexing.h>

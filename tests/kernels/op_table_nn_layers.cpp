@@ -283,6 +283,25 @@ std::vector<OpCase> indexing_cases() {
                }),
                {input({6, 25})},
                kTolExact});
+  // Indexing by tensors (autograd/advanced_indexing.cpp): nonzero, index_select, a stable
+  // argsort of the positions and index_add on the device; repeated positions take their last
+  // value on both devices.
+  c.push_back({"advanced_index_mask_f32",
+               grads_of([](const Inputs& v) {
+                 return v[0].index({indexing::Slice(), gt(v[1], 0.0)});
+               }),
+               {input({4, 6, 5}), input({6, 5})},
+               kTolExact});
+  c.push_back({"advanced_index_put_f32",
+               [](const Inputs& v) -> Outputs {
+                 Tensor masked = v[0].clone();
+                 masked.index_put_({gt(v[0], 0.0)}, -1.0);
+                 Tensor rows = v[0].clone();
+                 rows.index_put_({indexing::Slice(), v[1]}, v[2]);
+                 return {masked, rows, v[0].index({v[1], indexing::Slice(), v[1]})};
+               },
+               {input({6, 6, 6}), input({20}, kInt64, 0.0, 6.0), input({6, 20, 6})},
+               kTolExact});
   c.push_back({"searchsorted_bucketize_f32",
                [](const Inputs& v) -> Outputs {
                  const Tensor rows = std::get<0>(sort(v[0], 1));

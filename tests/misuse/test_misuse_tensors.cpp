@@ -1,6 +1,6 @@
 // Misuse of tensors themselves: creation with negative, overflowing or non-finite sizes, views
 // and indexing with wrong shapes and out-of-range dims, metadata and raw access, in-place writes
-// and conversions. Tables of the misuse suite (tests/misuse/misuse_testing.h).
+// and conversions, indexing by tensors. Tables of the misuse suite (tests/misuse/misuse_testing.h).
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -284,6 +284,55 @@ std::vector<MisuseCase> indexing_cases() {
   return t.cases();
 }
 LG_MISUSE_SUITE(Indexing, indexing_cases());
+
+// Indexing by tensors (Tensor::index / index_put_ with index tensors and masks).
+std::vector<MisuseCase> advanced_indexing_cases() {
+  using indexing::TensorIndex;
+  MisuseTable t;
+  t.add("float_index", Raises::DTypeError,
+        {"index: tensors used as indices must be int64, int32, bool or uint8, got float32"},
+        [] { ones({3}).index({ones({2})}); });
+  t.add("index_out_of_range", Raises::ShapeError,
+        {"index: index 3 is out of range for a dim of size 3", "[3, 2]"}, [] {
+          ones({3, 2}).index({full({2}, 3.0, TensorOptions(kInt64))});
+        });
+  t.add("negative_index_out_of_range", Raises::ShapeError, {"index: index -4 is out of range"},
+        [] { ones({3}).index({full({1}, -4.0, TensorOptions(kInt64))}); });
+  t.add("mask_shape_mismatch", Raises::ShapeError,
+        {"index: a mask of shape [2]", "dims it indexes, of shape [3]"}, [] {
+          ones({3, 2}).index({ones({2}, TensorOptions(kBool))});
+        });
+  t.add("mask_too_many_dims", Raises::ShapeError, {"index: the indices take 3 dims", "[3, 2]"}, [] {
+    ones({3, 2}).index({ones({3, 2, 1}, TensorOptions(kBool))});
+  });
+  t.add("zero_dim_mask", Raises::ShapeError, {"index: a 0-d bool index is not supported"},
+        [] { ones({3}).index({ones(Shape{}, TensorOptions(kBool))}); });
+  t.add("undefined_index_tensor", Raises::Error, {"TensorIndex: expected a defined index tensor"},
+        [] { ones({3}).index({Tensor()}); });
+  t.add("indices_do_not_broadcast", Raises::ShapeError, {"[2]", "[3]"}, [] {
+    ones({3, 3}).index({zeros({2}, TensorOptions(kInt64)), zeros({3}, TensorOptions(kInt64))});
+  });
+  t.add("put_value_does_not_broadcast", Raises::ShapeError, {"index_put_", "[4]", "[2, 3]"}, [] {
+    Tensor x = ones({5, 3});
+    x.index_put_({zeros({2}, TensorOptions(kInt64))}, ones({4}));
+  });
+  t.add("put_value_out_of_range_for_dtype", Raises::Error,
+        {"index_put_: value 300", "uint8 without overflow"}, [] {
+          Tensor x = zeros({3}, TensorOptions(kUInt8));
+          x.index_put_({ones({3}, TensorOptions(kBool))}, 300.0);
+        });
+  t.add("put_index_out_of_range", Raises::ShapeError, {"index_put_: index 5 is out of range"}, [] {
+    Tensor x = ones({5});
+    x.index_put_({full({1}, 5.0, TensorOptions(kInt64))}, 0.0);
+  });
+  t.add("put_on_a_tensor_requiring_grad", Raises::Error,
+        {"index_put_: in-place operation on a tensor that requires grad"}, [] {
+          Tensor x = ones({3}).requires_grad_();
+          x.index_put_({ones({3}, TensorOptions(kBool))}, 0.0);
+        });
+  return t.cases();
+}
+LG_MISUSE_SUITE(AdvancedIndexing, advanced_indexing_cases());
 
 std::vector<MisuseCase> in_place_cases() {
   MisuseTable t;

@@ -1,0 +1,156 @@
+// Indexing by tensors (Tensor::index and Tensor::index_put_ with integer index tensors and bool
+// masks, autograd/advanced_indexing.cpp) against PyTorch 1.13 (tests/data/advanced_indexing.json,
+// written by make_advanced_indexing.py): the values moved bit for bit and the gradients (sums of
+// the weights at repeated positions) within a few roundings; index_put_'s result and its value's
+// gradient; a position named twice takes its last value; against a plain loop for a mask; bad
+// indices refused (the AdvancedIndexing misuse table of tests/misuse/test_misuse_tensors.cpp).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include <leangrad/autograd/engine.h>
+#include <leangrad/autograd/functions.h>
+#include <leangrad/core/creation.h>
+#include <leangrad/core/indexing.h>
+#include <leangrad/kernels/creation.h>
+#include "testing/reference_data.h"
+#include "testing/tensor_testing.h"
+
+namespace leangrad::test {
+namespace {
+
+using namespace leangrad::indexing;
+
+const std::vector<ReferenceCase>& cases() {
+  static const std::vector<ReferenceCase> all = load_reference("advanced_indexing.json");
+  return all;
+}
+
+// The index list params["index"] spells (make_advanced_indexing.py).
+std::vector<TensorIndex> index_list(const ReferenceCase& c) {
+  std::vector<TensorIndex> list;
+  for (const nlohmann::json& entry : c.params.at("index")) {
+    if (entry.contains("int")) {
+      list.emplace_back(entry.at("int").get<std::int64_t>());
+    } else if (entry.contains("slice")) {
+      const auto bound = [&](int k) -> std::optional<std::int64_t> {
+        const nlohmann::json& b = entry.at("slice").at(k);
+        if (b.is_null()) return None;
+        return b.get<std::int64_t>();
+      };
+      list.emplace_back(Slice(bound(0), bound(1), bound(2)));
+    } else if (entry.contains("none")) {
+      list.emplace_back(None);
+    } else if (entry.contains("ellipsis")) {
+      list.emplace_back(Ellipsis);
+    } else {
+      list.emplace_back(c.at(entry.at("tensor").get<std::string>()));
+    }
+  }
+  return list;
+}
+
+TEST(AdvancedIndexing, ReadsAsPyTorch) {
+  int checked = 0;
+  for (const ReferenceCase& c : cases()) {
+    if (c.tensors.count("out") == 0) continue;
+    SCOPED_TRACE(c.name);
+    Tensor x = c.at("x").clone().requires_grad_();
+    const Tensor out = x.index(index_list(c));
+    ASSERT_EQ(out.shape(), c.at("out").shape());
+    EXPECT_TRUE(matches_within_roundoff(out, c.at("out"), {}, {.bitwise = true}));
+    sum(mul(out, c.at("w"))).backward();
+    // Each element's gradient sums the weights of the places it went to (a few at most).
+    EXPECT_TRUE(matches_within_roundoff(x.grad(), c.at("d_x"), {}, {.ulps = 8}));
+    ++checked;
+  }
+  EXPECT_EQ(checked, 14);
+}
+
+TEST(AdvancedIndexing, WritesAsPyTorch) {
+  int checked = 0;
+  for (const ReferenceCase& c : cases()) {
+    if (c.tensors.count("put") == 0) continue;
+    SCOPED_TRACE(c.name);
+    Tensor y = c.at("x").clone();
+    const nlohmann::json& value = c.params.at("value");
+    const std::vector<TensorIndex> list = index_list(c);
+    // index_put_ takes an initializer list, as LibTorch's: the cases have at most three entries.
+    const auto put = [&](const auto& v) {
+      switch (list.size()) {
+        case 1:
+          y.index_put_({list[0]}, v);
+          break;
+        case 2:
+          y.index_put_({list[0], list[1]}, v);
+          break;
+        default:
+          ASSERT_EQ(list.size(), 3u);
+          y.index_put_({list[0], list[1], list[2]}, v);
+      }
+    };
+    if (value.is_number()) {
+      put(value.get<double>());
+      EXPECT_TRUE(matches_within_roundoff(y, c.at("put"), {}, {.bitwise = true}));
+    } else {
+      Tensor v = c.at("v").clone().requires_grad_();
+      put(v);
+      EXPECT_TRUE(matches_within_roundoff(y, c.at("put"), {}, {.bitwise = true}));
+      sum(mul(y, c.at("w"))).backward();
+      EXPECT_TRUE(matches_within_roundoff(v.grad(), c.at("d_v"), {}, {.ulps = 8}));
+    }
+    ++checked;
+  }
+  EXPECT_EQ(checked, 6);
+}
+
+// A mask against a loop: x[m] lists the elements where m holds, in row-major order, and
+// x[m] = -x[m] negates exactly those.
+TEST(AdvancedIndexing, MaskMatchesALoop) {
+  const Tensor x = arange(0.0, 24.0).reshape({2, 3, 4});
+  const Tensor m = gt(remainder(x, 5.0), 2.0);
+  std::vector<double> want;
+  for (double v : to_vector(x))
+    if (std::fmod(v, 5.0) > 2.0) want.push_back(v);
+  EXPECT_TRUE(all_close(x.index({m}), want, 0.0, 0.0));
+  Tensor y = x.clone();
+  y.index_put_({m}, neg(x.index({m})));
+  const auto got = to_vector(y);
+  const auto xs = to_vector(x);
+  for (std::size_t i = 0; i < xs.size(); ++i)
+    EXPECT_EQ(got[i], std::fmod(xs[i], 5.0) > 2.0 ? -xs[i] : xs[i]) << "element " << i;
+  // A mask over the last two dims after an integer, and the same through a broadcast scalar.
+  Tensor z = x.clone();
+  z.index_put_({1, gt(x.select(0, 1), 18.0)}, 0.0);
+  EXPECT_EQ(sum(eq(z, 0.0)).item<std::int64_t>(), 1 + 5);  // x's own 0, and 19..23
+}
+
+// Every dtype takes values by a mask (uint8 and bool through int64 sums of distinct rows).
+TEST(AdvancedIndexing, WritesEveryDtype) {
+  for (const DType dtype :
+       {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32, kUInt8, kBool}) {
+    SCOPED_TRACE(dtype_name(dtype));
+    Tensor x = zeros({2, 3}, TensorOptions(dtype));
+    const Tensor m = make_tensor({1, 0, 1, 0, 0, 1}, {2, 3}, kBool);
+    x.index_put_({m}, 1.0);
+    EXPECT_TRUE(all_close(x.to(kFloat64), {1, 0, 1, 0, 0, 1}, 0.0, 0.0));
+    EXPECT_TRUE(all_close(x.index({m}).to(kFloat64), {1, 1, 1}, 0.0, 0.0));
+  }
+}
+
+// A position named twice keeps the last value given for it, and only that occurrence gets the
+// gradient (PyTorch leaves the winner open; leangrad's rule is the last).
+TEST(AdvancedIndexing, APositionNamedTwiceTakesItsLastValue) {
+  Tensor y = zeros({4});
+  Tensor v = make_tensor({1.0, 2.0, 3.0, 4.0, 5.0}, {5}, kFloat32).requires_grad_();
+  const Tensor idx = make_tensor({2, 0, 2, 3, 0}, {5}, kInt64);
+  y.index_put_({idx}, v);
+  EXPECT_TRUE(all_close(y, {5.0, 0.0, 3.0, 4.0}, 0.0, 0.0));
+  sum(mul(y, make_tensor({10.0, 20.0, 30.0, 40.0}, {4}, kFloat32))).backward();
+  EXPECT_TRUE(all_close(v.grad(), {0.0, 0.0, 30.0, 40.0, 10.0}, 0.0, 0.0));
+}
+
+}  // namespace
+}  // namespace leangrad::test
