@@ -181,7 +181,7 @@ Layout layout_for(const Plan& plan) {
   return l;
 }
 
-// The shapes of (A, rest...) and of the result (B placed, rest...).
+// The shape (A, rest...) of the permuted view with its indexed dims flattened into one.
 Shape rows_shape(const Layout& l, std::size_t k) {
   Shape s{l.count};
   s.insert(s.end(), l.moved.shape().begin() + static_cast<std::ptrdiff_t>(k),

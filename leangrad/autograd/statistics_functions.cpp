@@ -16,7 +16,8 @@
 //   a dim split it evenly among the equal elements instead, as PyTorch's.
 //   quantile follows torch's definition step by step in the input's dtype (ranks q (n - 1) from
 //   a number q rounded to that dtype, floor and ceil of them, lerp between the two sorted
-//   elements), so its values match torch's in their last bits.
+//   elements), each step correctly rounded: float32 values are torch's bit for bit, float64 ones
+//   within an ulp (torch's float64 lerp fuses its multiply-add).
 #include <leangrad/autograd/statistics_functions.h>
 
 #include <cmath>
