@@ -30,6 +30,7 @@
 #include <leangrad/autograd/grad_mode.h>
 #include <leangrad/autograd/graph.h>
 #include <leangrad/autograd/indexing_functions.h>
+#include <leangrad/autograd/reduction_functions.h>
 #include <leangrad/autograd/shape_functions.h>
 #include <leangrad/core/error.h>
 #include <leangrad/core/profiler.h>
@@ -43,7 +44,7 @@ using autograd::record_op;
 
 namespace {
 
-// ---- Order statistics --------------------------------------------------------------------------
+// ---- Order statistics ---------------------------------------------------------------------------
 
 // input with dim wrapped into it: a 0-d input is one slice of one element along dim 0 (torch
 // takes dim 0 or -1 there). Refuses undefined and bool input.
@@ -129,8 +130,7 @@ Tensor median_of_all(const char* op, const Tensor& input, bool ignore_nan) {
   });
 }
 
-// ---- Quantiles
-// -----------------------------------------------------------------------------------
+// ---- Quantiles ----------------------------------------------------------------------------------
 
 enum class Interpolation { Linear, Lower, Higher, Nearest, Midpoint };
 
@@ -221,8 +221,7 @@ Tensor scalar_q(const char* op, const Tensor& input, double q) {
   return full({}, q, input.options());
 }
 
-// ---- Searching
-// -----------------------------------------------------------------------------------
+// ---- Searching ----------------------------------------------------------------------------------
 
 // Whether to search to the right: right, or side "right" (side "left" with right is an Error).
 bool search_right(const char* op, bool right, std::optional<std::string_view> side) {
@@ -265,7 +264,7 @@ Tensor search_value(const char* op, const Tensor& sorted_sequence, double value)
 
 }  // namespace
 
-// ---- Order statistics --------------------------------------------------------------------------
+// ---- Order statistics ---------------------------------------------------------------------------
 
 Tensor median(const Tensor& input) {
   LG_PROFILE_OP(input);
@@ -335,8 +334,7 @@ Tensor nanquantile(const Tensor& input, const Tensor& q, std::optional<std::int6
                        /*ignore_nan=*/true);
 }
 
-// ---- Reductions that skip NaN, and pairs of reductions
-// -------------------------------------------
+// ---- Reductions that skip NaN, and pairs of reductions ------------------------------------------
 
 Tensor nansum(const Tensor& input, const DimList& dims, bool keepdim) {
   LG_PROFILE_OP(input);
@@ -389,8 +387,40 @@ std::tuple<Tensor, Tensor> std_mean(const Tensor& input, const DimList& dims, bo
   return {std(input, dims, unbiased, keepdim), mean(input, dims, keepdim)};
 }
 
-// ---- Searching sorted sequences
-// ------------------------------------------------------------------
+Tensor histc(const Tensor& input, std::int64_t bins, double min, double max) {
+  LG_PROFILE_OP(input);
+  const char* op = "histc";
+  LG_CHECK(input.defined(), op, ": expected a defined input, got an undefined Tensor()");
+  LG_CHECK_DTYPE(is_floating(input.dtype()), op,
+                 ": expected a floating input (float32, float64, float16, bfloat16), got ",
+                 input.dtype(), " (shape ", input.shape(), ")");
+  LG_CHECK(bins > 0, op, ": expected bins > 0, got ", bins);
+  NoGradGuard no_grad;
+  const Tensor x = reshape(input, {-1});
+  double lo = min;
+  double hi = max;
+  if (lo == 0.0 && hi == 0.0 && x.numel() > 0) {
+    lo = amin(x).item<double>();
+    hi = amax(x).item<double>();
+  }
+  LG_CHECK(std::isfinite(lo) && std::isfinite(hi), op, ": the range [", lo, ", ", hi,
+           "] is not finite");
+  LG_CHECK(lo <= hi, op, ": expected max >= min, got min ", lo, " and max ", hi);
+  if (lo == hi) {
+    lo -= 1.0;
+    hi += 1.0;
+  }
+  // The edges and their difference in the input's dtype, as torch's (rounded to it first).
+  const Tensor left = full({}, lo, input.options());
+  const Tensor right = full({}, hi, input.options());
+  const Tensor in_range = logical_and(ge(x, left), le(x, right));
+  const Tensor position =
+      div(mul(sub(x, left), static_cast<double>(bins)), sub(right, left)).to(kInt64);
+  const Tensor bin = masked_select(clamp_max(position, static_cast<double>(bins - 1)), in_range);
+  return bincount(bin, Tensor(), bins).to(input.dtype());
+}
+
+// ---- Searching sorted sequences -----------------------------------------------------------------
 
 Tensor searchsorted(const Tensor& sorted_sequence, const Tensor& input, bool out_int32, bool right,
                     std::optional<std::string_view> side, const Tensor& sorter) {

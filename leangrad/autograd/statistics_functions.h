@@ -1,6 +1,6 @@
 // Order statistics, the reductions that skip NaN, and searching sorted sequences, as torch's:
 // median, nanmedian, kthvalue, quantile, nanquantile, nansum, nanmean, aminmax, var_mean,
-// std_mean, searchsorted and bucketize. Compositions of sort, gather, the reductions and the
+// std_mean, histc, searchsorted and bucketize. Compositions of sort, gather, the reductions and the
 // elementwise ops (so on every device, differentiable where torch's are) and, for searchsorted,
 // the bisection kernel of kernels/ops.h. Note [Order statistics] in statistics_functions.cpp.
 #pragma once
@@ -51,10 +51,9 @@ Tensor nanquantile(const Tensor& input, const Tensor& q,
                    std::optional<std::int64_t> dim = std::nullopt, bool keepdim = false,
                    std::string_view interpolation = "linear");
 
-// ---- Reductions that skip NaN, and pairs of reductions
-// ------------------------------------------- The sum over dims (none: all) with NaN counted as 0,
-// as torch.nansum: dtypes as sum's (integral input has no NaN and gives int64); NaN elements get a
-// zero gradient.
+// ---- Reductions that skip NaN, pairs of reductions, histograms ---------------------------------
+// The sum over dims (none: all) with NaN counted as 0, as torch.nansum: dtypes as sum's (integral
+// input has no NaN and gives int64); NaN elements get a zero gradient.
 Tensor nansum(const Tensor& input, const DimList& dims = {}, bool keepdim = false);
 // nansum divided by the count of elements that are not NaN, as torch.nanmean (a slice of NaNs
 // only gives 0 / 0 = NaN). Floating input only.
@@ -71,14 +70,21 @@ std::tuple<Tensor, Tensor> var_mean(const Tensor& input, const DimList& dims = {
 std::tuple<Tensor, Tensor> std_mean(const Tensor& input, const DimList& dims = {},
                                     bool unbiased = true, bool keepdim = false);
 
-// ---- Searching sorted sequences
-// ------------------------------------------------------------------ For each element of input, the
-// index at which it would be inserted into sorted_sequence's last dim to keep it sorted, as
-// torch.searchsorted: the first position whose element is not smaller (right, or side "right": not
-// smaller or equal). sorted_sequence is 1-d (one sequence for all of input) or has input's dims but
-// the last; sorter, when given, holds each row's ascending order (argsort's). The two are promoted
-// to a common dtype (not bool). int64 indices, int32 with out_int32. NaN, the largest, is inserted
-// at the end. Rows are not checked for being sorted.
+// The histogram of input's elements over `bins` equal bins spanning [min, max], as torch.histc:
+// element x goes to bin floor((x - min) * bins / (max - min)), computed in input's dtype as
+// torch's (x == max to the last bin); elements outside [min, max] and NaN are not counted. min
+// and max both 0 take the data's smallest and largest element (a NaN among them is an Error),
+// and equal ones are widened by 1 each way. Counts in input's dtype; floating input only; not
+// differentiable. (A free function: no Tensor method yet.)
+Tensor histc(const Tensor& input, std::int64_t bins = 100, double min = 0.0, double max = 0.0);
+
+// ---- Searching sorted sequences ------------------------------------------------------------
+// For each element of input, the index at which it would be inserted into sorted_sequence's last
+// dim to keep it sorted, as torch.searchsorted: the first position whose element is not smaller
+// (right, or side "right": not smaller or equal). sorted_sequence is 1-d (one sequence for all of
+// input) or has input's dims but the last; sorter, when given, holds each row's ascending order
+// (argsort's). The two are promoted to a common dtype (not bool). int64 indices, int32 with
+// out_int32. NaN, the largest, is inserted at the end. Rows are not checked for being sorted.
 Tensor searchsorted(const Tensor& sorted_sequence, const Tensor& input, bool out_int32 = false,
                     bool right = false, std::optional<std::string_view> side = std::nullopt,
                     const Tensor& sorter = Tensor());

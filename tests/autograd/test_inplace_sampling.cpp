@@ -195,8 +195,7 @@ TEST(InPlaceSampling, BernoulliIsUniformBelowP) {
   EXPECT_TRUE(equal(by_method_p, bernoulli(like, 0.7)));
 }
 
-// ---- Distributions
-// -------------------------------------------------------------------------------
+// ---- Distributions ------------------------------------------------------------------------------
 
 TEST(InPlaceSampling, ContinuousDistributions) {
   manual_seed(21);
@@ -247,8 +246,7 @@ TEST(InPlaceSampling, DiscreteDistributions) {
   }
 }
 
-// ---- random_'s ranges
-// ----------------------------------------------------------------------------
+// ---- random_'s ranges ---------------------------------------------------------------------------
 
 TEST(InPlaceSampling, RandomRanges) {
   manual_seed(23);
@@ -295,8 +293,7 @@ TEST(InPlaceSampling, RandomRanges) {
   EXPECT_EQ(seen, (std::set<std::int64_t>{from, from + 1, from + 2, from + 3}));
 }
 
-// ---- In place
-// ------------------------------------------------------------------------------------
+// ---- In place -----------------------------------------------------------------------------------
 
 // A view's elements are written and nothing else; the version counter moves; the same seed gives
 // the same values, and a non-contiguous view gets the values a contiguous tensor would, in its
@@ -348,8 +345,7 @@ TEST(InPlaceSampling, Autograd) {
   EXPECT_TRUE(equal(x.grad(), full({3}, 3.0)));  // only the second term's
 }
 
-// ---- gumbel_softmax
-// ------------------------------------------------------------------------------
+// ---- gumbel_softmax -----------------------------------------------------------------------------
 
 // softmax((logits - log E) / tau) with E from exponential_ under the same seed, bit for bit; the
 // F:: options form is the same call.
@@ -434,8 +430,7 @@ TEST(GumbelSoftmax, HardGradientIsTheSoftOnes) {
   EXPECT_GT(max_abs(soft_logits.grad()), 0.0);
 }
 
-// ---- CUDA
-// ----------------------------------------------------------------------------------------
+// ---- CUDA ---------------------------------------------------------------------------------------
 
 // The CUDA fills draw the same float64 uniforms as the CPU's (Philox, bit for bit); the values
 // then differ by the two devices' log, tan and exp (within 2 ulps each on CUDA, 1 on the CPU),

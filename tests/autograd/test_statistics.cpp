@@ -1,8 +1,8 @@
 // prod, the running reductions (cumprod, logcumsumexp, cummax, cummin), the order statistics
 // (median, nanmedian, kthvalue, quantile, nanquantile), nansum, nanmean, aminmax, var_mean,
-// std_mean, searchsorted and bucketize: against PyTorch 1.13 (tests/data/statistics.json, written
-// by make_statistics.py) values and gradients; against plain loops over random data with ties
-// (the index rules), long and strided layouts, 16-bit dtypes; finite differences, twice, for
+// std_mean, histc, searchsorted and bucketize: against PyTorch 1.13 (tests/data/statistics.json,
+// written by make_statistics.py) values and gradients; against plain loops over random data with
+// ties (the index rules), long and strided layouts, 16-bit dtypes; finite differences, twice, for
 // every differentiable one (products with zeros included). Misuse: the Statistics table of
 // tests/misuse/test_misuse_indexing.cpp.
 #include <algorithm>
@@ -152,6 +152,12 @@ Fn function_for(const std::string& name) {
          return std::vector<Tensor>{searchsorted(x[0], x[1]),
                                     searchsorted(x[0], x[1], false, true)};
        }},
+      {"histc",
+       [](const auto& x, const auto& p) {
+         const double lo = p.contains("min") ? p.at("min").template get<double>() : 0.0;
+         const double hi = p.contains("max") ? p.at("max").template get<double>() : 0.0;
+         return std::vector<Tensor>{histc(x[0], p.at("bins").template get<std::int64_t>(), lo, hi)};
+       }},
       {"bucketize",
        [](const auto& x, const auto&) {
          return std::vector<Tensor>{bucketize(x[0], x[1]), bucketize(x[0], x[1], true, true)};
@@ -244,7 +250,7 @@ TEST(Statistics, MatchPyTorch) {
     }
     ++checked;
   }
-  EXPECT_EQ(checked, 74);
+  EXPECT_EQ(checked, 78);
 }
 
 // ---- Index rules against plain loops ------------------------------------------------------------
@@ -446,8 +452,7 @@ TEST(Statistics, SixteenBitProductsRoundTheFloatProductOnce) {
   }
 }
 
-// ---- Gradients by finite differences, twice
-// ------------------------------------------------------
+// ---- Gradients by finite differences, twice -----------------------------------------------------
 
 // Factors with zeros: one in a row, two in another, one first and one last.
 Tensor with_zeros() {

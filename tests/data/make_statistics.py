@@ -2,7 +2,7 @@
 (tests/autograd/test_statistics.cpp).
 
 prod, cumprod, logcumsumexp, cummax, cummin, median, nanmedian, kthvalue, quantile,
-nanquantile, nansum, nanmean, aminmax, var_mean, std_mean, searchsorted and bucketize: each
+nanquantile, nansum, nanmean, aminmax, var_mean, std_mean, histc, searchsorted and bucketize: each
 case's inputs (in the order params["inputs"] lists them), its outputs out0, out1, ..., and for
 the differentiable ones the gradient d_<input> of sum(out_i * w_i) over the floating outputs
 with respect to every floating input it reaches (float64 unless the name says otherwise).
@@ -236,5 +236,17 @@ case("bucketize", {"values": torch.tensor([[1.0, 5.0, 3.0], [7.0, 0.0, 3.5]], dt
                    "boundaries": torch.tensor([1.0, 3.0, 5.0, 7.0], dtype=torch.float64)},
      lambda v, b: (torch.bucketize(v, b), torch.bucketize(v, b, right=True, out_int32=True)),
      differentiable=False)
+
+# ---- histograms ----------------------------------------------------------------------------------
+hist = torch.cat([randn(50), torch.tensor([3.0, -3.0, 0.0], dtype=torch.float64)])
+case("histc_data_range", {"x": hist}, lambda x: torch.histc(x, bins=7), {"bins": 7},
+     differentiable=False)
+case("histc_given_range", {"x": hist}, lambda x: torch.histc(x, bins=6, min=-1.5, max=3.0),
+     {"bins": 6, "min": -1.5, "max": 3.0}, differentiable=False)
+case("histc_float32", {"x": (randn(200) * 3).float()},
+     lambda x: torch.histc(x, bins=10, min=-2.2, max=4.1), {"bins": 10, "min": -2.2, "max": 4.1},
+     differentiable=False)
+case("histc_one_value", {"x": torch.tensor([2.0, 2.0], dtype=torch.float64)},
+     lambda x: torch.histc(x, bins=4), {"bins": 4}, differentiable=False)
 
 write("statistics.json", "make_statistics.py", cases)

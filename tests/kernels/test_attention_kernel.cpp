@@ -183,8 +183,7 @@ TEST(AttentionKernel, GradientsOnlyWhenAsked) {
   EXPECT_EQ(test::to_vector(key_only.grad_key), test::to_vector(all.grad_key));
 }
 
-// ---- float16 and bfloat16
-// ------------------------------------------------------------------------
+// ---- float16 and bfloat16 -----------------------------------------------------------------------
 
 // got and want of one dtype and shape, element for element the same value (and sign of zero), or
 // both NaN.

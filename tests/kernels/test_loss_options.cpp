@@ -188,8 +188,7 @@ TEST(LossNdGrad, ClassIndicesOfAnyRankWithEveryOption) {
   }
 }
 
-// ---- Properties that hold exactly
-// ----------------------------------------------------------------
+// ---- Properties that hold exactly ---------------------------------------------------------------
 
 TEST(LossOptions, WeightOfOnesAndZeroSmoothingAreThePlainLoss) {
   const Tensor x = uniform_input({6, 5}, -3, 3, 9).detach();
@@ -217,8 +216,7 @@ TEST(LossOptions, WeightGetsNoGradientAndTotalWeightZeroIsNaN) {
   EXPECT_FALSE(weight.grad().defined());
 }
 
-// ---- Errors
-// --------------------------------------------------------------------------------------
+// ---- Errors -------------------------------------------------------------------------------------
 
 // Runs fn, expecting an ErrorType whose message holds every one of `parts`.
 template <typename ErrorType, typename Fn>

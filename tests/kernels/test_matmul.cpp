@@ -175,8 +175,7 @@ TEST(Matmul, OneDimensionalOperands) {
   });
 }
 
-// ---- Layouts
-// -------------------------------------------------------------------------------------
+// ---- Layouts ------------------------------------------------------------------------------------
 
 TEST(Matmul, TransposedAndSlicedOperands) {
   for_each_cpu_gemm_backend([&] {
@@ -228,8 +227,7 @@ TEST(Matmul, EmptyProducts) {
   });
 }
 
-// ---- Bad input
-// -----------------------------------------------------------------------------------
+// ---- Bad input ----------------------------------------------------------------------------------
 
 TEST(Matmul, MismatchedShapesAreShapeErrors) {
   try {
@@ -257,8 +255,7 @@ TEST(Matmul, DtypeErrorsNameBothDtypes) {
   EXPECT_THROW(ops::matmul(empty({2, 3}, kBool), empty({3, 4}, kBool)), DTypeError);
 }
 
-// ---- CUDA against the CPU
-// ------------------------------------------------------------------------
+// ---- CUDA against the CPU -----------------------------------------------------------------------
 
 TEST(Matmul, CudaMatchesCpu) {
   if (!cuda::is_available()) GTEST_SKIP() << "no CUDA device";

@@ -382,8 +382,7 @@ TEST(DefinedResultTable, CoversEveryReferenceCase) {
   }
 }
 
-// ---- leangrad's own defined results
-// --------------------------------------------------------------
+// ---- leangrad's own defined results -------------------------------------------------------------
 
 // A state dict that does not fit changes nothing, even the entries that would fit (PyTorch
 // copies those before it reports the others).

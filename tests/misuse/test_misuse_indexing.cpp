@@ -373,6 +373,14 @@ std::vector<MisuseCase> statistics_cases() {
         {"select_rank: expected ranks of shape [2, 1]", "[2]"}, [] {
           ops::select_rank(zeros({2, 3}), 1, zeros({2}, TensorOptions(kInt64)));
         });
+  t.add("histc_integral", Raises::DTypeError, {"histc: expected a floating input", "int64"},
+        [] { histc(zeros({3}, TensorOptions(kInt64))); });
+  t.add("histc_no_bins", Raises::Error, {"histc: expected bins > 0, got 0"},
+        [] { histc(zeros({3}), 0); });
+  t.add("histc_reversed_range", Raises::Error, {"histc: expected max >= min, got min 3 and max 1"},
+        [] { histc(zeros({3}), 4, 3.0, 1.0); });
+  t.add("histc_nan_data", Raises::Error, {"histc: the range", "is not finite"},
+        [] { histc(full({2}, std::numeric_limits<double>::quiet_NaN())); });
   t.add("bucketize_2d_boundaries", Raises::ShapeError,
         {"bucketize: expected 1-d boundaries", "[2, 2]"}, [] {
           bucketize(zeros({2}), zeros({2, 2}));

@@ -452,8 +452,7 @@ TEST(LeangradRun, NothingOfAStoppedRankOutlivesTheLauncher) {
   EXPECT_EQ(children, 2) << o.describe();
 }
 
-// ---- Signals
-// -------------------------------------------------------------------------------------
+// ---- Signals ------------------------------------------------------------------------------------
 
 class LeangradRunSignal : public ::testing::TestWithParam<int> {};
 

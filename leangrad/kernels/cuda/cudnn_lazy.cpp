@@ -136,8 +136,7 @@ cudnnStatus_t cudnnGetConvolutionBackwardFilterWorkspaceSize(
       handle, x_desc, dy_desc, conv_desc, dw_desc, algo, bytes);
 }
 
-// ---- Convolutions
-// --------------------------------------------------------------------------------
+// ---- Convolutions -------------------------------------------------------------------------------
 cudnnStatus_t cudnnConvolutionForward(cudnnHandle_t handle, const void* alpha,
                                       const cudnnTensorDescriptor_t x_desc, const void* x,
                                       const cudnnFilterDescriptor_t w_desc, const void* w,
