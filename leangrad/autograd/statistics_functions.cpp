@@ -420,6 +420,45 @@ Tensor histc(const Tensor& input, std::int64_t bins, double min, double max) {
   return bincount(bin, Tensor(), bins).to(input.dtype());
 }
 
+std::tuple<Tensor, Tensor, Tensor> unique_consecutive(const Tensor& input, bool return_inverse,
+                                                      bool return_counts,
+                                                      std::optional<std::int64_t> dim) {
+  LG_PROFILE_OP(input);
+  const char* op = "unique_consecutive";
+  LG_CHECK(input.defined(), op, ": expected a defined input, got an undefined Tensor()");
+  LG_CHECK_SHAPE(!dim.has_value() || input.dim() > 0, op,
+                 ": a dim was given for a 0-d input (leave it out to take the elements)");
+  NoGradGuard no_grad;
+  const Tensor x = dim.has_value() ? input : reshape(input, {-1});
+  const std::int64_t d = dim.has_value() ? wrap_dim(*dim, input.dim(), op) : 0;
+  const std::int64_t n = x.size(d);
+  const TensorOptions index_options = TensorOptions(kInt64).device(input.device());
+  Tensor output, inverse, counts;
+  if (n == 0) {
+    output = clone(x);
+    inverse = zeros(dim.has_value() ? Shape{0} : input.shape(), index_options);
+    counts = zeros({0}, index_options);
+  } else {
+    // starts[j]: slice j begins a run (it differs from slice j - 1 somewhere; NaN differs).
+    Tensor starts = ones({1}, TensorOptions(kBool).device(input.device()));
+    if (n > 1) {
+      Tensor differs = ne(narrow(x, d, 1, n - 1), narrow(x, d, 0, n - 1));
+      if (x.dim() > 1) differs = any(reshape(movedim(differs, d, 0), {n - 1, -1}), {1});
+      starts = cat({starts, differs}, 0);
+    }
+    const Tensor first = reshape(nonzero(starts), {-1});  // where each run begins
+    const std::int64_t runs = first.numel();
+    output = index_select(x, d, first);
+    inverse = sub(cumsum(starts, 0), 1.0);
+    if (!dim.has_value()) inverse = reshape(inverse, input.shape());
+    counts = sub(
+        cat({narrow(first, 0, 1, runs - 1), full({1}, static_cast<double>(n), index_options)}, 0),
+        first);
+  }
+  const Tensor none = zeros({0}, index_options);
+  return {output, return_inverse ? inverse : none, return_counts ? counts : none};
+}
+
 // ---- Searching sorted sequences -----------------------------------------------------------------
 
 Tensor searchsorted(const Tensor& sorted_sequence, const Tensor& input, bool out_int32, bool right,

@@ -1,8 +1,9 @@
 // Order statistics, the reductions that skip NaN, and searching sorted sequences, as torch's:
 // median, nanmedian, kthvalue, quantile, nanquantile, nansum, nanmean, aminmax, var_mean,
-// std_mean, histc, searchsorted and bucketize. Compositions of sort, gather, the reductions and the
-// elementwise ops (so on every device, differentiable where torch's are) and, for searchsorted,
-// the bisection kernel of kernels/ops.h. Note [Order statistics] in statistics_functions.cpp.
+// std_mean, histc, unique_consecutive, searchsorted and bucketize. Compositions of sort, gather,
+// the reductions and the elementwise ops (so on every device, differentiable where torch's are)
+// and, for searchsorted, the bisection kernel of kernels/ops.h. Note [Order statistics] in
+// statistics_functions.cpp.
 #pragma once
 
 #include <cstdint>
@@ -77,6 +78,16 @@ std::tuple<Tensor, Tensor> std_mean(const Tensor& input, const DimList& dims = {
 // and equal ones are widened by 1 each way. Counts in input's dtype; floating input only; not
 // differentiable. (A free function: no Tensor method yet.)
 Tensor histc(const Tensor& input, std::int64_t bins = 100, double min = 0.0, double max = 0.0);
+
+// (output, inverse_indices, counts) of input's runs of equal elements, as
+// torch.unique_consecutive: without a dim, of the flattened input (output and counts 1-d, the
+// inverse in input's shape: the run each element is in); with a dim, of its slices along dim
+// (equal when every element is: output keeps the other dims, inverse and counts 1-d). NaN equals
+// nothing, so each NaN is a run of its own. inverse_indices and counts are int64, and empty unless
+// asked for (LibTorch's). Not differentiable.
+std::tuple<Tensor, Tensor, Tensor> unique_consecutive(
+    const Tensor& input, bool return_inverse = false, bool return_counts = false,
+    std::optional<std::int64_t> dim = std::nullopt);
 
 // ---- Searching sorted sequences ------------------------------------------------------------
 // For each element of input, the index at which it would be inserted into sorted_sequence's last

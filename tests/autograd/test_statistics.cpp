@@ -1,10 +1,10 @@
 // prod, the running reductions (cumprod, logcumsumexp, cummax, cummin), the order statistics
 // (median, nanmedian, kthvalue, quantile, nanquantile), nansum, nanmean, aminmax, var_mean,
-// std_mean, histc, searchsorted and bucketize: against PyTorch 1.13 (tests/data/statistics.json,
-// written by make_statistics.py) values and gradients; against plain loops over random data with
-// ties (the index rules), long and strided layouts, 16-bit dtypes; finite differences, twice, for
-// every differentiable one (products with zeros included). Misuse: the Statistics table of
-// tests/misuse/test_misuse_indexing.cpp.
+// std_mean, histc, unique_consecutive, searchsorted and bucketize: against PyTorch 1.13
+// (tests/data/statistics.json, written by make_statistics.py) values and gradients; against plain
+// loops over random data with ties (the index rules), long and strided layouts, 16-bit dtypes;
+// finite differences, twice, for every differentiable one (products with zeros included). Misuse:
+// the Statistics table of tests/misuse/test_misuse_indexing.cpp.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -152,6 +152,20 @@ Fn function_for(const std::string& name) {
          return std::vector<Tensor>{searchsorted(x[0], x[1]),
                                     searchsorted(x[0], x[1], false, true)};
        }},
+      {"unique_consecutive",
+       [](const auto& x, const auto& p) {
+         const std::optional<std::int64_t> dim =
+             p.contains("dim")
+                 ? std::optional<std::int64_t>(p.at("dim").template get<std::int64_t>())
+                 : std::nullopt;
+         const auto [output, inverse, counts] = unique_consecutive(x[0], true, true, dim);
+         // Not asked for: empty, as LibTorch's.
+         const auto [bare, no_inverse, no_counts] = unique_consecutive(x[0], false, false, dim);
+         EXPECT_TRUE(matches_within_roundoff(bare, output, {}, {.bitwise = true}));
+         EXPECT_EQ(no_inverse.numel(), 0);
+         EXPECT_EQ(no_counts.numel(), 0);
+         return std::vector<Tensor>{output, inverse, counts};
+       }},
       {"histc",
        [](const auto& x, const auto& p) {
          const double lo = p.contains("min") ? p.at("min").template get<double>() : 0.0;
@@ -250,7 +264,7 @@ TEST(Statistics, MatchPyTorch) {
     }
     ++checked;
   }
-  EXPECT_EQ(checked, 78);
+  EXPECT_EQ(checked, 83);
 }
 
 // ---- Index rules against plain loops ------------------------------------------------------------

@@ -2,7 +2,8 @@
 (tests/autograd/test_statistics.cpp).
 
 prod, cumprod, logcumsumexp, cummax, cummin, median, nanmedian, kthvalue, quantile,
-nanquantile, nansum, nanmean, aminmax, var_mean, std_mean, histc, searchsorted and bucketize: each
+nanquantile, nansum, nanmean, aminmax, var_mean, std_mean, histc, unique_consecutive,
+searchsorted and bucketize: each
 case's inputs (in the order params["inputs"] lists them), its outputs out0, out1, ..., and for
 the differentiable ones the gradient d_<input> of sum(out_i * w_i) over the floating outputs
 with respect to every floating input it reaches (float64 unless the name says otherwise).
@@ -248,5 +249,22 @@ case("histc_float32", {"x": (randn(200) * 3).float()},
      differentiable=False)
 case("histc_one_value", {"x": torch.tensor([2.0, 2.0], dtype=torch.float64)},
      lambda x: torch.histc(x, bins=4), {"bins": 4}, differentiable=False)
+
+# ---- runs of equal elements ---------------------------------------------------------------------
+def unique_runs(x, dim=None):
+    return torch.unique_consecutive(x, return_inverse=True, return_counts=True, dim=dim)
+
+
+case("unique_consecutive_flat",
+     {"x": torch.tensor([[1.0, 1.0, 2.0, 2.0, 3.0], [1.0, 1.0, nan, nan, 2.0]], dtype=torch.float64)},
+     lambda x: unique_runs(x), differentiable=False)
+case("unique_consecutive_dim1", {"x": torch.tensor([[1, 1, 2, 2, 3, 3], [0, 0, 5, 5, 0, 1]])},
+     lambda x: unique_runs(x, 1), {"dim": 1}, differentiable=False)
+case("unique_consecutive_dim0", {"x": torch.tensor([[1, 2], [1, 2], [3, 4], [1, 2]])},
+     lambda x: unique_runs(x, 0), {"dim": 0}, differentiable=False)
+case("unique_consecutive_empty", {"x": torch.zeros(0, dtype=torch.float64)},
+     lambda x: unique_runs(x), differentiable=False)
+case("unique_consecutive_scalar", {"x": torch.tensor(5.0, dtype=torch.float64)},
+     lambda x: unique_runs(x), differentiable=False)
 
 write("statistics.json", "make_statistics.py", cases)

@@ -381,6 +381,13 @@ std::vector<MisuseCase> statistics_cases() {
         [] { histc(zeros({3}), 4, 3.0, 1.0); });
   t.add("histc_nan_data", Raises::Error, {"histc: the range", "is not finite"},
         [] { histc(full({2}, std::numeric_limits<double>::quiet_NaN())); });
+  t.add("unique_consecutive_dim_of_0d", Raises::ShapeError,
+        {"unique_consecutive: a dim was given for a 0-d input"},
+        [] { unique_consecutive(zeros(Shape{}), false, false, 0); });
+  t.add("unique_consecutive_dim_out_of_range", Raises::ShapeError,
+        {"unique_consecutive", "dimension 2"}, [] {
+          unique_consecutive(zeros({2, 2}), true, true, 2);
+        });
   t.add("bucketize_2d_boundaries", Raises::ShapeError,
         {"bucketize: expected 1-d boundaries", "[2, 2]"}, [] {
           bucketize(zeros({2}), zeros({2, 2}));
