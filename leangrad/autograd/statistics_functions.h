@@ -76,7 +76,7 @@ std::tuple<Tensor, Tensor> std_mean(const Tensor& input, const DimList& dims = {
 // torch's (x == max to the last bin); elements outside [min, max] and NaN are not counted. min
 // and max both 0 take the data's smallest and largest element (a NaN among them is an Error),
 // and equal ones are widened by 1 each way. Counts in input's dtype; floating input only; not
-// differentiable. (A free function: no Tensor method yet.)
+// differentiable.
 Tensor histc(const Tensor& input, std::int64_t bins = 100, double min = 0.0, double max = 0.0);
 
 // (output, inverse_indices, counts) of input's runs of equal elements, as

@@ -217,6 +217,15 @@ Tensor Tensor::nanmean(const DimList& dims, bool keepdim) const {
 std::tuple<Tensor, Tensor> Tensor::aminmax(std::optional<std::int64_t> dim, bool keepdim) const {
   return leangrad::aminmax(*this, dim, keepdim);
 }
+
+Tensor Tensor::histc(std::int64_t bins, double min, double max) const {
+  return leangrad::histc(*this, bins, min, max);
+}
+
+std::tuple<Tensor, Tensor, Tensor> Tensor::unique_consecutive(
+    bool return_inverse, bool return_counts, std::optional<std::int64_t> dim) const {
+  return leangrad::unique_consecutive(*this, return_inverse, return_counts, dim);
+}
 Tensor Tensor::all(const DimList& dims, bool keepdim) const {
   return leangrad::all(*this, dims, keepdim);
 }

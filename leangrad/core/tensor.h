@@ -441,6 +441,10 @@ class Tensor {
   Tensor nanmean(const DimList& dims = {}, bool keepdim = false) const;
   std::tuple<Tensor, Tensor> aminmax(std::optional<std::int64_t> dim = std::nullopt,
                                      bool keepdim = false) const;
+  Tensor histc(std::int64_t bins = 100, double min = 0.0, double max = 0.0) const;
+  std::tuple<Tensor, Tensor, Tensor> unique_consecutive(
+      bool return_inverse = false, bool return_counts = false,
+      std::optional<std::int64_t> dim = std::nullopt) const;
   // Whether every / some element over dims (none: all) is non-zero, Bool (autograd/functions.h).
   Tensor all(const DimList& dims = {}, bool keepdim = false) const;
   Tensor any(const DimList& dims = {}, bool keepdim = false) const;

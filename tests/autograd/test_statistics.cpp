@@ -160,7 +160,7 @@ Fn function_for(const std::string& name) {
                  : std::nullopt;
          const auto [output, inverse, counts] = unique_consecutive(x[0], true, true, dim);
          // Not asked for: empty, as LibTorch's.
-         const auto [bare, no_inverse, no_counts] = unique_consecutive(x[0], false, false, dim);
+         const auto [bare, no_inverse, no_counts] = x[0].unique_consecutive(false, false, dim);
          EXPECT_TRUE(matches_within_roundoff(bare, output, {}, {.bitwise = true}));
          EXPECT_EQ(no_inverse.numel(), 0);
          EXPECT_EQ(no_counts.numel(), 0);
@@ -170,7 +170,10 @@ Fn function_for(const std::string& name) {
        [](const auto& x, const auto& p) {
          const double lo = p.contains("min") ? p.at("min").template get<double>() : 0.0;
          const double hi = p.contains("max") ? p.at("max").template get<double>() : 0.0;
-         return std::vector<Tensor>{histc(x[0], p.at("bins").template get<std::int64_t>(), lo, hi)};
+         const std::int64_t bins = p.at("bins").template get<std::int64_t>();
+         const Tensor counts = histc(x[0], bins, lo, hi);
+         EXPECT_TRUE(equal(x[0].histc(bins, lo, hi), counts));  // the method is the function
+         return std::vector<Tensor>{counts};
        }},
       {"bucketize",
        [](const auto& x, const auto&) {
