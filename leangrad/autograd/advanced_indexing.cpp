@@ -148,9 +148,8 @@ Plan plan_for(const char* op, const Tensor& self, const std::vector<TensorIndex>
 // the rest), the linear position (int64, the indices' broadcast shape) of each index tuple, and
 // where the broadcast dims go in the result.
 struct Layout {
-  Tensor moved;
-  std::vector<std::int64_t> order;  // moved = view.permute(order)
-  std::int64_t count = 1;           // A: the indexed dims' number of position tuples
+  Tensor moved;            // the view, permuted: the indexed dims first, then the others in order
+  std::int64_t count = 1;  // A: the indexed dims' number of position tuples
   Tensor linear;
   Shape broadcast;               // B
   std::int64_t destination = 0;  // where B goes in the result: the first indexed dim, or 0
@@ -160,10 +159,10 @@ Layout layout_for(const Plan& plan) {
   Layout l;
   const Tensor& v = plan.view;
   const std::size_t k = plan.dims.size();
-  l.order = plan.dims;
+  std::vector<std::int64_t> order = plan.dims;
   for (std::int64_t d = 0; d < v.dim(); ++d)
-    if (std::find(plan.dims.begin(), plan.dims.end(), d) == plan.dims.end()) l.order.push_back(d);
-  l.moved = v.permute(l.order);
+    if (std::find(plan.dims.begin(), plan.dims.end(), d) == plan.dims.end()) order.push_back(d);
+  l.moved = v.permute(order);
   bool adjacent = true;
   for (std::size_t j = 1; j < k; ++j)
     adjacent = adjacent && plan.dims[j] == plan.dims[0] + static_cast<std::int64_t>(j);

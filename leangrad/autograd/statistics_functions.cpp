@@ -110,6 +110,8 @@ std::tuple<Tensor, Tensor> median_along(const char* op, const Tensor& input, std
 // NaNs, for NaN), as PyTorch's evenly_distribute_backward.
 Tensor median_of_all(const char* op, const Tensor& input, bool ignore_nan) {
   LG_CHECK(input.defined(), op, ": expected a defined input, got an undefined Tensor()");
+  LG_CHECK_DTYPE(input.dtype() != kBool, op, ": expected a tensor of numbers, got dtype bool ",
+                 "(shape ", input.shape(), ")");
   Tensor value;
   {
     NoGradGuard no_grad;
@@ -268,9 +270,6 @@ Tensor search_value(const char* op, const Tensor& sorted_sequence, double value)
 
 Tensor median(const Tensor& input) {
   LG_PROFILE_OP(input);
-  LG_CHECK_DTYPE(!input.defined() || input.dtype() != kBool,
-                 "median: expected a tensor of numbers, got dtype bool (shape ", input.shape(),
-                 ")");
   return median_of_all("median", input, /*ignore_nan=*/false);
 }
 
@@ -281,9 +280,6 @@ std::tuple<Tensor, Tensor> median(const Tensor& input, std::int64_t dim, bool ke
 
 Tensor nanmedian(const Tensor& input) {
   LG_PROFILE_OP(input);
-  LG_CHECK_DTYPE(!input.defined() || input.dtype() != kBool,
-                 "nanmedian: expected a tensor of numbers, got dtype bool (shape ", input.shape(),
-                 ")");
   return median_of_all("nanmedian", input, /*ignore_nan=*/true);
 }
 

@@ -6,6 +6,7 @@
 // comparison's result) and bisects each value's row.
 #include <algorithm>
 #include <limits>
+#include <optional>
 
 #include <leangrad/core/creation.h>
 #include <leangrad/core/cuda.h>
@@ -42,6 +43,18 @@ Tensor sort_keys(const Tensor& x) {
     keys = where(compare(CompareOp::Ne, keys, keys), nan, binary(BinaryOp::Add, keys, 0.0));
   }
   return keys;
+}
+
+// The first element of positions (int64, non-empty) outside [0, size), or nullopt when every
+// one is inside: positions a kernel reads rows at (select_rank's ranks, searchsorted's sorter).
+// A reduction each way; on CUDA their results are read back (a synchronisation).
+std::optional<std::int64_t> outside_range(const Tensor& positions, std::int64_t size) {
+  const std::int64_t largest = reduce(ReduceOp::Max, positions, {}, false).item<std::int64_t>();
+  const std::int64_t smallest =
+      -reduce(ReduceOp::Max, unary(UnaryOp::Neg, positions), {}, false).item<std::int64_t>();
+  if (smallest < 0) return smallest;
+  if (largest >= size) return largest;
+  return std::nullopt;
 }
 
 }  // namespace
@@ -95,11 +108,9 @@ Tensor select_rank(const Tensor& x, std::int64_t dim_in, const Tensor& rank) {
   LG_CHECK_DEVICE(rank.device() == x.device(), op, ": the ranks are on ", rank.device(),
                   ", the input on ", x.device());
   if (rank.numel() == 0) return empty(kept, TensorOptions(kInt64).device(x.device()));
-  const std::int64_t largest = reduce(ReduceOp::Max, rank, {}, false).item<std::int64_t>();
-  const std::int64_t smallest =
-      -reduce(ReduceOp::Max, unary(UnaryOp::Neg, rank), {}, false).item<std::int64_t>();
-  LG_CHECK(smallest >= 0 && largest < size, op, ": rank ", smallest < 0 ? smallest : largest,
-           " is out of range for dim ", dim, " of size ", size, " (expected [0, ", size - 1, "])");
+  const std::optional<std::int64_t> bad_rank = outside_range(rank, size);
+  LG_CHECK(!bad_rank.has_value(), op, ": rank ", bad_rank.value_or(0), " is out of range for dim ",
+           dim, " of size ", size, " (expected [0, ", size - 1, "])");
   const std::int64_t last = x.dim() - 1;
   const Tensor keys = sort_keys(views::transpose(x, dim, last));
   const Tensor ranks = contiguous(views::transpose(rank, dim, last));
@@ -151,12 +162,9 @@ Tensor searchsorted(const Tensor& sorted, const Tensor& values, bool right, cons
     order = contiguous(sorter);
     if (order.numel() > 0) {
       // Every entry is read as a position in its row: one outside [0, size) would read outside.
-      const std::int64_t largest = reduce(ReduceOp::Max, order, {}, false).item<std::int64_t>();
-      const std::int64_t smallest =
-          -reduce(ReduceOp::Max, unary(UnaryOp::Neg, order), {}, false).item<std::int64_t>();
-      LG_CHECK(smallest >= 0 && largest < size, op, ": the sorter holds ",
-               smallest < 0 ? smallest : largest, ", out of range for rows of size ", size,
-               " (expected [0, ", size - 1, "])");
+      const std::optional<std::int64_t> bad = outside_range(order, size);
+      LG_CHECK(!bad.has_value(), op, ": the sorter holds ", bad.value_or(0),
+               ", out of range for rows of size ", size, " (expected [0, ", size - 1, "])");
     }
   }
   Tensor out = empty(values.shape(), TensorOptions(kInt64).device(values.device()));
