@@ -1,4 +1,4 @@
-// ops_scan: forward + backward through autograd of 83 ops at realistic shapes, float32, one line
+// ops_scan: forward + backward through autograd of 86 ops at realistic shapes, float32, one line
 // per op (its name and the median of 5 timed runs in ms, after 2 untimed ones), for a broad look
 // at where a CPU kernel is slower than it should be. bench/compare/ops_scan_vs_libtorch.sh runs it
 // beside LibTorch's side (bench/compare/libtorch/libtorch_ops_scan.cpp: the same ops, names,
@@ -169,6 +169,12 @@ int main(int argc, char** argv) {
       {"gather_dim1", big, [&](const Tensor& x) { return lg::gather(x, 1, columns); }},
       {"scatter_add_dim1", big,
        [&](const Tensor& x) { return lg::scatter_add(x, 1, targets, big_target); }},
+      {"scatter_dim1", big,
+       [&](const Tensor& x) { return lg::scatter(x, 1, targets, big_target); }},
+      {"scatter_reduce_amax_dim1", big,
+       [&](const Tensor& x) { return lg::scatter_reduce(x, 1, targets, big_target, "amax"); }},
+      {"scatter_reduce_prod_dim1", near_one,
+       [&](const Tensor& x) { return lg::scatter_reduce(x, 1, targets, big_target, "prod"); }},
       {"cumsum_dim0", big, [](const Tensor& x) { return lg::cumsum(x, 0); }},
       {"cumsum_dim1", big, [](const Tensor& x) { return lg::cumsum(x, 1); }},
       {"prod_dim1", near_one, [](const Tensor& x) { return lg::prod(x, 1); }},

@@ -17,13 +17,13 @@
 //   linear position of each tuple selected along dim 0 (index_select's gradient is index_add).
 //   Writing (index_put_) finds the flat position in self of each element the same index reads,
 //   by reading it from a tensor of self's own positions (0, 1, ..., numel - 1 in self's shape),
-//   builds self's new contents out of place (where a position is named, the value broadcast to
-//   the indexed shape; elsewhere the old element) and copies them in: one write of self, not of
-//   a view, which autograd could not follow. A position named twice takes its last value
-//   (PyTorch leaves the choice open; a stable sort of the positions keeps each one's last
-//   occurrence). The value's gradient is the gradient at its
-//   position (0 for an occurrence that lost); self itself may not require grad, as for every
-//   index_put_ (check_inplace).
+//   builds self's new contents out of place with one scatter of the value (broadcast to the
+//   indexed shape) at those positions of the flattened self (scatter_reduce's "sum" with
+//   accumulate), and copies them in: one write of self, not of a view, which autograd could not
+//   follow. A position named twice takes its last value (scatter's rule; PyTorch leaves the
+//   choice open), or the sum of all of them with accumulate. The value's gradient is the
+//   gradient at its position (0 for an occurrence that lost); self itself may not require grad,
+//   as for every index_put_ (check_inplace).
 #include <leangrad/autograd/advanced_indexing.h>
 
 #include <algorithm>
@@ -217,56 +217,34 @@ Tensor advanced_index(const Tensor& self, const std::vector<TensorIndex>& indice
 }
 
 Tensor& advanced_index_put_(Tensor& self, const std::vector<TensorIndex>& indices,
-                            const Tensor& value) {
+                            const Tensor& value, bool accumulate) {
   const char* op = "index_put_";
   LG_CHECK(self.defined(), op, ": expected a defined tensor, got an undefined Tensor()");
   LG_CHECK(value.defined(), op, ": expected a defined value, got an undefined Tensor()");
-  const Device device = self.device();
-  const TensorOptions positions_options = TensorOptions(kInt64).device(device);
   // The flat position in self of each element of self.index(indices): the same indexing of
   // self's own positions.
   Tensor positions;
   {
     NoGradGuard no_grad;
-    const Tensor all =
-        reshape(arange(static_cast<double>(self.numel()), positions_options), self.shape());
+    const Tensor all = reshape(
+        arange(static_cast<double>(self.numel()), TensorOptions(kInt64).device(self.device())),
+        self.shape());
     positions = index_by(op, all, indices);
   }
-  const Shape& result_shape = positions.shape();
+  const Shape result_shape = positions.shape();
+  positions = reshape(positions, {-1});
   LG_CHECK_SHAPE(broadcast_shapes(value.shape(), result_shape, op) == result_shape, op,
                  ": a value of shape ", value.shape(), " cannot be broadcast to the indexed ",
                  "shape ", result_shape);
-  // uint8 and bool are summed into zeros through int64 (exactly; scatter_add adds floating,
-  // int64 and int32 elements).
-  const bool narrow_ints = self.dtype() == kUInt8 || self.dtype() == kBool;
-  const DType work = narrow_ints ? kInt64 : self.dtype();
-  const Tensor values = reshape(expand(value.to(work), result_shape), {-1});
-  positions = reshape(positions, {-1});
-  // Each named position once, with its last value.
-  Tensor last = arange(static_cast<double>(positions.numel()), positions_options);
-  Tensor hit;
-  {
-    NoGradGuard no_grad;
-    if (positions.numel() > 1) {
-      const Tensor order = argsort(positions, 0);  // stable: occurrences stay in order
-      const Tensor sorted = index_select(positions, 0, order);
-      const std::int64_t m = sorted.numel();
-      const Tensor changes = ne(narrow(sorted, 0, 1, m - 1), narrow(sorted, 0, 0, m - 1));
-      last = masked_select(order, cat({changes, ones({1}, TensorOptions(kBool).device(device))}));
-      positions = index_select(positions, 0, last);
-    }
-    hit = gt(index_fill(zeros({self.numel()}, TensorOptions(kFloat32).device(device)), 0, positions,
-                        1.0),
-             0.5);
-  }
+  const Tensor values = reshape(expand(value.to(self.dtype()), result_shape), {-1});
   // self's new contents, out of place; the views of self made here die before the copy (an
   // in-place write refuses memory a live view shares).
   Tensor updated;
   {
-    Tensor put = scatter_add(zeros({self.numel()}, TensorOptions(work).device(device)), 0,
-                             positions, index_select(values, 0, last));
-    if (narrow_ints) put = put.to(self.dtype());
-    updated = reshape(where(hit, put, reshape(self, {-1})), self.shape());
+    const Tensor flat = reshape(self, {-1});
+    updated = reshape(accumulate ? scatter_reduce(flat, 0, positions, values, "sum")
+                                 : scatter(flat, 0, positions, values),
+                      self.shape());
   }
   self.copy_(updated);
   return self;

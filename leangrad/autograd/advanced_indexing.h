@@ -13,10 +13,10 @@ namespace leangrad::autograd {
 // self.index(indices) for an index list holding at least one Tensor: a gathered copy,
 // differentiable.
 Tensor advanced_index(const Tensor& self, const std::vector<indexing::TensorIndex>& indices);
-// self.index_put_(indices, value) for such a list: value broadcast to self.index(indices)'s
-// shape and written at those positions, in place (the last value where a position is named
-// twice).
+// self.index_put_(indices, value, accumulate) for such a list: value broadcast to
+// self.index(indices)'s shape and written at those positions, in place (the last value where a
+// position is named twice), or added to them (every value) with accumulate.
 Tensor& advanced_index_put_(Tensor& self, const std::vector<indexing::TensorIndex>& indices,
-                            const Tensor& value);
+                            const Tensor& value, bool accumulate);
 
 }  // namespace leangrad::autograd

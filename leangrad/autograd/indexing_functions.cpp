@@ -26,6 +26,7 @@
 #include <leangrad/autograd/indexing_functions.h>
 
 #include <algorithm>
+#include <string_view>
 #include <vector>
 
 #include <leangrad/autograd/functions.h>
@@ -87,27 +88,6 @@ Tensor gather(const Tensor& input, std::int64_t dim, const Tensor& index) {
   return record_op("gather", ops::gather(input, dim, index), {input}, {index},
                    [dim](const BackwardContext& c) -> std::vector<Tensor> {
                      return {gather_backward_fn(c.grad, dim, c.saved[0], c.shape(0))};
-                   });
-}
-
-Tensor scatter_add(const Tensor& input, std::int64_t dim, const Tensor& index, const Tensor& src) {
-  LG_PROFILE_OP(input, index, src);
-  // The part of src the index reads (the shapes are checked by ops::scatter_add).
-  Tensor part = src;
-  if (src.defined() && index.defined() && src.dim() == index.dim()) {
-    for (std::int64_t d = 0; d < index.dim(); ++d) {
-      if (part.size(d) > index.size(d)) part = slice(part, d, 0, index.size(d));
-    }
-  } else if (src.defined() && index.defined() && index.numel() == 1 && src.numel() >= 1 &&
-             src.dim() <= 1 && index.dim() <= 1) {  // 0-d against (1): the first element
-    part = reshape(src.dim() == 0 ? src : slice(src, 0, 0, 1), index.shape());
-  }
-  return record_op("scatter_add", ops::scatter_add(input, dim, index, part), {input, part}, {index},
-                   [dim](const BackwardContext& c) -> std::vector<Tensor> {
-                     std::vector<Tensor> grads(2);
-                     if (c.needs(0)) grads[0] = c.grad;
-                     if (c.needs(1)) grads[1] = gather(c.grad, dim, c.saved[0]);
-                     return grads;
                    });
 }
 
@@ -254,6 +234,54 @@ Tensor index_fill(const Tensor& input, std::int64_t dim, const Tensor& index, do
   along[static_cast<std::size_t>(d)] = size;
   const Tensor named = reshape(gt(counts, 0.0), along);
   return where(named, full({}, value, TensorOptions(input.dtype()).device(input.device())), input);
+}
+
+namespace {
+
+// index_copy's and index_reduce's operands checked (index as index_add's; source of input's dtype
+// and device, input's shape but index.numel() along dim); returns the wrapped dim.
+std::int64_t check_slice_source(const char* op, const Tensor& input, std::int64_t dim,
+                                const Tensor& index, const Tensor& source) {
+  const std::int64_t d = check_slice_index(op, input, dim, index);
+  LG_CHECK(source.defined(), op, ": expected a defined source, got an undefined Tensor()");
+  LG_CHECK_DTYPE(source.dtype() == input.dtype(), op, ": the source is ", source.dtype(),
+                 ", the input ", input.dtype(), " (expected the same dtype)");
+  LG_CHECK_DEVICE(source.device() == input.device(), op, ": the source is on ", source.device(),
+                  ", the input on ", input.device());
+  Shape expected = input.shape();
+  expected[static_cast<std::size_t>(d)] = index.numel();
+  LG_CHECK_SHAPE(source.shape() == expected, op, ": expected a source of shape ", expected,
+                 " (the input's ", input.shape(), " with ", index.numel(), " along dim ", d,
+                 "), got ", source.shape());
+  return d;
+}
+
+// A slice index as a scatter index of source's shape: index[i] at every element of source's
+// i-th slice along d (an expanded view).
+Tensor spread_index(const Tensor& index, std::int64_t d, const Tensor& source) {
+  Shape shape(static_cast<std::size_t>(source.dim()), 1);
+  shape[static_cast<std::size_t>(d)] = index.numel();
+  return expand(reshape(index.to(kInt64), shape), source.shape());
+}
+
+}  // namespace
+
+Tensor index_copy(const Tensor& input, std::int64_t dim, const Tensor& index,
+                  const Tensor& source) {
+  LG_PROFILE_OP(input, index, source);
+  const std::int64_t d = check_slice_source("index_copy", input, dim, index, source);
+  return scatter(input, d, spread_index(index, d, source), source);
+}
+
+Tensor index_reduce(const Tensor& input, std::int64_t dim, const Tensor& index,
+                    const Tensor& source, std::string_view reduce, bool include_self) {
+  LG_PROFILE_OP(input, index, source);
+  const char* op = "index_reduce";
+  LG_CHECK(reduce == "prod" || reduce == "mean" || reduce == "amax" || reduce == "amin", op,
+           ": expected reduce to be \"prod\", \"mean\", \"amax\" or \"amin\" (index_add ",
+           "sums), got \"", reduce, "\"");
+  const std::int64_t d = check_slice_source(op, input, dim, index, source);
+  return scatter_reduce(input, d, spread_index(index, d, source), source, reduce, include_self);
 }
 
 // ---- Splitting -------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
-// Indexing by tensors, splitting and rearranging, as torch's: index_select, gather and
-// scatter_add (kernels of their own: kernels/ops_indexing.cpp), and index_add, index_fill,
+// Indexing by tensors, splitting and rearranging, as torch's: index_select, gather, scatter_add,
+// scatter and scatter_reduce (kernels of their own: kernels/ops_indexing.cpp; the scatters'
+// autograd in scatter_functions.cpp), and index_add, index_fill, index_copy, index_reduce,
 // nonzero and masked_select composed of them and cumsum; narrow, chunk, split, split_with_sizes and
 // unbind (views through slice and select); flip, roll, repeat, tile, repeat_interleave, meshgrid,
 // tril, triu, pad and one_hot (composed of the above and of autograd/functions.h's ops). All
@@ -31,6 +32,27 @@ Tensor gather(const Tensor& input, std::int64_t dim, const Tensor& index);
 // index's shape (src at least as large as index in every dim; the rest of src is not read).
 // Floating dtypes, int64 and int32; float16/bfloat16 sums in float32, rounded once.
 Tensor scatter_add(const Tensor& input, std::int64_t dim, const Tensor& index, const Tensor& src);
+// torch.scatter: a copy of input with src[c] (or value) written at input[c with c_dim replaced by
+// index[c]], the shapes as scatter_add's; any dtype, src of input's. Where the index names one
+// place more than once, the element latest along dim wins, on every device (PyTorch leaves the
+// choice open), and only it gets a gradient (Note [Scatter's gradients] in scatter_functions.cpp).
+//   y = scatter(x, 1, idx, src);   // y[i][idx[i][j]] = src[i][j]
+Tensor scatter(const Tensor& input, std::int64_t dim, const Tensor& index, const Tensor& src);
+Tensor scatter(const Tensor& input, std::int64_t dim, const Tensor& index, double value);
+// LibTorch's scatter with `reduce`: "add" or "multiply", scatter_reduce's "sum" and "prod" with
+// include_self.
+Tensor scatter(const Tensor& input, std::int64_t dim, const Tensor& index, const Tensor& src,
+               std::string_view reduce);
+Tensor scatter(const Tensor& input, std::int64_t dim, const Tensor& index, double value,
+               std::string_view reduce);
+// torch.scatter_reduce: a copy of input with the src elements naming each place (as scatter's)
+// reduced into it by "sum", "prod", "mean", "amax" or "amin", input's own element taking part
+// unless include_self is false (then a place named by none keeps input's element). Every dtype
+// but bool for "mean" (an integral mean is floored, as PyTorch's); integers wrap around; the
+// 16-bit floats are reduced in float32 and rounded once; amax and amin propagate NaN. The
+// gradients are PyTorch's, with prod exact where factors are 0 (Note [Scatter's gradients]).
+Tensor scatter_reduce(const Tensor& input, std::int64_t dim, const Tensor& index, const Tensor& src,
+                      std::string_view reduce, bool include_self = true);
 // A copy of input with alpha times source's i-th slice along dim added into input's slice
 // index[i], as torch.index_add: index 1-d (or 0-d) int64 or int32, source of input's shape but
 // index.numel() along dim, one floating dtype; a repeated index adds each of its slices.
@@ -50,6 +72,14 @@ Tensor count_nonzero(const Tensor& input, const DimList& dims = {});
 // A copy of input with its slices along dim at `index` (as index_add's) set to value, as
 // torch.index_fill; a value the dtype cannot hold is an Error. The gradient is 0 there.
 Tensor index_fill(const Tensor& input, std::int64_t dim, const Tensor& index, double value);
+// torch.index_copy: a copy of input with source's i-th slice along dim written into input's slice
+// index[i] (index and source as index_add's, any dtype); of repeated indices the last slice wins,
+// as scatter's latest element does.
+Tensor index_copy(const Tensor& input, std::int64_t dim, const Tensor& index, const Tensor& source);
+// torch.index_reduce: source's slices reduced into input's slices at `index` (as index_copy's) by
+// "prod", "mean", "amax" or "amin" (index_add sums), as scatter_reduce reduces.
+Tensor index_reduce(const Tensor& input, std::int64_t dim, const Tensor& index,
+                    const Tensor& source, std::string_view reduce, bool include_self = true);
 
 // input's elements start .. start + length - 1 along dim, a view (start may be negative, counted
 // from the end, as Python's).

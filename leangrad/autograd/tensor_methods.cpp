@@ -916,22 +916,31 @@ Tensor& Tensor::masked_fill_(const Tensor& mask, const Tensor& value) {
 }
 
 Tensor& Tensor::index_put_(std::initializer_list<indexing::TensorIndex> indices,
-                           const Tensor& value) {
+                           const Tensor& value, bool accumulate) {
   check_inplace("index_put_", *this);
   const std::vector<indexing::TensorIndex> list(indices);
-  if (holds_tensor(list)) return autograd::advanced_index_put_(*this, list, value);
-  index(list).copy_(value);
+  if (holds_tensor(list)) return autograd::advanced_index_put_(*this, list, value, accumulate);
+  if (accumulate) {
+    index(list).add_(value);
+  } else {
+    index(list).copy_(value);
+  }
   return *this;
 }
-Tensor& Tensor::index_put_(std::initializer_list<indexing::TensorIndex> indices, double value) {
+Tensor& Tensor::index_put_(std::initializer_list<indexing::TensorIndex> indices, double value,
+                           bool accumulate) {
   check_inplace("index_put_", *this);
   const std::vector<indexing::TensorIndex> list(indices);
+  LG_CHECK(scalar_fits(value, dtype()), "index_put_: value ", value,
+           " cannot be converted to dtype ", dtype(), " without overflow");
   if (holds_tensor(list)) {
-    LG_CHECK(scalar_fits(value, dtype()), "index_put_: value ", value,
-             " cannot be converted to dtype ", dtype(), " without overflow");
-    return autograd::advanced_index_put_(*this, list, full({}, value, options()));
+    return autograd::advanced_index_put_(*this, list, full({}, value, options()), accumulate);
   }
-  index(list).fill_(value);
+  if (accumulate) {
+    index(list).add_(value);
+  } else {
+    index(list).fill_(value);
+  }
   return *this;
 }
 namespace {
@@ -1095,6 +1104,75 @@ Tensor& Tensor::index_add_(std::int64_t dim, const Tensor& index, const Tensor& 
                            double alpha) {
   return composed_in_place("index_add_", *this, {source}, [&](const Tensor& self) {
     return leangrad::index_add(self, dim, index, source, alpha);
+  });
+}
+Tensor& Tensor::scatter_add_(std::int64_t dim, const Tensor& index, const Tensor& src) {
+  return composed_in_place("scatter_add_", *this, {src}, [&](const Tensor& self) {
+    return leangrad::scatter_add(self, dim, index, src);
+  });
+}
+Tensor Tensor::scatter(std::int64_t dim, const Tensor& index, const Tensor& src) const {
+  return leangrad::scatter(*this, dim, index, src);
+}
+Tensor Tensor::scatter(std::int64_t dim, const Tensor& index, double value) const {
+  return leangrad::scatter(*this, dim, index, value);
+}
+Tensor Tensor::scatter(std::int64_t dim, const Tensor& index, const Tensor& src,
+                       std::string_view reduce) const {
+  return leangrad::scatter(*this, dim, index, src, reduce);
+}
+Tensor Tensor::scatter(std::int64_t dim, const Tensor& index, double value,
+                       std::string_view reduce) const {
+  return leangrad::scatter(*this, dim, index, value, reduce);
+}
+Tensor& Tensor::scatter_(std::int64_t dim, const Tensor& index, const Tensor& src) {
+  return composed_in_place("scatter_", *this, {src}, [&](const Tensor& self) {
+    return leangrad::scatter(self, dim, index, src);
+  });
+}
+Tensor& Tensor::scatter_(std::int64_t dim, const Tensor& index, double value) {
+  return composed_in_place("scatter_", *this, {}, [&](const Tensor& self) {
+    return leangrad::scatter(self, dim, index, value);
+  });
+}
+Tensor& Tensor::scatter_(std::int64_t dim, const Tensor& index, const Tensor& src,
+                         std::string_view reduce) {
+  return composed_in_place("scatter_", *this, {src}, [&](const Tensor& self) {
+    return leangrad::scatter(self, dim, index, src, reduce);
+  });
+}
+Tensor& Tensor::scatter_(std::int64_t dim, const Tensor& index, double value,
+                         std::string_view reduce) {
+  return composed_in_place("scatter_", *this, {}, [&](const Tensor& self) {
+    return leangrad::scatter(self, dim, index, value, reduce);
+  });
+}
+Tensor Tensor::scatter_reduce(std::int64_t dim, const Tensor& index, const Tensor& src,
+                              std::string_view reduce, bool include_self) const {
+  return leangrad::scatter_reduce(*this, dim, index, src, reduce, include_self);
+}
+Tensor& Tensor::scatter_reduce_(std::int64_t dim, const Tensor& index, const Tensor& src,
+                                std::string_view reduce, bool include_self) {
+  return composed_in_place("scatter_reduce_", *this, {src}, [&](const Tensor& self) {
+    return leangrad::scatter_reduce(self, dim, index, src, reduce, include_self);
+  });
+}
+Tensor Tensor::index_copy(std::int64_t dim, const Tensor& index, const Tensor& source) const {
+  return leangrad::index_copy(*this, dim, index, source);
+}
+Tensor& Tensor::index_copy_(std::int64_t dim, const Tensor& index, const Tensor& source) {
+  return composed_in_place("index_copy_", *this, {source}, [&](const Tensor& self) {
+    return leangrad::index_copy(self, dim, index, source);
+  });
+}
+Tensor Tensor::index_reduce(std::int64_t dim, const Tensor& index, const Tensor& source,
+                            std::string_view reduce, bool include_self) const {
+  return leangrad::index_reduce(*this, dim, index, source, reduce, include_self);
+}
+Tensor& Tensor::index_reduce_(std::int64_t dim, const Tensor& index, const Tensor& source,
+                              std::string_view reduce, bool include_self) {
+  return composed_in_place("index_reduce_", *this, {source}, [&](const Tensor& self) {
+    return leangrad::index_reduce(self, dim, index, source, reduce, include_self);
   });
 }
 Tensor Tensor::index_fill(std::int64_t dim, const Tensor& index, double value) const {

@@ -189,10 +189,27 @@ class Tensor {
   std::vector<Tensor> chunk(std::int64_t chunks, std::int64_t dim = 0) const;
   std::vector<Tensor> unbind(std::int64_t dim = 0) const;
   // Indexing by int64 tensors (copies; autograd/indexing_functions.h): index_select (int32
-  // indices too), gather, and scatter_add out of place.
+  // indices too), gather, and the scatters; the in-place forms write the out-of-place result
+  // into self, as index_add_ does (below).
   Tensor index_select(std::int64_t dim, const Tensor& index) const;
   Tensor gather(std::int64_t dim, const Tensor& index) const;
   Tensor scatter_add(std::int64_t dim, const Tensor& index, const Tensor& src) const;
+  Tensor& scatter_add_(std::int64_t dim, const Tensor& index, const Tensor& src);
+  Tensor scatter(std::int64_t dim, const Tensor& index, const Tensor& src) const;
+  Tensor scatter(std::int64_t dim, const Tensor& index, double value) const;
+  Tensor scatter(std::int64_t dim, const Tensor& index, const Tensor& src,
+                 std::string_view reduce) const;
+  Tensor scatter(std::int64_t dim, const Tensor& index, double value,
+                 std::string_view reduce) const;
+  Tensor& scatter_(std::int64_t dim, const Tensor& index, const Tensor& src);
+  Tensor& scatter_(std::int64_t dim, const Tensor& index, double value);
+  Tensor& scatter_(std::int64_t dim, const Tensor& index, const Tensor& src,
+                   std::string_view reduce);
+  Tensor& scatter_(std::int64_t dim, const Tensor& index, double value, std::string_view reduce);
+  Tensor scatter_reduce(std::int64_t dim, const Tensor& index, const Tensor& src,
+                        std::string_view reduce, bool include_self = true) const;
+  Tensor& scatter_reduce_(std::int64_t dim, const Tensor& index, const Tensor& src,
+                          std::string_view reduce, bool include_self = true);
   // Rearranging copies (autograd/indexing_functions.h): the order of dims reversed (flip), the
   // elements rolled by shifts along dims (no dims: over the flattened tensor), tiled (repeat),
   // the lower or upper triangle of the last two dims with the rest zeroed (tril, triu).
@@ -221,6 +238,12 @@ class Tensor {
                      double alpha = 1.0);
   Tensor index_fill(std::int64_t dim, const Tensor& index, double value) const;
   Tensor& index_fill_(std::int64_t dim, const Tensor& index, double value);
+  Tensor index_copy(std::int64_t dim, const Tensor& index, const Tensor& source) const;
+  Tensor& index_copy_(std::int64_t dim, const Tensor& index, const Tensor& source);
+  Tensor index_reduce(std::int64_t dim, const Tensor& index, const Tensor& source,
+                      std::string_view reduce, bool include_self = true) const;
+  Tensor& index_reduce_(std::int64_t dim, const Tensor& index, const Tensor& source,
+                        std::string_view reduce, bool include_self = true);
   Tensor tile(const std::vector<std::int64_t>& reps) const;
   Tensor repeat_interleave(std::int64_t repeats,
                            std::optional<std::int64_t> dim = std::nullopt) const;
@@ -352,9 +375,12 @@ class Tensor {
   Tensor& operator|=(double other) { return bitwise_or_(other); }
   Tensor& operator^=(const Tensor& other) { return bitwise_xor_(other); }
   Tensor& operator^=(double other) { return bitwise_xor_(other); }
-  // t.index_put_({Slice(), 0}, v): copies v (broadcast) into the view t.index(indices).
-  Tensor& index_put_(std::initializer_list<indexing::TensorIndex> indices, const Tensor& value);
-  Tensor& index_put_(std::initializer_list<indexing::TensorIndex> indices, double value);
+  // t.index_put_({Slice(), 0}, v): copies v (broadcast) into the view t.index(indices); with
+  // accumulate, adds it (torch.index_put_'s accumulate: a position named twice gets both).
+  Tensor& index_put_(std::initializer_list<indexing::TensorIndex> indices, const Tensor& value,
+                     bool accumulate = false);
+  Tensor& index_put_(std::initializer_list<indexing::TensorIndex> indices, double value,
+                     bool accumulate = false);
 
   // ---- In-place random fills (autograd/sampling_functions.h; Note [In-place samplers]) -----
   // LibTorch's: each draws from the default generator of self's device (manual_seed covers it)

@@ -1,16 +1,17 @@
-// GatherGeometry: the iteration space of gather and scatter_add (kernels/ops.h), shared by the CPU
-// and CUDA kernels.
+// GatherGeometry: the iteration space of gather and scatter (kernels/ops.h), shared by the CPU and
+// CUDA kernels.
 //
 // Note [Gather lines]
-//   The index tensor is contiguous with `dims` dims of `sizes`; gather's output and scatter_add's
+//   The index tensor is contiguous with `dims` dims of `sizes`; gather's output and scatter's
 //   source are contiguous in the same shape (the entries make them so). The other tensor, self
-//   (gather's input, scatter_add's accumulator), is read or written through its own strides:
+//   (gather's input, scatter's destination), is read or written through its own strides:
 //   index element (c_0, ..., c_n-1) with value v stands for self's element at c with c_dim
 //   replaced by v. A line is the elements of the index that differ only in c_dim; its elements
 //   touch one line of self, and two lines never the same element of self. So the CPU's threads
-//   split the lines, and scatter_add adds in index order within each: deterministic, and the same
-//   sums on any number of threads. Line l starts at element (l / inner) * sizes[dim] * inner +
-//   l % inner and steps by inner, the product of the sizes after dim.
+//   split the lines, and scatter combines in index order within each: deterministic, the same
+//   sums and the same last writer on any number of threads. Line l starts at element
+//   (l / inner) * sizes[dim] * inner + l % inner and steps by inner, the product of the sizes
+//   after dim.
 #pragma once
 
 #include <cstdint>
@@ -26,6 +27,7 @@ struct GatherGeometry {
   std::int64_t sizes[kMaxDims] = {};         // the index's shape
   std::int64_t self_strides[kMaxDims] = {};  // self's strides, in elements
   std::int64_t self_dim_size = 0;            // self.size(dim): the valid indices are [0, this)
+  std::int64_t self_extent = 0;              // one past self's largest offset (numel if contiguous)
   std::int64_t inner = 1;                    // the product of sizes[dim + 1 ...]
 
   LG_HOST_DEVICE std::int64_t line_length() const { return sizes[dim]; }

@@ -21,7 +21,7 @@
 //   ops_conv.cpp         conv2d                            ops_layers.cpp  pooling, dropout,
 //   ops_optim.cpp        the optimizers, grad_norm, clip_grads             softmax, losses
 //   ops_indexing.cpp     embedding, index_select, gather,  ops_upsample.cpp  interpolation
-//                        scatter_add
+//                        scatter_add, scatter
 //   ops_attention.cpp    fused attention (CPU)
 #pragma once
 
@@ -94,6 +94,10 @@ enum class CompareOp : std::uint8_t { Gt, Lt, Ge, Le, Eq, Ne };
 enum class ReduceOp : std::uint8_t { Sum, Mean, Max, Prod };
 // The running reductions of ops::scan: cumsum, cumprod and logcumsumexp.
 enum class ScanOp : std::uint8_t { Sum, Prod, LogSumExp };
+// How ops::scatter combines each src element into its place: Assign writes it (the last one in
+// index order along its line wins), the others fold it into what is there (Max and Min propagate
+// NaN).
+enum class ScatterOp : std::uint8_t { Assign, Sum, Prod, Max, Min };
 // The fused activations. The first four are what an in-place op writes in one pass
 // (ops::activation_), each bitwise the composition of elementwise ops PyTorch's definition
 // spells out (kernels/elementwise_math.h; clamp's the where-composition its comment gives);
@@ -131,6 +135,7 @@ const char* op_name(UnaryOp op);       // "neg", "exp", ...
 const char* op_name(CompareOp op);     // "gt", "eq", ...
 const char* op_name(ReduceOp op);      // "sum", "mean", "max", "prod"
 const char* op_name(ScanOp op);        // "cumsum", "cumprod", "logcumsumexp"
+const char* op_name(ScatterOp op);     // "scatter", "scatter_add", "scatter_prod", ...
 const char* op_name(ActivationOp op);  // "leaky_relu", "elu", ..., "softplus", "huber_loss"
 
 namespace layers_math {
@@ -613,6 +618,17 @@ Tensor gather_backward(const Tensor& grad, std::int64_t dim, const Tensor& index
 // for c over index's shape (src at least as large in every dim). Floating dtypes, int64 and
 // int32 (wrapping as PyTorch's); the sums in float32 for the 16-bit floats. gather's gradient.
 Tensor scatter_add(const Tensor& x, std::int64_t dim, const Tensor& index, const Tensor& src);
+// scatter_add's generalisation: a copy of x with each src[c] combined by `op` into x[c with c_dim
+// replaced by index[c]], the shapes as scatter_add's; src of x's dtype. Assign takes every dtype
+// and writes, the last element of a line in index order winning a place named twice, on both
+// devices (CUDA finds the winner first, so the result does not depend on thread timing). Sum,
+// Prod, Max and Min take every dtype: integers wrap around, uint8 and bool are combined in int32
+// and cast back (uint8 modulo 256, as PyTorch's; bool's sum an or, its product an and), the
+// 16-bit floats in float32, each place rounded once; Max and Min propagate NaN. Only a floating
+// Sum's or Prod's last bits may vary between CUDA runs (atomics combine in no fixed order). Errors
+// name `name` (op_name(op) when null): the function the caller exposes.
+Tensor scatter(ScatterOp op, const Tensor& x, std::int64_t dim, const Tensor& index,
+               const Tensor& src, const char* name = nullptr);
 
 // ---- Optimizers (ops_optim.cpp) ----------------------------------------------------------------
 // The fused updates of kernels/optim_math.h over parameters of one device and one dtype at once

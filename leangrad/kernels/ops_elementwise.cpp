@@ -237,6 +237,22 @@ const char* op_name(ScanOp op) {
   return "unknown_scan_op";
 }
 
+const char* op_name(ScatterOp op) {
+  switch (op) {
+    case ScatterOp::Assign:
+      return "scatter";
+    case ScatterOp::Sum:
+      return "scatter_add";
+    case ScatterOp::Prod:
+      return "scatter_prod";
+    case ScatterOp::Max:
+      return "scatter_amax";
+    case ScatterOp::Min:
+      return "scatter_amin";
+  }
+  return "unknown_scatter_op";
+}
+
 namespace ops {
 namespace {
 

@@ -1,7 +1,7 @@
-// Tensor-level entries of the indexing ops (kernels/ops.h): embedding, index_select, gather and
-// scatter_add, with their gradients. Checks, the int64 indices made contiguous, the outputs
-// allocated and the launchers of kernels/backend.h. Gradients and scatter_add's sums accumulate
-// in float32 (float64 for float64) and are cast to the operand's dtype.
+// Tensor-level entries of the indexing ops (kernels/ops.h): embedding, index_select, gather,
+// scatter_add and scatter, with their gradients. Checks, the int64 indices made contiguous, the
+// outputs allocated and the launchers of kernels/backend.h. Gradients and scatter_add's sums
+// accumulate in float32 (float64 for float64) and are cast to the operand's dtype.
 //
 // Every index of a CPU tensor is checked here, so a bad one raises an Error naming it and its
 // position; on CUDA that would synchronise, and the kernels give NaN (0 in an integral dtype)
@@ -79,6 +79,13 @@ GatherGeometry gather_geometry(const Shape& index_shape, const Shape& self_shape
     g.self_strides[d] = self_shape.empty() ? 1 : self_strides[d];
   }
   g.self_dim_size = self_shape.empty() ? 1 : self_shape[dim];
+  g.self_extent = 1;
+  for (std::size_t d = 0; d < self_shape.size(); ++d) {
+    if (self_shape[d] == 0) g.self_extent = 0;
+  }
+  for (std::size_t d = 0; d < self_shape.size() && g.self_extent > 0; ++d) {
+    g.self_extent += (self_shape[d] - 1) * self_strides[d];
+  }
   g.inner = run_layout(index_shape, dim).inner;
   return g;
 }
@@ -253,10 +260,11 @@ Tensor index_select_backward(const Tensor& grad, std::int64_t dim_in, const Tens
 
 namespace {
 
-// acc (contiguous, of accumulation_dtype(dtype)) += src (of `dtype`) at the positions of the
-// contiguous idx along dim; the shapes and the indices are checked by the caller.
-void scatter_add_into(const Tensor& acc, DType dtype, std::int64_t dim, const Tensor& idx,
-                      const Tensor& src) {
+// acc (contiguous: of `dtype` for Assign, of accumulation_dtype(dtype) for the others) combined
+// with src (of `dtype`) at the positions of the contiguous idx along dim; the shapes and the
+// indices are checked by the caller.
+void scatter_into(ScatterOp op, const Tensor& acc, DType dtype, std::int64_t dim, const Tensor& idx,
+                  const Tensor& src) {
   if (idx.numel() == 0) return;
   // The part of src the index covers.
   Tensor s = src;
@@ -272,12 +280,12 @@ void scatter_add_into(const Tensor& acc, DType dtype, std::int64_t dim, const Te
   const cuda::DeviceGuard guard(acc.device());
   switch (acc.device().type) {
     case DeviceType::CPU:
-      kernels::cpu::scatter_add(dtype, acc.data_ptr(), s.data_ptr(), idx.data_ptr<std::int64_t>(),
-                                g);
+      kernels::cpu::scatter(op, dtype, acc.data_ptr(), s.data_ptr(), idx.data_ptr<std::int64_t>(),
+                            g);
       break;
     case DeviceType::CUDA:
-      kernels::cuda::scatter_add(dtype, acc.data_ptr(), s.data_ptr(), idx.data_ptr<std::int64_t>(),
-                                 g);
+      kernels::cuda::scatter(op, dtype, acc.data_ptr(), s.data_ptr(), idx.data_ptr<std::int64_t>(),
+                             g);
       break;
   }
 }
@@ -331,7 +339,40 @@ Tensor scatter_add(const Tensor& x, std::int64_t dim_in, const Tensor& index, co
                      input_dim(dim, x.dim() == 0 ? 1 : x.size(dim)));
   // The sums in opmath_t (float32 for the 16-bit floats), in a fresh contiguous copy of x.
   Tensor acc = cast(x, accumulation_dtype(x.dtype()));
-  scatter_add_into(acc, x.dtype(), dim, idx, src);
+  scatter_into(ScatterOp::Sum, acc, x.dtype(), dim, idx, src);
+  return acc.dtype() == x.dtype() ? acc : cast(acc, x.dtype());
+}
+
+Tensor scatter(ScatterOp op, const Tensor& x, std::int64_t dim_in, const Tensor& index,
+               const Tensor& src, const char* name) {
+  const char* op_label = name != nullptr ? name : op_name(op);
+  check_defined(op_label, x, "input");
+  check_defined(op_label, src, "src");
+  LG_CHECK_DTYPE(src.dtype() == x.dtype(), op_label, ": src is ", src.dtype(), ", the input ",
+                 x.dtype(), " (expected the same dtype)");
+  LG_CHECK_DEVICE(src.device() == x.device(), op_label, ": src is on ", src.device(),
+                  ", the input on ", x.device());
+  check_indices(op_label, index, x, "the input");
+  const std::int64_t dim = wrap_dim(dim_in, x.dim(), op_label);
+  check_gather_shapes(op_label, x.shape(), dim, index, &src);
+  const Tensor idx = contiguous(index);
+  check_index_values(op_label, idx, x.dim() == 0 ? 1 : x.size(dim),
+                     input_dim(dim, x.dim() == 0 ? 1 : x.size(dim)));
+  if (op == ScatterOp::Assign) {
+    Tensor out = cast(x, x.dtype());  // a fresh contiguous copy
+    scatter_into(op, out, x.dtype(), dim, idx, src);
+    return out;
+  }
+  // uint8 and bool are combined as int32 (the launchers take int32 and int64), then cast back:
+  // modulo 256 for uint8's sums and products, exact for maxima and minima; bool's sum is its
+  // or, its product its and.
+  if (x.dtype() == kUInt8 || x.dtype() == kBool) {
+    Tensor acc = cast(x, kInt32);
+    scatter_into(op, acc, kInt32, dim, idx, cast(src, kInt32));
+    return cast(acc, x.dtype());
+  }
+  Tensor acc = cast(x, accumulation_dtype(x.dtype()));
+  scatter_into(op, acc, x.dtype(), dim, idx, src);
   return acc.dtype() == x.dtype() ? acc : cast(acc, x.dtype());
 }
 
@@ -351,7 +392,7 @@ Tensor gather_backward(const Tensor& grad, std::int64_t dim_in, const Tensor& in
   // zeros(x_shape) made in the accumulation dtype and added into: no copy of x's zeros.
   Tensor acc =
       zeros(x_shape, TensorOptions(accumulation_dtype(grad.dtype())).device(grad.device()));
-  scatter_add_into(acc, grad.dtype(), dim, idx, grad);
+  scatter_into(ScatterOp::Sum, acc, grad.dtype(), dim, idx, grad);
   return acc.dtype() == grad.dtype() ? acc : cast(acc, grad.dtype());
 }
 

@@ -1,5 +1,5 @@
 // Device op table rows for the nn layers (see op_table.h): LayerNorm, BatchNorm, Embedding,
-// index_select, gather, scatter_add, cumsum, sort and the ops composed of them (flip, roll,
+// index_select, gather, the scatters, cumsum, sort and the ops composed of them (flip, roll,
 // repeat, tril, triu, pad, one_hot, norm, logsumexp, topk), ConvTranspose2d and interpolate,
 // forward and input/parameter gradients (with_grads) in float32, float64 and the 16-bit dtypes,
 // non-contiguous inputs, and BatchNorm's running statistics.
@@ -187,7 +187,7 @@ std::vector<OpCase> embedding_cases() {
   return c;
 }
 
-// ---- index_select, gather, scatter_add, cumsum and the composed ops ---------------------------
+// ---- index_select, gather, the scatters, cumsum and the composed ops ------------------------
 // Indices repeat (20 or more picks of 8 or 9 positions), so the gradients' sums (CUDA atomics, any
 // order) are compared with the CPU's in-order ones; integer rows are exact.
 std::vector<OpCase> indexing_cases() {
@@ -222,6 +222,38 @@ std::vector<OpCase> indexing_cases() {
        norm_tolerance(kBFloat16)});
   c.push_back({"scatter_add_dim0_i64",
                [](const Inputs& v) -> Outputs { return {scatter_add(v[0], 0, v[1], v[2])}; },
+               {input({6, 7}, kInt64, -50.0, 50.0), input({30, 7}, kInt64, 0.0, 6.0),
+                input({30, 7}, kInt64, -50.0, 50.0)},
+               kTolExact});
+  // scatter: the element latest along dim wins on both devices (CUDA claims each place first),
+  // so values and gradients are exact with repeats; products, means and sums of a place combine
+  // in any order on CUDA, maxima exactly; integers exactly.
+  c.push_back({"scatter_repeats_dim1_f32",
+               grads_of([](const Inputs& v) { return scatter(v[0], 1, v[1], v[2]); }),
+               {input({5, 8}), input({5, 40}, kInt64, 0.0, 8.0), input({5, 40})},
+               kTolExact});
+  c.push_back({"scatter_reduce_prod_mean_amax_dim0_f32",
+               grads_of([](const Inputs& v) {
+                 return add(add(scatter_reduce(v[0], 0, v[1], v[2], "prod"),
+                                scatter_reduce(v[0], 0, v[1], v[2], "mean", false)),
+                            scatter_reduce(v[0], 0, v[1], v[2], "amax", false));
+               }),
+               {input({6, 7}, kFloat32, 0.5, 1.5), input({20, 7}, kInt64, 0.0, 6.0),
+                input({20, 7}, kFloat32, 0.5, 1.5)},
+               kTolF32Sum});
+  c.push_back(
+      {"scatter_reduce_amin_dim1_transposed_bf16",
+       grads_of([](const Inputs& v) { return scatter_reduce(v[0], 1, v[1], v[2], "amin"); }),
+       {input({6, 9}, kBFloat16, -1.0, 1.0, kT), input({6, 30}, kInt64, 0.0, 9.0),
+        input({6, 30}, kBFloat16)},
+       kTolExact});
+  c.push_back({"scatter_reduce_i64_u8",
+               [](const Inputs& v) -> Outputs {
+                 return {scatter_reduce(v[0], 0, v[1], v[2], "prod"),
+                         scatter_reduce(v[0], 0, v[1], v[2], "mean", false),
+                         scatter_reduce(v[0].to(kUInt8), 0, v[1], v[2].to(kUInt8), "sum"),
+                         scatter(v[0], 0, v[1], v[2])};
+               },
                {input({6, 7}, kInt64, -50.0, 50.0), input({30, 7}, kInt64, 0.0, 6.0),
                 input({30, 7}, kInt64, -50.0, 50.0)},
                kTolExact});

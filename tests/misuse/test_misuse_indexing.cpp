@@ -5,7 +5,8 @@
 // few or negative repeats, padding that leaves nothing, overflows or copies what is not there,
 // bad class indices, norm orders below 0, top-k beyond the size, and bmm, dot and outer of the
 // wrong shapes or dtypes; and the products, running reductions, order statistics and searches of
-// autograd/statistics_functions.h (the Statistics table).
+// autograd/statistics_functions.h (the Statistics table); and the scatters, index_copy,
+// index_reduce and index_put_ with accumulate (the Scatter table).
 // Tables of the misuse suite (tests/misuse/misuse_testing.h).
 #include <cstdint>
 #include <limits>
@@ -395,6 +396,79 @@ std::vector<MisuseCase> statistics_cases() {
   return t.cases();
 }
 LG_MISUSE_SUITE(Statistics, statistics_cases());
+
+std::vector<MisuseCase> scatter_cases() {
+  MisuseTable t;
+  t.add("scatter_reduce_unknown_reduce", Raises::Error,
+        {"scatter_reduce: expected reduce to be \"sum\", \"prod\", \"mean\", \"amax\" or "
+         "\"amin\", got \"max\""},
+        [] { scatter_reduce(zeros({3}), 0, int64s({0}), ones({1}), "max"); });
+  t.add("scatter_reduce_mean_of_bool", Raises::DTypeError,
+        {"scatter_reduce: reduce \"mean\" takes a numeric input, got bool"},
+        [] { scatter_reduce(zeros({3}, kBool), 0, int64s({0}), ones({1}, kBool), "mean"); });
+  t.add("scatter_reduce_index_rank", Raises::ShapeError,
+        {"scatter_reduce: index of shape [2] has 1 dims, the input of shape [2, 3] has 2"}, [] {
+          scatter_reduce(zeros({2, 3}), 1, int64s({0, 1}), ones({2}), "sum");
+        });
+  t.add("scatter_reduce_index_past_end", Raises::Error,
+        {"scatter_reduce: index 3 at position 1 is out of range for dim 0 of the input, of size 3"},
+        [] {
+          scatter_reduce(zeros({3}), 0, int64s({0, 3}), ones({2}), "prod", false);
+        });
+  t.add("scatter_index_past_end", Raises::Error,
+        {"scatter: index 4 at position 1 is out of range for dim 1 of the input, of size 4"}, [] {
+          scatter(zeros({1, 4}), 1, tensor(std::vector<std::int64_t>{0, 4}, {1, 2}), ones({1, 2}));
+        });
+  t.add("scatter_negative_index", Raises::Error, {"scatter: index -1 at position 0"},
+        [] { scatter(zeros({3}), 0, int64s({-1}), 2.0); });
+  t.add("scatter_src_dtype", Raises::DTypeError,
+        {"scatter: src is float64, the input float32 (expected the same dtype)"},
+        [] { scatter(zeros({3}), 0, int64s({0}), ones({1}, kFloat64)); });
+  t.add("scatter_float_index", Raises::DTypeError, {"scatter", "int64 indices", "float32"},
+        [] { scatter(zeros({3}), 0, ones({1}), ones({1})); });
+  t.add("scatter_value_overflows", Raises::DTypeError,
+        {"scatter: value 300 cannot be converted to dtype uint8 without overflow"},
+        [] { scatter(zeros({3}, kUInt8), 0, int64s({0}), 300.0); });
+  t.add("scatter_unknown_reduce", Raises::Error,
+        {"scatter: expected reduce to be \"add\" or \"multiply\", got \"max\""},
+        [] { scatter(zeros({3}), 0, int64s({0}), ones({1}), "max"); });
+  t.add("scatter_src_smaller_than_index", Raises::ShapeError,
+        {"scatter", "larger than src of shape [1] in dim 0"}, [] {
+          scatter(zeros({3}), 0, int64s({0, 1}), ones({1}));
+        });
+  t.add("index_reduce_sum", Raises::Error,
+        {"index_reduce: expected reduce to be \"prod\", \"mean\", \"amax\" or \"amin\" "
+         "(index_add sums), got \"sum\""},
+        [] {
+          index_reduce(zeros({3, 2}), 0, int64s({0}), ones({1, 2}), "sum");
+        });
+  t.add("index_reduce_source_shape", Raises::ShapeError,
+        {"index_reduce: expected a source of shape [1, 2]", "got [2, 2]"}, [] {
+          index_reduce(zeros({3, 2}), 0, int64s({0}), ones({2, 2}), "amax");
+        });
+  t.add("index_copy_source_shape", Raises::ShapeError,
+        {"index_copy: expected a source of shape [2, 3]", "got [2, 2]"}, [] {
+          index_copy(zeros({4, 3}), 0, int64s({0, 1}), ones({2, 2}));
+        });
+  t.add("index_copy_2d_index", Raises::ShapeError, {"index_copy: expected a 0-d or 1-d index"}, [] {
+    index_copy(zeros({4, 3}), 0, zeros({1, 1}, TensorOptions(kInt64)), ones({1, 3}));
+  });
+  t.add("index_copy_source_dtype", Raises::DTypeError,
+        {"index_copy: the source is float64, the input float32"}, [] {
+          index_copy(zeros({4, 3}), 0, int64s({0}), ones({1, 3}, kFloat64));
+        });
+  t.add("index_copy_index_past_end", Raises::Error,
+        {"index_copy: index 4 at position 0 is out of range for dim 0 of size 4"}, [] {
+          index_copy(zeros({4, 3}), 0, int64s({4}), ones({1, 3}));
+        });
+  t.add("index_put_accumulate_value_shape", Raises::ShapeError,
+        {"index_put_: shapes [3] and [2] cannot be broadcast together"}, [] {
+          Tensor x = zeros({4});
+          x.index_put_({int64s({0, 1})}, ones({3}), /*accumulate=*/true);
+        });
+  return t.cases();
+}
+LG_MISUSE_SUITE(Scatter, scatter_cases());
 
 }  // namespace
 }  // namespace leangrad::test

@@ -1,12 +1,13 @@
 // Indexing on the CPU (kernels/backend.h): index_select (and Embedding, its outer-1 case) and its
-// adjoint, gather and scatter_add.
+// adjoint, gather and scatter.
 //   index_select           one output row of `inner` elements per (o, i), copied from its index's
 //                          row; threads split the rows
 //   index_select_backward  each upstream row added into the row of its index, in index order;
 //                          threads split the (o, column) pairs, each owning its columns across
 //                          every index: no races, and the same order of additions as one thread
-//   gather, scatter_add    line by line (Note [Gather lines] in kernels/gather_geometry.h):
-//                          threads split the lines, which never share an element of self
+//   gather, scatter        line by line (Note [Gather lines] in kernels/gather_geometry.h):
+//                          threads split the lines, which never share an element of self; within
+//                          a line scatter combines (or writes: the last one stays) in index order
 // Accumulation is in opmath_t (float for the 16-bit floats). The CPU entries check every index,
 // so the out-of-range branches here only keep a direct caller of a launcher in bounds.
 #include <leangrad/kernels/backend.h>
@@ -127,15 +128,45 @@ void gather(DType dtype, void* out, const void* self, const std::int64_t* index,
   });
 }
 
-void scatter_add(DType dtype, void* self, const void* src, const std::int64_t* index,
-                 const GatherGeometry& g) {
-  dispatch_addable(dtype, "scatter_add", [&]<typename T>() {
+void scatter(ScatterOp op, DType dtype, void* self, const void* src, const std::int64_t* index,
+             const GatherGeometry& g) {
+  if (op == ScatterOp::Assign) {
+    dispatch_all(dtype, "scatter", [&]<typename T>() {
+      T* out = static_cast<T*>(self);
+      const T* s = static_cast<const T*>(src);
+      // Each line in index order: a later element naming the same place overwrites.
+      for_each_indexed(g, index, [&](std::int64_t k, std::int64_t offset) {
+        if (offset >= 0) out[offset] = s[k];
+      });
+    });
+    return;
+  }
+  dispatch_addable(dtype, op_name(op), [&]<typename T>() {
     using Acc = opmath_t<T>;
     Acc* acc = static_cast<Acc*>(self);
     const T* s = static_cast<const T*>(src);
-    for_each_indexed(g, index, [&](std::int64_t k, std::int64_t offset) {
-      if (offset >= 0) acc[offset] = reduce_math::wrapping_add(acc[offset], static_cast<Acc>(s[k]));
-    });
+    // Each step a lambda of its own type, so the loop inlines it.
+    const auto combine = [&](const auto& step) {
+      for_each_indexed(g, index, [&](std::int64_t k, std::int64_t offset) {
+        if (offset >= 0) acc[offset] = step(acc[offset], static_cast<Acc>(s[k]));
+      });
+    };
+    switch (op) {
+      case ScatterOp::Sum:
+        combine([](Acc a, Acc b) { return reduce_math::wrapping_add(a, b); });
+        break;
+      case ScatterOp::Prod:
+        combine([](Acc a, Acc b) { return reduce_math::wrapping_mul(a, b); });
+        break;
+      case ScatterOp::Max:
+        combine([](Acc a, Acc b) { return reduce_math::max_propagate_nan(a, b); });
+        break;
+      case ScatterOp::Min:
+        combine([](Acc a, Acc b) { return reduce_math::min_propagate_nan(a, b); });
+        break;
+      case ScatterOp::Assign:
+        break;
+    }
   });
 }
 

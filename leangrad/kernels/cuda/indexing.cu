@@ -4,17 +4,23 @@
 //   index_select_backward  one thread per upstream element, atomicAdd into the opmath_t gradient
 //                          (float32 or float64, which have native atomics)
 //   gather                 one thread per index element, reading self through its strides
-//   scatter_add            one thread per source element, atomicAdd into self (float32, float64,
-//                          int32, int64; int64 as the unsigned 64-bit atomic, which wraps alike)
-// With atomics, repeated indices make the order of the additions to one element, and so its
-// last bits, vary between runs. An out-of-range index reads NaN (0 in an integral dtype) and
-// adds nothing: no synchronisation to raise an error (the CPU entries check).
+//   scatter                one thread per source element, combined into self with atomics: Sum
+//                          atomicAdd (int64 as the unsigned 64-bit atomic, which wraps alike),
+//                          Max and Min of integers atomicMax / atomicMin, the rest a
+//                          compare-and-swap loop; Assign claims each place for its last writer
+//                          (atomicMax of the positions) and then writes the winners
+// With atomics, repeated indices make the order in which one element is combined vary between
+// runs, and with it the last bits of a floating sum or product (maxima and minima depend on it
+// only for the sign of a zero; the assignment not at all). An out-of-range index reads NaN (0 in
+// an integral dtype) and writes nothing: no synchronisation to raise an error (the CPU entries
+// check).
 #include <cstdint>
 #include <limits>
 #include <type_traits>
 
 #include <leangrad/kernels/backend.h>
 #include <leangrad/kernels/dispatch.h>
+#include <leangrad/kernels/reduce_math.h>
 #include <leangrad/kernels/cuda/cuda_common.cuh>
 
 namespace leangrad::kernels::cuda {
@@ -80,13 +86,89 @@ __global__ void gather_kernel(T* out, const T* self, const std::int64_t* index, 
   }
 }
 
-template <typename T, typename Acc>
-__global__ void scatter_add_kernel(Acc* self, const T* src, const std::int64_t* index,
-                                   GatherGeometry g, std::int64_t total) {
+// The unsigned integer of Acc's size, for compare-and-swap on its bits.
+template <typename Acc>
+using cas_word_t = std::conditional_t<sizeof(Acc) == 4, unsigned int,
+                                      unsigned long long>;  // NOLINT(runtime/int)
+
+// *address = step(*address, value) atomically, by compare-and-swap on the bits: another thread's
+// write between the read and the swap makes the swap fail, and the step is taken again on what
+// that thread wrote. A step that changes nothing (max with a smaller value) writes nothing.
+template <typename Acc, typename Step>
+__device__ __forceinline__ void atomic_step(Acc* address, Acc value, Step step) {
+  using Word = cas_word_t<Acc>;
+  static_assert(sizeof(Word) == sizeof(Acc));
+  Word* word = reinterpret_cast<Word*>(address);
+  Word old = *word;
+  Word assumed;
+  do {
+    assumed = old;
+    Acc current;
+    memcpy(&current, &assumed, sizeof(Acc));
+    const Acc next = step(current, value);
+    Word next_bits;
+    memcpy(&next_bits, &next, sizeof(Acc));
+    if (next_bits == assumed) return;
+    old = atomicCAS(word, assumed, next_bits);
+  } while (old != assumed);
+}
+
+// Combines value into *address as ScatterOp op says (not Assign): integers' Max and Min with the
+// hardware's atomics, the rest as atomic_add or atomic_step.
+template <ScatterOp op, typename Acc>
+__device__ __forceinline__ void atomic_combine(Acc* address, Acc value) {
+  if constexpr (op == ScatterOp::Sum) {
+    atomic_add(address, value);
+  } else if constexpr (op == ScatterOp::Prod) {
+    atomic_step(address, value, [](Acc a, Acc b) { return reduce_math::wrapping_mul(a, b); });
+  } else if constexpr (std::is_integral_v<Acc>) {
+    using Native = std::conditional_t<sizeof(Acc) == 4, int, long long>;  // NOLINT(runtime/int)
+    Native* native = reinterpret_cast<Native*>(address);
+    if constexpr (op == ScatterOp::Max) {
+      atomicMax(native, static_cast<Native>(value));
+    } else {
+      atomicMin(native, static_cast<Native>(value));
+    }
+  } else if constexpr (op == ScatterOp::Max) {
+    atomic_step(address, value, [](Acc a, Acc b) { return reduce_math::max_propagate_nan(a, b); });
+  } else {
+    atomic_step(address, value, [](Acc a, Acc b) { return reduce_math::min_propagate_nan(a, b); });
+  }
+}
+
+template <ScatterOp op, typename T, typename Acc>
+__global__ void scatter_combine_kernel(Acc* self, const T* src, const std::int64_t* index,
+                                       GatherGeometry g, std::int64_t total) {
   for (std::int64_t k = global_thread_index(); k < total; k += grid_thread_count()) {
     const std::int64_t v = index[k];
     if (!g.valid(v)) continue;
-    atomic_add(self + g.self_base(k) + v * g.self_strides[g.dim], static_cast<Acc>(src[k]));
+    atomic_combine<op>(self + g.self_base(k) + v * g.self_strides[g.dim], static_cast<Acc>(src[k]));
+  }
+}
+
+// Assign, first pass: winners[place] becomes the largest index position k naming it. Within a
+// line a larger k is a later element, so this is the CPU's last writer.
+__global__ void scatter_claim_kernel(long long* winners,  // NOLINT(runtime/int)
+                                     const std::int64_t* index, GatherGeometry g,
+                                     std::int64_t total) {
+  for (std::int64_t k = global_thread_index(); k < total; k += grid_thread_count()) {
+    const std::int64_t v = index[k];
+    if (!g.valid(v)) continue;
+    atomicMax(winners + g.self_base(k) + v * g.self_strides[g.dim],
+              static_cast<long long>(k));  // NOLINT(runtime/int)
+  }
+}
+
+// Assign, second pass: each place written once, by its winner.
+template <typename T>
+__global__ void scatter_assign_kernel(T* self, const T* src, const std::int64_t* index,
+                                      const long long* winners,  // NOLINT(runtime/int)
+                                      GatherGeometry g, std::int64_t total) {
+  for (std::int64_t k = global_thread_index(); k < total; k += grid_thread_count()) {
+    const std::int64_t v = index[k];
+    if (!g.valid(v)) continue;
+    const std::int64_t offset = g.self_base(k) + v * g.self_strides[g.dim];
+    if (winners[offset] == k) self[offset] = src[k];
   }
 }
 
@@ -133,17 +215,54 @@ void gather(DType dtype, void* out, const void* self, const std::int64_t* index,
   });
 }
 
-void scatter_add(DType dtype, void* self, const void* src, const std::int64_t* index,
-                 const GatherGeometry& g) {
+void scatter(ScatterOp op, DType dtype, void* self, const void* src, const std::int64_t* index,
+             const GatherGeometry& g) {
   const std::int64_t total = g.line_count() * g.line_length();
   if (total == 0) return;
-  dispatch_addable(dtype, "scatter_add", [&]<typename T>() {
-    using Acc = opmath_t<T>;
-    auto* kernel = scatter_add_kernel<T, Acc>;
-    const unsigned int blocks = grid_size(kernel, kThreads, ceil_div(total, kThreads));
-    kernel<<<blocks, kThreads, 0, current_stream()>>>(static_cast<Acc*>(self),
-                                                      static_cast<const T*>(src), index, g, total);
+  const cudaStream_t stream = current_stream();
+  if (op == ScatterOp::Assign) {
+    Workspace workspace(Workspace::bytes_for<long long>(g.self_extent));  // NOLINT(runtime/int)
+    auto* winners = workspace.take<long long>(g.self_extent);             // NOLINT(runtime/int)
+    // All bits set: -1, below every position.
+    LG_CUDA_CHECK(cudaMemsetAsync(winners, 0xff, sizeof(*winners) * g.self_extent, stream));
+    const unsigned int claim_blocks =
+        grid_size(scatter_claim_kernel, kThreads, ceil_div(total, kThreads));
+    scatter_claim_kernel<<<claim_blocks, kThreads, 0, stream>>>(winners, index, g, total);
     LG_CUDA_CHECK_LAUNCH();
+    dispatch_all(dtype, "scatter", [&]<typename T>() {
+      auto* kernel = scatter_assign_kernel<T>;
+      const unsigned int blocks = grid_size(kernel, kThreads, ceil_div(total, kThreads));
+      kernel<<<blocks, kThreads, 0, stream>>>(static_cast<T*>(self), static_cast<const T*>(src),
+                                              index, winners, g, total);
+      LG_CUDA_CHECK_LAUNCH();
+    });
+    return;
+  }
+  dispatch_addable(dtype, op_name(op), [&]<typename T>() {
+    using Acc = opmath_t<T>;
+    const auto launch = [&]<ScatterOp kOp>() {
+      auto* kernel = scatter_combine_kernel<kOp, T, Acc>;
+      const unsigned int blocks = grid_size(kernel, kThreads, ceil_div(total, kThreads));
+      kernel<<<blocks, kThreads, 0, stream>>>(static_cast<Acc*>(self), static_cast<const T*>(src),
+                                              index, g, total);
+      LG_CUDA_CHECK_LAUNCH();
+    };
+    switch (op) {
+      case ScatterOp::Sum:
+        launch.template operator()<ScatterOp::Sum>();
+        break;
+      case ScatterOp::Prod:
+        launch.template operator()<ScatterOp::Prod>();
+        break;
+      case ScatterOp::Max:
+        launch.template operator()<ScatterOp::Max>();
+        break;
+      case ScatterOp::Min:
+        launch.template operator()<ScatterOp::Min>();
+        break;
+      case ScatterOp::Assign:
+        break;
+    }
   });
 }
 

@@ -178,8 +178,8 @@ void index_select_backward(DType, void*, const void*, const std::int64_t*, std::
 void gather(DType, void*, const void*, const std::int64_t*, const GatherGeometry&) {
   throw_cuda_not_built("gather");
 }
-void scatter_add(DType, void*, const void*, const std::int64_t*, const GatherGeometry&) {
-  throw_cuda_not_built("scatter_add");
+void scatter(ScatterOp op, DType, void*, const void*, const std::int64_t*, const GatherGeometry&) {
+  throw_cuda_not_built(op_name(op));
 }
 
 void scan(ScanOp op, DType, void*, const void*, std::int64_t, std::int64_t, std::int64_t, bool) {
