@@ -18,7 +18,7 @@ namespace leangrad::amp {
 //     saved inputs take half the memory.
 //   - float32 (float16/bfloat16 operands cast to float32, result float32): exp, expm1, log,
 //     log1p (and so softplus), log2, log10, rsqrt, reciprocal, tan, asin, acos, sinh, cosh, pow,
-//     a scalar divided by a tensor
+//     erfinv, a scalar divided by a tensor
 //     (rdiv, torch's __rdiv__), sum, softmax, log_softmax and the losses (cross_entropy, nll_loss,
 //     mse_loss, l1_loss, binary_cross_entropy and _with_logits, smooth_l1_loss, huber_loss,
 //     kl_div, poisson_nll_loss, margin_ranking_loss, hinge_embedding_loss, soft_margin_loss,

@@ -18,6 +18,7 @@
 #include <leangrad/autograd/reduction_functions.h>
 #include <leangrad/autograd/sampling_functions.h>
 #include <leangrad/autograd/shape_functions.h>
+#include <leangrad/autograd/special_functions.h>
 #include <leangrad/autograd/statistics_functions.h>
 #include <leangrad/core/creation.h>
 #include <leangrad/core/host_sync.h>
@@ -809,6 +810,25 @@ Tensor& Tensor::exp2_() {
                         return {c.grad * c.saved[0] * 0.6931471805599453};  // 2^x ln 2
                       });
 }
+Tensor& Tensor::lgamma_() {
+  return unary_method("lgamma_", UnaryOp::Lgamma, *this, InPlaceSaves::Input,
+                      [](const BackwardContext& c) -> std::vector<Tensor> {
+                        return {c.grad * leangrad::digamma(c.saved[0])};
+                      });
+}
+Tensor& Tensor::digamma_() {
+  return unary_method("digamma_", UnaryOp::Digamma, *this, InPlaceSaves::Input,
+                      [](const BackwardContext& c) -> std::vector<Tensor> {
+                        return {c.grad * leangrad::polygamma(1, c.saved[0])};
+                      });
+}
+Tensor& Tensor::erfinv_() {
+  return unary_method("erfinv_", UnaryOp::Erfinv, *this, InPlaceSaves::Output,
+                      [](const BackwardContext& c) -> std::vector<Tensor> {
+                        const Tensor& y = c.saved[0];  // sqrt(pi) / 2 exp(y^2)
+                        return {c.grad * leangrad::exp(y * y) * 0.88622692545275801};
+                      });
+}
 
 Tensor& Tensor::atan2_(const Tensor& other) {
   const char* op = "atan2_";
@@ -1175,6 +1195,14 @@ Tensor& Tensor::index_reduce_(std::int64_t dim, const Tensor& index, const Tenso
     return leangrad::index_reduce(self, dim, index, source, reduce, include_self);
   });
 }
+Tensor& Tensor::polygamma_(std::int64_t n) {
+  return composed_in_place("polygamma_", *this, {},
+                           [&](const Tensor& self) { return leangrad::polygamma(n, self); });
+}
+Tensor& Tensor::mvlgamma_(std::int64_t p) {
+  return composed_in_place("mvlgamma_", *this, {},
+                           [&](const Tensor& self) { return leangrad::mvlgamma(self, p); });
+}
 Tensor Tensor::index_fill(std::int64_t dim, const Tensor& index, double value) const {
   return leangrad::index_fill(*this, dim, index, value);
 }
@@ -1426,6 +1454,21 @@ Tensor Tensor::atanh() const {
 }
 Tensor Tensor::exp2() const {
   return leangrad::exp2(*this);
+}
+Tensor Tensor::lgamma() const {
+  return leangrad::lgamma(*this);
+}
+Tensor Tensor::digamma() const {
+  return leangrad::digamma(*this);
+}
+Tensor Tensor::erfinv() const {
+  return leangrad::erfinv(*this);
+}
+Tensor Tensor::polygamma(std::int64_t n) const {
+  return leangrad::polygamma(n, *this);
+}
+Tensor Tensor::mvlgamma(std::int64_t p) const {
+  return leangrad::mvlgamma(*this, p);
 }
 Tensor Tensor::atan2(const Tensor& other) const {
   return leangrad::atan2(*this, other);

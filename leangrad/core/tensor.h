@@ -328,6 +328,14 @@ class Tensor {
   Tensor& acosh_();
   Tensor& atanh_();
   Tensor& exp2_();
+  // The special functions (autograd/special_functions.h) written into self, floating self only:
+  // lgamma_, digamma_ and erfinv_ in place as the ones above, polygamma_ and mvlgamma_ as the
+  // composed in-place forms below.
+  Tensor& lgamma_();
+  Tensor& digamma_();
+  Tensor& erfinv_();
+  Tensor& polygamma_(std::int64_t n);
+  Tensor& mvlgamma_(std::int64_t p);
   // atan2(self, other) written into self, other broadcast to self's shape (floating self).
   Tensor& atan2_(const Tensor& other);
   // The same written into self (other broadcast to self's shape; the result must fit self's
@@ -515,6 +523,11 @@ class Tensor {
   Tensor acosh() const;
   Tensor atanh() const;
   Tensor exp2() const;
+  Tensor lgamma() const;
+  Tensor digamma() const;
+  Tensor erfinv() const;
+  Tensor polygamma(std::int64_t n) const;  // torch's x.polygamma(n), polygamma(n, x)
+  Tensor mvlgamma(std::int64_t p) const;
   Tensor atan2(const Tensor& other) const;
   // remainder, fmod, floor_divide and the bitwise ops (autograd/functions.h); x % y, x & y,
   // x | y, x ^ y and ~x are the operators below.

@@ -49,6 +49,7 @@
 #include <leangrad/core/macros.h>
 #include <leangrad/kernels/dispatch.h>
 #include <leangrad/kernels/ops.h>
+#include <leangrad/kernels/special_math.h>
 #if !defined(__CUDA_ARCH__)
 #include <leangrad/kernels/cpu/exp_polynomial.h>
 #include <leangrad/kernels/cpu/float_polynomials.h>
@@ -217,7 +218,7 @@ LG_HOST_DEVICE LG_INLINE I integer_pow(I base, I exponent) {
 // float32, as PyTorch's integral-to-float promotion; it sends integral Div there too, whose
 // integer kernel stays defined per Note [Defined integer semantics]).
 constexpr bool is_floating_only(BinaryOp op) {
-  return op == BinaryOp::Atan2;
+  return op == BinaryOp::Atan2 || op == BinaryOp::Zeta;
 }
 // The bitwise ops, defined for integral types only (bool operands go through uint8).
 constexpr bool is_integral_only(BinaryOp op) {
@@ -274,6 +275,9 @@ LG_HOST_DEVICE LG_INLINE M binary_op_apply(M a, M b) {
       return cpu::atan2_polynomial(a, b);  // Note [Float polynomials]
 #endif
     return std::atan2(a, b);
+  } else if constexpr (op == BinaryOp::Zeta) {
+    static_assert(!kIntegral, "zeta is defined for floating types only (see is_floating_only)");
+    return static_cast<M>(special_math::zeta(a, b));  // in double (kernels/special_math.h)
   } else if constexpr (op == BinaryOp::Remainder) {
     if constexpr (kIntegral)
       return integer_remainder(a, b);
@@ -460,6 +464,12 @@ LG_HOST_DEVICE LG_ALWAYS_INLINE M unary_op_apply(M a) {
     return std::atanh(a);  // +-inf at +-1, NaN beyond
   } else if constexpr (op == UnaryOp::Exp2) {
     return std::exp2(a);
+  } else if constexpr (op == UnaryOp::Lgamma) {  // in double (kernels/special_math.h)
+    return static_cast<M>(special_math::lgamma(a));
+  } else if constexpr (op == UnaryOp::Digamma) {
+    return static_cast<M>(special_math::digamma(a));
+  } else if constexpr (op == UnaryOp::Erfinv) {
+    return static_cast<M>(special_math::erfinv(a));
   } else if constexpr (op == UnaryOp::Sign) {
     // PyTorch's (0 < a) - (a < 0): sign(NaN) and sign(-0.0) are +0.
     if constexpr (std::is_unsigned_v<M>)

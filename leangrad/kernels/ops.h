@@ -55,6 +55,7 @@ enum class BinaryOp : std::uint8_t {
   BitwiseAnd,   // integral and bool operands only
   BitwiseOr,
   BitwiseXor,
+  Zeta,  // the Hurwitz zeta function zeta(s, q) (torch.special.zeta); floating only
 };
 enum class UnaryOp : std::uint8_t {
   Neg,
@@ -88,7 +89,10 @@ enum class UnaryOp : std::uint8_t {
   Asinh,
   Acosh,
   Atanh,
-  Exp2
+  Exp2,
+  Lgamma,   // log|Gamma(x)|
+  Digamma,  // d/dx log Gamma(x)
+  Erfinv
 };
 enum class CompareOp : std::uint8_t { Gt, Lt, Ge, Le, Eq, Ne };
 enum class ReduceOp : std::uint8_t { Sum, Mean, Max, Prod };

@@ -72,6 +72,8 @@ const char* op_name(BinaryOp op) {
       return "bitwise_or";
     case BinaryOp::BitwiseXor:
       return "bitwise_xor";
+    case BinaryOp::Zeta:
+      return "zeta";
   }
   return "unknown_binary_op";
 }
@@ -142,6 +144,12 @@ const char* op_name(UnaryOp op) {
       return "atanh";
     case UnaryOp::Exp2:
       return "exp2";
+    case UnaryOp::Lgamma:
+      return "lgamma";
+    case UnaryOp::Digamma:
+      return "digamma";
+    case UnaryOp::Erfinv:
+      return "erfinv";
   }
   return "unknown_unary_op";
 }

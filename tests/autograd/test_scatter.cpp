@@ -370,7 +370,9 @@ TEST(Scatter, ReductionGradientsAreFiniteDifferences) {
       };
       EXPECT_TRUE(gradcheck(f, {x, src}));
       // The other gradients are constant in x and src (away from ties): only prod has a second.
-      if (std::string(reduce) == "prod") EXPECT_TRUE(gradgradcheck(f, {x, src}));
+      if (std::string(reduce) == "prod") {
+        EXPECT_TRUE(gradgradcheck(f, {x, src}));
+      }
       if (std::string(reduce) == "sum") continue;  // index_reduce takes the other four
       const Tensor slices = make_tensor({1, 3, 1, 1, 0}, {5}, kInt64);
       const Tensor rows = away_from_zero_input({4, 4}, 0.5, 1.5, 34);

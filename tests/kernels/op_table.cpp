@@ -19,6 +19,7 @@
 #include <leangrad/autograd/einsum.h>
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/linalg_functions.h>
+#include <leangrad/autograd/special_functions.h>
 #include <leangrad/core/error.h>
 #include <leangrad/core/generator.h>
 #include <leangrad/kernels/creation.h>
@@ -78,6 +79,11 @@ constexpr Op kAcosh{"acosh", [](const Inputs& x) { return Outputs{acosh(x[0])}; 
 constexpr Op kAtanh{"atanh", [](const Inputs& x) { return Outputs{atanh(x[0])}; }};
 constexpr Op kExp2{"exp2", [](const Inputs& x) { return Outputs{exp2(x[0])}; }};
 constexpr Op kAtan2{"atan2", [](const Inputs& x) { return Outputs{atan2(x[0], x[1])}; }};
+constexpr Op kLgamma{"lgamma", [](const Inputs& x) { return Outputs{lgamma(x[0])}; }};
+constexpr Op kDigamma{"digamma", [](const Inputs& x) { return Outputs{digamma(x[0])}; }};
+constexpr Op kErfinv{"erfinv", [](const Inputs& x) { return Outputs{erfinv(x[0])}; }};
+constexpr Op kZeta{"special_zeta",
+                   [](const Inputs& x) { return Outputs{special_zeta(x[0], x[1])}; }};
 constexpr Op kGt{"gt", [](const Inputs& x) { return Outputs{gt(x[0], x[1])}; }};
 constexpr Op kLt{"lt", [](const Inputs& x) { return Outputs{lt(x[0], x[1])}; }};
 constexpr Op kEq{"eq", [](const Inputs& x) { return Outputs{eq(x[0], x[1])}; }};
@@ -140,10 +146,23 @@ std::vector<OpCase> floating_elementwise_cases() {
   // The trigonometric and hyperbolic functions and exp2 (2026-11-29, written without a GPU:
   // docs/gpu-pass.md), inside their domains and away from tan's poles.
   const std::vector<FloatingOp> math = {
-      {kTan, {{-1.4, 1.4}}}, {kAsin, {{-0.99, 0.99}}}, {kAcos, {{-0.99, 0.99}}},
-      {kAtan, {{-5, 5}}},    {kSinh, {{-5, 5}}},       {kCosh, {{-5, 5}}},
-      {kAsinh, {{-20, 20}}}, {kAcosh, {{1.01, 20}}},   {kAtanh, {{-0.99, 0.99}}},
-      {kExp2, {{-10, 10}}},  {kAtan2, {kUnit, kUnit}},
+      {kTan, {{-1.4, 1.4}}},
+      {kAsin, {{-0.99, 0.99}}},
+      {kAcos, {{-0.99, 0.99}}},
+      {kAtan, {{-5, 5}}},
+      {kSinh, {{-5, 5}}},
+      {kCosh, {{-5, 5}}},
+      {kAsinh, {{-20, 20}}},
+      {kAcosh, {{1.01, 20}}},
+      {kAtanh, {{-0.99, 0.99}}},
+      {kExp2, {{-10, 10}}},
+      {kAtan2, {kUnit, kUnit}},
+      // The special functions (2026-12-04, kernels/special_math.h, in double on both devices;
+      // CUDA's lgamma against glibc's): negative arguments reflect, away from the poles.
+      {kLgamma, {{-4.9, 20}}},
+      {kDigamma, {{-4.9, 20}}},
+      {kErfinv, {{-0.999, 0.999}}},
+      {kZeta, {{1.5, 6}, {0.1, 30}}},
   };
   std::vector<OpCase> c;
   add_floating_grid(c, binary, kMatrix);
@@ -157,6 +176,14 @@ std::vector<OpCase> floating_elementwise_cases() {
                         asinh(v[0]) + acosh(v[0] + 2.0) + atanh(v[0]) + exp2(v[0]);
                }),
                {input(kVector, kFloat64, -0.9, 0.9)},
+               kTolF64});
+  // The special functions' gradients: digamma, polygamma (through zeta) and erfinv's output.
+  c.push_back({"special_gradients_f64",
+               grads_of([](const Inputs& v) {
+                 return lgamma(v[0]) + digamma(v[0]) + polygamma(2, v[0]) + erfinv(v[1]) +
+                        mvlgamma(v[0], 3);
+               }),
+               {input(kVector, kFloat64, 1.2, 9.0), input(kVector, kFloat64, -0.9, 0.9)},
                kTolF64});
   c.push_back({"atan2_broadcast_gradients_f64",
                grads_of([](const Inputs& v) { return atan2(v[0], v[1]); }),

@@ -39,14 +39,14 @@ const BinaryOp kBinaryOps[] = {BinaryOp::Add,     BinaryOp::Sub,        BinaryOp
                                BinaryOp::Fmod,    BinaryOp::FloorDivide};
 // Integral and bool operands only.
 const BinaryOp kBitwiseOps[] = {BinaryOp::BitwiseAnd, BinaryOp::BitwiseOr, BinaryOp::BitwiseXor};
-const UnaryOp kUnaryOps[] = {UnaryOp::Neg,   UnaryOp::Abs,   UnaryOp::Exp,        UnaryOp::Log,
-                             UnaryOp::Sqrt,  UnaryOp::Tanh,  UnaryOp::Sigmoid,    UnaryOp::Relu,
-                             UnaryOp::Erf,   UnaryOp::Expm1, UnaryOp::Log1p,      UnaryOp::Sin,
-                             UnaryOp::Cos,   UnaryOp::Rsqrt, UnaryOp::Reciprocal, UnaryOp::Sign,
-                             UnaryOp::Floor, UnaryOp::Ceil,  UnaryOp::Round,      UnaryOp::Trunc,
-                             UnaryOp::Log2,  UnaryOp::Log10, UnaryOp::Tan,        UnaryOp::Asin,
-                             UnaryOp::Acos,  UnaryOp::Atan,  UnaryOp::Sinh,       UnaryOp::Cosh,
-                             UnaryOp::Asinh, UnaryOp::Acosh, UnaryOp::Atanh,      UnaryOp::Exp2};
+const UnaryOp kUnaryOps[] = {
+    UnaryOp::Neg,   UnaryOp::Abs,     UnaryOp::Exp,    UnaryOp::Log,     UnaryOp::Sqrt,
+    UnaryOp::Tanh,  UnaryOp::Sigmoid, UnaryOp::Relu,   UnaryOp::Erf,     UnaryOp::Expm1,
+    UnaryOp::Log1p, UnaryOp::Sin,     UnaryOp::Cos,    UnaryOp::Rsqrt,   UnaryOp::Reciprocal,
+    UnaryOp::Sign,  UnaryOp::Floor,   UnaryOp::Ceil,   UnaryOp::Round,   UnaryOp::Trunc,
+    UnaryOp::Log2,  UnaryOp::Log10,   UnaryOp::Tan,    UnaryOp::Asin,    UnaryOp::Acos,
+    UnaryOp::Atan,  UnaryOp::Sinh,    UnaryOp::Cosh,   UnaryOp::Asinh,   UnaryOp::Acosh,
+    UnaryOp::Atanh, UnaryOp::Exp2,    UnaryOp::Lgamma, UnaryOp::Digamma, UnaryOp::Erfinv};
 // The unary ops whose integral input is computed in float32 (the others keep its dtype).
 bool promotes_integral_input(UnaryOp op) {
   return op != UnaryOp::Neg && op != UnaryOp::Abs && op != UnaryOp::Relu && op != UnaryOp::Sign &&
@@ -191,8 +191,57 @@ double reference_binary(BinaryOp op, double a, double b, DType dtype) {
                                                           : (x ^ y));
       break;
     }
+    case BinaryOp::Zeta:  // not in kBinaryOps: tests/autograd/test_special_math.cpp checks it
+      ADD_FAILURE() << "no reference for zeta here";
+      r = kNaN;
+      break;
   }
   return integral ? wrap_to(r, dtype) : r;
+}
+
+// digamma in long double, independently of the kernel's double evaluation: the reflection at
+// negative x, the recurrence up to x >= 30 and the asymptotic series to B_20 (DLMF 5.5.4, 5.5.2,
+// 5.11.2); PyTorch's poles (copysign(inf, -x) at 0, NaN at the negative integers).
+double reference_digamma(double a) {
+  if (a == 0) return std::copysign(kInf, -a);
+  if (std::isnan(a) || (a < 0 && a == std::floor(a))) return kNaN;
+  if (a == kInf) return kInf;
+  const long double pi = 3.141592653589793238462643383279502884L;
+  long double x = a;
+  long double shift = 0;
+  if (x < 0) {
+    shift = -pi / std::tan(pi * (x - std::floor(x)));
+    x = 1 - x;
+  }
+  while (x < 30) {
+    shift -= 1 / x;
+    x += 1;
+  }
+  // B_2k / 2k, k = 1 .. 10.
+  const long double c[] = {1.0L / 12,        -1.0L / 120,      1.0L / 252, -1.0L / 240,
+                           1.0L / 132,       -691.0L / 32760,  1.0L / 12,  -3617.0L / 8160,
+                           43867.0L / 14364, -174611.0L / 6600};
+  long double series = 0, power = 1 / (x * x), z = power;
+  for (long double ck : c) {
+    series += ck * power;
+    power *= z;
+  }
+  return static_cast<double>(shift + std::log(x) - 1 / (2 * x) - series);
+}
+
+// erfinv by bisection on erfl in long double: the y-th quantile of erf, independently of the
+// kernel's Halley steps.
+double reference_erfinv(double y) {
+  if (std::isnan(y) || std::fabs(y) > 1) return kNaN;
+  if (std::fabs(y) == 1) return std::copysign(kInf, y);
+  if (y == 0) return y;
+  long double lo = 0, hi = 7;  // erf(7) rounds to 1 even in long double
+  const long double target = std::fabs(y);
+  for (int i = 0; i < 120; ++i) {
+    const long double mid = (lo + hi) / 2;
+    (std::erf(mid) < target ? lo : hi) = mid;
+  }
+  return std::copysign(static_cast<double>((lo + hi) / 2), y);
 }
 
 double reference_unary(UnaryOp op, double a, DType dtype) {
@@ -266,6 +315,12 @@ double reference_unary(UnaryOp op, double a, DType dtype) {
       return std::atanh(a);
     case UnaryOp::Exp2:
       return std::pow(2.0, a);
+    case UnaryOp::Lgamma:
+      return std::lgamma(a);
+    case UnaryOp::Digamma:
+      return reference_digamma(a);
+    case UnaryOp::Erfinv:
+      return reference_erfinv(a);
   }
   return kNaN;
 }

@@ -32,13 +32,13 @@ constexpr std::array kBinaryOps = {BinaryOp::Add,     BinaryOp::Sub,  BinaryOp::
                                    BinaryOp::Div,     BinaryOp::Pow,  BinaryOp::Maximum,
                                    BinaryOp::Minimum, BinaryOp::Atan2};
 constexpr std::array kUnaryOps = {
-    UnaryOp::Neg,   UnaryOp::Abs,     UnaryOp::Exp,  UnaryOp::Log,   UnaryOp::Sqrt,
-    UnaryOp::Tanh,  UnaryOp::Sigmoid, UnaryOp::Relu, UnaryOp::Erf,   UnaryOp::Expm1,
-    UnaryOp::Log1p, UnaryOp::Sin,     UnaryOp::Cos,  UnaryOp::Rsqrt, UnaryOp::Reciprocal,
-    UnaryOp::Sign,  UnaryOp::Floor,   UnaryOp::Ceil, UnaryOp::Round, UnaryOp::Trunc,
-    UnaryOp::Log2,  UnaryOp::Log10,   UnaryOp::Tan,  UnaryOp::Asin,  UnaryOp::Acos,
-    UnaryOp::Atan,  UnaryOp::Sinh,    UnaryOp::Cosh, UnaryOp::Asinh, UnaryOp::Acosh,
-    UnaryOp::Atanh, UnaryOp::Exp2};
+    UnaryOp::Neg,   UnaryOp::Abs,     UnaryOp::Exp,    UnaryOp::Log,     UnaryOp::Sqrt,
+    UnaryOp::Tanh,  UnaryOp::Sigmoid, UnaryOp::Relu,   UnaryOp::Erf,     UnaryOp::Expm1,
+    UnaryOp::Log1p, UnaryOp::Sin,     UnaryOp::Cos,    UnaryOp::Rsqrt,   UnaryOp::Reciprocal,
+    UnaryOp::Sign,  UnaryOp::Floor,   UnaryOp::Ceil,   UnaryOp::Round,   UnaryOp::Trunc,
+    UnaryOp::Log2,  UnaryOp::Log10,   UnaryOp::Tan,    UnaryOp::Asin,    UnaryOp::Acos,
+    UnaryOp::Atan,  UnaryOp::Sinh,    UnaryOp::Cosh,   UnaryOp::Asinh,   UnaryOp::Acosh,
+    UnaryOp::Atanh, UnaryOp::Exp2,    UnaryOp::Lgamma, UnaryOp::Digamma, UnaryOp::Erfinv};
 constexpr std::array kCompareOps = {CompareOp::Gt, CompareOp::Lt, CompareOp::Ge,
                                     CompareOp::Le, CompareOp::Eq, CompareOp::Ne};
 

@@ -1,11 +1,14 @@
 // Misuse of the tensor ops: elementwise arithmetic and comparisons with shapes that do not
 // broadcast and dtypes they do not take (remainder, floor_divide and the bitwise ops included),
 // reductions over dims that do not exist or hold nothing, matmul with mismatched operands, cat and
-// stack of incompatible lists. Tables of the misuse suite (tests/misuse/misuse_testing.h).
+// stack of incompatible lists; the special functions' orders, dimensions and domains (the
+// Special table). Tables of the misuse suite (tests/misuse/misuse_testing.h).
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/special_functions.h>
 #include <leangrad/core/creation.h>
 #include <leangrad/kernels/creation.h>
 #include "misuse/misuse_testing.h"
@@ -209,6 +212,34 @@ std::vector<MisuseCase> join_cases() {
   return t.cases();
 }
 LG_MISUSE_SUITE(Join, join_cases());
+
+std::vector<MisuseCase> special_cases() {
+  MisuseTable t;
+  t.add("polygamma_negative_order", Raises::Error, {"polygamma: expected n >= 0, got -1"},
+        [] { polygamma(-1, ones({2})); });
+  t.add("polygamma_undefined", Raises::Error, {"polygamma", "defined input"},
+        [] { polygamma(1, Tensor()); });
+  t.add("mvlgamma_p_zero", Raises::Error, {"mvlgamma: expected p >= 1, got 0"},
+        [] { mvlgamma(ones({2}), 0); });
+  t.add("mvlgamma_element_too_small", Raises::Error,
+        {"mvlgamma: every element must be greater than (p - 1) / 2 = 1", "p = 3", "[3]"},
+        [] { mvlgamma(full({3}, 1.0), 3); });
+  t.add("mvlgamma_nan_element", Raises::Error, {"mvlgamma: every element must be greater"},
+        [] { mvlgamma(full({1}, std::numeric_limits<double>::quiet_NaN()), 1); });
+  t.add("special_zeta_gradient_in_x", Raises::Error,
+        {"special_zeta: the derivative with respect to x (the exponent) is not implemented"}, [] {
+          const Tensor x = full({2}, 2.0).requires_grad_();
+          sum(special_zeta(x, ones({2}))).backward();
+        });
+  t.add("special_zeta_shapes", Raises::ShapeError, {"zeta", "[2]", "[3]"},
+        [] { special_zeta(ones({2}), ones({3})); });
+  t.add("lgamma_in_place_integral", Raises::DTypeError, {"lgamma"}, [] {
+    Tensor x = ones({2}, kInt64);
+    x.lgamma_();
+  });
+  return t.cases();
+}
+LG_MISUSE_SUITE(Special, special_cases());
 
 }  // namespace
 }  // namespace leangrad::test

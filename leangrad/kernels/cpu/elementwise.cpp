@@ -332,6 +332,8 @@ void with_op(BinaryOp op, F&& f) {
       return f(std::integral_constant<O, O::BitwiseOr>{});
     case O::BitwiseXor:
       return f(std::integral_constant<O, O::BitwiseXor>{});
+    case O::Zeta:
+      return f(std::integral_constant<O, O::Zeta>{});
   }
   LG_THROW(Error, "unknown BinaryOp ", static_cast<int>(op));
 }
@@ -404,6 +406,12 @@ void with_op(UnaryOp op, F&& f) {
       return f(std::integral_constant<O, O::Atanh>{});
     case O::Exp2:
       return f(std::integral_constant<O, O::Exp2>{});
+    case O::Lgamma:
+      return f(std::integral_constant<O, O::Lgamma>{});
+    case O::Digamma:
+      return f(std::integral_constant<O, O::Digamma>{});
+    case O::Erfinv:
+      return f(std::integral_constant<O, O::Erfinv>{});
   }
   LG_THROW(Error, "unknown UnaryOp ", static_cast<int>(op));
 }

@@ -256,6 +256,8 @@ void dispatch_binary_op(BinaryOp op, F&& f) {
       return f.template operator()<BinaryOp::BitwiseOr>();
     case BinaryOp::BitwiseXor:
       return f.template operator()<BinaryOp::BitwiseXor>();
+    case BinaryOp::Zeta:
+      return f.template operator()<BinaryOp::Zeta>();
   }
   LG_THROW(Error, "CUDA elementwise: unknown binary op ", static_cast<int>(op));
 }
@@ -327,6 +329,12 @@ void dispatch_unary_op(UnaryOp op, F&& f) {
       return f.template operator()<UnaryOp::Atanh>();
     case UnaryOp::Exp2:
       return f.template operator()<UnaryOp::Exp2>();
+    case UnaryOp::Lgamma:
+      return f.template operator()<UnaryOp::Lgamma>();
+    case UnaryOp::Digamma:
+      return f.template operator()<UnaryOp::Digamma>();
+    case UnaryOp::Erfinv:
+      return f.template operator()<UnaryOp::Erfinv>();
   }
   LG_THROW(Error, "CUDA elementwise: unknown unary op ", static_cast<int>(op));
 }

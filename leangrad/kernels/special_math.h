@@ -1,0 +1,159 @@
+// The special functions of the unary and binary kernels (kernels/elementwise_math.h): log|Γ(x)|,
+// digamma, the Hurwitz zeta function and the inverse error function, in double on both devices
+// (the float kernels round the double result once). Each is written from its defining series
+// and identities (DLMF chapters 5, 7 and 25); PyTorch's values at the poles and outside the
+// domains (copysign(inf, -x) for digamma at 0, NaN at the negative integers, ...).
+#pragma once
+
+#include <cmath>
+#include <limits>
+
+#include <leangrad/core/macros.h>
+
+namespace leangrad::kernels::special_math {
+
+inline constexpr double kPi = 3.14159265358979323846;
+
+LG_HOST_DEVICE LG_INLINE double quiet_nan() {
+  return std::numeric_limits<double>::quiet_NaN();
+}
+LG_HOST_DEVICE LG_INLINE double infinity() {
+  return std::numeric_limits<double>::infinity();
+}
+
+// log|Γ(x)|, libm's: lgamma_r on the CPU (glibc's lgamma also writes the global signgam, a data
+// race between the kernel's threads), CUDA's lgamma on the device. +inf at the poles (0 and the
+// negative integers) and at -inf, as PyTorch's.
+LG_HOST_DEVICE LG_INLINE double lgamma(double x) {
+#if defined(__CUDA_ARCH__)
+  return ::lgamma(x);
+#else
+  int sign = 0;
+  return ::lgamma_r(x, &sign);
+#endif
+}
+
+// Note [Digamma]
+//   ψ(x) = d/dx log Γ(x). For x > 0 the recurrence ψ(x) = ψ(x + 1) - 1/x raises x to at least 10,
+//   where the asymptotic series (DLMF 5.11.2)
+//     ψ(x) ~ log x - 1/(2x) - Σ_{k>=1} B_2k / (2k x^2k)
+//   is summed to B_14: the first term left out, B_16 / (16 x^16), is below 5e-17 there. A
+//   negative x reflects (DLMF 5.5.4), ψ(x) = ψ(1 - x) - π / tan(π x), with tan(π x) taken at the
+//   fraction of x (its period is 1), so that π x is not rounded at large |x|. The poles are
+//   PyTorch's: at 0 the sign of -x times infinity (-inf at +0, +inf at -0), NaN at the negative
+//   integers and at -inf; ψ(+inf) = +inf.
+LG_HOST_DEVICE LG_INLINE double digamma_of_positive(double x) {
+  double shift = 0.0;
+  while (x < 10.0) {
+    shift -= 1.0 / x;
+    x += 1.0;
+  }
+  const double z = 1.0 / (x * x);
+  // B_2k / 2k for k = 1 .. 7: 1/12, -1/120, 1/252, -1/240, 1/132, -691/32760, 1/12.
+  const double series =
+      z * (1.0 / 12 -
+           z * (1.0 / 120 -
+                z * (1.0 / 252 -
+                     z * (1.0 / 240 - z * (1.0 / 132 - z * (691.0 / 32760 - z * (1.0 / 12)))))));
+  return shift + (std::log(x) - 0.5 / x - series);
+}
+
+LG_HOST_DEVICE LG_INLINE double digamma(double x) {
+  if (x == 0.0) return std::copysign(infinity(), -x);
+  if (x != x) return x;
+  if (x < 0.0) {
+    const double whole = std::floor(x);
+    if (x == whole) return quiet_nan();  // the negative integers, and -inf
+    return digamma_of_positive(1.0 - x) - kPi / std::tan(kPi * (x - whole));
+  }
+  return digamma_of_positive(x);
+}
+
+// Note [Hurwitz zeta]
+//   ζ(s, q) = Σ_{k>=0} (k + q)^-s, for s > 1 (DLMF 25.11.1). Summed directly until the base
+//   k + q passes 9 (and at least 9 terms), then the Euler-Maclaurin remainder at w = q + N
+//   (DLMF 25.11.5 with the sum cut at N):
+//     w^(1-s) / (s - 1) + w^-s / 2 + Σ_{j>=1} B_2j / (2j)! s (s+1) ... (s+2j-2) w^(-s-2j+1)
+//   to j = 12, stopping when a term no longer changes the sum. For q > 1e8 the first two terms
+//   of the expansion in 1/q (DLMF 25.11.43) are exact to rounding. s = 1 is the pole (+inf),
+//   s < 1 NaN; at q = 0 and the negative integers +inf (a pole of the sum's first terms); a
+//   negative q with a fractional s is NaN (a negative base to a fractional power), with an
+//   integral s the sum runs through the negative bases, which is polygamma's continuation.
+//   These are PyTorch's (Cephes') rules; q = -inf, which they send to +inf, is NaN here.
+LG_HOST_DEVICE LG_INLINE double zeta(double s, double q) {
+  constexpr double kEps = 1.1102230246251565e-16;  // 2^-53
+  // B_2j / (2j)! for j = 1 .. 12.
+  constexpr double kBernoulliOverFactorial[] = {1.0 / 6 / 2,
+                                                -1.0 / 30 / 24,
+                                                1.0 / 42 / 720,
+                                                -1.0 / 30 / 40320,
+                                                5.0 / 66 / 3628800,
+                                                -691.0 / 2730 / 479001600,
+                                                7.0 / 6 / 87178291200.0,
+                                                -3617.0 / 510 / 20922789888000.0,
+                                                43867.0 / 798 / 6402373705728000.0,
+                                                -174611.0 / 330 / 2432902008176640000.0,
+                                                854513.0 / 138 / 1.1240007277776077e21,
+                                                -236364091.0 / 2730 / 6.204484017332394e23};
+  if (s != s || q != q) return quiet_nan();
+  if (s == 1.0) return infinity();
+  if (s < 1.0) return quiet_nan();
+  if (q <= 0.0) {
+    if (q == -infinity()) return quiet_nan();
+    if (q == std::floor(q)) return infinity();
+    if (s != std::floor(s)) return quiet_nan();
+  }
+  if (q > 1e8) return (1.0 / (s - 1.0) + 0.5 / q) * std::pow(q, 1.0 - s);
+  double sum = std::pow(q, -s);
+  double w = q;
+  double term = sum;
+  for (int n = 0; n < 9 || w <= 9.0; ++n) {
+    w += 1.0;
+    term = std::pow(w, -s);
+    sum += term;
+    if (std::fabs(term / sum) < kEps) return sum;
+  }
+  // term = w^-s was added whole; the remainder takes half of it.
+  sum += term * w / (s - 1.0) - 0.5 * term;
+  double rising = 1.0;  // s (s+1) ... (s+2j-2)
+  double power = term;  // w^(-s-2j+1)
+  double k = 0.0;
+  for (const double c : kBernoulliOverFactorial) {
+    rising *= s + k;
+    power /= w;
+    const double t = c * rising * power;
+    sum += t;
+    if (std::fabs(t / sum) < kEps) break;
+    rising *= s + k + 1.0;
+    power /= w;
+    k += 2.0;
+  }
+  return sum;
+}
+
+// Note [Inverse error function]
+//   erfinv(y) for y in (-1, 1): Winitzki's closed form (with a = 0.147, relative error below
+//   2e-3) as the start, then three Halley steps on f(x) = erf(x) - |y|, whose error shrinks as
+//   its cube (2e-3, 1e-8, 1e-23). Halley's step with f' = 2/sqrt(π) exp(-x^2) and f'' = -2x f'
+//   is x -= d / (1 + x d), d = f / f'. Where |y| > 1/2, f is (1 - |y|) - erfc(x): 1 - |y| is
+//   exact there, and erf(x) - |y| would cancel toward y = 1, losing the tail. erfinv(+-1) is
+//   +-inf, |y| > 1 and NaN give NaN, and +-0 itself.
+LG_HOST_DEVICE LG_INLINE double erfinv(double y) {
+  constexpr double kTwoOverSqrtPi = 1.1283791670955126;
+  constexpr double kWinitzki = 0.147;
+  const double a = std::fabs(y);
+  if (!(a <= 1.0)) return quiet_nan();
+  if (a == 1.0) return std::copysign(infinity(), y);
+  if (a == 0.0) return y;
+  const double l = std::log((1.0 - a) * (1.0 + a));
+  const double t = 2.0 / (kPi * kWinitzki) + 0.5 * l;
+  double x = std::sqrt(std::sqrt(t * t - l / kWinitzki) - t);
+  for (int step = 0; step < 3; ++step) {
+    const double f = a > 0.5 ? (1.0 - a) - std::erfc(x) : std::erf(x) - a;
+    const double d = f / (kTwoOverSqrtPi * std::exp(-x * x));
+    x -= d / (1.0 + x * d);
+  }
+  return std::copysign(x, y);
+}
+
+}  // namespace leangrad::kernels::special_math
