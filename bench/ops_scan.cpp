@@ -1,4 +1,4 @@
-// ops_scan: forward + backward through autograd of 86 ops at realistic shapes, float32, one line
+// ops_scan: forward + backward through autograd of 89 ops at realistic shapes, float32, one line
 // per op (its name and the median of 5 timed runs in ms, after 2 untimed ones), for a broad look
 // at where a CPU kernel is slower than it should be. bench/compare/ops_scan_vs_libtorch.sh runs it
 // beside LibTorch's side (bench/compare/libtorch/libtorch_ops_scan.cpp: the same ops, names,
@@ -140,6 +140,9 @@ int main(int argc, char** argv) {
       {"tan", pos, [](const Tensor& x) { return lg::tan(x); }},
       {"atan", pos, [](const Tensor& x) { return lg::atan(x); }},
       {"asin", pos, [](const Tensor& x) { return lg::asin(x * 0.5); }},
+      {"lgamma", pos, [](const Tensor& x) { return lg::lgamma(x * 8.0); }},
+      {"digamma", pos, [](const Tensor& x) { return lg::digamma(x * 8.0); }},
+      {"erfinv", pos, [](const Tensor& x) { return lg::erfinv(x - 1.0); }},
       {"sinh", pos, [](const Tensor& x) { return lg::sinh(x); }},
       {"pow_scalar", pos, [](const Tensor& x) { return lg::pow(x, 3.0); }},
       {"pow_tensor", pos, [&](const Tensor& x) { return lg::pow(x, pos2); }},
