@@ -82,6 +82,32 @@ LG_HOST_DEVICE LG_INLINE double inverse_power(double base, double s, bool integr
   return 1.0 / result;
 }
 
+// zeta(2, q) = polygamma(1, q) for q > 0, the one digamma's gradient takes: the recurrence
+// psi1(q) = psi1(q + 1) + 1/q^2 raises q to at least 10, then the asymptotic series (DLMF 5.15.8)
+//   psi1(w) ~ 1/w + 1/(2 w^2) + sum_{k>=1} B_2k / w^(2k+1)
+// to B_18: the first term left out, B_20 / w^21, is below 5e-19 there. Cheaper than zeta's
+// general summation, which the other orders and a negative q take.
+LG_HOST_DEVICE LG_INLINE double trigamma_of_positive(double q) {
+  double shift = 0.0;
+  while (q < 10.0) {
+    shift += 1.0 / (q * q);
+    q += 1.0;
+  }
+  const double r = 1.0 / q;
+  const double z = r * r;
+  // B_2k for k = 1 .. 9: 1/6, -1/30, 1/42, -1/30, 5/66, -691/2730, 7/6, -3617/510, 43867/798.
+  const double series =
+      z * r *
+      (1.0 / 6 +
+       z * (-1.0 / 30 +
+            z * (1.0 / 42 +
+                 z * (-1.0 / 30 +
+                      z * (5.0 / 66 +
+                           z * (-691.0 / 2730 +
+                                z * (7.0 / 6 + z * (-3617.0 / 510 + z * (43867.0 / 798)))))))));
+  return shift + (r + 0.5 * z + series);
+}
+
 // Note [Hurwitz zeta]
 //   ζ(s, q) = Σ_{k>=0} (k + q)^-s, for s > 1 (DLMF 25.11.1). Summed directly until the base
 //   k + q passes 9 (and at least 9 terms), then the Euler-Maclaurin remainder at w = q + N
@@ -92,7 +118,8 @@ LG_HOST_DEVICE LG_INLINE double inverse_power(double base, double s, bool integr
 //   s < 1 NaN; at q = 0 and the negative integers +inf (a pole of the sum's first terms); a
 //   negative q with a fractional s is NaN (a negative base to a fractional power), with an
 //   integral s the sum runs through the negative bases, which is polygamma's continuation.
-//   These are PyTorch's (Cephes') rules; q = -inf, which they send to +inf, is NaN here.
+//   These are PyTorch's (Cephes') rules; q = -inf, which they send to +inf, is NaN here. s = 2
+//   with q > 0 (trigamma) takes trigamma_of_positive instead.
 LG_HOST_DEVICE LG_INLINE double zeta(double s, double q) {
   constexpr double kEps = 1.1102230246251565e-16;  // 2^-53
   // B_2j / (2j)! for j = 1 .. 12.
@@ -117,6 +144,7 @@ LG_HOST_DEVICE LG_INLINE double zeta(double s, double q) {
     if (s != std::floor(s)) return quiet_nan();
   }
   if (q > 1e8) return (1.0 / (s - 1.0) + 0.5 / q) * std::pow(q, 1.0 - s);
+  if (s == 2.0 && q > 0.0) return trigamma_of_positive(q);
   const bool integral_s = s == std::floor(s) && s <= 64.0;
   double sum = inverse_power(q, s, integral_s);
   double w = q;
