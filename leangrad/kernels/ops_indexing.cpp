@@ -327,20 +327,8 @@ Tensor scatter_add(const Tensor& x, std::int64_t dim_in, const Tensor& index, co
   check_defined(op, src, "src");
   LG_CHECK_DTYPE(is_floating(x.dtype()) || x.dtype() == kInt64 || x.dtype() == kInt32, op,
                  ": expected a floating, int64 or int32 input, got ", x.dtype());
-  LG_CHECK_DTYPE(src.dtype() == x.dtype(), op, ": src is ", src.dtype(), ", the input ", x.dtype(),
-                 " (expected the same dtype)");
-  LG_CHECK_DEVICE(src.device() == x.device(), op, ": src is on ", src.device(), ", the input on ",
-                  x.device());
-  check_indices(op, index, x, "the input");
-  const std::int64_t dim = wrap_dim(dim_in, x.dim(), op);
-  check_gather_shapes(op, x.shape(), dim, index, &src);
-  const Tensor idx = contiguous(index);
-  check_index_values(op, idx, x.dim() == 0 ? 1 : x.size(dim),
-                     input_dim(dim, x.dim() == 0 ? 1 : x.size(dim)));
-  // The sums in opmath_t (float32 for the 16-bit floats), in a fresh contiguous copy of x.
-  Tensor acc = cast(x, accumulation_dtype(x.dtype()));
-  scatter_into(ScatterOp::Sum, acc, x.dtype(), dim, idx, src);
-  return acc.dtype() == x.dtype() ? acc : cast(acc, x.dtype());
+  // The rest (checks, the sums in opmath_t) is scatter's Sum, whose errors name scatter_add.
+  return scatter(ScatterOp::Sum, x, dim_in, index, src);
 }
 
 Tensor scatter(ScatterOp op, const Tensor& x, std::int64_t dim_in, const Tensor& index,
