@@ -1,4 +1,4 @@
-// ops_scan: forward + backward through autograd of 89 ops at realistic shapes, float32, one line
+// ops_scan: forward + backward through autograd of 97 ops at realistic shapes, float32, one line
 // per op (its name and the median of 5 timed runs in ms, after 2 untimed ones), for a broad look
 // at where a CPU kernel is slower than it should be. bench/compare/ops_scan_vs_libtorch.sh runs it
 // beside LibTorch's side (bench/compare/libtorch/libtorch_ops_scan.cpp: the same ops, names,
@@ -60,6 +60,13 @@ int main(int argc, char** argv) {
   lg::nn::LSTM lstm(lg::nn::LSTMOptions(256, 512));
   lg::nn::GRU gru(lg::nn::GRUOptions(256, 512));
   const Tensor chain2 = lg::randn({512, 512});
+  // The decompositions: (256, 256) matrices and a batch of 4096 (8, 8) ones, made well
+  // conditioned (or positive definite, or symmetric) inside each op.
+  const Tensor square = (lg::randn({256, 256}) * 0.1).requires_grad_(true);
+  const Tensor small_squares = (lg::randn({4096, 8, 8}) * 0.1).requires_grad_(true);
+  const Tensor rhs = lg::randn({256, 16});
+  const Tensor eye256 = lg::eye(256);
+  const Tensor eye8 = lg::eye(8);
   const Tensor chain3 = lg::randn({512, 512});
   const Tensor image = lg::randn({16, 64, 64, 64}).requires_grad_(true);
   const Tensor pool_in = lg::randn({64, 64, 56, 56}).requires_grad_(true);
@@ -255,6 +262,33 @@ int main(int argc, char** argv) {
        [](const Tensor& x) { return lg::cross_map_lrn2d(x, 5, 1e-4, 0.75, 1.0); }},
       {"adaptive_log_softmax", hidden,
        [&](const Tensor& x) { return adaptive_softmax(x, word_ids).output; }},
+      {"linalg_inv_256", square, [&](const Tensor& x) { return lg::linalg::inv(x + eye256); }},
+      {"linalg_solve_256", square,
+       [&](const Tensor& x) { return lg::linalg::solve(x + eye256, rhs); }},
+      {"linalg_det_batched_8", small_squares,
+       [&](const Tensor& x) { return lg::linalg::det(x + eye8); }},
+      {"linalg_cholesky_256", square,
+       [&](const Tensor& x) { return lg::linalg::cholesky(x.matmul(x.t()) + eye256); }},
+      {"linalg_qr_256", square,
+       [](const Tensor& x) {
+         const auto [q, r] = lg::linalg::qr(x);
+         return q.matmul(r);
+       }},
+      {"linalg_eigh_256", square,
+       [](const Tensor& x) {
+         const auto [w, v] = lg::linalg::eigh(x + x.t());
+         return (v * w).matmul(v.t());
+       }},
+      {"linalg_svd_256", square,
+       [](const Tensor& x) {
+         const auto [u, s, vh] = lg::linalg::svd(x, false);
+         return (u * s).matmul(vh);
+       }},
+      {"linalg_svd_batched_8", small_squares,
+       [](const Tensor& x) {
+         const auto [u, s, vh] = lg::linalg::svd(x, false);
+         return (u * s.unsqueeze(-2)).matmul(vh);
+       }},
   };
   for (const Op& op : ops) {
     if (!only.empty() && std::string(op.name).find(only) == std::string::npos) continue;

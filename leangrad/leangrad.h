@@ -51,6 +51,7 @@
 #include <leangrad/autograd/grad_mode.h>
 #include <leangrad/autograd/grid_sample.h>
 #include <leangrad/autograd/indexing_functions.h>
+#include <leangrad/autograd/linalg_decompositions.h>
 #include <leangrad/autograd/linalg_functions.h>
 #include <leangrad/autograd/losses.h>
 #include <leangrad/autograd/margin_losses.h>

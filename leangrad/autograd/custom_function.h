@@ -67,6 +67,11 @@ class Context {
   //   receives zeros for them.
   void mark_dirty(const std::vector<Tensor>& inputs);
   void mark_non_differentiable(const std::vector<Tensor>& outputs);
+  // Whether backward receives zeros for the outputs no gradient reached (the default, as
+  // LibTorch's) or undefined tensors, so that it can skip their terms (a term that would be 0 *
+  // inf, as an eigenvector's gradient at a repeated eigenvalue).
+  void set_materialize_grads(bool value) { materialize_grads_ = value; }
+  bool materialize_grads() const { return materialize_grads_; }
 
   // Engine side.
   void set_name(std::string name) { name_ = std::move(name); }
@@ -111,6 +116,7 @@ class Context {
   std::weak_ptr<Node> owner_;
   std::vector<bool> needs_input_grad_;
   std::string name_;
+  bool materialize_grads_ = true;
 };
 
 namespace detail {
@@ -138,7 +144,7 @@ class CppNode final : public Node {
 
   std::vector<Tensor> apply(std::vector<Tensor>&& grads) override {
     for (std::size_t i = 0; i < grads.size(); ++i) {
-      if (!grads[i].defined()) {  // materialize missing gradients as zeros, as PyTorch does
+      if (!grads[i].defined() && ctx.materialize_grads()) {  // zeros, as PyTorch's
         const TensorMeta& m = output_meta[i];
         grads[i] = zeros(m.shape, TensorOptions(m.dtype).device(m.device));
       }

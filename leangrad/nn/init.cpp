@@ -2,10 +2,14 @@
 // the random fills are ops::uniform_ / ops::normal_ on the tensor's device generator.
 #include <leangrad/nn/init.h>
 
+#include <algorithm>
 #include <cmath>
 #include <utility>
 
+#include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/grad_mode.h>
+#include <leangrad/autograd/linalg_decompositions.h>
+#include <leangrad/autograd/linalg_functions.h>
 #include <leangrad/core/creation.h>
 #include <leangrad/core/error.h>
 #include <leangrad/core/generator.h>
@@ -164,6 +168,27 @@ Tensor kaiming_normal_(Tensor tensor, double a, FanMode mode, Nonlinearity nonli
   const double std = calculate_gain(nonlinearity, a) /
                      std::sqrt(static_cast<double>(fan(tensor, mode, "kaiming_normal_")));
   return fill_normal(std::move(tensor), 0.0, std);
+}
+
+Tensor orthogonal_(Tensor tensor, double gain) {
+  check_floating(tensor, "orthogonal_");
+  LG_CHECK_SHAPE(tensor.dim() >= 2, "nn::init::orthogonal_: expected a tensor of at least 2 ",
+                 "dimensions, got shape ", tensor.shape());
+  const std::int64_t rows = tensor.size(0);
+  if (tensor.numel() == 0) return tensor;
+  const std::int64_t cols = tensor.numel() / rows;
+  NoGradGuard no_grad;
+  // Q of a Gaussian matrix's QR, each column's sign made that of R's diagonal (so that Q is
+  // uniform over the orthogonal matrices, Mezzadri 2007), the taller way round.
+  const DType work = tensor.dtype() == kFloat64 ? kFloat64 : kFloat32;
+  Tensor gaussian = empty({std::max(rows, cols), std::min(rows, cols)},
+                          TensorOptions(work).device(tensor.device()));
+  ops::normal_(gaussian, 0.0, 1.0, default_generator(tensor.device()));
+  const auto [q, r] = linalg::qr(gaussian);
+  Tensor ortho = mul(q, sign(diagonal(r)));
+  if (rows < cols) ortho = ortho.t();
+  tensor.copy_(mul(ortho, gain).reshape(tensor.shape()).to(tensor.dtype()));
+  return tensor;
 }
 
 }  // namespace leangrad::nn::init

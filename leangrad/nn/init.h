@@ -60,6 +60,11 @@ Tensor kaiming_uniform_(Tensor tensor, double a = 0.0, FanMode mode = FanMode::F
                         Nonlinearity nonlinearity = Nonlinearity::LeakyReLU);
 Tensor kaiming_normal_(Tensor tensor, double a = 0.0, FanMode mode = FanMode::FanIn,
                        Nonlinearity nonlinearity = Nonlinearity::LeakyReLU);
+// A (semi-)orthogonal matrix times gain, the tensor seen as (size(0), the product of the other
+// sizes): Q of a Gaussian matrix's QR (linalg::qr), its columns' signs those of R's diagonal, so
+// that it is uniformly distributed, as PyTorch's; rows or columns orthonormal, whichever are
+// fewer. At least 2 dimensions.
+Tensor orthogonal_(Tensor tensor, double gain = 1.0);
 
 }  // namespace leangrad::nn::init
 

@@ -95,6 +95,36 @@ TEST(CustomFunction, OnlyOneOutputUsedGetsZerosForTheOther) {
   EXPECT_FALSE(b.grad().defined());
 }
 
+// With set_materialize_grads(false) the output no gradient reached arrives undefined (LibTorch's
+// ctx->set_materialize_grads(false)); backward records what it saw.
+struct SumAndProductUnmaterialized : autograd::Function<SumAndProductUnmaterialized> {
+  static std::vector<Tensor> forward(autograd::Context* ctx, const Tensor& a, const Tensor& b) {
+    ctx->set_materialize_grads(false);
+    ctx->save_for_backward({a, b});
+    return {a + b, a * b};
+  }
+  static std::vector<Tensor> backward(autograd::Context* ctx, std::vector<Tensor> grads) {
+    defined_grads = {grads[0].defined(), grads[1].defined()};
+    const auto saved = ctx->saved();
+    Tensor ga = grads[1].defined() ? grads[1] * saved[1] : Tensor();
+    if (grads[0].defined()) ga = ga.defined() ? ga + grads[0] : grads[0];
+    return {ga, Tensor()};
+  }
+  static inline std::vector<bool> defined_grads;
+};
+
+TEST(CustomFunction, UnmaterializedGradientsArriveUndefined) {
+  Tensor a = test::make_tensor({1, 2}, {2}, kFloat64).requires_grad_();
+  Tensor b = test::make_tensor({3, 4}, {2}, kFloat64);
+  SumAndProductUnmaterialized::apply(a, b)[1].sum().backward();
+  EXPECT_EQ(SumAndProductUnmaterialized::defined_grads, (std::vector<bool>{false, true}));
+  EXPECT_TRUE(test::all_close(a.grad(), {3, 4}));
+  // The default still gives zeros.
+  Tensor c = test::make_tensor({1, 2}, {2}, kFloat64).requires_grad_();
+  ScaledSumAndProduct::apply(c, 2.0, b)[1].sum().backward();
+  EXPECT_TRUE(test::all_close(c.grad(), {3, 4}));
+}
+
 TEST(CustomFunction, NoGraphWhenNothingRequiresGrad) {
   Tensor y = TanhExpFunction::apply(test::make_tensor({1, 2}, {2}, kFloat64));
   EXPECT_FALSE(y.requires_grad());

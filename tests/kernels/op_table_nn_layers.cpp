@@ -23,6 +23,7 @@
 #include <leangrad/autograd/grad_mode.h>
 #include <leangrad/autograd/grid_sample.h>
 #include <leangrad/autograd/indexing_functions.h>
+#include <leangrad/autograd/linalg_decompositions.h>
 #include <leangrad/autograd/margin_losses.h>
 #include <leangrad/autograd/nn_functions.h>
 #include <leangrad/autograd/reduction_functions.h>
@@ -614,6 +615,35 @@ std::vector<OpCase> volumetric_recurrent_cases() {
                }),
                {input({8, 2, 5})},
                kTolF32Sum});
+  // The decompositions run on the host (a CUDA operand copied there and back), their gradients'
+  // products and masks on the device: the same factorization on both, float64 to round-off.
+  // Each input is shifted by 3 I (uniform entries in [-1, 1)), so the matrices are
+  // well conditioned.
+  c.push_back({"linalg_lu_inv_det_solve_cholesky_f64",
+               grads_of([](const Inputs& v) {
+                 const Tensor a = add(v[0], mul(eye(4, v[0].options()), 3.0));
+                 const Tensor spd = matmul(a, transpose(a, -2, -1));
+                 const auto [lu, pivots] = linalg::lu_factor(a);
+                 return cat({linalg::inv(a).flatten(), linalg::det(a).flatten(),
+                             linalg::solve(a, v[1]).flatten(), linalg::cholesky(spd).flatten(),
+                             lu.flatten(), linalg::lu_solve(lu, pivots, v[1]).flatten(),
+                             linalg::solve_triangular(a, v[1], true).flatten()});
+               }),
+               {input({2, 4, 4}, kFloat64), input({2, 4, 3}, kFloat64)},
+               kTolF64});
+  c.push_back({"linalg_qr_eigh_svd_f64",
+               grads_of([](const Inputs& v) {
+                 const auto [Q, R] = linalg::qr(v[0]);
+                 const Tensor sym = add(v[1], transpose(v[1], -2, -1));
+                 const auto [w, V] = linalg::eigh(sym);
+                 const auto [U, S, Vh] = linalg::svd(v[0], false);
+                 // Sign-free: V diag(w) V^T's pieces and U diag(S + 1) Vh.
+                 return cat({Q.flatten(), R.flatten(), w.flatten(),
+                             matmul(mul(V, unsqueeze(w, -2)), transpose(V, -2, -1)).flatten(),
+                             matmul(mul(U, unsqueeze(add(S, 1.0), -2)), Vh).flatten()});
+               }),
+               {input({2, 6, 4}, kFloat64), input({2, 5, 5}, kFloat64)},
+               kTolF64});
   // Session 47: fractional max pooling with given samples (the windows' starts worked out on the
   // host), the antialiased resize (matmuls by weight matrices) and the cross-map LRN.
   c.push_back(

@@ -237,6 +237,11 @@ std::vector<MisuseCase> init_cases() {
   t.add("eye_of_three_dims", Raises::Error, {"eye_", "2-D", "[2, 2, 2]"}, [] {
     nn::init::eye_(empty({2, 2, 2}));
   });
+  t.add("orthogonal_of_a_vector", Raises::ShapeError, {"orthogonal_", "at least 2", "[5]"},
+        [] { nn::init::orthogonal_(empty({5})); });
+  t.add("orthogonal_of_integers", Raises::DTypeError, {"orthogonal_", "floating", "int64"}, [] {
+    nn::init::orthogonal_(empty({3, 3}, kInt64));
+  });
   t.add("zeros_of_undefined", Raises::Error, {"zeros_", "undefined"},
         [] { nn::init::zeros_(Tensor()); });
   t.add("leaky_relu_slope_nan", Raises::Error, {"calculate_gain", "nan"},

@@ -2,12 +2,16 @@
 // broadcast and dtypes they do not take (remainder, floor_divide and the bitwise ops included),
 // reductions over dims that do not exist or hold nothing, matmul with mismatched operands, cat and
 // stack of incompatible lists; the special functions' orders, dimensions and domains (the
-// Special table). Tables of the misuse suite (tests/misuse/misuse_testing.h).
+// Special table); the decompositions' dtypes, shapes, singular and indefinite inputs, modes and
+// the gradients they do not have (the Linalg table). Tables of the misuse suite
+// (tests/misuse/misuse_testing.h).
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <vector>
 
 #include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/linalg_decompositions.h>
 #include <leangrad/autograd/special_functions.h>
 #include <leangrad/core/creation.h>
 #include <leangrad/kernels/creation.h>
@@ -18,6 +22,11 @@ namespace {
 
 constexpr std::int64_t k2Pow31 = std::int64_t{1} << 31;
 constexpr std::int64_t k2Pow62 = std::int64_t{1} << 62;
+
+Tensor make_matrix(const std::vector<double>& values) {
+  const auto n = static_cast<std::int64_t>(std::sqrt(static_cast<double>(values.size())));
+  return tensor(values, {n, n}).to(kFloat32);
+}
 
 std::vector<MisuseCase> elementwise_cases() {
   MisuseTable t;
@@ -240,6 +249,110 @@ std::vector<MisuseCase> special_cases() {
   return t.cases();
 }
 LG_MISUSE_SUITE(Special, special_cases());
+
+std::vector<MisuseCase> linalg_cases() {
+  MisuseTable t;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  t.add("inv_integral", Raises::DTypeError, {"linalg_inv", "float32 or float64", "int64"}, [] {
+    linalg::inv(ones({2, 2}, kInt64));
+  });
+  t.add("det_float16", Raises::DTypeError, {"linalg_det", "float16", "16-bit"}, [] {
+    linalg::det(ones({2, 2}, kFloat16));
+  });
+  t.add("det_not_square", Raises::ShapeError, {"linalg_det", "square", "[2, 3]"}, [] {
+    linalg::det(ones({2, 3}));
+  });
+  t.add("qr_one_dim", Raises::ShapeError, {"linalg_qr", "at least 2 dims", "[4]"},
+        [] { linalg::qr(ones({4})); });
+  t.add("svd_undefined", Raises::Error, {"linalg_svd", "undefined"}, [] { linalg::svd(Tensor()); });
+  t.add("inv_singular", Raises::Error, {"linalg_inv", "diagonal element 2", "singular"}, [] {
+    linalg::inv(ones({2, 2}));
+  });
+  t.add("inv_singular_batch_element", Raises::Error, {"linalg_inv (batch element 1)", "singular"},
+        [] {
+          linalg::inv(stack({eye(2), zeros({2, 2})}));
+        });
+  t.add("solve_singular", Raises::Error, {"linalg_solve", "singular"}, [] {
+    linalg::solve(zeros({3, 3}), ones({3, 1}));
+  });
+  t.add("solve_rows_mismatch", Raises::ShapeError, {"linalg_solve", "[3, 3]", "[2, 1]"}, [] {
+    linalg::solve(eye(3), ones({2, 1}));
+  });
+  t.add("solve_batches_do_not_broadcast", Raises::ShapeError, {"linalg_solve", "[2]", "[3]"}, [] {
+    linalg::solve(ones({2, 3, 3}), ones({3, 3, 1}));
+  });
+  t.add("solve_dtypes_differ", Raises::DTypeError, {"linalg_solve", "float32", "float64"}, [] {
+    linalg::solve(eye(2), ones({2, 1}, kFloat64));
+  });
+  t.add("solve_right_vector", Raises::ShapeError, {"linalg_solve", "left=false", "[3]"},
+        [] { linalg::solve(eye(3), ones({3}), /*left=*/false); });
+  t.add("solve_triangular_rows_mismatch", Raises::ShapeError,
+        {"linalg_solve_triangular", "(*, n, k)", "n = 3", "[4, 2]"}, [] {
+          linalg::solve_triangular(eye(3), ones({4, 2}), /*upper=*/true);
+        });
+  t.add("cholesky_not_positive_definite", Raises::Error,
+        {"linalg_cholesky", "not positive definite", "leading minor of order 2"}, [] {
+          linalg::cholesky(make_matrix({1, 2, 2, 1}));
+        });
+  t.add("cholesky_nan", Raises::Error, {"linalg_cholesky", "order 1"}, [nan] {
+    linalg::cholesky(full({2, 2}, nan));
+  });
+  t.add("qr_bad_mode", Raises::Error,
+        {"linalg_qr", "\"reduced\", \"complete\" or \"r\"", "\"full\""},
+        [] { linalg::qr(eye(3), "full"); });
+  t.add("qr_mode_r_backward", Raises::Error, {"linalg_qr", "mode \"r\""}, [] {
+    const Tensor a = eye(3).requires_grad_();
+    sum(std::get<1>(linalg::qr(a, "r"))).backward();
+  });
+  t.add("qr_complete_tall_backward", Raises::Error,
+        {"linalg_qr", "\"complete\"", "m > n", "[4, 2]"}, [] {
+          const Tensor a = ones({4, 2}).requires_grad_();
+          sum(std::get<0>(linalg::qr(a, "complete"))).backward();
+        });
+  t.add("eigh_bad_uplo", Raises::Error, {"linalg_eigh", "\"L\" or \"U\"", "\"X\""},
+        [] { linalg::eigh(eye(3), "X"); });
+  t.add("eigh_nan", Raises::Error, {"linalg_eigh", "failed to converge", "NaN"}, [nan] {
+    linalg::eigh(full({3, 3}, nan));
+  });
+  t.add("svd_infinity", Raises::Error, {"linalg_svd", "failed to converge", "infinity"}, [] {
+    linalg::svd(full({2, 3}, std::numeric_limits<double>::infinity()));
+  });
+  t.add("lu_factor_without_pivoting", Raises::Error, {"linalg_lu_factor", "pivot must be true"},
+        [] { linalg::lu_factor(eye(3), /*pivot=*/false); });
+  t.add("lu_solve_pivots_dtype", Raises::DTypeError, {"linalg_lu_solve", "int32", "int64"}, [] {
+    linalg::lu_solve(eye(2), ones({2}, kInt64), ones({2, 1}));
+  });
+  t.add("lu_solve_pivot_out_of_range", Raises::Error, {"lu_solve", "pivots[0] = 5", "[1, 2]"}, [] {
+    linalg::lu_solve(eye(2), full({2}, 5.0, TensorOptions(kInt32)), ones({2, 1}));
+  });
+  t.add("matrix_norm_bad_ord", Raises::Error, {"linalg_matrix_norm", "ord 1, -1, 2, -2", "3"},
+        [] { linalg::matrix_norm(eye(3), 3.0); });
+  t.add("matrix_norm_bad_name", Raises::Error,
+        {"linalg_matrix_norm", "\"fro\" or \"nuc\"", "\"max\""},
+        [] { linalg::matrix_norm(eye(3), "max"); });
+  t.add("matrix_norm_same_dims", Raises::ShapeError, {"linalg_matrix_norm", "two different dims"},
+        [] {
+          linalg::matrix_norm(ones({2, 3, 3}), "fro", {1, -2});
+        });
+  t.add("cond_one_norm_not_square", Raises::ShapeError, {"linalg_cond", "square", "[2, 3]"}, [] {
+    linalg::cond(ones({2, 3}), 1.0);
+  });
+  t.add("multi_dot_one_tensor", Raises::Error, {"linalg_multi_dot", "at least 2", "got 1"},
+        [] { linalg::multi_dot({eye(2)}); });
+  t.add("multi_dot_mismatch", Raises::ShapeError,
+        {"linalg_multi_dot", "tensors 1 and 2", "[3, 4]", "[5, 2]"}, [] {
+          linalg::multi_dot({ones({2, 3}), ones({3, 4}), ones({5, 2})});
+        });
+  t.add("multi_dot_middle_vector", Raises::ShapeError,
+        {"linalg_multi_dot", "tensor 1 to be 2-d", "[3]"}, [] {
+          linalg::multi_dot({ones({2, 3}), ones({3}), ones({3, 2})});
+        });
+  t.add("pinv_hermitian_not_square", Raises::ShapeError, {"linalg_pinv", "square", "[2, 3]"}, [] {
+    linalg::pinv(ones({2, 3}), std::nullopt, std::nullopt, /*hermitian=*/true);
+  });
+  return t.cases();
+}
+LG_MISUSE_SUITE(Linalg, linalg_cases());
 
 }  // namespace
 }  // namespace leangrad::test

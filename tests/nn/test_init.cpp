@@ -151,6 +151,41 @@ TEST(NnInit, ConstantsAndEye) {
 
 // A parameter initialised in place stays a leaf that trains: no graph recorded, its version
 // counter moved (autograd sees the change), and backward reaches it.
+// orthogonal_: the matrix (size(0), the rest flattened) has orthonormal rows or columns,
+// whichever are fewer, times gain, to the round-off of a QR of that size (16 n u); the same seed
+// gives the same matrix, another seed another; the 16-bit dtypes get the float32 matrix rounded.
+TEST(NnInit, OrthogonalHasOrthonormalRowsOrColumns) {
+  for (const Shape& shape : {Shape{7, 3}, Shape{3, 7}, Shape{4, 2, 3}, Shape{5, 5}}) {
+    for (const DType dtype : {kFloat64, kFloat32}) {
+      SCOPED_TRACE(shape_str(shape) + " " + dtype_name(dtype));
+      manual_seed(5);
+      Tensor w = empty(shape, TensorOptions(dtype));
+      nn::init::orthogonal_(w, 2.0);
+      const Tensor m = w.reshape({shape[0], -1}).to(kFloat64);
+      const bool wide = m.size(0) < m.size(1);
+      const Tensor gram = wide ? m.matmul(m.t()) : m.t().matmul(m);
+      const std::int64_t k = gram.size(0);
+      const Tensor expected = eye(k, TensorOptions(kFloat64)) * 4.0;
+      const double n = static_cast<double>(std::max(m.size(0), m.size(1)));
+      EXPECT_LE(test::max_abs(gram - expected), 4.0 * 16 * n * test::math_unit_roundoff(dtype));
+      manual_seed(5);
+      Tensor again = empty(shape, TensorOptions(dtype));
+      nn::init::orthogonal_(again, 2.0);
+      EXPECT_EQ(test::to_vector(again), test::to_vector(w));
+      manual_seed(6);
+      nn::init::orthogonal_(again, 2.0);
+      EXPECT_NE(test::to_vector(again), test::to_vector(w));
+    }
+  }
+  manual_seed(5);
+  Tensor half = empty({6, 4}, TensorOptions(kBFloat16));
+  nn::init::orthogonal_(half);
+  manual_seed(5);
+  Tensor single = empty({6, 4}, TensorOptions(kFloat32));
+  nn::init::orthogonal_(single);
+  EXPECT_EQ(test::to_vector(half), test::to_vector(single.to(kBFloat16)));
+}
+
 TEST(NnInit, ParametersStayLeaves) {
   nn::Linear linear(4, 3);
   const std::int64_t version = linear->weight.version();

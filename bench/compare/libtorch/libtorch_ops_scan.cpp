@@ -65,6 +65,13 @@ int main(int argc, char** argv) {
   torch::nn::LSTM lstm(torch::nn::LSTMOptions(256, 512));
   torch::nn::GRU gru(torch::nn::GRUOptions(256, 512));
   const Tensor chain2 = torch::randn({512, 512});
+  // The decompositions: (256, 256) matrices and a batch of 4096 (8, 8) ones, made well
+  // conditioned (or positive definite, or symmetric) inside each op.
+  const Tensor square = (torch::randn({256, 256}) * 0.1).requires_grad_(true);
+  const Tensor small_squares = (torch::randn({4096, 8, 8}) * 0.1).requires_grad_(true);
+  const Tensor rhs = torch::randn({256, 16});
+  const Tensor eye256 = torch::eye(256);
+  const Tensor eye8 = torch::eye(8);
   const Tensor chain3 = torch::randn({512, 512});
   const Tensor image = torch::randn({16, 64, 64, 64}).requires_grad_(true);
   const Tensor pool_in = torch::randn({64, 64, 56, 56}).requires_grad_(true);
@@ -265,6 +272,33 @@ int main(int argc, char** argv) {
       {"cross_map_lrn2d", channels, [&](const Tensor& x) { return cross_map->forward(x); }},
       {"adaptive_log_softmax", hidden,
        [&](const Tensor& x) { return adaptive_softmax->forward(x, word_ids).output; }},
+      {"linalg_inv_256", square, [&](const Tensor& x) { return torch::linalg::inv(x + eye256); }},
+      {"linalg_solve_256", square,
+       [&](const Tensor& x) { return torch::linalg::solve(x + eye256, rhs); }},
+      {"linalg_det_batched_8", small_squares,
+       [&](const Tensor& x) { return torch::linalg::det(x + eye8); }},
+      {"linalg_cholesky_256", square,
+       [&](const Tensor& x) { return torch::linalg::cholesky(x.matmul(x.t()) + eye256); }},
+      {"linalg_qr_256", square,
+       [](const Tensor& x) {
+         const auto [q, r] = torch::linalg::qr(x);
+         return q.matmul(r);
+       }},
+      {"linalg_eigh_256", square,
+       [](const Tensor& x) {
+         const auto [w, v] = torch::linalg::eigh(x + x.t());
+         return (v * w).matmul(v.t());
+       }},
+      {"linalg_svd_256", square,
+       [](const Tensor& x) {
+         const auto [u, s, vh] = torch::linalg::svd(x, false);
+         return (u * s).matmul(vh);
+       }},
+      {"linalg_svd_batched_8", small_squares,
+       [](const Tensor& x) {
+         const auto [u, s, vh] = torch::linalg::svd(x, false);
+         return (u * s.unsqueeze(-2)).matmul(vh);
+       }},
   };
   for (const Op& op : ops) {
     if (!only.empty() && std::string(op.name).find(only) == std::string::npos) continue;

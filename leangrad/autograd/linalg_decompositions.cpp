@@ -1,0 +1,1135 @@
+// The decompositions of autograd/linalg_decompositions.h: the arguments checked here, the
+// factorizations run by kernels/matrix_decompositions.h on the host, and every gradient composed
+// of differentiable functions.
+//
+// Note [Linear algebra on the host]
+//   LU, Cholesky, QR, eigh and the SVD are panel-by-panel algorithms whose steps depend on the
+//   values (pivots, convergence), which PyTorch runs through LAPACK on the CPU and cuSOLVER or
+//   MAGMA on CUDA. Here both devices share one host implementation (Eigen's): a CUDA operand is
+//   copied to the host, factored there, and its factors copied back, one synchronisation per call
+//   (as PyTorch's linalg.eig on CUDA). Everything around the factorizations (the products,
+//   triangular masks, gathers of the gradients) runs on the operand's device. A cuSOLVER binding
+//   would replace the round trip without changing this file's contract.
+//
+// Note [Gradients of the decompositions]
+//   Real matrices; g is the upstream gradient of an output, X^T the transpose of the last two dims.
+//   - inv: X = A^{-1}, gA = -X^T g X^T. solve (X = A^{-1} B): gB = A^{-T} g (a solve), gA = -gB
+//     X^T. solve_triangular: the same with triangular solves, gA kept to the triangle read (its
+//     diagonal dropped with unitriangular).
+//   - det: gA = det A^{-T}, the cofactor matrix, when det != 0. A singular A (det exactly 0) has
+//     cofactors too (nonzero at rank n - 1): from A = U diag(s) V^T, cof A = det(U) det(V) U
+//     diag(prod_{j != i} s_j) V^T, without dividing by a zero s_i; that branch is taken for the
+//     whole batch when any matrix of it is singular. slogdet: g(logabsdet) A^{-T}; sign has none.
+//   - lu (A = P L U, square): with M = tril(L^T gL, -1) + triu(gU U^T), gA = P L^{-T} M U^{-T}.
+//     lu_factor's packed LU is L - I + U: gL its strict lower part, gU its upper part.
+//     lu_solve is composed of two triangular solves and a gather of rows, differentiable as is.
+//   - cholesky (A = L L^T): gA = L^{-T} Phi(L^T gL) L^{-1}, Phi(M) = (tril(M) + tril(M, -1)^T) /
+//     2, symmetric because A is taken as symmetric (PyTorch's convention: a symmetric
+//     perturbation's derivative is <gA, dA> whatever the triangle read).
+//   - qr, m >= n (reduced): with M = gR R^T - Q^T gQ and N = triu(M) + triu(M, 1)^T (M's upper
+//     triangle mirrored), gA = (gQ + Q N) R^{-T}: from Q^T dQ skew and dR R^{-1} upper
+//     triangular. m < n: A = [X Y] with X = Q R1 square and R2 = Q^T Y, so gY = Q gR2 and X takes
+//     the square case with gQ + Y gR2^T in place of gQ.
+//   - eigh (A = V diag(w) V^T): gA = V (diag(gw) + F o skew(V^T gV)) V^T, F_ij = 1 / (w_j - w_i)
+//     off the diagonal, skew(K) = (K - K^T) / 2: only the skew part of V^T gV moves the
+//     eigenvectors (V^T dV is skew), and it makes gA symmetric.
+//   - svd (A = U diag(s) V^T, k = min(m, n), reduced; full_matrices' extra columns get no
+//     gradient): with F_ij = 1 / (s_j^2 - s_i^2) off the diagonal, J = F o (U^T gU - gU^T U) and
+//     K = F o (V^T gV - gV^T V) (gV = gVh^T),
+//       gA = U (J diag(s) + diag(gs) + diag(s) K) V^T + (I - U U^T) gU diag(1/s) V^T
+//            + U diag(1/s) gV^T (I - V V^T),
+//     the last two terms present only when U (m > k) or V (n > k) leaves part of the space out.
+//   The eigenvector and singular-vector terms are skipped when no gradient reached those outputs
+//   (Context::set_materialize_grads(false)): they divide by eigenvalue gaps, and 0 / 0 at a
+//   repeated eigenvalue would make a loss of the values alone NaN.
+#include <leangrad/autograd/linalg_decompositions.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <leangrad/autograd/custom_function.h>
+#include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/grad_mode.h>
+#include <leangrad/autograd/graph.h>
+#include <leangrad/autograd/indexing_functions.h>
+#include <leangrad/autograd/linalg_functions.h>
+#include <leangrad/autograd/reduction_functions.h>
+#include <leangrad/autograd/shape_functions.h>
+#include <leangrad/core/creation.h>
+#include <leangrad/core/error.h>
+#include <leangrad/core/profiler.h>
+#include <leangrad/kernels/creation.h>
+#include <leangrad/kernels/matrix_decompositions.h>
+
+namespace leangrad::linalg {
+
+namespace {
+
+using autograd::BackwardContext;
+using autograd::record_op;
+
+// ---- Arguments ----------------------------------------------------------------------------------
+
+std::int64_t rows(const Tensor& a) {
+  return a.size(a.dim() - 2);
+}
+std::int64_t cols(const Tensor& a) {
+  return a.size(a.dim() - 1);
+}
+
+Shape batch_shape(const Tensor& a) {
+  Shape s = a.shape();
+  s.resize(s.size() - 2);
+  return s;
+}
+
+std::int64_t batch_count(const Shape& batch, const char* op) {
+  std::int64_t count = 1;
+  for (const std::int64_t d : batch)
+    count = checked_mul(count, d, op);
+  return count;
+}
+
+Shape with_matrix(Shape batch, std::int64_t m, std::int64_t n) {
+  batch.push_back(m);
+  batch.push_back(n);
+  return batch;
+}
+
+Shape with_vector(Shape batch, std::int64_t n) {
+  batch.push_back(n);
+  return batch;
+}
+
+// A defined batch of matrices (*, m, n) of float32 or float64; square when asked.
+void check_matrices(const char* op, const Tensor& a, const char* name, bool square) {
+  LG_CHECK(a.defined(), op, ": expected a defined ", name, ", got an undefined Tensor()");
+  LG_CHECK_DTYPE(a.dtype() == kFloat32 || a.dtype() == kFloat64, op, ": expected ", name,
+                 " of dtype float32 or float64, got ", a.dtype(), " (shape ", a.shape(),
+                 "; 16-bit floats are not supported, as in PyTorch)");
+  LG_CHECK_SHAPE(a.dim() >= 2, op, ": expected ", name,
+                 " to be a batch of matrices (*, m, n) of at least 2 dims, got shape ", a.shape());
+  if (square) {
+    LG_CHECK_SHAPE(rows(a) == cols(a), op, ": expected ", name,
+                   " to be a batch of square matrices (*, n, n), got shape ", a.shape());
+  }
+}
+
+// b's dtype and device are a's.
+void check_pair(const char* op, const Tensor& a, const char* a_name, const Tensor& b,
+                const char* b_name) {
+  LG_CHECK_DTYPE(a.dtype() == b.dtype(), op, ": expected ", a_name, " and ", b_name,
+                 " of one dtype, got ", a.dtype(), " and ", b.dtype());
+  LG_CHECK_DEVICE(a.device() == b.device(), op, ": expected ", a_name, " and ", b_name,
+                  " on one device, got ", a.device(), " and ", b.device());
+}
+
+Tensor mT(const Tensor& a) {
+  return transpose(a, -2, -1);
+}
+
+// ---- Host computation ---------------------------------------------------------------------------
+
+// A's values on the host, contiguous and the caller's own (the kernels write in place). No graph.
+Tensor host_copy(const Tensor& a) {
+  const NoGradGuard no_grad;
+  Tensor h = a.detach().to(Device::cpu()).contiguous();
+  if (a.device().is_cpu() && h.data_ptr() == a.data_ptr()) h = h.clone();
+  return h;
+}
+
+Tensor host_empty(const Shape& shape, DType dtype) {
+  return empty(shape, TensorOptions(dtype));
+}
+
+// A host result on `like`'s device.
+Tensor on_device_of(const Tensor& host, const Tensor& like) {
+  const NoGradGuard no_grad;
+  return host.to(like.device());
+}
+
+template <typename F>
+void with_real(DType dtype, const F& f) {
+  if (dtype == kFloat64) {
+    f(double{});
+  } else {
+    f(float{});
+  }
+}
+
+std::int32_t* int_data(Tensor& t) {
+  return t.data_ptr<std::int32_t>();
+}
+
+// The first matrix of the batch whose `info` is not 0, or -1.
+std::int64_t first_failure(const Tensor& info) {
+  const std::int32_t* p = info.data_ptr<std::int32_t>();
+  for (std::int64_t i = 0; i < info.numel(); ++i) {
+    if (p[i] != 0) return i;
+  }
+  return -1;
+}
+
+// "" for a single matrix, " (batch element 3)" otherwise.
+std::string batch_element(const Tensor& info, std::int64_t i) {
+  return info.numel() > 1 ? " (batch element " + std::to_string(i) + ")" : std::string();
+}
+
+struct LuFactors {
+  Tensor lu;      // host, (*, n, n)
+  Tensor pivots;  // host, (*, n) int32
+  Tensor info;    // host, (batch) int32
+};
+
+LuFactors lu_on_host(const Tensor& a, const char* op) {
+  const std::int64_t n = cols(a);
+  const Shape batch = batch_shape(a);
+  const std::int64_t count = batch_count(batch, op);
+  LuFactors f{host_copy(a), host_empty(with_vector(batch, n), kInt32), host_empty({count}, kInt32)};
+  with_real(a.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    kernels::lu_factor<T>(f.lu.data_ptr<T>(), count, n, int_data(f.pivots), int_data(f.info));
+  });
+  return f;
+}
+
+// An Error for the first singular matrix among lu's, worded as PyTorch's.
+void check_invertible(const LuFactors& f, const char* op, const char* what) {
+  const std::int64_t i = first_failure(f.info);
+  if (i < 0) return;
+  LG_THROW(Error, op, batch_element(f.info, i), ": the diagonal element ",
+           f.info.data_ptr<std::int32_t>()[i], " of U is zero, the ", what,
+           " could not be completed because the input matrix is singular");
+}
+
+// X with A X = B from the host factors; b (*, n, k) on the host, batch as lu's.
+Tensor lu_solve_on_host(const LuFactors& f, Tensor b, const char* op) {
+  const std::int64_t n = rows(b);
+  const std::int64_t k = cols(b);
+  const std::int64_t count = batch_count(batch_shape(b), op);
+  with_real(b.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    kernels::lu_solve<T>(f.lu.data_ptr<T>(), f.pivots.data_ptr<std::int32_t>(), b.data_ptr<T>(),
+                         count, n, k);
+  });
+  return b;
+}
+
+// The row order of P A = L U from lu's pivots (*, n): row i of P A is row order[i] of A. int64,
+// pivots' device.
+Tensor row_order(const Tensor& pivots) {
+  const NoGradGuard no_grad;
+  const Tensor p = pivots.to(Device::cpu()).to(kInt32).contiguous();
+  const std::int64_t n = pivots.dim() == 0 ? 0 : pivots.size(pivots.dim() - 1);
+  Tensor order = host_empty(p.shape(), kInt64);
+  const std::int64_t count = n == 0 ? 0 : p.numel() / n;
+  const std::int32_t* pv = p.data_ptr<std::int32_t>();
+  std::int64_t* o = order.data_ptr<std::int64_t>();
+  for (std::int64_t b = 0; b < count; ++b) {
+    std::int64_t* ob = o + b * n;
+    for (std::int64_t i = 0; i < n; ++i)
+      ob[i] = i;
+    for (std::int64_t i = 0; i < n; ++i) {
+      const std::int64_t j = pv[b * n + i] - 1;
+      LG_CHECK(j >= i && j < n, "lu_solve: pivots[", i, "] = ", j + 1, " is outside [", i + 1, ", ",
+               n, "] (pivots come from lu_factor, counted from 1)");
+      std::swap(ob[i], ob[j]);
+    }
+  }
+  return order.to(pivots.device());
+}
+
+// P B for P A = L U: B's rows (dim -2) read in `order` (*, n). Differentiable in b.
+Tensor permute_rows(const Tensor& b, const Tensor& order) {
+  return gather(b, -2, expand(unsqueeze(order, -1), b.shape()));
+}
+
+// The permutation matrix P^T with A = P^T L U (PyTorch's P of A = P L U): P^T[order[i], i] = 1.
+Tensor permutation_matrix(const Tensor& order, DType dtype) {
+  const NoGradGuard no_grad;
+  const std::int64_t n = order.size(order.dim() - 1);
+  const Tensor identity =
+      expand(eye(n, TensorOptions(dtype).device(order.device())),
+             with_matrix(Shape(order.shape().begin(), order.shape().end() - 1), n, n));
+  return mT(permute_rows(identity, order));
+}
+
+}  // namespace
+
+// ---- LU -----------------------------------------------------------------------------------------
+
+namespace {
+
+// gA for A = P^T L U (P A = L U) from gL and gU, either undefined (Note [Gradients of the
+// decompositions]).
+Tensor lu_backward(const Tensor& L, const Tensor& U, const Tensor& order, const Tensor& gL,
+                   const Tensor& gU) {
+  Tensor m;
+  if (gL.defined()) m = tril(matmul(mT(L), gL), -1);
+  if (gU.defined()) {
+    const Tensor upper = triu(matmul(gU, mT(U)));
+    m = m.defined() ? add(m, upper) : upper;
+  }
+  if (!m.defined()) return Tensor();
+  // L^{-T} M U^{-T}, then P^T's rows: row order[i] of gA is row i of the product.
+  const Tensor y = solve_triangular(mT(L), m, /*upper=*/true, /*left=*/true, /*unit=*/true);
+  const Tensor z = solve_triangular(mT(U), y, /*upper=*/false, /*left=*/false);
+  return matmul(permutation_matrix(order, z.dtype()), z);
+}
+
+struct LuFactor : autograd::Function<LuFactor> {
+  static std::vector<Tensor> forward(autograd::Context* ctx, const Tensor& A) {
+    const LuFactors f = lu_on_host(A, "linalg_lu_factor");
+    const Tensor lu = on_device_of(f.lu, A);
+    const Tensor pivots = on_device_of(f.pivots, A);
+    ctx->save_for_backward({lu, pivots});
+    return {lu, pivots};
+  }
+  static std::vector<Tensor> backward(autograd::Context* ctx, std::vector<Tensor> grads) {
+    const std::vector<Tensor> saved = ctx->saved();
+    const Tensor& lu = saved[0];
+    const Tensor L = tril(lu, -1);  // its unit diagonal added below
+    const Tensor eye_n = eye(cols(lu), lu.options());
+    return {lu_backward(add(L, eye_n), triu(lu), row_order(saved[1]), tril(grads[0], -1),
+                        triu(grads[0]))};
+  }
+};
+
+struct Lu : autograd::Function<Lu> {
+  static std::vector<Tensor> forward(autograd::Context* ctx, const Tensor& A) {
+    ctx->set_materialize_grads(false);
+    const LuFactors f = lu_on_host(A, "linalg_lu");
+    const Tensor lu = on_device_of(f.lu, A);
+    const Tensor order = row_order(on_device_of(f.pivots, A));
+    const Tensor L = add(tril(lu, -1), eye(cols(A), A.options()));
+    const Tensor U = triu(lu);
+    const Tensor P = permutation_matrix(order, A.dtype());
+    ctx->save_for_backward({L, U, order});
+    return {P, L, U};
+  }
+  static std::vector<Tensor> backward(autograd::Context* ctx, std::vector<Tensor> grads) {
+    const std::vector<Tensor> saved = ctx->saved();
+    return {lu_backward(saved[0], saved[1], saved[2], grads[1], grads[2])};
+  }
+};
+
+void check_lu_pivot(const char* op, bool pivot) {
+  LG_CHECK(pivot, op, ": LU without pivoting is not supported (pivot must be true; PyTorch's CPU ",
+           "refuses it too)");
+}
+
+}  // namespace
+
+std::tuple<Tensor, Tensor> lu_factor(const Tensor& A, bool pivot) {
+  LG_PROFILE_OP(A);
+  check_matrices("linalg_lu_factor", A, "A", /*square=*/true);
+  check_lu_pivot("linalg_lu_factor", pivot);
+  const std::vector<Tensor> out = LuFactor::apply(A);
+  return {out[0], out[1]};
+}
+
+std::tuple<Tensor, Tensor, Tensor> lu(const Tensor& A, bool pivot) {
+  LG_PROFILE_OP(A);
+  check_matrices("linalg_lu", A, "A", /*square=*/true);
+  check_lu_pivot("linalg_lu", pivot);
+  const std::vector<Tensor> out = Lu::apply(A);
+  return {out[0], out[1], out[2]};
+}
+
+Tensor lu_solve(const Tensor& LU, const Tensor& pivots, const Tensor& B, bool left, bool adjoint) {
+  LG_PROFILE_OP(LU, pivots, B);
+  const char* op = "linalg_lu_solve";
+  check_matrices(op, LU, "LU", /*square=*/true);
+  check_matrices(op, B, "B", /*square=*/false);
+  check_pair(op, LU, "LU", B, "B");
+  LG_CHECK(pivots.defined(), op, ": expected defined pivots, got an undefined Tensor()");
+  LG_CHECK_DTYPE(pivots.dtype() == kInt32, op,
+                 ": expected pivots of dtype int32 (lu_factor's), got ", pivots.dtype());
+  LG_CHECK_DEVICE(pivots.device() == LU.device(), op, ": expected pivots on LU's device ",
+                  LU.device(), ", got ", pivots.device());
+  const std::int64_t n = cols(LU);
+  LG_CHECK_SHAPE(pivots.dim() == LU.dim() - 1 && pivots.size(pivots.dim() - 1) == n &&
+                     batch_shape(LU) == Shape(pivots.shape().begin(), pivots.shape().end() - 1),
+                 op, ": expected pivots of shape ", with_vector(batch_shape(LU), n),
+                 " for LU of shape ", LU.shape(), ", got ", pivots.shape());
+  LG_CHECK_SHAPE((left ? rows(B) : cols(B)) == n, op, ": expected B of shape ",
+                 left ? "(*, n, k)" : "(*, k, n)", " with n = ", n, " (LU of shape ", LU.shape(),
+                 ", left=", left ? "true" : "false", "), got ", B.shape());
+  // A = P^T L U. left: X = A^{-1} B = U^{-1} L^{-1} P B; adjoint: A^{-T} B = P^T L^{-T} U^{-T} B.
+  // Right-hand forms by transposing: X A = B is A^T X^T = B^T.
+  const Tensor order = row_order(pivots);
+  const Shape batch = broadcast_shapes(batch_shape(LU), batch_shape(B), op);
+  const Tensor lu_b = expand(LU, with_matrix(batch, n, n));
+  const Tensor order_b = expand(order, with_vector(batch, n));
+  const Tensor rhs = left ? B : mT(B);
+  const Tensor rhs_b = expand(rhs, with_matrix(batch, n, cols(rhs)));
+  const bool transposed = left ? adjoint : !adjoint;  // solving with A^T
+  Tensor x;
+  if (!transposed) {
+    const Tensor y = solve_triangular(lu_b, permute_rows(rhs_b, order_b), false, true, true);
+    x = solve_triangular(lu_b, y, true, true, false);
+  } else {
+    const Tensor y = solve_triangular(mT(lu_b), rhs_b, false, true, false);
+    const Tensor z = solve_triangular(mT(lu_b), y, true, true, true);
+    x = matmul(permutation_matrix(order_b, z.dtype()), z);
+  }
+  return left ? x : mT(x);
+}
+
+// ---- Determinants and inverses ------------------------------------------------------------------
+
+namespace {
+
+// det and the LU it came from (host), no graph.
+struct DetValue {
+  Tensor det;  // host, batch shape
+  LuFactors factors;
+};
+
+DetValue det_on_host(const Tensor& A, const char* op) {
+  DetValue v{Tensor(), lu_on_host(A, op)};
+  const std::int64_t n = cols(A);
+  const std::int64_t count = v.factors.info.numel();
+  v.det = host_empty(batch_shape(A), A.dtype());
+  with_real(A.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const T* lu = v.factors.lu.data_ptr<T>();
+    const std::int32_t* piv = v.factors.pivots.data_ptr<std::int32_t>();
+    T* d = v.det.data_ptr<T>();
+    for (std::int64_t b = 0; b < count; ++b) {
+      T product = 1;
+      for (std::int64_t i = 0; i < n; ++i) {
+        product *= lu[(b * n + i) * n + i];
+        if (piv[b * n + i] - 1 != i) product = -product;
+      }
+      d[b] = product;
+    }
+  });
+  return v;
+}
+
+// The inverse without an Error for a singular matrix (its entries are then inf or NaN): what
+// slogdet's gradient needs at a singular matrix, where PyTorch's is infinite too.
+Tensor inv_impl(const Tensor& A, bool check, const char* op);
+
+// The cofactor matrix of each matrix (the gradient of det), from its SVD (Note [Gradients of the
+// decompositions]).
+Tensor cofactors_by_svd(const Tensor& A) {
+  const auto [U, S, Vh] = svd(A, /*full_matrices=*/false);
+  const std::int64_t n = cols(A);
+  // prod_{j != i} s_j: the row of s with its own entry set to 1.
+  const Tensor self = eye(n, TensorOptions(kBool).device(A.device()));
+  const Tensor others = prod(where(self, ones({}, S.options()), unsqueeze(S, -2)), -1);
+  Tensor sign;
+  {
+    const NoGradGuard no_grad;  // det(U) det(V) = +-1, constant where the SVD is smooth
+    sign = mul(linalg::det(U), linalg::det(Vh));
+  }
+  return mul(matmul(mul(U, unsqueeze(others, -2)), Vh), unsqueeze(unsqueeze(sign, -1), -1));
+}
+
+}  // namespace
+
+Tensor det(const Tensor& A) {
+  LG_PROFILE_OP(A);
+  const char* op = "linalg_det";
+  check_matrices(op, A, "A", /*square=*/true);
+  const DetValue v = det_on_host(A, op);
+  const Tensor out = on_device_of(v.det, A);
+  const bool singular = first_failure(v.factors.info) >= 0;
+  return record_op("linalg_det", out, {A}, {A, out},
+                   [singular](const BackwardContext& c) -> std::vector<Tensor> {
+                     const Tensor& a = c.saved[0];
+                     const Tensor g = unsqueeze(unsqueeze(c.grad, -1), -1);
+                     if (singular) return {mul(g, cofactors_by_svd(a))};
+                     const Tensor d = unsqueeze(unsqueeze(c.saved[1], -1), -1);
+                     return {mul(mul(g, d), mT(inv(a)))};
+                   });
+}
+
+namespace {
+
+struct Slogdet : autograd::Function<Slogdet> {
+  static std::vector<Tensor> forward(autograd::Context* ctx, const Tensor& A) {
+    const DetValue v = det_on_host(A, "linalg_slogdet");
+    const NoGradGuard no_grad;
+    const Tensor d = on_device_of(v.det, A);
+    const Tensor sign = leangrad::sign(d);
+    const Tensor logabsdet = log(abs(d));
+    ctx->mark_non_differentiable({sign});
+    ctx->save_for_backward({A});
+    return {sign, logabsdet};
+  }
+  static std::vector<Tensor> backward(autograd::Context* ctx, std::vector<Tensor> grads) {
+    const Tensor a = ctx->saved()[0];
+    const Tensor g = unsqueeze(unsqueeze(grads[1], -1), -1);
+    return {mul(g, mT(inv_impl(a, /*check=*/false, "linalg_slogdet")))};
+  }
+};
+
+}  // namespace
+
+std::tuple<Tensor, Tensor> slogdet(const Tensor& A) {
+  LG_PROFILE_OP(A);
+  check_matrices("linalg_slogdet", A, "A", /*square=*/true);
+  const std::vector<Tensor> out = Slogdet::apply(A);
+  return {out[0], out[1]};
+}
+
+namespace {
+
+Tensor inv_impl(const Tensor& A, bool check, const char* op) {
+  const LuFactors f = lu_on_host(A, op);
+  if (check) check_invertible(f, op, "inversion");
+  const std::int64_t n = cols(A);
+  Tensor identity;
+  {
+    const NoGradGuard no_grad;
+    identity = expand(eye(n, TensorOptions(A.dtype())), A.shape()).contiguous();
+  }
+  const Tensor out = on_device_of(lu_solve_on_host(f, identity, op), A);
+  return record_op("linalg_inv", out, {A}, {out},
+                   [](const BackwardContext& c) -> std::vector<Tensor> {
+                     const Tensor xt = mT(c.saved[0]);
+                     return {neg(matmul(matmul(xt, c.grad), xt))};
+                   });
+}
+
+}  // namespace
+
+Tensor inv(const Tensor& A) {
+  LG_PROFILE_OP(A);
+  check_matrices("linalg_inv", A, "A", /*square=*/true);
+  return inv_impl(A, /*check=*/true, "linalg_inv");
+}
+
+Tensor solve(const Tensor& A, const Tensor& B, bool left) {
+  LG_PROFILE_OP(A, B);
+  const char* op = "linalg_solve";
+  check_matrices(op, A, "A", /*square=*/true);
+  LG_CHECK(B.defined(), op, ": expected a defined B, got an undefined Tensor()");
+  check_pair(op, A, "A", B, "B");
+  const std::int64_t n = cols(A);
+  // PyTorch's rule: B is a batch of vectors when 1-d or of A's shape without its last dim.
+  const bool vector_rhs =
+      B.dim() == 1 ||
+      (B.dim() == A.dim() - 1 && B.shape() == Shape(A.shape().begin(), A.shape().end() - 1));
+  if (!left) {
+    LG_CHECK_SHAPE(!vector_rhs && B.dim() >= 2, op,
+                   ": with left=false expected B of shape (*, k, n), got ", B.shape());
+    return mT(solve(mT(A), mT(B), /*left=*/true));
+  }
+  const Tensor b = vector_rhs ? unsqueeze(B, -1) : B;
+  LG_CHECK_SHAPE(b.dim() >= 2 && rows(b) == n, op, ": expected B of shape (*, ", n, ", k) or (*, ",
+                 n, ") for A of shape ", A.shape(), ", got ", B.shape());
+  const Shape batch = broadcast_shapes(batch_shape(A), batch_shape(b), op);
+  const Tensor a_b = expand(A, with_matrix(batch, n, n));
+  const Tensor b_b = expand(b, with_matrix(batch, n, cols(b)));
+  const LuFactors f = lu_on_host(a_b, op);
+  check_invertible(f, op, "solve");
+  const Tensor x = on_device_of(lu_solve_on_host(f, host_copy(b_b), op), A);
+  const Tensor out = record_op("linalg_solve", x, {a_b, b_b}, {a_b, x},
+                               [](const BackwardContext& c) -> std::vector<Tensor> {
+                                 const Tensor gb = solve(mT(c.saved[0]), c.grad);
+                                 std::vector<Tensor> grads(2);
+                                 if (c.needs(0)) grads[0] = neg(matmul(gb, mT(c.saved[1])));
+                                 if (c.needs(1)) grads[1] = gb;
+                                 return grads;
+                               });
+  return vector_rhs ? squeeze(out, -1) : out;
+}
+
+Tensor solve_triangular(const Tensor& A, const Tensor& B, bool upper, bool left,
+                        bool unitriangular) {
+  LG_PROFILE_OP(A, B);
+  const char* op = "linalg_solve_triangular";
+  check_matrices(op, A, "A", /*square=*/true);
+  check_matrices(op, B, "B", /*square=*/false);
+  check_pair(op, A, "A", B, "B");
+  const std::int64_t n = cols(A);
+  LG_CHECK_SHAPE((left ? rows(B) : cols(B)) == n, op, ": expected B of shape ",
+                 left ? "(*, n, k)" : "(*, k, n)", " with n = ", n, " (A of shape ", A.shape(),
+                 ", left=", left ? "true" : "false", "), got ", B.shape());
+  const Shape batch = broadcast_shapes(batch_shape(A), batch_shape(B), op);
+  const Tensor a_b = expand(A, with_matrix(batch, n, n));
+  const Tensor b_b = expand(B, with_matrix(batch, rows(B), cols(B)));
+  const Tensor a_host = host_copy(a_b);
+  Tensor x_host = host_copy(b_b);
+  const std::int64_t k = left ? cols(B) : rows(B);
+  with_real(A.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    kernels::triangular_solve<T>(a_host.data_ptr<T>(), x_host.data_ptr<T>(), batch_count(batch, op),
+                                 n, k, upper, left, unitriangular);
+  });
+  const Tensor x = on_device_of(x_host, A);
+  return record_op("linalg_solve_triangular", x, {a_b, b_b}, {a_b, x},
+                   [upper, left, unitriangular](const BackwardContext& c) -> std::vector<Tensor> {
+                     const Tensor& a = c.saved[0];
+                     const Tensor& x = c.saved[1];
+                     const Tensor gb = solve_triangular(mT(a), c.grad, !upper, left, unitriangular);
+                     std::vector<Tensor> grads(2);
+                     if (c.needs(0)) {
+                       const Tensor ga = neg(left ? matmul(gb, mT(x)) : matmul(mT(x), gb));
+                       const std::int64_t off = unitriangular ? 1 : 0;
+                       grads[0] = upper ? triu(ga, off) : tril(ga, -off);
+                     }
+                     if (c.needs(1)) grads[1] = gb;
+                     return grads;
+                   });
+}
+
+// ---- Cholesky -----------------------------------------------------------------------------------
+
+Tensor cholesky(const Tensor& A, bool upper) {
+  LG_PROFILE_OP(A);
+  const char* op = "linalg_cholesky";
+  check_matrices(op, A, "A", /*square=*/true);
+  const std::int64_t n = cols(A);
+  Tensor l_host = host_copy(A);
+  Tensor info = host_empty({batch_count(batch_shape(A), op)}, kInt32);
+  with_real(A.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    kernels::cholesky<T>(l_host.data_ptr<T>(), info.numel(), n, int_data(info));
+  });
+  const std::int64_t bad = first_failure(info);
+  if (bad >= 0) {
+    LG_THROW(Error, op, batch_element(info, bad),
+             ": the factorization could not be completed because the input is not positive ",
+             "definite (the leading minor of order ", info.data_ptr<std::int32_t>()[bad],
+             " is not positive definite); A of shape ", A.shape());
+  }
+  Tensor out = on_device_of(l_host, A);
+  out = record_op("linalg_cholesky", out, {A}, {out},
+                  [](const BackwardContext& c) -> std::vector<Tensor> {
+                    const Tensor& l = c.saved[0];
+                    const Tensor m = matmul(mT(l), c.grad);
+                    const Tensor phi = mul(add(tril(m), mT(tril(m, -1))), 0.5);
+                    const Tensor y = solve_triangular(mT(l), phi, /*upper=*/true);
+                    return {solve_triangular(l, y, /*upper=*/false, /*left=*/false)};
+                  });
+  return upper ? mT(out) : out;
+}
+
+// ---- QR -----------------------------------------------------------------------------------------
+
+namespace {
+
+// gA for A = Q R, A (m, n) with m >= n, reduced (Note [Gradients of the decompositions]).
+Tensor qr_backward_tall(const Tensor& Q, const Tensor& R, const Tensor& gQ, const Tensor& gR) {
+  Tensor m;
+  if (gR.defined()) m = matmul(gR, mT(R));
+  if (gQ.defined()) {
+    const Tensor qtg = matmul(mT(Q), gQ);
+    m = m.defined() ? sub(m, qtg) : neg(qtg);
+  }
+  const Tensor mirrored = add(triu(m), mT(triu(m, 1)));
+  Tensor b = matmul(Q, mirrored);
+  if (gQ.defined()) b = add(b, gQ);
+  return solve_triangular(mT(R), b, /*upper=*/false, /*left=*/false);
+}
+
+struct Qr : autograd::Function<Qr> {
+  static std::vector<Tensor> forward(autograd::Context* ctx, const Tensor& A, std::string mode) {
+    ctx->set_materialize_grads(false);
+    const char* op = "linalg_qr";
+    const std::int64_t m = rows(A);
+    const std::int64_t n = cols(A);
+    const std::int64_t k = std::min(m, n);
+    const bool complete = mode == "complete";
+    const bool want_q = mode != "r";
+    const Shape batch = batch_shape(A);
+    const Tensor a_host = host_copy(A);
+    Tensor q_host = want_q ? host_empty(with_matrix(batch, m, complete ? m : k), A.dtype())
+                           : host_empty({0}, A.dtype());
+    Tensor r_host = host_empty(with_matrix(batch, complete ? m : k, n), A.dtype());
+    with_real(A.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      kernels::qr<T>(a_host.data_ptr<T>(), want_q ? q_host.data_ptr<T>() : nullptr,
+                     r_host.data_ptr<T>(), batch_count(batch, op), m, n, complete);
+    });
+    const Tensor Q = on_device_of(q_host, A);
+    const Tensor R = on_device_of(r_host, A);
+    ctx->saved_data["mode"] = mode;
+    ctx->save_for_backward({A, Q, R});
+    return {Q, R};
+  }
+  static std::vector<Tensor> backward(autograd::Context* ctx, std::vector<Tensor> grads) {
+    const auto& mode = std::any_cast<const std::string&>(ctx->saved_data["mode"]);
+    const std::vector<Tensor> saved = ctx->saved();
+    const Tensor& A = saved[0];
+    const Tensor& Q = saved[1];
+    const Tensor& R = saved[2];
+    const std::int64_t m = rows(A);
+    const std::int64_t n = cols(A);
+    LG_CHECK(mode != "r", "linalg_qr: the derivative depends on Q, which is not computed with ",
+             "mode \"r\" (use mode \"reduced\")");
+    LG_CHECK(!(mode == "complete" && m > n), "linalg_qr: not differentiable with mode ",
+             "\"complete\" for m > n (A of shape ", A.shape(),
+             "): Q's last m - n columns are not determined by A; use mode \"reduced\"");
+    const Tensor& gQ = grads[0];
+    const Tensor& gR = grads[1];
+    if (!gQ.defined() && !gR.defined()) return {Tensor()};
+    if (m >= n) return {qr_backward_tall(Q, R, gQ, gR)};
+    // A = [X Y], X = Q R1 (m, m), Y = Q R2.
+    const Tensor y = slice(A, -1, m, n);
+    const Tensor r1 = slice(R, -1, 0, m);
+    Tensor gq = gQ;
+    Tensor gr1, gy;
+    if (gR.defined()) {
+      gr1 = slice(gR, -1, 0, m);
+      const Tensor gr2 = slice(gR, -1, m, n);
+      const Tensor through_r2 = matmul(y, mT(gr2));
+      gq = gq.defined() ? add(gq, through_r2) : through_r2;
+      gy = matmul(Q, gr2);
+    } else {
+      gy = zeros(y.shape(), y.options());
+    }
+    return {cat({qr_backward_tall(Q, r1, gq, gr1), gy}, -1)};
+  }
+};
+
+}  // namespace
+
+std::tuple<Tensor, Tensor> qr(const Tensor& A, std::string_view mode) {
+  LG_PROFILE_OP(A);
+  const char* op = "linalg_qr";
+  check_matrices(op, A, "A", /*square=*/false);
+  LG_CHECK(mode == "reduced" || mode == "complete" || mode == "r", op,
+           ": expected mode \"reduced\", \"complete\" or \"r\", got \"", mode, "\"");
+  const std::vector<Tensor> out = Qr::apply(A, std::string(mode));
+  return {out[0], out[1]};
+}
+
+// ---- eigh ---------------------------------------------------------------------------------------
+
+namespace {
+
+bool parse_uplo(const char* op, std::string_view uplo) {
+  LG_CHECK(uplo == "L" || uplo == "U", op, ": expected UPLO \"L\" or \"U\", got \"", uplo, "\"");
+  return uplo == "U";
+}
+
+// w and V on the host (V empty without vectors); an Error when the iteration did not converge.
+std::tuple<Tensor, Tensor> eigh_on_host(const Tensor& A, bool upper, bool vectors, const char* op) {
+  const std::int64_t n = cols(A);
+  const Shape batch = batch_shape(A);
+  const Tensor a_host = host_copy(A);
+  Tensor w = host_empty(with_vector(batch, n), A.dtype());
+  Tensor v = vectors ? host_empty(A.shape(), A.dtype()) : Tensor();
+  Tensor info = host_empty({batch_count(batch, op)}, kInt32);
+  with_real(A.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    kernels::eigh<T>(a_host.data_ptr<T>(), w.data_ptr<T>(), vectors ? v.data_ptr<T>() : nullptr,
+                     info.numel(), n, upper, int_data(info));
+  });
+  const std::int64_t bad = first_failure(info);
+  if (bad >= 0) {
+    LG_THROW(Error, op, batch_element(info, bad), ": the algorithm failed to converge (A of shape ",
+             A.shape(), " holds a NaN or an infinity, or is too ill-conditioned)");
+  }
+  return {w, v};
+}
+
+// The 1 / (x_j - x_i) matrix off the diagonal, 0 on it, from x (*, n): a diagonal of ones is
+// divided instead, so that no 1/0 enters the graph (its derivative would be 0 * inf).
+Tensor inverse_gaps(const Tensor& x) {
+  const Tensor gaps = sub(unsqueeze(x, -2), unsqueeze(x, -1));  // [i, j] = x_j - x_i
+  const Tensor diagonal = eye(x.size(x.dim() - 1), TensorOptions(kBool).device(x.device()));
+  const Tensor one = ones({}, x.options());
+  return where(diagonal, zeros({}, x.options()), reciprocal(where(diagonal, one, gaps)));
+}
+
+Tensor eigh_backward(const Tensor& w, const Tensor& V, const Tensor& gw, const Tensor& gV) {
+  Tensor inner;
+  if (gV.defined()) {
+    const Tensor k = matmul(mT(V), gV);
+    inner = mul(inverse_gaps(w), mul(sub(k, mT(k)), 0.5));
+  }
+  if (gw.defined()) inner = inner.defined() ? add(inner, diag_embed(gw)) : diag_embed(gw);
+  if (!inner.defined()) return Tensor();
+  return matmul(matmul(V, inner), mT(V));
+}
+
+struct Eigh : autograd::Function<Eigh> {
+  static std::vector<Tensor> forward(autograd::Context* ctx, const Tensor& A, bool upper) {
+    ctx->set_materialize_grads(false);
+    const auto [w_host, v_host] = eigh_on_host(A, upper, /*vectors=*/true, "linalg_eigh");
+    const Tensor w = on_device_of(w_host, A);
+    const Tensor V = on_device_of(v_host, A);
+    ctx->save_for_backward({w, V});
+    return {w, V};
+  }
+  static std::vector<Tensor> backward(autograd::Context* ctx, std::vector<Tensor> grads) {
+    const std::vector<Tensor> saved = ctx->saved();
+    return {eigh_backward(saved[0], saved[1], grads[0], grads[1]), Tensor()};
+  }
+};
+
+}  // namespace
+
+std::tuple<Tensor, Tensor> eigh(const Tensor& A, std::string_view UPLO) {
+  LG_PROFILE_OP(A);
+  check_matrices("linalg_eigh", A, "A", /*square=*/true);
+  const bool upper = parse_uplo("linalg_eigh", UPLO);
+  const std::vector<Tensor> out = Eigh::apply(A, upper);
+  return {out[0], out[1]};
+}
+
+Tensor eigvalsh(const Tensor& A, std::string_view UPLO) {
+  LG_PROFILE_OP(A);
+  const char* op = "linalg_eigvalsh";
+  check_matrices(op, A, "A", /*square=*/true);
+  const bool upper = parse_uplo(op, UPLO);
+  if (!autograd::any_requires_grad({&A})) {
+    return on_device_of(std::get<0>(eigh_on_host(A, upper, /*vectors=*/false, op)), A);
+  }
+  const auto [w, V] = eigh(A, UPLO);
+  return w;
+}
+
+// ---- SVD ----------------------------------------------------------------------------------------
+
+namespace {
+
+Tensor svd_backward(const Tensor& A, const Tensor& U, const Tensor& S, const Tensor& Vh,
+                    const Tensor& gU_in, const Tensor& gS, const Tensor& gVh_in) {
+  const std::int64_t m = rows(A);
+  const std::int64_t n = cols(A);
+  const std::int64_t k = std::min(m, n);
+  // Only the first k singular vectors are determined by A.
+  const Tensor u = slice(U, -1, 0, k);
+  const Tensor vh = slice(Vh, -2, 0, k);
+  const Tensor gU = gU_in.defined() ? slice(gU_in, -1, 0, k) : Tensor();
+  const Tensor gVh = gVh_in.defined() ? slice(gVh_in, -2, 0, k) : Tensor();
+  if (!gU.defined() && !gS.defined() && !gVh.defined()) return Tensor();
+  const Tensor v = mT(vh);
+  const Tensor gV = gVh.defined() ? mT(gVh) : Tensor();
+  // inner = J diag(s) + diag(gs) + diag(s) K, F_ij = 1 / (s_j^2 - s_i^2).
+  Tensor inner;
+  auto accumulate = [&inner](const Tensor& t) { inner = inner.defined() ? add(inner, t) : t; };
+  if (gU.defined() || gV.defined()) {
+    const Tensor f = inverse_gaps(square(S));
+    if (gU.defined()) {
+      const Tensor utg = matmul(mT(u), gU);
+      accumulate(mul(mul(f, sub(utg, mT(utg))), unsqueeze(S, -2)));
+    }
+    if (gV.defined()) {
+      const Tensor vtg = matmul(mT(v), gV);
+      accumulate(mul(unsqueeze(S, -1), mul(f, sub(vtg, mT(vtg)))));
+    }
+  }
+  if (gS.defined()) accumulate(diag_embed(gS));
+  Tensor ga = matmul(matmul(u, inner), vh);
+  const Tensor inv_s = reciprocal(S);
+  if (gU.defined() && m > k) {  // (I - U U^T) gU diag(1/s) V^T
+    const Tensor proj = sub(gU, matmul(u, matmul(mT(u), gU)));
+    ga = add(ga, matmul(mul(proj, unsqueeze(inv_s, -2)), vh));
+  }
+  if (gV.defined() && n > k) {  // U diag(1/s) gV^T (I - V V^T)
+    const Tensor proj = sub(mT(gV), matmul(matmul(mT(gV), v), vh));
+    ga = add(ga, matmul(u, mul(unsqueeze(inv_s, -1), proj)));
+  }
+  return ga;
+}
+
+// U, S, Vh on the host (U and Vh undefined without vectors); an Error for a non-finite input.
+std::tuple<Tensor, Tensor, Tensor> svd_on_host(const Tensor& A, bool full_matrices, bool vectors,
+                                               const char* op) {
+  const std::int64_t m = rows(A);
+  const std::int64_t n = cols(A);
+  const std::int64_t k = std::min(m, n);
+  const Shape batch = batch_shape(A);
+  const Tensor a_host = host_copy(A);
+  Tensor U =
+      vectors ? host_empty(with_matrix(batch, m, full_matrices ? m : k), A.dtype()) : Tensor();
+  Tensor S = host_empty(with_vector(batch, k), A.dtype());
+  Tensor Vh =
+      vectors ? host_empty(with_matrix(batch, full_matrices ? n : k, n), A.dtype()) : Tensor();
+  Tensor info = host_empty({batch_count(batch, op)}, kInt32);
+  with_real(A.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    kernels::svd<T>(a_host.data_ptr<T>(), vectors ? U.data_ptr<T>() : nullptr, S.data_ptr<T>(),
+                    vectors ? Vh.data_ptr<T>() : nullptr, info.numel(), m, n, full_matrices,
+                    int_data(info));
+  });
+  const std::int64_t bad = first_failure(info);
+  if (bad >= 0) {
+    LG_THROW(Error, op, batch_element(info, bad), ": the algorithm failed to converge (A of shape ",
+             A.shape(), " holds a NaN or an infinity)");
+  }
+  return {U, S, Vh};
+}
+
+struct Svd : autograd::Function<Svd> {
+  static std::vector<Tensor> forward(autograd::Context* ctx, const Tensor& A, bool full_matrices) {
+    ctx->set_materialize_grads(false);
+    const auto [u, s, vh] = svd_on_host(A, full_matrices, /*vectors=*/true, "linalg_svd");
+    const Tensor U = on_device_of(u, A);
+    const Tensor S = on_device_of(s, A);
+    const Tensor Vh = on_device_of(vh, A);
+    ctx->save_for_backward({A, U, S, Vh});
+    return {U, S, Vh};
+  }
+  static std::vector<Tensor> backward(autograd::Context* ctx, std::vector<Tensor> grads) {
+    const std::vector<Tensor> saved = ctx->saved();
+    return {svd_backward(saved[0], saved[1], saved[2], saved[3], grads[0], grads[1], grads[2]),
+            Tensor()};
+  }
+};
+
+}  // namespace
+
+std::tuple<Tensor, Tensor, Tensor> svd(const Tensor& A, bool full_matrices) {
+  LG_PROFILE_OP(A);
+  check_matrices("linalg_svd", A, "A", /*square=*/false);
+  const std::vector<Tensor> out = Svd::apply(A, full_matrices);
+  return {out[0], out[1], out[2]};
+}
+
+Tensor svdvals(const Tensor& A) {
+  LG_PROFILE_OP(A);
+  const char* op = "linalg_svdvals";
+  check_matrices(op, A, "A", /*square=*/false);
+  if (!autograd::any_requires_grad({&A})) {
+    return on_device_of(std::get<1>(svd_on_host(A, false, /*vectors=*/false, op)), A);
+  }
+  return std::get<1>(svd(A, /*full_matrices=*/false));
+}
+
+// ---- Built on the decompositions -------------------------------------------------------------
+
+namespace {
+
+// A with the two dims `dim` moved last (validated, distinct).
+Tensor with_matrix_dims_last(const char* op, const Tensor& A,
+                             const std::vector<std::int64_t>& dim) {
+  check_matrices(op, A, "A", /*square=*/false);
+  LG_CHECK_SHAPE(dim.size() == 2, op, ": expected two dims, got ", dim.size());
+  const std::int64_t d0 = wrap_dim(dim[0], A.dim(), op);
+  const std::int64_t d1 = wrap_dim(dim[1], A.dim(), op);
+  LG_CHECK_SHAPE(d0 != d1, op, ": expected two different dims, got ", dim[0], " and ", dim[1]);
+  return movedim(A, {d0, d1}, {-2, -1});
+}
+
+// The (*) result of a norm over the last two dims, given back its two dims of size 1 with
+// keepdim (at their places in the input).
+Tensor restore_dims(const Tensor& r, const Tensor& A, const std::vector<std::int64_t>& dim,
+                    bool keepdim, const char* op) {
+  if (!keepdim) return r;
+  std::int64_t d0 = wrap_dim(dim[0], A.dim(), op);
+  std::int64_t d1 = wrap_dim(dim[1], A.dim(), op);
+  if (d0 > d1) std::swap(d0, d1);
+  return unsqueeze(unsqueeze(r, d0), d1);
+}
+
+// The cutoff max(atol, rtol s_max) of pinv and matrix_rank, (*, 1), from the values s (*, k)
+// (descending) or |w| with hermitian.
+Tensor cutoff_of(const Tensor& largest, const Tensor& A, std::optional<double> atol,
+                 std::optional<double> rtol) {
+  const double eps = A.dtype() == kFloat64 ? 0x1p-52 : 0x1p-23;
+  const double r = rtol.value_or(
+      atol.has_value() && *atol > 0 ? 0.0 : eps * static_cast<double>(std::max(rows(A), cols(A))));
+  return maximum(mul(largest, r), full({}, atol.value_or(0.0), largest.options()));
+}
+
+}  // namespace
+
+Tensor matrix_norm(const Tensor& A, double ord, const std::vector<std::int64_t>& dim,
+                   bool keepdim) {
+  LG_PROFILE_OP(A);
+  const char* op = "linalg_matrix_norm";
+  const Tensor a = with_matrix_dims_last(op, A, dim);
+  const double inf = std::numeric_limits<double>::infinity();
+  Tensor r;
+  if (ord == 1 || ord == -1) {
+    const Tensor column_sums = sum(abs(a), {-2});
+    r = ord > 0 ? amax(column_sums, {-1}) : amin(column_sums, {-1});
+  } else if (ord == inf || ord == -inf) {
+    const Tensor row_sums = sum(abs(a), {-1});
+    r = ord > 0 ? amax(row_sums, {-1}) : amin(row_sums, {-1});
+  } else if (ord == 2 || ord == -2) {
+    const Tensor s = svdvals(a);
+    r = ord > 0 ? amax(s, {-1}) : amin(s, {-1});
+  } else {
+    LG_THROW(Error, op, ": expected ord 1, -1, 2, -2, inf or -inf (or \"fro\", \"nuc\"), got ",
+             ord);
+  }
+  return restore_dims(r, A, dim, keepdim, op);
+}
+
+Tensor matrix_norm(const Tensor& A, std::string_view ord, const std::vector<std::int64_t>& dim,
+                   bool keepdim) {
+  LG_PROFILE_OP(A);
+  const char* op = "linalg_matrix_norm";
+  LG_CHECK(ord == "fro" || ord == "nuc", op, ": expected ord \"fro\" or \"nuc\" (or a number), ",
+           "got \"", ord, "\"");
+  const Tensor a = with_matrix_dims_last(op, A, dim);
+  const Tensor r = ord == "fro" ? norm(a, 2.0, {-2, -1}) : sum(svdvals(a), {-1});
+  return restore_dims(r, A, dim, keepdim, op);
+}
+
+Tensor cond(const Tensor& A, double p) {
+  LG_PROFILE_OP(A);
+  const char* op = "linalg_cond";
+  check_matrices(op, A, "A", /*square=*/p != 2 && p != -2);
+  if (p == 2 || p == -2) {
+    const Tensor s = svdvals(A);
+    const Tensor largest = select(s, -1, 0);
+    const Tensor smallest = select(s, -1, s.size(-1) - 1);
+    return p > 0 ? div(largest, smallest) : div(smallest, largest);
+  }
+  return mul(matrix_norm(A, p), matrix_norm(inv(A), p));
+}
+
+Tensor cond(const Tensor& A, std::string_view p) {
+  LG_PROFILE_OP(A);
+  check_matrices("linalg_cond", A, "A", /*square=*/true);
+  return mul(matrix_norm(A, p), matrix_norm(inv(A), p));
+}
+
+Tensor pinv(const Tensor& A, std::optional<double> atol, std::optional<double> rtol,
+            bool hermitian) {
+  LG_PROFILE_OP(A);
+  const char* op = "linalg_pinv";
+  check_matrices(op, A, "A", /*square=*/hermitian);
+  // 1 / s where s passes the cutoff, else 0; the division sees only the kept values, so that its
+  // derivative never meets 1 / 0.
+  auto inverse_kept = [](const Tensor& values, const Tensor& kept) {
+    const Tensor one = ones({}, values.options());
+    return where(kept, reciprocal(where(kept, values, one)), zeros({}, values.options()));
+  };
+  if (hermitian) {
+    const auto [w, V] = eigh(A);
+    const Tensor magnitude = abs(w);
+    const Tensor kept = gt(magnitude, cutoff_of(amax(magnitude, {-1}, true), A, atol, rtol));
+    return matmul(mul(V, unsqueeze(inverse_kept(w, kept), -2)), transpose(V, -2, -1));
+  }
+  const auto [U, S, Vh] = svd(A, /*full_matrices=*/false);
+  if (S.size(-1) == 0) return zeros(with_matrix(batch_shape(A), cols(A), rows(A)), A.options());
+  const Tensor kept = gt(S, cutoff_of(slice(S, -1, 0, 1), A, atol, rtol));
+  return matmul(mul(transpose(Vh, -2, -1), unsqueeze(inverse_kept(S, kept), -2)),
+                transpose(U, -2, -1));
+}
+
+Tensor matrix_rank(const Tensor& A, std::optional<double> atol, std::optional<double> rtol,
+                   bool hermitian) {
+  LG_PROFILE_OP(A);
+  const char* op = "linalg_matrix_rank";
+  check_matrices(op, A, "A", /*square=*/hermitian);
+  const NoGradGuard no_grad;
+  const Tensor values = hermitian ? abs(eigvalsh(A)) : svdvals(A);
+  if (values.size(-1) == 0) return zeros(batch_shape(A), TensorOptions(kInt64).device(A.device()));
+  const Tensor kept = gt(values, cutoff_of(amax(values, {-1}, true), A, atol, rtol));
+  return sum(kept.to(kInt64), {-1});
+}
+
+Tensor matrix_power(const Tensor& A, std::int64_t n) {
+  LG_PROFILE_OP(A);
+  const char* op = "linalg_matrix_power";
+  check_matrices(op, A, "A", /*square=*/true);
+  if (n == 0) {
+    // The identity, with A's history (a zero gradient, as PyTorch's): `where` takes nothing of A.
+    const Tensor all = ones({}, TensorOptions(kBool).device(A.device()));
+    return where(all, expand(eye(cols(A), A.options()), A.shape()), A);
+  }
+  Tensor base = n < 0 ? inv(A) : A;
+  // |n| by its bits: the product of base^(2^i) for the set bits i.
+  std::uint64_t remaining =
+      n < 0 ? static_cast<std::uint64_t>(-(n + 1)) + 1 : static_cast<std::uint64_t>(n);
+  Tensor result;
+  while (true) {
+    if (remaining & 1u) result = result.defined() ? matmul(result, base) : base;
+    remaining >>= 1u;
+    if (remaining == 0) break;
+    base = matmul(base, base);
+  }
+  return result;
+}
+
+Tensor multi_dot(const std::vector<Tensor>& tensors) {
+  LG_PROFILE_OP(tensors);
+  const char* op = "linalg_multi_dot";
+  LG_CHECK(tensors.size() >= 2, op, ": expected at least 2 tensors, got ", tensors.size());
+  const std::size_t count = tensors.size();
+  std::vector<Tensor> m(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    const Tensor& t = tensors[i];
+    LG_CHECK(t.defined(), op, ": tensor ", i, " is an undefined Tensor()");
+    const bool end = i == 0 || i == count - 1;
+    LG_CHECK_SHAPE(t.dim() == 2 || (end && t.dim() == 1), op, ": expected tensor ", i,
+                   end ? " to be 1-d or 2-d" : " to be 2-d", ", got shape ", t.shape());
+    check_pair(op, tensors[0], "tensor 0", t, "every other tensor");
+    m[i] = t.dim() == 2 ? t : (i == 0 ? unsqueeze(t, 0) : unsqueeze(t, 1));
+  }
+  for (std::size_t i = 0; i + 1 < count; ++i) {
+    LG_CHECK_SHAPE(m[i].size(1) == m[i + 1].size(0), op, ": tensors ", i, " and ", i + 1,
+                   " cannot be multiplied (shapes ", tensors[i].shape(), " and ",
+                   tensors[i + 1].shape(), ")");
+  }
+  // p[i] x p[i + 1] is matrix i; cost[i][j] the fewest multiplications for matrices i..j and
+  // split[i][j] where the last product of that range splits (in doubles: no overflow).
+  std::vector<double> p(count + 1);
+  for (std::size_t i = 0; i < count; ++i)
+    p[i] = static_cast<double>(m[i].size(0));
+  p[count] = static_cast<double>(m[count - 1].size(1));
+  std::vector<std::vector<double>> cost(count, std::vector<double>(count, 0.0));
+  std::vector<std::vector<std::size_t>> split(count, std::vector<std::size_t>(count, 0));
+  for (std::size_t length = 2; length <= count; ++length) {
+    for (std::size_t i = 0; i + length <= count; ++i) {
+      const std::size_t j = i + length - 1;
+      cost[i][j] = std::numeric_limits<double>::infinity();
+      for (std::size_t k = i; k < j; ++k) {
+        const double c = cost[i][k] + cost[k + 1][j] + p[i] * p[k + 1] * p[j + 1];
+        if (c < cost[i][j]) {
+          cost[i][j] = c;
+          split[i][j] = k;
+        }
+      }
+    }
+  }
+  const std::function<Tensor(std::size_t, std::size_t)> chain = [&](std::size_t i,
+                                                                    std::size_t j) -> Tensor {
+    if (i == j) return m[i];
+    return mm(chain(i, split[i][j]), chain(split[i][j] + 1, j));
+  };
+  Tensor out = chain(0, count - 1);
+  if (tensors.back().dim() == 1) out = squeeze(out, 1);
+  if (tensors.front().dim() == 1) out = squeeze(out, 0);
+  return out;
+}
+
+}  // namespace leangrad::linalg
+
+namespace leangrad {
+
+Tensor inverse(const Tensor& A) {
+  return linalg::inv(A);
+}
+Tensor det(const Tensor& A) {
+  return linalg::det(A);
+}
+
+Tensor logdet(const Tensor& A) {
+  // log(sign): 0 for a positive determinant, NaN for a negative one, -inf for 0 (then -inf).
+  const auto [sign, logabsdet] = linalg::slogdet(A);
+  return add(logabsdet, log(sign));
+}
+
+std::tuple<Tensor, Tensor> slogdet(const Tensor& A) {
+  return linalg::slogdet(A);
+}
+
+Tensor cholesky_solve(const Tensor& B, const Tensor& L, bool upper) {
+  LG_PROFILE_OP(B, L);
+  const Tensor lower = upper ? transpose(L, -2, -1) : L;
+  const Tensor y = linalg::solve_triangular(lower, B, /*upper=*/false);
+  return linalg::solve_triangular(transpose(lower, -2, -1), y, /*upper=*/true);
+}
+
+}  // namespace leangrad

@@ -1,0 +1,124 @@
+// torch.linalg's decompositions and solvers, as LibTorch's torch::linalg functions: LU, Cholesky,
+// QR, the symmetric eigenproblem and the SVD, and what is built on them (det, slogdet, inv, solve,
+// solve_triangular), with the at:: names inverse, det, logdet, slogdet and cholesky_solve in
+// namespace leangrad. Every function takes a batch of matrices (*, m, n) of float32 or float64
+// (PyTorch refuses 16-bit floats here too) and returns the batch's results; batch dims broadcast
+// between two operands. The factorizations run on the host (kernels/matrix_decompositions.h), a
+// CUDA tensor's values taking a round trip (Note [Linear algebra on the host] in the .cpp). Every
+// gradient is a composition of differentiable functions, these among them, so it differentiates
+// again (Note [Gradients of the decompositions]).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+#include <leangrad/core/tensor.h>
+
+namespace leangrad::linalg {
+
+// A (*, n, n) = P^T L U with partial pivoting, as torch.linalg.lu_factor: LU (*, n, n) holds U
+// on and above the diagonal and L's multipliers below it; pivots (*, n) int32, from 1: row i was
+// swapped with row pivots[i] - 1 at step i (LAPACK's getrf). A singular A factors (a zero on U's
+// diagonal). pivot must be true (PyTorch's CPU refuses false too). Square matrices only.
+std::tuple<Tensor, Tensor> lu_factor(const Tensor& A, bool pivot = true);
+// A = P L U, as torch.linalg.lu: P (*, n, n) a permutation matrix in A's dtype, L unit lower
+// triangular, U upper triangular. Square matrices only.
+std::tuple<Tensor, Tensor, Tensor> lu(const Tensor& A, bool pivot = true);
+// The solution X of A X = B from lu_factor's LU and pivots (of A^T X = B with adjoint; X A = B
+// with left false), as torch.linalg.lu_solve. Differentiable in LU and B.
+Tensor lu_solve(const Tensor& LU, const Tensor& pivots, const Tensor& B, bool left = true,
+                bool adjoint = false);
+
+// The determinant (*), through the LU factors. Its gradient is the cofactor matrix: det A^{-T}
+// for an invertible A, and from the SVD for a singular one (exact there too).
+Tensor det(const Tensor& A);
+// (sign, log|det|) (*), as torch.linalg.slogdet: (0, -inf) for a singular A.
+std::tuple<Tensor, Tensor> slogdet(const Tensor& A);
+// The inverse (*, n, n); a singular A is an Error naming the zero pivot, as PyTorch's.
+Tensor inv(const Tensor& A);
+// The X with A X = B (left) or X A = B, as torch.linalg.solve: B (*, n, k), or a batch of vectors
+// (*, n) when B is 1-d or has A's shape without its last dim. A singular A is an Error.
+Tensor solve(const Tensor& A, const Tensor& B, bool left = true);
+// The X with A X = B (left; B (*, n, k)) or X A = B (B (*, k, n)) for the triangle of A that
+// upper names (the other is not read), ones taken on the diagonal with unitriangular, as
+// torch.linalg.solve_triangular. A zero on the diagonal gives infinities (no Error, as PyTorch's).
+Tensor solve_triangular(const Tensor& A, const Tensor& B, bool upper, bool left = true,
+                        bool unitriangular = false);
+
+// The Cholesky factor L (A = L L^T, lower triangle of A read) or U = L^T with upper, as
+// torch.linalg.cholesky; an A that is not positive definite is an Error naming the first leading
+// minor that is not. The gradient is symmetric (A is taken as symmetric).
+Tensor cholesky(const Tensor& A, bool upper = false);
+
+// A (*, m, n) = Q R with Householder reflections, R's diagonal carrying their signs (LAPACK's, so
+// the factors are PyTorch's), as torch.linalg.qr. mode "reduced": Q (*, m, k), R (*, k, n), k =
+// min(m, n); "complete": Q (*, m, m), R (*, m, n); "r": R only (Q empty, as PyTorch's) and no
+// gradient. Not differentiable with "complete" for m > n (Q's last columns are not determined),
+// as PyTorch's.
+std::tuple<Tensor, Tensor> qr(const Tensor& A, std::string_view mode = "reduced");
+
+// The eigenvalues (*, n), ascending, and orthonormal eigenvectors (columns of (*, n, n)) of the
+// symmetric A, read from its lower ("L") or upper ("U") triangle, as torch.linalg.eigh. The
+// eigenvectors are determined up to sign (and within a repeated eigenvalue's space): their
+// gradient is that of a loss that does not depend on that choice, infinite at repeated
+// eigenvalues. The gradient is symmetric.
+std::tuple<Tensor, Tensor> eigh(const Tensor& A, std::string_view UPLO = "L");
+// The eigenvalues of eigh alone, as torch.linalg.eigvalsh.
+Tensor eigvalsh(const Tensor& A, std::string_view UPLO = "L");
+
+// A (*, m, n) = U diag(S) Vh, as torch.linalg.svd: S (*, k) descending, U (*, m, m) and Vh (*, n,
+// n) with full_matrices, else (*, m, k) and (*, k, n). Singular vectors are determined up to sign
+// (and within a repeated value's space): their gradient is that of a loss that does not depend on
+// that choice (U's and Vh's columns beyond k get none, as PyTorch's), infinite at repeated values.
+std::tuple<Tensor, Tensor, Tensor> svd(const Tensor& A, bool full_matrices = true);
+// The singular values alone, as torch.linalg.svdvals.
+Tensor svdvals(const Tensor& A);
+
+// ---- Built on the decompositions (compositions, differentiable as their parts are) ----------
+
+// The matrix norm over the two dims `dim` (the last two by default), as torch.linalg.matrix_norm:
+// ord 1 / -1 the largest / smallest column sum of |A|, inf / -inf the same over rows, 2 / -2 the
+// largest / smallest singular value; "fro" (the default) the Frobenius norm, "nuc" the sum of the
+// singular values.
+Tensor matrix_norm(const Tensor& A, double ord, const std::vector<std::int64_t>& dim = {-2, -1},
+                   bool keepdim = false);
+Tensor matrix_norm(const Tensor& A, std::string_view ord = "fro",
+                   const std::vector<std::int64_t>& dim = {-2, -1}, bool keepdim = false);
+// The condition number in the 2-norm (s_max / s_min; p = -2: s_min / s_max), or in another
+// matrix norm p (1, -1, inf, -inf): |A|_p |inv(A)|_p, as torch.linalg.cond.
+Tensor cond(const Tensor& A, double p = 2.0);
+Tensor cond(const Tensor& A, std::string_view p);
+// The Moore-Penrose pseudo-inverse (*, n, m) from the SVD (from eigh with hermitian), singular
+// values at or below max(atol, rtol s_max) taken as 0, as torch.linalg.pinv: rtol defaults to
+// max(m, n) times the dtype's epsilon when neither is given, atol to 0.
+Tensor pinv(const Tensor& A, std::optional<double> atol = std::nullopt,
+            std::optional<double> rtol = std::nullopt, bool hermitian = false);
+// The number of singular values (absolute eigenvalues with hermitian) above max(atol, rtol s_max),
+// int64 (*), as torch.linalg.matrix_rank; the same defaults as pinv.
+Tensor matrix_rank(const Tensor& A, std::optional<double> atol = std::nullopt,
+                   std::optional<double> rtol = std::nullopt, bool hermitian = false);
+// A^n for a square A by repeated squaring; n = 0 gives the identity, n < 0 inverts first, as
+// torch.linalg.matrix_power.
+Tensor matrix_power(const Tensor& A, std::int64_t n);
+// The product of a chain of matrices in the order that costs the fewest multiplications (the
+// classic dynamic program); the first may be a 1-d row vector and the last a 1-d column vector,
+// as torch.linalg.multi_dot. At least two tensors, all 1-d or 2-d.
+Tensor multi_dot(const std::vector<Tensor>& tensors);
+
+}  // namespace leangrad::linalg
+
+namespace leangrad {
+
+// at:: spellings: torch.inverse, torch.det, torch.logdet (NaN for a negative determinant),
+// torch.slogdet, and torch.cholesky_solve (the X with A X = B from A's Cholesky factor L, or U =
+// L^T with upper; B first, as PyTorch's).
+Tensor inverse(const Tensor& A);
+Tensor det(const Tensor& A);
+Tensor logdet(const Tensor& A);
+std::tuple<Tensor, Tensor> slogdet(const Tensor& A);
+Tensor cholesky_solve(const Tensor& B, const Tensor& L, bool upper = false);
+
+}  // namespace leangrad
