@@ -274,7 +274,7 @@ int main(int argc, char** argv) {
        [&](const Tensor& x) { return adaptive_softmax->forward(x, word_ids).output; }},
       {"linalg_inv_256", square, [&](const Tensor& x) { return torch::linalg::inv(x + eye256); }},
       {"linalg_solve_256", square,
-       [&](const Tensor& x) { return torch::linalg::solve(x + eye256, rhs); }},
+       [&](const Tensor& x) { return torch::linalg::solve(x + eye256, rhs, true); }},
       {"linalg_det_batched_8", small_squares,
        [&](const Tensor& x) { return torch::linalg::det(x + eye8); }},
       {"linalg_cholesky_256", square,
@@ -286,17 +286,17 @@ int main(int argc, char** argv) {
        }},
       {"linalg_eigh_256", square,
        [](const Tensor& x) {
-         const auto [w, v] = torch::linalg::eigh(x + x.t());
+         const auto [w, v] = torch::linalg::eigh(x + x.t(), "L");
          return (v * w).matmul(v.t());
        }},
       {"linalg_svd_256", square,
        [](const Tensor& x) {
-         const auto [u, s, vh] = torch::linalg::svd(x, false);
+         const auto [u, s, vh] = torch::linalg::svd(x, false, c10::nullopt);
          return (u * s).matmul(vh);
        }},
       {"linalg_svd_batched_8", small_squares,
        [](const Tensor& x) {
-         const auto [u, s, vh] = torch::linalg::svd(x, false);
+         const auto [u, s, vh] = torch::linalg::svd(x, false, c10::nullopt);
          return (u * s.unsqueeze(-2)).matmul(vh);
        }},
   };
