@@ -1104,6 +1104,122 @@ Tensor multi_dot(const std::vector<Tensor>& tensors) {
   return out;
 }
 
+LstsqResult lstsq(const Tensor& A, const Tensor& B, std::optional<double> rcond,
+                  std::string_view driver) {
+  LG_PROFILE_OP(A, B);
+  const char* op = "linalg_lstsq";
+  check_matrices(op, A, "A", /*square=*/false);
+  check_matrices(op, B, "B", /*square=*/false);
+  check_pair(op, A, "A", B, "B");
+  LG_CHECK(driver == "gelsy" || driver == "gelsd" || driver == "gelss" || driver == "gels", op,
+           ": expected driver \"gelsy\", \"gelsd\", \"gelss\" or \"gels\", got \"", driver, "\"");
+  const std::int64_t m = rows(A);
+  const std::int64_t n = cols(A);
+  // PyTorch's rule: B with one dim fewer than A is a batch of vectors (*, m).
+  const bool vector_rhs = B.dim() == A.dim() - 1;
+  const Tensor b_in = vector_rhs ? unsqueeze(B, -1) : B;
+  LG_CHECK_SHAPE(rows(b_in) == m, op, ": expected B of shape (*, ", m, ", k) or (*, ", m,
+                 ") for A of shape ", A.shape(), ", got ", B.shape());
+  const Shape batch = broadcast_shapes(batch_shape(A), batch_shape(b_in), op);
+  const Tensor a = expand(A, with_matrix(batch, m, n));
+  const Tensor b = expand(b_in, with_matrix(batch, m, cols(b_in)));
+  const auto [U, S, Vh] = svd(a, /*full_matrices=*/false);
+  const std::int64_t k = S.size(-1);
+  LstsqResult r;
+  if (k == 0) {
+    r.solution = zeros(with_matrix(batch, n, cols(b)), A.options());
+    r.rank = zeros(batch, TensorOptions(kInt64).device(A.device()));
+  } else {
+    const double eps = A.dtype() == kFloat64 ? 0x1p-52 : 0x1p-23;
+    const double tolerance = rcond.value_or(eps * static_cast<double>(std::max(m, n)));
+    const Tensor kept = gt(S, mul(slice(S, -1, 0, 1), tolerance));
+    const Tensor one = ones({}, S.options());
+    const Tensor inverse_s = where(kept, reciprocal(where(kept, S, one)), zeros({}, S.options()));
+    // X = V diag(1/s) U^T B, the small side first.
+    r.solution = matmul(transpose(Vh, -2, -1),
+                        mul(unsqueeze(inverse_s, -1), matmul(transpose(U, -2, -1), b)));
+    const NoGradGuard no_grad;
+    r.rank = sum(kept.to(kInt64), {-1});
+  }
+  const TensorOptions empty_options = A.options();
+  r.residuals = zeros({0}, empty_options);
+  if (m > n && k > 0 && driver != "gelsy") {  // PyTorch's gelsy gives none
+    bool full_rank = true;
+    {
+      const NoGradGuard no_grad;
+      full_rank = r.rank.cpu().eq(static_cast<double>(n)).all().item<bool>();
+    }
+    if (full_rank) r.residuals = sum(square(sub(matmul(a, r.solution), b)), {-2});
+  }
+  if (driver == "gels") r.rank = zeros({0}, TensorOptions(kInt64).device(A.device()));
+  r.singular_values = driver == "gelsd" || driver == "gelss" ? S : zeros({0}, empty_options);
+  if (vector_rhs) r.solution = squeeze(r.solution, -1);  // the residuals keep their (*, 1)
+  return r;
+}
+
+Tensor matrix_exp(const Tensor& A) {
+  LG_PROFILE_OP(A);
+  const char* op = "linalg_matrix_exp";
+  check_matrices(op, A, "A", /*square=*/true);
+  const std::int64_t n = cols(A);
+  if (A.numel() == 0) return A.clone();
+  // Each matrix's squarings s = max(0, ceil(log2(|A|_1 / theta_13))), theta_13 = 5.37 (Higham
+  // 2005, Table 2.3: the [13/13] approximant's backward error stays below the unit roundoff of
+  // float64 there, so of float32 too).
+  constexpr double kTheta13 = 5.371920351148152;
+  Tensor squarings;
+  std::int64_t most = 0;
+  {
+    const NoGradGuard no_grad;
+    const Tensor norms = matrix_norm(A, 1.0).to(kFloat64).cpu().contiguous();
+    Tensor s = empty(norms.shape(), TensorOptions(kFloat64));
+    const double* v = norms.data_ptr<double>();
+    double* out = s.data_ptr<double>();
+    for (std::int64_t i = 0; i < norms.numel(); ++i) {
+      LG_CHECK(std::isfinite(v[i]), op, ": A holds a NaN or an infinity (A of shape ", A.shape(),
+               ")");
+      const double e = v[i] > kTheta13 ? std::ceil(std::log2(v[i] / kTheta13)) : 0.0;
+      out[i] = e;
+      most = std::max(most, static_cast<std::int64_t>(e));
+    }
+    squarings = s.to(A.dtype()).to(A.device());
+  }
+  const Tensor scaled = div(A, unsqueeze(unsqueeze(exp2(squarings), -1), -1));
+  static constexpr double b[] = {64764752532480000.0,
+                                 32382376266240000.0,
+                                 7771770303897600.0,
+                                 1187353796428800.0,
+                                 129060195264000.0,
+                                 10559470521600.0,
+                                 670442572800.0,
+                                 33522128640.0,
+                                 1323241920.0,
+                                 40840800.0,
+                                 960960.0,
+                                 16380.0,
+                                 182.0,
+                                 1.0};
+  const Tensor identity = expand(eye(n, A.options()), A.shape());
+  const Tensor a2 = matmul(scaled, scaled);
+  const Tensor a4 = matmul(a2, a2);
+  const Tensor a6 = matmul(a4, a2);
+  auto combination = [&](double c6, double c4, double c2) {
+    return add(add(mul(a6, c6), mul(a4, c4)), mul(a2, c2));
+  };
+  const Tensor u_inner = add(matmul(a6, combination(b[13], b[11], b[9])),
+                             add(combination(b[7], b[5], b[3]), mul(identity, b[1])));
+  const Tensor u = matmul(scaled, u_inner);
+  const Tensor v = add(matmul(a6, combination(b[12], b[10], b[8])),
+                       add(combination(b[6], b[4], b[2]), mul(identity, b[0])));
+  Tensor r = solve(sub(v, u), add(v, u));
+  // Square each matrix its own number of times.
+  for (std::int64_t i = 0; i < most; ++i) {
+    const Tensor more = gt(squarings, static_cast<double>(i));
+    r = where(unsqueeze(unsqueeze(more, -1), -1), matmul(r, r), r);
+  }
+  return r;
+}
+
 }  // namespace leangrad::linalg
 
 namespace leangrad {

@@ -108,6 +108,24 @@ Tensor matrix_power(const Tensor& A, std::int64_t n);
 // as torch.linalg.multi_dot. At least two tensors, all 1-d or 2-d.
 Tensor multi_dot(const std::vector<Tensor>& tensors);
 
+// The least-squares solution X (*, n, k) of A X ~ B for A (*, m, n), B (*, m, k), of minimum
+// norm when A is rank-deficient (singular values at or below rcond s_max, by default max(m, n)
+// times the dtype's epsilon, taken as 0), as torch.linalg.lstsq, computed through the SVD for
+// every driver ("gelsy", the CPU's default, "gelsd", "gelss", "gels"). The other results follow
+// PyTorch's rules: B (*, m) with one dim fewer than A is a batch of vectors (the solution (*,
+// n)); residuals (*, k), the squared column norms of A X - B, only when m > n, every matrix has
+// full rank and the driver is not "gelsy" (else empty); rank (*, int64) for every driver but
+// "gels" (else empty); singular_values (*, min(m, n)) for "gelsd" and "gelss" (else empty).
+struct LstsqResult {
+  Tensor solution, residuals, rank, singular_values;
+};
+LstsqResult lstsq(const Tensor& A, const Tensor& B, std::optional<double> rcond = std::nullopt,
+                  std::string_view driver = "gelsy");
+// The matrix exponential by scaling and squaring of the [13/13] Pade approximant (Higham 2005),
+// each matrix of the batch scaled by its own power of 2, as torch.linalg.matrix_exp. Composed of
+// matmul and solve, so it differentiates (again).
+Tensor matrix_exp(const Tensor& A);
+
 }  // namespace leangrad::linalg
 
 namespace leangrad {
@@ -120,5 +138,6 @@ Tensor det(const Tensor& A);
 Tensor logdet(const Tensor& A);
 std::tuple<Tensor, Tensor> slogdet(const Tensor& A);
 Tensor cholesky_solve(const Tensor& B, const Tensor& L, bool upper = false);
+Tensor matrix_exp(const Tensor& A);
 
 }  // namespace leangrad

@@ -13,6 +13,7 @@
 #include <leangrad/autograd/grad_mode.h>
 #include <leangrad/autograd/graph.h>
 #include <leangrad/autograd/indexing_functions.h>
+#include <leangrad/autograd/linalg_decompositions.h>
 #include <leangrad/autograd/nn_functions.h>
 #include <leangrad/autograd/nn_internal.h>
 #include <leangrad/autograd/reduction_functions.h>
@@ -1553,6 +1554,30 @@ Tensor Tensor::matmul(const Tensor& other) const {
 }
 Tensor Tensor::mm(const Tensor& other) const {
   return leangrad::mm(*this, other);
+}
+Tensor Tensor::inverse() const {
+  return linalg::inv(*this);
+}
+Tensor Tensor::det() const {
+  return linalg::det(*this);
+}
+Tensor Tensor::logdet() const {
+  return leangrad::logdet(*this);
+}
+std::tuple<Tensor, Tensor> Tensor::slogdet() const {
+  return linalg::slogdet(*this);
+}
+Tensor Tensor::cholesky(bool upper) const {
+  return linalg::cholesky(*this, upper);
+}
+Tensor Tensor::cholesky_solve(const Tensor& factor, bool upper) const {
+  return leangrad::cholesky_solve(*this, factor, upper);
+}
+Tensor Tensor::pinverse(double rcond) const {
+  return linalg::pinv(*this, std::nullopt, rcond);
+}
+Tensor Tensor::matrix_power(std::int64_t n) const {
+  return linalg::matrix_power(*this, n);
 }
 Tensor Tensor::square() const {
   return leangrad::square(*this);

@@ -561,6 +561,17 @@ class Tensor {
   Tensor bmm(const Tensor& other) const;    // batches of one size only
   Tensor dot(const Tensor& other) const;    // 1-d
   Tensor outer(const Tensor& other) const;  // 1-d
+  // Linear algebra on batches of matrices (*, m, n), LibTorch's methods over the functions of
+  // autograd/linalg_decompositions.h: x.inverse() is linalg::inv, x.pinverse(rcond) linalg::pinv
+  // with rtol rcond, x.cholesky_solve(L) is cholesky_solve(x, L).
+  Tensor inverse() const;
+  Tensor det() const;
+  Tensor logdet() const;
+  std::tuple<Tensor, Tensor> slogdet() const;
+  Tensor cholesky(bool upper = false) const;
+  Tensor cholesky_solve(const Tensor& factor, bool upper = false) const;
+  Tensor pinverse(double rcond = 1e-15) const;
+  Tensor matrix_power(std::int64_t n) const;
   // NaN / an infinity / neither, and logic on non-zero elements: Bool results.
   Tensor isnan() const;
   Tensor isinf() const;

@@ -20,6 +20,7 @@
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/indexing_functions.h>
 #include <leangrad/autograd/linalg_decompositions.h>
+#include <leangrad/autograd/linalg_functions.h>
 #include <leangrad/autograd/shape_functions.h>
 #include <leangrad/core/creation.h>
 #include <leangrad/core/generator.h>
@@ -116,6 +117,12 @@ std::vector<Tensor> run_case(const ReferenceCase& c, const std::vector<Tensor>& 
     return {linalg::matrix_rank(x[0], std::nullopt, std::nullopt, flag("hermitian", false))};
   if (fn == "matrix_power") return {linalg::matrix_power(x[0], p.at("n").get<std::int64_t>())};
   if (fn == "multi_dot") return {linalg::multi_dot(x)};
+  if (fn == "lstsq") {
+    const linalg::LstsqResult r =
+        linalg::lstsq(x[0], x[1], std::nullopt, p.at("driver").get<std::string>());
+    return {r.solution, r.residuals, r.rank, r.singular_values};
+  }
+  if (fn == "matrix_exp") return {linalg::matrix_exp(x[0])};
   ADD_FAILURE() << "no function for case " << c.name;
   return {};
 }
@@ -216,7 +223,7 @@ TEST(LinalgDecompositions, MatchPyTorch) {
     }
     ++checked;
   }
-  EXPECT_EQ(checked, 85);
+  EXPECT_EQ(checked, 96);
 }
 
 // ---- Identities, in long double -----------------------------------------------------------------
@@ -490,6 +497,74 @@ TEST(LinalgDecompositions, EmptyMatrices) {
   EXPECT_EQ(R.shape(), (Shape{0, 0}));
 }
 
+// exp(A) exp(-A) = I; exp of a diagonal matrix is the exponentials of its entries; exp of a
+// nilpotent N (N^3 = 0) is I + N + N^2 / 2 exactly; over norms that need 0 to 8 squarings, each
+// squaring doubling the approximant's relative error at most (Higham 2005, section 3).
+TEST(LinalgDecompositions, MatrixExpIdentities) {
+  for (const double scale : {0.01, 1.0, 30.0}) {
+    SCOPED_TRACE(scale);
+    const Tensor a = mul(random_matrix({5, 5}, kFloat64, 900), scale / 5.0);
+    const Matrix product_ =
+        product(matrix_of(linalg::matrix_exp(a)), matrix_of(linalg::matrix_exp(neg(a))));
+    const double squarings = std::max(0.0, std::ceil(std::log2(scale / 5.371920351148152)));
+    EXPECT_LE(max_difference(product_, identity(5)),
+              residual_bound(5, kFloat64, 1.0L) * std::exp(2 * scale) * std::pow(2.0, squarings));
+  }
+  const Tensor d = diag(make_tensor({-3.0, 0.0, 0.5, 7.0}, {4}, kFloat64));
+  const std::vector<double> e = to_vector(linalg::matrix_exp(d));
+  const std::vector<double> want = {std::exp(-3.0), 1.0, std::exp(0.5), std::exp(7.0)};
+  // |D|_1 = 7 takes one squaring: the approximant's rounding (a residual bound of the 4 x 4
+  // evaluation at the norm), doubled.
+  for (std::size_t i = 0; i < 4; ++i)
+    EXPECT_NEAR(e[i * 5], want[i], 2 * residual_bound(4, kFloat64, 7.0L) * want[i]) << i;
+  const Tensor nilpotent = make_tensor({0, 2, 5, 0, 0, 3, 0, 0, 0}, {3, 3}, kFloat64);
+  const std::vector<double> got = to_vector(linalg::matrix_exp(nilpotent));
+  // I + N + N^2 / 2, N^2 = [[0, 0, 6], 0, 0]: [1, 2, 5 + 3], [0, 1, 3], [0, 0, 1].
+  const std::vector<double> exact = {1, 2, 8, 0, 1, 3, 0, 0, 1};
+  for (std::size_t i = 0; i < 9; ++i)
+    EXPECT_NEAR(got[i], exact[i], 16 * math_unit_roundoff(kFloat64) * 8) << i;
+}
+
+// The least-squares solution satisfies the normal equations A^T (A X - B) = 0 (a tall full-rank
+// A), and a wide A's minimum-norm solution solves A X = B and lies in A's row space (X = A^T Y).
+TEST(LinalgDecompositions, LstsqNormalEquations) {
+  const Tensor tall = random_matrix({30, 6}, kFloat64, 910);
+  const Tensor b = random_matrix({30, 2}, kFloat64, 911);
+  const Tensor x = linalg::lstsq(tall, b).solution;
+  const Matrix normal = product(transposed(matrix_of(tall)), matrix_of(sub(matmul(tall, x), b)));
+  EXPECT_LE(max_entry(normal), 64 * residual_bound(30, kFloat64, 30.0L));
+  const Tensor wide = random_matrix({4, 9}, kFloat64, 912);
+  const Tensor c = random_matrix({4, 3}, kFloat64, 913);
+  const Tensor y = linalg::lstsq(wide, c, std::nullopt, "gelsd").solution;
+  EXPECT_LE(max_abs(sub(matmul(wide, y), c)), 64 * residual_bound(9, kFloat64, 9.0L));
+  // In the row space: the projection onto it (A^T pinv(A^T)) leaves it unchanged.
+  const Tensor projected = matmul(wide.t(), matmul(linalg::pinv(wide.t()), y));
+  EXPECT_LE(max_abs(sub(projected, y)), 64 * residual_bound(9, kFloat64, 9.0L));
+}
+
+Tensor well_conditioned_input(const Shape& shape, std::uint64_t seed);  // below
+
+// The Tensor methods are the functions (LibTorch's spellings).
+TEST(LinalgDecompositions, TensorMethodsAreTheFunctions) {
+  const Tensor a = well_conditioned_input({2, 3, 3}, 21).detach();
+  const Tensor spd = add(matmul(a, mT(a)), eye(3, TensorOptions(kFloat64)));
+  const Tensor b = random_matrix({2, 3, 2}, kFloat64, 22);
+  auto same = [](const Tensor& x, const Tensor& y) { return to_vector(x) == to_vector(y); };
+  EXPECT_TRUE(same(a.inverse(), linalg::inv(a)));
+  EXPECT_TRUE(same(inverse(a), linalg::inv(a)));
+  EXPECT_TRUE(same(a.det(), linalg::det(a)));
+  EXPECT_TRUE(same(det(a), linalg::det(a)));
+  EXPECT_TRUE(same(spd.logdet(), std::get<1>(linalg::slogdet(spd))));
+  EXPECT_TRUE(same(std::get<1>(a.slogdet()), std::get<1>(slogdet(a))));
+  EXPECT_TRUE(same(spd.cholesky(true), linalg::cholesky(spd, true)));
+  const Tensor l = linalg::cholesky(spd);
+  EXPECT_TRUE(same(b.cholesky_solve(l), cholesky_solve(b, l)));
+  EXPECT_TRUE(same(a.pinverse(1e-3), linalg::pinv(a, std::nullopt, 1e-3)));
+  EXPECT_TRUE(same(a.matrix_power(5), linalg::matrix_power(a, 5)));
+  // cholesky_solve solves A X = B: A X against B, to a backward-stable solve's residual.
+  EXPECT_LE(max_abs(sub(matmul(spd, b.cholesky_solve(l)), b)), 1e-12);
+}
+
 // ---- Finite differences -------------------------------------------------------------------------
 
 Tensor well_conditioned_input(const Shape& shape, std::uint64_t seed) {
@@ -582,6 +657,13 @@ TEST(LinalgDecompositions, GradcheckAndGradgradcheck) {
        [](const std::vector<Tensor>& x) {
          return cat({linalg::pinv(x[0]).flatten(), linalg::matrix_power(x[1], -3).flatten(),
                      linalg::multi_dot({x[1], x[1], x[0].t(), x[0], x[1]}).flatten()});
+       },
+       {tall, square3}},
+      {"lstsq_matrix_exp",
+       [](const std::vector<Tensor>& x) {
+         return cat({linalg::lstsq(x[0], add(slice(x[0], 1, 0, 2), 1.0), std::nullopt, "gelsd")
+                         .solution.flatten(),
+                     linalg::matrix_exp(mul(x[1], 3.0)).flatten()});
        },
        {tall, square3}},
       {"svd_wide",

@@ -272,5 +272,32 @@ b, c, d, e = randn(5, 30), randn(30, 2), randn(2, 40), randn(40, 3)
 case("multi_dot_matrices", "multi_dot", {"B": b, "C": c, "D": d, "E": e},
      lambda *t: (torch.linalg.multi_dot(t),), 10.0)
 
+for name, shape_a, shape_b, driver in [("tall", (6, 3), (6, 2), "gelsy"),
+                                       ("tall_gelsd", (6, 3), (6, 2), "gelsd"),
+                                       ("wide", (3, 5), (3, 2), "gelsy"),
+                                       ("batch_broadcast", (2, 5, 3), (1, 5, 4), "gelss"),
+                                       ("vectors", (2, 5, 3), (2, 5), "gelsd"),
+                                       ("gels", (5, 3), (5, 1), "gels")]:
+    a, b = randn(*shape_a), randn(*shape_b)
+    case(f"lstsq_{name}", "lstsq", {"A": a, "B": b},
+         lambda a, b: tuple(torch.linalg.lstsq(a, b, driver=driver)), cond(a) ** 3 * 10,
+         {"driver": driver}, differentiable=name != "vectors")  # torch 1.13's backward fails
+# Rank 2 of 3 columns: the minimum-norm solution, no residuals (values only).
+a = randn(6, 2) @ randn(2, 3)
+case("lstsq_rank_deficient", "lstsq", {"A": a, "B": randn(6, 2)},
+     lambda a, b: tuple(torch.linalg.lstsq(a, b, driver="gelsd")), 1e4, {"driver": "gelsd"},
+     differentiable=False)
+for name, scale in [("small", 0.1), ("scaled", 4.0)]:
+    a = randn(3, 3) * scale
+    case(f"matrix_exp_{name}", "matrix_exp", {"A": a}, lambda a: (torch.linalg.matrix_exp(a),),
+         float(torch.linalg.matrix_norm(a, 1)) ** 2 * 100 + 100)
+# Two norms in one batch: each matrix its own number of squarings.
+a = torch.stack([randn(4, 4) * 0.05, randn(4, 4) * 3.0])
+case("matrix_exp_batch", "matrix_exp", {"A": a}, lambda a: (torch.linalg.matrix_exp(a),),
+     float(torch.linalg.matrix_norm(a, 1).max()) ** 2 * 100 + 100)
+a = randn(3, 3, dtype=torch.float32)
+case("matrix_exp_float32", "matrix_exp", {"A": a}, lambda a: (torch.linalg.matrix_exp(a),),
+     float(torch.linalg.matrix_norm(a, 1)) ** 2 * 100 + 100)
+
 write("linalg_decompositions.json", "make_linalg_decompositions.py", cases)
 print(len(cases), "cases")

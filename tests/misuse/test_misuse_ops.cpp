@@ -350,6 +350,15 @@ std::vector<MisuseCase> linalg_cases() {
   t.add("pinv_hermitian_not_square", Raises::ShapeError, {"linalg_pinv", "square", "[2, 3]"}, [] {
     linalg::pinv(ones({2, 3}), std::nullopt, std::nullopt, /*hermitian=*/true);
   });
+  t.add("lstsq_bad_driver", Raises::Error, {"linalg_lstsq", "\"gelsy\"", "\"qr\""}, [] {
+    linalg::lstsq(ones({3, 2}), ones({3, 1}), std::nullopt, "qr");
+  });
+  t.add("lstsq_rows_mismatch", Raises::ShapeError, {"linalg_lstsq", "[3, 2]", "[4, 1]"}, [] {
+    linalg::lstsq(ones({3, 2}), ones({4, 1}));
+  });
+  t.add("matrix_exp_nan", Raises::Error, {"linalg_matrix_exp", "NaN or an infinity"}, [nan] {
+    linalg::matrix_exp(full({2, 2}, nan));
+  });
   return t.cases();
 }
 LG_MISUSE_SUITE(Linalg, linalg_cases());
