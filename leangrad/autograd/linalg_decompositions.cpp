@@ -1104,6 +1104,33 @@ Tensor multi_dot(const std::vector<Tensor>& tensors) {
   return out;
 }
 
+Tensor vector_norm(const Tensor& x, double ord, const std::vector<std::int64_t>& dim,
+                   bool keepdim) {
+  LG_PROFILE_OP(x);
+  return leangrad::norm(x, ord, dim, keepdim);
+}
+
+Tensor norm(const Tensor& x, std::optional<double> ord, const std::vector<std::int64_t>& dim,
+            bool keepdim) {
+  LG_PROFILE_OP(x);
+  const char* op = "linalg_norm";
+  LG_CHECK(x.defined(), op, ": expected a defined input, got an undefined Tensor()");
+  if (!ord.has_value()) return leangrad::norm(x, 2.0, dim, keepdim);
+  LG_CHECK_SHAPE(
+      dim.size() == 1 || dim.size() == 2 || (dim.empty() && (x.dim() == 1 || x.dim() == 2)), op,
+      ": with ord, expected one or two dims, or a 1-d or 2-d input, got dims of ", "size ",
+      dim.size(), " for shape ", x.shape());
+  const bool matrix = dim.size() == 2 || (dim.empty() && x.dim() == 2);
+  if (!matrix) return leangrad::norm(x, *ord, dim, keepdim);
+  return matrix_norm(x, *ord, dim.empty() ? std::vector<std::int64_t>{-2, -1} : dim, keepdim);
+}
+
+Tensor norm(const Tensor& x, std::string_view ord, const std::vector<std::int64_t>& dim,
+            bool keepdim) {
+  LG_PROFILE_OP(x);
+  return matrix_norm(x, ord, dim.empty() ? std::vector<std::int64_t>{-2, -1} : dim, keepdim);
+}
+
 LstsqResult lstsq(const Tensor& A, const Tensor& B, std::optional<double> rcond,
                   std::string_view driver) {
   LG_PROFILE_OP(A, B);

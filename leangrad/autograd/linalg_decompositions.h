@@ -108,6 +108,18 @@ Tensor matrix_power(const Tensor& A, std::int64_t n);
 // as torch.linalg.multi_dot. At least two tensors, all 1-d or 2-d.
 Tensor multi_dot(const std::vector<Tensor>& tensors);
 
+// torch.linalg.vector_norm: leangrad::norm under its LibTorch name (ord 2 by default, inf, -inf,
+// 0 or any other number; over dims, all by default).
+Tensor vector_norm(const Tensor& x, double ord = 2.0, const std::vector<std::int64_t>& dim = {},
+                   bool keepdim = false);
+// torch.linalg.norm: without ord, the 2-norm of the elements over dim (all by default: the
+// Frobenius norm of a matrix); with a numeric ord, matrix_norm over two dims (dim, or a 2-d x's
+// own) or vector_norm over one (dim, or a 1-d x's own); "fro" and "nuc" are matrix norms.
+Tensor norm(const Tensor& x, std::optional<double> ord = std::nullopt,
+            const std::vector<std::int64_t>& dim = {}, bool keepdim = false);
+Tensor norm(const Tensor& x, std::string_view ord, const std::vector<std::int64_t>& dim = {},
+            bool keepdim = false);
+
 // The least-squares solution X (*, n, k) of A X ~ B for A (*, m, n), B (*, m, k), of minimum
 // norm when A is rank-deficient (singular values at or below rcond s_max, by default max(m, n)
 // times the dtype's epsilon, taken as 0), as torch.linalg.lstsq, computed through the SVD for

@@ -123,6 +123,17 @@ std::vector<Tensor> run_case(const ReferenceCase& c, const std::vector<Tensor>& 
     return {r.solution, r.residuals, r.rank, r.singular_values};
   }
   if (fn == "matrix_exp") return {linalg::matrix_exp(x[0])};
+  if (fn == "vector_norm" || fn == "norm") {
+    const auto dim = p.contains("dim") ? p.at("dim").get<std::vector<std::int64_t>>()
+                                       : std::vector<std::int64_t>{};
+    const bool keepdim = flag("keepdim", false);
+    if (fn == "vector_norm")
+      return {linalg::vector_norm(x[0], std::stod(p.at("ord").get<std::string>()), dim, keepdim)};
+    if (!p.contains("ord")) return {linalg::norm(x[0], std::nullopt, dim, keepdim)};
+    const std::string ord = p.at("ord").get<std::string>();
+    if (ord == "fro" || ord == "nuc") return {linalg::norm(x[0], ord, dim, keepdim)};
+    return {linalg::norm(x[0], std::stod(ord), dim, keepdim)};
+  }
   ADD_FAILURE() << "no function for case " << c.name;
   return {};
 }
@@ -223,7 +234,7 @@ TEST(LinalgDecompositions, MatchPyTorch) {
     }
     ++checked;
   }
-  EXPECT_EQ(checked, 96);
+  EXPECT_EQ(checked, 102);
 }
 
 // ---- Identities, in long double -----------------------------------------------------------------

@@ -299,5 +299,21 @@ a = randn(3, 3, dtype=torch.float32)
 case("matrix_exp_float32", "matrix_exp", {"A": a}, lambda a: (torch.linalg.matrix_exp(a),),
      float(torch.linalg.matrix_norm(a, 1)) ** 2 * 100 + 100)
 
+x = randn(3, 4, 5)
+case("vector_norm_inf_dims", "vector_norm", {"x": x},
+     lambda x: (torch.linalg.vector_norm(x, ord=inf, dim=(0, 2)),), 1.0,
+     {"ord": "inf", "dim": [0, 2]})
+case("vector_norm_3_keepdim", "vector_norm", {"x": x},
+     lambda x: (torch.linalg.vector_norm(x, ord=3, dim=1, keepdim=True),), 1.0,
+     {"ord": "3", "dim": [1], "keepdim": True})
+case("norm_default", "norm", {"x": x}, lambda x: (torch.linalg.norm(x),), 1.0)
+a = randn(4, 3)
+case("norm_matrix_ord_2", "norm", {"x": a}, lambda a: (torch.linalg.norm(a, ord=2),),
+     sv_sensitivity(a) ** 2, {"ord": "2"})
+case("norm_vector_ord_1", "norm", {"x": x}, lambda x: (torch.linalg.norm(x, ord=1, dim=-1),), 1.0,
+     {"ord": "1", "dim": [-1]})
+case("norm_nuc_dims", "norm", {"x": x}, lambda x: (torch.linalg.norm(x, ord="nuc", dim=(0, 1)),),
+     sv_sensitivity(x.permute(2, 0, 1)) ** 2, {"ord": "nuc", "dim": [0, 1]})
+
 write("linalg_decompositions.json", "make_linalg_decompositions.py", cases)
 print(len(cases), "cases")

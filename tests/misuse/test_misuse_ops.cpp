@@ -356,6 +356,10 @@ std::vector<MisuseCase> linalg_cases() {
   t.add("lstsq_rows_mismatch", Raises::ShapeError, {"linalg_lstsq", "[3, 2]", "[4, 1]"}, [] {
     linalg::lstsq(ones({3, 2}), ones({4, 1}));
   });
+  t.add("norm_ord_of_a_3d_input", Raises::ShapeError,
+        {"linalg_norm", "one or two dims", "[2, 3, 4]"}, [] {
+          linalg::norm(ones({2, 3, 4}), 2.0);
+        });
   t.add("matrix_exp_nan", Raises::Error, {"linalg_matrix_exp", "NaN or an infinity"}, [nan] {
     linalg::matrix_exp(full({2, 2}, nan));
   });
