@@ -555,6 +555,32 @@ TEST(LinalgDecompositions, LstsqNormalEquations) {
 
 Tensor well_conditioned_input(const Shape& shape, std::uint64_t seed);  // below
 
+// A loss of eigh's values alone skips the eigenvector terms (set_materialize_grads(false)), so
+// it stays finite at a repeated eigenvalue: d sum(w) / dA = V V^T = I; svd's values alike.
+TEST(LinalgDecompositions, ValuesAloneAreFiniteAtRepeatedValues) {
+  const Tensor a = mul(eye(3, TensorOptions(kFloat64)), 2.0).requires_grad_();
+  const auto [w, V] = linalg::eigh(a);
+  sum(w).backward();
+  EXPECT_TRUE(close_relative(a.grad(), eye(3, TensorOptions(kFloat64)), 1e-15));
+  const Tensor b = eye(3, TensorOptions(kFloat64)).requires_grad_();
+  const auto [U, S, Vh] = linalg::svd(b);
+  sum(S).backward();
+  EXPECT_TRUE(close_relative(b.grad(), eye(3, TensorOptions(kFloat64)), 1e-15));
+}
+
+// lstsq of a batch of vectors (B with one dim fewer than A) differentiates, where torch 1.13's
+// backward raises.
+TEST(LinalgDecompositions, LstsqOfVectorsDifferentiates) {
+  const Tensor a = well_conditioned_input({2, 4, 3}, 31);
+  manual_seed(32);
+  const Tensor b = randn({2, 4}, TensorOptions(kFloat64)).requires_grad_();
+  const GradcheckFn fn = [](const std::vector<Tensor>& x) {
+    return linalg::lstsq(x[0], x[1], std::nullopt, "gelsd").solution;
+  };
+  EXPECT_EQ(fn({a, b}).shape(), (Shape{2, 3}));
+  EXPECT_TRUE(gradcheck(fn, {a, b}));
+}
+
 // The Tensor methods are the functions (LibTorch's spellings).
 TEST(LinalgDecompositions, TensorMethodsAreTheFunctions) {
   const Tensor a = well_conditioned_input({2, 3, 3}, 21).detach();
