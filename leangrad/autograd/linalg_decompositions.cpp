@@ -1131,6 +1131,47 @@ Tensor norm(const Tensor& x, std::string_view ord, const std::vector<std::int64_
   return matrix_norm(x, ord, dim.empty() ? std::vector<std::int64_t>{-2, -1} : dim, keepdim);
 }
 
+Tensor tensorinv(const Tensor& A, std::int64_t ind) {
+  LG_PROFILE_OP(A);
+  const char* op = "linalg_tensorinv";
+  LG_CHECK(A.defined(), op, ": expected a defined A, got an undefined Tensor()");
+  LG_CHECK_SHAPE(ind > 0 && ind <= A.dim(), op, ": expected ind in [1, ", A.dim(), "], got ", ind,
+                 " (A of shape ", A.shape(), ")");
+  const Shape& shape = A.shape();
+  const Shape leading(shape.begin(), shape.begin() + ind);
+  const Shape trailing(shape.begin() + ind, shape.end());
+  const std::int64_t rows_ = shape_numel(leading, op);
+  const std::int64_t cols_ = shape_numel(trailing, op);
+  LG_CHECK_SHAPE(rows_ == cols_, op, ": expected the product of the first ", ind,
+                 " dims to equal the product of the rest, got ", rows_, " and ", cols_,
+                 " (A of shape ", shape, ")");
+  Shape out_shape = trailing;
+  out_shape.insert(out_shape.end(), leading.begin(), leading.end());
+  return reshape(inv(reshape(A, {rows_, cols_})), out_shape);
+}
+
+Tensor tensorsolve(const Tensor& A, const Tensor& B, const std::vector<std::int64_t>& dims) {
+  LG_PROFILE_OP(A, B);
+  const char* op = "linalg_tensorsolve";
+  LG_CHECK(A.defined() && B.defined(), op, ": expected defined A and B, got an undefined Tensor()");
+  Tensor a = A;
+  if (!dims.empty()) {
+    std::vector<std::int64_t> to_end;
+    for (std::size_t i = 0; i < dims.size(); ++i)
+      to_end.push_back(A.dim() - static_cast<std::int64_t>(dims.size() - i));
+    a = movedim(A, dims, to_end);
+  }
+  LG_CHECK_SHAPE(
+      a.dim() >= B.dim() && Shape(a.shape().begin(), a.shape().begin() + B.dim()) == B.shape(), op,
+      ": expected A's leading dims to be B's shape ", B.shape(), ", got A of shape ", a.shape());
+  const Shape x_shape(a.shape().begin() + B.dim(), a.shape().end());
+  const std::int64_t rows_ = B.numel();
+  const std::int64_t cols_ = shape_numel(x_shape, op);
+  LG_CHECK_SHAPE(rows_ == cols_, op, ": expected B's size ", rows_,
+                 " to equal the size of the solution's shape ", x_shape, ", got ", cols_);
+  return reshape(solve(reshape(a, {rows_, cols_}), reshape(B, {rows_})), x_shape);
+}
+
 LstsqResult lstsq(const Tensor& A, const Tensor& B, std::optional<double> rcond,
                   std::string_view driver) {
   LG_PROFILE_OP(A, B);

@@ -120,6 +120,14 @@ Tensor norm(const Tensor& x, std::optional<double> ord = std::nullopt,
 Tensor norm(const Tensor& x, std::string_view ord, const std::vector<std::int64_t>& dim = {},
             bool keepdim = false);
 
+// The inverse of A seen as a matrix (the product of its first ind dims) x (the product of the
+// rest), which must be square, returned with shape A.shape[ind:] + A.shape[:ind], as
+// torch.linalg.tensorinv (tensordot(tensorinv(A), A, ind) is the identity).
+Tensor tensorinv(const Tensor& A, std::int64_t ind = 2);
+// The X with tensordot(A, X, X.dim()) = B, X of shape A.shape[B.dim():], as
+// torch.linalg.tensorsolve; dims (of A) are moved to the end first.
+Tensor tensorsolve(const Tensor& A, const Tensor& B, const std::vector<std::int64_t>& dims = {});
+
 // The least-squares solution X (*, n, k) of A X ~ B for A (*, m, n), B (*, m, k), of minimum
 // norm when A is rank-deficient (singular values at or below rcond s_max, by default max(m, n)
 // times the dtype's epsilon, taken as 0), as torch.linalg.lstsq, computed through the SVD for

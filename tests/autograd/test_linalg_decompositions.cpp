@@ -123,6 +123,12 @@ std::vector<Tensor> run_case(const ReferenceCase& c, const std::vector<Tensor>& 
     return {r.solution, r.residuals, r.rank, r.singular_values};
   }
   if (fn == "matrix_exp") return {linalg::matrix_exp(x[0])};
+  if (fn == "tensorinv") return {linalg::tensorinv(x[0], p.at("ind").get<std::int64_t>())};
+  if (fn == "tensorsolve") {
+    return {linalg::tensorsolve(x[0], x[1],
+                                p.contains("dims") ? p.at("dims").get<std::vector<std::int64_t>>()
+                                                   : std::vector<std::int64_t>{})};
+  }
   if (fn == "vector_norm" || fn == "norm") {
     const auto dim = p.contains("dim") ? p.at("dim").get<std::vector<std::int64_t>>()
                                        : std::vector<std::int64_t>{};
@@ -234,7 +240,7 @@ TEST(LinalgDecompositions, MatchPyTorch) {
     }
     ++checked;
   }
-  EXPECT_EQ(checked, 102);
+  EXPECT_EQ(checked, 105);
 }
 
 // ---- Identities, in long double -----------------------------------------------------------------

@@ -315,5 +315,17 @@ case("norm_vector_ord_1", "norm", {"x": x}, lambda x: (torch.linalg.norm(x, ord=
 case("norm_nuc_dims", "norm", {"x": x}, lambda x: (torch.linalg.norm(x, ord="nuc", dim=(0, 1)),),
      sv_sensitivity(x.permute(2, 0, 1)) ** 2, {"ord": "nuc", "dim": [0, 1]})
 
+a = well_conditioned(6, 6).reshape(2, 3, 6)
+case("tensorinv_ind2", "tensorinv", {"A": a}, lambda a: (torch.linalg.tensorinv(a, ind=2),),
+     cond(a.reshape(6, 6)) ** 2, {"ind": 2})
+a = well_conditioned(6, 6).reshape(6, 2, 3)
+b = randn(6)
+case("tensorsolve", "tensorsolve", {"A": a, "B": b},
+     lambda a, b: (torch.linalg.tensorsolve(a, b),), cond(a.reshape(6, 6)) ** 2)
+a2 = well_conditioned(6, 6).reshape(2, 3, 6).permute(2, 0, 1).contiguous()  # (6, 2, 3)
+b2 = randn(2, 3)
+case("tensorsolve_dims", "tensorsolve", {"A": a2, "B": b2},
+     lambda a, b: (torch.linalg.tensorsolve(a, b, dims=(0,)),), 100.0, {"dims": [0]})
+
 write("linalg_decompositions.json", "make_linalg_decompositions.py", cases)
 print(len(cases), "cases")

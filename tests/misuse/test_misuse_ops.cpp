@@ -360,6 +360,14 @@ std::vector<MisuseCase> linalg_cases() {
         {"linalg_norm", "one or two dims", "[2, 3, 4]"}, [] {
           linalg::norm(ones({2, 3, 4}), 2.0);
         });
+  t.add("tensorinv_not_square", Raises::ShapeError, {"linalg_tensorinv", "6 and 4", "[2, 3, 4]"},
+        [] {
+          linalg::tensorinv(ones({2, 3, 4}), 2);
+        });
+  t.add("tensorsolve_leading_dims", Raises::ShapeError, {"linalg_tensorsolve", "[3]", "[2, 2, 2]"},
+        [] {
+          linalg::tensorsolve(ones({2, 2, 2}), ones({3}));
+        });
   t.add("matrix_exp_nan", Raises::Error, {"linalg_matrix_exp", "NaN or an infinity"}, [nan] {
     linalg::matrix_exp(full({2, 2}, nan));
   });
