@@ -306,7 +306,7 @@ struct Lu : autograd::Function<Lu> {
     ctx->set_materialize_grads(false);
     const LuFactors f = lu_on_host(A, "linalg_lu");
     const Tensor lu = on_device_of(f.lu, A);
-    const Tensor order = row_order(on_device_of(f.pivots, A));
+    const Tensor order = on_device_of(row_order(f.pivots), A);  // from the host pivots
     const Tensor L = add(tril(lu, -1), eye(cols(A), A.options()));
     const Tensor U = triu(lu);
     const Tensor P = permutation_matrix(order, A.dtype());
@@ -928,14 +928,26 @@ Tensor restore_dims(const Tensor& r, const Tensor& A, const std::vector<std::int
   return unsqueeze(unsqueeze(r, d0), d1);
 }
 
+// PyTorch's default relative tolerance for the singular values of A (*, m, n): max(m, n) times
+// the epsilon of A's dtype (pinv, matrix_rank, lstsq's rcond).
+double default_rtol(const Tensor& A) {
+  const double eps = A.dtype() == kFloat64 ? 0x1p-52 : 0x1p-23;
+  return eps * static_cast<double>(std::max(rows(A), cols(A)));
+}
+
 // The cutoff max(atol, rtol s_max) of pinv and matrix_rank, (*, 1), from the values s (*, k)
 // (descending) or |w| with hermitian.
 Tensor cutoff_of(const Tensor& largest, const Tensor& A, std::optional<double> atol,
                  std::optional<double> rtol) {
-  const double eps = A.dtype() == kFloat64 ? 0x1p-52 : 0x1p-23;
-  const double r = rtol.value_or(
-      atol.has_value() && *atol > 0 ? 0.0 : eps * static_cast<double>(std::max(rows(A), cols(A))));
+  const double r = rtol.value_or(atol.has_value() && *atol > 0 ? 0.0 : default_rtol(A));
   return maximum(mul(largest, r), full({}, atol.value_or(0.0), largest.options()));
+}
+
+// 1 / values where kept, else 0 (pinv's and lstsq's inverted singular values); the division sees
+// only the kept values, so that its derivative never meets 1 / 0.
+Tensor inverse_kept(const Tensor& values, const Tensor& kept) {
+  const Tensor one = ones({}, values.options());
+  return where(kept, reciprocal(where(kept, values, one)), zeros({}, values.options()));
 }
 
 }  // namespace
@@ -998,12 +1010,6 @@ Tensor pinv(const Tensor& A, std::optional<double> atol, std::optional<double> r
   LG_PROFILE_OP(A);
   const char* op = "linalg_pinv";
   check_matrices(op, A, "A", /*square=*/hermitian);
-  // 1 / s where s passes the cutoff, else 0; the division sees only the kept values, so that its
-  // derivative never meets 1 / 0.
-  auto inverse_kept = [](const Tensor& values, const Tensor& kept) {
-    const Tensor one = ones({}, values.options());
-    return where(kept, reciprocal(where(kept, values, one)), zeros({}, values.options()));
-  };
   if (hermitian) {
     const auto [w, V] = eigh(A);
     const Tensor magnitude = abs(w);
@@ -1198,11 +1204,9 @@ LstsqResult lstsq(const Tensor& A, const Tensor& B, std::optional<double> rcond,
     r.solution = zeros(with_matrix(batch, n, cols(b)), A.options());
     r.rank = zeros(batch, TensorOptions(kInt64).device(A.device()));
   } else {
-    const double eps = A.dtype() == kFloat64 ? 0x1p-52 : 0x1p-23;
-    const double tolerance = rcond.value_or(eps * static_cast<double>(std::max(m, n)));
+    const double tolerance = rcond.value_or(default_rtol(a));
     const Tensor kept = gt(S, mul(slice(S, -1, 0, 1), tolerance));
-    const Tensor one = ones({}, S.options());
-    const Tensor inverse_s = where(kept, reciprocal(where(kept, S, one)), zeros({}, S.options()));
+    const Tensor inverse_s = inverse_kept(S, kept);
     // X = V diag(1/s) U^T B, the small side first.
     r.solution = matmul(transpose(Vh, -2, -1),
                         mul(unsqueeze(inverse_s, -1), matmul(transpose(U, -2, -1), b)));

@@ -80,15 +80,10 @@ TEST(Scatter, MatchPyTorch) {
   int checked = 0;
   for (const ReferenceCase& c : cases()) {
     SCOPED_TRACE(c.name);
-    const auto order = c.params.at("inputs").get<std::vector<std::string>>();
-    std::vector<Tensor> inputs;
-    bool differentiable = false;
-    for (const std::string& input_name : order) {
-      const Tensor& t = c.at(input_name);
-      const bool grad = c.tensors.count("d_" + input_name) > 0;
-      differentiable = differentiable || grad;
-      inputs.push_back(grad ? t.clone().requires_grad_() : t);
-    }
+    const ReferenceInputs reference = reference_inputs(c);
+    const std::vector<std::string>& order = reference.names;
+    const std::vector<Tensor>& inputs = reference.tensors;
+    const bool differentiable = reference.differentiable;
     const Tensor out = run_case(c.name, inputs, c.params);
     ASSERT_TRUE(out.defined());
     const Tensor& want = c.at("out0");

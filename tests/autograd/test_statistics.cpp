@@ -216,15 +216,10 @@ TEST(Statistics, MatchPyTorch) {
     const Fn fn = function_for(c.name);
     ASSERT_TRUE(fn) << "no function for case " << c.name;
     SCOPED_TRACE(c.name);
-    const std::vector<std::string> order = c.params.at("inputs").get<std::vector<std::string>>();
-    std::vector<Tensor> inputs;
-    bool differentiable = false;
-    for (const std::string& input_name : order) {
-      const Tensor& t = c.at(input_name);
-      const bool grad = c.tensors.count("d_" + input_name) > 0;
-      differentiable = differentiable || grad;
-      inputs.push_back(grad ? t.clone().requires_grad_() : t);
-    }
+    const ReferenceInputs reference = reference_inputs(c);
+    const std::vector<std::string>& order = reference.names;
+    const std::vector<Tensor>& inputs = reference.tensors;
+    const bool differentiable = reference.differentiable;
     const std::vector<Tensor> outs = fn(inputs, c.params);
     ASSERT_EQ(static_cast<std::int64_t>(outs.size()), c.params.at("outputs").get<std::int64_t>());
     const double ulps = value_ulps(c.name, inputs[0]);

@@ -72,6 +72,18 @@ std::vector<ReferenceCase> load_reference(const std::string& file) {
   return cases;
 }
 
+ReferenceInputs reference_inputs(const ReferenceCase& c) {
+  ReferenceInputs in;
+  in.names = c.params.at("inputs").get<std::vector<std::string>>();
+  for (const std::string& input_name : in.names) {
+    const Tensor& t = c.at(input_name);
+    const bool grad = c.tensors.count("d_" + input_name) > 0;
+    in.differentiable = in.differentiable || grad;
+    in.tensors.push_back(grad ? t.clone().requires_grad_() : t);
+  }
+  return in;
+}
+
 Reduction reduction_named(const std::string& name) {
   if (name == "none") return Reduction::None;
   if (name == "mean") return Reduction::Mean;

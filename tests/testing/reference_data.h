@@ -29,6 +29,15 @@ struct ReferenceCase {
 // Loads LEANGRAD_TEST_DATA_DIR/<file>; throws Error naming the file if it is missing or malformed.
 std::vector<ReferenceCase> load_reference(const std::string& file);
 
+// A case's inputs in the order params["inputs"] lists them, those with a reference gradient
+// (a tensor "d_<name>") cloned as leaves that require grad; `differentiable` when any has one.
+struct ReferenceInputs {
+  std::vector<std::string> names;
+  std::vector<Tensor> tensors;
+  bool differentiable = false;
+};
+ReferenceInputs reference_inputs(const ReferenceCase& c);
+
 // A reduction as the cases spell it: "none", "mean" or "sum" (anything else throws Error).
 Reduction reduction_named(const std::string& name);
 
