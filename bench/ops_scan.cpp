@@ -42,6 +42,19 @@ struct Op {
   std::function<Tensor(const Tensor&)> f;
 };
 
+// Whether `name` contains one of the comma-separated pieces of `only` (everything when empty).
+bool selected(const std::string& name, const std::string& only) {
+  if (only.empty()) return true;
+  std::size_t start = 0;
+  while (start <= only.size()) {
+    const std::size_t comma = std::min(only.find(',', start), only.size());
+    const std::string piece = only.substr(start, comma - start);
+    if (!piece.empty() && name.find(piece) != std::string::npos) return true;
+    start = comma + 1;
+  }
+  return false;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -150,6 +163,17 @@ int main(int argc, char** argv) {
       {"lgamma", pos, [](const Tensor& x) { return lg::lgamma(x * 8.0); }},
       {"digamma", pos, [](const Tensor& x) { return lg::digamma(x * 8.0); }},
       {"erfinv", pos, [](const Tensor& x) { return lg::erfinv(x - 1.0); }},
+      {"erfc", pos, [](const Tensor& x) { return lg::erfc(x * 2.0 - 2.0); }},
+      {"special_erfcx", pos, [](const Tensor& x) { return lg::special_erfcx(x * 8.0 - 4.0); }},
+      {"special_ndtri", pos, [](const Tensor& x) { return lg::special_ndtri(x * 0.9 - 0.4); }},
+      {"i0", pos, [](const Tensor& x) { return lg::i0(x * 20.0 - 20.0); }},
+      {"special_i1e", pos, [](const Tensor& x) { return lg::special_i1e(x * 40.0 - 40.0); }},
+      {"sinc", pos, [](const Tensor& x) { return lg::sinc(x * 6.0 - 6.0); }},
+      {"igamma", pos, [&](const Tensor& x) { return lg::igamma(pos2 * 8.0, x * 8.0); }},
+      {"xlogy", pos, [&](const Tensor& x) { return lg::xlogy(x, pos2); }},
+      {"logit", pos, [](const Tensor& x) { return lg::logit(x * 0.9 - 0.4); }},
+      {"hypot", pos, [&](const Tensor& x) { return lg::hypot(x, pos2); }},
+      {"fmax", pos, [&](const Tensor& x) { return lg::fmax(x, pos2); }},
       {"sinh", pos, [](const Tensor& x) { return lg::sinh(x); }},
       {"pow_scalar", pos, [](const Tensor& x) { return lg::pow(x, 3.0); }},
       {"pow_tensor", pos, [&](const Tensor& x) { return lg::pow(x, pos2); }},
@@ -291,7 +315,7 @@ int main(int argc, char** argv) {
        }},
   };
   for (const Op& op : ops) {
-    if (!only.empty() && std::string(op.name).find(only) == std::string::npos) continue;
+    if (!selected(op.name, only)) continue;
     Tensor x = op.x;
     const double ms = median_ms([&] {
       x.mutable_grad() = Tensor();

@@ -4,7 +4,7 @@
 # libtorch_ops_scan.cpp, the same ops, names, shapes and order), at 1 and then 2 threads, the
 # programs alternating. Builds bench/compare/libtorch (installs LibTorch's packages when missing,
 # common.sh) and prints a markdown table on stdout, the slowest ratios first; logs go to stderr.
-#   bench/compare/ops_scan_vs_libtorch.sh LEANGRAD_BUILD_DIR [NAME_SUBSTRING]
+#   bench/compare/ops_scan_vs_libtorch.sh LEANGRAD_BUILD_DIR [NAME_SUBSTRING[,NAME_SUBSTRING...]]
 # Each time is one program's median of 5 runs: a scan to find a kernel worth a look, not a
 # measurement to quote; a row that stands out gets a benchmark of its own.
 set -euo pipefail

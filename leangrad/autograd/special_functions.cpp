@@ -6,6 +6,8 @@
 #include <leangrad/autograd/special_functions.h>
 
 #include <cmath>
+#include <limits>
+#include <optional>
 #include <vector>
 
 #include <leangrad/autograd/autocast.h>
@@ -23,6 +25,7 @@ namespace leangrad {
 
 using autograd::BackwardContext;
 using autograd::record_op;
+using autograd::sum_to;
 
 Tensor lgamma(const Tensor& x) {
   LG_PROFILE_OP(x);
@@ -114,6 +117,293 @@ Tensor special_zeta(double x, const Tensor& q) {
                      const Tensor& q_saved = c.saved[0];
                      return {mul(mul(c.grad, special_zeta(x + 1.0, q_saved)), -x)};
                    });
+}
+
+namespace {
+
+constexpr double kTwoOverSqrtPi = 1.12837916709551257390;
+constexpr double kSqrtTwo = 1.41421356237309504880;
+constexpr double kInvSqrtTwoPi = 0.39894228040143267794;
+constexpr double kSqrtTwoPi = 2.50662827463100050242;
+constexpr double kSqrtTwoOverPi = 0.79788456080286535588;
+
+// x with its zeros replaced by 1: a denominator whose quotient masked_fill then discards, so
+// neither the value nor the gradient of the discarded branch is 0/0.
+Tensor nonzero_denominator(const Tensor& x) {
+  return masked_fill(x, eq(x, 0.0), 1.0);
+}
+
+// The result dtype of the two-operand compositions (xlogy, xlog1py): the operands' promotion, or
+// float32 for integers, as PyTorch's.
+DType floating_result(const Tensor& a, const Tensor& b) {
+  const DType promoted = promote_types(a.dtype(), b.dtype());
+  return is_floating(promoted) ? promoted : kFloat32;
+}
+
+[[noreturn]] void refuse_a_gradient(const char* op) {
+  LG_THROW(Error, op, ": the derivative with respect to a (the first operand) is not implemented ",
+           "(nor in PyTorch); detach a, or let only x require grad");
+}
+
+// igamma / igammac: the kernel, and the gradient in x +-exp((a - 1) log x - x - lgamma(a)).
+Tensor incomplete_gamma(const char* op, BinaryOp kernel_op, const Tensor& a, const Tensor& x) {
+  LG_CHECK(a.defined() && x.defined(), op, ": expected two defined tensors");
+  const double sign = kernel_op == BinaryOp::Igamma ? 1.0 : -1.0;
+  return record_op(op, ops::binary(kernel_op, a, x), {a, x}, {a, x},
+                   [op, sign](const BackwardContext& c) -> std::vector<Tensor> {
+                     if (c.needs(0)) refuse_a_gradient(op);
+                     const Tensor& s = c.saved[0];
+                     const Tensor& y = c.saved[1];
+                     const Tensor density = exp(sub(sub(mul(sub(s, 1.0), log(y)), y), lgamma(s)));
+                     return {Tensor(), sum_to(mul(c.grad, mul(density, sign)), c.shape(1))};
+                   });
+}
+
+}  // namespace
+
+Tensor erfc(const Tensor& x) {
+  LG_PROFILE_OP(x);
+  return record_op("erfc", ops::unary(UnaryOp::Erfc, x), {x}, {x},
+                   [](const BackwardContext& c) -> std::vector<Tensor> {
+                     const Tensor& v = c.saved[0];
+                     return {mul(c.grad, mul(exp(neg(mul(v, v))), -kTwoOverSqrtPi))};
+                   });
+}
+
+Tensor special_erfcx(const Tensor& x) {
+  LG_PROFILE_OP(x);
+  const Tensor out = ops::unary(UnaryOp::Erfcx, x);
+  return record_op("special_erfcx", out, {x}, {x, out},
+                   [](const BackwardContext& c) -> std::vector<Tensor> {
+                     const Tensor d = sub(mul(mul(c.saved[0], c.saved[1]), 2.0), kTwoOverSqrtPi);
+                     return {mul(c.grad, d)};
+                   });
+}
+
+Tensor special_ndtr(const Tensor& x) {
+  LG_PROFILE_OP(x);
+  LG_CHECK(x.defined(), "special_ndtr: expected a defined tensor");
+  return mul(erfc(mul(x, -1.0 / kSqrtTwo)), 0.5);
+}
+
+Tensor special_log_ndtr(const Tensor& x_in) {
+  LG_PROFILE_OP(x_in);
+  LG_CHECK(x_in.defined(), "special_log_ndtr: expected a defined tensor");
+  const Tensor x = is_floating(x_in.dtype()) ? x_in : x_in.to(kFloat32);
+  Tensor out;
+  {
+    NoGradGuard no_grad;
+    // Below 0, log Phi(x) = log(erfcx(-x / sqrt 2) / 2) - x^2 / 2, two terms of one sign; from 0
+    // on, log1p(-erfc(x / sqrt 2) / 2), where erfc is small.
+    const Tensor negative = lt(x, 0.0);
+    const Tensor lower =
+        sub(log(mul(special_erfcx(mul(x, -1.0 / kSqrtTwo)), 0.5)), mul(mul(x, x), 0.5));
+    const Tensor upper = log1p(mul(erfc(mul(x, 1.0 / kSqrtTwo)), -0.5));
+    out = where(negative, lower, upper);
+  }
+  // d/dx log Phi(x) = phi(x) / Phi(x): below 0, with Phi = erfcx(t) exp(-t^2) / 2 and
+  // phi = exp(-t^2) / sqrt(2 pi) for t = -x / sqrt 2, sqrt(2 / pi) / erfcx(-x / sqrt 2), finite and
+  // accurate where phi and Phi both underflow (PyTorch's exp(-(log_ndtr + x^2 / 2)) / sqrt(2 pi)
+  // loses x^2 ulps to the cancellation in the exponent); from 0 on phi / Phi directly. Each branch
+  // sees x clamped to its side, so the other's values (and their derivatives) stay finite.
+  return record_op(
+      "special_log_ndtr", out, {x}, {x}, [](const BackwardContext& c) -> std::vector<Tensor> {
+        const Tensor& v = c.saved[0];
+        const Tensor negative = lt(v, 0.0);
+        const Tensor below = masked_fill(v, logical_not(negative), 0.0);
+        const Tensor above = masked_fill(v, negative, 0.0);
+        const Tensor lower =
+            div(full({}, kSqrtTwoOverPi, v.options()), special_erfcx(mul(below, -1.0 / kSqrtTwo)));
+        const Tensor density = mul(exp(mul(mul(above, above), -0.5)), kInvSqrtTwoPi);
+        const Tensor upper = div(density, special_ndtr(above));
+        return {mul(c.grad, where(negative, lower, upper))};
+      });
+}
+
+Tensor special_ndtri(const Tensor& p) {
+  LG_PROFILE_OP(p);
+  const Tensor out = ops::unary(UnaryOp::Ndtri, p);
+  return record_op("special_ndtri", out, {p}, {out},
+                   [](const BackwardContext& c) -> std::vector<Tensor> {
+                     const Tensor& y = c.saved[0];
+                     return {mul(c.grad, mul(exp(mul(mul(y, y), 0.5)), kSqrtTwoPi))};
+                   });
+}
+
+Tensor i0(const Tensor& x) {
+  LG_PROFILE_OP(x);
+  return record_op("i0", ops::unary(UnaryOp::I0, x), {x}, {x},
+                   [](const BackwardContext& c) -> std::vector<Tensor> {
+                     return {mul(c.grad, special_i1(c.saved[0]))};
+                   });
+}
+
+Tensor special_i0e(const Tensor& x) {
+  LG_PROFILE_OP(x);
+  const Tensor out = ops::unary(UnaryOp::I0e, x);
+  return record_op("special_i0e", out, {x}, {x, out},
+                   [](const BackwardContext& c) -> std::vector<Tensor> {
+                     const Tensor& v = c.saved[0];
+                     return {mul(c.grad, sub(special_i1e(v), mul(sign(v), c.saved[1])))};
+                   });
+}
+
+Tensor special_i1(const Tensor& x) {
+  LG_PROFILE_OP(x);
+  const Tensor out = ops::unary(UnaryOp::I1, x);
+  return record_op("special_i1", out, {x}, {x, out},
+                   [](const BackwardContext& c) -> std::vector<Tensor> {
+                     const Tensor& v = c.saved[0];
+                     const Tensor d = sub(i0(v), div(c.saved[1], nonzero_denominator(v)));
+                     return {mul(c.grad, masked_fill(d, eq(v, 0.0), 0.5))};
+                   });
+}
+
+Tensor special_i1e(const Tensor& x) {
+  LG_PROFILE_OP(x);
+  const Tensor out = ops::unary(UnaryOp::I1e, x);
+  return record_op("special_i1e", out, {x}, {x, out},
+                   [](const BackwardContext& c) -> std::vector<Tensor> {
+                     const Tensor& v = c.saved[0];
+                     const Tensor scale = add(sign(v), reciprocal(nonzero_denominator(v)));
+                     const Tensor d = sub(special_i0e(v), mul(c.saved[1], scale));
+                     return {mul(c.grad, masked_fill(d, eq(v, 0.0), 0.5))};
+                   });
+}
+
+Tensor sinc(const Tensor& x) {
+  LG_PROFILE_OP(x);
+  const Tensor out = ops::unary(UnaryOp::Sinc, x);
+  return record_op("sinc", out, {x}, {x, out}, [](const BackwardContext& c) -> std::vector<Tensor> {
+    const Tensor& v = c.saved[0];
+    const Tensor safe = nonzero_denominator(v);
+    const Tensor d = div(sub(cos(mul(safe, 3.14159265358979323846)), c.saved[1]), safe);
+    return {mul(c.grad, masked_fill(d, eq(v, 0.0), 0.0))};
+  });
+}
+
+Tensor igamma(const Tensor& a, const Tensor& x) {
+  LG_PROFILE_OP(a, x);
+  return incomplete_gamma("igamma", BinaryOp::Igamma, a, x);
+}
+
+Tensor igammac(const Tensor& a, const Tensor& x) {
+  LG_PROFILE_OP(a, x);
+  return incomplete_gamma("igammac", BinaryOp::Igammac, a, x);
+}
+
+Tensor special_gammainc(const Tensor& a, const Tensor& x) {
+  return igamma(a, x);
+}
+
+Tensor special_gammaincc(const Tensor& a, const Tensor& x) {
+  return igammac(a, x);
+}
+
+Tensor xlogy(const Tensor& x_in, const Tensor& y_in) {
+  LG_PROFILE_OP(x_in, y_in);
+  LG_CHECK(x_in.defined() && y_in.defined(), "xlogy: expected two defined tensors");
+  const DType dtype = floating_result(x_in, y_in);
+  const Tensor x = x_in.to(dtype), y = y_in.to(dtype);
+  Tensor out;
+  {
+    NoGradGuard no_grad;
+    out = masked_fill(mul(x, log(y)), logical_and(eq(x, 0.0), logical_not(isnan(y))), 0.0);
+  }
+  return record_op("xlogy", out, {x, y}, {x, y},
+                   [](const BackwardContext& c) -> std::vector<Tensor> {
+                     const Tensor& u = c.saved[0];
+                     const Tensor& v = c.saved[1];
+                     std::vector<Tensor> grads(2);
+                     if (c.needs(0)) {
+                       const Tensor dead = logical_and(eq(u, 0.0), le(v, 0.0));
+                       grads[0] = sum_to(masked_fill(xlogy(c.grad, v), dead, 0.0), c.shape(0));
+                     }
+                     if (c.needs(1)) grads[1] = sum_to(div(mul(c.grad, u), v), c.shape(1));
+                     return grads;
+                   });
+}
+
+Tensor xlogy(const Tensor& x, double y) {
+  LG_CHECK(x.defined(), "xlogy: expected a defined tensor");
+  return xlogy(x, full({}, y, TensorOptions(floating_result(x, x)).device(x.device())));
+}
+
+Tensor xlogy(double x, const Tensor& y) {
+  LG_CHECK(y.defined(), "xlogy: expected a defined tensor");
+  return xlogy(full({}, x, TensorOptions(floating_result(y, y)).device(y.device())), y);
+}
+
+Tensor special_xlogy(const Tensor& x, const Tensor& y) {
+  return xlogy(x, y);
+}
+
+Tensor special_xlog1py(const Tensor& x_in, const Tensor& y_in) {
+  LG_PROFILE_OP(x_in, y_in);
+  LG_CHECK(x_in.defined() && y_in.defined(), "special_xlog1py: expected two defined tensors");
+  const DType dtype = floating_result(x_in, y_in);
+  const Tensor x = x_in.to(dtype), y = y_in.to(dtype);
+  Tensor out;
+  {
+    NoGradGuard no_grad;
+    out = masked_fill(mul(x, log1p(y)), logical_and(eq(x, 0.0), logical_not(isnan(y))), 0.0);
+  }
+  return record_op(
+      "special_xlog1py", out, {x, y}, {x, y}, [](const BackwardContext& c) -> std::vector<Tensor> {
+        const Tensor& u = c.saved[0];
+        const Tensor& v = c.saved[1];
+        std::vector<Tensor> grads(2);
+        if (c.needs(0)) {
+          const Tensor dead = logical_and(eq(u, 0.0), le(v, -1.0));
+          grads[0] = sum_to(masked_fill(special_xlog1py(c.grad, v), dead, 0.0), c.shape(0));
+        }
+        if (c.needs(1)) grads[1] = sum_to(div(mul(c.grad, u), add(v, 1.0)), c.shape(1));
+        return grads;
+      });
+}
+
+Tensor special_entr(const Tensor& x_in) {
+  LG_PROFILE_OP(x_in);
+  LG_CHECK(x_in.defined(), "special_entr: expected a defined tensor");
+  const Tensor x = is_floating(x_in.dtype()) ? x_in : x_in.to(kFloat32);
+  Tensor out;
+  {
+    NoGradGuard no_grad;
+    // -x log x above 0, 0 at 0, -inf below (NaN stays NaN: every comparison is false).
+    const Tensor positive_part = masked_fill(neg(mul(x, log(x))), le(x, 0.0), 0.0);
+    out = masked_fill(positive_part, lt(x, 0.0), -std::numeric_limits<double>::infinity());
+  }
+  return record_op("special_entr", out, {x}, {x},
+                   [](const BackwardContext& c) -> std::vector<Tensor> {
+                     return {mul(c.grad, neg(add(log(c.saved[0]), 1.0)))};
+                   });
+}
+
+Tensor logit(const Tensor& x_in, std::optional<double> eps) {
+  LG_PROFILE_OP(x_in);
+  LG_CHECK(x_in.defined(), "logit: expected a defined tensor");
+  const Tensor x = is_floating(x_in.dtype()) ? x_in : x_in.to(kFloat32);
+  Tensor out;
+  {
+    NoGradGuard no_grad;
+    const Tensor z = eps ? clamp(x, *eps, 1.0 - *eps) : x;
+    out = log(div(z, rsub(z, 1.0)));
+  }
+  return record_op("logit", out, {x}, {x}, [eps](const BackwardContext& c) -> std::vector<Tensor> {
+    const Tensor& v = c.saved[0];
+    const Tensor d = div(c.grad, mul(v, rsub(v, 1.0)));
+    if (eps) return {masked_fill(d, logical_or(lt(v, *eps), gt(v, 1.0 - *eps)), 0.0)};
+    const Tensor outside = logical_or(lt(v, 0.0), gt(v, 1.0));
+    return {masked_fill(d, outside, std::numeric_limits<double>::quiet_NaN())};
+  });
+}
+
+Tensor special_logit(const Tensor& x, std::optional<double> eps) {
+  return logit(x, eps);
+}
+
+Tensor special_expit(const Tensor& x) {
+  return sigmoid(x);
 }
 
 }  // namespace leangrad

@@ -1,7 +1,9 @@
-// The gamma-family special functions, the inverse error function and the Hurwitz zeta function,
-// as LibTorch's (torch::lgamma, digamma, polygamma, mvlgamma, erfinv, special_zeta), with their
-// gradients, on every device: elementwise kernels of kernels/special_math.h (UnaryOp Lgamma,
-// Digamma, Erfinv; BinaryOp Zeta), computed in double and rounded once. Integral input is computed
+// The special functions, as LibTorch's (torch::lgamma, digamma, polygamma, mvlgamma, erfinv,
+// erfc, i0, sinc, igamma, igammac, xlogy, logit and torch::special's zeta, erfcx, ndtr, log_ndtr,
+// ndtri, i0e, i1, i1e, gammainc, gammaincc, xlog1py, entr, logit, expit), with their gradients,
+// on every device: elementwise kernels of kernels/special_math.h (UnaryOp Lgamma, Digamma,
+// Erfinv, Erfc, Erfcx, Sinc, I0, I0e, I1, I1e, Ndtri; BinaryOp Zeta, Igamma, Igammac), computed
+// in double and rounded once, and compositions of them. Integral input is computed
 // in float32, as PyTorch promotes it. Values at the poles and outside the domains are PyTorch's
 // (docs/api-notes.md lists the few that differ).
 //   Tensor nll = lgamma(alpha) - (alpha - 1) * log(x) + x;  // a Gamma log-density's terms
@@ -9,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include <leangrad/core/tensor.h>
 
@@ -36,5 +39,55 @@ Tensor erfinv(const Tensor& y);
 Tensor special_zeta(const Tensor& x, const Tensor& q);
 Tensor special_zeta(const Tensor& x, double q);
 Tensor special_zeta(double x, const Tensor& q);
+
+// 1 - erf(x) without the cancellation (libm's erfc, in double). Gradient -2/sqrt(pi) exp(-x^2).
+Tensor erfc(const Tensor& x);
+// exp(x^2) erfc(x), finite where erfc underflows (Note [Scaled complementary error function]);
+// +inf below -26.7. Gradient 2x erfcx(x) - 2/sqrt(pi).
+Tensor special_erfcx(const Tensor& x);
+// The standard normal distribution function Phi(x) = erfc(-x / sqrt(2)) / 2, its logarithm
+// (accurate in both tails: through erfcx below 0, log1p above) and its inverse (Note [Inverse
+// normal distribution function]: -inf at 0, +inf at 1, NaN outside [0, 1]). Gradients
+// exp(-x^2/2) / sqrt(2 pi), that over Phi(x), and sqrt(2 pi) exp(ndtri(p)^2 / 2).
+Tensor special_ndtr(const Tensor& x);
+Tensor special_log_ndtr(const Tensor& x);
+Tensor special_ndtri(const Tensor& p);
+// The modified Bessel functions of the first kind I0 and I1 and their scaled forms
+// exp(-|x|) I0(x) and exp(-|x|) I1(x) (Note [Modified Bessel functions]), as torch.i0 and
+// torch.special's i0e, i1, i1e. Gradients I1, I1e - sgn(x) I0e, I0 - I1 / x and
+// I0e - I1e (sgn(x) + 1/x) (1/2 at 0 for the last two), PyTorch's.
+Tensor i0(const Tensor& x);
+Tensor special_i0e(const Tensor& x);
+Tensor special_i1(const Tensor& x);
+Tensor special_i1e(const Tensor& x);
+// sin(pi x) / (pi x), 1 at 0, exactly 0 at the other integers. Gradient (cos(pi x) - sinc(x)) / x,
+// 0 at 0.
+Tensor sinc(const Tensor& x);
+// The regularized lower and upper incomplete gamma functions P(a, x) and Q(a, x) = 1 - P(a, x)
+// (Note [Regularized incomplete gamma functions]), a and x broadcast together, as torch.igamma
+// and igammac (torch.special.gammainc and gammaincc). The gradient with respect to x is
+// +-exp((a - 1) log x - x - lgamma(a)); with respect to a it is not implemented (nor in
+// PyTorch): a backward that needs it raises.
+Tensor igamma(const Tensor& a, const Tensor& x);
+Tensor igammac(const Tensor& a, const Tensor& x);
+Tensor special_gammainc(const Tensor& a, const Tensor& x);
+Tensor special_gammaincc(const Tensor& a, const Tensor& x);
+// x log(y), 0 where x is 0 (unless y is NaN), as torch.xlogy (special_xlogy); x log1p(y) the
+// same way (special_xlog1py). Integral operands give float32. Gradients PyTorch's: log(y)
+// (0 where x = 0 and y <= 0) and x / y; log1p(y) and x / (1 + y).
+Tensor xlogy(const Tensor& x, const Tensor& y);
+Tensor xlogy(const Tensor& x, double y);
+Tensor xlogy(double x, const Tensor& y);
+Tensor special_xlogy(const Tensor& x, const Tensor& y);
+Tensor special_xlog1py(const Tensor& x, const Tensor& y);
+// The entropy term -x log(x): 0 at 0, -inf for x < 0, as torch.special.entr. Gradient
+// -(1 + log x).
+Tensor special_entr(const Tensor& x);
+// log(z / (1 - z)) for z = x, or x clamped to [eps, 1 - eps] when eps is given, as torch.logit
+// (special_logit). Gradient 1 / (x (1 - x)), 0 outside [eps, 1 - eps] with eps, NaN outside
+// [0, 1] without, as PyTorch's. special_expit is sigmoid.
+Tensor logit(const Tensor& x, std::optional<double> eps = std::nullopt);
+Tensor special_logit(const Tensor& x, std::optional<double> eps = std::nullopt);
+Tensor special_expit(const Tensor& x);
 
 }  // namespace leangrad

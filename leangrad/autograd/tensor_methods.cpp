@@ -16,6 +16,7 @@
 #include <leangrad/autograd/linalg_decompositions.h>
 #include <leangrad/autograd/nn_functions.h>
 #include <leangrad/autograd/nn_internal.h>
+#include <leangrad/autograd/pointwise_functions.h>
 #include <leangrad/autograd/reduction_functions.h>
 #include <leangrad/autograd/sampling_functions.h>
 #include <leangrad/autograd/shape_functions.h>
@@ -1083,6 +1084,227 @@ Tensor& composed_in_place(const char* op, Tensor& self, const std::vector<Tensor
 }
 
 }  // namespace
+
+// ---- Pointwise math (autograd/pointwise_functions.h, special_functions.h) ----------------
+Tensor Tensor::logaddexp2(const Tensor& other) const {
+  return leangrad::logaddexp2(*this, other);
+}
+Tensor Tensor::fmax(const Tensor& other) const {
+  return leangrad::fmax(*this, other);
+}
+Tensor Tensor::fmin(const Tensor& other) const {
+  return leangrad::fmin(*this, other);
+}
+Tensor Tensor::positive() const {
+  return leangrad::positive(*this);
+}
+Tensor Tensor::signbit() const {
+  return leangrad::signbit(*this);
+}
+Tensor Tensor::isreal() const {
+  return leangrad::isreal(*this);
+}
+Tensor Tensor::deg2rad() const {
+  return leangrad::deg2rad(*this);
+}
+Tensor& Tensor::deg2rad_() {
+  return composed_in_place("deg2rad_", *this, {},
+                           [](const Tensor& self) { return leangrad::deg2rad(self); });
+}
+Tensor Tensor::rad2deg() const {
+  return leangrad::rad2deg(*this);
+}
+Tensor& Tensor::rad2deg_() {
+  return composed_in_place("rad2deg_", *this, {},
+                           [](const Tensor& self) { return leangrad::rad2deg(self); });
+}
+Tensor Tensor::frac() const {
+  return leangrad::frac(*this);
+}
+Tensor& Tensor::frac_() {
+  return composed_in_place("frac_", *this, {},
+                           [](const Tensor& self) { return leangrad::frac(self); });
+}
+Tensor Tensor::sgn() const {
+  return leangrad::sgn(*this);
+}
+Tensor& Tensor::sgn_() {
+  return composed_in_place("sgn_", *this, {},
+                           [](const Tensor& self) { return leangrad::sgn(self); });
+}
+Tensor Tensor::fix() const {
+  return leangrad::fix(*this);
+}
+Tensor& Tensor::fix_() {
+  return composed_in_place("fix_", *this, {},
+                           [](const Tensor& self) { return leangrad::fix(self); });
+}
+Tensor Tensor::erfc() const {
+  return leangrad::erfc(*this);
+}
+Tensor& Tensor::erfc_() {
+  return composed_in_place("erfc_", *this, {},
+                           [](const Tensor& self) { return leangrad::erfc(self); });
+}
+Tensor Tensor::i0() const {
+  return leangrad::i0(*this);
+}
+Tensor& Tensor::i0_() {
+  return composed_in_place("i0_", *this, {}, [](const Tensor& self) { return leangrad::i0(self); });
+}
+Tensor Tensor::sinc() const {
+  return leangrad::sinc(*this);
+}
+Tensor& Tensor::sinc_() {
+  return composed_in_place("sinc_", *this, {},
+                           [](const Tensor& self) { return leangrad::sinc(self); });
+}
+Tensor Tensor::hypot(const Tensor& other) const {
+  return leangrad::hypot(*this, other);
+}
+Tensor& Tensor::hypot_(const Tensor& other) {
+  return composed_in_place("hypot_", *this, {other},
+                           [&](const Tensor& self) { return leangrad::hypot(self, other); });
+}
+Tensor Tensor::nextafter(const Tensor& other) const {
+  return leangrad::nextafter(*this, other);
+}
+Tensor& Tensor::nextafter_(const Tensor& other) {
+  return composed_in_place("nextafter_", *this, {other},
+                           [&](const Tensor& self) { return leangrad::nextafter(self, other); });
+}
+Tensor Tensor::gcd(const Tensor& other) const {
+  return leangrad::gcd(*this, other);
+}
+Tensor& Tensor::gcd_(const Tensor& other) {
+  return composed_in_place("gcd_", *this, {other},
+                           [&](const Tensor& self) { return leangrad::gcd(self, other); });
+}
+Tensor Tensor::lcm(const Tensor& other) const {
+  return leangrad::lcm(*this, other);
+}
+Tensor& Tensor::lcm_(const Tensor& other) {
+  return composed_in_place("lcm_", *this, {other},
+                           [&](const Tensor& self) { return leangrad::lcm(self, other); });
+}
+Tensor Tensor::heaviside(const Tensor& other) const {
+  return leangrad::heaviside(*this, other);
+}
+Tensor& Tensor::heaviside_(const Tensor& other) {
+  return composed_in_place("heaviside_", *this, {other},
+                           [&](const Tensor& self) { return leangrad::heaviside(self, other); });
+}
+Tensor Tensor::ldexp(const Tensor& other) const {
+  return leangrad::ldexp(*this, other);
+}
+Tensor& Tensor::ldexp_(const Tensor& other) {
+  return composed_in_place("ldexp_", *this, {other},
+                           [&](const Tensor& self) { return leangrad::ldexp(self, other); });
+}
+Tensor Tensor::igamma(const Tensor& other) const {
+  return leangrad::igamma(*this, other);
+}
+Tensor& Tensor::igamma_(const Tensor& other) {
+  return composed_in_place("igamma_", *this, {other},
+                           [&](const Tensor& self) { return leangrad::igamma(self, other); });
+}
+Tensor Tensor::igammac(const Tensor& other) const {
+  return leangrad::igammac(*this, other);
+}
+Tensor& Tensor::igammac_(const Tensor& other) {
+  return composed_in_place("igammac_", *this, {other},
+                           [&](const Tensor& self) { return leangrad::igammac(self, other); });
+}
+Tensor Tensor::copysign(const Tensor& other) const {
+  return leangrad::copysign(*this, other);
+}
+Tensor& Tensor::copysign_(const Tensor& other) {
+  return composed_in_place("copysign_", *this, {other},
+                           [&](const Tensor& self) { return leangrad::copysign(self, other); });
+}
+Tensor Tensor::bitwise_left_shift(const Tensor& other) const {
+  return leangrad::bitwise_left_shift(*this, other);
+}
+Tensor& Tensor::bitwise_left_shift_(const Tensor& other) {
+  return composed_in_place("bitwise_left_shift_", *this, {other}, [&](const Tensor& self) {
+    return leangrad::bitwise_left_shift(self, other);
+  });
+}
+Tensor Tensor::bitwise_right_shift(const Tensor& other) const {
+  return leangrad::bitwise_right_shift(*this, other);
+}
+Tensor& Tensor::bitwise_right_shift_(const Tensor& other) {
+  return composed_in_place("bitwise_right_shift_", *this, {other}, [&](const Tensor& self) {
+    return leangrad::bitwise_right_shift(self, other);
+  });
+}
+Tensor Tensor::xlogy(const Tensor& other) const {
+  return leangrad::xlogy(*this, other);
+}
+Tensor& Tensor::xlogy_(const Tensor& other) {
+  return composed_in_place("xlogy_", *this, {other},
+                           [&](const Tensor& self) { return leangrad::xlogy(self, other); });
+}
+Tensor Tensor::copysign(double other) const {
+  return leangrad::copysign(*this, other);
+}
+Tensor& Tensor::copysign_(double other) {
+  return composed_in_place("copysign_", *this, {},
+                           [&](const Tensor& self) { return leangrad::copysign(self, other); });
+}
+Tensor Tensor::bitwise_left_shift(double other) const {
+  return leangrad::bitwise_left_shift(*this, other);
+}
+Tensor& Tensor::bitwise_left_shift_(double other) {
+  return composed_in_place("bitwise_left_shift_", *this, {}, [&](const Tensor& self) {
+    return leangrad::bitwise_left_shift(self, other);
+  });
+}
+Tensor Tensor::bitwise_right_shift(double other) const {
+  return leangrad::bitwise_right_shift(*this, other);
+}
+Tensor& Tensor::bitwise_right_shift_(double other) {
+  return composed_in_place("bitwise_right_shift_", *this, {}, [&](const Tensor& self) {
+    return leangrad::bitwise_right_shift(self, other);
+  });
+}
+Tensor Tensor::xlogy(double other) const {
+  return leangrad::xlogy(*this, other);
+}
+Tensor& Tensor::xlogy_(double other) {
+  return composed_in_place("xlogy_", *this, {},
+                           [&](const Tensor& self) { return leangrad::xlogy(self, other); });
+}
+Tensor Tensor::float_power(const Tensor& exponent) const {
+  return leangrad::float_power(*this, exponent);
+}
+Tensor Tensor::float_power(double exponent) const {
+  return leangrad::float_power(*this, exponent);
+}
+// PyTorch's float_power_ writes only into a float64 self (the result's dtype).
+Tensor& Tensor::float_power_(const Tensor& exponent) {
+  LG_CHECK_DTYPE(defined() && dtype() == kFloat64, "float_power_: the base has dtype ",
+                 defined() ? dtype_name(dtype()) : "undefined",
+                 " but the result is float64; convert self with .to(kFloat64) first");
+  return composed_in_place("float_power_", *this, {exponent}, [&](const Tensor& self) {
+    return leangrad::float_power(self, exponent);
+  });
+}
+Tensor& Tensor::float_power_(double exponent) {
+  LG_CHECK_DTYPE(defined() && dtype() == kFloat64, "float_power_: the base has dtype ",
+                 defined() ? dtype_name(dtype()) : "undefined",
+                 " but the result is float64; convert self with .to(kFloat64) first");
+  return composed_in_place("float_power_", *this, {}, [&](const Tensor& self) {
+    return leangrad::float_power(self, exponent);
+  });
+}
+Tensor Tensor::logit(std::optional<double> eps) const {
+  return leangrad::logit(*this, eps);
+}
+Tensor& Tensor::logit_(std::optional<double> eps) {
+  return composed_in_place("logit_", *this, {},
+                           [&](const Tensor& self) { return leangrad::logit(self, eps); });
+}
 
 Tensor Tensor::lerp(const Tensor& end, double weight) const {
   return leangrad::lerp(*this, end, weight);

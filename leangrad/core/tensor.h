@@ -232,6 +232,70 @@ class Tensor {
   Tensor addcdiv(const Tensor& tensor1, const Tensor& tensor2, double value = 1.0) const;
   Tensor& addcdiv_(const Tensor& tensor1, const Tensor& tensor2, double value = 1.0);
   Tensor logaddexp(const Tensor& other) const;
+  // The pointwise math of autograd/pointwise_functions.h and autograd/special_functions.h as
+  // LibTorch's methods; the in-place forms are composed (the out-of-place op written into self,
+  // whose dtype must hold the result: erfc_ of an integer tensor is refused, float_power_ needs a
+  // float64 self, as PyTorch's).
+  Tensor logaddexp2(const Tensor& other) const;
+  Tensor hypot(const Tensor& other) const;
+  Tensor& hypot_(const Tensor& other);
+  Tensor copysign(const Tensor& other) const;
+  Tensor copysign(double other) const;
+  Tensor& copysign_(const Tensor& other);
+  Tensor& copysign_(double other);
+  Tensor nextafter(const Tensor& other) const;
+  Tensor& nextafter_(const Tensor& other);
+  Tensor fmax(const Tensor& other) const;
+  Tensor fmin(const Tensor& other) const;
+  Tensor gcd(const Tensor& other) const;
+  Tensor& gcd_(const Tensor& other);
+  Tensor lcm(const Tensor& other) const;
+  Tensor& lcm_(const Tensor& other);
+  Tensor bitwise_left_shift(const Tensor& other) const;
+  Tensor bitwise_left_shift(double other) const;
+  Tensor& bitwise_left_shift_(const Tensor& other);
+  Tensor& bitwise_left_shift_(double other);
+  Tensor bitwise_right_shift(const Tensor& other) const;
+  Tensor bitwise_right_shift(double other) const;
+  Tensor& bitwise_right_shift_(const Tensor& other);
+  Tensor& bitwise_right_shift_(double other);
+  Tensor heaviside(const Tensor& values) const;
+  Tensor& heaviside_(const Tensor& values);
+  Tensor float_power(const Tensor& exponent) const;
+  Tensor float_power(double exponent) const;
+  Tensor& float_power_(const Tensor& exponent);
+  Tensor& float_power_(double exponent);
+  Tensor ldexp(const Tensor& other) const;
+  Tensor& ldexp_(const Tensor& other);
+  Tensor deg2rad() const;
+  Tensor& deg2rad_();
+  Tensor rad2deg() const;
+  Tensor& rad2deg_();
+  Tensor frac() const;
+  Tensor& frac_();
+  Tensor sgn() const;
+  Tensor& sgn_();
+  Tensor fix() const;
+  Tensor& fix_();
+  Tensor positive() const;
+  Tensor signbit() const;
+  Tensor isreal() const;
+  Tensor erfc() const;
+  Tensor& erfc_();
+  Tensor i0() const;
+  Tensor& i0_();
+  Tensor sinc() const;
+  Tensor& sinc_();
+  Tensor igamma(const Tensor& other) const;
+  Tensor& igamma_(const Tensor& other);
+  Tensor igammac(const Tensor& other) const;
+  Tensor& igammac_(const Tensor& other);
+  Tensor xlogy(const Tensor& other) const;
+  Tensor xlogy(double other) const;
+  Tensor& xlogy_(const Tensor& other);
+  Tensor& xlogy_(double other);
+  Tensor logit(std::optional<double> eps = std::nullopt) const;
+  Tensor& logit_(std::optional<double> eps = std::nullopt);
   Tensor index_add(std::int64_t dim, const Tensor& index, const Tensor& source,
                    double alpha = 1.0) const;
   Tensor& index_add_(std::int64_t dim, const Tensor& index, const Tensor& source,

@@ -218,11 +218,72 @@ LG_HOST_DEVICE LG_INLINE I integer_pow(I base, I exponent) {
 // float32, as PyTorch's integral-to-float promotion; it sends integral Div there too, whose
 // integer kernel stays defined per Note [Defined integer semantics]).
 constexpr bool is_floating_only(BinaryOp op) {
-  return op == BinaryOp::Atan2 || op == BinaryOp::Zeta;
+  return op == BinaryOp::Atan2 || op == BinaryOp::Zeta || op == BinaryOp::Hypot ||
+         op == BinaryOp::Copysign || op == BinaryOp::Nextafter || op == BinaryOp::Igamma ||
+         op == BinaryOp::Igammac;
 }
-// The bitwise ops, defined for integral types only (bool operands go through uint8).
-constexpr bool is_integral_only(BinaryOp op) {
+// The bitwise ops (bool operands go through uint8), gcd, lcm and the shifts (bool refused):
+// defined for integral types only.
+constexpr bool is_bitwise(BinaryOp op) {
   return op == BinaryOp::BitwiseAnd || op == BinaryOp::BitwiseOr || op == BinaryOp::BitwiseXor;
+}
+constexpr bool is_integral_only(BinaryOp op) {
+  return is_bitwise(op) || op == BinaryOp::Gcd || op == BinaryOp::Lcm ||
+         op == BinaryOp::LeftShift || op == BinaryOp::RightShift;
+}
+
+// gcd(a, b) >= 0 by Euclid's algorithm on the magnitudes, in the unsigned type, so that the
+// magnitude of the most negative value is defined (its gcd with 0 wraps back to it, as
+// PyTorch's std::abs does in practice).
+template <typename I>
+LG_HOST_DEVICE LG_INLINE I integer_gcd(I a, I b) {
+  using U = std::make_unsigned_t<I>;
+  U x = static_cast<U>(a), y = static_cast<U>(b);
+  if constexpr (std::is_signed_v<I>) {
+    if (a < 0) x = static_cast<U>(U(0) - x);
+    if (b < 0) y = static_cast<U>(U(0) - y);
+  }
+  while (x != 0) {
+    const U r = static_cast<U>(y % x);
+    y = x;
+    x = r;
+  }
+  return static_cast<I>(y);
+}
+// lcm(a, b) = |a / gcd(a, b) * b|, 0 where either is 0; the product wraps (Note [Defined integer
+// semantics]).
+template <typename I>
+LG_HOST_DEVICE LG_INLINE I integer_lcm(I a, I b) {
+  const I g = integer_gcd(a, b);
+  if (g == 0) return 0;
+  const I m = wrapping_mul(static_cast<I>(a / g), b);
+  if constexpr (std::is_signed_v<I>) {
+    if (m < 0) return wrapping_sub(I(0), m);
+  }
+  return m;
+}
+// a << b and a >> b, defined for every b (C leaves a shift by a negative count or by the width or
+// more undefined): the left shift is 0 there and shifts the bits of the unsigned type (no signed
+// overflow); the right shift is arithmetic and fills with the sign there (PyTorch 2's rule).
+template <typename I>
+LG_HOST_DEVICE LG_INLINE I integer_left_shift(I a, I b) {
+  using U = std::make_unsigned_t<I>;
+  constexpr I kWidth = static_cast<I>(sizeof(I) * 8);
+  if (b >= kWidth) return 0;
+  if constexpr (std::is_signed_v<I>) {
+    if (b < 0) return 0;
+  }
+  return static_cast<I>(static_cast<U>(static_cast<U>(a) << b));
+}
+template <typename I>
+LG_HOST_DEVICE LG_INLINE I integer_right_shift(I a, I b) {
+  constexpr I kWidth = static_cast<I>(sizeof(I) * 8);
+  if constexpr (std::is_signed_v<I>) {
+    if (b < 0 || b >= kWidth) return a < 0 ? I(-1) : I(0);
+  } else {
+    if (b >= kWidth) return 0;
+  }
+  return static_cast<I>(a >> b);
 }
 
 // Calls f.template operator()<T>() for the element types binary op kOp is instantiated for, by
@@ -278,6 +339,42 @@ LG_HOST_DEVICE LG_INLINE M binary_op_apply(M a, M b) {
   } else if constexpr (op == BinaryOp::Zeta) {
     static_assert(!kIntegral, "zeta is defined for floating types only (see is_floating_only)");
     return static_cast<M>(special_math::zeta(a, b));  // in double (kernels/special_math.h)
+  } else if constexpr (op == BinaryOp::Hypot) {
+    static_assert(!kIntegral, "hypot is defined for floating types only (see is_floating_only)");
+    return std::hypot(a, b);
+  } else if constexpr (op == BinaryOp::Copysign) {
+    static_assert(!kIntegral, "copysign is defined for floating types only");
+    return std::copysign(a, b);
+  } else if constexpr (op == BinaryOp::Nextafter) {
+    // In M: float and double only (ops::binary refuses the 16-bit types, whose next value this
+    // float would round back to a).
+    static_assert(!kIntegral, "nextafter is defined for floating types only");
+    return std::nextafter(a, b);
+  } else if constexpr (op == BinaryOp::Igamma || op == BinaryOp::Igammac) {
+    static_assert(!kIntegral, "igamma is defined for floating types only");
+    return static_cast<M>(special_math::incomplete_gamma(a, b, op == BinaryOp::Igamma));
+  } else if constexpr (op == BinaryOp::Fmax || op == BinaryOp::Fmin) {
+    if constexpr (kIntegral) {
+      if constexpr (op == BinaryOp::Fmax)
+        return a > b ? a : b;
+      else
+        return a < b ? a : b;
+    } else if constexpr (op == BinaryOp::Fmax) {
+      return std::fmax(a, b);  // the other operand where one is NaN
+    } else {
+      return std::fmin(a, b);
+    }
+  } else if constexpr (op == BinaryOp::Gcd || op == BinaryOp::Lcm || op == BinaryOp::LeftShift ||
+                       op == BinaryOp::RightShift) {
+    static_assert(kIntegral, "gcd, lcm and the shifts are defined for integral types only");
+    if constexpr (op == BinaryOp::Gcd)
+      return integer_gcd(a, b);
+    else if constexpr (op == BinaryOp::Lcm)
+      return integer_lcm(a, b);
+    else if constexpr (op == BinaryOp::LeftShift)
+      return integer_left_shift(a, b);
+    else
+      return integer_right_shift(a, b);
   } else if constexpr (op == BinaryOp::Remainder) {
     if constexpr (kIntegral)
       return integer_remainder(a, b);
@@ -293,7 +390,7 @@ LG_HOST_DEVICE LG_INLINE M binary_op_apply(M a, M b) {
       return integer_floor_div(a, b);
     else
       return floating_floor_div(a, b);
-  } else if constexpr (is_integral_only(op)) {
+  } else if constexpr (is_bitwise(op)) {
     static_assert(kIntegral, "the bitwise ops are defined for integral types only");
     if constexpr (op == BinaryOp::BitwiseAnd)
       return static_cast<M>(a & b);
@@ -470,6 +567,18 @@ LG_HOST_DEVICE LG_ALWAYS_INLINE M unary_op_apply(M a) {
     return static_cast<M>(special_math::digamma(a));
   } else if constexpr (op == UnaryOp::Erfinv) {
     return static_cast<M>(special_math::erfinv(a));
+  } else if constexpr (op == UnaryOp::Erfc) {  // in double, as the special functions below
+    return static_cast<M>(std::erfc(static_cast<double>(a)));
+  } else if constexpr (op == UnaryOp::Erfcx) {
+    return static_cast<M>(special_math::erfcx(a));
+  } else if constexpr (op == UnaryOp::Sinc) {
+    return static_cast<M>(special_math::sinc(a));
+  } else if constexpr (op == UnaryOp::I0 || op == UnaryOp::I0e) {
+    return static_cast<M>(special_math::bessel_i0(a, op == UnaryOp::I0e));
+  } else if constexpr (op == UnaryOp::I1 || op == UnaryOp::I1e) {
+    return static_cast<M>(special_math::bessel_i1(a, op == UnaryOp::I1e));
+  } else if constexpr (op == UnaryOp::Ndtri) {
+    return static_cast<M>(special_math::ndtri(a));
   } else if constexpr (op == UnaryOp::Sign) {
     // PyTorch's (0 < a) - (a < 0): sign(NaN) and sign(-0.0) are +0.
     if constexpr (std::is_unsigned_v<M>)

@@ -56,6 +56,17 @@ enum class BinaryOp : std::uint8_t {
   BitwiseOr,
   BitwiseXor,
   Zeta,  // the Hurwitz zeta function zeta(s, q) (torch.special.zeta); floating only
+  Hypot,      // sqrt(a^2 + b^2) without overflow; floating only
+  Copysign,   // |a| with b's sign bit; floating only
+  Nextafter,  // the next representable value after a toward b; float32 and float64 only
+  Fmax,       // the larger, NaN ignored unless both are (C's fmax, torch.fmax)
+  Fmin,
+  Igamma,   // the regularized lower incomplete gamma function P(a, x); floating only
+  Igammac,  // its complement Q(a, x) = 1 - P(a, x)
+  Gcd,      // integral only (bool refused), as the shifts
+  Lcm,
+  LeftShift,   // a << b; 0 where b is negative or at least the width
+  RightShift,  // a >> b, arithmetic; the sign's fill where b is negative or at least the width
 };
 enum class UnaryOp : std::uint8_t {
   Neg,
@@ -92,7 +103,15 @@ enum class UnaryOp : std::uint8_t {
   Exp2,
   Lgamma,   // log|Gamma(x)|
   Digamma,  // d/dx log Gamma(x)
-  Erfinv
+  Erfinv,
+  Erfc,   // 1 - erf(x), without the cancellation
+  Erfcx,  // exp(x^2) erfc(x)
+  Sinc,   // sin(pi x) / (pi x), 1 at 0
+  I0,     // the modified Bessel functions of the first kind of order 0 and 1,
+  I0e,    // and their exponentially scaled forms exp(-|x|) I(x)
+  I1,
+  I1e,
+  Ndtri,  // the inverse of the standard normal distribution function
 };
 enum class CompareOp : std::uint8_t { Gt, Lt, Ge, Le, Eq, Ne };
 enum class ReduceOp : std::uint8_t { Sum, Mean, Max, Prod };

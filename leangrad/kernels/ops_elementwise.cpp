@@ -74,6 +74,28 @@ const char* op_name(BinaryOp op) {
       return "bitwise_xor";
     case BinaryOp::Zeta:
       return "zeta";
+    case BinaryOp::Hypot:
+      return "hypot";
+    case BinaryOp::Copysign:
+      return "copysign";
+    case BinaryOp::Nextafter:
+      return "nextafter";
+    case BinaryOp::Fmax:
+      return "fmax";
+    case BinaryOp::Fmin:
+      return "fmin";
+    case BinaryOp::Igamma:
+      return "igamma";
+    case BinaryOp::Igammac:
+      return "igammac";
+    case BinaryOp::Gcd:
+      return "gcd";
+    case BinaryOp::Lcm:
+      return "lcm";
+    case BinaryOp::LeftShift:
+      return "bitwise_left_shift";
+    case BinaryOp::RightShift:
+      return "bitwise_right_shift";
   }
   return "unknown_binary_op";
 }
@@ -150,6 +172,22 @@ const char* op_name(UnaryOp op) {
       return "digamma";
     case UnaryOp::Erfinv:
       return "erfinv";
+    case UnaryOp::Erfc:
+      return "erfc";
+    case UnaryOp::Erfcx:
+      return "special_erfcx";
+    case UnaryOp::Sinc:
+      return "sinc";
+    case UnaryOp::I0:
+      return "i0";
+    case UnaryOp::I0e:
+      return "special_i0e";
+    case UnaryOp::I1:
+      return "special_i1";
+    case UnaryOp::I1e:
+      return "special_i1e";
+    case UnaryOp::Ndtri:
+      return "special_ndtri";
   }
   return "unknown_unary_op";
 }
@@ -308,14 +346,19 @@ DType binary_result_dtype(BinaryOp op, DType promoted) {
 // bitwise ops of two bools are the logical and, or and xor. Computed in uint8 and cast back.
 bool is_logical_on_bool(BinaryOp op) {
   return op == BinaryOp::Add || op == BinaryOp::Mul || op == BinaryOp::Maximum ||
-         op == BinaryOp::Minimum || kernels::is_integral_only(op);
+         op == BinaryOp::Minimum || op == BinaryOp::Fmax || op == BinaryOp::Fmin ||
+         kernels::is_bitwise(op);
 }
 
-// The bitwise ops take integral and bool operands only, as PyTorch's.
-void check_integral_operands(BinaryOp op, const char* name, DType dtype) {
-  LG_CHECK_DTYPE(!kernels::is_integral_only(op) || !is_floating(dtype), name,
-                 ": expected integral or bool operands, got ", dtype,
-                 " (bitwise ops are not defined for floating types)");
+// The bitwise ops take integral and bool operands only, gcd, lcm and the shifts integral ones
+// (bool is refused by check_not_bool), as PyTorch's; nextafter float32 and float64 (a 16-bit
+// next value is not the float one rounded).
+void check_operand_dtype(BinaryOp op, const char* name, DType dtype) {
+  LG_CHECK_DTYPE(!kernels::is_integral_only(op) || !is_floating(dtype), name, ": expected integral",
+                 kernels::is_bitwise(op) ? " or bool" : "", " operands, got ", dtype, " (", name,
+                 " is not defined for floating types)");
+  LG_CHECK_DTYPE(op != BinaryOp::Nextafter || dtype == DType::Float32 || dtype == DType::Float64,
+                 name, ": expected float32 or float64 operands, got ", dtype);
 }
 
 // PyTorch's pow(Tensor, Scalar) refuses an integral base with a negative integral exponent (the
@@ -447,7 +490,7 @@ Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) {
   check_defined(name, {&a, &b});
   check_same_device(name, a, b);
   const DType dtype = binary_result_dtype(op, result_type(a, b));
-  check_integral_operands(op, name, dtype);
+  check_operand_dtype(op, name, dtype);
   if (dtype == DType::Bool && is_logical_on_bool(op)) {
     return cast(binary(op, cast(a, DType::UInt8), cast(b, DType::UInt8)), DType::Bool);
   }
@@ -464,7 +507,7 @@ Tensor binary(BinaryOp op, const Tensor& a, double s, bool scalar_first) {
   const char* name = op_name(op);
   check_defined(name, {&a});
   const DType dtype = binary_result_dtype(op, scalar_result_dtype(a.dtype(), s));
-  check_integral_operands(op, name, dtype);
+  check_operand_dtype(op, name, dtype);
   check_not_bool(name, dtype);
   if (op == BinaryOp::Pow && !scalar_first) check_integer_power(name, dtype, s);
   const Tensor a_cast = to_dtype(a, dtype);
@@ -479,7 +522,7 @@ void binary_(BinaryOp op, const Tensor& self, const Tensor& other) {
   check_defined(name, {&self, &other});
   check_same_device(name, self, other);
   const DType dtype = binary_result_dtype(op, result_type(self, other));
-  check_integral_operands(op, name, dtype);
+  check_operand_dtype(op, name, dtype);
   const bool logical = dtype == DType::Bool && is_logical_on_bool(op);
   if (!logical) check_not_bool(name, dtype);
   LG_CHECK_DTYPE(can_cast(dtype, self.dtype()), name, ": result type ", dtype,
@@ -504,7 +547,7 @@ void binary_(BinaryOp op, const Tensor& self, double s) {
   const char* name = name_str.c_str();
   check_defined(name, {&self});
   const DType dtype = binary_result_dtype(op, scalar_result_dtype(self.dtype(), s));
-  check_integral_operands(op, name, dtype);
+  check_operand_dtype(op, name, dtype);
   check_not_bool(name, dtype);
   if (op == BinaryOp::Pow) check_integer_power(name, dtype, s);
   LG_CHECK_DTYPE(can_cast(dtype, self.dtype()), name, ": result type ", dtype,

@@ -19,6 +19,7 @@
 #include <leangrad/autograd/einsum.h>
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/linalg_functions.h>
+#include <leangrad/autograd/pointwise_functions.h>
 #include <leangrad/autograd/special_functions.h>
 #include <leangrad/core/error.h>
 #include <leangrad/core/generator.h>
@@ -84,6 +85,26 @@ constexpr Op kDigamma{"digamma", [](const Inputs& x) { return Outputs{digamma(x[
 constexpr Op kErfinv{"erfinv", [](const Inputs& x) { return Outputs{erfinv(x[0])}; }};
 constexpr Op kZeta{"special_zeta",
                    [](const Inputs& x) { return Outputs{special_zeta(x[0], x[1])}; }};
+constexpr Op kErfc{"erfc", [](const Inputs& x) { return Outputs{erfc(x[0])}; }};
+constexpr Op kErfcx{"special_erfcx", [](const Inputs& x) { return Outputs{special_erfcx(x[0])}; }};
+constexpr Op kSinc{"sinc", [](const Inputs& x) { return Outputs{sinc(x[0])}; }};
+constexpr Op kI0{"i0", [](const Inputs& x) { return Outputs{i0(x[0])}; }};
+constexpr Op kI0e{"special_i0e", [](const Inputs& x) { return Outputs{special_i0e(x[0])}; }};
+constexpr Op kI1{"special_i1", [](const Inputs& x) { return Outputs{special_i1(x[0])}; }};
+constexpr Op kI1e{"special_i1e", [](const Inputs& x) { return Outputs{special_i1e(x[0])}; }};
+constexpr Op kNdtri{"special_ndtri", [](const Inputs& x) { return Outputs{special_ndtri(x[0])}; }};
+constexpr Op kIgamma{"igamma", [](const Inputs& x) { return Outputs{igamma(x[0], x[1])}; }};
+constexpr Op kIgammac{"igammac", [](const Inputs& x) { return Outputs{igammac(x[0], x[1])}; }};
+constexpr Op kHypot{"hypot", [](const Inputs& x) { return Outputs{hypot(x[0], x[1])}; }};
+constexpr Op kCopysign{"copysign", [](const Inputs& x) { return Outputs{copysign(x[0], x[1])}; }};
+constexpr Op kFmax{"fmax", [](const Inputs& x) { return Outputs{fmax(x[0], x[1])}; }};
+constexpr Op kFmin{"fmin", [](const Inputs& x) { return Outputs{fmin(x[0], x[1])}; }};
+constexpr Op kGcd{"gcd", [](const Inputs& x) { return Outputs{gcd(x[0], x[1])}; }};
+constexpr Op kLcm{"lcm", [](const Inputs& x) { return Outputs{lcm(x[0], x[1])}; }};
+constexpr Op kLeftShift{"bitwise_left_shift",
+                        [](const Inputs& x) { return Outputs{bitwise_left_shift(x[0], x[1])}; }};
+constexpr Op kRightShift{"bitwise_right_shift",
+                         [](const Inputs& x) { return Outputs{bitwise_right_shift(x[0], x[1])}; }};
 constexpr Op kGt{"gt", [](const Inputs& x) { return Outputs{gt(x[0], x[1])}; }};
 constexpr Op kLt{"lt", [](const Inputs& x) { return Outputs{lt(x[0], x[1])}; }};
 constexpr Op kEq{"eq", [](const Inputs& x) { return Outputs{eq(x[0], x[1])}; }};
@@ -163,6 +184,23 @@ std::vector<OpCase> floating_elementwise_cases() {
       {kDigamma, {{-4.9, 20}}},
       {kErfinv, {{-0.999, 0.999}}},
       {kZeta, {{1.5, 6}, {0.1, 30}}},
+      // Session 53's pointwise math (kernels/special_math.h and elementwise_math.h): the Bessel
+      // functions across the series / asymptotic switch at 20 (I0 and I1 below float16's
+      // overflow), igamma on both of its branches.
+      {kErfc, {{-5, 9}}},
+      {kErfcx, {{-3, 30}}},
+      {kSinc, {{-6, 6}}},
+      {kI0, {{-12, 12}}},
+      {kI0e, {{-40, 40}}},
+      {kI1, {{-12, 12}}},
+      {kI1e, {{-40, 40}}},
+      {kNdtri, {{0.001, 0.999}}},
+      {kIgamma, {{0.1, 20}, {0.01, 40}}},
+      {kIgammac, {{0.1, 20}, {0.01, 40}}},
+      {kHypot, {{-1e3, 1e3}, {-1e3, 1e3}}},
+      {kCopysign, {kUnit, kUnit}, /*exact=*/true},
+      {kFmax, {kUnit, kUnit}, /*exact=*/true},
+      {kFmin, {kUnit, kUnit}, /*exact=*/true},
   };
   std::vector<OpCase> c;
   add_floating_grid(c, binary, kMatrix);
@@ -184,6 +222,16 @@ std::vector<OpCase> floating_elementwise_cases() {
                         mvlgamma(v[0], 3);
                }),
                {input(kVector, kFloat64, 1.2, 9.0), input(kVector, kFloat64, -0.9, 0.9)},
+               kTolF64});
+  c.push_back({"pointwise_gradients_f64",
+               grads_of([](const Inputs& v) {
+                 return erfc(v[0]) + special_erfcx(v[0]) + special_log_ndtr(v[0]) + i0(v[0]) +
+                        special_i0e(v[0]) + special_i1(v[0]) + special_i1e(v[0]) + sinc(v[0]) +
+                        special_ndtri(v[1]) + igamma(v[1].detach() * 3.0 + 1.0, v[0].abs() + 0.5) +
+                        xlogy(v[0], v[1]) + logit(v[1]) + hypot(v[0], v[1]) +
+                        logaddexp2(v[0], v[1]);
+               }),
+               {input(kVector, kFloat64, -4.0, 4.0), input(kVector, kFloat64, 0.05, 0.95)},
                kTolF64});
   c.push_back({"atan2_broadcast_gradients_f64",
                grads_of([](const Inputs& v) { return atan2(v[0], v[1]); }),
@@ -237,6 +285,12 @@ std::vector<OpCase> integer_and_compare_cases() {
       {kEq, kInt32, {{0, 3}, {0, 3}}},
       {kNe, kInt64, {{0, 3}, {0, 3}}},
       {kEq, kBool, {kUnit, kUnit}},
+      // gcd, lcm and the shifts (session 53); counts past the width and below 0.
+      {kGcd, kInt64, {{-1e6, 1e6}, {-1e6, 1e6}}},
+      {kLcm, kInt32, {{-1000, 1000}, {-1000, 1000}}},
+      {kLeftShift, kInt64, {{-1e6, 1e6}, {-3, 70}}},
+      {kRightShift, kInt32, {{-1e6, 1e6}, {-3, 40}}},
+      {kRightShift, kUInt8, {{0, 255}, {0, 12}}},
   };
   const std::vector<ElementwiseRow> unary = {
       {kNeg, kInt64, {{-1e6, 1e6}}},      {kAbs, kInt32, {{-1e6, 1e6}}},

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -33,12 +34,19 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 const DType kAllDTypes[] = {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32, kUInt8, kBool};
 const DType kNumericDTypes[] = {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32, kUInt8};
 const DType kFloatingDTypes[] = {kFloat32, kFloat64, kFloat16, kBFloat16};
-const BinaryOp kBinaryOps[] = {BinaryOp::Add,     BinaryOp::Sub,        BinaryOp::Mul,
-                               BinaryOp::Div,     BinaryOp::Pow,        BinaryOp::Maximum,
-                               BinaryOp::Minimum, BinaryOp::Atan2,      BinaryOp::Remainder,
-                               BinaryOp::Fmod,    BinaryOp::FloorDivide};
-// Integral and bool operands only.
-const BinaryOp kBitwiseOps[] = {BinaryOp::BitwiseAnd, BinaryOp::BitwiseOr, BinaryOp::BitwiseXor};
+const BinaryOp kBinaryOps[] = {BinaryOp::Add,      BinaryOp::Sub,         BinaryOp::Mul,
+                               BinaryOp::Div,      BinaryOp::Pow,         BinaryOp::Maximum,
+                               BinaryOp::Minimum,  BinaryOp::Atan2,       BinaryOp::Remainder,
+                               BinaryOp::Fmod,     BinaryOp::FloorDivide, BinaryOp::Hypot,
+                               BinaryOp::Copysign, BinaryOp::Fmax,        BinaryOp::Fmin};
+// Integral operands only (bool refused).
+const BinaryOp kIntegralOps[] = {BinaryOp::Gcd, BinaryOp::Lcm, BinaryOp::LeftShift,
+                                 BinaryOp::RightShift};
+// The binary ops that compute integral operands in float32.
+bool computes_in_float(BinaryOp op) {
+  return op == BinaryOp::Div || op == BinaryOp::Atan2 || op == BinaryOp::Hypot ||
+         op == BinaryOp::Copysign;
+}
 const UnaryOp kUnaryOps[] = {
     UnaryOp::Neg,   UnaryOp::Abs,     UnaryOp::Exp,    UnaryOp::Log,     UnaryOp::Sqrt,
     UnaryOp::Tanh,  UnaryOp::Sigmoid, UnaryOp::Relu,   UnaryOp::Erf,     UnaryOp::Expm1,
@@ -46,7 +54,9 @@ const UnaryOp kUnaryOps[] = {
     UnaryOp::Sign,  UnaryOp::Floor,   UnaryOp::Ceil,   UnaryOp::Round,   UnaryOp::Trunc,
     UnaryOp::Log2,  UnaryOp::Log10,   UnaryOp::Tan,    UnaryOp::Asin,    UnaryOp::Acos,
     UnaryOp::Atan,  UnaryOp::Sinh,    UnaryOp::Cosh,   UnaryOp::Asinh,   UnaryOp::Acosh,
-    UnaryOp::Atanh, UnaryOp::Exp2,    UnaryOp::Lgamma, UnaryOp::Digamma, UnaryOp::Erfinv};
+    UnaryOp::Atanh, UnaryOp::Exp2,    UnaryOp::Lgamma, UnaryOp::Digamma, UnaryOp::Erfinv,
+    UnaryOp::Erfc,  UnaryOp::Erfcx,   UnaryOp::Sinc,   UnaryOp::I0,      UnaryOp::I0e,
+    UnaryOp::I1,    UnaryOp::I1e,     UnaryOp::Ndtri};
 // The unary ops whose integral input is computed in float32 (the others keep its dtype).
 bool promotes_integral_input(UnaryOp op) {
   return op != UnaryOp::Neg && op != UnaryOp::Abs && op != UnaryOp::Relu && op != UnaryOp::Sign &&
@@ -191,8 +201,41 @@ double reference_binary(BinaryOp op, double a, double b, DType dtype) {
                                                           : (x ^ y));
       break;
     }
-    case BinaryOp::Zeta:  // not in kBinaryOps: tests/autograd/test_special_math.cpp checks it
-      ADD_FAILURE() << "no reference for zeta here";
+    case BinaryOp::Hypot:
+      r = std::hypot(a, b);
+      break;
+    case BinaryOp::Copysign:
+      r = std::copysign(a, b);
+      break;
+    case BinaryOp::Fmax:
+      r = std::fmax(a, b);
+      break;
+    case BinaryOp::Fmin:
+      r = std::fmin(a, b);
+      break;
+    // The integral-only ops from their definitions on int64 (the shifts as products and floored
+    // quotients by 2^b), with the out-of-range counts of Note [Defined integer semantics].
+    case BinaryOp::Gcd:
+    case BinaryOp::Lcm: {
+      const auto x = static_cast<std::int64_t>(a), y = static_cast<std::int64_t>(b);
+      r = static_cast<double>(op == BinaryOp::Gcd ? std::gcd(x, y) : std::lcm(x, y));
+      break;
+    }
+    case BinaryOp::LeftShift:
+    case BinaryOp::RightShift: {
+      const int width = dtype == kUInt8 ? 8 : dtype == kInt32 ? 32 : 64;
+      const bool inside = b >= 0 && b < width;
+      if (op == BinaryOp::LeftShift)
+        r = inside ? a * std::ldexp(1.0, static_cast<int>(b)) : 0;
+      else
+        r = inside ? std::floor(a / std::ldexp(1.0, static_cast<int>(b))) : (a < 0 ? -1 : 0);
+      break;
+    }
+    case BinaryOp::Zeta:    // not here: tests/autograd/test_special_math.cpp checks it
+    case BinaryOp::Igamma:  // tests/autograd/test_pointwise_math.cpp checks these three
+    case BinaryOp::Igammac:
+    case BinaryOp::Nextafter:
+      ADD_FAILURE() << "no reference for " << op_name(op) << " here";
       r = kNaN;
       break;
   }
@@ -321,6 +364,38 @@ double reference_unary(UnaryOp op, double a, DType dtype) {
       return reference_digamma(a);
     case UnaryOp::Erfinv:
       return reference_erfinv(a);
+    // In long double, from the C++ library's own functions (libstdc++'s cyl_bessel_i included).
+    case UnaryOp::Erfc:
+      return static_cast<double>(std::erfc(static_cast<long double>(a)));
+    case UnaryOp::Erfcx: {
+      const long double l = a;
+      return static_cast<double>(std::exp(l * l) * std::erfc(l));
+    }
+    case UnaryOp::Sinc: {
+      if (a == 0) return 1;
+      const long double pi_x = 3.141592653589793238462643383279502884L * a;
+      return static_cast<double>(std::sin(pi_x) / pi_x);
+    }
+    case UnaryOp::I0:
+    case UnaryOp::I0e:
+    case UnaryOp::I1:
+    case UnaryOp::I1e: {
+      const bool order_one = op == UnaryOp::I1 || op == UnaryOp::I1e;
+      const long double m = std::fabs(static_cast<long double>(a));
+      long double v = std::cyl_bessel_il(order_one ? 1.0L : 0.0L, m);
+      if (op == UnaryOp::I0e || op == UnaryOp::I1e) v *= std::exp(-m);
+      return static_cast<double>(order_one && a < 0 ? -v : v);
+    }
+    case UnaryOp::Ndtri: {  // bisection on Phi(z) = erfc(-z / sqrt 2) / 2
+      if (std::isnan(a) || a < 0 || a > 1) return kNaN;
+      if (a == 0 || a == 1) return a == 0 ? -kInf : kInf;
+      long double lo = -40, hi = 40;
+      for (int i = 0; i < 200; ++i) {
+        const long double mid = (lo + hi) / 2;
+        (std::erfc(-mid / std::sqrt(2.0L)) / 2 < a ? lo : hi) = mid;
+      }
+      return static_cast<double>((lo + hi) / 2);
+    }
   }
   return kNaN;
 }
@@ -347,7 +422,7 @@ bool reference_compare(CompareOp op, double a, double b) {
 // -> float32.
 DType binary_dtype(BinaryOp op, DType a, DType b) {
   const DType p = promote_types(a, b);
-  return (op == BinaryOp::Div || op == BinaryOp::Atan2) && !is_floating(p) ? kFloat32 : p;
+  return computes_in_float(op) && !is_floating(p) ? kFloat32 : p;
 }
 
 std::string trace(const char* what, DType dtype, const Shape& a, const Shape& b) {
@@ -464,6 +539,29 @@ TEST(ElementwiseBinary, EveryOpDTypeAndBroadcastShape) {
         EXPECT_TRUE(all_close(out, expected_binary(op, a, b, c.out, out_dtype)));
       }
     }
+  }
+}
+
+// gcd, lcm and the shifts over the integral dtypes and every broadcast; shift counts in [0, 10]
+// (uint8) or [-5, 5] reach past uint8's width and below 0.
+TEST(ElementwiseBinary, IntegralOnlyOpsEveryDTypeAndBroadcastShape) {
+  for (BinaryOp op : kIntegralOps) {
+    for (DType dtype : {kInt64, kInt32, kUInt8}) {
+      for (const BroadcastCase& c : kBroadcastCases) {
+        SCOPED_TRACE(trace(op_name(op), dtype, c.a, c.b));
+        const Tensor a = make_tensor(sample_values(numel_of(c.a), dtype, 1), c.a, dtype);
+        const Tensor b = make_tensor(sample_values(numel_of(c.b), dtype, 2), c.b, dtype);
+        const Tensor out = ops::binary(op, a, b);
+        EXPECT_EQ(out.shape(), c.out);
+        EXPECT_EQ(out.dtype(), dtype);
+        std::vector<double> expected = expected_binary(op, a, b, c.out, dtype);
+        EXPECT_TRUE(all_close(out, expected));
+      }
+    }
+    SCOPED_TRACE(op_name(op));
+    EXPECT_THROW(ops::binary(op, make_tensor({1}, {1}, kBool), make_tensor({1}, {1}, kBool)),
+                 DTypeError);
+    EXPECT_THROW(ops::binary(op, make_tensor({1}, {1}), make_tensor({1}, {1}, kInt64)), DTypeError);
   }
 }
 
@@ -711,8 +809,7 @@ TEST(ElementwiseBinary, ScalarOperand) {
           const Tensor out = ops::binary(op, a, s, scalar_first);
           DType out_dtype = dtype;
           if (!is_floating(dtype) && s != std::trunc(s)) out_dtype = kFloat32;
-          if ((op == BinaryOp::Div || op == BinaryOp::Atan2) && !is_floating(out_dtype))
-            out_dtype = kFloat32;
+          if (computes_in_float(op) && !is_floating(out_dtype)) out_dtype = kFloat32;
           EXPECT_EQ(out.dtype(), out_dtype);
           std::vector<double> expected;
           for (double x : to_vector(a)) {
@@ -882,8 +979,13 @@ TEST(ElementwiseUnary, EveryOpOnFloatingDTypes) {
         EXPECT_EQ(out.dtype(), dtype);
         EXPECT_EQ(out.shape(), shape);
         std::vector<double> expected;
-        for (double x : to_vector(a))
-          expected.push_back(reference_unary(op, x, dtype));
+        for (double x : to_vector(a)) {
+          const double r = reference_unary(op, x, dtype);
+          // Past float16's largest finite value (65504, rounding to inf from 65520 on), as erfcx
+          // of -4 is.
+          const bool overflows = dtype == kFloat16 && std::fabs(r) >= 65520.0;
+          expected.push_back(overflows ? std::copysign(kInf, r) : r);
+        }
         EXPECT_TRUE(all_close(out, expected));
       }
     }

@@ -38,7 +38,9 @@ constexpr std::array kUnaryOps = {
     UnaryOp::Sign,  UnaryOp::Floor,   UnaryOp::Ceil,   UnaryOp::Round,   UnaryOp::Trunc,
     UnaryOp::Log2,  UnaryOp::Log10,   UnaryOp::Tan,    UnaryOp::Asin,    UnaryOp::Acos,
     UnaryOp::Atan,  UnaryOp::Sinh,    UnaryOp::Cosh,   UnaryOp::Asinh,   UnaryOp::Acosh,
-    UnaryOp::Atanh, UnaryOp::Exp2,    UnaryOp::Lgamma, UnaryOp::Digamma, UnaryOp::Erfinv};
+    UnaryOp::Atanh, UnaryOp::Exp2,    UnaryOp::Lgamma, UnaryOp::Digamma, UnaryOp::Erfinv,
+    UnaryOp::Erfc,  UnaryOp::Erfcx,   UnaryOp::Sinc,   UnaryOp::I0,      UnaryOp::I0e,
+    UnaryOp::I1,    UnaryOp::I1e,     UnaryOp::Ndtri};
 constexpr std::array kCompareOps = {CompareOp::Gt, CompareOp::Lt, CompareOp::Ge,
                                     CompareOp::Le, CompareOp::Eq, CompareOp::Ne};
 

@@ -12,6 +12,7 @@
 
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/linalg_decompositions.h>
+#include <leangrad/autograd/pointwise_functions.h>
 #include <leangrad/autograd/special_functions.h>
 #include <leangrad/core/creation.h>
 #include <leangrad/kernels/creation.h>
@@ -249,6 +250,61 @@ std::vector<MisuseCase> special_cases() {
   return t.cases();
 }
 LG_MISUSE_SUITE(Special, special_cases());
+
+std::vector<MisuseCase> pointwise_cases() {
+  MisuseTable t;
+  t.add("gcd_float", Raises::DTypeError, {"gcd", "expected integral operands", "float32"},
+        [] { gcd(ones({2}), ones({2}, kInt64)); });
+  t.add("lcm_bool", Raises::DTypeError, {"lcm", "bool"},
+        [] { lcm(ones({2}, kBool), ones({2}, kBool)); });
+  t.add("left_shift_float", Raises::DTypeError, {"bitwise_left_shift", "float64"},
+        [] { bitwise_left_shift(ones({2}, kFloat64), 1.0); });
+  t.add("right_shift_fractional_count", Raises::Error,
+        {"bitwise_right_shift", "an integer", "1.5", "int64"},
+        [] { bitwise_right_shift(ones({2}, kInt64), 1.5); });
+  t.add("left_shift_shapes", Raises::ShapeError, {"bitwise_left_shift", "[2]", "[3]"},
+        [] { bitwise_left_shift(ones({2}, kInt32), ones({3}, kInt32)); });
+  t.add("nextafter_float16", Raises::DTypeError, {"nextafter", "float32 or float64", "float16"},
+        [] { nextafter(ones({2}, kFloat16), ones({2}, kFloat16)); });
+  t.add("nextafter_gradient", Raises::Error, {"nextafter: the derivative is not implemented"}, [] {
+    const Tensor a = ones({2}, kFloat64).requires_grad_();
+    sum(nextafter(a, zeros({2}, kFloat64))).backward();
+  });
+  t.add("hypot_shapes", Raises::ShapeError, {"hypot", "[2]", "[3]"},
+        [] { hypot(ones({2}), ones({3})); });
+  t.add("hypot_undefined", Raises::Error, {"hypot", "undefined Tensor()"},
+        [] { hypot(ones({2}), Tensor()); });
+  t.add("fmax_devices_or_shapes", Raises::ShapeError, {"fmax", "[4]", "[5]"},
+        [] { fmax(ones({4}), ones({5})); });
+  t.add("heaviside_dtypes", Raises::DTypeError, {"heaviside", "float32", "float64"},
+        [] { heaviside(ones({2}), ones({2}, kFloat64)); });
+  t.add("logaddexp2_integral", Raises::DTypeError, {"logaddexp2", "int64"},
+        [] { logaddexp2(ones({2}, kInt64), ones({2}, kInt64)); });
+  t.add("frac_integral", Raises::DTypeError, {"frac", "int64"}, [] { frac(ones({2}, kInt64)); });
+  t.add("positive_bool", Raises::DTypeError, {"positive", "bool"},
+        [] { positive(ones({2}, kBool)); });
+  t.add("igamma_gradient_in_a", Raises::Error,
+        {"igamma: the derivative with respect to a (the first operand) is not implemented"}, [] {
+          const Tensor a = full({2}, 2.0).requires_grad_();
+          sum(igamma(a, ones({2}))).backward();
+        });
+  t.add("igammac_shapes", Raises::ShapeError, {"igammac", "[2]", "[3]"},
+        [] { igammac(ones({2}), ones({3})); });
+  t.add("xlogy_undefined", Raises::Error, {"xlogy", "defined"}, [] { xlogy(Tensor(), ones({2})); });
+  t.add("erfc_in_place_integral", Raises::DTypeError, {"erfc_"}, [] {
+    Tensor x = ones({2}, kInt64);
+    x.erfc_();
+  });
+  t.add("float_power_in_place_float32", Raises::DTypeError, {"float_power_", "float32", "float64"},
+        [] {
+          Tensor x = ones({2});
+          x.float_power_(2.0);
+        });
+  t.add("special_ndtri_undefined", Raises::Error, {"special_ndtri"},
+        [] { special_ndtri(Tensor()); });
+  return t.cases();
+}
+LG_MISUSE_SUITE(Pointwise, pointwise_cases());
 
 std::vector<MisuseCase> linalg_cases() {
   MisuseTable t;

@@ -40,6 +40,19 @@ struct Op {
   std::function<Tensor(const Tensor&)> f;
 };
 
+// Whether `name` contains one of the comma-separated pieces of `only` (everything when empty).
+bool selected(const std::string& name, const std::string& only) {
+  if (only.empty()) return true;
+  std::size_t start = 0;
+  while (start <= only.size()) {
+    const std::size_t comma = std::min(only.find(',', start), only.size());
+    const std::string piece = only.substr(start, comma - start);
+    if (!piece.empty() && name.find(piece) != std::string::npos) return true;
+    start = comma + 1;
+  }
+  return false;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -153,6 +166,17 @@ int main(int argc, char** argv) {
       {"lgamma", pos, [](const Tensor& x) { return torch::lgamma(x * 8.0); }},
       {"digamma", pos, [](const Tensor& x) { return torch::digamma(x * 8.0); }},
       {"erfinv", pos, [](const Tensor& x) { return torch::erfinv(x - 1.0); }},
+      {"erfc", pos, [](const Tensor& x) { return torch::erfc(x * 2.0 - 2.0); }},
+      {"special_erfcx", pos, [](const Tensor& x) { return torch::special::erfcx(x * 8.0 - 4.0); }},
+      {"special_ndtri", pos, [](const Tensor& x) { return torch::special::ndtri(x * 0.9 - 0.4); }},
+      {"i0", pos, [](const Tensor& x) { return torch::i0(x * 20.0 - 20.0); }},
+      {"special_i1e", pos, [](const Tensor& x) { return torch::special::i1e(x * 40.0 - 40.0); }},
+      {"sinc", pos, [](const Tensor& x) { return torch::sinc(x * 6.0 - 6.0); }},
+      {"igamma", pos, [&](const Tensor& x) { return torch::igamma(pos2 * 8.0, x * 8.0); }},
+      {"xlogy", pos, [&](const Tensor& x) { return torch::xlogy(x, pos2); }},
+      {"logit", pos, [](const Tensor& x) { return torch::logit(x * 0.9 - 0.4); }},
+      {"hypot", pos, [&](const Tensor& x) { return torch::hypot(x, pos2); }},
+      {"fmax", pos, [&](const Tensor& x) { return torch::fmax(x, pos2); }},
       {"sinh", pos, [](const Tensor& x) { return torch::sinh(x); }},
       {"pow_scalar", pos, [](const Tensor& x) { return torch::pow(x, 3.0); }},
       {"pow_tensor", pos, [&](const Tensor& x) { return torch::pow(x, pos2); }},
@@ -301,7 +325,7 @@ int main(int argc, char** argv) {
        }},
   };
   for (const Op& op : ops) {
-    if (!only.empty() && std::string(op.name).find(only) == std::string::npos) continue;
+    if (!selected(op.name, only)) continue;
     Tensor x = op.x;
     const double ms = median_ms([&] {
       x.mutable_grad() = Tensor();

@@ -334,6 +334,28 @@ void with_op(BinaryOp op, F&& f) {
       return f(std::integral_constant<O, O::BitwiseXor>{});
     case O::Zeta:
       return f(std::integral_constant<O, O::Zeta>{});
+    case O::Hypot:
+      return f(std::integral_constant<O, O::Hypot>{});
+    case O::Copysign:
+      return f(std::integral_constant<O, O::Copysign>{});
+    case O::Nextafter:
+      return f(std::integral_constant<O, O::Nextafter>{});
+    case O::Fmax:
+      return f(std::integral_constant<O, O::Fmax>{});
+    case O::Fmin:
+      return f(std::integral_constant<O, O::Fmin>{});
+    case O::Igamma:
+      return f(std::integral_constant<O, O::Igamma>{});
+    case O::Igammac:
+      return f(std::integral_constant<O, O::Igammac>{});
+    case O::Gcd:
+      return f(std::integral_constant<O, O::Gcd>{});
+    case O::Lcm:
+      return f(std::integral_constant<O, O::Lcm>{});
+    case O::LeftShift:
+      return f(std::integral_constant<O, O::LeftShift>{});
+    case O::RightShift:
+      return f(std::integral_constant<O, O::RightShift>{});
   }
   LG_THROW(Error, "unknown BinaryOp ", static_cast<int>(op));
 }
@@ -412,6 +434,22 @@ void with_op(UnaryOp op, F&& f) {
       return f(std::integral_constant<O, O::Digamma>{});
     case O::Erfinv:
       return f(std::integral_constant<O, O::Erfinv>{});
+    case O::Erfc:
+      return f(std::integral_constant<O, O::Erfc>{});
+    case O::Erfcx:
+      return f(std::integral_constant<O, O::Erfcx>{});
+    case O::Sinc:
+      return f(std::integral_constant<O, O::Sinc>{});
+    case O::I0:
+      return f(std::integral_constant<O, O::I0>{});
+    case O::I0e:
+      return f(std::integral_constant<O, O::I0e>{});
+    case O::I1:
+      return f(std::integral_constant<O, O::I1>{});
+    case O::I1e:
+      return f(std::integral_constant<O, O::I1e>{});
+    case O::Ndtri:
+      return f(std::integral_constant<O, O::Ndtri>{});
   }
   LG_THROW(Error, "unknown UnaryOp ", static_cast<int>(op));
 }

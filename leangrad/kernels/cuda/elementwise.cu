@@ -258,6 +258,28 @@ void dispatch_binary_op(BinaryOp op, F&& f) {
       return f.template operator()<BinaryOp::BitwiseXor>();
     case BinaryOp::Zeta:
       return f.template operator()<BinaryOp::Zeta>();
+    case BinaryOp::Hypot:
+      return f.template operator()<BinaryOp::Hypot>();
+    case BinaryOp::Copysign:
+      return f.template operator()<BinaryOp::Copysign>();
+    case BinaryOp::Nextafter:
+      return f.template operator()<BinaryOp::Nextafter>();
+    case BinaryOp::Fmax:
+      return f.template operator()<BinaryOp::Fmax>();
+    case BinaryOp::Fmin:
+      return f.template operator()<BinaryOp::Fmin>();
+    case BinaryOp::Igamma:
+      return f.template operator()<BinaryOp::Igamma>();
+    case BinaryOp::Igammac:
+      return f.template operator()<BinaryOp::Igammac>();
+    case BinaryOp::Gcd:
+      return f.template operator()<BinaryOp::Gcd>();
+    case BinaryOp::Lcm:
+      return f.template operator()<BinaryOp::Lcm>();
+    case BinaryOp::LeftShift:
+      return f.template operator()<BinaryOp::LeftShift>();
+    case BinaryOp::RightShift:
+      return f.template operator()<BinaryOp::RightShift>();
   }
   LG_THROW(Error, "CUDA elementwise: unknown binary op ", static_cast<int>(op));
 }
@@ -335,6 +357,22 @@ void dispatch_unary_op(UnaryOp op, F&& f) {
       return f.template operator()<UnaryOp::Digamma>();
     case UnaryOp::Erfinv:
       return f.template operator()<UnaryOp::Erfinv>();
+    case UnaryOp::Erfc:
+      return f.template operator()<UnaryOp::Erfc>();
+    case UnaryOp::Erfcx:
+      return f.template operator()<UnaryOp::Erfcx>();
+    case UnaryOp::Sinc:
+      return f.template operator()<UnaryOp::Sinc>();
+    case UnaryOp::I0:
+      return f.template operator()<UnaryOp::I0>();
+    case UnaryOp::I0e:
+      return f.template operator()<UnaryOp::I0e>();
+    case UnaryOp::I1:
+      return f.template operator()<UnaryOp::I1>();
+    case UnaryOp::I1e:
+      return f.template operator()<UnaryOp::I1e>();
+    case UnaryOp::Ndtri:
+      return f.template operator()<UnaryOp::Ndtri>();
   }
   LG_THROW(Error, "CUDA elementwise: unknown unary op ", static_cast<int>(op));
 }
