@@ -55,7 +55,7 @@ enum class BinaryOp : std::uint8_t {
   BitwiseAnd,   // integral and bool operands only
   BitwiseOr,
   BitwiseXor,
-  Zeta,  // the Hurwitz zeta function zeta(s, q) (torch.special.zeta); floating only
+  Zeta,       // the Hurwitz zeta function zeta(s, q) (torch.special.zeta); floating only
   Hypot,      // sqrt(a^2 + b^2) without overflow; floating only
   Copysign,   // |a| with b's sign bit; floating only
   Nextafter,  // the next representable value after a toward b; float32 and float64 only

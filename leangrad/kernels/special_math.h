@@ -242,8 +242,9 @@ LG_HOST_DEVICE LG_INLINE double erfcx(double x) {
 //   (three near the middle, four or five deep in the tail, where the start's 2e-3 relative error
 //   is a larger absolute one and the steps converge more slowly). With f' = -2/sqrt(pi)
 //   exp(-x^2) and f'' = -2x f', the step is x -= d / (1 + x d) for d = f / f', written
-//   d = (y / erfc(x) - 1) erfcx(x) sqrt(pi) / 2 so that exp(x^2) never overflows (deep in the
-//   tail y / erfc(x) is a ratio of two small numbers). ndtri(0) = -inf, ndtri(1) = +inf,
+//   d = (y - erfc(x)) exp(x^2) sqrt(pi) / 2 below x = 10 (one erfc and one exp a step), and
+//   beyond as (y / erfc(x) - 1) erfcx(x) sqrt(pi) / 2, so that exp(x^2) never overflows (deep in
+//   the tail y / erfc(x) is a ratio of two small numbers). ndtri(0) = -inf, ndtri(1) = +inf,
 //   outside [0, 1] and NaN give NaN, as PyTorch's.
 LG_HOST_DEVICE LG_INLINE double ndtri(double p) {
   constexpr double kSqrtPiOverTwo = 0.88622692545275801365;
@@ -258,7 +259,9 @@ LG_HOST_DEVICE LG_INLINE double ndtri(double p) {
   const double t = 2.0 / (kPi * kWinitzki) + 0.5 * l;
   double x = std::sqrt(std::fmax(std::sqrt(t * t - l / kWinitzki) - t, 0.0));
   for (int step = 0; step < 8; ++step) {
-    const double d = (y / std::erfc(x) - 1.0) * erfcx_of_nonnegative(x) * kSqrtPiOverTwo;
+    const double e = std::erfc(x);
+    const double d = x < 10.0 ? (y - e) * exp_of_square(x) * kSqrtPiOverTwo
+                              : (y / e - 1.0) * erfcx_of_nonnegative(x) * kSqrtPiOverTwo;
     const double change = d / (1.0 + x * d);
     x -= change;
     if (!(std::fabs(change) > 1e-16 * x)) break;  // converged (or NaN)
