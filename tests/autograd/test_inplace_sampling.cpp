@@ -125,8 +125,9 @@ TEST(InPlaceSampling, GeometricIsTheFirstSuccess) {
     for (std::size_t i = 0; i < u.size(); ++i) {
       const double ratio = std::log(1.0 - u[i]) / std::log1p(-0.3);
       const double want = std::max(std::ceil(ratio), 1.0);
-      if (std::fabs(ratio - std::round(ratio)) > 1e-9 * std::max(1.0, ratio))
+      if (std::fabs(ratio - std::round(ratio)) > 1e-9 * std::max(1.0, ratio)) {
         ASSERT_EQ(got[i], std::min(want, 255.0)) << "element " << i;
+      }
     }
   }
 }

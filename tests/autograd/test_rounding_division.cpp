@@ -39,8 +39,11 @@ void expect_same(const Tensor& got, const Tensor& want, const std::string& what)
   else
     EXPECT_TRUE(equal(got, want)) << what;
   const auto g = to_vector(got), w = to_vector(want);
-  for (std::size_t i = 0; i < w.size(); ++i)
-    if (w[i] == 0) EXPECT_EQ(std::signbit(g[i]), std::signbit(w[i])) << what << " element " << i;
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    if (w[i] == 0) {
+      EXPECT_EQ(std::signbit(g[i]), std::signbit(w[i])) << what << " element " << i;
+    }
+  }
 }
 
 TEST(RoundingDivision, MatchesPyTorch) {

@@ -301,9 +301,10 @@ TEST(FloatPolynomials, GeluKernelsOfFloatAreWithinTheBounds) {
     ASSERT_TRUE(same(y, cpu::gelu_polynomial(xi))) << std::hexfloat << xi;
     ASSERT_TRUE(same(dx, cpu::gelu_gradient_polynomial(g, xi))) << std::hexfloat << xi;
     // The product with g rounds once more (to a normal float: half an ulp more).
-    if (std::isnormal(dx))
+    if (std::isnormal(dx)) {
       ASSERT_EQ(check_gelu_gradient(dx / g, xi, cpu::kGeluGradientPolynomialMaxUlps + 0.5), "")
           << std::hexfloat << xi << ", g = " << g;
+    }
   }
 }
 

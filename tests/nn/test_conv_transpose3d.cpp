@@ -63,8 +63,9 @@ TEST(ConvTranspose3d, MatchesPyTorch) {
     sum(mul(y, c.at("w"))).backward();
     EXPECT_TRUE(test::within_bound(x.grad(), c.at("dx"), bound)) << "input gradient";
     EXPECT_TRUE(test::within_bound(weight.grad(), c.at("dweight"), bound)) << "weight gradient";
-    if (bias.defined())
+    if (bias.defined()) {
       EXPECT_TRUE(test::within_bound(bias.grad(), c.at("dbias"), bound)) << "bias gradient";
+    }
   }
   EXPECT_EQ(checked, 5);
 }

@@ -206,7 +206,7 @@ TEST(FunctionalOptionsRest, Dropouts) {
       F::feature_alpha_dropout(x, F::FeatureAlphaDropoutFuncOptions().p(0.4).training(true));
   manual_seed(4834);
   EXPECT_TRUE(same(d, feature_alpha_dropout(x, 0.4, true)));
-  for (const std::string& op : {"dropout2d", "alpha_dropout", "rrelu"}) {
+  for (const std::string op : {"dropout2d", "alpha_dropout", "rrelu"}) {
     const std::string refused = test::error_message([&] {
       if (op == "dropout2d") F::dropout2d(x, F::Dropout2dFuncOptions().inplace(true));
       if (op == "alpha_dropout") F::alpha_dropout(x, F::AlphaDropoutFuncOptions().inplace(true));
