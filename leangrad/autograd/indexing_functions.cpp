@@ -29,6 +29,7 @@
 #include <string_view>
 #include <vector>
 
+#include <leangrad/autograd/advanced_indexing.h>
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/grad_mode.h>
 #include <leangrad/autograd/graph.h>
@@ -723,6 +724,30 @@ Tensor one_hot(const Tensor& indices, std::int64_t num_classes) {
   const Tensor classes =
       arange(static_cast<double>(num_classes), TensorOptions(kInt64).device(indices.device()));
   return eq(unsqueeze(indices, -1), classes).to(kInt64);
+}
+
+Tensor index_put(const Tensor& self, const std::vector<std::optional<Tensor>>& indices,
+                 const Tensor& values, bool accumulate) {
+  LG_PROFILE_OP(self, values);
+  LG_CHECK(self.defined() && values.defined(), "index_put: expected a defined self and values");
+  std::vector<indexing::TensorIndex> list;
+  bool holds_tensor = false;
+  for (const std::optional<Tensor>& index : indices) {
+    if (index && index->defined()) {
+      list.emplace_back(*index);
+      holds_tensor = true;
+    } else {
+      list.emplace_back(indexing::Slice());
+    }
+  }
+  Tensor out = clone(self);
+  if (holds_tensor) return autograd::advanced_index_put_(out, list, values, accumulate);
+  if (accumulate) {
+    out.index(list).add_(values);
+  } else {
+    out.index(list).copy_(values);
+  }
+  return out;
 }
 
 }  // namespace leangrad

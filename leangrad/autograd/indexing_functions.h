@@ -76,6 +76,13 @@ Tensor index_fill(const Tensor& input, std::int64_t dim, const Tensor& index, do
 // index[i] (index and source as index_add's, any dtype); of repeated indices the last slice wins,
 // as scatter's latest element does.
 Tensor index_copy(const Tensor& input, std::int64_t dim, const Tensor& index, const Tensor& source);
+// torch::index_put: a copy of self with values (broadcast to the indexed shape) written at
+// indices, or added to them with accumulate (every value where a position is named twice), as
+// self.clone().index_put_(...); self is not changed. indices is LibTorch's list of optional
+// tensors: the i-th indexes dim i (int64 positions or a bool mask), std::nullopt takes all of it.
+// Differentiable in self (0 where written, unless accumulate) and in values.
+Tensor index_put(const Tensor& self, const std::vector<std::optional<Tensor>>& indices,
+                 const Tensor& values, bool accumulate = false);
 // torch.index_reduce: source's slices reduced into input's slices at `index` (as index_copy's) by
 // "prod", "mean", "amax" or "amin" (index_add sums), as scatter_reduce reduces.
 Tensor index_reduce(const Tensor& input, std::int64_t dim, const Tensor& index,

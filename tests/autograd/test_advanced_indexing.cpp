@@ -12,9 +12,11 @@
 
 #include <leangrad/autograd/engine.h>
 #include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/indexing_functions.h>
 #include <leangrad/core/creation.h>
 #include <leangrad/core/indexing.h>
 #include <leangrad/kernels/creation.h>
+#include "testing/gradcheck.h"
 #include "testing/reference_data.h"
 #include "testing/tensor_testing.h"
 
@@ -150,6 +152,43 @@ TEST(AdvancedIndexing, APositionNamedTwiceTakesItsLastValue) {
   EXPECT_TRUE(all_close(y, {5.0, 0.0, 3.0, 4.0}, 0.0, 0.0));
   sum(mul(y, make_tensor({10.0, 20.0, 30.0, 40.0}, {4}, kFloat32))).backward();
   EXPECT_TRUE(all_close(v.grad(), {0.0, 0.0, 30.0, 40.0, 10.0}, 0.0, 0.0));
+}
+
+// torch::index_put, out of place: the in-place form on a copy, self untouched, and gradients by
+// finite differences (self's written positions get none; values' repeated positions, with
+// accumulate, get each their share).
+TEST(AdvancedIndexing, IndexPutOutOfPlaceIsTheInPlaceFormOnACopy) {
+  const Tensor self = arange(0.0, 12.0, 1.0, TensorOptions(kFloat64)).reshape({3, 4});
+  const Tensor rows = make_tensor({2, 0, 2}, {3}, kInt64);
+  const Tensor cols = make_tensor({1, 3, 1}, {3}, kInt64);
+  const Tensor values = make_tensor({-1.0, -2.0, -3.0}, {3}, kFloat64);
+  for (const bool accumulate : {false, true}) {
+    SCOPED_TRACE(accumulate ? "accumulate" : "assign");
+    Tensor want = self.clone();
+    want.index_put_({rows, cols}, values, accumulate);
+    const Tensor got = index_put(self, {rows, cols}, values, accumulate);
+    EXPECT_TRUE(equal(got, want));
+    // A whole dim (std::nullopt) before a mask.
+    Tensor masked = self.clone();
+    const Tensor mask = make_tensor({1, 0, 0, 1}, {4}, kBool);
+    masked.index_put_({Slice(), mask}, values.reshape({3, 1}), accumulate);
+    EXPECT_TRUE(
+        equal(index_put(self, {std::nullopt, mask}, values.reshape({3, 1}), accumulate), masked));
+  }
+  EXPECT_EQ(self.index({1, 2}).item<double>(), 6.0);  // self is not changed
+  // Without any tensor index: a slice of dim 0 written whole.
+  const Tensor row = index_put(self, {std::nullopt}, zeros({4}, kFloat64));
+  EXPECT_TRUE(equal(row, zeros({3, 4}, kFloat64)));
+  for (const bool accumulate : {false, true}) {
+    const Tensor x = uniform_input({3, 4}, -1.0, 1.0, 7);
+    const Tensor v = uniform_input({3}, -1.0, 1.0, 8);
+    EXPECT_TRUE(gradcheck(
+        [&](const auto& in) {
+          return index_put(in[0], {rows, cols}, in[1], accumulate);
+        },
+        {x, v}));
+  }
+  EXPECT_THROW(index_put(Tensor(), {rows}, values), Error);
 }
 
 }  // namespace
