@@ -538,18 +538,6 @@ Tensor rounded_remainder(const char* name, BinaryOp op, const Tensor& a, const T
       });
 }
 
-Tensor bitwise(BinaryOp op, const Tensor& a, const Tensor& b) {
-  LG_CHECK(a.defined() && b.defined(), op_name(op), ": expected two defined tensors");
-  return ops::binary(op, a, b);
-}
-
-Tensor bitwise(BinaryOp op, const Tensor& a, double b) {
-  LG_CHECK(a.defined(), op_name(op), ": expected a defined tensor");
-  LG_CHECK(std::isfinite(b) && b == std::nearbyint(b), op_name(op), ": expected an integer, got ",
-           b, " (with ", a.dtype(), " of shape ", a.shape(), ")");
-  return ops::binary(op, a, b);
-}
-
 }  // namespace
 
 Tensor remainder(const Tensor& a, const Tensor& b) {
@@ -595,27 +583,27 @@ Tensor floor_divide(const Tensor& a, double b) {
 
 Tensor bitwise_and(const Tensor& a, const Tensor& b) {
   LG_PROFILE_OP(a, b);
-  return bitwise(BinaryOp::BitwiseAnd, a, b);
+  return ops::binary(BinaryOp::BitwiseAnd, a, b);
 }
 Tensor bitwise_and(const Tensor& a, double b) {
   LG_PROFILE_OP(a);
-  return bitwise(BinaryOp::BitwiseAnd, a, b);
+  return autograd::integral_binary(BinaryOp::BitwiseAnd, a, b);
 }
 Tensor bitwise_or(const Tensor& a, const Tensor& b) {
   LG_PROFILE_OP(a, b);
-  return bitwise(BinaryOp::BitwiseOr, a, b);
+  return ops::binary(BinaryOp::BitwiseOr, a, b);
 }
 Tensor bitwise_or(const Tensor& a, double b) {
   LG_PROFILE_OP(a);
-  return bitwise(BinaryOp::BitwiseOr, a, b);
+  return autograd::integral_binary(BinaryOp::BitwiseOr, a, b);
 }
 Tensor bitwise_xor(const Tensor& a, const Tensor& b) {
   LG_PROFILE_OP(a, b);
-  return bitwise(BinaryOp::BitwiseXor, a, b);
+  return ops::binary(BinaryOp::BitwiseXor, a, b);
 }
 Tensor bitwise_xor(const Tensor& a, double b) {
   LG_PROFILE_OP(a);
-  return bitwise(BinaryOp::BitwiseXor, a, b);
+  return autograd::integral_binary(BinaryOp::BitwiseXor, a, b);
 }
 
 Tensor bitwise_not(const Tensor& a) {

@@ -6,6 +6,7 @@
 // public header includes it.
 #pragma once
 
+#include <cmath>
 #include <functional>
 #include <string>
 #include <vector>
@@ -27,6 +28,27 @@ inline void check_floating_input(const char* op, const Tensor& x) {
   LG_CHECK_DTYPE(is_floating(x.dtype()), op,
                  ": expected a floating input (float32, float64, float16, bfloat16), got ",
                  x.dtype(), " (shape ", x.shape(), ")");
+}
+
+// x itself when floating, else x in float32: the operand of the functions that compute integral
+// input in float32, as PyTorch promotes it.
+inline Tensor floating_or_float32(const Tensor& x) {
+  return is_floating(x.dtype()) ? x : x.to(kFloat32);
+}
+
+// The dtype a and b promote to, or float32 where that is integral or bool.
+inline DType floating_result_type(const Tensor& a, const Tensor& b) {
+  const DType promoted = promote_types(a.dtype(), b.dtype());
+  return is_floating(promoted) ? promoted : kFloat32;
+}
+
+// a op b for an op of integral operands with no gradient (the bitwise ops, gcd, lcm, the
+// shifts), b a number that must hold an integer; ops::binary checks the dtypes.
+inline Tensor integral_binary(BinaryOp op, const Tensor& a, double b) {
+  LG_CHECK(a.defined(), op_name(op), ": expected a defined tensor");
+  LG_CHECK(std::isfinite(b) && b == std::nearbyint(b), op_name(op), ": expected an integer, got ",
+           b, " (with ", a.dtype(), " of shape ", a.shape(), ")");
+  return ops::binary(op, a, b);
 }
 
 // The operands of a function composed over several tensors (einsum, lerp, addmm, ...): each

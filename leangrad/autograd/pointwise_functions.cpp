@@ -16,6 +16,8 @@ namespace leangrad {
 
 using autograd::BackwardContext;
 using autograd::check_operands;
+using autograd::floating_or_float32;
+using autograd::integral_binary;
 using autograd::record_op;
 using autograd::sum_to;
 
@@ -30,37 +32,23 @@ void check_defined_pair(const char* op, const Tensor& a, const Tensor& b) {
            b.defined() ? "a tensor" : "an undefined Tensor()");
 }
 
-// The gradient of fmax / fmin for a where `a_wins` (a >= b or b is NaN; a <= b for fmin), for b
+// fmax / fmin: the gradient goes to a where a >= b (a <= b for fmin) or b is NaN, to b
 // elsewhere (PyTorch's masks).
-std::vector<Tensor> extremum_gradients(const BackwardContext& c, const Tensor& a_wins) {
-  std::vector<Tensor> grads(2);
-  if (c.needs(0)) grads[0] = sum_to(masked_fill(c.grad, logical_not(a_wins), 0.0), c.shape(0));
-  if (c.needs(1)) grads[1] = sum_to(masked_fill(c.grad, a_wins, 0.0), c.shape(1));
-  return grads;
-}
-
 Tensor extremum(const char* op, BinaryOp kernel_op, const Tensor& a, const Tensor& b) {
-  check_defined_pair(op, a, b);
   const bool is_max = kernel_op == BinaryOp::Fmax;
   return record_op(op, ops::binary(kernel_op, a, b), {a, b}, {a, b},
                    [is_max](const BackwardContext& c) -> std::vector<Tensor> {
                      const Tensor& x = c.saved[0];
                      const Tensor& y = c.saved[1];
-                     const Tensor wins = logical_or(is_max ? ge(x, y) : le(x, y), isnan(y));
-                     return extremum_gradients(c, wins);
+                     const Tensor a_wins = logical_or(is_max ? ge(x, y) : le(x, y), isnan(y));
+                     std::vector<Tensor> grads(2);
+                     if (c.needs(0)) {
+                       grads[0] = sum_to(masked_fill(c.grad, logical_not(a_wins), 0.0), c.shape(0));
+                     }
+                     if (c.needs(1))
+                       grads[1] = sum_to(masked_fill(c.grad, a_wins, 0.0), c.shape(1));
+                     return grads;
                    });
-}
-
-Tensor integral_only(BinaryOp op, const Tensor& a, const Tensor& b) {
-  check_defined_pair(op_name(op), a, b);
-  return ops::binary(op, a, b);
-}
-
-Tensor integral_only(BinaryOp op, const Tensor& a, double b) {
-  LG_CHECK(a.defined(), op_name(op), ": expected a defined tensor");
-  LG_CHECK(std::isfinite(b) && b == std::nearbyint(b), op_name(op), ": expected an integer, got ",
-           b, " (with ", a.dtype(), " of shape ", a.shape(), ")");
-  return ops::binary(op, a, b);
 }
 
 // copysign's gradient for a: out / a, 0 where a is 0 (PyTorch's copysign_tensor_self_backward).
@@ -72,7 +60,6 @@ Tensor copysign_gradient(const Tensor& grad, const Tensor& a, const Tensor& out)
 
 Tensor hypot(const Tensor& a, const Tensor& b) {
   LG_PROFILE_OP(a, b);
-  check_defined_pair("hypot", a, b);
   const Tensor out = ops::binary(BinaryOp::Hypot, a, b);
   return record_op("hypot", out, {a, b}, {a, b, out},
                    [](const BackwardContext& c) -> std::vector<Tensor> {
@@ -84,7 +71,6 @@ Tensor hypot(const Tensor& a, const Tensor& b) {
 
 Tensor copysign(const Tensor& a, const Tensor& b) {
   LG_PROFILE_OP(a, b);
-  check_defined_pair("copysign", a, b);
   const Tensor out = ops::binary(BinaryOp::Copysign, a, b);
   return record_op(
       "copysign", out, {a, b}, {a, out}, [](const BackwardContext& c) -> std::vector<Tensor> {
@@ -99,7 +85,6 @@ Tensor copysign(const Tensor& a, const Tensor& b) {
 
 Tensor copysign(const Tensor& a, double b) {
   LG_PROFILE_OP(a);
-  LG_CHECK(a.defined(), "copysign: expected a defined tensor");
   const Tensor out = ops::binary(BinaryOp::Copysign, a, b);
   return record_op("copysign", out, {a}, {a, out},
                    [](const BackwardContext& c) -> std::vector<Tensor> {
@@ -109,7 +94,6 @@ Tensor copysign(const Tensor& a, double b) {
 
 Tensor nextafter(const Tensor& a, const Tensor& b) {
   LG_PROFILE_OP(a, b);
-  check_defined_pair("nextafter", a, b);
   return record_op("nextafter", ops::binary(BinaryOp::Nextafter, a, b), {a, b}, {},
                    [](const BackwardContext&) -> std::vector<Tensor> {
                      LG_THROW(Error, "nextafter: the derivative is not implemented (nor in ",
@@ -130,32 +114,32 @@ Tensor fmin(const Tensor& a, const Tensor& b) {
 
 Tensor gcd(const Tensor& a, const Tensor& b) {
   LG_PROFILE_OP(a, b);
-  return integral_only(BinaryOp::Gcd, a, b);
+  return ops::binary(BinaryOp::Gcd, a, b);
 }
 
 Tensor lcm(const Tensor& a, const Tensor& b) {
   LG_PROFILE_OP(a, b);
-  return integral_only(BinaryOp::Lcm, a, b);
+  return ops::binary(BinaryOp::Lcm, a, b);
 }
 
 Tensor bitwise_left_shift(const Tensor& a, const Tensor& b) {
   LG_PROFILE_OP(a, b);
-  return integral_only(BinaryOp::LeftShift, a, b);
+  return ops::binary(BinaryOp::LeftShift, a, b);
 }
 
 Tensor bitwise_left_shift(const Tensor& a, double b) {
   LG_PROFILE_OP(a);
-  return integral_only(BinaryOp::LeftShift, a, b);
+  return integral_binary(BinaryOp::LeftShift, a, b);
 }
 
 Tensor bitwise_right_shift(const Tensor& a, const Tensor& b) {
   LG_PROFILE_OP(a, b);
-  return integral_only(BinaryOp::RightShift, a, b);
+  return ops::binary(BinaryOp::RightShift, a, b);
 }
 
 Tensor bitwise_right_shift(const Tensor& a, double b) {
   LG_PROFILE_OP(a);
-  return integral_only(BinaryOp::RightShift, a, b);
+  return integral_binary(BinaryOp::RightShift, a, b);
 }
 
 Tensor heaviside(const Tensor& input, const Tensor& values) {
@@ -207,21 +191,19 @@ Tensor float_power(double a, const Tensor& b) {
 Tensor ldexp(const Tensor& a, const Tensor& e) {
   LG_PROFILE_OP(a, e);
   check_defined_pair("ldexp", a, e);
-  const DType promoted = promote_types(a.dtype(), e.dtype());
-  const DType dtype = is_floating(promoted) ? promoted : kFloat32;
-  return mul(a, exp2(e.to(dtype)));
+  return mul(a, exp2(e.to(autograd::floating_result_type(a, e))));
 }
 
 Tensor deg2rad(const Tensor& a) {
   LG_PROFILE_OP(a);
   LG_CHECK(a.defined(), "deg2rad: expected a defined tensor");
-  return mul(is_floating(a.dtype()) ? a : a.to(kFloat32), kPi / 180.0);
+  return mul(floating_or_float32(a), kPi / 180.0);
 }
 
 Tensor rad2deg(const Tensor& a) {
   LG_PROFILE_OP(a);
   LG_CHECK(a.defined(), "rad2deg: expected a defined tensor");
-  return mul(is_floating(a.dtype()) ? a : a.to(kFloat32), 180.0 / kPi);
+  return mul(floating_or_float32(a), 180.0 / kPi);
 }
 
 Tensor frac(const Tensor& a) {

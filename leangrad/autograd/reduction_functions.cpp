@@ -54,6 +54,7 @@
 #include <leangrad/autograd/grad_mode.h>
 #include <leangrad/autograd/graph.h>
 #include <leangrad/autograd/indexing_functions.h>
+#include <leangrad/autograd/nn_internal.h>
 #include <leangrad/autograd/shape_functions.h>
 #include <leangrad/core/error.h>
 #include <leangrad/core/profiler.h>
@@ -225,7 +226,7 @@ Tensor logsumexp(const Tensor& input, const DimList& dims, bool keepdim) {
   LG_CHECK(input.defined(), "logsumexp: expected a defined input, got an undefined Tensor()");
   for (const std::int64_t d : dims)
     wrap_dim(d, input.dim(), "logsumexp");
-  const Tensor x = is_floating(input.dtype()) ? input : input.to(kFloat32);
+  const Tensor x = autograd::floating_or_float32(input);
   // The shift: each slice's largest element, 0 where that is infinite (exp(x - m) would be
   // NaN for -inf - -inf and inf - inf). It takes no gradient: the result does not depend on it.
   Tensor m;

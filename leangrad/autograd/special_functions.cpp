@@ -24,6 +24,7 @@
 namespace leangrad {
 
 using autograd::BackwardContext;
+using autograd::floating_or_float32;
 using autograd::record_op;
 using autograd::sum_to;
 
@@ -61,7 +62,7 @@ Tensor mvlgamma(const Tensor& x_in, std::int64_t p) {
   const char* op = "mvlgamma";
   LG_CHECK(x_in.defined(), op, ": expected a defined input, got an undefined Tensor()");
   LG_CHECK(p >= 1, op, ": expected p >= 1, got ", p);
-  const Tensor x = is_floating(x_in.dtype()) ? x_in : x_in.to(kFloat32);
+  const Tensor x = floating_or_float32(x_in);
   const double bound = static_cast<double>(p - 1) / 2;
   LG_CHECK(all(gt(x.detach(), bound)).item<bool>(), op, ": every element must be greater than ",
            "(p - 1) / 2 = ", bound, " (p = ", p, ", input of shape ", x.shape(), ")");
@@ -133,11 +134,37 @@ Tensor nonzero_denominator(const Tensor& x) {
   return masked_fill(x, eq(x, 0.0), 1.0);
 }
 
-// The result dtype of the two-operand compositions (xlogy, xlog1py): the operands' promotion, or
-// float32 for integers, as PyTorch's.
-DType floating_result(const Tensor& a, const Tensor& b) {
-  const DType promoted = promote_types(a.dtype(), b.dtype());
-  return is_floating(promoted) ? promoted : kFloat32;
+// x log(y) (xlogy) or, one_plus, x log1p(y) (xlog1py): 0 where x is 0 unless y is NaN, in the
+// dtype x and y promote to (float32 for integers). Gradients PyTorch's: the function itself of
+// (grad, y) for x, 0 where x is 0 and log's argument is not positive (y <= 0, or y <= -1); and
+// x / y (x / (1 + y)) for y.
+Tensor x_log(const Tensor& x_in, const Tensor& y_in, bool one_plus) {
+  const char* op = one_plus ? "special_xlog1py" : "xlogy";
+  LG_CHECK(x_in.defined() && y_in.defined(), op, ": expected two defined tensors");
+  const DType dtype = autograd::floating_result_type(x_in, y_in);
+  const Tensor x = x_in.to(dtype), y = y_in.to(dtype);
+  Tensor out;
+  {
+    NoGradGuard no_grad;
+    const Tensor log_y = one_plus ? log1p(y) : log(y);
+    out = masked_fill(mul(x, log_y), logical_and(eq(x, 0.0), logical_not(isnan(y))), 0.0);
+  }
+  return record_op(
+      op, out, {x, y}, {x, y}, [one_plus](const BackwardContext& c) -> std::vector<Tensor> {
+        const Tensor& u = c.saved[0];
+        const Tensor& v = c.saved[1];
+        std::vector<Tensor> grads(2);
+        if (c.needs(0)) {
+          const Tensor again = one_plus ? special_xlog1py(c.grad, v) : xlogy(c.grad, v);
+          const Tensor dead = logical_and(eq(u, 0.0), le(v, one_plus ? -1.0 : 0.0));
+          grads[0] = sum_to(masked_fill(again, dead, 0.0), c.shape(0));
+        }
+        if (c.needs(1)) {
+          const Tensor argument = one_plus ? add(v, 1.0) : v;
+          grads[1] = sum_to(div(mul(c.grad, u), argument), c.shape(1));
+        }
+        return grads;
+      });
 }
 
 [[noreturn]] void refuse_a_gradient(const char* op) {
@@ -189,7 +216,7 @@ Tensor special_ndtr(const Tensor& x) {
 Tensor special_log_ndtr(const Tensor& x_in) {
   LG_PROFILE_OP(x_in);
   LG_CHECK(x_in.defined(), "special_log_ndtr: expected a defined tensor");
-  const Tensor x = is_floating(x_in.dtype()) ? x_in : x_in.to(kFloat32);
+  const Tensor x = floating_or_float32(x_in);
   Tensor out;
   {
     NoGradGuard no_grad;
@@ -300,72 +327,36 @@ Tensor special_gammaincc(const Tensor& a, const Tensor& x) {
   return igammac(a, x);
 }
 
-Tensor xlogy(const Tensor& x_in, const Tensor& y_in) {
-  LG_PROFILE_OP(x_in, y_in);
-  LG_CHECK(x_in.defined() && y_in.defined(), "xlogy: expected two defined tensors");
-  const DType dtype = floating_result(x_in, y_in);
-  const Tensor x = x_in.to(dtype), y = y_in.to(dtype);
-  Tensor out;
-  {
-    NoGradGuard no_grad;
-    out = masked_fill(mul(x, log(y)), logical_and(eq(x, 0.0), logical_not(isnan(y))), 0.0);
-  }
-  return record_op("xlogy", out, {x, y}, {x, y},
-                   [](const BackwardContext& c) -> std::vector<Tensor> {
-                     const Tensor& u = c.saved[0];
-                     const Tensor& v = c.saved[1];
-                     std::vector<Tensor> grads(2);
-                     if (c.needs(0)) {
-                       const Tensor dead = logical_and(eq(u, 0.0), le(v, 0.0));
-                       grads[0] = sum_to(masked_fill(xlogy(c.grad, v), dead, 0.0), c.shape(0));
-                     }
-                     if (c.needs(1)) grads[1] = sum_to(div(mul(c.grad, u), v), c.shape(1));
-                     return grads;
-                   });
+Tensor xlogy(const Tensor& x, const Tensor& y) {
+  LG_PROFILE_OP(x, y);
+  return x_log(x, y, /*one_plus=*/false);
 }
 
 Tensor xlogy(const Tensor& x, double y) {
   LG_CHECK(x.defined(), "xlogy: expected a defined tensor");
-  return xlogy(x, full({}, y, TensorOptions(floating_result(x, x)).device(x.device())));
+  return xlogy(x,
+               full({}, y, TensorOptions(autograd::floating_result_type(x, x)).device(x.device())));
 }
 
 Tensor xlogy(double x, const Tensor& y) {
   LG_CHECK(y.defined(), "xlogy: expected a defined tensor");
-  return xlogy(full({}, x, TensorOptions(floating_result(y, y)).device(y.device())), y);
+  return xlogy(full({}, x, TensorOptions(autograd::floating_result_type(y, y)).device(y.device())),
+               y);
 }
 
 Tensor special_xlogy(const Tensor& x, const Tensor& y) {
   return xlogy(x, y);
 }
 
-Tensor special_xlog1py(const Tensor& x_in, const Tensor& y_in) {
-  LG_PROFILE_OP(x_in, y_in);
-  LG_CHECK(x_in.defined() && y_in.defined(), "special_xlog1py: expected two defined tensors");
-  const DType dtype = floating_result(x_in, y_in);
-  const Tensor x = x_in.to(dtype), y = y_in.to(dtype);
-  Tensor out;
-  {
-    NoGradGuard no_grad;
-    out = masked_fill(mul(x, log1p(y)), logical_and(eq(x, 0.0), logical_not(isnan(y))), 0.0);
-  }
-  return record_op(
-      "special_xlog1py", out, {x, y}, {x, y}, [](const BackwardContext& c) -> std::vector<Tensor> {
-        const Tensor& u = c.saved[0];
-        const Tensor& v = c.saved[1];
-        std::vector<Tensor> grads(2);
-        if (c.needs(0)) {
-          const Tensor dead = logical_and(eq(u, 0.0), le(v, -1.0));
-          grads[0] = sum_to(masked_fill(special_xlog1py(c.grad, v), dead, 0.0), c.shape(0));
-        }
-        if (c.needs(1)) grads[1] = sum_to(div(mul(c.grad, u), add(v, 1.0)), c.shape(1));
-        return grads;
-      });
+Tensor special_xlog1py(const Tensor& x, const Tensor& y) {
+  LG_PROFILE_OP(x, y);
+  return x_log(x, y, /*one_plus=*/true);
 }
 
 Tensor special_entr(const Tensor& x_in) {
   LG_PROFILE_OP(x_in);
   LG_CHECK(x_in.defined(), "special_entr: expected a defined tensor");
-  const Tensor x = is_floating(x_in.dtype()) ? x_in : x_in.to(kFloat32);
+  const Tensor x = floating_or_float32(x_in);
   Tensor out;
   {
     NoGradGuard no_grad;
@@ -382,7 +373,7 @@ Tensor special_entr(const Tensor& x_in) {
 Tensor logit(const Tensor& x_in, std::optional<double> eps) {
   LG_PROFILE_OP(x_in);
   LG_CHECK(x_in.defined(), "logit: expected a defined tensor");
-  const Tensor x = is_floating(x_in.dtype()) ? x_in : x_in.to(kFloat32);
+  const Tensor x = floating_or_float32(x_in);
   Tensor out;
   {
     NoGradGuard no_grad;

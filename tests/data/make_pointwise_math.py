@@ -15,6 +15,7 @@ import mpmath as mp
 import torch
 
 from reference import write
+from torch_cases import mpmath_case, weighted_case
 
 generator = torch.Generator().manual_seed(53)
 cases = []
@@ -31,23 +32,8 @@ def t(values, dtype=f64):
     return torch.tensor(values, dtype=dtype)
 
 
-def case(name, inputs, fn, params=None, differentiable=True, no_grad=()):
-    leaves = {k: (v.clone().requires_grad_()
-                  if differentiable and v.is_floating_point() and k not in no_grad else v)
-              for k, v in inputs.items()}
-    out = fn(*leaves.values())
-    tensors = dict(inputs)
-    tensors["out0"] = out.detach()
-    if differentiable and out.is_floating_point():
-        w = torch.linspace(-1, 2, out.numel(), dtype=out.dtype).reshape(out.shape)
-        tensors["w0"] = w
-        (out * w).sum().backward()
-        for k, v in leaves.items():
-            if v.requires_grad and v.grad is not None:
-                tensors["d_" + k] = v.grad
-    cases.append({"name": name,
-                  "params": dict(params or {}, inputs=list(inputs.keys()), no_grad=list(no_grad)),
-                  "tensors": tensors})
+def case(*args, **kwargs):
+    cases.append(weighted_case(*args, **kwargs))
 
 
 # ---- Unary special functions: values and gradients --------------------------------------------
@@ -87,8 +73,8 @@ case("igamma", {"a": a, "x": x}, torch.igamma, no_grad=("a",))
 case("igammac", {"a": a, "x": x}, torch.igammac, no_grad=("a",))
 case("xlogy", {"x": t([0.0, 0.0, 1.5, -2.0, 3.0, 0.0]), "y": t([0.0, 2.0, 0.25, 3.0, 7.0, -1.0])},
      torch.xlogy)
-case("special_xlog1py", {"x": t([0.0, 0.0, 1.5, -2.0, 3.0, 0.0]),
-                         "y": t([-1.0, 2.0, -0.25, 3.0, 7.0, -2.0])}, torch.special.xlog1py)
+case("special_xlog1py", {"x": t([0.0, 0.0, 1.5, -2.0, 3.0, 0.0, 0.0]),
+                         "y": t([-1.0, 2.0, -0.25, 3.0, 7.0, -2.0, -0.5])}, torch.special.xlog1py)
 case("hypot", {"a": uniform(-10.0, 10.0, 4, 1), "b": uniform(-10.0, 10.0, 1, 5)}, torch.hypot)
 case("copysign", {"a": t([1.5, -2.0, 0.0, 3.0, -4.0, 0.5]),
                   "b": t([-1.0, 2.0, -3.0, -0.0, 0.0, 7.0])}, torch.copysign)
@@ -170,12 +156,7 @@ mp.mp.dps = 60
 
 
 def exact(name, inputs, fn):
-    args = list(inputs.values())
-    flat = [v.reshape(-1).tolist() for v in args]
-    values = [float(fn(*[mp.mpf(v) for v in point])) for point in zip(*flat)]
-    out = torch.tensor(values, dtype=f64).reshape(args[0].shape)
-    cases.append({"name": name, "params": {"inputs": list(inputs.keys()), "no_grad": []},
-                  "tensors": dict(inputs, out0=out)})
+    cases.append(mpmath_case(name, inputs, fn))
 
 
 def ndtr(v):

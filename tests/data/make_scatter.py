@@ -15,6 +15,7 @@ import warnings
 import torch
 
 from reference import write
+from torch_cases import weighted_case
 
 warnings.filterwarnings("ignore", message=".*is in beta.*")
 
@@ -36,24 +37,8 @@ def distinct_rows(high, rows, count):
     return torch.stack([torch.randperm(high, generator=generator)[:count] for _ in range(rows)])
 
 
-def case(name, inputs, fn, params=None, differentiable=True, no_grad=()):
-    """inputs: name -> tensor; fn(*inputs) -> tensor."""
-    leaves = {k: (v.clone().requires_grad_()
-                  if differentiable and v.is_floating_point() and k not in no_grad else v)
-              for k, v in inputs.items()}
-    out = fn(*leaves.values())
-    tensors = dict(inputs)
-    tensors["out0"] = out.detach()
-    if differentiable and out.is_floating_point():
-        w = torch.linspace(-1, 2, out.numel(), dtype=out.dtype).reshape(out.shape)
-        tensors["w0"] = w
-        (out * w).sum().backward()
-        for k, v in leaves.items():
-            if v.requires_grad and v.grad is not None:
-                tensors["d_" + k] = v.grad
-    cases.append({"name": name,
-                  "params": dict(params or {}, inputs=list(inputs.keys()), no_grad=list(no_grad)),
-                  "tensors": tensors})
+def case(*args, **kwargs):
+    cases.append(weighted_case(*args, **kwargs))
 
 
 # ---- scatter -------------------------------------------------------------------------------------

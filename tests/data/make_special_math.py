@@ -13,6 +13,7 @@ import mpmath as mp
 import torch
 
 from reference import write
+from torch_cases import mpmath_case, weighted_case
 
 generator = torch.Generator().manual_seed(29)
 cases = []
@@ -24,23 +25,8 @@ def uniform(low, high, *shape, dtype=torch.float64):
     return (u * (high - low) + low).to(dtype)
 
 
-def case(name, inputs, fn, params=None, differentiable=True, no_grad=()):
-    leaves = {k: (v.clone().requires_grad_()
-                  if differentiable and v.is_floating_point() and k not in no_grad else v)
-              for k, v in inputs.items()}
-    out = fn(*leaves.values())
-    tensors = dict(inputs)
-    tensors["out0"] = out.detach()
-    if differentiable and out.is_floating_point():
-        w = torch.linspace(-1, 2, out.numel(), dtype=out.dtype).reshape(out.shape)
-        tensors["w0"] = w
-        (out * w).sum().backward()
-        for k, v in leaves.items():
-            if v.requires_grad and v.grad is not None:
-                tensors["d_" + k] = v.grad
-    cases.append({"name": name,
-                  "params": dict(params or {}, inputs=list(inputs.keys()), no_grad=list(no_grad)),
-                  "tensors": tensors})
+def case(*args, **kwargs):
+    cases.append(weighted_case(*args, **kwargs))
 
 
 # Positive arguments from tiny to large, and negative ones between the poles (reflected).
@@ -94,12 +80,7 @@ mp.mp.dps = 40
 
 
 def exact(name, inputs, fn):
-    args = list(inputs.values())
-    flat = [a.reshape(-1).tolist() for a in args]
-    values = [float(fn(*[mp.mpf(v) for v in point])) for point in zip(*flat)]
-    out = torch.tensor(values, dtype=torch.float64).reshape(args[0].shape)
-    cases.append({"name": name, "params": {"inputs": list(inputs.keys()), "no_grad": []},
-                  "tensors": dict(inputs, out0=out)})
+    cases.append(mpmath_case(name, inputs, fn))
 
 
 exact("exact_digamma", {"x": grid}, mp.digamma)

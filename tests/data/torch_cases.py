@@ -4,7 +4,9 @@ leaf, grad_case: random inputs and a case of an op's output and gradients (make_
 make_nn_layers.py, make_loss_options.py, make_loss_nd.py); class_loss_case: cross_entropy and
 nll_loss (make_loss_options.py, make_loss_nd.py); make_optimizer, run_steps, clip_grad_norm_case:
 the optimizers and clip_grad_norm_ (make_optim.py, make_optim_f64.py); expect_error: PyTorch
-refuses an input that the C++ side refuses too. Random draws come from torch's global generator
+refuses an input that the C++ side refuses too; weighted_case and mpmath_case: one output and
+its gradients against a fixed weight, or mpmath's values (make_special_math.py, make_scatter.py,
+make_pointwise_math.py). Random draws come from torch's global generator
 unless a generator is passed, in the order of the calls, as the scripts' own copies drew them.
 """
 import torch
@@ -119,3 +121,37 @@ def expect_error(what, fn, message=None, errors=(RuntimeError, ValueError, Index
             f"{what}: PyTorch raised '{e}', without '{message}'"
         return
     raise AssertionError(f"PyTorch does not raise for {what}: the C++ side should not either")
+
+
+def weighted_case(name, inputs, fn, params=None, differentiable=True, no_grad=()):
+    """inputs: name -> tensor; fn(*inputs) -> tensor. The case holds the inputs, out0 and, for a
+    differentiable floating output, w0 = linspace(-1, 2) and d_<input> = d sum(out0 * w0) / d input
+    for each floating input not in no_grad; params gets the inputs' order and no_grad."""
+    leaves = {k: (v.clone().requires_grad_()
+                  if differentiable and v.is_floating_point() and k not in no_grad else v)
+              for k, v in inputs.items()}
+    out = fn(*leaves.values())
+    tensors = dict(inputs)
+    tensors["out0"] = out.detach()
+    if differentiable and out.is_floating_point():
+        w = torch.linspace(-1, 2, out.numel(), dtype=out.dtype).reshape(out.shape)
+        tensors["w0"] = w
+        (out * w).sum().backward()
+        for k, v in leaves.items():
+            if v.requires_grad and v.grad is not None:
+                tensors["d_" + k] = v.grad
+    return {"name": name,
+            "params": dict(params or {}, inputs=list(inputs.keys()), no_grad=list(no_grad)),
+            "tensors": tensors}
+
+
+def mpmath_case(name, inputs, fn):
+    """fn evaluated by mpmath (at its current precision) at each element of the inputs (of one
+    shape), rounded once to float64: a values-only case."""
+    import mpmath as mp
+    args = list(inputs.values())
+    flat = [a.reshape(-1).tolist() for a in args]
+    values = [float(fn(*[mp.mpf(v) for v in point])) for point in zip(*flat)]
+    out = torch.tensor(values, dtype=torch.float64).reshape(args[0].shape)
+    return {"name": name, "params": {"inputs": list(inputs.keys()), "no_grad": []},
+            "tensors": dict(inputs, out0=out)}
