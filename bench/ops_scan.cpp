@@ -1,10 +1,10 @@
-// ops_scan: forward + backward through autograd of 97 ops at realistic shapes, float32, one line
-// per op (its name and the median of 5 timed runs in ms, after 2 untimed ones), for a broad look
-// at where a CPU kernel is slower than it should be. bench/compare/ops_scan_vs_libtorch.sh runs it
-// beside LibTorch's side (bench/compare/libtorch/libtorch_ops_scan.cpp: the same ops, names,
-// shapes and order) at 1 and 2 threads and prints both with their ratio. A scan, not a
-// specification: a row that stands out gets a benchmark of its own (bench_layers, bench_ops ...)
-// and a look with perf.
+// ops_scan: forward + backward through autograd of 111 ops at realistic shapes (the three
+// "_fwd" rows forward only), float32, one line per op (its name and the median of 5 timed runs in
+// ms, after 2 untimed ones), for a broad look at where a CPU kernel is slower than it should be.
+// bench/compare/ops_scan_vs_libtorch.sh runs it beside LibTorch's side
+// (bench/compare/libtorch/libtorch_ops_scan.cpp: the same ops, names, shapes and order) at 1 and 2
+// threads and prints both with their ratio. A scan, not a specification: a row that stands out gets
+// a benchmark of its own (bench_layers, bench_ops ...) and a look with perf.
 //   OMP_NUM_THREADS=1 build/bench/ops_scan [NAME_SUBSTRING]
 // Each op's output y is differentiated with y.backward(ones_like(y)) into x.grad, cleared before
 // each run.
@@ -168,6 +168,13 @@ int main(int argc, char** argv) {
       {"special_ndtri", pos, [](const Tensor& x) { return lg::special_ndtri(x * 0.9 - 0.4); }},
       {"i0", pos, [](const Tensor& x) { return lg::i0(x * 20.0 - 20.0); }},
       {"special_i1e", pos, [](const Tensor& x) { return lg::special_i1e(x * 40.0 - 40.0); }},
+      // Forward only, x + f(x.detach()): LibTorch 1.13's Bessel functions have no gradient.
+      {"special_bessel_j0_fwd", pos,
+       [](const Tensor& x) { return x + lg::special_bessel_j0(x.detach() * 40.0 - 20.0); }},
+      {"special_bessel_y1_fwd", pos,
+       [](const Tensor& x) { return x + lg::special_bessel_y1(x.detach() * 20.0 + 0.1); }},
+      {"special_modified_bessel_k1_fwd", pos,
+       [](const Tensor& x) { return x + lg::special_modified_bessel_k1(x.detach() * 10.0 + 0.01); }},
       {"sinc", pos, [](const Tensor& x) { return lg::sinc(x * 6.0 - 6.0); }},
       {"igamma", pos, [&](const Tensor& x) { return lg::igamma(pos2 * 8.0, x * 8.0); }},
       {"xlogy", pos, [&](const Tensor& x) { return lg::xlogy(x, pos2); }},

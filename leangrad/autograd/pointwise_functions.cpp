@@ -194,6 +194,22 @@ Tensor ldexp(const Tensor& a, const Tensor& e) {
   return mul(a, exp2(e.to(autograd::floating_result_type(a, e))));
 }
 
+std::tuple<Tensor, Tensor> frexp(const Tensor& a) {
+  LG_PROFILE_OP(a);
+  check_operands("frexp", {a}, /*floating=*/true);
+  Tensor exponent;
+  {
+    NoGradGuard no_grad;
+    exponent = ops::unary(UnaryOp::FrexpExponent, a).to(kInt32);
+  }
+  Tensor mantissa = record_op("frexp", ops::unary(UnaryOp::FrexpMantissa, a), {a}, {exponent},
+                              [](const BackwardContext& c) -> std::vector<Tensor> {
+                                const Tensor scale = exp2(c.saved[0].to(c.grad.dtype()));
+                                return {div(c.grad, scale)};
+                              });
+  return {std::move(mantissa), std::move(exponent)};
+}
+
 Tensor deg2rad(const Tensor& a) {
   LG_PROFILE_OP(a);
   LG_CHECK(a.defined(), "deg2rad: expected a defined tensor");

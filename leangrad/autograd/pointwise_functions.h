@@ -1,14 +1,16 @@
 // The rest of torch's pointwise math, as LibTorch's functions: hypot, copysign, nextafter, fmax,
-// fmin, gcd, lcm, the shifts, heaviside, logaddexp2, float_power, ldexp, deg2rad, rad2deg, frac,
-// sgn, fix, positive, signbit and isreal. Two tensors broadcast together and promote as add's
+// fmin, gcd, lcm, the shifts, heaviside, logaddexp2, float_power, ldexp, frexp, deg2rad, rad2deg,
+// frac, sgn, fix, positive, signbit and isreal. Two tensors broadcast together and promote as add's
 // operands (autograd/functions.h); the floating ones compute integral operands in float32. The
 // binary kernels are kernels/elementwise_math.h's (BinaryOp Hypot, Copysign, Nextafter, Fmax,
-// Fmin, Gcd, Lcm, LeftShift, RightShift); the others are compositions. Gradients are PyTorch's
-// formulas, written with differentiable functions.
+// Fmin, Gcd, Lcm, LeftShift, RightShift; UnaryOp FrexpMantissa, FrexpExponent); the others are
+// compositions. Gradients are PyTorch's formulas, written with differentiable functions.
 //   Tensor r = hypot(dx, dy);                          // the distance, without overflow
 //   Tensor m = fmax(a, b);                             // a NaN loses to a number
 //   Tensor flags = bitwise_left_shift(ones, bit);      // 1 << bit, 0 past the width
 #pragma once
+
+#include <tuple>
 
 #include <leangrad/core/tensor.h>
 
@@ -58,6 +60,10 @@ Tensor float_power(double a, const Tensor& b);
 // a * 2^e, as torch.ldexp (a times exp2(e), in the floating type a and e promote to: a power of
 // two past that type's range is inf there, as PyTorch's).
 Tensor ldexp(const Tensor& a, const Tensor& e);
+// The mantissa m and exponent e of a = m 2^e with 1/2 <= |m| < 1 (0 and 0 for a zero; an infinity
+// or NaN is its own mantissa, with exponent 0), as torch.frexp: m in a's dtype, e int32; floating
+// a only (a DTypeError otherwise, as PyTorch's). Gradient of m: 1 / 2^e; e has none.
+std::tuple<Tensor, Tensor> frexp(const Tensor& a);
 // Degrees to radians and back: a * (pi / 180) and a * (180 / pi); integral input gives float32.
 Tensor deg2rad(const Tensor& a);
 Tensor rad2deg(const Tensor& a);

@@ -298,6 +298,108 @@ Tensor special_i1e(const Tensor& x) {
                    });
 }
 
+// The Bessel functions of torch.special (Note [Bessel functions of the first and second kind]).
+// Each gradient is the recurrence DLMF 10.6.2 / 10.29.2 gives, in the functions themselves, so
+// that it differentiates again; J1 / x and K1 / x at 0 take their limit (1/2) or leave the
+// infinity of the pole (K), never 0/0.
+Tensor special_bessel_j0(const Tensor& x) {
+  LG_PROFILE_OP(x);
+  return record_op("special_bessel_j0", ops::unary(UnaryOp::BesselJ0, x), {x}, {x},
+                   [](const BackwardContext& c) -> std::vector<Tensor> {
+                     return {mul(c.grad, neg(special_bessel_j1(c.saved[0])))};
+                   });
+}
+
+Tensor special_bessel_j1(const Tensor& x) {
+  LG_PROFILE_OP(x);
+  const Tensor out = ops::unary(UnaryOp::BesselJ1, x);
+  return record_op(
+      "special_bessel_j1", out, {x}, {x, out}, [](const BackwardContext& c) -> std::vector<Tensor> {
+        const Tensor& v = c.saved[0];
+        const Tensor d = sub(special_bessel_j0(v), div(c.saved[1], nonzero_denominator(v)));
+        return {mul(c.grad, masked_fill(d, eq(v, 0.0), 0.5))};
+      });
+}
+
+Tensor special_bessel_y0(const Tensor& x) {
+  LG_PROFILE_OP(x);
+  return record_op("special_bessel_y0", ops::unary(UnaryOp::BesselY0, x), {x}, {x},
+                   [](const BackwardContext& c) -> std::vector<Tensor> {
+                     return {mul(c.grad, neg(special_bessel_y1(c.saved[0])))};
+                   });
+}
+
+Tensor special_bessel_y1(const Tensor& x) {
+  LG_PROFILE_OP(x);
+  const Tensor out = ops::unary(UnaryOp::BesselY1, x);
+  return record_op("special_bessel_y1", out, {x}, {x, out},
+                   [](const BackwardContext& c) -> std::vector<Tensor> {
+                     const Tensor& v = c.saved[0];
+                     return {mul(c.grad, sub(special_bessel_y0(v), div(c.saved[1], v)))};
+                   });
+}
+
+Tensor special_modified_bessel_i0(const Tensor& x) {
+  return i0(x);
+}
+
+Tensor special_modified_bessel_i1(const Tensor& x) {
+  return special_i1(x);
+}
+
+Tensor special_modified_bessel_k0(const Tensor& x) {
+  LG_PROFILE_OP(x);
+  return record_op("special_modified_bessel_k0", ops::unary(UnaryOp::BesselK0, x), {x}, {x},
+                   [](const BackwardContext& c) -> std::vector<Tensor> {
+                     return {mul(c.grad, neg(special_modified_bessel_k1(c.saved[0])))};
+                   });
+}
+
+Tensor special_modified_bessel_k1(const Tensor& x) {
+  LG_PROFILE_OP(x);
+  const Tensor out = ops::unary(UnaryOp::BesselK1, x);
+  return record_op("special_modified_bessel_k1", out, {x}, {x, out},
+                   [](const BackwardContext& c) -> std::vector<Tensor> {
+                     const Tensor& v = c.saved[0];
+                     const Tensor d = add(special_modified_bessel_k0(v), div(c.saved[1], v));
+                     return {mul(c.grad, neg(d))};
+                   });
+}
+
+Tensor special_scaled_modified_bessel_k0(const Tensor& x) {
+  LG_PROFILE_OP(x);
+  const Tensor out = ops::unary(UnaryOp::BesselK0e, x);
+  return record_op("special_scaled_modified_bessel_k0", out, {x}, {x, out},
+                   [](const BackwardContext& c) -> std::vector<Tensor> {
+                     const Tensor k1e = special_scaled_modified_bessel_k1(c.saved[0]);
+                     return {mul(c.grad, sub(c.saved[1], k1e))};
+                   });
+}
+
+Tensor special_scaled_modified_bessel_k1(const Tensor& x) {
+  LG_PROFILE_OP(x);
+  const Tensor out = ops::unary(UnaryOp::BesselK1e, x);
+  return record_op("special_scaled_modified_bessel_k1", out, {x}, {x, out},
+                   [](const BackwardContext& c) -> std::vector<Tensor> {
+                     const Tensor& v = c.saved[0];
+                     const Tensor k0e = special_scaled_modified_bessel_k0(v);
+                     const Tensor d = sub(sub(c.saved[1], div(c.saved[1], v)), k0e);
+                     return {mul(c.grad, d)};
+                   });
+}
+
+Tensor special_spherical_bessel_j0(const Tensor& x) {
+  LG_PROFILE_OP(x);
+  const Tensor out = ops::unary(UnaryOp::SphericalBesselJ0, x);
+  return record_op("special_spherical_bessel_j0", out, {x}, {x, out},
+                   [](const BackwardContext& c) -> std::vector<Tensor> {
+                     const Tensor& v = c.saved[0];
+                     const Tensor safe = nonzero_denominator(v);
+                     const Tensor d = div(sub(cos(safe), c.saved[1]), safe);
+                     return {mul(c.grad, masked_fill(d, eq(v, 0.0), 0.0))};
+                   });
+}
+
 Tensor sinc(const Tensor& x) {
   LG_PROFILE_OP(x);
   const Tensor out = ops::unary(UnaryOp::Sinc, x);

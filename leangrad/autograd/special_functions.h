@@ -1,8 +1,9 @@
 // The special functions, as LibTorch's (torch::lgamma, digamma, polygamma, mvlgamma, erfinv,
 // erfc, i0, sinc, igamma, igammac, xlogy, logit and torch::special's zeta, erfcx, ndtr, log_ndtr,
-// ndtri, i0e, i1, i1e, gammainc, gammaincc, xlog1py, entr, logit, expit), with their gradients,
-// on every device: elementwise kernels of kernels/special_math.h (UnaryOp Lgamma, Digamma,
-// Erfinv, Erfc, Erfcx, Sinc, I0, I0e, I1, I1e, Ndtri; BinaryOp Zeta, Igamma, Igammac), computed
+// ndtri, i0e, i1, i1e, gammainc, gammaincc, xlog1py, entr, logit, expit and the Bessel
+// functions), with their gradients, on every device: elementwise kernels of
+// kernels/special_math.h (UnaryOp Lgamma, Digamma, Erfinv, Erfc, Erfcx, Sinc, I0, I0e, I1, I1e,
+// Ndtri, BesselJ0, ...; BinaryOp Zeta, Igamma, Igammac), computed
 // in double and rounded once, and compositions of them. Integral input is computed
 // in float32, as PyTorch promotes it. Values at the poles and outside the domains are PyTorch's
 // (docs/api-notes.md lists the few that differ).
@@ -60,6 +61,27 @@ Tensor i0(const Tensor& x);
 Tensor special_i0e(const Tensor& x);
 Tensor special_i1(const Tensor& x);
 Tensor special_i1e(const Tensor& x);
+// torch.special's Bessel functions (Note [Bessel functions of the first and second kind], Note
+// [Modified Bessel functions]): of the first kind J0, J1 (even and odd), of the second kind Y0,
+// Y1 (NaN below 0, -inf at 0), the modified ones of the first kind I0, I1 (i0 and special_i1
+// under torch.special's other names) and of the second kind K0, K1 (NaN below 0, +inf at 0),
+// the latter also scaled, exp(x) K(x); and the spherical j0(x) = sin(x) / x. At +-inf each is
+// its limit 0 (PyTorch's J and Y are NaN there). Differentiable, where PyTorch's are not:
+// J0' = -J1, J1' = J0 - J1 / x (1/2 at 0), Y0' = -Y1, Y1' = Y0 - Y1 / x, K0' = -K1,
+// K1' = -K0 - K1 / x, exp(x) K0 and exp(x) K1 differentiate to K0e - K1e and K1e (1 - 1/x) - K0e,
+// and j0' = (cos x - j0(x)) / x (0 at 0). Every floating dtype is computed in double and
+// rounded once (PyTorch's have no float16 or bfloat16 kernels); integral input gives float32.
+Tensor special_bessel_j0(const Tensor& x);
+Tensor special_bessel_j1(const Tensor& x);
+Tensor special_bessel_y0(const Tensor& x);
+Tensor special_bessel_y1(const Tensor& x);
+Tensor special_modified_bessel_i0(const Tensor& x);
+Tensor special_modified_bessel_i1(const Tensor& x);
+Tensor special_modified_bessel_k0(const Tensor& x);
+Tensor special_modified_bessel_k1(const Tensor& x);
+Tensor special_scaled_modified_bessel_k0(const Tensor& x);
+Tensor special_scaled_modified_bessel_k1(const Tensor& x);
+Tensor special_spherical_bessel_j0(const Tensor& x);
 // sin(pi x) / (pi x), 1 at 0, exactly 0 at the other integers. Gradient (cos(pi x) - sinc(x)) / x,
 // 0 at 0.
 Tensor sinc(const Tensor& x);

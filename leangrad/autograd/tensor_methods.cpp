@@ -965,6 +965,11 @@ Tensor& Tensor::index_put_(std::initializer_list<indexing::TensorIndex> indices,
   }
   return *this;
 }
+
+Tensor Tensor::index_put(const std::vector<std::optional<Tensor>>& indices, const Tensor& values,
+                         bool accumulate) const {
+  return leangrad::index_put(*this, indices, values, accumulate);
+}
 namespace {
 // fill_ and zero_: what self held gets no gradient (PyTorch's FillBackward gives zeros), but
 // self keeps requiring grad, through a node of its own.
@@ -1200,6 +1205,9 @@ Tensor Tensor::ldexp(const Tensor& other) const {
 Tensor& Tensor::ldexp_(const Tensor& other) {
   return composed_in_place("ldexp_", *this, {other},
                            [&](const Tensor& self) { return leangrad::ldexp(self, other); });
+}
+std::tuple<Tensor, Tensor> Tensor::frexp() const {
+  return leangrad::frexp(*this);
 }
 Tensor Tensor::igamma(const Tensor& other) const {
   return leangrad::igamma(*this, other);

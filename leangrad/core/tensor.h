@@ -267,6 +267,7 @@ class Tensor {
   Tensor& float_power_(double exponent);
   Tensor ldexp(const Tensor& other) const;
   Tensor& ldexp_(const Tensor& other);
+  std::tuple<Tensor, Tensor> frexp() const;  // (mantissa, int32 exponent)
   Tensor deg2rad() const;
   Tensor& deg2rad_();
   Tensor rad2deg() const;
@@ -453,6 +454,10 @@ class Tensor {
                      bool accumulate = false);
   Tensor& index_put_(std::initializer_list<indexing::TensorIndex> indices, double value,
                      bool accumulate = false);
+  // Out of place, with LibTorch's list of optional index tensors (std::nullopt takes a whole
+  // dim): a copy of self with values written or, with accumulate, added (torch::index_put).
+  Tensor index_put(const std::vector<std::optional<Tensor>>& indices, const Tensor& values,
+                   bool accumulate = false) const;
 
   // ---- In-place random fills (autograd/sampling_functions.h; Note [In-place samplers]) -----
   // LibTorch's: each draws from the default generator of self's device (manual_seed covers it)

@@ -579,6 +579,24 @@ LG_HOST_DEVICE LG_ALWAYS_INLINE M unary_op_apply(M a) {
     return static_cast<M>(special_math::bessel_i1(a, op == UnaryOp::I1e));
   } else if constexpr (op == UnaryOp::Ndtri) {
     return static_cast<M>(special_math::ndtri(a));
+  } else if constexpr (op == UnaryOp::BesselJ0) {
+    return static_cast<M>(special_math::bessel_j0(a));
+  } else if constexpr (op == UnaryOp::BesselJ1) {
+    return static_cast<M>(special_math::bessel_j1(a));
+  } else if constexpr (op == UnaryOp::BesselY0 || op == UnaryOp::BesselY1) {
+    return static_cast<M>(special_math::bessel_y(op == UnaryOp::BesselY0 ? 0 : 1, a));
+  } else if constexpr (op == UnaryOp::BesselK0 || op == UnaryOp::BesselK0e) {
+    return static_cast<M>(special_math::bessel_k(0, a, op == UnaryOp::BesselK0e));
+  } else if constexpr (op == UnaryOp::BesselK1 || op == UnaryOp::BesselK1e) {
+    return static_cast<M>(special_math::bessel_k(1, a, op == UnaryOp::BesselK1e));
+  } else if constexpr (op == UnaryOp::SphericalBesselJ0) {
+    return static_cast<M>(special_math::spherical_bessel_j0(a));
+  } else if constexpr (op == UnaryOp::FrexpMantissa || op == UnaryOp::FrexpExponent) {
+    // In double, exact: every floating dtype's values and exponents are doubles. An infinity or
+    // NaN is its own mantissa with exponent 0 (libm's, as PyTorch's).
+    int e = 0;
+    const double m = std::frexp(static_cast<double>(a), &e);
+    return static_cast<M>(op == UnaryOp::FrexpMantissa ? m : static_cast<double>(e));
   } else if constexpr (op == UnaryOp::Sign) {
     // PyTorch's (0 < a) - (a < 0): sign(NaN) and sign(-0.0) are +0.
     if constexpr (std::is_unsigned_v<M>)

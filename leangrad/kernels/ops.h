@@ -111,7 +111,18 @@ enum class UnaryOp : std::uint8_t {
   I0e,    // and their exponentially scaled forms exp(-|x|) I(x)
   I1,
   I1e,
-  Ndtri,  // the inverse of the standard normal distribution function
+  Ndtri,     // the inverse of the standard normal distribution function
+  BesselJ0,  // the Bessel functions of the first and second kind of order 0 and 1,
+  BesselJ1,
+  BesselY0,
+  BesselY1,
+  BesselK0,  // the modified Bessel functions of the second kind of order 0 and 1,
+  BesselK1,
+  BesselK0e,  // and their exponentially scaled forms exp(x) K(x)
+  BesselK1e,
+  SphericalBesselJ0,  // sin(x) / x, 1 at 0
+  FrexpMantissa,      // x = m 2^e with 1/2 <= |m| < 1: m,
+  FrexpExponent,      // and e (in the input's dtype; exact in every floating one)
 };
 enum class CompareOp : std::uint8_t { Gt, Lt, Ge, Le, Eq, Ne };
 enum class ReduceOp : std::uint8_t { Sum, Mean, Max, Prod };

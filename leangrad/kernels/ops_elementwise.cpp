@@ -188,6 +188,28 @@ const char* op_name(UnaryOp op) {
       return "special_i1e";
     case UnaryOp::Ndtri:
       return "special_ndtri";
+    case UnaryOp::BesselJ0:
+      return "special_bessel_j0";
+    case UnaryOp::BesselJ1:
+      return "special_bessel_j1";
+    case UnaryOp::BesselY0:
+      return "special_bessel_y0";
+    case UnaryOp::BesselY1:
+      return "special_bessel_y1";
+    case UnaryOp::BesselK0:
+      return "special_modified_bessel_k0";
+    case UnaryOp::BesselK1:
+      return "special_modified_bessel_k1";
+    case UnaryOp::BesselK0e:
+      return "special_scaled_modified_bessel_k0";
+    case UnaryOp::BesselK1e:
+      return "special_scaled_modified_bessel_k1";
+    case UnaryOp::SphericalBesselJ0:
+      return "special_spherical_bessel_j0";
+    case UnaryOp::FrexpMantissa:  // frexp's two outputs (op_name names each UnaryOp once)
+      return "frexp_mantissa";
+    case UnaryOp::FrexpExponent:
+      return "frexp_exponent";
   }
   return "unknown_unary_op";
 }

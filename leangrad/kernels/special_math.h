@@ -1,16 +1,19 @@
 // The special functions of the unary and binary kernels (kernels/elementwise_math.h): log|Γ(x)|,
 // digamma, the Hurwitz zeta function, the inverse error function, the scaled complementary error
-// function, the inverse normal distribution function, the modified Bessel functions I0 and I1,
-// sinc and the regularized incomplete gamma functions, in double on both devices
-// (the float kernels round the double result once). Each is written from its defining series
-// and identities (DLMF chapters 5, 7, 8, 10 and 25); PyTorch's values at the poles and outside the
-// domains (copysign(inf, -x) for digamma at 0, NaN at the negative integers, ...).
+// function, the inverse normal distribution function, the Bessel functions J0, J1, Y0, Y1, I0,
+// I1, K0, K1 and sin(x) / x, sinc and the regularized incomplete gamma functions, in double on
+// both devices (the float kernels round the double result once). Each is written from its
+// defining series and identities (DLMF chapters 5, 7, 8, 10 and 25) or, for erfinv, ndtri and
+// the Bessel functions, evaluated from series fitted to mpmath's values (Note [Chebyshev fits],
+// special_math_fits.h); PyTorch's values at the poles and outside the domains (copysign(inf, -x)
+// for digamma at 0, NaN at the negative integers, ...) but where docs/api-notes.md says.
 #pragma once
 
 #include <cmath>
 #include <limits>
 
 #include <leangrad/core/macros.h>
+#include <leangrad/kernels/special_math_fits.h>
 
 namespace leangrad::kernels::special_math {
 
@@ -176,28 +179,18 @@ LG_HOST_DEVICE LG_INLINE double zeta(double s, double q) {
 }
 
 // Note [Inverse error function]
-//   erfinv(y) for y in (-1, 1): Winitzki's closed form (with a = 0.147, relative error below
-//   2e-3) as the start, then three Halley steps on f(x) = erf(x) - |y|, whose error shrinks as
-//   its cube (2e-3, 1e-8, 1e-23). Halley's step with f' = 2/sqrt(π) exp(-x^2) and f'' = -2x f'
-//   is x -= d / (1 + x d), d = f / f'. Where |y| > 1/2, f is (1 - |y|) - erfc(x): 1 - |y| is
-//   exact there, and erf(x) - |y| would cancel toward y = 1, losing the tail. erfinv(+-1) is
-//   +-inf, |y| > 1 and NaN give NaN, and +-0 itself.
+//   erfinv(y) for y in (-1, 1), from fits (Note [Chebyshev fits]): for |y| <= 0.75 it is
+//   y g(y^2), g a fit of erfinv(y) / y; beyond, with q = 1 - |y| (exact there, Sterbenz, so the
+//   tail toward 1 keeps its digits) and s = sqrt(-log q), the first term of the tail's expansion,
+//   it is s h(log s), h a fit of erfinv(1 - q) / s down to q = 2^-53 (the smallest q a double y
+//   gives). erfinv(+-1) is +-inf, |y| > 1 and NaN give NaN, and +-0 itself.
 LG_HOST_DEVICE LG_INLINE double erfinv(double y) {
-  constexpr double kTwoOverSqrtPi = 1.1283791670955126;
-  constexpr double kWinitzki = 0.147;
   const double a = std::fabs(y);
   if (!(a <= 1.0)) return quiet_nan();
   if (a == 1.0) return std::copysign(infinity(), y);
-  if (a == 0.0) return y;
-  const double l = std::log((1.0 - a) * (1.0 + a));
-  const double t = 2.0 / (kPi * kWinitzki) + 0.5 * l;
-  double x = std::sqrt(std::sqrt(t * t - l / kWinitzki) - t);
-  for (int step = 0; step < 3; ++step) {
-    const double f = a > 0.5 ? (1.0 - a) - std::erfc(x) : std::erf(x) - a;
-    const double d = f / (kTwoOverSqrtPi * std::exp(-x * x));
-    x -= d / (1.0 + x * d);
-  }
-  return std::copysign(x, y);
+  if (a <= 0.75) return y * fits::erfinv_central(y * y);
+  const double s = std::sqrt(-std::log(1.0 - a));
+  return std::copysign(s * fits::erfinv_tail(std::log(s)), y);
 }
 
 // exp(x^2) without the rounding of the square: x^2 = h + l exactly (l from an fma), and
@@ -234,82 +227,57 @@ LG_HOST_DEVICE LG_INLINE double erfcx(double x) {
   return 2.0 * exp_of_square(x) - erfcx_of_nonnegative(-x);
 }
 
+// Note [Chebyshev fits]
+//   erfinv, ndtri and the Bessel functions are evaluated from fitted series (special_math_fits.h,
+//   written by tools/fit_special_math.py from mpmath's values at 50 digits): in each region the
+//   function, with what makes it hard to fit taken out (a logarithm, an exponential, the
+//   1/sqrt(x) decay, the oscillation), is a smooth function of a variable in which a series of
+//   10 to 30 terms reaches 2^-57 of it. Each is a fixed number of multiply-adds: no loop runs to
+//   convergence and no term divides, where the defining series take up to 50 terms, each with a
+//   division, and iterations take a libm call a step. The script measures each fit's rounding in
+//   double (1 to 5 units of 2^-53); tests/autograd/test_bessel.cpp, test_special_math.cpp and
+//   test_pointwise_math.cpp measure the functions against mpmath and long double.
+
 // Note [Inverse normal distribution function]
-//   ndtri(p) = -sqrt(2) erfcinv(2p), the x with Phi(x) = p. For p < 1/2, y = 2p is exact; above,
-//   1 - p is exact (Sterbenz) and ndtri(p) = -ndtri(1 - p), so neither tail cancels. erfcinv(y)
-//   for y in (0, 1] starts as erfinv's (Winitzki, with (1 - z)(1 + z) = y (2 - y) for z = 1 - y,
-//   never formed) and takes Halley steps on f(x) = erfc(x) - y until a step is below an ulp
-//   (three near the middle, four or five deep in the tail, where the start's 2e-3 relative error
-//   is a larger absolute one and the steps converge more slowly). With f' = -2/sqrt(pi)
-//   exp(-x^2) and f'' = -2x f', the step is x -= d / (1 + x d) for d = f / f', written
-//   d = (y - erfc(x)) exp(x^2) sqrt(pi) / 2 below x = 10 (one erfc and one exp a step), and
-//   beyond as (y / erfc(x) - 1) erfcx(x) sqrt(pi) / 2, so that exp(x^2) never overflows (deep in
-//   the tail y / erfc(x) is a ratio of two small numbers). ndtri(0) = -inf, ndtri(1) = +inf,
-//   outside [0, 1] and NaN give NaN, as PyTorch's.
+//   ndtri(p), the x with Phi(x) = p. For 0.15 <= p <= 0.85 it is r g(r^2) for r = p - 1/2 (exact
+//   from p = 1/4 on, within half an ulp of r below), g a fit of ndtri(1/2 + r) / r. In the tails
+//   q = min(p, 1 - p) (1 - p exact, Sterbenz, so the upper tail does not cancel) and
+//   s = sqrt(-2 log q), the first term of x's expansion in the tail; x = s h(log s), h a fit of
+//   |x| / s over q from 0.15 down to the smallest subnormal (log s from 0.67 to 3.65), negated
+//   below 1/2. ndtri(0) = -inf, ndtri(1) = +inf, outside [0, 1] and NaN give NaN, as PyTorch's.
 LG_HOST_DEVICE LG_INLINE double ndtri(double p) {
-  constexpr double kSqrtPiOverTwo = 0.88622692545275801365;
-  constexpr double kSqrtTwo = 1.41421356237309504880;
-  constexpr double kWinitzki = 0.147;
   if (!(p >= 0.0 && p <= 1.0)) return quiet_nan();
   if (p == 0.0) return -infinity();
   if (p == 1.0) return infinity();
-  const double q = p > 0.5 ? 1.0 - p : p;
-  const double y = 2.0 * q;
-  const double l = std::log(y * (2.0 - y));
-  const double t = 2.0 / (kPi * kWinitzki) + 0.5 * l;
-  double x = std::sqrt(std::fmax(std::sqrt(t * t - l / kWinitzki) - t, 0.0));
-  for (int step = 0; step < 8; ++step) {
-    const double e = std::erfc(x);
-    const double d = x < 10.0 ? (y - e) * exp_of_square(x) * kSqrtPiOverTwo
-                              : (y / e - 1.0) * erfcx_of_nonnegative(x) * kSqrtPiOverTwo;
-    const double change = d / (1.0 + x * d);
-    x -= change;
-    if (!(std::fabs(change) > 1e-16 * x)) break;  // converged (or NaN)
-  }
-  return p < 0.5 ? -kSqrtTwo * x : kSqrtTwo * x;
+  const double r = p - 0.5;
+  if (std::fabs(r) <= 0.35) return r * fits::ndtri_central(r * r);
+  const double s = std::sqrt(-2.0 * std::log(r < 0.0 ? p : 1.0 - p));
+  const double x = s * fits::ndtri_tail(std::log(s));
+  return r < 0.0 ? -x : x;
 }
 
 // Note [Modified Bessel functions]
-//   I0 and I1 and their scaled forms I0e(x) = exp(-|x|) I0(x), I1e(x) = exp(-|x|) I1(x). For
-//   |x| <= 20 the power series (DLMF 10.25.2)
-//     I_nu(x) = (x/2)^nu sum_k (x^2/4)^k / (k! (k + nu)!),
-//   whose terms are all positive (about 50 of them at 20); beyond, the asymptotic expansion
-//   (DLMF 10.40.1)
-//     exp(-x) I_nu(x) ~ 1 / sqrt(2 pi x) sum_k (-1)^k a_k(nu) / x^k,
-//     a_k / a_{k-1} = (4 nu^2 - (2k - 1)^2) / (8k),
-//   summed until a term falls below 1e-17 of the sum (25 terms at 20, fewer beyond). I0 is even
-//   and I1 odd; I0(x) is exp(|x| / 2) exp(|x| / 2) I0e(x), so that it overflows only where the
+//   I0 and I1 and their scaled forms I0e(x) = exp(-|x|) I0(x), I1e(x) = exp(-|x|) I1(x), from
+//   fits (Note [Chebyshev fits]): for |x| <= 8 I0 and I1 / x as polynomials in x^2 (the power
+//   series' positive, growing terms, summed by Horner's rule without cancellation); beyond,
+//   sqrt(x) exp(-x) I_nu(x), which tends to 1 / sqrt(2 pi), in 8 / x. I0 is even and I1 odd;
+//   beyond 8, I0(x) is exp(|x| / 2) exp(|x| / 2) I0e(x), so that it overflows only where the
 //   function does (|x| > 713).
-LG_HOST_DEVICE LG_INLINE double bessel_i_series(int nu, double x) {  // 0 <= x <= 20
-  const double q = 0.25 * x * x;
-  double term = nu == 0 ? 1.0 : 0.5 * x;
-  double sum = term;
-  for (int k = 1; k < 100; ++k) {
-    term *= q / (static_cast<double>(k) * (k + nu));
-    sum += term;
-    if (term <= 1e-17 * sum) break;
-  }
-  return sum;
-}
-LG_HOST_DEVICE LG_INLINE double bessel_i_scaled_asymptotic(int nu, double x) {  // x > 20
-  if (std::isinf(x)) return 0.0;
-  const double mu = 4.0 * nu * nu;
-  double term = 1.0, sum = 1.0;
-  for (int k = 1; k < 60; ++k) {
-    const double odd = 2.0 * k - 1.0;
-    term *= (odd * odd - mu) / (8.0 * k * x);
-    sum += term;
-    if (std::fabs(term) <= 1e-17 * std::fabs(sum)) break;
-  }
-  return sum / std::sqrt(2.0 * kPi * x);
-}
+//   K0 and K1 (x > 0): for x <= 2, K0(x) = R0(x^2) - log(x / 2) I0(x) and
+//   K1(x) = R1(x^2) / x + log(x / 2) I1(x) with R0, R1 fits of the smooth parts (DLMF 10.31.2);
+//   beyond, sqrt(x) exp(x) K_nu(x) in 2 / x, K_nu(x) that times exp(-x) / sqrt(x). K(0) = +inf,
+//   a negative x NaN, K(inf) = 0 (the scaled forms too), as PyTorch's.
 // exp(-|x|) I_nu(|x|) when scaled, else I_nu(|x|); nu is 0 or 1.
 LG_HOST_DEVICE LG_INLINE double bessel_i_of_magnitude(int nu, double a, bool scaled) {
-  if (a <= 20.0) {
-    const double series = bessel_i_series(nu, a);
-    return scaled ? std::exp(-a) * series : series;
+  if (std::isnan(a)) return a;
+  if (a <= 8.0) {
+    const double v = a * a;
+    const double i = nu == 0 ? fits::bessel_i0_small(v) : a * fits::bessel_i1_small(v);
+    return scaled ? std::exp(-a) * i : i;
   }
-  const double s = bessel_i_scaled_asymptotic(nu, a);  // NaN stays NaN
+  if (std::isinf(a)) return scaled ? 0.0 : a;
+  const double u = 8.0 / a;
+  const double s = (nu == 0 ? fits::bessel_i0_large(u) : fits::bessel_i1_large(u)) / std::sqrt(a);
   if (scaled) return s;
   const double half = std::exp(0.5 * a);
   return half * (half * s);
@@ -319,6 +287,93 @@ LG_HOST_DEVICE LG_INLINE double bessel_i0(double x, bool scaled) {
 }
 LG_HOST_DEVICE LG_INLINE double bessel_i1(double x, bool scaled) {
   return std::copysign(bessel_i_of_magnitude(1, std::fabs(x), scaled), x);
+}
+// exp(x) K_nu(x) when scaled, else K_nu(x); nu is 0 or 1.
+LG_HOST_DEVICE LG_INLINE double bessel_k(int nu, double x, bool scaled) {
+  if (!(x >= 0.0)) return quiet_nan();  // negative, NaN
+  if (x == 0.0) return infinity();
+  if (x <= 2.0) {
+    const double v = x * x;
+    const double l = std::log(0.5 * x);
+    const double k = nu == 0 ? fits::bessel_k0_small(v) - l * fits::bessel_i0_small(v)
+                             : fits::bessel_k1_small(v) / x + l * x * fits::bessel_i1_small(v);
+    return scaled ? std::exp(x) * k : k;
+  }
+  if (std::isinf(x)) return 0.0;
+  const double u = 2.0 / x;
+  const double s = (nu == 0 ? fits::bessel_k0_large(u) : fits::bessel_k1_large(u)) / std::sqrt(x);
+  return scaled ? s : std::exp(-x) * s;
+}
+
+// Note [Bessel functions of the first and second kind]
+//   J0, J1 (every x) and Y0, Y1 (x > 0) from fits (Note [Chebyshev fits]). For |x| <= 5, J0 and
+//   J1 / x are series in x^2, and Y0 and Y1 their logarithmic parts plus fits of the rest
+//   (DLMF 10.8.2): Y0(x) = 2/pi log(x) J0(x) + R0(x^2), Y1(x) = 2/pi log(x) J1(x) + R1(x^2) / x.
+//   Beyond 5, Hankel's form (DLMF 10.17.3) with xi = x - (2 nu + 1) pi / 4:
+//     J_nu(x) = sqrt(2 / (pi x)) (P_nu(x) cos xi - Q_nu(x) sin xi),
+//     Y_nu(x) = sqrt(2 / (pi x)) (P_nu(x) sin xi + Q_nu(x) cos xi),
+//   with P_nu and x Q_nu fits in (5 / x)^2, and cos xi, sin xi from libm's cos x and sin x
+//   ((cos x +- sin x) / sqrt 2): x itself is exact, where x - pi/4 would be rounded by up to
+//   half an ulp of x, a large relative error near a zero at large x. Near a zero the absolute
+//   error is an ulp or a few of the function's scale, which the zero's own conditioning
+//   (|x J'/J|) amplifies as it does any rounding of x. J0 is even and J1 odd; Y of x < 0 is NaN,
+//   Y(0) = -inf; all four are 0 at +-inf (the limit: PyTorch's are NaN there).
+LG_HOST_DEVICE LG_INLINE void bessel_hankel(int nu, double x, double* j, double* y) {
+  constexpr double kSqrtTwoOverPi = 0.79788456080286535588;
+  constexpr double kSqrtHalf = 0.70710678118654752440;
+  const double w = 5.0 / x;
+  const double u = w * w;
+  const double p = nu == 0 ? fits::bessel_p0(u) : fits::bessel_p1(u);
+  const double q = w * (nu == 0 ? fits::bessel_q0(u) : fits::bessel_q1(u));
+  const double c = std::cos(x), s = std::sin(x);
+  // xi = x - pi/4: cos xi = (c + s) / sqrt 2, sin xi = (s - c) / sqrt 2; xi = x - 3pi/4:
+  // cos xi = (s - c) / sqrt 2, sin xi = -(c + s) / sqrt 2.
+  const double cos_xi = kSqrtHalf * (nu == 0 ? c + s : s - c);
+  const double sin_xi = kSqrtHalf * (nu == 0 ? s - c : -(c + s));
+  const double a = kSqrtTwoOverPi / std::sqrt(x);
+  if (j != nullptr) *j = a * (p * cos_xi - q * sin_xi);
+  if (y != nullptr) *y = a * (p * sin_xi + q * cos_xi);
+}
+LG_HOST_DEVICE LG_INLINE double bessel_j0(double x) {
+  if (std::isnan(x)) return x;
+  const double a = std::fabs(x);
+  if (a <= 5.0) return fits::bessel_j0_small(a * a);
+  if (std::isinf(a)) return 0.0;
+  double j = 0.0;
+  bessel_hankel(0, a, &j, nullptr);
+  return j;
+}
+LG_HOST_DEVICE LG_INLINE double bessel_j1(double x) {
+  if (std::isnan(x)) return x;
+  const double a = std::fabs(x);
+  if (a <= 5.0) return x * fits::bessel_j1_small(a * a);
+  if (std::isinf(a)) return std::copysign(0.0, x);
+  double j = 0.0;
+  bessel_hankel(1, a, &j, nullptr);
+  return x < 0.0 ? -j : j;
+}
+LG_HOST_DEVICE LG_INLINE double bessel_y(int nu, double x) {
+  constexpr double kTwoOverPi = 0.63661977236758134308;
+  if (!(x >= 0.0)) return quiet_nan();  // negative, NaN
+  if (x == 0.0) return -infinity();
+  if (x <= 5.0) {
+    const double v = x * x;
+    const double l = kTwoOverPi * std::log(x);
+    return nu == 0 ? fits::bessel_y0_small(v) + l * fits::bessel_j0_small(v)
+                   : fits::bessel_y1_small(v) / x + l * x * fits::bessel_j1_small(v);
+  }
+  if (std::isinf(x)) return 0.0;
+  double y = 0.0;
+  bessel_hankel(nu, x, nullptr, &y);
+  return y;
+}
+
+// sin(x) / x, 1 at 0 and 0 at +-inf (torch.special.spherical_bessel_j0).
+LG_HOST_DEVICE LG_INLINE double spherical_bessel_j0(double x) {
+  if (x == 0.0) return 1.0;
+  if (std::isnan(x)) return x;
+  if (std::isinf(x)) return 0.0;
+  return std::sin(x) / x;
 }
 
 // sinc(x) = sin(pi x) / (pi x), 1 at 0. The sine is taken at x less the nearest even integer

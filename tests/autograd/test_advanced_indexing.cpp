@@ -189,6 +189,9 @@ TEST(AdvancedIndexing, IndexPutOutOfPlaceIsTheInPlaceFormOnACopy) {
         {x, v}));
   }
   EXPECT_THROW(index_put(Tensor(), {rows}, values), Error);
+  // The method (LibTorch's Tensor::index_put) is the function.
+  EXPECT_TRUE(equal(self.index_put({rows, cols}, values, true),
+                    index_put(self, {rows, cols}, values, true)));
 }
 
 }  // namespace

@@ -93,6 +93,31 @@ constexpr Op kI0e{"special_i0e", [](const Inputs& x) { return Outputs{special_i0
 constexpr Op kI1{"special_i1", [](const Inputs& x) { return Outputs{special_i1(x[0])}; }};
 constexpr Op kI1e{"special_i1e", [](const Inputs& x) { return Outputs{special_i1e(x[0])}; }};
 constexpr Op kNdtri{"special_ndtri", [](const Inputs& x) { return Outputs{special_ndtri(x[0])}; }};
+constexpr Op kBesselJ0{"special_bessel_j0",
+                       [](const Inputs& x) { return Outputs{special_bessel_j0(x[0])}; }};
+constexpr Op kBesselJ1{"special_bessel_j1",
+                       [](const Inputs& x) { return Outputs{special_bessel_j1(x[0])}; }};
+constexpr Op kBesselY0{"special_bessel_y0",
+                       [](const Inputs& x) { return Outputs{special_bessel_y0(x[0])}; }};
+constexpr Op kBesselY1{"special_bessel_y1",
+                       [](const Inputs& x) { return Outputs{special_bessel_y1(x[0])}; }};
+constexpr Op kBesselK0{"special_modified_bessel_k0",
+                       [](const Inputs& x) { return Outputs{special_modified_bessel_k0(x[0])}; }};
+constexpr Op kBesselK1{"special_modified_bessel_k1",
+                       [](const Inputs& x) { return Outputs{special_modified_bessel_k1(x[0])}; }};
+constexpr Op kBesselK0e{"special_scaled_modified_bessel_k0", [](const Inputs& x) {
+                          return Outputs{special_scaled_modified_bessel_k0(x[0])};
+                        }};
+constexpr Op kBesselK1e{"special_scaled_modified_bessel_k1", [](const Inputs& x) {
+                          return Outputs{special_scaled_modified_bessel_k1(x[0])};
+                        }};
+constexpr Op kSphericalJ0{"special_spherical_bessel_j0", [](const Inputs& x) {
+                            return Outputs{special_spherical_bessel_j0(x[0])};
+                          }};
+constexpr Op kFrexp{"frexp", [](const Inputs& x) {
+                      auto [m, e] = frexp(x[0]);
+                      return Outputs{m, e};
+                    }};
 constexpr Op kIgamma{"igamma", [](const Inputs& x) { return Outputs{igamma(x[0], x[1])}; }};
 constexpr Op kIgammac{"igammac", [](const Inputs& x) { return Outputs{igammac(x[0], x[1])}; }};
 constexpr Op kHypot{"hypot", [](const Inputs& x) { return Outputs{hypot(x[0], x[1])}; }};
@@ -185,8 +210,8 @@ std::vector<OpCase> floating_elementwise_cases() {
       {kErfinv, {{-0.999, 0.999}}},
       {kZeta, {{1.5, 6}, {0.1, 30}}},
       // Session 53's pointwise math (kernels/special_math.h and elementwise_math.h): the Bessel
-      // functions across the series / asymptotic switch at 20 (I0 and I1 below float16's
-      // overflow), igamma on both of its branches.
+      // functions across their fits' switch at 8 (I0 and I1 below float16's overflow), igamma on
+      // both of its branches.
       {kErfc, {{-5, 9}}},
       {kErfcx, {{-3, 30}}},
       {kSinc, {{-6, 6}}},
@@ -195,6 +220,18 @@ std::vector<OpCase> floating_elementwise_cases() {
       {kI1, {{-12, 12}}},
       {kI1e, {{-40, 40}}},
       {kNdtri, {{0.001, 0.999}}},
+      // Session 54's Bessel functions across their fits' switches (2 for K, 5 for J and Y) and
+      // frexp (its exponent an int32 output).
+      {kBesselJ0, {{-30, 30}}},
+      {kBesselJ1, {{-30, 30}}},
+      {kBesselY0, {{0.05, 30}}},
+      {kBesselY1, {{0.05, 30}}},
+      {kBesselK0, {{0.05, 12}}},
+      {kBesselK1, {{0.05, 12}}},
+      {kBesselK0e, {{0.05, 60}}},
+      {kBesselK1e, {{0.05, 60}}},
+      {kSphericalJ0, {{-30, 30}}},
+      {kFrexp, {{-1e4, 1e4}}},
       {kIgamma, {{0.1, 20}, {0.01, 40}}},
       {kIgammac, {{0.1, 20}, {0.01, 40}}},
       {kHypot, {{-1e3, 1e3}, {-1e3, 1e3}}},

@@ -47,16 +47,60 @@ bool computes_in_float(BinaryOp op) {
   return op == BinaryOp::Div || op == BinaryOp::Atan2 || op == BinaryOp::Hypot ||
          op == BinaryOp::Copysign;
 }
-const UnaryOp kUnaryOps[] = {
-    UnaryOp::Neg,   UnaryOp::Abs,     UnaryOp::Exp,    UnaryOp::Log,     UnaryOp::Sqrt,
-    UnaryOp::Tanh,  UnaryOp::Sigmoid, UnaryOp::Relu,   UnaryOp::Erf,     UnaryOp::Expm1,
-    UnaryOp::Log1p, UnaryOp::Sin,     UnaryOp::Cos,    UnaryOp::Rsqrt,   UnaryOp::Reciprocal,
-    UnaryOp::Sign,  UnaryOp::Floor,   UnaryOp::Ceil,   UnaryOp::Round,   UnaryOp::Trunc,
-    UnaryOp::Log2,  UnaryOp::Log10,   UnaryOp::Tan,    UnaryOp::Asin,    UnaryOp::Acos,
-    UnaryOp::Atan,  UnaryOp::Sinh,    UnaryOp::Cosh,   UnaryOp::Asinh,   UnaryOp::Acosh,
-    UnaryOp::Atanh, UnaryOp::Exp2,    UnaryOp::Lgamma, UnaryOp::Digamma, UnaryOp::Erfinv,
-    UnaryOp::Erfc,  UnaryOp::Erfcx,   UnaryOp::Sinc,   UnaryOp::I0,      UnaryOp::I0e,
-    UnaryOp::I1,    UnaryOp::I1e,     UnaryOp::Ndtri};
+const UnaryOp kUnaryOps[] = {UnaryOp::Neg,
+                             UnaryOp::Abs,
+                             UnaryOp::Exp,
+                             UnaryOp::Log,
+                             UnaryOp::Sqrt,
+                             UnaryOp::Tanh,
+                             UnaryOp::Sigmoid,
+                             UnaryOp::Relu,
+                             UnaryOp::Erf,
+                             UnaryOp::Expm1,
+                             UnaryOp::Log1p,
+                             UnaryOp::Sin,
+                             UnaryOp::Cos,
+                             UnaryOp::Rsqrt,
+                             UnaryOp::Reciprocal,
+                             UnaryOp::Sign,
+                             UnaryOp::Floor,
+                             UnaryOp::Ceil,
+                             UnaryOp::Round,
+                             UnaryOp::Trunc,
+                             UnaryOp::Log2,
+                             UnaryOp::Log10,
+                             UnaryOp::Tan,
+                             UnaryOp::Asin,
+                             UnaryOp::Acos,
+                             UnaryOp::Atan,
+                             UnaryOp::Sinh,
+                             UnaryOp::Cosh,
+                             UnaryOp::Asinh,
+                             UnaryOp::Acosh,
+                             UnaryOp::Atanh,
+                             UnaryOp::Exp2,
+                             UnaryOp::Lgamma,
+                             UnaryOp::Digamma,
+                             UnaryOp::Erfinv,
+                             UnaryOp::Erfc,
+                             UnaryOp::Erfcx,
+                             UnaryOp::Sinc,
+                             UnaryOp::I0,
+                             UnaryOp::I0e,
+                             UnaryOp::I1,
+                             UnaryOp::I1e,
+                             UnaryOp::Ndtri,
+                             UnaryOp::BesselJ0,
+                             UnaryOp::BesselJ1,
+                             UnaryOp::BesselY0,
+                             UnaryOp::BesselY1,
+                             UnaryOp::BesselK0,
+                             UnaryOp::BesselK1,
+                             UnaryOp::BesselK0e,
+                             UnaryOp::BesselK1e,
+                             UnaryOp::SphericalBesselJ0,
+                             UnaryOp::FrexpMantissa,
+                             UnaryOp::FrexpExponent};
 // The unary ops whose integral input is computed in float32 (the others keep its dtype).
 bool promotes_integral_input(UnaryOp op) {
   return op != UnaryOp::Neg && op != UnaryOp::Abs && op != UnaryOp::Relu && op != UnaryOp::Sign &&
@@ -395,6 +439,41 @@ double reference_unary(UnaryOp op, double a, DType dtype) {
         (std::erfc(-mid / std::sqrt(2.0L)) / 2 < a ? lo : hi) = mid;
       }
       return static_cast<double>((lo + hi) / 2);
+    }
+    case UnaryOp::BesselJ0:
+    case UnaryOp::BesselJ1: {
+      const bool order_one = op == UnaryOp::BesselJ1;
+      if (std::isinf(a)) return order_one ? std::copysign(0.0, a) : 0.0;  // the limit
+      const long double v = std::cyl_bessel_jl(order_one ? 1.0L : 0.0L, std::fabs(a));
+      return static_cast<double>(order_one && a < 0 ? -v : v);
+    }
+    case UnaryOp::BesselY0:
+    case UnaryOp::BesselY1:
+      if (!(a >= 0)) return kNaN;
+      if (a == 0) return -kInf;
+      if (std::isinf(a)) return 0;
+      return static_cast<double>(std::cyl_neumannl(op == UnaryOp::BesselY0 ? 0.0L : 1.0L, a));
+    case UnaryOp::BesselK0:
+    case UnaryOp::BesselK1:
+    case UnaryOp::BesselK0e:
+    case UnaryOp::BesselK1e: {
+      if (!(a >= 0)) return kNaN;
+      if (a == 0) return kInf;
+      if (std::isinf(a)) return 0;
+      const bool order_one = op == UnaryOp::BesselK1 || op == UnaryOp::BesselK1e;
+      const bool scaled = op == UnaryOp::BesselK0e || op == UnaryOp::BesselK1e;
+      const long double k = std::cyl_bessel_kl(order_one ? 1.0L : 0.0L, a);
+      return static_cast<double>(scaled ? std::exp(static_cast<long double>(a)) * k : k);
+    }
+    case UnaryOp::SphericalBesselJ0:
+      if (a == 0) return 1;
+      if (std::isinf(a)) return 0;
+      return static_cast<double>(std::sin(static_cast<long double>(a)) / a);
+    case UnaryOp::FrexpMantissa:
+    case UnaryOp::FrexpExponent: {  // a = m 2^e, 1/2 <= |m| < 1, by logb and scalbn
+      if (!std::isfinite(a) || a == 0) return op == UnaryOp::FrexpMantissa ? a : 0;
+      const int e = std::ilogb(a) + 1;
+      return op == UnaryOp::FrexpMantissa ? std::scalbn(a, -e) : e;
     }
   }
   return kNaN;

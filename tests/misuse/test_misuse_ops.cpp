@@ -302,6 +302,15 @@ std::vector<MisuseCase> pointwise_cases() {
         });
   t.add("special_ndtri_undefined", Raises::Error, {"special_ndtri"},
         [] { special_ndtri(Tensor()); });
+  t.add("frexp_integral", Raises::DTypeError, {"frexp", "floating", "int64"},
+        [] { frexp(ones({2}, kInt64)); });
+  t.add("frexp_undefined", Raises::Error, {"frexp", "undefined Tensor()"}, [] { frexp(Tensor()); });
+  t.add("bessel_y0_undefined", Raises::Error, {"special_bessel_y0", "undefined"},
+        [] { special_bessel_y0(Tensor()); });
+  t.add("modified_bessel_k1_undefined", Raises::Error, {"special_modified_bessel_k1", "undefined"},
+        [] { special_modified_bessel_k1(Tensor()); });
+  t.add("index_put_method_undefined_values", Raises::Error, {"index_put"},
+        [] { ones({3}).index_put({make_tensor({0}, {1}, kInt64)}, Tensor()); });
   return t.cases();
 }
 LG_MISUSE_SUITE(Pointwise, pointwise_cases());

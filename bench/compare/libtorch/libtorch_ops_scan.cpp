@@ -171,6 +171,15 @@ int main(int argc, char** argv) {
       {"special_ndtri", pos, [](const Tensor& x) { return torch::special::ndtri(x * 0.9 - 0.4); }},
       {"i0", pos, [](const Tensor& x) { return torch::i0(x * 20.0 - 20.0); }},
       {"special_i1e", pos, [](const Tensor& x) { return torch::special::i1e(x * 40.0 - 40.0); }},
+      // Forward only, x + f(x.detach()): LibTorch 1.13's Bessel functions have no gradient.
+      {"special_bessel_j0_fwd", pos,
+       [](const Tensor& x) { return x + torch::special::bessel_j0(x.detach() * 40.0 - 20.0); }},
+      {"special_bessel_y1_fwd", pos,
+       [](const Tensor& x) { return x + torch::special::bessel_y1(x.detach() * 20.0 + 0.1); }},
+      {"special_modified_bessel_k1_fwd", pos,
+       [](const Tensor& x) {
+         return x + torch::special::modified_bessel_k1(x.detach() * 10.0 + 0.01);
+       }},
       {"sinc", pos, [](const Tensor& x) { return torch::sinc(x * 6.0 - 6.0); }},
       {"igamma", pos, [&](const Tensor& x) { return torch::igamma(pos2 * 8.0, x * 8.0); }},
       {"xlogy", pos, [&](const Tensor& x) { return torch::xlogy(x, pos2); }},

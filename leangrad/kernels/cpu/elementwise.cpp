@@ -450,6 +450,28 @@ void with_op(UnaryOp op, F&& f) {
       return f(std::integral_constant<O, O::I1e>{});
     case O::Ndtri:
       return f(std::integral_constant<O, O::Ndtri>{});
+    case O::BesselJ0:
+      return f(std::integral_constant<O, O::BesselJ0>{});
+    case O::BesselJ1:
+      return f(std::integral_constant<O, O::BesselJ1>{});
+    case O::BesselY0:
+      return f(std::integral_constant<O, O::BesselY0>{});
+    case O::BesselY1:
+      return f(std::integral_constant<O, O::BesselY1>{});
+    case O::BesselK0:
+      return f(std::integral_constant<O, O::BesselK0>{});
+    case O::BesselK1:
+      return f(std::integral_constant<O, O::BesselK1>{});
+    case O::BesselK0e:
+      return f(std::integral_constant<O, O::BesselK0e>{});
+    case O::BesselK1e:
+      return f(std::integral_constant<O, O::BesselK1e>{});
+    case O::SphericalBesselJ0:
+      return f(std::integral_constant<O, O::SphericalBesselJ0>{});
+    case O::FrexpMantissa:
+      return f(std::integral_constant<O, O::FrexpMantissa>{});
+    case O::FrexpExponent:
+      return f(std::integral_constant<O, O::FrexpExponent>{});
   }
   LG_THROW(Error, "unknown UnaryOp ", static_cast<int>(op));
 }

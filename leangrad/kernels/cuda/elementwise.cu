@@ -373,6 +373,28 @@ void dispatch_unary_op(UnaryOp op, F&& f) {
       return f.template operator()<UnaryOp::I1e>();
     case UnaryOp::Ndtri:
       return f.template operator()<UnaryOp::Ndtri>();
+    case UnaryOp::BesselJ0:
+      return f.template operator()<UnaryOp::BesselJ0>();
+    case UnaryOp::BesselJ1:
+      return f.template operator()<UnaryOp::BesselJ1>();
+    case UnaryOp::BesselY0:
+      return f.template operator()<UnaryOp::BesselY0>();
+    case UnaryOp::BesselY1:
+      return f.template operator()<UnaryOp::BesselY1>();
+    case UnaryOp::BesselK0:
+      return f.template operator()<UnaryOp::BesselK0>();
+    case UnaryOp::BesselK1:
+      return f.template operator()<UnaryOp::BesselK1>();
+    case UnaryOp::BesselK0e:
+      return f.template operator()<UnaryOp::BesselK0e>();
+    case UnaryOp::BesselK1e:
+      return f.template operator()<UnaryOp::BesselK1e>();
+    case UnaryOp::SphericalBesselJ0:
+      return f.template operator()<UnaryOp::SphericalBesselJ0>();
+    case UnaryOp::FrexpMantissa:
+      return f.template operator()<UnaryOp::FrexpMantissa>();
+    case UnaryOp::FrexpExponent:
+      return f.template operator()<UnaryOp::FrexpExponent>();
   }
   LG_THROW(Error, "CUDA elementwise: unknown unary op ", static_cast<int>(op));
 }
