@@ -303,6 +303,39 @@ std::tuple<Tensor, Tensor> kthvalue(const Tensor& input, std::int64_t k, std::in
   return selected(input, x, d, position_of_rank(x, d, rank), keepdim);
 }
 
+// Note [Mode]
+//   mode picks in each slice the value that occurs most often, the smallest of those that tie,
+//   and the last position holding it, as PyTorch's CPU kernel. A stable ascending sort puts equal
+//   values in runs, each run's positions rising (NaN last; two NaNs are one value here, where
+//   PyTorch's NaN handling is its sort's accident). A run starts where an element differs from
+//   the one before it; cumsum numbers the runs; each run's length is a scatter_add of ones into
+//   its number, gathered back to its elements. max(dim) gives the first element of the longest
+//   runs, which is the start of the smallest value's run; the run's last element (start + length
+//   - 1) holds the value's last position. Compositions of sort, cumsum, scatter_add and gather:
+//   every device, O(n log n) per slice as PyTorch's.
+std::tuple<Tensor, Tensor> mode(const Tensor& input, std::int64_t dim, bool keepdim) {
+  LG_PROFILE_OP(input);
+  const auto [x, d] = as_slices("mode", input, dim);
+  Tensor position;
+  {
+    NoGradGuard no_grad;
+    const std::int64_t n = x.size(d);
+    const auto [sorted, order] = sort(x, d);
+    const Tensor later = narrow(sorted, d, 1, n - 1), earlier = narrow(sorted, d, 0, n - 1);
+    Tensor differs = ne(later, earlier);
+    if (is_floating(x.dtype()))
+      differs = logical_and(differs, logical_not(logical_and(isnan(later), isnan(earlier))));
+    Shape kept = x.shape();
+    kept[static_cast<std::size_t>(d)] = 1;
+    const Tensor starts = cat({ones(kept, TensorOptions(kBool).device(x.device())), differs}, d);
+    const Tensor run = sub(cumsum(starts, d), 1.0);  // int64
+    const Tensor length = gather(scatter_add(zeros_like(run), d, run, ones_like(run)), d, run);
+    const auto [longest, start] = max(length, d, /*keepdim=*/true);
+    position = gather(order, d, add(start, sub(longest, 1.0)));
+  }
+  return selected(input, x, d, position, keepdim);
+}
+
 Tensor quantile(const Tensor& input, double q, std::optional<std::int64_t> dim, bool keepdim,
                 std::string_view interpolation) {
   LG_PROFILE_OP(input);

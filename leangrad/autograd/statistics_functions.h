@@ -1,5 +1,5 @@
 // Order statistics, the reductions that skip NaN, and searching sorted sequences, as torch's:
-// median, nanmedian, kthvalue, quantile, nanquantile, nansum, nanmean, aminmax, var_mean,
+// median, nanmedian, kthvalue, mode, quantile, nanquantile, nansum, nanmean, aminmax, var_mean,
 // std_mean, histc, unique_consecutive, searchsorted and bucketize. Compositions of sort, gather,
 // the reductions and the elementwise ops (so on every device, differentiable where torch's are)
 // and, for searchsorted, the bisection kernel of kernels/ops.h. Note [Order statistics] in
@@ -32,6 +32,10 @@ std::tuple<Tensor, Tensor> nanmedian(const Tensor& input, std::int64_t dim, bool
 // largest; the index is the first position holding that value. The gradient goes to the index.
 std::tuple<Tensor, Tensor> kthvalue(const Tensor& input, std::int64_t k, std::int64_t dim = -1,
                                     bool keepdim = false);
+// (values, indices) of the most frequent value along dim, as torch.mode: of values that tie, the
+// smallest; the index is the last position holding it (PyTorch's CPU rule). NaNs count as one
+// value, the largest (Note [Mode]). The gradient goes to the index. A dim of size 0 is an Error.
+std::tuple<Tensor, Tensor> mode(const Tensor& input, std::int64_t dim = -1, bool keepdim = false);
 
 // The q-th quantiles (q in [0, 1]) of all elements, or along dim, as torch.quantile: of n sorted
 // elements the one at rank q (n - 1), computed in input's dtype; between two elements,

@@ -340,6 +340,85 @@ TEST(Statistics, OrderStatisticsTakeTheFirstPositionOfTheirValue) {
   }
 }
 
+// The most frequent value of a row (NaNs one value, the largest; the smallest of values that
+// tie) and the last position holding it: counted with a map, not sorted in runs as mode is.
+std::pair<double, std::int64_t> mode_reference(const std::vector<double>& row) {
+  std::map<double, std::int64_t> counts;  // NaNs are counted apart
+  std::int64_t nans = 0;
+  for (const double v : row) {
+    if (std::isnan(v)) {
+      ++nans;
+    } else {
+      ++counts[v == 0 ? 0.0 : v];  // -0 and +0 are one value
+    }
+  }
+  double best = 0;
+  std::int64_t best_count = 0;
+  for (const auto& [v, c] : counts) {  // ascending: the first of equal counts is the smallest
+    if (c > best_count) {
+      best = v;
+      best_count = c;
+    }
+  }
+  const bool nan_mode = nans > best_count;
+  std::int64_t last = -1;
+  for (std::size_t i = 0; i < row.size(); ++i)
+    if (nan_mode ? std::isnan(row[i]) : row[i] == best) last = static_cast<std::int64_t>(i);
+  return {nan_mode ? row[static_cast<std::size_t>(last)] : best, last};
+}
+
+// mode along the middle dim of (3, n, 4) tensors full of ties and NaN, in float64, float32 and
+// int64 (without NaN), with keepdim, against mode_reference; the values a gather of the input
+// (the gradient one at each index); and PyTorch 1.13's answers to three probes (torch.mode's
+// output for these inputs: ties give the smallest value, the index its last position).
+TEST(Statistics, ModeIsTheMostFrequentValueAtItsLastPosition) {
+  for (std::int64_t n : {1, 2, 7, 40}) {
+    for (const DType dtype : {kFloat64, kFloat32, kInt64}) {
+      SCOPED_TRACE("n = " + std::to_string(n) + ", " + dtype_name(dtype));
+      const bool with_nan = dtype != kInt64;
+      const Tensor x =
+          tied_values({3, n, 4}, static_cast<std::uint64_t>(n) + 11, with_nan).to(dtype);
+      const auto [values, indices] = mode(x, 1);
+      const auto [kept_values, kept_indices] = mode(x, -2, /*keepdim=*/true);
+      EXPECT_EQ(values.shape(), Shape({3, 4}));
+      EXPECT_EQ(kept_indices.shape(), Shape({3, 1, 4}));
+      EXPECT_TRUE(equal(kept_indices.squeeze(1), indices));
+      const auto flat = to_vector(x), v = to_vector(values), i = to_vector(indices);
+      for (std::int64_t s = 0; s < 12; ++s) {
+        const auto [want_value, want_index] = mode_reference(slice_of(flat, n, 4, s));
+        const std::size_t k = static_cast<std::size_t>(s);
+        EXPECT_TRUE(v[k] == want_value || (std::isnan(v[k]) && std::isnan(want_value)))
+            << "slice " << s << ": " << v[k] << " against " << want_value;
+        EXPECT_EQ(i[k], want_index) << "slice " << s;
+      }
+    }
+  }
+  const Tensor probe = make_tensor({3, 1, 2, 2, 3, 1}, {6}, kFloat64);
+  EXPECT_EQ(std::get<0>(mode(probe)).item<double>(), 1.0);
+  EXPECT_EQ(std::get<1>(mode(probe)).item<std::int64_t>(), 5);
+  const Tensor rows = make_tensor({3, 1, 2, 2, 3, 1, 5, 5, 4, 4, 4, 5}, {2, 6}, kInt64);
+  EXPECT_EQ(to_vector(std::get<0>(mode(rows, 1))), (std::vector<double>{1, 4}));
+  EXPECT_EQ(to_vector(std::get<1>(mode(rows, 1))), (std::vector<double>{5, 4}));
+  const Tensor x = make_tensor({1.0, 2.0, 2.0, 3.0}, {4}, kFloat64).requires_grad_();
+  sum(std::get<0>(mode(x))).backward();
+  EXPECT_EQ(to_vector(x.grad()), (std::vector<double>{0, 0, 1, 0}));
+  // NaNs are one value, the largest: the mode where they are the most frequent (at the last
+  // NaN; PyTorch 1.13 names index 0 here), not where a number ties with them.
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const auto [nan_mode, nan_index] = mode(make_tensor({nan, 1.0, nan, 2.0}, {4}, kFloat64));
+  EXPECT_TRUE(std::isnan(nan_mode.item<double>()));
+  EXPECT_EQ(nan_index.item<std::int64_t>(), 2);
+  const auto [tie_mode, tie_index] = mode(make_tensor({nan, 5.0, nan, 5.0}, {4}, kFloat64));
+  EXPECT_EQ(tie_mode.item<double>(), 5.0);
+  EXPECT_EQ(tie_index.item<std::int64_t>(), 3);
+  // A 0-d input is its own mode, at index 0; a transposed input is its contiguous copy's.
+  const auto [scalar, scalar_index] = mode(full({}, 5.0, kFloat64));
+  EXPECT_EQ(scalar.item<double>(), 5.0);
+  EXPECT_EQ(scalar_index.item<std::int64_t>(), 0);
+  const Tensor t = tied_values({6, 9}, 4, /*with_nan=*/true).transpose(0, 1);
+  EXPECT_TRUE(equal(std::get<1>(mode(t, 0)), std::get<1>(mode(t.contiguous(), 0))));
+}
+
 // -0 and +0 are one value: the first zero of either sign is the index, its element the value;
 // and a transposed input (slices strided in memory) selects the same as its contiguous copy.
 TEST(Statistics, OrderStatisticsTakeSignedZerosAsOneValue) {

@@ -316,6 +316,14 @@ std::vector<OpCase> indexing_cases() {
                }),
                {input({6, 25})},
                kTolExact});
+  // mode (session 54): sort, cumsum, scatter_add and gather over integers full of ties.
+  c.push_back({"mode_i64",
+               [](const Inputs& v) {
+                 auto [values, indices] = mode(v[0], 1);
+                 return Outputs{values, indices};
+               },
+               {input({6, 25}, kInt64, 0.0, 5.0)},
+               kTolExact});
   // Indexing by tensors (autograd/advanced_indexing.cpp): nonzero, index_select, a stable
   // argsort of the positions and index_add on the device; repeated positions take their last
   // value on both devices.

@@ -306,6 +306,15 @@ std::vector<MisuseCase> statistics_cases() {
           kthvalue(zeros({2, 3}), 4);
         });
   t.add("kthvalue_k_zero", Raises::Error, {"kthvalue: k = 0"}, [] { kthvalue(zeros({3}), 0); });
+  t.add("mode_empty_dim", Raises::ShapeError, {"mode", "non-empty dim 1", "[2, 0]"}, [] {
+    mode(zeros({2, 0}), 1);
+  });
+  t.add("mode_bool", Raises::DTypeError, {"mode", "bool"},
+        [] { mode(zeros({3}, TensorOptions(kBool))); });
+  t.add("mode_dim_out_of_range", Raises::ShapeError, {"mode", "dimension 3"}, [] {
+    mode(zeros({2, 2}), 3);
+  });
+  t.add("mode_undefined", Raises::Error, {"mode", "undefined Tensor()"}, [] { mode(Tensor()); });
   t.add("quantile_integral", Raises::DTypeError,
         {"quantile: expected a float32 or float64", "int64"},
         [] { quantile(zeros({3}, TensorOptions(kInt64)), 0.5); });
