@@ -189,6 +189,10 @@ std::tuple<Tensor, Tensor> Tensor::kthvalue(std::int64_t k, std::int64_t dim, bo
   return leangrad::kthvalue(*this, k, dim, keepdim);
 }
 
+std::tuple<Tensor, Tensor> Tensor::mode(std::int64_t dim, bool keepdim) const {
+  return leangrad::mode(*this, dim, keepdim);
+}
+
 Tensor Tensor::quantile(double q, std::optional<std::int64_t> dim, bool keepdim,
                         std::string_view interpolation) const {
   return leangrad::quantile(*this, q, dim, keepdim, interpolation);

@@ -532,6 +532,7 @@ class Tensor {
   std::tuple<Tensor, Tensor> nanmedian(std::int64_t dim, bool keepdim = false) const;
   std::tuple<Tensor, Tensor> kthvalue(std::int64_t k, std::int64_t dim = -1,
                                       bool keepdim = false) const;
+  std::tuple<Tensor, Tensor> mode(std::int64_t dim = -1, bool keepdim = false) const;
   Tensor quantile(double q, std::optional<std::int64_t> dim = std::nullopt, bool keepdim = false,
                   std::string_view interpolation = "linear") const;
   Tensor quantile(const Tensor& q, std::optional<std::int64_t> dim = std::nullopt,

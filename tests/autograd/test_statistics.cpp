@@ -417,6 +417,7 @@ TEST(Statistics, ModeIsTheMostFrequentValueAtItsLastPosition) {
   EXPECT_EQ(scalar_index.item<std::int64_t>(), 0);
   const Tensor t = tied_values({6, 9}, 4, /*with_nan=*/true).transpose(0, 1);
   EXPECT_TRUE(equal(std::get<1>(mode(t, 0)), std::get<1>(mode(t.contiguous(), 0))));
+  EXPECT_TRUE(equal(std::get<1>(t.mode(1, true)), std::get<1>(mode(t, 1, true))));  // the method
 }
 
 // -0 and +0 are one value: the first zero of either sign is the index, its element the value;
