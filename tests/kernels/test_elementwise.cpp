@@ -19,6 +19,7 @@
 #include <leangrad/kernels/creation.h>
 #include <leangrad/kernels/elementwise_geometry.h>
 #include <leangrad/kernels/ops.h>
+#include "kernels/every_unary_op.h"
 #include "testing/tensor_testing.h"
 
 namespace leangrad {
@@ -47,60 +48,8 @@ bool computes_in_float(BinaryOp op) {
   return op == BinaryOp::Div || op == BinaryOp::Atan2 || op == BinaryOp::Hypot ||
          op == BinaryOp::Copysign;
 }
-const UnaryOp kUnaryOps[] = {UnaryOp::Neg,
-                             UnaryOp::Abs,
-                             UnaryOp::Exp,
-                             UnaryOp::Log,
-                             UnaryOp::Sqrt,
-                             UnaryOp::Tanh,
-                             UnaryOp::Sigmoid,
-                             UnaryOp::Relu,
-                             UnaryOp::Erf,
-                             UnaryOp::Expm1,
-                             UnaryOp::Log1p,
-                             UnaryOp::Sin,
-                             UnaryOp::Cos,
-                             UnaryOp::Rsqrt,
-                             UnaryOp::Reciprocal,
-                             UnaryOp::Sign,
-                             UnaryOp::Floor,
-                             UnaryOp::Ceil,
-                             UnaryOp::Round,
-                             UnaryOp::Trunc,
-                             UnaryOp::Log2,
-                             UnaryOp::Log10,
-                             UnaryOp::Tan,
-                             UnaryOp::Asin,
-                             UnaryOp::Acos,
-                             UnaryOp::Atan,
-                             UnaryOp::Sinh,
-                             UnaryOp::Cosh,
-                             UnaryOp::Asinh,
-                             UnaryOp::Acosh,
-                             UnaryOp::Atanh,
-                             UnaryOp::Exp2,
-                             UnaryOp::Lgamma,
-                             UnaryOp::Digamma,
-                             UnaryOp::Erfinv,
-                             UnaryOp::Erfc,
-                             UnaryOp::Erfcx,
-                             UnaryOp::Sinc,
-                             UnaryOp::I0,
-                             UnaryOp::I0e,
-                             UnaryOp::I1,
-                             UnaryOp::I1e,
-                             UnaryOp::Ndtri,
-                             UnaryOp::BesselJ0,
-                             UnaryOp::BesselJ1,
-                             UnaryOp::BesselY0,
-                             UnaryOp::BesselY1,
-                             UnaryOp::BesselK0,
-                             UnaryOp::BesselK1,
-                             UnaryOp::BesselK0e,
-                             UnaryOp::BesselK1e,
-                             UnaryOp::SphericalBesselJ0,
-                             UnaryOp::FrexpMantissa,
-                             UnaryOp::FrexpExponent};
+// Every UnaryOp (tests/kernels/every_unary_op.h).
+constexpr const auto& kUnaryOps = test::kEveryUnaryOp;
 // The unary ops whose integral input is computed in float32 (the others keep its dtype).
 bool promotes_integral_input(UnaryOp op) {
   return op != UnaryOp::Neg && op != UnaryOp::Abs && op != UnaryOp::Relu && op != UnaryOp::Sign &&

@@ -21,6 +21,7 @@
 #include <leangrad/kernels/creation.h>
 #include <leangrad/kernels/elementwise_math.h>
 #include <leangrad/kernels/ops.h>
+#include "kernels/every_unary_op.h"
 
 namespace leangrad {
 namespace {
@@ -31,60 +32,6 @@ constexpr std::int64_t kCount = kSide * kSide;
 constexpr std::array kBinaryOps = {BinaryOp::Add,     BinaryOp::Sub,  BinaryOp::Mul,
                                    BinaryOp::Div,     BinaryOp::Pow,  BinaryOp::Maximum,
                                    BinaryOp::Minimum, BinaryOp::Atan2};
-constexpr std::array kUnaryOps = {UnaryOp::Neg,
-                                  UnaryOp::Abs,
-                                  UnaryOp::Exp,
-                                  UnaryOp::Log,
-                                  UnaryOp::Sqrt,
-                                  UnaryOp::Tanh,
-                                  UnaryOp::Sigmoid,
-                                  UnaryOp::Relu,
-                                  UnaryOp::Erf,
-                                  UnaryOp::Expm1,
-                                  UnaryOp::Log1p,
-                                  UnaryOp::Sin,
-                                  UnaryOp::Cos,
-                                  UnaryOp::Rsqrt,
-                                  UnaryOp::Reciprocal,
-                                  UnaryOp::Sign,
-                                  UnaryOp::Floor,
-                                  UnaryOp::Ceil,
-                                  UnaryOp::Round,
-                                  UnaryOp::Trunc,
-                                  UnaryOp::Log2,
-                                  UnaryOp::Log10,
-                                  UnaryOp::Tan,
-                                  UnaryOp::Asin,
-                                  UnaryOp::Acos,
-                                  UnaryOp::Atan,
-                                  UnaryOp::Sinh,
-                                  UnaryOp::Cosh,
-                                  UnaryOp::Asinh,
-                                  UnaryOp::Acosh,
-                                  UnaryOp::Atanh,
-                                  UnaryOp::Exp2,
-                                  UnaryOp::Lgamma,
-                                  UnaryOp::Digamma,
-                                  UnaryOp::Erfinv,
-                                  UnaryOp::Erfc,
-                                  UnaryOp::Erfcx,
-                                  UnaryOp::Sinc,
-                                  UnaryOp::I0,
-                                  UnaryOp::I0e,
-                                  UnaryOp::I1,
-                                  UnaryOp::I1e,
-                                  UnaryOp::Ndtri,
-                                  UnaryOp::BesselJ0,
-                                  UnaryOp::BesselJ1,
-                                  UnaryOp::BesselY0,
-                                  UnaryOp::BesselY1,
-                                  UnaryOp::BesselK0,
-                                  UnaryOp::BesselK1,
-                                  UnaryOp::BesselK0e,
-                                  UnaryOp::BesselK1e,
-                                  UnaryOp::SphericalBesselJ0,
-                                  UnaryOp::FrexpMantissa,
-                                  UnaryOp::FrexpExponent};
 constexpr std::array kCompareOps = {CompareOp::Gt, CompareOp::Lt, CompareOp::Ge,
                                     CompareOp::Le, CompareOp::Eq, CompareOp::Ne};
 
@@ -164,7 +111,8 @@ Half either_nan(Half want, Half got, Half x, Half y) {
 
 TEST(ElementwiseFloat16, EveryUnaryOpOnEveryValueIsTheElementFunction) {
   const Tensor a = every_half();
-  for_each_op<kUnaryOps>([&](auto op_constant) {
+  // Every UnaryOp: tests/kernels/every_unary_op.h.
+  for_each_op<test::kEveryUnaryOp>([&](auto op_constant) {
     constexpr UnaryOp kOp = decltype(op_constant)::value;
     SCOPED_TRACE(op_name(kOp));
     const auto element = [](Half x) { return kernels::unary_element<kOp>(x); };
