@@ -245,4 +245,108 @@ Tensor clone(const Tensor& a);
 // A copy on `device` and/or with `dtype` (no copy when both already match).
 Tensor to(const Tensor& a, Device device, DType dtype, bool non_blocking = false);
 
+// ---- NumPy-style aliases ----------------------------------------------------------------------
+// LibTorch's other spellings of the functions above: the same function, values and gradients.
+inline Tensor arcsin(const Tensor& a) {
+  return asin(a);
+}
+inline Tensor arccos(const Tensor& a) {
+  return acos(a);
+}
+inline Tensor arctan(const Tensor& a) {
+  return atan(a);
+}
+inline Tensor arcsinh(const Tensor& a) {
+  return asinh(a);
+}
+inline Tensor arccosh(const Tensor& a) {
+  return acosh(a);
+}
+inline Tensor arctanh(const Tensor& a) {
+  return atanh(a);
+}
+inline Tensor arctan2(const Tensor& a, const Tensor& b) {
+  return atan2(a, b);
+}
+inline Tensor absolute(const Tensor& a) {
+  return abs(a);
+}
+inline Tensor negative(const Tensor& a) {
+  return neg(a);
+}
+inline Tensor clip(const Tensor& a, std::optional<double> min,
+                   std::optional<double> max = std::nullopt) {
+  return clamp(a, min, max);
+}
+// a + alpha b and a - alpha b, as torch::add and torch::sub with alpha.
+inline Tensor add(const Tensor& a, const Tensor& b, double alpha) {
+  return alpha == 1.0 ? add(a, b) : add(a, mul(b, alpha));
+}
+inline Tensor sub(const Tensor& a, const Tensor& b, double alpha) {
+  return alpha == 1.0 ? sub(a, b) : sub(a, mul(b, alpha));
+}
+inline Tensor subtract(const Tensor& a, const Tensor& b, double alpha = 1.0) {
+  return sub(a, b, alpha);
+}
+inline Tensor subtract(const Tensor& a, double b) {
+  return sub(a, b);
+}
+inline Tensor multiply(const Tensor& a, const Tensor& b) {
+  return mul(a, b);
+}
+inline Tensor multiply(const Tensor& a, double b) {
+  return mul(a, b);
+}
+inline Tensor divide(const Tensor& a, const Tensor& b) {
+  return div(a, b);
+}
+inline Tensor divide(const Tensor& a, double b) {
+  return div(a, b);
+}
+inline Tensor true_divide(const Tensor& a, const Tensor& b) {
+  return div(a, b);
+}
+inline Tensor true_divide(const Tensor& a, double b) {
+  return div(a, b);
+}
+inline Tensor greater(const Tensor& a, const Tensor& b) {
+  return gt(a, b);
+}
+inline Tensor greater(const Tensor& a, double b) {
+  return gt(a, b);
+}
+inline Tensor greater_equal(const Tensor& a, const Tensor& b) {
+  return ge(a, b);
+}
+inline Tensor greater_equal(const Tensor& a, double b) {
+  return ge(a, b);
+}
+inline Tensor less(const Tensor& a, const Tensor& b) {
+  return lt(a, b);
+}
+inline Tensor less(const Tensor& a, double b) {
+  return lt(a, b);
+}
+inline Tensor less_equal(const Tensor& a, const Tensor& b) {
+  return le(a, b);
+}
+inline Tensor less_equal(const Tensor& a, double b) {
+  return le(a, b);
+}
+inline Tensor not_equal(const Tensor& a, const Tensor& b) {
+  return ne(a, b);
+}
+inline Tensor not_equal(const Tensor& a, double b) {
+  return ne(a, b);
+}
+inline Tensor concat(const std::vector<Tensor>& tensors, std::int64_t dim = 0) {
+  return cat(tensors, dim);
+}
+inline Tensor concatenate(const std::vector<Tensor>& tensors, std::int64_t dim = 0) {
+  return cat(tensors, dim);
+}
+inline Tensor ger(const Tensor& a, const Tensor& b) {
+  return outer(a, b);
+}
+
 }  // namespace leangrad

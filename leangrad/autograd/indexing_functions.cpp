@@ -214,6 +214,34 @@ Tensor masked_select(const Tensor& input, const Tensor& mask) {
   return index_select(reshape(expand(input, shape), {shape_numel(shape, op)}), 0, positions);
 }
 
+Tensor masked_scatter(const Tensor& input, const Tensor& mask, const Tensor& source) {
+  LG_PROFILE_OP(input, mask, source);
+  const char* op = "masked_scatter";
+  LG_CHECK(input.defined() && mask.defined() && source.defined(), op,
+           ": expected a defined input, mask and source, got an undefined Tensor()");
+  LG_CHECK_DTYPE(mask.dtype() == kBool, op, ": expected a bool mask, got ", mask.dtype());
+  LG_CHECK_DTYPE(source.dtype() == input.dtype(), op, ": expected source of input's dtype ",
+                 input.dtype(), ", got ", source.dtype());
+  LG_CHECK_DEVICE(mask.device() == input.device() && source.device() == input.device(), op,
+                  ": expected input, mask and source on one device, got ", input.device(), ", ",
+                  mask.device(), " and ", source.device());
+  const Shape shape = broadcast_shapes(input.shape(), mask.shape(), op);
+  Tensor positions;
+  {
+    NoGradGuard no_grad;
+    positions = flat_true_positions(expand(mask, shape));
+  }
+  const std::int64_t count = positions.size(0);
+  LG_CHECK_SHAPE(source.numel() >= count, op, ": the mask has ", count,
+                 " true places but source only ", source.numel(), " elements (shape ",
+                 source.shape(), ")");
+  // The mask's places, in row-major order, take source's first elements (index_copy carries
+  // the gradients: source's first count elements get the gradient there, input the rest).
+  const Tensor flat = reshape(expand(input, shape), {shape_numel(shape, op)});
+  const Tensor values = narrow(reshape(source, {source.numel()}), 0, 0, count);
+  return reshape(index_copy(flat, 0, positions, values), shape);
+}
+
 Tensor count_nonzero(const Tensor& input, const DimList& dims) {
   LG_PROFILE_OP(input);
   LG_CHECK(input.defined(), "count_nonzero: expected a defined input, got an undefined Tensor()");

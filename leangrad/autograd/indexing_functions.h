@@ -1,15 +1,16 @@
 // Indexing by tensors, splitting and rearranging, as torch's: index_select, gather, scatter_add,
 // scatter and scatter_reduce (kernels of their own: kernels/ops_indexing.cpp; the scatters'
 // autograd in scatter_functions.cpp), and index_add, index_fill, index_copy, index_reduce,
-// nonzero and masked_select composed of them and cumsum; narrow, chunk, split, split_with_sizes and
-// unbind (views through slice and select); flip, roll, repeat, tile, repeat_interleave, meshgrid,
-// tril, triu, pad and one_hot (composed of the above and of autograd/functions.h's ops). All
-// differentiate, twice too: index_select's gradient adds each slice of the upstream gradient into
-// the slice of its index (index_add), and its gradient is index_select again; gather's gradient is
-// scatter_add into zeros, and scatter_add's gradient with respect to src is gather (Note [Indexing
-// ops' gradients] in indexing_functions.cpp). Indices are int64 (index_select takes int32 too), on
-// the input's device; an index out of range is an Error on the CPU (naming it and its position) and
-// NaN, or 0 in an integral dtype, on CUDA, which does not synchronise to check.
+// nonzero, masked_select and masked_scatter composed of them and cumsum; narrow, chunk, split,
+// split_with_sizes and unbind (views through slice and select); flip, roll, repeat, tile,
+// repeat_interleave, meshgrid, tril, triu, pad and one_hot (composed of the above and of
+// autograd/functions.h's ops). All differentiate, twice too: index_select's gradient adds each
+// slice of the upstream gradient into the slice of its index (index_add), and its gradient is
+// index_select again; gather's gradient is scatter_add into zeros, and scatter_add's gradient with
+// respect to src is gather (Note [Indexing ops' gradients] in indexing_functions.cpp). Indices are
+// int64 (index_select takes int32 too), on the input's device; an index out of range is an Error on
+// the CPU (naming it and its position) and NaN, or 0 in an integral dtype, on CUDA, which does not
+// synchronise to check.
 #pragma once
 
 #include <cstdint>
@@ -66,6 +67,11 @@ Tensor argwhere(const Tensor& input);
 // input's elements where mask (bool, broadcast with input) is true, in row-major order of the
 // broadcast shape, a 1-d tensor, as torch.masked_select; the gradient goes back to those places.
 Tensor masked_select(const Tensor& input, const Tensor& mask);
+// A copy of input (broadcast with mask) whose places where mask (bool) is true hold source's
+// first elements in row-major order, as torch.masked_scatter: source has input's dtype and at
+// least as many elements as mask has true places (counted on the host). The gradient of source
+// is the gradient at those places (0 beyond them), input's the gradient elsewhere.
+Tensor masked_scatter(const Tensor& input, const Tensor& mask, const Tensor& source);
 // How many elements are non-zero over dims (all when none is given), int64, as
 // torch.count_nonzero.
 Tensor count_nonzero(const Tensor& input, const DimList& dims = {});

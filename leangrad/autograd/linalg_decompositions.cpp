@@ -1320,4 +1320,73 @@ Tensor cholesky_solve(const Tensor& B, const Tensor& L, bool upper) {
   return linalg::solve_triangular(transpose(lower, -2, -1), y, /*upper=*/true);
 }
 
+Tensor cholesky_inverse(const Tensor& L, bool upper) {
+  LG_PROFILE_OP(L);
+  const char* op = "cholesky_inverse";
+  LG_CHECK(L.defined(), op, ": expected a defined factor, got an undefined Tensor()");
+  LG_CHECK_SHAPE(L.dim() >= 2 && L.size(-1) == L.size(-2), op,
+                 ": expected square factors (*, n, n), got shape ", L.shape());
+  LG_CHECK_DTYPE(L.dtype() == kFloat32 || L.dtype() == kFloat64, op,
+                 ": expected float32 or float64, got ", L.dtype());
+  // A^-1 solves A X = I; the identity broadcasts over L's batch.
+  return cholesky_solve(eye(L.size(-1), L.options()), L, upper);
+}
+
+std::tuple<Tensor, Tensor, Tensor> lu_unpack(const Tensor& LU, const Tensor& pivots,
+                                             bool unpack_data, bool unpack_pivots) {
+  LG_PROFILE_OP(LU, pivots);
+  const char* op = "lu_unpack";
+  LG_CHECK(LU.defined() && pivots.defined(), op,
+           ": expected a defined LU and pivots, got an undefined Tensor()");
+  LG_CHECK_SHAPE(LU.dim() >= 2, op, ": expected LU of at least 2 dims (*, m, n), got shape ",
+                 LU.shape());
+  LG_CHECK_DTYPE(is_floating(LU.dtype()), op, ": expected a floating LU, got ", LU.dtype());
+  const std::int64_t m = LU.size(-2);
+  const std::int64_t k = std::min(m, LU.size(-1));
+  const Shape batch(LU.shape().begin(), LU.shape().end() - 2);
+  Shape pivots_shape = batch;
+  pivots_shape.push_back(k);
+  LG_CHECK_DTYPE(pivots.dtype() == kInt32, op, ": expected int32 pivots (lu_factor's), got ",
+                 pivots.dtype());
+  LG_CHECK_SHAPE(pivots.shape() == pivots_shape, op, ": expected pivots of shape ", pivots_shape,
+                 " for LU of shape ", LU.shape(), ", got ", pivots.shape());
+  LG_CHECK_DEVICE(pivots.device() == LU.device(), op, ": LU is on ", LU.device(),
+                  " but pivots are on ", pivots.device());
+  Tensor L = zeros({0}, LU.options());
+  Tensor U = zeros({0}, LU.options());
+  Tensor P = zeros({0}, LU.options());
+  if (unpack_data) {
+    // L's multipliers below the diagonal of the first k columns with a unit diagonal; U the
+    // first k rows on and above it.
+    L = add(tril(narrow(LU, -1, 0, k), -1), eye(m, k, LU.options()));
+    U = triu(narrow(LU, -2, 0, k));
+  }
+  if (unpack_pivots) {
+    // Row i of L U is row order[i] of A (the swaps applied in turn), so A = P L U with
+    // P[order[i], i] = 1. Built on the host, where the pivots are checked.
+    const Tensor piv = pivots.to(Device::cpu()).contiguous();
+    const std::int32_t* swaps = piv.data_ptr<std::int32_t>();
+    const std::int64_t count = piv.numel() == 0 ? shape_numel(batch) : piv.numel() / k;
+    Shape p_shape = batch;
+    p_shape.insert(p_shape.end(), {m, m});
+    Tensor host = zeros(p_shape, TensorOptions(kFloat64));
+    double* p = host.data_ptr<double>();
+    std::vector<std::int64_t> order(static_cast<std::size_t>(m));
+    for (std::int64_t b = 0; b < count; ++b) {
+      for (std::int64_t i = 0; i < m; ++i)
+        order[static_cast<std::size_t>(i)] = i;
+      for (std::int64_t i = 0; i < k; ++i) {
+        const std::int64_t j = swaps[b * k + i];
+        LG_CHECK(j >= 1 && j <= m, op, ": pivots[", i, "] = ", j, " (matrix ", b,
+                 ") is outside [1, ", m, "] (pivots come from lu_factor, counted from 1)");
+        std::swap(order[static_cast<std::size_t>(i)], order[static_cast<std::size_t>(j - 1)]);
+      }
+      for (std::int64_t i = 0; i < m; ++i)
+        p[(b * m + order[static_cast<std::size_t>(i)]) * m + i] = 1.0;
+    }
+    P = host.to(LU.dtype()).to(LU.device());
+  }
+  return {std::move(P), std::move(L), std::move(U)};
+}
+
 }  // namespace leangrad

@@ -1,12 +1,12 @@
 // torch.linalg's decompositions and solvers, as LibTorch's torch::linalg functions: LU, Cholesky,
 // QR, the symmetric eigenproblem and the SVD, and what is built on them (det, slogdet, inv, solve,
-// solve_triangular), with the at:: names inverse, det, logdet, slogdet and cholesky_solve in
-// namespace leangrad. Every function takes a batch of matrices (*, m, n) of float32 or float64
-// (PyTorch refuses 16-bit floats here too) and returns the batch's results; batch dims broadcast
-// between two operands. The factorizations run on the host (kernels/matrix_decompositions.h), a
-// CUDA tensor's values taking a round trip (Note [Linear algebra on the host] in the .cpp). Every
-// gradient is a composition of differentiable functions, these among them, so it differentiates
-// again (Note [Gradients of the decompositions]).
+// solve_triangular), with the at:: names inverse, det, logdet, slogdet, cholesky_solve,
+// cholesky_inverse and lu_unpack in namespace leangrad. Every function takes a batch of matrices
+// (*, m, n) of float32 or float64 (PyTorch refuses 16-bit floats here too) and returns the batch's
+// results; batch dims broadcast between two operands. The factorizations run on the host
+// (kernels/matrix_decompositions.h), a CUDA tensor's values taking a round trip (Note [Linear
+// algebra on the host] in the .cpp). Every gradient is a composition of differentiable functions,
+// these among them, so it differentiates again (Note [Gradients of the decompositions]).
 #pragma once
 
 #include <cstdint>
@@ -159,5 +159,15 @@ Tensor logdet(const Tensor& A);
 std::tuple<Tensor, Tensor> slogdet(const Tensor& A);
 Tensor cholesky_solve(const Tensor& B, const Tensor& L, bool upper = false);
 Tensor matrix_exp(const Tensor& A);
+// The inverse of A = L L^T from its Cholesky factor L (*, n, n) (of A = U^T U from U with
+// upper), as torch.cholesky_inverse: cholesky_solve(I, L), differentiable in L.
+Tensor cholesky_inverse(const Tensor& L, bool upper = false);
+// (P, L, U) of A = P L U from lu_factor's LU (*, m, n) and pivots (*, min(m, n)), as
+// torch.lu_unpack: P (*, m, m) a permutation matrix in LU's dtype, L (*, m, k) unit lower
+// triangular and U (*, k, n) upper triangular, k = min(m, n). Without unpack_data L and U, without
+// unpack_pivots P, are empty (shape (0)). L and U differentiate in LU; pivots are checked (from
+// 1 to m) on the host.
+std::tuple<Tensor, Tensor, Tensor> lu_unpack(const Tensor& LU, const Tensor& pivots,
+                                             bool unpack_data = true, bool unpack_pivots = true);
 
 }  // namespace leangrad

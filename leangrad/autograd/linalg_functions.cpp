@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -11,8 +12,10 @@
 #include <leangrad/autograd/grad_mode.h>
 #include <leangrad/autograd/graph.h>
 #include <leangrad/autograd/indexing_functions.h>
+#include <leangrad/autograd/linalg_decompositions.h>
 #include <leangrad/autograd/nn_internal.h>
 #include <leangrad/autograd/reduction_functions.h>
+#include <leangrad/autograd/shape_functions.h>
 #include <leangrad/core/creation.h>
 #include <leangrad/core/error.h>
 #include <leangrad/core/profiler.h>
@@ -299,6 +302,102 @@ Tensor diff(const Tensor& input, std::int64_t n, std::int64_t dim) {
     x = sub(narrow(x, d, 1, length), narrow(x, d, 0, length));
   }
   return n == 0 ? clone(x) : x;
+}
+
+Tensor mv(const Tensor& mat, const Tensor& vec) {
+  LG_PROFILE_OP(mat, vec);
+  check_operands("mv", {mat, vec});
+  LG_CHECK_SHAPE(mat.dim() == 2 && vec.dim() == 1 && mat.size(1) == vec.size(0),
+                 "mv: expected a matrix (n, m) and a vector (m), got ", mat.shape(), " and ",
+                 vec.shape());
+  return matmul(mat, vec);
+}
+
+Tensor vdot(const Tensor& a, const Tensor& b) {
+  LG_PROFILE_OP(a, b);
+  check_operands("vdot", {a, b});
+  LG_CHECK_SHAPE(a.dim() == 1 && b.dim() == 1 && a.size(0) == b.size(0),
+                 "vdot: expected two 1-d tensors of one size, got ", a.shape(), " and ", b.shape());
+  return dot(a, b);
+}
+
+Tensor addr(const Tensor& input, const Tensor& vec1, const Tensor& vec2, double beta,
+            double alpha) {
+  LG_PROFILE_OP(input, vec1, vec2);
+  check_operands("addr", {vec1, vec2});
+  LG_CHECK_SHAPE(vec1.dim() == 1 && vec2.dim() == 1, "addr: expected two vectors, got ",
+                 vec1.shape(), " and ", vec2.shape());
+  return add_scaled("addr", input, outer(vec1, vec2), beta, alpha);
+}
+
+Tensor chain_matmul(const std::vector<Tensor>& matrices) {
+  LG_CHECK(!matrices.empty(), "chain_matmul: expected at least one matrix, got none");
+  for (std::size_t i = 0; i < matrices.size(); ++i) {
+    LG_CHECK(matrices[i].defined(), "chain_matmul: matrix ", i, " is an undefined Tensor()");
+    LG_CHECK_SHAPE(matrices[i].dim() == 2, "chain_matmul: expected 2-d matrices, got shape ",
+                   matrices[i].shape(), " (matrix ", i, ")");
+  }
+  if (matrices.size() == 1) return clone(matrices[0]);
+  return linalg::multi_dot(matrices);
+}
+
+Tensor dist(const Tensor& a, const Tensor& b, double p) {
+  LG_PROFILE_OP(a, b);
+  check_operands("dist", {a, b}, /*floating=*/true);
+  LG_CHECK(p >= 0, "dist: expected p >= 0, got ", p);
+  return norm(sub(a, b), p);
+}
+
+Tensor pdist(const Tensor& x, double p) {
+  LG_PROFILE_OP(x);
+  const char* op = "pdist";
+  check_operands(op, {x}, /*floating=*/true);
+  LG_CHECK_SHAPE(x.dim() == 2, op, ": expected a 2-d input (N, M), got shape ", x.shape());
+  LG_CHECK(p >= 0, op, ": expected p >= 0, got ", p);
+  // The pairs (i, j), i < j, row by row: the upper triangle's coordinates.
+  const Tensor pairs =
+      triu_indices(x.size(0), x.size(0), 1, TensorOptions(kInt64).device(x.device()));
+  const Tensor first = index_select(x, 0, select(pairs, 0, 0));
+  const Tensor second = index_select(x, 0, select(pairs, 0, 1));
+  return norm(sub(first, second), p, {1});
+}
+
+Tensor renorm(const Tensor& x, double p, std::int64_t dim, double maxnorm) {
+  LG_PROFILE_OP(x);
+  const char* op = "renorm";
+  check_operands(op, {x}, /*floating=*/true);
+  LG_CHECK_SHAPE(x.dim() >= 1, op, ": expected at least 1 dim, got a 0-d input");
+  LG_CHECK(p > 0, op, ": expected p > 0, got ", p);
+  LG_CHECK(maxnorm >= 0, op, ": expected maxnorm >= 0, got ", maxnorm);
+  const std::int64_t d = wrap_dim(dim, x.dim(), op);
+  DimList others;
+  for (std::int64_t i = 0; i < x.dim(); ++i)
+    if (i != d) others.push_back(i);
+  // Each slice's norm (kept as a size-1 dim each), and the factor that scales the slices above
+  // maxnorm down to it; PyTorch's 1e-7 keeps a slice at maxnorm just below.
+  const Tensor norms = others.empty() ? abs(x) : norm(x, p, others, /*keepdim=*/true);
+  const Tensor factor =
+      where(gt(norms, maxnorm), rdiv(add(norms, 1e-7), maxnorm), ones_like(norms));
+  return mul(x, factor);
+}
+
+Tensor vander(const Tensor& x, std::optional<std::int64_t> N, bool increasing) {
+  LG_PROFILE_OP(x);
+  const char* op = "vander";
+  LG_CHECK(x.defined(), op, ": expected a defined input, got an undefined Tensor()");
+  LG_CHECK_SHAPE(x.dim() == 1, op, ": expected a 1-d input, got shape ", x.shape());
+  const std::int64_t columns = N.value_or(x.size(0));
+  LG_CHECK_SHAPE(columns >= 0, op, ": expected N >= 0, got ", columns);
+  // PyTorch's integral result is int64, so the products are too.
+  const Tensor base = is_floating(x.dtype()) ? x : x.to(kInt64);
+  if (columns == 0) return zeros({x.size(0), 0}, base.options());
+  // Column j of the increasing matrix is x^j: the running product of a column of ones and
+  // N - 1 columns of x, as PyTorch's (so its rounding, one product per power).
+  Tensor powers = ones({x.size(0), 1}, base.options());
+  if (columns > 1) {
+    powers = cumprod(cat({powers, expand(unsqueeze(base, 1), {x.size(0), columns - 1})}, 1), 1);
+  }
+  return increasing ? powers : flip(powers, {1});
 }
 
 }  // namespace leangrad

@@ -1,10 +1,12 @@
 // Products and rearrangements of matrices beside matmul, as torch's: addmm, addmv, baddbmm,
-// addbmm, tensordot, kron, diagonal, diag, trace, cross, cdist and diff. Compositions of matmul,
+// addbmm, addr, mv, vdot, chain_matmul, tensordot, kron, diagonal, diag, trace, cross, cdist,
+// dist, pdist, renorm, vander and diff. Compositions of matmul,
 // einsum, views and the elementwise ops, so they differentiate, twice too, and run wherever those
 // run; the operands share a dtype and a device.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include <leangrad/core/tensor.h>
@@ -58,5 +60,33 @@ Tensor cdist(const Tensor& x1, const Tensor& x2, double p = 2.0);
 // The n-th forward difference along dim: out[i] = x[i + 1] - x[i], n times, as torch.diff
 // (without prepend and append).
 Tensor diff(const Tensor& input, std::int64_t n = 1, std::int64_t dim = -1);
+
+// mat (n, m) @ vec (m) -> (n), as torch.mv (2-d and 1-d operands only; matmul takes any).
+Tensor mv(const Tensor& mat, const Tensor& vec);
+// The inner product of two 1-d tensors of one size, as torch.vdot (dot: the conjugate of a is
+// a itself for the real dtypes leangrad has).
+Tensor vdot(const Tensor& a, const Tensor& b);
+// beta input + alpha outer(vec1, vec2), vec1 (n), vec2 (m), input broadcastable to (n, m), as
+// torch.addr; with beta 0 input is not read, as PyTorch's.
+Tensor addr(const Tensor& input, const Tensor& vec1, const Tensor& vec2, double beta = 1.0,
+            double alpha = 1.0);
+// The product of 2-d matrices in the cheapest order, as torch.chain_matmul (linalg::multi_dot
+// of 2-d matrices; one matrix: a copy of it).
+Tensor chain_matmul(const std::vector<Tensor>& matrices);
+// The p-norm of a - b (broadcast), 0-d, as torch.dist (linalg::vector_norm's p: 0 counts the
+// nonzero differences, inf takes the largest); floating dtypes.
+Tensor dist(const Tensor& a, const Tensor& b, double p = 2.0);
+// The p-norm distances between the rows of x (N, M), the upper triangle of cdist(x, x) row by
+// row without the diagonal: N (N - 1) / 2 values, as torch.pdist (p >= 0, floating dtypes). Its
+// gradient at a distance of 0 is 0, for every p, as PyTorch's.
+Tensor pdist(const Tensor& x, double p = 2.0);
+// Each slice along dim (x.select(dim, i)) whose p-norm exceeds maxnorm scaled to the norm
+// maxnorm / (norm + 1e-7), the others as they are, as torch.renorm (p > 0, maxnorm >= 0,
+// floating dtypes).
+Tensor renorm(const Tensor& x, double p, std::int64_t dim, double maxnorm);
+// The Vandermonde matrix of a 1-d x: column j holds x^(N - 1 - j) (x^j with increasing), N
+// columns (x's size by default), as torch.vander; integral x stays int64 (bool too, as int64).
+Tensor vander(const Tensor& x, std::optional<std::int64_t> N = std::nullopt,
+              bool increasing = false);
 
 }  // namespace leangrad

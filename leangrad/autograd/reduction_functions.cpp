@@ -10,12 +10,14 @@
 //   d||x||_p / dx = sign(x) |x|^(p-1) / ||x||^(p-1) (x / ||x|| for p = 2), which is 0/0 at a
 //   slice of zeros. PyTorch defines it as 0 there (a subgradient: any g with ||g||_q <= 1 is
 //   one), and a training loss with a weight decay on ||w|| needs it finite. The backward divides
-//   by ||x|| with each 0 replaced by 1: x, and so the numerator, is 0 all over such a slice. It
-//   is written with the differentiable functions, from x and the saved norm (the op's output,
-//   whose own node differentiates it again), so it differentiates again; g / ||x|| is formed at
-//   the norm's size, so the backward makes one pass at x's. p = 1 is sum(|x|) (abs's gradient at 0
-//   is 0, as PyTorch's sign), and p = +-inf is amax / amin of |x|, which split the gradient evenly
-//   among ties, as PyTorch's.
+//   by ||x|| with each 0 replaced by 1: x, and so the numerator, is 0 all over such a slice. For
+//   p < 1 the numerator's |x|^(p-1) is infinite at an element 0 even in a slice that is not all
+//   zeros; PyTorch gives such an element the gradient 0 (sign(0)), and so does this backward (the
+//   power sees 1 there). It is written with the differentiable functions, from x and the saved
+//   norm (the op's output, whose own node differentiates it again), so it differentiates again;
+//   g / ||x|| is formed at the norm's size, so the backward makes one pass at x's. p = 1 is
+//   sum(|x|) (abs's gradient at 0 is 0, as PyTorch's sign), and p = +-inf is amax / amin of |x|,
+//   which split the gradient evenly among ties, as PyTorch's.
 //
 // Note [Products' gradients]
 //   d/dx_i of x_0 ... x_{n-1} is the product of the others, which x.prod() / x_i gives only where
@@ -204,19 +206,23 @@ Tensor power_norm_fn(const Tensor& x, double p, const DimList& dims, bool keepdi
     NoGradGuard no_grad;
     n = power_norm(x, p, dims, keepdim);
   }
-  return record_op("norm", n, {x}, {x, n},
-                   [p, dims](const BackwardContext& c) -> std::vector<Tensor> {
-                     const Tensor& x_saved = c.saved[0];
-                     const Shape shape = kept_shape(x_saved, dims);
-                     const Tensor n_kept = reshape(c.saved[1], shape);
-                     const Tensor g = reshape(c.grad, shape);
-                     // Note [Norm's gradient at 0]: 1 where the norm is 0.
-                     const Tensor safe = where(eq(n_kept, 0.0), ones_like(n_kept), n_kept);
-                     // The factors of the norm's shape first: one pass over x's size.
-                     if (p == 2.0) return {mul(x_saved, div(g, safe))};
-                     const Tensor num = mul(sign(x_saved), pow(abs(x_saved), p - 1));
-                     return {mul(num, div(g, pow(safe, p - 1)))};
-                   });
+  return record_op(
+      "norm", n, {x}, {x, n}, [p, dims](const BackwardContext& c) -> std::vector<Tensor> {
+        const Tensor& x_saved = c.saved[0];
+        const Shape shape = kept_shape(x_saved, dims);
+        const Tensor n_kept = reshape(c.saved[1], shape);
+        const Tensor g = reshape(c.grad, shape);
+        // Note [Norm's gradient at 0]: 1 where the norm is 0.
+        const Tensor safe = where(eq(n_kept, 0.0), ones_like(n_kept), n_kept);
+        // The factors of the norm's shape first: one pass over x's size.
+        if (p == 2.0) return {mul(x_saved, div(g, safe))};
+        // For p < 1, |x|^(p-1) is infinite at an element 0, whose gradient is 0
+        // (sign(0)): the power sees 1 there.
+        const Tensor magnitude =
+            p < 1.0 ? where(eq(x_saved, 0.0), ones_like(x_saved), abs(x_saved)) : abs(x_saved);
+        const Tensor num = mul(sign(x_saved), pow(magnitude, p - 1));
+        return {mul(num, div(g, pow(safe, p - 1)))};
+      });
 }
 
 }  // namespace

@@ -4,13 +4,19 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <limits>
+#include <numeric>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/indexing_functions.h>
+#include <leangrad/autograd/linalg_functions.h>
 #include <leangrad/core/creation.h>
 #include <leangrad/core/error.h>
 #include <leangrad/core/profiler.h>
+#include <leangrad/core/views.h>
 #include <leangrad/kernels/creation.h>
 
 namespace leangrad {
@@ -363,6 +369,217 @@ Tensor tril_indices(std::int64_t row, std::int64_t col, std::int64_t offset,
 Tensor triu_indices(std::int64_t row, std::int64_t col, std::int64_t offset,
                     const TensorOptions& options) {
   return triangle_indices("triu_indices", row, col, offset, false, options);
+}
+
+// ---- hsplit, vsplit, dsplit, ravel -------------------------------------------------------------
+namespace {
+
+// tensor_split along dim of an input of at least min_dims dims; sections must divide the size.
+std::vector<Tensor> split_sections(const char* op, const Tensor& input, std::int64_t min_dims,
+                                   std::int64_t dim, std::int64_t sections) {
+  LG_CHECK(input.defined(), op, ": expected a defined input, got an undefined Tensor()");
+  LG_CHECK_SHAPE(input.dim() >= min_dims, op, ": expected at least ", min_dims, " dims, got shape ",
+                 input.shape());
+  const std::int64_t size = input.size(dim);
+  LG_CHECK_SHAPE(sections > 0 && size % sections == 0, op, ": cannot split dim ", dim, " of size ",
+                 size, " (shape ", input.shape(), ") into ", sections, " equal sections");
+  return tensor_split(input, sections, dim);
+}
+
+std::vector<Tensor> split_indices(const char* op, const Tensor& input, std::int64_t min_dims,
+                                  std::int64_t dim, const std::vector<std::int64_t>& indices) {
+  LG_CHECK(input.defined(), op, ": expected a defined input, got an undefined Tensor()");
+  LG_CHECK_SHAPE(input.dim() >= min_dims, op, ": expected at least ", min_dims, " dims, got shape ",
+                 input.shape());
+  return tensor_split(input, indices, dim);
+}
+
+// hsplit's dim: 0 for a 1-d input, 1 otherwise.
+std::int64_t horizontal_dim(const Tensor& input) {
+  return input.defined() && input.dim() == 1 ? 0 : 1;
+}
+
+}  // namespace
+
+std::vector<Tensor> hsplit(const Tensor& input, std::int64_t sections) {
+  return split_sections("hsplit", input, 1, horizontal_dim(input), sections);
+}
+std::vector<Tensor> hsplit(const Tensor& input, const std::vector<std::int64_t>& indices) {
+  return split_indices("hsplit", input, 1, horizontal_dim(input), indices);
+}
+std::vector<Tensor> vsplit(const Tensor& input, std::int64_t sections) {
+  return split_sections("vsplit", input, 2, 0, sections);
+}
+std::vector<Tensor> vsplit(const Tensor& input, const std::vector<std::int64_t>& indices) {
+  return split_indices("vsplit", input, 2, 0, indices);
+}
+std::vector<Tensor> dsplit(const Tensor& input, std::int64_t sections) {
+  return split_sections("dsplit", input, 3, 2, sections);
+}
+std::vector<Tensor> dsplit(const Tensor& input, const std::vector<std::int64_t>& indices) {
+  return split_indices("dsplit", input, 3, 2, indices);
+}
+
+Tensor ravel(const Tensor& input) {
+  LG_CHECK(input.defined(), "ravel: expected a defined input, got an undefined Tensor()");
+  return reshape(input, {input.numel()});
+}
+
+// ---- combinations, diagflat, msort -------------------------------------------------------------
+Tensor combinations(const Tensor& input, std::int64_t r, bool with_replacement) {
+  LG_PROFILE_OP(input);
+  const char* op = "combinations";
+  LG_CHECK(input.defined(), op, ": expected a defined input, got an undefined Tensor()");
+  LG_CHECK_SHAPE(input.dim() == 1, op, ": expected a 1-d input, got shape ", input.shape());
+  LG_CHECK(r >= 0, op, ": expected r >= 0, got ", r);
+  if (r == 0) return zeros({0}, input.options());
+  const std::int64_t n = input.size(0);
+  // How many: C(n, r), or C(n + r - 1, r) with replacement, built up as C(m, i + 1) =
+  // C(m, i) (m - i) / (i + 1) exactly (i + 1 / gcd divides m - i), each step bounded by what
+  // memory can hold before it is taken, so nothing overflows.
+  const std::int64_t m = with_replacement ? n + r - 1 : n;
+  const std::int64_t most = kMaxTensorBytes / static_cast<std::int64_t>(sizeof(std::int64_t)) / r;
+  std::int64_t count = n > 0 && r <= m ? 1 : 0;
+  for (std::int64_t i = 0; i < r && count > 0; ++i) {
+    LG_CHECK_SHAPE(static_cast<long double>(count) * static_cast<long double>(m - i) /
+                           static_cast<long double>(i + 1) <=
+                       static_cast<long double>(most),
+                   op, ": the ", r, "-combinations of ", n, " elements are too many for memory");
+    const std::int64_t g = std::gcd(count, i + 1);
+    count = count / g * ((m - i) / ((i + 1) / g));
+  }
+  const std::int64_t rows = count;
+  // The positions of each combination in itertools' order, written on the host: advance the
+  // last position that can move and reset those after it (to it, or one past each other without
+  // replacement).
+  Tensor index = zeros({rows, r}, TensorOptions(kInt64));
+  std::int64_t* out = index.data_ptr<std::int64_t>();
+  std::vector<std::int64_t> current(static_cast<std::size_t>(r));
+  const std::int64_t step = with_replacement ? 0 : 1;
+  for (std::int64_t i = 0; i < r; ++i)
+    current[static_cast<std::size_t>(i)] = i * step;
+  // The largest value position i may hold.
+  const auto last = [&](std::int64_t i) { return with_replacement ? n - 1 : n - r + i; };
+  for (std::int64_t row = 0; row < rows; ++row) {
+    std::copy(current.begin(), current.end(), out + row * r);
+    std::int64_t i = r - 1;
+    while (i >= 0 && current[static_cast<std::size_t>(i)] == last(i))
+      --i;
+    if (i < 0) break;
+    ++current[static_cast<std::size_t>(i)];
+    for (std::int64_t j = i + 1; j < r; ++j)
+      current[static_cast<std::size_t>(j)] = current[static_cast<std::size_t>(j - 1)] + step;
+  }
+  return reshape(index_select(input, 0, reshape(index, {rows * r}).to(input.device())), {rows, r});
+}
+
+Tensor diagflat(const Tensor& input, std::int64_t offset) {
+  LG_PROFILE_OP(input);
+  LG_CHECK(input.defined(), "diagflat: expected a defined input, got an undefined Tensor()");
+  return diag(reshape(input, {input.numel()}), offset);
+}
+
+Tensor msort(const Tensor& input) {
+  LG_PROFILE_OP(input);
+  LG_CHECK(input.defined(), "msort: expected a defined input, got an undefined Tensor()");
+  return std::get<0>(sort(input, 0));
+}
+
+// ---- The scatters into a copy ------------------------------------------------------------------
+namespace {
+
+// A copy of input with the places `positions` (int64, along dim d) holding src, which must have
+// the shape of `part` (input's part those places make). index_put carries the gradients: src's
+// is the gradient's part, input's the gradient with the part zeroed, to any order.
+Tensor scatter_into_copy(const char* op, const Tensor& input, const Tensor& src, std::int64_t d,
+                         const Tensor& positions, const Shape& part) {
+  LG_CHECK_SHAPE(src.shape() == part, op, ": expected src of the part's shape ", part, ", got ",
+                 src.shape(), " (input of shape ", input.shape(), ")");
+  LG_CHECK_DEVICE(src.device() == input.device(), op, ": input is on ", input.device(),
+                  " but src is on ", src.device());
+  std::vector<std::optional<Tensor>> indices(static_cast<std::size_t>(d), std::nullopt);
+  indices.emplace_back(positions.to(input.device()));
+  return index_put(input, indices, src.to(input.dtype()));
+}
+
+void check_defined(const char* op, const Tensor& input, const Tensor& src) {
+  LG_CHECK(input.defined() && src.defined(), op,
+           ": expected a defined input and src, got an undefined Tensor()");
+}
+
+}  // namespace
+
+Tensor select_scatter(const Tensor& input, const Tensor& src, std::int64_t dim,
+                      std::int64_t index) {
+  LG_PROFILE_OP(input, src);
+  const char* op = "select_scatter";
+  check_defined(op, input, src);
+  // The slice's shape (select checks dim and index), then the slice as one position along dim:
+  // src gains that dim back.
+  const Shape part = views::select(input, dim, index).shape();
+  const std::int64_t d = wrap_dim(dim, input.dim(), op);
+  const std::int64_t at = index < 0 ? index + input.size(d) : index;
+  LG_CHECK_SHAPE(src.shape() == part, op, ": expected src of the part's shape ", part, ", got ",
+                 src.shape(), " (input of shape ", input.shape(), ")");
+  Shape one = input.shape();
+  one[static_cast<std::size_t>(d)] = 1;
+  return scatter_into_copy(op, input, reshape(src, one), d,
+                           full({1}, static_cast<double>(at), TensorOptions(kInt64)), one);
+}
+
+Tensor slice_scatter(const Tensor& input, const Tensor& src, std::int64_t dim,
+                     std::optional<std::int64_t> start, std::optional<std::int64_t> end,
+                     std::int64_t step) {
+  LG_PROFILE_OP(input, src);
+  const char* op = "slice_scatter";
+  check_defined(op, input, src);
+  // The slice (views::slice checks dim and step and takes Python's bounds), and its positions.
+  const Tensor view = views::slice(input, dim, start.value_or(0),
+                                   end.value_or(std::numeric_limits<std::int64_t>::max()), step);
+  const std::int64_t d = wrap_dim(dim, input.dim(), op);
+  std::int64_t first = start.value_or(0);
+  if (first < 0) first += input.size(d);
+  first = std::clamp<std::int64_t>(first, 0, input.size(d));
+  const std::int64_t count = view.size(d);
+  const Tensor positions =
+      add(mul(arange(static_cast<double>(count), TensorOptions(kInt64)), static_cast<double>(step)),
+          static_cast<double>(first));
+  return scatter_into_copy(op, input, src, d, positions, view.shape());
+}
+
+Tensor diagonal_scatter(const Tensor& input, const Tensor& src, std::int64_t offset,
+                        std::int64_t dim1, std::int64_t dim2) {
+  LG_PROFILE_OP(input, src);
+  const char* op = "diagonal_scatter";
+  LG_CHECK(input.defined() && src.defined(), op,
+           ": expected a defined input and src, got an undefined Tensor()");
+  LG_CHECK_SHAPE(input.dim() >= 2, op, ": expected at least 2 dims, got shape ", input.shape());
+  const std::int64_t d1 = wrap_dim(dim1, input.dim(), op);
+  const std::int64_t d2 = wrap_dim(dim2, input.dim(), op);
+  LG_CHECK_SHAPE(d1 != d2, op, ": dim1 and dim2 are both dim ", d1, " (shape ", input.shape(), ")");
+  // diagonal() is a copy, not a view: write the diagonal's places by index instead. With dims d1
+  // and d2 moved to the front, the diagonal is the places (row0 + i, col0 + i), i < length.
+  const std::int64_t row0 = std::max<std::int64_t>(-offset, 0);
+  const std::int64_t col0 = std::max<std::int64_t>(offset, 0);
+  const std::int64_t length =
+      std::max<std::int64_t>(0, std::min(input.size(d1) - std::min(row0, input.size(d1)),
+                                         input.size(d2) - std::min(col0, input.size(d2))));
+  Shape expected;
+  for (std::int64_t d = 0; d < input.dim(); ++d)
+    if (d != d1 && d != d2) expected.push_back(input.size(d));
+  expected.push_back(length);
+  LG_CHECK_SHAPE(src.shape() == expected, op, ": expected src of the diagonal's shape ", expected,
+                 ", got ", src.shape(), " (input of shape ", input.shape(), ")");
+  LG_CHECK_DEVICE(src.device() == input.device(), op, ": input is on ", input.device(),
+                  " but src is on ", src.device());
+  const TensorOptions positions = TensorOptions(kInt64).device(input.device());
+  const Tensor rows =
+      add(arange(static_cast<double>(length), positions), static_cast<double>(row0));
+  const Tensor cols =
+      add(arange(static_cast<double>(length), positions), static_cast<double>(col0));
+  const Tensor front = movedim(input, {d1, d2}, {0, 1});
+  const Tensor written = index_put(front, {rows, cols}, movedim(src.to(input.dtype()), -1, 0));
+  return movedim(written, {0, 1}, {d1, d2});
 }
 
 }  // namespace leangrad

@@ -1,9 +1,10 @@
 // Rearranging tensors, as torch's: the stacks of mixed ranks (hstack, vstack, dstack,
-// column_stack, atleast_1d/2d/3d), tensor_split, movedim and swapaxes, broadcast_to and
-// broadcast_tensors, fliplr, flipud and rot90, take_along_dim, diag_embed, block_diag,
-// cartesian_prod, and the index lists tril_indices and triu_indices. Each is composed of views,
-// cat, flip, gather, index_select, where and pad, so it differentiates (twice too) and runs on
-// every device those run on.
+// column_stack, atleast_1d/2d/3d), tensor_split, hsplit, vsplit, dsplit, ravel, movedim and
+// swapaxes, broadcast_to and broadcast_tensors, fliplr, flipud and rot90, take_along_dim,
+// diag_embed, block_diag, cartesian_prod, combinations, diagflat, msort, the scatters into a
+// copy (select_scatter, slice_scatter, diagonal_scatter), and the index lists tril_indices and
+// triu_indices. Each is composed of views, cat, flip, gather, index_select, index_put, where and
+// pad, so it differentiates (twice too) and runs on every device those run on.
 //   Tensor row = hstack({a, b});                  // 1-d pieces joined, or along dim 1
 //   auto parts = tensor_split(x, 3, /*dim=*/1);   // sizes differ by at most one
 //   Tensor y = movedim(x, {0, 3}, {2, 0});
@@ -43,6 +44,17 @@ Tensor column_stack(const std::vector<Tensor>& tensors);
 std::vector<Tensor> tensor_split(const Tensor& input, std::int64_t sections, std::int64_t dim = 0);
 std::vector<Tensor> tensor_split(const Tensor& input, const std::vector<std::int64_t>& indices,
                                  std::int64_t dim = 0);
+// tensor_split along dim 1 (dim 0 of a 1-d input), dim 0 of an input of at least 2 dims, and
+// dim 2 of one of at least 3, as torch.hsplit, vsplit and dsplit: `sections` must divide the
+// dim's size (tensor_split's need not).
+std::vector<Tensor> hsplit(const Tensor& input, std::int64_t sections);
+std::vector<Tensor> hsplit(const Tensor& input, const std::vector<std::int64_t>& indices);
+std::vector<Tensor> vsplit(const Tensor& input, std::int64_t sections);
+std::vector<Tensor> vsplit(const Tensor& input, const std::vector<std::int64_t>& indices);
+std::vector<Tensor> dsplit(const Tensor& input, std::int64_t sections);
+std::vector<Tensor> dsplit(const Tensor& input, const std::vector<std::int64_t>& indices);
+// The elements in row-major order, 1-d (a view when reshape gives one), as torch.ravel.
+Tensor ravel(const Tensor& input);
 
 // The dims `source` moved to the positions `destination`, the others keeping their order
 // (a view), as torch.movedim / moveaxis.
@@ -85,6 +97,27 @@ Tensor block_diag(const std::vector<Tensor>& tensors);
 // Every combination of one element of each 1-d tensor, the last varying fastest, as rows of a
 // (n0 n1 ..., k) tensor (one tensor: itself), as torch.cartesian_prod.
 Tensor cartesian_prod(const std::vector<Tensor>& tensors);
+// The r-element combinations of a 1-d input's elements, without repeats in the order of
+// itertools.combinations (with_replacement: combinations_with_replacement), as rows of a
+// (count, r) tensor, as torch.combinations; no combination gives (0, r), r = 0 an empty 1-d tensor.
+Tensor combinations(const Tensor& input, std::int64_t r = 2, bool with_replacement = false);
+// The flattened input on the offset-th diagonal of a square matrix, zeros elsewhere, as
+// torch.diagflat.
+Tensor diagflat(const Tensor& input, std::int64_t offset = 0);
+// input sorted along dim 0, ascending (sort's values), as torch.msort.
+Tensor msort(const Tensor& input);
+
+// Copies of input with src written into one part: the slice input.select(dim, index), the
+// slice input.slice(dim, start, end, step), or the diagonal diagonal(input, offset, dim1, dim2),
+// as torch.select_scatter, slice_scatter and diagonal_scatter. src must have the part's shape
+// exactly, and takes input's dtype. Differentiable in both: the gradient of src is the
+// gradient's part, input's the gradient with the part zeroed.
+Tensor select_scatter(const Tensor& input, const Tensor& src, std::int64_t dim, std::int64_t index);
+Tensor slice_scatter(const Tensor& input, const Tensor& src, std::int64_t dim = 0,
+                     std::optional<std::int64_t> start = std::nullopt,
+                     std::optional<std::int64_t> end = std::nullopt, std::int64_t step = 1);
+Tensor diagonal_scatter(const Tensor& input, const Tensor& src, std::int64_t offset = 0,
+                        std::int64_t dim1 = 0, std::int64_t dim2 = 1);
 
 // The (2, N) coordinates (int64 by default) of the elements on and below (tril) or on and above
 // (triu) the offset-th diagonal of a (row, col) matrix, row by row, as torch.tril_indices and

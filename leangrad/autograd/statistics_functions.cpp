@@ -30,6 +30,8 @@
 #include <leangrad/autograd/grad_mode.h>
 #include <leangrad/autograd/graph.h>
 #include <leangrad/autograd/indexing_functions.h>
+#include <leangrad/autograd/linalg_functions.h>
+#include <leangrad/autograd/nn_internal.h>
 #include <leangrad/autograd/reduction_functions.h>
 #include <leangrad/autograd/shape_functions.h>
 #include <leangrad/core/error.h>
@@ -40,6 +42,7 @@
 namespace leangrad {
 
 using autograd::BackwardContext;
+using autograd::floating_or_float32;
 using autograd::record_op;
 
 namespace {
@@ -522,6 +525,169 @@ Tensor bucketize(double value, const Tensor& boundaries, bool out_int32, bool ri
   LG_CHECK_SHAPE(!boundaries.defined() || boundaries.dim() == 1, op,
                  ": expected 1-d boundaries, got shape ", boundaries.shape());
   return search(op, boundaries, search_value(op, boundaries, value), out_int32, right, Tensor());
+}
+
+// ---- Covariance and integration ----------------------------------------------------------------
+namespace {
+
+// A weight vector of cov (fweights or aweights): `observations` elements of an integral
+// (fweights) or floating (aweights) dtype, none negative (read on the host), on x's device; in
+// x's dtype.
+Tensor observation_weights(const char* what, const Tensor& weights, const Tensor& x,
+                           bool integral) {
+  const std::int64_t observations = x.size(1);
+  LG_CHECK(weights.defined(), "cov: ", what, " is an undefined Tensor()");
+  LG_CHECK_SHAPE(weights.dim() <= 1 && weights.numel() == observations, "cov: expected ", what,
+                 " of ", observations, " elements (one per observation), got shape ",
+                 weights.shape());
+  LG_CHECK_DTYPE(integral ? is_integral(weights.dtype()) : is_floating(weights.dtype()),
+                 "cov: ", "expected ", what, " of ", integral ? "an integral" : "a floating",
+                 " dtype, got ", weights.dtype());
+  LG_CHECK_DEVICE(weights.device() == x.device(), "cov: input is on ", x.device(), " but ", what,
+                  " is on ", weights.device());
+  LG_CHECK(observations == 0 || amin(weights.detach()).to(kFloat64).item<double>() >= 0.0,
+           "cov: ", what, " cannot be negative");
+  return reshape(weights, {observations}).to(x.dtype());
+}
+
+// y's dim `dim` (wrapped) for the integration functions.
+std::int64_t integration_dim(const char* op, const Tensor& y, std::int64_t dim) {
+  LG_CHECK(y.defined(), op, ": expected a defined y, got an undefined Tensor()");
+  LG_CHECK_SHAPE(y.dim() >= 1, op, ": expected y of at least 1 dim, got a 0-d tensor");
+  return wrap_dim(dim, y.dim(), op);
+}
+
+// The spacings x[i + 1] - x[i] along dim d of sample points x (1-d with y's size along d, or of
+// y's rank or less, its size along d y's), shaped to broadcast with y's pieces.
+Tensor spacings(const char* op, const Tensor& y, const Tensor& x, std::int64_t d) {
+  LG_CHECK(x.defined(), op, ": expected defined sample points x, got an undefined Tensor()");
+  LG_CHECK_DEVICE(x.device() == y.device(), op, ": y is on ", y.device(), " but x is on ",
+                  x.device());
+  const std::int64_t n = y.size(d);
+  Tensor points;
+  if (x.dim() == 1) {
+    LG_CHECK_SHAPE(x.size(0) == n, op, ": expected one x for each of y's ", n,
+                   " samples along dim ", d, ", got x of shape ", x.shape());
+    Shape shape(static_cast<std::size_t>(y.dim()), 1);
+    shape[static_cast<std::size_t>(d)] = n;
+    points = reshape(x, shape);
+  } else {
+    LG_CHECK_SHAPE(x.dim() <= y.dim(), op, ": x of shape ", x.shape(), " has more dims than y ",
+                   y.shape());
+    Shape shape(static_cast<std::size_t>(y.dim() - x.dim()), 1);
+    shape.insert(shape.end(), x.shape().begin(), x.shape().end());
+    points = reshape(x, shape);
+    LG_CHECK_SHAPE(points.size(d) == n, op, ": expected x with y's size ", n, " along dim ", d,
+                   ", got x of shape ", x.shape(), " for y of shape ", y.shape());
+  }
+  return sub(narrow(points, d, 1, n - 1), narrow(points, d, 0, n - 1));
+}
+
+// y without dim d, zeros: the integral over no samples.
+Tensor no_samples(const Tensor& y, std::int64_t d) {
+  return sum(narrow(y, d, 0, 0), d);
+}
+
+}  // namespace
+
+Tensor cov(const Tensor& input, std::int64_t correction, const std::optional<Tensor>& fweights,
+           const std::optional<Tensor>& aweights) {
+  LG_PROFILE_OP(input);
+  const char* op = "cov";
+  LG_CHECK(input.defined(), op, ": expected a defined input, got an undefined Tensor()");
+  LG_CHECK_SHAPE(input.dim() <= 2, op,
+                 ": expected input of at most 2 dims (variables, observations), got shape ",
+                 input.shape());
+  const Tensor x = input.dim() == 2 ? floating_or_float32(input)
+                                    : reshape(floating_or_float32(input), {1, input.numel()});
+  // w: the weight of each observation, fweights times aweights.
+  Tensor w;
+  Tensor a;
+  if (fweights) w = observation_weights("fweights", *fweights, x, /*integral=*/true);
+  if (aweights) {
+    a = observation_weights("aweights", *aweights, x, /*integral=*/false);
+    w = w.defined() ? mul(w, a) : a;
+  }
+  // PyTorch's estimate: the weighted mean, the weighted products of the deviations, and the
+  // divisor sum(w) - correction (sum(w) - correction sum(w a) / sum(w) with aweights).
+  Tensor centered;
+  Tensor products;
+  Tensor divisor;
+  if (w.defined()) {
+    const Tensor w_sum = sum(w);
+    centered = sub(x, unsqueeze(div(sum(mul(x, w), 1), w_sum), 1));
+    products = matmul(centered, t(mul(centered, w)));
+    divisor = a.defined() && correction != 0
+                  ? sub(w_sum, mul(div(sum(mul(w, a)), w_sum), static_cast<double>(correction)))
+                  : sub(w_sum, static_cast<double>(correction));
+  } else {
+    centered = sub(x, mean(x, 1, /*keepdim=*/true));
+    products = matmul(centered, t(centered));
+    divisor = full({}, static_cast<double>(x.size(1) - correction), x.options());
+  }
+  // No degrees of freedom left: NaN (PyTorch divides by 0).
+  divisor = masked_fill(divisor, le(divisor, 0.0), std::nan(""));
+  return squeeze(div(products, divisor));
+}
+
+Tensor corrcoef(const Tensor& input) {
+  LG_PROFILE_OP(input);
+  const Tensor c = cov(input);
+  if (c.dim() == 0) return div(c, c);
+  const Tensor stddev = sqrt(diagonal(c));
+  return clamp(div(div(c, unsqueeze(stddev, 1)), unsqueeze(stddev, 0)), -1.0, 1.0);
+}
+
+Tensor trapezoid(const Tensor& y, const Tensor& x, std::int64_t dim) {
+  LG_PROFILE_OP(y, x);
+  const char* op = "trapezoid";
+  const std::int64_t d = integration_dim(op, y, dim);
+  const Tensor values = floating_or_float32(y);
+  const std::int64_t n = values.size(d);
+  if (n == 0) return no_samples(values, d);
+  const Tensor dx = spacings(op, values, x, d);
+  // PyTorch's sum of dx (y[i] + y[i + 1]), halved.
+  return div(sum(mul(dx, add(narrow(values, d, 1, n - 1), narrow(values, d, 0, n - 1))), d), 2.0);
+}
+
+Tensor trapezoid(const Tensor& y, double dx, std::int64_t dim) {
+  LG_PROFILE_OP(y);
+  const std::int64_t d = integration_dim("trapezoid", y, dim);
+  const Tensor values = floating_or_float32(y);
+  if (values.size(d) == 0) return no_samples(values, d);
+  // PyTorch's form for even spacing: (sum - (first + last) / 2) dx.
+  const Tensor ends = add(select(values, d, 0), select(values, d, values.size(d) - 1));
+  return mul(sub(sum(values, d), mul(ends, 0.5)), dx);
+}
+
+Tensor trapz(const Tensor& y, const Tensor& x, std::int64_t dim) {
+  return trapezoid(y, x, dim);
+}
+
+Tensor trapz(const Tensor& y, double dx, std::int64_t dim) {
+  return trapezoid(y, dx, dim);
+}
+
+Tensor cumulative_trapezoid(const Tensor& y, const Tensor& x, std::int64_t dim) {
+  LG_PROFILE_OP(y, x);
+  const char* op = "cumulative_trapezoid";
+  const std::int64_t d = integration_dim(op, y, dim);
+  const Tensor values = floating_or_float32(y);
+  const std::int64_t n = values.size(d);
+  if (n <= 1) return clone(narrow(values, d, 0, 0));
+  const Tensor dx = spacings(op, values, x, d);
+  const Tensor pairs = add(narrow(values, d, 0, n - 1), narrow(values, d, 1, n - 1));
+  return div(cumsum(mul(pairs, dx), d), 2.0);
+}
+
+Tensor cumulative_trapezoid(const Tensor& y, double dx, std::int64_t dim) {
+  LG_PROFILE_OP(y);
+  const std::int64_t d = integration_dim("cumulative_trapezoid", y, dim);
+  const Tensor values = floating_or_float32(y);
+  const std::int64_t n = values.size(d);
+  if (n <= 1) return clone(narrow(values, d, 0, 0));
+  const Tensor pairs = add(narrow(values, d, 0, n - 1), narrow(values, d, 1, n - 1));
+  return cumsum(mul(pairs, dx / 2.0), d);
 }
 
 }  // namespace leangrad

@@ -1,8 +1,9 @@
-// Order statistics, the reductions that skip NaN, and searching sorted sequences, as torch's:
-// median, nanmedian, kthvalue, mode, quantile, nanquantile, nansum, nanmean, aminmax, var_mean,
-// std_mean, histc, unique_consecutive, searchsorted and bucketize. Compositions of sort, gather,
-// the reductions and the elementwise ops (so on every device, differentiable where torch's are)
-// and, for searchsorted, the bisection kernel of kernels/ops.h. Note [Order statistics] in
+// Order statistics, the reductions that skip NaN, covariance, integration and searching sorted
+// sequences, as torch's: median, nanmedian, kthvalue, mode, quantile, nanquantile, nansum,
+// nanmean, aminmax, var_mean, std_mean, histc, cov, corrcoef, trapezoid, cumulative_trapezoid,
+// unique_consecutive, searchsorted and bucketize. Compositions of sort, gather, the reductions and
+// the elementwise ops (so on every device, differentiable where torch's are) and, for
+// searchsorted, the bisection kernel of kernels/ops.h. Note [Order statistics] in
 // statistics_functions.cpp.
 #pragma once
 
@@ -82,6 +83,31 @@ std::tuple<Tensor, Tensor> std_mean(const Tensor& input, const DimList& dims = {
 // and equal ones are widened by 1 each way. Counts in input's dtype; floating input only; not
 // differentiable.
 Tensor histc(const Tensor& input, std::int64_t bins = 100, double min = 0.0, double max = 0.0);
+
+// ---- Covariance and integration ---------------------------------------------------------------
+// The covariance matrix (vars, vars) of input's rows, each a variable observed in the columns
+// (vars, obs) (a 1-d input: one variable, a 0-d result), as torch.cov: divided by the summed
+// weights minus `correction` (N - 1 by default), NaN where that is not positive. fweights (obs),
+// integral and non-negative, repeat each observation; aweights (obs), floating and non-negative,
+// weigh it (the weights checked on the host). Integral input gives float32. Differentiable in
+// input and aweights.
+Tensor cov(const Tensor& input, std::int64_t correction = 1,
+           const std::optional<Tensor>& fweights = std::nullopt,
+           const std::optional<Tensor>& aweights = std::nullopt);
+// Pearson's correlation coefficients of input's rows (cov scaled by the standard deviations,
+// clamped to [-1, 1]), as torch.corrcoef: NaN for a variable that does not vary.
+Tensor corrcoef(const Tensor& input);
+// The trapezoidal rule along dim: sum of (x[i + 1] - x[i]) (y[i] + y[i + 1]) / 2 with sample
+// points x (1-d with y's size along dim, or broadcastable to y) or spacing dx, as
+// torch.trapezoid; fewer than 2 samples give 0. trapz is its old name. Integral y gives float32.
+Tensor trapezoid(const Tensor& y, const Tensor& x, std::int64_t dim = -1);
+Tensor trapezoid(const Tensor& y, double dx = 1.0, std::int64_t dim = -1);
+Tensor trapz(const Tensor& y, const Tensor& x, std::int64_t dim = -1);
+Tensor trapz(const Tensor& y, double dx = 1.0, std::int64_t dim = -1);
+// The running trapezoidal rule along dim, one value fewer than y has there (the integral up to
+// each sample point after the first), as torch.cumulative_trapezoid.
+Tensor cumulative_trapezoid(const Tensor& y, const Tensor& x, std::int64_t dim = -1);
+Tensor cumulative_trapezoid(const Tensor& y, double dx = 1.0, std::int64_t dim = -1);
 
 // (output, inverse_indices, counts) of input's runs of equal elements, as
 // torch.unique_consecutive: without a dim, of the flattened input (output and counts 1-d, the

@@ -14,6 +14,7 @@
 #include <leangrad/autograd/graph.h>
 #include <leangrad/autograd/indexing_functions.h>
 #include <leangrad/autograd/linalg_decompositions.h>
+#include <leangrad/autograd/linalg_functions.h>
 #include <leangrad/autograd/nn_functions.h>
 #include <leangrad/autograd/nn_internal.h>
 #include <leangrad/autograd/pointwise_functions.h>
@@ -1848,6 +1849,131 @@ bool Tensor::allclose(const Tensor& other, double rtol, double atol, bool equal_
 }
 bool Tensor::equal(const Tensor& other) const {
   return leangrad::equal(*this, other);
+}
+
+// ---- LibTorch's arithmetic methods, new_*, type_as, the splits and scatters, and the functions
+// of linalg_functions.h and statistics_functions.h ---------------------------------------------
+Tensor Tensor::type_as(const Tensor& other) const {
+  LG_CHECK(other.defined(), "type_as: expected a defined tensor, got an undefined Tensor()");
+  return leangrad::to(*this, other.device(), other.dtype());
+}
+Tensor Tensor::new_empty(const Shape& size) const {
+  return leangrad::empty(size, options());
+}
+Tensor Tensor::new_empty(const Shape& size, const TensorOptions& options) const {
+  return leangrad::empty(size, options);
+}
+Tensor Tensor::new_zeros(const Shape& size) const {
+  return leangrad::zeros(size, options());
+}
+Tensor Tensor::new_zeros(const Shape& size, const TensorOptions& options) const {
+  return leangrad::zeros(size, options);
+}
+Tensor Tensor::new_ones(const Shape& size) const {
+  return leangrad::ones(size, options());
+}
+Tensor Tensor::new_ones(const Shape& size, const TensorOptions& options) const {
+  return leangrad::ones(size, options);
+}
+Tensor Tensor::new_full(const Shape& size, double value) const {
+  return leangrad::full(size, value, options());
+}
+Tensor Tensor::new_full(const Shape& size, double value, const TensorOptions& options) const {
+  return leangrad::full(size, value, options);
+}
+Tensor Tensor::ravel() const {
+  return leangrad::ravel(*this);
+}
+Tensor Tensor::mT() const {
+  LG_CHECK_SHAPE(dim() >= 2, "mT: expected a matrix or a batch of matrices, got shape ", shape());
+  return leangrad::transpose(*this, -2, -1);
+}
+std::vector<Tensor> Tensor::hsplit(std::int64_t sections) const {
+  return leangrad::hsplit(*this, sections);
+}
+std::vector<Tensor> Tensor::hsplit(const std::vector<std::int64_t>& indices) const {
+  return leangrad::hsplit(*this, indices);
+}
+std::vector<Tensor> Tensor::vsplit(std::int64_t sections) const {
+  return leangrad::vsplit(*this, sections);
+}
+std::vector<Tensor> Tensor::vsplit(const std::vector<std::int64_t>& indices) const {
+  return leangrad::vsplit(*this, indices);
+}
+std::vector<Tensor> Tensor::dsplit(std::int64_t sections) const {
+  return leangrad::dsplit(*this, sections);
+}
+std::vector<Tensor> Tensor::dsplit(const std::vector<std::int64_t>& indices) const {
+  return leangrad::dsplit(*this, indices);
+}
+Tensor Tensor::diagflat(std::int64_t offset) const {
+  return leangrad::diagflat(*this, offset);
+}
+Tensor Tensor::msort() const {
+  return leangrad::msort(*this);
+}
+Tensor Tensor::select_scatter(const Tensor& src, std::int64_t dim, std::int64_t index) const {
+  return leangrad::select_scatter(*this, src, dim, index);
+}
+Tensor Tensor::slice_scatter(const Tensor& src, std::int64_t dim, std::optional<std::int64_t> start,
+                             std::optional<std::int64_t> end, std::int64_t step) const {
+  return leangrad::slice_scatter(*this, src, dim, start, end, step);
+}
+Tensor Tensor::diagonal_scatter(const Tensor& src, std::int64_t offset, std::int64_t dim1,
+                                std::int64_t dim2) const {
+  return leangrad::diagonal_scatter(*this, src, offset, dim1, dim2);
+}
+Tensor Tensor::masked_scatter(const Tensor& mask, const Tensor& source) const {
+  return leangrad::masked_scatter(*this, mask, source);
+}
+Tensor Tensor::add(const Tensor& other, double alpha) const {
+  return leangrad::add(*this, other, alpha);
+}
+Tensor Tensor::add(double other) const {
+  return leangrad::add(*this, other);
+}
+Tensor Tensor::sub(const Tensor& other, double alpha) const {
+  return leangrad::sub(*this, other, alpha);
+}
+Tensor Tensor::sub(double other) const {
+  return leangrad::sub(*this, other);
+}
+Tensor Tensor::mul(const Tensor& other) const {
+  return leangrad::mul(*this, other);
+}
+Tensor Tensor::mul(double other) const {
+  return leangrad::mul(*this, other);
+}
+Tensor Tensor::div(const Tensor& other) const {
+  return leangrad::div(*this, other);
+}
+Tensor Tensor::div(double other) const {
+  return leangrad::div(*this, other);
+}
+Tensor Tensor::mv(const Tensor& vec) const {
+  return leangrad::mv(*this, vec);
+}
+Tensor Tensor::vdot(const Tensor& other) const {
+  return leangrad::vdot(*this, other);
+}
+Tensor Tensor::addr(const Tensor& vec1, const Tensor& vec2, double beta, double alpha) const {
+  return leangrad::addr(*this, vec1, vec2, beta, alpha);
+}
+Tensor Tensor::dist(const Tensor& other, double p) const {
+  return leangrad::dist(*this, other, p);
+}
+Tensor Tensor::renorm(double p, std::int64_t dim, double maxnorm) const {
+  return leangrad::renorm(*this, p, dim, maxnorm);
+}
+Tensor Tensor::cov(std::int64_t correction, const std::optional<Tensor>& fweights,
+                   const std::optional<Tensor>& aweights) const {
+  return leangrad::cov(*this, correction, fweights, aweights);
+}
+Tensor Tensor::corrcoef() const {
+  return leangrad::corrcoef(*this);
+}
+Tensor Tensor::cholesky_inverse(bool upper) const {
+  return leangrad::cholesky_inverse(*this, upper);
 }
 
 // ---- Operators -------------------------------------------------------------------------------

@@ -144,6 +144,18 @@ class Tensor {
   Tensor cuda(int index = 0) const { return to(Device::cuda(index)); }
   Tensor contiguous() const;
   Tensor clone() const;
+  // A copy (when needed) with other's dtype and on other's device, as LibTorch's type_as.
+  Tensor type_as(const Tensor& other) const;
+  // New tensors with this one's dtype and device unless options are given (then options'
+  // dtype and device), as LibTorch's new_empty, new_zeros, new_ones and new_full.
+  Tensor new_empty(const Shape& size) const;
+  Tensor new_empty(const Shape& size, const TensorOptions& options) const;
+  Tensor new_zeros(const Shape& size) const;
+  Tensor new_zeros(const Shape& size, const TensorOptions& options) const;
+  Tensor new_ones(const Shape& size) const;
+  Tensor new_ones(const Shape& size, const TensorOptions& options) const;
+  Tensor new_full(const Shape& size, double value) const;
+  Tensor new_full(const Shape& size, double value, const TensorOptions& options) const;
   // A copy in the pinned host pool (CPU tensors only).
   Tensor pin_memory() const;
   // Makes this tensor hold `other`'s data (storage, sizes, strides, dtype) while keeping its
@@ -170,6 +182,14 @@ class Tensor {
   Tensor squeeze(std::int64_t dim) const;
   Tensor expand(const Shape& shape) const;
   Tensor expand_as(const Tensor& other) const { return expand(other.shape()); }
+  Tensor view_as(const Tensor& other) const { return view(other.shape()); }
+  Tensor reshape_as(const Tensor& other) const { return reshape(other.shape()); }
+  Tensor ravel() const;  // reshape({-1})
+  // The last two dims swapped (at least 2 dims), as LibTorch's mT; mH and adjoint are the same
+  // for the real dtypes leangrad has (the conjugate of a real tensor is itself).
+  Tensor mT() const;
+  Tensor mH() const { return mT(); }
+  Tensor adjoint() const { return mT(); }
   Tensor flatten(std::int64_t start_dim = 0, std::int64_t end_dim = -1) const;
   Tensor unflatten(std::int64_t dim, const Shape& sizes) const;
   // The transpose of a matrix (0-d and 1-d tensors are returned as they are; more dims refused).
@@ -334,6 +354,22 @@ class Tensor {
   std::vector<Tensor> tensor_split(std::int64_t sections, std::int64_t dim = 0) const;
   std::vector<Tensor> tensor_split(const std::vector<std::int64_t>& indices,
                                    std::int64_t dim = 0) const;
+  std::vector<Tensor> hsplit(std::int64_t sections) const;
+  std::vector<Tensor> hsplit(const std::vector<std::int64_t>& indices) const;
+  std::vector<Tensor> vsplit(std::int64_t sections) const;
+  std::vector<Tensor> vsplit(const std::vector<std::int64_t>& indices) const;
+  std::vector<Tensor> dsplit(std::int64_t sections) const;
+  std::vector<Tensor> dsplit(const std::vector<std::int64_t>& indices) const;
+  Tensor diagflat(std::int64_t offset = 0) const;
+  Tensor msort() const;
+  // Copies with a part replaced (autograd/shape_functions.h, indexing_functions.h).
+  Tensor select_scatter(const Tensor& src, std::int64_t dim, std::int64_t index) const;
+  Tensor slice_scatter(const Tensor& src, std::int64_t dim = 0,
+                       std::optional<std::int64_t> start = std::nullopt,
+                       std::optional<std::int64_t> end = std::nullopt, std::int64_t step = 1) const;
+  Tensor diagonal_scatter(const Tensor& src, std::int64_t offset = 0, std::int64_t dim1 = 0,
+                          std::int64_t dim2 = 1) const;
+  Tensor masked_scatter(const Tensor& mask, const Tensor& source) const;
   Tensor isclose(const Tensor& other, double rtol = 1e-5, double atol = 1e-8,
                  bool equal_nan = false) const;
   Tensor isposinf() const;
@@ -560,6 +596,25 @@ class Tensor {
                                   bool sorted = true) const;
 
   // ---- Elementwise -------------------------------------------------------------------------
+  // this + alpha other, this - alpha other, this * other, this / other, broadcasting with
+  // PyTorch's promotion (autograd/functions.h), as LibTorch's methods; subtract, multiply,
+  // divide and true_divide are their other names.
+  Tensor add(const Tensor& other, double alpha = 1.0) const;
+  Tensor add(double other) const;
+  Tensor sub(const Tensor& other, double alpha = 1.0) const;
+  Tensor sub(double other) const;
+  Tensor mul(const Tensor& other) const;
+  Tensor mul(double other) const;
+  Tensor div(const Tensor& other) const;
+  Tensor div(double other) const;
+  Tensor subtract(const Tensor& other, double alpha = 1.0) const { return sub(other, alpha); }
+  Tensor subtract(double other) const { return sub(other); }
+  Tensor multiply(const Tensor& other) const { return mul(other); }
+  Tensor multiply(double other) const { return mul(other); }
+  Tensor divide(const Tensor& other) const { return div(other); }
+  Tensor divide(double other) const { return div(other); }
+  Tensor true_divide(const Tensor& other) const { return div(other); }
+  Tensor true_divide(double other) const { return div(other); }
   Tensor exp() const;
   Tensor log() const;
   Tensor tanh() const;
@@ -631,6 +686,17 @@ class Tensor {
   Tensor bmm(const Tensor& other) const;    // batches of one size only
   Tensor dot(const Tensor& other) const;    // 1-d
   Tensor outer(const Tensor& other) const;  // 1-d
+  Tensor ger(const Tensor& other) const { return outer(other); }
+  // autograd/linalg_functions.h and statistics_functions.h as methods: x.mv(v) is mv(x, v),
+  // x.addr(v1, v2) is addr(x, v1, v2), x.cov() is cov(x), ...
+  Tensor mv(const Tensor& vec) const;
+  Tensor vdot(const Tensor& other) const;
+  Tensor addr(const Tensor& vec1, const Tensor& vec2, double beta = 1.0, double alpha = 1.0) const;
+  Tensor dist(const Tensor& other, double p = 2.0) const;
+  Tensor renorm(double p, std::int64_t dim, double maxnorm) const;
+  Tensor cov(std::int64_t correction = 1, const std::optional<Tensor>& fweights = std::nullopt,
+             const std::optional<Tensor>& aweights = std::nullopt) const;
+  Tensor corrcoef() const;
   // Linear algebra on batches of matrices (*, m, n), LibTorch's methods over the functions of
   // autograd/linalg_decompositions.h: x.inverse() is linalg::inv, x.pinverse(rcond) linalg::pinv
   // with rtol rcond, x.cholesky_solve(L) is cholesky_solve(x, L).
@@ -640,6 +706,7 @@ class Tensor {
   std::tuple<Tensor, Tensor> slogdet() const;
   Tensor cholesky(bool upper = false) const;
   Tensor cholesky_solve(const Tensor& factor, bool upper = false) const;
+  Tensor cholesky_inverse(bool upper = false) const;
   Tensor pinverse(double rcond = 1e-15) const;
   Tensor matrix_power(std::int64_t n) const;
   // NaN / an infinity / neither, and logic on non-zero elements: Bool results.
@@ -663,6 +730,29 @@ class Tensor {
   Tensor masked_fill(const Tensor& mask, const Tensor& value) const;
   Tensor ne(const Tensor& other) const;
   Tensor ne(double other) const;
+  // NumPy's names of the functions above, as LibTorch's methods.
+  Tensor arcsin() const { return asin(); }
+  Tensor arccos() const { return acos(); }
+  Tensor arctan() const { return atan(); }
+  Tensor arcsinh() const { return asinh(); }
+  Tensor arccosh() const { return acosh(); }
+  Tensor arctanh() const { return atanh(); }
+  Tensor arctan2(const Tensor& other) const { return atan2(other); }
+  Tensor absolute() const { return abs(); }
+  Tensor negative() const { return neg(); }
+  Tensor clip(std::optional<double> min, std::optional<double> max = std::nullopt) const {
+    return clamp(min, max);
+  }
+  Tensor greater(const Tensor& other) const { return gt(other); }
+  Tensor greater(double other) const { return gt(other); }
+  Tensor greater_equal(const Tensor& other) const { return ge(other); }
+  Tensor greater_equal(double other) const { return ge(other); }
+  Tensor less(const Tensor& other) const { return lt(other); }
+  Tensor less(double other) const { return lt(other); }
+  Tensor less_equal(const Tensor& other) const { return le(other); }
+  Tensor less_equal(double other) const { return le(other); }
+  Tensor not_equal(const Tensor& other) const { return ne(other); }
+  Tensor not_equal(double other) const { return ne(other); }
   Tensor softmax(std::int64_t dim) const;
   Tensor log_softmax(std::int64_t dim) const;
   // |this - other| <= atol + rtol |other| everywhere (NaNs equal when equal_nan), broadcasting,

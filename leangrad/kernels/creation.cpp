@@ -9,6 +9,7 @@
 #include <leangrad/core/permutation.h>
 #include <leangrad/core/views.h>
 #include <leangrad/kernels/ops.h>
+#include <leangrad/kernels/special_math.h>
 
 namespace leangrad {
 
@@ -33,6 +34,36 @@ Tensor random(const char* op, const Shape& shape, const TensorOptions& options, 
   if (options.requires_grad()) t.requires_grad_(true);
   return t;
 }
+
+// n values value(i) computed in double on the host, rounded once to options' dtype on its device.
+template <typename Value>
+Tensor from_host_values(const char* op, std::int64_t n, const TensorOptions& options, Value value) {
+  Tensor values = empty_for(op, {n}, kFloat64);
+  double* v = values.data_ptr<double>();
+  for (std::int64_t i = 0; i < n; ++i)
+    v[i] = value(i);
+  Tensor t = values.to(options.dtype()).to(options.device());
+  if (options.requires_grad()) t.requires_grad_(true);
+  return t;
+}
+
+// A window of window_length values: formula(i, N) for the symmetric window of N points (N >= 2),
+// the first window_length of the window of window_length + 1 points when periodic (Note
+// [Windows]). Lengths 0 and 1 give () and (1).
+template <typename Formula>
+Tensor window(const char* op, std::int64_t window_length, bool periodic,
+              const TensorOptions& options, Formula formula) {
+  LG_CHECK_SHAPE(window_length >= 0, op, ": expected window_length >= 0, got ", window_length);
+  LG_CHECK_DTYPE(is_floating(options.dtype()), op, ": expected a floating dtype, got ",
+                 options.dtype());
+  if (window_length <= 1) return filled(op, {window_length}, 1.0, options);
+  const std::int64_t points = periodic ? window_length + 1 : window_length;
+  return from_host_values(op, window_length, options, [&](std::int64_t i) {
+    return formula(static_cast<double>(i), static_cast<double>(points));
+  });
+}
+
+constexpr double kTwoPi = 6.283185307179586476925286766559;
 
 }  // namespace
 
@@ -111,6 +142,88 @@ Tensor linspace(double start, double end, std::int64_t steps, const TensorOption
   return t;
 }
 
+Tensor logspace(double start, double end, std::int64_t steps, double base,
+                const TensorOptions& options) {
+  LG_CHECK_SHAPE(steps >= 0, "logspace: steps must be >= 0, got ", steps);
+  LG_CHECK(std::isfinite(start) && std::isfinite(end),
+           "logspace: start and end must be finite, got ", start, " and ", end);
+  // linspace's values, computed the same way (exact at both ends), then base^v, rounded once.
+  const double step = steps > 1 ? (end - start) / static_cast<double>(steps - 1) : 0.0;
+  const std::int64_t half = steps / 2;
+  return from_host_values("logspace", steps, options, [&](std::int64_t i) {
+    const double v = steps == 1 ? start
+                     : i < half ? start + step * static_cast<double>(i)
+                                : end - step * static_cast<double>(steps - 1 - i);
+    return std::pow(base, v);
+  });
+}
+
+// Note [Windows]
+// Each window is computed in double and rounded once to the dtype; PyTorch computes in the dtype
+// (cos of float32 arguments), so its float32 values are within a few units of ours. The periodic
+// window of length L is the symmetric window of L + 1 points without its last (PyTorch's rule),
+// so it repeats seamlessly (the spectral analysis convention).
+Tensor hann_window(std::int64_t window_length, bool periodic, const TensorOptions& options) {
+  return window("hann_window", window_length, periodic, options,
+                [](double i, double n) { return 0.5 - 0.5 * std::cos(kTwoPi * i / (n - 1.0)); });
+}
+Tensor hann_window(std::int64_t window_length, const TensorOptions& options) {
+  return hann_window(window_length, true, options);
+}
+
+Tensor hamming_window(std::int64_t window_length, bool periodic, double alpha, double beta,
+                      const TensorOptions& options) {
+  return window("hamming_window", window_length, periodic, options, [&](double i, double n) {
+    return alpha - beta * std::cos(kTwoPi * i / (n - 1.0));
+  });
+}
+Tensor hamming_window(std::int64_t window_length, const TensorOptions& options) {
+  return hamming_window(window_length, true, 0.54, 0.46, options);
+}
+Tensor hamming_window(std::int64_t window_length, bool periodic, const TensorOptions& options) {
+  return hamming_window(window_length, periodic, 0.54, 0.46, options);
+}
+
+Tensor blackman_window(std::int64_t window_length, bool periodic, const TensorOptions& options) {
+  return window("blackman_window", window_length, periodic, options, [](double i, double n) {
+    const double x = kTwoPi * i / (n - 1.0);
+    return 0.42 - 0.5 * std::cos(x) + 0.08 * std::cos(2.0 * x);
+  });
+}
+Tensor blackman_window(std::int64_t window_length, const TensorOptions& options) {
+  return blackman_window(window_length, true, options);
+}
+
+Tensor bartlett_window(std::int64_t window_length, bool periodic, const TensorOptions& options) {
+  return window("bartlett_window", window_length, periodic, options,
+                [](double i, double n) { return 1.0 - std::fabs(2.0 * i / (n - 1.0) - 1.0); });
+}
+Tensor bartlett_window(std::int64_t window_length, const TensorOptions& options) {
+  return bartlett_window(window_length, true, options);
+}
+
+Tensor kaiser_window(std::int64_t window_length, bool periodic, double beta,
+                     const TensorOptions& options) {
+  LG_CHECK(beta >= 0.0, "kaiser_window: expected beta >= 0, got ", beta);
+  // I0(a) / I0(beta) = I0e(a) / I0e(beta) exp(a - beta): no overflow for a large beta.
+  const double i0e_beta = kernels::special_math::bessel_i0(beta, /*scaled=*/true);
+  return window("kaiser_window", window_length, periodic, options, [&](double i, double n) {
+    const double r = 2.0 * i / (n - 1.0) - 1.0;
+    const double a = beta * std::sqrt(std::max(0.0, 1.0 - r * r));
+    return kernels::special_math::bessel_i0(a, /*scaled=*/true) / i0e_beta * std::exp(a - beta);
+  });
+}
+Tensor kaiser_window(std::int64_t window_length, const TensorOptions& options) {
+  return kaiser_window(window_length, true, 12.0, options);
+}
+Tensor kaiser_window(std::int64_t window_length, bool periodic, const TensorOptions& options) {
+  return kaiser_window(window_length, periodic, 12.0, options);
+}
+
+Tensor scalar_tensor(double value, const TensorOptions& options) {
+  return filled("scalar_tensor", {}, value, options);
+}
+
 Tensor eye(std::int64_t n, const TensorOptions& options) {
   return eye(n, n, options);
 }
@@ -168,6 +281,15 @@ Tensor randint(std::int64_t low, std::int64_t high, const Shape& shape,
 
 Tensor randint(std::int64_t high, const Shape& shape, const TensorOptions& options) {
   return randint(0, high, shape, options);
+}
+
+Tensor randint_like(const Tensor& t, std::int64_t high) {
+  return randint_like(t, 0, high);
+}
+
+Tensor randint_like(const Tensor& t, std::int64_t low, std::int64_t high) {
+  LG_CHECK(t.defined(), "randint_like: expected a defined tensor, got an undefined Tensor()");
+  return randint(low, high, t.shape(), t.options());
 }
 
 Tensor randperm(std::int64_t n, const TensorOptions& options) {

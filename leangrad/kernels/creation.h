@@ -26,6 +26,38 @@ Tensor arange(double start, double end, double step = 1.0, const TensorOptions& 
 // two-sided formula, start + i * step for the first half and end - (steps - 1 - i) * step for
 // the second, so both ends are exact) and rounded once to the dtype.
 Tensor linspace(double start, double end, std::int64_t steps, const TensorOptions& options = {});
+// base^v for linspace's values v, computed in double and rounded once, as torch.logspace.
+Tensor logspace(double start, double end, std::int64_t steps, double base = 10.0,
+                const TensorOptions& options = {});
+// The signal windows of torch.hann_window, hamming_window, blackman_window, bartlett_window and
+// kaiser_window, window_length values computed in double and rounded once (PyTorch computes in
+// the dtype): for the symmetric window (periodic false) of N = window_length, w[n] at
+// x = 2 pi n / (N - 1) is
+//   hann      0.5 - 0.5 cos x                   hamming   alpha - beta cos x
+//   blackman  0.42 - 0.5 cos x + 0.08 cos 2x    bartlett  1 - |2 n / (N - 1) - 1|
+//   kaiser    I0(beta sqrt(1 - (2 n / (N - 1) - 1)^2)) / I0(beta);
+// periodic (the default) gives the first N of the symmetric window of N + 1, and a length of 1
+// gives (1). Floating dtypes. Each also takes (window_length, options), and hamming and kaiser
+// (window_length, periodic, options), as LibTorch's.
+Tensor hann_window(std::int64_t window_length, bool periodic = true,
+                   const TensorOptions& options = {});
+Tensor hann_window(std::int64_t window_length, const TensorOptions& options);
+Tensor hamming_window(std::int64_t window_length, bool periodic = true, double alpha = 0.54,
+                      double beta = 0.46, const TensorOptions& options = {});
+Tensor hamming_window(std::int64_t window_length, const TensorOptions& options);
+Tensor hamming_window(std::int64_t window_length, bool periodic, const TensorOptions& options);
+Tensor blackman_window(std::int64_t window_length, bool periodic = true,
+                       const TensorOptions& options = {});
+Tensor blackman_window(std::int64_t window_length, const TensorOptions& options);
+Tensor bartlett_window(std::int64_t window_length, bool periodic = true,
+                       const TensorOptions& options = {});
+Tensor bartlett_window(std::int64_t window_length, const TensorOptions& options);
+Tensor kaiser_window(std::int64_t window_length, bool periodic = true, double beta = 12.0,
+                     const TensorOptions& options = {});
+Tensor kaiser_window(std::int64_t window_length, const TensorOptions& options);
+Tensor kaiser_window(std::int64_t window_length, bool periodic, const TensorOptions& options);
+// A 0-d tensor holding value, as torch.scalar_tensor (full({}, value, options)).
+Tensor scalar_tensor(double value, const TensorOptions& options = {});
 // The n x m identity (m = n by default): ones on the diagonal.
 Tensor eye(std::int64_t n, const TensorOptions& options = {});
 Tensor eye(std::int64_t n, std::int64_t m, const TensorOptions& options = {});
@@ -41,6 +73,9 @@ Tensor randn_like(const Tensor& t);
 Tensor randint(std::int64_t low, std::int64_t high, const Shape& shape,
                const TensorOptions& options = {});
 Tensor randint(std::int64_t high, const Shape& shape, const TensorOptions& options = {});
+// randint in t's shape, dtype and device, as torch.randint_like.
+Tensor randint_like(const Tensor& t, std::int64_t high);
+Tensor randint_like(const Tensor& t, std::int64_t low, std::int64_t high);
 // A random permutation of 0 .. n - 1, int64 unless options say otherwise (any dtype that holds
 // n - 1 exactly), as LibTorch's randperm: a Fisher-Yates shuffle on the host from n Philox
 // counters of the device's default generator (core/permutation.h), copied to the device. Not

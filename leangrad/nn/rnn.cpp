@@ -519,8 +519,9 @@ Tensor RNNCellImpl::forward(const Tensor& input, const Tensor& hx) {
   const Tensor x = batched(input, is_batched);
   const Tensor h =
       state_or_zeros(hx.defined() ? batched(hx, is_batched) : Tensor(), x, options.hidden_size());
-  const Tensor pre = add(linear(x, weight_ih, bias_ih), linear(h, weight_hh, bias_hh));
-  const Tensor out = options.nonlinearity() == init::Nonlinearity::ReLU ? relu(pre) : tanh(pre);
+  const Tensor out = options.nonlinearity() == init::Nonlinearity::ReLU
+                         ? rnn_relu_cell(x, h, weight_ih, weight_hh, bias_ih, bias_hh)
+                         : rnn_tanh_cell(x, h, weight_ih, weight_hh, bias_ih, bias_hh);
   return unbatched(out, is_batched);
 }
 
@@ -551,8 +552,7 @@ std::tuple<Tensor, Tensor> LSTMCellImpl::forward(const Tensor& input,
   const std::int64_t hidden = options.hidden_size();
   const Tensor h = state_or_zeros(h0.defined() ? batched(h0, is_batched) : Tensor(), x, hidden);
   const Tensor c = state_or_zeros(c0.defined() ? batched(c0, is_batched) : Tensor(), x, hidden);
-  auto [h_next, c_next] =
-      lstm_gates(add(linear(x, weight_ih, bias_ih), linear(h, weight_hh, bias_hh)), c, hidden);
+  auto [h_next, c_next] = lstm_cell(x, {h, c}, weight_ih, weight_hh, bias_ih, bias_hh);
   return {unbatched(h_next, is_batched), unbatched(c_next, is_batched)};
 }
 
@@ -568,9 +568,102 @@ Tensor GRUCellImpl::forward(const Tensor& input, const Tensor& hx) {
   const Tensor x = batched(input, is_batched);
   const std::int64_t hidden = options.hidden_size();
   const Tensor h = state_or_zeros(hx.defined() ? batched(hx, is_batched) : Tensor(), x, hidden);
-  const Tensor out =
-      gru_gates(linear(x, weight_ih, bias_ih), linear(h, weight_hh, bias_hh), h, hidden);
+  const Tensor out = gru_cell(x, h, weight_ih, weight_hh, bias_ih, bias_hh);
   return unbatched(out, is_batched);
 }
 
 }  // namespace leangrad::nn
+
+namespace leangrad {
+
+namespace {
+
+// The operands of a functional cell of `gates` gates: input (N, I), hx (N, H), w_ih (G H, I),
+// w_hh (G H, H) and the biases (G H) when defined, one dtype and device. Returns H.
+std::int64_t check_cell(const char* op, std::int64_t gates, const Tensor& input, const Tensor& hx,
+                        const Tensor& w_ih, const Tensor& w_hh, const std::optional<Tensor>& b_ih,
+                        const std::optional<Tensor>& b_hh) {
+  std::vector<Tensor> operands{input, hx, w_ih, w_hh};
+  const char* names[] = {"input", "hx", "w_ih", "w_hh", "b_ih", "b_hh"};
+  for (const std::optional<Tensor>* bias : {&b_ih, &b_hh})
+    operands.push_back(bias->has_value() ? **bias : Tensor());
+  for (std::size_t i = 0; i < operands.size(); ++i) {
+    const Tensor& t = operands[i];
+    if (i >= 4 && !t.defined()) continue;  // no bias
+    LG_CHECK(t.defined(), op, ": ", names[i], " is an undefined Tensor()");
+    LG_CHECK_DTYPE(t.dtype() == input.dtype(), op, ": ", names[i], " is ", t.dtype(),
+                   " but input is ", input.dtype());
+    LG_CHECK_DEVICE(t.device() == input.device(), op, ": ", names[i], " is on ", t.device(),
+                    " but input is on ", input.device());
+  }
+  LG_CHECK_SHAPE(input.dim() == 2, op, ": expected input (N, input_size), got shape ",
+                 input.shape());
+  LG_CHECK_SHAPE(w_hh.dim() == 2 && w_hh.size(0) == gates * w_hh.size(1), op, ": expected w_hh (",
+                 gates, " hidden_size, hidden_size), got shape ", w_hh.shape());
+  const std::int64_t hidden = w_hh.size(1);
+  LG_CHECK_SHAPE(w_ih.dim() == 2 && w_ih.size(0) == gates * hidden && w_ih.size(1) == input.size(1),
+                 op, ": expected w_ih (", gates * hidden, ", ", input.size(1), "), got shape ",
+                 w_ih.shape());
+  LG_CHECK_SHAPE(hx.shape() == Shape({input.size(0), hidden}), op, ": expected a state (",
+                 input.size(0), ", ", hidden, "), got shape ", hx.shape());
+  for (std::size_t i = 4; i < operands.size(); ++i) {
+    LG_CHECK_SHAPE(!operands[i].defined() || operands[i].shape() == Shape({gates * hidden}), op,
+                   ": expected ", names[i], " (", gates * hidden, "), got shape ",
+                   operands[i].shape());
+  }
+  return hidden;
+}
+
+Tensor bias_or_none(const std::optional<Tensor>& bias) {
+  return bias.value_or(Tensor());
+}
+
+// The sum of the input's and the state's parts of the gates (biases included).
+Tensor cell_gates(const Tensor& input, const Tensor& hx, const Tensor& w_ih, const Tensor& w_hh,
+                  const std::optional<Tensor>& b_ih, const std::optional<Tensor>& b_hh) {
+  return add(linear(input, w_ih, bias_or_none(b_ih)), linear(hx, w_hh, bias_or_none(b_hh)));
+}
+
+}  // namespace
+
+std::tuple<Tensor, Tensor> lstm_cell(const Tensor& input, const std::vector<Tensor>& hx,
+                                     const Tensor& w_ih, const Tensor& w_hh,
+                                     const std::optional<Tensor>& b_ih,
+                                     const std::optional<Tensor>& b_hh) {
+  LG_PROFILE_OP(input);
+  const char* op = "lstm_cell";
+  LG_CHECK(hx.size() == 2, op, ": expected the state {h, c}, got ", hx.size(), " tensors");
+  const std::int64_t hidden = check_cell(op, 4, input, hx[0], w_ih, w_hh, b_ih, b_hh);
+  LG_CHECK(hx[1].defined(), op, ": c is an undefined Tensor()");
+  LG_CHECK_SHAPE(hx[1].shape() == hx[0].shape(), op, ": expected c of h's shape ", hx[0].shape(),
+                 ", got ", hx[1].shape());
+  LG_CHECK_DTYPE(hx[1].dtype() == input.dtype() && hx[1].device() == input.device(), op, ": c is ",
+                 hx[1].dtype(), " on ", hx[1].device(), " but input is ", input.dtype(), " on ",
+                 input.device());
+  return nn::lstm_gates(cell_gates(input, hx[0], w_ih, w_hh, b_ih, b_hh), hx[1], hidden);
+}
+
+Tensor gru_cell(const Tensor& input, const Tensor& hx, const Tensor& w_ih, const Tensor& w_hh,
+                const std::optional<Tensor>& b_ih, const std::optional<Tensor>& b_hh) {
+  LG_PROFILE_OP(input);
+  const std::int64_t hidden = check_cell("gru_cell", 3, input, hx, w_ih, w_hh, b_ih, b_hh);
+  // The new gate scales only the state's part by the reset gate: the parts stay apart.
+  return nn::gru_gates(linear(input, w_ih, bias_or_none(b_ih)),
+                       linear(hx, w_hh, bias_or_none(b_hh)), hx, hidden);
+}
+
+Tensor rnn_tanh_cell(const Tensor& input, const Tensor& hx, const Tensor& w_ih, const Tensor& w_hh,
+                     const std::optional<Tensor>& b_ih, const std::optional<Tensor>& b_hh) {
+  LG_PROFILE_OP(input);
+  check_cell("rnn_tanh_cell", 1, input, hx, w_ih, w_hh, b_ih, b_hh);
+  return tanh(cell_gates(input, hx, w_ih, w_hh, b_ih, b_hh));
+}
+
+Tensor rnn_relu_cell(const Tensor& input, const Tensor& hx, const Tensor& w_ih, const Tensor& w_hh,
+                     const std::optional<Tensor>& b_ih, const std::optional<Tensor>& b_hh) {
+  LG_PROFILE_OP(input);
+  check_cell("rnn_relu_cell", 1, input, hx, w_ih, w_hh, b_ih, b_hh);
+  return relu(cell_gates(input, hx, w_ih, w_hh, b_ih, b_hh));
+}
+
+}  // namespace leangrad

@@ -307,3 +307,26 @@ LEANGRAD_MODULE(GRUCell);
 #endif
 
 }  // namespace leangrad::nn
+
+namespace leangrad {
+
+// One step of an LSTM, a GRU or an Elman RNN from explicit weights, as torch::lstm_cell, gru_cell,
+// rnn_tanh_cell and rnn_relu_cell (the cell modules above compute theirs with these): input
+// (N, input_size), the state hx (N, H) (lstm_cell: {h, c}, both (N, H)), w_ih (G H, input_size)
+// and w_hh (G H, H) with G = 4, 3 and 1 gates in PyTorch's order, and the biases (G H) optional.
+// Returns h' (lstm_cell: (h', c')). Every operand shares input's dtype and device.
+std::tuple<Tensor, Tensor> lstm_cell(const Tensor& input, const std::vector<Tensor>& hx,
+                                     const Tensor& w_ih, const Tensor& w_hh,
+                                     const std::optional<Tensor>& b_ih = std::nullopt,
+                                     const std::optional<Tensor>& b_hh = std::nullopt);
+Tensor gru_cell(const Tensor& input, const Tensor& hx, const Tensor& w_ih, const Tensor& w_hh,
+                const std::optional<Tensor>& b_ih = std::nullopt,
+                const std::optional<Tensor>& b_hh = std::nullopt);
+Tensor rnn_tanh_cell(const Tensor& input, const Tensor& hx, const Tensor& w_ih, const Tensor& w_hh,
+                     const std::optional<Tensor>& b_ih = std::nullopt,
+                     const std::optional<Tensor>& b_hh = std::nullopt);
+Tensor rnn_relu_cell(const Tensor& input, const Tensor& hx, const Tensor& w_ih, const Tensor& w_hh,
+                     const std::optional<Tensor>& b_ih = std::nullopt,
+                     const std::optional<Tensor>& b_hh = std::nullopt);
+
+}  // namespace leangrad

@@ -1,0 +1,214 @@
+// Misuse of LibTorch's array functions built on the others (tests/autograd/test_array_functions.cpp
+// tests their values): operands of the wrong rank, size, dtype or device for mv, vdot, addr,
+// chain_matmul, dist, pdist, renorm and vander; factors that are not square and pivots that do
+// not come from lu_factor; cov's weights of the wrong length, dtype or sign; sample points that
+// do not match y; splits that do not divide; scatters whose src is not the part's shape; masks
+// with too few source elements; RNN cell weights that do not fit; windows of a negative length or
+// an integral dtype; and more combinations than memory holds.
+// A table of the misuse suite (tests/misuse/misuse_testing.h).
+#include <cstdint>
+#include <vector>
+
+#include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/indexing_functions.h>
+#include <leangrad/autograd/linalg_decompositions.h>
+#include <leangrad/autograd/linalg_functions.h>
+#include <leangrad/autograd/shape_functions.h>
+#include <leangrad/autograd/statistics_functions.h>
+#include <leangrad/core/creation.h>
+#include <leangrad/kernels/creation.h>
+#include <leangrad/nn/rnn.h>
+#include "misuse/misuse_testing.h"
+
+namespace leangrad::test {
+namespace {
+
+std::vector<MisuseCase> array_function_cases() {
+  MisuseTable t;
+  // ---- Products, distances, norms ----
+  t.add("mv_vector_size", Raises::ShapeError,
+        {"mv: expected a matrix (n, m) and a vector (m)", "[2, 3]", "[2]"}, [] {
+          mv(zeros({2, 3}), zeros({2}));
+        });
+  t.add("mv_dtypes", Raises::DTypeError, {"mv", "float32", "float64"}, [] {
+    mv(zeros({2, 3}), zeros({3}, kFloat64));
+  });
+  t.add("vdot_sizes", Raises::ShapeError, {"vdot: expected two 1-d tensors of one size", "[3]"},
+        [] { vdot(zeros({3}), zeros({4})); });
+  t.add("addr_matrix_operand", Raises::ShapeError, {"addr: expected two vectors", "[2, 2]"}, [] {
+    addr(zeros({2, 2}), zeros({2, 2}), zeros({2}));
+  });
+  t.add("addr_input_shape", Raises::ShapeError, {"addr", "[3, 3]", "[2, 2]"}, [] {
+    addr(zeros({3, 3}), zeros({2}), zeros({2}));
+  });
+  t.add("chain_matmul_empty", Raises::Error, {"chain_matmul: expected at least one matrix"},
+        [] { chain_matmul({}); });
+  t.add("chain_matmul_vector", Raises::ShapeError,
+        {"chain_matmul: expected 2-d matrices", "[3]", "matrix 1"}, [] {
+          chain_matmul({zeros({2, 3}), zeros({3})});
+        });
+  t.add("dist_integral", Raises::DTypeError, {"dist", "floating", "int64"},
+        [] { dist(zeros({2}, TensorOptions(kInt64)), zeros({2}, TensorOptions(kInt64))); });
+  t.add("dist_negative_p", Raises::Error, {"dist: expected p >= 0, got -1"},
+        [] { dist(zeros({2}), zeros({2}), -1.0); });
+  t.add("pdist_rank", Raises::ShapeError, {"pdist: expected a 2-d input (N, M)", "[2, 2, 2]"}, [] {
+    pdist(zeros({2, 2, 2}));
+  });
+  t.add("renorm_p_zero", Raises::Error, {"renorm: expected p > 0, got 0"}, [] {
+    renorm(zeros({2, 2}), 0.0, 0, 1.0);
+  });
+  t.add("renorm_negative_maxnorm", Raises::Error, {"renorm: expected maxnorm >= 0, got -1"}, [] {
+    renorm(zeros({2, 2}), 2.0, 0, -1.0);
+  });
+  t.add("renorm_dim_out_of_range", Raises::ShapeError, {"renorm", "dimension 2"}, [] {
+    renorm(zeros({2, 2}), 2.0, 2, 1.0);
+  });
+  t.add("vander_matrix", Raises::ShapeError, {"vander: expected a 1-d input", "[2, 2]"}, [] {
+    vander(zeros({2, 2}));
+  });
+  t.add("vander_negative_N", Raises::ShapeError, {"vander: expected N >= 0, got -1"},
+        [] { vander(zeros({2}), -1); });
+  // ---- Factorizations ----
+  t.add("cholesky_inverse_rectangular", Raises::ShapeError,
+        {"cholesky_inverse: expected square factors (*, n, n)", "[2, 3]"}, [] {
+          cholesky_inverse(zeros({2, 3}));
+        });
+  t.add("cholesky_inverse_integral", Raises::DTypeError, {"cholesky_inverse", "int64"}, [] {
+    cholesky_inverse(zeros({2, 2}, TensorOptions(kInt64)));
+  });
+  t.add("lu_unpack_pivot_dtype", Raises::DTypeError, {"lu_unpack: expected int32 pivots", "int64"},
+        [] {
+          lu_unpack(zeros({2, 2}), zeros({2}, TensorOptions(kInt64)));
+        });
+  t.add("lu_unpack_pivot_shape", Raises::ShapeError,
+        {"lu_unpack: expected pivots of shape [3]", "[3, 4]", "got [4]"}, [] {
+          lu_unpack(zeros({3, 4}), ones({4}, TensorOptions(kInt32)));
+        });
+  t.add("lu_unpack_pivot_range", Raises::Error, {"lu_unpack: pivots[1] = 5", "outside [1, 3]"}, [] {
+    lu_unpack(zeros({3, 3}), tensor({1, 5, 3}));
+  });
+  t.add("lu_unpack_vector", Raises::ShapeError, {"lu_unpack", "at least 2 dims", "[3]"},
+        [] { lu_unpack(zeros({3}), ones({1}, TensorOptions(kInt32))); });
+  // ---- Covariance, integration ----
+  t.add("cov_3d", Raises::ShapeError, {"cov: expected input of at most 2 dims", "[2, 2, 2]"}, [] {
+    cov(zeros({2, 2, 2}));
+  });
+  t.add("cov_fweights_length", Raises::ShapeError, {"cov: expected fweights of 3 elements", "[2]"},
+        [] {
+          cov(zeros({2, 3}), 1, zeros({2}, TensorOptions(kInt64)));
+        });
+  t.add("cov_fweights_float", Raises::DTypeError,
+        {"cov: expected fweights of an integral dtype", "float32"}, [] {
+          cov(zeros({2, 3}), 1, zeros({3}));
+        });
+  t.add("cov_fweights_negative", Raises::Error, {"cov: fweights cannot be negative"}, [] {
+    cov(zeros({2, 3}), 1, tensor({1, -1, 2}).to(kInt64));
+  });
+  t.add("cov_aweights_integral", Raises::DTypeError,
+        {"cov: expected aweights of a floating dtype", "int64"}, [] {
+          cov(zeros({2, 3}), 1, std::nullopt, zeros({3}, TensorOptions(kInt64)));
+        });
+  t.add("cov_aweights_negative", Raises::Error, {"cov: aweights cannot be negative"}, [] {
+    cov(zeros({2, 3}), 1, std::nullopt, tensor({1.0f, -0.5f, 2.0f}));
+  });
+  t.add("trapezoid_x_size", Raises::ShapeError,
+        {"trapezoid: expected one x for each of y's 3 samples along dim 1", "[2]"}, [] {
+          trapezoid(zeros({2, 3}), zeros({2}));
+        });
+  t.add("trapezoid_x_rank", Raises::ShapeError, {"trapezoid", "more dims than y"}, [] {
+    trapezoid(zeros({3}), zeros({1, 1, 3}));
+  });
+  t.add("trapezoid_0d", Raises::ShapeError, {"trapezoid: expected y of at least 1 dim"},
+        [] { trapezoid(zeros({})); });
+  t.add("cumulative_trapezoid_x_shape", Raises::ShapeError,
+        {"cumulative_trapezoid: expected x with y's size 3 along dim 1", "[2, 2]"}, [] {
+          cumulative_trapezoid(zeros({2, 3}), zeros({2, 2}));
+        });
+  // ---- Rearranging ----
+  t.add("hsplit_not_dividing", Raises::ShapeError,
+        {"hsplit: cannot split dim 1 of size 4", "into 3 equal sections"}, [] {
+          hsplit(zeros({2, 4}), 3);
+        });
+  t.add("vsplit_1d", Raises::ShapeError, {"vsplit: expected at least 2 dims", "[4]"},
+        [] { vsplit(zeros({4}), 2); });
+  t.add("dsplit_zero_sections", Raises::ShapeError, {"dsplit", "into 0 equal sections"}, [] {
+    dsplit(zeros({2, 2, 2}), 0);
+  });
+  t.add("combinations_matrix", Raises::ShapeError, {"combinations: expected a 1-d input"}, [] {
+    combinations(zeros({2, 2}));
+  });
+  t.add("combinations_negative_r", Raises::Error, {"combinations: expected r >= 0, got -1"},
+        [] { combinations(zeros({3}), -1); });
+  t.add("combinations_too_many", Raises::ShapeError,
+        {"combinations: the 30-combinations of 100 elements are too many for memory"},
+        [] { combinations(zeros({100}), 30, /*with_replacement=*/true); });
+  t.add("select_scatter_src_shape", Raises::ShapeError,
+        {"select_scatter: expected src of the part's shape [3]", "got [2]"}, [] {
+          select_scatter(zeros({2, 3}), zeros({2}), 0, 0);
+        });
+  t.add("slice_scatter_src_shape", Raises::ShapeError,
+        {"slice_scatter: expected src of the part's shape [2, 2]", "got [2, 3]"}, [] {
+          slice_scatter(zeros({2, 4}), zeros({2, 3}), 1, 0, 2);
+        });
+  t.add("slice_scatter_step", Raises::ShapeError, {"slice: step must be positive, got 0"}, [] {
+    slice_scatter(zeros({2, 4}), zeros({2, 0}), 1, 0, 2, 0);
+  });
+  t.add("diagonal_scatter_src_shape", Raises::ShapeError,
+        {"diagonal_scatter: expected src of the diagonal's shape [2]", "got [3]"}, [] {
+          diagonal_scatter(zeros({2, 3}), zeros({3}));
+        });
+  t.add("diagonal_scatter_same_dims", Raises::ShapeError,
+        {"diagonal_scatter: dim1 and dim2 are both dim 1"}, [] {
+          diagonal_scatter(zeros({2, 3}), zeros({2}), 0, 1, -1);
+        });
+  t.add("masked_scatter_short_source", Raises::ShapeError,
+        {"masked_scatter: the mask has 2 true places but source only 1 elements"}, [] {
+          masked_scatter(zeros({3}), tensor({true, false, true}), zeros({1}));
+        });
+  t.add("masked_scatter_int_mask", Raises::DTypeError,
+        {"masked_scatter: expected a bool mask", "int32"}, [] {
+          masked_scatter(zeros({3}), tensor({1, 0, 1}), zeros({3}));
+        });
+  t.add("masked_scatter_source_dtype", Raises::DTypeError,
+        {"masked_scatter: expected source of input's dtype float32", "float64"}, [] {
+          masked_scatter(zeros({3}), tensor({true, false, true}), zeros({3}, kFloat64));
+        });
+  // ---- The functional RNN cells ----
+  t.add("lstm_cell_state_count", Raises::Error, {"lstm_cell: expected the state {h, c}, got 1"},
+        [] {
+          lstm_cell(zeros({2, 3}), {zeros({2, 4})}, zeros({16, 3}), zeros({16, 4}));
+        });
+  t.add("gru_cell_w_ih_shape", Raises::ShapeError,
+        {"gru_cell: expected w_ih (12, 3)", "got shape [12, 2]"}, [] {
+          gru_cell(zeros({2, 3}), zeros({2, 4}), zeros({12, 2}), zeros({12, 4}));
+        });
+  t.add("rnn_tanh_cell_state_shape", Raises::ShapeError,
+        {"rnn_tanh_cell: expected a state (2, 4)", "[3, 4]"}, [] {
+          rnn_tanh_cell(zeros({2, 3}), zeros({3, 4}), zeros({4, 3}), zeros({4, 4}));
+        });
+  t.add("rnn_relu_cell_bias_shape", Raises::ShapeError, {"rnn_relu_cell: expected b_ih (4)", "[3]"},
+        [] {
+          rnn_relu_cell(zeros({2, 3}), zeros({2, 4}), zeros({4, 3}), zeros({4, 4}), zeros({3}));
+        });
+  t.add("lstm_cell_weight_dtype", Raises::DTypeError, {"lstm_cell: w_hh is float64"}, [] {
+    lstm_cell(zeros({2, 3}), {zeros({2, 4}), zeros({2, 4})}, zeros({16, 3}),
+              zeros({16, 4}, kFloat64));
+  });
+  // ---- Creation ----
+  t.add("hann_window_negative", Raises::ShapeError,
+        {"hann_window: expected window_length >= 0, got -2"}, [] { hann_window(-2); });
+  t.add("kaiser_window_integral", Raises::DTypeError,
+        {"kaiser_window: expected a floating dtype", "int64"},
+        [] { kaiser_window(4, TensorOptions(kInt64)); });
+  t.add("kaiser_window_negative_beta", Raises::Error, {"kaiser_window: expected beta >= 0"},
+        [] { kaiser_window(4, true, -1.0); });
+  t.add("logspace_negative_steps", Raises::ShapeError, {"logspace: steps must be >= 0, got -1"},
+        [] { logspace(0.0, 1.0, -1); });
+  t.add("randint_like_empty_range", Raises::Error, {"randint: expected low < high"},
+        [] { randint_like(zeros({2}), 3, 3); });
+  return t.cases();
+}
+LG_MISUSE_SUITE(ArrayFunctions, array_function_cases());
+
+}  // namespace
+}  // namespace leangrad::test
