@@ -1,4 +1,4 @@
-// ops_scan: forward + backward through autograd of 111 ops at realistic shapes (the three
+// ops_scan: forward + backward through autograd of 113 ops at realistic shapes (the three
 // "_fwd" rows forward only), float32, one line per op (its name and the median of 5 timed runs in
 // ms, after 2 untimed ones), for a broad look at where a CPU kernel is slower than it should be.
 // bench/compare/ops_scan_vs_libtorch.sh runs it beside LibTorch's side
@@ -79,6 +79,10 @@ int main(int argc, char** argv) {
   const Tensor small_squares = (lg::randn({4096, 8, 8}) * 0.1).requires_grad_(true);
   const Tensor rhs = lg::randn({256, 16});
   const Tensor eye256 = lg::eye(256);
+  // One large matrix: (1024, 1024), where the factorizations' blocking and threads show.
+  const Tensor square1024 = (lg::randn({1024, 1024}) * 0.01).requires_grad_(true);
+  const Tensor rhs1024 = lg::randn({1024, 16});
+  const Tensor eye1024 = lg::eye(1024);
   const Tensor eye8 = lg::eye(8);
   const Tensor chain3 = lg::randn({512, 512});
   const Tensor image = lg::randn({16, 64, 64, 64}).requires_grad_(true);
@@ -300,6 +304,10 @@ int main(int argc, char** argv) {
        [&](const Tensor& x) { return lg::linalg::det(x + eye8); }},
       {"linalg_cholesky_256", square,
        [&](const Tensor& x) { return lg::linalg::cholesky(x.matmul(x.t()) + eye256); }},
+      {"linalg_solve_1024", square1024,
+       [&](const Tensor& x) { return lg::linalg::solve(x + eye1024, rhs1024); }},
+      {"linalg_cholesky_1024", square1024,
+       [&](const Tensor& x) { return lg::linalg::cholesky(x.matmul(x.t()) + eye1024); }},
       {"linalg_qr_256", square,
        [](const Tensor& x) {
          const auto [q, r] = lg::linalg::qr(x);

@@ -209,14 +209,14 @@ void check_invertible(const LuFactors& f, const char* op, const char* what) {
 }
 
 // X with A X = B from the host factors; b (*, n, k) on the host, batch as lu's.
-Tensor lu_solve_on_host(const LuFactors& f, Tensor b, const char* op) {
+Tensor lu_solve_on_host(const LuFactors& f, Tensor b, const char* op, bool adjoint = false) {
   const std::int64_t n = rows(b);
   const std::int64_t k = cols(b);
   const std::int64_t count = batch_count(batch_shape(b), op);
   with_real(b.dtype(), [&](auto tag) {
     using T = decltype(tag);
     kernels::lu_solve<T>(f.lu.data_ptr<T>(), f.pivots.data_ptr<std::int32_t>(), b.data_ptr<T>(),
-                         count, n, k);
+                         count, n, k, adjoint);
   });
   return b;
 }
@@ -534,9 +534,17 @@ Tensor solve(const Tensor& A, const Tensor& B, bool left) {
   const LuFactors f = lu_on_host(a_b, op);
   check_invertible(f, op, "solve");
   const Tensor x = on_device_of(lu_solve_on_host(f, host_copy(b_b), op), A);
+  // The backward solves A^T gb = g. Without create_graph it takes the forward's factors (A =
+  // P^T L U on the host, kept by the node), as PyTorch's does, instead of factoring A again;
+  // recording a graph of the backward it solves with A itself, whose solve differentiates.
   const Tensor out = record_op("linalg_solve", x, {a_b, b_b}, {a_b, x},
-                               [](const BackwardContext& c) -> std::vector<Tensor> {
-                                 const Tensor gb = solve(mT(c.saved[0]), c.grad);
+                               [f, op](const BackwardContext& c) -> std::vector<Tensor> {
+                                 const Tensor gb =
+                                     autograd::grad_mode_enabled()
+                                         ? solve(mT(c.saved[0]), c.grad)
+                                         : on_device_of(lu_solve_on_host(f, host_copy(c.grad), op,
+                                                                         /*adjoint=*/true),
+                                                        c.grad);
                                  std::vector<Tensor> grads(2);
                                  if (c.needs(0)) grads[0] = neg(matmul(gb, mT(c.saved[1])));
                                  if (c.needs(1)) grads[1] = gb;

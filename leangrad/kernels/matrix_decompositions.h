@@ -25,11 +25,11 @@ namespace leangrad::kernels {
 template <typename T>
 void lu_factor(T* a, std::int64_t batch, std::int64_t n, std::int32_t* pivots, std::int32_t* info);
 
-// b (n, k) becomes the solution X of A X = B from lu_factor's factors and pivots of A. A zero on
-// U's diagonal gives infinities and NaN (the caller checks info).
+// b (n, k) becomes the solution X of A X = B (of A^T X = B with adjoint) from lu_factor's factors
+// and pivots of A. A zero on U's diagonal gives infinities and NaN (the caller checks info).
 template <typename T>
 void lu_solve(const T* lu, const std::int32_t* pivots, T* b, std::int64_t batch, std::int64_t n,
-              std::int64_t k);
+              std::int64_t k, bool adjoint = false);
 
 // a (n, n) becomes its Cholesky factor L (A = L L^T, lower triangle of a read) in place, the upper
 // triangle set to 0. info: 0, or k for the first leading minor of order k that is not positive

@@ -321,7 +321,9 @@ struct Size {
 
 TEST(LinalgDecompositions, LuReconstructs) {
   for (const DType dtype : {kFloat64, kFloat32}) {
-    for (const std::int64_t n : {1, 7, 40, 64}) {
+    // 40 and 64 take one and two of the blocked LU's panels of 32 columns; 130 takes five, four
+    // of them followed by a gemm over the rest (Note [Blocked factorizations]).
+    for (const std::int64_t n : {1, 7, 40, 64, 130}) {
       SCOPED_TRACE(std::to_string(n) + " " + dtype_name(dtype));
       const Tensor a = random_matrix({2, n, n}, dtype, 100 + static_cast<std::uint64_t>(n));
       const auto [P, L, U] = linalg::lu(a);
@@ -342,6 +344,37 @@ TEST(LinalgDecompositions, LuReconstructs) {
         }
       }
     }
+  }
+}
+
+// The pivot of each column is its first element of largest magnitude, as getrf's (isamax):
+// column 0 of this matrix ties three ways, and column 1 after the first step is (5, -2).
+TEST(LinalgDecompositions, LuPivotsTakeTheFirstLargest) {
+  const Tensor a = tensor({1.0, 2.0, 0.0, -1.0, 3.0, 1.0, 1.0, 0.0, 2.0}).reshape({3, 3});
+  const auto [lu, pivots] = linalg::lu_factor(a);
+  EXPECT_TRUE(pivots.equal(tensor({1, 2, 3})));
+  const Matrix f = matrix_of(lu);
+  const Matrix want = {{1, 2, 0}, {-1, 5, 1}, {1, -0.4L, 2.4L}};
+  for (std::size_t i = 0; i < 3; ++i) {
+    for (std::size_t j = 0; j < 3; ++j)
+      EXPECT_NEAR(static_cast<double>(f[i][j]), static_cast<double>(want[i][j]), 1e-15);
+  }
+}
+
+// solve's backward takes the forward's LU factors unless it records a graph (then it solves
+// with A again): both give the same gradients, with B's batch broadcast against A's.
+TEST(LinalgDecompositions, SolveBackwardFromTheFactors) {
+  const Tensor a =
+      add(random_matrix({3, 40, 40}, kFloat64, 901), mul(eye(40, TensorOptions(kFloat64)), 8.0))
+          .requires_grad_(true);
+  const Tensor b = random_matrix({40, 5}, kFloat64, 902).requires_grad_(true);
+  const Tensor g = random_matrix({3, 40, 5}, kFloat64, 903);
+  const std::vector<Tensor> fast = autograd::grad({linalg::solve(a, b)}, {a, b}, {g});
+  const std::vector<Tensor> recorded =
+      autograd::grad({linalg::solve(a, b)}, {a, b}, {g}, std::nullopt, /*create_graph=*/true);
+  for (std::size_t i = 0; i < 2; ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_TRUE(fast[i].allclose(recorded[i].detach(), 1e-12, 1e-12));
   }
 }
 
@@ -369,7 +402,8 @@ TEST(LinalgDecompositions, QrReconstructs) {
 
 TEST(LinalgDecompositions, CholeskyReconstructs) {
   for (const DType dtype : {kFloat64, kFloat32}) {
-    for (const std::int64_t n : {1, 9, 48}) {
+    // 150: five panels, and trailing updates of two strips of rows.
+    for (const std::int64_t n : {1, 9, 48, 150}) {
       SCOPED_TRACE(std::to_string(n) + " " + dtype_name(dtype));
       const Tensor m = random_matrix({n, n}, dtype, 300 + static_cast<std::uint64_t>(n));
       const Tensor a = add(matmul(m, mT(m)), eye(n, TensorOptions(dtype)));
@@ -448,7 +482,7 @@ TEST(LinalgDecompositions, SvdReconstructs) {
 // pivoting swaps rows at every step).
 TEST(LinalgDecompositions, InverseAndSolveResiduals) {
   for (const DType dtype : {kFloat64, kFloat32}) {
-    for (const std::int64_t n : {1, 12, 60}) {
+    for (const std::int64_t n : {1, 12, 60, 140}) {
       for (const bool reversed : {false, true}) {
         SCOPED_TRACE(std::to_string(n) + " " + dtype_name(dtype) + (reversed ? " reversed" : ""));
         const Tensor dominant =

@@ -84,6 +84,10 @@ int main(int argc, char** argv) {
   const Tensor small_squares = (torch::randn({4096, 8, 8}) * 0.1).requires_grad_(true);
   const Tensor rhs = torch::randn({256, 16});
   const Tensor eye256 = torch::eye(256);
+  // One large matrix: (1024, 1024), where the factorizations' blocking and threads show.
+  const Tensor square1024 = (torch::randn({1024, 1024}) * 0.01).requires_grad_(true);
+  const Tensor rhs1024 = torch::randn({1024, 16});
+  const Tensor eye1024 = torch::eye(1024);
   const Tensor eye8 = torch::eye(8);
   const Tensor chain3 = torch::randn({512, 512});
   const Tensor image = torch::randn({16, 64, 64, 64}).requires_grad_(true);
@@ -312,6 +316,10 @@ int main(int argc, char** argv) {
        [&](const Tensor& x) { return torch::linalg::det(x + eye8); }},
       {"linalg_cholesky_256", square,
        [&](const Tensor& x) { return torch::linalg::cholesky(x.matmul(x.t()) + eye256); }},
+      {"linalg_solve_1024", square1024,
+       [&](const Tensor& x) { return torch::linalg::solve(x + eye1024, rhs1024, true); }},
+      {"linalg_cholesky_1024", square1024,
+       [&](const Tensor& x) { return torch::linalg::cholesky(x.matmul(x.t()) + eye1024); }},
       {"linalg_qr_256", square,
        [](const Tensor& x) {
          const auto [q, r] = torch::linalg::qr(x);
