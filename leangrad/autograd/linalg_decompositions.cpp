@@ -1397,4 +1397,20 @@ std::tuple<Tensor, Tensor, Tensor> lu_unpack(const Tensor& LU, const Tensor& piv
   return {std::move(P), std::move(L), std::move(U)};
 }
 
+Tensor nuclear_norm(const Tensor& A, bool keepdim) {
+  return linalg::matrix_norm(A, "nuc", {-2, -1}, keepdim);
+}
+
+Tensor nuclear_norm(const Tensor& A, const std::vector<std::int64_t>& dim, bool keepdim) {
+  return linalg::matrix_norm(A, "nuc", dim, keepdim);
+}
+
+Tensor frobenius_norm(const Tensor& A) {
+  return linalg::vector_norm(A, 2.0);
+}
+
+Tensor frobenius_norm(const Tensor& A, const std::vector<std::int64_t>& dim, bool keepdim) {
+  return linalg::vector_norm(A, 2.0, dim, keepdim);
+}
+
 }  // namespace leangrad

@@ -169,5 +169,12 @@ Tensor cholesky_inverse(const Tensor& L, bool upper = false);
 // 1 to m) on the host.
 std::tuple<Tensor, Tensor, Tensor> lu_unpack(const Tensor& LU, const Tensor& pivots,
                                              bool unpack_data = true, bool unpack_pivots = true);
+// torch's deprecated norms, for programs that still call them: nuclear_norm is
+// linalg::matrix_norm(A, "nuc") over the last two dims (or dim), frobenius_norm the 2-norm of
+// the elements over all dims (or dim).
+Tensor nuclear_norm(const Tensor& A, bool keepdim = false);
+Tensor nuclear_norm(const Tensor& A, const std::vector<std::int64_t>& dim, bool keepdim = false);
+Tensor frobenius_norm(const Tensor& A);
+Tensor frobenius_norm(const Tensor& A, const std::vector<std::int64_t>& dim, bool keepdim = false);
 
 }  // namespace leangrad

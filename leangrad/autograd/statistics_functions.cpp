@@ -491,6 +491,135 @@ std::tuple<Tensor, Tensor, Tensor> unique_consecutive(const Tensor& input, bool 
   return {output, return_inverse ? inverse : none, return_counts ? counts : none};
 }
 
+std::tuple<Tensor, Tensor, Tensor> unique(const Tensor& input, bool /*sorted*/, bool return_inverse,
+                                          bool return_counts, std::optional<std::int64_t> dim) {
+  if (dim.has_value()) return unique_dim(input, *dim, true, return_inverse, return_counts);
+  LG_PROFILE_OP(input);
+  LG_CHECK(input.defined(), "unique: expected a defined input, got an undefined Tensor()");
+  NoGradGuard no_grad;
+  // The runs of the sorted elements (a stable sort: NaN last, each its own run), and each
+  // element's run sent back to its place through the sort's order.
+  const auto [values, order] = sort(reshape(input, {input.numel()}));
+  auto [output, in_sorted, counts] = unique_consecutive(values, true, return_counts);
+  Tensor inverse = zeros({0}, TensorOptions(kInt64).device(input.device()));
+  if (return_inverse) {
+    inverse = reshape(scatter(zeros_like(in_sorted), 0, order, in_sorted), input.shape());
+  }
+  return {output, inverse, counts};
+}
+
+std::tuple<Tensor, Tensor, Tensor> unique_dim(const Tensor& input, std::int64_t dim,
+                                              bool /*sorted*/, bool return_inverse,
+                                              bool return_counts) {
+  LG_PROFILE_OP(input);
+  const char* op = "unique_dim";
+  LG_CHECK(input.defined(), op, ": expected a defined input, got an undefined Tensor()");
+  LG_CHECK_SHAPE(input.dim() > 0, op, ": expected at least 1 dim, got a 0-d input");
+  const std::int64_t d = wrap_dim(dim, input.dim(), op);
+  for (std::int64_t i = 0; i < input.dim(); ++i) {
+    LG_CHECK_SHAPE(i == d || input.size(i) > 0, op, ": dim ", i, " of shape ", input.shape(),
+                   " is empty and is not dim ", d, ": its slices have no elements to compare");
+  }
+  NoGradGuard no_grad;
+  // The slices along d as the rows of a (s, m) matrix, ordered lexicographically by stable sorts
+  // on one column at a time, the last first; then the runs of equal rows.
+  const Tensor moved = movedim(input, d, 0);
+  const std::int64_t s = moved.size(0);
+  const std::int64_t m = s == 0 ? 0 : moved.numel() / s;
+  const Tensor rows = reshape(moved, {s, m});
+  Tensor order = arange(static_cast<double>(s), TensorOptions(kInt64).device(input.device()));
+  for (std::int64_t j = m - 1; j >= 0 && s > 1; --j) {
+    const Tensor key = index_select(select(rows, 1, j), 0, order);
+    order = index_select(order, 0, std::get<1>(sort(key)));
+  }
+  auto [runs, in_sorted, counts] =
+      unique_consecutive(index_select(rows, 0, order), true, return_counts, 0);
+  Shape shape = moved.shape();
+  shape[0] = runs.size(0);
+  const Tensor output = movedim(reshape(runs, shape), 0, d);
+  Tensor inverse = zeros({0}, TensorOptions(kInt64).device(input.device()));
+  if (return_inverse) inverse = scatter(zeros_like(in_sorted), 0, order, in_sorted);
+  return {output, inverse, counts};
+}
+
+std::tuple<Tensor, Tensor> histogram(const Tensor& input, std::int64_t bins,
+                                     const std::optional<std::vector<double>>& range,
+                                     const std::optional<Tensor>& weight, bool density) {
+  LG_PROFILE_OP(input);
+  const char* op = "histogram";
+  LG_CHECK(input.defined(), op, ": expected a defined input, got an undefined Tensor()");
+  LG_CHECK_DTYPE(is_floating(input.dtype()), op, ": expected a floating input, got ",
+                 input.dtype());
+  LG_CHECK(bins >= 1, op, ": expected at least 1 bin, got ", bins);
+  double lo = 0.0;
+  double hi = 0.0;
+  if (range.has_value()) {
+    LG_CHECK(range->size() == 2, op, ": expected a range of 2 values {lo, hi}, got ",
+             range->size());
+    lo = (*range)[0];
+    hi = (*range)[1];
+    LG_CHECK(std::isfinite(lo) && std::isfinite(hi) && lo <= hi, op,
+             ": expected a finite range with lo <= hi, got {", lo, ", ", hi, "}");
+  } else if (input.numel() > 0) {
+    // The data's range (one read back, as PyTorch's).
+    NoGradGuard no_grad;
+    const auto [smallest, largest] = aminmax(input.detach());
+    lo = smallest.to(kFloat64).item<double>();
+    hi = largest.to(kFloat64).item<double>();
+    LG_CHECK(std::isfinite(lo) && std::isfinite(hi), op, ": the input's range [", lo, ", ", hi,
+             "] is not finite (it holds NaN or an infinity): give the range");
+  }
+  if (lo == hi) {
+    lo -= 0.5;
+    hi += 0.5;
+  }
+  return histogram(input, linspace(lo, hi, bins + 1, input.options()), weight, density);
+}
+
+std::tuple<Tensor, Tensor> histogram(const Tensor& input, const Tensor& bin_edges,
+                                     const std::optional<Tensor>& weight, bool density) {
+  LG_PROFILE_OP(input, bin_edges);
+  const char* op = "histogram";
+  LG_CHECK(input.defined() && bin_edges.defined(), op,
+           ": expected a defined input and bin_edges, got an undefined Tensor()");
+  LG_CHECK_DTYPE(is_floating(input.dtype()), op, ": expected a floating input, got ",
+                 input.dtype());
+  LG_CHECK_SHAPE(bin_edges.dim() == 1 && bin_edges.numel() >= 2, op,
+                 ": expected 1-d bin_edges of at least 2 values (one bin), got shape ",
+                 bin_edges.shape());
+  LG_CHECK_DTYPE(bin_edges.dtype() == input.dtype(), op, ": expected bin_edges of input's dtype ",
+                 input.dtype(), ", got ", bin_edges.dtype());
+  LG_CHECK_DEVICE(bin_edges.device() == input.device(), op, ": input is on ", input.device(),
+                  " but bin_edges on ", bin_edges.device());
+  const std::int64_t bins = bin_edges.numel() - 1;
+  NoGradGuard no_grad;
+  const Tensor edges = bin_edges.detach();
+  LG_CHECK(ge(narrow(edges, 0, 1, bins), narrow(edges, 0, 0, bins)).all().item<bool>(), op,
+           ": expected increasing bin_edges (and no NaN)");
+  const Tensor x = reshape(input.detach(), {input.numel()});
+  Tensor w = ones_like(x);
+  if (weight.has_value()) {
+    LG_CHECK(weight->defined(), op, ": weight is an undefined Tensor()");
+    LG_CHECK_SHAPE(weight->shape() == input.shape(), op, ": expected weight of input's shape ",
+                   input.shape(), ", got ", weight->shape());
+    LG_CHECK_DTYPE(weight->dtype() == input.dtype(), op, ": expected weight of input's dtype ",
+                   input.dtype(), ", got ", weight->dtype());
+    LG_CHECK_DEVICE(weight->device() == input.device(), op, ": input is on ", input.device(),
+                    " but weight on ", weight->device());
+    w = reshape(weight->detach(), {input.numel()});
+  }
+  // Bin i holds edges[i] <= x < edges[i + 1] (the last its right edge too): the insertion
+  // point after equal edges, less one. Outside the edges and NaN weigh 0.
+  const Tensor inside = logical_and(ge(x, select(edges, 0, 0)), le(x, select(edges, 0, bins)));
+  const Tensor bin = clamp(sub(searchsorted(edges, x, false, /*right=*/true), 1.0), 0.0,
+                           static_cast<double>(bins - 1));
+  Tensor hist =
+      scatter_add(zeros({bins}, input.options()), 0, bin, where(inside, w, zeros_like(w)));
+  if (density)
+    hist = div(hist, mul(sum(hist), sub(narrow(edges, 0, 1, bins), narrow(edges, 0, 0, bins))));
+  return {hist, clone(edges)};
+}
+
 // ---- Searching sorted sequences -----------------------------------------------------------------
 
 Tensor searchsorted(const Tensor& sorted_sequence, const Tensor& input, bool out_int32, bool right,

@@ -1,16 +1,17 @@
 // Order statistics, the reductions that skip NaN, covariance, integration and searching sorted
 // sequences, as torch's: median, nanmedian, kthvalue, mode, quantile, nanquantile, nansum,
-// nanmean, aminmax, var_mean, std_mean, histc, cov, corrcoef, trapezoid, cumulative_trapezoid,
-// unique_consecutive, searchsorted and bucketize. Compositions of sort, gather, the reductions and
-// the elementwise ops (so on every device, differentiable where torch's are) and, for
-// searchsorted, the bisection kernel of kernels/ops.h. Note [Order statistics] in
-// statistics_functions.cpp.
+// nanmean, aminmax, var_mean, std_mean, histc, histogram, cov, corrcoef, trapezoid,
+// cumulative_trapezoid, unique, unique_dim, unique_consecutive, searchsorted and bucketize.
+// Compositions of sort, gather, the reductions and the elementwise ops (so on every device,
+// differentiable where torch's are) and, for searchsorted, the bisection kernel of kernels/ops.h.
+// Note [Order statistics] in statistics_functions.cpp.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string_view>
 #include <tuple>
+#include <vector>
 
 #include <leangrad/core/tensor.h>
 
@@ -108,6 +109,36 @@ Tensor trapz(const Tensor& y, double dx = 1.0, std::int64_t dim = -1);
 // each sample point after the first), as torch.cumulative_trapezoid.
 Tensor cumulative_trapezoid(const Tensor& y, const Tensor& x, std::int64_t dim = -1);
 Tensor cumulative_trapezoid(const Tensor& y, double dx = 1.0, std::int64_t dim = -1);
+
+// (output, inverse_indices, counts) of input's distinct elements, as torch.unique: output the
+// distinct elements ascending (always sorted: PyTorch's sorted=false leaves the order
+// unspecified), inverse_indices in input's shape (each element's position in output) and counts
+// (how often each occurs), int64 and empty unless asked for. NaN equals nothing, so each NaN is an
+// element of its own, after the numbers (PyTorch 1.13's CPU unique miscounts NaN). With a dim,
+// the distinct slices along dim, in lexicographic order (unique_dim, LibTorch's name): output
+// keeps the other dims, inverse_indices and counts are 1-d. Not differentiable; any dtype.
+std::tuple<Tensor, Tensor, Tensor> unique(const Tensor& input, bool sorted = true,
+                                          bool return_inverse = false, bool return_counts = false,
+                                          std::optional<std::int64_t> dim = std::nullopt);
+std::tuple<Tensor, Tensor, Tensor> unique_dim(const Tensor& input, std::int64_t dim,
+                                              bool sorted = true, bool return_inverse = false,
+                                              bool return_counts = false);
+
+// (hist, bin_edges): the histogram of input's elements over bins equal bins spanning range ({lo,
+// hi}; the data's smallest and largest elements by default, widened by 1/2 each way when equal),
+// or over the given bin_edges (1-d, increasing, input's dtype), as torch.histogram: element x
+// counts in bin i when edges[i] <= x < edges[i + 1], the last bin including its right edge;
+// elements outside the edges and NaN do not count. With weight (input's shape) each element adds
+// its weight instead of 1; with density the histogram is divided by its sum times each bin's
+// width. Floating input (PyTorch refuses integers too); not differentiable. The edges are
+// linspace's (one rounding in double), PyTorch's its float32 linspace, which may differ by an ulp.
+std::tuple<Tensor, Tensor> histogram(const Tensor& input, std::int64_t bins = 100,
+                                     const std::optional<std::vector<double>>& range = std::nullopt,
+                                     const std::optional<Tensor>& weight = std::nullopt,
+                                     bool density = false);
+std::tuple<Tensor, Tensor> histogram(const Tensor& input, const Tensor& bin_edges,
+                                     const std::optional<Tensor>& weight = std::nullopt,
+                                     bool density = false);
 
 // (output, inverse_indices, counts) of input's runs of equal elements, as
 // torch.unique_consecutive: without a dim, of the flattened input (output and counts 1-d, the

@@ -954,6 +954,40 @@ Tensor& Tensor::index_put_(std::initializer_list<indexing::TensorIndex> indices,
   }
   return *this;
 }
+Tensor& Tensor::fill_diagonal_(double fill_value, bool wrap) {
+  const char* op = "fill_diagonal_";
+  LG_CHECK(defined(), op, ": expected a defined tensor, got an undefined Tensor()");
+  // A non-leaf takes the write into its history (advanced_index_put_ records it), a leaf that
+  // requires grad cannot, as PyTorch's.
+  LG_CHECK(!(requires_grad() && is_leaf() && autograd::grad_mode_enabled()), op,
+           ": in-place write into a leaf tensor that requires grad (shape ", shape(),
+           "); run it under NoGradGuard");
+  LG_CHECK_SHAPE(dim() >= 2, op, ": expected at least 2 dims, got shape ", shape());
+  for (std::int64_t d = 1; d < dim() && dim() > 2; ++d) {
+    LG_CHECK_SHAPE(size(d) == size(0), op,
+                   ": expected every dim of one size for more than 2 dims, got shape ", shape());
+  }
+  LG_CHECK(scalar_fits(fill_value, dtype()), op, ": value ", fill_value,
+           " cannot be converted to dtype ", dtype(), " without overflow");
+  // The diagonal's coordinates, built on the host: (i, i, ...), or for a wrapped 2-d matrix of
+  // c columns the places i (c + 1) of its row-major order (row i (c + 1) / c).
+  const std::int64_t rows = size(0);
+  const std::int64_t cols = size(1);
+  const std::int64_t count =
+      dim() == 2 && wrap && rows > cols ? (rows * cols + cols) / (cols + 1) : std::min(rows, cols);
+  Tensor row_index = empty({count}, TensorOptions(kInt64));
+  Tensor col_index = empty({count}, TensorOptions(kInt64));
+  for (std::int64_t i = 0; i < count; ++i) {
+    const std::int64_t place = i * (cols + 1);
+    row_index.data_ptr<std::int64_t>()[i] = dim() == 2 ? place / cols : i;
+    col_index.data_ptr<std::int64_t>()[i] = dim() == 2 ? place % cols : i;
+  }
+  const Tensor diagonal_cols = col_index.to(device());
+  std::vector<indexing::TensorIndex> list{row_index.to(device()), diagonal_cols};
+  for (std::int64_t d = 2; d < dim(); ++d)
+    list.emplace_back(diagonal_cols);
+  return autograd::advanced_index_put_(*this, list, full({}, fill_value, options()), false);
+}
 Tensor& Tensor::index_put_(std::initializer_list<indexing::TensorIndex> indices, double value,
                            bool accumulate) {
   check_inplace("index_put_", *this);

@@ -486,6 +486,10 @@ class Tensor {
   Tensor& operator^=(double other) { return bitwise_xor_(other); }
   // t.index_put_({Slice(), 0}, v): copies v (broadcast) into the view t.index(indices); with
   // accumulate, adds it (torch.index_put_'s accumulate: a position named twice gets both).
+  // value written on the main diagonal, as LibTorch's fill_diagonal_: a 2-d self (any shape),
+  // or every dim of one size; with wrap, a tall matrix's diagonal starts again every
+  // (columns + 1) rows, as NumPy's fill_diagonal. Differentiable in self (0 on the diagonal).
+  Tensor& fill_diagonal_(double fill_value, bool wrap = false);
   Tensor& index_put_(std::initializer_list<indexing::TensorIndex> indices, const Tensor& value,
                      bool accumulate = false);
   Tensor& index_put_(std::initializer_list<indexing::TensorIndex> indices, double value,

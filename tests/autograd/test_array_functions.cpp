@@ -128,6 +128,17 @@ Tensor apply_case(const test::ReferenceCase& rc, const test::ReferenceInputs& in
   if (op == "rnn_relu_cell") {
     return rnn_relu_cell(arg["x"], arg["h"], arg["w_ih"], arg["w_hh"], bias("b_ih"), bias("b_hh"));
   }
+  if (op == "nuclear_norm") {
+    return p.contains("dim") ? nuclear_norm(arg["a"], p.at("dim").get<std::vector<std::int64_t>>(),
+                                            flag("keepdim"))
+                             : nuclear_norm(arg["a"]);
+  }
+  if (op == "frobenius_norm") {
+    return p.contains("dim")
+               ? frobenius_norm(arg["a"], p.at("dim").get<std::vector<std::int64_t>>(),
+                                flag("keepdim"))
+               : frobenius_norm(arg["a"]);
+  }
   if (op == "logspace") {
     return logspace(number("start"), number("end"), integer("steps"), number("base"), options());
   }
@@ -149,6 +160,12 @@ Tensor apply_case(const test::ReferenceCase& rc, const test::ReferenceInputs& in
   return Tensor();
 }
 
+// unique, unique_dim, histogram and fill_diagonal_: their outputs are compared one by one.
+bool several_outputs(const test::ReferenceCase& rc) {
+  const std::string op = rc.params.at("op").get<std::string>();
+  return op == "unique" || op == "unique_dim" || op == "histogram" || op == "fill_diagonal_";
+}
+
 // Against PyTorch: each value is a short closed form or a product of a few float32 factors (the
 // factorizations of 3 to 5 well-conditioned rows: condition numbers below 10), summed over at
 // most 6 terms, in each side's own order: 160 units of roundoff of max(1, |value|) separate a
@@ -157,9 +174,10 @@ Tensor apply_case(const test::ReferenceCase& rc, const test::ReferenceInputs& in
 // ours in double rounded once; 16 units.
 TEST(ArrayFunctionsReference, MatchesPyTorch) {
   const std::vector<test::ReferenceCase> cases = test::load_reference("array_functions.json");
-  ASSERT_EQ(cases.size(), 161u);  // make_array_functions.py's count: none dropped on the way
+  ASSERT_EQ(cases.size(), 178u);  // make_array_functions.py's count: none dropped on the way
   for (const test::ReferenceCase& rc : cases) {
     SCOPED_TRACE(rc.name);
+    if (several_outputs(rc)) continue;  // MatchPyTorchSeveralOutputs
     const test::ReferenceInputs in = test::reference_inputs(rc);
     const Tensor y = apply_case(rc, in);
     ASSERT_TRUE(y.defined());
@@ -179,6 +197,70 @@ TEST(ArrayFunctionsReference, MatchesPyTorch) {
                                           RoundoffMatch{.ulps = 320}));
     }
   }
+}
+
+// The sorted distinct elements or slices, each element's position among them and their counts
+// are exact; the histogram's counts are exact and its weighted sums and densities a few roundings
+// (16 units of roundoff); fill_diagonal_ writes exactly.
+TEST(ArrayFunctionsReference, MatchPyTorchSeveralOutputs) {
+  std::int64_t checked = 0;
+  for (const test::ReferenceCase& rc : test::load_reference("array_functions.json")) {
+    if (!several_outputs(rc)) continue;
+    SCOPED_TRACE(rc.name);
+    ++checked;
+    const nlohmann::json& p = rc.params;
+    const std::string op = p.at("op").get<std::string>();
+    const Tensor& a = rc.at("a");
+    if (op == "unique" || op == "unique_dim") {
+      const auto [output, inverse, counts] =
+          op == "unique" ? unique(a, true, true, true)
+                         : unique_dim(a, p.at("dim").get<std::int64_t>(), true, true, true);
+      EXPECT_TRUE(output.equal(rc.at("y"))) << "output";
+      EXPECT_TRUE(inverse.equal(rc.at("inverse"))) << "inverse";
+      EXPECT_TRUE(counts.equal(rc.at("counts"))) << "counts";
+    } else if (op == "histogram") {
+      const std::optional<Tensor> weight =
+          rc.tensors.count("weight") ? std::optional(rc.at("weight")) : std::nullopt;
+      const bool density = p.at("density").get<bool>();
+      const auto [hist, edges] =
+          rc.tensors.count("bin_edges")
+              ? histogram(a, rc.at("bin_edges"), weight, density)
+              : histogram(a, p.at("bins").get<std::int64_t>(),
+                          p.contains("range")
+                              ? std::optional(p.at("range").get<std::vector<double>>())
+                              : std::nullopt,
+                          weight, density);
+      EXPECT_TRUE(matches_within_roundoff(hist, rc.at("y"), {}, RoundoffMatch{.ulps = 16}))
+          << "hist";
+      EXPECT_TRUE(matches_within_roundoff(edges, rc.at("edges"), {}, RoundoffMatch{.ulps = 4}))
+          << "edges";
+    } else {
+      Tensor t = a.clone();
+      t.fill_diagonal_(p.at("value").get<double>(), p.at("wrap").get<bool>());
+      EXPECT_TRUE(t.equal(rc.at("y")));
+    }
+  }
+  EXPECT_EQ(checked, 13);
+}
+
+TEST(ArrayFunctions, UniqueKeepsEachNaN) {
+  // NaN equals nothing: each is its own element, after the numbers (PyTorch 1.13's CPU unique
+  // gives [1, 2, nan, nan, 3] with counts 0 for both NaN here).
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const Tensor x = tensor({3.0, 1.0, nan, 2.0, 1.0, nan, 3.0});
+  const auto [output, inverse, counts] = unique(x, true, true, true);
+  EXPECT_TRUE(output.allclose(tensor({1.0, 2.0, 3.0, nan, nan}), 0.0, 0.0, /*equal_nan=*/true));
+  EXPECT_TRUE(inverse.equal(tensor({2, 0, 3, 1, 0, 4, 2}).to(kInt64)));
+  EXPECT_TRUE(counts.equal(tensor({2, 1, 2, 1, 1}).to(kInt64)));
+  // Only what is asked for; an empty input has no elements.
+  EXPECT_EQ(std::get<1>(unique(x)).numel(), 0);
+  EXPECT_EQ(std::get<0>(unique(zeros({0}))).numel(), 0);
+  // The gradient of a fill_diagonal_ of a non-leaf is 0 on the diagonal.
+  const Tensor leaf = ones({3, 3}).requires_grad_(true);
+  Tensor y = mul(leaf, 2.0);
+  y.fill_diagonal_(0.0);
+  sum(y).backward();
+  EXPECT_TRUE(leaf.grad().equal(sub(full({3, 3}, 2.0), mul(eye(3), 2.0))));
 }
 
 TEST(ArrayFunctions, GradientsMatchFiniteDifferences) {

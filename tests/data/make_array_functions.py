@@ -188,4 +188,60 @@ for dtype in (torch.float64, torch.float32):
          lambda: torch.kaiser_window(9, periodic=True, beta=4.5, dtype=dtype),
          length=9, periodic=True, beta=4.5, dtype=label)
 
+# ---- The deprecated norms (differentiable) ----
+case("nuclear_norm", "nuclear_norm", {"a": uniform(3, 4)}, lambda a: torch.nuclear_norm(a))
+case("nuclear_norm__dims_keepdim", "nuclear_norm", {"a": uniform(2, 3, 4)},
+     lambda a: torch.nuclear_norm(a, dim=(0, 2), keepdim=True), dim=[0, 2], keepdim=True)
+case("frobenius_norm", "frobenius_norm", {"a": uniform(3, 4)}, lambda a: torch.frobenius_norm(a))
+case("frobenius_norm__dims", "frobenius_norm", {"a": uniform(2, 3, 4)},
+     lambda a: torch.frobenius_norm(a, dim=(0, 2)), dim=[0, 2], keepdim=False)
+
+
+# ---- Results of several tensors, not differentiable: unique, histogram, fill_diagonal_ ----
+def outputs_case(name, op, inputs, outputs, **params):
+    tensors = dict(inputs)
+    tensors.update(outputs)
+    cases.append({"name": name, "params": dict(params, op=op, inputs=list(inputs)),
+                  "tensors": {k: v.detach().clone() for k, v in tensors.items()}})
+
+
+ints = torch.randint(0, 5, (3, 4))
+out, inverse, counts = torch.unique(ints, return_inverse=True, return_counts=True)
+outputs_case("unique__int64", "unique", {"a": ints},
+             {"y": out, "inverse": inverse, "counts": counts})
+floats = torch.tensor([2.5, -1.0, 2.5, 0.0, -0.0, 7.0, -1.0, 2.5])
+out, inverse, counts = torch.unique(floats, return_inverse=True, return_counts=True)
+outputs_case("unique__float", "unique", {"a": floats},
+             {"y": out, "inverse": inverse, "counts": counts})
+rows = torch.tensor([[1, 2, 3], [1, 2, 3], [0, 5, 1], [1, 1, 9], [0, 5, 1]])
+for dim in (0, 1):
+    out, inverse, counts = torch.unique(rows, dim=dim, return_inverse=True, return_counts=True)
+    outputs_case(f"unique_dim__{dim}", "unique_dim", {"a": rows},
+                 {"y": out, "inverse": inverse, "counts": counts}, dim=dim)
+planes = torch.randint(0, 2, (2, 3, 4)).float()
+out, inverse, counts = torch.unique(planes, dim=2, return_inverse=True, return_counts=True)
+outputs_case("unique_dim__3d", "unique_dim", {"a": planes},
+             {"y": out, "inverse": inverse, "counts": counts}, dim=2)
+data = torch.tensor([1.0, 2.0, 1.0, 4.0, 2.5, -1.0, 0.0])
+hist, edges = torch.histogram(data, bins=4, range=(0.0, 4.0))
+outputs_case("histogram__range", "histogram", {"a": data}, {"y": hist, "edges": edges},
+             bins=4, range=[0.0, 4.0], density=False)
+samples = torch.randn(200, dtype=torch.float64)
+hist, edges = torch.histogram(samples, bins=7)
+outputs_case("histogram__data_range_f64", "histogram", {"a": samples},
+             {"y": hist, "edges": edges}, bins=7, density=False)
+weights = torch.rand(200, dtype=torch.float64)
+hist, edges = torch.histogram(samples, bins=5, weight=weights, density=True)
+outputs_case("histogram__weight_density", "histogram", {"a": samples, "weight": weights},
+             {"y": hist, "edges": edges}, bins=5, density=True)
+given = torch.tensor([-2.0, -0.5, 0.0, 1.0, 3.0], dtype=torch.float64)
+hist, edges = torch.histogram(samples, bins=given, weight=weights)
+outputs_case("histogram__edges", "histogram", {"a": samples, "bin_edges": given, "weight": weights},
+             {"y": hist, "edges": edges}, density=False)
+for shape, wrap in (((3, 4), False), ((7, 3), True), ((7, 3), False), ((3, 3, 3), False)):
+    t = torch.rand(*shape)
+    filled = t.clone().fill_diagonal_(-2.5, wrap=wrap)
+    outputs_case(f"fill_diagonal__{'x'.join(map(str, shape))}_{'wrap' if wrap else 'nowrap'}",
+                 "fill_diagonal_", {"a": t}, {"y": filled}, value=-2.5, wrap=wrap)
+
 write("array_functions.json", "make_array_functions.py", cases)

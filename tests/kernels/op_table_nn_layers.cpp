@@ -27,6 +27,7 @@
 #include <leangrad/autograd/margin_losses.h>
 #include <leangrad/autograd/nn_functions.h>
 #include <leangrad/autograd/reduction_functions.h>
+#include <leangrad/autograd/shape_functions.h>
 #include <leangrad/autograd/statistics_functions.h>
 #include <leangrad/autograd/volumetric_functions.h>
 #include <leangrad/core/creation.h>
@@ -323,6 +324,49 @@ std::vector<OpCase> indexing_cases() {
                  return Outputs{values, indices};
                },
                {input({6, 25}, kInt64, 0.0, 5.0)},
+               kTolExact});
+  // The array functions of session 55: unique and histogram (sort, runs, searchsorted and
+  // scatter_add on the device, a count read back), cov, corrcoef and trapezoid (products and
+  // reductions), the scatter copies (index_put, index_copy), fill_diagonal_ and lu_unpack.
+  c.push_back({"unique_histogram_f32",
+               [](const Inputs& v) {
+                 auto [values, inverse, counts] = unique(round(mul(v[0], 4.0)), true, true, true);
+                 auto [hist, edges] = histogram(v[0], 7, std::vector<double>{-1.0, 1.0});
+                 return Outputs{values, inverse, counts, hist, edges};
+               },
+               {input({300}, kFloat32, -1.2, 1.2)},
+               kTolExact});
+  c.push_back({"unique_dim_i64",
+               [](const Inputs& v) {
+                 auto [rows, inverse, counts] = unique_dim(v[0], 0, true, true, true);
+                 return Outputs{rows, inverse, counts};
+               },
+               {input({40, 3}, kInt64, 0.0, 2.0)},
+               kTolExact});
+  c.push_back({"cov_corrcoef_trapezoid_f32",
+               grads_of([](const Inputs& v) {
+                 return add(add(sum(cov(v[0], 1, std::nullopt, v[1])), sum(corrcoef(v[0]))),
+                            sum(cumulative_trapezoid(v[0], 0.5)));
+               }),
+               {input({5, 30}), input({30}, kFloat32, 0.5, 1.5)},
+               kTolF32Sum});
+  c.push_back({"scatter_copies_f32",
+               grads_of([](const Inputs& v) {
+                 const Tensor a = select_scatter(v[0], v[1], 1, 2);
+                 const Tensor b = diagonal_scatter(a, v[2], 1);
+                 return masked_scatter(b, gt(v[0], 0.0), v[3]);
+               }),
+               {input({6, 7}), input({6}), input({6}), input({42})},
+               kTolExact});
+  c.push_back({"fill_diagonal_lu_unpack_f64",
+               [](const Inputs& v) {
+                 Tensor filled = v[0].clone();
+                 filled.fill_diagonal_(2.0, /*wrap=*/true);
+                 const auto [lu, pivots] = linalg::lu_factor(narrow(v[0], 0, 0, 5));
+                 const auto [P, L, U] = lu_unpack(lu, pivots);
+                 return Outputs{filled, P, L, U};
+               },
+               {input({11, 5}, kFloat64)},
                kTolExact});
   // Indexing by tensors (autograd/advanced_indexing.cpp): nonzero, index_select, a stable
   // argsort of the positions and index_add on the device; repeated positions take their last

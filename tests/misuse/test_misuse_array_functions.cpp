@@ -3,10 +3,14 @@
 // chain_matmul, dist, pdist, renorm and vander; factors that are not square and pivots that do
 // not come from lu_factor; cov's weights of the wrong length, dtype or sign; sample points that
 // do not match y; splits that do not divide; scatters whose src is not the part's shape; masks
-// with too few source elements; RNN cell weights that do not fit; windows of a negative length or
-// an integral dtype; and more combinations than memory holds.
+// with too few source elements; unique_dim of empty slices; histograms of integers, of no bins, of
+// bad ranges and edges; fill_diagonal_ of vectors and uneven shapes; RNN cell weights that do not
+// fit; windows of a negative length or an integral dtype; and more combinations than memory
+// holds.
 // A table of the misuse suite (tests/misuse/misuse_testing.h).
 #include <cstdint>
+#include <limits>
+#include <optional>
 #include <vector>
 
 #include <leangrad/autograd/functions.h>
@@ -173,6 +177,61 @@ std::vector<MisuseCase> array_function_cases() {
         {"masked_scatter: expected source of input's dtype float32", "float64"}, [] {
           masked_scatter(zeros({3}), tensor({true, false, true}), zeros({3}, kFloat64));
         });
+  t.add("unique_dim_empty_other_dim", Raises::ShapeError,
+        {"unique_dim: dim 1 of shape [2, 0] is empty and is not dim 0"}, [] {
+          unique_dim(zeros({2, 0}), 0);
+        });
+  t.add("unique_dim_0d", Raises::ShapeError, {"unique_dim: expected at least 1 dim"},
+        [] { unique(zeros({}), true, false, false, 0); });
+  t.add("unique_dim_out_of_range", Raises::ShapeError, {"unique_dim", "dimension 2"}, [] {
+    unique_dim(zeros({2, 2}), 2);
+  });
+  t.add("histogram_integral", Raises::DTypeError, {"histogram: expected a floating input", "int64"},
+        [] { histogram(zeros({3}, TensorOptions(kInt64))); });
+  t.add("histogram_no_bins", Raises::Error, {"histogram: expected at least 1 bin, got 0"},
+        [] { histogram(zeros({3}), 0); });
+  t.add("histogram_range_size", Raises::Error, {"histogram: expected a range of 2 values", "3"},
+        [] {
+          histogram(zeros({3}), 4, std::vector<double>{0.0, 1.0, 2.0});
+        });
+  t.add("histogram_range_reversed", Raises::Error, {"histogram", "lo <= hi", "{2, 1}"}, [] {
+    histogram(zeros({3}), 4, std::vector<double>{2.0, 1.0});
+  });
+  t.add("histogram_nan_data", Raises::Error, {"histogram: the input's range", "give the range"},
+        [] {
+          histogram(tensor({1.0f, std::numeric_limits<float>::quiet_NaN()}));
+        });
+  t.add("histogram_edges_decreasing", Raises::Error, {"histogram: expected increasing bin_edges"},
+        [] {
+          histogram(zeros({3}), tensor({0.0f, 2.0f, 1.0f}));
+        });
+  t.add("histogram_one_edge", Raises::ShapeError, {"histogram", "at least 2 values", "[1]"},
+        [] { histogram(zeros({3}), zeros({1})); });
+  t.add("histogram_weight_shape", Raises::ShapeError,
+        {"histogram: expected weight of input's shape [3]", "[2]"},
+        [] { histogram(zeros({3}), 2, std::nullopt, zeros({2})); });
+  t.add("histogram_edges_dtype", Raises::DTypeError,
+        {"histogram: expected bin_edges of input's dtype float32", "float64"},
+        [] { histogram(zeros({3}), zeros({3}, kFloat64)); });
+  t.add("fill_diagonal_1d", Raises::ShapeError, {"fill_diagonal_: expected at least 2 dims"}, [] {
+    Tensor x = zeros({3});
+    x.fill_diagonal_(1.0);
+  });
+  t.add("fill_diagonal_unequal_dims", Raises::ShapeError,
+        {"fill_diagonal_: expected every dim of one size", "[2, 3, 2]"}, [] {
+          Tensor x = zeros({2, 3, 2});
+          x.fill_diagonal_(1.0);
+        });
+  t.add("fill_diagonal_leaf", Raises::Error, {"fill_diagonal_", "leaf"}, [] {
+    Tensor x = zeros({2, 2}).requires_grad_(true);
+    x.fill_diagonal_(1.0);
+  });
+  t.add("fill_diagonal_overflow", Raises::Error, {"fill_diagonal_: value 300", "uint8"}, [] {
+    Tensor x = zeros({2, 2}, TensorOptions(kUInt8));
+    x.fill_diagonal_(300.0);
+  });
+  t.add("nuclear_norm_vector", Raises::ShapeError, {"matrix_norm"},
+        [] { nuclear_norm(zeros({3})); });
   // ---- The functional RNN cells ----
   t.add("lstm_cell_state_count", Raises::Error, {"lstm_cell: expected the state {h, c}, got 1"},
         [] {
