@@ -374,12 +374,17 @@ Tensor triu_indices(std::int64_t row, std::int64_t col, std::int64_t offset,
 // ---- hsplit, vsplit, dsplit, ravel -------------------------------------------------------------
 namespace {
 
-// tensor_split along dim of an input of at least min_dims dims; sections must divide the size.
-std::vector<Tensor> split_sections(const char* op, const Tensor& input, std::int64_t min_dims,
-                                   std::int64_t dim, std::int64_t sections) {
+// A defined input of at least min_dims dims.
+void check_split_input(const char* op, const Tensor& input, std::int64_t min_dims) {
   LG_CHECK(input.defined(), op, ": expected a defined input, got an undefined Tensor()");
   LG_CHECK_SHAPE(input.dim() >= min_dims, op, ": expected at least ", min_dims, " dims, got shape ",
                  input.shape());
+}
+
+// tensor_split along dim of an input of at least min_dims dims; sections must divide the size.
+std::vector<Tensor> split_sections(const char* op, const Tensor& input, std::int64_t min_dims,
+                                   std::int64_t dim, std::int64_t sections) {
+  check_split_input(op, input, min_dims);
   const std::int64_t size = input.size(dim);
   LG_CHECK_SHAPE(sections > 0 && size % sections == 0, op, ": cannot split dim ", dim, " of size ",
                  size, " (shape ", input.shape(), ") into ", sections, " equal sections");
@@ -388,9 +393,7 @@ std::vector<Tensor> split_sections(const char* op, const Tensor& input, std::int
 
 std::vector<Tensor> split_indices(const char* op, const Tensor& input, std::int64_t min_dims,
                                   std::int64_t dim, const std::vector<std::int64_t>& indices) {
-  LG_CHECK(input.defined(), op, ": expected a defined input, got an undefined Tensor()");
-  LG_CHECK_SHAPE(input.dim() >= min_dims, op, ": expected at least ", min_dims, " dims, got shape ",
-                 input.shape());
+  check_split_input(op, input, min_dims);
   return tensor_split(input, indices, dim);
 }
 
