@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstddef>
 #include <limits>
+#include <vector>
 
 #include <leangrad/kernels/cpu/gemm.h>
 #include <leangrad/kernels/cpu/parallel_for.h>
@@ -48,9 +49,10 @@ void for_each_matrix(std::int64_t batch, std::int64_t m, std::int64_t n, const F
 // Note [Blocked factorizations]
 // LU with partial pivoting and Cholesky are LAPACK's right-looking blocked algorithms (getrf,
 // potrf) over panels of kPanel columns. Each panel is factored by the unblocked algorithm (its
-// n x kPanel columns: O(n kPanel) work per column), then the rest of the matrix takes the panel
-// in one gemm: A22 -= L21 U12 (LU) or A22 -= L21 L21^T (Cholesky). The gemms hold all but
-// O(n^2 kPanel) of the n^3 flops and run at the GEMM's speed over every thread (Eigen's
+// n x kPanel columns: O(n kPanel) work per column; LU's in a column-major copy of the panel, so
+// the pivot search and the updates run over contiguous columns), then the rest of the matrix
+// takes the panel in one gemm: A22 -= L21 U12 (LU) or A22 -= L21 L21^T (Cholesky). The gemms hold
+// all but O(n^2 kPanel) of the n^3 flops and run at the GEMM's speed over every thread (Eigen's
 // PartialPivLU and LLT factor one panel after another on one thread: a 256 x 256 LU took 0.40
 // ms there, 27 GFLOP/s in float32 on Zen 4). The pivot of each column is its first element of
 // largest magnitude at or below the diagonal after the updates, as getrf's (a NaN is never
@@ -60,40 +62,76 @@ constexpr std::int64_t kPanel = 32;
 // The rows of one of Cholesky's trailing gemms.
 constexpr std::int64_t kStrip = 128;
 
+// Columns k .. end of rows k .. n of a (n, n) row-major factored unblocked with partial
+// pivoting, as getf2: the panel is copied into `panel` (column-major, so the pivot search and
+// each column's update run over contiguous memory), factored there, and copied back; each row
+// swap is applied to the rest of the row in a at once. pivots[k .. end) from 1.
+template <typename T>
+void factor_panel(T* a, std::int64_t n, std::int64_t k, std::int64_t end, std::int32_t* pivots,
+                  std::vector<T>& panel) {
+  const std::int64_t rows = n - k;
+  const std::int64_t width = end - k;
+  panel.resize(static_cast<std::size_t>(rows * width));
+  T* p = panel.data();
+  for (std::int64_t r = 0; r < rows; ++r) {
+    for (std::int64_t c = 0; c < width; ++c)
+      p[c * rows + r] = a[(k + r) * n + k + c];
+  }
+  for (std::int64_t j = 0; j < width; ++j) {
+    T* column = p + j * rows;
+    std::int64_t best = j;
+    T largest = std::abs(column[j]);
+    for (std::int64_t r = j + 1; r < rows; ++r) {
+      if (std::abs(column[r]) > largest) {
+        largest = std::abs(column[r]);
+        best = r;
+      }
+    }
+    pivots[k + j] = static_cast<std::int32_t>(k + best + 1);
+    if (best != j) {
+      for (std::int64_t c = 0; c < width; ++c)
+        std::swap(p[c * rows + j], p[c * rows + best]);
+      T* row = a + (k + j) * n;
+      T* other = a + (k + best) * n;
+      std::swap_ranges(row, row + k, other);
+      std::swap_ranges(row + end, row + n, other + end);
+    }
+    const T d = column[j];
+    // A zero pivot (the column is zero at and below the diagonal): nothing to eliminate.
+    if (d == T(0)) continue;
+    // The multipliers by the reciprocal where it is normal, as getf2's (a division by d is
+    // within an ulp of it, and its latency held the column back).
+    if (std::abs(d) >= std::numeric_limits<T>::min()) {
+      const T reciprocal = T(1) / d;
+      for (std::int64_t r = j + 1; r < rows; ++r)
+        column[r] *= reciprocal;
+    } else {
+      for (std::int64_t r = j + 1; r < rows; ++r)
+        column[r] /= d;
+    }
+    // The panel's later columns less the multipliers times their pivot-row element.
+    for (std::int64_t c = j + 1; c < width; ++c) {
+      T* target = p + c * rows;
+      const T u = target[j];
+      if (u == T(0)) continue;
+      for (std::int64_t r = j + 1; r < rows; ++r)
+        target[r] -= column[r] * u;
+    }
+  }
+  for (std::int64_t r = 0; r < rows; ++r) {
+    for (std::int64_t c = 0; c < width; ++c)
+      a[(k + r) * n + k + c] = p[c * rows + r];
+  }
+}
+
 // a (n, n) row-major = P^T L U in place; pivots (n) from 1 as getrf's.
 template <typename T>
 void blocked_lu(T* a, std::int64_t n, std::int32_t* pivots) {
   const auto at = [a, n](std::int64_t i, std::int64_t j) -> T& { return a[i * n + j]; };
+  std::vector<T> panel;
   for (std::int64_t k = 0; k < n; k += kPanel) {
     const std::int64_t end = std::min(k + kPanel, n);
-    // The panel: columns k .. end of rows k .. n, unblocked.
-    for (std::int64_t j = k; j < end; ++j) {
-      std::int64_t p = j;
-      T largest = std::abs(at(j, j));
-      for (std::int64_t i = j + 1; i < n; ++i) {
-        if (std::abs(at(i, j)) > largest) {
-          largest = std::abs(at(i, j));
-          p = i;
-        }
-      }
-      pivots[j] = static_cast<std::int32_t>(p + 1);
-      if (p != j) std::swap_ranges(a + j * n, a + (j + 1) * n, a + p * n);
-      const T d = at(j, j);
-      // A zero pivot (the column is zero at and below the diagonal): nothing to eliminate.
-      if (d == T(0)) continue;
-      // The multipliers by the reciprocal where it is normal, as getf2's (a division by d is
-      // within an ulp of it, and its latency held the column back).
-      const bool by_reciprocal = std::abs(d) >= std::numeric_limits<T>::min();
-      const T reciprocal = T(1) / d;
-      for (std::int64_t i = j + 1; i < n; ++i) {
-        const T l = by_reciprocal ? at(i, j) * reciprocal : at(i, j) / d;
-        at(i, j) = l;
-        T* row = a + i * n;
-        const T* pivot_row = a + j * n;
-        for (std::int64_t c = j + 1; c < end; ++c)
-          row[c] -= l * pivot_row[c];
-      }
-    }
+    factor_panel(a, n, k, end, pivots, panel);
     if (end == n) break;
     // U12 = L11^-1 A12: the panel's rows right of it, by the unit lower triangle.
     for (std::int64_t r = k + 1; r < end; ++r) {
