@@ -49,6 +49,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <numeric>
 #include <optional>
 #include <string>
 #include <vector>
@@ -1370,29 +1371,25 @@ std::tuple<Tensor, Tensor, Tensor> lu_unpack(const Tensor& LU, const Tensor& piv
     U = triu(narrow(LU, -2, 0, k));
   }
   if (unpack_pivots) {
-    // Row i of L U is row order[i] of A (the swaps applied in turn), so A = P L U with
-    // P[order[i], i] = 1. Built on the host, where the pivots are checked.
+    // Row i of L U is row order[i] of A (the swaps applied in turn, checked on the host), so
+    // A = P L U with P[order[i], i] = 1: permutation_matrix's.
     const Tensor piv = pivots.to(Device::cpu()).contiguous();
     const std::int32_t* swaps = piv.data_ptr<std::int32_t>();
     const std::int64_t count = piv.numel() == 0 ? shape_numel(batch) : piv.numel() / k;
-    Shape p_shape = batch;
-    p_shape.insert(p_shape.end(), {m, m});
-    Tensor host = zeros(p_shape, TensorOptions(kFloat64));
-    double* p = host.data_ptr<double>();
-    std::vector<std::int64_t> order(static_cast<std::size_t>(m));
+    Shape order_shape = batch;
+    order_shape.push_back(m);
+    Tensor order = zeros(order_shape, TensorOptions(kInt64));
     for (std::int64_t b = 0; b < count; ++b) {
-      for (std::int64_t i = 0; i < m; ++i)
-        order[static_cast<std::size_t>(i)] = i;
+      std::int64_t* ob = order.data_ptr<std::int64_t>() + b * m;
+      std::iota(ob, ob + m, std::int64_t{0});
       for (std::int64_t i = 0; i < k; ++i) {
         const std::int64_t j = swaps[b * k + i];
         LG_CHECK(j >= 1 && j <= m, op, ": pivots[", i, "] = ", j, " (matrix ", b,
                  ") is outside [1, ", m, "] (pivots come from lu_factor, counted from 1)");
-        std::swap(order[static_cast<std::size_t>(i)], order[static_cast<std::size_t>(j - 1)]);
+        std::swap(ob[i], ob[j - 1]);
       }
-      for (std::int64_t i = 0; i < m; ++i)
-        p[(b * m + order[static_cast<std::size_t>(i)]) * m + i] = 1.0;
     }
-    P = host.to(LU.dtype()).to(LU.device());
+    P = linalg::permutation_matrix(order.to(LU.device()), LU.dtype());
   }
   return {std::move(P), std::move(L), std::move(U)};
 }

@@ -30,7 +30,7 @@ void check_list(const char* op, const std::vector<Tensor>& tensors) {
 }
 
 void check_defined(const char* op, const Tensor& t) {
-  LG_CHECK(t.defined(), op, ": expected a defined tensor");
+  LG_CHECK(t.defined(), op, ": expected a defined input, got an undefined Tensor()");
 }
 
 template <typename F>
@@ -376,7 +376,7 @@ namespace {
 
 // A defined input of at least min_dims dims.
 void check_split_input(const char* op, const Tensor& input, std::int64_t min_dims) {
-  LG_CHECK(input.defined(), op, ": expected a defined input, got an undefined Tensor()");
+  check_defined(op, input);
   LG_CHECK_SHAPE(input.dim() >= min_dims, op, ": expected at least ", min_dims, " dims, got shape ",
                  input.shape());
 }
@@ -424,7 +424,7 @@ std::vector<Tensor> dsplit(const Tensor& input, const std::vector<std::int64_t>&
 }
 
 Tensor ravel(const Tensor& input) {
-  LG_CHECK(input.defined(), "ravel: expected a defined input, got an undefined Tensor()");
+  check_defined("ravel", input);
   return reshape(input, {input.numel()});
 }
 
@@ -432,7 +432,7 @@ Tensor ravel(const Tensor& input) {
 Tensor combinations(const Tensor& input, std::int64_t r, bool with_replacement) {
   LG_PROFILE_OP(input);
   const char* op = "combinations";
-  LG_CHECK(input.defined(), op, ": expected a defined input, got an undefined Tensor()");
+  check_defined(op, input);
   LG_CHECK_SHAPE(input.dim() == 1, op, ": expected a 1-d input, got shape ", input.shape());
   LG_CHECK(r >= 0, op, ": expected r >= 0, got ", r);
   if (r == 0) return zeros({0}, input.options());
@@ -478,31 +478,37 @@ Tensor combinations(const Tensor& input, std::int64_t r, bool with_replacement) 
 
 Tensor diagflat(const Tensor& input, std::int64_t offset) {
   LG_PROFILE_OP(input);
-  LG_CHECK(input.defined(), "diagflat: expected a defined input, got an undefined Tensor()");
+  check_defined("diagflat", input);
   return diag(reshape(input, {input.numel()}), offset);
 }
 
 Tensor msort(const Tensor& input) {
   LG_PROFILE_OP(input);
-  LG_CHECK(input.defined(), "msort: expected a defined input, got an undefined Tensor()");
+  check_defined("msort", input);
   return std::get<0>(sort(input, 0));
 }
 
 // ---- The scatters into a copy ------------------------------------------------------------------
 namespace {
 
-// A copy of input with the places `positions` (int64, along dim d) holding src, which must have
-// the shape of `part` (input's part those places make). index_put carries the gradients: src's
-// is the gradient's part, input's the gradient with the part zeroed, to any order.
-Tensor scatter_into_copy(const char* op, const Tensor& input, const Tensor& src, std::int64_t d,
-                         const Tensor& positions, const Shape& part) {
-  LG_CHECK_SHAPE(src.shape() == part, op, ": expected src of the part's shape ", part, ", got ",
-                 src.shape(), " (input of shape ", input.shape(), ")");
+// src must have the shape of input's part it replaces (`what`: "part", "diagonal") and be on
+// input's device.
+void check_src(const char* op, const Tensor& input, const Tensor& src, const Shape& part,
+               const char* what) {
+  LG_CHECK_SHAPE(src.shape() == part, op, ": expected src of the ", what, "'s shape ", part,
+                 ", got ", src.shape(), " (input of shape ", input.shape(), ")");
   LG_CHECK_DEVICE(src.device() == input.device(), op, ": input is on ", input.device(),
                   " but src is on ", src.device());
+}
+
+// A copy of input with the places `positions` (int64, along dim d) holding values (of the part's
+// shape, in any dtype). index_put carries the gradients: values' is the gradient's part, input's
+// the gradient with the part zeroed, to any order.
+Tensor put_along(const Tensor& input, std::int64_t d, const Tensor& positions,
+                 const Tensor& values) {
   std::vector<std::optional<Tensor>> indices(static_cast<std::size_t>(d), std::nullopt);
   indices.emplace_back(positions.to(input.device()));
-  return index_put(input, indices, src.to(input.dtype()));
+  return index_put(input, indices, values.to(input.dtype()));
 }
 
 void check_defined(const char* op, const Tensor& input, const Tensor& src) {
@@ -522,12 +528,11 @@ Tensor select_scatter(const Tensor& input, const Tensor& src, std::int64_t dim,
   const Shape part = views::select(input, dim, index).shape();
   const std::int64_t d = wrap_dim(dim, input.dim(), op);
   const std::int64_t at = index < 0 ? index + input.size(d) : index;
-  LG_CHECK_SHAPE(src.shape() == part, op, ": expected src of the part's shape ", part, ", got ",
-                 src.shape(), " (input of shape ", input.shape(), ")");
+  check_src(op, input, src, part, "part");
   Shape one = input.shape();
   one[static_cast<std::size_t>(d)] = 1;
-  return scatter_into_copy(op, input, reshape(src, one), d,
-                           full({1}, static_cast<double>(at), TensorOptions(kInt64)), one);
+  return put_along(input, d, full({1}, static_cast<double>(at), TensorOptions(kInt64)),
+                   reshape(src, one));
 }
 
 Tensor slice_scatter(const Tensor& input, const Tensor& src, std::int64_t dim,
@@ -547,15 +552,15 @@ Tensor slice_scatter(const Tensor& input, const Tensor& src, std::int64_t dim,
   const Tensor positions =
       add(mul(arange(static_cast<double>(count), TensorOptions(kInt64)), static_cast<double>(step)),
           static_cast<double>(first));
-  return scatter_into_copy(op, input, src, d, positions, view.shape());
+  check_src(op, input, src, view.shape(), "part");
+  return put_along(input, d, positions, src);
 }
 
 Tensor diagonal_scatter(const Tensor& input, const Tensor& src, std::int64_t offset,
                         std::int64_t dim1, std::int64_t dim2) {
   LG_PROFILE_OP(input, src);
   const char* op = "diagonal_scatter";
-  LG_CHECK(input.defined() && src.defined(), op,
-           ": expected a defined input and src, got an undefined Tensor()");
+  check_defined(op, input, src);
   LG_CHECK_SHAPE(input.dim() >= 2, op, ": expected at least 2 dims, got shape ", input.shape());
   const std::int64_t d1 = wrap_dim(dim1, input.dim(), op);
   const std::int64_t d2 = wrap_dim(dim2, input.dim(), op);
@@ -571,10 +576,7 @@ Tensor diagonal_scatter(const Tensor& input, const Tensor& src, std::int64_t off
   for (std::int64_t d = 0; d < input.dim(); ++d)
     if (d != d1 && d != d2) expected.push_back(input.size(d));
   expected.push_back(length);
-  LG_CHECK_SHAPE(src.shape() == expected, op, ": expected src of the diagonal's shape ", expected,
-                 ", got ", src.shape(), " (input of shape ", input.shape(), ")");
-  LG_CHECK_DEVICE(src.device() == input.device(), op, ": input is on ", input.device(),
-                  " but src is on ", src.device());
+  check_src(op, input, src, expected, "diagonal");
   const TensorOptions positions = TensorOptions(kInt64).device(input.device());
   const Tensor rows =
       add(arange(static_cast<double>(length), positions), static_cast<double>(row0));

@@ -712,6 +712,12 @@ Tensor spacings(const char* op, const Tensor& y, const Tensor& x, std::int64_t d
   return sub(narrow(points, d, 1, n - 1), narrow(points, d, 0, n - 1));
 }
 
+// y[i] + y[i + 1] along dim d (n - 1 of them), the trapezoids' heights doubled.
+Tensor neighbour_sums(const Tensor& y, std::int64_t d) {
+  const std::int64_t n = y.size(d);
+  return add(narrow(y, d, 0, n - 1), narrow(y, d, 1, n - 1));
+}
+
 // y without dim d, zeros: the integral over no samples.
 Tensor no_samples(const Tensor& y, std::int64_t d) {
   return sum(narrow(y, d, 0, 0), d);
@@ -776,7 +782,7 @@ Tensor trapezoid(const Tensor& y, const Tensor& x, std::int64_t dim) {
   if (n == 0) return no_samples(values, d);
   const Tensor dx = spacings(op, values, x, d);
   // PyTorch's sum of dx (y[i] + y[i + 1]), halved.
-  return div(sum(mul(dx, add(narrow(values, d, 1, n - 1), narrow(values, d, 0, n - 1))), d), 2.0);
+  return div(sum(mul(dx, neighbour_sums(values, d)), d), 2.0);
 }
 
 Tensor trapezoid(const Tensor& y, double dx, std::int64_t dim) {
@@ -805,8 +811,7 @@ Tensor cumulative_trapezoid(const Tensor& y, const Tensor& x, std::int64_t dim) 
   const std::int64_t n = values.size(d);
   if (n <= 1) return clone(narrow(values, d, 0, 0));
   const Tensor dx = spacings(op, values, x, d);
-  const Tensor pairs = add(narrow(values, d, 0, n - 1), narrow(values, d, 1, n - 1));
-  return div(cumsum(mul(pairs, dx), d), 2.0);
+  return div(cumsum(mul(neighbour_sums(values, d), dx), d), 2.0);
 }
 
 Tensor cumulative_trapezoid(const Tensor& y, double dx, std::int64_t dim) {
@@ -815,8 +820,7 @@ Tensor cumulative_trapezoid(const Tensor& y, double dx, std::int64_t dim) {
   const Tensor values = floating_or_float32(y);
   const std::int64_t n = values.size(d);
   if (n <= 1) return clone(narrow(values, d, 0, 0));
-  const Tensor pairs = add(narrow(values, d, 0, n - 1), narrow(values, d, 1, n - 1));
-  return cumsum(mul(pairs, dx / 2.0), d);
+  return cumsum(mul(neighbour_sums(values, d), dx / 2.0), d);
 }
 
 }  // namespace leangrad

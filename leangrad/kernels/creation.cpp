@@ -35,7 +35,9 @@ Tensor random(const char* op, const Shape& shape, const TensorOptions& options, 
   return t;
 }
 
-// n values value(i) computed in double on the host, rounded once to options' dtype on its device.
+// n values value(i) computed in double on the host, rounded once to options' dtype on its device
+// (arange, linspace, logspace, the windows). The host buffer comes from the allocator, so n too
+// large for memory is an OutOfMemoryError.
 template <typename Value>
 Tensor from_host_values(const char* op, std::int64_t n, const TensorOptions& options, Value value) {
   Tensor values = empty_for(op, {n}, kFloat64);
@@ -45,6 +47,15 @@ Tensor from_host_values(const char* op, std::int64_t n, const TensorOptions& opt
   Tensor t = values.to(options.dtype()).to(options.device());
   if (options.requires_grad()) t.requires_grad_(true);
   return t;
+}
+
+// Value i of linspace(start, end, steps): PyTorch's two-sided formula, start + i step for the
+// first half and end - (steps - 1 - i) step for the second, so both ends are exact.
+double linspace_value(double start, double end, std::int64_t steps, std::int64_t i) {
+  if (steps == 1) return start;  // one value: start, as PyTorch
+  const double step = (end - start) / static_cast<double>(steps - 1);
+  return i < steps / 2 ? start + step * static_cast<double>(i)
+                       : end - step * static_cast<double>(steps - 1 - i);
 }
 
 // A window of window_length values: formula(i, N) for the symmetric window of N points (N >= 2),
@@ -114,32 +125,17 @@ Tensor arange(double start, double end, double step, const TensorOptions& option
   LG_CHECK_SHAPE(count <= static_cast<double>(kMaxTensorBytes / 8), "arange: [", start, ", ", end,
                  ") in steps of ", step, " has ", count, " elements, too many for memory");
   const std::int64_t n = std::max<std::int64_t>(static_cast<std::int64_t>(count), 0);
-  // Computed in double on the host, then converted: exact for every integer range. The host
-  // buffer comes from the allocator, so a range too large for memory is an OutOfMemoryError.
-  Tensor values = empty_for("arange", {n}, kFloat64);
-  double* v = values.data_ptr<double>();
-  for (std::int64_t i = 0; i < n; ++i)
-    v[i] = first + static_cast<double>(i) * delta;
-  Tensor t = values.to(options.dtype()).to(options.device());
-  if (options.requires_grad()) t.requires_grad_(true);
-  return t;
+  // Computed in double on the host, then converted: exact for every integer range.
+  return from_host_values("arange", n, options,
+                          [&](std::int64_t i) { return first + static_cast<double>(i) * delta; });
 }
 
 Tensor linspace(double start, double end, std::int64_t steps, const TensorOptions& options) {
   LG_CHECK_SHAPE(steps >= 0, "linspace: steps must be >= 0, got ", steps);
   LG_CHECK(std::isfinite(start) && std::isfinite(end),
            "linspace: start and end must be finite, got ", start, " and ", end);
-  Tensor values = empty_for("linspace", {steps}, kFloat64);
-  double* v = values.data_ptr<double>();
-  const double step = steps > 1 ? (end - start) / static_cast<double>(steps - 1) : 0.0;
-  const std::int64_t half = steps / 2;
-  for (std::int64_t i = 0; i < steps; ++i)
-    v[i] = i < half ? start + step * static_cast<double>(i)
-                    : end - step * static_cast<double>(steps - 1 - i);
-  if (steps == 1) v[0] = start;  // one value: start, as PyTorch
-  Tensor t = values.to(options.dtype()).to(options.device());
-  if (options.requires_grad()) t.requires_grad_(true);
-  return t;
+  return from_host_values("linspace", steps, options,
+                          [&](std::int64_t i) { return linspace_value(start, end, steps, i); });
 }
 
 Tensor logspace(double start, double end, std::int64_t steps, double base,
@@ -147,14 +143,9 @@ Tensor logspace(double start, double end, std::int64_t steps, double base,
   LG_CHECK_SHAPE(steps >= 0, "logspace: steps must be >= 0, got ", steps);
   LG_CHECK(std::isfinite(start) && std::isfinite(end),
            "logspace: start and end must be finite, got ", start, " and ", end);
-  // linspace's values, computed the same way (exact at both ends), then base^v, rounded once.
-  const double step = steps > 1 ? (end - start) / static_cast<double>(steps - 1) : 0.0;
-  const std::int64_t half = steps / 2;
+  // base to linspace's values (exact at both ends), rounded once.
   return from_host_values("logspace", steps, options, [&](std::int64_t i) {
-    const double v = steps == 1 ? start
-                     : i < half ? start + step * static_cast<double>(i)
-                                : end - step * static_cast<double>(steps - 1 - i);
-    return std::pow(base, v);
+    return std::pow(base, linspace_value(start, end, steps, i));
   });
 }
 
