@@ -631,6 +631,56 @@ Tensor piecewise_constant(const char* name, UnaryOp op, const Tensor& a) {
 
 }  // namespace
 
+namespace {
+
+// Whether rounding_mode asks for floor (true) or trunc (false); anything else is an Error.
+bool floor_mode(std::string_view rounding_mode) {
+  LG_CHECK(rounding_mode == "floor" || rounding_mode == "trunc",
+           "div: expected rounding_mode to be one of None, 'trunc', or 'floor' but found '",
+           rounding_mode, "'");
+  return rounding_mode == "floor";
+}
+
+// a / b rounded toward zero (trunc) or down (floor) in the dtype a and b promote to: an integral
+// one exactly (a - fmod(a, b) is a multiple of b, so floor-dividing it truncates), a floating one
+// as trunc(a / b) and floor_divide. B is a Tensor or a double.
+template <typename B>
+Tensor rounded_quotient(const Tensor& a, const B& b, bool floor, bool integral) {
+  if (floor) return ops::binary(BinaryOp::FloorDivide, a, b);
+  if (integral) {
+    return ops::binary(BinaryOp::FloorDivide,
+                       ops::binary(BinaryOp::Sub, a, ops::binary(BinaryOp::Fmod, a, b)), b);
+  }
+  return ops::unary(UnaryOp::Trunc, ops::binary(BinaryOp::Div, a, b));
+}
+
+}  // namespace
+
+Tensor div(const Tensor& a, const Tensor& b, std::optional<std::string_view> rounding_mode) {
+  if (!rounding_mode) return div(a, b);
+  LG_PROFILE_OP(a, b);
+  const bool floor = floor_mode(*rounding_mode);
+  LG_CHECK_DTYPE(a.dtype() != kBool || b.dtype() != kBool, "div: rounding_mode '", *rounding_mode,
+                 "' is not defined for two bool tensors, as PyTorch's");
+  const bool integral = !is_floating(a.dtype()) && !is_floating(b.dtype());
+  return record_op("div", rounded_quotient(a, b, floor, integral), {a, b}, {},
+                   [](const BackwardContext& c) -> std::vector<Tensor> {
+                     const Tensor zero = zeros_like(c.grad);
+                     return {c.needs(0) ? sum_to(zero, c.shape(0)) : Tensor(),
+                             c.needs(1) ? sum_to(zero, c.shape(1)) : Tensor()};
+                   });
+}
+
+Tensor div(const Tensor& a, double b, std::optional<std::string_view> rounding_mode) {
+  if (!rounding_mode) return div(a, b);
+  LG_PROFILE_OP(a);
+  const bool floor = floor_mode(*rounding_mode);
+  LG_CHECK_DTYPE(a.dtype() != kBool, "div: rounding_mode '", *rounding_mode,
+                 "' of a bool tensor by a number is not defined (convert the tensor first)");
+  const bool integral = !is_floating(a.dtype()) && std::isfinite(b) && b == std::trunc(b);
+  return piecewise_constant("div", rounded_quotient(a, b, floor, integral), a);
+}
+
 namespace autograd {
 
 double power_of_ten_in(DType dtype, std::int64_t decimals) {

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
@@ -88,6 +89,13 @@ Tensor fmod(const Tensor& a, double b);
 // constant: no gradient flows through it (PyTorch's is not implemented).
 Tensor floor_divide(const Tensor& a, const Tensor& b);
 Tensor floor_divide(const Tensor& a, double b);
+// a / b rounded as rounding_mode says, as torch.div(a, b, rounding_mode=...): none is true
+// division (div(a, b)); "trunc" rounds toward zero, "floor" down (floor_divide). With a mode,
+// operands that promote to an integral dtype stay integral (exact: x // 0 == 0 and
+// trunc(x / 0) == 0 for them, where PyTorch's CPU raises), floating ones give trunc(a / b) or
+// floor_divide's value; the gradient is zero, as PyTorch's. Another mode is an Error.
+Tensor div(const Tensor& a, const Tensor& b, std::optional<std::string_view> rounding_mode);
+Tensor div(const Tensor& a, double b, std::optional<std::string_view> rounding_mode);
 // Bitwise and, or, xor and not of integral or bool tensors (of two bools: the logical ones),
 // with broadcasting and promotion, as torch.bitwise_*; a floating operand is a DTypeError. A
 // double must hold an integer. x & y, x | y, x ^ y and ~x are these.
@@ -302,6 +310,13 @@ inline Tensor divide(const Tensor& a, const Tensor& b) {
 }
 inline Tensor divide(const Tensor& a, double b) {
   return div(a, b);
+}
+inline Tensor divide(const Tensor& a, const Tensor& b,
+                     std::optional<std::string_view> rounding_mode) {
+  return div(a, b, rounding_mode);
+}
+inline Tensor divide(const Tensor& a, double b, std::optional<std::string_view> rounding_mode) {
+  return div(a, b, rounding_mode);
 }
 inline Tensor true_divide(const Tensor& a, const Tensor& b) {
   return div(a, b);

@@ -290,7 +290,7 @@ struct LuFactor : autograd::Function<LuFactor> {
     const Tensor lu = on_device_of(f.lu, A);
     const Tensor pivots = on_device_of(f.pivots, A);
     ctx->save_for_backward({lu, pivots});
-    return {lu, pivots};
+    return {lu, pivots, on_device_of(f.info, A).reshape(batch_shape(A))};
   }
   static std::vector<Tensor> backward(autograd::Context* ctx, std::vector<Tensor> grads) {
     const std::vector<Tensor> saved = ctx->saved();
@@ -333,6 +333,22 @@ std::tuple<Tensor, Tensor> lu_factor(const Tensor& A, bool pivot) {
   check_lu_pivot("linalg_lu_factor", pivot);
   const std::vector<Tensor> out = LuFactor::apply(A);
   return {out[0], out[1]};
+}
+
+std::tuple<Tensor, Tensor, Tensor> lu_factor_ex(const Tensor& A, bool pivot, bool check_errors) {
+  LG_PROFILE_OP(A);
+  const char* op = "linalg_lu_factor_ex";
+  check_matrices(op, A, "A", /*square=*/true);
+  check_lu_pivot(op, pivot);
+  const std::vector<Tensor> out = LuFactor::apply(A);
+  if (check_errors) {
+    const Tensor info = out[2].to(Device::cpu()).contiguous().reshape({-1});
+    const std::int64_t i = first_failure(info);
+    LG_CHECK(i < 0, op, batch_element(info, i), ": U[", info.data_ptr<std::int32_t>()[i] - 1, ", ",
+             info.data_ptr<std::int32_t>()[i] - 1,
+             "] is zero (the matrix is singular); call it with check_errors=false for the factors");
+  }
+  return {out[0], out[1], out[2]};
 }
 
 std::tuple<Tensor, Tensor, Tensor> lu(const Tensor& A, bool pivot) {
@@ -417,7 +433,7 @@ DetValue det_on_host(const Tensor& A, const char* op) {
 
 // The inverse without an Error for a singular matrix (its entries are then inf or NaN): what
 // slogdet's gradient needs at a singular matrix, where PyTorch's is infinite too.
-Tensor inv_impl(const Tensor& A, bool check, const char* op);
+Tensor inv_impl(const Tensor& A, bool check, const char* op, Tensor* info = nullptr);
 
 // The cofactor matrix of each matrix (the gradient of det), from its SVD (Note [Gradients of the
 // decompositions]).
@@ -485,9 +501,10 @@ std::tuple<Tensor, Tensor> slogdet(const Tensor& A) {
 
 namespace {
 
-Tensor inv_impl(const Tensor& A, bool check, const char* op) {
+Tensor inv_impl(const Tensor& A, bool check, const char* op, Tensor* info) {
   const LuFactors f = lu_on_host(A, op);
   if (check) check_invertible(f, op, "inversion");
+  if (info != nullptr) *info = on_device_of(f.info, A).reshape(batch_shape(A));
   const std::int64_t n = cols(A);
   Tensor identity;
   {
@@ -510,9 +527,21 @@ Tensor inv(const Tensor& A) {
   return inv_impl(A, /*check=*/true, "linalg_inv");
 }
 
-Tensor solve(const Tensor& A, const Tensor& B, bool left) {
-  LG_PROFILE_OP(A, B);
-  const char* op = "linalg_solve";
+std::tuple<Tensor, Tensor> inv_ex(const Tensor& A, bool check_errors) {
+  LG_PROFILE_OP(A);
+  const char* op = "linalg_inv_ex";
+  check_matrices(op, A, "A", /*square=*/true);
+  Tensor info;
+  Tensor out = inv_impl(A, check_errors, op, &info);
+  return {out, info};
+}
+
+namespace {
+
+// solve, and solve_ex: a singular A is an Error with check, and info (when asked for) each
+// matrix's lu_factor info, of the broadcast batch's shape.
+Tensor solve_impl(const Tensor& A, const Tensor& B, bool left, bool check, const char* op,
+                  Tensor* info) {
   check_matrices(op, A, "A", /*square=*/true);
   LG_CHECK(B.defined(), op, ": expected a defined B, got an undefined Tensor()");
   check_pair(op, A, "A", B, "B");
@@ -524,7 +553,7 @@ Tensor solve(const Tensor& A, const Tensor& B, bool left) {
   if (!left) {
     LG_CHECK_SHAPE(!vector_rhs && B.dim() >= 2, op,
                    ": with left=false expected B of shape (*, k, n), got ", B.shape());
-    return mT(solve(mT(A), mT(B), /*left=*/true));
+    return mT(solve_impl(mT(A), mT(B), /*left=*/true, check, op, info));
   }
   const Tensor b = vector_rhs ? unsqueeze(B, -1) : B;
   LG_CHECK_SHAPE(b.dim() >= 2 && rows(b) == n, op, ": expected B of shape (*, ", n, ", k) or (*, ",
@@ -533,7 +562,8 @@ Tensor solve(const Tensor& A, const Tensor& B, bool left) {
   const Tensor a_b = expand(A, with_matrix(batch, n, n));
   const Tensor b_b = expand(b, with_matrix(batch, n, cols(b)));
   const LuFactors f = lu_on_host(a_b, op);
-  check_invertible(f, op, "solve");
+  if (check) check_invertible(f, op, "solve");
+  if (info != nullptr) *info = on_device_of(f.info, A).reshape(batch);
   const Tensor x = on_device_of(lu_solve_on_host(f, host_copy(b_b), op), A);
   // The backward solves A^T gb = g. Without create_graph it takes the forward's factors (A =
   // P^T L U on the host, kept by the node), as PyTorch's does, instead of factoring A again;
@@ -552,6 +582,21 @@ Tensor solve(const Tensor& A, const Tensor& B, bool left) {
                                  return grads;
                                });
   return vector_rhs ? squeeze(out, -1) : out;
+}
+
+}  // namespace
+
+Tensor solve(const Tensor& A, const Tensor& B, bool left) {
+  LG_PROFILE_OP(A, B);
+  return solve_impl(A, B, left, /*check=*/true, "linalg_solve", nullptr);
+}
+
+std::tuple<Tensor, Tensor> solve_ex(const Tensor& A, const Tensor& B, bool left,
+                                    bool check_errors) {
+  LG_PROFILE_OP(A, B);
+  Tensor info;
+  Tensor out = solve_impl(A, B, left, check_errors, "linalg_solve_ex", &info);
+  return {out, info};
 }
 
 Tensor solve_triangular(const Tensor& A, const Tensor& B, bool upper, bool left,
@@ -595,9 +640,11 @@ Tensor solve_triangular(const Tensor& A, const Tensor& B, bool upper, bool left,
 
 // ---- Cholesky -----------------------------------------------------------------------------------
 
-Tensor cholesky(const Tensor& A, bool upper) {
-  LG_PROFILE_OP(A);
-  const char* op = "linalg_cholesky";
+namespace {
+
+// cholesky, and cholesky_ex: an A that is not positive definite is an Error with check, and info
+// (when asked for) potrf's, of A's batch shape.
+Tensor cholesky_impl(const Tensor& A, bool upper, bool check, const char* op, Tensor* info_out) {
   check_matrices(op, A, "A", /*square=*/true);
   const std::int64_t n = cols(A);
   Tensor l_host = host_copy(A);
@@ -607,12 +654,13 @@ Tensor cholesky(const Tensor& A, bool upper) {
     kernels::cholesky<T>(l_host.data_ptr<T>(), info.numel(), n, int_data(info));
   });
   const std::int64_t bad = first_failure(info);
-  if (bad >= 0) {
+  if (check && bad >= 0) {
     LG_THROW(Error, op, batch_element(info, bad),
              ": the factorization could not be completed because the input is not positive ",
              "definite (the leading minor of order ", info.data_ptr<std::int32_t>()[bad],
              " is not positive definite); A of shape ", A.shape());
   }
+  if (info_out != nullptr) *info_out = on_device_of(info, A).reshape(batch_shape(A));
   Tensor out = on_device_of(l_host, A);
   out = record_op("linalg_cholesky", out, {A}, {out},
                   [](const BackwardContext& c) -> std::vector<Tensor> {
@@ -623,6 +671,20 @@ Tensor cholesky(const Tensor& A, bool upper) {
                     return {solve_triangular(l, y, /*upper=*/false, /*left=*/false)};
                   });
   return upper ? mT(out) : out;
+}
+
+}  // namespace
+
+Tensor cholesky(const Tensor& A, bool upper) {
+  LG_PROFILE_OP(A);
+  return cholesky_impl(A, upper, /*check=*/true, "linalg_cholesky", nullptr);
+}
+
+std::tuple<Tensor, Tensor> cholesky_ex(const Tensor& A, bool upper, bool check_errors) {
+  LG_PROFILE_OP(A);
+  Tensor info;
+  Tensor out = cholesky_impl(A, upper, check_errors, "linalg_cholesky_ex", &info);
+  return {out, info};
 }
 
 // ---- QR -----------------------------------------------------------------------------------------
@@ -713,6 +775,36 @@ std::tuple<Tensor, Tensor> qr(const Tensor& A, std::string_view mode) {
            ": expected mode \"reduced\", \"complete\" or \"r\", got \"", mode, "\"");
   const std::vector<Tensor> out = Qr::apply(A, std::string(mode));
   return {out[0], out[1]};
+}
+
+Tensor householder_product(const Tensor& A, const Tensor& tau) {
+  LG_PROFILE_OP(A, tau);
+  const char* op = "linalg_householder_product";
+  check_matrices(op, A, "A", /*square=*/false);
+  LG_CHECK(tau.defined(), op, ": expected a defined tau, got an undefined Tensor()");
+  check_pair(op, A, "A", tau, "tau");
+  const std::int64_t m = rows(A);
+  const std::int64_t n = cols(A);
+  LG_CHECK_SHAPE(m >= n, op, ": expected A (*, m, n) with m >= n, got shape ", A.shape());
+  LG_CHECK_SHAPE(tau.dim() == A.dim() - 1 &&
+                     Shape(tau.shape().begin(), tau.shape().end() - 1) == batch_shape(A) &&
+                     tau.size(-1) <= n,
+                 op, ": expected tau (*, k) with A's batch dims and k <= ", n, " (A of shape ",
+                 A.shape(), "), got shape ", tau.shape());
+  const std::int64_t k = tau.size(-1);
+  const TensorOptions options = A.options();
+  // Q = H_0 (H_1 (... (H_(k-1) I))), each H_j applied as Q - tau_j v_j (v_j^T Q).
+  Tensor q = expand(eye(m, n, options), A.shape());
+  const Tensor row = arange(static_cast<double>(m), options);
+  for (std::int64_t j = k - 1; j >= 0; --j) {
+    const Tensor column = select(A, -1, j);  // (*, m)
+    const Tensor v = add(mul(column, gt(row, static_cast<double>(j)).to(A.dtype())),
+                         eq(row, static_cast<double>(j)).to(A.dtype()));
+    const Tensor vt_q = matmul(unsqueeze(v, -2), q);  // (*, 1, n)
+    const Tensor t = unsqueeze(unsqueeze(select(tau, -1, j), -1), -1);
+    q = sub(q, mul(t, matmul(unsqueeze(v, -1), vt_q)));
+  }
+  return q;
 }
 
 // ---- eigh ---------------------------------------------------------------------------------------
@@ -1339,6 +1431,26 @@ Tensor cholesky_inverse(const Tensor& L, bool upper) {
                  ": expected float32 or float64, got ", L.dtype());
   // A^-1 solves A X = I; the identity broadcasts over L's batch.
   return cholesky_solve(eye(L.size(-1), L.options()), L, upper);
+}
+
+std::tuple<Tensor, Tensor> geqrf(const Tensor& A) {
+  LG_PROFILE_OP(A);
+  const char* op = "geqrf";
+  linalg::check_matrices(op, A, "A", /*square=*/false);
+  const std::int64_t m = linalg::rows(A);
+  const std::int64_t n = linalg::cols(A);
+  const Shape batch = linalg::batch_shape(A);
+  Tensor a = linalg::host_copy(A);
+  Tensor tau = linalg::host_empty(linalg::with_vector(batch, std::min(m, n)), A.dtype());
+  linalg::with_real(A.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    kernels::geqrf<T>(a.data_ptr<T>(), tau.data_ptr<T>(), linalg::batch_count(batch, op), m, n);
+  });
+  return {linalg::on_device_of(a, A), linalg::on_device_of(tau, A)};
+}
+
+Tensor orgqr(const Tensor& A, const Tensor& tau) {
+  return linalg::householder_product(A, tau);
 }
 
 std::tuple<Tensor, Tensor, Tensor> lu_unpack(const Tensor& LU, const Tensor& pivots,

@@ -24,6 +24,10 @@ namespace leangrad::linalg {
 // swapped with row pivots[i] - 1 at step i (LAPACK's getrf). A singular A factors (a zero on U's
 // diagonal). pivot must be true (PyTorch's CPU refuses false too). Square matrices only.
 std::tuple<Tensor, Tensor> lu_factor(const Tensor& A, bool pivot = true);
+// lu_factor with LAPACK's info (*) int32 as well, as torch.linalg.lu_factor_ex: 0, or k for the
+// first zero U[k - 1, k - 1]; check_errors makes a nonzero info an Error.
+std::tuple<Tensor, Tensor, Tensor> lu_factor_ex(const Tensor& A, bool pivot = true,
+                                                bool check_errors = false);
 // A = P L U, as torch.linalg.lu: P (*, n, n) a permutation matrix in A's dtype, L unit lower
 // triangular, U upper triangular. Square matrices only.
 std::tuple<Tensor, Tensor, Tensor> lu(const Tensor& A, bool pivot = true);
@@ -39,9 +43,17 @@ Tensor det(const Tensor& A);
 std::tuple<Tensor, Tensor> slogdet(const Tensor& A);
 // The inverse (*, n, n); a singular A is an Error naming the zero pivot, as PyTorch's.
 Tensor inv(const Tensor& A);
+// inv, and the info (*) int32 of each matrix's LU (0, or k for the first zero U[k - 1, k - 1]), as
+// torch.linalg.inv_ex: a singular matrix's inverse is unspecified (infinities and NaN), and an
+// Error only with check_errors.
+std::tuple<Tensor, Tensor> inv_ex(const Tensor& A, bool check_errors = false);
 // The X with A X = B (left) or X A = B, as torch.linalg.solve: B (*, n, k), or a batch of vectors
 // (*, n) when B is 1-d or has A's shape without its last dim. A singular A is an Error.
 Tensor solve(const Tensor& A, const Tensor& B, bool left = true);
+// solve, and the info (broadcast batch) int32 of each A's LU, as torch.linalg.solve_ex: the
+// solution for a singular A is unspecified, and an Error only with check_errors.
+std::tuple<Tensor, Tensor> solve_ex(const Tensor& A, const Tensor& B, bool left = true,
+                                    bool check_errors = false);
 // The X with A X = B (left; B (*, n, k)) or X A = B (B (*, k, n)) for the triangle of A that
 // upper names (the other is not read), ones taken on the diagonal with unitriangular, as
 // torch.linalg.solve_triangular. A zero on the diagonal gives infinities (no Error, as PyTorch's).
@@ -52,6 +64,11 @@ Tensor solve_triangular(const Tensor& A, const Tensor& B, bool upper, bool left 
 // torch.linalg.cholesky; an A that is not positive definite is an Error naming the first leading
 // minor that is not. The gradient is symmetric (A is taken as symmetric).
 Tensor cholesky(const Tensor& A, bool upper = false);
+// cholesky, and the info (*) int32 (0, or the order of the first leading minor that is not
+// positive definite), as torch.linalg.cholesky_ex: a failed matrix's factor is unspecified, and
+// an Error only with check_errors. Its gradient is cholesky's.
+std::tuple<Tensor, Tensor> cholesky_ex(const Tensor& A, bool upper = false,
+                                       bool check_errors = false);
 
 // A (*, m, n) = Q R with Householder reflections, R's diagonal carrying their signs (LAPACK's, so
 // the factors are PyTorch's), as torch.linalg.qr. mode "reduced": Q (*, m, k), R (*, k, n), k =
@@ -59,6 +76,13 @@ Tensor cholesky(const Tensor& A, bool upper = false);
 // gradient. Not differentiable with "complete" for m > n (Q's last columns are not determined),
 // as PyTorch's.
 std::tuple<Tensor, Tensor> qr(const Tensor& A, std::string_view mode = "reduced");
+
+// The first n columns of the product H_0 H_1 ... H_(k-1) of Householder reflections H_j = I -
+// tau_j v_j v_j^T, v_j column j of A (*, m, n) below the diagonal under a leading 1 (geqrf's
+// layout), tau (*, k), k <= n <= m, as torch.linalg.householder_product (torch.orgqr): with
+// geqrf's output it is QR's Q. Composed of matmul and elementwise functions, so it
+// differentiates in A and tau (twice too).
+Tensor householder_product(const Tensor& A, const Tensor& tau);
 
 // The eigenvalues (*, n), ascending, and orthonormal eigenvectors (columns of (*, n, n)) of the
 // symmetric A, read from its lower ("L") or upper ("U") triangle, as torch.linalg.eigh. The
@@ -169,6 +193,13 @@ Tensor cholesky_inverse(const Tensor& L, bool upper = false);
 // 1 to m) on the host.
 std::tuple<Tensor, Tensor, Tensor> lu_unpack(const Tensor& LU, const Tensor& pivots,
                                              bool unpack_data = true, bool unpack_pivots = true);
+// LAPACK's geqrf of A (*, m, n), as torch.geqrf: (a, tau) with a (*, m, n) holding R on and above
+// the diagonal and the Householder vectors' essential parts below it, tau (*, min(m, n)), A = Q R
+// with Q = householder_product(a, tau) (and R's diagonal linalg::qr's). Not differentiable, as
+// PyTorch's. orgqr is householder_product.
+std::tuple<Tensor, Tensor> geqrf(const Tensor& A);
+Tensor orgqr(const Tensor& A, const Tensor& tau);
+
 // torch's deprecated norms, for programs that still call them: nuclear_norm is
 // linalg::matrix_norm(A, "nuc") over the last two dims (or dim), frobenius_norm the 2-norm of
 // the elements over all dims (or dim).

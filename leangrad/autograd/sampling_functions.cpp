@@ -53,6 +53,7 @@
 
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/grad_mode.h>
+#include <leangrad/autograd/graph.h>
 #include <leangrad/autograd/indexing_functions.h>
 #include <leangrad/autograd/nn_functions.h>
 #include <leangrad/autograd/reduction_functions.h>
@@ -60,6 +61,7 @@
 #include <leangrad/core/generator.h>
 #include <leangrad/core/profiler.h>
 #include <leangrad/kernels/creation.h>
+#include <leangrad/kernels/discrete_samplers.h>
 #include <leangrad/kernels/ops.h>
 
 namespace leangrad {
@@ -158,6 +160,80 @@ Tensor bernoulli(const Tensor& input, double p) {
   const DType draw = uniform_dtype_for(input.dtype());
   const Tensor u = rand(input.shape(), TensorOptions(draw).device(input.device()));
   return lt(u, p).to(input.dtype());
+}
+
+namespace {
+
+// The host samplers' operands: contiguous CPU copies in float32, or float64 for float64.
+Tensor host_operand(const Tensor& t) {
+  return t.detach().to(Device::cpu()).to(uniform_dtype_for(t.dtype())).contiguous();
+}
+
+// Runs a host sampler over `n` elements into a new host tensor of `like`'s shape and dtype, from
+// n counters of the default generator of `device` (kernels/discrete_samplers.h).
+template <typename Draw>
+Tensor draw_on_host(const Tensor& like, Device device, Draw draw) {
+  Tensor out = empty(like.shape(), like.dtype());
+  const Generator::State state =
+      default_generator(device).reserve(static_cast<std::uint64_t>(out.numel()));
+  if (like.dtype() == kFloat64) {
+    draw(double{}, out, state);
+  } else {
+    draw(float{}, out, state);
+  }
+  return out;
+}
+
+}  // namespace
+
+Tensor poisson(const Tensor& rates) {
+  LG_PROFILE_OP(rates);
+  const char* op = "poisson";
+  check_floating(op, "rates", rates);
+  LG_CHECK(all_true(logical_and(ge(rates.detach(), 0.0), isfinite(rates.detach()))), op,
+           ": expected every rate >= 0 and finite, got rates of shape ", rates.shape(), ", dtype ",
+           rates.dtype(), ", device ", rates.device());
+  const Tensor r = host_operand(rates);
+  const Tensor draws =
+      draw_on_host(r, rates.device(), [&]<typename T>(T, Tensor& out, Generator::State state) {
+        kernels::poisson<T>(r.data_ptr<T>(), out.data_ptr<T>(), out.numel(), state.seed,
+                            state.offset);
+      });
+  const Tensor out = draws.to(rates.dtype()).to(rates.device());
+  // PyTorch's gradient is zero (the draw is piecewise constant in the rate).
+  return autograd::record_op(op, out, {rates}, {},
+                             [](const autograd::BackwardContext& c) -> std::vector<Tensor> {
+                               return {zeros_like(c.grad)};
+                             });
+}
+
+Tensor binomial(const Tensor& count, const Tensor& prob) {
+  LG_PROFILE_OP(count, prob);
+  const char* op = "binomial";
+  check_floating(op, "count", count);
+  check_floating(op, "prob", prob);
+  LG_CHECK_DTYPE(count.dtype() == prob.dtype(), op, ": expected count and prob of one dtype, got ",
+                 count.dtype(), " and ", prob.dtype());
+  LG_CHECK_DEVICE(count.device() == prob.device(), op,
+                  ": expected count and prob on one device, got ", count.device(), " and ",
+                  prob.device());
+  const Shape shape = broadcast_shapes(count.shape(), prob.shape(), op);
+  const Tensor n = count.detach();
+  const Tensor p = prob.detach();
+  LG_CHECK(all_true(logical_and(logical_and(ge(n, 0.0), isfinite(n)), eq(n, floor(n)))), op,
+           ": expected every count to be a non-negative integer, got count of shape ",
+           count.shape(), ", dtype ", count.dtype(), ", device ", count.device());
+  LG_CHECK(all_true(logical_and(ge(p, 0.0), le(p, 1.0))), op,
+           ": expected every prob in [0, 1] (no NaN), got prob of shape ", prob.shape(), ", dtype ",
+           prob.dtype(), ", device ", prob.device());
+  const Tensor n_host = host_operand(expand(n, shape));
+  const Tensor p_host = host_operand(expand(p, shape));
+  const Tensor draws =
+      draw_on_host(n_host, count.device(), [&]<typename T>(T, Tensor& out, Generator::State state) {
+        kernels::binomial<T>(n_host.data_ptr<T>(), p_host.data_ptr<T>(), out.data_ptr<T>(),
+                             out.numel(), state.seed, state.offset);
+      });
+  return draws.to(count.dtype()).to(count.device());
 }
 
 Tensor multinomial(const Tensor& probs, std::int64_t num_samples, bool replacement) {

@@ -1,7 +1,8 @@
-// Sampling from distributions with tensor parameters, as torch's: bernoulli, multinomial, and
-// normal with tensors of means and standard deviations. Each draws from the default generator of
-// its input's device (rand's and randn's, so manual_seed and snapshot_rng cover them) and is
-// composed of rand / randn and tensor functions (Note [Sampling by composition] in
+// Sampling from distributions with tensor parameters, as torch's: bernoulli, multinomial,
+// poisson, binomial, and normal with tensors of means and standard deviations. Each draws from
+// the default generator of its input's device (rand's and randn's, so manual_seed and
+// snapshot_rng cover them); all but poisson and binomial are composed of rand / randn and tensor
+// functions (Note [Sampling by composition] in
 // sampling_functions.cpp), so it runs on every device. randperm is in kernels/creation.h beside
 // randint.
 //   Tensor mask = bernoulli(full({4, 4}, 0.3));            // 1 with probability 0.3
@@ -34,6 +35,18 @@ Tensor bernoulli(const Tensor& input, double p);
 // the order that of the draws; with replacement, any index any number of times. Result
 // (num_samples) or (N, num_samples).
 Tensor multinomial(const Tensor& probs, std::int64_t num_samples, bool replacement = false);
+
+// Poisson(rate) draws, elementwise, in rates' dtype and on its device: rates floating, each >= 0
+// and finite (checked; a CUDA tensor is read back for the check), as torch.poisson. The gradient
+// is zero, as PyTorch's. Drawn on the host (Note [Discrete samplers] in
+// kernels/discrete_samplers.cpp) from counters of the device's default generator, so a CUDA
+// tensor's values take a round trip and equal the CPU's for the same seed.
+Tensor poisson(const Tensor& rates);
+// Binomial(count, prob) draws, elementwise with count and prob broadcast together, in their dtype
+// (floating, one for both) and on their device: each count a non-negative integer, each prob in
+// [0, 1] (checked; PyTorch's takes any count and clamps prob), as torch.binomial. Not
+// differentiable (PyTorch's gradient is not implemented). Drawn as poisson is.
+Tensor binomial(const Tensor& count, const Tensor& prob);
 
 // Normal samples with means `mean` and standard deviations `std` (each >= 0, checked), broadcast
 // together: mean + std * randn, differentiable in both (the reparameterisation), as

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/graph.h>
 #include <leangrad/autograd/indexing_functions.h>
 #include <leangrad/autograd/linalg_functions.h>
 #include <leangrad/core/creation.h>
@@ -585,6 +586,106 @@ Tensor diagonal_scatter(const Tensor& input, const Tensor& src, std::int64_t off
   const Tensor front = movedim(input, {d1, d2}, {0, 1});
   const Tensor written = index_put(front, {rows, cols}, movedim(src.to(input.dtype()), -1, 0));
   return movedim(written, {0, 1}, {d1, d2});
+}
+
+// ---- as_strided ---------------------------------------------------------------------------------
+
+namespace {
+
+// Where a tensor's elements lie in its storage.
+struct Geometry {
+  Shape size;
+  Strides stride;
+  std::int64_t offset = 0;
+
+  // The storage position of the last element (the offset for none).
+  std::int64_t last() const {
+    std::int64_t p = offset;
+    for (std::size_t d = 0; d < size.size(); ++d)
+      p += size[d] > 0 ? (size[d] - 1) * stride[d] : 0;
+    return p;
+  }
+  // Whether no two elements can share a location: sorted by stride, each dim of size > 1 steps
+  // past everything the dims of smaller stride reach. (Sufficient, not necessary: a geometry that
+  // fails it may still not overlap, and is then treated as possibly overlapping.)
+  bool surely_disjoint() const {
+    std::vector<std::size_t> dims;
+    for (std::size_t d = 0; d < size.size(); ++d) {
+      if (size[d] > 1) dims.push_back(d);
+    }
+    std::sort(dims.begin(), dims.end(),
+              [&](std::size_t a, std::size_t b) { return stride[a] < stride[b]; });
+    std::int64_t reach = 0;  // the largest distance the smaller-stride dims span
+    for (std::size_t d : dims) {
+      if (stride[d] <= reach) return false;
+      reach += (size[d] - 1) * stride[d];
+    }
+    return true;
+  }
+};
+
+// The storage positions of g's elements less `origin`, int64 of g's shape on `device`.
+Tensor positions(const Geometry& g, std::int64_t origin, Device device) {
+  const TensorOptions longs = TensorOptions(kInt64).device(device);
+  Tensor p = full({}, static_cast<double>(g.offset - origin), longs);
+  for (std::size_t d = 0; d < g.size.size(); ++d) {
+    Shape along(g.size.size(), 1);
+    along[d] = g.size[d];
+    p = add(p, reshape(mul(arange(static_cast<double>(g.size[d]), longs),
+                           static_cast<double>(g.stride[d])),
+                       along));
+  }
+  return expand(p, g.size);
+}
+
+// The gradient of input (geometry in) from grad, the gradient of its view (geometry out): grad
+// added into the storage locations, then read back at input's (Note in the header).
+Tensor as_strided_backward(const Tensor& grad, const Geometry& in, const Geometry& out) {
+  if (shape_numel(in.size, "as_strided") == 0 || grad.numel() == 0)
+    return zeros(in.size, grad.options());
+  const std::int64_t origin = std::min(in.offset, out.offset);
+  const std::int64_t span = std::max(in.last(), out.last()) - origin + 1;
+  const Tensor out_at = reshape(positions(out, origin, grad.device()), {-1});
+  const Tensor in_at = reshape(positions(in, origin, grad.device()), {-1});
+  Tensor storage = index_add(zeros({span}, grad.options()), 0, out_at, reshape(grad, {-1}));
+  if (!in.surely_disjoint()) {
+    // Each location's gradient shared among the input elements at it (so their sum is it).
+    const Tensor count =
+        index_add(zeros({span}, grad.options()), 0, in_at, ones({in_at.numel()}, grad.options()));
+    storage = div(storage, clamp_min(count, 1.0));
+  }
+  return reshape(index_select(storage, 0, in_at), in.size);
+}
+
+}  // namespace
+
+Tensor as_strided(const Tensor& input, const Shape& size, const Strides& stride,
+                  std::optional<std::int64_t> storage_offset) {
+  LG_PROFILE_OP(input);
+  const char* op = "as_strided";
+  check_defined(op, input);
+  LG_CHECK_SHAPE(size.size() == stride.size(), op, ": expected one stride per size, got size ",
+                 size, " and stride ", shape_str(stride));
+  for (std::size_t d = 0; d < size.size(); ++d) {
+    LG_CHECK_SHAPE(size[d] >= 0, op, ": expected sizes >= 0, got size ", size);
+    LG_CHECK_SHAPE(stride[d] >= 0, op, ": negative strides are not supported, got stride ",
+                   shape_str(stride), " (size ", size, ")");
+  }
+  const std::int64_t offset = storage_offset.value_or(input.storage_offset());
+  LG_CHECK_SHAPE(offset >= 0, op, ": expected storage_offset >= 0, got ", offset);
+  const std::int64_t extent = checked_extent(size, stride, offset, input.element_size(), op);
+  const std::int64_t elements =
+      static_cast<std::int64_t>(input.storage()->nbytes() / input.element_size());
+  LG_CHECK_SHAPE(extent <= elements, op, ": size ", size, ", stride ", shape_str(stride),
+                 " and storage_offset ", offset, " reach element ", extent - 1, " of a storage of ",
+                 elements, " elements (input of shape ", input.shape(), ")");
+  Geometry in{input.shape(), input.strides(), input.storage_offset()};
+  Geometry out{size, stride, offset};
+  return autograd::record_op(op, views::as_strided(input, size, stride, offset), {input}, {},
+                             [in = std::move(in), out = std::move(out)](
+                                 const autograd::BackwardContext& c) -> std::vector<Tensor> {
+                               return {as_strided_backward(c.grad, in, out)};
+                             });
 }
 
 }  // namespace leangrad

@@ -119,6 +119,17 @@ Tensor slice_scatter(const Tensor& input, const Tensor& src, std::int64_t dim = 
 Tensor diagonal_scatter(const Tensor& input, const Tensor& src, std::int64_t offset = 0,
                         std::int64_t dim1 = 0, std::int64_t dim2 = 1);
 
+// A view of input's storage with the given sizes, strides (one per size, each >= 0) and offset,
+// all counted in elements of the storage, not of input (storage_offset: input's by default), as
+// torch.as_strided; an element past the storage is a ShapeError. Its gradient adds each element's
+// gradient into the storage location it views and gives input the sum at each of its own
+// locations (divided among input's elements where input's own geometry overlaps, as PyTorch's);
+// gradients of locations input does not view are dropped. Composed of index_add and index_select,
+// so it differentiates twice. Writing in place through a view whose elements overlap (other than
+// along a dim of stride 0, which is refused) gives an order-dependent result, as PyTorch's.
+Tensor as_strided(const Tensor& input, const Shape& size, const Strides& stride,
+                  std::optional<std::int64_t> storage_offset = std::nullopt);
+
 // The (2, N) coordinates (int64 by default) of the elements on and below (tril) or on and above
 // (triu) the offset-th diagonal of a (row, col) matrix, row by row, as torch.tril_indices and
 // torch.triu_indices.

@@ -80,6 +80,29 @@ template bool Tensor::item<bool>() const;
 Tensor Tensor::view(const Shape& shape) const {
   return leangrad::view(*this, shape);
 }
+Tensor Tensor::as_strided(const Shape& size, const Strides& stride,
+                          std::optional<std::int64_t> storage_offset) const {
+  return leangrad::as_strided(*this, size, stride, storage_offset);
+}
+Tensor Tensor::unfold(std::int64_t dimension, std::int64_t size, std::int64_t step) const {
+  const char* op = "unfold";
+  LG_CHECK(defined(), op, ": expected a defined tensor, got an undefined Tensor()");
+  const std::int64_t d = wrap_dim(dimension, dim(), op);
+  const std::int64_t length = dim() == 0 ? 1 : this->size(d);
+  const std::int64_t along = dim() == 0 ? 1 : strides()[d];
+  LG_CHECK_SHAPE(size >= 0 && size <= length, op, ": size ", size, " is outside [0, ", length,
+                 "], the size of dimension ", d, " (shape ", shape(), ")");
+  LG_CHECK_SHAPE(step > 0, op, ": expected step > 0, got ", step);
+  Shape sizes = shape();
+  Strides steps = strides();
+  if (dim() > 0) {
+    sizes[d] = (length - size) / step + 1;
+    steps[d] = checked_mul(along, step, op);
+  }
+  sizes.push_back(size);
+  steps.push_back(along);
+  return leangrad::as_strided(*this, sizes, steps, storage_offset());
+}
 Tensor Tensor::reshape(const Shape& shape) const {
   return leangrad::reshape(*this, shape);
 }
@@ -1895,25 +1918,25 @@ Tensor Tensor::new_empty(const Shape& size) const {
   return leangrad::empty(size, options());
 }
 Tensor Tensor::new_empty(const Shape& size, const TensorOptions& options) const {
-  return leangrad::empty(size, options);
+  return leangrad::empty(size, this->options().merge_in(options));
 }
 Tensor Tensor::new_zeros(const Shape& size) const {
   return leangrad::zeros(size, options());
 }
 Tensor Tensor::new_zeros(const Shape& size, const TensorOptions& options) const {
-  return leangrad::zeros(size, options);
+  return leangrad::zeros(size, this->options().merge_in(options));
 }
 Tensor Tensor::new_ones(const Shape& size) const {
   return leangrad::ones(size, options());
 }
 Tensor Tensor::new_ones(const Shape& size, const TensorOptions& options) const {
-  return leangrad::ones(size, options);
+  return leangrad::ones(size, this->options().merge_in(options));
 }
 Tensor Tensor::new_full(const Shape& size, double value) const {
   return leangrad::full(size, value, options());
 }
 Tensor Tensor::new_full(const Shape& size, double value, const TensorOptions& options) const {
-  return leangrad::full(size, value, options);
+  return leangrad::full(size, value, this->options().merge_in(options));
 }
 Tensor Tensor::ravel() const {
   return leangrad::ravel(*this);
@@ -1983,6 +2006,12 @@ Tensor Tensor::div(const Tensor& other) const {
 }
 Tensor Tensor::div(double other) const {
   return leangrad::div(*this, other);
+}
+Tensor Tensor::div(const Tensor& other, std::optional<std::string_view> rounding_mode) const {
+  return leangrad::div(*this, other, rounding_mode);
+}
+Tensor Tensor::div(double other, std::optional<std::string_view> rounding_mode) const {
+  return leangrad::div(*this, other, rounding_mode);
 }
 Tensor Tensor::mv(const Tensor& vec) const {
   return leangrad::mv(*this, vec);

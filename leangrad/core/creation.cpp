@@ -27,8 +27,30 @@ Tensor empty_for(const char* op, const Shape& shape, const TensorOptions& option
   return t;
 }
 
-Tensor empty_like(const Tensor& t) {
-  return empty(t.shape(), t.options());
+TensorOptions like_options(const char* op, const Tensor& t, const TensorOptions& options) {
+  LG_CHECK(t.defined(), op, ": expected a defined tensor, got an undefined Tensor()");
+  return t.options().merge_in(options);
+}
+
+Tensor empty_like(const Tensor& t, const TensorOptions& options) {
+  return empty(t.shape(), like_options("empty_like", t, options));
+}
+
+Tensor empty_strided(const Shape& size, const Strides& stride, const TensorOptions& options) {
+  const char* op = "empty_strided";
+  LG_CHECK_SHAPE(size.size() == stride.size(), op, ": expected one stride per dim, got size ", size,
+                 " and stride ", shape_str(stride));
+  for (std::size_t d = 0; d < size.size(); ++d) {
+    LG_CHECK_SHAPE(size[d] >= 0 && stride[d] >= 0, op,
+                   ": expected sizes and strides >= 0, got size ", size, " and stride ",
+                   shape_str(stride));
+  }
+  // The storage holds the elements up to the last one addressed (none for an empty size).
+  const std::int64_t extent = checked_extent(size, stride, 0, element_size(options.dtype()), op);
+  Tensor storage_owner = empty_for(op, {extent}, options.requires_grad(false));
+  Tensor t = make_tensor(storage_owner.storage(), options.dtype(), size, stride);
+  if (options.requires_grad()) t.requires_grad_(true);
+  return t;
 }
 
 namespace {

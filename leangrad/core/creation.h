@@ -14,7 +14,15 @@
 namespace leangrad {
 
 Tensor empty(const Shape& shape, const TensorOptions& options = {});
-Tensor empty_like(const Tensor& t);
+Tensor empty_like(const Tensor& t, const TensorOptions& options = {});
+// An uninitialised tensor of `size` laid out with `stride` (one per dim, each >= 0) over a new
+// storage just large enough, as torch.empty_strided: strides that overlap are allowed (the
+// tensor is then not writable elementwise where a dim of size > 1 has stride 0, as any
+// expanded tensor).
+Tensor empty_strided(const Shape& size, const Strides& stride, const TensorOptions& options = {});
+// The options of a *_like function: t's dtype and device with the fields options set taken from
+// options (TensorOptions::merge_in), as LibTorch's. An undefined t is an Error naming `op`.
+TensorOptions like_options(const char* op, const Tensor& t, const TensorOptions& options);
 // empty() for the library's own ops: a negative or too large shape is a ShapeError naming `op`
 // (zeros, add, ...), the function the caller called, rather than "empty".
 Tensor empty_for(const char* op, const Shape& shape, const TensorOptions& options);

@@ -146,8 +146,9 @@ class Tensor {
   Tensor clone() const;
   // A copy (when needed) with other's dtype and on other's device, as LibTorch's type_as.
   Tensor type_as(const Tensor& other) const;
-  // New tensors with this one's dtype and device unless options are given (then options'
-  // dtype and device), as LibTorch's new_empty, new_zeros, new_ones and new_full.
+  // New tensors with this one's dtype and device unless options set them (the fields options
+  // set override this one's: x.new_zeros(s, kFloat64) stays on x's device), as LibTorch's
+  // new_empty, new_zeros, new_ones and new_full.
   Tensor new_empty(const Shape& size) const;
   Tensor new_empty(const Shape& size, const TensorOptions& options) const;
   Tensor new_zeros(const Shape& size) const;
@@ -185,6 +186,14 @@ class Tensor {
   Tensor view_as(const Tensor& other) const { return view(other.shape()); }
   Tensor reshape_as(const Tensor& other) const { return reshape(other.shape()); }
   Tensor ravel() const;  // reshape({-1})
+  // A view of the storage with these sizes, strides and offset (this one's offset by default),
+  // as LibTorch's as_strided (leangrad::as_strided, autograd/shape_functions.h).
+  Tensor as_strided(const Shape& size, const Strides& stride,
+                    std::optional<std::int64_t> storage_offset = std::nullopt) const;
+  // The slices of `size` elements along `dimension`, every `step` (> 0) elements, as a new last
+  // dim: a view of shape (..., (n - size) / step + 1, ..., size), as LibTorch's Tensor::unfold
+  // (torch.nn.functional.unfold, the image patches, is leangrad::unfold).
+  Tensor unfold(std::int64_t dimension, std::int64_t size, std::int64_t step) const;
   // The last two dims swapped (at least 2 dims), as LibTorch's mT; mH and adjoint are the same
   // for the real dtypes leangrad has (the conjugate of a real tensor is itself).
   Tensor mT() const;
@@ -611,12 +620,21 @@ class Tensor {
   Tensor mul(double other) const;
   Tensor div(const Tensor& other) const;
   Tensor div(double other) const;
+  // Rounded division ("trunc" or "floor"; none: true division), as div(a, b, rounding_mode).
+  Tensor div(const Tensor& other, std::optional<std::string_view> rounding_mode) const;
+  Tensor div(double other, std::optional<std::string_view> rounding_mode) const;
   Tensor subtract(const Tensor& other, double alpha = 1.0) const { return sub(other, alpha); }
   Tensor subtract(double other) const { return sub(other); }
   Tensor multiply(const Tensor& other) const { return mul(other); }
   Tensor multiply(double other) const { return mul(other); }
   Tensor divide(const Tensor& other) const { return div(other); }
   Tensor divide(double other) const { return div(other); }
+  Tensor divide(const Tensor& other, std::optional<std::string_view> rounding_mode) const {
+    return div(other, rounding_mode);
+  }
+  Tensor divide(double other, std::optional<std::string_view> rounding_mode) const {
+    return div(other, rounding_mode);
+  }
   Tensor true_divide(const Tensor& other) const { return div(other); }
   Tensor true_divide(double other) const { return div(other); }
   Tensor exp() const;

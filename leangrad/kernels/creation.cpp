@@ -87,14 +87,14 @@ Tensor zeros(const Shape& shape, const TensorOptions& options) {
 Tensor ones(const Shape& shape, const TensorOptions& options) {
   return filled("ones", shape, 1.0, options);
 }
-Tensor zeros_like(const Tensor& t) {
-  return zeros(t.shape(), t.options());
+Tensor zeros_like(const Tensor& t, const TensorOptions& options) {
+  return zeros(t.shape(), like_options("zeros_like", t, options));
 }
-Tensor ones_like(const Tensor& t) {
-  return ones(t.shape(), t.options());
+Tensor ones_like(const Tensor& t, const TensorOptions& options) {
+  return ones(t.shape(), like_options("ones_like", t, options));
 }
-Tensor full_like(const Tensor& t, double value) {
-  return full(t.shape(), value, t.options());
+Tensor full_like(const Tensor& t, double value, const TensorOptions& options) {
+  return full(t.shape(), value, like_options("full_like", t, options));
 }
 
 Tensor arange(double end, const TensorOptions& options) {
@@ -239,12 +239,12 @@ Tensor randn(const Shape& shape, const TensorOptions& options) {
                 [](const Tensor& t, Generator& gen) { ops::normal_(t, 0.0, 1.0, gen); });
 }
 
-Tensor rand_like(const Tensor& t) {
-  return rand(t.shape(), t.options());
+Tensor rand_like(const Tensor& t, const TensorOptions& options) {
+  return rand(t.shape(), like_options("rand_like", t, options));
 }
 
-Tensor randn_like(const Tensor& t) {
-  return randn(t.shape(), t.options());
+Tensor randn_like(const Tensor& t, const TensorOptions& options) {
+  return randn(t.shape(), like_options("randn_like", t, options));
 }
 
 Tensor randint(std::int64_t low, std::int64_t high, const Shape& shape,
@@ -274,13 +274,13 @@ Tensor randint(std::int64_t high, const Shape& shape, const TensorOptions& optio
   return randint(0, high, shape, options);
 }
 
-Tensor randint_like(const Tensor& t, std::int64_t high) {
-  return randint_like(t, 0, high);
+Tensor randint_like(const Tensor& t, std::int64_t high, const TensorOptions& options) {
+  return randint_like(t, 0, high, options);
 }
 
-Tensor randint_like(const Tensor& t, std::int64_t low, std::int64_t high) {
-  LG_CHECK(t.defined(), "randint_like: expected a defined tensor, got an undefined Tensor()");
-  return randint(low, high, t.shape(), t.options());
+Tensor randint_like(const Tensor& t, std::int64_t low, std::int64_t high,
+                    const TensorOptions& options) {
+  return randint(low, high, t.shape(), like_options("randint_like", t, options));
 }
 
 Tensor randperm(std::int64_t n, const TensorOptions& options) {

@@ -12,9 +12,11 @@ namespace leangrad {
 Tensor zeros(const Shape& shape, const TensorOptions& options = {});
 Tensor ones(const Shape& shape, const TensorOptions& options = {});
 Tensor full(const Shape& shape, double value, const TensorOptions& options = {});
-Tensor zeros_like(const Tensor& t);
-Tensor ones_like(const Tensor& t);
-Tensor full_like(const Tensor& t, double value);
+// The *_like functions take t's shape, and t's dtype and device unless options set them (the
+// fields options set override t's, TensorOptions::merge_in), as LibTorch's.
+Tensor zeros_like(const Tensor& t, const TensorOptions& options = {});
+Tensor ones_like(const Tensor& t, const TensorOptions& options = {});
+Tensor full_like(const Tensor& t, double value, const TensorOptions& options = {});
 
 // [start, end) in steps of `step` (the dtype comes from options: float32 by default; pass kInt64
 // for integer ranges). Throws Error for step 0 or a step that moves away from end. An integral
@@ -66,16 +68,17 @@ Tensor eye(std::int64_t n, std::int64_t m, const TensorOptions& options = {});
 // dtypes only. The same seed gives the same numbers on the CPU and on CUDA.
 Tensor rand(const Shape& shape, const TensorOptions& options = {});
 Tensor randn(const Shape& shape, const TensorOptions& options = {});
-Tensor rand_like(const Tensor& t);
-Tensor randn_like(const Tensor& t);
+Tensor rand_like(const Tensor& t, const TensorOptions& options = {});
+Tensor randn_like(const Tensor& t, const TensorOptions& options = {});
 // Integers uniform in [low, high) (high - low at most 2^53), in options' dtype: float32 unless
 // given, as LibTorch's C++ randint (write TensorOptions(kInt64) for integers).
 Tensor randint(std::int64_t low, std::int64_t high, const Shape& shape,
                const TensorOptions& options = {});
 Tensor randint(std::int64_t high, const Shape& shape, const TensorOptions& options = {});
-// randint in t's shape, dtype and device, as torch.randint_like.
-Tensor randint_like(const Tensor& t, std::int64_t high);
-Tensor randint_like(const Tensor& t, std::int64_t low, std::int64_t high);
+// randint in t's shape, dtype and device (unless options set them), as torch.randint_like.
+Tensor randint_like(const Tensor& t, std::int64_t high, const TensorOptions& options = {});
+Tensor randint_like(const Tensor& t, std::int64_t low, std::int64_t high,
+                    const TensorOptions& options = {});
 // A random permutation of 0 .. n - 1, int64 unless options say otherwise (any dtype that holds
 // n - 1 exactly), as LibTorch's randperm: a Fisher-Yates shuffle on the host from n Philox
 // counters of the device's default generator (core/permutation.h), copied to the device. Not

@@ -287,6 +287,20 @@ void qr(const T* a, T* q, T* r, std::int64_t batch, std::int64_t m, std::int64_t
 }
 
 template <typename T>
+void geqrf(T* a, T* tau, std::int64_t batch, std::int64_t m, std::int64_t n) {
+  const std::int64_t k = std::min(m, n);
+  for_each_matrix(batch, m, n, [&](std::int64_t b) {
+    if (k == 0) return;
+    MatrixMap<T> am(a + b * m * n, m, n);
+    // Eigen's reflections are dlarfg's: beta = -sign(alpha) |x|, tau = (beta - alpha) / beta,
+    // v = x / (alpha - beta) below a leading 1, and tau = 0 for a column already reduced.
+    const Eigen::HouseholderQR<RowMatrix<T>> h(am);
+    am = h.matrixQR();
+    VectorMap<T>(tau + b * k, k) = h.hCoeffs();
+  });
+}
+
+template <typename T>
 void eigh(const T* a, T* w, T* v, std::int64_t batch, std::int64_t n, bool upper,
           std::int32_t* info) {
   for_each_matrix(batch, n, n, [&](std::int64_t b) {
@@ -349,6 +363,7 @@ void svd(const T* a, T* u, T* s, T* vh, std::int64_t batch, std::int64_t m, std:
   template void triangular_solve<T>(const T*, T*, std::int64_t, std::int64_t, std::int64_t, bool, \
                                     bool, bool);                                                  \
   template void qr<T>(const T*, T*, T*, std::int64_t, std::int64_t, std::int64_t, bool);          \
+  template void geqrf<T>(T*, T*, std::int64_t, std::int64_t, std::int64_t);                       \
   template void eigh<T>(const T*, T*, T*, std::int64_t, std::int64_t, bool, std::int32_t*);       \
   template void svd<T>(const T*, T*, T*, T*, std::int64_t, std::int64_t, std::int64_t, bool,      \
                        std::int32_t*);

@@ -1,14 +1,15 @@
 // The matrix decompositions behind torch.linalg's solvers (autograd/linalg_decompositions.h): LU
 // with partial pivoting, Cholesky, triangular solves, Householder QR, the symmetric eigenproblem
 // and the SVD, on the host over a batch of row-major matrices in float or double, one matrix per
-// task across threads (parallel_for). The algorithms are Eigen's (blocked LU, LLT, HouseholderQR,
-// SelfAdjointEigenSolver: tridiagonal QR; BDCSVD: divide and conquer, Jacobi below 16 columns),
-// LAPACK's in what they return: getrf's pivots, potrf's failing minor, geqrf's signs (R's diagonal
-// carries the Householder reflections' signs, so Q and R match LAPACK's and PyTorch's), syevd's
-// ascending eigenvalues, gesdd's descending singular values. autograd/linalg_decompositions.cpp
-// checks the arguments, makes the operands contiguous on the host, and moves the results back to
-// the input's device (the CUDA tensors of these ops take the round trip; Note [Linear algebra on
-// the host] there).
+// task across threads (parallel_for). LU and Cholesky are LAPACK's right-looking blocked
+// algorithms written here (Note [Blocked factorizations] in the .cpp); the others are Eigen's
+// (HouseholderQR, SelfAdjointEigenSolver: tridiagonal QR; BDCSVD: divide and conquer, Jacobi below
+// 16 columns). All are LAPACK's in what they return: getrf's pivots, potrf's failing minor, geqrf's
+// signs (R's diagonal carries the Householder reflections' signs, so Q and R match LAPACK's and
+// PyTorch's), syevd's ascending eigenvalues, gesdd's descending singular values.
+// autograd/linalg_decompositions.cpp checks the arguments, makes the operands contiguous on the
+// host, and moves the results back to the input's device (the CUDA tensors of these ops take the
+// round trip; Note [Linear algebra on the host] there).
 //
 // Sizes: a batch of `batch` matrices, each (m, n) with m, n >= 0 and the products checked by the
 // caller; every pointer is to `batch` contiguous row-major matrices of the stated shape.
@@ -48,6 +49,12 @@ void triangular_solve(const T* a, T* b, std::int64_t batch, std::int64_t n, std:
 // otherwise q (m, k), r (k, n). q may be null (torch's mode "r").
 template <typename T>
 void qr(const T* a, T* q, T* r, std::int64_t batch, std::int64_t m, std::int64_t n, bool complete);
+
+// a (m, n) becomes LAPACK's geqrf output in place: R on and above the diagonal, the essential
+// part of Householder vector j below the diagonal of column j (its leading 1 implied); tau
+// (min(m, n)) the reflections' scalars, A = H_0 H_1 ... H_(k-1) R with H_j = I - tau_j v_j v_j^T.
+template <typename T>
+void geqrf(T* a, T* tau, std::int64_t batch, std::int64_t m, std::int64_t n);
 
 // The symmetric A (n, n), read from its lower triangle (or upper), = V diag(w) V^T: w (n)
 // ascending, v (n, n) the orthonormal eigenvectors as columns, or null for the values only.

@@ -368,6 +368,36 @@ std::vector<OpCase> indexing_cases() {
                },
                {input({11, 5}, kFloat64)},
                kTolExact});
+  // Session 56: as_strided and Tensor::unfold (views on the device, the gradient index_add and
+  // index_select of storage positions), div's rounding modes (integer and floating, x // 0
+  // included), geqrf (host round trip) with householder_product (matmuls on the device), and
+  // the _ex variants' infos.
+  c.push_back(
+      {"as_strided_unfold_f32",
+       grads_of([](const Inputs& v) {
+         return mul(as_strided(v[0], {5, 4}, {3, 1}, 2), narrow(v[0].unfold(0, 4, 3), 0, 0, 5));
+       }),
+       {input({20})},
+       kTolF32Sum});
+  c.push_back({"div_rounding_modes_i64_f32",
+               [](const Inputs& v) {
+                 return Outputs{div(v[0], v[1], "floor"), div(v[0], v[1], "trunc"),
+                                div(v[2], v[3], "floor"), div(v[2], v[3], "trunc"),
+                                div(v[0], -3.0, "trunc")};
+               },
+               {input({40}, kInt64, -20.0, 20.0), input({40}, kInt64, -3.0, 3.0),
+                input({40}, kFloat32, -8.0, 8.0), input({40}, kFloat32, -2.0, 2.0)},
+               kTolExact});
+  c.push_back(
+      {"householder_geqrf_ex_f64",
+       [](const Inputs& v) {
+         const auto [packed, tau] = geqrf(v[0]);
+         const auto [factor, info] = linalg::cholesky_ex(v[1]);
+         const auto [inverse, inv_info] = linalg::inv_ex(v[2]);
+         return Outputs{packed, tau, linalg::householder_product(packed, tau), info, inv_info};
+       },
+       {input({3, 6, 4}, kFloat64), input({2, 3, 3}, kFloat64), input({2, 3, 3}, kFloat64)},
+       kTolF64Sum});
   // Indexing by tensors (autograd/advanced_indexing.cpp): nonzero, index_select, a stable
   // argsort of the positions and index_add on the device; repeated positions take their last
   // value on both devices.

@@ -5,8 +5,10 @@
 // do not match y; splits that do not divide; scatters whose src is not the part's shape; masks
 // with too few source elements; unique_dim of empty slices; histograms of integers, of no bins, of
 // bad ranges and edges; fill_diagonal_ of vectors and uneven shapes; RNN cell weights that do not
-// fit; windows of a negative length or an integral dtype; and more combinations than memory
-// holds.
+// fit; windows of a negative length or an integral dtype; more combinations than memory holds;
+// as_strided past its storage or with negative strides, unfold's windows, empty_strided's
+// strides, div's rounding modes, householder_product's shapes and the _ex variants'
+// check_errors.
 // A table of the misuse suite (tests/misuse/misuse_testing.h).
 #include <cstdint>
 #include <limits>
@@ -265,6 +267,55 @@ std::vector<MisuseCase> array_function_cases() {
         [] { logspace(0.0, 1.0, -1); });
   t.add("randint_like_empty_range", Raises::Error, {"randint: expected low < high"},
         [] { randint_like(zeros({2}), 3, 3); });
+  // ---- as_strided, unfold, empty_strided, div's rounding modes ----
+  t.add("as_strided_past_storage", Raises::ShapeError,
+        {"as_strided", "reach element 13 of a storage of 12 elements", "[12]"}, [] {
+          as_strided(zeros({12}), {2, 2}, {6, 1}, 6);
+        });
+  t.add("as_strided_negative_stride", Raises::ShapeError,
+        {"as_strided: negative strides are not supported", "[1, -1]"}, [] {
+          as_strided(zeros({4}), {2, 2}, {1, -1});
+        });
+  t.add("as_strided_stride_count", Raises::ShapeError, {"as_strided", "one stride per size"}, [] {
+    as_strided(zeros({4}), {2, 2}, {1});
+  });
+  t.add("unfold_window_too_large", Raises::ShapeError, {"unfold: size 5", "[0, 4]", "[4]"},
+        [] { zeros({4}).unfold(0, 5, 1); });
+  t.add("unfold_zero_step", Raises::ShapeError, {"unfold: expected step > 0, got 0"},
+        [] { zeros({4}).unfold(0, 2, 0); });
+  t.add("empty_strided_stride_count", Raises::ShapeError,
+        {"empty_strided: expected one stride per dim", "[2, 3]"}, [] {
+          empty_strided({2, 3}, {1});
+        });
+  t.add("div_unknown_rounding_mode", Raises::Error,
+        {"div: expected rounding_mode to be one of None, 'trunc', or 'floor'", "'round'"},
+        [] { div(ones({2}), ones({2}), "round"); });
+  t.add("div_rounding_two_bools", Raises::DTypeError, {"div: rounding_mode 'floor'", "bool"},
+        [] { div(ones({2}, kBool), ones({2}, kBool), "floor"); });
+  // ---- geqrf, householder_product, the _ex variants ----
+  t.add("householder_product_wide", Raises::ShapeError,
+        {"linalg_householder_product: expected A (*, m, n) with m >= n", "[2, 3]"}, [] {
+          linalg::householder_product(zeros({2, 3}), zeros({2}));
+        });
+  t.add("householder_product_tau_too_long", Raises::ShapeError,
+        {"linalg_householder_product: expected tau (*, k)", "k <= 2", "[3]"}, [] {
+          linalg::householder_product(zeros({3, 2}), zeros({3}));
+        });
+  t.add("householder_product_dtypes", Raises::DTypeError,
+        {"linalg_householder_product", "float32", "float64"}, [] {
+          linalg::householder_product(zeros({3, 2}), zeros({2}, kFloat64));
+        });
+  t.add("geqrf_vector", Raises::ShapeError, {"geqrf", "[3]"}, [] { geqrf(zeros({3})); });
+  t.add("cholesky_ex_check_errors", Raises::Error,
+        {"linalg_cholesky_ex", "not positive definite", "order 1"},
+        [] { linalg::cholesky_ex(neg(eye(2)), false, /*check_errors=*/true); });
+  t.add("inv_ex_check_errors", Raises::Error, {"linalg_inv_ex", "singular"}, [] {
+    linalg::inv_ex(zeros({2, 2}), /*check_errors=*/true);
+  });
+  t.add("lu_factor_ex_check_errors", Raises::Error,
+        {"linalg_lu_factor_ex", "U[0, 0] is zero", "check_errors=false"}, [] {
+          linalg::lu_factor_ex(zeros({2, 2}), true, /*check_errors=*/true);
+        });
   return t.cases();
 }
 LG_MISUSE_SUITE(ArrayFunctions, array_function_cases());

@@ -2,7 +2,9 @@
 // probabilities outside [0, 1] or NaN, integral parameters, multinomial's rank, sizes and weights,
 // normal's negative or NaN standard deviations and mismatched dtypes, randperm's negative n and
 // dtypes too small for its indices; the in-place fills' parameters and targets, and
-// gumbel_softmax's tau, logits and dim. Tables of the misuse suite (tests/misuse/misuse_testing.h).
+// gumbel_softmax's tau, logits and dim; poisson's negative, infinite or integral rates, binomial's
+// fractional counts, probabilities outside [0, 1] and mismatched operands. Tables of the misuse
+// suite (tests/misuse/misuse_testing.h).
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -137,6 +139,25 @@ std::vector<MisuseCase> sampling_cases() {
   t.add("randperm_negative", Raises::Error, {"randperm", "n >= 0", "-1"}, [] { randperm(-1); });
   t.add("randperm_uint8_too_small", Raises::DTypeError, {"randperm", "uint8", "257"},
         [] { randperm(257, kUInt8); });
+  // ---- poisson and binomial ----
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  t.add("poisson_negative_rate", Raises::Error, {"poisson", "rate >= 0 and finite", "[2]"}, [] {
+    poisson(values({1.0f, -0.5f}));
+  });
+  t.add("poisson_infinite_rate", Raises::Error, {"poisson", "finite"},
+        [&] { poisson(values({kInf})); });
+  t.add("poisson_integral", Raises::DTypeError, {"poisson", "floating rates", "int64"},
+        [] { poisson(zeros({2}, kInt64)); });
+  t.add("binomial_fractional_count", Raises::Error,
+        {"binomial", "non-negative integer", "[1]", "float32"},
+        [] { binomial(values({2.5f}), values({0.5f})); });
+  t.add("binomial_prob_above_one", Raises::Error, {"binomial", "prob in [0, 1]"},
+        [] { binomial(values({2.0f}), values({1.5f})); });
+  t.add("binomial_dtypes", Raises::DTypeError, {"binomial", "float32", "float64"},
+        [] { binomial(values({2.0f}), zeros({1}, kFloat64)); });
+  t.add("binomial_shapes", Raises::ShapeError, {"binomial", "[2]", "[3]"}, [] {
+    binomial(values({2.0f, 3.0f}), values({0.1f, 0.2f, 0.3f}));
+  });
   return t.cases();
 }
 LG_MISUSE_SUITE(Sampling, sampling_cases());
