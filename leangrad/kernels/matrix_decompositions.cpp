@@ -189,8 +189,8 @@ std::int32_t blocked_cholesky(T* a, std::int64_t n) {
   return 0;
 }
 
-template <int Mode, typename T>
-void solve_with(const ConstMatrixMap<T>& a, MatrixMap<T>& b, bool left) {
+template <int Mode, typename T, typename B>
+void solve_with(const ConstMatrixMap<T>& a, B& b, bool left) {
   if (left) {
     a.template triangularView<Mode>().solveInPlace(b);
   } else {
@@ -250,16 +250,45 @@ void cholesky(T* a, std::int64_t batch, std::int64_t n, std::int32_t* info) {
 template <typename T>
 void triangular_solve(const T* a, T* b, std::int64_t batch, std::int64_t n, std::int64_t k,
                       bool upper, bool left, bool unit_diagonal) {
-  for_each_matrix(batch, n, std::max<std::int64_t>(n, k), [&](std::int64_t i) {
+  if (n == 0 || k == 0) return;
+  // The k right-hand sides (B's columns when left, its rows otherwise) are independent: fewer
+  // matrices than threads split each one's into `pieces`, one Eigen solve (blocked, on one
+  // thread) each, of at least kMinPiece of them and of enough work to pay for a task. Eigen's
+  // triangular solve does not thread, where OpenBLAS's trsm does: the backward of a single
+  // large Cholesky or solve_triangular ran on one core.
+  constexpr std::int64_t kMinPiece = 64;
+  constexpr std::int64_t kMinPieceWork = std::int64_t{1} << 21;  // n^2 * columns multiply-adds
+  const std::int64_t threads = cpu::max_threads();
+  std::int64_t pieces = 1;
+  if (batch < threads) {
+    const std::int64_t by_width = k / kMinPiece;
+    const std::int64_t by_work = n * n * k / kMinPieceWork;
+    pieces =
+        std::max<std::int64_t>(1, std::min({(threads + batch - 1) / batch, by_width, by_work}));
+  }
+  const auto solve = [&](std::int64_t i, std::int64_t first, std::int64_t count) {
     const ConstMatrixMap<T> am(a + i * n * n, n, n);
-    MatrixMap<T> bm(b + i * n * k, left ? n : k, left ? k : n);
-    if (n == 0 || k == 0) return;
+    MatrixMap<T> whole(b + i * n * k, left ? n : k, left ? k : n);
+    auto part = left ? whole.block(0, first, n, count) : whole.block(first, 0, count, n);
     if (upper) {
-      unit_diagonal ? solve_with<Eigen::UnitUpper>(am, bm, left)
-                    : solve_with<Eigen::Upper>(am, bm, left);
+      unit_diagonal ? solve_with<Eigen::UnitUpper>(am, part, left)
+                    : solve_with<Eigen::Upper>(am, part, left);
     } else {
-      unit_diagonal ? solve_with<Eigen::UnitLower>(am, bm, left)
-                    : solve_with<Eigen::Lower>(am, bm, left);
+      unit_diagonal ? solve_with<Eigen::UnitLower>(am, part, left)
+                    : solve_with<Eigen::Lower>(am, part, left);
+    }
+  };
+  if (pieces == 1) {
+    for_each_matrix(batch, n, std::max<std::int64_t>(n, k),
+                    [&](std::int64_t i) { solve(i, 0, k); });
+    return;
+  }
+  cpu::parallel_for(batch * pieces, 1, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t t = begin; t < end; ++t) {
+      const std::int64_t i = t / pieces;
+      const std::int64_t p = t % pieces;
+      const std::int64_t first = k * p / pieces;
+      solve(i, first, k * (p + 1) / pieces - first);
     }
   });
 }

@@ -24,6 +24,7 @@
 #include <leangrad/autograd/shape_functions.h>
 #include <leangrad/core/creation.h>
 #include <leangrad/core/generator.h>
+#include <leangrad/core/parallel.h>
 #include <leangrad/kernels/creation.h>
 #include "testing/gradcheck.h"
 #include "testing/reference_data.h"
@@ -503,6 +504,39 @@ TEST(LinalgDecompositions, InverseAndSolveResiduals) {
                       product(matrix_of(lower), matrix_of(linalg::solve_triangular(a, b, false))),
                       matrix_of(b)),
                   16 * residual_bound(n, dtype, scale * max_entry(matrix_of(b))));
+      }
+    }
+  }
+}
+
+// A single triangular system with many right-hand sides is split among threads (a block of B's
+// columns, or of its rows when solving from the right, per task): each side and triangle, at 4
+// threads, where 200^2 x 300 multiply-adds make 4 pieces. The residual is bounded by |A| |X|
+// (a triangular solve is backward stable, Higham 8.1): with a unit diagonal these triangles
+// are badly conditioned and X is large.
+TEST(LinalgDecompositions, TriangularSolvesSplitWideRightHandSides) {
+  struct Threads {  // 4 threads for the test, the count before restored after it
+    int before = get_num_threads();
+    Threads() { set_num_threads(4); }
+    ~Threads() { set_num_threads(before); }
+  } threads;
+  const std::int64_t n = 200, k = 300;
+  const DType dtype = kFloat64;
+  const Tensor dominant = add(random_matrix({n, n}, dtype, 801),
+                              mul(eye(n, TensorOptions(dtype)), 2 * std::sqrt(double(n))));
+  for (const bool upper : {false, true}) {
+    for (const bool left : {true, false}) {
+      for (const bool unit : {false, true}) {
+        SCOPED_TRACE(std::string(upper ? "upper" : "lower") + (left ? " left" : " right") +
+                     (unit ? " unit" : ""));
+        const Tensor b = random_matrix(left ? Shape{n, k} : Shape{k, n}, dtype, 802);
+        Tensor a = upper ? triu(dominant) : tril(dominant);
+        const Tensor x = linalg::solve_triangular(a, b, upper, left, unit);
+        if (unit) a = add(upper ? triu(a, 1) : tril(a, -1), eye(n, TensorOptions(dtype)));
+        const Matrix A = matrix_of(a);
+        const Matrix X = matrix_of(x);
+        EXPECT_LE(max_difference(left ? product(A, X) : product(X, A), matrix_of(b)),
+                  16 * residual_bound(n, dtype, max_entry(A) * n * max_entry(X)));
       }
     }
   }
