@@ -76,6 +76,23 @@ std::int64_t dim_size(const Tensor& input, std::int64_t dim, const char* op, std
 
 // ---- Indexing by tensors ---------------------------------------------------------------------
 
+Tensor take(const Tensor& input, const Tensor& index) {
+  LG_PROFILE_OP(input, index);
+  const char* op = "take";
+  LG_CHECK(input.defined() && index.defined(), op,
+           ": expected a defined input and index, got an undefined Tensor()");
+  LG_CHECK_DTYPE(index.dtype() == kInt64, op, ": expected an int64 index, got ", index.dtype());
+  LG_CHECK_DEVICE(index.device() == input.device(), op, ": index is on ", index.device(),
+                  " but input is on ", input.device());
+  const auto n = static_cast<double>(input.numel());
+  const Tensor flat = reshape(index, {-1});
+  LG_CHECK_SHAPE(flat.numel() == 0 || all(logical_and(ge(flat, -n), lt(flat, n))).item<bool>(), op,
+                 ": expected every index in [-", input.numel(), ", ", input.numel(),
+                 ") for input of shape ", input.shape(), ", got index of shape ", index.shape());
+  const Tensor wrapped = where(lt(flat, 0.0), add(flat, n), flat);
+  return reshape(index_select(reshape(input, {-1}), 0, wrapped), index.shape());
+}
+
 Tensor index_select(const Tensor& input, std::int64_t dim, const Tensor& index) {
   LG_PROFILE_OP(input, index);
   return record_op("index_select", ops::index_select(input, dim, index), {input}, {index},

@@ -26,6 +26,10 @@ namespace leangrad {
 // The slices of input along dim at `index` (0-d or 1-d), in the index's order: input's shape
 // with size(dim) replaced by index.numel(). Any dtype.
 Tensor index_select(const Tensor& input, std::int64_t dim, const Tensor& index);
+// The elements of input taken as a 1-d tensor at the int64 `index` (any shape; negative ones
+// count from the end, each in [-numel, numel), checked: a CUDA index is read back), in index's
+// shape, as torch.take. Differentiable in input (index_select's gradient).
+Tensor take(const Tensor& input, const Tensor& index);
 // out[c] = input[c with c_dim replaced by index[c]], out of index's shape: index has input's
 // rank, and no dim but `dim` larger than input's. Any dtype.
 Tensor gather(const Tensor& input, std::int64_t dim, const Tensor& index);

@@ -49,7 +49,6 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
-#include <numeric>
 #include <optional>
 #include <string>
 #include <vector>
@@ -222,25 +221,33 @@ Tensor lu_solve_on_host(const LuFactors& f, Tensor b, const char* op, bool adjoi
   return b;
 }
 
-// The row order of P A = L U from lu's pivots (*, n): row i of P A is row order[i] of A. int64,
-// pivots' device.
-Tensor row_order(const Tensor& pivots) {
+// The row order of P A = L U from LAPACK's pivots (*, k) of an A with m rows (m = k by
+// default): row i of P A is row order[i] of A, int64 (*, m) on pivots' device. Each pivot is
+// checked against [i + 1, m] (getrf's: a row is never swapped with one above it) or, without
+// below_only, [1, m] (what lu_unpack accepts, as PyTorch's); `op` names the caller.
+Tensor row_order(const Tensor& pivots, std::optional<std::int64_t> rows = std::nullopt,
+                 const char* op = "lu_solve", bool below_only = true) {
   const NoGradGuard no_grad;
   const Tensor p = pivots.to(Device::cpu()).to(kInt32).contiguous();
-  const std::int64_t n = pivots.dim() == 0 ? 0 : pivots.size(pivots.dim() - 1);
-  Tensor order = host_empty(p.shape(), kInt64);
-  const std::int64_t count = n == 0 ? 0 : p.numel() / n;
+  const std::int64_t k = pivots.dim() == 0 ? 0 : pivots.size(pivots.dim() - 1);
+  const std::int64_t m = rows.value_or(k);
+  Shape order_shape(p.shape().begin(), p.shape().end() - (p.dim() == 0 ? 0 : 1));
+  order_shape.push_back(m);
+  Tensor order = host_empty(order_shape, kInt64);
+  const std::int64_t count = shape_numel(order_shape) / std::max<std::int64_t>(m, 1);
   const std::int32_t* pv = p.data_ptr<std::int32_t>();
   std::int64_t* o = order.data_ptr<std::int64_t>();
   for (std::int64_t b = 0; b < count; ++b) {
-    std::int64_t* ob = o + b * n;
-    for (std::int64_t i = 0; i < n; ++i)
+    std::int64_t* ob = o + b * m;
+    for (std::int64_t i = 0; i < m; ++i)
       ob[i] = i;
-    for (std::int64_t i = 0; i < n; ++i) {
-      const std::int64_t j = pv[b * n + i] - 1;
-      LG_CHECK(j >= i && j < n, "lu_solve: pivots[", i, "] = ", j + 1, " is outside [", i + 1, ", ",
-               n, "] (pivots come from lu_factor, counted from 1)");
-      std::swap(ob[i], ob[j]);
+    for (std::int64_t i = 0; i < k; ++i) {
+      const std::int64_t j = pv[b * k + i];
+      const std::int64_t lowest = below_only ? i + 1 : 1;
+      LG_CHECK(j >= lowest && j <= m, op, ": pivots[", i, "] = ", j, " is outside [", lowest,
+               ", ", m, "]", count > 1 ? " (matrix " + std::to_string(b) + ")" : std::string(),
+               " (pivots come from lu_factor, counted from 1)");
+      std::swap(ob[i], ob[j - 1]);
     }
   }
   return order.to(pivots.device());
@@ -1403,6 +1410,9 @@ Tensor inverse(const Tensor& A) {
 Tensor det(const Tensor& A) {
   return linalg::det(A);
 }
+Tensor matrix_exp(const Tensor& A) {
+  return linalg::matrix_exp(A);
+}
 
 Tensor logdet(const Tensor& A) {
   // log(sign): 0 for a positive determinant, NaN for a negative one, -inf for 0 (then -inf).
@@ -1485,23 +1495,8 @@ std::tuple<Tensor, Tensor, Tensor> lu_unpack(const Tensor& LU, const Tensor& piv
   if (unpack_pivots) {
     // Row i of L U is row order[i] of A (the swaps applied in turn, checked on the host), so
     // A = P L U with P[order[i], i] = 1: permutation_matrix's.
-    const Tensor piv = pivots.to(Device::cpu()).contiguous();
-    const std::int32_t* swaps = piv.data_ptr<std::int32_t>();
-    const std::int64_t count = piv.numel() == 0 ? shape_numel(batch) : piv.numel() / k;
-    Shape order_shape = batch;
-    order_shape.push_back(m);
-    Tensor order = zeros(order_shape, TensorOptions(kInt64));
-    for (std::int64_t b = 0; b < count; ++b) {
-      std::int64_t* ob = order.data_ptr<std::int64_t>() + b * m;
-      std::iota(ob, ob + m, std::int64_t{0});
-      for (std::int64_t i = 0; i < k; ++i) {
-        const std::int64_t j = swaps[b * k + i];
-        LG_CHECK(j >= 1 && j <= m, op, ": pivots[", i, "] = ", j, " (matrix ", b,
-                 ") is outside [1, ", m, "] (pivots come from lu_factor, counted from 1)");
-        std::swap(ob[i], ob[j - 1]);
-      }
-    }
-    P = linalg::permutation_matrix(order.to(LU.device()), LU.dtype());
+    P = linalg::permutation_matrix(linalg::row_order(pivots, m, op, /*below_only=*/false),
+                                   LU.dtype());
   }
   return {std::move(P), std::move(L), std::move(U)};
 }

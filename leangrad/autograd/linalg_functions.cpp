@@ -211,6 +211,16 @@ Tensor trace(const Tensor& input) {
   return sum(diagonal(input));
 }
 
+Tensor inner(const Tensor& a, const Tensor& b) {
+  LG_PROFILE_OP(a, b);
+  LG_CHECK(a.defined() && b.defined(),
+           "inner: expected defined tensors, got an undefined Tensor()");
+  if (a.dim() == 0 || b.dim() == 0) return mul(a, b);
+  LG_CHECK_SHAPE(a.size(-1) == b.size(-1), "inner: expected the last dims of one size, got shapes ",
+                 a.shape(), " and ", b.shape());
+  return tensordot(a, b, {a.dim() - 1}, {b.dim() - 1});
+}
+
 Tensor cross(const Tensor& a, const Tensor& b, std::int64_t dim) {
   LG_PROFILE_OP(a, b);
   const char* op = "cross";

@@ -47,6 +47,9 @@ Tensor diagonal(const Tensor& input, std::int64_t offset = 0, std::int64_t dim1 
 Tensor diag(const Tensor& input, std::int64_t diagonal = 0);
 // The sum of a 2-d input's main diagonal (0-d), as torch.trace.
 Tensor trace(const Tensor& input);
+// The products of a's and b's last dims summed (of one size; a 0-d operand multiplies the
+// other): a's other dims, then b's, as torch.inner (tensordot over the last dims).
+Tensor inner(const Tensor& a, const Tensor& b);
 // The cross product of 3-vectors along dim (of size 3 in both; the others broadcast), as
 // torch.linalg.cross (dim -1 by default).
 Tensor cross(const Tensor& a, const Tensor& b, std::int64_t dim = -1);

@@ -39,6 +39,14 @@ Tensor Tensor::to(Device device, bool non_blocking) const {
 Tensor Tensor::to(DType dtype) const {
   return leangrad::to(*this, device(), dtype);
 }
+Tensor Tensor::to(const TensorOptions& options, bool non_blocking, bool copy) const {
+  LG_CHECK(!options.requires_grad(), "to: expects options without requires_grad set true ",
+           "(a conversion does not make a leaf; call requires_grad_() on the result)");
+  const Device target_device = options.device_opt().value_or(device());
+  const DType target_dtype = options.dtype_opt().value_or(dtype());
+  if (copy && target_device == device() && target_dtype == dtype()) return leangrad::clone(*this);
+  return leangrad::to(*this, target_device, target_dtype, non_blocking);
+}
 Tensor Tensor::contiguous() const {
   return is_contiguous() ? *this : leangrad::clone(*this);
 }
@@ -2105,6 +2113,135 @@ Tensor operator/(double a, const Tensor& b) {
 }
 Tensor operator-(const Tensor& a) {
   return neg(a);
+}
+
+// ---- Session 56: LibTorch's methods over free functions, and more in-place forms ---------------
+Tensor& Tensor::tril_(std::int64_t diagonal) {
+  return composed_in_place("tril_", *this, {},
+                           [&](const Tensor& self) { return leangrad::tril(self, diagonal); });
+}
+Tensor& Tensor::triu_(std::int64_t diagonal) {
+  return composed_in_place("triu_", *this, {},
+                           [&](const Tensor& self) { return leangrad::triu(self, diagonal); });
+}
+Tensor& Tensor::cumsum_(std::int64_t dim) {
+  return composed_in_place("cumsum_", *this, {},
+                           [&](const Tensor& self) { return leangrad::cumsum(self, dim); });
+}
+Tensor& Tensor::cumprod_(std::int64_t dim) {
+  return composed_in_place("cumprod_", *this, {},
+                           [&](const Tensor& self) { return leangrad::cumprod(self, dim); });
+}
+Tensor& Tensor::nan_to_num_(double nan, std::optional<double> posinf,
+                            std::optional<double> neginf) {
+  return composed_in_place("nan_to_num_", *this, {}, [&](const Tensor& self) {
+    return leangrad::nan_to_num(self, nan, posinf, neginf);
+  });
+}
+Tensor& Tensor::square_() {
+  return composed_in_place("square_", *this, {},
+                           [](const Tensor& self) { return leangrad::square(self); });
+}
+Tensor& Tensor::pow_(const Tensor& exponent) {
+  return composed_in_place("pow_", *this, {exponent},
+                           [&](const Tensor& self) { return leangrad::pow(self, exponent); });
+}
+Tensor& Tensor::pow_(double exponent) {
+  return composed_in_place("pow_", *this, {},
+                           [&](const Tensor& self) { return leangrad::pow(self, exponent); });
+}
+Tensor& Tensor::renorm_(double p, std::int64_t dim, double maxnorm) {
+  return composed_in_place("renorm_", *this, {}, [&](const Tensor& self) {
+    return leangrad::renorm(self, p, dim, maxnorm);
+  });
+}
+Tensor& Tensor::masked_scatter_(const Tensor& mask, const Tensor& source) {
+  return composed_in_place("masked_scatter_", *this, {source}, [&](const Tensor& self) {
+    return leangrad::masked_scatter(self, mask, source);
+  });
+}
+Tensor& Tensor::div_(const Tensor& other, std::optional<std::string_view> rounding_mode) {
+  return composed_in_place("div_", *this, {other}, [&](const Tensor& self) {
+    return leangrad::div(self, other, rounding_mode);
+  });
+}
+Tensor& Tensor::div_(double other, std::optional<std::string_view> rounding_mode) {
+  return composed_in_place("div_", *this, {}, [&](const Tensor& self) {
+    return leangrad::div(self, other, rounding_mode);
+  });
+}
+Tensor Tensor::addmm(const Tensor& mat1, const Tensor& mat2, double beta, double alpha) const {
+  return leangrad::addmm(*this, mat1, mat2, beta, alpha);
+}
+Tensor Tensor::addmv(const Tensor& mat, const Tensor& vec, double beta, double alpha) const {
+  return leangrad::addmv(*this, mat, vec, beta, alpha);
+}
+Tensor Tensor::addbmm(const Tensor& batch1, const Tensor& batch2, double beta, double alpha) const {
+  return leangrad::addbmm(*this, batch1, batch2, beta, alpha);
+}
+Tensor Tensor::baddbmm(const Tensor& batch1, const Tensor& batch2, double beta,
+                       double alpha) const {
+  return leangrad::baddbmm(*this, batch1, batch2, beta, alpha);
+}
+Tensor Tensor::cross(const Tensor& other, std::int64_t dim) const {
+  return leangrad::cross(*this, other, dim);
+}
+Tensor Tensor::diag(std::int64_t diagonal) const {
+  return leangrad::diag(*this, diagonal);
+}
+Tensor Tensor::diagonal(std::int64_t offset, std::int64_t dim1, std::int64_t dim2) const {
+  return leangrad::diagonal(*this, offset, dim1, dim2);
+}
+Tensor Tensor::diff(std::int64_t n, std::int64_t dim) const {
+  return leangrad::diff(*this, n, dim);
+}
+Tensor Tensor::inner(const Tensor& other) const {
+  return leangrad::inner(*this, other);
+}
+Tensor Tensor::kron(const Tensor& other) const {
+  return leangrad::kron(*this, other);
+}
+Tensor Tensor::trace() const {
+  return leangrad::trace(*this);
+}
+Tensor Tensor::matrix_exp() const {
+  return leangrad::matrix_exp(*this);
+}
+Tensor Tensor::maximum(const Tensor& other) const {
+  return leangrad::maximum(*this, other);
+}
+Tensor Tensor::minimum(const Tensor& other) const {
+  return leangrad::minimum(*this, other);
+}
+Tensor Tensor::where(const Tensor& condition, const Tensor& other) const {
+  return leangrad::where(condition, *this, other);
+}
+Tensor Tensor::take(const Tensor& index) const {
+  return leangrad::take(*this, index);
+}
+Tensor Tensor::multinomial(std::int64_t num_samples, bool replacement) const {
+  return leangrad::multinomial(*this, num_samples, replacement);
+}
+Tensor Tensor::bincount(const Tensor& weights, std::int64_t minlength) const {
+  return leangrad::bincount(*this, weights, minlength);
+}
+Tensor Tensor::sum_to_size(const Shape& size) const {
+  LG_CHECK(defined(), "sum_to_size: expected a defined tensor, got an undefined Tensor()");
+  LG_CHECK_SHAPE(broadcast_shapes(size, shape(), "sum_to_size") == shape(), "sum_to_size: size ",
+                 size, " is not expandable to the tensor's shape ", shape());
+  return autograd::sum_to(*this, size);
+}
+Tensor Tensor::narrow_copy(std::int64_t dim, std::int64_t start, std::int64_t length) const {
+  return leangrad::clone(leangrad::narrow(*this, dim, start, length));
+}
+Tensor Tensor::new_empty_strided(const Shape& size, const Strides& stride,
+                                 const TensorOptions& options) const {
+  return leangrad::empty_strided(size, stride, this->options().merge_in(options));
+}
+bool Tensor::is_nonzero() const {
+  LG_CHECK_SHAPE(numel() == 1, "is_nonzero: expected a tensor with one element, got shape ",
+                 shape());
+  return to(kBool).item<bool>();
 }
 
 }  // namespace leangrad

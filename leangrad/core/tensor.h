@@ -138,6 +138,10 @@ class Tensor {
 
   // ---- Conversions (copy when needed, return *this otherwise) ------------------------------
   Tensor to(Device device, bool non_blocking = false) const;
+  // The dtype and device options set (the others this tensor's), as LibTorch's to(options):
+  // this tensor itself when nothing changes, unless copy. requires_grad set true is an Error, as
+  // LibTorch's; pinned_memory is not taken.
+  Tensor to(const TensorOptions& options, bool non_blocking = false, bool copy = false) const;
   Tensor to(DeviceType type) const { return to(Device(type)); }
   Tensor to(DType dtype) const;
   Tensor cpu() const { return to(Device::cpu()); }
@@ -247,6 +251,8 @@ class Tensor {
   Tensor repeat(const std::vector<std::int64_t>& repeats) const;
   Tensor tril(std::int64_t diagonal = 0) const;
   Tensor triu(std::int64_t diagonal = 0) const;
+  Tensor& tril_(std::int64_t diagonal = 0);
+  Tensor& triu_(std::int64_t diagonal = 0);
   // torch's composed ops as methods (autograd/arithmetic_functions.h, indexing_functions.h):
   // x.lerp(end, w) is lerp(x, end, w), and so on. The in-place forms (lerp_, addcmul_, addcdiv_,
   // index_add_, index_fill_) write the out-of-place op's result into self, bitwise, and refuse a
@@ -379,6 +385,7 @@ class Tensor {
   Tensor diagonal_scatter(const Tensor& src, std::int64_t offset = 0, std::int64_t dim1 = 0,
                           std::int64_t dim2 = 1) const;
   Tensor masked_scatter(const Tensor& mask, const Tensor& source) const;
+  Tensor& masked_scatter_(const Tensor& mask, const Tensor& source);
   Tensor isclose(const Tensor& other, double rtol = 1e-5, double atol = 1e-8,
                  bool equal_nan = false) const;
   Tensor isposinf() const;
@@ -566,11 +573,13 @@ class Tensor {
   Tensor logsumexp(const DimList& dims, bool keepdim = false) const;
   Tensor norm(double p = 2.0, const DimList& dims = {}, bool keepdim = false) const;
   Tensor cumsum(std::int64_t dim) const;
+  Tensor& cumsum_(std::int64_t dim);
   // The product of all elements or along dim; the running product, log-sum-exp, maximum and
   // minimum along dim (autograd/reduction_functions.h).
   Tensor prod() const;
   Tensor prod(std::int64_t dim, bool keepdim = false) const;
   Tensor cumprod(std::int64_t dim) const;
+  Tensor& cumprod_(std::int64_t dim);
   Tensor logcumsumexp(std::int64_t dim) const;
   std::tuple<Tensor, Tensor> cummax(std::int64_t dim) const;
   std::tuple<Tensor, Tensor> cummin(std::int64_t dim) const;
@@ -623,6 +632,44 @@ class Tensor {
   // Rounded division ("trunc" or "floor"; none: true division), as div(a, b, rounding_mode).
   Tensor div(const Tensor& other, std::optional<std::string_view> rounding_mode) const;
   Tensor div(double other, std::optional<std::string_view> rounding_mode) const;
+  Tensor& div_(const Tensor& other, std::optional<std::string_view> rounding_mode);
+  Tensor& div_(double other, std::optional<std::string_view> rounding_mode);
+  // LibTorch's methods over the free functions of autograd/linalg_functions.h,
+  // linalg_decompositions.h, functions.h, indexing_functions.h, statistics_functions.h and
+  // sampling_functions.h: x.addmm(m1, m2) is addmm(x, m1, m2), x.where(cond, y) is where(cond,
+  // x, y), x.take(index) is take(x, index), and so on.
+  Tensor addmm(const Tensor& mat1, const Tensor& mat2, double beta = 1.0, double alpha = 1.0) const;
+  Tensor addmv(const Tensor& mat, const Tensor& vec, double beta = 1.0, double alpha = 1.0) const;
+  Tensor addbmm(const Tensor& batch1, const Tensor& batch2, double beta = 1.0,
+                double alpha = 1.0) const;
+  Tensor baddbmm(const Tensor& batch1, const Tensor& batch2, double beta = 1.0,
+                 double alpha = 1.0) const;
+  Tensor cross(const Tensor& other, std::int64_t dim = -1) const;
+  Tensor diag(std::int64_t diagonal = 0) const;
+  Tensor diagonal(std::int64_t offset = 0, std::int64_t dim1 = 0, std::int64_t dim2 = 1) const;
+  Tensor diff(std::int64_t n = 1, std::int64_t dim = -1) const;
+  Tensor inner(const Tensor& other) const;
+  Tensor kron(const Tensor& other) const;
+  Tensor trace() const;
+  Tensor matrix_exp() const;
+  Tensor maximum(const Tensor& other) const;
+  Tensor minimum(const Tensor& other) const;
+  Tensor where(const Tensor& condition, const Tensor& other) const;
+  Tensor take(const Tensor& index) const;
+  Tensor multinomial(std::int64_t num_samples, bool replacement = false) const;
+  Tensor bincount(const Tensor& weights = Tensor(), std::int64_t minlength = 0) const;
+  // The sum of this tensor's elements broadcast onto `size`, as LibTorch's sum_to_size (size
+  // must broadcast to this tensor's shape).
+  Tensor sum_to_size(const Shape& size) const;
+  // A copy of narrow(dim, start, length), as LibTorch's narrow_copy.
+  Tensor narrow_copy(std::int64_t dim, std::int64_t start, std::int64_t length) const;
+  // empty_strided with this tensor's dtype and device unless options set them.
+  Tensor new_empty_strided(const Shape& size, const Strides& stride,
+                           const TensorOptions& options = {}) const;
+  bool is_same_size(const Tensor& other) const { return shape() == other.shape(); }
+  // The value of a one-element tensor as a bool (!= 0), as LibTorch's is_nonzero; another
+  // number of elements is an Error.
+  bool is_nonzero() const;
   Tensor subtract(const Tensor& other, double alpha = 1.0) const { return sub(other, alpha); }
   Tensor subtract(double other) const { return sub(other); }
   Tensor multiply(const Tensor& other) const { return mul(other); }
@@ -716,6 +763,7 @@ class Tensor {
   Tensor addr(const Tensor& vec1, const Tensor& vec2, double beta = 1.0, double alpha = 1.0) const;
   Tensor dist(const Tensor& other, double p = 2.0) const;
   Tensor renorm(double p, std::int64_t dim, double maxnorm) const;
+  Tensor& renorm_(double p, std::int64_t dim, double maxnorm);
   Tensor cov(std::int64_t correction = 1, const std::optional<Tensor>& fweights = std::nullopt,
              const std::optional<Tensor>& aweights = std::nullopt) const;
   Tensor corrcoef() const;
@@ -741,7 +789,12 @@ class Tensor {
   Tensor logical_xor(const Tensor& other) const;
   Tensor nan_to_num(double nan = 0.0, std::optional<double> posinf = std::nullopt,
                     std::optional<double> neginf = std::nullopt) const;
+  Tensor& nan_to_num_(double nan = 0.0, std::optional<double> posinf = std::nullopt,
+                      std::optional<double> neginf = std::nullopt);
   Tensor square() const;
+  Tensor& square_();
+  Tensor& pow_(const Tensor& exponent);
+  Tensor& pow_(double exponent);
   // Each element limited to [min, max] (either bound may be absent); NaN stays NaN.
   Tensor clamp(std::optional<double> min, std::optional<double> max = std::nullopt) const;
   Tensor clamp_min(double min) const;
@@ -765,6 +818,26 @@ class Tensor {
   Tensor clip(std::optional<double> min, std::optional<double> max = std::nullopt) const {
     return clamp(min, max);
   }
+  Tensor& clip_(std::optional<double> min, std::optional<double> max = std::nullopt) {
+    return clamp_(min, max);
+  }
+  Tensor& arcsin_() { return asin_(); }
+  Tensor& arccos_() { return acos_(); }
+  Tensor& arctan_() { return atan_(); }
+  Tensor& arcsinh_() { return asinh_(); }
+  Tensor& arccosh_() { return acosh_(); }
+  Tensor& arctanh_() { return atanh_(); }
+  Tensor& arctan2_(const Tensor& other) { return atan2_(other); }
+  Tensor& absolute_() { return abs_(); }
+  Tensor& negative_() { return neg_(); }
+  Tensor& multiply_(const Tensor& other) { return mul_(other); }
+  Tensor& multiply_(double other) { return mul_(other); }
+  Tensor& subtract_(const Tensor& other, double alpha = 1.0) { return sub_(other, alpha); }
+  Tensor& subtract_(double other) { return sub_(other); }
+  Tensor& divide_(const Tensor& other) { return div_(other); }
+  Tensor& divide_(double other) { return div_(other); }
+  Tensor& true_divide_(const Tensor& other) { return div_(other); }
+  Tensor& true_divide_(double other) { return div_(other); }
   Tensor greater(const Tensor& other) const { return gt(other); }
   Tensor greater(double other) const { return gt(other); }
   Tensor greater_equal(const Tensor& other) const { return ge(other); }

@@ -1,5 +1,6 @@
-// The composed ops as Tensor methods (core/tensor.h; autograd/tensor_methods.cpp): each method is
-// its free function bit for bit (those are checked against torch and by finite differences in
+// The composed ops as Tensor methods (core/tensor.h; autograd/tensor_methods.cpp), and the
+// LibTorch methods added in session 56 (addmm .. take, the in-place tril_ .. div_ with a
+// rounding mode, to(options)): each method is its free function bit for bit (those are checked against torch and by finite differences in
 // test_arithmetic_indexing.cpp), each in-place form leaves in self what the out-of-place op
 // returns, bit for bit, in self's own memory with its version bumped; its gradients, recorded,
 // are checked by central differences in float64; a result that would grow self, a leaf that
@@ -14,6 +15,12 @@
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/grad_mode.h>
 #include <leangrad/autograd/indexing_functions.h>
+#include <leangrad/autograd/linalg_decompositions.h>
+#include <leangrad/autograd/linalg_functions.h>
+#include <leangrad/autograd/reduction_functions.h>
+#include <leangrad/autograd/sampling_functions.h>
+#include <leangrad/core/creation.h>
+#include <leangrad/core/generator.h>
 #include <leangrad/kernels/creation.h>
 #include "testing/gradcheck.h"
 #include "testing/tensor_testing.h"
@@ -183,6 +190,186 @@ TEST(ComposedMethods, InPlaceRefusals) {
   EXPECT_THROW_MSG(y.index_add_(0, index_of({5}), ones({1})), "index_add");
   EXPECT_THROW_MSG(y.lerp_(zeros({3}, kFloat64), 0.5), "lerp");
   EXPECT_TRUE(y.equal(zeros({3})));  // nothing written by a refused op
+}
+
+// ---- Session 56: LibTorch's methods over free functions, the in-place forms, to(options) ----
+
+TEST(LibTorchMethods, AreTheFreeFunctions) {
+  const Tensor x = test::uniform_input({3, 3}, -1, 1, 21).detach();
+  const Tensor y = test::uniform_input({3, 3}, -1, 1, 22).detach();
+  const Tensor v = test::uniform_input({3}, -1, 1, 23).detach();
+  const Tensor b1 = test::uniform_input({2, 3, 4}, -1, 1, 24).detach();
+  const Tensor b2 = test::uniform_input({2, 4, 3}, -1, 1, 25).detach();
+  EXPECT_TRUE(x.addmm(y, x, 0.5, 2.0).equal(addmm(x, y, x, 0.5, 2.0)));
+  EXPECT_TRUE(v.addmv(x, v, 2.0, -1.0).equal(addmv(v, x, v, 2.0, -1.0)));
+  EXPECT_TRUE(x.addbmm(b1, b2).equal(addbmm(x, b1, b2)));
+  EXPECT_TRUE(x.expand({2, 3, 3}).baddbmm(b1, b2, 0.5).equal(baddbmm(x, b1, b2, 0.5)));
+  EXPECT_TRUE(x.cross(y, 1).equal(cross(x, y, 1)));
+  EXPECT_TRUE(v.diag(1).equal(diag(v, 1)));
+  EXPECT_TRUE(x.diagonal(-1).equal(diagonal(x, -1)));
+  EXPECT_TRUE(x.diff(2, 0).equal(diff(x, 2, 0)));
+  EXPECT_TRUE(x.kron(y).equal(kron(x, y)));
+  EXPECT_TRUE(x.trace().equal(trace(x)));
+  EXPECT_TRUE(x.matrix_exp().equal(matrix_exp(x)));
+  EXPECT_TRUE(x.maximum(y).equal(maximum(x, y)));
+  EXPECT_TRUE(x.minimum(y).equal(minimum(x, y)));
+  EXPECT_TRUE(x.where(gt(x, 0.0), y).equal(where(gt(x, 0.0), x, y)));
+  const Tensor counts = index_of({0, 3, 3, 1});
+  EXPECT_TRUE(counts.bincount(Tensor(), 5).equal(bincount(counts, Tensor(), 5)));
+  manual_seed(3);
+  const Tensor drawn = abs(x).multinomial(2);
+  manual_seed(3);
+  EXPECT_TRUE(drawn.equal(multinomial(abs(x), 2)));
+  EXPECT_TRUE(x.narrow_copy(1, 1, 2).equal(narrow(x, 1, 1, 2)));
+  EXPECT_NE(x.narrow_copy(1, 1, 2).data_ptr(), narrow(x, 1, 1, 2).data_ptr());
+  EXPECT_TRUE(x.is_same_size(y));
+  EXPECT_FALSE(x.is_same_size(v));
+}
+
+TEST(LibTorchMethods, InnerTakeAndSumToSizeAgainstLoops) {
+  const Tensor a = test::uniform_input({2, 3}, -1, 1, 26).detach();
+  const Tensor b = test::uniform_input({4, 3}, -1, 1, 27).detach();
+  // inner(a, b)[i, j] = sum_k a[i, k] b[j, k]: the loop in double over the float64 inputs.
+  const Tensor got = a.inner(b);
+  ASSERT_EQ(got.shape(), (Shape{2, 4}));
+  for (std::int64_t i = 0; i < 2; ++i) {
+    for (std::int64_t j = 0; j < 4; ++j) {
+      double want = 0;
+      for (std::int64_t k = 0; k < 3; ++k)
+        want += a[i][k].item<double>() * b[j][k].item<double>();
+      EXPECT_NEAR(got[i][j].item<double>(), want, 4 * 3 * 1.2e-16);
+    }
+  }
+  EXPECT_TRUE(inner(a, full({}, 2.0, kFloat64)).equal(mul(a, 2.0)));
+  EXPECT_THROW(inner(a, ones({2, 2}, kFloat64)), ShapeError);
+  // take: the flattened elements at each index, negative ones from the end.
+  const Tensor index = test::make_tensor({0, 5, -1, -6, 3, 3}, {2, 3}, kInt64);
+  const Tensor taken = a.take(index);
+  ASSERT_EQ(taken.shape(), (Shape{2, 3}));
+  const std::vector<std::int64_t> flat = {0, 5, 5, 0, 3, 3};
+  for (std::int64_t i = 0; i < 6; ++i) {
+    EXPECT_EQ(taken.reshape({-1})[i].item<double>(),
+              a.reshape({-1})[flat[static_cast<std::size_t>(i)]].item<double>());
+  }
+  EXPECT_THROW(a.take(index_of({6})), ShapeError);
+  EXPECT_THROW(a.take(index_of({-7})), ShapeError);
+  EXPECT_THROW(a.take(index_of({0}).to(kInt32)), DTypeError);
+  // take's gradient: each element's count of appearances times the upstream 1.
+  const Tensor leaf = a.clone().requires_grad_(true);
+  sum(take(leaf, index)).backward();
+  EXPECT_TRUE(leaf.grad().equal(test::make_tensor({2, 0, 0, 2, 0, 2}, {2, 3}, kFloat64)));
+  // sum_to_size: the sums over the dims size broadcasts along.
+  EXPECT_TRUE(a.sum_to_size({1, 3}).equal(sum(a, {0}, true)));
+  EXPECT_TRUE(a.sum_to_size({3}).equal(sum(a, {0})));
+  EXPECT_THROW(a.sum_to_size({2, 2}), ShapeError);
+  // is_nonzero reads one element.
+  EXPECT_TRUE(full({1}, -0.5).is_nonzero());
+  EXPECT_FALSE(zeros({1, 1}).is_nonzero());
+  EXPECT_THROW(zeros({2}).is_nonzero(), ShapeError);
+}
+
+TEST(LibTorchMethods, InPlaceFormsWriteTheOutOfPlaceResult) {
+  const Tensor x = test::uniform_input({3, 4}, -2, 2, 28).detach();
+  const Tensor positive = test::uniform_input({3, 4}, 0.5, 2, 29).detach();
+  expect_in_place(
+      x, [](Tensor& s) -> Tensor& { return s.tril_(1); },
+      [](const Tensor& s) { return tril(s, 1); });
+  expect_in_place(
+      x, [](Tensor& s) -> Tensor& { return s.triu_(-1); },
+      [](const Tensor& s) { return triu(s, -1); });
+  expect_in_place(
+      x, [](Tensor& s) -> Tensor& { return s.cumsum_(1); },
+      [](const Tensor& s) { return cumsum(s, 1); });
+  expect_in_place(
+      x, [](Tensor& s) -> Tensor& { return s.cumprod_(0); },
+      [](const Tensor& s) { return cumprod(s, 0); });
+  expect_in_place(
+      div(x, 0.0), [](Tensor& s) -> Tensor& { return s.nan_to_num_(1.0, 2.0, -3.0); },
+      [](const Tensor& s) { return nan_to_num(s, 1.0, 2.0, -3.0); });
+  expect_in_place(
+      x, [](Tensor& s) -> Tensor& { return s.square_(); },
+      [](const Tensor& s) { return square(s); });
+  expect_in_place(
+      positive, [&](Tensor& s) -> Tensor& { return s.pow_(x); },
+      [&](const Tensor& s) { return pow(s, x); });
+  expect_in_place(
+      positive, [](Tensor& s) -> Tensor& { return s.pow_(1.5); },
+      [](const Tensor& s) { return pow(s, 1.5); });
+  expect_in_place(
+      x, [](Tensor& s) -> Tensor& { return s.renorm_(2.0, 0, 1.0); },
+      [](const Tensor& s) { return renorm(s, 2.0, 0, 1.0); });
+  const Tensor source = test::uniform_input({12}, -1, 1, 30).detach();
+  expect_in_place(
+      x, [&](Tensor& s) -> Tensor& { return s.masked_scatter_(gt(x, 0.0), source); },
+      [&](const Tensor& s) { return masked_scatter(s, gt(x, 0.0), source); });
+  expect_in_place(
+      x, [&](Tensor& s) -> Tensor& { return s.div_(positive, "floor"); },
+      [&](const Tensor& s) { return div(s, positive, "floor"); });
+  expect_in_place(
+      x, [](Tensor& s) -> Tensor& { return s.div_(0.7, "trunc"); },
+      [](const Tensor& s) { return div(s, 0.7, "trunc"); });
+  expect_in_place(
+      x, [](Tensor& s) -> Tensor& { return s.clip_(-1.0, 0.5); },
+      [](const Tensor& s) { return clamp(s, -1.0, 0.5); });
+  expect_in_place(
+      mul(x, 0.4), [](Tensor& s) -> Tensor& { return s.arcsin_(); },
+      [](const Tensor& s) { return asin(s); });
+  expect_in_place(
+      x, [&](Tensor& s) -> Tensor& { return s.subtract_(positive, 2.0); },
+      [&](const Tensor& s) { return sub(s, positive, 2.0); });
+  // An integral self keeps its dtype: div_ with a mode writes integers.
+  Tensor ints = index_of({7, -7, 9});
+  ints.div_(2.0, "floor");
+  EXPECT_TRUE(ints.equal(index_of({3, -4, 4})));
+  Tensor refused = index_of({7});
+  EXPECT_THROW(refused.div_(2.0, std::nullopt), DTypeError);  // true division: float into int64
+}
+
+TEST(LibTorchMethods, InPlaceGradientsByFiniteDifferences) {
+  const Tensor x = test::uniform_input({3, 3}, -1, 1, 31);
+  const Tensor e = test::uniform_input({3, 3}, -1, 1, 32);
+  EXPECT_TRUE(test::gradcheck(
+      [](const std::vector<Tensor>& in) {
+        Tensor h = in[0] * 1.5;
+        h.tril_().cumsum_(0);
+        return h;
+      },
+      {x}));
+  EXPECT_TRUE(test::gradcheck(
+      [](const std::vector<Tensor>& in) {
+        Tensor h = add(in[0], 2.0);
+        h.pow_(in[1]).square_();
+        return h;
+      },
+      {x, e}));
+  EXPECT_TRUE(test::gradcheck(
+      [](const std::vector<Tensor>& in) {
+        Tensor h = in[0] * 1.5;
+        h.renorm_(2.0, 1, 0.5);
+        return h;
+      },
+      {x}));
+}
+
+TEST(LibTorchMethods, ToWithOptions) {
+  const Tensor x = test::uniform_input({2, 2}, -1, 1, 33);
+  // Nothing to change: x itself (LibTorch's too), unless copy.
+  EXPECT_TRUE(x.to(TensorOptions()).is_same(x));
+  EXPECT_TRUE(x.to(TensorOptions(kFloat64).device(kCPU)).is_same(x));
+  const Tensor copied = x.to(TensorOptions(), false, /*copy=*/true);
+  EXPECT_NE(copied.data_ptr(), x.data_ptr());
+  EXPECT_TRUE(copied.equal(x));
+  // A dtype alone keeps the device; the gradient flows back through the cast.
+  const Tensor f = x.to(TensorOptions(kFloat32));
+  EXPECT_EQ(f.dtype(), kFloat32);
+  EXPECT_TRUE(f.device().is_cpu());
+  sum(f).backward();
+  EXPECT_TRUE(x.grad().equal(ones({2, 2}, kFloat64)));
+  // new_empty_strided merges options as new_empty does.
+  const Tensor e = x.new_empty_strided({2, 3}, {1, 2});
+  EXPECT_EQ(e.dtype(), kFloat64);
+  EXPECT_EQ(e.strides(), (Strides{1, 2}));
+  EXPECT_EQ(x.new_empty_strided({2}, {1}, kInt32).dtype(), kInt32);
 }
 
 }  // namespace

@@ -390,6 +390,11 @@ std::vector<MisuseCase> linalg_cases() {
   t.add("lu_solve_pivot_out_of_range", Raises::Error, {"lu_solve", "pivots[0] = 5", "[1, 2]"}, [] {
     linalg::lu_solve(eye(2), full({2}, 5.0, TensorOptions(kInt32)), ones({2, 1}));
   });
+  // getrf never swaps a row with one above it: a pivot pointing up is not lu_factor's.
+  t.add("lu_solve_pivot_above_its_row", Raises::Error,
+        {"lu_solve", "pivots[1] = 1 is outside [2, 2]"}, [] {
+          linalg::lu_solve(eye(2), full({2}, 1.0, TensorOptions(kInt32)), ones({2, 1}));
+        });
   t.add("matrix_norm_bad_ord", Raises::Error, {"linalg_matrix_norm", "ord 1, -1, 2, -2", "3"},
         [] { linalg::matrix_norm(eye(3), 3.0); });
   t.add("matrix_norm_bad_name", Raises::Error,
