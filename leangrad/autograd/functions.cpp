@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include <leangrad/autograd/autocast.h>
 #include <leangrad/autograd/grad_mode.h>
@@ -629,10 +630,6 @@ Tensor piecewise_constant(const char* name, UnaryOp op, const Tensor& a) {
   return piecewise_constant(name, ops::unary(op, a), a);
 }
 
-}  // namespace
-
-namespace {
-
 // Whether rounding_mode asks for floor (true) or trunc (false); anything else is an Error.
 bool floor_mode(std::string_view rounding_mode) {
   LG_CHECK(rounding_mode == "floor" || rounding_mode == "trunc",
@@ -651,7 +648,20 @@ Tensor rounded_quotient(const Tensor& a, const B& b, bool floor, bool integral) 
     return ops::binary(BinaryOp::FloorDivide,
                        ops::binary(BinaryOp::Sub, a, ops::binary(BinaryOp::Fmod, a, b)), b);
   }
-  return ops::unary(UnaryOp::Trunc, ops::binary(BinaryOp::Div, a, b));
+  const Tensor quotient = ops::binary(BinaryOp::Div, a, b);
+  if (!is_reduced_precision(quotient.dtype())) return ops::unary(UnaryOp::Trunc, quotient);
+  // A 16-bit quotient rounded before the trunc can reach the next integer (2826 / 11 = 256.9
+  // is 257 in float16, and PyTorch 1.13's CPU gives 257): the float32 quotient is truncated,
+  // then rounded once to the 16-bit dtype.
+  const auto wide = [](const auto& x) {
+    if constexpr (std::is_same_v<std::decay_t<decltype(x)>, Tensor>) {
+      return x.to(kFloat32);
+    } else {
+      return x;
+    }
+  };
+  return ops::unary(UnaryOp::Trunc, ops::binary(BinaryOp::Div, wide(a), wide(b)))
+      .to(quotient.dtype());
 }
 
 }  // namespace

@@ -2115,7 +2115,7 @@ Tensor operator-(const Tensor& a) {
   return neg(a);
 }
 
-// ---- Session 56: LibTorch's methods over free functions, and more in-place forms ---------------
+// ---- LibTorch's methods over the free functions, and more composed in-place forms -----------
 Tensor& Tensor::tril_(std::int64_t diagonal) {
   return composed_in_place("tril_", *this, {},
                            [&](const Tensor& self) { return leangrad::tril(self, diagonal); });

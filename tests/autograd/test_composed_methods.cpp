@@ -1,10 +1,10 @@
-// The composed ops as Tensor methods (core/tensor.h; autograd/tensor_methods.cpp), and the
-// LibTorch methods added in session 56 (addmm .. take, the in-place tril_ .. div_ with a
-// rounding mode, to(options)): each method is its free function bit for bit (those are checked against torch and by finite differences in
-// test_arithmetic_indexing.cpp), each in-place form leaves in self what the out-of-place op
-// returns, bit for bit, in self's own memory with its version bumped; its gradients, recorded,
-// are checked by central differences in float64; a result that would grow self, a leaf that
-// requires grad and wrong operands are Errors naming the op.
+// The composed ops as Tensor methods (core/tensor.h; autograd/tensor_methods.cpp), and
+// LibTorch's methods over other free functions (addmm .. take, the in-place tril_ .. div_ with a
+// rounding mode, to(options)): each method is its free function bit for bit (those are checked
+// against torch and by finite differences in their own tests), each in-place form leaves in self
+// what the out-of-place op returns, bit for bit, in self's own memory with its version bumped;
+// its gradients, recorded, are checked by central differences in float64; a result that would
+// grow self, a leaf that requires grad and wrong operands are Errors naming the op.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -192,7 +192,7 @@ TEST(ComposedMethods, InPlaceRefusals) {
   EXPECT_TRUE(y.equal(zeros({3})));  // nothing written by a refused op
 }
 
-// ---- Session 56: LibTorch's methods over free functions, the in-place forms, to(options) ----
+// ---- LibTorch's methods over free functions, their in-place forms, to(options) -----------
 
 TEST(LibTorchMethods, AreTheFreeFunctions) {
   const Tensor x = test::uniform_input({3, 3}, -1, 1, 21).detach();

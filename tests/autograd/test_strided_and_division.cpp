@@ -4,6 +4,7 @@
 // differences, and the checks on bad arguments.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -175,6 +176,28 @@ TEST(RoundedDivision, IntegersAreExactAndChecked) {
   EXPECT_THROW(div(a, b, "round"), Error);
   EXPECT_THROW(div(ones({2}, kBool), ones({2}, kBool), "floor"), DTypeError);
   EXPECT_THROW(div(ones({2}, kBool), 2.0, "trunc"), DTypeError);
+}
+
+// A 16-bit quotient is truncated before it is rounded: 2826 / 11 = 256.9 rounds to 257 in
+// float16 (PyTorch 1.13's CPU trunc gives 257), its trunc is 256, as floor's.
+TEST(RoundedDivision, SixteenBitQuotientsTruncateBeforeRounding) {
+  for (const DType dtype : {kFloat16, kBFloat16}) {
+    SCOPED_TRACE(dtype_name(dtype));
+    const Tensor a = full({1}, 2826.0, dtype);
+    const Tensor b = full({1}, 11.0, dtype);
+    // The exact trunc and floor rounded once to the dtype (bfloat16 holds 2832 for 2826, whose
+    // quotient 257.45 truncates to 257, itself rounded to 256; its quotient alone rounds to 258).
+    const double a_value = a.to(kFloat64).item<double>();
+    const auto in_dtype = [dtype](double v) {
+      return full({1}, v, dtype).to(kFloat64).item<double>();
+    };
+    const double want = in_dtype(std::trunc(a_value / 11.0));
+    EXPECT_EQ(div(a, b, "trunc").dtype(), dtype);
+    EXPECT_EQ(div(a, b, "trunc").to(kFloat64).item<double>(), want);
+    EXPECT_EQ(div(a, 11.0, "trunc").to(kFloat64).item<double>(), want);
+    EXPECT_EQ(div(neg(a), b, "trunc").to(kFloat64).item<double>(), -want);
+    EXPECT_EQ(div(a, b, "floor").to(kFloat64).item<double>(), in_dtype(std::floor(a_value / 11.0)));
+  }
 }
 
 TEST(RoundedDivision, GradientIsZero) {
