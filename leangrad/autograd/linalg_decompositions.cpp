@@ -244,8 +244,8 @@ Tensor row_order(const Tensor& pivots, std::optional<std::int64_t> rows = std::n
     for (std::int64_t i = 0; i < k; ++i) {
       const std::int64_t j = pv[b * k + i];
       const std::int64_t lowest = below_only ? i + 1 : 1;
-      LG_CHECK(j >= lowest && j <= m, op, ": pivots[", i, "] = ", j, " is outside [", lowest,
-               ", ", m, "]", count > 1 ? " (matrix " + std::to_string(b) + ")" : std::string(),
+      LG_CHECK(j >= lowest && j <= m, op, ": pivots[", i, "] = ", j, " is outside [", lowest, ", ",
+               m, "]", count > 1 ? " (matrix " + std::to_string(b) + ")" : std::string(),
                " (pivots come from lu_factor, counted from 1)");
       std::swap(ob[i], ob[j - 1]);
     }

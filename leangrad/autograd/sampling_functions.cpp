@@ -190,10 +190,11 @@ Tensor poisson(const Tensor& rates) {
   LG_PROFILE_OP(rates);
   const char* op = "poisson";
   check_floating(op, "rates", rates);
-  LG_CHECK(all_true(logical_and(ge(rates.detach(), 0.0), isfinite(rates.detach()))), op,
+  const Tensor values = rates.detach();
+  LG_CHECK(all_true(logical_and(ge(values, 0.0), isfinite(values))), op,
            ": expected every rate >= 0 and finite, got rates of shape ", rates.shape(), ", dtype ",
            rates.dtype(), ", device ", rates.device());
-  const Tensor r = host_operand(rates);
+  const Tensor r = host_operand(values);
   const Tensor draws =
       draw_on_host(r, rates.device(), [&]<typename T>(T, Tensor& out, Generator::State state) {
         kernels::poisson<T>(r.data_ptr<T>(), out.data_ptr<T>(), out.numel(), state.seed,

@@ -87,15 +87,8 @@ TEST(StridedAndDivisionReference, MatchesPyTorch) {
     } else {
       EXPECT_TRUE(y.equal(rc.at("y"))) << "value";
     }
-    if (!in.differentiable) continue;
-    y.backward(rc.at("g"));
-    for (std::size_t i = 0; i < in.names.size(); ++i) {
-      if (rc.tensors.count("d_" + in.names[i]) == 0) continue;
-      SCOPED_TRACE("d_" + in.names[i]);
-      ASSERT_TRUE(in.tensors[i].grad().defined());
-      EXPECT_TRUE(matches_within_roundoff(in.tensors[i].grad(), rc.at("d_" + in.names[i]), {},
-                                          RoundoffMatch{.ulps = 8}));
-    }
+    test::expect_reference_gradients(rc, in, y, 8);
+    if (HasFatalFailure()) return;
   }
 }
 

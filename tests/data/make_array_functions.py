@@ -9,31 +9,15 @@ python3-torch: /usr/bin/python3 tests/data/make_array_functions.py
 import torch
 
 from reference import write
+from torch_cases import op_case, op_outputs_case, uniform
 
 torch.manual_seed(0)
 
 cases = []
 
 
-def uniform(*shape, low=-1.0, high=1.0, grad=True, dtype=torch.float32):
-    t = torch.rand(*shape, dtype=dtype) * (high - low) + low
-    return t.requires_grad_(grad)
-
-
 def case(name, op, inputs, fn, **params):
-    """fn(*inputs) as the case's "y", backpropagated with a random "g" when it has a gradient."""
-    y = fn(*inputs.values())
-    tensors = dict(inputs)
-    tensors["y"] = y
-    if y.requires_grad:
-        g = torch.randn(y.shape, dtype=y.dtype)
-        y.backward(g)
-        tensors["g"] = g
-        for key, t in inputs.items():
-            if t.requires_grad:
-                tensors["d_" + key] = t.grad
-    cases.append({"name": name, "params": dict(params, op=op, inputs=list(inputs)),
-                  "tensors": {k: v.detach().clone() for k, v in tensors.items()}})
+    cases.append(op_case(name, op, inputs, fn, **params))
 
 
 # ---- Products, distances, norms ----
@@ -199,10 +183,7 @@ case("frobenius_norm__dims", "frobenius_norm", {"a": uniform(2, 3, 4)},
 
 # ---- Results of several tensors, not differentiable: unique, histogram, fill_diagonal_ ----
 def outputs_case(name, op, inputs, outputs, **params):
-    tensors = dict(inputs)
-    tensors.update(outputs)
-    cases.append({"name": name, "params": dict(params, op=op, inputs=list(inputs)),
-                  "tensors": {k: v.detach().clone() for k, v in tensors.items()}})
+    cases.append(op_outputs_case(name, op, inputs, outputs, **params))
 
 
 ints = torch.randint(0, 5, (3, 4))

@@ -9,6 +9,7 @@ upstream gradient "g" of the output "y". Run with Debian's python3-torch:
 import torch
 
 from reference import write
+from torch_cases import op_outputs_case
 
 torch.manual_seed(0)
 
@@ -26,10 +27,7 @@ def well_conditioned(*shape, dtype=torch.float64):
 
 
 def add_case(name, op, inputs, outputs, **params):
-    tensors = dict(inputs)
-    tensors.update(outputs)
-    cases.append({"name": name, "params": dict(params, op=op, inputs=list(inputs)),
-                  "tensors": {k: v.detach().clone() for k, v in tensors.items()}})
+    cases.append(op_outputs_case(name, op, inputs, outputs, **params))
 
 
 for shape, dtype in (((5, 3), torch.float64), ((3, 5), torch.float64), ((4, 4), torch.float32),

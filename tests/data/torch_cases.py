@@ -6,7 +6,10 @@ nll_loss (make_loss_options.py, make_loss_nd.py); make_optimizer, run_steps, cli
 the optimizers and clip_grad_norm_ (make_optim.py, make_optim_f64.py); expect_error: PyTorch
 refuses an input that the C++ side refuses too; weighted_case and mpmath_case: one output and
 its gradients against a fixed weight, or mpmath's values (make_special_math.py, make_scatter.py,
-make_pointwise_math.py). Random draws come from torch's global generator
+make_pointwise_math.py); uniform, op_case and op_outputs_case: an op's named operands listed in
+params["inputs"], its output and gradients "d_" + name, or several outputs
+(make_array_functions.py, make_strided_and_division.py, make_householder_and_ex.py). Random
+draws come from torch's global generator
 unless a generator is passed, in the order of the calls, as the scripts' own copies drew them.
 """
 import torch
@@ -155,3 +158,34 @@ def mpmath_case(name, inputs, fn):
     out = torch.tensor(values, dtype=torch.float64).reshape(args[0].shape)
     return {"name": name, "params": {"inputs": list(inputs.keys()), "no_grad": []},
             "tensors": dict(inputs, out0=out)}
+
+
+def uniform(*shape, low=-1.0, high=1.0, grad=True, dtype=torch.float32):
+    """A tensor of `shape` (none: 0-d) uniform in [low, high), requiring grad unless grad=False."""
+    t = torch.rand(shape, dtype=dtype) * (high - low) + low
+    return t.requires_grad_(grad)
+
+
+def op_case(name, op, inputs, fn, **params):
+    """fn(*inputs) as the case's "y", backpropagated with a random "g" when it has a gradient;
+    "d_" + key for each input that requires grad, and params["inputs"] the inputs' names."""
+    y = fn(*inputs.values())
+    tensors = dict(inputs)
+    tensors["y"] = y
+    if y.requires_grad:
+        g = torch.randn(y.shape, dtype=y.dtype)
+        y.backward(g)
+        tensors["g"] = g
+        for key, t in inputs.items():
+            if t.requires_grad:
+                tensors["d_" + key] = t.grad
+    return {"name": name, "params": dict(params, op=op, inputs=list(inputs)),
+            "tensors": {k: v.detach().clone() for k, v in tensors.items()}}
+
+
+def op_outputs_case(name, op, inputs, outputs, **params):
+    """A case of several outputs (a dict of tensors) of an op not differentiated."""
+    tensors = dict(inputs)
+    tensors.update(outputs)
+    return {"name": name, "params": dict(params, op=op, inputs=list(inputs)),
+            "tensors": {k: v.detach().clone() for k, v in tensors.items()}}

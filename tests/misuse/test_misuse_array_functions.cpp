@@ -294,18 +294,21 @@ std::vector<MisuseCase> array_function_cases() {
         [] { div(ones({2}, kBool), ones({2}, kBool), "floor"); });
   // ---- take, inner and the methods of session 56 ----
   t.add("take_out_of_range", Raises::ShapeError,
-        {"take: expected every index in [-6, 6)", "[2, 3]"},
-        [] { take(zeros({2, 3}), full({1}, 6.0, kInt64)); });
-  t.add("take_int32_index", Raises::DTypeError, {"take: expected an int64 index", "int32"},
-        [] { take(zeros({2, 3}), zeros({1}, kInt32)); });
+        {"take: expected every index in [-6, 6)", "[2, 3]"}, [] {
+          take(zeros({2, 3}), full({1}, 6.0, kInt64));
+        });
+  t.add("take_int32_index", Raises::DTypeError, {"take: expected an int64 index", "int32"}, [] {
+    take(zeros({2, 3}), zeros({1}, kInt32));
+  });
   t.add("inner_sizes", Raises::ShapeError,
-        {"inner: expected the last dims of one size", "[2, 3]", "[2, 2]"},
-        [] { inner(zeros({2, 3}), zeros({2, 2})); });
-  t.add("sum_to_size_not_expandable", Raises::ShapeError, {"sum_to_size", "[2, 2]"},
-        [] { zeros({2, 3}).sum_to_size({2, 2}); });
+        {"inner: expected the last dims of one size", "[2, 3]", "[2, 2]"}, [] {
+          inner(zeros({2, 3}), zeros({2, 2}));
+        });
+  t.add("sum_to_size_not_expandable", Raises::ShapeError, {"sum_to_size", "[2, 2]"}, [] {
+    zeros({2, 3}).sum_to_size({2, 2});
+  });
   t.add("is_nonzero_two_elements", Raises::ShapeError,
-        {"is_nonzero: expected a tensor with one element", "[2]"},
-        [] { zeros({2}).is_nonzero(); });
+        {"is_nonzero: expected a tensor with one element", "[2]"}, [] { zeros({2}).is_nonzero(); });
   // ---- geqrf, householder_product, the _ex variants ----
   t.add("householder_product_wide", Raises::ShapeError,
         {"linalg_householder_product: expected A (*, m, n) with m >= n", "[2, 3]"}, [] {

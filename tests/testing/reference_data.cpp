@@ -1,11 +1,14 @@
 // Loader for the PyTorch reference data in tests/data.
 #include "testing/reference_data.h"
 
+#include <gtest/gtest.h>
+
 #include <fstream>
 #include <limits>
 
 #include <leangrad/core/creation.h>
 #include <leangrad/core/error.h>
+#include "testing/tensor_testing.h"
 
 namespace leangrad::test {
 
@@ -82,6 +85,19 @@ ReferenceInputs reference_inputs(const ReferenceCase& c) {
     in.tensors.push_back(grad ? t.clone().requires_grad_() : t);
   }
   return in;
+}
+
+void expect_reference_gradients(const ReferenceCase& c, const ReferenceInputs& in, const Tensor& y,
+                                double ulps) {
+  if (!in.differentiable) return;
+  y.backward(c.at("g"));
+  for (std::size_t i = 0; i < in.names.size(); ++i) {
+    if (c.tensors.count("d_" + in.names[i]) == 0) continue;
+    SCOPED_TRACE("d_" + in.names[i]);
+    ASSERT_TRUE(in.tensors[i].grad().defined());
+    EXPECT_TRUE(matches_within_roundoff(in.tensors[i].grad(), c.at("d_" + in.names[i]), {},
+                                        RoundoffMatch{.ulps = ulps}));
+  }
 }
 
 Reduction reduction_named(const std::string& name) {

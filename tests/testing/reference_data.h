@@ -37,6 +37,11 @@ struct ReferenceInputs {
   bool differentiable = false;
 };
 ReferenceInputs reference_inputs(const ReferenceCase& c);
+// When `in` is differentiable: back-propagates the case's upstream gradient "g" from y (the
+// case's op of in's tensors) and expects each input's gradient to match its "d_<name>" within
+// `ulps` units of roundoff (matches_within_roundoff, testing/tensor_testing.h).
+void expect_reference_gradients(const ReferenceCase& c, const ReferenceInputs& in, const Tensor& y,
+                                double ulps);
 
 // A reduction as the cases spell it: "none", "mean" or "sum" (anything else throws Error).
 Reduction reduction_named(const std::string& name);
