@@ -72,6 +72,20 @@ std::int64_t dim_size(const Tensor& input, std::int64_t dim, const char* op, std
   return input.size(*out);
 }
 
+// The positions `index` (int64, input's device, each in [-numel, numel)) names in the flattened
+// input, negative ones counted from the end, as a 1-d int64 tensor (take and put).
+Tensor flat_positions(const char* op, const Tensor& input, const Tensor& index) {
+  LG_CHECK_DTYPE(index.dtype() == kInt64, op, ": expected an int64 index, got ", index.dtype());
+  LG_CHECK_DEVICE(index.device() == input.device(), op, ": index is on ", index.device(),
+                  " but input is on ", input.device());
+  const auto n = static_cast<double>(input.numel());
+  const Tensor flat = reshape(index, {-1});
+  LG_CHECK_SHAPE(flat.numel() == 0 || all(logical_and(ge(flat, -n), lt(flat, n))).item<bool>(), op,
+                 ": expected every index in [-", input.numel(), ", ", input.numel(),
+                 ") for input of shape ", input.shape(), ", got index of shape ", index.shape());
+  return where(lt(flat, 0.0), add(flat, n), flat);
+}
+
 }  // namespace
 
 // ---- Indexing by tensors ---------------------------------------------------------------------
@@ -81,16 +95,26 @@ Tensor take(const Tensor& input, const Tensor& index) {
   const char* op = "take";
   LG_CHECK(input.defined() && index.defined(), op,
            ": expected a defined input and index, got an undefined Tensor()");
-  LG_CHECK_DTYPE(index.dtype() == kInt64, op, ": expected an int64 index, got ", index.dtype());
-  LG_CHECK_DEVICE(index.device() == input.device(), op, ": index is on ", index.device(),
+  return reshape(index_select(reshape(input, {-1}), 0, flat_positions(op, input, index)),
+                 index.shape());
+}
+
+Tensor put(const Tensor& input, const Tensor& index, const Tensor& source, bool accumulate) {
+  LG_PROFILE_OP(input, index, source);
+  const char* op = "put";
+  LG_CHECK(input.defined() && index.defined() && source.defined(), op,
+           ": expected a defined input, index and source, got an undefined Tensor()");
+  LG_CHECK_SHAPE(index.numel() == source.numel(), op,
+                 ": expected as many elements in source as in "
+                 "index, got source of shape ",
+                 source.shape(), " and index of shape ", index.shape());
+  LG_CHECK_DTYPE(source.dtype() == input.dtype(), op, ": expected source of input's dtype ",
+                 input.dtype(), ", got ", source.dtype());
+  LG_CHECK_DEVICE(source.device() == input.device(), op, ": source is on ", source.device(),
                   " but input is on ", input.device());
-  const auto n = static_cast<double>(input.numel());
-  const Tensor flat = reshape(index, {-1});
-  LG_CHECK_SHAPE(flat.numel() == 0 || all(logical_and(ge(flat, -n), lt(flat, n))).item<bool>(), op,
-                 ": expected every index in [-", input.numel(), ", ", input.numel(),
-                 ") for input of shape ", input.shape(), ", got index of shape ", index.shape());
-  const Tensor wrapped = where(lt(flat, 0.0), add(flat, n), flat);
-  return reshape(index_select(reshape(input, {-1}), 0, wrapped), index.shape());
+  const Tensor positions = flat_positions(op, input, index);
+  return reshape(index_put(reshape(input, {-1}), {positions}, reshape(source, {-1}), accumulate),
+                 input.shape());
 }
 
 Tensor index_select(const Tensor& input, std::int64_t dim, const Tensor& index) {

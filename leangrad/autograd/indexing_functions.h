@@ -30,6 +30,12 @@ Tensor index_select(const Tensor& input, std::int64_t dim, const Tensor& index);
 // count from the end, each in [-numel, numel), checked: a CUDA index is read back), in index's
 // shape, as torch.take. Differentiable in input (index_select's gradient).
 Tensor take(const Tensor& input, const Tensor& index);
+// input as if flattened (row-major) with source's elements written at the int64 flat positions
+// `index` (any shape, as many elements as source, negative ones from the end, each in [-numel,
+// numel)), or added to what is there with accumulate, in input's shape, as torch.put: index_put
+// of the flattened input, so differentiable in input and source. A position given twice without
+// accumulate takes one of its values, as index_put's. source has input's dtype and device.
+Tensor put(const Tensor& input, const Tensor& index, const Tensor& source, bool accumulate = false);
 // out[c] = input[c with c_dim replaced by index[c]], out of index's shape: index has input's
 // rank, and no dim but `dim` larger than input's. Any dtype.
 Tensor gather(const Tensor& input, std::int64_t dim, const Tensor& index);

@@ -784,32 +784,51 @@ std::tuple<Tensor, Tensor> qr(const Tensor& A, std::string_view mode) {
   return {out[0], out[1]};
 }
 
+namespace {
+
+// The checks of tau (*, k) beside the reflections A (*, m, n): defined, A's dtype, device and
+// batch dims, k <= n. Returns k.
+std::int64_t check_tau(const char* op, const Tensor& A, const Tensor& tau) {
+  LG_CHECK(tau.defined(), op, ": expected a defined tau, got an undefined Tensor()");
+  check_pair(op, A, "A", tau, "tau");
+  LG_CHECK_SHAPE(tau.dim() == A.dim() - 1 &&
+                     Shape(tau.shape().begin(), tau.shape().end() - 1) == batch_shape(A) &&
+                     tau.size(-1) <= cols(A),
+                 op, ": expected tau (*, k) with A's batch dims and k <= ", cols(A),
+                 " (A of shape ", A.shape(), "), got shape ", tau.shape());
+  return tau.size(-1);
+}
+
+// v_j of geqrf's layout, (*, m): column j of A below the diagonal, 1 on it, 0 above (row is
+// arange(m) in A's dtype).
+Tensor reflector(const Tensor& A, std::int64_t j, const Tensor& row) {
+  const Tensor column = select(A, -1, j);
+  return add(mul(column, gt(row, static_cast<double>(j)).to(A.dtype())),
+             eq(row, static_cast<double>(j)).to(A.dtype()));
+}
+
+// tau_j as (*, 1, 1), to scale a batch of matrices.
+Tensor tau_at(const Tensor& tau, std::int64_t j) {
+  return unsqueeze(unsqueeze(select(tau, -1, j), -1), -1);
+}
+
+}  // namespace
+
 Tensor householder_product(const Tensor& A, const Tensor& tau) {
   LG_PROFILE_OP(A, tau);
   const char* op = "linalg_householder_product";
   check_matrices(op, A, "A", /*square=*/false);
-  LG_CHECK(tau.defined(), op, ": expected a defined tau, got an undefined Tensor()");
-  check_pair(op, A, "A", tau, "tau");
   const std::int64_t m = rows(A);
   const std::int64_t n = cols(A);
   LG_CHECK_SHAPE(m >= n, op, ": expected A (*, m, n) with m >= n, got shape ", A.shape());
-  LG_CHECK_SHAPE(tau.dim() == A.dim() - 1 &&
-                     Shape(tau.shape().begin(), tau.shape().end() - 1) == batch_shape(A) &&
-                     tau.size(-1) <= n,
-                 op, ": expected tau (*, k) with A's batch dims and k <= ", n, " (A of shape ",
-                 A.shape(), "), got shape ", tau.shape());
-  const std::int64_t k = tau.size(-1);
-  const TensorOptions options = A.options();
+  const std::int64_t k = check_tau(op, A, tau);
   // Q = H_0 (H_1 (... (H_(k-1) I))), each H_j applied as Q - tau_j v_j (v_j^T Q).
-  Tensor q = expand(eye(m, n, options), A.shape());
-  const Tensor row = arange(static_cast<double>(m), options);
+  Tensor q = expand(eye(m, n, A.options()), A.shape());
+  const Tensor row = arange(static_cast<double>(m), A.options());
   for (std::int64_t j = k - 1; j >= 0; --j) {
-    const Tensor column = select(A, -1, j);  // (*, m)
-    const Tensor v = add(mul(column, gt(row, static_cast<double>(j)).to(A.dtype())),
-                         eq(row, static_cast<double>(j)).to(A.dtype()));
+    const Tensor v = reflector(A, j, row);
     const Tensor vt_q = matmul(unsqueeze(v, -2), q);  // (*, 1, n)
-    const Tensor t = unsqueeze(unsqueeze(select(tau, -1, j), -1), -1);
-    q = sub(q, mul(t, matmul(unsqueeze(v, -1), vt_q)));
+    q = sub(q, mul(tau_at(tau, j), matmul(unsqueeze(v, -1), vt_q)));
   }
   return q;
 }
@@ -1461,6 +1480,36 @@ std::tuple<Tensor, Tensor> geqrf(const Tensor& A) {
 
 Tensor orgqr(const Tensor& A, const Tensor& tau) {
   return linalg::householder_product(A, tau);
+}
+
+Tensor ormqr(const Tensor& A, const Tensor& tau, const Tensor& other, bool left, bool transpose) {
+  LG_PROFILE_OP(A, tau, other);
+  const char* op = "ormqr";
+  linalg::check_matrices(op, A, "input", /*square=*/false);
+  linalg::check_matrices(op, other, "other", /*square=*/false);
+  linalg::check_pair(op, A, "input", other, "other");
+  const std::int64_t k = linalg::check_tau(op, A, tau);
+  const std::int64_t mn = linalg::rows(A);
+  LG_CHECK_SHAPE(linalg::batch_shape(other) == linalg::batch_shape(A), op,
+                 ": expected other with input's batch dims, got input of shape ", A.shape(),
+                 " and other of shape ", other.shape());
+  LG_CHECK_SHAPE((left ? linalg::rows(other) : linalg::cols(other)) == mn && k <= mn, op,
+                 ": expected other's ", left ? "rows" : "columns", " to number input's ", mn,
+                 " rows (and tau at most as many), got input of shape ", A.shape(),
+                 ", tau of shape ", tau.shape(), " and other of shape ", other.shape());
+  // Q = H_0 ... H_(k-1), each H_j symmetric: Q C applies H_(k-1) first, Q^T C H_0 first; C Q
+  // applies H_0 first, C Q^T H_(k-1) first.
+  const bool from_first = left == transpose;
+  const Tensor row = arange(static_cast<double>(mn), A.options());
+  Tensor out = other;
+  for (std::int64_t step = 0; step < k; ++step) {
+    const std::int64_t j = from_first ? step : k - 1 - step;
+    const Tensor v = linalg::reflector(A, j, row);
+    const Tensor t = linalg::tau_at(tau, j);
+    out = left ? sub(out, mul(t, matmul(unsqueeze(v, -1), matmul(unsqueeze(v, -2), out))))
+               : sub(out, mul(t, matmul(matmul(out, unsqueeze(v, -1)), unsqueeze(v, -2))));
+  }
+  return out;
 }
 
 std::tuple<Tensor, Tensor, Tensor> lu_unpack(const Tensor& LU, const Tensor& pivots,

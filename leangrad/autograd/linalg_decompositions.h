@@ -199,6 +199,13 @@ std::tuple<Tensor, Tensor, Tensor> lu_unpack(const Tensor& LU, const Tensor& piv
 // PyTorch's. orgqr is householder_product.
 std::tuple<Tensor, Tensor> geqrf(const Tensor& A);
 Tensor orgqr(const Tensor& A, const Tensor& tau);
+// Q other, Q^T other (transpose), other Q (left false) or other Q^T, with Q (mn x mn) the product
+// H_0 ... H_(k-1) of the Householder reflections in A (*, mn, k') and tau (*, k), k <= k' (geqrf's
+// output), mn other's rows (left) or columns, as torch.ormqr (LAPACK's ormqr). The reflections
+// are applied to other one by one, Q never formed; composed as householder_product is, so
+// differentiable in all three (PyTorch 1.13's is not).
+Tensor ormqr(const Tensor& A, const Tensor& tau, const Tensor& other, bool left = true,
+             bool transpose = false);
 
 // torch's deprecated norms, for programs that still call them: nuclear_norm is
 // linalg::matrix_norm(A, "nuc") over the last two dims (or dim), frobenius_norm the 2-norm of

@@ -2,6 +2,7 @@
 #include <leangrad/autograd/pointwise_functions.h>
 
 #include <cmath>
+#include <numbers>
 #include <vector>
 
 #include <leangrad/autograd/functions.h>
@@ -249,6 +250,21 @@ Tensor signbit(const Tensor& a) {
   NoGradGuard no_grad;
   if (!is_floating(a.dtype())) return lt(a, 0.0);  // false for uint8 and bool
   return lt(ops::binary(BinaryOp::Copysign, a, 1.0, /*scalar_first=*/true), 0.0);
+}
+
+Tensor angle(const Tensor& a) {
+  LG_PROFILE_OP(a);
+  LG_CHECK(a.defined(), "angle: expected a defined tensor");
+  Tensor out;
+  {
+    NoGradGuard no_grad;
+    const Tensor x = is_floating(a.dtype()) ? a : a.to(kFloat32);
+    // pi rounded to x's dtype where x < 0, 0 elsewhere, x itself where it is NaN.
+    out = where(isnan(x), x, mul(lt(x, 0.0).to(x.dtype()), std::numbers::pi));
+  }
+  return record_op("angle", out, {a}, {}, [](const BackwardContext& c) -> std::vector<Tensor> {
+    return {zeros_like(c.grad)};
+  });
 }
 
 Tensor isreal(const Tensor& a) {

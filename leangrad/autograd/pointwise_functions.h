@@ -80,5 +80,9 @@ Tensor positive(const Tensor& a);
 Tensor signbit(const Tensor& a);
 // True everywhere (leangrad's dtypes are all real), a bool tensor of a's shape.
 Tensor isreal(const Tensor& a);
+// The argument of each element as a complex number, as torch.angle for real tensors: pi where
+// a < 0, 0 where a >= 0 (-0.0 too), NaN where a is NaN; integral and bool tensors give float32.
+// Gradient 0.
+Tensor angle(const Tensor& a);
 
 }  // namespace leangrad

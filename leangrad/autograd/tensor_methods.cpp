@@ -7,6 +7,7 @@
 #include <tuple>
 #include <vector>
 
+#include <leangrad/autograd/activations.h>
 #include <leangrad/autograd/advanced_indexing.h>
 #include <leangrad/autograd/arithmetic_functions.h>
 #include <leangrad/autograd/functions.h>
@@ -142,6 +143,16 @@ std::vector<Tensor> Tensor::chunk(std::int64_t chunks, std::int64_t dim) const {
 }
 std::vector<Tensor> Tensor::unbind(std::int64_t dim) const {
   return leangrad::unbind(*this, dim);
+}
+std::vector<Tensor> Tensor::unsafe_split(std::int64_t split_size, std::int64_t dim) const {
+  return split(split_size, dim);
+}
+std::vector<Tensor> Tensor::unsafe_split_with_sizes(const std::vector<std::int64_t>& split_sizes,
+                                                    std::int64_t dim) const {
+  return split_with_sizes(split_sizes, dim);
+}
+std::vector<Tensor> Tensor::unsafe_chunk(std::int64_t chunks, std::int64_t dim) const {
+  return chunk(chunks, dim);
 }
 Tensor Tensor::index_select(std::int64_t dim, const Tensor& index) const {
   return leangrad::index_select(*this, dim, index);
@@ -310,6 +321,26 @@ Tensor Tensor::logical_or(const Tensor& other) const {
 }
 Tensor Tensor::logical_xor(const Tensor& other) const {
   return leangrad::logical_xor(*this, other);
+}
+Tensor Tensor::hardshrink(double lambd) const {
+  return leangrad::hardshrink(*this, lambd);
+}
+Tensor Tensor::prelu(const Tensor& weight) const {
+  return leangrad::prelu(*this, weight);
+}
+std::tuple<Tensor, Tensor> Tensor::histogram(std::int64_t bins,
+                                             const std::optional<std::vector<double>>& range,
+                                             const std::optional<Tensor>& weight,
+                                             bool density) const {
+  return leangrad::histogram(*this, bins, range, weight, density);
+}
+std::tuple<Tensor, Tensor> Tensor::histogram(const Tensor& bin_edges,
+                                             const std::optional<Tensor>& weight,
+                                             bool density) const {
+  return leangrad::histogram(*this, bin_edges, weight, density);
+}
+Tensor Tensor::angle() const {
+  return leangrad::angle(*this);
 }
 Tensor Tensor::nan_to_num(double nan, std::optional<double> posinf,
                           std::optional<double> neginf) const {
@@ -1879,6 +1910,42 @@ Tensor Tensor::pinverse(double rcond) const {
 Tensor Tensor::matrix_power(std::int64_t n) const {
   return linalg::matrix_power(*this, n);
 }
+std::tuple<Tensor, Tensor> Tensor::geqrf() const {
+  return leangrad::geqrf(*this);
+}
+Tensor Tensor::orgqr(const Tensor& tau) const {
+  return leangrad::orgqr(*this, tau);
+}
+Tensor Tensor::ormqr(const Tensor& tau, const Tensor& other, bool left, bool transpose) const {
+  return leangrad::ormqr(*this, tau, other, left, transpose);
+}
+Tensor Tensor::lu_solve(const Tensor& LU_data, const Tensor& LU_pivots) const {
+  return linalg::lu_solve(LU_data, LU_pivots, *this);
+}
+std::tuple<Tensor, Tensor> Tensor::triangular_solve(const Tensor& A, bool upper, bool transpose,
+                                                    bool unitriangular) const {
+  LG_CHECK(A.defined(), "triangular_solve: expected a defined A, got an undefined Tensor()");
+  // op(A)'s triangle: the transpose of an upper triangular matrix is lower triangular.
+  const Tensor X = transpose ? linalg::solve_triangular(A.mT(), *this, !upper, true, unitriangular)
+                             : linalg::solve_triangular(A, *this, upper, true, unitriangular);
+  return {X, leangrad::clone(A)};
+}
+std::tuple<Tensor, Tensor> Tensor::qr(bool some) const {
+  return linalg::qr(*this, some ? "reduced" : "complete");
+}
+std::tuple<Tensor, Tensor, Tensor> Tensor::svd(bool some, bool compute_uv) const {
+  if (compute_uv) {
+    auto [U, S, Vh] = linalg::svd(*this, /*full_matrices=*/!some);
+    return {U, S, Vh.mT()};
+  }
+  const Tensor S = linalg::svdvals(*this);  // checks the input
+  const Shape batch(shape().begin(), shape().end() - 2);
+  Shape u_shape = batch;
+  u_shape.insert(u_shape.end(), {size(-2), size(-2)});
+  Shape v_shape = batch;
+  v_shape.insert(v_shape.end(), {size(-1), size(-1)});
+  return {zeros(u_shape, options()), S, zeros(v_shape, options())};
+}
 Tensor Tensor::square() const {
   return leangrad::square(*this);
 }
@@ -2183,6 +2250,31 @@ Tensor Tensor::baddbmm(const Tensor& batch1, const Tensor& batch2, double beta,
                        double alpha) const {
   return leangrad::baddbmm(*this, batch1, batch2, beta, alpha);
 }
+Tensor& Tensor::addmm_(const Tensor& mat1, const Tensor& mat2, double beta, double alpha) {
+  return composed_in_place("addmm_", *this, {mat1, mat2}, [&](const Tensor& self) {
+    return leangrad::addmm(self, mat1, mat2, beta, alpha);
+  });
+}
+Tensor& Tensor::addmv_(const Tensor& mat, const Tensor& vec, double beta, double alpha) {
+  return composed_in_place("addmv_", *this, {mat, vec}, [&](const Tensor& self) {
+    return leangrad::addmv(self, mat, vec, beta, alpha);
+  });
+}
+Tensor& Tensor::addr_(const Tensor& vec1, const Tensor& vec2, double beta, double alpha) {
+  return composed_in_place("addr_", *this, {vec1, vec2}, [&](const Tensor& self) {
+    return leangrad::addr(self, vec1, vec2, beta, alpha);
+  });
+}
+Tensor& Tensor::addbmm_(const Tensor& batch1, const Tensor& batch2, double beta, double alpha) {
+  return composed_in_place("addbmm_", *this, {batch1, batch2}, [&](const Tensor& self) {
+    return leangrad::addbmm(self, batch1, batch2, beta, alpha);
+  });
+}
+Tensor& Tensor::baddbmm_(const Tensor& batch1, const Tensor& batch2, double beta, double alpha) {
+  return composed_in_place("baddbmm_", *this, {batch1, batch2}, [&](const Tensor& self) {
+    return leangrad::baddbmm(self, batch1, batch2, beta, alpha);
+  });
+}
 Tensor Tensor::cross(const Tensor& other, std::int64_t dim) const {
   return leangrad::cross(*this, other, dim);
 }
@@ -2218,6 +2310,78 @@ Tensor Tensor::where(const Tensor& condition, const Tensor& other) const {
 }
 Tensor Tensor::take(const Tensor& index) const {
   return leangrad::take(*this, index);
+}
+Tensor Tensor::put(const Tensor& index, const Tensor& source, bool accumulate) const {
+  return leangrad::put(*this, index, source, accumulate);
+}
+Tensor& Tensor::put_(const Tensor& index, const Tensor& source, bool accumulate) {
+  return composed_in_place("put_", *this, {source}, [&](const Tensor& self) {
+    return leangrad::put(self, index, source, accumulate);
+  });
+}
+
+// ---- Comparisons and logic written into self ---------------------------------------------------
+namespace {
+
+// `predicate(self)` (a Bool tensor, other broadcast to self's shape) written into self as 1 or 0
+// of self's dtype, truly in place. Recorded as PyTorch's EqBackward and the rest: a zero gradient
+// for self (the value is piecewise constant in it) and for other.
+template <typename F>
+Tensor& predicate_in_place(const char* op, Tensor& self, const Tensor& other, const F& predicate) {
+  LG_CHECK(self.defined(), op, ": expected a defined tensor, got an undefined Tensor()");
+  const bool has_other = other.defined();
+  return in_place(
+      op, self, other,
+      [&] {
+        Tensor result;
+        {
+          NoGradGuard no_grad;
+          result = predicate(self);
+        }
+        check_fits_self(op, self, result);
+        ops::copy_(self, result);
+      },
+      [has_other](const BackwardContext& c) -> std::vector<Tensor> {
+        std::vector<Tensor> grads{zeros_like(c.grad)};
+        if (has_other) grads.push_back(c.needs(1) ? zeros(c.shape(1), c.grad.options()) : Tensor());
+        return grads;
+      });
+}
+
+}  // namespace
+
+#define LG_PREDICATE_IN_PLACE(name)                                                             \
+  Tensor& Tensor::name##_(const Tensor& other) {                                                \
+    return predicate_in_place(#name "_", *this, other,                                          \
+                              [&](const Tensor& self) { return leangrad::name(self, other); }); \
+  }                                                                                             \
+  Tensor& Tensor::name##_(double other) {                                                       \
+    return predicate_in_place(#name "_", *this, Tensor(),                                       \
+                              [&](const Tensor& self) { return leangrad::name(self, other); }); \
+  }
+LG_PREDICATE_IN_PLACE(eq)
+LG_PREDICATE_IN_PLACE(ne)
+LG_PREDICATE_IN_PLACE(lt)
+LG_PREDICATE_IN_PLACE(le)
+LG_PREDICATE_IN_PLACE(gt)
+LG_PREDICATE_IN_PLACE(ge)
+#undef LG_PREDICATE_IN_PLACE
+
+Tensor& Tensor::logical_not_() {
+  return predicate_in_place("logical_not_", *this, Tensor(),
+                            [](const Tensor& self) { return leangrad::logical_not(self); });
+}
+Tensor& Tensor::logical_and_(const Tensor& other) {
+  return predicate_in_place("logical_and_", *this, other,
+                            [&](const Tensor& self) { return leangrad::logical_and(self, other); });
+}
+Tensor& Tensor::logical_or_(const Tensor& other) {
+  return predicate_in_place("logical_or_", *this, other,
+                            [&](const Tensor& self) { return leangrad::logical_or(self, other); });
+}
+Tensor& Tensor::logical_xor_(const Tensor& other) {
+  return predicate_in_place("logical_xor_", *this, other,
+                            [&](const Tensor& self) { return leangrad::logical_xor(self, other); });
 }
 Tensor Tensor::multinomial(std::int64_t num_samples, bool replacement) const {
   return leangrad::multinomial(*this, num_samples, replacement);

@@ -31,6 +31,12 @@ class Storage {
   // they are used again. Tensor::data_ptr() refuses a storage without its memory with an Error.
   DataPtr release_memory() { return std::move(data_); }
   void adopt_memory(DataPtr data) { data_ = std::move(data); }
+  // Tensor::resize_ growing this storage: `data` (nbytes, this storage's device and pool, holding
+  // the old bytes) replaces the memory, and every tensor viewing the storage sees it.
+  void replace_memory(DataPtr data, std::size_t nbytes) {
+    data_ = std::move(data);
+    nbytes_ = nbytes;
+  }
   bool has_memory() const { return data_.get() != nullptr || nbytes_ == 0; }
 
  private:

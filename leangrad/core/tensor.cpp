@@ -1,9 +1,13 @@
 // Tensor metadata: sizes, strides, contiguity, raw pointers, and construction of new tensors.
 #include <leangrad/core/tensor.h>
 
+#include <algorithm>
+#include <limits>
 #include <utility>
+#include <vector>
 
 #include <leangrad/core/cuda.h>
+#include <leangrad/core/views.h>
 
 namespace leangrad {
 
@@ -57,6 +61,69 @@ bool Tensor::is_contiguous() const {
 
 bool Tensor::shares_storage(const Tensor& other) const {
   return defined() && other.defined() && storage() == other.storage();
+}
+
+bool Tensor::is_signed() const {
+  return dtype() != kUInt8 && dtype() != kBool;
+}
+
+bool Tensor::is_set_to(const Tensor& other) const {
+  return shares_storage(other) && storage_offset() == other.storage_offset() &&
+         shape() == other.shape() && strides() == other.strides();
+}
+
+bool Tensor::is_non_overlapping_and_dense() const {
+  // Sorted by stride (size-1 dims anywhere), each stride must be the product of the sizes below.
+  if (numel() == 0) return true;
+  std::vector<std::int64_t> dims;
+  for (std::int64_t d = 0; d < dim(); ++d)
+    if (shape()[d] != 1) dims.push_back(d);
+  std::sort(dims.begin(), dims.end(),
+            [&](std::int64_t a, std::int64_t b) { return strides()[a] < strides()[b]; });
+  std::int64_t expected = 1;
+  for (const std::int64_t d : dims) {
+    if (strides()[d] != expected) return false;
+    expected *= shape()[d];  // bounded by numel
+  }
+  return true;
+}
+
+namespace detail {
+
+void check_accessor(const Tensor& t, DType dtype, std::size_t dims, const char* op, bool on_host,
+                    bool int32_offsets) {
+  LG_CHECK(t.defined(), op, ": expected a defined tensor, got an undefined Tensor()");
+  LG_CHECK_DTYPE(t.dtype() == dtype, op, "<", dtype_name(dtype), ", ", dims,
+                 ">: the tensor has dtype ", t.dtype(), " (shape ", t.shape(), ")");
+  LG_CHECK_SHAPE(static_cast<std::size_t>(t.dim()) == dims, op, "<", dtype_name(dtype), ", ", dims,
+                 ">: expected a ", dims, "-d tensor, got shape ", t.shape());
+  LG_CHECK_DEVICE(!on_host || t.is_cpu(), op,
+                  ": expected a CPU tensor (the accessor reads memory on the host), got one on ",
+                  t.device(), "; packed_accessor64 gives an accessor for a CUDA kernel");
+  if (int32_offsets) {
+    // The largest offset any subscript reaches, and every size and stride, fit int32.
+    constexpr std::int64_t limit = std::numeric_limits<std::int32_t>::max();
+    std::int64_t reach = 0;
+    bool fits = true;
+    for (std::int64_t d = 0; d < t.dim(); ++d) {
+      fits = fits && t.size(d) <= limit && t.stride(d) <= limit;
+      if (t.size(d) > 0) reach += (t.size(d) - 1) * t.stride(d);  // within the storage
+    }
+    LG_CHECK_SHAPE(fits && reach <= limit, op, ": a tensor of shape ", t.shape(), " (strides ",
+                   shape_str(t.strides()), ") has offsets beyond int32; use packed_accessor64");
+  }
+}
+
+}  // namespace detail
+
+Tensor Tensor::variable_data() const {
+  Tensor out = views::alias(*this);
+  out.impl().version_counter = std::make_shared<VersionCounter>();
+  return out;
+}
+
+Tensor Tensor::tensor_data() const {
+  return views::alias(*this);
 }
 
 void* Tensor::data_ptr() const {

@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include <leangrad/core/accessor.h>
 #include <leangrad/core/device.h>
 #include <leangrad/core/dtype.h>
 #include <leangrad/core/error.h>
@@ -122,6 +123,26 @@ class Tensor {
   bool is_same(const Tensor& other) const { return impl_ == other.impl_; }
   // True when both view the same storage.
   bool shares_storage(const Tensor& other) const;
+  // LibTorch's other names and tests of the metadata: scalar_type() is dtype(), itemsize()
+  // element_size(), is_alias_of(other) shares_storage(other); is_signed() is true for the
+  // floating dtypes and the signed integers; is_view() says whether this tensor is counted as a
+  // view of memory another tensor owns (views::as_strided); is_set_to(other) whether both have the
+  // same storage, offset, sizes and strides. leangrad's dtypes are real: is_complex(), is_conj()
+  // and is_neg() are false.
+  DType scalar_type() const { return dtype(); }
+  std::size_t itemsize() const { return element_size(); }
+  bool is_floating_point() const { return is_floating(dtype()); }
+  bool is_signed() const;
+  bool is_complex() const { return false; }
+  bool is_conj() const { return false; }
+  bool is_neg() const { return false; }
+  bool is_cpu() const { return device().is_cpu(); }
+  bool has_storage() const { return defined() && impl_->storage != nullptr; }
+  bool is_alias_of(const Tensor& other) const { return shares_storage(other); }
+  bool is_view() const { return impl().view.active(); }
+  bool is_set_to(const Tensor& other) const;
+  // Whether the elements cover a block of memory exactly once, in some order of the dims.
+  bool is_non_overlapping_and_dense() const;
 
   // ---- Raw data ----------------------------------------------------------------------------
   // Address of element 0 of this view. data_ptr<T>() checks that T matches dtype().
@@ -132,6 +153,23 @@ class Tensor {
                    ">: tensor has dtype ", dtype());
     return static_cast<T*>(data_ptr());
   }
+  // Subscripted access to the elements as T, LibTorch's (core/accessor.h): a[i][j] for
+  // t.accessor<float, 2>(). Checks that T is the dtype and N the number of dims; accessor()
+  // wants a CPU tensor (its memory is read on the host), the packed forms any device (they are
+  // passed by value to CUDA kernels), packed_accessor32 offsets that fit int32. Not on a
+  // temporary: the accessor reads the tensor's sizes and strides, or its memory, after the call.
+  template <typename T, std::size_t N>
+  TensorAccessor<T, N> accessor() const&;
+  template <typename T, std::size_t N>
+  TensorAccessor<T, N> accessor() && = delete;
+  template <typename T, std::size_t N>
+  PackedTensorAccessor64<T, N> packed_accessor64() const&;
+  template <typename T, std::size_t N>
+  PackedTensorAccessor64<T, N> packed_accessor64() && = delete;
+  template <typename T, std::size_t N>
+  PackedTensorAccessor32<T, N> packed_accessor32() const&;
+  template <typename T, std::size_t N>
+  PackedTensorAccessor32<T, N> packed_accessor32() && = delete;
   // The value of a one-element tensor (copied to the host if needed), converted to T.
   template <typename T>
   T item() const;
@@ -168,6 +206,12 @@ class Tensor {
   // Module::to does the same with swap_data, so that the parameters an optimizer holds move with
   // the module). Bumps the version.
   void set_data(const Tensor& other) const;
+  // This tensor's memory under a new TensorImpl with no autograd state and a version counter of
+  // its own, as LibTorch's variable_data() and data() (Python's x.data): writes through it are
+  // not seen by autograd's saved-tensor checks. tensor_data() shares this tensor's counter.
+  Tensor variable_data() const;
+  Tensor data() const { return variable_data(); }
+  Tensor tensor_data() const;
   // Exchanges this tensor's data with `other`'s (both defined), each keeping its identity and
   // autograd state; bumps both versions. Cannot throw: Module::to makes every converted tensor
   // first, then installs them all with this (Note [Module::to changes all or nothing]).
@@ -207,6 +251,23 @@ class Tensor {
   Tensor unflatten(std::int64_t dim, const Shape& sizes) const;
   // The transpose of a matrix (0-d and 1-d tensors are returned as they are; more dims refused).
   Tensor t() const;
+  // The view ops done in place, as LibTorch's: this tensor takes the view's sizes, strides and
+  // offset (the same memory; its version is unchanged) and, when autograd records the view, the
+  // view's history (Note [In-place view ops] in autograd/tensor_methods.cpp). Under grad mode a
+  // leaf that requires grad is refused, as for in-place ops, and so is a tensor that requires
+  // grad while grad mode is off (its history would no longer match its shape).
+  Tensor& t_();
+  Tensor& transpose_(std::int64_t dim0, std::int64_t dim1);
+  Tensor& swapdims_(std::int64_t dim0, std::int64_t dim1);
+  Tensor& swapaxes_(std::int64_t axis0, std::int64_t axis1);
+  Tensor& squeeze_();
+  Tensor& squeeze_(std::int64_t dim);
+  Tensor& unsqueeze_(std::int64_t dim);
+  Tensor& as_strided_(const Shape& size, const Strides& stride,
+                      std::optional<std::int64_t> storage_offset = std::nullopt);
+  // A view of the whole tensor, as LibTorch's alias(): the same memory and geometry under a
+  // TensorImpl of its own, recorded by autograd as view() is.
+  Tensor alias() const;
   // Basic indexing (core/indexing.h): t.index({Slice(0, 2), 1}) is Python's t[0:2, 1], a view.
   Tensor index(std::initializer_list<indexing::TensorIndex> indices) const;
   Tensor index(const std::vector<indexing::TensorIndex>& indices) const;
@@ -221,6 +282,13 @@ class Tensor {
                                        std::int64_t dim = 0) const;
   std::vector<Tensor> chunk(std::int64_t chunks, std::int64_t dim = 0) const;
   std::vector<Tensor> unbind(std::int64_t dim = 0) const;
+  // LibTorch's unsafe_split, unsafe_split_with_sizes and unsafe_chunk. LibTorch's skip the
+  // checks that in-place writes to the pieces would take as writes to views; leangrad's pieces
+  // are views either way, so these are split, split_with_sizes and chunk.
+  std::vector<Tensor> unsafe_split(std::int64_t split_size, std::int64_t dim = 0) const;
+  std::vector<Tensor> unsafe_split_with_sizes(const std::vector<std::int64_t>& split_sizes,
+                                              std::int64_t dim = 0) const;
+  std::vector<Tensor> unsafe_chunk(std::int64_t chunks, std::int64_t dim = 0) const;
   // Indexing by int64 tensors (copies; autograd/indexing_functions.h): index_select (int32
   // indices too), gather, and the scatters; the in-place forms write the out-of-place result
   // into self, as index_add_ does (below).
@@ -515,6 +583,23 @@ class Tensor {
   Tensor index_put(const std::vector<std::optional<Tensor>>& indices, const Tensor& values,
                    bool accumulate = false) const;
 
+  // self as if flattened (row-major) with source's elements written at the flat positions
+  // `index` (int64, any shape, negative from the end, as many as source has), or added with
+  // accumulate, as LibTorch's put (autograd/indexing_functions.h); put_ writes self.
+  Tensor put(const Tensor& index, const Tensor& source, bool accumulate = false) const;
+  Tensor& put_(const Tensor& index, const Tensor& source, bool accumulate = false);
+  // This tensor made contiguous of `size` over its memory from its offset, as LibTorch's
+  // resize_: the same sizes keep their strides; a storage too small is grown to fit (its bytes
+  // kept, the new ones uninitialised; every tensor sharing the storage sees the grown memory).
+  // resize_as_(other) takes other's sizes. Refused on a tensor that requires grad, as
+  // LibTorch's.
+  Tensor& resize_(const Shape& size);
+  Tensor& resize_as_(const Tensor& other);
+  // set_(source): this tensor views source's storage with source's geometry (the same dtype),
+  // as LibTorch's; set_() an empty storage, size {0}. Each bumps the version. While grad mode is
+  // on, refused when either tensor requires grad (under NoGradGuard a parameter may be set_).
+  Tensor& set_(const Tensor& source);
+  Tensor& set_();
   // ---- In-place random fills (autograd/sampling_functions.h; Note [In-place samplers]) -----
   // LibTorch's: each draws from the default generator of self's device (manual_seed covers it)
   // and writes every element of self, a view's elements only; self keeps requiring grad with a
@@ -644,6 +729,14 @@ class Tensor {
                 double alpha = 1.0) const;
   Tensor baddbmm(const Tensor& batch1, const Tensor& batch2, double beta = 1.0,
                  double alpha = 1.0) const;
+  // The same written into self (the result must have self's shape), as LibTorch's.
+  Tensor& addmm_(const Tensor& mat1, const Tensor& mat2, double beta = 1.0, double alpha = 1.0);
+  Tensor& addmv_(const Tensor& mat, const Tensor& vec, double beta = 1.0, double alpha = 1.0);
+  Tensor& addr_(const Tensor& vec1, const Tensor& vec2, double beta = 1.0, double alpha = 1.0);
+  Tensor& addbmm_(const Tensor& batch1, const Tensor& batch2, double beta = 1.0,
+                  double alpha = 1.0);
+  Tensor& baddbmm_(const Tensor& batch1, const Tensor& batch2, double beta = 1.0,
+                   double alpha = 1.0);
   Tensor cross(const Tensor& other, std::int64_t dim = -1) const;
   Tensor diag(std::int64_t diagonal = 0) const;
   Tensor diagonal(std::int64_t offset = 0, std::int64_t dim1 = 0, std::int64_t dim2 = 1) const;
@@ -779,6 +872,23 @@ class Tensor {
   Tensor cholesky_inverse(bool upper = false) const;
   Tensor pinverse(double rcond = 1e-15) const;
   Tensor matrix_power(std::int64_t n) const;
+  // LibTorch's methods over linalg's decompositions: geqrf() and orgqr(tau) (geqrf,
+  // householder_product), ormqr(tau, other, left, transpose) (ormqr), b.lu_solve(LU, pivots)
+  // (linalg::lu_solve(LU, pivots, b)), and the deprecated spellings torch keeps:
+  // b.triangular_solve(A, upper, transpose, unitriangular) gives (X, a copy of A) with
+  // op(A) X = b; qr(some) is linalg::qr in mode "reduced" or "complete"; svd(some, compute_uv)
+  // gives (U, S, V) with V (not V^T), reduced when some, and U and V zero-filled (m x m, n x n)
+  // without compute_uv (S is then linalg::svdvals', so it is still differentiable).
+  std::tuple<Tensor, Tensor> geqrf() const;
+  Tensor orgqr(const Tensor& tau) const;
+  Tensor ormqr(const Tensor& tau, const Tensor& other, bool left = true,
+               bool transpose = false) const;
+  Tensor lu_solve(const Tensor& LU_data, const Tensor& LU_pivots) const;
+  std::tuple<Tensor, Tensor> triangular_solve(const Tensor& A, bool upper = true,
+                                              bool transpose = false,
+                                              bool unitriangular = false) const;
+  std::tuple<Tensor, Tensor> qr(bool some = true) const;
+  std::tuple<Tensor, Tensor, Tensor> svd(bool some = true, bool compute_uv = true) const;
   // NaN / an infinity / neither, and logic on non-zero elements: Bool results.
   Tensor isnan() const;
   Tensor isinf() const;
@@ -787,6 +897,53 @@ class Tensor {
   Tensor logical_and(const Tensor& other) const;
   Tensor logical_or(const Tensor& other) const;
   Tensor logical_xor(const Tensor& other) const;
+  // The comparisons and the logic written into self, 1 or 0 in self's dtype (other broadcast to
+  // self's shape), as LibTorch's eq_ ... logical_not_; recorded with a zero gradient, as
+  // PyTorch's.
+  Tensor& eq_(const Tensor& other);
+  Tensor& eq_(double other);
+  Tensor& ne_(const Tensor& other);
+  Tensor& ne_(double other);
+  Tensor& lt_(const Tensor& other);
+  Tensor& lt_(double other);
+  Tensor& le_(const Tensor& other);
+  Tensor& le_(double other);
+  Tensor& gt_(const Tensor& other);
+  Tensor& gt_(double other);
+  Tensor& ge_(const Tensor& other);
+  Tensor& ge_(double other);
+  Tensor& not_equal_(const Tensor& other) { return ne_(other); }
+  Tensor& not_equal_(double other) { return ne_(other); }
+  Tensor& less_(const Tensor& other) { return lt_(other); }
+  Tensor& less_(double other) { return lt_(other); }
+  Tensor& less_equal_(const Tensor& other) { return le_(other); }
+  Tensor& less_equal_(double other) { return le_(other); }
+  Tensor& greater_(const Tensor& other) { return gt_(other); }
+  Tensor& greater_(double other) { return gt_(other); }
+  Tensor& greater_equal_(const Tensor& other) { return ge_(other); }
+  Tensor& greater_equal_(double other) { return ge_(other); }
+  Tensor& logical_not_();
+  Tensor& logical_and_(const Tensor& other);
+  Tensor& logical_or_(const Tensor& other);
+  Tensor& logical_xor_(const Tensor& other);
+  // Activations and statistics of autograd/activations.h and statistics_functions.h.
+  Tensor hardshrink(double lambd = 0.5) const;
+  Tensor prelu(const Tensor& weight) const;
+  std::tuple<Tensor, Tensor> histogram(
+      std::int64_t bins = 100, const std::optional<std::vector<double>>& range = std::nullopt,
+      const std::optional<Tensor>& weight = std::nullopt, bool density = false) const;
+  std::tuple<Tensor, Tensor> histogram(const Tensor& bin_edges,
+                                       const std::optional<Tensor>& weight = std::nullopt,
+                                       bool density = false) const;
+  // The argument of each element as a complex number (pi for negative ones, 0 otherwise, NaN
+  // kept; integers give float32), as angle(); the conjugates of a real tensor are the tensor
+  // itself (conj_physical_ leaves it as it is), as LibTorch's for real dtypes.
+  Tensor angle() const;
+  Tensor conj() const { return *this; }
+  Tensor conj_physical() const { return *this; }
+  Tensor& conj_physical_() { return *this; }
+  Tensor resolve_conj() const { return *this; }
+  Tensor resolve_neg() const { return *this; }
   Tensor nan_to_num(double nan = 0.0, std::optional<double> posinf = std::nullopt,
                     std::optional<double> neginf = std::nullopt) const;
   Tensor& nan_to_num_(double nan = 0.0, std::optional<double> posinf = std::nullopt,
@@ -862,6 +1019,10 @@ class Tensor {
   Tensor& requires_grad_(bool requires_grad = true);
   // A tensor sharing this one's data (and version counter) that autograd does not track.
   Tensor detach() const;
+  // Makes this tensor a leaf that does not require grad, as LibTorch's detach_() (a view too,
+  // which PyTorch refuses: leangrad records no in-place write through a view, so no base's
+  // history depends on the view's).
+  Tensor& detach_();
   // Backpropagates into the leaves' .grad (torch's Tensor::backward): `grad` is the gradient of
   // some scalar with respect to this tensor, and may be omitted (ones) for a one-element tensor;
   // retain_graph defaults to create_graph; create_graph records the backward so the gradients
@@ -957,6 +1118,29 @@ using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
 // Internal: a new tensor viewing `storage` (used by creation functions and views).
 Tensor make_tensor(std::shared_ptr<Storage> storage, DType dtype, Shape sizes, Strides strides,
                    std::int64_t storage_offset = 0);
+
+namespace detail {
+// The checks of Tensor::accessor and the packed accessors (core/tensor.cpp): defined, T's dtype,
+// N dims, a CPU tensor for accessor() (`on_host`), offsets within int32 for packed_accessor32.
+void check_accessor(const Tensor& t, DType dtype, std::size_t dims, const char* op, bool on_host,
+                    bool int32_offsets);
+}  // namespace detail
+
+template <typename T, std::size_t N>
+TensorAccessor<T, N> Tensor::accessor() const& {
+  detail::check_accessor(*this, dtype_of<T>, N, "accessor", true, false);
+  return TensorAccessor<T, N>(data_ptr<T>(), impl().sizes.data(), impl().strides.data());
+}
+template <typename T, std::size_t N>
+PackedTensorAccessor64<T, N> Tensor::packed_accessor64() const& {
+  detail::check_accessor(*this, dtype_of<T>, N, "packed_accessor64", false, false);
+  return PackedTensorAccessor64<T, N>(data_ptr<T>(), impl().sizes.data(), impl().strides.data());
+}
+template <typename T, std::size_t N>
+PackedTensorAccessor32<T, N> Tensor::packed_accessor32() const& {
+  detail::check_accessor(*this, dtype_of<T>, N, "packed_accessor32", false, true);
+  return PackedTensorAccessor32<T, N>(data_ptr<T>(), impl().sizes.data(), impl().strides.data());
+}
 
 namespace autograd {
 // Internal: the name of t's grad_fn ("MulBackward"), empty for a leaf; printing's grad_fn=<...>.

@@ -8,7 +8,9 @@
 // fit; windows of a negative length or an integral dtype; more combinations than memory holds;
 // as_strided past its storage or with negative strides, unfold's windows, empty_strided's
 // strides, div's rounding modes, householder_product's shapes, the _ex variants'
-// check_errors, take's indices, inner's sizes, sum_to_size and is_nonzero.
+// check_errors, take's indices, inner's sizes, sum_to_size and is_nonzero; put's positions and
+// source, ormqr's shapes, the view ops done in place, resize_'s sizes, set_'s source, the
+// accessors' dtype, rank and int32 offsets, and a comparison's result written into a smaller self.
 // A table of the misuse suite (tests/misuse/misuse_testing.h).
 #include <cstdint>
 #include <limits>
@@ -333,6 +335,94 @@ std::vector<MisuseCase> array_function_cases() {
         {"linalg_lu_factor_ex", "U[0, 0] is zero", "check_errors=false"}, [] {
           linalg::lu_factor_ex(zeros({2, 2}), true, /*check_errors=*/true);
         });
+  // ---- put, ormqr, the in-place view ops, resize_, set_, the accessors ----
+  t.add("put_out_of_range", Raises::ShapeError,
+        {"put: expected every index in [-6, 6)", "[2, 3]", "[2]"}, [] {
+          put(zeros({2, 3}), arange(1.0, 7.0, 5.0, kInt64), zeros({2}));
+        });
+  t.add("put_counts", Raises::ShapeError,
+        {"put: expected as many elements in source as in index", "[3]", "[2]"}, [] {
+          put(zeros({2, 3}), arange(1.0, 3.0, 1.0, kInt64), zeros({3}));
+        });
+  t.add("put_source_dtype", Raises::DTypeError, {"put", "float32", "float64"}, [] {
+    put(zeros({2, 3}), full({1}, 1.0, kInt64), zeros({1}, kFloat64));
+  });
+  t.add("put_index_dtype", Raises::DTypeError, {"put: expected an int64 index", "int32"}, [] {
+    put(zeros({2, 3}), zeros({1}, kInt32), zeros({1}));
+  });
+  t.add("ormqr_other_rows", Raises::ShapeError,
+        {"ormqr: expected other's rows to number input's 4 rows", "[4, 2]", "[3, 2]"}, [] {
+          ormqr(zeros({4, 2}, kFloat64), zeros({2}, kFloat64), zeros({3, 2}, kFloat64));
+        });
+  t.add("ormqr_right_columns", Raises::ShapeError, {"ormqr", "columns", "[2, 3]"}, [] {
+    ormqr(zeros({4, 2}, kFloat64), zeros({2}, kFloat64), zeros({2, 3}, kFloat64), false);
+  });
+  t.add("ormqr_tau_too_long", Raises::ShapeError, {"ormqr: expected tau (*, k)", "[3]"}, [] {
+    ormqr(zeros({4, 2}, kFloat64), zeros({3}, kFloat64), zeros({4, 2}, kFloat64));
+  });
+  t.add("ormqr_batch", Raises::ShapeError, {"ormqr: expected other with input's batch dims"}, [] {
+    ormqr(zeros({2, 4, 2}, kFloat64), zeros({2, 2}, kFloat64), zeros({3, 4, 2}, kFloat64));
+  });
+  t.add("t__of_3d", Raises::ShapeError, {"t: expected a tensor of at most 2 dims", "[2, 2, 2]"},
+        [] {
+          Tensor x = zeros({2, 2, 2});
+          x.t_();
+        });
+  t.add("transpose__dim", Raises::ShapeError, {"transpose", "5"}, [] {
+    Tensor x = zeros({2, 2});
+    x.transpose_(0, 5);
+  });
+  t.add("unsqueeze__leaf_requires_grad", Raises::Error,
+        {"unsqueeze_: in-place operation on a leaf tensor that requires grad", "[2]"}, [] {
+          Tensor x = zeros({2}).requires_grad_();
+          x.unsqueeze_(0);
+        });
+  t.add("as_strided__past_storage", Raises::ShapeError,
+        {"as_strided", "reach element 4 of a storage of 4 elements"}, [] {
+          Tensor x = zeros({4});
+          x.as_strided_({3}, {2});
+        });
+  t.add("resize__negative", Raises::ShapeError, {"resize_: expected sizes of at least 0", "-2"},
+        [] {
+          Tensor x = zeros({2});
+          x.resize_({3, -2});
+        });
+  t.add("resize__overflow", Raises::ShapeError, {"resize_"}, [] {
+    Tensor x = zeros({2});
+    x.resize_({std::int64_t{1} << 62, 8});
+  });
+  t.add("resize__requires_grad", Raises::Error,
+        {"resize_: cannot resize a tensor (shape [2]) that requires grad"}, [] {
+          Tensor x = zeros({2}).requires_grad_();
+          x.resize_({4});
+        });
+  t.add("set__dtype", Raises::DTypeError,
+        {"set_: expected source of this tensor's dtype float32", "int64"}, [] {
+          Tensor x = zeros({2});
+          x.set_(zeros({2}, kInt64));
+        });
+  t.add("set__source_requires_grad", Raises::Error, {"set_: the source (shape [3]) requires grad"},
+        [] {
+          Tensor x = zeros({2});
+          x.set_(zeros({3}).requires_grad_());
+        });
+  t.add("accessor_dtype", Raises::DTypeError, {"accessor<float64, 2>", "float32", "[2, 3]"}, [] {
+    const Tensor x = zeros({2, 3});
+    x.accessor<double, 2>();
+  });
+  t.add("accessor_dims", Raises::ShapeError, {"accessor<float32, 3>", "3-d", "[2, 3]"}, [] {
+    const Tensor x = zeros({2, 3});
+    x.accessor<float, 3>();
+  });
+  t.add("packed_accessor32_offsets", Raises::ShapeError,
+        {"packed_accessor32", "beyond int32", "use packed_accessor64"}, [] {
+          const Tensor wide = zeros({1}).expand({std::int64_t{1} << 31});
+          wide.packed_accessor32<float, 1>();
+        });
+  t.add("eq__result_shape", Raises::ShapeError, {"eq_", "[2, 3]", "does not fit", "[3]"}, [] {
+    Tensor x = zeros({3});
+    x.eq_(zeros({2, 3}));
+  });
   return t.cases();
 }
 LG_MISUSE_SUITE(ArrayFunctions, array_function_cases());
