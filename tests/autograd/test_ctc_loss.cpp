@@ -24,8 +24,10 @@ namespace {
 
 using test::reduction_named;
 
-// float64 on both sides: log-sum-exps over at most ~12 steps of ~11 states in another order,
-// losses below 40: within 2^-40 of each other, gradients too.
+// float64 on both sides: PyTorch's log-sum-exps against leangrad's scaled sums (or its own
+// log-sum-exps where a sum leaves double's range) over at most 30 steps of 19 states, losses
+// below 60 (and one of 803, a few units of roundoff of which stay below the bound): within 2^-40
+// of each other, gradients too.
 constexpr double kAtol = 0x1p-40;
 
 TEST(CtcLoss, MatchesPyTorch) {
@@ -46,7 +48,7 @@ TEST(CtcLoss, MatchesPyTorch) {
     }
     ++checked;
   }
-  EXPECT_EQ(checked, 6);
+  EXPECT_EQ(checked, 8);
 }
 
 // The definition: p(target | input) sums, over every path of T symbols (blank included) that

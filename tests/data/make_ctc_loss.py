@@ -3,8 +3,9 @@ log_softmax over the classes, the loss "y", fixed weights "w" of sum(y * w) and 
 with respect to the logits (PyTorch's gradient with respect to log_probs adds exp(log_probs),
 which log_softmax's backward cancels; the logits' gradient is the function's). Padded and 1-d
 targets, every reduction, blanks other than 0, repeated labels (a blank must sit between them),
-input lengths shorter than the input, and targets no alignment fits, with and without
-zero_infinity (without it the loss is inf and no gradient is written).
+input lengths shorter than the input, targets no alignment fits, with and without
+zero_infinity (without it the loss is inf and no gradient is written), longer sequences, and a
+target whose only alignment is 800 nats below the likeliest classes (found in log space).
 Run with Debian's python3-torch: /usr/bin/python3 tests/data/make_ctc_loss.py
 """
 import torch
@@ -52,5 +53,16 @@ case("impossible_zero_infinity", logits(5, 2, 4), impossible, torch.tensor([5, 2
 case("impossible_inf", logits(5, 2, 4), impossible, torch.tensor([5, 2]),
      torch.tensor([2, 2]), reduction="none", differentiate=False)
 case("unbatched", logits(7, 5), torch.tensor([3, 1, 4]), torch.tensor(7), torch.tensor(3))
+
+# Longer sequences than the cases above (the scaled recursion's many steps).
+case("long_sequences", logits(30, 3, 8), torch.randint(1, 8, (3, 9)), torch.tensor([30, 27, 24]),
+     torch.tensor([9, 7, 8]), reduction="none")
+# Sample 0's only alignment (1, 2) takes label 1 at step 0, 800 nats below the other classes:
+# its probability is below double's range in any scaled form, so the loss is found in log space
+# (Note [CTC by scaled probabilities]); sample 1 beside it is an ordinary one.
+extreme = logits(2, 2, 4)
+extreme[0, 0] = torch.tensor([0.0, -800.0, 0.0, 0.0], dtype=torch.float64)
+case("underflow_in_log_space", extreme, torch.tensor([[1, 2], [3, 0]]), torch.tensor([2, 2]),
+     torch.tensor([2, 1]), reduction="none")
 
 write("ctc_loss.json", "make_ctc_loss.py", cases)
