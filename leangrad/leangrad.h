@@ -60,6 +60,7 @@
 #include <leangrad/autograd/sampling_functions.h>
 #include <leangrad/autograd/saved_tensor.h>
 #include <leangrad/autograd/shape_functions.h>
+#include <leangrad/autograd/special.h>
 #include <leangrad/autograd/special_functions.h>
 #include <leangrad/autograd/statistics_functions.h>
 #include <leangrad/autograd/volumetric_functions.h>
