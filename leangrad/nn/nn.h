@@ -10,6 +10,7 @@
 #include <leangrad/nn/composed_layers.h>
 #include <leangrad/nn/container.h>
 #include <leangrad/nn/conv.h>
+#include <leangrad/nn/convert_parameters.h>
 #include <leangrad/nn/distance.h>
 #include <leangrad/nn/dropout.h>
 #include <leangrad/nn/embedding.h>

@@ -35,4 +35,22 @@ Tensor clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm, d
   return total_norm;
 }
 
+Tensor clip_grad_norm_(const Tensor& parameter, double max_norm, double norm_type,
+                       bool error_if_nonfinite) {
+  return clip_grad_norm_(std::vector<Tensor>{parameter}, max_norm, norm_type, error_if_nonfinite);
+}
+
+void clip_grad_value_(const std::vector<Tensor>& parameters, double clip_value) {
+  LG_CHECK(clip_value >= 0.0, "clip_grad_value_: expected clip_value >= 0, got ", clip_value);
+  NoGradGuard no_grad;
+  for (const Tensor& p : parameters) {
+    Tensor g = p.grad();
+    if (g.defined()) g.clamp_(-clip_value, clip_value);
+  }
+}
+
+void clip_grad_value_(const Tensor& parameter, double clip_value) {
+  clip_grad_value_(std::vector<Tensor>{parameter}, clip_value);
+}
+
 }  // namespace leangrad::optim
