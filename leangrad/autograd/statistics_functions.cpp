@@ -22,6 +22,7 @@
 
 #include <cmath>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -542,28 +543,21 @@ std::tuple<Tensor, Tensor, Tensor> unique_dim(const Tensor& input, std::int64_t 
   return {output, inverse, counts};
 }
 
-std::tuple<Tensor, Tensor> histogram(const Tensor& input, std::int64_t bins,
-                                     const std::optional<std::vector<double>>& range,
-                                     const std::optional<Tensor>& weight, bool density) {
-  LG_PROFILE_OP(input);
-  const char* op = "histogram";
-  LG_CHECK(input.defined(), op, ": expected a defined input, got an undefined Tensor()");
-  LG_CHECK_DTYPE(is_floating(input.dtype()), op, ": expected a floating input, got ",
-                 input.dtype());
-  LG_CHECK(bins >= 1, op, ": expected at least 1 bin, got ", bins);
+namespace {
+
+// The span of `values`' bins: range ({lo, hi}, finite, lo <= hi) or the values' own smallest and
+// largest (one read back, as PyTorch's), widened by 1/2 each way when equal.
+std::pair<double, double> bin_range(const char* op, const Tensor& values,
+                                    std::optional<std::pair<double, double>> range) {
   double lo = 0.0;
   double hi = 0.0;
   if (range.has_value()) {
-    LG_CHECK(range->size() == 2, op, ": expected a range of 2 values {lo, hi}, got ",
-             range->size());
-    lo = (*range)[0];
-    hi = (*range)[1];
+    std::tie(lo, hi) = *range;
     LG_CHECK(std::isfinite(lo) && std::isfinite(hi) && lo <= hi, op,
              ": expected a finite range with lo <= hi, got {", lo, ", ", hi, "}");
-  } else if (input.numel() > 0) {
-    // The data's range (one read back, as PyTorch's).
+  } else if (values.numel() > 0) {
     NoGradGuard no_grad;
-    const auto [smallest, largest] = aminmax(input.detach());
+    const auto [smallest, largest] = aminmax(values.detach());
     lo = smallest.to(kFloat64).item<double>();
     hi = largest.to(kFloat64).item<double>();
     LG_CHECK(std::isfinite(lo) && std::isfinite(hi), op, ": the input's range [", lo, ", ", hi,
@@ -573,6 +567,75 @@ std::tuple<Tensor, Tensor> histogram(const Tensor& input, std::int64_t bins,
     lo -= 0.5;
     hi += 0.5;
   }
+  return {lo, hi};
+}
+
+// The checks of one dim's bin edges against input: 1-d, at least one bin, input's dtype and
+// device, increasing (no NaN).
+void check_edges(const char* op, const Tensor& input, const Tensor& edges) {
+  LG_CHECK(edges.defined(), op, ": expected defined bin_edges, got an undefined Tensor()");
+  LG_CHECK_SHAPE(edges.dim() == 1 && edges.numel() >= 2, op,
+                 ": expected 1-d bin_edges of at least 2 values (one bin), got shape ",
+                 edges.shape());
+  LG_CHECK_DTYPE(edges.dtype() == input.dtype(), op, ": expected bin_edges of input's dtype ",
+                 input.dtype(), ", got ", edges.dtype());
+  LG_CHECK_DEVICE(edges.device() == input.device(), op, ": input is on ", input.device(),
+                  " but bin_edges on ", edges.device());
+  const std::int64_t bins = edges.numel() - 1;
+  NoGradGuard no_grad;
+  LG_CHECK(ge(narrow(edges, 0, 1, bins), narrow(edges, 0, 0, bins)).all().item<bool>(), op,
+           ": expected increasing bin_edges (and no NaN)");
+}
+
+// Each value's bin among edges, and whether it lies within them: bin i holds edges[i] <= x <
+// edges[i + 1] (the last its right edge too), the insertion point after equal edges, less one.
+// NaN lies within none.
+std::pair<Tensor, Tensor> bin_of(const Tensor& edges, const Tensor& x) {
+  const std::int64_t bins = edges.numel() - 1;
+  const Tensor inside = logical_and(ge(x, select(edges, 0, 0)), le(x, select(edges, 0, bins)));
+  const Tensor bin = clamp(sub(searchsorted(edges, x, false, /*right=*/true), 1.0), 0.0,
+                           static_cast<double>(bins - 1));
+  return {bin, inside};
+}
+
+// The weights of input's `count` points (ones without weight), checked against `shape`.
+Tensor point_weights(const char* op, const Tensor& input, const std::optional<Tensor>& weight,
+                     const Shape& shape, std::int64_t count) {
+  if (!weight.has_value()) return ones({count}, input.options());
+  LG_CHECK(weight->defined(), op, ": weight is an undefined Tensor()");
+  LG_CHECK_SHAPE(weight->shape() == shape, op, ": expected weight of shape ", shape, ", got ",
+                 weight->shape());
+  LG_CHECK_DTYPE(weight->dtype() == input.dtype(), op, ": expected weight of input's dtype ",
+                 input.dtype(), ", got ", weight->dtype());
+  LG_CHECK_DEVICE(weight->device() == input.device(), op, ": input is on ", input.device(),
+                  " but weight on ", weight->device());
+  return reshape(weight->detach(), {count});
+}
+
+// Each bin's width, edges[i + 1] - edges[i].
+Tensor bin_widths(const Tensor& edges) {
+  const std::int64_t bins = edges.numel() - 1;
+  return sub(narrow(edges, 0, 1, bins), narrow(edges, 0, 0, bins));
+}
+
+}  // namespace
+
+std::tuple<Tensor, Tensor> histogram(const Tensor& input, std::int64_t bins,
+                                     const std::optional<std::vector<double>>& range,
+                                     const std::optional<Tensor>& weight, bool density) {
+  LG_PROFILE_OP(input);
+  const char* op = "histogram";
+  LG_CHECK(input.defined(), op, ": expected a defined input, got an undefined Tensor()");
+  LG_CHECK_DTYPE(is_floating(input.dtype()), op, ": expected a floating input, got ",
+                 input.dtype());
+  LG_CHECK(bins >= 1, op, ": expected at least 1 bin, got ", bins);
+  std::optional<std::pair<double, double>> span;
+  if (range.has_value()) {
+    LG_CHECK(range->size() == 2, op, ": expected a range of 2 values {lo, hi}, got ",
+             range->size());
+    span = std::pair((*range)[0], (*range)[1]);
+  }
+  const auto [lo, hi] = bin_range(op, input, span);
   return histogram(input, linspace(lo, hi, bins + 1, input.options()), weight, density);
 }
 
@@ -584,40 +647,117 @@ std::tuple<Tensor, Tensor> histogram(const Tensor& input, const Tensor& bin_edge
            ": expected a defined input and bin_edges, got an undefined Tensor()");
   LG_CHECK_DTYPE(is_floating(input.dtype()), op, ": expected a floating input, got ",
                  input.dtype());
-  LG_CHECK_SHAPE(bin_edges.dim() == 1 && bin_edges.numel() >= 2, op,
-                 ": expected 1-d bin_edges of at least 2 values (one bin), got shape ",
-                 bin_edges.shape());
-  LG_CHECK_DTYPE(bin_edges.dtype() == input.dtype(), op, ": expected bin_edges of input's dtype ",
-                 input.dtype(), ", got ", bin_edges.dtype());
-  LG_CHECK_DEVICE(bin_edges.device() == input.device(), op, ": input is on ", input.device(),
-                  " but bin_edges on ", bin_edges.device());
+  check_edges(op, input, bin_edges);
   const std::int64_t bins = bin_edges.numel() - 1;
   NoGradGuard no_grad;
   const Tensor edges = bin_edges.detach();
-  LG_CHECK(ge(narrow(edges, 0, 1, bins), narrow(edges, 0, 0, bins)).all().item<bool>(), op,
-           ": expected increasing bin_edges (and no NaN)");
   const Tensor x = reshape(input.detach(), {input.numel()});
-  Tensor w = ones_like(x);
-  if (weight.has_value()) {
-    LG_CHECK(weight->defined(), op, ": weight is an undefined Tensor()");
-    LG_CHECK_SHAPE(weight->shape() == input.shape(), op, ": expected weight of input's shape ",
-                   input.shape(), ", got ", weight->shape());
-    LG_CHECK_DTYPE(weight->dtype() == input.dtype(), op, ": expected weight of input's dtype ",
-                   input.dtype(), ", got ", weight->dtype());
-    LG_CHECK_DEVICE(weight->device() == input.device(), op, ": input is on ", input.device(),
-                    " but weight on ", weight->device());
-    w = reshape(weight->detach(), {input.numel()});
-  }
-  // Bin i holds edges[i] <= x < edges[i + 1] (the last its right edge too): the insertion
-  // point after equal edges, less one. Outside the edges and NaN weigh 0.
-  const Tensor inside = logical_and(ge(x, select(edges, 0, 0)), le(x, select(edges, 0, bins)));
-  const Tensor bin = clamp(sub(searchsorted(edges, x, false, /*right=*/true), 1.0), 0.0,
-                           static_cast<double>(bins - 1));
+  const Tensor w = point_weights(op, input, weight, input.shape(), input.numel());
+  const auto [bin, inside] = bin_of(edges, x);  // outside the edges and NaN weigh 0
   Tensor hist =
       scatter_add(zeros({bins}, input.options()), 0, bin, where(inside, w, zeros_like(w)));
-  if (density)
-    hist = div(hist, mul(sum(hist), sub(narrow(edges, 0, 1, bins), narrow(edges, 0, 0, bins))));
+  if (density) hist = div(hist, mul(sum(hist), bin_widths(edges)));
   return {hist, clone(edges)};
+}
+
+std::tuple<Tensor, std::vector<Tensor>> histogramdd(const Tensor& input,
+                                                    const std::vector<std::int64_t>& bins,
+                                                    const std::optional<std::vector<double>>& range,
+                                                    const std::optional<Tensor>& weight,
+                                                    bool density) {
+  LG_PROFILE_OP(input);
+  const char* op = "histogramdd";
+  LG_CHECK(input.defined(), op, ": expected a defined input, got an undefined Tensor()");
+  LG_CHECK_DTYPE(is_floating(input.dtype()), op, ": expected a floating input, got ",
+                 input.dtype());
+  LG_CHECK_SHAPE(input.dim() >= 1 && input.size(-1) >= 1, op,
+                 ": expected input (..., D) with D >= 1 coordinates, got shape ", input.shape());
+  const std::int64_t dims = input.size(-1);
+  LG_CHECK(static_cast<std::int64_t>(bins.size()) == dims, op, ": expected ", dims,
+           " bin counts (one per coordinate of input ", input.shape(), "), got ", bins.size());
+  LG_CHECK(!range.has_value() || static_cast<std::int64_t>(range->size()) == 2 * dims, op,
+           ": expected a range of ", 2 * dims, " values {lo_0, hi_0, ...}, got ",
+           range.has_value() ? range->size() : 0);
+  std::vector<Tensor> edges;
+  for (std::int64_t d = 0; d < dims; ++d) {
+    const std::int64_t count = bins[static_cast<std::size_t>(d)];
+    LG_CHECK(count >= 1, op, ": expected at least 1 bin in every dim, got ", count, " in dim ", d);
+    std::optional<std::pair<double, double>> span;
+    if (range.has_value()) {
+      span = std::pair((*range)[static_cast<std::size_t>(2 * d)],
+                       (*range)[static_cast<std::size_t>(2 * d + 1)]);
+    }
+    const auto [lo, hi] = bin_range(op, select(input, -1, d), span);
+    edges.push_back(linspace(lo, hi, count + 1, input.options()));
+  }
+  return histogramdd(input, edges, weight, density);
+}
+
+std::tuple<Tensor, std::vector<Tensor>> histogramdd(const Tensor& input, std::int64_t bins,
+                                                    const std::optional<std::vector<double>>& range,
+                                                    const std::optional<Tensor>& weight,
+                                                    bool density) {
+  LG_CHECK(input.defined(), "histogramdd: expected a defined input, got an undefined Tensor()");
+  LG_CHECK_SHAPE(input.dim() >= 1, "histogramdd: expected input (..., D), got shape ",
+                 input.shape());
+  return histogramdd(input,
+                     std::vector<std::int64_t>(static_cast<std::size_t>(input.size(-1)), bins),
+                     range, weight, density);
+}
+
+std::tuple<Tensor, std::vector<Tensor>> histogramdd(const Tensor& input,
+                                                    const std::vector<Tensor>& bin_edges,
+                                                    const std::optional<Tensor>& weight,
+                                                    bool density) {
+  LG_PROFILE_OP(input);
+  const char* op = "histogramdd";
+  LG_CHECK(input.defined(), op, ": expected a defined input, got an undefined Tensor()");
+  LG_CHECK_DTYPE(is_floating(input.dtype()), op, ": expected a floating input, got ",
+                 input.dtype());
+  LG_CHECK_SHAPE(input.dim() >= 1 && input.size(-1) >= 1, op,
+                 ": expected input (..., D) with D >= 1 coordinates, got shape ", input.shape());
+  const std::int64_t dims = input.size(-1);
+  LG_CHECK(static_cast<std::int64_t>(bin_edges.size()) == dims, op, ": expected ", dims,
+           " bin_edges (one per coordinate of input ", input.shape(), "), got ", bin_edges.size());
+  Shape hist_shape;
+  std::int64_t cells = 1;
+  for (const Tensor& e : bin_edges) {
+    check_edges(op, input, e);
+    hist_shape.push_back(e.numel() - 1);
+    cells = checked_mul(cells, e.numel() - 1, op);
+  }
+  NoGradGuard no_grad;
+  const std::int64_t count = input.numel() / dims;
+  const Tensor points = reshape(input.detach(), {count, dims});
+  const Shape point_shape(input.shape().begin(), input.shape().end() - 1);
+  const Tensor w = point_weights(op, input, weight, point_shape, count);
+  // The cell of each point, row-major over the dims' bins; a point outside any dim weighs 0.
+  Tensor cell = zeros({count}, TensorOptions(kInt64).device(input.device()));
+  Tensor inside = ones({count}, TensorOptions(kBool).device(input.device()));
+  for (std::int64_t d = 0; d < dims; ++d) {
+    const auto [bin, within] =
+        bin_of(bin_edges[static_cast<std::size_t>(d)].detach(), select(points, 1, d));
+    cell = add(mul(cell, hist_shape[static_cast<std::size_t>(d)]), bin);
+    inside = logical_and(inside, within);
+  }
+  Tensor hist = reshape(
+      scatter_add(zeros({cells}, input.options()), 0, cell, where(inside, w, zeros_like(w))),
+      hist_shape);
+  if (density) {
+    // Each cell's volume, the product of its dims' widths, broadcast from one dim at a time.
+    Tensor volume = ones({}, input.options());
+    for (std::int64_t d = 0; d < dims; ++d) {
+      Shape along(static_cast<std::size_t>(dims), 1);
+      along[static_cast<std::size_t>(d)] = hist_shape[static_cast<std::size_t>(d)];
+      volume =
+          mul(volume, reshape(bin_widths(bin_edges[static_cast<std::size_t>(d)].detach()), along));
+    }
+    hist = div(hist, mul(sum(hist), volume));
+  }
+  std::vector<Tensor> edges_out;
+  for (const Tensor& e : bin_edges)
+    edges_out.push_back(clone(e.detach()));
+  return {hist, edges_out};
 }
 
 // ---- Searching sorted sequences -----------------------------------------------------------------

@@ -1,6 +1,6 @@
 // Order statistics, the reductions that skip NaN, covariance, integration and searching sorted
 // sequences, as torch's: median, nanmedian, kthvalue, mode, quantile, nanquantile, nansum,
-// nanmean, aminmax, var_mean, std_mean, histc, histogram, cov, corrcoef, trapezoid,
+// nanmean, aminmax, var_mean, std_mean, histc, histogram, histogramdd, cov, corrcoef, trapezoid,
 // cumulative_trapezoid, unique, unique_dim, unique_consecutive, searchsorted and bucketize.
 // Compositions of sort, gather, the reductions and the elementwise ops (so on every device,
 // differentiable where torch's are) and, for searchsorted, the bisection kernel of kernels/ops.h.
@@ -139,6 +139,24 @@ std::tuple<Tensor, Tensor> histogram(const Tensor& input, std::int64_t bins = 10
 std::tuple<Tensor, Tensor> histogram(const Tensor& input, const Tensor& bin_edges,
                                      const std::optional<Tensor>& weight = std::nullopt,
                                      bool density = false);
+// (hist, bin_edges) of the points input (..., D), the last dim their D coordinates, as
+// torch.histogramdd: hist (bins_0, ..., bins_(D-1)) counts the points in each cell (weighted by
+// weight, input's shape without its last dim), each dim binned as histogram bins one (equal bins
+// over range's {lo_d, hi_d} pairs, 2 D values, or the data's smallest and largest coordinate,
+// widened by 1/2 each way when equal; or the given edges, one 1-d increasing tensor per dim); a
+// point outside any dim's edges, or with a NaN coordinate, does not count. With density the
+// histogram is divided by its sum times each cell's volume. Floating input; not differentiable.
+std::tuple<Tensor, std::vector<Tensor>> histogramdd(
+    const Tensor& input, const std::vector<std::int64_t>& bins,
+    const std::optional<std::vector<double>>& range = std::nullopt,
+    const std::optional<Tensor>& weight = std::nullopt, bool density = false);
+std::tuple<Tensor, std::vector<Tensor>> histogramdd(
+    const Tensor& input, std::int64_t bins,
+    const std::optional<std::vector<double>>& range = std::nullopt,
+    const std::optional<Tensor>& weight = std::nullopt, bool density = false);
+std::tuple<Tensor, std::vector<Tensor>> histogramdd(
+    const Tensor& input, const std::vector<Tensor>& bin_edges,
+    const std::optional<Tensor>& weight = std::nullopt, bool density = false);
 
 // (output, inverse_indices, counts) of input's runs of equal elements, as
 // torch.unique_consecutive: without a dim, of the flattened input (output and counts 1-d, the

@@ -160,10 +160,12 @@ Tensor apply_case(const test::ReferenceCase& rc, const test::ReferenceInputs& in
   return Tensor();
 }
 
-// unique, unique_dim, histogram and fill_diagonal_: their outputs are compared one by one.
+// unique, unique_dim, histogram, histogramdd and fill_diagonal_: their outputs are compared one
+// by one.
 bool several_outputs(const test::ReferenceCase& rc) {
   const std::string op = rc.params.at("op").get<std::string>();
-  return op == "unique" || op == "unique_dim" || op == "histogram" || op == "fill_diagonal_";
+  return op == "unique" || op == "unique_dim" || op == "histogram" || op == "histogramdd" ||
+         op == "fill_diagonal_";
 }
 
 // Against PyTorch: each value is a short closed form or a product of a few float32 factors (the
@@ -174,7 +176,7 @@ bool several_outputs(const test::ReferenceCase& rc) {
 // ours in double rounded once; 16 units.
 TEST(ArrayFunctionsReference, MatchesPyTorch) {
   const std::vector<test::ReferenceCase> cases = test::load_reference("array_functions.json");
-  ASSERT_EQ(cases.size(), 178u);  // make_array_functions.py's count: none dropped on the way
+  ASSERT_EQ(cases.size(), 183u);  // make_array_functions.py's count: none dropped on the way
   for (const test::ReferenceCase& rc : cases) {
     SCOPED_TRACE(rc.name);
     if (several_outputs(rc)) continue;  // MatchPyTorchSeveralOutputs
@@ -227,13 +229,39 @@ TEST(ArrayFunctionsReference, MatchPyTorchSeveralOutputs) {
           << "hist";
       EXPECT_TRUE(matches_within_roundoff(edges, rc.at("edges"), {}, RoundoffMatch{.ulps = 4}))
           << "edges";
+    } else if (op == "histogramdd") {
+      const std::optional<Tensor> weight =
+          rc.tensors.count("weight") ? std::optional(rc.at("weight")) : std::nullopt;
+      const bool density = p.at("density").get<bool>();
+      const auto dims = p.at("dims").get<std::int64_t>();
+      const std::optional<std::vector<double>> range =
+          p.contains("range") ? std::optional(p.at("range").get<std::vector<double>>())
+                              : std::nullopt;
+      std::vector<Tensor> given;
+      for (std::int64_t d = 0; d < dims && p.at("edges_given").get<bool>(); ++d)
+        given.push_back(rc.at("bins" + std::to_string(d)));
+      const auto [hist, edges] =
+          !given.empty() ? histogramdd(a, given, weight, density)
+          : p.at("bins").is_array()
+              ? histogramdd(a, p.at("bins").get<std::vector<std::int64_t>>(), range, weight,
+                            density)
+              : histogramdd(a, p.at("bins").get<std::int64_t>(), range, weight, density);
+      EXPECT_TRUE(matches_within_roundoff(hist, rc.at("y"), {}, RoundoffMatch{.ulps = 16}))
+          << "hist";
+      ASSERT_EQ(static_cast<std::int64_t>(edges.size()), dims);
+      for (std::int64_t d = 0; d < dims; ++d) {
+        EXPECT_TRUE(matches_within_roundoff(edges[static_cast<std::size_t>(d)],
+                                            rc.at("edges" + std::to_string(d)), {},
+                                            RoundoffMatch{.ulps = 4}))
+            << "edges " << d;
+      }
     } else {
       Tensor t = a.clone();
       t.fill_diagonal_(p.at("value").get<double>(), p.at("wrap").get<bool>());
       EXPECT_TRUE(t.equal(rc.at("y")));
     }
   }
-  EXPECT_EQ(checked, 13);
+  EXPECT_EQ(checked, 18);
 }
 
 TEST(ArrayFunctions, UniqueKeepsEachNaN) {

@@ -1,7 +1,8 @@
 """PyTorch reference cases for the array functions of tests/autograd/test_array_functions.cpp: mv,
 vdot, addr, chain_matmul, dist, pdist, renorm, vander, cholesky_inverse, lu_unpack, cov, corrcoef,
 trapezoid, cumulative_trapezoid, combinations, diagflat, msort, select_scatter, slice_scatter,
-diagonal_scatter, masked_scatter, the functional RNN cells, logspace and the signal windows. Each
+diagonal_scatter, masked_scatter, the functional RNN cells, logspace, the signal windows, unique,
+histogram, histogramdd and fill_diagonal_. Each
 case lists its operands in params["inputs"]; the float ones that require grad have a reference
 gradient "d_" + name for the random upstream gradient "g" of the output "y". Run with Debian's
 python3-torch: /usr/bin/python3 tests/data/make_array_functions.py
@@ -182,6 +183,7 @@ case("frobenius_norm__dims", "frobenius_norm", {"a": uniform(2, 3, 4)},
 
 
 # ---- Results of several tensors, not differentiable: unique, histogram, fill_diagonal_ ----
+# (histogramdd at the end)
 def outputs_case(name, op, inputs, outputs, **params):
     cases.append(op_outputs_case(name, op, inputs, outputs, **params))
 
@@ -224,5 +226,36 @@ for shape, wrap in (((3, 4), False), ((7, 3), True), ((7, 3), False), ((3, 3, 3)
     filled = t.clone().fill_diagonal_(-2.5, wrap=wrap)
     outputs_case(f"fill_diagonal__{'x'.join(map(str, shape))}_{'wrap' if wrap else 'nowrap'}",
                  "fill_diagonal_", {"a": t}, {"y": filled}, value=-2.5, wrap=wrap)
+
+# ---- histogramdd: points (..., D), bins per dim, the edges of each ----
+def histogramdd_case(name, points, bins, range=None, weight=None, density=False):
+    hist, edges = torch.histogramdd(points, bins=bins, range=range, weight=weight,
+                                    density=density)
+    inputs = {"a": points}
+    if weight is not None:
+        inputs["weight"] = weight
+    if isinstance(bins, list) and isinstance(bins[0], torch.Tensor):
+        inputs.update({f"bins{d}": b for d, b in enumerate(bins)})
+        params = dict(edges_given=True)
+    else:
+        params = dict(bins=bins, edges_given=False)
+    if range is not None:
+        params["range"] = list(range)
+    outputs = {"y": hist}
+    outputs.update({f"edges{d}": e for d, e in enumerate(edges)})
+    outputs_case("histogramdd__" + name, "histogramdd", inputs, outputs, density=density,
+                 dims=len(edges), **params)
+
+
+cloud = torch.randn(300, 2, dtype=torch.float64)
+histogramdd_case("data_range_2d", cloud, [4, 3])
+histogramdd_case("range_weight_density", cloud, [5, 2], range=[-1.0, 1.0, -2.0, 0.5],
+                 weight=torch.rand(300, dtype=torch.float64), density=True)
+histogramdd_case("int_bins_3d_batched", torch.rand(4, 25, 3), 3)
+histogramdd_case("given_edges", cloud,
+                 [torch.tensor([-3.0, -1.0, 0.0, 0.5, 3.0], dtype=torch.float64),
+                  torch.tensor([-1.0, 1.0], dtype=torch.float64)],
+                 weight=torch.rand(300, dtype=torch.float64))
+histogramdd_case("equal_coordinates_1d", torch.full((6, 1), 2.0), [3])
 
 write("array_functions.json", "make_array_functions.py", cases)

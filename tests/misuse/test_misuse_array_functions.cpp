@@ -4,14 +4,14 @@
 // not come from lu_factor; cov's weights of the wrong length, dtype or sign; sample points that
 // do not match y; splits that do not divide; scatters whose src is not the part's shape; masks
 // with too few source elements; unique_dim of empty slices; histograms of integers, of no bins, of
-// bad ranges and edges; fill_diagonal_ of vectors and uneven shapes; RNN cell weights that do not
-// fit; windows of a negative length or an integral dtype; more combinations than memory holds;
-// as_strided past its storage or with negative strides, unfold's windows, empty_strided's
-// strides, div's rounding modes, householder_product's shapes, the _ex variants'
-// check_errors, take's indices, inner's sizes, sum_to_size and is_nonzero; put's positions and
-// source, ormqr's shapes, the view ops done in place, resize_'s sizes, set_'s source, the
-// accessors' dtype, rank and int32 offsets, and a comparison's result written into a smaller self.
-// A table of the misuse suite (tests/misuse/misuse_testing.h).
+// bad ranges and edges (histogramdd's per dim too); fill_diagonal_ of vectors and uneven shapes;
+// RNN cell weights that do not fit; windows of a negative length or an integral dtype; more
+// combinations than memory holds; as_strided past its storage or with negative strides, unfold's
+// windows, empty_strided's strides, div's rounding modes, householder_product's shapes, the _ex
+// variants' check_errors, take's indices, inner's sizes, sum_to_size and is_nonzero; put's
+// positions and source, ormqr's shapes, the view ops done in place, resize_'s sizes, set_'s source,
+// the accessors' dtype, rank and int32 offsets, and a comparison's result written into a smaller
+// self. A table of the misuse suite (tests/misuse/misuse_testing.h).
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -212,7 +212,7 @@ std::vector<MisuseCase> array_function_cases() {
   t.add("histogram_one_edge", Raises::ShapeError, {"histogram", "at least 2 values", "[1]"},
         [] { histogram(zeros({3}), zeros({1})); });
   t.add("histogram_weight_shape", Raises::ShapeError,
-        {"histogram: expected weight of input's shape [3]", "[2]"},
+        {"histogram: expected weight of shape [3]", "[2]"},
         [] { histogram(zeros({3}), 2, std::nullopt, zeros({2})); });
   t.add("histogram_edges_dtype", Raises::DTypeError,
         {"histogram: expected bin_edges of input's dtype float32", "float64"},
@@ -334,6 +334,31 @@ std::vector<MisuseCase> array_function_cases() {
   t.add("lu_factor_ex_check_errors", Raises::Error,
         {"linalg_lu_factor_ex", "U[0, 0] is zero", "check_errors=false"}, [] {
           linalg::lu_factor_ex(zeros({2, 2}), true, /*check_errors=*/true);
+        });
+  // ---- histogramdd ----
+  t.add("histogramdd_bin_counts", Raises::Error,
+        {"histogramdd: expected 2 bin counts", "[5, 2]", "got 3"}, [] {
+          histogramdd(zeros({5, 2}), std::vector<std::int64_t>{2, 2, 2});
+        });
+  t.add("histogramdd_range_size", Raises::Error,
+        {"histogramdd: expected a range of 4 values", "got 2"}, [] {
+          histogramdd(zeros({5, 2}), 3, std::vector<double>{0.0, 1.0});
+        });
+  t.add("histogramdd_no_coordinates", Raises::ShapeError,
+        {"histogramdd: expected input (..., D) with D >= 1", "[5, 0]"}, [] {
+          histogramdd(zeros({5, 0}), std::vector<std::int64_t>{});
+        });
+  t.add("histogramdd_edges_count", Raises::Error, {"histogramdd: expected 2 bin_edges", "got 1"},
+        [] {
+          histogramdd(zeros({5, 2}), std::vector<Tensor>{arange(3.0)});
+        });
+  t.add("histogramdd_weight_shape", Raises::ShapeError,
+        {"histogramdd: expected weight of shape [5]", "[5, 2]"}, [] {
+          histogramdd(zeros({5, 2}), 2, std::nullopt, zeros({5, 2}));
+        });
+  t.add("histogramdd_zero_bins", Raises::Error,
+        {"histogramdd: expected at least 1 bin in every dim", "dim 1"}, [] {
+          histogramdd(zeros({5, 2}), std::vector<std::int64_t>{2, 0});
         });
   // ---- put, ormqr, the in-place view ops, resize_, set_, the accessors ----
   t.add("put_out_of_range", Raises::ShapeError,
