@@ -4,15 +4,19 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 #include <utility>
+#include <vector>
 
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/grad_mode.h>
+#include <leangrad/autograd/indexing_functions.h>
 #include <leangrad/autograd/linalg_decompositions.h>
 #include <leangrad/autograd/linalg_functions.h>
 #include <leangrad/core/creation.h>
 #include <leangrad/core/error.h>
 #include <leangrad/core/generator.h>
+#include <leangrad/kernels/creation.h>
 #include <leangrad/kernels/ops.h>
 
 namespace leangrad::nn::init {
@@ -103,6 +107,11 @@ std::pair<std::int64_t, std::int64_t> calculate_fan_in_and_fan_out(const Tensor&
   return {tensor.size(1) * receptive_field, tensor.size(0) * receptive_field};
 }
 
+std::tuple<std::int64_t, std::int64_t> _calculate_fan_in_and_fan_out(const Tensor& tensor) {
+  const auto [fan_in, fan_out] = calculate_fan_in_and_fan_out(tensor);
+  return {fan_in, fan_out};
+}
+
 Tensor uniform_(Tensor tensor, double low, double high) {
   check_floating(tensor, "uniform_");
   return fill_uniform(std::move(tensor), low, high);
@@ -188,6 +197,49 @@ Tensor orthogonal_(Tensor tensor, double gain) {
   Tensor ortho = mul(q, sign(diagonal(r)));
   if (rows < cols) ortho = ortho.t();
   tensor.copy_(mul(ortho, gain).reshape(tensor.shape()).to(tensor.dtype()));
+  return tensor;
+}
+
+Tensor dirac_(Tensor tensor, std::int64_t groups) {
+  check_defined(tensor, "dirac_");
+  LG_CHECK_SHAPE(tensor.dim() >= 3 && tensor.dim() <= 5,
+                 "nn::init::dirac_: expected a convolution weight of 3 to 5 dimensions, got shape ",
+                 tensor.shape());
+  LG_CHECK(groups >= 1 && tensor.size(0) % groups == 0,
+           "nn::init::dirac_: expected groups >= 1 "
+           "dividing the ",
+           tensor.size(0), " output channels, got ", groups);
+  const std::int64_t per_group = tensor.size(0) / groups;
+  const std::int64_t channels = std::min(per_group, tensor.size(1));
+  NoGradGuard no_grad;
+  tensor.zero_();
+  for (std::int64_t g = 0; g < groups; ++g) {
+    for (std::int64_t d = 0; d < channels; ++d) {
+      std::vector<indexing::TensorIndex> at{g * per_group + d, d};
+      for (std::int64_t k = 2; k < tensor.dim(); ++k)
+        at.emplace_back(tensor.size(k) / 2);
+      tensor.index(at).fill_(1.0);
+    }
+  }
+  return tensor;
+}
+
+Tensor sparse_(Tensor tensor, double sparsity, double std) {
+  check_floating(tensor, "sparse_");
+  LG_CHECK_SHAPE(tensor.dim() == 2, "nn::init::sparse_: expected a 2-D tensor, got shape ",
+                 tensor.shape());
+  LG_CHECK(sparsity >= 0.0 && sparsity <= 1.0,
+           "nn::init::sparse_: expected sparsity in [0, 1], got ", sparsity);
+  const std::int64_t rows = tensor.size(0);
+  const auto zeros_per_column =
+      static_cast<std::int64_t>(std::ceil(sparsity * static_cast<double>(rows)));
+  fill_normal(tensor, 0.0, std);
+  if (zeros_per_column == 0 || tensor.numel() == 0) return tensor;
+  NoGradGuard no_grad;
+  // Each column's first rows in a uniformly random order: the argsort of independent uniforms.
+  const Tensor order =
+      argsort(leangrad::rand(tensor.shape(), TensorOptions(kFloat32).device(tensor.device())), 0);
+  tensor.scatter_(0, narrow(order, 0, 0, zeros_per_column), 0.0);
   return tensor;
 }
 

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <tuple>
 #include <utility>
 
 #include <leangrad/core/enum_tags.h>
@@ -42,8 +43,10 @@ enum class FanMode : std::uint8_t { FanIn, FanOut };
 
 // The recommended gain for `nonlinearity`; `param` is leaky_relu's negative slope.
 double calculate_gain(Nonlinearity nonlinearity, double param = 0.01);
-// (fan_in, fan_out) of a tensor of at least two dimensions.
+// (fan_in, fan_out) of a tensor of at least two dimensions; _calculate_fan_in_and_fan_out is
+// LibTorch's spelling.
 std::pair<std::int64_t, std::int64_t> calculate_fan_in_and_fan_out(const Tensor& tensor);
+std::tuple<std::int64_t, std::int64_t> _calculate_fan_in_and_fan_out(const Tensor& tensor);
 
 // Each fills `tensor` in place and returns it.
 Tensor uniform_(Tensor tensor, double low = 0.0, double high = 1.0);
@@ -65,6 +68,15 @@ Tensor kaiming_normal_(Tensor tensor, double a = 0.0, FanMode mode = FanMode::Fa
 // that it is uniformly distributed, as PyTorch's; rows or columns orthonormal, whichever are
 // fewer. At least 2 dimensions.
 Tensor orthogonal_(Tensor tensor, double gain = 1.0);
+// The Dirac delta of a convolution's weight (out, in, k...) of 3 to 5 dimensions, as PyTorch's:
+// zeros but a 1 at the kernel's centre (size / 2 in each spatial dim) of out channel
+// g * (out / groups) + d and in channel d, for d below min(out / groups, in) in each group, so
+// that the convolution passes min(out / groups, in) input channels through (groups divides out).
+Tensor dirac_(Tensor tensor, std::int64_t groups = 1);
+// A 2-D tensor (rows, cols) of N(0, std) values with ceil(sparsity * rows) of each column's
+// rows, chosen uniformly at random, set to 0, as PyTorch's sparse_ (Martens 2010); sparsity in
+// [0, 1].
+Tensor sparse_(Tensor tensor, double sparsity, double std = 0.01);
 
 }  // namespace leangrad::nn::init
 

@@ -12,10 +12,14 @@
 #include <cstdint>
 #include <vector>
 
+#include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/indexing_functions.h>
+#include <leangrad/autograd/nn_functions.h>
 #include <leangrad/core/generator.h>
 #include <leangrad/kernels/creation.h>
 #include <leangrad/nn/init.h>
 #include <leangrad/nn/linear.h>
+#include "testing/gradcheck.h"
 #include "testing/tensor_testing.h"
 
 namespace leangrad {
@@ -184,6 +188,55 @@ TEST(NnInit, OrthogonalHasOrthonormalRowsOrColumns) {
   Tensor single = empty({6, 4}, TensorOptions(kFloat32));
   nn::init::orthogonal_(single);
   EXPECT_EQ(test::to_vector(half), test::to_vector(single.to(kBFloat16)));
+}
+
+TEST(NnInit, FansInLibTorchsSpelling) {
+  const Tensor w = empty({64, 32, 3, 5});
+  const auto [fan_in, fan_out] = nn::init::_calculate_fan_in_and_fan_out(w);
+  EXPECT_EQ(fan_in, 480);
+  EXPECT_EQ(fan_out, 960);
+}
+
+// A Dirac weight makes the convolution pass channels through: output channel g * (out / groups)
+// + d is input channel g * (in / groups) + d, for d below min(out / groups, in / groups).
+TEST(NnInit, DiracPassesChannelsThrough) {
+  const Tensor x = test::uniform_input({2, 8, 5, 6}, -1, 1, 40).to(kFloat32);
+  const Tensor w = empty({6, 4, 3, 3});  // 2 groups of 3 outputs over 4 of the 8 inputs each
+  nn::init::dirac_(w, 2);
+  const Tensor y = conv2d(x, w, Tensor(), {1, 1}, Size2{1, 1}, {1, 1}, 2);
+  ASSERT_EQ(y.shape(), (Shape{2, 6, 5, 6}));
+  const std::vector<std::int64_t> passed{0, 1, 2, 4, 5, 6};
+  for (std::int64_t o = 0; o < 6; ++o)
+    EXPECT_TRUE(y.select(1, o).equal(x.select(1, passed[static_cast<std::size_t>(o)]))) << o;
+  // More inputs than outputs, 1-d and 3-d kernels: one 1 per output channel, at the centre.
+  const Tensor w1 = empty({3, 5, 4});
+  nn::init::dirac_(w1);
+  EXPECT_EQ(sum(w1).item<float>(), 3.0f);
+  for (std::int64_t o = 0; o < 3; ++o)
+    EXPECT_EQ(w1.index({o, o, 2}).item<float>(), 1.0f);
+  const Tensor w3 = empty({4, 2, 3, 3, 3}, kFloat64);
+  nn::init::dirac_(w3);
+  EXPECT_EQ(sum(w3).item<double>(), 2.0);  // min(4, 2) channels
+  EXPECT_EQ(w3.index({1, 1, 1, 1, 1}).item<double>(), 1.0);
+  EXPECT_THROW(nn::init::dirac_(empty({6, 4})), ShapeError);
+  EXPECT_THROW(nn::init::dirac_(empty({6, 4, 3}), 4), Error);
+}
+
+// ceil(sparsity * rows) zeros in each column, at rows that differ from column to column, and the
+// other values N(0, std).
+TEST(NnInit, SparseZeroesEachColumnsShare) {
+  manual_seed(41);
+  const Tensor w = empty({1000, 100});
+  nn::init::sparse_(w, 0.25, 0.02);
+  const Tensor zero = eq(w, 0.0);
+  EXPECT_TRUE(sum(zero, {0}).equal(full({100}, 250.0, kInt64)));
+  EXPECT_FALSE(zero.select(1, 0).equal(zero.select(1, 1)));
+  expect_normal(masked_select(w, logical_not(zero)), 0.02);
+  const Tensor odd = empty({7, 3});
+  nn::init::sparse_(odd, 0.3);  // ceil(2.1) = 3
+  EXPECT_TRUE(sum(eq(odd, 0.0), {0}).equal(full({3}, 3.0, kInt64)));
+  EXPECT_THROW(nn::init::sparse_(empty({4, 4}), 1.5), Error);
+  EXPECT_THROW(nn::init::sparse_(empty({4, 4, 4}), 0.5), ShapeError);
 }
 
 TEST(NnInit, ParametersStayLeaves) {
