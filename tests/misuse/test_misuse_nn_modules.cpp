@@ -237,6 +237,19 @@ std::vector<MisuseCase> init_cases() {
   t.add("eye_of_three_dims", Raises::Error, {"eye_", "2-D", "[2, 2, 2]"}, [] {
     nn::init::eye_(empty({2, 2, 2}));
   });
+  t.add("dirac_of_a_matrix", Raises::ShapeError, {"dirac_", "3 to 5 dimensions", "[6, 4]"}, [] {
+    nn::init::dirac_(empty({6, 4}));
+  });
+  t.add("dirac_groups_not_dividing", Raises::Error, {"dirac_", "dividing the 6 output", "got 4"},
+        [] {
+          nn::init::dirac_(empty({6, 4, 3}), 4);
+        });
+  t.add("sparse_sparsity_above_1", Raises::Error, {"sparse_", "sparsity in [0, 1]", "1.5"}, [] {
+    nn::init::sparse_(empty({4, 4}), 1.5);
+  });
+  t.add("sparse_of_3d", Raises::ShapeError, {"sparse_", "2-D", "[4, 4, 4]"}, [] {
+    nn::init::sparse_(empty({4, 4, 4}), 0.5);
+  });
   t.add("orthogonal_of_a_vector", Raises::ShapeError, {"orthogonal_", "at least 2", "[5]"},
         [] { nn::init::orthogonal_(empty({5})); });
   t.add("orthogonal_of_integers", Raises::DTypeError, {"orthogonal_", "floating", "int64"}, [] {
