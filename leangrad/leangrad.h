@@ -63,6 +63,7 @@
 #include <leangrad/autograd/special.h>
 #include <leangrad/autograd/special_functions.h>
 #include <leangrad/autograd/statistics_functions.h>
+#include <leangrad/autograd/type_promotion.h>
 #include <leangrad/autograd/volumetric_functions.h>
 #include <leangrad/core/creation.h>
 #include <leangrad/core/cuda.h>

@@ -24,6 +24,7 @@
 #include <leangrad/autograd/shape_functions.h>
 #include <leangrad/autograd/special_functions.h>
 #include <leangrad/autograd/statistics_functions.h>
+#include <leangrad/autograd/type_promotion.h>
 #include <leangrad/core/creation.h>
 #include <leangrad/core/host_sync.h>
 #include <leangrad/core/views.h>
@@ -540,9 +541,7 @@ void check_fits_self(const char* op, const Tensor& self, const Tensor& result) {
   LG_CHECK_SHAPE(result.shape() == self.shape(), op, ": the result of shape ", result.shape(),
                  " does not fit in self of shape ", self.shape(),
                  " (in-place ops do not grow self)");
-  const bool narrows = (is_floating(result.dtype()) && !is_floating(self.dtype())) ||
-                       (result.dtype() != kBool && self.dtype() == kBool);
-  LG_CHECK_DTYPE(!narrows, op, ": result type ", result.dtype(),
+  LG_CHECK_DTYPE(can_cast(result.dtype(), self.dtype()), op, ": result type ", result.dtype(),
                  " can't be cast to the desired output type ", self.dtype(), " (self of shape ",
                  self.shape(), ")");
 }

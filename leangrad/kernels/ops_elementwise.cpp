@@ -39,6 +39,7 @@
 #include <leangrad/kernels/elementwise_math.h>
 #include <leangrad/kernels/ops.h>
 #include <leangrad/kernels/ops_checks.h>
+#include <leangrad/kernels/result_type.h>
 
 namespace leangrad {
 
@@ -338,26 +339,6 @@ bool is_integral_value(double s) {
   return std::isfinite(s) && std::trunc(s) == s;
 }
 
-// The dtype of `tensor op scalar`. See Note [Elementwise dtype rules].
-DType scalar_result_dtype(DType t, double s) {
-  if (is_floating(t)) return t;
-  if (!is_integral_value(s)) return DType::Float32;
-  return t == DType::Bool ? DType::Int64 : t;
-}
-
-// The dtype of `a op b` for two tensors (PyTorch's result_type): a 0-d operand beside one with
-// dims counts only when its category is higher (the dims' dtype is bool, or the 0-d one is
-// floating and the dims' is not), and is then promoted with it; two operands both with dims,
-// or both 0-d, promote as usual. See Note [Elementwise dtype rules].
-DType result_type(const Tensor& a, const Tensor& b) {
-  if ((a.dim() == 0) == (b.dim() == 0)) return promote_types(a.dtype(), b.dtype());
-  const DType dims = a.dim() == 0 ? b.dtype() : a.dtype();
-  const DType zero_dim = a.dim() == 0 ? a.dtype() : b.dtype();
-  if (is_floating(dims)) return dims;
-  if (dims == DType::Bool || is_floating(zero_dim)) return promote_types(dims, zero_dim);
-  return dims;
-}
-
 // Div of integral operands is true division in float32; atan2 of them is computed in float32.
 DType binary_result_dtype(BinaryOp op, DType promoted) {
   const bool to_float = op == BinaryOp::Div || kernels::is_floating_only(op);
@@ -506,6 +487,21 @@ void launch_activation(ActivationOp op, const char* name, const Tensor& out, con
 }
 
 }  // namespace
+
+DType scalar_result_dtype(DType t, double s) {
+  if (is_floating(t)) return t;
+  if (!is_integral_value(s)) return DType::Float32;
+  return t == DType::Bool ? DType::Int64 : t;
+}
+
+DType result_type(const Tensor& a, const Tensor& b) {
+  if ((a.dim() == 0) == (b.dim() == 0)) return promote_types(a.dtype(), b.dtype());
+  const DType dims = a.dim() == 0 ? b.dtype() : a.dtype();
+  const DType zero_dim = a.dim() == 0 ? a.dtype() : b.dtype();
+  if (is_floating(dims)) return dims;
+  if (dims == DType::Bool || is_floating(zero_dim)) return promote_types(dims, zero_dim);
+  return dims;
+}
 
 Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) {
   const char* name = op_name(op);
