@@ -93,7 +93,7 @@ Tensor& Tensor::as_strided_(const Shape& size, const Strides& stride,
 
 Tensor Tensor::alias() const {
   LG_CHECK(defined(), "alias: expected a defined tensor, got an undefined Tensor()");
-  return as_strided(shape(), strides(), storage_offset());
+  return view(shape());  // the same strides: a view of a geometry onto itself
 }
 
 Tensor& Tensor::detach_() {

@@ -232,6 +232,8 @@ TEST(TensorMethods, AliasDetachAndData) {
   EXPECT_EQ(a.strides(), x.t().strides());
   mul(a, 2.0).sum().backward();  // recorded: the gradient reaches x
   EXPECT_TRUE(x.grad().equal(full({2, 3}, 2.0, kFloat64)));
+  const Tensor expanded = uniform_input({3, 1}, -1, 1, 36).detach().expand({3, 4});
+  EXPECT_EQ(expanded.alias().strides(), expanded.strides());
 
   Tensor y = mul(x, 3.0);
   const Tensor handle = y;
