@@ -612,6 +612,16 @@ Tensor point_weights(const char* op, const Tensor& input, const std::optional<Te
   return reshape(weight->detach(), {count});
 }
 
+// The number D of coordinates of histogramdd's points input (..., D): defined, floating, D >= 1.
+std::int64_t point_dims(const char* op, const Tensor& input) {
+  LG_CHECK(input.defined(), op, ": expected a defined input, got an undefined Tensor()");
+  LG_CHECK_DTYPE(is_floating(input.dtype()), op, ": expected a floating input, got ",
+                 input.dtype());
+  LG_CHECK_SHAPE(input.dim() >= 1 && input.size(-1) >= 1, op,
+                 ": expected input (..., D) with D >= 1 coordinates, got shape ", input.shape());
+  return input.size(-1);
+}
+
 // Each bin's width, edges[i + 1] - edges[i].
 Tensor bin_widths(const Tensor& edges) {
   const std::int64_t bins = edges.numel() - 1;
@@ -667,12 +677,7 @@ std::tuple<Tensor, std::vector<Tensor>> histogramdd(const Tensor& input,
                                                     bool density) {
   LG_PROFILE_OP(input);
   const char* op = "histogramdd";
-  LG_CHECK(input.defined(), op, ": expected a defined input, got an undefined Tensor()");
-  LG_CHECK_DTYPE(is_floating(input.dtype()), op, ": expected a floating input, got ",
-                 input.dtype());
-  LG_CHECK_SHAPE(input.dim() >= 1 && input.size(-1) >= 1, op,
-                 ": expected input (..., D) with D >= 1 coordinates, got shape ", input.shape());
-  const std::int64_t dims = input.size(-1);
+  const std::int64_t dims = point_dims(op, input);
   LG_CHECK(static_cast<std::int64_t>(bins.size()) == dims, op, ": expected ", dims,
            " bin counts (one per coordinate of input ", input.shape(), "), got ", bins.size());
   LG_CHECK(!range.has_value() || static_cast<std::int64_t>(range->size()) == 2 * dims, op,
@@ -697,12 +702,9 @@ std::tuple<Tensor, std::vector<Tensor>> histogramdd(const Tensor& input, std::in
                                                     const std::optional<std::vector<double>>& range,
                                                     const std::optional<Tensor>& weight,
                                                     bool density) {
-  LG_CHECK(input.defined(), "histogramdd: expected a defined input, got an undefined Tensor()");
-  LG_CHECK_SHAPE(input.dim() >= 1, "histogramdd: expected input (..., D), got shape ",
-                 input.shape());
-  return histogramdd(input,
-                     std::vector<std::int64_t>(static_cast<std::size_t>(input.size(-1)), bins),
-                     range, weight, density);
+  const std::int64_t dims = point_dims("histogramdd", input);
+  return histogramdd(input, std::vector<std::int64_t>(static_cast<std::size_t>(dims), bins), range,
+                     weight, density);
 }
 
 std::tuple<Tensor, std::vector<Tensor>> histogramdd(const Tensor& input,
@@ -711,12 +713,7 @@ std::tuple<Tensor, std::vector<Tensor>> histogramdd(const Tensor& input,
                                                     bool density) {
   LG_PROFILE_OP(input);
   const char* op = "histogramdd";
-  LG_CHECK(input.defined(), op, ": expected a defined input, got an undefined Tensor()");
-  LG_CHECK_DTYPE(is_floating(input.dtype()), op, ": expected a floating input, got ",
-                 input.dtype());
-  LG_CHECK_SHAPE(input.dim() >= 1 && input.size(-1) >= 1, op,
-                 ": expected input (..., D) with D >= 1 coordinates, got shape ", input.shape());
-  const std::int64_t dims = input.size(-1);
+  const std::int64_t dims = point_dims(op, input);
   LG_CHECK(static_cast<std::int64_t>(bin_edges.size()) == dims, op, ": expected ", dims,
            " bin_edges (one per coordinate of input ", input.shape(), "), got ", bin_edges.size());
   Shape hist_shape;

@@ -59,10 +59,10 @@ class PackedTensorAccessor {
   LG_HOST_DEVICE index_t stride(std::size_t dim) const { return strides_[dim]; }
   LG_HOST_DEVICE T* data() const { return data_; }
 
-  LG_HOST_DEVICE TensorAccessor<T, N - 1, index_t> operator[](index_t i) const requires(N > 1) {
-    return TensorAccessor<T, N - 1, index_t>(data_ + strides_[0] * i, sizes_ + 1, strides_ + 1);
+  // As TensorAccessor's, through this accessor's own sizes and strides.
+  LG_HOST_DEVICE decltype(auto) operator[](index_t i) const {
+    return TensorAccessor<T, N, index_t>(data_, sizes_, strides_)[i];
   }
-  LG_HOST_DEVICE T& operator[](index_t i) const requires(N == 1) { return data_[strides_[0] * i]; }
 
  private:
   T* data_;
