@@ -1,4 +1,4 @@
-// ops_scan: forward + backward through autograd of 113 ops at realistic shapes (the three
+// ops_scan: forward + backward through autograd of 117 ops at realistic shapes (the seven
 // "_fwd" rows forward only), float32, one line per op (its name and the median of 5 timed runs in
 // ms, after 2 untimed ones), for a broad look at where a CPU kernel is slower than it should be.
 // bench/compare/ops_scan_vs_libtorch.sh runs it beside LibTorch's side
@@ -179,6 +179,19 @@ int main(int argc, char** argv) {
        [](const Tensor& x) { return x + lg::special_bessel_y1(x.detach() * 20.0 + 0.1); }},
       {"special_modified_bessel_k1_fwd", pos,
        [](const Tensor& x) { return x + lg::special_modified_bessel_k1(x.detach() * 10.0 + 0.01); }},
+      {"special_airy_ai_fwd", pos,
+       [](const Tensor& x) { return x + lg::special_airy_ai(x.detach() * 20.0 - 10.0); }},
+      // Forward only: LibTorch's orthogonal polynomials have no gradient either. Degree 12:
+      // Chebyshev's closed form, Legendre's and Hermite's recurrences.
+      {"special_chebyshev_polynomial_t_fwd", pos, [](const Tensor& x) {
+         return x + lg::special_chebyshev_polynomial_t(x.detach() * 2.0 - 1.0, 12.0);
+       }},
+      {"special_legendre_polynomial_p_fwd", pos, [](const Tensor& x) {
+         return x + lg::special_legendre_polynomial_p(x.detach() * 2.0 - 1.0, 12.0);
+       }},
+      {"special_hermite_polynomial_h_fwd", pos, [](const Tensor& x) {
+         return x + lg::special_hermite_polynomial_h(x.detach() * 4.0 - 2.0, 12.0);
+       }},
       {"sinc", pos, [](const Tensor& x) { return lg::sinc(x * 6.0 - 6.0); }},
       {"igamma", pos, [&](const Tensor& x) { return lg::igamma(pos2 * 8.0, x * 8.0); }},
       {"xlogy", pos, [&](const Tensor& x) { return lg::xlogy(x, pos2); }},

@@ -55,6 +55,7 @@
 #include <leangrad/autograd/linalg_functions.h>
 #include <leangrad/autograd/losses.h>
 #include <leangrad/autograd/margin_losses.h>
+#include <leangrad/autograd/orthogonal_polynomials.h>
 #include <leangrad/autograd/pointwise_functions.h>
 #include <leangrad/autograd/reduction_functions.h>
 #include <leangrad/autograd/sampling_functions.h>

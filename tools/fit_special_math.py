@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Writes leangrad/kernels/special_math_fits.h: the Chebyshev series that special_math.h evaluates
-for erfinv, ndtri and the Bessel functions (Note [Chebyshev fits] there).
+for erfinv, ndtri, the Bessel functions and the Airy function (Note [Chebyshev fits] there).
 
 Each fit is a smooth function f of one variable on an interval [a, b] (the special function with
 its logarithm, its zeros' factor or its exponential taken out, in a variable where it is nearly a
@@ -62,6 +62,34 @@ def hankel_parts(nu, x):
     return a * (j * mp.cos(xi) + y * mp.sin(xi)), a * (y * mp.cos(xi) - j * mp.sin(xi))
 
 
+def airy_zeta(t):
+    """zeta = (2/3) t^(3/2), the Airy functions' phase and exponent (DLMF 9.7.1)."""
+    return 2 * t * mp.sqrt(t) / 3
+
+
+def airy_oscillating_parts(t, prime):
+    """P and Q zeta of Ai(-t) = (P cos chi + Q sin chi) / (sqrt(pi) t^(1/4)), or (prime) R and
+    S zeta of Ai'(-t) = t^(1/4) (R sin chi - S cos chi) / sqrt(pi), chi = zeta - pi/4, from Ai
+    and Bi (Bi has the same form with chi shifted by pi/2; DLMF 9.7.9-9.7.11)."""
+    zeta = airy_zeta(t)
+    chi = zeta - mp.pi / 4
+    if prime:
+        a = mp.sqrt(mp.pi) / t**mp.mpf(0.25) * mp.airyai(-t, derivative=1)
+        b = mp.sqrt(mp.pi) / t**mp.mpf(0.25) * mp.airybi(-t, derivative=1)
+        return a * mp.sin(chi) + b * mp.cos(chi), (b * mp.sin(chi) - a * mp.cos(chi)) * zeta
+    a = mp.sqrt(mp.pi) * t**mp.mpf(0.25) * mp.airyai(-t)
+    b = mp.sqrt(mp.pi) * t**mp.mpf(0.25) * mp.airybi(-t)
+    return a * mp.cos(chi) - b * mp.sin(chi), (a * mp.sin(chi) + b * mp.cos(chi)) * zeta
+
+
+def airy_decaying(x, prime):
+    """2 sqrt(pi) x^(1/4) exp(zeta) Ai(x), or -2 sqrt(pi) x^(-1/4) exp(zeta) Ai'(x), for x > 0:
+    1 at infinity (DLMF 9.7.5, 9.7.6)."""
+    if prime:
+        return -2 * mp.sqrt(mp.pi) / x**mp.mpf(0.25) * mp.exp(airy_zeta(x)) * mp.airyai(x, 1)
+    return 2 * mp.sqrt(mp.pi) * x**mp.mpf(0.25) * mp.exp(airy_zeta(x)) * mp.airyai(x)
+
+
 TWO_OVER_PI = 2 / mp.pi
 SQ = mp.sqrt
 
@@ -110,6 +138,21 @@ FITS = [
      lambda u: hankel_parts(1, 5 / SQ(u))[0], 0.0, 1.0),
     ("bessel_q1", "Q1(x) x / 5 of J1 and Y1 for x >= 5, in u = (5 / x)^2",
      lambda u: hankel_parts(1, 5 / SQ(u))[1] / SQ(u), 0.0, 1.0),
+    ("airy_ai_small", "Ai(x) for -2 <= x <= 1, in x", mp.airyai, -2.0, 1.0),
+    ("airy_ai_prime_small", "Ai'(x) for -2 <= x <= 1, in x", lambda x: mp.airyai(x, 1), -2.0,
+     1.0),
+    ("airy_ai_decaying", "2 sqrt(pi) x^(1/4) exp(zeta) Ai(x) for x >= 1, in u = x^(-3/2)",
+     lambda u: airy_decaying(u**(-mp.mpf(2) / 3), False), 0.0, 1.0),
+    ("airy_ai_prime_decaying", "-2 sqrt(pi) x^(-1/4) exp(zeta) Ai'(x) for x >= 1, in u = x^(-3/2)",
+     lambda u: airy_decaying(u**(-mp.mpf(2) / 3), True), 0.0, 1.0),
+    ("airy_p", "P(t) of Ai(-t) for t >= 2, in u = (2 / t)^(3/2)",
+     lambda u: airy_oscillating_parts(2 * u**(-mp.mpf(2) / 3), False)[0], 0.0, 1.0),
+    ("airy_q", "Q(t) zeta of Ai(-t) for t >= 2, in u = (2 / t)^(3/2)",
+     lambda u: airy_oscillating_parts(2 * u**(-mp.mpf(2) / 3), False)[1], 0.0, 1.0),
+    ("airy_r", "R(t) of Ai'(-t) for t >= 2, in u = (2 / t)^(3/2)",
+     lambda u: airy_oscillating_parts(2 * u**(-mp.mpf(2) / 3), True)[0], 0.0, 1.0),
+    ("airy_s", "S(t) zeta of Ai'(-t) for t >= 2, in u = (2 / t)^(3/2)",
+     lambda u: airy_oscillating_parts(2 * u**(-mp.mpf(2) / 3), True)[1], 0.0, 1.0),
 ]
 
 

@@ -1,8 +1,8 @@
 // LibTorch's torch::special namespace: special::gammaln(x), special::expit(x), special::zeta(x, q)
 // ..., each the leangrad function of the same meaning (lgamma, sigmoid, special_zeta ...), so a
 // program written against torch::special compiles unchanged under `namespace torch = leangrad;`.
-// Not here: the orthogonal polynomials (chebyshev_polynomial_t and the rest) and airy_ai
-// (docs/api-notes.md).
+// The orthogonal polynomials (chebyshev_polynomial_t and the rest) are
+// autograd/orthogonal_polynomials.h's.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +10,7 @@
 
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/nn_functions.h>
+#include <leangrad/autograd/orthogonal_polynomials.h>
 #include <leangrad/autograd/reduction_functions.h>
 #include <leangrad/autograd/special_functions.h>
 #include <leangrad/core/tensor.h>
@@ -116,6 +117,119 @@ inline Tensor scaled_modified_bessel_k1(const Tensor& x) {
 }
 inline Tensor spherical_bessel_j0(const Tensor& x) {
   return ::leangrad::special_spherical_bessel_j0(x);
+}
+inline Tensor airy_ai(const Tensor& x) {
+  return ::leangrad::special_airy_ai(x);
+}
+
+// ---- Orthogonal polynomials: x and the degree n, either a number ----
+inline Tensor chebyshev_polynomial_t(const Tensor& x, const Tensor& n) {
+  return ::leangrad::special_chebyshev_polynomial_t(x, n);
+}
+inline Tensor chebyshev_polynomial_t(const Tensor& x, double n) {
+  return ::leangrad::special_chebyshev_polynomial_t(x, n);
+}
+inline Tensor chebyshev_polynomial_t(double x, const Tensor& n) {
+  return ::leangrad::special_chebyshev_polynomial_t(x, n);
+}
+inline Tensor chebyshev_polynomial_u(const Tensor& x, const Tensor& n) {
+  return ::leangrad::special_chebyshev_polynomial_u(x, n);
+}
+inline Tensor chebyshev_polynomial_u(const Tensor& x, double n) {
+  return ::leangrad::special_chebyshev_polynomial_u(x, n);
+}
+inline Tensor chebyshev_polynomial_u(double x, const Tensor& n) {
+  return ::leangrad::special_chebyshev_polynomial_u(x, n);
+}
+inline Tensor chebyshev_polynomial_v(const Tensor& x, const Tensor& n) {
+  return ::leangrad::special_chebyshev_polynomial_v(x, n);
+}
+inline Tensor chebyshev_polynomial_v(const Tensor& x, double n) {
+  return ::leangrad::special_chebyshev_polynomial_v(x, n);
+}
+inline Tensor chebyshev_polynomial_v(double x, const Tensor& n) {
+  return ::leangrad::special_chebyshev_polynomial_v(x, n);
+}
+inline Tensor chebyshev_polynomial_w(const Tensor& x, const Tensor& n) {
+  return ::leangrad::special_chebyshev_polynomial_w(x, n);
+}
+inline Tensor chebyshev_polynomial_w(const Tensor& x, double n) {
+  return ::leangrad::special_chebyshev_polynomial_w(x, n);
+}
+inline Tensor chebyshev_polynomial_w(double x, const Tensor& n) {
+  return ::leangrad::special_chebyshev_polynomial_w(x, n);
+}
+inline Tensor shifted_chebyshev_polynomial_t(const Tensor& x, const Tensor& n) {
+  return ::leangrad::special_shifted_chebyshev_polynomial_t(x, n);
+}
+inline Tensor shifted_chebyshev_polynomial_t(const Tensor& x, double n) {
+  return ::leangrad::special_shifted_chebyshev_polynomial_t(x, n);
+}
+inline Tensor shifted_chebyshev_polynomial_t(double x, const Tensor& n) {
+  return ::leangrad::special_shifted_chebyshev_polynomial_t(x, n);
+}
+inline Tensor shifted_chebyshev_polynomial_u(const Tensor& x, const Tensor& n) {
+  return ::leangrad::special_shifted_chebyshev_polynomial_u(x, n);
+}
+inline Tensor shifted_chebyshev_polynomial_u(const Tensor& x, double n) {
+  return ::leangrad::special_shifted_chebyshev_polynomial_u(x, n);
+}
+inline Tensor shifted_chebyshev_polynomial_u(double x, const Tensor& n) {
+  return ::leangrad::special_shifted_chebyshev_polynomial_u(x, n);
+}
+inline Tensor shifted_chebyshev_polynomial_v(const Tensor& x, const Tensor& n) {
+  return ::leangrad::special_shifted_chebyshev_polynomial_v(x, n);
+}
+inline Tensor shifted_chebyshev_polynomial_v(const Tensor& x, double n) {
+  return ::leangrad::special_shifted_chebyshev_polynomial_v(x, n);
+}
+inline Tensor shifted_chebyshev_polynomial_v(double x, const Tensor& n) {
+  return ::leangrad::special_shifted_chebyshev_polynomial_v(x, n);
+}
+inline Tensor shifted_chebyshev_polynomial_w(const Tensor& x, const Tensor& n) {
+  return ::leangrad::special_shifted_chebyshev_polynomial_w(x, n);
+}
+inline Tensor shifted_chebyshev_polynomial_w(const Tensor& x, double n) {
+  return ::leangrad::special_shifted_chebyshev_polynomial_w(x, n);
+}
+inline Tensor shifted_chebyshev_polynomial_w(double x, const Tensor& n) {
+  return ::leangrad::special_shifted_chebyshev_polynomial_w(x, n);
+}
+inline Tensor hermite_polynomial_h(const Tensor& x, const Tensor& n) {
+  return ::leangrad::special_hermite_polynomial_h(x, n);
+}
+inline Tensor hermite_polynomial_h(const Tensor& x, double n) {
+  return ::leangrad::special_hermite_polynomial_h(x, n);
+}
+inline Tensor hermite_polynomial_h(double x, const Tensor& n) {
+  return ::leangrad::special_hermite_polynomial_h(x, n);
+}
+inline Tensor hermite_polynomial_he(const Tensor& x, const Tensor& n) {
+  return ::leangrad::special_hermite_polynomial_he(x, n);
+}
+inline Tensor hermite_polynomial_he(const Tensor& x, double n) {
+  return ::leangrad::special_hermite_polynomial_he(x, n);
+}
+inline Tensor hermite_polynomial_he(double x, const Tensor& n) {
+  return ::leangrad::special_hermite_polynomial_he(x, n);
+}
+inline Tensor laguerre_polynomial_l(const Tensor& x, const Tensor& n) {
+  return ::leangrad::special_laguerre_polynomial_l(x, n);
+}
+inline Tensor laguerre_polynomial_l(const Tensor& x, double n) {
+  return ::leangrad::special_laguerre_polynomial_l(x, n);
+}
+inline Tensor laguerre_polynomial_l(double x, const Tensor& n) {
+  return ::leangrad::special_laguerre_polynomial_l(x, n);
+}
+inline Tensor legendre_polynomial_p(const Tensor& x, const Tensor& n) {
+  return ::leangrad::special_legendre_polynomial_p(x, n);
+}
+inline Tensor legendre_polynomial_p(const Tensor& x, double n) {
+  return ::leangrad::special_legendre_polynomial_p(x, n);
+}
+inline Tensor legendre_polynomial_p(double x, const Tensor& n) {
+  return ::leangrad::special_legendre_polynomial_p(x, n);
 }
 
 // ---- Exponentials, logarithms and the rest ----

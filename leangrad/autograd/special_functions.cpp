@@ -388,6 +388,27 @@ Tensor special_scaled_modified_bessel_k1(const Tensor& x) {
                    });
 }
 
+namespace {
+
+// Ai'(x), the gradient of special_airy_ai, differentiable again by Airy's equation:
+// Ai''(x) = x Ai(x).
+Tensor airy_ai_prime(const Tensor& x) {
+  return record_op("special_airy_ai_prime", ops::unary(UnaryOp::AiryAiPrime, x), {x}, {x},
+                   [](const BackwardContext& c) -> std::vector<Tensor> {
+                     return {mul(c.grad, mul(c.saved[0], special_airy_ai(c.saved[0])))};
+                   });
+}
+
+}  // namespace
+
+Tensor special_airy_ai(const Tensor& x) {
+  LG_PROFILE_OP(x);
+  return record_op("special_airy_ai", ops::unary(UnaryOp::AiryAi, x), {x}, {x},
+                   [](const BackwardContext& c) -> std::vector<Tensor> {
+                     return {mul(c.grad, airy_ai_prime(c.saved[0]))};
+                   });
+}
+
 Tensor special_spherical_bessel_j0(const Tensor& x) {
   LG_PROFILE_OP(x);
   const Tensor out = ops::unary(UnaryOp::SphericalBesselJ0, x);

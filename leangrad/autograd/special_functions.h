@@ -82,6 +82,12 @@ Tensor special_modified_bessel_k1(const Tensor& x);
 Tensor special_scaled_modified_bessel_k0(const Tensor& x);
 Tensor special_scaled_modified_bessel_k1(const Tensor& x);
 Tensor special_spherical_bessel_j0(const Tensor& x);
+// The Airy function Ai(x), as torch.special.airy_ai (Note [Airy function]): the solution of
+// y'' = x y that decays as x -> +inf, oscillating below 0. 0 at +-inf (PyTorch's is NaN there).
+// Differentiable to any order, where PyTorch's is not: Ai' from its own kernel, and
+// Ai'' = x Ai(x). Every floating dtype is computed in double and rounded once; integral input
+// gives float32.
+Tensor special_airy_ai(const Tensor& x);
 // sin(pi x) / (pi x), 1 at 0, exactly 0 at the other integers. Gradient (cos(pi x) - sinc(x)) / x,
 // 0 at 0.
 Tensor sinc(const Tensor& x);

@@ -591,6 +591,8 @@ LG_HOST_DEVICE LG_ALWAYS_INLINE M unary_op_apply(M a) {
     return static_cast<M>(special_math::bessel_k(1, a, op == UnaryOp::BesselK1e));
   } else if constexpr (op == UnaryOp::SphericalBesselJ0) {
     return static_cast<M>(special_math::spherical_bessel_j0(a));
+  } else if constexpr (op == UnaryOp::AiryAi || op == UnaryOp::AiryAiPrime) {
+    return static_cast<M>(special_math::airy(a, op == UnaryOp::AiryAiPrime));
   } else if constexpr (op == UnaryOp::FrexpMantissa || op == UnaryOp::FrexpExponent) {
     // In double, exact: every floating dtype's values and exponents are doubles. An infinity or
     // NaN is its own mantissa with exponent 0 (libm's, as PyTorch's).

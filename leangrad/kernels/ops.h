@@ -23,6 +23,7 @@
 //   ops_indexing.cpp     embedding, index_select, gather,  ops_upsample.cpp  interpolation
 //                        scatter_add, scatter
 //   ops_attention.cpp    fused attention (CPU)
+//   ops_orthogonal_polynomials.cpp  the Chebyshev, Hermite, Laguerre and Legendre polynomials
 #pragma once
 
 #include <array>
@@ -123,6 +124,8 @@ enum class UnaryOp : std::uint8_t {
   SphericalBesselJ0,  // sin(x) / x, 1 at 0
   FrexpMantissa,      // x = m 2^e with 1/2 <= |m| < 1: m,
   FrexpExponent,      // and e (in the input's dtype; exact in every floating one)
+  AiryAi,             // the Airy function Ai(x),
+  AiryAiPrime,        // and its derivative Ai'(x)
 };
 enum class CompareOp : std::uint8_t { Gt, Lt, Ge, Le, Eq, Ne };
 enum class ReduceOp : std::uint8_t { Sum, Mean, Max, Prod };
@@ -164,6 +167,23 @@ enum class ActivationOp : std::uint8_t {
   Threshold
 };
 
+// The orthogonal polynomials of ops::orthogonal_polynomial (kernels/orthogonal_polynomials.h;
+// the kernels rely on the order: the four Chebyshev kinds T, U, V, W, then the same shifted).
+enum class OrthogonalPolynomial : std::uint8_t {
+  ChebyshevT,
+  ChebyshevU,
+  ChebyshevV,
+  ChebyshevW,
+  ShiftedChebyshevT,
+  ShiftedChebyshevU,
+  ShiftedChebyshevV,
+  ShiftedChebyshevW,
+  HermiteH,   // physicists': H_{k+1} = 2x H_k - 2k H_{k-1}
+  HermiteHe,  // probabilists': He_{k+1} = x He_k - k He_{k-1}
+  LaguerreL,
+  LegendreP,
+};
+
 const char* op_name(BinaryOp op);      // "add", "sub", ...
 const char* op_name(UnaryOp op);       // "neg", "exp", ...
 const char* op_name(CompareOp op);     // "gt", "eq", ...
@@ -171,6 +191,8 @@ const char* op_name(ReduceOp op);      // "sum", "mean", "max", "prod"
 const char* op_name(ScanOp op);        // "cumsum", "cumprod", "logcumsumexp"
 const char* op_name(ScatterOp op);     // "scatter", "scatter_add", "scatter_prod", ...
 const char* op_name(ActivationOp op);  // "leaky_relu", "elu", ..., "softplus", "huber_loss"
+// "special_chebyshev_polynomial_t", ..., "special_legendre_polynomial_p" (the public names)
+const char* op_name(OrthogonalPolynomial p);
 
 namespace layers_math {
 enum class ResizeMode : std::uint8_t;  // kernels/layers_math.h
@@ -369,6 +391,15 @@ void normal_(const Tensor& self, double mean, double std, Generator& gen);
 Tensor tanhexp(const Tensor& x);
 // dx = dy * d/dx[x tanh(e^x)]; dy and x of one shape, floating dtype and device.
 Tensor tanhexp_backward(const Tensor& grad_output, const Tensor& x);
+
+// ---- Orthogonal polynomials (ops_orthogonal_polynomials.cpp) ----------------------------------
+// p_n(x) elementwise, or with slope its derivative in x, for the family p (Note [Orthogonal
+// polynomials] in kernels/orthogonal_polynomials.h), computed in double and rounded: x and n of
+// one floating dtype, one shape, on one device; a contiguous result of that dtype. The caller
+// refuses degrees above kMaxRecurrenceDegree where runs_degree_long_recurrence says so (here
+// they give NaN).
+Tensor orthogonal_polynomial(OrthogonalPolynomial p, const Tensor& x, const Tensor& n,
+                             bool slope = false);
 
 // Fused scaled dot-product attention (ops_attention.cpp; Note [Fused attention] in
 // kernels/cpu/attention.cpp), on the CPU, any floating dtype (float16 and bfloat16 computed in

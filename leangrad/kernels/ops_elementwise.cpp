@@ -211,6 +211,10 @@ const char* op_name(UnaryOp op) {
       return "frexp_mantissa";
     case UnaryOp::FrexpExponent:
       return "frexp_exponent";
+    case UnaryOp::AiryAi:
+      return "special_airy_ai";
+    case UnaryOp::AiryAiPrime:
+      return "special_airy_ai_prime";
   }
   return "unknown_unary_op";
 }

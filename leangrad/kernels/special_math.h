@@ -1,12 +1,13 @@
 // The special functions of the unary and binary kernels (kernels/elementwise_math.h): log|Γ(x)|,
 // digamma, the Hurwitz zeta function, the inverse error function, the scaled complementary error
 // function, the inverse normal distribution function, the Bessel functions J0, J1, Y0, Y1, I0,
-// I1, K0, K1 and sin(x) / x, sinc and the regularized incomplete gamma functions, in double on
-// both devices (the float kernels round the double result once). Each is written from its
-// defining series and identities (DLMF chapters 5, 7, 8, 10 and 25) or, for erfinv, ndtri and
-// the Bessel functions, evaluated from series fitted to mpmath's values (Note [Chebyshev fits],
-// special_math_fits.h); PyTorch's values at the poles and outside the domains (copysign(inf, -x)
-// for digamma at 0, NaN at the negative integers, ...) but where docs/api-notes.md says.
+// I1, K0, K1 and sin(x) / x, the Airy function Ai and its derivative, sinc and the regularized
+// incomplete gamma functions, in double on both devices (the float kernels round the double
+// result once). Each is written from its defining series and identities (DLMF chapters 5, 7, 8,
+// 9, 10 and 25) or, for erfinv, ndtri, the Bessel and the Airy functions, evaluated from series
+// fitted to mpmath's values (Note [Chebyshev fits], special_math_fits.h); PyTorch's values at the
+// poles and outside the domains (copysign(inf, -x) for digamma at 0, NaN at the negative
+// integers, ...) but where docs/api-notes.md says.
 #pragma once
 
 #include <cmath>
@@ -366,6 +367,56 @@ LG_HOST_DEVICE LG_INLINE double bessel_y(int nu, double x) {
   double y = 0.0;
   bessel_hankel(nu, x, nullptr, &y);
   return y;
+}
+
+// Note [Airy function]
+//   Ai(x) and Ai'(x) (torch.special.airy_ai, and the derivative for its gradient) from fits
+//   (Note [Chebyshev fits]): for -2 <= x <= 1 each directly in x. Beyond 1, with
+//   zeta = (2/3) x^(3/2), the decaying forms Ai(x) = exp(-zeta) F(u) / (2 sqrt(pi) x^(1/4)) and
+//   Ai'(x) = -x^(1/4) exp(-zeta) G(u) / (2 sqrt(pi)), F and G fitted in u = x^(-3/2) (both 1 at
+//   infinity, DLMF 9.7.5-6). Below -2, with t = -x, the oscillating forms
+//   Ai(-t) = (P cos chi + Q sin chi) / (sqrt(pi) t^(1/4)) and
+//   Ai'(-t) = t^(1/4) (R sin chi - S cos chi) / sqrt(pi), chi = zeta - pi/4 (DLMF 9.7.9-10), the
+//   smooth P, Q zeta, R, S zeta fitted in u = (2/t)^(3/2) from mpmath's Ai and Bi; cos chi and
+//   sin chi come from the cosine and sine of zeta itself ((c + s) / sqrt 2, (s - c) / sqrt 2), so
+//   pi/4 is never subtracted from a large rounded zeta, and zeta's own rounding (zeta 2^-53,
+//   10^-9 at x = -10^5) is taken back by its low part l, exact from fma: cos(zeta + l) from the
+//   cosines and sines of both, exp(-zeta - l) as exp(-zeta) (1 - l). At +inf both are 0, at -inf Ai
+//   is 0 (its amplitude t^(-1/4) decays; PyTorch's is NaN at both) and Ai' NaN (its amplitude
+//   grows); where zeta overflows (|x| > 1e205) the same.
+LG_HOST_DEVICE LG_INLINE double airy(double x, bool prime) {
+  constexpr double kInvSqrtPi = 0.56418958354775628695;  // 1 / sqrt(pi)
+  constexpr double kSqrtHalf = 0.70710678118654752440;
+  if (std::isnan(x)) return x;
+  if (x >= -2.0 && x <= 1.0) return prime ? fits::airy_ai_prime_small(x) : fits::airy_ai_small(x);
+  const double t = std::fabs(x);
+  const double root = std::sqrt(t);
+  constexpr double kTwoThirds = 0.66666666666666662966, kTwoThirdsLow = 3.7007434154171883e-17;
+  const double product = t * root;
+  const double zeta = product * kTwoThirds;
+  const double quarter = std::sqrt(root);  // t^(1/4)
+  // zeta's rounding, about zeta 2^-53, would move the exponent or the phase by as much: its low
+  // part, from the exact errors of the square root and the two products (fma), corrects them.
+  const double root_low = std::fma(-root, root, t) / (root + root);
+  const double product_low = std::fma(t, root, -product) + t * root_low;
+  const double zeta_low =
+      std::fma(product, kTwoThirds, -zeta) + product * kTwoThirdsLow + product_low * kTwoThirds;
+  if (x > 1.0) {
+    if (std::isinf(zeta)) return 0.0;
+    const double u = 1.0 / product;
+    const double e = std::exp(-zeta) * (1.0 - zeta_low) * (0.5 * kInvSqrtPi);
+    return prime ? -quarter * e * fits::airy_ai_prime_decaying(u)
+                 : e / quarter * fits::airy_ai_decaying(u);
+  }
+  if (std::isinf(zeta)) return prime ? quiet_nan() : 0.0;
+  const double u = 2.0 * 1.41421356237309504880 / product;  // (2 / t)^(3/2)
+  const double c0 = std::cos(zeta), s0 = std::sin(zeta);
+  const double cl = std::cos(zeta_low), sl = std::sin(zeta_low);  // |zeta_low| <= 1 below 1e15
+  const double c = c0 * cl - s0 * sl, s = s0 * cl + c0 * sl;
+  const double cos_chi = kSqrtHalf * (c + s), sin_chi = kSqrtHalf * (s - c);
+  if (prime)
+    return quarter * kInvSqrtPi * (fits::airy_r(u) * sin_chi - fits::airy_s(u) / zeta * cos_chi);
+  return kInvSqrtPi / quarter * (fits::airy_p(u) * cos_chi + fits::airy_q(u) / zeta * sin_chi);
 }
 
 // sin(x) / x, 1 at 0 and 0 at +-inf (torch.special.spherical_bessel_j0).

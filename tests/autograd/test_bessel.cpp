@@ -1,10 +1,10 @@
 // torch.special's Bessel functions (autograd/special_functions.h: J0, J1, Y0, Y1, K0, K1, their
-// scaled forms, the spherical j0 and the I0 / I1 aliases): against mpmath's values at 40 digits
-// (tests/data/bessel.json, written by make_bessel.py) through the tails, the zeros and the
-// switches between the kernel's fits; against PyTorch 1.13's values; dense sweeps against
-// libstdc++'s long-double std::cyl_bessel_j, cyl_neumann and cyl_bessel_k, which share nothing
-// with the kernels; identities (the Wronskians); the edges (0, negative, infinite, NaN); the
-// narrow dtypes bit for bit the double result rounded; finite differences, twice, and the
+// scaled forms, the spherical j0 and the I0 / I1 aliases) and the Airy function Ai: against
+// mpmath's values at 40 digits (tests/data/bessel.json, written by make_bessel.py) through the
+// tails, the zeros and the switches between the kernel's fits; against PyTorch 1.13's values; dense
+// sweeps against libstdc++'s long-double std::cyl_bessel_j, cyl_neumann and cyl_bessel_k, which
+// share nothing with the kernels; identities (the Wronskians); the edges (0, negative, infinite,
+// NaN); the narrow dtypes bit for bit the double result rounded; finite differences, twice, and the
 // gradient's limits at 0. The kernels' fits are special_math_fits.h (Note [Chebyshev fits]);
 // I0 and I1 themselves are tested in test_pointwise_math.cpp.
 #include <cmath>
@@ -48,6 +48,7 @@ const std::vector<Function>& functions() {
       {"special_scaled_modified_bessel_k0", special_scaled_modified_bessel_k0},
       {"special_scaled_modified_bessel_k1", special_scaled_modified_bessel_k1},
       {"special_spherical_bessel_j0", special_spherical_bessel_j0},
+      {"special_airy_ai", special_airy_ai},
   };
   return all;
 }
@@ -108,7 +109,7 @@ int check_cases(const std::string& prefix) {
 // tools/fit_special_math.py) and a few libm calls (log, exp, sqrt, sin and cos) and products.
 // 16 leaves room for both and for another machine's libm.
 TEST(Bessel, MatchExactValues) {
-  EXPECT_EQ(check_cases("exact_"), 9);
+  EXPECT_EQ(check_cases("exact_"), 10);
 }
 
 // PyTorch 1.13's float64 kernels (Cephes' rational approximations) are within a few ulps of
@@ -116,7 +117,7 @@ TEST(Bessel, MatchExactValues) {
 // elsewhere on (0, 30) (make_bessel.py): at every point ours are within 16 ulps of the scale
 // or at least as close to mpmath as PyTorch's.
 TEST(Bessel, AtLeastAsAccurateAsPyTorch) {
-  EXPECT_EQ(check_cases("torch_"), 9);
+  EXPECT_EQ(check_cases("torch_"), 10);
 }
 
 Tensor grid(double low, double high, std::int64_t n) {
@@ -169,6 +170,56 @@ TEST(Bessel, MatchLibstdcxx) {
       [](long double v) { return std::exp(v) * std::cyl_bessel_kl(1.0L, v); }, false);
 }
 
+// Ai and its derivative (the gradient) against libstdc++'s long-double Bessel functions of order
+// 1/3 and 2/3 (DLMF 9.6.1-9.6.7: K for x > 0, J and Y for x < 0), on a grid across the fits'
+// ends at -2 and 1 from -60 to 30, within 16 units of 2^-53 of the value or, below 0, the
+// amplitude |x|^(-1/4) / sqrt(pi) (|x|^(1/4) / sqrt(pi) for Ai'); Ai'(-inf) is NaN (its
+// amplitude grows), Ai'(+inf) 0.
+TEST(Bessel, AiryMatchesLibstdcxx) {
+  const Tensor x = grid(-60.0, 30.0, 1801).requires_grad_();
+  const Tensor y = special_airy_ai(x);
+  sum(y).backward();
+  const std::vector<double> xs = to_vector(x), ai = to_vector(y), dai = to_vector(x.grad());
+  const double u = math_unit_roundoff(kFloat64);
+  const long double sqrt3 = std::sqrt(3.0L), pi = kPi;
+  int bad = 0;
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    const long double t = std::fabs(static_cast<long double>(xs[i]));
+    const long double zeta = 2 * t * std::sqrt(t) / 3;
+    long double want = 0, want_prime = 0;
+    if (xs[i] > 0) {
+      want = std::sqrt(t / 3) * std::cyl_bessel_kl(1 / 3.0L, zeta) / pi;
+      want_prime = -t * std::cyl_bessel_kl(2 / 3.0L, zeta) / (pi * sqrt3);
+    } else if (xs[i] < 0) {
+      want = std::sqrt(t) *
+             (std::cyl_bessel_jl(1 / 3.0L, zeta) - std::cyl_neumannl(1 / 3.0L, zeta) / sqrt3) / 2;
+      want_prime =
+          t * (std::cyl_bessel_jl(2 / 3.0L, zeta) + std::cyl_neumannl(2 / 3.0L, zeta) / sqrt3) / 2;
+    } else {
+      want = 0.35502805388781723926L;
+      want_prime = -0.25881940379280679840L;
+    }
+    // Ai' has its first zero at -1.02, Ai at -2.34.
+    const double amplitude = xs[i] < 0 ? static_cast<double>(1 / std::sqrt(pi * std::sqrt(t))) : 0;
+    const double amplitude_prime =
+        xs[i] < 0 ? static_cast<double>(std::sqrt(std::sqrt(t) / pi)) : 0;
+    const double bound = 16 * u * std::max(std::fabs(static_cast<double>(want)), amplitude);
+    const double bound_prime =
+        16 * u * std::max(std::fabs(static_cast<double>(want_prime)), amplitude_prime);
+    if ((std::fabs(ai[i] - static_cast<double>(want)) > bound ||
+         std::fabs(dai[i] - static_cast<double>(want_prime)) > bound_prime) &&
+        ++bad <= 5)
+      ADD_FAILURE() << "at " << xs[i] << ": Ai " << ai[i] << ", want " << static_cast<double>(want)
+                    << "; Ai' " << dai[i] << ", want " << static_cast<double>(want_prime);
+  }
+  EXPECT_EQ(bad, 0);
+  const Tensor ends = make_tensor({-kInf, kInf}, {2}, kFloat64).requires_grad_();
+  sum(special_airy_ai(ends)).backward();
+  const std::vector<double> g = to_vector(ends.grad());
+  EXPECT_TRUE(std::isnan(g[0]));
+  EXPECT_EQ(g[1], 0.0);
+}
+
 // The Wronskians J1 Y0 - J0 Y1 = 2 / (pi x) and I0 K1 + I1 K0 = 1 / x (DLMF 10.5.2, 10.28.2):
 // each product is a few ulps of its terms' size, which are of the result's (the terms do not
 // cancel: J1 Y0 and J0 Y1 have opposite signs on average, I and K are positive).
@@ -218,6 +269,9 @@ TEST(Bessel, Edges) {
     expect(values(k), {kNan, kNan, kInf, kInf, 0.0, kNan}, "k");
   expect(values(special_spherical_bessel_j0), {0.0, 0.0470400026866224, 1.0, 1.0, 0.0, kNan},
          "spherical j0");
+  // Ai(-3) is mpmath's (PyTorch's is 5e-9 off); at +-inf the limit 0, where PyTorch's is NaN.
+  expect(values(special_airy_ai),
+         {0.0, -0.37881429367765806, 0.3550280538878172, 0.3550280538878172, 0.0, kNan}, "airy");
   expect(values(special_modified_bessel_i0), {kInf, 4.8807925858650249, 1.0, 1.0, kInf, kNan},
          "modified i0");
   expect(values(special_modified_bessel_i1), {-kInf, -3.9533702174026093, -0.0, 0.0, kInf, kNan},

@@ -1,7 +1,9 @@
-"""torch.special's Bessel functions in PyTorch 1.13 and mpmath (tests/autograd/test_bessel.cpp).
+"""torch.special's Bessel functions and airy_ai in PyTorch 1.13 and mpmath
+(tests/autograd/test_bessel.cpp).
 
 bessel_j0, bessel_j1, bessel_y0, bessel_y1, modified_bessel_k0, modified_bessel_k1,
-scaled_modified_bessel_k0, scaled_modified_bessel_k1 and spherical_bessel_j0 at float64 points:
+scaled_modified_bessel_k0, scaled_modified_bessel_k1, spherical_bessel_j0 and airy_ai at float64
+points:
 the "exact_" cases hold mpmath's values at 40 digits, rounded once (out0 and exact), at points
 reaching into the tails, the zeros and the switches between the kernel's fits; the "torch_" cases
 PyTorch 1.13's values (out0) on +-(0.05, 30) (Y and K: positive) beside mpmath's (exact).
@@ -10,7 +12,8 @@ its J0 and J1 of 3 by 5e-12, as probed), so the test holds ours to being at leas
 them, not to them. Every case also holds, from mpmath:
   scale: the size an absolute error is measured against, |f(x)|, or where f oscillates through
          zeros its envelope: 1 for |x| <= 5 and sqrt(2 / (pi |x|)) beyond for J and Y (their
-         amplitude), min(1, 1/|x|) for sin(x) / x; the larger of the two;
+         amplitude), min(1, 1/|x|) for sin(x) / x, |x|^(-1/4) / sqrt(pi) below -1 for Ai;
+         the larger of the two;
   slope: |x f'(x)|, how much a relative rounding of x moves f (the conditioning, for the message
          of a failure).
 PyTorch 1.13 has no gradient for these functions, so the cases are values only; I0 and I1 are
@@ -58,6 +61,7 @@ FUNCTIONS = {
                                     lambda x: mp.sin(x) / x if x != 0 else mp.mpf(1),
                                     lambda x: (mp.cos(x) - mp.sin(x) / x) / x if x != 0 else 0,
                                     "sinc"),
+    "special_airy_ai": (torch.special.airy_ai, mp.airyai, lambda x: mp.airyai(x, 1), "airy"),
 }
 
 
@@ -68,6 +72,8 @@ def scale_and_slope(kind, f, df, x):
         envelope = mp.mpf(1) if a <= 5 else mp.sqrt(2 / (mp.pi * a))
     elif kind == "sinc":
         envelope = min(mp.mpf(1), 1 / a) if a != 0 else mp.mpf(1)
+    elif kind == "airy":  # the amplitude below -1 (DLMF 9.7.9)
+        envelope = a**mp.mpf(-0.25) / mp.sqrt(mp.pi) if x < -1 else mp.mpf(0)
     else:
         envelope = mp.mpf(0)
     return float(value), float(max(abs(value), envelope)), float(abs(x * df(x)))
@@ -99,6 +105,8 @@ def zeros_of(name):
         return [float(kind(nu, k)) for k in (1, 2, 3, 10)]
     if "spherical" in name:
         return [float(k * mp.pi) for k in (1, 2, 30)]
+    if "airy" in name:
+        return [float(mp.airyaizero(k)) for k in (1, 2, 3, 10, 1000)]
     return []
 
 
@@ -110,11 +118,15 @@ for name, (fn, *_rest) in FUNCTIONS.items():
     cases.append(case("torch_", name, torch_points, fn))
     small = [1e-300, 1e-100, 1e-10, 1e-3, 0.25]
     switches = [2.0, 5.0, 8.0, 2.0 * (1 - 2**-52), 5.0 * (1 + 2**-52)]
+    if "airy" in name:  # the fits' ends at -2 and 1
+        switches = [1.0, 1.0 + 2**-52, -2.0, -2.0 * (1 + 2**-52), 2.0]
     large = [50.0, 700.0, 1e3, 1e5, 1e10, 1e20, 1e100, 1e300]
+    if "airy" in name:  # to -1e10 (the phase's rounding beyond: Note [Airy function])
+        large = [50.0, 95.0, 700.0, 1e3, 1e5, 1e7, 1e10]
     middle = uniform(0.0, 6.0, 24) + uniform(6.0, 60.0, 16)
     points = small + switches + middle + zeros_of(name) + large
     if not positive_only:
-        points += [-v for v in small + middle[:8] + large[:3]]
+        points += [-v for v in small + middle[:8] + (large if "airy" in name else large[:3])]
     cases.append(case("exact_", name, points, None))
 
 if __name__ == "__main__":

@@ -63,7 +63,9 @@ inline constexpr std::array kEveryUnaryOp = {UnaryOp::Neg,
                                              UnaryOp::BesselK1e,
                                              UnaryOp::SphericalBesselJ0,
                                              UnaryOp::FrexpMantissa,
-                                             UnaryOp::FrexpExponent};
+                                             UnaryOp::FrexpExponent,
+                                             UnaryOp::AiryAi,
+                                             UnaryOp::AiryAiPrime};
 // Holes or repeats break the count; an op added past the last one needs adding here (the enum
 // has no end marker to compare with).
 static_assert(static_cast<std::size_t>(kEveryUnaryOp.back()) + 1 == kEveryUnaryOp.size(),

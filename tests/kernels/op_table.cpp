@@ -19,6 +19,7 @@
 #include <leangrad/autograd/einsum.h>
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/linalg_functions.h>
+#include <leangrad/autograd/orthogonal_polynomials.h>
 #include <leangrad/autograd/pointwise_functions.h>
 #include <leangrad/autograd/special_functions.h>
 #include <leangrad/core/error.h>
@@ -93,6 +94,27 @@ constexpr Op kI0e{"special_i0e", [](const Inputs& x) { return Outputs{special_i0
 constexpr Op kI1{"special_i1", [](const Inputs& x) { return Outputs{special_i1(x[0])}; }};
 constexpr Op kI1e{"special_i1e", [](const Inputs& x) { return Outputs{special_i1e(x[0])}; }};
 constexpr Op kNdtri{"special_ndtri", [](const Inputs& x) { return Outputs{special_ndtri(x[0])}; }};
+// The orthogonal polynomials (kernels/orthogonal_polynomials.h), x and the degree n.
+constexpr Op kChebyshevT{"special_chebyshev_polynomial_t", [](const Inputs& x) {
+                           return Outputs{special_chebyshev_polynomial_t(x[0], x[1])};
+                         }};
+constexpr Op kChebyshevV{"special_chebyshev_polynomial_v", [](const Inputs& x) {
+                           return Outputs{special_chebyshev_polynomial_v(x[0], x[1])};
+                         }};
+constexpr Op kShiftedChebyshevW{
+    "special_shifted_chebyshev_polynomial_w",
+    [](const Inputs& x) { return Outputs{special_shifted_chebyshev_polynomial_w(x[0], x[1])}; }};
+constexpr Op kHermiteH{"special_hermite_polynomial_h", [](const Inputs& x) {
+                         return Outputs{special_hermite_polynomial_h(x[0], x[1])};
+                       }};
+constexpr Op kLaguerreL{"special_laguerre_polynomial_l", [](const Inputs& x) {
+                          return Outputs{special_laguerre_polynomial_l(x[0], x[1])};
+                        }};
+constexpr Op kLegendreP{"special_legendre_polynomial_p", [](const Inputs& x) {
+                          return Outputs{special_legendre_polynomial_p(x[0], x[1])};
+                        }};
+constexpr Op kAiryAi{"special_airy_ai",
+                     [](const Inputs& x) { return Outputs{special_airy_ai(x[0])}; }};
 constexpr Op kBesselJ0{"special_bessel_j0",
                        [](const Inputs& x) { return Outputs{special_bessel_j0(x[0])}; }};
 constexpr Op kBesselJ1{"special_bessel_j1",
@@ -234,6 +256,16 @@ std::vector<OpCase> floating_elementwise_cases() {
       {kFrexp, {{-1e4, 1e4}}},
       {kIgamma, {{0.1, 20}, {0.01, 40}}},
       {kIgammac, {{0.1, 20}, {0.01, 40}}},
+      // Session 58's Airy function across its fits' ends at -2 and 1.
+      {kAiryAi, {{-12, 8}}},
+      // Session 58's orthogonal polynomials: degrees 0 to 90 through the recurrences and
+      // Chebyshev's closed forms (n > 6 inside [-1, 1], n > 64 beyond), x inside and beyond.
+      {kChebyshevT, {{-1.2, 1.2}, {0, 90}}},
+      {kChebyshevV, {{-1.2, 1.2}, {0, 90}}},
+      {kShiftedChebyshevW, {{-0.1, 1.1}, {0, 90}}},
+      {kHermiteH, {{-3, 3}, {0, 12}}},
+      {kLaguerreL, {{0, 20}, {0, 40}}},
+      {kLegendreP, {{-1.2, 1.2}, {0, 90}}},
       {kHypot, {{-1e3, 1e3}, {-1e3, 1e3}}},
       {kCopysign, {kUnit, kUnit}, /*exact=*/true},
       {kFmax, {kUnit, kUnit}, /*exact=*/true},

@@ -418,6 +418,25 @@ double reference_unary(UnaryOp op, double a, DType dtype) {
       if (a == 0) return 1;
       if (std::isinf(a)) return 0;
       return static_cast<double>(std::sin(static_cast<long double>(a)) / a);
+    case UnaryOp::AiryAi:
+    case UnaryOp::AiryAiPrime: {  // by the Bessel functions of order 1/3 and 2/3 (DLMF 9.6)
+      const bool prime = op == UnaryOp::AiryAiPrime;
+      if (std::isinf(a)) return a > 0 || !prime ? 0 : kNaN;  // the limits
+      if (a == 0) return prime ? -0.25881940379280679840L : 0.35502805388781723926L;
+      const long double t = std::fabs(static_cast<long double>(a));
+      const long double zeta = 2 * t * std::sqrt(t) / 3, sqrt3 = std::sqrt(3.0L);
+      const long double pi = 3.14159265358979323846264338327950288L;
+      if (a > 0)  // Ai = sqrt(x / 3) K_{1/3}(zeta) / pi, Ai' = -x K_{2/3}(zeta) / (pi sqrt 3)
+        return static_cast<double>(prime ? -t * std::cyl_bessel_kl(2 / 3.0L, zeta) / (pi * sqrt3)
+                                         : std::sqrt(t / 3) * std::cyl_bessel_kl(1 / 3.0L, zeta) /
+                                               pi);
+      // Ai(-t) = sqrt(t) (J_{1/3} - Y_{1/3} / sqrt 3) / 2, Ai'(-t) = t (J_{2/3} + Y_{2/3} / sqrt 3)
+      // / 2
+      const long double nu = prime ? 2 / 3.0L : 1 / 3.0L;
+      const long double j = std::cyl_bessel_jl(nu, zeta), y = std::cyl_neumannl(nu, zeta);
+      return static_cast<double>(prime ? t * (j + y / sqrt3) / 2
+                                       : std::sqrt(t) * (j - y / sqrt3) / 2);
+    }
     case UnaryOp::FrexpMantissa:
     case UnaryOp::FrexpExponent: {  // a = m 2^e, 1/2 <= |m| < 1, by logb and scalbn
       if (!std::isfinite(a) || a == 0) return op == UnaryOp::FrexpMantissa ? a : 0;

@@ -12,6 +12,7 @@
 
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/linalg_decompositions.h>
+#include <leangrad/autograd/orthogonal_polynomials.h>
 #include <leangrad/autograd/pointwise_functions.h>
 #include <leangrad/autograd/special_functions.h>
 #include <leangrad/core/creation.h>
@@ -243,6 +244,24 @@ std::vector<MisuseCase> special_cases() {
         });
   t.add("special_zeta_shapes", Raises::ShapeError, {"zeta", "[2]", "[3]"},
         [] { special_zeta(ones({2}), ones({3})); });
+  t.add("chebyshev_polynomial_undefined_degree", Raises::Error,
+        {"special_chebyshev_polynomial_t: expected a defined degree"},
+        [] { special_chebyshev_polynomial_t(ones({2}), Tensor()); });
+  t.add("hermite_polynomial_undefined_input", Raises::Error,
+        {"special_hermite_polynomial_h: expected a defined input"},
+        [] { special_hermite_polynomial_h(Tensor(), 3.0); });
+  t.add("legendre_polynomial_shapes", Raises::ShapeError,
+        {"special_legendre_polynomial_p", "[2]", "[3]"},
+        [] { special_legendre_polynomial_p(ones({2}), ones({3})); });
+  t.add("laguerre_polynomial_degree_above_limit", Raises::Error,
+        {"special_laguerre_polynomial_l: a degree above 2^20 = 1048576 (in n of shape [2])",
+         "Laguerre and Legendre polynomials run n steps"},
+        [] { special_laguerre_polynomial_l(ones({2}), full({2}, 2e6)); });
+  t.add("chebyshev_polynomial_gradient_degree_above_limit", Raises::Error,
+        {"special_chebyshev_polynomial_u: a degree above 2^20", "the gradient runs n steps"}, [] {
+          const Tensor x = full({2}, 0.5).requires_grad_();
+          sum(special_chebyshev_polynomial_u(x, 3e6)).backward();
+        });
   t.add("lgamma_in_place_integral", Raises::DTypeError, {"lgamma"}, [] {
     Tensor x = ones({2}, kInt64);
     x.lgamma_();

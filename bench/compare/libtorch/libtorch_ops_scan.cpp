@@ -184,6 +184,19 @@ int main(int argc, char** argv) {
        [](const Tensor& x) {
          return x + torch::special::modified_bessel_k1(x.detach() * 10.0 + 0.01);
        }},
+      {"special_airy_ai_fwd", pos,
+       [](const Tensor& x) { return x + torch::special::airy_ai(x.detach() * 20.0 - 10.0); }},
+      // Forward only: LibTorch's orthogonal polynomials have no gradient either. Degree 12:
+      // Chebyshev's closed form, Legendre's and Hermite's recurrences.
+      {"special_chebyshev_polynomial_t_fwd", pos, [](const Tensor& x) {
+         return x + torch::special::chebyshev_polynomial_t(x.detach() * 2.0 - 1.0, 12.0);
+       }},
+      {"special_legendre_polynomial_p_fwd", pos, [](const Tensor& x) {
+         return x + torch::special::legendre_polynomial_p(x.detach() * 2.0 - 1.0, 12.0);
+       }},
+      {"special_hermite_polynomial_h_fwd", pos, [](const Tensor& x) {
+         return x + torch::special::hermite_polynomial_h(x.detach() * 4.0 - 2.0, 12.0);
+       }},
       {"sinc", pos, [](const Tensor& x) { return torch::sinc(x * 6.0 - 6.0); }},
       {"igamma", pos, [&](const Tensor& x) { return torch::igamma(pos2 * 8.0, x * 8.0); }},
       {"xlogy", pos, [&](const Tensor& x) { return torch::xlogy(x, pos2); }},

@@ -472,6 +472,10 @@ void with_op(UnaryOp op, F&& f) {
       return f(std::integral_constant<O, O::FrexpMantissa>{});
     case O::FrexpExponent:
       return f(std::integral_constant<O, O::FrexpExponent>{});
+    case O::AiryAi:
+      return f(std::integral_constant<O, O::AiryAi>{});
+    case O::AiryAiPrime:
+      return f(std::integral_constant<O, O::AiryAiPrime>{});
   }
   LG_THROW(Error, "unknown UnaryOp ", static_cast<int>(op));
 }

@@ -395,6 +395,10 @@ void dispatch_unary_op(UnaryOp op, F&& f) {
       return f.template operator()<UnaryOp::FrexpMantissa>();
     case UnaryOp::FrexpExponent:
       return f.template operator()<UnaryOp::FrexpExponent>();
+    case UnaryOp::AiryAi:
+      return f.template operator()<UnaryOp::AiryAi>();
+    case UnaryOp::AiryAiPrime:
+      return f.template operator()<UnaryOp::AiryAiPrime>();
   }
   LG_THROW(Error, "CUDA elementwise: unknown unary op ", static_cast<int>(op));
 }

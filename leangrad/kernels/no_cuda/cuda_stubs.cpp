@@ -64,6 +64,10 @@ void matmul(DType, const MatmulGeometry&, void*) {
   throw_cuda_not_built("matmul");
 }
 
+void orthogonal_polynomial(OrthogonalPolynomial, bool, DType, std::int64_t, void*, const void*,
+                           const void*) {
+  throw_cuda_not_built("orthogonal_polynomial");
+}
 void tanhexp_forward(DType, std::int64_t, void*, const void*) {
   throw_cuda_not_built("tanhexp");
 }

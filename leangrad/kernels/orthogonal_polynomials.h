@@ -1,0 +1,244 @@
+// torch.special's orthogonal polynomials at one point, in double on both devices: the Chebyshev
+// polynomials of the four kinds T, U, V, W (DLMF 18.3; V and W the third and fourth kinds), the
+// same shifted to [0, 1] (T*(x) = T(2x - 1), ...), the physicists' and the probabilists' Hermite
+// polynomials H and He, the Laguerre polynomials L and the Legendre polynomials P, each of an
+// integral degree n, with the derivative in x (the slope) for the gradient. The launchers of
+// kernels/cpu/orthogonal_polynomials.cpp and kernels/cuda/orthogonal_polynomials.cu call these
+// per element; Note [Orthogonal polynomials] says how each is evaluated.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include <leangrad/core/macros.h>
+#include <leangrad/kernels/ops.h>
+
+namespace leangrad::kernels::orthogonal_polynomials {
+
+// Note [Orthogonal polynomials]
+//   The degree is the given value truncated toward zero, as PyTorch's: below 0 the result is 0,
+//   at 0 it is 1 (even where x is NaN). A degree that is NaN or infinite gives NaN (PyTorch's
+//   integer conversion of those is undefined; on x86 it gives 0). Then, with y = x, or 2x - 1
+//   for the shifted kinds:
+//   - Every family runs its three-term recurrence p_{k+1} = (a_k y + b_k) p_k - c_k p_{k-1}
+//     from p_0 = 1 (DLMF 18.9.1, 18.9.2); the slope runs the recurrence's derivative beside it,
+//     p'_{k+1} = a_k p_k + (a_k y + b_k) p'_k - c_k p'_{k-1}, so both cost O(n).
+//   - Chebyshev: the closed forms, O(1) at any degree, where PyTorch's are: at y = +-1 (1, n + 1,
+//     1, 2n + 1 at 1; times (-1)^n, and V and W exchanged, at -1), and for |y| < 1 and n > 6
+//     with theta = acos(y): cos(n theta), sin((n + 1) theta) / sin(theta),
+//     cos((n + 1/2) theta) / cos(theta / 2), sin((n + 1/2) theta) / sin(theta / 2). Past PyTorch,
+//     for |y| > 1 and n > 64 the hyperbolic forms with t = acosh|y| (cosh(n t), ...;
+//     V_n(-y) = (-1)^n W_n(y)), where PyTorch's recurrence would run n steps. Dividing by sin
+//     of the same rounded theta keeps the quotient smooth in theta: its error is theta's
+//     rounding times d/dtheta, at most about n (n + 1) units of 2^-53 (Bernstein's inequality).
+//   - Hermite at y = 0 and odd n is 0 (the recurrence would meet 0 * inf past n ~ 300);
+//     Laguerre at 0 is 1 and Legendre at +-1 is (+-1)^n, as PyTorch's.
+//   - At y = +-inf the value is the leading term's limit, +-inf (PyTorch's recurrence gives
+//     inf - inf = NaN there); the slope likewise.
+//   - A recurrence term that overflows meets inf - inf within two steps, and NaN then stays: the
+//     loop stops at the first NaN, which is the result the full loop would give. Where |y| > 1
+//     for Chebyshev and Legendre the sign of every term is known (all positive beyond 1, the
+//     sign of (-1)^n below -1), so there an overflow gives that signed infinity instead.
+//   - Hermite's terms overflow by n ~ 400 wherever y is, so its loop ends there on its own. The
+//     Laguerre and Legendre values, and every slope, would run n steps: ops::orthogonal_polynomial
+//     refuses degrees above kMaxRecurrenceDegree for them (an Error), and these functions give
+//     NaN there rather than loop for ever.
+
+// The largest degree that a recurrence of n steps is run for (2^20).
+inline constexpr double kMaxRecurrenceDegree = 1048576.0;
+
+// Whether evaluating `p` (or its slope) runs a recurrence whose length is the degree, so that
+// ops::orthogonal_polynomial must check the degree against kMaxRecurrenceDegree first.
+LG_HOST_DEVICE constexpr bool runs_degree_long_recurrence(OrthogonalPolynomial p, bool slope) {
+  return slope || p == OrthogonalPolynomial::LaguerreL || p == OrthogonalPolynomial::LegendreP;
+}
+
+namespace detail {
+
+LG_HOST_DEVICE LG_INLINE double quiet_nan() {
+  return std::numeric_limits<double>::quiet_NaN();
+}
+LG_HOST_DEVICE LG_INLINE double infinity() {
+  return std::numeric_limits<double>::infinity();
+}
+LG_HOST_DEVICE LG_INLINE bool is_chebyshev(OrthogonalPolynomial p) {
+  return p <= OrthogonalPolynomial::ShiftedChebyshevW;
+}
+LG_HOST_DEVICE LG_INLINE bool is_shifted(OrthogonalPolynomial p) {
+  return p >= OrthogonalPolynomial::ShiftedChebyshevT &&
+         p <= OrthogonalPolynomial::ShiftedChebyshevW;
+}
+// 0, 1, 2, 3 for the kinds T, U, V, W, shifted or not.
+LG_HOST_DEVICE LG_INLINE int chebyshev_kind(OrthogonalPolynomial p) {
+  return static_cast<int>(p) % 4;
+}
+// (-1)^n for an integral n >= 0 (every double above 2^53 is even).
+LG_HOST_DEVICE LG_INLINE double parity_sign(double n) {
+  return std::fmod(n, 2.0) == 0.0 ? 1.0 : -1.0;
+}
+// The sign of the leading coefficient: positive but for Laguerre's, (-1)^n / n!.
+LG_HOST_DEVICE LG_INLINE double leading_sign(OrthogonalPolynomial p, double n) {
+  return p == OrthogonalPolynomial::LaguerreL ? parity_sign(n) : 1.0;
+}
+
+// Chebyshev of `kind` at y = +-1, degree n >= 1.
+LG_HOST_DEVICE inline double chebyshev_at_edge(int kind, double y, double n) {
+  const double at_one[4] = {1.0, n + 1.0, 1.0, n + n + 1.0};
+  if (y > 0) return at_one[kind];
+  const int mirrored = kind == 2 ? 3 : kind == 3 ? 2 : kind;  // V_n(-1) = (-1)^n W_n(1)
+  return parity_sign(n) * at_one[mirrored];
+}
+
+// Chebyshev of `kind` for |y| < 1, by the angle theta = acos(y).
+LG_HOST_DEVICE inline double chebyshev_trigonometric(int kind, double y, double n) {
+  const double theta = std::acos(y);
+  switch (kind) {
+    case 0:
+      return std::cos(n * theta);
+    case 1:
+      return std::sin((n + 1.0) * theta) / std::sin(theta);
+    case 2:
+      return std::cos((n + 0.5) * theta) / std::cos(0.5 * theta);
+    default:
+      return std::sin((n + 0.5) * theta) / std::sin(0.5 * theta);
+  }
+}
+
+// Chebyshev of `kind` for |y| > 1, by t = acosh|y|.
+LG_HOST_DEVICE inline double chebyshev_hyperbolic(int kind, double y, double n) {
+  const double t = std::acosh(std::fabs(y));
+  double sign = 1.0;
+  if (y < 0) {
+    sign = parity_sign(n);
+    kind = kind == 2 ? 3 : kind == 3 ? 2 : kind;  // V_n(-y) = (-1)^n W_n(y), and back
+  }
+  switch (kind) {
+    case 0:
+      return sign * std::cosh(n * t);
+    case 1:
+      return sign * (std::sinh((n + 1.0) * t) / std::sinh(t));
+    case 2:
+      return sign * (std::cosh((n + 0.5) * t) / std::cosh(0.5 * t));
+    default:
+      return sign * (std::sinh((n + 0.5) * t) / std::sinh(0.5 * t));
+  }
+}
+
+struct Terms {
+  double value = 1.0;
+  double slope = 0.0;
+};
+
+// p_n(y) by the family's recurrence (and p'_n(y) with kSlope), 1 <= n <= kMaxRecurrenceDegree;
+// stops at the first NaN (Note [Orthogonal polynomials]).
+template <bool kSlope>
+LG_HOST_DEVICE inline Terms recurrence(OrthogonalPolynomial p, double y, std::int64_t n) {
+  using P = OrthogonalPolynomial;
+  const bool chebyshev = is_chebyshev(p);
+  const int kind = chebyshev ? chebyshev_kind(p) : 0;
+  double q = 1.0, dq = 0.0;  // p_{k-1}
+  double r = 0.0, dr = 0.0;  // p_k, from p_1
+  if (chebyshev) {
+    r = kind == 0 ? y : kind == 1 ? y + y : kind == 2 ? y + y - 1.0 : y + y + 1.0;
+    dr = kind == 0 ? 1.0 : 2.0;
+  } else if (p == P::HermiteH) {
+    r = y + y, dr = 2.0;
+  } else if (p == P::LaguerreL) {
+    r = 1.0 - y, dr = -1.0;
+  } else {  // He, P
+    r = y, dr = 1.0;
+  }
+  for (std::int64_t k = 1; k < n; ++k) {
+    const auto kd = static_cast<double>(k);
+    double next = 0.0, dnext = 0.0;
+    if (chebyshev) {
+      next = (y + y) * r - q;
+      if constexpr (kSlope) dnext = 2.0 * r + (y + y) * dr - dq;
+    } else if (p == P::HermiteH) {
+      next = (y + y) * r - (kd + kd) * q;
+      if constexpr (kSlope) dnext = 2.0 * r + (y + y) * dr - (kd + kd) * dq;
+    } else if (p == P::HermiteHe) {
+      next = y * r - kd * q;
+      if constexpr (kSlope) dnext = r + y * dr - kd * dq;
+    } else if (p == P::LaguerreL) {
+      next = ((kd + kd + 1.0 - y) * r - kd * q) / (kd + 1.0);
+      if constexpr (kSlope) dnext = ((kd + kd + 1.0 - y) * dr - r - kd * dq) / (kd + 1.0);
+    } else {  // Legendre
+      next = ((kd + kd + 1.0) * y * r - kd * q) / (kd + 1.0);
+      if constexpr (kSlope) dnext = ((kd + kd + 1.0) * (r + y * dr) - kd * dq) / (kd + 1.0);
+    }
+    q = r, r = next;
+    if constexpr (kSlope) dq = dr, dr = dnext;
+    if (std::isnan(r) || (kSlope && std::isnan(dr))) break;
+  }
+  return {r, dr};
+}
+
+// Whether the sign of every term at y is known (Chebyshev and Legendre beyond +-1), so that a
+// NaN from an overflowed recurrence is that signed infinity.
+LG_HOST_DEVICE LG_INLINE bool sign_is_known(OrthogonalPolynomial p, double y) {
+  return (is_chebyshev(p) || p == OrthogonalPolynomial::LegendreP) && std::fabs(y) > 1.0;
+}
+
+// The argument the family is evaluated at: x, or 2x - 1 for the shifted kinds.
+LG_HOST_DEVICE LG_INLINE double argument(OrthogonalPolynomial p, double x) {
+  return is_shifted(p) ? x + x - 1.0 : x;
+}
+
+}  // namespace detail
+
+// p_n(x) (Note [Orthogonal polynomials]).
+LG_HOST_DEVICE inline double value(OrthogonalPolynomial p, double x, double n) {
+  using P = OrthogonalPolynomial;
+  if (!std::isfinite(n)) return detail::quiet_nan();
+  n = std::trunc(n);
+  if (n < 0) return 0.0;
+  if (n == 0) return 1.0;
+  if (std::isnan(x)) return x;
+  const double y = detail::argument(p, x);
+  if (std::isinf(y)) {
+    const double sign = y > 0 ? 1.0 : detail::parity_sign(n);
+    return detail::leading_sign(p, n) * sign * detail::infinity();
+  }
+  if (detail::is_chebyshev(p)) {
+    const int kind = detail::chebyshev_kind(p);
+    const double magnitude = std::fabs(y);
+    if (magnitude == 1.0) return detail::chebyshev_at_edge(kind, y, n);
+    if (magnitude < 1.0 && n > 6) return detail::chebyshev_trigonometric(kind, y, n);
+    if (magnitude > 1.0 && n > 64) return detail::chebyshev_hyperbolic(kind, y, n);
+  } else if (p == P::HermiteH || p == P::HermiteHe) {
+    if (y == 0 && detail::parity_sign(n) < 0) return 0.0;
+  } else if (p == P::LaguerreL) {
+    if (y == 0) return 1.0;
+  } else if (std::fabs(y) == 1.0) {  // Legendre
+    return y > 0 ? 1.0 : detail::parity_sign(n);
+  }
+  if (n > kMaxRecurrenceDegree) return detail::quiet_nan();
+  const double result = detail::recurrence<false>(p, y, static_cast<std::int64_t>(n)).value;
+  if (std::isnan(result) && detail::sign_is_known(p, y))
+    return (y > 0 ? 1.0 : detail::parity_sign(n)) * detail::infinity();
+  return result;
+}
+
+// d/dx p_n(x) (Note [Orthogonal polynomials]): 0 for n < 1, the chain rule's 2 for the shifted
+// kinds.
+LG_HOST_DEVICE inline double slope(OrthogonalPolynomial p, double x, double n) {
+  if (!std::isfinite(n)) return detail::quiet_nan();
+  n = std::trunc(n);
+  if (n < 1) return 0.0;
+  if (std::isnan(x)) return x;
+  const double y = detail::argument(p, x);
+  if (std::isinf(y) && n > 1) {  // n lead y^(n-1); p_1's slope is a constant
+    const double sign = y > 0 ? 1.0 : detail::parity_sign(n - 1.0);
+    return detail::leading_sign(p, n) * sign * detail::infinity();
+  }
+  if (n > kMaxRecurrenceDegree) return detail::quiet_nan();
+  const double chain = detail::is_shifted(p) ? 2.0 : 1.0;
+  const double result = detail::recurrence<true>(p, y, static_cast<std::int64_t>(n)).slope;
+  if (std::isnan(result) && detail::sign_is_known(p, y))  // p' has p's sign beyond the zeros
+    return (y > 0 ? 1.0 : detail::parity_sign(n - 1.0)) * detail::infinity();
+  return chain * result;
+}
+
+}  // namespace leangrad::kernels::orthogonal_polynomials
