@@ -9,10 +9,10 @@
 
 #include <cmath>
 #include <cstdint>
-#include <limits>
 
 #include <leangrad/core/macros.h>
 #include <leangrad/kernels/ops.h>
+#include <leangrad/kernels/special_math.h>
 
 namespace leangrad::kernels::orthogonal_polynomials {
 
@@ -56,12 +56,6 @@ LG_HOST_DEVICE constexpr bool runs_degree_long_recurrence(OrthogonalPolynomial p
 
 namespace detail {
 
-LG_HOST_DEVICE LG_INLINE double quiet_nan() {
-  return std::numeric_limits<double>::quiet_NaN();
-}
-LG_HOST_DEVICE LG_INLINE double infinity() {
-  return std::numeric_limits<double>::infinity();
-}
 LG_HOST_DEVICE LG_INLINE bool is_chebyshev(OrthogonalPolynomial p) {
   return p <= OrthogonalPolynomial::ShiftedChebyshevW;
 }
@@ -191,7 +185,7 @@ LG_HOST_DEVICE LG_INLINE double argument(OrthogonalPolynomial p, double x) {
 // p_n(x) (Note [Orthogonal polynomials]).
 LG_HOST_DEVICE inline double value(OrthogonalPolynomial p, double x, double n) {
   using P = OrthogonalPolynomial;
-  if (!std::isfinite(n)) return detail::quiet_nan();
+  if (!std::isfinite(n)) return special_math::quiet_nan();
   n = std::trunc(n);
   if (n < 0) return 0.0;
   if (n == 0) return 1.0;
@@ -199,7 +193,7 @@ LG_HOST_DEVICE inline double value(OrthogonalPolynomial p, double x, double n) {
   const double y = detail::argument(p, x);
   if (std::isinf(y)) {
     const double sign = y > 0 ? 1.0 : detail::parity_sign(n);
-    return detail::leading_sign(p, n) * sign * detail::infinity();
+    return detail::leading_sign(p, n) * sign * special_math::infinity();
   }
   if (detail::is_chebyshev(p)) {
     const int kind = detail::chebyshev_kind(p);
@@ -214,30 +208,30 @@ LG_HOST_DEVICE inline double value(OrthogonalPolynomial p, double x, double n) {
   } else if (std::fabs(y) == 1.0) {  // Legendre
     return y > 0 ? 1.0 : detail::parity_sign(n);
   }
-  if (n > kMaxRecurrenceDegree) return detail::quiet_nan();
+  if (n > kMaxRecurrenceDegree) return special_math::quiet_nan();
   const double result = detail::recurrence<false>(p, y, static_cast<std::int64_t>(n)).value;
   if (std::isnan(result) && detail::sign_is_known(p, y))
-    return (y > 0 ? 1.0 : detail::parity_sign(n)) * detail::infinity();
+    return (y > 0 ? 1.0 : detail::parity_sign(n)) * special_math::infinity();
   return result;
 }
 
 // d/dx p_n(x) (Note [Orthogonal polynomials]): 0 for n < 1, the chain rule's 2 for the shifted
 // kinds.
 LG_HOST_DEVICE inline double slope(OrthogonalPolynomial p, double x, double n) {
-  if (!std::isfinite(n)) return detail::quiet_nan();
+  if (!std::isfinite(n)) return special_math::quiet_nan();
   n = std::trunc(n);
   if (n < 1) return 0.0;
   if (std::isnan(x)) return x;
   const double y = detail::argument(p, x);
   if (std::isinf(y) && n > 1) {  // n lead y^(n-1); p_1's slope is a constant
     const double sign = y > 0 ? 1.0 : detail::parity_sign(n - 1.0);
-    return detail::leading_sign(p, n) * sign * detail::infinity();
+    return detail::leading_sign(p, n) * sign * special_math::infinity();
   }
-  if (n > kMaxRecurrenceDegree) return detail::quiet_nan();
+  if (n > kMaxRecurrenceDegree) return special_math::quiet_nan();
   const double chain = detail::is_shifted(p) ? 2.0 : 1.0;
   const double result = detail::recurrence<true>(p, y, static_cast<std::int64_t>(n)).slope;
   if (std::isnan(result) && detail::sign_is_known(p, y))  // p' has p's sign beyond the zeros
-    return (y > 0 ? 1.0 : detail::parity_sign(n - 1.0)) * detail::infinity();
+    return (y > 0 ? 1.0 : detail::parity_sign(n - 1.0)) * special_math::infinity();
   return chain * result;
 }
 

@@ -5,6 +5,7 @@
 // broadcasting; PyTorch's edges (negative, zero and fractional degrees, x at +-1 and 0, NaN,
 // overflow) and where ours differ (the infinities); the dtypes; the degree limit.
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <string>
 #include <vector>
@@ -68,6 +69,23 @@ const std::vector<ReferenceCase>& cases() {
   return all;
 }
 
+// Runs check(c, f) for each case whose name is prefix + the name of a function f; returns how
+// many ran.
+int for_each_case(const std::string& prefix,
+                  const std::function<void(const ReferenceCase&, const Function&)>& check) {
+  int checked = 0;
+  for (const ReferenceCase& c : cases()) {
+    if (c.name.rfind(prefix, 0) != 0) continue;
+    SCOPED_TRACE(c.name);
+    const Function* f = function_named(c.name.substr(prefix.size()));
+    EXPECT_NE(f, nullptr);
+    if (f == nullptr) continue;
+    check(c, *f);
+    ++checked;
+  }
+  return checked;
+}
+
 // |got - exact| <= max(ulps u scale, |peer - exact|) elementwise (peer: PyTorch's values or
 // none); NaN and infinities must match.
 ::testing::AssertionResult within(const std::vector<double>& g, const std::vector<double>& w,
@@ -100,38 +118,26 @@ const std::vector<ReferenceCase>& cases() {
 // d/dtheta). 4 units leave room for another machine's libm in the closed forms; where PyTorch's
 // own error is larger, ours may be as large.
 TEST(OrthogonalPolynomials, MatchExactValues) {
-  int checked = 0;
-  for (const ReferenceCase& c : cases()) {
-    if (c.name.rfind("exact_", 0) != 0) continue;
-    SCOPED_TRACE(c.name);
-    const Function* f = function_named(c.name.substr(6));
-    ASSERT_NE(f, nullptr);
+  const int checked = for_each_case("exact_", [](const ReferenceCase& c, const Function& f) {
     const std::vector<double> peer = to_vector(c.at("out0"));
-    EXPECT_TRUE(within(to_vector(f->fn(c.at("x"), c.at("n"))), to_vector(c.at("exact")),
+    EXPECT_TRUE(within(to_vector(f.fn(c.at("x"), c.at("n"))), to_vector(c.at("exact")),
                        to_vector(c.at("scale")), to_vector(c.at("x")), to_vector(c.at("n")), &peer,
                        4));
-    ++checked;
-  }
+  });
   EXPECT_EQ(checked, 12);
 }
 
 // The gradient in x is the recurrence's derivative: against the exact derivative at every point
 // to degree 1000, within 4 units of the derivative recurrence's running error bound.
 TEST(OrthogonalPolynomials, GradientMatchesExactDerivative) {
-  int checked = 0;
-  for (const ReferenceCase& c : cases()) {
-    if (c.name.rfind("exact_", 0) != 0) continue;
-    SCOPED_TRACE(c.name);
-    const Function* f = function_named(c.name.substr(6));
-    ASSERT_NE(f, nullptr);
+  const int checked = for_each_case("exact_", [](const ReferenceCase& c, const Function& f) {
     const Tensor x = c.at("slope_x").detach().clone().requires_grad_(true);
     const Tensor n = c.at("slope_n");
-    sum(f->fn(x, n)).backward();
+    sum(f.fn(x, n)).backward();
     ASSERT_TRUE(x.grad().defined());
     EXPECT_TRUE(within(to_vector(x.grad()), to_vector(c.at("slope")),
                        to_vector(c.at("slope_scale")), to_vector(x), to_vector(n), nullptr, 4));
-    ++checked;
-  }
+  });
   EXPECT_EQ(checked, 12);
 }
 
@@ -158,22 +164,17 @@ TEST(OrthogonalPolynomials, Gradcheck) {
 // overflows. Where PyTorch's recurrence meets inf - inf (NaN) beyond +-1, Chebyshev and Legendre
 // give the infinity of the sign every term has there (Note [Orthogonal polynomials]).
 TEST(OrthogonalPolynomials, MatchPyTorchAtTheEdges) {
-  int checked = 0;
-  for (const ReferenceCase& c : cases()) {
-    if (c.name.rfind("edges_", 0) != 0) continue;
-    SCOPED_TRACE(c.name);
-    const Function* f = function_named(c.name.substr(6));
-    ASSERT_NE(f, nullptr);
+  const int checked = for_each_case("edges_", [](const ReferenceCase& c, const Function& f) {
     const std::vector<double> x = to_vector(c.at("x")), n = to_vector(c.at("n"));
     const std::vector<double> want = to_vector(c.at("out0"));
-    const std::vector<double> got = to_vector(f->fn(c.at("x"), c.at("n")));
+    const std::vector<double> got = to_vector(f.fn(c.at("x"), c.at("n")));
     ASSERT_EQ(got.size(), want.size());
     int signed_infinities = 0;
     for (std::size_t i = 0; i < got.size(); ++i) {
       SCOPED_TRACE("x = " + std::to_string(x[i]) + ", n = " + std::to_string(n[i]));
-      const double y = is_shifted(f->name) ? x[i] + x[i] - 1.0 : x[i];
+      const double y = is_shifted(f.name) ? x[i] + x[i] - 1.0 : x[i];
       if (std::isnan(want[i]) && std::isinf(got[i])) {
-        EXPECT_TRUE(f->sign_known_beyond_one && std::fabs(y) > 1.0);
+        EXPECT_TRUE(f.sign_known_beyond_one && std::fabs(y) > 1.0);
         const double sign = y > 0 || std::fmod(std::trunc(n[i]), 2.0) == 0 ? 1.0 : -1.0;
         EXPECT_EQ(got[i], sign * kInf);
         ++signed_infinities;
@@ -187,11 +188,10 @@ TEST(OrthogonalPolynomials, MatchPyTorchAtTheEdges) {
         EXPECT_NEAR(got[i], want[i], bound);
       }
     }
-    if (f->sign_known_beyond_one) {
+    if (f.sign_known_beyond_one) {
       EXPECT_GT(signed_infinities, 0);
     }
-    ++checked;
-  }
+  });
   EXPECT_EQ(checked, 12);
 }
 
