@@ -395,6 +395,10 @@ TEST(Embedding, ForwardPicksRowsAndPaddingRowGetsNoGradient) {
   EXPECT_TRUE(test::all_close(y, {wv[6], wv[7], wv[2], wv[3], wv[6], wv[7], wv[0], wv[1]}, 0, 0));
   y.backward(test::make_tensor({1, 2, 3, 4, 5, 6, 7, 8}, {4, 2}));
   EXPECT_TRUE(test::all_close(w.grad(), {7, 8, 0, 0, 0, 0, 6, 8}, 0, 0));
+  // Rows of one element (the kernel's scatter loop): the padding row's gradient is zero there too.
+  const Tensor w1 = test::make_tensor({1, 2, 3, 4}, {4, 1}).requires_grad_();
+  embedding(idx, w1, /*padding_idx=*/3).backward(test::make_tensor({1, 2, 3, 4}, {4, 1}));
+  EXPECT_TRUE(test::all_close(w1.grad(), {4, 2, 0, 0}, 0, 0));
   // 0-d indices give one row; empty indices an empty result.
   EXPECT_EQ(embedding(int64_tensor({2}, {}), w).shape(), (Shape{2}));
   EXPECT_EQ(embedding(int64_tensor({}, {0, 3}), w).shape(), (Shape{0, 3, 2}));

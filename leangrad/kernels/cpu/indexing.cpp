@@ -5,6 +5,8 @@
 //   index_select_backward  each upstream row added into the row of its index, in index order;
 //                          threads split the (o, column) pairs, each owning its columns across
 //                          every index: no races, and the same order of additions as one thread
+//                          (rows of one element: threads split the outer rows, each a scatter
+//                          loop over the indices, the same order)
 //   gather, scatter        line by line (Note [Gather lines] in kernels/gather_geometry.h):
 //                          threads split the lines, which never share an element of self; within
 //                          a line scatter combines (or writes: the last one stays) in index order
@@ -99,6 +101,19 @@ void index_select_backward(DType dtype, void* grad_in, const void* grad_out,
     using Acc = opmath_t<T>;
     Acc* dx = static_cast<Acc*>(grad_in);
     const T* dy = static_cast<const T*>(grad_out);
+    if (inner == 1) {  // single elements (unfold's flattened planes): a scatter loop per outer row
+      parallel_for(outer, grain_for(num_indices), [&](std::int64_t begin, std::int64_t end) {
+        for (std::int64_t o = begin; o < end; ++o) {
+          Acc* dxo = dx + o * size;
+          const T* dyo = dy + o * num_indices;
+          for (std::int64_t i = 0; i < num_indices; ++i) {
+            const std::int64_t row = indices[i];
+            if (row >= 0 && row < size && row != skip_index) dxo[row] += static_cast<Acc>(dyo[i]);
+          }
+        }
+      });
+      return;
+    }
     // Tasks own ranges of the outer * inner columns, about kElementwiseGrain additions each.
     parallel_for(outer * inner, grain_for(num_indices), [&](std::int64_t c0, std::int64_t c1) {
       for (std::int64_t o = c0 / inner; o * inner < c1; ++o) {
