@@ -15,6 +15,12 @@
 //     forward+backward is one forward and y.backward(g) (the x and weight gradients).
 //     bench/compare/libtorch/libtorch_conv.cpp has the same names and shapes for LibTorch
 //     (bench/compare/conv_vs_libtorch.sh).
+//   - BM_Conv3dAutograd_ForwardBackward/<shape>: conv3d (0: (4, 16, 16, 32, 32), 16 -> 32, 3^3,
+//     padding 1) and conv_transpose3d (1: the same input, 16 -> 32, 3^3, stride 2, padding 1),
+//     forward and backward (input and weight gradients) through autograd, float32, with the
+//     step's peak of CPU memory allocated above what was there before it ("peak MiB": the
+//     output, what autograd saved and the gradients); oneDNN's 3-D kernel or the composition over
+//     conv2d, whichever ops::use_conv3d_kernel chooses (Note [Direct 3-D convolution]).
 #include <benchmark/benchmark.h>
 
 #include <cmath>
@@ -23,6 +29,8 @@
 #include <iterator>
 
 #include <leangrad/autograd/nn_functions.h>
+#include <leangrad/autograd/volumetric_functions.h>
+#include <leangrad/core/memory.h>
 #include <leangrad/kernels/creation.h>
 #include <leangrad/kernels/ops.h>
 
@@ -225,6 +233,36 @@ BENCHMARK(BM_Conv2dAutograd_Forward)
     ->UseRealTime();
 BENCHMARK(BM_Conv2dAutograd_ForwardBackward)
     ->DenseRange(0, 2)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+void BM_Conv3dAutograd_ForwardBackward(benchmark::State& state) {
+  const bool transpose = state.range(0) == 1;
+  Tensor x = leangrad::randn({4, 16, 16, 32, 32});
+  Tensor w = transpose ? leangrad::randn({16, 32, 3, 3, 3}) : leangrad::randn({32, 16, 3, 3, 3});
+  x.requires_grad_();
+  w.requires_grad_();
+  auto step = [&] {
+    const Tensor y = transpose ? leangrad::conv_transpose3d(x, w, Tensor(), {2, 2, 2}, {1, 1, 1})
+                               : leangrad::conv3d(x, w, Tensor(), {1, 1, 1}, {1, 1, 1});
+    y.backward(leangrad::ones_like(y));
+    benchmark::DoNotOptimize(w.grad().data_ptr());
+    x.set_grad(Tensor());
+    w.set_grad(Tensor());
+  };
+  step();  // the primitives built, the allocator's cache warm
+  const leangrad::Device cpu = leangrad::Device::cpu();
+  leangrad::memory::reset_peak(cpu);
+  const std::int64_t before = leangrad::memory::stats(cpu).allocated;
+  step();
+  const std::int64_t peak = leangrad::memory::stats(cpu).peak_allocated - before;
+  for (auto _ : state)
+    step();
+  state.counters["peak MiB"] = static_cast<double>(peak) / (1 << 20);
+}
+
+BENCHMARK(BM_Conv3dAutograd_ForwardBackward)
+    ->DenseRange(0, 1)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 

@@ -15,12 +15,15 @@
 #include <leangrad/core/profiler.h>
 #include <leangrad/core/shape.h>
 #include <leangrad/kernels/creation.h>
+#include <leangrad/kernels/ops.h>
 
 namespace leangrad {
 
 // Note [Volumes by planes]
 // A 3-d layer is written with the 2-d ones, so every 2-d kernel (CPU and CUDA, forward and
-// backward) serves it and autograd differentiates the composition to any order:
+// backward) serves it and autograd differentiates the composition to any order. (conv3d and
+// conv_transpose3d in float32 on the CPU run oneDNN's 3-D kernel instead, where it has one: Note
+// [Direct 3-D convolution] in kernels/ops_conv.cpp.)
 //  - conv3d: output depth d sums, over the kernel's depths k, the 2-d convolution of input plane
 //    d stride + k dilation (after zero padding in depth) with the weight's slice k. One
 //    index_select gathers those planes for every (d, k) (the depth im2col: kD copies of the
@@ -58,6 +61,9 @@ Tensor batched_volume(const char* op, const Tensor& x) {
                  ": expected input (N, C, D, H, W) or (C, D, H, W), got ", x.shape());
   return x.dim() == 4 ? unsqueeze(x, 0) : x;
 }
+
+Tensor conv3d_by_kernel(const Tensor& x, const Tensor& weight, const Tensor& bias,
+                        const ops::Conv3dParams& p);
 
 Tensor unbatch_like(const Tensor& y, const Tensor& input) {
   return input.dim() == 4 ? squeeze(y, 0) : y;
@@ -142,6 +148,60 @@ Tensor checked_adaptive_max_input(const Tensor& x_in, Size3 output_size) {
   return x;
 }
 
+// conv3d by its kernel (Note [Direct 3-D convolution] in kernels/ops_conv.cpp), recorded as conv2d
+// is: each gradient is an op of its own whose gradients are the other two (bilinear, Note
+// [Double backward] in autograd/nn_functions.cpp), so it differentiates to any order.
+Tensor conv3d_weight_grad_fn(const Tensor& g, const Tensor& x, const Shape& w_shape,
+                             const ops::Conv3dParams& p);
+
+// `name` names the node: conv_transpose3d is this op, as conv_transpose2d is conv2d's.
+Tensor conv3d_input_grad_fn(const Tensor& g, const Tensor& w, const Shape& x_shape,
+                            const ops::Conv3dParams& p, const char* name = "conv3d_input_grad") {
+  return autograd::record_op(name, ops::conv3d_input_grad(g, w, x_shape, p), {g, w}, {g, w},
+                             [p](const autograd::BackwardContext& c) -> std::vector<Tensor> {
+                               const Tensor& g_saved = c.saved[0];
+                               const Tensor& w_saved = c.saved[1];
+                               std::vector<Tensor> grads(2);
+                               if (c.needs(0))
+                                 grads[0] = conv3d_by_kernel(c.grad, w_saved, Tensor(), p);
+                               if (c.needs(1))
+                                 grads[1] =
+                                     conv3d_weight_grad_fn(g_saved, c.grad, w_saved.shape(), p);
+                               return grads;
+                             });
+}
+
+Tensor conv3d_weight_grad_fn(const Tensor& g, const Tensor& x, const Shape& w_shape,
+                             const ops::Conv3dParams& p) {
+  return autograd::record_op(
+      "conv3d_weight_grad", ops::conv3d_weight_grad(g, x, w_shape, p), {g, x}, {g, x},
+      [p](const autograd::BackwardContext& c) -> std::vector<Tensor> {
+        const Tensor& g_saved = c.saved[0];
+        const Tensor& x_saved = c.saved[1];
+        std::vector<Tensor> grads(2);
+        if (c.needs(0)) grads[0] = conv3d_by_kernel(x_saved, c.grad, Tensor(), p);
+        if (c.needs(1)) grads[1] = conv3d_input_grad_fn(g_saved, c.grad, x_saved.shape(), p);
+        return grads;
+      });
+}
+
+Tensor conv3d_by_kernel(const Tensor& x, const Tensor& weight, const Tensor& bias,
+                        const ops::Conv3dParams& p) {
+  std::vector<Tensor> inputs = {x, weight};
+  if (bias.defined()) inputs.push_back(bias);
+  return autograd::record_op(
+      "conv3d", ops::conv3d(x, weight, bias, p), inputs, {x, weight},
+      [p](const autograd::BackwardContext& c) -> std::vector<Tensor> {
+        const Tensor& x_saved = c.saved[0];
+        const Tensor& w_saved = c.saved[1];
+        std::vector<Tensor> grads(c.inputs.size());
+        if (c.needs(0)) grads[0] = conv3d_input_grad_fn(c.grad, w_saved, x_saved.shape(), p);
+        if (c.needs(1)) grads[1] = conv3d_weight_grad_fn(c.grad, x_saved, w_saved.shape(), p);
+        if (c.inputs.size() == 3 && c.needs(2)) grads[2] = sum(c.grad, {0, 2, 3, 4});
+        return grads;
+      });
+}
+
 }  // namespace
 
 Tensor conv3d(const Tensor& x_in, const Tensor& weight, const Tensor& bias, Size3 stride,
@@ -177,6 +237,10 @@ Tensor conv3d(const Tensor& x_in, const Tensor& weight, const Tensor& bias, Size
                  " in depth is shallower than the kernel's span ", span, " (weight ",
                  weight.shape(), ", dilation ", dilation[0], "): no output");
   const std::int64_t d_out = (padded - span) / stride[0] + 1;
+  // float32 on the CPU: oneDNN's 3-D kernel where it has one (Note [Direct 3-D convolution]).
+  const ops::Conv3dParams p{stride, padding, dilation, groups};
+  if (!amp::is_autocast_enabled(x.device().type) && ops::use_conv3d_kernel(x, weight, bias, p))
+    return unbatch_like(conv3d_by_kernel(x, weight, bias, p), x_in);
   // The planes of every (output depth, kernel depth) pair (Note [Volumes by planes]).
   const Tensor padded_x = padding[0] > 0 ? pad(x, {0, 0, 0, 0, padding[0], padding[0]}) : x;
   std::vector<std::int64_t> planes_at(static_cast<std::size_t>(checked_mul(d_out, kd, op)));
@@ -261,6 +325,16 @@ Tensor conv_transpose3d(const Tensor& x_in, const Tensor& weight_in, const Tenso
   LG_CHECK_SHAPE(!bias.defined() || bias.shape() == Shape{c_out}, op,
                  ": expected a bias of shape (", c_out, ") for weight of shape ", weight.shape(),
                  " and groups = ", groups, ", got ", bias.defined() ? bias.shape() : Shape{});
+  // float32 on the CPU: the 3-D kernel's input gradient, of which this is the op (Note [Direct 3-D
+  // convolution]); the convolution's input is the output, asked about through a stand-in of its
+  // shape that holds no memory (an expanded 0-d tensor).
+  const ops::Conv3dParams p{stride, padding, dilation, groups};
+  const Shape out_shape{n, c_out, out_size[0], out_size[1], out_size[2]};
+  if (!amp::is_autocast_enabled(x.device().type) &&
+      ops::use_conv3d_kernel(zeros({}, x.options()).expand(out_shape), weight, Tensor(), p)) {
+    const Tensor y = conv3d_input_grad_fn(x, weight, out_shape, p, "conv_transpose3d");
+    return unbatch_like(bias.defined() ? add(y, reshape(bias, {c_out, 1, 1, 1})) : y, x_in);
+  }
   // Every (input depth, kernel depth) plane (Note [Volumes by planes]).
   const std::int64_t kd = weight.size(2), kh = weight.size(3), kw = weight.size(4);
   const Tensor planes =

@@ -18,7 +18,7 @@
 //   ops_random.cpp       uniform, normal (Philox: the same numbers on every device)
 //   ops_tanhexp.cpp      TanhExp                           ops_group_norm.cpp  GroupNorm,
 //                                                                          LayerNorm
-//   ops_conv.cpp         conv2d                            ops_layers.cpp  pooling, dropout,
+//   ops_conv.cpp         conv2d, conv3d                    ops_layers.cpp  pooling, dropout,
 //   ops_optim.cpp        the optimizers, grad_norm, clip_grads             softmax, losses
 //   ops_indexing.cpp     embedding, index_select, gather,  ops_upsample.cpp  interpolation
 //                        scatter_add, scatter
@@ -554,6 +554,36 @@ class Conv2dBackendGuard {
  private:
   Conv2dBackend previous_;
 };
+
+// ---- 3-D convolution (ops_conv.cpp) ------------------------------------------------------------
+// Stride, padding, dilation (depth, height, width) and groups of a 3-D convolution.
+struct Conv3dParams {
+  std::array<std::int64_t, 3> stride = {1, 1, 1};
+  std::array<std::int64_t, 3> padding = {0, 0, 0};
+  std::array<std::int64_t, 3> dilation = {1, 1, 1};
+  std::int64_t groups = 1;
+};
+// conv3d as one kernel per pass: oneDNN's direct 3-D convolution on the CPU, float32 (Note
+// [Direct 3-D convolution] in ops_conv.cpp). Elsewhere (CUDA, float64, the 16-bit floats, a
+// build without oneDNN, a problem oneDNN has no generated kernel for) autograd's conv3d composes
+// conv2d instead (Note [Volumes by planes] in autograd/volumetric_functions.cpp), and these entries
+// raise. Whether to use the kernel for x, weight and bias (or undefined) with p: valid operands
+// of those dtypes and device, not empty, oneDNN has generated kernels for all three passes of
+// the problem, and cpu_conv2d_algorithm() chooses them as it would for conv2d (Direct; or Auto
+// with oneDNN as the CPU GEMM backend and 16 or more input and output channels per group; never
+// Gemm). The entries below only ask whether oneDNN has the kernel, so a backward run under
+// another algorithm than its forward's still runs.
+bool use_conv3d_kernel(const Tensor& x, const Tensor& weight, const Tensor& bias,
+                       const Conv3dParams& p);
+// x (N, C_in, D, H, W), weight (C_out, C_in / groups, kD, kH, kW), bias (C_out,) or undefined
+// -> (N, C_out, D_out, H_out, W_out). Any strides in.
+Tensor conv3d(const Tensor& x, const Tensor& weight, const Tensor& bias, const Conv3dParams& p);
+// dL/dx (input_shape) from grad_out (N, C_out, D_out, H_out, W_out) and weight.
+Tensor conv3d_input_grad(const Tensor& grad_out, const Tensor& weight, const Shape& input_shape,
+                         const Conv3dParams& p);
+// dL/dweight (weight_shape) from grad_out and x.
+Tensor conv3d_weight_grad(const Tensor& grad_out, const Tensor& x, const Shape& weight_shape,
+                          const Conv3dParams& p);
 
 // ---- Layers (ops_layers.cpp) -----------------------------------------------------------------
 // Pixel shuffle and linear need no kernel of their own: they are views, copies and matmul in

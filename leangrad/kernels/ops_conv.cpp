@@ -6,13 +6,15 @@
 // set_cpu_conv2d_algorithm allows); on CUDA our implicit-GEMM kernels, or cuDNN when selected
 // (LEANGRAD_CONV=cudnn, set_conv2d_backend) or when the implicit GEMM does not cover the problem
 // (kernels/cuda/conv.cu decides). float16/bfloat16 on the CPU are computed in float32 and rounded
-// back once, as matmul does.
+// back once, as matmul does. And the 3-D convolution's CPU kernel (Note [Direct 3-D convolution]).
 #include <atomic>
+#include <string>
 
 #include <leangrad/core/cuda.h>
 #include <leangrad/core/env_choice.h>
 #include <leangrad/kernels/backend.h>
 #include <leangrad/kernels/conv_geometry.h>
+#include <leangrad/kernels/cpu/conv_direct.h>
 #include <leangrad/kernels/creation.h>
 #include <leangrad/kernels/ops.h>
 
@@ -114,6 +116,81 @@ Shape output_shape(const Conv2dGeometry& g) {
 void check_grad_out(const char* op, const Tensor& grad_out, const Conv2dGeometry& g) {
   LG_CHECK_SHAPE(grad_out.shape() == output_shape(g), op, ": expected grad_out of shape ",
                  output_shape(g), " (the convolution's output), got ", grad_out.shape());
+}
+
+// Note [Direct 3-D convolution]
+//   conv3d has one kernel per pass only where oneDNN generates one: float32 on the CPU, plain
+//   NCDHW operands reordered into oneDNN's channel-blocked layouts and back inside each call, as
+//   conv2d's direct path (kernels/onednn/onednn_conv.cpp, one chunk of the batch per thread).
+//   Against autograd's composition over conv2d (Note [Volumes by planes]) it makes no kD-fold
+//   copy of the input (the composition gathers every (output depth, kernel depth) plane, keeps
+//   that copy for the weight gradient and adds the copies' gradients back), and no permutes of
+//   the output. autograd's conv3d asks use_conv3d_kernel at its forward and records the three
+//   entries (each gradient's own gradient is the other two, as conv2d's); everything else
+//   composes. The two sum in different orders: they agree within a sum's rounding, not bitwise
+//   (tests/nn/test_volumetric.cpp checks both in float32 against PyTorch's float64 cases).
+
+// Checks the input and weight shapes of a 3-D convolution against the parameters and returns
+// every size.
+kernels::cpu::onednn::Conv3dGeometry make_geometry3(const char* op, const Shape& x, const Shape& w,
+                                                    const Conv3dParams& p) {
+  LG_CHECK_SHAPE(x.size() == 5, op, ": expected a 5-D input (N, C_in, D, H, W), got shape ", x);
+  LG_CHECK_SHAPE(w.size() == 5, op,
+                 ": expected a 5-D weight (C_out, C_in / groups, kD, kH, kW), got shape ", w);
+  LG_CHECK_SHAPE(p.groups >= 1, op, ": expected groups >= 1, got ", p.groups);
+  constexpr std::int64_t kMaxParam = std::int64_t{1} << 31;
+  const auto triple = [](const std::array<std::int64_t, 3>& a) {
+    return shape_str({a[0], a[1], a[2]});
+  };
+  for (std::size_t d = 0; d < 3; ++d) {
+    LG_CHECK_SHAPE(x[d + 2] >= 0 && w[d + 2] >= 1 && x[d + 2] < kMaxParam && w[d + 2] < kMaxParam,
+                   op, ": expected sizes below 2^31 and a kernel of at least 1 x 1 x 1, got input ",
+                   x, " and weight ", w);
+    LG_CHECK_SHAPE(
+        p.stride[d] >= 1 && p.dilation[d] >= 1 && p.padding[d] >= 0 && p.stride[d] < kMaxParam &&
+            p.dilation[d] < kMaxParam && p.padding[d] < kMaxParam,
+        op, ": expected stride and dilation >= 1 and padding >= 0, each below 2^31, got ",
+        "stride ", triple(p.stride), ", padding ", triple(p.padding), ", dilation ",
+        triple(p.dilation));
+  }
+  LG_CHECK_SHAPE(x[0] >= 0 && x[1] >= 0 && w[0] >= 0 && w[1] >= 0, op,
+                 ": expected non-negative sizes, got input ", x, " and weight ", w);
+  LG_CHECK_SHAPE(
+      x[1] % p.groups == 0 && w[0] % p.groups == 0 && checked_mul(w[1], p.groups, op) == x[1], op,
+      ": input ", x, " and weight ", w, " with groups ", p.groups,
+      ": expected C_in = weight.size(1) * groups and C_out divisible by groups");
+  kernels::cpu::onednn::Conv3dGeometry g;
+  g.batch = x[0], g.in_channels = x[1], g.out_channels = w[0], g.groups = p.groups;
+  for (std::size_t d = 0; d < 3; ++d) {
+    g.in[d] = x[d + 2], g.kernel[d] = w[d + 2];
+    g.stride[d] = p.stride[d], g.pad[d] = p.padding[d], g.dilation[d] = p.dilation[d];
+    g.out[d] = conv_output_size(g.in[d], g.kernel[d], g.stride[d], g.pad[d], g.dilation[d]);
+    LG_CHECK_SHAPE(g.out[d] >= 1, op, ": weight ", w, " with dilation ", triple(p.dilation),
+                   " is larger than the input ", x, " padded by ", triple(p.padding));
+  }
+  return g;
+}
+
+Shape output_shape3(const kernels::cpu::onednn::Conv3dGeometry& g) {
+  return {g.batch, g.out_channels, g.out[0], g.out[1], g.out[2]};
+}
+
+// The float32 CPU operands each 3-D entry takes; the Error names `op` and what it got.
+void check_conv3d_operand(const char* op, const char* name, const Tensor& t) {
+  LG_CHECK(t.defined(), op, ": expected a defined ", name);
+  LG_CHECK_DTYPE(t.dtype() == kFloat32, op, ": the kernel takes float32, got ", name, " of dtype ",
+                 t.dtype(), " (autograd's conv3d composes conv2d for other dtypes)");
+  LG_CHECK_DEVICE(t.device().is_cpu(), op, ": the kernel runs on the CPU, got ", name, " on ",
+                  t.device(), " (autograd's conv3d composes conv2d there)");
+}
+
+// Raises when oneDNN declined a problem use_conv3d_kernel would have found it has.
+void check_ran(const char* op, bool ran, const kernels::cpu::onednn::Conv3dGeometry& g) {
+  LG_CHECK(
+      ran, op, ": oneDNN has no generated kernel for input ",
+      shape_str({g.batch, g.in_channels, g.in[0], g.in[1], g.in[2]}), ", weight ",
+      shape_str({g.out_channels, g.in_channels / g.groups, g.kernel[0], g.kernel[1], g.kernel[2]}),
+      " and groups ", g.groups, " on this CPU (ask ops::use_conv3d_kernel first)");
 }
 
 }  // namespace
@@ -224,6 +301,116 @@ Tensor conv2d_weight_grad(const Tensor& grad_out, const Tensor& x, const Shape& 
       kernels::cuda::conv2d_weight_grad(x.dtype(), g, dw.data_ptr(), dyc.data_ptr(), xc.data_ptr());
       break;
   }
+  return dw;
+}
+
+bool use_conv3d_kernel(const Tensor& x, const Tensor& weight, const Tensor& bias,
+                       const Conv3dParams& p) {
+  if (!x.defined() || !weight.defined() || !x.device().is_cpu() || !weight.device().is_cpu() ||
+      x.dtype() != kFloat32 || weight.dtype() != kFloat32 || x.dim() != 5 || weight.dim() != 5)
+    return false;
+  if (bias.defined() && (!bias.device().is_cpu() || bias.dtype() != kFloat32 ||
+                         bias.shape() != Shape{weight.size(0)}))
+    return false;
+  if (p.groups < 1 || x.size(1) % p.groups != 0 || weight.size(0) % p.groups != 0 ||
+      weight.size(1) * p.groups != x.size(1) || x.numel() == 0 || weight.numel() == 0)
+    return false;
+  switch (cpu_conv2d_algorithm()) {
+    case CpuConv2dAlgorithm::Gemm:
+      return false;
+    case CpuConv2dAlgorithm::Direct:
+      break;
+    case CpuConv2dAlgorithm::Auto:
+      // conv2d's rule (Note [Which CPU convolution] in kernels/cpu/conv.cpp): with fewer channels
+      // oneDNN pads them to a block or takes its first-layer kernel.
+      if (cpu_gemm_backend() != CpuGemmBackend::OneDnn || weight.size(1) < 16 ||
+          weight.size(0) / p.groups < 16)
+        return false;
+      break;
+  }
+  for (std::size_t d = 0; d < 3; ++d) {
+    constexpr std::int64_t kMaxParam = std::int64_t{1} << 31;
+    if (p.stride[d] < 1 || p.stride[d] >= kMaxParam || p.dilation[d] < 1 ||
+        p.dilation[d] >= kMaxParam || p.padding[d] < 0 || p.padding[d] >= kMaxParam ||
+        x.size(d + 2) >= kMaxParam || weight.size(d + 2) >= kMaxParam ||
+        conv_output_size(x.size(d + 2), weight.size(d + 2), p.stride[d], p.padding[d],
+                         p.dilation[d]) < 1)
+      return false;
+  }
+  const auto g = make_geometry3("conv3d", x.shape(), weight.shape(), p);
+  return kernels::cpu::onednn::conv3d_direct_available(g, bias.defined());
+}
+
+Tensor conv3d(const Tensor& x, const Tensor& weight, const Tensor& bias, const Conv3dParams& p) {
+  const char* op = "conv3d";
+  check_conv3d_operand(op, "input", x);
+  check_conv3d_operand(op, "weight", weight);
+  const auto g = make_geometry3(op, x.shape(), weight.shape(), p);
+  if (bias.defined()) {
+    check_conv3d_operand(op, "bias", bias);
+    LG_CHECK_SHAPE(bias.shape() == Shape{g.out_channels}, op, ": expected a bias of shape (",
+                   g.out_channels, ") for weight of shape ", weight.shape(), ", got ",
+                   bias.shape());
+  }
+  const Shape out_shape = output_shape3(g);
+  if (shape_numel(out_shape, op) == 0) return empty(out_shape, x.options());
+  if (shape_numel(weight.shape(), op) == 0) {  // C_in = 0: sums of nothing
+    const Tensor out = zeros(out_shape, x.options());
+    return bias.defined() ? binary(BinaryOp::Add, out, bias.reshape({g.out_channels, 1, 1, 1}))
+                          : out;
+  }
+  const Tensor xc = contiguous(x);
+  const Tensor wc = contiguous(weight);
+  const Tensor bc = bias.defined() ? contiguous(bias) : Tensor();
+  Tensor out = empty(out_shape, x.options());
+  check_ran(op,
+            kernels::cpu::onednn::conv3d_direct_forward(
+                g, static_cast<float*>(out.data_ptr()), static_cast<const float*>(xc.data_ptr()),
+                static_cast<const float*>(wc.data_ptr()),
+                bc.defined() ? static_cast<const float*>(bc.data_ptr()) : nullptr),
+            g);
+  return out;
+}
+
+Tensor conv3d_input_grad(const Tensor& grad_out, const Tensor& weight, const Shape& input_shape,
+                         const Conv3dParams& p) {
+  const char* op = "conv3d_input_grad";
+  check_conv3d_operand(op, "grad_out", grad_out);
+  check_conv3d_operand(op, "weight", weight);
+  const auto g = make_geometry3(op, input_shape, weight.shape(), p);
+  LG_CHECK_SHAPE(grad_out.shape() == output_shape3(g), op, ": expected grad_out of shape ",
+                 output_shape3(g), " (the convolution's output), got ", grad_out.shape());
+  if (shape_numel(input_shape, op) == 0) return empty(input_shape, grad_out.options());
+  if (grad_out.numel() == 0 || weight.numel() == 0) return zeros(input_shape, grad_out.options());
+  const Tensor dyc = contiguous(grad_out);
+  const Tensor wc = contiguous(weight);
+  Tensor dx = empty(input_shape, grad_out.options());
+  check_ran(op,
+            kernels::cpu::onednn::conv3d_direct_input_grad(
+                g, static_cast<float*>(dx.data_ptr()), static_cast<const float*>(dyc.data_ptr()),
+                static_cast<const float*>(wc.data_ptr())),
+            g);
+  return dx;
+}
+
+Tensor conv3d_weight_grad(const Tensor& grad_out, const Tensor& x, const Shape& weight_shape,
+                          const Conv3dParams& p) {
+  const char* op = "conv3d_weight_grad";
+  check_conv3d_operand(op, "grad_out", grad_out);
+  check_conv3d_operand(op, "input", x);
+  const auto g = make_geometry3(op, x.shape(), weight_shape, p);
+  LG_CHECK_SHAPE(grad_out.shape() == output_shape3(g), op, ": expected grad_out of shape ",
+                 output_shape3(g), " (the convolution's output), got ", grad_out.shape());
+  if (shape_numel(weight_shape, op) == 0) return empty(weight_shape, x.options());
+  if (grad_out.numel() == 0 || x.numel() == 0) return zeros(weight_shape, x.options());
+  const Tensor dyc = contiguous(grad_out);
+  const Tensor xc = contiguous(x);
+  Tensor dw = empty(weight_shape, x.options());
+  check_ran(op,
+            kernels::cpu::onednn::conv3d_direct_weight_grad(
+                g, static_cast<float*>(dw.data_ptr()), static_cast<const float*>(dyc.data_ptr()),
+                static_cast<const float*>(xc.data_ptr())),
+            g);
   return dw;
 }
 

@@ -227,13 +227,18 @@ TEST(Conv2d, Float32MatchesFloat64UnderEachCpuGemmBackend) {
 // oneDNN's direct convolution wherever it has one (the wide cases; odd ones such as depthwise or
 // 2 channels per group it may decline, and those then run im2col + GEMM), at 1 and 2 threads (a
 // primitive is built per thread count), and the default choice.
+// A case of 2.6 MB per sample (input and output) in 7 samples: pieces of 3 samples (Note [Direct
+// convolution pieces], 8 MiB) make 3 + 3 + 1 at one thread and 3 | 3 + 1 at two, so the weight
+// gradient sums pieces within a chunk and chunks after.
 TEST(Conv2d, Float32MatchesFloat64UnderTheDirectConvolution) {
   const int threads_before = get_num_threads();
+  std::vector<ConvCase> cases = all_cases();
+  cases.push_back({"wide_in_pieces", {7, 16, 128, 160}, {16, 16, 3, 3}, true, {1, 1}, {1, 1}});
   for (int threads : {1, 2}) {
     SCOPED_TRACE("threads " + std::to_string(threads));
     set_num_threads(threads);
     const ops::CpuConv2dAlgorithmGuard direct(ops::CpuConv2dAlgorithm::Direct);
-    expect_float32_within_rounding(all_cases());
+    expect_float32_within_rounding(cases);
   }
   set_num_threads(threads_before);
   const ops::CpuConv2dAlgorithmGuard automatic(ops::CpuConv2dAlgorithm::Auto);

@@ -18,6 +18,7 @@
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/grad_mode.h>
 #include <leangrad/autograd/volumetric_functions.h>
+#include <leangrad/kernels/ops.h>
 #include <leangrad/nn/conv.h>
 #include <leangrad/nn/pooling.h>
 #include "testing/gradcheck.h"
@@ -59,22 +60,30 @@ double conv_units(const Tensor& x, const Tensor& weight, const Tensor& y, std::i
   return 4 * m * m * std::max(1.0, test::max_abs(x)) * std::max(1.0, test::max_abs(weight));
 }
 
-TEST(Conv3d, MatchesPyTorch) {
-  int checked = 0;
+// Every conv3d case in `dtype` (the reference's float64 data rounded to it), within
+// conv_units of the reference at dtype's unit roundoff; returns how many of them ops::conv3d's
+// kernel took (Note [Direct 3-D convolution]).
+int check_conv3d_cases(DType dtype) {
+  const double u = test::math_unit_roundoff(dtype);
+  int checked = 0, by_kernel = 0;
   for (const test::ReferenceCase& c : cases()) {
     const auto& p = c.params;
     const std::string op = p.at("op").get<std::string>();
     if (op != "conv3d" && op != "conv3d_module") continue;
     SCOPED_TRACE(c.name);
     ++checked;
-    Tensor x = c.at("x").clone().requires_grad_();
-    Tensor weight = c.at("weight").clone().requires_grad_();
-    Tensor bias = c.tensors.count("bias") ? c.at("bias").clone().requires_grad_() : Tensor();
+    Tensor x = c.at("x").to(dtype).detach().clone().requires_grad_();
+    Tensor weight = c.at("weight").to(dtype).detach().clone().requires_grad_();
+    Tensor bias = c.tensors.count("bias") ? c.at("bias").to(dtype).detach().clone().requires_grad_()
+                                          : Tensor();
     Tensor y;
     std::int64_t groups = 1;
     std::vector<Tensor> parameters = {weight, bias};
     if (op == "conv3d") {
       groups = p.at("groups").get<std::int64_t>();
+      const ops::Conv3dParams kernel_params{size3(p.at("stride")), size3(p.at("padding")),
+                                            size3(p.at("dilation")), groups};
+      by_kernel += x.dim() == 5 && ops::use_conv3d_kernel(x, weight, bias, kernel_params);
       y = conv3d(x, weight, bias, size3(p.at("stride")), size3(p.at("padding")),
                  size3(p.at("dilation")), groups);
     } else {
@@ -83,7 +92,7 @@ TEST(Conv3d, MatchesPyTorch) {
                           .stride(Size3{1, 2, 1})
                           .padding(Size3{1, 1, 2})
                           .padding_mode(mode == "reflect" ? kReflect : kCircular));
-      conv->to(kFloat64);
+      conv->to(dtype);
       {
         NoGradGuard no_grad;
         conv->weight.copy_(weight);
@@ -96,15 +105,124 @@ TEST(Conv3d, MatchesPyTorch) {
                 "2), padding_mode=" +
                     mode);
     }
-    const double units = conv_units(x, weight, c.at("y"), groups);
-    expect_within(y, c.at("y"), units, 1.0, "output");
-    sum(mul(y, c.at("w"))).backward();
-    expect_within(x.grad(), c.at("dx"), units, 1.0, "input gradient");
-    expect_within(parameters[0].grad(), c.at("dweight"), units, 1.0, "weight gradient");
-    if (parameters[1].defined())
-      expect_within(parameters[1].grad(), c.at("dbias"), units, 1.0, "bias gradient");
+    EXPECT_EQ(y.dtype(), dtype);
+    const double bound = conv_units(x, weight, c.at("y"), groups) * u;
+    EXPECT_TRUE(test::within_bound(y, c.at("y"), bound)) << "output";
+    sum(mul(y, c.at("w").to(dtype))).backward();
+    EXPECT_TRUE(test::within_bound(x.grad(), c.at("dx"), bound)) << "input gradient";
+    EXPECT_TRUE(test::within_bound(parameters[0].grad(), c.at("dweight"), bound))
+        << "weight gradient";
+    if (parameters[1].defined()) {
+      EXPECT_TRUE(test::within_bound(parameters[1].grad(), c.at("dbias"), bound))
+          << "bias gradient";
+    }
   }
   EXPECT_EQ(checked, 6);
+  return by_kernel;
+}
+
+TEST(Conv3d, MatchesPyTorch) {
+  EXPECT_EQ(check_conv3d_cases(kFloat64), 0);  // float64 composes conv2d (no kernel)
+}
+
+// float32 by the composition over conv2d (Gemm), then by oneDNN's 3-D kernel wherever it has one
+// (Direct takes it at any channel count). The inputs' rounding to float32 adds 2 u per product,
+// inside conv_units' 4 m^2 u.
+TEST(Conv3d, KernelAndCompositionMatchPyTorchInFloat32) {
+  {
+    const ops::CpuConv2dAlgorithmGuard gemm(ops::CpuConv2dAlgorithm::Gemm);
+    EXPECT_EQ(check_conv3d_cases(kFloat32), 0);
+  }
+  const ops::CpuConv2dAlgorithmGuard direct(ops::CpuConv2dAlgorithm::Direct);
+  const int by_kernel = check_conv3d_cases(kFloat32);
+  if (by_kernel == 0) GTEST_SKIP() << "oneDNN has no 3-D convolution kernel in this build or CPU";
+}
+
+// The kernel's node and its gradients' nodes (each the other two, as conv2d's) against the
+// composition in float64: y = conv3d(x, w, b); the first derivatives of <y, r> recorded; then the
+// gradients of <dx, v> + <dw, s> in x, w and r. Every result is a sum of at most m products of
+// two factors of magnitude <= 2 (inputs in [-2, 2], weights and directions in [-1, 1]), so the
+// float32 kernel is within 4 m^2 u (u float32's) times 2 of the float64 composition.
+TEST(Conv3d, KernelDifferentiatesTwiceAsTheComposition) {
+  const ops::CpuConv2dAlgorithmGuard direct(ops::CpuConv2dAlgorithm::Direct);
+  struct Case {
+    Shape x, w;
+    ops::Conv3dParams p;
+  };
+  const std::vector<Case> cases = {
+      {{2, 16, 5, 6, 7}, {16, 16, 3, 2, 3}, {{1, 2, 1}, {1, 0, 1}, {1, 1, 2}, 1}},
+      {{1, 32, 4, 5, 6}, {32, 16, 2, 3, 3}, {{2, 1, 1}, {0, 1, 1}, {1, 2, 1}, 2}},
+  };
+  int seed = 70;
+  for (const Case& k : cases) {
+    SCOPED_TRACE(::testing::PrintToString(k.x));
+    const Tensor x64 = test::uniform_input(k.x, -2.0, 2.0, seed++);
+    const Tensor w64 = test::uniform_input(k.w, -1.0, 1.0, seed++);
+    const Tensor b64 = test::uniform_input({k.w[0]}, -1.0, 1.0, seed++);
+    if (!ops::use_conv3d_kernel(x64.to(kFloat32), w64.to(kFloat32), b64.to(kFloat32), k.p))
+      GTEST_SKIP() << "oneDNN has no 3-D convolution kernel in this build or CPU";
+    std::vector<std::vector<Tensor>> results;
+    for (DType dtype : {kFloat64, kFloat32}) {
+      const Tensor x = x64.detach().to(dtype).requires_grad_();
+      const Tensor w = w64.detach().to(dtype).requires_grad_();
+      const Tensor b = b64.detach().to(dtype).requires_grad_();
+      const Tensor y = conv3d(x, w, b, k.p.stride, k.p.padding, k.p.dilation, k.p.groups);
+      EXPECT_EQ(autograd::grad_fn_name(y) == "Conv3dBackward", dtype == kFloat32);
+      const Tensor r = test::uniform_input(y.shape(), -1.0, 1.0, 90).to(dtype).requires_grad_();
+      const std::vector<Tensor> first =
+          autograd::grad({sum(mul(y, r))}, {x, w, b}, {}, std::nullopt, /*create_graph=*/true);
+      const Tensor v = test::uniform_input(k.x, -1.0, 1.0, 91).to(dtype);
+      const Tensor s = test::uniform_input(k.w, -1.0, 1.0, 92).to(dtype);
+      std::vector<Tensor> second =
+          autograd::grad({add(sum(mul(first[0], v)), sum(mul(first[1], s)))}, {x, w, r});
+      second.insert(second.begin(),
+                    {y.detach(), first[0].detach(), first[1].detach(), first[2].detach()});
+      results.push_back(second);
+    }
+    const double m = static_cast<double>(
+        std::max({k.w[1] * k.w[2] * k.w[3] * k.w[4], k.w[0] / k.p.groups * k.w[2] * k.w[3] * k.w[4],
+                  results[0][0].numel() / k.w[0]}));
+    const double bound = 8 * m * m * test::math_unit_roundoff(kFloat32);
+    const char* names[] = {"y", "dx", "dw", "db", "d2x", "d2w", "d2r"};
+    for (std::size_t i = 0; i < results[0].size(); ++i)
+      EXPECT_TRUE(test::within_bound(results[1][i], results[0][i], bound)) << names[i];
+  }
+}
+
+// f() throws an E whose message holds `words`.
+template <typename E, typename F>
+void expect_error(const F& f, const std::string& words) {
+  try {
+    f();
+    ADD_FAILURE() << "no error, expected one saying: " << words;
+  } catch (const E& e) {
+    EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+  }
+}
+
+// The kernel's entries refuse what they cannot take, naming the op, rather than compute wrongly.
+TEST(Conv3d, KernelEntriesRefuseOtherOperands) {
+  const Tensor x = test::uniform_input({1, 16, 3, 3, 3}, -1.0, 1.0, 95);
+  const Tensor w = test::uniform_input({16, 16, 2, 2, 2}, -1.0, 1.0, 96);
+  const ops::Conv3dParams p;
+  expect_error<DTypeError>([&] { ops::conv3d(x, w, Tensor(), p); },
+                           "conv3d: the kernel takes float32");
+  EXPECT_FALSE(ops::use_conv3d_kernel(x, w, Tensor(), p));
+  const Tensor x32 = x.to(kFloat32), w32 = w.to(kFloat32);
+  expect_error<ShapeError>(
+      [&] {
+        ops::conv3d_input_grad(zeros({1, 16, 3, 3, 3}), w32, x32.shape(), p);
+      },
+      "conv3d_input_grad: expected grad_out of shape [1, 16, 2, 2, 2]");
+  expect_error<ShapeError>(
+      [&] {
+        ops::conv3d(x32, w32.reshape({16, 16, 8}), Tensor(), p);
+      },
+      "conv3d: expected a 5-D weight");
+  const ops::Conv3dParams bad{{1, 0, 1}, {0, 0, 0}, {1, 1, 1}, 1};
+  EXPECT_FALSE(ops::use_conv3d_kernel(x32, w32, Tensor(), bad));
+  expect_error<ShapeError>([&] { ops::conv3d(x32, w32, Tensor(), bad); },
+                           "expected stride and dilation >= 1");
 }
 
 // A maximum is one of the inputs and its index the same choice: exact. An average sums at most

@@ -1,18 +1,22 @@
-// oneDNN's direct convolution behind kernels/cpu/conv_direct.h (built with LEANGRAD_WITH_ONEDNN).
-// Per call: reorder the plain operands into the blocked layouts the primitive chose (format
-// `any`), run the primitive, reorder the result back to NCHW. What is built once per problem
-// (the primitive, its reorders, their scratch sizes) is cached, see Note [Direct convolution
-// cache]. The choice between this and im2col + GEMM is kernels/cpu/conv.cpp's.
+// oneDNN's direct convolution behind kernels/cpu/conv_direct.h (built with LEANGRAD_WITH_ONEDNN),
+// of 2 or 3 spatial dims. Per call: reorder the plain operands into the blocked layouts the
+// primitive chose (format `any`), run the primitive, reorder the result back to NCHW (NCDHW).
+// What is built once per problem (the primitive, its reorders, their scratch sizes) is cached,
+// see Note [Direct convolution cache]. The choice between this and im2col + GEMM for conv2d is
+// kernels/cpu/conv.cpp's; for conv3d, ops::use_conv3d_kernel's (kernels/ops_conv.cpp).
 #include <leangrad/kernels/cpu/conv_direct.h>
 
 #include <omp.h>
 
 #include <algorithm>
+#include <array>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include <oneapi/dnnl/dnnl_debug.h>
@@ -45,9 +49,50 @@ constexpr std::size_t kMaxCachedProblems = 1024;
 
 enum class Op : std::int64_t { Forward, InputGrad, WeightGrad };
 
+// A convolution over 2 or 3 spatial dims as oneDNN takes it: conv2d's geometry with an extent of
+// 1 in depth, or conv3d's. Arrays are (depth, height, width).
+struct Problem {
+  int spatial_dims = 2;
+  std::int64_t batch = 0, in_channels = 0, out_channels = 0, groups = 1;
+  std::array<std::int64_t, 3> in{}, kernel{}, out{}, stride{}, pad{}, dilation{};
+
+  std::int64_t in_per_group() const { return in_channels / groups; }
+  std::int64_t out_per_group() const { return out_channels / groups; }
+  std::int64_t spatial(const std::array<std::int64_t, 3>& a) const { return a[0] * a[1] * a[2]; }
+  std::int64_t x_sample() const { return in_channels * spatial(in); }
+  std::int64_t y_sample() const { return out_channels * spatial(out); }
+  std::int64_t weight_size() const { return out_channels * in_per_group() * spatial(kernel); }
+  // The trailing `spatial_dims` entries of a (depth, height, width) array.
+  memory::dims dims(const std::array<std::int64_t, 3>& a) const {
+    return memory::dims(a.begin() + (3 - spatial_dims), a.end());
+  }
+  auto operator<=>(const Problem&) const = default;
+};
+
+Problem problem_of(const Conv2dGeometry& g) {
+  Problem p;
+  p.spatial_dims = 2;
+  p.batch = g.batch, p.in_channels = g.in_channels, p.out_channels = g.out_channels;
+  p.groups = g.groups;
+  p.in = {1, g.in_h, g.in_w}, p.kernel = {1, g.kernel_h, g.kernel_w}, p.out = {1, g.out_h, g.out_w};
+  p.stride = {1, g.stride_h, g.stride_w}, p.pad = {0, g.pad_h, g.pad_w};
+  p.dilation = {1, g.dilation_h, g.dilation_w};
+  return p;
+}
+
+Problem problem_of(const Conv3dGeometry& g) {
+  Problem p;
+  p.spatial_dims = 3;
+  p.batch = g.batch, p.in_channels = g.in_channels, p.out_channels = g.out_channels;
+  p.groups = g.groups;
+  p.in = g.in, p.kernel = g.kernel, p.out = g.out;
+  p.stride = g.stride, p.pad = g.pad, p.dilation = g.dilation;
+  return p;
+}
+
 struct Key {
   Op op;
-  Conv2dGeometry geometry;
+  Problem problem;
   bool bias;
   int threads;
   auto operator<=>(const Key&) const = default;
@@ -95,25 +140,35 @@ struct DirectConv {
   memory::desc bias;
 };
 
-// The plain layouts of x, w (grouped: (g, C_out/g, C_in/g, kH, kW), the same memory), y.
+// The plain layouts of x, w (grouped: (g, C_out/g, C_in/g, k...), the same memory), y.
 struct PlainLayouts {
   memory::desc x, w, y, bias;
 };
 
-PlainLayouts plain_layouts(const Conv2dGeometry& g) {
+PlainLayouts plain_layouts(const Problem& p) {
   const auto f32 = memory::data_type::f32;
-  PlainLayouts p;
-  p.x = memory::desc({g.batch, g.in_channels, g.in_h, g.in_w}, f32, Tag::nchw);
-  p.y = memory::desc({g.batch, g.out_channels, g.out_h, g.out_w}, f32, Tag::nchw);
-  if (g.groups == 1) {
-    p.w = memory::desc({g.out_channels, g.in_channels, g.kernel_h, g.kernel_w}, f32, Tag::oihw);
+  const bool volume = p.spatial_dims == 3;
+  auto shape = [&](std::initializer_list<std::int64_t> leading,
+                   const std::array<std::int64_t, 3>& extent) {
+    memory::dims d(leading);
+    const memory::dims tail = p.dims(extent);
+    d.insert(d.end(), tail.begin(), tail.end());
+    return d;
+  };
+  PlainLayouts plain;
+  plain.x =
+      memory::desc(shape({p.batch, p.in_channels}, p.in), f32, volume ? Tag::ncdhw : Tag::nchw);
+  plain.y =
+      memory::desc(shape({p.batch, p.out_channels}, p.out), f32, volume ? Tag::ncdhw : Tag::nchw);
+  if (p.groups == 1) {
+    plain.w = memory::desc(shape({p.out_channels, p.in_channels}, p.kernel), f32,
+                           volume ? Tag::oidhw : Tag::oihw);
   } else {
-    p.w = memory::desc(
-        {g.groups, g.out_channels_per_group(), g.in_channels_per_group(), g.kernel_h, g.kernel_w},
-        f32, Tag::goihw);
+    plain.w = memory::desc(shape({p.groups, p.out_per_group(), p.in_per_group()}, p.kernel), f32,
+                           volume ? Tag::goidhw : Tag::goihw);
   }
-  p.bias = memory::desc({g.out_channels}, f32, Tag::x);
-  return p;
+  plain.bias = memory::desc({p.out_channels}, f32, Tag::x);
+  return plain;
 }
 
 // Generated (jit) code only: oneDNN's own im2col + GEMM ("gemm:jit") would only repeat our GEMM
@@ -122,14 +177,16 @@ bool is_direct(const std::string& impl) {
   return impl.find("gemm") == std::string::npos && impl.find("ref") == std::string::npos;
 }
 
-DirectConv build(Op op, const Conv2dGeometry& g, bool has_bias) {
+DirectConv build(Op op, const Problem& g, bool has_bias) {
   const auto f32 = memory::data_type::f32;
   const PlainLayouts plain = plain_layouts(g);
   auto any = [&](const memory::desc& d) { return memory::desc(d.dims(), f32, Tag::any); };
-  const memory::dims strides = {g.stride_h, g.stride_w};
-  const memory::dims dilation = {g.dilation_h - 1, g.dilation_w - 1};  // oneDNN counts the gaps
+  const memory::dims strides = g.dims(g.stride);
+  memory::dims dilation = g.dims(g.dilation);  // oneDNN counts the gaps
+  for (auto& d : dilation)
+    d -= 1;
   // Right/bottom padding as left/top: oneDNN checks the output size with the same floor division.
-  const memory::dims padding = {g.pad_h, g.pad_w};
+  const memory::dims padding = g.dims(g.pad);
   const auto algorithm = dnnl::algorithm::convolution_direct;
   const memory::desc no_bias;
 
@@ -187,8 +244,7 @@ DirectConv build(Op op, const Conv2dGeometry& g, bool has_bias) {
 
 // The cached problem for (op, g, bias) at the calling thread's thread count, built on first use;
 // nullptr when oneDNN has no direct implementation of it (also remembered).
-std::shared_ptr<const DirectConv> cached(Op op, const Conv2dGeometry& g, bool has_bias,
-                                         int threads) {
+std::shared_ptr<const DirectConv> cached(Op op, const Problem& g, bool has_bias, int threads) {
   static std::mutex mutex;
   static std::map<Key, std::shared_ptr<const DirectConv>> cache;
   const Key key{op, g, has_bias, threads};
@@ -223,16 +279,29 @@ std::shared_ptr<const DirectConv> cached(Op op, const Conv2dGeometry& g, bool ha
   return it->second->supported ? it->second : nullptr;
 }
 
-const char* op_name(Op op) {
+std::string op_name(Op op, const Problem& g) {
+  const std::string conv = g.spatial_dims == 3 ? "conv3d" : "conv2d";
   switch (op) {
     case Op::Forward:
-      return "conv2d";
+      return conv;
     case Op::InputGrad:
-      return "conv2d_input_grad";
+      return conv + "_input_grad";
     case Op::WeightGrad:
-      return "conv2d_weight_grad";
+      return conv + "_weight_grad";
   }
-  return "conv2d";
+  return conv;
+}
+
+// "(a, b, c...)" of the leading sizes and the trailing spatial_dims of `extent`.
+std::string shape_text(const Problem& g, std::initializer_list<std::int64_t> leading,
+                       const std::array<std::int64_t, 3>& extent) {
+  std::string text = "(";
+  for (std::int64_t v : leading)
+    text += std::to_string(v) + ", ";
+  const memory::dims tail = g.dims(extent);
+  for (std::size_t i = 0; i < tail.size(); ++i)
+    text += std::to_string(tail[i]) + (i + 1 < tail.size() ? ", " : ")");
+  return text;
 }
 
 void execute(const dnnl::primitive& primitive, const memory::desc& scratch,
@@ -252,8 +321,8 @@ memory operand(const Reorder& r, const float* data, const dnnl::stream& stream) 
 
 // One call of the cached primitive `conv` on all of g's samples: reorders in, the convolution,
 // the reorder out.
-void run_primitive(Op op, const DirectConv& conv, const Conv2dGeometry& g, float* out,
-                   const float* a, const float* b, const float* bias) {
+void run_primitive(Op op, const DirectConv& conv, const Problem& g, float* out, const float* a,
+                   const float* b, const float* bias) {
   try {
     dnnl::stream stream(cpu_engine());
     std::unordered_map<int, memory> args = {{conv.arg_a, operand(conv.a, a, stream)},
@@ -270,9 +339,9 @@ void run_primitive(Op op, const DirectConv& conv, const Conv2dGeometry& g, float
     }
     stream.wait();
   } catch (const dnnl::error& e) {
-    LG_THROW(Error, op_name(op), " (cpu kernel, oneDNN direct convolution): input (", g.batch, ", ",
-             g.in_channels, ", ", g.in_h, ", ", g.in_w, "), weight (", g.out_channels, ", ",
-             g.in_channels_per_group(), ", ", g.kernel_h, ", ", g.kernel_w, "), groups ", g.groups,
+    LG_THROW(Error, op_name(op, g), " (cpu kernel, oneDNN direct convolution): input ",
+             shape_text(g, {g.batch, g.in_channels}, g.in), ", weight ",
+             shape_text(g, {g.out_channels, g.in_per_group()}, g.kernel), ", groups ", g.groups,
              " failed: ", dnnl_status2str(e.status), " (", e.what(), ")");
   }
 }
@@ -280,66 +349,126 @@ void run_primitive(Op op, const DirectConv& conv, const Conv2dGeometry& g, float
 // Note [Direct convolution threads]
 //   As the GEMM path does (kernels/cpu/conv.cpp): the batch is cut into one contiguous chunk of
 //   samples per thread, and every thread runs the whole convolution of its chunk (reorders
-//   included) on a primitive built for one thread, inside one parallel_for. So a call is one
+//   included) on primitives built for one thread, inside one parallel_for. So a call is one
 //   OpenMP region, not three (reorder in, convolution, reorder out, each with its barrier, as
 //   when oneDNN threads the call itself): on a shared machine with libgomp's default spin, 2
-//   threads then took 4x the time of 1 on the CNN's 14 x 14 convolution (docs/kernels.md). The
-//   weight gradient sums per-chunk partials in chunk order afterwards: the result depends on the
-//   thread count, not on timing. Chunks differ by at most one sample, so at most two primitives.
-//   A batch of one sample (or one thread) is one call with oneDNN's own threading.
-bool run(Op op, const Conv2dGeometry& g, float* out, const float* a, const float* b,
-         const float* bias) {
+//   threads then took 4x the time of 1 on the CNN's 14 x 14 convolution (docs/kernels.md). A batch
+//   of one sample (or one thread) is one chunk with oneDNN's own threading.
+//
+// Note [Direct convolution pieces]
+//   A chunk runs as pieces of consecutive samples whose input and output together stay within
+//   kPieceBytes (at least one sample each), one primitive call per piece: past the last-level
+//   cache oneDNN's kernels slow down per sample, most where each output element is touched
+//   several times (a strided input gradient: conv_transpose3d's (4, 16, 16, 32, 32) by a 3^3
+//   kernel at stride 2, 16.7 MB per sample, took 130 ms as one call of 4 samples and 50 ms as four
+//   calls of one, and conv3d's 3 MB samples 32.8 -> 31.3 ms; conv2d's benchmarks, whose pieces are
+//   whole batches, did not move). Each piece size is a primitive of its own, from the same
+//   cache. The weight gradient of a chunk is its pieces' gradients summed in order, then the
+//   chunks' in chunk order: the result depends on the shape and the thread count, not on timing.
+constexpr std::int64_t kPieceBytes = std::int64_t{8} << 20;
+
+struct Piece {
+  std::int64_t chunk = 0, first = 0, samples = 0;
+};
+
+struct Plan {
+  std::int64_t chunks = 1;
+  int primitive_threads = 1;  // the thread count each primitive is built for
+  std::vector<Piece> pieces;  // in chunk order, each chunk's in sample order
+};
+
+Plan plan_of(const Problem& g, int threads) {
+  Plan plan;
+  plan.chunks = std::max<std::int64_t>(1, std::min<std::int64_t>(threads, g.batch));
+  plan.primitive_threads = plan.chunks == 1 ? threads : 1;
+  const std::int64_t sample_bytes = std::max<std::int64_t>(1, 4 * (g.x_sample() + g.y_sample()));
+  const std::int64_t per_piece = std::max<std::int64_t>(1, kPieceBytes / sample_bytes);
+  if (g.batch == 0) plan.pieces.push_back({0, 0, 0});  // one empty call, as oneDNN's own
+  for (std::int64_t chunk = 0; chunk < plan.chunks; ++chunk) {
+    const std::int64_t end = (chunk + 1) * g.batch / plan.chunks;
+    for (std::int64_t n = chunk * g.batch / plan.chunks; n < end; n += per_piece)
+      plan.pieces.push_back({chunk, n, std::min(per_piece, end - n)});
+  }
+  return plan;
+}
+
+// The primitive of each piece size of `plan`, built or taken from the cache; empty when oneDNN
+// has no direct implementation of one of them.
+std::map<std::int64_t, std::shared_ptr<const DirectConv>> primitives(Op op, const Problem& g,
+                                                                     const Plan& plan,
+                                                                     bool has_bias) {
+  std::map<std::int64_t, std::shared_ptr<const DirectConv>> by_samples;
+  for (const Piece& piece : plan.pieces) {
+    if (by_samples.count(piece.samples) != 0) continue;
+    Problem p = g;
+    p.batch = piece.samples;
+    std::shared_ptr<const DirectConv> conv = cached(op, p, has_bias, plan.primitive_threads);
+    if (conv == nullptr) return {};
+    by_samples.emplace(piece.samples, std::move(conv));
+  }
+  return by_samples;
+}
+
+bool run(Op op, const Problem& g, float* out, const float* a, const float* b, const float* bias) {
   // The thread count oneDNN would use: set_num_threads' (max_threads() makes it the calling
   // thread's OpenMP default, which oneDNN follows), or 1 inside a parallel region.
-  const int threads = omp_in_parallel() ? 1 : max_threads();
-  const std::int64_t chunks = std::min<std::int64_t>(threads, g.batch);
+  const Plan plan = plan_of(g, omp_in_parallel() ? 1 : max_threads());
   // As around every oneDNN product: Note [Signals and oneDNN's GEMM kernels].
   const AsyncSignalsDeferred signals_deferred;
-  if (chunks <= 1) {
-    const std::shared_ptr<const DirectConv> conv = cached(op, g, bias != nullptr, threads);
-    if (conv == nullptr) return false;
-    run_primitive(op, *conv, g, out, a, b, bias);
-    return true;
-  }
-  Conv2dGeometry small = g;
-  small.batch = g.batch / chunks;
-  Conv2dGeometry large = small;
-  large.batch = small.batch + 1;
-  const std::shared_ptr<const DirectConv> small_conv = cached(op, small, bias != nullptr, 1);
-  const std::shared_ptr<const DirectConv> large_conv =
-      g.batch % chunks == 0 ? small_conv : cached(op, large, bias != nullptr, 1);
-  if (small_conv == nullptr || large_conv == nullptr) return false;
+  const auto by_samples = primitives(op, g, plan, bias != nullptr);
+  if (by_samples.empty()) return false;
 
-  const std::int64_t x_sample = g.in_channels * g.in_pixels();
-  const std::int64_t y_sample = g.out_channels * g.out_pixels();
-  const std::int64_t dw_size = g.out_channels * g.patch_size();
-  std::vector<std::vector<float>> partial_dw(op == Op::WeightGrad ? chunks - 1 : 0,
+  const std::int64_t x_sample = g.x_sample();
+  const std::int64_t y_sample = g.y_sample();
+  const std::int64_t dw_size = g.weight_size();
+  std::vector<std::vector<float>> partial_dw(op == Op::WeightGrad ? plan.chunks - 1 : 0,
                                              std::vector<float>(dw_size));
-  // A task's exception (run_primitive's Error) reaches the caller through parallel_for (Note
-  // [Exceptions out of a parallel region] in kernels/cpu/parallel_for.h).
-  parallel_for(chunks, 1, [&](std::int64_t chunk_begin, std::int64_t chunk_end) {
-    for (std::int64_t chunk = chunk_begin; chunk < chunk_end; ++chunk) {
-      const std::int64_t n = chunk * g.batch / chunks;
-      const std::int64_t samples = (chunk + 1) * g.batch / chunks - n;
-      const DirectConv& conv = samples == small.batch ? *small_conv : *large_conv;
-      const Conv2dGeometry& cg = samples == small.batch ? small : large;
+  auto run_chunk = [&](std::int64_t chunk) {
+    std::vector<float> piece_dw;  // a weight gradient piece after the chunk's first
+    bool first = true;
+    for (const Piece& piece : plan.pieces) {
+      if (piece.chunk != chunk) continue;
+      const DirectConv& conv = *by_samples.at(piece.samples);
+      Problem p = g;
+      p.batch = piece.samples;
+      const std::int64_t n = piece.first;
       switch (op) {
         case Op::Forward:  // a = x, b = w, out = y
-          run_primitive(op, conv, cg, out + n * y_sample, a + n * x_sample, b, bias);
+          run_primitive(op, conv, p, out + n * y_sample, a + n * x_sample, b, bias);
           break;
         case Op::InputGrad:  // a = dy, b = w, out = dx
-          run_primitive(op, conv, cg, out + n * x_sample, a + n * y_sample, b, nullptr);
+          run_primitive(op, conv, p, out + n * x_sample, a + n * y_sample, b, nullptr);
           break;
-        case Op::WeightGrad:  // a = dy, b = x, out = dw
-          run_primitive(op, conv, cg, chunk == 0 ? out : partial_dw[chunk - 1].data(),
-                        a + n * y_sample, b + n * x_sample, nullptr);
+        case Op::WeightGrad: {  // a = dy, b = x, out = dw
+          float* dw = chunk == 0 ? out : partial_dw[static_cast<std::size_t>(chunk - 1)].data();
+          if (first) {
+            run_primitive(op, conv, p, dw, a + n * y_sample, b + n * x_sample, nullptr);
+          } else {
+            piece_dw.resize(static_cast<std::size_t>(dw_size));
+            run_primitive(op, conv, p, piece_dw.data(), a + n * y_sample, b + n * x_sample,
+                          nullptr);
+            for (std::int64_t i = 0; i < dw_size; ++i)
+              dw[i] += piece_dw[static_cast<std::size_t>(i)];
+          }
           break;
+        }
       }
+      first = false;
     }
-  });
+  };
+  if (plan.chunks == 1) {
+    run_chunk(0);
+  } else {
+    // A task's exception (run_primitive's Error) reaches the caller through parallel_for (Note
+    // [Exceptions out of a parallel region] in kernels/cpu/parallel_for.h).
+    parallel_for(plan.chunks, 1, [&](std::int64_t chunk_begin, std::int64_t chunk_end) {
+      for (std::int64_t chunk = chunk_begin; chunk < chunk_end; ++chunk)
+        run_chunk(chunk);
+    });
+  }
   for (const std::vector<float>& partial : partial_dw) {
     for (std::int64_t i = 0; i < dw_size; ++i)
-      out[i] += partial[i];
+      out[i] += partial[static_cast<std::size_t>(i)];
   }
   return true;
 }
@@ -348,16 +477,40 @@ bool run(Op op, const Conv2dGeometry& g, float* out, const float* a, const float
 
 bool conv2d_direct_forward(const Conv2dGeometry& g, float* y, const float* x, const float* w,
                            const float* bias) {
-  return run(Op::Forward, g, y, x, w, bias);
+  return run(Op::Forward, problem_of(g), y, x, w, bias);
 }
 
 bool conv2d_direct_input_grad(const Conv2dGeometry& g, float* dx, const float* dy, const float* w) {
-  return run(Op::InputGrad, g, dx, dy, w, nullptr);
+  return run(Op::InputGrad, problem_of(g), dx, dy, w, nullptr);
 }
 
 bool conv2d_direct_weight_grad(const Conv2dGeometry& g, float* dw, const float* dy,
                                const float* x) {
-  return run(Op::WeightGrad, g, dw, dy, x, nullptr);
+  return run(Op::WeightGrad, problem_of(g), dw, dy, x, nullptr);
+}
+
+bool conv3d_direct_forward(const Conv3dGeometry& g, float* y, const float* x, const float* w,
+                           const float* bias) {
+  return run(Op::Forward, problem_of(g), y, x, w, bias);
+}
+
+bool conv3d_direct_input_grad(const Conv3dGeometry& g, float* dx, const float* dy, const float* w) {
+  return run(Op::InputGrad, problem_of(g), dx, dy, w, nullptr);
+}
+
+bool conv3d_direct_weight_grad(const Conv3dGeometry& g, float* dw, const float* dy,
+                               const float* x) {
+  return run(Op::WeightGrad, problem_of(g), dw, dy, x, nullptr);
+}
+
+bool conv3d_direct_available(const Conv3dGeometry& g, bool has_bias) {
+  // The primitives run() will ask for at this thread count (Note [Direct convolution threads],
+  // Note [Direct convolution pieces]), each built once and kept.
+  const Problem problem = problem_of(g);
+  const Plan plan = plan_of(problem, omp_in_parallel() ? 1 : max_threads());
+  return !primitives(Op::Forward, problem, plan, has_bias).empty() &&
+         !primitives(Op::InputGrad, problem, plan, false).empty() &&
+         !primitives(Op::WeightGrad, problem, plan, false).empty();
 }
 
 }  // namespace leangrad::kernels::cpu::onednn
