@@ -93,12 +93,12 @@ Tensor stack_field(const std::vector<Tensor>& parts, const std::int64_t* indices
 // Note [Which example failed]: an error from Dataset::get (or a transform it runs) reaches the
 // consumer far from where it happened, so a leangrad::Error (or one of its four subclasses) is
 // re-thrown as the same type, file and line with the example and batch in front of its message:
-// "DataLoader: example 37 (batch 9): <message>". Any other exception, and a subclass of Error
-// the caller defined, is re-thrown unchanged: rebuilding it would change its type.
-[[noreturn]] void rethrow_naming_the_example(const Error& error, std::int64_t index,
-                                             std::int64_t batch) {
-  const std::string message =
-      detail::str_cat("DataLoader: example ", index, " (batch ", batch, "): ", error.message());
+// "DataLoader: example 37 (batch 9): <message>"; from Dataset::get_batch, whose message names
+// the index, "DataLoader: batch 9: <message>". Any other exception, and a subclass of Error the
+// caller defined, is re-thrown unchanged: rebuilding it would change its type.
+// An error from Dataset::get_batch names the batch alone (the dataset's message names the index).
+[[noreturn]] void rethrow_with_prefix(const Error& error, const std::string& prefix) {
+  const std::string message = prefix + error.message();
   const std::type_info& type = typeid(error);
   if (type == typeid(Error)) throw Error(message, error.file(), error.line());
   if (type == typeid(ShapeError)) throw ShapeError(message, error.file(), error.line());
@@ -106,6 +106,16 @@ Tensor stack_field(const std::vector<Tensor>& parts, const std::int64_t* indices
   if (type == typeid(DeviceError)) throw DeviceError(message, error.file(), error.line());
   if (type == typeid(OutOfMemoryError)) throw OutOfMemoryError(message, error.file(), error.line());
   throw;  // the exception being handled, as it is
+}
+
+[[noreturn]] void rethrow_naming_the_example(const Error& error, std::int64_t index,
+                                             std::int64_t batch) {
+  rethrow_with_prefix(error,
+                      detail::str_cat("DataLoader: example ", index, " (batch ", batch, "): "));
+}
+
+[[noreturn]] void rethrow_naming_the_batch(const Error& error, std::int64_t batch) {
+  rethrow_with_prefix(error, detail::str_cat("DataLoader: batch ", batch, ": "));
 }
 
 // Note [Random draws in a batch]: batch b of epoch e is assembled (Dataset::get, the transforms
@@ -230,22 +240,34 @@ Slot assemble(const Dataset& dataset, std::uint64_t epoch, std::int64_t batch,
     // See Note [Random draws in a batch].
     const DefaultGeneratorsGuard batch_generators(batch_seed(options, epoch, batch));
     NoGradGuard no_grad;
-    std::vector<Tensor> data, targets;
-    data.reserve(static_cast<std::size_t>(count));
-    targets.reserve(static_cast<std::size_t>(count));
-    for (std::int64_t i = 0; i < count; ++i) {
-      Example example;
-      try {
-        example = dataset.get(indices[i]);
-      } catch (const Error& error) {
-        rethrow_naming_the_example(error, indices[i], batch);
-      }
-      data.push_back(std::move(example.data));
-      targets.push_back(std::move(example.target));
-    }
     const bool pinned = options.pin_memory();
-    slot.batch.data = stack_field(data, indices, pinned, "data");
-    slot.batch.target = stack_field(targets, indices, pinned, "target");
+    // The whole batch from the dataset where it gathers one (Dataset::get_batch), else each
+    // example's get() stacked here.
+    std::optional<Batch> gathered;
+    try {
+      gathered = dataset.get_batch({indices, static_cast<std::size_t>(count)}, pinned);
+    } catch (const Error& error) {
+      rethrow_naming_the_batch(error, batch);
+    }
+    if (gathered) {
+      slot.batch = std::move(*gathered);
+    } else {
+      std::vector<Tensor> data, targets;
+      data.reserve(static_cast<std::size_t>(count));
+      targets.reserve(static_cast<std::size_t>(count));
+      for (std::int64_t i = 0; i < count; ++i) {
+        Example example;
+        try {
+          example = dataset.get(indices[i]);
+        } catch (const Error& error) {
+          rethrow_naming_the_example(error, indices[i], batch);
+        }
+        data.push_back(std::move(example.data));
+        targets.push_back(std::move(example.target));
+      }
+      slot.batch.data = stack_field(data, indices, pinned, "data");
+      slot.batch.target = stack_field(targets, indices, pinned, "target");
+    }
     if (copy_stream) {
       // The batch's device current for the copy: the event below belongs to the device current
       // when it is made, and must be the copy stream's. Workers make it current once; without

@@ -1,13 +1,16 @@
 // Datasets: indexable collections of examples, the input of data::DataLoader (data/dataloader.h).
-// A Dataset hands out one Example (data, target) per index; the loader stacks them into batches.
-// get() is called from the loader's worker threads at once, so it must be safe to call
-// concurrently (the datasets here only read tensors they never change).
+// A Dataset hands out one Example (data, target) per index; the loader stacks them into batches,
+// or asks the dataset for the whole batch at once (get_batch) where it can gather one faster.
+// get() and get_batch() are called from the loader's worker threads at once, so they must be safe
+// to call concurrently (the datasets here only read tensors they never change).
 #pragma once
 
 #include <concepts>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <span>
 #include <utility>
 
 #include <leangrad/core/error.h>
@@ -29,7 +32,26 @@ class Dataset {
   virtual std::int64_t size() const = 0;
   // Example `index` in [0, size()). Thread-safe (see above).
   virtual Example get(std::int64_t index) const = 0;
+  // The examples at `indices`, stacked along a new dim 0 exactly as the loader stacks get()'s
+  // (same values, dtypes and shapes), in pinned host memory when `pinned`
+  // (DataLoaderOptions::pin_memory); or std::nullopt, the default, for the loader to get() and
+  // stack each example itself. LibTorch's BatchDataset::get_batch, for the datasets whose examples
+  // are rows of tensors: TensorDataset and MNIST copy the rows in one pass (gather_rows) instead of
+  // making two tensors per example. An index out of range is an Error naming it. Thread-safe as
+  // get().
+  virtual std::optional<Batch> get_batch(std::span<const std::int64_t> indices, bool pinned) const {
+    (void)indices, (void)pinned;
+    return std::nullopt;
+  }
 };
+
+// rows[indices[0]], rows[indices[1]], ... stacked along a new dim 0 by one copy per row, in pinned
+// host memory when `pinned`; each index is checked against rows.size(0) (an Error naming
+// `dataset`, the index and the size). std::nullopt when rows is not a contiguous CPU tensor
+// (the caller then stacks examples as the loader does). For a Dataset of rows of its own to
+// implement get_batch with.
+std::optional<Tensor> gather_rows(const char* dataset, const Tensor& rows,
+                                  std::span<const std::int64_t> indices, bool pinned);
 
 class MapDataset;
 
@@ -95,6 +117,9 @@ class TensorDataset : public MappableDataset<TensorDataset> {
 
   std::int64_t size() const override;
   Example get(std::int64_t index) const override;
+  // The rows of data and targets at `indices` (gather_rows), when both are contiguous
+  // CPU tensors.
+  std::optional<Batch> get_batch(std::span<const std::int64_t> indices, bool pinned) const override;
 
   const Tensor& data() const { return data_; }
   const Tensor& targets() const { return targets_; }

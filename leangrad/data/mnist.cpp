@@ -235,6 +235,13 @@ Example MNIST::get(std::int64_t index) const {
   return {images_.select(0, index), targets_.select(0, index)};
 }
 
+std::optional<Batch> MNIST::get_batch(std::span<const std::int64_t> indices, bool pinned) const {
+  std::optional<Tensor> images = gather_rows("MNIST", images_, indices, pinned);
+  std::optional<Tensor> targets = gather_rows("MNIST", targets_, indices, pinned);
+  if (!images || !targets) return std::nullopt;
+  return Batch{std::move(*images), std::move(*targets)};
+}
+
 FashionMNIST::FashionMNIST(const std::string& root, Split split)
     : MNIST(root, split, "FashionMNIST") {}
 

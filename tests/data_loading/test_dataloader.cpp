@@ -1,15 +1,18 @@
-// TensorDataset and DataLoader (data/dataset.h, data/dataloader.h): batch order independent of
-// num_workers, partial and dropped last batches, seeded shuffles per epoch, pinned batches, the
-// prefetch bound, random draws in Dataset::get, worker exceptions (and going on after them) and
-// early destruction.
+// TensorDataset and DataLoader (data/dataset.h, data/dataloader.h): gathered batches
+// (Dataset::get_batch) equal to stacked examples, batch order independent of num_workers, partial
+// and dropped last batches, seeded shuffles per epoch, pinned batches, the prefetch bound, random
+// draws in Dataset::get, worker exceptions (and going on after them) and early destruction.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <numeric>
+#include <optional>
 #include <set>
+#include <span>
 #include <stdexcept>
+#include <string>
 #include <thread>
 
 #include <leangrad/autograd/functions.h>
@@ -71,6 +74,97 @@ TEST(Dataset, TensorDatasetSlicesAlongDimZero) {
   EXPECT_THROW(TensorDataset(zeros({}), Tensor()), ShapeError);
   const TensorDataset unlabeled(zeros({4, 2}), Tensor());
   EXPECT_FALSE(unlabeled.get(0).target.defined());
+}
+
+// get_batch gives what stacking get()'s examples gives, bit for bit, in pinned memory when asked;
+// declines non-contiguous data; names an index out of range.
+TEST(Dataset, TensorDatasetGathersBatchesAsTheExamplesStack) {
+  const TensorDataset ds = make_dataset();
+  const std::vector<std::int64_t> picks = {5, 0, 102, 5};
+  for (const bool pinned : {false, true}) {
+    const std::optional<Batch> batch = ds.get_batch(picks, pinned);
+    ASSERT_TRUE(batch.has_value());
+    EXPECT_EQ(batch->data.shape(), (Shape{4, 3, 2}));
+    EXPECT_EQ(batch->target.shape(), (Shape{4}));
+    EXPECT_EQ(batch->data.is_pinned(), pinned);
+    for (std::size_t i = 0; i < picks.size(); ++i) {
+      const Example e = ds.get(picks[i]);
+      const auto at = static_cast<std::int64_t>(i);
+      EXPECT_EQ(tensor_bytes(batch->data.select(0, at)), tensor_bytes(e.data));
+      EXPECT_EQ(batch->target.select(0, at).item<std::int64_t>(), e.target.item<std::int64_t>());
+    }
+  }
+  const TensorDataset unlabeled(ds.data(), Tensor());
+  EXPECT_FALSE(unlabeled.get_batch(picks, false)->target.defined());
+  // A transposed view is not rows in memory: the loader stacks its examples instead.
+  const TensorDataset strided(ds.data().transpose(1, 2), ds.targets());
+  EXPECT_FALSE(strided.get_batch(picks, false).has_value());
+  const std::vector<std::int64_t> outside = {3, kExamples};
+  try {
+    (void)ds.get_batch(outside, false);
+    ADD_FAILURE() << "no error for an index out of range";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("TensorDataset: index 103 out of range for a dataset of "
+                                         "103 examples"),
+              std::string::npos)
+        << e.what();
+  }
+  const std::vector<std::int64_t> negative = {-1};
+  EXPECT_THROW((void)ds.get_batch(negative, false), Error);
+}
+
+// The loader's batches from get_batch equal those it stacks from get() (the same dataset behind
+// a transform that changes nothing, which has no get_batch), shuffled, with workers, pinned.
+TEST(DataLoader, GatheredBatchesEqualStackedExamples) {
+  const TensorDataset ds = make_dataset();
+  const MapDataset per_example = ds.map([](Example e) { return e; });
+  ASSERT_FALSE(per_example.get_batch(std::vector<std::int64_t>{0}, false).has_value());
+  for (const int workers : {0, 2}) {
+    for (const bool pinned : {false, true}) {
+      SCOPED_TRACE(::testing::Message() << workers << " workers, pinned " << pinned);
+      const DataLoaderOptions options =
+          DataLoaderOptions().batch_size(10).shuffle(true).seed(4).num_workers(workers).pin_memory(
+              pinned);
+      DataLoader gathered(ds, options);
+      DataLoader stacked(per_example, options);
+      expect_same_batches(collect(gathered), collect(stacked));
+    }
+  }
+}
+
+// A dataset whose get_batch fails: the loader re-throws its Error as the same type, the batch
+// named in front.
+class FailingBatchDataset : public Dataset {
+ public:
+  std::int64_t size() const override { return 20; }
+  Example get(std::int64_t index) const override {
+    return {full({2}, static_cast<double>(index)), Tensor()};
+  }
+  std::optional<Batch> get_batch(std::span<const std::int64_t> indices, bool) const override {
+    LG_CHECK_SHAPE(indices.front() != 10, "FailingBatchDataset: batch from 10 is broken");
+    return std::nullopt;
+  }
+};
+
+TEST(DataLoader, BatchErrorsNameTheBatchAndKeepTheirType) {
+  for (const int workers : {0, 2}) {
+    DataLoader loader(FailingBatchDataset(),
+                      DataLoaderOptions().batch_size(5).num_workers(workers));
+    std::int64_t batches = 0;
+    try {
+      for (const auto& batch : loader) {
+        (void)batch;
+        ++batches;
+      }
+      ADD_FAILURE() << "no error";
+    } catch (const ShapeError& e) {
+      EXPECT_NE(std::string(e.what()).find(
+                    "DataLoader: batch 2: FailingBatchDataset: batch from 10 is broken"),
+                std::string::npos)
+          << e.what();
+    }
+    EXPECT_EQ(batches, 2);
+  }
 }
 
 TEST(DataLoader, BatchesAreBitwiseIdenticalFor0And1And4Workers) {

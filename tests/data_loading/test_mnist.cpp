@@ -200,6 +200,20 @@ TEST(Mnist, ReadsSyntheticSplitsGzippedAndPlain) {
   EXPECT_EQ(e.target.item<std::int64_t>(), 5);
   EXPECT_THROW(train.get(7), Error);
   EXPECT_THROW(train.get(-1), Error);
+  // A batch is the examples' images and labels stacked, bit for bit (Dataset::get_batch).
+  const std::vector<std::int64_t> picks = {5, 0, 5, 6};
+  const std::optional<Batch> batch = train.get_batch(picks, /*pinned=*/false);
+  ASSERT_TRUE(batch.has_value());
+  EXPECT_EQ(batch->data.shape(), (Shape{4, 1, 28, 28}));
+  EXPECT_EQ(batch->target.shape(), (Shape{4}));
+  for (std::size_t i = 0; i < picks.size(); ++i) {
+    const Example one = train.get(picks[i]);
+    const auto at = static_cast<std::int64_t>(i);
+    EXPECT_EQ(test::tensor_bytes(batch->data.select(0, at)), test::tensor_bytes(one.data));
+    EXPECT_EQ(batch->target.select(0, at).item<std::int64_t>(), one.target.item<std::int64_t>());
+  }
+  const std::vector<std::int64_t> outside = {1, 7};
+  EXPECT_THROW(train.get_batch(outside, false), Error);
 }
 
 TEST(Mnist, RejectsInconsistentFiles) {
