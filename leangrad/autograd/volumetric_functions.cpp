@@ -22,8 +22,8 @@ namespace leangrad {
 // Note [Volumes by planes]
 // A 3-d layer is written with the 2-d ones, so every 2-d kernel (CPU and CUDA, forward and
 // backward) serves it and autograd differentiates the composition to any order. (conv3d and
-// conv_transpose3d in float32 on the CPU run oneDNN's 3-D kernel instead, where it has one: Note
-// [Direct 3-D convolution] in kernels/ops_conv.cpp.)
+// conv_transpose3d on the CPU in float32, float16 and bfloat16 run oneDNN's 3-D kernel instead,
+// where it has one: Note [Direct 3-D convolution] in kernels/ops_conv.cpp.)
 //  - conv3d: output depth d sums, over the kernel's depths k, the 2-d convolution of input plane
 //    d stride + k dilation (after zero padding in depth) with the weight's slice k. One
 //    index_select gathers those planes for every (d, k) (the depth im2col: kD copies of the
@@ -237,10 +237,16 @@ Tensor conv3d(const Tensor& x_in, const Tensor& weight, const Tensor& bias, Size
                  " in depth is shallower than the kernel's span ", span, " (weight ",
                  weight.shape(), ", dilation ", dilation[0], "): no output");
   const std::int64_t d_out = (padded - span) / stride[0] + 1;
-  // float32 on the CPU: oneDNN's 3-D kernel where it has one (Note [Direct 3-D convolution]).
+  // On the CPU oneDNN's 3-D kernel where it has one (Note [Direct 3-D convolution]), with the
+  // operands in the dtype conv2d would take them in under autocast (unchanged without it).
   const ops::Conv3dParams p{stride, padding, dilation, groups};
-  if (!amp::is_autocast_enabled(x.device().type) && ops::use_conv3d_kernel(x, weight, bias, p))
-    return unbatch_like(conv3d_by_kernel(x, weight, bias, p), x_in);
+  {
+    const Tensor xk = amp::autocast_operand(x, amp::CastPolicy::LowerPrecision);
+    const Tensor wk = amp::autocast_operand(weight, amp::CastPolicy::LowerPrecision);
+    const Tensor bk = amp::autocast_operand(bias, amp::CastPolicy::LowerPrecision);
+    if (ops::use_conv3d_kernel(xk, wk, bk, p))
+      return unbatch_like(conv3d_by_kernel(xk, wk, bk, p), x_in);
+  }
   // The planes of every (output depth, kernel depth) pair (Note [Volumes by planes]).
   const Tensor padded_x = padding[0] > 0 ? pad(x, {0, 0, 0, 0, padding[0], padding[0]}) : x;
   std::vector<std::int64_t> planes_at(static_cast<std::size_t>(checked_mul(d_out, kd, op)));
@@ -330,8 +336,7 @@ Tensor conv_transpose3d(const Tensor& x_in, const Tensor& weight_in, const Tenso
   // shape that holds no memory (an expanded 0-d tensor).
   const ops::Conv3dParams p{stride, padding, dilation, groups};
   const Shape out_shape{n, c_out, out_size[0], out_size[1], out_size[2]};
-  if (!amp::is_autocast_enabled(x.device().type) &&
-      ops::use_conv3d_kernel(zeros({}, x.options()).expand(out_shape), weight, Tensor(), p)) {
+  if (ops::use_conv3d_kernel(zeros({}, x.options()).expand(out_shape), weight, Tensor(), p)) {
     const Tensor y = conv3d_input_grad_fn(x, weight, out_shape, p, "conv_transpose3d");
     return unbatch_like(bias.defined() ? add(y, reshape(bias, {c_out, 1, 1, 1})) : y, x_in);
   }

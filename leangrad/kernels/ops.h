@@ -563,16 +563,16 @@ struct Conv3dParams {
   std::array<std::int64_t, 3> dilation = {1, 1, 1};
   std::int64_t groups = 1;
 };
-// conv3d as one kernel per pass: oneDNN's direct 3-D convolution on the CPU, float32 (Note
-// [Direct 3-D convolution] in ops_conv.cpp). Elsewhere (CUDA, float64, the 16-bit floats, a
-// build without oneDNN, a problem oneDNN has no generated kernel for) autograd's conv3d composes
-// conv2d instead (Note [Volumes by planes] in autograd/volumetric_functions.cpp), and these entries
-// raise. Whether to use the kernel for x, weight and bias (or undefined) with p: valid operands
-// of those dtypes and device, not empty, oneDNN has generated kernels for all three passes of
-// the problem, and cpu_conv2d_algorithm() chooses them as it would for conv2d (Direct; or Auto
-// with oneDNN as the CPU GEMM backend and 16 or more input and output channels per group; never
-// Gemm). The entries below only ask whether oneDNN has the kernel, so a backward run under
-// another algorithm than its forward's still runs.
+// conv3d as one kernel per pass: oneDNN's direct 3-D convolution on the CPU, float32 (float16 and
+// bfloat16 computed in float32 and rounded once; Note [Direct 3-D convolution] in ops_conv.cpp).
+// Elsewhere (CUDA, float64, a build without oneDNN, a problem oneDNN has no generated kernel for)
+// autograd's conv3d composes conv2d instead (Note [Volumes by planes] in
+// autograd/volumetric_functions.cpp), and these entries raise. Whether to use the kernel for x,
+// weight and bias (or undefined) with p: valid operands of those dtypes and device, not empty,
+// oneDNN has generated kernels for all three passes of the problem, and cpu_conv2d_algorithm()
+// chooses them as it would for conv2d (Direct; or Auto with oneDNN as the CPU GEMM backend and 16
+// or more input and output channels per group; never Gemm). The entries below only ask whether
+// oneDNN has the kernel, so a backward run under another algorithm than its forward's still runs.
 bool use_conv3d_kernel(const Tensor& x, const Tensor& weight, const Tensor& bias,
                        const Conv3dParams& p);
 // x (N, C_in, D, H, W), weight (C_out, C_in / groups, kD, kH, kW), bias (C_out,) or undefined

@@ -119,7 +119,8 @@ void check_grad_out(const char* op, const Tensor& grad_out, const Conv2dGeometry
 }
 
 // Note [Direct 3-D convolution]
-//   conv3d has one kernel per pass only where oneDNN generates one: float32 on the CPU, plain
+//   conv3d has one kernel per pass only where oneDNN generates one: float32 on the CPU (float16
+//   and bfloat16 computed in float32 and rounded once, as conv2d's), plain
 //   NCDHW operands reordered into oneDNN's channel-blocked layouts and back inside each call, as
 //   conv2d's direct path (kernels/onednn/onednn_conv.cpp, one chunk of the batch per thread).
 //   Against autograd's composition over conv2d (Note [Volumes by planes]) it makes no kD-fold
@@ -175,13 +176,25 @@ Shape output_shape3(const kernels::cpu::onednn::Conv3dGeometry& g) {
   return {g.batch, g.out_channels, g.out[0], g.out[1], g.out[2]};
 }
 
-// The float32 CPU operands each 3-D entry takes; the Error names `op` and what it got.
+// Whether the 3-D kernel takes `dtype`: float32, and the 16-bit floats computed in it.
+bool conv3d_kernel_dtype(DType dtype) {
+  return dtype == kFloat32 || is_reduced_precision(dtype);
+}
+
+// The CPU operands each 3-D entry takes; the Error names `op` and what it got.
 void check_conv3d_operand(const char* op, const char* name, const Tensor& t) {
   LG_CHECK(t.defined(), op, ": expected a defined ", name);
-  LG_CHECK_DTYPE(t.dtype() == kFloat32, op, ": the kernel takes float32, got ", name, " of dtype ",
+  LG_CHECK_DTYPE(conv3d_kernel_dtype(t.dtype()), op,
+                 ": the kernel takes float32, float16 or bfloat16, got ", name, " of dtype ",
                  t.dtype(), " (autograd's conv3d composes conv2d for other dtypes)");
   LG_CHECK_DEVICE(t.device().is_cpu(), op, ": the kernel runs on the CPU, got ", name, " on ",
                   t.device(), " (autograd's conv3d composes conv2d there)");
+}
+
+void check_same_dtype(const char* op, const char* name_a, const Tensor& a, const char* name_b,
+                      const Tensor& b) {
+  LG_CHECK_DTYPE(a.dtype() == b.dtype(), op, ": expected ", name_a, " and ", name_b,
+                 " of the same dtype, got ", a.dtype(), " and ", b.dtype());
 }
 
 // Raises when oneDNN declined a problem use_conv3d_kernel would have found it has.
@@ -307,9 +320,10 @@ Tensor conv2d_weight_grad(const Tensor& grad_out, const Tensor& x, const Shape& 
 bool use_conv3d_kernel(const Tensor& x, const Tensor& weight, const Tensor& bias,
                        const Conv3dParams& p) {
   if (!x.defined() || !weight.defined() || !x.device().is_cpu() || !weight.device().is_cpu() ||
-      x.dtype() != kFloat32 || weight.dtype() != kFloat32 || x.dim() != 5 || weight.dim() != 5)
+      !conv3d_kernel_dtype(x.dtype()) || weight.dtype() != x.dtype() || x.dim() != 5 ||
+      weight.dim() != 5)
     return false;
-  if (bias.defined() && (!bias.device().is_cpu() || bias.dtype() != kFloat32 ||
+  if (bias.defined() && (!bias.device().is_cpu() || bias.dtype() != x.dtype() ||
                          bias.shape() != Shape{weight.size(0)}))
     return false;
   if (p.groups < 1 || x.size(1) % p.groups != 0 || weight.size(0) % p.groups != 0 ||
@@ -352,8 +366,14 @@ Tensor conv3d(const Tensor& x, const Tensor& weight, const Tensor& bias, const C
                    g.out_channels, ") for weight of shape ", weight.shape(), ", got ",
                    bias.shape());
   }
+  check_same_dtype(op, "input", x, "weight", weight);
+  if (bias.defined()) check_same_dtype(op, "input", x, "bias", bias);
   const Shape out_shape = output_shape3(g);
   if (shape_numel(out_shape, op) == 0) return empty(out_shape, x.options());
+  if (is_reduced_precision(x.dtype())) {  // computed in float32, rounded once, as conv2d
+    const Tensor b32 = bias.defined() ? cast(bias, kFloat32) : Tensor();
+    return cast(conv3d(cast(x, kFloat32), cast(weight, kFloat32), b32, p), x.dtype());
+  }
   if (shape_numel(weight.shape(), op) == 0) {  // C_in = 0: sums of nothing
     const Tensor out = zeros(out_shape, x.options());
     return bias.defined() ? binary(BinaryOp::Add, out, bias.reshape({g.out_channels, 1, 1, 1}))
@@ -380,8 +400,13 @@ Tensor conv3d_input_grad(const Tensor& grad_out, const Tensor& weight, const Sha
   const auto g = make_geometry3(op, input_shape, weight.shape(), p);
   LG_CHECK_SHAPE(grad_out.shape() == output_shape3(g), op, ": expected grad_out of shape ",
                  output_shape3(g), " (the convolution's output), got ", grad_out.shape());
+  check_same_dtype(op, "grad_out", grad_out, "weight", weight);
   if (shape_numel(input_shape, op) == 0) return empty(input_shape, grad_out.options());
   if (grad_out.numel() == 0 || weight.numel() == 0) return zeros(input_shape, grad_out.options());
+  if (is_reduced_precision(grad_out.dtype())) {
+    return cast(conv3d_input_grad(cast(grad_out, kFloat32), cast(weight, kFloat32), input_shape, p),
+                grad_out.dtype());
+  }
   const Tensor dyc = contiguous(grad_out);
   const Tensor wc = contiguous(weight);
   Tensor dx = empty(input_shape, grad_out.options());
@@ -401,8 +426,13 @@ Tensor conv3d_weight_grad(const Tensor& grad_out, const Tensor& x, const Shape& 
   const auto g = make_geometry3(op, x.shape(), weight_shape, p);
   LG_CHECK_SHAPE(grad_out.shape() == output_shape3(g), op, ": expected grad_out of shape ",
                  output_shape3(g), " (the convolution's output), got ", grad_out.shape());
+  check_same_dtype(op, "grad_out", grad_out, "input", x);
   if (shape_numel(weight_shape, op) == 0) return empty(weight_shape, x.options());
   if (grad_out.numel() == 0 || x.numel() == 0) return zeros(weight_shape, x.options());
+  if (is_reduced_precision(x.dtype())) {
+    return cast(conv3d_weight_grad(cast(grad_out, kFloat32), cast(x, kFloat32), weight_shape, p),
+                x.dtype());
+  }
   const Tensor dyc = contiguous(grad_out);
   const Tensor xc = contiguous(x);
   Tensor dw = empty(weight_shape, x.options());

@@ -14,6 +14,7 @@
 #include <tuple>
 #include <vector>
 
+#include <leangrad/autograd/autocast.h>
 #include <leangrad/autograd/engine.h>
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/grad_mode.h>
@@ -189,6 +190,51 @@ TEST(Conv3d, KernelDifferentiatesTwiceAsTheComposition) {
   }
 }
 
+// The values of t as float32 (exact for every 16-bit float).
+std::vector<float> float_values(const Tensor& t) {
+  const Tensor f = t.detach().to(kFloat32).contiguous();
+  const float* p = f.data_ptr<float>();
+  return std::vector<float>(p, p + f.numel());
+}
+
+// float16 and bfloat16 take the kernel too: each entry is the float32 kernel on the operands
+// widened (exactly) and its result rounded once, so bit for bit that; autograd takes it (the node
+// is Conv3dBackward), and under CPU autocast float32 operands are cast to bfloat16 and take it.
+TEST(Conv3d, SixteenBitFloatsRunTheKernelInFloat32) {
+  const ops::CpuConv2dAlgorithmGuard direct(ops::CpuConv2dAlgorithm::Direct);
+  const ops::Conv3dParams p{{1, 2, 1}, {1, 0, 1}, {1, 1, 2}, 1};
+  const Tensor x32 = test::uniform_input({2, 16, 5, 6, 7}, -2.0, 2.0, 120).detach().to(kFloat32);
+  const Tensor w32 = test::uniform_input({16, 16, 3, 2, 3}, -1.0, 1.0, 121).detach().to(kFloat32);
+  const Tensor b32 = test::uniform_input({16}, -1.0, 1.0, 122).detach().to(kFloat32);
+  if (!ops::use_conv3d_kernel(x32, w32, b32, p))
+    GTEST_SKIP() << "oneDNN has no 3-D convolution kernel in this build or CPU";
+  for (DType dtype : {kFloat16, kBFloat16}) {
+    SCOPED_TRACE(::testing::PrintToString(dtype));
+    const Tensor x = x32.to(dtype), w = w32.to(dtype), b = b32.to(dtype);
+    auto wide = [](const Tensor& t) { return t.to(kFloat32); };
+    ASSERT_TRUE(ops::use_conv3d_kernel(x, w, b, p));
+    const Tensor y = ops::conv3d(x, w, b, p);
+    EXPECT_EQ(y.dtype(), dtype);
+    EXPECT_EQ(float_values(y), float_values(ops::conv3d(wide(x), wide(w), wide(b), p).to(dtype)));
+    const Tensor dy = test::uniform_input(y.shape(), -1.0, 1.0, 123).detach().to(dtype);
+    EXPECT_EQ(float_values(ops::conv3d_input_grad(dy, w, x.shape(), p)),
+              float_values(ops::conv3d_input_grad(wide(dy), wide(w), x.shape(), p).to(dtype)));
+    EXPECT_EQ(float_values(ops::conv3d_weight_grad(dy, x, w.shape(), p)),
+              float_values(ops::conv3d_weight_grad(wide(dy), wide(x), w.shape(), p).to(dtype)));
+    const Tensor xr = x.detach().requires_grad_();
+    const Tensor yr = conv3d(xr, w, b, p.stride, p.padding, p.dilation, p.groups);
+    EXPECT_EQ(autograd::grad_fn_name(yr), "Conv3dBackward");
+    EXPECT_EQ(float_values(yr), float_values(y));
+  }
+  const amp::AutocastGuard autocast(kBFloat16, DeviceType::CPU);
+  const Tensor xr = x32.detach().requires_grad_();
+  const Tensor y = conv3d(xr, w32, b32, p.stride, p.padding, p.dilation, p.groups);
+  EXPECT_EQ(y.dtype(), kBFloat16);
+  EXPECT_EQ(autograd::grad_fn_name(y), "Conv3dBackward");
+  EXPECT_EQ(float_values(y),
+            float_values(ops::conv3d(x32.to(kBFloat16), w32.to(kBFloat16), b32.to(kBFloat16), p)));
+}
+
 // f() throws an E whose message holds `words`.
 template <typename E, typename F>
 void expect_error(const F& f, const std::string& words) {
@@ -206,7 +252,7 @@ TEST(Conv3d, KernelEntriesRefuseOtherOperands) {
   const Tensor w = test::uniform_input({16, 16, 2, 2, 2}, -1.0, 1.0, 96);
   const ops::Conv3dParams p;
   expect_error<DTypeError>([&] { ops::conv3d(x, w, Tensor(), p); },
-                           "conv3d: the kernel takes float32");
+                           "conv3d: the kernel takes float32, float16 or bfloat16");
   EXPECT_FALSE(ops::use_conv3d_kernel(x, w, Tensor(), p));
   const Tensor x32 = x.to(kFloat32), w32 = w.to(kFloat32);
   expect_error<ShapeError>(
