@@ -406,6 +406,123 @@ Tensor lu_solve(const Tensor& LU, const Tensor& pivots, const Tensor& B, bool le
   return left ? x : mT(x);
 }
 
+// ---- LDL^T
+// ---------------------------------------------------------------------------------------
+
+namespace {
+
+// LD, pivots and info of A on the host (kernels::ldl_factor), no graph.
+std::tuple<Tensor, Tensor, Tensor> ldl_on_host(const Tensor& A, const char* op) {
+  check_matrices(op, A, "A", /*square=*/true);
+  const std::int64_t n = cols(A);
+  const Shape batch = batch_shape(A);
+  const std::int64_t count = batch_count(batch, op);
+  Tensor ld = host_copy(A);
+  Tensor pivots = host_empty(with_vector(batch, n), kInt32);
+  Tensor info = host_empty({count}, kInt32);
+  with_real(A.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    kernels::ldl_factor<T>(ld.data_ptr<T>(), count, n, int_data(pivots), int_data(info));
+  });
+  return {ld, pivots, info};
+}
+
+// An Error for the first matrix whose D has a zero pivot.
+void check_ldl_info(const Tensor& info, const char* op) {
+  const std::int64_t i = first_failure(info);
+  if (i < 0) return;
+  const std::int32_t k = info.data_ptr<std::int32_t>()[i];
+  LG_THROW(Error, op, batch_element(info, i), ": D[", k - 1, ", ", k - 1,
+           "] is zero: the factorization is complete but D is singular, so the input matrix is "
+           "singular; call linalg::ldl_factor_ex for the factors and info");
+}
+
+// Pivots as kernels::ldl_factor writes them, each of the `count` rows of n checked: every entry
+// in [1, n] or [-n, -1], a negative one followed by the same value, which ends the block.
+void check_ldl_pivots(const Tensor& pivots_host, std::int64_t count, std::int64_t n,
+                      const char* op) {
+  const std::int32_t* p = pivots_host.data_ptr<std::int32_t>();
+  for (std::int64_t m = 0; m < count; ++m) {
+    const std::int32_t* row = p + m * n;
+    for (std::int64_t k = 0; k < n; ++k) {
+      const std::int64_t v = row[k];
+      LG_CHECK(v != 0 && std::abs(v) <= n, op, ": expected pivots in [1, ", n, "] (or their ",
+               "negatives for a 2 x 2 block), got ", v, " at position ", k,
+               count > 1 ? detail::str_cat(" of batch element ", m) : std::string());
+      if (v < 0) {
+        LG_CHECK(k + 1 < n && row[k + 1] == v, op, ": the negative pivot ", v, " at position ", k,
+                 count > 1 ? detail::str_cat(" of batch element ", m) : std::string(),
+                 " opens a 2 x 2 block, expected it repeated at position ", k + 1);
+        ++k;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+std::tuple<Tensor, Tensor> ldl_factor(const Tensor& A, bool hermitian) {
+  LG_PROFILE_OP(A);
+  const char* op = "linalg_ldl_factor";
+  (void)hermitian;  // real matrices: the same factorization
+  auto [ld, pivots, info] = ldl_on_host(A, op);
+  check_ldl_info(info, op);
+  return {on_device_of(ld, A), on_device_of(pivots, A)};
+}
+
+std::tuple<Tensor, Tensor, Tensor> ldl_factor_ex(const Tensor& A, bool hermitian,
+                                                 bool check_errors) {
+  LG_PROFILE_OP(A);
+  const char* op = "linalg_ldl_factor_ex";
+  (void)hermitian;
+  auto [ld, pivots, info] = ldl_on_host(A, op);
+  if (check_errors) check_ldl_info(info, op);
+  return {on_device_of(ld, A), on_device_of(pivots, A),
+          on_device_of(info.reshape(batch_shape(A)), A)};
+}
+
+Tensor ldl_solve(const Tensor& LD, const Tensor& pivots, const Tensor& B, bool hermitian) {
+  LG_PROFILE_OP(LD, pivots, B);
+  const char* op = "linalg_ldl_solve";
+  (void)hermitian;
+  check_matrices(op, LD, "LD", /*square=*/true);
+  check_matrices(op, B, "B", /*square=*/false);
+  check_pair(op, LD, "LD", B, "B");
+  LG_CHECK(pivots.defined(), op, ": expected defined pivots, got an undefined Tensor()");
+  LG_CHECK_DTYPE(pivots.dtype() == kInt32, op,
+                 ": expected pivots of dtype int32 (ldl_factor's), got ", pivots.dtype());
+  LG_CHECK_DEVICE(pivots.device() == LD.device(), op, ": expected pivots on LD's device ",
+                  LD.device(), ", got ", pivots.device());
+  const std::int64_t n = cols(LD);
+  LG_CHECK_SHAPE(pivots.dim() == LD.dim() - 1 && pivots.size(pivots.dim() - 1) == n &&
+                     batch_shape(LD) == Shape(pivots.shape().begin(), pivots.shape().end() - 1),
+                 op, ": expected pivots of shape ", with_vector(batch_shape(LD), n),
+                 " for LD of shape ", LD.shape(), ", got ", pivots.shape());
+  LG_CHECK_SHAPE(rows(B) == n, op, ": expected B of shape (*, ", n, ", k) for LD of shape ",
+                 LD.shape(), ", got ", B.shape());
+  const Shape batch = broadcast_shapes(batch_shape(LD), batch_shape(B), op);
+  const std::int64_t count = batch_count(batch, op);
+  const Tensor ld_b = expand(LD, with_matrix(batch, n, n));
+  const Tensor pivots_b = expand(pivots, with_vector(batch, n));
+  const Tensor b_b = expand(B, with_matrix(batch, n, cols(B)));
+  const Tensor ld_host = host_copy(ld_b);
+  const Tensor pivots_host = host_copy(pivots_b);
+  check_ldl_pivots(pivots_host, count, n, op);
+  Tensor x = host_copy(b_b);
+  with_real(LD.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    kernels::ldl_solve<T>(ld_host.data_ptr<T>(), pivots_host.data_ptr<std::int32_t>(),
+                          x.data_ptr<T>(), count, n, cols(B));
+  });
+  return record_op(op, on_device_of(x, B), {ld_b, b_b}, {},
+                   [ld_b, pivots_b, op](const BackwardContext& c) -> std::vector<Tensor> {
+                     LG_CHECK(!c.needs(0), op,
+                              ": the derivative with respect to LD is not implemented (nor in "
+                              "PyTorch); detach LD, or let only B require grad");
+                     return {Tensor(), ldl_solve(ld_b, pivots_b, c.grad)};
+                   });
+}
+
 // ---- Determinants and inverses ------------------------------------------------------------------
 
 namespace {

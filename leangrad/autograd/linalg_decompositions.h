@@ -36,6 +36,26 @@ std::tuple<Tensor, Tensor, Tensor> lu(const Tensor& A, bool pivot = true);
 Tensor lu_solve(const Tensor& LU, const Tensor& pivots, const Tensor& B, bool left = true,
                 bool adjoint = false);
 
+// A (*, n, n) symmetric, its lower triangle read, = P L D L^T P^T by Bunch-Kaufman pivoting, as
+// torch.linalg.ldl_factor (LAPACK's sytrf, lower): LD (*, n, n) holds D's 1 x 1 and 2 x 2 blocks
+// on the diagonal and first subdiagonal and L's multipliers below them (unit diagonal implied),
+// zeros above the diagonal; pivots (*, n) int32, LAPACK's (from 1; a 2 x 2 block stores -p in
+// both of its entries). hermitian is PyTorch's and changes nothing for real matrices. A D with an
+// exactly zero pivot is an Error naming it (ldl_factor_ex returns info instead). Not
+// differentiable, as PyTorch's: the results never require grad.
+std::tuple<Tensor, Tensor> ldl_factor(const Tensor& A, bool hermitian = false);
+// ldl_factor with LAPACK's info (*) int32 as well, as torch.linalg.ldl_factor_ex: 0, or k for the
+// first zero D[k - 1, k - 1] (the factors are complete); check_errors makes a nonzero info an
+// Error.
+std::tuple<Tensor, Tensor, Tensor> ldl_factor_ex(const Tensor& A, bool hermitian = false,
+                                                 bool check_errors = false);
+// The solution X of A X = B from ldl_factor's LD and pivots (LAPACK's sytrs), B (*, n, k) with
+// batch dims broadcast against LD's, as torch.linalg.ldl_solve. Pivots not as ldl_factor makes
+// them (out of range, a 2 x 2 block's pair unmatched) are an Error. Differentiable in B (A is
+// symmetric: gB = ldl_solve(LD, pivots, gX)); a gradient for LD is an Error at backward, as
+// PyTorch's, which differentiates neither.
+Tensor ldl_solve(const Tensor& LD, const Tensor& pivots, const Tensor& B, bool hermitian = false);
+
 // The determinant (*), through the LU factors. Its gradient is the cofactor matrix: det A^{-T}
 // for an invertible A, and from the SVD for a singular one (exact there too).
 Tensor det(const Tensor& A);

@@ -1,10 +1,11 @@
 // The matrix decompositions behind torch.linalg's solvers (autograd/linalg_decompositions.h): LU
-// with partial pivoting, Cholesky, triangular solves, Householder QR, the symmetric eigenproblem
-// and the SVD, on the host over a batch of row-major matrices in float or double, one matrix per
-// task across threads (parallel_for). LU and Cholesky are LAPACK's right-looking blocked
-// algorithms written here (Note [Blocked factorizations] in the .cpp); the others are Eigen's
-// (HouseholderQR, SelfAdjointEigenSolver: tridiagonal QR; BDCSVD: divide and conquer, Jacobi below
-// 16 columns). All are LAPACK's in what they return: getrf's pivots, potrf's failing minor, geqrf's
+// with partial pivoting, LDL^T with Bunch-Kaufman pivoting (kernels/ldl.cpp), Cholesky, triangular
+// solves, Householder QR, the symmetric eigenproblem and the SVD, on the host over a batch of
+// row-major matrices in float or double, one matrix per task across threads (parallel_for). LU and
+// Cholesky are LAPACK's right-looking blocked algorithms written here (Note [Blocked
+// factorizations] in the .cpp), LDL^T its unblocked sytf2; the others are Eigen's (HouseholderQR,
+// SelfAdjointEigenSolver: tridiagonal QR; BDCSVD: divide and conquer, Jacobi below 16 columns). All
+// are LAPACK's in what they return: getrf's and sytf2's pivots, potrf's failing minor, geqrf's
 // signs (R's diagonal carries the Householder reflections' signs, so Q and R match LAPACK's and
 // PyTorch's), syevd's ascending eigenvalues, gesdd's descending singular values.
 // autograd/linalg_decompositions.cpp checks the arguments, makes the operands contiguous on the
@@ -31,6 +32,23 @@ void lu_factor(T* a, std::int64_t batch, std::int64_t n, std::int32_t* pivots, s
 template <typename T>
 void lu_solve(const T* lu, const std::int32_t* pivots, T* b, std::int64_t batch, std::int64_t n,
               std::int64_t k, bool adjoint = false);
+
+// a (n, n) symmetric, its lower triangle read, becomes the factors of A = P L D L^T P^T by
+// Bunch-Kaufman diagonal pivoting, as LAPACK's sytf2 with uplo 'L' (kernels/ldl.cpp, Note
+// [Bunch-Kaufman]): D's 1 x 1 and 2 x 2 blocks on the diagonal and first subdiagonal, L's
+// multipliers below them (its unit diagonal implied), 0 above the diagonal. pivots (n, int32,
+// from 1), LAPACK's: pivots[k] = p > 0 for a 1 x 1 block at k (rows and columns k and p - 1
+// swapped); pivots[k] = pivots[k + 1] = -p for a 2 x 2 block at k, k + 1 (k + 1 and p - 1 swapped).
+// info: 0, or k + 1 for the first D[k, k] that is exactly zero (the factors are still complete).
+template <typename T>
+void ldl_factor(T* a, std::int64_t batch, std::int64_t n, std::int32_t* pivots, std::int32_t* info);
+
+// b (n, k) becomes the solution X of A X = B from ldl_factor's factors and pivots of A (sytrs).
+// The pivots must be as ldl_factor writes them (the caller checks them): each |p| in [1, n], a
+// negative one repeated in the next entry. A singular D gives infinities and NaN.
+template <typename T>
+void ldl_solve(const T* ld, const std::int32_t* pivots, T* b, std::int64_t batch, std::int64_t n,
+               std::int64_t k);
 
 // a (n, n) becomes its Cholesky factor L (A = L L^T, lower triangle of a read) in place, the upper
 // triangle set to 0. info: 0, or k for the first leading minor of order k that is not positive

@@ -398,6 +398,18 @@ std::vector<OpCase> indexing_cases() {
        },
        {input({3, 6, 4}, kFloat64), input({2, 3, 3}, kFloat64), input({2, 3, 3}, kFloat64)},
        kTolF64Sum});
+  // Session 59: ldl_factor and ldl_solve (host round trips), the solve's gradient in B.
+  c.push_back({"ldl_factor_solve_f64",
+               [](const Inputs& v) {
+                 const Tensor a = add(v[0], v[0].mT());
+                 const auto [ld, pivots, info] = linalg::ldl_factor_ex(a);
+                 const Tensor b = v[1].detach().requires_grad_();
+                 const Tensor x = linalg::ldl_solve(ld, pivots, b);
+                 sum(mul(x, x)).backward();
+                 return Outputs{ld, pivots, info, x, b.grad()};
+               },
+               {input({2, 5, 5}, kFloat64), input({3, 2, 5, 2}, kFloat64)},
+               kTolF64Sum});
   // Indexing by tensors (autograd/advanced_indexing.cpp): nonzero, index_select, a stable
   // argsort of the positions and index_add on the device; repeated positions take their last
   // value on both devices.

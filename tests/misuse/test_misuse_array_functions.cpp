@@ -335,6 +335,44 @@ std::vector<MisuseCase> array_function_cases() {
         {"linalg_lu_factor_ex", "U[0, 0] is zero", "check_errors=false"}, [] {
           linalg::lu_factor_ex(zeros({2, 2}), true, /*check_errors=*/true);
         });
+  // ---- ldl_factor, ldl_solve ----
+  t.add("ldl_factor_not_square", Raises::ShapeError, {"linalg_ldl_factor", "square", "[2, 3]"}, [] {
+    linalg::ldl_factor(zeros({2, 3}));
+  });
+  t.add("ldl_factor_integral", Raises::DTypeError,
+        {"linalg_ldl_factor", "float32 or float64", "int64"}, [] {
+          linalg::ldl_factor(zeros({2, 2}, kInt64));
+        });
+  t.add("ldl_factor_singular", Raises::Error,
+        {"linalg_ldl_factor", "D[0, 0] is zero", "ldl_factor_ex"}, [] {
+          linalg::ldl_factor(zeros({2, 2}));
+        });
+  t.add("ldl_factor_ex_check_errors", Raises::Error, {"linalg_ldl_factor_ex", "D[0, 0] is zero"},
+        [] {
+          linalg::ldl_factor_ex(zeros({2, 2}), false, /*check_errors=*/true);
+        });
+  t.add("ldl_solve_pivot_dtype", Raises::DTypeError, {"linalg_ldl_solve", "int32", "int64"}, [] {
+    linalg::ldl_solve(eye(2), ones({2}, kInt64), ones({2, 1}));
+  });
+  t.add("ldl_solve_pivot_shape", Raises::ShapeError,
+        {"linalg_ldl_solve", "pivots of shape [2]", "[3]"}, [] {
+          linalg::ldl_solve(eye(2), ones({3}, kInt32), ones({2, 1}));
+        });
+  t.add("ldl_solve_b_rows", Raises::ShapeError,
+        {"linalg_ldl_solve", "B of shape (*, 2, k)", "[3, 1]"}, [] {
+          linalg::ldl_solve(eye(2), ones({2}, kInt32), ones({3, 1}));
+        });
+  t.add("ldl_solve_dtypes", Raises::DTypeError, {"linalg_ldl_solve", "float32", "float64"}, [] {
+    linalg::ldl_solve(eye(2), ones({2}, kInt32), ones({2, 1}, kFloat64));
+  });
+  t.add("ldl_solve_pivot_range", Raises::Error, {"linalg_ldl_solve", "pivots in [1, 2]", "got 5"},
+        [] {
+          linalg::ldl_solve(eye(2), full({2}, 5.0, TensorOptions(kInt32)), ones({2, 1}));
+        });
+  t.add("ldl_solve_unpaired_block", Raises::Error, {"linalg_ldl_solve", "opens a 2 x 2 block"}, [] {
+    linalg::ldl_solve(eye(2), tensor(std::vector<std::int64_t>{1, -2}, {2}).to(kInt32),
+                      ones({2, 1}));
+  });
   // ---- histogramdd ----
   t.add("histogramdd_bin_counts", Raises::Error,
         {"histogramdd: expected 2 bin counts", "[5, 2]", "got 3"}, [] {
