@@ -1,4 +1,4 @@
-// ops_scan: forward + backward through autograd of 117 ops at realistic shapes (the seven
+// ops_scan: forward + backward through autograd of 118 ops at realistic shapes (the eight
 // "_fwd" rows forward only), float32, one line per op (its name and the median of 5 timed runs in
 // ms, after 2 untimed ones), for a broad look at where a CPU kernel is slower than it should be.
 // bench/compare/ops_scan_vs_libtorch.sh runs it beside LibTorch's side
@@ -315,6 +315,12 @@ int main(int argc, char** argv) {
        [&](const Tensor& x) { return lg::linalg::solve(x + eye256, rhs); }},
       {"linalg_det_batched_8", small_squares,
        [&](const Tensor& x) { return lg::linalg::det(x + eye8); }},
+      // Forward only, x + f(x.detach()): LibTorch's LDL has no gradient. An indefinite matrix.
+      {"linalg_ldl_256_fwd", square,
+       [&](const Tensor& x) {
+         const auto [ld, pivots] = lg::linalg::ldl_factor(x.detach() + x.detach().t());
+         return x.narrow(1, 0, 16) + lg::linalg::ldl_solve(ld, pivots, rhs);
+       }},
       {"linalg_cholesky_256", square,
        [&](const Tensor& x) { return lg::linalg::cholesky(x.matmul(x.t()) + eye256); }},
       {"linalg_solve_1024", square1024,

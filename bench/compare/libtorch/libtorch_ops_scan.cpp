@@ -327,6 +327,12 @@ int main(int argc, char** argv) {
        [&](const Tensor& x) { return torch::linalg::solve(x + eye256, rhs, true); }},
       {"linalg_det_batched_8", small_squares,
        [&](const Tensor& x) { return torch::linalg::det(x + eye8); }},
+      // Forward only, x + f(x.detach()): LibTorch's LDL has no gradient. An indefinite matrix.
+      {"linalg_ldl_256_fwd", square,
+       [&](const Tensor& x) {
+         const auto [ld, pivots] = torch::linalg_ldl_factor(x.detach() + x.detach().t());
+         return x.narrow(1, 0, 16) + torch::linalg_ldl_solve(ld, pivots, rhs);
+       }},
       {"linalg_cholesky_256", square,
        [&](const Tensor& x) { return torch::linalg::cholesky(x.matmul(x.t()) + eye256); }},
       {"linalg_solve_1024", square1024,
