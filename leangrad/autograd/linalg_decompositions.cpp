@@ -514,13 +514,16 @@ Tensor ldl_solve(const Tensor& LD, const Tensor& pivots, const Tensor& B, bool h
     kernels::ldl_solve<T>(ld_host.data_ptr<T>(), pivots_host.data_ptr<std::int32_t>(),
                           x.data_ptr<T>(), count, n, cols(B));
   });
-  return record_op(op, on_device_of(x, B), {ld_b, b_b}, {},
-                   [ld_b, pivots_b, op](const BackwardContext& c) -> std::vector<Tensor> {
-                     LG_CHECK(!c.needs(0), op,
-                              ": the derivative with respect to LD is not implemented (nor in "
-                              "PyTorch); detach LD, or let only B require grad");
-                     return {Tensor(), ldl_solve(ld_b, pivots_b, c.grad)};
-                   });
+  // The backward solves again with LD's values (its own gradient is refused, so none of its
+  // graph is kept).
+  return record_op(
+      op, on_device_of(x, B), {ld_b, b_b}, {},
+      [ld = ld_b.detach(), pivots_b, op](const BackwardContext& c) -> std::vector<Tensor> {
+        LG_CHECK(!c.needs(0), op,
+                 ": the derivative with respect to LD is not implemented (nor in "
+                 "PyTorch); detach LD, or let only B require grad");
+        return {Tensor(), ldl_solve(ld, pivots_b, c.grad)};
+      });
 }
 
 // ---- Determinants and inverses ------------------------------------------------------------------

@@ -327,7 +327,7 @@ bool use_conv3d_kernel(const Tensor& x, const Tensor& weight, const Tensor& bias
                          bias.shape() != Shape{weight.size(0)}))
     return false;
   if (p.groups < 1 || x.size(1) % p.groups != 0 || weight.size(0) % p.groups != 0 ||
-      weight.size(1) * p.groups != x.size(1) || x.numel() == 0 || weight.numel() == 0)
+      x.size(1) / p.groups != weight.size(1) || x.numel() == 0 || weight.numel() == 0)
     return false;
   switch (cpu_conv2d_algorithm()) {
     case CpuConv2dAlgorithm::Gemm:
