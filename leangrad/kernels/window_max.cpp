@@ -43,16 +43,18 @@ Tensor window_max_places(const Tensor& x, const std::vector<std::vector<std::int
                 const auto i = static_cast<std::size_t>(d);
                 first += starts[i][static_cast<std::size_t>(p * out[i] + index[i])];
               }
+              // A larger value, or the first NaN, replaces the best; past a NaN nothing does.
+              // The choice is arithmetic on the place, not a branch: on data without order a
+              // branch per tap mispredicts often.
               std::int64_t best_at = first + taps[0];
-              auto best = static_cast<Compared>(plane[best_at]);
-              // Past a NaN nothing replaces it: the first NaN is kept.
-              for (std::int64_t k = 1; k < n_taps && !std::isnan(best); ++k) {
+              for (std::int64_t k = 1; k < n_taps; ++k) {
                 const std::int64_t at = first + taps[static_cast<std::size_t>(k)];
                 const auto v = static_cast<Compared>(plane[at]);
-                if (v > best || std::isnan(v)) {
-                  best = v;
-                  best_at = at;
-                }
+                const auto best = static_cast<Compared>(plane[best_at]);
+                const auto take = static_cast<std::int64_t>(std::isgreater(v, best)) |
+                                  (static_cast<std::int64_t>(std::isunordered(v, v)) &
+                                   static_cast<std::int64_t>(!std::isunordered(best, best)));
+                best_at += (at - best_at) * take;
               }
               plane_places[o] = best_at;
               for (std::int64_t d = dims - 1; d >= 0; --d) {  // the next output, last dim fastest
