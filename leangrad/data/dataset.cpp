@@ -3,6 +3,7 @@
 #include <leangrad/data/dataset.h>
 
 #include <cstring>
+#include <typeinfo>
 
 #include <leangrad/core/creation.h>
 #include <leangrad/core/error.h>
@@ -33,6 +34,8 @@ Example TensorDataset::get(std::int64_t index) const {
 
 std::optional<Batch> TensorDataset::get_batch(std::span<const std::int64_t> indices,
                                               bool pinned) const {
+  // A subclass may override get() (an augmentation): its batches must come from it.
+  if (typeid(*this) != typeid(TensorDataset)) return std::nullopt;
   std::optional<Tensor> data = gather_rows("TensorDataset", data_, indices, pinned);
   if (!data) return std::nullopt;
   if (!targets_.defined()) return Batch{std::move(*data), Tensor()};

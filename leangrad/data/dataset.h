@@ -118,7 +118,8 @@ class TensorDataset : public MappableDataset<TensorDataset> {
   std::int64_t size() const override;
   Example get(std::int64_t index) const override;
   // The rows of data and targets at `indices` (gather_rows), when both are contiguous
-  // CPU tensors.
+  // CPU tensors; std::nullopt in a subclass, whose get() may differ (it can override get_batch
+  // with gather_rows itself).
   std::optional<Batch> get_batch(std::span<const std::int64_t> indices, bool pinned) const override;
 
   const Tensor& data() const { return data_; }

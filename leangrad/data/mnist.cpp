@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <functional>
 #include <optional>
+#include <typeinfo>
 #include <vector>
 
 #include <leangrad/core/creation.h>
@@ -236,6 +237,8 @@ Example MNIST::get(std::int64_t index) const {
 }
 
 std::optional<Batch> MNIST::get_batch(std::span<const std::int64_t> indices, bool pinned) const {
+  // A subclass other than FashionMNIST may override get(): its batches must come from it.
+  if (typeid(*this) != typeid(MNIST) && typeid(*this) != typeid(FashionMNIST)) return std::nullopt;
   std::optional<Tensor> images = gather_rows("MNIST", images_, indices, pinned);
   std::optional<Tensor> targets = gather_rows("MNIST", targets_, indices, pinned);
   if (!images || !targets) return std::nullopt;

@@ -34,7 +34,8 @@ class MNIST : public MappableDataset<MNIST> {
 
   std::int64_t size() const override;
   Example get(std::int64_t index) const override;
-  // The images and labels at `indices` copied row by row (Dataset::get_batch).
+  // The images and labels at `indices` copied row by row (Dataset::get_batch); std::nullopt in a
+  // subclass other than FashionMNIST, whose get() may differ.
   std::optional<Batch> get_batch(std::span<const std::int64_t> indices, bool pinned) const override;
 
   const Tensor& images() const { return images_; }    // (N, 1, 28, 28) float32

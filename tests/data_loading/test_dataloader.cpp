@@ -132,6 +132,30 @@ TEST(DataLoader, GatheredBatchesEqualStackedExamples) {
   }
 }
 
+// A TensorDataset whose get() adds 1 to the data: the loader's batches come from that get(), not
+// from TensorDataset's gathered rows.
+class ShiftedDataset : public TensorDataset {
+ public:
+  using TensorDataset::TensorDataset;
+  Example get(std::int64_t index) const override {
+    Example e = TensorDataset::get(index);
+    return {add(e.data, 1.0), e.target};
+  }
+};
+
+TEST(DataLoader, ASubclassOverridingGetIsNotBypassed) {
+  const TensorDataset plain = make_dataset();
+  const ShiftedDataset shifted(plain.data(), plain.targets());
+  const std::vector<std::int64_t> picks = {0, 1};
+  EXPECT_FALSE(shifted.get_batch(picks, false).has_value());
+  DataLoader loader(shifted, DataLoaderOptions().batch_size(8));
+  const std::vector<Batch> batches = collect(loader);
+  ASSERT_FALSE(batches.empty());
+  const std::vector<double> got = test::to_vector(batches[0].data);
+  const std::vector<double> want = test::to_vector(add(plain.data().narrow(0, 0, 8), 1.0));
+  EXPECT_EQ(got, want);
+}
+
 // A dataset whose get_batch fails: the loader re-throws its Error as the same type, the batch
 // named in front.
 class FailingBatchDataset : public Dataset {
