@@ -1305,6 +1305,18 @@ Tensor matrix_power(const Tensor& A, std::int64_t n) {
   return result;
 }
 
+Tensor vecdot(const Tensor& x, const Tensor& y, std::int64_t dim) {
+  LG_PROFILE_OP(x, y);
+  const char* op = "linalg_vecdot";
+  LG_CHECK(x.defined() && y.defined(), op, ": expected defined x and y");
+  LG_CHECK_DTYPE(x.dtype() == y.dtype(), op, ": expected x and y of the same dtype, got ",
+                 x.dtype(), " and ", y.dtype());
+  LG_CHECK_DTYPE(is_floating(x.dtype()), op, ": expected a floating dtype, got ", x.dtype());
+  LG_CHECK_DEVICE(x.device() == y.device(), op, ": expected x and y on one device, got ",
+                  x.device(), " and ", y.device());
+  return sum(mul(x, y), {dim});
+}
+
 Tensor multi_dot(const std::vector<Tensor>& tensors) {
   LG_PROFILE_OP(tensors);
   const char* op = "linalg_multi_dot";

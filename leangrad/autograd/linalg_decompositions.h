@@ -151,6 +151,10 @@ Tensor matrix_power(const Tensor& A, std::int64_t n);
 // classic dynamic program); the first may be a 1-d row vector and the last a 1-d column vector,
 // as torch.linalg.multi_dot. At least two tensors, all 1-d or 2-d.
 Tensor multi_dot(const std::vector<Tensor>& tensors);
+// The dot products of x and y along dim of their broadcast shape (sum(x * y, dim)), as
+// torch.linalg.vecdot (LibTorch's torch::linalg_vecdot): one floating dtype and one device, the
+// sizes along dim equal once broadcast. Real dtypes only, so no conjugate.
+Tensor vecdot(const Tensor& x, const Tensor& y, std::int64_t dim = -1);
 
 // torch.linalg.vector_norm: leangrad::norm under its LibTorch name (ord 2 by default, inf, -inf,
 // 0 or any other number; over dims, all by default).

@@ -808,3 +808,35 @@ TEST(LinalgDecompositions, DeterminantGradientAtSingularMatrices) {
 
 }  // namespace
 }  // namespace leangrad::test
+
+namespace leangrad {
+namespace {
+
+// vecdot along the last dim of the broadcast shape, and along another dim, against PyTorch
+// 1.13's values on the same exact inputs (k / 7 and (k - 3) / 5: each dot of 4 products rounds
+// within 4 u of the sum of their magnitudes, at most 10 here, so 64 u is ample); the gradient is
+// y and x (gradcheck); other dtypes refused.
+TEST(LinalgVecdot, MatchesPyTorchAndDifferentiates) {
+  const Tensor x = div(arange(12, kFloat64).reshape({3, 4}), 7.0);
+  const Tensor y = div(sub(arange(8, kFloat64).reshape({2, 1, 4}), 3.0), 5.0);
+  const Tensor r = linalg::vecdot(x, y);
+  EXPECT_EQ(r.shape(), (Shape{2, 3}));
+  const double bound = 64 * 0x1p-53 * 10;
+  EXPECT_TRUE(test::all_close(r,
+                              {-0.11428571428571428, -0.8, -1.4857142857142858, 0.5714285714285714,
+                               1.7142857142857144, 2.857142857142857},
+                              0, bound));
+  EXPECT_TRUE(test::all_close(linalg::vecdot(x.t(), x.t(), 0),
+                              {0.2857142857142857, 2.571428571428571, 7.469387755102041}, 0,
+                              bound));
+  EXPECT_TRUE(
+      test::gradcheck([](const std::vector<Tensor>& in) { return linalg::vecdot(in[0], in[1], 1); },
+                      {test::uniform_input({2, 5}, -1.0, 1.0, 701),
+                       test::uniform_input({3, 1, 5}, -1.0, 1.0, 702)}));
+  EXPECT_THROW(linalg::vecdot(x, y.to(kFloat32)), DTypeError);
+  EXPECT_THROW(linalg::vecdot(x.to(kInt64), x.to(kInt64)), DTypeError);
+  EXPECT_THROW(linalg::vecdot(x, ones({3, 5}, kFloat64)), ShapeError);
+}
+
+}  // namespace
+}  // namespace leangrad
