@@ -4,7 +4,9 @@
 // under NoGradGuard, and forward + backward with autograd (y.backward(g), the gradients of x and
 // w reset after each).
 // Shapes (argument 0-2): issue 19's (16, 64, 56, 56) 64 -> 64, and the Fashion-MNIST CNN's two
-// convolutions at batch 64, (64, 1, 28, 28) -> 32 and (64, 32, 14, 14) -> 64.
+// convolutions at batch 64, (64, 1, 28, 28) -> 32 and (64, 32, 14, 14) -> 64. And
+// BM_Conv3dAutograd_ForwardBackward, bench_conv.cpp's conv3d and conv_transpose3d (not in
+// conv_vs_libtorch.sh's table: run both programs with --benchmark_filter=Conv3d).
 //   libtorch-conv [--threads N] [Google Benchmark options]
 #include <benchmark/benchmark.h>
 #include <torch/torch.h>
@@ -55,6 +57,30 @@ void BM_Conv2dAutograd_ForwardBackward(benchmark::State& state) {
       benchmark::Counter(3 * flops(s) * 1e-9 * state.iterations(), benchmark::Counter::kIsRate);
 }
 
+// bench_conv.cpp's BM_Conv3dAutograd_ForwardBackward: conv3d (0) and conv_transpose3d (1) on
+// (4, 16, 16, 32, 32), 16 -> 32, 3^3, padding 1 (the transpose at stride 2), forward and backward
+// with x and w requiring grad, the gradient ones.
+void BM_Conv3dAutograd_ForwardBackward(benchmark::State& state) {
+  const bool transpose = state.range(0) == 1;
+  torch::manual_seed(0);
+  const torch::Tensor x = torch::randn({4, 16, 16, 32, 32}).requires_grad_(true);
+  const torch::Tensor w =
+      (transpose ? torch::randn({16, 32, 3, 3, 3}) : torch::randn({32, 16, 3, 3, 3}))
+          .requires_grad_(true);
+  for (auto _ : state) {
+    torch::Tensor y =
+        transpose ? torch::conv_transpose3d(x, w, {}, 2, 1) : torch::conv3d(x, w, {}, 1, 1);
+    y.backward(torch::ones_like(y));
+    benchmark::DoNotOptimize(w.grad().data_ptr());
+    for (const torch::Tensor* t : {&x, &w})
+      const_cast<torch::Tensor*>(t)->mutable_grad().reset();
+  }
+}
+
+BENCHMARK(BM_Conv3dAutograd_ForwardBackward)
+    ->DenseRange(0, 1)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 BENCHMARK(BM_Conv2dAutograd_Forward)
     ->DenseRange(0, 2)
     ->Unit(benchmark::kMillisecond)
