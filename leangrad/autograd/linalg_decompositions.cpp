@@ -130,6 +130,23 @@ void check_pair(const char* op, const Tensor& a, const char* a_name, const Tenso
                   " on one device, got ", a.device(), " and ", b.device());
 }
 
+// The pivots (*, n) int32 of `factors` (*, n, n), as `maker` (lu_factor, ldl_factor) returns
+// them: defined, on factors' device, of their batch shape. Their values are the caller's to check.
+void check_factor_pivots(const char* op, const Tensor& factors, const char* factors_name,
+                         const Tensor& pivots, const char* maker) {
+  LG_CHECK(pivots.defined(), op, ": expected defined pivots, got an undefined Tensor()");
+  LG_CHECK_DTYPE(pivots.dtype() == kInt32, op, ": expected pivots of dtype int32 (", maker,
+                 "'s), got ", pivots.dtype());
+  LG_CHECK_DEVICE(pivots.device() == factors.device(), op, ": expected pivots on ", factors_name,
+                  "'s device ", factors.device(), ", got ", pivots.device());
+  const std::int64_t n = cols(factors);
+  LG_CHECK_SHAPE(
+      pivots.dim() == factors.dim() - 1 && pivots.size(pivots.dim() - 1) == n &&
+          batch_shape(factors) == Shape(pivots.shape().begin(), pivots.shape().end() - 1),
+      op, ": expected pivots of shape ", with_vector(batch_shape(factors), n), " for ",
+      factors_name, " of shape ", factors.shape(), ", got ", pivots.shape());
+}
+
 Tensor mT(const Tensor& a) {
   return transpose(a, -2, -1);
 }
@@ -372,16 +389,8 @@ Tensor lu_solve(const Tensor& LU, const Tensor& pivots, const Tensor& B, bool le
   check_matrices(op, LU, "LU", /*square=*/true);
   check_matrices(op, B, "B", /*square=*/false);
   check_pair(op, LU, "LU", B, "B");
-  LG_CHECK(pivots.defined(), op, ": expected defined pivots, got an undefined Tensor()");
-  LG_CHECK_DTYPE(pivots.dtype() == kInt32, op,
-                 ": expected pivots of dtype int32 (lu_factor's), got ", pivots.dtype());
-  LG_CHECK_DEVICE(pivots.device() == LU.device(), op, ": expected pivots on LU's device ",
-                  LU.device(), ", got ", pivots.device());
+  check_factor_pivots(op, LU, "LU", pivots, "lu_factor");
   const std::int64_t n = cols(LU);
-  LG_CHECK_SHAPE(pivots.dim() == LU.dim() - 1 && pivots.size(pivots.dim() - 1) == n &&
-                     batch_shape(LU) == Shape(pivots.shape().begin(), pivots.shape().end() - 1),
-                 op, ": expected pivots of shape ", with_vector(batch_shape(LU), n),
-                 " for LU of shape ", LU.shape(), ", got ", pivots.shape());
   LG_CHECK_SHAPE((left ? rows(B) : cols(B)) == n, op, ": expected B of shape ",
                  left ? "(*, n, k)" : "(*, k, n)", " with n = ", n, " (LU of shape ", LU.shape(),
                  ", left=", left ? "true" : "false", "), got ", B.shape());
@@ -488,16 +497,8 @@ Tensor ldl_solve(const Tensor& LD, const Tensor& pivots, const Tensor& B, bool h
   check_matrices(op, LD, "LD", /*square=*/true);
   check_matrices(op, B, "B", /*square=*/false);
   check_pair(op, LD, "LD", B, "B");
-  LG_CHECK(pivots.defined(), op, ": expected defined pivots, got an undefined Tensor()");
-  LG_CHECK_DTYPE(pivots.dtype() == kInt32, op,
-                 ": expected pivots of dtype int32 (ldl_factor's), got ", pivots.dtype());
-  LG_CHECK_DEVICE(pivots.device() == LD.device(), op, ": expected pivots on LD's device ",
-                  LD.device(), ", got ", pivots.device());
+  check_factor_pivots(op, LD, "LD", pivots, "ldl_factor");
   const std::int64_t n = cols(LD);
-  LG_CHECK_SHAPE(pivots.dim() == LD.dim() - 1 && pivots.size(pivots.dim() - 1) == n &&
-                     batch_shape(LD) == Shape(pivots.shape().begin(), pivots.shape().end() - 1),
-                 op, ": expected pivots of shape ", with_vector(batch_shape(LD), n),
-                 " for LD of shape ", LD.shape(), ", got ", pivots.shape());
   LG_CHECK_SHAPE(rows(B) == n, op, ": expected B of shape (*, ", n, ", k) for LD of shape ",
                  LD.shape(), ", got ", B.shape());
   const Shape batch = broadcast_shapes(batch_shape(LD), batch_shape(B), op);

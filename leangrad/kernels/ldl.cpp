@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include <leangrad/kernels/cpu/parallel_for.h>
+#include <leangrad/kernels/cpu/matrix_batches.h>
 
 namespace leangrad::kernels {
 
@@ -208,27 +208,20 @@ void solve_one(const T* ld, const std::int32_t* pivots, T* b, std::int64_t n, st
   }
 }
 
-std::int64_t grain(std::int64_t n) {
-  return std::max<std::int64_t>(1, 4096 / std::max<std::int64_t>(n * n, 1));
-}
-
 }  // namespace
 
 template <typename T>
 void ldl_factor(T* a, std::int64_t batch, std::int64_t n, std::int32_t* pivots,
                 std::int32_t* info) {
-  cpu::parallel_for(batch, grain(n), [&](std::int64_t begin, std::int64_t end) {
-    for (std::int64_t b = begin; b < end; ++b)
-      factor_one(a + b * n * n, n, pivots + b * n, info + b);
-  });
+  cpu::for_each_matrix(
+      batch, n, n, [&](std::int64_t b) { factor_one(a + b * n * n, n, pivots + b * n, info + b); });
 }
 
 template <typename T>
 void ldl_solve(const T* ld, const std::int32_t* pivots, T* b, std::int64_t batch, std::int64_t n,
                std::int64_t k) {
-  cpu::parallel_for(batch, grain(n), [&](std::int64_t begin, std::int64_t end) {
-    for (std::int64_t m = begin; m < end; ++m)
-      solve_one(ld + m * n * n, pivots + m * n, b + m * n * k, n, k);
+  cpu::for_each_matrix(batch, n, std::max(n, k), [&](std::int64_t m) {
+    solve_one(ld + m * n * n, pivots + m * n, b + m * n * k, n, k);
   });
 }
 

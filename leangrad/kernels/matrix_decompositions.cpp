@@ -18,6 +18,7 @@
 #include <vector>
 
 #include <leangrad/kernels/cpu/gemm.h>
+#include <leangrad/kernels/cpu/matrix_batches.h>
 #include <leangrad/kernels/cpu/parallel_for.h>
 
 namespace leangrad::kernels {
@@ -37,18 +38,7 @@ using ConstMatrixMap = Eigen::Map<const RowMatrix<T>>;
 template <typename T>
 using VectorMap = Eigen::Map<Eigen::Matrix<T, Eigen::Dynamic, 1>>;
 
-// One task per matrix once a matrix holds a few thousand flops; small matrices are grouped.
-std::int64_t grain_for_matrices(std::int64_t m, std::int64_t n) {
-  return std::max<std::int64_t>(1, 4096 / std::max<std::int64_t>(m * n, 1));
-}
-
-template <typename F>
-void for_each_matrix(std::int64_t batch, std::int64_t m, std::int64_t n, const F& fn) {
-  cpu::parallel_for(batch, grain_for_matrices(m, n), [&](std::int64_t begin, std::int64_t end) {
-    for (std::int64_t b = begin; b < end; ++b)
-      fn(b);
-  });
-}
+using cpu::for_each_matrix;
 
 // Note [Blocked factorizations]
 // LU with partial pivoting and Cholesky are LAPACK's right-looking blocked algorithms (getrf,

@@ -191,12 +191,6 @@ void check_conv3d_operand(const char* op, const char* name, const Tensor& t) {
                   t.device(), " (autograd's conv3d composes conv2d there)");
 }
 
-void check_same_dtype(const char* op, const char* name_a, const Tensor& a, const char* name_b,
-                      const Tensor& b) {
-  LG_CHECK_DTYPE(a.dtype() == b.dtype(), op, ": expected ", name_a, " and ", name_b,
-                 " of the same dtype, got ", a.dtype(), " and ", b.dtype());
-}
-
 // Raises when oneDNN declined a problem use_conv3d_kernel would have found it has.
 void check_ran(const char* op, bool ran, const kernels::cpu::onednn::Conv3dGeometry& g) {
   LG_CHECK(
@@ -366,8 +360,8 @@ Tensor conv3d(const Tensor& x, const Tensor& weight, const Tensor& bias, const C
                    g.out_channels, ") for weight of shape ", weight.shape(), ", got ",
                    bias.shape());
   }
-  check_same_dtype(op, "input", x, "weight", weight);
-  if (bias.defined()) check_same_dtype(op, "input", x, "bias", bias);
+  check_operand_pair(op, "input", x, "weight", weight);
+  if (bias.defined()) check_operand_pair(op, "input", x, "bias", bias);
   const Shape out_shape = output_shape3(g);
   if (shape_numel(out_shape, op) == 0) return empty(out_shape, x.options());
   if (is_reduced_precision(x.dtype())) {  // computed in float32, rounded once, as conv2d
@@ -400,7 +394,7 @@ Tensor conv3d_input_grad(const Tensor& grad_out, const Tensor& weight, const Sha
   const auto g = make_geometry3(op, input_shape, weight.shape(), p);
   LG_CHECK_SHAPE(grad_out.shape() == output_shape3(g), op, ": expected grad_out of shape ",
                  output_shape3(g), " (the convolution's output), got ", grad_out.shape());
-  check_same_dtype(op, "grad_out", grad_out, "weight", weight);
+  check_operand_pair(op, "grad_out", grad_out, "weight", weight);
   if (shape_numel(input_shape, op) == 0) return empty(input_shape, grad_out.options());
   if (grad_out.numel() == 0 || weight.numel() == 0) return zeros(input_shape, grad_out.options());
   if (is_reduced_precision(grad_out.dtype())) {
@@ -426,7 +420,7 @@ Tensor conv3d_weight_grad(const Tensor& grad_out, const Tensor& x, const Shape& 
   const auto g = make_geometry3(op, x.shape(), weight_shape, p);
   LG_CHECK_SHAPE(grad_out.shape() == output_shape3(g), op, ": expected grad_out of shape ",
                  output_shape3(g), " (the convolution's output), got ", grad_out.shape());
-  check_same_dtype(op, "grad_out", grad_out, "input", x);
+  check_operand_pair(op, "grad_out", grad_out, "input", x);
   if (shape_numel(weight_shape, op) == 0) return empty(weight_shape, x.options());
   if (grad_out.numel() == 0 || x.numel() == 0) return zeros(weight_shape, x.options());
   if (is_reduced_precision(x.dtype())) {

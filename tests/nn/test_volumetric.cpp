@@ -190,13 +190,6 @@ TEST(Conv3d, KernelDifferentiatesTwiceAsTheComposition) {
   }
 }
 
-// The values of t as float32 (exact for every 16-bit float).
-std::vector<float> float_values(const Tensor& t) {
-  const Tensor f = t.detach().to(kFloat32).contiguous();
-  const float* p = f.data_ptr<float>();
-  return std::vector<float>(p, p + f.numel());
-}
-
 // float16 and bfloat16 take the kernel too: each entry is the float32 kernel on the operands
 // widened (exactly) and its result rounded once, so bit for bit that; autograd takes it (the node
 // is Conv3dBackward), and under CPU autocast float32 operands are cast to bfloat16 and take it.
@@ -215,24 +208,25 @@ TEST(Conv3d, SixteenBitFloatsRunTheKernelInFloat32) {
     ASSERT_TRUE(ops::use_conv3d_kernel(x, w, b, p));
     const Tensor y = ops::conv3d(x, w, b, p);
     EXPECT_EQ(y.dtype(), dtype);
-    EXPECT_EQ(float_values(y), float_values(ops::conv3d(wide(x), wide(w), wide(b), p).to(dtype)));
+    EXPECT_EQ(test::to_vector(y),
+              test::to_vector(ops::conv3d(wide(x), wide(w), wide(b), p).to(dtype)));
     const Tensor dy = test::uniform_input(y.shape(), -1.0, 1.0, 123).detach().to(dtype);
-    EXPECT_EQ(float_values(ops::conv3d_input_grad(dy, w, x.shape(), p)),
-              float_values(ops::conv3d_input_grad(wide(dy), wide(w), x.shape(), p).to(dtype)));
-    EXPECT_EQ(float_values(ops::conv3d_weight_grad(dy, x, w.shape(), p)),
-              float_values(ops::conv3d_weight_grad(wide(dy), wide(x), w.shape(), p).to(dtype)));
+    EXPECT_EQ(test::to_vector(ops::conv3d_input_grad(dy, w, x.shape(), p)),
+              test::to_vector(ops::conv3d_input_grad(wide(dy), wide(w), x.shape(), p).to(dtype)));
+    EXPECT_EQ(test::to_vector(ops::conv3d_weight_grad(dy, x, w.shape(), p)),
+              test::to_vector(ops::conv3d_weight_grad(wide(dy), wide(x), w.shape(), p).to(dtype)));
     const Tensor xr = x.detach().requires_grad_();
     const Tensor yr = conv3d(xr, w, b, p.stride, p.padding, p.dilation, p.groups);
     EXPECT_EQ(autograd::grad_fn_name(yr), "Conv3dBackward");
-    EXPECT_EQ(float_values(yr), float_values(y));
+    EXPECT_EQ(test::to_vector(yr), test::to_vector(y));
   }
   const amp::AutocastGuard autocast(kBFloat16, DeviceType::CPU);
   const Tensor xr = x32.detach().requires_grad_();
   const Tensor y = conv3d(xr, w32, b32, p.stride, p.padding, p.dilation, p.groups);
   EXPECT_EQ(y.dtype(), kBFloat16);
   EXPECT_EQ(autograd::grad_fn_name(y), "Conv3dBackward");
-  EXPECT_EQ(float_values(y),
-            float_values(ops::conv3d(x32.to(kBFloat16), w32.to(kBFloat16), b32.to(kBFloat16), p)));
+  EXPECT_EQ(test::to_vector(y), test::to_vector(ops::conv3d(x32.to(kBFloat16), w32.to(kBFloat16),
+                                                            b32.to(kBFloat16), p)));
 }
 
 // f() throws an E whose message holds `words`.
