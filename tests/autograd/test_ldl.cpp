@@ -252,7 +252,10 @@ TEST(LdlFactor, RebuildsLargerIndefiniteMatrices) {
 TEST(LdlSolve, DifferentiatesInB) {
   const Tensor r = test::uniform_input({5, 5}, -1.0, 1.0, 610).detach();
   const Tensor a = mul(add(r, r.t()), rsub(mul(eye(5, r.options()), 0.9), 1.0));
-  const auto [ld, pivots] = linalg::ldl_factor(a);
+  // Named tensors, not a structured binding: clang 14 cannot capture a binding in a lambda.
+  const auto factors = linalg::ldl_factor(a);
+  const Tensor ld = std::get<0>(factors);
+  const Tensor pivots = std::get<1>(factors);
   const Tensor b = test::uniform_input({3, 5, 2}, -1.0, 1.0, 611);
   const test::GradcheckFn f = [&](const std::vector<Tensor>& in) {
     const Tensor x = linalg::ldl_solve(ld, pivots, in[0]);
@@ -277,7 +280,9 @@ TEST(LdlSolve, DifferentiatesInB) {
 // Error from ldl_factor and from ldl_factor_ex with check_errors.
 TEST(LdlSolve, RefusesPivotsNotFromLdlFactor) {
   const Tensor a = tensor(std::vector<double>{0, 1, 1, 0}, {2, 2});
-  const auto [ld, pivots] = linalg::ldl_factor(a);
+  const auto factors = linalg::ldl_factor(a);
+  const Tensor ld = std::get<0>(factors);
+  const Tensor pivots = std::get<1>(factors);
   EXPECT_EQ(int_values(pivots), (std::vector<std::int32_t>{-2, -2}));
   const Tensor b = ones({2, 1}, a.options());
   EXPECT_TRUE(test::all_close(linalg::ldl_solve(ld, pivots, b), {1.0, 1.0}, 0, 1e-15));
