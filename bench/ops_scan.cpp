@@ -1,4 +1,4 @@
-// ops_scan: forward + backward through autograd of 118 ops at realistic shapes (the eight
+// ops_scan: forward + backward through autograd of 120 ops at realistic shapes (the ten
 // "_fwd" rows forward only), float32, one line per op (its name and the median of 5 timed runs in
 // ms, after 2 untimed ones), for a broad look at where a CPU kernel is slower than it should be.
 // bench/compare/ops_scan_vs_libtorch.sh runs it beside LibTorch's side
@@ -175,12 +175,18 @@ int main(int argc, char** argv) {
       // Forward only, x + f(x.detach()): LibTorch 1.13's Bessel functions have no gradient.
       {"special_bessel_j0_fwd", pos,
        [](const Tensor& x) { return x + lg::special_bessel_j0(x.detach() * 40.0 - 20.0); }},
+      // The central range alone, [-5, 5) (Note [Special functions in lanes]).
+      {"special_bessel_j0_central_fwd", pos,
+       [](const Tensor& x) { return x + lg::special_bessel_j0(x.detach() * 10.0 - 10.0); }},
       {"special_bessel_y1_fwd", pos,
        [](const Tensor& x) { return x + lg::special_bessel_y1(x.detach() * 20.0 + 0.1); }},
       {"special_modified_bessel_k1_fwd", pos,
        [](const Tensor& x) { return x + lg::special_modified_bessel_k1(x.detach() * 10.0 + 0.01); }},
       {"special_airy_ai_fwd", pos,
        [](const Tensor& x) { return x + lg::special_airy_ai(x.detach() * 20.0 - 10.0); }},
+      // The central range alone, [-2, 1).
+      {"special_airy_ai_central_fwd", pos,
+       [](const Tensor& x) { return x + lg::special_airy_ai(x.detach() * 3.0 - 3.5); }},
       // Forward only: LibTorch's orthogonal polynomials have no gradient either. Degree 12:
       // Chebyshev's closed form, Legendre's and Hermite's recurrences.
       {"special_chebyshev_polynomial_t_fwd", pos, [](const Tensor& x) {

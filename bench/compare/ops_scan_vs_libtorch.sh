@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A broad scan for CPU kernels slower than LibTorch's: bench/ops_scan (118 ops forward + backward
+# A broad scan for CPU kernels slower than LibTorch's: bench/ops_scan (120 ops forward + backward
 # through autograd, float32) beside LibTorch 1.13's side (bench/compare/libtorch/
 # libtorch_ops_scan.cpp, the same ops, names, shapes and order), at 1 and then 2 threads, the
 # programs alternating. Builds bench/compare/libtorch (installs LibTorch's packages when missing,

@@ -268,12 +268,28 @@ LG_HOST_DEVICE LG_INLINE double ndtri(double p) {
 //   K1(x) = R1(x^2) / x + log(x / 2) I1(x) with R0, R1 fits of the smooth parts (DLMF 10.31.2);
 //   beyond, sqrt(x) exp(x) K_nu(x) in 2 / x, K_nu(x) that times exp(-x) / sqrt(x). K(0) = +inf,
 //   a negative x NaN, K(inf) = 0 (the scaled forms too), as PyTorch's.
+// The central forms of I0 and I1: their values for |x| <= 8 (where bessel_i_series_applies),
+// straight-line code with no library call, which the CPU's elementwise loop runs in SIMD lanes
+// (Note [Special functions in lanes], kernels/cpu/elementwise.cpp). bessel_i0 and bessel_i1 take
+// the same operations there, so a value is the same in either loop.
+LG_HOST_DEVICE LG_INLINE bool bessel_i_series_applies(double x) {
+  return std::fabs(x) <= 8.0;  // false for NaN
+}
+LG_HOST_DEVICE LG_INLINE double bessel_i_series_of_magnitude(int nu, double a) {
+  const double v = a * a;
+  return nu == 0 ? fits::bessel_i0_small(v) : a * fits::bessel_i1_small(v);
+}
+LG_HOST_DEVICE LG_INLINE double bessel_i0_series(double x) {
+  return bessel_i_series_of_magnitude(0, std::fabs(x));
+}
+LG_HOST_DEVICE LG_INLINE double bessel_i1_series(double x) {
+  return std::copysign(bessel_i_series_of_magnitude(1, std::fabs(x)), x);
+}
 // exp(-|x|) I_nu(|x|) when scaled, else I_nu(|x|); nu is 0 or 1.
 LG_HOST_DEVICE LG_INLINE double bessel_i_of_magnitude(int nu, double a, bool scaled) {
   if (std::isnan(a)) return a;
   if (a <= 8.0) {
-    const double v = a * a;
-    const double i = nu == 0 ? fits::bessel_i0_small(v) : a * fits::bessel_i1_small(v);
+    const double i = bessel_i_series_of_magnitude(nu, a);
     return scaled ? std::exp(-a) * i : i;
   }
   if (std::isinf(a)) return scaled ? 0.0 : a;
@@ -335,19 +351,30 @@ LG_HOST_DEVICE LG_INLINE void bessel_hankel(int nu, double x, double* j, double*
   if (j != nullptr) *j = a * (p * cos_xi - q * sin_xi);
   if (y != nullptr) *y = a * (p * sin_xi + q * cos_xi);
 }
+// The central forms of J0 and J1: their values for |x| <= 5 (where bessel_j_series_applies),
+// straight-line code for the CPU's lanes as bessel_i0_series above.
+LG_HOST_DEVICE LG_INLINE bool bessel_j_series_applies(double x) {
+  return std::fabs(x) <= 5.0;  // false for NaN
+}
+LG_HOST_DEVICE LG_INLINE double bessel_j0_series(double x) {
+  return fits::bessel_j0_small(x * x);
+}
+LG_HOST_DEVICE LG_INLINE double bessel_j1_series(double x) {
+  return x * fits::bessel_j1_small(x * x);
+}
 LG_HOST_DEVICE LG_INLINE double bessel_j0(double x) {
+  if (bessel_j_series_applies(x)) return bessel_j0_series(x);
   if (std::isnan(x)) return x;
   const double a = std::fabs(x);
-  if (a <= 5.0) return fits::bessel_j0_small(a * a);
   if (std::isinf(a)) return 0.0;
   double j = 0.0;
   bessel_hankel(0, a, &j, nullptr);
   return j;
 }
 LG_HOST_DEVICE LG_INLINE double bessel_j1(double x) {
+  if (bessel_j_series_applies(x)) return bessel_j1_series(x);
   if (std::isnan(x)) return x;
   const double a = std::fabs(x);
-  if (a <= 5.0) return x * fits::bessel_j1_small(a * a);
   if (std::isinf(a)) return std::copysign(0.0, x);
   double j = 0.0;
   bessel_hankel(1, a, &j, nullptr);
@@ -384,11 +411,19 @@ LG_HOST_DEVICE LG_INLINE double bessel_y(int nu, double x) {
 //   cosines and sines of both, exp(-zeta - l) as exp(-zeta) (1 - l). At +inf both are 0, at -inf Ai
 //   is 0 (its amplitude t^(-1/4) decays; PyTorch's is NaN at both) and Ai' NaN (its amplitude
 //   grows); where zeta overflows (|x| > 1e205) the same.
+// The central forms of Ai and Ai': their values for -2 <= x <= 1 (where airy_series_applies),
+// straight-line code for the CPU's lanes as bessel_i0_series above.
+LG_HOST_DEVICE LG_INLINE bool airy_series_applies(double x) {
+  return x >= -2.0 && x <= 1.0;  // false for NaN
+}
+LG_HOST_DEVICE LG_INLINE double airy_series(double x, bool prime) {
+  return prime ? fits::airy_ai_prime_small(x) : fits::airy_ai_small(x);
+}
 LG_HOST_DEVICE LG_INLINE double airy(double x, bool prime) {
   constexpr double kInvSqrtPi = 0.56418958354775628695;  // 1 / sqrt(pi)
   constexpr double kSqrtHalf = 0.70710678118654752440;
+  if (airy_series_applies(x)) return airy_series(x, prime);
   if (std::isnan(x)) return x;
-  if (x >= -2.0 && x <= 1.0) return prime ? fits::airy_ai_prime_small(x) : fits::airy_ai_small(x);
   const double t = std::fabs(x);
   const double root = std::sqrt(t);
   constexpr double kTwoThirds = 0.66666666666666662966, kTwoThirdsLow = 3.7007434154171883e-17;

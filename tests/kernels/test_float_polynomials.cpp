@@ -1,7 +1,8 @@
 // kernels/cpu/float_polynomials.h: e^x - 1, tanh, log, log(1 + x), erf, sinh, cosh, sin, cos,
 // tan, atan, atan2, and GELU with its derivative, of float against the C library's functions in
 // double, within the bounds the header states (Note [Float polynomials]); and the elementwise ops
-// and activations that take them.
+// and activations that take them, with the special functions whose central forms run in lanes
+// the same way (Note [Range-limited elementwise ops] in kernels/cpu/elementwise.cpp).
 //
 // The bounds were measured over all 2^32 floats; CI checks every 257th. To check every float again
 // (a few minutes; after changing a coefficient or a step):
@@ -11,6 +12,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <functional>
 #include <limits>
 #include <string>
 #include <vector>
@@ -19,6 +21,7 @@
 
 #include <leangrad/kernels/cpu/float_polynomials.h>
 #include <leangrad/kernels/ops.h>
+#include <leangrad/kernels/special_math.h>
 #include "testing/float_sweep.h"
 #include "testing/sanitized.h"
 #include "testing/tensor_testing.h"
@@ -377,52 +380,118 @@ TEST(FloatPolynomials, Atan2KernelOfFloatIsThePolynomial) {
           << i << ", " << j;
 }
 
-// sin, cos and tan run chunks whose elements are all below 2^20 in lanes, and the others element
-// by element (Note [Range-limited elementwise ops]): each value is the element function's, in
-// either kind of chunk, for float in place and strided, float16 and bfloat16.
-TEST(FloatPolynomials, RangeLimitedOpsGiveTheElementFunctionsValues) {
-  // 4,096 values: runs in range, and from element 1,500 on one value of 2^20 or more (or an
-  // infinity, a NaN) every 97 elements, so that some chunks hold both kinds.
+// 4,096 values: runs of central values (central(i)), and from element 1,500 on one of `outside`
+// every 97 elements, so that some of the kernel's chunks of 512 hold both kinds and most hold one.
+std::vector<double> chunk_mix(const std::function<double(int)>& central,
+                              const std::vector<double>& outside) {
   std::vector<double> values;
-  for (int i = 0; i < 4096; ++i) {
-    const double in_range = std::ldexp(1.0 + (i % 101) / 101.0, i % 23 - 3) * (i % 2 ? -1 : 1);
-    const double outside[] = {1048576.0, -3.5e7, 1e30, kInf, kNaN};
-    values.push_back(i >= 1500 && i % 97 == 0 ? outside[i % 5] : in_range);
-  }
-  const auto expected_as = [&](UnaryOp op, DType dtype) {
-    std::vector<double> expected;
-    for (const double v : values) {
-      const Tensor one = make_tensor({v}, {1}, dtype).to(kFloat32);
-      const auto x = static_cast<float>(to_vector(one)[0]);
-      const float y = op == UnaryOp::Sin   ? cpu::sin_polynomial(x)
-                      : op == UnaryOp::Cos ? cpu::cos_polynomial(x)
-                                           : cpu::tan_polynomial(x);
-      expected.push_back(to_vector(make_tensor({y}, {1}, kFloat32).to(dtype))[0]);
+  for (int i = 0; i < 4096; ++i)
+    values.push_back(i >= 1500 && i % 97 == 0 ? outside[i % outside.size()] : central(i));
+  return values;
+}
+
+bool same_values(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (!(a[i] == b[i] || (std::isnan(a[i]) && std::isnan(b[i])))) return false;
+  return true;
+}
+
+// op over `values` in dtype through the kernel, contiguous, strided (every second element of a
+// tensor twice as long) and, for float and double, in place, against expected(op, dtype).
+void expect_element_values(UnaryOp op, const std::vector<DType>& dtypes,
+                           const std::vector<double>& values,
+                           const std::function<std::vector<double>(DType)>& expected_as) {
+  for (const DType dtype : dtypes) {
+    SCOPED_TRACE(dtype_name(dtype));
+    const std::vector<double> expected = expected_as(dtype);
+    EXPECT_TRUE(same_values(to_vector(ops::unary(op, make_tensor(values, {4096}, dtype))),
+                            expected));
+    std::vector<double> spaced(2 * values.size(), 0.5);
+    for (std::size_t i = 0; i < values.size(); ++i)
+      spaced[2 * i] = values[i];
+    const Tensor strided = make_tensor(spaced, {8192}, dtype).slice(0, 0, 8192, 2);
+    EXPECT_TRUE(same_values(to_vector(ops::unary(op, strided)), expected));
+    if (dtype == kFloat32 || dtype == kFloat64) {
+      Tensor x = make_tensor(values, {4096}, dtype);
+      ops::unary_(op, x);
+      EXPECT_TRUE(same_values(to_vector(x), expected));
     }
-    return expected;
-  };
-  const auto same = [](const std::vector<double>& a, const std::vector<double>& b) {
-    for (std::size_t i = 0; i < a.size(); ++i)
-      if (!(a[i] == b[i] || (std::isnan(a[i]) && std::isnan(b[i])))) return false;
-    return true;
-  };
+  }
+}
+
+// values rounded to dtype, then to float (exact).
+float as_float_operand(double v, DType dtype) {
+  return static_cast<float>(to_vector(make_tensor({v}, {1}, dtype).to(kFloat32))[0]);
+}
+
+// y (a float) rounded to dtype.
+double rounded_to(float y, DType dtype) {
+  return to_vector(make_tensor({y}, {1}, kFloat32).to(dtype))[0];
+}
+
+// sin, cos and tan compute in lanes below 2^20, and element by element from there on (Note
+// [Range-limited elementwise ops]): each value is the element function's, whatever else its chunk
+// holds, for float in place and strided, float16 and bfloat16.
+TEST(FloatPolynomials, RangeLimitedOpsGiveTheElementFunctionsValues) {
+  const std::vector<double> values = chunk_mix(
+      [](int i) { return std::ldexp(1.0 + (i % 101) / 101.0, i % 23 - 3) * (i % 2 ? -1 : 1); },
+      {1048576.0, -3.5e7, 1e30, kInf, kNaN});
   for (const UnaryOp op : {UnaryOp::Sin, UnaryOp::Cos, UnaryOp::Tan}) {
     SCOPED_TRACE(static_cast<int>(op));
-    for (const DType dtype : {kFloat32, kFloat16, kBFloat16}) {
-      SCOPED_TRACE(dtype_name(dtype));
-      const std::vector<double> expected = expected_as(op, dtype);
-      EXPECT_TRUE(same(to_vector(ops::unary(op, make_tensor(values, {4096}, dtype))), expected));
-      // A strided operand: every second element of a tensor twice as long.
-      std::vector<double> spaced(2 * values.size(), 0.5);
-      for (std::size_t i = 0; i < values.size(); ++i)
-        spaced[2 * i] = values[i];
-      const Tensor strided = make_tensor(spaced, {8192}, dtype).slice(0, 0, 8192, 2);
-      EXPECT_TRUE(same(to_vector(ops::unary(op, strided)), expected));
-    }
-    // In place on float: the output is the input.
-    Tensor x = make_tensor(values, {4096}, kFloat32);
-    ops::unary_(op, x);
-    EXPECT_TRUE(same(to_vector(x), expected_as(op, kFloat32)));
+    expect_element_values(op, {kFloat32, kFloat16, kBFloat16}, values, [&](DType dtype) {
+      std::vector<double> expected;
+      for (const double v : values) {
+        const float x = as_float_operand(v, dtype);
+        const float y = op == UnaryOp::Sin   ? cpu::sin_polynomial(x)
+                        : op == UnaryOp::Cos ? cpu::cos_polynomial(x)
+                                             : cpu::tan_polynomial(x);
+        expected.push_back(rounded_to(y, dtype));
+      }
+      return expected;
+    });
+  }
+}
+
+// J0, J1, I0, I1, Ai and Ai' compute their central ranges in lanes and the rest element by
+// element (Note [Special functions in lanes]): each value is special_math's function's, in double
+// and rounded once, whatever else its chunk holds, for every floating dtype.
+TEST(FloatPolynomials, SpecialFunctionsInLanesGiveTheElementFunctionsValues) {
+  namespace sm = kernels::special_math;
+  struct Case {
+    UnaryOp op;
+    double (*f)(double);
+    double low, high;  // the central range
+  };
+  const Case cases[] = {
+      {UnaryOp::BesselJ0, [](double x) { return sm::bessel_j0(x); }, -5.0, 5.0},
+      {UnaryOp::BesselJ1, [](double x) { return sm::bessel_j1(x); }, -5.0, 5.0},
+      {UnaryOp::I0, [](double x) { return sm::bessel_i0(x, false); }, -8.0, 8.0},
+      {UnaryOp::I1, [](double x) { return sm::bessel_i1(x, false); }, -8.0, 8.0},
+      {UnaryOp::AiryAi, [](double x) { return sm::airy(x, false); }, -2.0, 1.0},
+      {UnaryOp::AiryAiPrime, [](double x) { return sm::airy(x, true); }, -2.0, 1.0},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(static_cast<int>(c.op));
+    // The central range's ends included; outside it both sides of the line, far, inf and NaN.
+    const double width = c.high - c.low;
+    const std::vector<double> values = chunk_mix(
+        [&](int i) { return c.low + width * (i % 257) / 256.0; },
+        {c.high + 0.25, c.low - 0.25, c.high * 40.0 + 3.0, c.low * 40.0 - 3.0, kInf, -kInf, kNaN});
+    expect_element_values(c.op, {kFloat32, kFloat64, kFloat16, kBFloat16}, values,
+                          [&](DType dtype) {
+                            std::vector<double> expected;
+                            for (const double v : values) {
+                              if (dtype == kFloat64) {
+                                expected.push_back(c.f(v));
+                              } else {
+                                const double x = as_float_operand(v, dtype);
+                                expected.push_back(
+                                    rounded_to(static_cast<float>(c.f(x)), dtype));
+                              }
+                            }
+                            return expected;
+                          });
   }
 }
 

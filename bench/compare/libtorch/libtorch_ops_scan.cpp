@@ -178,6 +178,9 @@ int main(int argc, char** argv) {
       // Forward only, x + f(x.detach()): LibTorch 1.13's Bessel functions have no gradient.
       {"special_bessel_j0_fwd", pos,
        [](const Tensor& x) { return x + torch::special::bessel_j0(x.detach() * 40.0 - 20.0); }},
+      // The central range alone, [-5, 5) (Note [Special functions in lanes]).
+      {"special_bessel_j0_central_fwd", pos,
+       [](const Tensor& x) { return x + torch::special::bessel_j0(x.detach() * 10.0 - 10.0); }},
       {"special_bessel_y1_fwd", pos,
        [](const Tensor& x) { return x + torch::special::bessel_y1(x.detach() * 20.0 + 0.1); }},
       {"special_modified_bessel_k1_fwd", pos,
@@ -186,6 +189,9 @@ int main(int argc, char** argv) {
        }},
       {"special_airy_ai_fwd", pos,
        [](const Tensor& x) { return x + torch::special::airy_ai(x.detach() * 20.0 - 10.0); }},
+      // The central range alone, [-2, 1).
+      {"special_airy_ai_central_fwd", pos,
+       [](const Tensor& x) { return x + torch::special::airy_ai(x.detach() * 3.0 - 3.5); }},
       // Forward only: LibTorch's orthogonal polynomials have no gradient either. Degree 12:
       // Chebyshev's closed form, Legendre's and Hermite's recurrences.
       {"special_chebyshev_polynomial_t_fwd", pos, [](const Tensor& x) {

@@ -201,29 +201,43 @@ void half_loop(const ElementwiseGeometry& g, const Math& math, Out* out, const I
 }
 
 // Note [Range-limited elementwise ops]
-//   sin, cos and tan of float compute in SIMD lanes only below |x| = 2^20 (kTrigPolynomialRange,
-//   Note [Float polynomials]); from there on each takes the C library's function, a call per
-//   element. A per-element choice between the two keeps the whole loop scalar (a call the
-//   vectoriser cannot lane), so these ops run in chunks of kHalfChunk elements of a run: a
-//   chunk whose every element is in range (one vectorised pass to find out) runs the in-range
-//   form in lanes, any other chunk the per-element choice. The values are the per-element
-//   function's either way (the in-range form is its first branch), so each element's result is
-//   the same whatever chunk it falls in. float16 and bfloat16 widen into a float buffer and
-//   narrow back, as half_loop (Note [float16 elementwise in float lanes]); a float run with unit
-//   strides is read and written in place (an element is read before it is written, so an output
-//   that is the input, as sin_, is fine).
-template <typename T>
-void load_as_float(const T* src, std::int64_t stride, std::int64_t n, float* dst) {
+//   Some ops have a form that computes in SIMD lanes over part of their domain only, the rest
+//   taking a library call or a branch per element, which would keep the whole loop scalar:
+//     - sin, cos and tan of float: the double polynomials below |x| = 2^20 (kTrigPolynomialRange,
+//       Note [Float polynomials]), the C library's function from there on;
+//     - J0 and J1 for |x| <= 5, I0 and I1 for |x| <= 8, Ai and Ai' for -2 <= x <= 1 (Note
+//       [Special functions in lanes]), of every floating dtype.
+//   These run in chunks of kHalfChunk elements of a run: the in-range form in lanes over the
+//   whole chunk, with one vectorised test whether each element is in range; where any is not,
+//   a second pass gives just those elements the full function, one call each. The in-range form
+//   is the full function's own first branch, operation for operation (-ffp-contract=off, above),
+//   so every element's value is the per-element function's whatever its neighbours are; the
+//   forms are plain arithmetic and bit operations, defined (if meaningless) on every input, so
+//   computing them where they do not apply is harmless. float16 and bfloat16 widen into a float
+//   buffer and narrow back, as half_loop (Note [float16 elementwise in float lanes]); a float or
+//   double run with unit strides is read and written in place, through a chunk buffer where the
+//   output is the input (sin_): the second pass reads the input again.
+//
+// Note [Special functions in lanes]
+//   The special functions compute in double (kernels/special_math.h), each a fitted series in
+//   its central range and other forms, with exp, log, sin or cos, beyond. J0, J1, I0, I1, Ai and
+//   Ai' have a central form that is a polynomial or a Chebyshev series alone
+//   (special_math::bessel_j0_series ...), which the compiler runs in lanes of doubles where the
+//   scalar loop took 25 ns an element for J0 (ops_scan's special_bessel_j0_fwd; the numbers are
+//   in bench/results/2026-12-05-cpu-special-functions-in-lanes-zen4-2core.md). float's value is
+//   still the double's, rounded once.
+template <typename T, typename C>
+void load_as(const T* src, std::int64_t stride, std::int64_t n, C* dst) {
   if constexpr (std::is_same_v<T, Half>) {
     load_widened(src, stride, n, dst);
   } else {
     for (std::int64_t j = 0; j < n; ++j)
-      dst[j] = static_cast<float>(src[j * stride]);
+      dst[j] = static_cast<C>(src[j * stride]);
   }
 }
 
-template <typename T>
-void store_from_float(const float* src, T* dst, std::int64_t stride, std::int64_t n) {
+template <typename C, typename T>
+void store_from(const C* src, T* dst, std::int64_t stride, std::int64_t n) {
   if constexpr (std::is_same_v<T, Half>) {
     store_narrowed(src, dst, stride, n);
   } else {
@@ -232,41 +246,39 @@ void store_from_float(const float* src, T* dst, std::int64_t stride, std::int64_
   }
 }
 
-// Whether applies(x[j]) holds for every j < n, in one vectorised pass.
-template <typename Applies>
-bool all_apply(const float* x, std::int64_t n, const Applies& applies) {
-  int outside = 0;
-  for (std::int64_t j = 0; j < n; ++j)
-    outside |= applies(x[j]) ? 0 : 1;
-  return outside == 0;
-}
-
-// y[j] = full(x[j]) for j < n; in_range(x[j]) in lanes where applies holds for the whole chunk.
-template <typename Applies, typename InRange, typename Full>
-[[gnu::always_inline]] inline void apply_range_limited(const float* x, float* y, std::int64_t n,
+// y[j] = full(x[j]) for j < n <= kHalfChunk, as in_range(x[j]) in lanes wherever applies(x[j]).
+// y may be x.
+template <typename C, typename Applies, typename InRange, typename Full>
+[[gnu::always_inline]] inline void apply_range_limited(const C* x, C* y, std::int64_t n,
                                                        const Applies& applies,
                                                        const InRange& in_range, const Full& full) {
-  if (all_apply(x, n, applies)) {
-    for (std::int64_t j = 0; j < n; ++j)
-      y[j] = in_range(x[j]);
-  } else {
-    for (std::int64_t j = 0; j < n; ++j)
-      y[j] = full(x[j]);
+  C buffer[kHalfChunk];
+  C* v = x == y ? buffer : y;
+  int outside = 0;
+  for (std::int64_t j = 0; j < n; ++j) {
+    v[j] = in_range(x[j]);
+    outside |= applies(x[j]) ? 0 : 1;
   }
+  if (outside != 0) {
+    for (std::int64_t j = 0; j < n; ++j)
+      if (!applies(x[j])) v[j] = full(x[j]);
+  }
+  if (v != y) std::copy_n(v, n, y);
 }
 
-// out = T(full(float(in))) for T float, float16 or bfloat16, where full(x) is in_range(x)
-// wherever applies(x) (Note [Range-limited elementwise ops]).
+// out = T(full(C(in))) for T float, float16 or bfloat16 with C float, or T = C double, where
+// full(x) is in_range(x) wherever applies(x) (Note [Range-limited elementwise ops]).
 template <typename T, typename Applies, typename InRange, typename Full>
 void range_limited_loop(const ElementwiseGeometry& g, const Applies& applies,
                         const InRange& in_range, const Full& full, T* out, const T* in) {
+  using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
   for_each_run<2>(g, [&](auto contiguous, const std::int64_t* offset, const std::int64_t* stride,
                          std::int64_t n) {
     const T* src = in + offset[1];
     T* dst = out + offset[0];
     // (Two ifs: a condition on T and the lambda's parameter together left clang checking the
     // float-only call for float16 too.)
-    if constexpr (std::is_same_v<T, float>) {
+    if constexpr (std::is_same_v<T, C>) {
       if constexpr (decltype(contiguous)::value) {
         for (std::int64_t c = 0; c < n; c += kHalfChunk) {
           apply_range_limited(src + c, dst + c, std::min(kHalfChunk, n - c), applies, in_range,
@@ -275,13 +287,13 @@ void range_limited_loop(const ElementwiseGeometry& g, const Applies& applies,
         return;
       }
     }
-    float x[kHalfChunk];
-    float y[kHalfChunk];
+    C x[kHalfChunk];
+    C y[kHalfChunk];
     for (std::int64_t c = 0; c < n; c += kHalfChunk) {
       const std::int64_t m = std::min(kHalfChunk, n - c);
-      load_as_float(src + c * stride[1], stride[1], m, x);
+      load_as(src + c * stride[1], stride[1], m, x);
       apply_range_limited(x, y, m, applies, in_range, full);
-      store_from_float(y, dst + c * stride[0], stride[0], m);
+      store_from(y, dst + c * stride[0], stride[0], m);
     }
   });
 }
@@ -578,30 +590,64 @@ void binary_scalar(BinaryOp op, DType dtype, const ElementwiseGeometry& g, void*
   });
 }
 
-// sin, cos and tan: the in-range form of float's function (Note [Range-limited elementwise
-// ops]).
-template <UnaryOp kOp>
-[[gnu::always_inline]] inline float unary_in_range(float x) {
+// The ops of Note [Range-limited elementwise ops], for operands of type T: sin, cos and tan of
+// float, float16 and bfloat16; the special functions of every floating dtype.
+template <UnaryOp kOp, typename T>
+constexpr bool is_range_limited() {
+  if constexpr (kOp == UnaryOp::Sin || kOp == UnaryOp::Cos || kOp == UnaryOp::Tan) {
+    return !std::is_same_v<T, double>;
+  } else {
+    return kOp == UnaryOp::BesselJ0 || kOp == UnaryOp::BesselJ1 || kOp == UnaryOp::I0 ||
+           kOp == UnaryOp::I1 || kOp == UnaryOp::AiryAi || kOp == UnaryOp::AiryAiPrime;
+  }
+}
+
+// Whether the in-range form of kOp applies to x (false for NaN).
+template <UnaryOp kOp, typename C>
+[[gnu::always_inline]] inline bool unary_in_range_applies(C x) {
+  if constexpr (kOp == UnaryOp::Sin || kOp == UnaryOp::Cos || kOp == UnaryOp::Tan) {
+    return trig_polynomial_applies(x);
+  } else if constexpr (kOp == UnaryOp::BesselJ0 || kOp == UnaryOp::BesselJ1) {
+    return special_math::bessel_j_series_applies(x);
+  } else if constexpr (kOp == UnaryOp::I0 || kOp == UnaryOp::I1) {
+    return special_math::bessel_i_series_applies(x);
+  } else {
+    static_assert(kOp == UnaryOp::AiryAi || kOp == UnaryOp::AiryAiPrime);
+    return special_math::airy_series_applies(x);
+  }
+}
+
+// The in-range form of kOp's function of C (float, or double for the special functions), where
+// unary_in_range_applies: the function's own value there.
+template <UnaryOp kOp, typename C>
+[[gnu::always_inline]] inline C unary_in_range(C x) {
   if constexpr (kOp == UnaryOp::Sin) {
     return sin_polynomial_in_range(x);
   } else if constexpr (kOp == UnaryOp::Cos) {
     return cos_polynomial_in_range(x);
-  } else {
-    static_assert(kOp == UnaryOp::Tan);
+  } else if constexpr (kOp == UnaryOp::Tan) {
     return tan_polynomial_in_range(x);
+  } else if constexpr (kOp == UnaryOp::BesselJ0) {
+    return static_cast<C>(special_math::bessel_j0_series(x));
+  } else if constexpr (kOp == UnaryOp::BesselJ1) {
+    return static_cast<C>(special_math::bessel_j1_series(x));
+  } else if constexpr (kOp == UnaryOp::I0) {
+    return static_cast<C>(special_math::bessel_i0_series(x));
+  } else if constexpr (kOp == UnaryOp::I1) {
+    return static_cast<C>(special_math::bessel_i1_series(x));
+  } else {
+    static_assert(kOp == UnaryOp::AiryAi || kOp == UnaryOp::AiryAiPrime);
+    return static_cast<C>(special_math::airy_series(x, kOp == UnaryOp::AiryAiPrime));
   }
-}
-
-constexpr bool is_range_limited(UnaryOp op) {
-  return op == UnaryOp::Sin || op == UnaryOp::Cos || op == UnaryOp::Tan;
 }
 
 template <UnaryOp kOp, typename T>
 void range_limited_unary(const ElementwiseGeometry& g, T* out, const T* in) {
+  using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
   range_limited_loop(
-      g, [](float x) LG_LAMBDA_ALWAYS_INLINE { return trig_polynomial_applies(x); },
-      [](float x) LG_LAMBDA_ALWAYS_INLINE { return unary_in_range<kOp>(x); },
-      [](float x) { return unary_op_apply<kOp>(x); }, out, in);
+      g, [](C x) LG_LAMBDA_ALWAYS_INLINE { return unary_in_range_applies<kOp>(x); },
+      [](C x) LG_LAMBDA_ALWAYS_INLINE { return unary_in_range<kOp>(x); },
+      [](C x) { return unary_op_apply<kOp>(x); }, out, in);
 }
 
 void unary(UnaryOp op, DType dtype, const ElementwiseGeometry& g, void* out, const void* a) {
@@ -611,7 +657,7 @@ void unary(UnaryOp op, DType dtype, const ElementwiseGeometry& g, void* out, con
       // (kOp through op_constant's type: naming kOp here made GCC 12 ask the lambdas below to
       // capture it.)
       constexpr UnaryOp kThisOp = decltype(op_constant)::value;
-      if constexpr (is_range_limited(kThisOp) && !std::is_same_v<T, double>) {
+      if constexpr (is_range_limited<kThisOp, T>()) {
         range_limited_unary<kThisOp>(g, static_cast<T*>(out), static_cast<const T*>(a));
         return;
       }
