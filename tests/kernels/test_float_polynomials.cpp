@@ -405,8 +405,8 @@ void expect_element_values(UnaryOp op, const std::vector<DType>& dtypes,
   for (const DType dtype : dtypes) {
     SCOPED_TRACE(dtype_name(dtype));
     const std::vector<double> expected = expected_as(dtype);
-    EXPECT_TRUE(same_values(to_vector(ops::unary(op, make_tensor(values, {4096}, dtype))),
-                            expected));
+    EXPECT_TRUE(
+        same_values(to_vector(ops::unary(op, make_tensor(values, {4096}, dtype))), expected));
     std::vector<double> spaced(2 * values.size(), 0.5);
     for (std::size_t i = 0; i < values.size(); ++i)
       spaced[2 * i] = values[i];
@@ -486,8 +486,7 @@ TEST(FloatPolynomials, SpecialFunctionsInLanesGiveTheElementFunctionsValues) {
                                 expected.push_back(c.f(v));
                               } else {
                                 const double x = as_float_operand(v, dtype);
-                                expected.push_back(
-                                    rounded_to(static_cast<float>(c.f(x)), dtype));
+                                expected.push_back(rounded_to(static_cast<float>(c.f(x)), dtype));
                               }
                             }
                             return expected;
