@@ -1,7 +1,8 @@
 // Tests of the CPU's one matrix product, kernels/cpu/gemm.h, against a loop in double, for each
 // backend this build has (Eigen always, oneDNN with LEANGRAD_WITH_ONEDNN), float and double: every
 // combination of transposes, leading dimensions past the row length, alpha and beta (beta = 0
-// never reads c, which starts as NaN there), k = 0, odd sizes, 1 and 2 threads; the backend
+// never reads c, which starts as NaN there), k = 0, odd sizes, 1 and 2 threads; oneDNN's product
+// with b transposed first, in panels of every width it takes; the backend
 // setting (ops::set_cpu_gemm_backend and its guard); and products that keep their results and
 // the heap while signals arrive (Note [Signals and oneDNN's GEMM kernels]).
 #include <gtest/gtest.h>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cmath>
 #include <cstdint>
@@ -19,6 +21,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include <leangrad/core/error.h>
@@ -64,8 +67,11 @@ std::vector<T> random_values(std::int64_t count, std::uint32_t seed) {
 // without fused multiply-adds, is within (k + 2) u (|alpha| sum |a||b| + |beta| |c|) of the exact
 // value, u the unit roundoff of T (Higham, Accuracy and Stability, 3.1); the reference loop in
 // double is exact to far below that for float and adds its own (k + 2) u for double.
+//
+// panel_bytes > 0 (float, trans_b) runs oneDNN's sgemm_b_transposed_first with that panel bound
+// in place of gemm.
 template <typename T>
-void expect_gemm_matches(const Problem& p, std::uint32_t seed) {
+void expect_gemm_matches(const Problem& p, std::uint32_t seed, std::int64_t panel_bytes = 0) {
   SCOPED_TRACE(std::string("trans_a=") + (p.trans_a ? "T" : "N") +
                " trans_b=" + (p.trans_b ? "T" : "N") + " m=" + std::to_string(p.m) +
                " n=" + std::to_string(p.n) + " k=" + std::to_string(p.k) +
@@ -84,8 +90,18 @@ void expect_gemm_matches(const Problem& p, std::uint32_t seed) {
     }
   }
   const std::vector<T> c0 = c;
-  gemm<T>(p.trans_a, p.trans_b, p.m, p.n, p.k, static_cast<T>(p.alpha), a.data(), lda, b.data(),
-          ldb, static_cast<T>(p.beta), c.data(), ldc);
+  if constexpr (std::is_same_v<T, float>) {
+    if (panel_bytes > 0) {
+      ASSERT_TRUE(p.trans_b);
+      kernels::cpu::onednn::sgemm_b_transposed_first(
+          p.trans_a, p.m, p.n, p.k, static_cast<T>(p.alpha), a.data(), lda, b.data(), ldb,
+          static_cast<T>(p.beta), c.data(), ldc, panel_bytes);
+    }
+  }
+  if (panel_bytes == 0) {
+    gemm<T>(p.trans_a, p.trans_b, p.m, p.n, p.k, static_cast<T>(p.alpha), a.data(), lda, b.data(),
+            ldb, static_cast<T>(p.beta), c.data(), ldc);
+  }
 
   const double u = std::numeric_limits<T>::epsilon() / 2;
   auto at = [](const std::vector<T>& x, std::int64_t ld, bool trans, std::int64_t i,
@@ -182,6 +198,41 @@ TEST(Gemm, LargeProductsMatchAtOneAndTwoThreads) {
     expect_gemm_matches<float>({false, true, 200, 310, 257, 0, 0, 0, 1.0, 0.0}, 40);
     expect_gemm_matches<float>({true, false, 129, 64, 784, 0, 0, 0, 1.0, 1.0}, 43);
   });
+}
+
+// oneDNN's product with b transposed into panels first (Note [oneDNN's sgemm with b transposed]
+// in kernels/onednn/onednn_gemm.cpp), called directly, so it runs on every CPU and not only where
+// gemm takes it: panels of 16 columns (the smallest), of 32, and as wide as a thread's share of
+// n, the last one narrower, some wider than n; with a transposed, leading dimensions past the
+// rows, alpha and beta; at 1 and 2 threads.
+TEST(Gemm, OneDnnWithBTransposedFirstMatchesInEveryPanelWidth) {
+  if (!kernels::cpu::onednn::built()) GTEST_SKIP() << "built without oneDNN";
+  const int saved = get_num_threads();
+  std::uint32_t seed = 300;
+  for (int threads : {1, 2}) {
+    SCOPED_TRACE(std::to_string(threads) + " threads");
+    set_num_threads(threads);
+    for (bool ta : {false, true}) {
+      for (const auto& s :
+           {std::array<std::int64_t, 3>{40, 100, 64}, std::array<std::int64_t, 3>{17, 75, 300},
+            std::array<std::int64_t, 3>{20, 5, 7}}) {
+        const std::int64_t k = s[2];
+        // panel bounds: the smallest panel (16 columns), 32 columns, a thread's share of n.
+        for (std::int64_t panel_bytes : {std::int64_t{1}, 32 * k * 4, std::int64_t{1} << 22}) {
+          SCOPED_TRACE("panel_bytes=" + std::to_string(panel_bytes));
+          expect_gemm_matches<float>({ta, true, s[0], s[1], k, 0, 0, 0, 1.0, 0.0}, seed,
+                                     panel_bytes);
+          expect_gemm_matches<float>({ta, true, s[0], s[1], k, 3, 1, 2, 1.0, 1.0}, seed + 1,
+                                     panel_bytes);
+          expect_gemm_matches<float>({ta, true, s[0], s[1], k, 0, 2, 5, -0.5, 0.25}, seed + 2,
+                                     panel_bytes);
+          seed += 3;
+          if (::testing::Test::HasFatalFailure()) break;
+        }
+      }
+    }
+  }
+  set_num_threads(saved);
 }
 
 TEST(Gemm, BackendSettingAndGuard) {

@@ -70,6 +70,9 @@ struct PermuteCase {
 // and after the two.
 const PermuteCase kPermutes[] = {
     {{64, 64}, {1, 0}},
+    {{1024, 128}, {1, 0}},  // whole square tiles in every dtype
+    {{1100, 150}, {1, 0}},  // several square tiles each way, the last partial, in every dtype
+    {{4096, 40}, {1, 0}},   // out's rows 4096 elements long: the tiles of runs along out
     {{37, 45}, {1, 0}},
     {{8, 8}, {1, 0}},
     {{7, 100}, {1, 0}},
@@ -104,6 +107,23 @@ TEST(TransposeCopy, IntoATransposedView) {
   }
 }
 
+// Out's rows 4096 elements apart (a multiple of 4 KiB in every dtype) take the tiles whose runs
+// go along out; here out is a window of such rows, several tiles along each dim, the last ones
+// partial, so the tiles' edges and the elements past the window are checked.
+TEST(TransposeCopy, IntoRowsAMultipleOf4KiBApart) {
+  std::mt19937 rng(19);
+  for (const DType dtype : kAllDTypes) {
+    Tensor storage = random_bytes({150, 4096}, dtype, rng);
+    const Tensor before = storage.clone();
+    Tensor dst = storage.narrow(1, 0, 1100);  // (150, 1100), rows 4096 apart
+    const Tensor src = random_bytes({1100, 150}, dtype, rng).t();
+    dst.copy_(src);
+    expect_same_elements(dst, src, "copy_ into rows 4096 elements apart");
+    const Tensor rest = storage.narrow(1, 1100, 4096 - 1100);
+    expect_same_elements(rest, before.narrow(1, 1100, 4096 - 1100), "elements past the window");
+  }
+}
+
 TEST(TransposeCopy, BroadcastAndStridedOuterDims) {
   std::mt19937 rng(13);
   for (const DType dtype : kAllDTypes) {
@@ -124,8 +144,10 @@ TEST(TransposeCopy, SplitAcrossThreads) {
   const ThreadCount threads(2);
   std::mt19937 rng(17);
   for (const DType dtype : {kFloat32, kFloat16, kFloat64, kUInt8}) {
-    const Tensor source = random_bytes({517, 300}, dtype, rng).t();
-    expect_same_elements(source.contiguous(), source, "two threads");
+    for (const Shape& shape : {Shape{517, 300}, Shape{1100, 150}, Shape{4096, 40}}) {
+      const Tensor source = random_bytes(shape, dtype, rng).t();
+      expect_same_elements(source.contiguous(), source, "two threads");
+    }
   }
 }
 

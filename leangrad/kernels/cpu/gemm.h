@@ -52,5 +52,15 @@ void sgemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int6
            const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
            std::int64_t ldc);
 
+// sgemm with trans_b, its b^T copied into a row-major scratch a panel of at most panel_bytes (and
+// at least 16 columns of c; at least one panel per thread) at a time, and dnnl_sgemm run on each
+// panel with trans_b false, by the thread that copied it (Note [oneDNN's sgemm with b
+// transposed]). sgemm takes this path where oneDNN's own is slow; tests call it directly, with
+// small panels.
+void sgemm_b_transposed_first(bool trans_a, std::int64_t m, std::int64_t n, std::int64_t k,
+                              float alpha, const float* a, std::int64_t lda, const float* b,
+                              std::int64_t ldb, float beta, float* c, std::int64_t ldc,
+                              std::int64_t panel_bytes);
+
 }  // namespace onednn
 }  // namespace leangrad::kernels::cpu

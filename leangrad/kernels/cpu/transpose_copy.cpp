@@ -6,19 +6,29 @@
 //   every one of those lines in the same L1 set, so each is read from memory again for each of its
 //   16 floats. A (4096, 4096) float32 transposed copy took 170 ms on one thread, a memcpy of its
 //   64 MiB 15.
-//   So such a copy goes in tiles of 128 bytes a side (32 x 32 floats): read along in's
-//   contiguous dim, written along out's, each tile's lines used whole while they are in L1. Inside
-//   a tile, blocks of as many elements a side as a SIMD register holds (8 floats in AVX) are
+//   So such a copy goes in tiles, read along in's contiguous dim, written along out's. Inside a
+//   tile, blocks of as many elements a side as a SIMD register holds (8 floats in AVX) are
 //   transposed in registers by Eigen's packet transposes (ptranspose of a PacketBlock, the ones
 //   its GEMM packs with): GCC does not find that in a scalar tile loop, which took 86 ms. The
 //   edges of a tile past its last whole block are copied one element at a time. Tiles are
 //   independent, so the threads split them. 35-39 ms for that copy here, 2.1 to 5.2 times
 //   LibTorch 1.13's speed over transposes and NCHW <-> NHWC
-//   (bench/results/2026-12-02-cpu-transposed-copy-zen3-2core.md). Bits are copied as they are: the
-//   registers move floats without arithmetic (a NaN keeps its payload, as the strided loop's
-//   same-dtype copy does), and the elements are handled as bytes of their size, so every dtype
-//   takes the path: bool and uint8 as Eigen's bool packets, float16 and bfloat16 as Eigen::half's,
-//   int32 as float's, int64 as double's.
+//   (bench/results/2026-12-02-cpu-transposed-copy-zen3-2core.md).
+//   Tiles are square, 128 bytes a side (32 x 32 floats), their register blocks taken a row at a
+//   time, unless out's rows lie a multiple of 4 KiB apart: a block row stores 32 bytes into each of
+//   32 lines of out, which at such a stride all fall in one or two of L1's sets, and comes back for
+//   the next 32 bytes after the others have pushed them out. There a tile is 1024 bytes along
+//   out's contiguous dim by 128 along in's (256 x 32 floats), its blocks taken a column at a time:
+//   a block column stores its runs of out 1024 bytes long one block after the next, so each line
+//   of out is written whole in one go. 1.4 to 2.5 times the square tiles' speed on a (4096, 4096)
+//   transpose, NHWC -> NCHW and a (2048, 512) float transpose; the square tiles keep the other
+//   strides, where the long ones were up to 1.6 times slower (a (512, 2048) or (768, 512) float
+//   source; bench/results/2026-12-05-cpu-transposed-gemm-zen4-2core.md). Neighbour tasks take
+//   neighbour tiles along out's contiguous dim for the square tiles, along in's for the long ones.
+//   Bits are copied as they are: the registers move floats without arithmetic (a NaN keeps its
+//   payload, as the strided loop's same-dtype copy does), and the elements are handled as bytes of
+//   their size, so every dtype takes the path: bool and uint8 as Eigen's bool packets, float16 and
+//   bfloat16 as Eigen::half's, int32 as float's, int64 as double's.
 #include <leangrad/kernels/cpu/transpose_copy.h>
 
 #include <Eigen/Core>
@@ -93,23 +103,46 @@ struct RegisterBlock {
 #endif
 };
 
-// The side of a tile in elements: 128 bytes, and at least one register block.
+// The two shapes of tile (Note [Tiled transposed copy]), in bytes along a (out's contiguous dim)
+// and b (in's), each at least one register block, and whether the blocks go a column at a time
+// (i inside: runs along out) or a row at a time (j inside: runs along in). Neighbour tasks take
+// neighbour tiles along b for the first, along a for the second.
+struct Tiling {
+  std::int64_t bytes_a, bytes_b;
+  bool block_columns;
+};
+constexpr Tiling kRunsAlongOut{1024, 128, true};
+constexpr Tiling kSquare{128, 128, false};
+
 template <std::size_t kBytes>
-constexpr std::int64_t kTileSide = std::max<std::int64_t>(128 / kBytes,
-                                                          RegisterBlock<kBytes>::kSide);
+constexpr std::int64_t tile_extent(std::int64_t bytes) {
+  return std::max<std::int64_t>(bytes / static_cast<std::int64_t>(kBytes),
+                                RegisterBlock<kBytes>::kSide);
+}
 
 // out[i + j * out_stride] = in[i * in_stride + j] for i < extent_a, j < extent_b: i runs along
-// out's contiguous dim (a), j along in's (b).
-template <std::size_t kBytes>
+// out's contiguous dim (a), j along in's (b), in register blocks a column (kBlockColumns: each
+// column writes kSide runs of out as long as the tile, whole cache lines) or a row at a time.
+template <std::size_t kBytes, bool kBlockColumns>
 void copy_tile(Element<kBytes>* out, std::int64_t out_stride, const Element<kBytes>* in,
                std::int64_t in_stride, std::int64_t extent_a, std::int64_t extent_b) {
   using Block = RegisterBlock<kBytes>;
   constexpr std::int64_t kSide = Block::kSide;
   const std::int64_t whole_a = extent_a / kSide * kSide;
   const std::int64_t whole_b = extent_b / kSide * kSide;
-  for (std::int64_t i = 0; i < whole_a; i += kSide) {
-    for (std::int64_t j = 0; j < whole_b; j += kSide)
-      Block::transpose(out + i + j * out_stride, out_stride, in + i * in_stride + j, in_stride);
+  const auto block = [&](std::int64_t i, std::int64_t j) {
+    Block::transpose(out + i + j * out_stride, out_stride, in + i * in_stride + j, in_stride);
+  };
+  if constexpr (kBlockColumns) {
+    for (std::int64_t j = 0; j < whole_b; j += kSide) {
+      for (std::int64_t i = 0; i < whole_a; i += kSide)
+        block(i, j);
+    }
+  } else {
+    for (std::int64_t i = 0; i < whole_a; i += kSide) {
+      for (std::int64_t j = 0; j < whole_b; j += kSide)
+        block(i, j);
+    }
   }
   // The edges: the columns past the last whole block of every row, then the rows past it.
   for (std::int64_t i = 0; i < extent_a; ++i) {
@@ -118,12 +151,13 @@ void copy_tile(Element<kBytes>* out, std::int64_t out_stride, const Element<kByt
   }
 }
 
-// The copy in tiles over dims a (out's stride 1) and b (in's stride 1), once for each index of the
-// other dims. A task takes consecutive tiles, along a first.
-template <std::size_t kBytes>
-void copy_transposed_as(const ElementwiseGeometry& g, int a, int b, void* out, const void* in) {
+// The copy in tiles of `tiling` over dims a (out's stride 1) and b (in's stride 1), once for each
+// index of the other dims.
+template <std::size_t kBytes, Tiling kTiling>
+void copy_tiles(const ElementwiseGeometry& g, int a, int b, void* out, const void* in) {
   using E = Element<kBytes>;
-  constexpr std::int64_t kTile = kTileSide<kBytes>;
+  constexpr std::int64_t kTileA = tile_extent<kBytes>(kTiling.bytes_a);
+  constexpr std::int64_t kTileB = tile_extent<kBytes>(kTiling.bytes_b);
   const std::int64_t size_a = g.sizes[a];
   const std::int64_t size_b = g.sizes[b];
   const std::int64_t out_stride = g.strides[0][b];
@@ -136,11 +170,12 @@ void copy_transposed_as(const ElementwiseGeometry& g, int a, int b, void* out, c
     outer_dims[num_outer++] = d;
     outer *= g.sizes[d];
   }
-  const std::int64_t tiles_a = (size_a + kTile - 1) / kTile;
-  const std::int64_t tiles_per_plane = tiles_a * ((size_b + kTile - 1) / kTile);
+  const std::int64_t tiles_a = (size_a + kTileA - 1) / kTileA;
+  const std::int64_t tiles_b = (size_b + kTileB - 1) / kTileB;
+  const std::int64_t tiles_per_plane = tiles_a * tiles_b;
   E* const out_e = static_cast<E*>(out);
   const E* const in_e = static_cast<const E*>(in);
-  parallel_for(outer * tiles_per_plane, grain_for(kTile * kTile),
+  parallel_for(outer * tiles_per_plane, grain_for(kTileA * kTileB),
                [&](std::int64_t begin, std::int64_t end) {
                  for (std::int64_t item = begin; item < end; ++item) {
                    std::int64_t rest = item / tiles_per_plane;
@@ -154,13 +189,30 @@ void copy_transposed_as(const ElementwiseGeometry& g, int a, int b, void* out, c
                      out_offset += index * g.strides[0][d];
                      in_offset += index * g.strides[1][d];
                    }
-                   const std::int64_t a0 = tile % tiles_a * kTile;
-                   const std::int64_t b0 = tile / tiles_a * kTile;
-                   copy_tile<kBytes>(out_e + out_offset + a0 + b0 * out_stride, out_stride,
-                                     in_e + in_offset + a0 * in_stride + b0, in_stride,
-                                     std::min(kTile, size_a - a0), std::min(kTile, size_b - b0));
+                   const std::int64_t a0 =
+                       (kTiling.block_columns ? tile / tiles_b : tile % tiles_a) * kTileA;
+                   const std::int64_t b0 =
+                       (kTiling.block_columns ? tile % tiles_b : tile / tiles_a) * kTileB;
+                   copy_tile<kBytes, kTiling.block_columns>(
+                       out_e + out_offset + a0 + b0 * out_stride, out_stride,
+                       in_e + in_offset + a0 * in_stride + b0, in_stride,
+                       std::min(kTileA, size_a - a0), std::min(kTileB, size_b - b0));
                  }
                });
+}
+
+// Square tiles, unless out's rows lie a multiple of 4 KiB apart: then the square tile's 32 rows
+// of out share a handful of L1 sets (every row the same set at 4 KiB), and the tiles whose runs go
+// along out, writing each of their lines whole in one go, take over (Note [Tiled transposed
+// copy]).
+template <std::size_t kBytes>
+void copy_transposed_as(const ElementwiseGeometry& g, int a, int b, void* out, const void* in) {
+  const std::int64_t out_row_bytes = g.strides[0][b] * static_cast<std::int64_t>(kBytes);
+  if (out_row_bytes % 4096 == 0) {
+    copy_tiles<kBytes, kRunsAlongOut>(g, a, b, out, in);
+  } else {
+    copy_tiles<kBytes, kSquare>(g, a, b, out, in);
+  }
 }
 
 // The innermost dim along which operand k steps by one element, or -1.
@@ -195,6 +247,27 @@ bool copy_transposed(const ElementwiseGeometry& g, std::size_t element_size, voi
       return true;
     default:
       return false;
+  }
+}
+
+void transpose_floats(const float* in, std::int64_t rows, std::int64_t cols, std::int64_t ld_in,
+                      float* out, std::int64_t ld_out) {
+  // out's index (j, i): dim 0 runs along in's rows of out (out's stride ld_out, in's 1), dim 1
+  // along out's rows (out's stride 1, in's ld_in).
+  ElementwiseGeometry g;
+  g.ndim = 2;
+  g.num_operands = 2;
+  g.numel = rows * cols;
+  g.sizes[0] = cols;
+  g.sizes[1] = rows;
+  g.strides[0][0] = ld_out;
+  g.strides[0][1] = 1;
+  g.strides[1][0] = 1;
+  g.strides[1][1] = ld_in;
+  if (copy_transposed(g, sizeof(float), out, in)) return;
+  for (std::int64_t j = 0; j < cols; ++j) {
+    for (std::int64_t i = 0; i < rows; ++i)
+      out[j * ld_out + i] = in[i * ld_in + j];
   }
 }
 

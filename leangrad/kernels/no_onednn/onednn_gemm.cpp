@@ -15,11 +15,25 @@ std::string version() {
   return "";
 }
 
-void sgemm(bool, bool, std::int64_t, std::int64_t, std::int64_t, float, const float*, std::int64_t,
-           const float*, std::int64_t, float, float*, std::int64_t) {
+namespace {
+
+[[noreturn]] void throw_not_built() {
   LG_THROW(Error,
            "gemm (cpu kernel): leangrad was built without oneDNN (LEANGRAD_WITH_ONEDNN=OFF); "
            "install libdnnl-dev (tools/bootstrap.sh does) and configure again");
+}
+
+}  // namespace
+
+void sgemm(bool, bool, std::int64_t, std::int64_t, std::int64_t, float, const float*, std::int64_t,
+           const float*, std::int64_t, float, float*, std::int64_t) {
+  throw_not_built();
+}
+
+void sgemm_b_transposed_first(bool, std::int64_t, std::int64_t, std::int64_t, float, const float*,
+                              std::int64_t, const float*, std::int64_t, float, float*, std::int64_t,
+                              std::int64_t) {
+  throw_not_built();
 }
 
 }  // namespace leangrad::kernels::cpu::onednn
