@@ -193,10 +193,15 @@ void at_each_backend_and_thread_count(const F& f) {
   set_num_threads(saved);
 }
 
+// The last two are products gemm copies b^T for first where oneDNN generates AVX-512 code (b of at
+// least 512K elements, 16 to 64 rows of a; Note [oneDNN's sgemm with b transposed]), here through
+// gemm and its choice.
 TEST(Gemm, LargeProductsMatchAtOneAndTwoThreads) {
   at_each_backend_and_thread_count([] {
     expect_gemm_matches<float>({false, true, 200, 310, 257, 0, 0, 0, 1.0, 0.0}, 40);
     expect_gemm_matches<float>({true, false, 129, 64, 784, 0, 0, 0, 1.0, 1.0}, 43);
+    expect_gemm_matches<float>({false, true, 32, 1030, 520, 0, 3, 2, 1.0, 0.5}, 46);
+    expect_gemm_matches<float>({true, true, 20, 1030, 512, 1, 0, 0, -1.0, 0.0}, 49);
   });
 }
 
