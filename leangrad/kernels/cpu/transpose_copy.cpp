@@ -250,25 +250,4 @@ bool copy_transposed(const ElementwiseGeometry& g, std::size_t element_size, voi
   }
 }
 
-void transpose_floats(const float* in, std::int64_t rows, std::int64_t cols, std::int64_t ld_in,
-                      float* out, std::int64_t ld_out) {
-  // out's index (j, i): dim 0 runs along in's rows of out (out's stride ld_out, in's 1), dim 1
-  // along out's rows (out's stride 1, in's ld_in).
-  ElementwiseGeometry g;
-  g.ndim = 2;
-  g.num_operands = 2;
-  g.numel = rows * cols;
-  g.sizes[0] = cols;
-  g.sizes[1] = rows;
-  g.strides[0][0] = ld_out;
-  g.strides[0][1] = 1;
-  g.strides[1][0] = 1;
-  g.strides[1][1] = ld_in;
-  if (copy_transposed(g, sizeof(float), out, in)) return;
-  for (std::int64_t j = 0; j < cols; ++j) {
-    for (std::int64_t i = 0; i < rows; ++i)
-      out[j * ld_out + i] = in[i * ld_in + j];
-  }
-}
-
 }  // namespace leangrad::kernels::cpu

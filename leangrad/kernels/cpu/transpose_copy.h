@@ -18,11 +18,4 @@ bool copy_transposed(const ElementwiseGeometry& g, std::size_t element_size, voi
 // Below this many elements along either of the two dims, the strided loop is as fast.
 inline constexpr std::int64_t kTransposeMinSide = 8;
 
-// out (cols, rows) = in (rows, cols) transposed, float32, bit for bit: out[j * ld_out + i] =
-// in[i * ld_in + j], in the tiles of copy_transposed (element by element where a side is below
-// kTransposeMinSide). Threads as parallel_for: on the calling thread alone inside a parallel
-// region.
-void transpose_floats(const float* in, std::int64_t rows, std::int64_t cols, std::int64_t ld_in,
-                      float* out, std::int64_t ld_out);
-
 }  // namespace leangrad::kernels::cpu

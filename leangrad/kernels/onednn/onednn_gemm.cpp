@@ -12,8 +12,8 @@
 
 #include <leangrad/core/allocator.h>
 #include <leangrad/core/error.h>
+#include <leangrad/kernels/backend.h>
 #include <leangrad/kernels/cpu/parallel_for.h>
-#include <leangrad/kernels/cpu/transpose_copy.h>
 
 namespace leangrad::kernels::cpu::onednn {
 
@@ -33,25 +33,25 @@ std::string version() {
 // (512, 2048) took 0.94 ms on one thread and 1.16 on two, against 0.70 and 0.36 for the same
 // product with b stored (512, 2048), and (32, 2048) x (2048, 512) 1.23 and 1.63 against 0.61 and
 // 0.31 (Zen 4; bench/results/2026-12-05-cpu-transposed-gemm-zen4-2core.md). So there, b^T is
-// copied into a row-major scratch by the tiled transposed copy (Note [Tiled transposed copy] in
-// kernels/cpu/transpose_copy.cpp) and sgemm runs on the copy with trans_b false, a panel of c's
-// columns at a time: panels of at most 256 KiB, at least one per thread, each thread copying its
-// own panels and multiplying them alone, so a copy is read back from the cache of the core that
-// wrote it. One 4 MiB copy shared by both threads ran as fast on a quiet machine, but on runs
-// where the guest's two cores were slow with memory the copy took three times as long and the
-// backward of a Linear after it up to 1.6 times its old time. The copy reads b once, k n floats,
-// against the product's m k n multiply-adds. Measured, for b of at least 512K elements: 1.1 to
-// 5.0 times the speed for 16 <= m <= 512 on two threads, 0.94 to 1.9 for 16 <= m <= 64 on one,
-// where above 64 rows it is a loss as often as a gain (0.90 to 1.14); for smaller b, (512, 784)
-// and below, a loss of up to 16% on two threads in one run of the grid and a gain in another
-// (bench/gemm_transposed_b.cpp prints the grid). With AVX2 alone (ONEDNN_MAX_CPU_ISA=AVX2 on the
-// same machine) it is the other way around, b^T read in place is the faster layout, so there every
-// product goes to oneDNN as it comes. The choice is fixed by the CPU, the thread count, the shapes
-// and arguments, so a product's result does not change from call to call. A product called inside
-// a parallel region (one of a batch, each on its own thread: conv2d's weight gradient per sample)
-// stays as it comes: (64, 2304) x (2304, 576) there, on one thread with a copy of 5 MiB per
-// sample, took conv2d's weight gradient of a (4, 64, 48, 48) input on its im2col path from
-// 3.9-4.0 to 5.1-5.5 ms.
+// copied into a row-major scratch by the CPU's strided copy (cpu::cast, which takes the tiled
+// transposed copy: Note [Tiled transposed copy] in kernels/cpu/transpose_copy.cpp) and sgemm runs
+// on the copy with trans_b false, a panel of c's columns at a time: panels of at most 256 KiB, at
+// least one per thread, each thread copying its own panels and multiplying them alone, so a copy is
+// read back from the cache of the core that wrote it. One 4 MiB copy shared by both threads ran as
+// fast on a quiet machine, but on runs where the guest's two cores were slow with memory the copy
+// took three times as long and the backward of a Linear after it up to 1.6 times its old time. The
+// copy reads b once, k n floats, against the product's m k n multiply-adds. Measured, for b of at
+// least 512K elements: 1.1 to 5.0 times the speed for 16 <= m <= 512 on two threads, 0.94 to 1.9
+// for 16 <= m <= 64 on one, where above 64 rows it is a loss as often as a gain (0.90 to 1.14); for
+// smaller b, (512, 784) and below, a loss of up to 16% on two threads in one run of the grid and a
+// gain in another (bench/gemm_transposed_b.cpp prints the grid). With AVX2 alone
+// (ONEDNN_MAX_CPU_ISA=AVX2 on the same machine) it is the other way around, b^T read in place is
+// the faster layout, so there every product goes to oneDNN as it comes. The choice is fixed by the
+// CPU, the thread count, the shapes and arguments, so a product's result does not change from call
+// to call. A product called inside a parallel region (one of a batch, each on its own thread:
+// conv2d's weight gradient per sample) stays as it comes: (64, 2304) x (2304, 576) there, on one
+// thread with a copy of 5 MiB per sample, took conv2d's weight gradient of a (4, 64, 48, 48) input
+// on its im2col path from 3.9-4.0 to 5.1-5.5 ms.
 
 namespace {
 
@@ -80,6 +80,35 @@ bool avx512_kernels() {
   return avx512;
 }
 
+// Whether sgemm copies b^T first (the Note's rule). Inside a parallel region (a batch of
+// products, conv2d's weight gradient per sample) the product runs on its thread alone and is left
+// as it comes.
+bool copies_b_transposed_first(bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k) {
+  if (!trans_b || m < kTransposedFirstMinRows || n * k < kTransposedFirstMinElements ||
+      omp_in_parallel() || !avx512_kernels()) {
+    return false;
+  }
+  return m <= (max_threads() > 1 ? kTransposedFirstMaxRows : kTransposedFirstMaxRowsOneThread);
+}
+
+// The (cols, rows) float matrix out, rows ld_out apart, = in (rows, cols), rows ld_in apart,
+// transposed, through the CPU's strided copy: out's index (j, i) runs along in's rows of out
+// (out's stride ld_out, in's 1), then along out's rows (out's stride 1, in's ld_in).
+void copy_transposed_floats(const float* in, std::int64_t rows, std::int64_t cols,
+                            std::int64_t ld_in, float* out, std::int64_t ld_out) {
+  ElementwiseGeometry g;
+  g.ndim = 2;
+  g.num_operands = 2;
+  g.numel = rows * cols;
+  g.sizes[0] = cols;
+  g.sizes[1] = rows;
+  g.strides[0][0] = ld_out;
+  g.strides[0][1] = 1;
+  g.strides[1][0] = 1;
+  g.strides[1][1] = ld_in;
+  cast(DType::Float32, DType::Float32, g, out, in);
+}
+
 }  // namespace
 
 void sgemm_b_transposed_first(bool trans_a, std::int64_t m, std::int64_t n, std::int64_t k,
@@ -93,7 +122,8 @@ void sgemm_b_transposed_first(bool trans_a, std::int64_t m, std::int64_t n, std:
   const std::int64_t fitting = panel_bytes / static_cast<std::int64_t>(sizeof(float)) /
                                std::max<std::int64_t>(k, 1) / kPanelColumnMultiple *
                                kPanelColumnMultiple;
-  const std::int64_t per_thread = round_up((n + max_threads() - 1) / max_threads());
+  const std::int64_t threads = max_threads();
+  const std::int64_t per_thread = round_up((n + threads - 1) / threads);
   const std::int64_t panel =
       std::min(n, std::max(std::min(fitting, per_thread), kPanelColumnMultiple));
   const std::int64_t panels = (n + panel - 1) / panel;
@@ -109,7 +139,7 @@ void sgemm_b_transposed_first(bool trans_a, std::int64_t m, std::int64_t n, std:
       const std::int64_t j0 = p * panel;
       const std::int64_t width = std::min(panel, n - j0);
       // b's rows j0 .. j0 + width (k floats each) become the panel's columns.
-      transpose_floats(b + j0 * ldb, width, k, ldb, scratch, width);
+      copy_transposed_floats(b + j0 * ldb, width, k, ldb, scratch, width);
       checked_sgemm(trans_a ? 'T' : 'N', 'N', m, width, k, alpha, a, lda, scratch, width, beta,
                     c + j0, ldc);
     }
@@ -119,14 +149,7 @@ void sgemm_b_transposed_first(bool trans_a, std::int64_t m, std::int64_t n, std:
 void sgemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
            const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
            std::int64_t ldc) {
-  // Inside a parallel region (a batch of products, conv2d's weight gradient per sample) the
-  // product runs on its thread alone and is left as it comes.
-  const std::int64_t max_rows =
-      omp_in_parallel()
-          ? 0
-          : (max_threads() > 1 ? kTransposedFirstMaxRows : kTransposedFirstMaxRowsOneThread);
-  if (trans_b && m >= kTransposedFirstMinRows && m <= max_rows &&
-      n * k >= kTransposedFirstMinElements && avx512_kernels()) {
+  if (copies_b_transposed_first(trans_b, m, n, k)) {
     sgemm_b_transposed_first(trans_a, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc,
                              kTransposedPanelBytes);
     return;
