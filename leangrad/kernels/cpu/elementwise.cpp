@@ -246,6 +246,10 @@ void store_from(const C* src, T* dst, std::int64_t stride, std::int64_t n) {
   }
 }
 
+// The type a range-limited op of T computes in: double for double, float for the others.
+template <typename T>
+using RangeLimitedMath = std::conditional_t<std::is_same_v<T, double>, double, float>;
+
 // y[j] = full(x[j]) for j < n <= kHalfChunk, as in_range(x[j]) in lanes wherever applies(x[j]).
 // y may be x.
 template <typename C, typename Applies, typename InRange, typename Full>
@@ -271,7 +275,7 @@ template <typename C, typename Applies, typename InRange, typename Full>
 template <typename T, typename Applies, typename InRange, typename Full>
 void range_limited_loop(const ElementwiseGeometry& g, const Applies& applies,
                         const InRange& in_range, const Full& full, T* out, const T* in) {
-  using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
+  using C = RangeLimitedMath<T>;
   for_each_run<2>(g, [&](auto contiguous, const std::int64_t* offset, const std::int64_t* stride,
                          std::int64_t n) {
     const T* src = in + offset[1];
@@ -643,7 +647,7 @@ template <UnaryOp kOp, typename C>
 
 template <UnaryOp kOp, typename T>
 void range_limited_unary(const ElementwiseGeometry& g, T* out, const T* in) {
-  using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
+  using C = RangeLimitedMath<T>;
   range_limited_loop(
       g, [](C x) LG_LAMBDA_ALWAYS_INLINE { return unary_in_range_applies<kOp>(x); },
       [](C x) LG_LAMBDA_ALWAYS_INLINE { return unary_in_range<kOp>(x); },
