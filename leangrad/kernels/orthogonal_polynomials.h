@@ -124,46 +124,57 @@ struct Terms {
   double slope = 0.0;
 };
 
+// p_1(y) and p_1'(y), the recurrence's first terms.
+LG_HOST_DEVICE LG_INLINE Terms first_terms(OrthogonalPolynomial p, double y) {
+  using P = OrthogonalPolynomial;
+  if (is_chebyshev(p)) {
+    const int kind = chebyshev_kind(p);
+    if (kind == 0) return {y, 1.0};                       // T_1 = y
+    if (kind == 1) return {y + y, 2.0};                   // U_1 = 2y
+    return {kind == 2 ? y + y - 1.0 : y + y + 1.0, 2.0};  // V_1 = 2y - 1, W_1 = 2y + 1
+  }
+  if (p == P::HermiteH) return {y + y, 2.0};
+  if (p == P::LaguerreL) return {1.0 - y, -1.0};
+  return {y, 1.0};  // He, P
+}
+
+// p_{k+1}(y) from q = p_{k-1}(y) and r = p_k(y), kd = k: the family's recurrence.
+LG_HOST_DEVICE LG_INLINE double next_value(OrthogonalPolynomial p, double y, double kd, double q,
+                                           double r) {
+  using P = OrthogonalPolynomial;
+  if (is_chebyshev(p)) return (y + y) * r - q;
+  if (p == P::HermiteH) return (y + y) * r - (kd + kd) * q;
+  if (p == P::HermiteHe) return y * r - kd * q;
+  if (p == P::LaguerreL) return ((kd + kd + 1.0 - y) * r - kd * q) / (kd + 1.0);
+  return ((kd + kd + 1.0) * y * r - kd * q) / (kd + 1.0);  // Legendre
+}
+
+// p'_{k+1}(y) from r = p_k(y), dq = p'_{k-1}(y) and dr = p'_k(y): the recurrence's derivative.
+LG_HOST_DEVICE LG_INLINE double next_slope(OrthogonalPolynomial p, double y, double kd, double r,
+                                           double dq, double dr) {
+  using P = OrthogonalPolynomial;
+  if (is_chebyshev(p)) return 2.0 * r + (y + y) * dr - dq;
+  if (p == P::HermiteH) return 2.0 * r + (y + y) * dr - (kd + kd) * dq;
+  if (p == P::HermiteHe) return r + y * dr - kd * dq;
+  if (p == P::LaguerreL) return ((kd + kd + 1.0 - y) * dr - r - kd * dq) / (kd + 1.0);
+  return ((kd + kd + 1.0) * (r + y * dr) - kd * dq) / (kd + 1.0);  // Legendre
+}
+
 // p_n(y) by the family's recurrence (and p'_n(y) with kSlope), 1 <= n <= kMaxRecurrenceDegree;
 // stops at the first NaN (Note [Orthogonal polynomials]).
 template <bool kSlope>
 LG_HOST_DEVICE inline Terms recurrence(OrthogonalPolynomial p, double y, std::int64_t n) {
-  using P = OrthogonalPolynomial;
-  const bool chebyshev = is_chebyshev(p);
-  const int kind = chebyshev ? chebyshev_kind(p) : 0;
   double q = 1.0, dq = 0.0;  // p_{k-1}
-  double r = 0.0, dr = 0.0;  // p_k, from p_1
-  if (chebyshev) {
-    r = kind == 0 ? y : kind == 1 ? y + y : kind == 2 ? y + y - 1.0 : y + y + 1.0;
-    dr = kind == 0 ? 1.0 : 2.0;
-  } else if (p == P::HermiteH) {
-    r = y + y, dr = 2.0;
-  } else if (p == P::LaguerreL) {
-    r = 1.0 - y, dr = -1.0;
-  } else {  // He, P
-    r = y, dr = 1.0;
-  }
+  const Terms first = first_terms(p, y);
+  double r = first.value, dr = first.slope;  // p_k, from p_1
   for (std::int64_t k = 1; k < n; ++k) {
     const auto kd = static_cast<double>(k);
-    double next = 0.0, dnext = 0.0;
-    if (chebyshev) {
-      next = (y + y) * r - q;
-      if constexpr (kSlope) dnext = 2.0 * r + (y + y) * dr - dq;
-    } else if (p == P::HermiteH) {
-      next = (y + y) * r - (kd + kd) * q;
-      if constexpr (kSlope) dnext = 2.0 * r + (y + y) * dr - (kd + kd) * dq;
-    } else if (p == P::HermiteHe) {
-      next = y * r - kd * q;
-      if constexpr (kSlope) dnext = r + y * dr - kd * dq;
-    } else if (p == P::LaguerreL) {
-      next = ((kd + kd + 1.0 - y) * r - kd * q) / (kd + 1.0);
-      if constexpr (kSlope) dnext = ((kd + kd + 1.0 - y) * dr - r - kd * dq) / (kd + 1.0);
-    } else {  // Legendre
-      next = ((kd + kd + 1.0) * y * r - kd * q) / (kd + 1.0);
-      if constexpr (kSlope) dnext = ((kd + kd + 1.0) * (r + y * dr) - kd * dq) / (kd + 1.0);
+    const double next = next_value(p, y, kd, q, r);
+    if constexpr (kSlope) {
+      const double dnext = next_slope(p, y, kd, r, dq, dr);
+      dq = dr, dr = dnext;
     }
     q = r, r = next;
-    if constexpr (kSlope) dq = dr, dr = dnext;
     if (std::isnan(r) || (kSlope && std::isnan(dr))) break;
   }
   return {r, dr};
@@ -233,6 +244,36 @@ LG_HOST_DEVICE inline double slope(OrthogonalPolynomial p, double x, double n) {
   if (std::isnan(result) && detail::sign_is_known(p, y))  // p' has p's sign beyond the zeros
     return (y > 0 ? 1.0 : detail::parity_sign(n - 1.0)) * special_math::infinity();
   return chain * result;
+}
+
+// The |y| up to which no term or slope of any family's recurrence to degree n >= 1 can overflow:
+// each step multiplies the larger of the last two terms by at most 2|y| + 2n + 1 (Hermite's
+// 2|y| + 2k, the others' less), so every term is below (2|y| + 2n + 3)^n and every slope below
+// n (n + 1) times that; keeping (2|y| + 2n + 3)^(n + 1) below 2^950 leaves 2^74 to spare for n up
+// to kMaxRecurrenceDegree. Negative (nothing is safe) for large n; then |y| < 1 still is for
+// Chebyshev and Legendre, whose terms and slopes there stay below (2n + 1)^2.
+LG_HOST_DEVICE LG_INLINE double recurrence_safe_magnitude(double n) {
+  return 0.5 * (std::exp2(950.0 / (n + 1.0)) - 2.0 * n - 3.0);
+}
+
+// Whether value(p, x, n) (slope(p, x, n) with `slope`) is the recurrence's term at
+// y = detail::argument(p, x) with nothing else, for an integral n in [1, kMaxRecurrenceDegree],
+// safe = recurrence_safe_magnitude(n): y is finite, no special case or closed form applies, and
+// no term overflows (so the loop's stop at the first NaN and the signed infinities beyond +-1
+// never come in). The CPU then runs the recurrence for a block of elements of one degree in SIMD
+// lanes (kernels/cpu/orthogonal_polynomials.cpp), the same operations, so each element's value is
+// the same as in value and slope.
+LG_HOST_DEVICE LG_INLINE bool is_recurrence_alone(OrthogonalPolynomial p, bool slope, double y,
+                                                  double n, double safe) {
+  using P = OrthogonalPolynomial;
+  const double a = std::fabs(y);
+  const bool chebyshev = detail::is_chebyshev(p);
+  const bool below_one = a < 1.0 && (chebyshev || p == P::LegendreP);
+  if (!(below_one || a <= safe)) return false;  // and NaN, infinities
+  if (slope) return true;
+  if (chebyshev) return a < 1.0 ? n <= 6 : a > 1.0 && n <= 64;  // edges, closed forms beyond
+  if (p == P::LegendreP) return a != 1.0;
+  return y != 0.0;  // Hermite, Laguerre
 }
 
 }  // namespace leangrad::kernels::orthogonal_polynomials

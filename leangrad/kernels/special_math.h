@@ -246,15 +246,33 @@ LG_HOST_DEVICE LG_INLINE double erfcx(double x) {
 //   s = sqrt(-2 log q), the first term of x's expansion in the tail; x = s h(log s), h a fit of
 //   |x| / s over q from 0.15 down to the smallest subnormal (log s from 0.67 to 3.65), negated
 //   below 1/2. ndtri(0) = -inf, ndtri(1) = +inf, outside [0, 1] and NaN give NaN, as PyTorch's.
+//   The CPU's lanes take both forms with their own log (Note [Special functions in lanes] in
+//   kernels/cpu/elementwise.cpp): the tail takes the log as an argument.
+LG_HOST_DEVICE LG_INLINE bool ndtri_central_applies(double p) {
+  return std::fabs(p - 0.5) <= 0.35;  // false for NaN
+}
+LG_HOST_DEVICE LG_INLINE double ndtri_central(double p) {
+  const double r = p - 0.5;
+  return r * fits::ndtri_central(r * r);
+}
+// ndtri(p) for 0 < p < 1 outside the central range, with log(v) as log(v) (v positive and normal
+// for every such normal p).
+template <typename Log>
+LG_HOST_DEVICE LG_INLINE double ndtri_tail(double p, const Log& log) {
+  const bool lower = p < 0.5;
+  const double s = std::sqrt(-2.0 * log(lower ? p : 1.0 - p));
+  const double x = s * fits::ndtri_tail(log(s));
+  return lower ? -x : x;
+}
+struct LibmLog {
+  LG_HOST_DEVICE LG_INLINE double operator()(double v) const { return std::log(v); }
+};
 LG_HOST_DEVICE LG_INLINE double ndtri(double p) {
   if (!(p >= 0.0 && p <= 1.0)) return quiet_nan();
   if (p == 0.0) return -infinity();
   if (p == 1.0) return infinity();
-  const double r = p - 0.5;
-  if (std::fabs(r) <= 0.35) return r * fits::ndtri_central(r * r);
-  const double s = std::sqrt(-2.0 * std::log(r < 0.0 ? p : 1.0 - p));
-  const double x = s * fits::ndtri_tail(std::log(s));
-  return r < 0.0 ? -x : x;
+  if (ndtri_central_applies(p)) return ndtri_central(p);
+  return ndtri_tail(p, LibmLog{});
 }
 
 // Note [Modified Bessel functions]
@@ -335,21 +353,31 @@ LG_HOST_DEVICE LG_INLINE double bessel_k(int nu, double x, bool scaled) {
 //   error is an ulp or a few of the function's scale, which the zero's own conditioning
 //   (|x J'/J|) amplifies as it does any rounding of x. J0 is even and J1 odd; Y of x < 0 is NaN,
 //   Y(0) = -inf; all four are 0 at +-inf (the limit: PyTorch's are NaN there).
-LG_HOST_DEVICE LG_INLINE void bessel_hankel(int nu, double x, double* j, double* y) {
+//   The CPU's lanes take Hankel's form up to 2^20 with their own cos x and sin x, and Y0 and Y1's
+//   central form with their own log x (Note [Special functions in lanes] in
+//   kernels/cpu/elementwise.cpp): the functions below take those as arguments.
+struct BesselPair {
+  double j;
+  double y;
+};
+// J_nu(x) and Y_nu(x), nu 0 or 1, for x > 5 by Hankel's form, from cos x and sin x.
+LG_HOST_DEVICE LG_INLINE BesselPair bessel_hankel(int nu, double x, double cos_x, double sin_x) {
   constexpr double kSqrtTwoOverPi = 0.79788456080286535588;
   constexpr double kSqrtHalf = 0.70710678118654752440;
   const double w = 5.0 / x;
   const double u = w * w;
   const double p = nu == 0 ? fits::bessel_p0(u) : fits::bessel_p1(u);
   const double q = w * (nu == 0 ? fits::bessel_q0(u) : fits::bessel_q1(u));
-  const double c = std::cos(x), s = std::sin(x);
   // xi = x - pi/4: cos xi = (c + s) / sqrt 2, sin xi = (s - c) / sqrt 2; xi = x - 3pi/4:
   // cos xi = (s - c) / sqrt 2, sin xi = -(c + s) / sqrt 2.
+  const double c = cos_x, s = sin_x;
   const double cos_xi = kSqrtHalf * (nu == 0 ? c + s : s - c);
   const double sin_xi = kSqrtHalf * (nu == 0 ? s - c : -(c + s));
   const double a = kSqrtTwoOverPi / std::sqrt(x);
-  if (j != nullptr) *j = a * (p * cos_xi - q * sin_xi);
-  if (y != nullptr) *y = a * (p * sin_xi + q * cos_xi);
+  return {a * (p * cos_xi - q * sin_xi), a * (p * sin_xi + q * cos_xi)};
+}
+LG_HOST_DEVICE LG_INLINE BesselPair bessel_hankel(int nu, double x) {
+  return bessel_hankel(nu, x, std::cos(x), std::sin(x));
 }
 // The central forms of J0 and J1: their values for |x| <= 5 (where bessel_j_series_applies),
 // straight-line code for the CPU's lanes as bessel_i0_series above.
@@ -367,33 +395,33 @@ LG_HOST_DEVICE LG_INLINE double bessel_j0(double x) {
   if (std::isnan(x)) return x;
   const double a = std::fabs(x);
   if (std::isinf(a)) return 0.0;
-  double j = 0.0;
-  bessel_hankel(0, a, &j, nullptr);
-  return j;
+  return bessel_hankel(0, a).j;
 }
 LG_HOST_DEVICE LG_INLINE double bessel_j1(double x) {
   if (bessel_j_series_applies(x)) return bessel_j1_series(x);
   if (std::isnan(x)) return x;
   const double a = std::fabs(x);
   if (std::isinf(a)) return std::copysign(0.0, x);
-  double j = 0.0;
-  bessel_hankel(1, a, &j, nullptr);
+  const double j = bessel_hankel(1, a).j;
   return x < 0.0 ? -j : j;
 }
-LG_HOST_DEVICE LG_INLINE double bessel_y(int nu, double x) {
+// Y_nu(x), nu 0 or 1, for 0 < x <= 5 (where bessel_y_series_applies), from log x.
+LG_HOST_DEVICE LG_INLINE bool bessel_y_series_applies(double x) {
+  return x > 0.0 && x <= 5.0;  // false for NaN
+}
+LG_HOST_DEVICE LG_INLINE double bessel_y_series(int nu, double x, double log_x) {
   constexpr double kTwoOverPi = 0.63661977236758134308;
+  const double v = x * x;
+  const double l = kTwoOverPi * log_x;
+  return nu == 0 ? fits::bessel_y0_small(v) + l * fits::bessel_j0_small(v)
+                 : fits::bessel_y1_small(v) / x + l * x * fits::bessel_j1_small(v);
+}
+LG_HOST_DEVICE LG_INLINE double bessel_y(int nu, double x) {
   if (!(x >= 0.0)) return quiet_nan();  // negative, NaN
   if (x == 0.0) return -infinity();
-  if (x <= 5.0) {
-    const double v = x * x;
-    const double l = kTwoOverPi * std::log(x);
-    return nu == 0 ? fits::bessel_y0_small(v) + l * fits::bessel_j0_small(v)
-                   : fits::bessel_y1_small(v) / x + l * x * fits::bessel_j1_small(v);
-  }
+  if (bessel_y_series_applies(x)) return bessel_y_series(nu, x, std::log(x));
   if (std::isinf(x)) return 0.0;
-  double y = 0.0;
-  bessel_hankel(nu, x, nullptr, &y);
-  return y;
+  return bessel_hankel(nu, x).y;
 }
 
 // Note [Airy function]

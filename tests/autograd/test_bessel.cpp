@@ -170,6 +170,15 @@ TEST(Bessel, MatchLibstdcxx) {
       [](long double v) { return std::exp(v) * std::cyl_bessel_kl(1.0L, v); }, false);
 }
 
+// The CPU's lanes take J0, J1, Y0 and Y1 by Hankel's form with their own sine and cosine from 5 to
+// 2^20, and the scalar function (libm's) beyond (Note [Special functions in lanes] in
+// kernels/cpu/elementwise.cpp): mpmath's values on a geometric grid from 5 to 2^21 and either
+// side of 2^20, both signs for J, within MatchExactValues' bound. (libstdc++'s long-double J and
+// Y, MatchLibstdcxx's reference, are 2e-16 of the envelope off near 600.)
+TEST(Bessel, HankelFormsMatchExactValuesToTwoToThe21) {
+  EXPECT_EQ(check_cases("hankel_"), 4);
+}
+
 // Ai and its derivative (the gradient) against libstdc++'s long-double Bessel functions of order
 // 1/3 and 2/3 (DLMF 9.6.1-9.6.7: K for x > 0, J and Y for x < 0), on a grid across the fits'
 // ends at -2 and 1 from -60 to 30, within 16 units of 2^-53 of the value or, below 0, the

@@ -304,6 +304,50 @@ TEST(OrthogonalPolynomials, DTypes) {
   EXPECT_EQ(to_vector(special_chebyshev_polynomial_t(0.5, ints)), (std::vector<double>{0.5, -0.5}));
 }
 
+// A block of elements of one degree, each the recurrence alone, runs the recurrence in SIMD lanes
+// (Note [Orthogonal polynomials in lanes] in kernels/cpu/orthogonal_polynomials.cpp): the same
+// operations, so each value and gradient is bit for bit the one the element gets one at a time,
+// here forced by degrees alternating between d and d + 1/2 (the same truncated degree, but not
+// one value). Blocks of 256 and a ragged end; 0 and +-1 (special cases) in some blocks and not
+// in others; far out, where terms overflow (to NaN, or the signed infinity beyond +-1) for the
+// higher degrees, and the blocks that could must stay out of the lanes; float32 and float64.
+TEST(OrthogonalPolynomials, BlocksOfOneDegreeMatchElementsOneAtATime) {
+  const std::int64_t count = 1100;
+  for (const DType dtype : {kFloat64, kFloat32}) {
+    for (const Function& f : functions()) {
+      const bool laguerre = std::string(f.name).find("laguerre") != std::string::npos;
+      // Inside the interval of orthogonality (x in (0, 1) for the shifted kinds), past its ends
+      // in the last block; Hermite and Laguerre on [-3, 3] and [0, 12], with 0 in some blocks;
+      // then, from element 768, out to 1e8 geometrically.
+      double low = -0.999, high = 0.999;
+      if (is_shifted(f.name)) low = 0.0005, high = 0.9995;
+      if (!f.sign_known_beyond_one) low = laguerre ? 0.0 : -3.0, high = laguerre ? 12.0 : 3.0;
+      std::vector<double> xs;
+      for (std::int64_t i = 0; i < 768; ++i)
+        xs.push_back(low + (high - low) * static_cast<double>(i) / 767.0);
+      for (std::int64_t i = 768; i < count; ++i)
+        xs.push_back(high * std::pow(1e8, static_cast<double>(i - 768) / (count - 769.0)));
+      xs[700] = is_shifted(f.name) ? 1.0 : 1.0001;  // the third block takes the scalar loop
+      for (const double degree : {1.0, 2.0, 6.0, 12.0, 60.0, 100.0}) {
+        SCOPED_TRACE(std::string(f.name) + " " + dtype_name(dtype) +
+                     " n = " + std::to_string(degree));
+        std::vector<double> alternating;
+        for (std::int64_t i = 0; i < count; ++i)
+          alternating.push_back(degree + 0.5 * (i % 2));
+        const Tensor one_degree = full({count}, degree, dtype);
+        const Tensor x = make_tensor(xs, {count}, dtype).requires_grad_(true);
+        const Tensor x_alone = x.detach().clone().requires_grad_(true);
+        const Tensor blocks = f.fn(x, one_degree);
+        const Tensor alone = f.fn(x_alone, make_tensor(alternating, {count}, dtype));
+        EXPECT_TRUE(matches_within_roundoff(blocks, alone, {}, {.bitwise = true}));
+        sum(blocks).backward();
+        sum(alone).backward();
+        EXPECT_TRUE(matches_within_roundoff(x.grad(), x_alone.grad(), {}, {.bitwise = true}));
+      }
+    }
+  }
+}
+
 // Laguerre and Legendre values, and every gradient, run n steps: degrees above 2^20 are refused
 // there with the op's name; 2^20 itself runs. Chebyshev and Hermite values take any degree.
 TEST(OrthogonalPolynomials, DegreeLimit) {

@@ -5,7 +5,8 @@ bessel_j0, bessel_j1, bessel_y0, bessel_y1, modified_bessel_k0, modified_bessel_
 scaled_modified_bessel_k0, scaled_modified_bessel_k1, spherical_bessel_j0 and airy_ai at float64
 points:
 the "exact_" cases hold mpmath's values at 40 digits, rounded once (out0 and exact), at points
-reaching into the tails, the zeros and the switches between the kernel's fits; the "torch_" cases
+reaching into the tails, the zeros and the switches between the kernel's fits, and the "hankel_"
+cases the same for J and Y from 5 to 2^21 (the CPU's lanes' range, and beyond); the "torch_" cases
 PyTorch 1.13's values (out0) on +-(0.05, 30) (Y and K: positive) beside mpmath's (exact).
 PyTorch's float64 J and Y are off by up to 1e-7 between 5 and 8 and 1e-11 elsewhere there (and
 its J0 and J1 of 3 by 5e-12, as probed), so the test holds ours to being at least as accurate as
@@ -128,6 +129,17 @@ for name, (fn, *_rest) in FUNCTIONS.items():
     if not positive_only:
         points += [-v for v in small + middle[:8] + (large if "airy" in name else large[:3])]
     cases.append(case("exact_", name, points, None))
+
+# Hankel's forms of J and Y as the CPU's lanes take them, up to 2^20, and the scalar function
+# beyond (Note [Special functions in lanes]): mpmath's values on a geometric grid from 5 to 2^21
+# and at the doubles either side of 2^20 (libstdc++'s long-double J and Y are 2e-16 of the
+# envelope off near 600, too far to check against).
+for name in ("special_bessel_j0", "special_bessel_j1", "special_bessel_y0", "special_bessel_y1"):
+    points = [5.0 * (2.0**21 / 5.0) ** (i / 299) for i in range(300)]
+    points += [2.0**20 * (1 - 2**-53), 2.0**20, 2.0**20 * (1 + 2**-52)]
+    if "_j" in name:
+        points += [-v for v in points]
+    cases.append(case("hankel_", name, points, None))
 
 if __name__ == "__main__":
     write("bessel.json", "make_bessel.py", cases)

@@ -2,9 +2,10 @@
 // sinl and cosl (64-bit significands: 2^-11 of a double's ulp), within the bounds the header
 // states (Note [Double polynomials]). The arguments are every one the float32 Box-Muller pairs of
 // normal_ can produce (u1 = 1 - k 2^-24 and angle 2 pi k 2^-24, all 2^24 of each), samples of
-// those of float64 (53-bit uniforms), and the hard cases: near 1 for log, next to multiples of
-// pi/2 for sin and cos. Under a sanitizer the 2^24 of each are swept in steps of
-// test::kSweepStride, and the samples are 64 times fewer.
+// those of float64 (53-bit uniforms) and of the rest of sin_cos_moderate's range, and the hard
+// cases: near 1 for log, next to multiples of pi/2 for sin and cos (every multiple up to 2^20).
+// Under a sanitizer the 2^24 of each and the multiples are swept in steps of test::kSweepStride,
+// and the samples are 64 times fewer.
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -48,7 +49,7 @@ void check_log(double x, Worst& worst) {
 }
 
 void check_sin_cos(double a, Worst& sin_worst, Worst& cos_worst) {
-  const cpu::SinCos got = cpu::sin_cos_below_two_pi(a);
+  const cpu::SinCos got = cpu::sin_cos_moderate(a);
   sin_worst.take(ulps(got.sin, sinl(static_cast<long double>(a))), a);
   cos_worst.take(ulps(got.cos, cosl(static_cast<long double>(a))), a);
 }
@@ -103,9 +104,36 @@ TEST(DoublePolynomials, SinCosOverBoxMullerAnglesAndNearMultiplesOfHalfPi) {
     }
     if (multiple < random_math::kTwoPi) check_sin_cos(multiple, sin_worst, cos_worst);
   }
-  const cpu::SinCos at_zero = cpu::sin_cos_below_two_pi(0.0);
+  const cpu::SinCos at_zero = cpu::sin_cos_moderate(0.0);
   EXPECT_EQ(at_zero.sin, 0.0);
   EXPECT_EQ(at_zero.cos, 1.0);
+  EXPECT_LE(sin_worst.ulps, cpu::kSinCosDoubleMaxUlps) << "sin, at a = " << sin_worst.at;
+  EXPECT_LE(cos_worst.ulps, cpu::kSinCosDoubleMaxUlps) << "cos, at a = " << cos_worst.at;
+  RecordProperty("sin_max_ulps", std::to_string(sin_worst.ulps));
+  RecordProperty("cos_max_ulps", std::to_string(cos_worst.ulps));
+}
+
+// The rest of the range, |a| <= 2^20 (the Bessel functions' Hankel forms): samples of both signs,
+// and the double nearest each multiple n pi/2 with its neighbours, where r cancels most (down to
+// 2^-60.5 at n = 29: tools/double_sin_cos_hard_cases.py) and a wrong n P3 or n P4 would show.
+TEST(DoublePolynomials, SinCosUpToTwoToThe20AndNextToEveryMultipleOfHalfPi) {
+  Worst sin_worst, cos_worst;
+  Uniforms u;
+  for (int i = 0; i < (kSanitized ? 1 << 14 : 1 << 20); ++i) {
+    const double a = std::ldexp(u.next(), static_cast<int>(u.next() * 21.0));  // [0, 2^20)
+    check_sin_cos(i % 2 == 0 ? a : -a, sin_worst, cos_worst);
+  }
+  constexpr long double kHalfPi = 1.570796326794896619231321691639751442L;
+  const auto last = static_cast<std::int64_t>(cpu::kSinCosModerateLimit / kHalfPi);
+  for (std::int64_t n = 1; n <= last; n += kSweepStride) {
+    const double multiple = static_cast<double>(static_cast<long double>(n) * kHalfPi);
+    const double sign = n % 2 == 0 ? 1.0 : -1.0;
+    check_sin_cos(sign * multiple, sin_worst, cos_worst);
+    check_sin_cos(sign * std::nextafter(multiple, 0.0), sin_worst, cos_worst);
+    check_sin_cos(sign * std::nextafter(multiple, 0x1p21), sin_worst, cos_worst);
+  }
+  check_sin_cos(cpu::kSinCosModerateLimit, sin_worst, cos_worst);
+  check_sin_cos(-cpu::kSinCosModerateLimit, sin_worst, cos_worst);
   EXPECT_LE(sin_worst.ulps, cpu::kSinCosDoubleMaxUlps) << "sin, at a = " << sin_worst.at;
   EXPECT_LE(cos_worst.ulps, cpu::kSinCosDoubleMaxUlps) << "cos, at a = " << cos_worst.at;
   RecordProperty("sin_max_ulps", std::to_string(sin_worst.ulps));

@@ -1,7 +1,8 @@
 // log, and sin with cos, of double as straight-line code the compiler runs in SIMD lanes, where a
 // C library call per element kept the loops scalar: the Box-Muller transform of the CPU's normal_
-// (Note [Random fills in lanes] in kernels/cpu/random.cpp), and log2 and log10 of float
-// (kernels/cpu/float_polynomials.h).
+// (Note [Random fills in lanes] in kernels/cpu/random.cpp), log2 and log10 of float
+// (kernels/cpu/float_polynomials.h), and the Bessel functions J and Y and ndtri
+// (Note [Special functions in lanes] in kernels/cpu/elementwise.cpp).
 //
 // Note [Double polynomials]
 //   - log(x) for a positive normal x: x = 2^k m with m in [sqrt(1/2), sqrt(2)) from the bits,
@@ -11,25 +12,30 @@
 //     s f = f^2/2 (1 - s) give log(1 + f) = f - (f^2/2 - s (f^2/2 + R)), where the rounding of s
 //     reaches only the correction in parentheses, and k ln 2 is added in two parts (ln 2's first
 //     42 bits, so that k times them is exact for every k of a double).
-//   - sin and cos of 0 <= a < 2 pi: n = round(a 2/pi) <= 4 by adding 1.5 2^52 (its low bits are
-//     n mod 4), r = a - n pi/2 with pi/2 = P1 + P2 + P3 (33, 33 and 53 bits): a - n P1 is exact
-//     (n P1 is, and a is within a factor 2 of it, Sterbenz), then n P2 (exact) is taken off by a
-//     two-sum, which keeps the rounding error, and n P3 off that error: r = r_hi + r_lo, with its
-//     relative accuracy where a is close to a multiple of pi/2; |r| <= pi/4. sin r_hi = r + r^3
-//     S(r^2) and cos r_hi = 1 - r^2/2 + r^4 C(r^2) are Taylor's series to r^17 and r^16 (the
-//     next terms are below 2^-60 of the values), their coefficients 1/k! rounded to double; r_lo
-//     enters to first order (r_lo cos r_hi, -r_lo sin r_hi). 1 - r^2/2 is formed as a rounded w
-//     and its exact remainder (with r^2's own rounding error), added to the tail before the one
-//     rounding of the sum. Rounding r to one double had cost up to 1.43 ulps, and cos as
-//     1 + r^2 C(r^2) 1.15. n mod 4 picks +-sin r or +-cos r for each.
+//   - sin and cos of |a| <= 2^20: n = round(a 2/pi) by adding 1.5 2^52 (|n| < 2^20; its low bits
+//     are n mod 4), r = a - n pi/2 with pi/2 = P1 + P2 + P3 + P4 (33, 33, 33 and 53 bits, to
+//     2^-160): a - n P1 is exact (n P1 is, and the difference is below 1 and a multiple of the
+//     smaller of a's ulp and P1's), n P2 and n P3 are exact too and are taken off by two-sums,
+//     which keep the rounding errors, and n P4 off the errors; a fast two-sum leaves
+//     r = r_hi + r_lo, accurate to 2^-133 absolutely. The doubles up to 2^20 come no closer to a
+//     multiple of pi/2 than 2^-60.5 (at n = 29; tools/double_sin_cos_hard_cases.py), so r keeps
+//     its relative accuracy where a cancels most. |r| <= pi/4. sin r_hi = r + r^3 S(r^2) and
+//     cos r_hi = 1 - r^2/2 + r^4 C(r^2) are Taylor's series to r^17 and r^16 (the next terms are
+//     below 2^-60 of the values), their coefficients 1/k! rounded to double; r_lo enters to
+//     first order (r_lo cos r_hi, -r_lo sin r_hi). 1 - r^2/2 is formed as a rounded w and its
+//     exact remainder (with r^2's own rounding error), added to the tail before the one rounding
+//     of the sum. Rounding r to one double had cost up to 1.43 ulps, and cos as 1 + r^2 C(r^2)
+//     1.15. n mod 4 picks +-sin r or +-cos r for each. The Box-Muller angles are below 2 pi; the
+//     Bessel functions' Hankel forms (Note [Special functions in lanes] in
+//     kernels/cpu/elementwise.cpp) take the rest of the range.
 //   - Every step is an IEEE operation and the fused multiply-adds are written as std::fma; the
 //     files using these are compiled with -ffp-contract=off, so the bits are the same in any
 //     vector width and in scalar code. Conditions are selects on values computed for every lane.
 //   - Accuracy: tests/kernels/test_double_polynomials.cpp measures both against long double's
 //     logl, sinl and cosl over every argument float32's normal_ gives them (2^24 each), 2^21
-//     samples of float64's and the hard cases (near 1 and sqrt(1/2) for log, next to multiples of
-//     pi/2 for sin and cos); kLogDoubleMaxUlps and kSinCosDoubleMaxUlps below are the worst it
-//     found. glibc's log, sin and cos are within 1 ulp too.
+//     samples of float64's, 2^20 samples up to 2^20 and the hard cases (near 1 and sqrt(1/2) for
+//     log, next to every multiple of pi/2 up to 2^20 for sin and cos); kLogDoubleMaxUlps and
+//     kSinCosDoubleMaxUlps below are the worst it found. glibc's log, sin and cos are within 1 ulp too.
 #pragma once
 
 #include <bit>
@@ -71,9 +77,21 @@ inline constexpr double kCosTail[] = {
 
 inline constexpr double kLn2Hi = 0x1.62e42fefa38p-1;  // ln 2's first 42 bits
 inline constexpr double kLn2Lo = 0x1.ef35793c7673p-45;
-inline constexpr double kHalfPi1 = 0x1.921fb544p+0;  // pi/2 = P1 + P2 + P3 to 2^-122
+inline constexpr double kHalfPi1 = 0x1.921fb544p+0;  // pi/2 = P1 + P2 + P3 + P4 to 2^-160
 inline constexpr double kHalfPi2 = 0x1.0b4611a6p-34;
-inline constexpr double kHalfPi3 = 0x1.3198a2e037073p-69;
+inline constexpr double kHalfPi3 = 0x1.3198a2ep-69;
+inline constexpr double kHalfPi4 = 0x1.b839a252049c1p-104;
+
+// s + e = x + y exactly, s the rounded sum (Knuth's two-sum).
+struct TwoSum {
+  double s;
+  double e;
+};
+[[gnu::always_inline]] inline TwoSum two_sum(double x, double y) {
+  const double s = x + y;
+  const double back = s - x;
+  return {s, (x - (s - back)) + (y - back)};
+}
 
 }  // namespace double_polynomial_detail
 
@@ -100,25 +118,29 @@ inline constexpr double kHalfPi3 = 0x1.3198a2e037073p-69;
   return std::fma(k, kLn2Hi, f - (half_f2 - correction));
 }
 
-// sin(a) and cos(a) for 0 <= a < 2 pi, each within kSinCosDoubleMaxUlps.
+// The largest |a| sin_cos_moderate takes.
+inline constexpr double kSinCosModerateLimit = 0x1p20;
+
+// sin(a) and cos(a) for |a| <= kSinCosModerateLimit, each within kSinCosDoubleMaxUlps.
 struct SinCos {
   double sin;
   double cos;
 };
 
-[[gnu::always_inline]] inline SinCos sin_cos_below_two_pi(double a) {
+[[gnu::always_inline]] inline SinCos sin_cos_moderate(double a) {
   using namespace double_polynomial_detail;
   constexpr double kShifter = 0x1.8p52;  // 1.5 2^52: adding it rounds to an integer
   constexpr double kTwoOverPi = 0x1.45f306dc9c883p-1;
   const double shifted = std::fma(a, kTwoOverPi, kShifter);
   const double n = shifted - kShifter;  // exact
-  // r = r_hi + r_lo: a - n P1 exact, then n P2 (exact) taken off with the rounding error kept
-  // (Knuth's two-sum), and n P3 off the error.
+  // r = a - n (P1 + P2 + P3 + P4) = r_hi + r_lo: a - n P1 exact, then n P2 and n P3 (exact) taken
+  // off with their rounding errors kept, and n P4 off the errors.
   const double r1 = std::fma(-n, kHalfPi1, a);
-  const double minus_t = -n * kHalfPi2;
-  const double r_hi = r1 + minus_t;
-  const double back = r_hi - r1;
-  const double r_lo = ((r1 - (r_hi - back)) + (minus_t - back)) - n * kHalfPi3;
+  const TwoSum second = two_sum(r1, -n * kHalfPi2);
+  const TwoSum third = two_sum(second.s, -n * kHalfPi3);
+  const double low = (second.e + third.e) - n * kHalfPi4;
+  const double r_hi = third.s + low;  // |low| is far below |third.s|: a fast two-sum
+  const double r_lo = low - (r_hi - third.s);
   // sin(r_hi + r_lo) = sin r_hi + r_lo cos r_hi and cos(r_hi + r_lo) = cos r_hi - r_lo sin r_hi,
   // to far below an ulp (r_lo is below an ulp of r_hi).
   const double r2 = r_hi * r_hi;

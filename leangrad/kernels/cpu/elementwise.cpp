@@ -13,7 +13,9 @@
 #include <leangrad/kernels/backend.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <type_traits>
 #include <utility>
 
@@ -205,18 +207,24 @@ void half_loop(const ElementwiseGeometry& g, const Math& math, Out* out, const I
 //   taking a library call or a branch per element, which would keep the whole loop scalar:
 //     - sin, cos and tan of float: the double polynomials below |x| = 2^20 (kTrigPolynomialRange,
 //       Note [Float polynomials]), the C library's function from there on;
-//     - J0 and J1 for |x| <= 5, I0 and I1 for |x| <= 8, Ai and Ai' for -2 <= x <= 1 (Note
-//       [Special functions in lanes]), of every floating dtype.
+//     - J0 and J1 for |x| <= 2^20, Y0 and Y1 for normal x in (0, 2^20], ndtri for normal p
+//       below 1, I0 and I1 for |x| <= 8, Ai and Ai' for -2 <= x <= 1 (Note [Special functions
+//       in lanes]), of every floating dtype.
 //   These run in chunks of kHalfChunk elements of a run: the in-range form in lanes over the
 //   whole chunk, with one vectorised test whether each element is in range; where any is not,
-//   a second pass gives just those elements the full function, one call each. The in-range form
-//   is the full function's own first branch, operation for operation (-ffp-contract=off, above),
-//   so every element's value is the per-element function's whatever its neighbours are; the
-//   forms are plain arithmetic and bit operations, defined (if meaningless) on every input, so
-//   computing them where they do not apply is harmless. float16 and bfloat16 widen into a float
-//   buffer and narrow back, as half_loop (Note [float16 elementwise in float lanes]); a float or
-//   double run with unit strides is read and written in place, through a chunk buffer where the
-//   output is the input (sin_): the second pass reads the input again.
+//   a second pass gives just those elements the full function, one call each. An op whose
+//   in-range form computes two forms and keeps one (J and Y: the central series, Hankel's form
+//   beyond; ndtri: its central fit, its tails) also has a central form, the first alone, which a
+//   chunk takes when one more vectorised test finds all its elements central. The forms are
+//   plain arithmetic and bit operations, defined (if meaningless) on every input, so computing
+//   them where they do not apply is harmless; each element's value depends on that element
+//   alone, whatever its neighbours are (-ffp-contract=off, above). It is the full function's
+//   value operation for operation, but for J and Y beyond 5, whose cos x and sin x are
+//   sin_cos_moderate's in place of the C library's, and Y's and ndtri's log x, which is
+//   log_of_positive_normal's. float16 and bfloat16 widen into a float buffer and narrow back, as
+//   half_loop (Note [float16 elementwise in float lanes]); a float or double run with unit
+//   strides is read and written in place, through a chunk buffer where the output is the input
+//   (sin_): the second pass reads the input again.
 //
 // Note [Special functions in lanes]
 //   The special functions compute in double (kernels/special_math.h), each a fitted series in
@@ -224,8 +232,14 @@ void half_loop(const ElementwiseGeometry& g, const Math& math, Out* out, const I
 //   Ai' have a central form that is a polynomial or a Chebyshev series alone
 //   (special_math::bessel_j0_series ...), which the compiler runs in lanes of doubles where the
 //   scalar loop took 25 ns an element for J0 (ops_scan's special_bessel_j0_fwd; the numbers are
-//   in bench/results/2026-12-05-cpu-special-functions-in-lanes-zen4-2core.md). float's value is
-//   still the double's, rounded once.
+//   in bench/results/2026-12-05-cpu-special-functions-in-lanes-zen4-2core.md). Y0 and Y1's
+//   central form adds log x (log_of_positive_normal, Note [Double polynomials]), and beyond 5
+//   J and Y take Hankel's form (Note [Bessel functions of the first and second kind]) with
+//   sin_cos_moderate's cos x and sin x, up to 2^20, its range; ndtri's tails take the same log.
+//   The scan's J0 on [-20, 20) and Y1 on [0.1, 20.1) went from 49 and 48 ns an element to 13 and
+//   15, ndtri (forward and backward) from 34 to 20 (bench/results/
+//   2026-12-06-cpu-special-functions-hankel-in-lanes-zen4-2core.md). float's value is still the
+//   double's, rounded once.
 template <typename T, typename C>
 void load_as(const T* src, std::int64_t stride, std::int64_t n, C* dst) {
   if constexpr (std::is_same_v<T, Half>) {
@@ -250,31 +264,50 @@ void store_from(const C* src, T* dst, std::int64_t stride, std::int64_t n) {
 template <typename T>
 using RangeLimitedMath = std::conditional_t<std::is_same_v<T, double>, double, float>;
 
-// y[j] = full(x[j]) for j < n <= kHalfChunk, as in_range(x[j]) in lanes wherever applies(x[j]).
-// y may be x.
-template <typename C, typename Applies, typename InRange, typename Full>
-[[gnu::always_inline]] inline void apply_range_limited(const C* x, C* y, std::int64_t n,
-                                                       const Applies& applies,
-                                                       const InRange& in_range, const Full& full) {
-  C buffer[kHalfChunk];
-  C* v = x == y ? buffer : y;
+// v[j] = Forms::central(x[j]) if kCentral, else Forms::in_range(x[j]), for j < n, in lanes;
+// returns whether any x[j] is outside Forms::applies.
+template <typename Forms, bool kCentral, typename C>
+[[gnu::always_inline]] inline bool fill_range_limited(const C* x, C* v, std::int64_t n) {
   int outside = 0;
   for (std::int64_t j = 0; j < n; ++j) {
-    v[j] = in_range(x[j]);
-    outside |= applies(x[j]) ? 0 : 1;
+    if constexpr (kCentral) {
+      v[j] = Forms::central(x[j]);
+    } else {
+      v[j] = Forms::in_range(x[j]);
+    }
+    outside |= Forms::applies(x[j]) ? 0 : 1;
   }
-  if (outside != 0) {
+  return outside != 0;
+}
+
+// y[j] = Forms::full(x[j]) for j < n <= kHalfChunk, as Forms::in_range(x[j]) in lanes wherever
+// Forms::applies(x[j]), or as Forms::central(x[j]) where every x[j] is Forms::central_applies
+// (Note [Range-limited elementwise ops]). y may be x.
+template <typename Forms, typename C>
+[[gnu::always_inline]] inline void apply_range_limited(const C* x, C* y, std::int64_t n) {
+  C buffer[kHalfChunk];
+  C* v = x == y ? buffer : y;
+  bool outside = false;
+  if constexpr (Forms::kHasCentral) {
+    int central = 1;
     for (std::int64_t j = 0; j < n; ++j)
-      if (!applies(x[j])) v[j] = full(x[j]);
+      central &= Forms::central_applies(x[j]) ? 1 : 0;
+    outside = central != 0 ? fill_range_limited<Forms, true>(x, v, n)
+                           : fill_range_limited<Forms, false>(x, v, n);
+  } else {
+    outside = fill_range_limited<Forms, false>(x, v, n);
+  }
+  if (outside) {
+    for (std::int64_t j = 0; j < n; ++j)
+      if (!Forms::applies(x[j])) v[j] = Forms::full(x[j]);
   }
   if (v != y) std::copy_n(v, n, y);
 }
 
-// out = T(full(C(in))) for T float, float16 or bfloat16 with C float, or T = C double, where
-// full(x) is in_range(x) wherever applies(x) (Note [Range-limited elementwise ops]).
-template <typename T, typename Applies, typename InRange, typename Full>
-void range_limited_loop(const ElementwiseGeometry& g, const Applies& applies,
-                        const InRange& in_range, const Full& full, T* out, const T* in) {
+// out = T(Forms::full(C(in))) for T float, float16 or bfloat16 with C float, or T = C double
+// (Note [Range-limited elementwise ops]).
+template <typename Forms, typename T>
+void range_limited_loop(const ElementwiseGeometry& g, T* out, const T* in) {
   using C = RangeLimitedMath<T>;
   for_each_run<2>(g, [&](auto contiguous, const std::int64_t* offset, const std::int64_t* stride,
                          std::int64_t n) {
@@ -284,10 +317,8 @@ void range_limited_loop(const ElementwiseGeometry& g, const Applies& applies,
     // float-only call for float16 too.)
     if constexpr (std::is_same_v<T, C>) {
       if constexpr (decltype(contiguous)::value) {
-        for (std::int64_t c = 0; c < n; c += kHalfChunk) {
-          apply_range_limited(src + c, dst + c, std::min(kHalfChunk, n - c), applies, in_range,
-                              full);
-        }
+        for (std::int64_t c = 0; c < n; c += kHalfChunk)
+          apply_range_limited<Forms>(src + c, dst + c, std::min(kHalfChunk, n - c));
         return;
       }
     }
@@ -296,7 +327,7 @@ void range_limited_loop(const ElementwiseGeometry& g, const Applies& applies,
     for (std::int64_t c = 0; c < n; c += kHalfChunk) {
       const std::int64_t m = std::min(kHalfChunk, n - c);
       load_as(src + c * stride[1], stride[1], m, x);
-      apply_range_limited(x, y, m, applies, in_range, full);
+      apply_range_limited<Forms>(x, y, m);
       store_from(y, dst + c * stride[0], stride[0], m);
     }
   });
@@ -601,57 +632,111 @@ constexpr bool is_range_limited() {
   if constexpr (kOp == UnaryOp::Sin || kOp == UnaryOp::Cos || kOp == UnaryOp::Tan) {
     return !std::is_same_v<T, double>;
   } else {
-    return kOp == UnaryOp::BesselJ0 || kOp == UnaryOp::BesselJ1 || kOp == UnaryOp::I0 ||
-           kOp == UnaryOp::I1 || kOp == UnaryOp::AiryAi || kOp == UnaryOp::AiryAiPrime;
+    return kOp == UnaryOp::BesselJ0 || kOp == UnaryOp::BesselJ1 || kOp == UnaryOp::BesselY0 ||
+           kOp == UnaryOp::BesselY1 || kOp == UnaryOp::I0 || kOp == UnaryOp::I1 ||
+           kOp == UnaryOp::AiryAi || kOp == UnaryOp::AiryAiPrime || kOp == UnaryOp::Ndtri;
   }
 }
 
-// Whether the in-range form of kOp applies to x (false for NaN).
+// The forms of a range-limited unary op kOp over C (float, or double for the special functions;
+// Note [Range-limited elementwise ops]):
+//   - applies(x) (false for NaN), where in_range(x) is the function's value, in lanes;
+//   - full(x), the function itself, one call per element;
+//   - where kHasCentral, central_applies(x), where central(x) is in_range(x)'s value at a fraction
+//     of its cost: in_range computes two forms and keeps one, central only the first.
 template <UnaryOp kOp, typename C>
-[[gnu::always_inline]] inline bool unary_in_range_applies(C x) {
-  if constexpr (kOp == UnaryOp::Sin || kOp == UnaryOp::Cos || kOp == UnaryOp::Tan) {
-    return trig_polynomial_applies(x);
-  } else if constexpr (kOp == UnaryOp::BesselJ0 || kOp == UnaryOp::BesselJ1) {
-    return special_math::bessel_j_series_applies(x);
-  } else if constexpr (kOp == UnaryOp::I0 || kOp == UnaryOp::I1) {
-    return special_math::bessel_i_series_applies(x);
-  } else {
-    static_assert(kOp == UnaryOp::AiryAi || kOp == UnaryOp::AiryAiPrime);
-    return special_math::airy_series_applies(x);
-  }
-}
+struct RangeLimitedUnary {
+  static constexpr bool kJ = kOp == UnaryOp::BesselJ0 || kOp == UnaryOp::BesselJ1;
+  static constexpr bool kY = kOp == UnaryOp::BesselY0 || kOp == UnaryOp::BesselY1;
+  static constexpr int kNu = kOp == UnaryOp::BesselJ0 || kOp == UnaryOp::BesselY0 ? 0 : 1;
+  static constexpr bool kHasCentral = kJ || kY || kOp == UnaryOp::Ndtri;
 
-// The in-range form of kOp's function of C (float, or double for the special functions), where
-// unary_in_range_applies: the function's own value there.
-template <UnaryOp kOp, typename C>
-[[gnu::always_inline]] inline C unary_in_range(C x) {
-  if constexpr (kOp == UnaryOp::Sin) {
-    return sin_polynomial_in_range(x);
-  } else if constexpr (kOp == UnaryOp::Cos) {
-    return cos_polynomial_in_range(x);
-  } else if constexpr (kOp == UnaryOp::Tan) {
-    return tan_polynomial_in_range(x);
-  } else if constexpr (kOp == UnaryOp::BesselJ0) {
-    return static_cast<C>(special_math::bessel_j0_series(x));
-  } else if constexpr (kOp == UnaryOp::BesselJ1) {
-    return static_cast<C>(special_math::bessel_j1_series(x));
-  } else if constexpr (kOp == UnaryOp::I0) {
-    return static_cast<C>(special_math::bessel_i0_series(x));
-  } else if constexpr (kOp == UnaryOp::I1) {
-    return static_cast<C>(special_math::bessel_i1_series(x));
-  } else {
-    static_assert(kOp == UnaryOp::AiryAi || kOp == UnaryOp::AiryAiPrime);
-    return static_cast<C>(special_math::airy_series(x, kOp == UnaryOp::AiryAiPrime));
+  // log_of_positive_normal as a function object, for special_math's forms that take a log.
+  struct Log {
+    [[gnu::always_inline]] double operator()(double v) const { return log_of_positive_normal(v); }
+  };
+
+  [[gnu::always_inline]] static bool applies(C x) {
+    if constexpr (kOp == UnaryOp::Sin || kOp == UnaryOp::Cos || kOp == UnaryOp::Tan) {
+      return trig_polynomial_applies(x);
+    } else if constexpr (kJ) {
+      return std::fabs(x) <= kSinCosModerateLimit;  // false for NaN
+    } else if constexpr (kY) {
+      // log_of_positive_normal's domain (a float's subnormals are normal doubles).
+      return x >= std::numeric_limits<double>::min() && x <= kSinCosModerateLimit;
+    } else if constexpr (kOp == UnaryOp::Ndtri) {
+      return x >= std::numeric_limits<double>::min() && x < 1;  // the tail's logs take normals
+    } else if constexpr (kOp == UnaryOp::I0 || kOp == UnaryOp::I1) {
+      return special_math::bessel_i_series_applies(x);
+    } else {
+      static_assert(kOp == UnaryOp::AiryAi || kOp == UnaryOp::AiryAiPrime);
+      return special_math::airy_series_applies(x);
+    }
   }
-}
+
+  [[gnu::always_inline]] static bool central_applies(C x) {
+    static_assert(kHasCentral);
+    if constexpr (kJ) {
+      return special_math::bessel_j_series_applies(x);
+    } else if constexpr (kY) {
+      return special_math::bessel_y_series_applies(x);
+    } else {
+      return special_math::ndtri_central_applies(x);
+    }
+  }
+
+  // The central forms: J0, J1 from their series, Y0, Y1 from theirs with log_of_positive_normal,
+  // ndtri from its fit.
+  [[gnu::always_inline]] static C central(C x) {
+    static_assert(kHasCentral);
+    if constexpr (kOp == UnaryOp::BesselJ0) {
+      return static_cast<C>(special_math::bessel_j0_series(x));
+    } else if constexpr (kOp == UnaryOp::BesselJ1) {
+      return static_cast<C>(special_math::bessel_j1_series(x));
+    } else if constexpr (kY) {
+      return static_cast<C>(special_math::bessel_y_series(kNu, x, Log{}(x)));
+    } else {
+      return static_cast<C>(special_math::ndtri_central(x));
+    }
+  }
+
+  [[gnu::always_inline]] static C in_range(C x) {
+    if constexpr (kOp == UnaryOp::Sin) {
+      return sin_polynomial_in_range(x);
+    } else if constexpr (kOp == UnaryOp::Cos) {
+      return cos_polynomial_in_range(x);
+    } else if constexpr (kOp == UnaryOp::Tan) {
+      return tan_polynomial_in_range(x);
+    } else if constexpr (kJ) {
+      // The central series, or Hankel's form with sin_cos_moderate beyond.
+      const double a = std::fabs(static_cast<double>(x));
+      const SinCos t = sin_cos_moderate(a);
+      const double far = special_math::bessel_hankel(kNu, a, t.cos, t.sin).j;
+      const C signed_far = static_cast<C>(kNu == 1 && x < 0 ? -far : far);
+      return central_applies(x) ? central(x) : signed_far;
+    } else if constexpr (kY) {
+      const SinCos t = sin_cos_moderate(x);
+      const C far = static_cast<C>(special_math::bessel_hankel(kNu, x, t.cos, t.sin).y);
+      return central_applies(x) ? central(x) : far;
+    } else if constexpr (kOp == UnaryOp::Ndtri) {
+      const C tail = static_cast<C>(special_math::ndtri_tail(x, Log{}));
+      return central_applies(x) ? central(x) : tail;
+    } else if constexpr (kOp == UnaryOp::I0) {
+      return static_cast<C>(special_math::bessel_i0_series(x));
+    } else if constexpr (kOp == UnaryOp::I1) {
+      return static_cast<C>(special_math::bessel_i1_series(x));
+    } else {
+      static_assert(kOp == UnaryOp::AiryAi || kOp == UnaryOp::AiryAiPrime);
+      return static_cast<C>(special_math::airy_series(x, kOp == UnaryOp::AiryAiPrime));
+    }
+  }
+
+  static C full(C x) { return unary_op_apply<kOp>(x); }
+};
 
 template <UnaryOp kOp, typename T>
 void range_limited_unary(const ElementwiseGeometry& g, T* out, const T* in) {
-  using C = RangeLimitedMath<T>;
-  range_limited_loop(
-      g, [](C x) LG_LAMBDA_ALWAYS_INLINE { return unary_in_range_applies<kOp>(x); },
-      [](C x) LG_LAMBDA_ALWAYS_INLINE { return unary_in_range<kOp>(x); },
-      [](C x) { return unary_op_apply<kOp>(x); }, out, in);
+  range_limited_loop<RangeLimitedUnary<kOp, RangeLimitedMath<T>>>(g, out, in);
 }
 
 void unary(UnaryOp op, DType dtype, const ElementwiseGeometry& g, void* out, const void* a) {

@@ -134,7 +134,7 @@ void philox_batch(std::uint64_t first, std::uint64_t seed, BatchWords& out) {
 #pragma GCC ivdep
   for (std::int64_t i = 0; i < n; ++i) {
     const double radius = std::sqrt(-2.0 * log_of_positive_normal(u1[i]));
-    const SinCos angle = sin_cos_below_two_pi(random_math::kTwoPi * u2[i]);
+    const SinCos angle = sin_cos_moderate(random_math::kTwoPi * u2[i]);
     first[i] = std::fma(radius * angle.cos, stddev, mean);
     second[i] = std::fma(radius * angle.sin, stddev, mean);
   }
