@@ -438,7 +438,9 @@ LG_HOST_DEVICE LG_INLINE double bessel_y(int nu, double x) {
 //   10^-9 at x = -10^5) is taken back by its low part l, exact from fma: cos(zeta + l) from the
 //   cosines and sines of both, exp(-zeta - l) as exp(-zeta) (1 - l). At +inf both are 0, at -inf Ai
 //   is 0 (its amplitude t^(-1/4) decays; PyTorch's is NaN at both) and Ai' NaN (its amplitude
-//   grows); where zeta overflows (|x| > 1e205) the same.
+//   grows); where zeta overflows (|x| > 1e205) the same. The CPU's lanes take the decaying and
+//   oscillating forms with their own exp, cosine and sine (Note [Special functions in lanes] in
+//   kernels/cpu/elementwise.cpp): the functions below take those as arguments.
 // The central forms of Ai and Ai': their values for -2 <= x <= 1 (where airy_series_applies),
 // straight-line code for the CPU's lanes as bessel_i0_series above.
 LG_HOST_DEVICE LG_INLINE bool airy_series_applies(double x) {
@@ -447,39 +449,64 @@ LG_HOST_DEVICE LG_INLINE bool airy_series_applies(double x) {
 LG_HOST_DEVICE LG_INLINE double airy_series(double x, bool prime) {
   return prime ? fits::airy_ai_prime_small(x) : fits::airy_ai_small(x);
 }
-LG_HOST_DEVICE LG_INLINE double airy(double x, bool prime) {
-  constexpr double kInvSqrtPi = 0.56418958354775628695;  // 1 / sqrt(pi)
-  constexpr double kSqrtHalf = 0.70710678118654752440;
-  if (airy_series_applies(x)) return airy_series(x, prime);
-  if (std::isnan(x)) return x;
+// zeta = (2/3) |x|^(3/2) as zeta + low, and |x|^(1/4) (Note [Airy function]).
+struct AiryPhase {
+  double zeta;
+  double low;
+  double product;  // |x|^(3/2)
+  double quarter;  // |x|^(1/4)
+};
+LG_HOST_DEVICE LG_INLINE AiryPhase airy_phase(double x) {
   const double t = std::fabs(x);
   const double root = std::sqrt(t);
   constexpr double kTwoThirds = 0.66666666666666662966, kTwoThirdsLow = 3.7007434154171883e-17;
   const double product = t * root;
   const double zeta = product * kTwoThirds;
-  const double quarter = std::sqrt(root);  // t^(1/4)
   // zeta's rounding, about zeta 2^-53, would move the exponent or the phase by as much: its low
   // part, from the exact errors of the square root and the two products (fma), corrects them.
   const double root_low = std::fma(-root, root, t) / (root + root);
   const double product_low = std::fma(t, root, -product) + t * root_low;
   const double zeta_low =
       std::fma(product, kTwoThirds, -zeta) + product * kTwoThirdsLow + product_low * kTwoThirds;
-  if (x > 1.0) {
-    if (std::isinf(zeta)) return 0.0;
-    const double u = 1.0 / product;
-    const double e = std::exp(-zeta) * (1.0 - zeta_low) * (0.5 * kInvSqrtPi);
-    return prime ? -quarter * e * fits::airy_ai_prime_decaying(u)
-                 : e / quarter * fits::airy_ai_decaying(u);
-  }
-  if (std::isinf(zeta)) return prime ? quiet_nan() : 0.0;
-  const double u = 2.0 * 1.41421356237309504880 / product;  // (2 / t)^(3/2)
-  const double c0 = std::cos(zeta), s0 = std::sin(zeta);
-  const double cl = std::cos(zeta_low), sl = std::sin(zeta_low);  // |zeta_low| <= 1 below 1e15
+  return {zeta, zeta_low, product, std::sqrt(root)};
+}
+// Ai(x) (Ai'(x) when prime) for x > 1, finite zeta, from exp(-zeta) (the CPU's lanes pass their
+// own).
+LG_HOST_DEVICE LG_INLINE double airy_decaying(const AiryPhase& z, bool prime,
+                                              double exp_minus_zeta) {
+  constexpr double kInvSqrtPi = 0.56418958354775628695;  // 1 / sqrt(pi)
+  const double u = 1.0 / z.product;
+  const double e = exp_minus_zeta * (1.0 - z.low) * (0.5 * kInvSqrtPi);
+  return prime ? -z.quarter * e * fits::airy_ai_prime_decaying(u)
+               : e / z.quarter * fits::airy_ai_decaying(u);
+}
+// Ai(x) (Ai'(x) when prime) for x < -2, finite zeta, from the cosines and sines of zeta and of
+// its low part (the CPU's lanes pass their own).
+LG_HOST_DEVICE LG_INLINE double airy_oscillating(const AiryPhase& z, bool prime, double c0,
+                                                 double s0, double cl, double sl) {
+  constexpr double kInvSqrtPi = 0.56418958354775628695;  // 1 / sqrt(pi)
+  constexpr double kSqrtHalf = 0.70710678118654752440;
+  const double u = 2.0 * 1.41421356237309504880 / z.product;  // (2 / t)^(3/2)
   const double c = c0 * cl - s0 * sl, s = s0 * cl + c0 * sl;
   const double cos_chi = kSqrtHalf * (c + s), sin_chi = kSqrtHalf * (s - c);
   if (prime)
-    return quarter * kInvSqrtPi * (fits::airy_r(u) * sin_chi - fits::airy_s(u) / zeta * cos_chi);
-  return kInvSqrtPi / quarter * (fits::airy_p(u) * cos_chi + fits::airy_q(u) / zeta * sin_chi);
+    return z.quarter * kInvSqrtPi *
+           (fits::airy_r(u) * sin_chi - fits::airy_s(u) / z.zeta * cos_chi);
+  return kInvSqrtPi / z.quarter *
+         (fits::airy_p(u) * cos_chi + fits::airy_q(u) / z.zeta * sin_chi);
+}
+LG_HOST_DEVICE LG_INLINE double airy(double x, bool prime) {
+  if (airy_series_applies(x)) return airy_series(x, prime);
+  if (std::isnan(x)) return x;
+  const AiryPhase z = airy_phase(x);
+  if (x > 1.0) {
+    if (std::isinf(z.zeta)) return 0.0;
+    return airy_decaying(z, prime, std::exp(-z.zeta));
+  }
+  if (std::isinf(z.zeta)) return prime ? quiet_nan() : 0.0;
+  // |low| <= 1 below 1e15.
+  return airy_oscillating(z, prime, std::cos(z.zeta), std::sin(z.zeta), std::cos(z.low),
+                          std::sin(z.low));
 }
 
 // sin(x) / x, 1 at 0 and 0 at +-inf (torch.special.spherical_bessel_j0).

@@ -15,6 +15,8 @@ namespace leangrad::kernels::special_math::fits {
 // Both evaluations are written out step by step at compile time (a recursion on the step, no
 // loop), so that a CPU loop over elements runs a whole series in SIMD lanes (Note [Special
 // functions in lanes], kernels/cpu/elementwise.cpp): GCC vectorises no loop with a loop inside.
+// For the same reason Ai's decaying and oscillating fits are always inlined: GCC left those
+// (40 terms) as calls. Always inlining every fit made other loops slower.
 
 // Clenshaw's steps k = K down to 1: b_k = c_k + 2t b_{k+1} - b_{k+2}.
 template <std::size_t K, std::size_t N>
@@ -406,7 +408,7 @@ LG_HOST_DEVICE LG_INLINE double airy_ai_prime_small(double v) {
 
 // 2 sqrt(pi) x^(1/4) exp(zeta) Ai(x) for x >= 1, in u = x^(-3/2) on [0.0, 1.0]: 38 terms,
 // Chebyshev, 1.62 units of 2^-53.
-LG_HOST_DEVICE LG_INLINE double airy_ai_decaying(double v) {
+LG_HOST_DEVICE LG_ALWAYS_INLINE double airy_ai_decaying(double v) {
   constexpr double c[] = {0.9637683609849689,      -0.03241600019448593,    0.0031941239613695834,
                           -0.0004942254050330157,  9.706517942546595e-05,   -2.224444511200298e-05,
                           5.694838987920343e-06,   -1.5868397039029868e-06, 4.7311609911660025e-07,
@@ -425,7 +427,7 @@ LG_HOST_DEVICE LG_INLINE double airy_ai_decaying(double v) {
 
 // -2 sqrt(pi) x^(-1/4) exp(zeta) Ai'(x) for x >= 1, in u = x^(-3/2) on [0.0, 1.0]: 38 terms,
 // Chebyshev, 2.69 units of 2^-53.
-LG_HOST_DEVICE LG_INLINE double airy_ai_prime_decaying(double v) {
+LG_HOST_DEVICE LG_ALWAYS_INLINE double airy_ai_prime_decaying(double v) {
   constexpr double c[] = {1.0535581142131956,      0.048808501061268966,    -0.004020451347692983,
                           0.0005843781690726051,   -0.00011106581221570818, 2.4934616244281484e-05,
                           -6.293119924034666e-06,  1.7351298290275136e-06,  -5.131157628730579e-07,
@@ -444,7 +446,7 @@ LG_HOST_DEVICE LG_INLINE double airy_ai_prime_decaying(double v) {
 
 // P(t) of Ai(-t) for t >= 2, in u = (2 / t)^(3/2) on [0.0, 1.0]: 28 terms, Chebyshev, 1.38 units of
 // 2^-53.
-LG_HOST_DEVICE LG_INLINE double airy_p(double v) {
+LG_HOST_DEVICE LG_ALWAYS_INLINE double airy_p(double v) {
   constexpr double c[] = {0.9967891298446905,      -0.004130128828703613,   -0.0008239390724262582,
                           9.509829158181971e-05,   -2.33653044311871e-06,   -1.6116779859977746e-06,
                           4.4871807267181985e-07,  -6.185570986179107e-08,  -1.5012061118205146e-09,
@@ -460,7 +462,7 @@ LG_HOST_DEVICE LG_INLINE double airy_p(double v) {
 
 // Q(t) zeta of Ai(-t) for t >= 2, in u = (2 / t)^(3/2) on [0.0, 1.0]: 34 terms, Chebyshev, 2.16
 // units of 2^-53.
-LG_HOST_DEVICE LG_INLINE double airy_q(double v) {
+LG_HOST_DEVICE LG_ALWAYS_INLINE double airy_q(double v) {
   constexpr double c[] = {0.06661095195327266,     -0.0035463814329226915,  -0.0005761728034720765,
                           0.00012919633325408304,  -1.0447491601030998e-05, -1.78627079724632e-06,
                           9.306118788660983e-07,   -2.0494991611468615e-07, 1.791730560330283e-08,
@@ -478,7 +480,7 @@ LG_HOST_DEVICE LG_INLINE double airy_q(double v) {
 
 // R(t) of Ai'(-t) for t >= 2, in u = (2 / t)^(3/2) on [0.0, 1.0]: 28 terms, Chebyshev, 2.19 units
 // of 2^-53.
-LG_HOST_DEVICE LG_INLINE double airy_r(double v) {
+LG_HOST_DEVICE LG_ALWAYS_INLINE double airy_r(double v) {
   constexpr double c[] = {1.003851400465911,       0.004967883626565546,    0.0010103702665220308,
                           -0.00010629136563641671, 2.1530350382495975e-06,  1.7945844126504022e-06,
                           -4.807044039039013e-07,  6.414347795610802e-08,   2.0504003084112514e-09,
@@ -494,7 +496,7 @@ LG_HOST_DEVICE LG_INLINE double airy_r(double v) {
 
 // S(t) zeta of Ai'(-t) for t >= 2, in u = (2 / t)^(3/2) on [0.0, 1.0]: 33 terms, Chebyshev, 1.55
 // units of 2^-53.
-LG_HOST_DEVICE LG_INLINE double airy_s(double v) {
+LG_HOST_DEVICE LG_ALWAYS_INLINE double airy_s(double v) {
   constexpr double c[] = {-0.09401272439140965,    0.004027535135356531,    0.0006687051652047905,
                           -0.0001416818621774537,  1.0862202944572951e-05,  1.998103303040427e-06,
                           -9.944948579167082e-07,  2.1435744452315742e-07,  -1.7834035644283558e-08,

@@ -179,6 +179,13 @@ TEST(Bessel, HankelFormsMatchExactValuesToTwoToThe21) {
   EXPECT_EQ(check_cases("hankel_"), 4);
 }
 
+// Likewise Ai's decaying form (with the lanes' own exp) and oscillating one (their own sine and
+// cosine of zeta, up to 2^20 at x = -13000): mpmath's values from -2^14 to 120 and either side
+// of -13000.
+TEST(Bessel, AiryFormsMatchExactValuesFarOut) {
+  EXPECT_EQ(check_cases("wide_"), 1);
+}
+
 // Ai and its derivative (the gradient) against libstdc++'s long-double Bessel functions of order
 // 1/3 and 2/3 (DLMF 9.6.1-9.6.7: K for x > 0, J and Y for x < 0), on a grid across the fits'
 // ends at -2 and 1 from -60 to 30, within 16 units of 2^-53 of the value or, below 0, the

@@ -6,7 +6,8 @@ scaled_modified_bessel_k0, scaled_modified_bessel_k1, spherical_bessel_j0 and ai
 points:
 the "exact_" cases hold mpmath's values at 40 digits, rounded once (out0 and exact), at points
 reaching into the tails, the zeros and the switches between the kernel's fits, and the "hankel_"
-cases the same for J and Y from 5 to 2^21 (the CPU's lanes' range, and beyond); the "torch_" cases
+cases the same for J and Y from 5 to 2^21 (the CPU's lanes' range, and beyond), the "wide_" case
+for Ai from -2^14 to 2^20; the "torch_" cases
 PyTorch 1.13's values (out0) on +-(0.05, 30) (Y and K: positive) beside mpmath's (exact).
 PyTorch's float64 J and Y are off by up to 1e-7 between 5 and 8 and 1e-11 elsewhere there (and
 its J0 and J1 of 3 by 5e-12, as probed), so the test holds ours to being at least as accurate as
@@ -140,6 +141,14 @@ for name in ("special_bessel_j0", "special_bessel_j1", "special_bessel_y0", "spe
     if "_j" in name:
         points += [-v for v in points]
     cases.append(case("hankel_", name, points, None))
+
+# Ai's decaying and oscillating forms as the CPU's lanes take them, from -13000 (zeta near 2^20)
+# to 2^20, and the scalar function beyond: mpmath's values on geometric grids from -2 to -2^14
+# and from 1 to 120 (where Ai underflows), and either side of -13000.
+airy_points = [-2.0 * (2.0**13) ** (i / 199) for i in range(200)]
+airy_points += [(120.0) ** (i / 99) for i in range(100)]
+airy_points += [-13000.0 * (1 - 2**-52), -13000.0, -13000.0 * (1 + 2**-52), 2.0**20]
+cases.append(case("wide_", "special_airy_ai", airy_points, None))
 
 if __name__ == "__main__":
     write("bessel.json", "make_bessel.py", cases)

@@ -1,11 +1,13 @@
-// kernels/cpu/double_polynomials.h: log, and sin with cos, of double against long double's logl,
-// sinl and cosl (64-bit significands: 2^-11 of a double's ulp), within the bounds the header
+// kernels/cpu/double_polynomials.h: log, sin with cos, and exp of double against long double's
+// logl, sinl, cosl and expl (64-bit significands: 2^-11 of a double's ulp), within the bounds the header
 // states (Note [Double polynomials]). The arguments are every one the float32 Box-Muller pairs of
 // normal_ can produce (u1 = 1 - k 2^-24 and angle 2 pi k 2^-24, all 2^24 of each), samples of
 // those of float64 (53-bit uniforms) and of the rest of sin_cos_moderate's range, and the hard
-// cases: near 1 for log, next to multiples of pi/2 for sin and cos (every multiple up to 2^20).
+// cases: near 1 for log, next to multiples of pi/2 for sin and cos (every multiple up to 2^20);
+// for exp, samples of its whole range and of small arguments, the subnormal results and the ends.
 // Under a sanitizer the 2^24 of each and the multiples are swept in steps of test::kSweepStride,
 // and the samples are 64 times fewer.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -138,6 +140,41 @@ TEST(DoublePolynomials, SinCosUpToTwoToThe20AndNextToEveryMultipleOfHalfPi) {
   EXPECT_LE(cos_worst.ulps, cpu::kSinCosDoubleMaxUlps) << "cos, at a = " << cos_worst.at;
   RecordProperty("sin_max_ulps", std::to_string(sin_worst.ulps));
   RecordProperty("cos_max_ulps", std::to_string(cos_worst.ulps));
+}
+
+// e^x: samples where the result is a normal double (x in [-708.39, 709.78]) and of small |x|
+// (2^-60 to 1), within kExpDoubleMaxUlps; the subnormal results, rounded a second time, within
+// 0.5 + kExpDoubleMaxUlps of their spacing (2^-1074); the ends and NaN.
+TEST(DoublePolynomials, ExpOverItsRange) {
+  Worst worst;
+  Uniforms u;
+  const auto check = [&](double x) {
+    worst.take(ulps(cpu::exp_of_double(x), expl(static_cast<long double>(x))), x);
+  };
+  for (int i = 0; i < (kSanitized ? 1 << 15 : 1 << 21); ++i) {
+    check(-708.39 + 1418.17 * u.next());
+    check((u.next() - 0.5) * std::ldexp(2.0, -static_cast<int>(u.next() * 60.0)));
+  }
+  for (const double x : {0.0, -0.0, 1.0, -1.0, 0.5 * 0.69314718055994531, 709.78, -708.39})
+    check(x);
+  EXPECT_LE(worst.ulps, cpu::kExpDoubleMaxUlps) << "at x = " << worst.at;
+  RecordProperty("exp_max_ulps", std::to_string(worst.ulps));
+  double subnormal_worst = 0;
+  for (int i = 0; i < (kSanitized ? 1 << 10 : 1 << 16); ++i) {
+    const double x = -745.13 + (745.13 - 708.40) * u.next();
+    const long double exact = expl(static_cast<long double>(x));
+    const long double error = std::fabs(static_cast<long double>(cpu::exp_of_double(x)) - exact);
+    subnormal_worst = std::max(subnormal_worst, static_cast<double>(error * 0x1p1074L));
+  }
+  EXPECT_LE(subnormal_worst, 0.5 + cpu::kExpDoubleMaxUlps);
+  EXPECT_EQ(cpu::exp_of_double(0.0), 1.0);
+  EXPECT_EQ(cpu::exp_of_double(709.79), std::numeric_limits<double>::infinity());
+  EXPECT_EQ(cpu::exp_of_double(std::numeric_limits<double>::infinity()),
+            std::numeric_limits<double>::infinity());
+  EXPECT_EQ(cpu::exp_of_double(-745.14), 0.0);
+  EXPECT_EQ(cpu::exp_of_double(-std::numeric_limits<double>::infinity()), 0.0);
+  EXPECT_EQ(cpu::exp_of_double(-745.13), std::numeric_limits<double>::denorm_min());
+  EXPECT_TRUE(std::isnan(cpu::exp_of_double(std::numeric_limits<double>::quiet_NaN())));
 }
 
 }  // namespace

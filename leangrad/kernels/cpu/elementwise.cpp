@@ -208,20 +208,21 @@ void half_loop(const ElementwiseGeometry& g, const Math& math, Out* out, const I
 //     - sin, cos and tan of float: the double polynomials below |x| = 2^20 (kTrigPolynomialRange,
 //       Note [Float polynomials]), the C library's function from there on;
 //     - J0 and J1 for |x| <= 2^20, Y0 and Y1 for normal x in (0, 2^20], ndtri for normal p
-//       below 1, I0 and I1 for |x| <= 8, Ai and Ai' for -2 <= x <= 1 (Note [Special functions
-//       in lanes]), of every floating dtype.
+//       below 1, I0 and I1 for |x| <= 8, Ai and Ai' for -13000 <= x <= 2^20 (Note [Special
+//       functions in lanes]), of every floating dtype.
 //   These run in chunks of kHalfChunk elements of a run: the in-range form in lanes over the
 //   whole chunk, with one vectorised test whether each element is in range; where any is not,
 //   a second pass gives just those elements the full function, one call each. An op whose
-//   in-range form computes two forms and keeps one (J and Y: the central series, Hankel's form
-//   beyond; ndtri: its central fit, its tails) also has a central form, the first alone, which a
-//   chunk takes when one more vectorised test finds all its elements central. The forms are
+//   in-range form computes several forms and keeps one (J and Y: the central series, Hankel's
+//   form beyond; ndtri: its central fit, its tails; Ai: its series, the decaying and the
+//   oscillating forms) also has a central form, the first alone, which a chunk takes when one
+//   more vectorised test finds all its elements central. The forms are
 //   plain arithmetic and bit operations, defined (if meaningless) on every input, so computing
 //   them where they do not apply is harmless; each element's value depends on that element
 //   alone, whatever its neighbours are (-ffp-contract=off, above). It is the full function's
-//   value operation for operation, but for J and Y beyond 5, whose cos x and sin x are
-//   sin_cos_moderate's in place of the C library's, and Y's and ndtri's log x, which is
-//   log_of_positive_normal's. float16 and bfloat16 widen into a float buffer and narrow back, as
+//   value operation for operation, but for J and Y beyond 5 and Ai beyond its series, whose
+//   cosines and sines are sin_cos_moderate's in place of the C library's, and Y's and ndtri's
+//   log and Ai's exp, which are log_of_positive_normal's and exp_of_double's. float16 and bfloat16 widen into a float buffer and narrow back, as
 //   half_loop (Note [float16 elementwise in float lanes]); a float or double run with unit
 //   strides is read and written in place, through a chunk buffer where the output is the input
 //   (sin_): the second pass reads the input again.
@@ -235,7 +236,9 @@ void half_loop(const ElementwiseGeometry& g, const Math& math, Out* out, const I
 //   in bench/results/2026-12-05-cpu-special-functions-in-lanes-zen4-2core.md). Y0 and Y1's
 //   central form adds log x (log_of_positive_normal, Note [Double polynomials]), and beyond 5
 //   J and Y take Hankel's form (Note [Bessel functions of the first and second kind]) with
-//   sin_cos_moderate's cos x and sin x, up to 2^20, its range; ndtri's tails take the same log.
+//   sin_cos_moderate's cos x and sin x, up to 2^20, its range; ndtri's tails take the same log,
+//   and Ai beyond its series exp_of_double or sin_cos_moderate of zeta (to x = -13000, where
+//   zeta nears 2^20).
 //   The scan's J0 on [-20, 20) and Y1 on [0.1, 20.1) went from 49 and 48 ns an element to 13 and
 //   15, ndtri (forward and backward) from 34 to 20 (bench/results/
 //   2026-12-06-cpu-special-functions-hankel-in-lanes-zen4-2core.md). float's value is still the
@@ -649,7 +652,10 @@ struct RangeLimitedUnary {
   static constexpr bool kJ = kOp == UnaryOp::BesselJ0 || kOp == UnaryOp::BesselJ1;
   static constexpr bool kY = kOp == UnaryOp::BesselY0 || kOp == UnaryOp::BesselY1;
   static constexpr int kNu = kOp == UnaryOp::BesselJ0 || kOp == UnaryOp::BesselY0 ? 0 : 1;
-  static constexpr bool kHasCentral = kJ || kY || kOp == UnaryOp::Ndtri;
+  static constexpr bool kAiry = kOp == UnaryOp::AiryAi || kOp == UnaryOp::AiryAiPrime;
+  static constexpr bool kHasCentral = kJ || kY || kOp == UnaryOp::Ndtri || kAiry;
+  // Ai's oscillating form takes sin_cos_moderate of zeta = (2/3) |x|^(3/2) up to 2^20.
+  static constexpr double kAiryLowest = -13000.0;  // zeta 988152
 
   // log_of_positive_normal as a function object, for special_math's forms that take a log.
   struct Log {
@@ -669,8 +675,8 @@ struct RangeLimitedUnary {
     } else if constexpr (kOp == UnaryOp::I0 || kOp == UnaryOp::I1) {
       return special_math::bessel_i_series_applies(x);
     } else {
-      static_assert(kOp == UnaryOp::AiryAi || kOp == UnaryOp::AiryAiPrime);
-      return special_math::airy_series_applies(x);
+      static_assert(kAiry);
+      return x >= kAiryLowest && x <= kSinCosModerateLimit;  // false for NaN
     }
   }
 
@@ -680,13 +686,15 @@ struct RangeLimitedUnary {
       return special_math::bessel_j_series_applies(x);
     } else if constexpr (kY) {
       return special_math::bessel_y_series_applies(x);
+    } else if constexpr (kAiry) {
+      return special_math::airy_series_applies(x);
     } else {
       return special_math::ndtri_central_applies(x);
     }
   }
 
-  // The central forms: J0, J1 from their series, Y0, Y1 from theirs with log_of_positive_normal,
-  // ndtri from its fit.
+  // The central forms: J0, J1, Ai and Ai' from their series, Y0, Y1 from theirs with
+  // log_of_positive_normal, ndtri from its fit.
   [[gnu::always_inline]] static C central(C x) {
     static_assert(kHasCentral);
     if constexpr (kOp == UnaryOp::BesselJ0) {
@@ -695,6 +703,8 @@ struct RangeLimitedUnary {
       return static_cast<C>(special_math::bessel_j1_series(x));
     } else if constexpr (kY) {
       return static_cast<C>(special_math::bessel_y_series(kNu, x, Log{}(x)));
+    } else if constexpr (kAiry) {
+      return static_cast<C>(special_math::airy_series(x, kOp == UnaryOp::AiryAiPrime));
     } else {
       return static_cast<C>(special_math::ndtri_central(x));
     }
@@ -726,8 +736,18 @@ struct RangeLimitedUnary {
     } else if constexpr (kOp == UnaryOp::I1) {
       return static_cast<C>(special_math::bessel_i1_series(x));
     } else {
-      static_assert(kOp == UnaryOp::AiryAi || kOp == UnaryOp::AiryAiPrime);
-      return static_cast<C>(special_math::airy_series(x, kOp == UnaryOp::AiryAiPrime));
+      static_assert(kAiry);
+      // The central series, the decaying form beyond 1 with exp_of_double, the oscillating one
+      // below -2 with sin_cos_moderate. zeta's low part is below 2^-32 here, whose cosine is 1
+      // and sine itself, rounded (as the C library's are).
+      constexpr bool kPrime = kOp == UnaryOp::AiryAiPrime;
+      const special_math::AiryPhase z = special_math::airy_phase(x);
+      const double decaying = special_math::airy_decaying(z, kPrime, exp_of_double(-z.zeta));
+      const SinCos t = sin_cos_moderate(z.zeta);
+      const double oscillating =
+          special_math::airy_oscillating(z, kPrime, t.cos, t.sin, 1.0, z.low);
+      const C far = static_cast<C>(x > 1 ? decaying : oscillating);
+      return central_applies(x) ? central(x) : far;
     }
   }
 
