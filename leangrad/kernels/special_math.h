@@ -492,8 +492,7 @@ LG_HOST_DEVICE LG_INLINE double airy_oscillating(const AiryPhase& z, bool prime,
   if (prime)
     return z.quarter * kInvSqrtPi *
            (fits::airy_r(u) * sin_chi - fits::airy_s(u) / z.zeta * cos_chi);
-  return kInvSqrtPi / z.quarter *
-         (fits::airy_p(u) * cos_chi + fits::airy_q(u) / z.zeta * sin_chi);
+  return kInvSqrtPi / z.quarter * (fits::airy_p(u) * cos_chi + fits::airy_q(u) / z.zeta * sin_chi);
 }
 LG_HOST_DEVICE LG_INLINE double airy(double x, bool prime) {
   if (airy_series_applies(x)) return airy_series(x, prime);

@@ -1,8 +1,8 @@
 // kernels/cpu/double_polynomials.h: log, sin with cos, and exp of double against long double's
-// logl, sinl, cosl and expl (64-bit significands: 2^-11 of a double's ulp), within the bounds the header
-// states (Note [Double polynomials]). The arguments are every one the float32 Box-Muller pairs of
-// normal_ can produce (u1 = 1 - k 2^-24 and angle 2 pi k 2^-24, all 2^24 of each), samples of
-// those of float64 (53-bit uniforms) and of the rest of sin_cos_moderate's range, and the hard
+// logl, sinl, cosl and expl (64-bit significands: 2^-11 of a double's ulp), within the bounds the
+// header states (Note [Double polynomials]). The arguments are every one the float32 Box-Muller
+// pairs of normal_ can produce (u1 = 1 - k 2^-24 and angle 2 pi k 2^-24, all 2^24 of each), samples
+// of those of float64 (53-bit uniforms) and of the rest of sin_cos_moderate's range, and the hard
 // cases: near 1 for log, next to multiples of pi/2 for sin and cos (every multiple up to 2^20);
 // for exp, samples of its whole range and of small arguments, the subnormal results and the ends.
 // Under a sanitizer the 2^24 of each and the multiples are swept in steps of test::kSweepStride,

@@ -45,7 +45,8 @@
 //     samples of float64's, 2^20 samples up to 2^20 and the hard cases (near 1 and sqrt(1/2) for
 //     log, next to every multiple of pi/2 up to 2^20 for sin and cos), and 2^21 samples of exp's
 //     whole range, the subnormal results apart; kLogDoubleMaxUlps, kSinCosDoubleMaxUlps and
-//     kExpDoubleMaxUlps below are the worst it found. glibc's log, sin and cos are within 1 ulp too.
+//     kExpDoubleMaxUlps below are the worst it found. glibc's log, sin and cos are within 1 ulp
+//     too.
 #pragma once
 
 #include <bit>
@@ -75,10 +76,9 @@ template <std::size_t N, std::size_t I = 0>
 }
 
 // E's coefficients 1 / k!, k = 2 .. 13, as e^r = 1 + r + r^2 horner(r, kExp).
-inline constexpr double kExp[] = {1.0 / 2,          1.0 / 6,        1.0 / 24,       1.0 / 120,
-                                  1.0 / 720,        1.0 / 5040,     1.0 / 40320,    1.0 / 362880,
-                                  1.0 / 3628800,    1.0 / 39916800, 1.0 / 479001600,
-                                  1.0 / 6227020800};
+inline constexpr double kExp[] = {1.0 / 2,       1.0 / 6,        1.0 / 24,        1.0 / 120,
+                                  1.0 / 720,     1.0 / 5040,     1.0 / 40320,     1.0 / 362880,
+                                  1.0 / 3628800, 1.0 / 39916800, 1.0 / 479001600, 1.0 / 6227020800};
 // R's coefficients 2 / (2j + 1), j = 1 .. 10, as R(z) = z horner(z, kAtanh).
 inline constexpr double kAtanh[] = {2.0 / 3,  2.0 / 5,  2.0 / 7,  2.0 / 9,  2.0 / 11,
                                     2.0 / 13, 2.0 / 15, 2.0 / 17, 2.0 / 19, 2.0 / 21};

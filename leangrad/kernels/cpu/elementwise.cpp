@@ -222,10 +222,10 @@ void half_loop(const ElementwiseGeometry& g, const Math& math, Out* out, const I
 //   alone, whatever its neighbours are (-ffp-contract=off, above). It is the full function's
 //   value operation for operation, but for J and Y beyond 5 and Ai beyond its series, whose
 //   cosines and sines are sin_cos_moderate's in place of the C library's, and Y's and ndtri's
-//   log and Ai's exp, which are log_of_positive_normal's and exp_of_double's. float16 and bfloat16 widen into a float buffer and narrow back, as
-//   half_loop (Note [float16 elementwise in float lanes]); a float or double run with unit
-//   strides is read and written in place, through a chunk buffer where the output is the input
-//   (sin_): the second pass reads the input again.
+//   log and Ai's exp, which are log_of_positive_normal's and exp_of_double's. float16 and bfloat16
+//   widen into a float buffer and narrow back, as half_loop (Note [float16 elementwise in float
+//   lanes]); a float or double run with unit strides is read and written in place, through a chunk
+//   buffer where the output is the input (sin_): the second pass reads the input again.
 //
 // Note [Special functions in lanes]
 //   The special functions compute in double (kernels/special_math.h), each a fitted series in
