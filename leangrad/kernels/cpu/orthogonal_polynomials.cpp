@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 
 #include <leangrad/kernels/cpu/parallel_for.h>
 #include <leangrad/kernels/dispatch.h>
@@ -85,19 +86,20 @@ void recurrence_block(const T* x, double n, T* out, std::int64_t m) {
     out[j] = static_cast<T>(kSlope ? chain * dr[j] : r[j]);
 }
 
-// Whether elements [0, m) of x and n take recurrence_block: one degree, an integral one in
-// [1, kMaxRecurrenceDegree] after truncation, and each element the recurrence alone.
+// The degree elements [0, m) of x and n take recurrence_block at, if they do: one degree, an
+// integral one in [1, kMaxRecurrenceDegree] after truncation, and each element the recurrence
+// alone.
 template <typename T>
-bool takes_recurrence_block(OrthogonalPolynomial p, bool slope, const T* x, const T* n,
-                            std::int64_t m) {
+std::optional<double> recurrence_block_degree(OrthogonalPolynomial p, bool slope, const T* x,
+                                              const T* n, std::int64_t m) {
   const auto degree = std::trunc(static_cast<double>(n[0]));
-  if (!(degree >= 1.0 && degree <= op::kMaxRecurrenceDegree)) return false;  // and NaN
+  if (!(degree >= 1.0 && degree <= op::kMaxRecurrenceDegree)) return std::nullopt;  // and NaN
   const double safe = op::recurrence_safe_magnitude(degree);
   for (std::int64_t j = 0; j < m; ++j) {  // out at the first that is not (a mixed block: soon)
     const double y = op::detail::argument(p, static_cast<double>(x[j]));
-    if (n[j] != n[0] || !op::is_recurrence_alone(p, slope, y, degree, safe)) return false;
+    if (n[j] != n[0] || !op::is_recurrence_alone(p, slope, y, degree, safe)) return std::nullopt;
   }
-  return true;
+  return degree;
 }
 
 }  // namespace
@@ -113,12 +115,11 @@ void orthogonal_polynomial(OrthogonalPolynomial p, bool slope, DType dtype, std:
       parallel_for(count, kPolynomialGrain, [&](std::int64_t begin, std::int64_t end) {
         for (std::int64_t b = begin; b < end; b += kLaneBlock) {
           const std::int64_t m = std::min(kLaneBlock, end - b);
-          if (takes_recurrence_block(kP, slope, xs + b, ns + b, m)) {
-            const double degree = std::trunc(static_cast<double>(ns[b]));
+          if (const auto degree = recurrence_block_degree(kP, slope, xs + b, ns + b, m)) {
             if (slope) {
-              recurrence_block<kP, true>(xs + b, degree, y + b, m);
+              recurrence_block<kP, true>(xs + b, *degree, y + b, m);
             } else {
-              recurrence_block<kP, false>(xs + b, degree, y + b, m);
+              recurrence_block<kP, false>(xs + b, *degree, y + b, m);
             }
             continue;
           }
