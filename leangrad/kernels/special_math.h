@@ -27,10 +27,77 @@ LG_HOST_DEVICE LG_INLINE double infinity() {
   return std::numeric_limits<double>::infinity();
 }
 
-// log|Γ(x)|, libm's: lgamma_r on the CPU (glibc's lgamma also writes the global signgam, a data
-// race between the kernel's threads), CUDA's lgamma on the device. +inf at the poles (0 and the
-// negative integers) and at -inf, as PyTorch's.
+// log(v) by the C library (CUDA's on the device): the log the special functions below take where
+// they take one as a parameter, which the CPU's lanes replace by their own (Note [Special
+// functions in lanes], kernels/cpu/elementwise.cpp).
+struct LibmLog {
+  LG_HOST_DEVICE LG_INLINE double operator()(double v) const { return std::log(v); }
+};
+
+// Note [Log-gamma]
+//   log Γ(x) for a positive normal x up to 2^1000 (lgamma_of_positive), in straight-line code
+//   with one log, taken as a parameter:
+//     - on [1, 3), log Γ(x) = (x - 1)(x - 2) R(x - 2), R a fit (fits::lgamma_central, with the
+//       zeros' factors taken out): x - 1 and x - 2 are exact there (Sterbenz), so the value keeps
+//       its relative accuracy next to the zeros 1 and 2;
+//     - below 1, log Γ(x) = log Γ(x + 1) - log x with log Γ(x + 1) = x (x - 1) R(x - 1), x + 1
+//       never formed (x - 1 is exact from 1/2 up; next to 1 the two terms cancel to their
+//       difference, which is about 0.4 of the larger);
+//     - on [3, 10), Γ(x) = (x - 1) ... (x - n) Γ(x - n) takes x to z = x - n in [2, 3), n =
+//       floor(x) - 2 <= 7, every x - k exact: log Γ(x) = log Γ(z) + log P, P the product of the
+//       factors (below 10^6), two positive terms;
+//     - from 10, Stirling's series (DLMF 5.11.1) log Γ(x) = (x - 1/2) log x - x + log(2π) / 2
+//       + Σ_{k=1}^{7} B_2k / (2k (2k - 1) x^(2k-1)): the first term left out is below 2^-58 of
+//       the value.
+//   The recurrence's factors are x - k for k = 1 .. 7 where at least 2 and 1 elsewhere, so that
+//   every x runs the same steps and the forms are selected, not branched to. Every other x (0 and
+//   the negative numbers, subnormals, beyond 2^1000 and NaN) takes libm's lgamma_r on the CPU
+//   (glibc's lgamma also writes the global signgam, a data race between the kernel's threads) and
+//   CUDA's lgamma on the device: +inf at the poles (0 and the negative integers) and at -inf, as
+//   PyTorch's. tests/autograd/test_special_math.cpp measures it against long double's lgammal.
+inline constexpr double kLgammaOfPositiveLimit = 0x1p1000;
+
+LG_HOST_DEVICE LG_INLINE bool lgamma_of_positive_applies(double x) {
+  return x >= std::numeric_limits<double>::min() && x <= kLgammaOfPositiveLimit;  // not NaN
+}
+
+template <typename Log = LibmLog>
+LG_HOST_DEVICE LG_INLINE double lgamma_of_positive(double x, const Log& log = {}) {
+  double product = 1.0;
+  double n = 0.0;
+  for (int k = 1; k <= 7; ++k) {
+    const double factor = x - k;
+    const bool taken = factor >= 2.0;
+    product *= taken ? factor : 1.0;
+    n += taken ? 1.0 : 0.0;
+  }
+  const bool below_one = x < 1.0;
+  const bool stirling = x >= 10.0;
+  const double z = x - n;  // exact; x itself below 3
+  const double u = below_one ? x - 1.0 : z - 2.0;
+  const double a = below_one ? x : z - 1.0;
+  // log x below 1 and from 10, log P between (log 1 = 0 on [1, 3)).
+  const double l = log(below_one || stirling ? x : product);
+  // a u R(u) with a u's rounding error kept (a fused multiply-add), so that the product rounds
+  // once.
+  const double au = a * u;
+  const double au_error = std::fma(a, u, -au);
+  const double fitted = fits::lgamma_central(u);
+  const double central = std::fma(au, fitted, au_error * fitted) + (below_one ? -l : l);
+  // B_2k / (2k (2k - 1)) for k = 1 .. 7: 1/12, -1/360, 1/1260, -1/1680, 1/1188, -691/360360,
+  // 1/156.
+  constexpr double kHalfLogTwoPi = 0.91893853320467274178;
+  const double r = 1.0 / x;
+  const double r2 = r * r;
+  const double tail = 1.0 / 1188 - r2 * (691.0 / 360360 - r2 * (1.0 / 156));
+  const double series =
+      r * (1.0 / 12 - r2 * (1.0 / 360 - r2 * (1.0 / 1260 - r2 * (1.0 / 1680 - r2 * tail))));
+  const double far = std::fma(x - 0.5, l, -x) + (kHalfLogTwoPi + series);
+  return stirling ? far : central;
+}
+
 LG_HOST_DEVICE LG_INLINE double lgamma(double x) {
+  if (lgamma_of_positive_applies(x)) return lgamma_of_positive(x);
 #if defined(__CUDA_ARCH__)
   return ::lgamma(x);
 #else
@@ -40,28 +107,39 @@ LG_HOST_DEVICE LG_INLINE double lgamma(double x) {
 }
 
 // Note [Digamma]
-//   ψ(x) = d/dx log Γ(x). For x > 0 the recurrence ψ(x) = ψ(x + 1) - 1/x raises x to at least 10,
-//   where the asymptotic series (DLMF 5.11.2)
-//     ψ(x) ~ log x - 1/(2x) - Σ_{k>=1} B_2k / (2k x^2k)
-//   is summed to B_14: the first term left out, B_16 / (16 x^16), is below 5e-17 there. A
-//   negative x reflects (DLMF 5.5.4), ψ(x) = ψ(1 - x) - π / tan(π x), with tan(π x) taken at the
-//   fraction of x (its period is 1), so that π x is not rounded at large |x|. The poles are
-//   PyTorch's: at 0 the sign of -x times infinity (-inf at +0, +inf at -0), NaN at the negative
-//   integers and at -inf; ψ(+inf) = +inf.
-LG_HOST_DEVICE LG_INLINE double digamma_of_positive(double x) {
+//   ψ(x) = d/dx log Γ(x). For x > 0 the recurrence ψ(x) = ψ(x + n) - Σ_{k<n} 1/(x + k) raises x
+//   to y = x + n >= 10, n the number of k in 0 .. 9 with x + k < 10 (every term is computed and
+//   those past n are dropped, so that every x runs the same steps), where the asymptotic series
+//   (DLMF 5.11.2)
+//     ψ(y) ~ log y - 1/(2y) - Σ_{k>=1} B_2k / (2k y^2k)
+//   is summed to B_14: the first term left out, B_16 / (16 y^16), is below 5e-17 there. The log
+//   is a parameter (digamma_of_positive). A negative x reflects (DLMF 5.5.4), ψ(x) = ψ(1 - x) -
+//   π / tan(π x), with tan(π x) taken at the fraction of x (its period is 1), so that π x is not
+//   rounded at large |x|. The poles are PyTorch's: at 0 the sign of -x times infinity (-inf at
+//   +0, +inf at -0), NaN at the negative integers and at -inf; ψ(+inf) = +inf.
+LG_HOST_DEVICE LG_INLINE bool digamma_of_positive_applies(double x) {
+  return x > 0.0 && x <= std::numeric_limits<double>::max();  // not NaN
+}
+
+template <typename Log = LibmLog>
+LG_HOST_DEVICE LG_INLINE double digamma_of_positive(double x, const Log& log = {}) {
   double shift = 0.0;
-  while (x < 10.0) {
-    shift -= 1.0 / x;
-    x += 1.0;
+  double n = 0.0;
+  for (int k = 0; k < 10; ++k) {
+    const double term = x + k;
+    const bool taken = term < 10.0;
+    shift -= taken ? 1.0 / term : 0.0;
+    n += taken ? 1.0 : 0.0;
   }
-  const double z = 1.0 / (x * x);
+  const double y = x + n;
+  const double z = 1.0 / (y * y);
   // B_2k / 2k for k = 1 .. 7: 1/12, -1/120, 1/252, -1/240, 1/132, -691/32760, 1/12.
   const double series =
       z * (1.0 / 12 -
            z * (1.0 / 120 -
                 z * (1.0 / 252 -
                      z * (1.0 / 240 - z * (1.0 / 132 - z * (691.0 / 32760 - z * (1.0 / 12)))))));
-  return shift + (std::log(x) - 0.5 / x - series);
+  return shift + (log(y) - 0.5 / y - series);
 }
 
 LG_HOST_DEVICE LG_INLINE double digamma(double x) {
@@ -89,17 +167,22 @@ LG_HOST_DEVICE LG_INLINE double inverse_power(double base, double s, bool integr
 }
 
 // zeta(2, q) = polygamma(1, q) for q > 0, the one digamma's gradient takes: the recurrence
-// psi1(q) = psi1(q + 1) + 1/q^2 raises q to at least 10, then the asymptotic series (DLMF 5.15.8)
+// psi1(q) = psi1(q + n) + sum_{k<n} 1/(q + k)^2 raises q to w = q + n >= 10 (n and the terms as
+// digamma's, Note [Digamma]: straight-line code, which the CPU's lanes run), then the asymptotic
+// series (DLMF 5.15.8)
 //   psi1(w) ~ 1/w + 1/(2 w^2) + sum_{k>=1} B_2k / w^(2k+1)
 // to B_18: the first term left out, B_20 / w^21, is below 5e-19 there. Cheaper than zeta's
 // general summation, which the other orders and a negative q take.
 LG_HOST_DEVICE LG_INLINE double trigamma_of_positive(double q) {
   double shift = 0.0;
-  while (q < 10.0) {
-    shift += 1.0 / (q * q);
-    q += 1.0;
+  double n = 0.0;
+  for (int k = 0; k < 10; ++k) {
+    const double term = q + k;
+    const bool taken = term < 10.0;
+    shift += taken ? 1.0 / (term * term) : 0.0;
+    n += taken ? 1.0 : 0.0;
   }
-  const double r = 1.0 / q;
+  const double r = 1.0 / (q + n);
   const double z = r * r;
   // B_2k for k = 1 .. 9: 1/6, -1/30, 1/42, -1/30, 5/66, -691/2730, 7/6, -3617/510, 43867/798.
   const double series =
@@ -264,9 +347,6 @@ LG_HOST_DEVICE LG_INLINE double ndtri_tail(double p, const Log& log) {
   const double x = s * fits::ndtri_tail(log(s));
   return lower ? -x : x;
 }
-struct LibmLog {
-  LG_HOST_DEVICE LG_INLINE double operator()(double v) const { return std::log(v); }
-};
 LG_HOST_DEVICE LG_INLINE double ndtri(double p) {
   if (!(p >= 0.0 && p <= 1.0)) return quiet_nan();
   if (p == 0.0) return -infinity();

@@ -162,6 +162,57 @@ TEST(SpecialMath, LgammaMatchesLogOfGamma) {
   }
 }
 
+// log|Gamma(x)| for x > 0 (Note [Log-gamma]: the CPU's lanes, with their own log) against long
+// double's lgammal (11 more bits), relative to the value: from the subnormals to 2^1000, and
+// densely on [1/2, 12) and next to the zeros 1 and 2. The bound, in units u of 2^-53: on [1, 3)
+// the fit's 1.25 and the product's rounding; below 1 the fit's term (0.42 of the difference next
+// to 1) and log x's 0.81 ulps (1.73 times the difference), 4.6 in all; from 3 the log of the
+// recurrence's product or Stirling's (x - 1/2) log x, 1.7 times the value at 10 and less beyond,
+// with a few roundings: 5 for every x. float32 rounds that once more.
+TEST(SpecialMath, LgammaOfPositiveMatchesLongDouble) {
+  std::vector<double> xs;
+  for (int k = 0; k <= 20000; ++k)
+    xs.push_back(std::exp2(-1022.0 + 2022.0 * k / 20000));  // geometric, to 2^1000
+  for (const double subnormal : {0x1p-1074, 1e-310, 0x1.fffffffffffffp-1023})
+    xs.push_back(subnormal);  // libm's (the lanes' log takes normals)
+  for (int k = 0; k < 20000; ++k)
+    xs.push_back(0.5 + 11.5 * (k + 0.37) / 20000);
+  for (const double zero : {1.0, 2.0}) {
+    for (int j = 1; j <= 52; ++j) {
+      xs.push_back(zero + std::ldexp(1.0, -j));
+      xs.push_back(zero - std::ldexp(1.0, -j));
+    }
+    double up = zero, down = zero;
+    for (int k = 0; k < 200; ++k) {
+      up = std::nextafter(up, 4.0);
+      down = std::nextafter(down, 0.0);
+      xs.push_back(up);
+      xs.push_back(down);
+    }
+  }
+  const Tensor x = make_tensor(xs, {static_cast<std::int64_t>(xs.size())}, kFloat64);
+  const std::vector<double> got = to_vector(lgamma(x));
+  const Tensor x32 = x.to(kFloat32);
+  const std::vector<double> xs32 = to_vector(x32), got32 = to_vector(lgamma(x32));
+  const double u = math_unit_roundoff(kFloat64), u32 = math_unit_roundoff(kFloat32);
+  int bad = 0;
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    const auto want = static_cast<double>(std::lgamma(static_cast<long double>(xs[i])));
+    if (std::fabs(got[i] - want) > 5 * u * std::fabs(want) && ++bad <= 5)
+      ADD_FAILURE() << "float64 at " << xs[i] << ": " << got[i] << ", want " << want;
+    if (!(xs32[i] > 0) || std::isinf(xs32[i])) continue;  // float32's underflow and overflow
+    const auto want32 = static_cast<double>(std::lgamma(static_cast<long double>(xs32[i])));
+    if (std::isinf(static_cast<float>(want32))) {  // beyond float32's largest: inf, or next to it
+      if (!(got32[i] >= std::numeric_limits<float>::max()) && ++bad <= 5)
+        ADD_FAILURE() << "float32 at " << xs32[i] << ": " << got32[i] << ", want inf";
+      continue;
+    }
+    if (std::fabs(got32[i] - want32) > (u32 + 5 * u) * std::fabs(want32) && ++bad <= 5)
+      ADD_FAILURE() << "float32 at " << xs32[i] << ": " << got32[i] << ", want " << want32;
+  }
+  EXPECT_EQ(bad, 0);
+}
+
 // erf(erfinv(y)) = y to an ulp of y (erf's own rounding and erfinv's error times erf's slope),
 // and 1 - erf in the tail through erfc, where erfinv keeps its digits.
 TEST(SpecialMath, ErfinvInvertsErf) {
@@ -232,6 +283,44 @@ TEST(SpecialMath, ZetaRecurrenceAndClosedForms) {
   // mvlgamma of dimension 1 is lgamma.
   const Tensor x = grid(0.5, 30.0, 20);
   EXPECT_TRUE(matches_within_roundoff(mvlgamma(x, 1), lgamma(x), {}, {.bitwise = true}));
+}
+
+// zeta(2, q) with a scalar 2, digamma's gradient, runs trigamma_of_positive in the CPU's lanes for
+// 0 < q <= 1e8 and zeta element by element for the rest (TrigammaForms in
+// kernels/cpu/elementwise.cpp): bit for bit zeta(2, q) with 2 as a tensor, which takes zeta's
+// element loop, whatever else a chunk holds: the poles, negative q, NaN, inf, subnormals and
+// q past 1e8 among positive q, in every floating dtype, the values and digamma's gradient.
+TEST(SpecialMath, TrigammaOfAScalarTwoIsZetasValue) {
+  std::vector<double> qs;
+  const double specials[] = {0.0,
+                             -0.0,
+                             -3.0,
+                             -2.5,
+                             1e-310,
+                             1e8,
+                             2e8,
+                             1e300,
+                             -1e9,
+                             std::numeric_limits<double>::infinity(),
+                             -std::numeric_limits<double>::infinity(),
+                             std::nan("")};
+  for (int i = 0; i < 3000; ++i) {
+    qs.push_back(std::ldexp(1.0 + (i % 97) / 97.0, i % 41 - 20));  // 2^-20 to 2^21
+    if (i % 331 == 0)
+      for (const double v : specials)
+        qs.push_back(v);
+  }
+  const Tensor q = make_tensor(qs, {static_cast<std::int64_t>(qs.size())}, kFloat64);
+  for (const DType dtype : {kFloat64, kFloat32, kFloat16, kBFloat16}) {
+    SCOPED_TRACE(dtype_name(dtype));
+    const Tensor qd = q.to(dtype);
+    EXPECT_TRUE(matches_within_roundoff(special_zeta(2.0, qd), special_zeta(full_like(qd, 2.0), qd),
+                                        {}, {.bitwise = true}));
+  }
+  const Tensor x = q.detach().requires_grad_(true);
+  sum(digamma(x)).backward();
+  EXPECT_TRUE(
+      matches_within_roundoff(x.grad(), special_zeta(full_like(q, 2.0), q), {}, {.bitwise = true}));
 }
 
 // float32 and the 16-bit dtypes compute in double and round once: bit for bit the float64

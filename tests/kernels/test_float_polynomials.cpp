@@ -453,9 +453,15 @@ TEST(FloatPolynomials, RangeLimitedOpsGiveTheElementFunctionsValues) {
   }
 }
 
-// J0, J1, I0, I1, Ai and Ai' compute their central ranges in lanes and the rest element by
-// element (Note [Special functions in lanes]): each value is special_math's function's, in double
-// and rounded once, whatever else its chunk holds, for every floating dtype.
+// The CPU lanes' log (Note [Double polynomials]), as special_math's functions take it.
+struct LanesLog {
+  double operator()(double v) const { return cpu::log_of_positive_normal(v); }
+};
+
+// J0, J1, I0, I1, Ai and Ai', log|Gamma| and digamma compute their central ranges in lanes and
+// the rest element by element (Note [Special functions in lanes]): each value is special_math's
+// function's, in double and rounded once, whatever else its chunk holds, for every floating
+// dtype.
 TEST(FloatPolynomials, SpecialFunctionsInLanesGiveTheElementFunctionsValues) {
   namespace sm = kernels::special_math;
   struct Case {
@@ -470,6 +476,20 @@ TEST(FloatPolynomials, SpecialFunctionsInLanesGiveTheElementFunctionsValues) {
       {UnaryOp::I1, [](double x) { return sm::bessel_i1(x, false); }, -8.0, 8.0},
       {UnaryOp::AiryAi, [](double x) { return sm::airy(x, false); }, -2.0, 1.0},
       {UnaryOp::AiryAiPrime, [](double x) { return sm::airy(x, true); }, -2.0, 1.0},
+      // The positive x with the lanes' log (Note [Log-gamma], Note [Digamma]), libm's function
+      // for the rest; the range's negative half takes the scalar function.
+      {UnaryOp::Lgamma,
+       [](double x) {
+         return sm::lgamma_of_positive_applies(x) ? sm::lgamma_of_positive(x, LanesLog{})
+                                                  : sm::lgamma(x);
+       },
+       -3.0, 12.0},
+      {UnaryOp::Digamma,
+       [](double x) {
+         return sm::digamma_of_positive_applies(x) ? sm::digamma_of_positive(x, LanesLog{})
+                                                   : sm::digamma(x);
+       },
+       -3.0, 12.0},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(static_cast<int>(c.op));

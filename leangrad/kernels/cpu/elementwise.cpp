@@ -208,8 +208,9 @@ void half_loop(const ElementwiseGeometry& g, const Math& math, Out* out, const I
 //     - sin, cos and tan of float: the double polynomials below |x| = 2^20 (kTrigPolynomialRange,
 //       Note [Float polynomials]), the C library's function from there on;
 //     - J0 and J1 for |x| <= 2^20, Y0 and Y1 for normal x in (0, 2^20], ndtri for normal p
-//       below 1, I0 and I1 for |x| <= 8, Ai and Ai' for -13000 <= x <= 2^20 (Note [Special
-//       functions in lanes]), of every floating dtype.
+//       below 1, I0 and I1 for |x| <= 8, Ai and Ai' for -13000 <= x <= 2^20, log|Gamma| for
+//       normal x in (0, 2^1000], digamma for finite x > 0 and zeta(2, q) with a scalar 2 (its
+//       gradient) for 0 < q <= 1e8 (Note [Special functions in lanes]), of every floating dtype.
 //   These run in chunks of kHalfChunk elements of a run: the in-range form in lanes over the
 //   whole chunk, with one vectorised test whether each element is in range; where any is not,
 //   a second pass gives just those elements the full function, one call each. An op whose
@@ -221,8 +222,9 @@ void half_loop(const ElementwiseGeometry& g, const Math& math, Out* out, const I
 //   them where they do not apply is harmless; each element's value depends on that element
 //   alone, whatever its neighbours are (-ffp-contract=off, above). It is the full function's
 //   value operation for operation, but for J and Y beyond 5 and Ai beyond its series, whose
-//   cosines and sines are sin_cos_moderate's in place of the C library's, and Y's and ndtri's
-//   log and Ai's exp, which are log_of_positive_normal's and exp_of_double's. float16 and bfloat16
+//   cosines and sines are sin_cos_moderate's in place of the C library's, and Y's, ndtri's,
+//   log|Gamma|'s and digamma's log and Ai's exp, which are log_of_positive_normal's and
+//   exp_of_double's. float16 and bfloat16
 //   widen into a float buffer and narrow back, as half_loop (Note [float16 elementwise in float
 //   lanes]); a float or double run with unit strides is read and written in place, through a chunk
 //   buffer where the output is the input (sin_): the second pass reads the input again.
@@ -238,7 +240,9 @@ void half_loop(const ElementwiseGeometry& g, const Math& math, Out* out, const I
 //   J and Y take Hankel's form (Note [Bessel functions of the first and second kind]) with
 //   sin_cos_moderate's cos x and sin x, up to 2^20, its range; ndtri's tails take the same log,
 //   and Ai beyond its series exp_of_double or sin_cos_moderate of zeta (to x = -13000, where
-//   zeta nears 2^20).
+//   zeta nears 2^20). log|Gamma| and digamma of positive x are straight-line code with one log
+//   (Note [Log-gamma] and Note [Digamma] in kernels/special_math.h): their recurrences compute
+//   every term and keep those an x needs.
 //   The scan's J0 on [-20, 20) and Y1 on [0.1, 20.1) went from 49 and 48 ns an element to 13 and
 //   15, ndtri (forward and backward) from 34 to 20 (bench/results/
 //   2026-12-06-cpu-special-functions-hankel-in-lanes-zen4-2core.md). float's value is still the
@@ -586,6 +590,20 @@ void binary(BinaryOp op, DType dtype, const ElementwiseGeometry& g, void* out, c
   });
 }
 
+// zeta(2, q), polygamma(1, q), digamma's gradient, as a range-limited op of q (Note
+// [Range-limited elementwise ops]): trigamma_of_positive, straight-line code, in lanes for
+// 0 < q <= 1e8, zeta itself for the rest (the same function: zeta takes trigamma_of_positive
+// there).
+template <typename C>
+struct TrigammaForms {
+  static constexpr bool kHasCentral = false;
+  [[gnu::always_inline]] static bool applies(C q) { return q > 0 && q <= C(1e8); }  // not NaN
+  [[gnu::always_inline]] static C in_range(C q) {
+    return static_cast<C>(special_math::trigamma_of_positive(q));
+  }
+  static C full(C q) { return binary_op_apply<BinaryOp::Zeta>(C(2), q); }
+};
+
 void binary_scalar(BinaryOp op, DType dtype, const ElementwiseGeometry& g, void* out, const void* a,
                    double s, bool scalar_first) {
   with_op(op, [&](auto op_constant) {
@@ -604,6 +622,12 @@ void binary_scalar(BinaryOp op, DType dtype, const ElementwiseGeometry& g, void*
                 },
                 [scalar](auto x) { return pow_scalar_apply<kKind>(x, scalar); }, out_t, a_t);
           });
+          return;
+        }
+      }
+      if constexpr (decltype(op_constant)::value == BinaryOp::Zeta) {
+        if (scalar_first && s == 2.0) {
+          range_limited_loop<TrigammaForms<RangeLimitedMath<T>>>(g, out_t, a_t);
           return;
         }
       }
@@ -637,7 +661,8 @@ constexpr bool is_range_limited() {
   } else {
     return kOp == UnaryOp::BesselJ0 || kOp == UnaryOp::BesselJ1 || kOp == UnaryOp::BesselY0 ||
            kOp == UnaryOp::BesselY1 || kOp == UnaryOp::I0 || kOp == UnaryOp::I1 ||
-           kOp == UnaryOp::AiryAi || kOp == UnaryOp::AiryAiPrime || kOp == UnaryOp::Ndtri;
+           kOp == UnaryOp::AiryAi || kOp == UnaryOp::AiryAiPrime || kOp == UnaryOp::Ndtri ||
+           kOp == UnaryOp::Lgamma || kOp == UnaryOp::Digamma;
   }
 }
 
@@ -674,6 +699,10 @@ struct RangeLimitedUnary {
       return x >= std::numeric_limits<double>::min() && x < 1;  // the tail's logs take normals
     } else if constexpr (kOp == UnaryOp::I0 || kOp == UnaryOp::I1) {
       return special_math::bessel_i_series_applies(x);
+    } else if constexpr (kOp == UnaryOp::Lgamma) {
+      return special_math::lgamma_of_positive_applies(x);
+    } else if constexpr (kOp == UnaryOp::Digamma) {
+      return special_math::digamma_of_positive_applies(x);
     } else {
       static_assert(kAiry);
       return x >= kAiryLowest && x <= kSinCosModerateLimit;  // false for NaN
@@ -735,6 +764,10 @@ struct RangeLimitedUnary {
       return static_cast<C>(special_math::bessel_i0_series(x));
     } else if constexpr (kOp == UnaryOp::I1) {
       return static_cast<C>(special_math::bessel_i1_series(x));
+    } else if constexpr (kOp == UnaryOp::Lgamma) {
+      return static_cast<C>(special_math::lgamma_of_positive(x, Log{}));
+    } else if constexpr (kOp == UnaryOp::Digamma) {
+      return static_cast<C>(special_math::digamma_of_positive(x, Log{}));
     } else {
       static_assert(kAiry);
       // The central series, the decaying form beyond 1 with exp_of_double, the oscillating one
