@@ -292,18 +292,10 @@ TEST(SpecialMath, ZetaRecurrenceAndClosedForms) {
 // q past 1e8 among positive q, in every floating dtype, the values and digamma's gradient.
 TEST(SpecialMath, TrigammaOfAScalarTwoIsZetasValue) {
   std::vector<double> qs;
-  const double specials[] = {0.0,
-                             -0.0,
-                             -3.0,
-                             -2.5,
-                             1e-310,
-                             1e8,
-                             2e8,
-                             1e300,
-                             -1e9,
-                             std::numeric_limits<double>::infinity(),
-                             -std::numeric_limits<double>::infinity(),
-                             std::nan("")};
+  // (1.5e8 and 3e8: where trigamma_of_positive and zeta's form past 1e8 round apart.)
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  const double specials[] = {0.0, -0.0, -3.0,  -2.5, 1e-310, 1e8,   1.5e8,
+                             2e8, 3e8,  1e300, -1e9, kInf,   -kInf, std::nan("")};
   for (int i = 0; i < 3000; ++i) {
     qs.push_back(std::ldexp(1.0 + (i % 97) / 97.0, i % 41 - 20));  // 2^-20 to 2^21
     if (i % 331 == 0)
