@@ -33,6 +33,10 @@ LG_HOST_DEVICE LG_INLINE double infinity() {
 struct LibmLog {
   LG_HOST_DEVICE LG_INLINE double operator()(double v) const { return std::log(v); }
 };
+// exp(v) likewise.
+struct LibmExp {
+  LG_HOST_DEVICE LG_INLINE double operator()(double v) const { return std::exp(v); }
+};
 
 // Note [Log-gamma]
 //   log Γ(x) for a positive normal x up to 2^1000 (lgamma_of_positive), in straight-line code
@@ -365,7 +369,9 @@ LG_HOST_DEVICE LG_INLINE double ndtri(double p) {
 //   K0 and K1 (x > 0): for x <= 2, K0(x) = R0(x^2) - log(x / 2) I0(x) and
 //   K1(x) = R1(x^2) / x + log(x / 2) I1(x) with R0, R1 fits of the smooth parts (DLMF 10.31.2);
 //   beyond, sqrt(x) exp(x) K_nu(x) in 2 / x, K_nu(x) that times exp(-x) / sqrt(x). K(0) = +inf,
-//   a negative x NaN, K(inf) = 0 (the scaled forms too), as PyTorch's.
+//   a negative x NaN, K(inf) = 0 (the scaled forms too), as PyTorch's. Each function is its
+//   forms' pieces below, which the CPU's lanes compose without branches (bessel_i_of_finite,
+//   bessel_k_of_positive), with their own exp and log in place of libm's.
 // The central forms of I0 and I1: their values for |x| <= 8 (where bessel_i_series_applies),
 // straight-line code with no library call, which the CPU's elementwise loop runs in SIMD lanes
 // (Note [Special functions in lanes], kernels/cpu/elementwise.cpp). bessel_i0 and bessel_i1 take
@@ -383,6 +389,15 @@ LG_HOST_DEVICE LG_INLINE double bessel_i0_series(double x) {
 LG_HOST_DEVICE LG_INLINE double bessel_i1_series(double x) {
   return std::copysign(bessel_i_series_of_magnitude(1, std::fabs(x)), x);
 }
+// exp(-a) I_nu(a) for a > 8 (a = inf gives 0).
+LG_HOST_DEVICE LG_INLINE double bessel_i_scaled_large(int nu, double a) {
+  const double u = 8.0 / a;
+  return (nu == 0 ? fits::bessel_i0_large(u) : fits::bessel_i1_large(u)) / std::sqrt(a);
+}
+// I_nu(a) for a > 8 from its scaled form s and half = exp(a / 2): overflows only where I does.
+LG_HOST_DEVICE LG_INLINE double bessel_i_unscaled_large(double s, double half) {
+  return half * (half * s);
+}
 // exp(-|x|) I_nu(|x|) when scaled, else I_nu(|x|); nu is 0 or 1.
 LG_HOST_DEVICE LG_INLINE double bessel_i_of_magnitude(int nu, double a, bool scaled) {
   if (std::isnan(a)) return a;
@@ -391,11 +406,8 @@ LG_HOST_DEVICE LG_INLINE double bessel_i_of_magnitude(int nu, double a, bool sca
     return scaled ? std::exp(-a) * i : i;
   }
   if (std::isinf(a)) return scaled ? 0.0 : a;
-  const double u = 8.0 / a;
-  const double s = (nu == 0 ? fits::bessel_i0_large(u) : fits::bessel_i1_large(u)) / std::sqrt(a);
-  if (scaled) return s;
-  const double half = std::exp(0.5 * a);
-  return half * (half * s);
+  const double s = bessel_i_scaled_large(nu, a);
+  return scaled ? s : bessel_i_unscaled_large(s, std::exp(0.5 * a));
 }
 LG_HOST_DEVICE LG_INLINE double bessel_i0(double x, bool scaled) {
   return bessel_i_of_magnitude(0, std::fabs(x), scaled);
@@ -403,21 +415,61 @@ LG_HOST_DEVICE LG_INLINE double bessel_i0(double x, bool scaled) {
 LG_HOST_DEVICE LG_INLINE double bessel_i1(double x, bool scaled) {
   return std::copysign(bessel_i_of_magnitude(1, std::fabs(x), scaled), x);
 }
+// bessel_i0 (nu = 0) or bessel_i1 of a finite x as straight-line code, both forms computed and
+// one kept, with exp(v) as exp: the same operations as theirs, whose exp is libm's.
+template <typename Exp = LibmExp>
+LG_HOST_DEVICE LG_INLINE double bessel_i_of_finite(int nu, double x, bool scaled,
+                                                   const Exp& exp = {}) {
+  const double a = std::fabs(x);
+  const bool small = a <= 8.0;
+  const double series = bessel_i_series_of_magnitude(nu, a);
+  const double s = bessel_i_scaled_large(nu, a);
+  // One exp: exp(-a) for the scaled series, exp(a / 2) for the unscaled large form.
+  const double e = exp(scaled ? -a : 0.5 * a);
+  const double value =
+      scaled ? (small ? e * series : s) : (small ? series : bessel_i_unscaled_large(s, e));
+  return nu == 0 ? value : std::copysign(value, x);
+}
+
+// K_nu(x) for 0 < x <= 2, l = log(x / 2).
+LG_HOST_DEVICE LG_INLINE double bessel_k_small(int nu, double x, double l) {
+  const double v = x * x;
+  return nu == 0 ? fits::bessel_k0_small(v) - l * fits::bessel_i0_small(v)
+                 : fits::bessel_k1_small(v) / x + l * x * fits::bessel_i1_small(v);
+}
+// exp(x) K_nu(x) for x > 2.
+LG_HOST_DEVICE LG_INLINE double bessel_k_scaled_large(int nu, double x) {
+  const double u = 2.0 / x;
+  return (nu == 0 ? fits::bessel_k0_large(u) : fits::bessel_k1_large(u)) / std::sqrt(x);
+}
 // exp(x) K_nu(x) when scaled, else K_nu(x); nu is 0 or 1.
 LG_HOST_DEVICE LG_INLINE double bessel_k(int nu, double x, bool scaled) {
   if (!(x >= 0.0)) return quiet_nan();  // negative, NaN
   if (x == 0.0) return infinity();
   if (x <= 2.0) {
-    const double v = x * x;
-    const double l = std::log(0.5 * x);
-    const double k = nu == 0 ? fits::bessel_k0_small(v) - l * fits::bessel_i0_small(v)
-                             : fits::bessel_k1_small(v) / x + l * x * fits::bessel_i1_small(v);
+    const double k = bessel_k_small(nu, x, std::log(0.5 * x));
     return scaled ? std::exp(x) * k : k;
   }
   if (std::isinf(x)) return 0.0;
-  const double u = 2.0 / x;
-  const double s = (nu == 0 ? fits::bessel_k0_large(u) : fits::bessel_k1_large(u)) / std::sqrt(x);
+  const double s = bessel_k_scaled_large(nu, x);
   return scaled ? s : std::exp(-x) * s;
+}
+// Where bessel_k_of_positive applies: x finite and x / 2 a normal double (its log's domain in the
+// CPU's lanes).
+LG_HOST_DEVICE LG_INLINE bool bessel_k_of_positive_applies(double x) {
+  return x >= 0x1p-1021 && x <= std::numeric_limits<double>::max();  // not NaN
+}
+// bessel_k for such x as straight-line code, both forms computed and one kept, with log(v) and
+// exp(v) as log and exp: the same operations as bessel_k's, whose log and exp are libm's.
+template <typename Log = LibmLog, typename Exp = LibmExp>
+LG_HOST_DEVICE LG_INLINE double bessel_k_of_positive(int nu, double x, bool scaled,
+                                                     const Log& log = {}, const Exp& exp = {}) {
+  const bool small = x <= 2.0;
+  const double k = bessel_k_small(nu, x, log(0.5 * x));
+  const double s = bessel_k_scaled_large(nu, x);
+  // One exp: exp(x) for the scaled small form, exp(-x) for the unscaled large one.
+  const double e = exp(small ? x : -x);
+  return scaled ? (small ? e * k : s) : (small ? k : e * s);
 }
 
 // Note [Bessel functions of the first and second kind]

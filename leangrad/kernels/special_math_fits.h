@@ -15,8 +15,9 @@ namespace leangrad::kernels::special_math::fits {
 // Both evaluations are written out step by step at compile time (a recursion on the step, no
 // loop), so that a CPU loop over elements runs a whole series in SIMD lanes (Note [Special
 // functions in lanes], kernels/cpu/elementwise.cpp): GCC vectorises no loop with a loop inside.
-// For the same reason Ai's decaying and oscillating fits are always inlined: GCC left those
-// (40 terms) as calls. Always inlining every fit made other loops slower.
+// For the same reason lgamma's fit, I's and K's large forms and K's small ones, and Ai's
+// decaying and oscillating fits are always inlined: GCC left those (up to 40 terms) as calls.
+// Always inlining every fit made other loops slower.
 
 // Clenshaw's steps k = K down to 1: b_k = c_k + 2t b_{k+1} - b_{k+2}.
 template <std::size_t K, std::size_t N>
@@ -172,7 +173,7 @@ LG_HOST_DEVICE LG_INLINE double bessel_i1_small(double v) {
 
 // sqrt(x) exp(-x) I0(x) for x >= 8, in u = 8 / x on [0.0, 1.0]: 25 terms, Chebyshev, 1.68 units of
 // 2^-53.
-LG_HOST_DEVICE LG_INLINE double bessel_i0_large(double v) {
+LG_HOST_DEVICE LG_ALWAYS_INLINE double bessel_i0_large(double v) {
   constexpr double c[] = {0.4022452055070544,      0.0033691164782556943,   6.889758346916825e-05,
                           2.8913705208347567e-06,  2.0489185894690638e-07,  2.266668990498178e-08,
                           3.3962320257083865e-09,  4.94060238822497e-10,    1.1889147107846439e-11,
@@ -187,7 +188,7 @@ LG_HOST_DEVICE LG_INLINE double bessel_i0_large(double v) {
 
 // sqrt(x) exp(-x) I1(x) for x >= 8, in u = 8 / x on [0.0, 1.0]: 25 terms, Chebyshev, 1.44 units of
 // 2^-53.
-LG_HOST_DEVICE LG_INLINE double bessel_i1_large(double v) {
+LG_HOST_DEVICE LG_ALWAYS_INLINE double bessel_i1_large(double v) {
   constexpr double c[] = {0.38928811750914005,     -0.009761097491361469,   -0.00011058893876262371,
                           -3.882564808877691e-06,  -2.512236237870209e-07,  -2.6314688468895196e-08,
                           -3.835380385964237e-09,  -5.589743462196584e-10,  -1.8974958123505413e-11,
@@ -202,7 +203,7 @@ LG_HOST_DEVICE LG_INLINE double bessel_i1_large(double v) {
 
 // K0(x) + log(x / 2) I0(x) for 0 < x <= 2, in v = x^2 on [0.0, 4.0]: 10 terms, Chebyshev, 2.32
 // units of 2^-53.
-LG_HOST_DEVICE LG_INLINE double bessel_k0_small(double v) {
+LG_HOST_DEVICE LG_ALWAYS_INLINE double bessel_k0_small(double v) {
   constexpr double c[] = {-0.2676636966169514,   0.3442898999246285,     0.0359799365153615,
                           0.001264615411446926,  2.286212103119452e-05,  2.5347910790261494e-07,
                           1.904516377220209e-09, 1.0349695257633625e-11, 4.2598161427910826e-14,
@@ -212,7 +213,7 @@ LG_HOST_DEVICE LG_INLINE double bessel_k0_small(double v) {
 
 // x K1(x) - x log(x / 2) I1(x) for 0 < x <= 2, in v = x^2 on [0.0, 4.0]: 11 terms, Chebyshev, 4.30
 // units of 2^-53.
-LG_HOST_DEVICE LG_INLINE double bessel_k1_small(double v) {
+LG_HOST_DEVICE LG_ALWAYS_INLINE double bessel_k1_small(double v) {
   constexpr double c[] = {0.7626501136694739,     -0.3531559607765449,     -0.12261118082265715,
                           -0.006975723859639864,  -0.0001730288957513052,  -2.4334061415659684e-06,
                           -2.213387630734726e-08, -1.4114883926335278e-10, -6.666901694199329e-13,
@@ -222,7 +223,7 @@ LG_HOST_DEVICE LG_INLINE double bessel_k1_small(double v) {
 
 // sqrt(x) exp(x) K0(x) for x >= 2, in u = 2 / x on [0.0, 1.0]: 24 terms, powers of v, 1.65 units of
 // 2^-53.
-LG_HOST_DEVICE LG_INLINE double bessel_k0_large(double v) {
+LG_HOST_DEVICE LG_ALWAYS_INLINE double bessel_k0_large(double v) {
   constexpr double c[] = {
       1.2533141373155003,   -0.07833213358220927,  0.022030912568089173,  -0.011474433476380492,
       0.00878510661397441,  -0.008894749512254437, 0.011208081100588229,  -0.01687453489974582,
@@ -235,7 +236,7 @@ LG_HOST_DEVICE LG_INLINE double bessel_k0_large(double v) {
 
 // sqrt(x) exp(x) K1(x) for x >= 2, in u = 2 / x on [0.0, 1.0]: 24 terms, Chebyshev, 1.54 units of
 // 2^-53.
-LG_HOST_DEVICE LG_INLINE double bessel_k1_large(double v) {
+LG_HOST_DEVICE LG_ALWAYS_INLINE double bessel_k1_large(double v) {
   constexpr double c[] = {1.3603130952422213,      0.10392373657681724,     -0.002857816859622779,
                           0.00019521551847135162,  -1.936197974166083e-05,  2.406484947837217e-06,
                           -3.5019606030878126e-07, 5.7410841254500495e-08,  -1.0345762465678097e-08,

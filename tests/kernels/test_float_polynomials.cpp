@@ -453,10 +453,27 @@ TEST(FloatPolynomials, RangeLimitedOpsGiveTheElementFunctionsValues) {
   }
 }
 
-// The CPU lanes' log (Note [Double polynomials]), as special_math's functions take it.
+// The CPU lanes' log and exp (Note [Double polynomials]), as special_math's functions take them.
 struct LanesLog {
   double operator()(double v) const { return cpu::log_of_positive_normal(v); }
 };
+struct LanesExp {
+  double operator()(double v) const { return cpu::exp_of_double(v); }
+};
+
+// I_nu and K_nu (scaled or not) as the CPU computes them: in lanes where finite (K: where
+// bessel_k_of_positive applies), the scalar function elsewhere.
+double i_value(int nu, double x, bool scaled) {
+  namespace sm = kernels::special_math;
+  if (std::isfinite(x)) return sm::bessel_i_of_finite(nu, x, scaled, LanesExp{});
+  return nu == 0 ? sm::bessel_i0(x, scaled) : sm::bessel_i1(x, scaled);
+}
+double k_value(int nu, double x, bool scaled) {
+  namespace sm = kernels::special_math;
+  if (sm::bessel_k_of_positive_applies(x))
+    return sm::bessel_k_of_positive(nu, x, scaled, LanesLog{}, LanesExp{});
+  return sm::bessel_k(nu, x, scaled);
+}
 
 // J0, J1, I0, I1, Ai and Ai', log|Gamma| and digamma compute their central ranges in lanes and
 // the rest element by element (Note [Special functions in lanes]): each value is special_math's
@@ -472,8 +489,15 @@ TEST(FloatPolynomials, SpecialFunctionsInLanesGiveTheElementFunctionsValues) {
   const Case cases[] = {
       {UnaryOp::BesselJ0, [](double x) { return sm::bessel_j0(x); }, -5.0, 5.0},
       {UnaryOp::BesselJ1, [](double x) { return sm::bessel_j1(x); }, -5.0, 5.0},
-      {UnaryOp::I0, [](double x) { return sm::bessel_i0(x, false); }, -8.0, 8.0},
-      {UnaryOp::I1, [](double x) { return sm::bessel_i1(x, false); }, -8.0, 8.0},
+      // I and K with the lanes' exp and log where finite (K: positive, x / 2 normal).
+      {UnaryOp::I0, [](double x) { return i_value(0, x, false); }, -8.0, 8.0},
+      {UnaryOp::I1, [](double x) { return i_value(1, x, false); }, -8.0, 8.0},
+      {UnaryOp::I0e, [](double x) { return i_value(0, x, true); }, -12.0, 12.0},
+      {UnaryOp::I1e, [](double x) { return i_value(1, x, true); }, -12.0, 12.0},
+      {UnaryOp::BesselK0, [](double x) { return k_value(0, x, false); }, -1.0, 12.0},
+      {UnaryOp::BesselK1, [](double x) { return k_value(1, x, false); }, -1.0, 12.0},
+      {UnaryOp::BesselK0e, [](double x) { return k_value(0, x, true); }, -1.0, 12.0},
+      {UnaryOp::BesselK1e, [](double x) { return k_value(1, x, true); }, -1.0, 12.0},
       {UnaryOp::AiryAi, [](double x) { return sm::airy(x, false); }, -2.0, 1.0},
       {UnaryOp::AiryAiPrime, [](double x) { return sm::airy(x, true); }, -2.0, 1.0},
       // The positive x with the lanes' log (Note [Log-gamma], Note [Digamma]), libm's function
@@ -495,9 +519,10 @@ TEST(FloatPolynomials, SpecialFunctionsInLanesGiveTheElementFunctionsValues) {
     SCOPED_TRACE(static_cast<int>(c.op));
     // The central range's ends included; outside it both sides of the line, far, inf and NaN.
     const double width = c.high - c.low;
-    const std::vector<double> values = chunk_mix(
-        [&](int i) { return c.low + width * (i % 257) / 256.0; },
-        {c.high + 0.25, c.low - 0.25, c.high * 40.0 + 3.0, c.low * 40.0 - 3.0, kInf, -kInf, kNaN});
+    const std::vector<double> values =
+        chunk_mix([&](int i) { return c.low + width * (i % 257) / 256.0; },
+                  {c.high + 0.25, c.low - 0.25, c.high * 40.0 + 3.0, c.low * 40.0 - 3.0, kInf,
+                   -kInf, kNaN, 1e-310, -1e-310, 0x1p-1021});
     expect_element_values(c.op, {kFloat32, kFloat64, kFloat16, kBFloat16}, values,
                           [&](DType dtype) {
                             std::vector<double> expected;

@@ -208,23 +208,24 @@ void half_loop(const ElementwiseGeometry& g, const Math& math, Out* out, const I
 //     - sin, cos and tan of float: the double polynomials below |x| = 2^20 (kTrigPolynomialRange,
 //       Note [Float polynomials]), the C library's function from there on;
 //     - J0 and J1 for |x| <= 2^20, Y0 and Y1 for normal x in (0, 2^20], ndtri for normal p
-//       below 1, I0 and I1 for |x| <= 8, Ai and Ai' for -13000 <= x <= 2^20, log|Gamma| for
-//       normal x in (0, 2^1000], digamma for finite x > 0 and zeta(2, q) with a scalar 2 (its
-//       gradient) for 0 < q <= 1e8 (Note [Special functions in lanes]), of every floating dtype.
+//       below 1, I0, I1, I0e and I1e for finite x, K0, K1, K0e and K1e for finite x >= 2^-1021,
+//       Ai and Ai' for -13000 <= x <= 2^20, log|Gamma| for normal x in (0, 2^1000], digamma for
+//       finite x > 0 and zeta(2, q) with a scalar 2 (its gradient) for 0 < q <= 1e8 (Note
+//       [Special functions in lanes]), of every floating dtype.
 //   These run in chunks of kHalfChunk elements of a run: the in-range form in lanes over the
 //   whole chunk, with one vectorised test whether each element is in range; where any is not,
 //   a second pass gives just those elements the full function, one call each. An op whose
 //   in-range form computes several forms and keeps one (J and Y: the central series, Hankel's
 //   form beyond; ndtri: its central fit, its tails; Ai: its series, the decaying and the
-//   oscillating forms) also has a central form, the first alone, which a chunk takes when one
-//   more vectorised test finds all its elements central. The forms are
-//   plain arithmetic and bit operations, defined (if meaningless) on every input, so computing
-//   them where they do not apply is harmless; each element's value depends on that element
-//   alone, whatever its neighbours are (-ffp-contract=off, above). It is the full function's
-//   value operation for operation, but for J and Y beyond 5 and Ai beyond its series, whose
-//   cosines and sines are sin_cos_moderate's in place of the C library's, and Y's, ndtri's,
-//   log|Gamma|'s and digamma's log and Ai's exp, which are log_of_positive_normal's and
-//   exp_of_double's. float16 and bfloat16
+//   oscillating forms; I0 and I1: their series, the large form) also has a central form, the first
+//   alone, which a chunk takes when one more vectorised test finds all its elements central. The
+//   forms are plain arithmetic and bit operations, defined (if meaningless) on every input, so
+//   computing them where they do not apply is harmless; each element's value depends on that
+//   element alone, whatever its neighbours are (-ffp-contract=off, above). It is the full
+//   function's value operation for operation, but for J and Y beyond 5 and Ai beyond its series,
+//   whose cosines and sines are sin_cos_moderate's in place of the C library's, and Y's, ndtri's,
+//   log|Gamma|'s, digamma's and K's log and the exp of Ai, I and K, which are
+//   log_of_positive_normal's and exp_of_double's. float16 and bfloat16
 //   widen into a float buffer and narrow back, as half_loop (Note [float16 elementwise in float
 //   lanes]); a float or double run with unit strides is read and written in place, through a chunk
 //   buffer where the output is the input (sin_): the second pass reads the input again.
@@ -240,9 +241,10 @@ void half_loop(const ElementwiseGeometry& g, const Math& math, Out* out, const I
 //   J and Y take Hankel's form (Note [Bessel functions of the first and second kind]) with
 //   sin_cos_moderate's cos x and sin x, up to 2^20, its range; ndtri's tails take the same log,
 //   and Ai beyond its series exp_of_double or sin_cos_moderate of zeta (to x = -13000, where
-//   zeta nears 2^20). log|Gamma| and digamma of positive x are straight-line code with one log
-//   (Note [Log-gamma] and Note [Digamma] in kernels/special_math.h): their recurrences compute
-//   every term and keep those an x needs.
+//   zeta nears 2^20). I and K compute both their forms and keep one (bessel_i_of_finite,
+//   bessel_k_of_positive), with one exp_of_double each and K's log. log|Gamma| and digamma of
+//   positive x are straight-line code with one log (Note [Log-gamma] and Note [Digamma] in
+//   kernels/special_math.h): their recurrences compute every term and keep those an x needs.
 //   The scan's J0 on [-20, 20) and Y1 on [0.1, 20.1) went from 49 and 48 ns an element to 13 and
 //   15, ndtri (forward and backward) from 34 to 20 (bench/results/
 //   2026-12-06-cpu-special-functions-hankel-in-lanes-zen4-2core.md). float's value is still the
@@ -661,6 +663,8 @@ constexpr bool is_range_limited() {
   } else {
     return kOp == UnaryOp::BesselJ0 || kOp == UnaryOp::BesselJ1 || kOp == UnaryOp::BesselY0 ||
            kOp == UnaryOp::BesselY1 || kOp == UnaryOp::I0 || kOp == UnaryOp::I1 ||
+           kOp == UnaryOp::I0e || kOp == UnaryOp::I1e || kOp == UnaryOp::BesselK0 ||
+           kOp == UnaryOp::BesselK1 || kOp == UnaryOp::BesselK0e || kOp == UnaryOp::BesselK1e ||
            kOp == UnaryOp::AiryAi || kOp == UnaryOp::AiryAiPrime || kOp == UnaryOp::Ndtri ||
            kOp == UnaryOp::Lgamma || kOp == UnaryOp::Digamma;
   }
@@ -678,13 +682,28 @@ struct RangeLimitedUnary {
   static constexpr bool kY = kOp == UnaryOp::BesselY0 || kOp == UnaryOp::BesselY1;
   static constexpr int kNu = kOp == UnaryOp::BesselJ0 || kOp == UnaryOp::BesselY0 ? 0 : 1;
   static constexpr bool kAiry = kOp == UnaryOp::AiryAi || kOp == UnaryOp::AiryAiPrime;
-  static constexpr bool kHasCentral = kJ || kY || kOp == UnaryOp::Ndtri || kAiry;
+  // I0, I1 (central: their series, |x| <= 8) and the scaled I0e, I1e; K0, K1, K0e, K1e.
+  static constexpr bool kUnscaledI = kOp == UnaryOp::I0 || kOp == UnaryOp::I1;
+  static constexpr bool kI = kUnscaledI || kOp == UnaryOp::I0e || kOp == UnaryOp::I1e;
+  static constexpr bool kK = kOp == UnaryOp::BesselK0 || kOp == UnaryOp::BesselK1 ||
+                             kOp == UnaryOp::BesselK0e || kOp == UnaryOp::BesselK1e;
+  static constexpr int kBesselNu = kOp == UnaryOp::I0 || kOp == UnaryOp::I0e ||
+                                           kOp == UnaryOp::BesselK0 || kOp == UnaryOp::BesselK0e
+                                       ? 0
+                                       : 1;
+  static constexpr bool kScaled = kOp == UnaryOp::I0e || kOp == UnaryOp::I1e ||
+                                  kOp == UnaryOp::BesselK0e || kOp == UnaryOp::BesselK1e;
+  static constexpr bool kHasCentral = kJ || kY || kOp == UnaryOp::Ndtri || kAiry || kUnscaledI;
   // Ai's oscillating form takes sin_cos_moderate of zeta = (2/3) |x|^(3/2) up to 2^20.
   static constexpr double kAiryLowest = -13000.0;  // zeta 988152
 
   // log_of_positive_normal as a function object, for special_math's forms that take a log.
   struct Log {
     [[gnu::always_inline]] double operator()(double v) const { return log_of_positive_normal(v); }
+  };
+  // exp_of_double likewise.
+  struct Exp {
+    [[gnu::always_inline]] double operator()(double v) const { return exp_of_double(v); }
   };
 
   [[gnu::always_inline]] static bool applies(C x) {
@@ -697,8 +716,10 @@ struct RangeLimitedUnary {
       return x >= std::numeric_limits<double>::min() && x <= kSinCosModerateLimit;
     } else if constexpr (kOp == UnaryOp::Ndtri) {
       return x >= std::numeric_limits<double>::min() && x < 1;  // the tail's logs take normals
-    } else if constexpr (kOp == UnaryOp::I0 || kOp == UnaryOp::I1) {
-      return special_math::bessel_i_series_applies(x);
+    } else if constexpr (kI) {
+      return std::fabs(static_cast<double>(x)) <= std::numeric_limits<double>::max();  // finite
+    } else if constexpr (kK) {
+      return special_math::bessel_k_of_positive_applies(x);
     } else if constexpr (kOp == UnaryOp::Lgamma) {
       return special_math::lgamma_of_positive_applies(x);
     } else if constexpr (kOp == UnaryOp::Digamma) {
@@ -717,6 +738,8 @@ struct RangeLimitedUnary {
       return special_math::bessel_y_series_applies(x);
     } else if constexpr (kAiry) {
       return special_math::airy_series_applies(x);
+    } else if constexpr (kUnscaledI) {
+      return special_math::bessel_i_series_applies(x);
     } else {
       return special_math::ndtri_central_applies(x);
     }
@@ -734,6 +757,10 @@ struct RangeLimitedUnary {
       return static_cast<C>(special_math::bessel_y_series(kNu, x, Log{}(x)));
     } else if constexpr (kAiry) {
       return static_cast<C>(special_math::airy_series(x, kOp == UnaryOp::AiryAiPrime));
+    } else if constexpr (kOp == UnaryOp::I0) {
+      return static_cast<C>(special_math::bessel_i0_series(x));
+    } else if constexpr (kOp == UnaryOp::I1) {
+      return static_cast<C>(special_math::bessel_i1_series(x));
     } else {
       return static_cast<C>(special_math::ndtri_central(x));
     }
@@ -760,10 +787,13 @@ struct RangeLimitedUnary {
     } else if constexpr (kOp == UnaryOp::Ndtri) {
       const C tail = static_cast<C>(special_math::ndtri_tail(x, Log{}));
       return central_applies(x) ? central(x) : tail;
-    } else if constexpr (kOp == UnaryOp::I0) {
-      return static_cast<C>(special_math::bessel_i0_series(x));
-    } else if constexpr (kOp == UnaryOp::I1) {
-      return static_cast<C>(special_math::bessel_i1_series(x));
+    } else if constexpr (kI) {
+      // The series to 8, the large form with exp_of_double beyond (exp(-|x|) for I0e and I1e's
+      // series).
+      return static_cast<C>(special_math::bessel_i_of_finite(kBesselNu, x, kScaled, Exp{}));
+    } else if constexpr (kK) {
+      return static_cast<C>(
+          special_math::bessel_k_of_positive(kBesselNu, x, kScaled, Log{}, Exp{}));
     } else if constexpr (kOp == UnaryOp::Lgamma) {
       return static_cast<C>(special_math::lgamma_of_positive(x, Log{}));
     } else if constexpr (kOp == UnaryOp::Digamma) {
