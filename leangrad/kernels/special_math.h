@@ -4,10 +4,10 @@
 // I1, K0, K1 and sin(x) / x, the Airy function Ai and its derivative, sinc and the regularized
 // incomplete gamma functions, in double on both devices (the float kernels round the double
 // result once). Each is written from its defining series and identities (DLMF chapters 5, 7, 8,
-// 9, 10 and 25) or, for erfinv, ndtri, the Bessel and the Airy functions, evaluated from series
-// fitted to mpmath's values (Note [Chebyshev fits], special_math_fits.h); PyTorch's values at the
-// poles and outside the domains (copysign(inf, -x) for digamma at 0, NaN at the negative
-// integers, ...) but where docs/api-notes.md says.
+// 9, 10 and 25) or, for log|Γ(x)| on [1, 3), erfinv, ndtri, the Bessel and the Airy functions,
+// evaluated from series fitted to mpmath's values (Note [Chebyshev fits], special_math_fits.h);
+// PyTorch's values at the poles and outside the domains (copysign(inf, -x) for digamma at 0, NaN at
+// the negative integers, ...) but where docs/api-notes.md says.
 #pragma once
 
 #include <cmath>
