@@ -7,7 +7,9 @@
 // 9, 10 and 25) or, for log|Γ(x)| on [1, 3), erfinv, ndtri, the Bessel and the Airy functions,
 // evaluated from series fitted to mpmath's values (Note [Chebyshev fits], special_math_fits.h);
 // PyTorch's values at the poles and outside the domains (copysign(inf, -x) for digamma at 0, NaN at
-// the negative integers, ...) but where docs/api-notes.md says.
+// the negative integers, ...) but where docs/api-notes.md says. The pieces the CPU's lanes call
+// are LG_ALWAYS_INLINE: a call keeps a loop scalar, and GCC left some as calls once
+// kernels/cpu/elementwise.cpp outgrew its inlining budget (Ai ran 2.5 times slower).
 #pragma once
 
 #include <cmath>
@@ -66,7 +68,7 @@ LG_HOST_DEVICE LG_INLINE bool lgamma_of_positive_applies(double x) {
 }
 
 template <typename Log = LibmLog>
-LG_HOST_DEVICE LG_INLINE double lgamma_of_positive(double x, const Log& log = {}) {
+LG_HOST_DEVICE LG_ALWAYS_INLINE double lgamma_of_positive(double x, const Log& log = {}) {
   double product = 1.0;
   double n = 0.0;
   for (int k = 1; k <= 7; ++k) {
@@ -126,7 +128,7 @@ LG_HOST_DEVICE LG_INLINE bool digamma_of_positive_applies(double x) {
 }
 
 template <typename Log = LibmLog>
-LG_HOST_DEVICE LG_INLINE double digamma_of_positive(double x, const Log& log = {}) {
+LG_HOST_DEVICE LG_ALWAYS_INLINE double digamma_of_positive(double x, const Log& log = {}) {
   double shift = 0.0;
   double n = 0.0;
   for (int k = 0; k < 10; ++k) {
@@ -177,7 +179,7 @@ LG_HOST_DEVICE LG_INLINE double inverse_power(double base, double s, bool integr
 //   psi1(w) ~ 1/w + 1/(2 w^2) + sum_{k>=1} B_2k / w^(2k+1)
 // to B_18: the first term left out, B_20 / w^21, is below 5e-19 there. Cheaper than zeta's
 // general summation, which the other orders and a negative q take.
-LG_HOST_DEVICE LG_INLINE double trigamma_of_positive(double q) {
+LG_HOST_DEVICE LG_ALWAYS_INLINE double trigamma_of_positive(double q) {
   double shift = 0.0;
   double n = 0.0;
   for (int k = 0; k < 10; ++k) {
@@ -390,12 +392,12 @@ LG_HOST_DEVICE LG_INLINE double bessel_i1_series(double x) {
   return std::copysign(bessel_i_series_of_magnitude(1, std::fabs(x)), x);
 }
 // exp(-a) I_nu(a) for a > 8 (a = inf gives 0).
-LG_HOST_DEVICE LG_INLINE double bessel_i_scaled_large(int nu, double a) {
+LG_HOST_DEVICE LG_ALWAYS_INLINE double bessel_i_scaled_large(int nu, double a) {
   const double u = 8.0 / a;
   return (nu == 0 ? fits::bessel_i0_large(u) : fits::bessel_i1_large(u)) / std::sqrt(a);
 }
 // I_nu(a) for a > 8 from its scaled form s and half = exp(a / 2): overflows only where I does.
-LG_HOST_DEVICE LG_INLINE double bessel_i_unscaled_large(double s, double half) {
+LG_HOST_DEVICE LG_ALWAYS_INLINE double bessel_i_unscaled_large(double s, double half) {
   return half * (half * s);
 }
 // exp(-|x|) I_nu(|x|) when scaled, else I_nu(|x|); nu is 0 or 1.
@@ -418,8 +420,8 @@ LG_HOST_DEVICE LG_INLINE double bessel_i1(double x, bool scaled) {
 // bessel_i0 (nu = 0) or bessel_i1 of a finite x as straight-line code, both forms computed and
 // one kept, with exp(v) as exp: the same operations as theirs, whose exp is libm's.
 template <typename Exp = LibmExp>
-LG_HOST_DEVICE LG_INLINE double bessel_i_of_finite(int nu, double x, bool scaled,
-                                                   const Exp& exp = {}) {
+LG_HOST_DEVICE LG_ALWAYS_INLINE double bessel_i_of_finite(int nu, double x, bool scaled,
+                                                          const Exp& exp = {}) {
   const double a = std::fabs(x);
   const bool small = a <= 8.0;
   const double series = bessel_i_series_of_magnitude(nu, a);
@@ -432,13 +434,13 @@ LG_HOST_DEVICE LG_INLINE double bessel_i_of_finite(int nu, double x, bool scaled
 }
 
 // K_nu(x) for 0 < x <= 2, l = log(x / 2).
-LG_HOST_DEVICE LG_INLINE double bessel_k_small(int nu, double x, double l) {
+LG_HOST_DEVICE LG_ALWAYS_INLINE double bessel_k_small(int nu, double x, double l) {
   const double v = x * x;
   return nu == 0 ? fits::bessel_k0_small(v) - l * fits::bessel_i0_small(v)
                  : fits::bessel_k1_small(v) / x + l * x * fits::bessel_i1_small(v);
 }
 // exp(x) K_nu(x) for x > 2.
-LG_HOST_DEVICE LG_INLINE double bessel_k_scaled_large(int nu, double x) {
+LG_HOST_DEVICE LG_ALWAYS_INLINE double bessel_k_scaled_large(int nu, double x) {
   const double u = 2.0 / x;
   return (nu == 0 ? fits::bessel_k0_large(u) : fits::bessel_k1_large(u)) / std::sqrt(x);
 }
@@ -462,8 +464,9 @@ LG_HOST_DEVICE LG_INLINE bool bessel_k_of_positive_applies(double x) {
 // bessel_k for such x as straight-line code, both forms computed and one kept, with log(v) and
 // exp(v) as log and exp: the same operations as bessel_k's, whose log and exp are libm's.
 template <typename Log = LibmLog, typename Exp = LibmExp>
-LG_HOST_DEVICE LG_INLINE double bessel_k_of_positive(int nu, double x, bool scaled,
-                                                     const Log& log = {}, const Exp& exp = {}) {
+LG_HOST_DEVICE LG_ALWAYS_INLINE double bessel_k_of_positive(int nu, double x, bool scaled,
+                                                            const Log& log = {},
+                                                            const Exp& exp = {}) {
   const bool small = x <= 2.0;
   const double k = bessel_k_small(nu, x, log(0.5 * x));
   const double s = bessel_k_scaled_large(nu, x);
@@ -588,7 +591,7 @@ struct AiryPhase {
   double product;  // |x|^(3/2)
   double quarter;  // |x|^(1/4)
 };
-LG_HOST_DEVICE LG_INLINE AiryPhase airy_phase(double x) {
+LG_HOST_DEVICE LG_ALWAYS_INLINE AiryPhase airy_phase(double x) {
   const double t = std::fabs(x);
   const double root = std::sqrt(t);
   constexpr double kTwoThirds = 0.66666666666666662966, kTwoThirdsLow = 3.7007434154171883e-17;
@@ -604,8 +607,8 @@ LG_HOST_DEVICE LG_INLINE AiryPhase airy_phase(double x) {
 }
 // Ai(x) (Ai'(x) when prime) for x > 1, finite zeta, from exp(-zeta) (the CPU's lanes pass their
 // own).
-LG_HOST_DEVICE LG_INLINE double airy_decaying(const AiryPhase& z, bool prime,
-                                              double exp_minus_zeta) {
+LG_HOST_DEVICE LG_ALWAYS_INLINE double airy_decaying(const AiryPhase& z, bool prime,
+                                                     double exp_minus_zeta) {
   constexpr double kInvSqrtPi = 0.56418958354775628695;  // 1 / sqrt(pi)
   const double u = 1.0 / z.product;
   const double e = exp_minus_zeta * (1.0 - z.low) * (0.5 * kInvSqrtPi);
@@ -614,8 +617,8 @@ LG_HOST_DEVICE LG_INLINE double airy_decaying(const AiryPhase& z, bool prime,
 }
 // Ai(x) (Ai'(x) when prime) for x < -2, finite zeta, from the cosines and sines of zeta and of
 // its low part (the CPU's lanes pass their own).
-LG_HOST_DEVICE LG_INLINE double airy_oscillating(const AiryPhase& z, bool prime, double c0,
-                                                 double s0, double cl, double sl) {
+LG_HOST_DEVICE LG_ALWAYS_INLINE double airy_oscillating(const AiryPhase& z, bool prime, double c0,
+                                                        double s0, double cl, double sl) {
   constexpr double kInvSqrtPi = 0.56418958354775628695;  // 1 / sqrt(pi)
   constexpr double kSqrtHalf = 0.70710678118654752440;
   const double u = 2.0 * 1.41421356237309504880 / z.product;  // (2 / t)^(3/2)
