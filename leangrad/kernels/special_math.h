@@ -7,9 +7,10 @@
 // 9, 10 and 25) or, for log|Γ(x)| on [1, 3), erfinv, ndtri, the Bessel and the Airy functions,
 // evaluated from series fitted to mpmath's values (Note [Chebyshev fits], special_math_fits.h);
 // PyTorch's values at the poles and outside the domains (copysign(inf, -x) for digamma at 0, NaN at
-// the negative integers, ...) but where docs/api-notes.md says. The pieces the CPU's lanes call
-// are LG_ALWAYS_INLINE: a call keeps a loop scalar, and GCC left some as calls once
-// kernels/cpu/elementwise.cpp outgrew its inlining budget (Ai ran 2.5 times slower).
+// the negative integers, ...) but where docs/api-notes.md says. Every piece the CPU's lanes call
+// is LG_ALWAYS_INLINE, as are the fits: a call keeps a loop scalar, and GCC leaves plain inline
+// functions as calls once a file has spent its inlining budget (Ai ran 2.5 times slower, ndtri 5
+// times); tools/check_lane_calls.sh checks the compiled lane loops.
 #pragma once
 
 #include <cmath>
@@ -31,7 +32,7 @@ LG_HOST_DEVICE LG_INLINE double infinity() {
 
 // log(v) by the C library (CUDA's on the device): the log the special functions below take where
 // they take one as a parameter, which the CPU's lanes replace by their own (Note [Special
-// functions in lanes], kernels/cpu/elementwise.cpp).
+// functions in lanes], kernels/cpu/elementwise_range_limited.cpp).
 struct LibmLog {
   LG_HOST_DEVICE LG_INLINE double operator()(double v) const { return std::log(v); }
 };
@@ -63,7 +64,7 @@ struct LibmExp {
 //   PyTorch's. tests/autograd/test_special_math.cpp measures it against long double's lgammal.
 inline constexpr double kLgammaOfPositiveLimit = 0x1p1000;
 
-LG_HOST_DEVICE LG_INLINE bool lgamma_of_positive_applies(double x) {
+LG_HOST_DEVICE LG_ALWAYS_INLINE bool lgamma_of_positive_applies(double x) {
   return x >= std::numeric_limits<double>::min() && x <= kLgammaOfPositiveLimit;  // not NaN
 }
 
@@ -123,7 +124,7 @@ LG_HOST_DEVICE LG_INLINE double lgamma(double x) {
 //   π / tan(π x), with tan(π x) taken at the fraction of x (its period is 1), so that π x is not
 //   rounded at large |x|. The poles are PyTorch's: at 0 the sign of -x times infinity (-inf at
 //   +0, +inf at -0), NaN at the negative integers and at -inf; ψ(+inf) = +inf.
-LG_HOST_DEVICE LG_INLINE bool digamma_of_positive_applies(double x) {
+LG_HOST_DEVICE LG_ALWAYS_INLINE bool digamma_of_positive_applies(double x) {
   return x > 0.0 && x <= std::numeric_limits<double>::max();  // not NaN
 }
 
@@ -336,18 +337,18 @@ LG_HOST_DEVICE LG_INLINE double erfcx(double x) {
 //   |x| / s over q from 0.15 down to the smallest subnormal (log s from 0.67 to 3.65), negated
 //   below 1/2. ndtri(0) = -inf, ndtri(1) = +inf, outside [0, 1] and NaN give NaN, as PyTorch's.
 //   The CPU's lanes take both forms with their own log (Note [Special functions in lanes] in
-//   kernels/cpu/elementwise.cpp): the tail takes the log as an argument.
-LG_HOST_DEVICE LG_INLINE bool ndtri_central_applies(double p) {
+//   kernels/cpu/elementwise_range_limited.cpp): the tail takes the log as an argument.
+LG_HOST_DEVICE LG_ALWAYS_INLINE bool ndtri_central_applies(double p) {
   return std::fabs(p - 0.5) <= 0.35;  // false for NaN
 }
-LG_HOST_DEVICE LG_INLINE double ndtri_central(double p) {
+LG_HOST_DEVICE LG_ALWAYS_INLINE double ndtri_central(double p) {
   const double r = p - 0.5;
   return r * fits::ndtri_central(r * r);
 }
 // ndtri(p) for 0 < p < 1 outside the central range, with log(v) as log(v) (v positive and normal
 // for every such normal p).
 template <typename Log>
-LG_HOST_DEVICE LG_INLINE double ndtri_tail(double p, const Log& log) {
+LG_HOST_DEVICE LG_ALWAYS_INLINE double ndtri_tail(double p, const Log& log) {
   const bool lower = p < 0.5;
   const double s = std::sqrt(-2.0 * log(lower ? p : 1.0 - p));
   const double x = s * fits::ndtri_tail(log(s));
@@ -376,19 +377,19 @@ LG_HOST_DEVICE LG_INLINE double ndtri(double p) {
 //   bessel_k_of_positive), with their own exp and log in place of libm's.
 // The central forms of I0 and I1: their values for |x| <= 8 (where bessel_i_series_applies),
 // straight-line code with no library call, which the CPU's elementwise loop runs in SIMD lanes
-// (Note [Special functions in lanes], kernels/cpu/elementwise.cpp). bessel_i0 and bessel_i1 take
-// the same operations there, so a value is the same in either loop.
-LG_HOST_DEVICE LG_INLINE bool bessel_i_series_applies(double x) {
+// (Note [Special functions in lanes], kernels/cpu/elementwise_range_limited.cpp). bessel_i0 and
+// bessel_i1 take the same operations there, so a value is the same in either loop.
+LG_HOST_DEVICE LG_ALWAYS_INLINE bool bessel_i_series_applies(double x) {
   return std::fabs(x) <= 8.0;  // false for NaN
 }
-LG_HOST_DEVICE LG_INLINE double bessel_i_series_of_magnitude(int nu, double a) {
+LG_HOST_DEVICE LG_ALWAYS_INLINE double bessel_i_series_of_magnitude(int nu, double a) {
   const double v = a * a;
   return nu == 0 ? fits::bessel_i0_small(v) : a * fits::bessel_i1_small(v);
 }
-LG_HOST_DEVICE LG_INLINE double bessel_i0_series(double x) {
+LG_HOST_DEVICE LG_ALWAYS_INLINE double bessel_i0_series(double x) {
   return bessel_i_series_of_magnitude(0, std::fabs(x));
 }
-LG_HOST_DEVICE LG_INLINE double bessel_i1_series(double x) {
+LG_HOST_DEVICE LG_ALWAYS_INLINE double bessel_i1_series(double x) {
   return std::copysign(bessel_i_series_of_magnitude(1, std::fabs(x)), x);
 }
 // exp(-a) I_nu(a) for a > 8 (a = inf gives 0).
@@ -458,7 +459,7 @@ LG_HOST_DEVICE LG_INLINE double bessel_k(int nu, double x, bool scaled) {
 }
 // Where bessel_k_of_positive applies: x finite and x / 2 a normal double (its log's domain in the
 // CPU's lanes).
-LG_HOST_DEVICE LG_INLINE bool bessel_k_of_positive_applies(double x) {
+LG_HOST_DEVICE LG_ALWAYS_INLINE bool bessel_k_of_positive_applies(double x) {
   return x >= 0x1p-1021 && x <= std::numeric_limits<double>::max();  // not NaN
 }
 // bessel_k for such x as straight-line code, both forms computed and one kept, with log(v) and
@@ -490,13 +491,14 @@ LG_HOST_DEVICE LG_ALWAYS_INLINE double bessel_k_of_positive(int nu, double x, bo
 //   Y(0) = -inf; all four are 0 at +-inf (the limit: PyTorch's are NaN there).
 //   The CPU's lanes take Hankel's form up to 2^20 with their own cos x and sin x, and Y0 and Y1's
 //   central form with their own log x (Note [Special functions in lanes] in
-//   kernels/cpu/elementwise.cpp): the functions below take those as arguments.
+//   kernels/cpu/elementwise_range_limited.cpp): the functions below take those as arguments.
 struct BesselPair {
   double j;
   double y;
 };
 // J_nu(x) and Y_nu(x), nu 0 or 1, for x > 5 by Hankel's form, from cos x and sin x.
-LG_HOST_DEVICE LG_INLINE BesselPair bessel_hankel(int nu, double x, double cos_x, double sin_x) {
+LG_HOST_DEVICE LG_ALWAYS_INLINE BesselPair bessel_hankel(int nu, double x, double cos_x,
+                                                         double sin_x) {
   constexpr double kSqrtTwoOverPi = 0.79788456080286535588;
   constexpr double kSqrtHalf = 0.70710678118654752440;
   const double w = 5.0 / x;
@@ -511,18 +513,18 @@ LG_HOST_DEVICE LG_INLINE BesselPair bessel_hankel(int nu, double x, double cos_x
   const double a = kSqrtTwoOverPi / std::sqrt(x);
   return {a * (p * cos_xi - q * sin_xi), a * (p * sin_xi + q * cos_xi)};
 }
-LG_HOST_DEVICE LG_INLINE BesselPair bessel_hankel(int nu, double x) {
+LG_HOST_DEVICE LG_ALWAYS_INLINE BesselPair bessel_hankel(int nu, double x) {
   return bessel_hankel(nu, x, std::cos(x), std::sin(x));
 }
 // The central forms of J0 and J1: their values for |x| <= 5 (where bessel_j_series_applies),
 // straight-line code for the CPU's lanes as bessel_i0_series above.
-LG_HOST_DEVICE LG_INLINE bool bessel_j_series_applies(double x) {
+LG_HOST_DEVICE LG_ALWAYS_INLINE bool bessel_j_series_applies(double x) {
   return std::fabs(x) <= 5.0;  // false for NaN
 }
-LG_HOST_DEVICE LG_INLINE double bessel_j0_series(double x) {
+LG_HOST_DEVICE LG_ALWAYS_INLINE double bessel_j0_series(double x) {
   return fits::bessel_j0_small(x * x);
 }
-LG_HOST_DEVICE LG_INLINE double bessel_j1_series(double x) {
+LG_HOST_DEVICE LG_ALWAYS_INLINE double bessel_j1_series(double x) {
   return x * fits::bessel_j1_small(x * x);
 }
 LG_HOST_DEVICE LG_INLINE double bessel_j0(double x) {
@@ -541,10 +543,10 @@ LG_HOST_DEVICE LG_INLINE double bessel_j1(double x) {
   return x < 0.0 ? -j : j;
 }
 // Y_nu(x), nu 0 or 1, for 0 < x <= 5 (where bessel_y_series_applies), from log x.
-LG_HOST_DEVICE LG_INLINE bool bessel_y_series_applies(double x) {
+LG_HOST_DEVICE LG_ALWAYS_INLINE bool bessel_y_series_applies(double x) {
   return x > 0.0 && x <= 5.0;  // false for NaN
 }
-LG_HOST_DEVICE LG_INLINE double bessel_y_series(int nu, double x, double log_x) {
+LG_HOST_DEVICE LG_ALWAYS_INLINE double bessel_y_series(int nu, double x, double log_x) {
   constexpr double kTwoOverPi = 0.63661977236758134308;
   const double v = x * x;
   const double l = kTwoOverPi * log_x;
@@ -575,13 +577,13 @@ LG_HOST_DEVICE LG_INLINE double bessel_y(int nu, double x) {
 //   is 0 (its amplitude t^(-1/4) decays; PyTorch's is NaN at both) and Ai' NaN (its amplitude
 //   grows); where zeta overflows (|x| > 1e205) the same. The CPU's lanes take the decaying and
 //   oscillating forms with their own exp, cosine and sine (Note [Special functions in lanes] in
-//   kernels/cpu/elementwise.cpp): the functions below take those as arguments.
+//   kernels/cpu/elementwise_range_limited.cpp): the functions below take those as arguments.
 // The central forms of Ai and Ai': their values for -2 <= x <= 1 (where airy_series_applies),
 // straight-line code for the CPU's lanes as bessel_i0_series above.
-LG_HOST_DEVICE LG_INLINE bool airy_series_applies(double x) {
+LG_HOST_DEVICE LG_ALWAYS_INLINE bool airy_series_applies(double x) {
   return x >= -2.0 && x <= 1.0;  // false for NaN
 }
-LG_HOST_DEVICE LG_INLINE double airy_series(double x, bool prime) {
+LG_HOST_DEVICE LG_ALWAYS_INLINE double airy_series(double x, bool prime) {
   return prime ? fits::airy_ai_prime_small(x) : fits::airy_ai_small(x);
 }
 // zeta = (2/3) |x|^(3/2) as zeta + low, and |x|^(1/4) (Note [Airy function]).

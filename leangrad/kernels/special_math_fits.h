@@ -14,10 +14,9 @@ namespace leangrad::kernels::special_math::fits {
 
 // Both evaluations are written out step by step at compile time (a recursion on the step, no
 // loop), so that a CPU loop over elements runs a whole series in SIMD lanes (Note [Special
-// functions in lanes], kernels/cpu/elementwise.cpp): GCC vectorises no loop with a loop inside.
-// For the same reason lgamma's fit, I's and K's large forms and K's small ones, and Ai's
-// decaying and oscillating fits are always inlined: GCC left those (up to 40 terms) as calls.
-// Always inlining every fit made other loops slower.
+// functions in lanes], kernels/cpu/elementwise_range_limited.cpp): GCC vectorises no loop with a
+// loop inside. For the same reason every fit the lanes call, all but erfinv's, is always inlined:
+// GCC leaves a plain inline function as a call once a file has spent its inlining budget.
 
 // Clenshaw's steps k = K down to 1: b_k = c_k + 2t b_{k+1} - b_{k+2}.
 template <std::size_t K, std::size_t N>
@@ -74,7 +73,7 @@ LG_HOST_DEVICE LG_ALWAYS_INLINE double lgamma_central(double v) {
 
 // ndtri(1/2 + r) / r for |r| <= 0.35, in v = r^2 on [0.0, 0.1225]: 21 terms, powers of v, 1.52
 // units of 2^-53.
-LG_HOST_DEVICE LG_INLINE double ndtri_central(double v) {
+LG_HOST_DEVICE LG_ALWAYS_INLINE double ndtri_central(double v) {
   constexpr double c[] = {2.5066282746310007, 2.624934990953719,   5.7725335386325645,
                           15.667608953532934, 47.035789894451625,  149.8294317856014,
                           496.3103838981986,  1687.2538209308996,  6009.682818485445,
@@ -87,7 +86,7 @@ LG_HOST_DEVICE LG_INLINE double ndtri_central(double v) {
 
 // -ndtri(q) / s for q <= 0.15 (to 2^-1074), s = sqrt(-2 log q), in w = log s on [0.65, 3.75]: 28
 // terms, Chebyshev, 3.65 units of 2^-53.
-LG_HOST_DEVICE LG_INLINE double ndtri_tail(double v) {
+LG_HOST_DEVICE LG_ALWAYS_INLINE double ndtri_tail(double v) {
   constexpr double c[] = {0.8695939320683889,     0.20066461284126547,     -0.10102529308106079,
                           0.03612796997168642,    -0.009629761834489402,   0.001951511667260023,
                           -0.0002978421066709197, 3.252426674101455e-05,   -2.323618040005059e-06,
@@ -129,7 +128,7 @@ LG_HOST_DEVICE LG_INLINE double erfinv_tail(double v) {
 }
 
 // I0(x) for |x| <= 8, in v = x^2 on [0.0, 64.0]: 17 terms, powers of v, 3.78 units of 2^-53.
-LG_HOST_DEVICE LG_INLINE double bessel_i0_small(double v) {
+LG_HOST_DEVICE LG_ALWAYS_INLINE double bessel_i0_small(double v) {
   constexpr double c[] = {1.0,
                           0.25,
                           0.015625000000000007,
@@ -151,7 +150,7 @@ LG_HOST_DEVICE LG_INLINE double bessel_i0_small(double v) {
 }
 
 // I1(x) / x for |x| <= 8, in v = x^2 on [0.0, 64.0]: 16 terms, powers of v, 2.61 units of 2^-53.
-LG_HOST_DEVICE LG_INLINE double bessel_i1_small(double v) {
+LG_HOST_DEVICE LG_ALWAYS_INLINE double bessel_i1_small(double v) {
   constexpr double c[] = {0.5,
                           0.06250000000000001,
                           0.0026041666666666574,
@@ -249,7 +248,7 @@ LG_HOST_DEVICE LG_ALWAYS_INLINE double bessel_k1_large(double v) {
 }
 
 // J0(x) for |x| <= 5, in v = x^2 on [0.0, 25.0]: 14 terms, Chebyshev, 3.57 units of 2^-53.
-LG_HOST_DEVICE LG_INLINE double bessel_j0_small(double v) {
+LG_HOST_DEVICE LG_ALWAYS_INLINE double bessel_j0_small(double v) {
   constexpr double c[] = {0.0023409898253245504,  -0.49420509340952434,    0.39793736723207573,
                           -0.09383145879659378,   0.010887531648681012,    -0.0007606267657733754,
                           3.569483646356939e-05,  -1.2060697061368316e-06, 3.079038572034392e-08,
@@ -259,7 +258,7 @@ LG_HOST_DEVICE LG_INLINE double bessel_j0_small(double v) {
 }
 
 // J1(x) / x for |x| <= 5, in v = x^2 on [0.0, 25.0]: 13 terms, Chebyshev, 2.23 units of 2^-53.
-LG_HOST_DEVICE LG_INLINE double bessel_j1_small(double v) {
+LG_HOST_DEVICE LG_ALWAYS_INLINE double bessel_j1_small(double v) {
   constexpr double c[] = {0.12472176826504336,    -0.2686845684799195,    0.09129790663903893,
                           -0.014004653451391028,  0.001219706194308904,   -6.861294107933131e-05,
                           2.7033690715030914e-06, -7.885506927808829e-08, 1.7729297565883533e-09,
@@ -270,7 +269,7 @@ LG_HOST_DEVICE LG_INLINE double bessel_j1_small(double v) {
 
 // Y0(x) - 2/pi log(x) J0(x) for 0 < x <= 5, in v = x^2 on [0.0, 25.0]: 14 terms, Chebyshev, 4.73
 // units of 2^-53.
-LG_HOST_DEVICE LG_INLINE double bessel_y0_small(double v) {
+LG_HOST_DEVICE LG_ALWAYS_INLINE double bessel_y0_small(double v) {
   constexpr double c[] = {0.20605257634092228,     -0.13017522381095709,    -0.291894720865317,
                           0.10268287966073635,     -0.014279159901781987,   0.0011164629864165486,
                           -5.677525113380376e-05,  2.0406703657627165e-06,  -5.476431029755533e-08,
@@ -281,7 +280,7 @@ LG_HOST_DEVICE LG_INLINE double bessel_y0_small(double v) {
 
 // x Y1(x) - 2/pi x log(x) J1(x) for 0 < x <= 5, in v = x^2 on [0.0, 25.0]: 14 terms,
 // Chebyshev, 2.20 units of 2^-53.
-LG_HOST_DEVICE LG_INLINE double bessel_y1_small(double v) {
+LG_HOST_DEVICE LG_ALWAYS_INLINE double bessel_y1_small(double v) {
   constexpr double c[] = {0.9140639717494133,     1.8853788707656092,      -0.11050599053068233,
                           -0.3489178379436879,    0.08627998094664048,     -0.00937322044513845,
                           0.00060315232827392,    -2.6089453725131248e-05, 8.162928406572336e-07,
@@ -292,7 +291,7 @@ LG_HOST_DEVICE LG_INLINE double bessel_y1_small(double v) {
 
 // P0(x) of J0 and Y0 for x >= 5, in u = (5 / x)^2 on [0.0, 1.0]: 19 terms, powers of v, 0.60 units
 // of 2^-53.
-LG_HOST_DEVICE LG_INLINE double bessel_p0(double v) {
+LG_HOST_DEVICE LG_ALWAYS_INLINE double bessel_p0(double v) {
   constexpr double c[] = {1.0,
                           -0.002812499999995741,
                           0.00017944335882727128,
@@ -317,7 +316,7 @@ LG_HOST_DEVICE LG_INLINE double bessel_p0(double v) {
 
 // Q0(x) x / 5 of J0 and Y0 for x >= 5, in u = (5 / x)^2 on [0.0, 1.0]: 23 terms, powers of v, 1.25
 // units of 2^-53.
-LG_HOST_DEVICE LG_INLINE double bessel_q0(double v) {
+LG_HOST_DEVICE LG_ALWAYS_INLINE double bessel_q0(double v) {
   constexpr double c[] = {-0.025,
                           0.0005859374999997832,
                           -7.267456050604342e-05,
@@ -346,7 +345,7 @@ LG_HOST_DEVICE LG_INLINE double bessel_q0(double v) {
 
 // P1(x) of J1 and Y1 for x >= 5, in u = (5 / x)^2 on [0.0, 1.0]: 19 terms, powers of v, 1.10 units
 // of 2^-53.
-LG_HOST_DEVICE LG_INLINE double bessel_p1(double v) {
+LG_HOST_DEVICE LG_ALWAYS_INLINE double bessel_p1(double v) {
   constexpr double c[] = {1.0,
                           0.004687499999995508,
                           -0.00023071289004734298,
@@ -371,7 +370,7 @@ LG_HOST_DEVICE LG_INLINE double bessel_p1(double v) {
 
 // Q1(x) x / 5 of J1 and Y1 for x >= 5, in u = (5 / x)^2 on [0.0, 1.0]: 22 terms, powers of v, 1.16
 // units of 2^-53.
-LG_HOST_DEVICE LG_INLINE double bessel_q1(double v) {
+LG_HOST_DEVICE LG_ALWAYS_INLINE double bessel_q1(double v) {
   constexpr double c[] = {0.075,
                           -0.000820312499999459,
                           8.882446279730355e-05,
@@ -398,7 +397,7 @@ LG_HOST_DEVICE LG_INLINE double bessel_q1(double v) {
 }
 
 // Ai(x) for -2 <= x <= 1, in x on [-2.0, 1.0]: 23 terms, Chebyshev, 4.73 units of 2^-53.
-LG_HOST_DEVICE LG_INLINE double airy_ai_small(double v) {
+LG_HOST_DEVICE LG_ALWAYS_INLINE double airy_ai_small(double v) {
   constexpr double c[] = {0.3299274776332488,     -0.10292800205938021,   -0.14811483181550644,
                           0.0609357365091502,     -0.0013527146456169643, -0.00407785323039038,
                           0.0009256222583579353,  7.162438398060867e-06,  -3.5774177181197645e-05,
@@ -411,7 +410,7 @@ LG_HOST_DEVICE LG_INLINE double airy_ai_small(double v) {
 }
 
 // Ai'(x) for -2 <= x <= 1, in x on [-2.0, 1.0]: 23 terms, Chebyshev, 3.36 units of 2^-53.
-LG_HOST_DEVICE LG_INLINE double airy_ai_prime_small(double v) {
+LG_HOST_DEVICE LG_ALWAYS_INLINE double airy_ai_prime_small(double v) {
   constexpr double c[] = {0.03972588603260404,    -0.3951620231005499,     0.2166891081443817,
                           -0.0001891382591994095, -0.027053837892219105,   0.007025339850757733,
                           0.0001318503103834244,  -0.00037963821610574936, 6.500088533485631e-05,

@@ -172,9 +172,9 @@ TEST(Bessel, MatchLibstdcxx) {
 
 // The CPU's lanes take J0, J1, Y0 and Y1 by Hankel's form with their own sine and cosine from 5 to
 // 2^20, and the scalar function (libm's) beyond (Note [Special functions in lanes] in
-// kernels/cpu/elementwise.cpp): mpmath's values on a geometric grid from 5 to 2^21 and either
-// side of 2^20, both signs for J, within MatchExactValues' bound. (libstdc++'s long-double J and
-// Y, MatchLibstdcxx's reference, are 2e-16 of the envelope off near 600.)
+// kernels/cpu/elementwise_range_limited.cpp): mpmath's values on a geometric grid from 5 to 2^21
+// and either side of 2^20, both signs for J, within MatchExactValues' bound. (libstdc++'s
+// long-double J and Y, MatchLibstdcxx's reference, are 2e-16 of the envelope off near 600.)
 TEST(Bessel, HankelFormsMatchExactValuesToTwoToThe21) {
   EXPECT_EQ(check_cases("hankel_"), 4);
 }

@@ -287,9 +287,10 @@ TEST(SpecialMath, ZetaRecurrenceAndClosedForms) {
 
 // zeta(2, q) with a scalar 2, digamma's gradient, runs trigamma_of_positive in the CPU's lanes for
 // 0 < q <= 1e8 and zeta element by element for the rest (TrigammaForms in
-// kernels/cpu/elementwise.cpp): bit for bit zeta(2, q) with 2 as a tensor, which takes zeta's
-// element loop, whatever else a chunk holds: the poles, negative q, NaN, inf, subnormals and
-// q past 1e8 among positive q, in every floating dtype, the values and digamma's gradient.
+// kernels/cpu/elementwise_range_limited.cpp): bit for bit zeta(2, q) with 2 as a tensor, which
+// takes zeta's element loop, whatever else a chunk holds: the poles, negative q, NaN, inf,
+// subnormals and q past 1e8 among positive q, in every floating dtype, the values and digamma's
+// gradient.
 TEST(SpecialMath, TrigammaOfAScalarTwoIsZetasValue) {
   std::vector<double> qs;
   // (1.5e8 and 3e8: where trigamma_of_positive and zeta's form past 1e8 round apart.)

@@ -1,9 +1,9 @@
 // Tests of the elementwise ops (kernels/ops_elementwise.cpp) and their CPU kernels
-// (kernels/cpu/elementwise.cpp, kernels/elementwise_geometry.cpp): every op and dtype against a
-// plain reference loop in double, with broadcasting, strided and expanded inputs, empty and 0-d
-// tensors, dtype promotion, in-place ops on views, and the errors bad input must raise.
-// Layout (past 800 lines): reference helpers in double, then one section per op family in the
-// order geometry, binary, in place, unary, compare, where, cast and fill.
+// (kernels/cpu/elementwise.cpp, elementwise_range_limited.cpp, kernels/elementwise_geometry.cpp):
+// every op and dtype against a plain reference loop in double, with broadcasting, strided and
+// expanded inputs, empty and 0-d tensors, dtype promotion, in-place ops on views, and the errors
+// bad input must raise. Layout (past 800 lines): reference helpers in double, then one section per
+// op family in the order geometry, binary, in place, unary, compare, where, cast and fill.
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -1,12 +1,12 @@
-// The float16 elementwise ops of the CPU launcher (kernels/cpu/elementwise.cpp, Note [float16
-// elementwise in float lanes]), which widen their operands into float buffers, compute there and
-// narrow once: bit for bit the element functions of kernels/elementwise_math.h (what every device
-// computes per element: binary_element, unary_element, compare_element, the activation
-// elements), on every float16 value, NaN payloads included. Every layout the launcher has a path
-// for: contiguous (at offsets and lengths that leave vector tails), transposed (gathered), a
-// broadcast row and column (stride 0 along a run or across runs), a scalar operand, and in place
-// on a transposed view (a strided output). 65,536 elements split over the threads at the middle
-// of a row.
+// The float16 elementwise ops of the CPU launcher (kernels/cpu/elementwise.cpp, Note
+// [float16 elementwise in float lanes] in kernels/cpu/elementwise_loops.h), which widen their
+// operands into float buffers, compute there and narrow once: bit for bit the element functions of
+// kernels/elementwise_math.h (what every device computes per element: binary_element,
+// unary_element, compare_element, the activation elements), on every float16 value, NaN payloads
+// included. Every layout the launcher has a path for: contiguous (at offsets and lengths that leave
+// vector tails), transposed (gathered), a broadcast row and column (stride 0 along a run or across
+// runs), a scalar operand, and in place on a transposed view (a strided output). 65,536 elements
+// split over the threads at the middle of a row.
 #include <gtest/gtest.h>
 
 #include <array>

@@ -2,7 +2,7 @@
 // tan, atan, atan2, and GELU with its derivative, of float against the C library's functions in
 // double, within the bounds the header states (Note [Float polynomials]); and the elementwise ops
 // and activations that take them, with the special functions whose central forms run in lanes
-// the same way (Note [Range-limited elementwise ops] in kernels/cpu/elementwise.cpp).
+// the same way (Note [Range-limited elementwise ops] in kernels/cpu/elementwise_range_limited.cpp).
 //
 // The bounds were measured over all 2^32 floats; CI checks every 257th. To check every float again
 // (a few minutes; after changing a coefficient or a step):

@@ -2,7 +2,7 @@
 // C library call per element kept the loops scalar: the Box-Muller transform of the CPU's normal_
 // (Note [Random fills in lanes] in kernels/cpu/random.cpp), log2 and log10 of float
 // (kernels/cpu/float_polynomials.h), and the Bessel functions J and Y and ndtri
-// (Note [Special functions in lanes] in kernels/cpu/elementwise.cpp).
+// (Note [Special functions in lanes] in kernels/cpu/elementwise_range_limited.cpp).
 //
 // Note [Double polynomials]
 //   - log(x) for a positive normal x: x = 2^k m with m in [sqrt(1/2), sqrt(2)) from the bits,
@@ -27,7 +27,7 @@
 //     of the sum. Rounding r to one double had cost up to 1.43 ulps, and cos as 1 + r^2 C(r^2)
 //     1.15. n mod 4 picks +-sin r or +-cos r for each. The Box-Muller angles are below 2 pi; the
 //     Bessel functions' Hankel forms (Note [Special functions in lanes] in
-//     kernels/cpu/elementwise.cpp) take the rest of the range.
+//     kernels/cpu/elementwise_range_limited.cpp) take the rest of the range.
 //   - e^x: n = round(x / ln 2) by the same shifter, r = x - n ln 2 with ln 2 in two parts (x - n
 //     times the first 42 bits is exact, n the second's rounding kept by a two-sum), |r| <= 0.35;
 //     e^r = 1 + r + r^2 E(r) with E Taylor's series to r^13 (the next term below 2^-57 of e^r),

@@ -56,8 +56,8 @@
 //     library's sin of double, whose reduction is exact for any argument; the elementwise ops run a
 //     chunk of their elements through the *_in_range forms, in SIMD lanes, when every element of
 //     the chunk is below 2^20, and through the C library's where one is not (Note [Range-limited
-//     elementwise ops] in kernels/cpu/elementwise.cpp). sin and tan are odd and cos even: each is
-//     computed at |x| and the sign put back, so -0 keeps its sign.
+//     elementwise ops] in kernels/cpu/elementwise_range_limited.cpp). sin and tan are odd and cos
+//     even: each is computed at |x| and the sign put back, so -0 keeps its sign.
 //   - atan: |x| > 1 is pi/2 - atan(1/|x|) (pi/2 in two floats; pi/2 - atan(t) >= pi/4 is exact
 //     in its first step, Sterbenz); atan(t) = t + t^3 P(t^2) on [0, 1]; the sign of x put back.
 //     atan2(y, x): t = min(|x|, |y|) / max(|x|, |y|), p = atan(t), the angle of (|x|, |y|) p or

@@ -1,7 +1,8 @@
 // float16 and bfloat16 arrays to float and back, in vector lanes: the conversions of core/half.h,
 // bit for bit, for the CPU kernels that run their math in float over 16-bit tensors (the optimizer
 // steps, Note [Vectorised optimizer steps] in kernels/cpu/optim_vectorized.cpp, and copy_ between
-// float32 and a 16-bit dtype, kernels/cpu/elementwise.cpp).
+// float32 and a 16-bit dtype, kernels/cpu/elementwise.cpp, and the elementwise ops of float16,
+// kernels/cpu/elementwise_loops.h).
 //
 // Note [Vectorised 16-bit conversions]
 //   core/half.h converts one value at a time with integer code that is the specification on every

@@ -1,0 +1,213 @@
+// The loops under the CPU's elementwise launchers (kernels/cpu/elementwise.cpp and
+// kernels/cpu/elementwise_range_limited.cpp): the walk over an elementwise geometry's runs, the
+// plain per-element loop, and float16's loop through float buffers.
+//
+// Note [CPU elementwise loop]
+//   The output's linear index space [0, numel) is split into chunks by parallel_for. A chunk
+//   computes the multi-index of its first element once (one div/mod per dim), then walks runs of
+//   the innermost dim with a plain strided loop and carries into the outer dims by counters.
+//   When every operand is contiguous (the geometry merged everything into one dim of stride 1)
+//   the loop is a plain `out[i] = f(in[i]...)`, which the compiler vectorises. for_each_run is
+//   the walk; elementwise_loop and half_loop (Note [float16 elementwise in float lanes]) are the
+//   two bodies it runs.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <type_traits>
+#include <utility>
+
+#include <leangrad/core/error.h>
+#include <leangrad/core/half.h>
+#include <leangrad/kernels/cpu/half_convert.h>
+#include <leangrad/kernels/cpu/parallel_for.h>
+#include <leangrad/kernels/elementwise_geometry.h>
+
+namespace leangrad::kernels::cpu {
+
+// Calls run(contiguous, offset, stride, n) for runs of consecutive output elements that together
+// cover the geometry once, the runs split over threads (Note [CPU elementwise loop]). offset[k] is
+// operand k's element offset of the run's first element, stride[k] its step along the run.
+// `contiguous` is std::true_type when every operand is contiguous (every stride then 1), so a body
+// can write that case without strides for the compiler to vectorise.
+template <int kNumOperands, typename Run>
+void for_each_run(const ElementwiseGeometry& g, const Run& run) {
+  LG_INTERNAL_ASSERT(g.num_operands == kNumOperands, "geometry has ", g.num_operands,
+                     " operands, kernel expects ", kNumOperands);
+  if (g.numel == 0) return;
+
+  bool all_contiguous = true;
+  for (int k = 0; k < kNumOperands; ++k)
+    all_contiguous = all_contiguous && g.is_contiguous(k);
+  if (all_contiguous) {
+    parallel_for(g.numel, kElementwiseGrain, [&](std::int64_t begin, std::int64_t end) {
+      std::int64_t offset[kNumOperands];
+      std::int64_t stride[kNumOperands];
+      std::fill_n(offset, kNumOperands, begin);
+      std::fill_n(stride, kNumOperands, std::int64_t{1});
+      run(std::true_type{}, offset, stride, end - begin);
+    });
+    return;
+  }
+
+  const int ndim = g.ndim;  // >= 1 here: a 0-d geometry counts as contiguous
+  const int inner = ndim - 1;
+  parallel_for(g.numel, kElementwiseGrain, [&](std::int64_t begin, std::int64_t end) {
+    // Multi-index and per-operand offsets of element `begin`.
+    std::int64_t index[kMaxDims] = {};
+    std::int64_t offset[kNumOperands] = {};
+    std::int64_t rest = begin;
+    for (int d = inner; d >= 0; --d) {
+      index[d] = rest % g.sizes[d];
+      rest /= g.sizes[d];
+      for (int k = 0; k < kNumOperands; ++k)
+        offset[k] += index[d] * g.strides[k][d];
+    }
+    std::int64_t inner_stride[kNumOperands];
+    for (int k = 0; k < kNumOperands; ++k)
+      inner_stride[k] = g.strides[k][inner];
+
+    std::int64_t i = begin;
+    while (i < end) {
+      // A run along the innermost dim.
+      const std::int64_t n = std::min(g.sizes[inner] - index[inner], end - i);
+      run(std::false_type{}, offset, inner_stride, n);
+      i += n;
+      // Advance the multi-index by n (to the end of the row, or to `end`) and carry outwards.
+      index[inner] += n;
+      for (int k = 0; k < kNumOperands; ++k)
+        offset[k] += n * inner_stride[k];
+      for (int d = inner; d > 0 && index[d] == g.sizes[d]; --d) {
+        index[d] = 0;
+        ++index[d - 1];
+        for (int k = 0; k < kNumOperands; ++k) {
+          offset[k] += g.strides[k][d - 1] - g.sizes[d] * g.strides[k][d];
+        }
+      }
+    }
+  });
+}
+
+// Stores out[off_0] = fn(in[off_1], ...) for every element of the geometry.
+template <typename F, typename Out, typename... In>
+void elementwise_loop(const ElementwiseGeometry& g, const F& fn, Out* out, const In*... in) {
+  constexpr int kNumOperands = 1 + static_cast<int>(sizeof...(In));
+  for_each_run<kNumOperands>(g, [&](auto contiguous, const std::int64_t* offset,
+                                    const std::int64_t* stride, std::int64_t n) {
+    // A copy of the functor in this frame: the caller's may, for all the compiler knows, be
+    // written by the stores to out, so its parameters (leaky_relu's slope, a scalar) were read
+    // again after each store, and a select that reads one only on one side stayed a branch:
+    // leaky_relu of 16M random floats took 121 ms as a scalar loop with a mispredicted branch per
+    // element, against 11 ms for hardtanh's.
+    const F f = fn;
+    [&]<std::size_t... K>(std::index_sequence<K...>) {
+      if constexpr (decltype(contiguous)::value) {
+        Out* o = out + offset[0];
+        for (std::int64_t j = 0; j < n; ++j)
+          o[j] = f((in + offset[K + 1])[j]...);
+      } else {
+        for (std::int64_t j = 0; j < n; ++j)
+          out[offset[0] + j * stride[0]] = f(in[offset[K + 1] + j * stride[K + 1]]...);
+      }
+    }
+    (std::index_sequence_for<In...>{});
+  });
+}
+
+// Note [float16 elementwise in float lanes]
+//   The element function of a float16 op widens its operands to float, computes there and rounds
+//   the result once (binary_element, unary_element: *_element<op, T> in elementwise_math.h). In
+//   the plain loop above, that is core/half.h's two conversions per element, integer code with
+//   branches (the specification on every device) that GCC does not vectorise: a float16 add of
+//   16M elements took 227 ms on one thread, float32's 13. So a float16 op runs here in chunks of
+//   kHalfChunk elements of a run: each operand widened into a float buffer by
+//   kernels/cpu/half_convert.h (F16C, with core/half.h's bits), the op's math in float over the
+//   buffers (a loop like the float32 op's), the result narrowed into the output (or stored, for a
+//   comparison's bool); 24 ms (bench/results/2026-11-30-cpu-elementwise-float16-2core.md). Widening
+//   is exact, and the math and its one rounding are the element function's, so the bits are the
+//   plain loop's for every value (tests/kernels/test_elementwise_float16.cpp). One freedom is IEEE
+//   754's own: an op on two NaNs returns one of them, and which one's sign survives depends on the
+//   operand order the compiler gives x86's instruction, in either loop. A strided operand is
+//   gathered into a float16 buffer first, a broadcast one (stride 0) converted once. A chunk reads
+//   all its operands before it writes, so an output that is also an input (add_) is read as before;
+//   the ops never hand a launcher an output that overlaps an input otherwise. The binary, unary and
+//   compare ops take this path, and leaky_relu; elu (it rounds between its steps), hardtanh and
+//   clamp (they pass a NaN's bits through, which core/half.h's narrowing would not) keep the plain
+//   loop, as do where, fill and cast (cast has its own). bfloat16 keeps the plain loop, whose
+//   conversions (a shift; a rounding add and a shift) GCC vectorises: through the chunks its add
+//   took 20.5 ms against 15.9 (its exp 75.5 against 95.8).
+inline constexpr std::int64_t kHalfChunk = 512;
+
+// dst[j] = float(src[j * stride]) for j in [0, n), n <= kHalfChunk.
+inline void load_widened(const Half* src, std::int64_t stride, std::int64_t n, float* dst) {
+  if (stride == 1) {
+    widen(src, dst, n);
+  } else if (stride == 0) {
+    std::fill_n(dst, n, static_cast<float>(src[0]));
+  } else {
+    Half gathered[kHalfChunk];
+    for (std::int64_t j = 0; j < n; ++j)
+      gathered[j] = src[j * stride];
+    widen(gathered, dst, n);
+  }
+}
+
+// dst[j * stride] = Half(src[j]) for j in [0, n), n <= kHalfChunk.
+inline void store_narrowed(const float* src, Half* dst, std::int64_t stride, std::int64_t n) {
+  if (stride == 1) {
+    narrow(src, dst, n);
+    return;
+  }
+  Half narrowed[kHalfChunk];
+  narrow(src, narrowed, n);
+  for (std::int64_t j = 0; j < n; ++j)
+    dst[j * stride] = narrowed[j];
+}
+
+// elementwise_loop over float16 operands with `math` taking and giving float (Out Half) or
+// giving bool (Out bool): out = Out(math(float(in)...)). Note [float16 elementwise in float lanes].
+template <typename Math, typename Out, typename... In>
+void half_loop(const ElementwiseGeometry& g, const Math& math, Out* out, const In*... in) {
+  static_assert((std::is_same_v<In, Half> && ...));
+  static_assert(std::is_same_v<Out, Half> || std::is_same_v<Out, bool>);
+  constexpr int kNumOperands = 1 + static_cast<int>(sizeof...(In));
+  constexpr std::size_t kNumInputs = sizeof...(In);
+  for_each_run<kNumOperands>(
+      g, [&](auto, const std::int64_t* offset, const std::int64_t* stride, std::int64_t n) {
+        [&]<std::size_t... K>(std::index_sequence<K...>) {
+          float x[kNumInputs][kHalfChunk];
+          float y[kHalfChunk];
+          for (std::int64_t c = 0; c < n; c += kHalfChunk) {
+            const std::int64_t m = std::min(kHalfChunk, n - c);
+            (load_widened(in + offset[K + 1] + c * stride[K + 1], stride[K + 1], m, x[K]), ...);
+            Out* o = out + offset[0] + c * stride[0];
+            if constexpr (std::is_same_v<Out, Half>) {
+              for (std::int64_t j = 0; j < m; ++j)
+                y[j] = math(x[K][j]...);
+              store_narrowed(y, o, stride[0], m);
+            } else if (stride[0] == 1) {
+              for (std::int64_t j = 0; j < m; ++j)
+                o[j] = math(x[K][j]...);
+            } else {
+              for (std::int64_t j = 0; j < m; ++j)
+                o[j * stride[0]] = math(x[K][j]...);
+            }
+          }
+        }
+        (std::index_sequence_for<In...>{});
+      });
+}
+
+// elementwise_loop(g, element, out, in...) for operands of type T, where element(t...) is
+// Out(math(opmath(t)...)): float16 takes half_loop with `math`, every other T the plain loop.
+template <typename T, typename Element, typename Math, typename Out>
+void elementwise_loop_as(const ElementwiseGeometry& g, const Element& element, const Math& math,
+                         Out* out, const auto*... in) {
+  if constexpr (std::is_same_v<T, Half>) {
+    half_loop(g, math, out, in...);
+  } else {
+    elementwise_loop(g, element, out, in...);
+  }
+}
+
+}  // namespace leangrad::kernels::cpu
