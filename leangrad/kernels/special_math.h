@@ -680,10 +680,26 @@ LG_HOST_DEVICE LG_INLINE double sinc(double x) {
 //   a = 1000); PyTorch's Cephes-derived kernel switches to Temme's uniform expansion for large
 //   a, this one does not. The edges are PyTorch's: NaN for negative operands, P(0, x > 0) = 1,
 //   P(0, 0) NaN, P(a, 0) = 0, P(inf, x) = 0 but NaN at x = inf, P(a, inf) = 1.
-LG_HOST_DEVICE LG_INLINE double incomplete_gamma_prefactor(double a, double x) {
-  return std::exp(a * std::log(x) - x - lgamma(a));
+//   For a normal a up to 2^1000 and a normal, finite x the CPU's lanes run the series and the
+//   fraction for several elements in lockstep, each lane stopping where its own loop does (Note
+//   [Incomplete gamma in lanes] in kernels/cpu/elementwise_range_limited.cpp), and the prefactor
+//   with their own log and exp; incomplete_gamma_of_positive is that computation one element at a
+//   time, with the log and exp as parameters.
+LG_HOST_DEVICE LG_ALWAYS_INLINE bool incomplete_gamma_of_positive_applies(double a, double x) {
+  return lgamma_of_positive_applies(a) && x >= std::numeric_limits<double>::min() &&
+         x <= std::numeric_limits<double>::max();  // false for NaN
 }
-LG_HOST_DEVICE LG_INLINE double incomplete_gamma_series(double a, double x) {  // P, x < a + 1
+// exp(a log x - x - log Gamma(a)) where incomplete_gamma_of_positive_applies, with log and exp
+// as given (lgamma_of_positive's log too).
+template <typename Log = LibmLog, typename Exp = LibmExp>
+LG_HOST_DEVICE LG_ALWAYS_INLINE double incomplete_gamma_prefactor_of_positive(double a, double x,
+                                                                              const Log& log = {},
+                                                                              const Exp& exp = {}) {
+  return exp(a * log(x) - x - lgamma_of_positive(a, log));
+}
+// The series' sum, sum_n x^n / (a (a + 1) ... (a + n)) (P without the prefactor), for x < a + 1.
+// The lanes' copy is incomplete_gamma_series_lanes: the same operations, in the same order.
+LG_HOST_DEVICE LG_INLINE double incomplete_gamma_series_sum(double a, double x) {
   double ap = a, term = 1.0 / a, sum = term;
   for (int n = 0; n < 100000; ++n) {  // about sqrt(a) terms near x = a
     ap += 1.0;
@@ -691,10 +707,13 @@ LG_HOST_DEVICE LG_INLINE double incomplete_gamma_series(double a, double x) {  /
     sum += term;
     if (term < sum * 1e-17) break;
   }
-  return sum * incomplete_gamma_prefactor(a, x);
+  return sum;
 }
-LG_HOST_DEVICE LG_INLINE double incomplete_gamma_fraction(double a, double x) {  // Q, x >= a + 1
-  constexpr double kTiny = 1e-300;
+// The continued fraction's value (Q without the prefactor), for x >= a + 1. The lanes' copy is
+// incomplete_gamma_fraction_lanes.
+inline constexpr double kIncompleteGammaTiny = 1e-300;
+LG_HOST_DEVICE LG_INLINE double incomplete_gamma_fraction_value(double a, double x) {
+  constexpr double kTiny = kIncompleteGammaTiny;
   double b = x + 1.0 - a;
   double c = 1.0 / kTiny, d = 1.0 / b, h = d;
   for (int i = 1; i < 100000; ++i) {
@@ -709,7 +728,25 @@ LG_HOST_DEVICE LG_INLINE double incomplete_gamma_fraction(double a, double x) { 
     h *= delta;
     if (std::fabs(delta - 1.0) < 1e-16) break;
   }
-  return h * incomplete_gamma_prefactor(a, x);
+  return h;
+}
+// P(a, x) when lower, else Q(a, x), from the series' sum (series) or the fraction's value and the
+// prefactor.
+LG_HOST_DEVICE LG_ALWAYS_INLINE double incomplete_gamma_from(bool series, double value,
+                                                             double prefactor, bool lower) {
+  const double first = value * prefactor;  // P from the series, Q from the fraction
+  return series == lower ? first : 1.0 - first;
+}
+// P(a, x) when lower, else Q(a, x), where incomplete_gamma_of_positive_applies.
+template <typename Log = LibmLog, typename Exp = LibmExp>
+LG_HOST_DEVICE LG_INLINE double incomplete_gamma_of_positive(double a, double x, bool lower,
+                                                             const Log& log = {},
+                                                             const Exp& exp = {}) {
+  const bool series = x < a + 1.0;
+  const double value =
+      series ? incomplete_gamma_series_sum(a, x) : incomplete_gamma_fraction_value(a, x);
+  return incomplete_gamma_from(series, value,
+                               incomplete_gamma_prefactor_of_positive(a, x, log, exp), lower);
 }
 // P(a, x) when lower, else Q(a, x).
 LG_HOST_DEVICE LG_INLINE double incomplete_gamma(double a, double x, bool lower) {
@@ -718,12 +755,12 @@ LG_HOST_DEVICE LG_INLINE double incomplete_gamma(double a, double x, bool lower)
   if (x == 0.0) return lower ? 0.0 : 1.0;
   if (std::isinf(a)) return std::isinf(x) ? quiet_nan() : (lower ? 0.0 : 1.0);
   if (std::isinf(x)) return lower ? 1.0 : 0.0;
-  if (x < a + 1.0) {
-    const double p = incomplete_gamma_series(a, x);
-    return lower ? p : 1.0 - p;
-  }
-  const double q = incomplete_gamma_fraction(a, x);
-  return lower ? 1.0 - q : q;
+  if (incomplete_gamma_of_positive_applies(a, x)) return incomplete_gamma_of_positive(a, x, lower);
+  // A subnormal a or x, or a beyond 2^1000.
+  const bool series = x < a + 1.0;
+  const double value =
+      series ? incomplete_gamma_series_sum(a, x) : incomplete_gamma_fraction_value(a, x);
+  return incomplete_gamma_from(series, value, std::exp(a * std::log(x) - x - lgamma(a)), lower);
 }
 
 }  // namespace leangrad::kernels::special_math

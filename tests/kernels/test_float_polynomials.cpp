@@ -2,7 +2,8 @@
 // tan, atan, atan2, and GELU with its derivative, of float against the C library's functions in
 // double, within the bounds the header states (Note [Float polynomials]); and the elementwise ops
 // and activations that take them, with the special functions whose central forms run in lanes
-// the same way (Note [Range-limited elementwise ops] in kernels/cpu/elementwise_range_limited.cpp).
+// the same way (Note [Range-limited elementwise ops] in kernels/cpu/elementwise_range_limited.cpp)
+// and the incomplete gamma functions' lockstep lanes (Note [Incomplete gamma in lanes]).
 //
 // The bounds were measured over all 2^32 floats; CI checks every 257th. To check every float again
 // (a few minutes; after changing a coefficient or a step):
@@ -13,6 +14,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <functional>
+#include <iterator>
 #include <limits>
 #include <string>
 #include <vector>
@@ -536,6 +538,77 @@ TEST(FloatPolynomials, SpecialFunctionsInLanesGiveTheElementFunctionsValues) {
                             }
                             return expected;
                           });
+  }
+}
+
+// P(a, x) and Q(a, x) run their series and continued fraction in lockstep lanes, and the prefactor
+// in lanes, where incomplete_gamma_of_positive applies, and incomplete_gamma elsewhere (Note
+// [Incomplete gamma in lanes]): each value is incomplete_gamma_of_positive's with the lanes' log
+// and exp, or incomplete_gamma's, whatever else its chunk and its group of lanes hold, in every
+// floating dtype, with both operands contiguous, one strided and one broadcast.
+TEST(FloatPolynomials, IncompleteGammaInLanesGivesTheElementFunctionsValues) {
+  namespace sm = kernels::special_math;
+  const auto value = [](double a, double x, bool lower) {
+    return sm::incomplete_gamma_of_positive_applies(a, x)
+               ? sm::incomplete_gamma_of_positive(a, x, lower, LanesLog{}, LanesExp{})
+               : sm::incomplete_gamma(a, x, lower);
+  };
+  // a and x from 1/16 to about 80 on both sides of x = a + 1, so that a group of lanes mixes
+  // short loops with long ones; from pair 1,500 on every 97th an edge: zeros, negatives,
+  // infinities, NaN, subnormals, a beyond 2^1000, a large a whose loops run thousands of steps,
+  // x = a + 1 exactly (the fraction's side). 27 slots for the 20 edges.
+  const double edges[][2] = {
+      {0.0, 2.0},           {2.0, 0.0},       {-1.0, 2.0},      {2.0, -1.0},        {kInf, 2.0},
+      {2.0, kInf},          {kNaN, 2.0},      {2.0, kNaN},      {1e-310, 2.0},      {2.0, 1e-310},
+      {0x1p1001, 0x1p1001}, {0x1p-1022, 0.5}, {1e5, 1e5 - 3.0}, {1e5, 1e5 + 400.0}, {kInf, kInf},
+      {0.0, 0.0},           {1.0, 2.0},       {0.5, 1.5},       {3.0, 4.0},         {2.5, 3.5}};
+  const int num_edges = static_cast<int>(std::size(edges));
+  std::vector<double> a_values;
+  std::vector<double> x_values;
+  for (int i = 0; i < 4096; ++i) {
+    if (i >= 1500 && i % 97 == 0) {
+      a_values.push_back(edges[(i / 97) % num_edges][0]);
+      x_values.push_back(edges[(i / 97) % num_edges][1]);
+    } else {
+      a_values.push_back(std::ldexp(1.0 + (i % 13) / 13.0, i % 11 - 4));
+      x_values.push_back(std::ldexp(1.0 + (i % 17) / 17.0, (i / 11) % 11 - 4));
+    }
+  }
+  const double broadcast_a = 2.75;
+  for (const bool lower : {true, false}) {
+    const BinaryOp op = lower ? BinaryOp::Igamma : BinaryOp::Igammac;
+    for (const DType dtype : {kFloat32, kFloat64, kFloat16, kBFloat16}) {
+      SCOPED_TRACE(std::string(lower ? "igamma " : "igammac ") + dtype_name(dtype));
+      // The expected values from the operands as the dtype holds them.
+      const auto expected_of = [&](const std::vector<double>& as, const std::vector<double>& xs) {
+        std::vector<double> expected;
+        for (std::size_t i = 0; i < xs.size(); ++i) {
+          const double a = as[as.size() == 1 ? 0 : i];
+          if (dtype == kFloat64) {
+            expected.push_back(value(a, xs[i], lower));
+          } else {
+            const float y = static_cast<float>(
+                value(as_float_operand(a, dtype), as_float_operand(xs[i], dtype), lower));
+            expected.push_back(rounded_to(y, dtype));
+          }
+        }
+        return expected;
+      };
+      const std::vector<double> expected = expected_of(a_values, x_values);
+      const Tensor a = make_tensor(a_values, {4096}, dtype);
+      const Tensor x = make_tensor(x_values, {4096}, dtype);
+      EXPECT_TRUE(same_values(to_vector(ops::binary(op, a, x)), expected));
+      // a strided: every second element of a tensor twice as long.
+      std::vector<double> spaced(8192, 0.5);
+      for (std::size_t i = 0; i < a_values.size(); ++i)
+        spaced[2 * i] = a_values[i];
+      const Tensor strided_a = make_tensor(spaced, {8192}, dtype).slice(0, 0, 8192, 2);
+      EXPECT_TRUE(same_values(to_vector(ops::binary(op, strided_a, x)), expected));
+      // a broadcast (stride 0) against every x.
+      const Tensor one_a = make_tensor({broadcast_a}, {1}, dtype);
+      EXPECT_TRUE(
+          same_values(to_vector(ops::binary(op, one_a, x)), expected_of({broadcast_a}, x_values)));
+    }
   }
 }
 

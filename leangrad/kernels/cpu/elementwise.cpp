@@ -252,12 +252,16 @@ void binary(BinaryOp op, DType dtype, const ElementwiseGeometry& g, void* out, c
             const void* b) {
   with_op(op, [&](auto op_constant) {
     constexpr BinaryOp kOp = decltype(op_constant)::value;
-    dispatch_binary_dtype<kOp>(dtype, [&]<typename T>() {
-      elementwise_loop_as<T>(
-          g, [](T x, T y) LG_LAMBDA_ALWAYS_INLINE { return binary_element<kOp>(x, y); },
-          [](auto x, auto y) LG_LAMBDA_ALWAYS_INLINE { return binary_op_apply<kOp>(x, y); },
-          static_cast<T*>(out), static_cast<const T*>(a), static_cast<const T*>(b));
-    });
+    if constexpr (kOp == BinaryOp::Igamma || kOp == BinaryOp::Igammac) {
+      incomplete_gamma(dtype, kOp == BinaryOp::Igamma, g, out, a, b);  // in lanes
+    } else {
+      dispatch_binary_dtype<kOp>(dtype, [&]<typename T>() {
+        elementwise_loop_as<T>(
+            g, [](T x, T y) LG_LAMBDA_ALWAYS_INLINE { return binary_element<kOp>(x, y); },
+            [](auto x, auto y) LG_LAMBDA_ALWAYS_INLINE { return binary_op_apply<kOp>(x, y); },
+            static_cast<T*>(out), static_cast<const T*>(a), static_cast<const T*>(b));
+      });
+    }
   });
 }
 

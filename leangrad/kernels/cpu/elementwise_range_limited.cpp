@@ -54,6 +54,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 #include <utility>
@@ -324,6 +325,223 @@ struct RangeLimitedUnary {
   static C full(C x) { return unary_op_apply<kOp>(x); }
 };
 
+// Note [Incomplete gamma in lanes]
+//   P(a, x) and Q(a, x) (Note [Regularized incomplete gamma functions] in kernels/special_math.h)
+//   sum a series or evaluate a continued fraction until a step changes it no more: a loop of a
+//   data-dependent length per element, each step waiting on a division (the fraction's on two),
+//   140 ns an element for a and x in [4, 12) (the ops scan's igamma row, 0.69x LibTorch). Here a
+//   chunk's elements where incomplete_gamma_of_positive_applies are split into those that take the
+//   series and those that take the fraction, and kGammaLanes of one form at a time run its loop in
+//   lockstep: every lane takes each step, and a lane whose own loop has stopped keeps its values
+//   (a select), so each lane ends with its own loop's value, bit for bit, and the group runs as
+//   long as its slowest lane (a short group is padded with its last element). The steps are
+//   written on vectors of four doubles (GCC's vector extensions), the divisions included, two
+//   vectors a group, so that the lanes' chains of dependencies overlap. The prefactor, exp(a log x
+//   - x - log Gamma(a)), then runs over the chunk in lanes with log_of_positive_normal and
+//   exp_of_double (lgamma_of_positive's log too); the other elements (zeros, infinities, NaN,
+//   negative or subnormal operands, a beyond 2^1000) take incomplete_gamma, one call each.
+//   A value is incomplete_gamma_of_positive's with the lanes' log and exp, whatever else its chunk
+//   holds (tests/kernels/test_float_polynomials.cpp).
+constexpr int kGammaLanes = 8;
+
+// Four doubles in one AVX register, and a mask of four lanes (all ones or all zeros each), as
+// GCC's and Clang's vector extensions: the lockstep steps below are written on these, since
+// GCC's vectoriser, left to a loop over the lanes, kept the series' step scalar ("not
+// profitable", and "control flow in loop" for its selects). Each operation rounds each lane as the
+// scalar operation does.
+using Doubles = double __attribute__((vector_size(32)));
+using Lanes = std::int64_t __attribute__((vector_size(32)));
+constexpr int kVectors = kGammaLanes / 4;
+
+[[gnu::always_inline]] inline Doubles splat(double v) {
+  return Doubles{v, v, v, v};
+}
+// kept where keep is set, next elsewhere.
+[[gnu::always_inline]] inline Doubles select(Lanes keep, Doubles kept, Doubles next) {
+  return (Doubles)(((Lanes)kept & keep) | ((Lanes)next & ~keep));
+}
+[[gnu::always_inline]] inline Doubles magnitude(Doubles v) {
+  constexpr std::int64_t kNoSign = 0x7fffffffffffffff;
+  return (Doubles)((Lanes)v & Lanes{kNoSign, kNoSign, kNoSign, kNoSign});
+}
+[[gnu::always_inline]] inline bool every_lane(const Lanes (&lanes)[kVectors]) {
+  Lanes all = lanes[0];
+  for (int v = 1; v < kVectors; ++v)
+    all &= lanes[v];
+  return (all[0] & all[1] & all[2] & all[3]) != 0;
+}
+
+// incomplete_gamma_series_sum of kGammaLanes elements in lockstep: out[l] = the sum for a[l],
+// x[l], the scalar loop's steps in each lane until its own stop.
+[[gnu::noinline]] void incomplete_gamma_series_lanes(const double* a, const double* x,
+                                                     double* out) {
+  Doubles xs[kVectors], ap[kVectors], term[kVectors], sum[kVectors];
+  Lanes done[kVectors];
+  for (int v = 0; v < kVectors; ++v) {
+    std::memcpy(&ap[v], a + 4 * v, sizeof(Doubles));
+    std::memcpy(&xs[v], x + 4 * v, sizeof(Doubles));
+    term[v] = splat(1.0) / ap[v];
+    sum[v] = term[v];
+    done[v] = Lanes{};
+  }
+  for (int n = 0; n < 100000; ++n) {
+    for (int v = 0; v < kVectors; ++v) {
+      const Doubles next_ap = ap[v] + splat(1.0);
+      const Doubles next_term = term[v] * (xs[v] / next_ap);
+      const Doubles next_sum = sum[v] + next_term;
+      ap[v] = select(done[v], ap[v], next_ap);
+      term[v] = select(done[v], term[v], next_term);
+      sum[v] = select(done[v], sum[v], next_sum);
+      done[v] |= (Lanes)(next_term < next_sum * splat(1e-17));
+    }
+    if (every_lane(done)) break;
+  }
+  std::memcpy(out, sum, sizeof(sum));
+}
+
+// incomplete_gamma_fraction_value of kGammaLanes elements in lockstep.
+[[gnu::noinline]] void incomplete_gamma_fraction_lanes(const double* a, const double* x,
+                                                       double* out) {
+  const Doubles tiny = splat(special_math::kIncompleteGammaTiny);
+  Doubles as[kVectors], b[kVectors], c[kVectors], d[kVectors], h[kVectors];
+  Lanes done[kVectors];
+  for (int v = 0; v < kVectors; ++v) {
+    Doubles xs;
+    std::memcpy(&as[v], a + 4 * v, sizeof(Doubles));
+    std::memcpy(&xs, x + 4 * v, sizeof(Doubles));
+    b[v] = xs + splat(1.0) - as[v];
+    c[v] = splat(1.0) / tiny;
+    d[v] = splat(1.0) / b[v];
+    h[v] = d[v];
+    done[v] = Lanes{};
+  }
+  for (int i = 1; i < 100000; ++i) {
+    // -i * (i - a), as the scalar loop's int and double operands convert.
+    const Doubles minus_i = splat(static_cast<double>(-i));
+    const Doubles plain_i = splat(static_cast<double>(i));
+    for (int v = 0; v < kVectors; ++v) {
+      const Doubles an = minus_i * (plain_i - as[v]);
+      const Doubles next_b = b[v] + splat(2.0);
+      Doubles next_d = an * d[v] + next_b;
+      next_d = select((Lanes)(magnitude(next_d) < tiny), tiny, next_d);
+      Doubles next_c = next_b + an / c[v];
+      next_c = select((Lanes)(magnitude(next_c) < tiny), tiny, next_c);
+      next_d = splat(1.0) / next_d;
+      const Doubles delta = next_d * next_c;
+      const Doubles next_h = h[v] * delta;
+      b[v] = select(done[v], b[v], next_b);
+      c[v] = select(done[v], c[v], next_c);
+      d[v] = select(done[v], d[v], next_d);
+      h[v] = select(done[v], h[v], next_h);
+      done[v] |= (Lanes)(magnitude(delta - splat(1.0)) < splat(1e-16));
+    }
+    if (every_lane(done)) break;
+  }
+  std::memcpy(out, h, sizeof(h));
+}
+
+// value[index[k]] = the series' sum (kSeries) or the fraction's value of element index[k], k <
+// count, kGammaLanes at a time.
+template <bool kSeries>
+void incomplete_gamma_groups(const std::int16_t* index, int count, const double* a, const double* x,
+                             double* value) {
+  for (int first = 0; first < count; first += kGammaLanes) {
+    double group_a[kGammaLanes];
+    double group_x[kGammaLanes];
+    double group_value[kGammaLanes];
+    for (int l = 0; l < kGammaLanes; ++l) {
+      const int k = index[std::min(first + l, count - 1)];
+      group_a[l] = a[k];
+      group_x[l] = x[k];
+    }
+    if constexpr (kSeries) {
+      incomplete_gamma_series_lanes(group_a, group_x, group_value);
+    } else {
+      incomplete_gamma_fraction_lanes(group_a, group_x, group_value);
+    }
+    for (int l = 0; l < kGammaLanes && first + l < count; ++l)
+      value[index[first + l]] = group_value[l];
+  }
+}
+
+// y[j] = incomplete_gamma_from(...) with the prefactor in lanes, for j < m; meaningful where
+// incomplete_gamma_of_positive_applies.
+[[gnu::noinline, gnu::flatten]] void incomplete_gamma_results_lanes(const double* a,
+                                                                    const double* x,
+                                                                    const double* value, bool lower,
+                                                                    double* y, std::int64_t m) {
+  struct Log {
+    [[gnu::always_inline]] double operator()(double v) const { return log_of_positive_normal(v); }
+  };
+  struct Exp {
+    [[gnu::always_inline]] double operator()(double v) const { return exp_of_double(v); }
+  };
+  for (std::int64_t j = 0; j < m; ++j) {
+    const double prefactor =
+        special_math::incomplete_gamma_prefactor_of_positive(a[j], x[j], Log{}, Exp{});
+    y[j] = special_math::incomplete_gamma_from(x[j] < a[j] + 1.0, value[j], prefactor, lower);
+  }
+}
+
+// y[j] = P(a[j], x[j]) (lower) or Q(a[j], x[j]) for j < m <= kHalfChunk (Note [Incomplete gamma
+// in lanes]).
+void incomplete_gamma_chunk(const double* a, const double* x, bool lower, double* y,
+                            std::int64_t m) {
+  static_assert(kHalfChunk <= std::numeric_limits<std::int16_t>::max());
+  std::int16_t series[kHalfChunk];
+  std::int16_t fraction[kHalfChunk];
+  int num_series = 0;
+  int num_fraction = 0;
+  bool outside = false;
+  double value[kHalfChunk] = {};  // 0 for the elements outside
+  // Without branches: a random mix of the two forms mispredicted one in two.
+  for (std::int64_t j = 0; j < m; ++j) {
+    const bool in_lanes = special_math::incomplete_gamma_of_positive_applies(a[j], x[j]);
+    const bool by_series = x[j] < a[j] + 1.0;
+    series[num_series] = static_cast<std::int16_t>(j);
+    fraction[num_fraction] = static_cast<std::int16_t>(j);
+    num_series += static_cast<int>(in_lanes & by_series);
+    num_fraction += static_cast<int>(in_lanes & !by_series);
+    outside |= !in_lanes;
+  }
+  incomplete_gamma_groups<true>(series, num_series, a, x, value);
+  incomplete_gamma_groups<false>(fraction, num_fraction, a, x, value);
+  incomplete_gamma_results_lanes(a, x, value, lower, y, m);
+  if (outside) {
+    for (std::int64_t j = 0; j < m; ++j)
+      if (!special_math::incomplete_gamma_of_positive_applies(a[j], x[j]))
+        y[j] = special_math::incomplete_gamma(a[j], x[j], lower);
+  }
+}
+
+// out = T(C(P(a, x))) (lower) or of Q, C the type binary_op_apply computes in: the operands
+// widened to double, the double result rounded to C and then to T, as the plain loop does.
+template <typename T>
+void incomplete_gamma_loop(const ElementwiseGeometry& g, bool lower, T* out, const T* a,
+                           const T* x) {
+  using C = RangeLimitedMath<T>;
+  for_each_run<3>(
+      g, [&](auto, const std::int64_t* offset, const std::int64_t* stride, std::int64_t n) {
+        C narrow_a[kHalfChunk];
+        C narrow_x[kHalfChunk];
+        C narrow_y[kHalfChunk];
+        double wide_a[kHalfChunk];
+        double wide_x[kHalfChunk];
+        double wide_y[kHalfChunk];
+        for (std::int64_t c = 0; c < n; c += kHalfChunk) {
+          const std::int64_t m = std::min(kHalfChunk, n - c);
+          load_as(a + offset[1] + c * stride[1], stride[1], m, narrow_a);
+          load_as(x + offset[2] + c * stride[2], stride[2], m, narrow_x);
+          std::copy_n(narrow_a, m, wide_a);
+          std::copy_n(narrow_x, m, wide_x);
+          incomplete_gamma_chunk(wide_a, wide_x, lower, wide_y, m);
+          for (std::int64_t j = 0; j < m; ++j)
+            narrow_y[j] = static_cast<C>(wide_y[j]);
+          store_from(narrow_y, out + offset[0] + c * stride[0], stride[0], m);
+        }
+      });
+}
+
 // Calls f(std::integral_constant<UnaryOp, op>) for a range-limited op; false for any other op.
 template <typename F>
 bool with_range_limited_op(UnaryOp op, const F& f) {
@@ -352,6 +570,14 @@ void range_limited_unary(UnaryOp op, DType dtype, const ElementwiseGeometry& g, 
     });
   });
   LG_INTERNAL_ASSERT(known, op_name(op), " is not a range-limited op");
+}
+
+void incomplete_gamma(DType dtype, bool lower, const ElementwiseGeometry& g, void* out,
+                      const void* a, const void* x) {
+  dispatch_floating(dtype, lower ? "igamma" : "igammac", [&]<typename T>() {
+    incomplete_gamma_loop(g, lower, static_cast<T*>(out), static_cast<const T*>(a),
+                          static_cast<const T*>(x));
+  });
 }
 
 void zeta_of_two(DType dtype, const ElementwiseGeometry& g, void* out, const void* q) {

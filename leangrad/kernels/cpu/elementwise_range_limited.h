@@ -1,9 +1,10 @@
 // The elementwise ops that compute in SIMD lanes over part of their domain (Note
 // [Range-limited elementwise ops] in kernels/cpu/elementwise_range_limited.cpp): sin, cos and tan
-// of float and the special functions. Their loops are compiled in a file of their own so that
-// their forms, long straight-line code that must be inlined into the loop to run in lanes, do not
-// share GCC's inlining budget for a translation unit with the rest of the elementwise ops: when
-// elementwise.cpp held both, Ai's forms went out of line and its loop stayed scalar.
+// of float and the special functions, and the regularized incomplete gamma functions. Their loops
+// are compiled in a file of their own so that their forms, long straight-line code that must be
+// inlined into the loop to run in lanes, do not share GCC's inlining budget for a translation unit
+// with the rest of the elementwise ops: when elementwise.cpp held both, Ai's forms went out of line
+// and its loop stayed scalar.
 #pragma once
 
 #include <type_traits>
@@ -39,6 +40,11 @@ constexpr bool is_range_limited() {
 // out = op(in) for a unary op and dtype with is_range_limited (an internal error otherwise).
 void range_limited_unary(UnaryOp op, DType dtype, const ElementwiseGeometry& g, void* out,
                          const void* in);
+
+// out = P(a, x) (lower: igamma) or Q(a, x) (igammac), for a floating dtype (Note [Incomplete
+// gamma in lanes] in kernels/cpu/elementwise_range_limited.cpp).
+void incomplete_gamma(DType dtype, bool lower, const ElementwiseGeometry& g, void* out,
+                      const void* a, const void* x);
 
 // out = zeta(2, q), polygamma(1, q), digamma's gradient, for a floating dtype.
 void zeta_of_two(DType dtype, const ElementwiseGeometry& g, void* out, const void* q);
