@@ -341,7 +341,9 @@ struct RangeLimitedUnary {
 //   exp_of_double (lgamma_of_positive's log too); the other elements (zeros, infinities, NaN,
 //   negative or subnormal operands, a beyond 2^1000) take incomplete_gamma, one call each.
 //   A value is incomplete_gamma_of_positive's with the lanes' log and exp, whatever else its chunk
-//   holds (tests/kernels/test_float_polynomials.cpp).
+//   holds (tests/kernels/test_float_polynomials.cpp). The forward now takes 44 ns an element and
+//   the row runs at 1.74x LibTorch (bench/results/2026-12-06-cpu-igamma-in-lanes-zen4-2core.md);
+//   eight lanes a group ran 1.4 times as fast as four, sixteen 3% faster than eight.
 constexpr int kGammaLanes = 8;
 
 // Four doubles in one AVX register, and a mask of four lanes (all ones or all zeros each), as
