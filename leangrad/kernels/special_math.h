@@ -113,6 +113,25 @@ LG_HOST_DEVICE LG_INLINE double lgamma(double x) {
 #endif
 }
 
+// The recurrences' shift for x > 0 (Note [Digamma]): sum f(x + k) over k in 0 .. 9 with
+// x + k < 10, and their count n (x + n >= 10). Every term is computed and those past n are
+// dropped, straight-line code for the CPU's lanes.
+struct RecurrenceShift {
+  double sum;
+  double n;
+};
+template <typename Term>
+LG_HOST_DEVICE LG_ALWAYS_INLINE RecurrenceShift shift_to_ten(double x, const Term& f) {
+  RecurrenceShift shift{0.0, 0.0};
+  for (int k = 0; k < 10; ++k) {
+    const double term = x + k;
+    const bool taken = term < 10.0;
+    shift.sum += taken ? f(term) : 0.0;
+    shift.n += taken ? 1.0 : 0.0;
+  }
+  return shift;
+}
+
 // Note [Digamma]
 //   ψ(x) = d/dx log Γ(x). For x > 0 the recurrence ψ(x) = ψ(x + n) - Σ_{k<n} 1/(x + k) raises x
 //   to y = x + n >= 10, n the number of k in 0 .. 9 with x + k < 10 (every term is computed and
@@ -130,15 +149,10 @@ LG_HOST_DEVICE LG_ALWAYS_INLINE bool digamma_of_positive_applies(double x) {
 
 template <typename Log = LibmLog>
 LG_HOST_DEVICE LG_ALWAYS_INLINE double digamma_of_positive(double x, const Log& log = {}) {
-  double shift = 0.0;
-  double n = 0.0;
-  for (int k = 0; k < 10; ++k) {
-    const double term = x + k;
-    const bool taken = term < 10.0;
-    shift -= taken ? 1.0 / term : 0.0;
-    n += taken ? 1.0 : 0.0;
-  }
-  const double y = x + n;
+  // Minus the sum of 1 / (x + k): rounding is symmetric in sign, so these are the bits of
+  // subtracting each term in turn.
+  const RecurrenceShift shift = shift_to_ten(x, [](double t) { return 1.0 / t; });
+  const double y = x + shift.n;
   const double z = 1.0 / (y * y);
   // B_2k / 2k for k = 1 .. 7: 1/12, -1/120, 1/252, -1/240, 1/132, -691/32760, 1/12.
   const double series =
@@ -146,7 +160,7 @@ LG_HOST_DEVICE LG_ALWAYS_INLINE double digamma_of_positive(double x, const Log& 
            z * (1.0 / 120 -
                 z * (1.0 / 252 -
                      z * (1.0 / 240 - z * (1.0 / 132 - z * (691.0 / 32760 - z * (1.0 / 12)))))));
-  return shift + (log(y) - 0.5 / y - series);
+  return -shift.sum + (log(y) - 0.5 / y - series);
 }
 
 LG_HOST_DEVICE LG_INLINE double digamma(double x) {
@@ -181,15 +195,8 @@ LG_HOST_DEVICE LG_INLINE double inverse_power(double base, double s, bool integr
 // to B_18: the first term left out, B_20 / w^21, is below 5e-19 there. Cheaper than zeta's
 // general summation, which the other orders and a negative q take.
 LG_HOST_DEVICE LG_ALWAYS_INLINE double trigamma_of_positive(double q) {
-  double shift = 0.0;
-  double n = 0.0;
-  for (int k = 0; k < 10; ++k) {
-    const double term = q + k;
-    const bool taken = term < 10.0;
-    shift += taken ? 1.0 / (term * term) : 0.0;
-    n += taken ? 1.0 : 0.0;
-  }
-  const double r = 1.0 / (q + n);
+  const RecurrenceShift shift = shift_to_ten(q, [](double t) { return 1.0 / (t * t); });
+  const double r = 1.0 / (q + shift.n);
   const double z = r * r;
   // B_2k for k = 1 .. 9: 1/6, -1/30, 1/42, -1/30, 5/66, -691/2730, 7/6, -3617/510, 43867/798.
   const double series =
@@ -201,7 +208,7 @@ LG_HOST_DEVICE LG_ALWAYS_INLINE double trigamma_of_positive(double q) {
                       z * (5.0 / 66 +
                            z * (-691.0 / 2730 +
                                 z * (7.0 / 6 + z * (-3617.0 / 510 + z * (43867.0 / 798)))))))));
-  return shift + (r + 0.5 * z + series);
+  return shift.sum + (r + 0.5 * z + series);
 }
 
 // Note [Hurwitz zeta]
