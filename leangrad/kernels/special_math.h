@@ -744,16 +744,21 @@ LG_HOST_DEVICE LG_ALWAYS_INLINE double incomplete_gamma_from(bool series, double
   const double first = value * prefactor;  // P from the series, Q from the fraction
   return series == lower ? first : 1.0 - first;
 }
+// P(a, x) when lower, else Q(a, x), by the series or the fraction, with the prefactor given.
+LG_HOST_DEVICE LG_INLINE double incomplete_gamma_with_prefactor(double a, double x, bool lower,
+                                                                double prefactor) {
+  const bool series = x < a + 1.0;
+  const double value =
+      series ? incomplete_gamma_series_sum(a, x) : incomplete_gamma_fraction_value(a, x);
+  return incomplete_gamma_from(series, value, prefactor, lower);
+}
 // P(a, x) when lower, else Q(a, x), where incomplete_gamma_of_positive_applies.
 template <typename Log = LibmLog, typename Exp = LibmExp>
 LG_HOST_DEVICE LG_INLINE double incomplete_gamma_of_positive(double a, double x, bool lower,
                                                              const Log& log = {},
                                                              const Exp& exp = {}) {
-  const bool series = x < a + 1.0;
-  const double value =
-      series ? incomplete_gamma_series_sum(a, x) : incomplete_gamma_fraction_value(a, x);
-  return incomplete_gamma_from(series, value,
-                               incomplete_gamma_prefactor_of_positive(a, x, log, exp), lower);
+  return incomplete_gamma_with_prefactor(a, x, lower,
+                                         incomplete_gamma_prefactor_of_positive(a, x, log, exp));
 }
 // P(a, x) when lower, else Q(a, x).
 LG_HOST_DEVICE LG_INLINE double incomplete_gamma(double a, double x, bool lower) {
@@ -764,10 +769,7 @@ LG_HOST_DEVICE LG_INLINE double incomplete_gamma(double a, double x, bool lower)
   if (std::isinf(x)) return lower ? 1.0 : 0.0;
   if (incomplete_gamma_of_positive_applies(a, x)) return incomplete_gamma_of_positive(a, x, lower);
   // A subnormal a or x, or a beyond 2^1000.
-  const bool series = x < a + 1.0;
-  const double value =
-      series ? incomplete_gamma_series_sum(a, x) : incomplete_gamma_fraction_value(a, x);
-  return incomplete_gamma_from(series, value, std::exp(a * std::log(x) - x - lgamma(a)), lower);
+  return incomplete_gamma_with_prefactor(a, x, lower, std::exp(a * std::log(x) - x - lgamma(a)));
 }
 
 }  // namespace leangrad::kernels::special_math

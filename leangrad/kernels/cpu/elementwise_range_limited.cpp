@@ -88,6 +88,15 @@ void store_from(const C* src, T* dst, std::int64_t stride, std::int64_t n) {
   }
 }
 
+// log_of_positive_normal and exp_of_double as function objects, the log and exp of the lanes,
+// for special_math's forms that take them as parameters.
+struct Log {
+  [[gnu::always_inline]] double operator()(double v) const { return log_of_positive_normal(v); }
+};
+struct Exp {
+  [[gnu::always_inline]] double operator()(double v) const { return exp_of_double(v); }
+};
+
 // The type a range-limited op of T computes in: double for double, float for the others.
 template <typename T>
 using RangeLimitedMath = std::conditional_t<std::is_same_v<T, double>, double, float>;
@@ -204,15 +213,6 @@ struct RangeLimitedUnary {
   static constexpr bool kHasCentral = kJ || kY || kOp == UnaryOp::Ndtri || kAiry || kUnscaledI;
   // Ai's oscillating form takes sin_cos_moderate of zeta = (2/3) |x|^(3/2) up to 2^20.
   static constexpr double kAiryLowest = -13000.0;  // zeta 988152
-
-  // log_of_positive_normal as a function object, for special_math's forms that take a log.
-  struct Log {
-    [[gnu::always_inline]] double operator()(double v) const { return log_of_positive_normal(v); }
-  };
-  // exp_of_double likewise.
-  struct Exp {
-    [[gnu::always_inline]] double operator()(double v) const { return exp_of_double(v); }
-  };
 
   [[gnu::always_inline]] static bool applies(C x) {
     if constexpr (kOp == UnaryOp::Sin || kOp == UnaryOp::Cos || kOp == UnaryOp::Tan) {
@@ -472,12 +472,6 @@ void incomplete_gamma_groups(const std::int16_t* index, int count, const double*
                                                                     const double* x,
                                                                     const double* value, bool lower,
                                                                     double* y, std::int64_t m) {
-  struct Log {
-    [[gnu::always_inline]] double operator()(double v) const { return log_of_positive_normal(v); }
-  };
-  struct Exp {
-    [[gnu::always_inline]] double operator()(double v) const { return exp_of_double(v); }
-  };
   for (std::int64_t j = 0; j < m; ++j) {
     const double prefactor =
         special_math::incomplete_gamma_prefactor_of_positive(a[j], x[j], Log{}, Exp{});

@@ -1,8 +1,8 @@
 // Note [Tiled transposed copy]
 //   When out's contiguous dim is not in's (x.t().contiguous(), the gradient of a transpose, a
 //   permute to channels-last, copy_ into a transposed view), the strided loop of
-//   kernels/cpu/elementwise_loops.h writes a run of out while stepping through in by a whole row per
-//   element: every element read from another cache line, and for a row of a power of two bytes
+//   kernels/cpu/elementwise_loops.h writes a run of out while stepping through in by a whole row
+//   per element: every element read from another cache line, and for a row of a power of two bytes
 //   every one of those lines in the same L1 set, so each is read from memory again for each of its
 //   16 floats. A (4096, 4096) float32 transposed copy took 170 ms on one thread, a memcpy of its
 //   64 MiB 15.
