@@ -247,6 +247,8 @@ int main(int argc, char** argv) {
       {"cummax_dim1", big, [](const Tensor& x) { return std::get<0>(lg::cummax(x, 1)); }},
       {"median_dim1", big, [](const Tensor& x) { return std::get<0>(lg::median(x, 1)); }},
       {"quantile_dim1", big, [](const Tensor& x) { return lg::quantile(x, 0.3, 1); }},
+      {"quantile_9q_dim1", big,
+       [](const Tensor& x) { return lg::quantile(x, lg::linspace(0.1, 0.9, 9), 1); }},
       {"logsumexp_dim1", big, [](const Tensor& x) { return lg::logsumexp(x, {1}); }},
       {"norm_dim1", big, [](const Tensor& x) { return lg::norm(x, 2.0, {1}); }},
       {"flip_dim1", big, [](const Tensor& x) { return lg::flip(x, {1}); }},

@@ -17,7 +17,10 @@
 //   quantile follows torch's definition step by step in the input's dtype (ranks q (n - 1) from
 //   a number q rounded to that dtype, floor and ceil of them, lerp between the two sorted
 //   elements), each step correctly rounded: float32 values are torch's bit for bit, float64 ones
-//   within an ulp (torch's float64 lerp fuses its multiply-add).
+//   within an ulp (torch's float64 lerp fuses its multiply-add). torch sorts each slice; the
+//   elements of the two ranks are found by ops::argsort_at instead, a selection on the CPU
+//   (O(n) per slice for a few q), at the positions a stable sort puts them, so among equal
+//   elements the gradient goes where it would through a sort.
 #include <leangrad/autograd/statistics_functions.h>
 
 #include <cmath>
@@ -171,10 +174,10 @@ Tensor quantile_impl(const char* op, const Tensor& input, const Tensor& q,
              ": expected every q in [0, 1], got ", q);
   }
 
-  // The slices as the rows of a (rows, n) matrix of sorted values, and the result's shape
-  // without the quantiles' dim.
+  // The slices as the rows of a (rows, n) matrix, and the result's shape without the quantiles'
+  // dim.
   Shape kept;
-  Tensor rows;
+  Tensor slices;
   if (dim.has_value() && input.dim() > 0) {
     const std::int64_t d = wrap_dim(*dim, input.dim(), op);
     kept = input.shape();
@@ -183,37 +186,46 @@ Tensor quantile_impl(const char* op, const Tensor& input, const Tensor& q,
     } else {
       kept.erase(kept.begin() + d);
     }
-    rows = movedim(input, d, -1);
+    slices = movedim(input, d, -1);
   } else {
     if (dim.has_value()) wrap_dim(*dim, 0, op);
     if (keepdim) kept.assign(static_cast<std::size_t>(input.dim()), 1);
-    rows = reshape(input, {-1});
+    slices = reshape(input, {-1});
   }
-  const std::int64_t n = rows.size(-1);
-  const Tensor sorted = reshape(std::get<0>(sort(rows, -1)), {-1, n});
+  const std::int64_t n = slices.size(-1);
+  const Tensor rows = reshape(slices, {-1, n});
 
   // The rank of each quantile in each row, (rows, Q), in the input's dtype as torch's.
   const Tensor qs = reshape(q, {1, -1});
   Tensor ranks;
   if (ignore_nan) {
-    const Tensor count = sum(logical_not(isnan(sorted)), {1}, /*keepdim=*/true).to(q.dtype());
+    const Tensor count = sum(logical_not(isnan(rows)), {1}, /*keepdim=*/true).to(q.dtype());
     ranks = mul(qs, sub(count, 1.0));
     ranks = masked_fill(ranks, lt(ranks, 0.0), 0.0);  // a row of NaNs: rank 0, a NaN
   } else {
     // A row holding NaN takes its last element, a NaN.
-    const Tensor last = full({1, 1}, static_cast<double>(n - 1), sorted.options());
+    const Tensor last = full({1, 1}, static_cast<double>(n - 1), rows.options());
     ranks =
-        where(any(isnan(sorted), {1}, /*keepdim=*/true), last, mul(qs, static_cast<double>(n - 1)));
+        where(any(isnan(rows), {1}, /*keepdim=*/true), last, mul(qs, static_cast<double>(n - 1)));
   }
   if (mode == Interpolation::Lower) ranks = floor(ranks);
   if (mode == Interpolation::Higher) ranks = ceil(ranks);
   if (mode == Interpolation::Nearest) ranks = round(ranks);
+  // The elements a stable sort puts at the ranks (the gradient goes to them as through a sort),
+  // found without sorting where that is cheaper: ops::argsort_at.
+  const bool between = mode == Interpolation::Linear || mode == Interpolation::Midpoint;
   const Tensor below = ranks.to(kInt64);
-  Tensor result = gather(sorted, 1, below);
-  if (mode == Interpolation::Linear || mode == Interpolation::Midpoint) {
+  Tensor positions;
+  {
+    NoGradGuard no_grad;
+    positions = ops::argsort_at(rows, 1, between ? cat({below, ceil(ranks).to(kInt64)}, 1) : below);
+  }
+  const std::int64_t count = q.numel();
+  Tensor result = gather(rows, 1, narrow(positions, 1, 0, count));
+  if (between) {
     const Tensor weights =
         mode == Interpolation::Midpoint ? full_like(ranks, 0.5) : sub(ranks, below.to(q.dtype()));
-    result = lerp(result, gather(sorted, 1, ceil(ranks).to(kInt64)), weights);
+    result = lerp(result, gather(rows, 1, narrow(positions, 1, count, count)), weights);
   }
   if (q.dim() == 0) return reshape(result, kept);
   Shape shape = kept;

@@ -14,6 +14,7 @@
 //   ops_reduce.cpp       sum, mean, max, prod, argmax      ops_linalg.cpp  matmul
 //   ops_scan.cpp         cumsum, cumprod, logcumsumexp,    ops_sort.cpp    argsort,
 //                        cummax, cummin                                    select_rank,
+//                                                                          argsort_at,
 //                                                                          searchsorted
 //   ops_random.cpp       uniform, normal (Philox: the same numbers on every device)
 //   ops_tanhexp.cpp      TanhExp                           ops_group_norm.cpp  GroupNorm,
@@ -335,6 +336,13 @@ Tensor argsort(const Tensor& x, std::int64_t dim, bool descending, std::int64_t 
 // it. O(size) per slice on the CPU (a selection, not a sort); CUDA sorts. x of any dtype but bool,
 // at least 1-d, with a non-empty dim.
 Tensor select_rank(const Tensor& x, std::int64_t dim, const Tensor& rank);
+// argsort(x, dim) gathered at `ranks` along dim, without a sort where selections cost less: the
+// position (int64, ranks' shape) that a stable ascending sort puts at each rank (ranks int64 of
+// x's rank and x's sizes but along dim, each in [0, size(dim))). quantile's gradient goes to
+// these positions, as it would through a sort. The CPU selects where a slice asks for few
+// distinct ranks (Note [Stable positions by selection], kernels/cpu/sort.cpp); CUDA sorts. Any
+// dtype, x at least 1-d with a non-empty dim.
+Tensor argsort_at(const Tensor& x, std::int64_t dim, const Tensor& ranks);
 // For each element v of values, the index (int64) at which it would be inserted into its row of
 // sorted (the last dim) to keep the row sorted: the first i with !(row[i] < v) (right: !(row[i] <=
 // v)), found by bisection with exactly those comparisons, as torch.searchsorted (a NaN v gives the

@@ -130,6 +130,45 @@ Tensor select_rank(const Tensor& x, std::int64_t dim_in, const Tensor& rank) {
   return contiguous(views::transpose(positions, dim, last));
 }
 
+Tensor argsort_at(const Tensor& x, std::int64_t dim_in, const Tensor& ranks) {
+  const char* op = "argsort_at";
+  check_defined(op, x, "input");
+  check_defined(op, ranks, "ranks");
+  LG_CHECK_SHAPE(x.dim() >= 1, op, ": expected an input of at least 1 dim, got shape ", x.shape());
+  const std::int64_t dim = wrap_dim(dim_in, x.dim(), op);
+  const std::int64_t size = x.size(dim);
+  LG_CHECK_SHAPE(size > 0, op, ": expected a non-empty dim ", dim, ", got shape ", x.shape());
+  LG_CHECK_DTYPE(ranks.dtype() == kInt64, op, ": expected int64 ranks, got ", ranks.dtype());
+  Shape expected = x.shape();
+  expected[static_cast<std::size_t>(dim)] = ranks.dim() == x.dim() ? ranks.size(dim) : 0;
+  LG_CHECK_SHAPE(ranks.shape() == expected, op, ": expected ranks of the input's shape ", x.shape(),
+                 " but along dim ", dim, ", got ", ranks.shape());
+  LG_CHECK_DEVICE(ranks.device() == x.device(), op, ": the ranks are on ", ranks.device(),
+                  ", the input on ", x.device());
+  if (ranks.numel() == 0) return empty(ranks.shape(), TensorOptions(kInt64).device(x.device()));
+  const std::optional<std::int64_t> bad_rank = outside_range(ranks, size);
+  LG_CHECK(!bad_rank.has_value(), op, ": rank ", bad_rank.value_or(0), " is out of range for dim ",
+           dim, " of size ", size, " (expected [0, ", size - 1, "])");
+  const std::int64_t last = x.dim() - 1;
+  const Tensor keys = sort_keys(views::transpose(x, dim, last));
+  const Tensor moved_ranks = contiguous(views::transpose(ranks, dim, last));
+  Tensor positions = empty(moved_ranks.shape(), TensorOptions(kInt64).device(x.device()));
+  const std::int64_t rows = keys.numel() / size;
+  const std::int64_t per_row = ranks.size(dim);
+  const cuda::DeviceGuard guard(x.device());
+  switch (x.device().type) {
+    case DeviceType::CPU:
+      kernels::cpu::argsort_at(keys.dtype(), positions.data_ptr<std::int64_t>(), keys.data_ptr(),
+                               moved_ranks.data_ptr<std::int64_t>(), rows, size, per_row);
+      break;
+    case DeviceType::CUDA:
+      kernels::cuda::argsort_at(keys.dtype(), positions.data_ptr<std::int64_t>(), keys.data_ptr(),
+                                moved_ranks.data_ptr<std::int64_t>(), rows, size, per_row);
+      break;
+  }
+  return contiguous(views::transpose(positions, dim, last));
+}
+
 Tensor searchsorted(const Tensor& sorted, const Tensor& values, bool right, const Tensor& sorter) {
   const char* op = "searchsorted";
   check_defined(op, sorted, "sorted sequence");

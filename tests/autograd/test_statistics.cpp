@@ -11,6 +11,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <numeric>
 #include <random>
 #include <string>
 #include <vector>
@@ -24,6 +25,7 @@
 #include <leangrad/autograd/statistics_functions.h>
 #include <leangrad/core/creation.h>
 #include <leangrad/kernels/creation.h>
+#include <leangrad/kernels/ops.h>
 #include "testing/gradcheck.h"
 #include "testing/reference_data.h"
 #include "testing/tensor_testing.h"
@@ -262,7 +264,7 @@ TEST(Statistics, MatchPyTorch) {
     }
     ++checked;
   }
-  EXPECT_EQ(checked, 83);
+  EXPECT_EQ(checked, 86);
 }
 
 // ---- Index rules against plain loops ------------------------------------------------------------
@@ -336,6 +338,67 @@ TEST(Statistics, OrderStatisticsTakeTheFirstPositionOfTheirValue) {
       EXPECT_EQ(nanmed_iv[s], ni) << "nanmedian index of slice " << s;
       EXPECT_TRUE(same(kth_v[s], kv)) << "kthvalue of slice " << s;
       EXPECT_EQ(kth_iv[s], ki) << "kthvalue index of slice " << s;
+    }
+  }
+}
+
+// The positions of a row's elements in a stable ascending sort, NaN the largest, -0 and +0 one
+// value: std::stable_sort of the positions.
+std::vector<std::int64_t> stable_order_reference(const std::vector<double>& row) {
+  std::vector<std::int64_t> order(row.size());
+  std::iota(order.begin(), order.end(), std::int64_t{0});
+  std::stable_sort(order.begin(), order.end(), [&row](std::int64_t i, std::int64_t j) {
+    const double a = row[static_cast<std::size_t>(i)], b = row[static_cast<std::size_t>(j)];
+    if (std::isnan(a)) return false;
+    return std::isnan(b) || a < b;
+  });
+  return order;
+}
+
+// ops::argsort_at along the middle dim of (3, n, 4) tensors full of ties (NaN and both zeros
+// among them), each slice asking for 1 to 9 ranks, repeated and adjacent ones among them: every
+// position is the stable sort's at its rank. Rows of 2000 and 5000 select, rows of 1 and 2 sort,
+// and rows of 7 and 40 do either by their ranks' count (Note [Stable positions by selection]).
+TEST(Statistics, ArgsortAtIsTheStableSortsPositionOfEachRank) {
+  std::mt19937_64 rng(29);
+  for (const DType dtype : {kFloat64, kFloat32, kFloat16, kInt64}) {
+    for (std::int64_t n : {1, 2, 7, 40, 2000, 5000}) {
+      for (std::int64_t count : {1, 2, 3, 9}) {
+        SCOPED_TRACE(std::string(dtype_name(dtype)) + ", n = " + std::to_string(n) + ", ranks " +
+                     std::to_string(count));
+        std::vector<double> values(static_cast<std::size_t>(12 * n));
+        for (double& v : values) {
+          v = static_cast<double>(rng() % 5) - 2.0;
+          if (v == 0 && rng() % 2 == 0) v = -0.0;
+          if (is_floating(dtype) && rng() % 9 == 0) v = std::numeric_limits<double>::quiet_NaN();
+        }
+        std::vector<double> ranks;
+        for (std::int64_t k = 0; k < 12 * count; ++k) {
+          // Adjacent and repeated ranks, as a quantile's floor and ceil ask.
+          const std::int64_t previous = ranks.empty() ? 0 : static_cast<std::int64_t>(ranks.back());
+          const std::int64_t r =
+              k % count != 0 && rng() % 2 == 0
+                  ? std::min(previous + static_cast<std::int64_t>(rng() % 2), n - 1)
+                  : static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(n));
+          ranks.push_back(static_cast<double>(r));
+        }
+        // Ranks laid out (3, count, 4) as the slices are.
+        const Tensor x = make_tensor(values, {3, n, 4}, kFloat64);
+        const Tensor rank_tensor =
+            make_tensor(ranks, {3, 4, count}, kInt64).permute({0, 2, 1}).contiguous();
+        const Tensor positions = ops::argsort_at(x.to(dtype), 1, rank_tensor);
+        ASSERT_EQ(positions.shape(), Shape({3, count, 4}));
+        const auto got = to_vector(positions);
+        const auto flat = to_vector(x);
+        for (std::int64_t s = 0; s < 12; ++s) {
+          const auto order = stable_order_reference(slice_of(flat, n, 4, s));
+          for (std::int64_t k = 0; k < count; ++k) {
+            const auto r = static_cast<std::size_t>(ranks[static_cast<std::size_t>(s * count + k)]);
+            const auto at = static_cast<std::size_t>((s / 4) * count * 4 + k * 4 + s % 4);
+            EXPECT_EQ(got[at], static_cast<double>(order[r])) << "slice " << s << ", rank " << r;
+          }
+        }
+      }
     }
   }
 }

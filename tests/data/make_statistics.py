@@ -180,6 +180,18 @@ case("nanquantile", {"x": nan_rows, "q": torch.tensor([0.0, 0.3, 0.5, 1.0], dtyp
      lambda x, q: torch.nanquantile(x, q, dim=1), {"dim": 1}, differentiable=False)
 case("nanquantile_scalar_all", {"x": nan_rows}, lambda x: torch.nanquantile(x, 0.4), {"q": 0.4},
      differentiable=False)
+# Ties: torch sorts, and its (stable) sort sends each rank's gradient to the k-th of the equal
+# elements in position order; leangrad selects instead and must pick the same ones.
+case("quantile_ties", {"x": torch.tensor([[5.0, 5.0, 5.0, 1.0, 5.0], [2.0, 1.0, 2.0, 2.0, 1.0]],
+                                         dtype=torch.float64),
+                       "q": torch.tensor([0.5, 0.3, 0.85], dtype=torch.float64)},
+     lambda x, q: torch.quantile(x, q, dim=1), {"dim": 1})
+case("nanquantile_ties", {"x": torch.tensor([[5.0, nan, 5.0, 1.0, 5.0, nan]], dtype=torch.float64),
+                          "q": torch.tensor([0.3, 0.9], dtype=torch.float64)},
+     lambda x, q: torch.nanquantile(x, q, dim=1), {"dim": 1})
+case("quantile_scalar_ties_nan", {"x": torch.tensor([[5.0, nan, 5.0, 1.0, 5.0, nan]],
+                                                   dtype=torch.float64)},
+     lambda x: torch.quantile(x, 0.3, dim=1), {"q": 0.3, "dim": 1})
 
 # ---- skipping NaN, pairs -------------------------------------------------------------------------
 with_nan = randn(4, 5)

@@ -383,6 +383,21 @@ std::vector<MisuseCase> statistics_cases() {
         {"select_rank: expected ranks of shape [2, 1]", "[2]"}, [] {
           ops::select_rank(zeros({2, 3}), 1, zeros({2}, TensorOptions(kInt64)));
         });
+  t.add("argsort_at_out_of_range", Raises::Error,
+        {"argsort_at: rank 3 is out of range for dim 1 of size 3", "[0, 2]"}, [] {
+          ops::argsort_at(zeros({2, 3}), 1, full({2, 2}, 3.0, TensorOptions(kInt64)));
+        });
+  t.add("argsort_at_negative", Raises::Error, {"argsort_at: rank -1"}, [] {
+    ops::argsort_at(zeros({2, 3}), 0, full({4, 3}, -1.0, TensorOptions(kInt64)));
+  });
+  t.add("argsort_at_shape", Raises::ShapeError,
+        {"argsort_at: expected ranks of the input's shape [2, 3] but along dim 1", "[3, 2]"}, [] {
+          ops::argsort_at(zeros({2, 3}), 1, zeros({3, 2}, TensorOptions(kInt64)));
+        });
+  t.add("argsort_at_float_ranks", Raises::DTypeError,
+        {"argsort_at: expected int64 ranks, got float32"}, [] {
+          ops::argsort_at(zeros({2, 3}), 1, zeros({2, 1}));
+        });
   t.add("histc_integral", Raises::DTypeError, {"histc: expected a floating input", "int64"},
         [] { histc(zeros({3}, TensorOptions(kInt64))); });
   t.add("histc_no_bins", Raises::Error, {"histc: expected bins > 0, got 0"},

@@ -253,6 +253,8 @@ int main(int argc, char** argv) {
       {"cummax_dim1", big, [](const Tensor& x) { return std::get<0>(x.cummax(1)); }},
       {"median_dim1", big, [](const Tensor& x) { return std::get<0>(x.median(1)); }},
       {"quantile_dim1", big, [](const Tensor& x) { return x.quantile(0.3, 1); }},
+      {"quantile_9q_dim1", big,
+       [](const Tensor& x) { return x.quantile(torch::linspace(0.1, 0.9, 9), 1); }},
       {"logsumexp_dim1", big, [](const Tensor& x) { return x.logsumexp({1}); }},
       {"norm_dim1", big, [](const Tensor& x) { return x.norm(2, {1}); }},
       {"flip_dim1", big, [](const Tensor& x) { return x.flip({1}); }},

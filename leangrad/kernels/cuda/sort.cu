@@ -6,8 +6,8 @@
 // the CPU's (NaN the largest, equal keys in position order), element for element. The first k of
 // each row are copied out for topk. Rows are sorted in chunks of at most 2^30 elements (CUB
 // counts items in int). select_rank sorts the rows so, then one thread per row reads the rank's
-// value and finds its first position. searchsorted: one thread per value, bisecting by
-// kernels/sort_math.h.
+// value and finds its first position; argsort_at sorts them and reads the order at the ranks.
+// searchsorted: one thread per value, bisecting by kernels/sort_math.h.
 #include <cub/device/device_segmented_sort.cuh>
 
 #include <algorithm>
@@ -106,6 +106,15 @@ __global__ void rank_position_kernel(std::int64_t* positions, const Key* keys,
   }
 }
 
+// positions (rows, per_row) = the rows' ascending orders (rows, size) at the ranks (rows, per_row).
+__global__ void order_at_kernel(std::int64_t* positions, const std::int64_t* order,
+                                const std::int64_t* ranks, std::int64_t rows, std::int64_t size,
+                                std::int64_t per_row) {
+  const std::int64_t total = rows * per_row;
+  for (std::int64_t i = global_thread_index(); i < total; i += grid_thread_count())
+    positions[i] = order[(i / per_row) * size + ranks[i]];
+}
+
 template <typename Key>
 __global__ void searchsorted_kernel(std::int64_t* out, const Key* sorted, const Key* values,
                                     const std::int64_t* sorter, std::int64_t count,
@@ -137,6 +146,21 @@ void select_rank(DType dtype, std::int64_t* positions, const void* keys, const s
     auto* kernel = rank_position_kernel<Key>;
     const unsigned int blocks = grid_size(kernel, kThreads, ceil_div(rows, kThreads));
     kernel<<<blocks, kThreads, 0, current_stream()>>>(positions, k, order, ranks, rows, size);
+    LG_CUDA_CHECK_LAUNCH();
+  });
+}
+
+void argsort_at(DType dtype, std::int64_t* positions, const void* keys, const std::int64_t* ranks,
+                std::int64_t rows, std::int64_t size, std::int64_t per_row) {
+  dispatch_sort_key(dtype, "argsort_at", [&]<typename Key>() {
+    const std::int64_t items = rows * size;
+    Workspace workspace(Workspace::bytes_for<std::int64_t>(items));
+    std::int64_t* order = workspace.take<std::int64_t>(items);
+    argsort_rows(order, static_cast<const Key*>(keys), rows, size, size, /*descending=*/false);
+    const unsigned int blocks =
+        grid_size(order_at_kernel, kThreads, ceil_div(rows * per_row, kThreads));
+    order_at_kernel<<<blocks, kThreads, 0, current_stream()>>>(positions, order, ranks, rows, size,
+                                                               per_row);
     LG_CUDA_CHECK_LAUNCH();
   });
 }

@@ -201,6 +201,10 @@ void select_rank(DType, std::int64_t*, const void*, const std::int64_t*, std::in
                  std::int64_t) {
   throw_cuda_not_built("select_rank");
 }
+void argsort_at(DType, std::int64_t*, const void*, const std::int64_t*, std::int64_t, std::int64_t,
+                std::int64_t) {
+  throw_cuda_not_built("argsort_at");
+}
 void searchsorted(DType, std::int64_t*, const void*, const void*, const std::int64_t*, std::int64_t,
                   std::int64_t, std::int64_t, bool) {
   throw_cuda_not_built("searchsorted");
