@@ -1,17 +1,27 @@
 #!/usr/bin/env bash
-# The lane loops of the range-limited elementwise ops (fill_range_limited and the *_lanes
-# functions of kernels/cpu/elementwise_range_limited.cpp, Note [Range-limited elementwise ops] and
-# Note [Incomplete gamma in lanes]) must hold no call: a call per element keeps GCC's loop scalar, and nothing else shows it but a slower op
-# (Ai ran 2.5 times slower, ndtri 5 times, each time because GCC had left a piece of its forms out
-# of line). The test suite runs this on the compiled object of an optimised GCC build (ctest -R
-# lane_calls); it lists each call it finds with the function that makes it.
-#   tools/check_lane_calls.sh OBJECT_FILE...   (the one named elementwise_range_limited.cpp.o)
+# Two checks on the compiled CPU elementwise kernels that nothing else shows but a slower op (Ai
+# ran 2.5 times slower, ndtri 5 times, float atan2 lost its lanes, each time because GCC had left
+# a piece of per-element math out of line, which keeps a loop scalar):
+# - the lane loops of the range-limited ops (fill_range_limited and the *_lanes functions of
+#   kernels/cpu/elementwise_range_limited.cpp, Note [Range-limited elementwise ops] and Note
+#   [Incomplete gamma in lanes]) hold no call;
+# - no elementwise object (kernels/cpu/elementwise*.cpp) defines a function of the per-element
+#   math, which the loops must inline (LG_ALWAYS_INLINE, core/macros.h): binary_op_apply,
+#   unary_op_apply, compare_op_apply, pow_scalar_apply, the *_element functions and the
+#   activations' element structs of kernels/elementwise_math.h, and the *_polynomial forms of
+#   kernels/cpu/float_polynomials.h. An out-of-line copy exists only where some loop calls it.
+# The test suite runs this on the compiled objects of an optimised GCC build (ctest -R
+# lane_calls); it lists each call and each function it finds.
+#   tools/check_lane_calls.sh OBJECT_FILE...   (the library's objects, elementwise*.cpp.o among them)
 set -euo pipefail
 object=""
+elementwise=()
 for file in "$@"; do
   [[ $file == */elementwise_range_limited.cpp.o ]] && object=$file
+  [[ $file == */kernels/cpu/elementwise*.cpp.o ]] && elementwise+=("$file")
 done
 [[ -n $object ]] || { echo "check_lane_calls.sh: no elementwise_range_limited.cpp.o among the arguments" >&2; exit 2; }
+status=0
 objdump -d --no-show-raw-insn -C "$object" | awk '
   /^[0-9a-f]+ <.*>:$/ { in_loop = ($0 ~ /(fill_range_limited<|[a-z_]+_lanes[<(])/); if (in_loop) ++loops; name = $0; next }
   in_loop && /\tcall/ { print "a call in " name "\n   " $0; ++calls }
@@ -19,4 +29,17 @@ objdump -d --no-show-raw-insn -C "$object" | awk '
     if (loops == 0) { print "no lane loop in the object"; exit 1 }
     if (calls > 0) { print calls " calls in " loops " lane loops"; exit 1 }
     print loops " lane loops, no calls"
-  }'
+  }' || status=1
+math='^[^(]*leangrad::kernels::((cpu::)?[a-z0-9_]*(_op_apply|_element|_polynomial)|pow_scalar_apply|[A-Za-z]+Element<.*>::)'
+out_of_line=$(for file in "${elementwise[@]}"; do
+  objdump -t "$file" | awk '$0 ~ /[ \t]F[ \t]/ { print $NF }' | c++filt | grep -E "$math" |
+    sed "s|^|  in ${file##*/}: |" || true
+done)
+if [[ -n $out_of_line ]]; then
+  echo "per-element math out of line:"
+  echo "$out_of_line"
+  status=1
+else
+  echo "${#elementwise[@]} elementwise objects, no per-element math out of line"
+fi
+exit $status

@@ -302,7 +302,7 @@ void dispatch_binary_dtype(DType dtype, F&& f) {
 
 // a op b in the math type M (float, double or an integer type; never bool).
 template <BinaryOp op, typename M>
-LG_HOST_DEVICE LG_INLINE M binary_op_apply(M a, M b) {
+LG_HOST_DEVICE LG_ALWAYS_INLINE M binary_op_apply(M a, M b) {
   constexpr bool kIntegral = std::is_integral_v<M>;
   if constexpr (op == BinaryOp::Add) {
     if constexpr (kIntegral)
@@ -411,7 +411,7 @@ LG_HOST_DEVICE LG_INLINE M binary_op_apply(M a, M b) {
 }
 
 template <BinaryOp op, typename T>
-LG_HOST_DEVICE LG_INLINE T binary_element(T a, T b) {
+LG_HOST_DEVICE LG_ALWAYS_INLINE T binary_element(T a, T b) {
   return static_cast<T>(binary_op_apply<op>(to_opmath(a), to_opmath(b)));
 }
 
@@ -717,7 +717,7 @@ LG_HOST_DEVICE LG_INLINE M pow_scalar_apply(M x, M e, PowExponent kind) {
 
 // IEEE semantics: every comparison with NaN is false except Ne.
 template <CompareOp op, typename M>
-LG_HOST_DEVICE LG_INLINE bool compare_op_apply(M a, M b) {
+LG_HOST_DEVICE LG_ALWAYS_INLINE bool compare_op_apply(M a, M b) {
   if constexpr (op == CompareOp::Gt)
     return a > b;
   else if constexpr (op == CompareOp::Lt)
@@ -733,7 +733,7 @@ LG_HOST_DEVICE LG_INLINE bool compare_op_apply(M a, M b) {
 }
 
 template <CompareOp op, typename T>
-LG_HOST_DEVICE LG_INLINE bool compare_element(T a, T b) {
+LG_HOST_DEVICE LG_ALWAYS_INLINE bool compare_element(T a, T b) {
   return compare_op_apply<op>(to_opmath(a), to_opmath(b));
 }
 

@@ -1,16 +1,15 @@
-// CPU launchers of the elementwise kernels (kernels/backend.h): the reference
-// implementations the CUDA kernels are tested against. The per-element math is shared with CUDA
-// through kernels/elementwise_math.h; this file picks each op's loop (kernels/cpu/
-// elementwise_loops.h). The range-limited ops, sin, cos and tan of float and the special
-// functions, have a file of their own (kernels/cpu/elementwise_range_limited.cpp).
+// CPU launchers of the elementwise kernels (kernels/backend.h): the reference implementations the
+// CUDA kernels are tested against. The per-element math is shared with CUDA through
+// kernels/elementwise_math.h; each launcher picks its op's loop (kernels/cpu/
+// elementwise_loops.h). This file holds the unary ops, where, cast and fill; the other families
+// have files of their own, so that two cores compile them side by side (one file of them all took
+// 237 s at -O3): the binary ops (elementwise_binary.cpp), the activations and their gradients
+// (elementwise_activation.cpp), the comparisons (elementwise_compare.cpp), and the range-limited
+// ops, sin, cos and tan of float and the special functions (elementwise_range_limited.cpp).
 #include <leangrad/kernels/backend.h>
 
-#include <algorithm>
-#include <cmath>
 #include <cstdint>
-#include <limits>
 #include <type_traits>
-#include <utility>
 
 #include <leangrad/kernels/cpu/elementwise_loops.h>
 #include <leangrad/kernels/cpu/elementwise_range_limited.h>
@@ -25,66 +24,6 @@ namespace {
 
 // Calls f(std::integral_constant<Enum, value>) so an op chosen at runtime becomes a template
 // argument of the element function.
-template <typename F>
-void with_op(BinaryOp op, F&& f) {
-  using O = BinaryOp;
-  switch (op) {
-    case O::Add:
-      return f(std::integral_constant<O, O::Add>{});
-    case O::Sub:
-      return f(std::integral_constant<O, O::Sub>{});
-    case O::Mul:
-      return f(std::integral_constant<O, O::Mul>{});
-    case O::Div:
-      return f(std::integral_constant<O, O::Div>{});
-    case O::Pow:
-      return f(std::integral_constant<O, O::Pow>{});
-    case O::Maximum:
-      return f(std::integral_constant<O, O::Maximum>{});
-    case O::Minimum:
-      return f(std::integral_constant<O, O::Minimum>{});
-    case O::Atan2:
-      return f(std::integral_constant<O, O::Atan2>{});
-    case O::Remainder:
-      return f(std::integral_constant<O, O::Remainder>{});
-    case O::Fmod:
-      return f(std::integral_constant<O, O::Fmod>{});
-    case O::FloorDivide:
-      return f(std::integral_constant<O, O::FloorDivide>{});
-    case O::BitwiseAnd:
-      return f(std::integral_constant<O, O::BitwiseAnd>{});
-    case O::BitwiseOr:
-      return f(std::integral_constant<O, O::BitwiseOr>{});
-    case O::BitwiseXor:
-      return f(std::integral_constant<O, O::BitwiseXor>{});
-    case O::Zeta:
-      return f(std::integral_constant<O, O::Zeta>{});
-    case O::Hypot:
-      return f(std::integral_constant<O, O::Hypot>{});
-    case O::Copysign:
-      return f(std::integral_constant<O, O::Copysign>{});
-    case O::Nextafter:
-      return f(std::integral_constant<O, O::Nextafter>{});
-    case O::Fmax:
-      return f(std::integral_constant<O, O::Fmax>{});
-    case O::Fmin:
-      return f(std::integral_constant<O, O::Fmin>{});
-    case O::Igamma:
-      return f(std::integral_constant<O, O::Igamma>{});
-    case O::Igammac:
-      return f(std::integral_constant<O, O::Igammac>{});
-    case O::Gcd:
-      return f(std::integral_constant<O, O::Gcd>{});
-    case O::Lcm:
-      return f(std::integral_constant<O, O::Lcm>{});
-    case O::LeftShift:
-      return f(std::integral_constant<O, O::LeftShift>{});
-    case O::RightShift:
-      return f(std::integral_constant<O, O::RightShift>{});
-  }
-  LG_THROW(Error, "unknown BinaryOp ", static_cast<int>(op));
-}
-
 template <typename F>
 void with_op(UnaryOp op, F&& f) {
   using O = UnaryOp;
@@ -205,113 +144,7 @@ void with_op(UnaryOp op, F&& f) {
   LG_THROW(Error, "unknown UnaryOp ", static_cast<int>(op));
 }
 
-template <typename F>
-void with_op(CompareOp op, F&& f) {
-  using O = CompareOp;
-  switch (op) {
-    case O::Gt:
-      return f(std::integral_constant<O, O::Gt>{});
-    case O::Lt:
-      return f(std::integral_constant<O, O::Lt>{});
-    case O::Ge:
-      return f(std::integral_constant<O, O::Ge>{});
-    case O::Le:
-      return f(std::integral_constant<O, O::Le>{});
-    case O::Eq:
-      return f(std::integral_constant<O, O::Eq>{});
-    case O::Ne:
-      return f(std::integral_constant<O, O::Ne>{});
-  }
-  LG_THROW(Error, "unknown CompareOp ", static_cast<int>(op));
-}
-
-// Calls fn.template operator()<kind>() with the kind as a constant.
-template <typename F>
-void with_pow_exponent(PowExponent kind, const F& fn) {
-  switch (kind) {
-    case PowExponent::Square:
-      return fn.template operator()<PowExponent::Square>();
-    case PowExponent::Cube:
-      return fn.template operator()<PowExponent::Cube>();
-    case PowExponent::InverseSquare:
-      return fn.template operator()<PowExponent::InverseSquare>();
-    case PowExponent::Sqrt:
-      return fn.template operator()<PowExponent::Sqrt>();
-    case PowExponent::Rsqrt:
-      return fn.template operator()<PowExponent::Rsqrt>();
-    case PowExponent::Reciprocal:
-      return fn.template operator()<PowExponent::Reciprocal>();
-    case PowExponent::Other:
-      return fn.template operator()<PowExponent::Other>();
-  }
-}
-
 }  // namespace
-
-void binary(BinaryOp op, DType dtype, const ElementwiseGeometry& g, void* out, const void* a,
-            const void* b) {
-  with_op(op, [&](auto op_constant) {
-    constexpr BinaryOp kOp = decltype(op_constant)::value;
-    if constexpr (kOp == BinaryOp::Igamma || kOp == BinaryOp::Igammac) {
-      incomplete_gamma(dtype, kOp == BinaryOp::Igamma, g, out, a, b);  // in lanes
-    } else {
-      dispatch_binary_dtype<kOp>(dtype, [&]<typename T>() {
-        elementwise_loop_as<T>(
-            g, [](T x, T y) LG_LAMBDA_ALWAYS_INLINE { return binary_element<kOp>(x, y); },
-            [](auto x, auto y) LG_LAMBDA_ALWAYS_INLINE { return binary_op_apply<kOp>(x, y); },
-            static_cast<T*>(out), static_cast<const T*>(a), static_cast<const T*>(b));
-      });
-    }
-  });
-}
-
-void binary_scalar(BinaryOp op, DType dtype, const ElementwiseGeometry& g, void* out, const void* a,
-                   double s, bool scalar_first) {
-  with_op(op, [&](auto op_constant) {
-    constexpr BinaryOp kOp = decltype(op_constant)::value;
-    dispatch_binary_dtype<kOp>(dtype, [&]<typename T>() {
-      const opmath_t<T> scalar = cast_value<opmath_t<T>>(s);
-      auto* out_t = static_cast<T*>(out);
-      const auto* a_t = static_cast<const T*>(a);
-      if constexpr (decltype(op_constant)::value == BinaryOp::Pow && kPowScalarShortcuts<T>) {
-        if (!scalar_first) {  // Note [pow with a scalar exponent]
-          with_pow_exponent(pow_exponent_kind(s), [&]<PowExponent kKind>() {
-            elementwise_loop_as<T>(
-                g,
-                [scalar](T x) {
-                  return static_cast<T>(pow_scalar_apply<kKind>(to_opmath(x), scalar));
-                },
-                [scalar](auto x) { return pow_scalar_apply<kKind>(x, scalar); }, out_t, a_t);
-          });
-          return;
-        }
-      }
-      if constexpr (decltype(op_constant)::value == BinaryOp::Zeta) {
-        if (scalar_first && s == 2.0) {
-          zeta_of_two(dtype, g, out_t, a_t);  // in lanes
-          return;
-        }
-      }
-      if (scalar_first) {
-        elementwise_loop_as<T>(
-            g,
-            [scalar](T x) LG_LAMBDA_ALWAYS_INLINE {
-              return static_cast<T>(binary_op_apply<kOp>(scalar, to_opmath(x)));
-            },
-            [scalar](auto x) LG_LAMBDA_ALWAYS_INLINE { return binary_op_apply<kOp>(scalar, x); },
-            out_t, a_t);
-      } else {
-        elementwise_loop_as<T>(
-            g,
-            [scalar](T x) LG_LAMBDA_ALWAYS_INLINE {
-              return static_cast<T>(binary_op_apply<kOp>(to_opmath(x), scalar));
-            },
-            [scalar](auto x) LG_LAMBDA_ALWAYS_INLINE { return binary_op_apply<kOp>(x, scalar); },
-            out_t, a_t);
-      }
-    });
-  });
-}
 
 void unary(UnaryOp op, DType dtype, const ElementwiseGeometry& g, void* out, const void* a) {
   with_op(op, [&](auto op_constant) {
@@ -336,83 +169,6 @@ void unary(UnaryOp op, DType dtype, const ElementwiseGeometry& g, void* out, con
     } else {
       dispatch_numeric(dtype, op_name(op), run);
     }
-  });
-}
-
-void activation(ActivationOp op, DType dtype, const ElementwiseGeometry& g, void* out,
-                const void* a, double p0, double p1) {
-  if (is_one_rounding_activation(op)) {
-    with_one_rounding_activation(op, [&]<ActivationOp kOp>() {
-      dispatch_floating(dtype, op_name(op), [&]<typename T>() {
-        const OneRoundingActivationElement<kOp, T> element{make_activation_params<T>(op, p0, p1)};
-        elementwise_loop_as<T>(
-            g, element, [element](float x) LG_LAMBDA_ALWAYS_INLINE { return element.math(x); },
-            static_cast<T*>(out), static_cast<const T*>(a));
-      });
-    });
-    return;
-  }
-  const auto run = [&]<typename T>() {
-    with_activation_element<T>(op, p0, p1, [&](const auto& element) {
-      if constexpr (std::is_same_v<std::decay_t<decltype(element)>, LeakyReluElement<Half>>) {
-        // x where x > 0 is Half(float(x)): the same bits as the element's select of x.
-        const float slope = element.negative_slope;
-        half_loop(
-            g, [slope](float m) { return m > 0.0f ? m : m * slope; }, static_cast<Half*>(out),
-            static_cast<const Half*>(a));
-      } else {
-        elementwise_loop(g, element, static_cast<T*>(out), static_cast<const T*>(a));
-      }
-    });
-  };
-  if (op == ActivationOp::Clamp) {
-    dispatch_numeric(dtype, op_name(op), run);  // clamp_ takes integers too
-  } else {
-    dispatch_floating(dtype, op_name(op), run);
-  }
-}
-
-void activation_backward(ActivationOp op, DType dtype, const ElementwiseGeometry& g,
-                         void* grad_input, const void* grad_output, const void* x, double p0,
-                         double p1) {
-  with_activation_gradient(op, [&]<ActivationOp kOp>() {
-    dispatch_floating(dtype, op_name(op), [&]<typename T>() {
-      const ActivationBackwardElement<kOp, T> element{make_activation_params<T>(op, p0, p1)};
-      elementwise_loop_as<T>(
-          g, element,
-          [element](float dy, float v) LG_LAMBDA_ALWAYS_INLINE { return element.math(dy, v); },
-          static_cast<T*>(grad_input), static_cast<const T*>(grad_output),
-          static_cast<const T*>(x));
-    });
-  });
-}
-
-void compare(CompareOp op, DType dtype, const ElementwiseGeometry& g, bool* out, const void* a,
-             const void* b) {
-  with_op(op, [&](auto op_constant) {
-    constexpr CompareOp kOp = decltype(op_constant)::value;
-    dispatch_all(dtype, op_name(op), [&]<typename T>() {
-      elementwise_loop_as<T>(
-          g, [](T x, T y) { return compare_element<kOp>(x, y); },
-          [](auto x, auto y) { return compare_op_apply<kOp>(x, y); }, out, static_cast<const T*>(a),
-          static_cast<const T*>(b));
-    });
-  });
-}
-
-void compare_scalar(CompareOp op, DType dtype, const ElementwiseGeometry& g, bool* out,
-                    const void* a, double s) {
-  with_op(op, [&](auto op_constant) {
-    constexpr CompareOp kOp = decltype(op_constant)::value;
-    dispatch_all(dtype, op_name(op), [&]<typename T>() {
-      // The scalar is rounded to the tensor's dtype first (PyTorch compares in that dtype).
-      const T scalar = cast_value<T>(s);
-      const opmath_t<T> scalar_math = to_opmath(scalar);
-      elementwise_loop_as<T>(
-          g, [scalar](T x) { return compare_element<kOp>(x, scalar); },
-          [scalar_math](auto x) { return compare_op_apply<kOp>(x, scalar_math); }, out,
-          static_cast<const T*>(a));
-    });
   });
 }
 

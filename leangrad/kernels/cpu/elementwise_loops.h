@@ -1,6 +1,7 @@
-// The loops under the CPU's elementwise launchers (kernels/cpu/elementwise.cpp and
-// kernels/cpu/elementwise_range_limited.cpp): the walk over an elementwise geometry's runs, the
-// plain per-element loop, and float16's loop through float buffers.
+// The loops under the CPU's elementwise launchers (kernels/cpu/elementwise.cpp and the files of
+// the other families beside it, elementwise_binary.cpp, elementwise_activation.cpp,
+// elementwise_compare.cpp and elementwise_range_limited.cpp): the walk over an elementwise
+// geometry's runs, the plain per-element loop, and float16's loop through float buffers.
 //
 // Note [CPU elementwise loop]
 //   The output's linear index space [0, numel) is split into chunks by parallel_for. A chunk

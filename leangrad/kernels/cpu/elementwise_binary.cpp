@@ -1,0 +1,168 @@
+// CPU launchers of the binary elementwise ops (kernels/backend.h): two tensors, or a tensor and a
+// number (pow's common exponents by their own forms, Note [pow with a scalar exponent]). The
+// per-element math is kernels/elementwise_math.h's, shared with CUDA; igamma, igammac and zeta(2,
+// q) run in the lanes of kernels/cpu/elementwise_range_limited.cpp. The other elementwise
+// families: kernels/cpu/elementwise.cpp.
+#include <leangrad/kernels/backend.h>
+
+#include <type_traits>
+
+#include <leangrad/kernels/cpu/elementwise_loops.h>
+#include <leangrad/kernels/cpu/elementwise_range_limited.h>
+#include <leangrad/kernels/dispatch.h>
+#include <leangrad/kernels/elementwise_math.h>
+
+namespace leangrad::kernels::cpu {
+namespace {
+
+// Calls f(std::integral_constant<Enum, value>) so an op chosen at runtime becomes a template
+// argument of the element function.
+template <typename F>
+void with_op(BinaryOp op, F&& f) {
+  using O = BinaryOp;
+  switch (op) {
+    case O::Add:
+      return f(std::integral_constant<O, O::Add>{});
+    case O::Sub:
+      return f(std::integral_constant<O, O::Sub>{});
+    case O::Mul:
+      return f(std::integral_constant<O, O::Mul>{});
+    case O::Div:
+      return f(std::integral_constant<O, O::Div>{});
+    case O::Pow:
+      return f(std::integral_constant<O, O::Pow>{});
+    case O::Maximum:
+      return f(std::integral_constant<O, O::Maximum>{});
+    case O::Minimum:
+      return f(std::integral_constant<O, O::Minimum>{});
+    case O::Atan2:
+      return f(std::integral_constant<O, O::Atan2>{});
+    case O::Remainder:
+      return f(std::integral_constant<O, O::Remainder>{});
+    case O::Fmod:
+      return f(std::integral_constant<O, O::Fmod>{});
+    case O::FloorDivide:
+      return f(std::integral_constant<O, O::FloorDivide>{});
+    case O::BitwiseAnd:
+      return f(std::integral_constant<O, O::BitwiseAnd>{});
+    case O::BitwiseOr:
+      return f(std::integral_constant<O, O::BitwiseOr>{});
+    case O::BitwiseXor:
+      return f(std::integral_constant<O, O::BitwiseXor>{});
+    case O::Zeta:
+      return f(std::integral_constant<O, O::Zeta>{});
+    case O::Hypot:
+      return f(std::integral_constant<O, O::Hypot>{});
+    case O::Copysign:
+      return f(std::integral_constant<O, O::Copysign>{});
+    case O::Nextafter:
+      return f(std::integral_constant<O, O::Nextafter>{});
+    case O::Fmax:
+      return f(std::integral_constant<O, O::Fmax>{});
+    case O::Fmin:
+      return f(std::integral_constant<O, O::Fmin>{});
+    case O::Igamma:
+      return f(std::integral_constant<O, O::Igamma>{});
+    case O::Igammac:
+      return f(std::integral_constant<O, O::Igammac>{});
+    case O::Gcd:
+      return f(std::integral_constant<O, O::Gcd>{});
+    case O::Lcm:
+      return f(std::integral_constant<O, O::Lcm>{});
+    case O::LeftShift:
+      return f(std::integral_constant<O, O::LeftShift>{});
+    case O::RightShift:
+      return f(std::integral_constant<O, O::RightShift>{});
+  }
+  LG_THROW(Error, "unknown BinaryOp ", static_cast<int>(op));
+}
+
+// Calls fn.template operator()<kind>() with the kind as a constant.
+template <typename F>
+void with_pow_exponent(PowExponent kind, const F& fn) {
+  switch (kind) {
+    case PowExponent::Square:
+      return fn.template operator()<PowExponent::Square>();
+    case PowExponent::Cube:
+      return fn.template operator()<PowExponent::Cube>();
+    case PowExponent::InverseSquare:
+      return fn.template operator()<PowExponent::InverseSquare>();
+    case PowExponent::Sqrt:
+      return fn.template operator()<PowExponent::Sqrt>();
+    case PowExponent::Rsqrt:
+      return fn.template operator()<PowExponent::Rsqrt>();
+    case PowExponent::Reciprocal:
+      return fn.template operator()<PowExponent::Reciprocal>();
+    case PowExponent::Other:
+      return fn.template operator()<PowExponent::Other>();
+  }
+}
+
+}  // namespace
+
+void binary(BinaryOp op, DType dtype, const ElementwiseGeometry& g, void* out, const void* a,
+            const void* b) {
+  with_op(op, [&](auto op_constant) {
+    constexpr BinaryOp kOp = decltype(op_constant)::value;
+    if constexpr (kOp == BinaryOp::Igamma || kOp == BinaryOp::Igammac) {
+      incomplete_gamma(dtype, kOp == BinaryOp::Igamma, g, out, a, b);  // in lanes
+    } else {
+      dispatch_binary_dtype<kOp>(dtype, [&]<typename T>() {
+        elementwise_loop_as<T>(
+            g, [](T x, T y) LG_LAMBDA_ALWAYS_INLINE { return binary_element<kOp>(x, y); },
+            [](auto x, auto y) LG_LAMBDA_ALWAYS_INLINE { return binary_op_apply<kOp>(x, y); },
+            static_cast<T*>(out), static_cast<const T*>(a), static_cast<const T*>(b));
+      });
+    }
+  });
+}
+
+void binary_scalar(BinaryOp op, DType dtype, const ElementwiseGeometry& g, void* out, const void* a,
+                   double s, bool scalar_first) {
+  with_op(op, [&](auto op_constant) {
+    constexpr BinaryOp kOp = decltype(op_constant)::value;
+    dispatch_binary_dtype<kOp>(dtype, [&]<typename T>() {
+      const opmath_t<T> scalar = cast_value<opmath_t<T>>(s);
+      auto* out_t = static_cast<T*>(out);
+      const auto* a_t = static_cast<const T*>(a);
+      if constexpr (decltype(op_constant)::value == BinaryOp::Pow && kPowScalarShortcuts<T>) {
+        if (!scalar_first) {  // Note [pow with a scalar exponent]
+          with_pow_exponent(pow_exponent_kind(s), [&]<PowExponent kKind>() {
+            elementwise_loop_as<T>(
+                g,
+                [scalar](T x) {
+                  return static_cast<T>(pow_scalar_apply<kKind>(to_opmath(x), scalar));
+                },
+                [scalar](auto x) { return pow_scalar_apply<kKind>(x, scalar); }, out_t, a_t);
+          });
+          return;
+        }
+      }
+      if constexpr (decltype(op_constant)::value == BinaryOp::Zeta) {
+        if (scalar_first && s == 2.0) {
+          zeta_of_two(dtype, g, out_t, a_t);  // in lanes
+          return;
+        }
+      }
+      if (scalar_first) {
+        elementwise_loop_as<T>(
+            g,
+            [scalar](T x) LG_LAMBDA_ALWAYS_INLINE {
+              return static_cast<T>(binary_op_apply<kOp>(scalar, to_opmath(x)));
+            },
+            [scalar](auto x) LG_LAMBDA_ALWAYS_INLINE { return binary_op_apply<kOp>(scalar, x); },
+            out_t, a_t);
+      } else {
+        elementwise_loop_as<T>(
+            g,
+            [scalar](T x) LG_LAMBDA_ALWAYS_INLINE {
+              return static_cast<T>(binary_op_apply<kOp>(to_opmath(x), scalar));
+            },
+            [scalar](auto x) LG_LAMBDA_ALWAYS_INLINE { return binary_op_apply<kOp>(x, scalar); },
+            out_t, a_t);
+      }
+    });
+  });
+}
+
+}  // namespace leangrad::kernels::cpu
