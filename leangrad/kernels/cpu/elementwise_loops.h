@@ -20,6 +20,7 @@
 
 #include <leangrad/core/error.h>
 #include <leangrad/core/half.h>
+#include <leangrad/core/macros.h>
 #include <leangrad/kernels/cpu/half_convert.h>
 #include <leangrad/kernels/cpu/parallel_for.h>
 #include <leangrad/kernels/elementwise_geometry.h>
@@ -30,7 +31,10 @@ namespace leangrad::kernels::cpu {
 // cover the geometry once, the runs split over threads (Note [CPU elementwise loop]). offset[k] is
 // operand k's element offset of the run's first element, stride[k] its step along the run.
 // `contiguous` is std::true_type when every operand is contiguous (every stride then 1), so a body
-// can write that case without strides for the compiler to vectorise.
+// can write that case without strides for the compiler to vectorise. The chunk and run lambdas
+// here and in the bodies below are always inlined, so that each op's loops sit whole in its
+// launcher whatever the size of the file instantiating them: moved out of one large file into
+// elementwise_binary.cpp, the binary ops' runs became calls of their own (session 65).
 template <int kNumOperands, typename Run>
 void for_each_run(const ElementwiseGeometry& g, const Run& run) {
   LG_INTERNAL_ASSERT(g.num_operands == kNumOperands, "geometry has ", g.num_operands,
@@ -41,78 +45,82 @@ void for_each_run(const ElementwiseGeometry& g, const Run& run) {
   for (int k = 0; k < kNumOperands; ++k)
     all_contiguous = all_contiguous && g.is_contiguous(k);
   if (all_contiguous) {
-    parallel_for(g.numel, kElementwiseGrain, [&](std::int64_t begin, std::int64_t end) {
-      std::int64_t offset[kNumOperands];
-      std::int64_t stride[kNumOperands];
-      std::fill_n(offset, kNumOperands, begin);
-      std::fill_n(stride, kNumOperands, std::int64_t{1});
-      run(std::true_type{}, offset, stride, end - begin);
-    });
+    parallel_for(g.numel, kElementwiseGrain,
+                 [&](std::int64_t begin, std::int64_t end) LG_LAMBDA_ALWAYS_INLINE {
+                   std::int64_t offset[kNumOperands];
+                   std::int64_t stride[kNumOperands];
+                   std::fill_n(offset, kNumOperands, begin);
+                   std::fill_n(stride, kNumOperands, std::int64_t{1});
+                   run(std::true_type{}, offset, stride, end - begin);
+                 });
     return;
   }
 
   const int ndim = g.ndim;  // >= 1 here: a 0-d geometry counts as contiguous
   const int inner = ndim - 1;
-  parallel_for(g.numel, kElementwiseGrain, [&](std::int64_t begin, std::int64_t end) {
-    // Multi-index and per-operand offsets of element `begin`.
-    std::int64_t index[kMaxDims] = {};
-    std::int64_t offset[kNumOperands] = {};
-    std::int64_t rest = begin;
-    for (int d = inner; d >= 0; --d) {
-      index[d] = rest % g.sizes[d];
-      rest /= g.sizes[d];
-      for (int k = 0; k < kNumOperands; ++k)
-        offset[k] += index[d] * g.strides[k][d];
-    }
-    std::int64_t inner_stride[kNumOperands];
-    for (int k = 0; k < kNumOperands; ++k)
-      inner_stride[k] = g.strides[k][inner];
+  parallel_for(g.numel, kElementwiseGrain,
+               [&](std::int64_t begin, std::int64_t end) LG_LAMBDA_ALWAYS_INLINE {
+                 // Multi-index and per-operand offsets of element `begin`.
+                 std::int64_t index[kMaxDims] = {};
+                 std::int64_t offset[kNumOperands] = {};
+                 std::int64_t rest = begin;
+                 for (int d = inner; d >= 0; --d) {
+                   index[d] = rest % g.sizes[d];
+                   rest /= g.sizes[d];
+                   for (int k = 0; k < kNumOperands; ++k)
+                     offset[k] += index[d] * g.strides[k][d];
+                 }
+                 std::int64_t inner_stride[kNumOperands];
+                 for (int k = 0; k < kNumOperands; ++k)
+                   inner_stride[k] = g.strides[k][inner];
 
-    std::int64_t i = begin;
-    while (i < end) {
-      // A run along the innermost dim.
-      const std::int64_t n = std::min(g.sizes[inner] - index[inner], end - i);
-      run(std::false_type{}, offset, inner_stride, n);
-      i += n;
-      // Advance the multi-index by n (to the end of the row, or to `end`) and carry outwards.
-      index[inner] += n;
-      for (int k = 0; k < kNumOperands; ++k)
-        offset[k] += n * inner_stride[k];
-      for (int d = inner; d > 0 && index[d] == g.sizes[d]; --d) {
-        index[d] = 0;
-        ++index[d - 1];
-        for (int k = 0; k < kNumOperands; ++k) {
-          offset[k] += g.strides[k][d - 1] - g.sizes[d] * g.strides[k][d];
-        }
-      }
-    }
-  });
+                 std::int64_t i = begin;
+                 while (i < end) {
+                   // A run along the innermost dim.
+                   const std::int64_t n = std::min(g.sizes[inner] - index[inner], end - i);
+                   run(std::false_type{}, offset, inner_stride, n);
+                   i += n;
+                   // Advance the multi-index by n (to the end of the row, or to `end`) and carry
+                   // outwards.
+                   index[inner] += n;
+                   for (int k = 0; k < kNumOperands; ++k)
+                     offset[k] += n * inner_stride[k];
+                   for (int d = inner; d > 0 && index[d] == g.sizes[d]; --d) {
+                     index[d] = 0;
+                     ++index[d - 1];
+                     for (int k = 0; k < kNumOperands; ++k) {
+                       offset[k] += g.strides[k][d - 1] - g.sizes[d] * g.strides[k][d];
+                     }
+                   }
+                 }
+               });
 }
 
 // Stores out[off_0] = fn(in[off_1], ...) for every element of the geometry.
 template <typename F, typename Out, typename... In>
 void elementwise_loop(const ElementwiseGeometry& g, const F& fn, Out* out, const In*... in) {
   constexpr int kNumOperands = 1 + static_cast<int>(sizeof...(In));
-  for_each_run<kNumOperands>(g, [&](auto contiguous, const std::int64_t* offset,
-                                    const std::int64_t* stride, std::int64_t n) {
-    // A copy of the functor in this frame: the caller's may, for all the compiler knows, be
-    // written by the stores to out, so its parameters (leaky_relu's slope, a scalar) were read
-    // again after each store, and a select that reads one only on one side stayed a branch:
-    // leaky_relu of 16M random floats took 121 ms as a scalar loop with a mispredicted branch per
-    // element, against 11 ms for hardtanh's.
-    const F f = fn;
-    [&]<std::size_t... K>(std::index_sequence<K...>) {
-      if constexpr (decltype(contiguous)::value) {
-        Out* o = out + offset[0];
-        for (std::int64_t j = 0; j < n; ++j)
-          o[j] = f((in + offset[K + 1])[j]...);
-      } else {
-        for (std::int64_t j = 0; j < n; ++j)
-          out[offset[0] + j * stride[0]] = f(in[offset[K + 1] + j * stride[K + 1]]...);
-      }
-    }
-    (std::index_sequence_for<In...>{});
-  });
+  for_each_run<kNumOperands>(
+      g, [&](auto contiguous, const std::int64_t* offset, const std::int64_t* stride,
+             std::int64_t n) LG_LAMBDA_ALWAYS_INLINE {
+        // A copy of the functor in this frame: the caller's may, for all the compiler knows, be
+        // written by the stores to out, so its parameters (leaky_relu's slope, a scalar) were read
+        // again after each store, and a select that reads one only on one side stayed a branch:
+        // leaky_relu of 16M random floats took 121 ms as a scalar loop with a mispredicted branch
+        // per element, against 11 ms for hardtanh's.
+        const F f = fn;
+        [&]<std::size_t... K>(std::index_sequence<K...>) LG_LAMBDA_ALWAYS_INLINE {
+          if constexpr (decltype(contiguous)::value) {
+            Out* o = out + offset[0];
+            for (std::int64_t j = 0; j < n; ++j)
+              o[j] = f((in + offset[K + 1])[j]...);
+          } else {
+            for (std::int64_t j = 0; j < n; ++j)
+              out[offset[0] + j * stride[0]] = f(in[offset[K + 1] + j * stride[K + 1]]...);
+          }
+        }
+        (std::index_sequence_for<In...>{});
+      });
 }
 
 // Note [float16 elementwise in float lanes]
@@ -173,30 +181,30 @@ void half_loop(const ElementwiseGeometry& g, const Math& math, Out* out, const I
   static_assert(std::is_same_v<Out, Half> || std::is_same_v<Out, bool>);
   constexpr int kNumOperands = 1 + static_cast<int>(sizeof...(In));
   constexpr std::size_t kNumInputs = sizeof...(In);
-  for_each_run<kNumOperands>(
-      g, [&](auto, const std::int64_t* offset, const std::int64_t* stride, std::int64_t n) {
-        [&]<std::size_t... K>(std::index_sequence<K...>) {
-          float x[kNumInputs][kHalfChunk];
-          float y[kHalfChunk];
-          for (std::int64_t c = 0; c < n; c += kHalfChunk) {
-            const std::int64_t m = std::min(kHalfChunk, n - c);
-            (load_widened(in + offset[K + 1] + c * stride[K + 1], stride[K + 1], m, x[K]), ...);
-            Out* o = out + offset[0] + c * stride[0];
-            if constexpr (std::is_same_v<Out, Half>) {
-              for (std::int64_t j = 0; j < m; ++j)
-                y[j] = math(x[K][j]...);
-              store_narrowed(y, o, stride[0], m);
-            } else if (stride[0] == 1) {
-              for (std::int64_t j = 0; j < m; ++j)
-                o[j] = math(x[K][j]...);
-            } else {
-              for (std::int64_t j = 0; j < m; ++j)
-                o[j * stride[0]] = math(x[K][j]...);
-            }
-          }
+  for_each_run<kNumOperands>(g, [&](auto, const std::int64_t* offset, const std::int64_t* stride,
+                                    std::int64_t n) LG_LAMBDA_ALWAYS_INLINE {
+    [&]<std::size_t... K>(std::index_sequence<K...>) LG_LAMBDA_ALWAYS_INLINE {
+      float x[kNumInputs][kHalfChunk];
+      float y[kHalfChunk];
+      for (std::int64_t c = 0; c < n; c += kHalfChunk) {
+        const std::int64_t m = std::min(kHalfChunk, n - c);
+        (load_widened(in + offset[K + 1] + c * stride[K + 1], stride[K + 1], m, x[K]), ...);
+        Out* o = out + offset[0] + c * stride[0];
+        if constexpr (std::is_same_v<Out, Half>) {
+          for (std::int64_t j = 0; j < m; ++j)
+            y[j] = math(x[K][j]...);
+          store_narrowed(y, o, stride[0], m);
+        } else if (stride[0] == 1) {
+          for (std::int64_t j = 0; j < m; ++j)
+            o[j] = math(x[K][j]...);
+        } else {
+          for (std::int64_t j = 0; j < m; ++j)
+            o[j * stride[0]] = math(x[K][j]...);
         }
-        (std::index_sequence_for<In...>{});
-      });
+      }
+    }
+    (std::index_sequence_for<In...>{});
+  });
 }
 
 // elementwise_loop(g, element, out, in...) for operands of type T, where element(t...) is
