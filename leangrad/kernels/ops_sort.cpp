@@ -57,6 +57,27 @@ std::optional<std::int64_t> outside_range(const Tensor& positions, std::int64_t 
   return std::nullopt;
 }
 
+// select_rank's and argsort_at's operands once their shapes are checked: the ranks (int64, x's
+// shape but along dim) checked to lie in [0, size(dim)), then x's keys and the ranks with dim
+// moved last (contiguous), and the positions to fill, of the moved ranks' shape.
+struct RankedRows {
+  Tensor keys, ranks, positions;
+  std::int64_t rows;  // slices
+};
+RankedRows ranked_rows(const char* op, const Tensor& x, std::int64_t dim, const Tensor& ranks) {
+  const std::int64_t size = x.size(dim);
+  const std::optional<std::int64_t> bad_rank = outside_range(ranks, size);
+  LG_CHECK(!bad_rank.has_value(), op, ": rank ", bad_rank.value_or(0), " is out of range for dim ",
+           dim, " of size ", size, " (expected [0, ", size - 1, "])");
+  const std::int64_t last = x.dim() - 1;
+  RankedRows r;
+  r.keys = sort_keys(views::transpose(x, dim, last));
+  r.ranks = contiguous(views::transpose(ranks, dim, last));
+  r.positions = empty(r.ranks.shape(), TensorOptions(kInt64).device(x.device()));
+  r.rows = r.keys.numel() / size;
+  return r;
+}
+
 }  // namespace
 
 Tensor argsort(const Tensor& x, std::int64_t dim_in, bool descending, std::int64_t k) {
@@ -108,26 +129,19 @@ Tensor select_rank(const Tensor& x, std::int64_t dim_in, const Tensor& rank) {
   LG_CHECK_DEVICE(rank.device() == x.device(), op, ": the ranks are on ", rank.device(),
                   ", the input on ", x.device());
   if (rank.numel() == 0) return empty(kept, TensorOptions(kInt64).device(x.device()));
-  const std::optional<std::int64_t> bad_rank = outside_range(rank, size);
-  LG_CHECK(!bad_rank.has_value(), op, ": rank ", bad_rank.value_or(0), " is out of range for dim ",
-           dim, " of size ", size, " (expected [0, ", size - 1, "])");
-  const std::int64_t last = x.dim() - 1;
-  const Tensor keys = sort_keys(views::transpose(x, dim, last));
-  const Tensor ranks = contiguous(views::transpose(rank, dim, last));
-  Tensor positions = empty(ranks.shape(), TensorOptions(kInt64).device(x.device()));
-  const std::int64_t rows = ranks.numel();
+  const RankedRows r = ranked_rows(op, x, dim, rank);
   const cuda::DeviceGuard guard(x.device());
   switch (x.device().type) {
     case DeviceType::CPU:
-      kernels::cpu::select_rank(keys.dtype(), positions.data_ptr<std::int64_t>(), keys.data_ptr(),
-                                ranks.data_ptr<std::int64_t>(), rows, size);
+      kernels::cpu::select_rank(r.keys.dtype(), r.positions.data_ptr<std::int64_t>(),
+                                r.keys.data_ptr(), r.ranks.data_ptr<std::int64_t>(), r.rows, size);
       break;
     case DeviceType::CUDA:
-      kernels::cuda::select_rank(keys.dtype(), positions.data_ptr<std::int64_t>(), keys.data_ptr(),
-                                 ranks.data_ptr<std::int64_t>(), rows, size);
+      kernels::cuda::select_rank(r.keys.dtype(), r.positions.data_ptr<std::int64_t>(),
+                                 r.keys.data_ptr(), r.ranks.data_ptr<std::int64_t>(), r.rows, size);
       break;
   }
-  return contiguous(views::transpose(positions, dim, last));
+  return contiguous(views::transpose(r.positions, dim, x.dim() - 1));
 }
 
 Tensor argsort_at(const Tensor& x, std::int64_t dim_in, const Tensor& ranks) {
@@ -146,27 +160,22 @@ Tensor argsort_at(const Tensor& x, std::int64_t dim_in, const Tensor& ranks) {
   LG_CHECK_DEVICE(ranks.device() == x.device(), op, ": the ranks are on ", ranks.device(),
                   ", the input on ", x.device());
   if (ranks.numel() == 0) return empty(ranks.shape(), TensorOptions(kInt64).device(x.device()));
-  const std::optional<std::int64_t> bad_rank = outside_range(ranks, size);
-  LG_CHECK(!bad_rank.has_value(), op, ": rank ", bad_rank.value_or(0), " is out of range for dim ",
-           dim, " of size ", size, " (expected [0, ", size - 1, "])");
-  const std::int64_t last = x.dim() - 1;
-  const Tensor keys = sort_keys(views::transpose(x, dim, last));
-  const Tensor moved_ranks = contiguous(views::transpose(ranks, dim, last));
-  Tensor positions = empty(moved_ranks.shape(), TensorOptions(kInt64).device(x.device()));
-  const std::int64_t rows = keys.numel() / size;
+  const RankedRows r = ranked_rows(op, x, dim, ranks);
   const std::int64_t per_row = ranks.size(dim);
   const cuda::DeviceGuard guard(x.device());
   switch (x.device().type) {
     case DeviceType::CPU:
-      kernels::cpu::argsort_at(keys.dtype(), positions.data_ptr<std::int64_t>(), keys.data_ptr(),
-                               moved_ranks.data_ptr<std::int64_t>(), rows, size, per_row);
+      kernels::cpu::argsort_at(r.keys.dtype(), r.positions.data_ptr<std::int64_t>(),
+                               r.keys.data_ptr(), r.ranks.data_ptr<std::int64_t>(), r.rows, size,
+                               per_row);
       break;
     case DeviceType::CUDA:
-      kernels::cuda::argsort_at(keys.dtype(), positions.data_ptr<std::int64_t>(), keys.data_ptr(),
-                                moved_ranks.data_ptr<std::int64_t>(), rows, size, per_row);
+      kernels::cuda::argsort_at(r.keys.dtype(), r.positions.data_ptr<std::int64_t>(),
+                                r.keys.data_ptr(), r.ranks.data_ptr<std::int64_t>(), r.rows, size,
+                                per_row);
       break;
   }
-  return contiguous(views::transpose(positions, dim, last));
+  return contiguous(views::transpose(r.positions, dim, x.dim() - 1));
 }
 
 Tensor searchsorted(const Tensor& sorted, const Tensor& values, bool right, const Tensor& sorter) {
