@@ -686,6 +686,36 @@ TEST(ElementwiseBinary, TransposedAndPermutedInputs) {
   }
 }
 
+// Note [One-element operands]: an operand of one element broadcast over the output (0-d, (1, 1),
+// a 0-d tensor expanded) runs as a number on the CPU. Each op's bits must be those of the loop
+// over two tensors, the element spread into a contiguous operand, on either side and in place,
+// in every floating dtype, the element a plain number, pow's shortcut exponents, both zeros,
+// infinity or NaN.
+TEST(ElementwiseBinary, OneElementOperandsGiveTheTwoTensorLoopsBits) {
+  const auto same_bits = [](const Tensor& got, const Tensor& want) {
+    return test::matches_within_roundoff(got, want, {}, {.bitwise = true});
+  };
+  for (DType dtype : kFloatingDTypes) {
+    const Tensor x = make_tensor(sample_values(33 * 17, dtype, 7), {33, 17}, dtype);
+    std::vector<BinaryOp> ops(std::begin(kBinaryOps), std::end(kBinaryOps));
+    ops.insert(ops.end(), {BinaryOp::Zeta, BinaryOp::Igamma, BinaryOp::Igammac});
+    for (BinaryOp op : ops) {
+      for (double v : {0.75, -2.5, 2.0, 3.0, 0.5, -0.5, -1.0, -0.0, kInf, kNaN}) {
+        SCOPED_TRACE(trace(op_name(op), dtype, x.shape(), {}) + " element " + std::to_string(v));
+        const Tensor element = make_tensor({v}, {}, dtype);
+        const Tensor spread = ops::contiguous(element.expand({33, 17}));
+        for (const Tensor& e : {element, element.reshape({1, 1}), element.expand({33, 17})}) {
+          EXPECT_TRUE(same_bits(ops::binary(op, x, e), ops::binary(op, x, spread)));
+          EXPECT_TRUE(same_bits(ops::binary(op, e, x), ops::binary(op, spread, x)));
+        }
+        const Tensor in_place = x.clone();
+        ops::binary_(op, in_place, element);
+        EXPECT_TRUE(same_bits(in_place, ops::binary(op, x, spread)));
+      }
+    }
+  }
+}
+
 TEST(ElementwiseBinary, DTypePromotion) {
   struct Case {
     DType a, b;
