@@ -424,7 +424,22 @@ Tensor rows_for(const Tensor& out, const Tensor& in) {
 }
 
 void launch_binary_scalar(BinaryOp op, const char* name, const Tensor& out, const Tensor& a_in,
-                          double s, bool scalar_first);
+                          double s, bool scalar_first) {
+  if (out.numel() == 0) return;
+  const Tensor a = rows_for(out, a_in);
+  const ElementwiseGeometry g = make_elementwise_geometry(name, out, {&a});
+  const cuda::DeviceGuard guard(out.device());
+  switch (out.device().type) {
+    case DeviceType::CPU:
+      kernels::cpu::binary_scalar(op, out.dtype(), g, out.data_ptr(), a.data_ptr(), s,
+                                  scalar_first);
+      break;
+    case DeviceType::CUDA:
+      kernels::cuda::binary_scalar(op, out.dtype(), g, out.data_ptr(), a.data_ptr(), s,
+                                   scalar_first);
+      break;
+  }
+}
 
 // Note [One-element operands]
 // A CPU operand that holds one element broadcast over the output (a 0-d tensor, or mean's
@@ -476,24 +491,6 @@ void launch_binary(BinaryOp op, const char* name, const Tensor& out, const Tenso
       break;
     case DeviceType::CUDA:
       kernels::cuda::binary(op, out.dtype(), g, out.data_ptr(), a.data_ptr(), b.data_ptr());
-      break;
-  }
-}
-
-void launch_binary_scalar(BinaryOp op, const char* name, const Tensor& out, const Tensor& a_in,
-                          double s, bool scalar_first) {
-  if (out.numel() == 0) return;
-  const Tensor a = rows_for(out, a_in);
-  const ElementwiseGeometry g = make_elementwise_geometry(name, out, {&a});
-  const cuda::DeviceGuard guard(out.device());
-  switch (out.device().type) {
-    case DeviceType::CPU:
-      kernels::cpu::binary_scalar(op, out.dtype(), g, out.data_ptr(), a.data_ptr(), s,
-                                  scalar_first);
-      break;
-    case DeviceType::CUDA:
-      kernels::cuda::binary_scalar(op, out.dtype(), g, out.data_ptr(), a.data_ptr(), s,
-                                   scalar_first);
       break;
   }
 }

@@ -96,17 +96,12 @@ std::int64_t stable_position(const Key* row, std::int64_t size, Key v, std::int6
   LG_THROW(Error, "argsort_at: rank ", rank, " not found (an internal error)");
 }
 
-// Whether a row asks for few enough distinct ranks to select them (Note [Stable positions by
-// selection]).
-bool selects(std::int64_t distinct_ranks, std::int64_t size) {
-  const auto log_size = static_cast<std::int64_t>(std::bit_width(static_cast<std::uint64_t>(size)));
-  return 8 * distinct_ranks <= log_size * log_size;
-}
-
 template <typename Key>
 void argsort_at_rows(std::int64_t* positions, const Key* keys, const std::int64_t* ranks,
                      std::int64_t rows, std::int64_t size, std::int64_t per_row) {
   const auto log_size = static_cast<std::int64_t>(std::bit_width(static_cast<std::uint64_t>(size)));
+  // The most distinct ranks a row selects; more, it sorts (Note [Stable positions by selection]).
+  const std::int64_t most_selected = log_size * log_size / 8;
   const std::int64_t work = size * std::min<std::int64_t>(4 * per_row, 4 * log_size);
   parallel_for(rows, grain_for(work), [&](std::int64_t begin, std::int64_t end) {
     std::vector<Key> buffer;
@@ -124,7 +119,7 @@ void argsort_at_rows(std::int64_t* positions, const Key* keys, const std::int64_
           std::unique(by_rank.begin(), by_rank.end(),
                       [](const auto& a, const auto& b) { return a.first == b.first; }) -
           by_rank.begin();
-      if (!selects(distinct, size)) {
+      if (distinct > most_selected) {
         order.resize(static_cast<std::size_t>(size));
         order_row(order.data(), row, size, size, /*descending=*/false);
         for (std::int64_t j = 0; j < per_row; ++j)
