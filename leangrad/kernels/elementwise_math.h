@@ -354,16 +354,15 @@ LG_HOST_DEVICE LG_ALWAYS_INLINE M binary_op_apply(M a, M b) {
     static_assert(!kIntegral, "igamma is defined for floating types only");
     return static_cast<M>(special_math::incomplete_gamma(a, b, op == BinaryOp::Igamma));
   } else if constexpr (op == BinaryOp::Fmax || op == BinaryOp::Fmin) {
-    if constexpr (kIntegral) {
-      if constexpr (op == BinaryOp::Fmax)
-        return a > b ? a : b;
-      else
-        return a < b ? a : b;
-    } else if constexpr (op == BinaryOp::Fmax) {
-      return std::fmax(a, b);  // the other operand where one is NaN
-    } else {
-      return std::fmin(a, b);
-    }
+    // Note [fmax and fmin pick a]
+    //   a where a >= b (a <= b for fmin) or b is NaN, b elsewhere: the other operand where one
+    //   is NaN, as std::fmax, and a of two equal ones, as torch.fmax (fmax(-0, +0) is -0). It is
+    //   the mask autograd's fmax sends the gradient by. std::fmax leaves the sign of two zeros
+    //   unspecified, and GCC's vectorised form and glibc's scalar one picked differently, so a
+    //   contiguous loop and a strided or scalar one gave two answers; these selects compile to
+    //   compares and a blend in every loop, on the GPU too.
+    const bool a_wins = op == BinaryOp::Fmax ? a >= b : a <= b;
+    return a_wins || is_nan(b) ? a : b;
   } else if constexpr (op == BinaryOp::Gcd || op == BinaryOp::Lcm || op == BinaryOp::LeftShift ||
                        op == BinaryOp::RightShift) {
     static_assert(kIntegral, "gcd, lcm and the shifts are defined for integral types only");

@@ -452,15 +452,13 @@ void launch_binary_scalar(BinaryOp op, const char* name, const Tensor& out, cons
 // opmath_t, rounded once. Not pow, whose scalar exponents take shortcuts (Note [pow with a
 // scalar exponent]), nor zeta, whose scalar 2 takes its own form, nor igamma and igammac, whose
 // two-tensor loop runs in lanes with the lanes' log and exp (Note [Incomplete gamma in lanes])
-// where binary_scalar's takes the C library's, nor fmax and fmin, whose zero of
-// either sign the compiled loops pick by operand order (fmax(-0, +0) is -0 in the one loop and +0
-// in the other), nor integers (an int64 need not fit a double): they keep the strided loop. The
-// element is read before the loop writes, so an in-place op whose output holds it reads it as it
-// was.
+// where binary_scalar's takes the C library's, nor integers (an int64 need not fit a double):
+// they keep the strided loop. The element is read before the loop writes, so an in-place op whose
+// output holds it reads it as it was.
 bool runs_as_number(BinaryOp op, const Tensor& out, const Tensor& operand) {
   if (out.device().type != DeviceType::CPU || !is_floating(out.dtype()) || out.numel() < 2 ||
       op == BinaryOp::Pow || op == BinaryOp::Zeta || op == BinaryOp::Igamma ||
-      op == BinaryOp::Igammac || op == BinaryOp::Fmax || op == BinaryOp::Fmin)
+      op == BinaryOp::Igammac)
     return false;
   for (std::int64_t d = 0; d < operand.dim(); ++d)
     if (operand.size(d) > 1 && operand.stride(d) != 0) return false;

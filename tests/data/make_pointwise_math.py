@@ -78,8 +78,9 @@ case("special_xlog1py", {"x": t([0.0, 0.0, 1.5, -2.0, 3.0, 0.0, 0.0]),
 case("hypot", {"a": uniform(-10.0, 10.0, 4, 1), "b": uniform(-10.0, 10.0, 1, 5)}, torch.hypot)
 case("copysign", {"a": t([1.5, -2.0, 0.0, 3.0, -4.0, 0.5]),
                   "b": t([-1.0, 2.0, -3.0, -0.0, 0.0, 7.0])}, torch.copysign)
-fa = t([1.0, nan, 3.0, 2.0, nan, -1.0, 5.0])
-fb = t([2.0, 1.0, nan, 2.0, nan, -1.5, 4.0])
+# The zeros of either sign: fmax and fmin give a of two equal operands (fmax(-0, +0) is -0).
+fa = t([1.0, nan, 3.0, 2.0, nan, -1.0, 5.0, 0.0, -0.0, -0.0])
+fb = t([2.0, 1.0, nan, 2.0, nan, -1.5, 4.0, -0.0, 0.0, -0.0])
 case("fmax", {"a": fa, "b": fb}, torch.fmax)
 case("fmin", {"a": fa, "b": fb}, torch.fmin)
 case("logaddexp2", {"a": uniform(-40.0, 40.0, 3, 4), "b": uniform(-40.0, 40.0, 4)},

@@ -200,7 +200,7 @@ double reference_binary(BinaryOp op, double a, double b, DType dtype) {
     case BinaryOp::Copysign:
       r = std::copysign(a, b);
       break;
-    case BinaryOp::Fmax:
+    case BinaryOp::Fmax:  // the sign of equal zeros: FmaxFminOfEqualOperandsGiveA
       r = std::fmax(a, b);
       break;
     case BinaryOp::Fmin:
@@ -711,6 +711,92 @@ TEST(ElementwiseBinary, OneElementOperandsGiveTheTwoTensorLoopsBits) {
         const Tensor in_place = x.clone();
         ops::binary_(op, in_place, element);
         EXPECT_TRUE(same_bits(in_place, ops::binary(op, x, spread)));
+      }
+    }
+  }
+}
+
+// Note [Runs with a broadcast operand]: a run in which every operand steps by 1 but one input
+// that stays put (a per-channel (C, 1, 1) operand over NCHW, a column against a matrix) takes a
+// loop of its own. Its bits must be those of the contiguous loop, the operand spread into a
+// contiguous tensor: every floating binary op on either side, the compare ops, where with the
+// operand in each place, in every floating dtype, with both zeros, infinities and NaN on both
+// sides.
+TEST(ElementwiseBinary, RunsWithABroadcastOperandGiveTheContiguousLoopsBits) {
+  const auto same_bits = [](const Tensor& got, const Tensor& want) {
+    return test::matches_within_roundoff(got, want, {}, {.bitwise = true});
+  };
+  const Shape nchw = {2, 8, 3, 5};
+  std::vector<double> x_values = sample_values(numel_of(nchw), kFloat32, 3);
+  for (std::size_t i = 0; i < x_values.size(); i += 7)
+    x_values[i] = (i / 7) % 4 == 0   ? -0.0
+                  : (i / 7) % 4 == 1 ? kNaN
+                  : (i / 7) % 4 == 2 ? 0.0
+                                     : -kInf;
+  const std::vector<double> channel_values = {0.75, -0.0, 0.0, kNaN, -2.5, kInf, 2.0, -1.0};
+  std::vector<BinaryOp> ops(std::begin(kBinaryOps), std::end(kBinaryOps));
+  ops.insert(ops.end(), {BinaryOp::Zeta, BinaryOp::Igamma, BinaryOp::Igammac});
+  for (DType dtype : kFloatingDTypes) {
+    const Tensor x = make_tensor(x_values, nchw, dtype);
+    const Tensor matrix = x.reshape({16, 15});
+    for (const auto& [big, still] :
+         {std::pair{x, make_tensor(channel_values, {8, 1, 1}, dtype)},
+          std::pair{matrix, make_tensor(sample_values(16, kFloat32, 5), {16, 1}, dtype)}}) {
+      const Tensor spread = ops::contiguous(still.expand(big.shape()));
+      for (BinaryOp op : ops) {
+        SCOPED_TRACE(trace(op_name(op), dtype, big.shape(), still.shape()));
+        EXPECT_TRUE(same_bits(ops::binary(op, big, still), ops::binary(op, big, spread)));
+        EXPECT_TRUE(same_bits(ops::binary(op, still, big), ops::binary(op, spread, big)));
+      }
+      for (CompareOp op : kCompareOps) {
+        SCOPED_TRACE(trace("compare", dtype, big.shape(), still.shape()));
+        EXPECT_TRUE(same_bits(ops::compare(op, big, still), ops::compare(op, big, spread)));
+        EXPECT_TRUE(same_bits(ops::compare(op, still, big), ops::compare(op, spread, big)));
+      }
+      SCOPED_TRACE(trace("where", dtype, big.shape(), still.shape()));
+      const Tensor cond = ops::compare(CompareOp::Gt, big, 0.0);
+      const Tensor cond_still = ops::compare(CompareOp::Gt, still, 0.0);
+      const Tensor cond_spread = ops::contiguous(cond_still.expand(big.shape()));
+      EXPECT_TRUE(same_bits(ops::where(cond, big, still), ops::where(cond, big, spread)));
+      EXPECT_TRUE(same_bits(ops::where(cond, still, big), ops::where(cond, spread, big)));
+      EXPECT_TRUE(same_bits(ops::where(cond_still, big, ops::binary(BinaryOp::Mul, big, 2.0)),
+                            ops::where(cond_spread, big, ops::binary(BinaryOp::Mul, big, 2.0))));
+    }
+  }
+}
+
+// Note [fmax and fmin pick a]: of two equal operands fmax and fmin give a, so fmax(-0, +0) is -0,
+// as torch 1.13's (Debian's python3-torch: torch.fmax(torch.tensor([0.0, -0.0, 0.0, -0.0]),
+// torch.tensor([-0.0, 0.0, 0.0, -0.0])) is [0.0, -0.0, 0.0, -0.0], fmin's the same), and the other
+// operand where one is NaN. In every floating dtype and through every CPU loop: contiguous,
+// strided, a broadcast run, a one-element operand and a scalar.
+TEST(ElementwiseBinary, FmaxFminOfEqualOperandsGiveA) {
+  const auto same_bits = [](const Tensor& got, const Tensor& want) {
+    return test::matches_within_roundoff(got, want, {}, {.bitwise = true});
+  };
+  const std::vector<double> a = {0.0, -0.0, 0.0, -0.0, kNaN, 1.0, kNaN, -kInf};
+  const std::vector<double> b = {-0.0, 0.0, 0.0, -0.0, 2.0, kNaN, kNaN, -kInf};
+  for (DType dtype : kFloatingDTypes) {
+    for (BinaryOp op : {BinaryOp::Fmax, BinaryOp::Fmin}) {
+      SCOPED_TRACE(trace(op_name(op), dtype, {8}, {8}));
+      const Tensor ta = make_tensor(a, {8}, dtype), tb = make_tensor(b, {8}, dtype);
+      const Tensor want = make_tensor({0.0, -0.0, 0.0, -0.0, 2.0, 1.0, kNaN, -kInf}, {8}, dtype);
+      EXPECT_TRUE(same_bits(ops::binary(op, ta, tb), want));
+      // Strided: every other element of a (16,) tensor.
+      const Tensor sa = make_tensor(a, {8, 1}, dtype).expand({8, 2}).reshape({16});
+      const Tensor sb = make_tensor(b, {8, 1}, dtype).expand({8, 2}).reshape({16});
+      EXPECT_TRUE(same_bits(ops::binary(op, sa.slice(0, 0, 16, 2), sb.slice(0, 0, 16, 2)), want));
+      for (double zero : {0.0, -0.0}) {
+        SCOPED_TRACE(zero);
+        const Tensor zeros = make_tensor(std::vector<double>(8, -zero), {8}, dtype);
+        const Tensor expected = make_tensor(std::vector<double>(8, zero), {8}, dtype);
+        const Tensor element = make_tensor({zero}, {}, dtype);
+        EXPECT_TRUE(same_bits(ops::binary(op, element, zeros), expected));  // one element
+        EXPECT_TRUE(same_bits(ops::binary(op, element.expand({8}), zeros), expected));
+        EXPECT_TRUE(same_bits(ops::binary(op, zeros, zero, /*scalar_first=*/true), expected));
+        const Tensor channel = make_tensor({zero, zero}, {2, 1}, dtype);  // a broadcast run
+        EXPECT_TRUE(
+            same_bits(ops::binary(op, channel, zeros.reshape({2, 4})), expected.reshape({2, 4})));
       }
     }
   }

@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 
@@ -96,31 +97,100 @@ void for_each_run(const ElementwiseGeometry& g, const Run& run) {
                });
 }
 
+// Note [Runs with a broadcast operand]
+//   A run whose output and inputs all step by 1 but one input that stays put (stride 0) is the
+//   run of a per-channel operand over NCHW ((C, 1, 1): prelu's weight, a channel's scale), or of
+//   a column against a matrix. The strided loop reads every operand at its stride, which GCC
+//   cannot vectorise with the strides unknown: prelu's per-channel mul ran one float at a time,
+//   and its speed moved by a third with the loop's address. Such a run takes a loop of its own,
+//   the input that stays put read once before it and the others at [j], which GCC vectorises.
+//   A run of any other strides keeps the strided loop. Only loops of two inputs or more: a
+//   unary op's input never stays put while its output moves.
+
+// A run's input as elementwise_loop reads it: from p at [j], or (kStaysPut) one value read once.
+template <bool kStaysPut, typename T>
+struct RunSource {
+  const T* p;
+  LG_ALWAYS_INLINE T operator[](std::int64_t j) const { return p[j]; }
+};
+template <typename T>
+struct RunSource<true, T> {
+  T value;
+  LG_ALWAYS_INLINE T operator[](std::int64_t /*j*/) const { return value; }
+};
+template <bool kStaysPut, typename T>
+LG_ALWAYS_INLINE RunSource<kStaysPut, T> run_source(const T* p) {
+  if constexpr (kStaysPut) {
+    return {*p};
+  } else {
+    return {p};
+  }
+}
+
+// The input (0-based) that stays put in a run whose output and other inputs step by 1 (Note
+// [Runs with a broadcast operand]), or -1.
+template <int kInputs>
+LG_ALWAYS_INLINE int input_staying_put(const std::int64_t* stride) {
+  if (stride[0] != 1) return -1;
+  int staying = -1;
+  for (int k = 0; k < kInputs; ++k) {
+    if (stride[k + 1] == 0 && staying < 0) {
+      staying = k;
+    } else if (stride[k + 1] != 1) {
+      return -1;
+    }
+  }
+  return staying;
+}
+
+// o[j] = f(input[j]...) for j in [0, n), input kStill staying put.
+template <std::size_t kStill, typename F, typename Out, std::size_t... K, typename... In>
+LG_ALWAYS_INLINE void run_with_one_still(const F& f, Out* o, std::int64_t n,
+                                         std::index_sequence<K...>, const In*... p) {
+  const std::tuple sources{run_source<K == kStill>(p)...};
+  for (std::int64_t j = 0; j < n; ++j)
+    o[j] = f(std::get<K>(sources)[j]...);
+}
+
 // Stores out[off_0] = fn(in[off_1], ...) for every element of the geometry.
 template <typename F, typename Out, typename... In>
 void elementwise_loop(const ElementwiseGeometry& g, const F& fn, Out* out, const In*... in) {
   constexpr int kNumOperands = 1 + static_cast<int>(sizeof...(In));
-  for_each_run<kNumOperands>(
-      g, [&](auto contiguous, const std::int64_t* offset, const std::int64_t* stride,
-             std::int64_t n) LG_LAMBDA_ALWAYS_INLINE {
-        // A copy of the functor in this frame: the caller's may, for all the compiler knows, be
-        // written by the stores to out, so its parameters (leaky_relu's slope, a scalar) were read
-        // again after each store, and a select that reads one only on one side stayed a branch:
-        // leaky_relu of 16M random floats took 121 ms as a scalar loop with a mispredicted branch
-        // per element, against 11 ms for hardtanh's.
-        const F f = fn;
-        [&]<std::size_t... K>(std::index_sequence<K...>) LG_LAMBDA_ALWAYS_INLINE {
-          if constexpr (decltype(contiguous)::value) {
-            Out* o = out + offset[0];
-            for (std::int64_t j = 0; j < n; ++j)
-              o[j] = f((in + offset[K + 1])[j]...);
-          } else {
-            for (std::int64_t j = 0; j < n; ++j)
-              out[offset[0] + j * stride[0]] = f(in[offset[K + 1] + j * stride[K + 1]]...);
-          }
+  for_each_run<kNumOperands>(g, [&](auto contiguous, const std::int64_t* offset,
+                                    const std::int64_t* stride,
+                                    std::int64_t n) LG_LAMBDA_ALWAYS_INLINE {
+    // A copy of the functor in this frame: the caller's may, for all the compiler knows, be
+    // written by the stores to out, so its parameters (leaky_relu's slope, a scalar) were read
+    // again after each store, and a select that reads one only on one side stayed a branch:
+    // leaky_relu of 16M random floats took 121 ms as a scalar loop with a mispredicted branch
+    // per element, against 11 ms for hardtanh's.
+    const F f = fn;
+    [&]<std::size_t... K>(std::index_sequence<K...>) LG_LAMBDA_ALWAYS_INLINE {
+      if constexpr (decltype(contiguous)::value) {
+        Out* o = out + offset[0];
+        for (std::int64_t j = 0; j < n; ++j)
+          o[j] = f((in + offset[K + 1])[j]...);
+      } else {
+        if constexpr (sizeof...(In) >= 2) {  // Note [Runs with a broadcast operand]
+          const int still = input_staying_put<static_cast<int>(sizeof...(In))>(stride);
+          const std::tuple starts{(in + offset[K + 1])...};
+          const bool ran = ((still == static_cast<int>(K) &&
+                             (std::apply(
+                                  [&](const auto*... p) LG_LAMBDA_ALWAYS_INLINE {
+                                    run_with_one_still<K>(f, out + offset[0], n,
+                                                          std::index_sequence_for<In...>{}, p...);
+                                  },
+                                  starts),
+                              true)) ||
+                            ...);
+          if (ran) return;
         }
-        (std::index_sequence_for<In...>{});
-      });
+        for (std::int64_t j = 0; j < n; ++j)
+          out[offset[0] + j * stride[0]] = f(in[offset[K + 1] + j * stride[K + 1]]...);
+      }
+    }
+    (std::index_sequence_for<In...>{});
+  });
 }
 
 // Note [float16 elementwise in float lanes]
