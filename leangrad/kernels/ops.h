@@ -70,6 +70,9 @@ enum class BinaryOp : std::uint8_t {
   LeftShift,   // a << b; 0 where b is negative or at least the width
   RightShift,  // a >> b, arithmetic; the sign's fill where b is negative or at least the width
 };
+// The last of each elementwise op enum: kernels/op_dispatch.h's with_op knows the ops up to it.
+// A new op goes last and moves it.
+inline constexpr BinaryOp kLastBinaryOp = BinaryOp::RightShift;
 enum class UnaryOp : std::uint8_t {
   Neg,
   Abs,
@@ -128,7 +131,9 @@ enum class UnaryOp : std::uint8_t {
   AiryAi,             // the Airy function Ai(x),
   AiryAiPrime,        // and its derivative Ai'(x)
 };
+inline constexpr UnaryOp kLastUnaryOp = UnaryOp::AiryAiPrime;
 enum class CompareOp : std::uint8_t { Gt, Lt, Ge, Le, Eq, Ne };
+inline constexpr CompareOp kLastCompareOp = CompareOp::Ne;
 enum class ReduceOp : std::uint8_t { Sum, Mean, Max, Prod };
 // The running reductions of ops::scan: cumsum, cumprod and logcumsumexp.
 enum class ScanOp : std::uint8_t { Sum, Prod, LogSumExp };

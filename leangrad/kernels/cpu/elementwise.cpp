@@ -18,143 +18,14 @@
 #include <leangrad/kernels/cpu/transpose_copy.h>
 #include <leangrad/kernels/dispatch.h>
 #include <leangrad/kernels/elementwise_math.h>
+#include <leangrad/kernels/op_dispatch.h>
 
 namespace leangrad::kernels::cpu {
-namespace {
-
-// Calls f(std::integral_constant<Enum, value>) so an op chosen at runtime becomes a template
-// argument of the element function.
-template <typename F>
-void with_op(UnaryOp op, F&& f) {
-  using O = UnaryOp;
-  switch (op) {
-    case O::Neg:
-      return f(std::integral_constant<O, O::Neg>{});
-    case O::Abs:
-      return f(std::integral_constant<O, O::Abs>{});
-    case O::Exp:
-      return f(std::integral_constant<O, O::Exp>{});
-    case O::Log:
-      return f(std::integral_constant<O, O::Log>{});
-    case O::Sqrt:
-      return f(std::integral_constant<O, O::Sqrt>{});
-    case O::Tanh:
-      return f(std::integral_constant<O, O::Tanh>{});
-    case O::Sigmoid:
-      return f(std::integral_constant<O, O::Sigmoid>{});
-    case O::Relu:
-      return f(std::integral_constant<O, O::Relu>{});
-    case O::Erf:
-      return f(std::integral_constant<O, O::Erf>{});
-    case O::Expm1:
-      return f(std::integral_constant<O, O::Expm1>{});
-    case O::Log1p:
-      return f(std::integral_constant<O, O::Log1p>{});
-    case O::Sin:
-      return f(std::integral_constant<O, O::Sin>{});
-    case O::Cos:
-      return f(std::integral_constant<O, O::Cos>{});
-    case O::Rsqrt:
-      return f(std::integral_constant<O, O::Rsqrt>{});
-    case O::Reciprocal:
-      return f(std::integral_constant<O, O::Reciprocal>{});
-    case O::Sign:
-      return f(std::integral_constant<O, O::Sign>{});
-    case O::Floor:
-      return f(std::integral_constant<O, O::Floor>{});
-    case O::Ceil:
-      return f(std::integral_constant<O, O::Ceil>{});
-    case O::Round:
-      return f(std::integral_constant<O, O::Round>{});
-    case O::Trunc:
-      return f(std::integral_constant<O, O::Trunc>{});
-    case O::Log2:
-      return f(std::integral_constant<O, O::Log2>{});
-    case O::Log10:
-      return f(std::integral_constant<O, O::Log10>{});
-    case O::Tan:
-      return f(std::integral_constant<O, O::Tan>{});
-    case O::Asin:
-      return f(std::integral_constant<O, O::Asin>{});
-    case O::Acos:
-      return f(std::integral_constant<O, O::Acos>{});
-    case O::Atan:
-      return f(std::integral_constant<O, O::Atan>{});
-    case O::Sinh:
-      return f(std::integral_constant<O, O::Sinh>{});
-    case O::Cosh:
-      return f(std::integral_constant<O, O::Cosh>{});
-    case O::Asinh:
-      return f(std::integral_constant<O, O::Asinh>{});
-    case O::Acosh:
-      return f(std::integral_constant<O, O::Acosh>{});
-    case O::Atanh:
-      return f(std::integral_constant<O, O::Atanh>{});
-    case O::Exp2:
-      return f(std::integral_constant<O, O::Exp2>{});
-    case O::Lgamma:
-      return f(std::integral_constant<O, O::Lgamma>{});
-    case O::Digamma:
-      return f(std::integral_constant<O, O::Digamma>{});
-    case O::Erfinv:
-      return f(std::integral_constant<O, O::Erfinv>{});
-    case O::Erfc:
-      return f(std::integral_constant<O, O::Erfc>{});
-    case O::Erfcx:
-      return f(std::integral_constant<O, O::Erfcx>{});
-    case O::Sinc:
-      return f(std::integral_constant<O, O::Sinc>{});
-    case O::I0:
-      return f(std::integral_constant<O, O::I0>{});
-    case O::I0e:
-      return f(std::integral_constant<O, O::I0e>{});
-    case O::I1:
-      return f(std::integral_constant<O, O::I1>{});
-    case O::I1e:
-      return f(std::integral_constant<O, O::I1e>{});
-    case O::Ndtri:
-      return f(std::integral_constant<O, O::Ndtri>{});
-    case O::BesselJ0:
-      return f(std::integral_constant<O, O::BesselJ0>{});
-    case O::BesselJ1:
-      return f(std::integral_constant<O, O::BesselJ1>{});
-    case O::BesselY0:
-      return f(std::integral_constant<O, O::BesselY0>{});
-    case O::BesselY1:
-      return f(std::integral_constant<O, O::BesselY1>{});
-    case O::BesselK0:
-      return f(std::integral_constant<O, O::BesselK0>{});
-    case O::BesselK1:
-      return f(std::integral_constant<O, O::BesselK1>{});
-    case O::BesselK0e:
-      return f(std::integral_constant<O, O::BesselK0e>{});
-    case O::BesselK1e:
-      return f(std::integral_constant<O, O::BesselK1e>{});
-    case O::SphericalBesselJ0:
-      return f(std::integral_constant<O, O::SphericalBesselJ0>{});
-    case O::FrexpMantissa:
-      return f(std::integral_constant<O, O::FrexpMantissa>{});
-    case O::FrexpExponent:
-      return f(std::integral_constant<O, O::FrexpExponent>{});
-    case O::AiryAi:
-      return f(std::integral_constant<O, O::AiryAi>{});
-    case O::AiryAiPrime:
-      return f(std::integral_constant<O, O::AiryAiPrime>{});
-  }
-  LG_THROW(Error, "unknown UnaryOp ", static_cast<int>(op));
-}
-
-}  // namespace
-
 void unary(UnaryOp op, DType dtype, const ElementwiseGeometry& g, void* out, const void* a) {
-  with_op(op, [&](auto op_constant) {
-    constexpr UnaryOp kOp = decltype(op_constant)::value;
+  with_op(op, [&]<UnaryOp kOp>() {
     auto run = [&]<typename T>() {
-      // (kOp through op_constant's type: naming kOp here made GCC 12 ask the lambdas below to
-      // capture it.)
-      constexpr UnaryOp kThisOp = decltype(op_constant)::value;
-      if constexpr (is_range_limited<kThisOp, T>()) {
-        range_limited_unary(kThisOp, dtype, g, out, a);
+      if constexpr (is_range_limited<kOp, T>()) {
+        range_limited_unary(kOp, dtype, g, out, a);
         return;
       }
       // Always inlined, as the math below them (LG_ALWAYS_INLINE in core/macros.h): erf of

@@ -11,71 +11,10 @@
 #include <leangrad/kernels/cpu/elementwise_range_limited.h>
 #include <leangrad/kernels/dispatch.h>
 #include <leangrad/kernels/elementwise_math.h>
+#include <leangrad/kernels/op_dispatch.h>
 
 namespace leangrad::kernels::cpu {
 namespace {
-
-// Calls f(std::integral_constant<Enum, value>) so an op chosen at runtime becomes a template
-// argument of the element function.
-template <typename F>
-void with_op(BinaryOp op, F&& f) {
-  using O = BinaryOp;
-  switch (op) {
-    case O::Add:
-      return f(std::integral_constant<O, O::Add>{});
-    case O::Sub:
-      return f(std::integral_constant<O, O::Sub>{});
-    case O::Mul:
-      return f(std::integral_constant<O, O::Mul>{});
-    case O::Div:
-      return f(std::integral_constant<O, O::Div>{});
-    case O::Pow:
-      return f(std::integral_constant<O, O::Pow>{});
-    case O::Maximum:
-      return f(std::integral_constant<O, O::Maximum>{});
-    case O::Minimum:
-      return f(std::integral_constant<O, O::Minimum>{});
-    case O::Atan2:
-      return f(std::integral_constant<O, O::Atan2>{});
-    case O::Remainder:
-      return f(std::integral_constant<O, O::Remainder>{});
-    case O::Fmod:
-      return f(std::integral_constant<O, O::Fmod>{});
-    case O::FloorDivide:
-      return f(std::integral_constant<O, O::FloorDivide>{});
-    case O::BitwiseAnd:
-      return f(std::integral_constant<O, O::BitwiseAnd>{});
-    case O::BitwiseOr:
-      return f(std::integral_constant<O, O::BitwiseOr>{});
-    case O::BitwiseXor:
-      return f(std::integral_constant<O, O::BitwiseXor>{});
-    case O::Zeta:
-      return f(std::integral_constant<O, O::Zeta>{});
-    case O::Hypot:
-      return f(std::integral_constant<O, O::Hypot>{});
-    case O::Copysign:
-      return f(std::integral_constant<O, O::Copysign>{});
-    case O::Nextafter:
-      return f(std::integral_constant<O, O::Nextafter>{});
-    case O::Fmax:
-      return f(std::integral_constant<O, O::Fmax>{});
-    case O::Fmin:
-      return f(std::integral_constant<O, O::Fmin>{});
-    case O::Igamma:
-      return f(std::integral_constant<O, O::Igamma>{});
-    case O::Igammac:
-      return f(std::integral_constant<O, O::Igammac>{});
-    case O::Gcd:
-      return f(std::integral_constant<O, O::Gcd>{});
-    case O::Lcm:
-      return f(std::integral_constant<O, O::Lcm>{});
-    case O::LeftShift:
-      return f(std::integral_constant<O, O::LeftShift>{});
-    case O::RightShift:
-      return f(std::integral_constant<O, O::RightShift>{});
-  }
-  LG_THROW(Error, "unknown BinaryOp ", static_cast<int>(op));
-}
 
 // Calls fn.template operator()<kind>() with the kind as a constant.
 template <typename F>
@@ -102,8 +41,7 @@ void with_pow_exponent(PowExponent kind, const F& fn) {
 
 void binary(BinaryOp op, DType dtype, const ElementwiseGeometry& g, void* out, const void* a,
             const void* b) {
-  with_op(op, [&](auto op_constant) {
-    constexpr BinaryOp kOp = decltype(op_constant)::value;
+  with_op(op, [&]<BinaryOp kOp>() {
     if constexpr (kOp == BinaryOp::Igamma || kOp == BinaryOp::Igammac) {
       incomplete_gamma(dtype, kOp == BinaryOp::Igamma, g, out, a, b);  // in lanes
     } else {
@@ -119,13 +57,12 @@ void binary(BinaryOp op, DType dtype, const ElementwiseGeometry& g, void* out, c
 
 void binary_scalar(BinaryOp op, DType dtype, const ElementwiseGeometry& g, void* out, const void* a,
                    double s, bool scalar_first) {
-  with_op(op, [&](auto op_constant) {
-    constexpr BinaryOp kOp = decltype(op_constant)::value;
+  with_op(op, [&]<BinaryOp kOp>() {
     dispatch_binary_dtype<kOp>(dtype, [&]<typename T>() {
       const opmath_t<T> scalar = cast_value<opmath_t<T>>(s);
       auto* out_t = static_cast<T*>(out);
       const auto* a_t = static_cast<const T*>(a);
-      if constexpr (decltype(op_constant)::value == BinaryOp::Pow && kPowScalarShortcuts<T>) {
+      if constexpr (kOp == BinaryOp::Pow && kPowScalarShortcuts<T>) {
         if (!scalar_first) {  // Note [pow with a scalar exponent]
           with_pow_exponent(pow_exponent_kind(s), [&]<PowExponent kKind>() {
             elementwise_loop_as<T>(
@@ -138,7 +75,7 @@ void binary_scalar(BinaryOp op, DType dtype, const ElementwiseGeometry& g, void*
           return;
         }
       }
-      if constexpr (decltype(op_constant)::value == BinaryOp::Zeta) {
+      if constexpr (kOp == BinaryOp::Zeta) {
         if (scalar_first && s == 2.0) {
           zeta_of_two(dtype, g, out_t, a_t);  // in lanes
           return;
