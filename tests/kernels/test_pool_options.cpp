@@ -262,13 +262,15 @@ void expect_avg_pool_kernels_match_reference(DType dtype) {
     std::int64_t divisor_override;  // 0: none
   };
   for (const Geometry& c : {
-           Geometry{2, 2, 2, 2, 0, 0, false, true, 0},  // apart (the usual 2 x 2)
-           Geometry{3, 3, 1, 1, 1, 1, false, true, 0},  // overlapping, padded
-           Geometry{3, 2, 2, 1, 1, 1, true, false, 0},  // overlapping, padding not counted, ceil
-           Geometry{2, 3, 3, 2, 0, 1, true, true, 0},   // a gap between window rows, ceil
-           Geometry{3, 3, 2, 2, 1, 1, true, false, 5},  // divisor override
-           Geometry{5, 4, 3, 3, 2, 2, true, true, 0},   // half-window padding, ceil
-           Geometry{1, 1, 1, 1, 0, 0, false, true, 0},  // one element
+           Geometry{2, 2, 2, 2, 0, 0, false, true, 0},   // apart (the usual 2 x 2)
+           Geometry{3, 3, 1, 1, 1, 1, false, true, 0},   // overlapping, padded
+           Geometry{3, 2, 2, 1, 1, 1, true, false, 0},   // overlapping, padding not counted, ceil
+           Geometry{2, 3, 3, 2, 0, 1, true, true, 0},    // a gap between window rows, ceil
+           Geometry{3, 3, 2, 2, 1, 1, true, false, 5},   // divisor override
+           Geometry{5, 4, 3, 3, 2, 2, true, true, 0},    // half-window padding, ceil
+           Geometry{1, 1, 1, 1, 0, 0, false, true, 0},   // one element
+           Geometry{5, 1, 1, 1, 2, 0, false, true, 0},   // 5 rows at stride 1 (local_response_norm)
+           Geometry{11, 1, 1, 1, 0, 0, false, true, 0},  // one row of windows a plane
        }) {
     SCOPED_TRACE(testing::Message() << "kernel " << c.kh << "x" << c.kw << " stride " << c.sh << "x"
                                     << c.sw << " padding " << c.ph << "x" << c.pw << " ceil "

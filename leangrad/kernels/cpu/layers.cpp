@@ -222,23 +222,32 @@ void avg_pool2d_backward(DType dtype, void* grad_in, const void* grad_out, const
     parallel_for(g.planes * g.H, grain_for(kh_windows * g.kw * g.OW),
                  [&](std::int64_t b, std::int64_t e) {
                    std::vector<M> acc(static_cast<std::size_t>(g.W));
-                   std::vector<M> share(static_cast<std::size_t>(g.OW));
+                   // The shares gy / divisor of the output rows the current input row is under,
+                   // each output row's computed once and kept in a ring (slot oh % kh_windows)
+                   // while the next input rows need it: an input row is under at most
+                   // kh_windows consecutive output rows. held: the plane * OH + oh of each slot.
+                   std::vector<M> shares(static_cast<std::size_t>(kh_windows * g.OW));
+                   std::vector<std::int64_t> held(static_cast<std::size_t>(kh_windows), -1);
                    const std::vector<TapColumns> taps = tap_columns(g);
                    for (std::int64_t row = b; row < e; ++row) {  // row = plane * H + h
                      const std::int64_t p = row / g.H, h = row % g.H;
                      std::fill(acc.begin(), acc.end(), M(0));
                      M* a = acc.data();
-                     M* q = share.data();
                      const std::int64_t sw = g.sw, shift = g.pw;
                      const layers_math::OutputRange rows =
                          layers_math::windows_containing(h, g.kh, g.sh, g.ph, g.OH);
                      for (std::int64_t oh = rows.begin; oh < rows.end; ++oh) {
-                       const T* gy_row = gy + (p * g.OH + oh) * g.OW;
-                       const std::int64_t h0 = oh * g.sh - g.ph;
-                       for (std::int64_t ow = 0; ow < g.OW; ++ow) {
-                         const std::int64_t divisor =
-                             layers_math::avg_pool2d_divisor(g, h0, ow * sw - shift);
-                         q[ow] = static_cast<M>(gy_row[ow]) / static_cast<M>(divisor);
+                       const auto slot = static_cast<std::size_t>(oh % kh_windows);
+                       M* q = shares.data() + slot * static_cast<std::size_t>(g.OW);
+                       if (held[slot] != p * g.OH + oh) {
+                         held[slot] = p * g.OH + oh;
+                         const T* gy_row = gy + (p * g.OH + oh) * g.OW;
+                         const std::int64_t h0 = oh * g.sh - g.ph;
+                         for (std::int64_t ow = 0; ow < g.OW; ++ow) {
+                           const std::int64_t divisor =
+                               layers_math::avg_pool2d_divisor(g, h0, ow * sw - shift);
+                           q[ow] = static_cast<M>(gy_row[ow]) / static_cast<M>(divisor);
+                         }
                        }
                        for (std::int64_t j = g.kw - 1; j >= 0; --j) {
                          const TapColumns c = taps[static_cast<std::size_t>(j)];
