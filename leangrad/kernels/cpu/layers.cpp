@@ -223,11 +223,13 @@ void avg_pool2d_backward(DType dtype, void* grad_in, const void* grad_out, const
                  [&](std::int64_t b, std::int64_t e) {
                    std::vector<M> acc(static_cast<std::size_t>(g.W));
                    // The shares gy / divisor of the output rows the current input row is under,
-                   // each output row's computed once and kept in a ring (slot oh % kh_windows)
-                   // while the next input rows need it: an input row is under at most
-                   // kh_windows consecutive output rows. held: the plane * OH + oh of each slot.
-                   std::vector<M> shares(static_cast<std::size_t>(kh_windows * g.OW));
-                   std::vector<std::int64_t> held(static_cast<std::size_t>(kh_windows), -1);
+                   // each output row's computed once and kept in a ring (slot oh % ring) while
+                   // the next input rows need it: an input row is under at most kh_windows
+                   // consecutive output rows, and there are OH. held: the plane * OH + oh of
+                   // each slot.
+                   const std::int64_t ring = std::max<std::int64_t>(1, std::min(kh_windows, g.OH));
+                   std::vector<M> shares(static_cast<std::size_t>(ring * g.OW));
+                   std::vector<std::int64_t> held(static_cast<std::size_t>(ring), -1);
                    const std::vector<TapColumns> taps = tap_columns(g);
                    for (std::int64_t row = b; row < e; ++row) {  // row = plane * H + h
                      const std::int64_t p = row / g.H, h = row % g.H;
@@ -237,7 +239,7 @@ void avg_pool2d_backward(DType dtype, void* grad_in, const void* grad_out, const
                      const layers_math::OutputRange rows =
                          layers_math::windows_containing(h, g.kh, g.sh, g.ph, g.OH);
                      for (std::int64_t oh = rows.begin; oh < rows.end; ++oh) {
-                       const auto slot = static_cast<std::size_t>(oh % kh_windows);
+                       const auto slot = static_cast<std::size_t>(oh % ring);
                        M* q = shares.data() + slot * static_cast<std::size_t>(g.OW);
                        if (held[slot] != p * g.OH + oh) {
                          held[slot] = p * g.OH + oh;
