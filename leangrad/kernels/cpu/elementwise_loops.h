@@ -143,11 +143,13 @@ LG_ALWAYS_INLINE int input_staying_put(const std::int64_t* stride) {
   return staying;
 }
 
-// o[j] = f(input[j]...) for j in [0, n), input kStill staying put.
+// out[offset[0] + j] = f(in_k[offset[k + 1] + j]...) for j in [0, n), input kStill staying put.
 template <std::size_t kStill, typename F, typename Out, std::size_t... K, typename... In>
-LG_ALWAYS_INLINE void run_with_one_still(const F& f, Out* o, std::int64_t n,
-                                         std::index_sequence<K...>, const In*... p) {
-  const std::tuple sources{run_source<K == kStill>(p)...};
+LG_ALWAYS_INLINE void run_with_one_still(const F& f, Out* out, const std::int64_t* offset,
+                                         std::int64_t n, std::index_sequence<K...>,
+                                         const In*... in) {
+  const std::tuple sources{run_source<K == kStill>(in + offset[K + 1])...};
+  Out* o = out + offset[0];
   for (std::int64_t j = 0; j < n; ++j)
     o[j] = f(std::get<K>(sources)[j]...);
 }
@@ -173,16 +175,11 @@ void elementwise_loop(const ElementwiseGeometry& g, const F& fn, Out* out, const
       } else {
         if constexpr (sizeof...(In) >= 2) {  // Note [Runs with a broadcast operand]
           const int still = input_staying_put<static_cast<int>(sizeof...(In))>(stride);
-          const std::tuple starts{(in + offset[K + 1])...};
-          const bool ran = ((still == static_cast<int>(K) &&
-                             (std::apply(
-                                  [&](const auto*... p) LG_LAMBDA_ALWAYS_INLINE {
-                                    run_with_one_still<K>(f, out + offset[0], n,
-                                                          std::index_sequence_for<In...>{}, p...);
-                                  },
-                                  starts),
-                              true)) ||
-                            ...);
+          const bool ran =
+              ((still == static_cast<int>(K) &&
+                (run_with_one_still<K>(f, out, offset, n, std::index_sequence_for<In...>{}, in...),
+                 true)) ||
+               ...);
           if (ran) return;
         }
         for (std::int64_t j = 0; j < n; ++j)

@@ -241,9 +241,10 @@ void avg_pool2d_backward(DType dtype, void* grad_in, const void* grad_out, const
                      for (std::int64_t oh = rows.begin; oh < rows.end; ++oh) {
                        const auto slot = static_cast<std::size_t>(oh % ring);
                        M* q = shares.data() + slot * static_cast<std::size_t>(g.OW);
-                       if (held[slot] != p * g.OH + oh) {
-                         held[slot] = p * g.OH + oh;
-                         const T* gy_row = gy + (p * g.OH + oh) * g.OW;
+                       const std::int64_t out_row = p * g.OH + oh;
+                       if (held[slot] != out_row) {
+                         held[slot] = out_row;
+                         const T* gy_row = gy + out_row * g.OW;
                          const std::int64_t h0 = oh * g.sh - g.ph;
                          for (std::int64_t ow = 0; ow < g.OW; ++ow) {
                            const std::int64_t divisor =
