@@ -3,8 +3,10 @@
 // solves, Householder QR, the symmetric eigenproblem and the SVD, on the host over a batch of
 // row-major matrices in float or double, one matrix per task across threads (parallel_for). LU and
 // Cholesky are LAPACK's right-looking blocked algorithms written here (Note [Blocked
-// factorizations] in the .cpp), LDL^T its unblocked sytf2; the others are Eigen's (HouseholderQR,
-// SelfAdjointEigenSolver: tridiagonal QR; BDCSVD: divide and conquer, Jacobi below 16 columns). All
+// factorizations] in the .cpp), LDL^T its unblocked sytf2; the SVD Eigen's Householder
+// bidiagonalization and then implicit QR on the bidiagonal, written here as LAPACK's bdsqr
+// (kernels/bidiagonal_svd.h; Note [SVD by bidiagonal QR] in the .cpp); the others are Eigen's
+// (HouseholderQR, SelfAdjointEigenSolver: tridiagonal QR). All
 // are LAPACK's in what they return: getrf's and sytf2's pivots, potrf's failing minor, geqrf's
 // signs (R's diagonal carries the Householder reflections' signs, so Q and R match LAPACK's and
 // PyTorch's), syevd's ascending eigenvalues, gesdd's descending singular values.
