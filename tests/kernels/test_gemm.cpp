@@ -134,7 +134,12 @@ void expect_gemm_matches(const Problem& p, std::uint32_t seed, std::int64_t pane
 
 std::vector<Problem> problems() {
   std::vector<Problem> out;
-  const std::int64_t sizes[][3] = {{1, 1, 1}, {3, 5, 7}, {17, 33, 9}, {64, 10, 128}, {65, 127, 33}};
+  // 4 x 4 x 1 to 16 x 16 x 32 take Note [Tiny products]'s loop (up to its 8192 multiply-adds;
+  // 27 columns: a block of 16, one of 8 and 3 left over; b plain and transposed), 16 x 16 x 33
+  // the libraries just above it.
+  const std::int64_t sizes[][3] = {{1, 1, 1},    {3, 5, 7},   {4, 4, 1},     {8, 8, 8},
+                                   {4, 27, 8},   {1, 64, 64}, {64, 64, 1},   {16, 16, 32},
+                                   {16, 16, 33}, {17, 33, 9}, {64, 10, 128}, {65, 127, 33}};
   for (bool ta : {false, true}) {
     for (bool tb : {false, true}) {
       for (const auto& s : sizes) {

@@ -5,13 +5,16 @@
 // b likewise (k, n) or (n, k) with ldb; c (m, n) with ldc. beta == 0 never reads c (it may hold
 // garbage, even NaN), as in BLAS.
 //
-// Two implementations (ops::CpuGemmBackend picks, for float):
+// Products of at most 8192 multiply-adds (at least 4 columns wide) run a plain loop on the calling
+// thread, whatever the backend: the libraries' set-up per call is several times their arithmetic
+// (Note [Tiny products] in gemm.cpp). Two implementations take the rest (ops::CpuGemmBackend
+// picks, for float):
 //  - Eigen's GEMM over Eigen::Maps of the operands (always there, and every float64 product);
 //    compiled for the build's architecture (LEANGRAD_CPU_ARCH).
 //  - oneDNN's sgemm (kernels/onednn/, in builds with LEANGRAD_WITH_ONEDNN; the default there): its
 //    kernels are generated at run time for the CPU the program runs on (AVX2, AVX-512, AMX), so
 //    one binary gets each machine's widest vectors.
-// Both sum each output's k products in an order of their own: results agree to within the usual
+// Each sums an output's k products in an order of its own: results agree to within the usual
 // GEMM rounding bound (k * eps * sum |a| |b|), not bitwise. Each is deterministic for a given
 // thread count and alignment of the operands: Eigen's small products peel their loops to the
 // operands' alignment, so a buffer at another address can change the last bits (tensors are
