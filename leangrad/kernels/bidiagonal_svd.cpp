@@ -19,9 +19,7 @@ T sign_of(T x) {
   return std::copysign(T(1), x);
 }
 
-// c, s and r with [c s; -s c] [f; g] = [r; 0], c >= 0 and r of f's sign (|g| where f is 0).
-// f^2 + g^2 is formed directly where neither square can overflow or lose everything to underflow,
-// and after scaling by the larger magnitude otherwise.
+// A plane rotation [c s; -s c] and what it leaves of the vector it was made for.
 template <typename T>
 struct Rotation {
   T c;
@@ -29,6 +27,9 @@ struct Rotation {
   T r;
 };
 
+// c, s and r with [c s; -s c] [f; g] = [r; 0], c >= 0 and r of f's sign (|g| where f is 0).
+// f^2 + g^2 is formed directly where neither square can overflow or lose everything to underflow,
+// and after scaling by the larger magnitude otherwise.
 template <typename T>
 Rotation<T> make_rotation(T f, T g) {
   constexpr T kSafeMin = std::numeric_limits<T>::min();

@@ -355,10 +355,37 @@ void eigh(const T* a, T* w, T* v, std::int64_t batch, std::int64_t n, bool upper
 //   the reduction's backward error, as LAPACK's gesvd. Eigen's BDCSVD (divide and conquer) spent
 //   5 of its 7.6 ms on a 256 x 256 float32 matrix in the bidiagonal part, where the QR takes 2.4
 //   (1.4 without vectors: svdvals); bench/results/2026-12-06-cpu-svd-bidiagonal-qr-zen4-2core.md.
+//   The QR's rotations stream U's and V's columns once a sweep, O(k^2) sweeps' steps of O(k) work
+//   each, where the divide and conquer's merges are matrix products: one thread, 512 x 512 float32
+//   33 ms against 41, 1024 255 against 259, 2048 2.02 s against 1.69. Above kSvdQrLimit columns
+//   (k) the SVD is BDCSVD's.
 //   A NaN or an infinity is refused up front (info 1), as the iteration would not converge on it.
+// The SVD of the row-major A by Eigen's BDCSVD into s, and u and vh when vectors, as svd's.
+template <typename T>
+void divide_and_conquer_svd(const ConstMatrixMap<T>& am, T* u, T* s, T* vh, bool full_matrices,
+                            std::int32_t& info) {
+  int options = 0;
+  if (u != nullptr) {
+    options = full_matrices ? Eigen::ComputeFullU | Eigen::ComputeFullV
+                            : Eigen::ComputeThinU | Eigen::ComputeThinV;
+  }
+  const Eigen::BDCSVD<RowMatrix<T>> d(am, options);
+  if (d.info() != Eigen::Success) {
+    info = 1;
+    return;
+  }
+  const std::int64_t k = d.singularValues().size();
+  VectorMap<T>(s, k) = d.singularValues();
+  if (u == nullptr) return;
+  const auto matrix_u = d.matrixU();
+  const auto matrix_v = d.matrixV();
+  MatrixMap<T>(u, matrix_u.rows(), matrix_u.cols()) = matrix_u;
+  MatrixMap<T>(vh, matrix_v.cols(), matrix_v.rows()) = matrix_v.transpose();
+}
+
 template <typename T>
 void svd(const T* a, T* u, T* s, T* vh, std::int64_t batch, std::int64_t m, std::int64_t n,
-         bool full_matrices, std::int32_t* info) {
+         bool full_matrices, std::int32_t* info, std::int64_t qr_limit) {
   const std::int64_t k = std::min(m, n);
   const std::int64_t u_cols = full_matrices ? m : k;
   const std::int64_t vh_rows = full_matrices ? n : k;
@@ -376,6 +403,11 @@ void svd(const T* a, T* u, T* s, T* vh, std::int64_t batch, std::int64_t m, std:
     }
     if (!am.allFinite()) {
       info[b] = 1;
+      return;
+    }
+    if (k > qr_limit) {
+      divide_and_conquer_svd<T>(am, vectors ? u + b * m * u_cols : nullptr, s + b * k,
+                                vectors ? vh + b * vh_rows * n : nullptr, full_matrices, info[b]);
       return;
     }
     ColMatrix<T> tall = wide ? ColMatrix<T>(am.transpose()) : ColMatrix<T>(am);
@@ -424,7 +456,7 @@ void svd(const T* a, T* u, T* s, T* vh, std::int64_t batch, std::int64_t m, std:
   template void geqrf<T>(T*, T*, std::int64_t, std::int64_t, std::int64_t);                       \
   template void eigh<T>(const T*, T*, T*, std::int64_t, std::int64_t, bool, std::int32_t*);       \
   template void svd<T>(const T*, T*, T*, T*, std::int64_t, std::int64_t, std::int64_t, bool,      \
-                       std::int32_t*);
+                       std::int32_t*, std::int64_t);
 LEANGRAD_DECOMPOSITIONS(float)
 LEANGRAD_DECOMPOSITIONS(double)
 #undef LEANGRAD_DECOMPOSITIONS

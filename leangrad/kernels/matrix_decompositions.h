@@ -5,7 +5,8 @@
 // Cholesky are LAPACK's right-looking blocked algorithms written here (Note [Blocked
 // factorizations] in the .cpp), LDL^T its unblocked sytf2; the SVD Eigen's Householder
 // bidiagonalization and then implicit QR on the bidiagonal, written here as LAPACK's bdsqr
-// (kernels/bidiagonal_svd.h; Note [SVD by bidiagonal QR] in the .cpp); the others are Eigen's
+// (kernels/bidiagonal_svd.h; Note [SVD by bidiagonal QR] in the .cpp), Eigen's BDCSVD above
+// kSvdQrLimit columns; the others are Eigen's
 // (HouseholderQR, SelfAdjointEigenSolver: tridiagonal QR). All
 // are LAPACK's in what they return: getrf's and sytf2's pivots, potrf's failing minor, geqrf's
 // signs (R's diagonal carries the Householder reflections' signs, so Q and R match LAPACK's and
@@ -85,9 +86,12 @@ void eigh(const T* a, T* w, T* v, std::int64_t batch, std::int64_t n, bool upper
 
 // A (m, n) = U diag(s) Vh: s (k = min(m, n)) descending and non-negative; u (m, m or k) and vh (n
 // or k, n) orthonormal (full_matrices or not), both null for the values only. info: 0, or 1
-// where the input holds a NaN or an infinity or the iteration did not converge.
+// where the input holds a NaN or an infinity or the iteration did not converge. Matrices with k
+// up to qr_limit finish with bidiagonal QR, larger ones with Eigen's divide and conquer (Note [SVD
+// by bidiagonal QR]); the tests lower qr_limit to reach the second on small matrices.
+inline constexpr std::int64_t kSvdQrLimit = 1024;
 template <typename T>
 void svd(const T* a, T* u, T* s, T* vh, std::int64_t batch, std::int64_t m, std::int64_t n,
-         bool full_matrices, std::int32_t* info);
+         bool full_matrices, std::int32_t* info, std::int64_t qr_limit = kSvdQrLimit);
 
 }  // namespace leangrad::kernels

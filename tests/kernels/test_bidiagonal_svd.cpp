@@ -4,7 +4,8 @@
 // of its own), the factors by multiplying them back. The matrices are random, graded in either
 // direction (large at the top, then at the bottom: the sweeps run down and up, and the zero-shift
 // sweep runs where the values span many decades), with zeros on the diagonal or above it, and
-// with clustered values; in float and double.
+// with clustered values; in float and double. Then kernels::svd's two algorithms (bidiagonal QR up
+// to kSvdQrLimit columns, Eigen's divide and conquer above) on the same matrices.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -16,6 +17,7 @@
 #include <gtest/gtest.h>
 
 #include <leangrad/kernels/bidiagonal_svd.h>
+#include <leangrad/kernels/matrix_decompositions.h>
 
 namespace leangrad::test {
 namespace {
@@ -257,6 +259,82 @@ TEST(BidiagonalSvd, TwoByTwoIsExact) {
     if (std::isfinite(static_cast<double>(squares)) && squares > 0 &&
         squares > std::numeric_limits<double>::min()) {
       ASSERT_LE(std::fabs(got_squares / squares - 1), 2 * bound);
+    }
+  }
+}
+
+// kernels::svd with qr_limit 0 takes BDCSVD, which the library uses only above kSvdQrLimit (1024)
+// columns: both algorithms give a factorization of A, within the residual of a backward-stable
+// one (a sum of n products per entry, so c n u max|A| with the max norm's gap to the 2-norm
+// another n), the same values to that bound, orthonormal factors and descending values.
+template <typename T>
+void check_both_svds(std::int64_t m, std::int64_t n, bool full, std::uint64_t seed) {
+  SCOPED_TRACE(std::to_string(m) + " x " + std::to_string(n) + (full ? " full" : " thin") +
+               (sizeof(T) == 4 ? ", float" : ", double"));
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> normal;
+  std::vector<T> a(static_cast<std::size_t>(m * n));
+  for (T& x : a)
+    x = static_cast<T>(normal(rng));
+  const std::int64_t k = std::min(m, n);
+  const std::int64_t u_cols = full ? m : k, vh_rows = full ? n : k;
+  long double max_a = 0;
+  for (const T x : a)
+    max_a = std::max(max_a, std::fabs(static_cast<long double>(x)));
+  const long double big = static_cast<long double>(std::max(m, n));
+  const long double bound = 8 * big * big * kUnit<T> * max_a;
+  std::vector<std::vector<T>> values;
+  for (const std::int64_t limit : {kernels::kSvdQrLimit, std::int64_t{0}}) {
+    SCOPED_TRACE(limit == 0 ? "divide and conquer" : "bidiagonal QR");
+    std::vector<T> u(static_cast<std::size_t>(m * u_cols)), s(static_cast<std::size_t>(k)),
+        vh(static_cast<std::size_t>(vh_rows * n));
+    std::int32_t info = -1;
+    kernels::svd<T>(a.data(), u.data(), s.data(), vh.data(), 1, m, n, full, &info, limit);
+    ASSERT_EQ(info, 0);
+    long double residual = 0, u_orthogonal = 0, v_orthogonal = 0;
+    for (std::int64_t i = 0; i < m; ++i) {
+      for (std::int64_t j = 0; j < n; ++j) {
+        long double sum = 0;
+        for (std::int64_t p = 0; p < k; ++p)
+          sum += static_cast<long double>(u[i * u_cols + p]) * s[p] * vh[p * n + j];
+        residual = std::max(residual, std::fabs(sum - a[i * n + j]));
+      }
+    }
+    for (std::int64_t i = 0; i < u_cols; ++i) {
+      for (std::int64_t j = 0; j < u_cols; ++j) {
+        long double sum = 0;
+        for (std::int64_t r = 0; r < m; ++r)
+          sum += static_cast<long double>(u[r * u_cols + i]) * u[r * u_cols + j];
+        u_orthogonal = std::max(u_orthogonal, std::fabs(sum - (i == j ? 1 : 0)));
+      }
+    }
+    for (std::int64_t i = 0; i < vh_rows; ++i) {
+      for (std::int64_t j = 0; j < vh_rows; ++j) {
+        long double sum = 0;
+        for (std::int64_t c = 0; c < n; ++c)
+          sum += static_cast<long double>(vh[i * n + c]) * vh[j * n + c];
+        v_orthogonal = std::max(v_orthogonal, std::fabs(sum - (i == j ? 1 : 0)));
+      }
+    }
+    EXPECT_LE(residual, bound);
+    EXPECT_LE(u_orthogonal, bound / max_a);
+    EXPECT_LE(v_orthogonal, bound / max_a);
+    EXPECT_TRUE(std::is_sorted(s.rbegin(), s.rend()));
+    EXPECT_GE(s.back(), T(0));
+    values.push_back(s);
+  }
+  for (std::int64_t i = 0; i < k; ++i)
+    EXPECT_LE(std::fabs(static_cast<long double>(values[0][i]) - values[1][i]), 2 * bound);
+}
+
+TEST(KernelSvd, BidiagonalQrAndDivideAndConquerAgree) {
+  std::uint64_t seed = 100;
+  for (const auto& [m, n] :
+       {std::pair<std::int64_t, std::int64_t>{7, 7}, {40, 12}, {12, 40}, {33, 33}, {1, 5}}) {
+    for (const bool full : {false, true}) {
+      check_both_svds<double>(m, n, full, seed);
+      check_both_svds<float>(m, n, full, seed);
+      ++seed;
     }
   }
 }
