@@ -151,7 +151,8 @@ std::int64_t check_slice_index(const char* op, const Tensor& input, std::int64_t
     // (On CUDA the kernel's own reading of a bad index gives NaN, without a synchronisation.)
     const Tensor idx = index.to(kInt64).contiguous();
     const std::int64_t* v = idx.data_ptr<std::int64_t>();
-    for (std::int64_t i = 0; i < idx.numel(); ++i) {
+    const std::int64_t count = idx.numel();  // out of the loop: numel() is a call each time
+    for (std::int64_t i = 0; i < count; ++i) {
       LG_CHECK(v[i] >= 0 && v[i] < size, op, ": index ", v[i], " at position ", i,
                " is out of range for dim ", d, " of size ", size, " (input shape ", input.shape(),
                ")");

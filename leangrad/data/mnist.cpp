@@ -213,7 +213,8 @@ MNIST::MNIST(const std::string& root, Split split, const char* dataset_name) {
   images_ = empty({n, 1, kImageSide, kImageSide});  // (N, C, H, W) float32
   const std::uint8_t* src = pixels.data_ptr<std::uint8_t>();
   float* dst = images_.data_ptr<float>();
-  for (std::int64_t i = 0; i < pixels.numel(); ++i)
+  const std::int64_t count = pixels.numel();
+  for (std::int64_t i = 0; i < count; ++i)
     dst[i] = static_cast<float>(src[i]) / 255.0f;
 
   targets_ = empty({n}, TensorOptions(kInt64));

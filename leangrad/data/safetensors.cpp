@@ -341,7 +341,8 @@ NamedTensors load_safetensors(const std::string& path, Device device) {
     if (e.dtype == kBool) {
       // Any byte other than 0 or 1 would be an invalid bool: normalise as numpy does (x != 0).
       auto* bytes = static_cast<std::uint8_t*>(host.data_ptr());
-      for (std::int64_t i = 0; i < host.numel(); ++i)
+      const std::int64_t count = host.numel();
+      for (std::int64_t i = 0; i < count; ++i)
         bytes[i] = bytes[i] != 0;
     }
     out.emplace_back(e.name, device.is_cuda() ? host.to(device) : host);

@@ -124,7 +124,8 @@ void check_targets_on_cpu(const char* op, const Tensor& target, std::int64_t C,
                           std::int64_t ignore_index) {
   if (!target.device().is_cpu()) return;
   const std::int64_t* t = target.data_ptr<std::int64_t>();
-  for (std::int64_t i = 0; i < target.numel(); ++i) {
+  const std::int64_t count = target.numel();  // out of the loop: numel() is a call each time
+  for (std::int64_t i = 0; i < count; ++i) {
     LG_CHECK(t[i] == ignore_index || (t[i] >= 0 && t[i] < C), op, ": target ", t[i], " at index ",
              i, " is out of bounds for ", C, " classes (expected [0, ", C - 1, "] or ignore_index ",
              ignore_index, ")");
@@ -176,10 +177,17 @@ Tensor max_pool2d_backward(const Tensor& grad_out, const Tensor& indices, const 
   // The CPU kernel scatters into the plane at each index: every one must lie in it, or be -1 (a
   // window holding no input element; max_pool2d's own always do; a caller's may not). The CUDA
   // kernel gathers, and ignores the others.
+  // The check is one pass the compiler runs in SIMD lanes; the first index outside is looked for
+  // only to name it (a loop calling numel() and branching per index took longer than the
+  // backward itself).
   if (idx.device().is_cpu()) {
     const std::int64_t plane = g.H * g.W;
+    const std::int64_t count = idx.numel();
     const std::int64_t* at = idx.data_ptr<std::int64_t>();
-    for (std::int64_t i = 0; i < idx.numel(); ++i) {
+    bool inside = true;
+    for (std::int64_t i = 0; i < count; ++i)
+      inside &= (at[i] >= -1) & (at[i] < plane);
+    for (std::int64_t i = 0; !inside && i < count; ++i) {
       LG_CHECK_SHAPE(at[i] >= -1 && at[i] < plane, "max_pool2d_backward: index ", at[i],
                      " at position ", i, " is outside the input plane of ", g.H, " x ", g.W,
                      " (input shape ", input_shape, "; -1 marks a window holding no input)");

@@ -189,6 +189,7 @@ void expect_max_pool_kernels_match_reference(DType dtype) {
     bool ceil_mode;
   };
   for (const Geometry& c : {
+           Geometry{2, 2, 2, 2, 0, 0, 1, 1, false},  // the usual 2 x 2: its own loop
            Geometry{2, 3, 2, 3, 0, 0, 1, 1, false},  // inside, non-overlapping
            Geometry{3, 2, 1, 2, 0, 0, 2, 3, false},  // inside, dilated, overlapping
            Geometry{2, 2, 3, 4, 0, 0, 2, 3, true},   // dilated, non-overlapping: scatter

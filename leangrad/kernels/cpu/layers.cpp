@@ -26,6 +26,54 @@ using layers_math::Pool2dShape;
 
 // Pooling walks whole rows, so the index arithmetic (divisions) is done once a row, not once an
 // element: per element it cost more than the comparisons themselves.
+
+// Output rows [begin, end) (row = plane * OH + oh) of the usual 2 x 2 window at stride 2 inside
+// the plane: the four taps of a window in one pass over the row, in max_pool2d_at's order (so the
+// same maxima and indices), the plane and row stepped rather than divided out again. Four passes
+// of a short row (7 outputs in the CNN's second pooling), each a loop of its own, and two
+// divisions a row had cost more than the comparisons
+// (bench/results/2026-12-06-cpu-max-pool-2x2-zen4-2core.md).
+// best, at = v, v_at where max_pool_takes(v, best), by masks rather than branches: the rows are
+// short (the vector loop covers little of them) and on data such as a network's activations each
+// comparison is a coin toss, which a branch per comparison in the scalar code paid for in
+// mispredictions (three an output).
+template <typename M>
+[[gnu::always_inline]] inline void take_if(M v, std::int64_t v_at, M& best, std::int64_t& at) {
+  using Bits = std::conditional_t<sizeof(M) == 4, std::uint32_t, std::uint64_t>;
+  const bool take = layers_math::max_pool_takes(v, best);
+  const Bits mask = Bits{0} - static_cast<Bits>(take);
+  best = std::bit_cast<M>((std::bit_cast<Bits>(best) & ~mask) | (std::bit_cast<Bits>(v) & mask));
+  const std::int64_t at_mask = -static_cast<std::int64_t>(take);
+  at = (at & ~at_mask) | (v_at & at_mask);
+}
+
+template <typename T, typename M>
+void max_pool2d_two_by_two(const T* x, T* y, std::int64_t* indices, std::int64_t H, std::int64_t W,
+                           std::int64_t OH, std::int64_t OW, std::int64_t begin, std::int64_t end) {
+  std::int64_t plane = begin / OH;
+  std::int64_t oh = begin % OH;
+  for (std::int64_t row = begin; row < end; ++row) {
+    const std::int64_t top = 2 * oh * W;  // the window's first row, in the plane
+    const T* __restrict r0 = x + plane * H * W + top;
+    const T* __restrict r1 = r0 + W;
+    T* __restrict y_row = y + row * OW;
+    std::int64_t* __restrict index_row = indices + row * OW;
+    for (std::int64_t ow = 0; ow < OW; ++ow) {
+      const std::int64_t c = 2 * ow;
+      M best = static_cast<M>(r0[c]);
+      std::int64_t at = top + c;
+      take_if(static_cast<M>(r0[c + 1]), top + c + 1, best, at);
+      take_if(static_cast<M>(r1[c]), top + W + c, best, at);
+      take_if(static_cast<M>(r1[c + 1]), top + W + c + 1, best, at);
+      y_row[ow] = static_cast<T>(best);
+      index_row[ow] = at;
+    }
+    if (++oh == OH) {
+      oh = 0;
+      ++plane;
+    }
+  }
+}
 void max_pool2d(DType dtype, void* out, std::int64_t* indices, const void* in,
                 const Pool2dShape& g) {
   // Every window inside the plane (no padding, and with ceil_mode no window reaching past the
@@ -35,10 +83,18 @@ void max_pool2d(DType dtype, void* out, std::int64_t* indices, const void* in,
   const std::int64_t span_h = (g.kh - 1) * g.dh + 1, span_w = (g.kw - 1) * g.dw + 1;
   const bool inside = g.ph == 0 && g.pw == 0 && (g.OH - 1) * g.sh + span_h <= g.H &&
                       (g.OW - 1) * g.sw + span_w <= g.W;
+  const bool two_by_two =
+      inside && g.kh == 2 && g.kw == 2 && g.sh == 2 && g.sw == 2 && g.dh == 1 && g.dw == 1;
   dispatch_floating(dtype, "max_pool2d", [&]<typename T>() {
     using M = opmath_t<T>;
     const T* x = static_cast<const T*>(in);
     T* y = static_cast<T*>(out);
+    if (two_by_two) {
+      parallel_for(g.planes * g.OH, grain_for(16 * g.OW), [&](std::int64_t b, std::int64_t e) {
+        max_pool2d_two_by_two<T, M>(x, y, indices, g.H, g.W, g.OH, g.OW, b, e);
+      });
+      return;
+    }
     parallel_for(g.planes * g.OH, grain_for(16 * g.OW), [&](std::int64_t b, std::int64_t e) {
       std::vector<M> best(inside ? static_cast<std::size_t>(g.OW) : 0);
       for (std::int64_t row = b; row < e; ++row) {  // row = plane * OH + oh
