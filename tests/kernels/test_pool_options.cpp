@@ -177,8 +177,9 @@ TEST(PoolOptionsGrad, AvgPoolCeilModeCountIncludePadAndDivisor) {
 // that kernels/cpu/layers.cpp's row-at-a-time forward and scatter backward must reproduce bit
 // for bit (ties and NaNs included).
 template <typename T>
-void expect_max_pool_kernels_match_reference(DType dtype) {
-  const std::int64_t N = 2, C = 3, H = 11, W = 13;
+void expect_max_pool_kernels_match_reference(DType dtype, std::int64_t H, std::int64_t W) {
+  SCOPED_TRACE(testing::Message() << "planes of " << H << " x " << W);
+  const std::int64_t N = 2, C = 3;
   std::vector<double> values(static_cast<std::size_t>(N * C * H * W));
   for (std::size_t i = 0; i < values.size(); ++i)
     values[i] = static_cast<double>((i * 7) % 5) - 2.0;  // many ties
@@ -243,9 +244,13 @@ void expect_max_pool_kernels_match_reference(DType dtype) {
   }
 }
 
+// Widths 13, 21, 16 and 5 give the 2 x 2 window's rows of 6, 10, 8 and 2 outputs: its loop's
+// blocks of 4 (the last overlapping), of 8 and a last 8 overlapping, of 8 exactly, and none.
 TEST(PoolOptionsKernels, MaxPoolCpuKernelsMatchTheReferenceLoop) {
-  expect_max_pool_kernels_match_reference<float>(kFloat32);
-  expect_max_pool_kernels_match_reference<double>(kFloat64);
+  for (const std::int64_t W : {13, 21, 16, 5}) {
+    expect_max_pool_kernels_match_reference<float>(kFloat32, 11, W);
+    expect_max_pool_kernels_match_reference<double>(kFloat64, 11, W);
+  }
 }
 
 // Average pooling's row-at-a-time forward and backward (kernels/cpu/layers.cpp) against
