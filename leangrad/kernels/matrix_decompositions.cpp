@@ -360,6 +360,7 @@ void eigh(const T* a, T* w, T* v, std::int64_t batch, std::int64_t n, bool upper
 //   33 ms against 41, 1024 255 against 259, 2048 2.02 s against 1.69. Above kSvdQrLimit columns
 //   (k) the SVD is BDCSVD's.
 //   A NaN or an infinity is refused up front (info 1), as the iteration would not converge on it.
+
 // The SVD of the row-major A by Eigen's BDCSVD into s, and u and vh when vectors, as svd's.
 template <typename T>
 void divide_and_conquer_svd(const ConstMatrixMap<T>& am, T* u, T* s, T* vh, bool full_matrices,
