@@ -24,9 +24,6 @@ using layers_math::Pool2dShape;
 
 // ---- Pooling ---------------------------------------------------------------------------------
 
-// Pooling walks whole rows, so the index arithmetic (divisions) is done once a row, not once an
-// element: per element it cost more than the comparisons themselves.
-
 // best, at = v, v_at where max_pool_takes(v, best), by masks rather than branches, so that the
 // comparisons run in SIMD lanes, and where they do not (a row of fewer than 4 outputs), on data
 // such as a network's activations, where each comparison is a coin toss, pay no misprediction
@@ -92,6 +89,9 @@ void max_pool2d_two_by_two(const T* x, T* y, std::int64_t* indices, std::int64_t
     }
   }
 }
+
+// Pooling walks whole rows, so the index arithmetic (divisions) is done once a row, not once an
+// element: per element it cost more than the comparisons themselves.
 void max_pool2d(DType dtype, void* out, std::int64_t* indices, const void* in,
                 const Pool2dShape& g) {
   // Every window inside the plane (no padding, and with ceil_mode no window reaching past the
