@@ -466,8 +466,9 @@ inline float tan_polynomial(float x) {
   const float smaller = y_larger ? b : a;
   const float larger = y_larger ? a : b;
   const bool both_zero = (a == 0.0f) & (b == 0.0f);
-  const bool both_infinite =
-      (a == std::numeric_limits<float>::infinity()) & (b == std::numeric_limits<float>::infinity());
+  // The constant named first: clang warns of a bitwise & whose operand calls a function.
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  const bool both_infinite = (a == kInf) & (b == kInf);
   const float t = both_zero ? 0.0f : (both_infinite ? 1.0f : smaller / larger);
   const float p = atan_unit(t);
   // The angle of (|x|, |y|) is p or pi/2 - p, and of (-|x|, |y|) pi/2 + p or pi - p: a base in
