@@ -25,9 +25,10 @@ using layers_math::Pool2dShape;
 // ---- Pooling ---------------------------------------------------------------------------------
 
 // best, at = v, v_at where max_pool_takes(v, best), by masks rather than branches, so that the
-// comparisons run in SIMD lanes, and where they do not (a row of fewer than 4 outputs), on data
-// such as a network's activations, where each comparison is a coin toss, pay no misprediction
-// (three an output when the scalar code branched).
+// comparisons run in SIMD lanes, and where they do not (a row's scalar remainder), on data such
+// as a network's activations, where each comparison is a coin toss, pay no misprediction (three
+// an output when the 2 x 2 window's scalar code branched). Every max-pool loop of this file that
+// walks a row takes its taps through it.
 template <typename M>
 [[gnu::always_inline]] inline void take_if(M v, std::int64_t v_at, M& best, std::int64_t& at) {
   using Bits = std::conditional_t<sizeof(M) == 4, std::uint32_t, std::uint64_t>;
@@ -136,13 +137,9 @@ void max_pool2d(DType dtype, void* out, std::int64_t* indices, const void* in,
           for (std::int64_t j = i == 0 ? 1 : 0; j < g.kw; ++j) {
             const std::int64_t offset = (h0 + i * g.dh) * W + j * g.dw;
             const T* x_row = plane + offset;
-            for (std::int64_t ow = 0; ow < OW; ++ow) {
-              const M v = static_cast<M>(x_row[ow * sw]);
-              const M current = best_row[ow];
-              const bool take = layers_math::max_pool_takes(v, current);
-              best_row[ow] = take ? v : current;
-              index_row[ow] = take ? offset + ow * sw : index_row[ow];
-            }
+            for (std::int64_t ow = 0; ow < OW; ++ow)
+              take_if(static_cast<M>(x_row[ow * sw]), offset + ow * sw, best_row[ow],
+                      index_row[ow]);
           }
         }
         for (std::int64_t ow = 0; ow < g.OW; ++ow)
