@@ -47,8 +47,7 @@ Tensor& view_in_place(const char* op, Tensor& self,
   }
   const Tensor out = view(self);
   TensorImpl& impl = self.impl();
-  impl.sizes = out.sizes();
-  impl.strides = out.strides();
+  impl.set_geometry(out.sizes(), out.strides());
   impl.storage_offset = out.storage_offset();
   if (out.grad_fn() != nullptr) {
     const autograd::Edge edge = autograd::gradient_edge(out);
@@ -154,8 +153,7 @@ Tensor& Tensor::resize_(const Shape& size) {
       checked_nbytes(checked_add(storage_offset(), numel, op), element_size(), op);
   TensorImpl& impl = this->impl();
   if (numel > 0 && needed > impl.storage->nbytes()) grow_storage(impl.storage, needed, op);
-  impl.sizes = size;
-  impl.strides = std::move(strides);
+  impl.set_geometry(size, std::move(strides));
   bump_version();
   return *this;
 }
@@ -182,8 +180,7 @@ Tensor& Tensor::set_() {
   TensorImpl& impl = this->impl();
   impl.storage = Storage::allocate(0, device(), is_pinned());
   impl.storage_offset = 0;
-  impl.sizes = {0};
-  impl.strides = {1};
+  impl.set_geometry({0}, {1});
   bump_version();
   return *this;
 }

@@ -24,8 +24,7 @@ Tensor make_tensor(std::shared_ptr<Storage> storage, DType dtype, Shape sizes, S
   auto impl = std::make_shared<TensorImpl>();
   impl->storage = std::move(storage);
   impl->storage_offset = storage_offset;
-  impl->sizes = std::move(sizes);
-  impl->strides = std::move(strides);
+  impl->set_geometry(std::move(sizes), std::move(strides));
   impl->dtype = dtype;
   return Tensor(std::move(impl));
 }
@@ -38,11 +37,19 @@ std::int64_t Tensor::stride(std::int64_t dim) const {
   return strides()[wrap_dim(dim, this->dim(), "stride")];
 }
 
-std::int64_t Tensor::numel() const {
-  std::int64_t n = 1;
-  for (std::int64_t s : shape())
-    n *= s;
-  return n;
+void TensorImpl::set_geometry(Shape sizes, Strides strides) {
+  std::int64_t numel = 1;
+  for (const std::int64_t size : sizes)
+    numel *= size;  // the caller checked the product: no overflow
+  sizes_ = std::move(sizes);
+  strides_ = std::move(strides);
+  numel_ = numel;
+}
+
+void TensorImpl::swap_geometry(TensorImpl& other) noexcept {
+  std::swap(sizes_, other.sizes_);
+  std::swap(strides_, other.strides_);
+  std::swap(numel_, other.numel_);
 }
 
 bool Tensor::is_contiguous() const {
@@ -146,8 +153,7 @@ void Tensor::set_data(const Tensor& other) const {
   const TensorImpl& source = other.impl();
   self.storage = source.storage;
   self.storage_offset = source.storage_offset;
-  self.sizes = source.sizes;
-  self.strides = source.strides;
+  self.set_geometry(source.sizes(), source.strides());
   self.dtype = source.dtype;
   bump_version();
 }
@@ -157,8 +163,7 @@ void Tensor::swap_data(const Tensor& other) const noexcept {
   TensorImpl& source = *other.impl_;
   std::swap(self.storage, source.storage);
   std::swap(self.storage_offset, source.storage_offset);
-  std::swap(self.sizes, source.sizes);
-  std::swap(self.strides, source.strides);
+  self.swap_geometry(source);
   std::swap(self.dtype, source.dtype);
   self.version_counter->version.fetch_add(1);
   source.version_counter->version.fetch_add(1);

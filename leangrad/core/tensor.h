@@ -80,18 +80,31 @@ class ViewRegistration {
   std::shared_ptr<VersionCounter> counter_;
 };
 
-// The state behind a Tensor handle. Plain data: the invariants (sizes/strides within the
-// storage) are established by the functions that create tensors and views.
+// The state behind a Tensor handle. Plain data but for the geometry: the invariants (sizes and
+// strides within the storage) are established by the functions that create tensors and views,
+// and the sizes change only through set_geometry, which keeps their product, numel(), beside
+// them. Kernels ask for numel() in their loops; it is a load, not a product over the dims.
 struct TensorImpl {
   std::shared_ptr<Storage> storage;
   std::int64_t storage_offset = 0;  // in elements
-  Shape sizes;
-  Strides strides;  // in elements
   DType dtype = DType::Float32;
   std::shared_ptr<VersionCounter> version_counter = std::make_shared<VersionCounter>();
   // Null until autograd needs it (requires_grad, grad_fn, grad, hooks).
   std::shared_ptr<autograd::AutogradMeta> autograd_meta;
   ViewRegistration view;  // active when this tensor is a view (views::as_strided)
+
+  const Shape& sizes() const { return sizes_; }
+  const Strides& strides() const { return strides_; }  // in elements
+  std::int64_t numel() const { return numel_; }
+  // Sizes and strides of one rank, already checked against the storage by the caller (their
+  // product fits in int64: shape_numel or checked_extent said so).
+  void set_geometry(Shape sizes, Strides strides);
+  void swap_geometry(TensorImpl& other) noexcept;
+
+ private:
+  Shape sizes_;
+  Strides strides_;
+  std::int64_t numel_ = 1;  // a 0-d tensor holds one element
 };
 
 class Tensor {
@@ -102,13 +115,13 @@ class Tensor {
   bool defined() const { return impl_ != nullptr; }
 
   // ---- Metadata ----------------------------------------------------------------------------
-  const Shape& shape() const { return impl().sizes; }
-  const Shape& sizes() const { return impl().sizes; }
+  const Shape& shape() const { return impl().sizes(); }
+  const Shape& sizes() const { return impl().sizes(); }
   std::int64_t size(std::int64_t dim) const;
-  const Strides& strides() const { return impl().strides; }
+  const Strides& strides() const { return impl().strides(); }
   std::int64_t stride(std::int64_t dim) const;
-  std::int64_t dim() const { return static_cast<std::int64_t>(impl().sizes.size()); }
-  std::int64_t numel() const;
+  std::int64_t dim() const { return static_cast<std::int64_t>(impl().sizes().size()); }
+  std::int64_t numel() const { return impl().numel(); }
   DType dtype() const { return impl().dtype; }
   Device device() const { return impl().storage->device(); }
   TensorOptions options() const { return TensorOptions(dtype()).device(device()); }
@@ -1129,17 +1142,19 @@ void check_accessor(const Tensor& t, DType dtype, std::size_t dims, const char* 
 template <typename T, std::size_t N>
 TensorAccessor<T, N> Tensor::accessor() const& {
   detail::check_accessor(*this, dtype_of<T>, N, "accessor", true, false);
-  return TensorAccessor<T, N>(data_ptr<T>(), impl().sizes.data(), impl().strides.data());
+  return TensorAccessor<T, N>(data_ptr<T>(), impl().sizes().data(), impl().strides().data());
 }
 template <typename T, std::size_t N>
 PackedTensorAccessor64<T, N> Tensor::packed_accessor64() const& {
   detail::check_accessor(*this, dtype_of<T>, N, "packed_accessor64", false, false);
-  return PackedTensorAccessor64<T, N>(data_ptr<T>(), impl().sizes.data(), impl().strides.data());
+  return PackedTensorAccessor64<T, N>(data_ptr<T>(), impl().sizes().data(),
+                                      impl().strides().data());
 }
 template <typename T, std::size_t N>
 PackedTensorAccessor32<T, N> Tensor::packed_accessor32() const& {
   detail::check_accessor(*this, dtype_of<T>, N, "packed_accessor32", false, true);
-  return PackedTensorAccessor32<T, N>(data_ptr<T>(), impl().sizes.data(), impl().strides.data());
+  return PackedTensorAccessor32<T, N>(data_ptr<T>(), impl().sizes().data(),
+                                      impl().strides().data());
 }
 
 namespace autograd {

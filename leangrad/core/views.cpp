@@ -12,8 +12,7 @@ Tensor share_storage(const Tensor& base, Shape sizes, Strides strides,
   auto impl = std::make_shared<TensorImpl>();
   impl->storage = base.storage();
   impl->storage_offset = storage_offset;
-  impl->sizes = std::move(sizes);
-  impl->strides = std::move(strides);
+  impl->set_geometry(std::move(sizes), std::move(strides));
   impl->dtype = base.dtype();
   impl->version_counter = base.impl().version_counter;  // views share the version counter
   return Tensor(std::move(impl));

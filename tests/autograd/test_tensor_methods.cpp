@@ -318,6 +318,48 @@ TEST(TensorMethods, SetSharesTheSourcesStorageAndGeometry) {
   EXPECT_EQ(p.shape(), (Shape{3}));
 }
 
+// numel() is kept beside the sizes (TensorImpl::set_geometry): after every change of shape it is
+// still their product, counted here.
+TEST(TensorMethods, NumelFollowsEveryChangeOfShape) {
+  const auto product = [](const Tensor& t) {
+    std::int64_t n = 1;
+    for (const std::int64_t size : t.shape())
+      n *= size;
+    return n;
+  };
+  const auto expect_numel = [&](const Tensor& t, std::int64_t expected) {
+    EXPECT_EQ(product(t), expected) << t.shape();
+    EXPECT_EQ(t.numel(), expected) << t.shape();
+  };
+  expect_numel(Tensor(std::make_shared<TensorImpl>()), 1);  // 0-d
+  expect_numel(zeros({}), 1);
+  expect_numel(zeros({3, 0, 5}), 0);
+  Tensor t = arange(24.0).reshape({2, 3, 4});
+  expect_numel(t.slice(1, 0, 2), 16);
+  expect_numel(t.select(0, 1), 12);
+  expect_numel(t.unsqueeze(1).expand({2, 5, 3, 4}), 120);
+  expect_numel(t.as_strided({2, 2}, {1, 1}), 4);
+  t.resize_({5, 2});
+  expect_numel(t, 10);
+  t.resize_as_(zeros({7}));
+  expect_numel(t, 7);
+  t.unsqueeze_(0);
+  t.transpose_(0, 1);
+  expect_numel(t, 7);
+  t.as_strided_({3, 2}, {1, 1});
+  expect_numel(t, 6);
+  t.set_(zeros({4, 4}));
+  expect_numel(t, 16);
+  t.set_();
+  expect_numel(t, 0);
+  Tensor other = zeros({9});
+  t.set_data(zeros({2, 3}));
+  expect_numel(t, 6);
+  t.swap_data(other);
+  expect_numel(t, 9);
+  expect_numel(other, 6);
+}
+
 // ---- Accessors and metadata ----
 
 TEST(TensorMethods, AccessorsReadAndWriteThroughTheStrides) {
