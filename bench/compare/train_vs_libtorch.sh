@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# leangrad-train against LibTorch on the CPU: the same Fashion-MNIST recipes (mlp: SGD lr 0.1,
-# cnn: Adam lr 1e-3, batch 64), the same thread count, step times measured the same way (wall
+# leangrad-train against LibTorch on the CPU: the same Fashion-MNIST recipes (mlp: SGD lr 0.1;
+# cnn and srnet at its default width 16 and 2 blocks: Adam lr 1e-3; batch 64), the same thread count, step times measured the same way (wall
 # time between optimizer steps, data included). Builds bench/compare/libtorch (installs LibTorch's
 # packages when missing, common.sh) and prints a markdown table on stdout; the runs' logs go to
 # stderr.
-#   bench/compare/train_vs_libtorch.sh build/tools/leangrad-train [THREADS=2] [STEPS=300]
-# mlp runs STEPS optimizer steps, cnn STEPS/2 (its steps are ~8x longer). The LibTorch program is
+#   bench/compare/train_vs_libtorch.sh build/tools/leangrad-train [THREADS=2] [STEPS=300] \
+#     [MODELS=mlp,cnn,srnet]
+# mlp runs STEPS optimizer steps, cnn and srnet STEPS/2 (their steps are ~8x longer). The LibTorch program is
 # built in $LIBTORCH_BUILD_DIR (bench/compare/common.sh).
 #
 # LibTorch's matmuls go through the system's libblas.so.3, and Debian's default one is netlib's
@@ -17,10 +18,16 @@ set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=common.sh
 source "$(dirname "$0")/common.sh"
 
-[[ $# -ge 1 && $# -le 3 ]] || usage_error "LEANGRAD_TRAIN_BINARY [THREADS=2] [STEPS=300]"
+[[ $# -ge 1 && $# -le 4 ]] ||
+  usage_error "LEANGRAD_TRAIN_BINARY [THREADS=2] [STEPS=300] [MODELS=mlp,cnn,srnet]"
 leangrad_train=$1
 threads=${2:-2}
 steps=${3:-300}
+IFS=, read -r -a models <<<"${4:-mlp,cnn,srnet}"
+for model in "${models[@]}"; do
+  [[ $model == mlp || $model == cnn || $model == srnet ]] ||
+    usage_error "LEANGRAD_TRAIN_BINARY [THREADS=2] [STEPS=300] [MODELS=mlp,cnn,srnet]"
+done
 require_executable "$leangrad_train"
 libtorch_train=$(build_libtorch libtorch-train)
 blas_env=()  # what libtorch-train and ldd run under: LIBTORCH_BLAS_DIR first on the library path
@@ -50,13 +57,13 @@ run() {
 
 echo "| model | threads | steps | leangrad median / p90 (ms/step) | libtorch median / p90 (ms/step) | libtorch / leangrad |"
 echo "| --- | --- | --- | --- | --- | --- |"
-for model in mlp cnn; do
+for model in "${models[@]}"; do
   if [[ $model == mlp ]]; then
     model_steps=$steps
     recipe=(--model mlp)
   else
     model_steps=$((steps / 2 > 0 ? steps / 2 : 1))
-    recipe=(--model cnn --optimizer adam --lr 1e-3)
+    recipe=(--model "$model" --optimizer adam --lr 1e-3)
   fi
   common=(--epochs 1 --threads "$threads" --max-steps "$model_steps" --seed 0)
   run "leangrad-$model" "$leangrad_train" "${recipe[@]}" --device cpu "${common[@]}"
@@ -71,4 +78,4 @@ for model in mlp cnn; do
 done
 echo
 echo "libtorch / leangrad: ratio of the medians, > 1 means leangrad is faster." \
-  "LibTorch $(sed -n 's/.*LibTorch \([0-9.]*\)).*/\1/p' "$logs/libtorch-mlp"), BLAS: $blas_note."
+  "LibTorch $(sed -n 's/.*LibTorch \([0-9.]*\)).*/\1/p' "$logs/libtorch-${models[0]}"), BLAS: $blas_note."

@@ -4,6 +4,7 @@
 // per-epoch and "step time:" lines in leangrad-train's format.
 //   libtorch-train --model mlp --epochs 1 --threads 2
 //   libtorch-train --model cnn --epochs 1 --threads 2 --max-steps 150
+//   libtorch-train --model srnet --width 16 --blocks 2 --epochs 1 --threads 2 --max-steps 150
 // Exit codes: 0 success, 1 runtime error (missing data...), 2 bad command line.
 #include <torch/torch.h>
 #include <zlib.h>
@@ -15,6 +16,7 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <numeric>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -30,6 +32,8 @@ constexpr int64_t kImageSide = 28;
 
 struct Options {
   std::string model = "mlp";
+  int64_t width = 16;  // srnet
+  int64_t blocks = 2;  // srnet
   int epochs = 10;
   int threads = 0;        // 0: LibTorch's default
   int64_t max_steps = 0;  // 0: no limit
@@ -43,9 +47,9 @@ struct UsageError : std::runtime_error {
 };
 
 const char* kUsage =
-    "usage: libtorch-train [--model mlp|cnn] [--epochs N] [--threads N] [--max-steps N]\n"
-    "                      [--seed N] [--data DIR]\n"
-    "  mlp: SGD lr 0.1, cnn: Adam lr 1e-3, batch 64 (leangrad-train's recipes)\n";
+    "usage: libtorch-train [--model mlp|cnn|srnet] [--width N] [--blocks N] [--epochs N]\n"
+    "                      [--threads N] [--max-steps N] [--seed N] [--data DIR]\n"
+    "  mlp: SGD lr 0.1; cnn and srnet: Adam lr 1e-3; batch 64 (leangrad-train's recipes)\n";
 
 int64_t parse_positive(const std::string& option, const std::string& text) {
   size_t used = 0;
@@ -71,9 +75,13 @@ Options parse_options(int argc, char** argv) {
     if (i + 1 >= argc) throw UsageError(option + ": missing value (or unknown option)");
     const std::string value = argv[++i];
     if (option == "--model") {
-      if (value != "mlp" && value != "cnn")
-        throw UsageError("--model: expected mlp or cnn, got '" + value + "'");
+      if (value != "mlp" && value != "cnn" && value != "srnet")
+        throw UsageError("--model: expected mlp, cnn or srnet, got '" + value + "'");
       o.model = value;
+    } else if (option == "--width") {
+      o.width = parse_positive(option, value);
+    } else if (option == "--blocks") {
+      o.blocks = value == "0" ? 0 : parse_positive(option, value);
     } else if (option == "--epochs") {
       o.epochs = static_cast<int>(parse_positive(option, value));
     } else if (option == "--threads") {
@@ -153,8 +161,99 @@ Split load_split(const std::string& root, const std::string& prefix) {
 
 // ---- Models (tools/train_models.cpp) ------------------------------------------------------------
 
-torch::nn::Sequential make_model(const std::string& name) {
-  namespace nn = torch::nn;
+namespace nn = torch::nn;
+
+// srnet's residual block: conv, GroupNorm, TanhExp, conv, GroupNorm, plus the input. LibTorch has
+// no TanhExp: x tanh(e^x) is written as a PyTorch user writes it, three ops under autograd.
+struct ResidualBlockImpl : nn::Module {
+  explicit ResidualBlockImpl(int64_t width) {
+    const int64_t groups = std::gcd(width, int64_t{32});
+    const auto conv = nn::Conv2dOptions(width, width, 3).padding(1).bias(false);
+    conv1 = register_module("conv1", nn::Conv2d(conv));
+    norm1 = register_module("norm1", nn::GroupNorm(nn::GroupNormOptions(groups, width)));
+    conv2 = register_module("conv2", nn::Conv2d(conv));
+    norm2 = register_module("norm2", nn::GroupNorm(nn::GroupNormOptions(groups, width)));
+  }
+  torch::Tensor forward(const torch::Tensor& x) {
+    const torch::Tensor h = norm1(conv1(x));
+    return x + norm2(conv2(h * torch::tanh(torch::exp(h))));
+  }
+  nn::Conv2d conv1{nullptr}, conv2{nullptr};
+  nn::GroupNorm norm1{nullptr}, norm2{nullptr};
+};
+TORCH_MODULE(ResidualBlock);
+
+// Super-resolution 2x, (B, 1, 14, 14) -> (B, 1, 28, 28): head conv to 4 * width channels, pixel
+// shuffle, the residual blocks, tail conv (zero at the start) added to logit(nearest-neighbour
+// upsampling), sigmoid.
+struct SRNetImpl : nn::Module {
+  SRNetImpl(int64_t width, int64_t blocks) {
+    head = register_module("head", nn::Conv2d(nn::Conv2dOptions(1, 4 * width, 3).padding(1)));
+    shuffle = register_module("shuffle", nn::PixelShuffle(2));
+    body = register_module("blocks", nn::Sequential());
+    for (int64_t i = 0; i < blocks; ++i)
+      body->push_back(ResidualBlock(width));
+    tail = register_module("tail", nn::Conv2d(nn::Conv2dOptions(width, 1, 3).padding(1)));
+    torch::NoGradGuard no_grad;
+    tail->weight.zero_();
+    tail->bias.zero_();
+  }
+  torch::Tensor forward(const torch::Tensor& x) {
+    const torch::Tensor features = body->forward(shuffle(head(x)));
+    const torch::Tensor up =
+        nn::functional::interpolate(x, nn::functional::InterpolateFuncOptions()
+                                           .scale_factor(std::vector<double>{2.0, 2.0})
+                                           .mode(torch::kNearest)) *
+            0.998 +
+        0.001;
+    return torch::sigmoid(tail(features) + (up.log() - (1.0 - up).log()));
+  }
+  nn::Conv2d head{nullptr}, tail{nullptr};
+  nn::PixelShuffle shuffle{nullptr};
+  nn::Sequential body{nullptr};
+};
+TORCH_MODULE(SRNet);
+
+// The 3x3 Laplacian of (B, 1, H, W), zero-padded to the same size.
+torch::Tensor laplacian(const torch::Tensor& images) {
+  const torch::Tensor kernel =
+      torch::tensor({0.0f, 1.0f, 0.0f, 1.0f, -4.0f, 1.0f, 0.0f, 1.0f, 0.0f}).view({1, 1, 3, 3});
+  return torch::conv2d(images, kernel, {}, 1, 1);
+}
+
+constexpr double kEdgeWeight = 0.5;  // tools/train_models.h
+
+// The models behind one interface: the classifiers as a Sequential, srnet as itself.
+struct Model {
+  nn::Sequential classifier{nullptr};
+  SRNet srnet{nullptr};
+
+  bool super_resolution() const { return !srnet.is_empty(); }
+  std::vector<torch::Tensor> parameters() const {
+    return super_resolution() ? srnet->parameters() : classifier->parameters();
+  }
+  void train(bool on) {
+    if (super_resolution()) {
+      srnet->train(on);
+    } else {
+      classifier->train(on);
+    }
+  }
+  // leangrad-train's model_input: srnet sees the images average-pooled 2x.
+  torch::Tensor forward(const torch::Tensor& images) {
+    return super_resolution() ? srnet->forward(torch::avg_pool2d(images, 2))
+                              : classifier->forward(images);
+  }
+  // leangrad-train's training_loss.
+  torch::Tensor loss(const torch::Tensor& images, const torch::Tensor& labels) {
+    const torch::Tensor output = forward(images);
+    if (!super_resolution()) return nn::functional::cross_entropy(output, labels);
+    return torch::l1_loss(output, images) +
+           kEdgeWeight * torch::l1_loss(laplacian(output), laplacian(images));
+  }
+};
+
+nn::Sequential make_classifier(const std::string& name) {
   if (name == "mlp") {
     return nn::Sequential(nn::Flatten(),         // (B, 1, 28, 28) -> (B, 784)
                           nn::Linear(784, 128),  // (B, 128)
@@ -173,19 +272,40 @@ torch::nn::Sequential make_model(const std::string& name) {
                         nn::Linear(128, 10));                                 // (B, 10)
 }
 
-// Fraction of the test set classified correctly (eval mode, no graph), as argmax of the logits.
-double evaluate(torch::nn::Sequential& model, const Split& test) {
-  model->eval();
-  torch::NoGradGuard no_grad;
-  int64_t correct = 0;
-  const int64_t n = test.images.size(0);
-  for (int64_t start = 0; start < n; start += kEvalBatchSize) {
-    const int64_t end = std::min(start + kEvalBatchSize, n);
-    const torch::Tensor predicted = model->forward(test.images.slice(0, start, end)).argmax(1);
-    correct += predicted.eq(test.labels.slice(0, start, end)).sum().item<int64_t>();
+Model make_model(const Options& o) {
+  Model model;
+  if (o.model == "srnet") {
+    model.srnet = SRNet(o.width, o.blocks);
+  } else {
+    model.classifier = make_classifier(o.model);
   }
-  model->train();
-  return n > 0 ? static_cast<double>(correct) / static_cast<double>(n) : 0.0;
+  return model;
+}
+
+// The classifiers' test accuracy (argmax of the logits), srnet's mean test PSNR in dB (an exact
+// image counts as 100 dB), in eval mode without a graph; srnet in training-sized batches.
+double evaluate(Model& model, const Split& test) {
+  model.train(false);
+  torch::NoGradGuard no_grad;
+  double score = 0;
+  const int64_t n = test.images.size(0);
+  const int64_t batch = model.super_resolution() ? kBatchSize : kEvalBatchSize;
+  for (int64_t start = 0; start < n; start += batch) {
+    const int64_t end = std::min(start + batch, n);
+    const torch::Tensor images = test.images.slice(0, start, end);
+    const torch::Tensor output = model.forward(images);
+    if (model.super_resolution()) {
+      const torch::Tensor mse = (output - images).pow(2).mean({1, 2, 3}).to(torch::kFloat64);
+      const torch::Tensor psnr =
+          torch::where(mse > 1e-10, -10.0 * torch::log10(mse), torch::full_like(mse, 100.0));
+      score += psnr.sum().item<double>();
+    } else {
+      score += static_cast<double>(
+          output.argmax(1).eq(test.labels.slice(0, start, end)).sum().item<int64_t>());
+    }
+  }
+  model.train(true);
+  return n > 0 ? score / static_cast<double>(n) : 0.0;
 }
 
 // Nearest-rank percentile (0 < q <= 1) of unsorted values, as leangrad-train computes it.
@@ -210,19 +330,19 @@ int train(const Options& o) {
   if (o.threads > 0) at::set_num_threads(o.threads);
   torch::manual_seed(o.seed);
 
-  torch::nn::Sequential model = make_model(o.model);
+  Model model = make_model(o);
   const bool sgd = o.model == "mlp";
   const double lr = sgd ? 0.1 : 1e-3;
   std::unique_ptr<torch::optim::Optimizer> optimizer;
   if (sgd) {
     optimizer =
-        std::make_unique<torch::optim::SGD>(model->parameters(), torch::optim::SGDOptions(lr));
+        std::make_unique<torch::optim::SGD>(model.parameters(), torch::optim::SGDOptions(lr));
   } else {
     optimizer =
-        std::make_unique<torch::optim::Adam>(model->parameters(), torch::optim::AdamOptions(lr));
+        std::make_unique<torch::optim::Adam>(model.parameters(), torch::optim::AdamOptions(lr));
   }
   int64_t num_parameters = 0;
-  for (const torch::Tensor& p : model->parameters())
+  for (const torch::Tensor& p : model.parameters())
     num_parameters += p.numel();
 
   const Split train_set = load_split(o.data, "train");
@@ -230,10 +350,14 @@ int train(const Options& o) {
   const int64_t n = train_set.images.size(0);
   const int64_t steps_per_epoch = (n + kBatchSize - 1) / kBatchSize;  // drop_last false
 
-  std::cout << "libtorch-train: model " << o.model << " (" << num_parameters << " parameters), "
-            << (sgd ? "sgd" : "adam") << " lr " << lr << ", batch " << kBatchSize << ", "
-            << o.epochs << " epochs on cpu (" << at::get_num_threads() << " CPU threads, "
-            << at::get_num_interop_threads() << " inter-op; LibTorch " << TORCH_VERSION << ")\n"
+  const std::string shape = model.super_resolution() ? " (width " + std::to_string(o.width) + ", " +
+                                                           std::to_string(o.blocks) + " blocks)"
+                                                     : "";
+  std::cout << "libtorch-train: model " << o.model << shape << " (" << num_parameters
+            << " parameters), " << (sgd ? "sgd" : "adam") << " lr " << lr << ", batch "
+            << kBatchSize << ", " << o.epochs << " epochs on cpu (" << at::get_num_threads()
+            << " CPU threads, " << at::get_num_interop_threads() << " inter-op; LibTorch "
+            << TORCH_VERSION << ")\n"
             << "data: " << n << " training / " << test_set.images.size(0) << " test images from "
             << o.data << "\n"
             << std::flush;
@@ -244,7 +368,7 @@ int train(const Options& o) {
   int64_t global_step = 0;
   bool stopped = false;  // by --max-steps
   for (int epoch = 1; epoch <= o.epochs && !stopped; ++epoch) {
-    model->train();
+    model.train(true);
     std::vector<double> step_ms;
     double loss_sum = 0, window_loss_sum = 0;
     int64_t step = 0, window_steps = 0;
@@ -258,8 +382,7 @@ int train(const Options& o) {
       const torch::Tensor labels = train_set.labels.index_select(0, indices);
 
       optimizer->zero_grad();
-      const torch::Tensor loss =
-          torch::nn::functional::cross_entropy(model->forward(images), labels);
+      const torch::Tensor loss = model.loss(images, labels);
       loss.backward();
       const double step_loss = loss.item<float>();
       optimizer->step();
@@ -291,11 +414,16 @@ int train(const Options& o) {
                 << step << "/" << steps_per_epoch << std::endl;
       break;
     }
-    const double accuracy = evaluate(model, test_set);
+    const double score = evaluate(model, test_set);
+    char score_text[64];
+    if (model.super_resolution()) {
+      std::snprintf(score_text, sizeof(score_text), "test PSNR %.2f dB", score);
+    } else {
+      std::snprintf(score_text, sizeof(score_text), "test accuracy %.2f%%", 100.0 * score);
+    }
     char line[192];
-    std::snprintf(line, sizeof(line),
-                  "epoch %d/%d: train loss %.4f, test accuracy %.2f%%, %.2f ms/step, %.1f s", epoch,
-                  o.epochs, loss_sum / static_cast<double>(step), 100.0 * accuracy, mean(step_ms),
+    std::snprintf(line, sizeof(line), "epoch %d/%d: train loss %.4f, %s, %.2f ms/step, %.1f s",
+                  epoch, o.epochs, loss_sum / static_cast<double>(step), score_text, mean(step_ms),
                   train_seconds);
     std::cout << line << std::endl;
   }
