@@ -527,11 +527,15 @@ Tensor conv2d_weight_grad(const Tensor& grad_out, const Tensor& x, const Shape& 
 //  - Gemm: im2col + GEMM always.
 //  - Direct: oneDNN's direct convolution wherever oneDNN has one for the problem and the CPU, also
 //    under LEANGRAD_CPU_GEMM=eigen (for tests and benchmarks).
-// Either way, a problem oneDNN has no direct implementation for, a build without oneDNN and
-// float64 run im2col + GEMM. Results agree to within the rounding of a sum, not bitwise. The
-// default comes from the environment, read once: LEANGRAD_CPU_CONV=auto, gemm or direct; another
-// value is named in a warning on stderr and auto is used.
-enum class CpuConv2dAlgorithm : std::uint8_t { Auto, Gemm, Direct };
+//  - Rows: the loop over zero-padded rows (kernels/cpu/conv_rows.h) wherever it applies (stride
+//    and dilation 1, padding below the kernel's size), float32 and float64; Auto takes it for
+//    few output channels.
+// Either way, a problem the chosen path does not take runs im2col + GEMM (oneDNN has no direct
+// convolution for float64, nor any in a build without oneDNN). Results agree to within the
+// rounding of a sum, not bitwise. The default comes from the environment, read once:
+// LEANGRAD_CPU_CONV=auto, gemm, direct or rows; another value is named in a warning on stderr and
+// auto is used.
+enum class CpuConv2dAlgorithm : std::uint8_t { Auto, Gemm, Direct, Rows };
 void set_cpu_conv2d_algorithm(CpuConv2dAlgorithm algorithm);
 CpuConv2dAlgorithm cpu_conv2d_algorithm();
 // Sets the algorithm for a scope and restores the previous one on leaving it, also by an exception.

@@ -37,8 +37,10 @@ std::atomic<Conv2dBackend>& backend_setting() {
 // LEANGRAD_CPU_CONV, read once (Note [Settings from the environment] in core/env_choice.h).
 CpuConv2dAlgorithm cpu_algorithm_from_environment() {
   constexpr CpuConv2dAlgorithm kAlgorithms[] = {CpuConv2dAlgorithm::Auto, CpuConv2dAlgorithm::Gemm,
-                                                CpuConv2dAlgorithm::Direct};
-  return kAlgorithms[detail::env_choice("LEANGRAD_CPU_CONV", {"auto", "gemm", "direct"}, 0)];
+                                                CpuConv2dAlgorithm::Direct,
+                                                CpuConv2dAlgorithm::Rows};
+  return kAlgorithms[detail::env_choice("LEANGRAD_CPU_CONV", {"auto", "gemm", "direct", "rows"},
+                                        0)];
 }
 
 std::atomic<CpuConv2dAlgorithm>& cpu_algorithm_setting() {
@@ -325,6 +327,7 @@ bool use_conv3d_kernel(const Tensor& x, const Tensor& weight, const Tensor& bias
     return false;
   switch (cpu_conv2d_algorithm()) {
     case CpuConv2dAlgorithm::Gemm:
+    case CpuConv2dAlgorithm::Rows:  // conv2d's alone
       return false;
     case CpuConv2dAlgorithm::Direct:
       break;

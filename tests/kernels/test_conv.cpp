@@ -314,6 +314,55 @@ TEST(Conv2d, GradcheckOddCases) {
   }
 }
 
+// Cases for the convolution by padded rows (kernels/cpu/conv_rows.cpp): stride 1, dilation 1,
+// padding below the kernel's size. Output channels 1 to 9 (blocks of 4 and their remainders, in
+// the forward and, as in channels, the input gradient), groups, a 5 x 3 kernel with uneven
+// padding, no padding, a single-pixel output, planes wider than a chunk of the wide grid.
+std::vector<ConvCase> rows_cases() {
+  return {
+      {"rows_16_to_1", {2, 16, 6, 7}, {1, 16, 3, 3}, true, {1, 1}, {1, 1}},
+      {"rows_1_to_1_laplacian", {3, 1, 5, 4}, {1, 1, 3, 3}, false, {1, 1}, {1, 1}},
+      {"rows_3_to_2_no_padding", {2, 3, 6, 5}, {2, 3, 3, 3}, true},
+      {"rows_5_to_3_kernel_5x3", {1, 5, 8, 6}, {3, 5, 5, 3}, true, {1, 1}, {2, 0}},
+      {"rows_6_to_9_groups3", {2, 6, 5, 5}, {9, 2, 3, 3}, true, {1, 1}, {1, 1}, {1, 1}, 3},
+      {"rows_7_to_4_one_pixel", {2, 7, 3, 3}, {4, 7, 3, 3}, true},
+      {"rows_2_to_5_wide", {1, 2, 4, 70}, {5, 2, 3, 3}, true, {1, 1}, {1, 1}},
+  };
+}
+
+// Under CpuConv2dAlgorithm::Rows: the forward against the direct loop, the gradients against
+// finite differences (float64), and float32 within a sum's rounding of float64, for every case
+// (those it does not take run im2col + GEMM), at 1 and 2 threads.
+TEST(Conv2d, ConvolutionByPaddedRowsMatchesTheReferences) {
+  const ops::CpuConv2dAlgorithmGuard rows(ops::CpuConv2dAlgorithm::Rows);
+  for (const ConvCase& c : rows_cases()) {
+    SCOPED_TRACE(c.name);
+    const std::vector<Tensor> in = make_inputs(c, 31);
+    Shape expected_shape;
+    const std::vector<double> expected =
+        direct_conv(c, to_vector(in[0]), to_vector(in[1]),
+                    c.bias ? to_vector(in[2]) : std::vector<double>{}, expected_shape);
+    const Tensor y = run_conv(c, in);
+    EXPECT_EQ(y.shape(), expected_shape);
+    EXPECT_TRUE(all_close(y, expected, 1e-12, 1e-12));
+    EXPECT_TRUE(gradcheck([&c](const std::vector<Tensor>& t) { return run_conv(c, t); },
+                          make_inputs(c, 37)));
+  }
+  const int threads_before = get_num_threads();
+  std::vector<ConvCase> cases = rows_cases();
+  for (ConvCase& c : all_cases())
+    cases.push_back(std::move(c));
+  for (int threads : {1, 2}) {
+    SCOPED_TRACE("threads " + std::to_string(threads));
+    set_num_threads(threads);
+    expect_float32_within_rounding(cases);
+  }
+  set_num_threads(threads_before);
+  // The default's choice among the paths, over the same cases.
+  const ops::CpuConv2dAlgorithmGuard automatic(ops::CpuConv2dAlgorithm::Auto);
+  expect_float32_within_rounding(rows_cases());
+}
+
 TEST(Conv2d, HalfAndBFloat16RoundTheFloat32Result) {
   const ConvCase c{"f16", {2, 3, 6, 5}, {4, 3, 3, 3}, true, {1, 1}, {1, 1}};
   const std::vector<Tensor> in = make_inputs(c, 3);

@@ -7,15 +7,18 @@
 //   weight grad: dw[g] (C_out/g, K) += dy[n, g] @ col^T                 (summed over n)
 // Index math is kernels/conv_geometry.h, shared with the CUDA implicit GEMM. A 1x1 convolution
 // with stride 1 and no padding needs no im2col: col is x itself. float32 convolutions with enough
-// channels go to oneDNN's direct convolution instead (kernels/cpu/conv_direct.h; Note [Which CPU
+// channels go to oneDNN's direct convolution instead (kernels/cpu/conv_direct.h), stride-1 ones
+// with few output channels to the loop over padded rows (kernels/cpu/conv_rows.h; Note [Which CPU
 // convolution]).
 #include <leangrad/kernels/backend.h>
 
 #include <algorithm>
+#include <type_traits>
 #include <vector>
 
 #include <leangrad/core/error.h>
 #include <leangrad/kernels/cpu/conv_direct.h>
+#include <leangrad/kernels/cpu/conv_rows.h>
 #include <leangrad/kernels/cpu/gemm.h>
 #include <leangrad/kernels/cpu/parallel_for.h>
 #include <leangrad/kernels/ops.h>
@@ -286,28 +289,95 @@ void weight_grad_typed(const Conv2dGeometry& g, T* dw, const T* dy, const T* x) 
 //       (16 -> 8: 0.89x to 0.96x).
 //     Measured at 1 and 2 threads on a quiet Zen 4 guest
 //     (bench/results/2026-11-29-cpu-conv-quiet-zen4-2core.md, docs/kernels.md).
+//   Otherwise, under Auto, a convolution of stride 1 and dilation 1 with few output channels per
+//   group, at most kRowsMaxOutChannels = 4 for the forward and the input gradient and
+//   kRowsMaxOutChannelsWeightGrad = 2 for the weight gradient, runs the loop over zero-padded rows
+//   (kernels/cpu/conv_rows.h, Note [Convolution by padded rows]), float32 and float64 alike: there
+//   im2col's traffic was the time. At batch 64 on 28 x 28, one thread, 16 -> 1 (srnet's tail):
+//   forward 0.88 -> 0.36 ms, input grad 1.08 -> 0.20, weight grad 0.97 -> 0.54; 16 -> 4: 1.00 ->
+//   0.69, 1.15 -> 0.62, but the weight gradient 1.16 -> 1.76; 16 -> 8 about even, 1 -> 32 and
+//   1 -> 64 two to five times slower (bench/results/2026-12-06-cpu-conv-rows-zen4-2core.md).
 //   Everything else runs im2col + GEMM: float64 (oneDNN has no float64 convolution), builds
 //   without oneDNN, and any problem for which oneDNN offers no generated direct kernel on this
 //   CPU (the entries of conv_direct.h return false; oneDNN's own GEMM and reference fallbacks are
-//   never used). The two paths sum in different orders; both are checked against the reference
-//   loop in float64 (tests/kernels/test_conv.cpp).
+//   never used). The paths sum in different orders; each is checked against the reference loop in
+//   float64 (tests/kernels/test_conv.cpp).
 constexpr std::int64_t kDirectMinChannels = 16;
+constexpr std::int64_t kRowsMaxOutChannels = 4;
+constexpr std::int64_t kRowsMaxOutChannelsWeightGrad = 2;
 
 enum class Entry { Forward, InputGrad, WeightGrad };
+enum class Path { Gemm, Direct, Rows };
 
-bool wants_direct(const Conv2dGeometry& g, Entry entry) {
+// The path to try first; Direct falls back to Gemm where oneDNN declines.
+Path path_for(const Conv2dGeometry& g, Entry entry) {
   switch (ops::cpu_conv2d_algorithm()) {
     case ops::CpuConv2dAlgorithm::Gemm:
-      return false;
+      return Path::Gemm;
     case ops::CpuConv2dAlgorithm::Direct:
-      return true;
+      return Path::Direct;
+    case ops::CpuConv2dAlgorithm::Rows:
+      return conv_rows_applies(g) ? Path::Rows : Path::Gemm;
     case ops::CpuConv2dAlgorithm::Auto:
       break;
   }
-  if (ops::cpu_gemm_backend() != ops::CpuGemmBackend::OneDnn) return false;
   const bool enough_inputs = g.in_channels_per_group() >= kDirectMinChannels;
   const bool enough_outputs = g.out_channels_per_group() >= kDirectMinChannels;
-  return entry == Entry::WeightGrad ? enough_outputs : enough_inputs && enough_outputs;
+  const bool direct = entry == Entry::WeightGrad ? enough_outputs : enough_inputs && enough_outputs;
+  if (direct && ops::cpu_gemm_backend() == ops::CpuGemmBackend::OneDnn) return Path::Direct;
+  const std::int64_t rows_max =
+      entry == Entry::WeightGrad ? kRowsMaxOutChannelsWeightGrad : kRowsMaxOutChannels;
+  if (g.out_channels_per_group() <= rows_max && conv_rows_applies(g)) return Path::Rows;
+  return Path::Gemm;
+}
+
+// Each entry on the path path_for chose; oneDNN's direct convolution is float32 only.
+template <typename T>
+void forward_on_path(const Conv2dGeometry& g, T* y, const T* x, const T* w, const T* bias) {
+  switch (path_for(g, Entry::Forward)) {
+    case Path::Rows:
+      return conv2d_rows_forward(g, y, x, w, bias);
+    case Path::Direct:
+      if constexpr (std::is_same_v<T, float>) {
+        if (onednn::conv2d_direct_forward(g, y, x, w, bias)) return;
+      }
+      break;
+    case Path::Gemm:
+      break;
+  }
+  forward_typed(g, y, x, w, bias);
+}
+
+template <typename T>
+void input_grad_on_path(const Conv2dGeometry& g, T* dx, const T* dy, const T* w) {
+  switch (path_for(g, Entry::InputGrad)) {
+    case Path::Rows:
+      return conv2d_rows_input_grad(g, dx, dy, w);
+    case Path::Direct:
+      if constexpr (std::is_same_v<T, float>) {
+        if (onednn::conv2d_direct_input_grad(g, dx, dy, w)) return;
+      }
+      break;
+    case Path::Gemm:
+      break;
+  }
+  input_grad_typed(g, dx, dy, w);
+}
+
+template <typename T>
+void weight_grad_on_path(const Conv2dGeometry& g, T* dw, const T* dy, const T* x) {
+  switch (path_for(g, Entry::WeightGrad)) {
+    case Path::Rows:
+      return conv2d_rows_weight_grad(g, dw, dy, x);
+    case Path::Direct:
+      if constexpr (std::is_same_v<T, float>) {
+        if (onednn::conv2d_direct_weight_grad(g, dw, dy, x)) return;
+      }
+      break;
+    case Path::Gemm:
+      break;
+  }
+  weight_grad_typed(g, dw, dy, x);
 }
 
 }  // namespace
@@ -316,19 +386,11 @@ void conv2d_forward(DType dtype, const Conv2dGeometry& g, void* y, const void* x
                     const void* bias) {
   switch (dtype) {
     case DType::Float32:
-      if (wants_direct(g, Entry::Forward) &&
-          onednn::conv2d_direct_forward(g, static_cast<float*>(y), static_cast<const float*>(x),
-                                        static_cast<const float*>(w),
-                                        static_cast<const float*>(bias))) {
-        return;
-      }
-      forward_typed(g, static_cast<float*>(y), static_cast<const float*>(x),
-                    static_cast<const float*>(w), static_cast<const float*>(bias));
-      return;
+      return forward_on_path(g, static_cast<float*>(y), static_cast<const float*>(x),
+                             static_cast<const float*>(w), static_cast<const float*>(bias));
     case DType::Float64:
-      forward_typed(g, static_cast<double*>(y), static_cast<const double*>(x),
-                    static_cast<const double*>(w), static_cast<const double*>(bias));
-      return;
+      return forward_on_path(g, static_cast<double*>(y), static_cast<const double*>(x),
+                             static_cast<const double*>(w), static_cast<const double*>(bias));
     default:
       LG_THROW(DTypeError, "conv2d (cpu kernel): expected float32 or float64, got ", dtype);
   }
@@ -338,19 +400,11 @@ void conv2d_input_grad(DType dtype, const Conv2dGeometry& g, void* dx, const voi
                        const void* w) {
   switch (dtype) {
     case DType::Float32:
-      if (wants_direct(g, Entry::InputGrad) &&
-          onednn::conv2d_direct_input_grad(g, static_cast<float*>(dx),
-                                           static_cast<const float*>(dy),
-                                           static_cast<const float*>(w))) {
-        return;
-      }
-      input_grad_typed(g, static_cast<float*>(dx), static_cast<const float*>(dy),
-                       static_cast<const float*>(w));
-      return;
+      return input_grad_on_path(g, static_cast<float*>(dx), static_cast<const float*>(dy),
+                                static_cast<const float*>(w));
     case DType::Float64:
-      input_grad_typed(g, static_cast<double*>(dx), static_cast<const double*>(dy),
-                       static_cast<const double*>(w));
-      return;
+      return input_grad_on_path(g, static_cast<double*>(dx), static_cast<const double*>(dy),
+                                static_cast<const double*>(w));
     default:
       LG_THROW(DTypeError, "conv2d_input_grad (cpu kernel): expected float32 or float64, got ",
                dtype);
@@ -361,19 +415,11 @@ void conv2d_weight_grad(DType dtype, const Conv2dGeometry& g, void* dw, const vo
                         const void* x) {
   switch (dtype) {
     case DType::Float32:
-      if (wants_direct(g, Entry::WeightGrad) &&
-          onednn::conv2d_direct_weight_grad(g, static_cast<float*>(dw),
-                                            static_cast<const float*>(dy),
-                                            static_cast<const float*>(x))) {
-        return;
-      }
-      weight_grad_typed(g, static_cast<float*>(dw), static_cast<const float*>(dy),
-                        static_cast<const float*>(x));
-      return;
+      return weight_grad_on_path(g, static_cast<float*>(dw), static_cast<const float*>(dy),
+                                 static_cast<const float*>(x));
     case DType::Float64:
-      weight_grad_typed(g, static_cast<double*>(dw), static_cast<const double*>(dy),
-                        static_cast<const double*>(x));
-      return;
+      return weight_grad_on_path(g, static_cast<double*>(dw), static_cast<const double*>(dy),
+                                 static_cast<const double*>(x));
     default:
       LG_THROW(DTypeError, "conv2d_weight_grad (cpu kernel): expected float32 or float64, got ",
                dtype);
