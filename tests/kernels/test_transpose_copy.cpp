@@ -1,4 +1,5 @@
-// The tiled transposed copy (Note [Tiled transposed copy] in kernels/cpu/transpose_copy.cpp):
+// The tiled transposed copy (Note [Tiled transposed copy] in kernels/cpu/transpose_copy.cpp) and
+// the copy with a narrow side (Note [Copies with a narrow side]):
 // contiguous() of transposes and permutes, copy_ into a transposed view, broadcast and outer dims,
 // sides that are not whole tiles or register blocks, on one thread and two, in every dtype; each
 // byte of the result against an index loop over the source's own strides. The inputs are random
@@ -66,8 +67,9 @@ struct PermuteCase {
 };
 
 // Transposes whose sides are whole tiles, whole register blocks, neither, exactly the smallest
-// side the tiles take and one below it (the strided loop's), with outer dims before, between
-// and after the two.
+// side the tiles take and one below it (a narrow side), with outer dims before, between and
+// after the two; pixel_shuffle's permutes and their inverses, narrow sides of 2 to 7 elements on
+// either side.
 const PermuteCase kPermutes[] = {
     {{64, 64}, {1, 0}},
     {{1024, 128}, {1, 0}},  // whole square tiles in every dtype
@@ -80,6 +82,12 @@ const PermuteCase kPermutes[] = {
     {{3, 33, 40}, {2, 0, 1}},
     {{2, 19, 5, 7}, {0, 2, 3, 1}},
     {{4, 50, 3, 20}, {3, 1, 2, 0}},
+    {{2, 3, 2, 2, 5, 9}, {0, 1, 4, 2, 5, 3}},  // pixel_shuffle, r = 2: out's narrow side
+    {{2, 3, 5, 3, 9, 3}, {0, 1, 3, 5, 2, 4}},  // pixel_unshuffle, r = 3: in's narrow side
+    {{5, 11, 6}, {0, 2, 1}},
+    {{40, 4}, {1, 0}},
+    {{3, 10, 5}, {2, 1, 0}},
+    {{2, 17, 8, 7}, {0, 3, 1, 2}},
 };
 
 TEST(TransposeCopy, PermutesEveryDType) {
@@ -151,17 +159,20 @@ TEST(TransposeCopy, SplitAcrossThreads) {
   }
 }
 
-// The kernel takes only geometries with out's and in's unit strides along different dims of at
-// least kTransposeMinSide elements, and then copies every element; otherwise it writes nothing.
+// The kernel takes only geometries with out's and in's unit strides along different dims, one of
+// at least kTransposeMinSide elements and the other of at least 2, and then copies every element;
+// otherwise it writes nothing.
 TEST(TransposeCopy, TakesOnlyTransposedGeometries) {
   const Tensor square = arange(0, 64, 1, TensorOptions(kFloat32)).reshape({8, 8});
   const Tensor narrow = arange(0, 56, 1, TensorOptions(kFloat32)).reshape({7, 8});
+  const Tensor short_sides = arange(0, 42, 1, TensorOptions(kFloat32)).reshape({6, 7});
   struct Case {
     Tensor source;
     bool taken;
   };
-  for (const Case& c : {Case{square.t(), true}, Case{square, false}, Case{narrow.t(), false},
-                        Case{square.slice(1, 0, 8, 2).t(), false}}) {
+  for (const Case& c :
+       {Case{square.t(), true}, Case{square, false}, Case{narrow.t(), true}, Case{narrow, false},
+        Case{short_sides.t(), false}, Case{square.slice(1, 0, 8, 2).t(), false}}) {
     Tensor out = full(c.source.shape(), -1.0, TensorOptions(kFloat32));
     const ElementwiseGeometry g = make_elementwise_geometry("copy_", out, {&c.source});
     EXPECT_EQ(kernels::cpu::copy_transposed(g, 4, out.data_ptr(), c.source.data_ptr()), c.taken)
