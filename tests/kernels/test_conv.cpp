@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -361,6 +362,37 @@ TEST(Conv2d, ConvolutionByPaddedRowsMatchesTheReferences) {
   // The default's choice among the paths, over the same cases.
   const ops::CpuConv2dAlgorithmGuard automatic(ops::CpuConv2dAlgorithm::Auto);
   expect_float32_within_rounding(rows_cases());
+}
+
+// An infinity in the input reaches the weight gradient only through the taps that read it: the
+// padded rows' weight gradient, whose wide grid multiplies it by zeros of dy for other taps, must
+// not turn those taps' entries into NaN. Against im2col + GEMM, whose columns hold the taps' own
+// pixels: the same entries infinite, the same NaN, the rest within rounding (float64).
+TEST(Conv2d, ConvolutionByPaddedRowsKeepsAnInfinityToItsTaps) {
+  Tensor x = uniform_input({2, 2, 4, 5}, -1.0, 1.0, 41).detach();
+  x.data_ptr<double>()[1 * 40 + 0 * 20 + 1 * 5 + 4] = std::numeric_limits<double>::infinity();
+  const Tensor dy = uniform_input({2, 1, 4, 5}, -1.0, 1.0, 43).detach();
+  ops::Conv2dParams p;
+  p.pad_h = p.pad_w = 1;
+  std::vector<double> by[2];
+  for (int k = 0; k < 2; ++k) {
+    const ops::CpuConv2dAlgorithmGuard guard(k == 0 ? ops::CpuConv2dAlgorithm::Gemm
+                                                    : ops::CpuConv2dAlgorithm::Rows);
+    by[k] = to_vector(ops::conv2d_weight_grad(dy, x, {1, 2, 3, 3}, p));
+  }
+  int finite = 0;
+  for (std::size_t i = 0; i < by[0].size(); ++i) {
+    const double gemm = by[0][i], rows = by[1][i];
+    if (std::isnan(gemm) || std::isinf(gemm)) {
+      EXPECT_TRUE(std::isnan(gemm) ? std::isnan(rows) : rows == gemm) << i;
+    } else {
+      ++finite;
+      EXPECT_NEAR(rows, gemm, 1e-12) << i;
+    }
+  }
+  // The taps whose column reaches x's last column from no valid output stay finite.
+  EXPECT_GT(finite, 0);
+  EXPECT_LT(finite, 18);
 }
 
 TEST(Conv2d, HalfAndBFloat16RoundTheFloat32Result) {

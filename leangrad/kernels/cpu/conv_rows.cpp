@@ -17,9 +17,11 @@
 //     is not taken (conv_rows_applies).
 //   - The weight gradient of tap (r, s) from in channel c to out channel o is a dot product of
 //     dy[o] on the wide grid (zeros in the columns past out_w) with P_c shifted by the tap,
-//     summed over the samples. The dot product keeps kLanes running sums, added in a fixed tree
-//     (kernels/cpu/lane_sums.h), so its value does not depend on the vector width; the samples
-//     are split into chunks summed apart and added in chunk order, as weight_grad_typed does.
+//     summed over the samples. Those zeros meet input values no output of the tap reads, and
+//     0 * inf is NaN: a sample whose planes hold an infinity or NaN sums the valid columns alone.
+//     The dot product keeps kLanes running sums, added in a fixed tree (kernels/cpu/lane_sums.h),
+//     so its value does not depend on the vector width; the samples are split into chunks summed
+//     apart and added in chunk order, as weight_grad_typed does.
 //   Every output element sums its taps in one order, channel by channel and tap by tap (the
 //   bias first): the result does not depend on the thread count, except the weight gradient's
 //   chunks. Where it runs: Note [Which CPU convolution] in kernels/cpu/conv.cpp.
@@ -186,6 +188,35 @@ T dot(const T* a, const T* b, std::int64_t n) {
   return sum_of_lanes(lanes);
 }
 
+// Whether p[0, n) are all finite: x * 0 is 0 for finite x and NaN for an infinity or NaN, summed
+// in kLanes running sums (a loop the compiler vectorises).
+template <typename T>
+bool all_finite(const T* p, std::int64_t n) {
+  T lanes[kLanes] = {};
+  const std::int64_t whole = n / kLanes * kLanes;
+  for (std::int64_t e = 0; e < whole; e += kLanes) {
+    for (int l = 0; l < kLanes; ++l)
+      lanes[l] += p[e + l] * T(0);
+  }
+  for (std::int64_t e = whole; e < n; ++e)
+    lanes[e - whole] += p[e] * T(0);
+  return sum_of_lanes(lanes) == T(0);
+}
+
+// dot over the wide grid's columns below cols only, one product at a time: for input planes
+// that hold an infinity or NaN, which a zero of dy in a column nobody reads would turn into a
+// NaN the sum over the valid products does not have.
+template <typename T>
+T dot_valid_columns(const T* wide, const T* b, std::int64_t rows, std::int64_t pitch,
+                    std::int64_t cols) {
+  T sum = T(0);
+  for (std::int64_t i = 0; i < rows; ++i) {
+    for (std::int64_t j = 0; j < cols; ++j)
+      sum += wide[i * pitch + j] * b[i * pitch + j];
+  }
+  return sum;
+}
+
 Padding forward_padding(const Conv2dGeometry& g) {
   // The padded plane is (out_h + kernel_h - 1) x (out_w + kernel_w - 1): with stride 1 the far
   // side takes what the near padding and the input leave.
@@ -302,8 +333,9 @@ void conv2d_rows_weight_grad(const Conv2dGeometry& g, T* dw, const T* dy, const 
       T* sums = partial[chunk].data();
       for (std::int64_t n = chunk * g.batch / chunks; n < (chunk + 1) * g.batch / chunks; ++n) {
         for (std::int64_t group = 0; group < g.groups; ++group) {
-          pad_planes(x + (n * g.in_channels + group * cin_g) * g.in_pixels(), cin_g, g.in_h, g.in_w,
-                     padding, padded.data());
+          const T* x_group = x + (n * g.in_channels + group * cin_g) * g.in_pixels();
+          pad_planes(x_group, cin_g, g.in_h, g.in_w, padding, padded.data());
+          const bool finite = all_finite(x_group, cin_g * g.in_pixels());
           for (std::int64_t o = group * cout_g; o < (group + 1) * cout_g; ++o) {
             const T* dyo = dy + (n * g.out_channels + o) * g.out_pixels();
             for (std::int64_t i = 0; i < g.out_h; ++i)
@@ -312,8 +344,10 @@ void conv2d_rows_weight_grad(const Conv2dGeometry& g, T* dw, const T* dy, const 
               const T* plane = padded.data() + ci * c.padded_plane();
               for (std::int64_t r = 0; r < g.kernel_h; ++r) {
                 for (std::int64_t s = 0; s < g.kernel_w; ++s) {
+                  const T* shifted = plane + r * pitch + s;
                   sums[(o * cin_g + ci) * taps + r * g.kernel_w + s] +=
-                      dot(wide.data(), plane + r * pitch + s, length);
+                      finite ? dot(wide.data(), shifted, length)
+                             : dot_valid_columns(wide.data(), shifted, g.out_h, pitch, g.out_w);
                 }
               }
             }
