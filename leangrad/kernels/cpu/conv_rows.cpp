@@ -17,11 +17,12 @@
 //     is not taken (conv_rows_applies).
 //   - The weight gradient of tap (r, s) from in channel c to out channel o is a dot product of
 //     dy[o] on the wide grid (zeros in the columns past out_w) with P_c shifted by the tap,
-//     summed over the samples. Those zeros meet input values no output of the tap reads, and
-//     0 * inf is NaN: a sample whose planes hold an infinity or NaN sums the valid columns alone.
-//     The dot product keeps kLanes running sums, added in a fixed tree (kernels/cpu/lane_sums.h),
-//     so its value does not depend on the vector width; the samples are split into chunks summed
-//     apart and added in chunk order, as weight_grad_typed does.
+//     summed over the samples; up to 8 taps of a plane at once, each load of dy serving them all.
+//     Those zeros meet input values no output of the tap reads, and 0 * inf is NaN: a sample
+//     whose planes hold an infinity or NaN sums the valid columns alone. Each dot product keeps
+//     one 32-byte vector of running sums, added in a fixed tree (kernels/cpu/lane_sums.h), so its
+//     value does not depend on the machine; the samples are split into chunks summed apart and
+//     added in chunk order, as weight_grad_typed does.
 //   Every output element sums its taps in one order, channel by channel and tap by tap (the
 //   bias first): the result does not depend on the thread count, except the weight gradient's
 //   chunks. Where it runs: Note [Which CPU convolution] in kernels/cpu/conv.cpp.
@@ -37,7 +38,7 @@ namespace leangrad::kernels::cpu {
 
 namespace {
 
-// Running sums of the weight gradient's dot products.
+// Running sums of all_finite's check.
 constexpr int kLanes = 16;
 
 // The planes of one (sample, group), zero-padded: `count` planes of rows x cols copied to
@@ -174,18 +175,68 @@ std::int64_t wide_buffer_size(const Correlation& c) {
   return kMaxBlock * ((c.wide_length() + size - 1) / size) * size;
 }
 
-// sum over e < n of a[e] * b[e], in kLanes running sums added in a fixed tree.
-template <typename T>
-T dot(const T* a, const T* b, std::int64_t n) {
-  T lanes[kLanes] = {};
-  const std::int64_t whole = n / kLanes * kLanes;
-  for (std::int64_t e = 0; e < whole; e += kLanes) {
-    for (int l = 0; l < kLanes; ++l)
-      lanes[l] += a[e + l] * b[e + l];
+// sums[t] += the sum of wide[e] * plane[offsets[t] + e] over the first `vectors` 32-byte vectors
+// of e, for t < kGroup: the dot products of dy on the wide grid with the plane shifted by kGroup
+// taps at once, each load of dy serving them all, each in one vector of running sums added in a
+// fixed tree.
+template <int kGroup, typename T>
+void tap_dots(const T* wide, const T* plane, const std::int64_t* offsets, std::int64_t vectors,
+              T* sums) {
+  using V = typename Chunk<T>::Vector;
+  constexpr std::int64_t kVectorLanes = Chunk<T>::kLanes;
+  V acc[kGroup] = {};
+  for (std::int64_t k = 0; k < vectors; ++k) {
+    V d;
+    __builtin_memcpy(&d, wide + k * kVectorLanes, sizeof(V));
+#pragma GCC unroll 8
+    for (int t = 0; t < kGroup; ++t) {
+      V x;
+      __builtin_memcpy(&x, plane + offsets[t] + k * kVectorLanes, sizeof(V));
+      acc[t] += d * x;
+    }
   }
-  for (std::int64_t e = whole; e < n; ++e)
-    lanes[e - whole] += a[e] * b[e];
-  return sum_of_lanes(lanes);
+  for (int t = 0; t < kGroup; ++t) {
+    T lanes[kVectorLanes];
+    __builtin_memcpy(lanes, &acc[t], sizeof(V));
+    sums[t] += sum_of_lanes(lanes);
+  }
+}
+
+// tap_dots over `taps` taps, in groups of 8 (the accumulators and two operands fit AVX2's 16
+// registers).
+template <typename T>
+void all_tap_dots(const T* wide, const T* plane, const std::int64_t* offsets, std::int64_t taps,
+                  std::int64_t vectors, T* sums) {
+  for (std::int64_t t0 = 0; t0 < taps; t0 += 8) {
+    const std::int64_t* o = offsets + t0;
+    T* out = sums + t0;
+    switch (std::min<std::int64_t>(8, taps - t0)) {
+      case 1:
+        tap_dots<1>(wide, plane, o, vectors, out);
+        break;
+      case 2:
+        tap_dots<2>(wide, plane, o, vectors, out);
+        break;
+      case 3:
+        tap_dots<3>(wide, plane, o, vectors, out);
+        break;
+      case 4:
+        tap_dots<4>(wide, plane, o, vectors, out);
+        break;
+      case 5:
+        tap_dots<5>(wide, plane, o, vectors, out);
+        break;
+      case 6:
+        tap_dots<6>(wide, plane, o, vectors, out);
+        break;
+      case 7:
+        tap_dots<7>(wide, plane, o, vectors, out);
+        break;
+      default:
+        tap_dots<8>(wide, plane, o, vectors, out);
+        break;
+    }
+  }
 }
 
 // Whether p[0, n) are all finite: x * 0 is 0 for finite x and NaN for an infinity or NaN, summed
@@ -326,9 +377,17 @@ void conv2d_rows_weight_grad(const Conv2dGeometry& g, T* dw, const T* dy, const 
   const std::int64_t dw_size = g.out_channels * cin_g * taps;
   const std::int64_t chunks = std::clamp<std::int64_t>(max_threads(), 1, g.batch);
   std::vector<std::vector<T>> partial(chunks, std::vector<T>(dw_size, T(0)));
+  // The wide grid in whole vectors; the slack of the padded buffer covers the reads past it.
+  const std::int64_t vectors = (length + Chunk<T>::kLanes - 1) / Chunk<T>::kLanes;
+  std::vector<std::int64_t> offsets(taps);
+  for (std::int64_t r = 0; r < g.kernel_h; ++r) {
+    for (std::int64_t s = 0; s < g.kernel_w; ++s)
+      offsets[r * g.kernel_w + s] = r * pitch + s;
+  }
   parallel_for(chunks, 1, [&](std::int64_t chunk_begin, std::int64_t chunk_end) {
-    std::vector<T> padded(cin_g * c.padded_plane());
-    std::vector<T> wide(length, T(0));  // dy[o] on the wide grid; its extra columns stay 0
+    std::vector<T> padded(padded_buffer_size<T>(c), T(0));
+    // dy[o] on the wide grid; its extra columns and the tail past `length` stay 0.
+    std::vector<T> wide(vectors * Chunk<T>::kLanes, T(0));
     for (std::int64_t chunk = chunk_begin; chunk < chunk_end; ++chunk) {
       T* sums = partial[chunk].data();
       for (std::int64_t n = chunk * g.batch / chunks; n < (chunk + 1) * g.batch / chunks; ++n) {
@@ -342,13 +401,14 @@ void conv2d_rows_weight_grad(const Conv2dGeometry& g, T* dw, const T* dy, const 
               std::copy(dyo + i * g.out_w, dyo + (i + 1) * g.out_w, wide.data() + i * pitch);
             for (std::int64_t ci = 0; ci < cin_g; ++ci) {
               const T* plane = padded.data() + ci * c.padded_plane();
-              for (std::int64_t r = 0; r < g.kernel_h; ++r) {
-                for (std::int64_t s = 0; s < g.kernel_w; ++s) {
-                  const T* shifted = plane + r * pitch + s;
-                  sums[(o * cin_g + ci) * taps + r * g.kernel_w + s] +=
-                      finite ? dot(wide.data(), shifted, length)
-                             : dot_valid_columns(wide.data(), shifted, g.out_h, pitch, g.out_w);
-                }
+              T* tap_sums = sums + (o * cin_g + ci) * taps;
+              if (finite) {
+                all_tap_dots(wide.data(), plane, offsets.data(), taps, vectors, tap_sums);
+                continue;
+              }
+              for (std::int64_t t = 0; t < taps; ++t) {
+                tap_sums[t] +=
+                    dot_valid_columns(wide.data(), plane + offsets[t], g.out_h, pitch, g.out_w);
               }
             }
           }
