@@ -295,8 +295,8 @@ void weight_grad_typed(const Conv2dGeometry& g, T* dw, const T* dy, const T* x) 
 //   (kernels/cpu/conv_rows.h, Note [Convolution by padded rows]), float32 and float64 alike: there
 //   im2col's traffic was the time. At batch 64 on 28 x 28, one thread, 16 -> 1 (srnet's tail):
 //   forward 0.88 -> 0.36 ms, input grad 1.08 -> 0.20, weight grad 0.98 -> 0.45; 16 -> 4: 1.00 ->
-//   0.69, 1.15 -> 0.62, but the weight gradient even (1.19 -> 1.21); 16 -> 8 about even, 1 -> 32 and
-//   1 -> 64 two to five times slower (bench/results/2026-12-06-cpu-conv-rows-zen4-2core.md).
+//   0.69, 1.15 -> 0.62, but the weight gradient even (1.19 -> 1.21); 16 -> 8 about even; 1 -> 32
+//   and 1 -> 64 1.3 to 4 times slower (bench/results/2026-12-06-cpu-conv-rows-zen4-2core.md).
 //   Everything else runs im2col + GEMM: float64 (oneDNN has no float64 convolution), builds
 //   without oneDNN, and any problem for which oneDNN offers no generated direct kernel on this
 //   CPU (the entries of conv_direct.h return false; oneDNN's own GEMM and reference fallbacks are
