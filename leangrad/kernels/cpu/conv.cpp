@@ -21,6 +21,7 @@
 #include <leangrad/kernels/cpu/conv_rows.h>
 #include <leangrad/kernels/cpu/gemm.h>
 #include <leangrad/kernels/cpu/parallel_for.h>
+#include <leangrad/kernels/cpu/sample_chunks.h>
 #include <leangrad/kernels/ops.h>
 
 namespace leangrad::kernels::cpu {
@@ -243,30 +244,20 @@ void input_grad_typed(const Conv2dGeometry& g, T* dx, const T* dy, const T* w) {
 template <typename T>
 void weight_grad_typed(const Conv2dGeometry& g, T* dw, const T* dy, const T* x) {
   const std::int64_t k = g.patch_size(), p = g.out_pixels(), cout_g = g.out_channels_per_group();
-  const std::int64_t dw_size = g.out_channels * k;
-  // Samples are split into `chunks` contiguous ranges, each summed into its own partial dw; the
-  // partials are then added in chunk order, so the result does not depend on thread timing.
-  const std::int64_t chunks = std::clamp<std::int64_t>(max_threads(), 1, g.batch);
-  std::vector<std::vector<T>> partial(chunks, std::vector<T>(dw_size, T(0)));
-  parallel_for(chunks, 1, [&](std::int64_t chunk_begin, std::int64_t chunk_end) {
+  const auto add_samples = [&](std::int64_t first, std::int64_t last, T* sums) {
     std::vector<T> col(is_pointwise(g) ? 0 : k * p);
-    for (std::int64_t chunk = chunk_begin; chunk < chunk_end; ++chunk) {
-      for (std::int64_t n = chunk * g.batch / chunks; n < (chunk + 1) * g.batch / chunks; ++n) {
-        for (std::int64_t group = 0; group < g.groups; ++group) {
-          const T* cols = patches(g, x, n, group, col);
-          const T* dyg = dy + (n * g.out_channels + group * cout_g) * p;
-          // dw[group] (cout_g, k) += dy[n, group] (cout_g, p) @ cols^T (p, k)
-          gemm<T>(false, true, cout_g, k, p, T(1), dyg, p, cols, p, T(1),
-                  partial[chunk].data() + group * cout_g * k, k);
-        }
+    for (std::int64_t n = first; n < last; ++n) {
+      for (std::int64_t group = 0; group < g.groups; ++group) {
+        const T* cols = patches(g, x, n, group, col);
+        const T* dyg = dy + (n * g.out_channels + group * cout_g) * p;
+        // dw[group] (cout_g, k) += dy[n, group] (cout_g, p) @ cols^T (p, k)
+        gemm<T>(false, true, cout_g, k, p, T(1), dyg, p, cols, p, T(1), sums + group * cout_g * k,
+                k);
       }
     }
-  });
-  std::copy(partial[0].begin(), partial[0].end(), dw);
-  for (std::int64_t chunk = 1; chunk < chunks; ++chunk) {
-    for (std::int64_t i = 0; i < dw_size; ++i)
-      dw[i] += partial[chunk][i];
-  }
+  };
+  // Chunks of the samples summed apart, then added in chunk order (kernels/cpu/sample_chunks.h).
+  sum_over_sample_chunks(g.batch, g.out_channels * k, dw, add_samples);
 }
 
 // Note [Which CPU convolution]

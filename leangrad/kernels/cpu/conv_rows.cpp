@@ -22,7 +22,7 @@
 //     whose planes hold an infinity or NaN sums the valid columns alone. Each dot product keeps
 //     one 32-byte vector of running sums, added in a fixed tree (kernels/cpu/lane_sums.h), so its
 //     value does not depend on the machine; the samples are split into chunks summed apart and
-//     added in chunk order, as weight_grad_typed does.
+//     added in chunk order (kernels/cpu/sample_chunks.h, as im2col's weight gradient).
 //   Every output element sums its taps in one order, channel by channel and tap by tap (the
 //   bias first): the result does not depend on the thread count, except the weight gradient's
 //   chunks. Where it runs: Note [Which CPU convolution] in kernels/cpu/conv.cpp.
@@ -33,6 +33,7 @@
 
 #include <leangrad/kernels/cpu/lane_sums.h>
 #include <leangrad/kernels/cpu/parallel_for.h>
+#include <leangrad/kernels/cpu/sample_chunks.h>
 
 namespace leangrad::kernels::cpu {
 
@@ -374,9 +375,6 @@ void conv2d_rows_weight_grad(const Conv2dGeometry& g, T* dw, const T* dy, const 
   const Padding padding = forward_padding(g);
   const std::int64_t taps = g.kernel_taps();
   const std::int64_t pitch = c.padded_w(), length = c.wide_length();
-  const std::int64_t dw_size = g.out_channels * cin_g * taps;
-  const std::int64_t chunks = std::clamp<std::int64_t>(max_threads(), 1, g.batch);
-  std::vector<std::vector<T>> partial(chunks, std::vector<T>(dw_size, T(0)));
   // The wide grid in whole vectors; the slack of the padded buffer covers the reads past it.
   const std::int64_t vectors = (length + Chunk<T>::kLanes - 1) / Chunk<T>::kLanes;
   std::vector<std::int64_t> offsets(taps);
@@ -384,43 +382,36 @@ void conv2d_rows_weight_grad(const Conv2dGeometry& g, T* dw, const T* dy, const 
     for (std::int64_t s = 0; s < g.kernel_w; ++s)
       offsets[r * g.kernel_w + s] = r * pitch + s;
   }
-  parallel_for(chunks, 1, [&](std::int64_t chunk_begin, std::int64_t chunk_end) {
+  const auto add_samples = [&](std::int64_t first, std::int64_t last, T* sums) {
     std::vector<T> padded(padded_buffer_size<T>(c), T(0));
     // dy[o] on the wide grid; its extra columns and the tail past `length` stay 0.
     std::vector<T> wide(vectors * Chunk<T>::kLanes, T(0));
-    for (std::int64_t chunk = chunk_begin; chunk < chunk_end; ++chunk) {
-      T* sums = partial[chunk].data();
-      for (std::int64_t n = chunk * g.batch / chunks; n < (chunk + 1) * g.batch / chunks; ++n) {
-        for (std::int64_t group = 0; group < g.groups; ++group) {
-          const T* x_group = x + (n * g.in_channels + group * cin_g) * g.in_pixels();
-          pad_planes(x_group, cin_g, g.in_h, g.in_w, padding, padded.data());
-          const bool finite = all_finite(x_group, cin_g * g.in_pixels());
-          for (std::int64_t o = group * cout_g; o < (group + 1) * cout_g; ++o) {
-            const T* dyo = dy + (n * g.out_channels + o) * g.out_pixels();
-            for (std::int64_t i = 0; i < g.out_h; ++i)
-              std::copy(dyo + i * g.out_w, dyo + (i + 1) * g.out_w, wide.data() + i * pitch);
-            for (std::int64_t ci = 0; ci < cin_g; ++ci) {
-              const T* plane = padded.data() + ci * c.padded_plane();
-              T* tap_sums = sums + (o * cin_g + ci) * taps;
-              if (finite) {
-                all_tap_dots(wide.data(), plane, offsets.data(), taps, vectors, tap_sums);
-                continue;
-              }
-              for (std::int64_t t = 0; t < taps; ++t) {
-                tap_sums[t] +=
-                    dot_valid_columns(wide.data(), plane + offsets[t], g.out_h, pitch, g.out_w);
-              }
+    for (std::int64_t n = first; n < last; ++n) {
+      for (std::int64_t group = 0; group < g.groups; ++group) {
+        const T* x_group = x + (n * g.in_channels + group * cin_g) * g.in_pixels();
+        pad_planes(x_group, cin_g, g.in_h, g.in_w, padding, padded.data());
+        const bool finite = all_finite(x_group, cin_g * g.in_pixels());
+        for (std::int64_t o = group * cout_g; o < (group + 1) * cout_g; ++o) {
+          const T* dyo = dy + (n * g.out_channels + o) * g.out_pixels();
+          for (std::int64_t i = 0; i < g.out_h; ++i)
+            std::copy(dyo + i * g.out_w, dyo + (i + 1) * g.out_w, wide.data() + i * pitch);
+          for (std::int64_t ci = 0; ci < cin_g; ++ci) {
+            const T* plane = padded.data() + ci * c.padded_plane();
+            T* tap_sums = sums + (o * cin_g + ci) * taps;
+            if (finite) {
+              all_tap_dots(wide.data(), plane, offsets.data(), taps, vectors, tap_sums);
+              continue;
+            }
+            for (std::int64_t t = 0; t < taps; ++t) {
+              tap_sums[t] +=
+                  dot_valid_columns(wide.data(), plane + offsets[t], g.out_h, pitch, g.out_w);
             }
           }
         }
       }
     }
-  });
-  std::copy(partial[0].begin(), partial[0].end(), dw);
-  for (std::int64_t chunk = 1; chunk < chunks; ++chunk) {
-    for (std::int64_t i = 0; i < dw_size; ++i)
-      dw[i] += partial[chunk][i];
-  }
+  };
+  sum_over_sample_chunks(g.batch, g.out_channels * cin_g * taps, dw, add_samples);
 }
 
 #define LG_CONV_ROWS(T)                                                                          \
