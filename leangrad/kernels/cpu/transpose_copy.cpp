@@ -36,6 +36,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include <leangrad/kernels/cpu/parallel_for.h>
 
@@ -151,6 +152,23 @@ void copy_tile(Element<kBytes>* out, std::int64_t out_stride, const Element<kByt
   }
 }
 
+// The dims of g other than a and b, in order, and the number of their indices.
+struct OuterDims {
+  int dims[kMaxDims];
+  int count = 0;
+  std::int64_t total = 1;
+};
+
+OuterDims outer_dims_except(const ElementwiseGeometry& g, int a, int b) {
+  OuterDims outer;
+  for (int d = 0; d < g.ndim; ++d) {
+    if (d == a || d == b) continue;
+    outer.dims[outer.count++] = d;
+    outer.total *= g.sizes[d];
+  }
+  return outer;
+}
+
 // The copy in tiles of `tiling` over dims a (out's stride 1) and b (in's stride 1), once for each
 // index of the other dims.
 template <std::size_t kBytes, Tiling kTiling>
@@ -162,28 +180,21 @@ void copy_tiles(const ElementwiseGeometry& g, int a, int b, void* out, const voi
   const std::int64_t size_b = g.sizes[b];
   const std::int64_t out_stride = g.strides[0][b];
   const std::int64_t in_stride = g.strides[1][a];
-  int outer_dims[kMaxDims];
-  int num_outer = 0;
-  std::int64_t outer = 1;
-  for (int d = 0; d < g.ndim; ++d) {
-    if (d == a || d == b) continue;
-    outer_dims[num_outer++] = d;
-    outer *= g.sizes[d];
-  }
+  const OuterDims outer = outer_dims_except(g, a, b);
   const std::int64_t tiles_a = (size_a + kTileA - 1) / kTileA;
   const std::int64_t tiles_b = (size_b + kTileB - 1) / kTileB;
   const std::int64_t tiles_per_plane = tiles_a * tiles_b;
   E* const out_e = static_cast<E*>(out);
   const E* const in_e = static_cast<const E*>(in);
-  parallel_for(outer * tiles_per_plane, grain_for(kTileA * kTileB),
+  parallel_for(outer.total * tiles_per_plane, grain_for(kTileA * kTileB),
                [&](std::int64_t begin, std::int64_t end) {
                  for (std::int64_t item = begin; item < end; ++item) {
                    std::int64_t rest = item / tiles_per_plane;
                    const std::int64_t tile = item % tiles_per_plane;
                    std::int64_t out_offset = 0;
                    std::int64_t in_offset = 0;
-                   for (int k = num_outer - 1; k >= 0; --k) {
-                     const int d = outer_dims[k];
+                   for (int k = outer.count - 1; k >= 0; --k) {
+                     const int d = outer.dims[k];
                      const std::int64_t index = rest % g.sizes[d];
                      rest /= g.sizes[d];
                      out_offset += index * g.strides[0][d];
@@ -242,45 +253,39 @@ template <std::size_t kBytes, std::int64_t kNarrow>
 void copy_narrow(const ElementwiseGeometry& g, int along, int narrow, void* out, const void* in) {
   using E = Element<kBytes>;
   const std::int64_t size_long = g.sizes[along];
-  int outer_dims[kMaxDims];
-  int num_outer = 0;
-  std::int64_t outer = 1;
-  for (int d = 0; d < g.ndim; ++d) {
-    if (d == along || d == narrow) continue;
-    outer_dims[num_outer++] = d;
-    outer *= g.sizes[d];
-  }
+  const OuterDims outer = outer_dims_except(g, along, narrow);
   E* const out_e = static_cast<E*>(out);
   const E* const in_e = static_cast<const E*>(in);
-  parallel_for(outer, grain_for(size_long * kNarrow), [&](std::int64_t begin, std::int64_t end) {
-    // The outer dims' indices of `begin`, then counted up item by item (the runs are short: a
-    // division per dim and item would cost as much as the copy).
-    std::int64_t index[kMaxDims];
-    std::int64_t rest = begin;
-    std::int64_t out_offset = 0;
-    std::int64_t in_offset = 0;
-    for (int k = num_outer - 1; k >= 0; --k) {
-      const int d = outer_dims[k];
-      index[k] = rest % g.sizes[d];
-      rest /= g.sizes[d];
-      out_offset += index[k] * g.strides[0][d];
-      in_offset += index[k] * g.strides[1][d];
-    }
-    for (std::int64_t item = begin; item < end; ++item) {
-      copy_narrow_run<kBytes, kNarrow>(out_e + out_offset, g.strides[0][narrow],
-                                       g.strides[0][along], in_e + in_offset, g.strides[1][narrow],
-                                       g.strides[1][along], size_long);
-      for (int k = num_outer - 1; k >= 0; --k) {
-        const int d = outer_dims[k];
-        out_offset += g.strides[0][d];
-        in_offset += g.strides[1][d];
-        if (++index[k] < g.sizes[d]) break;
-        out_offset -= g.sizes[d] * g.strides[0][d];
-        in_offset -= g.sizes[d] * g.strides[1][d];
-        index[k] = 0;
-      }
-    }
-  });
+  parallel_for(
+      outer.total, grain_for(size_long * kNarrow), [&](std::int64_t begin, std::int64_t end) {
+        // The outer dims' indices of `begin`, then counted up item by item (the runs are short: a
+        // division per dim and item would cost as much as the copy).
+        std::int64_t index[kMaxDims];
+        std::int64_t rest = begin;
+        std::int64_t out_offset = 0;
+        std::int64_t in_offset = 0;
+        for (int k = outer.count - 1; k >= 0; --k) {
+          const int d = outer.dims[k];
+          index[k] = rest % g.sizes[d];
+          rest /= g.sizes[d];
+          out_offset += index[k] * g.strides[0][d];
+          in_offset += index[k] * g.strides[1][d];
+        }
+        for (std::int64_t item = begin; item < end; ++item) {
+          copy_narrow_run<kBytes, kNarrow>(out_e + out_offset, g.strides[0][narrow],
+                                           g.strides[0][along], in_e + in_offset,
+                                           g.strides[1][narrow], g.strides[1][along], size_long);
+          for (int k = outer.count - 1; k >= 0; --k) {
+            const int d = outer.dims[k];
+            out_offset += g.strides[0][d];
+            in_offset += g.strides[1][d];
+            if (++index[k] < g.sizes[d]) break;
+            out_offset -= g.sizes[d] * g.strides[0][d];
+            in_offset -= g.sizes[d] * g.strides[1][d];
+            index[k] = 0;
+          }
+        }
+      });
 }
 
 template <std::size_t kBytes>
@@ -303,6 +308,28 @@ void copy_narrow_as(const ElementwiseGeometry& g, int along, int narrow, void* o
   }
 }
 
+// f(std::integral_constant<std::size_t, element_size>{}) for elements of 1, 2, 4 or 8 bytes:
+// true; false, without calling f, for any other size.
+template <typename F>
+bool with_element_bytes(std::size_t element_size, F&& f) {
+  switch (element_size) {
+    case 1:
+      f(std::integral_constant<std::size_t, 1>{});
+      return true;
+    case 2:
+      f(std::integral_constant<std::size_t, 2>{});
+      return true;
+    case 4:
+      f(std::integral_constant<std::size_t, 4>{});
+      return true;
+    case 8:
+      f(std::integral_constant<std::size_t, 8>{});
+      return true;
+    default:
+      return false;
+  }
+}
+
 // The innermost dim along which operand k steps by one element, or -1.
 int unit_stride_dim(const ElementwiseGeometry& g, int k) {
   for (int d = g.ndim - 1; d >= 0; --d) {
@@ -319,48 +346,21 @@ bool copy_transposed(const ElementwiseGeometry& g, std::size_t element_size, voi
   const int a = unit_stride_dim(g, 0);
   const int b = unit_stride_dim(g, 1);
   if (a < 0 || b < 0 || a == b) return false;
-  if (g.sizes[a] < kTransposeMinSide || g.sizes[b] < kTransposeMinSide) {
-    // Note [Copies with a narrow side]: one side narrow, the other at least a tile's side.
-    const bool narrow_a =
-        g.sizes[a] >= 2 && g.sizes[a] < kTransposeMinSide && g.sizes[b] >= kTransposeMinSide;
-    const bool narrow_b =
-        g.sizes[b] >= 2 && g.sizes[b] < kTransposeMinSide && g.sizes[a] >= kTransposeMinSide;
-    if (!narrow_a && !narrow_b) return false;
-    const int along = narrow_a ? b : a;
-    const int narrow = narrow_a ? a : b;
-    switch (element_size) {
-      case 1:
-        copy_narrow_as<1>(g, along, narrow, out, in);
-        return true;
-      case 2:
-        copy_narrow_as<2>(g, along, narrow, out, in);
-        return true;
-      case 4:
-        copy_narrow_as<4>(g, along, narrow, out, in);
-        return true;
-      case 8:
-        copy_narrow_as<8>(g, along, narrow, out, in);
-        return true;
-      default:
-        return false;
+  const bool tiles = g.sizes[a] >= kTransposeMinSide && g.sizes[b] >= kTransposeMinSide;
+  // Note [Copies with a narrow side]: one side narrow, the other at least a tile's side.
+  const bool narrow_a =
+      g.sizes[a] >= 2 && g.sizes[a] < kTransposeMinSide && g.sizes[b] >= kTransposeMinSide;
+  const bool narrow_b =
+      g.sizes[b] >= 2 && g.sizes[b] < kTransposeMinSide && g.sizes[a] >= kTransposeMinSide;
+  if (!tiles && !narrow_a && !narrow_b) return false;
+  return with_element_bytes(element_size, [&](auto bytes) {
+    constexpr std::size_t kBytes = decltype(bytes)::value;
+    if (tiles) {
+      copy_transposed_as<kBytes>(g, a, b, out, in);
+    } else {
+      copy_narrow_as<kBytes>(g, narrow_a ? b : a, narrow_a ? a : b, out, in);
     }
-  }
-  switch (element_size) {
-    case 1:
-      copy_transposed_as<1>(g, a, b, out, in);
-      return true;
-    case 2:
-      copy_transposed_as<2>(g, a, b, out, in);
-      return true;
-    case 4:
-      copy_transposed_as<4>(g, a, b, out, in);
-      return true;
-    case 8:
-      copy_transposed_as<8>(g, a, b, out, in);
-      return true;
-    default:
-      return false;
-  }
+  });
 }
 
 }  // namespace leangrad::kernels::cpu
