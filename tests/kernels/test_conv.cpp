@@ -120,17 +120,24 @@ Tensor run_conv(const ConvCase& c, const std::vector<Tensor>& in) {
   return conv2d(in[0], in[1], in[2], c.stride, c.padding, c.dilation, c.groups);
 }
 
+// conv2d of the case's float64 inputs against direct_conv, to 1e-12; returns direct_conv's values.
+std::vector<double> expect_forward_matches_direct_loop(const ConvCase& c,
+                                                       const std::vector<Tensor>& in) {
+  Shape expected_shape;
+  std::vector<double> expected =
+      direct_conv(c, to_vector(in[0]), to_vector(in[1]),
+                  c.bias ? to_vector(in[2]) : std::vector<double>{}, expected_shape);
+  const Tensor y = run_conv(c, in);
+  EXPECT_EQ(y.shape(), expected_shape);
+  EXPECT_TRUE(all_close(y, expected, 1e-12, 1e-12));
+  return expected;
+}
+
 TEST(Conv2d, ForwardMatchesDirectLoop) {
   for (const ConvCase& c : odd_cases()) {
     SCOPED_TRACE(c.name);
     const std::vector<Tensor> in = make_inputs(c, 7);
-    Shape expected_shape;
-    const std::vector<double> expected =
-        direct_conv(c, to_vector(in[0]), to_vector(in[1]),
-                    c.bias ? to_vector(in[2]) : std::vector<double>{}, expected_shape);
-    const Tensor y = run_conv(c, in);
-    EXPECT_EQ(y.shape(), expected_shape);
-    EXPECT_TRUE(all_close(y, expected, 1e-12, 1e-12));
+    const std::vector<double> expected = expect_forward_matches_direct_loop(c, in);
     // float32 agrees to float32 precision.
     const Tensor y32 =
         conv2d(in[0].to(kFloat32), in[1].to(kFloat32), c.bias ? in[2].to(kFloat32) : Tensor(),
@@ -338,14 +345,7 @@ TEST(Conv2d, ConvolutionByPaddedRowsMatchesTheReferences) {
   const ops::CpuConv2dAlgorithmGuard rows(ops::CpuConv2dAlgorithm::Rows);
   for (const ConvCase& c : rows_cases()) {
     SCOPED_TRACE(c.name);
-    const std::vector<Tensor> in = make_inputs(c, 31);
-    Shape expected_shape;
-    const std::vector<double> expected =
-        direct_conv(c, to_vector(in[0]), to_vector(in[1]),
-                    c.bias ? to_vector(in[2]) : std::vector<double>{}, expected_shape);
-    const Tensor y = run_conv(c, in);
-    EXPECT_EQ(y.shape(), expected_shape);
-    EXPECT_TRUE(all_close(y, expected, 1e-12, 1e-12));
+    expect_forward_matches_direct_loop(c, make_inputs(c, 31));
     EXPECT_TRUE(gradcheck([&c](const std::vector<Tensor>& t) { return run_conv(c, t); },
                           make_inputs(c, 37)));
   }
