@@ -4,36 +4,50 @@
 //   g++ -O2 -std=c++20 -I. -Ibuild/include bench/results/2026-12-06-cpu-conv-rows.cpp \
 //     -Lbuild -lleangrad -Wl,-rpath,$PWD/build -o /tmp/conv-rows
 //   OMP_NUM_THREADS=1 /tmp/conv-rows
-#include <leangrad/leangrad.h>
 #include <leangrad/kernels/ops.h>
+#include <leangrad/leangrad.h>
 #include <chrono>
 #include <cstdio>
 #include <functional>
 using namespace leangrad;
 double best(const std::function<void()>& f) {
   double b = 1e9;
-  for (int i = 0; i < 3; ++i) f();
+  for (int i = 0; i < 3; ++i)
+    f();
   for (int i = 0; i < 15; ++i) {
-    auto t0 = std::chrono::steady_clock::now(); f();
-    b = std::min(b, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    auto t0 = std::chrono::steady_clock::now();
+    f();
+    b = std::min(
+        b,
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   }
   return b;
 }
 int main() {
-  struct C { Shape x; std::int64_t cout; };
-  C cases[] = {{{64,16,28,28},1},{{64,16,28,28},2},{{64,16,28,28},4},{{64,16,28,28},8},{{64,1,28,28},1},{{64,1,14,14},64},{{64,1,28,28},32},{{64,32,14,14},4}};
-  ops::Conv2dParams p; p.pad_h = p.pad_w = 1;
+  struct C {
+    Shape x;
+    std::int64_t cout;
+  };
+  C cases[] = {{{64, 16, 28, 28}, 1}, {{64, 16, 28, 28}, 2}, {{64, 16, 28, 28}, 4},
+               {{64, 16, 28, 28}, 8}, {{64, 1, 28, 28}, 1},  {{64, 1, 14, 14}, 64},
+               {{64, 1, 28, 28}, 32}, {{64, 32, 14, 14}, 4}};
+  ops::Conv2dParams p;
+  p.pad_h = p.pad_w = 1;
   for (auto& c : cases) {
     Tensor x = randn(c.x), w = randn({c.cout, c.x[1], 3, 3}), b = randn({c.cout});
     Tensor dy = randn({c.x[0], c.cout, c.x[2], c.x[3]});
     double t[2][3];
     for (int a = 0; a < 2; ++a) {
-      ops::CpuConv2dAlgorithmGuard guard(a == 0 ? ops::CpuConv2dAlgorithm::Gemm : ops::CpuConv2dAlgorithm::Rows);
+      ops::CpuConv2dAlgorithmGuard guard(a == 0 ? ops::CpuConv2dAlgorithm::Gemm
+                                                : ops::CpuConv2dAlgorithm::Rows);
       t[a][0] = best([&] { ops::conv2d(x, w, b, p); });
       t[a][1] = best([&] { ops::conv2d_input_grad(dy, w, x.shape(), p); });
       t[a][2] = best([&] { ops::conv2d_weight_grad(dy, x, w.shape(), p); });
     }
-    std::printf("x (%ld,%ld,%ld,%ld) -> %ld: forward %.3f / %.3f  input grad %.3f / %.3f  weight grad %.3f / %.3f ms (gemm / rows)\n",
-      c.x[0], c.x[1], c.x[2], c.x[3], c.cout, t[0][0], t[1][0], t[0][1], t[1][1], t[0][2], t[1][2]);
+    std::printf(
+        "x (%ld,%ld,%ld,%ld) -> %ld: forward %.3f / %.3f  input grad %.3f / %.3f  weight grad %.3f "
+        "/ %.3f ms (gemm / rows)\n",
+        c.x[0], c.x[1], c.x[2], c.x[3], c.cout, t[0][0], t[1][0], t[0][1], t[1][1], t[0][2],
+        t[1][2]);
   }
 }
