@@ -14,7 +14,16 @@
 //     Horner's form with fused multiply-adds.
 //   - 2^n is applied as 2^a 2^b, a = floor(n / 2), b = n - a: both are normal floats for every
 //     n in [-150, 128], so results down to the smallest subnormal round once and overflow gives
-//     +inf. x is clamped to [-104, 89] first (e^-104 rounds to 0, e^89 to +inf); NaN returns NaN.
+//     +inf. x is clamped to 89 first (e^89 rounds to +inf); NaN returns NaN.
+//   - Below -104, e^x rounds to +0. Those lanes compute e^0 and a select returns 0: were they
+//     computed at -104, the last multiply would round to 0 through a subnormal, and on x86 a
+//     multiply whose result is subnormal (or underflows to 0) takes a microcode assist, tens to a
+//     hundred cycles. A vector with one such lane pays it: on a Zen 5 core, exp over inputs in
+//     [-120, -110] ran 3 times slower than over [-2, 2], and so did TanhExp above x = 3.95, whose
+//     t = e^(-2 e^x) is taken of arguments down to -9.7e8 (kernels/tanhexp_math.h); softmax and
+//     sigmoid over wide inputs the same
+//     (bench/results/2026-12-06-cpu-subnormal-cliffs-zen5-2core.md). Results that are themselves
+//     subnormal (x in [-104, -87.34]) still take it: they are the right answer.
 //   - Accuracy: within 1.02 ulps of e^x (computed in double) for every float x in [-104, 88.72],
 //     the range with a finite non-zero result, all 2,239,852,710 of them checked once (worst:
 //     1.0103 ulps at x = -5.877); tests/kernels/test_tanhexp_vectorized.cpp checks every 97th.
@@ -70,8 +79,11 @@ struct Ln2Reduction {
 
 [[gnu::always_inline]] inline float exp_polynomial(float x) {
   using namespace exp_detail;
-  const float clamped_low = x > -104.0f ? x : -104.0f;  // NaN -> -104; restored at the end
-  const float xc = clamped_low < 89.0f ? clamped_low : 89.0f;
+  // Below -104 (and for NaN) the lanes compute e^0, and the result is chosen at the end: computed
+  // at -104, the last multiply would round to 0 through a subnormal (Note [Polynomial exp]).
+  const bool in_range = x >= -104.0f;  // false for NaN
+  const float low_clamped = in_range ? x : 0.0f;
+  const float xc = low_clamped < 89.0f ? low_clamped : 89.0f;
   const auto [n_int, r] = reduce_by_ln2(xc);
   float p = 1.9875691500e-4f;
   p = std::fma(p, r, 1.3981999507e-3f);
@@ -82,7 +94,8 @@ struct Ln2Reduction {
   const float e_r = std::fma(p, r * r, r) + 1.0f;
   const std::int32_t a = n_int >> 1;  // floor(n / 2)
   const float scaled = e_r * pow2(a) * pow2(n_int - a);
-  return x == x ? scaled : x;
+  const float below_range = x < 0.0f ? 0.0f : x;  // +0 below -104 (e^-104 rounds to 0), NaN: NaN
+  return in_range ? scaled : below_range;
 }
 
 // The Math of kernels/tanhexp_math.h for float on the CPU's vectorised path: the polynomial exp
