@@ -23,7 +23,7 @@ done
 [[ -n $object ]] || { echo "check_lane_calls.sh: no elementwise_range_limited.cpp.o among the arguments" >&2; exit 2; }
 status=0
 objdump -d --no-show-raw-insn -C "$object" | awk '
-  /^[0-9a-f]+ <.*>:$/ { in_loop = ($0 ~ /(fill_range_limited<|[a-z_]+_lanes[<(])/); if (in_loop) ++loops; name = $0; next }
+  /^[0-9a-f]+ <.*>:$/ { in_loop = ($0 ~ /(fill_range_limited(_avx512)?<|[a-z_]+_lanes[<(])/); if (in_loop) ++loops; name = $0; next }
   in_loop && /\tcall/ { print "a call in " name "\n   " $0; ++calls }
   END {
     if (loops == 0) { print "no lane loop in the object"; exit 1 }

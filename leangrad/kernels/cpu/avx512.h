@@ -15,6 +15,9 @@
 //   multiply-adds out), so they give the same bits: the tests run both and compare.
 //   A build for a machine that has AVX-512 already (-march=native there) has one copy: its plain
 //   loop is the AVX-512 one (LEANGRAD_AVX512_CLONES is 0).
+//   The copies: TanhExp's loops (kernels/cpu/tanhexp_vectorized.cpp), the normal sampler's
+//   Box-Muller (kernels/cpu/random.cpp), and the elementwise ops' contiguous loops and
+//   range-limited lanes (Note [AVX-512 elementwise loops] in kernels/cpu/elementwise_loops.h).
 #pragma once
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__AVX512F__)

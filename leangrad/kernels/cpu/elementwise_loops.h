@@ -22,6 +22,7 @@
 #include <leangrad/core/error.h>
 #include <leangrad/core/half.h>
 #include <leangrad/core/macros.h>
+#include <leangrad/kernels/cpu/avx512.h>
 #include <leangrad/kernels/cpu/half_convert.h>
 #include <leangrad/kernels/cpu/parallel_for.h>
 #include <leangrad/kernels/elementwise_geometry.h>
@@ -97,6 +98,52 @@ void for_each_run(const ElementwiseGeometry& g, const Run& run) {
                });
 }
 
+// Note [AVX-512 elementwise loops]
+//   The contiguous loop of an op with a float output (and the float math of float16's chunks,
+//   Note [float16 elementwise in float lanes]) has a second copy compiled for AVX-512 (Note
+//   [AVX-512 at run time] in kernels/cpu/avx512.h), taken where the CPU has it: 16 lanes where the
+//   x86-64-v3 build has 8. So do the range-limited ops' lanes, in float or double
+//   (fill_range_limited in kernels/cpu/elementwise_range_limited.cpp). The element functions are
+//   always inlined into either copy, and the elementwise files are compiled with -ffp-contract=off
+//   with their fused multiply-adds written as std::fma, so each element is the same IEEE
+//   operations in both and gets the same bits (tests/kernels/test_elementwise_avx512.cpp runs
+//   every op both ways). A C library call that an element still makes (erfc, exp2, asin, pow of
+//   float; a range-limited op outside its range) is the same call from either copy. Other outputs
+//   (double, integers, bool, bfloat16) and strided runs keep the one loop: double's elementwise
+//   math is mostly such calls, and the others gain little from wider lanes. On the 2-core Zen 5
+//   guest, exp, gelu, sin or lgamma of 1M floats ran twice as fast
+//   (bench/results/2026-12-06-cpu-elementwise-avx512-zen5-2core.md).
+
+// out[j] = f(in[j]...) for j in [0, n): the loop every contiguous run ends in.
+template <typename F, typename Out, typename... In>
+LG_ALWAYS_INLINE void plain_run(const F& f, Out* out, std::int64_t n, const In*... in) {
+  for (std::int64_t j = 0; j < n; ++j)
+    out[j] = f(in[j]...);
+}
+
+#if LEANGRAD_AVX512_CLONES
+template <typename F, typename Out, typename... In>
+[[gnu::noinline]] LG_AVX512_TARGET void plain_run_avx512(const F& f, Out* out, std::int64_t n,
+                                                         const In*... in) {
+  plain_run(f, out, n, in...);
+}
+#endif
+
+// plain_run, through its AVX-512 copy where Out is float and the CPU has AVX-512 (Note [AVX-512
+// elementwise loops]).
+template <typename F, typename Out, typename... In>
+LG_ALWAYS_INLINE void contiguous_run(const F& f, Out* out, std::int64_t n, const In*... in) {
+#if LEANGRAD_AVX512_CLONES
+  if constexpr (std::is_same_v<Out, float>) {
+    if (avx512_copies_enabled()) {
+      plain_run_avx512(f, out, n, in...);
+      return;
+    }
+  }
+#endif
+  plain_run(f, out, n, in...);
+}
+
 // Note [Runs with a broadcast operand]
 //   A run whose output and inputs all step by 1 but one input that stays put (stride 0) is the
 //   run of a per-channel operand over NCHW ((C, 1, 1): prelu's weight, a channel's scale), or of
@@ -169,9 +216,7 @@ void elementwise_loop(const ElementwiseGeometry& g, const F& fn, Out* out, const
     const F f = fn;
     [&]<std::size_t... K>(std::index_sequence<K...>) LG_LAMBDA_ALWAYS_INLINE {
       if constexpr (decltype(contiguous)::value) {
-        Out* o = out + offset[0];
-        for (std::int64_t j = 0; j < n; ++j)
-          o[j] = f((in + offset[K + 1])[j]...);
+        contiguous_run(f, out + offset[0], n, (in + offset[K + 1])...);
       } else {
         if constexpr (sizeof...(In) >= 2) {  // Note [Runs with a broadcast operand]
           const int still = input_staying_put<static_cast<int>(sizeof...(In))>(stride);
@@ -258,8 +303,7 @@ void half_loop(const ElementwiseGeometry& g, const Math& math, Out* out, const I
         (load_widened(in + offset[K + 1] + c * stride[K + 1], stride[K + 1], m, x[K]), ...);
         Out* o = out + offset[0] + c * stride[0];
         if constexpr (std::is_same_v<Out, Half>) {
-          for (std::int64_t j = 0; j < m; ++j)
-            y[j] = math(x[K][j]...);
+          contiguous_run(math, y, m, static_cast<const float*>(x[K])...);
           store_narrowed(y, o, stride[0], m);
         } else if (stride[0] == 1) {
           for (std::int64_t j = 0; j < m; ++j)

@@ -60,6 +60,7 @@
 #include <utility>
 
 #include <leangrad/core/error.h>
+#include <leangrad/kernels/cpu/avx512.h>
 #include <leangrad/kernels/cpu/elementwise_loops.h>
 #include <leangrad/kernels/cpu/float_polynomials.h>
 #include <leangrad/kernels/dispatch.h>
@@ -102,12 +103,9 @@ template <typename T>
 using RangeLimitedMath = std::conditional_t<std::is_same_v<T, double>, double, float>;
 
 // v[j] = Forms::central(x[j]) if kCentral, else Forms::in_range(x[j]), for j < n, in lanes;
-// returns whether any x[j] is outside Forms::applies. A function of its own, for
-// tools/check_lane_calls.sh to find: every piece of the forms is always inlined (their headers'
-// LG_ALWAYS_INLINE), and the loop must hold no call, which keeps it scalar. Flattened besides,
-// so that a piece added without the attribute is inlined here all the same where GCC can.
+// returns whether any x[j] is outside Forms::applies.
 template <typename Forms, bool kCentral, typename C>
-[[gnu::noinline, gnu::flatten]] bool fill_range_limited(const C* x, C* v, std::int64_t n) {
+[[gnu::always_inline]] inline bool range_limited_lanes(const C* x, C* v, std::int64_t n) {
   int outside = 0;
   for (std::int64_t j = 0; j < n; ++j) {
     if constexpr (kCentral) {
@@ -118,6 +116,33 @@ template <typename Forms, bool kCentral, typename C>
     outside |= Forms::applies(x[j]) ? 0 : 1;
   }
   return outside != 0;
+}
+
+// range_limited_lanes in a function of its own, for tools/check_lane_calls.sh to find: every
+// piece of the forms is always inlined (their headers' LG_ALWAYS_INLINE), and the loop must hold
+// no call, which keeps it scalar. Flattened besides, so that a piece added without the attribute
+// is inlined here all the same where GCC can. On a CPU with AVX-512, its copy compiled for it
+// (Note [AVX-512 elementwise loops] in kernels/cpu/elementwise_loops.h): the same IEEE operations
+// per element in 16 float or 8 double lanes.
+template <typename Forms, bool kCentral, typename C>
+[[gnu::noinline, gnu::flatten]] bool fill_range_limited(const C* x, C* v, std::int64_t n) {
+  return range_limited_lanes<Forms, kCentral>(x, v, n);
+}
+
+#if LEANGRAD_AVX512_CLONES
+template <typename Forms, bool kCentral, typename C>
+[[gnu::noinline, gnu::flatten]] LG_AVX512_TARGET bool fill_range_limited_avx512(const C* x, C* v,
+                                                                                std::int64_t n) {
+  return range_limited_lanes<Forms, kCentral>(x, v, n);
+}
+#endif
+
+template <typename Forms, bool kCentral, typename C>
+[[gnu::always_inline]] inline bool fill_range_limited_widest(const C* x, C* v, std::int64_t n) {
+#if LEANGRAD_AVX512_CLONES
+  if (avx512_copies_enabled()) return fill_range_limited_avx512<Forms, kCentral>(x, v, n);
+#endif
+  return fill_range_limited<Forms, kCentral>(x, v, n);
 }
 
 // y[j] = Forms::full(x[j]) for j < n <= kHalfChunk, as Forms::in_range(x[j]) in lanes wherever
@@ -132,10 +157,10 @@ template <typename Forms, typename C>
     int central = 1;
     for (std::int64_t j = 0; j < n; ++j)
       central &= Forms::central_applies(x[j]) ? 1 : 0;
-    outside = central != 0 ? fill_range_limited<Forms, true>(x, v, n)
-                           : fill_range_limited<Forms, false>(x, v, n);
+    outside = central != 0 ? fill_range_limited_widest<Forms, true>(x, v, n)
+                           : fill_range_limited_widest<Forms, false>(x, v, n);
   } else {
-    outside = fill_range_limited<Forms, false>(x, v, n);
+    outside = fill_range_limited_widest<Forms, false>(x, v, n);
   }
   if (outside) {
     for (std::int64_t j = 0; j < n; ++j)

@@ -1,0 +1,160 @@
+// The AVX-512 copies of the CPU's contiguous elementwise loops (Note [AVX-512 elementwise loops] in
+// kernels/cpu/elementwise_loops.h) against the x86-64-v3 loops they copy: every unary op, every
+// activation and its gradient, and every floating binary op, on float32 inputs spread over the
+// whole float range (every 65,521st bit pattern: both signs, subnormals, infinities and NaNs
+// among them), and the float16 chunks' float math on every float16 value. Each output must have
+// the bits of the other copy's (two NaNs count as equal: which NaN an op on NaNs returns is IEEE
+// 754's freedom, Note [float16 elementwise in float lanes]). SKIPPED on a CPU without AVX-512, and
+// in a build whose plain loops are already AVX-512 (-march=native there: no second copy).
+#include <gtest/gtest.h>
+
+#include <array>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <string>
+
+#include <leangrad/core/error.h>
+#include <leangrad/core/half.h>
+#include <leangrad/kernels/cpu/avx512.h>
+#include <leangrad/kernels/creation.h>
+#include <leangrad/kernels/ops.h>
+#include "kernels/every_unary_op.h"
+
+namespace leangrad::test {
+namespace {
+
+// A prime step through the 2^32 float bit patterns: 65,550 values, an odd count (vector tails).
+constexpr std::uint32_t kBitStep = 65521;
+
+// Float32 values at every kBitStep-th bit pattern from `shift` on, as a 1-d contiguous tensor.
+Tensor spread_floats(std::uint32_t shift) {
+  const std::int64_t n = (std::int64_t{1} << 32) / kBitStep + 1;
+  Tensor t = zeros({n}, kFloat32);
+  auto* p = static_cast<float*>(t.data_ptr());
+  for (std::int64_t i = 0; i < n; ++i)
+    p[i] = std::bit_cast<float>(static_cast<std::uint32_t>(i) * kBitStep + shift);
+  return t;
+}
+
+// Every float16 value once.
+Tensor every_half() {
+  Tensor t = zeros({65536}, kFloat16);
+  auto* p = static_cast<Half*>(t.data_ptr());
+  for (std::uint32_t i = 0; i < 65536; ++i)
+    p[i] = Half::from_bits(static_cast<std::uint16_t>(i));
+  return t;
+}
+
+// The count of elements whose bits differ (two NaNs equal), and the first such index in `first`.
+template <typename T>
+std::int64_t count_differences(const Tensor& a, const Tensor& b, std::int64_t& first) {
+  const auto* pa = static_cast<const T*>(a.data_ptr());
+  const auto* pb = static_cast<const T*>(b.data_ptr());
+  std::int64_t count = 0;
+  for (std::int64_t i = 0; i < a.numel(); ++i) {
+    const bool both_nan =
+        std::isnan(static_cast<float>(pa[i])) && std::isnan(static_cast<float>(pb[i]));
+    if (!both_nan && std::memcmp(&pa[i], &pb[i], sizeof(T)) != 0) {
+      if (count == 0) first = i;
+      ++count;
+    }
+  }
+  return count;
+}
+
+// Runs `op` with the AVX-512 copies allowed and then refused, and expects the same bits; an op
+// that refuses the dtype must refuse it both ways.
+void expect_copies_agree(const std::string& name, const std::function<Tensor()>& op) {
+  SCOPED_TRACE(name);
+  kernels::cpu::set_avx512_copies_allowed(true);
+  Tensor wide;
+  bool refused = false;
+  try {
+    wide = op();
+  } catch (const Error&) {
+    refused = true;
+  }
+  kernels::cpu::set_avx512_copies_allowed(false);
+  if (refused) {
+    EXPECT_THROW(op(), Error);
+    kernels::cpu::set_avx512_copies_allowed(true);
+    return;
+  }
+  const Tensor narrow = op();
+  kernels::cpu::set_avx512_copies_allowed(true);
+  ASSERT_EQ(wide.dtype(), narrow.dtype());
+  ASSERT_EQ(wide.numel(), narrow.numel());
+  std::int64_t first = -1;
+  const std::int64_t differences = wide.dtype() == kFloat16
+                                       ? count_differences<Half>(wide, narrow, first)
+                                       : count_differences<float>(wide, narrow, first);
+  EXPECT_EQ(differences, 0) << "first at element " << first;
+}
+
+// Skips the test where there is no second copy to compare with.
+bool has_avx512_copies() {
+  kernels::cpu::set_avx512_copies_allowed(true);
+  return kernels::cpu::avx512_copies_enabled();
+}
+
+constexpr std::array kActivations = {
+    ActivationOp::LeakyRelu,  ActivationOp::Elu,         ActivationOp::EluResult,
+    ActivationOp::Hardtanh,   ActivationOp::Clamp,       ActivationOp::Gelu,
+    ActivationOp::GeluTanh,   ActivationOp::Silu,        ActivationOp::Mish,
+    ActivationOp::Softplus,   ActivationOp::SmoothL1,    ActivationOp::Huber,
+    ActivationOp::Hardswish,  ActivationOp::Hardsigmoid, ActivationOp::LogSigmoid,
+    ActivationOp::Softsign,   ActivationOp::Tanhshrink,  ActivationOp::Celu,
+    ActivationOp::Softshrink, ActivationOp::Hardshrink,  ActivationOp::Threshold};
+static_assert(kActivations.back() == ActivationOp::Threshold, "every ActivationOp, in order");
+
+// Parameters that make each activation's two sides and its parameters matter: a slope, alpha,
+// bounds (p0 < p1), beta and threshold, delta, lambda.
+constexpr double kP0 = 0.75;
+constexpr double kP1 = 1.5;
+
+TEST(ElementwiseAvx512, UnaryOpsGiveTheBitsOfTheAvx2Loop) {
+  if (!has_avx512_copies()) GTEST_SKIP() << "no AVX-512 copies on this CPU or in this build";
+  const Tensor x = spread_floats(1);
+  for (const UnaryOp op : kEveryUnaryOp)
+    expect_copies_agree("unary op " + std::to_string(static_cast<int>(op)),
+                        [&] { return ops::unary(op, x); });
+}
+
+TEST(ElementwiseAvx512, ActivationsAndGradientsGiveTheBitsOfTheAvx2Loop) {
+  if (!has_avx512_copies()) GTEST_SKIP() << "no AVX-512 copies on this CPU or in this build";
+  const Tensor x = spread_floats(1);
+  const Tensor dy = spread_floats(12345);
+  for (const ActivationOp op : kActivations) {
+    const std::string name = "activation " + std::to_string(static_cast<int>(op));
+    expect_copies_agree(name, [&] { return ops::activation(op, x, kP0, kP1); });
+    expect_copies_agree(name + " gradient",
+                        [&] { return ops::activation_backward(op, dy, x, kP0, kP1); });
+  }
+}
+
+TEST(ElementwiseAvx512, FloatingBinaryOpsGiveTheBitsOfTheAvx2Loop) {
+  if (!has_avx512_copies()) GTEST_SKIP() << "no AVX-512 copies on this CPU or in this build";
+  const Tensor a = spread_floats(1);
+  const Tensor b = spread_floats(777);
+  for (int k = 0; k <= static_cast<int>(kLastBinaryOp); ++k) {
+    const auto op = static_cast<BinaryOp>(k);
+    expect_copies_agree("binary op " + std::to_string(k), [&] { return ops::binary(op, a, b); });
+  }
+}
+
+TEST(ElementwiseAvx512, Float16ChunksGiveTheBitsOfTheAvx2Loop) {
+  if (!has_avx512_copies()) GTEST_SKIP() << "no AVX-512 copies on this CPU or in this build";
+  const Tensor h = every_half();
+  for (const UnaryOp op : kEveryUnaryOp)
+    expect_copies_agree("float16 unary op " + std::to_string(static_cast<int>(op)),
+                        [&] { return ops::unary(op, h); });
+  for (const ActivationOp op : kActivations)
+    expect_copies_agree("float16 activation " + std::to_string(static_cast<int>(op)),
+                        [&] { return ops::activation(op, h, kP0, kP1); });
+}
+
+}  // namespace
+}  // namespace leangrad::test
