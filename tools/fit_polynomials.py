@@ -72,6 +72,8 @@ FITS = [
      lambda x: mp.erfc(x) * mp.exp(x * x), 1.25, 3.92, 10, 2.585),
     ("atan: atan(t) = t + t^3 P(t^2), 0 <= t <= 1",
      quotient(lambda s: mp.atan(mp.sqrt(s)) - mp.sqrt(s), 1.5, -mp.mpf(1) / 3), 0.0, 1.0, 8),
+    ("asin: asin(s) = s + s^3 P(s^2), 0 <= s <= 1/2",
+     quotient(lambda z: mp.asin(mp.sqrt(z)) - mp.sqrt(z), 1.5, mp.mpf(1) / 6), 0.0, 0.25, 5),
     ("normal tail: Q(x) = e^(-x^2/2) t P(t), t = 1 / (1 + x/4), 0 <= x <= 15",
      lambda t: mp.ncdf(-4 * (1 / t - 1)) * mp.exp(8 * (1 / t - 1)**2) / t, 1 / (1 + 15 / 4), 1.0,
      9),

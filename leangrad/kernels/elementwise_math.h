@@ -32,8 +32,8 @@
 //   sigmoid 4.7x). PyTorch's CPU kernels take e^x from SLEEF, within 1 ulp. sigmoid is written with
 //   selects rather than branches, for the same reason; its two sides are those of the stable
 //   formula. CUDA keeps its expf (within 2 ulps), and float64 the library's exp. log, tanh, erf,
-//   expm1, log1p, sinh, cosh, sin, cos, tan, atan and atan2 of float come the same way from
-//   kernels/cpu/float_polynomials.h (Note [Float polynomials]), within 0.51 to 1.74 ulps where
+//   expm1, log1p, sinh, cosh, sin, cos, tan, asin, acos, atan and atan2 of float come the same way
+//   from kernels/cpu/float_polynomials.h (Note [Float polynomials]), within 0.51 to 1.74 ulps where
 //   glibc's are within 1 to 2 but a call each; so do gelu's value and derivative
 //   (ActivationMath<Gelu> below).
 #pragma once
@@ -531,8 +531,16 @@ LG_HOST_DEVICE LG_ALWAYS_INLINE M unary_op_apply(M a) {
 #endif
     return std::tan(a);
   } else if constexpr (op == UnaryOp::Asin) {
+#if !defined(__CUDA_ARCH__)
+    if constexpr (std::is_same_v<M, float>)
+      return cpu::asin_polynomial(a);  // Note [Float polynomials]
+#endif
     return std::asin(a);  // NaN outside [-1, 1]
   } else if constexpr (op == UnaryOp::Acos) {
+#if !defined(__CUDA_ARCH__)
+    if constexpr (std::is_same_v<M, float>)
+      return cpu::acos_polynomial(a);  // Note [Float polynomials]
+#endif
     return std::acos(a);
   } else if constexpr (op == UnaryOp::Atan) {
 #if !defined(__CUDA_ARCH__)

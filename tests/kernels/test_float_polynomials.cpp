@@ -1,9 +1,10 @@
 // kernels/cpu/float_polynomials.h: e^x - 1, tanh, log, log(1 + x), erf, sinh, cosh, sin, cos,
-// tan, atan, atan2, and GELU with its derivative, of float against the C library's functions in
-// double, within the bounds the header states (Note [Float polynomials]); and the elementwise ops
-// and activations that take them, with the special functions whose central forms run in lanes
-// the same way (Note [Range-limited elementwise ops] in kernels/cpu/elementwise_range_limited.cpp)
-// and the incomplete gamma functions' lockstep lanes (Note [Incomplete gamma in lanes]).
+// tan, asin, acos, atan, atan2, and GELU with its derivative, of float against the C library's
+// functions in double, within the bounds the header states (Note [Float polynomials]); and the
+// elementwise ops and activations that take them, with the special functions whose central forms
+// run in lanes the same way (Note [Range-limited elementwise ops] in
+// kernels/cpu/elementwise_range_limited.cpp) and the incomplete gamma functions' lockstep lanes
+// (Note [Incomplete gamma in lanes]).
 //
 // The bounds were measured over all 2^32 floats; CI checks every 257th. To check every float again
 // (a few minutes; after changing a coefficient or a step):
@@ -69,6 +70,10 @@ const Function kFunctions[] = {
      UnaryOp::Tan},
     {"atan", cpu::atan_polynomial, [](double x) { return std::atan(x); },
      cpu::kAtanPolynomialMaxUlps, UnaryOp::Atan},
+    {"asin", cpu::asin_polynomial, [](double x) { return std::asin(x); },
+     cpu::kAsinPolynomialMaxUlps, UnaryOp::Asin},
+    {"acos", cpu::acos_polynomial, [](double x) { return std::acos(x); },
+     cpu::kAcosPolynomialMaxUlps, UnaryOp::Acos},
     {"log2", cpu::log2_polynomial, [](double x) { return std::log2(x); },
      cpu::kLog2PolynomialMaxUlps, UnaryOp::Log2},
     {"log10", cpu::log10_polynomial, [](double x) { return std::log10(x); },
@@ -251,6 +256,24 @@ TEST(FloatPolynomials, SpecialValues) {
       {cpu::atan_polynomial, "atan", kInf, static_cast<float>(kPi / 2)},
       {cpu::atan_polynomial, "atan", -kInf, static_cast<float>(-kPi / 2)},
       {cpu::atan_polynomial, "atan", kNaN, kNaN},
+      // asin and acos: the signed zeros, the ends of the domain, NaN beyond it.
+      {cpu::asin_polynomial, "asin", 0.0f, 0.0f},
+      {cpu::asin_polynomial, "asin", -0.0f, -0.0f},
+      {cpu::asin_polynomial, "asin", 1.0f, static_cast<float>(kPi / 2)},
+      {cpu::asin_polynomial, "asin", -1.0f, static_cast<float>(-kPi / 2)},
+      {cpu::asin_polynomial, "asin", 0.5f, static_cast<float>(kPi / 6)},
+      {cpu::asin_polynomial, "asin", std::nextafter(1.0f, 2.0f), kNaN},
+      {cpu::asin_polynomial, "asin", -kInf, kNaN},
+      {cpu::asin_polynomial, "asin", kNaN, kNaN},
+      {cpu::acos_polynomial, "acos", 1.0f, 0.0f},
+      {cpu::acos_polynomial, "acos", -1.0f, static_cast<float>(kPi)},
+      {cpu::acos_polynomial, "acos", 0.0f, static_cast<float>(kPi / 2)},
+      {cpu::acos_polynomial, "acos", -0.0f, static_cast<float>(kPi / 2)},
+      {cpu::acos_polynomial, "acos", 0.5f, static_cast<float>(kPi / 3)},
+      {cpu::acos_polynomial, "acos", -0.5f, static_cast<float>(2 * kPi / 3)},
+      {cpu::acos_polynomial, "acos", std::nextafter(-1.0f, -2.0f), kNaN},
+      {cpu::acos_polynomial, "acos", kInf, kNaN},
+      {cpu::acos_polynomial, "acos", kNaN, kNaN},
   };
   for (const Case& c : cases)
     EXPECT_TRUE(same(c.f(c.x), c.y))

@@ -1,4 +1,5 @@
-// e^x - 1, tanh, log, log2, log10, log(1 + x), erf, sinh, cosh, sin, cos, tan, atan, atan2, and
+// e^x - 1, tanh, log, log2, log10, log(1 + x), erf, sinh, cosh, sin, cos, tan, asin, acos, atan,
+// atan2, and
 // GELU with its derivative, of float as straight-line code the compiler runs in SIMD lanes,
 // beside exp_polynomial.h's e^x: the host's elementwise ops and activations of float (so of
 // float16 and bfloat16, computed in float) take them (Note [Polynomial exp on the CPU] in
@@ -58,6 +59,14 @@
 //     the chunk is below 2^20, and through the C library's where one is not (Note [Range-limited
 //     elementwise ops] in kernels/cpu/elementwise_range_limited.cpp). sin and tan are odd and cos
 //     even: each is computed at |x| and the sign put back, so -0 keeps its sign.
+//   - asin, acos: |x| <= 1/2: asin(x) = x + x^3 P(x^2); above, asin(|x|) = pi/2 - 2 asin(s) with
+//     s = sqrt((1 - |x|) / 2) in [0, 1/2] (1 - |x| exact, Sterbenz), the same P. There the
+//     subtraction would double asin(s)'s error against a result as small as pi/6 (1.85 ulps):
+//     so s's rounding error, (z - s^2) / 2s from a fused multiply-add, is carried beside it, and
+//     pi/2 - 2s is taken with its own rounding error recovered (Fast2Sum, 2s <= pi/2), the small
+//     terms added to that error first. acos is pi/2 - asin(x) below |x| = 1/2 (Fast2Sum again),
+//     2 asin(s) above 1/2, and pi - 2 asin(s) below -1/2. NaN beyond [-1, 1] (the square
+//     root of a negative z) and for NaN (through the first form).
 //   - atan: |x| > 1 is pi/2 - atan(1/|x|) (pi/2 in two floats; pi/2 - atan(t) >= pi/4 is exact
 //     in its first step, Sterbenz); atan(t) = t + t^3 P(t^2) on [0, 1]; the sign of x put back.
 //     atan2(y, x): t = min(|x|, |y|) / max(|x|, |y|), p = atan(t), the angle of (|x|, |y|) p or
@@ -93,9 +102,9 @@ namespace leangrad::kernels::cpu {
 
 // The measured bounds: ulps of the exact result, the worst over every float input (Note [Float
 // polynomials]), rounded up; the worst case's input beside each. Those of sin, cos, tan, atan and
-// atan2 (session 43), log2 and log10 (session 45) were measured by a standalone program making
-// the test's check over all 2^32 floats (and atan2's 10^8 pairs), not yet by the test's own
-// every-float mode.
+// atan2 (session 43), log2 and log10 (session 45), asin and acos (session 69) were measured by a
+// standalone program making the test's check over all 2^32 floats (and atan2's 10^8 pairs), not
+// yet by the test's own every-float mode.
 inline constexpr double kExpm1PolynomialMaxUlps = 1.40;   // 1.3999 at x = 17.04017
 inline constexpr double kTanhPolynomialMaxUlps = 1.34;    // 1.3303 at x = -0.6283095
 inline constexpr double kLogPolynomialMaxUlps = 0.87;     // 0.8623 at x = 0.6990557
@@ -110,6 +119,8 @@ inline constexpr double kSinPolynomialMaxUlps = 0.51;     // 0.50001 at x = 5274
 inline constexpr double kCosPolynomialMaxUlps = 0.51;     // 0.50001 at x = -58.906769
 inline constexpr double kTanPolynomialMaxUlps = 0.51;     // 0.50001 at x = 10.202437
 inline constexpr double kAtanPolynomialMaxUlps = 1.47;    // 1.4681 at x = -1.0022472
+inline constexpr double kAsinPolynomialMaxUlps = 0.67;    // 0.6607 at x = 0.50021869
+inline constexpr double kAcosPolynomialMaxUlps = 0.64;    // 0.6372 at x = 0.48154578
 // The worst over 10^8 pairs (the sample of tests/kernels/test_float_polynomials.cpp), not over
 // every pair: 1.5020 at y = -0x1.235144p-13, x = 0x1.034786p-13.
 inline constexpr double kAtan2PolynomialMaxUlps = 1.51;
@@ -272,6 +283,10 @@ struct Quadrant {
 }
 
 // v with the sign bit of x flipped in: -v where x is negative (-0 too).
+// asin(s) = s + s^3 P(s^2), 0 <= s <= 1/2.
+inline constexpr float kAsin[] = {0.038550355f, 0.014232814f, 0.0317077f,
+                                  0.044548456f, 0.07500242f,  0.16666666f};
+
 [[gnu::always_inline]] inline float with_sign_of_odd(float v, float x) {
   return std::bit_cast<float>(std::bit_cast<std::uint32_t>(v) ^
                               (std::bit_cast<std::uint32_t>(x) & 0x80000000u));
@@ -281,6 +296,34 @@ struct Quadrant {
 [[gnu::always_inline]] inline float atan_unit(float t) {
   const float s = t * t;
   return std::fma(t * s, horner(s, kAtan), t);
+}
+
+// asin(a), 0 <= a <= 1, in the two forms of Note [Float polynomials] ("asin, acos"). Below
+// a = 1/2, p = asin(a) (s = a); above (reflected: a > 1/2), asin(a) = pi/2 - 2 asin(s) with
+// s = sqrt((1 - a) / 2), and asin(s) = s + q, q carrying sqrt's rounding error besides the
+// series' tail. NaN and a > 1 give NaN parts. (The caller passes `reflected`: a bool in the
+// returned struct kept GCC 12 from vectorising the loops.)
+struct AsinParts {
+  float s;
+  float q;
+  float p;
+};
+[[gnu::always_inline]] inline AsinParts asin_parts(float a, bool reflected) {
+  const float z = reflected ? (1.0f - a) * 0.5f : a * a;  // 1 - a exact for a >= 1/2 (Sterbenz)
+  const float s = reflected ? std::sqrt(z) : a;
+  // z - s^2 exactly, over 2s: sqrt(z) - s to first order (0 where s is 0 or the form is direct).
+  const float s_error = reflected & (s > 0.0f) ? std::fma(-s, s, z) / (2.0f * s) : 0.0f;
+  const float tail = horner(z, kAsin);
+  return {s, std::fma(s * z, tail, s_error), std::fma(s * z, tail, s)};
+}
+
+// base - 2 (s + q) for base = hi + lo (pi/2 or pi in two floats) and 2s <= hi: hi - 2s with its
+// rounding error recovered (Fast2Sum), the small terms added to that error first.
+[[gnu::always_inline]] inline float minus_twice(float hi, float lo, float s, float q) {
+  const float two_s = 2.0f * s;
+  const float head = hi - two_s;
+  const float head_error = (hi - head) - two_s;
+  return head + ((head_error + lo) - 2.0f * q);
 }
 
 }  // namespace polynomial_detail
@@ -455,6 +498,31 @@ inline float tan_polynomial(float x) {
   const bool above_one = magnitude > 1.0f;
   const float p = atan_unit(above_one ? 1.0f / magnitude : magnitude);  // +inf: atan(0)
   return std::copysign(above_one ? (kHalfPiHi - p) + kHalfPiLo : p, x);
+}
+
+// asin(x), within kAsinPolynomialMaxUlps for every float x (NaN beyond [-1, 1]).
+[[gnu::always_inline]] inline float asin_polynomial(float x) {
+  using namespace polynomial_detail;
+  const float a = std::fabs(x);
+  const bool reflected = a > 0.5f;  // false for NaN
+  const AsinParts parts = asin_parts(a, reflected);
+  return std::copysign(reflected ? minus_twice(kHalfPiHi, kHalfPiLo, parts.s, parts.q) : parts.p,
+                       x);
+}
+
+// acos(x), within kAcosPolynomialMaxUlps for every float x (NaN beyond [-1, 1]): pi/2 - asin(x)
+// below |x| = 1/2, else 2 asin(s) (x > 0) or pi - 2 asin(s).
+[[gnu::always_inline]] inline float acos_polynomial(float x) {
+  using namespace polynomial_detail;
+  const float a = std::fabs(x);
+  const bool reflected = a > 0.5f;  // false for NaN
+  const AsinParts parts = asin_parts(a, reflected);
+  const float signed_p = std::copysign(parts.p, x);
+  const float head = kHalfPiHi - signed_p;  // |p| <= pi/6: Fast2Sum's condition holds
+  const float central = head + (((kHalfPiHi - head) - signed_p) + kHalfPiLo);
+  const float tail =
+      std::signbit(x) ? minus_twice(kPiHi, kPiLo, parts.s, parts.q) : 2.0f * (parts.s + parts.q);
+  return reflected ? tail : central;
 }
 
 // atan2(y, x), within kAtan2PolynomialMaxUlps (Note [Float polynomials]).
