@@ -341,6 +341,10 @@ LG_HOST_DEVICE LG_ALWAYS_INLINE M binary_op_apply(M a, M b) {
     return static_cast<M>(special_math::zeta(a, b));  // in double (kernels/special_math.h)
   } else if constexpr (op == BinaryOp::Hypot) {
     static_assert(!kIntegral, "hypot is defined for floating types only (see is_floating_only)");
+#if !defined(__CUDA_ARCH__)
+    if constexpr (std::is_same_v<M, float>)
+      return cpu::hypot_of_float(a, b);  // in double, in lanes (kernels/cpu/float_polynomials.h)
+#endif
     return std::hypot(a, b);
   } else if constexpr (op == BinaryOp::Copysign) {
     static_assert(!kIntegral, "copysign is defined for floating types only");

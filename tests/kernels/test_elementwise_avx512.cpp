@@ -11,6 +11,7 @@
 #include <array>
 #include <bit>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <functional>
@@ -108,7 +109,10 @@ constexpr std::array kActivations = {
     ActivationOp::Hardswish,  ActivationOp::Hardsigmoid, ActivationOp::LogSigmoid,
     ActivationOp::Softsign,   ActivationOp::Tanhshrink,  ActivationOp::Celu,
     ActivationOp::Softshrink, ActivationOp::Hardshrink,  ActivationOp::Threshold};
-static_assert(kActivations.back() == ActivationOp::Threshold, "every ActivationOp, in order");
+// Holes or repeats break the count; an op added past the last needs adding here.
+static_assert(kActivations.back() == ActivationOp::Threshold &&
+                  static_cast<std::size_t>(kActivations.back()) + 1 == kActivations.size(),
+              "kActivations lists each ActivationOp once, in the enum's order");
 
 // Parameters that make each activation's two sides and its parameters matter: a slope, alpha,
 // bounds (p0 < p1), beta and threshold, delta, lambda.

@@ -405,6 +405,42 @@ TEST(FloatPolynomials, Atan2KernelOfFloatIsThePolynomial) {
           << i << ", " << j;
 }
 
+// hypot of float in double (hypot_of_float): within 0.5 + 2^-28 ulps of the exact value (the C
+// library's hypot in double, within an ulp of double) over pairs of every magnitude, squares that
+// would overflow or underflow float among them, through the elementwise op; +inf for an infinite
+// operand even beside a NaN, NaN for a NaN beside a finite one, as C's hypotf.
+TEST(FloatPolynomials, HypotOfFloatIsCorrectlyRoundedBut2ToTheMinus28) {
+  std::vector<double> as;
+  std::vector<double> bs;
+  for (std::uint64_t bits = 0; bits < 0x7f800000ull; bits += 65537) {
+    const float a = std::bit_cast<float>(static_cast<std::uint32_t>(bits));
+    for (const float ratio : {0.0f, 1e-30f, 0.001f, 0.7071f, 1.0f, 3.5f, 1e20f}) {
+      as.push_back(a);
+      bs.push_back(static_cast<double>(a) * ratio * (bits % 3 == 0 ? -1 : 1));
+    }
+  }
+  const auto n = static_cast<std::int64_t>(as.size());
+  const std::vector<double> out = to_vector(
+      ops::binary(BinaryOp::Hypot, make_tensor(as, {n}, kFloat32), make_tensor(bs, {n}, kFloat32)));
+  for (std::int64_t i = 0; i < n; ++i) {
+    const auto a = static_cast<float>(as[i]);
+    const auto b = static_cast<float>(bs[i]);
+    ASSERT_EQ(
+        check_value(static_cast<float>(out[i]), std::hypot(double{a}, double{b}), 0.5 + 0x1p-28),
+        "")
+        << std::hexfloat << a << ", " << b;
+  }
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_EQ(cpu::hypot_of_float(kInf, kNaN), kInf);
+  EXPECT_EQ(cpu::hypot_of_float(kNaN, -kInf), kInf);
+  EXPECT_TRUE(std::isnan(cpu::hypot_of_float(kNaN, 1.0f)));
+  EXPECT_EQ(cpu::hypot_of_float(-0.0f, 0.0f), 0.0f);
+  EXPECT_FALSE(std::signbit(cpu::hypot_of_float(-0.0f, -0.0f)));
+  EXPECT_EQ(cpu::hypot_of_float(3e38f, 3e38f), kInf);  // 4.24e38 overflows float
+  EXPECT_EQ(cpu::hypot_of_float(3e-45f, 4e-45f), std::hypot(3e-45f, 4e-45f));
+}
+
 // 4,096 values: runs of central values (central(i)), and from element 1,500 on one of `outside`
 // every 97 elements, so that some of the kernel's chunks of 512 hold both kinds and most hold one.
 std::vector<double> chunk_mix(const std::function<double(int)>& central,

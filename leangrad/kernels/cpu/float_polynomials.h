@@ -1,5 +1,5 @@
 // e^x - 1, tanh, log, log2, log10, log(1 + x), erf, sinh, cosh, sin, cos, tan, asin, acos, atan,
-// atan2, and
+// atan2, hypot, and
 // GELU with its derivative, of float as straight-line code the compiler runs in SIMD lanes,
 // beside exp_polynomial.h's e^x: the host's elementwise ops and activations of float (so of
 // float16 and bfloat16, computed in float) take them (Note [Polynomial exp on the CPU] in
@@ -67,6 +67,8 @@
 //     terms added to that error first. acos is pi/2 - asin(x) below |x| = 1/2 (Fast2Sum again),
 //     2 asin(s) above 1/2, and pi - 2 asin(s) below -1/2. NaN beyond [-1, 1] (the square
 //     root of a negative z) and for NaN (through the first form).
+//   - hypot: no polynomial: sqrt(x^2 + y^2) in double (hypot_of_float below), within
+//     0.5 + 2^-28 ulps, as glibc's hypotf computes it, but in lanes.
 //   - atan: |x| > 1 is pi/2 - atan(1/|x|) (pi/2 in two floats; pi/2 - atan(t) >= pi/4 is exact
 //     in its first step, Sterbenz); atan(t) = t + t^3 P(t^2) on [0, 1]; the sign of x put back.
 //     atan2(y, x): t = min(|x|, |y|) / max(|x|, |y|), p = atan(t), the angle of (|x|, |y|) p or
@@ -523,6 +525,20 @@ inline float tan_polynomial(float x) {
   const float tail =
       std::signbit(x) ? minus_twice(kPiHi, kPiLo, parts.s, parts.q) : 2.0f * (parts.s + parts.q);
   return reflected ? tail : central;
+}
+
+// hypot(x, y) of float: sqrt(x^2 + y^2) in double, where both squares are exact and can neither
+// overflow nor underflow, rounded to float. The sum and the square root round once each in double,
+// so the result is within 0.5 + 2^-28 ulps of the exact value, and it is what glibc's hypotf
+// computes for finite operands, but in SIMD lanes: glibc's call per element kept the loop scalar.
+// An infinite operand gives +inf even beside a NaN, as C's hypot.
+[[gnu::always_inline]] inline float hypot_of_float(float x, float y) {
+  const double dx = x;
+  const double dy = y;
+  const auto root = static_cast<float>(std::sqrt(dx * dx + dy * dy));
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  const bool infinite = (std::fabs(x) == kInf) | (std::fabs(y) == kInf);
+  return infinite ? kInf : root;
 }
 
 // atan2(y, x), within kAtan2PolynomialMaxUlps (Note [Float polynomials]).
