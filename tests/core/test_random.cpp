@@ -13,11 +13,11 @@
 #include <leangrad/core/generator.h>
 #include <leangrad/core/half.h>
 #include <leangrad/core/philox.h>
-#include <leangrad/kernels/cpu/avx512.h>
 #include <leangrad/kernels/cpu/double_polynomials.h>
 #include <leangrad/kernels/creation.h>
 #include <leangrad/kernels/ops.h>
 #include <leangrad/kernels/random_math.h>
+#include "testing/avx512_copies.h"
 #include "testing/tensor_testing.h"
 #include "testing/thread_count.h"
 
@@ -244,7 +244,7 @@ TEST(Random, FillsAreTheirDefinitionAtEveryElement) {
 TEST(Random, NormalsAreTheSameInBothCopies) {
   std::vector<std::vector<double>> fills;
   for (const bool wide : {false, true}) {
-    kernels::cpu::set_avx512_copies_allowed(wide);
+    const Avx512Copies copies(wide);
     for (DType dtype : {kFloat32, kFloat64}) {
       Generator gen(77);
       Tensor t = empty({4099}, TensorOptions(dtype));
@@ -252,7 +252,6 @@ TEST(Random, NormalsAreTheSameInBothCopies) {
       fills.push_back(test::to_vector(t));
     }
   }
-  kernels::cpu::set_avx512_copies_allowed(true);
   EXPECT_EQ(fills[0], fills[2]) << "float32";
   EXPECT_EQ(fills[1], fills[3]) << "float64";
 }

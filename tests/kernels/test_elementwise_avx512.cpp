@@ -15,14 +15,15 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include <leangrad/core/error.h>
 #include <leangrad/core/half.h>
-#include <leangrad/kernels/cpu/avx512.h>
 #include <leangrad/kernels/creation.h>
 #include <leangrad/kernels/ops.h>
 #include "kernels/every_unary_op.h"
+#include "testing/avx512_copies.h"
 
 namespace leangrad::test {
 namespace {
@@ -67,38 +68,30 @@ std::int64_t count_differences(const Tensor& a, const Tensor& b, std::int64_t& f
 }
 
 // Runs `op` with the AVX-512 copies allowed and then refused, and expects the same bits; an op
-// that refuses the dtype must refuse it both ways.
-void expect_copies_agree(const std::string& name, const std::function<Tensor()>& op) {
+// that refuses the dtype must refuse it both ways. Returns whether there were results to compare.
+bool expect_copies_agree(const std::string& name, const std::function<Tensor()>& op) {
   SCOPED_TRACE(name);
-  kernels::cpu::set_avx512_copies_allowed(true);
-  Tensor wide;
-  bool refused = false;
-  try {
-    wide = op();
-  } catch (const Error&) {
-    refused = true;
-  }
-  kernels::cpu::set_avx512_copies_allowed(false);
-  if (refused) {
-    EXPECT_THROW(op(), Error);
-    kernels::cpu::set_avx512_copies_allowed(true);
-    return;
-  }
-  const Tensor narrow = op();
-  kernels::cpu::set_avx512_copies_allowed(true);
-  ASSERT_EQ(wide.dtype(), narrow.dtype());
-  ASSERT_EQ(wide.numel(), narrow.numel());
+  const auto run = [&](bool allowed) -> std::optional<Tensor> {
+    const Avx512Copies copies(allowed);
+    try {
+      return op();
+    } catch (const Error&) {
+      return std::nullopt;
+    }
+  };
+  const std::optional<Tensor> wide = run(true);
+  const std::optional<Tensor> narrow = run(false);
+  EXPECT_EQ(wide.has_value(), narrow.has_value()) << "refused one way only";
+  if (!wide || !narrow) return false;
+  EXPECT_EQ(wide->dtype(), narrow->dtype());
+  EXPECT_EQ(wide->numel(), narrow->numel());
+  if (wide->dtype() != narrow->dtype() || wide->numel() != narrow->numel()) return true;
   std::int64_t first = -1;
-  const std::int64_t differences = wide.dtype() == kFloat16
-                                       ? count_differences<Half>(wide, narrow, first)
-                                       : count_differences<float>(wide, narrow, first);
+  const std::int64_t differences = wide->dtype() == kFloat16
+                                       ? count_differences<Half>(*wide, *narrow, first)
+                                       : count_differences<float>(*wide, *narrow, first);
   EXPECT_EQ(differences, 0) << "first at element " << first;
-}
-
-// Skips the test where there is no second copy to compare with.
-bool has_avx512_copies() {
-  kernels::cpu::set_avx512_copies_allowed(true);
-  return kernels::cpu::avx512_copies_enabled();
+  return true;
 }
 
 constexpr std::array kActivations = {
@@ -120,44 +113,54 @@ constexpr double kP0 = 0.75;
 constexpr double kP1 = 1.5;
 
 TEST(ElementwiseAvx512, UnaryOpsGiveTheBitsOfTheAvx2Loop) {
-  if (!has_avx512_copies()) GTEST_SKIP() << "no AVX-512 copies on this CPU or in this build";
+  if (!Avx512Copies::exist()) GTEST_SKIP() << "no AVX-512 copies on this CPU or in this build";
   const Tensor x = spread_floats(1);
+  std::size_t compared = 0;
   for (const UnaryOp op : kEveryUnaryOp)
-    expect_copies_agree("unary op " + std::to_string(static_cast<int>(op)),
-                        [&] { return ops::unary(op, x); });
+    compared += expect_copies_agree("unary op " + std::to_string(static_cast<int>(op)),
+                                    [&] { return ops::unary(op, x); });
+  EXPECT_EQ(compared, kEveryUnaryOp.size());
 }
 
 TEST(ElementwiseAvx512, ActivationsAndGradientsGiveTheBitsOfTheAvx2Loop) {
-  if (!has_avx512_copies()) GTEST_SKIP() << "no AVX-512 copies on this CPU or in this build";
+  if (!Avx512Copies::exist()) GTEST_SKIP() << "no AVX-512 copies on this CPU or in this build";
   const Tensor x = spread_floats(1);
   const Tensor dy = spread_floats(12345);
+  std::size_t compared = 0;
   for (const ActivationOp op : kActivations) {
     const std::string name = "activation " + std::to_string(static_cast<int>(op));
-    expect_copies_agree(name, [&] { return ops::activation(op, x, kP0, kP1); });
-    expect_copies_agree(name + " gradient",
-                        [&] { return ops::activation_backward(op, dy, x, kP0, kP1); });
+    compared += expect_copies_agree(name, [&] { return ops::activation(op, x, kP0, kP1); });
+    compared += expect_copies_agree(name + " gradient",
+                                    [&] { return ops::activation_backward(op, dy, x, kP0, kP1); });
   }
+  EXPECT_EQ(compared, 2 * kActivations.size() - 1);  // EluResult is a gradient only
 }
 
 TEST(ElementwiseAvx512, FloatingBinaryOpsGiveTheBitsOfTheAvx2Loop) {
-  if (!has_avx512_copies()) GTEST_SKIP() << "no AVX-512 copies on this CPU or in this build";
+  if (!Avx512Copies::exist()) GTEST_SKIP() << "no AVX-512 copies on this CPU or in this build";
   const Tensor a = spread_floats(1);
   const Tensor b = spread_floats(777);
+  std::size_t compared = 0;
   for (int k = 0; k <= static_cast<int>(kLastBinaryOp); ++k) {
     const auto op = static_cast<BinaryOp>(k);
-    expect_copies_agree("binary op " + std::to_string(k), [&] { return ops::binary(op, a, b); });
+    compared += expect_copies_agree("binary op " + std::to_string(k),
+                                    [&] { return ops::binary(op, a, b); });
   }
+  // Every BinaryOp but the seven of integral operands (the bitwise three, gcd, lcm, the shifts).
+  EXPECT_EQ(compared, static_cast<std::size_t>(kLastBinaryOp) + 1 - 7);
 }
 
 TEST(ElementwiseAvx512, Float16ChunksGiveTheBitsOfTheAvx2Loop) {
-  if (!has_avx512_copies()) GTEST_SKIP() << "no AVX-512 copies on this CPU or in this build";
+  if (!Avx512Copies::exist()) GTEST_SKIP() << "no AVX-512 copies on this CPU or in this build";
   const Tensor h = every_half();
+  std::size_t compared = 0;
   for (const UnaryOp op : kEveryUnaryOp)
-    expect_copies_agree("float16 unary op " + std::to_string(static_cast<int>(op)),
-                        [&] { return ops::unary(op, h); });
+    compared += expect_copies_agree("float16 unary op " + std::to_string(static_cast<int>(op)),
+                                    [&] { return ops::unary(op, h); });
   for (const ActivationOp op : kActivations)
-    expect_copies_agree("float16 activation " + std::to_string(static_cast<int>(op)),
-                        [&] { return ops::activation(op, h, kP0, kP1); });
+    compared += expect_copies_agree("float16 activation " + std::to_string(static_cast<int>(op)),
+                                    [&] { return ops::activation(op, h, kP0, kP1); });
+  EXPECT_EQ(compared, kEveryUnaryOp.size() + kActivations.size() - 1);
 }
 
 }  // namespace

@@ -21,13 +21,13 @@
 
 #include <leangrad/core/dtype.h>
 #include <leangrad/kernels/backend.h>
-#include <leangrad/kernels/cpu/avx512.h>
 #include <leangrad/kernels/cpu/exp_polynomial.h>
 #include <leangrad/kernels/cpu/parallel_for.h>
 #include <leangrad/kernels/cpu/tanhexp_reference.h>
 #include <leangrad/kernels/creation.h>
 #include <leangrad/kernels/ops.h>
 #include <leangrad/kernels/tanhexp_math.h>
+#include "testing/avx512_copies.h"
 #include "testing/tensor_testing.h"
 #include "testing/thread_count.h"
 
@@ -177,7 +177,7 @@ TEST(TanhExpVectorized, LargeInputsGiveXAndOneWithoutAnUnderflow) {
   xs.push_back(std::numeric_limits<float>::max());
   ASSERT_LT(static_cast<std::int64_t>(xs.size()), kernels::cpu::kElementwiseGrain);
   for (const bool wide : {false, true}) {
-    kernels::cpu::set_avx512_copies_allowed(wide);
+    const Avx512Copies copies(wide);
     std::feclearexcept(FE_ALL_EXCEPT);
     const std::vector<float> y = forward_f32(xs, /*reference=*/false);
     const std::vector<float> dx = derivative_f32(xs, /*reference=*/false);
@@ -187,12 +187,10 @@ TEST(TanhExpVectorized, LargeInputsGiveXAndOneWithoutAnUnderflow) {
       EXPECT_EQ(dx[i], 1.0f) << xs[i];
     }
   }
-  kernels::cpu::set_avx512_copies_allowed(true);
 }
 
 TEST(TanhExpVectorized, Avx512CopyGivesTheBitsOfTheAvx2Loop) {
-  kernels::cpu::set_avx512_copies_allowed(true);
-  if (!kernels::cpu::avx512_copies_enabled())
+  if (!Avx512Copies::exist())
     GTEST_SKIP() << "no AVX-512 copies here (CPU without AVX-512, or a build that targets it)";
   std::vector<float> xs;
   for (std::uint64_t bits = 0; bits <= 0xffffffffull; bits += 97)
@@ -203,13 +201,12 @@ TEST(TanhExpVectorized, Avx512CopyGivesTheBitsOfTheAvx2Loop) {
   const auto n = static_cast<std::int64_t>(xs.size());
   std::vector<float> y[2], dx[2];
   for (int wide : {0, 1}) {
-    kernels::cpu::set_avx512_copies_allowed(wide == 1);
+    const Avx512Copies copies(wide == 1);
     y[wide].resize(xs.size());
     dx[wide].resize(xs.size());
     kernels::cpu::tanhexp_forward(kFloat32, n, y[wide].data(), xs.data());
     kernels::cpu::tanhexp_backward(kFloat32, n, dx[wide].data(), dy.data(), xs.data());
   }
-  kernels::cpu::set_avx512_copies_allowed(true);
   for (std::size_t i = 0; i < xs.size(); ++i) {
     ASSERT_EQ(std::bit_cast<std::uint32_t>(y[1][i]), std::bit_cast<std::uint32_t>(y[0][i]))
         << "f at x = " << xs[i];
