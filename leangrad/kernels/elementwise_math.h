@@ -579,6 +579,10 @@ LG_HOST_DEVICE LG_ALWAYS_INLINE M unary_op_apply(M a) {
   } else if constexpr (op == UnaryOp::Erfinv) {
     return static_cast<M>(special_math::erfinv(a));
   } else if constexpr (op == UnaryOp::Erfc) {  // in double, as the special functions below
+#if !defined(__CUDA_ARCH__)
+    if constexpr (std::is_same_v<M, float>)
+      return cpu::erfc_polynomial(a);  // in double, in lanes (Note [Float polynomials])
+#endif
     return static_cast<M>(std::erfc(static_cast<double>(a)));
   } else if constexpr (op == UnaryOp::Erfcx) {
     return static_cast<M>(special_math::erfcx(a));

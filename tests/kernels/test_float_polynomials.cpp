@@ -1,4 +1,4 @@
-// kernels/cpu/float_polynomials.h: e^x - 1, tanh, log, log(1 + x), erf, sinh, cosh, sin, cos,
+// kernels/cpu/float_polynomials.h: e^x - 1, tanh, log, log(1 + x), erf, erfc, sinh, cosh, sin, cos,
 // tan, asin, acos, atan, atan2, and GELU with its derivative, of float against the C library's
 // functions in double, within the bounds the header states (Note [Float polynomials]); and the
 // elementwise ops and activations that take them, with the special functions whose central forms
@@ -70,6 +70,8 @@ const Function kFunctions[] = {
      UnaryOp::Tan},
     {"atan", cpu::atan_polynomial, [](double x) { return std::atan(x); },
      cpu::kAtanPolynomialMaxUlps, UnaryOp::Atan},
+    {"erfc", cpu::erfc_polynomial, [](double x) { return std::erfc(x); },
+     cpu::kErfcPolynomialMaxUlps, UnaryOp::Erfc},
     {"asin", cpu::asin_polynomial, [](double x) { return std::asin(x); },
      cpu::kAsinPolynomialMaxUlps, UnaryOp::Asin},
     {"acos", cpu::acos_polynomial, [](double x) { return std::acos(x); },
@@ -256,6 +258,15 @@ TEST(FloatPolynomials, SpecialValues) {
       {cpu::atan_polynomial, "atan", kInf, static_cast<float>(kPi / 2)},
       {cpu::atan_polynomial, "atan", -kInf, static_cast<float>(-kPi / 2)},
       {cpu::atan_polynomial, "atan", kNaN, kNaN},
+      // erfc: its ends, and where it rounds to 0 (and 2).
+      {cpu::erfc_polynomial, "erfc", 0.0f, 1.0f},
+      {cpu::erfc_polynomial, "erfc", -0.0f, 1.0f},
+      {cpu::erfc_polynomial, "erfc", kInf, 0.0f},
+      {cpu::erfc_polynomial, "erfc", -kInf, 2.0f},
+      {cpu::erfc_polynomial, "erfc", 10.1f, 0.0f},
+      {cpu::erfc_polynomial, "erfc", -10.1f, 2.0f},
+      {cpu::erfc_polynomial, "erfc", -4.0f, 2.0f},
+      {cpu::erfc_polynomial, "erfc", kNaN, kNaN},
       // asin and acos: the signed zeros, the ends of the domain, NaN beyond it.
       {cpu::asin_polynomial, "asin", 0.0f, 0.0f},
       {cpu::asin_polynomial, "asin", -0.0f, -0.0f},

@@ -1,5 +1,5 @@
-// e^x - 1, tanh, log, log2, log10, log(1 + x), erf, sinh, cosh, sin, cos, tan, asin, acos, atan,
-// atan2, hypot, and
+// e^x - 1, tanh, log, log2, log10, log(1 + x), erf, erfc, sinh, cosh, sin, cos, tan, asin, acos,
+// atan, atan2, hypot, and
 // GELU with its derivative, of float as straight-line code the compiler runs in SIMD lanes,
 // beside exp_polynomial.h's e^x: the host's elementwise ops and activations of float (so of
 // float16 and bfloat16, computed in float) take them (Note [Polynomial exp on the CPU] in
@@ -33,6 +33,14 @@
 //   - erf: |x| < 1.25: x P(x^2); below 3.92, 1 - e^(-x^2) Q(|x| - 2.585), x^2 split exactly into
 //     hi + lo with a fused multiply-add and e^(-x^2) = e^-hi (1 - lo); above, +-1 (erfc(3.92) is
 //     below half a float ulp of 1).
+//   - erfc: in double, rounded to float once: erfc(a) = e^(-a^2) t P(t) for a = |x|, t =
+//     1 / (1 + a/2) (the substitution maps [0, 10.06] to [0.17, 1] and the tail's 1/a decay to a
+//     polynomial's, as gelu's below; P of degree 10, within 5e-9 of the function), a^2 exact in
+//     double, e^(-a^2) from kernels/cpu/double_polynomials.h; 2 - erfc(a) below 0, without
+//     cancellation (at least 1). In float the same formula was within 4.9 ulps (t's rounding and
+//     the exp's error compound near a = 1.1); in double the result is within 0.583 ulps, where
+//     glibc's erfc of double, rounded, was one call per element. Beyond a = 10.06, erfc rounds to
+//     0 (2 below -10.06) and those lanes compute at 0.
 //   - gelu: x Phi(x) and its derivative Phi(x) + x phi(x), Phi the standard normal distribution
 //     function and phi = e^(-x^2/2) / sqrt(2 pi) its density, from the upper tail Q = Phi(-|x|) =
 //     e^(-x^2/2) t P(t), t = 1 / (1 + |x|/4): the substitution maps |x| in [0, 15] to t in
@@ -104,9 +112,9 @@ namespace leangrad::kernels::cpu {
 
 // The measured bounds: ulps of the exact result, the worst over every float input (Note [Float
 // polynomials]), rounded up; the worst case's input beside each. Those of sin, cos, tan, atan and
-// atan2 (session 43), log2 and log10 (session 45), asin and acos (session 69) were measured by a
-// standalone program making the test's check over all 2^32 floats (and atan2's 10^8 pairs), not
-// yet by the test's own every-float mode.
+// atan2 (session 43), log2 and log10 (session 45), asin, acos and erfc (session 69) were measured
+// by a standalone program making the test's check over all 2^32 floats (and atan2's 10^8 pairs),
+// not yet by the test's own every-float mode.
 inline constexpr double kExpm1PolynomialMaxUlps = 1.40;   // 1.3999 at x = 17.04017
 inline constexpr double kTanhPolynomialMaxUlps = 1.34;    // 1.3303 at x = -0.6283095
 inline constexpr double kLogPolynomialMaxUlps = 0.87;     // 0.8623 at x = 0.6990557
@@ -122,6 +130,7 @@ inline constexpr double kCosPolynomialMaxUlps = 0.51;     // 0.50001 at x = -58.
 inline constexpr double kTanPolynomialMaxUlps = 0.51;     // 0.50001 at x = 10.202437
 inline constexpr double kAtanPolynomialMaxUlps = 1.47;    // 1.4681 at x = -1.0022472
 inline constexpr double kAsinPolynomialMaxUlps = 0.67;    // 0.6607 at x = 0.50021869
+inline constexpr double kErfcPolynomialMaxUlps = 0.59;    // 0.5830 at x = 0.036526628
 inline constexpr double kAcosPolynomialMaxUlps = 0.64;    // 0.6372 at x = 0.48154578
 // The worst over 10^8 pairs (the sample of tests/kernels/test_float_polynomials.cpp), not over
 // every pair: 1.5020 at y = -0x1.235144p-13, x = 0x1.034786p-13.
@@ -156,6 +165,16 @@ template <std::size_t N>
 [[gnu::always_inline]] inline float horner(float x, const float (&c)[N]) {
   return horner(x, c, std::make_index_sequence<N>{});
 }
+// The same in double, the float coefficients widened (exactly).
+template <std::size_t N, std::size_t... I>
+[[gnu::always_inline]] inline double horner(double x, const float (&c)[N],
+                                            std::index_sequence<I...>) {
+  return horner(x, static_cast<double>(c[I])...);
+}
+template <std::size_t N>
+[[gnu::always_inline]] inline double horner(double x, const float (&c)[N]) {
+  return horner(x, c, std::make_index_sequence<N>{});
+}
 
 // tools/fit_polynomials.py's coefficients, highest degree first.
 inline constexpr float kExpm1[] = {0.000199177f, 0.0013923427f, 0.008333233f, 0.041666582f,
@@ -176,6 +195,11 @@ inline constexpr float kErfc[] = {1.1142274e-06f, -4.6085797e-06f, 1.271308e-05f
 inline constexpr float kNormalTail[] = {0.017176941f, -0.066117994f, 0.059690535f, 0.017387863f,
                                         0.02221069f,  0.08136868f,   0.07390229f,  0.09508968f,
                                         0.099546336f, 0.09974499f};
+
+// erfc(a) = e^(-a^2) t P(t), t = 1 / (1 + a/2), 0 <= a <= 10.5.
+inline constexpr float kErfcTail[] = {0.036302265f,  -0.194206f,   0.3896631f,  -0.30192667f,
+                                      -0.010218389f, 0.027994672f, 0.05801064f, 0.18472165f,
+                                      0.24533242f,   0.28223714f,  0.28208917f};
 
 // atan(t) = t + t^3 P(t^2), 0 <= t <= 1.
 inline constexpr float kAtan[] = {-0.0021609857f, 0.012644696f, -0.03453934f,
@@ -500,6 +524,24 @@ inline float tan_polynomial(float x) {
   const bool above_one = magnitude > 1.0f;
   const float p = atan_unit(above_one ? 1.0f / magnitude : magnitude);  // +inf: atan(0)
   return std::copysign(above_one ? (kHalfPiHi - p) + kHalfPiLo : p, x);
+}
+
+// erfc(x) of float, within kErfcPolynomialMaxUlps for every float x (Note [Float polynomials],
+// "erfc"): in double, erfc(|x|) = e^(-x^2) t P(t) with t = 1 / (1 + |x|/2), and 2 - erfc(|x|)
+// below 0, rounded to float once.
+[[gnu::always_inline]] inline float erfc_polynomial(float x) {
+  using namespace polynomial_detail;
+  const float magnitude = std::fabs(x);
+  // erfc rounds to +0 beyond 10.06: those lanes compute erfc(0) and take 0 below, where the
+  // conversion of a double below float's range would round through a subnormal (Note
+  // [Polynomial exp], subnormals). NaN flows through as NaN.
+  const bool beyond = magnitude > 10.06f;
+  const double a = beyond ? 0.0 : static_cast<double>(magnitude);
+  const double t = 1.0 / (1.0 + 0.5 * a);
+  const double upper = t * horner(t, kErfcTail) * exp_of_double(-(a * a));  // a^2 exact
+  const auto result = static_cast<float>(x < 0.0f ? 2.0 - upper : upper);
+  const float value = beyond ? (x < 0.0f ? 2.0f : 0.0f) : result;
+  return x == x ? value : x;  // NaN: x's own, whichever NaN the lanes' operations kept
 }
 
 // asin(x), within kAsinPolynomialMaxUlps for every float x (NaN beyond [-1, 1]).
