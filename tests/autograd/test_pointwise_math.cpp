@@ -5,9 +5,9 @@
 // make_pointwise_math.py) and mpmath's exact values relative to themselves in the tails; dense
 // sweeps against long-double references that share nothing with the kernels (libstdc++'s
 // std::cyl_bessel_i, erfcl, bisection on erfcl); identities (P + Q = 1, ndtr of ndtri);
-// float32 and 16-bit results bit for bit the double one rounded; the integer rules (gcd's signs,
-// shifts past the width); finite differences, twice; methods and in-place forms. Misuse: the
-// Pointwise table of tests/misuse/test_misuse_ops.cpp.
+// float32 and 16-bit results bit for bit the double one rounded (erfc of float within its bound);
+// the integer rules (gcd's signs, shifts past the width); finite differences, twice; methods and
+// in-place forms. Misuse: the Pointwise table of tests/misuse/test_misuse_ops.cpp.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -386,7 +386,7 @@ TEST(PointwiseMath, ErfcOfNarrowDTypesIsFloatsWithinItsBound) {
 
 // float32 and the 16-bit dtypes compute in double and round once: bit for bit the float64 result
 // rounded to float (then to the 16-bit dtype, as the kernel stores it). erfc of float is computed
-// in double lanes but not by float64's formula (Note [Float polynomials], "erfc"): the next test.
+// in double lanes but not by float64's formula (Note [Float polynomials], "erfc"): the test above.
 TEST(PointwiseMath, NarrowDTypesRoundTheDoubleResult) {
   const Tensor x = grid(-9.0, 25.0, 300);
   const Tensor p = grid(0.001, 0.999, 300);

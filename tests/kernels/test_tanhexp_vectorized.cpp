@@ -160,15 +160,10 @@ TEST(TanhExpVectorized, WithinTheDerivedBoundOfDoubleOnFloat32) {
             << kDerivativeUlps << ")\n";
 }
 
-// On a CPU with AVX-512 the launchers run a second copy of their loops compiled for it (Note
-// [AVX-512 at run time] in kernels/cpu/avx512.h); it must give the x86-64-v3 loops' bits for
-// every input: every 97th float (NaN and infinities included), f and f' with an upstream gradient
-// that is not 1. Without AVX-512 (or in a build that has only one copy) there is nothing to
-// compare: SKIPPED.
 // From x = 3.96 on, t = e^(-2 e^x) is below e^-104 (Note [Stable TanhExp]): tanh(e^x) rounds to
 // 1, so f = x and f' = 1 exactly in float, and no step of either launcher underflows (Note
 // [Polynomial exp]; before, t was rounded to 0 through a subnormal product, and TanhExp over
-// [4, 10] ran 2.5 times slower than over [-2, 2]). Fewer elements than the threading grain: the
+// [4, 10] ran 2.4 times slower than over [-2, 2]). Fewer elements than the threading grain: the
 // calling thread computes them all, and its underflow flag is the one read.
 TEST(TanhExpVectorized, LargeInputsGiveXAndOneWithoutAnUnderflow) {
   std::vector<float> xs;
@@ -189,6 +184,11 @@ TEST(TanhExpVectorized, LargeInputsGiveXAndOneWithoutAnUnderflow) {
   }
 }
 
+// On a CPU with AVX-512 the launchers run a second copy of their loops compiled for it (Note
+// [AVX-512 at run time] in kernels/cpu/avx512.h); it must give the x86-64-v3 loops' bits for
+// every input: every 97th float (NaN and infinities included), f and f' with an upstream gradient
+// that is not 1. Without AVX-512 (or in a build that has only one copy) there is nothing to
+// compare: SKIPPED.
 TEST(TanhExpVectorized, Avx512CopyGivesTheBitsOfTheAvx2Loop) {
   if (!Avx512Copies::exist())
     GTEST_SKIP() << "no AVX-512 copies here (CPU without AVX-512, or a build that targets it)";

@@ -130,8 +130,8 @@ inline constexpr double kCosPolynomialMaxUlps = 0.51;     // 0.50001 at x = -58.
 inline constexpr double kTanPolynomialMaxUlps = 0.51;     // 0.50001 at x = 10.202437
 inline constexpr double kAtanPolynomialMaxUlps = 1.47;    // 1.4681 at x = -1.0022472
 inline constexpr double kAsinPolynomialMaxUlps = 0.67;    // 0.6607 at x = 0.50021869
-inline constexpr double kErfcPolynomialMaxUlps = 0.59;    // 0.5830 at x = 0.036526628
 inline constexpr double kAcosPolynomialMaxUlps = 0.64;    // 0.6372 at x = 0.48154578
+inline constexpr double kErfcPolynomialMaxUlps = 0.59;    // 0.5830 at x = 0.036526628
 // The worst over 10^8 pairs (the sample of tests/kernels/test_float_polynomials.cpp), not over
 // every pair: 1.5020 at y = -0x1.235144p-13, x = 0x1.034786p-13.
 inline constexpr double kAtan2PolynomialMaxUlps = 1.51;
@@ -155,24 +155,14 @@ template <typename R, typename... Rest>
 [[gnu::always_inline]] inline R horner(R x, R c, R next, Rest... rest) {
   return horner(x, std::fma(c, x, next), rest...);
 }
-// The same with the coefficients of an array, highest degree first.
-template <std::size_t N, std::size_t... I>
-[[gnu::always_inline]] inline float horner(float x, const float (&c)[N],
-                                           std::index_sequence<I...>) {
-  return horner(x, c[I]...);
+// The same with the coefficients of a float array, highest degree first, in float or in double
+// (R; the coefficients widened exactly).
+template <typename R, std::size_t N, std::size_t... I>
+[[gnu::always_inline]] inline R horner(R x, const float (&c)[N], std::index_sequence<I...>) {
+  return horner(x, static_cast<R>(c[I])...);
 }
-template <std::size_t N>
-[[gnu::always_inline]] inline float horner(float x, const float (&c)[N]) {
-  return horner(x, c, std::make_index_sequence<N>{});
-}
-// The same in double, the float coefficients widened (exactly).
-template <std::size_t N, std::size_t... I>
-[[gnu::always_inline]] inline double horner(double x, const float (&c)[N],
-                                            std::index_sequence<I...>) {
-  return horner(x, static_cast<double>(c[I])...);
-}
-template <std::size_t N>
-[[gnu::always_inline]] inline double horner(double x, const float (&c)[N]) {
+template <typename R, std::size_t N>
+[[gnu::always_inline]] inline R horner(R x, const float (&c)[N]) {
   return horner(x, c, std::make_index_sequence<N>{});
 }
 
@@ -200,6 +190,10 @@ inline constexpr float kNormalTail[] = {0.017176941f, -0.066117994f, 0.059690535
 inline constexpr float kErfcTail[] = {0.036302265f,  -0.194206f,   0.3896631f,  -0.30192667f,
                                       -0.010218389f, 0.027994672f, 0.05801064f, 0.18472165f,
                                       0.24533242f,   0.28223714f,  0.28208917f};
+
+// asin(s) = s + s^3 P(s^2), 0 <= s <= 1/2.
+inline constexpr float kAsin[] = {0.038550355f, 0.014232814f, 0.0317077f,
+                                  0.044548456f, 0.07500242f,  0.16666666f};
 
 // atan(t) = t + t^3 P(t^2), 0 <= t <= 1.
 inline constexpr float kAtan[] = {-0.0021609857f, 0.012644696f, -0.03453934f,
@@ -309,10 +303,6 @@ struct Quadrant {
 }
 
 // v with the sign bit of x flipped in: -v where x is negative (-0 too).
-// asin(s) = s + s^3 P(s^2), 0 <= s <= 1/2.
-inline constexpr float kAsin[] = {0.038550355f, 0.014232814f, 0.0317077f,
-                                  0.044548456f, 0.07500242f,  0.16666666f};
-
 [[gnu::always_inline]] inline float with_sign_of_odd(float v, float x) {
   return std::bit_cast<float>(std::bit_cast<std::uint32_t>(v) ^
                               (std::bit_cast<std::uint32_t>(x) & 0x80000000u));
