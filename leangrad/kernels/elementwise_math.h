@@ -565,10 +565,22 @@ LG_HOST_DEVICE LG_ALWAYS_INLINE M unary_op_apply(M a) {
 #endif
     return std::cosh(a);
   } else if constexpr (op == UnaryOp::Asinh) {
+#if !defined(__CUDA_ARCH__)
+    if constexpr (std::is_same_v<M, float>)
+      return cpu::asinh_polynomial(a);  // Note [Float polynomials]
+#endif
     return std::asinh(a);
   } else if constexpr (op == UnaryOp::Acosh) {
+#if !defined(__CUDA_ARCH__)
+    if constexpr (std::is_same_v<M, float>)
+      return cpu::acosh_polynomial(a);  // Note [Float polynomials]
+#endif
     return std::acosh(a);  // NaN below 1
   } else if constexpr (op == UnaryOp::Atanh) {
+#if !defined(__CUDA_ARCH__)
+    if constexpr (std::is_same_v<M, float>)
+      return cpu::atanh_polynomial(a);  // Note [Float polynomials]
+#endif
     return std::atanh(a);  // +-inf at +-1, NaN beyond
   } else if constexpr (op == UnaryOp::Exp2) {
     return std::exp2(a);

@@ -1,8 +1,8 @@
-// kernels/cpu/float_polynomials.h: e^x - 1, tanh, log, log(1 + x), erf, erfc, sinh, cosh, sin, cos,
-// tan, asin, acos, atan, atan2, and GELU with its derivative, of float against the C library's
-// functions in double, within the bounds the header states (Note [Float polynomials]); and the
-// elementwise ops and activations that take them, with the special functions whose central forms
-// run in lanes the same way (Note [Range-limited elementwise ops] in
+// kernels/cpu/float_polynomials.h: e^x - 1, tanh, log, log(1 + x), erf, erfc, sinh, cosh, asinh,
+// acosh, atanh, sin, cos, tan, asin, acos, atan, atan2, and GELU with its derivative, of float
+// against the C library's functions in double, within the bounds the header states (Note [Float
+// polynomials]); and the elementwise ops and activations that take them, with the special functions
+// whose central forms run in lanes the same way (Note [Range-limited elementwise ops] in
 // kernels/cpu/elementwise_range_limited.cpp) and the incomplete gamma functions' lockstep lanes
 // (Note [Incomplete gamma in lanes]).
 //
@@ -72,6 +72,12 @@ const Function kFunctions[] = {
      cpu::kAtanPolynomialMaxUlps, UnaryOp::Atan},
     {"erfc", cpu::erfc_polynomial, [](double x) { return std::erfc(x); },
      cpu::kErfcPolynomialMaxUlps, UnaryOp::Erfc},
+    {"asinh", cpu::asinh_polynomial, [](double x) { return std::asinh(x); },
+     cpu::kAsinhPolynomialMaxUlps, UnaryOp::Asinh},
+    {"acosh", cpu::acosh_polynomial, [](double x) { return std::acosh(x); },
+     cpu::kAcoshPolynomialMaxUlps, UnaryOp::Acosh},
+    {"atanh", cpu::atanh_polynomial, [](double x) { return std::atanh(x); },
+     cpu::kAtanhPolynomialMaxUlps, UnaryOp::Atanh},
     {"asin", cpu::asin_polynomial, [](double x) { return std::asin(x); },
      cpu::kAsinPolynomialMaxUlps, UnaryOp::Asin},
     {"acos", cpu::acos_polynomial, [](double x) { return std::acos(x); },
@@ -267,6 +273,25 @@ TEST(FloatPolynomials, SpecialValues) {
       {cpu::erfc_polynomial, "erfc", -10.1f, 2.0f},
       {cpu::erfc_polynomial, "erfc", -4.0f, 2.0f},
       {cpu::erfc_polynomial, "erfc", kNaN, kNaN},
+      // asinh, acosh and atanh: the signed zeros, the ends of their domains, the infinities.
+      {cpu::asinh_polynomial, "asinh", 0.0f, 0.0f},
+      {cpu::asinh_polynomial, "asinh", -0.0f, -0.0f},
+      {cpu::asinh_polynomial, "asinh", kInf, kInf},
+      {cpu::asinh_polynomial, "asinh", -kInf, -kInf},
+      {cpu::asinh_polynomial, "asinh", kNaN, kNaN},
+      {cpu::acosh_polynomial, "acosh", 1.0f, 0.0f},
+      {cpu::acosh_polynomial, "acosh", std::nextafter(1.0f, 0.0f), kNaN},
+      {cpu::acosh_polynomial, "acosh", -1.0f, kNaN},
+      {cpu::acosh_polynomial, "acosh", -kInf, kNaN},
+      {cpu::acosh_polynomial, "acosh", kInf, kInf},
+      {cpu::acosh_polynomial, "acosh", kNaN, kNaN},
+      {cpu::atanh_polynomial, "atanh", 0.0f, 0.0f},
+      {cpu::atanh_polynomial, "atanh", -0.0f, -0.0f},
+      {cpu::atanh_polynomial, "atanh", 1.0f, kInf},
+      {cpu::atanh_polynomial, "atanh", -1.0f, -kInf},
+      {cpu::atanh_polynomial, "atanh", std::nextafter(1.0f, 2.0f), kNaN},
+      {cpu::atanh_polynomial, "atanh", -kInf, kNaN},
+      {cpu::atanh_polynomial, "atanh", kNaN, kNaN},
       // asin and acos: the signed zeros, the ends of the domain, NaN beyond it.
       {cpu::asin_polynomial, "asin", 0.0f, 0.0f},
       {cpu::asin_polynomial, "asin", -0.0f, -0.0f},
