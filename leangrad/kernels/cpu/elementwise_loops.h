@@ -107,7 +107,7 @@ void for_each_run(const ElementwiseGeometry& g, const Run& run) {
 //   always inlined into either copy, and the elementwise files are compiled with -ffp-contract=off
 //   with their fused multiply-adds written as std::fma, so each element is the same IEEE
 //   operations in both and gets the same bits (tests/kernels/test_elementwise_avx512.cpp runs
-//   every op both ways). A C library call that an element still makes (exp2, pow, atanh of
+//   every op both ways). A C library call that an element still makes (exp2 and pow of
 //   float; a range-limited op outside its range) is the same call from either copy. Other outputs
 //   (double, integers, bool, bfloat16) and strided runs keep the one loop: double's elementwise
 //   math is mostly such calls, and the others gain little from wider lanes. On the 2-core Zen 5
