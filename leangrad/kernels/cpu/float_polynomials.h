@@ -278,6 +278,9 @@ struct NormalTail {
   return std::fma(t, kHalfExp88Hi, t * kHalfExp88Lo);
 }
 
+// ln 2 rounded to float, for log(2a) = log(a) + ln 2 where 2a would overflow.
+inline constexpr float kLn2 = 0.69314718f;
+
 // pi/2 and pi, each the sum of two floats.
 inline constexpr float kHalfPiHi = 0x1.921fb6p+0f;
 inline constexpr float kHalfPiLo = -0x1.777a5cp-25f;
@@ -456,12 +459,13 @@ struct AsinParts {
 // above (glibc's forms; there 1 + a^2 would lose the 1, and beyond 2^64 overflow); the sign of x
 // put back, so -0 keeps it. Every form is computed and one chosen (Note [Float polynomials]).
 [[gnu::always_inline]] inline float asinh_polynomial(float x) {
+  using namespace polynomial_detail;
   const float a = std::fabs(x);
   const float a2 = a * a;
   const float root = std::sqrt(a2 + 1.0f);
   const float small = log1p_polynomial(a + a2 / (1.0f + root));
   const float middle = log_polynomial(std::fma(2.0f, a, 1.0f / (root + a)));
-  const float large = log_polynomial(a) + 0.69314718f;
+  const float large = log_polynomial(a) + kLn2;
   const float magnitude = a < 2.0f ? small : (a < 4096.0f ? middle : large);
   return x == x ? std::copysign(magnitude, x) : x;
 }
@@ -470,10 +474,11 @@ struct AsinParts {
 // log1p(t + sqrt(2t + t^2)) below 2, log(2x - 1 / (x + sqrt(x^2 - 1))) below 2^12, and
 // log(x) + ln 2 above (glibc's forms); NaN below 1.
 [[gnu::always_inline]] inline float acosh_polynomial(float x) {
+  using namespace polynomial_detail;
   const float t = x - 1.0f;
   const float small = log1p_polynomial(t + std::sqrt(std::fma(t, t, 2.0f * t)));
   const float middle = log_polynomial(std::fma(2.0f, x, -1.0f / (x + std::sqrt(x * x - 1.0f))));
-  const float large = log_polynomial(x) + 0.69314718f;
+  const float large = log_polynomial(x) + kLn2;
   const float value = x < 2.0f ? small : (x < 4096.0f ? middle : large);
   const float below_one = x == x ? std::numeric_limits<float>::quiet_NaN() : x;
   return x >= 1.0f ? value : below_one;
