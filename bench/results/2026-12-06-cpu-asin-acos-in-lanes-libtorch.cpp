@@ -4,21 +4,9 @@
 //     bench/results/2026-12-06-cpu-asin-acos-in-lanes-libtorch.cpp -ltorch -ltorch_cpu -lc10 \
 //     -o /tmp/asin-acos-libtorch
 #include <torch/torch.h>
-#include <chrono>
 #include <cstdio>
-#include <functional>
+#include "best_of.h"
 using torch::Tensor;
-double best_ms(const std::function<void()>& f) {
-  double b = 1e9;
-  for (int i = 0; i < 15; ++i) {
-    auto t0 = std::chrono::steady_clock::now();
-    f();
-    b = std::min(
-        b,
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  }
-  return b;
-}
 int main() {
   torch::set_num_threads(1);
   const std::int64_t n = 1 << 20;
@@ -27,11 +15,11 @@ int main() {
   const double per_element = 1e6 / static_cast<double>(n);
   for (const bool is_asin : {true, false}) {
     const auto op = [&] { return is_asin ? torch::asin(x) : torch::acos(x); };
-    const double forward = best_ms([&] {
+    const double forward = best_of_ms(15, 0, [&] {
       torch::NoGradGuard no_grad;
       op();
     });
-    const double both = best_ms([&] {
+    const double both = best_of_ms(15, 0, [&] {
       Tensor y = op();
       y.backward(torch::ones_like(y));
       x.mutable_grad().reset();

@@ -6,23 +6,9 @@
 //   OMP_NUM_THREADS=1 /tmp/conv-rows
 #include <leangrad/kernels/ops.h>
 #include <leangrad/leangrad.h>
-#include <chrono>
 #include <cstdio>
-#include <functional>
+#include "best_of.h"
 using namespace leangrad;
-double best(const std::function<void()>& f) {
-  double b = 1e9;
-  for (int i = 0; i < 3; ++i)
-    f();
-  for (int i = 0; i < 15; ++i) {
-    auto t0 = std::chrono::steady_clock::now();
-    f();
-    b = std::min(
-        b,
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  }
-  return b;
-}
 int main() {
   struct C {
     Shape x;
@@ -40,9 +26,9 @@ int main() {
     for (int a = 0; a < 2; ++a) {
       ops::CpuConv2dAlgorithmGuard guard(a == 0 ? ops::CpuConv2dAlgorithm::Gemm
                                                 : ops::CpuConv2dAlgorithm::Rows);
-      t[a][0] = best([&] { ops::conv2d(x, w, b, p); });
-      t[a][1] = best([&] { ops::conv2d_input_grad(dy, w, x.shape(), p); });
-      t[a][2] = best([&] { ops::conv2d_weight_grad(dy, x, w.shape(), p); });
+      t[a][0] = best_of_ms(15, 3, [&] { ops::conv2d(x, w, b, p); });
+      t[a][1] = best_of_ms(15, 3, [&] { ops::conv2d_input_grad(dy, w, x.shape(), p); });
+      t[a][2] = best_of_ms(15, 3, [&] { ops::conv2d_weight_grad(dy, x, w.shape(), p); });
     }
     std::printf(
         "x (%ld,%ld,%ld,%ld) -> %ld: forward %.3f / %.3f  input grad %.3f / %.3f  weight grad %.3f "

@@ -5,22 +5,11 @@
 //     bench/results/2026-12-06-cpu-elementwise-avx512-libtorch.cpp -ltorch -ltorch_cpu -lc10 \
 //     -o /tmp/elementwise-avx512-libtorch
 #include <torch/torch.h>
-#include <chrono>
 #include <cstdio>
 #include <functional>
 #include <vector>
+#include "best_of.h"
 using torch::Tensor;
-double best_ms(const std::function<void()>& f) {
-  double b = 1e9;
-  for (int i = 0; i < 15; ++i) {
-    auto t0 = std::chrono::steady_clock::now();
-    f();
-    b = std::min(
-        b,
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  }
-  return b;
-}
 int main() {
   torch::set_num_threads(1);
   torch::NoGradGuard no_grad;
@@ -75,7 +64,8 @@ int main() {
   };
   for (const Op& op : ops) {
     try {
-      std::printf("%s %.3f\n", op.name, best_ms([&] { op.f(); }) * 1e6 / static_cast<double>(n));
+      std::printf("%s %.3f\n", op.name,
+                  best_of_ms(15, 0, [&] { op.f(); }) * 1e6 / static_cast<double>(n));
     } catch (const std::exception& e) {
       std::printf("%s error: %.60s\n", op.name, e.what());
     }

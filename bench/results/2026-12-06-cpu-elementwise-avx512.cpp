@@ -7,22 +7,11 @@
 //     -Lbuild -lleangrad -Wl,-rpath,$PWD/build -o /tmp/elementwise-avx512
 //   /tmp/elementwise-avx512; LD_LIBRARY_PATH=OTHER_BUILD /tmp/elementwise-avx512
 #include <leangrad/leangrad.h>
-#include <chrono>
 #include <cstdio>
 #include <functional>
 #include <vector>
+#include "best_of.h"
 using namespace leangrad;
-double best_ms(const std::function<void()>& f) {
-  double b = 1e9;
-  for (int i = 0; i < 15; ++i) {
-    auto t0 = std::chrono::steady_clock::now();
-    f();
-    b = std::min(
-        b,
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  }
-  return b;
-}
 int main() {
   set_num_threads(1);
   NoGradGuard no_grad;
@@ -76,5 +65,6 @@ int main() {
       {"gelu float16", [&] { return gelu(x16); }},
   };
   for (const Op& op : ops)
-    std::printf("%s %.3f\n", op.name, best_ms([&] { op.f(); }) * 1e6 / static_cast<double>(n));
+    std::printf("%s %.3f\n", op.name,
+                best_of_ms(15, 0, [&] { op.f(); }) * 1e6 / static_cast<double>(n));
 }

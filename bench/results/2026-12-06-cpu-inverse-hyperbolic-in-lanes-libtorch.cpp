@@ -4,21 +4,9 @@
 //     bench/results/2026-12-06-cpu-inverse-hyperbolic-in-lanes-libtorch.cpp -ltorch -ltorch_cpu \
 //     -lc10 -o /tmp/inverse-hyperbolic-libtorch
 #include <torch/torch.h>
-#include <chrono>
 #include <cstdio>
-#include <functional>
+#include "best_of.h"
 using torch::Tensor;
-double best_ms(const std::function<void()>& f) {
-  double b = 1e9;
-  for (int i = 0; i < 15; ++i) {
-    auto t0 = std::chrono::steady_clock::now();
-    f();
-    b = std::min(
-        b,
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  }
-  return b;
-}
 int main() {
   torch::set_num_threads(1);
   torch::NoGradGuard no_grad;
@@ -27,7 +15,7 @@ int main() {
   const Tensor x = torch::rand({n}) * 4 - 2, y = torch::rand({n}) * 2 + 1,
                z = torch::rand({n}) * 1.98 - 0.99;
   const double per_element = 1e6 / static_cast<double>(n);
-  std::printf("asinh %.3f\n", best_ms([&] { torch::asinh(x); }) * per_element);
-  std::printf("acosh %.3f\n", best_ms([&] { torch::acosh(y); }) * per_element);
-  std::printf("atanh %.3f\n", best_ms([&] { torch::atanh(z); }) * per_element);
+  std::printf("asinh %.3f\n", best_of_ms(15, 0, [&] { torch::asinh(x); }) * per_element);
+  std::printf("acosh %.3f\n", best_of_ms(15, 0, [&] { torch::acosh(y); }) * per_element);
+  std::printf("atanh %.3f\n", best_of_ms(15, 0, [&] { torch::atanh(z); }) * per_element);
 }

@@ -8,21 +8,9 @@
 //     -Wl,-rpath,$PWD/build -o /tmp/inverse-hyperbolic
 //   /tmp/inverse-hyperbolic; LD_LIBRARY_PATH=OTHER_BUILD /tmp/inverse-hyperbolic
 #include <leangrad/leangrad.h>
-#include <chrono>
 #include <cstdio>
-#include <functional>
+#include "best_of.h"
 using namespace leangrad;
-double best_ms(const std::function<void()>& f) {
-  double b = 1e9;
-  for (int i = 0; i < 15; ++i) {
-    auto t0 = std::chrono::steady_clock::now();
-    f();
-    b = std::min(
-        b,
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  }
-  return b;
-}
 int main() {
   set_num_threads(1);
   NoGradGuard no_grad;
@@ -30,7 +18,7 @@ int main() {
   manual_seed(0);
   const Tensor x = rand({n}) * 4 - 2, y = rand({n}) * 2 + 1, z = rand({n}) * 1.98 - 0.99;
   const double per_element = 1e6 / static_cast<double>(n);
-  std::printf("asinh %.3f\n", best_ms([&] { asinh(x); }) * per_element);
-  std::printf("acosh %.3f\n", best_ms([&] { acosh(y); }) * per_element);
-  std::printf("atanh %.3f\n", best_ms([&] { atanh(z); }) * per_element);
+  std::printf("asinh %.3f\n", best_of_ms(15, 0, [&] { asinh(x); }) * per_element);
+  std::printf("acosh %.3f\n", best_of_ms(15, 0, [&] { acosh(y); }) * per_element);
+  std::printf("atanh %.3f\n", best_of_ms(15, 0, [&] { atanh(z); }) * per_element);
 }

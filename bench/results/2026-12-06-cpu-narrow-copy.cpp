@@ -6,30 +6,19 @@
 //   OMP_NUM_THREADS=1 /tmp/narrow-copy; OMP_NUM_THREADS=1 LD_LIBRARY_PATH=OTHER_BUILD
 //   /tmp/narrow-copy
 #include <leangrad/leangrad.h>
-#include <chrono>
 #include <cstdio>
-#include <functional>
+#include "best_of.h"
 using namespace leangrad;
-double best(const std::function<void()>& f) {
-  double b = 1e9;
-  for (int i = 0; i < 3; ++i)
-    f();
-  for (int i = 0; i < 30; ++i) {
-    auto t0 = std::chrono::steady_clock::now();
-    f();
-    b = std::min(
-        b,
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  }
-  return b;
-}
 int main() {
   NoGradGuard no_grad;
   const Tensor x = randn({64, 64, 14, 14}), y = randn({64, 16, 28, 28});
   const Tensor x3 = randn({64, 72, 14, 14}), x1 = randn({64, 4, 14, 14});
-  std::printf("pixel_shuffle (64, 64, 14, 14) r 2: %.3f ms\n", best([&] { pixel_shuffle(x, 2); }));
+  std::printf("pixel_shuffle (64, 64, 14, 14) r 2: %.3f ms\n",
+              best_of_ms(30, 3, [&] { pixel_shuffle(x, 2); }));
   std::printf("pixel_unshuffle (64, 16, 28, 28) r 2: %.3f ms\n",
-              best([&] { pixel_unshuffle(y, 2); }));
-  std::printf("pixel_shuffle (64, 72, 14, 14) r 3: %.3f ms\n", best([&] { pixel_shuffle(x3, 3); }));
-  std::printf("pixel_shuffle (64, 4, 14, 14) r 2: %.3f ms\n", best([&] { pixel_shuffle(x1, 2); }));
+              best_of_ms(30, 3, [&] { pixel_unshuffle(y, 2); }));
+  std::printf("pixel_shuffle (64, 72, 14, 14) r 3: %.3f ms\n",
+              best_of_ms(30, 3, [&] { pixel_shuffle(x3, 3); }));
+  std::printf("pixel_shuffle (64, 4, 14, 14) r 2: %.3f ms\n",
+              best_of_ms(30, 3, [&] { pixel_shuffle(x1, 2); }));
 }

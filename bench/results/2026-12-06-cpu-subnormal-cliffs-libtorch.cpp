@@ -5,22 +5,11 @@
 //     bench/results/2026-12-06-cpu-subnormal-cliffs-libtorch.cpp -ltorch -ltorch_cpu -lc10 \
 //     -o /tmp/subnormal-cliffs-libtorch
 #include <torch/torch.h>
-#include <chrono>
 #include <cstdio>
 #include <functional>
 #include <vector>
+#include "best_of.h"
 using torch::Tensor;
-double best_ms(const std::function<void()>& f) {
-  double b = 1e9;
-  for (int i = 0; i < 20; ++i) {
-    auto t0 = std::chrono::steady_clock::now();
-    f();
-    b = std::min(
-        b,
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  }
-  return b;
-}
 int main() {
   torch::set_num_threads(1);
   const std::int64_t rows = 1024, cols = 1024;
@@ -59,11 +48,11 @@ int main() {
       torch::manual_seed(0);
       const Tensor x =
           (torch::rand({rows, cols}) * (r.hi - r.lo) + r.lo).detach().requires_grad_(true);
-      const double forward = best_ms([&] {
+      const double forward = best_of_ms(20, 0, [&] {
         torch::NoGradGuard no_grad;
         op.f(x);
       });
-      const double both = best_ms([&] {
+      const double both = best_of_ms(20, 0, [&] {
         Tensor y = op.f(x);
         y.backward(torch::ones_like(y));
         x.mutable_grad().reset();

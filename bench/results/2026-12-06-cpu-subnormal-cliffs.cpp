@@ -8,22 +8,11 @@
 //     -Lbuild -lleangrad -Wl,-rpath,$PWD/build -o /tmp/subnormal-cliffs
 //   /tmp/subnormal-cliffs; LD_LIBRARY_PATH=OTHER_BUILD /tmp/subnormal-cliffs
 #include <leangrad/leangrad.h>
-#include <chrono>
 #include <cstdio>
 #include <functional>
 #include <vector>
+#include "best_of.h"
 using namespace leangrad;
-double best_ms(const std::function<void()>& f) {
-  double b = 1e9;
-  for (int i = 0; i < 20; ++i) {
-    auto t0 = std::chrono::steady_clock::now();
-    f();
-    b = std::min(
-        b,
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  }
-  return b;
-}
 int main() {
   set_num_threads(1);
   const std::int64_t rows = 1024, cols = 1024;
@@ -61,11 +50,11 @@ int main() {
     for (const Range& r : ranges) {
       manual_seed(0);
       const Tensor x = (rand({rows, cols}) * (r.hi - r.lo) + r.lo).detach().requires_grad_(true);
-      const double forward = best_ms([&] {
+      const double forward = best_of_ms(20, 0, [&] {
         NoGradGuard no_grad;
         op.f(x);
       });
-      const double both = best_ms([&] {
+      const double both = best_of_ms(20, 0, [&] {
         Tensor y = op.f(x);
         y.backward(ones_like(y));
         x.mutable_grad() = Tensor();
