@@ -2144,6 +2144,60 @@ Tensor operator^(const Tensor& a, double b) {
 Tensor operator~(const Tensor& a) {
   return bitwise_not(a);
 }
+Tensor operator==(const Tensor& a, const Tensor& b) {
+  return eq(a, b);
+}
+Tensor operator!=(const Tensor& a, const Tensor& b) {
+  return ne(a, b);
+}
+Tensor operator<(const Tensor& a, const Tensor& b) {
+  return lt(a, b);
+}
+Tensor operator<=(const Tensor& a, const Tensor& b) {
+  return le(a, b);
+}
+Tensor operator>(const Tensor& a, const Tensor& b) {
+  return gt(a, b);
+}
+Tensor operator>=(const Tensor& a, const Tensor& b) {
+  return ge(a, b);
+}
+Tensor operator==(const Tensor& a, double b) {
+  return eq(a, b);
+}
+Tensor operator!=(const Tensor& a, double b) {
+  return ne(a, b);
+}
+Tensor operator<(const Tensor& a, double b) {
+  return lt(a, b);
+}
+Tensor operator<=(const Tensor& a, double b) {
+  return le(a, b);
+}
+Tensor operator>(const Tensor& a, double b) {
+  return gt(a, b);
+}
+Tensor operator>=(const Tensor& a, double b) {
+  return ge(a, b);
+}
+Tensor operator==(double a, const Tensor& b) {
+  return eq(b, a);
+}
+Tensor operator!=(double a, const Tensor& b) {
+  return ne(b, a);
+}
+Tensor operator<(double a, const Tensor& b) {
+  return gt(b, a);
+}
+Tensor operator<=(double a, const Tensor& b) {
+  return ge(b, a);
+}
+Tensor operator>(double a, const Tensor& b) {
+  return lt(b, a);
+}
+Tensor operator>=(double a, const Tensor& b) {
+  return le(b, a);
+}
 Tensor operator-(const Tensor& a, const Tensor& b) {
   return sub(a, b);
 }

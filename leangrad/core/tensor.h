@@ -1123,6 +1123,27 @@ Tensor operator|(const Tensor& a, double b);
 Tensor operator^(const Tensor& a, const Tensor& b);
 Tensor operator^(const Tensor& a, double b);
 Tensor operator~(const Tensor& a);
+// The comparisons, elementwise, as LibTorch's operators: Bool tensors (eq, ne, lt, le, gt, ge,
+// broadcasting, not differentiable). A number on the left compares as the mirrored op: 2 < t is
+// t > 2. Masks read as in PyTorch: t.index_put_({t < 0}, 0.0).
+Tensor operator==(const Tensor& a, const Tensor& b);
+Tensor operator!=(const Tensor& a, const Tensor& b);
+Tensor operator<(const Tensor& a, const Tensor& b);
+Tensor operator<=(const Tensor& a, const Tensor& b);
+Tensor operator>(const Tensor& a, const Tensor& b);
+Tensor operator>=(const Tensor& a, const Tensor& b);
+Tensor operator==(const Tensor& a, double b);
+Tensor operator!=(const Tensor& a, double b);
+Tensor operator<(const Tensor& a, double b);
+Tensor operator<=(const Tensor& a, double b);
+Tensor operator>(const Tensor& a, double b);
+Tensor operator>=(const Tensor& a, double b);
+Tensor operator==(double a, const Tensor& b);
+Tensor operator!=(double a, const Tensor& b);
+Tensor operator<(double a, const Tensor& b);
+Tensor operator<=(double a, const Tensor& b);
+Tensor operator>(double a, const Tensor& b);
+Tensor operator>=(double a, const Tensor& b);
 
 // Named tensors in a fixed order: state dicts (registration order, depth first), optimizer
 // states, checkpoint files.

@@ -1,5 +1,6 @@
 // The LibTorch-shaped tensor API (issue 18): reductions over one dim, max/min pairs, amin, argmin,
-// var and std, clamp, square, masked_fill, t, mm, compound assignment, basic indexing, allclose
+// var and std, clamp, square, masked_fill, t, mm, compound assignment, basic indexing, the
+// comparison operators, allclose
 // and equal, linspace, eye, randint, tensor({...}) and the TensorOptions shorthands. Values are
 // checked against reference loops written here over plain vectors; every differentiable one
 // also has its float64 gradcheck.
@@ -313,6 +314,74 @@ TEST(TensorApi, IndexPutWritesThroughTheView) {
   x.index_put_({1, Slice(1, None)}, make_tensor({1, 2, 3}, {3}, kFloat32));
   EXPECT_TRUE(all_close(x, {7, 0, 0, 0, 7, 1, 2, 3, 7, 0, 0, 0}));
   EXPECT_EQ(x.version(), version + 2);
+}
+
+// The comparison operators against C++'s own comparisons of the same doubles, element by element:
+// tensor with tensor (broadcast (2, 1) against (4)), with a number on either side, NaN compared
+// unordered; an int64 tensor against a fraction; and the README's mask, t.index_put_({t < 0}, 0).
+TEST(TensorApi, ComparisonOperatorsAreElementwiseAndMirrorANumberOnTheLeft) {
+  const std::vector<double> left = {-1.0, 2.0}, right = {-1.0, 0.5, 2.0, kNaN};
+  const Tensor a = make_tensor(left, {2, 1}, kFloat32), b = make_tensor(right, {4}, kFloat32);
+  using Compare = bool (*)(double, double);
+  const std::vector<std::tuple<const char*, Tensor (*)(const Tensor&, const Tensor&),
+                               Tensor (*)(const Tensor&, double), Tensor (*)(double, const Tensor&),
+                               Compare>>
+      ops = {
+          {"==", [](const Tensor& x, const Tensor& y) { return x == y; },
+           [](const Tensor& x, double y) { return x == y; },
+           [](double x, const Tensor& y) { return x == y; },
+           [](double x, double y) { return x == y; }},
+          {"!=", [](const Tensor& x, const Tensor& y) { return x != y; },
+           [](const Tensor& x, double y) { return x != y; },
+           [](double x, const Tensor& y) { return x != y; },
+           [](double x, double y) { return x != y; }},
+          {"<", [](const Tensor& x, const Tensor& y) { return x < y; },
+           [](const Tensor& x, double y) { return x < y; },
+           [](double x, const Tensor& y) { return x < y; },
+           [](double x, double y) { return x < y; }},
+          {"<=", [](const Tensor& x, const Tensor& y) { return x <= y; },
+           [](const Tensor& x, double y) { return x <= y; },
+           [](double x, const Tensor& y) { return x <= y; },
+           [](double x, double y) { return x <= y; }},
+          {">", [](const Tensor& x, const Tensor& y) { return x > y; },
+           [](const Tensor& x, double y) { return x > y; },
+           [](double x, const Tensor& y) { return x > y; },
+           [](double x, double y) { return x > y; }},
+          {">=", [](const Tensor& x, const Tensor& y) { return x >= y; },
+           [](const Tensor& x, double y) { return x >= y; },
+           [](double x, const Tensor& y) { return x >= y; },
+           [](double x, double y) { return x >= y; }},
+      };
+  // The values as doubles, from a Bool tensor.
+  const auto values = [](const Tensor& t) { return to_vector(t.to(kFloat64)); };
+  for (const auto& [name, tensors, number_right, number_left, compare] : ops) {
+    const Tensor both = tensors(a, b);
+    ASSERT_EQ(both.dtype(), kBool) << name;
+    ASSERT_EQ(both.shape(), Shape({2, 4})) << name;
+    std::vector<double> want;
+    for (double l : left)
+      for (double r : right) want.push_back(compare(l, r) ? 1.0 : 0.0);
+    EXPECT_EQ(values(both), want) << name;
+    for (double number : {0.5, kNaN}) {
+      std::vector<double> want_right, want_left;
+      for (double r : right) {
+        want_right.push_back(compare(r, number) ? 1.0 : 0.0);
+        want_left.push_back(compare(number, r) ? 1.0 : 0.0);
+      }
+      EXPECT_EQ(values(number_right(b, number)), want_right) << name << " " << number;
+      EXPECT_EQ(values(number_left(number, b)), want_left) << name << " " << number;
+    }
+    const Tensor integers = make_tensor({-1, 0, 1}, {3}, kInt64);
+    std::vector<double> want_integers;
+    for (double i : {-1.0, 0.0, 1.0}) want_integers.push_back(compare(i, 0.5) ? 1.0 : 0.0);
+    EXPECT_EQ(values(number_right(integers, 0.5)), want_integers) << name << " int64";
+  }
+  Tensor t = make_tensor({-2.0, 3.0, -0.5, kNaN, 0.0}, {5}, kFloat32);
+  t.index_put_({t < 0}, 0.0);
+  const std::vector<double> got = to_vector(t.to(kFloat64));
+  EXPECT_EQ(std::vector<double>(got.begin(), got.begin() + 3), std::vector<double>({0, 3, 0}));
+  EXPECT_TRUE(std::isnan(got[3]));
+  EXPECT_EQ(got[4], 0.0);
 }
 
 TEST(TensorApi, AllcloseAndEqual) {

@@ -64,7 +64,9 @@ TEST(TypePromotion, IsWhatTheOpsDo) {
       EXPECT_EQ(refused, !can_cast(result_type(x, y), a));
     }
     const Tensor x = ones({2}, a);
-    if (a != kBool) EXPECT_EQ(mul(x, 2.5).dtype(), result_type(x, 2.5));
+    if (a != kBool) {
+      EXPECT_EQ(mul(x, 2.5).dtype(), result_type(x, 2.5));
+    }
     EXPECT_EQ(maximum(x, ones({}, kFloat64)).dtype(), result_type(x, ones({}, kFloat64)));
   }
 }

@@ -63,8 +63,9 @@ TEST(PackedRecurrentModules, MatchPyTorch) {
     // Sorted batches pack in the given order, so the rows are PyTorch's; an unsorted batch's
     // ties may be ordered otherwise (torch.sort is not stable), which the unpacked results do not
     // see.
-    if (p.at("enforce_sorted").get<bool>())
+    if (p.at("enforce_sorted").get<bool>()) {
       EXPECT_TRUE(test::all_close(packed.data(), test::to_vector(c.at("packed_data")), 0, 0));
+    }
     PackedSequence out;
     Tensor h_n, c_n;
     std::vector<Tensor> parameters;
