@@ -415,7 +415,8 @@ mode_prebuild() {
     echo "commit: $(commit_id)"
     echo "date: $(date -u '+%F %T UTC')"
     echo "source folder: $prebuilt_src (a link to the checkout on the GPU machine)"
-    echo "built on: $(. /etc/os-release 2>/dev/null && echo "$PRETTY_NAME"); $(g++ --version | head -1); \
+    echo "built on: $(# shellcheck disable=SC1091
+. /etc/os-release 2>/dev/null && echo "$PRETTY_NAME"); $(g++ --version | head -1); \
 nvcc $(nvcc --version | grep -o 'V[0-9][0-9.]*' | head -1); cmake $(cmake --version | head -1 | grep -o '[0-9][0-9.]*')"
     echo "options: Release, LEANGRAD_CUDA_ARCHITECTURES=$arch, LEANGRAD_WITH_ONEDNN=OFF, \
 Gloo $(sed -n 's/^LEANGRAD_WITH_GLOO:BOOL=//p' "$cache"), NCCL $(sed -n 's/^LEANGRAD_WITH_NCCL:BOOL=//p' "$cache")"
@@ -748,7 +749,11 @@ mode_test_rest() {
   require_gpu test-rest
   ensure_built || { overall+=("test-rest NOT RUN (build failed)"); record "gpu-check test-rest: NOT RUN (build failed)"; return; }
   record_device
-  run_ctest "other tests" "$out/test-rest.log" -E "$cuda_tests_regex" || rc=$?
+  # A prebuilt tree came without its object files, which lane_calls reads (it ran where the tree
+  # was built: CI's build of the same sources runs it too).
+  local skip="$cuda_tests_regex"
+  ((prebuilt)) && skip="$skip|^lane_calls\$"
+  run_ctest "other tests" "$out/test-rest.log" -E "$skip" || rc=$?
   finish_mode test-rest "$rc" "$t0" " (test-rest.log)"
 }
 
