@@ -2,7 +2,8 @@
 // kernels/cpu/elementwise_loops.h) against the x86-64-v3 loops they copy: every unary op, every
 // activation and its gradient, and every floating binary op, on float32 inputs spread over the
 // whole float range (every 65,521st bit pattern: both signs, subnormals, infinities and NaNs
-// among them), and the float16 chunks' float math on every float16 value. Each output must have
+// among them), the float16 chunks' float math on every float16 value, and bfloat16's loops on
+// every bfloat16 value. Each output must have
 // the bits of the other copy's (two NaNs count as equal: which NaN an op on NaNs returns is IEEE
 // 754's freedom, Note [float16 elementwise in float lanes]). SKIPPED on a CPU without AVX-512, and
 // in a build whose plain loops are already AVX-512 (-march=native there: no second copy).
@@ -50,6 +51,15 @@ Tensor every_half() {
   return t;
 }
 
+// Every bfloat16 value once, from bit pattern `shift` on (wrapping).
+Tensor every_bfloat16(std::uint16_t shift) {
+  Tensor t = zeros({65536}, kBFloat16);
+  auto* p = static_cast<BFloat16*>(t.data_ptr());
+  for (std::uint32_t i = 0; i < 65536; ++i)
+    p[i] = BFloat16::from_bits(static_cast<std::uint16_t>(i + shift));
+  return t;
+}
+
 // The count of elements whose bits differ (two NaNs equal), and the first such index in `first`.
 template <typename T>
 std::int64_t count_differences(const Tensor& a, const Tensor& b, std::int64_t& first) {
@@ -87,9 +97,10 @@ bool expect_copies_agree(const std::string& name, const std::function<Tensor()>&
   EXPECT_EQ(wide->numel(), narrow->numel());
   if (wide->dtype() != narrow->dtype() || wide->numel() != narrow->numel()) return true;
   std::int64_t first = -1;
-  const std::int64_t differences = wide->dtype() == kFloat16
-                                       ? count_differences<Half>(*wide, *narrow, first)
-                                       : count_differences<float>(*wide, *narrow, first);
+  const std::int64_t differences =
+      wide->dtype() == kFloat16    ? count_differences<Half>(*wide, *narrow, first)
+      : wide->dtype() == kBFloat16 ? count_differences<BFloat16>(*wide, *narrow, first)
+                                   : count_differences<float>(*wide, *narrow, first);
   EXPECT_EQ(differences, 0) << "first at element " << first;
   return true;
 }
@@ -161,6 +172,32 @@ TEST(ElementwiseAvx512, Float16ChunksGiveTheBitsOfTheAvx2Loop) {
     compared += expect_copies_agree("float16 activation " + std::to_string(static_cast<int>(op)),
                                     [&] { return ops::activation(op, h, kP0, kP1); });
   EXPECT_EQ(compared, kEveryUnaryOp.size() + kActivations.size() - 1);
+}
+
+// bfloat16's plain loop has an AVX-512 copy too (its conversions are integer lanes): every
+// bfloat16 value through every unary op, activation and gradient, and binary op.
+TEST(ElementwiseAvx512, BFloat16LoopsGiveTheBitsOfTheAvx2Loop) {
+  if (!Avx512Copies::exist()) GTEST_SKIP() << "no AVX-512 copies on this CPU or in this build";
+  const Tensor x = every_bfloat16(0);
+  const Tensor y = every_bfloat16(12345);
+  std::size_t compared = 0;
+  for (const UnaryOp op : kEveryUnaryOp)
+    compared += expect_copies_agree("bfloat16 unary op " + std::to_string(static_cast<int>(op)),
+                                    [&] { return ops::unary(op, x); });
+  for (const ActivationOp op : kActivations) {
+    const std::string name = "bfloat16 activation " + std::to_string(static_cast<int>(op));
+    compared += expect_copies_agree(name, [&] { return ops::activation(op, x, kP0, kP1); });
+    compared += expect_copies_agree(name + " gradient",
+                                    [&] { return ops::activation_backward(op, y, x, kP0, kP1); });
+  }
+  for (int k = 0; k <= static_cast<int>(kLastBinaryOp); ++k) {
+    const auto op = static_cast<BinaryOp>(k);
+    compared += expect_copies_agree("bfloat16 binary op " + std::to_string(k),
+                                    [&] { return ops::binary(op, x, y); });
+  }
+  // The binary ops as for float32, less nextafter (float32 and float64 only).
+  EXPECT_EQ(compared, kEveryUnaryOp.size() + 2 * kActivations.size() - 1 +
+                          static_cast<std::size_t>(kLastBinaryOp) + 1 - 7 - 1);
 }
 
 }  // namespace

@@ -99,8 +99,8 @@ void for_each_run(const ElementwiseGeometry& g, const Run& run) {
 }
 
 // Note [AVX-512 elementwise loops]
-//   The contiguous loop of an op with a float output (and the float math of float16's chunks,
-//   Note [float16 elementwise in float lanes]) has a second copy compiled for AVX-512 (Note
+//   The contiguous loop of an op with a float or bfloat16 output (and the float math of float16's
+//   chunks, Note [float16 elementwise in float lanes]) has a second copy compiled for AVX-512 (Note
 //   [AVX-512 at run time] in kernels/cpu/avx512.h), taken where the CPU has it: 16 lanes where the
 //   x86-64-v3 build has 8. So do the range-limited ops' lanes, in float or double
 //   (fill_range_limited in kernels/cpu/elementwise_range_limited.cpp). The element functions are
@@ -109,10 +109,13 @@ void for_each_run(const ElementwiseGeometry& g, const Run& run) {
 //   operations in both and gets the same bits (tests/kernels/test_elementwise_avx512.cpp runs
 //   every op both ways). A C library call that an element still makes (exp2 and pow of
 //   float; a range-limited op outside its range) is the same call from either copy. Other outputs
-//   (double, integers, bool, bfloat16) and strided runs keep the one loop: double's elementwise
-//   math is mostly such calls, and the others gain little from wider lanes. On the 2-core Zen 5
-//   guest, exp, gelu, sin or lgamma of 1M floats ran twice as fast
-//   (bench/results/2026-12-06-cpu-elementwise-avx512-zen5-2core.md).
+//   (double, integers, bool) and strided runs keep the one loop: double's elementwise math is
+//   mostly such calls, and the others gain little from wider lanes. On the 2-core Zen 5 guest,
+//   exp, gelu, sin or lgamma of 1M floats ran twice as fast
+//   (bench/results/2026-12-06-cpu-elementwise-avx512-zen5-2core.md). bfloat16's float math
+//   beside its conversions (a shift; a rounding add, a NaN test and a shift) spilled AVX2's 16
+//   registers; AVX-512's 32 and its masks took its exp of 16M elements from 16.4 to 8.0 ms
+//   (bench/results/2026-12-07-cpu-bfloat16-avx512-zen5-2core.md).
 
 // out[j] = f(in[j]...) for j in [0, n): the loop every contiguous run ends in.
 template <typename F, typename Out, typename... In>
@@ -138,7 +141,7 @@ template <typename F, typename Out, typename... In>
 template <typename F, typename Out, typename... In>
 LG_ALWAYS_INLINE void contiguous_run(const F& f, Out* out, std::int64_t n, const In*... in) {
 #if LEANGRAD_AVX512_CLONES
-  if constexpr (std::is_same_v<Out, float>) {
+  if constexpr (std::is_same_v<Out, float> || std::is_same_v<Out, BFloat16>) {
     if (avx512_copies_enabled()) {
       plain_run_avx512(f, out, n, in...);
       return;
