@@ -20,6 +20,7 @@
 #include <leangrad/core/error.h>
 #include <leangrad/core/half.h>
 #include <leangrad/kernels/creation.h>
+#include <leangrad/kernels/elementwise_math.h>
 #include <leangrad/kernels/ops.h>
 #include "testing/tensor_testing.h"
 
@@ -251,6 +252,56 @@ TEST(ActivationKernels, OutOfPlaceWritesTheInPlaceBits) {
       EXPECT_TRUE(equal(ops::activation(c.op, x, c.p0, c.p1), in_place));
     }
   }
+}
+
+// hardtanh and clamp of float16 and bfloat16 (Note [16-bit hardtanh and clamp in float lanes] in
+// kernels/cpu/elementwise_activation.cpp) against their element functors of
+// kernels/elementwise_math.h, the specification CUDA runs, applied here one value at a time: every
+// bit pattern (both NaNs' payloads, the infinities, the subnormals), bitwise, out of place, in
+// place, and through a strided view (every other element of a view reversed by a negative step is
+// not possible, so a transposed (256, 256) view).
+TEST(ActivationKernels, SixteenBitBoundsGiveTheElementFunctorsBits) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const std::vector<std::pair<double, double>> bounds = {
+      {-0.75, 1.5}, {-1.0, 1.0}, {0.0, 6.0}, {1.5, -0.75}, {nan, 0.5}, {-2.0, nan}, {nan, nan}};
+  const auto run = [&]<typename T>(DType dtype) {
+    Tensor x = zeros({65536}, dtype);
+    auto* px = static_cast<T*>(x.data_ptr());
+    for (std::uint32_t b = 0; b < 65536; ++b)
+      px[b] = T::from_bits(static_cast<std::uint16_t>(b));
+    for (const auto& [low, high] : bounds) {
+      for (const ActivationOp op : {ActivationOp::Hardtanh, ActivationOp::Clamp}) {
+        if (op == ActivationOp::Hardtanh && (std::isnan(low) || std::isnan(high))) continue;
+        SCOPED_TRACE(std::string(op_name(op)) + "(" + std::to_string(low) + ", " +
+                     std::to_string(high) + ") " + dtype_name(dtype));
+        std::vector<std::uint16_t> want(65536);
+        for (std::uint32_t b = 0; b < 65536; ++b) {
+          const T r = op == ActivationOp::Hardtanh
+                          ? kernels::HardtanhElement<T>{kernels::cast_value<T>(low),
+                                                        kernels::cast_value<T>(high)}(px[b])
+                          : kernels::make_clamp_element<T>(low, high)(px[b]);
+          want[b] = r.bits;
+        }
+        const auto bits_of = [](const Tensor& t) {
+          const Tensor c = t.contiguous();
+          const auto* p = static_cast<const T*>(c.data_ptr());
+          std::vector<std::uint16_t> v(static_cast<std::size_t>(c.numel()));
+          for (std::size_t i = 0; i < v.size(); ++i)
+            v[i] = p[i].bits;
+          return v;
+        };
+        EXPECT_EQ(bits_of(ops::activation(op, x, low, high)), want);
+        const Tensor in_place = x.clone();
+        ops::activation_(op, in_place, low, high);
+        EXPECT_EQ(bits_of(in_place), want);
+        // A transposed view: its result, transposed back, holds the same bits in x's order.
+        const Tensor transposed = x.view({256, 256}).t();
+        EXPECT_EQ(bits_of(ops::activation(op, transposed, low, high).t()), want);
+      }
+    }
+  };
+  run.operator()<Half>(kFloat16);
+  run.operator()<BFloat16>(kBFloat16);
 }
 
 // elu's gradient from its output y (ActivationOp::EluResult, elu_'s and selu_'s backward) against
