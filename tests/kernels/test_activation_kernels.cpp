@@ -257,9 +257,8 @@ TEST(ActivationKernels, OutOfPlaceWritesTheInPlaceBits) {
 // hardtanh and clamp of float16 and bfloat16 (Note [16-bit hardtanh and clamp in float lanes] in
 // kernels/cpu/elementwise_activation.cpp) against their element functors of
 // kernels/elementwise_math.h, the specification CUDA runs, applied here one value at a time: every
-// bit pattern (both NaNs' payloads, the infinities, the subnormals), bitwise, out of place, in
-// place, and through a strided view (every other element of a view reversed by a negative step is
-// not possible, so a transposed (256, 256) view).
+// bit pattern (both signs of NaN with every payload, the infinities, the subnormals), bitwise, out
+// of place, in place, and through a strided input (a transposed (256, 256) view).
 TEST(ActivationKernels, SixteenBitBoundsGiveTheElementFunctorsBits) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const std::vector<std::pair<double, double>> bounds = {
