@@ -230,6 +230,27 @@ TEST(ElementwiseFloat16, EveryCompareOpIsTheElementFunction) {
   });
 }
 
+// pow(x, 2) of float16 takes the x * x shortcut on the CPU (Note [pow with a scalar exponent])
+// where every other exponent keeps std::pow: the shortcut must give std::pow's bits (the element
+// function's: binary_element<Pow> is std::pow in float, rounded once) for every float16 value,
+// contiguous and transposed. A NaN's sign and payload are IEEE 754's choice: any NaN for a NaN.
+TEST(ElementwiseFloat16, PowOfTwoIsTheLibrarysPow) {
+  const Tensor a = every_half();
+  const Half two(2.0f);
+  const auto want = [&](const Tensor& out, auto x_at) {
+    return same_bits(
+        kCount, [&](std::int64_t i) { return half_at(out, i); },
+        [&](std::int64_t i) {
+          const Half x = x_at(i), w = kernels::binary_element<BinaryOp::Pow>(x, two);
+          return is_nan(w) && is_nan(half_at(out, i)) ? half_at(out, i) : w;
+        });
+  };
+  EXPECT_TRUE(
+      want(ops::binary(BinaryOp::Pow, a, 2.0), [&](std::int64_t i) { return half_at(a, i); }));
+  EXPECT_TRUE(want(ops::binary(BinaryOp::Pow, a.transpose(0, 1), 2.0),
+                   [&](std::int64_t i) { return half_at(a, i % kSide, i / kSide); }));
+}
+
 TEST(ElementwiseFloat16, LeakyReluIsTheElementFunction) {
   const Tensor a = every_half();
   for (double slope : {0.01, -2.5, 3e4}) {
