@@ -303,6 +303,38 @@ TEST(ActivationKernels, SixteenBitBoundsGiveTheElementFunctorsBits) {
   run.operator()<BFloat16>(kBFloat16);
 }
 
+// elu of float16 (Note [float16 elu in float lanes] in kernels/cpu/elementwise_activation.cpp)
+// against EluElement<Half> applied one value at a time: every bit pattern, for elu, selu and elu
+// with other alphas and scales, bitwise, out of place, in place and through a transposed view.
+TEST(ActivationKernels, Float16EluGivesTheElementFunctorsBits) {
+  Tensor x = zeros({65536}, kFloat16);
+  auto* px = static_cast<Half*>(x.data_ptr());
+  for (std::uint32_t b = 0; b < 65536; ++b)
+    px[b] = Half::from_bits(static_cast<std::uint16_t>(b));
+  const auto bits_of = [](const Tensor& t) {
+    const Tensor c = t.contiguous();
+    const auto* p = static_cast<const Half*>(c.data_ptr());
+    std::vector<std::uint16_t> v(static_cast<std::size_t>(c.numel()));
+    for (std::size_t i = 0; i < v.size(); ++i)
+      v[i] = p[i].bits;
+    return v;
+  };
+  for (const auto& [alpha, scale] : std::vector<std::pair<double, double>>{
+           {1.0, 1.0}, {kSeluAlpha, kSeluScale}, {0.5, 2.0}, {1.25, 1.0}, {3.0, 0.1}}) {
+    SCOPED_TRACE("alpha " + std::to_string(alpha) + ", scale " + std::to_string(scale));
+    const kernels::EluElement<Half> element{static_cast<float>(alpha), static_cast<float>(scale)};
+    std::vector<std::uint16_t> want(65536);
+    for (std::uint32_t b = 0; b < 65536; ++b)
+      want[b] = element(px[b]).bits;
+    EXPECT_EQ(bits_of(ops::activation(ActivationOp::Elu, x, alpha, scale)), want);
+    const Tensor in_place = x.clone();
+    ops::activation_(ActivationOp::Elu, in_place, alpha, scale);
+    EXPECT_EQ(bits_of(in_place), want);
+    const Tensor transposed = x.view({256, 256}).t();
+    EXPECT_EQ(bits_of(ops::activation(ActivationOp::Elu, transposed, alpha, scale).t()), want);
+  }
+}
+
 // elu's gradient from its output y (ActivationOp::EluResult, elu_'s and selu_'s backward) against
 // the exact derivative at x, scale alpha e^x for x <= 0 and scale above, in every floating dtype:
 // every 16-bit value of |x| <= 10^4, a grid over [-12, 12] in float32 and float64. The bound
