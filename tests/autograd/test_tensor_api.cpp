@@ -323,9 +323,9 @@ TEST(TensorApi, ComparisonOperatorsAreElementwiseAndMirrorANumberOnTheLeft) {
   const std::vector<double> left = {-1.0, 2.0}, right = {-1.0, 0.5, 2.0, kNaN};
   const Tensor a = make_tensor(left, {2, 1}, kFloat32), b = make_tensor(right, {4}, kFloat32);
   using Compare = bool (*)(double, double);
-  const std::vector<std::tuple<const char*, Tensor (*)(const Tensor&, const Tensor&),
-                               Tensor (*)(const Tensor&, double), Tensor (*)(double, const Tensor&),
-                               Compare>>
+  const std::vector<
+      std::tuple<const char*, Tensor (*)(const Tensor&, const Tensor&),
+                 Tensor (*)(const Tensor&, double), Tensor (*)(double, const Tensor&), Compare>>
       ops = {
           {"==", [](const Tensor& x, const Tensor& y) { return x == y; },
            [](const Tensor& x, double y) { return x == y; },
@@ -360,7 +360,8 @@ TEST(TensorApi, ComparisonOperatorsAreElementwiseAndMirrorANumberOnTheLeft) {
     ASSERT_EQ(both.shape(), Shape({2, 4})) << name;
     std::vector<double> want;
     for (double l : left)
-      for (double r : right) want.push_back(compare(l, r) ? 1.0 : 0.0);
+      for (double r : right)
+        want.push_back(compare(l, r) ? 1.0 : 0.0);
     EXPECT_EQ(values(both), want) << name;
     for (double number : {0.5, kNaN}) {
       std::vector<double> want_right, want_left;
@@ -373,7 +374,8 @@ TEST(TensorApi, ComparisonOperatorsAreElementwiseAndMirrorANumberOnTheLeft) {
     }
     const Tensor integers = make_tensor({-1, 0, 1}, {3}, kInt64);
     std::vector<double> want_integers;
-    for (double i : {-1.0, 0.0, 1.0}) want_integers.push_back(compare(i, 0.5) ? 1.0 : 0.0);
+    for (double i : {-1.0, 0.0, 1.0})
+      want_integers.push_back(compare(i, 0.5) ? 1.0 : 0.0);
     EXPECT_EQ(values(number_right(integers, 0.5)), want_integers) << name << " int64";
   }
   Tensor t = make_tensor({-2.0, 3.0, -0.5, kNaN, 0.0}, {5}, kFloat32);

@@ -254,20 +254,32 @@ TEST(ActivationKernels, OutOfPlaceWritesTheInPlaceBits) {
   }
 }
 
+// op(p0, p1) of x (every_sixteen_bit_value's 65,536 values), bitwise `want`: out of place, in place
+// on a copy, and through a strided input, a transposed (256, 256) view of x, whose result
+// transposed back is in x's order.
+void expect_bits_out_of_place_in_place_and_strided(ActivationOp op, const Tensor& x, double p0,
+                                                   double p1,
+                                                   const std::vector<std::uint16_t>& want) {
+  EXPECT_EQ(sixteen_bit_patterns(ops::activation(op, x, p0, p1)), want);
+  const Tensor in_place = x.clone();
+  ops::activation_(op, in_place, p0, p1);
+  EXPECT_EQ(sixteen_bit_patterns(in_place), want);
+  const Tensor transposed = x.view({256, 256}).t();
+  EXPECT_EQ(sixteen_bit_patterns(ops::activation(op, transposed, p0, p1).t()), want);
+}
+
 // hardtanh and clamp of float16 and bfloat16 (Note [16-bit hardtanh and clamp in float lanes] in
 // kernels/cpu/elementwise_activation.cpp) against their element functors of
 // kernels/elementwise_math.h, the specification CUDA runs, applied here one value at a time: every
 // bit pattern (both signs of NaN with every payload, the infinities, the subnormals), bitwise, out
-// of place, in place, and through a strided input (a transposed (256, 256) view).
+// of place, in place, and through a strided input.
 TEST(ActivationKernels, SixteenBitBoundsGiveTheElementFunctorsBits) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const std::vector<std::pair<double, double>> bounds = {
       {-0.75, 1.5}, {-1.0, 1.0}, {0.0, 6.0}, {1.5, -0.75}, {nan, 0.5}, {-2.0, nan}, {nan, nan}};
   const auto run = [&]<typename T>(DType dtype) {
-    Tensor x = zeros({65536}, dtype);
-    auto* px = static_cast<T*>(x.data_ptr());
-    for (std::uint32_t b = 0; b < 65536; ++b)
-      px[b] = T::from_bits(static_cast<std::uint16_t>(b));
+    const Tensor x = every_sixteen_bit_value(dtype);
+    const T* px = static_cast<const T*>(x.data_ptr());
     for (const auto& [low, high] : bounds) {
       for (const ActivationOp op : {ActivationOp::Hardtanh, ActivationOp::Clamp}) {
         if (op == ActivationOp::Hardtanh && (std::isnan(low) || std::isnan(high))) continue;
@@ -281,21 +293,7 @@ TEST(ActivationKernels, SixteenBitBoundsGiveTheElementFunctorsBits) {
                           : kernels::make_clamp_element<T>(low, high)(px[b]);
           want[b] = r.bits;
         }
-        const auto bits_of = [](const Tensor& t) {
-          const Tensor c = t.contiguous();
-          const auto* p = static_cast<const T*>(c.data_ptr());
-          std::vector<std::uint16_t> v(static_cast<std::size_t>(c.numel()));
-          for (std::size_t i = 0; i < v.size(); ++i)
-            v[i] = p[i].bits;
-          return v;
-        };
-        EXPECT_EQ(bits_of(ops::activation(op, x, low, high)), want);
-        const Tensor in_place = x.clone();
-        ops::activation_(op, in_place, low, high);
-        EXPECT_EQ(bits_of(in_place), want);
-        // A transposed view: its result, transposed back, holds the same bits in x's order.
-        const Tensor transposed = x.view({256, 256}).t();
-        EXPECT_EQ(bits_of(ops::activation(op, transposed, low, high).t()), want);
+        expect_bits_out_of_place_in_place_and_strided(op, x, low, high, want);
       }
     }
   };
@@ -305,20 +303,10 @@ TEST(ActivationKernels, SixteenBitBoundsGiveTheElementFunctorsBits) {
 
 // elu of float16 (Note [float16 elu in float lanes] in kernels/cpu/elementwise_activation.cpp)
 // against EluElement<Half> applied one value at a time: every bit pattern, for elu, selu and elu
-// with other alphas and scales, bitwise, out of place, in place and through a transposed view.
+// with other alphas and scales, bitwise, out of place, in place and through a strided input.
 TEST(ActivationKernels, Float16EluGivesTheElementFunctorsBits) {
-  Tensor x = zeros({65536}, kFloat16);
-  auto* px = static_cast<Half*>(x.data_ptr());
-  for (std::uint32_t b = 0; b < 65536; ++b)
-    px[b] = Half::from_bits(static_cast<std::uint16_t>(b));
-  const auto bits_of = [](const Tensor& t) {
-    const Tensor c = t.contiguous();
-    const auto* p = static_cast<const Half*>(c.data_ptr());
-    std::vector<std::uint16_t> v(static_cast<std::size_t>(c.numel()));
-    for (std::size_t i = 0; i < v.size(); ++i)
-      v[i] = p[i].bits;
-    return v;
-  };
+  const Tensor x = every_sixteen_bit_value(kFloat16);
+  const Half* px = static_cast<const Half*>(x.data_ptr());
   for (const auto& [alpha, scale] : std::vector<std::pair<double, double>>{
            {1.0, 1.0}, {kSeluAlpha, kSeluScale}, {0.5, 2.0}, {1.25, 1.0}, {3.0, 0.1}}) {
     SCOPED_TRACE("alpha " + std::to_string(alpha) + ", scale " + std::to_string(scale));
@@ -326,12 +314,7 @@ TEST(ActivationKernels, Float16EluGivesTheElementFunctorsBits) {
     std::vector<std::uint16_t> want(65536);
     for (std::uint32_t b = 0; b < 65536; ++b)
       want[b] = element(px[b]).bits;
-    EXPECT_EQ(bits_of(ops::activation(ActivationOp::Elu, x, alpha, scale)), want);
-    const Tensor in_place = x.clone();
-    ops::activation_(ActivationOp::Elu, in_place, alpha, scale);
-    EXPECT_EQ(bits_of(in_place), want);
-    const Tensor transposed = x.view({256, 256}).t();
-    EXPECT_EQ(bits_of(ops::activation(ActivationOp::Elu, transposed, alpha, scale).t()), want);
+    expect_bits_out_of_place_in_place_and_strided(ActivationOp::Elu, x, alpha, scale, want);
   }
 }
 

@@ -25,6 +25,7 @@
 #include <leangrad/kernels/ops.h>
 #include "kernels/every_unary_op.h"
 #include "testing/avx512_copies.h"
+#include "testing/tensor_testing.h"
 
 namespace leangrad::test {
 namespace {
@@ -39,24 +40,6 @@ Tensor spread_floats(std::uint32_t shift) {
   auto* p = static_cast<float*>(t.data_ptr());
   for (std::int64_t i = 0; i < n; ++i)
     p[i] = std::bit_cast<float>(static_cast<std::uint32_t>(i) * kBitStep + shift);
-  return t;
-}
-
-// Every float16 value once.
-Tensor every_half() {
-  Tensor t = zeros({65536}, kFloat16);
-  auto* p = static_cast<Half*>(t.data_ptr());
-  for (std::uint32_t i = 0; i < 65536; ++i)
-    p[i] = Half::from_bits(static_cast<std::uint16_t>(i));
-  return t;
-}
-
-// Every bfloat16 value once, from bit pattern `shift` on (wrapping).
-Tensor every_bfloat16(std::uint16_t shift) {
-  Tensor t = zeros({65536}, kBFloat16);
-  auto* p = static_cast<BFloat16*>(t.data_ptr());
-  for (std::uint32_t i = 0; i < 65536; ++i)
-    p[i] = BFloat16::from_bits(static_cast<std::uint16_t>(i + shift));
   return t;
 }
 
@@ -163,7 +146,7 @@ TEST(ElementwiseAvx512, FloatingBinaryOpsGiveTheBitsOfTheAvx2Loop) {
 
 TEST(ElementwiseAvx512, Float16ChunksGiveTheBitsOfTheAvx2Loop) {
   if (!Avx512Copies::exist()) GTEST_SKIP() << "no AVX-512 copies on this CPU or in this build";
-  const Tensor h = every_half();
+  const Tensor h = every_sixteen_bit_value(kFloat16);
   std::size_t compared = 0;
   for (const UnaryOp op : kEveryUnaryOp)
     compared += expect_copies_agree("float16 unary op " + std::to_string(static_cast<int>(op)),
@@ -178,8 +161,8 @@ TEST(ElementwiseAvx512, Float16ChunksGiveTheBitsOfTheAvx2Loop) {
 // bfloat16 value through every unary op, activation and gradient, and binary op.
 TEST(ElementwiseAvx512, BFloat16LoopsGiveTheBitsOfTheAvx2Loop) {
   if (!Avx512Copies::exist()) GTEST_SKIP() << "no AVX-512 copies on this CPU or in this build";
-  const Tensor x = every_bfloat16(0);
-  const Tensor y = every_bfloat16(12345);
+  const Tensor x = every_sixteen_bit_value(kBFloat16);
+  const Tensor y = every_sixteen_bit_value(kBFloat16, 12345);
   std::size_t compared = 0;
   for (const UnaryOp op : kEveryUnaryOp)
     compared += expect_copies_agree("bfloat16 unary op " + std::to_string(static_cast<int>(op)),

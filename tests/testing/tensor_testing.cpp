@@ -43,6 +43,15 @@ std::vector<std::int64_t> unravel(std::int64_t i, const Shape& shape) {
   return index;
 }
 
+// The offset from t's data pointer of its element i in logical row-major order, by its strides.
+std::int64_t storage_offset_of(const Tensor& t, std::int64_t i) {
+  const std::vector<std::int64_t> index = unravel(i, t.shape());
+  std::int64_t offset = 0;
+  for (std::size_t d = 0; d < index.size(); ++d)
+    offset += index[d] * t.strides()[d];
+  return offset;
+}
+
 bool close(double actual, double expected, double rtol, double atol) {
   if (std::isnan(expected)) return std::isnan(actual);
   if (std::isinf(expected)) return actual == expected;
@@ -80,13 +89,32 @@ std::vector<double> to_vector(const Tensor& t) {
   dispatch_all(host.dtype(), "to_vector", [&]<typename T>() {
     const T* base = static_cast<const T*>(host.data_ptr());
     for (std::int64_t i = 0; i < host.numel(); ++i) {
-      const std::vector<std::int64_t> index = unravel(i, host.shape());
-      std::int64_t offset = 0;
-      for (std::size_t d = 0; d < index.size(); ++d)
-        offset += index[d] * host.strides()[d];
-      out.push_back(to_double(base[offset]));
+      out.push_back(to_double(base[storage_offset_of(host, i)]));
     }
   });
+  return out;
+}
+
+Tensor every_sixteen_bit_value(DType dtype, std::uint16_t shift) {
+  LG_CHECK(dtype == kFloat16 || dtype == kBFloat16,
+           "every_sixteen_bit_value: expected float16 or bfloat16, got ", dtype);
+  Tensor t = empty({65536}, dtype);
+  auto* bits = static_cast<std::uint16_t*>(t.data_ptr());
+  for (std::uint32_t i = 0; i < 65536; ++i)
+    bits[i] = static_cast<std::uint16_t>(i + shift);
+  return t;
+}
+
+std::vector<std::uint16_t> sixteen_bit_patterns(const Tensor& t) {
+  LG_CHECK(t.dtype() == kFloat16 || t.dtype() == kBFloat16,
+           "sixteen_bit_patterns: expected float16 or bfloat16, got ", t.dtype());
+  const Tensor host = t.device().is_cpu() ? t : t.cpu();
+  const auto* base = static_cast<const std::uint16_t*>(host.data_ptr());
+  std::vector<std::uint16_t> out;
+  out.reserve(static_cast<std::size_t>(host.numel()));
+  for (std::int64_t i = 0; i < host.numel(); ++i) {
+    out.push_back(base[storage_offset_of(host, i)]);
+  }
   return out;
 }
 

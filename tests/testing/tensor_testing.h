@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -36,6 +37,13 @@ std::string error_message(const std::function<void()>& fn);
 
 // Every element of `t` (any dtype, device or strides) as double, in logical row-major order.
 std::vector<double> to_vector(const Tensor& t);
+
+// Every float16 or bfloat16 value once: a contiguous 1-d tensor of 65,536 elements whose element
+// i has the bits (i + shift) mod 2^16 (both NaNs' payloads, the infinities, the subnormals).
+Tensor every_sixteen_bit_value(DType dtype, std::uint16_t shift = 0);
+// The bits of a float16 or bfloat16 tensor's elements (any device or strides), in logical
+// row-major order: what a bitwise comparison of 16-bit results reads.
+std::vector<std::uint16_t> sixteen_bit_patterns(const Tensor& t);
 // The largest |element| of t (0 for an empty tensor), in double.
 double max_abs(const Tensor& t);
 

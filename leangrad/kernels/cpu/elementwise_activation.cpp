@@ -71,42 +71,64 @@ LG_ALWAYS_INLINE std::uint16_t clamp_bits(const SixteenBitBounds& b, float x, st
   return b.has_max && lower > b.max ? b.max_bits : lower_bits;
 }
 
-template <bool kHardtanh, typename T>
-void bounded_16bit_loop(const ElementwiseGeometry& g, const SixteenBitBounds& bounds, T* out,
-                        const T* in) {
+// The loop around both notes' math: each run of a 16-bit geometry in chunks of kHalfChunk
+// elements, x gathered (a strided input read at its stride), widened into float and its bits
+// kept; body(scratch, m, widened, bits, result) writes the m results' bits (the four are distinct
+// buffers: bodies take the pointers __restrict, or their selects stay branches), which go out at
+// the output's stride. Scratch is the body's own buffers, one per run (so per thread). The chunk is
+// read whole before it is written: an output that is its input (the in-place ops) is read as
+// before.
+template <typename Scratch, typename T, typename Body>
+void sixteen_bit_chunks(const ElementwiseGeometry& g, T* out, const T* in, const Body& body) {
   static_assert(sizeof(T) == sizeof(std::uint16_t));
   for_each_run<2>(g, [&](auto, const std::int64_t* offset, const std::int64_t* stride,
                          std::int64_t n) LG_LAMBDA_ALWAYS_INLINE {
-    const SixteenBitBounds b = bounds;
+    Scratch scratch;
     T x[kHalfChunk];
     float widened[kHalfChunk];
     std::uint16_t bits[kHalfChunk];
     std::uint16_t result[kHalfChunk];
     for (std::int64_t c = 0; c < n; c += kHalfChunk) {
       const std::int64_t m = std::min(kHalfChunk, n - c);
+      const auto bytes = static_cast<std::size_t>(m) * sizeof(T);
       const T* src = in + offset[1] + c * stride[1];
       if (stride[1] == 1) {
-        std::memcpy(x, src, static_cast<std::size_t>(m) * sizeof(T));
+        // T is trivially copyable; its default member initialiser alone makes GCC call it
+        // non-trivial, hence the casts to void*.
+        std::memcpy(static_cast<void*>(x), src, bytes);
       } else {
         for (std::int64_t j = 0; j < m; ++j)
           x[j] = src[j * stride[1]];
       }
       widen(x, widened, m);
-      std::memcpy(bits, x, static_cast<std::size_t>(m) * sizeof(T));
-      for (std::int64_t j = 0; j < m; ++j)
-        result[j] =
-            kHardtanh ? hardtanh_bits(b, widened[j], bits[j]) : clamp_bits(b, widened[j], bits[j]);
+      std::memcpy(bits, static_cast<const void*>(x), bytes);
+      body(scratch, m, widened, bits, result);
       T* dst = out + offset[0] + c * stride[0];
       if (stride[0] == 1) {
-        // T is trivially copyable; its default member initialiser alone makes GCC call it
-        // non-trivial.
-        std::memcpy(static_cast<void*>(dst), result, static_cast<std::size_t>(m) * sizeof(T));
+        std::memcpy(static_cast<void*>(dst), result, bytes);
       } else {
         for (std::int64_t j = 0; j < m; ++j)
           dst[j * stride[0]] = T::from_bits(result[j]);
       }
     }
   });
+}
+
+struct NoScratch {};
+
+template <bool kHardtanh, typename T>
+void bounded_16bit_loop(const ElementwiseGeometry& g, const SixteenBitBounds& bounds, T* out,
+                        const T* in) {
+  sixteen_bit_chunks<NoScratch>(
+      g, out, in,
+      [&bounds](NoScratch&, std::int64_t m, const float* __restrict widened,
+                const std::uint16_t* __restrict bits, std::uint16_t* __restrict result)
+          LG_LAMBDA_ALWAYS_INLINE {
+            const SixteenBitBounds b = bounds;
+            for (std::int64_t j = 0; j < m; ++j)
+              result[j] = kHardtanh ? hardtanh_bits(b, widened[j], bits[j])
+                                    : clamp_bits(b, widened[j], bits[j]);
+          });
 }
 
 // Note [float16 elu in float lanes]
@@ -121,57 +143,40 @@ void bounded_16bit_loop(const ElementwiseGeometry& g, const SixteenBitBounds& bo
 //   whose conversions GCC vectorises.
 void elu_half_loop(const ElementwiseGeometry& g, const EluElement<Half>& element, Half* out,
                    const Half* in) {
-  for_each_run<2>(g, [&](auto, const std::int64_t* offset, const std::int64_t* stride,
-                         std::int64_t n) LG_LAMBDA_ALWAYS_INLINE {
-    const float alpha = element.alpha;
-    const float scale = element.scale;
-    Half x[kHalfChunk];
-    Half rounded[kHalfChunk];
-    float widened[kHalfChunk];
+  // A step's results in float, and rounded to float16.
+  struct Scratch {
     float work[kHalfChunk];
-    std::uint16_t x_bits[kHalfChunk];
-    std::uint16_t elu_bits[kHalfChunk];
-    for (std::int64_t c = 0; c < n; c += kHalfChunk) {
-      const std::int64_t m = std::min(kHalfChunk, n - c);
-      const Half* src = in + offset[1] + c * stride[1];
-      if (stride[1] == 1) {
-        std::memcpy(static_cast<void*>(x), src, static_cast<std::size_t>(m) * sizeof(Half));
-      } else {
-        for (std::int64_t j = 0; j < m; ++j)
-          x[j] = src[j * stride[1]];
-      }
-      widen(x, widened, m);
-      std::memcpy(x_bits, static_cast<const void*>(x), static_cast<std::size_t>(m) * sizeof(Half));
-      for (std::int64_t j = 0; j < m; ++j)
-        work[j] = unary_op_apply<UnaryOp::Expm1>(widened[j]);
-      narrow(work, rounded, m);  // expm1(x) rounded to float16
-      widen(rounded, work, m);
-      for (std::int64_t j = 0; j < m; ++j)
-        work[j] *= alpha;
-      narrow(work, rounded, m);  // times alpha, rounded
-      std::memcpy(elu_bits, static_cast<const void*>(rounded),
-                  static_cast<std::size_t>(m) * sizeof(Half));
-      for (std::int64_t j = 0; j < m; ++j)
-        elu_bits[j] = widened[j] > 0.0f ? x_bits[j] : elu_bits[j];
-      if (scale != 1.0f) {
-        std::memcpy(static_cast<void*>(rounded), elu_bits,
-                    static_cast<std::size_t>(m) * sizeof(Half));
-        widen(rounded, work, m);
-        for (std::int64_t j = 0; j < m; ++j)
-          work[j] *= scale;
-        narrow(work, rounded, m);  // times scale, rounded
-        std::memcpy(elu_bits, static_cast<const void*>(rounded),
-                    static_cast<std::size_t>(m) * sizeof(Half));
-      }
-      Half* dst = out + offset[0] + c * stride[0];
-      if (stride[0] == 1) {
-        std::memcpy(static_cast<void*>(dst), elu_bits, static_cast<std::size_t>(m) * sizeof(Half));
-      } else {
-        for (std::int64_t j = 0; j < m; ++j)
-          dst[j * stride[0]] = Half::from_bits(elu_bits[j]);
-      }
-    }
-  });
+    Half rounded[kHalfChunk];
+  };
+  const float alpha = element.alpha;
+  const float scale = element.scale;
+  sixteen_bit_chunks<Scratch>(
+      g, out, in,
+      [alpha, scale](Scratch& s, std::int64_t m, const float* __restrict widened,
+                     const std::uint16_t* __restrict bits, std::uint16_t* __restrict result)
+          LG_LAMBDA_ALWAYS_INLINE {
+            const auto bytes = static_cast<std::size_t>(m) * sizeof(Half);
+            for (std::int64_t j = 0; j < m; ++j)
+              s.work[j] = unary_op_apply<UnaryOp::Expm1>(widened[j]);
+            narrow(s.work, s.rounded, m);  // expm1(x) rounded to float16
+            widen(s.rounded, s.work, m);
+            for (std::int64_t j = 0; j < m; ++j)
+              s.work[j] *= alpha;
+            narrow(s.work, s.rounded, m);  // times alpha, rounded
+            std::memcpy(result, static_cast<const void*>(s.rounded), bytes);
+            for (std::int64_t j = 0; j < m; ++j) {
+              const std::uint16_t x_bits = bits[j], elu_bits = result[j];  // both read: a select
+              result[j] = widened[j] > 0.0f ? x_bits : elu_bits;
+            }
+            if (scale != 1.0f) {
+              std::memcpy(static_cast<void*>(s.rounded), result, bytes);
+              widen(s.rounded, s.work, m);
+              for (std::int64_t j = 0; j < m; ++j)
+                s.work[j] *= scale;
+              narrow(s.work, s.rounded, m);  // times scale, rounded
+              std::memcpy(result, static_cast<const void*>(s.rounded), bytes);
+            }
+          });
 }
 
 }  // namespace

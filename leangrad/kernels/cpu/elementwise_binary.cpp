@@ -62,8 +62,7 @@ void binary_scalar(BinaryOp op, DType dtype, const ElementwiseGeometry& g, void*
       const opmath_t<T> scalar = cast_value<opmath_t<T>>(s);
       auto* out_t = static_cast<T*>(out);
       const auto* a_t = static_cast<const T*>(a);
-      if constexpr (kOp == BinaryOp::Pow &&
-                    (kPowScalarShortcuts<T> || std::is_same_v<T, Half>)) {
+      if constexpr (kOp == BinaryOp::Pow && (kPowScalarShortcuts<T> || std::is_same_v<T, Half>)) {
         // Note [pow with a scalar exponent]: float16 takes e = 2's only.
         if (!scalar_first &&
             (kPowScalarShortcuts<T> || pow_exponent_kind(s) == PowExponent::Square)) {
