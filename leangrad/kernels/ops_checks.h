@@ -1,6 +1,7 @@
 // What the tensor-level entries (kernels/ops_*.cpp) share: the operand checks (a defined tensor,
-// and a defined tensor of a floating dtype, with the Error naming the op and the operand), and
-// the (outer, R, inner) layout of an op along one dim. Internal: no public header includes it.
+// and a defined tensor of a floating dtype, with the Error naming the op and the operand), the
+// (outer, R, inner) layout of an op along one dim, and the rows an elementwise launcher reads a
+// transposed input as. Internal: no public header includes it.
 #pragma once
 
 #include <leangrad/core/error.h>
@@ -37,5 +38,10 @@ inline RunLayout run_layout(const Shape& shape, std::int64_t dim) {
   }
   return l;
 }
+
+// `in`, or a row-major copy of it when out is written in rows and in's stride-1 dim is another
+// one (a t() view, a permute): what a CPU elementwise launcher reads in as. Note [Transposed
+// operands of elementwise ops] in kernels/ops_copy.cpp.
+Tensor rows_for(const Tensor& out, const Tensor& in);
 
 }  // namespace leangrad::ops

@@ -10,13 +10,47 @@
 #include <leangrad/kernels/cuda/copy.h>
 #include <leangrad/kernels/elementwise_geometry.h>
 #include <leangrad/kernels/ops.h>
+#include <leangrad/kernels/ops_checks.h>
 
 namespace leangrad::ops {
 
+// Note [Transposed operands of elementwise ops]
+// The CPU loops walk the output row by row, in memory order. An input whose stride-1 dim is
+// another dim (a t() view, a permute, a transposed matmul gradient) is then read a cache line
+// per element: add(a.t(), b.t()) of two 2048 x 512 float tensors took 10.8 ms where add(a, b)
+// takes 0.53, and summing a transposed weight's gradients over the 50 steps of an LSTM took
+// most of its backward. Such an input is first copied to rows by the tiled transposed copy
+// (0.9 ms here; Note [Tiled transposed copy] in kernels/cpu/transpose_copy.cpp), and the op runs
+// over rows: 2.3 ms in all. (PyTorch instead gives the output its inputs' layout when they share
+// one; leangrad's elementwise outputs are always contiguous.) Inputs that are strided without
+// being transposed (a slice with a step, a broadcast) are read in place, as before: a copy would
+// read them with the same strides.
+//   Every CPU launcher of an elementwise loop reads its inputs so: the unary, binary and
+// activation ops and their backward, the comparisons, where, masked_fill_'s mask, and a copy_ or
+// cast that converts the dtype (one that keeps it is the tiled copy itself). Until session 71 the
+// last four read in place: of a transposed (2048, 2048) float32, x > 0 took 11.3 ms where the
+// rows take 0.15 plus 0.7 for the copy, and .to(kInt32) 10.3 ms
+// (bench/results/2026-12-07-cpu-transposed-operands-zen5-2core.md).
+Tensor rows_for(const Tensor& out, const Tensor& in) {
+  constexpr std::int64_t kMinSide = 8;  // kernels/cpu/transpose_copy.h's kTransposeMinSide
+  if (in.device().type != DeviceType::CPU || in.dim() < 2 || out.dim() < 1 ||
+      out.strides().back() != 1 || in.strides().back() == 1 || in.shape().back() < kMinSide)
+    return in;
+  bool stride_one_elsewhere = false;
+  for (std::int64_t d = 0; d + 1 < in.dim(); ++d) {
+    const auto i = static_cast<std::size_t>(d);
+    if (in.strides()[i] == 0 && in.shape()[i] > 1) return in;  // expanded: a copy would grow
+    if (in.strides()[i] == 1 && in.shape()[i] >= kMinSide) stride_one_elsewhere = true;
+  }
+  return stride_one_elsewhere ? contiguous(in) : in;
+}
+
 namespace {
 
-// dst and src on the same device: one strided conversion kernel.
-void copy_same_device(const Tensor& dst, const Tensor& src) {
+// dst and src on the same device: one strided conversion kernel (a conversion reads a transposed
+// src in rows: Note [Transposed operands of elementwise ops]).
+void copy_same_device(const Tensor& dst, const Tensor& src_in) {
+  const Tensor src = dst.dtype() == src_in.dtype() ? src_in : rows_for(dst, src_in);
   const ElementwiseGeometry g = make_elementwise_geometry("copy_", dst, {&src});
   const cuda::DeviceGuard guard(dst.device());
   switch (dst.device().type) {

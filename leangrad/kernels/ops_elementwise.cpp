@@ -398,31 +398,6 @@ Tensor new_output(const char* op, const Shape& shape, DType dtype, Device device
   return empty_for(op, shape, TensorOptions(dtype).device(device));
 }
 
-// Note [Transposed operands of elementwise ops]
-// The CPU loops walk the output row by row, in memory order. An input whose stride-1 dim is
-// another dim (a t() view, a permute, a transposed matmul gradient) is then read a cache line
-// per element: add(a.t(), b.t()) of two 2048 x 512 float tensors took 10.8 ms where add(a, b)
-// takes 0.53, and summing a transposed weight's gradients over the 50 steps of an LSTM took
-// most of its backward. Such an input is first copied to rows by the tiled transposed copy
-// (0.9 ms here; Note [Tiled transposed copy] in kernels/cpu/transpose_copy.cpp), and the op runs
-// over rows: 2.3 ms in all. (PyTorch instead gives the output its inputs' layout when they share
-// one; leangrad's elementwise outputs are always contiguous.) Inputs that are strided without
-// being transposed (a slice with a step, a broadcast) are read in place, as before: a copy would
-// read them with the same strides.
-Tensor rows_for(const Tensor& out, const Tensor& in) {
-  constexpr std::int64_t kMinSide = 8;  // kernels/cpu/transpose_copy.h's kTransposeMinSide
-  if (in.device().type != DeviceType::CPU || in.dim() < 2 || out.dim() < 1 ||
-      out.strides().back() != 1 || in.strides().back() == 1 || in.shape().back() < kMinSide)
-    return in;
-  bool stride_one_elsewhere = false;
-  for (std::int64_t d = 0; d + 1 < in.dim(); ++d) {
-    const auto i = static_cast<std::size_t>(d);
-    if (in.strides()[i] == 0 && in.shape()[i] > 1) return in;  // expanded: a copy would grow
-    if (in.strides()[i] == 1 && in.shape()[i] >= kMinSide) stride_one_elsewhere = true;
-  }
-  return stride_one_elsewhere ? contiguous(in) : in;
-}
-
 void launch_binary_scalar(BinaryOp op, const char* name, const Tensor& out, const Tensor& a_in,
                           double s, bool scalar_first) {
   if (out.numel() == 0) return;
@@ -480,7 +455,8 @@ void launch_binary(BinaryOp op, const char* name, const Tensor& out, const Tenso
     return launch_binary_scalar(op, name, out, a_in, element_value(b_in), /*scalar_first=*/false);
   if (runs_as_number(op, out, a_in))
     return launch_binary_scalar(op, name, out, b_in, element_value(a_in), /*scalar_first=*/true);
-  const Tensor a = rows_for(out, a_in), b = rows_for(out, b_in);
+  const Tensor a = rows_for(out, a_in);
+  const Tensor b = b_in.is_same(a_in) ? a : rows_for(out, b_in);  // x + x: one copy
   const ElementwiseGeometry g = make_elementwise_geometry(name, out, {&a, &b});
   const cuda::DeviceGuard guard(out.device());
   switch (out.device().type) {
@@ -738,16 +714,18 @@ Tensor activation_backward(ActivationOp op, const Tensor& grad_output, const Ten
                  "; expected one shape");
   Tensor grad_input = new_output(name, x.shape(), x.dtype(), x.device());
   if (grad_input.numel() > 0) {
-    const ElementwiseGeometry g = make_elementwise_geometry(name, grad_input, {&grad_output, &x});
+    const Tensor grad_rows = rows_for(grad_input, grad_output), x_rows = rows_for(grad_input, x);
+    const ElementwiseGeometry g =
+        make_elementwise_geometry(name, grad_input, {&grad_rows, &x_rows});
     const cuda::DeviceGuard guard(x.device());
     switch (x.device().type) {
       case DeviceType::CPU:
         kernels::cpu::activation_backward(op, x.dtype(), g, grad_input.data_ptr(),
-                                          grad_output.data_ptr(), x.data_ptr(), p0, p1);
+                                          grad_rows.data_ptr(), x_rows.data_ptr(), p0, p1);
         break;
       case DeviceType::CUDA:
         kernels::cuda::activation_backward(op, x.dtype(), g, grad_input.data_ptr(),
-                                           grad_output.data_ptr(), x.data_ptr(), p0, p1);
+                                           grad_rows.data_ptr(), x_rows.data_ptr(), p0, p1);
         break;
     }
   }
@@ -772,7 +750,8 @@ void masked_fill_(const Tensor& self, const Tensor& mask, const Tensor& value) {
   // copied if the writes could reach it before it is read.
   const Tensor fill = new_output(name, {}, self.dtype(), self.device());
   copy_(fill, value);
-  const Tensor cond = safe_to_read_while_writing(self, mask) ? mask : cast(mask, DType::Bool);
+  const Tensor cond = safe_to_read_while_writing(self, mask) ? rows_for(self, mask)
+                                                              : cast(mask, DType::Bool);
   if (self.numel() > 0) {
     // where(cond, fill, self) into self: each element of self is read, then written, by one step.
     const ElementwiseGeometry g = make_elementwise_geometry(name, self, {&cond, &fill, &self});
@@ -798,10 +777,10 @@ Tensor compare(CompareOp op, const Tensor& a, const Tensor& b) {
   check_same_device(name, a, b);
   const DType dtype = result_type(a, b);
   const Shape shape = broadcast_shapes(a.shape(), b.shape(), name);
-  const Tensor a_cast = to_dtype(a, dtype);
-  const Tensor b_cast = to_dtype(b, dtype);
   Tensor out = new_output(name, shape, DType::Bool, a.device());
   if (out.numel() == 0) return out;
+  const Tensor a_cast = rows_for(out, to_dtype(a, dtype));
+  const Tensor b_cast = rows_for(out, to_dtype(b, dtype));
   const ElementwiseGeometry g = make_elementwise_geometry(name, out, {&a_cast, &b_cast});
   bool* out_ptr = static_cast<bool*>(out.data_ptr());
   const cuda::DeviceGuard guard(out.device());
@@ -852,9 +831,9 @@ Tensor compare(CompareOp op, const Tensor& a, double s) {
   const char* name = op_name(op);
   check_defined(name, {&a});
   const DType dtype = compare_scalar_dtype(a.dtype(), s);
-  const Tensor a_cast = to_dtype(a, dtype);
   Tensor out = new_output(name, a.shape(), DType::Bool, a.device());
   if (out.numel() == 0) return out;
+  const Tensor a_cast = rows_for(out, to_dtype(a, dtype));
   const ElementwiseGeometry g = make_elementwise_geometry(name, out, {&a_cast});
   bool* out_ptr = static_cast<bool*>(out.data_ptr());
   const cuda::DeviceGuard guard(out.device());
@@ -878,12 +857,14 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   const DType dtype = result_type(a, b);
   const Shape shape =
       broadcast_shapes(broadcast_shapes(cond.shape(), a.shape(), "where"), b.shape(), "where");
-  const Tensor a_cast = to_dtype(a, dtype);
-  const Tensor b_cast = to_dtype(b, dtype);
   Tensor out = new_output("where", shape, dtype, a.device());
   if (out.numel() == 0) return out;
-  const ElementwiseGeometry g = make_elementwise_geometry("where", out, {&cond, &a_cast, &b_cast});
-  const bool* cond_ptr = static_cast<const bool*>(cond.data_ptr());
+  const Tensor cond_rows = rows_for(out, cond);
+  const Tensor a_cast = rows_for(out, to_dtype(a, dtype));
+  const Tensor b_cast = rows_for(out, to_dtype(b, dtype));
+  const ElementwiseGeometry g =
+      make_elementwise_geometry("where", out, {&cond_rows, &a_cast, &b_cast});
+  const bool* cond_ptr = static_cast<const bool*>(cond_rows.data_ptr());
   const cuda::DeviceGuard guard(out.device());
   switch (out.device().type) {
     case DeviceType::CPU:

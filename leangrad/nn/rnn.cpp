@@ -31,7 +31,7 @@ namespace leangrad::nn {
 //    it is linear(h, W_hh), whose gradient reaches W_hh in W_hh's own layout: mm(h, W_hh.t())
 //    with one transposed view for all steps hands that view T transposed gradients to sum, which
 //    took 60% of an LSTM's forward and backward before Note [Transposed operands of elementwise
-//    ops] (kernels/ops_elementwise.cpp), and still costs a copy of each;
+//    ops] (kernels/ops_copy.cpp), and still costs a copy of each;
 //  - the reverse direction runs the same steps from t = T-1 down to 0, and its outputs are
 //    concatenated after the forward direction's on the features;
 //  - dropout (training only) acts on every layer's output but the last;

@@ -14,8 +14,10 @@
 #include <limits>
 #include <numeric>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include <leangrad/core/half.h>
 #include <leangrad/kernels/creation.h>
 #include <leangrad/kernels/elementwise_geometry.h>
 #include <leangrad/kernels/ops.h>
@@ -647,7 +649,7 @@ TEST(ElementwiseBinary, LargeStridedTensorSplitAcrossThreads) {
 }
 
 // Inputs whose stride-1 dim is not the last (t() views, permutes) are copied to rows before the
-// loop (Note [Transposed operands of elementwise ops] in kernels/ops_elementwise.cpp): with
+// loop (Note [Transposed operands of elementwise ops] in kernels/ops_copy.cpp): with
 // contiguous, transposed, permuted and broadcast partners, the results are the plain-double
 // reference's (binary) and, bit for bit, those of the same op on contiguous copies (unary,
 // activation, tensor-scalar).
@@ -1501,6 +1503,148 @@ TEST(ElementwiseCast, SpecialValues) {
                         {kNaN, kInf, -kInf, kInf, -1.0, -0.5, 255.875}, 0, 0));
   EXPECT_TRUE(
       all_close(ops::cast(make_tensor({70000.0, 65519.0}, {2}), kFloat16), {kInf, 65504}, 0, 0));
+}
+
+// The bits of a float32 tensor's elements (any strides), in logical row-major order.
+std::vector<std::uint32_t> float_patterns(const Tensor& t) {
+  const Tensor dense = t.contiguous();
+  std::vector<std::uint32_t> bits(static_cast<std::size_t>(dense.numel()));
+  std::memcpy(bits.data(), dense.data_ptr(), bits.size() * sizeof(std::uint32_t));
+  return bits;
+}
+
+// A contiguous float32 tensor holding `bits`, NaN payloads as they are.
+Tensor floats_of_bits(const std::vector<std::uint32_t>& bits) {
+  Tensor t = empty({static_cast<std::int64_t>(bits.size())});
+  std::memcpy(t.data_ptr(), bits.data(), bits.size() * sizeof(std::uint32_t));
+  return t;
+}
+
+// The layouts a cast can meet, each holding `values` (a 1-d tensor of n elements) in logical
+// order, none contiguous: every other element of a larger tensor; the transposed (n / 8, 8)
+// view; and each of the first 3 values repeated 700 times along a stride-0 dim, which is longer
+// than a chunk of kernels/cpu/elementwise_loops.h (kHalfChunk, 512).
+std::vector<std::pair<const char*, Tensor>> strided_layouts(const Tensor& values) {
+  const std::int64_t n = values.numel();
+  const Tensor spaced = zeros({n, 2}, values.dtype());
+  spaced.select(1, 0).copy_(values);
+  const Tensor columns = values.reshape({8, n / 8}).t().contiguous().t();
+  return {{"every other element", spaced.select(1, 0)},
+          {"transposed", columns},
+          {"stride 0", values.slice(0, 0, 3).unsqueeze(1).expand({3, 700})}};
+}
+
+// Note [16-bit casts in lanes]: float32 <-> float16 and bfloat16 in lanes over any layout, read
+// from a strided input or written through copy_ into a strided output, give core/half.h's
+// one-value conversion of each element, bit for bit: every 16-bit value widened, and every one
+// narrowed from beside it (the float itself, half a 16-bit ulp above it, where ties go to even,
+// and one float ulp either side of that midpoint), NaNs among them.
+TEST(ElementwiseCast, SixteenBitCastsOfEveryLayoutGiveTheOneValueConversionsBits) {
+  for (DType half : {kFloat16, kBFloat16}) {
+    SCOPED_TRACE(dtype_name(half));
+    const bool is_half = half == kFloat16;
+    const auto widen_one = [&](std::uint16_t b) {
+      return std::bit_cast<std::uint32_t>(is_half ? detail::half_bits_to_float(b)
+                                                  : detail::bfloat16_bits_to_float(b));
+    };
+    const auto narrow_one = [&](std::uint32_t b) {
+      const float x = std::bit_cast<float>(b);
+      return is_half ? detail::float_to_half_bits(x) : detail::float_to_bfloat16_bits(x);
+    };
+
+    const Tensor every = test::every_sixteen_bit_value(half);
+    std::vector<std::uint32_t> near;  // the floats to narrow
+    const std::uint32_t midpoint = is_half ? 1u << 12 : 1u << 15;
+    for (std::uint32_t b = 0; b < 65536; ++b)
+      for (std::uint32_t offset : {0u, midpoint - 1, midpoint, midpoint + 1})
+        near.push_back(widen_one(static_cast<std::uint16_t>(b)) + offset);
+    const Tensor floats = floats_of_bits(near);
+
+    for (const auto& [layout, in] : strided_layouts(every)) {
+      SCOPED_TRACE(std::string("widening, ") + layout);
+      const std::vector<std::uint16_t> in_bits = test::sixteen_bit_patterns(in);
+      std::vector<std::uint32_t> expected;
+      for (std::uint16_t b : in_bits)
+        expected.push_back(widen_one(b));
+      EXPECT_EQ(float_patterns(ops::cast(in, kFloat32)), expected);
+      const Tensor out = zeros({in.numel(), 2});  // copy_ into every other element
+      Tensor out_view = out.select(1, 0).reshape(in.shape());
+      ASSERT_FALSE(out_view.is_contiguous());
+      out_view.copy_(in);
+      EXPECT_EQ(float_patterns(out_view), expected);
+    }
+    for (const auto& [layout, in] : strided_layouts(floats)) {
+      SCOPED_TRACE(std::string("narrowing, ") + layout);
+      std::vector<std::uint16_t> expected;
+      for (std::uint32_t b : float_patterns(in))
+        expected.push_back(narrow_one(b));
+      EXPECT_EQ(test::sixteen_bit_patterns(ops::cast(in, half)), expected);
+      const Tensor out = zeros({in.numel(), 2}, half);
+      Tensor out_view = out.select(1, 0).reshape(in.shape());
+      ASSERT_FALSE(out_view.is_contiguous());
+      out_view.copy_(in);
+      EXPECT_EQ(test::sixteen_bit_patterns(out_view), expected);
+    }
+  }
+}
+
+// The other launchers that read a transposed input in rows (Note [Transposed operands of
+// elementwise ops] in kernels/ops_copy.cpp): comparisons, where, masked_fill_'s mask, an
+// activation's gradient and a cast that converts, each with transposed and permuted operands,
+// against a loop over the operands' logical elements (the gradient: bit for bit the same op on
+// contiguous copies, as ElementwiseBinary.TransposedAndPermutedInputs checks the forward ops).
+TEST(ElementwiseCompareWhereCast, TransposedAndPermutedInputs) {
+  const Tensor transposed =
+      make_tensor(sample_values(24 * 16, kFloat32, 1), {24, 16}).transpose(0, 1);  // (16, 24)
+  const Tensor rows = make_tensor(sample_values(16 * 24, kFloat32, 2), {16, 24});
+  const Tensor permuted =  // (12, 10, 9), strides (1, 108, 12)
+      make_tensor(sample_values(10 * 9 * 12, kFloat32, 4), {10, 9, 12}).permute({2, 0, 1});
+  const Tensor cube = make_tensor(sample_values(12 * 10 * 9, kFloat32, 5), {12, 10, 9});
+  for (const auto& [x, y] : {std::pair{transposed, rows}, std::pair{rows, transposed},
+                             std::pair{permuted, cube}, std::pair{cube, permuted}}) {
+    SCOPED_TRACE(shape_str(x.shape()) + (x.is_contiguous() ? " rows first" : " rows second"));
+    const std::vector<double> xv = to_vector(x), yv = to_vector(y);
+    std::vector<double> less, where_expected, filled, cast_back;
+    for (std::size_t i = 0; i < xv.size(); ++i) {
+      less.push_back(xv[i] < yv[i]);
+      where_expected.push_back(xv[i] > 0 ? xv[i] : yv[i]);
+      filled.push_back(yv[i] > 0.25 ? -7.0 : xv[i]);
+    }
+    EXPECT_TRUE(all_close(ops::compare(CompareOp::Lt, x, y), less));
+    std::vector<double> above;
+    for (double v : xv)
+      above.push_back(v >= 0.25);
+    EXPECT_TRUE(all_close(ops::compare(CompareOp::Ge, x, 0.25), above));
+    // A comparison's result is rows: the same values with their stride-1 dim first too.
+    const auto first_dim_fastest = [](const Tensor& t) {
+      return t.dim() == 2 ? ops::contiguous(t.t()).t()
+                          : ops::contiguous(t.permute({1, 2, 0})).permute({2, 0, 1});
+    };
+    const Tensor positive = ops::compare(CompareOp::Gt, x, 0.0);
+    for (const Tensor& cond : {positive, first_dim_fastest(positive)})
+      EXPECT_TRUE(all_close(ops::where(cond, x, y), where_expected));
+    const Tensor mask = ops::compare(CompareOp::Gt, y, 0.25);
+    for (const Tensor& m : {mask, first_dim_fastest(mask)}) {
+      const Tensor self = x.clone();  // rows, never x itself
+      ops::masked_fill_(self, m, make_tensor({-7.0}, {}));
+      EXPECT_TRUE(all_close(self, filled));
+    }
+    for (DType to : {kFloat64, kFloat16, kBFloat16, kInt32, kInt64, kUInt8, kBool}) {
+      std::vector<double> expected;
+      for (double v : xv)
+        expected.push_back(reference_cast(v, to));
+      EXPECT_TRUE(all_close(ops::cast(x, to), expected)) << dtype_name(to);
+    }
+    const auto same_bits = [](const Tensor& got, const Tensor& want) {
+      return test::matches_within_roundoff(got, want, {}, {.bitwise = true});
+    };
+    for (ActivationOp op : {ActivationOp::LeakyRelu, ActivationOp::Gelu, ActivationOp::Silu}) {
+      EXPECT_TRUE(same_bits(ops::activation_backward(op, y, x, 0.1, 0),
+                            ops::activation_backward(op, ops::contiguous(y), ops::contiguous(x),
+                                                     0.1, 0)))
+          << op_name(op);
+    }
+  }
 }
 
 TEST(ElementwiseFill, EveryDTypeOnStridedView) {

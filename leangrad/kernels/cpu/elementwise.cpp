@@ -8,6 +8,7 @@
 // ops, sin, cos and tan of float and the special functions (elementwise_range_limited.cpp).
 #include <leangrad/kernels/backend.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <type_traits>
 
@@ -77,34 +78,65 @@ void where(DType dtype, const ElementwiseGeometry& g, void* out, const bool* con
 
 namespace {
 
-// float32 <-> float16/bfloat16 between dense operands through kernels/cpu/half_convert.h's array
-// conversions, which run in vector lanes (elementwise_loop converts one value at a time: GCC does
-// not vectorise core/half.h's float16 conversions). The same bits as cast_value. Returns false
-// for every other cast.
+// Note [16-bit casts in lanes]
+//   float32 <-> float16/bfloat16 goes through kernels/cpu/half_convert.h's array conversions,
+//   which run in vector lanes, where elementwise_loop converts one value at a time (GCC does not
+//   vectorise core/half.h's float16 conversions). A run of the geometry whose two operands are
+//   both contiguous is converted whole; any other run (a slice with a step, a broadcast row, a
+//   copy_ into a strided view) a chunk of kHalfChunk values at a time, gathered at the input's
+//   stride into a buffer and scattered at the output's (load_widened and store_narrowed of
+//   elementwise_loops.h). Until session 71 only dense operands took the lanes: a float32 slice
+//   with a step took 9.8 ms to float16 where a dense one takes 0.2, and LibTorch 2.5
+//   (bench/results/2026-12-07-cpu-transposed-operands-zen5-2core.md). The same bits as
+//   cast_value, tests/kernels/test_half_convert.cpp.
 template <typename From, typename To>
-bool cast_dense_as(const ElementwiseGeometry& g, void* out, const void* in) {
-  if (!g.is_contiguous(0) || !g.is_contiguous(1)) return false;
-  parallel_for(g.numel, kElementwiseGrain, [&](std::int64_t begin, std::int64_t end) {
-    const From* src = static_cast<const From*>(in) + begin;
-    To* dst = static_cast<To*>(out) + begin;
-    if constexpr (std::is_same_v<From, float>)
-      narrow(src, dst, end - begin);
-    else
-      widen(src, dst, end - begin);
+void cast_in_lanes(const ElementwiseGeometry& g, To* out, const From* in) {
+  for_each_run<2>(g, [&](auto, const std::int64_t* offset, const std::int64_t* stride,
+                         std::int64_t n) LG_LAMBDA_ALWAYS_INLINE {
+    const From* src = in + offset[1];
+    To* dst = out + offset[0];
+    if (stride[0] == 1 && stride[1] == 1) {
+      if constexpr (std::is_same_v<From, float>)
+        narrow(src, dst, n);
+      else
+        widen(src, dst, n);
+      return;
+    }
+    float buffer[kHalfChunk];
+    for (std::int64_t c = 0; c < n; c += kHalfChunk) {
+      const std::int64_t m = std::min(kHalfChunk, n - c);
+      const From* s = src + c * stride[1];
+      To* d = dst + c * stride[0];
+      if constexpr (std::is_same_v<From, float>) {
+        for (std::int64_t j = 0; j < m; ++j)
+          buffer[j] = s[j * stride[1]];
+        store_narrowed(buffer, d, stride[0], m);
+      } else if (stride[0] == 1) {
+        load_widened(s, stride[1], m, d);
+      } else {
+        load_widened(s, stride[1], m, buffer);
+        for (std::int64_t j = 0; j < m; ++j)
+          d[j * stride[0]] = buffer[j];
+      }
+    }
   });
-  return true;
 }
 
-bool cast_half_dense(DType out_dtype, DType in_dtype, const ElementwiseGeometry& g, void* out,
-                     const void* in) {
+// The casts that take cast_in_lanes; false for every other one.
+bool cast_sixteen_bit(DType out_dtype, DType in_dtype, const ElementwiseGeometry& g, void* out,
+                      const void* in) {
+  const auto run = [&]<typename From, typename To>() {
+    cast_in_lanes(g, static_cast<To*>(out), static_cast<const From*>(in));
+    return true;
+  };
   if (in_dtype == DType::Float32 && out_dtype == DType::Float16)
-    return cast_dense_as<float, Half>(g, out, in);
+    return run.template operator()<float, Half>();
   if (in_dtype == DType::Float32 && out_dtype == DType::BFloat16)
-    return cast_dense_as<float, BFloat16>(g, out, in);
+    return run.template operator()<float, BFloat16>();
   if (in_dtype == DType::Float16 && out_dtype == DType::Float32)
-    return cast_dense_as<Half, float>(g, out, in);
+    return run.template operator()<Half, float>();
   if (in_dtype == DType::BFloat16 && out_dtype == DType::Float32)
-    return cast_dense_as<BFloat16, float>(g, out, in);
+    return run.template operator()<BFloat16, float>();
   return false;
 }
 
@@ -112,7 +144,7 @@ bool cast_half_dense(DType out_dtype, DType in_dtype, const ElementwiseGeometry&
 
 void cast(DType out_dtype, DType in_dtype, const ElementwiseGeometry& g, void* out,
           const void* in) {
-  if (cast_half_dense(out_dtype, in_dtype, g, out, in)) return;
+  if (cast_sixteen_bit(out_dtype, in_dtype, g, out, in)) return;  // Note [16-bit casts in lanes]
   // Note [Tiled transposed copy]
   if (out_dtype == in_dtype && copy_transposed(g, element_size(out_dtype), out, in)) return;
   dispatch_all(out_dtype, "cast", [&]<typename To>() {

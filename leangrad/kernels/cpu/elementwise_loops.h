@@ -268,27 +268,29 @@ void elementwise_loop(const ElementwiseGeometry& g, const F& fn, Out* out, const
 //   took 20.5 ms against 15.9 (its exp 75.5 against 95.8).
 inline constexpr std::int64_t kHalfChunk = 512;
 
-// dst[j] = float(src[j * stride]) for j in [0, n), n <= kHalfChunk.
-inline void load_widened(const Half* src, std::int64_t stride, std::int64_t n, float* dst) {
+// dst[j] = float(src[j * stride]) for j in [0, n), n <= kHalfChunk; T16 Half or BFloat16.
+template <typename T16>
+void load_widened(const T16* src, std::int64_t stride, std::int64_t n, float* dst) {
   if (stride == 1) {
     widen(src, dst, n);
   } else if (stride == 0) {
     std::fill_n(dst, n, static_cast<float>(src[0]));
   } else {
-    Half gathered[kHalfChunk];
+    T16 gathered[kHalfChunk];
     for (std::int64_t j = 0; j < n; ++j)
       gathered[j] = src[j * stride];
     widen(gathered, dst, n);
   }
 }
 
-// dst[j * stride] = Half(src[j]) for j in [0, n), n <= kHalfChunk.
-inline void store_narrowed(const float* src, Half* dst, std::int64_t stride, std::int64_t n) {
+// dst[j * stride] = T16(src[j]) for j in [0, n), n <= kHalfChunk; T16 Half or BFloat16.
+template <typename T16>
+void store_narrowed(const float* src, T16* dst, std::int64_t stride, std::int64_t n) {
   if (stride == 1) {
     narrow(src, dst, n);
     return;
   }
-  Half narrowed[kHalfChunk];
+  T16 narrowed[kHalfChunk];
   narrow(src, narrowed, n);
   for (std::int64_t j = 0; j < n; ++j)
     dst[j * stride] = narrowed[j];
