@@ -13,6 +13,21 @@
 // (4096, 4096) float32 matrix it takes 8 ms on 2 cores, against ~140 ms with the transposing copy.
 // A contiguous input whose reduced dims form several runs, split by kept dims, is reduced one run
 // at a time in the first form instead of copied (Note [Reducing separated dims in stages]).
+//
+// Note [Strided inputs of a reduction]
+// A strided input (a slice with a step, a broadcast, a permute) whose permuted view is not
+// contiguous must be copied. The permuted copy reads the input along the permuted view's last dim;
+// where that dim's stride is neither 0 nor 1 (a slice with a step, reduced over a dim before its
+// last) it reads a whole row apart per element, with no unit stride for the tiled transposed copy
+// to use: the sum over dim 0 of every other column of a (2048, 4096) float32 took 11.3 ms on one
+// thread (LibTorch 1.13: 7.3). Such an input, when its reduced dims are adjacent, is copied in its
+// own row-major order instead and reduced in the first form: 1.3 ms
+// (bench/results/2026-12-07-cpu-transposed-operands-zen5-2core.md); a strided view then reduces
+// to the same bits as a contiguous tensor of its values. A broadcast row or column reads at
+// stride 0 or 1 either way, and keeps the permuted copy, whose runs it fills faster (0.3 ms for
+// the sum over dim 0 of a (1, 2048) row expanded to (2048, 2048), 1.3 through the row-major copy).
+// An input whose permuted view is contiguous (a sum over the first dim of x.t()) is reduced
+// through that view, with no copy.
 // argmax always takes the second form (its dim is usually the last one anyway).
 //
 // Rules (PyTorch's):
@@ -100,12 +115,12 @@ ReductionLayout make_layout(const Tensor& a, const std::vector<bool>& reduced, b
       num_outputs = checked_mul(num_outputs, size, "reduction");
     }
   }
-  bool adjacent = allow_inner && a.is_contiguous();
+  bool adjacent = allow_inner && first >= 0 && layout.reduce_size > 0;
   for (std::int64_t d = first + 1; adjacent && d < last; ++d) {
     adjacent = reduced[d] || a.shape()[d] == 1;
   }
-  if (adjacent && first >= 0 && layout.reduce_size > 0) {
-    layout.input = a;
+  const auto in_place = [&](const Tensor& rows) {
+    layout.input = rows;
     for (std::int64_t d = 0; d < a.dim(); ++d) {
       if (!reduced[d]) {
         std::int64_t& part = d < first ? layout.outer : layout.inner;
@@ -113,11 +128,16 @@ ReductionLayout make_layout(const Tensor& a, const std::vector<bool>& reduced, b
       }
     }
     return layout;
-  }
+  };
+  if (adjacent && a.is_contiguous()) return in_place(a);
   std::vector<std::int64_t> perm = kept_dims;
   perm.insert(perm.end(), reduced_list.begin(), reduced_list.end());
   const bool identity = std::is_sorted(perm.begin(), perm.end());
   const Tensor permuted = identity ? a : views::permute(a, perm);
+  // Note [Strided inputs of a reduction]
+  if (adjacent && !permuted.is_contiguous() && permuted.shape().back() > 1 &&
+      permuted.strides().back() != 0 && permuted.strides().back() != 1)
+    return in_place(contiguous(a));
   layout.input = contiguous(permuted);
   layout.outer = num_outputs;
   return layout;

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -368,6 +369,13 @@ TEST(Reduce, IntegerSumsDoNotOverflowTheInputDtype) {
 
 // ---- Layouts ---------------------------------------------------------------------------------
 
+// Raw bytes of a contiguous CPU tensor.
+std::vector<unsigned char> bytes_of(const Tensor& t) {
+  std::vector<unsigned char> b(t.nbytes());
+  if (!b.empty()) std::memcpy(b.data(), t.data_ptr(), b.size());
+  return b;
+}
+
 TEST(Reduce, NonContiguousInputs) {
   const Tensor base = make_tensor(random_values(4 * 6 * 5, 3), {4, 6, 5}, kFloat32);
   const Tensor transposed = views::transpose(base, 0, 2);   // (5, 6, 4)
@@ -383,6 +391,35 @@ TEST(Reduce, NonContiguousInputs) {
     for (std::int64_t d = -3; d < 3; ++d)
       expect_argmax_matches(x, d, false);
     expect_argmax_matches(x, std::nullopt, false);
+  }
+}
+
+// Note [Strided inputs of a reduction]: a view with a step, reduced over adjacent dims, is copied
+// in its own order and reduced as a contiguous tensor of its values is, to the same bits (random
+// values, whose float32 sums round differently in another order); a (600, 80) slice of every
+// other column, so that the sums over dim 0 take the column layout's chunks of rows. Over small
+// integers, whose every partial sum is exact in float32, its results are the reference's exactly.
+TEST(Reduce, AStridedViewReducesAsItsContiguousCopy) {
+  for (bool integral : {false, true}) {
+    const Tensor base =
+        make_tensor(random_values(600 * 160, 8, -4.0, 4.0, integral), {600, 160}, kFloat32);
+    const Tensor every_other = views::slice(base, 1, 0, 160, 2);
+    const Tensor copy = ops::contiguous(every_other);
+    ASSERT_FALSE(every_other.is_contiguous());
+    for (ReduceOp op : kReduceOps) {
+      for (const std::vector<std::int64_t>& dims : {std::vector<std::int64_t>{0},
+                                                    std::vector<std::int64_t>{1},
+                                                    std::vector<std::int64_t>{}}) {
+        SCOPED_TRACE(std::string(op_name(op)) + " over " + shape_str(dims) +
+                     (integral ? ", integers" : ""));
+        const Tensor got = ops::reduce(op, every_other, dims, false);
+        EXPECT_EQ(bytes_of(got), bytes_of(ops::reduce(op, copy, dims, false)));
+        if (integral && op != ReduceOp::Mean)  // a mean divides: one rounding
+          EXPECT_TRUE(all_close(
+              got, reference_reduce(op, to_vector(every_other), {600, 80}, dims, false).values, 0,
+              0));
+      }
+    }
   }
 }
 
@@ -598,11 +635,114 @@ TEST(Reduce, LongRunsMatchReference) {
   EXPECT_TRUE(all_close(idx, reference_argmax(values, {rows, cols}, {1}, false).values, 0, 0));
 }
 
-// Raw bytes of a contiguous CPU tensor.
-std::vector<unsigned char> bytes_of(const Tensor& t) {
-  std::vector<unsigned char> b(t.nbytes());
-  if (!b.empty()) std::memcpy(b.data(), t.data_ptr(), b.size());
-  return b;
+// One floating dtype's elements as bits (Bits), their exact values, and what a maximum stores:
+// the element widened to the type the kernel compares in and rounded back (a 16-bit NaN's payload
+// does not survive core/half.h's narrowing, as it does not survive the kernel's).
+template <typename Bits>
+struct FloatBits {
+  DType dtype;
+  double (*value)(Bits);
+  Bits (*stored)(Bits);
+  Bits (*of)(double);  // an exactly representable value's bits
+  std::vector<Bits> nans;  // distinct NaNs, both signs, some with payloads
+};
+
+const FloatBits<std::uint64_t> kFloat64Bits = {
+    kFloat64, [](std::uint64_t b) { return std::bit_cast<double>(b); },
+    [](std::uint64_t b) { return b; }, [](double v) { return std::bit_cast<std::uint64_t>(v); },
+    {0x7ff8000000000000u, 0xfff8000000000003u, 0x7ff8000000000011u, 0x7ff0000000000001u}};
+const FloatBits<std::uint32_t> kFloat32Bits = {
+    kFloat32,
+    [](std::uint32_t b) { return static_cast<double>(std::bit_cast<float>(b)); },
+    [](std::uint32_t b) { return b; },
+    [](double v) { return std::bit_cast<std::uint32_t>(static_cast<float>(v)); },
+    {0x7fc00000u, 0xffc00003u, 0x7fc00011u, 0x7f800001u}};
+const FloatBits<std::uint16_t> kFloat16Bits = {
+    kFloat16, [](std::uint16_t b) { return static_cast<double>(detail::half_bits_to_float(b)); },
+    [](std::uint16_t b) { return detail::float_to_half_bits(detail::half_bits_to_float(b)); },
+    [](double v) { return detail::float_to_half_bits(static_cast<float>(v)); },
+    {0x7e00u, 0xfe03u, 0x7e11u}};
+const FloatBits<std::uint16_t> kBFloat16Bits = {
+    kBFloat16,
+    [](std::uint16_t b) { return static_cast<double>(detail::bfloat16_bits_to_float(b)); },
+    [](std::uint16_t b) {
+      return detail::float_to_bfloat16_bits(detail::bfloat16_bits_to_float(b));
+    },
+    [](double v) { return detail::float_to_bfloat16_bits(static_cast<float>(v)); },
+    {0x7fc0u, 0xffc3u, 0x7fd1u}};
+
+// Note [Maxima in lanes] (kernels/cpu/reduce.cpp): the maximum of each row has the bits the one
+// loop `best = (isnan(v) || v > best) ? v : best` gives (the first of equal zeros, the last NaN),
+// and argmax its first index (the first NaN), on rows of every length around the lanes' 32 and
+// one longer than a parallel chunk, whose maximum tied zero or NaN each take every position
+// class: ties of the maximum, zeros of both signs as the maximum, NaNs with payloads, all equal.
+template <typename Bits>
+void expect_maxima_of_the_one_loop(const FloatBits<Bits>& f) {
+  SCOPED_TRACE(dtype_name(f.dtype));
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int> sixty_fourths(-128, 127);
+  for (std::int64_t n : {1, 2, 31, 32, 33, 64, 95, 513, 1000, 70'001}) {
+    const std::int64_t rows = n > 1000 ? 4 : 24;
+    std::vector<Bits> bits(static_cast<std::size_t>(rows * n));
+    for (std::int64_t r = 0; r < rows; ++r) {
+      Bits* row = bits.data() + r * n;
+      const auto anywhere = [&] { return std::uniform_int_distribution<std::int64_t>(0, n - 1)(rng); };
+      for (std::int64_t i = 0; i < n; ++i)  // multiples of 1/64 in [-2, 2): exact in every dtype
+        row[i] = f.of(sixty_fourths(rng) / 64.0);
+      switch (r % 4) {
+        case 0:  // the maximum, 3, at up to three places
+          for (int k = 0; k < 3; ++k)
+            row[anywhere()] = f.of(3.0);
+          break;
+        case 1:  // every element negative but zeros of either sign
+          for (std::int64_t i = 0; i < n; ++i)
+            row[i] = f.of(-std::abs(f.value(row[i])) - 1.0);
+          for (int k = 0; k < 4; ++k)
+            row[anywhere()] = f.of(rng() % 2 ? 0.0 : -0.0);
+          break;
+        case 2:  // NaNs with their own bits
+          for (Bits nan : f.nans)
+            row[anywhere()] = nan;
+          break;
+        default:  // every element equal
+          std::fill(row, row + n, f.of(r % 8 == 3 ? -0.0 : 0.5));
+      }
+    }
+    Tensor x = empty({rows, n}, f.dtype);
+    std::memcpy(x.data_ptr(), bits.data(), bits.size() * sizeof(Bits));
+    const Tensor maxima = ops::reduce(ReduceOp::Max, x, {1}, false);
+    const Tensor argmaxima = ops::argmax(x, 1, false);
+    const Tensor whole_max = ops::reduce(ReduceOp::Max, x.select(0, 0), {}, false);
+    for (std::int64_t r = 0; r < rows; ++r) {
+      SCOPED_TRACE("length " + std::to_string(n) + ", row " + std::to_string(r));
+      const Bits* row = bits.data() + r * n;
+      std::int64_t best = -1;  // the one loop, in double, which holds every value exactly
+      for (std::int64_t i = 0; i < n; ++i) {
+        const double v = f.value(row[i]);
+        if (best < 0 || std::isnan(v) || v > f.value(row[best])) best = i;
+      }
+      std::int64_t first = 0;  // argmax: the first NaN, else the first element equal to the best
+      const double top = f.value(row[best]);
+      while (!(std::isnan(top) ? std::isnan(f.value(row[first])) : f.value(row[first]) == top))
+        ++first;
+      Bits got;
+      std::memcpy(&got, static_cast<const char*>(maxima.data_ptr()) + r * sizeof(Bits),
+                  sizeof(Bits));
+      EXPECT_EQ(got, f.stored(row[best]));
+      EXPECT_EQ(argmaxima.data_ptr<std::int64_t>()[r], first);
+      if (r == 0) {
+        std::memcpy(&got, whole_max.data_ptr(), sizeof(Bits));
+        EXPECT_EQ(got, f.stored(row[best]));
+      }
+    }
+  }
+}
+
+TEST(Reduce, MaximaInLanesGiveTheOneLoopsBits) {
+  expect_maxima_of_the_one_loop(kFloat32Bits);
+  expect_maxima_of_the_one_loop(kFloat64Bits);
+  expect_maxima_of_the_one_loop(kFloat16Bits);
+  expect_maxima_of_the_one_loop(kBFloat16Bits);
 }
 
 TEST(Reduce, ResultsDoNotDependOnTheThreadCount) {
