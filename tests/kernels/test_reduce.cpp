@@ -492,9 +492,71 @@ TEST(Reduce, SeparatedRunsDoNotCopyTheInput) {
           all_close(y, reference_reduce(op, to_vector(x), x.shape(), {0, 2, 3}, false).values));
     }
   }
-  // The same sum over a transposed view has to gather: it copies (and still agrees).
+  // The same sum over a transposed view is reduced through its dims in memory order (Note [Dense
+  // inputs in memory order]): no copy either, and it agrees.
   const Tensor xt = views::transpose(make_tensor(values, shape, kFloat32), 2, 3);
+  const std::int64_t before = memory::stats(cpu).allocated;
+  memory::reset_peak(cpu);
   expect_reduce_matches(ReduceOp::Sum, xt, {0, 2, 3}, false);
+  EXPECT_LT(memory::stats(cpu).peak_allocated - before, static_cast<std::int64_t>(xt.nbytes()) / 8);
+}
+
+// The cases of Reduce.DenseInputsInMemoryOrder over random values or small integers.
+void expect_dense_reductions_in_memory_order(bool integral) {
+  const Shape shape = {6, 40, 50};
+  const Tensor source =
+      make_tensor(random_values(numel_of(shape), 13, -4.0, 4.0, integral), shape, kFloat32);
+  const Tensor nhwc_like = views::permute(source, {0, 2, 1});  // (6, 50, 40), strides (2000, 1, 50)
+  const Tensor reversed = views::permute(source, {2, 1, 0});   // (50, 40, 6)
+  struct Case {
+    const Tensor* view;
+    std::vector<std::int64_t> dims, source_dims;
+  };
+  const std::vector<Case> cases = {
+      {&reversed, {}, {}},             // everything: the source's memory in order
+      {&reversed, {0, 1}, {2, 1}},     // kept: the view's 2, the source's 0
+      {&reversed, {2}, {0}},           // kept: 0 and 1 of the view, 2 and 1 of the source: swapped
+      {&nhwc_like, {1}, {2}},          // kept 0 and 2 of the view, 0 and 1 of the source
+      {&nhwc_like, {0, 1}, {0, 2}},    // separated in the view, one run in memory order
+      {&nhwc_like, {2}, {1}},          // kept 0 and 1, 0 and 2 of the source
+  };
+  const Device cpu = Device::cpu();
+  for (const Case& c : cases) {
+    for (ReduceOp op : kReduceOps) {
+      for (bool keepdim : {false, true}) {
+        SCOPED_TRACE(std::string(op_name(op)) + " of " + shape_str(c.view->shape()) + " over " +
+                     shape_str(c.dims) + (keepdim ? " keepdim" : ""));
+        const std::int64_t before = memory::stats(cpu).allocated;
+        memory::reset_peak(cpu);
+        const Tensor got = ops::reduce(op, *c.view, c.dims, keepdim);
+        const std::int64_t extra = memory::stats(cpu).peak_allocated - before;
+        const Expected e =
+            reference_reduce(op, to_vector(*c.view), c.view->shape(), c.dims, keepdim);
+        EXPECT_EQ(got.shape(), e.shape);
+        if (integral) EXPECT_TRUE(all_close(got, e.values));
+        if (c.dims == std::vector<std::int64_t>{2} && c.view == &reversed) {
+          EXPECT_GE(extra, static_cast<std::int64_t>(source.nbytes()));  // kept dims swap: copies
+          continue;
+        }
+        EXPECT_LT(extra, static_cast<std::int64_t>(source.nbytes()) / 8);
+        EXPECT_EQ(bytes_of(got), bytes_of(ops::reduce(op, source, c.source_dims, false)));
+      }
+    }
+  }
+}
+
+// Note [Dense inputs in memory order]: a dense block with its dims permuted reduces through the
+// view in memory order when that keeps the kept dims' order, to the bits of the same reduction
+// of the contiguous source over the matching dims (random values, whose sums round differently
+// in another order), with the original's shape (keepdim too) and no copy; where the kept dims
+// would change order (a permute that swaps two kept dims) it copies. Over small integers, whose
+// every partial sum is exact in float32 (a mean then one rounding), every case gives the
+// reference's values.
+TEST(Reduce, DenseInputsInMemoryOrder) {
+  for (bool integral : {false, true}) {
+    SCOPED_TRACE(integral ? "integers" : "random values");
+    expect_dense_reductions_in_memory_order(integral);
+  }
 }
 
 TEST(Reduce, ZeroDim) {
