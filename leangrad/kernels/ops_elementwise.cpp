@@ -750,8 +750,8 @@ void masked_fill_(const Tensor& self, const Tensor& mask, const Tensor& value) {
   // copied if the writes could reach it before it is read.
   const Tensor fill = new_output(name, {}, self.dtype(), self.device());
   copy_(fill, value);
-  const Tensor cond = safe_to_read_while_writing(self, mask) ? rows_for(self, mask)
-                                                              : cast(mask, DType::Bool);
+  const Tensor cond =
+      safe_to_read_while_writing(self, mask) ? rows_for(self, mask) : cast(mask, DType::Bool);
   if (self.numel() > 0) {
     // where(cond, fill, self) into self: each element of self is read, then written, by one step.
     const ElementwiseGeometry g = make_elementwise_geometry(name, self, {&cond, &fill, &self});

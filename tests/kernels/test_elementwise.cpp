@@ -1639,9 +1639,9 @@ TEST(ElementwiseCompareWhereCast, TransposedAndPermutedInputs) {
       return test::matches_within_roundoff(got, want, {}, {.bitwise = true});
     };
     for (ActivationOp op : {ActivationOp::LeakyRelu, ActivationOp::Gelu, ActivationOp::Silu}) {
-      EXPECT_TRUE(same_bits(ops::activation_backward(op, y, x, 0.1, 0),
-                            ops::activation_backward(op, ops::contiguous(y), ops::contiguous(x),
-                                                     0.1, 0)))
+      EXPECT_TRUE(
+          same_bits(ops::activation_backward(op, y, x, 0.1, 0),
+                    ops::activation_backward(op, ops::contiguous(y), ops::contiguous(x), 0.1, 0)))
           << op_name(op);
     }
   }

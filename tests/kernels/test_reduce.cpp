@@ -407,9 +407,9 @@ TEST(Reduce, AStridedViewReducesAsItsContiguousCopy) {
     const Tensor copy = ops::contiguous(every_other);
     ASSERT_FALSE(every_other.is_contiguous());
     for (ReduceOp op : kReduceOps) {
-      for (const std::vector<std::int64_t>& dims : {std::vector<std::int64_t>{0},
-                                                    std::vector<std::int64_t>{1},
-                                                    std::vector<std::int64_t>{}}) {
+      for (const std::vector<std::int64_t>& dims :
+           {std::vector<std::int64_t>{0}, std::vector<std::int64_t>{1},
+            std::vector<std::int64_t>{}}) {
         SCOPED_TRACE(std::string(op_name(op)) + " over " + shape_str(dims) +
                      (integral ? ", integers" : ""));
         const Tensor got = ops::reduce(op, every_other, dims, false);
@@ -513,12 +513,12 @@ void expect_dense_reductions_in_memory_order(bool integral) {
     std::vector<std::int64_t> dims, source_dims;
   };
   const std::vector<Case> cases = {
-      {&reversed, {}, {}},             // everything: the source's memory in order
-      {&reversed, {0, 1}, {2, 1}},     // kept: the view's 2, the source's 0
-      {&reversed, {2}, {0}},           // kept: 0 and 1 of the view, 2 and 1 of the source: swapped
-      {&nhwc_like, {1}, {2}},          // kept 0 and 2 of the view, 0 and 1 of the source
-      {&nhwc_like, {0, 1}, {0, 2}},    // separated in the view, one run in memory order
-      {&nhwc_like, {2}, {1}},          // kept 0 and 1, 0 and 2 of the source
+      {&reversed, {}, {}},           // everything: the source's memory in order
+      {&reversed, {0, 1}, {2, 1}},   // kept: the view's 2, the source's 0
+      {&reversed, {2}, {0}},         // kept: 0 and 1 of the view, 2 and 1 of the source: swapped
+      {&nhwc_like, {1}, {2}},        // kept 0 and 2 of the view, 0 and 1 of the source
+      {&nhwc_like, {0, 1}, {0, 2}},  // separated in the view, one run in memory order
+      {&nhwc_like, {2}, {1}},        // kept 0 and 1, 0 and 2 of the source
   };
   const Device cpu = Device::cpu();
   for (const Case& c : cases) {
@@ -705,13 +705,15 @@ struct FloatBits {
   DType dtype;
   double (*value)(Bits);
   Bits (*stored)(Bits);
-  Bits (*of)(double);  // an exactly representable value's bits
+  Bits (*of)(double);      // an exactly representable value's bits
   std::vector<Bits> nans;  // distinct NaNs, both signs, some with payloads
 };
 
 const FloatBits<std::uint64_t> kFloat64Bits = {
-    kFloat64, [](std::uint64_t b) { return std::bit_cast<double>(b); },
-    [](std::uint64_t b) { return b; }, [](double v) { return std::bit_cast<std::uint64_t>(v); },
+    kFloat64,
+    [](std::uint64_t b) { return std::bit_cast<double>(b); },
+    [](std::uint64_t b) { return b; },
+    [](double v) { return std::bit_cast<std::uint64_t>(v); },
     {0x7ff8000000000000u, 0xfff8000000000003u, 0x7ff8000000000011u, 0x7ff0000000000001u}};
 const FloatBits<std::uint32_t> kFloat32Bits = {
     kFloat32,
@@ -720,7 +722,8 @@ const FloatBits<std::uint32_t> kFloat32Bits = {
     [](double v) { return std::bit_cast<std::uint32_t>(static_cast<float>(v)); },
     {0x7fc00000u, 0xffc00003u, 0x7fc00011u, 0x7f800001u}};
 const FloatBits<std::uint16_t> kFloat16Bits = {
-    kFloat16, [](std::uint16_t b) { return static_cast<double>(detail::half_bits_to_float(b)); },
+    kFloat16,
+    [](std::uint16_t b) { return static_cast<double>(detail::half_bits_to_float(b)); },
     [](std::uint16_t b) { return detail::float_to_half_bits(detail::half_bits_to_float(b)); },
     [](double v) { return detail::float_to_half_bits(static_cast<float>(v)); },
     {0x7e00u, 0xfe03u, 0x7e11u}};
@@ -748,7 +751,9 @@ void expect_maxima_of_the_one_loop(const FloatBits<Bits>& f) {
     std::vector<Bits> bits(static_cast<std::size_t>(rows * n));
     for (std::int64_t r = 0; r < rows; ++r) {
       Bits* row = bits.data() + r * n;
-      const auto anywhere = [&] { return std::uniform_int_distribution<std::int64_t>(0, n - 1)(rng); };
+      const auto anywhere = [&] {
+        return std::uniform_int_distribution<std::int64_t>(0, n - 1)(rng);
+      };
       for (std::int64_t i = 0; i < n; ++i)  // multiples of 1/64 in [-2, 2): exact in every dtype
         row[i] = f.of(sixty_fourths(rng) / 64.0);
       switch (r % 4) {

@@ -224,10 +224,9 @@ Acc range_max(const T* x, std::int64_t n) {
 template <typename Acc, typename T>
 ArgmaxPair<Acc> range_argmax(const T* x, std::int64_t n, std::int64_t first) {
   const Acc best = lanes_max<Acc>(x, n);
-  const std::int64_t i =
-      reduce_math::is_nan(best)
-          ? first_where<Acc>(x, n, [](Acc v) { return reduce_math::is_nan(v); })
-          : first_where<Acc>(x, n, [best](Acc v) { return v == best; });
+  const std::int64_t i = reduce_math::is_nan(best)
+                             ? first_where<Acc>(x, n, [](Acc v) { return reduce_math::is_nan(v); })
+                             : first_where<Acc>(x, n, [best](Acc v) { return v == best; });
   return {static_cast<Acc>(x[i]), first + i};
 }
 
