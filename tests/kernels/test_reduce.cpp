@@ -414,10 +414,11 @@ TEST(Reduce, AStridedViewReducesAsItsContiguousCopy) {
                      (integral ? ", integers" : ""));
         const Tensor got = ops::reduce(op, every_other, dims, false);
         EXPECT_EQ(bytes_of(got), bytes_of(ops::reduce(op, copy, dims, false)));
-        if (integral && op != ReduceOp::Mean)  // a mean divides: one rounding
+        if (integral && op != ReduceOp::Mean) {  // a mean divides: one rounding
           EXPECT_TRUE(all_close(
               got, reference_reduce(op, to_vector(every_other), {600, 80}, dims, false).values, 0,
               0));
+        }
       }
     }
   }
@@ -533,7 +534,9 @@ void expect_dense_reductions_in_memory_order(bool integral) {
         const Expected e =
             reference_reduce(op, to_vector(*c.view), c.view->shape(), c.dims, keepdim);
         EXPECT_EQ(got.shape(), e.shape);
-        if (integral) EXPECT_TRUE(all_close(got, e.values));
+        if (integral) {
+          EXPECT_TRUE(all_close(got, e.values));
+        }
         if (c.dims == std::vector<std::int64_t>{2} && c.view == &reversed) {
           EXPECT_GE(extra, static_cast<std::int64_t>(source.nbytes()));  // kept dims swap: copies
           continue;
