@@ -923,6 +923,7 @@ TEST(Reduce, CudaMatchesCpu) {
   struct Case {
     Shape shape;
     std::vector<std::int64_t> dims;
+    std::vector<std::int64_t> perm = {};  // a permute of the contiguous tensor, if any
   };
   const std::vector<Case> cases = {
       {{2, 3, 5}, {}},
@@ -942,19 +943,26 @@ TEST(Reduce, CudaMatchesCpu) {
       {{8, 16, 9, 9}, {0, 2, 3}},     // separated runs: reduced in stages
       {{4, 3, 130, 130}, {0, 2, 3}},  // stages: runs of 16900 > one block's segment
       {{64, 6, 300, 5}, {0, 2}},      // stages: columns of 300 > one thread's segment
+      // Note [Dense inputs in memory order]: reduced through the memory-order view, no copy
+      {{40, 50}, {1}, {1, 0}},
+      {{6, 40, 50}, {}, {2, 1, 0}},
+      {{6, 40, 50}, {2}, {2, 1, 0}},            // the kept dims would swap: copied
+      {{8, 9, 9, 16}, {0, 2, 3}, {0, 3, 1, 2}},  // NHWC seen as NCHW
   };
   for (DType dtype : kAllDTypes) {
     for (const Case& c : cases) {
       const std::int64_t n = numel_of(c.shape);
-      const Tensor x =
+      const Tensor dense =
           make_tensor(is_floating(dtype) ? random_values(n, 8, -2, 2) : exact_values(n, dtype, 8),
                       c.shape, dtype);
-      const Tensor xc = x.to(Device::cuda());
+      const Tensor x = c.perm.empty() ? dense : views::permute(dense, c.perm);
+      const Tensor xc = c.perm.empty() ? x.to(Device::cuda())
+                                       : views::permute(dense.to(Device::cuda()), c.perm);
       for (ReduceOp op : kReduceOps) {
         if (op == ReduceOp::Mean && !is_floating(dtype)) continue;
         if (op == ReduceOp::Max && n == 0) continue;
         SCOPED_TRACE(std::string(op_name(op)) + " " + dtype_name(dtype) + " " + shape_str(c.shape) +
-                     " dims " + shape_str(c.dims));
+                     " permuted " + shape_str(c.perm) + " dims " + shape_str(c.dims));
         const Tensor expected = ops::reduce(op, x, c.dims, false);
         const Tensor got = ops::reduce(op, xc, c.dims, false);
         EXPECT_EQ(got.shape(), expected.shape());
