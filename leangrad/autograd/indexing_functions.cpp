@@ -188,10 +188,12 @@ Tensor index_add(const Tensor& input, std::int64_t dim, const Tensor& index, con
 namespace {
 
 // The flat positions (row-major) of the true elements of a bool tensor, int64 (count), on its
-// device: each true element's position goes to slot (number of trues up to it) - 1 of a
-// scatter_add into zeros, each false one to a spare last slot, which is cut off. Runs on either
-// device with the kernels of cumsum, where and scatter_add; the count is read back.
+// device. On the CPU, ops::nonzero's two passes (Note [True positions in two passes] in
+// kernels/cpu/nonzero.cpp). On CUDA each true element's position goes to slot (number of trues
+// up to it) - 1 of a scatter_add into zeros, each false one to a spare last slot, which is cut
+// off: the kernels of cumsum, where and scatter_add; the count is read back.
 Tensor flat_true_positions(const Tensor& mask_in) {
+  if (mask_in.device().is_cpu()) return ops::nonzero(mask_in, /*flat=*/true);
   const Tensor mask = reshape(mask_in, {mask_in.numel()});
   const TensorOptions longs = TensorOptions(kInt64).device(mask.device());
   if (mask.numel() == 0) return zeros({0}, longs);
@@ -210,7 +212,9 @@ Tensor nonzero(const Tensor& input) {
   LG_PROFILE_OP(input);
   LG_CHECK(input.defined(), "nonzero: expected a defined input, got an undefined Tensor()");
   NoGradGuard no_grad;
-  const Tensor flat = flat_true_positions(input.dtype() == kBool ? input : ne(input, 0.0));
+  const Tensor mask = input.dtype() == kBool ? input : ne(input, 0.0);
+  if (mask.device().is_cpu()) return ops::nonzero(mask, /*flat=*/false);
+  const Tensor flat = flat_true_positions(mask);
   const std::int64_t count = flat.numel();
   const std::int64_t rank = input.dim();
   if (rank == 0) return zeros({count, 0}, TensorOptions(kInt64).device(input.device()));

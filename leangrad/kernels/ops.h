@@ -741,6 +741,11 @@ Tensor scatter_add(const Tensor& x, std::int64_t dim, const Tensor& index, const
 // name `name` (op_name(op) when null): the function the caller exposes.
 Tensor scatter(ScatterOp op, const Tensor& x, std::int64_t dim, const Tensor& index,
                const Tensor& src, const char* name = nullptr);
+// torch.nonzero of a CPU bool tensor (any strides): the positions of its true elements in
+// row-major order, int64: (count, rank) indices, or with `flat` the (count) row-major offsets.
+// CPU only (autograd's nonzero composes other ops for a CUDA mask). Note [True positions in two
+// passes] in kernels/cpu/nonzero.cpp.
+Tensor nonzero(const Tensor& mask, bool flat);
 
 // ---- Optimizers (ops_optim.cpp) ----------------------------------------------------------------
 // The fused updates of kernels/optim_math.h over parameters of one device and one dtype at once

@@ -15,6 +15,7 @@
 #include <leangrad/core/cuda.h>
 #include <leangrad/core/views.h>
 #include <leangrad/kernels/backend.h>
+#include <leangrad/kernels/cpu/nonzero.h>
 #include <leangrad/kernels/cpu/parallel_for.h>
 #include <leangrad/kernels/creation.h>
 #include <leangrad/kernels/ops.h>
@@ -215,6 +216,23 @@ Tensor embedding_backward(const Tensor& grad_out, const Tensor& indices,
 }
 
 // ---- index_select ----------------------------------------------------------------------------
+
+Tensor nonzero(const Tensor& mask_in, bool flat) {
+  check_defined("nonzero", mask_in, "mask");
+  LG_CHECK_DTYPE(mask_in.dtype() == DType::Bool, "nonzero: expected a bool mask, got ",
+                 mask_in.dtype(), " (shape ", mask_in.shape(), ")");
+  LG_CHECK_DEVICE(mask_in.device().is_cpu(),
+                  "nonzero: the fused kernel takes a CPU mask, got one on ", mask_in.device());
+  const Tensor mask = contiguous(mask_in);
+  const auto* bytes = static_cast<const std::uint8_t*>(mask.data_ptr());
+  const std::int64_t count = kernels::cpu::count_true(bytes, mask.numel());
+  Tensor out = empty(flat ? Shape{count} : Shape{count, mask.dim()}, TensorOptions(DType::Int64));
+  if (count > 0 && (flat || mask.dim() > 0)) {
+    kernels::cpu::true_positions(bytes, mask.numel(), flat ? Shape{} : mask.shape(),
+                                 static_cast<std::int64_t*>(out.data_ptr()));
+  }
+  return out;
+}
 
 Tensor index_select(const Tensor& x, std::int64_t dim_in, const Tensor& index) {
   const char* op = "index_select";

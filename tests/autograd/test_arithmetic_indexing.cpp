@@ -17,6 +17,7 @@
 #include <leangrad/autograd/indexing_functions.h>
 #include <leangrad/autograd/reduction_functions.h>
 #include <leangrad/core/creation.h>
+#include <leangrad/core/parallel.h>
 #include <leangrad/kernels/creation.h>
 #include "testing/gradcheck.h"
 #include "testing/reference_data.h"
@@ -156,8 +157,7 @@ TEST(ArithmeticIndexing, GradientsMatchFiniteDifferences) {
   EXPECT_TRUE(gradcheck(grid, {uniform_input({3}, -1.0, 1.0, 6), b}));
 }
 
-// nonzero of a larger tensor against a loop over its elements (the positions come from a scan
-// and a scatter, and each index from a division in float64).
+// nonzero of a larger tensor against a loop over its elements.
 TEST(ArithmeticIndexing, NonzeroMatchesALoop) {
   const Tensor x = uniform_input({20, 30, 40}, -1.0, 1.0, 9).detach();
   const Tensor sparse = where(gt(x, 0.4), x, zeros_like(x));
@@ -174,6 +174,60 @@ TEST(ArithmeticIndexing, NonzeroMatchesALoop) {
   EXPECT_EQ(test::to_vector(got), expected);
   EXPECT_EQ(count_nonzero(sparse).item<std::int64_t>(),
             static_cast<std::int64_t>(expected.size() / 3));
+}
+
+// Note [True positions in two passes] (kernels/cpu/nonzero.cpp): nonzero, argwhere and
+// masked_select of CPU masks against a loop over the logical elements, over masks longer than a
+// chunk (65536 bytes) and across chunk boundaries, of rank 0 to 4 with size-1 and size-0 dims, a
+// transposed and a stepped view, none, few, half and all of them true; and the same bytes at one
+// thread and two.
+TEST(ArithmeticIndexing, NonzeroOfEveryLayoutAndDensityMatchesALoop) {
+  const Tensor wide = uniform_input({300, 1400}, 0.0, 1.0, 3).detach();
+  const std::vector<Tensor> values = {
+      uniform_input({}, 0.0, 1.0, 1).detach(),
+      uniform_input({0}, 0.0, 1.0, 1).detach(),
+      uniform_input({7}, 0.0, 1.0, 1).detach(),
+      uniform_input({3 * 65536 + 5}, 0.0, 1.0, 2).detach(),
+      uniform_input({3, 0, 4}, 0.0, 1.0, 1).detach(),
+      uniform_input({2, 65537}, 0.0, 1.0, 4).detach(),
+      uniform_input({5, 1, 3, 4001}, 0.0, 1.0, 5).detach(),
+      wide.slice(1, 0, 700).t(),  // (700, 300), transposed
+      wide.slice(1, 0, 1400, 3),  // every third column
+  };
+  const int saved_threads = get_num_threads();
+  for (const Tensor& v : values) {
+    for (double density : {0.0, 0.001, 0.5, 1.0}) {
+      SCOPED_TRACE(shape_str(v.shape()) + " density " + std::to_string(density));
+      const Tensor mask = lt(v, density);
+      const std::vector<double> flags = test::to_vector(mask);
+      const std::vector<double> picked_from = test::to_vector(v);
+      std::vector<double> expected, picked;
+      for (std::size_t p = 0; p < flags.size(); ++p) {
+        if (flags[p] == 0) continue;
+        std::vector<double> index(static_cast<std::size_t>(v.dim()));
+        std::size_t rest = p;
+        for (std::int64_t d = v.dim() - 1; d >= 0; --d) {
+          const auto size = static_cast<std::size_t>(v.size(d));
+          index[static_cast<std::size_t>(d)] = static_cast<double>(rest % size);
+          rest /= size;
+        }
+        expected.insert(expected.end(), index.begin(), index.end());
+        picked.push_back(picked_from[p]);
+      }
+      const auto count = static_cast<std::int64_t>(picked.size());
+      set_num_threads(1);
+      const Tensor one = nonzero(mask);
+      set_num_threads(2);
+      const Tensor two = nonzero(mask);
+      set_num_threads(saved_threads);
+      EXPECT_EQ(one.shape(), Shape({count, v.dim()}));
+      EXPECT_EQ(one.dtype(), kInt64);
+      EXPECT_EQ(test::to_vector(one), expected);
+      EXPECT_TRUE(two.equal(one));
+      EXPECT_TRUE(argwhere(mask).equal(one));
+      EXPECT_EQ(test::to_vector(masked_select(v, mask)), picked);
+    }
+  }
 }
 
 // logaddexp of two large numbers does not overflow (e^100 does in float32), and the same
