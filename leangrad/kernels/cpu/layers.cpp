@@ -15,6 +15,7 @@
 #include <type_traits>
 #include <vector>
 
+#include <leangrad/kernels/cpu/half_convert.h>
 #include <leangrad/kernels/cpu/parallel_for.h>
 #include <leangrad/kernels/dispatch.h>
 
@@ -47,16 +48,32 @@ template <typename M>
 // row are stepped rather than divided out again. The tap-at-a-time loop's four passes over rows
 // of 14 and 7 outputs (the CNN's) had run mostly scalar, branching on each comparison: 1.49 and
 // 1.54 ms where this takes 0.39 and 0.30 (bench/results/2026-12-06-cpu-max-pool-2x2-zen4-2core.md).
+// A float16 row pair is widened into float buffers first, and the row's maxima narrowed from one
+// (Note [float16 pooling in float lanes]).
 template <typename T, typename M>
 void max_pool2d_two_by_two(const T* x, T* y, std::int64_t* indices, std::int64_t H, std::int64_t W,
                            std::int64_t OH, std::int64_t OW, std::int64_t begin, std::int64_t end) {
+  constexpr bool kHalf = std::is_same_v<T, Half>;
+  using In = std::conditional_t<kHalf, float, T>;
+  std::vector<float> widened(kHalf ? static_cast<std::size_t>(5 * OW) : 0);
   std::int64_t plane = begin / OH;
   std::int64_t oh = begin % OH;
   for (std::int64_t row = begin; row < end; ++row) {
     const std::int64_t top = 2 * oh * W;  // the window's first row, in the plane
-    const T* __restrict r0 = x + plane * H * W + top;
-    const T* __restrict r1 = r0 + W;
-    T* __restrict y_row = y + row * OW;
+    const In* __restrict r0;
+    const In* __restrict r1;
+    In* __restrict y_row;
+    if constexpr (kHalf) {
+      widen(x + plane * H * W + top, widened.data(), 2 * OW);
+      widen(x + plane * H * W + top + W, widened.data() + 2 * OW, 2 * OW);
+      r0 = widened.data();
+      r1 = widened.data() + 2 * OW;
+      y_row = widened.data() + 4 * OW;
+    } else {
+      r0 = x + plane * H * W + top;
+      r1 = r0 + W;
+      y_row = y + row * OW;
+    }
     std::int64_t* __restrict index_row = indices + row * OW;
     auto outputs = [&](std::int64_t from, auto count) {
       for (std::int64_t k = 0; k < count; ++k) {
@@ -67,7 +84,7 @@ void max_pool2d_two_by_two(const T* x, T* y, std::int64_t* indices, std::int64_t
         take_if(static_cast<M>(r0[c + 1]), top + c + 1, best, at);
         take_if(static_cast<M>(r1[c]), top + W + c, best, at);
         take_if(static_cast<M>(r1[c + 1]), top + W + c + 1, best, at);
-        y_row[ow] = static_cast<T>(best);
+        y_row[ow] = static_cast<In>(best);
         index_row[ow] = at;
       }
     };
@@ -84,6 +101,7 @@ void max_pool2d_two_by_two(const T* x, T* y, std::int64_t* indices, std::int64_t
     } else {
       outputs(0, OW);
     }
+    if constexpr (kHalf) narrow(y_row, y + row * OW, OW);
     if (++oh == OH) {
       oh = 0;
       ++plane;
@@ -93,6 +111,15 @@ void max_pool2d_two_by_two(const T* x, T* y, std::int64_t* indices, std::int64_t
 
 // Pooling walks whole rows, so the index arithmetic (divisions) is done once a row, not once an
 // element: per element it cost more than the comparisons themselves.
+//
+// Note [float16 pooling in float lanes]
+//   A float16 tap is compared in float (M), each element widened and each maximum narrowed back
+//   through core/half.h one value at a time, branchy integer code that kept the row loops
+//   scalar: max_pool2d of a (32, 64, 32, 32) float16 took 2.5 ms on one thread, float32's 0.23.
+//   So the input rows a row of windows reads are widened into a float buffer by
+//   kernels/cpu/half_convert.h (F16C) and the maxima narrowed from a float row: the same values
+//   compared in the same order, each maximum narrowed by the same rounding (core/half.h's, which
+//   the lanes reproduce), so the same bits and indices.
 void max_pool2d(DType dtype, void* out, std::int64_t* indices, const void* in,
                 const Pool2dShape& g) {
   // Every window inside the plane (no padding, and with ceil_mode no window reaching past the
@@ -114,8 +141,12 @@ void max_pool2d(DType dtype, void* out, std::int64_t* indices, const void* in,
       });
       return;
     }
+    constexpr bool kHalf = std::is_same_v<T, Half>;
     parallel_for(g.planes * g.OH, grain_for(16 * g.OW), [&](std::int64_t b, std::int64_t e) {
       std::vector<M> best(inside ? static_cast<std::size_t>(g.OW) : 0);
+      // float16: each input row a window row reads, widened (Note [float16 pooling in float
+      // lanes]).
+      std::vector<float> widened(kHalf && inside ? static_cast<std::size_t>(g.W) : 0);
       for (std::int64_t row = b; row < e; ++row) {  // row = plane * OH + oh
         const T* plane = x + row / g.OH * g.H * g.W;
         const std::int64_t oh = row % g.OH;
@@ -129,21 +160,36 @@ void max_pool2d(DType dtype, void* out, std::int64_t* indices, const void* in,
         // Locals, so that the stores to the rows cannot be taken for changes of g.
         const std::int64_t W = g.W, OW = g.OW, sw = g.sw, h0 = oh * g.sh;
         M* best_row = best.data();
+        // The input row h of the plane, as the loops below read it.
+        const auto input_row = [&](std::int64_t h) {
+          if constexpr (kHalf) {
+            widen(plane + h * W, widened.data(), W);
+            return static_cast<const float*>(widened.data());
+          } else {
+            return plane + h * W;
+          }
+        };
+        const auto* first_row = input_row(h0);
         for (std::int64_t ow = 0; ow < OW; ++ow) {
-          best_row[ow] = static_cast<M>(plane[h0 * W + ow * sw]);
+          best_row[ow] = static_cast<M>(first_row[ow * sw]);
           index_row[ow] = h0 * W + ow * sw;
         }
         for (std::int64_t i = 0; i < g.kh; ++i) {  // tap (i, j) of every window of the row
+          const auto* window_row = i == 0 ? first_row : input_row(h0 + i * g.dh);
           for (std::int64_t j = i == 0 ? 1 : 0; j < g.kw; ++j) {
             const std::int64_t offset = (h0 + i * g.dh) * W + j * g.dw;
-            const T* x_row = plane + offset;
+            const auto* x_row = window_row + j * g.dw;
             for (std::int64_t ow = 0; ow < OW; ++ow)
               take_if(static_cast<M>(x_row[ow * sw]), offset + ow * sw, best_row[ow],
                       index_row[ow]);
           }
         }
-        for (std::int64_t ow = 0; ow < g.OW; ++ow)
-          y_row[ow] = static_cast<T>(best[static_cast<std::size_t>(ow)]);
+        if constexpr (kHalf) {
+          narrow(best_row, y_row, OW);
+        } else {
+          for (std::int64_t ow = 0; ow < g.OW; ++ow)
+            y_row[ow] = static_cast<T>(best[static_cast<std::size_t>(ow)]);
+        }
       }
     });
   });
@@ -352,6 +398,23 @@ void avg_pool2d_backward(DType dtype, void* grad_in, const void* grad_out, const
 //   forward and backward took 284-298 ms on one thread, and takes 73-77.
 constexpr std::int64_t kDropoutBatch = 64;
 
+// Note [float16 dropout in float lanes]
+//   Both directions compute x * scale in float and round it to the dtype. For float16 the loops
+//   above and below converted each element through core/half.h, branchy integer code that stays
+//   scalar: dropout of a (2048, 2048) float16 took 18.5 ms on one thread, float32's 3.6. So a
+//   float16 batch is widened into a float buffer and its products narrowed back by
+//   kernels/cpu/half_convert.h's lanes (core/half.h's bits), then kept or zeroed as before.
+constexpr std::int64_t kScaleChunk = 512;
+
+// out[j] = Half(float(x[j]) * scale) for j < n <= kScaleChunk: core/half.h's bits, in lanes.
+void scale_half(const Half* x, float scale, std::int64_t n, Half* out) {
+  float wide[kScaleChunk];
+  widen(x, wide, n);
+  for (std::int64_t j = 0; j < n; ++j)
+    wide[j] *= scale;
+  narrow(wide, out, n);
+}
+
 // v where keep is 1, +0 where it is 0, by the bits of v.
 template <typename T>
 T kept_or_zero(T v, std::uint32_t keep) {
@@ -393,7 +456,20 @@ void dropout(DType dtype, void* out, bool* mask, const void* in, std::int64_t nu
         }
         const std::int64_t base = first * kLanes;
         const std::int64_t end = std::min(e, base + counters * kLanes);
-        for (std::int64_t i = std::max(b, base); i < end; ++i) {
+        const std::int64_t start = std::max(b, base);
+        if constexpr (std::is_same_v<T, Half>) {  // Note [float16 dropout in float lanes]
+          static_assert(kDropoutBatch * kLanes <= kScaleChunk);
+          Half scaled[kScaleChunk];
+          scale_half(xs + start, scale_by, end - start, scaled);
+          for (std::int64_t i = start; i < end; ++i) {
+            const std::uint32_t keep =
+                layers_math::dropout_keep_word(words[i - base], keep_from) ? 1u : 0u;
+            ks[i] = static_cast<std::uint8_t>(keep);
+            ys[i] = kept_or_zero(scaled[i - start], keep);
+          }
+          continue;
+        }
+        for (std::int64_t i = start; i < end; ++i) {
           const std::uint32_t keep =
               layers_math::dropout_keep_word(words[i - base], keep_from) ? 1u : 0u;
           const T v = static_cast<T>(static_cast<M>(xs[i]) * scale_by);
@@ -416,8 +492,18 @@ void dropout_backward(DType dtype, void* grad_in, const void* grad_out, const bo
     // not: cpu::where in elementwise.cpp says more).
     const auto* keep = reinterpret_cast<const std::uint8_t*>(mask);
     parallel_for(numel, kElementwiseGrain, [&](std::int64_t b, std::int64_t e) {
-      for (std::int64_t i = b; i < e; ++i)
-        gx[i] = keep[i] != 0 ? static_cast<T>(static_cast<M>(gy[i]) * s) : static_cast<T>(0);
+      if constexpr (std::is_same_v<T, Half>) {  // Note [float16 dropout in float lanes]
+        Half scaled[kScaleChunk];
+        for (std::int64_t c = b; c < e; c += kScaleChunk) {
+          const std::int64_t n = std::min(kScaleChunk, e - c);
+          scale_half(gy + c, s, n, scaled);
+          for (std::int64_t j = 0; j < n; ++j)
+            gx[c + j] = kept_or_zero(scaled[j], keep[c + j] != 0 ? 1u : 0u);
+        }
+      } else {
+        for (std::int64_t i = b; i < e; ++i)
+          gx[i] = keep[i] != 0 ? static_cast<T>(static_cast<M>(gy[i]) * s) : static_cast<T>(0);
+      }
     });
   });
 }
