@@ -21,6 +21,22 @@ namespace {
 
 constexpr std::int64_t kColumns = 256;
 
+// Calls block(base, width) for each run of up to kColumns adjacent columns of one outer index of an
+// (outer, size, inner) block, inner > 1: its first element's offset and its width. Threads split
+// the runs.
+template <typename Block>
+void for_each_column_block(std::int64_t outer, std::int64_t size, std::int64_t inner,
+                           const Block& block) {
+  const std::int64_t blocks = (inner + kColumns - 1) / kColumns;
+  parallel_for(outer * blocks, grain_for(size * kColumns),
+               [&](std::int64_t first, std::int64_t last) {
+                 for (std::int64_t t = first; t < last; ++t) {
+                   const std::int64_t c0 = (t % blocks) * kColumns;
+                   block(t / blocks * size * inner + c0, std::min(kColumns, inner - c0));
+                 }
+               });
+}
+
 // Walks every (o, c) column of an (outer, size, inner) block down the dim: for each column,
 // begin(state) once, then step(state, offset_j) for j = 0..size-1, offset_j being element j's
 // offset (from the end with reverse). State is per column, kColumns of them live at a time.
@@ -39,24 +55,16 @@ void for_each_column(std::int64_t outer, std::int64_t size, std::int64_t inner, 
     });
     return;
   }
-  const std::int64_t blocks = (inner + kColumns - 1) / kColumns;
-  parallel_for(outer * blocks, grain_for(size * kColumns),
-               [&](std::int64_t first, std::int64_t last) {
-                 State state[kColumns];
-                 for (std::int64_t t = first; t < last; ++t) {
-                   const std::int64_t o = t / blocks;
-                   const std::int64_t c0 = (t % blocks) * kColumns;
-                   const std::int64_t width = std::min(kColumns, inner - c0);
-                   const std::int64_t base = o * size * inner + c0;
-                   for (std::int64_t c = 0; c < width; ++c)
-                     begin(state[c]);
-                   for (std::int64_t j = 0; j < size; ++j) {
-                     const std::int64_t r = base + row(j);
-                     for (std::int64_t c = 0; c < width; ++c)
-                       step(state[c], r + c, j);
-                   }
-                 }
-               });
+  for_each_column_block(outer, size, inner, [&](std::int64_t base, std::int64_t width) {
+    State state[kColumns];
+    for (std::int64_t c = 0; c < width; ++c)
+      begin(state[c]);
+    for (std::int64_t j = 0; j < size; ++j) {
+      const std::int64_t r = base + row(j);
+      for (std::int64_t c = 0; c < width; ++c)
+        step(state[c], r + c, j);
+    }
+  });
 }
 
 // out = the running op of in, State the accumulator alone.
@@ -79,7 +87,7 @@ void scan_values(T* out, const T* in, std::int64_t outer, std::int64_t size, std
 //   kHalfScan elements (the block's next row of columns) widened by kernels/cpu/half_convert.h,
 //   the steps in float in the same order, the running values narrowed back together; the same
 //   float values rounded by the same rounding, so the same bits (core/half.h's, which the lanes
-//   reproduce), with the tasks split as for_each_column splits them.
+//   reproduce), with the tasks split as for_each_column splits them (for_each_column_block).
 constexpr std::int64_t kHalfScan = 512;
 static_assert(kColumns <= kHalfScan);
 
@@ -109,26 +117,18 @@ void scan_half(Half* out, const Half* in, std::int64_t outer, std::int64_t size,
     });
     return;
   }
-  const std::int64_t blocks = (inner + kColumns - 1) / kColumns;
-  parallel_for(outer * blocks, grain_for(size * kColumns),
-               [&](std::int64_t first, std::int64_t last) {
-                 float state[kColumns];
-                 float x[kColumns];
-                 for (std::int64_t t = first; t < last; ++t) {
-                   const std::int64_t o = t / blocks;
-                   const std::int64_t c0 = (t % blocks) * kColumns;
-                   const std::int64_t width = std::min(kColumns, inner - c0);
-                   const std::int64_t base = o * size * inner + c0;
-                   std::fill(state, state + width, identity);
-                   for (std::int64_t j = 0; j < size; ++j) {
-                     const std::int64_t r = base + (reverse ? size - 1 - j : j) * inner;
-                     widen(in + r, x, width);
-                     for (std::int64_t c = 0; c < width; ++c)
-                       state[c] = combine(state[c], x[c]);
-                     narrow(state, out + r, width);
-                   }
-                 }
-               });
+  for_each_column_block(outer, size, inner, [&](std::int64_t base, std::int64_t width) {
+    float state[kColumns];
+    float x[kColumns];
+    std::fill(state, state + width, identity);
+    for (std::int64_t j = 0; j < size; ++j) {
+      const std::int64_t r = base + (reverse ? size - 1 - j : j) * inner;
+      widen(in + r, x, width);
+      for (std::int64_t c = 0; c < width; ++c)
+        state[c] = combine(state[c], x[c]);
+      narrow(state, out + r, width);
+    }
+  });
 }
 
 }  // namespace
