@@ -1,7 +1,9 @@
-// float16 dropout, scans and max pooling in float lanes (Note [float16 dropout in float lanes] in
-// kernels/cpu/layers.cpp, Note [float16 scans in float lanes] in kernels/cpu/scan.cpp, Note
-// [float16 pooling in float lanes] in kernels/cpu/layers.cpp): each result against a loop over
-// the elements written here with core/half.h's one-value conversions, bit for bit.
+// float16 dropout, scans, pooling and index_select's gradient in float lanes (Note [float16
+// dropout in float lanes] and Note [float16 pooling in float lanes] in kernels/cpu/layers.cpp,
+// Note [float16 scans in float lanes] in kernels/cpu/scan.cpp, Note [float16 gradients of
+// index_select] in kernels/cpu/indexing.cpp): each result bit for bit against a loop over the
+// elements written here with core/half.h's one-value conversions, or against the float32 op of
+// the widened operands rounded once where the two compute the same float values.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -9,6 +11,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <leangrad/core/creation.h>
@@ -163,6 +166,66 @@ TEST(Float16Lanes, MaxPoolingIsTheFloat32PoolingOfTheWidenedInput) {
       expected.push_back(float_to_half_bits(static_cast<float>(v)));
     EXPECT_EQ(test::sixteen_bit_patterns(half.out), expected);
     EXPECT_TRUE(half.indices.equal(full.indices));
+  }
+}
+
+// Average pooling both ways, with and without padding counted, ceil_mode, and windows wider
+// than their stride: the float32 pooling of the widened operands, rounded once (both sum in
+// float in the same order and divide once; Note [float16 pooling in float lanes]).
+TEST(Float16Lanes, AveragePoolingIsTheFloat32PoolingOfTheWidenedOperands) {
+  const Shape shape = {2, 3, 13, 22};
+  const Tensor x = half_of_bits(sample_bits(2 * 3 * 13 * 22, 5, 9, 10, false), shape);
+  struct Window {
+    ops::Pool2dSize kernel, stride, padding;
+    bool ceil_mode, count_include_pad;
+  };
+  for (const Window& w :
+       {Window{{2, 2}, {2, 2}, {0, 0}, false, true}, Window{{3, 3}, {2, 2}, {1, 1}, true, false},
+        Window{{3, 2}, {1, 2}, {1, 0}, false, true}}) {
+    SCOPED_TRACE("kernel " + std::to_string(w.kernel[0]) + "x" + std::to_string(w.kernel[1]));
+    const Tensor half =
+        ops::avg_pool2d(x, w.kernel, w.stride, w.padding, w.ceil_mode, w.count_include_pad);
+    const Tensor full = ops::avg_pool2d(x.to(kFloat32), w.kernel, w.stride, w.padding, w.ceil_mode,
+                                        w.count_include_pad);
+    EXPECT_EQ(test::sixteen_bit_patterns(half), test::sixteen_bit_patterns(full.to(kFloat16)));
+    const Tensor gy = half_of_bits(
+        sample_bits(static_cast<std::size_t>(half.numel()), 6, 9, 10, false), half.shape());
+    const Tensor gx = ops::avg_pool2d_backward(gy, shape, w.kernel, w.stride, w.padding,
+                                               w.ceil_mode, w.count_include_pad);
+    const Tensor gx_full = ops::avg_pool2d_backward(gy.to(kFloat32), shape, w.kernel, w.stride,
+                                                    w.padding, w.ceil_mode, w.count_include_pad);
+    EXPECT_EQ(test::sixteen_bit_patterns(gx), test::sixteen_bit_patterns(gx_full.to(kFloat16)));
+  }
+}
+
+// index_select's gradient (Embedding's), along a middle dim (rows of 700 elements, past a chunk
+// of 512) and along the last dim (single elements, 1200 indices: past a chunk too), repeated
+// indices summed: the float32 gradient of the widened upstream gradient, rounded once (Note
+// [float16 gradients of index_select]).
+TEST(Float16Lanes, IndexSelectGradientIsTheFloat32GradientOfTheWidenedGradient) {
+  const Tensor few = test::make_tensor({3, 0, 3, 5, 1, 3, 0}, {7}, kInt64);
+  std::vector<double> many_values;
+  for (int i = 0; i < 1200; ++i)
+    many_values.push_back((i * 7) % 10);
+  const Tensor many = test::make_tensor(many_values, {1200}, kInt64);
+  struct Case {
+    Shape x_shape;
+    std::int64_t dim;
+    const Tensor* index;
+  };
+  for (const Case& c : {Case{{2, 6, 700}, 1, &few}, Case{{4, 6}, 1, &few}, Case{{6, 3, 5}, 0, &few},
+                        Case{{3, 10}, 1, &many}}) {
+    SCOPED_TRACE(shape_str(c.x_shape) + " dim " + std::to_string(c.dim));
+    Shape grad_shape = c.x_shape;
+    grad_shape[static_cast<std::size_t>(c.dim)] = c.index->numel();
+    std::int64_t n = 1;
+    for (std::int64_t s : grad_shape)
+      n *= s;
+    const Tensor grad =
+        half_of_bits(sample_bits(static_cast<std::size_t>(n), 7, 9, 10, false), grad_shape);
+    const Tensor half = ops::index_select_backward(grad, c.dim, *c.index, c.x_shape);
+    const Tensor full = ops::index_select_backward(grad.to(kFloat32), c.dim, *c.index, c.x_shape);
+    EXPECT_EQ(test::sixteen_bit_patterns(half), test::sixteen_bit_patterns(full.to(kFloat16)));
   }
 }
 
