@@ -1,7 +1,8 @@
-// LibTorch 1.13's side of 2026-12-07-cpu-layouts.cpp: the same ops, layouts, sizes and timing
-// (bench/results/2026-12-07-cpu-transposed-operands-zen5-2core.md). LibTorch gives an
+// LibTorch 1.13's side of 2026-12-07-cpu-layouts.cpp: the same ops, layouts, sizes and timing,
+// one thread (bench/results/2026-12-07-cpu-transposed-operands-zen5-2core.md). LibTorch gives an
 // elementwise result, clone() and to() the layout of a dense input (a transposed input gives a
-// transposed result), where leangrad's are contiguous.
+// transposed result), where leangrad's are contiguous. A float16 op LibTorch 1.13 has no CPU
+// kernel for prints n/a.
 //   g++ -O2 -std=c++17 -I/usr/include/torch/csrc/api/include \
 //     bench/results/2026-12-07-cpu-layouts-libtorch.cpp -ltorch -ltorch_cpu -lc10 \
 //     -o /tmp/layouts-libtorch
@@ -82,6 +83,61 @@ int main() {
     std::printf("| %s |", name);
     for (const Tensor& x : as)
       std::printf(" %.3f |", best_of_ms(9, 2, [&] { return op(x); }));
+    std::printf("\n");
+  }
+
+  const auto with_backward = [](const Tensor& y, const Tensor& x) {
+    (y * y).sum().backward();
+    return x.grad();
+  };
+  const Tensor mask = base > 1.0;
+  const Tensor flat_mask = torch::randn({1 << 22}) > 1.0;
+  const Tensor images = torch::randn({16, 64, 32, 32});
+  const Tensor big_images = torch::randn({32, 64, 32, 32});
+  const Tensor weights = torch::randn({512, 2048});
+  const Tensor ids = torch::randint(0, 512, {4096}, torch::kInt64);
+  const auto in = [](const Tensor& t) { return std::pair<Tensor, Tensor>{t, t.to(torch::kHalf)}; };
+  const auto base_in = in(base), images_in = in(images), big_in = in(big_images),
+             weights_in = in(weights);
+  const auto pick = [](const std::pair<Tensor, Tensor>& p, torch::ScalarType d) {
+    return d == torch::kFloat32 ? p.first : p.second;
+  };
+  const std::vector<std::pair<const char*, std::function<Tensor(torch::ScalarType)>>> others = {
+      {"nonzero of a (2048, 2048) mask, 16% true",
+       [&](torch::ScalarType) { return mask.nonzero(); }},
+      {"nonzero of a (4194304) mask, 16% true",
+       [&](torch::ScalarType) { return flat_mask.nonzero(); }},
+      {"masked_select, the (2048, 2048) mask",
+       [&](torch::ScalarType) { return base.masked_select(mask); }},
+      {"dropout(0.1) of (2048, 2048)",
+       [&](torch::ScalarType d) { return torch::dropout(pick(base_in, d), 0.1, true); }},
+      {"cumsum along rows of (2048, 2048)",
+       [&](torch::ScalarType d) { return pick(base_in, d).cumsum(1); }},
+      {"max_pool2d 2 x 2 of (32, 64, 32, 32)",
+       [&](torch::ScalarType d) {
+         return torch::max_pool2d(pick(big_in, d), {2, 2});
+       }},
+      {"avg_pool2d 2 x 2 of (16, 64, 32, 32), with backward",
+       [&](torch::ScalarType d) {
+         const Tensor x = pick(images_in, d).detach().requires_grad_(true);
+         return with_backward(torch::avg_pool2d(x, {2, 2}), x);
+       }},
+      {"Embedding (512, 2048) by 4096 ids, with backward",
+       [&](torch::ScalarType d) {
+         const Tensor w = pick(weights_in, d).detach().requires_grad_(true);
+         return with_backward(torch::embedding(w, ids), w);
+       }},
+  };
+  std::printf("\n| op | float32 ms | float16 ms |\n| --- | ---: | ---: |\n");
+  for (const auto& [name, op] : others) {
+    std::printf("| %s |", name);
+    for (const torch::ScalarType d : {torch::kFloat32, torch::kHalf}) {
+      try {
+        std::printf(" %.2f |", best_of_ms(5, 1, [&] { return op(d); }));
+      } catch (const c10::Error&) {
+        std::printf(" n/a |");
+      }
+    }
     std::printf("\n");
   }
 }

@@ -1,13 +1,15 @@
 // Elementwise ops, casts and reductions of a (2048, 2048) float32 in four layouts (contiguous; the
-// transpose of a contiguous one; every other column of a (2048, 4096); a (1, 2048) row expanded),
-// then the maxima of a contiguous one in four dtypes: the best of 5 calls after 1, one thread
-// (bench/results/2026-12-07-cpu-transposed-operands-zen5-2core.md). A layout far slower than the
-// contiguous row marks a loop that reads it badly. LibTorch's side is
-// 2026-12-07-cpu-layouts-libtorch.cpp; run against two builds of the library through
+// transpose of a contiguous one; every other column of a (2048, 4096); a (1, 2048) row expanded);
+// the maxima of a contiguous one in four dtypes; nonzero and masked_select; and float16's
+// dropout, cumsum, pooling and Embedding beside float32's: the best of 5 calls after 1 (the
+// maxima: of 9 after 2), one thread (set here: the library reads OMP_NUM_THREADS, not a variable
+// of its own) (bench/results/2026-12-07-cpu-transposed-operands-zen5-2core.md). A layout or
+// dtype far slower than the contiguous float32 row marks a loop that reads it badly. LibTorch's
+// side is 2026-12-07-cpu-layouts-libtorch.cpp; run against two builds of the library through
 // LD_LIBRARY_PATH to compare them:
 //   g++ -O2 -std=c++20 -I. -Ibuild/include bench/results/2026-12-07-cpu-layouts.cpp \
 //     -Lbuild -lleangrad -Wl,-rpath,$PWD/build -o /tmp/layouts
-//   LEANGRAD_NUM_THREADS=1 /tmp/layouts; LEANGRAD_NUM_THREADS=1 LD_LIBRARY_PATH=OTHER /tmp/layouts
+//   /tmp/layouts; LD_LIBRARY_PATH=OTHER_BUILD /tmp/layouts
 #include <leangrad/leangrad.h>
 #include <cstdint>
 #include <cstdio>
@@ -18,6 +20,7 @@
 using namespace leangrad;
 using Op = std::pair<const char*, std::function<Tensor(const Tensor&)>>;
 int main() {
+  set_num_threads(1);
   const Tensor base = randn({2048, 2048});
   const Tensor wide = randn({2048, 4096});
   const std::vector<std::pair<const char*, Tensor>> layouts = {
@@ -82,6 +85,54 @@ int main() {
     std::printf("| %s |", name);
     for (const Tensor& x : as)
       std::printf(" %.3f |", best_of_ms(9, 2, [&] { return op(x); }));
+    std::printf("\n");
+  }
+
+  // Forward and backward under a loss, (y * y).sum(), where a row says so.
+  const auto with_backward = [](const Tensor& y, const Tensor& x) {
+    (y * y).sum().backward();
+    return x.grad();
+  };
+  const Tensor mask = base > 1.0;
+  const Tensor flat_mask = randn({1 << 22}) > 1.0;
+  const Tensor images = randn({16, 64, 32, 32});
+  const Tensor big_images = randn({32, 64, 32, 32});
+  const Tensor weights = randn({512, 2048});
+  const Tensor ids = randint(0, 512, {4096}, kInt64);
+  // Each input in float32 and float16, converted before the timing.
+  const auto in = [](const Tensor& t) { return std::pair<Tensor, Tensor>{t, t.to(kFloat16)}; };
+  const auto base_in = in(base), images_in = in(images), big_in = in(big_images),
+             weights_in = in(weights);
+  const auto pick = [](const std::pair<Tensor, Tensor>& p, DType d) {
+    return d == kFloat32 ? p.first : p.second;
+  };
+  const std::vector<std::pair<const char*, std::function<Tensor(DType)>>> others = {
+      {"nonzero of a (2048, 2048) mask, 16% true", [&](DType) { return nonzero(mask); }},
+      {"nonzero of a (4194304) mask, 16% true", [&](DType) { return nonzero(flat_mask); }},
+      {"masked_select, the (2048, 2048) mask", [&](DType) { return masked_select(base, mask); }},
+      {"dropout(0.1) of (2048, 2048)",
+       [&](DType d) { return dropout(pick(base_in, d), 0.1, true); }},
+      {"cumsum along rows of (2048, 2048)", [&](DType d) { return cumsum(pick(base_in, d), 1); }},
+      {"max_pool2d 2 x 2 of (32, 64, 32, 32)",
+       [&](DType d) {
+         return max_pool2d(pick(big_in, d), Size2{2, 2});
+       }},
+      {"avg_pool2d 2 x 2 of (16, 64, 32, 32), with backward",
+       [&](DType d) {
+         const Tensor x = pick(images_in, d).detach().requires_grad_(true);
+         return with_backward(avg_pool2d(x, Size2{2, 2}), x);
+       }},
+      {"Embedding (512, 2048) by 4096 ids, with backward",
+       [&](DType d) {
+         const Tensor w = pick(weights_in, d).detach().requires_grad_(true);
+         return with_backward(embedding(ids, w), w);
+       }},
+  };
+  std::printf("\n| op | float32 ms | float16 ms |\n| --- | ---: | ---: |\n");
+  for (const auto& [name, op] : others) {
+    std::printf("| %s |", name);
+    for (const DType d : {kFloat32, kFloat16})
+      std::printf(" %.2f |", best_of_ms(5, 1, [&] { return op(d); }));
     std::printf("\n");
   }
 }

@@ -28,8 +28,8 @@ namespace leangrad::ops {
 //   Every CPU launcher of an elementwise loop reads its inputs so: the unary, binary and
 // activation ops and their backward, the comparisons, where, masked_fill_'s mask, and a copy_ or
 // cast that converts the dtype (one that keeps it is the tiled copy itself). Until session 71 the
-// last four read in place: of a transposed (2048, 2048) float32, x > 0 took 11.3 ms where the
-// rows take 0.15 plus 0.7 for the copy, and .to(kInt32) 10.3 ms
+// last four read in place: of a transposed (2048, 2048) float32 on one thread, x > 0 took 21.9 ms
+// and takes 1.8 (the copy 1.3, the rows 0.25), .to(kInt32) 20.5 and 3.6
 // (bench/results/2026-12-07-cpu-transposed-operands-zen5-2core.md).
 Tensor rows_for(const Tensor& out, const Tensor& in) {
   constexpr std::int64_t kMinSide = 8;  // kernels/cpu/transpose_copy.h's kTransposeMinSide

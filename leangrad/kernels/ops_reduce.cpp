@@ -19,13 +19,13 @@
 // contiguous must be copied. The permuted copy reads the input along the permuted view's last dim;
 // where that dim's stride is neither 0 nor 1 (a slice with a step, reduced over a dim before its
 // last) it reads a whole row apart per element, with no unit stride for the tiled transposed copy
-// to use: the sum over dim 0 of every other column of a (2048, 4096) float32 took 11.3 ms on one
-// thread (LibTorch 1.13: 7.3). Such an input, when its reduced dims are adjacent, is copied in its
-// own row-major order instead and reduced in the first form: 1.3 ms
+// to use: the sum over dim 0 of every other column of a (2048, 4096) float32 took 22.3 ms on one
+// thread (LibTorch 1.13: 5.3). Such an input, when its reduced dims are adjacent, is copied in its
+// own row-major order instead and reduced in the first form: 1.9 ms
 // (bench/results/2026-12-07-cpu-transposed-operands-zen5-2core.md); a strided view then reduces
 // to the same bits as a contiguous tensor of its values. A broadcast row or column reads at
-// stride 0 or 1 either way, and keeps the permuted copy, whose runs it fills faster (0.3 ms for
-// the sum over dim 0 of a (1, 2048) row expanded to (2048, 2048), 1.3 through the row-major copy).
+// stride 0 or 1 either way, and keeps the permuted copy, whose runs it fills faster (0.49 ms for
+// the sum over dim 0 of a (1, 2048) row expanded to (2048, 2048), 0.59 through the row-major copy).
 // An input whose permuted view is contiguous (a sum over the first dim of x.t()) is reduced
 // through that view, with no copy.
 // A permuted dense input is first seen through its dims in memory order, contiguous, when that
@@ -259,8 +259,8 @@ Tensor reduce_in_stages(ReduceOp op, const Tensor& a, const std::vector<bool>& r
 // that order keeps the kept dims in theirs: the view is contiguous, so it takes the first form or
 // the stages with no copy, and its results come out in the kept dims' order, which is the
 // result's; only the shape is the original's. The sum of a transposed (2048, 2048) float32 took
-// 1.2 ms on one thread, through a transposing copy, and its sum over dim 1 1.1: now 0.13 and 0.27,
-// the contiguous tensor's (bench/results/2026-12-07-cpu-transposed-operands-zen5-2core.md). The
+// 2.2 ms on one thread, through a transposing copy, and its sum over dim 1 1.7: now 0.21 and 0.44
+// (bench/results/2026-12-07-cpu-transposed-operands-zen5-2core.md). The
 // elements are added in memory order, as PyTorch adds them: a transposed tensor's sum has the
 // bits of its contiguous source's, not those of a contiguous copy of the transpose. Size-1 dims
 // go last (their strides are anything). Not argmax, whose flat index is the row-major one.

@@ -85,9 +85,10 @@ namespace {
 //   both contiguous is converted whole; any other run (a slice with a step, a broadcast row, a
 //   copy_ into a strided view) a chunk of kHalfChunk values at a time, gathered at the input's
 //   stride into a buffer and scattered at the output's (load_widened and store_narrowed of
-//   elementwise_loops.h). Until session 71 only dense operands took the lanes: a float32 slice
-//   with a step took 9.8 ms to float16 where a dense one takes 0.2, and LibTorch 2.5
-//   (bench/results/2026-12-07-cpu-transposed-operands-zen5-2core.md). The same bits as
+//   elementwise_loops.h). Until session 71 only dense operands took the lanes: every other column
+//   of a (2048, 4096) float32 took 19.8 ms to float16 on one thread where a dense (2048, 2048)
+//   takes 0.35, and takes 1.3 (LibTorch 1.13: 2.3;
+//   bench/results/2026-12-07-cpu-transposed-operands-zen5-2core.md). The same bits as
 //   cast_value, tests/kernels/test_half_convert.cpp.
 template <typename From, typename To>
 void cast_in_lanes(const ElementwiseGeometry& g, To* out, const From* in) {

@@ -115,14 +115,14 @@ void max_pool2d_two_by_two(const T* x, T* y, std::int64_t* indices, std::int64_t
 // Note [float16 pooling in float lanes]
 //   A float16 tap is compared in float (M), each element widened and each maximum narrowed back
 //   through core/half.h one value at a time, branchy integer code that kept the row loops
-//   scalar: max_pool2d of a (32, 64, 32, 32) float16 took 2.5 ms on one thread, float32's 0.23.
+//   scalar: max_pool2d of a (32, 64, 32, 32) float16 took 4.8 ms on one thread, float32's 0.47.
 //   So the input rows a row of windows reads are widened into a float buffer by
 //   kernels/cpu/half_convert.h (F16C) and the maxima narrowed from a float row: the same values
 //   compared in the same order, each maximum narrowed by the same rounding (core/half.h's, which
-//   the lanes reproduce), so the same bits and indices. Average pooling does the same both ways
-//   (the input rows, and the upstream rows whose shares the backward spreads, widened; each
+//   the lanes reproduce), so the same bits and indices: 0.65 ms. Average pooling does the same both
+//   ways (the input rows, and the upstream rows whose shares the backward spreads, widened; each
 //   output or input row's sums narrowed): (16, 64, 32, 32) by 2 x 2, forward and backward under
-//   a loss, 3.0 -> 1.1 ms (float32 0.8).
+//   a loss, 5.6 -> 2.0 ms (float32 1.5).
 void max_pool2d(DType dtype, void* out, std::int64_t* indices, const void* in,
                 const Pool2dShape& g) {
   // Every window inside the plane (no padding, and with ceil_mode no window reaching past the
@@ -432,9 +432,10 @@ constexpr std::int64_t kDropoutBatch = 64;
 // Note [float16 dropout in float lanes]
 //   Both directions compute x * scale in float and round it to the dtype. For float16 the loops
 //   above and below converted each element through core/half.h, branchy integer code that stays
-//   scalar: dropout of a (2048, 2048) float16 took 18.5 ms on one thread, float32's 3.6. So a
+//   scalar: dropout of a (2048, 2048) float16 took 34.5 ms on one thread, float32's 7.0. So a
 //   float16 batch is widened into a float buffer and its products narrowed back by
-//   kernels/cpu/half_convert.h's lanes (core/half.h's bits), then kept or zeroed as before.
+//   kernels/cpu/half_convert.h's lanes (core/half.h's bits), then kept or zeroed as before: 9.9
+//   ms.
 constexpr std::int64_t kScaleChunk = 512;
 
 // out[j] = Half(float(x[j]) * scale) for j < n <= kScaleChunk: core/half.h's bits, in lanes.

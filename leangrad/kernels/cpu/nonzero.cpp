@@ -5,7 +5,8 @@
 //   a cumsum of the mask as int64 (each true element's rank), a where and a scatter_add of each
 //   position to its rank, an arange, then for nonzero each dim's index as float64 floors and
 //   products. Ten passes over int64 or float64 arrays eight times the mask's size: nonzero of a
-//   (2048, 2048) mask with 16% of it true took 18 ms on one thread, LibTorch 1.13 14. Here the
+//   (2048, 2048) mask with 16% of it true took 21.9 ms on one thread, LibTorch 1.13 10.4; this
+//   takes 5.5 (bench/results/2026-12-07-cpu-transposed-operands-zen5-2core.md). Here the
 //   mask is cut into chunks of kChunk bytes; the first pass counts each chunk's trues (threads
 //   split the chunks), a prefix sum over the chunks gives each its first slot of the output,
 //   and the second pass writes each chunk's positions from there: the same positions, in order,

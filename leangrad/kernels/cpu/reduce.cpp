@@ -147,8 +147,8 @@ Acc pairwise_sum(const T* x, std::int64_t n) {
 
 // Note [Maxima in lanes]
 //   A running maximum is a chain: each element's compare and select wait for the one before, one
-//   element a cycle (amax of a (2048, 2048) float32 along its rows took 1.0 ms on one thread, its
-//   sum 0.12). So range_max keeps kMaxLanes running maxima, element i in lane i % kMaxLanes, which
+//   element a cycle (amax of a (2048, 2048) float32 along its rows took 1.9 ms on one thread, its
+//   sum 0.22). So range_max keeps kMaxLanes running maxima, element i in lane i % kMaxLanes, which
 //   GCC runs as 4 independent AVX2 vectors of floats, and takes the maximum of the lanes at the
 //   end. Every maximum is exact, so the value is the one loop's; which of several equal elements
 //   gives it is not: the one loop gives the first of equal elements (b > a keeps a, so a
@@ -157,7 +157,8 @@ Acc pairwise_sum(const T* x, std::int64_t n) {
 //   rarely, is taken again from x itself: its first zero, its last NaN, the one loop's bits
 //   always. range_argmax takes the maximum so, then the first index that holds it (the first NaN
 //   when it is NaN): the first maximum, as the one loop found it with a select of value and index
-//   per element, 1.1 ms there.
+//   per element, 8.0 ms there. Now 0.24 and 0.37 ms (LibTorch 1.13: 0.17 and 2.7;
+//   bench/results/2026-12-07-cpu-transposed-operands-zen5-2core.md).
 constexpr int kMaxLanes = 32;
 
 // The first i in [0, n) for which found(x[i] as Acc), or n: kMaxLanes elements at a time asked
