@@ -1,12 +1,13 @@
 // Elementwise ops in float32, float16 and bfloat16 side by side, the best of 5 calls after 1 on a
-// (2048, 2048) tensor, one thread: a 16-bit row far slower than float32's marks a loop that lost
-// its lanes (bench/results/2026-12-07-cpu-bfloat16-avx512-zen5-2core.md; hardtanh, clamp, elu,
-// selu and pow(x, 2) of float16 were found so). Run against two builds of the library through
+// (2048, 2048) tensor, one thread (set here; until session 71 the command below set
+// LEANGRAD_NUM_THREADS=1, which the library does not read, and the sweep ran on two): a 16-bit
+// row far slower than float32's marks a loop that lost its lanes
+// (bench/results/2026-12-07-cpu-bfloat16-avx512-zen5-2core.md; hardtanh, clamp, elu, selu and
+// pow(x, 2) of float16 were found so). Run against two builds of the library through
 // LD_LIBRARY_PATH to compare them:
 //   g++ -O2 -std=c++20 -I. -Ibuild/include bench/results/2026-12-07-cpu-sixteen-bit-sweep.cpp \
 //     -Lbuild -lleangrad -Wl,-rpath,$PWD/build -o /tmp/sixteen-bit-sweep
-//   LEANGRAD_NUM_THREADS=1 /tmp/sixteen-bit-sweep; LEANGRAD_NUM_THREADS=1
-//   LD_LIBRARY_PATH=OTHER_BUILD /tmp/sixteen-bit-sweep
+//   /tmp/sixteen-bit-sweep; LD_LIBRARY_PATH=OTHER_BUILD /tmp/sixteen-bit-sweep
 #include <leangrad/leangrad.h>
 #include <cstdio>
 #include <functional>
@@ -15,6 +16,7 @@
 #include "best_of.h"
 using namespace leangrad;
 int main() {
+  set_num_threads(1);
   const Tensor x32 = randn({2048, 2048});
   const std::vector<std::pair<const char*, std::function<Tensor(const Tensor&)>>> ops = {
       {"elu", [](const Tensor& x) { return elu(x, 1.0); }},
