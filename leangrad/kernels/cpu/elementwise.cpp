@@ -14,6 +14,7 @@
 
 #include <leangrad/kernels/cpu/elementwise_loops.h>
 #include <leangrad/kernels/cpu/elementwise_range_limited.h>
+#include <leangrad/kernels/cpu/float_to_int.h>
 #include <leangrad/kernels/cpu/half_convert.h>
 #include <leangrad/kernels/cpu/parallel_for.h>
 #include <leangrad/kernels/cpu/transpose_copy.h>
@@ -146,6 +147,16 @@ bool cast_sixteen_bit(DType out_dtype, DType in_dtype, const ElementwiseGeometry
 void cast(DType out_dtype, DType in_dtype, const ElementwiseGeometry& g, void* out,
           const void* in) {
   if (cast_sixteen_bit(out_dtype, in_dtype, g, out, in)) return;  // Note [16-bit casts in lanes]
+  if (in_dtype == DType::Float32 && out_dtype == DType::Int32) {  // Note [float to int32 in lanes]
+    return elementwise_loop(
+        g, [](float x) { return float_to_int32_wrapping(x); }, static_cast<std::int32_t*>(out),
+        static_cast<const float*>(in));
+  }
+  if (in_dtype == DType::Float32 && out_dtype == DType::UInt8) {
+    return elementwise_loop(
+        g, [](float x) { return static_cast<std::uint8_t>(float_to_int32_wrapping(x)); },
+        static_cast<std::uint8_t*>(out), static_cast<const float*>(in));
+  }
   // Note [Tiled transposed copy]
   if (out_dtype == in_dtype && copy_transposed(g, element_size(out_dtype), out, in)) return;
   dispatch_all(out_dtype, "cast", [&]<typename To>() {
