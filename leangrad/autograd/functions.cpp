@@ -120,10 +120,11 @@ std::vector<Tensor> max_reduction_backward(const BackwardContext& c,
   return {g / sum(mask, reduced, /*keepdim=*/true) * mask};
 }
 
-// The maximum over `dims` (empty: all), recorded as `name` with the gradient rule `nan_rule`.
+// The maximum (op Max) or minimum (Min) over `dims` (empty: all), recorded as `name` with the
+// gradient rule `nan_rule`: the gradient goes to the elements equal to the result either way.
 Tensor max_reduction(const char* name, const Tensor& a, const std::vector<std::int64_t>& dims,
-                     bool keepdim, NanMaximum nan_rule) {
-  const Tensor out = ops::reduce(ReduceOp::Max, a, dims, keepdim);
+                     bool keepdim, NanMaximum nan_rule, ReduceOp op = ReduceOp::Max) {
+  const Tensor out = ops::reduce(op, a, dims, keepdim);
   if (!autograd::any_requires_grad({&a})) return out;
   const std::vector<std::int64_t> reduced = reduction_dims(a, dims);
   return record_op(name, out, {a}, {a, out}, [reduced, nan_rule](const BackwardContext& c) {
@@ -1392,12 +1393,12 @@ Tensor amax(const Tensor& a, const std::vector<std::int64_t>& dims, bool keepdim
 
 Tensor amin(const Tensor& a, const std::vector<std::int64_t>& dims, bool keepdim) {
   LG_PROFILE_OP(a);
-  return order_restored(amax(order_reversed(a, "amin"), dims, keepdim), a, "amin");
+  return max_reduction("amin", a, dims, keepdim, NanMaximum::NanGradients, ReduceOp::Min);
 }
 
 Tensor min(const Tensor& a) {
   LG_PROFILE_OP(a);
-  return order_restored(max(order_reversed(a, "min")), a, "min");
+  return max_reduction("min", a, {}, false, NanMaximum::SplitAmongNans, ReduceOp::Min);
 }
 
 Tensor argmin(const Tensor& a) {

@@ -134,7 +134,7 @@ enum class UnaryOp : std::uint8_t {
 inline constexpr UnaryOp kLastUnaryOp = UnaryOp::AiryAiPrime;
 enum class CompareOp : std::uint8_t { Gt, Lt, Ge, Le, Eq, Ne };
 inline constexpr CompareOp kLastCompareOp = CompareOp::Ne;
-enum class ReduceOp : std::uint8_t { Sum, Mean, Max, Prod };
+enum class ReduceOp : std::uint8_t { Sum, Mean, Max, Prod, Min };
 // The running reductions of ops::scan: cumsum, cumprod and logcumsumexp.
 enum class ScanOp : std::uint8_t { Sum, Prod, LogSumExp };
 // How ops::scatter combines each src element into its place: Assign writes it (the last one in
@@ -193,7 +193,7 @@ enum class OrthogonalPolynomial : std::uint8_t {
 const char* op_name(BinaryOp op);      // "add", "sub", ...
 const char* op_name(UnaryOp op);       // "neg", "exp", ...
 const char* op_name(CompareOp op);     // "gt", "eq", ...
-const char* op_name(ReduceOp op);      // "sum", "mean", "max", "prod"
+const char* op_name(ReduceOp op);      // "sum", "mean", "max", "prod", "min"
 const char* op_name(ScanOp op);        // "cumsum", "cumprod", "logcumsumexp"
 const char* op_name(ScatterOp op);     // "scatter", "scatter_add", "scatter_prod", ...
 const char* op_name(ActivationOp op);  // "leaky_relu", "elu", ..., "softplus", "huber_loss"
@@ -310,7 +310,8 @@ Tensor cat(const std::vector<Tensor>& tensors, std::int64_t dim);
 
 // ---- Reductions (ops_reduce.cpp) -------------------------------------------------------------
 // Reduce over `dims` (empty = all dims). Sum/Mean of integral input: Sum gives int64, Mean
-// requires a floating dtype. Max propagates NaN. CPU sums are pairwise (accurate for 1e7+ f32).
+// requires a floating dtype. Max and Min propagate NaN (of two equal elements, +0 and -0, the
+// first; of several NaNs, the last). CPU sums are pairwise (accurate for 1e7+ f32).
 // Prod multiplies in order along each output's elements (the accumulator types of Sum; integral
 // and bool input give int64, wrapping around); the product of nothing is 1.
 Tensor reduce(ReduceOp op, const Tensor& a, const std::vector<std::int64_t>& dims, bool keepdim);

@@ -295,6 +295,8 @@ const char* op_name(ReduceOp op) {
       return "max";
     case ReduceOp::Prod:
       return "prod";
+    case ReduceOp::Min:
+      return "min";
   }
   return "unknown_reduce_op";
 }

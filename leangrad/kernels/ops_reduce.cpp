@@ -1,5 +1,5 @@
-// Tensor-level entries of the reductions (kernels/ops.h): sum, mean, max, prod and argmax over any
-// set of dims, with keepdim. Launchers: reduce and argmax of kernels/backend.h.
+// Tensor-level entries of the reductions (kernels/ops.h): sum, mean, max, min, prod and argmax over
+// any set of dims, with keepdim. Launchers: reduce and argmax of kernels/backend.h.
 //
 // Strategy: bring the input to a contiguous (outer, R, inner) layout, R = product of the reduced
 // sizes, so the launchers see out[o, j] = op over r of in[o, r, j]:
@@ -36,8 +36,8 @@
 //   - dims are wrapped; an empty list reduces every dim; a repeated dim is a ShapeError;
 //   - Sum and Prod of integral/bool input give int64, Mean requires a floating dtype, Max keeps
 //     it;
-//   - over zero elements: sum = 0, mean = NaN, prod = 1; max and argmax throw;
-//   - Max propagates NaN; argmax returns the first maximum, and a NaN counts as the maximum;
+//   - over zero elements: sum = 0, mean = NaN, prod = 1; max, min and argmax throw;
+//   - Max and Min propagate NaN; argmax returns the first maximum, and a NaN counts as the maximum;
 //   - argmax without a dim indexes the flattened tensor.
 #include <algorithm>
 #include <optional>
@@ -160,7 +160,7 @@ void check_not_empty(const char* op, const Tensor& a, const ReductionLayout& lay
 //   (N, C, H, W) -> (N, C, 1, 1) -> (1, C, 1, 1)
 // with temporaries of N * C elements. The runs: kept and reduced dims of size 1 are ignored (they
 // do not move memory), each maximal sequence of the other reduced dims is one run.
-//   - Max stages in the input's dtype: each stage's result is one of its inputs, exact.
+//   - Max and Min stage in the input's dtype: each stage's result is one of its inputs, exact.
 //   - Sum stages in the accumulator's dtype (reduce_math.h), so the partials are what one pass
 //     holds before it rounds its result. For float32 and float64 that is the dtype itself, for
 //     integers int64 (the result's dtype); for float16 and bfloat16 it is float32: the first
@@ -205,7 +205,7 @@ DType result_dtype(ReduceOp op, DType dtype) {
 Tensor reduce_in_one_pass(ReduceOp op, const Tensor& a, const std::vector<bool>& reduced,
                           bool keepdim, DType out_dtype) {
   const ReductionLayout layout = make_layout(a, reduced, keepdim, /*allow_inner=*/true);
-  if (op == ReduceOp::Max) check_not_empty(op_name(op), a, layout);
+  if (op == ReduceOp::Max || op == ReduceOp::Min) check_not_empty(op_name(op), a, layout);
 
   Tensor out = empty(layout.out_shape, TensorOptions(out_dtype).device(a.device()));
   if (out.numel() == 0) return out;
@@ -235,7 +235,8 @@ Tensor reduce_in_stages(ReduceOp op, const Tensor& a, const std::vector<bool>& r
   std::stable_sort(runs.begin(), runs.end(),
                    [&](const auto& x, const auto& y) { return run_numel(x) > run_numel(y); });
   const ReduceOp stage_op = op == ReduceOp::Mean ? ReduceOp::Sum : op;
-  const DType stage_dtype = op != ReduceOp::Max && is_reduced_precision(a.dtype())
+  const bool extremum = op == ReduceOp::Max || op == ReduceOp::Min;
+  const DType stage_dtype = !extremum && is_reduced_precision(a.dtype())
                                 ? DType::Float32
                                 : result_dtype(stage_op, a.dtype());
   Tensor partial = a;

@@ -91,6 +91,16 @@ LG_HOST_DEVICE LG_INLINE Acc max_identity() {
   }
 }
 
+// The identity of min, max_identity's mirror: +inf for floats, the highest value for integers.
+template <typename Acc>
+LG_HOST_DEVICE LG_INLINE Acc min_identity() {
+  if constexpr (std::is_floating_point_v<Acc>) {
+    return std::numeric_limits<Acc>::infinity();
+  } else {
+    return std::numeric_limits<Acc>::max();
+  }
+}
+
 // max(a, b) where NaN wins (torch.max propagates NaN): b replaces a when b is NaN or greater
 // (any compare with a NaN `a` is false, so a NaN a stays). One select, so loops stay
 // branch-free; between equal values (+0 and -0) a, the earlier one, is kept.

@@ -38,7 +38,7 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 const DType kAllDTypes[] = {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32, kUInt8, kBool};
-const ReduceOp kReduceOps[] = {ReduceOp::Sum, ReduceOp::Mean, ReduceOp::Max};
+const ReduceOp kReduceOps[] = {ReduceOp::Sum, ReduceOp::Mean, ReduceOp::Max, ReduceOp::Min};
 
 // ---- Reference (plain loops in double) -------------------------------------------------------
 
@@ -103,13 +103,15 @@ Expected reference_reduce(ReduceOp op, const std::vector<double>& x, const Shape
                           const std::vector<std::int64_t>& dims, bool keepdim) {
   const ReferenceIndexing r = reference_indexing(shape, dims, keepdim);
   const auto n = static_cast<std::size_t>(r.num_outputs);
-  std::vector<double> acc(n, op == ReduceOp::Max ? -kInf : 0.0);
+  std::vector<double> acc(n, op == ReduceOp::Max ? -kInf : op == ReduceOp::Min ? kInf : 0.0);
   std::vector<std::int64_t> count(n, 0);
   for (std::size_t i = 0; i < x.size(); ++i) {
     const auto o = static_cast<std::size_t>(r.out_index[i]);
     ++count[o];
     if (op == ReduceOp::Max) {
       acc[o] = std::isnan(acc[o]) || std::isnan(x[i]) ? kNaN : std::max(acc[o], x[i]);
+    } else if (op == ReduceOp::Min) {
+      acc[o] = std::isnan(acc[o]) || std::isnan(x[i]) ? kNaN : std::min(acc[o], x[i]);
     } else {
       acc[o] += x[i];
     }
@@ -744,9 +746,11 @@ const FloatBits<std::uint16_t> kBFloat16Bits = {
 // and argmax its first index (the first NaN), on rows of every length around the lanes' 32 and
 // one longer than a parallel chunk, whose maximum tied zero or NaN each take every position
 // class: ties of the maximum, zeros of both signs as the maximum, NaNs with payloads, all equal.
+// The minimum likewise (v < best), over the same rows mirrored.
 template <typename Bits>
-void expect_maxima_of_the_one_loop(const FloatBits<Bits>& f) {
-  SCOPED_TRACE(dtype_name(f.dtype));
+void expect_maxima_of_the_one_loop(const FloatBits<Bits>& f, ReduceOp op) {
+  SCOPED_TRACE(std::string(dtype_name(f.dtype)) + " " + op_name(op));
+  const double sign = op == ReduceOp::Max ? 1.0 : -1.0;  // min: each case mirrored
   std::mt19937 rng(11);
   std::uniform_int_distribution<int> sixty_fourths(-128, 127);
   for (std::int64_t n : {1, 2, 31, 32, 33, 64, 95, 513, 1000, 70'001}) {
@@ -760,13 +764,13 @@ void expect_maxima_of_the_one_loop(const FloatBits<Bits>& f) {
       for (std::int64_t i = 0; i < n; ++i)  // multiples of 1/64 in [-2, 2): exact in every dtype
         row[i] = f.of(sixty_fourths(rng) / 64.0);
       switch (r % 4) {
-        case 0:  // the maximum, 3, at up to three places
+        case 0:  // the maximum, 3, at up to three places (the minimum, -3)
           for (int k = 0; k < 3; ++k)
-            row[anywhere()] = f.of(3.0);
+            row[anywhere()] = f.of(sign * 3.0);
           break;
-        case 1:  // every element negative but zeros of either sign
+        case 1:  // every element negative (positive) but zeros of either sign
           for (std::int64_t i = 0; i < n; ++i)
-            row[i] = f.of(-std::abs(f.value(row[i])) - 1.0);
+            row[i] = f.of(sign * (-std::abs(f.value(row[i])) - 1.0));
           for (int k = 0; k < 4; ++k)
             row[anywhere()] = f.of(rng() % 2 ? 0.0 : -0.0);
           break;
@@ -780,16 +784,16 @@ void expect_maxima_of_the_one_loop(const FloatBits<Bits>& f) {
     }
     Tensor x = empty({rows, n}, f.dtype);
     std::memcpy(x.data_ptr(), bits.data(), bits.size() * sizeof(Bits));
-    const Tensor maxima = ops::reduce(ReduceOp::Max, x, {1}, false);
+    const Tensor maxima = ops::reduce(op, x, {1}, false);
     const Tensor argmaxima = ops::argmax(x, 1, false);
-    const Tensor whole_max = ops::reduce(ReduceOp::Max, x.select(0, 0), {}, false);
+    const Tensor whole_max = ops::reduce(op, x.select(0, 0), {}, false);
     for (std::int64_t r = 0; r < rows; ++r) {
       SCOPED_TRACE("length " + std::to_string(n) + ", row " + std::to_string(r));
       const Bits* row = bits.data() + r * n;
       std::int64_t best = -1;  // the one loop, in double, which holds every value exactly
       for (std::int64_t i = 0; i < n; ++i) {
         const double v = f.value(row[i]);
-        if (best < 0 || std::isnan(v) || v > f.value(row[best])) best = i;
+        if (best < 0 || std::isnan(v) || sign * v > sign * f.value(row[best])) best = i;
       }
       std::int64_t first = 0;  // argmax: the first NaN, else the first element equal to the best
       const double top = f.value(row[best]);
@@ -799,7 +803,9 @@ void expect_maxima_of_the_one_loop(const FloatBits<Bits>& f) {
       std::memcpy(&got, static_cast<const char*>(maxima.data_ptr()) + r * sizeof(Bits),
                   sizeof(Bits));
       EXPECT_EQ(got, f.stored(row[best]));
-      EXPECT_EQ(argmaxima.data_ptr<std::int64_t>()[r], first);
+      if (op == ReduceOp::Max) {
+        EXPECT_EQ(argmaxima.data_ptr<std::int64_t>()[r], first);
+      }
       if (r == 0) {
         std::memcpy(&got, whole_max.data_ptr(), sizeof(Bits));
         EXPECT_EQ(got, f.stored(row[best]));
@@ -809,10 +815,12 @@ void expect_maxima_of_the_one_loop(const FloatBits<Bits>& f) {
 }
 
 TEST(Reduce, MaximaInLanesGiveTheOneLoopsBits) {
-  expect_maxima_of_the_one_loop(kFloat32Bits);
-  expect_maxima_of_the_one_loop(kFloat64Bits);
-  expect_maxima_of_the_one_loop(kFloat16Bits);
-  expect_maxima_of_the_one_loop(kBFloat16Bits);
+  for (ReduceOp op : {ReduceOp::Max, ReduceOp::Min}) {
+    expect_maxima_of_the_one_loop(kFloat32Bits, op);
+    expect_maxima_of_the_one_loop(kFloat64Bits, op);
+    expect_maxima_of_the_one_loop(kFloat16Bits, op);
+    expect_maxima_of_the_one_loop(kBFloat16Bits, op);
+  }
 }
 
 TEST(Reduce, ResultsDoNotDependOnTheThreadCount) {
@@ -946,7 +954,7 @@ TEST(Reduce, CudaMatchesCpu) {
       // Note [Dense inputs in memory order]: reduced through the memory-order view, no copy
       {{40, 50}, {1}, {1, 0}},
       {{6, 40, 50}, {}, {2, 1, 0}},
-      {{6, 40, 50}, {2}, {2, 1, 0}},            // the kept dims would swap: copied
+      {{6, 40, 50}, {2}, {2, 1, 0}},             // the kept dims would swap: copied
       {{8, 9, 9, 16}, {0, 2, 3}, {0, 3, 1, 2}},  // NHWC seen as NCHW
   };
   for (DType dtype : kAllDTypes) {
@@ -956,11 +964,11 @@ TEST(Reduce, CudaMatchesCpu) {
           make_tensor(is_floating(dtype) ? random_values(n, 8, -2, 2) : exact_values(n, dtype, 8),
                       c.shape, dtype);
       const Tensor x = c.perm.empty() ? dense : views::permute(dense, c.perm);
-      const Tensor xc = c.perm.empty() ? x.to(Device::cuda())
-                                       : views::permute(dense.to(Device::cuda()), c.perm);
+      const Tensor xc =
+          c.perm.empty() ? x.to(Device::cuda()) : views::permute(dense.to(Device::cuda()), c.perm);
       for (ReduceOp op : kReduceOps) {
         if (op == ReduceOp::Mean && !is_floating(dtype)) continue;
-        if (op == ReduceOp::Max && n == 0) continue;
+        if ((op == ReduceOp::Max || op == ReduceOp::Min) && n == 0) continue;
         SCOPED_TRACE(std::string(op_name(op)) + " " + dtype_name(dtype) + " " + shape_str(c.shape) +
                      " permuted " + shape_str(c.perm) + " dims " + shape_str(c.dims));
         const Tensor expected = ops::reduce(op, x, c.dims, false);
@@ -973,7 +981,7 @@ TEST(Reduce, CudaMatchesCpu) {
         const double sum_atol = 1e-4 + 1e-6 * run;
         double rtol = dtype == kFloat32 ? 1e-5 : test::tolerance_for(got.dtype()).rtol;
         double atol = 0;
-        if (op == ReduceOp::Max) {
+        if (op == ReduceOp::Max || op == ReduceOp::Min) {
           rtol = 0;
         } else if (is_floating(dtype)) {
           atol = op == ReduceOp::Sum ? sum_atol : sum_atol / std::max(1.0, run);

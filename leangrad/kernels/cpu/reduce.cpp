@@ -1,4 +1,4 @@
-// Reductions on the CPU: sum, mean, max, prod and argmax, the reference implementation for
+// Reductions on the CPU: sum, mean, max, min, prod and argmax, the reference implementation for
 // kernels/cuda/reduce.cu. Two layouts (kernels/backend.h):
 //   runs    (inner == 1): each output reduces one contiguous run;
 //   columns (inner > 1):  each output reduces a column of an (R, inner) slab, e.g. sum over dim 0
@@ -148,17 +148,19 @@ Acc pairwise_sum(const T* x, std::int64_t n) {
 // Note [Maxima in lanes]
 //   A running maximum is a chain: each element's compare and select wait for the one before, one
 //   element a cycle (amax of a (2048, 2048) float32 along its rows took 1.9 ms on one thread, its
-//   sum 0.22). So range_max keeps kMaxLanes running maxima, element i in lane i % kMaxLanes, which
-//   GCC runs as 4 independent AVX2 vectors of floats, and takes the maximum of the lanes at the
-//   end. Every maximum is exact, so the value is the one loop's; which of several equal elements
-//   gives it is not: the one loop gives the first of equal elements (b > a keeps a, so a
+//   sum 0.22). So range_extremum keeps kMaxLanes running maxima, element i in lane i % kMaxLanes,
+//   which GCC runs as 4 independent AVX2 vectors of floats, and takes the maximum of the lanes at
+//   the end. Every maximum is exact, so the value is the one loop's; which of several equal
+//   elements gives it is not: the one loop gives the first of equal elements (b > a keeps a, so a
 //   -0.0 before a +0.0 wins) and the last NaN (a NaN replaces whatever came before), the lanes
 //   whichever their order gives. So a maximum that is zero or NaN, which the lanes only find
 //   rarely, is taken again from x itself: its first zero, its last NaN, the one loop's bits
 //   always. range_argmax takes the maximum so, then the first index that holds it (the first NaN
 //   when it is NaN): the first maximum, as the one loop found it with a select of value and index
 //   per element, 8.0 ms there. Now 0.24 and 0.37 ms (LibTorch 1.13: 0.17 and 2.7;
-//   bench/results/2026-12-07-cpu-transposed-operands-zen5-2core.md).
+//   bench/results/2026-12-07-cpu-transposed-operands-zen5-2core.md). A minimum (ReduceOp::Min,
+//   amin and min) is the mirror, b < a: the same lanes and the same fix-ups (its first zero, its
+//   last NaN), where amin had been amax of the negated input, a pass more.
 constexpr int kMaxLanes = 32;
 
 // The first i in [0, n) for which found(x[i] as Acc), or n: kMaxLanes elements at a time asked
@@ -184,30 +186,45 @@ std::int64_t first_where(const T* x, std::int64_t n, const Found& found) {
   return at;
 }
 
-// The maximum of x[0, n) in kMaxLanes lanes, NaN when any element is NaN (the identity when n is
-// 0). Note [Maxima in lanes].
-template <typename Acc, typename T>
-Acc lanes_max(const T* x, std::int64_t n) {
+// The maximum (kMin false) or the minimum: its identity and its step, where NaN wins and of equal
+// elements the earlier is kept (reduce_math's max_propagate_nan, min_propagate_nan).
+template <bool kMin>
+struct Extremum {
+  template <typename Acc>
+  static Acc identity() {
+    return kMin ? reduce_math::min_identity<Acc>() : reduce_math::max_identity<Acc>();
+  }
+  template <typename Acc>
+  static Acc step(Acc a, Acc b) {
+    return kMin ? reduce_math::min_propagate_nan(a, b) : reduce_math::max_propagate_nan(a, b);
+  }
+};
+using Maximum = Extremum<false>;
+
+// The extremum E of x[0, n) in kMaxLanes lanes, NaN when any element is NaN (the identity when n
+// is 0). Note [Maxima in lanes].
+template <typename E, typename Acc, typename T>
+Acc lanes_extremum(const T* x, std::int64_t n) {
   Acc lanes[kMaxLanes];
-  std::fill(lanes, lanes + kMaxLanes, reduce_math::max_identity<Acc>());
+  std::fill(lanes, lanes + kMaxLanes, E::template identity<Acc>());
   read_as_float(x, n, [&](const auto* v, std::int64_t m, std::int64_t) {
     std::int64_t i = 0;
     for (; i + kMaxLanes <= m; i += kMaxLanes)
       for (int l = 0; l < kMaxLanes; ++l)
-        lanes[l] = reduce_math::max_propagate_nan(lanes[l], static_cast<Acc>(v[i + l]));
+        lanes[l] = E::step(lanes[l], static_cast<Acc>(v[i + l]));
     for (; i < m; ++i)
-      lanes[0] = reduce_math::max_propagate_nan(lanes[0], static_cast<Acc>(v[i]));
+      lanes[0] = E::step(lanes[0], static_cast<Acc>(v[i]));
   });
   Acc best = lanes[0];
   for (int l = 1; l < kMaxLanes; ++l)
-    best = reduce_math::max_propagate_nan(best, lanes[l]);
+    best = E::step(best, lanes[l]);
   return best;
 }
 
-// The maximum of x[0, n), with the bits of the one loop `best = max_propagate_nan(best, x[i])`.
-template <typename Acc, typename T>
-Acc range_max(const T* x, std::int64_t n) {
-  const Acc best = lanes_max<Acc>(x, n);
+// The extremum E of x[0, n), with the bits of the one loop `best = E::step(best, x[i])`.
+template <typename E, typename Acc, typename T>
+Acc range_extremum(const T* x, std::int64_t n) {
+  const Acc best = lanes_extremum<E, Acc>(x, n);
   if constexpr (std::is_floating_point_v<Acc>) {
     if (reduce_math::is_nan(best)) {  // the last NaN
       for (std::int64_t i = n - 1;; --i)
@@ -224,7 +241,7 @@ Acc range_max(const T* x, std::int64_t n) {
 // index `first + i`. Note [Maxima in lanes].
 template <typename Acc, typename T>
 ArgmaxPair<Acc> range_argmax(const T* x, std::int64_t n, std::int64_t first) {
-  const Acc best = lanes_max<Acc>(x, n);
+  const Acc best = lanes_extremum<Maximum, Acc>(x, n);
   const std::int64_t i = reduce_math::is_nan(best)
                              ? first_where<Acc>(x, n, [](Acc v) { return reduce_math::is_nan(v); })
                              : first_where<Acc>(x, n, [best](Acc v) { return v == best; });
@@ -418,16 +435,17 @@ void prod(Out* y, const T* x, std::int64_t outer, std::int64_t n, std::int64_t i
       });
 }
 
-template <typename T>
-void max(void* out, const T* x, std::int64_t outer, std::int64_t n, std::int64_t inner) {
+// max or min (E) over the run or column layout.
+template <typename E, typename T>
+void extremum(void* out, const T* x, std::int64_t outer, std::int64_t n, std::int64_t inner) {
   using Acc = reduce_math::max_acc_t<T>;
   T* y = static_cast<T*>(out);
-  const auto merge = [](Acc a, Acc b) { return reduce_math::max_propagate_nan(a, b); };
+  const auto merge = [](Acc a, Acc b) { return E::step(a, b); };
   if (inner == 1) {
     reduce_runs<Acc>(
         outer, n,
         [&](std::int64_t o, std::int64_t first, std::int64_t len) {
-          return range_max<Acc>(x + o * n + first, len);
+          return range_extremum<E, Acc>(x + o * n + first, len);
         },
         merge, [&](std::int64_t o, Acc v) { y[o] = static_cast<T>(v); });
     return;
@@ -435,14 +453,14 @@ void max(void* out, const T* x, std::int64_t outer, std::int64_t n, std::int64_t
   reduce_columns<Acc>(
       outer, n, inner,
       [&](const ColumnBlock& b, std::int64_t row0, std::int64_t len, Acc* acc) {
-        std::fill(acc, acc + b.width, reduce_math::max_identity<Acc>());
+        std::fill(acc, acc + b.width, E::template identity<Acc>());
         const T* base = x + (b.o * n + row0) * inner + b.j0;
         for (std::int64_t r = 0; r < len; ++r) {
-          read_as_float(
-              base + r * inner, b.width, [&](const auto* v, std::int64_t m, std::int64_t c) {
-                for (std::int64_t j = 0; j < m; ++j)
-                  acc[c + j] = reduce_math::max_propagate_nan(acc[c + j], static_cast<Acc>(v[j]));
-              });
+          read_as_float(base + r * inner, b.width,
+                        [&](const auto* v, std::int64_t m, std::int64_t c) {
+                          for (std::int64_t j = 0; j < m; ++j)
+                            acc[c + j] = E::step(acc[c + j], static_cast<Acc>(v[j]));
+                        });
         }
       },
       merge,
@@ -474,7 +492,14 @@ void reduce(ReduceOp op, DType dtype, DType out_dtype, void* out, const void* in
       LG_CHECK_DTYPE(out_dtype == dtype, "max: cannot write ", out_dtype, " from ", dtype,
                      " input (expected ", dtype, ")");
       dispatch_all(dtype, "max", [&]<typename T>() {
-        max<T>(out, static_cast<const T*>(in), outer, reduce_size, inner);
+        extremum<Maximum, T>(out, static_cast<const T*>(in), outer, reduce_size, inner);
+      });
+      return;
+    case ReduceOp::Min:
+      LG_CHECK_DTYPE(out_dtype == dtype, "min: cannot write ", out_dtype, " from ", dtype,
+                     " input (expected ", dtype, ")");
+      dispatch_all(dtype, "min", [&]<typename T>() {
+        extremum<Extremum<true>, T>(out, static_cast<const T*>(in), outer, reduce_size, inner);
       });
       return;
     case ReduceOp::Prod:

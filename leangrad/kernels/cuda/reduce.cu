@@ -1,4 +1,4 @@
-// Reductions in CUDA: sum, mean, max, prod and argmax of contiguous runs or columns
+// Reductions in CUDA: sum, mean, max, min, prod and argmax of contiguous runs or columns
 // (kernels/backend.h). kernels/cpu/reduce.cpp is the reference; the merge rules are shared
 // through reduce_math.h.
 //
@@ -64,6 +64,10 @@ struct ProdCombine {
 template <typename Acc>
 struct MaxCombine {
   __device__ Acc operator()(Acc a, Acc b) const { return reduce_math::max_propagate_nan(a, b); }
+};
+template <typename Acc>
+struct MinCombine {
+  __device__ Acc operator()(Acc a, Acc b) const { return reduce_math::min_propagate_nan(a, b); }
 };
 template <typename Acc>
 struct ArgmaxCombine {
@@ -266,6 +270,16 @@ void reduce(ReduceOp op, DType dtype, DType out_dtype, void* out, const void* in
         using Acc = reduce_math::max_acc_t<T>;
         launch(static_cast<T*>(out), static_cast<const T*>(in), outer, reduce_size, inner,
                reduce_math::max_identity<Acc>(), LoadValue<T, Acc>{}, MaxCombine<Acc>{},
+               StoreCast<T>{});
+      });
+      return;
+    case ReduceOp::Min:
+      LG_CHECK_DTYPE(out_dtype == dtype, "min: cannot write ", out_dtype, " from ", dtype,
+                     " input (expected ", dtype, ")");
+      dispatch_all(dtype, "min", [&]<typename T>() {
+        using Acc = reduce_math::max_acc_t<T>;
+        launch(static_cast<T*>(out), static_cast<const T*>(in), outer, reduce_size, inner,
+               reduce_math::min_identity<Acc>(), LoadValue<T, Acc>{}, MinCombine<Acc>{},
                StoreCast<T>{});
       });
       return;
