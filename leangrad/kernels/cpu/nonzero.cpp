@@ -12,12 +12,12 @@
 //   and the second pass writes each chunk's positions from there: the same positions, in order,
 //   whatever the number of threads. A chunk is read 8 bytes at a time: one word whose nonzero
 //   bytes are marked by their top bit, and each marked byte taken lowest first (count trailing
-//   zeros, clear the lowest bit), so a false byte costs nothing and a run of them 1/8 of a load.
-//   A bool tensor's bytes are 0 or 1, but a byte of any other value is true too, as
-//   count_nonzero reads it. For nonzero's (count, rank) indices the multi-index is carried from
-//   one position to the next (the step added to the last dim's index, carried outwards while it
-//   overflows), with a division per dim only where the step spans more than a row: positions
-//   rise, so most steps are carried.
+//   zeros, clear the lowest bit; the lowest byte is the first, x86-64 being little-endian), so a
+//   false byte costs nothing and a run of them 1/8 of a load. A bool tensor's bytes are 0 or 1,
+//   but a byte of any other value counts as true. For nonzero's (count, rank) indices the
+//   multi-index is carried from one position to the next (the step added to the last dim's index,
+//   carried outwards while it overflows), with a division per dim only where the step is a row or
+//   more: positions rise, so most steps are carried.
 #include <leangrad/kernels/cpu/nonzero.h>
 
 #include <bit>
