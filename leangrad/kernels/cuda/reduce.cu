@@ -264,23 +264,19 @@ void reduce(ReduceOp op, DType dtype, DType out_dtype, void* out, const void* in
       });
       return;
     case ReduceOp::Max:
-      LG_CHECK_DTYPE(out_dtype == dtype, "max: cannot write ", out_dtype, " from ", dtype,
-                     " input (expected ", dtype, ")");
-      dispatch_all(dtype, "max", [&]<typename T>() {
-        using Acc = reduce_math::max_acc_t<T>;
-        launch(static_cast<T*>(out), static_cast<const T*>(in), outer, reduce_size, inner,
-               reduce_math::max_identity<Acc>(), LoadValue<T, Acc>{}, MaxCombine<Acc>{},
-               StoreCast<T>{});
-      });
-      return;
     case ReduceOp::Min:
-      LG_CHECK_DTYPE(out_dtype == dtype, "min: cannot write ", out_dtype, " from ", dtype,
+      LG_CHECK_DTYPE(out_dtype == dtype, op_name(op), ": cannot write ", out_dtype, " from ", dtype,
                      " input (expected ", dtype, ")");
-      dispatch_all(dtype, "min", [&]<typename T>() {
+      dispatch_all(dtype, op_name(op), [&]<typename T>() {
         using Acc = reduce_math::max_acc_t<T>;
-        launch(static_cast<T*>(out), static_cast<const T*>(in), outer, reduce_size, inner,
-               reduce_math::min_identity<Acc>(), LoadValue<T, Acc>{}, MinCombine<Acc>{},
-               StoreCast<T>{});
+        const auto extremum = [&](Acc identity, auto combine) {
+          launch(static_cast<T*>(out), static_cast<const T*>(in), outer, reduce_size, inner,
+                 identity, LoadValue<T, Acc>{}, combine, StoreCast<T>{});
+        };
+        if (op == ReduceOp::Max)
+          extremum(reduce_math::max_identity<Acc>(), MaxCombine<Acc>{});
+        else
+          extremum(reduce_math::min_identity<Acc>(), MinCombine<Acc>{});
       });
       return;
     case ReduceOp::Prod:
