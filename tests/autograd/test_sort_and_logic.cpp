@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -243,10 +244,51 @@ TEST(Products, AsMatmulAndTheirDefinitions) {
                         {uniform_input({3}, -1, 1, 15), uniform_input({4}, -1, 1, 16)}));
   EXPECT_TRUE(gradcheck([](const Inputs& in) { return normalize(in[0], 2.0, 0); },
                         {uniform_input({4, 3}, -1, 1, 17)}));
-  // nan_to_num's gradient passes only where x was finite.
-  const Tensor x = make_tensor({1, kNaN, kInf, -2}, {4}, kFloat64).requires_grad_();
-  nan_to_num(x).sum().backward();
-  EXPECT_EQ(to_vector(x.grad()), (std::vector<double>{1, 0, 0, 1}));
+  // nan_to_num's gradient passes only where x was finite, the dtype's extremes included (the
+  // bounds of the clamp that replaces the infinities by default), with default and given values.
+  const double largest = std::numeric_limits<double>::max();
+  for (const bool defaults : {true, false}) {
+    const Tensor x =
+        make_tensor({1, kNaN, kInf, -2, -kInf, largest, -largest}, {7}, kFloat64).requires_grad_();
+    (defaults ? nan_to_num(x) : nan_to_num(x, 3.0, 1.0, -1.0)).sum().backward();
+    EXPECT_EQ(to_vector(x.grad()), (std::vector<double>{1, 0, 0, 1, 0, 1, 1})) << defaults;
+  }
+}
+
+// nan_to_num of every float16 and bfloat16 value, and of float32's extremes, infinities and NaNs,
+// against a loop: the default replacements (the clamp and where of the fast form), the extremes
+// given (the same form) and given ones inside them (the general form). (A replacement beyond the
+// dtype's range is an Error, as a value given to full.)
+TEST(SortAndLogic, NanToNumOfEveryValue) {
+  std::vector<Tensor> inputs = {test::every_sixteen_bit_value(kFloat16),
+                                test::every_sixteen_bit_value(kBFloat16)};
+  const double f32_max = std::numeric_limits<float>::max();
+  inputs.push_back(make_tensor({0.0, -0.0, 1.5, -7.25, f32_max, -f32_max, kInf, -kInf, kNaN,
+                                std::numeric_limits<float>::denorm_min()},
+                               {10}, kFloat32));
+  struct Replacements {
+    double nan;
+    std::optional<double> posinf, neginf;
+  };
+  for (const Tensor& x : inputs) {
+    const double largest = x.dtype() == kFloat16    ? 65504.0
+                           : x.dtype() == kBFloat16 ? 3.3895313892515355e38
+                                                    : f32_max;
+    for (const Replacements& r :
+         {Replacements{0.0, std::nullopt, std::nullopt}, Replacements{2.0, largest, -largest},
+          Replacements{-1.0, 100.0, -0.5}}) {
+      SCOPED_TRACE(std::string(dtype_name(x.dtype())) + " nan " + std::to_string(r.nan));
+      std::vector<double> expected;
+      for (double v : to_vector(x)) {
+        const double hi = r.posinf.value_or(largest), lo = r.neginf.value_or(-largest);
+        expected.push_back(std::isnan(v) ? r.nan : v == kInf ? hi : v == -kInf ? lo : v);
+      }
+      // Each replacement rounded to the dtype, as the tensor holds it.
+      const Tensor want = make_tensor(expected, x.shape(), x.dtype());
+      EXPECT_TRUE(test::matches_within_roundoff(nan_to_num(x, r.nan, r.posinf, r.neginf), want, {},
+                                                {.bitwise = true}));
+    }
+  }
 }
 
 }  // namespace
