@@ -267,7 +267,7 @@ Tensor reduce_in_stages(ReduceOp op, const Tensor& a, const std::vector<bool>& r
 // go last (their strides are anything). Not argmax, whose flat index is the row-major one.
 struct MemoryOrder {
   Tensor view;
-  std::vector<bool> reduced;
+  std::vector<std::int64_t> dims;  // the reduced dims, as the view's
 };
 std::optional<MemoryOrder> memory_order(const Tensor& a, const std::vector<bool>& reduced) {
   if (a.dim() < 2 || a.numel() == 0 || a.is_contiguous()) return std::nullopt;
@@ -285,8 +285,8 @@ std::optional<MemoryOrder> memory_order(const Tensor& a, const std::vector<bool>
   perm.insert(perm.end(), size_one.begin(), size_one.end());
   MemoryOrder m{views::permute(a, perm), {}};
   if (!m.view.is_contiguous()) return std::nullopt;  // not dense (a slice with a step)
-  for (std::int64_t d : perm)
-    m.reduced.push_back(reduced[d]);
+  for (std::size_t i = 0; i < perm.size(); ++i)
+    if (reduced[perm[i]]) m.dims.push_back(static_cast<std::int64_t>(i));
   return m;
 }
 
@@ -300,11 +300,8 @@ Tensor reduce(ReduceOp op, const Tensor& a, const std::vector<std::int64_t>& dim
                  a.dtype(), " (convert with .to(kFloat32) first)");
   const std::vector<bool> reduced = reduced_dims(name, a, dims);
   if (const std::optional<MemoryOrder> m = memory_order(a, reduced)) {  // Note [Dense inputs ...]
-    std::vector<std::int64_t> view_dims;
-    for (std::int64_t d = 0; d < m->view.dim(); ++d)
-      if (m->reduced[d]) view_dims.push_back(d);
-    LG_INTERNAL_ASSERT(!view_dims.empty(), name, ": no dim of ", a.shape(), " is reduced");
-    const Tensor r = reduce(op, m->view, view_dims, /*keepdim=*/false);  // contiguous: no recursion
+    LG_INTERNAL_ASSERT(!m->dims.empty(), name, ": no dim of ", a.shape(), " is reduced");
+    const Tensor r = reduce(op, m->view, m->dims, /*keepdim=*/false);  // contiguous: no recursion
     return views::view(r, reduced_shape(a, reduced, keepdim));
   }
   std::vector<std::vector<std::int64_t>> runs = separated_runs(a, reduced);

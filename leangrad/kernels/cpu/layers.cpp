@@ -123,6 +123,19 @@ void max_pool2d_two_by_two(const T* x, T* y, std::int64_t* indices, std::int64_t
 //   ways (the input rows, and the upstream rows whose shares the backward spreads, widened; each
 //   output or input row's sums narrowed): (16, 64, 32, 32) by 2 x 2, forward and backward under
 //   a loss, 5.6 -> 2.0 ms (float32 1.5).
+
+// row[0, n) as the pooling loops read it: a float16 row widened into `buffer` (n floats at
+// least), any other the row itself. Note [float16 pooling in float lanes].
+template <typename T>
+const auto* pooling_row(const T* row, std::int64_t n, std::vector<float>& buffer) {
+  if constexpr (std::is_same_v<T, Half>) {
+    widen(row, buffer.data(), n);
+    return static_cast<const float*>(buffer.data());
+  } else {
+    return row;
+  }
+}
+
 void max_pool2d(DType dtype, void* out, std::int64_t* indices, const void* in,
                 const Pool2dShape& g) {
   // Every window inside the plane (no padding, and with ceil_mode no window reaching past the
@@ -163,22 +176,14 @@ void max_pool2d(DType dtype, void* out, std::int64_t* indices, const void* in,
         // Locals, so that the stores to the rows cannot be taken for changes of g.
         const std::int64_t W = g.W, OW = g.OW, sw = g.sw, h0 = oh * g.sh;
         M* best_row = best.data();
-        // The input row h of the plane, as the loops below read it.
-        const auto input_row = [&](std::int64_t h) {
-          if constexpr (kHalf) {
-            widen(plane + h * W, widened.data(), W);
-            return static_cast<const float*>(widened.data());
-          } else {
-            return plane + h * W;
-          }
-        };
-        const auto* first_row = input_row(h0);
+        const auto* first_row = pooling_row(plane + h0 * W, W, widened);
         for (std::int64_t ow = 0; ow < OW; ++ow) {
           best_row[ow] = static_cast<M>(first_row[ow * sw]);
           index_row[ow] = h0 * W + ow * sw;
         }
         for (std::int64_t i = 0; i < g.kh; ++i) {  // tap (i, j) of every window of the row
-          const auto* window_row = i == 0 ? first_row : input_row(h0 + i * g.dh);
+          const auto* window_row =
+              i == 0 ? first_row : pooling_row(plane + (h0 + i * g.dh) * W, W, widened);
           for (std::int64_t j = i == 0 ? 1 : 0; j < g.kw; ++j) {
             const std::int64_t offset = (h0 + i * g.dh) * W + j * g.dw;
             const auto* x_row = window_row + j * g.dw;
@@ -318,14 +323,7 @@ void avg_pool2d(DType dtype, void* out, const void* in, const Pool2dShape& g) {
             const std::int64_t sw = g.sw, shift = g.pw;
             for (std::int64_t h = std::max<std::int64_t>(h0, 0); h < std::min(h0 + g.kh, g.H);
                  ++h) {
-              const auto* x_row = [&] {
-                if constexpr (kHalf) {
-                  widen(plane + h * g.W, widened.data(), g.W);
-                  return static_cast<const float*>(widened.data());
-                } else {
-                  return plane + h * g.W;
-                }
-              }();
+              const auto* x_row = pooling_row(plane + h * g.W, g.W, widened);
               for (std::int64_t j = 0; j < g.kw; ++j) {
                 const TapColumns c = taps[static_cast<std::size_t>(j)];
                 const std::int64_t offset = j - shift;  // tap j of window ow: ow * sw + offset
@@ -381,14 +379,7 @@ void avg_pool2d_backward(DType dtype, void* grad_in, const void* grad_out, const
                        const std::int64_t out_row = p * g.OH + oh;
                        if (held[slot] != out_row) {
                          held[slot] = out_row;
-                         const auto* gy_row = [&] {
-                           if constexpr (kHalf) {
-                             widen(gy + out_row * g.OW, gy_widened.data(), g.OW);
-                             return static_cast<const float*>(gy_widened.data());
-                           } else {
-                             return gy + out_row * g.OW;
-                           }
-                         }();
+                         const auto* gy_row = pooling_row(gy + out_row * g.OW, g.OW, gy_widened);
                          const std::int64_t h0 = oh * g.sh - g.ph;
                          for (std::int64_t ow = 0; ow < g.OW; ++ow) {
                            const std::int64_t divisor =

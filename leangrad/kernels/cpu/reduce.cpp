@@ -489,17 +489,15 @@ void reduce(ReduceOp op, DType dtype, DType out_dtype, void* out, const void* in
       dispatch_floating(dtype, "mean", sum_or_mean_of);
       return;
     case ReduceOp::Max:
-      LG_CHECK_DTYPE(out_dtype == dtype, "max: cannot write ", out_dtype, " from ", dtype,
-                     " input (expected ", dtype, ")");
-      dispatch_all(dtype, "max", [&]<typename T>() {
-        extremum<Maximum, T>(out, static_cast<const T*>(in), outer, reduce_size, inner);
-      });
-      return;
     case ReduceOp::Min:
-      LG_CHECK_DTYPE(out_dtype == dtype, "min: cannot write ", out_dtype, " from ", dtype,
+      LG_CHECK_DTYPE(out_dtype == dtype, op_name(op), ": cannot write ", out_dtype, " from ", dtype,
                      " input (expected ", dtype, ")");
-      dispatch_all(dtype, "min", [&]<typename T>() {
-        extremum<Extremum<true>, T>(out, static_cast<const T*>(in), outer, reduce_size, inner);
+      dispatch_all(dtype, op_name(op), [&]<typename T>() {
+        const T* x = static_cast<const T*>(in);
+        if (op == ReduceOp::Max)
+          extremum<Maximum, T>(out, x, outer, reduce_size, inner);
+        else
+          extremum<Extremum<true>, T>(out, x, outer, reduce_size, inner);
       });
       return;
     case ReduceOp::Prod:
