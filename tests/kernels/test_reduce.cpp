@@ -702,6 +702,78 @@ TEST(Reduce, LongRunsMatchReference) {
   EXPECT_TRUE(all_close(idx, reference_argmax(values, {rows, cols}, {1}, false).values, 0, 0));
 }
 
+// Note [Pairwise summation]'s order written as its definition, a recursion, in Acc: leaves of
+// 128 elements whose element i goes to accumulator i % (4 * lanes), four accumulators added
+// (a0 + a1) + (a2 + a3) lane by lane; a longer range cut at the largest power-of-two multiple
+// of 128 below its length and its halves added lane by lane; the root's lanes added pairwise,
+// neighbours first. Lanes: 32 bytes of Acc.
+template <typename Acc>
+std::vector<Acc> reference_lanes(const Acc* x, std::int64_t n) {
+  constexpr std::int64_t kLeaf = 128, kLanes = 32 / sizeof(Acc);
+  std::vector<Acc> out(kLanes, Acc(0));
+  if (n <= kLeaf) {
+    std::vector<Acc> acc(4 * kLanes, Acc(0));
+    for (std::int64_t i = 0; i < n; ++i)
+      acc[i % (4 * kLanes)] += x[i];
+    for (std::int64_t l = 0; l < kLanes; ++l)
+      out[l] = (acc[l] + acc[l + kLanes]) + (acc[l + 2 * kLanes] + acc[l + 3 * kLanes]);
+    return out;
+  }
+  std::int64_t h = kLeaf;
+  while (2 * h < n)
+    h *= 2;
+  const std::vector<Acc> left = reference_lanes(x, h), right = reference_lanes(x + h, n - h);
+  for (std::int64_t l = 0; l < kLanes; ++l)
+    out[l] = left[l] + right[l];
+  return out;
+}
+
+template <typename Acc>
+Acc reference_pairwise_sum(const Acc* x, std::int64_t n) {
+  std::vector<Acc> lanes = reference_lanes(x, n);
+  for (std::size_t width = lanes.size() / 2; width >= 1; width /= 2)
+    for (std::size_t l = 0; l < width; ++l)
+      lanes[l] = lanes[2 * l] + lanes[2 * l + 1];
+  return lanes[0];
+}
+
+// The kernel's sums of runs are that order's bits, for runs of every length around the leaf,
+// the lanes and the binary counter's carries, at one thread and at two (where a long run is
+// cut into chunks whose partials merge above them), in float32 and float64. Values of mixed
+// magnitudes, so that another association of the same numbers would round differently.
+TEST(Reduce, SumsFollowThePairwiseTreeOfLanes) {
+  const int saved_threads = get_num_threads();
+  std::mt19937 rng(41);
+  std::vector<std::int64_t> lengths;
+  for (std::int64_t n = 0; n <= 1100; ++n)
+    lengths.push_back(n);
+  for (std::int64_t n : {2047, 2048, 2049, 7 * 128 - 5, 15 * 128 + 1, 32768 + 3, 3 * 32768 + 129})
+    lengths.push_back(n);
+  for (DType dtype : {kFloat32, kFloat64}) {
+    SCOPED_TRACE(dtype_name(dtype));
+    for (std::int64_t n : lengths) {
+      std::vector<double> values(static_cast<std::size_t>(n));
+      std::uniform_real_distribution<double> unit(-1.0, 1.0);
+      for (double& v : values)
+        v = std::ldexp(unit(rng), static_cast<int>(rng() % 40) - 20);
+      const Tensor x = make_tensor(values, {1, n}, dtype);
+      double want = 0;
+      if (dtype == kFloat32) {
+        want = reference_pairwise_sum(x.data_ptr<float>(), n);
+      } else {
+        want = reference_pairwise_sum(x.data_ptr<double>(), n);
+      }
+      for (int threads : {1, 2}) {
+        set_num_threads(threads);
+        const double got = ops::reduce(ReduceOp::Sum, x, {1}, false).to(kFloat64).item<double>();
+        ASSERT_EQ(std::bit_cast<std::uint64_t>(got), std::bit_cast<std::uint64_t>(want))
+            << "n " << n << " threads " << threads << ": " << got << " vs " << want;
+      }
+    }
+  }
+  set_num_threads(saved_threads);
+}
+
 // One floating dtype's elements as bits (Bits), their exact values, and what a maximum stores:
 // the element widened to the type the kernel compares in and rounded back (a 16-bit NaN's payload
 // does not survive core/half.h's narrowing, as it does not survive the kernel's).
