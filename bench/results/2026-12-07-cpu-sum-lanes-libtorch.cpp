@@ -14,6 +14,8 @@ int main() {
   const torch::Tensor x = torch::randn({2048, 2048});
   const torch::Tensor row = torch::randn({1, 2048}).expand({2048, 2048});
   const torch::Tensor small = torch::randn({64, 2048});
+  const torch::Tensor short_rows = torch::randn({4096, 196}),
+                      bias_grad = torch::randn({64, 64, 14, 14});
   const torch::Tensor x64 = x.to(torch::kFloat64), b = x.to(torch::kBFloat16),
                       h = x.to(torch::kFloat16), i = (x * 100.0).to(torch::kInt32);
   const std::vector<std::pair<const char*, std::function<torch::Tensor()>>> cases = {
@@ -27,6 +29,11 @@ int main() {
          for (int i = 0; i < 99; ++i)
            small.sum({1});
          return small.sum({1});
+       }},
+      {"sum dim 1, (4096, 196)", [&] { return short_rows.sum({1}); }},
+      {"sum over (0, 2, 3) of (64, 64, 14, 14)",
+       [&] {
+         return bias_grad.sum({0, 2, 3});
        }},
       {"sum dim 1, float64", [&] { return x64.sum({1}); }},
       {"sum dim 1, bfloat16", [&] { return b.sum({1}); }},

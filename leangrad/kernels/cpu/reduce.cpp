@@ -18,6 +18,7 @@
 #include <cstring>
 #include <limits>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <leangrad/kernels/cpu/half_convert.h>
@@ -50,9 +51,9 @@ using reduce_math::ArgmaxPair;
 // chains are kBlock / (4 * lanes) adds long. It had been a tree of scalars whose leaves each
 // ended by adding their 8 lanes: one chain of dependent vector adds per leaf, a horizontal add
 // and a call per node, latency where the loads could stream. On one thread a (64, 2048) float32
-// in L2 summed along its rows took 7.1 us, now 3.1 (LibTorch 1.13: 3.4); a (2048, 2048) one,
-// whose rows come from L3, 0.27-0.32 ms, now 0.19-0.25 (LibTorch 0.19-0.26 in the same runs);
-// bfloat16 0.40 -> 0.18 (bench/results/2026-12-07-cpu-sum-lanes-zen5-2core.md).
+// in L2 summed along its rows took 7.0 us, now 3.1 (LibTorch 1.13: 3.5); rows of 196 (a conv
+// bias gradient's) 48 -> 38 us for 4096 of them (LibTorch 35); bfloat16 (2048, 2048) 0.39 ->
+// 0.18 ms (bench/results/2026-12-07-cpu-sum-lanes-zen5-2core.md).
 constexpr std::int64_t kBlock = 128;
 
 // Note [Deterministic splitting]
@@ -156,6 +157,18 @@ struct LaneSums {
     v += w;
   }
 
+  // x[0, m), m < kCount, as Acc in the first m lanes, +0 in the others: built in registers, where
+  // a buffer of scalar stores read back as one vector waited for the stores (a run of 196 floats
+  // spent 40% of its time there).
+  template <typename T>
+  static LaneSums part(const T* x, std::int64_t m) {
+    return part(x, m, std::make_integer_sequence<int, kCount>());
+  }
+  template <typename T, int... kLane>
+  static LaneSums part(const T* x, std::int64_t m, std::integer_sequence<int, kLane...>) {
+    return {Vector{(kLane < m ? static_cast<Acc>(x[kLane]) : Acc(0))...}};
+  }
+
   // The lanes' sum, pairwise, neighbours first: the order in which the scalar tree's leaves
   // added their 8 lanes, so that a run of up to 24 floats or 4 doubles keeps the bits it had
   // (the few squares cdist adds for |x|^2 + |y|^2 - 2 x.y still cancel exactly against the
@@ -171,8 +184,13 @@ struct LaneSums {
 };
 
 // The straight sum of a leaf x[0, n), n <= kBlock, lane by lane: element i in accumulator
-// i % (4 * lanes) (the rest after the last whole group zero-padded: adding +0 changes no
-// accumulator, which starts at +0 and so is never -0), the four accumulators added at the end.
+// (i / lanes) % 4, lane i % lanes, the four accumulators added at the end. Whole groups of lanes
+// are loaded straight; the last part-group is padded with +0 in its accumulator's other lanes
+// (adding +0 changes no accumulator: one starts at +0 and so is never -0), built in registers
+// (LaneSums::part) and added through a switch: a zero-padded 32-element buffer for the whole
+// tail (which GCC filled with a call to memcpy), or a pointer to the part-group's accumulator
+// (which kept all four in memory), made runs of 196 floats (a conv bias gradient's) twice as
+// slow.
 template <typename Acc, typename T>
 [[gnu::always_inline]] inline LaneSums<Acc> leaf_sum(const T* x, std::int64_t n) {
   constexpr int kCount = LaneSums<Acc>::kCount;
@@ -184,14 +202,38 @@ template <typename Acc, typename T>
     a2.add(x + i + 2 * kCount);
     a3.add(x + i + 3 * kCount);
   }
+  int groups = 0;  // whole groups after the loop's
+  if (i + kCount <= n) {
+    a0.add(x + i);
+    i += kCount;
+    groups = 1;
+    if (i + kCount <= n) {
+      a1.add(x + i);
+      i += kCount;
+      groups = 2;
+      if (i + kCount <= n) {
+        a2.add(x + i);
+        i += kCount;
+        groups = 3;
+      }
+    }
+  }
   if (i < n) {
-    Acc rest[4 * kCount] = {};
-    for (std::int64_t j = 0; i + j < n; ++j)
-      rest[j] = static_cast<Acc>(x[i + j]);
-    a0.add(rest);
-    a1.add(rest + kCount);
-    a2.add(rest + 2 * kCount);
-    a3.add(rest + 3 * kCount);
+    const LaneSums<Acc> part = LaneSums<Acc>::part(x + i, n - i);
+    switch (groups) {
+      case 0:
+        a0 = a0 + part;
+        break;
+      case 1:
+        a1 = a1 + part;
+        break;
+      case 2:
+        a2 = a2 + part;
+        break;
+      default:
+        a3 = a3 + part;
+        break;
+    }
   }
   return (a0 + a1) + (a2 + a3);
 }
