@@ -29,7 +29,8 @@
 // An input whose permuted view is contiguous (a sum over the first dim of x.t()) is reduced
 // through that view, with no copy.
 // A permuted dense input is first seen through its dims in memory order, contiguous, when that
-// keeps the kept dims' order (Note [Dense inputs in memory order]).
+// keeps the kept dims' order (Note [Dense inputs in memory order]); a broadcast one is reduced
+// over one index of its kept broadcast dims (Note [Broadcast dims of a reduction]).
 // argmax always takes the second form (its dim is usually the last one anyway).
 //
 // Rules (PyTorch's):
@@ -254,6 +255,40 @@ Tensor reduce_in_stages(ReduceOp op, const Tensor& a, const std::vector<bool>& r
   return views::view(partial, reduced_shape(a, reduced, keepdim));
 }
 
+// Note [Broadcast dims of a reduction]
+// A dim of stride 0 (an expanded tensor: a loss's gradient, a bias broadcast over a batch) holds
+// the same elements at every index. Kept, it gives the same result at every index: the
+// reduction runs over its index 0 alone and the result is expanded, where the input had been
+// copied whole first: the sum along the rows of a (1, 2048) row expanded to (2048, 2048) took
+// 0.37-0.44 ms on one thread, now 0.002 (LibTorch 1.13: 0.08;
+// bench/results/2026-12-07-cpu-sum-lanes-zen5-2core.md). Reduced by a maximum or a minimum, it
+// gives what one index gives (repeating the elements repeats the first zero and the last NaN
+// that decide the bits), so that dim is cut to index 0 too; a sum, mean or product over it adds
+// or multiplies every copy, and such an input is still copied (0.34 ms for the sum of that
+// expanded row, LibTorch 0.08). Reduce.BroadcastDimsReduceOnce checks the values against the
+// reference loop, maxima and minima bit for bit against the contiguous copy's, and that no copy
+// is made.
+std::optional<Tensor> reduce_broadcast_once(ReduceOp op, const Tensor& a,
+                                            const std::vector<bool>& reduced, bool keepdim) {
+  const bool idempotent = op == ReduceOp::Max || op == ReduceOp::Min;
+  if (a.numel() == 0) return std::nullopt;
+  Tensor cut = a;
+  bool any = false;
+  for (std::int64_t d = 0; d < a.dim(); ++d) {
+    if (a.stride(d) != 0 || a.shape()[d] == 1 || (reduced[d] && !idempotent)) continue;
+    cut = views::slice(cut, d, 0, 1, 1);
+    any = true;
+  }
+  if (!any) return std::nullopt;
+  std::vector<std::int64_t> dims;
+  for (std::int64_t d = 0; d < a.dim(); ++d)
+    if (reduced[d]) dims.push_back(d);
+  // dims is not empty: an input with every dim kept has no reduced dim and never gets here.
+  const Tensor r = reduce(op, cut, dims, /*keepdim=*/true);
+  return views::view(views::expand(r, reduced_shape(a, reduced, /*keepdim=*/true)).contiguous(),
+                     reduced_shape(a, reduced, keepdim));
+}
+
 // Note [Dense inputs in memory order]
 // A non-contiguous input that is a dense block with its dims permuted (x.t(), an NHWC tensor seen
 // as NCHW) is reduced through the view of its dims in memory order, largest stride first, when
@@ -299,6 +334,9 @@ Tensor reduce(ReduceOp op, const Tensor& a, const std::vector<std::int64_t>& dim
                  "mean: expected a floating dtype (float32, float64, float16, bfloat16), got ",
                  a.dtype(), " (convert with .to(kFloat32) first)");
   const std::vector<bool> reduced = reduced_dims(name, a, dims);
+  if (std::optional<Tensor> r =
+          reduce_broadcast_once(op, a, reduced, keepdim))  // Note [Broadcast..
+    return *std::move(r);
   if (const std::optional<MemoryOrder> m = memory_order(a, reduced)) {  // Note [Dense inputs ...]
     LG_INTERNAL_ASSERT(!m->dims.empty(), name, ": no dim of ", a.shape(), " is reduced");
     const Tensor r = reduce(op, m->view, m->dims, /*keepdim=*/false);  // contiguous: no recursion

@@ -426,6 +426,72 @@ TEST(Reduce, AStridedViewReducesAsItsContiguousCopy) {
   }
 }
 
+// An expanded input reduces over index 0 of its kept broadcast dims, and of its reduced ones for
+// a maximum or a minimum (Note [Broadcast dims of a reduction]). Integer-valued floats, so every
+// sum is exact: the values must be the reference loop's over the expanded elements (a mean's
+// within its one rounding); maxima and minima, with zeros of both signs and NaNs among the
+// values, the bits of the input's contiguous copy; every output along a kept broadcast dim the
+// same bits; and the expanded input is not copied.
+TEST(Reduce, BroadcastDimsReduceOnce) {
+  struct Case {
+    Shape source, expanded;
+    std::vector<std::vector<std::int64_t>> dim_lists;
+  };
+  const std::vector<Case> cases = {
+      {{1, 300}, {200, 300}, {{1}, {0}, {}}},
+      {{200, 1}, {200, 300}, {{0}, {1}, {}}},
+      {{3, 1, 7}, {3, 5, 7}, {{1}, {2}, {0, 2}, {0}, {0, 1}}},
+      {{1, 1}, {4, 6}, {{0}, {1}}},
+      {{2, 1, 1, 9}, {2, 4, 3, 9}, {{3}, {0, 3}, {1, 2}}},
+  };
+  const Device cpu = Device::cpu();
+  for (const Case& c : cases) {
+    std::vector<double> values = random_values(numel_of(c.source), 17, -9.0, 9.0, true);
+    values[0] = -0.0;
+    if (values.size() > 4) {
+      values[2] = 0.0;
+      values[3] = kNaN;
+    }
+    std::vector<double> finite = values;
+    std::replace_if(
+        finite.begin(), finite.end(), [](double v) { return std::isnan(v); }, 5.0);
+    for (const Tensor& s :
+         {make_tensor(values, c.source, kFloat32), make_tensor(finite, c.source, kFloat32)}) {
+      const Tensor x = views::expand(s, c.expanded);
+      const Tensor copy = ops::contiguous(x);
+      for (ReduceOp op : kReduceOps) {
+        for (const std::vector<std::int64_t>& dims : c.dim_lists) {
+          SCOPED_TRACE(std::string(op_name(op)) + " of " + shape_str(c.source) + " expanded to " +
+                       shape_str(c.expanded) + " over " + shape_str(dims));
+          const Tensor got = ops::reduce(op, x, dims, false);
+          const Tensor full = ops::reduce(op, copy, dims, false);
+          if (op == ReduceOp::Max || op == ReduceOp::Min) {
+            EXPECT_EQ(bytes_of(got), bytes_of(full));
+          } else {
+            const Expected e = reference_reduce(op, to_vector(copy), c.expanded, dims, false);
+            EXPECT_TRUE(all_close(got, e.values, op == ReduceOp::Mean ? 1e-6 : 0, 0));
+          }
+        }
+      }
+    }
+  }
+  // Along a kept broadcast dim every output is the same; the input is not copied.
+  const Tensor row = make_tensor(random_values(3000, 18), {1, 3000}, kFloat32);
+  const Tensor wide = views::expand(row, {2000, 3000});
+  for (ReduceOp op : kReduceOps) {
+    SCOPED_TRACE(op_name(op));
+    const std::int64_t before = memory::stats(cpu).allocated;
+    memory::reset_peak(cpu);
+    const Tensor y = ops::reduce(op, wide, {1}, true);
+    const std::int64_t extra = memory::stats(cpu).peak_allocated - before;
+    EXPECT_LT(extra, 2000 * 3000 * 4 / 8) << "peak grew by " << extra << " bytes";
+    ASSERT_EQ(y.shape(), (Shape{2000, 1}));
+    const std::vector<unsigned char> first = bytes_of(views::slice(y, 0, 0, 1, 1));
+    for (std::int64_t i : {1, 999, 1999})
+      EXPECT_EQ(bytes_of(views::slice(y, 0, i, i + 1, 1)), first) << "output " << i;
+  }
+}
+
 // Reduced dims split by kept ones ({0, 2, 3} of (N, C, H, W): a conv bias gradient) are reduced
 // in stages, one run at a time (Note [Reducing separated dims in stages]), float16 and bfloat16
 // with float32 partials; non-contiguous inputs take the permuting copy. Both must give the
