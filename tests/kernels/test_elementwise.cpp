@@ -688,6 +688,49 @@ TEST(ElementwiseBinary, TransposedAndPermutedInputs) {
   }
 }
 
+// Note [Contiguous runs of a strided geometry]: in a geometry that is not contiguous (a row
+// expanded over a matrix, whole rows with a step), runs along which every operand steps by 1 take
+// the contiguous loop. Each op's bits must be those it gives for the contiguous copy, for runs
+// just under, at and past that loop's minimum length (32), in every floating dtype, with signed
+// zeros, infinities and NaN among the values; and the casts, float32 to every dtype.
+TEST(ElementwiseBinary, ContiguousRunsOfAStridedGeometryGiveTheContiguousBits) {
+  const auto same_bits = [](const Tensor& got, const Tensor& want) {
+    return test::matches_within_roundoff(got, want, {}, {.bitwise = true});
+  };
+  for (std::int64_t n : {31, 32, 33, 100}) {
+    std::vector<double> values = sample_values(6 * n, kFloat32, 4);
+    for (std::int64_t r = 0; r < 6; ++r) {
+      values[static_cast<std::size_t>(r * n + 1)] = -0.0;
+      values[static_cast<std::size_t>(r * n + 2)] = kNaN;
+      values[static_cast<std::size_t>(r * n + n - 1)] = r % 2 == 0 ? kInf : -kInf;
+    }
+    for (DType dtype : kFloatingDTypes) {
+      const Tensor base = make_tensor(values, {6, n}, dtype);
+      const Tensor views[] = {base.slice(0, 0, 1, 1).expand({5, n}), base.slice(0, 0, 6, 2)};
+      const Tensor other = base.slice(0, 1, 6, 2);  // whole rows with a step, as views[1]
+      for (const Tensor& v : views) {
+        SCOPED_TRACE(
+            trace("runs", dtype, v.shape(), Shape(v.strides().begin(), v.strides().end())));
+        ASSERT_FALSE(v.is_contiguous());
+        const Tensor c = ops::contiguous(v);
+        for (UnaryOp op : kUnaryOps)
+          EXPECT_TRUE(same_bits(ops::unary(op, v), ops::unary(op, c))) << op_name(op);
+        if (v.shape() == other.shape()) {
+          for (BinaryOp op : {BinaryOp::Add, BinaryOp::Mul, BinaryOp::Div, BinaryOp::Atan2}) {
+            EXPECT_TRUE(
+                same_bits(ops::binary(op, v, other), ops::binary(op, c, ops::contiguous(other))))
+                << op_name(op);
+          }
+        }
+        if (dtype == kFloat32) {
+          for (DType to : {kFloat64, kFloat16, kBFloat16, kInt64, kInt32, kUInt8, kBool})
+            EXPECT_TRUE(same_bits(ops::cast(v, to), ops::cast(c, to))) << dtype_name(to);
+        }
+      }
+    }
+  }
+}
+
 // Note [One-element operands]: an operand of one element broadcast over the output (0-d, (1, 1),
 // a 0-d tensor expanded) runs as a number on the CPU. Each op's bits must be those of the loop
 // over two tensors, the element spread into a contiguous operand, on either side and in place,
