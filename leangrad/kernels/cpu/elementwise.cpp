@@ -124,6 +124,22 @@ void cast_in_lanes(const ElementwiseGeometry& g, To* out, const From* in) {
   });
 }
 
+// float32 -> Int (int32, uint8) as cast_value converts: runs that step by 1 on both sides in
+// blocks (float_to_int_run), other runs element by element.
+template <typename Int>
+void cast_float_to_int(const ElementwiseGeometry& g, Int* out, const float* in) {
+  for_each_run<2>(g, [&](auto, const std::int64_t* offset, const std::int64_t* stride,
+                         std::int64_t n) LG_LAMBDA_ALWAYS_INLINE {
+    if (stride[0] == 1 && stride[1] == 1) {
+      float_to_int_run(in + offset[1], out + offset[0], n);
+      return;
+    }
+    for (std::int64_t j = 0; j < n; ++j)
+      out[offset[0] + j * stride[0]] =
+          static_cast<Int>(float_to_int32_wrapping(in[offset[1] + j * stride[1]]));
+  });
+}
+
 // The casts that take cast_in_lanes; false for every other one.
 bool cast_sixteen_bit(DType out_dtype, DType in_dtype, const ElementwiseGeometry& g, void* out,
                       const void* in) {
@@ -148,14 +164,10 @@ void cast(DType out_dtype, DType in_dtype, const ElementwiseGeometry& g, void* o
           const void* in) {
   if (cast_sixteen_bit(out_dtype, in_dtype, g, out, in)) return;  // Note [16-bit casts in lanes]
   if (in_dtype == DType::Float32 && out_dtype == DType::Int32) {  // Note [float to int32 in lanes]
-    return elementwise_loop(
-        g, [](float x) { return float_to_int32_wrapping(x); }, static_cast<std::int32_t*>(out),
-        static_cast<const float*>(in));
+    return cast_float_to_int(g, static_cast<std::int32_t*>(out), static_cast<const float*>(in));
   }
   if (in_dtype == DType::Float32 && out_dtype == DType::UInt8) {
-    return elementwise_loop(
-        g, [](float x) { return static_cast<std::uint8_t>(float_to_int32_wrapping(x)); },
-        static_cast<std::uint8_t*>(out), static_cast<const float*>(in));
+    return cast_float_to_int(g, static_cast<std::uint8_t*>(out), static_cast<const float*>(in));
   }
   // Note [Tiled transposed copy]
   if (out_dtype == in_dtype && copy_transposed(g, element_size(out_dtype), out, in)) return;

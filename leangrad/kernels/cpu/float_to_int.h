@@ -34,4 +34,29 @@ inline std::int32_t float_to_int32_wrapping(float x) {
   return magnitude < 0x1p63f ? converted : saturated;
 }
 
+// y[i] = Int(float_to_int32_wrapping(x[i])) for i in [0, n), Int int32 or uint8. A block of
+// kFloatToIntBlock floats all below 2^31 in magnitude (NaN is not) is that truncation alone,
+// one vector conversion per 8 lanes; a block with any other value takes the wrapping form
+// (Note [float to int32 in lanes]: 1.05 ms for a (2048, 2048) float32 on one thread, where the
+// plain conversion of in-range values takes 0.5, LibTorch 1.13's 0.6).
+inline constexpr std::int64_t kFloatToIntBlock = 64;
+template <typename Int>
+void float_to_int_run(const float* x, Int* y, std::int64_t n) {
+  std::int64_t i = 0;
+  for (; i + kFloatToIntBlock <= n; i += kFloatToIntBlock) {
+    int in_range = 1;
+    for (std::int64_t l = 0; l < kFloatToIntBlock; ++l)
+      in_range &= std::fabs(x[i + l]) < 0x1p31f ? 1 : 0;
+    if (in_range) {
+      for (std::int64_t l = 0; l < kFloatToIntBlock; ++l)
+        y[i + l] = static_cast<Int>(static_cast<std::int32_t>(x[i + l]));
+    } else {
+      for (std::int64_t l = 0; l < kFloatToIntBlock; ++l)
+        y[i + l] = static_cast<Int>(float_to_int32_wrapping(x[i + l]));
+    }
+  }
+  for (; i < n; ++i)
+    y[i] = static_cast<Int>(float_to_int32_wrapping(x[i]));
+}
+
 }  // namespace leangrad::kernels::cpu
