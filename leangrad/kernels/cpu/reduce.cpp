@@ -130,21 +130,18 @@ void read_as_float(const T* x, std::int64_t n, const F& f) {
 
 // ---- Runs (inner == 1) -----------------------------------------------------------------------
 
-// The running sums of Note [Pairwise summation]: one AVX2 register of Acc (8 floats, 4 doubles
-// or int64s) in GCC's vector extension, so that their adds stay in registers (an array of 32
-// lanes added in a loop did not: its sums ran 2.6 times slower; 8 lanes of double or int64, two
-// registers, were spilled around their conversions: int32's sums ran 5 times slower).
+// One AVX2 register of Acc (8 floats, 4 doubles or int64s, 8 int32s) in GCC's vector extension,
+// so that a loop's running sums or maxima stay in registers: an array of 32 lanes added in a loop
+// did not (its sums ran 2.6 times slower); 8 lanes of double or int64, two registers, were
+// spilled around their conversions (int32's sums ran 5 times slower).
 template <typename Acc>
-struct LaneSums {
+struct Lanes {
   static constexpr int kCount = static_cast<int>(32 / sizeof(Acc));
   typedef Acc Vector __attribute__((vector_size(kCount * sizeof(Acc))));
-  Vector v{};
 
-  LaneSums operator+(const LaneSums& other) const { return {v + other.v}; }
-
-  // v += x[0, kCount) as Acc.
+  // x[0, kCount) as Acc.
   template <typename T>
-  void add(const T* x) {
+  static Vector load(const T* x) {
     Vector w;
     if constexpr (std::is_same_v<T, Acc>) {
       std::memcpy(&w, x, sizeof w);
@@ -154,7 +151,23 @@ struct LaneSums {
         widened[l] = static_cast<Acc>(x[l]);
       std::memcpy(&w, widened, sizeof w);
     }
-    v += w;
+    return w;
+  }
+};
+
+// The running sums of Note [Pairwise summation], one Lanes vector.
+template <typename Acc>
+struct LaneSums {
+  static constexpr int kCount = Lanes<Acc>::kCount;
+  using Vector = typename Lanes<Acc>::Vector;
+  Vector v{};
+
+  LaneSums operator+(const LaneSums& other) const { return {v + other.v}; }
+
+  // v += x[0, kCount) as Acc.
+  template <typename T>
+  void add(const T* x) {
+    v += Lanes<Acc>::load(x);
   }
 
   // x[0, m), m < kCount, as Acc in the first m lanes, +0 in the others: built in registers, where
@@ -283,7 +296,10 @@ LaneSums<Acc> pairwise_sum(const T* x, std::int64_t n) {
 //   per element, 8.0 ms there. Now 0.24 and 0.37 ms (LibTorch 1.13: 0.17 and 2.7;
 //   bench/results/2026-12-07-cpu-transposed-operands-zen5-2core.md). A minimum (ReduceOp::Min,
 //   amin and min) is the mirror, b < a: the same lanes and the same fix-ups (its first zero, its
-//   last NaN), where amin had been amax of the negated input, a pass more.
+//   last NaN), where amin had been amax of the negated input, a pass more. Since session 72 the
+//   lanes keep the plain maximum (one vmaxps a vector) and look for NaNs apart (lanes_extremum),
+//   which the fix-up then finds: 0.23 -> 0.16 ms and 0.37 -> 0.30
+//   (bench/results/2026-12-07-cpu-maxima-lanes-zen5-2core.md).
 constexpr int kMaxLanes = 32;
 
 // The first i in [0, n) for which found(x[i] as Acc), or n: kMaxLanes elements at a time asked
@@ -313,6 +329,7 @@ std::int64_t first_where(const T* x, std::int64_t n, const Found& found) {
 // elements the earlier is kept (reduce_math's max_propagate_nan, min_propagate_nan).
 template <bool kMin>
 struct Extremum {
+  static constexpr bool kIsMin = kMin;
   template <typename Acc>
   static Acc identity() {
     return kMin ? reduce_math::min_identity<Acc>() : reduce_math::max_identity<Acc>();
@@ -325,21 +342,58 @@ struct Extremum {
 using Maximum = Extremum<false>;
 
 // The extremum E of x[0, n) in kMaxLanes lanes, NaN when any element is NaN (the identity when n
-// is 0). Note [Maxima in lanes].
+// is 0; when there is a NaN, which one is range_extremum's to find). Four Lanes vectors, each
+// lane keeping b where b is beyond a (one vmaxps or vminps; which zero a lane keeps of two is
+// range_extremum's to settle too), and the NaNs looked for apart (b != b, or-ed over the four
+// vectors), where E::step's NaN-aware select per vector had cost twice the instructions: amax
+// along the rows of a (64, 2048) float32 in L2, 7.1 -> 4.9 us on one thread (LibTorch 1.13:
+// 6.2). The rest of x and then the lanes are folded in by E::step. Note [Maxima in lanes].
 template <typename E, typename Acc, typename T>
 Acc lanes_extremum(const T* x, std::int64_t n) {
-  Acc lanes[kMaxLanes];
-  std::fill(lanes, lanes + kMaxLanes, E::template identity<Acc>());
+  using Vector = typename Lanes<Acc>::Vector;
+  using Mask = decltype(Vector{} != Vector{});
+  constexpr int kCount = Lanes<Acc>::kCount;
+  static_assert(4 * kCount <= kMaxLanes, "the lanes of four vectors");
+  const Acc identity = E::template identity<Acc>();
+  const auto step = [](Vector a, Vector b) {
+    if constexpr (E::kIsMin) {
+      return b < a ? b : a;
+    } else {
+      return b > a ? b : a;
+    }
+  };
+  Vector a0 = Vector{} + identity, a1 = a0, a2 = a0, a3 = a0;
+  Mask unordered{};
+  Acc rest = identity;
   read_as_float(x, n, [&](const auto* v, std::int64_t m, std::int64_t) {
     std::int64_t i = 0;
-    for (; i + kMaxLanes <= m; i += kMaxLanes)
-      for (int l = 0; l < kMaxLanes; ++l)
-        lanes[l] = E::step(lanes[l], static_cast<Acc>(v[i + l]));
+    for (; i + 4 * kCount <= m; i += 4 * kCount) {
+      const Vector b0 = Lanes<Acc>::load(v + i), b1 = Lanes<Acc>::load(v + i + kCount),
+                   b2 = Lanes<Acc>::load(v + i + 2 * kCount),
+                   b3 = Lanes<Acc>::load(v + i + 3 * kCount);
+      a0 = step(a0, b0);
+      a1 = step(a1, b1);
+      a2 = step(a2, b2);
+      a3 = step(a3, b3);
+      if constexpr (std::is_floating_point_v<Acc>)
+        unordered |= ((b0 != b0) | (b1 != b1)) | ((b2 != b2) | (b3 != b3));
+    }
     for (; i < m; ++i)
-      lanes[0] = E::step(lanes[0], static_cast<Acc>(v[i]));
+      rest = E::step(rest, static_cast<Acc>(v[i]));
   });
-  Acc best = lanes[0];
-  for (int l = 1; l < kMaxLanes; ++l)
+  if constexpr (std::is_floating_point_v<Acc>) {
+    bool any = false;
+    for (int l = 0; l < kCount; ++l)
+      any = any || unordered[l] != 0;
+    if (any) return std::numeric_limits<Acc>::quiet_NaN();
+  }
+  Acc lanes[4 * kCount];
+  std::memcpy(lanes, &a0, sizeof a0);
+  std::memcpy(lanes + kCount, &a1, sizeof a1);
+  std::memcpy(lanes + 2 * kCount, &a2, sizeof a2);
+  std::memcpy(lanes + 3 * kCount, &a3, sizeof a3);
+  Acc best = rest;
+  for (int l = 0; l < 4 * kCount; ++l)
     best = E::step(best, lanes[l]);
   return best;
 }
