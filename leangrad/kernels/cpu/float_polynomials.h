@@ -341,7 +341,7 @@ struct AsinParts {
   const float z = reflected ? (1.0f - a) * 0.5f : a * a;  // 1 - a exact for a >= 1/2 (Sterbenz)
   const float s = reflected ? std::sqrt(z) : a;
   // z - s^2 exactly, over 2s: sqrt(z) - s to first order (0 where s is 0 or the form is direct).
-  const float s_error = reflected & (s > 0.0f) ? std::fma(-s, s, z) / (2.0f * s) : 0.0f;
+  const float s_error = (reflected & (s > 0.0f)) ? std::fma(-s, s, z) / (2.0f * s) : 0.0f;
   const float tail = horner(z, kAsin);
   return {s, std::fma(s * z, tail, s_error), std::fma(s * z, tail, s)};
 }
@@ -625,7 +625,8 @@ inline float tan_polynomial(float x) {
   const double dy = y;
   const auto root = static_cast<float>(std::sqrt(dx * dx + dy * dy));
   constexpr float kInf = std::numeric_limits<float>::infinity();
-  const bool infinite = (std::fabs(x) == kInf) | (std::fabs(y) == kInf);
+  const bool infinite =
+      static_cast<int>(std::fabs(x) == kInf) | static_cast<int>(std::fabs(y) == kInf);
   return infinite ? kInf : root;
 }
 
