@@ -1070,6 +1070,7 @@ TEST(Reduce, CudaMatchesCpu) {
     Shape shape;
     std::vector<std::int64_t> dims;
     std::vector<std::int64_t> perm = {};  // a permute of the contiguous tensor, if any
+    Shape expanded = {};                  // the contiguous tensor expanded to it, if any
   };
   const std::vector<Case> cases = {
       {{2, 3, 5}, {}},
@@ -1094,21 +1095,31 @@ TEST(Reduce, CudaMatchesCpu) {
       {{6, 40, 50}, {}, {2, 1, 0}},
       {{6, 40, 50}, {2}, {2, 1, 0}},             // the kept dims would swap: copied
       {{8, 9, 9, 16}, {0, 2, 3}, {0, 3, 1, 2}},  // NHWC seen as NCHW
+      // Note [Broadcast dims of a reduction]: kept broadcast dims reduced at index 0
+      {{1, 3000}, {1}, {}, {2000, 3000}},
+      {{300, 1}, {0}, {}, {300, 400}},
+      {{3, 1, 7}, {0, 2}, {}, {3, 5, 7}},
+      {{3, 1, 7}, {1}, {}, {3, 5, 7}},  // a maximum cuts the reduced broadcast dim too
   };
   for (DType dtype : kAllDTypes) {
     for (const Case& c : cases) {
-      const std::int64_t n = numel_of(c.shape);
-      const Tensor dense =
-          make_tensor(is_floating(dtype) ? random_values(n, 8, -2, 2) : exact_values(n, dtype, 8),
-                      c.shape, dtype);
-      const Tensor x = c.perm.empty() ? dense : views::permute(dense, c.perm);
-      const Tensor xc =
-          c.perm.empty() ? x.to(Device::cuda()) : views::permute(dense.to(Device::cuda()), c.perm);
+      const std::int64_t source_numel = numel_of(c.shape);
+      const Tensor dense = make_tensor(is_floating(dtype) ? random_values(source_numel, 8, -2, 2)
+                                                          : exact_values(source_numel, dtype, 8),
+                                       c.shape, dtype);
+      const auto view = [&](const Tensor& t) {
+        if (!c.expanded.empty()) return views::expand(t, c.expanded);
+        return c.perm.empty() ? t : views::permute(t, c.perm);
+      };
+      const Tensor x = view(dense);
+      const Tensor xc = view(dense.to(Device::cuda()));
+      const std::int64_t n = x.numel();
       for (ReduceOp op : kReduceOps) {
         if (op == ReduceOp::Mean && !is_floating(dtype)) continue;
         if ((op == ReduceOp::Max || op == ReduceOp::Min) && n == 0) continue;
         SCOPED_TRACE(std::string(op_name(op)) + " " + dtype_name(dtype) + " " + shape_str(c.shape) +
-                     " permuted " + shape_str(c.perm) + " dims " + shape_str(c.dims));
+                     " permuted " + shape_str(c.perm) + " expanded " + shape_str(c.expanded) +
+                     " dims " + shape_str(c.dims));
         const Tensor expected = ops::reduce(op, x, c.dims, false);
         const Tensor got = ops::reduce(op, xc, c.dims, false);
         EXPECT_EQ(got.shape(), expected.shape());
