@@ -201,12 +201,17 @@ DType result_dtype(ReduceOp op, DType dtype) {
                                                                               : dtype;
 }
 
+// Max or Min: a result that is one of the elements, never empty, exact in any order.
+bool is_extremum(ReduceOp op) {
+  return op == ReduceOp::Max || op == ReduceOp::Min;
+}
+
 // op over `reduced` of `a` in one launch, in the layout of make_layout, written as out_dtype (what
 // the launchers accept, kernels/backend.h).
 Tensor reduce_in_one_pass(ReduceOp op, const Tensor& a, const std::vector<bool>& reduced,
                           bool keepdim, DType out_dtype) {
   const ReductionLayout layout = make_layout(a, reduced, keepdim, /*allow_inner=*/true);
-  if (op == ReduceOp::Max || op == ReduceOp::Min) check_not_empty(op_name(op), a, layout);
+  if (is_extremum(op)) check_not_empty(op_name(op), a, layout);
 
   Tensor out = empty(layout.out_shape, TensorOptions(out_dtype).device(a.device()));
   if (out.numel() == 0) return out;
@@ -236,8 +241,7 @@ Tensor reduce_in_stages(ReduceOp op, const Tensor& a, const std::vector<bool>& r
   std::stable_sort(runs.begin(), runs.end(),
                    [&](const auto& x, const auto& y) { return run_numel(x) > run_numel(y); });
   const ReduceOp stage_op = op == ReduceOp::Mean ? ReduceOp::Sum : op;
-  const bool extremum = op == ReduceOp::Max || op == ReduceOp::Min;
-  const DType stage_dtype = !extremum && is_reduced_precision(a.dtype())
+  const DType stage_dtype = !is_extremum(op) && is_reduced_precision(a.dtype())
                                 ? DType::Float32
                                 : result_dtype(stage_op, a.dtype());
   Tensor partial = a;
@@ -268,22 +272,19 @@ Tensor reduce_in_stages(ReduceOp op, const Tensor& a, const std::vector<bool>& r
 // expanded row, LibTorch 0.08). Reduce.BroadcastDimsReduceOnce checks the values against the
 // reference loop, maxima and minima bit for bit against the contiguous copy's, and that no copy
 // is made.
+// `dims` as the caller gave them, `reduced` what they mean for `a` (the cut keeps a's rank).
 std::optional<Tensor> reduce_broadcast_once(ReduceOp op, const Tensor& a,
+                                            const std::vector<std::int64_t>& dims,
                                             const std::vector<bool>& reduced, bool keepdim) {
-  const bool idempotent = op == ReduceOp::Max || op == ReduceOp::Min;
   if (a.numel() == 0) return std::nullopt;
   Tensor cut = a;
   bool any = false;
   for (std::int64_t d = 0; d < a.dim(); ++d) {
-    if (a.stride(d) != 0 || a.shape()[d] == 1 || (reduced[d] && !idempotent)) continue;
+    if (a.stride(d) != 0 || a.shape()[d] == 1 || (reduced[d] && !is_extremum(op))) continue;
     cut = views::slice(cut, d, 0, 1, 1);
     any = true;
   }
   if (!any) return std::nullopt;
-  std::vector<std::int64_t> dims;
-  for (std::int64_t d = 0; d < a.dim(); ++d)
-    if (reduced[d]) dims.push_back(d);
-  // dims is not empty: an input with every dim kept has no reduced dim and never gets here.
   const Tensor r = reduce(op, cut, dims, /*keepdim=*/true);
   return views::view(views::expand(r, reduced_shape(a, reduced, /*keepdim=*/true)).contiguous(),
                      reduced_shape(a, reduced, keepdim));
@@ -334,8 +335,8 @@ Tensor reduce(ReduceOp op, const Tensor& a, const std::vector<std::int64_t>& dim
                  "mean: expected a floating dtype (float32, float64, float16, bfloat16), got ",
                  a.dtype(), " (convert with .to(kFloat32) first)");
   const std::vector<bool> reduced = reduced_dims(name, a, dims);
-  if (std::optional<Tensor> r =
-          reduce_broadcast_once(op, a, reduced, keepdim))  // Note [Broadcast..
+  // Note [Broadcast dims of a reduction]
+  if (std::optional<Tensor> r = reduce_broadcast_once(op, a, dims, reduced, keepdim))
     return *std::move(r);
   if (const std::optional<MemoryOrder> m = memory_order(a, reduced)) {  // Note [Dense inputs ...]
     LG_INTERNAL_ASSERT(!m->dims.empty(), name, ": no dim of ", a.shape(), " is reduced");
