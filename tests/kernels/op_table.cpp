@@ -857,6 +857,12 @@ std::vector<OpCase> reduction_cases() {
        {input({50, 40}, kFloat32, -1, 1, kTransposed)},
        kTolF32Sum},
       {"sum_i32_to_i64", reduce(kSum, 1), {input(kReduceShape, kInt32, -1000, 1000)}, kTolExact},
+      // int64 sums that wrap around (Reduce.Int64SumsWrapAround), along runs and down columns.
+      {"sum_i64_wraps", reduce(kSum, 1), {input(kReduceShape, kInt64, -9e18, 9e18)}, kTolExact},
+      {"sum_i64_wraps_dim0",
+       reduce(kSum, 0),
+       {input(kReduceShape, kInt64, -9e18, 9e18)},
+       kTolExact},
       {"sum_f16", reduce(kSum, 1), {input({16, 100}, kFloat16)}, kTolF16},
       {"sum_f64_all", reduce(kSum, std::nullopt), {input(kReduceShape, kFloat64)}, kTolF64},
       {"sum_large", reduce(kSum, std::nullopt), {input({1 << 22}, kFloat32, 0, 1)}, kTolF32Sum},

@@ -369,6 +369,36 @@ TEST(Reduce, IntegerSumsDoNotOverflowTheInputDtype) {
   EXPECT_TRUE(all_close(ops::reduce(ReduceOp::Sum, y, {}, false), {4294967294.0}, 0, 0));
 }
 
+// int64 sums wrap around as PyTorch's do (torch.tensor([2**63 - 1, 1]).sum() is -2**63 in
+// PyTorch 1.13), in unsigned arithmetic: signed overflow would be undefined behaviour, which the
+// sanitizer job reports (the lanes and the column loops once added int64s as such). Runs of
+// 2^62 + i, long enough for the lanes, the pairwise tree and two threads, and the same values as
+// columns, against the sum taken mod 2^64 here.
+TEST(Reduce, Int64SumsWrapAround) {
+  const Tensor pair = make_tensor({0, 1}, {2}, kInt64);
+  pair.data_ptr<std::int64_t>()[0] = std::numeric_limits<std::int64_t>::max();
+  EXPECT_EQ(ops::reduce(ReduceOp::Sum, pair, {}, false).item<std::int64_t>(),
+            std::numeric_limits<std::int64_t>::min());
+  for (const std::int64_t n : {3, 37, 129, 1000, 70000}) {
+    SCOPED_TRACE("n = " + std::to_string(n));
+    Tensor x = empty({n, 3}, kInt64);
+    std::uint64_t want = 0;
+    for (std::int64_t i = 0; i < n; ++i) {
+      const std::uint64_t v = (std::uint64_t{1} << 62) + static_cast<std::uint64_t>(i);
+      for (int j = 0; j < 3; ++j)
+        x.data_ptr<std::int64_t>()[i * 3 + j] = static_cast<std::int64_t>(v);
+      want += v;
+    }
+    const auto expected = static_cast<std::int64_t>(want);
+    const Tensor columns = ops::reduce(ReduceOp::Sum, x, {0}, false);
+    const Tensor runs = ops::reduce(ReduceOp::Sum, x.t().contiguous(), {1}, false);
+    for (int j = 0; j < 3; ++j) {
+      EXPECT_EQ(columns.data_ptr<std::int64_t>()[j], expected);
+      EXPECT_EQ(runs.data_ptr<std::int64_t>()[j], expected);
+    }
+  }
+}
+
 // ---- Layouts ---------------------------------------------------------------------------------
 
 // Raw bytes of a contiguous CPU tensor.

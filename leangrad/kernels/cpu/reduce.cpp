@@ -39,7 +39,8 @@ using reduce_math::ArgmaxPair;
 // straight; the leaf error is at most kBlock * eps, independent of n.
 //
 // The tree is one of lane vectors (LaneSums: one AVX2 vector of the accumulator type, 8 floats or
-// 4 doubles or int64s), in this order, which Reduce.SumsFollowThePairwiseTreeOfLanes writes out
+// 4 doubles or int64s, the int64s added as uint64s so that they wrap around without undefined
+// behaviour, SumLane), in this order, which Reduce.SumsFollowThePairwiseTreeOfLanes writes out
 // as a recursion and compares bit for bit:
 //   - a leaf adds its element i into accumulator i % (4 * lanes), four vectors that add
 //     independently, and returns (a0 + a1) + (a2 + a3), lane by lane;
@@ -155,22 +156,36 @@ struct Lanes {
   }
 };
 
+// The type a sum's lanes add in: Acc, but for integers its unsigned twin, in which a sum wraps
+// around as PyTorch's does, where signed overflow would be undefined (reduce_math::wrapping_add).
+template <typename Acc, bool = std::is_integral_v<Acc>>
+struct SumLaneOf {
+  using type = Acc;
+};
+template <typename Acc>
+struct SumLaneOf<Acc, true> {
+  using type = std::make_unsigned_t<Acc>;
+};
+template <typename Acc>
+using SumLane = typename SumLaneOf<Acc>::type;
+
 // The running sums of Note [Pairwise summation], one Lanes vector.
 template <typename Acc>
 struct LaneSums {
-  static constexpr int kCount = Lanes<Acc>::kCount;
-  using Vector = typename Lanes<Acc>::Vector;
+  using Lane = SumLane<Acc>;
+  static constexpr int kCount = Lanes<Lane>::kCount;
+  using Vector = typename Lanes<Lane>::Vector;
   Vector v{};
 
   LaneSums operator+(const LaneSums& other) const { return {v + other.v}; }
 
-  // v += x[0, kCount) as Acc.
+  // v += x[0, kCount) as Lane.
   template <typename T>
   void add(const T* x) {
-    v += Lanes<Acc>::load(x);
+    v += Lanes<Lane>::load(x);
   }
 
-  // x[0, m), m < kCount, as Acc in the first m lanes, +0 in the others: built in registers, where
+  // x[0, m), m < kCount, as Lane in the first m lanes, +0 in the others: built in registers, where
   // a buffer of scalar stores read back as one vector waited for the stores (a run of 196 floats
   // spent 40% of its time there).
   template <typename T>
@@ -179,7 +194,7 @@ struct LaneSums {
   }
   template <typename T, int... kLane>
   static LaneSums part(const T* x, std::int64_t m, std::integer_sequence<int, kLane...>) {
-    return {Vector{(kLane < m ? static_cast<Acc>(x[kLane]) : Acc(0))...}};
+    return {Vector{(kLane < m ? static_cast<Lane>(x[kLane]) : Lane(0))...}};
   }
 
   // The lanes' sum, pairwise, neighbours first: the order in which the scalar tree's leaves
@@ -187,12 +202,12 @@ struct LaneSums {
   // (the few squares cdist adds for |x|^2 + |y|^2 - 2 x.y still cancel exactly against the
   // matrix product's x.y when x = y, as PyTorch's do).
   Acc total() const {
-    Acc lanes[kCount];
+    Lane lanes[kCount];
     std::memcpy(lanes, &v, sizeof v);
     for (int width = kCount / 2; width >= 1; width /= 2)
       for (int l = 0; l < width; ++l)
         lanes[l] = lanes[2 * l] + lanes[2 * l + 1];
-    return lanes[0];
+    return static_cast<Acc>(lanes[0]);
   }
 };
 
@@ -541,7 +556,7 @@ void sum_or_mean(bool mean, Out* y, const T* x, std::int64_t outer, std::int64_t
       return static_cast<Out>(sum);
     }
   };
-  const auto add = [](Acc a, Acc b) { return a + b; };
+  const auto add = [](Acc a, Acc b) { return reduce_math::wrapping_add(a, b); };
   if (inner == 1) {
     using Sums = LaneSums<Acc>;
     reduce_runs<Sums>(
@@ -562,7 +577,7 @@ void sum_or_mean(bool mean, Out* y, const T* x, std::int64_t outer, std::int64_t
           read_as_float(base + r * inner, b.width,
                         [&](const auto* v, std::int64_t m, std::int64_t c) {
                           for (std::int64_t j = 0; j < m; ++j)
-                            acc[c + j] += static_cast<Acc>(v[j]);
+                            acc[c + j] = add(acc[c + j], static_cast<Acc>(v[j]));
                         });
         }
       },

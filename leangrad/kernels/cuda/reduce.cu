@@ -55,7 +55,7 @@ struct LoadIndexed {
 
 template <typename Acc>
 struct SumCombine {
-  __device__ Acc operator()(Acc a, Acc b) const { return a + b; }
+  __device__ Acc operator()(Acc a, Acc b) const { return reduce_math::wrapping_add(a, b); }
 };
 template <typename Acc>
 struct ProdCombine {
