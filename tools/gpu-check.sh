@@ -77,7 +77,9 @@ debs_limit_mib=48
 # The CUDA tests: ctest's regular expression over the test names, and the same set as a
 # GoogleTest filter for compute-sanitizer over the test binary (419 tests on an H100, 2026-11-24).
 cuda_tests_regex='OpTable|Cuda|SaveOnCpu|DataLoader.Device|OptimCuda|Device|Nccl'
-memcheck_filter="${GPU_CHECK_MEMCHECK_FILTER:-*OpTable*:*Cuda*:*Device*:*SaveOnCpu*}"
+# The random layouts' thousands of small launches (Devices/RandomLayouts.*/cuda) run in `test`
+# only: under memcheck they would take minutes of the device's time for kernels the op table covers.
+memcheck_filter="${GPU_CHECK_MEMCHECK_FILTER:-*OpTable*:*Cuda*:*Device*:*SaveOnCpu*:-*RandomLayouts*}"
 # racecheck and synccheck find hazards in shared memory, warp shuffles and barriers, so they run
 # over the ops whose kernels use them (reduce.cu; layers.cu's softmax and cross-entropy;
 # group_norm.cu; conv.cu, three shapes of each direction; optim.cu): 117 tests on an H100, 2026-11-24,
