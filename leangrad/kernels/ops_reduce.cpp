@@ -30,7 +30,8 @@
 // through that view, with no copy.
 // A permuted dense input is first seen through its dims in memory order, contiguous, when that
 // keeps the kept dims' order (Note [Dense inputs in memory order]); a broadcast one is reduced
-// over one index of its kept broadcast dims (Note [Broadcast dims of a reduction]).
+// over one index of its broadcast dims, kept or reduced (all but a product's reduced ones; Note
+// [Broadcast dims of a reduction]).
 // argmax always takes the second form (its dim is usually the last one anyway).
 //
 // Rules (PyTorch's):
@@ -49,6 +50,7 @@
 #include <leangrad/core/cuda.h>
 #include <leangrad/core/views.h>
 #include <leangrad/kernels/backend.h>
+#include <leangrad/kernels/creation.h>
 #include <leangrad/kernels/ops.h>
 #include <leangrad/kernels/ops_checks.h>
 
@@ -265,13 +267,22 @@ Tensor reduce_in_stages(ReduceOp op, const Tensor& a, const std::vector<bool>& r
 // reduction runs over its index 0 alone and the result is expanded, where the input had been
 // copied whole first: the sum along the rows of a (1, 2048) row expanded to (2048, 2048) took
 // 0.37-0.44 ms on one thread, now 0.002 (LibTorch 1.13: 0.08;
-// bench/results/2026-12-07-cpu-sum-lanes-zen5-2core.md). Reduced by a maximum or a minimum, it
-// gives what one index gives (repeating the elements repeats the first zero and the last NaN
-// that decide the bits), so that dim is cut to index 0 too; a sum, mean or product over it adds
-// or multiplies every copy, and such an input is still copied (0.34 ms for the sum of that
-// expanded row, LibTorch 0.08). Reduce.BroadcastDimsReduceOnce checks the values against the
-// reference loop, maxima and minima bit for bit against the contiguous copy's, and that no copy
-// is made.
+// bench/results/2026-12-07-cpu-sum-lanes-zen5-2core.md). Reduced, it is cut to index 0 too:
+//   - by a maximum or a minimum, it gives what one index gives (repeating the elements repeats
+//     the first zero and the last NaN that decide the bits);
+//   - by a mean, the cut's mean is the whole's (each element counted n times of n times as many);
+//   - by a sum, the whole's sum is the cut's times n, the product of the cut reduced dims' sizes:
+//     one multiplication, in float32 for the 16-bit dtypes (rounded to them once), wrapping for
+//     integers. It is not the sum of the n copies' bits (an order of the sum is not part of its
+//     contract, Note [Pairwise summation]), and it is within that sum's bound: the cut's error
+//     times n plus one rounding is at most gamma(n m - 1) of the whole's sum of magnitudes for
+//     n >= 2 (m the cut's count). Such an input had been copied whole: that expanded row's sum
+//     took 0.28 ms, its sum over dim 0 0.40, now 0.001 and 0.010 (LibTorch 0.07 each;
+//     bench/results/2026-12-07-cpu-broadcast-sums-zen5-2core.md).
+//   - A product still multiplies every copy (a power would round differently), and such an input
+//     is copied.
+// Reduce.BroadcastDimsReduceOnce checks the values against the reference loop, maxima and minima
+// bit for bit against the contiguous copy's, and that no copy is made.
 // `dims` as the caller gave them, `reduced` what they mean for `a` (the cut keeps a's rank).
 std::optional<Tensor> reduce_broadcast_once(ReduceOp op, const Tensor& a,
                                             const std::vector<std::int64_t>& dims,
@@ -279,13 +290,25 @@ std::optional<Tensor> reduce_broadcast_once(ReduceOp op, const Tensor& a,
   if (a.numel() == 0) return std::nullopt;
   Tensor cut = a;
   bool any = false;
+  std::int64_t copies = 1;  // of each element of cut in a's reduction: the cut reduced sizes
   for (std::int64_t d = 0; d < a.dim(); ++d) {
-    if (a.stride(d) != 0 || a.shape()[d] == 1 || (reduced[d] && !is_extremum(op))) continue;
+    if (a.stride(d) != 0 || a.shape()[d] == 1 || (reduced[d] && op == ReduceOp::Prod)) continue;
+    if (reduced[d]) copies *= a.shape()[d];
     cut = views::slice(cut, d, 0, 1, 1);
     any = true;
   }
   if (!any) return std::nullopt;
-  const Tensor r = reduce(op, cut, dims, /*keepdim=*/true);
+  Tensor r;
+  if (op == ReduceOp::Sum && copies > 1) {
+    const bool narrow = is_reduced_precision(a.dtype());
+    r = reduce(op, narrow ? cast(cut, DType::Float32) : cut, dims, /*keepdim=*/true);
+    r = is_floating(r.dtype())
+            ? binary(BinaryOp::Mul, r, static_cast<double>(copies))
+            : binary(BinaryOp::Mul, r, full({}, static_cast<double>(copies), r.options()));
+    if (narrow) r = cast(r, a.dtype());
+  } else {
+    r = reduce(op, cut, dims, /*keepdim=*/true);
+  }
   return views::view(views::expand(r, reduced_shape(a, reduced, /*keepdim=*/true)).contiguous(),
                      reduced_shape(a, reduced, keepdim));
 }

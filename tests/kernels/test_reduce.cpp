@@ -520,6 +520,32 @@ TEST(Reduce, BroadcastDimsReduceOnce) {
     for (std::int64_t i : {1, 999, 1999})
       EXPECT_EQ(bytes_of(views::slice(y, 0, i, i + 1, 1)), first) << "output " << i;
   }
+  // Over a reduced broadcast dim too: a sum is the row times 2000 (exact in double, so one
+  // rounding to the dtype: float16's through float32, once), a mean the row itself, a maximum
+  // and a minimum the row; no copy either.
+  for (const DType dtype : {kFloat32, kFloat16, kInt64}) {
+    const Tensor r = make_tensor(random_values(3000, 19, -4, 4, dtype == kInt64), {1, 3000}, dtype);
+    const Tensor tall = views::expand(r, {2000, 3000});
+    const std::vector<double> v = to_vector(r);
+    for (ReduceOp op : kReduceOps) {
+      if (op == ReduceOp::Mean && dtype == kInt64) continue;
+      SCOPED_TRACE(std::string(op_name(op)) + " over dim 0 of " + dtype_name(dtype));
+      const std::int64_t before = memory::stats(cpu).allocated;
+      memory::reset_peak(cpu);
+      const Tensor y = ops::reduce(op, tall, {0}, false);
+      const std::int64_t extra = memory::stats(cpu).peak_allocated - before;
+      EXPECT_LT(extra, 2000 * 3000 * 2 / 8) << "peak grew by " << extra << " bytes";
+      std::vector<double> want = v;
+      if (op == ReduceOp::Sum) {
+        for (double& x : want)
+          x *= 2000;  // exact: a float16, float32 or small integer times 2^11 at most
+      }
+      const Tensor rounded = op == ReduceOp::Sum && dtype != kInt64
+                                 ? make_tensor(want, {3000}, dtype)  // one rounding of the exact
+                                 : Tensor();
+      EXPECT_TRUE(all_close(y, rounded.defined() ? to_vector(rounded) : want, 0, 0));
+    }
+  }
 }
 
 // Reduced dims split by kept ones ({0, 2, 3} of (N, C, H, W): a conv bias gradient) are reduced
@@ -1129,7 +1155,10 @@ TEST(Reduce, CudaMatchesCpu) {
       {{1, 3000}, {1}, {}, {2000, 3000}},
       {{300, 1}, {0}, {}, {300, 400}},
       {{3, 1, 7}, {0, 2}, {}, {3, 5, 7}},
-      {{3, 1, 7}, {1}, {}, {3, 5, 7}},  // a maximum cuts the reduced broadcast dim too
+      // and reduced ones (a sum multiplied by their sizes; a product multiplies every copy)
+      {{3, 1, 7}, {1}, {}, {3, 5, 7}},
+      {{1, 3000}, {0}, {}, {2000, 3000}},
+      {{1, 3000}, {}, {}, {2000, 3000}},
   };
   for (DType dtype : kAllDTypes) {
     for (const Case& c : cases) {
