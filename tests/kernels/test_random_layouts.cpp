@@ -750,6 +750,79 @@ TEST_P(RandomLayouts, WritesChangeTheViewAndNothingElse) {
   }
 }
 
+// A write whose source lies in the memory it writes (x[1:] += x[:-1], a copy_ from a transposed
+// view of itself): the view's elements become what the write gives copies of both taken before
+// it, on the same device, and nothing outside the view changes. Both views are taken from the
+// start of one storage, so they overlap in every way the layouts allow.
+TEST_P(RandomLayouts, WritesThatReadTheirOwnMemory) {
+  LayoutRng rng = seeded(114);
+  const std::int64_t kStorage = 1 << 16;
+  int checked = 0;
+  for (int k = 0; k < 400 && checked < 150; ++k) {
+    const DType dtype = random_dtype(rng, kAllDTypes, std::size(kAllDTypes));
+    const Shape shape = random_shape(rng, 256);
+    Tensor shared = empty({kStorage}, dtype);
+    test::random_values(rng, shared);
+    bool too_big = false;  // a view that needs more than the storage: the case is drawn again
+    const auto from_shared = [&](std::int64_t numel) {
+      too_big |= numel > kStorage;
+      return numel > kStorage ? empty({numel}, dtype) : shared;
+    };
+    const RandomView dst =
+        test::random_view_over(rng, shape, {.broadcast = false, .overlap = false}, from_shared);
+    const RandomView src =
+        test::random_view_over(rng, test::broadcast_operand_shape(rng, shape), {}, from_shared);
+    if (too_big) continue;
+    ++checked;
+    using Write = std::function<void(const Tensor&, const Tensor&)>;
+    const std::pair<const char*, Write> writes[] = {
+        {"copy_", [](const Tensor& d, const Tensor& s) { ops::copy_(d, s); }},
+        {"add_", [](const Tensor& d, const Tensor& s) { ops::binary_(BinaryOp::Add, d, s); }},
+        {"mul_", [](const Tensor& d, const Tensor& s) { ops::binary_(BinaryOp::Mul, d, s); }},
+        {"maximum_",
+         [](const Tensor& d, const Tensor& s) { ops::binary_(BinaryOp::Maximum, d, s); }},
+    };
+    std::vector<char> inside(static_cast<std::size_t>(kStorage), 0);
+    for (const std::int64_t e : offsets_of(dst))
+      inside[static_cast<std::size_t>(e)] = 1;
+    for (const auto& [name, write] : writes) {
+      SCOPED_TRACE(std::string(name) + describe({dst, src}));
+      const Tensor storage = shared.clone().to(device());
+      const auto over = [&](const Tensor& v) {
+        return storage.as_strided(v.shape(), v.strides(), v.storage_offset());
+      };
+      Tensor want = materialize(dst.view).to(device());
+      bool refused = false;
+      try {
+        write(want, materialize(src.view).to(device()));
+      } catch (const Error&) {
+        refused = true;
+      }
+      if (refused) {
+        EXPECT_THROW(write(over(dst.view), over(src.view)), Error);
+        EXPECT_TRUE(bytes_of(storage.cpu()) == bytes_of(shared));
+        continue;
+      }
+      write(over(dst.view), over(src.view));
+      const Tensor after = storage.cpu();
+      EXPECT_TRUE(same_elements(
+          after.as_strided(dst.view.shape(), dst.view.strides(), dst.view.storage_offset()),
+          want.cpu()));
+      const std::size_t size = shared.element_size();
+      const auto* a = static_cast<const unsigned char*>(after.data_ptr());
+      const auto* b = static_cast<const unsigned char*>(shared.data_ptr());
+      std::int64_t changed = 0;
+      for (std::int64_t e = 0; e < kStorage; ++e) {
+        if (!inside[static_cast<std::size_t>(e)] &&
+            std::memcmp(a + e * size, b + e * size, size) != 0)
+          ++changed;
+      }
+      EXPECT_EQ(changed, 0) << "elements outside the view changed";
+    }
+  }
+  EXPECT_EQ(checked, 150);
+}
+
 // copy_ and the in-place ops would write one element from several sources (PyTorch refuses them
 // too); fill_ and masked_fill_ write one value, which PyTorch allows and so does leangrad.
 TEST_P(RandomLayouts, WritesIntoABroadcastViewAreRefused) {
