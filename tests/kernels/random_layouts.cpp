@@ -83,11 +83,31 @@ std::vector<std::int64_t> unravel(std::int64_t i, const Shape& shape) {
 }
 
 std::int64_t offset_of(const Tensor& t, std::int64_t i) {
-  const std::vector<std::int64_t> index = unravel(i, t.shape());
   std::int64_t offset = 0;
-  for (std::size_t d = 0; d < index.size(); ++d)
-    offset += index[d] * t.strides()[d];
+  for (std::size_t d = t.shape().size(); d-- > 0;) {
+    offset += (i % t.shape()[d]) * t.strides()[d];
+    i /= t.shape()[d];
+  }
   return offset;
+}
+
+// The offsets of t's elements from its first one, in logical row-major order, walked as an
+// odometer (no division per element).
+std::vector<std::int64_t> offsets_in_order(const Tensor& t) {
+  std::vector<std::int64_t> out(static_cast<std::size_t>(t.numel()));
+  const std::size_t ndim = t.shape().size();
+  std::vector<std::int64_t> index(ndim, 0);
+  std::int64_t offset = 0;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    out[i] = offset;
+    for (std::size_t d = ndim; d-- > 0;) {
+      offset += t.strides()[d];
+      if (++index[d] < t.shape()[d]) break;
+      offset -= index[d] * t.strides()[d];
+      index[d] = 0;
+    }
+  }
+  return out;
 }
 
 std::string bits_text(DType dtype, std::uint64_t bits) {
@@ -262,11 +282,11 @@ Tensor materialize(const Tensor& t) {
   const std::size_t size = t.element_size();
   const auto* in = static_cast<const unsigned char*>(t.data_ptr());
   auto* o = static_cast<unsigned char*>(out.data_ptr());
-  for (std::int64_t i = 0; i < t.numel(); ++i) {
-    std::memcpy(
-        o + static_cast<std::size_t>(i) * size,
-        in + static_cast<std::ptrdiff_t>(offset_of(t, i)) * static_cast<std::ptrdiff_t>(size),
-        size);
+  const std::vector<std::int64_t> offsets = offsets_in_order(t);
+  for (std::size_t i = 0; i < offsets.size(); ++i) {
+    std::memcpy(o + i * size,
+                in + static_cast<std::ptrdiff_t>(offsets[i]) * static_cast<std::ptrdiff_t>(size),
+                size);
   }
   return out;
 }
@@ -302,8 +322,16 @@ bool element_is_nan(DType dtype, std::uint64_t bits) {
                                          << ", expected " << want.shape() << " " << want.dtype();
   }
   std::int64_t differing = 0, first = -1;
+  const std::vector<std::int64_t> got_at = offsets_in_order(got), want_at = offsets_in_order(want);
+  const std::size_t size = got.element_size();
+  const auto* g_data = static_cast<const unsigned char*>(got.data_ptr());
+  const auto* w_data = static_cast<const unsigned char*>(want.data_ptr());
   for (std::int64_t i = 0; i < got.numel(); ++i) {
-    const std::uint64_t g = element_bits(got, i), w = element_bits(want, i);
+    std::uint64_t g = 0, w = 0;
+    std::memcpy(&g, g_data + got_at[static_cast<std::size_t>(i)] * static_cast<std::int64_t>(size),
+                size);
+    std::memcpy(&w, w_data + want_at[static_cast<std::size_t>(i)] * static_cast<std::int64_t>(size),
+                size);
     if (g == w || (element_is_nan(got.dtype(), g) && element_is_nan(got.dtype(), w))) continue;
     if (differing++ == 0) first = i;
   }

@@ -320,9 +320,9 @@ RandomView random_indices(LayoutRng& rng, const Shape& shape, std::int64_t bound
   return index;
 }
 
-// The ops that run along one dim (scans, sorts, softmax) or gather along it: each element of
-// their results is made by the same steps in the same order whatever the layout (ops.h), so the
-// bits are the contiguous copy's.
+// The ops that run along one dim (scans, sorts, softmax) or gather and scatter along it: each
+// element of their results is made by the same steps in the same order whatever the layout (ops.h),
+// so the bits are the contiguous copy's.
 TEST_P(RandomLayouts, ScansSortsSoftmaxCatAndIndexingGiveTheContiguousBits) {
   LayoutRng rng = seeded(110);
   int checked = 0;
@@ -388,6 +388,20 @@ TEST_P(RandomLayouts, ScansSortsSoftmaxCatAndIndexingGiveTheContiguousBits) {
           layout_free([&](const auto& in) { return Outputs{ops::gather(in[0], dim, in[1])}; },
                       {x.view, where.view}))
           << "gather" << what << describe({where});
+      // scatter and its reductions into x from a source of the index's shape: a place named
+      // twice combines in index order on the CPU; CUDA's floating sums and products use atomics,
+      // whose order varies between runs, so those are asked of the CPU only.
+      const RandomView src = random_view(rng, gather_shape, dtype);
+      for (const ScatterOp op :
+           {ScatterOp::Assign, ScatterOp::Sum, ScatterOp::Prod, ScatterOp::Max, ScatterOp::Min}) {
+        if (GetParam() == DeviceType::CUDA && is_floating(dtype) &&
+            (op == ScatterOp::Sum || op == ScatterOp::Prod))
+          continue;
+        EXPECT_TRUE(layout_free(
+            [&](const auto& in) { return Outputs{ops::scatter(op, in[0], dim, in[1], in[2])}; },
+            {x.view, where.view, src.view}))
+            << op_name(op) << what << describe({where, src});
+      }
     }
     ++checked;
   }
@@ -405,11 +419,12 @@ struct Layer {
   int bias_dim = 1;           // that it runs along
 };
 
-// The layers, their outputs, the input's gradient and their parameters' give the contiguous
-// copies' bits, but for a bias's gradient: the sum of the output's gradient over every dim but
-// the channels, whose order follows the gradient's layout. Each of two sums of n terms is within
-// gamma(n - 1) sum |g| of the exact one (SumsMeansAndProductsWithinTheirErrorBounds), so they
-// differ by at most twice that; the gradient here is finite and at most 2 in magnitude.
+// The layers, in every floating dtype, their outputs, the input's gradient and their parameters'
+// give the contiguous copies' bits, but for a bias's gradient: the sum of the output's gradient
+// over every dim but the channels, whose order follows the gradient's layout. Each of two sums of
+// n terms is within e = gamma(n - 1) sum |g| of the exact one before its rounding to the dtype
+// (SumsMeansAndProductsWithinTheirErrorBounds), so they differ by at most 2 e plus the two
+// roundings, u_out of each result; the gradient here is finite and at most 2 in magnitude.
 
 TEST_P(RandomLayouts, LayersAndTheirGradientsGiveTheContiguousBits) {
   // CUDA's layers are compared with the CPU's by the device op table; some of their gradients add
@@ -422,7 +437,8 @@ TEST_P(RandomLayouts, LayersAndTheirGradientsGiveTheContiguousBits) {
     const std::int64_t h = std::uniform_int_distribution<std::int64_t>(2, 17)(rng);
     const std::int64_t w = std::uniform_int_distribution<std::int64_t>(2, 17)(rng);
     const Shape shape{n, c, h, w};
-    const RandomView x = random_view(rng, shape, kFloat32, {.broadcast = true, .overlap = false});
+    const DType dtype = kFloatingDTypes[k % 4];
+    const RandomView x = random_view(rng, shape, dtype, {.broadcast = true, .overlap = false});
     magnitudes(rng, x.storage, 0.0, 2.0);
     const std::vector<Layer> layers = {
         {"tanhexp", [](const Tensor& v, const auto&) { return tanhexp(v); }, {}},
@@ -470,7 +486,7 @@ TEST_P(RandomLayouts, LayersAndTheirGradientsGiveTheContiguousBits) {
     for (const Layer& layer : layers) {
       std::vector<Tensor> params;
       for (const Shape& p : layer.params) {
-        Tensor t = empty(p, kFloat32);
+        Tensor t = empty(p, dtype);
         magnitudes(rng, t, 0.1, 1.0);
         params.push_back(t);
       }
@@ -481,7 +497,7 @@ TEST_P(RandomLayouts, LayersAndTheirGradientsGiveTheContiguousBits) {
       } catch (const Error&) {
         continue;
       }
-      const RandomView grad = random_view(rng, probe.shape(), kFloat32);
+      const RandomView grad = random_view(rng, probe.shape(), dtype);
       magnitudes(rng, grad.storage, 0.0, 2.0);
       // Outputs: y, x's gradient, then the parameters'.
       const auto bias_output = static_cast<std::size_t>(2 + layer.bias);
@@ -489,7 +505,10 @@ TEST_P(RandomLayouts, LayersAndTheirGradientsGiveTheContiguousBits) {
         if (layer.bias < 0 || output != bias_output) return same_elements(got, want);
         const std::int64_t channels = got.numel();
         const double n = static_cast<double>(probe.numel() / std::max<std::int64_t>(channels, 1));
-        const double gamma = (n - 1) * 0x1p-24 / (1 - (n - 1) * 0x1p-24);
+        // u of the accumulation (float32 for the 16-bit dtypes), u_out of the result's rounding.
+        const double u = test::math_unit_roundoff(dtype);
+        const double u_out = dtype == kFloat16 ? 0x1p-11 : (dtype == kBFloat16 ? 0x1p-8 : u);
+        const double gamma = (n - 1) * u / (1 - (n - 1) * u);
         std::int64_t inner = 1;  // the row-major stride of bias_dim
         for (std::size_t d = static_cast<std::size_t>(layer.bias_dim) + 1; d < probe.shape().size();
              ++d)
@@ -501,9 +520,11 @@ TEST_P(RandomLayouts, LayersAndTheirGradientsGiveTheContiguousBits) {
               std::fabs(g[i]);
         const std::vector<double> a = test::to_vector(got), b = test::to_vector(want);
         for (std::size_t j = 0; j < a.size(); ++j) {
-          if (!(std::fabs(a[j] - b[j]) <= 2 * gamma * magnitude[j])) {
+          const double e = gamma * magnitude[j];  // each sum's error before its rounding
+          const double bound = 2 * e + 2 * u_out * (std::fabs(b[j]) + 2 * e);
+          if (!(std::fabs(a[j] - b[j]) <= bound)) {
             return ::testing::AssertionFailure() << "bias gradient " << j << ": " << a[j] << " vs "
-                                                 << b[j] << ", bound " << 2 * gamma * magnitude[j];
+                                                 << b[j] << ", bound " << bound;
           }
         }
         return ::testing::AssertionSuccess();
