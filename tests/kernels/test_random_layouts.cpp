@@ -43,6 +43,7 @@
 #include "kernels/every_unary_op.h"
 #include "kernels/random_layouts.h"
 #include "testing/tensor_testing.h"
+#include "testing/thread_count.h"
 
 namespace leangrad {
 namespace {
@@ -1144,6 +1145,68 @@ TEST_P(RandomLayouts, SumsMeansAndProductsWithinTheirErrorBounds) {
     ++checked;
   }
   EXPECT_GE(checked, 300);
+}
+
+// ---- Thread counts ---------------------------------------------------------------------------
+
+// The CPU kernels cut their work by the thread count, and each of these promises the same bits
+// at any count (docs/kernels.md: the pairwise sums' fixed splits, the normalizations' chunks,
+// elementwise loops whose elements do not depend on each other): views large enough to be split,
+// laid out at random, give at 2, 3 and 4 threads the bits they give at 1.
+TEST_P(RandomLayouts, ResultsDoNotDependOnTheThreadCount) {
+  if (GetParam() == DeviceType::CUDA) GTEST_SKIP() << "the CPU's threads";
+  LayoutRng rng = seeded(115);
+  for (int k = 0; k < 8; ++k) {
+    const DType dtype = kFloatingDTypes[k % 4];
+    Shape shape;
+    do {
+      shape = random_shape(rng, 200000);
+    } while (shape.size() < 2 || shape_numel(shape) == 0);
+    const RandomView x = random_view(rng, shape, dtype);
+    magnitudes(rng, x.storage, 0.0, 4.0);
+    const RandomView y = random_view(rng, test::broadcast_operand_shape(rng, shape), dtype);
+    const std::vector<std::int64_t> dims = random_dims(rng, shape.size());
+    const std::int64_t dim = random_dim(rng, shape);
+    // Columns long enough for the threads to split them (three chunks of rows and more).
+    const RandomView tall = random_view(rng, {70001, 2 + k % 3}, dtype);
+    magnitudes(rng, tall.storage, 0.0, 4.0);
+    const Shape four = {2, 3, 40, 50};
+    const RandomView image = random_view(rng, four, dtype, {.broadcast = true, .overlap = false});
+    magnitudes(rng, image.storage, 0.0, 4.0);
+    const auto outputs = [&] {
+      return Outputs{ops::unary(UnaryOp::Exp, x.view),
+                     ops::unary(UnaryOp::Sigmoid, x.view),
+                     ops::binary(BinaryOp::Add, x.view, y.view),
+                     ops::binary(BinaryOp::Mul, x.view, y.view),
+                     ops::cast(x.view, kFloat16),
+                     ops::reduce(ReduceOp::Sum, x.view, dims, false),
+                     ops::reduce(ReduceOp::Mean, x.view, dims, true),
+                     ops::reduce(ReduceOp::Max, x.view, dims, false),
+                     ops::reduce(ReduceOp::Sum, tall.view, {0}, false),
+                     ops::reduce(ReduceOp::Mean, tall.view, {0}, false),
+                     ops::reduce(ReduceOp::Sum, tall.view, {1}, false),
+                     ops::argmax(x.view, dim, false),
+                     ops::scan(ScanOp::Sum, x.view, dim),
+                     ops::softmax(x.view, dim, false),
+                     tanhexp(x.view),
+                     group_norm(image.view, 3),
+                     layer_norm(image.view, {40, 50}),
+                     batch_norm(image.view, Tensor(), Tensor(), Tensor(), Tensor(), true)};
+    };
+    Outputs one;
+    {
+      const ThreadCount threads(1);
+      one = outputs();
+    }
+    for (const int t : {2, 3, 4}) {
+      const ThreadCount threads(t);
+      const Outputs many = outputs();
+      for (std::size_t o = 0; o < one.size(); ++o) {
+        EXPECT_TRUE(same_elements(many[o], one[o]))
+            << "output " << o << " at " << t << " threads" << describe({x, y, tall, image});
+      }
+    }
+  }
 }
 
 }  // namespace
