@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include <leangrad/core/half.h>
+#include "testing/tensor_testing.h"
 
 namespace leangrad::test {
 namespace {
@@ -73,24 +74,6 @@ T random_integer(LayoutRng& rng) {
   return static_cast<T>(std::uniform_int_distribution<long>(lo, 100)(rng));
 }
 
-std::vector<std::int64_t> unravel(std::int64_t i, const Shape& shape) {
-  std::vector<std::int64_t> index(shape.size());
-  for (std::size_t d = shape.size(); d-- > 0;) {
-    index[d] = i % shape[d];
-    i /= shape[d];
-  }
-  return index;
-}
-
-std::int64_t offset_of(const Tensor& t, std::int64_t i) {
-  std::int64_t offset = 0;
-  for (std::size_t d = t.shape().size(); d-- > 0;) {
-    offset += (i % t.shape()[d]) * t.strides()[d];
-    i /= t.shape()[d];
-  }
-  return offset;
-}
-
 // The offsets of t's elements from its first one, in logical row-major order, walked as an
 // odometer (no division per element).
 std::vector<std::int64_t> offsets_in_order(const Tensor& t) {
@@ -140,6 +123,15 @@ std::string bits_text(DType dtype, std::uint64_t bits) {
 }
 
 }  // namespace
+
+std::int64_t offset_of(const Tensor& t, std::int64_t i) {
+  std::int64_t offset = 0;
+  for (std::size_t d = t.shape().size(); d-- > 0;) {
+    offset += (i % t.shape()[d]) * t.strides()[d];
+    i /= t.shape()[d];
+  }
+  return offset;
+}
 
 Shape random_shape(LayoutRng& rng, std::int64_t max_numel) {
   static const std::vector<std::int64_t> kSizes = {1,  1,  2,  3,  4,  5,  7,  8,  9,   15,  16,

@@ -58,6 +58,8 @@ Shape broadcast_operand_shape(LayoutRng& rng, const Shape& shape);
 
 // A contiguous copy of t made by the test itself: each element's bytes read through t's strides.
 Tensor materialize(const Tensor& t);
+// The offset of t's element i (logical row-major order) from its first element, by its strides.
+std::int64_t offset_of(const Tensor& t, std::int64_t i);
 // Element i of t (logical row-major order) as bytes, zero-padded to 8: what a bitwise comparison
 // reads.
 std::uint64_t element_bits(const Tensor& t, std::int64_t i);

@@ -610,16 +610,6 @@ TEST_P(RandomLayouts, MatrixProductsWithinTheirErrorBounds) {
 
 // ---- Gradients of views ---------------------------------------------------------------------
 
-// The storage offset of a view's element i (logical row-major order).
-std::int64_t storage_offset_of(const Tensor& view, std::int64_t i) {
-  std::int64_t offset = view.storage_offset();
-  for (std::size_t d = view.shape().size(); d-- > 0;) {
-    offset += (i % view.shape()[d]) * view.strides()[d];
-    i /= view.shape()[d];
-  }
-  return offset;
-}
-
 // A view made from a storage that requires grad by the view ops (slice, view, permute, expand,
 // as_strided with overlapping windows), its backward given a gradient g: the storage's gradient
 // at each element is the sum of g over the view's elements that are it, and 0 where the view does
@@ -641,7 +631,7 @@ TEST_P(RandomLayouts, ViewGradientsAddUpInTheirStorage) {
     for (std::int64_t i = 0; i < g.numel(); ++i) {
       const double x = std::uniform_int_distribution<int>(-8, 8)(rng);
       ops::fill_(g.view({-1}).slice(0, i, i + 1), x);
-      want[static_cast<std::size_t>(storage_offset_of(v.view, i))] += x;
+      want[static_cast<std::size_t>(v.view.storage_offset() + test::offset_of(v.view, i))] += x;
     }
     v.view.backward(g.to(device()));
     EXPECT_TRUE(test::all_close(leaf.grad(), want, 0, 0)) << describe({v});

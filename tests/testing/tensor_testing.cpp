@@ -33,16 +33,6 @@ double to_double(T v) {
   }
 }
 
-// Row-major multi-index of the flat index `i` in `shape`.
-std::vector<std::int64_t> unravel(std::int64_t i, const Shape& shape) {
-  std::vector<std::int64_t> index(shape.size());
-  for (std::size_t d = shape.size(); d-- > 0;) {
-    index[d] = i % shape[d];
-    i /= shape[d];
-  }
-  return index;
-}
-
 // The offset from t's data pointer of its element i in logical row-major order, by its strides.
 std::int64_t storage_offset_of(const Tensor& t, std::int64_t i) {
   const std::vector<std::int64_t> index = unravel(i, t.shape());
@@ -59,6 +49,15 @@ bool close(double actual, double expected, double rtol, double atol) {
 }
 
 }  // namespace
+
+std::vector<std::int64_t> unravel(std::int64_t i, const Shape& shape) {
+  std::vector<std::int64_t> index(shape.size());
+  for (std::size_t d = shape.size(); d-- > 0;) {
+    index[d] = i % shape[d];
+    i /= shape[d];
+  }
+  return index;
+}
 
 Tensor make_tensor(const std::vector<double>& values, const Shape& shape, DType dtype) {
   Tensor t = empty(shape, TensorOptions(dtype));

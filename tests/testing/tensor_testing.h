@@ -37,6 +37,8 @@ std::string error_message(const std::function<void()>& fn);
 
 // Every element of `t` (any dtype, device or strides) as double, in logical row-major order.
 std::vector<double> to_vector(const Tensor& t);
+// The row-major multi-index of the flat index i in `shape`.
+std::vector<std::int64_t> unravel(std::int64_t i, const Shape& shape);
 
 // Every float16 or bfloat16 value once: a contiguous 1-d tensor of 65,536 elements whose element
 // i has the bits (i + shift) mod 2^16 (both NaNs' payloads, the infinities, the subnormals).
