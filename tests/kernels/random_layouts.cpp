@@ -25,13 +25,6 @@ bool chance(LayoutRng& rng, double p) {
   return std::uniform_real_distribution<double>(0.0, 1.0)(rng) < p;
 }
 
-std::int64_t numel_of(const Shape& shape) {
-  std::int64_t n = 1;
-  for (const std::int64_t s : shape)
-    n *= s;
-  return n;
-}
-
 std::string describe(const Tensor& view, std::int64_t storage_numel) {
   std::ostringstream out;
   out << "view of shape [";
@@ -74,25 +67,6 @@ T random_integer(LayoutRng& rng) {
   return static_cast<T>(std::uniform_int_distribution<long>(lo, 100)(rng));
 }
 
-// The offsets of t's elements from its first one, in logical row-major order, walked as an
-// odometer (no division per element).
-std::vector<std::int64_t> offsets_in_order(const Tensor& t) {
-  std::vector<std::int64_t> out(static_cast<std::size_t>(t.numel()));
-  const std::size_t ndim = t.shape().size();
-  std::vector<std::int64_t> index(ndim, 0);
-  std::int64_t offset = 0;
-  for (std::size_t i = 0; i < out.size(); ++i) {
-    out[i] = offset;
-    for (std::size_t d = ndim; d-- > 0;) {
-      offset += t.strides()[d];
-      if (++index[d] < t.shape()[d]) break;
-      offset -= index[d] * t.strides()[d];
-      index[d] = 0;
-    }
-  }
-  return out;
-}
-
 std::string bits_text(DType dtype, std::uint64_t bits) {
   std::ostringstream out;
   out << "0x" << std::hex << bits << std::dec;
@@ -122,15 +96,39 @@ std::string bits_text(DType dtype, std::uint64_t bits) {
   return out.str();
 }
 
+// Whether bits, an element of dtype, are a NaN.
+bool element_is_nan(DType dtype, std::uint64_t bits) {
+  switch (dtype) {
+    case kFloat32:
+      return (bits & 0x7fffffffu) > 0x7f800000u;
+    case kFloat64:
+      return (bits & 0x7fffffffffffffffu) > 0x7ff0000000000000u;
+    case kFloat16:
+      return (bits & 0x7fffu) > 0x7c00u;
+    case kBFloat16:
+      return (bits & 0x7fffu) > 0x7f80u;
+    default:
+      return false;
+  }
+}
+
 }  // namespace
 
-std::int64_t offset_of(const Tensor& t, std::int64_t i) {
+std::vector<std::int64_t> offsets_in_order(const Tensor& t) {
+  std::vector<std::int64_t> out(static_cast<std::size_t>(t.numel()));
+  const std::size_t ndim = t.shape().size();
+  std::vector<std::int64_t> index(ndim, 0);
   std::int64_t offset = 0;
-  for (std::size_t d = t.shape().size(); d-- > 0;) {
-    offset += (i % t.shape()[d]) * t.strides()[d];
-    i /= t.shape()[d];
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    out[i] = offset;
+    for (std::size_t d = ndim; d-- > 0;) {
+      offset += t.strides()[d];
+      if (++index[d] < t.shape()[d]) break;
+      offset -= index[d] * t.strides()[d];
+      index[d] = 0;
+    }
   }
-  return offset;
+  return out;
 }
 
 Shape random_shape(LayoutRng& rng, std::int64_t max_numel) {
@@ -143,7 +141,7 @@ Shape random_shape(LayoutRng& rng, std::int64_t max_numel) {
       shape.push_back(pick(rng, kSizes));
     if (ndim > 0 && chance(rng, 0.03))
       shape[std::uniform_int_distribution<std::size_t>(0, shape.size() - 1)(rng)] = 0;
-    if (numel_of(shape) <= max_numel) return shape;
+    if (shape_numel(shape) <= max_numel) return shape;
   }
 }
 
@@ -251,7 +249,7 @@ RandomView random_view_over(LayoutRng& rng, const Shape& shape, ViewKinds kinds,
   for (std::int64_t k = 0; k < ndim; ++k)
     stored[k] = base[order[k]];
   const std::int64_t offset = chance(rng, 0.7) ? 0 : pick<std::int64_t>(rng, {1, 2, 5});
-  const std::int64_t stored_numel = numel_of(stored);
+  const std::int64_t stored_numel = shape_numel(stored);
   out.storage = make_storage(stored_numel + offset);
   Tensor v = out.storage.slice(0, offset, offset + stored_numel).view(stored);
   std::vector<std::int64_t> inverse(shape.size());
@@ -283,47 +281,25 @@ Tensor materialize(const Tensor& t) {
   return out;
 }
 
-std::uint64_t element_bits(const Tensor& t, std::int64_t i) {
-  std::uint64_t bits = 0;
-  const std::size_t size = t.element_size();
-  const auto* in = static_cast<const unsigned char*>(t.data_ptr());
-  std::memcpy(&bits,
-              in + static_cast<std::ptrdiff_t>(offset_of(t, i)) * static_cast<std::ptrdiff_t>(size),
-              size);
-  return bits;
-}
-
-bool element_is_nan(DType dtype, std::uint64_t bits) {
-  switch (dtype) {
-    case kFloat32:
-      return (bits & 0x7fffffffu) > 0x7f800000u;
-    case kFloat64:
-      return (bits & 0x7fffffffffffffffu) > 0x7ff0000000000000u;
-    case kFloat16:
-      return (bits & 0x7fffu) > 0x7c00u;
-    case kBFloat16:
-      return (bits & 0x7fffu) > 0x7f80u;
-    default:
-      return false;
-  }
-}
-
 ::testing::AssertionResult same_elements(const Tensor& got, const Tensor& want) {
   if (got.shape() != want.shape() || got.dtype() != want.dtype()) {
     return ::testing::AssertionFailure() << "got shape " << got.shape() << " " << got.dtype()
                                          << ", expected " << want.shape() << " " << want.dtype();
   }
-  std::int64_t differing = 0, first = -1;
   const std::vector<std::int64_t> got_at = offsets_in_order(got), want_at = offsets_in_order(want);
-  const std::size_t size = got.element_size();
-  const auto* g_data = static_cast<const unsigned char*>(got.data_ptr());
-  const auto* w_data = static_cast<const unsigned char*>(want.data_ptr());
+  const auto size = static_cast<std::int64_t>(got.element_size());
+  // The bits of t's element i (zero-padded to 8 bytes), of offset at[i].
+  const auto bits = [size](const Tensor& t, const std::vector<std::int64_t>& at, std::int64_t i) {
+    std::uint64_t b = 0;
+    std::memcpy(
+        &b,
+        static_cast<const unsigned char*>(t.data_ptr()) + at[static_cast<std::size_t>(i)] * size,
+        static_cast<std::size_t>(size));
+    return b;
+  };
+  std::int64_t differing = 0, first = -1;
   for (std::int64_t i = 0; i < got.numel(); ++i) {
-    std::uint64_t g = 0, w = 0;
-    std::memcpy(&g, g_data + got_at[static_cast<std::size_t>(i)] * static_cast<std::int64_t>(size),
-                size);
-    std::memcpy(&w, w_data + want_at[static_cast<std::size_t>(i)] * static_cast<std::int64_t>(size),
-                size);
+    const std::uint64_t g = bits(got, got_at, i), w = bits(want, want_at, i);
     if (g == w || (element_is_nan(got.dtype(), g) && element_is_nan(got.dtype(), w))) continue;
     if (differing++ == 0) first = i;
   }
@@ -333,8 +309,8 @@ bool element_is_nan(DType dtype, std::uint64_t bits) {
   failure << differing << " of " << got.numel() << " elements differ; the first, [";
   for (std::size_t d = 0; d < index.size(); ++d)
     failure << (d ? ", " : "") << index[d];
-  failure << "]: " << bits_text(got.dtype(), element_bits(got, first)) << ", expected "
-          << bits_text(want.dtype(), element_bits(want, first));
+  failure << "]: " << bits_text(got.dtype(), bits(got, got_at, first)) << ", expected "
+          << bits_text(want.dtype(), bits(want, want_at, first));
   return failure;
 }
 

@@ -58,12 +58,9 @@ Shape broadcast_operand_shape(LayoutRng& rng, const Shape& shape);
 
 // A contiguous copy of t made by the test itself: each element's bytes read through t's strides.
 Tensor materialize(const Tensor& t);
-// The offset of t's element i (logical row-major order) from its first element, by its strides.
-std::int64_t offset_of(const Tensor& t, std::int64_t i);
-// Element i of t (logical row-major order) as bytes, zero-padded to 8: what a bitwise comparison
-// reads.
-std::uint64_t element_bits(const Tensor& t, std::int64_t i);
-bool element_is_nan(DType dtype, std::uint64_t bits);
+// The offsets, in elements, from t's data pointer of its elements in logical row-major order,
+// walked as an odometer (test::storage_offset_of, without a division per element).
+std::vector<std::int64_t> offsets_in_order(const Tensor& t);
 
 // Success when got and want have the same shape and dtype and each element the same bits, a NaN
 // matching any NaN (IEEE 754 leaves open which NaN operand propagates, so only a NaN's payload

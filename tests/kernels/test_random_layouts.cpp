@@ -29,7 +29,6 @@
 #include <map>
 #include <optional>
 #include <random>
-#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -64,8 +63,8 @@ const DType kFloatingDTypes[] = {kFloat32, kFloat64, kFloat16, kBFloat16};
 const DType kNumericDTypes[] = {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32, kUInt8};
 
 // The generator of a test: its own seed, plus LEANGRAD_RANDOM_LAYOUTS_SEED when set, so that a
-// search for rarer cases can run the tests over many seeds
-//   for s in $(seq 100); do LEANGRAD_RANDOM_LAYOUTS_SEED=$s build/tests/leangrad_tests \
+// search for rarer cases can run the tests over many seeds, as one shell line:
+//   for s in $(seq 100); do LEANGRAD_RANDOM_LAYOUTS_SEED=$s build/tests/leangrad_tests
 //     --gtest_filter='*RandomLayouts.*' --gtest_brief=1 || echo "seed $s"; done
 // (the suite runs the fixed ones).
 LayoutRng seeded(std::uint64_t seed) {
@@ -88,6 +87,21 @@ std::string describe(const std::vector<RandomView>& views) {
 
 DType random_dtype(LayoutRng& rng, const DType* first, std::size_t count) {
   return first[std::uniform_int_distribution<std::size_t>(0, count - 1)(rng)];
+}
+
+// gamma(k) = k u / (1 - k u): the relative bound of k roundings of unit u (Higham, "Accuracy and
+// Stability of Numerical Algorithms", 3.1); 0 for k <= 0.
+double gamma(double k, double u) {
+  k = std::max(k, 0.0);
+  return k * u / (1 - k * u);
+}
+
+// The unit roundoff of a result's last rounding to `dtype`: float16's and bfloat16's own, where
+// math_unit_roundoff gives the float32 they are computed in.
+double result_unit_roundoff(DType dtype) {
+  if (dtype == kFloat16) return 0x1p-11;
+  if (dtype == kBFloat16) return 0x1p-8;
+  return test::math_unit_roundoff(dtype);
 }
 
 // Fills the storage of a view with finite values: floating ones of magnitude in [lo, hi), either
@@ -644,16 +658,14 @@ TEST_P(RandomLayouts, LayersAndTheirGradientsGiveTheContiguousBits) {
       const auto within_products_bound = [&](std::size_t output, const Tensor& got,
                                              const Tensor& want) {
         const double u = test::math_unit_roundoff(dtype);
-        const double u_out = dtype == kFloat16 ? 0x1p-11 : (dtype == kBFloat16 ? 0x1p-8 : u);
-        const auto gamma = [u](std::int64_t k) {
-          return static_cast<double>(k) * u / (1 - static_cast<double>(k) * u);
-        };
+        const double u_out = result_unit_roundoff(dtype);
         const std::int64_t h = shape[2], w = shape[3], oh = probe.shape()[2], ow = probe.shape()[3];
         // output 0: y, its products over (H, W); output 1: x's gradient, over (OH, OW).
         const std::int64_t k1 = output == 0 ? h : oh, k2 = output == 0 ? w : ow;
         const double scale = output == 0 ? test::max_abs(x.view)
                                          : test::max_abs(grad.view) * static_cast<double>(oh * ow);
-        const double e = (gamma(k1) + gamma(k2) + gamma(k1) * gamma(k2)) * scale;
+        const double g1 = gamma(static_cast<double>(k1), u), g2 = gamma(static_cast<double>(k2), u);
+        const double e = (g1 + g2 + g1 * g2) * scale;
         return test::within_bound(got, want, 2 * e + 2 * u_out * (scale + e));
       };
       const Compare compare = [&](std::size_t output, const Tensor& got, const Tensor& want) {
@@ -663,8 +675,8 @@ TEST_P(RandomLayouts, LayersAndTheirGradientsGiveTheContiguousBits) {
         const double n = static_cast<double>(probe.numel() / std::max<std::int64_t>(channels, 1));
         // u of the accumulation (float32 for the 16-bit dtypes), u_out of the result's rounding.
         const double u = test::math_unit_roundoff(dtype);
-        const double u_out = dtype == kFloat16 ? 0x1p-11 : (dtype == kBFloat16 ? 0x1p-8 : u);
-        const double gamma = (n - 1) * u / (1 - (n - 1) * u);
+        const double u_out = result_unit_roundoff(dtype);
+        const double gamma_n = gamma(n - 1, u);
         std::int64_t inner = 1;  // the row-major stride of bias_dim
         for (std::size_t d = static_cast<std::size_t>(layer.bias_dim) + 1; d < probe.shape().size();
              ++d)
@@ -676,7 +688,7 @@ TEST_P(RandomLayouts, LayersAndTheirGradientsGiveTheContiguousBits) {
               std::fabs(g[i]);
         const std::vector<double> a = test::to_vector(got), b = test::to_vector(want);
         for (std::size_t j = 0; j < a.size(); ++j) {
-          const double e = gamma * magnitude[j];  // each sum's error before its rounding
+          const double e = gamma_n * magnitude[j];  // each sum's error before its rounding
           const double bound = 2 * e + 2 * u_out * (std::fabs(b[j]) + 2 * e);
           if (!(std::fabs(a[j] - b[j]) <= bound)) {
             return ::testing::AssertionFailure() << "bias gradient " << j << ": " << a[j] << " vs "
@@ -739,7 +751,7 @@ TEST_P(RandomLayouts, MatrixProductsWithinTheirErrorBounds) {
     const std::vector<double> va = test::to_vector(a.view), vb = test::to_vector(b.view);
     const std::vector<double> vc = test::to_vector(got);
     const double u = test::math_unit_roundoff(dtype);
-    const double gamma = static_cast<double>(inner) * u / (1 - static_cast<double>(inner) * u);
+    const double gamma_k = gamma(static_cast<double>(inner), u);
     int failures = 0;
     for (std::int64_t q = 0; q < (batched ? batch : 1); ++q) {
       const std::int64_t a0 = batched_a ? q * m * inner : 0, b0 = batched_b ? q * inner * n : 0;
@@ -753,7 +765,7 @@ TEST_P(RandomLayouts, MatrixProductsWithinTheirErrorBounds) {
             magnitude += std::fabs(p);
           }
           const double c = vc[static_cast<std::size_t>((q * m + i) * n + j)];
-          const double bound = gamma * static_cast<double>(magnitude);
+          const double bound = gamma_k * static_cast<double>(magnitude);
           // The difference taken in long double: rounding `exact` to double first would add
           // half an ulp of the result to it.
           if (!(std::fabs(static_cast<long double>(c) - exact) <= bound) && failures++ < 3) {
@@ -789,7 +801,8 @@ TEST_P(RandomLayouts, ViewGradientsAddUpInTheirStorage) {
     for (std::int64_t i = 0; i < g.numel(); ++i) {
       const double x = std::uniform_int_distribution<int>(-8, 8)(rng);
       ops::fill_(g.view({-1}).slice(0, i, i + 1), x);
-      want[static_cast<std::size_t>(v.view.storage_offset() + test::offset_of(v.view, i))] += x;
+      want[static_cast<std::size_t>(v.view.storage_offset() +
+                                    test::storage_offset_of(v.view, i))] += x;
     }
     v.view.backward(g.to(device()));
     EXPECT_TRUE(test::all_close(leaf.grad(), want, 0, 0)) << describe({v});
@@ -798,26 +811,27 @@ TEST_P(RandomLayouts, ViewGradientsAddUpInTheirStorage) {
 
 // ---- Writes into views --------------------------------------------------------------------------
 
-// The storage offsets (in elements, from the storage's start) of a view's elements.
-std::set<std::int64_t> offsets_of(const RandomView& v) {
-  std::set<std::int64_t> out;
-  const std::size_t size = v.view.element_size();
-  const auto* base = static_cast<const unsigned char*>(v.storage.data_ptr());
-  const auto* first = static_cast<const unsigned char*>(v.view.data_ptr());
-  const auto start = static_cast<std::int64_t>((first - base) / static_cast<std::ptrdiff_t>(size));
-  // Element i's offset from the view's first element: its bits' position, found by index.
-  std::vector<std::int64_t> index(v.view.shape().size(), 0);
-  for (std::int64_t i = 0; i < v.view.numel(); ++i) {
-    std::int64_t offset = start;
-    for (std::size_t d = 0; d < index.size(); ++d)
-      offset += index[d] * v.view.strides()[d];
-    out.insert(offset);
-    for (std::size_t d = index.size(); d-- > 0;) {
-      if (++index[d] < v.view.shape()[d]) break;
-      index[d] = 0;
-    }
+// Which elements of v's storage the view holds: 1 at each, 0 elsewhere.
+std::vector<char> inside_of(const RandomView& v) {
+  std::vector<char> inside(static_cast<std::size_t>(v.storage.numel()), 0);
+  const std::int64_t start = v.view.storage_offset() - v.storage.storage_offset();
+  for (const std::int64_t offset : test::offsets_in_order(v.view))
+    inside[static_cast<std::size_t>(start + offset)] = 1;
+  return inside;
+}
+
+// How many elements of a storage of element_size bytes, outside `inside`, differ between its
+// bytes `before` and `after` a write.
+std::int64_t changed_outside(const std::vector<char>& inside, std::size_t element_size,
+                             const std::vector<unsigned char>& before,
+                             const std::vector<unsigned char>& after) {
+  std::int64_t changed = 0;
+  for (std::size_t e = 0; e < inside.size(); ++e) {
+    if (!inside[e] && std::memcmp(before.data() + e * element_size, after.data() + e * element_size,
+                                  element_size) != 0)
+      ++changed;
   }
-  return out;
+  return changed;
 }
 
 std::vector<unsigned char> bytes_of(const Tensor& contiguous) {
@@ -865,13 +879,11 @@ std::vector<unsigned char> bytes_of(const Tensor& contiguous) {
     if (before != after) return ::testing::AssertionFailure() << "refused, but wrote the storage";
     return ::testing::AssertionSuccess();
   }
-  const std::set<std::int64_t> inside = offsets_of(dst);
-  const std::size_t size = dst.view.element_size();
-  for (std::int64_t e = 0; e < dst.storage.numel(); ++e) {
-    if (inside.count(e)) continue;
-    if (std::memcmp(before.data() + e * size, after.data() + e * size, size) != 0)
-      return ::testing::AssertionFailure() << "element " << e << " of the storage, outside the "
-                                           << "view, changed";
+  const std::int64_t changed =
+      changed_outside(inside_of(dst), dst.view.element_size(), before, after);
+  if (changed != 0) {
+    return ::testing::AssertionFailure()
+           << changed << " elements of the storage outside the view changed";
   }
   return same_elements(view.cpu(), copy.cpu());
 }
@@ -952,9 +964,8 @@ TEST_P(RandomLayouts, WritesThatReadTheirOwnMemory) {
         {"maximum_",
          [](const Tensor& d, const Tensor& s) { ops::binary_(BinaryOp::Maximum, d, s); }},
     };
-    std::vector<char> inside(static_cast<std::size_t>(kStorage), 0);
-    for (const std::int64_t e : offsets_of(dst))
-      inside[static_cast<std::size_t>(e)] = 1;
+    const std::vector<char> inside = inside_of(dst);
+    const std::vector<unsigned char> before = bytes_of(shared);
     for (const auto& [name, write] : writes) {
       SCOPED_TRACE(std::string(name) + describe({dst, src}));
       const Tensor storage = shared.clone().to(device());
@@ -970,7 +981,7 @@ TEST_P(RandomLayouts, WritesThatReadTheirOwnMemory) {
       }
       if (refused) {
         EXPECT_THROW(write(over(dst.view), over(src.view)), Error);
-        EXPECT_TRUE(bytes_of(storage.cpu()) == bytes_of(shared));
+        EXPECT_TRUE(bytes_of(storage.cpu()) == before);
         continue;
       }
       write(over(dst.view), over(src.view));
@@ -978,16 +989,8 @@ TEST_P(RandomLayouts, WritesThatReadTheirOwnMemory) {
       EXPECT_TRUE(same_elements(
           after.as_strided(dst.view.shape(), dst.view.strides(), dst.view.storage_offset()),
           want.cpu()));
-      const std::size_t size = shared.element_size();
-      const auto* a = static_cast<const unsigned char*>(after.data_ptr());
-      const auto* b = static_cast<const unsigned char*>(shared.data_ptr());
-      std::int64_t changed = 0;
-      for (std::int64_t e = 0; e < kStorage; ++e) {
-        if (!inside[static_cast<std::size_t>(e)] &&
-            std::memcmp(a + e * size, b + e * size, size) != 0)
-          ++changed;
-      }
-      EXPECT_EQ(changed, 0) << "elements outside the view changed";
+      EXPECT_EQ(changed_outside(inside, shared.element_size(), before, bytes_of(after)), 0)
+          << "elements outside the view changed";
     }
   }
   EXPECT_EQ(checked, 150);
@@ -1260,11 +1263,11 @@ TEST_P(RandomLayouts, SumsMeansAndProductsWithinTheirErrorBounds) {
     }
     ASSERT_EQ(got.dtype(), dtype);
     const double u = test::math_unit_roundoff(dtype);
-    const double u_out = dtype == kFloat16 ? 0x1p-11 : (dtype == kBFloat16 ? 0x1p-8 : u);
+    const double u_out = result_unit_roundoff(dtype);
     const std::vector<double> values = test::to_vector(got);
     for (std::size_t o = 0; o < members.size(); ++o) {
       const auto n = static_cast<double>(members[o].size());
-      const double gamma = std::max(n - 1, 0.0) * u / (1 - std::max(n - 1, 0.0) * u);
+      const double gamma_n = gamma(n - 1, u);
       long double exact = op == ReduceOp::Prod ? 1 : 0, magnitude = 0;
       for (const std::int64_t i : members[o]) {
         const long double v = key_of(c, i).value;
@@ -1273,16 +1276,16 @@ TEST_P(RandomLayouts, SumsMeansAndProductsWithinTheirErrorBounds) {
       }
       double error;  // before the result's rounding to its dtype
       if (op == ReduceOp::Prod) {
-        error = gamma * static_cast<double>(std::fabs(exact));
+        error = gamma_n * static_cast<double>(std::fabs(exact));
       } else if (op == ReduceOp::Sum) {
-        error = gamma * static_cast<double>(magnitude);
+        error = gamma_n * static_cast<double>(magnitude);
       } else {
         if (n == 0) {
           EXPECT_TRUE(std::isnan(values[o])) << "the mean of nothing, output " << o;
           continue;
         }
         exact /= n;
-        const double e_sum = gamma * static_cast<double>(magnitude) / n;
+        const double e_sum = gamma_n * static_cast<double>(magnitude) / n;
         error = e_sum + 2.5 * u * (static_cast<double>(std::fabs(exact)) + e_sum);
       }
       const double w = static_cast<double>(exact);

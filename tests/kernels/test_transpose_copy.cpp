@@ -37,17 +37,6 @@ Tensor random_bytes(const Shape& shape, DType dtype, std::mt19937& rng) {
   return t;
 }
 
-// The element offset of row-major index i of t, from t's shape and strides.
-std::int64_t offset_of(const Tensor& t, std::int64_t i) {
-  std::int64_t offset = 0;
-  for (int d = static_cast<int>(t.dim()) - 1; d >= 0; --d) {
-    const std::int64_t size = t.shape()[d];
-    offset += i % size * t.strides()[d];
-    i /= size;
-  }
-  return offset;
-}
-
 // Every element of dst holds the bytes of src's element at the same index.
 void expect_same_elements(const Tensor& dst, const Tensor& src, const std::string& what) {
   ASSERT_EQ(dst.shape(), src.shape()) << what;
@@ -56,7 +45,9 @@ void expect_same_elements(const Tensor& dst, const Tensor& src, const std::strin
   const auto* d = static_cast<const unsigned char*>(dst.data_ptr());
   const auto* s = static_cast<const unsigned char*>(src.data_ptr());
   for (std::int64_t i = 0; i < dst.numel(); ++i) {
-    ASSERT_EQ(std::memcmp(d + offset_of(dst, i) * size, s + offset_of(src, i) * size, size), 0)
+    ASSERT_EQ(std::memcmp(d + test::storage_offset_of(dst, i) * size,
+                          s + test::storage_offset_of(src, i) * size, size),
+              0)
         << what << ": element " << i << " of " << dtype_name(dst.dtype());
   }
 }

@@ -33,15 +33,6 @@ double to_double(T v) {
   }
 }
 
-// The offset from t's data pointer of its element i in logical row-major order, by its strides.
-std::int64_t storage_offset_of(const Tensor& t, std::int64_t i) {
-  const std::vector<std::int64_t> index = unravel(i, t.shape());
-  std::int64_t offset = 0;
-  for (std::size_t d = 0; d < index.size(); ++d)
-    offset += index[d] * t.strides()[d];
-  return offset;
-}
-
 bool close(double actual, double expected, double rtol, double atol) {
   if (std::isnan(expected)) return std::isnan(actual);
   if (std::isinf(expected)) return actual == expected;
@@ -49,6 +40,15 @@ bool close(double actual, double expected, double rtol, double atol) {
 }
 
 }  // namespace
+
+std::int64_t storage_offset_of(const Tensor& t, std::int64_t i) {
+  std::int64_t offset = 0;
+  for (std::size_t d = t.shape().size(); d-- > 0;) {
+    offset += (i % t.shape()[d]) * t.strides()[d];
+    i /= t.shape()[d];
+  }
+  return offset;
+}
 
 std::vector<std::int64_t> unravel(std::int64_t i, const Shape& shape) {
   std::vector<std::int64_t> index(shape.size());

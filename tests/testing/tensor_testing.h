@@ -39,6 +39,9 @@ std::string error_message(const std::function<void()>& fn);
 std::vector<double> to_vector(const Tensor& t);
 // The row-major multi-index of the flat index i in `shape`.
 std::vector<std::int64_t> unravel(std::int64_t i, const Shape& shape);
+// The offset, in elements, from t's data pointer of its element i in logical row-major order, by
+// its strides.
+std::int64_t storage_offset_of(const Tensor& t, std::int64_t i);
 
 // Every float16 or bfloat16 value once: a contiguous 1-d tensor of 65,536 elements whose element
 // i has the bits (i + shift) mod 2^16 (both NaNs' payloads, the infinities, the subnormals).
