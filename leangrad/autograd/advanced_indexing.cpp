@@ -237,16 +237,12 @@ Tensor& advanced_index_put_(Tensor& self, const std::vector<TensorIndex>& indice
                  ": a value of shape ", value.shape(), " cannot be broadcast to the indexed ",
                  "shape ", result_shape);
   const Tensor values = reshape(expand(value.to(self.dtype()), result_shape), {-1});
-  // self's new contents, out of place; the views of self made here die before the copy (an
-  // in-place write refuses memory a live view shares).
-  Tensor updated;
-  {
-    const Tensor flat = reshape(self, {-1});
-    updated = reshape(accumulate ? scatter_reduce(flat, 0, positions, values, "sum")
-                                 : scatter(flat, 0, positions, values),
-                      self.shape());
-  }
-  self.copy_(updated);
+  // self's new contents, out of place, then copied in (copy_ records the write, through a view
+  // too: Note [In-place writes through views] in graph.cpp).
+  const Tensor flat = reshape(self, {-1});
+  self.copy_(reshape(accumulate ? scatter_reduce(flat, 0, positions, values, "sum")
+                                : scatter(flat, 0, positions, values),
+                     self.shape()));
   return self;
 }
 

@@ -3,7 +3,9 @@
 
 #include <cctype>
 
+#include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/grad_mode.h>
+#include <leangrad/autograd/shape_functions.h>
 #include <leangrad/core/views.h>
 #include <leangrad/kernels/creation.h>
 
@@ -227,6 +229,7 @@ bool any_requires_grad(const std::vector<Tensor>& tensors) {
 }
 
 Edge gradient_edge(const Tensor& t) {
+  refresh_if_view(t);
   AutogradMeta* meta = autograd_meta_or_null(t);
   if (meta == nullptr || !meta->requires_grad) return Edge{};
   if (meta->grad_fn) return Edge{meta->grad_fn, meta->output_nr};
@@ -280,10 +283,13 @@ void retain_grad_at_history(const Tensor& t) {
 
 namespace {
 
-// Makes a FunctionNode with edges to `inputs` (their histories now) the history of `out`.
-void attach_node(const char* forward_op, const Tensor& out, const std::vector<Tensor>& inputs,
-                 std::vector<SavedTensor> saved, FunctionNode::Backward backward,
-                 DoubleBackward double_backward) {
+// A FunctionNode for `forward_op` with `output`'s metadata and edges to `inputs` (their histories
+// now).
+std::shared_ptr<FunctionNode> make_function_node(const char* forward_op, const Tensor& output,
+                                                 const std::vector<Tensor>& inputs,
+                                                 std::vector<SavedTensor> saved,
+                                                 FunctionNode::Backward backward,
+                                                 DoubleBackward double_backward) {
   std::vector<TensorMeta> input_meta;
   input_meta.reserve(inputs.size());
   for (const Tensor& in : inputs) {
@@ -294,8 +300,8 @@ void attach_node(const char* forward_op, const Tensor& out, const std::vector<Te
   node->next_edges.reserve(inputs.size());
   for (const Tensor& in : inputs)
     node->next_edges.push_back(gradient_edge(in));
-  node->output_meta.push_back(TensorMeta::of(out));
-  set_history(out, node, 0);
+  node->output_meta.push_back(TensorMeta::of(output));
+  return node;
 }
 
 }  // namespace
@@ -303,7 +309,20 @@ void attach_node(const char* forward_op, const Tensor& out, const std::vector<Te
 Tensor record_op(const char* forward_op, const Tensor& out, const std::vector<Tensor>& inputs,
                  const std::vector<Tensor>& saved, FunctionNode::Backward backward,
                  DoubleBackward double_backward) {
-  if (!any_requires_grad(inputs) || !is_floating(out.dtype())) return out;
+  if (!any_requires_grad(inputs) || !is_floating(out.dtype())) {
+    // A view made with grad mode off of a tensor that requires grad stays out of the graph, and
+    // so do the views made of it (Note [In-place writes through views]).
+    if (!grad_mode_enabled() && out.impl().view.active()) {
+      bool of_an_input = false;
+      bool input_requires_grad = false;
+      for (const Tensor& in : inputs) {
+        of_an_input = of_an_input || (in.defined() && out.is_same(in));
+        input_requires_grad = input_requires_grad || (in.defined() && in.requires_grad());
+      }
+      if (!of_an_input && input_requires_grad) out.impl().view.outside_graph = true;
+    }
+    return out;
+  }
   for (const Tensor& in : inputs) {
     // An op that returned one of its inputs unchanged (x.to(x.dtype())) records nothing.
     if (in.defined() && out.is_same(in)) return out;
@@ -312,17 +331,159 @@ Tensor record_op(const char* forward_op, const Tensor& out, const std::vector<Te
   saved_tensors.reserve(saved.size());
   for (const Tensor& s : saved)
     saved_tensors.emplace_back(s, s.defined() && s.is_same(out) ? 0 : -1);
-  attach_node(forward_op, out, inputs, std::move(saved_tensors), std::move(backward),
-              double_backward);
+  set_history(out, make_function_node(forward_op, out, inputs, std::move(saved_tensors),
+                                      std::move(backward), double_backward));
   return out;
+}
+
+// Note [In-place writes through views]
+// An in-place op on a view writes its base's memory, so the base's values, and the values of all
+// its other views, change with it; so must their histories. As in PyTorch:
+// - Every view keeps its root base (the tensor at the bottom of its chain of views, which is not a
+//   view itself; core/tensor.h's ViewRegistration). A recorded in-place op on a view `v` of base
+//   `b` builds the op's node `fn` as for any tensor (edges to v's old value and to the other
+//   operands), then wraps it in a CopySlices node that becomes b's history. Its backward takes
+//   the gradient of b's new value, gives the part at v's elements to fn, puts fn's gradient for
+//   v's old value back in their place and sends the whole to b's old history; fn's gradients for
+//   the other operands go to theirs. So
+//     y = f(x); y.slice(1, 0, 1).copy_(g(x)); y.sum().backward();
+//   sends the gradient of y's first column to g and of the rest to f, and a buffer that does not
+//   require grad (`out = zeros(...); out[i].copy_(h)`) comes to require it.
+// - v's own history is then made anew: as_strided of b at v's geometry, whose backward reaches
+//   CopySlices. So is that of any view of b whose history was made from an older history of b
+//   (an in-place op on b itself or through another view), v included, when its history is next
+//   read (refresh_view_history, called by gradient_edge, grad_fn and requires_grad): the view
+//   remembers b's grad_fn at the time (ViewRegistration::base_history, held weakly, so a node
+//   freed and another made at its address is never taken for it). Writes that autograd does not
+//   record (under NoGradGuard: an optimizer step) leave b's history and so every view's as it
+//   was. A hook registered on a view's old history stays with that history.
+// - Refused with an Error naming the op (check_write_through_view), as in PyTorch: a view of a
+//   leaf that requires grad (run it under NoGradGuard); a view made with grad mode off of a tensor
+//   that requires grad (it is outside the graph: ViewRegistration::outside_graph, set by
+//   record_op, inherited by its views; detach_() on a view sets it too). leangrad also refuses a
+//   base that is not contiguous (results of ops always are; detach() of a transposed view,
+//   empty_strided, from_blob with strides or t_() can make one) and a view whose elements may
+//   share memory (as_strided windows), where PyTorch has rules of its own.
+// - A custom function may still not mark a view, or memory a live view shares, dirty
+//   (custom_function.cpp).
+namespace {
+
+// A view's history made anew from its base's: as_strided of the base at the view's geometry.
+void remake_view_history(const Tensor& view) {
+  ViewRegistration& registration = view.impl().view;
+  const Tensor base(registration.base());
+  registration.base_history = base.grad_fn();
+  if (!base.requires_grad() || !is_floating(view.dtype())) return;
+  const GradModeGuard grad_on(true);
+  const Tensor fresh = as_strided(base, view.shape(), view.strides(), view.storage_offset());
+  set_history(view, fresh.grad_fn(), 0);
+}
+
+// The gradient of a base written through one of its views (Note [In-place writes through
+// views]): `fn` is the in-place op's node (input 0 the view's old value), the view's geometry is
+// kept relative to the base's first element. The base is contiguous, so its gradient made
+// contiguous holds each element where the base holds it.
+class CopySlices final : public Node {
+ public:
+  CopySlices(std::shared_ptr<Node> fn, const Tensor& base, const Tensor& view)
+      : Node("CopySlices"),
+        fn_(std::move(fn)),
+        view_shape_(view.shape()),
+        view_strides_(view.strides()),
+        view_offset_(view.storage_offset() - base.storage_offset()) {}
+
+  std::vector<Tensor> apply(std::vector<Tensor>&& grad_outputs) override {
+    const TensorMeta& base = output_meta.at(0);
+    Tensor grad = std::move(grad_outputs.at(0));
+    if (!grad.defined()) grad = zeros(base.shape, TensorOptions(base.dtype).device(base.device));
+    const Tensor whole = grad.contiguous();
+    const Tensor at_view =
+        as_strided(whole, view_shape_, view_strides_, whole.storage_offset() + view_offset_);
+    std::vector<Tensor> grads = fn_->apply({at_view});
+    if (next_edges[0].valid()) {
+      // The base's old value: the gradient everywhere but at the view, there fn's for the view's
+      // old value (none: zero).
+      Tensor result = clone(whole);
+      Tensor slot = as_strided(result, view_shape_, view_strides_, view_offset_);
+      if (grads[0].defined()) {
+        slot.copy_(grads[0]);
+      } else {
+        slot.zero_();
+      }
+      grads[0] = result;
+    } else {
+      grads[0] = Tensor();
+    }
+    return grads;
+  }
+  void release_saved() override { fn_->release_saved(); }
+  void prefetch_saved() override { fn_->prefetch_saved(); }
+
+ private:
+  std::shared_ptr<Node> fn_;
+  Shape view_shape_;
+  Strides view_strides_;
+  std::int64_t view_offset_;
+};
+
+}  // namespace
+
+void check_write_through_view(const char* op, const Tensor& self) {
+  const ViewRegistration& registration = self.impl().view;
+  if (!registration.active()) return;
+  const Tensor base(registration.base());
+  LG_CHECK(!(base.requires_grad() && base.is_leaf()), op, ": in-place operation on a view (shape ",
+           self.shape(), ") of a leaf tensor (shape ", base.shape(),
+           ") that requires grad; run it under NoGradGuard (initialisation, "
+           "optimizer steps), or use the out-of-place op");
+  LG_CHECK(!registration.outside_graph, op, ": in-place operation on a view (shape ", self.shape(),
+           ") made while grad mode was off of a tensor (shape ", base.shape(),
+           ") that requires grad: the view is outside the graph, so autograd cannot follow the "
+           "write into the base. Make the view with grad mode on, or write under NoGradGuard");
+  LG_CHECK(base.is_contiguous(), op, ": in-place operation recorded by autograd on a view (shape ",
+           self.shape(), ") of a base that is not contiguous (shape ", base.shape(), ", strides ",
+           shape_str(base.strides()), "); clone() the base first");
+  LG_CHECK(surely_disjoint(self.shape(), self.strides()), op,
+           ": in-place operation recorded by autograd on a view (shape ", self.shape(),
+           ", strides ", shape_str(self.strides()),
+           ") whose elements may share memory; clone() it first");
+}
+
+void refresh_view_history(const Tensor& t) {
+  const ViewRegistration& registration = t.impl().view;
+  if (!registration.active() || registration.outside_graph) return;
+  const TensorImpl& base = *registration.base();
+  const AutogradMeta* base_meta = base.autograd_meta.get();
+  const std::shared_ptr<Node> now = base_meta != nullptr ? base_meta->grad_fn : nullptr;
+  const std::weak_ptr<void>& then = registration.base_history;
+  if (!then.owner_before(now) && !now.owner_before(then)) return;  // the same node, or none
+  const AutogradMeta* meta = autograd_meta_or_null(t);
+  if (meta != nullptr && meta->requires_grad && !meta->grad_fn) return;  // a leaf view
+  remake_view_history(t);
 }
 
 void record_in_place(const char* forward_op, const Tensor& self, const std::vector<Tensor>& inputs,
                      std::vector<SavedTensor> saved, FunctionNode::Backward backward) {
   LG_INTERNAL_ASSERT(!inputs.empty() && inputs.front().is_same(self), forward_op,
                      ": record_in_place expects self as its first input");
-  attach_node(forward_op, self, inputs, std::move(saved), std::move(backward),
-              DoubleBackward::Differentiable);
+  if (!self.impl().view.active()) {
+    set_history(self, make_function_node(forward_op, self, inputs, std::move(saved),
+                                         std::move(backward), DoubleBackward::Differentiable));
+    return;
+  }
+  // Through a view (Note [In-place writes through views]): CopySlices, with the op's node inside,
+  // takes the gradient of the base's new value to the base's old history and to the other
+  // operands. The node keeps its own edge to the view's old history: a saved output unpacked
+  // under create_graph has it as its grad_fn.
+  const Tensor base(self.impl().view.base());
+  std::shared_ptr<Node> fn =
+      make_function_node(forward_op, self, inputs, std::move(saved), std::move(backward),
+                         DoubleBackward::Differentiable);
+  auto copy_slices = make_node<CopySlices>(fn, base, self);
+  copy_slices->next_edges = fn->next_edges;
+  copy_slices->next_edges[0] = gradient_edge(base);
+  copy_slices->output_meta.push_back(TensorMeta::of(base));
+  set_history(base, copy_slices, 0);  // self's history follows when next read
 }
 
 }  // namespace leangrad::autograd

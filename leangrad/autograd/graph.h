@@ -154,11 +154,27 @@ Tensor record_op(const char* forward_op, const Tensor& out, const std::vector<Te
 // Records an in-place op whose kernel has already written its result into `self` (PyTorch's
 // rebase_history): a FunctionNode named after `forward_op`, with edges to `inputs` (self first,
 // through the history it had before the write; then the other operands), becomes self's history.
+// When self is a view, the node goes into a CopySlices node that becomes the history of self's
+// base, and self's history is made anew as a view of it (Note [In-place writes through views]).
 // `saved` were made by the caller, each at the moment its value is the one backward needs: self
 // after the write (SavedTensor(self, 0), self being the node's output), an operand before it (so
 // a write through an alias of it is caught). The caller has checked that autograd records the op
 // (Note [In-place ops in the graph] in tensor_methods.cpp).
 void record_in_place(const char* forward_op, const Tensor& self, const std::vector<Tensor>& inputs,
                      std::vector<SavedTensor> saved, FunctionNode::Backward backward);
+
+// Refuses, naming the op, an in-place write through the view `self` that autograd cannot record
+// (Note [In-place writes through views]): a view of a leaf that requires grad, a view made with
+// grad mode off of a tensor that requires grad, a base that is not contiguous, a view whose
+// elements may share memory. Nothing when self is not a view.
+void check_write_through_view(const char* op, const Tensor& self);
+
+// A view whose base has had its history changed since the view's own was made (an in-place op on
+// the base or through another of its views) gets a new one: an as_strided view of the base's
+// (Note [In-place writes through views]). Called wherever a tensor's history is read.
+void refresh_view_history(const Tensor& t);
+inline void refresh_if_view(const Tensor& t) {
+  if (t.defined() && t.impl().view.active()) refresh_view_history(t);
+}
 
 }  // namespace leangrad::autograd

@@ -590,6 +590,21 @@ Tensor diagonal_scatter(const Tensor& input, const Tensor& src, std::int64_t off
 
 // ---- as_strided ---------------------------------------------------------------------------------
 
+bool surely_disjoint(const Shape& size, const Strides& stride) {
+  std::vector<std::size_t> dims;
+  for (std::size_t d = 0; d < size.size(); ++d) {
+    if (size[d] > 1) dims.push_back(d);
+  }
+  std::sort(dims.begin(), dims.end(),
+            [&](std::size_t a, std::size_t b) { return stride[a] < stride[b]; });
+  std::int64_t reach = 0;  // the largest distance the smaller-stride dims span
+  for (std::size_t d : dims) {
+    if (stride[d] <= reach) return false;
+    reach += (size[d] - 1) * stride[d];
+  }
+  return true;
+}
+
 namespace {
 
 // Where a tensor's elements lie in its storage.
@@ -605,23 +620,7 @@ struct Geometry {
       p += size[d] > 0 ? (size[d] - 1) * stride[d] : 0;
     return p;
   }
-  // Whether no two elements can share a location: sorted by stride, each dim of size > 1 steps
-  // past everything the dims of smaller stride reach. (Sufficient, not necessary: a geometry that
-  // fails it may still not overlap, and is then treated as possibly overlapping.)
-  bool surely_disjoint() const {
-    std::vector<std::size_t> dims;
-    for (std::size_t d = 0; d < size.size(); ++d) {
-      if (size[d] > 1) dims.push_back(d);
-    }
-    std::sort(dims.begin(), dims.end(),
-              [&](std::size_t a, std::size_t b) { return stride[a] < stride[b]; });
-    std::int64_t reach = 0;  // the largest distance the smaller-stride dims span
-    for (std::size_t d : dims) {
-      if (stride[d] <= reach) return false;
-      reach += (size[d] - 1) * stride[d];
-    }
-    return true;
-  }
+  bool surely_disjoint() const { return leangrad::surely_disjoint(size, stride); }
 };
 
 // The storage positions of g's elements less `origin`, int64 of g's shape on `device`.

@@ -130,6 +130,11 @@ Tensor diagonal_scatter(const Tensor& input, const Tensor& src, std::int64_t off
 Tensor as_strided(const Tensor& input, const Shape& size, const Strides& stride,
                   std::optional<std::int64_t> storage_offset = std::nullopt);
 
+// Whether no two elements of a geometry can share a location: sorted by stride, each dim of size
+// > 1 steps past everything the dims of smaller stride reach. (Sufficient, not necessary: a
+// geometry that fails it may still not overlap.)
+bool surely_disjoint(const Shape& size, const Strides& stride);
+
 // The (2, N) coordinates (int64 by default) of the elements on and below (tril) or on and above
 // (triu) the offset-th diagonal of a (row, col) matrix, row by row, as torch.tril_indices and
 // torch.triu_indices.

@@ -7,6 +7,7 @@
 namespace leangrad {
 
 bool Tensor::requires_grad() const {
+  autograd::refresh_if_view(*this);
   const autograd::AutogradMeta* meta = autograd::autograd_meta_or_null(*this);
   return meta != nullptr && meta->requires_grad;
 }
@@ -57,6 +58,7 @@ void Tensor::set_grad(const Tensor& grad) const {
 }
 
 std::shared_ptr<autograd::Node> Tensor::grad_fn() const {
+  autograd::refresh_if_view(*this);
   const autograd::AutogradMeta* meta = autograd::autograd_meta_or_null(*this);
   return meta != nullptr ? meta->grad_fn : nullptr;
 }

@@ -104,6 +104,9 @@ Tensor& Tensor::detach_() {
     meta->requires_grad = false;
     meta->retains_grad = false;
   }
+  // A view detached in place stays out of the graph: its history is not made anew when its
+  // base's changes (Note [In-place writes through views] in graph.cpp).
+  if (impl().view.active()) impl().view.outside_graph = true;
   return *this;
 }
 

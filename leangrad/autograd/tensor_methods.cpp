@@ -446,11 +446,10 @@ Tensor Tensor::unflatten(std::int64_t dim, const Shape& sizes) const {
 // Note [In-place ops in the graph]
 // - An in-place op is recorded when grad mode is on and self or the other operand requires grad
 //   (PyTorch's rule). Refused, naming the op: a leaf that requires grad (PyTorch refuses it too:
-//   run it under NoGradGuard, as optimizers and initialisers do), memory that a live view shares
-//   (self is a view or has one: the other tensor's history would not follow the rewrite; PyTorch
-//   rewrites it, CopySlices, leangrad does not yet), and a self that is not floating.
-//   index_put_ on a tensor that requires grad is refused for the same reason (it writes through
-//   a view).
+//   run it under NoGradGuard, as optimizers and initialisers do), a self that is not floating,
+//   and the views autograd cannot follow (check_write_through_view in graph.h). A write through a
+//   view becomes the history of the view's base, and the base's other views follow it (Note
+//   [In-place writes through views] in graph.cpp).
 // - Recorded truly in place, as PyTorch's: the kernel writes self's memory (self's version goes
 //   up), and a node becomes self's history (record_in_place in graph.h, PyTorch's
 //   rebase_history), its edges to self's previous history and to the other operand. Its backward
@@ -499,10 +498,7 @@ bool records_inplace(const char* op, const Tensor& self, const Tensor& other) {
            ": in-place operation on a leaf tensor that requires grad (shape ", self.shape(),
            "); run it under NoGradGuard (initialisation, optimizer steps), or use the "
            "out-of-place op");
-  LG_CHECK(!self.impl().view.active() && self.impl().version_counter->live_views.load() == 0, op,
-           ": in-place operation recorded by autograd on a tensor (shape ", self.shape(),
-           ") whose memory a live view shares; the other tensor's gradient would not follow the "
-           "rewrite. Use the out-of-place op, or clone() first");
+  check_write_through_view(op, self);
   LG_CHECK_DTYPE(is_floating(self.dtype()), op, ": writing a tensor that requires grad into a ",
                  self.dtype(), " tensor, which cannot carry a gradient");
   return true;
@@ -554,15 +550,27 @@ void write_recorded(const char* op, Tensor& self, Tensor result) {
     NoGradGuard no_grad;
     ops::copy_(self, result);
   }
+  if (self.impl().view.active()) {
+    // Through a view, the base takes the write (Note [In-place writes through views] in
+    // graph.cpp): a node that gives result the gradient of self's new value, and self's old
+    // value none (the twin's copy of self carries what it contributes).
+    autograd::record_in_place(op, self, {self, result}, {},
+                              [](const BackwardContext& c) -> std::vector<Tensor> {
+                                return {Tensor(), c.grad};
+                              });
+    return;
+  }
   const autograd::Edge edge = autograd::gradient_edge(result);
   autograd::set_history(self, edge.function, edge.input_nr);
 }
 
-// In-place ops not recorded at all: refused on a tensor that requires grad while grad mode is on.
-void check_inplace(const char* op, const Tensor& self) {
-  LG_CHECK(!(self.requires_grad() && autograd::grad_mode_enabled()), op,
-           ": in-place operation on a tensor that requires grad (shape ", self.shape(),
-           "); run it under NoGradGuard, or use the out-of-place op");
+// Writes that autograd records through copy_ (index_put_, fill_diagonal_): a non-leaf takes the
+// write into its history, also through a view (Note [In-place writes through views] in
+// graph.cpp); a leaf that requires grad cannot, as PyTorch's.
+void check_leaf_write(const char* op, const Tensor& self) {
+  LG_CHECK(!(self.requires_grad() && self.is_leaf() && autograd::grad_mode_enabled()), op,
+           ": in-place write into a leaf tensor that requires grad (shape ", self.shape(),
+           "); run it under NoGradGuard");
 }
 
 // An op done truly in place (Note [In-place ops in the graph]): `kernel` writes self, then, when
@@ -1005,7 +1013,7 @@ Tensor& Tensor::masked_fill_(const Tensor& mask, const Tensor& value) {
 
 Tensor& Tensor::index_put_(std::initializer_list<indexing::TensorIndex> indices,
                            const Tensor& value, bool accumulate) {
-  check_inplace("index_put_", *this);
+  check_leaf_write("index_put_", *this);
   const std::vector<indexing::TensorIndex> list(indices);
   if (holds_tensor(list)) return autograd::advanced_index_put_(*this, list, value, accumulate);
   if (accumulate) {
@@ -1018,11 +1026,7 @@ Tensor& Tensor::index_put_(std::initializer_list<indexing::TensorIndex> indices,
 Tensor& Tensor::fill_diagonal_(double fill_value, bool wrap) {
   const char* op = "fill_diagonal_";
   LG_CHECK(defined(), op, ": expected a defined tensor, got an undefined Tensor()");
-  // A non-leaf takes the write into its history (advanced_index_put_ records it), a leaf that
-  // requires grad cannot, as PyTorch's.
-  LG_CHECK(!(requires_grad() && is_leaf() && autograd::grad_mode_enabled()), op,
-           ": in-place write into a leaf tensor that requires grad (shape ", shape(),
-           "); run it under NoGradGuard");
+  check_leaf_write(op, *this);
   LG_CHECK_SHAPE(dim() >= 2, op, ": expected at least 2 dims, got shape ", shape());
   for (std::int64_t d = 1; d < dim() && dim() > 2; ++d) {
     LG_CHECK_SHAPE(size(d) == size(0), op,
@@ -1051,7 +1055,7 @@ Tensor& Tensor::fill_diagonal_(double fill_value, bool wrap) {
 }
 Tensor& Tensor::index_put_(std::initializer_list<indexing::TensorIndex> indices, double value,
                            bool accumulate) {
-  check_inplace("index_put_", *this);
+  check_leaf_write("index_put_", *this);
   const std::vector<indexing::TensorIndex> list(indices);
   LG_CHECK(scalar_fits(value, dtype()), "index_put_: value ", value,
            " cannot be converted to dtype ", dtype(), " without overflow");

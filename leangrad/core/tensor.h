@@ -43,41 +43,61 @@ class Node;
 
 // Counts in-place modifications of a tensor's data. Shared by a tensor and all its views, so a
 // write through any of them is seen by autograd's saved-tensor checks.
+struct TensorImpl;
+
 struct VersionCounter {
   std::atomic<std::uint32_t> version{0};
   // Views of this memory alive now (not counting autograd's own aliases: saved tensors and
-  // detach()). Autograd records an in-place op only on memory no live view shares, because a
-  // view's gradient would not follow the rewrite (Note [In-place ops in the graph] in
-  // autograd/tensor_methods.cpp).
+  // detach()). Custom functions refuse to mark such memory dirty (autograd/custom_function.cpp).
   std::atomic<std::int32_t> live_views{0};
 };
 
-// Held by a view's TensorImpl: one count in live_views for as long as the view lives.
+// Held by a view's TensorImpl: one count in live_views for as long as the view lives, and the
+// view's root base (the tensor that is not a view at the bottom of its chain of views), which
+// autograd needs to record an in-place write through the view. Autograd also keeps here the
+// base's history the view's own history was made from, and whether the view was made outside the
+// graph (Note [In-place writes through views] in autograd/graph.cpp).
 class ViewRegistration {
  public:
   ViewRegistration() = default;
-  explicit ViewRegistration(std::shared_ptr<VersionCounter> counter)
-      : counter_(std::move(counter)) {
+  ViewRegistration(std::shared_ptr<VersionCounter> counter, std::shared_ptr<TensorImpl> base)
+      : counter_(std::move(counter)), base_(std::move(base)) {
     if (counter_) ++counter_->live_views;
   }
-  ViewRegistration(const ViewRegistration& other) : ViewRegistration(other.counter_) {}
+  ViewRegistration(const ViewRegistration& other) : ViewRegistration(other.counter_, other.base_) {
+    base_history = other.base_history;
+    outside_graph = other.outside_graph;
+  }
   ViewRegistration& operator=(const ViewRegistration& other) {
     if (this != &other) {
       release();
       counter_ = other.counter_;
+      base_ = other.base_;
+      base_history = other.base_history;
+      outside_graph = other.outside_graph;
       if (counter_) ++counter_->live_views;
     }
     return *this;
   }
   ~ViewRegistration() { release(); }
   bool active() const { return counter_ != nullptr; }
+  // The root base (null when not a view).
+  const std::shared_ptr<TensorImpl>& base() const { return base_; }
+
+  // Autograd's bookkeeping: the base's grad_fn when the view's history was made (a node, held
+  // weakly; empty for none), and whether the view was made, with grad mode off, of a base that
+  // requires grad.
+  std::weak_ptr<void> base_history;
+  bool outside_graph = false;
 
  private:
   void release() {
     if (counter_) --counter_->live_views;
     counter_.reset();
+    base_.reset();
   }
   std::shared_ptr<VersionCounter> counter_;
+  std::shared_ptr<TensorImpl> base_;
 };
 
 // The state behind a Tensor handle. Plain data but for the geometry: the invariants (sizes and

@@ -325,8 +325,8 @@ std::vector<MisuseCase> advanced_indexing_cases() {
     Tensor x = ones({5});
     x.index_put_({full({1}, 5.0, TensorOptions(kInt64))}, 0.0);
   });
-  t.add("put_on_a_tensor_requiring_grad", Raises::Error,
-        {"index_put_: in-place operation on a tensor that requires grad"}, [] {
+  t.add("put_on_a_leaf_requiring_grad", Raises::Error,
+        {"index_put_: in-place write into a leaf tensor that requires grad"}, [] {
           Tensor x = ones({3}).requires_grad_();
           x.index_put_({ones({3}, TensorOptions(kBool))}, 0.0);
         });

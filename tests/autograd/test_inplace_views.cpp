@@ -1,0 +1,266 @@
+// In-place writes through views (Note [In-place writes through views] in autograd/graph.cpp):
+// gradients of programs that write a slice, a select, a transposed or reshaped view, or a view of
+// a view of a tensor in the graph, checked against central differences in float64; the base's
+// other views following the write; a buffer that does not require grad filled from tensors that
+// do; index_put_ with basic and tensor indices on a non-leaf; and the writes that stay refused.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include <leangrad/autograd/engine.h>
+#include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/grad_mode.h>
+#include <leangrad/autograd/graph.h>
+#include <leangrad/autograd/nn_functions.h>
+#include <leangrad/autograd/shape_functions.h>
+#include <leangrad/core/creation.h>
+#include <leangrad/core/indexing.h>
+#include <leangrad/kernels/creation.h>
+#include "testing/gradcheck.h"
+#include "testing/tensor_testing.h"
+
+namespace leangrad {
+namespace {
+
+using autograd::grad;
+using indexing::Slice;
+
+// y = exp(x) * 1.5, a non-leaf of x's shape (4, 3) whose every element depends on x.
+Tensor base_of(const Tensor& x) {
+  return exp(x) * 1.5;
+}
+
+// Each in-place family written through a column of y: the function's gradients in x and in the
+// operand against central differences. The out-of-place composition is the reference for the
+// values.
+TEST(InPlaceThroughViews, EachKindOfWriteThroughAColumn) {
+  const Tensor x = test::uniform_input({4, 3}, -0.8, 0.8, 61);
+  const Tensor o = test::away_from_zero_input({4}, 0.3, 0.9, 62);
+  struct Write {
+    const char* name;
+    std::function<void(Tensor&, const Tensor&)> write;  // (the column view, the operand)
+  };
+  const std::vector<Write> writes = {
+      {"copy_", [](Tensor& v, const Tensor& b) { v.copy_(b * b); }},
+      {"add_", [](Tensor& v, const Tensor& b) { v.add_(b, 2.0); }},
+      {"sub_", [](Tensor& v, const Tensor& b) { v.sub_(b); }},
+      {"mul_ (operand requires grad)", [](Tensor& v, const Tensor& b) { v.mul_(b); }},
+      {"div_ (operand requires grad)", [](Tensor& v, const Tensor& b) { v.div_(b); }},
+      {"mul_ (operand constant)",
+       [](Tensor& v, const Tensor& b) {
+         v.mul_(test::make_tensor({0.5, -2.0, 3.0, 0.25}, {4}, kFloat64)).add_(b);
+       }},
+      {"exp_ (saves its output)", [](Tensor& v, const Tensor& b) { v.add_(b).exp_(); }},
+      {"sin_ (saves its input)", [](Tensor& v, const Tensor& b) { v.sin_().mul_(b); }},
+      {"clamp_", [](Tensor& v, const Tensor& b) { v.clamp_(0.5, 2.0).add_(b); }},
+      {"relu_", [](Tensor& v, const Tensor& b) { v.sub_(1.2).add_(b).relu_(); }},
+      {"atan2_", [](Tensor& v, const Tensor& b) { v.atan2_(b); }},
+      {"masked_fill_",
+       [](Tensor& v, const Tensor& b) {
+         v.masked_fill_(test::make_tensor({1, 0, 0, 1}, {4}, kBool), b.sum());
+       }},
+      {"fill_ then add_", [](Tensor& v, const Tensor& b) { v.fill_(0.25).add_(b); }},
+      {"zero_", [](Tensor& v, const Tensor&) { v.zero_(); }},
+  };
+  for (const Write& w : writes) {
+    SCOPED_TRACE(w.name);
+    const auto fn = [&w](const std::vector<Tensor>& in) {
+      Tensor y = base_of(in[0]);
+      Tensor column = y.select(1, 1);
+      w.write(column, in[1]);
+      return y * 1.0;  // y's gradient reaches the CopySlices node through a use of y
+    };
+    EXPECT_TRUE(test::gradcheck(fn, {x, o}));
+    // The values: the write on a copy of y, out of the graph.
+    Tensor expected = base_of(x).detach().clone();
+    {
+      NoGradGuard no_grad;
+      Tensor column = expected.select(1, 1);
+      w.write(column, o.detach());
+    }
+    EXPECT_TRUE(fn({x, o}).equal(expected));
+  }
+}
+
+// The base takes CopySlices as its history, the written view an as_strided view of it, and the
+// values are those of the write.
+TEST(InPlaceThroughViews, TheBaseTakesTheWrite) {
+  const Tensor x = test::uniform_input({3, 4}, -1.0, 1.0, 63);
+  Tensor y = x * 2.0;
+  Tensor row = y.select(0, 2);
+  row.mul_(3.0);
+  ASSERT_NE(y.grad_fn(), nullptr);
+  EXPECT_EQ(y.grad_fn()->name(), "CopySlices");
+  ASSERT_NE(row.grad_fn(), nullptr);
+  EXPECT_EQ(row.grad_fn()->name(), "AsStridedBackward");
+  y.sum().backward();
+  // d/dx of sum(2x), with the last row's 2 tripled.
+  Tensor expected = full({3, 4}, 2.0, kFloat64);
+  expected.select(0, 2).fill_(6.0);
+  EXPECT_TRUE(x.grad().equal(expected));
+}
+
+// A view made before the write, of the same base, reads the new values and must pass its gradient
+// to the new history: an unwritten row, the written one, and the whole base through a reshape.
+TEST(InPlaceThroughViews, OtherViewsOfTheBaseFollowTheWrite) {
+  const Tensor x = test::uniform_input({3, 4}, -1.0, 1.0, 64);
+  const Tensor b = test::uniform_input({4}, -1.0, 1.0, 65);
+  EXPECT_TRUE(test::gradcheck(
+      [](const std::vector<Tensor>& in) {
+        Tensor y = base_of(in[0]);
+        const Tensor first = y.select(0, 0);          // left alone by the write
+        const Tensor second = y.select(0, 1);         // written through another view below
+        const Tensor whole = y.view({12});            // overlaps the write
+        const Tensor columns = y.t().slice(0, 1, 4);  // a view of a view
+        Tensor target = y.select(0, 1);
+        target.mul_(in[1]);
+        return cat({first * 1.0, second * 2.0, whole * 3.0, columns.reshape({-1})}, 0);
+      },
+      {x, b}));
+  // An in-place op on the base itself also moves its views to its new history.
+  EXPECT_TRUE(test::gradcheck(
+      [](const std::vector<Tensor>& in) {
+        Tensor y = base_of(in[0]);
+        const Tensor column = y.select(1, 2);
+        y.mul_(in[0]);
+        return column * 1.0;
+      },
+      {x}));
+}
+
+// The view reads the written values through a chain of views: a transposed, then sliced, then
+// reshaped view written, and the base read through another chain.
+TEST(InPlaceThroughViews, ViewsOfViews) {
+  const Tensor x = test::uniform_input({2, 3, 4}, -1.0, 1.0, 66);
+  const Tensor b = test::uniform_input({2, 2}, -1.0, 1.0, 67);
+  EXPECT_TRUE(test::gradcheck(
+      [](const std::vector<Tensor>& in) {
+        Tensor y = base_of(in[0]);
+        Tensor v = y.transpose(0, 2).slice(0, 1, 3).select(1, 0);  // (2, 2): y[:, 0, 1:3]^T
+        v.add_(exp(in[1]));
+        v.t().mul_(in[1]);
+        return y.permute({2, 0, 1}) * 1.0;
+      },
+      {x, b}));
+}
+
+// The pattern of filling a buffer that does not require grad: the buffer comes to require it,
+// and each row's gradient goes to the tensor written there.
+TEST(InPlaceThroughViews, ABufferFilledFromTensorsThatRequireGrad) {
+  const Tensor a = test::uniform_input({3}, -1.0, 1.0, 68);
+  const Tensor b = test::uniform_input({3}, -1.0, 1.0, 69);
+  EXPECT_TRUE(test::gradcheck(
+      [](const std::vector<Tensor>& in) {
+        Tensor out = zeros({3, 3}, TensorOptions(kFloat64));
+        out.select(0, 0).copy_(in[0] * in[1]);
+        out.select(0, 2).copy_(exp(in[1]));
+        out.select(1, 1).add_(in[0]);  // crosses both rows written and the one left zero
+        return out;
+      },
+      {a, b}));
+  Tensor out = zeros({2, 3}, TensorOptions(kFloat64));
+  EXPECT_FALSE(out.requires_grad());
+  const Tensor earlier = out.select(0, 1);  // made before the write, of the row written
+  out.select(0, 1).copy_(a);
+  EXPECT_TRUE(out.requires_grad());
+  EXPECT_TRUE(earlier.requires_grad());
+  (earlier * 2.0).sum().backward();
+  EXPECT_TRUE(a.grad().equal(full({3}, 2.0, kFloat64)));
+}
+
+// index_put_ on a non-leaf: basic indices write through a view, tensor indices through copy_.
+TEST(InPlaceThroughViews, IndexPutOnANonLeaf) {
+  const Tensor x = test::uniform_input({4, 3}, -1.0, 1.0, 70);
+  const Tensor v = test::uniform_input({4}, -1.0, 1.0, 71);
+  EXPECT_TRUE(test::gradcheck(
+      [](const std::vector<Tensor>& in) {
+        Tensor y = base_of(in[0]);
+        y.index_put_({Slice(), 0}, in[1]);                           // y[:, 0] = v
+        y.index_put_({Slice(1, 3), 2}, in[1].slice(0, 0, 2), true);  // y[1:3, 2] += v[:2]
+        y.index_put_({"...", 1}, 0.5);                               // y[..., 1] = 0.5
+        return y;
+      },
+      {x, v}));
+  EXPECT_TRUE(test::gradcheck(
+      [](const std::vector<Tensor>& in) {
+        Tensor y = base_of(in[0]);
+        y.index_put_({test::make_tensor({3, 0}, {2}, kInt64)}, in[1].slice(0, 0, 3));
+        return y.select(1, 2).index_put_({test::make_tensor({1}, {1}, kInt64)}, in[1].sum()) * 1.0;
+      },
+      {x, v}));
+  Tensor z = base_of(x);
+  z.fill_diagonal_(0.0);  // advanced indices, through copy_
+  z.sum().backward();
+  Tensor expected = exp(x.detach()) * 1.5;
+  expected.fill_diagonal_(0.0);
+  EXPECT_TRUE(x.grad().equal(expected));
+}
+
+// Second derivatives through CopySlices: its backward is made of differentiable ops.
+TEST(InPlaceThroughViews, SecondDerivatives) {
+  const Tensor x = test::uniform_input({3, 3}, -0.8, 0.8, 72);
+  const Tensor b = test::uniform_input({3}, -0.8, 0.8, 73);
+  EXPECT_TRUE(test::gradgradcheck(
+      [](const std::vector<Tensor>& in) {
+        Tensor y = base_of(in[0]);
+        y.select(1, 0).mul_(in[1]);
+        y.select(0, 2).sin_();
+        return y * y;
+      },
+      {x, b}));
+}
+
+// Writes autograd does not record leave a view's history alone: a view of a parameter made in
+// grad mode keeps its node across an optimizer-like update.
+TEST(InPlaceThroughViews, UnrecordedWritesKeepTheViewsHistory) {
+  Tensor w = test::uniform_input({2, 3}, -1.0, 1.0, 74);
+  const Tensor wt = w.t();
+  {
+    NoGradGuard no_grad;
+    w.add_(1.0);
+  }
+  ASSERT_NE(wt.grad_fn(), nullptr);
+  EXPECT_EQ(wt.grad_fn()->name(), "TransposeBackward");
+  (wt * 3.0).sum().backward();
+  EXPECT_TRUE(w.grad().equal(full({2, 3}, 3.0, kFloat64)));
+}
+
+// Refused with the op's name: a view of a leaf that requires grad, a view made with grad mode
+// off, a view of a base that is not contiguous, a view whose elements share memory; the base is
+// left as it was.
+TEST(InPlaceThroughViews, RefusedWhereAutogradCannotFollow) {
+  const Tensor x = test::uniform_input({2, 3}, -1.0, 1.0, 75);
+  const Tensor one = ones({3}, TensorOptions(kFloat64)).requires_grad_();
+  std::string m = test::error_message([&] { x.select(0, 0).add_(1.0); });
+  EXPECT_NE(m.find("add_"), std::string::npos) << m;
+  EXPECT_NE(m.find("view"), std::string::npos) << m;
+  EXPECT_NE(m.find("leaf"), std::string::npos) << m;
+
+  Tensor y = x * 2.0;
+  Tensor outside;
+  {
+    NoGradGuard no_grad;
+    outside = y.select(0, 1);
+  }
+  const Tensor y_before = y.detach().clone();
+  m = test::error_message([&] { outside.mul_(one); });
+  EXPECT_NE(m.find("mul_"), std::string::npos) << m;
+  EXPECT_NE(m.find("grad mode was off"), std::string::npos) << m;
+  // Its views are outside too.
+  m = test::error_message([&] { outside.slice(0, 0, 2).add_(one.slice(0, 0, 2)); });
+  EXPECT_NE(m.find("grad mode was off"), std::string::npos) << m;
+  EXPECT_TRUE(y.equal(y_before));
+
+  Tensor transposed_base = zeros({3, 2}, TensorOptions(kFloat64)).t().detach();  // strides (1, 2)
+  m = test::error_message([&] { transposed_base.select(0, 0).copy_(one); });
+  EXPECT_NE(m.find("copy_"), std::string::npos) << m;
+  EXPECT_NE(m.find("not contiguous"), std::string::npos) << m;
+
+  Tensor windows = (x * 1.0).view({6}).as_strided({2, 3}, {2, 1}, 0);  // rows overlap
+  m = test::error_message([&] { windows.mul_(one); });
+  EXPECT_NE(m.find("share memory"), std::string::npos) << m;
+}
+
+}  // namespace
+}  // namespace leangrad
