@@ -242,6 +242,8 @@ Edge gradient_edge(const Tensor& t) {
 }
 
 void set_history(const Tensor& t, const std::shared_ptr<Node>& fn, std::uint32_t output_nr) {
+  ++t.impl()
+        .histories;  // its views' histories are out of date (Note [In-place writes through views])
   AutogradMeta& meta = autograd_meta(t);
   meta.requires_grad = true;
   const bool moved = meta.grad_fn != fn || meta.output_nr != output_nr;
@@ -352,11 +354,11 @@ Tensor record_op(const char* forward_op, const Tensor& out, const std::vector<Te
 // - v's own history is then made anew: as_strided of b at v's geometry, whose backward reaches
 //   CopySlices. So is that of any view of b whose history was made from an older history of b
 //   (an in-place op on b itself or through another view), v included, when its history is next
-//   read (refresh_view_history, called by gradient_edge, grad_fn and requires_grad): the view
-//   remembers b's grad_fn at the time (ViewRegistration::base_history, held weakly, so a node
-//   freed and another made at its address is never taken for it). Writes that autograd does not
-//   record (under NoGradGuard: an optimizer step) leave b's history and so every view's as it
-//   was. A hook registered on a view's old history stays with that history.
+//   read (refresh_view_history, called by gradient_edge, grad_fn and requires_grad): b counts
+//   the histories autograd gave it (TensorImpl::histories, set_history and detach_), and the view
+//   remembers the count its own was made from (ViewRegistration::base_history). Writes that
+//   autograd does not record (under NoGradGuard: an optimizer step) leave b's history and so
+//   every view's as it was. A hook registered on a view's old history stays with that history.
 // - Refused with an Error naming the op (check_write_through_view), as in PyTorch: a view of a
 //   leaf that requires grad (run it under NoGradGuard); a view made with grad mode off of a tensor
 //   that requires grad (it is outside the graph: ViewRegistration::outside_graph, set by
@@ -372,7 +374,7 @@ namespace {
 void remake_view_history(const Tensor& view) {
   ViewRegistration& registration = view.impl().view;
   const Tensor base(registration.base());
-  registration.base_history = base.grad_fn();
+  registration.base_history = base.impl().histories;
   if (!base.requires_grad() || !is_floating(view.dtype())) return;
   const GradModeGuard grad_on(true);
   const Tensor fresh = as_strided(base, view.shape(), view.strides(), view.storage_offset());
@@ -452,11 +454,7 @@ void check_write_through_view(const char* op, const Tensor& self) {
 void refresh_view_history(const Tensor& t) {
   const ViewRegistration& registration = t.impl().view;
   if (!registration.active() || registration.outside_graph) return;
-  const TensorImpl& base = *registration.base();
-  const AutogradMeta* base_meta = base.autograd_meta.get();
-  const std::shared_ptr<Node> now = base_meta != nullptr ? base_meta->grad_fn : nullptr;
-  const std::weak_ptr<void>& then = registration.base_history;
-  if (!then.owner_before(now) && !now.owner_before(then)) return;  // the same node, or none
+  if (registration.base_history == registration.base()->histories) return;
   const AutogradMeta* meta = autograd_meta_or_null(t);
   if (meta != nullptr && meta->requires_grad && !meta->grad_fn) return;  // a leaf view
   remake_view_history(t);

@@ -99,6 +99,7 @@ Tensor& Tensor::detach_() {
   LG_CHECK(defined(), "detach_: expected a defined tensor, got an undefined Tensor()");
   autograd::AutogradMeta* meta = autograd::autograd_meta_or_null(*this);
   if (meta != nullptr) {
+    if (meta->grad_fn) ++impl().histories;
     meta->grad_fn.reset();
     meta->output_nr = 0;
     meta->requires_grad = false;

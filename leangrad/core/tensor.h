@@ -54,29 +54,33 @@ struct VersionCounter {
 
 // Held by a view's TensorImpl: one count in live_views for as long as the view lives, and the
 // view's root base (the tensor that is not a view at the bottom of its chain of views), which
-// autograd needs to record an in-place write through the view. Autograd also keeps here the
-// base's history the view's own history was made from, and whether the view was made outside the
+// autograd needs to record an in-place write through the view. Autograd also keeps here which of
+// the base's histories the view's own was made from, and whether the view was made outside the
 // graph (Note [In-place writes through views] in autograd/graph.cpp).
 class ViewRegistration {
  public:
   ViewRegistration() = default;
-  ViewRegistration(std::shared_ptr<VersionCounter> counter, std::shared_ptr<TensorImpl> base)
-      : counter_(std::move(counter)), base_(std::move(base)) {
+  ViewRegistration(std::shared_ptr<VersionCounter> counter, std::shared_ptr<TensorImpl> base,
+                   std::uint32_t base_history, bool outside_graph)
+      : base_history(base_history),
+        outside_graph(outside_graph),
+        counter_(std::move(counter)),
+        base_(std::move(base)) {
     if (counter_) ++counter_->live_views;
   }
-  ViewRegistration(const ViewRegistration& other) : ViewRegistration(other.counter_, other.base_) {
+  ViewRegistration(const ViewRegistration& other)
+      : ViewRegistration(other.counter_, other.base_, other.base_history, other.outside_graph) {}
+  ViewRegistration(ViewRegistration&& other) noexcept
+      : base_history(other.base_history),
+        outside_graph(other.outside_graph),
+        counter_(std::move(other.counter_)),
+        base_(std::move(other.base_)) {}
+  ViewRegistration& operator=(ViewRegistration other) noexcept {
+    release();
     base_history = other.base_history;
     outside_graph = other.outside_graph;
-  }
-  ViewRegistration& operator=(const ViewRegistration& other) {
-    if (this != &other) {
-      release();
-      counter_ = other.counter_;
-      base_ = other.base_;
-      base_history = other.base_history;
-      outside_graph = other.outside_graph;
-      if (counter_) ++counter_->live_views;
-    }
+    counter_ = std::move(other.counter_);
+    base_ = std::move(other.base_);
     return *this;
   }
   ~ViewRegistration() { release(); }
@@ -84,10 +88,9 @@ class ViewRegistration {
   // The root base (null when not a view).
   const std::shared_ptr<TensorImpl>& base() const { return base_; }
 
-  // Autograd's bookkeeping: the base's grad_fn when the view's history was made (a node, held
-  // weakly; empty for none), and whether the view was made, with grad mode off, of a base that
-  // requires grad.
-  std::weak_ptr<void> base_history;
+  // Autograd's bookkeeping: the base's TensorImpl::histories when the view's history was made,
+  // and whether the view was made, with grad mode off, of a base that requires grad.
+  std::uint32_t base_history = 0;
   bool outside_graph = false;
 
  private:
@@ -112,6 +115,9 @@ struct TensorImpl {
   // Null until autograd needs it (requires_grad, grad_fn, grad, hooks).
   std::shared_ptr<autograd::AutogradMeta> autograd_meta;
   ViewRegistration view;  // active when this tensor is a view (views::as_strided)
+  // How many times autograd has given this tensor a history (a grad_fn, or none by detach_()):
+  // its views compare it with the count their own history was made from.
+  std::uint32_t histories = 0;
 
   const Shape& sizes() const { return sizes_; }
   const Strides& strides() const { return strides_; }  // in elements

@@ -28,15 +28,14 @@ Tensor as_strided(const Tensor& base, Shape sizes, Strides strides, std::int64_t
                  storage_offset, ") reaches past its storage of ", base.storage()->nbytes(),
                  " bytes");
   Tensor view = share_storage(base, std::move(sizes), std::move(strides), storage_offset);
-  // The root base: a view of a view records the tensor at the bottom of the chain, and the
-  // history that tensor has now, from which autograd makes the view's (Note [In-place writes
-  // through views] in autograd/graph.cpp).
+  // The root base: a view of a view records the tensor at the bottom of the chain, and which of
+  // its histories that tensor has now, from which autograd makes the view's (Note [In-place
+  // writes through views] in autograd/graph.cpp).
   const ViewRegistration& parent = base.impl().view;
-  const std::shared_ptr<TensorImpl>& root = parent.active() ? parent.base() : base.impl_ptr();
-  ViewRegistration registration(view.impl().version_counter, root);
-  registration.base_history = Tensor(root).grad_fn();
-  registration.outside_graph = parent.outside_graph;
-  view.impl().view = std::move(registration);
+  std::shared_ptr<TensorImpl> root = parent.active() ? parent.base() : base.impl_ptr();
+  const std::uint32_t histories = root->histories;
+  view.impl().view = ViewRegistration(view.impl().version_counter, std::move(root), histories,
+                                      parent.outside_graph);
   return view;
 }
 
