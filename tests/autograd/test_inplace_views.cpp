@@ -5,6 +5,11 @@
 // do; index_put_ with basic and tensor indices on a non-leaf; and the writes that stay refused.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -16,6 +21,7 @@
 #include <leangrad/autograd/shape_functions.h>
 #include <leangrad/core/creation.h>
 #include <leangrad/core/indexing.h>
+#include <leangrad/core/views.h>
 #include <leangrad/kernels/creation.h>
 #include "testing/gradcheck.h"
 #include "testing/tensor_testing.h"
@@ -260,6 +266,229 @@ TEST(InPlaceThroughViews, RefusedWhereAutogradCannotFollow) {
   Tensor windows = (x * 1.0).view({6}).as_strided({2, 3}, {2, 1}, 0);  // rows overlap
   m = test::error_message([&] { windows.mul_(one); });
   EXPECT_NE(m.find("share memory"), std::string::npos) << m;
+}
+
+// ---- Random programs ---------------------------------------------------------------------------
+// Seeded programs of views, writes through them and reads of them, over y = exp(x) * 1.5 of shape
+// (3, 4, 5): views of y or of earlier views (select, slice with a step, transpose, permute,
+// unsqueeze, flatten where the layout allows), writes into any of them (add_, sub_ and copy_ of
+// another view of the same shape, add_, mul_, div_, copy_ and masked_fill_ of a number that
+// requires grad, mul_ by a constant, fill_, zero_, sin_, clamp_), and reads (a view times a
+// constant, taken at that point of the program). The output is every read and y at the end; its
+// gradient in x and in the numbers' source b is checked against central differences, and its
+// value against the same program run without autograd on a copy (bitwise: the same kernels).
+// The writes save nothing that a later write changes (no saved output is written again), so
+// every program is one a PyTorch user may write.
+struct ProgramStep {
+  enum class Kind { View, Write, Read } kind;
+  std::size_t target = 0;  // the handle viewed, written or read
+  int op = 0;              // which view or write
+  std::int64_t a = 0, b = 0, c = 0;
+  std::vector<std::int64_t> dims;  // permute's order
+  std::size_t other = 0;           // the handle read by add_, sub_ and copy_ of a view
+  std::vector<double> mask;        // masked_fill_'s, of the target's shape
+  double number = 0.0;
+};
+
+std::string describe(const std::vector<ProgramStep>& program) {
+  static const char* const kViews[] = {"select",  "slice",     "transpose",
+                                       "permute", "unsqueeze", "flatten"};
+  static const char* const kWrites[] = {
+      "add_ view",      "sub_ view",   "copy_ view", "add_ b", "mul_ b", "div_ b", "copy_ b",
+      "masked_fill_ b", "mul_ number", "fill_",      "zero_",  "sin_",   "clamp_"};
+  std::ostringstream out;
+  for (const ProgramStep& s : program) {
+    if (s.kind == ProgramStep::Kind::View) {
+      out << "h" << s.target << "." << kViews[s.op] << "(" << s.a << ", " << s.b << ", " << s.c
+          << "); ";
+    } else if (s.kind == ProgramStep::Kind::Write) {
+      out << "h" << s.target << " " << kWrites[s.op];
+      if (s.op <= 2) out << " h" << s.other;
+      out << "; ";
+    } else {
+      out << "read h" << s.target << "; ";
+    }
+  }
+  return out.str();
+}
+
+// The program's output for y's source x and the numbers' source b.
+Tensor run_program(const std::vector<ProgramStep>& program, const Tensor& x, const Tensor& b) {
+  std::vector<Tensor> handles{base_of(x)};
+  std::vector<Tensor> reads;
+  const auto number = [&b](std::size_t k, double scale) {
+    return b.select(0, static_cast<std::int64_t>(k % 3)) * scale + 1.25;  // in [0.25, 2.25]
+  };
+  for (std::size_t i = 0; i < program.size(); ++i) {
+    const ProgramStep& s = program[i];
+    Tensor& h = handles[s.target];
+    switch (s.kind) {
+      case ProgramStep::Kind::View:
+        switch (s.op) {
+          case 0:
+            handles.push_back(h.select(s.a, s.b));
+            break;
+          case 1:
+            handles.push_back(h.slice(s.a, s.b, s.c, 2));
+            break;
+          case 2:
+            handles.push_back(h.transpose(s.a, s.b));
+            break;
+          case 3:
+            handles.push_back(h.permute(s.dims));
+            break;
+          case 4:
+            handles.push_back(h.unsqueeze(s.a));
+            break;
+          default:
+            handles.push_back(h.view({-1}));
+            break;
+        }
+        break;
+      case ProgramStep::Kind::Write:
+        switch (s.op) {
+          case 0:
+            h.add_(handles[s.other], 0.5);
+            break;
+          case 1:
+            h.sub_(handles[s.other]);
+            break;
+          case 2:
+            h.copy_(handles[s.other]);
+            break;
+          case 3:
+            h.add_(number(i, 0.75));
+            break;
+          case 4:
+            h.mul_(number(i, 0.5));
+            break;
+          case 5:
+            h.div_(number(i, 0.5));
+            break;
+          case 6:
+            h.copy_(number(i, 1.0));
+            break;
+          case 7:
+            h.masked_fill_(test::make_tensor(s.mask, h.shape(), kBool), number(i, 1.0));
+            break;
+          case 8:
+            h.mul_(s.number);
+            break;
+          case 9:
+            h.fill_(s.number);
+            break;
+          case 10:
+            h.zero_();
+            break;
+          case 11:
+            h.sin_();
+            break;
+          default:
+            h.clamp_(-0.75, 2.5);
+            break;
+        }
+        break;
+      case ProgramStep::Kind::Read:
+        reads.push_back((h * s.number).reshape({-1}));
+        break;
+    }
+  }
+  reads.push_back(handles[0].reshape({-1}) * 1.0);
+  return cat(reads, 0);
+}
+
+// A program of `length` steps drawn from `rng`. Shapes are followed on a scratch tensor.
+std::vector<ProgramStep> random_program(std::mt19937_64& rng, int length) {
+  const auto below = [&rng](std::int64_t n) {
+    return static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(n));
+  };
+  std::vector<Tensor> shapes{zeros({3, 4, 5}, TensorOptions(kFloat64))};
+  std::vector<ProgramStep> program;
+  while (static_cast<int>(program.size()) < length) {
+    ProgramStep s;
+    const std::int64_t roll = below(10);
+    const auto handles = static_cast<std::int64_t>(shapes.size());
+    // Writes go through a view three times in four once there is one.
+    const bool through_a_view = roll >= 3 && roll < 8 && handles > 1 && below(4) != 0;
+    s.target = static_cast<std::size_t>(through_a_view ? 1 + below(handles - 1) : below(handles));
+    const Tensor& t = shapes[s.target];
+    const std::int64_t dims = t.dim();
+    if (roll < 3) {
+      s.kind = ProgramStep::Kind::View;
+      s.op = static_cast<int>(below(6));
+      if (dims == 0 && s.op != 4) continue;
+      Tensor v;
+      if (s.op == 0) {
+        s.a = below(dims);
+        s.b = below(t.size(s.a));
+        v = t.select(s.a, s.b);
+      } else if (s.op == 1) {
+        s.a = below(dims);
+        s.b = below(t.size(s.a));
+        s.c = s.b + 1 + below(t.size(s.a) - s.b);
+        v = t.slice(s.a, s.b, s.c, 2);
+      } else if (s.op == 2) {
+        s.a = below(dims);
+        s.b = below(dims);
+        v = t.transpose(s.a, s.b);
+      } else if (s.op == 3) {
+        for (std::int64_t d = 0; d < dims; ++d)
+          s.dims.push_back(d);
+        std::shuffle(s.dims.begin(), s.dims.end(), rng);
+        v = t.permute(s.dims);
+      } else if (s.op == 4) {
+        s.a = below(dims + 1);
+        v = t.unsqueeze(s.a);
+      } else {
+        if (!views::view_strides(t.shape(), t.strides(), {t.numel()})) continue;
+        v = t.view({-1});
+      }
+      shapes.push_back(v);
+    } else if (roll < 8) {
+      s.kind = ProgramStep::Kind::Write;
+      if (t.numel() == 0) continue;
+      s.op = static_cast<int>(below(13));
+      if (s.op <= 2) {  // another handle of the same shape, if any
+        std::vector<std::size_t> same;
+        for (std::size_t k = 0; k < shapes.size(); ++k)
+          if (shapes[k].shape() == t.shape()) same.push_back(k);
+        s.other = same[static_cast<std::size_t>(below(static_cast<std::int64_t>(same.size())))];
+      }
+      for (std::int64_t k = 0; k < t.numel(); ++k)
+        s.mask.push_back(static_cast<double>(below(2)));
+      s.number = static_cast<double>(below(7)) * 0.25 - 0.75;
+    } else {
+      s.kind = ProgramStep::Kind::Read;
+      s.number = 0.5 + static_cast<double>(below(4));
+    }
+    program.push_back(std::move(s));
+  }
+  return program;
+}
+
+// Programs 0-39, or 40 others from LEANGRAD_INPLACE_VIEWS_SEED when set (a search for rarer
+// programs: for s in $(seq 50); do LEANGRAD_INPLACE_VIEWS_SEED=$s build/tests/leangrad_tests
+// --gtest_filter='InPlaceThroughViews.RandomPrograms' --gtest_brief=1 || echo "seed $s"; done).
+TEST(InPlaceThroughViews, RandomPrograms) {
+  const Tensor x = test::uniform_input({3, 4, 5}, -1.0, 1.0, 76);
+  const Tensor b = test::uniform_input({3}, -1.0, 1.0, 77);
+  const char* extra = std::getenv("LEANGRAD_INPLACE_VIEWS_SEED");
+  const std::uint64_t first = extra != nullptr ? std::strtoull(extra, nullptr, 10) * 1000 : 0;
+  for (std::uint64_t seed = first; seed < first + 40; ++seed) {
+    std::mt19937_64 rng(seed);
+    const std::vector<ProgramStep> program = random_program(rng, 12);
+    SCOPED_TRACE("seed " + std::to_string(seed) + ": " + describe(program));
+    const auto fn = [&program](const std::vector<Tensor>& in) {
+      return run_program(program, in[0], in[1]);
+    };
+    EXPECT_TRUE(test::gradcheck(fn, {x, b}));
+    Tensor expected;
+    {
+      NoGradGuard no_grad;
+      expected = run_program(program, x.detach().clone(), b.detach());
+    }
+    EXPECT_TRUE(fn({x, b}).equal(expected));
+  }
 }
 
 }  // namespace
