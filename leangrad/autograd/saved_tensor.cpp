@@ -78,8 +78,18 @@ SavedTensor::SavedTensor(const Tensor& t, int output_nr) {
   if (hooks_stack.empty()) {
     data_ = std::move(alias);
     // An input keeps its graph identity for create_graph. (The node's own output must not: its
-    // history points at the node, which would then own itself.)
-    if (requires_grad_ && output_nr_ < 0) original_ = t;
+    // history points at the node, which would then own itself.) A view is kept as an alias that
+    // shares its autograd state but not its base: a view holds its base, whose history may come
+    // to reach this node (a recurrence writing its results into the buffer it reads), and the
+    // graph would then own itself (Note [In-place writes through views] in graph.cpp).
+    if (requires_grad_ && output_nr_ < 0) {
+      if (t.impl().view.active()) {
+        original_ = views::alias(t);
+        original_.impl().autograd_meta = t.impl().autograd_meta;
+      } else {
+        original_ = t;
+      }
+    }
     return;
   }
   // Run the hook's own ops without recording a graph (a copy to the host is not part of it).

@@ -88,7 +88,8 @@ class SavedTensor {
 
  private:
   Tensor data_;      // without hooks: the detached alias
-  Tensor original_;  // without hooks, an input that requires grad: the tensor itself
+  Tensor original_;  // without hooks, an input that requires grad: the tensor itself (a view:
+                     // an alias sharing its autograd state)
   const TensorImpl* source_ = nullptr;  // identity only (mark_if_output), never dereferenced
   int output_nr_ = -1;
   bool requires_grad_ = false;

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <memory>
 #include <random>
 #include <sstream>
 #include <string>
@@ -266,6 +267,23 @@ TEST(InPlaceThroughViews, RefusedWhereAutogradCannotFollow) {
   Tensor windows = (x * 1.0).view({6}).as_strided({2, 3}, {2, 1}, 0);  // rows overlap
   m = test::error_message([&] { windows.mul_(one); });
   EXPECT_NE(m.find("share memory"), std::string::npos) << m;
+}
+
+// A node that saves a view of a buffer, whose result is then written into the same buffer (a
+// recurrence filling its outputs), is reached from the buffer's history: the graph must not keep
+// itself alive once the program drops it, backward or not.
+TEST(InPlaceThroughViews, AGraphThroughABufferIsFreedWithoutBackward) {
+  const Tensor w = test::uniform_input({4}, -1.0, 1.0, 78);
+  std::weak_ptr<Storage> buffer_memory;
+  {
+    Tensor out = zeros({3, 4}, TensorOptions(kFloat64));
+    buffer_memory = out.storage();
+    out.select(0, 0).fill_(1.0);
+    for (std::int64_t t = 1; t < 3; ++t)
+      out.select(0, t).copy_(out.select(0, t - 1) * w);  // MulBackward saves the row read
+    ASSERT_EQ(out.grad_fn()->name(), "CopySlices");
+  }
+  EXPECT_TRUE(buffer_memory.expired());
 }
 
 // ---- Random programs ---------------------------------------------------------------------------
