@@ -398,15 +398,26 @@ class CopySlices final : public Node {
     const TensorMeta& base = output_meta.at(0);
     Tensor grad = std::move(grad_outputs.at(0));
     if (!grad.defined()) grad = zeros(base.shape, TensorOptions(base.dtype).device(base.device));
+    // The base's gradient is the incoming one with the view's part replaced. Written into the
+    // incoming one when nothing else can see it (no graph to keep, no other handle or view of
+    // its memory: a recurrence writing T rows of a buffer then copies T rows, not T buffers);
+    // otherwise into a copy, made of differentiable ops (create_graph).
+    const bool in_place = !grad_mode_enabled() && grad.is_contiguous() &&
+                          grad.impl_ptr().use_count() == 1 && grad.storage().use_count() == 1 &&
+                          grad.impl().autograd_meta == nullptr;
     const Tensor whole = grad.contiguous();
-    const Tensor at_view =
+    Tensor at_view =
         as_strided(whole, view_shape_, view_strides_, whole.storage_offset() + view_offset_);
+    // fn's gradients may be what it was given (copy_ passes it on): a copy, if the slot is then
+    // written in place.
+    if (in_place) at_view = at_view.clone();
     std::vector<Tensor> grads = fn_->apply({at_view});
     if (next_edges[0].valid()) {
       // The base's old value: the gradient everywhere but at the view, there fn's for the view's
       // old value (none: zero).
-      Tensor result = clone(whole);
-      Tensor slot = as_strided(result, view_shape_, view_strides_, view_offset_);
+      Tensor result = in_place ? whole : clone(whole);
+      Tensor slot =
+          as_strided(result, view_shape_, view_strides_, result.storage_offset() + view_offset_);
       if (grads[0].defined()) {
         slot.copy_(grads[0]);
       } else {
