@@ -2,8 +2,10 @@
 // autograd/graph.cpp): a recurrence of 50 steps, batch 32, width 128, whose states are copied
 // into rows of a zeros buffer (out[t] = h), forward and backward, beside the same recurrence
 // gathered with stack; and 100,000 slices of a non-leaf, the cost a view pays for knowing its
-// base. The best of 15 calls after 3 (bench/results/2026-12-07-cpu-inplace-views-zen5-2core.md).
-// LibTorch's side is 2026-12-07-cpu-inplace-views-libtorch.cpp.
+// base; and a view whose history is remade after a write through another view of its base (an
+// as_strided backward). The best of 15 calls after 3
+// (bench/results/2026-12-07-cpu-inplace-views-zen5-2core.md). LibTorch's side is
+// 2026-12-07-cpu-inplace-views-libtorch.cpp.
 //   g++ -O2 -std=c++20 -I. -Ibuild/generated -Ibench/results \
 //     bench/results/2026-12-07-cpu-inplace-views.cpp -Lbuild -lleangrad \
 //     -Wl,-rpath,$PWD/build -o /tmp/inplace-views
@@ -42,7 +44,18 @@ int main() {
       const Tensor v = y.slice(0, 1, 3);
     }
   });
+  const Tensor x2 = randn({256, 1024}).requires_grad_();
+  const double remade = best_of_ms(15, 3, [&] {
+    Tensor y2 = x2 * 1.0;
+    const Tensor first = y2.select(0, 0);  // made before the write below: its history is remade
+    y2.select(0, 1).mul_(2.0);
+    (first * 3.0).sum().backward();
+  });
   std::printf("recurrence into a buffer, forward + backward: %.3f ms\n", buffer);
   std::printf("recurrence gathered with stack, forward + backward: %.3f ms\n", stacked);
   std::printf("100,000 slices of a non-leaf: %.3f ms\n", slices);
+  std::printf(
+      "a (256, 1024) row read after a write through another row, forward + backward: "
+      "%.3f ms\n",
+      remade);
 }

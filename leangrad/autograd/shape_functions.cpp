@@ -11,6 +11,7 @@
 #include <vector>
 
 #include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/grad_mode.h>
 #include <leangrad/autograd/graph.h>
 #include <leangrad/autograd/indexing_functions.h>
 #include <leangrad/autograd/linalg_functions.h>
@@ -621,6 +622,15 @@ struct Geometry {
     return p;
   }
   bool surely_disjoint() const { return leangrad::surely_disjoint(size, stride); }
+  // Row-major strides (dims of size 1 may have any).
+  bool contiguous() const {
+    std::int64_t expected = 1;
+    for (std::size_t d = size.size(); d-- > 0;) {
+      if (size[d] != 1 && stride[d] != expected) return false;
+      expected *= size[d];
+    }
+    return true;
+  }
 };
 
 // The storage positions of g's elements less `origin`, int64 of g's shape on `device`.
@@ -642,6 +652,25 @@ Tensor positions(const Geometry& g, std::int64_t origin, Device device) {
 Tensor as_strided_backward(const Tensor& grad, const Geometry& in, const Geometry& out) {
   if (shape_numel(in.size, "as_strided") == 0 || grad.numel() == 0)
     return zeros(in.size, grad.options());
+  if (in.contiguous() && out.surely_disjoint() && out.offset >= in.offset &&
+      out.last() <= in.last()) {
+    // Each element of the view is one element of a contiguous input (the common case: a view
+    // whose history autograd made anew after a write through another view of its base, Note
+    // [In-place writes through views] in graph.cpp): grad copied into zeros where the view lies.
+    // Recorded as an op whose backward takes the same view, so it differentiates again.
+    const Tensor g = zeros(in.size, grad.options());
+    {
+      const NoGradGuard no_grad;
+      views::as_strided(g, out.size, out.stride, out.offset - in.offset).copy_(grad);
+    }
+    return autograd::record_op(
+        "as_strided_backward", g, {grad}, {},
+        [in, out](const autograd::BackwardContext& c) -> std::vector<Tensor> {
+          const Tensor whole = c.grad.contiguous();
+          return {as_strided(whole, out.size, out.stride,
+                             whole.storage_offset() + out.offset - in.offset)};
+        });
+  }
   const std::int64_t origin = std::min(in.offset, out.offset);
   const std::int64_t span = std::max(in.last(), out.last()) - origin + 1;
   const Tensor out_at = reshape(positions(out, origin, grad.device()), {-1});

@@ -124,8 +124,9 @@ Tensor diagonal_scatter(const Tensor& input, const Tensor& src, std::int64_t off
 // torch.as_strided; an element past the storage is a ShapeError. Its gradient adds each element's
 // gradient into the storage location it views and gives input the sum at each of its own
 // locations (divided among input's elements where input's own geometry overlaps, as PyTorch's);
-// gradients of locations input does not view are dropped. Composed of index_add and index_select,
-// so it differentiates twice. Writing in place through a view whose elements overlap (other than
+// gradients of locations input does not view are dropped. Composed of index_add and index_select
+// (or, for distinct elements of a contiguous input, a copy into zeros recorded with the view as
+// its backward), so it differentiates twice. Writing in place through a view whose elements overlap (other than
 // along a dim of stride 0, which is refused) gives an order-dependent result, as PyTorch's.
 Tensor as_strided(const Tensor& input, const Shape& size, const Strides& stride,
                   std::optional<std::int64_t> storage_offset = std::nullopt);

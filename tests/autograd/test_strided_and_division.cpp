@@ -106,6 +106,12 @@ TEST(AsStrided, GradientsMatchFiniteDifferences) {
     return as_strided(x[0].expand({3, 4}), {2, 2}, {1, 1}, 0).pow(3.0);
   };
   const auto unfolded = [](const Inputs& x) { return x[0].unfold(0, 3, 2).pow(3.0); };
+  // Distinct elements of a contiguous input: the gradient copied into zeros (its own path).
+  const auto disjoint = [](const Inputs& x) {
+    return as_strided(x[0], {2, 3}, {5, 2}, 1).pow(3.0);
+  };
+  EXPECT_TRUE(gradcheck(disjoint, {a}));
+  EXPECT_TRUE(gradgradcheck(disjoint, {a}));
   EXPECT_TRUE(gradcheck(windows, {a}));
   EXPECT_TRUE(gradgradcheck(windows, {a}));
   EXPECT_TRUE(gradcheck(on_view, {a}));
