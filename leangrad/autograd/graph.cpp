@@ -364,8 +364,9 @@ Tensor record_op(const char* forward_op, const Tensor& out, const std::vector<Te
 //   that requires grad (it is outside the graph: ViewRegistration::outside_graph, set by
 //   record_op, inherited by its views; detach_() on a view sets it too). leangrad also refuses a
 //   base that is not contiguous (results of ops always are; detach() of a transposed view,
-//   empty_strided, from_blob with strides or t_() can make one) and a view whose elements may
-//   share memory (as_strided windows), where PyTorch has rules of its own.
+//   empty_strided, from_blob with strides or t_() can make one), a view whose elements may
+//   share memory (as_strided windows) and one that reaches past its base's elements into the
+//   storage (as_strided of a detached slice), where PyTorch has rules of its own.
 // - A custom function may still not mark a view, or memory a live view shares, dirty
 //   (custom_function.cpp).
 namespace {
@@ -460,6 +461,15 @@ void check_write_through_view(const char* op, const Tensor& self) {
            ": in-place operation recorded by autograd on a view (shape ", self.shape(),
            ", strides ", shape_str(self.strides()),
            ") whose elements may share memory; clone() it first");
+  // The view's elements must be the base's (as_strided may reach past them into the storage).
+  std::int64_t last = self.storage_offset();
+  for (std::int64_t d = 0; d < self.dim(); ++d)
+    last += (self.size(d) - 1) * self.stride(d);
+  LG_CHECK(self.numel() == 0 || (self.storage_offset() >= base.storage_offset() &&
+                                 last < base.storage_offset() + base.numel()),
+           op, ": in-place operation recorded by autograd on a view (shape ", self.shape(),
+           ", offset ", self.storage_offset(), ") that reaches outside its base (shape ",
+           base.shape(), ", offset ", base.storage_offset(), ")");
 }
 
 void refresh_view_history(const Tensor& t) {

@@ -234,8 +234,8 @@ TEST(InPlaceThroughViews, UnrecordedWritesKeepTheViewsHistory) {
 }
 
 // Refused with the op's name: a view of a leaf that requires grad, a view made with grad mode
-// off, a view of a base that is not contiguous, a view whose elements share memory; the base is
-// left as it was.
+// off, a view of a base that is not contiguous, a view whose elements share memory, a view past
+// its base's elements; the base is left as it was.
 TEST(InPlaceThroughViews, RefusedWhereAutogradCannotFollow) {
   const Tensor x = test::uniform_input({2, 3}, -1.0, 1.0, 75);
   const Tensor one = ones({3}, TensorOptions(kFloat64)).requires_grad_();
@@ -267,6 +267,14 @@ TEST(InPlaceThroughViews, RefusedWhereAutogradCannotFollow) {
   Tensor windows = (x * 1.0).view({6}).as_strided({2, 3}, {2, 1}, 0);  // rows overlap
   m = test::error_message([&] { windows.mul_(one); });
   EXPECT_NE(m.find("share memory"), std::string::npos) << m;
+
+  // A root over part of a storage (a detached slice), viewed past its elements.
+  Tensor part = zeros({8}, TensorOptions(kFloat64)).slice(0, 2, 5).detach();  // elements 2-4
+  const Tensor part_before = part.clone();
+  Tensor past = part.as_strided({3}, {1}, 4);  // elements 4-6 of the storage
+  m = test::error_message([&] { past.copy_(one); });
+  EXPECT_NE(m.find("outside its base"), std::string::npos) << m;
+  EXPECT_TRUE(part.equal(part_before));
 }
 
 // A node that saves a view of a buffer, whose result is then written into the same buffer (a
