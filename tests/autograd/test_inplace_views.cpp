@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <limits>
 #include <memory>
 #include <random>
 #include <sstream>
@@ -21,6 +22,7 @@
 #include <leangrad/autograd/nn_functions.h>
 #include <leangrad/autograd/shape_functions.h>
 #include <leangrad/core/creation.h>
+#include <leangrad/core/cuda.h>
 #include <leangrad/core/indexing.h>
 #include <leangrad/core/views.h>
 #include <leangrad/kernels/creation.h>
@@ -395,7 +397,8 @@ Tensor run_program(const std::vector<ProgramStep>& program, const Tensor& x, con
             h.copy_(number(i, 1.0));
             break;
           case 7:
-            h.masked_fill_(test::make_tensor(s.mask, h.shape(), kBool), number(i, 1.0));
+            h.masked_fill_(test::make_tensor(s.mask, h.shape(), kBool).to(h.device()),
+                           number(i, 1.0));
             break;
           case 8:
             h.mul_(s.number);
@@ -514,6 +517,36 @@ TEST(InPlaceThroughViews, RandomPrograms) {
       expected = run_program(program, x.detach().clone(), b.detach());
     }
     EXPECT_TRUE(fn({x, b}).equal(expected));
+  }
+}
+
+// The same programs on CUDA: values and gradients as the CPU's, within the roundings of the
+// transcendental functions each side computes its own way (exp, sin: a few ulps each, a dozen
+// steps), bounded by 256 units of float64 roundoff of each element's magnitude.
+TEST(InPlaceThroughViews, RandomProgramsOnCudaMatchTheCpu) {
+  if (!cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  const Tensor x = test::uniform_input({3, 4, 5}, -1.0, 1.0, 76);
+  const Tensor b = test::uniform_input({3}, -1.0, 1.0, 77);
+  const Tensor x_cuda = x.detach().to(Device::cuda(0)).requires_grad_();
+  const Tensor b_cuda = b.detach().to(Device::cuda(0)).requires_grad_();
+  const double bound = 256.0 * std::numeric_limits<double>::epsilon();
+  for (std::uint64_t seed = 0; seed < 40; ++seed) {
+    std::mt19937_64 rng(seed);
+    const std::vector<ProgramStep> program = random_program(rng, 12);
+    SCOPED_TRACE("seed " + std::to_string(seed) + ": " + describe(program));
+    const Tensor want = run_program(program, x, b);
+    const Tensor got = run_program(program, x_cuda, b_cuda);
+    // (A program may not use b: its gradient is then undefined on both.)
+    const std::vector<Tensor> want_grads = grad({want.sum()}, {x, b}, {}, {}, false, true);
+    const std::vector<Tensor> got_grads = grad({got.sum()}, {x_cuda, b_cuda}, {}, {}, false, true);
+    const auto close = [bound](const Tensor& g, const Tensor& w) {
+      if (!g.defined() || !w.defined()) return g.defined() == w.defined();
+      const Tensor scale = clamp_min(abs(w), 1.0);
+      return (abs(g.to(Device::cpu()) - w) <= scale * bound).all().item<bool>();
+    };
+    EXPECT_TRUE(close(got.detach(), want.detach())) << "values";
+    EXPECT_TRUE(close(got_grads[0], want_grads[0])) << "gradient in x";
+    EXPECT_TRUE(close(got_grads[1], want_grads[1])) << "gradient in b";
   }
 }
 
