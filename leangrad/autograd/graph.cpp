@@ -70,6 +70,17 @@ std::string backward_name(const std::string& forward_op) {
   return name + "Backward";
 }
 
+namespace {
+
+// Whether `t` is a contiguous gradient that nothing but this handle refers to (no other handle or
+// view of its memory, no graph): a node may then keep it or write into it.
+bool only_handle(const Tensor& t) {
+  return t.impl_ptr().use_count() == 1 && t.storage().use_count() == 1 && t.is_contiguous() &&
+         t.impl().autograd_meta == nullptr;
+}
+
+}  // namespace
+
 // ---- AccumulateGrad --------------------------------------------------------------------------
 
 AccumulateGrad::AccumulateGrad(std::shared_ptr<TensorImpl> leaf)
@@ -111,9 +122,7 @@ std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>&& grad_outputs) {
   if (!meta.grad.defined()) {
     // Take the gradient over when nothing else refers to its memory; otherwise copy it, so that
     // .grad never aliases another tensor (the same gradient may reach several leaves).
-    const bool sole_owner = grad.impl_ptr().use_count() == 1 && grad.storage().use_count() == 1 &&
-                            grad.is_contiguous() && grad.impl().autograd_meta == nullptr;
-    meta.grad = sole_owner ? grad : grad.clone();
+    meta.grad = only_handle(grad) ? grad : grad.clone();
   } else if (grad_mode_enabled()) {
     meta.grad = meta.grad + grad;  // create_graph: keep the graph of both terms
   } else {
@@ -242,8 +251,8 @@ Edge gradient_edge(const Tensor& t) {
 }
 
 void set_history(const Tensor& t, const std::shared_ptr<Node>& fn, std::uint32_t output_nr) {
-  ++t.impl()
-        .histories;  // its views' histories are out of date (Note [In-place writes through views])
+  // Its views' histories are out of date (Note [In-place writes through views]).
+  ++t.impl().histories;
   AutogradMeta& meta = autograd_meta(t);
   meta.requires_grad = true;
   const bool moved = meta.grad_fn != fn || meta.output_nr != output_nr;
@@ -311,23 +320,18 @@ std::shared_ptr<FunctionNode> make_function_node(const char* forward_op, const T
 Tensor record_op(const char* forward_op, const Tensor& out, const std::vector<Tensor>& inputs,
                  const std::vector<Tensor>& saved, FunctionNode::Backward backward,
                  DoubleBackward double_backward) {
+  for (const Tensor& in : inputs) {
+    // An op that returned one of its inputs unchanged (x.to(x.dtype())) records nothing.
+    if (in.defined() && out.is_same(in)) return out;
+  }
   if (!any_requires_grad(inputs) || !is_floating(out.dtype())) {
     // A view made with grad mode off of a tensor that requires grad stays out of the graph, and
     // so do the views made of it (Note [In-place writes through views]).
     if (!grad_mode_enabled() && out.impl().view.active()) {
-      bool of_an_input = false;
-      bool input_requires_grad = false;
-      for (const Tensor& in : inputs) {
-        of_an_input = of_an_input || (in.defined() && out.is_same(in));
-        input_requires_grad = input_requires_grad || (in.defined() && in.requires_grad());
-      }
-      if (!of_an_input && input_requires_grad) out.impl().view.outside_graph = true;
+      for (const Tensor& in : inputs)
+        if (in.defined() && in.requires_grad()) out.impl().view.outside_graph = true;
     }
     return out;
-  }
-  for (const Tensor& in : inputs) {
-    // An op that returned one of its inputs unchanged (x.to(x.dtype())) records nothing.
-    if (in.defined() && out.is_same(in)) return out;
   }
   std::vector<SavedTensor> saved_tensors;
   saved_tensors.reserve(saved.size());
@@ -403,9 +407,7 @@ class CopySlices final : public Node {
     // incoming one when nothing else can see it (no graph to keep, no other handle or view of
     // its memory: a recurrence writing T rows of a buffer then copies T rows, not T buffers);
     // otherwise into a copy, made of differentiable ops (create_graph).
-    const bool in_place = !grad_mode_enabled() && grad.is_contiguous() &&
-                          grad.impl_ptr().use_count() == 1 && grad.storage().use_count() == 1 &&
-                          grad.impl().autograd_meta == nullptr;
+    const bool in_place = !grad_mode_enabled() && only_handle(grad);
     const Tensor whole = grad.contiguous();
     Tensor at_view =
         as_strided(whole, view_shape_, view_strides_, whole.storage_offset() + view_offset_);
@@ -462,11 +464,10 @@ void check_write_through_view(const char* op, const Tensor& self) {
            ", strides ", shape_str(self.strides()),
            ") whose elements may share memory; clone() it first");
   // The view's elements must be the base's (as_strided may reach past them into the storage).
-  std::int64_t last = self.storage_offset();
-  for (std::int64_t d = 0; d < self.dim(); ++d)
-    last += (self.size(d) - 1) * self.stride(d);
+  const std::int64_t end =
+      checked_extent(self.shape(), self.strides(), self.storage_offset(), self.element_size(), op);
   LG_CHECK(self.numel() == 0 || (self.storage_offset() >= base.storage_offset() &&
-                                 last < base.storage_offset() + base.numel()),
+                                 end <= base.storage_offset() + base.numel()),
            op, ": in-place operation recorded by autograd on a view (shape ", self.shape(),
            ", offset ", self.storage_offset(), ") that reaches outside its base (shape ",
            base.shape(), ", offset ", base.storage_offset(), ")");

@@ -166,7 +166,8 @@ void record_in_place(const char* forward_op, const Tensor& self, const std::vect
 // Refuses, naming the op, an in-place write through the view `self` that autograd cannot record
 // (Note [In-place writes through views]): a view of a leaf that requires grad, a view made with
 // grad mode off of a tensor that requires grad, a base that is not contiguous, a view whose
-// elements may share memory. Nothing when self is not a view.
+// elements may share memory, a view reaching past its base's elements. Nothing when self is not a
+// view.
 void check_write_through_view(const char* op, const Tensor& self);
 
 // A view whose base has had its history changed since the view's own was made (an in-place op on

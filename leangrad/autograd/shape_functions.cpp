@@ -622,15 +622,7 @@ struct Geometry {
     return p;
   }
   bool surely_disjoint() const { return leangrad::surely_disjoint(size, stride); }
-  // Row-major strides (dims of size 1 may have any).
-  bool contiguous() const {
-    std::int64_t expected = 1;
-    for (std::size_t d = size.size(); d-- > 0;) {
-      if (size[d] != 1 && stride[d] != expected) return false;
-      expected *= size[d];
-    }
-    return true;
-  }
+  bool contiguous() const { return is_contiguous(size, stride); }
 };
 
 // The storage positions of g's elements less `origin`, int64 of g's shape on `device`.

@@ -126,8 +126,9 @@ Tensor diagonal_scatter(const Tensor& input, const Tensor& src, std::int64_t off
 // locations (divided among input's elements where input's own geometry overlaps, as PyTorch's);
 // gradients of locations input does not view are dropped. Composed of index_add and index_select
 // (or, for distinct elements of a contiguous input, a copy into zeros recorded with the view as
-// its backward), so it differentiates twice. Writing in place through a view whose elements overlap (other than
-// along a dim of stride 0, which is refused) gives an order-dependent result, as PyTorch's.
+// its backward), so it differentiates twice. Writing in place through a view whose elements overlap
+// (other than along a dim of stride 0, which is refused) gives an order-dependent result, as
+// PyTorch's.
 Tensor as_strided(const Tensor& input, const Shape& size, const Strides& stride,
                   std::optional<std::int64_t> storage_offset = std::nullopt);
 

@@ -60,6 +60,17 @@ std::size_t checked_nbytes(std::int64_t numel, std::size_t element_size, const c
   return static_cast<std::size_t>(nbytes);
 }
 
+bool is_contiguous(const Shape& shape, const Strides& strides) {
+  for (const std::int64_t size : shape)
+    if (size == 0) return true;
+  std::int64_t expected = 1;
+  for (std::size_t d = shape.size(); d-- > 0;) {
+    if (shape[d] != 1 && strides[d] != expected) return false;
+    expected *= shape[d];  // bounded by the element count: no overflow
+  }
+  return true;
+}
+
 std::int64_t checked_extent(const Shape& sizes, const Strides& strides, std::int64_t offset,
                             std::size_t element_size, const char* what) {
   LG_CHECK_SHAPE(sizes.size() == strides.size(), what, ": ", sizes.size(), " sizes but ",

@@ -49,6 +49,10 @@ std::int64_t shape_numel(const Shape& shape, const char* what = "tensor");
 // stride overflows int64 (a shape like [0, 2^32, 2^32] has no elements but no strides either).
 Strides contiguous_strides(const Shape& shape);
 
+// Whether `strides` are row-major for `shape` (size-1 dims may have any stride; a shape without
+// elements is contiguous whatever its other sizes: their product may not even fit in int64).
+bool is_contiguous(const Shape& shape, const Strides& strides);
+
 // Checked size arithmetic. Every shape, stride, offset, element count and byte count computed
 // from input (user calls, file headers) goes through these or shape_numel: a size too large is a
 // ShapeError naming `what`, never an integer that wrapped around.

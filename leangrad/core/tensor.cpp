@@ -53,17 +53,7 @@ void TensorImpl::swap_geometry(TensorImpl& other) noexcept {
 }
 
 bool Tensor::is_contiguous() const {
-  // Size-1 dims may have any stride; a tensor without elements is contiguous (whatever its other
-  // sizes: their product may not even fit in int64).
-  for (const std::int64_t size : shape())
-    if (size == 0) return true;
-  std::int64_t expected = 1;
-  for (std::int64_t d = dim() - 1; d >= 0; --d) {
-    const std::int64_t size = shape()[d];
-    if (size != 1 && strides()[d] != expected) return false;
-    expected *= size;  // the tensor's numel bounds it: no overflow
-  }
-  return true;
+  return leangrad::is_contiguous(shape(), strides());
 }
 
 bool Tensor::shares_storage(const Tensor& other) const {
