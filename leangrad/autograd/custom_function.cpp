@@ -25,13 +25,19 @@ void Context::save_pending() {
 // that carry no gradient, such as indices (ctx->mark_non_differentiable). Function::apply:
 // - checks each dirty tensor when forward returns: it must be an input and an output (the
 //   caller's tensor is what changed, so it is what carries the new history), and not a leaf that
-//   requires grad nor a view or a tensor whose memory a live view shares: autograd would lose the
-//   other tensor's gradient, as for the built-in in-place ops (Note [In-place ops in the graph]
-//   in autograd/tensor_methods.cpp). The check runs even when no graph is recorded, as LibTorch's;
+//   requires grad. A dirty view must be one autograd can follow a write through
+//   (check_write_through_view, as for the built-in in-place ops), and forward must return it
+//   alone, as in PyTorch ("Functions which modify views in-place must return a single
+//   Variable"): CopySlices hands the function the gradient of that one output. The checks run
+//   even when no graph is recorded, as LibTorch's;
 // - makes the function the dirty tensor's history, in place (set_history on the caller's
 //   TensorImpl): its edge to the previous history was taken before, so backward chains through
 //   the function to whatever computed the input. Its version has moved with forward's writes,
-//   so a tensor saved earlier by another op refuses to unpack, as after any in-place op;
+//   so a tensor saved earlier by another op refuses to unpack, as after any in-place op. A dirty
+//   view's base takes a CopySlices node with the function inside as its history instead
+//   (rebase_history_through_view), and every view of the written memory, the dirty one included,
+//   gets a history made from the base's when it is next read (Note [In-place writes through
+//   views] in graph.cpp);
 // - gives a non-differentiable output no history; backward receives zeros in its place.
 void Context::mark_dirty(const std::vector<Tensor>& inputs) {
   dirty_.insert(dirty_.end(), inputs.begin(), inputs.end());
@@ -58,10 +64,12 @@ void Context::check_dirty(const std::vector<Tensor>& inputs,
     LG_CHECK(!(t.requires_grad() && t.is_leaf()), name_,
              ": mark_dirty on a leaf tensor that requires grad (shape ", t.shape(),
              "); modify a copy, or run under NoGradGuard");
-    LG_CHECK(!t.impl().view.active() && t.impl().version_counter->live_views.load() == 0, name_,
-             ": mark_dirty on a tensor (shape ", t.shape(),
-             ") that is a view or whose memory a live view shares; the other tensor's gradient "
-             "would not follow the rewrite. clone() it first");
+    if (!t.impl().view.active()) continue;
+    check_write_through_view(name_.c_str(), t);
+    LG_CHECK(outputs.size() == 1, name_, ": mark_dirty on a view (shape ", t.shape(),
+             ") by a function that returns ", outputs.size(),
+             " tensors; a function that modifies a view in place must return that view alone, as "
+             "in LibTorch (autograd hands it the gradient of one output)");
   }
 }
 

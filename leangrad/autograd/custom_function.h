@@ -61,8 +61,10 @@ class Context {
   // In forward, as LibTorch's (Note [Dirty and non-differentiable outputs]):
   // - mark_dirty: these inputs were modified in place by forward and are returned as outputs;
   //   they keep their identity and the function becomes their history, as a built-in in-place
-  //   op. Refused for a leaf that requires grad, a view or a tensor a live view shares, and for
-  //   a marked tensor that is not both an input and an output.
+  //   op (through a view: its base's history, as a write through a view). Refused for a leaf
+  //   that requires grad, a marked tensor that is not both an input and an output, a view that
+  //   a built-in in-place op could not write either, and a view marked by a function that
+  //   returns more than that one tensor (as LibTorch).
   // - mark_non_differentiable: these outputs get no history (requires_grad() false); backward
   //   receives zeros for them.
   void mark_dirty(const std::vector<Tensor>& inputs);
@@ -254,7 +256,13 @@ struct Function {
           }
         }
       }
-      set_history(out, node, index);
+      if (node->ctx.is_dirty(out) && out.impl().view.active()) {
+        const auto input = std::find_if(inputs.begin(), inputs.end(),
+                                        [&](const Tensor& in) { return out.is_same(in); });
+        rebase_history_through_view(out, node, static_cast<std::size_t>(input - inputs.begin()));
+      } else {
+        set_history(out, node, index);
+      }
       node->ctx.mark_if_output(out, index);
     };
     if constexpr (std::is_same_v<Output, Tensor>) {

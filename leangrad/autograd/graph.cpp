@@ -371,8 +371,9 @@ Tensor record_op(const char* forward_op, const Tensor& out, const std::vector<Te
 //   empty_strided, from_blob with strides or t_() can make one), a view whose elements may
 //   share memory (as_strided windows) and one that reaches past its base's elements into the
 //   storage (as_strided of a detached slice), where PyTorch has rules of its own.
-// - A custom function may still not mark a view, or memory a live view shares, dirty
-//   (custom_function.cpp).
+// - A custom function that marks a view dirty is recorded the same way, its node inside the
+//   CopySlices (rebase_history_through_view); as in PyTorch it must return that one tensor only
+//   (Note [Dirty and non-differentiable outputs] in custom_function.cpp).
 namespace {
 
 // A view's history made anew from its base's: as_strided of the base at the view's geometry.
@@ -387,14 +388,17 @@ void remake_view_history(const Tensor& view) {
 }
 
 // The gradient of a base written through one of its views (Note [In-place writes through
-// views]): `fn` is the in-place op's node (input 0 the view's old value), the view's geometry is
-// kept relative to the base's first element. The base is contiguous, so its gradient made
-// contiguous holds each element where the base holds it.
+// views]): `fn` is the in-place op's node (its input `view_input` the view's old value, its one
+// output the view's new value), the view's geometry is kept relative to the base's first element.
+// The base is contiguous, so its gradient made contiguous holds each element where the base holds
+// it.
 class CopySlices final : public Node {
  public:
-  CopySlices(std::shared_ptr<Node> fn, const Tensor& base, const Tensor& view)
+  CopySlices(std::shared_ptr<Node> fn, std::size_t view_input, const Tensor& base,
+             const Tensor& view)
       : Node("CopySlices"),
         fn_(std::move(fn)),
+        view_input_(view_input),
         view_shape_(view.shape()),
         view_strides_(view.strides()),
         view_offset_(view.storage_offset() - base.storage_offset()) {}
@@ -415,34 +419,55 @@ class CopySlices final : public Node {
     // written in place.
     if (in_place) at_view = at_view.clone();
     std::vector<Tensor> grads = fn_->apply({at_view});
-    if (next_edges[0].valid()) {
+    Tensor& for_view = grads.at(view_input_);
+    if (next_edges[view_input_].valid()) {
       // The base's old value: the gradient everywhere but at the view, there fn's for the view's
       // old value (none: zero).
       Tensor result = in_place ? whole : clone(whole);
       Tensor slot =
           as_strided(result, view_shape_, view_strides_, result.storage_offset() + view_offset_);
-      if (grads[0].defined()) {
-        slot.copy_(grads[0]);
+      if (for_view.defined()) {
+        slot.copy_(for_view);
       } else {
         slot.zero_();
       }
-      grads[0] = result;
+      for_view = result;
     } else {
-      grads[0] = Tensor();
+      for_view = Tensor();
     }
     return grads;
   }
   void release_saved() override { fn_->release_saved(); }
   void prefetch_saved() override { fn_->prefetch_saved(); }
 
+  // `view` (the written view's values) with the history of the view made from the base's new
+  // history: as_strided of an alias of the base (contiguous, rebuilt from view's storage) whose
+  // history is this node.
+  Tensor view_of_new_base(const Tensor& view) {
+    const TensorMeta& base_meta = output_meta.at(0);
+    const Tensor base =
+        views::as_strided(views::alias(view), base_meta.shape, contiguous_strides(base_meta.shape),
+                          view.storage_offset() - view_offset_);
+    set_history(base, shared_from_this(), 0);
+    const GradModeGuard grad_on(true);
+    return as_strided(base, view.shape(), view.strides(), view.storage_offset());
+  }
+
  private:
   std::shared_ptr<Node> fn_;
+  std::size_t view_input_;
   Shape view_shape_;
   Strides view_strides_;
   std::int64_t view_offset_;
 };
 
 }  // namespace
+
+Tensor saved_output_through_view(const Tensor& data, const Node& fn) {
+  const std::shared_ptr<Node> node = fn.copy_slices.lock();
+  if (!node) return Tensor();
+  return static_cast<CopySlices&>(*node).view_of_new_base(data);
+}
 
 void check_write_through_view(const char* op, const Tensor& self) {
   const ViewRegistration& registration = self.impl().view;
@@ -486,24 +511,30 @@ void record_in_place(const char* forward_op, const Tensor& self, const std::vect
                      std::vector<SavedTensor> saved, FunctionNode::Backward backward) {
   LG_INTERNAL_ASSERT(!inputs.empty() && inputs.front().is_same(self), forward_op,
                      ": record_in_place expects self as its first input");
-  if (!self.impl().view.active()) {
-    set_history(self, make_function_node(forward_op, self, inputs, std::move(saved),
-                                         std::move(backward), DoubleBackward::Differentiable));
-    return;
-  }
-  // Through a view (Note [In-place writes through views]): CopySlices, with the op's node inside,
-  // takes the gradient of the base's new value to the base's old history and to the other
-  // operands. The node keeps its own edge to the view's old history: a saved output unpacked
-  // under create_graph has it as its grad_fn.
-  const Tensor base(self.impl().view.base());
   std::shared_ptr<Node> fn =
       make_function_node(forward_op, self, inputs, std::move(saved), std::move(backward),
                          DoubleBackward::Differentiable);
-  auto copy_slices = make_node<CopySlices>(fn, base, self);
+  if (self.impl().view.active()) {
+    rebase_history_through_view(self, fn, 0);  // Note [In-place writes through views]
+  } else {
+    set_history(self, fn);
+  }
+}
+
+void rebase_history_through_view(const Tensor& view, const std::shared_ptr<Node>& fn,
+                                 std::size_t view_input) {
+  // CopySlices, with fn inside, takes the gradient of the base's new value to the base's old
+  // history and to fn's other inputs. fn keeps its own edge to the view's old history: a saved
+  // output unpacked under create_graph has fn as its grad_fn.
+  LG_INTERNAL_ASSERT(view.impl().view.active() && view_input < fn->next_edges.size(), fn->name(),
+                     ": rebase_history_through_view expects a view among fn's inputs");
+  const Tensor base(view.impl().view.base());
+  auto copy_slices = make_node<CopySlices>(fn, view_input, base, view);
+  fn->copy_slices = copy_slices;
   copy_slices->next_edges = fn->next_edges;
-  copy_slices->next_edges[0] = gradient_edge(base);
+  copy_slices->next_edges[view_input] = gradient_edge(base);
   copy_slices->output_meta.push_back(TensorMeta::of(base));
-  set_history(base, copy_slices, 0);  // self's history follows when next read
+  set_history(base, copy_slices, 0);  // the view's history follows when next read
 }
 
 }  // namespace leangrad::autograd

@@ -52,6 +52,9 @@ class Node : public std::enable_shared_from_this<Node> {
   std::vector<TensorMeta> output_meta;  // one per forward output
   // Hooks on the gradients of this node's outputs (tensor.register_hook on a non-leaf).
   std::vector<std::pair<std::uint32_t, GradHook>> pre_hooks;
+  // Set when the node's one output was written through a view (rebase_history_through_view): the
+  // CopySlices node that became the base's history. Held weakly: it owns this node.
+  std::weak_ptr<Node> copy_slices;
 
  private:
   std::string name_;
@@ -162,6 +165,23 @@ Tensor record_op(const char* forward_op, const Tensor& out, const std::vector<Te
 // (Note [In-place ops in the graph] in tensor_methods.cpp).
 void record_in_place(const char* forward_op, const Tensor& self, const std::vector<Tensor>& inputs,
                      std::vector<SavedTensor> saved, FunctionNode::Backward backward);
+
+// The history of a write through `view` (PyTorch's rebase_history of a view): `fn`, the node of
+// the op that wrote it, one output, its input `view_input` the view's old value, goes into a
+// CopySlices node that becomes the history of the view's base; the view's own history is made
+// anew from it when next read (Note [In-place writes through views]). record_in_place's path for
+// a view, and that of a custom function that marks a view dirty. The caller has checked the write
+// (check_write_through_view).
+void rebase_history_through_view(const Tensor& view, const std::shared_ptr<Node>& fn,
+                                 std::size_t view_input);
+
+// A saved output of `fn` unpacked under create_graph when fn wrote it through a view: an alias of
+// `data` whose history is an as_strided view of the base's CopySlices node, as PyTorch's
+// SavedVariable restores an in-place-on-view output (not fn itself, which runs only inside
+// CopySlices: a graph reaching fn both ways would run it twice, the second time after its saved
+// tensors were freed). Undefined when fn wrote no view, or its CopySlices node is gone (then
+// nothing reaches it).
+Tensor saved_output_through_view(const Tensor& data, const Node& fn);
 
 // Refuses, naming the op, an in-place write through the view `self` that autograd cannot record
 // (Note [In-place writes through views]): a view of a leaf that requires grad, a view made with

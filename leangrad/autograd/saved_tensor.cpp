@@ -122,6 +122,10 @@ Tensor SavedTensor::unpack(const std::string& node_name, const std::shared_ptr<N
     if (!in_graph) return data_;
     if (original_.defined()) return original_;
     if (output_nr_ >= 0 && owner != nullptr) {
+      // Written through a view: the view's new history, through the CopySlices node that owns
+      // `owner` (graph.h).
+      if (Tensor through_view = saved_output_through_view(data_, *owner); through_view.defined())
+        return through_view;
       Tensor alias = views::alias(data_);
       set_history(alias, owner, static_cast<std::uint32_t>(output_nr_));
       return alias;

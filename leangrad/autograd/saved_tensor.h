@@ -71,8 +71,9 @@ class SavedTensor {
   // In a backward with grad mode off (every plain backward) it is a plain tensor. Under
   // create_graph (grad mode on) it keeps its place in the graph, so the backward formula's own
   // graph reaches it: a saved input is the input itself, a saved output an alias whose grad_fn is
-  // `owner` (the saving node), as PyTorch's SavedVariable restores it. See Note [Double
-  // backward] in engine.cpp.
+  // `owner` (the saving node; for an output owner wrote through a view, the view's history made
+  // from its base's CopySlices node: saved_output_through_view in graph.h), as PyTorch's
+  // SavedVariable restores it. See Note [Double backward] in engine.cpp.
   Tensor unpack(const std::string& node_name, const std::shared_ptr<Node>& owner = nullptr) const;
   // Marks the saved tensor as output `output_nr` of its node when it is `out` (a custom
   // function saves before its outputs have their history).

@@ -47,44 +47,19 @@ struct TensorImpl;
 
 struct VersionCounter {
   std::atomic<std::uint32_t> version{0};
-  // Views of this memory alive now (not counting autograd's own aliases: saved tensors and
-  // detach()). Custom functions refuse to mark such memory dirty (autograd/custom_function.cpp).
-  std::atomic<std::int32_t> live_views{0};
 };
 
-// Held by a view's TensorImpl: one count in live_views for as long as the view lives, and the
-// view's root base (the tensor that is not a view at the bottom of its chain of views), which
-// autograd needs to record an in-place write through the view. Autograd also keeps here which of
-// the base's histories the view's own was made from, and whether the view was made outside the
-// graph (Note [In-place writes through views] in autograd/graph.cpp).
+// Held by a view's TensorImpl: the view's root base (the tensor that is not a view at the bottom
+// of its chain of views), which autograd needs to record an in-place write through the view.
+// Autograd also keeps here which of the base's histories the view's own was made from, and
+// whether the view was made outside the graph (Note [In-place writes through views] in
+// autograd/graph.cpp).
 class ViewRegistration {
  public:
   ViewRegistration() = default;
-  ViewRegistration(std::shared_ptr<VersionCounter> counter, std::shared_ptr<TensorImpl> base,
-                   std::uint32_t base_history, bool outside_graph)
-      : base_history(base_history),
-        outside_graph(outside_graph),
-        counter_(std::move(counter)),
-        base_(std::move(base)) {
-    if (counter_) ++counter_->live_views;
-  }
-  ViewRegistration(const ViewRegistration& other)
-      : ViewRegistration(other.counter_, other.base_, other.base_history, other.outside_graph) {}
-  ViewRegistration(ViewRegistration&& other) noexcept
-      : base_history(other.base_history),
-        outside_graph(other.outside_graph),
-        counter_(std::move(other.counter_)),
-        base_(std::move(other.base_)) {}
-  ViewRegistration& operator=(ViewRegistration other) noexcept {
-    release();
-    base_history = other.base_history;
-    outside_graph = other.outside_graph;
-    counter_ = std::move(other.counter_);
-    base_ = std::move(other.base_);
-    return *this;
-  }
-  ~ViewRegistration() { release(); }
-  bool active() const { return counter_ != nullptr; }
+  ViewRegistration(std::shared_ptr<TensorImpl> base, std::uint32_t base_history, bool outside_graph)
+      : base_history(base_history), outside_graph(outside_graph), base_(std::move(base)) {}
+  bool active() const { return base_ != nullptr; }
   // The root base (null when not a view).
   const std::shared_ptr<TensorImpl>& base() const { return base_; }
 
@@ -94,12 +69,6 @@ class ViewRegistration {
   bool outside_graph = false;
 
  private:
-  void release() {
-    if (counter_) --counter_->live_views;
-    counter_.reset();
-    base_.reset();
-  }
-  std::shared_ptr<VersionCounter> counter_;
   std::shared_ptr<TensorImpl> base_;
 };
 

@@ -34,8 +34,7 @@ Tensor as_strided(const Tensor& base, Shape sizes, Strides strides, std::int64_t
   const ViewRegistration& parent = base.impl().view;
   std::shared_ptr<TensorImpl> root = parent.active() ? parent.base() : base.impl_ptr();
   const std::uint32_t histories = root->histories;
-  view.impl().view = ViewRegistration(view.impl().version_counter, std::move(root), histories,
-                                      parent.outside_graph);
+  view.impl().view = ViewRegistration(std::move(root), histories, parent.outside_graph);
   return view;
 }
 

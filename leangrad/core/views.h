@@ -11,8 +11,8 @@
 
 namespace leangrad::views {
 
-// A tensor sharing `base`'s storage and version counter with the given geometry: a view, counted
-// in the counter's live_views while it lives.
+// A tensor sharing `base`'s storage and version counter with the given geometry: a view, which
+// keeps its root base (ViewRegistration in core/tensor.h).
 Tensor as_strided(const Tensor& base, Shape sizes, Strides strides, std::int64_t storage_offset);
 // The same tensor again (same storage, geometry and version counter) under a new TensorImpl
 // without autograd state, not counted as a view: what autograd keeps for backward and what

@@ -218,6 +218,15 @@ TEST(InPlaceThroughViews, SecondDerivatives) {
         return y * y;
       },
       {x, b}));
+  // A write that saves its result (exp_), the base saved after it: the double backward reaches
+  // exp_'s node only through CopySlices, whose history the unpacked result takes.
+  EXPECT_TRUE(test::gradgradcheck(
+      [](const std::vector<Tensor>& in) {
+        Tensor y = base_of(in[0]);
+        y.select(0, 1).exp_();
+        return y * y;
+      },
+      {x}));
 }
 
 // Writes autograd does not record leave a view's history alone: a view of a parameter made in
