@@ -524,8 +524,9 @@ void record_in_place(const char* forward_op, const Tensor& self, const std::vect
 void rebase_history_through_view(const Tensor& view, const std::shared_ptr<Node>& fn,
                                  std::size_t view_input) {
   // CopySlices, with fn inside, takes the gradient of the base's new value to the base's old
-  // history and to fn's other inputs. fn keeps its own edge to the view's old history: a saved
-  // output unpacked under create_graph has fn as its grad_fn.
+  // history and to fn's other inputs. fn runs only inside it (a saved output of fn unpacks
+  // through it: saved_output_through_view); fn keeps its own edges, which say which of its
+  // inputs need a gradient.
   LG_INTERNAL_ASSERT(view.impl().view.active() && view_input < fn->next_edges.size(), fn->name(),
                      ": rebase_history_through_view expects a view among fn's inputs");
   const Tensor base(view.impl().view.base());
