@@ -345,7 +345,12 @@ BENCHMARK(BM_Adam_Float16)->Arg(kInCache)->Arg(k10M)->Unit(benchmark::kMilliseco
 BENCHMARK(BM_Adam_Amsgrad)->Arg(k10M)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_AdamW)->Arg(k10M)->Arg(k100M)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_RAdam)->Arg(k10M)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_Adam8bit)->Arg(kInCache)->Arg(k10M)->Arg(k100M)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Adam8bit)
+    ->Arg(kInCache)
+    ->Arg(k10M)
+    ->Arg(k100M)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 BENCHMARK(BM_Adam8bit_CodeTable)
     ->Arg(k10M)
     ->Arg(k100M)
