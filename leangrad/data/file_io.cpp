@@ -161,7 +161,8 @@ std::vector<std::string> remove_abandoned(const std::string& folder,
 struct Target {
   std::string path;       // as the caller gave it
   std::string resolved;   // the file written: `path` at the end of its symbolic links
-  bool replaces = false;  // a regular file is there, whose owner and mode the new one keeps
+  bool replaces = false;  // a regular file is there (nothing else is replaced), whose owner
+                          // and mode the new one keeps
   mode_t mode = 0666;     // its permission bits (Note [Owner and mode])
   uid_t owner = 0;
   gid_t group = 0;
@@ -206,12 +207,17 @@ Target resolve_target(const std::string& path, const char* caller) {
   if (::stat(target.resolved.c_str(), &st) == 0) {
     LG_CHECK(!S_ISDIR(st.st_mode), caller, ": cannot write ", target.describe(),
              ": it is a folder");
-    target.replaces = S_ISREG(st.st_mode);
-    if (target.replaces) {
-      target.mode = st.st_mode & 0777;
-      target.owner = st.st_uid;
-      target.group = st.st_gid;
-    }
+    // A device, FIFO or socket would be replaced by a regular file (as root, --save-model
+    // /dev/null would put a file where the system's null device was): refused, as the readers
+    // refuse such files.
+    LG_CHECK(S_ISREG(st.st_mode), caller, ": cannot write ", target.describe(), ": it is ",
+             file_kind(st.st_mode),
+             ", and an atomic write would replace it with a regular file (write to a regular "
+             "file's path instead)");
+    target.replaces = true;
+    target.mode = st.st_mode & 0777;
+    target.owner = st.st_uid;
+    target.group = st.st_gid;
   }
   return target;
 }

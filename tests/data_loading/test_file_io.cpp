@@ -143,6 +143,30 @@ TEST(FileIo, FailedAtomicWriteKeepsTheOldFileAndSaysWhy) {
   EXPECT_EQ(names_in(dir), std::vector<std::string>{"log.json"});
 }
 
+// A FIFO, a device or a socket where the file goes is refused before anything is written: the
+// rename would put a regular file in its place (as root, a save to /dev/null would replace the
+// system's null device). The special file is left as it was.
+TEST(FileIo, AtomicWriteRefusesToReplaceAFifo) {
+  TempDir dir;
+  const std::string fifo = dir.file("fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0) << std::strerror(errno);
+  expect_error([&] { write_file_atomically(fifo, "bytes", "--log-json"); },
+               {"--log-json", fifo, "is a FIFO", "would replace it"});
+  struct stat st {};
+  ASSERT_EQ(::lstat(fifo.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode));
+  EXPECT_EQ(names_in(dir), std::vector<std::string>{"fifo"});
+  // check_writable, which leangrad-train runs on its outputs before training, says so at once.
+  expect_error([&] { check_writable(fifo, "--log-json"); }, {"--log-json", fifo, "is a FIFO"});
+  // Through a symbolic link too, and to a device.
+  const std::string link = dir.file("link");
+  std::filesystem::create_symlink(fifo, link);
+  expect_error([&] { write_file_atomically(link, "bytes", "save_safetensors"); },
+               {"save_safetensors", "a symbolic link to", "is a FIFO"});
+  expect_error([&] { write_file_atomically("/dev/null", "bytes", "--save-model"); },
+               {"--save-model", "/dev/null", "is a character device"});
+}
+
 TEST(FileIo, CheckWritable) {
   TempDir dir;
   check_writable(dir.file("model.safetensors"), "--save-model");
