@@ -5,6 +5,7 @@
 #include <limits>
 #include <optional>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include <leangrad/autograd/activations.h>
@@ -64,6 +65,37 @@ Tensor Tensor::pin_memory() const {
   return out;
 }
 
+namespace {
+
+// Whether item<T>() may convert `value` to T. As LibTorch's item<T>() (c10::checked_convert), a
+// value T cannot hold is refused: a float that is NaN or whose truncation is out of an integer
+// type's range (a plain cast of it is undefined behaviour in C++), a finite double beyond float's
+// range, an integer beyond T's range. Any value converts to bool (non-zero is true), and a
+// negative integer to uint8 wraps as long as its magnitude fits (-1 is 255), as in LibTorch.
+template <typename T, typename S>
+bool item_converts(S value) {
+  if constexpr (std::is_same_v<T, bool> || std::is_same_v<S, bool>) {
+    return true;
+  } else if constexpr (std::is_floating_point_v<S> && std::is_floating_point_v<T>) {
+    return !std::isfinite(value) ||
+           (value >= std::numeric_limits<T>::lowest() && value <= std::numeric_limits<T>::max());
+  } else if constexpr (std::is_floating_point_v<S>) {
+    // [lowest, max + 1): exact bounds, powers of two, for every integer type here.
+    const S upper = std::ldexp(S(1), std::numeric_limits<T>::digits);
+    const S lower = std::is_signed_v<T> ? -upper : S(0);
+    return value >= lower && value < upper;  // false for NaN
+  } else if constexpr (std::is_floating_point_v<T>) {
+    return true;
+  } else if constexpr (std::is_unsigned_v<T> && std::is_signed_v<S>) {
+    return value >= 0 ? std::in_range<T>(value)
+                      : -static_cast<std::uint64_t>(value) <= std::numeric_limits<T>::max();
+  } else {
+    return std::in_range<T>(value);
+  }
+}
+
+}  // namespace
+
 template <typename T>
 T Tensor::item() const {
   LG_CHECK_SHAPE(numel() == 1, "item: expected a tensor with one element, got shape ", shape());
@@ -71,12 +103,20 @@ T Tensor::item() const {
   if (device().is_cpu()) count_host_sync();
   const Tensor host = cpu();
   return dispatch_all(dtype(), "item", [&]<typename S>() {
-    const S value = *static_cast<const S*>(host.data_ptr());
-    if constexpr (std::is_same_v<S, Half> || std::is_same_v<S, BFloat16>) {
-      return static_cast<T>(static_cast<float>(value));
+    const S stored = *static_cast<const S*>(host.data_ptr());
+    using Value =
+        std::conditional_t<std::is_same_v<S, Half> || std::is_same_v<S, BFloat16>, float, S>;
+    const auto value = static_cast<Value>(stored);
+    if constexpr (std::is_integral_v<Value>) {
+      LG_CHECK_DTYPE(item_converts<T>(value), "item<", dtype_name(dtype_of<T>), ">: the value ",
+                     static_cast<long long>(value), " of a ", dtype(), " tensor does not fit ",
+                     dtype_name(dtype_of<T>), " (a conversion would overflow)");
     } else {
-      return static_cast<T>(value);
+      LG_CHECK_DTYPE(item_converts<T>(value), "item<", dtype_name(dtype_of<T>), ">: the value ",
+                     static_cast<double>(value), " of a ", dtype(), " tensor does not fit ",
+                     dtype_name(dtype_of<T>), " (a conversion would overflow)");
     }
+    return static_cast<T>(value);
   });
 }
 template float Tensor::item<float>() const;

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <string>
+#include <vector>
 
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/nn_functions.h>
@@ -65,6 +67,54 @@ TEST(Tensor, ItemAndDataPtrCheckTheirArguments) {
   EXPECT_THROW(t.data_ptr<double>(), DTypeError);
   EXPECT_THROW(Tensor().shape(), Error);
   EXPECT_EQ(tensor(std::vector<std::int32_t>{-7}).item<double>(), -7.0);
+}
+
+// item<T>() converts as LibTorch's (c10::checked_convert): a value T cannot hold is a DTypeError
+// naming both types and the value, where a plain cast of NaN or of an out-of-range float to an
+// integer is undefined behaviour (and gave INT64_MIN, or 44 for 300 as uint8).
+TEST(Tensor, ItemRefusesValuesTheTypeCannotHold) {
+  const auto refused = [](const auto& call, const std::vector<std::string>& words) {
+    try {
+      call();
+      ADD_FAILURE() << "no error; expected one with " << words.front();
+    } catch (const DTypeError& e) {
+      for (const std::string& word : words)
+        EXPECT_NE(std::string(e.what()).find(word), std::string::npos) << e.what();
+    }
+  };
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  refused([&] { full({}, nan).item<std::int64_t>(); }, {"item<int64>", "nan", "float32"});
+  refused([&] { full({}, inf).item<std::int32_t>(); }, {"item<int32>", "inf"});
+  refused([&] { full({}, 1e30).item<std::int32_t>(); }, {"int32"});
+  refused([&] { full({}, 300.0).item<std::uint8_t>(); }, {"item<uint8>", "300"});
+  refused([&] { full({}, -1.0).item<std::uint8_t>(); }, {"uint8", "-1"});
+  refused([&] { full({}, 1e300, kFloat64).item<float>(); }, {"item<float32>", "float64"});
+  refused([&] { full({}, 300, kInt64).item<std::uint8_t>(); }, {"300", "int64"});
+  refused([&] { full({}, -256, kInt64).item<std::uint8_t>(); }, {"-256"});
+  refused([&] { full({}, 3e9, kFloat64).item<std::int32_t>(); }, {"int32"});
+  refused([&] { full({}, std::ldexp(1.0, 63), kFloat64).item<std::int64_t>(); }, {"int64"});
+  refused([&] { full({}, std::ldexp(1.0, 31), kInt64).item<std::int32_t>(); }, {"2147483648"});
+  // What fits converts: the ends of each range, truncation toward zero, infinities and NaN
+  // between floating types, anything to bool, and a negative integer's wrap to uint8.
+  EXPECT_EQ(full({}, -std::ldexp(1.0, 63), kFloat64).item<std::int64_t>(),
+            std::numeric_limits<std::int64_t>::min());
+  EXPECT_EQ(full({}, std::ldexp(1.0, 62), kFloat32).item<std::int64_t>(), std::int64_t{1} << 62);
+  EXPECT_EQ(full({}, -2147483648.0, kFloat64).item<std::int32_t>(), -2147483647 - 1);
+  EXPECT_EQ(full({}, 2147483647.9, kFloat64).item<std::int32_t>(), 2147483647);
+  EXPECT_EQ(full({}, 255.5).item<std::uint8_t>(), 255);
+  EXPECT_EQ(full({}, -2.7).item<std::int64_t>(), -2);
+  EXPECT_TRUE(std::isinf(full({}, inf, kFloat64).item<float>()));
+  EXPECT_TRUE(std::isnan(full({}, nan, kFloat16).item<double>()));
+  EXPECT_EQ(full({}, 65504.0, kFloat16).item<std::int32_t>(), 65504);
+  EXPECT_TRUE(full({}, nan).item<bool>());
+  EXPECT_FALSE(full({}, 0.0).item<bool>());
+  EXPECT_EQ(full({}, -1, kInt64).item<std::uint8_t>(), 255);
+  EXPECT_EQ(full({}, -255, kInt32).item<std::uint8_t>(), 1);
+  EXPECT_EQ(full({}, true, kBool).item<std::uint8_t>(), 1);
+  EXPECT_EQ(full({}, 255, kUInt8).item<std::int32_t>(), 255);
+  EXPECT_EQ(full({}, std::numeric_limits<std::int64_t>::max(), kInt64).item<std::int64_t>(),
+            std::numeric_limits<std::int64_t>::max());
 }
 
 TEST(Tensor, ConversionsRoundToNearestEven) {
