@@ -235,11 +235,17 @@ Tensor logsumexp(const Tensor& input, const DimList& dims, bool keepdim) {
   const Tensor x = autograd::floating_or_float32(input);
   // The shift: each slice's largest element, 0 where that is infinite (exp(x - m) would be
   // NaN for -inf - -inf and inf - inf). It takes no gradient: the result does not depend on it.
+  // An empty input has no largest element: 0, so that each empty slice gives log(0) = -inf, as
+  // torch's.
   Tensor m;
   {
     NoGradGuard no_grad;
-    m = amax(x, dims, /*keepdim=*/true);
-    m = where(eq(abs(m), std::numeric_limits<double>::infinity()), zeros_like(m), m);
+    if (x.numel() == 0) {
+      m = zeros(sum(x, dims, /*keepdim=*/true).shape(), x.options());
+    } else {
+      m = amax(x, dims, /*keepdim=*/true);
+      m = where(eq(abs(m), std::numeric_limits<double>::infinity()), zeros_like(m), m);
+    }
   }
   const Tensor s = log(sum(exp(sub(x, m)), dims, keepdim));
   return add(s, reshape(m, s.shape()));

@@ -444,7 +444,8 @@ Tensor histc(const Tensor& input, std::int64_t bins, double min, double max) {
   const Tensor x = reshape(input, {-1});
   double lo = min;
   double hi = max;
-  if (lo == 0.0 && hi == 0.0 && x.numel() > 0) {
+  // An empty range (min == max, 0 and 0 by default) takes the data's, as torch's.
+  if (lo == hi && x.numel() > 0) {
     lo = amin(x).item<double>();
     hi = amax(x).item<double>();
   }

@@ -122,7 +122,7 @@ TEST(TensorOpsReference, AsPyTorch) {
     }
     ++checked;
   }
-  EXPECT_EQ(checked, 20);
+  EXPECT_EQ(checked, 24);
 }
 
 // ---- Gradients -------------------------------------------------------------------------------

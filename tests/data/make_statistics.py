@@ -261,6 +261,10 @@ case("histc_float32", {"x": (randn(200) * 3).float()},
      differentiable=False)
 case("histc_one_value", {"x": torch.tensor([2.0, 2.0], dtype=torch.float64)},
      lambda x: torch.histc(x, bins=4), {"bins": 4}, differentiable=False)
+# min == max other than 0: the data's range, as with the default 0 and 0.
+case("histc_equal_range", {"x": torch.tensor([4.0, 1.0, 3.0, 2.0], dtype=torch.float64)},
+     lambda x: torch.histc(x, bins=3, min=7.0, max=7.0), {"bins": 3, "min": 7.0, "max": 7.0},
+     differentiable=False)
 
 # ---- runs of equal elements ---------------------------------------------------------------------
 def unique_runs(x, dim=None):

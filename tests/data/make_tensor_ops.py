@@ -56,6 +56,14 @@ x = torch.tensor([[0.0, -math.inf, 1.0], [-math.inf, -math.inf, -math.inf],
 cases.append({"name": "logsumexp__infinities", "params": {"op": "logsumexp", "dims": [1],
                                                           "keepdim": False},
               "tensors": {"x": x, "y": x.logsumexp(1)}})
+# Over an empty dim: the log of an empty sum, -inf.
+for name, shape, dims, keepdim in [("logsumexp__empty_dim", (0, 3), [0], False),
+                                   ("logsumexp__empty_all_dims", (0, 3), [0, 1], False),
+                                   ("logsumexp__empty_last_keepdim", (2, 0), [1], True),
+                                   ("logsumexp__kept_dim_empty", (0, 3), [1], False)]:
+    x = torch.zeros(shape)
+    cases.append({"name": name, "params": {"op": "logsumexp", "dims": dims, "keepdim": keepdim},
+                  "tensors": {"x": x, "y": x.logsumexp(dims, keepdim=keepdim)}})
 x = torch.randn(3, 5)
 cases.append({"name": "norm__p0", "params": {"op": "norm", "p": 0.0, "dims": [1],
                                              "keepdim": False},
