@@ -79,7 +79,7 @@ using tools::TrainPosition;
 
 // The options a checkpoint must have been written with to be resumed (the data order, the
 // model and the update rule depend on them; --epochs may change), and what bounds its position.
-tools::CheckpointSpec checkpoint_spec(const TrainOptions& o, double lr,
+tools::CheckpointSpec checkpoint_spec(const TrainOptions& o, int world_size, double lr,
                                       std::int64_t steps_per_epoch) {
   char lr_text[40];
   std::snprintf(lr_text, sizeof(lr_text), "%.17g", lr);
@@ -94,7 +94,10 @@ tools::CheckpointSpec checkpoint_spec(const TrainOptions& o, double lr,
                   {"seed", std::to_string(o.seed)},
                   {"limit-train", std::to_string(o.limit_train)},
                   {"width", srnet ? std::to_string(o.width) : "-"},
-                  {"blocks", srnet ? std::to_string(o.blocks) : "-"}};
+                  {"blocks", srnet ? std::to_string(o.blocks) : "-"},
+                  // The processes (leangrad-run's WORLD_SIZE): each rank's share of the order, and
+                  // the steps of an epoch, depend on it.
+                  {"world-size", std::to_string(world_size)}};
   spec.seed = o.seed;
   spec.lr = lr;
   spec.steps_per_epoch = steps_per_epoch;
@@ -244,7 +247,7 @@ Run set_up(const TrainOptions& o, const tools::World& world, Device device) {
     run.test_loader = std::make_unique<data::DataLoader>(test, test_options);
   }
   run.steps_per_epoch = (run.train_loader->size() + o.accumulate - 1) / o.accumulate;
-  run.checkpoint = checkpoint_spec(o, run.lr, run.steps_per_epoch);
+  run.checkpoint = checkpoint_spec(o, run.world.size, run.lr, run.steps_per_epoch);
   return run;
 }
 

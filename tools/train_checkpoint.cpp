@@ -30,7 +30,8 @@ std::string exact_double(double value) {  // hexadecimal: read back to the same 
 
 // Options that checkpoints of the same format written by earlier versions lack, and the value
 // those runs had: --precision came with mixed precision, and every run before it was float32.
-const std::map<std::string, std::string> kOptionsAddedLater = {{"precision", "f32"}};
+const std::map<std::string, std::string> kOptionsAddedLater = {{"precision", "f32"},
+                                                               {"world-size", "1"}};
 
 // Strict readers of a checkpoint's metadata: each field must be present and hold exactly what the
 // writer writes (no sign or space where none belongs, nothing after the number); an error names
@@ -150,9 +151,11 @@ void check_options(const MetadataReader& reader, const CheckpointSpec& spec) {
            "')");
   for (const auto& [option, value] : spec.options) {
     const std::string& saved = reader.text_or_default(option);
+    // Every option is a flag but the number of processes, which the launcher sets.
+    const std::string name = option == "world-size" ? "WORLD_SIZE=" : "--" + option + " ";
     LG_CHECK_TYPED(CheckpointMismatch, saved == value, "cannot resume from '", reader.path(),
-                   "': it was written with --", option, " ", printable(saved), ", this run has --",
-                   option, " ", value, " (use the same options or another --checkpoint-dir)");
+                   "': it was written with ", name, printable(saved), ", this run has ", name,
+                   value, " (use the same options or another --checkpoint-dir)");
   }
 }
 

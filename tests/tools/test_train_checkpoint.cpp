@@ -399,6 +399,38 @@ TEST(TrainCheckpoint, AMissingPrecisionMeansFloat32) {
                tools::CheckpointMismatch);
 }
 
+// The number of processes is an option of the run (WORLD_SIZE under leangrad-run): a checkpoint
+// of two processes does not resume in one, and the message names WORLD_SIZE, not a flag.
+// Checkpoints written before it was recorded lack it; they count as one process.
+TEST(TrainCheckpoint, AnotherWorldSizeIsAMismatch) {
+  TempDir dir;
+  tools::CheckpointSpec two = spec();
+  two.options["world-size"] = "2";
+  const Training original(1, 3);
+  tools::save_checkpoint(dir.path(), 3, two, *original.model, *original.optimizer, position(3));
+  const std::string path = tools::checkpoint_path(dir.path(), 8);
+  tools::CheckpointSpec one = spec();
+  one.options["world-size"] = "1";
+  Training resumed(2);
+  try {
+    tools::load_checkpoint(path, one, *resumed.model, *resumed.optimizer);
+    ADD_FAILURE() << "a checkpoint of two processes resumed in one";
+  } catch (const tools::CheckpointMismatch& e) {
+    EXPECT_NE(std::string(e.what()).find("written with WORLD_SIZE=2, this run has WORLD_SIZE=1"),
+              std::string::npos)
+        << e.what();
+  }
+  tools::load_checkpoint(path, two, *resumed.model, *resumed.optimizer);
+  EXPECT_EQ(parameters_of(resumed), parameters_of(original));
+
+  set_field(path, "world-size", std::nullopt);
+  Training older(2);
+  tools::load_checkpoint(path, one, *older.model, *older.optimizer);
+  EXPECT_EQ(parameters_of(older), parameters_of(original));
+  EXPECT_THROW(tools::load_checkpoint(path, two, *older.model, *older.optimizer),
+               tools::CheckpointMismatch);
+}
+
 TEST(TrainCheckpoint, NameAndGlobalStepMustAgree) {
   TempDir dir;
   const std::string path = write_checkpoint(dir.path());
