@@ -4,6 +4,7 @@
 //   leangrad-demo [--device cpu|cuda] [--steps N]
 #include <leangrad/leangrad.h>
 
+#include <charconv>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -26,8 +27,13 @@ Options parse(int argc, char** argv) {
       if (value != "cpu" && value != "cuda") throw std::invalid_argument("--device: cpu or cuda");
       options.device = value == "cpu" ? leangrad::Device::cpu() : leangrad::Device::cuda();
     } else if (arg == "--steps" && i + 1 < argc) {
-      options.steps = std::stoi(argv[++i]);
-      if (options.steps < 1) throw std::invalid_argument("--steps: expected a positive count");
+      const std::string value = argv[++i];
+      const char* last = value.data() + value.size();
+      const auto [end, error] = std::from_chars(value.data(), last, options.steps);
+      if (error != std::errc() || end != last || options.steps < 1)
+        throw std::invalid_argument("--steps: expected a whole number > 0, got '" + value + "'");
+    } else if (arg == "--device" || arg == "--steps") {
+      throw std::invalid_argument(arg + ": expected a value after it");
     } else {
       throw std::invalid_argument("unknown argument '" + arg +
                                   "' (usage: leangrad-demo [--device cpu|cuda] [--steps N])");

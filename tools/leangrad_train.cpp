@@ -219,6 +219,11 @@ Run set_up(const TrainOptions& o, const tools::World& world, Device device) {
   const std::int64_t test_size =
       o.limit_test > 0 ? std::min(o.limit_test, test.size()) : test.size();
   run.test_size = test_size;
+  // An empty split has no loss to report, nor a score (0 / 0): refused rather than made up.
+  LG_CHECK(run.train_set->size() > 0, "--data '", o.data,
+           "': the training split has no images, so there is nothing to train on");
+  LG_CHECK(test_size > 0, "--data '", o.data,
+           "': the test split has no images, so there is nothing to score the model on");
   data::DataLoaderOptions train_options = data::DataLoaderOptions()
                                               .batch_size(o.batch_size)
                                               .shuffle(true)

@@ -1,6 +1,8 @@
 #include "train_options.h"
 
+#include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -18,6 +20,17 @@ std::string check_positive(std::string& value) {
   const double number = std::strtod(value.c_str(), &end);
   if (end == value.c_str() || *end != '\0' || !(number > 0) || !std::isfinite(number))
     return "expected a number > 0, got '" + value + "'";
+  return "";
+}
+
+// A whole number from 0 to 2^64 - 1, digits only. (CLI's conversion to uint64 takes "-1" as
+// 2^64 - 1 and clamps what overflows.)
+std::string check_unsigned(std::string& value) {
+  std::uint64_t number = 0;
+  const char* last = value.data() + value.size();
+  const auto [end, error] = std::from_chars(value.data(), last, number);
+  if (value.empty() || error != std::errc() || end != last)
+    return "expected a whole number from 0 to 18446744073709551615, got '" + value + "'";
   return "";
 }
 
@@ -90,6 +103,7 @@ void add_options(CLI::App& app, TrainOptions& o) {
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
   app.add_option("--seed", o.seed, "seeds the initialisation and the shuffle")
+      ->check(CLI::Validator(check_unsigned, "UINT64"))
       ->capture_default_str();
   app.add_option("--threads", o.threads, "CPU threads for the kernels (default: all cores)")
       ->check(CLI::Range(1, 1024));

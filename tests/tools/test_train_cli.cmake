@@ -716,6 +716,9 @@ function(check_distributed)
                    "the resumed 2-process --zero run's final model differs from the plain Adam run's")
   run_train(1 "--zero shards the optimizer state over the processes of leangrad-run; this run has one process"
             ${common} --zero --max-steps 1)
+  # One process does not resume two's checkpoint: its share of the order and its steps differ.
+  run_train(1 "it was written with WORLD_SIZE=2, this run has WORLD_SIZE=1"
+            ${common} --batch-size 32 --optimizer adam --checkpoint-dir "${ckpt}")
   message(STATUS "2 processes: --zero trains the plain Adam run's model bitwise, also resumed")
 
   # Interrupted at step 70 and resumed, as is and with --offload-params (the checkpoint loaded into
@@ -901,7 +904,14 @@ elseif(MODE STREQUAL "errors")
   run_train(1 "--memory-budget: only srnet has residual blocks" --model mlp --memory-budget 100
             --data "${DATA}")
   run_train(2 "--prefetch" --prefetch 0)
+  run_train(2 "--seed: expected a whole number from 0 to 18446744073709551615, got '-1'" --seed -1)
+  run_train(2 "got '18446744073709551616'" --seed 18446744073709551616)
+  run_train(2 "got '3x'" --seed 3x)
   run_train(1 "FashionMNIST: neither" --data "${WORK_DIR}/no-such-folder" --device cpu)
+  # An empty split has no loss or score to report (tests/data/idx/make_idx.py wrote the folders).
+  set(idx "${CMAKE_CURRENT_LIST_DIR}/../data/idx")
+  run_train(1 "the training split has no images" --data "${idx}/empty-train" --device cpu)
+  run_train(1 "the test split has no images" --data "${idx}/empty-test" --device cpu)
   # Outputs that cannot be written fail at start, before any data is read or step is run.
   file(WRITE "${WORK_DIR}/a-file" "x")
   run_train(1 "--save-model: cannot write '${WORK_DIR}/no-such-folder/model.safetensors'"
