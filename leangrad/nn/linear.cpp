@@ -25,9 +25,13 @@ LinearImpl::LinearImpl(const LinearOptions& opts) : Module("Linear"), options(op
 
 void LinearImpl::reset_parameters() {
   // kaiming_uniform(a = sqrt(5)): gain = sqrt(2 / (1 + a^2)) = sqrt(1/3), bound = gain *
-  // sqrt(3 / fan_in) = 1 / sqrt(fan_in). A fan_in of 0 leaves the (empty) tensors alone.
+  // sqrt(3 / fan_in) = 1 / sqrt(fan_in). A fan_in of 0 leaves the weight empty, and its bias
+  // (out_features values, which the output then is) 0, PyTorch's bound there.
   const std::int64_t fan_in = options.in_features();
-  if (fan_in == 0) return;
+  if (fan_in == 0) {
+    if (bias.defined()) ops::fill_(bias, 0.0);
+    return;
+  }
   const double bound = 1.0 / std::sqrt(static_cast<double>(fan_in));
   Generator& gen = default_generator(Device::cpu());
   ops::uniform_(weight, -bound, bound, gen);

@@ -46,6 +46,20 @@ TEST(LinearModule, NoBiasAndForwardEqualsFunction) {
   EXPECT_EQ(fc(x).shape(), (Shape{2, 4, 3}));
 }
 
+// No input features: the weight is empty and the bias, which the output then is, 0 (PyTorch's
+// bound 0 for a fan_in of 0), not what the allocator's block held before (leftover values).
+TEST(LinearModule, NoInputFeaturesGiveAZeroBias) {
+  for (int i = 0; i < 4; ++i)
+    full({8}, 12345.0);  // a freed block of the bias's size holding non-zero values
+  nn::Linear fc(0, 8);
+  EXPECT_EQ(fc->weight.shape(), (Shape{8, 0}));
+  EXPECT_TRUE(test::all_close(fc->bias, std::vector<double>(8, 0.0), 0, 0));
+  const Tensor y = fc(zeros({3, 0}));
+  EXPECT_EQ(y.shape(), (Shape{3, 8}));
+  EXPECT_TRUE(test::all_close(y, std::vector<double>(24, 0.0), 0, 0));
+  EXPECT_TRUE(fc->bias.requires_grad());
+}
+
 TEST(PoolModule, ForwardEqualsFunctionAndRepr) {
   const Tensor x = rand({2, 3, 8, 8});
   nn::MaxPool2d pool(2);
