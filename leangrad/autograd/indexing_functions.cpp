@@ -136,9 +136,11 @@ Tensor gather(const Tensor& input, std::int64_t dim, const Tensor& index) {
 namespace {
 
 // Checks index_add's and index_fill's index (1-d or 0-d, int64 or int32, on input's device, and
-// on the CPU each value in [0, size)) and returns the wrapped dim.
+// on the CPU each value in [0, size), or in [-size, size) where `negative_wraps`: index_fill's, as
+// PyTorch's, where its index_add, index_copy and index_reduce refuse -1) and returns the wrapped
+// dim.
 std::int64_t check_slice_index(const char* op, const Tensor& input, std::int64_t dim,
-                               const Tensor& index) {
+                               const Tensor& index, bool negative_wraps = false) {
   std::int64_t d = 0;
   const std::int64_t size = dim_size(input, dim, op, &d);
   LG_CHECK(index.defined(), op, ": expected a defined index, got an undefined Tensor()");
@@ -152,10 +154,11 @@ std::int64_t check_slice_index(const char* op, const Tensor& input, std::int64_t
     const Tensor idx = index.to(kInt64).contiguous();
     const std::int64_t* v = idx.data_ptr<std::int64_t>();
     const std::int64_t count = idx.numel();  // out of the loop: numel() is a call each time
+    const std::int64_t lowest = negative_wraps ? -size : 0;
     for (std::int64_t i = 0; i < count; ++i) {
-      LG_CHECK(v[i] >= 0 && v[i] < size, op, ": index ", v[i], " at position ", i,
-               " is out of range for dim ", d, " of size ", size, " (input shape ", input.shape(),
-               ")");
+      LG_CHECK(v[i] >= lowest && v[i] < size, op, ": index ", v[i], " at position ", i,
+               " is out of range for dim ", d, " of size ", size, " (expected [", lowest, ", ",
+               size - 1, "]; input shape ", input.shape(), ")");
     }
   }
   return d;
@@ -297,14 +300,17 @@ Tensor count_nonzero(const Tensor& input, const DimList& dims) {
 Tensor index_fill(const Tensor& input, std::int64_t dim, const Tensor& index, double value) {
   LG_PROFILE_OP(input, index);
   const char* op = "index_fill";
-  const std::int64_t d = check_slice_index(op, input, dim, index);
+  const std::int64_t d = check_slice_index(op, input, dim, index, /*negative_wraps=*/true);
   LG_CHECK_DTYPE(scalar_fits(value, input.dtype()), op, ": value ", value,
                  " cannot be converted to dtype ", input.dtype(), " without overflow");
   // Which slices the index names: a count per slice, > 0 where named, along dim.
   const std::int64_t size = input.size(d);
   const TensorOptions float_options = TensorOptions(kFloat32).device(input.device());
-  const Tensor counts = ops::index_select_backward(ones({index.numel()}, float_options), 0,
-                                                   reshape(index, {index.numel()}), {size});
+  Tensor flat = reshape(index, {index.numel()}).to(kInt64);
+  const Tensor wrap = full({}, size, TensorOptions(kInt64).device(input.device()));
+  flat = where(lt(flat, 0.0), add(flat, wrap), flat);  // -1 is size - 1
+  const Tensor counts =
+      ops::index_select_backward(ones({index.numel()}, float_options), 0, flat, {size});
   Shape along(static_cast<std::size_t>(input.dim()), 1);
   along[static_cast<std::size_t>(d)] = size;
   const Tensor named = reshape(gt(counts, 0.0), along);

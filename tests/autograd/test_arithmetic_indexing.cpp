@@ -254,8 +254,16 @@ TEST(ArithmeticIndexing, BadArgumentsAreClearErrors) {
   EXPECT_THROW_MSG(index_add(a, 1, i.to(kFloat32), uniform_input({3, 2}, -1, 1, 2)),
                    "index_add: expected an int64 or int32 index");
   EXPECT_THROW_MSG(index_add(a, 2, i, a), "index_add");
-  EXPECT_THROW_MSG(index_fill(a, 0, tensor<std::int64_t>({-1}), 1.0),
-                   "index_fill: index -1 at position 0 is out of range for dim 0 of size 3");
+  // index_fill wraps -3 .. -1 (as PyTorch's; the reference case index_fill__negative_indices),
+  // index_add does not (as PyTorch's).
+  EXPECT_THROW_MSG(index_fill(a, 0, tensor<std::int64_t>({-4}), 1.0),
+                   "index_fill: index -4 at position 0 is out of range for dim 0 of size 3 "
+                   "(expected [-3, 2]");
+  EXPECT_THROW_MSG(index_fill(a, 0, tensor<std::int64_t>({0, 3}), 1.0),
+                   "index_fill: index 3 at position 1 is out of range");
+  EXPECT_THROW_MSG(index_add(a, 1, tensor<std::int64_t>({-1, 0}), uniform_input({3, 2}, -1, 1, 2)),
+                   "index_add: index -1 at position 0 is out of range for dim 1 of size 4 "
+                   "(expected [0, 3]");
   EXPECT_THROW_MSG(index_fill(a.to(kUInt8), 0, i, 300.0),
                    "index_fill: value 300 cannot be converted to dtype uint8");
   EXPECT_THROW_MSG(repeat_interleave(a, -1), "repeat_interleave: expected a non-negative");

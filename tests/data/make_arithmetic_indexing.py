@@ -98,4 +98,10 @@ cases.append({"name": "bincount__empty", "params": {"op": "bincount", "minlength
               "tensors": {"a": torch.tensor([], dtype=torch.long),
                           "y": torch.bincount(torch.tensor([], dtype=torch.long), minlength=3)}})
 
+# index_fill wraps negative indices (its index_add refuses them); last, so that the random
+# inputs of the cases above stay as they were.
+case("index_fill__negative_indices", {"dim": 1, "value": -4.0}, {"a": leaf(3, 5)},
+     lambda a: a.index_fill(1, torch.tensor([-1, 0, -5]), -4.0),
+     {"index": torch.tensor([-1, 0, -5])})
+
 write("arithmetic_indexing.json", "make_arithmetic_indexing.py", cases)
