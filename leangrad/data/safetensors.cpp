@@ -141,6 +141,15 @@ Entry parse_entry(const std::string& name, const nlohmann::ordered_json& value,
                  numel <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()),
              where, ": shape ", shape.dump(), " has more elements than fit in int64");
   }
+  // The strides multiply the sizes after the first (a 0 counted as 1), so a tensor with no
+  // elements can still have strides beyond int64 ([0, 2^62, 4]): refused here, naming the file.
+  std::uint64_t stride = 1;
+  for (std::size_t i = entry.shape.size(); i-- > 1;) {
+    const auto size = static_cast<std::uint64_t>(std::max<std::int64_t>(entry.shape[i], 1));
+    LG_CHECK(!__builtin_mul_overflow(stride, size, &stride) &&
+                 stride <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()),
+             where, ": shape ", shape.dump(), " has strides beyond int64");
+  }
   std::uint64_t nbytes = 0;
   LG_CHECK(!__builtin_mul_overflow(numel, element_size(entry.dtype), &nbytes), where, ": shape ",
            shape.dump(), " is too large");
@@ -181,10 +190,26 @@ Header read_header(const FileDescriptor& fd, const std::string& path) {
   read_exactly(fd, text.data(), text.size(), kHeaderLengthBytes, path, kLoad);
   LG_CHECK(json_depth(text) <= kMaxJsonDepth, "load_safetensors: '", path,
            "': the header nests deeper than ", kMaxJsonDepth, " levels");
-  // Ordered: the tensors come back in the order the header lists them (the writer's order).
-  const nlohmann::ordered_json json =
-      nlohmann::ordered_json::parse(text, nullptr, /*allow_exceptions=*/false);
+  // Ordered: the tensors come back in the order the header lists them (the writer's order). A
+  // key twice in one object (a tensor name, a field, a metadata key) is refused: the parser would
+  // keep the last silently, and no writer makes one (save_safetensors refuses a name twice).
+  std::vector<std::set<std::string>> keys_seen;  // one set per open object
+  std::string duplicate;
+  const nlohmann::ordered_json json = nlohmann::ordered_json::parse(
+      text,
+      [&](int, nlohmann::ordered_json::parse_event_t event, nlohmann::ordered_json& parsed) {
+        using Event = nlohmann::ordered_json::parse_event_t;
+        if (event == Event::object_start) keys_seen.emplace_back();
+        if (event == Event::object_end && !keys_seen.empty()) keys_seen.pop_back();
+        if (event == Event::key && !keys_seen.empty() &&
+            !keys_seen.back().insert(parsed.get<std::string>()).second && duplicate.empty())
+          duplicate = parsed.get<std::string>();
+        return true;
+      },
+      /*allow_exceptions=*/false);
   LG_CHECK(!json.is_discarded(), "load_safetensors: '", path, "': the header is not valid JSON");
+  LG_CHECK(duplicate.empty(), "load_safetensors: '", path, "': the header names '",
+           printable(duplicate), "' twice in one object");
   LG_CHECK(json.is_object(), "load_safetensors: '", path, "': the header must be a JSON object");
 
   Header header;

@@ -450,7 +450,38 @@ TEST(SafetensorsMalformed, EmptyShapesWithHugeDims) {
       make_file(
           R"({"a": {"dtype": "F32", "shape": [0, 4294967296, 4294967296], "data_offsets": [0, 0]}})",
           0),
-      "overflows int64");
+      "tensor 'a': shape [0,4294967296,4294967296] has strides beyond int64");
+  expect_rejected(
+      make_file(
+          R"({"b": {"dtype": "F32", "shape": [0, 4611686018427387904, 4], "data_offsets": [0, 0]}})",
+          0),
+      "tensor 'b': shape [0,4611686018427387904,4] has strides beyond int64");
+}
+
+// A key twice in one object: the parser would keep the last one silently.
+TEST(SafetensorsMalformed, DuplicateKeys) {
+  // The same tensor twice, once as F32[2] and once as I32[1] over part of the same bytes.
+  expect_rejected(make_file(R"({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},)"
+                            R"( "a": {"dtype": "I32", "shape": [1], "data_offsets": [0, 4]}})",
+                            4),
+                  "names 'a' twice in one object");
+  expect_rejected(make_file(R"({"a": {"dtype": "U8", "shape": [1], "data_offsets": [0, 1]},)"
+                            R"( "a": {"dtype": "U8", "shape": [1], "data_offsets": [0, 1]}})",
+                            1),
+                  "names 'a' twice");
+  expect_rejected(make_file(R"({"a": {"dtype": "U8", "dtype": "F32", "shape": [1],)"
+                            R"( "data_offsets": [0, 1]}})",
+                            1),
+                  "names 'dtype' twice");
+  expect_rejected(make_file(R"({"__metadata__": {"k": "1", "k": "2"}})", 0), "names 'k' twice");
+  // The same key in different objects is no duplicate.
+  TempDir dir;
+  write_bytes(dir.file("ok.safetensors"),
+              make_file(R"({"__metadata__": {"a": "x"}, "a": {"dtype": "U8", "shape": [1],)"
+                        R"( "data_offsets": [0, 1]}})",
+                        1));
+  EXPECT_EQ(load_safetensors(dir.file("ok.safetensors")).size(), 1u);
+  EXPECT_EQ(load_safetensors_metadata(dir.file("ok.safetensors")).at("a"), "x");
 }
 
 TEST(SafetensorsMalformed, Offsets) {
@@ -485,11 +516,11 @@ TEST(SafetensorsMalformed, Offsets) {
                   "must not be negative");
   expect_rejected(make_file(R"({"a": {"dtype": "F32", "shape": [1], "data_offsets": [0]}})", 4),
                   "[begin, end]");
-  // Duplicate keys: the JSON parser keeps one, the other's bytes are then uncovered.
+  // Duplicate keys, each tiling its own bytes: refused as such (DuplicateKeys), not as a gap.
   expect_rejected(make_file(R"({"a": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]},
                                 "a": {"dtype": "F32", "shape": [1], "data_offsets": [4, 8]}})",
                             8),
-                  "gap");
+                  "names 'a' twice");
 }
 
 TEST(SafetensorsMalformed, NonRegularFilesAndMissingFiles) {
