@@ -187,6 +187,7 @@ DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, DataLoaderOptions
            options_.prefetch_factor());
   LG_CHECK(!(options_.shuffle() && options_.sampler()),
            "DataLoader: shuffle and sampler are mutually exclusive (the sampler shuffles)");
+  checked_dataset_size();
   if (options_.sampler()) {
     // The sampler must not split more examples than the dataset has: a larger one would index
     // past the end in some epoch (any epoch's shuffle may reach every index below its size, not
@@ -213,7 +214,13 @@ DataLoader::~DataLoader() {
 }
 
 std::int64_t DataLoader::num_indices() const {
-  return options_.sampler() ? options_.sampler()->num_samples() : dataset_->size();
+  return options_.sampler() ? options_.sampler()->num_samples() : checked_dataset_size();
+}
+
+std::int64_t DataLoader::checked_dataset_size() const {
+  const std::int64_t n = dataset_->size();
+  LG_CHECK(n >= 0, "DataLoader: the dataset's size() is ", n, " (expected >= 0)");
+  return n;
 }
 
 std::int64_t DataLoader::size() const {
@@ -316,9 +323,9 @@ DataLoader::Iterator DataLoader::begin() {
     sampler.set_epoch(epoch);
     state->order = sampler.indices();
   } else if (options_.shuffle()) {
-    state->order = random_permutation(dataset_->size(), options_.seed(), epoch);
+    state->order = random_permutation(checked_dataset_size(), options_.seed(), epoch);
   } else {
-    state->order.resize(static_cast<std::size_t>(dataset_->size()));
+    state->order.resize(static_cast<std::size_t>(checked_dataset_size()));
     std::iota(state->order.begin(), state->order.end(), std::int64_t{0});
   }
   state->num_batches = size();

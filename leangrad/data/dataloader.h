@@ -132,6 +132,7 @@ class DataLoader {
   void stop_epoch() noexcept;
   void start_worker(Epoch* e);  // one worker thread of the epoch e
   std::int64_t num_indices() const;
+  std::int64_t checked_dataset_size() const;  // dataset_->size(), an Error when negative
 
   std::shared_ptr<const Dataset> dataset_;
   DataLoaderOptions options_;

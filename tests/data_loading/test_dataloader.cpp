@@ -700,6 +700,41 @@ TEST(DataLoader, RejectsInvalidOptions) {
   }
 }
 
+// A user's Dataset whose size() is negative, from the start or later: an Error naming it (it
+// threw std::length_error from a vector's resize), shuffled or not.
+class SizedDataset : public Dataset {
+ public:
+  explicit SizedDataset(std::int64_t size) : size_(size) {}
+  std::int64_t size() const override { return size_; }
+  Example get(std::int64_t index) const override {
+    return {full({1}, static_cast<double>(index)), Tensor()};
+  }
+  std::int64_t size_;
+};
+
+TEST(DataLoader, ANegativeDatasetSizeIsAnError) {
+  const auto expect_refused = [](const std::function<void()>& call) {
+    try {
+      call();
+      ADD_FAILURE() << "a negative dataset size was accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("the dataset's size() is -1 (expected >= 0)"),
+                std::string::npos)
+          << e.what();
+    }
+  };
+  expect_refused([] { DataLoader(std::make_shared<SizedDataset>(-1), DataLoaderOptions()); });
+  for (const bool shuffle : {false, true}) {
+    auto dataset = std::make_shared<SizedDataset>(4);
+    DataLoader loader(dataset, DataLoaderOptions().batch_size(2).shuffle(shuffle));
+    EXPECT_EQ(collect(loader).size(), 2u);
+    dataset->size_ = -1;
+    expect_refused([&] { collect(loader); });
+  }
+  DataLoader empty(std::make_shared<SizedDataset>(0), DataLoaderOptions().num_workers(2));
+  EXPECT_TRUE(collect(empty).empty());
+}
+
 TEST(DataLoader, DeviceBatchesMatchHostBatches) {
   if (!cuda::is_available()) GTEST_SKIP() << "no CUDA device";
   for (const bool pinned : {false, true}) {
