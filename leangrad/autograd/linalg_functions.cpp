@@ -165,7 +165,9 @@ Tensor diagonal(const Tensor& input, std::int64_t offset, std::int64_t dim1, std
   // Cut the rows (offset < 0) or columns (offset > 0) before the diagonal, then a square.
   Tensor x = input;
   const std::int64_t cut_dim = offset >= 0 ? d2 : d1;
-  const std::int64_t cut = std::min(offset >= 0 ? offset : -offset, x.size(cut_dim));
+  const std::int64_t size = x.size(cut_dim);
+  // min(|offset|, size), without negating INT64_MIN.
+  const std::int64_t cut = offset >= 0 ? std::min(offset, size) : (offset < -size ? size : -offset);
   x = narrow(x, cut_dim, cut, x.size(cut_dim) - cut);
   const std::int64_t n = std::min(x.size(d1), x.size(d2));
   x = narrow(narrow(x, d1, 0, n), d2, 0, n);
@@ -191,8 +193,10 @@ Tensor diag(const Tensor& input, std::int64_t k) {
   // The vector, then a zero, picked into an (m, m) matrix: position (i, i + k) takes element i
   // (row i - k for k < 0), every other position the zero.
   const std::int64_t n = input.size(0);
+  LG_CHECK_SHAPE(k != std::numeric_limits<std::int64_t>::min(), "diag: the diagonal ", k,
+                 " is out of range");
   const std::int64_t skip = k >= 0 ? k : -k;
-  const std::int64_t m = n + skip;
+  const std::int64_t m = checked_add(n, skip, "diag");
   std::vector<std::int64_t> picks(static_cast<std::size_t>(checked_mul(m, m, "diag")), n);
   for (std::int64_t i = 0; i < n; ++i) {
     const std::int64_t row = k >= 0 ? i : i + skip;

@@ -276,7 +276,9 @@ Tensor diag_embed(const Tensor& input, std::int64_t offset, std::int64_t dim1, s
   const std::int64_t d2 = wrap_dim(dim2, out_dims, op);
   LG_CHECK(d1 != d2, op, ": expected two different dims, got ", dim1, " and ", dim2);
   const std::int64_t m = input.size(-1);
-  const std::int64_t n = m + std::abs(offset);
+  LG_CHECK_SHAPE(offset != std::numeric_limits<std::int64_t>::min(), op, ": offset ", offset,
+                 " is out of range");
+  const std::int64_t n = checked_add(m, offset >= 0 ? offset : -offset, op);
   // (n, n): position (r, c) holds input[..., r] above the diagonal's start (offset >= 0) or
   // input[..., c] (offset < 0), kept where c - r == offset.
   const TensorOptions positions = TensorOptions(kInt64).device(input.device());

@@ -138,6 +138,19 @@ TEST(LinalgFunctions, GradientsMatchFiniteDifferences) {
 }
 
 // addmm with beta 0 does not read input: a NaN there does not reach the result, as PyTorch's.
+// Offsets past the matrix give an empty diagonal, as torch's, however far: INT64_MIN too
+// (whose magnitude int64 cannot hold; it was negated before the cut).
+TEST(LinalgFunctions, DiagonalOfAFarOffsetIsEmpty) {
+  const Tensor x = reshape(arange(12.0), {3, 4});
+  for (const std::int64_t offset : {std::numeric_limits<std::int64_t>::min(), std::int64_t{-3},
+                                    std::int64_t{4}, std::numeric_limits<std::int64_t>::max()}) {
+    EXPECT_EQ(diagonal(x, offset).shape(), (Shape{0})) << offset;
+    EXPECT_EQ(diag(x, offset).shape(), (Shape{0})) << offset;
+  }
+  EXPECT_EQ(test::to_vector(diagonal(x, -2)), (std::vector<double>{8.0}));
+  EXPECT_EQ(test::to_vector(diagonal(x, 3)), (std::vector<double>{3.0}));
+}
+
 TEST(LinalgFunctions, AddmmWithBetaZeroIgnoresInput) {
   const Tensor nan = full({2, 2}, std::numeric_limits<double>::quiet_NaN());
   const Tensor eye = test::make_tensor({1, 0, 0, 1}, {2, 2});

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/linalg_functions.h>
 #include <leangrad/autograd/shape_functions.h>
 #include <leangrad/core/creation.h>
 #include <leangrad/kernels/creation.h>
@@ -215,6 +216,18 @@ std::vector<MisuseCase> view_cases() {
   t.add("diag_embed_same_dims", Raises::Error, {"diag_embed", "two different dims"}, [] {
     diag_embed(ones({2, 3}), 0, 1, -2);
   });
+  // Offsets at the ends of int64: an error naming the op, with no overflow on the way (the
+  // sizes n + |offset| were computed unchecked, and |INT64_MIN| does not exist).
+  constexpr std::int64_t kBig = std::numeric_limits<std::int64_t>::max();
+  constexpr std::int64_t kSmall = std::numeric_limits<std::int64_t>::min();
+  t.add("diag_embed_offset_overflows", Raises::ShapeError, {"diag_embed", "overflows int64"},
+        [] { diag_embed(ones({3}), kBig); });
+  t.add("diag_embed_offset_int64_min", Raises::ShapeError, {"diag_embed", "out of range"},
+        [] { diag_embed(ones({3}), kSmall); });
+  t.add("diag_vector_offset_overflows", Raises::ShapeError, {"diag", "overflows int64"},
+        [] { diag(ones({3}), kBig); });
+  t.add("diag_vector_offset_int64_min", Raises::ShapeError, {"diag", "out of range"},
+        [] { diag(ones({3}), kSmall); });
   t.add("block_diag_three_dims", Raises::ShapeError, {"block_diag", "at most 2 dims", "[1, 2, 3]"},
         [] {
           block_diag({ones({2}), ones({1, 2, 3})});
