@@ -25,6 +25,16 @@ template <typename T>
 using max_acc_t =
     std::conditional_t<std::is_integral_v<T> && (sizeof(T) < 4), std::int32_t, opmath_t<T>>;
 
+// Note [Running reductions of float32 in float64]
+//   cumsum, cumprod and logcumsumexp carry float32's running value in float64 and round each
+//   output from it once, as torch 1.13's CPU kernels do (at::acc_type<float, false> is double):
+//   the j-th output is then within half an ulp of the float64 running value, where a float32
+//   chain drifts by up to j ulps (cumsum of 2e7 ones stops at 2^24 = 16777216 in float32). CUDA
+//   takes the same steps in the same type, so the two devices still give the same bits (torch's
+//   CUDA kernels carry float32 in float32). The 16-bit floats run in float32, float64 in itself.
+template <typename T>
+using scan_acc_t = std::conditional_t<std::is_same_v<T, float>, double, opmath_t<T>>;
+
 // The output dtype of a reduction: sums of integral/bool input give int64.
 template <typename T>
 using sum_out_t = std::conditional_t<std::is_integral_v<T>, std::int64_t, T>;

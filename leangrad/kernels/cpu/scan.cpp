@@ -148,21 +148,21 @@ void scan(ScanOp op, DType dtype, void* out, const void* in, std::int64_t outer,
   switch (op) {
     case ScanOp::Sum:
       dispatch_addable(dtype, "cumsum", [&]<typename T>() {
-        using Acc = opmath_t<T>;
+        using Acc = reduce_math::scan_acc_t<T>;  // Note [Running reductions of float32 in float64]
         run.template operator()<T>(Acc(0),
                                    [](Acc a, Acc b) { return reduce_math::wrapping_add(a, b); });
       });
       return;
     case ScanOp::Prod:
       dispatch_addable(dtype, "cumprod", [&]<typename T>() {
-        using Acc = opmath_t<T>;
+        using Acc = reduce_math::scan_acc_t<T>;  // Note [Running reductions of float32 in float64]
         run.template operator()<T>(Acc(1),
                                    [](Acc a, Acc b) { return reduce_math::wrapping_mul(a, b); });
       });
       return;
     case ScanOp::LogSumExp:
       dispatch_floating(dtype, "logcumsumexp", [&]<typename T>() {
-        using Acc = opmath_t<T>;
+        using Acc = reduce_math::scan_acc_t<T>;  // Note [Running reductions of float32 in float64]
         run.template operator()<T>(-std::numeric_limits<Acc>::infinity(),
                                    [](Acc a, Acc b) { return reduce_math::log_add_exp(a, b); });
       });

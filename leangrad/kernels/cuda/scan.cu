@@ -85,19 +85,19 @@ void scan(ScanOp op, DType dtype, void* out, const void* in, std::int64_t outer,
   switch (op) {
     case ScanOp::Sum:
       dispatch_addable(dtype, "cumsum", [&]<typename T>() {
-        using Acc = opmath_t<T>;
+        using Acc = reduce_math::scan_acc_t<T>;  // Note [Running reductions of float32 in float64]
         launch_scan<T>(out, in, outer, size, inner, reverse, Acc(0), AddStep<Acc>{});
       });
       return;
     case ScanOp::Prod:
       dispatch_addable(dtype, "cumprod", [&]<typename T>() {
-        using Acc = opmath_t<T>;
+        using Acc = reduce_math::scan_acc_t<T>;  // Note [Running reductions of float32 in float64]
         launch_scan<T>(out, in, outer, size, inner, reverse, Acc(1), MulStep<Acc>{});
       });
       return;
     case ScanOp::LogSumExp:
       dispatch_floating(dtype, "logcumsumexp", [&]<typename T>() {
-        using Acc = opmath_t<T>;
+        using Acc = reduce_math::scan_acc_t<T>;  // Note [Running reductions of float32 in float64]
         launch_scan<T>(out, in, outer, size, inner, reverse, -std::numeric_limits<Acc>::infinity(),
                        LogAddExpStep<Acc>{});
       });
