@@ -26,6 +26,7 @@
 #include <leangrad/core/creation.h>
 #include <leangrad/kernels/creation.h>
 #include <leangrad/kernels/ops.h>
+#include <leangrad/kernels/reduce_math.h>
 #include "testing/gradcheck.h"
 #include "testing/reference_data.h"
 #include "testing/tensor_testing.h"
@@ -591,8 +592,27 @@ TEST(Statistics, ProdOverEveryLayoutIsTheLoopsProduct) {
   EXPECT_EQ(prod(zeros({0})).item<double>(), 1.0);
 }
 
+// The running op of a (6, 300) float tensor along d, each step `step` in float, in order.
+template <typename Step>
+Tensor running_in_float(const Tensor& x, std::int64_t d, float identity, const Step& step) {
+  std::vector<double> values = to_vector(x);
+  const std::int64_t rows = 6, cols = 300;
+  const std::int64_t lines = d == 0 ? cols : rows, length = d == 0 ? rows : cols;
+  for (std::int64_t line = 0; line < lines; ++line) {
+    float acc = identity;
+    for (std::int64_t j = 0; j < length; ++j) {
+      double& v = values[static_cast<std::size_t>(d == 0 ? j * cols + line : line * cols + j)];
+      acc = step(acc, static_cast<float>(v));
+      v = acc;
+    }
+  }
+  return make_tensor(values, {rows, cols}, kFloat32);
+}
+
 // float16 and bfloat16 multiply in float32 and round once: the float32 computation on the widened
-// values, rounded, bit for bit (rows and columns, the product and the running product).
+// values, rounded, bit for bit (rows and columns, the product and the running product; float32's
+// own running products carry a float64, Note [Running reductions of float32 in float64], so the
+// running ones are checked against float steps taken here).
 TEST(Statistics, SixteenBitProductsRoundTheFloatProductOnce) {
   for (const DType dtype : {kFloat16, kBFloat16}) {
     SCOPED_TRACE(dtype_name(dtype));
@@ -600,9 +620,13 @@ TEST(Statistics, SixteenBitProductsRoundTheFloatProductOnce) {
     const Tensor wide = x.to(kFloat32);
     for (std::int64_t d : {0, 1}) {
       EXPECT_TRUE(equal(prod(x, d), prod(wide, d).to(dtype))) << "prod dim " << d;
-      EXPECT_TRUE(equal(cumprod(x, d), cumprod(wide, d).to(dtype))) << "cumprod dim " << d;
-      EXPECT_TRUE(equal(logcumsumexp(x, d), logcumsumexp(wide, d).to(dtype)))
-          << "logcumsumexp dim " << d;
+      const Tensor products =
+          running_in_float(wide, d, 1.0f, [](float a, float b) { return a * b; });
+      EXPECT_TRUE(equal(cumprod(x, d), products.to(dtype))) << "cumprod dim " << d;
+      const Tensor log_sums =
+          running_in_float(wide, d, -std::numeric_limits<float>::infinity(),
+                           [](float a, float b) { return reduce_math::log_add_exp(a, b); });
+      EXPECT_TRUE(equal(logcumsumexp(x, d), log_sums.to(dtype))) << "logcumsumexp dim " << d;
     }
   }
 }
