@@ -47,8 +47,10 @@ Tensor zero_like_scalar(const Tensor& g) {
   return zeros({}, g.options());
 }
 
-// The sorted, wrapped dims a reduction runs over (empty list = every dim).
-std::vector<std::int64_t> reduction_dims(const Tensor& a, const std::vector<std::int64_t>& dims) {
+// The sorted, wrapped dims the reduction `op` runs over (empty list = every dim); a dim out of
+// range or named twice is an error naming op.
+std::vector<std::int64_t> reduction_dims(const char* op, const Tensor& a,
+                                         const std::vector<std::int64_t>& dims) {
   std::vector<std::int64_t> out;
   if (dims.empty()) {
     for (std::int64_t d = 0; d < a.dim(); ++d)
@@ -56,11 +58,14 @@ std::vector<std::int64_t> reduction_dims(const Tensor& a, const std::vector<std:
     return out;
   }
   for (std::int64_t d : dims) {
-    const std::int64_t wrapped = wrap_dim(d, a.dim(), "reduction");
+    const std::int64_t wrapped = wrap_dim(d, a.dim(), op);
     // A 0-d tensor accepts dim 0 or -1 (as PyTorch does) but has no dim to reduce.
     if (a.dim() > 0) out.push_back(wrapped);
   }
   std::sort(out.begin(), out.end());
+  const auto twice = std::adjacent_find(out.begin(), out.end());
+  LG_CHECK_SHAPE(twice == out.end(), op, ": dim ", twice == out.end() ? 0 : *twice,
+                 " appears more than once in dims ", shape_str(dims));
   return out;
 }
 
@@ -126,7 +131,7 @@ Tensor max_reduction(const char* name, const Tensor& a, const std::vector<std::i
                      bool keepdim, NanMaximum nan_rule, ReduceOp op = ReduceOp::Max) {
   const Tensor out = ops::reduce(op, a, dims, keepdim);
   if (!autograd::any_requires_grad({&a})) return out;
-  const std::vector<std::int64_t> reduced = reduction_dims(a, dims);
+  const std::vector<std::int64_t> reduced = reduction_dims(name, a, dims);
   return record_op(name, out, {a}, {a, out}, [reduced, nan_rule](const BackwardContext& c) {
     return max_reduction_backward(c, reduced, nan_rule);
   });
@@ -857,7 +862,7 @@ Tensor sum(const Tensor& a_in, const DimList& dims, bool keepdim) {
   const Tensor a = amp::autocast_operand(a_in, amp::CastPolicy::Float32);
   const Tensor out = ops::reduce(ReduceOp::Sum, a, dims, keepdim);
   if (!autograd::any_requires_grad({&a})) return out;
-  const std::vector<std::int64_t> reduced = reduction_dims(a, dims);
+  const std::vector<std::int64_t> reduced = reduction_dims("sum", a, dims);
   return record_op("sum", out, {a}, {}, [reduced](const BackwardContext& c) -> std::vector<Tensor> {
     return {unreduce(c.grad, c.shape(0), reduced).expand(c.shape(0))};
   });
@@ -867,7 +872,7 @@ Tensor mean(const Tensor& a, const DimList& dims, bool keepdim) {
   LG_PROFILE_OP(a);
   const Tensor out = ops::reduce(ReduceOp::Mean, a, dims, keepdim);
   if (!autograd::any_requires_grad({&a})) return out;
-  const std::vector<std::int64_t> reduced = reduction_dims(a, dims);
+  const std::vector<std::int64_t> reduced = reduction_dims("mean", a, dims);
   return record_op("mean", out, {a}, {},
                    [reduced](const BackwardContext& c) -> std::vector<Tensor> {
                      std::int64_t count = 1;
@@ -1273,6 +1278,7 @@ Tensor masked_fill(const Tensor& a, const Tensor& mask, const Tensor& value) {
                  value.shape());
   LG_CHECK_DEVICE(value.device() == a.device() || value.device().is_cpu(),
                   "masked_fill: the value is on ", value.device(), ", the tensor on ", a.device());
+  broadcast_shapes(a.shape(), mask.shape(), "masked_fill");  // named here, not by where
   return where(mask, value.to(a.device()).to(a.dtype()), a);
 }
 
@@ -1374,7 +1380,7 @@ std::tuple<Tensor, Tensor> max(const Tensor& a, std::int64_t dim, bool keepdim) 
   const Tensor values = ops::reduce(ReduceOp::Max, a, {dim}, keepdim);
   const Tensor indices = argmax(a, dim, keepdim);
   if (!autograd::any_requires_grad({&a})) return {values, indices};
-  const std::vector<std::int64_t> reduced = reduction_dims(a, {dim});
+  const std::vector<std::int64_t> reduced = reduction_dims("max", a, {dim});
   return {record_op("max", values, {a}, {indices},
                     [reduced](const BackwardContext& c) { return selected_backward(c, reduced); }),
           indices};
@@ -1416,9 +1422,10 @@ namespace {
 // The variance of a float32 or float64 tensor in two passes: the mean, then the sum of squared
 // deviations from it (no cancellation). The divisor N - 1 (unbiased) or N is clamped at 0, as
 // PyTorch's: one element with unbiased, and no element at all, divide 0 by 0: NaN.
-Tensor two_pass_variance(const Tensor& a, const DimList& dims, bool unbiased, bool keepdim) {
+Tensor two_pass_variance(const char* op, const Tensor& a, const DimList& dims, bool unbiased,
+                         bool keepdim) {
   std::int64_t count = 1;
-  for (std::int64_t d : reduction_dims(a, dims))
+  for (std::int64_t d : reduction_dims(op, a, dims))
     count *= a.shape()[static_cast<std::size_t>(d)];
   const Tensor centred = sub(a, mean(a, dims, /*keepdim=*/true));
   const Tensor squares = sum(mul(centred, centred), dims, keepdim);
@@ -1443,15 +1450,16 @@ Tensor var(const Tensor& a, const DimList& dims, bool unbiased, bool keepdim) {
   LG_CHECK_DTYPE(is_floating(a.dtype()), "var: expected a floating dtype, got ", a.dtype(),
                  " (shape ", a.shape(), ")");
   return in_working_precision(
-      a, [&](const Tensor& x) { return two_pass_variance(x, dims, unbiased, keepdim); });
+      a, [&](const Tensor& x) { return two_pass_variance("var", x, dims, unbiased, keepdim); });
 }
 
 Tensor std(const Tensor& a, const DimList& dims, bool unbiased, bool keepdim) {
   LG_PROFILE_OP(a);
   LG_CHECK_DTYPE(is_floating(a.dtype()), "std: expected a floating dtype, got ", a.dtype(),
                  " (shape ", a.shape(), ")");
-  return in_working_precision(
-      a, [&](const Tensor& x) { return sqrt(two_pass_variance(x, dims, unbiased, keepdim)); });
+  return in_working_precision(a, [&](const Tensor& x) {
+    return sqrt(two_pass_variance("std", x, dims, unbiased, keepdim));
+  });
 }
 
 Tensor mm(const Tensor& a, const Tensor& b) {

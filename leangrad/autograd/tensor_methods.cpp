@@ -31,6 +31,7 @@
 #include <leangrad/core/views.h>
 #include <leangrad/kernels/creation.h>
 #include <leangrad/kernels/dispatch.h>
+#include <leangrad/kernels/elementwise_geometry.h>
 #include <leangrad/kernels/ops.h>
 
 namespace leangrad {
@@ -574,6 +575,7 @@ using autograd::SavedTensor;
 // Its dtype must cast to self's as PyTorch's can_cast allows: not floating into integral, not a
 // number into bool.
 void check_fits_self(const char* op, const Tensor& self, const Tensor& result) {
+  check_writable(op, self);  // not an expanded tensor: named by op, not by the copy_ that writes
   LG_CHECK_SHAPE(result.shape() == self.shape(), op, ": the result of shape ", result.shape(),
                  " does not fit in self of shape ", self.shape(),
                  " (in-place ops do not grow self)");
@@ -1054,6 +1056,7 @@ Tensor& Tensor::masked_fill_(const Tensor& mask, const Tensor& value) {
 Tensor& Tensor::index_put_(std::initializer_list<indexing::TensorIndex> indices,
                            const Tensor& value, bool accumulate) {
   check_leaf_write("index_put_", *this);
+  check_writable("index_put_", *this);
   const std::vector<indexing::TensorIndex> list(indices);
   if (holds_tensor(list)) return autograd::advanced_index_put_(*this, list, value, accumulate);
   if (accumulate) {
@@ -1147,6 +1150,7 @@ namespace {
 // gradient is zero (nothing of the old value survives), as fill_'s and PyTorch's.
 template <typename Write>
 Tensor& sampled_in_place(const char* op, Tensor& self, const Write& write) {
+  check_writable(op, self);
   return in_place(op, self, Tensor(), write,
                   [](const BackwardContext&) -> std::vector<Tensor> { return {Tensor()}; });
 }

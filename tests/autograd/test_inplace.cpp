@@ -291,4 +291,59 @@ TEST(InPlaceRecorded, NewMethodsRefusedWhereTheGraphWouldBeWrong) {
 }
 
 }  // namespace
+// Every in-place method refuses an expanded self (two elements in one memory location) with an
+// error that names the method, not copy_ or whichever op writes for it (torch raises "unsupported
+// operation: more than one element of the written-to tensor refers to a single memory location").
+// fill_ and zero_ write one value everywhere and are allowed, as torch's.
+TEST(InPlaceRecorded, AnExpandedSelfIsRefusedNamingTheMethod) {
+  const Tensor index = tensor(std::vector<std::int64_t>{1}, {1});
+  const Tensor index2d = zeros({1, 3}, kInt64);
+  const Tensor row = full({1, 3}, 0.5);
+  const Tensor mask = tensor(std::vector<std::uint8_t>{1, 0, 1}, {3}).to(kBool);
+  using Call = std::function<void(Tensor&)>;
+  const std::vector<std::pair<std::string, Call>> calls = {
+      {"abs_", [](Tensor& t) { t.abs_(); }},
+      {"add_", [&](Tensor& t) { t.add_(row); }},
+      {"addmm_",
+       [](Tensor& t) {
+         t.addmm_(ones({4, 2}), ones({2, 3}));
+       }},
+      {"addcmul_", [&](Tensor& t) { t.addcmul_(row, row); }},
+      {"clamp_", [](Tensor& t) { t.clamp_(0.0, 1.0); }},
+      {"cumsum_", [](Tensor& t) { t.cumsum_(0); }},
+      {"cumprod_", [](Tensor& t) { t.cumprod_(1); }},
+      {"exp_", [](Tensor& t) { t.exp_(); }},
+      {"frac_", [](Tensor& t) { t.frac_(); }},
+      {"index_fill_", [&](Tensor& t) { t.index_fill_(0, index, 3.0); }},
+      {"index_add_", [&](Tensor& t) { t.index_add_(0, index, row); }},
+      {"index_put_", [&](Tensor& t) { t.index_put_({1}, row.squeeze(0)); }},
+      {"lerp_", [&](Tensor& t) { t.lerp_(row, 0.5); }},
+      {"masked_fill_", [&](Tensor& t) { t.masked_fill_(mask, 1.0); }},
+      {"mul_", [](Tensor& t) { t.mul_(2.0); }},
+      {"nan_to_num_", [](Tensor& t) { t.nan_to_num_(); }},
+      {"normal_", [](Tensor& t) { t.normal_(); }},
+      {"scatter_", [&](Tensor& t) { t.scatter_(0, index2d, row); }},
+      {"sgn_", [](Tensor& t) { t.sgn_(); }},
+      {"tril_", [](Tensor& t) { t.tril_(); }},
+      {"triu_", [](Tensor& t) { t.triu_(); }},
+      {"uniform_", [](Tensor& t) { t.uniform_(); }},
+      {"xlogy_", [&](Tensor& t) { t.xlogy_(row); }},
+  };
+  for (const auto& [name, call] : calls) {
+    Tensor expanded = zeros({1, 3}).expand({4, 3});
+    try {
+      call(expanded);
+      ADD_FAILURE() << name << " wrote into an expanded tensor";
+    } catch (const Error& e) {
+      const std::string message = e.what();
+      EXPECT_EQ(message.rfind(name + ": cannot write in place into an expanded tensor", 0), 0u)
+          << name << ": " << message;
+    }
+  }
+  Tensor expanded = zeros({1, 3}).expand({4, 3});
+  expanded.fill_(2.0);
+  expanded.zero_();
+  EXPECT_TRUE(test::all_close(expanded, std::vector<double>(12, 0.0), 0, 0));
+}
+
 }  // namespace leangrad
