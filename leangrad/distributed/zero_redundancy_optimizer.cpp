@@ -121,10 +121,10 @@ std::size_t ZeroRedundancyOptimizer::index_of(const Tensor& param) const {
 // device). The wrapped optimizer updates the ones this rank owns, through its own update(): the
 // same kernel launch as a plain step of that optimizer, over fewer tensors (each tensor's update
 // depends on its own elements only, so the result is bitwise the plain step's). Its states are
-// made at that first update, so only the owned parameters ever have any. Then each rank's updated
-// parameters are broadcast from it, in buckets (broadcast_coalesced): every rank must have the
-// same parameters with gradients, as DistributedDataParallel gives them; a gradient missing on
-// one rank only pairs different buckets, which the signatures name (Gloo) or the timeout ends.
+// made at that first update, so only the owned parameters ever have any. Then (after_updates,
+// which the base calls on every step, gradients or not) each rank's parameters, all it owns, are
+// broadcast from it in buckets (broadcast_coalesced) that the partition alone decides: ranks
+// whose gradients differ still pair the same tensors, and take the owner's values.
 // A skipped step (found_inf) leaves the owner's parameters as they were, and broadcasting those
 // changes nothing; the skip is counted on the device for every parameter (the kernels count it
 // for the owned ones), so step counts agree on every rank without the host reading the flag.
@@ -149,22 +149,35 @@ void ZeroRedundancyOptimizer::update(Device device, const std::vector<ParamRef>&
     for (const Tensor& skipped : others_skipped)
       ops::binary_(BinaryOp::Add, skipped, skip);
   }
+}
+
+// Every parameter each rank owns goes out from it, whether it had a gradient anywhere or not, as
+// torch's ZeroRedundancyOptimizer broadcasts them: the buckets depend on the partition alone, the
+// same on every rank, so ranks whose gradients differ (a parameter unused on one of them, a
+// zero_grad on one rank only) still pair the same tensors. A parameter its owner did not update
+// goes out unchanged, and every replica takes the owner's value.
+void ZeroRedundancyOptimizer::after_updates() {
   if (group_->size() == 1) return;
   const auto cap =
       static_cast<std::int64_t>(std::clamp(options_.bucket_cap_mb() * kBytesPerMb, 1.0, 9.0e18));
   for (int r = 0; r < group_->size(); ++r) {
     std::vector<Tensor> tensors;
     std::vector<std::size_t> indices;
-    for (const ParamRef& ref : params) {
-      if (owner_[ref.index] != r) continue;
-      tensors.push_back(ref.param);
-      indices.push_back(ref.index);
+    std::size_t index = 0;
+    for (const optim::ParamGroup& group : param_groups()) {
+      for (const Tensor& p : group.params) {
+        if (owner_[index] == r) {
+          tensors.push_back(p);
+          indices.push_back(index);
+        }
+        ++index;
+      }
     }
-    if (tensors.empty()) continue;
+    if (tensors.empty()) continue;  // a rank that owns nothing: the same on every rank
     broadcast_coalesced(*group_, tensors, r, cap, [&](const std::vector<std::size_t>& bucket) {
       return detail::str_cat("ZeroRedundancyOptimizer: broadcasting the ", bucket.size(),
                              " parameter", bucket.size() == 1 ? "" : "s", " that rank ", r,
-                             " updated (among them parameter ", indices[bucket.front()], ", ",
+                             " owns (among them parameter ", indices[bucket.front()], ", ",
                              tensors[bucket.front()].dtype(), " ", tensors[bucket.front()].shape(),
                              ") failed on rank ", group_->rank());
     });

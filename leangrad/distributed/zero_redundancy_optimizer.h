@@ -103,6 +103,7 @@ class ZeroRedundancyOptimizer : public optim::Optimizer {
   ZeroRedundancyOptimizer(std::unique_ptr<optim::Optimizer> inner, const ZeroOptions& options);
 
   void update(Device device, const std::vector<ParamRef>& params, const Tensor& found_inf) override;
+  void after_updates() override;  // the broadcasts of every rank's parameters
   NamedTensors named_state(std::size_t i) const override;
   void replace_states(std::vector<NamedTensors> states) override;
   bool valid_state(const Tensor& param, const std::string& name, const Shape& shape) const override;

@@ -206,6 +206,7 @@ void Optimizer::run_step(const std::vector<Tensor>* found_inf) {
     update(device, by_device[std::make_pair(static_cast<int>(device.type), device.index)],
            flags[d]);
   }
+  after_updates();
   for (const auto& [key, refs] : by_device)
     for (const ParamRef& ref : refs)
       steps_[ref.index] = ref.step;

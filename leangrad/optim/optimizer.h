@@ -167,6 +167,10 @@ class Optimizer {
   // `device`, or undefined) goes to the ops entries: nonzero skips the step on the device.
   virtual void update(Device device, const std::vector<ParamRef>& params,
                       const Tensor& found_inf) = 0;
+  // Called once per step() and step_unless(), after every device's update() and before the step
+  // counts advance, also when no parameter has a gradient: what must run on every step whatever
+  // the gradients (ZeroRedundancyOptimizer's broadcasts, in which every rank takes part).
+  virtual void after_updates() {}
   // Calls fn(T{}, refs) for the float32 parameters of `params` with T = float, then for the
   // float64, float16 and bfloat16 ones with T = double, Half, BFloat16 (each dtype that has any):
   // the multi-tensor launches of kernels/ops.h take one dtype each. run_step has checked that

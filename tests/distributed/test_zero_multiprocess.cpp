@@ -84,5 +84,18 @@ TEST(DistributedZero, RanksWithParametersOfAnotherShapeAreNamed) {
   }
 }
 
+// Ranks with gradients on different parameters, or on none: the broadcasts follow the
+// partition, so every parameter ends as its owner left it, on every rank.
+TEST(DistributedZero, RanksWithDifferentGradientsKeepOneReplica) {
+  SKIP_WITHOUT_GLOO();
+  for (const char* how : {"subset", "one"}) {
+    for (const RankOutcome& o : expect_all_pass(std::string("zero_gradients_") + how, 2))
+      EXPECT_CONTAINS(o.output, std::string("zero ") + how +
+                                    " gradients: every parameter its owner's on every rank");
+  }
+  for (const RankOutcome& o : expect_all_pass("zero_gradients_subset", 3))
+    EXPECT_CONTAINS(o.output, "zero subset gradients: every parameter its owner's on every rank");
+}
+
 }  // namespace
 }  // namespace leangrad::test

@@ -333,6 +333,43 @@ void mismatch(const std::string& how) {
   dist::barrier();  // the group still works
 }
 
+// Ranks whose gradients differ: `subset`, each rank has gradients on its own half of the
+// parameters (a parameter unused on one rank); `one`, rank 0 alone has any. SGD with lr 1 and a
+// gradient of ones: a parameter whose owner had its gradient goes down by 1 on every rank, any
+// other keeps its value on every rank. Before the broadcasts followed the partition, the ranks
+// paired other parameters' bytes without an error (`subset`), or one rank raised and the other
+// went on (`one`).
+void different_gradients(const std::string& how) {
+  const int rank = dist::get_rank();
+  const int size = dist::get_world_size();
+  const std::vector<Tensor> params = make_model(kModelSeed)->parameters();
+  std::vector<Tensor> before;
+  for (const Tensor& p : params)
+    before.push_back(p.detach().clone());
+  dist::ZeroRedundancyOptimizer zero(params,
+                                     dist::optimizer_class<optim::SGD>(optim::SGDOptions(1.0)));
+  // Whether `r` has a gradient on parameter i.
+  const auto has_grad = [&](int r, std::size_t i) {
+    return how == "subset" ? static_cast<int>(i % static_cast<std::size_t>(size)) == r : r == 0;
+  };
+  for (std::size_t i = 0; i < params.size(); ++i)
+    if (has_grad(rank, i)) params[i].set_grad(ones_like(params[i]));
+  zero.step();
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    const bool updated = has_grad(zero.owner(i), i);
+    const Tensor want = updated ? before[i] - 1.0 : before[i];
+    check(params[i].detach().equal(want),
+          detail::str_cat(how, ": parameter ", i, " (owner rank ", zero.owner(i), ") is not ",
+                          updated ? "its owner's update" : "unchanged", " on rank ", rank));
+    // And the same bits on every rank.
+    const std::vector<Tensor> replicas = dist::all_gather(params[i].detach().contiguous());
+    for (int r = 0; r < size; ++r)
+      check(replicas[static_cast<std::size_t>(r)].equal(replicas[0]),
+            detail::str_cat(how, ": parameter ", i, " differs between ranks 0 and ", r));
+  }
+  std::printf("zero %s gradients: every parameter its owner's on every rank\n", how.c_str());
+}
+
 }  // namespace
 
 int run_zero_scenario(const std::string& name) {
@@ -350,6 +387,10 @@ int run_zero_scenario(const std::string& name) {
     mismatch("count");
   } else if (name == "zero_mismatch_shape") {
     mismatch("shape");
+  } else if (name == "zero_gradients_subset") {
+    different_gradients("subset");
+  } else if (name == "zero_gradients_one") {
+    different_gradients("one");
   } else {
     LG_THROW(Error, "unknown ZeRO scenario ", name);
   }
