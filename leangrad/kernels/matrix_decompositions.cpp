@@ -246,7 +246,7 @@ void cholesky(T* a, std::int64_t batch, std::int64_t n, std::int32_t* info) {
 template <typename T>
 void triangular_solve(const T* a, T* b, std::int64_t batch, std::int64_t n, std::int64_t k,
                       bool upper, bool left, bool unit_diagonal) {
-  if (n == 0 || k == 0) return;
+  if (batch == 0 || n == 0 || k == 0) return;  // (and no division by a batch of 0 below)
   // The k right-hand sides (B's columns when left, its rows otherwise) are independent: fewer
   // matrices than threads split each one's into `pieces`, one Eigen solve (blocked, on one
   // thread) each, of at least kMinPiece of them and of enough work to pay for a task. Eigen's
@@ -390,7 +390,9 @@ void svd(const T* a, T* u, T* s, T* vh, std::int64_t batch, std::int64_t m, std:
   const std::int64_t k = std::min(m, n);
   const std::int64_t u_cols = full_matrices ? m : k;
   const std::int64_t vh_rows = full_matrices ? n : k;
-  const bool vectors = u != nullptr;
+  // An empty U or Vh may have no data at all (m = 0 or n = 0): vectors are asked for when either
+  // pointer is given (the empty one is then never read).
+  const bool vectors = u != nullptr || vh != nullptr;
   const bool wide = m < n;
   for_each_matrix(batch, m, n, [&](std::int64_t b) {
     const ConstMatrixMap<T> am(a + b * m * n, m, n);

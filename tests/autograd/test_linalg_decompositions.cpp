@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <string>
@@ -573,13 +574,57 @@ TEST(LinalgDecompositions, EmptyMatrices) {
   EXPECT_EQ(to_vector(linalg::det(zeros({2, 0, 0}, f64))), (std::vector<double>{1.0, 1.0}));
   EXPECT_EQ(linalg::inv(zeros({0, 0}, f64)).shape(), (Shape{0, 0}));
   EXPECT_EQ(linalg::inv(zeros({0, 3, 3}, f64)).shape(), (Shape{0, 3, 3}));
+  // No rows: full_matrices' Vh is the identity, as torch's (it was left as the allocator's block
+  // held it: U, empty, has no data, and the kernel took that for "no vectors").
+  for (int i = 0; i < 4; ++i)
+    full({3, 3}, 7.0, f64);  // freed blocks of Vh's size that hold 7s
   const auto [U, S, Vh] = linalg::svd(zeros({0, 3}, f64));
   EXPECT_EQ(U.shape(), (Shape{0, 0}));
   EXPECT_EQ(S.shape(), (Shape{0}));
-  EXPECT_EQ(Vh.shape(), (Shape{3, 3}));
+  EXPECT_EQ(to_vector(Vh), to_vector(eye(3, f64)));
+  const auto [U2, S2, Vh2] = linalg::svd(zeros({2, 0, 3}));
+  EXPECT_EQ(to_vector(Vh2), to_vector(eye(3).expand({2, 3, 3})));
+  const auto [U3, S3, Vh3] = linalg::svd(zeros({3, 0}, f64));
+  EXPECT_EQ(to_vector(U3), to_vector(eye(3, f64)));
+  EXPECT_EQ(Vh3.shape(), (Shape{0, 0}));
   const auto [Q, R] = linalg::qr(zeros({4, 0}, f64));
   EXPECT_EQ(Q.shape(), (Shape{4, 0}));
   EXPECT_EQ(R.shape(), (Shape{0, 0}));
+}
+
+// A batch of no matrices (n > 0): empty results of torch 1.13's shapes, forward and backward (the
+// triangular solves divided by the batch size, and stopped the process with SIGFPE).
+TEST(LinalgDecompositions, ABatchOfNoMatrices) {
+  const TensorOptions f64(kFloat64);
+  const auto A = [&] { return zeros({0, 3, 3}, f64).requires_grad_(); };
+  const auto B = [&] { return zeros({0, 3, 2}, f64).requires_grad_(); };
+  const std::vector<std::tuple<const char*, std::function<Tensor()>, Shape>> calls = {
+      {"det", [&] { return linalg::det(A()); }, {0}},
+      {"slogdet", [&] { return std::get<1>(linalg::slogdet(A())); }, {0}},
+      {"inv", [&] { return linalg::inv(A()); }, {0, 3, 3}},
+      {"solve", [&] { return linalg::solve(A(), B()); }, {0, 3, 2}},
+      {"solve_triangular", [&] { return linalg::solve_triangular(A(), B(), true); }, {0, 3, 2}},
+      {"cholesky", [&] { return linalg::cholesky(A()); }, {0, 3, 3}},
+      {"cholesky_inverse", [&] { return cholesky_inverse(A()); }, {0, 3, 3}},
+      {"cholesky_solve", [&] { return cholesky_solve(B(), A()); }, {0, 3, 2}},
+      {"lu_solve",
+       [&] {
+         const auto [lu, pivots] = linalg::lu_factor(A());
+         return linalg::lu_solve(lu, pivots, B());
+       },
+       {0, 3, 2}},
+      {"qr", [&] { return std::get<0>(linalg::qr(A())); }, {0, 3, 3}},
+      {"eigh", [&] { return std::get<1>(linalg::eigh(A())); }, {0, 3, 3}},
+      {"svd", [&] { return std::get<0>(linalg::svd(A())); }, {0, 3, 3}},
+      {"pinv", [&] { return linalg::pinv(A()); }, {0, 3, 3}},
+      {"matrix_power", [&] { return linalg::matrix_power(A(), -2); }, {0, 3, 3}},
+      {"matrix_exp", [&] { return linalg::matrix_exp(A()); }, {0, 3, 3}},
+  };
+  for (const auto& [name, call, shape] : calls) {
+    const Tensor y = call();
+    EXPECT_EQ(y.shape(), shape) << name;
+    sum(y).backward();
+  }
 }
 
 // exp(A) exp(-A) = I; exp of a diagonal matrix is the exponentials of its entries; exp of a
