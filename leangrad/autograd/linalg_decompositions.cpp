@@ -600,13 +600,47 @@ Tensor det(const Tensor& A) {
 
 namespace {
 
+// sign(det A) and log|det A| on the host from A's LU, as torch's: the signs of U's diagonal and of
+// the permutation multiplied, the logs of |U_ii| added, so a determinant beyond the dtype's range
+// (diag(1e200, 1e200), or 1e-200s) still has its logarithm (log|det| of the product overflowed to
+// inf, or underflowed to -inf with a sign of 0). A zero pivot gives 0 and -inf; NaN propagates.
+std::pair<Tensor, Tensor> slogdet_on_host(const Tensor& A, const char* op) {
+  const LuFactors f = lu_on_host(A, op);
+  const std::int64_t n = cols(A);
+  const std::int64_t count = f.info.numel();
+  Tensor sign = host_empty(batch_shape(A), A.dtype());
+  Tensor logabsdet = host_empty(batch_shape(A), A.dtype());
+  with_real(A.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const T* lu = f.lu.data_ptr<T>();
+    const std::int32_t* piv = f.pivots.data_ptr<std::int32_t>();
+    T* s = sign.data_ptr<T>();
+    T* l = logabsdet.data_ptr<T>();
+    for (std::int64_t b = 0; b < count; ++b) {
+      T sign_b = 1;
+      T log_b = 0;
+      bool zero = false, nan = false;
+      for (std::int64_t i = 0; i < n; ++i) {
+        const T u = lu[(b * n + i) * n + i];
+        if (u < 0) sign_b = -sign_b;
+        if (piv[b * n + i] - 1 != i) sign_b = -sign_b;  // a row swap
+        zero = zero || u == 0;
+        nan = nan || std::isnan(u);
+        log_b += std::log(std::abs(u));
+      }
+      s[b] = nan ? std::numeric_limits<T>::quiet_NaN() : (zero ? T(0) : sign_b);
+      l[b] = log_b;
+    }
+  });
+  return {sign, logabsdet};
+}
+
 struct Slogdet : autograd::Function<Slogdet> {
   static std::vector<Tensor> forward(autograd::Context* ctx, const Tensor& A) {
-    const DetValue v = det_on_host(A, "linalg_slogdet");
+    const auto [sign_host, logabsdet_host] = slogdet_on_host(A, "linalg_slogdet");
     const NoGradGuard no_grad;
-    const Tensor d = on_device_of(v.det, A);
-    const Tensor sign = leangrad::sign(d);
-    const Tensor logabsdet = log(abs(d));
+    const Tensor sign = on_device_of(sign_host, A);
+    const Tensor logabsdet = on_device_of(logabsdet_host, A);
     ctx->mark_non_differentiable({sign});
     ctx->save_for_backward({A});
     return {sign, logabsdet};

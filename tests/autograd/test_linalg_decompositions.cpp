@@ -568,6 +568,37 @@ TEST(LinalgDecompositions, DeterminantIsTheEigenvaluesProduct) {
   EXPECT_EQ(l0.item<double>(), -std::numeric_limits<double>::infinity());
 }
 
+// Determinants beyond the dtype's range keep their logarithm: slogdet adds the logs of the pivots,
+// as torch's (log|det| of their product overflowed to inf, or underflowed to -inf with sign 0).
+// torch 1.13: diag(1e200, 1e200) -> (1, 921.0340), diag(1e-200, 1e-200) -> (1, -921.0340), float32
+// diag(1e30, 1e30) -> (1, 138.1551). Two logs, each within an ulp, and one addition: 3 ulps.
+TEST(LinalgDecompositions, SlogdetBeyondTheRangeOfTheDeterminant) {
+  const double ln10 = std::log(10.0);
+  const auto expect = [](const Tensor& a, double sign, double logabsdet, const char* what) {
+    const auto [s, l] = linalg::slogdet(a);
+    EXPECT_EQ(s.item<double>(), sign) << what;
+    const double u = math_unit_roundoff(a.dtype());
+    EXPECT_NEAR(l.item<double>(), logabsdet, 3 * u * std::fabs(logabsdet)) << what;
+  };
+  expect(diag(make_tensor({1e200, 1e200}, {2}, kFloat64)), 1, 400 * ln10, "1e200");
+  expect(diag(make_tensor({1e-200, 1e-200}, {2}, kFloat64)), 1, -400 * ln10, "1e-200");
+  expect(diag(make_tensor({-1e200, 1e200}, {2}, kFloat64)), -1, 400 * ln10, "-1e200");
+  expect(make_tensor({0, 1e200, 1e200, 0}, {2, 2}, kFloat64), -1, 400 * ln10, "a row swap");
+  expect(diag(make_tensor({1e30, 1e30}, {2}, kFloat32)), 1, 60 * ln10, "float32 1e30");
+  EXPECT_NEAR(logdet(mul(eye(2, TensorOptions(kFloat64)), 1e-200)).item<double>(), -400 * ln10,
+              3 * math_unit_roundoff(kFloat64) * 400 * ln10);
+  // A well-conditioned 40 x 40 matrix scaled by 1e10: its determinant's 1e400 overflows double;
+  // the log is the unscaled one's plus 40 ln(1e10), to the roundoff of 40 logs and additions.
+  const Tensor m =
+      add(random_matrix({40, 40}, kFloat64, 801), mul(eye(40, TensorOptions(kFloat64)), 8.0));
+  const auto [s1, l1] = linalg::slogdet(m);
+  const auto [s2, l2] = linalg::slogdet(mul(m, 1e10));
+  EXPECT_EQ(s2.item<double>(), s1.item<double>());
+  const double want = l1.item<double>() + 400 * ln10;
+  EXPECT_NEAR(l2.item<double>(), want, 80 * math_unit_roundoff(kFloat64) * std::fabs(want));
+  EXPECT_TRUE(std::isinf(linalg::det(mul(m, 1e10)).item<double>()));  // what log(|det|) read
+}
+
 TEST(LinalgDecompositions, EmptyMatrices) {
   const TensorOptions f64(kFloat64);
   EXPECT_EQ(linalg::det(zeros({2, 0, 0}, f64)).shape(), (Shape{2}));
