@@ -1468,7 +1468,7 @@ Tensor embedding_bag(const Tensor& input, const Tensor& weight, const Tensor& of
   for (std::int64_t b = 0; b < bags; ++b) {
     for (std::int64_t i = starts[static_cast<std::size_t>(b)];
          i < starts[static_cast<std::size_t>(b) + 1]; ++i) {
-      if (in[i] == pad) continue;
+      if (padding_idx.has_value() && in[i] == pad) continue;  // (-1 is "none", not an index)
       kept.push_back(i);
       kept_index.push_back(in[i]);
       bag_of.push_back(b);

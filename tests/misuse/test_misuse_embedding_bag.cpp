@@ -3,6 +3,7 @@
 // input's end, per-sample weights outside mode sum or of the wrong shape, padding_idx and
 // indices out of range. Tables of the misuse suite (tests/misuse/misuse_testing.h).
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include <leangrad/autograd/nn_functions.h>
@@ -68,6 +69,19 @@ std::vector<MisuseCase> embedding_bag_cases() {
   });
   t.add("index_out_of_range", Raises::Error, {"embedding", "12"}, [&] {
     embedding_bag(ints({1, 12}), weight(), ints({0}));
+  });
+  // -1 without a padding_idx is an index out of range like any other (it was taken for the
+  // padding row and left out of the bag), in every mode and in the module.
+  for (const EmbeddingBagMode mode :
+       {EmbeddingBagMode::Sum, EmbeddingBagMode::Mean, EmbeddingBagMode::Max}) {
+    t.add(std::string("index_minus_one_") + embedding_bag_mode_name(mode), Raises::Error,
+          {"embedding", "index -1"}, [&, mode] {
+            embedding_bag(ints({1, -1}), weight(), ints({0}), mode);
+          });
+  }
+  t.add("module_index_minus_one", Raises::Error, {"embedding", "index -1"}, [] {
+    nn::EmbeddingBag bag(6, 2);
+    bag(ints({1, -1}), ints({0}));
   });
   t.add("module_padding_idx_out_of_range", Raises::Error,
         {"EmbeddingBag", "padding_idx -7 is out of range"},
