@@ -169,7 +169,10 @@ LG_HOST_DEVICE LG_INLINE double digamma(double x) {
   if (x < 0.0) {
     const double whole = std::floor(x);
     if (x == whole) return quiet_nan();  // the negative integers, and -inf
-    return digamma_of_positive(1.0 - x) - kPi / std::tan(kPi * (x - whole));
+    // Reflection: psi(x) = psi(1 - x) - pi / tan(pi x), tan's period 1 taken off exactly by the
+    // nearest integer (x - round(x) is exact, |.| <= 1/2), where x - floor(x) = 1 + x rounds away
+    // x's digits for x near 0 (-1e-15 gave 9.72e14 for 1e15).
+    return digamma_of_positive(1.0 - x) - kPi / std::tan(kPi * (x - std::round(x)));
   }
   return digamma_of_positive(x);
 }

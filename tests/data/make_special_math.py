@@ -84,6 +84,10 @@ def exact(name, inputs, fn):
 
 
 exact("exact_digamma", {"x": grid}, mp.digamma)
+# Just left and right of poles: the reflection's tan(pi x) must keep x's own digits.
+exact("exact_digamma_near_poles",
+      {"x": torch.tensor([-1e-15, -1e-12, -1e-10, -1e-300, -2.9999999, -3.0000001, -0.5, -7.999999999],
+                         dtype=torch.float64)}, mp.digamma)
 exact("exact_polygamma_1", {"x": grid}, lambda x: mp.polygamma(1, x))
 exact("exact_polygamma_3", {"x": positive}, lambda x: mp.polygamma(3, x))
 tails = torch.tensor([0.5, 0.9, 0.999, 1 - 1e-6, 1 - 1e-10, 1 - 2e-15, -(1 - 1e-12), 1e-5,
