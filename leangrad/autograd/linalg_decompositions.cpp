@@ -1268,23 +1268,48 @@ Tensor matrix_norm(const Tensor& A, std::string_view ord, const std::vector<std:
   return restore_dims(r, A, dim, keepdim, op);
 }
 
+namespace {
+
+// |A| |inv(A)| in the norm `p`, as torch's: an empty A's condition number is 0, a singular one's
+// infinite (its inverse, of infinities, where LU meets a zero pivot), not an Error.
+template <typename Order>
+Tensor cond_by_inverse(const Tensor& A, const Order& p) {
+  if (A.numel() == 0) return zeros(batch_shape(A), A.options());
+  const auto [inverse, info] = inv_ex(A, /*check_errors=*/false);
+  const Tensor singular = unsqueeze(unsqueeze(gt(info, 0.0), -1), -1);
+  const Tensor finite_or_inf =
+      where(singular, full({}, std::numeric_limits<double>::infinity(), A.options()), inverse);
+  // 0 times inf (a zero matrix), and NaN, are inf, as torch's nan_to_num there.
+  const double inf = std::numeric_limits<double>::infinity();
+  return nan_to_num(mul(matrix_norm(A, p), matrix_norm(finite_or_inf, p)), inf, inf, -inf);
+}
+
+}  // namespace
+
 Tensor cond(const Tensor& A, double p) {
   LG_PROFILE_OP(A);
   const char* op = "linalg_cond";
   check_matrices(op, A, "A", /*square=*/p != 2 && p != -2);
   if (p == 2 || p == -2) {
+    if (A.numel() == 0) return zeros(batch_shape(A), A.options());
     const Tensor s = svdvals(A);
     const Tensor largest = select(s, -1, 0);
     const Tensor smallest = select(s, -1, s.size(-1) - 1);
     return p > 0 ? div(largest, smallest) : div(smallest, largest);
   }
-  return mul(matrix_norm(A, p), matrix_norm(inv(A), p));
+  return cond_by_inverse(A, p);
 }
 
 Tensor cond(const Tensor& A, std::string_view p) {
   LG_PROFILE_OP(A);
   check_matrices("linalg_cond", A, "A", /*square=*/true);
-  return mul(matrix_norm(A, p), matrix_norm(inv(A), p));
+  if (p == "nuc" && A.numel() > 0) {
+    // torch's: the singular values' sum times their reciprocals' (a large finite number, not
+    // inf, for a matrix that is singular only to roundoff).
+    const Tensor s = svdvals(A);
+    return mul(sum(s, {-1}), sum(reciprocal(s), {-1}));
+  }
+  return cond_by_inverse(A, p);
 }
 
 Tensor pinv(const Tensor& A, std::optional<double> atol, std::optional<double> rtol,
@@ -1293,6 +1318,7 @@ Tensor pinv(const Tensor& A, std::optional<double> atol, std::optional<double> r
   const char* op = "linalg_pinv";
   check_matrices(op, A, "A", /*square=*/hermitian);
   if (hermitian) {
+    if (A.numel() == 0) return zeros(A.shape(), A.options());  // (n, n) with n = 0, or no batch
     const auto [w, V] = eigh(A);
     const Tensor magnitude = abs(w);
     const Tensor kept = gt(magnitude, cutoff_of(amax(magnitude, {-1}, true), A, atol, rtol));

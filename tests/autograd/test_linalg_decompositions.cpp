@@ -599,6 +599,35 @@ TEST(LinalgDecompositions, SlogdetBeyondTheRangeOfTheDeterminant) {
   EXPECT_TRUE(std::isinf(linalg::det(mul(m, 1e10)).item<double>()));  // what log(|det|) read
 }
 
+// cond of a singular matrix is inf where it goes through the inverse (fro, 1, inf, -1), as
+// torch's (it raised inv's error); of a zero matrix inf too (0 times inf); of an empty one 0;
+// "nuc" from the singular values, as torch's: sum(s) sum(1 / s). pinv(hermitian) of 0 x 0 is 0 x 0.
+TEST(LinalgDecompositions, CondOfSingularAndEmptyMatrices) {
+  const TensorOptions f64(kFloat64);
+  const double inf = std::numeric_limits<double>::infinity();
+  const Tensor singular = make_tensor({1, 2, 2, 4}, {2, 2}, kFloat64);
+  EXPECT_EQ(linalg::cond(singular, "fro").item<double>(), inf);
+  for (const double p : {1.0, -1.0, inf, -inf})
+    EXPECT_EQ(linalg::cond(singular, p).item<double>(), inf) << p;
+  EXPECT_EQ(linalg::cond(zeros({2, 2}, f64), "fro").item<double>(), inf);
+  // A batch: the singular matrix's inf beside the identity's 1.
+  const Tensor batch = stack({singular, eye(2, f64)});
+  EXPECT_EQ(to_vector(linalg::cond(batch, 1.0)), (std::vector<double>{inf, 1.0}));
+  for (const double p : {2.0, 1.0})
+    EXPECT_EQ(to_vector(linalg::cond(zeros({2, 0, 0}, f64), p)), (std::vector<double>{0.0, 0.0}));
+  EXPECT_EQ(linalg::cond(zeros({0, 0}, f64), "fro").item<double>(), 0.0);
+  // nuc of a well-conditioned matrix: sum(s) sum(1/s), within the SVD's roundoff of |A| |A^-1|.
+  const Tensor m = make_tensor({4, 1, 2, 3}, {2, 2}, kFloat64);
+  const double by_inverse =
+      (linalg::matrix_norm(m, "nuc") * linalg::matrix_norm(linalg::inv(m), "nuc")).item<double>();
+  EXPECT_NEAR(linalg::cond(m, "nuc").item<double>(), by_inverse, 64 * 2.2e-16 * by_inverse);
+  EXPECT_EQ(
+      linalg::pinv(zeros({0, 0}, f64), std::nullopt, std::nullopt, /*hermitian=*/true).shape(),
+      (Shape{0, 0}));
+  EXPECT_EQ(linalg::pinv(zeros({3, 0, 0}, f64), std::nullopt, std::nullopt, true).shape(),
+            (Shape{3, 0, 0}));
+}
+
 TEST(LinalgDecompositions, EmptyMatrices) {
   const TensorOptions f64(kFloat64);
   EXPECT_EQ(linalg::det(zeros({2, 0, 0}, f64)).shape(), (Shape{2}));
