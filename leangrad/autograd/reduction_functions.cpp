@@ -263,7 +263,13 @@ Tensor norm(const Tensor& input, double p, const DimList& dims, bool keepdim) {
     wrap_dim(d, input.dim(), op);
   if (std::isinf(p))
     return p > 0 ? amax(abs(input), dims, keepdim) : amin(abs(input), dims, keepdim);
-  if (p == 0) return sum(ne(input, 0.0), dims, keepdim).to(input.dtype());
+  if (p == 0) {
+    // A count, piecewise constant: no gradient flows, but the result is in the graph, as torch's
+    // (backward through it runs, and leaves the input's grad undefined, as torch's None).
+    const Tensor count = sum(ne(input, 0.0), dims, keepdim).to(input.dtype());
+    return record_op("norm", count, {input}, {},
+                     [](const BackwardContext&) { return std::vector<Tensor>{Tensor()}; });
+  }
   if (p == 1) {
     return sum(abs(input.to(norm_accumulation_dtype(input.dtype()))), dims, keepdim)
         .to(input.dtype());

@@ -257,6 +257,22 @@ TEST(Norm, LargeAndSmallFloat32ValuesNeitherOverflowNorVanish) {
   EXPECT_EQ(to_vector(norm(half)), std::vector<double>{500});
 }
 
+// The 0 "norm" counts the nonzero elements: in the graph when its input requires grad, as
+// torch's, so a loss that adds it still runs backward, which gives the input no gradient (torch:
+// None). It threw "does not require grad" before.
+TEST(Norm, ZeroNormIsInTheGraphWithoutAGradient) {
+  const Tensor x = make_tensor({1, 0, 3}, {3}).requires_grad_();
+  const Tensor count = norm(x, 0.0);
+  EXPECT_EQ(count.item<double>(), 2.0);
+  EXPECT_TRUE(count.requires_grad());
+  count.backward();
+  EXPECT_FALSE(x.grad().defined());
+  const Tensor both = add(count, sum(mul(x, x)));
+  both.backward();
+  EXPECT_EQ(to_vector(x.grad()), (std::vector<double>{2, 0, 6}));
+  EXPECT_FALSE(norm(make_tensor({1, 0}, {2}), 0.0).requires_grad());
+}
+
 TEST(Rearranging, AsTheirDefinitions) {
   const Tensor x = make_tensor({0, 1, 2, 3, 4, 5}, {2, 3});
   EXPECT_EQ(to_vector(x.flip({0, 1})), (std::vector<double>{5, 4, 3, 2, 1, 0}));
