@@ -380,9 +380,28 @@ StepProfile profile_step(nn::Module& model, const std::vector<std::shared_ptr<nn
     recorder->begin_step();
     step();
     const double ms = recorder->end_step();
+    // Every block forward once and backward once in each step, as the planner's model has it: a
+    // block the step never calls, or a step with no backward, measures nothing of it, and a plan
+    // built on those zeros would not be a plan (they were taken silently).
+    const std::vector<MemoryWindow>& windows = recorder->windows();
+    std::vector<int> forwards(blocks.size(), 0), backwards(blocks.size(), 0);
+    for (const MemoryWindow& w : windows) {
+      if (w.block < 0) continue;
+      if (w.kind == WindowKind::Forward) ++forwards[static_cast<std::size_t>(w.block)];
+      if (w.kind == WindowKind::Backward) ++backwards[static_cast<std::size_t>(w.block)];
+    }
+    for (std::size_t i = 0; i < blocks.size(); ++i) {
+      const std::string& name = profile.blocks[i].name;
+      LG_CHECK(
+          forwards[i] == 1, "profile_step: block ", i, " (", name, ") ran ", forwards[i],
+          " times in the step's forward with grad mode on; each block must run exactly once per "
+          "forward");
+      LG_CHECK(backwards[i] == 1, "profile_step: block ", i, " (", name,
+               ") had no backward in the step: the step must run forward, a loss that uses every "
+               "block's output, and backward (with grad mode on)");
+    }
     if (s < options.warmup_steps) continue;
     step_ms.push_back(ms);
-    const std::vector<MemoryWindow>& windows = recorder->windows();
     if (profile.windows.empty()) {
       profile.windows = windows;
     } else {

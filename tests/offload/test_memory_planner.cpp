@@ -386,6 +386,34 @@ TEST(MemoryPlanner, ProfileRefusesMisuse) {
   }
   EXPECT_FALSE(f.blocks[0]->has_forward_wrapper());
   EXPECT_TRUE(f.blocks[1]->has_forward_wrapper());  // the user's, left alone
+  f.blocks[1]->set_forward_wrapper(nullptr);
+  // A step that skips a listed block, or runs no backward, measures nothing of them: refused,
+  // where the profile held zeros for them and the planner planned on those.
+  const auto expect_step_refused = [&](const std::function<void()>& step, const std::string& part) {
+    try {
+      (void)profile_step(*f.model, f.blocks, step);
+      ADD_FAILURE() << "profile_step accepted the step; expected an error saying '" << part << "'";
+    } catch (const Error& e) {
+      EXPECT_CONTAINS(e.what(), part);
+    }
+    for (const auto& block : f.blocks)
+      EXPECT_FALSE(block->has_forward_wrapper());
+  };
+  expect_step_refused(
+      [&] {
+        f.optimizer->zero_grad();
+        const Tensor out = (*f.blocks[0])(randn({kBatch, kWidth}));  // blocks 1 and 2 skipped
+        mse_loss(out.narrow(1, 0, 10), f.target).backward();
+      },
+      "profile_step: block 1 (2) ran 0 times in the step's forward");
+  expect_step_refused(
+      [&] {
+        const NoGradGuard no_grad;
+        (void)mse_loss((*f.model)(f.input), f.target);
+      },
+      "ran 0 times in the step's forward with grad mode on");
+  expect_step_refused([&] { (void)mse_loss((*f.model)(f.input), f.target); },
+                      "profile_step: block 0 (1) had no backward in the step");
 }
 
 // The copy bandwidth probe (what StepProfile::copy_bytes_per_ms holds): nothing to measure on the
