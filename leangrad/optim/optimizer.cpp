@@ -248,6 +248,11 @@ NamedTensors Optimizer::state_dict() const {
 
 namespace {
 
+// Whether `t` holds a value below 0 (a host read).
+bool has_negative(const Tensor& t) {
+  return t.numel() > 0 && sum(lt(t, 0.0).to(kInt64)).item<std::int64_t>() > 0;
+}
+
 // "state.<i>.<name>" -> (i, name); "param_groups.<g>.<name>" likewise.
 bool split_key(const std::string& key, const std::string& head, std::size_t* index,
                std::string* name) {
@@ -313,6 +318,13 @@ void Optimizer::load_state_dict(const NamedTensors& state) {
                      dtype);
       const Tensor copy = value.to(dtype).to(params[index].device()).clone();
       LG_CHECK(!has_non_finite(copy), "load_state_dict: '", key, "' holds NaN or Inf values");
+      // Squares (Adam's exp_avg_sq and max_exp_avg_sq) and magnitudes (Adam8bit's absmax1 and
+      // absmax2) are never negative: a negative one (a damaged file) would make the next step's
+      // square root NaN.
+      if (name.ends_with("_sq") || name.starts_with("absmax")) {
+        LG_CHECK(!has_negative(copy), "load_state_dict: '", key,
+                 "' holds negative values; it is a square or a magnitude, never negative");
+      }
       tensors[index].emplace_back(name, copy);
     } else if (split_key(key, "param_groups.", &index, &name)) {
       LG_CHECK(index < groups.size(), "load_state_dict: '", key, "' names group ", index,

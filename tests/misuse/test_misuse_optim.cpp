@@ -269,6 +269,21 @@ std::vector<MisuseCase> load_state_dict_cases() {
         {"load_state_dict", "'state.0.exp_avg_sq'", "NaN or Inf"}, [] {
           load_adam_state("state.0.exp_avg_sq", tensor<float>({1.0f, INFINITY}));
         });
+  // Squares and magnitudes are never negative (a damaged file: the next step's sqrt would be NaN).
+  t.add("state_negative_square", Raises::Error,
+        {"load_state_dict", "'state.0.exp_avg_sq'", "negative values"}, [] {
+          load_adam_state("state.0.exp_avg_sq", tensor<float>({1.0f, -1.0f}));
+        });
+  t.add("adam8bit_negative_absmax", Raises::Error,
+        {"load_state_dict", "'state.0.absmax2'", "negative values"}, [] {
+          const Tensor p = ones({300}).requires_grad_();
+          optim::Adam8bit adam(std::vector<Tensor>{p}, optim::Adam8bitOptions().min_8bit_size(256));
+          adam.load_state_dict({{"state.0.step", full({}, 1, kInt64)},
+                                {"state.0.state1", zeros({300}, kUInt8)},
+                                {"state.0.state2", zeros({300}, kUInt8)},
+                                {"state.0.absmax1", zeros({2})},
+                                {"state.0.absmax2", full({2}, -1.0)}});
+        });
   t.add("state_undefined", Raises::Error, {"load_state_dict", "'state.0.exp_avg'", "undefined"},
         [] { load_adam_state("state.0.exp_avg", Tensor()); });
   t.add("state_without_step", Raises::Error,
