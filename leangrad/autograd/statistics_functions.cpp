@@ -478,6 +478,11 @@ std::tuple<Tensor, Tensor, Tensor> unique_consecutive(const Tensor& input, bool 
   const Tensor x = dim.has_value() ? input : reshape(input, {-1});
   const std::int64_t d = dim.has_value() ? wrap_dim(*dim, input.dim(), op) : 0;
   const std::int64_t n = x.size(d);
+  for (std::int64_t i = 0; i < x.dim() && dim.has_value() && n > 0; ++i) {
+    // As unique_dim and torch: slices with no elements cannot be told apart (they made one run).
+    LG_CHECK_SHAPE(i == d || x.size(i) > 0, op, ": dim ", i, " of shape ", x.shape(),
+                   " is empty and is not dim ", d, ": its slices have no elements to compare");
+  }
   const TensorOptions index_options = TensorOptions(kInt64).device(input.device());
   Tensor output, inverse, counts;
   if (n == 0) {

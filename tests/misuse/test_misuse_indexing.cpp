@@ -406,6 +406,10 @@ std::vector<MisuseCase> statistics_cases() {
         [] { histc(zeros({3}), 4, 3.0, 1.0); });
   t.add("histc_nan_data", Raises::Error, {"histc: the range", "is not finite"},
         [] { histc(full({2}, std::numeric_limits<double>::quiet_NaN())); });
+  t.add("unique_consecutive_empty_other_dim", Raises::ShapeError,
+        {"unique_consecutive: dim 1 of shape [2, 0] is empty and is not dim 0"}, [] {
+          unique_consecutive(zeros({2, 0}), true, true, 0);
+        });
   t.add("unique_consecutive_dim_of_0d", Raises::ShapeError,
         {"unique_consecutive: a dim was given for a 0-d input"},
         [] { unique_consecutive(zeros(Shape{}), false, false, 0); });
