@@ -811,8 +811,16 @@ Tensor instance_norm(const Tensor& x, const Tensor& running_mean, const Tensor& 
   return y;
 }
 
+// Note [Unbatched convolutions]
+//   conv1d, conv2d and their transposes take an unbatched input, (C_in, L) or (C_in, H, W), as
+//   torch's have since 1.11 (and conv3d here): a batch of one, whose output drops the batch dim
+//   again; the views' backward gives the gradient the input's shape.
 Tensor conv2d(const Tensor& x_in, const Tensor& weight_in, const Tensor& bias_in, Size2 stride,
               Size2 padding, Size2 dilation, std::int64_t groups) {
+  if (x_in.defined() && x_in.dim() == 3) {  // Note [Unbatched convolutions]
+    return squeeze(
+        conv2d(unsqueeze(x_in, 0), weight_in, bias_in, stride, padding, dilation, groups), 0);
+  }
   LG_PROFILE_OP(x_in, weight_in, bias_in);
   const Tensor x = amp::autocast_operand(x_in, amp::CastPolicy::LowerPrecision);
   const Tensor weight = amp::autocast_operand(weight_in, amp::CastPolicy::LowerPrecision);
@@ -846,7 +854,11 @@ Tensor conv2d(const Tensor& x_in, const Tensor& weight_in, const Tensor& bias_in
 Tensor conv1d(const Tensor& x, const Tensor& weight, const Tensor& bias, std::int64_t stride,
               std::int64_t padding, std::int64_t dilation, std::int64_t groups) {
   LG_CHECK(x.defined() && weight.defined(), "conv1d: expected a defined input and weight");
-  LG_CHECK_SHAPE(x.dim() == 3, "conv1d: expected input of shape (N, C_in, L), got ", x.shape());
+  if (x.dim() == 2) {  // Note [Unbatched convolutions]
+    return squeeze(conv1d(unsqueeze(x, 0), weight, bias, stride, padding, dilation, groups), 0);
+  }
+  LG_CHECK_SHAPE(x.dim() == 3, "conv1d: expected input of shape (N, C_in, L) or unbatched ",
+                 "(C_in, L), got ", x.shape());
   LG_CHECK_SHAPE(weight.dim() == 3, "conv1d: expected weight of shape (C_out, C_in / groups, k), ",
                  "got ", weight.shape());
   LG_CHECK_DTYPE(is_floating(x.dtype()) && is_floating(weight.dtype()),
@@ -882,7 +894,14 @@ Tensor conv_transpose1d(const Tensor& x, const Tensor& weight, const Tensor& bia
   LG_PROFILE_OP(x, weight, bias);
   const char* op = "conv_transpose1d";
   LG_CHECK(x.defined() && weight.defined(), op, ": expected a defined input and weight");
-  LG_CHECK_SHAPE(x.dim() == 3, op, ": expected input of shape (N, C_in, L), got ", x.shape());
+  if (x.dim() == 2) {  // Note [Unbatched convolutions]
+    return squeeze(conv_transpose1d(unsqueeze(x, 0), weight, bias, stride, padding, output_padding,
+                                    groups, dilation),
+                   0);
+  }
+  LG_CHECK_SHAPE(x.dim() == 3, op,
+                 ": expected input of shape (N, C_in, L) or unbatched (C_in, L), ", "got ",
+                 x.shape());
   LG_CHECK_SHAPE(weight.dim() == 3, op, ": expected weight of shape (C_in, C_out / groups, k), ",
                  "got ", weight.shape());
   // The rest (strides, channels, output_padding < stride or dilation, dtypes, devices) is checked
@@ -907,13 +926,21 @@ Tensor conv_transpose1d(const Tensor& x, const Tensor& weight, const Tensor& bia
 Tensor conv_transpose2d(const Tensor& x_in, const Tensor& weight_in, const Tensor& bias_in,
                         Size2 stride, Size2 padding, Size2 output_padding, std::int64_t groups,
                         Size2 dilation) {
+  if (x_in.defined() && x_in.dim() == 3) {  // Note [Unbatched convolutions]
+    return squeeze(conv_transpose2d(unsqueeze(x_in, 0), weight_in, bias_in, stride, padding,
+                                    output_padding, groups, dilation),
+                   0);
+  }
   LG_PROFILE_OP(x_in, weight_in, bias_in);
   const char* op = "conv_transpose2d";
   const Tensor x = amp::autocast_operand(x_in, amp::CastPolicy::LowerPrecision);
   const Tensor weight = amp::autocast_operand(weight_in, amp::CastPolicy::LowerPrecision);
   const Tensor bias = amp::autocast_operand(bias_in, amp::CastPolicy::LowerPrecision);
   LG_CHECK(x.defined() && weight.defined(), op, ": expected defined input and weight");
-  LG_CHECK_SHAPE(x.dim() == 4, op, ": expected a 4-D input (N, C_in, H, W), got shape ", x.shape());
+  LG_CHECK_SHAPE(x.dim() == 4, op,
+                 ": expected a 4-D input (N, C_in, H, W) or a 3-D unbatched one (C_in, H, W), got "
+                 "shape ",
+                 x.shape());
   LG_CHECK_SHAPE(weight.dim() == 4, op,
                  ": expected a 4-D weight (C_in, C_out / groups, kH, kW), got shape ",
                  weight.shape());

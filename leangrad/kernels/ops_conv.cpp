@@ -64,7 +64,10 @@ void check_operand_pair(const char* op, const char* name_a, const Tensor& a, con
 // Checks the input and weight shapes against the parameters and returns every size.
 Conv2dGeometry make_geometry(const char* op, const Shape& x, const Shape& w,
                              const Conv2dParams& p) {
-  LG_CHECK_SHAPE(x.size() == 4, op, ": expected a 4-D input (N, C_in, H, W), got shape ", x);
+  LG_CHECK_SHAPE(x.size() == 4, op,
+                 ": expected a 4-D input (N, C_in, H, W) (or, to the autograd functions, a 3-D "
+                 "unbatched one), got shape ",
+                 x);
   LG_CHECK_SHAPE(w.size() == 4, op, ": expected a 4-D weight (C_out, C_in / groups, kH, kW), ",
                  "got shape ", w);
   LG_CHECK_SHAPE(p.groups >= 1, op, ": expected groups >= 1, got ", p.groups);

@@ -38,8 +38,9 @@ Tensor targets(std::vector<std::int64_t> values) {
 
 std::vector<MisuseCase> conv_cases() {
   MisuseTable t;
-  t.add("conv2d_3d_input", Raises::ShapeError, {"conv2d", "4-D input", "[3, 5, 5]"}, [] {
-    conv2d(ones({3, 5, 5}), kernel());
+  // 3-D is an unbatched input (Note [Unbatched convolutions]); 2-D is neither.
+  t.add("conv2d_2d_input", Raises::ShapeError, {"conv2d", "4-D input", "[5, 5]"}, [] {
+    conv2d(ones({5, 5}), kernel());
   });
   t.add("conv2d_2d_weight", Raises::ShapeError, {"conv2d", "4-D weight", "[2, 27]"}, [] {
     conv2d(image(), ones({2, 27}));

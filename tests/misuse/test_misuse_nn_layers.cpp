@@ -242,9 +242,9 @@ LG_MISUSE_SUITE(Embedding, embedding_cases());
 
 std::vector<MisuseCase> conv_transpose_cases() {
   MisuseTable t;
-  t.add("conv_transpose2d_3d_input", Raises::ShapeError,
-        {"conv_transpose2d", "4-D input", "[3, 5, 5]"}, [] {
-          conv_transpose2d(ones({3, 5, 5}), ones({3, 2, 3, 3}));
+  t.add("conv_transpose2d_2d_input", Raises::ShapeError,
+        {"conv_transpose2d", "4-D input", "3-D unbatched", "[5, 5]"}, [] {
+          conv_transpose2d(ones({5, 5}), ones({3, 2, 3, 3}));
         });
   t.add("conv_transpose2d_channels_differ", Raises::ShapeError,
         {"conv_transpose2d", "[4, 2, 3, 3]", "[1, 3, 5, 5]"}, [] {

@@ -131,8 +131,8 @@ std::vector<MisuseCase> forward_cases() {
   t.add("linear_forward_float64_input", Raises::DTypeError, {"linear", "float64", "float32"}, [] {
     nn::Linear(3, 2)->forward(ones({1, 3}, kFloat64));
   });
-  t.add("conv2d_forward_3d_input", Raises::ShapeError, {"conv2d", "[1, 5, 5]"}, [] {
-    nn::Conv2d(nn::Conv2dOptions(1, 2, 3))->forward(ones({1, 5, 5}));
+  t.add("conv2d_forward_2d_input", Raises::ShapeError, {"conv2d", "[5, 5]"}, [] {
+    nn::Conv2d(nn::Conv2dOptions(1, 2, 3))->forward(ones({5, 5}));
   });
   t.add("conv2d_forward_channel_count", Raises::ShapeError,
         {"conv2d", "[2, 1, 3, 3]", "[1, 3, 5, 5]"}, [] {

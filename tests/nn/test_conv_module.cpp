@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <sstream>
 
 #include <leangrad/autograd/functions.h>
@@ -76,6 +77,48 @@ TEST(Conv2dModule, ForwardIsConv2dAndGradientsReachTheParameters) {
   ASSERT_TRUE(conv->bias.grad().defined());
   // d(sum y)/d bias[c] = the number of output pixels per channel, over the batch.
   EXPECT_TRUE(all_close(conv->bias.grad(), std::vector<double>(4, 2.0 * 5 * 4), 1e-6, 0));
+}
+
+// An unbatched input, (C_in, L) or (C_in, H, W), is a batch of one whose output drops the batch
+// dim, as torch's (Note [Unbatched convolutions]): the same bits as the batched call, forward and
+// backward, through the functions and the modules (they refused it before).
+TEST(ConvModules, UnbatchedInputIsABatchOfOne) {
+  const auto expect_as_batch_of_one = [](const char* what, const std::function<Tensor(Tensor)>& f,
+                                         const Shape& shape) {
+    SCOPED_TRACE(what);
+    const Tensor x = rand(shape, TensorOptions(kFloat64)).requires_grad_();
+    const Tensor y = f(x);
+    const Tensor batched_x = x.detach().unsqueeze(0).requires_grad_();
+    const Tensor batched_y = f(batched_x);
+    ASSERT_EQ(y.shape(), batched_y.squeeze(0).shape());
+    EXPECT_TRUE(y.equal(batched_y.squeeze(0).detach()));
+    const Tensor g = rand(y.shape(), TensorOptions(kFloat64));
+    (y * g).sum().backward();
+    (batched_y * g.unsqueeze(0)).sum().backward();
+    EXPECT_TRUE(x.grad().equal(batched_x.grad().squeeze(0)));
+  };
+  const TensorOptions f64(kFloat64);
+  const Tensor w1 = rand({4, 3, 3}, f64), w2 = rand({4, 3, 3, 2}, f64);
+  const Tensor t1 = rand({3, 2, 3}, f64), t2 = rand({3, 2, 3, 2}, f64);
+  expect_as_batch_of_one("conv1d", [&](Tensor x) { return conv1d(x, w1, Tensor(), 2, 1); }, {3, 9});
+  expect_as_batch_of_one("conv2d", [&](Tensor x) { return conv2d(x, w2); }, {3, 7, 6});
+  expect_as_batch_of_one("conv1d same",
+                         [&](Tensor x) { return conv1d(x, w1, Tensor(), 1, ConvPadding::Same); },
+                         {3, 8});
+  expect_as_batch_of_one("conv_transpose1d",
+                         [&](Tensor x) { return conv_transpose1d(x, t1, Tensor(), 2, 1, 1); },
+                         {3, 5});
+  expect_as_batch_of_one("conv_transpose2d", [&](Tensor x) { return conv_transpose2d(x, t2); },
+                         {3, 4, 5});
+  nn::Conv1d c1(nn::Conv1dOptions(3, 4, 3));
+  nn::Conv2d c2(nn::Conv2dOptions(3, 4, 3));
+  nn::ConvTranspose1d ct1(nn::ConvTranspose1dOptions(3, 4, 3));
+  nn::ConvTranspose2d ct2(nn::ConvTranspose2dOptions(3, 4, 3));
+  c1->to(kFloat64), c2->to(kFloat64), ct1->to(kFloat64), ct2->to(kFloat64);
+  expect_as_batch_of_one("nn::Conv1d", [&](Tensor x) { return c1(x); }, {3, 9});
+  expect_as_batch_of_one("nn::Conv2d", [&](Tensor x) { return c2(x); }, {3, 7, 6});
+  expect_as_batch_of_one("nn::ConvTranspose1d", [&](Tensor x) { return ct1(x); }, {3, 5});
+  expect_as_batch_of_one("nn::ConvTranspose2d", [&](Tensor x) { return ct2(x); }, {3, 4, 5});
 }
 
 }  // namespace
