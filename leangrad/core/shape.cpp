@@ -38,6 +38,14 @@ Strides contiguous_strides(const Shape& shape) {
   return strides;
 }
 
+bool contiguous_strides_fit(const Shape& shape) {
+  std::int64_t stride = 1;
+  for (std::size_t i = shape.size(); i-- > 1;) {
+    if (__builtin_mul_overflow(stride, std::max<std::int64_t>(shape[i], 1), &stride)) return false;
+  }
+  return true;
+}
+
 std::int64_t checked_mul(std::int64_t a, std::int64_t b, const char* what) {
   std::int64_t out = 0;
   LG_CHECK_SHAPE(!__builtin_mul_overflow(a, b, &out), what, ": ", a, " * ", b,

@@ -48,6 +48,9 @@ std::int64_t shape_numel(const Shape& shape, const char* what = "tensor");
 // Row-major strides for `shape` (a size-0 dim counts as 1, as PyTorch). Throws ShapeError when a
 // stride overflows int64 (a shape like [0, 2^32, 2^32] has no elements but no strides either).
 Strides contiguous_strides(const Shape& shape);
+// Whether contiguous_strides(shape) fits in int64 (for a reader that reports a shape from a file
+// in its own words rather than as a ShapeError). The sizes must be non-negative.
+bool contiguous_strides_fit(const Shape& shape);
 
 // Whether `strides` are row-major for `shape` (size-1 dims may have any stride; a shape without
 // elements is contiguous whatever its other sizes: their product may not even fit in int64).

@@ -85,12 +85,8 @@ std::optional<IdxHeader> parse_idx_header(const std::uint8_t* p, std::size_t n,
   }
   // The strides multiply the dims after the first (a 0 counted as 1): with a first dim of 0 the
   // elements do not overflow, but [0, 2^32 - 1, 2^32 - 1, 2^32 - 1]'s strides would.
-  std::uint64_t stride = 1;
-  for (std::size_t d = ndims; d-- > 1;) {
-    LG_CHECK(!__builtin_mul_overflow(stride, std::max<std::uint64_t>(header.dims[d], 1), &stride) &&
-                 stride <= static_cast<std::uint64_t>(INT64_MAX),
-             "read_idx: '", path, "': dims ", header.dims, " overflow (their strides)");
-  }
+  LG_CHECK(contiguous_strides_fit(header.dims), "read_idx: '", path, "': dims ", header.dims,
+           " overflow (their strides)");
   std::uint64_t element_bytes = 0;
   LG_CHECK(!__builtin_mul_overflow(numel, element_size(header.dtype), &element_bytes) &&
                !__builtin_add_overflow(element_bytes, header.header_bytes, &header.total_bytes) &&

@@ -143,13 +143,8 @@ Entry parse_entry(const std::string& name, const nlohmann::ordered_json& value,
   }
   // The strides multiply the sizes after the first (a 0 counted as 1), so a tensor with no
   // elements can still have strides beyond int64 ([0, 2^62, 4]): refused here, naming the file.
-  std::uint64_t stride = 1;
-  for (std::size_t i = entry.shape.size(); i-- > 1;) {
-    const auto size = static_cast<std::uint64_t>(std::max<std::int64_t>(entry.shape[i], 1));
-    LG_CHECK(!__builtin_mul_overflow(stride, size, &stride) &&
-                 stride <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()),
-             where, ": shape ", shape.dump(), " has strides beyond int64");
-  }
+  LG_CHECK(contiguous_strides_fit(entry.shape), where, ": shape ", shape.dump(),
+           " has strides beyond int64");
   std::uint64_t nbytes = 0;
   LG_CHECK(!__builtin_mul_overflow(numel, element_size(entry.dtype), &nbytes), where, ": shape ",
            shape.dump(), " is too large");
