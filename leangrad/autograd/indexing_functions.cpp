@@ -307,8 +307,7 @@ Tensor index_fill(const Tensor& input, std::int64_t dim, const Tensor& index, do
   const std::int64_t size = input.size(d);
   const TensorOptions float_options = TensorOptions(kFloat32).device(input.device());
   Tensor flat = reshape(index, {index.numel()}).to(kInt64);
-  const Tensor wrap = full({}, size, TensorOptions(kInt64).device(input.device()));
-  flat = where(lt(flat, 0.0), add(flat, wrap), flat);  // -1 is size - 1
+  flat = where(lt(flat, 0.0), add(flat, static_cast<double>(size)), flat);  // -1 is size - 1
   const Tensor counts =
       ops::index_select_backward(ones({index.numel()}, float_options), 0, flat, {size});
   Shape along(static_cast<std::size_t>(input.dim()), 1);
