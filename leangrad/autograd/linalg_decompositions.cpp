@@ -1271,10 +1271,9 @@ Tensor matrix_norm(const Tensor& A, std::string_view ord, const std::vector<std:
 namespace {
 
 // |A| |inv(A)| in the norm `p`, as torch's: an empty A's condition number is 0, a singular one's
-// infinite (its inverse, of infinities, where LU meets a zero pivot), not an Error.
+// infinite (its inverse, of infinities, where LU meets a zero pivot), not an Error. A has elements.
 template <typename Order>
 Tensor cond_by_inverse(const Tensor& A, const Order& p) {
-  if (A.numel() == 0) return zeros(batch_shape(A), A.options());
   const auto [inverse, info] = inv_ex(A, /*check_errors=*/false);
   const Tensor singular = unsqueeze(unsqueeze(gt(info, 0.0), -1), -1);
   const Tensor finite_or_inf =
@@ -1290,8 +1289,8 @@ Tensor cond(const Tensor& A, double p) {
   LG_PROFILE_OP(A);
   const char* op = "linalg_cond";
   check_matrices(op, A, "A", /*square=*/p != 2 && p != -2);
+  if (A.numel() == 0) return zeros(batch_shape(A), A.options());  // torch's, in every norm
   if (p == 2 || p == -2) {
-    if (A.numel() == 0) return zeros(batch_shape(A), A.options());
     const Tensor s = svdvals(A);
     const Tensor largest = select(s, -1, 0);
     const Tensor smallest = select(s, -1, s.size(-1) - 1);
@@ -1303,7 +1302,8 @@ Tensor cond(const Tensor& A, double p) {
 Tensor cond(const Tensor& A, std::string_view p) {
   LG_PROFILE_OP(A);
   check_matrices("linalg_cond", A, "A", /*square=*/true);
-  if (p == "nuc" && A.numel() > 0) {
+  if (A.numel() == 0) return zeros(batch_shape(A), A.options());  // torch's, in every norm
+  if (p == "nuc") {
     // torch's: the singular values' sum times their reciprocals' (a large finite number, not
     // inf, for a matrix that is singular only to roundoff).
     const Tensor s = svdvals(A);
