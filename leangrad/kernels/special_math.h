@@ -18,6 +18,7 @@
 
 #include <leangrad/core/macros.h>
 #include <leangrad/kernels/special_math_fits.h>
+#include <leangrad/kernels/special_math_temme.h>
 
 namespace leangrad::kernels::special_math {
 
@@ -687,17 +688,24 @@ LG_HOST_DEVICE LG_INLINE double sinc(double x) {
 //   first: never a cancellation beyond a digit or two, as each is at most about 1/2 (but for
 //   small a, where P(a, x) nears 1 for x < 1). The prefactor x^a e^-x / Gamma(a) is
 //   exp(a log x - x - lgamma(a)), whose rounding grows with its terms (a relative 1e-13 at
-//   a = 1000); PyTorch's Cephes-derived kernel switches to Temme's uniform expansion for large
-//   a, this one does not. The edges are PyTorch's: NaN for negative operands, P(0, x > 0) = 1,
-//   P(0, 0) NaN, P(a, 0) = 0, P(inf, x) = 0 but NaN at x = inf, P(a, inf) = 1.
-//   For a normal a up to 2^1000 and a normal, finite x the CPU's lanes run the series and the
-//   fraction for several elements in lockstep, each lane stopping where its own loop does (Note
-//   [Incomplete gamma in lanes] in kernels/cpu/elementwise_range_limited.cpp), and the prefactor
-//   with their own log and exp; incomplete_gamma_of_positive is that computation one element at a
-//   time, with the log and exp as parameters.
+//   a = 1000), and near x = a the series needs about 8 sqrt(a) terms: for a > 20 and
+//   |x - a| <= 0.3 a, Temme's uniform expansion takes over (Note [Temme's expansion]), as in
+//   PyTorch's Cephes-derived kernel. The edges are PyTorch's: NaN for negative operands,
+//   P(0, x > 0) = 1, P(0, 0) NaN, P(a, 0) = 0, P(inf, x) = 0 but NaN at x = inf, P(a, inf) = 1.
+//   For a normal a up to 2^1000 and a normal, finite x outside Temme's range the CPU's lanes run
+//   the series and the fraction for several elements in lockstep, each lane stopping where its
+//   own loop does (Note [Incomplete gamma in lanes] in kernels/cpu/elementwise_range_limited.cpp),
+//   and the prefactor with their own log and exp; incomplete_gamma_of_positive is that
+//   computation one element at a time, with the log and exp as parameters.
+// Where Temme's expansion takes P and Q (Note [Temme's expansion]).
+LG_HOST_DEVICE LG_ALWAYS_INLINE bool incomplete_gamma_temme_applies(double a, double x) {
+  return a > kTemmeMinA && std::fabs(x - a) <= kTemmeMaxMu * a;  // false for NaN and inf
+}
+// Where the series or the fraction take them with lgamma_of_positive in the prefactor.
 LG_HOST_DEVICE LG_ALWAYS_INLINE bool incomplete_gamma_of_positive_applies(double a, double x) {
   return lgamma_of_positive_applies(a) && x >= std::numeric_limits<double>::min() &&
-         x <= std::numeric_limits<double>::max();  // false for NaN
+         x <= std::numeric_limits<double>::max() &&  // false for NaN
+         !incomplete_gamma_temme_applies(a, x);
 }
 // exp(a log x - x - log Gamma(a)) where incomplete_gamma_of_positive_applies, with log and exp
 // as given (lgamma_of_positive's log too).
@@ -763,6 +771,50 @@ LG_HOST_DEVICE LG_INLINE double incomplete_gamma_of_positive(double a, double x,
   return incomplete_gamma_with_prefactor(a, x, lower,
                                          incomplete_gamma_prefactor_of_positive(a, x, log, exp));
 }
+// Note [Temme's expansion]
+//   For large a the incomplete gamma functions turn into the normal distribution's around x = a.
+//   Temme's uniform expansion (DLMF 8.12.3 and 8.12.4) makes that exact:
+//     Q(a, x) = erfc(eta sqrt(a / 2)) / 2 + R,  P(a, x) = erfc(-eta sqrt(a / 2)) / 2 - R,
+//     R = exp(-a eta^2 / 2) / sqrt(2 pi a) sum_k c_k(eta) a^-k,
+//   where mu = (x - a) / a and eta^2 / 2 = mu - log(1 + mu), eta of mu's sign. The c_k are
+//   analytic at eta = 0; tools/incomplete_gamma_temme.py derives their Taylor coefficients from
+//   the series of mu(eta) and measured the double evaluation against mpmath for a > 20 and
+//   |mu| <= 0.3, where 13 of them and 18 powers of eta leave out less than 2^-60 of the sum
+//   (special_math_temme.h). Neither the exponent nor the sum cancels:
+//   - mu is exact but for the division's rounding (x - a is, for x within a factor 2 of a), and
+//     mu - log(1 + mu), which is about mu^2 / 2 and would lose a digit per factor 10 that mu is
+//     small in a subtraction, is mu^2 / (2 + mu) - 2 (s^3 / 3 + s^5 / 5 + ...) with
+//     s = mu / (2 + mu) (log(1 + mu) = 2 atanh(s)): the series is at most mu / 6 of the first
+//     term, and 12 of its terms reach 2^-60 for |mu| <= 0.3.
+//   - Where R and the erfc term have opposite signs (Q above a; P below a is a sum of two
+//     positive terms), R is a small part of the erfc term: about |eta| / 3 <= 0.11 of it in the
+//     tail, and at most c_0 / sqrt(2 pi a) < 0.03 of its 1/2 at x = a.
+//   So the result's rounding is a few ulps plus the exponent's, a eta^2 / 2 times the few ulps
+//   of mu - log(1 + mu): the same growth as P's own condition number in x in the tails. The
+//   series and the fraction need about 8 sqrt(a) steps here and their prefactor rounds with
+//   a log x; at a = 1e10 they gave P(a, a) = 0.341 (session 76) where this gives 0.5000013.
+// mu - log(1 + mu) for |mu| <= kTemmeMaxMu, without cancellation (Note [Temme's expansion]).
+LG_HOST_DEVICE LG_INLINE double mu_minus_log1p(double mu) {
+  const double s = mu / (2.0 + mu);
+  const double s2 = s * s;
+  double tail = 0.0;  // sum_{j >= 1} s^(2j) / (2j + 1), by Horner's rule in s^2
+  for (int j = kTemmeLogTailTerms; j >= 1; --j)
+    tail = (tail + 1.0 / (2 * j + 1)) * s2;
+  return mu * mu / (2.0 + mu) - 2.0 * s * tail;
+}
+// P(a, x) when lower, else Q(a, x), where incomplete_gamma_temme_applies.
+LG_HOST_DEVICE LG_INLINE double incomplete_gamma_temme(double a, double x, bool lower) {
+  constexpr double kSqrt2Pi = 2.50662827463100050242;
+  const double mu = (x - a) / a;
+  const double half_eta_squared = mu_minus_log1p(mu);
+  const double eta = std::copysign(std::sqrt(2.0 * half_eta_squared), mu);
+  // sqrt(2 pi) sqrt(a), not sqrt(2 pi a): finite for every finite a.
+  const double r = std::exp(-a * half_eta_squared) / (kSqrt2Pi * std::sqrt(a)) *
+                   temme_sum(eta, 1.0 / a);
+  const double z = eta * std::sqrt(0.5 * a);
+  return lower ? 0.5 * std::erfc(-z) - r : 0.5 * std::erfc(z) + r;
+}
+
 // P(a, x) when lower, else Q(a, x).
 LG_HOST_DEVICE LG_INLINE double incomplete_gamma(double a, double x, bool lower) {
   if (std::isnan(a) || std::isnan(x) || a < 0.0 || x < 0.0) return quiet_nan();
@@ -770,6 +822,7 @@ LG_HOST_DEVICE LG_INLINE double incomplete_gamma(double a, double x, bool lower)
   if (x == 0.0) return lower ? 0.0 : 1.0;
   if (std::isinf(a)) return std::isinf(x) ? quiet_nan() : (lower ? 0.0 : 1.0);
   if (std::isinf(x)) return lower ? 1.0 : 0.0;
+  if (incomplete_gamma_temme_applies(a, x)) return incomplete_gamma_temme(a, x, lower);
   if (incomplete_gamma_of_positive_applies(a, x)) return incomplete_gamma_of_positive(a, x, lower);
   // A subnormal a or x, or a beyond 2^1000.
   return incomplete_gamma_with_prefactor(a, x, lower, std::exp(a * std::log(x) - x - lgamma(a)));

@@ -11,6 +11,8 @@ tails are small numbers that the C++ test compares relative to themselves.
 
 Run with Debian's python3-torch: /usr/bin/python3 tests/data/make_pointwise_math.py
 """
+import math
+
 import mpmath as mp
 import torch
 
@@ -200,6 +202,30 @@ exact("exact_igamma", {"a": t([0.5, 1.0, 3.0, 10.0, 10.0, 40.0, 100.0, 0.01]),
 exact("exact_igammac", {"a": t([0.5, 1.0, 3.0, 10.0, 10.0, 40.0, 100.0, 2.0]),
                         "x": t([0.1, 2.0, 15.0, 3.0, 10.0, 45.0, 90.0, 60.0])},
       lambda s, v: mp.gammainc(s, v, mp.inf, regularized=True))
+
+
+# Temme's range (a > 20, |x - a| <= 0.3 a; Note [Temme's expansion]): x from 30 sqrt(a) below a
+# to 25 sqrt(a) above it, where P or Q is still above 1e-300. mpmath's gammainc gives up on the
+# series past a of about 1e5, so P is x^a e^-x / Gamma(a + 1) 1F1(1; a + 1; x) (DLMF 8.5.1,
+# 13.6.5), with digits to spare for a log x and for Q = 1 - P's cancellation.
+def large_a_p_q(a, x, lower):
+    with mp.workdps(60 + int(mp.log10(a)) + int(a * ((x - a) / a - mp.log1p((x - a) / a)) / 2)):
+        p = mp.exp(a * mp.log(x) - x - mp.loggamma(a + 1)) * mp.hyp1f1(1, a + 1, x,
+                                                                        maxterms=10**8)
+        return p if lower else 1 - p
+
+
+temme_a, temme_x = [], []
+for a in [25.0, 150.0, 1e3, 1e5, 1e8, 1e10]:
+    for offset in [-30.0, -5.0, -0.01, 0.0, 0.5, 4.0, 25.0]:
+        x = a + offset * math.sqrt(a)
+        if abs(x - a) <= 0.3 * a:
+            temme_a.append(a)
+            temme_x.append(x)
+exact("exact_igamma_temme", {"a": t(temme_a), "x": t(temme_x)},
+      lambda s, v: large_a_p_q(s, v, True))
+exact("exact_igammac_temme", {"a": t(temme_a), "x": t(temme_x)},
+      lambda s, v: large_a_p_q(s, v, False))
 
 write("pointwise_math.json", "make_pointwise_math.py", cases)
 print(len(cases), "cases")

@@ -142,6 +142,10 @@ constexpr Op kFrexp{"frexp", [](const Inputs& x) {
                     }};
 constexpr Op kIgamma{"igamma", [](const Inputs& x) { return Outputs{igamma(x[0], x[1])}; }};
 constexpr Op kIgammac{"igammac", [](const Inputs& x) { return Outputs{igammac(x[0], x[1])}; }};
+constexpr Op kIgammaTemme{"igamma_temme",
+                          [](const Inputs& x) { return Outputs{igamma(x[0], x[1])}; }};
+constexpr Op kIgammacTemme{"igammac_temme",
+                           [](const Inputs& x) { return Outputs{igammac(x[0], x[1])}; }};
 constexpr Op kHypot{"hypot", [](const Inputs& x) { return Outputs{hypot(x[0], x[1])}; }};
 constexpr Op kCopysign{"copysign", [](const Inputs& x) { return Outputs{copysign(x[0], x[1])}; }};
 constexpr Op kFmax{"fmax", [](const Inputs& x) { return Outputs{fmax(x[0], x[1])}; }};
@@ -256,6 +260,9 @@ std::vector<OpCase> floating_elementwise_cases() {
       {kFrexp, {{-1e4, 1e4}}},
       {kIgamma, {{0.1, 20}, {0.01, 40}}},
       {kIgammac, {{0.1, 20}, {0.01, 40}}},
+      // Session 77's Temme expansion: a > 20 and |x - a| <= 0.3 a for every pair.
+      {kIgammaTemme, {{100, 110}, {80, 130}}},
+      {kIgammacTemme, {{100, 110}, {80, 130}}},
       // Session 58's Airy function across its fits' ends at -2 and 1.
       {kAiryAi, {{-12, 8}}},
       // Session 58's orthogonal polynomials: degrees 0 to 90 through the recurrences and
