@@ -1,6 +1,7 @@
 // leangrad-run's options, program lookup and rank environments (launch_plan.h).
 #include "launch_plan.h"
 
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -51,6 +52,34 @@ void check_and_complete(LaunchOptions& o) {
     }
   }
   if (o.master_addr.empty()) o.master_addr = "127.0.0.1";
+}
+
+ProcessLimits current_process_limits() {
+  const auto soft = [](int resource) {
+    struct rlimit limit {};
+    if (::getrlimit(resource, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return UINT64_MAX;
+    return static_cast<std::uint64_t>(limit.rlim_cur);
+  };
+  return {soft(RLIMIT_NOFILE), soft(RLIMIT_NPROC)};
+}
+
+void check_fits_limits(const LaunchOptions& o, const ProcessLimits& limits) {
+  const auto ranks = static_cast<std::uint64_t>(o.nproc_per_node);  // checked before: >= 1
+  const std::uint64_t store_connections =
+      o.node_rank == 0 ? static_cast<std::uint64_t>(o.nnodes) * ranks : 0;
+  const std::uint64_t files = 2 * ranks + store_connections + kLauncherOwnFiles;
+  if (files > limits.open_files) {
+    throw UsageError(
+        "--nproc-per-node " + std::to_string(o.nproc_per_node) + " needs at least " +
+        std::to_string(files) + " open files in leangrad-run (two output pipes per rank" +
+        (store_connections > 0 ? ", a store connection per rank of the job" : "") +
+        "), more than its limit of " + std::to_string(limits.open_files) + " (ulimit -n)");
+  }
+  if (ranks > limits.processes) {
+    throw UsageError("--nproc-per-node " + std::to_string(o.nproc_per_node) +
+                     " is more processes than this user may run, " +
+                     std::to_string(limits.processes) + " (ulimit -u)");
+  }
 }
 
 std::string find_program(const std::string& program, const char* path_variable) {

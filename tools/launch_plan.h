@@ -5,6 +5,7 @@
 // port), and tests/tools/test_launch_plan.cpp tests these rules.
 #pragma once
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -31,6 +32,24 @@ struct LaunchOptions {
 // store's (leangrad_run.cpp); on several nodes both must be given, since every node must name
 // the same one.
 void check_and_complete(LaunchOptions& o);
+
+// The soft limits of the launcher's process that its ranks count against (getrlimit's;
+// UINT64_MAX where there is none).
+struct ProcessLimits {
+  std::uint64_t open_files = UINT64_MAX;  // RLIMIT_NOFILE (ulimit -n)
+  std::uint64_t processes = UINT64_MAX;   // RLIMIT_NPROC (ulimit -u), for this user's processes
+};
+ProcessLimits current_process_limits();
+
+// Throws UsageError when o.nproc_per_node ranks cannot start within `limits`, before any does:
+// the launcher holds two files per rank it starts (the read ends of the rank's stdout and stderr
+// pipes), on node 0 one more per rank of the job (its connection to the store node 0 serves),
+// and kLauncherOwnFiles of its own; each rank is a process of this user. Without the check,
+// leangrad-run --nproc-per-node 100000 started about 10,000 ranks before one failed on "Too many
+// open files" and the rest were stopped. The counts are lower bounds: a job that passes may still
+// meet a limit (the user's other processes count too), and then stops as before.
+inline constexpr std::uint64_t kLauncherOwnFiles = 16;
+void check_fits_limits(const LaunchOptions& o, const ProcessLimits& limits);
 
 // The file exec would run for `program`: the program itself when it contains a '/', else the
 // first executable regular file named so in the folders of `path_variable` (PATH; nullptr: unset,

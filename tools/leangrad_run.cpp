@@ -126,6 +126,7 @@ int main(int argc, char** argv) {
                        " (a program whose name starts with '-' goes after --)");
     }
     check_and_complete(options);
+    check_fits_limits(options, current_process_limits());
     find_program(options.command.front(), std::getenv("PATH"));
   } catch (const UsageError& e) {
     std::fprintf(stderr, "leangrad-run: error: %s\nRun 'leangrad-run --help' for the options.\n",

@@ -88,6 +88,39 @@ TEST(LaunchPlan, BadOptionsAreRefusedNamingTheOption) {
   EXPECT_NE(refusal(o).find("too large a world"), std::string::npos);
 }
 
+// The launcher's files (two pipes per rank, on node 0 a store connection per rank of the job,
+// kLauncherOwnFiles) and the user's processes are checked before any rank starts.
+TEST(LaunchPlan, RanksBeyondTheProcessLimitsAreRefusedBeforeAnyStarts) {
+  const auto limit_refusal = [](const LaunchOptions& o, const ProcessLimits& limits) {
+    try {
+      check_fits_limits(o, limits);
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  LaunchOptions o = options(100);
+  // Node 0 of one: 2 * 100 + 100 + 16 files.
+  EXPECT_EQ(limit_refusal(o, {.open_files = 316}), "");
+  EXPECT_EQ(limit_refusal(o, {.open_files = 315}),
+            "--nproc-per-node 100 needs at least 316 open files in leangrad-run (two output "
+            "pipes per rank, a store connection per rank of the job), more than its limit of 315 "
+            "(ulimit -n)");
+  // Node 0 of two serves both nodes' ranks; node 1 serves none.
+  o.nnodes = 2;
+  EXPECT_NE(limit_refusal(o, {.open_files = 415}), "");
+  EXPECT_EQ(limit_refusal(o, {.open_files = 416}), "");
+  o.node_rank = 1;
+  EXPECT_EQ(limit_refusal(o, {.open_files = 216}), "");
+  EXPECT_NE(limit_refusal(o, {.open_files = 215}).find("(two output pipes per rank)"),
+            std::string::npos);
+  // Processes of this user; no limits at all.
+  EXPECT_EQ(limit_refusal(o, {.processes = 100}), "");
+  EXPECT_EQ(limit_refusal(o, {.processes = 99}),
+            "--nproc-per-node 100 is more processes than this user may run, 99 (ulimit -u)");
+  EXPECT_EQ(limit_refusal(options(1 << 30), {}), "");
+}
+
 TEST(LaunchPlan, ProgramsAreFoundAsExecFindsThem) {
   namespace fs = std::filesystem;
   const fs::path dir =
