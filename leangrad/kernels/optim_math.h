@@ -128,8 +128,11 @@ using SgdUpdate = SgdUpdateOf<float>;
 // bias corrections bc1 = 1 - beta1^t, bc2 = 1 - beta2^t,
 //   m = beta1 m + (1 - beta1) g;  v = beta2 v + (1 - beta2) g^2;  vmax = max(vmax, v) (amsgrad)
 //   p -= (lr / bc1) m / (sqrt(v or vmax) / sqrt(bc2) + eps)
-// With skip_nonfinite (Adam8bit), an element whose gradient is NaN/Inf is left as it was and the
-// call returns false.
+// With skip_nonfinite (Adam8bit), an element whose gradient is NaN/Inf, or whose new second
+// moment is not finite (a finite gradient whose square overflows: beyond about 1.8e19 in
+// float32), is left as it was and the call returns false. An infinite moment would become its
+// block's absmax, and every code of the block times an infinite absmax is NaN (0 * inf).
+// The test of v covers the gradient's: a NaN or Inf g gives a NaN or Inf v.
 template <typename T>
 struct AdamUpdateOf {
   using Scalar = T;                      // the dtype of the parameter, its gradient and its states
@@ -180,7 +183,6 @@ struct AdamUpdateOf {
 
   LG_HOST_DEVICE LG_INLINE bool operator()(const TensorScalars& s, Math (&x)[5]) const {
     Math g = maximize ? -x[kGradSlot] : x[kGradSlot];
-    if (skip_nonfinite && !is_finite(g)) return false;
     Math p = x[kParamSlot];
     if (s.weight_decay != Math(0)) {
       if (decoupled_weight_decay) {
@@ -191,6 +193,7 @@ struct AdamUpdateOf {
     }
     const Math m = x[2] * beta1 + one_minus_beta1 * g;
     const Math v = x[3] * beta2 + one_minus_beta2 * g * g;
+    if (skip_nonfinite && !is_finite(v)) return false;
     x[2] = m;
     x[3] = v;
     Math second = v;

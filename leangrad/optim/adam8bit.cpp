@@ -1,6 +1,7 @@
 // optim::Adam8bit (optim/adam8bit.h): parameters below min_8bit_size go through the fused float32
 // Adam (ops::adam_step), the others through the block-wise 8-bit one (ops::adam8bit_step); both
-// skip NaN/Inf gradient elements and raise the skipped_nonfinite flag on the device.
+// skip NaN/Inf gradient elements (and those whose second moment overflows) and raise the
+// skipped_nonfinite flag on the device.
 #include <leangrad/optim/adam8bit.h>
 
 #include <leangrad/kernels/creation.h>

@@ -6,10 +6,11 @@
 // (bitsandbytes has no float64 optimizer; a float64 one is refused with an Error: use Adam). Each
 // step dequantises a block, updates it in float32 exactly as Adam, and requantises it with the
 // block's new absmax to the nearest code (kernels/quantization_math.h, Note [Dynamic quantisation
-// map]; docs/optimizers.md has a worked example). Gradient elements that are NaN/Inf are not
-// applied: the element keeps its parameter and states, and skipped_nonfinite() reads 1 for that
-// step, without the step waiting for the GPU. (Under amp::GradScaler a NaN/Inf gradient skips the
-// whole step instead, and skipped_nonfinite() reads 0.)
+// map]; docs/optimizers.md has a worked example). Gradient elements that are NaN/Inf, or whose
+// square overflows the second moment, are not applied: the element keeps its parameter and states,
+// and skipped_nonfinite() reads 1 for that step, without the step waiting for the GPU. (Under
+// amp::GradScaler a NaN/Inf gradient skips the whole step instead, and skipped_nonfinite() reads
+// 0.)
 #pragma once
 
 #include <cstdint>
@@ -60,8 +61,8 @@ class Adam8bit : public OptimizerWithState<Adam8bitState> {
   const Adam8bitOptions& options() const { return options_; }
 
   // An int32 0-d tensor on the parameters' device: 1 when the last step met a NaN/Inf gradient
-  // element (and skipped it), else 0. Undefined before the first step. Reading it (item())
-  // waits for the GPU; step() itself never does.
+  // element, or one whose second moment overflowed (and skipped it), else 0. Undefined before the
+  // first step. Reading it (item()) waits for the GPU; step() itself never does.
   const Tensor& skipped_nonfinite() const { return skipped_nonfinite_; }
 
  private:

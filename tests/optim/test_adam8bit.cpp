@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <iostream>
 #include <limits>
+#include <tuple>
 #include <vector>
 
 #include <leangrad/autograd/functions.h>
@@ -295,6 +296,50 @@ TEST(Adam8bit, NonFiniteGradientsAreSkippedAndFlagged) {
   small.set_grad(ones({100}));
   opt.step();
   EXPECT_EQ(opt.skipped_nonfinite().item<std::int32_t>(), 0);
+}
+
+// A finite gradient whose square overflows float32 (1e30) is skipped as a NaN one is, on the
+// 8-bit path and the small parameters' float32 one: before, its infinite second moment became the
+// block's absmax and the next step turned all 256 parameters of the block NaN (0 * inf), and the
+// state could not be loaded. The run equals, bit for bit, one whose spike is NaN instead.
+TEST(Adam8bit, AGradientWhoseSquareOverflowsIsSkippedAsANonFiniteOne) {
+  const auto run = [](float spike) {
+    manual_seed(3);
+    Tensor big = randn({512}).requires_grad_(true);
+    Tensor small = randn({100}).requires_grad_(true);
+    optim::Adam8bit opt({big, small}, optim::Adam8bitOptions(0.1).min_8bit_size(256));
+    std::vector<std::int32_t> flags;
+    for (int step = 0; step < 3; ++step) {
+      Tensor gb = full({512}, 0.5);
+      Tensor gs = full({100}, -0.25);
+      if (step == 0) {
+        gb.data_ptr<float>()[0] = spike;
+        gs.data_ptr<float>()[1] = -spike;
+      }
+      big.set_grad(gb);
+      small.set_grad(gs);
+      opt.step();
+      flags.push_back(opt.skipped_nonfinite().item<std::int32_t>());
+    }
+    return std::tuple{big.detach(), small.detach(), opt.state_dict(), flags};
+  };
+  const auto [big, small, state, flags] = run(1e30f);
+  const auto [big_nan, small_nan, state_nan, flags_nan] = run(std::nanf(""));
+  EXPECT_EQ(flags, (std::vector<std::int32_t>{1, 0, 0}));
+  EXPECT_TRUE(std::isfinite(big.abs().max().item<float>()));
+  EXPECT_TRUE(std::isfinite(small.abs().max().item<float>()));
+  EXPECT_TRUE(test::bitwise_equal(big, big_nan));
+  EXPECT_TRUE(test::bitwise_equal(small, small_nan));
+  ASSERT_EQ(state.size(), state_nan.size());
+  for (std::size_t i = 0; i < state.size(); ++i) {
+    EXPECT_EQ(state[i].first, state_nan[i].first);
+    EXPECT_TRUE(test::bitwise_equal(state[i].second, state_nan[i].second)) << state[i].first;
+  }
+  // The state loads into a fresh optimizer (a NaN or Inf state is refused).
+  Tensor fresh = randn({512}).requires_grad_(true);
+  Tensor fresh_small = randn({100}).requires_grad_(true);
+  optim::Adam8bit again({fresh, fresh_small}, optim::Adam8bitOptions(0.1).min_8bit_size(256));
+  EXPECT_NO_THROW(again.load_state_dict(state));
 }
 
 }  // namespace

@@ -42,7 +42,7 @@ namespace reference {
 namespace {
 
 // Every element of every tensor through `update` (none when found_inf skips the step); returns
-// true when an element was skipped for its non-finite gradient.
+// true when an element was skipped for its non-finite gradient (or second moment).
 template <typename Update>
 bool apply_update(const Update& update, const std::vector<OptimTensor<Update>>& tensors,
                   const int* found_inf) {

@@ -195,10 +195,10 @@ template <typename Options, typename Update, typename E>
 constexpr std::int64_t kWidenChunk = 512;
 
 // Elements [begin, end) of one tensor's streams through `update` with Options fixed; returns true
-// when an element was skipped (NaN/Inf gradient). float32 and float64 tensors run update_loop on
-// their own memory. A float16 or bfloat16 tensor's streams are widened a chunk at a time into
-// float buffers (exact), run through the same loop in float, and the streams the update writes
-// narrowed back (kernels/cpu/half_convert.h, core/half.h's rounding): the math and the one
+// when an element was skipped (NaN/Inf gradient or second moment). float32 and float64 tensors run
+// update_loop on their own memory. A float16 or bfloat16 tensor's streams are widened a chunk at a
+// time into float buffers (exact), run through the same loop in float, and the streams the update
+// writes narrowed back (kernels/cpu/half_convert.h, core/half.h's rounding): the math and the one
 // rounding per stored value of the reference, with each step of it in vector lanes.
 template <typename Options, typename Update>
 bool update_range(Update update, typename Update::TensorScalars scalars,

@@ -24,9 +24,10 @@
 //     thresholds (Note [Code search from a guess]): shared memory holds only the two maps and
 //     their thresholds, which each CUDA block computes itself. A warp's next quant block is
 //     loaded before the current one's math, so its loads are in flight meanwhile.
-//   - NaN/Inf gradients (Adam8bit): the element keeps its parameter and its (dequantised)
-//     moments, requantised with the block's new absmax like the others; the kernel stores 1 into
-//     *skipped_nonfinite; nothing waits for the GPU.
+//   - NaN/Inf gradients, and finite ones whose square overflows the second moment (Adam8bit):
+//     the element keeps its parameter and its (dequantised) moments, requantised with the block's
+//     new absmax like the others; the kernel stores 1 into *skipped_nonfinite; nothing waits for
+//     the GPU.
 //   - Gated steps (Note [Gated step] in kernels/optim_math.h): thread 0 of each block resolves its
 //     tensor's scalars (block_scalars) before any element is touched; when found_inf skips the
 //     step the whole block returns, and the block of the tensor's first chunk counts the skip.
@@ -294,7 +295,7 @@ struct Adam8bitLane {
   }
 
   // Dequantise, update, take the warp's new absmax, requantise (p and the codes in place).
-  // Returns false when an element was skipped (NaN/Inf gradient).
+  // Returns false when an element was skipped (a NaN/Inf gradient or second moment).
   __device__ bool update(const AdamUpdate& adam, const AdamUpdate::TensorScalars& scalars,
                          const QuantTables& tables, float* absmax1, float* absmax2, int lane) {
     float m[kElementsPerLane], v[kElementsPerLane];
