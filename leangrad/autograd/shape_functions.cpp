@@ -152,8 +152,10 @@ Tensor movedim(const Tensor& input, const std::vector<std::int64_t>& source,
   LG_CHECK(source.size() == destination.size(), "movedim: expected as many source dims as ",
            "destinations, got ", source.size(), " and ", destination.size());
   const std::int64_t n = input.dim();
-  std::vector<std::int64_t> order(static_cast<std::size_t>(n), -1);
-  std::vector<bool> moved(static_cast<std::size_t>(n), false);
+  // A 0-d tensor takes dim 0 and -1, as torch's: one slot for it.
+  const auto slots = static_cast<std::size_t>(std::max<std::int64_t>(n, 1));
+  std::vector<std::int64_t> order(slots, -1);
+  std::vector<bool> moved(slots, false);
   for (std::size_t i = 0; i < source.size(); ++i) {
     const std::int64_t from = wrap_dim(source[i], n, "movedim");
     const std::int64_t to = wrap_dim(destination[i], n, "movedim");
@@ -164,6 +166,7 @@ Tensor movedim(const Tensor& input, const std::vector<std::int64_t>& source,
     order[static_cast<std::size_t>(to)] = from;
     moved[static_cast<std::size_t>(from)] = true;
   }
+  if (n == 0) return input.permute({});  // a 0-d tensor's dim 0 (or -1) moves onto itself
   // The dims not moved fill the free positions in their order.
   std::int64_t next = 0;
   for (std::int64_t& slot : order) {
@@ -255,6 +258,8 @@ Tensor take_along_dim(const Tensor& input, const Tensor& indices, std::optional<
   if (!dim) return gather(input.reshape({-1}), 0, indices.reshape({-1}));
   LG_CHECK_SHAPE(input.dim() == indices.dim(), op, ": expected input and indices of one rank, got ",
                  input.shape(), " and ", indices.shape());
+  LG_CHECK_SHAPE(input.dim() > 0, op, ": dim ", *dim,
+                 " given for a 0-d input, which has no dim to take along (as torch's)");
   const std::int64_t d = wrap_dim(*dim, input.dim(), op);
   // Each broadcast to the other's shape in every dim but d, keeping its own size there.
   Shape input_sizes = input.shape(), index_sizes = indices.shape();
@@ -341,26 +346,59 @@ Tensor cartesian_prod(const std::vector<Tensor>& tensors) {
 namespace {
 
 // The coordinates of a triangle of a (row, col) matrix, row by row: c - r <= offset (lower) or
-// c - r >= offset (upper).
+// c - r >= offset (upper). Row r holds the columns [0, min(col, r + offset + 1)) (lower) or
+// [max(0, r + offset), col) (upper), each bound clamped to [0, col] without forming r + offset
+// (which overflows for offsets near INT64_MAX); the count is summed first, so a triangle too
+// large for memory is refused before anything is built, and the loops visit only rows that hold
+// a coordinate.
 Tensor triangle_indices(const char* op, std::int64_t row, std::int64_t col, std::int64_t offset,
                         bool lower, const TensorOptions& options) {
   LG_CHECK(row >= 0 && col >= 0, op, ": expected non-negative row and col, got ", row, " and ",
            col);
   LG_CHECK_DTYPE(options.dtype() == kInt64 || options.dtype() == kInt32, op,
                  ": expected an int64 or int32 dtype, got ", options.dtype());
-  std::vector<std::int64_t> rows, cols;
-  for (std::int64_t r = 0; r < row; ++r) {
-    // Lower: c in [0, min(col, r + offset + 1)); upper: c in [max(0, r + offset), col).
-    const std::int64_t first = lower ? 0 : std::clamp<std::int64_t>(r + offset, 0, col);
-    const std::int64_t last = lower ? std::clamp<std::int64_t>(r + offset + 1, 0, col) : col;
-    for (std::int64_t c = first; c < last; ++c) {
-      rows.push_back(r);
-      cols.push_back(c);
+  // r + shift clamped to [0, col], for r in [0, row) and any int64 shift (offset or offset + 1).
+  const auto clamped = [col](std::int64_t r, __int128 shift) {
+    return static_cast<std::int64_t>(std::clamp<__int128>(r + shift, 0, col));
+  };
+  const __int128 shift = lower ? __int128{offset} + 1 : __int128{offset};
+  // Lower: rows before -shift hold nothing; upper: rows from col - shift on hold nothing.
+  const std::int64_t first_row =
+      lower ? static_cast<std::int64_t>(std::clamp<__int128>(-shift, 0, row)) : 0;
+  const std::int64_t end_row =
+      lower ? row : static_cast<std::int64_t>(std::clamp<__int128>(col - shift, 0, row));
+  // The count in closed form (the rows' counts rise, or fall, by one a row between runs of 0 and
+  // col): a loop over rows would run 2^40 times for tril_indices(2^40, 1). Each sum's terms lie
+  // in [0, col], so no product below exceeds 2^127.
+  __int128 count = 0;
+  if (lower) {
+    // Row r < saturated holds r + shift columns, each row from there col.
+    const auto saturated =
+        static_cast<std::int64_t>(std::clamp<__int128>(col - shift, first_row, row));
+    count = __int128{saturated - first_row} * (first_row + shift + saturated - 1 + shift) / 2 +
+            __int128{row - saturated} * col;
+  } else {
+    // Row r < full (r + shift < 0) holds col columns, each row from there col - r - shift.
+    const auto full_rows = static_cast<std::int64_t>(std::clamp<__int128>(-shift, 0, end_row));
+    count = __int128{full_rows} * col +
+            __int128{end_row - full_rows} * (2 * (col - shift) - full_rows - end_row + 1) / 2;
+  }
+  LG_CHECK_SHAPE(count <= kMaxTensorBytes / 16, op, ": the triangle of a ", row, " x ", col,
+                 " matrix with offset ", offset, " has more coordinates than fit in memory");
+  const auto n = static_cast<std::int64_t>(count);
+  Tensor out = empty({2, n}, TensorOptions(kInt64));
+  std::int64_t* rows = out.data_ptr<std::int64_t>();
+  std::int64_t* cols = rows + n;
+  std::int64_t k = 0;
+  for (std::int64_t r = first_row; r < end_row; ++r) {
+    const std::int64_t begin = lower ? 0 : clamped(r, shift);
+    const std::int64_t end = lower ? clamped(r, shift) : col;
+    for (std::int64_t c = begin; c < end; ++c, ++k) {
+      rows[k] = r;
+      cols[k] = c;
     }
   }
-  const auto count = static_cast<std::int64_t>(rows.size());
-  rows.insert(rows.end(), cols.begin(), cols.end());
-  return tensor(rows, {2, count}, TensorOptions(kInt64)).to(options.dtype()).to(options.device());
+  return out.to(options.dtype()).to(options.device());
 }
 
 }  // namespace

@@ -125,7 +125,25 @@ Tensor arange(double start, double end, double step, const TensorOptions& option
   LG_CHECK_SHAPE(count <= static_cast<double>(kMaxTensorBytes / 8), "arange: [", start, ", ", end,
                  ") in steps of ", step, " has ", count, " elements, too many for memory");
   const std::int64_t n = std::max<std::int64_t>(static_cast<std::int64_t>(count), 0);
-  // Computed in double on the host, then converted: exact for every integer range.
+  if (n == 0) return from_host_values("arange", 0, options, [](std::int64_t) { return 0.0; });
+  // Every value must fit the dtype (the range is monotonic: its ends suffice), else it would wrap
+  // or saturate (arange(0, 1e19, 1e18, kInt32)); an int64 range is computed in int64, so values
+  // beyond 2^53 are exact (in double, [2^53, 2^53 + 8) repeated some and reached its end).
+  const double final_value = first + static_cast<double>(n - 1) * delta;
+  const auto fits = [&](double v) { return scalar_fits(v, options.dtype()); };
+  LG_CHECK_DTYPE(fits(first) && fits(final_value) && (!integral || fits(delta)), "arange: [", start,
+                 ", ", end, ") in steps of ", step, " holds values that do not fit in ",
+                 options.dtype());
+  if (options.dtype() == DType::Int64) {
+    Tensor values = empty_for("arange", {n}, kInt64);
+    auto* v = values.data_ptr<std::int64_t>();
+    const auto first_i = static_cast<std::int64_t>(first),
+               delta_i = static_cast<std::int64_t>(delta);
+    for (std::int64_t i = 0; i < n; ++i)  // between first and the last value: no overflow
+      v[i] = static_cast<std::int64_t>(__int128{first_i} + __int128{i} * delta_i);
+    return values.to(options.device());
+  }
+  // Computed in double on the host, then converted: exact for the other integral dtypes.
   return from_host_values("arange", n, options,
                           [&](std::int64_t i) { return first + static_cast<double>(i) * delta; });
 }
@@ -134,6 +152,10 @@ Tensor linspace(double start, double end, std::int64_t steps, const TensorOption
   LG_CHECK_SHAPE(steps >= 0, "linspace: steps must be >= 0, got ", steps);
   LG_CHECK(std::isfinite(start) && std::isfinite(end),
            "linspace: start and end must be finite, got ", start, " and ", end);
+  // Its values lie between its ends: both must fit the dtype, as torch checks (linspace(0, 1e10,
+  // 3, kInt32) wrapped to [0, 705032704, 1410065408]).
+  LG_CHECK_DTYPE(scalar_fits(start, options.dtype()) && scalar_fits(end, options.dtype()),
+                 "linspace: start ", start, " and end ", end, " must fit in ", options.dtype());
   return from_host_values("linspace", steps, options,
                           [&](std::int64_t i) { return linspace_value(start, end, steps, i); });
 }

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -180,6 +181,68 @@ TEST(ShapeFunctions, TrilAndTriuIndicesArePyTorchs) {
   }
   EXPECT_EQ(checked, 6);
   EXPECT_EQ(tril_indices(3, 3, 0, kInt32).dtype(), kInt32);
+}
+
+// Every coordinate of small matrices against the definition c - r <= offset (lower) or
+// c - r >= offset (upper), offsets up to the ends of int64 included: r + offset overflowed there
+// and gave an empty or spurious triangle. A triangle too large for memory is refused at once
+// (it pushed 5.5e11 coordinates into a vector first).
+TEST(ShapeFunctions, TrilAndTriuIndicesAreTheirDefinition) {
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  constexpr std::int64_t kMin = std::numeric_limits<std::int64_t>::min();
+  std::vector<std::int64_t> offsets = {kMin, kMin + 1, kMax - 1, kMax};
+  for (std::int64_t o = -7; o <= 7; ++o)
+    offsets.push_back(o);
+  for (std::int64_t row = 0; row <= 5; ++row) {
+    for (std::int64_t col = 0; col <= 5; ++col) {
+      for (const std::int64_t offset : offsets) {
+        SCOPED_TRACE(std::to_string(row) + " x " + std::to_string(col) + ", offset " +
+                     std::to_string(offset));
+        std::vector<double> lower_rows, lower_cols, upper_rows, upper_cols;
+        for (std::int64_t r = 0; r < row; ++r) {
+          for (std::int64_t c = 0; c < col; ++c) {
+            const bool below = c - r <= offset;  // |c - r| <= 5: no overflow
+            (below ? lower_rows : upper_rows).push_back(static_cast<double>(r));
+            (below ? lower_cols : upper_cols).push_back(static_cast<double>(c));
+            if (c - r == offset) {  // on the diagonal: in both (in row order, as every push)
+              upper_rows.push_back(static_cast<double>(r));
+              upper_cols.push_back(static_cast<double>(c));
+            }
+          }
+        }
+        std::vector<double> lower_want = lower_rows, upper_want = upper_rows;
+        lower_want.insert(lower_want.end(), lower_cols.begin(), lower_cols.end());
+        upper_want.insert(upper_want.end(), upper_cols.begin(), upper_cols.end());
+        const Tensor lower = tril_indices(row, col, offset);
+        const Tensor upper_got = triu_indices(row, col, offset);
+        EXPECT_EQ(lower.shape(), (Shape{2, static_cast<std::int64_t>(lower_rows.size())}));
+        EXPECT_EQ(to_vector(lower), lower_want);
+        EXPECT_EQ(upper_got.shape(), (Shape{2, static_cast<std::int64_t>(upper_rows.size())}));
+        EXPECT_EQ(to_vector(upper_got), upper_want);
+      }
+    }
+  }
+  EXPECT_THROW(tril_indices(std::int64_t{1} << 40, std::int64_t{1} << 40), ShapeError);
+  EXPECT_THROW(triu_indices(std::int64_t{1} << 40, std::int64_t{1} << 40, kMin), ShapeError);
+  // Rows that hold nothing are not visited: a tall matrix whose triangle is empty.
+  EXPECT_EQ(tril_indices(std::int64_t{1} << 40, 1, -(std::int64_t{1} << 41)).shape(),
+            (Shape{2, 0}));
+  EXPECT_EQ(triu_indices(std::int64_t{1} << 40, 1, 1).shape(), (Shape{2, 0}));
+}
+
+// movedim and take_along_dim of a 0-d tensor: dim 0 and -1 name its one pseudo-dim, as torch's
+// (movedim indexed an empty vector with it, take_along_dim read a size of no dim).
+TEST(ShapeFunctions, ZeroDimensionalTensorsInMovedimAndTakeAlongDim) {
+  const Tensor s = full({}, 3.0);
+  for (const std::int64_t dim : {0, -1}) {
+    const Tensor moved = movedim(s, dim, 0);
+    EXPECT_EQ(moved.dim(), 0);
+    EXPECT_EQ(moved.item<float>(), 3.0f);
+    EXPECT_EQ(moved.data_ptr(), s.data_ptr());
+    EXPECT_THROW(take_along_dim(s, zeros({}, kInt64), dim), ShapeError);
+  }
+  EXPECT_THROW(movedim(s, 1, 0), Error);
+  EXPECT_EQ(take_along_dim(s, zeros({}, kInt64)).item<float>(), 3.0f);  // no dim: flattened
 }
 
 TEST(ShapeFunctions, PredicatesArePyTorchs) {

@@ -223,6 +223,20 @@ TEST(OpsParityErrors, MaskedFillValueOutsideTheDtype) {
                   "masked_fill: value 300 cannot be converted to dtype uint8");
 }
 
+// An int64 range is computed in int64, as PyTorch's: beyond 2^53 every integer is there (in
+// double, [2^53, 2^53 + 8) held repeats and its own end), down to INT64_MIN's neighbourhood.
+TEST(OpsParity, ArangeOfInt64IsExactBeyond2To53) {
+  const Tensor r = arange(0x1p53, 0x1p53 + 8, 1, kInt64);
+  ASSERT_EQ(r.numel(), 8);
+  for (std::int64_t i = 0; i < 8; ++i)
+    EXPECT_EQ(r.data_ptr<std::int64_t>()[i], (std::int64_t{1} << 53) + i);
+  const Tensor down = arange(-0x1p63 + 4096, -0x1p63, -1024, kInt64);
+  ASSERT_EQ(down.numel(), 4);
+  for (std::int64_t i = 0; i < 4; ++i)
+    EXPECT_EQ(down.data_ptr<std::int64_t>()[i],
+              std::numeric_limits<std::int64_t>::min() + 4096 - 1024 * i);
+}
+
 TEST(OpsParityErrors, ArangeStepTruncatedToZero) {
   EXPECT_CONTAINS(error_of([] { arange(0, 5, 0.5, kInt64); }), "step must be non-zero");
 }

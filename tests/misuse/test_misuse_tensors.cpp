@@ -68,6 +68,20 @@ std::vector<MisuseCase> creation_cases() {
   t.add("arange_infinite_end", Raises::Error, {"arange", "inf"}, [] { arange(0, kInf); });
   t.add("arange_nan_step", Raises::Error, {"arange", "nan"}, [] { arange(0, 1, kNaN); });
   t.add("arange_count_too_large", Raises::ShapeError, {"arange", "1e+30"}, [] { arange(0, 1e30); });
+  t.add("full_value_2_to_63_int64", Raises::Error, {"full", "9.22337e+18", "int64"},
+        [] { full({2}, 0x1p63, kInt64); });
+  t.add("arange_values_beyond_int32", Raises::DTypeError, {"arange", "int32", "do not fit"},
+        [] { arange(0, 1e19, 1e18, kInt32); });
+  t.add("arange_values_beyond_int64", Raises::DTypeError, {"arange", "int64", "do not fit"},
+        [] { arange(1e19, 2e19, 3e18, kInt64); });
+  t.add("arange_int64_step_beyond_int64", Raises::DTypeError, {"arange", "int64", "1e+30"},
+        [] { arange(0, 10, 1e30, kInt64); });
+  t.add("arange_float16_past_its_max", Raises::DTypeError, {"arange", "float16"},
+        [] { arange(0, 1e5, 2e4, kFloat16); });
+  t.add("linspace_end_beyond_int32", Raises::DTypeError, {"linspace", "int32", "1e+10"},
+        [] { linspace(0, 1e10, 3, kInt32); });
+  t.add("linspace_end_beyond_float32", Raises::DTypeError, {"linspace", "float32", "1e+40"},
+        [] { linspace(0, 1e40, 3); });
   t.add("requires_grad_integral_dtype", Raises::DTypeError, {"requires_grad", "int64"},
         [] { zeros({2}, TensorOptions(kInt64).requires_grad(true)); });
 
