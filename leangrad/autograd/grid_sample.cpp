@@ -113,7 +113,11 @@ struct Planes {
       linear = linear.defined() ? linear * full({}, static_cast<double>(sizes[i]), int64) + at : at;
     }
     const std::int64_t n = flat.size(0), c = flat.size(1);
-    const Tensor index = linear.reshape({n, 1, -1}).expand({n, c, linear.numel() / n});
+    // The output points per sample, given (no -1, nor a division by n, with no batch).
+    std::int64_t points = 1;
+    for (std::size_t d = 2; d < out.size(); ++d)
+      points *= out[d];
+    const Tensor index = linear.reshape({n, 1, points}).expand({n, c, points});
     return where(valid.unsqueeze(1), gather(flat, 2, index).reshape(out), zero);
   }
 };
@@ -164,9 +168,14 @@ Tensor grid_sample(const Tensor& input, const Tensor& grid, InterpolateMode mode
   planes.out = {input.size(0), input.size(1)};
   for (int d = 1; d < grid.dim() - 1; ++d)
     planes.out.push_back(grid.size(d));
-  for (int d = 2; d < input.dim(); ++d)
+  // The spatial sizes' product (> 0, checked), given: with no batch or no channels reshape could
+  // not infer it from -1.
+  std::int64_t plane_numel = 1;
+  for (int d = 2; d < input.dim(); ++d) {
     planes.sizes.push_back(input.size(d));
-  planes.flat = input.reshape({input.size(0), input.size(1), -1});
+    plane_numel *= input.size(d);
+  }
+  planes.flat = input.reshape({input.size(0), input.size(1), plane_numel});
   planes.zero = zeros({}, input.options());
 
   // Pixel coordinates, depth first (grid's last dim holds x, y[, z]).

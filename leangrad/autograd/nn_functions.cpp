@@ -1296,9 +1296,8 @@ std::tuple<Tensor, Tensor> adaptive_max_pool1d_with_indices(const Tensor& x,
 namespace {
 
 // The checks of a 1-d pooling, in its own name (the 2-d function would name itself), and the
-// stride it means (0: the kernel). Output length: floor or ceil((L + 2 padding - dilation
-// (kernel - 1) - 1) / stride) + 1, less one when ceil_mode starts the last window in the right
-// padding; it must be at least 1.
+// stride it means (0: the kernel). Its output length, layers_math::pooled_size, must be at
+// least 1.
 std::int64_t check_pool1d(const char* op, const Tensor& x, std::int64_t kernel, std::int64_t stride,
                           std::int64_t padding, std::int64_t dilation, bool ceil_mode) {
   autograd::check_floating_input(op, x);
@@ -1316,9 +1315,8 @@ std::int64_t check_pool1d(const char* op, const Tensor& x, std::int64_t kernel, 
   LG_CHECK(kernel < kMaxParam && stride < kMaxParam && dilation < kMaxParam && length < kMaxParam,
            op, ": kernel_size, stride, dilation and the input length must be below 2^31, got ",
            kernel, ", ", stride, ", ", dilation, " and ", length);
-  const std::int64_t span = length + 2 * padding - dilation * (kernel - 1) - 1;
-  std::int64_t out = span < 0 ? 0 : (ceil_mode ? (span + stride - 1) / stride : span / stride) + 1;
-  if (ceil_mode && out > 0 && (out - 1) * stride >= length + padding) --out;
+  const std::int64_t out =
+      layers_math::pooled_size(length, kernel, stride, padding, dilation, ceil_mode);
   LG_CHECK_SHAPE(out >= 1, op, ": input ", x.shape(), " is too short for kernel_size ", kernel,
                  ", dilation ", dilation, " and padding ", padding,
                  " (the output would have length ", out, ")");
@@ -1594,9 +1592,10 @@ layers_math::ResizeMode resize_mode(InterpolateMode mode) {
 // align_corners (PyTorch 1.13's rule; the centre keeps its + 0.5). Downscaling widens the filter
 // by the scale, so every input pixel counts. The weights are separable: the resize is two matmuls
 // with (out, in) weight matrices built on the host in the input's dtype (float for the 16-bit
-// ones), the width first, then the height, as PyTorch; an axis whose size stays is left alone,
-// as PyTorch's. Autograd differentiates the matmuls, to any order. The matrices are dense, out x
-// in per axis.
+// ones), the width first, then the height, as PyTorch; an axis whose size stays with a step of
+// 1 is left alone (its weights are the identity; a scale_factor that keeps the size but not the
+// step resamples, as PyTorch 1.13's). Autograd differentiates the matmuls, to any order. The
+// matrices are dense, out x in per axis.
 
 namespace {
 
@@ -1610,11 +1609,11 @@ T antialias_filter(T x, bool cubic) {
   return T(0);
 }
 
-// The (out, in) weights of one axis (Note [Antialiased resize]), each step's arithmetic as
-// PyTorch's (its double constants included), in T.
+// The (out, in) weights of one axis (Note [Antialiased resize]) into w (zeros), each step's
+// arithmetic as PyTorch's (its double constants included), in T.
 template <typename T>
-std::vector<T> antialias_weights(std::int64_t in, std::int64_t out, double factor, bool align,
-                                 bool cubic) {
+void antialias_weights(std::int64_t in, std::int64_t out, double factor, bool align, bool cubic,
+                       T* w) {
   T scale;
   if (align) {
     scale = out > 1 ? static_cast<T>(in - 1) / static_cast<T>(out - 1) : T(0);
@@ -1624,14 +1623,13 @@ std::vector<T> antialias_weights(std::int64_t in, std::int64_t out, double facto
   const T half_width = cubic ? T(2) : T(1);
   const T support = scale >= T(1) ? half_width * scale : half_width;
   const T invscale = scale >= T(1) ? T(1) / scale : T(1);
-  std::vector<T> w(static_cast<std::size_t>(out * in), T(0));
   for (std::int64_t i = 0; i < out; ++i) {
     const auto center = static_cast<T>(static_cast<double>(scale) * (static_cast<double>(i) + 0.5));
     const std::int64_t lo = std::max<std::int64_t>(
         static_cast<std::int64_t>(static_cast<double>(center - support) + 0.5), 0);
     const std::int64_t hi = std::min<std::int64_t>(
         static_cast<std::int64_t>(static_cast<double>(center + support) + 0.5), in);
-    T* row = w.data() + i * in;
+    T* row = w + i * in;
     T total = T(0);
     for (std::int64_t j = lo; j < hi; ++j) {
       const auto t = static_cast<T>((static_cast<double>(static_cast<T>(j) - center) + 0.5) *
@@ -1644,26 +1642,29 @@ std::vector<T> antialias_weights(std::int64_t in, std::int64_t out, double facto
         row[j] /= total;
     }
   }
-  return w;
 }
 
-// The (out, in) weight matrix of one axis, in x's dtype on x's device.
+// The (out, in) weight matrix of one axis, in x's dtype on x's device. The host matrix comes
+// from leangrad's allocator, so one too large for memory is an OutOfMemoryError (a std::vector
+// let std::bad_alloc out for an output of 2^32 rows).
 Tensor antialias_matrix(const Tensor& x, std::int64_t in, std::int64_t out, double factor,
                         bool align, bool cubic) {
-  const Shape shape{out, in};
-  if (x.dtype() == kFloat64)
-    return tensor(antialias_weights<double>(in, out, factor, align, cubic), shape).to(x.device());
-  return tensor(antialias_weights<float>(in, out, factor, align, cubic), shape)
-      .to(x.dtype())
-      .to(x.device());
+  if (x.dtype() == kFloat64) {
+    Tensor w = zeros({out, in}, TensorOptions(kFloat64));
+    antialias_weights<double>(in, out, factor, align, cubic, w.data_ptr<double>());
+    return w.to(x.device());
+  }
+  Tensor w = zeros({out, in}, TensorOptions(kFloat32));
+  antialias_weights<float>(in, out, factor, align, cubic, w.data_ptr<float>());
+  return w.to(x.dtype()).to(x.device());
 }
 
 Tensor antialiased_resize(const Tensor& x, Size2 out, Scale2 factors, bool cubic, bool align) {
   Tensor y = x;
-  if (out[1] != x.size(3))
+  if (!layers_math::resize_keeps_axis(x.size(3), out[1], factors[1], align))
     y = matmul(y,
                transpose(antialias_matrix(x, x.size(3), out[1], factors[1], align, cubic), 0, 1));
-  if (out[0] != x.size(2))
+  if (!layers_math::resize_keeps_axis(x.size(2), out[0], factors[0], align))
     y = matmul(antialias_matrix(x, x.size(2), out[0], factors[0], align, cubic), y);
   return y.is_same(x) ? clone(x) : y;
 }

@@ -15,6 +15,7 @@
 #include <leangrad/core/profiler.h>
 #include <leangrad/core/shape.h>
 #include <leangrad/kernels/creation.h>
+#include <leangrad/kernels/layers_math.h>
 #include <leangrad/kernels/ops.h>
 
 namespace leangrad {
@@ -94,9 +95,8 @@ Size3 check_pool3d(const char* op, const Tensor& x, Size3 kernel, Size3 stride, 
              ": padding should be at least 0 and at most half the kernel size, got padding ",
              size3_str(padding), " for kernel ", size3_str(kernel));
     const std::int64_t n = x.size(x.dim() - 3 + d);
-    const std::int64_t span = n + 2 * padding[i] - dilation[i] * (kernel[i] - 1) - 1;
-    std::int64_t out = span < 0 ? 0 : (ceil_mode ? (span + s[i] - 1) / s[i] : span / s[i]) + 1;
-    if (ceil_mode && out > 0 && (out - 1) * s[i] >= n + padding[i]) --out;
+    const std::int64_t out =
+        layers_math::pooled_size(n, kernel[i], s[i], padding[i], dilation[i], ceil_mode);
     LG_CHECK_SHAPE(out >= 1, op, ": input ", x.shape(), " is too small for kernel_size ",
                    size3_str(kernel), ", dilation ", size3_str(dilation), " and padding ",
                    size3_str(padding), " (no output along dim ", x.dim() - 3 + d, ")");
@@ -133,14 +133,17 @@ Tensor volume_indices(const Tensor& in_plane, const Tensor& in_depth, std::int64
   return tensor(out, second.shape()).to(in_depth.device());
 }
 
-// adaptive_max_pool3d's input as (N, C, D, H, W), checked.
-Tensor checked_adaptive_max_input(const Tensor& x_in, Size3 output_size) {
-  const char* op = "adaptive_max_pool3d";
+// An adaptive 3-d pooling's input as (N, C, D, H, W), checked in the op's own name (the 2-d
+// poolings it is made of would name themselves and their (N, C D, H, W) views): a non-negative
+// output size whose volume fits int64, and no empty dim but the batch, as torch's.
+Tensor checked_adaptive_input(const char* op, const Tensor& x_in, Size3 output_size) {
   const Tensor x = batched_volume(op, x_in);
   LG_CHECK_SHAPE(output_size[0] >= 0 && output_size[1] >= 0 && output_size[2] >= 0, op,
                  ": expected a non-negative output size, got ", size3_str(output_size),
                  " for input ", x_in.shape());
-  for (std::int64_t dim = 2; dim < 5; ++dim) {
+  static_cast<void>(
+      checked_mul(checked_mul(output_size[0], output_size[1], op), output_size[2], op));
+  for (std::int64_t dim = 1; dim < 5; ++dim) {
     LG_CHECK_SHAPE(x.size(dim) > 0, op,
                    ": expected input to have non-zero size for non-batch dimensions, got shape ",
                    x_in.shape());
@@ -428,11 +431,7 @@ Tensor avg_pool3d(const Tensor& x_in, Size3 kernel, Size3 stride, Size3 padding,
 
 Tensor adaptive_avg_pool3d(const Tensor& x_in, Size3 output_size) {
   LG_PROFILE_OP(x_in);
-  const char* op = "adaptive_avg_pool3d";
-  const Tensor x = batched_volume(op, x_in);
-  LG_CHECK_SHAPE(output_size[0] >= 0 && output_size[1] >= 0 && output_size[2] >= 0, op,
-                 ": expected a non-negative output size, got ", size3_str(output_size),
-                 " for input ", x_in.shape());
+  const Tensor x = checked_adaptive_input("adaptive_avg_pool3d", x_in, output_size);
   const std::int64_t n = x.size(0), c = x.size(1), d = x.size(2), h = x.size(3), w = x.size(4);
   const Tensor planes =
       adaptive_avg_pool2d(reshape(x, {n, c * d, h, w}), {output_size[1], output_size[2]});
@@ -445,7 +444,7 @@ Tensor adaptive_avg_pool3d(const Tensor& x_in, Size3 output_size) {
 
 std::tuple<Tensor, Tensor> adaptive_max_pool3d_with_indices(const Tensor& x_in, Size3 output_size) {
   LG_PROFILE_OP(x_in);
-  const Tensor x = checked_adaptive_max_input(x_in, output_size);
+  const Tensor x = checked_adaptive_input("adaptive_max_pool3d", x_in, output_size);
   const std::int64_t n = x.size(0), c = x.size(1), d = x.size(2), h = x.size(3), w = x.size(4);
   auto [planes, in_plane] = adaptive_max_pool2d_with_indices(reshape(x, {n, c * d, h, w}),
                                                              {output_size[1], output_size[2]});
@@ -459,7 +458,7 @@ std::tuple<Tensor, Tensor> adaptive_max_pool3d_with_indices(const Tensor& x_in, 
 
 Tensor adaptive_max_pool3d(const Tensor& x_in, Size3 output_size) {
   LG_PROFILE_OP(x_in);
-  const Tensor x = checked_adaptive_max_input(x_in, output_size);
+  const Tensor x = checked_adaptive_input("adaptive_max_pool3d", x_in, output_size);
   const std::int64_t n = x.size(0), c = x.size(1), d = x.size(2), h = x.size(3), w = x.size(4);
   const Tensor planes =
       adaptive_max_pool2d(reshape(x, {n, c * d, h, w}), {output_size[1], output_size[2]});

@@ -31,6 +31,18 @@ namespace leangrad::layers_math {
 //     else by the count of input elements in the window.
 //   The backward of either gathers, for each input element, over the windows that contain it.
 
+// The number of windows along one axis of n inputs (Note [Pooling windows]), as PyTorch's
+// pooling_output_shape: the division rounds toward -inf, so a ceil_mode window may start where
+// the floor's would leave none (L = 3, kernel 4, stride 2: one window). Every pooling's checks
+// take it (1-d, 2-d and 3-d); the operands are below 2^31, so nothing overflows.
+inline std::int64_t pooled_size(std::int64_t n, std::int64_t k, std::int64_t s, std::int64_t p,
+                                std::int64_t d, bool ceil_mode) {
+  const std::int64_t span = n + 2 * p - d * (k - 1) - 1 + (ceil_mode ? s - 1 : 0);
+  std::int64_t out = (span >= 0 ? span / s : -((-span + s - 1) / s)) + 1;
+  if (ceil_mode && (out - 1) * s >= n + p) --out;  // the last window would start in the padding
+  return out;
+}
+
 // The geometry of a 2-D pooling over `planes` = N * C contiguous (H, W) planes.
 struct Pool2dShape {
   std::int64_t planes = 0;
@@ -302,7 +314,8 @@ LG_HOST_DEVICE LG_INLINE opmath_t<T> class_weight(const T* weight, std::int64_t 
 //     - i in [0, 1]; four taps i - 1 .. i + 2, each clamped into [0, in - 1] (the edge repeated),
 //     with Keys' cubic convolution weights for a = -0.75 (PyTorch's): W(1 + t), W(t), W(1 - t),
 //     W(2 - t), where W(d) = ((a + 2) d - (a + 3)) d^2 + 1 for d <= 1 and ((a d - 5 a) d + 8 a) d -
-//     4 a for 1 < d < 2 (they sum to 1). A plane of the output's size is copied, as PyTorch's.
+//     4 a for 1 < d < 2 (they sum to 1). A resize that keeps both sizes with a step of 1 copies
+//     the plane (copies_planes).
 //   The backward adds each output's gradient into its taps with the same weights.
 enum class ResizeMode : std::uint8_t { Nearest, NearestExact, Bilinear, Bicubic };
 
@@ -321,12 +334,6 @@ LG_HOST_DEVICE LG_INLINE bool copies_one_element(ResizeMode mode) {
   return mode == ResizeMode::Nearest || mode == ResizeMode::NearestExact;
 }
 
-// Whether a resize copies whole planes: bicubic to the input's own size, which PyTorch copies (the
-// weights would be exact, but an infinity beside an element would make 0 * inf = NaN).
-LG_HOST_DEVICE LG_INLINE bool copies_planes(const Resize2dShape& g) {
-  return g.mode == ResizeMode::Bicubic && g.H == g.OH && g.W == g.OW;
-}
-
 // The step between output positions in input units (Note [Interpolation source indices]).
 template <typename Acc>
 LG_HOST_DEVICE LG_INLINE Acc resize_step(std::int64_t in, std::int64_t out, double scale_factor,
@@ -336,6 +343,23 @@ LG_HOST_DEVICE LG_INLINE Acc resize_step(std::int64_t in, std::int64_t out, doub
   }
   return scale_factor > 0.0 ? static_cast<Acc>(1.0 / scale_factor)
                             : static_cast<Acc>(in) / static_cast<Acc>(out);
+}
+
+// Whether an axis's resize is the identity: its size stays and its step is 1 (or it holds one
+// element). A scale_factor that keeps the size but not the step (4 x 1.1 -> 4) resamples, as
+// PyTorch 1.13's bicubic and antialiased forwards do.
+LG_HOST_DEVICE LG_INLINE bool resize_keeps_axis(std::int64_t in, std::int64_t out,
+                                                double scale_factor, bool align_corners) {
+  return in == out && (in == 1 || resize_step<double>(in, out, scale_factor, align_corners) == 1.0);
+}
+
+// Whether a resize copies whole planes: bicubic that keeps both axes, whose weights are then
+// (0, 1, 0, 0): the copy gives those values without 0 * inf = NaN beside an infinity (PyTorch's
+// forward computes the weights and gives NaN there).
+LG_HOST_DEVICE LG_INLINE bool copies_planes(const Resize2dShape& g) {
+  return g.mode == ResizeMode::Bicubic &&
+         resize_keeps_axis(g.H, g.OH, g.scale_factor_h, g.align_corners) &&
+         resize_keeps_axis(g.W, g.OW, g.scale_factor_w, g.align_corners);
 }
 
 LG_HOST_DEVICE LG_INLINE std::int64_t nearest_source(std::int64_t out_index, float step,

@@ -18,6 +18,7 @@ namespace leangrad::ops {
 namespace {
 
 using layers_math::Pool2dShape;
+using layers_math::pooled_size;
 
 void check_same_device(const char* op, const Tensor& a, const Tensor& b) {
   LG_CHECK_DEVICE(a.device() == b.device(), op, ": expected tensors on one device, got ",
@@ -35,18 +36,6 @@ std::string pool_options_str(const Shape& in, Pool2dSize kernel, Pool2dSize stri
 }
 
 // Division rounding toward -inf (PyTorch's div_rtn), of b > 0.
-std::int64_t floor_div(std::int64_t a, std::int64_t b) {
-  return a >= 0 ? a / b : -((-a + b - 1) / b);
-}
-
-// The number of windows along one axis of n inputs (Note [Pooling windows]).
-std::int64_t pooled_size(std::int64_t n, std::int64_t k, std::int64_t s, std::int64_t p,
-                         std::int64_t d, bool ceil_mode) {
-  std::int64_t out = floor_div(n + 2 * p - d * (k - 1) - 1 + (ceil_mode ? s - 1 : 0), s) + 1;
-  if (ceil_mode && (out - 1) * s >= n + p) --out;  // the last window would start in the padding
-  return out;
-}
-
 // The pooling geometry of a (N, C, H, W) or (C, H, W) input, checked as PyTorch checks it: kernel,
 // stride and dilation positive (stride 0 means the kernel), 0 <= padding <= kernel / 2, every
 // parameter and plane size below 2^31, an output of at least one element per plane.

@@ -54,4 +54,14 @@ case("bilinear_scale_factor_recomputed", (1, 2, 10, 9), "bilinear", scale_factor
 case("bicubic_scale_factor_kept", (1, 2, 10, 9), "bicubic", scale_factor=[1.7, 0.45],
      recompute_scale_factor=False)
 
+# A scale_factor that keeps both sizes (5 x 1.1 -> 5, 4 x 1.1 -> 4) but not the step: torch
+# resamples (antialiased, and plain bicubic's forward; its plain bicubic backward copies the
+# gradient instead, which does not match that forward: values only there).
+case("bilinear_aa_size_kept_by_scale", (1, 2, 5, 4), "bilinear", scale_factor=[1.1, 1.1],
+     antialias=True)
+case("bicubic_aa_size_kept_by_scale", (1, 2, 5, 4), "bicubic", scale_factor=[1.1, 1.1],
+     antialias=True)
+case("bicubic_size_kept_by_scale", (1, 2, 5, 4), "bicubic", scale_factor=[1.1, 1.1])
+cases[-1]["params"]["values_only"] = True
+
 write("interpolate_antialias.json", "make_interpolate_antialias.py", cases)

@@ -72,4 +72,31 @@ for name, shape, size in ADAPTIVE:
     cases.append({"name": name, "params": {"op": "adaptive_avg_pool1d", "output_size": size},
                   "tensors": {"x": x.detach(), "y": y.detach(), "w": w, "dx": x.grad}})
 
+# A ceil_mode window that starts inside the input where the floor's count leaves none
+# (L + 2 padding - dilation (kernel - 1) - 1 < 0): torch rounds toward -inf and pools one window.
+SHORT = [
+    # name, op, shape, kernel, stride, padding, dilation
+    ("max_ceil_short", "max_pool1d", (1, 2, 3), 4, 2, 0, 1),
+    ("max_ceil_short_dilated", "max_pool1d", (2, 2, 7), 4, 2, 1, 3),
+    ("avg_ceil_short", "avg_pool1d", (1, 2, 3), 4, 2, 0, 1),
+]
+for name, op, shape, k, s, p, d in SHORT:
+    x = randn(*shape).requires_grad_()
+    if op == "max_pool1d":
+        y, indices = F.max_pool1d(x, k, stride=s, padding=p, dilation=d, ceil_mode=True,
+                                  return_indices=True)
+        params = {"op": op, "kernel": k, "stride": s, "padding": p, "dilation": d,
+                  "ceil_mode": True}
+        extra = {"indices": indices}
+    else:
+        y = F.avg_pool1d(x, k, stride=s, padding=p, ceil_mode=True, count_include_pad=True)
+        params = {"op": op, "kernel": k, "stride": s, "padding": p, "ceil_mode": True,
+                  "count_include_pad": True}
+        extra = {}
+    w = torch.linspace(-1, 1, y.numel(), dtype=torch.float64).reshape(y.shape)
+    (y * w).sum().backward()
+    cases.append({"name": name, "params": params,
+                  "tensors": dict({"x": x.detach(), "y": y.detach(), "w": w, "dx": x.grad},
+                                  **extra)})
+
 write("pool1d.json", "make_pool1d.py", cases)

@@ -119,4 +119,14 @@ for name, shape, size, values in ADAPTIVE:
     finish("max_" + name, {"op": "adaptive_max_pool3d", "output_size": list(size)}, {"x": x},
            y, {"indices": indices})
 
+# ceil_mode windows that start inside the input where the floor's count leaves none along W
+# (and D): torch rounds toward -inf and pools one window there. (Its avg_pool3d refuses an input
+# smaller than the kernel; its avg_pool1d and 2d, and leangrad's avg_pool3d, pool it.)
+x = randn(2, 2, 3, 4, 3).requires_grad_()
+y, indices = F.max_pool3d(x, (4, 2, 4), (2, 2, 2), (0, 1, 0), (1, 1, 1), ceil_mode=True,
+                          return_indices=True)
+finish("max_pool3d_ceil_short", {"op": "max_pool3d", "kernel": [4, 2, 4], "stride": [2, 2, 2],
+                                 "padding": [0, 1, 0], "dilation": [1, 1, 1], "ceil_mode": True},
+       {"x": x}, y, {"indices": indices})
+
 write("volumetric.json", "make_volumetric.py", cases)

@@ -697,6 +697,12 @@ std::vector<MisuseCase> interpolate_cases() {
           interpolate(ones({1, 1, 4, 4, 4}), std::vector<std::int64_t>{2, 2, 2}, std::nullopt,
                       kTrilinear, std::nullopt, std::nullopt, true);
         });
+  // The weight matrices were std::vectors: std::bad_alloc got out.
+  t.add("interpolate_antialias_larger_than_memory", Raises::OutOfMemoryError,
+        {"out of memory", "cpu"}, [] {
+          interpolate(ones({1, 1, 4, 4}, kFloat64), Size2{std::int64_t{1} << 44, 2}, std::nullopt,
+                      kBilinear, std::nullopt, std::nullopt, true);
+        });
   t.add("interpolate_antialias_integral", Raises::DTypeError, {"interpolate", "int64"}, [] {
     interpolate(ones({1, 1, 4, 4}, kInt64), Size2{2, 2}, std::nullopt, kBilinear, std::nullopt,
                 std::nullopt, true);

@@ -64,6 +64,20 @@ std::vector<MisuseCase> volumetric_cases() {
         {"adaptive_avg_pool3d", "non-negative output size", "[2, -1, 2]"}, [] {
           adaptive_avg_pool3d(volume(), {2, -1, 2});
         });
+  // The 2-d poolings they are made of named themselves and their (N, C D, H, W) views.
+  t.add("adaptive_avg_pool3d_empty_depth", Raises::ShapeError,
+        {"adaptive_avg_pool3d", "non-zero size", "[1, 2, 0, 5, 5]"}, [] {
+          adaptive_avg_pool3d(ones({1, 2, 0, 5, 5}), {2, 2, 2});
+        });
+  t.add("adaptive_max_pool3d_no_channels", Raises::ShapeError,
+        {"adaptive_max_pool3d", "non-zero size", "[1, 0, 5, 5, 5]"}, [] {
+          adaptive_max_pool3d(ones({1, 0, 5, 5, 5}), {2, 2, 2});
+        });
+  t.add("adaptive_avg_pool3d_output_overflows", Raises::ShapeError,
+        {"adaptive_avg_pool3d", "overflows int64"}, [] {
+          const std::int64_t big = std::int64_t{1} << 32;
+          adaptive_avg_pool3d(ones({1, 1, 2, 2, 2}), {big, big, big});
+        });
   t.add("adaptive_max_pool3d_empty_depth", Raises::ShapeError,
         {"adaptive_max_pool3d", "non-zero size", "[2, 3, 0, 5, 6]"}, [] {
           adaptive_max_pool3d(ones({2, 3, 0, 5, 6}), {1, 1, 1});

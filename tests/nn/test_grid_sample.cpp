@@ -181,5 +181,28 @@ TEST(GridSample, FunctionalOptionsAndNaN) {
   }
 }
 
+// No batch or no channels: an empty output of torch's shape (N, C, H_out, W_out[, ...]) and an
+// empty gradient, in every mode (reshape could not infer the plane's size from -1 there).
+TEST(GridSample, AnEmptyBatchOrNoChannelsGiveAnEmptyOutput) {
+  const struct {
+    Shape input, grid, out;
+  } shapes[] = {{{0, 1, 3, 3}, {0, 2, 2, 2}, {0, 1, 2, 2}},
+                {{1, 0, 3, 3}, {1, 2, 2, 2}, {1, 0, 2, 2}},
+                {{0, 1, 3, 3, 3}, {0, 2, 2, 2, 3}, {0, 1, 2, 2, 2}}};
+  for (const auto& s : shapes) {
+    for (const InterpolateMode mode : {kBilinear, kNearest, kBicubic}) {
+      if (mode == kBicubic && s.input.size() == 5) continue;
+      SCOPED_TRACE(shape_str(s.input) + " " + interpolate_mode_name(mode));
+      const Tensor x = zeros(s.input, TensorOptions(kFloat64)).requires_grad_(true);
+      const Tensor grid = zeros(s.grid, TensorOptions(kFloat64)).requires_grad_(true);
+      const Tensor y = grid_sample(x, grid, mode);
+      EXPECT_EQ(y.shape(), s.out);
+      sum(y).backward();
+      ASSERT_TRUE(x.grad().defined());
+      EXPECT_EQ(x.grad().shape(), s.input);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace leangrad

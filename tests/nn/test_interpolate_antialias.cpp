@@ -62,12 +62,13 @@ TEST(InterpolateAntialias, MatchesPyTorch) {
     EXPECT_EQ(y.dtype(), x.dtype());
     EXPECT_TRUE(
         test::all_close(y, test::to_vector(c.at("y")), 0, value_tolerance(x.dtype(), c.at("x"))));
+    ++checked;
+    if (p.contains("values_only")) continue;  // torch's bicubic backward there is not its forward's
     y.backward(c.at("g"));
     EXPECT_TRUE(test::all_close(x.grad(), test::to_vector(c.at("dx")), 0,
                                 grad_tolerance(x.dtype(), c.at("g"))));
-    ++checked;
   }
-  EXPECT_EQ(checked, 14);
+  EXPECT_EQ(checked, 17);
 }
 
 TEST(InterpolateAntialias, KeepsAConstantImage) {
