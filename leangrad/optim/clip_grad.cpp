@@ -42,6 +42,13 @@ Tensor clip_grad_norm_(const Tensor& parameter, double max_norm, double norm_typ
 
 void clip_grad_value_(const std::vector<Tensor>& parameters, double clip_value) {
   LG_CHECK(clip_value >= 0.0, "clip_grad_value_: expected clip_value >= 0, got ", clip_value);
+  // Every gradient checked before any is clipped (clamp_ would name itself, half-way through).
+  for (const Tensor& p : parameters) {
+    const Tensor g = p.grad();
+    LG_CHECK_DTYPE(!g.defined() || scalar_fits(clip_value, g.dtype()),
+                   "clip_grad_value_: clip_value ", clip_value,
+                   " cannot be converted to the gradients' dtype ", g.dtype(), " without overflow");
+  }
   NoGradGuard no_grad;
   for (const Tensor& p : parameters) {
     Tensor g = p.grad();

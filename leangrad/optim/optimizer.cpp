@@ -309,9 +309,18 @@ void Optimizer::load_state_dict(const NamedTensors& state) {
         has_step[index] = true;
         continue;
       }
-      LG_CHECK(valid_state(params[index], name, value.shape()), "load_state_dict: '", key,
-               "' (shape ", value.shape(), ") is not a state of parameter ", index, " (shape ",
-               params[index].shape(), ")");
+      if (!valid_state(params[index], name, value.shape())) {
+        // The names this optimizer keeps for the parameter: a checkpoint of another optimizer,
+        // or of other options (Adam8bit's min_8bit_size decides 8-bit or float32 moments), has
+        // others, and a shape alone would not say so.
+        std::string kept;
+        for (const std::string& state_name : required_state(params[index]))
+          kept += (kept.empty() ? "'" : ", '") + state_name + "'";
+        LG_THROW(Error, "load_state_dict: '", key, "' (shape ", value.shape(),
+                 ") is not a state of parameter ", index, " (shape ", params[index].shape(),
+                 "): this optimizer keeps ", kept.empty() ? std::string("no state") : kept,
+                 " for it (a checkpoint of another optimizer, or of other options?)");
+      }
       const DType dtype = state_dtype(params[index], name);
       LG_CHECK_DTYPE(value.dtype() == dtype || (is_floating(dtype) && is_floating(value.dtype())),
                      "load_state_dict: '", key, "' has dtype ", value.dtype(), ", expected ",

@@ -47,6 +47,18 @@ TEST(ClipGradValue, ClampsEachElementAndSkipsMissingGradients) {
   EXPECT_LE(amax(abs(a.grad())).item<double>(), 0.5);
   EXPECT_THROW(optim::clip_grad_value_({a}, -1.0), Error);
   EXPECT_THROW(optim::clip_grad_value_({a}, std::numeric_limits<double>::quiet_NaN()), Error);
+  // A clip_value the gradients' dtype cannot hold is refused in clip_grad_value_'s name, before
+  // any gradient is clipped (torch refuses it too; clamp_ named itself, after the first ones).
+  const Tensor f = zeros({2}).requires_grad_(true);
+  f.set_grad(full({2}, 3.0));
+  try {
+    optim::clip_grad_value_({a, f}, 1e39);
+    ADD_FAILURE() << "clip_value 1e39 for float32 gradients was taken";
+  } catch (const DTypeError& e) {
+    EXPECT_NE(e.message().find("clip_grad_value_: clip_value 1e+39"), std::string::npos)
+        << e.message();
+  }
+  EXPECT_EQ(test::to_vector(f.grad()), (std::vector<double>{3.0, 3.0}));
 }
 
 TEST(ClipGradNorm, OfOneParameterIsTheListOfOne) {

@@ -342,5 +342,23 @@ TEST(Adam8bit, AGradientWhoseSquareOverflowsIsSkippedAsANonFiniteOne) {
   EXPECT_NO_THROW(again.load_state_dict(state));
 }
 
+// A checkpoint whose moments are float32 (below the default min_8bit_size) loaded where they are
+// 8-bit is refused naming the states this optimizer keeps: the shapes alone read the same.
+TEST(Adam8bit, LoadingOtherOptionsStatesNamesTheOnesItKeeps) {
+  manual_seed(4);
+  Tensor p = randn({300}).requires_grad_(true);
+  optim::Adam8bit saved_opt({p}, optim::Adam8bitOptions(0.1));
+  p.set_grad(full({300}, 0.5));
+  saved_opt.step();
+  optim::Adam8bit other({p}, optim::Adam8bitOptions(0.1).min_8bit_size(256));
+  try {
+    other.load_state_dict(saved_opt.state_dict());
+    ADD_FAILURE() << "float32 moments were loaded as 8-bit ones";
+  } catch (const Error& e) {
+    EXPECT_NE(e.message().find("this optimizer keeps '"), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find("other options"), std::string::npos) << e.message();
+  }
+}
+
 }  // namespace
 }  // namespace leangrad

@@ -250,6 +250,22 @@ TEST(Schedulers, ResumeFromStateDictsMatchesPyTorch) {
   EXPECT_EQ(checked, 2);
 }
 
+// pct_start * total_steps - 1 is rounded per operation, as in torch's Python: a warm-up of no
+// steps is refused for every pair whose product is 1 (FMA contraction once let (0.1, 10), (0.2, 5)
+// and (0.01, 100) through with a warm-up end of 5.6e-17, and then never reached max_lr).
+TEST(Schedulers, OneCycleRefusesAnEmptyWarmupWhateverItsRounding) {
+  Tensor p = zeros({1}).requires_grad_(true);
+  optim::SGD sgd({p}, optim::SGDOptions(0.1));
+  for (const auto& [total, pct] : std::vector<std::pair<std::int64_t, double>>{
+           {4, 0.25}, {8, 0.125}, {10, 0.1}, {5, 0.2}, {100, 0.01}}) {
+    EXPECT_THROW(optim::OneCycleLR(sgd, 1.0, total, pct), Error) << total << " " << pct;
+  }
+  // Two steps of warm-up reach max_lr exactly at step 1.
+  optim::OneCycleLR ok(sgd, 1.0, 10, 0.2);
+  ok.step();
+  EXPECT_EQ(ok.get_last_lr()[0], 1.0);
+}
+
 TEST(Schedulers, LoadStateDictRefusesWhatDoesNotFit) {
   Tensor p = zeros({1}).requires_grad_(true);
   optim::SGD sgd({optim::ParamGroup({p}, 0.1), optim::ParamGroup({p.detach()}, 0.02)},
