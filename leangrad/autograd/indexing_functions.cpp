@@ -519,6 +519,10 @@ Tensor repeat(const Tensor& input, const std::vector<std::int64_t>& repeats) {
 Tensor tile(const Tensor& input, const std::vector<std::int64_t>& reps) {
   LG_PROFILE_OP(input);
   LG_CHECK(input.defined(), "tile: expected a defined input, got an undefined Tensor()");
+  for (const std::int64_t r : reps) {  // before padding: repeat would name itself and the padded
+    LG_CHECK_SHAPE(r >= 0, "tile: reps ", Shape(reps), " hold a negative count (input shape ",
+                   input.shape(), ")");
+  }
   std::vector<std::int64_t> padded;
   if (static_cast<std::int64_t>(reps.size()) < input.dim())
     padded.assign(static_cast<std::size_t>(input.dim()) - reps.size(), 1);

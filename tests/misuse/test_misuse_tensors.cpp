@@ -7,6 +7,7 @@
 #include <vector>
 
 #include <leangrad/autograd/functions.h>
+#include <leangrad/autograd/indexing_functions.h>
 #include <leangrad/autograd/linalg_functions.h>
 #include <leangrad/autograd/shape_functions.h>
 #include <leangrad/core/creation.h>
@@ -68,6 +69,18 @@ std::vector<MisuseCase> creation_cases() {
   t.add("arange_infinite_end", Raises::Error, {"arange", "inf"}, [] { arange(0, kInf); });
   t.add("arange_nan_step", Raises::Error, {"arange", "nan"}, [] { arange(0, 1, kNaN); });
   t.add("arange_count_too_large", Raises::ShapeError, {"arange", "1e+30"}, [] { arange(0, 1e30); });
+  t.add("broadcast_to_minus_one_in_a_new_dim", Raises::ShapeError,
+        {"broadcast_to", "[3]", "[-1, 3]", "new leading dim"}, [] {
+          broadcast_to(arange(3), {-1, 3});
+        });
+  t.add("broadcast_to_fewer_dims", Raises::ShapeError, {"broadcast_to", "[1]", "[]"},
+        [] { broadcast_to(arange(1), {}); });
+  t.add("broadcast_to_incompatible", Raises::ShapeError, {"broadcast_to", "[3]", "[2, 4]"}, [] {
+    broadcast_to(arange(3), {2, 4});
+  });
+  t.add("tile_negative_reps", Raises::ShapeError, {"tile", "reps [-1]", "[2, 3]"}, [] {
+    tile(ones({2, 3}), {-1});
+  });
   t.add("full_value_2_to_63_int64", Raises::Error, {"full", "9.22337e+18", "int64"},
         [] { full({2}, 0x1p63, kInt64); });
   t.add("arange_values_beyond_int32", Raises::DTypeError, {"arange", "int32", "do not fit"},
