@@ -809,8 +809,8 @@ LG_HOST_DEVICE LG_INLINE double incomplete_gamma_temme(double a, double x, bool 
   const double half_eta_squared = mu_minus_log1p(mu);
   const double eta = std::copysign(std::sqrt(2.0 * half_eta_squared), mu);
   // sqrt(2 pi) sqrt(a), not sqrt(2 pi a): finite for every finite a.
-  const double r = std::exp(-a * half_eta_squared) / (kSqrt2Pi * std::sqrt(a)) *
-                   temme_sum(eta, 1.0 / a);
+  const double r =
+      std::exp(-a * half_eta_squared) / (kSqrt2Pi * std::sqrt(a)) * temme_sum(eta, 1.0 / a);
   const double z = eta * std::sqrt(0.5 * a);
   return lower ? 0.5 * std::erfc(-z) - r : 0.5 * std::erfc(z) + r;
 }

@@ -653,12 +653,12 @@ TEST(FloatPolynomials, IncompleteGammaInLanesGivesTheElementFunctionsValues) {
   // infinities, NaN, subnormals, a beyond 2^1000, a large a just outside Temme's range (Note
   // [Temme's expansion]), whose loops run a hundred steps, one inside it, and x = a + 1 exactly
   // (the fraction's side). 27 slots for the 21 edges.
-  const double edges[][2] = {
-      {0.0, 2.0},           {2.0, 0.0},       {-1.0, 2.0},      {2.0, -1.0},        {kInf, 2.0},
-      {2.0, kInf},          {kNaN, 2.0},      {2.0, kNaN},      {1e-310, 2.0},      {2.0, 1e-310},
-      {0x1p1001, 0x1p1001}, {0x1p-1022, 0.5}, {1e5, 6.9e4}, {1e5, 1.31e5}, {kInf, kInf},
-      {0.0, 0.0},           {1.0, 2.0},       {0.5, 1.5},       {3.0, 4.0},         {2.5, 3.5},
-      {1e5, 1e5 - 3.0}};
+  const double edges[][2] = {{0.0, 2.0},      {2.0, 0.0},    {-1.0, 2.0},          {2.0, -1.0},
+                             {kInf, 2.0},     {2.0, kInf},   {kNaN, 2.0},          {2.0, kNaN},
+                             {1e-310, 2.0},   {2.0, 1e-310}, {0x1p1001, 0x1p1001}, {0x1p-1022, 0.5},
+                             {1e5, 6.9e4},    {1e5, 1.31e5}, {kInf, kInf},         {0.0, 0.0},
+                             {1.0, 2.0},      {0.5, 1.5},    {3.0, 4.0},           {2.5, 3.5},
+                             {1e5, 1e5 - 3.0}};
   const int num_edges = static_cast<int>(std::size(edges));
   std::vector<double> a_values;
   std::vector<double> x_values;
