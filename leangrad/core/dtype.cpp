@@ -80,8 +80,6 @@ double dtype_lowest(DType dtype) {
 bool scalar_fits(double value, DType dtype) {
   if (dtype == DType::Bool || dtype == DType::Float64) return true;
   if (!std::isfinite(value)) return is_floating(dtype);  // NaN and the infinities
-  // INT64_MAX rounds up to 2^63 in double, which no int64 holds (converting it is undefined).
-  if (dtype == DType::Int64) return value >= -0x1p63 && value < 0x1p63;
   // An integral negative value wraps in uint8 (c10::overflows for an integer scalar): -1 is 255.
   const double lowest =
       dtype == DType::UInt8 && std::trunc(value) == value ? -255.0 : dtype_lowest(dtype);

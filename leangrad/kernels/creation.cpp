@@ -130,7 +130,12 @@ Tensor arange(double start, double end, double step, const TensorOptions& option
   // or saturate (arange(0, 1e19, 1e18, kInt32)); an int64 range is computed in int64, so values
   // beyond 2^53 are exact (in double, [2^53, 2^53 + 8) repeated some and reached its end).
   const double final_value = first + static_cast<double>(n - 1) * delta;
-  const auto fits = [&](double v) { return scalar_fits(v, options.dtype()); };
+  // (int64 below 2^63: scalar_fits takes 2^63, INT64_MAX rounded, which fill saturates but a
+  // conversion below would not.)
+  const auto fits = [&](double v) {
+    return options.dtype() == DType::Int64 ? v >= -0x1p63 && v < 0x1p63
+                                           : scalar_fits(v, options.dtype());
+  };
   LG_CHECK_DTYPE(fits(first) && fits(final_value) && (!integral || fits(delta)), "arange: [", start,
                  ", ", end, ") in steps of ", step, " holds values that do not fit in ",
                  options.dtype());
