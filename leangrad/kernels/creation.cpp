@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include <leangrad/core/generator.h>
 #include <leangrad/core/permutation.h>
@@ -144,7 +145,14 @@ Tensor arange(double start, double end, double step, const TensorOptions& option
     auto* v = values.data_ptr<std::int64_t>();
     const auto first_i = static_cast<std::int64_t>(first),
                delta_i = static_cast<std::int64_t>(delta);
-    for (std::int64_t i = 0; i < n; ++i)  // between first and the last value: no overflow
+    // The last value exactly (final_value is rounded near 2^63, and the count was taken in
+    // double): every value lies between it and first.
+    const __int128 last_i = __int128{first_i} + __int128{n - 1} * delta_i;
+    LG_CHECK_DTYPE(last_i >= std::numeric_limits<std::int64_t>::min() &&
+                       last_i <= std::numeric_limits<std::int64_t>::max(),
+                   "arange: [", start, ", ", end, ") in steps of ", step,
+                   " holds values that do not fit in ", options.dtype());
+    for (std::int64_t i = 0; i < n; ++i)
       v[i] = static_cast<std::int64_t>(__int128{first_i} + __int128{i} * delta_i);
     return values.to(options.device());
   }
