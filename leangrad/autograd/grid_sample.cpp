@@ -114,9 +114,7 @@ struct Planes {
     }
     const std::int64_t n = flat.size(0), c = flat.size(1);
     // The output points per sample, given (no -1, nor a division by n, with no batch).
-    std::int64_t points = 1;
-    for (std::size_t d = 2; d < out.size(); ++d)
-      points *= out[d];
+    const std::int64_t points = shape_numel(Shape(out.begin() + 2, out.end()), "grid_sample");
     const Tensor index = linear.reshape({n, 1, points}).expand({n, c, points});
     return where(valid.unsqueeze(1), gather(flat, 2, index).reshape(out), zero);
   }
@@ -168,14 +166,12 @@ Tensor grid_sample(const Tensor& input, const Tensor& grid, InterpolateMode mode
   planes.out = {input.size(0), input.size(1)};
   for (int d = 1; d < grid.dim() - 1; ++d)
     planes.out.push_back(grid.size(d));
-  // The spatial sizes' product (> 0, checked), given: with no batch or no channels reshape could
-  // not infer it from -1.
-  std::int64_t plane_numel = 1;
-  for (int d = 2; d < input.dim(); ++d) {
+  for (int d = 2; d < input.dim(); ++d)
     planes.sizes.push_back(input.size(d));
-    plane_numel *= input.size(d);
-  }
-  planes.flat = input.reshape({input.size(0), input.size(1), plane_numel});
+  // The spatial sizes' product, given: with no batch or no channels reshape could not infer it
+  // from -1.
+  planes.flat =
+      input.reshape({input.size(0), input.size(1), shape_numel(planes.sizes, "grid_sample")});
   planes.zero = zeros({}, input.options());
 
   // Pixel coordinates, depth first (grid's last dim holds x, y[, z]).
