@@ -1118,10 +1118,10 @@ Tensor squeeze(const Tensor& a, std::int64_t dim) {
       [](const BackwardContext& c) -> std::vector<Tensor> { return {c.grad.reshape(c.shape(0))}; });
 }
 
-Tensor expand(const Tensor& a, const Shape& shape) {
+Tensor expand(const Tensor& a, const Shape& shape, const char* op) {
   LG_PROFILE_OP(a);
   return record_op(
-      "expand", views::expand(a, shape), {a}, {},
+      "expand", views::expand(a, shape, op), {a}, {},
       [](const BackwardContext& c) -> std::vector<Tensor> { return {sum_to(c.grad, c.shape(0))}; });
 }
 

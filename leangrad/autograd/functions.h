@@ -243,7 +243,7 @@ Tensor select(const Tensor& a, std::int64_t dim, std::int64_t index);
 Tensor unsqueeze(const Tensor& a, std::int64_t dim);
 Tensor squeeze(const Tensor& a);
 Tensor squeeze(const Tensor& a, std::int64_t dim);
-Tensor expand(const Tensor& a, const Shape& shape);
+Tensor expand(const Tensor& a, const Shape& shape, const char* op = "expand");
 Tensor flatten(const Tensor& a, std::int64_t start_dim = 0, std::int64_t end_dim = -1);
 // Splits dim into `sizes` (their product must be that dim's size; one of them may be -1, worked
 // out from the rest), as torch.unflatten: unflatten((N, 12), 1, {3, 4}) is (N, 3, 4). A view

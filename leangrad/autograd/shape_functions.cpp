@@ -202,23 +202,8 @@ Tensor swapdims(const Tensor& input, std::int64_t dim0, std::int64_t dim1) {
 }
 
 Tensor broadcast_to(const Tensor& input, const Shape& shape) {
-  const char* op = "broadcast_to";
-  check_defined(op, input);
-  // expand's rules, checked here so that the error names broadcast_to: -1 keeps an existing
-  // dim's size, a new leading dim needs a size, and an existing one broadcasts from 1.
-  const auto k = static_cast<std::size_t>(input.dim());
-  LG_CHECK_SHAPE(shape.size() >= k, op, ": cannot broadcast shape ", input.shape(), " to ", shape,
-                 " (fewer dims)");
-  for (std::size_t i = 0; i < shape.size(); ++i) {
-    const std::int64_t size = shape[i];
-    const bool leading = i < shape.size() - k;
-    const std::int64_t own =
-        leading ? 1 : input.size(static_cast<std::int64_t>(i + k - shape.size()));
-    LG_CHECK_SHAPE(leading ? size >= 0 : (size == -1 || size == own || (own == 1 && size >= 0)), op,
-                   ": cannot broadcast shape ", input.shape(), " to ", shape, " (dim ", i,
-                   leading ? ", a new leading dim, needs a size" : "", ")");
-  }
-  return input.expand(shape);
+  check_defined("broadcast_to", input);
+  return expand(input, shape, "broadcast_to");  // expand's rules, named broadcast_to
 }
 
 std::vector<Tensor> broadcast_tensors(const std::vector<Tensor>& tensors) {

@@ -213,31 +213,32 @@ Tensor squeeze(const Tensor& t, std::int64_t dim) {
   return as_strided(t, sizes, strides, t.storage_offset());
 }
 
-Tensor expand(const Tensor& t, const Shape& shape) {
+Tensor expand(const Tensor& t, const Shape& shape, const char* op) {
   const std::int64_t ndim = static_cast<std::int64_t>(shape.size());
-  LG_CHECK_SHAPE(ndim >= t.dim(), "expand: the target shape ", shape, " has fewer dims than ",
+  LG_CHECK_SHAPE(ndim >= t.dim(), op, ": the target shape ", shape, " has fewer dims than ",
                  t.shape());
   Shape sizes(ndim);
   Strides strides(ndim);
   const std::int64_t lead = ndim - t.dim();
   for (std::int64_t d = 0; d < ndim; ++d) {
     if (d < lead) {
-      LG_CHECK_SHAPE(shape[d] >= 0, "expand: size ", shape[d],
-                     " is not allowed in a new leading dim (", shape, ")");
+      LG_CHECK_SHAPE(shape[d] >= 0, op, ": size ", shape[d],
+                     " is not allowed in a new leading dim (", t.shape(), " to ", shape, ")");
       sizes[d] = shape[d];
       strides[d] = 0;
       continue;
     }
     const std::int64_t old_size = t.shape()[d - lead];
     const std::int64_t want = shape[d] == -1 ? old_size : shape[d];
-    LG_CHECK_SHAPE(want >= 0, "expand: invalid size ", want, " in the target shape ", shape);
-    LG_CHECK_SHAPE(want == old_size || old_size == 1, "expand: cannot expand ", t.shape(), " to ",
+    LG_CHECK_SHAPE(want >= 0, op, ": invalid size ", want, " in the target shape ", shape, " for ",
+                   t.shape());
+    LG_CHECK_SHAPE(want == old_size || old_size == 1, op, ": cannot expand ", t.shape(), " to ",
                    shape, " (dimension ", d, ": ", old_size, " -> ", want,
                    "; only size-1 dims expand)");
     sizes[d] = want;
     strides[d] = want == old_size ? t.strides()[d - lead] : 0;
   }
-  shape_numel(sizes, "expand");  // every size is valid; their product must fit too
+  shape_numel(sizes, op);  // every size is valid; their product must fit too
   return as_strided(t, sizes, strides, t.storage_offset());
 }
 

@@ -34,6 +34,7 @@ Tensor select(const Tensor& t, std::int64_t dim, std::int64_t index);
 Tensor unsqueeze(const Tensor& t, std::int64_t dim);
 Tensor squeeze(const Tensor& t);
 Tensor squeeze(const Tensor& t, std::int64_t dim);
-Tensor expand(const Tensor& t, const Shape& shape);
+// `op` names the public op in the errors (broadcast_to shares expand's rules).
+Tensor expand(const Tensor& t, const Shape& shape, const char* op = "expand");
 
 }  // namespace leangrad::views
