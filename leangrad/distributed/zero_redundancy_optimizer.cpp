@@ -61,8 +61,8 @@ ZeroRedundancyOptimizer::ZeroRedundancyOptimizer(std::vector<optim::ParamGroup> 
 // parameter by its own rules); this object's base keeps the step counts and the learning rates.
 ZeroRedundancyOptimizer::ZeroRedundancyOptimizer(std::unique_ptr<optim::Optimizer> inner,
                                                  const ZeroOptions& options)
-    : Optimizer(inner->param_groups(), inner->default_lr_, inner->default_weight_decay_,
-                inner->float32_only_),
+    : Optimizer("ZeroRedundancyOptimizer", inner->param_groups(), inner->default_lr_,
+                inner->default_weight_decay_, inner->float32_only_),
       inner_(std::move(inner)),
       options_(options) {
   LG_CHECK(std::isfinite(options.bucket_cap_mb()) && options.bucket_cap_mb() > 0,

@@ -29,7 +29,8 @@ Adam::Adam(std::vector<ParamGroup> groups, AdamOptions options)
     : Adam(std::move(groups), options, false) {}
 
 Adam::Adam(std::vector<ParamGroup> groups, AdamOptions options, bool decoupled_weight_decay)
-    : OptimizerWithState(std::move(groups), options.lr(), options.weight_decay()),
+    : OptimizerWithState(decoupled_weight_decay ? "AdamW" : "Adam", std::move(groups), options.lr(),
+                         options.weight_decay()),
       options_(options),
       decoupled_weight_decay_(decoupled_weight_decay) {
   const char* name = decoupled_weight_decay ? "AdamW" : "Adam";

@@ -21,7 +21,7 @@ Adam8bit::Adam8bit(std::vector<Tensor> params, Adam8bitOptions options)
     : Adam8bit(std::vector<ParamGroup>{ParamGroup(std::move(params))}, options) {}
 
 Adam8bit::Adam8bit(std::vector<ParamGroup> groups, Adam8bitOptions options)
-    : OptimizerWithState(std::move(groups), options.lr(), options.weight_decay(),
+    : OptimizerWithState("Adam8bit", std::move(groups), options.lr(), options.weight_decay(),
                          "Adam8bit keeps 8-bit and float32 states, as bitsandbytes, which has no "
                          "float64 optimizer; use Adam for float64 parameters"),
       options_(options) {

@@ -30,49 +30,50 @@ const Tensor& ParamState::at(const std::string& name) const {
            "' (a state dict that was loaded without it?)");
 }
 
-Optimizer::Optimizer(std::vector<ParamGroup> groups, double default_lr, double default_weight_decay,
-                     std::string float32_only)
-    : default_lr_(default_lr),
+Optimizer::Optimizer(std::string name, std::vector<ParamGroup> groups, double default_lr,
+                     double default_weight_decay, std::string float32_only)
+    : name_(std::move(name)),
+      default_lr_(default_lr),
       default_weight_decay_(default_weight_decay),
       float32_only_(std::move(float32_only)),
       groups_(std::move(groups)) {
-  LG_CHECK(default_lr >= 0, "optimizer: invalid learning rate ", default_lr);
-  LG_CHECK(default_weight_decay >= 0, "optimizer: invalid weight_decay ", default_weight_decay);
+  LG_CHECK(default_lr >= 0, name_, ": invalid learning rate ", default_lr);
+  LG_CHECK(default_weight_decay >= 0, name_, ": invalid weight_decay ", default_weight_decay);
   std::vector<const void*> seen;  // parameters by identity: one given twice would step twice
   for (ParamGroup& group : groups_) {
     check_group(group, seen.size(), seen);
   }
   steps_.assign(seen.size(), 0);
   skipped_.resize(seen.size());
-  LG_CHECK(!steps_.empty(), "optimizer: got an empty parameter list");
+  LG_CHECK(!steps_.empty(), name_, ": got an empty parameter list");
 }
 
 void Optimizer::check_group(ParamGroup& group, std::size_t first_index,
                             std::vector<const void*>& seen) const {
   if (!group.lr) group.lr = default_lr_;
   if (!group.weight_decay) group.weight_decay = default_weight_decay_;
-  LG_CHECK(*group.lr >= 0, "optimizer: invalid learning rate ", *group.lr, " in a group");
-  LG_CHECK(*group.weight_decay >= 0, "optimizer: invalid weight_decay ", *group.weight_decay,
+  LG_CHECK(*group.lr >= 0, name_, ": invalid learning rate ", *group.lr, " in a group");
+  LG_CHECK(*group.weight_decay >= 0, name_, ": invalid weight_decay ", *group.weight_decay,
            " in a group");
   for (std::size_t k = 0; k < group.params.size(); ++k) {
     const Tensor& p = group.params[k];
     const std::size_t index = first_index + k;
-    LG_CHECK(p.defined(), "optimizer: parameter ", index, " is an undefined tensor");
-    LG_CHECK(p.is_leaf(), "optimizer: parameter ", index, " (shape ", p.shape(),
+    LG_CHECK(p.defined(), name_, ": parameter ", index, " is an undefined tensor");
+    LG_CHECK(p.is_leaf(), name_, ": parameter ", index, " (shape ", p.shape(),
              ") is not a leaf: it was computed by ", p.grad_fn() ? p.grad_fn()->name() : "",
              "; optimize the leaf tensors it was computed from");
     if (float32_only_.empty()) {
-      LG_CHECK_DTYPE(is_floating(p.dtype()), "optimizer: parameter ", index,
+      LG_CHECK_DTYPE(is_floating(p.dtype()), name_, ": parameter ", index,
                      " must be float32, float64, float16 or bfloat16, got ", p.dtype());
     } else {
-      LG_CHECK_DTYPE(p.dtype() == kFloat32, "optimizer: parameter ", index,
-                     " must be float32, got ", p.dtype(), " (", float32_only_, ")");
+      LG_CHECK_DTYPE(p.dtype() == kFloat32, name_, ": parameter ", index, " must be float32, got ",
+                     p.dtype(), " (", float32_only_, ")");
     }
-    LG_CHECK(p.is_contiguous(), "optimizer: parameter ", index, " (shape ", p.shape(),
+    LG_CHECK(p.is_contiguous(), name_, ": parameter ", index, " (shape ", p.shape(),
              ") must be contiguous: it is updated in place");
     const void* identity = &p.impl();
     for (std::size_t j = 0; j < seen.size(); ++j)
-      LG_CHECK(seen[j] != identity, "optimizer: parameters ", j, " and ", index,
+      LG_CHECK(seen[j] != identity, name_, ": parameters ", j, " and ", index,
                " are the same tensor; each parameter may appear once");
     seen.push_back(identity);
   }
@@ -98,22 +99,21 @@ void Optimizer::check_state_fits(const ParamRef& ref) const {
   const std::size_t i = ref.index;
   const bool any_floating = float32_only_.empty();
   LG_CHECK_DTYPE(
-      p.dtype() == kFloat32 || (any_floating && is_floating(p.dtype())),
-      "optimizer step: parameter ", i, " is ", p.dtype(), " (changed by set_data?); ",
+      p.dtype() == kFloat32 || (any_floating && is_floating(p.dtype())), name_, " step: parameter ",
+      i, " is ", p.dtype(), " (changed by set_data?); ",
       any_floating ? "float32, float64, float16 or bfloat16 parameters only" : float32_only_);
-  LG_CHECK(p.is_contiguous(), "optimizer step: parameter ", i, " (shape ", p.shape(),
+  LG_CHECK(p.is_contiguous(), name_, " step: parameter ", i, " (shape ", p.shape(),
            ") must be contiguous: it is updated in place (changed by set_data?)");
   for (const auto& [name, state] : named_state(i)) {
-    LG_CHECK_SHAPE(valid_state(p, name, state.shape()), "optimizer step: state '", name,
+    LG_CHECK_SHAPE(valid_state(p, name, state.shape()), name_, " step: state '", name,
                    "' of parameter ", i, " has shape ", state.shape(),
                    ", which does not fit the parameter's shape ", p.shape(),
                    " (changed by set_data after the state was made?)");
-    LG_CHECK_DTYPE(state.dtype() == state_dtype(p, name), "optimizer step: state '", name,
+    LG_CHECK_DTYPE(state.dtype() == state_dtype(p, name), name_, " step: state '", name,
                    "' of parameter ", i, " is ", state.dtype(), " but the parameter is ", p.dtype(),
                    " (changed by set_data after the state was made?)");
-    LG_CHECK_DEVICE(state.device() == p.device(), "optimizer step: state '", name,
-                    "' of parameter ", i, " is on ", state.device(), " but the parameter on ",
-                    p.device());
+    LG_CHECK_DEVICE(state.device() == p.device(), name_, " step: state '", name, "' of parameter ",
+                    i, " is on ", state.device(), " but the parameter on ", p.device());
   }
 }
 
@@ -127,7 +127,7 @@ std::int64_t Optimizer::steps_taken(std::size_t i) const {
 }
 
 ParamState Optimizer::state(std::size_t i) const {
-  LG_CHECK(i < steps_.size(), "optimizer state: parameter ", i, " out of range (", steps_.size(),
+  LG_CHECK(i < steps_.size(), name_, " state: parameter ", i, " out of range (", steps_.size(),
            " parameters)");
   return ParamState{steps_taken(i), named_state(i)};
 }
@@ -163,11 +163,11 @@ void Optimizer::run_step(const std::vector<Tensor>* found_inf) {
       if (!grad.defined()) continue;
       // set_grad checked these; what mutable_grad() assigned was not (Note [What .grad holds]
       // in autograd/tensor_autograd.cpp).
-      LG_CHECK_SHAPE(grad.shape() == p.shape(), "optimizer step: a gradient of shape ",
-                     grad.shape(), " for parameter ", i, " of shape ", p.shape());
-      LG_CHECK_DTYPE(grad.dtype() == p.dtype(), "optimizer step: a gradient of dtype ",
-                     grad.dtype(), " for parameter ", i, " of dtype ", p.dtype());
-      LG_CHECK_DEVICE(grad.device() == p.device(), "optimizer step: a gradient on ", grad.device(),
+      LG_CHECK_SHAPE(grad.shape() == p.shape(), name_, " step: a gradient of shape ", grad.shape(),
+                     " for parameter ", i, " of shape ", p.shape());
+      LG_CHECK_DTYPE(grad.dtype() == p.dtype(), name_, " step: a gradient of dtype ", grad.dtype(),
+                     " for parameter ", i, " of dtype ", p.dtype());
+      LG_CHECK_DEVICE(grad.device() == p.device(), name_, " step: a gradient on ", grad.device(),
                       " for parameter ", i, " on ", p.device());
       grad = grad.contiguous();
       const auto key = std::make_pair(static_cast<int>(p.device().type), p.device().index);

@@ -141,11 +141,11 @@ class Optimizer {
 
  protected:
   // Checks the parameters (at least one; each a defined, contiguous leaf of a floating dtype,
-  // given once) and the hyperparameters every optimizer has. A non-empty `float32_only` makes
-  // every dtype but float32 an error, with this as the reason (in the constructor and
-  // add_param_group).
-  Optimizer(std::vector<ParamGroup> groups, double default_lr, double default_weight_decay,
-            std::string float32_only = "");
+  // given once) and the hyperparameters every optimizer has. `name` ("Adam", "SGD", ...) begins
+  // the messages of its errors. A non-empty `float32_only` makes every dtype but float32 an
+  // error, with this as the reason (in the constructor and add_param_group).
+  Optimizer(std::string name, std::vector<ParamGroup> groups, double default_lr,
+            double default_weight_decay, std::string float32_only = "");
 
   // One parameter to update: its gradient (contiguous, of its dtype), its index among all
   // parameters, the host's step count for this update (1 on its first), its group's hyperparameters
@@ -231,6 +231,7 @@ class Optimizer {
   // changed its shape, dtype or device since the state was made).
   void check_state_fits(const ParamRef& ref) const;
 
+  std::string name_;  // "Adam", "SGD", ...: the errors name the optimizer
   double default_lr_;
   double default_weight_decay_;
   std::string float32_only_;  // why parameters other than float32 are refused; empty: taken
@@ -261,9 +262,10 @@ struct StateField {
 template <typename State>
 class OptimizerWithState : public Optimizer {
  protected:
-  OptimizerWithState(std::vector<ParamGroup> groups, double default_lr, double default_wd,
-                     std::string float32_only = "")
-      : Optimizer(std::move(groups), default_lr, default_wd, std::move(float32_only)),
+  OptimizerWithState(std::string name, std::vector<ParamGroup> groups, double default_lr,
+                     double default_wd, std::string float32_only = "")
+      : Optimizer(std::move(name), std::move(groups), default_lr, default_wd,
+                  std::move(float32_only)),
         states_(num_params()) {}
 
   State& state_of(std::size_t index) { return states_.at(index); }

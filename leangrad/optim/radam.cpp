@@ -13,7 +13,7 @@ RAdam::RAdam(std::vector<Tensor> params, RAdamOptions options)
     : RAdam(std::vector<ParamGroup>{ParamGroup(std::move(params))}, options) {}
 
 RAdam::RAdam(std::vector<ParamGroup> groups, RAdamOptions options)
-    : OptimizerWithState(std::move(groups), options.lr(), options.weight_decay()),
+    : OptimizerWithState("RAdam", std::move(groups), options.lr(), options.weight_decay()),
       options_(options) {
   const auto [beta1, beta2] = options.betas();
   LG_CHECK(beta1 >= 0 && beta1 < 1 && beta2 >= 0 && beta2 < 1, "RAdam: invalid betas (", beta1,

@@ -13,7 +13,7 @@ SGD::SGD(std::vector<Tensor> params, SGDOptions options)
     : SGD(std::vector<ParamGroup>{ParamGroup(std::move(params))}, options) {}
 
 SGD::SGD(std::vector<ParamGroup> groups, SGDOptions options)
-    : OptimizerWithState(std::move(groups), options.lr(), options.weight_decay()),
+    : OptimizerWithState("SGD", std::move(groups), options.lr(), options.weight_decay()),
       options_(options) {
   LG_CHECK(options.momentum() >= 0, "SGD: invalid momentum ", options.momentum());
   LG_CHECK(!options.nesterov() || (options.momentum() > 0 && options.dampening() == 0),

@@ -170,7 +170,7 @@ TEST_F(ZeroOneProcess, MisuseIsAnError) {
   EXPECT_THROW_MSG(
       ZeroRedundancyOptimizer({zeros({4}, TensorOptions(kFloat64).requires_grad(true))},
                               optimizer_class<optim::Adam8bit>(optim::Adam8bitOptions())),
-      "optimizer: parameter 0 must be float32, got float64");
+      "Adam8bit: parameter 0 must be float32, got float64");
   EXPECT_THROW_MSG(ZeroRedundancyOptimizer(params, optimizer_class<optim::Adam>(
                                                        optim::AdamOptions().betas({1.5, 0.9}))),
                    "Adam: invalid betas (1.5, 0.9)");

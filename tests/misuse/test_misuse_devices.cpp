@@ -97,7 +97,7 @@ std::vector<MisuseCase> device_cases() {
           x.mutable_grad() = ones({2});
           (x * 2.0).sum().backward();
         });
-  t.add("optimizer_gradient_on_cpu", Raises::DeviceError, {"optimizer step", "cpu", "cuda:0"}, [] {
+  t.add("optimizer_gradient_on_cpu", Raises::DeviceError, {"SGD step", "cpu", "cuda:0"}, [] {
     const Tensor p = ones({2}, kGpu).requires_grad_();
     optim::SGD sgd({p}, optim::SGDOptions(0.1));
     p.mutable_grad() = ones({2});

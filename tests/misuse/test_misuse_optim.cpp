@@ -43,62 +43,60 @@ void load_adam_state(const std::string& key, const Tensor& value) {
 
 std::vector<MisuseCase> construction_cases() {
   MisuseTable t;
-  t.add("empty_parameter_list", Raises::Error, {"optimizer", "empty parameter list"},
+  t.add("empty_parameter_list", Raises::Error, {"SGD", "empty parameter list"},
         [] { optim::SGD(std::vector<Tensor>{}, optim::SGDOptions(0.1)); });
-  t.add("no_parameter_groups", Raises::Error, {"optimizer", "empty parameter list"},
+  t.add("no_parameter_groups", Raises::Error, {"Adam", "empty parameter list"},
         [] { optim::Adam(std::vector<optim::ParamGroup>{}); });
-  t.add("undefined_parameter", Raises::Error, {"optimizer", "parameter 1", "undefined"}, [] {
+  t.add("undefined_parameter", Raises::Error, {"SGD", "parameter 1", "undefined"}, [] {
     optim::SGD({param(), Tensor()}, optim::SGDOptions(0.1));
   });
-  t.add("non_leaf_parameter", Raises::Error, {"optimizer", "parameter 0", "leaf", "MulBackward"},
+  t.add("non_leaf_parameter", Raises::Error, {"Adam", "parameter 0", "leaf", "MulBackward"},
         [] { optim::Adam({param() * 2.0}); });
-  t.add("integral_parameter", Raises::DTypeError, {"optimizer", "parameter 0", "float32", "int64"},
+  t.add("integral_parameter", Raises::DTypeError, {"SGD", "parameter 0", "float32", "int64"},
         [] { optim::SGD({ones({2}, kInt64)}, optim::SGDOptions(0.1)); });
   t.add("bool_parameter", Raises::DTypeError,
-        {"optimizer", "parameter 0", "float32, float64, float16 or bfloat16", "bool"},
+        {"RAdam", "parameter 0", "float32, float64, float16 or bfloat16", "bool"},
         [] { optim::RAdam({ones({2}, kBool)}); });
   // The 8-bit optimizer stays float32 (float16 and bfloat16 go to Adam: docs/optimizers.md).
   t.add("adam8bit_bfloat16_parameter", Raises::DTypeError,
-        {"optimizer", "parameter 0", "float32", "bfloat16", "Adam8bit"},
+        {"Adam8bit", "parameter 0", "float32", "bfloat16", "Adam8bit"},
         [] { optim::Adam8bit({ones({2}, kBFloat16).requires_grad_()}); });
   t.add("adam8bit_add_float16_group", Raises::DTypeError,
-        {"optimizer", "parameter 1", "float16", "Adam8bit"}, [] {
+        {"Adam8bit", "parameter 1", "float16", "Adam8bit"}, [] {
           optim::Adam8bit adam({param()});
           adam.add_param_group(optim::ParamGroup({ones({2}, kFloat16).requires_grad_()}));
         });
   t.add("adam8bit_float64_parameter", Raises::DTypeError,
-        {"optimizer", "parameter 1", "float32", "float64", "Adam8bit", "bitsandbytes"}, [] {
+        {"Adam8bit", "parameter 1", "float32", "float64", "Adam8bit", "bitsandbytes"}, [] {
           optim::Adam8bit({param(), ones({2}, kFloat64).requires_grad_()});
         });
   t.add("adam8bit_add_float64_group", Raises::DTypeError,
-        {"optimizer", "parameter 1", "float64", "Adam8bit"}, [] {
+        {"Adam8bit", "parameter 1", "float64", "Adam8bit"}, [] {
           optim::Adam8bit adam({param()});
           adam.add_param_group(optim::ParamGroup({ones({2}, kFloat64).requires_grad_()}));
         });
-  t.add("non_contiguous_parameter", Raises::Error,
-        {"optimizer", "parameter 0", "[3, 2]", "contiguous"}, [] {
+  t.add("non_contiguous_parameter", Raises::Error, {"Adam", "parameter 0", "[3, 2]", "contiguous"},
+        [] {
           optim::Adam({ones({2, 3}).transpose(0, 1)});
         });
-  t.add("parameter_given_twice", Raises::Error, {"optimizer", "parameters 0 and 2", "same tensor"},
-        [] {
-          const Tensor p = param();
-          optim::SGD({p, param(), p}, optim::SGDOptions(0.1));
-        });
+  t.add("parameter_given_twice", Raises::Error, {"SGD", "parameters 0 and 2", "same tensor"}, [] {
+    const Tensor p = param();
+    optim::SGD({p, param(), p}, optim::SGDOptions(0.1));
+  });
   t.add(
-      "parameter_in_two_groups", Raises::Error, {"optimizer", "parameters 0 and 1", "same tensor"},
-      [] {
+      "parameter_in_two_groups", Raises::Error, {"Adam", "parameters 0 and 1", "same tensor"}, [] {
         const Tensor p = param();
         optim::Adam(std::vector<optim::ParamGroup>{optim::ParamGroup({p}), optim::ParamGroup({p})});
       });
-  t.add("negative_lr", Raises::Error, {"optimizer", "learning rate", "-0.1"},
+  t.add("negative_lr", Raises::Error, {"SGD", "learning rate", "-0.1"},
         [] { optim::SGD({param()}, optim::SGDOptions(-0.1)); });
-  t.add("nan_lr", Raises::Error, {"optimizer", "learning rate", "nan"},
+  t.add("nan_lr", Raises::Error, {"Adam", "learning rate", "nan"},
         [] { optim::Adam({param()}, optim::AdamOptions(kNaN)); });
-  t.add("negative_group_lr", Raises::Error, {"optimizer", "learning rate", "-1"},
+  t.add("negative_group_lr", Raises::Error, {"Adam", "learning rate", "-1"},
         [] { optim::Adam(std::vector<optim::ParamGroup>{optim::ParamGroup({param()}, -1.0)}); });
-  t.add("negative_weight_decay", Raises::Error, {"optimizer", "weight_decay", "-0.01"},
+  t.add("negative_weight_decay", Raises::Error, {"AdamW", "weight_decay", "-0.01"},
         [] { optim::AdamW({param()}, optim::AdamWOptions().weight_decay(-0.01)); });
-  t.add("nan_group_weight_decay", Raises::Error, {"optimizer", "weight_decay", "nan"}, [] {
+  t.add("nan_group_weight_decay", Raises::Error, {"SGD", "weight_decay", "nan"}, [] {
     optim::SGD(std::vector<optim::ParamGroup>{optim::ParamGroup({param()}, 0.1, kNaN)},
                optim::SGDOptions(0.1));
   });
@@ -138,7 +136,7 @@ LG_MISUSE_SUITE(OptimizerConstruction, construction_cases());
 std::vector<MisuseCase> step_cases() {
   MisuseTable t;
   // set_grad checks the shape, dtype and device; mutable_grad() is the handle that does not.
-  t.add("step_gradient_shape", Raises::ShapeError, {"optimizer step", "[3]", "[2]"}, [] {
+  t.add("step_gradient_shape", Raises::ShapeError, {"SGD step", "[3]", "[2]"}, [] {
     const Tensor p = param();
     optim::SGD sgd({p}, optim::SGDOptions(0.1));
     p.mutable_grad() = ones({3});
@@ -146,7 +144,7 @@ std::vector<MisuseCase> step_cases() {
   });
   // A float64 .grad was cast and the step taken.
   t.add("step_gradient_dtype", Raises::DTypeError,
-        {"optimizer step", "parameter 0", "float64", "float32"}, [] {
+        {"SGD step", "parameter 0", "float64", "float32"}, [] {
           const Tensor p = param();
           optim::SGD sgd({p}, optim::SGDOptions(0.1));
           p.mutable_grad() = ones({2}, kFloat64);
@@ -154,14 +152,14 @@ std::vector<MisuseCase> step_cases() {
         });
   // A gradient of a narrower dtype is refused as well: a .grad has its parameter's dtype.
   t.add("step_bfloat16_gradient_of_float32_parameter", Raises::DTypeError,
-        {"optimizer step", "parameter 0", "bfloat16", "float32"}, [] {
+        {"Adam step", "parameter 0", "bfloat16", "float32"}, [] {
           const Tensor p = param();
           optim::Adam adam({p});
           p.mutable_grad() = ones({2}, kBFloat16);
           adam.step();
         });
   t.add("step_float32_gradient_of_float16_parameter", Raises::DTypeError,
-        {"optimizer step", "parameter 0", "float32", "float16"}, [] {
+        {"SGD step", "parameter 0", "float32", "float16"}, [] {
           const Tensor p = ones({2}, kFloat16).requires_grad_();
           optim::SGD sgd({p}, optim::SGDOptions(0.1));
           p.mutable_grad() = ones({2});
@@ -169,7 +167,7 @@ std::vector<MisuseCase> step_cases() {
         });
   // Module::to(kBFloat16) after the state was made: the float32 state no longer fits.
   t.add("step_after_parameter_became_bfloat16", Raises::DTypeError,
-        {"optimizer step", "state 'exp_avg'", "float32", "bfloat16"}, [] {
+        {"Adam step", "state 'exp_avg'", "float32", "bfloat16"}, [] {
           auto [p, adam] = stepped<optim::Adam>(optim::AdamOptions());
           p.set_data(zeros({2}, kBFloat16));
           p.set_grad(ones({2}, kBFloat16));
@@ -177,7 +175,7 @@ std::vector<MisuseCase> step_cases() {
         });
   // The parameter changed size after the state was made (issue 14 defect 2).
   t.add("step_after_parameter_resized", Raises::ShapeError,
-        {"optimizer step", "state 'exp_avg'", "[2]", "[3]"}, [] {
+        {"Adam step", "state 'exp_avg'", "[2]", "[3]"}, [] {
           auto [p, adam] = stepped<optim::Adam>(optim::AdamOptions());
           p.set_data(zeros({3}));
           p.set_grad(ones({3}));
@@ -185,14 +183,14 @@ std::vector<MisuseCase> step_cases() {
         });
   // Module::to(kFloat64) after the state was made: the float32 state no longer fits.
   t.add("step_after_parameter_became_float64", Raises::DTypeError,
-        {"optimizer step", "state 'momentum_buffer'", "float32", "float64"}, [] {
+        {"SGD step", "state 'momentum_buffer'", "float32", "float64"}, [] {
           auto [p, sgd] = stepped<optim::SGD>(optim::SGDOptions(0.1).momentum(0.9));
           p.set_data(zeros({2}, kFloat64));
           p.set_grad(ones({2}, kFloat64));  // a gradient that fits it, so the state check refuses
           sgd->step();
         });
   t.add("step_after_parameter_became_non_contiguous", Raises::Error,
-        {"optimizer step", "[2, 2]", "contiguous"}, [] {
+        {"RAdam step", "[2, 2]", "contiguous"}, [] {
           const Tensor p = ones({2, 2}).requires_grad_();
           optim::RAdam radam({p});
           p.set_data(zeros({2, 2}).transpose(0, 1));
