@@ -469,6 +469,18 @@ Tensor saved_output_through_view(const Tensor& data, const Node& fn) {
   return static_cast<CopySlices&>(*node).view_of_new_base(data);
 }
 
+namespace {
+
+void refuse_view_outside_graph(const char* op, const Tensor& self, const Tensor& base) {
+  LG_THROW(Error, op, ": in-place operation on a view (shape ", self.shape(),
+           ") made while grad mode was off, or detached in place, of a tensor (shape ",
+           base.shape(),
+           ") that requires grad: the view is outside the graph, so autograd cannot follow the "
+           "write into the base. Make the view with grad mode on, or write under NoGradGuard");
+}
+
+}  // namespace
+
 void check_write_through_view(const char* op, const Tensor& self) {
   const ViewRegistration& registration = self.impl().view;
   if (!registration.active()) return;
@@ -477,10 +489,7 @@ void check_write_through_view(const char* op, const Tensor& self) {
            self.shape(), ") of a leaf tensor (shape ", base.shape(),
            ") that requires grad; run it under NoGradGuard (initialisation, "
            "optimizer steps), or use the out-of-place op");
-  LG_CHECK(!registration.outside_graph, op, ": in-place operation on a view (shape ", self.shape(),
-           ") made while grad mode was off of a tensor (shape ", base.shape(),
-           ") that requires grad: the view is outside the graph, so autograd cannot follow the "
-           "write into the base. Make the view with grad mode on, or write under NoGradGuard");
+  if (registration.outside_graph) refuse_view_outside_graph(op, self, base);
   LG_CHECK(base.is_contiguous(), op, ": in-place operation recorded by autograd on a view (shape ",
            self.shape(), ") of a base that is not contiguous (shape ", base.shape(), ", strides ",
            shape_str(base.strides()), "); clone() the base first");
@@ -496,6 +505,13 @@ void check_write_through_view(const char* op, const Tensor& self) {
            op, ": in-place operation recorded by autograd on a view (shape ", self.shape(),
            ", offset ", self.storage_offset(), ") that reaches outside its base (shape ",
            base.shape(), ", offset ", base.storage_offset(), ")");
+}
+
+void check_unrecorded_write_through_view(const char* op, const Tensor& self) {
+  const ViewRegistration& registration = self.impl().view;
+  if (!registration.active() || !registration.outside_graph) return;
+  const Tensor base(registration.base());
+  if (base.requires_grad()) refuse_view_outside_graph(op, self, base);
 }
 
 void refresh_view_history(const Tensor& t) {

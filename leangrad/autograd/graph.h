@@ -190,6 +190,12 @@ Tensor saved_output_through_view(const Tensor& data, const Node& fn);
 // view.
 void check_write_through_view(const char* op, const Tensor& self);
 
+// Refuses, naming the op, a write with grad mode on that autograd does not record (neither self
+// nor the operand requires grad) into a view outside the graph whose base requires grad: a view
+// made with grad mode off, or detached in place. The base's value would change where its graph
+// does not look (its gradient silently wrong); PyTorch refuses the write too.
+void check_unrecorded_write_through_view(const char* op, const Tensor& self);
+
 // A view whose base has had its history changed since the view's own was made (an in-place op on
 // the base or through another of its views) gets a new one: an as_strided view of the base's
 // (Note [In-place writes through views]). Called wherever a tensor's history is read.

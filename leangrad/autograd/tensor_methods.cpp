@@ -534,7 +534,10 @@ namespace autograd {
 bool records_inplace(const char* op, const Tensor& self, const Tensor& other) {
   if (!grad_mode_enabled()) return false;
   const bool other_requires_grad = other.defined() && other.requires_grad();
-  if (!self.requires_grad() && !other_requires_grad) return false;
+  if (!self.requires_grad() && !other_requires_grad) {
+    check_unrecorded_write_through_view(op, self);
+    return false;
+  }
   LG_CHECK(!(self.requires_grad() && self.is_leaf()), op,
            ": in-place operation on a leaf tensor that requires grad (shape ", self.shape(),
            "); run it under NoGradGuard (initialisation, optimizer steps), or use the "

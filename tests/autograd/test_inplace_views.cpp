@@ -8,11 +8,13 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <random>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <leangrad/autograd/engine.h>
@@ -286,6 +288,53 @@ TEST(InPlaceThroughViews, RefusedWhereAutogradCannotFollow) {
   m = test::error_message([&] { past.copy_(one); });
   EXPECT_NE(m.find("outside its base"), std::string::npos) << m;
   EXPECT_TRUE(part.equal(part_before));
+}
+
+// A write autograd would not record (no operand requires grad: a unary op, a number, a constant
+// tensor) into a view outside the graph of a base that requires grad is refused as well: the
+// base's value would change where its graph does not look, and its gradient come out silently
+// wrong (y.sum()'s gradient through an exp_ of y's view). Under NoGradGuard, or when the base
+// does not require grad, the write goes through.
+TEST(InPlaceThroughViews, UnrecordedWritesIntoViewsOutsideTheGraphAreRefused) {
+  const Tensor x = test::uniform_input({2, 3}, -1.0, 1.0, 79);
+  const Tensor y = x * 1.0;
+  Tensor outside;
+  Tensor detached = y.select(0, 0);
+  {
+    NoGradGuard no_grad;
+    outside = y.select(0, 1);
+  }
+  detached.detach_();
+  const Tensor y_before = y.detach().clone();
+  const Tensor constant = full({3}, 2.0, kFloat64);
+  const std::vector<std::pair<std::string, std::function<void()>>> writes = {
+      {"exp_", [&] { outside.exp_(); }},
+      {"mul_", [&] { outside.mul_(5.0); }},
+      {"copy_", [&] { outside.copy_(constant); }},
+      {"fill_", [&] { outside.slice(0, 0, 2).fill_(0.0); }},  // a view of the view
+      {"add_", [&] { detached.add_(constant); }},
+      {"clamp_", [&] { detached.clamp_(0.0, 0.5); }},
+  };
+  for (const auto& [op, write] : writes) {
+    const std::string m = test::error_message(write);
+    EXPECT_NE(m.find(op + ":"), std::string::npos) << m;
+    EXPECT_NE(m.find("outside the graph"), std::string::npos) << m;
+  }
+  EXPECT_TRUE(y.equal(y_before));
+
+  {
+    NoGradGuard no_grad;
+    outside.exp_();
+  }
+  EXPECT_TRUE(y.select(0, 1).equal(y_before.select(0, 1).exp()));
+  Tensor plain = zeros({2, 3}, TensorOptions(kFloat64));
+  Tensor plain_view;
+  {
+    NoGradGuard no_grad;
+    plain_view = plain.select(0, 1);
+  }
+  plain_view.add_(constant);
+  EXPECT_TRUE(plain.select(0, 1).equal(constant));
 }
 
 // A node that saves a view of a buffer, whose result is then written into the same buffer (a
