@@ -56,9 +56,17 @@ LG_HOST_DEVICE LG_INLINE Block philox4x32_10(std::uint64_t counter, std::uint64_
   return philox4x32_10(c, static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32));
 }
 
+// A float in [0, 1) from the top `Digits` bits of a word (exact: every value is k * 2^-Digits,
+// which any floating type of at least Digits significant bits holds, so none rounds up to 1).
+template <int Digits>
+LG_HOST_DEVICE LG_INLINE float uniform_float_of_digits(std::uint32_t word) {
+  static_assert(Digits >= 1 && Digits <= 24, "a float holds 24 significant bits");
+  return static_cast<float>(word >> (32 - Digits)) * (1.0f / static_cast<float>(1u << Digits));
+}
+
 // A float in [0, 1) from the top 24 bits of a word (exact: every value is k * 2^-24).
 LG_HOST_DEVICE LG_INLINE float uniform_float(std::uint32_t word) {
-  return static_cast<float>(word >> 8) * (1.0f / 16777216.0f);
+  return uniform_float_of_digits<24>(word);
 }
 
 // A double in [0, 1) from 53 bits of two words (exact: k * 2^-53).

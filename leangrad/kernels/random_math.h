@@ -1,7 +1,8 @@
 // The value of element i of a random tensor, shared by the CPU and CUDA kernels so both devices
 // produce the same numbers. Element i uses Philox counter
 // `offset + i / per_block` and one or two of that block's four words:
-//   uniform float32/16:  4 elements per block, one word each (24 bits)
+//   uniform float32/16:  4 elements per block, one word each (its top 24 bits; float16's 11 and
+//                        bfloat16's 8, so that no value rounds up to 1: uniform_digits)
 //   uniform float64:     2 elements per block, two words each (53 bits)
 //   normal float32/16:   4 elements per block; words (0,1) and (2,3) are Box-Muller pairs
 //   normal float64:      2 elements per block; words (0,1) and (2,3) give u1, u2 (53 bits each)
@@ -16,7 +17,9 @@
 
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
+#include <leangrad/core/half.h>
 #include <leangrad/core/macros.h>
 #include <leangrad/core/philox.h>
 
@@ -29,6 +32,21 @@ constexpr std::int64_t normal_per_block = sizeof(T) == 8 ? 2 : 4;
 
 constexpr double kTwoPi = 6.283185307179586476925286766559;
 
+// The significant bits of a uniform of T below float64 (which takes 53 from two words): as many
+// as T holds, so that every value k * 2^-digits in [0, 1) is a T and none rounds up to 1 (with
+// float32's 24 bits, 1 - 2^-24 would round to float16's and bfloat16's 1). PyTorch's
+// uniform_real takes the same widths.
+template <typename T>
+constexpr int uniform_digits = std::is_same_v<T, Half>       ? 11
+                               : std::is_same_v<T, BFloat16> ? 8
+                                                             : 24;
+
+// U[0, 1) of T from one Philox word (T below float64).
+template <typename T>
+LG_HOST_DEVICE LG_INLINE double uniform_of_word(std::uint32_t word) {
+  return static_cast<double>(philox::uniform_float_of_digits<uniform_digits<T>>(word));
+}
+
 // The value of lane `lane` of a Philox block as U[low, high), in double (before the final
 // conversion to T).
 template <typename T>
@@ -36,7 +54,7 @@ LG_HOST_DEVICE LG_INLINE double uniform_lane(const philox::Block& block, int lan
                                              double range) {
   const double u = uniform_per_block<T> == 2
                        ? philox::uniform_double(block.x[2 * lane], block.x[2 * lane + 1])
-                       : static_cast<double>(philox::uniform_float(block.x[lane]));
+                       : uniform_of_word<T>(block.x[lane]);
   return ::fma(u, range, low);
 }
 

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <leangrad/autograd/functions.h>
@@ -74,9 +75,28 @@ TEST(Random, UniformStatistics) {
     EXPECT_NEAR(m.mean, 0.5, 2e-3);
     EXPECT_NEAR(m.variance, 1.0 / 12.0, 2e-3);
     EXPECT_GE(m.min, 0.0);
-    EXPECT_LE(m.max, 1.0);  // 16-bit dtypes may round values near 1 up to 1
+    EXPECT_LT(m.max, 1.0);
   }
-  EXPECT_LT(moments(rand({1 << 16}, kFloat32)).max, 1.0);
+}
+
+// A 16-bit uniform takes as many bits of its word as the dtype holds (11 for float16, 8 for
+// bfloat16, as PyTorch's): every value is k * 2^-digits, so none rounds up to 1 (with 24 bits,
+// about one float16 in 2^12 and one bfloat16 in 2^9 did, and -log(1 - rand) was inf). In 2^22
+// draws the largest value, 1 - 2^-digits, comes up (about 2^11 and 2^14 times).
+TEST(Random, SixteenBitUniformsAreBelowOneOnTheirOwnGrid) {
+  manual_seed(3);
+  for (const auto& [dtype, digits] : {std::pair{kFloat16, 11}, std::pair{kBFloat16, 8}}) {
+    SCOPED_TRACE(dtype_name(dtype));
+    const double scale = std::ldexp(1.0, digits);
+    double largest = 0;
+    std::int64_t off_grid = 0;
+    for (const double v : test::to_vector(rand({1 << 22}, dtype))) {
+      largest = std::max(largest, v);
+      if (v * scale != std::floor(v * scale)) ++off_grid;
+    }
+    EXPECT_EQ(off_grid, 0);
+    EXPECT_EQ(largest, 1.0 - 1.0 / scale);
+  }
 }
 
 TEST(Random, NormalStatistics) {
@@ -217,8 +237,12 @@ TEST(Random, FillsAreTheirDefinitionAtEveryElement) {
             want_uniform.push_back(random_math::uniform_at<double>(i, kSeed, offset, -2.0, 5.0));
             want_normal = random_math::normal_at<double>(i, kSeed, offset, kMean, kStd);
           } else {
-            want_uniform.push_back(
-                rounded_to(dtype, random_math::uniform_at<float>(i, kSeed, offset, -2.0, 5.0)));
+            const double u = dtype == kFloat16
+                                 ? random_math::uniform_at<Half>(i, kSeed, offset, -2.0, 5.0)
+                             : dtype == kBFloat16
+                                 ? random_math::uniform_at<BFloat16>(i, kSeed, offset, -2.0, 5.0)
+                                 : random_math::uniform_at<float>(i, kSeed, offset, -2.0, 5.0);
+            want_uniform.push_back(rounded_to(dtype, u));
             want_normal =
                 rounded_to(dtype, random_math::normal_at<float>(i, kSeed, offset, kMean, kStd));
             if (normal_values[i] != want_normal) ++normal_elements_off_definition;

@@ -949,6 +949,7 @@ std::vector<OpCase> random_cases() {
       {"randn_f32", true, kFloat32, kTolExact},
       {"rand_f64", false, kFloat64, kTolExact},
       {"rand_f16", false, kFloat16, kTolExact},
+      {"rand_bf16", false, kBFloat16, kTolExact},
       {"randn_bf16", true, kBFloat16, kTolExact},
       // Box-Muller in double: log/sin/cos may differ by an ulp between libm and CUDA.
       {"randn_f64", true, kFloat64, {1e-14, 1e-15}},

@@ -187,11 +187,10 @@ void uniform(DType dtype, void* out, std::int64_t numel, std::uint64_t seed, std
                     [&](const BatchWords& w, T* values) {
                       for (std::int64_t b = 0; b < kBatch; ++b) {
                         for (std::int64_t lane = 0; lane < per_block; ++lane) {
-                          const double u =
-                              per_block == 2
-                                  ? uniform_double_in_lanes(w.words[2 * lane][b],
-                                                            w.words[2 * lane + 1][b])
-                                  : static_cast<double>(philox::uniform_float(w.words[lane][b]));
+                          const double u = per_block == 2
+                                               ? uniform_double_in_lanes(w.words[2 * lane][b],
+                                                                         w.words[2 * lane + 1][b])
+                                               : random_math::uniform_of_word<T>(w.words[lane][b]);
                           values[b * per_block + lane] = static_cast<T>(std::fma(u, range, low));
                         }
                       }
